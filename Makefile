@@ -1,0 +1,63 @@
+# pfvm build. `make` builds the headers, interp, the unit tests and examples;
+# `make test` runs everything (see tests/run.sh); `make asan` builds the
+# tests with AddressSanitizer + UndefinedBehaviorSanitizer into build-asan/.
+
+CC      ?= cc
+OPT     ?= -O2 -g
+WARN    := -std=c99 -Wall -Wextra -pedantic
+CFLAGS  ?=
+LDLIBS  := -lprotobuf-nanopb -lm
+BUILD   ?= build
+SAN     ?=
+
+SRC     := $(sort $(wildcard src/*/*.c))
+HDR     := $(sort $(wildcard src/*/*.h))
+OBJ     := $(SRC:%.c=$(BUILD)/%.o)
+TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(sort $(wildcard tests/test_*.c)))
+EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples/*.c)))
+ALL_CFLAGS = $(WARN) $(OPT) $(SAN) $(CFLAGS)
+
+.PHONY: all headers test asan clean check-headers arm
+all: headers $(BUILD)/interp interp $(BUILD)/libpfvm.a $(TESTS) $(EXAMPLES)
+
+# The three headers are generated from src/ (amalgamate.py --check in CI).
+headers: pfvm.h
+pfvm.h pfvm_onnx.h: amalgamate.py $(SRC) $(HDR) $(wildcard src/doc/*.txt)
+	python3 amalgamate.py
+
+$(BUILD)/%.o: %.c $(HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc -c $< -o $@
+
+$(BUILD)/libpfvm.a: $(OBJ)
+	@rm -f $@
+	ar rcs $@ $(OBJ)
+
+# interp is built from the amalgamated headers: it is what users compile.
+$(BUILD)/interp: interp.c pfvm.h pfvm_onnx.h
+	@mkdir -p $(BUILD)
+	$(CC) $(ALL_CFLAGS) -I. interp.c -o $@ $(LDLIBS)
+
+interp: $(BUILD)/interp
+	cp $< $@
+
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libpfvm.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc -Itests $< $(BUILD)/libpfvm.a -o $@ $(LDLIBS)
+
+$(BUILD)/examples/%: examples/%.c pfvm.h pfvm_onnx.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -I. $< -o $@ $(LDLIBS)
+
+test: all
+	sh tests/run.sh $(BUILD)
+
+asan:
+	$(MAKE) BUILD=build-asan OPT="-O1 -g" SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	    build-asan/interp $(patsubst $(BUILD)/%,build-asan/%,$(TESTS))
+
+check-headers:
+	python3 amalgamate.py --check
+
+clean:
+	rm -rf build build-asan interp

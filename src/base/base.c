@@ -1,0 +1,440 @@
+#include "base.h"
+
+#include <stdio.h>
+#include <math.h>
+
+/* ---- allocator ---------------------------------------------------------- */
+
+static pfvm_allocator pfvm__alloc_hook;
+
+void pfvm_set_allocator(const pfvm_allocator *a)
+{
+    if (a)
+        pfvm__alloc_hook = *a;
+    else
+        memset(&pfvm__alloc_hook, 0, sizeof pfvm__alloc_hook);
+}
+
+PFVM_INTERNAL void *pfvm__realloc(void *p, size_t size)
+{
+    if (pfvm__alloc_hook.realloc)
+        return pfvm__alloc_hook.realloc(pfvm__alloc_hook.user, p, size);
+    if (size == 0) {
+        PFVM_FREE(p);
+        return NULL;
+    }
+    return PFVM_REALLOC(p, size);
+}
+
+PFVM_INTERNAL void pfvm__free(void *p)
+{
+    if (!p)
+        return;
+    if (pfvm__alloc_hook.realloc) {
+        pfvm__alloc_hook.realloc(pfvm__alloc_hook.user, p, 0);
+        return;
+    }
+    PFVM_FREE(p);
+}
+
+PFVM_INTERNAL void *pfvm__malloc(size_t size)
+{
+    return pfvm__realloc(NULL, size ? size : 1);
+}
+
+PFVM_INTERNAL void *pfvm__calloc(size_t n, size_t size)
+{
+    size_t total;
+    void *p;
+    if (!pfvm__mul_size(n, size, &total))
+        return NULL;
+    p = pfvm__malloc(total);
+    if (p)
+        memset(p, 0, total ? total : 1);
+    return p;
+}
+
+PFVM_INTERNAL char *pfvm__strndup(const char *s, size_t n)
+{
+    char *r = (char *)pfvm__malloc(n + 1);
+    if (!r)
+        return NULL;
+    if (n)
+        memcpy(r, s, n);
+    r[n] = 0;
+    return r;
+}
+
+PFVM_INTERNAL char *pfvm__strdup(const char *s)
+{
+    return s ? pfvm__strndup(s, strlen(s)) : NULL;
+}
+
+/* Bump allocator: each block carries its size in front so realloc can copy. */
+void pfvm_bump_init(pfvm_bump *b, void *buf, size_t size)
+{
+    b->buf = (unsigned char *)buf;
+    b->size = size;
+    b->used = 0;
+    b->last = (size_t)-1;
+}
+
+static void *pfvm__bump_realloc(void *user, void *ptr, size_t size)
+{
+    pfvm_bump *b = (pfvm_bump *)user;
+    size_t old = 0, need, start;
+    unsigned char *p;
+    if (ptr)
+        memcpy(&old, (unsigned char *)ptr - 16, sizeof old);
+    if (size == 0) {
+        if (ptr && (size_t)((unsigned char *)ptr - b->buf) == b->last + 16) {
+            b->used = b->last;
+            b->last = (size_t)-1;
+        }
+        return NULL;
+    }
+    start = (b->used + 15) & ~(size_t)15;
+    if (!pfvm__add_size(start, 16, &need) || !pfvm__add_size(need, size, &need) || need > b->size)
+        return NULL;
+    p = b->buf + start + 16;
+    memcpy(p - 16, &size, sizeof size);
+    if (ptr)
+        memmove(p, ptr, old < size ? old : size);
+    b->last = start;
+    b->used = need;
+    return p;
+}
+
+pfvm_allocator pfvm_bump_allocator(pfvm_bump *b)
+{
+    pfvm_allocator a;
+    a.realloc = pfvm__bump_realloc;
+    a.user = b;
+    return a;
+}
+
+/* ---- status ------------------------------------------------------------- */
+
+const char *pfvm_code_name(pfvm_code c)
+{
+    switch (c) {
+    case PFVM_OK: return "ok";
+    case PFVM_ERR_INVALID: return "invalid";
+    case PFVM_ERR_PARSE: return "parse error";
+    case PFVM_ERR_UNSUPPORTED: return "unsupported";
+    case PFVM_ERR_SHAPE: return "shape error";
+    case PFVM_ERR_NOMEM: return "out of memory";
+    case PFVM_ERR_IO: return "i/o error";
+    case PFVM_ERR_RANGE: return "out of range";
+    case PFVM_ERR_RUNTIME: return "runtime error";
+    }
+    return "error";
+}
+
+PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list ap)
+{
+    return vsnprintf(buf, n, fmt, ap);
+}
+
+PFVM_INTERNAL int pfvm__snprintf(char *buf, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    int r;
+    va_start(ap, fmt);
+    r = vsnprintf(buf, n, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__fail(pfvm_status *st, pfvm_code code, const char *fmt, ...)
+{
+    if (st) {
+        va_list ap;
+        st->code = code;
+        va_start(ap, fmt);
+        vsnprintf(st->msg, sizeof st->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+PFVM_INTERNAL void pfvm__ok(pfvm_status *st)
+{
+    if (st) {
+        st->code = PFVM_OK;
+        st->msg[0] = 0;
+    }
+}
+
+PFVM_INTERNAL void pfvm__prefix(pfvm_status *st, const char *fmt, ...)
+{
+    char pre[PFVM_STATUS_MSG], old[PFVM_STATUS_MSG];
+    va_list ap;
+    if (!st)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    memcpy(old, st->msg, sizeof old);
+    {
+        size_t lp = strlen(pre);
+        if (lp + 2 >= sizeof st->msg)
+            lp = sizeof st->msg - 3;
+        memcpy(st->msg, pre, lp);
+        memcpy(st->msg + lp, ": ", 2);
+        lp += 2;
+        memcpy(st->msg + lp, old, sizeof st->msg - lp - 1);
+        st->msg[sizeof st->msg - 1] = 0;
+    }
+}
+
+/* ---- checked arithmetic -------------------------------------------------- */
+
+PFVM_INTERNAL int pfvm__mul_size(size_t a, size_t b, size_t *out)
+{
+    if (a && b > (size_t)-1 / a)
+        return 0;
+    *out = a * b;
+    return 1;
+}
+
+PFVM_INTERNAL int pfvm__add_size(size_t a, size_t b, size_t *out)
+{
+    if (b > (size_t)-1 - a)
+        return 0;
+    *out = a + b;
+    return 1;
+}
+
+PFVM_INTERNAL int pfvm__mul_i64(int64_t a, int64_t b, int64_t *out)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return !__builtin_mul_overflow(a, b, out);
+#else
+    if (a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
+              : (b > 0 ? a < INT64_MIN / b : (a != 0 && b < INT64_MAX / a)))
+        return 0;
+    *out = a * b;
+    return 1;
+#endif
+}
+
+PFVM_INTERNAL int pfvm__add_i64(int64_t a, int64_t b, int64_t *out)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return !__builtin_add_overflow(a, b, out);
+#else
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b))
+        return 0;
+    *out = a + b;
+    return 1;
+#endif
+}
+
+/* ---- arena --------------------------------------------------------------- */
+
+struct pfvm__chunk {
+    pfvm__chunk *next;
+    size_t size, used;
+    /* data follows, 16-byte aligned */
+};
+
+#define PFVM__CHUNK_HDR ((sizeof(pfvm__chunk) + 15) & ~(size_t)15)
+#define PFVM__CHUNK_MIN 16384
+
+PFVM_INTERNAL void *pfvm__arena_alloc(pfvm_arena *a, size_t size)
+{
+    pfvm__chunk *c = a->head;
+    size_t need = (size + 15) & ~(size_t)15;
+    unsigned char *p;
+    if (need < size)
+        return NULL;
+    if (!c || c->size - c->used < need) {
+        size_t csize = need > PFVM__CHUNK_MIN ? need : PFVM__CHUNK_MIN, total;
+        if (!pfvm__add_size(csize, PFVM__CHUNK_HDR, &total))
+            return NULL;
+        c = (pfvm__chunk *)pfvm__malloc(total);
+        if (!c)
+            return NULL;
+        c->size = csize;
+        c->used = 0;
+        /* big blocks go behind the head so the head's free space survives */
+        if (a->head && need > PFVM__CHUNK_MIN) {
+            c->next = a->head->next;
+            a->head->next = c;
+        } else {
+            c->next = a->head;
+            a->head = c;
+        }
+        a->total += total;
+    }
+    p = (unsigned char *)c + PFVM__CHUNK_HDR + c->used;
+    c->used += need;
+    memset(p, 0, need ? need : 0);
+    return p;
+}
+
+PFVM_INTERNAL char *pfvm__arena_strndup(pfvm_arena *a, const char *s, size_t n)
+{
+    char *r = (char *)pfvm__arena_alloc(a, n + 1);
+    if (!r)
+        return NULL;
+    if (n)
+        memcpy(r, s, n);
+    r[n] = 0;
+    return r;
+}
+
+PFVM_INTERNAL char *pfvm__arena_strdup(pfvm_arena *a, const char *s)
+{
+    return pfvm__arena_strndup(a, s ? s : "", s ? strlen(s) : 0);
+}
+
+PFVM_INTERNAL void pfvm__arena_free(pfvm_arena *a)
+{
+    pfvm__chunk *c = a->head;
+    while (c) {
+        pfvm__chunk *n = c->next;
+        pfvm__free(c);
+        c = n;
+    }
+    a->head = NULL;
+    a->total = 0;
+}
+
+/* ---- dtypes --------------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    unsigned char size;
+} pfvm__dtypes[PFVM_DTYPE_COUNT] = {
+    {"undefined", 0}, {"float", 4},     {"uint8", 1},      {"int8", 1},
+    {"uint16", 2},    {"int16", 2},     {"int32", 4},      {"int64", 8},
+    {"string", sizeof(char *)},         {"bool", 1},       {"float16", 2},
+    {"double", 8},    {"uint32", 4},    {"uint64", 8},     {"complex64", 8},
+    {"complex128", 16}, {"bfloat16", 2}, {"float8e4m3fn", 1}, {"float8e4m3fnuz", 1},
+    {"float8e5m2", 1}, {"float8e5m2fnuz", 1}, {"uint4", 1},  {"int4", 1},
+};
+
+size_t pfvm_dtype_size(pfvm_dtype t)
+{
+    return (unsigned)t < PFVM_DTYPE_COUNT ? pfvm__dtypes[t].size : 0;
+}
+
+const char *pfvm_dtype_name(pfvm_dtype t)
+{
+    return (unsigned)t < PFVM_DTYPE_COUNT ? pfvm__dtypes[t].name : "unknown";
+}
+
+pfvm_dtype pfvm_dtype_from_name(const char *name)
+{
+    int i;
+    for (i = 1; i < PFVM_DTYPE_COUNT; i++)
+        if (!strcmp(name, pfvm__dtypes[i].name))
+            return (pfvm_dtype)i;
+    return PFVM_UNDEFINED;
+}
+
+int pfvm_dtype_is_float(pfvm_dtype t)
+{
+    return t == PFVM_FLOAT || t == PFVM_DOUBLE || t == PFVM_FLOAT16 || t == PFVM_BFLOAT16;
+}
+
+int pfvm_dtype_is_int(pfvm_dtype t)
+{
+    switch (t) {
+    case PFVM_UINT8: case PFVM_INT8: case PFVM_UINT16: case PFVM_INT16: case PFVM_INT32:
+    case PFVM_INT64: case PFVM_UINT32: case PFVM_UINT64:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int pfvm_dtype_is_signed(pfvm_dtype t)
+{
+    return t == PFVM_INT8 || t == PFVM_INT16 || t == PFVM_INT32 || t == PFVM_INT64;
+}
+
+float pfvm_half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+    float f;
+    if (exp == 0) {
+        if (man == 0) {
+            bits = sign;
+        } else { /* subnormal: normalise */
+            exp = 127 - 15 + 1;
+            while (!(man & 0x400)) {
+                man <<= 1;
+                exp--;
+            }
+            man &= 0x3ff;
+            bits = sign | (exp << 23) | (man << 13);
+        }
+    } else if (exp == 31) {
+        bits = sign | 0x7f800000u | (man << 13);
+    } else {
+        bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+    }
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+uint16_t pfvm_float_to_half(float f)
+{
+    uint32_t x, sign, man;
+    int32_t exp;
+    memcpy(&x, &f, 4);
+    sign = (x >> 16) & 0x8000;
+    exp = (int32_t)((x >> 23) & 0xff);
+    man = x & 0x7fffff;
+    if (exp == 255) /* inf or nan */
+        return (uint16_t)(sign | 0x7c00 | (man ? 0x200 | (man >> 13) : 0));
+    exp = exp - 127 + 15;
+    if (exp >= 31)
+        return (uint16_t)(sign | 0x7c00);
+    if (exp <= 0) {
+        uint32_t shift, m, half, r;
+        if (exp < -10)
+            return (uint16_t)sign;
+        m = man | 0x800000;
+        shift = (uint32_t)(14 - exp);
+        r = m >> shift;
+        half = 1u << (shift - 1);
+        if ((m & ((half << 1) - 1)) > half || ((m & ((half << 1) - 1)) == half && (r & 1)))
+            r++;
+        return (uint16_t)(sign | r);
+    }
+    {
+        uint32_t r = ((uint32_t)exp << 10) | (man >> 13), rem = man & 0x1fff;
+        if (rem > 0x1000 || (rem == 0x1000 && (r & 1)))
+            r++; /* may carry into the exponent, which is right */
+        return (uint16_t)(sign | r);
+    }
+}
+
+float pfvm_bf16_to_float(uint16_t h)
+{
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+uint16_t pfvm_float_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffff) > 0x7f800000)
+        return (uint16_t)((x >> 16) | 0x40);
+    x += 0x7fff + ((x >> 16) & 1);
+    return (uint16_t)(x >> 16);
+}
+
+/* stb_ds's implementation lives here, once. A program that already builds
+ * stb_ds itself defines PFVM_NO_STB_DS_IMPLEMENTATION. */
+#ifndef PFVM_NO_STB_DS_IMPLEMENTATION
+#define STB_DS_IMPLEMENTATION
+#include <stb/stb_ds.h>
+#endif

@@ -1,0 +1,207 @@
+/* base: configuration macros, status and errors, allocators and arenas,
+ * element types, checked size arithmetic. Everything else builds on this. */
+#ifndef PFVM_BASE_H
+#define PFVM_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <string.h>
+
+#ifndef PFVM_API
+#ifdef PFVM_STATIC
+#define PFVM_API static
+#else
+#define PFVM_API extern
+#endif
+#endif
+
+/* Internal functions are visible across modules of the implementation but
+ * become static with PFVM_STATIC, so a private copy never clashes. */
+#ifdef PFVM_STATIC
+#define PFVM_INTERNAL static
+#else
+#define PFVM_INTERNAL
+#endif
+
+#ifndef PFVM_MALLOC
+#include <stdlib.h>
+#define PFVM_MALLOC(sz) malloc(sz)
+#define PFVM_REALLOC(p, sz) realloc(p, sz)
+#define PFVM_FREE(p) free(p)
+#endif
+
+#ifndef PFVM_ASSERT
+#include <assert.h>
+#define PFVM_ASSERT(x) assert(x)
+#endif
+
+/* Largest tensor rank pfvm handles; tensors keep their dims inline. */
+#ifndef PFVM_MAX_RANK
+#define PFVM_MAX_RANK 8
+#endif
+
+/* Route stb_ds's allocation through pfvm's allocator. */
+#define STBDS_NO_SHORT_NAMES
+#define STBDS_REALLOC(ctx, p, sz) pfvm__realloc(p, sz)
+#define STBDS_FREE(ctx, p) pfvm__free(p)
+#include <stb/stb_ds.h>
+/* stb_ds takes keys' addresses with a GNU `typeof` extension that strict
+ * C99 lacks; pfvm always passes lvalue keys, so the plain form serves. */
+#undef STBDS_ADDRESSOF
+#define STBDS_ADDRESSOF(typevar, value) &(value)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status ------------------------------------------------------------ */
+
+typedef enum pfvm_code {
+    PFVM_OK = 0,
+    PFVM_ERR_INVALID,     /* malformed model or argument */
+    PFVM_ERR_PARSE,       /* bytes are not a valid protobuf / file format */
+    PFVM_ERR_UNSUPPORTED, /* valid ONNX that pfvm does not implement */
+    PFVM_ERR_SHAPE,       /* shapes or types do not agree */
+    PFVM_ERR_NOMEM,       /* an allocation failed or a size overflowed */
+    PFVM_ERR_IO,          /* a file could not be read or written */
+    PFVM_ERR_RANGE,       /* an index or value is out of range */
+    PFVM_ERR_RUNTIME      /* a kernel failed while running */
+} pfvm_code;
+
+#ifndef PFVM_STATUS_MSG
+#define PFVM_STATUS_MSG 384
+#endif
+
+/* Every fallible call takes a `pfvm_status *` (may be NULL) and returns a
+ * pfvm_code; on failure the status holds the code and a message that names
+ * the node, the op and the problem. */
+typedef struct pfvm_status {
+    pfvm_code code;
+    char msg[PFVM_STATUS_MSG];
+} pfvm_status;
+
+/* Name of an error code ("invalid", "unsupported", ...). */
+PFVM_API const char *pfvm_code_name(pfvm_code c);
+
+/* ---- allocator --------------------------------------------------------- */
+
+/* A run-time allocator overrides PFVM_MALLOC/REALLOC/FREE for every
+ * allocation pfvm makes (including stb_ds's). realloc with size 0 frees. */
+typedef struct pfvm_allocator {
+    void *(*realloc)(void *user, void *ptr, size_t size);
+    void *user;
+} pfvm_allocator;
+
+/* Install a process-wide allocator (NULL restores the macros). */
+PFVM_API void pfvm_set_allocator(const pfvm_allocator *a);
+
+/* A bump allocator over a caller buffer, for heap-free builds: pass
+ * pfvm_bump_allocator(&b) to pfvm_set_allocator. Freed blocks are not reused
+ * except the last one. */
+typedef struct pfvm_bump {
+    unsigned char *buf;
+    size_t size, used, last;
+} pfvm_bump;
+PFVM_API void pfvm_bump_init(pfvm_bump *b, void *buf, size_t size);
+PFVM_API pfvm_allocator pfvm_bump_allocator(pfvm_bump *b);
+
+/* ---- element types (values are ONNX TensorProto.DataType) -------------- */
+
+typedef enum pfvm_dtype {
+    PFVM_UNDEFINED = 0,
+    PFVM_FLOAT = 1,
+    PFVM_UINT8 = 2,
+    PFVM_INT8 = 3,
+    PFVM_UINT16 = 4,
+    PFVM_INT16 = 5,
+    PFVM_INT32 = 6,
+    PFVM_INT64 = 7,
+    PFVM_STRING = 8,
+    PFVM_BOOL = 9,
+    PFVM_FLOAT16 = 10,
+    PFVM_DOUBLE = 11,
+    PFVM_UINT32 = 12,
+    PFVM_UINT64 = 13,
+    PFVM_COMPLEX64 = 14,
+    PFVM_COMPLEX128 = 15,
+    PFVM_BFLOAT16 = 16,
+    PFVM_FLOAT8E4M3FN = 17,
+    PFVM_FLOAT8E4M3FNUZ = 18,
+    PFVM_FLOAT8E5M2 = 19,
+    PFVM_FLOAT8E5M2FNUZ = 20,
+    PFVM_UINT4 = 21,
+    PFVM_INT4 = 22,
+    PFVM_DTYPE_COUNT
+} pfvm_dtype;
+
+/* Bytes per element (strings: sizeof(char*); 4-bit types: 1, unpacked). 0
+ * for undefined/unknown codes. */
+PFVM_API size_t pfvm_dtype_size(pfvm_dtype t);
+/* Lower-case ONNX-style name: "float", "int64", "bool", "float16"... */
+PFVM_API const char *pfvm_dtype_name(pfvm_dtype t);
+/* Parses a name from pfvm_dtype_name; PFVM_UNDEFINED when unknown. */
+PFVM_API pfvm_dtype pfvm_dtype_from_name(const char *name);
+PFVM_API int pfvm_dtype_is_float(pfvm_dtype t);  /* float16/bfloat16/float/double */
+PFVM_API int pfvm_dtype_is_int(pfvm_dtype t);    /* signed or unsigned integer */
+PFVM_API int pfvm_dtype_is_signed(pfvm_dtype t);
+
+/* float16 / bfloat16 conversions (round to nearest even). */
+PFVM_API float pfvm_half_to_float(uint16_t h);
+PFVM_API uint16_t pfvm_float_to_half(float f);
+PFVM_API float pfvm_bf16_to_float(uint16_t h);
+PFVM_API uint16_t pfvm_float_to_bf16(float f);
+
+/* ---- internal helpers (shared by the modules) --------------------------- */
+
+PFVM_INTERNAL void *pfvm__realloc(void *p, size_t size);
+PFVM_INTERNAL void pfvm__free(void *p);
+PFVM_INTERNAL void *pfvm__malloc(size_t size);
+PFVM_INTERNAL void *pfvm__calloc(size_t n, size_t size);
+PFVM_INTERNAL char *pfvm__strdup(const char *s);
+PFVM_INTERNAL char *pfvm__strndup(const char *s, size_t n);
+
+/* Sets *st (if non-NULL) and returns code. printf-style message. */
+PFVM_INTERNAL pfvm_code pfvm__fail(pfvm_status *st, pfvm_code code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+PFVM_INTERNAL void pfvm__ok(pfvm_status *st);
+/* Prepends "prefix: " to an existing message (for context such as a node). */
+PFVM_INTERNAL void pfvm__prefix(pfvm_status *st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list ap);
+PFVM_INTERNAL int pfvm__snprintf(char *buf, size_t n, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Checked arithmetic: return 0 on overflow, 1 on success. */
+PFVM_INTERNAL int pfvm__mul_size(size_t a, size_t b, size_t *out);
+PFVM_INTERNAL int pfvm__add_size(size_t a, size_t b, size_t *out);
+PFVM_INTERNAL int pfvm__mul_i64(int64_t a, int64_t b, int64_t *out);
+PFVM_INTERNAL int pfvm__add_i64(int64_t a, int64_t b, int64_t *out);
+
+/* ---- arena: chunked bump allocation freed all at once ------------------ */
+
+typedef struct pfvm__chunk pfvm__chunk;
+typedef struct pfvm_arena {
+    pfvm__chunk *head;
+    size_t total;
+} pfvm_arena;
+
+/* Zeroed, 16-byte aligned memory owned by the arena; NULL on failure. */
+PFVM_INTERNAL void *pfvm__arena_alloc(pfvm_arena *a, size_t size);
+PFVM_INTERNAL char *pfvm__arena_strdup(pfvm_arena *a, const char *s);
+PFVM_INTERNAL char *pfvm__arena_strndup(pfvm_arena *a, const char *s, size_t n);
+PFVM_INTERNAL void pfvm__arena_free(pfvm_arena *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PFVM_BASE_H */

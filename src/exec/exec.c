@@ -1,0 +1,863 @@
+#include "exec.h"
+
+/* Outputs at most this many elements are folded at plan time when all of a
+ * node's inputs are known: shape arithmetic, not tensor math. */
+#ifndef PFVM_FOLD_LIMIT
+#define PFVM_FOLD_LIMIT 4096
+#endif
+
+#define PFVM__ALIGN 64
+
+enum { PFVM__V_ARENA = 0, PFVM__V_KNOWN = 1, PFVM__V_DYNAMIC = 2, PFVM__V_EXTERNAL = 3 };
+
+typedef struct pfvm__child {
+    const pfvm_graph *g;
+    pfvm_exec *e;
+} pfvm__child;
+
+struct pfvm_exec {
+    pfvm_model *m;
+    pfvm_graph *g;
+    pfvm_exec *parent;
+    int nv, nn;
+    pfvm_value **ins;          /* stb_ds: caller-provided inputs */
+    pfvm_tensor *vals;         /* run-time tensor per value id */
+    pfvm_ival *iv;             /* inference result per value id */
+    unsigned char *vkind;      /* PFVM__V_* per value id */
+    unsigned char *skip;       /* per node: all outputs known, nothing to run */
+    const pfvm_tensor **bound; /* stb_ds: bound inputs */
+    int64_t *sig;              /* stb_ds: signature of the planned binding */
+    int planned;
+    pfvm_arena plan_arena;     /* folded constants and inference storage */
+    unsigned char *arena;
+    size_t arena_size;
+    int arena_owned;
+    unsigned char *user_arena;
+    size_t user_arena_size;
+    pfvm_plan_entry *entries;  /* stb_ds */
+    size_t lower_bound, folded_bytes;
+    int n_folded;
+    pfvm__child *children;     /* stb_ds */
+    pfvm_node *running;        /* node whose kernel runs (for subgraphs) */
+    /* scratch for kernel calls */
+    const pfvm_tensor **kin;
+    pfvm_tensor **kout;
+    const pfvm_ival **iin;
+    pfvm_ival **iout;
+};
+
+/* ---- setup ----------------------------------------------------------------- */
+
+static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfvm_exec *parent, pfvm_status *st)
+{
+    int i, maxio = 1;
+    e->m = m;
+    e->g = g;
+    e->parent = parent;
+    e->nv = (int)stbds_arrlen(g->values);
+    e->nn = (int)stbds_arrlen(g->nodes);
+    for (i = 0; i < (int)stbds_arrlen(g->inputs); i++)
+        if (!g->inputs[i]->init)
+            stbds_arrput(e->ins, g->inputs[i]);
+    e->vals = (pfvm_tensor *)pfvm__calloc((size_t)e->nv + 1, sizeof *e->vals);
+    e->iv = (pfvm_ival *)pfvm__calloc((size_t)e->nv + 1, sizeof *e->iv);
+    e->vkind = (unsigned char *)pfvm__calloc((size_t)e->nv + 1, 1);
+    e->skip = (unsigned char *)pfvm__calloc((size_t)e->nn + 1, 1);
+    for (i = 0; i < e->nn; i++) {
+        if (g->nodes[i]->n_inputs > maxio)
+            maxio = g->nodes[i]->n_inputs;
+        if (g->nodes[i]->n_outputs > maxio)
+            maxio = g->nodes[i]->n_outputs;
+    }
+    e->kin = (const pfvm_tensor **)pfvm__calloc((size_t)maxio, sizeof *e->kin);
+    e->kout = (pfvm_tensor **)pfvm__calloc((size_t)maxio, sizeof *e->kout);
+    e->iin = (const pfvm_ival **)pfvm__calloc((size_t)maxio, sizeof *e->iin);
+    e->iout = (pfvm_ival **)pfvm__calloc((size_t)maxio, sizeof *e->iout);
+    if (!e->vals || !e->iv || !e->vkind || !e->skip || !e->kin || !e->kout || !e->iin || !e->iout)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    return PFVM_OK;
+}
+
+pfvm_exec *pfvm_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_status *st)
+{
+    pfvm_exec *e;
+    if (!g)
+        g = m->graph;
+    if (!g) {
+        pfvm__fail(st, PFVM_ERR_INVALID, "model has no graph");
+        return NULL;
+    }
+    if (pfvm_graph_toposort(g, st) || pfvm_graph_verify(g, st) || pfvm_graph_resolve_ops(g, 1, st))
+        return NULL;
+    e = (pfvm_exec *)pfvm__calloc(1, sizeof *e);
+    if (!e) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (pfvm__exec_init(e, m, g, NULL, st)) {
+        pfvm_exec_free(e);
+        return NULL;
+    }
+    return e;
+}
+
+static void pfvm__release_dynamic(pfvm_exec *e)
+{
+    int i;
+    for (i = 0; i < e->nv; i++)
+        if (e->vkind[i] == PFVM__V_DYNAMIC)
+            pfvm_tensor_release(&e->vals[i]);
+}
+
+void pfvm_exec_free(pfvm_exec *e)
+{
+    int i;
+    if (!e)
+        return;
+    if (e->vals)
+        pfvm__release_dynamic(e);
+    for (i = 0; i < (int)stbds_arrlen(e->children); i++)
+        pfvm_exec_free(e->children[i].e);
+    stbds_arrfree(e->children);
+    stbds_arrfree(e->ins);
+    stbds_arrfree(e->bound);
+    stbds_arrfree(e->sig);
+    stbds_arrfree(e->entries);
+    pfvm__free(e->vals);
+    pfvm__free(e->iv);
+    pfvm__free(e->vkind);
+    pfvm__free(e->skip);
+    pfvm__free(e->kin);
+    pfvm__free(e->kout);
+    pfvm__free(e->iin);
+    pfvm__free(e->iout);
+    if (e->arena_owned)
+        pfvm__free(e->arena);
+    pfvm__arena_free(&e->plan_arena);
+    pfvm__free(e);
+}
+
+int pfvm_exec_num_inputs(const pfvm_exec *e)
+{
+    return (int)stbds_arrlen(e->ins);
+}
+
+const pfvm_value *pfvm_exec_input(const pfvm_exec *e, int i)
+{
+    return i >= 0 && i < (int)stbds_arrlen(e->ins) ? e->ins[i] : NULL;
+}
+
+int pfvm_exec_num_outputs(const pfvm_exec *e)
+{
+    return (int)stbds_arrlen(e->g->outputs);
+}
+
+const pfvm_value *pfvm_exec_output_value(const pfvm_exec *e, int i)
+{
+    return i >= 0 && i < pfvm_exec_num_outputs(e) ? e->g->outputs[i] : NULL;
+}
+
+void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size)
+{
+    e->user_arena = (unsigned char *)buf;
+    e->user_arena_size = size;
+    e->planned = 0;
+}
+
+/* ---- value lookup across scopes ------------------------------------------- */
+
+static pfvm_exec *pfvm__scope_of(pfvm_exec *e, const pfvm_value *v)
+{
+    while (e && e->g != v->graph)
+        e = e->parent;
+    return e;
+}
+
+static pfvm_tensor *pfvm__tensor_of(pfvm_exec *e, const pfvm_value *v)
+{
+    pfvm_exec *s = pfvm__scope_of(e, v);
+    return s ? &s->vals[v->id] : NULL;
+}
+
+static const pfvm_ival *pfvm__ival_of(pfvm_exec *e, const pfvm_value *v)
+{
+    pfvm_exec *s = pfvm__scope_of(e, v);
+    return s ? &s->iv[v->id] : NULL;
+}
+
+/* ---- binding ---------------------------------------------------------------- */
+
+static int pfvm__small_int(const pfvm_tensor *t)
+{
+    return t->kind == PFVM_KIND_TENSOR && (pfvm_dtype_is_int(t->dtype) || t->dtype == PFVM_BOOL) &&
+           pfvm_tensor_numel(t) <= PFVM_FOLD_LIMIT;
+}
+
+/* The signature decides whether a new binding can reuse the plan: input
+ * kinds, dtypes and dims, and the contents of small integer inputs (the
+ * plan may have folded them). */
+static void pfvm__signature(const pfvm_tensor *const *in, int n, int64_t **sig)
+{
+    int i, d;
+    stbds_arrsetlen(*sig, 0);
+    for (i = 0; i < n; i++) {
+        const pfvm_tensor *t = in[i];
+        stbds_arrput(*sig, (int64_t)t->kind);
+        if (t->kind != PFVM_KIND_TENSOR) {
+            /* sequences and optionals: replan each time (rare, cheap graphs) */
+            stbds_arrput(*sig, (int64_t)(intptr_t)t);
+            stbds_arrput(*sig, -7);
+            continue;
+        }
+        stbds_arrput(*sig, (int64_t)t->dtype);
+        stbds_arrput(*sig, (int64_t)t->rank);
+        for (d = 0; d < t->rank; d++)
+            stbds_arrput(*sig, t->dims[d]);
+        if (pfvm__small_int(t)) {
+            int64_t k, numel = pfvm_tensor_numel(t);
+            for (k = 0; k < numel; k++)
+                stbds_arrput(*sig, pfvm_tensor_get_i64(t, k));
+        }
+    }
+}
+
+static pfvm_code pfvm__check_input(const pfvm_value *v, const pfvm_tensor *t, pfvm_status *st)
+{
+    const pfvm_type *ty = &v->type;
+    int d;
+    if (!t)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "input '%s' is not given", v->name);
+    if (ty->kind == PFVM_KIND_UNKNOWN)
+        return PFVM_OK;
+    if (ty->kind != t->kind)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "input '%s': expected a %s, got a %s", v->name,
+                          ty->kind == PFVM_KIND_TENSOR ? "tensor" : ty->kind == PFVM_KIND_SEQUENCE ? "sequence" : "optional",
+                          t->kind == PFVM_KIND_TENSOR ? "tensor" : t->kind == PFVM_KIND_SEQUENCE ? "sequence" : "optional");
+    if (t->kind != PFVM_KIND_TENSOR)
+        return PFVM_OK;
+    if (ty->dtype && ty->dtype != t->dtype)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "input '%s': expected element type %s, got %s", v->name,
+                          pfvm_dtype_name(ty->dtype), pfvm_dtype_name(t->dtype));
+    if (ty->shape.rank >= 0) {
+        if (ty->shape.rank != t->rank)
+            return pfvm__fail(st, PFVM_ERR_SHAPE, "input '%s': expected rank %d, got %d", v->name, ty->shape.rank,
+                              t->rank);
+        for (d = 0; d < t->rank; d++) {
+            int64_t want;
+            if (pfvm_sym_is_const(ty->shape.dims[d], &want) && want != t->dims[d])
+                return pfvm__fail(st, PFVM_ERR_SHAPE, "input '%s': dimension %d is %lld, expected %lld", v->name, d,
+                                  (long long)t->dims[d], (long long)want);
+        }
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__plan(pfvm_exec *e, pfvm_status *st);
+
+pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st)
+{
+    int i;
+    int64_t *sig = NULL;
+    pfvm_code rc;
+    if (n != pfvm_exec_num_inputs(e))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s' takes %d inputs, %d given", e->g->name,
+                          pfvm_exec_num_inputs(e), n);
+    for (i = 0; i < n; i++)
+        if ((rc = pfvm__check_input(e->ins[i], inputs[i], st)) != PFVM_OK)
+            return rc;
+    stbds_arrsetlen(e->bound, n);
+    for (i = 0; i < n; i++)
+        e->bound[i] = inputs[i];
+    pfvm__signature(inputs, n, &sig);
+    if (e->planned && stbds_arrlen(sig) == stbds_arrlen(e->sig) &&
+        !memcmp(sig, e->sig, sizeof(int64_t) * stbds_arrlen(sig))) {
+        stbds_arrfree(sig);
+        /* same plan: only the input views change */
+        for (i = 0; i < n; i++)
+            e->vals[e->ins[i]->id] = *inputs[i];
+        return PFVM_OK;
+    }
+    stbds_arrfree(e->sig);
+    e->sig = sig;
+    e->planned = 0;
+    rc = pfvm__plan(e, st);
+    if (!rc)
+        e->planned = 1;
+    return rc;
+}
+
+/* ---- planning ---------------------------------------------------------------- */
+
+static void pfvm__ival_from_tensor(pfvm_exec *e, pfvm_ival *iv, const pfvm_tensor *t, int known)
+{
+    memset(iv, 0, sizeof *iv);
+    iv->type.kind = t->kind;
+    iv->type.dtype = t->kind == PFVM_KIND_TENSOR ? t->dtype : t->elem_dtype;
+    if (t->kind == PFVM_KIND_TENSOR)
+        pfvm_shape_from_dims(e->m->syms, &iv->type.shape, t->rank, t->dims, NULL);
+    else
+        pfvm_shape_unknown(&iv->type.shape);
+    if (known)
+        iv->value = t;
+}
+
+static int pfvm__shape_const(const pfvm_type *ty, int64_t *dims)
+{
+    int i;
+    if (ty->kind != PFVM_KIND_TENSOR || ty->shape.rank < 0)
+        return 0;
+    for (i = 0; i < ty->shape.rank; i++)
+        if (!pfvm_sym_is_const(ty->shape.dims[i], &dims[i]) || dims[i] < 0)
+            return 0;
+    return 1;
+}
+
+static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st);
+
+/* Gives the node's input and output scratch pointers. */
+static void pfvm__node_io(pfvm_exec *e, const pfvm_node *n)
+{
+    int j;
+    for (j = 0; j < n->n_inputs; j++)
+        e->kin[j] = n->inputs[j] ? pfvm__tensor_of(e, n->inputs[j]) : NULL;
+    for (j = 0; j < n->n_outputs; j++)
+        e->kout[j] = n->outputs[j] ? &e->vals[n->outputs[j]->id] : NULL;
+}
+
+/* Runs a node whose inputs are all known, at plan time, into the plan arena. */
+static pfvm_code pfvm__fold_node(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
+{
+    int j;
+    for (j = 0; j < n->n_outputs; j++) {
+        pfvm_value *v = n->outputs[j];
+        pfvm_tensor *t;
+        int64_t dims[PFVM_MAX_RANK];
+        size_t bytes;
+        if (!v)
+            continue;
+        t = &e->vals[v->id];
+        memset(t, 0, sizeof *t);
+        t->kind = PFVM_KIND_TENSOR;
+        t->dtype = e->iv[v->id].type.dtype;
+        pfvm__shape_const(&e->iv[v->id].type, dims);
+        pfvm_tensor_set_shape(t, e->iv[v->id].type.shape.rank, dims, NULL);
+        bytes = (size_t)pfvm_tensor_numel(t) * pfvm_dtype_size(t->dtype);
+        t->data = pfvm__arena_alloc(&e->plan_arena, bytes ? bytes : 1);
+        if (!t->data)
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        t->nbytes = bytes;
+        e->folded_bytes += bytes;
+    }
+    if (pfvm__call_kernel(e, n, st))
+        return st ? st->code : PFVM_ERR_RUNTIME;
+    for (j = 0; j < n->n_outputs; j++)
+        if (n->outputs[j]) {
+            e->iv[n->outputs[j]->id].value = &e->vals[n->outputs[j]->id];
+            e->vkind[n->outputs[j]->id] = PFVM__V_KNOWN;
+        }
+    e->skip[n->id] = 1;
+    e->n_folded++;
+    return PFVM_OK;
+}
+
+static int pfvm__has_subgraph(const pfvm_node *n)
+{
+    int j;
+    for (j = 0; j < n->n_attrs; j++)
+        if (n->attrs[j].type == PFVM_ATTR_GRAPH || n->attrs[j].type == PFVM_ATTR_GRAPHS)
+            return 1;
+    return 0;
+}
+
+static int pfvm__foldable(pfvm_exec *e, const pfvm_node *n)
+{
+    int j;
+    if (!n->op->kernel || (n->op->flags & PFVM_OP_NONDETERMINISTIC) || pfvm__has_subgraph(n))
+        return 0;
+    for (j = 0; j < n->n_inputs; j++) {
+        const pfvm_ival *iv;
+        if (!n->inputs[j])
+            continue;
+        iv = pfvm__ival_of(e, n->inputs[j]);
+        if (!iv || !iv->value || iv->value->kind != PFVM_KIND_TENSOR || iv->value->dtype == PFVM_STRING)
+            return 0;
+    }
+    for (j = 0; j < n->n_outputs; j++) {
+        int64_t dims[PFVM_MAX_RANK], numel = 1;
+        int d;
+        const pfvm_type *ty;
+        if (!n->outputs[j])
+            continue;
+        ty = &e->iv[n->outputs[j]->id].type;
+        if (!pfvm__shape_const(ty, dims) || ty->dtype == PFVM_STRING || !pfvm_dtype_size(ty->dtype))
+            return 0;
+        for (d = 0; d < ty->shape.rank; d++)
+            if (!pfvm__mul_i64(numel, dims[d], &numel))
+                return 0;
+        if (numel > PFVM_FOLD_LIMIT)
+            return 0;
+    }
+    return 1;
+}
+
+/* Infers every node for the bound shapes; folds what can be folded. */
+static pfvm_code pfvm__plan_types(pfvm_exec *e, pfvm_status *st)
+{
+    int i, j;
+    for (i = 0; i < e->nv; i++) {
+        pfvm_value *v = e->g->values[i];
+        memset(&e->iv[i], 0, sizeof e->iv[i]);
+        memset(&e->vals[i], 0, sizeof e->vals[i]);
+        e->vkind[i] = PFVM__V_ARENA;
+        if (v->init) {
+            e->vals[i] = *v->init;
+            e->vals[i].owns_data = e->vals[i].owns_strings = 0;
+            pfvm__ival_from_tensor(e, &e->iv[i], v->init, 1);
+            e->vkind[i] = PFVM__V_EXTERNAL;
+        }
+    }
+    for (i = 0; i < (int)stbds_arrlen(e->ins); i++) {
+        pfvm_value *v = e->ins[i];
+        const pfvm_tensor *t = e->bound[i];
+        e->vals[v->id] = *t;
+        e->vals[v->id].owns_data = e->vals[v->id].owns_strings = 0;
+        pfvm__ival_from_tensor(e, &e->iv[v->id], t, pfvm__small_int(t));
+        e->vkind[v->id] = PFVM__V_EXTERNAL;
+    }
+    /* subgraph inputs without a binding (child executors bind all) */
+    for (i = 0; i < e->nn; i++) {
+        pfvm_node *n = e->g->nodes[i];
+        e->skip[i] = 0;
+        for (j = 0; j < n->n_inputs; j++)
+            e->iin[j] = n->inputs[j] ? pfvm__ival_of(e, n->inputs[j]) : NULL;
+        for (j = 0; j < n->n_outputs; j++)
+            e->iout[j] = n->outputs[j] ? &e->iv[n->outputs[j]->id] : NULL;
+        if (pfvm__infer_node(n, e->iin, e->iout, e->m->syms, &e->plan_arena, st))
+            return st ? st->code : PFVM_ERR_SHAPE;
+        {
+            int all_known = 1;
+            for (j = 0; j < n->n_outputs; j++) {
+                pfvm_ival *o = e->iout[j];
+                if (!o)
+                    continue;
+                if (!pfvm__ival_materialize(o, &e->plan_arena))
+                    all_known = 0;
+            }
+            if (all_known) {
+                /* inference knew the contents (Constant, Shape, ...) */
+                for (j = 0; j < n->n_outputs; j++)
+                    if (n->outputs[j]) {
+                        e->vals[n->outputs[j]->id] = *e->iout[j]->value;
+                        e->vals[n->outputs[j]->id].owns_data = 0;
+                        e->vals[n->outputs[j]->id].owns_strings = 0;
+                        e->vkind[n->outputs[j]->id] = PFVM__V_KNOWN;
+                    }
+                e->skip[i] = 1;
+                e->n_folded++;
+                continue;
+            }
+        }
+        if (pfvm__foldable(e, n) && pfvm__fold_node(e, n, st))
+            return st ? st->code : PFVM_ERR_RUNTIME;
+    }
+    return PFVM_OK;
+}
+
+/* Chooses arena or dynamic storage, computes lifetimes and offsets. */
+static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
+{
+    int i, j, k, n_arena = 0;
+    int *last;
+    pfvm_value **deps = NULL;
+    size_t *order_bytes;
+    int *order;
+    size_t peak = 0;
+    stbds_arrsetlen(e->entries, 0);
+    last = (int *)pfvm__calloc((size_t)e->nv + 1, sizeof *last);
+    if (!last)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    for (i = 0; i < e->nv; i++)
+        last[i] = -1;
+    for (i = 0; i < e->nn; i++) {
+        pfvm__node_deps(e->g->nodes[i], &deps);
+        for (j = 0; j < (int)stbds_arrlen(deps); j++)
+            if (deps[j]->graph == e->g)
+                last[deps[j]->id] = i;
+    }
+    stbds_arrfree(deps);
+    for (i = 0; i < (int)stbds_arrlen(e->g->outputs); i++)
+        if (e->g->outputs[i]->graph == e->g)
+            last[e->g->outputs[i]->id] = e->nn;
+    for (i = 0; i < e->nv; i++) {
+        pfvm_value *v = e->g->values[i];
+        pfvm_plan_entry pe;
+        int64_t dims[PFVM_MAX_RANK];
+        memset(&pe, 0, sizeof pe);
+        pe.value = v;
+        pe.first = v->producer ? v->producer->id : -1;
+        pe.last = last[i];
+        if (e->vkind[i] == PFVM__V_EXTERNAL || e->vkind[i] == PFVM__V_KNOWN) {
+            pe.kind = e->vkind[i] == PFVM__V_KNOWN ? 1 : 3;
+            pe.bytes = e->vals[i].nbytes;
+            stbds_arrput(e->entries, pe);
+            continue;
+        }
+        if (!v->producer)
+            continue; /* unused name */
+        {
+            const pfvm_type *ty = &e->iv[i].type;
+            pfvm_tensor *t = &e->vals[i];
+            size_t bytes = 0;
+            int fixed = pfvm__shape_const(ty, dims) && ty->dtype != PFVM_STRING && pfvm_dtype_size(ty->dtype);
+            memset(t, 0, sizeof *t);
+            t->kind = ty->kind == PFVM_KIND_UNKNOWN ? PFVM_KIND_TENSOR : ty->kind;
+            t->dtype = ty->dtype;
+            t->rank = -1;
+            if (fixed) {
+                int64_t numel = 1;
+                for (k = 0; k < ty->shape.rank; k++)
+                    if (!pfvm__mul_i64(numel, dims[k], &numel))
+                        fixed = 0;
+                if (fixed && !pfvm__mul_size((size_t)numel, pfvm_dtype_size(ty->dtype), &bytes))
+                    fixed = 0;
+                if (fixed && ((size_t)-1) - bytes < PFVM__ALIGN)
+                    fixed = 0;
+            }
+            if (fixed) {
+                pfvm_tensor_set_shape(t, ty->shape.rank, dims, NULL);
+                t->nbytes = bytes;
+                pe.bytes = (bytes + PFVM__ALIGN - 1) & ~(size_t)(PFVM__ALIGN - 1);
+                pe.kind = 0;
+                e->vkind[i] = PFVM__V_ARENA;
+                n_arena++;
+            } else {
+                if (ty->kind == PFVM_KIND_TENSOR && ty->shape.rank >= 0 && pfvm__shape_const(ty, dims))
+                    pfvm_tensor_set_shape(t, ty->shape.rank, dims, NULL); /* strings: shape known */
+                pe.kind = 2;
+                e->vkind[i] = PFVM__V_DYNAMIC;
+            }
+            stbds_arrput(e->entries, pe);
+        }
+    }
+    pfvm__free(last);
+    /* offsets: largest first, each at the lowest offset that does not overlap
+     * a placed tensor whose lifetime overlaps */
+    order = (int *)pfvm__calloc((size_t)stbds_arrlen(e->entries) + 1, sizeof *order);
+    order_bytes = (size_t *)pfvm__calloc((size_t)stbds_arrlen(e->entries) + 1, sizeof *order_bytes);
+    if (!order || !order_bytes) {
+        pfvm__free(order);
+        pfvm__free(order_bytes);
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
+    n_arena = 0;
+    for (i = 0; i < (int)stbds_arrlen(e->entries); i++)
+        if (e->entries[i].kind == 0)
+            order[n_arena++] = i;
+    /* insertion sort by size, descending (stable, deterministic) */
+    for (i = 1; i < n_arena; i++) {
+        int x = order[i];
+        for (j = i - 1; j >= 0 && e->entries[order[j]].bytes < e->entries[x].bytes; j--)
+            order[j + 1] = order[j];
+        order[j + 1] = x;
+    }
+    e->arena_size = 0;
+    for (i = 0; i < n_arena; i++) {
+        pfvm_plan_entry *pi = &e->entries[order[i]];
+        size_t off = 0;
+        int moved = 1;
+        if (pi->last < 0)
+            pi->last = pi->first; /* unused output: still written */
+        while (moved) {
+            moved = 0;
+            for (j = 0; j < i; j++) {
+                pfvm_plan_entry *pj = &e->entries[order[j]];
+                int overlap_time = !(pj->last < pi->first || pi->last < pj->first);
+                if (overlap_time && off < pj->offset + pj->bytes && pj->offset < off + pi->bytes) {
+                    off = pj->offset + pj->bytes;
+                    moved = 1;
+                }
+            }
+        }
+        pi->offset = off;
+        if (off + pi->bytes > e->arena_size)
+            e->arena_size = off + pi->bytes;
+    }
+    /* lower bound: the largest sum of sizes live at one step */
+    for (k = 0; k <= e->nn; k++) {
+        size_t live = 0;
+        for (i = 0; i < n_arena; i++) {
+            pfvm_plan_entry *pi = &e->entries[order[i]];
+            if (pi->first <= k && k <= pi->last)
+                live += pi->bytes;
+        }
+        if (live > peak)
+            peak = live;
+    }
+    e->lower_bound = peak;
+    pfvm__free(order);
+    pfvm__free(order_bytes);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__plan_arena(pfvm_exec *e, pfvm_status *st)
+{
+    int i;
+    if (e->user_arena) {
+        if (e->user_arena_size < e->arena_size)
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "the arena given holds %zu bytes, the plan needs %zu",
+                              e->user_arena_size, e->arena_size);
+        if (e->arena_owned)
+            pfvm__free(e->arena);
+        e->arena = e->user_arena;
+        e->arena_owned = 0;
+    } else if (!e->arena_owned || e->arena_size > 0) {
+        if (e->arena_owned)
+            pfvm__free(e->arena);
+        e->arena = (unsigned char *)pfvm__malloc(e->arena_size ? e->arena_size : 1);
+        e->arena_owned = 1;
+        if (!e->arena)
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "cannot allocate an arena of %zu bytes", e->arena_size);
+    }
+    for (i = 0; i < (int)stbds_arrlen(e->entries); i++) {
+        pfvm_plan_entry *pe = &e->entries[i];
+        if (pe->kind == 0)
+            e->vals[pe->value->id].data = e->arena + pe->offset;
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__plan(pfvm_exec *e, pfvm_status *st)
+{
+    pfvm_code rc;
+    pfvm__release_dynamic(e);
+    pfvm__arena_free(&e->plan_arena);
+    e->folded_bytes = 0;
+    e->n_folded = 0;
+    rc = pfvm__plan_types(e, st);
+    if (!rc)
+        rc = pfvm__plan_memory(e, st);
+    if (!rc)
+        rc = pfvm__plan_arena(e, st);
+    return rc;
+}
+
+pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_status *st)
+{
+    if (!e->planned)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "no plan: bind inputs first");
+    memset(info, 0, sizeof *info);
+    info->arena_bytes = e->arena_size;
+    info->lower_bound = e->lower_bound;
+    info->folded_bytes = e->folded_bytes;
+    info->n_nodes = e->nn;
+    info->n_folded = e->n_folded;
+    info->entries = e->entries;
+    info->n_entries = (int)stbds_arrlen(e->entries);
+    return PFVM_OK;
+}
+
+/* ---- running ------------------------------------------------------------------ */
+
+PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims)
+{
+    pfvm_tensor *t;
+    size_t bytes;
+    int64_t numel = 1;
+    int d;
+    if (i < 0 || i >= k->n_out || !(t = k->out[i]))
+        return PFVM_OK;
+    if (rank < 0 || rank > PFVM_MAX_RANK)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "output rank %d exceeds PFVM_MAX_RANK", rank);
+    for (d = 0; d < rank; d++)
+        if (dims[d] < 0 || !pfvm__mul_i64(numel, dims[d], &numel))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "invalid output dimension %lld", (long long)dims[d]);
+    if (t->data && t->kind == PFVM_KIND_TENSOR && !t->owns_data) {
+        /* planned storage: the kernel's shape must be the planned one */
+        if (t->dtype != dtype || t->rank != rank || memcmp(t->dims, dims, sizeof(int64_t) * (size_t)rank))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE,
+                                 "output %d has a different shape or type than planned", i);
+        return PFVM_OK;
+    }
+    pfvm_tensor_release(t);
+    if ((uint64_t)numel > SIZE_MAX || !pfvm__mul_size((size_t)numel, pfvm_dtype_size(dtype), &bytes))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output %d is too large", i);
+    t->kind = PFVM_KIND_TENSOR;
+    t->dtype = dtype;
+    pfvm_tensor_set_shape(t, rank, dims, NULL);
+    t->data = pfvm__calloc(1, bytes ? bytes : 1);
+    if (!t->data)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "cannot allocate %zu bytes for output %d", bytes, i);
+    t->nbytes = bytes;
+    t->owns_data = 1;
+    t->owns_strings = dtype == PFVM_STRING;
+    return PFVM_OK;
+}
+
+/* Dynamic outputs: infer again with the run-time inputs, which are all
+ * concrete now, and allocate what that determines. */
+static pfvm_code pfvm__prepare_dynamic(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
+{
+    int j, any = 0;
+    pfvm_ival *tmp_in, *tmp_out;
+    pfvm_arena scratch;
+    pfvm_code rc = PFVM_OK;
+    for (j = 0; j < n->n_outputs; j++)
+        if (n->outputs[j] && e->vkind[n->outputs[j]->id] == PFVM__V_DYNAMIC) {
+            pfvm_tensor_release(&e->vals[n->outputs[j]->id]);
+            any = 1;
+        }
+    if (!any)
+        return PFVM_OK;
+    memset(&scratch, 0, sizeof scratch);
+    tmp_in = (pfvm_ival *)pfvm__arena_alloc(&scratch, sizeof(pfvm_ival) * (size_t)(n->n_inputs + 1));
+    tmp_out = (pfvm_ival *)pfvm__arena_alloc(&scratch, sizeof(pfvm_ival) * (size_t)(n->n_outputs + 1));
+    if (!tmp_in || !tmp_out) {
+        pfvm__arena_free(&scratch);
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
+    for (j = 0; j < n->n_inputs; j++) {
+        const pfvm_tensor *t = e->kin[j];
+        e->iin[j] = NULL;
+        if (!t)
+            continue;
+        pfvm__ival_from_tensor(e, &tmp_in[j], t, pfvm__small_int(t));
+        e->iin[j] = &tmp_in[j];
+    }
+    for (j = 0; j < n->n_outputs; j++)
+        e->iout[j] = n->outputs[j] ? &tmp_out[j] : NULL;
+    rc = pfvm__infer_node(n, e->iin, e->iout, e->m->syms, &scratch, st);
+    for (j = 0; !rc && j < n->n_outputs; j++) {
+        int64_t dims[PFVM_MAX_RANK];
+        pfvm_tensor *t;
+        if (!n->outputs[j] || e->vkind[n->outputs[j]->id] != PFVM__V_DYNAMIC)
+            continue;
+        t = &e->vals[n->outputs[j]->id];
+        memset(t, 0, sizeof *t);
+        t->kind = tmp_out[j].type.kind ? tmp_out[j].type.kind : PFVM_KIND_TENSOR;
+        t->dtype = tmp_out[j].type.dtype;
+        t->rank = -1;
+        if (t->kind == PFVM_KIND_TENSOR && pfvm__shape_const(&tmp_out[j].type, dims) && pfvm_dtype_size(t->dtype)) {
+            pfvm_kctx k;
+            memset(&k, 0, sizeof k);
+            k.node = n;
+            k.n_out = n->n_outputs;
+            k.out = e->kout;
+            k.st = st;
+            rc = pfvm_kctx_output(&k, j, t->dtype, tmp_out[j].type.shape.rank, dims);
+        }
+    }
+    pfvm__arena_free(&scratch);
+    return rc;
+}
+
+static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
+{
+    pfvm_kctx k;
+    char lb[96];
+    pfvm_node *saved = e->running;
+    pfvm_code rc;
+    pfvm__node_io(e, n);
+    if ((rc = pfvm__prepare_dynamic(e, n, st)) != PFVM_OK)
+        return rc;
+    k.node = n;
+    k.n_in = n->n_inputs;
+    k.n_out = n->n_outputs;
+    k.in = e->kin;
+    k.out = e->kout;
+    k.st = st;
+    k.exec = e;
+    k.state = NULL;
+    e->running = n;
+    rc = n->op->kernel(&k);
+    e->running = saved;
+    if (rc) {
+        if (st && strncmp(st->msg, "node '", 6))
+            pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
+        return st ? st->code : rc;
+    }
+    return PFVM_OK;
+}
+
+pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
+{
+    int i, j;
+    if (!e->planned)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s': bind inputs before running", e->g->name);
+    for (i = 0; i < e->nn; i++) {
+        pfvm_node *n = e->g->nodes[i];
+        if (e->skip[i])
+            continue;
+        if (!n->op || !n->op->kernel) {
+            char lb[96];
+            return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): no kernel", pfvm__node_label(n, lb, sizeof lb),
+                              n->op_type);
+        }
+        if (pfvm__call_kernel(e, n, st))
+            return st ? st->code : PFVM_ERR_RUNTIME;
+        for (j = 0; j < n->n_outputs; j++) {
+            pfvm_tensor *t = e->kout[j];
+            char lb[96];
+            if (t && t->kind == PFVM_KIND_TENSOR && !t->data && pfvm_tensor_numel(t) != 0)
+                return pfvm__fail(st, PFVM_ERR_RUNTIME, "node '%s' (%s): output %d was not produced",
+                                  pfvm__node_label(n, lb, sizeof lb), n->op_type, j);
+        }
+    }
+    return PFVM_OK;
+}
+
+const pfvm_tensor *pfvm_exec_output(const pfvm_exec *e, int i)
+{
+    const pfvm_value *v = pfvm_exec_output_value(e, i);
+    if (!v)
+        return NULL;
+    return pfvm__tensor_of((pfvm_exec *)e, v);
+}
+
+/* ---- subgraphs --------------------------------------------------------------- */
+
+PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph *g, const pfvm_tensor *const *inputs,
+                                            int n_inputs, pfvm_tensor **outputs, int n_outputs, pfvm_status *st)
+{
+    pfvm_exec *c = NULL;
+    int i;
+    pfvm_code rc;
+    for (i = 0; i < (int)stbds_arrlen(parent->children); i++)
+        if (parent->children[i].g == g)
+            c = parent->children[i].e;
+    if (!c) {
+        pfvm__child ch;
+        if (pfvm_graph_toposort((pfvm_graph *)g, st))
+            return st ? st->code : PFVM_ERR_INVALID;
+        c = (pfvm_exec *)pfvm__calloc(1, sizeof *c);
+        if (!c)
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        if (pfvm__exec_init(c, parent->m, (pfvm_graph *)g, parent, st)) {
+            pfvm_exec_free(c);
+            return st ? st->code : PFVM_ERR_NOMEM;
+        }
+        ch.g = g;
+        ch.e = c;
+        stbds_arrput(parent->children, ch);
+    }
+    /* outer-scope values may change between calls (loop-carried): replan */
+    c->planned = 0;
+    rc = pfvm_exec_bind(c, inputs, n_inputs, st);
+    if (!rc)
+        rc = pfvm_exec_run(c, st);
+    if (rc)
+        return rc;
+    if (n_outputs != pfvm_exec_num_outputs(c))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "subgraph '%s' has %d outputs, %d expected", g->name,
+                          pfvm_exec_num_outputs(c), n_outputs);
+    for (i = 0; i < n_outputs; i++) {
+        outputs[i] = pfvm_tensor_clone(pfvm_exec_output(c, i), st);
+        if (!outputs[i]) {
+            while (i-- > 0) {
+                pfvm_tensor_free(outputs[i]);
+                outputs[i] = NULL;
+            }
+            return st ? st->code : PFVM_ERR_NOMEM;
+        }
+    }
+    return PFVM_OK;
+}

@@ -1,0 +1,77 @@
+/* exec: the planner and the executor.
+ *
+ * An executor runs one graph. Binding inputs plans the run: the inference
+ * driver gives every value a concrete shape, small integer tensors whose
+ * contents are known (shape arithmetic) are folded right away, and every
+ * other intermediate tensor gets an offset in one arena, reused between
+ * values whose lifetimes do not overlap. Running then executes the kernels
+ * in order and allocates nothing, except for outputs whose size depends on
+ * data (NonZero, Unique, ...), strings, and sequences. The plan is kept
+ * until the input shapes (or the contents of small integer inputs) change. */
+#ifndef PFVM_EXEC_H
+#define PFVM_EXEC_H
+
+#include "../shape/infer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Creates an executor for g (NULL: the model's main graph). Resolves every
+ * node's operator; an operator pfvm does not know is an error here. The
+ * model must outlive the executor. */
+PFVM_API pfvm_exec *pfvm_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_status *st);
+PFVM_API void pfvm_exec_free(pfvm_exec *e);
+
+/* The inputs a caller provides: graph inputs that are not initializers, in
+ * graph order. */
+PFVM_API int pfvm_exec_num_inputs(const pfvm_exec *e);
+PFVM_API const pfvm_value *pfvm_exec_input(const pfvm_exec *e, int i);
+PFVM_API int pfvm_exec_num_outputs(const pfvm_exec *e);
+PFVM_API const pfvm_value *pfvm_exec_output_value(const pfvm_exec *e, int i);
+
+/* Uses caller memory as the arena (for heap-free runs); it must hold at
+ * least the planned arena size, 64-byte aligned. NULL returns to an arena
+ * the executor allocates. */
+PFVM_API void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size);
+
+/* Binds inputs (viewed, not copied: they must stay alive during the run)
+ * and plans if needed. n must equal pfvm_exec_num_inputs. */
+PFVM_API pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st);
+/* Runs the bound graph. */
+PFVM_API pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st);
+/* Output i of the last run; valid until the next bind, run or free. */
+PFVM_API const pfvm_tensor *pfvm_exec_output(const pfvm_exec *e, int i);
+
+/* The memory plan of the current binding. */
+typedef struct pfvm_plan_entry {
+    const pfvm_value *value;
+    size_t offset, bytes;
+    int first, last;        /* node indices of definition and last use */
+    int kind;               /* 0 arena, 1 folded constant, 2 dynamic (run time), 3 input/initializer */
+} pfvm_plan_entry;
+
+typedef struct pfvm_plan_info {
+    size_t arena_bytes;       /* the arena the plan needs */
+    size_t lower_bound;       /* peak of live bytes: no plan can do better */
+    size_t folded_bytes;      /* constants folded at plan time */
+    int n_nodes, n_folded;    /* nodes, and nodes folded at plan time */
+    const pfvm_plan_entry *entries;
+    int n_entries;
+} pfvm_plan_info;
+
+/* Fills info for the current plan (after pfvm_exec_bind). */
+PFVM_API pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_status *st);
+
+/* ---- internal: used by control-flow kernels -------------------------------- */
+
+/* Runs subgraph g of the running node with the given inputs (g's formal
+ * inputs, in order). Outer-scope values resolve to the caller's. Outputs
+ * are deep copies the caller owns (free with pfvm_tensor_free). */
+PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph *g, const pfvm_tensor *const *inputs,
+                                            int n_inputs, pfvm_tensor **outputs, int n_outputs, pfvm_status *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PFVM_EXEC_H */

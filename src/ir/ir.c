@@ -1,0 +1,929 @@
+#include "ir.h"
+
+#include <stdio.h>
+
+struct pfvm__valmap {
+    char *key;
+    pfvm_value *value;
+};
+
+/* ---- tensors --------------------------------------------------------------- */
+
+int64_t pfvm_tensor_numel(const pfvm_tensor *t)
+{
+    int64_t n = 1;
+    int i;
+    for (i = 0; i < t->rank; i++)
+        if (!pfvm__mul_i64(n, t->dims[i], &n))
+            return -1;
+    return n;
+}
+
+pfvm_code pfvm_tensor_set_shape(pfvm_tensor *t, int rank, const int64_t *dims, pfvm_status *st)
+{
+    int i;
+    if (rank < 0 || rank > PFVM_MAX_RANK)
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "tensor rank %d exceeds PFVM_MAX_RANK (%d)", rank,
+                          PFVM_MAX_RANK);
+    for (i = 0; i < rank; i++)
+        if (dims[i] < 0)
+            return pfvm__fail(st, PFVM_ERR_SHAPE, "negative dimension %lld", (long long)dims[i]);
+    t->rank = rank;
+    for (i = 0; i < rank; i++)
+        t->dims[i] = dims[i];
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tensor_bytes(pfvm_dtype dtype, int rank, const int64_t *dims, size_t *bytes,
+                                    pfvm_status *st)
+{
+    int64_t n = 1;
+    int i;
+    size_t es = pfvm_dtype_size(dtype);
+    if (!es && dtype != PFVM_UNDEFINED)
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "unknown element type %d", (int)dtype);
+    for (i = 0; i < rank; i++) {
+        if (dims[i] < 0)
+            return pfvm__fail(st, PFVM_ERR_SHAPE, "negative dimension %lld", (long long)dims[i]);
+        if (!pfvm__mul_i64(n, dims[i], &n))
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "tensor size overflows");
+    }
+    if ((uint64_t)n > (uint64_t)SIZE_MAX || !pfvm__mul_size((size_t)n, es, bytes))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "tensor size overflows");
+    return PFVM_OK;
+}
+
+pfvm_tensor *pfvm_tensor_new(pfvm_dtype dtype, int rank, const int64_t *dims, pfvm_status *st)
+{
+    pfvm_tensor *t;
+    size_t bytes;
+    if (pfvm__tensor_bytes(dtype, rank, dims, &bytes, st))
+        return NULL;
+    t = (pfvm_tensor *)pfvm__calloc(1, sizeof *t);
+    if (!t) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    t->kind = PFVM_KIND_TENSOR;
+    t->dtype = dtype;
+    if (pfvm_tensor_set_shape(t, rank, dims, st)) {
+        pfvm__free(t);
+        return NULL;
+    }
+    t->data = pfvm__calloc(1, bytes ? bytes : 1);
+    if (!t->data) {
+        pfvm__free(t);
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory allocating %zu bytes", bytes);
+        return NULL;
+    }
+    t->nbytes = bytes;
+    t->owns_data = 1;
+    t->owns_strings = dtype == PFVM_STRING;
+    return t;
+}
+
+pfvm_tensor *pfvm_tensor_view(pfvm_dtype dtype, int rank, const int64_t *dims, void *data, pfvm_status *st)
+{
+    pfvm_tensor *t;
+    size_t bytes;
+    if (pfvm__tensor_bytes(dtype, rank, dims, &bytes, st))
+        return NULL;
+    t = (pfvm_tensor *)pfvm__calloc(1, sizeof *t);
+    if (!t) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    t->kind = PFVM_KIND_TENSOR;
+    t->dtype = dtype;
+    if (pfvm_tensor_set_shape(t, rank, dims, st)) {
+        pfvm__free(t);
+        return NULL;
+    }
+    t->data = data;
+    t->nbytes = bytes;
+    return t;
+}
+
+void pfvm_tensor_release(pfvm_tensor *t)
+{
+    int64_t i, n;
+    if (!t)
+        return;
+    if (t->dtype == PFVM_STRING && t->owns_strings && t->data) {
+        n = pfvm_tensor_numel(t);
+        for (i = 0; i < n && (size_t)i * sizeof(char *) < t->nbytes; i++)
+            pfvm__free(((char **)t->data)[i]);
+    }
+    if (t->owns_data)
+        pfvm__free(t->data);
+    t->data = NULL;
+    t->nbytes = 0;
+    t->owns_data = 0;
+    t->owns_strings = 0;
+    for (i = 0; i < (int64_t)stbds_arrlen(t->elems); i++)
+        pfvm_tensor_free(t->elems[i]);
+    stbds_arrfree(t->elems);
+}
+
+void pfvm_tensor_free(pfvm_tensor *t)
+{
+    if (!t)
+        return;
+    pfvm_tensor_release(t);
+    pfvm__free(t);
+}
+
+pfvm_tensor *pfvm_tensor_clone(const pfvm_tensor *t, pfvm_status *st)
+{
+    pfvm_tensor *r;
+    int64_t i, n;
+    if (t->kind != PFVM_KIND_TENSOR) {
+        r = (pfvm_tensor *)pfvm__calloc(1, sizeof *r);
+        if (!r) {
+            pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            return NULL;
+        }
+        r->kind = t->kind;
+        r->dtype = t->dtype;
+        r->elem_dtype = t->elem_dtype;
+        r->has_value = t->has_value;
+        for (i = 0; i < (int64_t)stbds_arrlen(t->elems); i++) {
+            pfvm_tensor *e = pfvm_tensor_clone(t->elems[i], st);
+            if (!e) {
+                pfvm_tensor_free(r);
+                return NULL;
+            }
+            stbds_arrput(r->elems, e);
+        }
+        return r;
+    }
+    r = pfvm_tensor_new(t->dtype, t->rank, t->dims, st);
+    if (!r)
+        return NULL;
+    n = pfvm_tensor_numel(t);
+    if (t->dtype == PFVM_STRING) {
+        for (i = 0; i < n; i++) {
+            const char *s = ((char **)t->data)[i];
+            ((char **)r->data)[i] = pfvm__strdup(s ? s : "");
+            if (!((char **)r->data)[i]) {
+                pfvm_tensor_free(r);
+                pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+                return NULL;
+            }
+        }
+    } else if (r->nbytes) {
+        memcpy(r->data, t->data, r->nbytes);
+    }
+    return r;
+}
+
+double pfvm_tensor_get_f64(const pfvm_tensor *t, int64_t i)
+{
+    const void *d = t->data;
+    switch (t->dtype) {
+    case PFVM_FLOAT: return ((const float *)d)[i];
+    case PFVM_DOUBLE: return ((const double *)d)[i];
+    case PFVM_FLOAT16: return pfvm_half_to_float(((const uint16_t *)d)[i]);
+    case PFVM_BFLOAT16: return pfvm_bf16_to_float(((const uint16_t *)d)[i]);
+    case PFVM_INT8: return ((const int8_t *)d)[i];
+    case PFVM_UINT8: return ((const uint8_t *)d)[i];
+    case PFVM_BOOL: return ((const uint8_t *)d)[i] != 0;
+    case PFVM_INT16: return ((const int16_t *)d)[i];
+    case PFVM_UINT16: return ((const uint16_t *)d)[i];
+    case PFVM_INT32: return ((const int32_t *)d)[i];
+    case PFVM_UINT32: return ((const uint32_t *)d)[i];
+    case PFVM_INT64: return (double)((const int64_t *)d)[i];
+    case PFVM_UINT64: return (double)((const uint64_t *)d)[i];
+    default: return 0;
+    }
+}
+
+int64_t pfvm_tensor_get_i64(const pfvm_tensor *t, int64_t i)
+{
+    const void *d = t->data;
+    switch (t->dtype) {
+    case PFVM_INT64: return ((const int64_t *)d)[i];
+    case PFVM_INT32: return ((const int32_t *)d)[i];
+    case PFVM_INT8: return ((const int8_t *)d)[i];
+    case PFVM_UINT8: return ((const uint8_t *)d)[i];
+    case PFVM_BOOL: return ((const uint8_t *)d)[i] != 0;
+    case PFVM_INT16: return ((const int16_t *)d)[i];
+    case PFVM_UINT16: return ((const uint16_t *)d)[i];
+    case PFVM_UINT32: return ((const uint32_t *)d)[i];
+    case PFVM_UINT64: return (int64_t)((const uint64_t *)d)[i];
+    default: {
+        double v = pfvm_tensor_get_f64(t, i);
+        if (v != v)
+            return 0;
+        if (v >= 9.2e18)
+            return INT64_MAX;
+        if (v <= -9.2e18)
+            return INT64_MIN;
+        return (int64_t)v;
+    }
+    }
+}
+
+int pfvm_tensor_describe(const pfvm_tensor *t, char *buf, size_t n)
+{
+    size_t len = 0;
+    int i;
+    if (t->kind == PFVM_KIND_SEQUENCE)
+        return pfvm__snprintf(buf, n, "seq(%d x %s)", (int)stbds_arrlen(t->elems), pfvm_dtype_name(t->elem_dtype));
+    if (t->kind == PFVM_KIND_OPTIONAL)
+        return pfvm__snprintf(buf, n, "optional(%s)", t->has_value ? "value" : "none");
+    len += (size_t)pfvm__snprintf(buf, n, "%s[", pfvm_dtype_name(t->dtype));
+    for (i = 0; i < t->rank; i++)
+        len += (size_t)pfvm__snprintf(buf + (len < n ? len : n), len < n ? n - len : 0, i ? ",%lld" : "%lld",
+                                      (long long)t->dims[i]);
+    len += (size_t)pfvm__snprintf(buf + (len < n ? len : n), len < n ? n - len : 0, "]");
+    return (int)len;
+}
+
+/* ---- model ------------------------------------------------------------------ */
+
+pfvm_model *pfvm_model_new(pfvm_status *st)
+{
+    pfvm_model *m = (pfvm_model *)pfvm__calloc(1, sizeof *m);
+    if (!m) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    m->syms = pfvm_symtab_new();
+    if (!m->syms) {
+        pfvm__free(m);
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    m->ir_version = 8;
+    m->producer_name = "";
+    m->producer_version = "";
+    m->domain = "";
+    m->doc = "";
+    return m;
+}
+
+static void pfvm__graph_free(pfvm_graph *g)
+{
+    int i;
+    if (!g)
+        return;
+    for (i = 0; i < (int)stbds_arrlen(g->subgraphs); i++)
+        pfvm__graph_free(g->subgraphs[i]);
+    stbds_arrfree(g->subgraphs);
+    stbds_arrfree(g->nodes);
+    stbds_arrfree(g->values);
+    stbds_arrfree(g->inputs);
+    stbds_arrfree(g->outputs);
+    stbds_arrfree(g->inits);
+    stbds_arrfree(g->value_infos);
+    stbds_shfree(g->by_name);
+}
+
+void pfvm_model_free(pfvm_model *m)
+{
+    int i;
+    if (!m)
+        return;
+    pfvm__graph_free(m->graph);
+    for (i = 0; i < (int)stbds_arrlen(m->functions); i++)
+        pfvm__graph_free(m->functions[i]->body);
+    for (i = 0; i < (int)stbds_arrlen(m->owned_blocks); i++)
+        pfvm__free(m->owned_blocks[i]);
+    stbds_arrfree(m->owned_blocks);
+    stbds_arrfree(m->functions);
+    stbds_arrfree(m->opsets);
+    stbds_arrfree(m->metadata);
+    pfvm_symtab_free(m->syms);
+    pfvm__free(m->owned_bytes);
+    pfvm__arena_free(&m->arena);
+    pfvm__free(m);
+}
+
+int64_t pfvm_model_opset(const pfvm_model *m, const char *domain)
+{
+    int i;
+    if (!domain || !strcmp(domain, "ai.onnx"))
+        domain = "";
+    for (i = 0; i < (int)stbds_arrlen(m->opsets); i++) {
+        const char *d = m->opsets[i].domain;
+        if (!strcmp(d, "ai.onnx"))
+            d = "";
+        if (!strcmp(d, domain))
+            return m->opsets[i].version;
+    }
+    return 0;
+}
+
+pfvm_code pfvm_model_set_opset(pfvm_model *m, const char *domain, int64_t version, pfvm_status *st)
+{
+    int i;
+    pfvm_opset_import imp;
+    for (i = 0; i < (int)stbds_arrlen(m->opsets); i++)
+        if (!strcmp(m->opsets[i].domain, domain)) {
+            m->opsets[i].version = version;
+            return PFVM_OK;
+        }
+    imp.domain = pfvm_model_strdup(m, domain);
+    imp.version = version;
+    if (!imp.domain)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    stbds_arrput(m->opsets, imp);
+    return PFVM_OK;
+}
+
+void *pfvm_model_alloc(pfvm_model *m, size_t size)
+{
+    return pfvm__arena_alloc(&m->arena, size);
+}
+
+const char *pfvm_model_strdup(pfvm_model *m, const char *s)
+{
+    return pfvm__arena_strdup(&m->arena, s);
+}
+
+const char *pfvm_model_strndup(pfvm_model *m, const char *s, size_t n)
+{
+    return pfvm__arena_strndup(&m->arena, s, n);
+}
+
+pfvm_code pfvm_model_own(pfvm_model *m, void *block, pfvm_status *st)
+{
+    (void)st;
+    stbds_arrput(m->owned_blocks, block);
+    return PFVM_OK;
+}
+
+pfvm_tensor *pfvm_model_tensor(pfvm_model *m, pfvm_dtype dtype, int rank, const int64_t *dims, void *data,
+                               pfvm_status *st)
+{
+    pfvm_tensor *t;
+    size_t bytes;
+    if (pfvm__tensor_bytes(dtype, rank, dims, &bytes, st))
+        return NULL;
+    t = (pfvm_tensor *)pfvm_model_alloc(m, sizeof *t);
+    if (!t) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    t->kind = PFVM_KIND_TENSOR;
+    t->dtype = dtype;
+    if (pfvm_tensor_set_shape(t, rank, dims, st))
+        return NULL;
+    t->nbytes = bytes;
+    if (data) {
+        t->data = data;
+    } else {
+        /* data is heap memory freed with the model: it may be large */
+        t->data = pfvm__calloc(1, bytes ? bytes : 1);
+        if (!t->data) {
+            pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory allocating %zu bytes", bytes);
+            return NULL;
+        }
+        /* freed with the model; string elements come from the model arena */
+        stbds_arrput(m->owned_blocks, t->data);
+    }
+    return t;
+}
+
+pfvm_type *pfvm_model_type(pfvm_model *m, pfvm_status *st)
+{
+    pfvm_type *t = (pfvm_type *)pfvm_model_alloc(m, sizeof *t);
+    if (!t)
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    else
+        t->shape.rank = -1;
+    return t;
+}
+
+/* ---- graphs ------------------------------------------------------------------ */
+
+pfvm_graph *pfvm_graph_new(pfvm_model *m, pfvm_graph *parent, const char *name, pfvm_status *st)
+{
+    pfvm_graph *g = (pfvm_graph *)pfvm_model_alloc(m, sizeof *g);
+    if (!g) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    g->model = m;
+    g->parent = parent;
+    g->name = pfvm_model_strdup(m, name ? name : "");
+    g->doc = "";
+    stbds_sh_new_arena(g->by_name);
+    if (parent)
+        stbds_arrput(parent->subgraphs, g);
+    else if (!m->graph)
+        m->graph = g;
+    return g;
+}
+
+pfvm_value *pfvm_graph_find_local(const pfvm_graph *g, const char *name)
+{
+    pfvm_graph *w = (pfvm_graph *)g;
+    ptrdiff_t at = stbds_shgeti(w->by_name, name);
+    return at >= 0 ? w->by_name[at].value : NULL;
+}
+
+pfvm_value *pfvm_graph_find(const pfvm_graph *g, const char *name)
+{
+    for (; g; g = g->parent) {
+        pfvm_value *v = pfvm_graph_find_local(g, name);
+        if (v)
+            return v;
+    }
+    return NULL;
+}
+
+pfvm_value *pfvm_graph_value(pfvm_graph *g, const char *name, pfvm_status *st)
+{
+    pfvm_value *v = pfvm_graph_find_local(g, name);
+    if (v)
+        return v;
+    v = (pfvm_value *)pfvm_model_alloc(g->model, sizeof *v);
+    if (!v || !(v->name = pfvm_model_strdup(g->model, name))) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    v->graph = g;
+    v->type.shape.rank = -1;
+    v->doc = "";
+    v->id = (int)stbds_arrlen(g->values);
+    stbds_arrput(g->values, v);
+    stbds_shput(g->by_name, name, v);
+    return v;
+}
+
+pfvm_value *pfvm_graph_new_value(pfvm_graph *g, const char *hint, pfvm_status *st)
+{
+    char buf[256];
+    do {
+        pfvm__snprintf(buf, sizeof buf, "%s__%d", hint ? hint : "v", g->next_auto_name++);
+    } while (pfvm_graph_find(g, buf));
+    return pfvm_graph_value(g, buf, st);
+}
+
+pfvm_code pfvm_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
+{
+    (void)st;
+    v->is_input = 1;
+    stbds_arrput(g->inputs, v);
+    return PFVM_OK;
+}
+
+pfvm_code pfvm_graph_add_output(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
+{
+    (void)st;
+    v->is_output = 1;
+    stbds_arrput(g->outputs, v);
+    return PFVM_OK;
+}
+
+pfvm_code pfvm_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_tensor *t, pfvm_status *st)
+{
+    if (v->init)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "initializer '%s' is defined twice", v->name);
+    v->init = t;
+    t->name = v->name;
+    if (v->type.kind == PFVM_KIND_UNKNOWN || !v->has_type_info) {
+        v->type.kind = PFVM_KIND_TENSOR;
+        v->type.dtype = t->dtype;
+        if (pfvm_shape_from_dims(g->model->syms, &v->type.shape, t->rank, t->dims, st))
+            return st ? st->code : PFVM_ERR_NOMEM;
+    }
+    stbds_arrput(g->inits, v);
+    return PFVM_OK;
+}
+
+pfvm_node *pfvm_graph_add_node(pfvm_graph *g, const char *op_type, const char *domain, const char *name,
+                               pfvm_value **inputs, int n_inputs, pfvm_value **outputs, int n_outputs,
+                               pfvm_status *st)
+{
+    pfvm_model *m = g->model;
+    pfvm_node *n = (pfvm_node *)pfvm_model_alloc(m, sizeof *n);
+    int i;
+    if (!n)
+        goto nomem;
+    n->op_type = pfvm_model_strdup(m, op_type);
+    n->domain = pfvm_model_strdup(m, domain && strcmp(domain, "ai.onnx") ? domain : "");
+    n->name = pfvm_model_strdup(m, name ? name : "");
+    n->doc = "";
+    n->overload = "";
+    n->inputs = (pfvm_value **)pfvm_model_alloc(m, sizeof(pfvm_value *) * (size_t)(n_inputs + 1));
+    n->outputs = (pfvm_value **)pfvm_model_alloc(m, sizeof(pfvm_value *) * (size_t)(n_outputs + 1));
+    if (!n->op_type || !n->domain || !n->name || !n->inputs || !n->outputs)
+        goto nomem;
+    for (i = 0; i < n_inputs; i++)
+        n->inputs[i] = inputs[i];
+    for (i = 0; i < n_outputs; i++) {
+        n->outputs[i] = outputs[i];
+        if (outputs[i]) {
+            if (outputs[i]->producer || outputs[i]->is_input || outputs[i]->init) {
+                char lb[96];
+                return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): output '%s' is already defined",
+                                  pfvm__node_label(n, lb, sizeof lb), op_type, outputs[i]->name),
+                       (pfvm_node *)NULL;
+            }
+            outputs[i]->producer = n;
+            outputs[i]->producer_index = i;
+        }
+    }
+    n->n_inputs = n_inputs;
+    n->n_outputs = n_outputs;
+    n->graph = g;
+    n->id = (int)stbds_arrlen(g->nodes);
+    stbds_arrput(g->nodes, n);
+    return n;
+nomem:
+    pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    return NULL;
+}
+
+pfvm_attr *pfvm_node_add_attr(pfvm_node *n, const char *name, pfvm_attr_type type, pfvm_status *st)
+{
+    pfvm_model *m = n->graph->model;
+    pfvm_attr *a = (pfvm_attr *)pfvm_model_alloc(m, sizeof(pfvm_attr) * (size_t)(n->n_attrs + 1));
+    if (!a) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (n->n_attrs)
+        memcpy(a, n->attrs, sizeof(pfvm_attr) * (size_t)n->n_attrs);
+    n->attrs = a;
+    a = &n->attrs[n->n_attrs++];
+    a->name = pfvm_model_strdup(m, name);
+    a->type = type;
+    a->s = "";
+    a->doc = "";
+    if (!a->name) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    return a;
+}
+
+pfvm_code pfvm_node_set_attr_int(pfvm_node *n, const char *name, int64_t v, pfvm_status *st)
+{
+    pfvm_attr *a = pfvm_node_add_attr(n, name, PFVM_ATTR_INT, st);
+    if (!a)
+        return PFVM_ERR_NOMEM;
+    a->i = v;
+    return PFVM_OK;
+}
+
+pfvm_code pfvm_node_set_attr_float(pfvm_node *n, const char *name, float v, pfvm_status *st)
+{
+    pfvm_attr *a = pfvm_node_add_attr(n, name, PFVM_ATTR_FLOAT, st);
+    if (!a)
+        return PFVM_ERR_NOMEM;
+    a->f = v;
+    return PFVM_OK;
+}
+
+pfvm_code pfvm_node_set_attr_ints(pfvm_node *n, const char *name, const int64_t *v, int count,
+                                  pfvm_status *st)
+{
+    pfvm_attr *a = pfvm_node_add_attr(n, name, PFVM_ATTR_INTS, st);
+    if (!a)
+        return PFVM_ERR_NOMEM;
+    a->ints = (int64_t *)pfvm_model_alloc(n->graph->model, sizeof(int64_t) * (size_t)(count + 1));
+    if (!a->ints)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    if (count)
+        memcpy(a->ints, v, sizeof(int64_t) * (size_t)count);
+    a->n = count;
+    return PFVM_OK;
+}
+
+pfvm_code pfvm_node_set_attr_string(pfvm_node *n, const char *name, const char *s, pfvm_status *st)
+{
+    pfvm_attr *a = pfvm_node_add_attr(n, name, PFVM_ATTR_STRING, st);
+    if (!a)
+        return PFVM_ERR_NOMEM;
+    a->s = pfvm_model_strdup(n->graph->model, s);
+    a->s_len = strlen(s);
+    return a->s ? PFVM_OK : pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+}
+
+const pfvm_attr *pfvm_node_attr(const pfvm_node *n, const char *name)
+{
+    int i;
+    for (i = 0; i < n->n_attrs; i++)
+        if (!strcmp(n->attrs[i].name, name))
+            return &n->attrs[i];
+    return NULL;
+}
+
+int64_t pfvm_node_attr_int(const pfvm_node *n, const char *name, int64_t def)
+{
+    const pfvm_attr *a = pfvm_node_attr(n, name);
+    return a && a->type == PFVM_ATTR_INT ? a->i : def;
+}
+
+float pfvm_node_attr_float(const pfvm_node *n, const char *name, float def)
+{
+    const pfvm_attr *a = pfvm_node_attr(n, name);
+    if (a && a->type == PFVM_ATTR_FLOAT)
+        return a->f;
+    if (a && a->type == PFVM_ATTR_INT)
+        return (float)a->i;
+    return def;
+}
+
+const char *pfvm_node_attr_string(const pfvm_node *n, const char *name, const char *def)
+{
+    const pfvm_attr *a = pfvm_node_attr(n, name);
+    return a && a->type == PFVM_ATTR_STRING ? a->s : def;
+}
+
+int pfvm_node_attr_ints(const pfvm_node *n, const char *name, const int64_t **out)
+{
+    const pfvm_attr *a = pfvm_node_attr(n, name);
+    if (!a || a->type != PFVM_ATTR_INTS) {
+        *out = NULL;
+        return -1;
+    }
+    *out = a->ints;
+    return a->n;
+}
+
+int pfvm_node_attr_floats(const pfvm_node *n, const char *name, const float **out)
+{
+    const pfvm_attr *a = pfvm_node_attr(n, name);
+    if (!a || a->type != PFVM_ATTR_FLOATS) {
+        *out = NULL;
+        return -1;
+    }
+    *out = a->floats;
+    return a->n;
+}
+
+PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t size)
+{
+    if (n->name && n->name[0])
+        return n->name;
+    pfvm__snprintf(buf, size, "%s#%d", n->op_type, n->id);
+    return buf;
+}
+
+/* ---- topological sort and verification ------------------------------------ */
+
+/* Every value a node reads, including those its subgraphs capture from the
+ * enclosing scope: an If reading `x` inside its branch depends on x. */
+static void pfvm__collect_captures(const pfvm_graph *sub, const pfvm_graph *scope, pfvm_value ***out)
+{
+    int i, j, k;
+    for (i = 0; i < (int)stbds_arrlen(sub->nodes); i++) {
+        const pfvm_node *n = sub->nodes[i];
+        for (j = 0; j < n->n_inputs; j++) {
+            pfvm_value *v = n->inputs[j];
+            if (v && v->graph == scope)
+                stbds_arrput(*out, v);
+        }
+        for (j = 0; j < n->n_attrs; j++) {
+            const pfvm_attr *a = &n->attrs[j];
+            if (a->g)
+                pfvm__collect_captures(a->g, scope, out);
+            for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
+                pfvm__collect_captures(a->graphs[k], scope, out);
+        }
+    }
+    for (i = 0; i < (int)stbds_arrlen(sub->outputs); i++)
+        if (sub->outputs[i]->graph == scope)
+            stbds_arrput(*out, sub->outputs[i]);
+}
+
+PFVM_INTERNAL void pfvm__node_deps(const pfvm_node *n, pfvm_value ***out)
+{
+    int j, k;
+    stbds_arrsetlen(*out, 0);
+    for (j = 0; j < n->n_inputs; j++)
+        if (n->inputs[j])
+            stbds_arrput(*out, n->inputs[j]);
+    for (j = 0; j < n->n_attrs; j++) {
+        const pfvm_attr *a = &n->attrs[j];
+        if (a->g)
+            pfvm__collect_captures(a->g, n->graph, out);
+        for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
+            pfvm__collect_captures(a->graphs[k], n->graph, out);
+    }
+}
+
+pfvm_code pfvm_graph_toposort(pfvm_graph *g, pfvm_status *st)
+{
+    int n = (int)stbds_arrlen(g->nodes), i, j, done = 0, progress = 1;
+    unsigned char *placed, *ready;
+    pfvm_node **order = NULL;
+    pfvm_value **deps = NULL;
+    pfvm_code rc = PFVM_OK;
+    placed = (unsigned char *)pfvm__calloc((size_t)n + 1, 1);
+    ready = (unsigned char *)pfvm__calloc(stbds_arrlen(g->values) + 1, 1);
+    if (!placed || !ready) {
+        pfvm__free(placed);
+        pfvm__free(ready);
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        pfvm_value *v = g->values[i];
+        if (!v->producer)
+            ready[i] = 1;
+    }
+    /* Kahn-style passes in the given order: stable for graphs already sorted. */
+    while (done < n && progress) {
+        progress = 0;
+        for (i = 0; i < n; i++) {
+            pfvm_node *nd = g->nodes[i];
+            int ok = 1;
+            if (placed[i])
+                continue;
+            pfvm__node_deps(nd, &deps);
+            for (j = 0; j < (int)stbds_arrlen(deps); j++) {
+                pfvm_value *v = deps[j];
+                if (v->graph == g && !ready[v->id]) {
+                    ok = 0;
+                    break;
+                }
+            }
+            if (!ok)
+                continue;
+            placed[i] = 1;
+            stbds_arrput(order, nd);
+            for (j = 0; j < nd->n_outputs; j++)
+                if (nd->outputs[j])
+                    ready[nd->outputs[j]->id] = 1;
+            done++;
+            progress = 1;
+        }
+    }
+    if (done < n) {
+        char lb[96];
+        for (i = 0; i < n && placed[i]; i++) {
+        }
+        rc = pfvm__fail(st, PFVM_ERR_INVALID,
+                        "graph '%s': node '%s' (%s) is part of a cycle or reads a value nothing defines",
+                        g->name, pfvm__node_label(g->nodes[i], lb, sizeof lb), g->nodes[i]->op_type);
+        stbds_arrfree(order);
+    } else {
+        for (i = 0; i < n; i++) {
+            g->nodes[i] = order[i];
+            order[i]->id = i;
+        }
+        stbds_arrfree(order);
+    }
+    stbds_arrfree(deps);
+    pfvm__free(placed);
+    pfvm__free(ready);
+    return rc;
+}
+
+static pfvm_code pfvm__verify_scope(const pfvm_graph *g, pfvm_status *st)
+{
+    int i, j, k;
+    char lb[96];
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+        const pfvm_node *n = g->nodes[i];
+        for (j = 0; j < n->n_inputs; j++) {
+            const pfvm_value *v = n->inputs[j];
+            const pfvm_graph *s;
+            if (!v)
+                continue;
+            for (s = g; s && s != v->graph; s = s->parent) {
+            }
+            if (!s)
+                return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): input '%s' is not visible in its scope",
+                                  pfvm__node_label(n, lb, sizeof lb), n->op_type, v->name);
+            if (v->graph == g && v->producer && v->producer->id >= n->id && v->producer->graph == g)
+                return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): input '%s' is used before it is defined",
+                                  pfvm__node_label(n, lb, sizeof lb), n->op_type, v->name);
+            if (!v->producer && !v->is_input && !v->init)
+                return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): input '%s' is never defined",
+                                  pfvm__node_label(n, lb, sizeof lb), n->op_type, v->name);
+        }
+        for (j = 0; j < n->n_attrs; j++) {
+            const pfvm_attr *a = &n->attrs[j];
+            if (a->g && pfvm__verify_scope(a->g, st))
+                return st ? st->code : PFVM_ERR_INVALID;
+            for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
+                if (pfvm__verify_scope(a->graphs[k], st))
+                    return st ? st->code : PFVM_ERR_INVALID;
+        }
+    }
+    for (i = 0; i < (int)stbds_arrlen(g->outputs); i++) {
+        const pfvm_value *v = g->outputs[i];
+        if (!v->producer && !v->is_input && !v->init && v->graph == g)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s': output '%s' is never defined", g->name, v->name);
+    }
+    return PFVM_OK;
+}
+
+pfvm_code pfvm_graph_verify(const pfvm_graph *g, pfvm_status *st)
+{
+    return pfvm__verify_scope(g, st);
+}
+
+/* ---- shapes ------------------------------------------------------------------ */
+
+void pfvm_shape_unknown(pfvm_shape *s)
+{
+    memset(s, 0, sizeof *s);
+    s->rank = -1;
+}
+
+pfvm_code pfvm_shape_from_dims(pfvm_symtab *t, pfvm_shape *s, int rank, const int64_t *dims, pfvm_status *st)
+{
+    int i;
+    if (rank > PFVM_MAX_RANK)
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "rank %d exceeds PFVM_MAX_RANK (%d)", rank, PFVM_MAX_RANK);
+    s->rank = rank;
+    for (i = 0; i < rank; i++) {
+        s->dims[i] = pfvm_sym_const(t, dims[i]);
+        if (!s->dims[i])
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
+    return PFVM_OK;
+}
+
+int pfvm_shape_eval(const pfvm_shape *s, const pfvm_binding *b, int64_t *dims)
+{
+    int i;
+    if (s->rank < 0)
+        return 0;
+    for (i = 0; i < s->rank; i++)
+        if (!pfvm_sym_eval(s->dims[i], b, &dims[i]))
+            return 0;
+    return 1;
+}
+
+int pfvm_shape_print(const pfvm_shape *s, char *buf, size_t n)
+{
+    size_t len = 0;
+    int i;
+#define PFVM__AT (buf + (len < n ? len : n)), (len < n ? n - len : 0)
+    if (s->rank < 0)
+        return pfvm__snprintf(buf, n, "?");
+    len += (size_t)pfvm__snprintf(PFVM__AT, "[");
+    for (i = 0; i < s->rank; i++) {
+        if (i)
+            len += (size_t)pfvm__snprintf(PFVM__AT, ",");
+        len += (size_t)pfvm_sym_print(s->dims[i], PFVM__AT);
+    }
+    len += (size_t)pfvm__snprintf(PFVM__AT, "]");
+#undef PFVM__AT
+    return (int)len;
+}
+
+int pfvm_type_print(const pfvm_type *t, char *buf, size_t n)
+{
+    size_t len;
+    switch (t->kind) {
+    case PFVM_KIND_TENSOR:
+        len = (size_t)pfvm__snprintf(buf, n, "%s", pfvm_dtype_name(t->dtype));
+        return (int)len + pfvm_shape_print(&t->shape, buf + (len < n ? len : n), len < n ? n - len : 0);
+    case PFVM_KIND_SEQUENCE:
+    case PFVM_KIND_OPTIONAL: {
+        const char *w = t->kind == PFVM_KIND_SEQUENCE ? "seq(" : "optional(";
+        len = (size_t)pfvm__snprintf(buf, n, "%s", w);
+        if (t->elem)
+            len += (size_t)pfvm_type_print(t->elem, buf + (len < n ? len : n), len < n ? n - len : 0);
+        else
+            len += (size_t)pfvm__snprintf(buf + (len < n ? len : n), len < n ? n - len : 0, "?");
+        len += (size_t)pfvm__snprintf(buf + (len < n ? len : n), len < n ? n - len : 0, ")");
+        return (int)len;
+    }
+    case PFVM_KIND_MAP:
+        return pfvm__snprintf(buf, n, "map(%s,...)", pfvm_dtype_name(t->key_dtype));
+    default:
+        return pfvm__snprintf(buf, n, "?");
+    }
+}
+
+#ifndef PFVM_NO_STDIO
+void pfvm_graph_dump(const pfvm_graph *g, FILE *f)
+{
+    int i, j;
+    char buf[512], lb[96];
+    fprintf(f, "graph %s (%d nodes)\n", g->name, (int)stbds_arrlen(g->nodes));
+    for (i = 0; i < (int)stbds_arrlen(g->inputs); i++) {
+        pfvm_type_print(&g->inputs[i]->type, buf, sizeof buf);
+        fprintf(f, "  input %s: %s\n", g->inputs[i]->name, buf);
+    }
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+        const pfvm_node *n = g->nodes[i];
+        fprintf(f, "  %s = %s%s%s(", pfvm__node_label(n, lb, sizeof lb), n->domain[0] ? n->domain : "",
+                n->domain[0] ? "." : "", n->op_type);
+        for (j = 0; j < n->n_inputs; j++)
+            fprintf(f, "%s%s", j ? ", " : "", n->inputs[j] ? n->inputs[j]->name : "");
+        fprintf(f, ") -> ");
+        for (j = 0; j < n->n_outputs; j++) {
+            if (n->outputs[j])
+                pfvm_type_print(&n->outputs[j]->type, buf, sizeof buf);
+            fprintf(f, "%s%s: %s", j ? ", " : "", n->outputs[j] ? n->outputs[j]->name : "",
+                    n->outputs[j] ? buf : "");
+        }
+        fprintf(f, "\n");
+    }
+    for (i = 0; i < (int)stbds_arrlen(g->outputs); i++) {
+        pfvm_type_print(&g->outputs[i]->type, buf, sizeof buf);
+        fprintf(f, "  output %s: %s\n", g->outputs[i]->name, buf);
+    }
+}
+#endif

@@ -1,0 +1,327 @@
+/* ir: the graph IR — tensors, types, values, nodes, attributes, graphs,
+ * functions and models — plus the builder, verifier and text dump.
+ *
+ * Ownership: a pfvm_model owns everything reachable from it (one arena for
+ * names, nodes, attributes and tensors, plus stb_ds lists per graph); free
+ * it with pfvm_model_free. Tensor data either lives in the arena / heap or
+ * is a view into bytes the caller keeps alive (zero-copy weights). */
+#ifndef PFVM_IR_H
+#define PFVM_IR_H
+
+#include "../base/base.h"
+#include "../sym/sym.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pfvm_model pfvm_model;
+typedef struct pfvm_graph pfvm_graph;
+typedef struct pfvm_node pfvm_node;
+typedef struct pfvm_value pfvm_value;
+typedef struct pfvm_op_def pfvm_op_def;
+
+/* ---- tensors (concrete data) -------------------------------------------- */
+
+typedef enum pfvm_kind {
+    PFVM_KIND_UNKNOWN = 0,
+    PFVM_KIND_TENSOR,
+    PFVM_KIND_SEQUENCE,
+    PFVM_KIND_OPTIONAL,
+    PFVM_KIND_MAP,
+    PFVM_KIND_SPARSE
+} pfvm_kind;
+
+/* A run-time value. For PFVM_KIND_TENSOR: dtype, rank, dims, data. Strings
+ * are stored as `char *` per element (NUL-terminated, each owned by the
+ * tensor when owns_strings). Sequences hold `elems`; an optional holds zero
+ * or one elem (`has_value`). */
+typedef struct pfvm_tensor pfvm_tensor;
+struct pfvm_tensor {
+    pfvm_kind kind;
+    pfvm_dtype dtype;
+    int rank;
+    int64_t dims[PFVM_MAX_RANK];
+    void *data;
+    size_t nbytes;         /* capacity of data in bytes */
+    unsigned owns_data : 1;    /* data was allocated for this tensor */
+    unsigned owns_strings : 1; /* string elements are owned */
+    unsigned has_value : 1;    /* optionals */
+    pfvm_tensor **elems;   /* sequence/optional elements (stb_ds array) */
+    pfvm_dtype elem_dtype; /* sequence/optional: element dtype when empty */
+    const char *name;      /* optional */
+};
+
+/* Number of elements (product of dims; 1 for a scalar). Returns 0 and sets
+ * *ok=0 on overflow if ok is given. */
+PFVM_API int64_t pfvm_tensor_numel(const pfvm_tensor *t);
+/* Sets shape (rank <= PFVM_MAX_RANK, dims >= 0). */
+PFVM_API pfvm_code pfvm_tensor_set_shape(pfvm_tensor *t, int rank, const int64_t *dims, pfvm_status *st);
+/* Heap tensor of the given type and shape with zeroed data. */
+PFVM_API pfvm_tensor *pfvm_tensor_new(pfvm_dtype dtype, int rank, const int64_t *dims, pfvm_status *st);
+/* Heap tensor that views `data` (not copied, not freed). */
+PFVM_API pfvm_tensor *pfvm_tensor_view(pfvm_dtype dtype, int rank, const int64_t *dims, void *data, pfvm_status *st);
+/* Deep copy (strings and sequence elements included). */
+PFVM_API pfvm_tensor *pfvm_tensor_clone(const pfvm_tensor *t, pfvm_status *st);
+/* Frees a heap tensor made by the calls above (and what it owns). */
+PFVM_API void pfvm_tensor_free(pfvm_tensor *t);
+/* Releases what t owns (data, strings, elements) without freeing t. */
+PFVM_API void pfvm_tensor_release(pfvm_tensor *t);
+/* Element i as double / int64 (any numeric dtype; bool as 0/1). */
+PFVM_API double pfvm_tensor_get_f64(const pfvm_tensor *t, int64_t i);
+PFVM_API int64_t pfvm_tensor_get_i64(const pfvm_tensor *t, int64_t i);
+/* Writes "float[2,3]" into buf. */
+PFVM_API int pfvm_tensor_describe(const pfvm_tensor *t, char *buf, size_t n);
+
+/* ---- types (static, symbolic) ------------------------------------------- */
+
+/* A symbolic shape: rank -1 means unknown rank. dims[i] is never NULL when
+ * rank >= 0: unknown dims are fresh symbols. */
+typedef struct pfvm_shape {
+    int rank;
+    const pfvm_sym *dims[PFVM_MAX_RANK];
+} pfvm_shape;
+
+/* Static type of a value. Sequences and optionals point at an element type. */
+typedef struct pfvm_type pfvm_type;
+struct pfvm_type {
+    pfvm_kind kind;      /* UNKNOWN when not inferred yet */
+    pfvm_dtype dtype;    /* tensor element type (or of the innermost tensor) */
+    pfvm_shape shape;
+    pfvm_type *elem;     /* sequence / optional element type (arena) */
+    pfvm_dtype key_dtype; /* maps */
+};
+
+/* ---- attributes ---------------------------------------------------------- */
+
+typedef enum pfvm_attr_type {
+    PFVM_ATTR_UNDEFINED = 0,
+    PFVM_ATTR_FLOAT = 1,
+    PFVM_ATTR_INT = 2,
+    PFVM_ATTR_STRING = 3,
+    PFVM_ATTR_TENSOR = 4,
+    PFVM_ATTR_GRAPH = 5,
+    PFVM_ATTR_FLOATS = 6,
+    PFVM_ATTR_INTS = 7,
+    PFVM_ATTR_STRINGS = 8,
+    PFVM_ATTR_TENSORS = 9,
+    PFVM_ATTR_GRAPHS = 10,
+    PFVM_ATTR_SPARSE_TENSOR = 11,
+    PFVM_ATTR_SPARSE_TENSORS = 12,
+    PFVM_ATTR_TYPE_PROTO = 13,
+    PFVM_ATTR_TYPE_PROTOS = 14
+} pfvm_attr_type;
+
+/* One attribute. Strings carry their length (ONNX strings are bytes). */
+typedef struct pfvm_attr {
+    const char *name;
+    pfvm_attr_type type;
+    const char *ref_attr_name; /* inside functions: refers to a caller attr */
+    const char *doc;
+    float f;
+    int64_t i;
+    const char *s;
+    size_t s_len;
+    pfvm_tensor *t;
+    pfvm_graph *g;
+    pfvm_type *tp;
+    int n;              /* element count of the list forms */
+    float *floats;
+    int64_t *ints;
+    const char **strings;
+    size_t *strings_len;
+    pfvm_tensor **tensors;
+    pfvm_graph **graphs;
+    pfvm_type **tps;
+} pfvm_attr;
+
+/* ---- values, nodes, graphs ---------------------------------------------- */
+
+struct pfvm_value {
+    const char *name;
+    pfvm_type type;
+    pfvm_graph *graph;      /* graph that defines it */
+    pfvm_node *producer;    /* NULL for inputs and initializers */
+    int producer_index;     /* output slot of producer */
+    pfvm_tensor *init;      /* initializer data (constant) or NULL */
+    const char *doc;
+    int id;                 /* index in graph->values */
+    unsigned is_input : 1;
+    unsigned is_output : 1;
+    unsigned has_type_info : 1; /* type came from the model (input/output/value_info) */
+    unsigned has_value_info : 1;
+};
+
+struct pfvm_node {
+    const char *name;
+    const char *op_type;
+    const char *domain;     /* "" for the default ONNX domain */
+    const char *doc;
+    pfvm_value **inputs;    /* n_inputs entries; NULL for an omitted optional input */
+    int n_inputs;
+    pfvm_value **outputs;   /* n_outputs entries; NULL for an omitted optional output */
+    int n_outputs;
+    pfvm_attr *attrs;
+    int n_attrs;
+    const pfvm_op_def *op;  /* resolved operator definition, NULL if none */
+    int opset;              /* opset version in effect for the node's domain */
+    pfvm_graph *graph;
+    int id;                 /* index in graph->nodes */
+    const char *overload;   /* ONNX NodeProto.overload, rarely used */
+};
+
+struct pfvm_graph {
+    const char *name;
+    const char *doc;
+    pfvm_model *model;
+    pfvm_graph *parent;         /* enclosing graph for subgraphs (outer scope) */
+    pfvm_node *owner;           /* node whose attribute holds this subgraph */
+    pfvm_node **nodes;          /* stb_ds array, topological order once sorted */
+    pfvm_value **values;        /* stb_ds array of every value defined here */
+    pfvm_value **inputs;        /* stb_ds array */
+    pfvm_value **outputs;       /* stb_ds array */
+    pfvm_value **inits;         /* stb_ds array: values with initializers */
+    pfvm_value **value_infos;   /* stb_ds array: values named in value_info */
+    struct pfvm__valmap *by_name; /* stb_ds string map name -> value */
+    pfvm_graph **subgraphs;     /* stb_ds array, freed with the graph */
+    int next_auto_name;
+};
+
+typedef struct pfvm_opset_import {
+    const char *domain;
+    int64_t version;
+} pfvm_opset_import;
+
+typedef struct pfvm_string_pair {
+    const char *key;
+    const char *value;
+} pfvm_string_pair;
+
+/* A model-local function (FunctionProto). Its body is a graph whose inputs
+ * and outputs are the formal parameters. */
+typedef struct pfvm_function {
+    const char *name;
+    const char *domain;
+    const char *doc;
+    pfvm_graph *body;
+    const char **attr_names;    /* attributes without defaults */
+    int n_attr_names;
+    pfvm_attr *attr_defaults;   /* attribute_proto (with defaults) */
+    int n_attr_defaults;
+    pfvm_opset_import *opsets;
+    int n_opsets;
+} pfvm_function;
+
+struct pfvm_model {
+    int64_t ir_version;
+    const char *producer_name, *producer_version, *domain, *doc;
+    int64_t model_version;
+    pfvm_opset_import *opsets;  /* stb_ds array */
+    pfvm_string_pair *metadata; /* stb_ds array */
+    pfvm_function **functions;  /* stb_ds array */
+    pfvm_graph *graph;
+    pfvm_symtab *syms;          /* every symbolic dim of the model */
+    pfvm_arena arena;
+    const char *dir;            /* directory of the model file (external data) */
+    void *owned_bytes;          /* model bytes when pfvm owns them */
+    void **owned_blocks;        /* stb_ds: heap blocks freed with the model */
+};
+
+/* ---- model and graph building -------------------------------------------- */
+
+PFVM_API pfvm_model *pfvm_model_new(pfvm_status *st);
+PFVM_API void pfvm_model_free(pfvm_model *m);
+/* Opset version imported for a domain ("" or "ai.onnx" for the default);
+ * 0 when not imported. */
+PFVM_API int64_t pfvm_model_opset(const pfvm_model *m, const char *domain);
+PFVM_API pfvm_code pfvm_model_set_opset(pfvm_model *m, const char *domain, int64_t version, pfvm_status *st);
+
+/* Creates a graph owned by the model (the main graph when parent is NULL
+ * and m->graph is empty, else a subgraph). */
+PFVM_API pfvm_graph *pfvm_graph_new(pfvm_model *m, pfvm_graph *parent, const char *name, pfvm_status *st);
+
+/* Finds a value by name in g, then in its enclosing graphs (outer scope). */
+PFVM_API pfvm_value *pfvm_graph_find(const pfvm_graph *g, const char *name);
+/* Finds a value by name in g only. */
+PFVM_API pfvm_value *pfvm_graph_find_local(const pfvm_graph *g, const char *name);
+/* Gets or creates the value `name` defined in g. */
+PFVM_API pfvm_value *pfvm_graph_value(pfvm_graph *g, const char *name, pfvm_status *st);
+/* A new value with a unique name derived from `hint`. */
+PFVM_API pfvm_value *pfvm_graph_new_value(pfvm_graph *g, const char *hint, pfvm_status *st);
+PFVM_API pfvm_code pfvm_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm_status *st);
+PFVM_API pfvm_code pfvm_graph_add_output(pfvm_graph *g, pfvm_value *v, pfvm_status *st);
+/* Makes v an initializer holding t, a tensor made with pfvm_model_tensor
+ * (the model owns it). */
+PFVM_API pfvm_code pfvm_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_tensor *t, pfvm_status *st);
+/* Appends a node; inputs may contain NULL for omitted optionals. The node's
+ * outputs get v->producer set. Names are copied. */
+PFVM_API pfvm_node *pfvm_graph_add_node(pfvm_graph *g, const char *op_type, const char *domain,
+                                        const char *name, pfvm_value **inputs, int n_inputs,
+                                        pfvm_value **outputs, int n_outputs, pfvm_status *st);
+/* Adds an attribute to a node (the attribute's pointers are taken as they
+ * are; use pfvm_model_alloc / pfvm_model_strdup for their storage). */
+PFVM_API pfvm_attr *pfvm_node_add_attr(pfvm_node *n, const char *name, pfvm_attr_type type, pfvm_status *st);
+PFVM_API pfvm_code pfvm_node_set_attr_int(pfvm_node *n, const char *name, int64_t v, pfvm_status *st);
+PFVM_API pfvm_code pfvm_node_set_attr_float(pfvm_node *n, const char *name, float v, pfvm_status *st);
+PFVM_API pfvm_code pfvm_node_set_attr_ints(pfvm_node *n, const char *name, const int64_t *v, int count, pfvm_status *st);
+PFVM_API pfvm_code pfvm_node_set_attr_string(pfvm_node *n, const char *name, const char *s, pfvm_status *st);
+
+/* Sorts g->nodes topologically (stable: keeps the given order where it is
+ * already valid). Fails on cycles or on inputs that nothing defines. */
+PFVM_API pfvm_code pfvm_graph_toposort(pfvm_graph *g, pfvm_status *st);
+/* Checks structure: unique value names, every input defined before use
+ * (outer scope included), outputs defined, node arity. Recurses into
+ * subgraphs. */
+PFVM_API pfvm_code pfvm_graph_verify(const pfvm_graph *g, pfvm_status *st);
+
+/* Attribute lookup (NULL when absent). */
+PFVM_API const pfvm_attr *pfvm_node_attr(const pfvm_node *n, const char *name);
+PFVM_API int64_t pfvm_node_attr_int(const pfvm_node *n, const char *name, int64_t def);
+PFVM_API float pfvm_node_attr_float(const pfvm_node *n, const char *name, float def);
+/* String attribute as a NUL-terminated string, or def. */
+PFVM_API const char *pfvm_node_attr_string(const pfvm_node *n, const char *name, const char *def);
+/* Ints attribute: count (or -1 when absent) and *out pointing at its data. */
+PFVM_API int pfvm_node_attr_ints(const pfvm_node *n, const char *name, const int64_t **out);
+PFVM_API int pfvm_node_attr_floats(const pfvm_node *n, const char *name, const float **out);
+
+/* Model-owned storage for builders and readers. */
+PFVM_API void *pfvm_model_alloc(pfvm_model *m, size_t size);
+PFVM_API const char *pfvm_model_strdup(pfvm_model *m, const char *s);
+PFVM_API const char *pfvm_model_strndup(pfvm_model *m, const char *s, size_t n);
+/* A tensor owned by the model (its data too, unless `data` is given, in
+ * which case it is viewed in place). String elements of model tensors are
+ * allocated with pfvm_model_strdup. */
+PFVM_API pfvm_tensor *pfvm_model_tensor(pfvm_model *m, pfvm_dtype dtype, int rank, const int64_t *dims,
+                                        void *data, pfvm_status *st);
+/* A type owned by the model. */
+PFVM_API pfvm_type *pfvm_model_type(pfvm_model *m, pfvm_status *st);
+/* Registers a heap block to free with the model. */
+PFVM_API pfvm_code pfvm_model_own(pfvm_model *m, void *block, pfvm_status *st);
+
+/* Shapes. */
+PFVM_API void pfvm_shape_unknown(pfvm_shape *s);
+PFVM_API pfvm_code pfvm_shape_from_dims(pfvm_symtab *t, pfvm_shape *s, int rank, const int64_t *dims, pfvm_status *st);
+/* Concrete dims of a shape under a binding; 0 if some dim is unresolved. */
+PFVM_API int pfvm_shape_eval(const pfvm_shape *s, const pfvm_binding *b, int64_t *dims);
+/* Prints "[d0,d1]" ("?" for unknown rank). */
+PFVM_API int pfvm_shape_print(const pfvm_shape *s, char *buf, size_t n);
+/* Prints a type: "float[2,n]", "seq(float[?])", "optional(...)". */
+PFVM_API int pfvm_type_print(const pfvm_type *t, char *buf, size_t n);
+
+/* Text dump of a graph (one node per line), for debugging. */
+#ifndef PFVM_NO_STDIO
+#include <stdio.h>
+PFVM_API void pfvm_graph_dump(const pfvm_graph *g, FILE *f);
+#endif
+
+/* Values a node reads: its inputs plus outer-scope values its subgraphs
+ * capture (stb_ds array, reset first). */
+PFVM_INTERNAL void pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
+
+/* Name of a node for messages: its name, or "op_type#index". */
+PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PFVM_IR_H */

@@ -1,0 +1,291 @@
+#include "registry.h"
+
+#include <stdio.h>
+
+/* The operator families. Each file of src/ops defines one table, ended by
+ * an entry whose name is NULL. Adding a family adds one line here. */
+#define PFVM__FAMILIES(X) \
+    X(elementwise)        \
+    X(linalg)             \
+    X(nn)                 \
+    X(reduce)             \
+    X(tensor)
+
+#define PFVM__DECLARE(f) extern const pfvm_op_def pfvm__ops_##f[];
+PFVM__FAMILIES(PFVM__DECLARE)
+#undef PFVM__DECLARE
+
+#define PFVM__LIST(f) pfvm__ops_##f,
+static const pfvm_op_def *const pfvm__families[] = {PFVM__FAMILIES(PFVM__LIST) NULL};
+#undef PFVM__LIST
+
+static int pfvm__domain_eq(const char *a, const char *b)
+{
+    if (!a || !strcmp(a, "ai.onnx"))
+        a = "";
+    if (!b || !strcmp(b, "ai.onnx"))
+        b = "";
+    return !strcmp(a, b);
+}
+
+const pfvm_op_def *pfvm_op_at(int index)
+{
+    int f;
+    for (f = 0; pfvm__families[f]; f++) {
+        const pfvm_op_def *d = pfvm__families[f];
+        for (; d->name; d++)
+            if (index-- == 0)
+                return d;
+    }
+    return NULL;
+}
+
+const pfvm_op_def *pfvm_op_find(const char *domain, const char *name, int64_t opset)
+{
+    int f;
+    for (f = 0; pfvm__families[f]; f++) {
+        const pfvm_op_def *d;
+        for (d = pfvm__families[f]; d->name; d++)
+            if (!strcmp(d->name, name) && pfvm__domain_eq(d->domain, domain) && opset >= d->since &&
+                (d->until == 0 || opset <= d->until))
+                return d;
+    }
+    return NULL;
+}
+
+/* Opset of a node's domain: the model's import, or for domains the model
+ * does not import, the newest version pfvm knows (functions may omit). */
+static int64_t pfvm__node_opset(const pfvm_model *m, const char *domain)
+{
+    int64_t v = pfvm_model_opset(m, domain);
+    if (v)
+        return v;
+    if (!domain[0])
+        return 1;
+    return 1;
+}
+
+static pfvm_code pfvm__resolve_graph(pfvm_graph *g, int strict, pfvm_status *st)
+{
+    int i, j, k;
+    char lb[96];
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+        pfvm_node *n = g->nodes[i];
+        n->opset = (int)pfvm__node_opset(g->model, n->domain);
+        n->op = pfvm_op_find(n->domain, n->op_type, n->opset);
+        if (!n->op && strict)
+            return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s%s%s): operator not supported at opset %d",
+                              pfvm__node_label(n, lb, sizeof lb), n->domain, n->domain[0] ? "." : "", n->op_type,
+                              n->opset);
+        if (n->op) {
+            const pfvm_op_def *d = n->op;
+            int present = n->n_inputs;
+            if (n->n_inputs < d->min_inputs || (d->max_inputs >= 0 && n->n_inputs > d->max_inputs))
+                return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): %d inputs, expected %d to %d",
+                                  pfvm__node_label(n, lb, sizeof lb), n->op_type, present, d->min_inputs,
+                                  d->max_inputs);
+            if (n->n_outputs < d->min_outputs || (d->max_outputs >= 0 && n->n_outputs > d->max_outputs))
+                return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): %d outputs, expected %d to %d",
+                                  pfvm__node_label(n, lb, sizeof lb), n->op_type, n->n_outputs, d->min_outputs,
+                                  d->max_outputs);
+            for (j = 0; j < d->min_inputs && j < n->n_inputs; j++)
+                if (!n->inputs[j])
+                    return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): required input %d is missing",
+                                      pfvm__node_label(n, lb, sizeof lb), n->op_type, j);
+            if (d->attrs) {
+                const pfvm_attr_spec *a;
+                for (a = d->attrs; a->name; a++) {
+                    const pfvm_attr *at = pfvm_node_attr(n, a->name);
+                    if (!at && a->required)
+                        return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): required attribute '%s' is missing",
+                                          pfvm__node_label(n, lb, sizeof lb), n->op_type, a->name);
+                    if (at && at->type != a->type && !at->ref_attr_name)
+                        return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): attribute '%s' has the wrong type",
+                                          pfvm__node_label(n, lb, sizeof lb), n->op_type, a->name);
+                }
+            }
+            if (d->check && d->check(n, st)) {
+                pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
+                return st ? st->code : PFVM_ERR_INVALID;
+            }
+        }
+        for (j = 0; j < n->n_attrs; j++) {
+            pfvm_attr *a = &n->attrs[j];
+            if (a->g && pfvm__resolve_graph(a->g, strict, st))
+                return st ? st->code : PFVM_ERR_INVALID;
+            for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
+                if (pfvm__resolve_graph(a->graphs[k], strict, st))
+                    return st ? st->code : PFVM_ERR_INVALID;
+        }
+    }
+    return PFVM_OK;
+}
+
+pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
+{
+    return pfvm__resolve_graph(g, strict, st);
+}
+
+/* ---- helpers for operator implementations --------------------------------- */
+
+PFVM_INTERNAL pfvm_code pfvm__op_fail(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *fmt, ...)
+{
+    char msg[PFVM_STATUS_MSG], lb[96];
+    va_list ap;
+    va_start(ap, fmt);
+    pfvm__vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return pfvm__fail(st, code, "node '%s' (%s): %s", pfvm__node_label(n, lb, sizeof lb), n->op_type, msg);
+}
+
+PFVM_INTERNAL void *pfvm_ictx_alloc(pfvm_ictx *c, size_t size)
+{
+    return pfvm__arena_alloc(c->arena, size);
+}
+
+PFVM_INTERNAL pfvm_code pfvm_ival_set_sym(pfvm_ictx *c, pfvm_ival *out, const pfvm_sym *const *vals, int n)
+{
+    const pfvm_sym **s = (const pfvm_sym **)pfvm_ictx_alloc(c, sizeof(*s) * (size_t)(n + 1));
+    int i;
+    if (!s)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    for (i = 0; i < n; i++) {
+        if (!vals[i])
+            return PFVM_OK; /* an unknown element: leave the value unknown */
+        s[i] = vals[i];
+    }
+    out->sym = s;
+    out->n_sym = n;
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL void pfvm_ival_set_tensor(pfvm_ival *v, pfvm_dtype dtype, const pfvm_shape *shape)
+{
+    v->type.kind = PFVM_KIND_TENSOR;
+    v->type.dtype = dtype;
+    if (shape)
+        v->type.shape = *shape;
+    else
+        pfvm_shape_unknown(&v->type.shape);
+}
+
+PFVM_INTERNAL pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in)
+{
+    if (out >= c->n_out || !c->out[out])
+        return PFVM_OK;
+    if (in >= c->n_in || !c->in[in])
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "input %d is missing", in);
+    c->out[out]->type = c->in[in]->type;
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_infer_broadcast(pfvm_ictx *c, const pfvm_shape *const *shapes, int n, pfvm_shape *out)
+{
+    int i, d, rank = 0;
+    pfvm_symtab *t = c->syms;
+    for (i = 0; i < n; i++) {
+        if (shapes[i]->rank < 0) {
+            pfvm_shape_unknown(out);
+            return PFVM_OK;
+        }
+        if (shapes[i]->rank > rank)
+            rank = shapes[i]->rank;
+    }
+    out->rank = rank;
+    for (d = 0; d < rank; d++) {
+        const pfvm_sym *r = NULL;
+        int64_t rv = -1;
+        for (i = 0; i < n; i++) {
+            int off = rank - shapes[i]->rank;
+            const pfvm_sym *s;
+            int64_t v;
+            if (d < off)
+                continue;
+            s = shapes[i]->dims[d - off];
+            if (pfvm_sym_is_const(s, &v)) {
+                if (v == 1)
+                    continue;
+                if (rv >= 0 && rv != v)
+                    return pfvm__fail(c->st, PFVM_ERR_SHAPE,
+                                      "cannot broadcast dimension %d: %lld vs %lld", d, (long long)rv, (long long)v);
+                if (r && rv < 0) {
+                    /* a symbol meets a constant: the constant wins (the symbol must equal it or be 1) */
+                }
+                rv = v;
+                r = s;
+            } else if (!r) {
+                r = s;
+            } else if (rv < 0 && r != s) {
+                /* two different symbols: the result is max (each is 1 or equal) */
+                r = pfvm_sym_max(t, r, s);
+            }
+        }
+        out->dims[d] = r ? r : pfvm_sym_const(t, 1);
+        if (!out->dims[d])
+            return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    }
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL int pfvm_ival_ints(const pfvm_ival *v, int64_t *out, int cap)
+{
+    int i;
+    if (!v)
+        return -1;
+    if (v->value && v->value->kind == PFVM_KIND_TENSOR &&
+        (pfvm_dtype_is_int(v->value->dtype) || v->value->dtype == PFVM_BOOL)) {
+        int64_t n = pfvm_tensor_numel(v->value);
+        if (n < 0 || n > cap)
+            return -1;
+        for (i = 0; i < n; i++)
+            out[i] = pfvm_tensor_get_i64(v->value, i);
+        return (int)n;
+    }
+    if (v->sym && v->n_sym <= cap) {
+        for (i = 0; i < v->n_sym; i++)
+            if (!pfvm_sym_is_const(v->sym[i], &out[i]))
+                return -1;
+        return v->n_sym;
+    }
+    return -1;
+}
+
+PFVM_INTERNAL int pfvm__axis(int64_t axis, int rank)
+{
+    if (axis < -rank || axis >= rank)
+        return -1;
+    return (int)(axis < 0 ? axis + rank : axis);
+}
+
+PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank)
+{
+    pfvm_ival *o;
+    char base[160], lb[96];
+    int i;
+    if (out >= c->n_out || !(o = c->out[out]))
+        return PFVM_OK;
+    o->type.kind = PFVM_KIND_TENSOR;
+    o->type.dtype = dtype;
+    if (rank < 0 || rank > PFVM_MAX_RANK) {
+        pfvm_shape_unknown(&o->type.shape);
+        return PFVM_OK;
+    }
+    o->type.shape.rank = rank;
+    for (i = 0; i < rank; i++) {
+        pfvm__snprintf(base, sizeof base, "%s_o%d_d%d", pfvm__node_label(c->node, lb, sizeof lb), out, i);
+        /* symbol names must be identifiers */
+        {
+            char *p;
+            for (p = base; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                      *p == '_'))
+                    *p = '_';
+            if (base[0] >= '0' && base[0] <= '9')
+                base[0] = '_';
+        }
+        o->type.shape.dims[i] = pfvm_sym_var(c->syms, base, 0);
+        if (!o->type.shape.dims[i])
+            return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    }
+    return PFVM_OK;
+}

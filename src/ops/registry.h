@@ -1,0 +1,148 @@
+/* ops: the operator registry. Everything pfvm knows about an operator lives
+ * in its pfvm_op_def: name, domain and opset range, arity, type and shape
+ * inference, reference kernel, and fusion kind. Passes and the executor ask
+ * the registry; they never switch on op names.
+ *
+ * Each operator family is one file (src/ops/elementwise.c, nn.c, ...) that
+ * exports a table; registry.c lists the tables. */
+#ifndef PFVM_REGISTRY_H
+#define PFVM_REGISTRY_H
+
+#include "../ir/ir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* TVM-style fusion categories. */
+typedef enum pfvm_fusion_kind {
+    PFVM_FUSE_OPAQUE = 0,
+    PFVM_FUSE_ELEMENTWISE,
+    PFVM_FUSE_BROADCAST,
+    PFVM_FUSE_INJECTIVE,
+    PFVM_FUSE_REDUCTION,
+    PFVM_FUSE_OUT_FUSABLE /* Conv/Gemm/MatMul: accept element-wise epilogues */
+} pfvm_fusion_kind;
+
+/* ---- inference ------------------------------------------------------------ */
+
+/* What inference knows about one value: its type and, for small integer
+ * tensors whose contents are known before running, the contents. `value`
+ * is a concrete tensor (constant, initializer, bound input, or folded at
+ * plan time); `sym` is the same as symbolic scalars (data propagation),
+ * n_sym entries in row-major order, or NULL. */
+typedef struct pfvm_ival {
+    pfvm_type type;
+    const pfvm_tensor *value;
+    const pfvm_sym **sym;
+    int n_sym;
+} pfvm_ival;
+
+typedef struct pfvm_ictx {
+    const pfvm_node *node;
+    pfvm_symtab *syms;
+    int n_in, n_out;
+    const pfvm_ival *const *in; /* n_in entries; NULL for omitted optional inputs */
+    pfvm_ival *const *out;      /* n_out entries; NULL for omitted optional outputs */
+    pfvm_status *st;
+    pfvm_arena *arena;          /* storage for `sym` arrays, freed with the results */
+} pfvm_ictx;
+
+/* Sets the types (and, where it can, symbolic values) of ctx->out. Called
+ * with symbolic input shapes while analysing and with constant shapes at
+ * bind time, so one function serves both. Returns an error naming the
+ * problem (the caller prefixes node and op). */
+typedef pfvm_code (*pfvm_infer_fn)(pfvm_ictx *ctx);
+
+/* ---- kernels ------------------------------------------------------------------ */
+
+typedef struct pfvm_exec pfvm_exec;
+
+typedef struct pfvm_kctx {
+    const pfvm_node *node;
+    int n_in, n_out;
+    const pfvm_tensor *const *in; /* NULL for omitted optional inputs */
+    pfvm_tensor *const *out;      /* NULL for omitted optional outputs */
+    pfvm_status *st;
+    pfvm_exec *exec;              /* for subgraphs and dynamic outputs */
+    void *state;                  /* per-node state from prepare, or NULL */
+} pfvm_kctx;
+
+/* Computes the outputs. Output tensors arrive with dtype, shape and storage
+ * set by the planner when their shapes are known at bind time; otherwise
+ * (data-dependent shapes) the kernel calls pfvm_kctx_output to get storage. */
+typedef pfvm_code (*pfvm_kernel_fn)(pfvm_kctx *ctx);
+
+/* Optional: validates attributes once per node. */
+typedef pfvm_code (*pfvm_check_fn)(const pfvm_node *node, pfvm_status *st);
+
+/* Attribute schema entry, for validation and documentation. */
+typedef struct pfvm_attr_spec {
+    const char *name;
+    pfvm_attr_type type;
+    int required;
+} pfvm_attr_spec;
+
+/* pfvm_op_def.flags */
+#define PFVM_OP_NONDETERMINISTIC 1u /* random generators: never folded */
+
+struct pfvm_op_def {
+    const char *name;
+    const char *domain;      /* "" = default ONNX domain */
+    int since, until;        /* opset range, inclusive; until 0 = open */
+    int min_inputs, max_inputs;   /* max -1 = variadic */
+    int min_outputs, max_outputs;
+    pfvm_infer_fn infer;
+    pfvm_kernel_fn kernel;
+    pfvm_check_fn check;
+    pfvm_fusion_kind fusion;
+    const char *types;       /* element types the kernel supports, for docs */
+    const pfvm_attr_spec *attrs; /* NULL-name terminated, or NULL */
+    unsigned flags;          /* PFVM_OP_* */
+};
+
+/* Finds the definition for (domain, name) at an opset version; NULL when
+ * pfvm has none. */
+PFVM_API const pfvm_op_def *pfvm_op_find(const char *domain, const char *name, int64_t opset);
+/* Iterates over every definition (for docs): returns NULL past the end. */
+PFVM_API const pfvm_op_def *pfvm_op_at(int index);
+/* Resolves node->op and node->opset for every node of g and its subgraphs.
+ * Unknown ops are an error only when `strict`. */
+PFVM_API pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st);
+
+/* ---- helpers for operator implementations (internal) ----------------------- */
+
+/* Gives output i the shape `dims` and storage for this run (for outputs
+ * whose shape the planner could not know). */
+PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims);
+
+/* Fails with "node 'n' (Op): <message>". */
+PFVM_INTERNAL pfvm_code pfvm__op_fail(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* Inference helpers. */
+PFVM_INTERNAL void *pfvm_ictx_alloc(pfvm_ictx *c, size_t size);
+/* Sets out->sym to n symbolic scalars (copied into the ictx arena). */
+PFVM_INTERNAL pfvm_code pfvm_ival_set_sym(pfvm_ictx *c, pfvm_ival *out, const pfvm_sym *const *vals, int n);
+PFVM_INTERNAL void pfvm_ival_set_tensor(pfvm_ival *v, pfvm_dtype dtype, const pfvm_shape *shape);
+/* Output i = input j's type. */
+PFVM_INTERNAL pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in);
+/* Numpy-style multidirectional broadcast of the shapes of inputs. */
+PFVM_INTERNAL pfvm_code pfvm_infer_broadcast(pfvm_ictx *c, const pfvm_shape *const *shapes, int n, pfvm_shape *out);
+/* Known contents of input i as int64s (from value or sym); returns count
+ * or -1 if not known. `out` holds at most `cap` entries. */
+PFVM_INTERNAL int pfvm_ival_ints(const pfvm_ival *v, int64_t *out, int cap);
+/* Normalises axis (negative counts from the end) for a rank; -1 on error. */
+PFVM_INTERNAL int pfvm__axis(int64_t axis, int rank);
+/* Output i gets dtype and an unknown shape of the given rank (symbols
+ * named after the node, output and dim: `Node_o0_d1`, so the same unknown
+ * is the same symbol everywhere), or unknown rank if rank < 0. */
+PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PFVM_REGISTRY_H */

@@ -1,0 +1,163 @@
+#include "infer.h"
+
+PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
+                                         pfvm_symtab *syms, pfvm_arena *arena, pfvm_status *st)
+{
+    pfvm_ictx c;
+    char lb[96];
+    if (!n->op || !n->op->infer)
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): operator not supported at opset %d",
+                          pfvm__node_label(n, lb, sizeof lb), n->op_type, n->opset);
+    c.node = n;
+    c.syms = syms;
+    c.n_in = n->n_inputs;
+    c.n_out = n->n_outputs;
+    c.in = in;
+    c.out = out;
+    c.st = st;
+    c.arena = arena;
+    if (n->op->infer(&c)) {
+        /* kernels' messages already name the node when they use pfvm__op_fail */
+        if (st && strncmp(st->msg, "node '", 6))
+            pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
+        return st ? st->code : PFVM_ERR_SHAPE;
+    }
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena)
+{
+    int64_t dims[PFVM_MAX_RANK], n = 1;
+    int i;
+    pfvm_tensor *t;
+    if (v->value)
+        return 1;
+    if (!v->sym || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0)
+        return 0;
+    if (!pfvm_dtype_is_int(v->type.dtype))
+        return 0;
+    for (i = 0; i < v->type.shape.rank; i++) {
+        if (!pfvm_sym_is_const(v->type.shape.dims[i], &dims[i]))
+            return 0;
+        n *= dims[i];
+    }
+    if (n != v->n_sym)
+        return 0;
+    for (i = 0; i < v->n_sym; i++)
+        if (!pfvm_sym_is_const(v->sym[i], NULL))
+            return 0;
+    t = (pfvm_tensor *)pfvm__arena_alloc(arena, sizeof *t);
+    if (!t)
+        return 0;
+    t->kind = PFVM_KIND_TENSOR;
+    t->dtype = v->type.dtype;
+    t->rank = v->type.shape.rank;
+    for (i = 0; i < t->rank; i++)
+        t->dims[i] = dims[i];
+    t->nbytes = (size_t)n * pfvm_dtype_size(t->dtype);
+    t->data = pfvm__arena_alloc(arena, t->nbytes);
+    if (!t->data)
+        return 0;
+    for (i = 0; i < n; i++) {
+        int64_t x;
+        pfvm_sym_is_const(v->sym[i], &x);
+        switch (t->dtype) {
+        case PFVM_INT64: ((int64_t *)t->data)[i] = x; break;
+        case PFVM_INT32: ((int32_t *)t->data)[i] = (int32_t)x; break;
+        case PFVM_UINT64: ((uint64_t *)t->data)[i] = (uint64_t)x; break;
+        case PFVM_UINT32: ((uint32_t *)t->data)[i] = (uint32_t)x; break;
+        case PFVM_INT16: ((int16_t *)t->data)[i] = (int16_t)x; break;
+        case PFVM_UINT16: ((uint16_t *)t->data)[i] = (uint16_t)x; break;
+        case PFVM_INT8: ((int8_t *)t->data)[i] = (int8_t)x; break;
+        default: ((uint8_t *)t->data)[i] = (uint8_t)x; break;
+        }
+    }
+    v->value = t;
+    return 1;
+}
+
+static pfvm_code pfvm__infer_graph(pfvm_graph *g, int strict, pfvm_arena *arena, pfvm_status *st)
+{
+    int nv = (int)stbds_arrlen(g->values), i, j;
+    pfvm_ival *iv;
+    const pfvm_ival **ins = NULL;
+    pfvm_ival **outs = NULL;
+    pfvm_code rc = PFVM_OK;
+    iv = (pfvm_ival *)pfvm__calloc((size_t)nv + 1, sizeof *iv);
+    if (!iv)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    for (i = 0; i < nv; i++) {
+        pfvm_value *v = g->values[i];
+        iv[i].type = v->type;
+        iv[i].value = v->init;
+    }
+    for (i = 0; i < (int)stbds_arrlen(g->nodes) && !rc; i++) {
+        pfvm_node *n = g->nodes[i];
+        stbds_arrsetlen(ins, n->n_inputs);
+        stbds_arrsetlen(outs, n->n_outputs);
+        for (j = 0; j < n->n_inputs; j++) {
+            pfvm_value *v = n->inputs[j];
+            ins[j] = NULL;
+            if (!v)
+                continue;
+            if (v->graph == g) {
+                ins[j] = &iv[v->id];
+            } else {
+                /* outer-scope value: its type is already in the IR */
+                pfvm_ival *o = (pfvm_ival *)pfvm__arena_alloc(arena, sizeof *o);
+                if (!o) {
+                    rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+                    break;
+                }
+                o->type = v->type;
+                o->value = v->init;
+                ins[j] = o;
+            }
+        }
+        if (rc)
+            break;
+        for (j = 0; j < n->n_outputs; j++)
+            outs[j] = n->outputs[j] ? &iv[n->outputs[j]->id] : NULL;
+        /* subgraphs first, so that control-flow ops see their body types */
+        for (j = 0; j < n->n_attrs; j++) {
+            int k;
+            pfvm_attr *a = &n->attrs[j];
+            if (a->g && (rc = pfvm__infer_graph(a->g, strict, arena, st)) != PFVM_OK)
+                break;
+            for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
+                if ((rc = pfvm__infer_graph(a->graphs[k], strict, arena, st)) != PFVM_OK)
+                    break;
+            if (rc)
+                break;
+        }
+        if (rc)
+            break;
+        if (!n->op || !n->op->infer) {
+            if (strict)
+                rc = pfvm__infer_node(n, ins, outs, g->model->syms, arena, st);
+            continue;
+        }
+        rc = pfvm__infer_node(n, ins, outs, g->model->syms, arena, st);
+        if (rc)
+            break;
+        for (j = 0; j < n->n_outputs; j++)
+            if (outs[j]) {
+                pfvm__ival_materialize(outs[j], arena);
+                n->outputs[j]->type = outs[j]->type;
+            }
+    }
+    stbds_arrfree(ins);
+    stbds_arrfree(outs);
+    pfvm__free(iv);
+    return rc;
+}
+
+pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
+{
+    pfvm_code rc = pfvm_graph_resolve_ops(g, 0, st);
+    /* types may point at storage made during inference (sequence element
+     * types): keep it with the model */
+    if (!rc)
+        rc = pfvm__infer_graph(g, strict, &g->model->arena, st);
+    return rc;
+}

@@ -1,0 +1,35 @@
+/* shape: the inference driver. It walks a graph in topological order and
+ * asks each node's operator definition for its outputs' types, shapes and
+ * (for small integer tensors) symbolic contents. The same walk serves the
+ * static analysis (symbolic dims) and the executor's bind-time planning
+ * (constant dims), so every operator has exactly one inference function. */
+#ifndef PFVM_INFER_H
+#define PFVM_INFER_H
+
+#include "../ops/registry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Infers the type of every value of g (and its subgraphs) symbolically and
+ * stores it in value->type. Graph inputs keep their declared types; dims
+ * without a value or a name become named symbols. Unsupported operators
+ * leave their outputs with unknown types unless `strict`. */
+PFVM_API pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st);
+
+/* Runs one node's inference: in/out are indexed like node->inputs and
+ * node->outputs (NULL entries for omitted values). Errors are prefixed with
+ * the node's name and op. */
+PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
+                                         pfvm_symtab *syms, pfvm_arena *arena, pfvm_status *st);
+
+/* When an ival has fully constant symbolic contents (or the shape is known
+ * and the value is a scalar), materialises them as a value tensor in the
+ * arena so that kernels can read them. Returns 1 if ival->value is set. */
+PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PFVM_INFER_H */

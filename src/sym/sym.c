@@ -1,0 +1,688 @@
+#include "sym.h"
+
+#include <stdio.h>
+
+/* Hash-consing: every node is keyed by (kind, value, a, b); symbols by name.
+ * Operands of commutative operators are ordered deterministically so that
+ * a+b and b+a are the same node. */
+
+typedef struct pfvm__symkey {
+    int kind;
+    int64_t value;
+    const pfvm_sym *a, *b;
+} pfvm__symkey;
+
+/* hash -> first node with that hash; nodes with equal hashes chain */
+typedef struct pfvm__symcell {
+    uint64_t key;
+    pfvm_sym *value;
+} pfvm__symcell;
+
+typedef struct pfvm__symname {
+    char *key;
+    pfvm_sym *value;
+} pfvm__symname;
+
+struct pfvm_symtab {
+    pfvm_arena arena;
+    pfvm__symcell *nodes;  /* stb_ds hash map */
+    pfvm__symname *names;  /* stb_ds string map */
+    pfvm_sym **vars;       /* stb_ds array: id -> symbol */
+};
+
+pfvm_symtab *pfvm_symtab_new(void)
+{
+    pfvm_symtab *t = (pfvm_symtab *)pfvm__calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    stbds_sh_new_arena(t->names);
+    return t;
+}
+
+void pfvm_symtab_free(pfvm_symtab *t)
+{
+    if (!t)
+        return;
+    stbds_hmfree(t->nodes);
+    stbds_shfree(t->names);
+    stbds_arrfree(t->vars);
+    pfvm__arena_free(&t->arena);
+    pfvm__free(t);
+}
+
+static uint64_t pfvm__symhash(const pfvm__symkey *k)
+{
+    uint64_t h = (uint64_t)k->kind * 0x9E3779B97F4A7C15ull;
+    h ^= (uint64_t)k->value + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+    if (k->a)
+        h ^= k->a->hash + 0x85EBCA77u + (h << 6) + (h >> 2);
+    if (k->b)
+        h ^= k->b->hash + 0xC2B2AE3Du + (h << 6) + (h >> 2);
+    return h ^ (h >> 29);
+}
+
+/* Deterministic total order on nodes, used to sort commutative operands. */
+static int pfvm__symcmp(const pfvm_sym *x, const pfvm_sym *y)
+{
+    int c;
+    if (x == y)
+        return 0;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    switch (x->kind) {
+    case PFVM_SYM_CONST:
+        return x->value < y->value ? -1 : 1;
+    case PFVM_SYM_VAR:
+        return strcmp(x->name, y->name);
+    default:
+        c = pfvm__symcmp(x->a, y->a);
+        return c ? c : pfvm__symcmp(x->b, y->b);
+    }
+}
+
+static const pfvm_sym *pfvm__intern(pfvm_symtab *t, pfvm_sym_kind kind, int64_t value,
+                                     const pfvm_sym *a, const pfvm_sym *b)
+{
+    pfvm__symkey key;
+    pfvm_sym *s, *head;
+    uint64_t h;
+    ptrdiff_t at;
+    memset(&key, 0, sizeof key);
+    key.kind = (int)kind;
+    key.value = value;
+    key.a = a;
+    key.b = b;
+    h = pfvm__symhash(&key);
+    at = stbds_hmgeti(t->nodes, h);
+    head = at >= 0 ? t->nodes[at].value : NULL;
+    for (s = head; s; s = s->next)
+        if (s->kind == kind && s->value == value && s->a == a && s->b == b)
+            return s;
+    s = (pfvm_sym *)pfvm__arena_alloc(&t->arena, sizeof *s);
+    if (!s)
+        return NULL;
+    s->kind = kind;
+    s->value = value;
+    s->a = a;
+    s->b = b;
+    s->hash = (unsigned)h;
+    s->next = head;
+    switch (kind) {
+    case PFVM_SYM_CONST:
+        s->nonneg = value >= 0;
+        s->pos = value >= 1;
+        break;
+    case PFVM_SYM_ADD:
+        s->nonneg = a->nonneg && b->nonneg;
+        s->pos = s->nonneg && (a->pos || b->pos);
+        break;
+    case PFVM_SYM_MUL:
+        s->nonneg = a->nonneg && b->nonneg;
+        s->pos = a->pos && b->pos;
+        break;
+    case PFVM_SYM_DIV:
+        s->nonneg = a->nonneg && b->pos;
+        break;
+    case PFVM_SYM_MOD:
+        s->nonneg = b->pos;
+        break;
+    case PFVM_SYM_MIN:
+        s->nonneg = a->nonneg && b->nonneg;
+        s->pos = a->pos && b->pos;
+        break;
+    case PFVM_SYM_MAX:
+        s->nonneg = a->nonneg || b->nonneg;
+        s->pos = a->pos || b->pos;
+        break;
+    case PFVM_SYM_VAR:
+        break;
+    }
+    stbds_hmput(t->nodes, h, s);
+    return s;
+}
+
+const pfvm_sym *pfvm_sym_const(pfvm_symtab *t, int64_t v)
+{
+    return pfvm__intern(t, PFVM_SYM_CONST, v, NULL, NULL);
+}
+
+const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min)
+{
+    ptrdiff_t at = stbds_shgeti(t->names, name);
+    pfvm_sym *s;
+    if (at >= 0)
+        return t->names[at].value;
+    s = (pfvm_sym *)pfvm__arena_alloc(&t->arena, sizeof *s);
+    if (!s)
+        return NULL;
+    s->kind = PFVM_SYM_VAR;
+    s->value = stbds_arrlen(t->vars);
+    s->name = pfvm__arena_strdup(&t->arena, name);
+    if (!s->name)
+        return NULL;
+    {
+        unsigned h = 2166136261u;
+        const char *p;
+        for (p = name; *p; p++)
+            h = (h ^ (unsigned char)*p) * 16777619u;
+        s->hash = h;
+    }
+    s->nonneg = 1;
+    s->pos = min >= 1;
+    stbds_shput(t->names, name, s);
+    stbds_arrput(t->vars, s);
+    return s;
+}
+
+const pfvm_sym *pfvm_sym_fresh(pfvm_symtab *t, const char *base)
+{
+    char buf[256];
+    int i;
+    if (stbds_shgeti(t->names, base) < 0)
+        return pfvm_sym_var(t, base, 0);
+    for (i = 2;; i++) {
+        snprintf(buf, sizeof buf, "%s_%d", base, i);
+        if (stbds_shgeti(t->names, buf) < 0)
+            return pfvm_sym_var(t, buf, 0);
+    }
+}
+
+int pfvm_sym_is_const(const pfvm_sym *s, int64_t *out)
+{
+    if (s && s->kind == PFVM_SYM_CONST) {
+        if (out)
+            *out = s->value;
+        return 1;
+    }
+    return 0;
+}
+
+static int64_t pfvm__floordiv(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0)))
+        q--;
+    return q;
+}
+
+static int64_t pfvm__floormod(int64_t a, int64_t b)
+{
+    int64_t r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0)))
+        r += b;
+    return r;
+}
+
+/* Splits s into (rest, constant) when s = rest + c. */
+static const pfvm_sym *pfvm__split_const(const pfvm_sym *s, int64_t *c)
+{
+    if (s->kind == PFVM_SYM_ADD && s->a->kind == PFVM_SYM_CONST) {
+        *c = s->a->value;
+        return s->b;
+    }
+    *c = 0;
+    return s;
+}
+
+/* Splits s into (coefficient, rest) when s = k * rest. */
+static const pfvm_sym *pfvm__split_coef(const pfvm_sym *s, int64_t *k)
+{
+    if (s->kind == PFVM_SYM_MUL && s->a->kind == PFVM_SYM_CONST) {
+        *k = s->a->value;
+        return s->b;
+    }
+    *k = 1;
+    return s;
+}
+
+static const pfvm_sym *pfvm__comm(pfvm_symtab *t, pfvm_sym_kind kind, const pfvm_sym *a,
+                                   const pfvm_sym *b)
+{
+    if (pfvm__symcmp(a, b) > 0) {
+        const pfvm_sym *x = a;
+        a = b;
+        b = x;
+    }
+    return pfvm__intern(t, kind, 0, a, b);
+}
+
+const pfvm_sym *pfvm_sym_add(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    int64_t ca, cb, r, ka, kb;
+    const pfvm_sym *ra, *rb;
+    if (!a || !b)
+        return NULL;
+    if (a->kind == PFVM_SYM_CONST && b->kind == PFVM_SYM_CONST)
+        return pfvm__add_i64(a->value, b->value, &r) ? pfvm_sym_const(t, r) : NULL;
+    /* keep one constant term, in front: (x + c1) + (y + c2) = (x + y) + (c1 + c2) */
+    ra = a->kind == PFVM_SYM_CONST ? NULL : pfvm__split_const(a, &ca);
+    rb = b->kind == PFVM_SYM_CONST ? NULL : pfvm__split_const(b, &cb);
+    if (!ra)
+        ca = a->value;
+    if (!rb)
+        cb = b->value;
+    if (ca || cb || !ra || !rb) {
+        const pfvm_sym *rest;
+        if (!pfvm__add_i64(ca, cb, &r))
+            return NULL;
+        rest = !ra ? rb : !rb ? ra : pfvm_sym_add(t, ra, rb);
+        if (!rest)
+            return NULL;
+        if (r == 0)
+            return rest;
+        if (rest->kind == PFVM_SYM_CONST)
+            return pfvm__add_i64(rest->value, r, &r) ? pfvm_sym_const(t, r) : NULL;
+        return pfvm__intern(t, PFVM_SYM_ADD, 0, pfvm_sym_const(t, r), rest);
+    }
+    /* k1*x + k2*x = (k1+k2)*x */
+    ra = pfvm__split_coef(a, &ka);
+    rb = pfvm__split_coef(b, &kb);
+    if (ra == rb) {
+        if (!pfvm__add_i64(ka, kb, &r))
+            return NULL;
+        return pfvm_sym_muli(t, ra, r);
+    }
+    return pfvm__comm(t, PFVM_SYM_ADD, a, b);
+}
+
+const pfvm_sym *pfvm_sym_mul(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    int64_t r;
+    if (!a || !b)
+        return NULL;
+    if (a->kind == PFVM_SYM_CONST && b->kind == PFVM_SYM_CONST)
+        return pfvm__mul_i64(a->value, b->value, &r) ? pfvm_sym_const(t, r) : NULL;
+    if (b->kind == PFVM_SYM_CONST) {
+        const pfvm_sym *x = a;
+        a = b;
+        b = x;
+    }
+    if (a->kind == PFVM_SYM_CONST) {
+        int64_t k;
+        const pfvm_sym *rest;
+        if (a->value == 0)
+            return a;
+        if (a->value == 1)
+            return b;
+        /* distribute constants over sums so that the canonical form stays a sum */
+        if (b->kind == PFVM_SYM_ADD) {
+            const pfvm_sym *x = pfvm_sym_mul(t, a, b->a), *y = pfvm_sym_mul(t, a, b->b);
+            return pfvm_sym_add(t, x, y);
+        }
+        rest = pfvm__split_coef(b, &k);
+        if (!pfvm__mul_i64(k, a->value, &r))
+            return NULL;
+        if (r == 1)
+            return rest;
+        return pfvm__intern(t, PFVM_SYM_MUL, 0, pfvm_sym_const(t, r), rest);
+    }
+    return pfvm__comm(t, PFVM_SYM_MUL, a, b);
+}
+
+const pfvm_sym *pfvm_sym_sub(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    return pfvm_sym_add(t, a, pfvm_sym_muli(t, b, -1));
+}
+
+const pfvm_sym *pfvm_sym_addi(pfvm_symtab *t, const pfvm_sym *a, int64_t b)
+{
+    return pfvm_sym_add(t, a, pfvm_sym_const(t, b));
+}
+
+const pfvm_sym *pfvm_sym_muli(pfvm_symtab *t, const pfvm_sym *a, int64_t b)
+{
+    return pfvm_sym_mul(t, a, pfvm_sym_const(t, b));
+}
+
+/* 1 when every term of s is a multiple of d (constant d > 0). */
+static int pfvm__divisible(const pfvm_sym *s, int64_t d)
+{
+    int64_t k;
+    if (s->kind == PFVM_SYM_CONST)
+        return s->value % d == 0;
+    if (s->kind == PFVM_SYM_ADD)
+        return pfvm__divisible(s->a, d) && pfvm__divisible(s->b, d);
+    pfvm__split_coef(s, &k);
+    return k % d == 0;
+}
+
+/* s / d for s divisible by d. */
+static const pfvm_sym *pfvm__exact_div(pfvm_symtab *t, const pfvm_sym *s, int64_t d)
+{
+    int64_t k;
+    const pfvm_sym *rest;
+    if (s->kind == PFVM_SYM_CONST)
+        return pfvm_sym_const(t, s->value / d);
+    if (s->kind == PFVM_SYM_ADD)
+        return pfvm_sym_add(t, pfvm__exact_div(t, s->a, d), pfvm__exact_div(t, s->b, d));
+    rest = pfvm__split_coef(s, &k);
+    return pfvm_sym_muli(t, rest, k / d);
+}
+
+const pfvm_sym *pfvm_sym_div(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    int64_t c;
+    if (!a || !b)
+        return NULL;
+    if (b->kind == PFVM_SYM_CONST) {
+        if (b->value == 0)
+            return NULL;
+        if (a->kind == PFVM_SYM_CONST)
+            return pfvm_sym_const(t, pfvm__floordiv(a->value, b->value));
+        if (b->value == 1)
+            return a;
+        if (b->value > 0) {
+            const pfvm_sym *rest;
+            if (pfvm__divisible(a, b->value))
+                return pfvm__exact_div(t, a, b->value);
+            /* (x*d + c) / d = x + c/d when x*d is divisible */
+            rest = pfvm__split_const(a, &c);
+            if (rest != a && pfvm__divisible(rest, b->value))
+                return pfvm_sym_addi(t, pfvm__exact_div(t, rest, b->value),
+                                     pfvm__floordiv(c, b->value));
+        }
+    }
+    if (a == b && b->pos)
+        return pfvm_sym_const(t, 1);
+    return pfvm__intern(t, PFVM_SYM_DIV, 0, a, b);
+}
+
+const pfvm_sym *pfvm_sym_ceildiv(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    /* ceil(a/b) = -floor(-a/b) */
+    return pfvm_sym_muli(t, pfvm_sym_div(t, pfvm_sym_muli(t, a, -1), b), -1);
+}
+
+const pfvm_sym *pfvm_sym_mod(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    if (!a || !b)
+        return NULL;
+    if (b->kind == PFVM_SYM_CONST) {
+        if (b->value == 0)
+            return NULL;
+        if (a->kind == PFVM_SYM_CONST)
+            return pfvm_sym_const(t, pfvm__floormod(a->value, b->value));
+        if (b->value == 1 || (b->value > 0 && pfvm__divisible(a, b->value)))
+            return pfvm_sym_const(t, 0);
+    }
+    if (a == b)
+        return pfvm_sym_const(t, 0);
+    return pfvm__intern(t, PFVM_SYM_MOD, 0, a, b);
+}
+
+static const pfvm_sym *pfvm__minmax(pfvm_symtab *t, pfvm_sym_kind kind, const pfvm_sym *a,
+                                     const pfvm_sym *b)
+{
+    const pfvm_sym *d;
+    int64_t c;
+    if (!a || !b)
+        return NULL;
+    if (a == b)
+        return a;
+    d = pfvm_sym_sub(t, a, b);
+    if (d && d->kind == PFVM_SYM_CONST) {
+        c = d->value;
+        return (kind == PFVM_SYM_MIN) == (c <= 0) ? a : b;
+    }
+    if (d && d->nonneg) /* a >= b */
+        return kind == PFVM_SYM_MIN ? b : a;
+    return pfvm__comm(t, kind, a, b);
+}
+
+const pfvm_sym *pfvm_sym_min(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    return pfvm__minmax(t, PFVM_SYM_MIN, a, b);
+}
+
+const pfvm_sym *pfvm_sym_max(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    return pfvm__minmax(t, PFVM_SYM_MAX, a, b);
+}
+
+/* ---- bindings and evaluation -------------------------------------------- */
+
+pfvm_code pfvm_binding_set(pfvm_binding *b, const pfvm_sym *var, int64_t v, pfvm_status *st)
+{
+    int id;
+    if (!var || var->kind != PFVM_SYM_VAR)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "binding: not a symbol");
+    id = (int)var->value;
+    if (id >= b->n) {
+        int n = id + 16, i;
+        int64_t *vals = (int64_t *)pfvm__realloc(b->vals, (size_t)n * sizeof *vals);
+        unsigned char *set;
+        if (!vals)
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "binding: out of memory");
+        b->vals = vals;
+        set = (unsigned char *)pfvm__realloc(b->set, (size_t)n);
+        if (!set)
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "binding: out of memory");
+        b->set = set;
+        for (i = b->n; i < n; i++)
+            b->set[i] = 0;
+        b->n = n;
+    }
+    b->vals[id] = v;
+    b->set[id] = 1;
+    return PFVM_OK;
+}
+
+void pfvm_binding_clear(pfvm_binding *b)
+{
+    if (b->set)
+        memset(b->set, 0, (size_t)b->n);
+}
+
+void pfvm_binding_free(pfvm_binding *b)
+{
+    pfvm__free(b->vals);
+    pfvm__free(b->set);
+    b->vals = NULL;
+    b->set = NULL;
+    b->n = 0;
+}
+
+int pfvm_sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out)
+{
+    int64_t x, y;
+    if (!s)
+        return 0;
+    switch (s->kind) {
+    case PFVM_SYM_CONST:
+        *out = s->value;
+        return 1;
+    case PFVM_SYM_VAR:
+        if (!b || s->value >= b->n || !b->set[s->value])
+            return 0;
+        *out = b->vals[s->value];
+        return 1;
+    default:
+        break;
+    }
+    if (!pfvm_sym_eval(s->a, b, &x) || !pfvm_sym_eval(s->b, b, &y))
+        return 0;
+    switch (s->kind) {
+    case PFVM_SYM_ADD: return pfvm__add_i64(x, y, out);
+    case PFVM_SYM_MUL: return pfvm__mul_i64(x, y, out);
+    case PFVM_SYM_DIV:
+        if (y == 0 || (x == INT64_MIN && y == -1))
+            return 0;
+        *out = pfvm__floordiv(x, y);
+        return 1;
+    case PFVM_SYM_MOD:
+        if (y == 0 || (x == INT64_MIN && y == -1))
+            return 0;
+        *out = pfvm__floormod(x, y);
+        return 1;
+    case PFVM_SYM_MIN: *out = x < y ? x : y; return 1;
+    case PFVM_SYM_MAX: *out = x > y ? x : y; return 1;
+    default: return 0;
+    }
+}
+
+const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b)
+{
+    const pfvm_sym *x, *y;
+    if (!s)
+        return NULL;
+    switch (s->kind) {
+    case PFVM_SYM_CONST:
+        return s;
+    case PFVM_SYM_VAR:
+        if (b && s->value < b->n && b->set[s->value])
+            return pfvm_sym_const(t, b->vals[s->value]);
+        return s;
+    default:
+        break;
+    }
+    x = pfvm_sym_subst(t, s->a, b);
+    y = pfvm_sym_subst(t, s->b, b);
+    switch (s->kind) {
+    case PFVM_SYM_ADD: return pfvm_sym_add(t, x, y);
+    case PFVM_SYM_MUL: return pfvm_sym_mul(t, x, y);
+    case PFVM_SYM_DIV: return pfvm_sym_div(t, x, y);
+    case PFVM_SYM_MOD: return pfvm_sym_mod(t, x, y);
+    case PFVM_SYM_MIN: return pfvm_sym_min(t, x, y);
+    case PFVM_SYM_MAX: return pfvm_sym_max(t, x, y);
+    default: return NULL;
+    }
+}
+
+/* ---- printing ------------------------------------------------------------- */
+
+typedef struct pfvm__sbuf {
+    char *buf;
+    size_t n, len;
+} pfvm__sbuf;
+
+static void pfvm__sput(pfvm__sbuf *b, const char *s)
+{
+    size_t l = strlen(s);
+    if (b->len < b->n) {
+        size_t room = b->n - b->len - 1, c = l < room ? l : room;
+        memcpy(b->buf + b->len, s, c);
+        b->buf[b->len + c] = 0;
+    }
+    b->len += l;
+}
+
+/* precedence: 1 sum, 2 product/div/mod, 3 atom */
+static int pfvm__prec(const pfvm_sym *s)
+{
+    switch (s->kind) {
+    case PFVM_SYM_ADD: return 1;
+    case PFVM_SYM_MUL: case PFVM_SYM_DIV: case PFVM_SYM_MOD: return 2;
+    case PFVM_SYM_CONST: return s->value < 0 ? 1 : 3;
+    default: return 3;
+    }
+}
+
+static void pfvm__sprint(pfvm__sbuf *b, const pfvm_sym *s, int min_prec)
+{
+    char tmp[32];
+    int paren = pfvm__prec(s) < min_prec;
+    if (paren)
+        pfvm__sput(b, "(");
+    switch (s->kind) {
+    case PFVM_SYM_CONST:
+        snprintf(tmp, sizeof tmp, "%lld", (long long)s->value);
+        pfvm__sput(b, tmp);
+        break;
+    case PFVM_SYM_VAR:
+        pfvm__sput(b, s->name);
+        break;
+    case PFVM_SYM_ADD: {
+        /* constant last: "n+1", "n-1" */
+        const pfvm_sym *c = s->a->kind == PFVM_SYM_CONST ? s->a : NULL;
+        const pfvm_sym *rest = c ? s->b : s->a;
+        pfvm__sprint(b, rest, 1);
+        if (!c) {
+            int64_t k;
+            const pfvm_sym *r = pfvm__split_coef(s->b, &k);
+            if (k < 0) {
+                pfvm__sput(b, "-");
+                if (k != -1) {
+                    snprintf(tmp, sizeof tmp, "%lld*", (long long)-k);
+                    pfvm__sput(b, tmp);
+                }
+                pfvm__sprint(b, r, k != -1 ? 3 : 2);
+            } else {
+                pfvm__sput(b, "+");
+                pfvm__sprint(b, s->b, 1);
+            }
+        } else {
+            snprintf(tmp, sizeof tmp, c->value < 0 ? "%lld" : "+%lld", (long long)c->value);
+            pfvm__sput(b, tmp);
+        }
+        break;
+    }
+    case PFVM_SYM_MUL:
+        if (s->a->kind == PFVM_SYM_CONST && s->a->value == -1) {
+            pfvm__sput(b, "-");
+            pfvm__sprint(b, s->b, 3);
+            break;
+        }
+        pfvm__sprint(b, s->a, 2);
+        pfvm__sput(b, "*");
+        pfvm__sprint(b, s->b, 3);
+        break;
+    case PFVM_SYM_DIV:
+    case PFVM_SYM_MOD:
+        pfvm__sprint(b, s->a, 2);
+        pfvm__sput(b, s->kind == PFVM_SYM_DIV ? "/" : "%");
+        pfvm__sprint(b, s->b, 3);
+        break;
+    case PFVM_SYM_MIN:
+    case PFVM_SYM_MAX:
+        pfvm__sput(b, s->kind == PFVM_SYM_MIN ? "min(" : "max(");
+        pfvm__sprint(b, s->a, 0);
+        pfvm__sput(b, ",");
+        pfvm__sprint(b, s->b, 0);
+        pfvm__sput(b, ")");
+        break;
+    }
+    if (paren)
+        pfvm__sput(b, ")");
+}
+
+int pfvm_sym_print(const pfvm_sym *s, char *buf, size_t n)
+{
+    pfvm__sbuf b;
+    b.buf = buf;
+    b.n = n;
+    b.len = 0;
+    if (n)
+        buf[0] = 0;
+    if (!s)
+        pfvm__sput(&b, "?");
+    else
+        pfvm__sprint(&b, s, 0);
+    return (int)b.len;
+}
+
+int pfvm_sym_proven_nonneg(const pfvm_sym *s)
+{
+    return s && s->nonneg;
+}
+
+int pfvm_sym_proven_eq(const pfvm_sym *a, const pfvm_sym *b)
+{
+    return a && a == b;
+}
+
+int pfvm_symtab_count(const pfvm_symtab *t)
+{
+    return (int)stbds_arrlen(t->vars);
+}
+
+const pfvm_sym *pfvm_symtab_get(const pfvm_symtab *t, int id)
+{
+    return id >= 0 && id < (int)stbds_arrlen(t->vars) ? t->vars[id] : NULL;
+}
+
+const pfvm_sym *pfvm_symtab_find(const pfvm_symtab *t, const char *name)
+{
+    pfvm_symtab *w = (pfvm_symtab *)t;
+    ptrdiff_t at = stbds_shgeti(w->names, name);
+    return at >= 0 ? w->names[at].value : NULL;
+}

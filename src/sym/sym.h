@@ -1,0 +1,102 @@
+/* sym: symbolic integer expressions for tensor dimensions.
+ *
+ * A dimension is a `const pfvm_sym *`: an integer constant, a named symbol
+ * (an ONNX dim_param or a fresh unknown) or an expression over them. The
+ * nodes are hash-consed in a pfvm_symtab, so two structurally equal
+ * expressions are the same pointer and equality is pointer comparison.
+ * Constructors fold constants and apply the simplifications that hold for
+ * every binding; the canonical form is a sum of products with integer
+ * coefficients, with floor division, modulo, min and max as atoms. */
+#ifndef PFVM_SYM_H
+#define PFVM_SYM_H
+
+#include "../base/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum pfvm_sym_kind {
+    PFVM_SYM_CONST,
+    PFVM_SYM_VAR,
+    PFVM_SYM_ADD,  /* a + b */
+    PFVM_SYM_MUL,  /* a * b */
+    PFVM_SYM_DIV,  /* floor(a / b) */
+    PFVM_SYM_MOD,  /* a - b*floor(a/b) (sign of b, like Python) */
+    PFVM_SYM_MIN,
+    PFVM_SYM_MAX
+} pfvm_sym_kind;
+
+typedef struct pfvm_sym pfvm_sym;
+struct pfvm_sym {
+    pfvm_sym_kind kind;
+    int64_t value;       /* CONST: the value; VAR: the symbol's id */
+    const char *name;    /* VAR: the symbol's name */
+    const pfvm_sym *a, *b;
+    unsigned hash;
+    pfvm_sym *next;      /* hash-consing chain */
+    unsigned nonneg : 1; /* proven >= 0 for every binding */
+    unsigned pos : 1;    /* proven >= 1 */
+};
+
+typedef struct pfvm_symtab pfvm_symtab;
+
+/* A table owns every expression made in it; freeing it frees them all. */
+PFVM_API pfvm_symtab *pfvm_symtab_new(void);
+PFVM_API void pfvm_symtab_free(pfvm_symtab *t);
+
+/* Constructors return NULL only when out of memory or on overflow of a
+ * constant fold. */
+PFVM_API const pfvm_sym *pfvm_sym_const(pfvm_symtab *t, int64_t v);
+/* The symbol named `name` (created on first use). A symbol is at least
+ * `min` (0 for an unknown dim, 1 for a dim_param by ONNX convention). */
+PFVM_API const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min);
+/* A fresh symbol `base`, or `base_2`, `base_3`... if the name is taken. */
+PFVM_API const pfvm_sym *pfvm_sym_fresh(pfvm_symtab *t, const char *base);
+PFVM_API const pfvm_sym *pfvm_sym_add(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b);
+PFVM_API const pfvm_sym *pfvm_sym_sub(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b);
+PFVM_API const pfvm_sym *pfvm_sym_mul(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b);
+PFVM_API const pfvm_sym *pfvm_sym_div(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b);   /* floor */
+PFVM_API const pfvm_sym *pfvm_sym_ceildiv(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b);
+PFVM_API const pfvm_sym *pfvm_sym_mod(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b);
+PFVM_API const pfvm_sym *pfvm_sym_min(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b);
+PFVM_API const pfvm_sym *pfvm_sym_max(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b);
+/* Convenience: a op constant. */
+PFVM_API const pfvm_sym *pfvm_sym_addi(pfvm_symtab *t, const pfvm_sym *a, int64_t b);
+PFVM_API const pfvm_sym *pfvm_sym_muli(pfvm_symtab *t, const pfvm_sym *a, int64_t b);
+
+/* 1 and *out set when s is a constant. */
+PFVM_API int pfvm_sym_is_const(const pfvm_sym *s, int64_t *out);
+
+/* Values for symbols, indexed by symbol id. */
+typedef struct pfvm_binding {
+    int64_t *vals;
+    unsigned char *set;
+    int n;
+} pfvm_binding;
+
+PFVM_API pfvm_code pfvm_binding_set(pfvm_binding *b, const pfvm_sym *var, int64_t v, pfvm_status *st);
+PFVM_API void pfvm_binding_clear(pfvm_binding *b);
+PFVM_API void pfvm_binding_free(pfvm_binding *b);
+/* Evaluates s; 0 when a symbol is unbound, a division by zero or overflow. */
+PFVM_API int pfvm_sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out);
+/* Substitutes bound symbols by their values and re-simplifies. */
+PFVM_API const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b);
+
+/* Prints s in pfvm's grammar (`batch*64`, `(h+1)/2`, `min(a,b)`); returns
+ * the length it needed, like snprintf. */
+PFVM_API int pfvm_sym_print(const pfvm_sym *s, char *buf, size_t n);
+
+/* Proofs from the facts known to the table (dims >= 0, dim_params >= 1). */
+PFVM_API int pfvm_sym_proven_nonneg(const pfvm_sym *s);
+PFVM_API int pfvm_sym_proven_eq(const pfvm_sym *a, const pfvm_sym *b);
+
+/* Number of symbols in the table and the symbol with a given id or name. */
+PFVM_API int pfvm_symtab_count(const pfvm_symtab *t);
+PFVM_API const pfvm_sym *pfvm_symtab_get(const pfvm_symtab *t, int id);
+PFVM_API const pfvm_sym *pfvm_symtab_find(const pfvm_symtab *t, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PFVM_SYM_H */
