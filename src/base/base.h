@@ -41,7 +41,9 @@
 #define PFVM_MAX_RANK 8
 #endif
 
-/* Route stb_ds's allocation through pfvm's allocator. */
+/* Route stb_ds's allocation through pfvm's allocator. Use its arrays and
+ * string maps only: its hash of 4- and 8-byte binary keys shifts signed ints
+ * past their width (undefined behaviour that UBSan reports). */
 #define STBDS_NO_SHORT_NAMES
 #define STBDS_REALLOC(ctx, p, sz) pfvm__realloc(p, sz)
 #define STBDS_FREE(ctx, p) pfvm__free(p)

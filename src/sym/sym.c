@@ -12,11 +12,6 @@ typedef struct pfvm__symkey {
     const pfvm_sym *a, *b;
 } pfvm__symkey;
 
-/* hash -> first node with that hash; nodes with equal hashes chain */
-typedef struct pfvm__symcell {
-    uint64_t key;
-    pfvm_sym *value;
-} pfvm__symcell;
 
 typedef struct pfvm__symname {
     char *key;
@@ -25,7 +20,8 @@ typedef struct pfvm__symname {
 
 struct pfvm_symtab {
     pfvm_arena arena;
-    pfvm__symcell *nodes;  /* stb_ds hash map */
+    pfvm_sym **slots;      /* open addressing by hash; chains hold equal hashes */
+    size_t n_slots, n_nodes;
     pfvm__symname *names;  /* stb_ds string map */
     pfvm_sym **vars;       /* stb_ds array: id -> symbol */
 };
@@ -43,7 +39,7 @@ void pfvm_symtab_free(pfvm_symtab *t)
 {
     if (!t)
         return;
-    stbds_hmfree(t->nodes);
+    pfvm__free(t->slots);
     stbds_shfree(t->names);
     stbds_arrfree(t->vars);
     pfvm__arena_free(&t->arena);
@@ -80,22 +76,47 @@ static int pfvm__symcmp(const pfvm_sym *x, const pfvm_sym *y)
     }
 }
 
+/* The chain head for hash h: the slot holding h's chain, or the empty slot
+ * where it would start. */
+static pfvm_sym **pfvm__sym_slot(pfvm_symtab *t, uint64_t h)
+{
+    size_t mask = t->n_slots - 1, i = (size_t)h & mask;
+    while (t->slots[i] && t->slots[i]->full_hash != h)
+        i = (i + 1) & mask;
+    return &t->slots[i];
+}
+
+static int pfvm__sym_grow(pfvm_symtab *t)
+{
+    size_t n = t->n_slots ? t->n_slots * 2 : 256, i, old = t->n_slots;
+    pfvm_sym **slots = (pfvm_sym **)pfvm__calloc(n, sizeof *slots), **prev = t->slots;
+    if (!slots)
+        return 0;
+    t->slots = slots;
+    t->n_slots = n;
+    for (i = 0; i < old; i++)
+        if (prev[i])
+            *pfvm__sym_slot(t, prev[i]->full_hash) = prev[i];
+    pfvm__free(prev);
+    return 1;
+}
+
 static const pfvm_sym *pfvm__intern(pfvm_symtab *t, pfvm_sym_kind kind, int64_t value,
                                      const pfvm_sym *a, const pfvm_sym *b)
 {
     pfvm__symkey key;
-    pfvm_sym *s, *head;
+    pfvm_sym *s, **slot;
     uint64_t h;
-    ptrdiff_t at;
     memset(&key, 0, sizeof key);
     key.kind = (int)kind;
     key.value = value;
     key.a = a;
     key.b = b;
     h = pfvm__symhash(&key);
-    at = stbds_hmgeti(t->nodes, h);
-    head = at >= 0 ? t->nodes[at].value : NULL;
-    for (s = head; s; s = s->next)
+    if (t->n_nodes * 2 >= t->n_slots && !pfvm__sym_grow(t))
+        return NULL;
+    slot = pfvm__sym_slot(t, h);
+    for (s = *slot; s; s = s->next)
         if (s->kind == kind && s->value == value && s->a == a && s->b == b)
             return s;
     s = (pfvm_sym *)pfvm__arena_alloc(&t->arena, sizeof *s);
@@ -106,7 +127,8 @@ static const pfvm_sym *pfvm__intern(pfvm_symtab *t, pfvm_sym_kind kind, int64_t 
     s->a = a;
     s->b = b;
     s->hash = (unsigned)h;
-    s->next = head;
+    s->full_hash = h;
+    s->next = *slot;
     switch (kind) {
     case PFVM_SYM_CONST:
         s->nonneg = value >= 0;
@@ -137,7 +159,8 @@ static const pfvm_sym *pfvm__intern(pfvm_symtab *t, pfvm_sym_kind kind, int64_t 
     case PFVM_SYM_VAR:
         break;
     }
-    stbds_hmput(t->nodes, h, s);
+    *slot = s;
+    t->n_nodes++;
     return s;
 }
 

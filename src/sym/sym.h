@@ -34,7 +34,8 @@ struct pfvm_sym {
     const char *name;    /* VAR: the symbol's name */
     const pfvm_sym *a, *b;
     unsigned hash;
-    pfvm_sym *next;      /* hash-consing chain */
+    uint64_t full_hash;
+    pfvm_sym *next;      /* hash-consing chain of equal full_hash */
     unsigned nonneg : 1; /* proven >= 0 for every binding */
     unsigned pos : 1;    /* proven >= 1 */
 };

@@ -1,0 +1,826 @@
+/* interp — pfvm's reference interpreter: one command-line program over the
+ * single-file headers. See README.md and DESIGN.md for the command contract.
+ *
+ *   interp run MODEL [-i INPUT.pb]... [-o OUTDIR] [--quiet]
+ *   interp test [--known FILE] [--verbose] DIR...
+ *   interp shapes MODEL [--dim NAME=VALUE]...
+ *   interp plan MODEL [--dim NAME=VALUE]...
+ *   interp bench MODEL [-n N] [--dim NAME=VALUE]...
+ *
+ * Errors: one line on stderr, exit status 1. */
+#define _POSIX_C_SOURCE 200809L
+#define PFVM_IMPLEMENTATION
+#include "pfvm_onnx.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#define INTERP_HAVE_FORK 1
+#endif
+
+static const char *usage_text =
+    "usage:\n"
+    "  interp run MODEL [-i INPUT.pb]... [-o OUTDIR] [--quiet]\n"
+    "  interp test [--known FILE] [--verbose] [--no-fork] DIR...\n"
+    "  interp shapes MODEL [--dim NAME=VALUE]...\n"
+    "  interp plan MODEL [--dim NAME=VALUE]...\n"
+    "  interp bench MODEL [-n N] [--dim NAME=VALUE]...\n";
+
+static int fail(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "interp: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n");
+    return 1;
+}
+
+static int fail_status(const pfvm_status *st)
+{
+    fprintf(stderr, "interp: error: %s\n", st->msg[0] ? st->msg : pfvm_code_name(st->code));
+    return 1;
+}
+
+static int is_dir(const char *p)
+{
+    struct stat s;
+    return stat(p, &s) == 0 && S_ISDIR(s.st_mode);
+}
+
+static int is_file(const char *p)
+{
+    struct stat s;
+    return stat(p, &s) == 0 && S_ISREG(s.st_mode);
+}
+
+/* ---- dims given on the command line ---------------------------------------- */
+
+typedef struct dim_arg {
+    const char *name;
+    int64_t value;
+} dim_arg;
+
+static int parse_dim(const char *s, dim_arg *d)
+{
+    const char *eq = strchr(s, '=');
+    char *end;
+    static char names[64][128];
+    static int used;
+    if (!eq || eq == s || eq - s >= 128 || used >= 64)
+        return 0;
+    memcpy(names[used], s, (size_t)(eq - s));
+    names[used][eq - s] = 0;
+    d->name = names[used++];
+    errno = 0;
+    d->value = strtoll(eq + 1, &end, 10);
+    return !errno && *end == 0 && end != eq + 1 && d->value >= 0;
+}
+
+static pfvm_code bind_dims(pfvm_model *m, const dim_arg *dims, int n, pfvm_binding *b, pfvm_status *st)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        const pfvm_sym *s = pfvm_symtab_find(m->syms, dims[i].name);
+        if (!s)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "--dim %s: the model has no dimension named '%s'", dims[i].name,
+                              dims[i].name);
+        if (pfvm_binding_set(b, s, dims[i].value, st))
+            return st->code;
+    }
+    return PFVM_OK;
+}
+
+/* Zero-filled tensors for the graph inputs, shaped by their declared types
+ * under the binding (for plan and bench). */
+static pfvm_code make_inputs(pfvm_exec *e, const pfvm_binding *b, pfvm_tensor ***out, pfvm_status *st)
+{
+    int i, n = pfvm_exec_num_inputs(e);
+    pfvm_tensor **ins = (pfvm_tensor **)calloc((size_t)n + 1, sizeof *ins);
+    if (!ins)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    for (i = 0; i < n; i++) {
+        const pfvm_value *v = pfvm_exec_input(e, i);
+        int64_t dims[PFVM_MAX_RANK];
+        if (v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0) {
+            *out = ins;
+            return pfvm__fail(st, PFVM_ERR_INVALID, "input '%s' has no declared tensor shape", v->name);
+        }
+        if (!pfvm_shape_eval(&v->type.shape, b, dims)) {
+            char buf[256];
+            pfvm_shape_print(&v->type.shape, buf, sizeof buf);
+            *out = ins;
+            return pfvm__fail(st, PFVM_ERR_INVALID, "input '%s' has shape %s: give its dims with --dim NAME=VALUE",
+                              v->name, buf);
+        }
+        ins[i] = pfvm_tensor_new(v->type.dtype ? v->type.dtype : PFVM_FLOAT, v->type.shape.rank, dims, st);
+        if (!ins[i]) {
+            *out = ins;
+            return st->code;
+        }
+    }
+    *out = ins;
+    return PFVM_OK;
+}
+
+static void free_inputs(pfvm_tensor **ins, int n)
+{
+    int i;
+    if (!ins)
+        return;
+    for (i = 0; i < n; i++)
+        pfvm_tensor_free(ins[i]);
+    free(ins);
+}
+
+/* ---- run ----------------------------------------------------------------------- */
+
+static void print_summary(const char *name, const pfvm_tensor *t)
+{
+    char buf[256];
+    int64_t i, n;
+    pfvm_tensor_describe(t, buf, sizeof buf);
+    printf("%s: %s", name, buf);
+    if (t->kind == PFVM_KIND_TENSOR && t->dtype != PFVM_STRING && t->data) {
+        n = pfvm_tensor_numel(t);
+        printf(" =");
+        for (i = 0; i < n && i < 8; i++) {
+            if (pfvm_dtype_is_float(t->dtype))
+                printf(" %.6g", pfvm_tensor_get_f64(t, i));
+            else
+                printf(" %lld", (long long)pfvm_tensor_get_i64(t, i));
+        }
+        if (n > 8)
+            printf(" ...");
+    }
+    printf("\n");
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    const char *model = NULL, *outdir = "out";
+    const char **inputs = (const char **)calloc((size_t)argc + 1, sizeof *inputs);
+    int n_in = 0, i, rc = 1, quiet = 0;
+    pfvm_status st;
+    pfvm_model *m = NULL;
+    pfvm_exec *e = NULL;
+    pfvm_tensor **ins = NULL;
+    if (!inputs)
+        return fail("%s", "out of memory");
+    for (i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-i") && i + 1 < argc)
+            inputs[n_in++] = argv[++i];
+        else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            outdir = argv[++i];
+        else if (!strcmp(argv[i], "--quiet"))
+            quiet = 1;
+        else if (argv[i][0] == '-' || model) {
+            free(inputs);
+            return fail("run: unexpected argument '%s'", argv[i]);
+        } else
+            model = argv[i];
+    }
+    if (!model) {
+        free(inputs);
+        return fail("%s", "run: no model given");
+    }
+    m = pfvm_onnx_load_file(model, 0, &st);
+    if (!m)
+        goto done_status;
+    e = pfvm_exec_new(m, NULL, &st);
+    if (!e)
+        goto done_status;
+    if (n_in != pfvm_exec_num_inputs(e)) {
+        fprintf(stderr, "interp: run: the model takes %d inputs, %d given with -i\n", pfvm_exec_num_inputs(e), n_in);
+        goto done;
+    }
+    ins = (pfvm_tensor **)calloc((size_t)n_in + 1, sizeof *ins);
+    if (!ins)
+        goto done;
+    for (i = 0; i < n_in; i++) {
+        ins[i] = pfvm_onnx_read_value_file(inputs[i], pfvm_exec_input(e, i)->type.kind, &st);
+        if (!ins[i]) {
+            pfvm__prefix(&st, "%s", inputs[i]);
+            goto done_status;
+        }
+    }
+    if (pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, n_in, &st) || pfvm_exec_run(e, &st))
+        goto done_status;
+    mkdir(outdir, 0777);
+    if (!is_dir(outdir)) {
+        fail("run: cannot create output directory '%s'", outdir);
+        goto done;
+    }
+    for (i = 0; i < pfvm_exec_num_outputs(e); i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/output_%d.pb", outdir, i);
+        if (pfvm_onnx_write_value_file(pfvm_exec_output(e, i), path, &st))
+            goto done_status;
+        if (!quiet)
+            print_summary(pfvm_exec_output_value(e, i)->name, pfvm_exec_output(e, i));
+    }
+    rc = 0;
+    goto done;
+done_status:
+    fail_status(&st);
+done:
+    free_inputs(ins, n_in);
+    free(inputs);
+    pfvm_exec_free(e);
+    pfvm_model_free(m);
+    return rc;
+}
+
+/* ---- test ---------------------------------------------------------------------- */
+
+typedef struct known_entry {
+    char name[256];
+    int seen;
+} known_entry;
+
+typedef struct test_opts {
+    known_entry *known;
+    int n_known;
+    int verbose;
+    int fork;
+    int passed, failed, skipped;
+} test_opts;
+
+static int load_known(const char *path, test_opts *o)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f)) {
+        char name[256];
+        if (line[0] == '#' || sscanf(line, "%255s", name) != 1)
+            continue;
+        o->known = (known_entry *)realloc(o->known, sizeof(known_entry) * (size_t)(o->n_known + 1));
+        if (!o->known) {
+            fclose(f);
+            return 0;
+        }
+        memset(&o->known[o->n_known], 0, sizeof(known_entry));
+        strcpy(o->known[o->n_known].name, name);
+        o->n_known++;
+    }
+    fclose(f);
+    return 1;
+}
+
+static known_entry *find_known(test_opts *o, const char *name)
+{
+    int i;
+    for (i = 0; i < o->n_known; i++)
+        if (!strcmp(o->known[i].name, name))
+            return &o->known[i];
+    return NULL;
+}
+
+static int close_enough(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    if (isinf(a) || isinf(b))
+        return a == b;
+    return fabs(a - b) <= 1e-7 + 1e-3 * fabs(b);
+}
+
+/* Compares got with expected; writes the first difference into why. */
+static int compare_values(const pfvm_tensor *got, const pfvm_tensor *want, char *why, size_t n)
+{
+    int64_t i, numel;
+    int d;
+    if (got->kind != want->kind) {
+        snprintf(why, n, "kind %d, expected %d", (int)got->kind, (int)want->kind);
+        return 0;
+    }
+    if (got->kind == PFVM_KIND_SEQUENCE || got->kind == PFVM_KIND_OPTIONAL) {
+        int ng = (int)stbds_arrlen(got->elems), nw = (int)stbds_arrlen(want->elems);
+        if (got->kind == PFVM_KIND_OPTIONAL && got->has_value != want->has_value) {
+            snprintf(why, n, "optional has_value %d, expected %d", got->has_value, want->has_value);
+            return 0;
+        }
+        if (ng != nw) {
+            snprintf(why, n, "%d elements, expected %d", ng, nw);
+            return 0;
+        }
+        for (d = 0; d < ng; d++)
+            if (!compare_values(got->elems[d], want->elems[d], why, n))
+                return 0;
+        return 1;
+    }
+    if (got->dtype != want->dtype) {
+        snprintf(why, n, "type %s, expected %s", pfvm_dtype_name(got->dtype), pfvm_dtype_name(want->dtype));
+        return 0;
+    }
+    if (got->rank != want->rank || memcmp(got->dims, want->dims, sizeof(int64_t) * (size_t)got->rank)) {
+        char a[128], b[128];
+        pfvm_tensor_describe(got, a, sizeof a);
+        pfvm_tensor_describe(want, b, sizeof b);
+        snprintf(why, n, "shape %s, expected %s", a, b);
+        return 0;
+    }
+    numel = pfvm_tensor_numel(want);
+    for (i = 0; i < numel; i++) {
+        if (want->dtype == PFVM_STRING) {
+            const char *a = ((char **)got->data)[i], *b = ((char **)want->data)[i];
+            if (strcmp(a ? a : "", b ? b : "")) {
+                snprintf(why, n, "element %lld is \"%.40s\", expected \"%.40s\"", (long long)i, a ? a : "",
+                         b ? b : "");
+                return 0;
+            }
+        } else if (pfvm_dtype_is_float(want->dtype)) {
+            double a = pfvm_tensor_get_f64(got, i), b = pfvm_tensor_get_f64(want, i);
+            if (!close_enough(a, b)) {
+                snprintf(why, n, "element %lld is %.9g, expected %.9g", (long long)i, a, b);
+                return 0;
+            }
+        } else {
+            int64_t a = pfvm_tensor_get_i64(got, i), b = pfvm_tensor_get_i64(want, i);
+            if (a != b) {
+                snprintf(why, n, "element %lld is %lld, expected %lld", (long long)i, (long long)a, (long long)b);
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+static int count_files(const char *dir, const char *prefix)
+{
+    int k = 0;
+    char path[4096];
+    for (;;) {
+        snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, k);
+        if (!is_file(path))
+            return k;
+        k++;
+    }
+}
+
+/* Runs one backend test case; 1 when it passes. */
+static int run_case(const char *dir, char *why, size_t n)
+{
+    char path[4096];
+    pfvm_status st;
+    pfvm_model *m;
+    pfvm_exec *e;
+    int set, ok = 1, i;
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    m = pfvm_onnx_load_file(path, 0, &st);
+    if (!m) {
+        snprintf(why, n, "load: %s", st.msg);
+        return 0;
+    }
+    e = pfvm_exec_new(m, NULL, &st);
+    if (!e) {
+        snprintf(why, n, "%s", st.msg);
+        pfvm_model_free(m);
+        return 0;
+    }
+    for (set = 0; ok; set++) {
+        char sdir[4096];
+        int n_in, n_out;
+        pfvm_tensor **ins;
+        snprintf(sdir, sizeof sdir, "%s/test_data_set_%d", dir, set);
+        if (!is_dir(sdir))
+            break;
+        n_in = count_files(sdir, "input");
+        n_out = count_files(sdir, "output");
+        if (n_in != pfvm_exec_num_inputs(e)) {
+            snprintf(why, n, "data set %d has %d inputs, the model takes %d", set, n_in, pfvm_exec_num_inputs(e));
+            ok = 0;
+            break;
+        }
+        ins = (pfvm_tensor **)calloc((size_t)n_in + 1, sizeof *ins);
+        for (i = 0; ins && i < n_in && ok; i++) {
+            snprintf(path, sizeof path, "%s/input_%d.pb", sdir, i);
+            ins[i] = pfvm_onnx_read_value_file(path, pfvm_exec_input(e, i)->type.kind, &st);
+            if (!ins[i]) {
+                snprintf(why, n, "input_%d.pb: %s", i, st.msg);
+                ok = 0;
+            }
+        }
+        if (ok && (pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, n_in, &st) || pfvm_exec_run(e, &st))) {
+            snprintf(why, n, "%s", st.msg);
+            ok = 0;
+        }
+        if (ok && n_out != pfvm_exec_num_outputs(e)) {
+            snprintf(why, n, "data set %d has %d outputs, the model gives %d", set, n_out, pfvm_exec_num_outputs(e));
+            ok = 0;
+        }
+        for (i = 0; ok && i < n_out; i++) {
+            pfvm_tensor *want;
+            snprintf(path, sizeof path, "%s/output_%d.pb", sdir, i);
+            want = pfvm_onnx_read_value_file(path, pfvm_exec_output_value(e, i)->type.kind, &st);
+            if (!want) {
+                snprintf(why, n, "output_%d.pb: %s", i, st.msg);
+                ok = 0;
+                break;
+            }
+            if (!compare_values(pfvm_exec_output(e, i), want, why, n)) {
+                char tmp[512];
+                snprintf(tmp, sizeof tmp, "output %d (%s): %s", i, pfvm_exec_output_value(e, i)->name, why);
+                snprintf(why, n, "%s", tmp);
+                ok = 0;
+            }
+            pfvm_tensor_free(want);
+        }
+        free_inputs(ins, n_in);
+    }
+    pfvm_exec_free(e);
+    pfvm_model_free(m);
+    return ok;
+}
+
+/* In a child process where fork exists, so that a crash or hang in one case
+ * is reported and the run goes on. */
+static int run_case_isolated(const char *dir, int use_fork, char *why, size_t n)
+{
+#ifdef INTERP_HAVE_FORK
+    if (use_fork) {
+        int fds[2], status = 0;
+        pid_t pid;
+        ssize_t got;
+        if (pipe(fds) == 0 && (pid = fork()) >= 0) {
+            if (pid == 0) {
+                int ok;
+                close(fds[0]);
+                alarm(120);
+                ok = run_case(dir, why, n);
+                if (write(fds[1], why, strlen(why) + 1) < 0) {
+                }
+                _exit(ok ? 0 : 3);
+            }
+            close(fds[1]);
+            got = read(fds[0], why, n - 1);
+            why[got > 0 ? got : 0] = 0;
+            close(fds[0]);
+            waitpid(pid, &status, 0);
+            if (WIFEXITED(status))
+                return WEXITSTATUS(status) == 0;
+            snprintf(why, n, "crashed (signal %d%s)", WTERMSIG(status),
+                     WTERMSIG(status) == SIGALRM ? ", timed out" : "");
+            return 0;
+        }
+    }
+#else
+    (void)use_fork;
+#endif
+    return run_case(dir, why, n);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void test_case(const char *dir, test_opts *o)
+{
+    char why[1024] = "";
+    const char *name = strrchr(dir, '/');
+    known_entry *k;
+    int ok;
+    name = name ? name + 1 : dir;
+    ok = run_case_isolated(dir, o->fork, why, sizeof why);
+    k = find_known(o, name);
+    if (k)
+        k->seen = 1;
+    if (ok && !k) {
+        o->passed++;
+        if (o->verbose)
+            printf("PASS %s\n", name);
+    } else if (ok && k) {
+        o->failed++;
+        printf("XPASS %s: passes now; remove it from the known-failures list\n", name);
+    } else if (k) {
+        o->skipped++;
+        if (o->verbose)
+            printf("XFAIL %s: %s\n", name, why);
+    } else {
+        o->failed++;
+        printf("FAIL %s: %s\n", name, why);
+    }
+    fflush(stdout);
+}
+
+static void test_dir(const char *dir, test_opts *o)
+{
+    char path[4096];
+    DIR *d;
+    struct dirent *ent;
+    char **names = NULL;
+    int n = 0, i;
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    if (is_file(path)) {
+        test_case(dir, o);
+        return;
+    }
+    d = opendir(dir);
+    if (!d) {
+        printf("FAIL %s: not a directory\n", dir);
+        o->failed++;
+        return;
+    }
+    while ((ent = readdir(d))) {
+        if (ent->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s/model.onnx", dir, ent->d_name);
+        if (!is_file(path))
+            continue;
+        names = (char **)realloc(names, sizeof(char *) * (size_t)(n + 1));
+        names[n++] = strdup(ent->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof(char *), cmp_names);
+    for (i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        test_case(path, o);
+        free(names[i]);
+    }
+    free(names);
+}
+
+static int cmd_test(int argc, char **argv)
+{
+    test_opts o;
+    int i, n_dirs = 0;
+    memset(&o, 0, sizeof o);
+    o.fork = 1;
+    for (i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--known") && i + 1 < argc) {
+            if (!load_known(argv[++i], &o))
+                return fail("test: cannot read known-failures list '%s'", argv[i]);
+        } else if (!strcmp(argv[i], "--verbose")) {
+            o.verbose = 1;
+        } else if (!strcmp(argv[i], "--no-fork")) {
+            o.fork = 0;
+        } else if (argv[i][0] == '-') {
+            return fail("test: unknown option '%s'", argv[i]);
+        }
+    }
+    for (i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--known")) {
+            i++;
+            continue;
+        }
+        if (argv[i][0] == '-')
+            continue;
+        test_dir(argv[i], &o);
+        n_dirs++;
+    }
+    free(o.known);
+    if (!n_dirs)
+        return fail("%s", "test: no test directories given");
+    printf("%d passed, %d failed, %d skipped\n", o.passed, o.failed, o.skipped);
+    return o.failed ? 1 : 0;
+}
+
+/* ---- shapes ------------------------------------------------------------------- */
+
+static void print_value(const char *prefix, const pfvm_value *v, const pfvm_binding *b)
+{
+    char buf[1024];
+    const pfvm_type *t = &v->type;
+    printf("%s%s\t", prefix, v->name);
+    if (t->kind == PFVM_KIND_TENSOR) {
+        pfvm_shape_print(&t->shape, buf, sizeof buf);
+        printf("%s\t%s", pfvm_dtype_name(t->dtype), buf);
+        if (b && b->n) {
+            int64_t dims[PFVM_MAX_RANK];
+            int i;
+            if (pfvm_shape_eval(&t->shape, b, dims)) {
+                printf("\t= [");
+                for (i = 0; i < t->shape.rank; i++)
+                    printf(i ? ",%lld" : "%lld", (long long)dims[i]);
+                printf("]");
+            }
+        }
+    } else {
+        pfvm_type_print(t, buf, sizeof buf);
+        printf("%s\t-", buf);
+    }
+    printf("\n");
+}
+
+static void print_graph_shapes(const pfvm_graph *g, const char *prefix, const pfvm_binding *b)
+{
+    int i, j, k;
+    for (i = 0; i < (int)stbds_arrlen(g->inputs); i++)
+        if (!g->inputs[i]->init)
+            print_value(prefix, g->inputs[i], b);
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+        const pfvm_node *n = g->nodes[i];
+        for (j = 0; j < n->n_outputs; j++)
+            if (n->outputs[j])
+                print_value(prefix, n->outputs[j], b);
+        for (j = 0; j < n->n_attrs; j++) {
+            const pfvm_attr *a = &n->attrs[j];
+            char sub[1024], lb[96];
+            snprintf(sub, sizeof sub, "%s%s/", prefix, pfvm__node_label(n, lb, sizeof lb));
+            if (a->g)
+                print_graph_shapes(a->g, sub, b);
+            for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
+                print_graph_shapes(a->graphs[k], sub, b);
+        }
+    }
+    for (i = 0; i < (int)stbds_arrlen(g->outputs); i++) {
+        const pfvm_value *v = g->outputs[i];
+        if (!v->producer && !v->is_input)
+            print_value(prefix, v, b);
+    }
+}
+
+static int parse_model_and_dims(int argc, char **argv, const char **model, dim_arg *dims, int *n_dims, int *iters)
+{
+    int i;
+    *model = NULL;
+    *n_dims = 0;
+    for (i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--dim") && i + 1 < argc) {
+            if (*n_dims >= 64 || !parse_dim(argv[++i], &dims[*n_dims]))
+                return fail("bad --dim '%s': expected NAME=VALUE", argv[i]), 0;
+            (*n_dims)++;
+        } else if (!strcmp(argv[i], "-n") && i + 1 < argc && iters) {
+            *iters = atoi(argv[++i]);
+            if (*iters < 1)
+                return fail("bad -n '%s'", argv[i]), 0;
+        } else if (argv[i][0] == '-' || *model) {
+            return fail("unexpected argument '%s'", argv[i]), 0;
+        } else {
+            *model = argv[i];
+        }
+    }
+    if (!*model)
+        return fail("%s", "no model given"), 0;
+    return 1;
+}
+
+static int cmd_shapes(int argc, char **argv)
+{
+    const char *model;
+    dim_arg dims[64];
+    int n_dims, rc = 1;
+    pfvm_status st;
+    pfvm_model *m;
+    pfvm_binding b;
+    memset(&b, 0, sizeof b);
+    if (!parse_model_and_dims(argc, argv, &model, dims, &n_dims, NULL))
+        return 1;
+    m = pfvm_onnx_load_file(model, 0, &st);
+    if (!m)
+        return fail_status(&st);
+    if (pfvm_infer_shapes(m->graph, 0, &st) || bind_dims(m, dims, n_dims, &b, &st)) {
+        fail_status(&st);
+    } else {
+        print_graph_shapes(m->graph, "", n_dims ? &b : NULL);
+        rc = 0;
+    }
+    pfvm_binding_free(&b);
+    pfvm_model_free(m);
+    return rc;
+}
+
+/* ---- plan and bench --------------------------------------------------------------- */
+
+static pfvm_code setup_bound(const char *model, const dim_arg *dims, int n_dims, pfvm_model **pm, pfvm_exec **pe,
+                             pfvm_tensor ***pins, pfvm_status *st)
+{
+    pfvm_binding b;
+    pfvm_code rc;
+    memset(&b, 0, sizeof b);
+    *pm = pfvm_onnx_load_file(model, 0, st);
+    if (!*pm)
+        return st->code;
+    *pe = pfvm_exec_new(*pm, NULL, st);
+    if (!*pe)
+        return st->code;
+    rc = bind_dims(*pm, dims, n_dims, &b, st);
+    if (!rc)
+        rc = make_inputs(*pe, &b, pins, st);
+    if (!rc)
+        rc = pfvm_exec_bind(*pe, (const pfvm_tensor *const *)*pins, pfvm_exec_num_inputs(*pe), st);
+    pfvm_binding_free(&b);
+    return rc;
+}
+
+static int cmd_plan(int argc, char **argv)
+{
+    const char *model;
+    dim_arg dims[64];
+    int n_dims, i, rc = 1;
+    pfvm_status st;
+    pfvm_model *m = NULL;
+    pfvm_exec *e = NULL;
+    pfvm_tensor **ins = NULL;
+    pfvm_plan_info info;
+    static const char *kinds[] = {"arena", "folded", "dynamic", "external"};
+    if (!parse_model_and_dims(argc, argv, &model, dims, &n_dims, NULL))
+        return 1;
+    if (setup_bound(model, dims, n_dims, &m, &e, &ins, &st) || pfvm_exec_plan_info(e, &info, &st)) {
+        fail_status(&st);
+        goto done;
+    }
+    printf("arena bytes\t%zu\n", info.arena_bytes);
+    printf("lower bound\t%zu\n", info.lower_bound);
+    printf("folded\t%d of %d nodes, %zu bytes\n", info.n_folded, info.n_nodes, info.folded_bytes);
+    for (i = 0; i < info.n_entries; i++) {
+        const pfvm_plan_entry *pe = &info.entries[i];
+        if (pe->kind == 3)
+            continue;
+        printf("%s\t%s\t%zu bytes", pe->value->name, kinds[pe->kind], pe->bytes);
+        if (pe->kind == 0)
+            printf("\t@%zu\tlive %d..%d", pe->offset, pe->first, pe->last);
+        printf("\n");
+    }
+    rc = 0;
+done:
+    if (e)
+        free_inputs(ins, pfvm_exec_num_inputs(e));
+    pfvm_exec_free(e);
+    pfvm_model_free(m);
+    return rc;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+    const char *model;
+    dim_arg dims[64];
+    int n_dims, i, iters = 10, rc = 1;
+    pfvm_status st;
+    pfvm_model *m = NULL;
+    pfvm_exec *e = NULL;
+    pfvm_tensor **ins = NULL;
+    double *t = NULL;
+    if (!parse_model_and_dims(argc, argv, &model, dims, &n_dims, &iters))
+        return 1;
+    if (setup_bound(model, dims, n_dims, &m, &e, &ins, &st) || pfvm_exec_run(e, &st)) {
+        fail_status(&st);
+        goto done;
+    }
+    t = (double *)calloc((size_t)iters, sizeof *t);
+    for (i = 0; t && i < iters; i++) {
+        double t0 = now_ms();
+        if (pfvm_exec_run(e, &st)) {
+            fail_status(&st);
+            goto done;
+        }
+        t[i] = now_ms() - t0;
+    }
+    qsort(t, (size_t)iters, sizeof *t, cmp_double);
+    printf("median %.3f ms over %d runs (min %.3f, max %.3f)\n", t[iters / 2], iters, t[0], t[iters - 1]);
+    rc = 0;
+done:
+    free(t);
+    if (e)
+        free_inputs(ins, pfvm_exec_num_inputs(e));
+    pfvm_exec_free(e);
+    pfvm_model_free(m);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd;
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        fputs(usage_text, argc < 2 ? stderr : stdout);
+        return argc < 2;
+    }
+    cmd = argv[1];
+    if (!strcmp(cmd, "run"))
+        return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "test"))
+        return cmd_test(argc - 2, argv + 2);
+    if (!strcmp(cmd, "shapes"))
+        return cmd_shapes(argc - 2, argv + 2);
+    if (!strcmp(cmd, "plan"))
+        return cmd_plan(argc - 2, argv + 2);
+    if (!strcmp(cmd, "bench"))
+        return cmd_bench(argc - 2, argv + 2);
+    if (!strcmp(cmd, "opt") || !strcmp(cmd, "grad") || !strcmp(cmd, "accel") || !strcmp(cmd, "dot"))
+        return fail("%s: not implemented yet", cmd);
+    fprintf(stderr, "interp: unknown command '%s'\n%s", cmd, usage_text);
+    return 1;
+}

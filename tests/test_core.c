@@ -1,0 +1,164 @@
+/* Unit tests of the core modules: base, sym, ir, registry, planner. */
+#include "base/base.h"
+#include "sym/sym.h"
+#include "ir/ir.h"
+#include "exec/exec.h"
+
+#include <string.h>
+
+#include "check.h"
+
+static int printed_is(const pfvm_sym *s, const char *want)
+{
+    char buf[256];
+    pfvm_sym_print(s, buf, sizeof buf);
+    if (strcmp(buf, want))
+        fprintf(stderr, "  printed '%s', expected '%s'\n", buf, want);
+    return !strcmp(buf, want);
+}
+
+static void test_base(void)
+{
+    size_t z;
+    int64_t v;
+    unsigned char buf[4096];
+    pfvm_bump b;
+    pfvm_allocator a;
+    void *p, *q;
+    pfvm_status st;
+    CHECK(pfvm_dtype_size(PFVM_FLOAT) == 4 && pfvm_dtype_size(PFVM_BOOL) == 1 && pfvm_dtype_size(PFVM_INT64) == 8);
+    CHECK(pfvm_dtype_from_name("float16") == PFVM_FLOAT16);
+    CHECK(pfvm_dtype_size((pfvm_dtype)99) == 0);
+    CHECK(!pfvm__mul_size((size_t)-1, 2, &z));
+    CHECK(pfvm__mul_size(3, 4, &z) && z == 12);
+    CHECK(!pfvm__mul_i64(INT64_MAX, 2, &v));
+    CHECK(!pfvm__add_i64(INT64_MAX, 1, &v));
+    CHECK(pfvm_half_to_float(pfvm_float_to_half(1.5f)) == 1.5f);
+    CHECK(pfvm_half_to_float(0x3c00) == 1.0f);
+    CHECK(pfvm_float_to_half(65504.0f) == 0x7bff);
+    CHECK(pfvm_float_to_half(1e6f) == 0x7c00);
+    CHECK(pfvm_bf16_to_float(pfvm_float_to_bf16(2.0f)) == 2.0f);
+    /* the bump allocator serves pfvm's allocations from a caller buffer */
+    pfvm_bump_init(&b, buf, sizeof buf);
+    a = pfvm_bump_allocator(&b);
+    pfvm_set_allocator(&a);
+    p = pfvm__malloc(100);
+    q = pfvm__malloc(8000);
+    pfvm_set_allocator(NULL);
+    CHECK(p && (unsigned char *)p >= buf && (unsigned char *)p < buf + sizeof buf);
+    CHECK(q == NULL);
+    CHECK(pfvm__fail(&st, PFVM_ERR_SHAPE, "x %d", 3) == PFVM_ERR_SHAPE && !strcmp(st.msg, "x 3"));
+    pfvm__prefix(&st, "node 'a'");
+    CHECK(!strcmp(st.msg, "node 'a': x 3"));
+}
+
+static void test_sym(void)
+{
+    pfvm_symtab *t = pfvm_symtab_new();
+    const pfvm_sym *n = pfvm_sym_var(t, "n", 1), *h = pfvm_sym_var(t, "h", 1);
+    const pfvm_sym *two = pfvm_sym_const(t, 2), *e;
+    pfvm_binding b;
+    int64_t v;
+    memset(&b, 0, sizeof b);
+    CHECK(pfvm_sym_var(t, "n", 1) == n);
+    CHECK(pfvm_sym_add(t, n, h) == pfvm_sym_add(t, h, n));
+    CHECK(pfvm_sym_sub(t, pfvm_sym_addi(t, n, 1), pfvm_sym_const(t, 1)) == n);
+    CHECK(pfvm_sym_div(t, pfvm_sym_mul(t, n, two), two) == n);
+    CHECK(pfvm_sym_div(t, pfvm_sym_addi(t, pfvm_sym_muli(t, n, 2), 2), two) == pfvm_sym_addi(t, n, 1));
+    CHECK(pfvm_sym_max(t, n, n) == n);
+    CHECK(pfvm_sym_mul(t, n, pfvm_sym_const(t, 0)) == pfvm_sym_const(t, 0));
+    CHECK(pfvm_sym_mod(t, pfvm_sym_muli(t, n, 4), two) == pfvm_sym_const(t, 0));
+    CHECK(pfvm_sym_add(t, n, n) == pfvm_sym_muli(t, n, 2));
+    CHECK(pfvm_sym_sub(t, n, n) == pfvm_sym_const(t, 0));
+    CHECK(pfvm_sym_div(t, pfvm_sym_const(t, -7), two) == pfvm_sym_const(t, -4));
+    CHECK(pfvm_sym_mod(t, pfvm_sym_const(t, -7), two) == pfvm_sym_const(t, 1));
+    CHECK(pfvm_sym_ceildiv(t, pfvm_sym_const(t, 7), two) == pfvm_sym_const(t, 4));
+    CHECK(pfvm_sym_add(t, pfvm_sym_const(t, INT64_MAX), pfvm_sym_const(t, 1)) == NULL);
+    CHECK(pfvm_sym_div(t, n, pfvm_sym_const(t, 0)) == NULL);
+    CHECK(pfvm_sym_max(t, pfvm_sym_addi(t, n, 1), n) == pfvm_sym_addi(t, n, 1));
+    CHECK(printed_is(pfvm_sym_addi(t, pfvm_sym_muli(t, n, 64), -1), "64*n-1"));
+    CHECK(printed_is(pfvm_sym_div(t, pfvm_sym_addi(t, h, 1), two), "(h+1)/2"));
+    CHECK(printed_is(pfvm_sym_min(t, n, h), "min(h,n)"));
+    CHECK(printed_is(pfvm_sym_sub(t, n, h), "n-h") || printed_is(pfvm_sym_sub(t, n, h), "-h+n"));
+    e = pfvm_sym_add(t, pfvm_sym_div(t, pfvm_sym_addi(t, h, 1), two), pfvm_sym_mul(t, n, h));
+    CHECK(pfvm_binding_set(&b, n, 3, NULL) == PFVM_OK && pfvm_binding_set(&b, h, 5, NULL) == PFVM_OK);
+    CHECK(pfvm_sym_eval(e, &b, &v) && v == 3 + 15);
+    CHECK(pfvm_sym_subst(t, e, &b) == pfvm_sym_const(t, 18));
+    CHECK(pfvm_sym_proven_nonneg(pfvm_sym_div(t, h, two)));
+    CHECK(!pfvm_sym_proven_nonneg(pfvm_sym_sub(t, h, n)));
+    CHECK(pfvm_sym_fresh(t, "n") != n);
+    pfvm_binding_free(&b);
+    pfvm_symtab_free(t);
+}
+
+static void test_ir(void)
+{
+    pfvm_status st;
+    pfvm_model *m = pfvm_model_new(&st);
+    pfvm_graph *g = pfvm_graph_new(m, NULL, "g", &st);
+    pfvm_value *x = pfvm_graph_value(g, "x", &st), *y = pfvm_graph_value(g, "y", &st);
+    pfvm_value *z = pfvm_graph_value(g, "z", &st), *w = pfvm_graph_value(g, "w", &st);
+    pfvm_node *a, *b;
+    pfvm_value *in2[2];
+    int64_t dims[2] = {2, 3};
+    CHECK(m && g && x && y && z);
+    CHECK(pfvm_graph_add_input(g, x, &st) == PFVM_OK);
+    /* nodes out of order: toposort must fix it */
+    in2[0] = y;
+    in2[1] = x;
+    b = pfvm_graph_add_node(g, "Add", "", "add", in2, 2, &z, 1, &st);
+    a = pfvm_graph_add_node(g, "Relu", "", "relu", &x, 1, &y, 1, &st);
+    CHECK(a && b);
+    CHECK(pfvm_graph_add_node(g, "Relu", "", "again", &x, 1, &y, 1, &st) == NULL && st.code == PFVM_ERR_INVALID);
+    CHECK(pfvm_graph_add_output(g, z, &st) == PFVM_OK);
+    CHECK(pfvm_graph_toposort(g, &st) == PFVM_OK);
+    CHECK(g->nodes[0] == a && g->nodes[1] == b);
+    CHECK(pfvm_graph_verify(g, &st) == PFVM_OK);
+    CHECK(pfvm_node_set_attr_int(a, "k", 7, &st) == PFVM_OK && pfvm_node_attr_int(a, "k", 0) == 7);
+    CHECK(pfvm_node_attr_int(a, "missing", -2) == -2);
+    CHECK(pfvm_graph_find(g, "y") == y && pfvm_graph_find(g, "nope") == NULL);
+    CHECK(pfvm_graph_add_init(g, w, pfvm_model_tensor(m, PFVM_FLOAT, 2, dims, NULL, &st), &st) == PFVM_OK);
+    CHECK(w->type.kind == PFVM_KIND_TENSOR && w->type.shape.rank == 2);
+    /* a cycle is an error naming a node */
+    {
+        pfvm_model *m2 = pfvm_model_new(&st);
+        pfvm_graph *g2 = pfvm_graph_new(m2, NULL, "c", &st);
+        pfvm_value *p = pfvm_graph_value(g2, "p", &st), *q = pfvm_graph_value(g2, "q", &st);
+        pfvm_graph_add_node(g2, "Relu", "", "r1", &p, 1, &q, 1, &st);
+        pfvm_graph_add_node(g2, "Relu", "", "r2", &q, 1, &p, 1, &st);
+        CHECK(pfvm_graph_toposort(g2, &st) == PFVM_ERR_INVALID && strstr(st.msg, "cycle"));
+        pfvm_model_free(m2);
+    }
+    /* subgraphs see outer values */
+    {
+        pfvm_graph *sub = pfvm_graph_new(m, g, "then", &st);
+        CHECK(pfvm_graph_find(sub, "x") == x && pfvm_graph_find_local(sub, "x") == NULL);
+    }
+    pfvm_model_free(m);
+}
+
+static void test_tensor(void)
+{
+    pfvm_status st;
+    int64_t dims[3] = {2, 3, 4}, big[2] = {INT64_MAX / 2, 4};
+    pfvm_tensor *t = pfvm_tensor_new(PFVM_FLOAT, 3, dims, &st), *c;
+    char buf[64];
+    CHECK(t && pfvm_tensor_numel(t) == 24 && t->nbytes == 96);
+    ((float *)t->data)[5] = 2.5f;
+    c = pfvm_tensor_clone(t, &st);
+    CHECK(c && ((float *)c->data)[5] == 2.5f && c->data != t->data);
+    pfvm_tensor_describe(t, buf, sizeof buf);
+    CHECK(!strcmp(buf, "float[2,3,4]"));
+    CHECK(pfvm_tensor_new(PFVM_FLOAT, 2, big, &st) == NULL && st.code == PFVM_ERR_NOMEM);
+    pfvm_tensor_free(t);
+    pfvm_tensor_free(c);
+}
+
+int main(void)
+{
+    test_base();
+    test_sym();
+    test_ir();
+    test_tensor();
+    return CHECK_END();
+}
