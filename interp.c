@@ -30,7 +30,7 @@
 static const char *usage_text =
     "usage:\n"
     "  interp run MODEL [-i INPUT.pb]... [-o OUTDIR] [--quiet]\n"
-    "  interp test [--known FILE] [--verbose] [--no-fork] DIR...\n"
+    "  interp test [--known FILE] [--atol X] [--rtol X] [--verbose] [--no-fork] DIR...\n"
     "  interp shapes MODEL [--dim NAME=VALUE]...\n"
     "  interp plan MODEL [--dim NAME=VALUE]...\n"
     "  interp bench MODEL [-n N] [--dim NAME=VALUE]...\n";
@@ -285,13 +285,16 @@ static known_entry *find_known(test_opts *o, const char *name)
     return NULL;
 }
 
+/* Tolerances of the ONNX backend tests (numpy's assert_allclose). */
+static double test_rtol = 1e-3, test_atol = 1e-7;
+
 static int close_enough(double a, double b)
 {
     if (isnan(a) || isnan(b))
         return isnan(a) && isnan(b);
     if (isinf(a) || isinf(b))
         return a == b;
-    return fabs(a - b) <= 1e-7 + 1e-3 * fabs(b);
+    return fabs(a - b) <= test_atol + test_rtol * fabs(b);
 }
 
 /* Compares got with expected; writes the first difference into why. */
@@ -564,12 +567,18 @@ static int cmd_test(int argc, char **argv)
             o.verbose = 1;
         } else if (!strcmp(argv[i], "--no-fork")) {
             o.fork = 0;
+        } else if ((!strcmp(argv[i], "--atol") || !strcmp(argv[i], "--rtol")) && i + 1 < argc) {
+            double v = atof(argv[i + 1]);
+            if (v < 0 || v > 1)
+                return fail("test: bad tolerance '%s'", argv[i + 1]);
+            *(argv[i][2] == 'a' ? &test_atol : &test_rtol) = v;
+            i++;
         } else if (argv[i][0] == '-') {
             return fail("test: unknown option '%s'", argv[i]);
         }
     }
     for (i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--known")) {
+        if (!strcmp(argv[i], "--known") || !strcmp(argv[i], "--atol") || !strcmp(argv[i], "--rtol")) {
             i++;
             continue;
         }

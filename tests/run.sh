@@ -1,0 +1,84 @@
+#!/bin/sh
+# Runs every test of pfvm and prints one closing line "N passed, M failed".
+#
+#   sh tests/run.sh [BUILD_DIR]        (make test calls this)
+#
+# Parts: unit tests (build/tests/test_*), the ONNX backend suites from
+# Debian's libonnx-testdata run by `interp test` (known failures in
+# tests/known_failures.txt count as skipped; one that passes is a failure,
+# so the list only shrinks), the torch-exported model fixtures under
+# tests/models, and the command-line checks in tests/cli.sh. With
+# PFVM_ASAN=1 the same suites run again with the AddressSanitizer +
+# UndefinedBehaviorSanitizer build in build-asan/.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+DATA=${PFVM_TESTDATA:-/usr/share/libonnx-testdata/data}
+KNOWN=tests/known_failures.txt
+total_pass=0
+total_fail=0
+total_skip=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+# Adds the counts of the last "N passed, M failed[, K skipped]" line of $log.
+tally() {
+    label=$1
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+    if [ -z "$line" ]; then
+        echo "[$label] no result line (crashed?)"
+        tail -n 5 "$log"
+        total_fail=$((total_fail + 1))
+        return
+    fi
+    p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
+    f=$(echo "$line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')
+    s=0
+    case "$line" in *skipped*) s=$(echo "$line" | sed -E 's/.*, ([0-9]+) skipped.*/\1/') ;; esac
+    total_pass=$((total_pass + p))
+    total_fail=$((total_fail + f))
+    total_skip=$((total_skip + s))
+    echo "[$label] $line"
+}
+
+run_part() {
+    label=$1
+    shift
+    "$@" >"$log" 2>&1
+    status=$?
+    grep -E '^(FAIL|XPASS|CRASH)|check failed|ERROR|runtime error' "$log" | head -n 40
+    tally "$label"
+    if [ $status -ne 0 ] && ! grep -qE '^[0-9]+ passed, [1-9][0-9]* failed' "$log"; then
+        echo "[$label] exited with status $status"
+        total_fail=$((total_fail + 1))
+    fi
+}
+
+suites() {
+    bdir=$1
+    tag=$2
+    for t in "$bdir"/tests/test_*; do
+        [ -x "$t" ] || continue
+        run_part "$tag$(basename "$t")" "$t"
+    done
+    if [ -d "$DATA/node" ]; then
+        for s in node pytorch-converted pytorch-operator simple; do
+            run_part "${tag}onnx-$s" "$bdir/interp" test --known "$KNOWN" "$DATA/$s"
+        done
+    else
+        echo "[${tag}onnx] $DATA not found: install libonnx-testdata"
+        total_fail=$((total_fail + 1))
+    fi
+    run_part "${tag}models" "$bdir/interp" test --atol 1e-5 tests/models
+    if [ -f tests/cli.sh ]; then
+        run_part "${tag}cli" sh tests/cli.sh "$bdir"
+    fi
+}
+
+suites "$BUILD" ""
+if [ "${PFVM_ASAN:-0}" = 1 ]; then
+    suites build-asan "asan:"
+fi
+
+echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+[ $total_fail -eq 0 ]

@@ -1,0 +1,16 @@
+#!/bin/sh
+# Installs the Debian packages pfvm's build and tests need, if missing.
+# Idempotent; needs root (or sudo) only when something is missing.
+set -eu
+PKGS="make gcc clang python3 nanopb libnanopb-dev libstb-dev libonnx-testdata gcc-arm-none-eabi libnewlib-arm-none-eabi"
+missing=""
+for p in $PKGS; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "setup: installing$missing"
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q $missing
