@@ -33,7 +33,9 @@ static const char *usage_text =
     "  interp test [--known FILE] [--atol X] [--rtol X] [--verbose] [--no-fork] DIR...\n"
     "  interp shapes MODEL [--dim NAME=VALUE]...\n"
     "  interp plan MODEL [--dim NAME=VALUE]...\n"
-    "  interp bench MODEL [-n N] [--dim NAME=VALUE]...\n";
+    "  interp bench MODEL [-n N] [--dim NAME=VALUE]...\n"
+    "  interp opt MODEL -o OUT.onnx [--passes none]\n"
+    "  interp ops                      the operator table (markdown)\n";
 
 static int fail(const char *fmt, const char *arg)
 {
@@ -810,6 +812,81 @@ done:
     return rc;
 }
 
+/* ---- opt: load, transform, save ------------------------------------------------ */
+
+static int cmd_opt(int argc, char **argv)
+{
+    const char *model = NULL, *out = NULL, *passes = "";
+    int i, rc = 1;
+    pfvm_status st;
+    pfvm_model *m;
+    for (i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            out = argv[++i];
+        else if (!strcmp(argv[i], "--passes") && i + 1 < argc)
+            passes = argv[++i];
+        else if (argv[i][0] == '-' || model)
+            return fail("opt: unexpected argument '%s'", argv[i]);
+        else
+            model = argv[i];
+    }
+    if (!model || !out)
+        return fail("%s", "opt: usage: interp opt MODEL -o OUT.onnx [--passes LIST]");
+    /* The pass manager comes with the simplification issue; until then the
+     * only pipeline is the empty one, which re-writes the model as loaded. */
+    if (passes[0] && strcmp(passes, "none"))
+        return fail("opt: unknown pass list '%s' (available: none)", passes);
+    m = pfvm_onnx_load_file(model, 0, &st);
+    if (!m)
+        return fail_status(&st);
+    if (pfvm_onnx_save_file(m, out, &st))
+        fail_status(&st);
+    else
+        rc = 0;
+    pfvm_model_free(m);
+    return rc;
+}
+
+/* ---- ops: the operator table, from the registry -------------------------------- */
+
+static int cmd_ops(int argc, char **argv)
+{
+    static const char *fusion[] = {"opaque", "elementwise", "broadcast", "injective", "reduction", "out-fusable"};
+    const pfvm_op_def *d;
+    int i, j, n = 0;
+    (void)argv;
+    if (argc)
+        return fail("%s", "ops: takes no arguments");
+    printf("| operator | opsets | types | fusion |\n| --- | --- | --- | --- |\n");
+    for (i = 0; (d = pfvm_op_at(i)) != NULL; i++) {
+        char ranges[256] = "";
+        size_t len = 0;
+        int seen = 0;
+        /* one row per operator: list the ranges of all its entries */
+        for (j = 0; j < i; j++)
+            if (!strcmp(pfvm_op_at(j)->name, d->name) && !strcmp(pfvm_op_at(j)->domain, d->domain))
+                seen = 1;
+        if (seen)
+            continue;
+        for (j = i; pfvm_op_at(j); j++) {
+            const pfvm_op_def *x = pfvm_op_at(j);
+            if (strcmp(x->name, d->name) || strcmp(x->domain, d->domain))
+                continue;
+            if (x->until)
+                len += (size_t)snprintf(ranges + len, len < sizeof ranges ? sizeof ranges - len : 0, "%s%d-%d",
+                                        len ? ", " : "", x->since, x->until);
+            else
+                len += (size_t)snprintf(ranges + len, len < sizeof ranges ? sizeof ranges - len : 0, "%s%d+",
+                                        len ? ", " : "", x->since);
+        }
+        printf("| %s%s%s | %s | %s | %s |\n", d->domain[0] ? d->domain : "", d->domain[0] ? "." : "", d->name, ranges,
+               d->types ? d->types : "", fusion[d->fusion]);
+        n++;
+    }
+    printf("\n%d operators\n", n);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd;
@@ -828,7 +905,11 @@ int main(int argc, char **argv)
         return cmd_plan(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench"))
         return cmd_bench(argc - 2, argv + 2);
-    if (!strcmp(cmd, "opt") || !strcmp(cmd, "grad") || !strcmp(cmd, "accel") || !strcmp(cmd, "dot"))
+    if (!strcmp(cmd, "ops"))
+        return cmd_ops(argc - 2, argv + 2);
+    if (!strcmp(cmd, "opt"))
+        return cmd_opt(argc - 2, argv + 2);
+    if (!strcmp(cmd, "grad") || !strcmp(cmd, "accel") || !strcmp(cmd, "dot"))
         return fail("%s: not implemented yet", cmd);
     fprintf(stderr, "interp: unknown command '%s'\n%s", cmd, usage_text);
     return 1;

@@ -1,0 +1,97 @@
+#!/bin/sh
+# Command-line behaviour of interp: error handling, corrupted models, the
+# save/load round trip, shapes and plan. Prints "N passed, M failed".
+#
+#   sh tests/cli.sh BUILD_DIR
+#
+# Under an ASan build (build-asan) a crash, a leak or undefined behaviour
+# ends the process with exit code 86, which every check below rejects.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+INTERP=$BUILD/interp
+MODEL=tests/models/cnn_small
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:exitcode=86}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:exitcode=86}
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+# A command that must fail cleanly: exit 1 and one line on stderr.
+expect_clean_error() {
+    what=$1
+    shift
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    status=$?
+    lines=$(wc -l <"$tmp/err")
+    if [ $status -eq 1 ] && [ "$lines" -eq 1 ] && grep -q '^interp: ' "$tmp/err"; then
+        ok
+    else
+        bad "$what: exit $status, $lines stderr lines: $(head -c 300 "$tmp/err")"
+    fi
+}
+
+expect_clean_error "no args" "$INTERP" run
+expect_clean_error "missing model" "$INTERP" run "$tmp/nope.onnx"
+expect_clean_error "unknown command" "$INTERP" frobnicate
+echo "not a model" >"$tmp/text.onnx"
+expect_clean_error "text file" "$INTERP" run "$tmp/text.onnx"
+expect_clean_error "wrong input count" "$INTERP" run "$MODEL/model.onnx"
+expect_clean_error "bad --dim" "$INTERP" shapes "$MODEL/model.onnx" --dim nonsense
+
+# Corrupted and truncated models: 300 variants of a real model. Each must
+# load and run, or fail with a clean error — never crash, hang or leak.
+size=$(wc -c <"$MODEL/model.onnx")
+i=0
+while [ $i -lt 300 ]; do
+    v="$tmp/v.onnx"
+    if [ $((i % 2)) -eq 0 ]; then
+        # truncations spread over the file, denser near the start
+        cut=$(( (i * i * 7919 + i * 13) % size ))
+        head -c "$cut" "$MODEL/model.onnx" >"$v"
+    else
+        # flip a few bytes at pseudo-random offsets
+        cp "$MODEL/model.onnx" "$v"
+        k=0
+        while [ $k -lt 4 ]; do
+            off=$(( (i * 104729 + k * 7907 + i * k * 31) % size ))
+            printf "\\$(printf '%03o' $(( (i * 37 + k * 101) % 256 )))" |
+                dd of="$v" bs=1 seek="$off" conv=notrunc 2>/dev/null
+            k=$((k + 1))
+        done
+    fi
+    timeout 60 "$INTERP" run "$v" -i "$MODEL/test_data_set_0/input_0.pb" -o "$tmp/o" --quiet >/dev/null 2>"$tmp/err"
+    status=$?
+    if [ $status -eq 0 ] || { [ $status -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ]; }; then
+        ok
+    else
+        bad "corrupt variant $i: exit $status: $(head -c 300 "$tmp/err")"
+        cp "$v" "$tmp/../pfvm_bad_variant_$i.onnx" 2>/dev/null
+    fi
+    i=$((i + 1))
+done
+
+# Save and load again: same outputs.
+if "$INTERP" opt "$MODEL/model.onnx" -o "$tmp/saved.onnx" 2>"$tmp/err"; then
+    mkdir -p "$tmp/case"
+    cp "$tmp/saved.onnx" "$tmp/case/model.onnx"
+    cp -r "$MODEL/test_data_set_0" "$tmp/case/"
+    if "$INTERP" test --atol 1e-5 "$tmp/case" >"$tmp/out" 2>&1; then ok; else bad "round trip: $(tail -n 3 "$tmp/out")"; fi
+    # onnx's checker, when the dev-time Python is present (tests never need it)
+    if /usr/bin/python3 -c "import onnx" 2>/dev/null; then
+        if /usr/bin/python3 tools/onnx_check.py "$tmp/saved.onnx" >"$tmp/out" 2>&1; then ok; else bad "checker: $(tail -n 3 "$tmp/out")"; fi
+    fi
+else
+    bad "opt: $(cat "$tmp/err")"
+fi
+
+# shapes prints one line per value; plan reports an arena.
+if "$INTERP" shapes "$MODEL/model.onnx" >"$tmp/out" 2>&1 && grep -q "$(printf '\t')float$(printf '\t')\[" "$tmp/out"; then ok; else bad "shapes: $(head -n 3 "$tmp/out")"; fi
+if "$INTERP" plan "$MODEL/model.onnx" >"$tmp/out" 2>&1 && grep -q '^arena bytes' "$tmp/out"; then ok; else bad "plan: $(head -n 3 "$tmp/out")"; fi
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
