@@ -363,7 +363,7 @@ static int compare_values(const pfvm_tensor *got, const pfvm_tensor *want, char 
 static int count_files(const char *dir, const char *prefix)
 {
     int k = 0;
-    char path[4096];
+    char path[8400];
     for (;;) {
         snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, k);
         if (!is_file(path))
@@ -375,7 +375,7 @@ static int count_files(const char *dir, const char *prefix)
 /* Runs one backend test case; 1 when it passes. */
 static int run_case(const char *dir, char *why, size_t n)
 {
-    char path[4096];
+    char path[8400];
     pfvm_status st;
     pfvm_model *m;
     pfvm_exec *e;

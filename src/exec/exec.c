@@ -200,6 +200,7 @@ static void pfvm__signature(const pfvm_tensor *const *in, int n, int64_t **sig)
 {
     int i, d;
     stbds_arrsetlen(*sig, 0);
+    stbds_arrput(*sig, (int64_t)n); /* never empty */
     for (i = 0; i < n; i++) {
         const pfvm_tensor *t = in[i];
         stbds_arrput(*sig, (int64_t)t->kind);

@@ -59,7 +59,7 @@ PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena)
     if (!t->data)
         return 0;
     for (i = 0; i < n; i++) {
-        int64_t x;
+        int64_t x = 0;
         pfvm_sym_is_const(v->sym[i], &x);
         switch (t->dtype) {
         case PFVM_INT64: ((int64_t *)t->data)[i] = x; break;
