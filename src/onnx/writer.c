@@ -269,7 +269,8 @@ static bool pfvm__onnx_enc_graph(pb_ostream_t *s, const void *arg)
 static bool pfvm__onnx_enc_opset(pb_ostream_t *s, const void *arg)
 {
     const pfvm_opset_import *o = (const pfvm_opset_import *)arg;
-    return pfvm__onnx_put_str(s, onnx_OperatorSetIdProto_domain_tag, o->domain) &&
+    /* the default domain is written as "" explicitly, as exporters do */
+    return pfvm__onnx_put_bytes(s, onnx_OperatorSetIdProto_domain_tag, o->domain, strlen(o->domain)) &&
            pfvm__onnx_put_int(s, onnx_OperatorSetIdProto_version_tag, o->version);
 }
 

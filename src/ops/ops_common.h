@@ -9,7 +9,17 @@
 extern "C" {
 #endif
 
-/* (filled in as families share code) */
+/* ---- elementwise.c: the broadcasting engine ---- */
+
+/* Called for each run of `len` consecutive output elements starting at
+ * output index `pos`; input j's elements are at off[j] + e*stride[j]. */
+typedef void (*pfvm_ew_fn)(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride);
+
+/* Walks `out` (already shaped) with inputs broadcast to it (numpy rules). */
+PFVM_INTERNAL pfvm_code pfvm_ew_apply(pfvm_kctx *k, const pfvm_tensor *const *in, int n, pfvm_tensor *out,
+                                      pfvm_ew_fn fn, void *user);
+/* Output 0 = broadcast of every present input, with element type dtype. */
+PFVM_INTERNAL pfvm_code pfvm_ew_infer_broadcast_to(pfvm_ictx *c, pfvm_dtype dtype);
 
 #ifdef __cplusplus
 }
