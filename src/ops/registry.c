@@ -179,6 +179,11 @@ PFVM_INTERNAL pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in)
     return PFVM_OK;
 }
 
+PFVM_INTERNAL pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c)
+{
+    return pfvm_infer_same_as(c, 0, 0);
+}
+
 PFVM_INTERNAL pfvm_code pfvm_infer_broadcast(pfvm_ictx *c, const pfvm_shape *const *shapes, int n, pfvm_shape *out)
 {
     int i, d, rank = 0;

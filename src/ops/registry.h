@@ -128,6 +128,8 @@ PFVM_INTERNAL void *pfvm_ictx_alloc(pfvm_ictx *c, size_t size);
 /* Sets out->sym to n symbolic scalars (copied into the ictx arena). */
 PFVM_INTERNAL pfvm_code pfvm_ival_set_sym(pfvm_ictx *c, pfvm_ival *out, const pfvm_sym *const *vals, int n);
 PFVM_INTERNAL void pfvm_ival_set_tensor(pfvm_ival *v, pfvm_dtype dtype, const pfvm_shape *shape);
+/* Output 0 = input 0's type (an inference function for the table). */
+PFVM_INTERNAL pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c);
 /* Output i = input j's type. */
 PFVM_INTERNAL pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in);
 /* Numpy-style multidirectional broadcast of the shapes of inputs. */
