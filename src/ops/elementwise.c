@@ -186,15 +186,39 @@ static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, double 
     p->mode = 0;
 }
 
+/* Opsets before 7 broadcast B against A with an explicit `axis`: B's dims
+ * line up with A's starting there. Returns a view of B with A's rank. */
+static const pfvm_tensor *pfvm__ew_legacy_view(const pfvm_node *n, const pfvm_tensor *a, const pfvm_tensor *b,
+                                               pfvm_tensor *view)
+{
+    int64_t axis;
+    int d;
+    if (n->opset >= 7 || !pfvm_node_attr_int(n, "broadcast", 0) || !pfvm_node_attr(n, "axis"))
+        return b;
+    axis = pfvm_node_attr_int(n, "axis", 0);
+    if (axis < 0)
+        axis += a->rank;
+    if (axis < 0 || axis + b->rank > a->rank)
+        return b;
+    *view = *b;
+    view->rank = a->rank;
+    for (d = 0; d < a->rank; d++)
+        view->dims[d] = d >= axis && d < axis + b->rank ? b->dims[d - axis] : 1;
+    return view;
+}
+
 static pfvm_code pfvm__ew_run_op(pfvm_kctx *k, const pfvm__ew_op *op, const pfvm__ew_params *p)
 {
     pfvm__ew_run r;
     const pfvm_tensor *ins[PFVM__EW_MAX_IN];
+    pfvm_tensor legacy;
     int j, n = 0;
     pfvm_dtype in_t;
     for (j = 0; j < k->n_in && n < PFVM__EW_MAX_IN; j++)
         if (k->in[j])
             ins[n++] = k->in[j];
+    if (n == 2)
+        ins[1] = pfvm__ew_legacy_view(k->node, ins[0], ins[1], &legacy);
     if (!n || !k->out[0])
         return PFVM_OK;
     in_t = ins[0]->dtype;
@@ -240,6 +264,9 @@ PFVM_INTERNAL pfvm_code pfvm_ew_infer_broadcast_to(pfvm_ictx *c, pfvm_dtype dtyp
 static pfvm_code pfvm__ew_infer_bcast(pfvm_ictx *c)
 {
     int j;
+    /* before opset 7 the output has A's shape (B broadcasts into it) */
+    if (c->node->opset < 7 && c->n_in == 2 && pfvm_node_attr_int(c->node, "broadcast", 0))
+        return pfvm_infer_same_as(c, 0, 0);
     for (j = 0; j < c->n_in; j++)
         if (c->in[j])
             return pfvm_ew_infer_broadcast_to(c, c->in[j]->type.dtype);
@@ -473,7 +500,6 @@ PFVM__EW_KERNEL(add, pfvm__ew_f_add, pfvm__ew_i_add, 0, 0)
 PFVM__EW_KERNEL(sub, pfvm__ew_f_sub, pfvm__ew_i_sub, 0, 0)
 PFVM__EW_KERNEL(mul, pfvm__ew_f_mul, pfvm__ew_i_mul, 0, 0)
 PFVM__EW_KERNEL(div, pfvm__ew_f_div, pfvm__ew_i_div, 0, 0)
-PFVM__EW_KERNEL(prelu, pfvm__ew_f_prelu, NULL, 0, 0)
 PFVM__EW_KERNEL(equal, pfvm__ew_f_equal, pfvm__ew_i_equal, 0, 0)
 PFVM__EW_KERNEL(greater, pfvm__ew_f_greater, pfvm__ew_i_greater, 0, 0)
 PFVM__EW_KERNEL(less, pfvm__ew_f_less, pfvm__ew_i_less, 0, 0)
@@ -485,6 +511,30 @@ PFVM__EW_KERNEL(xor, NULL, pfvm__ew_i_xor, 0, 0)
 PFVM__EW_KERNEL(bitand, NULL, pfvm__ew_i_bitand, 0, 0)
 PFVM__EW_KERNEL(bitor, NULL, pfvm__ew_i_bitor, 0, 0)
 PFVM__EW_KERNEL(bitxor, NULL, pfvm__ew_i_bitxor, 0, 0)
+
+/* PRelu before opset 7 takes one slope per channel (dim 1); later opsets
+ * broadcast the slope numpy-style. */
+static pfvm_code pfvm__ew_k_prelu(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = {pfvm__ew_f_prelu, NULL, 0, 0};
+    const pfvm_tensor *x = k->in[0], *slope = k->in[1];
+    pfvm_tensor view;
+    pfvm__ew_params p;
+    pfvm_kctx k2 = *k;
+    const pfvm_tensor *ins[2];
+    memset(&p, 0, sizeof p);
+    if (k->node->opset < 7 && slope->rank == 1 && x->rank >= 2 && slope->dims[0] == x->dims[1]) {
+        int d;
+        view = *slope;
+        view.rank = x->rank - 1;
+        for (d = 0; d < view.rank; d++)
+            view.dims[d] = d == 0 ? slope->dims[0] : 1;
+        ins[0] = x;
+        ins[1] = &view;
+        k2.in = ins;
+    }
+    return pfvm__ew_run_op(&k2, &op, &p);
+}
 
 static pfvm_code pfvm__ew_k_shrink(pfvm_kctx *k)
 {
@@ -803,14 +853,14 @@ static pfvm_code pfvm__ew_infer_castlike(pfvm_ictx *c)
     {name, "", since, 0, 1, -1, 1, 1, pfvm__ew_infer_bcast, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0}
 
 const pfvm_op_def pfvm__ops_elementwise[] = {
-    PFVM__EW_U("Abs", 6, pfvm__ew_k_abs, PFVM__EW_NUMERIC),
-    PFVM__EW_U("Neg", 6, pfvm__ew_k_neg, "float,double,float16,bfloat16,int8,int16,int32,int64"),
-    PFVM__EW_U("Exp", 6, pfvm__ew_k_exp, PFVM__EW_FLOATS),
-    PFVM__EW_U("Log", 6, pfvm__ew_k_log, PFVM__EW_FLOATS),
-    PFVM__EW_U("Sqrt", 6, pfvm__ew_k_sqrt, PFVM__EW_FLOATS),
-    PFVM__EW_U("Reciprocal", 6, pfvm__ew_k_reciprocal, PFVM__EW_FLOATS),
-    PFVM__EW_U("Floor", 6, pfvm__ew_k_floor, PFVM__EW_FLOATS),
-    PFVM__EW_U("Ceil", 6, pfvm__ew_k_ceil, PFVM__EW_FLOATS),
+    PFVM__EW_U("Abs", 1, pfvm__ew_k_abs, PFVM__EW_NUMERIC),
+    PFVM__EW_U("Neg", 1, pfvm__ew_k_neg, "float,double,float16,bfloat16,int8,int16,int32,int64"),
+    PFVM__EW_U("Exp", 1, pfvm__ew_k_exp, PFVM__EW_FLOATS),
+    PFVM__EW_U("Log", 1, pfvm__ew_k_log, PFVM__EW_FLOATS),
+    PFVM__EW_U("Sqrt", 1, pfvm__ew_k_sqrt, PFVM__EW_FLOATS),
+    PFVM__EW_U("Reciprocal", 1, pfvm__ew_k_reciprocal, PFVM__EW_FLOATS),
+    PFVM__EW_U("Floor", 1, pfvm__ew_k_floor, PFVM__EW_FLOATS),
+    PFVM__EW_U("Ceil", 1, pfvm__ew_k_ceil, PFVM__EW_FLOATS),
     PFVM__EW_U("Round", 11, pfvm__ew_k_round, PFVM__EW_FLOATS),
     PFVM__EW_U("Sign", 9, pfvm__ew_k_sign, PFVM__EW_NUMERIC),
     PFVM__EW_U("Sin", 7, pfvm__ew_k_sin, PFVM__EW_FLOATS),
@@ -821,18 +871,18 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_U("Atan", 7, pfvm__ew_k_atan, PFVM__EW_FLOATS),
     PFVM__EW_U("Sinh", 9, pfvm__ew_k_sinh, PFVM__EW_FLOATS),
     PFVM__EW_U("Cosh", 9, pfvm__ew_k_cosh, PFVM__EW_FLOATS),
-    PFVM__EW_U("Tanh", 6, pfvm__ew_k_tanh, PFVM__EW_FLOATS),
+    PFVM__EW_U("Tanh", 1, pfvm__ew_k_tanh, PFVM__EW_FLOATS),
     PFVM__EW_U("Asinh", 9, pfvm__ew_k_asinh, PFVM__EW_FLOATS),
     PFVM__EW_U("Acosh", 9, pfvm__ew_k_acosh, PFVM__EW_FLOATS),
     PFVM__EW_U("Atanh", 9, pfvm__ew_k_atanh, PFVM__EW_FLOATS),
     PFVM__EW_U("Erf", 9, pfvm__ew_k_erf, PFVM__EW_NUMERIC),
-    PFVM__EW_U("Sigmoid", 6, pfvm__ew_k_sigmoid, PFVM__EW_FLOATS),
-    PFVM__EW_U("Relu", 6, pfvm__ew_k_relu, "float,double,float16,bfloat16,int8,int16,int32,int64"),
-    PFVM__EW_U("LeakyRelu", 6, pfvm__ew_k_leakyrelu, PFVM__EW_FLOATS),
-    PFVM__EW_U("Elu", 6, pfvm__ew_k_elu, PFVM__EW_FLOATS),
-    PFVM__EW_U("Selu", 6, pfvm__ew_k_selu, PFVM__EW_FLOATS),
+    PFVM__EW_U("Sigmoid", 1, pfvm__ew_k_sigmoid, PFVM__EW_FLOATS),
+    PFVM__EW_U("Relu", 1, pfvm__ew_k_relu, "float,double,float16,bfloat16,int8,int16,int32,int64"),
+    PFVM__EW_U("LeakyRelu", 1, pfvm__ew_k_leakyrelu, PFVM__EW_FLOATS),
+    PFVM__EW_U("Elu", 1, pfvm__ew_k_elu, PFVM__EW_FLOATS),
+    PFVM__EW_U("Selu", 1, pfvm__ew_k_selu, PFVM__EW_FLOATS),
     PFVM__EW_U("Celu", 12, pfvm__ew_k_celu, PFVM__EW_FLOATS),
-    PFVM__EW_U("HardSigmoid", 6, pfvm__ew_k_hardsigmoid, PFVM__EW_FLOATS),
+    PFVM__EW_U("HardSigmoid", 1, pfvm__ew_k_hardsigmoid, PFVM__EW_FLOATS),
     PFVM__EW_U("HardSwish", 14, pfvm__ew_k_hardswish, PFVM__EW_FLOATS),
     PFVM__EW_U("Softplus", 1, pfvm__ew_k_softplus, PFVM__EW_FLOATS),
     PFVM__EW_U("Softsign", 1, pfvm__ew_k_softsign, PFVM__EW_FLOATS),
@@ -843,29 +893,29 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
     {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE, PFVM__EW_FLOATS, NULL, 0},
     PFVM__EW_U("Not", 1, pfvm__ew_k_not, "bool"),
     PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, "int8,int16,int32,int64,uint8,uint16,uint32,uint64"),
-    PFVM__EW_B("Add", 7, pfvm__ew_k_add, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Sub", 7, pfvm__ew_k_sub, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Mul", 7, pfvm__ew_k_mul, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Div", 7, pfvm__ew_k_div, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Pow", 7, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Pow", 1, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
     PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
     PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64"),
-    PFVM__EW_B("PRelu", 7, pfvm__ew_k_prelu, pfvm__ew_infer_bcast, PFVM__EW_FLOATS),
-    PFVM__EW_B("Equal", 7, pfvm__ew_k_equal, pfvm__ew_infer_bool, "bool," PFVM__EW_NUMERIC),
-    PFVM__EW_B("Greater", 7, pfvm__ew_k_greater, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Less", 7, pfvm__ew_k_less, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
+    {"PRelu", "", 1, 0, 2, 2, 1, 1, pfvm_infer_same_as_first, pfvm__ew_k_prelu, NULL, PFVM_FUSE_BROADCAST, PFVM__EW_FLOATS, NULL, 0},
+    PFVM__EW_B("Equal", 1, pfvm__ew_k_equal, pfvm__ew_infer_bool, "bool," PFVM__EW_NUMERIC),
+    PFVM__EW_B("Greater", 1, pfvm__ew_k_greater, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Less", 1, pfvm__ew_k_less, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
     PFVM__EW_B("GreaterOrEqual", 12, pfvm__ew_k_greater_equal, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
     PFVM__EW_B("LessOrEqual", 12, pfvm__ew_k_less_equal, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
-    PFVM__EW_B("And", 7, pfvm__ew_k_and, pfvm__ew_infer_bool, "bool"),
-    PFVM__EW_B("Or", 7, pfvm__ew_k_or, pfvm__ew_infer_bool, "bool"),
-    PFVM__EW_B("Xor", 7, pfvm__ew_k_xor, pfvm__ew_infer_bool, "bool"),
+    PFVM__EW_B("And", 1, pfvm__ew_k_and, pfvm__ew_infer_bool, "bool"),
+    PFVM__EW_B("Or", 1, pfvm__ew_k_or, pfvm__ew_infer_bool, "bool"),
+    PFVM__EW_B("Xor", 1, pfvm__ew_k_xor, pfvm__ew_infer_bool, "bool"),
     PFVM__EW_B("BitwiseAnd", 18, pfvm__ew_k_bitand, pfvm__ew_infer_bcast, "int8,int16,int32,int64,uint8,uint16,uint32,uint64"),
     PFVM__EW_B("BitwiseOr", 18, pfvm__ew_k_bitor, pfvm__ew_infer_bcast, "int8,int16,int32,int64,uint8,uint16,uint32,uint64"),
     PFVM__EW_B("BitwiseXor", 18, pfvm__ew_k_bitxor, pfvm__ew_infer_bcast, "int8,int16,int32,int64,uint8,uint16,uint32,uint64"),
-    PFVM__EW_V("Sum", 6, pfvm__ew_k_sum, PFVM__EW_FLOATS),
-    PFVM__EW_V("Mean", 6, pfvm__ew_k_mean, PFVM__EW_FLOATS),
-    PFVM__EW_V("Max", 6, pfvm__ew_k_max, PFVM__EW_NUMERIC),
-    PFVM__EW_V("Min", 6, pfvm__ew_k_min, PFVM__EW_NUMERIC),
+    PFVM__EW_V("Sum", 1, pfvm__ew_k_sum, PFVM__EW_FLOATS),
+    PFVM__EW_V("Mean", 1, pfvm__ew_k_mean, PFVM__EW_FLOATS),
+    PFVM__EW_V("Max", 1, pfvm__ew_k_max, PFVM__EW_NUMERIC),
+    PFVM__EW_V("Min", 1, pfvm__ew_k_min, PFVM__EW_NUMERIC),
     {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST, "any", NULL, 0},
     {"Clip", "", 6, 0, 1, 3, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_ELEMENTWISE, PFVM__EW_NUMERIC, NULL, 0},
     {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, NULL, PFVM_FUSE_ELEMENTWISE, "bool,string," PFVM__EW_NUMERIC, NULL, 0},
