@@ -1,0 +1,140 @@
+#!/usr/bin/python3
+"""Makes the model fixtures under tests/models (dev-time tool, needs torch).
+
+Each fixture is a folder in the ONNX backend-test layout: model.onnx and
+test_data_set_0/{input,output}_K.pb with torch's outputs, so that
+`interp test tests/models` checks pfvm against torch. Weights are random
+(seeded); no download is needed.
+
+    /usr/bin/python3 tools/make_fixtures.py [NAME...]
+"""
+import math
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+import torch.nn as nn
+from onnx import numpy_helper
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "tests", "models")
+
+
+class SmallCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+            nn.Conv2d(8, 8, 3, padding=1, groups=4), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(8, 16, 3, stride=2), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+            nn.Linear(16, 10), nn.LogSoftmax(dim=1))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(20, 32), nn.GELU(), nn.LayerNorm(32), nn.Linear(32, 5))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Block(nn.Module):
+    def __init__(self, d, heads, n_ctx):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.ln2 = nn.LayerNorm(d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+        q = q.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        k = k.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        v = v.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(d // self.heads)
+        mask = torch.tril(torch.ones(t, t, dtype=torch.bool))
+        att = att.masked_fill(~mask, float("-inf")).softmax(-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, d)
+        x = x + self.proj(y)
+        return x + self.mlp(self.ln2(x))
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab=50, d=32, heads=4, n_ctx=16, layers=2):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(n_ctx, d)
+        self.blocks = nn.Sequential(*[Block(d, heads, n_ctx) for _ in range(layers)])
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, idx):
+        t = idx.shape[1]
+        pos = torch.arange(t, dtype=torch.long).unsqueeze(0)
+        return self.head(self.ln(self.blocks(self.tok(idx) + self.pos(pos))))
+
+
+def encoder():
+    layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, batch_first=True)
+    return nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+
+
+def torchvision_model(name):
+    import torchvision
+    return getattr(torchvision.models, name)(weights=None)
+
+
+FIXTURES = {
+    "cnn_small": (SmallCNN, lambda: torch.randn(2, 3, 16, 16), 13),
+    "mlp": (MLP, lambda: torch.randn(4, 20), 17),
+    "transformer_encoder": (encoder, lambda: torch.randn(2, 5, 32), 14),
+    "gpt_small": (GPT, lambda: torch.randint(0, 50, (1, 8)), 15),
+    "resnet18": (lambda: torchvision_model("resnet18"), lambda: torch.randn(1, 3, 224, 224), 13),
+    "mobilenet_v2": (lambda: torchvision_model("mobilenet_v2"), lambda: torch.randn(1, 3, 224, 224), 13),
+    "squeezenet1_1": (lambda: torchvision_model("squeezenet1_1"), lambda: torch.randn(1, 3, 224, 224), 13),
+}
+
+
+def save_pb(array, path, name):
+    with open(path, "wb") as f:
+        f.write(numpy_helper.from_array(np.ascontiguousarray(array), name).SerializeToString())
+
+
+def make(name):
+    ctor, make_input, opset = FIXTURES[name]
+    torch.manual_seed(0)
+    model = ctor().eval()
+    x = make_input()
+    folder = os.path.join(OUT, name)
+    os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
+    path = os.path.join(folder, "model.onnx")
+    # exported with gradients enabled: torch 1.13's fused inference path for
+    # TransformerEncoder (taken under no_grad) has no ONNX export
+    torch.onnx.export(model, x, path, opset_version=opset, input_names=["input"], output_names=["output"])
+    y = model(x).detach()
+    m = onnx.load(path)
+    onnx.checker.check_model(m)
+    save_pb(x.numpy(), os.path.join(folder, "test_data_set_0", "input_0.pb"), "input")
+    save_pb(y.numpy(), os.path.join(folder, "test_data_set_0", "output_0.pb"), "output")
+    ops = sorted(set(n.op_type for n in m.graph.node))
+    print("%-20s opset %d, %4d nodes, %6.1f MB: %s" % (name, opset, len(m.graph.node), os.path.getsize(path) / 1e6,
+                                                      " ".join(ops)))
+
+
+def main():
+    names = sys.argv[1:] or list(FIXTURES)
+    for n in names:
+        make(n)
+
+
+if __name__ == "__main__":
+    main()
