@@ -911,6 +911,5 @@ int main(int argc, char **argv)
         return cmd_opt(argc - 2, argv + 2);
     if (!strcmp(cmd, "grad") || !strcmp(cmd, "accel") || !strcmp(cmd, "dot"))
         return fail("%s: not implemented yet", cmd);
-    fprintf(stderr, "interp: unknown command '%s'\n%s", cmd, usage_text);
-    return 1;
+    return fail("unknown command '%s' (interp --help lists the commands)", cmd);
 }

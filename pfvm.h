@@ -103,7 +103,9 @@
 #define PFVM_MAX_RANK 8
 #endif
 
-/* Route stb_ds's allocation through pfvm's allocator. */
+/* Route stb_ds's allocation through pfvm's allocator. Use its arrays and
+ * string maps only: its hash of 4- and 8-byte binary keys shifts signed ints
+ * past their width (undefined behaviour that UBSan reports). */
 #define STBDS_NO_SHORT_NAMES
 #define STBDS_REALLOC(ctx, p, sz) pfvm__realloc(p, sz)
 #define STBDS_FREE(ctx, p) pfvm__free(p)
@@ -303,7 +305,8 @@ struct pfvm_sym {
     const char *name;    /* VAR: the symbol's name */
     const pfvm_sym *a, *b;
     unsigned hash;
-    pfvm_sym *next;      /* hash-consing chain */
+    uint64_t full_hash;
+    pfvm_sym *next;      /* hash-consing chain of equal full_hash */
     unsigned nonneg : 1; /* proven >= 0 for every binding */
     unsigned pos : 1;    /* proven >= 1 */
 };
@@ -825,6 +828,8 @@ PFVM_INTERNAL void *pfvm_ictx_alloc(pfvm_ictx *c, size_t size);
 /* Sets out->sym to n symbolic scalars (copied into the ictx arena). */
 PFVM_INTERNAL pfvm_code pfvm_ival_set_sym(pfvm_ictx *c, pfvm_ival *out, const pfvm_sym *const *vals, int n);
 PFVM_INTERNAL void pfvm_ival_set_tensor(pfvm_ival *v, pfvm_dtype dtype, const pfvm_shape *shape);
+/* Output 0 = input 0's type (an inference function for the table). */
+PFVM_INTERNAL pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c);
 /* Output i = input j's type. */
 PFVM_INTERNAL pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in);
 /* Numpy-style multidirectional broadcast of the shapes of inputs. */
@@ -854,7 +859,17 @@ PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dty
 extern "C" {
 #endif
 
-/* (filled in as families share code) */
+/* ---- elementwise.c: the broadcasting engine ---- */
+
+/* Called for each run of `len` consecutive output elements starting at
+ * output index `pos`; input j's elements are at off[j] + e*stride[j]. */
+typedef void (*pfvm_ew_fn)(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride);
+
+/* Walks `out` (already shaped) with inputs broadcast to it (numpy rules). */
+PFVM_INTERNAL pfvm_code pfvm_ew_apply(pfvm_kctx *k, const pfvm_tensor *const *in, int n, pfvm_tensor *out,
+                                      pfvm_ew_fn fn, void *user);
+/* Output 0 = broadcast of every present input, with element type dtype. */
+PFVM_INTERNAL pfvm_code pfvm_ew_infer_broadcast_to(pfvm_ictx *c, pfvm_dtype dtype);
 
 #ifdef __cplusplus
 }
@@ -1433,11 +1448,6 @@ typedef struct pfvm__symkey {
     const pfvm_sym *a, *b;
 } pfvm__symkey;
 
-/* hash -> first node with that hash; nodes with equal hashes chain */
-typedef struct pfvm__symcell {
-    uint64_t key;
-    pfvm_sym *value;
-} pfvm__symcell;
 
 typedef struct pfvm__symname {
     char *key;
@@ -1446,7 +1456,8 @@ typedef struct pfvm__symname {
 
 struct pfvm_symtab {
     pfvm_arena arena;
-    pfvm__symcell *nodes;  /* stb_ds hash map */
+    pfvm_sym **slots;      /* open addressing by hash; chains hold equal hashes */
+    size_t n_slots, n_nodes;
     pfvm__symname *names;  /* stb_ds string map */
     pfvm_sym **vars;       /* stb_ds array: id -> symbol */
 };
@@ -1464,7 +1475,7 @@ void pfvm_symtab_free(pfvm_symtab *t)
 {
     if (!t)
         return;
-    stbds_hmfree(t->nodes);
+    pfvm__free(t->slots);
     stbds_shfree(t->names);
     stbds_arrfree(t->vars);
     pfvm__arena_free(&t->arena);
@@ -1501,22 +1512,47 @@ static int pfvm__symcmp(const pfvm_sym *x, const pfvm_sym *y)
     }
 }
 
+/* The chain head for hash h: the slot holding h's chain, or the empty slot
+ * where it would start. */
+static pfvm_sym **pfvm__sym_slot(pfvm_symtab *t, uint64_t h)
+{
+    size_t mask = t->n_slots - 1, i = (size_t)h & mask;
+    while (t->slots[i] && t->slots[i]->full_hash != h)
+        i = (i + 1) & mask;
+    return &t->slots[i];
+}
+
+static int pfvm__sym_grow(pfvm_symtab *t)
+{
+    size_t n = t->n_slots ? t->n_slots * 2 : 256, i, old = t->n_slots;
+    pfvm_sym **slots = (pfvm_sym **)pfvm__calloc(n, sizeof *slots), **prev = t->slots;
+    if (!slots)
+        return 0;
+    t->slots = slots;
+    t->n_slots = n;
+    for (i = 0; i < old; i++)
+        if (prev[i])
+            *pfvm__sym_slot(t, prev[i]->full_hash) = prev[i];
+    pfvm__free(prev);
+    return 1;
+}
+
 static const pfvm_sym *pfvm__intern(pfvm_symtab *t, pfvm_sym_kind kind, int64_t value,
                                      const pfvm_sym *a, const pfvm_sym *b)
 {
     pfvm__symkey key;
-    pfvm_sym *s, *head;
+    pfvm_sym *s, **slot;
     uint64_t h;
-    ptrdiff_t at;
     memset(&key, 0, sizeof key);
     key.kind = (int)kind;
     key.value = value;
     key.a = a;
     key.b = b;
     h = pfvm__symhash(&key);
-    at = stbds_hmgeti(t->nodes, h);
-    head = at >= 0 ? t->nodes[at].value : NULL;
-    for (s = head; s; s = s->next)
+    if (t->n_nodes * 2 >= t->n_slots && !pfvm__sym_grow(t))
+        return NULL;
+    slot = pfvm__sym_slot(t, h);
+    for (s = *slot; s; s = s->next)
         if (s->kind == kind && s->value == value && s->a == a && s->b == b)
             return s;
     s = (pfvm_sym *)pfvm__arena_alloc(&t->arena, sizeof *s);
@@ -1527,7 +1563,8 @@ static const pfvm_sym *pfvm__intern(pfvm_symtab *t, pfvm_sym_kind kind, int64_t 
     s->a = a;
     s->b = b;
     s->hash = (unsigned)h;
-    s->next = head;
+    s->full_hash = h;
+    s->next = *slot;
     switch (kind) {
     case PFVM_SYM_CONST:
         s->nonneg = value >= 0;
@@ -1558,7 +1595,8 @@ static const pfvm_sym *pfvm__intern(pfvm_symtab *t, pfvm_sym_kind kind, int64_t 
     case PFVM_SYM_VAR:
         break;
     }
-    stbds_hmput(t->nodes, h, s);
+    *slot = s;
+    t->n_nodes++;
     return s;
 }
 
@@ -3217,6 +3255,11 @@ PFVM_INTERNAL pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in)
     return PFVM_OK;
 }
 
+PFVM_INTERNAL pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c)
+{
+    return pfvm_infer_same_as(c, 0, 0);
+}
+
 PFVM_INTERNAL pfvm_code pfvm_infer_broadcast(pfvm_ictx *c, const pfvm_shape *const *shapes, int n, pfvm_shape *out)
 {
     int i, d, rank = 0;
@@ -3328,33 +3371,3918 @@ PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dty
     return PFVM_OK;
 }
 /* ---- src/ops/elementwise.c ---- */
-/* ops/elementwise: (being written) */
+/* ops/elementwise: unary math and activations, broadcasting binary and
+ * variadic operators, comparisons and logic, Where, Clip, Cast.
+ *
+ * One engine serves them all: pfvm__ew_map walks the output once, computing
+ * each input's offset from broadcast strides, and hands element runs to a
+ * per-operator function. Values travel as double (floats) or int64 (ints)
+ * between the load and store of each element type, so one scalar function
+ * per operator covers every dtype. */
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define PFVM__EW_MAX_IN 8
+
+/* ---- element loads and stores ------------------------------------------------- */
+
+static double pfvm__ew_ld(const void *p, pfvm_dtype t, int64_t i)
+{
+    return pfvm_tensor_get_f64(&(pfvm_tensor){.dtype = t, .data = (void *)p}, i);
+}
+
+static int64_t pfvm__ew_ldi(const void *p, pfvm_dtype t, int64_t i)
+{
+    return pfvm_tensor_get_i64(&(pfvm_tensor){.dtype = t, .data = (void *)p}, i);
+}
+
+static void pfvm__ew_st(void *p, pfvm_dtype t, int64_t i, double v)
+{
+    switch (t) {
+    case PFVM_FLOAT: ((float *)p)[i] = (float)v; break;
+    case PFVM_DOUBLE: ((double *)p)[i] = v; break;
+    case PFVM_FLOAT16: ((uint16_t *)p)[i] = pfvm_float_to_half((float)v); break;
+    case PFVM_BFLOAT16: ((uint16_t *)p)[i] = pfvm_float_to_bf16((float)v); break;
+    case PFVM_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+    default: break;
+    }
+}
+
+static void pfvm__ew_sti(void *p, pfvm_dtype t, int64_t i, int64_t v)
+{
+    switch (t) {
+    case PFVM_INT64: ((int64_t *)p)[i] = v; break;
+    case PFVM_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case PFVM_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
+    case PFVM_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case PFVM_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+    case PFVM_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case PFVM_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case PFVM_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case PFVM_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+    default: pfvm__ew_st(p, t, i, (double)v); break;
+    }
+}
+
+/* ---- the broadcasting engine ---------------------------------------------------- */
+
+/* Per-operator scalar functions. `p` carries the node's attributes. */
+typedef struct pfvm__ew_params {
+    double alpha, beta, gamma;
+    int64_t mode;
+} pfvm__ew_params;
+
+typedef double (*pfvm__ew_f)(const double *x, const pfvm__ew_params *p);
+typedef int64_t (*pfvm__ew_i)(const int64_t *x, const pfvm__ew_params *p, int is_unsigned);
+
+/* Output element type rules. */
+enum { PFVM__EW_SAME = 0, PFVM__EW_BOOL = 1 };
+
+typedef struct pfvm__ew_op {
+    pfvm__ew_f f;      /* float path (also used for ints when i is NULL) */
+    pfvm__ew_i i;      /* integer path */
+    int out;           /* PFVM__EW_SAME or PFVM__EW_BOOL */
+    int compare_in_float; /* comparisons of ints go through i with bool out */
+} pfvm__ew_op;
+
+/* Strides of input `t` broadcast to an output of `rank` dims. */
+static void pfvm__ew_strides(const pfvm_tensor *t, const pfvm_tensor *out, int64_t *st)
+{
+    int d, off = out->rank - t->rank;
+    int64_t s = 1;
+    for (d = out->rank - 1; d >= 0; d--) {
+        int64_t dim = d >= off ? t->dims[d - off] : 1;
+        st[d] = dim == 1 ? 0 : s;
+        s *= dim;
+    }
+}
+
+PFVM_INTERNAL pfvm_code pfvm_ew_apply(pfvm_kctx *k, const pfvm_tensor *const *in, int n, pfvm_tensor *out,
+                                      pfvm_ew_fn fn, void *user)
+{
+    int64_t st[PFVM__EW_MAX_IN][PFVM_MAX_RANK], idx[PFVM_MAX_RANK], off[PFVM__EW_MAX_IN];
+    int64_t total = pfvm_tensor_numel(out), pos = 0, inner;
+    int j, d, r = out->rank;
+    (void)k;
+    if (n > PFVM__EW_MAX_IN)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "too many inputs");
+    for (j = 0; j < n; j++)
+        pfvm__ew_strides(in[j], out, st[j]);
+    memset(idx, 0, sizeof idx);
+    inner = r ? out->dims[r - 1] : 1;
+    if (total == 0)
+        return PFVM_OK;
+    while (pos < total) {
+        int64_t istride[PFVM__EW_MAX_IN];
+        for (j = 0; j < n; j++) {
+            off[j] = 0;
+            for (d = 0; d < r; d++)
+                off[j] += idx[d] * st[j][d];
+            istride[j] = r ? st[j][r - 1] : 0;
+        }
+        fn(user, pos, inner, off, istride);
+        pos += inner;
+        for (d = r - 2; d >= 0; d--) {
+            if (++idx[d] < out->dims[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    return PFVM_OK;
+}
+
+/* Run state of a generic element-wise kernel. */
+typedef struct pfvm__ew_run {
+    const pfvm_tensor *const *in;
+    int n;
+    pfvm_tensor *out;
+    const pfvm__ew_op *op;
+    pfvm__ew_params p;
+    int int_path, is_unsigned;
+} pfvm__ew_run;
+
+static void pfvm__ew_span(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
+{
+    pfvm__ew_run *r = (pfvm__ew_run *)user;
+    int64_t e;
+    int j;
+    if (r->n == 1 && !r->int_path && r->in[0]->dtype == PFVM_FLOAT && r->out->dtype == PFVM_FLOAT) {
+        /* the common case, without per-element dtype dispatch */
+        const float *a = (const float *)r->in[0]->data + off[0];
+        float *o = (float *)r->out->data + pos;
+        for (e = 0; e < len; e++) {
+            double x = a[e * stride[0]];
+            o[e] = (float)r->op->f(&x, &r->p);
+        }
+        return;
+    }
+    if (r->n == 2 && !r->int_path && r->in[0]->dtype == PFVM_FLOAT && r->in[1]->dtype == PFVM_FLOAT &&
+        r->out->dtype == PFVM_FLOAT) {
+        const float *a = (const float *)r->in[0]->data + off[0], *b = (const float *)r->in[1]->data + off[1];
+        float *o = (float *)r->out->data + pos;
+        for (e = 0; e < len; e++) {
+            double x[2];
+            x[0] = a[e * stride[0]];
+            x[1] = b[e * stride[1]];
+            o[e] = (float)r->op->f(x, &r->p);
+        }
+        return;
+    }
+    for (e = 0; e < len; e++) {
+        if (r->int_path) {
+            int64_t x[PFVM__EW_MAX_IN], v;
+            for (j = 0; j < r->n; j++)
+                x[j] = pfvm__ew_ldi(r->in[j]->data, r->in[j]->dtype, off[j] + e * stride[j]);
+            v = r->op->i(x, &r->p, r->is_unsigned);
+            pfvm__ew_sti(r->out->data, r->out->dtype, pos + e, v);
+        } else {
+            double x[PFVM__EW_MAX_IN], v;
+            for (j = 0; j < r->n; j++)
+                x[j] = pfvm__ew_ld(r->in[j]->data, r->in[j]->dtype, off[j] + e * stride[j]);
+            v = r->op->f(x, &r->p);
+            if (pfvm_dtype_is_float(r->out->dtype) || r->out->dtype == PFVM_BOOL)
+                pfvm__ew_st(r->out->data, r->out->dtype, pos + e, v);
+            else
+                pfvm__ew_sti(r->out->data, r->out->dtype, pos + e, (int64_t)v);
+        }
+    }
+}
+
+static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, double alpha, double beta)
+{
+    p->alpha = pfvm_node_attr_float(n, "alpha", (float)alpha);
+    p->beta = pfvm_node_attr_float(n, "beta", (float)beta);
+    p->gamma = pfvm_node_attr_float(n, "gamma", 1.0507009873554804934193349852946f);
+    p->mode = 0;
+}
+
+/* Opsets before 7 broadcast B against A with an explicit `axis`: B's dims
+ * line up with A's starting there. Returns a view of B with A's rank. */
+static const pfvm_tensor *pfvm__ew_legacy_view(const pfvm_node *n, const pfvm_tensor *a, const pfvm_tensor *b,
+                                               pfvm_tensor *view)
+{
+    int64_t axis;
+    int d;
+    if (n->opset >= 7 || !pfvm_node_attr_int(n, "broadcast", 0) || !pfvm_node_attr(n, "axis"))
+        return b;
+    axis = pfvm_node_attr_int(n, "axis", 0);
+    if (axis < 0)
+        axis += a->rank;
+    if (axis < 0 || axis + b->rank > a->rank)
+        return b;
+    *view = *b;
+    view->rank = a->rank;
+    for (d = 0; d < a->rank; d++)
+        view->dims[d] = d >= axis && d < axis + b->rank ? b->dims[d - axis] : 1;
+    return view;
+}
+
+static pfvm_code pfvm__ew_run_op(pfvm_kctx *k, const pfvm__ew_op *op, const pfvm__ew_params *p)
+{
+    pfvm__ew_run r;
+    const pfvm_tensor *ins[PFVM__EW_MAX_IN];
+    pfvm_tensor legacy;
+    int j, n = 0;
+    pfvm_dtype in_t;
+    for (j = 0; j < k->n_in && n < PFVM__EW_MAX_IN; j++)
+        if (k->in[j])
+            ins[n++] = k->in[j];
+    if (n == 2)
+        ins[1] = pfvm__ew_legacy_view(k->node, ins[0], ins[1], &legacy);
+    if (!n || !k->out[0])
+        return PFVM_OK;
+    in_t = ins[0]->dtype;
+    if (in_t == PFVM_STRING)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "string inputs are not supported");
+    r.in = ins;
+    r.n = n;
+    r.out = k->out[0];
+    r.op = op;
+    r.p = *p;
+    r.int_path = op->i && !pfvm_dtype_is_float(in_t);
+    r.is_unsigned = !pfvm_dtype_is_signed(in_t);
+    if (!r.int_path && !op->f)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type %s is not supported",
+                             pfvm_dtype_name(in_t));
+    return pfvm_ew_apply(k, ins, n, k->out[0], pfvm__ew_span, &r);
+}
+
+/* ---- inference ----------------------------------------------------------------- */
+
+static pfvm_code pfvm__ew_infer_unary(pfvm_ictx *c)
+{
+    return pfvm_infer_same_as(c, 0, 0);
+}
+
+PFVM_INTERNAL pfvm_code pfvm_ew_infer_broadcast_to(pfvm_ictx *c, pfvm_dtype dtype)
+{
+    const pfvm_shape *shapes[PFVM__EW_MAX_IN];
+    pfvm_shape out;
+    int j, n = 0;
+    for (j = 0; j < c->n_in && n < PFVM__EW_MAX_IN; j++)
+        if (c->in[j])
+            shapes[n++] = &c->in[j]->type.shape;
+    if (!n)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "no inputs");
+    if (pfvm_infer_broadcast(c, shapes, n, &out))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    if (c->out[0])
+        pfvm_ival_set_tensor(c->out[0], dtype, &out);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_infer_bcast(pfvm_ictx *c)
+{
+    int j;
+    /* before opset 7 the output has A's shape (B broadcasts into it) */
+    if (c->node->opset < 7 && c->n_in == 2 && pfvm_node_attr_int(c->node, "broadcast", 0))
+        return pfvm_infer_same_as(c, 0, 0);
+    for (j = 0; j < c->n_in; j++)
+        if (c->in[j])
+            return pfvm_ew_infer_broadcast_to(c, c->in[j]->type.dtype);
+    return pfvm__fail(c->st, PFVM_ERR_INVALID, "no inputs");
+}
+
+static pfvm_code pfvm__ew_infer_bool(pfvm_ictx *c)
+{
+    return pfvm_ew_infer_broadcast_to(c, PFVM_BOOL);
+}
+
+/* ---- scalar functions --------------------------------------------------------- */
+
+#define PFVM__EW_F(name, expr) \
+    static double pfvm__ew_f_##name(const double *x, const pfvm__ew_params *p) { (void)p; return (expr); }
+#define PFVM__EW_I(name, expr) \
+    static int64_t pfvm__ew_i_##name(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; (void)u; return (expr); }
+
+static double pfvm__ew_round_even(double v)
+{
+    double r = floor(v + 0.5);
+    if (r - v == 0.5 && fmod(r, 2.0) != 0)
+        r -= 1.0;
+    return r;
+}
+
+static double pfvm__ew_sigmoid(double v)
+{
+    return v >= 0 ? 1.0 / (1.0 + exp(-v)) : exp(v) / (1.0 + exp(v));
+}
+
+static double pfvm__ew_softplus(double v)
+{
+    return v > 0 ? v + log1p(exp(-v)) : log1p(exp(v));
+}
+
+PFVM__EW_F(abs, fabs(x[0]))
+PFVM__EW_I(abs, x[0] < 0 ? -x[0] : x[0])
+PFVM__EW_F(neg, -x[0])
+PFVM__EW_I(neg, -x[0])
+PFVM__EW_F(exp, exp(x[0]))
+PFVM__EW_F(log, log(x[0]))
+PFVM__EW_F(sqrt, sqrt(x[0]))
+PFVM__EW_F(reciprocal, 1.0 / x[0])
+PFVM__EW_F(floor, floor(x[0]))
+PFVM__EW_F(ceil, ceil(x[0]))
+PFVM__EW_F(round, pfvm__ew_round_even(x[0]))
+PFVM__EW_F(sign, x[0] > 0 ? 1.0 : x[0] < 0 ? -1.0 : 0.0)
+PFVM__EW_I(sign, x[0] > 0 ? 1 : x[0] < 0 ? -1 : 0)
+PFVM__EW_F(sin, sin(x[0]))
+PFVM__EW_F(cos, cos(x[0]))
+PFVM__EW_F(tan, tan(x[0]))
+PFVM__EW_F(asin, asin(x[0]))
+PFVM__EW_F(acos, acos(x[0]))
+PFVM__EW_F(atan, atan(x[0]))
+PFVM__EW_F(sinh, sinh(x[0]))
+PFVM__EW_F(cosh, cosh(x[0]))
+PFVM__EW_F(tanh, tanh(x[0]))
+PFVM__EW_F(asinh, asinh(x[0]))
+PFVM__EW_F(acosh, acosh(x[0]))
+PFVM__EW_F(atanh, atanh(x[0]))
+PFVM__EW_F(erf, erf(x[0]))
+PFVM__EW_F(sigmoid, pfvm__ew_sigmoid(x[0]))
+PFVM__EW_F(relu, x[0] > 0 ? x[0] : 0.0)
+PFVM__EW_I(relu, x[0] > 0 ? x[0] : 0)
+PFVM__EW_F(leakyrelu, x[0] >= 0 ? x[0] : p->alpha * x[0])
+PFVM__EW_F(elu, x[0] >= 0 ? x[0] : p->alpha * (exp(x[0]) - 1.0))
+PFVM__EW_F(selu, x[0] > 0 ? p->gamma * x[0] : p->gamma * (p->alpha * exp(x[0]) - p->alpha))
+PFVM__EW_F(celu, (x[0] > 0 ? x[0] : 0.0) + fmin(0.0, p->alpha * (exp(x[0] / p->alpha) - 1.0)))
+PFVM__EW_F(hardsigmoid, fmax(0.0, fmin(1.0, p->alpha * x[0] + p->beta)))
+PFVM__EW_F(hardswish, x[0] * fmax(0.0, fmin(1.0, x[0] / 6.0 + 0.5)))
+PFVM__EW_F(softplus, pfvm__ew_softplus(x[0]))
+PFVM__EW_F(softsign, x[0] / (1.0 + fabs(x[0])))
+PFVM__EW_F(mish, x[0] * tanh(pfvm__ew_softplus(x[0])))
+PFVM__EW_F(thresholdedrelu, x[0] > p->alpha ? x[0] : 0.0)
+PFVM__EW_F(shrink, x[0] < -p->alpha ? x[0] + p->beta : x[0] > p->alpha ? x[0] - p->beta : 0.0)
+PFVM__EW_F(isnan, isnan(x[0]) ? 1.0 : 0.0)
+PFVM__EW_F(isinf, isinf(x[0]) && ((x[0] > 0 && p->alpha != 0) || (x[0] < 0 && p->beta != 0)) ? 1.0 : 0.0)
+PFVM__EW_I(not, !x[0])
+
+PFVM__EW_F(add, x[0] + x[1])
+PFVM__EW_I(add, (int64_t)((uint64_t)x[0] + (uint64_t)x[1]))
+PFVM__EW_F(sub, x[0] - x[1])
+PFVM__EW_I(sub, (int64_t)((uint64_t)x[0] - (uint64_t)x[1]))
+PFVM__EW_F(mul, x[0] * x[1])
+PFVM__EW_I(mul, (int64_t)((uint64_t)x[0] * (uint64_t)x[1]))
+PFVM__EW_F(div, x[0] / x[1])
+PFVM__EW_F(pow, pow(x[0], x[1]))
+PFVM__EW_F(max, isnan(x[0]) || isnan(x[1]) ? NAN : fmax(x[0], x[1]))
+PFVM__EW_F(min, isnan(x[0]) || isnan(x[1]) ? NAN : fmin(x[0], x[1]))
+PFVM__EW_F(prelu, x[0] < 0 ? x[1] * x[0] : x[0])
+PFVM__EW_F(equal, x[0] == x[1])
+PFVM__EW_I(equal, x[0] == x[1])
+PFVM__EW_F(greater, x[0] > x[1])
+PFVM__EW_F(less, x[0] < x[1])
+PFVM__EW_F(greater_equal, x[0] >= x[1])
+PFVM__EW_F(less_equal, x[0] <= x[1])
+PFVM__EW_I(and, x[0] && x[1])
+PFVM__EW_I(or, x[0] || x[1])
+PFVM__EW_I(xor, !x[0] != !x[1])
+PFVM__EW_I(bitand, x[0] & x[1])
+PFVM__EW_I(bitor, x[0] | x[1])
+PFVM__EW_I(bitxor, x[0] ^ x[1])
+PFVM__EW_I(bitnot, ~x[0])
+
+/* Integer functions that depend on signedness. */
+static int64_t pfvm__ew_i_div(const int64_t *x, const pfvm__ew_params *p, int u)
+{
+    (void)p;
+    if (x[1] == 0)
+        return 0; /* ONNX leaves it undefined; pfvm must not trap */
+    if (u)
+        return (int64_t)((uint64_t)x[0] / (uint64_t)x[1]);
+    if (x[0] == INT64_MIN && x[1] == -1)
+        return INT64_MIN;
+    return x[0] / x[1];
+}
+
+static int64_t pfvm__ew_i_cmp(int64_t a, int64_t b, int u)
+{
+    if (u)
+        return (uint64_t)a < (uint64_t)b ? -1 : (uint64_t)a > (uint64_t)b;
+    return a < b ? -1 : a > b;
+}
+
+static int64_t pfvm__ew_i_greater(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; return pfvm__ew_i_cmp(x[0], x[1], u) > 0; }
+static int64_t pfvm__ew_i_less(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; return pfvm__ew_i_cmp(x[0], x[1], u) < 0; }
+static int64_t pfvm__ew_i_greater_equal(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; return pfvm__ew_i_cmp(x[0], x[1], u) >= 0; }
+static int64_t pfvm__ew_i_less_equal(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; return pfvm__ew_i_cmp(x[0], x[1], u) <= 0; }
+static int64_t pfvm__ew_i_max(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; return pfvm__ew_i_cmp(x[0], x[1], u) >= 0 ? x[0] : x[1]; }
+static int64_t pfvm__ew_i_min(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; return pfvm__ew_i_cmp(x[0], x[1], u) <= 0 ? x[0] : x[1]; }
+
+static int64_t pfvm__ew_i_pow(const int64_t *x, const pfvm__ew_params *p, int u)
+{
+    int64_t r = 1, b = x[0], e = x[1];
+    (void)p;
+    (void)u;
+    if (e < 0)
+        return b == 1 ? 1 : b == -1 ? (e % 2 ? -1 : 1) : 0;
+    while (e) {
+        if (e & 1)
+            r = (int64_t)((uint64_t)r * (uint64_t)b);
+        b = (int64_t)((uint64_t)b * (uint64_t)b);
+        e >>= 1;
+    }
+    return r;
+}
+
+static int64_t pfvm__ew_i_mod(const int64_t *x, const pfvm__ew_params *p, int u)
+{
+    int64_t r;
+    if (x[1] == 0)
+        return 0;
+    if (u)
+        return (int64_t)((uint64_t)x[0] % (uint64_t)x[1]);
+    if (x[1] == -1)
+        return 0;
+    r = x[0] % x[1];
+    /* fmod=0: the sign of the divisor, like Python */
+    if (!p->mode && r != 0 && ((r < 0) != (x[1] < 0)))
+        r += x[1];
+    return r;
+}
+
+static double pfvm__ew_f_mod(const double *x, const pfvm__ew_params *p)
+{
+    double r = fmod(x[0], x[1]);
+    if (!p->mode && r != 0 && ((r < 0) != (x[1] < 0)))
+        r += x[1];
+    return r;
+}
+
+static int64_t pfvm__ew_i_bitshift(const int64_t *x, const pfvm__ew_params *p, int u)
+{
+    uint64_t v = (uint64_t)x[0], s = (uint64_t)x[1];
+    (void)u;
+    if (s >= 64)
+        return 0;
+    return (int64_t)(p->mode ? v >> s : v << s);
+}
+
+/* ---- kernels -------------------------------------------------------------------- */
+
+#define PFVM__EW_KERNEL(name, fpath, ipath, alpha, beta)                              \
+    static pfvm_code pfvm__ew_k_##name(pfvm_kctx *k)                                   \
+    {                                                                                  \
+        static const pfvm__ew_op op = {fpath, ipath, 0, 0};                             \
+        pfvm__ew_params p;                                                             \
+        pfvm__ew_read_params(k->node, &p, alpha, beta);                                \
+        return pfvm__ew_run_op(k, &op, &p);                                            \
+    }
+
+PFVM__EW_KERNEL(abs, pfvm__ew_f_abs, pfvm__ew_i_abs, 0, 0)
+PFVM__EW_KERNEL(neg, pfvm__ew_f_neg, pfvm__ew_i_neg, 0, 0)
+PFVM__EW_KERNEL(exp, pfvm__ew_f_exp, NULL, 0, 0)
+PFVM__EW_KERNEL(log, pfvm__ew_f_log, NULL, 0, 0)
+PFVM__EW_KERNEL(sqrt, pfvm__ew_f_sqrt, NULL, 0, 0)
+PFVM__EW_KERNEL(reciprocal, pfvm__ew_f_reciprocal, NULL, 0, 0)
+PFVM__EW_KERNEL(floor, pfvm__ew_f_floor, NULL, 0, 0)
+PFVM__EW_KERNEL(ceil, pfvm__ew_f_ceil, NULL, 0, 0)
+PFVM__EW_KERNEL(round, pfvm__ew_f_round, NULL, 0, 0)
+PFVM__EW_KERNEL(sign, pfvm__ew_f_sign, pfvm__ew_i_sign, 0, 0)
+PFVM__EW_KERNEL(sin, pfvm__ew_f_sin, NULL, 0, 0)
+PFVM__EW_KERNEL(cos, pfvm__ew_f_cos, NULL, 0, 0)
+PFVM__EW_KERNEL(tan, pfvm__ew_f_tan, NULL, 0, 0)
+PFVM__EW_KERNEL(asin, pfvm__ew_f_asin, NULL, 0, 0)
+PFVM__EW_KERNEL(acos, pfvm__ew_f_acos, NULL, 0, 0)
+PFVM__EW_KERNEL(atan, pfvm__ew_f_atan, NULL, 0, 0)
+PFVM__EW_KERNEL(sinh, pfvm__ew_f_sinh, NULL, 0, 0)
+PFVM__EW_KERNEL(cosh, pfvm__ew_f_cosh, NULL, 0, 0)
+PFVM__EW_KERNEL(tanh, pfvm__ew_f_tanh, NULL, 0, 0)
+PFVM__EW_KERNEL(asinh, pfvm__ew_f_asinh, NULL, 0, 0)
+PFVM__EW_KERNEL(acosh, pfvm__ew_f_acosh, NULL, 0, 0)
+PFVM__EW_KERNEL(atanh, pfvm__ew_f_atanh, NULL, 0, 0)
+PFVM__EW_KERNEL(erf, pfvm__ew_f_erf, NULL, 0, 0)
+PFVM__EW_KERNEL(sigmoid, pfvm__ew_f_sigmoid, NULL, 0, 0)
+PFVM__EW_KERNEL(relu, pfvm__ew_f_relu, pfvm__ew_i_relu, 0, 0)
+PFVM__EW_KERNEL(leakyrelu, pfvm__ew_f_leakyrelu, NULL, 0.01, 0)
+PFVM__EW_KERNEL(elu, pfvm__ew_f_elu, NULL, 1.0, 0)
+PFVM__EW_KERNEL(selu, pfvm__ew_f_selu, NULL, 1.67326319217681884765625, 0)
+PFVM__EW_KERNEL(celu, pfvm__ew_f_celu, NULL, 1.0, 0)
+PFVM__EW_KERNEL(hardsigmoid, pfvm__ew_f_hardsigmoid, NULL, 0.2, 0.5)
+PFVM__EW_KERNEL(hardswish, pfvm__ew_f_hardswish, NULL, 0, 0)
+PFVM__EW_KERNEL(softplus, pfvm__ew_f_softplus, NULL, 0, 0)
+PFVM__EW_KERNEL(softsign, pfvm__ew_f_softsign, NULL, 0, 0)
+PFVM__EW_KERNEL(mish, pfvm__ew_f_mish, NULL, 0, 0)
+PFVM__EW_KERNEL(thresholdedrelu, pfvm__ew_f_thresholdedrelu, NULL, 1.0, 0)
+PFVM__EW_KERNEL(not, NULL, pfvm__ew_i_not, 0, 0)
+PFVM__EW_KERNEL(bitnot, NULL, pfvm__ew_i_bitnot, 0, 0)
+PFVM__EW_KERNEL(add, pfvm__ew_f_add, pfvm__ew_i_add, 0, 0)
+PFVM__EW_KERNEL(sub, pfvm__ew_f_sub, pfvm__ew_i_sub, 0, 0)
+PFVM__EW_KERNEL(mul, pfvm__ew_f_mul, pfvm__ew_i_mul, 0, 0)
+PFVM__EW_KERNEL(div, pfvm__ew_f_div, pfvm__ew_i_div, 0, 0)
+PFVM__EW_KERNEL(equal, pfvm__ew_f_equal, pfvm__ew_i_equal, 0, 0)
+PFVM__EW_KERNEL(greater, pfvm__ew_f_greater, pfvm__ew_i_greater, 0, 0)
+PFVM__EW_KERNEL(less, pfvm__ew_f_less, pfvm__ew_i_less, 0, 0)
+PFVM__EW_KERNEL(greater_equal, pfvm__ew_f_greater_equal, pfvm__ew_i_greater_equal, 0, 0)
+PFVM__EW_KERNEL(less_equal, pfvm__ew_f_less_equal, pfvm__ew_i_less_equal, 0, 0)
+PFVM__EW_KERNEL(and, NULL, pfvm__ew_i_and, 0, 0)
+PFVM__EW_KERNEL(or, NULL, pfvm__ew_i_or, 0, 0)
+PFVM__EW_KERNEL(xor, NULL, pfvm__ew_i_xor, 0, 0)
+PFVM__EW_KERNEL(bitand, NULL, pfvm__ew_i_bitand, 0, 0)
+PFVM__EW_KERNEL(bitor, NULL, pfvm__ew_i_bitor, 0, 0)
+PFVM__EW_KERNEL(bitxor, NULL, pfvm__ew_i_bitxor, 0, 0)
+
+/* PRelu before opset 7 takes one slope per channel (dim 1); later opsets
+ * broadcast the slope numpy-style. */
+static pfvm_code pfvm__ew_k_prelu(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = {pfvm__ew_f_prelu, NULL, 0, 0};
+    const pfvm_tensor *x = k->in[0], *slope = k->in[1];
+    pfvm_tensor view;
+    pfvm__ew_params p;
+    pfvm_kctx k2 = *k;
+    const pfvm_tensor *ins[2];
+    memset(&p, 0, sizeof p);
+    if (k->node->opset < 7 && slope->rank == 1 && x->rank >= 2 && slope->dims[0] == x->dims[1]) {
+        int d;
+        view = *slope;
+        view.rank = x->rank - 1;
+        for (d = 0; d < view.rank; d++)
+            view.dims[d] = d == 0 ? slope->dims[0] : 1;
+        ins[0] = x;
+        ins[1] = &view;
+        k2.in = ins;
+    }
+    return pfvm__ew_run_op(&k2, &op, &p);
+}
+
+static pfvm_code pfvm__ew_k_shrink(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = {pfvm__ew_f_shrink, NULL, 0, 0};
+    pfvm__ew_params p;
+    pfvm__ew_read_params(k->node, &p, 0, 0);
+    p.alpha = pfvm_node_attr_float(k->node, "lambd", 0.5f);
+    p.beta = pfvm_node_attr_float(k->node, "bias", 0.0f);
+    return pfvm__ew_run_op(k, &op, &p);
+}
+
+static pfvm_code pfvm__ew_k_isnan(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = {pfvm__ew_f_isnan, NULL, 0, 0};
+    pfvm__ew_params p;
+    pfvm__ew_read_params(k->node, &p, 0, 0);
+    return pfvm__ew_run_op(k, &op, &p);
+}
+
+static pfvm_code pfvm__ew_k_isinf(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = {pfvm__ew_f_isinf, NULL, 0, 0};
+    pfvm__ew_params p;
+    pfvm__ew_read_params(k->node, &p, 0, 0);
+    p.alpha = (double)pfvm_node_attr_int(k->node, "detect_positive", 1);
+    p.beta = (double)pfvm_node_attr_int(k->node, "detect_negative", 1);
+    return pfvm__ew_run_op(k, &op, &p);
+}
+
+static pfvm_code pfvm__ew_k_pow(pfvm_kctx *k)
+{
+    /* integer path only when the base is an integer: 2 ** 0.5 is a float */
+    static const pfvm__ew_op fop = {pfvm__ew_f_pow, NULL, 0, 0}, iop = {pfvm__ew_f_pow, pfvm__ew_i_pow, 0, 0};
+    pfvm__ew_params p;
+    pfvm__ew_read_params(k->node, &p, 0, 0);
+    return pfvm__ew_run_op(k, pfvm_dtype_is_float(k->in[1]->dtype) ? &fop : &iop, &p);
+}
+
+static pfvm_code pfvm__ew_k_mod(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = {pfvm__ew_f_mod, pfvm__ew_i_mod, 0, 0};
+    pfvm__ew_params p;
+    pfvm__ew_read_params(k->node, &p, 0, 0);
+    p.mode = pfvm_node_attr_int(k->node, "fmod", 0);
+    return pfvm__ew_run_op(k, &op, &p);
+}
+
+static pfvm_code pfvm__ew_k_bitshift(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = {NULL, pfvm__ew_i_bitshift, 0, 0};
+    pfvm__ew_params p;
+    const char *dir = pfvm_node_attr_string(k->node, "direction", "");
+    pfvm__ew_read_params(k->node, &p, 0, 0);
+    if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "direction must be LEFT or RIGHT");
+    p.mode = !strcmp(dir, "RIGHT");
+    return pfvm__ew_run_op(k, &op, &p);
+}
+
+/* Variadic Sum/Mean/Max/Min: fold the inputs pairwise into the output, the
+ * first step reading input 0 and 1, later steps the output and input j. */
+static pfvm_code pfvm__ew_fold(pfvm_kctx *k, const pfvm__ew_op *op, int mean)
+{
+    pfvm__ew_run r;
+    const pfvm_tensor *pair[2];
+    pfvm_tensor *out = k->out[0];
+    int j;
+    memset(&r, 0, sizeof r);
+    r.out = out;
+    r.op = op;
+    r.int_path = op->i && !pfvm_dtype_is_float(out->dtype);
+    r.is_unsigned = !pfvm_dtype_is_signed(out->dtype);
+    r.n = 2;
+    r.in = pair;
+    if (k->n_in == 1) {
+        /* one input: the output is that input (same shape by inference) */
+        if (out->nbytes && k->in[0]->nbytes == out->nbytes)
+            memcpy(out->data, k->in[0]->data, out->nbytes);
+    } else {
+        pair[0] = k->in[0];
+        pair[1] = k->in[1];
+        if (pfvm_ew_apply(k, pair, 2, out, pfvm__ew_span, &r))
+            return k->st ? k->st->code : PFVM_ERR_RUNTIME;
+        for (j = 2; j < k->n_in; j++) {
+            pair[0] = out;
+            pair[1] = k->in[j];
+            if (pfvm_ew_apply(k, pair, 2, out, pfvm__ew_span, &r))
+                return k->st ? k->st->code : PFVM_ERR_RUNTIME;
+        }
+    }
+    if (mean) {
+        int64_t i, n = pfvm_tensor_numel(out);
+        for (i = 0; i < n; i++)
+            pfvm__ew_st(out->data, out->dtype, i, pfvm__ew_ld(out->data, out->dtype, i) / k->n_in);
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_k_sum(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = {pfvm__ew_f_add, pfvm__ew_i_add, 0, 0};
+    return pfvm__ew_fold(k, &op, 0);
+}
+
+static pfvm_code pfvm__ew_k_mean(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = {pfvm__ew_f_add, pfvm__ew_i_add, 0, 0};
+    return pfvm__ew_fold(k, &op, 1);
+}
+
+static pfvm_code pfvm__ew_k_max(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = {pfvm__ew_f_max, pfvm__ew_i_max, 0, 0};
+    return pfvm__ew_fold(k, &op, 0);
+}
+
+static pfvm_code pfvm__ew_k_min(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = {pfvm__ew_f_min, pfvm__ew_i_min, 0, 0};
+    return pfvm__ew_fold(k, &op, 0);
+}
+
+/* ---- Where, Clip ------------------------------------------------------------------- */
+
+typedef struct pfvm__ew_where {
+    const pfvm_tensor *const *in;
+    pfvm_tensor *out;
+    size_t es;
+} pfvm__ew_where;
+
+static void pfvm__ew_where_span(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
+{
+    pfvm__ew_where *w = (pfvm__ew_where *)user;
+    const uint8_t *c = (const uint8_t *)w->in[0]->data;
+    int64_t e;
+    for (e = 0; e < len; e++) {
+        int pick = c[off[0] + e * stride[0]] ? 1 : 2;
+        int64_t src = off[pick] + e * stride[pick];
+        if (w->out->dtype == PFVM_STRING) {
+            const char *s = ((char *const *)w->in[pick]->data)[src];
+            ((char **)w->out->data)[pos + e] = pfvm__strdup(s ? s : "");
+        } else {
+            memcpy((char *)w->out->data + (size_t)(pos + e) * w->es, (const char *)w->in[pick]->data + (size_t)src * w->es,
+                   w->es);
+        }
+    }
+}
+
+static pfvm_code pfvm__ew_k_where(pfvm_kctx *k)
+{
+    pfvm__ew_where w;
+    w.in = k->in;
+    w.out = k->out[0];
+    w.es = pfvm_dtype_size(k->out[0]->dtype);
+    return pfvm_ew_apply(k, k->in, 3, k->out[0], pfvm__ew_where_span, &w);
+}
+
+static pfvm_code pfvm__ew_infer_where(pfvm_ictx *c)
+{
+    return pfvm_ew_infer_broadcast_to(c, c->in[1]->type.dtype);
+}
+
+static pfvm_code pfvm__ew_k_clip(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    pfvm_tensor *out = k->out[0];
+    int64_t i, n = pfvm_tensor_numel(x);
+    int is_f = pfvm_dtype_is_float(x->dtype);
+    double lo = -INFINITY, hi = INFINITY;
+    int64_t ilo = INT64_MIN, ihi = INT64_MAX;
+    if (k->node->opset < 11) {
+        lo = pfvm_node_attr_float(k->node, "min", -3.402823e+38f);
+        hi = pfvm_node_attr_float(k->node, "max", 3.402823e+38f);
+    } else {
+        if (k->n_in > 1 && k->in[1] && pfvm_tensor_numel(k->in[1]) > 0) {
+            lo = pfvm_tensor_get_f64(k->in[1], 0);
+            ilo = pfvm_tensor_get_i64(k->in[1], 0);
+        }
+        if (k->n_in > 2 && k->in[2] && pfvm_tensor_numel(k->in[2]) > 0) {
+            hi = pfvm_tensor_get_f64(k->in[2], 0);
+            ihi = pfvm_tensor_get_i64(k->in[2], 0);
+        }
+    }
+    for (i = 0; i < n; i++) {
+        if (is_f) {
+            double v = pfvm__ew_ld(x->data, x->dtype, i);
+            v = v < lo ? lo : v > hi ? hi : v;
+            pfvm__ew_st(out->data, out->dtype, i, v);
+        } else {
+            int64_t v = pfvm__ew_ldi(x->data, x->dtype, i);
+            if (pfvm_dtype_is_signed(x->dtype) || x->dtype == PFVM_BOOL) {
+                v = v < ilo ? ilo : v > ihi ? ihi : v;
+            } else {
+                if (ilo != INT64_MIN && (uint64_t)v < (uint64_t)ilo)
+                    v = ilo;
+                if (ihi != INT64_MAX && (uint64_t)v > (uint64_t)ihi)
+                    v = ihi;
+            }
+            pfvm__ew_sti(out->data, out->dtype, i, v);
+        }
+    }
+    return PFVM_OK;
+}
+
+/* ---- Cast ---------------------------------------------------------------------------- */
+
+/* Shortest text that reads back as the same float (numpy's str()). */
+static void pfvm__ew_float_text(double v, int is_double, char *buf, size_t n)
+{
+    int prec;
+    if (isnan(v)) {
+        snprintf(buf, n, "NaN");
+        return;
+    }
+    if (isinf(v)) {
+        snprintf(buf, n, v > 0 ? "INF" : "-INF");
+        return;
+    }
+    for (prec = 1; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (is_double ? strtod(buf, NULL) == v : (float)strtod(buf, NULL) == (float)v)
+            break;
+    }
+}
+
+static pfvm_code pfvm__ew_cast(pfvm_kctx *k, pfvm_dtype to)
+{
+    const pfvm_tensor *x = k->in[0];
+    pfvm_tensor *out = k->out[0];
+    int64_t i, n = pfvm_tensor_numel(x);
+    char buf[64];
+    if (out->dtype != to)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "output type does not match 'to'");
+    for (i = 0; i < n; i++) {
+        if (x->dtype == PFVM_STRING) {
+            const char *s = ((char *const *)x->data)[i];
+            if (pfvm_dtype_is_float(to))
+                pfvm__ew_st(out->data, to, i, strtod(s ? s : "", NULL));
+            else if (to == PFVM_STRING)
+                ((char **)out->data)[i] = pfvm__strdup(s ? s : "");
+            else
+                pfvm__ew_sti(out->data, to, i, strtoll(s ? s : "", NULL, 10));
+        } else if (to == PFVM_STRING) {
+            if (pfvm_dtype_is_float(x->dtype))
+                pfvm__ew_float_text(pfvm__ew_ld(x->data, x->dtype, i), x->dtype == PFVM_DOUBLE, buf, sizeof buf);
+            else if (x->dtype == PFVM_UINT64)
+                snprintf(buf, sizeof buf, "%llu", (unsigned long long)pfvm__ew_ldi(x->data, x->dtype, i));
+            else
+                snprintf(buf, sizeof buf, "%lld", (long long)pfvm__ew_ldi(x->data, x->dtype, i));
+            ((char **)out->data)[i] = pfvm__strdup(buf);
+            if (!((char **)out->data)[i])
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+        } else if (pfvm_dtype_is_float(x->dtype)) {
+            double v = pfvm__ew_ld(x->data, x->dtype, i);
+            if (pfvm_dtype_is_float(to) || to == PFVM_BOOL)
+                pfvm__ew_st(out->data, to, i, v);
+            else
+                pfvm__ew_sti(out->data, to, i, isnan(v) ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v);
+        } else {
+            int64_t v = pfvm__ew_ldi(x->data, x->dtype, i);
+            if (pfvm_dtype_is_float(to))
+                pfvm__ew_st(out->data, to, i, x->dtype == PFVM_UINT64 ? (double)(uint64_t)v : (double)v);
+            else
+                pfvm__ew_sti(out->data, to, i, v);
+        }
+    }
+    return PFVM_OK;
+}
+
+static int pfvm__ew_supported_cast(pfvm_dtype t)
+{
+    return t != PFVM_UNDEFINED && t < PFVM_COMPLEX64 ? 1 : t == PFVM_BFLOAT16;
+}
+
+static pfvm_code pfvm__ew_k_cast(pfvm_kctx *k)
+{
+    pfvm_dtype to = (pfvm_dtype)pfvm_node_attr_int(k->node, "to", 0);
+    if (!pfvm__ew_supported_cast(to) || !pfvm__ew_supported_cast(k->in[0]->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "cast from %s to %s is not supported",
+                             pfvm_dtype_name(k->in[0]->dtype), pfvm_dtype_name(to));
+    return pfvm__ew_cast(k, to);
+}
+
+static pfvm_code pfvm__ew_k_castlike(pfvm_kctx *k)
+{
+    return pfvm__ew_cast(k, k->in[1]->dtype);
+}
+
+static pfvm_code pfvm__ew_infer_cast(pfvm_ictx *c)
+{
+    int64_t to = pfvm_node_attr_int(c->node, "to", 0);
+    if (to <= 0 || to >= PFVM_DTYPE_COUNT)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "attribute 'to' is not a valid element type (%lld)", (long long)to);
+    pfvm_ival_set_tensor(c->out[0], (pfvm_dtype)to, &c->in[0]->type.shape);
+    /* casts of shape values keep their symbolic contents */
+    if (c->in[0]->sym && pfvm_dtype_is_int((pfvm_dtype)to))
+        return pfvm_ival_set_sym(c, c->out[0], c->in[0]->sym, c->in[0]->n_sym);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_infer_castlike(pfvm_ictx *c)
+{
+    pfvm_ival_set_tensor(c->out[0], c->in[1]->type.dtype, &c->in[0]->type.shape);
+    return PFVM_OK;
+}
+
+/* ---- the table ------------------------------------------------------------------------- */
+
+#define PFVM__EW_FLOATS "float,double,float16,bfloat16"
+#define PFVM__EW_NUMERIC "float,double,float16,bfloat16,int8,int16,int32,int64,uint8,uint16,uint32,uint64"
+#define PFVM__EW_U(name, since, kern, types) \
+    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, NULL, 0}
+#define PFVM__EW_B(name, since, kern, infer, types) \
+    {name, "", since, 0, 2, 2, 1, 1, infer, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0}
+#define PFVM__EW_V(name, since, kern, types) \
+    {name, "", since, 0, 1, -1, 1, 1, pfvm__ew_infer_bcast, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0}
 
 const pfvm_op_def pfvm__ops_elementwise[] = {
+    PFVM__EW_U("Abs", 1, pfvm__ew_k_abs, PFVM__EW_NUMERIC),
+    PFVM__EW_U("Neg", 1, pfvm__ew_k_neg, "float,double,float16,bfloat16,int8,int16,int32,int64"),
+    PFVM__EW_U("Exp", 1, pfvm__ew_k_exp, PFVM__EW_FLOATS),
+    PFVM__EW_U("Log", 1, pfvm__ew_k_log, PFVM__EW_FLOATS),
+    PFVM__EW_U("Sqrt", 1, pfvm__ew_k_sqrt, PFVM__EW_FLOATS),
+    PFVM__EW_U("Reciprocal", 1, pfvm__ew_k_reciprocal, PFVM__EW_FLOATS),
+    PFVM__EW_U("Floor", 1, pfvm__ew_k_floor, PFVM__EW_FLOATS),
+    PFVM__EW_U("Ceil", 1, pfvm__ew_k_ceil, PFVM__EW_FLOATS),
+    PFVM__EW_U("Round", 11, pfvm__ew_k_round, PFVM__EW_FLOATS),
+    PFVM__EW_U("Sign", 9, pfvm__ew_k_sign, PFVM__EW_NUMERIC),
+    PFVM__EW_U("Sin", 7, pfvm__ew_k_sin, PFVM__EW_FLOATS),
+    PFVM__EW_U("Cos", 7, pfvm__ew_k_cos, PFVM__EW_FLOATS),
+    PFVM__EW_U("Tan", 7, pfvm__ew_k_tan, PFVM__EW_FLOATS),
+    PFVM__EW_U("Asin", 7, pfvm__ew_k_asin, PFVM__EW_FLOATS),
+    PFVM__EW_U("Acos", 7, pfvm__ew_k_acos, PFVM__EW_FLOATS),
+    PFVM__EW_U("Atan", 7, pfvm__ew_k_atan, PFVM__EW_FLOATS),
+    PFVM__EW_U("Sinh", 9, pfvm__ew_k_sinh, PFVM__EW_FLOATS),
+    PFVM__EW_U("Cosh", 9, pfvm__ew_k_cosh, PFVM__EW_FLOATS),
+    PFVM__EW_U("Tanh", 1, pfvm__ew_k_tanh, PFVM__EW_FLOATS),
+    PFVM__EW_U("Asinh", 9, pfvm__ew_k_asinh, PFVM__EW_FLOATS),
+    PFVM__EW_U("Acosh", 9, pfvm__ew_k_acosh, PFVM__EW_FLOATS),
+    PFVM__EW_U("Atanh", 9, pfvm__ew_k_atanh, PFVM__EW_FLOATS),
+    PFVM__EW_U("Erf", 9, pfvm__ew_k_erf, PFVM__EW_NUMERIC),
+    PFVM__EW_U("Sigmoid", 1, pfvm__ew_k_sigmoid, PFVM__EW_FLOATS),
+    PFVM__EW_U("Relu", 1, pfvm__ew_k_relu, "float,double,float16,bfloat16,int8,int16,int32,int64"),
+    PFVM__EW_U("LeakyRelu", 1, pfvm__ew_k_leakyrelu, PFVM__EW_FLOATS),
+    PFVM__EW_U("Elu", 1, pfvm__ew_k_elu, PFVM__EW_FLOATS),
+    PFVM__EW_U("Selu", 1, pfvm__ew_k_selu, PFVM__EW_FLOATS),
+    PFVM__EW_U("Celu", 12, pfvm__ew_k_celu, PFVM__EW_FLOATS),
+    PFVM__EW_U("HardSigmoid", 1, pfvm__ew_k_hardsigmoid, PFVM__EW_FLOATS),
+    PFVM__EW_U("HardSwish", 14, pfvm__ew_k_hardswish, PFVM__EW_FLOATS),
+    PFVM__EW_U("Softplus", 1, pfvm__ew_k_softplus, PFVM__EW_FLOATS),
+    PFVM__EW_U("Softsign", 1, pfvm__ew_k_softsign, PFVM__EW_FLOATS),
+    PFVM__EW_U("Mish", 18, pfvm__ew_k_mish, PFVM__EW_FLOATS),
+    PFVM__EW_U("ThresholdedRelu", 10, pfvm__ew_k_thresholdedrelu, PFVM__EW_FLOATS),
+    PFVM__EW_U("Shrink", 9, pfvm__ew_k_shrink, PFVM__EW_NUMERIC),
+    {"IsNaN", "", 9, 0, 1, 1, 1, 1, pfvm__ew_infer_bool, pfvm__ew_k_isnan, NULL, PFVM_FUSE_ELEMENTWISE, PFVM__EW_FLOATS, NULL, 0},
+    {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE, PFVM__EW_FLOATS, NULL, 0},
+    PFVM__EW_U("Not", 1, pfvm__ew_k_not, "bool"),
+    PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, "int8,int16,int32,int64,uint8,uint16,uint32,uint64"),
+    PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Pow", 1, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
+    PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64"),
+    {"PRelu", "", 1, 0, 2, 2, 1, 1, pfvm_infer_same_as_first, pfvm__ew_k_prelu, NULL, PFVM_FUSE_BROADCAST, PFVM__EW_FLOATS, NULL, 0},
+    PFVM__EW_B("Equal", 1, pfvm__ew_k_equal, pfvm__ew_infer_bool, "bool," PFVM__EW_NUMERIC),
+    PFVM__EW_B("Greater", 1, pfvm__ew_k_greater, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Less", 1, pfvm__ew_k_less, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
+    PFVM__EW_B("GreaterOrEqual", 12, pfvm__ew_k_greater_equal, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
+    PFVM__EW_B("LessOrEqual", 12, pfvm__ew_k_less_equal, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
+    PFVM__EW_B("And", 1, pfvm__ew_k_and, pfvm__ew_infer_bool, "bool"),
+    PFVM__EW_B("Or", 1, pfvm__ew_k_or, pfvm__ew_infer_bool, "bool"),
+    PFVM__EW_B("Xor", 1, pfvm__ew_k_xor, pfvm__ew_infer_bool, "bool"),
+    PFVM__EW_B("BitwiseAnd", 18, pfvm__ew_k_bitand, pfvm__ew_infer_bcast, "int8,int16,int32,int64,uint8,uint16,uint32,uint64"),
+    PFVM__EW_B("BitwiseOr", 18, pfvm__ew_k_bitor, pfvm__ew_infer_bcast, "int8,int16,int32,int64,uint8,uint16,uint32,uint64"),
+    PFVM__EW_B("BitwiseXor", 18, pfvm__ew_k_bitxor, pfvm__ew_infer_bcast, "int8,int16,int32,int64,uint8,uint16,uint32,uint64"),
+    PFVM__EW_V("Sum", 1, pfvm__ew_k_sum, PFVM__EW_FLOATS),
+    PFVM__EW_V("Mean", 1, pfvm__ew_k_mean, PFVM__EW_FLOATS),
+    PFVM__EW_V("Max", 1, pfvm__ew_k_max, PFVM__EW_NUMERIC),
+    PFVM__EW_V("Min", 1, pfvm__ew_k_min, PFVM__EW_NUMERIC),
+    {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST, "any", NULL, 0},
+    {"Clip", "", 6, 0, 1, 3, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_ELEMENTWISE, PFVM__EW_NUMERIC, NULL, 0},
+    {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, NULL, PFVM_FUSE_ELEMENTWISE, "bool,string," PFVM__EW_NUMERIC, NULL, 0},
+    {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE, "bool,string," PFVM__EW_NUMERIC, NULL, 0},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };
 /* ---- src/ops/linalg.c ---- */
-/* ops/linalg: (being written) */
+/* ops/linalg: MatMul and Gemm.
+ *
+ * One matrix-multiply core (C += A*B over row-major panels, i-k-j order so
+ * the inner loop runs contiguously and compilers vectorise it) serves both;
+ * float has its own path, other types go through double or int64. */
+
+/* c[m x n] (+)= a[m x k] * b[k x n] with element strides for a and b so that
+ * transposed operands need no copy. */
+static void pfvm__la_gemm_f32(int64_t m, int64_t n, int64_t k, const float *a, int64_t as_m, int64_t as_k,
+                              const float *b, int64_t bs_k, int64_t bs_n, float *c, float alpha)
+{
+    int64_t i, p, j;
+    for (i = 0; i < m; i++) {
+        float *crow = c + i * n;
+        for (p = 0; p < k; p++) {
+            float av = alpha * a[i * as_m + p * as_k];
+            const float *brow = b + p * bs_k;
+            if (av == 0)
+                continue;
+            if (bs_n == 1)
+                for (j = 0; j < n; j++)
+                    crow[j] += av * brow[j];
+            else
+                for (j = 0; j < n; j++)
+                    crow[j] += av * brow[j * bs_n];
+        }
+    }
+}
+
+/* The same for any numeric type, through double or int64. */
+static void pfvm__la_gemm_any(int64_t m, int64_t n, int64_t k, const pfvm_tensor *a, int64_t aoff, int64_t as_m,
+                              int64_t as_k, const pfvm_tensor *b, int64_t boff, int64_t bs_k, int64_t bs_n, pfvm_tensor *c,
+                              int64_t coff, double alpha, int accumulate)
+{
+    int64_t i, p, j;
+    int is_f = pfvm_dtype_is_float(c->dtype);
+    for (i = 0; i < m; i++)
+        for (j = 0; j < n; j++) {
+            double acc = 0;
+            int64_t iacc = 0;
+            for (p = 0; p < k; p++) {
+                if (is_f)
+                    acc += pfvm_tensor_get_f64(a, aoff + i * as_m + p * as_k) * pfvm_tensor_get_f64(b, boff + p * bs_k + j * bs_n);
+                else
+                    iacc += pfvm_tensor_get_i64(a, aoff + i * as_m + p * as_k) * pfvm_tensor_get_i64(b, boff + p * bs_k + j * bs_n);
+            }
+            {
+                int64_t at = coff + i * n + j;
+                if (is_f) {
+                    double v = alpha * acc + (accumulate ? pfvm_tensor_get_f64(c, at) : 0);
+                    switch (c->dtype) {
+                    case PFVM_FLOAT: ((float *)c->data)[at] = (float)v; break;
+                    case PFVM_DOUBLE: ((double *)c->data)[at] = v; break;
+                    case PFVM_FLOAT16: ((uint16_t *)c->data)[at] = pfvm_float_to_half((float)v); break;
+                    default: ((uint16_t *)c->data)[at] = pfvm_float_to_bf16((float)v); break;
+                    }
+                } else {
+                    int64_t v = iacc + (accumulate ? pfvm_tensor_get_i64(c, at) : 0);
+                    switch (pfvm_dtype_size(c->dtype)) {
+                    case 8: ((int64_t *)c->data)[at] = v; break;
+                    case 4: ((int32_t *)c->data)[at] = (int32_t)v; break;
+                    case 2: ((int16_t *)c->data)[at] = (int16_t)v; break;
+                    default: ((int8_t *)c->data)[at] = (int8_t)v; break;
+                    }
+                }
+            }
+        }
+}
+
+/* ---- MatMul ------------------------------------------------------------------------- */
+
+static pfvm_code pfvm__la_infer_matmul(pfvm_ictx *c)
+{
+    pfvm_shape a = c->in[0]->type.shape, b = c->in[1]->type.shape, ba, bb, batch, out;
+    const pfvm_shape *sh[2];
+    int i, ra, rb;
+    int64_t x, y;
+    if (a.rank < 0 || b.rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    if (a.rank == 0 || b.rank == 0)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "MatMul inputs must have rank >= 1");
+    ra = a.rank;
+    rb = b.rank;
+    /* 1-D operands are promoted, and the promoted dim is dropped again */
+    if (ra == 1) {
+        a.dims[1] = a.dims[0];
+        a.dims[0] = pfvm_sym_const(c->syms, 1);
+        a.rank = 2;
+    }
+    if (rb == 1) {
+        b.dims[1] = pfvm_sym_const(c->syms, 1);
+        b.rank = 2;
+    }
+    if (pfvm_sym_is_const(a.dims[a.rank - 1], &x) && pfvm_sym_is_const(b.dims[b.rank - 2], &y) && x != y)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "inner dimensions differ: %lld vs %lld", (long long)x, (long long)y);
+    ba = a;
+    ba.rank -= 2;
+    bb = b;
+    bb.rank -= 2;
+    sh[0] = &ba;
+    sh[1] = &bb;
+    if (pfvm_infer_broadcast(c, sh, 2, &batch))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    out = batch;
+    if (ra > 1)
+        out.dims[out.rank++] = a.dims[a.rank - 2];
+    if (rb > 1)
+        out.dims[out.rank++] = b.dims[b.rank - 1];
+    for (i = 0; i < out.rank; i++)
+        if (!out.dims[i])
+            return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__la_k_matmul(pfvm_kctx *k)
+{
+    const pfvm_tensor *A = k->in[0], *B = k->in[1];
+    pfvm_tensor *C = k->out[0];
+    int64_t m = A->rank == 1 ? 1 : A->dims[A->rank - 2], kk = A->dims[A->rank - 1];
+    int64_t n = B->rank == 1 ? 1 : B->dims[B->rank - 1], kb = B->rank == 1 ? B->dims[0] : B->dims[B->rank - 2];
+    int64_t batch = 1, t, bidx[PFVM_MAX_RANK] = {0};
+    int ra = A->rank > 2 ? A->rank - 2 : 0, rb = B->rank > 2 ? B->rank - 2 : 0, r = ra > rb ? ra : rb, d;
+    int64_t bdims[PFVM_MAX_RANK];
+    if (kk != kb)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "inner dimensions differ: %lld vs %lld", (long long)kk,
+                             (long long)kb);
+    for (d = 0; d < r; d++) {
+        int64_t da = d - (r - ra) >= 0 ? A->dims[d - (r - ra)] : 1, db = d - (r - rb) >= 0 ? B->dims[d - (r - rb)] : 1;
+        bdims[d] = da == 1 ? db : da;
+        batch *= bdims[d];
+    }
+    if (C->nbytes)
+        memset(C->data, 0, C->nbytes);
+    for (t = 0; t < batch; t++) {
+        int64_t ao = 0, bo = 0, sa = m * kk, sb = kb * n, stride_a = 1, stride_b = 1;
+        /* offsets of this batch entry in A and B, with broadcasting */
+        for (d = r - 1; d >= 0; d--) {
+            int64_t da = d - (r - ra) >= 0 ? A->dims[d - (r - ra)] : 1, db = d - (r - rb) >= 0 ? B->dims[d - (r - rb)] : 1;
+            if (da != 1)
+                ao += bidx[d] * stride_a;
+            if (db != 1)
+                bo += bidx[d] * stride_b;
+            stride_a *= da;
+            stride_b *= db;
+        }
+        if (A->dtype == PFVM_FLOAT && B->dtype == PFVM_FLOAT)
+            pfvm__la_gemm_f32(m, n, kk, (const float *)A->data + ao * sa, kk, 1, (const float *)B->data + bo * sb, n, 1,
+                              (float *)C->data + t * m * n, 1.0f);
+        else
+            pfvm__la_gemm_any(m, n, kk, A, ao * sa, kk, 1, B, bo * sb, n, 1, C, t * m * n, 1.0, 0);
+        for (d = r - 1; d >= 0; d--) {
+            if (++bidx[d] < bdims[d])
+                break;
+            bidx[d] = 0;
+        }
+    }
+    return PFVM_OK;
+}
+
+/* ---- Gemm ---------------------------------------------------------------------------------- */
+
+static pfvm_code pfvm__la_infer_gemm(pfvm_ictx *c)
+{
+    const pfvm_shape *a = &c->in[0]->type.shape, *b = &c->in[1]->type.shape;
+    int ta = (int)pfvm_node_attr_int(c->node, "transA", 0), tb = (int)pfvm_node_attr_int(c->node, "transB", 0);
+    pfvm_shape out;
+    int64_t x, y;
+    if (a->rank < 0 || b->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 2);
+    if (a->rank != 2 || b->rank != 2)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "Gemm inputs must be matrices (ranks %d and %d)", a->rank, b->rank);
+    if (pfvm_sym_is_const(a->dims[ta ? 0 : 1], &x) && pfvm_sym_is_const(b->dims[tb ? 1 : 0], &y) && x != y)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "inner dimensions differ: %lld vs %lld", (long long)x, (long long)y);
+    out.rank = 2;
+    out.dims[0] = a->dims[ta ? 1 : 0];
+    out.dims[1] = b->dims[tb ? 0 : 1];
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
+}
+
+typedef struct pfvm__la_bias {
+    const pfvm_tensor *c;
+    pfvm_tensor *y;
+    double beta;
+} pfvm__la_bias;
+
+static void pfvm__la_bias_span(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
+{
+    pfvm__la_bias *b = (pfvm__la_bias *)user;
+    int64_t e;
+    for (e = 0; e < len; e++) {
+        double v = b->beta * pfvm_tensor_get_f64(b->c, off[0] + e * stride[0]);
+        if (b->y->dtype == PFVM_FLOAT)
+            ((float *)b->y->data)[pos + e] = (float)v;
+        else if (b->y->dtype == PFVM_DOUBLE)
+            ((double *)b->y->data)[pos + e] = v;
+        else if (b->y->dtype == PFVM_INT64)
+            ((int64_t *)b->y->data)[pos + e] = (int64_t)v;
+        else if (b->y->dtype == PFVM_INT32)
+            ((int32_t *)b->y->data)[pos + e] = (int32_t)v;
+        else if (b->y->dtype == PFVM_FLOAT16)
+            ((uint16_t *)b->y->data)[pos + e] = pfvm_float_to_half((float)v);
+    }
+}
+
+static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
+{
+    const pfvm_tensor *A = k->in[0], *B = k->in[1], *Cb = k->n_in > 2 ? k->in[2] : NULL;
+    pfvm_tensor *Y = k->out[0];
+    int ta = (int)pfvm_node_attr_int(k->node, "transA", 0), tb = (int)pfvm_node_attr_int(k->node, "transB", 0);
+    double alpha = pfvm_node_attr_float(k->node, "alpha", 1.0f), beta = pfvm_node_attr_float(k->node, "beta", 1.0f);
+    int64_t m = Y->dims[0], n = Y->dims[1], kk = ta ? A->dims[0] : A->dims[1];
+    if ((tb ? B->dims[1] : B->dims[0]) != kk)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "inner dimensions differ");
+    if (Cb && beta != 0) {
+        pfvm__la_bias b;
+        b.c = Cb;
+        b.y = Y;
+        b.beta = beta;
+        if (pfvm_ew_apply(k, &Cb, 1, Y, pfvm__la_bias_span, &b))
+            return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    } else if (Y->nbytes) {
+        memset(Y->data, 0, Y->nbytes);
+    }
+    if (A->dtype == PFVM_FLOAT && B->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT)
+        pfvm__la_gemm_f32(m, n, kk, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, (const float *)B->data, tb ? 1 : n,
+                          tb ? kk : 1, (float *)Y->data, (float)alpha);
+    else
+        pfvm__la_gemm_any(m, n, kk, A, 0, ta ? 1 : kk, ta ? m : 1, B, 0, tb ? 1 : n, tb ? kk : 1, Y, 0, alpha, 1);
+    return PFVM_OK;
+}
 
 const pfvm_op_def pfvm__ops_linalg[] = {
+    {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
+     "float,double,float16,int32,int64,uint32,uint64", NULL, 0},
+    {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
+     "float,double,float16,int32,int64,uint32,uint64", NULL, 0},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };
 /* ---- src/ops/nn.c ---- */
-/* ops/nn: (being written) */
+/* ops/nn: convolution, pooling, normalisation and softmax.
+ *
+ * Spatial operators share one window description (kernel, strides, pads,
+ * dilations over up to three spatial dims, with auto_pad and ceil_mode) used
+ * by both the symbolic inference and the kernels. Kernels compute in float
+ * (double accumulators where precision matters) and handle float, double
+ * and float16 through one load/store pair. */
+
+#include <math.h>
+
+#define PFVM__NN_SP 3 /* spatial dims handled */
+
+/* ---- element access ------------------------------------------------------------- */
+
+static float pfvm__nn_ld(const pfvm_tensor *t, int64_t i)
+{
+    switch (t->dtype) {
+    case PFVM_FLOAT: return ((const float *)t->data)[i];
+    case PFVM_DOUBLE: return (float)((const double *)t->data)[i];
+    case PFVM_FLOAT16: return pfvm_half_to_float(((const uint16_t *)t->data)[i]);
+    case PFVM_BFLOAT16: return pfvm_bf16_to_float(((const uint16_t *)t->data)[i]);
+    default: return (float)pfvm_tensor_get_f64(t, i);
+    }
+}
+
+static double pfvm__nn_ldd(const pfvm_tensor *t, int64_t i)
+{
+    return t->dtype == PFVM_DOUBLE ? ((const double *)t->data)[i] : (double)pfvm__nn_ld(t, i);
+}
+
+static void pfvm__nn_st(pfvm_tensor *t, int64_t i, double v)
+{
+    switch (t->dtype) {
+    case PFVM_FLOAT: ((float *)t->data)[i] = (float)v; break;
+    case PFVM_DOUBLE: ((double *)t->data)[i] = v; break;
+    case PFVM_FLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_half((float)v); break;
+    case PFVM_BFLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_bf16((float)v); break;
+    case PFVM_INT8: ((int8_t *)t->data)[i] = (int8_t)v; break;
+    case PFVM_UINT8: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
+    case PFVM_INT32: ((int32_t *)t->data)[i] = (int32_t)v; break;
+    case PFVM_INT64: ((int64_t *)t->data)[i] = (int64_t)v; break;
+    default: break;
+    }
+}
+
+/* ---- windows --------------------------------------------------------------------- */
+
+typedef struct pfvm__nn_win {
+    int n;                                 /* spatial dims */
+    int64_t k[PFVM__NN_SP], s[PFVM__NN_SP], d[PFVM__NN_SP];
+    int64_t pb[PFVM__NN_SP], pe[PFVM__NN_SP]; /* pads at begin and end (explicit ones) */
+    int auto_pad;                          /* 0 NOTSET/VALID-explicit, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID */
+    int ceil_mode;
+} pfvm__nn_win;
+
+/* Reads kernel_shape (or the weight's dims), strides, dilations, pads. */
+static pfvm_code pfvm__nn_window(const pfvm_node *node, int nsp, const int64_t *wdims, pfvm__nn_win *w, pfvm_status *st)
+{
+    const int64_t *a;
+    int cnt, i;
+    const char *ap = pfvm_node_attr_string(node, "auto_pad", "NOTSET");
+    if (nsp < 1 || nsp > PFVM__NN_SP)
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "%d spatial dimensions (1 to %d supported)", nsp, PFVM__NN_SP);
+    memset(w, 0, sizeof *w);
+    w->n = nsp;
+    cnt = pfvm_node_attr_ints(node, "kernel_shape", &a);
+    for (i = 0; i < nsp; i++) {
+        w->k[i] = cnt == nsp ? a[i] : wdims ? wdims[i] : 0;
+        w->s[i] = w->d[i] = 1;
+    }
+    if (cnt >= 0 && cnt != nsp)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "kernel_shape has %d entries for %d spatial dims", cnt, nsp);
+    if ((cnt = pfvm_node_attr_ints(node, "strides", &a)) >= 0) {
+        if (cnt != nsp)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "strides has %d entries for %d spatial dims", cnt, nsp);
+        for (i = 0; i < nsp; i++)
+            w->s[i] = a[i];
+    }
+    if ((cnt = pfvm_node_attr_ints(node, "dilations", &a)) >= 0) {
+        if (cnt != nsp)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "dilations has %d entries for %d spatial dims", cnt, nsp);
+        for (i = 0; i < nsp; i++)
+            w->d[i] = a[i];
+    }
+    if ((cnt = pfvm_node_attr_ints(node, "pads", &a)) >= 0) {
+        if (cnt != 2 * nsp)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "pads has %d entries for %d spatial dims", cnt, nsp);
+        for (i = 0; i < nsp; i++) {
+            w->pb[i] = a[i];
+            w->pe[i] = a[i + nsp];
+        }
+    }
+    for (i = 0; i < nsp; i++)
+        if (w->k[i] < 1 || w->s[i] < 1 || w->d[i] < 1 || w->pb[i] < 0 || w->pe[i] < 0)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "kernel, strides and dilations must be positive, pads non-negative");
+    w->auto_pad = !strcmp(ap, "SAME_UPPER") ? 1 : !strcmp(ap, "SAME_LOWER") ? 2 : !strcmp(ap, "VALID") ? 3 : 0;
+    if (!w->auto_pad && strcmp(ap, "NOTSET"))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "auto_pad '%s' is not valid", ap);
+    w->ceil_mode = (int)pfvm_node_attr_int(node, "ceil_mode", 0);
+    return PFVM_OK;
+}
+
+/* Output size along dim i, symbolic. */
+static const pfvm_sym *pfvm__nn_out_sym(pfvm_symtab *t, const pfvm__nn_win *w, int i, const pfvm_sym *in)
+{
+    int64_t ext = w->d[i] * (w->k[i] - 1) + 1;
+    const pfvm_sym *s = pfvm_sym_const(t, w->s[i]);
+    if (w->auto_pad == 1 || w->auto_pad == 2)
+        return pfvm_sym_ceildiv(t, in, s);
+    if (w->auto_pad == 3)
+        return pfvm_sym_addi(t, pfvm_sym_div(t, pfvm_sym_addi(t, in, -ext), s), 1);
+    {
+        const pfvm_sym *num = pfvm_sym_addi(t, in, w->pb[i] + w->pe[i] - ext);
+        const pfvm_sym *q = w->ceil_mode ? pfvm_sym_ceildiv(t, num, s) : pfvm_sym_div(t, num, s);
+        return pfvm_sym_addi(t, q, 1);
+    }
+}
+
+/* Concrete output sizes and begin pads for input dims. */
+static void pfvm__nn_resolve(pfvm__nn_win *w, const int64_t *in, int64_t *out)
+{
+    int i;
+    for (i = 0; i < w->n; i++) {
+        int64_t ext = w->d[i] * (w->k[i] - 1) + 1;
+        if (w->auto_pad == 1 || w->auto_pad == 2) {
+            int64_t o = (in[i] + w->s[i] - 1) / w->s[i], total = (o - 1) * w->s[i] + ext - in[i];
+            if (total < 0)
+                total = 0;
+            w->pb[i] = w->auto_pad == 1 ? total / 2 : total - total / 2;
+            w->pe[i] = total - w->pb[i];
+            out[i] = o;
+        } else if (w->auto_pad == 3) {
+            w->pb[i] = w->pe[i] = 0;
+            out[i] = (in[i] - ext) / w->s[i] + 1;
+        } else {
+            int64_t num = in[i] + w->pb[i] + w->pe[i] - ext;
+            out[i] = (w->ceil_mode ? (num + w->s[i] - 1) / w->s[i] : num / w->s[i]) + 1;
+            /* ceil mode: the last window must start inside the input or left pad */
+            if (w->ceil_mode && (out[i] - 1) * w->s[i] >= in[i] + w->pb[i])
+                out[i]--;
+        }
+        if (out[i] < 0)
+            out[i] = 0;
+    }
+}
+
+/* ---- Conv --------------------------------------------------------------------------- */
+
+static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape, *wt = &c->in[1]->type.shape;
+    pfvm__nn_win w;
+    pfvm_shape out;
+    int64_t kd[PFVM__NN_SP];
+    int i, nsp;
+    if (x->rank < 0 || wt->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 ? x->rank : wt->rank);
+    if (x->rank < 3 || wt->rank != x->rank)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input rank %d and weight rank %d do not fit a convolution", x->rank,
+                          wt->rank);
+    nsp = x->rank - 2;
+    for (i = 0; i < nsp && i < PFVM__NN_SP; i++)
+        if (!pfvm_sym_is_const(wt->dims[i + 2], &kd[i]))
+            kd[i] = 0;
+    if (pfvm__nn_window(c->node, nsp, kd, &w, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    out.rank = x->rank;
+    out.dims[0] = x->dims[0];
+    out.dims[1] = wt->dims[0];
+    for (i = 0; i < nsp; i++)
+        out.dims[i + 2] = pfvm__nn_out_sym(c->syms, &w, i, x->dims[i + 2]);
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
+}
+
+/* Dims padded to three spatial dims (missing ones are 1). */
+static void pfvm__nn_sp3(const pfvm_tensor *t, int64_t *sp)
+{
+    int i;
+    for (i = 0; i < PFVM__NN_SP; i++)
+        sp[i] = i + 2 < t->rank ? t->dims[i + 2] : 1;
+}
+
+static void pfvm__nn_win3(pfvm__nn_win *w)
+{
+    int i;
+    for (i = w->n; i < PFVM__NN_SP; i++) {
+        w->k[i] = w->s[i] = w->d[i] = 1;
+        w->pb[i] = w->pe[i] = 0;
+    }
+}
+
+/* Range of outputs o with lo <= o*s + off < hi. */
+static void pfvm__nn_valid(int64_t n_out, int64_t s, int64_t off, int64_t hi, int64_t *o0, int64_t *o1)
+{
+    int64_t a = off >= 0 ? 0 : (-off + s - 1) / s, b = hi - off <= 0 ? 0 : (hi - off + s - 1) / s;
+    *o0 = a < n_out ? a : n_out;
+    *o1 = b < n_out ? b : n_out;
+    if (*o1 < *o0)
+        *o1 = *o0;
+}
+
+static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
+{
+    const pfvm_tensor *X = k->in[0], *W = k->in[1], *B = k->n_in > 2 ? k->in[2] : NULL;
+    pfvm_tensor *Y = k->out[0];
+    int64_t group = pfvm_node_attr_int(k->node, "group", 1), in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], kd[PFVM__NN_SP];
+    int64_t N = X->dims[0], C = X->dims[1], M = W->dims[0], CG, MG, n, g, m, ci, k0, k1, k2, o0, o1, o2;
+    int64_t in_plane, out_plane;
+    pfvm__nn_win w;
+    int i, nsp = X->rank - 2;
+    float *acc;
+    for (i = 0; i < nsp && i < PFVM__NN_SP; i++)
+        kd[i] = W->dims[i + 2];
+    if (pfvm__nn_window(k->node, nsp, kd, &w, k->st))
+        return pfvm__op_fail(k->st, k->node, k->st ? k->st->code : PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "");
+    if (group < 1 || C % group || M % group || W->dims[1] * group != C)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "channels %lld, weight %lldx%lld and group %lld do not fit",
+                             (long long)C, (long long)M, (long long)W->dims[1], (long long)group);
+    pfvm__nn_sp3(X, in_sp);
+    pfvm__nn_resolve(&w, in_sp, out_sp);
+    pfvm__nn_win3(&w);
+    pfvm__nn_sp3(Y, out_sp);
+    CG = C / group;
+    MG = M / group;
+    in_plane = in_sp[0] * in_sp[1] * in_sp[2];
+    out_plane = out_sp[0] * out_sp[1] * out_sp[2];
+    if (Y->dtype != PFVM_FLOAT || X->dtype != PFVM_FLOAT || W->dtype != PFVM_FLOAT) {
+        /* other float types: the same loops through float conversion, slower */
+        int64_t total = pfvm_tensor_numel(Y), idx;
+        for (idx = 0; idx < total; idx++) {
+            int64_t rest = idx, op[PFVM__NN_SP], nn, mm, gg;
+            double s = 0;
+            op[2] = rest % out_sp[2]; rest /= out_sp[2];
+            op[1] = rest % out_sp[1]; rest /= out_sp[1];
+            op[0] = rest % out_sp[0]; rest /= out_sp[0];
+            mm = rest % M;
+            nn = rest / M;
+            gg = mm / MG;
+            for (ci = 0; ci < CG; ci++)
+                for (k0 = 0; k0 < w.k[0]; k0++)
+                    for (k1 = 0; k1 < w.k[1]; k1++)
+                        for (k2 = 0; k2 < w.k[2]; k2++) {
+                            int64_t p0 = op[0] * w.s[0] - w.pb[0] + k0 * w.d[0], p1 = op[1] * w.s[1] - w.pb[1] + k1 * w.d[1];
+                            int64_t p2 = op[2] * w.s[2] - w.pb[2] + k2 * w.d[2];
+                            if (p0 < 0 || p0 >= in_sp[0] || p1 < 0 || p1 >= in_sp[1] || p2 < 0 || p2 >= in_sp[2])
+                                continue;
+                            s += pfvm__nn_ldd(X, ((nn * C + gg * CG + ci) * in_sp[0] + p0) * in_sp[1] * in_sp[2] + p1 * in_sp[2] + p2) *
+                                 pfvm__nn_ldd(W, (((mm * CG + ci) * w.k[0] + k0) * w.k[1] + k1) * w.k[2] + k2);
+                        }
+            if (B)
+                s += pfvm__nn_ldd(B, mm);
+            pfvm__nn_st(Y, idx, s);
+        }
+        return PFVM_OK;
+    }
+    /* float: accumulate whole output rows with contiguous inner loops */
+    for (n = 0; n < N; n++)
+        for (g = 0; g < group; g++)
+            for (m = 0; m < MG; m++) {
+                int64_t oc = g * MG + m;
+                acc = (float *)Y->data + (n * M + oc) * out_plane;
+                for (o0 = 0; o0 < out_plane; o0++)
+                    acc[o0] = B ? ((const float *)B->data)[oc] : 0.0f;
+                for (ci = 0; ci < CG; ci++) {
+                    const float *xin = (const float *)X->data + (n * C + g * CG + ci) * in_plane;
+                    const float *wk = (const float *)W->data + (oc * CG + ci) * w.k[0] * w.k[1] * w.k[2];
+                    for (k0 = 0; k0 < w.k[0]; k0++)
+                        for (k1 = 0; k1 < w.k[1]; k1++)
+                            for (k2 = 0; k2 < w.k[2]; k2++) {
+                                float wv = wk[(k0 * w.k[1] + k1) * w.k[2] + k2];
+                                int64_t a0, b0, a1, b1, a2, b2, off2 = k2 * w.d[2] - w.pb[2];
+                                pfvm__nn_valid(out_sp[0], w.s[0], k0 * w.d[0] - w.pb[0], in_sp[0], &a0, &b0);
+                                pfvm__nn_valid(out_sp[1], w.s[1], k1 * w.d[1] - w.pb[1], in_sp[1], &a1, &b1);
+                                pfvm__nn_valid(out_sp[2], w.s[2], off2, in_sp[2], &a2, &b2);
+                                if (wv == 0.0f)
+                                    continue;
+                                for (o0 = a0; o0 < b0; o0++)
+                                    for (o1 = a1; o1 < b1; o1++) {
+                                        const float *row = xin + ((o0 * w.s[0] + k0 * w.d[0] - w.pb[0]) * in_sp[1] +
+                                                                  (o1 * w.s[1] + k1 * w.d[1] - w.pb[1])) * in_sp[2] + off2;
+                                        float *orow = acc + (o0 * out_sp[1] + o1) * out_sp[2];
+                                        if (w.s[2] == 1)
+                                            for (o2 = a2; o2 < b2; o2++)
+                                                orow[o2] += wv * row[o2];
+                                        else
+                                            for (o2 = a2; o2 < b2; o2++)
+                                                orow[o2] += wv * row[o2 * w.s[2]];
+                                    }
+                            }
+                }
+            }
+    return PFVM_OK;
+}
+
+/* ---- ConvTranspose ----------------------------------------------------------------------- */
+
+static int pfvm__nn_convt_shape(const pfvm_node *node, int nsp, const int64_t *in, const int64_t *kd, pfvm__nn_win *w,
+                                int64_t *out, pfvm_status *st)
+{
+    const int64_t *os, *op;
+    int cnt_os, cnt_op, i;
+    if (pfvm__nn_window(node, nsp, kd, w, st))
+        return 0;
+    cnt_os = pfvm_node_attr_ints(node, "output_shape", &os);
+    cnt_op = pfvm_node_attr_ints(node, "output_padding", &op);
+    for (i = 0; i < nsp; i++) {
+        int64_t ext = w->d[i] * (w->k[i] - 1) + 1, opad = cnt_op == nsp ? op[i] : 0;
+        int64_t full = w->s[i] * (in[i] - 1) + opad + ext;
+        if (cnt_os >= nsp) {
+            int64_t total;
+            out[i] = os[cnt_os - nsp + i];
+            total = full - out[i];
+            if (total < 0)
+                total = 0;
+            if (w->auto_pad == 2) {
+                w->pb[i] = total - total / 2;
+                w->pe[i] = total / 2;
+            } else {
+                w->pb[i] = total / 2;
+                w->pe[i] = total - total / 2;
+            }
+        } else if (w->auto_pad == 1 || w->auto_pad == 2) {
+            int64_t total;
+            out[i] = in[i] * w->s[i];
+            total = full - out[i];
+            if (total < 0)
+                total = 0;
+            w->pb[i] = w->auto_pad == 1 ? total / 2 : total - total / 2;
+            w->pe[i] = total - w->pb[i];
+        } else {
+            out[i] = full - w->pb[i] - w->pe[i];
+        }
+    }
+    return 1;
+}
+
+static pfvm_code pfvm__nn_infer_convt(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape, *wt = &c->in[1]->type.shape;
+    int64_t in[PFVM__NN_SP], kd[PFVM__NN_SP], out[PFVM__NN_SP], ch;
+    pfvm__nn_win w;
+    pfvm_shape o;
+    int i, nsp;
+    int64_t group = pfvm_node_attr_int(c->node, "group", 1);
+    if (x->rank < 3 || wt->rank != x->rank)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
+    nsp = x->rank - 2;
+    if (nsp > PFVM__NN_SP)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "too many spatial dims");
+    for (i = 0; i < nsp; i++)
+        if (!pfvm_sym_is_const(x->dims[i + 2], &in[i]) || !pfvm_sym_is_const(wt->dims[i + 2], &kd[i]))
+            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
+    if (!pfvm__nn_convt_shape(c->node, nsp, in, kd, &w, out, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    o.rank = x->rank;
+    o.dims[0] = x->dims[0];
+    o.dims[1] = pfvm_sym_is_const(wt->dims[1], &ch) ? pfvm_sym_const(c->syms, ch * group) : pfvm_sym_muli(c->syms, wt->dims[1], group);
+    for (i = 0; i < nsp; i++)
+        o.dims[i + 2] = pfvm_sym_const(c->syms, out[i]);
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &o);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__nn_k_convt(pfvm_kctx *k)
+{
+    const pfvm_tensor *X = k->in[0], *W = k->in[1], *B = k->n_in > 2 ? k->in[2] : NULL;
+    pfvm_tensor *Y = k->out[0];
+    int64_t group = pfvm_node_attr_int(k->node, "group", 1), in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], kd[PFVM__NN_SP];
+    int64_t N = X->dims[0], C = X->dims[1], CG, MG, M, n, ci, m, i0, i1, i2, k0, k1, k2, total = pfvm_tensor_numel(Y), t;
+    pfvm__nn_win w;
+    int i, nsp = X->rank - 2;
+    double *acc;
+    (void)acc;
+    for (i = 0; i < nsp; i++)
+        kd[i] = W->dims[i + 2];
+    pfvm__nn_sp3(X, in_sp);
+    if (!pfvm__nn_convt_shape(k->node, nsp, in_sp, kd, &w, out_sp, k->st))
+        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    pfvm__nn_win3(&w);
+    pfvm__nn_sp3(Y, out_sp);
+    if (group < 1 || C % group || W->dims[0] != C)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "channels and group do not fit the weight");
+    CG = C / group;
+    MG = W->dims[1];
+    M = MG * group;
+    for (t = 0; t < total; t++)
+        pfvm__nn_st(Y, t, B ? pfvm__nn_ldd(B, (t / (out_sp[0] * out_sp[1] * out_sp[2])) % M) : 0.0);
+    for (n = 0; n < N; n++)
+        for (ci = 0; ci < C; ci++) {
+            int64_t g = ci / CG;
+            for (m = 0; m < MG; m++) {
+                int64_t oc = g * MG + m;
+                for (i0 = 0; i0 < in_sp[0]; i0++)
+                    for (i1 = 0; i1 < in_sp[1]; i1++)
+                        for (i2 = 0; i2 < in_sp[2]; i2++) {
+                            double xv = pfvm__nn_ldd(X, (((n * C + ci) * in_sp[0] + i0) * in_sp[1] + i1) * in_sp[2] + i2);
+                            for (k0 = 0; k0 < w.k[0]; k0++)
+                                for (k1 = 0; k1 < w.k[1]; k1++)
+                                    for (k2 = 0; k2 < w.k[2]; k2++) {
+                                        int64_t p0 = i0 * w.s[0] + k0 * w.d[0] - w.pb[0];
+                                        int64_t p1 = i1 * w.s[1] + k1 * w.d[1] - w.pb[1];
+                                        int64_t p2 = i2 * w.s[2] + k2 * w.d[2] - w.pb[2], at;
+                                        if (p0 < 0 || p0 >= out_sp[0] || p1 < 0 || p1 >= out_sp[1] || p2 < 0 || p2 >= out_sp[2])
+                                            continue;
+                                        at = (((n * M + oc) * out_sp[0] + p0) * out_sp[1] + p1) * out_sp[2] + p2;
+                                        pfvm__nn_st(Y, at, pfvm__nn_ldd(Y, at) +
+                                                               xv * pfvm__nn_ldd(W, (((ci * MG + m) * w.k[0] + k0) * w.k[1] + k1) * w.k[2] + k2));
+                                    }
+                        }
+            }
+        }
+    return PFVM_OK;
+}
+
+/* ---- pooling ------------------------------------------------------------------------------ */
+
+static pfvm_code pfvm__nn_infer_pool(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape;
+    pfvm__nn_win w;
+    pfvm_shape out;
+    int i, nsp;
+    if (x->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    if (x->rank < 3)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input rank %d: pooling needs N, C and spatial dims", x->rank);
+    nsp = x->rank - 2;
+    if (pfvm__nn_window(c->node, nsp, NULL, &w, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    out = *x;
+    for (i = 0; i < nsp; i++) {
+        if (w.ceil_mode && !w.auto_pad) {
+            /* ceil mode's last-window rule needs concrete dims */
+            int64_t in, o;
+            if (!pfvm_sym_is_const(x->dims[i + 2], &in))
+                return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
+            (void)o;
+        }
+    }
+    {
+        int64_t in[PFVM__NN_SP], o[PFVM__NN_SP];
+        int all = 1;
+        for (i = 0; i < nsp; i++)
+            if (!pfvm_sym_is_const(x->dims[i + 2], &in[i]))
+                all = 0;
+        if (all) {
+            pfvm__nn_resolve(&w, in, o);
+            for (i = 0; i < nsp; i++)
+                out.dims[i + 2] = pfvm_sym_const(c->syms, o[i]);
+        } else {
+            for (i = 0; i < nsp; i++)
+                out.dims[i + 2] = pfvm__nn_out_sym(c->syms, &w, i, x->dims[i + 2]);
+        }
+    }
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    if (c->n_out > 1 && c->out[1])
+        pfvm_ival_set_tensor(c->out[1], PFVM_INT64, &out);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int is_max)
+{
+    const pfvm_tensor *X = k->in[0];
+    pfvm_tensor *Y = k->out[0], *I = k->n_out > 1 ? k->out[1] : NULL;
+    int64_t in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], NC, c, o0, o1, o2, k0, k1, k2, at = 0;
+    int count_pad = (int)pfvm_node_attr_int(k->node, "count_include_pad", 0);
+    int storage = (int)pfvm_node_attr_int(k->node, "storage_order", 0);
+    pfvm__nn_win w;
+    int nsp = X->rank - 2;
+    if (pfvm__nn_window(k->node, nsp, NULL, &w, k->st))
+        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    pfvm__nn_sp3(X, in_sp);
+    pfvm__nn_resolve(&w, in_sp, out_sp);
+    pfvm__nn_win3(&w);
+    pfvm__nn_sp3(Y, out_sp);
+    NC = X->dims[0] * X->dims[1];
+    for (c = 0; c < NC; c++)
+        for (o0 = 0; o0 < out_sp[0]; o0++)
+            for (o1 = 0; o1 < out_sp[1]; o1++)
+                for (o2 = 0; o2 < out_sp[2]; o2++, at++) {
+                    double best = -INFINITY, sum = 0;
+                    int64_t cnt = 0, arg = 0;
+                    for (k0 = 0; k0 < w.k[0]; k0++)
+                        for (k1 = 0; k1 < w.k[1]; k1++)
+                            for (k2 = 0; k2 < w.k[2]; k2++) {
+                                int64_t p0 = o0 * w.s[0] - w.pb[0] + k0 * w.d[0], p1 = o1 * w.s[1] - w.pb[1] + k1 * w.d[1];
+                                int64_t p2 = o2 * w.s[2] - w.pb[2] + k2 * w.d[2], src;
+                                int inside = p0 >= 0 && p0 < in_sp[0] && p1 >= 0 && p1 < in_sp[1] && p2 >= 0 && p2 < in_sp[2];
+                                if (!inside) {
+                                    /* padding counts for the average only within the padded input */
+                                    if (count_pad && p0 < in_sp[0] + w.pe[0] && p1 < in_sp[1] + w.pe[1] && p2 < in_sp[2] + w.pe[2])
+                                        cnt++;
+                                    continue;
+                                }
+                                src = ((c * in_sp[0] + p0) * in_sp[1] + p1) * in_sp[2] + p2;
+                                {
+                                    double v = pfvm__nn_ldd(X, src);
+                                    if (v > best || (cnt == 0 && is_max && best == -INFINITY && v == -INFINITY)) {
+                                        best = v;
+                                        arg = storage ? c * in_sp[0] * in_sp[1] * in_sp[2] + (p2 * in_sp[1] + p1) * in_sp[0] + p0
+                                                      : src;
+                                    }
+                                    sum += v;
+                                    cnt++;
+                                }
+                            }
+                    if (is_max) {
+                        pfvm__nn_st(Y, at, best);
+                        if (I && I->data)
+                            ((int64_t *)I->data)[at] = arg;
+                    } else {
+                        pfvm__nn_st(Y, at, cnt ? sum / (double)cnt : 0.0);
+                    }
+                }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__nn_k_maxpool(pfvm_kctx *k)
+{
+    return pfvm__nn_pool(k, 1);
+}
+
+static pfvm_code pfvm__nn_k_avgpool(pfvm_kctx *k)
+{
+    return pfvm__nn_pool(k, 0);
+}
+
+static pfvm_code pfvm__nn_infer_global(pfvm_ictx *c)
+{
+    pfvm_shape out = c->in[0]->type.shape;
+    int i;
+    if (out.rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    for (i = 2; i < out.rank; i++)
+        out.dims[i] = pfvm_sym_const(c->syms, 1);
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__nn_global(pfvm_kctx *k, int is_max)
+{
+    const pfvm_tensor *X = k->in[0];
+    int64_t NC = X->dims[0] * X->dims[1], plane = 1, c, i;
+    int d;
+    for (d = 2; d < X->rank; d++)
+        plane *= X->dims[d];
+    for (c = 0; c < NC; c++) {
+        double acc = is_max ? -INFINITY : 0;
+        for (i = 0; i < plane; i++) {
+            double v = pfvm__nn_ldd(X, c * plane + i);
+            acc = is_max ? (v > acc ? v : acc) : acc + v;
+        }
+        pfvm__nn_st(k->out[0], c, is_max ? acc : plane ? acc / (double)plane : 0);
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__nn_k_gap(pfvm_kctx *k)
+{
+    return pfvm__nn_global(k, 0);
+}
+
+static pfvm_code pfvm__nn_k_gmp(pfvm_kctx *k)
+{
+    return pfvm__nn_global(k, 1);
+}
+
+/* ---- normalisation --------------------------------------------------------------------------- */
+
+static pfvm_code pfvm__nn_infer_bn(pfvm_ictx *c)
+{
+    int j;
+    c->out[0]->type = c->in[0]->type;
+    for (j = 1; j < c->n_out; j++)
+        if (c->out[j])
+            c->out[j]->type = c->in[j < 3 ? 3 + j - 1 : 1]->type;
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__nn_k_bn(pfvm_kctx *k)
+{
+    const pfvm_tensor *X = k->in[0], *S = k->in[1], *B = k->in[2], *Mn = k->in[3], *V = k->in[4];
+    double eps = pfvm_node_attr_float(k->node, "epsilon", 1e-5f), mom = pfvm_node_attr_float(k->node, "momentum", 0.9f);
+    int training = (int)pfvm_node_attr_int(k->node, "training_mode", 0);
+    int64_t N = X->dims[0], C = X->rank > 1 ? X->dims[1] : 1, plane = 1, n, c, i;
+    int d;
+    for (d = 2; d < X->rank; d++)
+        plane *= X->dims[d];
+    for (c = 0; c < C; c++) {
+        double mean = pfvm__nn_ldd(Mn, c), var = pfvm__nn_ldd(V, c), scale, shift;
+        if (training) {
+            double s = 0, s2 = 0, cnt = (double)(N * plane);
+            for (n = 0; n < N; n++)
+                for (i = 0; i < plane; i++) {
+                    double v = pfvm__nn_ldd(X, (n * C + c) * plane + i);
+                    s += v;
+                    s2 += v * v;
+                }
+            s /= cnt ? cnt : 1;
+            s2 = s2 / (cnt ? cnt : 1) - s * s;
+            if (k->n_out > 1 && k->out[1])
+                pfvm__nn_st(k->out[1], c, mean * mom + s * (1 - mom));
+            if (k->n_out > 2 && k->out[2])
+                pfvm__nn_st(k->out[2], c, var * mom + s2 * (1 - mom));
+            mean = s;
+            var = s2;
+        }
+        scale = pfvm__nn_ldd(S, c) / sqrt(var + eps);
+        shift = pfvm__nn_ldd(B, c) - mean * scale;
+        for (n = 0; n < N; n++)
+            for (i = 0; i < plane; i++) {
+                int64_t at = (n * C + c) * plane + i;
+                pfvm__nn_st(k->out[0], at, pfvm__nn_ldd(X, at) * scale + shift);
+            }
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__nn_infer_ln(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape;
+    int j;
+    c->out[0]->type = c->in[0]->type;
+    for (j = 1; j < c->n_out; j++) {
+        pfvm_shape s = *x;
+        int a, i;
+        if (!c->out[j])
+            continue;
+        if (x->rank < 0) {
+            pfvm_infer_unknown(c, j, PFVM_FLOAT, -1);
+            continue;
+        }
+        a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", -1), x->rank);
+        if (a < 0)
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range");
+        for (i = a; i < x->rank; i++)
+            s.dims[i] = pfvm_sym_const(c->syms, 1);
+        pfvm_ival_set_tensor(c->out[j], (pfvm_dtype)pfvm_node_attr_int(c->node, "stash_type", 1), &s);
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
+{
+    const pfvm_tensor *X = k->in[0], *S = k->in[1], *B = k->n_in > 2 ? k->in[2] : NULL;
+    double eps = pfvm_node_attr_float(k->node, "epsilon", 1e-5f);
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", -1), X->rank), d;
+    int64_t outer = 1, inner = 1, o, i, ns = pfvm_tensor_numel(S), nb = B ? pfvm_tensor_numel(B) : 0;
+    if (a < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
+    for (d = 0; d < a; d++)
+        outer *= X->dims[d];
+    for (d = a; d < X->rank; d++)
+        inner *= X->dims[d];
+    if (ns < 1 || inner % ns || (B && (nb < 1 || inner % nb)))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "scale or bias does not broadcast to the normalised dims");
+    for (o = 0; o < outer; o++) {
+        double mean = 0, var = 0, inv;
+        for (i = 0; i < inner; i++)
+            mean += pfvm__nn_ldd(X, o * inner + i);
+        mean /= (double)(inner ? inner : 1);
+        for (i = 0; i < inner; i++) {
+            double dv = pfvm__nn_ldd(X, o * inner + i) - mean;
+            var += dv * dv;
+        }
+        var /= (double)(inner ? inner : 1);
+        inv = 1.0 / sqrt(var + eps);
+        for (i = 0; i < inner; i++)
+            pfvm__nn_st(k->out[0], o * inner + i,
+                        (pfvm__nn_ldd(X, o * inner + i) - mean) * inv * pfvm__nn_ldd(S, i % ns) + (B ? pfvm__nn_ldd(B, i % nb) : 0));
+        if (k->n_out > 1 && k->out[1])
+            pfvm__nn_st(k->out[1], o, mean);
+        if (k->n_out > 2 && k->out[2])
+            pfvm__nn_st(k->out[2], o, inv);
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__nn_k_instnorm(pfvm_kctx *k)
+{
+    const pfvm_tensor *X = k->in[0], *S = k->in[1], *B = k->in[2];
+    double eps = pfvm_node_attr_float(k->node, "epsilon", 1e-5f);
+    int64_t N = X->dims[0], C = X->dims[1], plane = 1, n, c, i;
+    int d;
+    for (d = 2; d < X->rank; d++)
+        plane *= X->dims[d];
+    for (n = 0; n < N; n++)
+        for (c = 0; c < C; c++) {
+            int64_t base = (n * C + c) * plane;
+            double mean = 0, var = 0, inv;
+            for (i = 0; i < plane; i++)
+                mean += pfvm__nn_ldd(X, base + i);
+            mean /= (double)(plane ? plane : 1);
+            for (i = 0; i < plane; i++)
+                var += (pfvm__nn_ldd(X, base + i) - mean) * (pfvm__nn_ldd(X, base + i) - mean);
+            var /= (double)(plane ? plane : 1);
+            inv = 1.0 / sqrt(var + eps);
+            for (i = 0; i < plane; i++)
+                pfvm__nn_st(k->out[0], base + i, (pfvm__nn_ldd(X, base + i) - mean) * inv * pfvm__nn_ldd(S, c) + pfvm__nn_ldd(B, c));
+        }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__nn_k_lrn(pfvm_kctx *k)
+{
+    const pfvm_tensor *X = k->in[0];
+    double alpha = pfvm_node_attr_float(k->node, "alpha", 1e-4f), beta = pfvm_node_attr_float(k->node, "beta", 0.75f);
+    double bias = pfvm_node_attr_float(k->node, "bias", 1.0f);
+    int64_t size = pfvm_node_attr_int(k->node, "size", 0), N = X->dims[0], C = X->dims[1], plane = 1, n, c, i, j;
+    int d;
+    if (size < 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "size must be positive");
+    for (d = 2; d < X->rank; d++)
+        plane *= X->dims[d];
+    for (n = 0; n < N; n++)
+        for (c = 0; c < C; c++)
+            for (i = 0; i < plane; i++) {
+                double s = 0;
+                int64_t lo = c - (size - 1) / 2, hi = c + size / 2;
+                for (j = lo < 0 ? 0 : lo; j <= hi && j < C; j++) {
+                    double v = pfvm__nn_ldd(X, (n * C + j) * plane + i);
+                    s += v * v;
+                }
+                pfvm__nn_st(k->out[0], (n * C + c) * plane + i,
+                            pfvm__nn_ldd(X, (n * C + c) * plane + i) / pow(bias + alpha / (double)size * s, beta));
+            }
+    return PFVM_OK;
+}
+
+/* ---- Softmax family -------------------------------------------------------------------------- */
+
+/* Softmax variants: 0 softmax, 1 log-softmax, 2 hardmax. Opset < 13
+ * flattens to 2-D at `axis` (default 1); 13+ works along one axis (-1). */
+static pfvm_code pfvm__nn_softmax(pfvm_kctx *k, int kind)
+{
+    const pfvm_tensor *X = k->in[0];
+    int old = k->node->opset < 13, a, d;
+    int64_t outer = 1, len = 1, inner = 1, o, i, j;
+    a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", old ? 1 : -1), X->rank > 0 ? X->rank : 1);
+    if (a < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
+    if (old) {
+        for (d = 0; d < a; d++)
+            outer *= X->dims[d];
+        for (d = a; d < X->rank; d++)
+            len *= X->dims[d];
+    } else {
+        for (d = 0; d < a; d++)
+            outer *= X->dims[d];
+        len = X->rank ? X->dims[a] : 1;
+        for (d = a + 1; d < X->rank; d++)
+            inner *= X->dims[d];
+    }
+    for (o = 0; o < outer; o++)
+        for (j = 0; j < inner; j++) {
+            int64_t base = o * len * inner + j, best = 0;
+            double mx = -INFINITY, sum = 0;
+            for (i = 0; i < len; i++) {
+                double v = pfvm__nn_ldd(X, base + i * inner);
+                if (v > mx) {
+                    mx = v;
+                    best = i;
+                }
+            }
+            if (kind == 2) {
+                for (i = 0; i < len; i++)
+                    pfvm__nn_st(k->out[0], base + i * inner, i == best ? 1.0 : 0.0);
+                continue;
+            }
+            for (i = 0; i < len; i++)
+                sum += exp(pfvm__nn_ldd(X, base + i * inner) - mx);
+            for (i = 0; i < len; i++) {
+                double v = pfvm__nn_ldd(X, base + i * inner) - mx;
+                pfvm__nn_st(k->out[0], base + i * inner, kind ? v - log(sum) : exp(v) / sum);
+            }
+        }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__nn_k_softmax(pfvm_kctx *k)
+{
+    return pfvm__nn_softmax(k, 0);
+}
+
+static pfvm_code pfvm__nn_k_logsoftmax(pfvm_kctx *k)
+{
+    return pfvm__nn_softmax(k, 1);
+}
+
+static pfvm_code pfvm__nn_k_hardmax(pfvm_kctx *k)
+{
+    return pfvm__nn_softmax(k, 2);
+}
+
+#define PFVM__NN_F "float,double,float16"
 
 const pfvm_op_def pfvm__ops_nn[] = {
+    {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0},
+    {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0},
+    {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, 0},
+    {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0},
+    {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
+    {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
+    {"BatchNormalization", "", 6, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0},
+    {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
+    {"InstanceNormalization", "", 6, 0, 3, 3, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
+    {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0},
+    {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
+    {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
+    {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };
 /* ---- src/ops/reduce.c ---- */
-/* ops/reduce: (being written) */
+/* ops/reduce: the Reduce family, ArgMax/ArgMin, TopK, CumSum and the
+ * losses NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
+ *
+ * One reduction engine: the input is viewed as (outer, reduced, inner)
+ * blocks after moving the reduced axes' extent into a mask, and each output
+ * element folds the inputs that map onto it in double precision. */
+
+#include <math.h>
+
+/* ---- axes ---------------------------------------------------------------------------- */
+
+/* Reduced-axis mask for a node: attribute axes (Reduce* before opset 18,
+ * except ReduceSum which moved at 13) or the axes input. Returns 0 and sets
+ * *noop when "no axes" means identity. */
+static int pfvm__red_mask(const pfvm_node *n, const int64_t *axes, int cnt, int rank, unsigned char *mask, pfvm_status *st)
+{
+    int i;
+    if (cnt < 0 || cnt == 0) {
+        for (i = 0; i < rank; i++)
+            mask[i] = 1;
+        return 1;
+    }
+    memset(mask, 0, (size_t)(rank > 0 ? rank : 1));
+    for (i = 0; i < cnt; i++) {
+        int a = pfvm__axis(axes[i], rank);
+        if (a < 0)
+            return pfvm__op_fail(st, n, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d", (long long)axes[i], rank),
+                   0;
+        mask[a] = 1;
+    }
+    return 1;
+}
+
+static int pfvm__red_axes_from_input(const pfvm_node *n)
+{
+    return !strcmp(n->op_type, "ReduceSum") ? n->opset >= 13 : n->opset >= 18;
+}
+
+/* Axes for inference; -2 when unknown. */
+static int pfvm__red_iaxes(pfvm_ictx *c, int64_t *axes)
+{
+    const int64_t *a;
+    int cnt, i;
+    if (pfvm__red_axes_from_input(c->node)) {
+        if (c->n_in < 2 || !c->in[1])
+            return -1;
+        cnt = pfvm_ival_ints(c->in[1], axes, PFVM_MAX_RANK * 2);
+        return cnt < 0 ? -2 : cnt;
+    }
+    cnt = pfvm_node_attr_ints(c->node, "axes", &a);
+    for (i = 0; i < cnt && i < PFVM_MAX_RANK * 2; i++)
+        axes[i] = a[i];
+    return cnt;
+}
+
+static int pfvm__red_kaxes(const pfvm_kctx *k, int64_t *axes)
+{
+    const int64_t *a;
+    int cnt, i;
+    if (pfvm__red_axes_from_input(k->node)) {
+        int64_t n;
+        if (k->n_in < 2 || !k->in[1])
+            return -1;
+        n = pfvm_tensor_numel(k->in[1]);
+        if (n > PFVM_MAX_RANK * 2)
+            return -1;
+        for (i = 0; i < n; i++)
+            axes[i] = pfvm_tensor_get_i64(k->in[1], i);
+        return (int)n;
+    }
+    cnt = pfvm_node_attr_ints(k->node, "axes", &a);
+    for (i = 0; i < cnt && i < PFVM_MAX_RANK * 2; i++)
+        axes[i] = a[i];
+    return cnt;
+}
+
+static pfvm_code pfvm__red_infer(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape;
+    int64_t axes[PFVM_MAX_RANK * 2];
+    int cnt = pfvm__red_iaxes(c, axes), keep = (int)pfvm_node_attr_int(c->node, "keepdims", 1), i;
+    int noop = (int)pfvm_node_attr_int(c->node, "noop_with_empty_axes", 0);
+    unsigned char mask[PFVM_MAX_RANK];
+    pfvm_shape out;
+    if (x->rank < 0 || cnt == -2)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 && keep ? x->rank : -1);
+    if (cnt <= 0 && noop) {
+        c->out[0]->type = c->in[0]->type;
+        return PFVM_OK;
+    }
+    if (!pfvm__red_mask(c->node, axes, cnt, x->rank, mask, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    out.rank = 0;
+    for (i = 0; i < x->rank; i++) {
+        if (!mask[i])
+            out.dims[out.rank++] = x->dims[i];
+        else if (keep)
+            out.dims[out.rank++] = pfvm_sym_const(c->syms, 1);
+    }
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
+}
+
+/* ---- the engine ------------------------------------------------------------------------- */
+
+enum { PFVM__RED_SUM, PFVM__RED_MEAN, PFVM__RED_MAX, PFVM__RED_MIN, PFVM__RED_PROD, PFVM__RED_L1, PFVM__RED_L2,
+       PFVM__RED_LOGSUM, PFVM__RED_LOGSUMEXP, PFVM__RED_SUMSQ };
+
+static void pfvm__red_store(pfvm_tensor *t, int64_t i, double v)
+{
+    switch (t->dtype) {
+    case PFVM_FLOAT: ((float *)t->data)[i] = (float)v; break;
+    case PFVM_DOUBLE: ((double *)t->data)[i] = v; break;
+    case PFVM_FLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_half((float)v); break;
+    case PFVM_BFLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_bf16((float)v); break;
+    case PFVM_INT64: ((int64_t *)t->data)[i] = (int64_t)v; break;
+    case PFVM_INT32: ((int32_t *)t->data)[i] = (int32_t)v; break;
+    case PFVM_UINT32: ((uint32_t *)t->data)[i] = (uint32_t)v; break;
+    case PFVM_UINT64: ((uint64_t *)t->data)[i] = (uint64_t)v; break;
+    case PFVM_INT8: ((int8_t *)t->data)[i] = (int8_t)v; break;
+    case PFVM_UINT8: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
+    case PFVM_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
+    default: break;
+    }
+}
+
+static pfvm_code pfvm__red_run(pfvm_kctx *k, int kind)
+{
+    const pfvm_tensor *X = k->in[0];
+    pfvm_tensor *Y = k->out[0];
+    int64_t axes[PFVM_MAX_RANK * 2], xs[PFVM_MAX_RANK], ys[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0};
+    int64_t total = pfvm_tensor_numel(X), ny = pfvm_tensor_numel(Y), i, cnt_red = 1, o;
+    int cnt = pfvm__red_kaxes(k, axes), d, r = X->rank;
+    unsigned char mask[PFVM_MAX_RANK];
+    double *acc;
+    if (cnt <= 0 && pfvm_node_attr_int(k->node, "noop_with_empty_axes", 0)) {
+        memcpy(Y->data, X->data, X->nbytes < Y->nbytes ? X->nbytes : Y->nbytes);
+        return PFVM_OK;
+    }
+    if (!pfvm__red_mask(k->node, axes, cnt, r, mask, k->st))
+        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    /* output strides indexed by input dims (0 on reduced dims) */
+    {
+        int64_t s = 1;
+        for (d = r - 1; d >= 0; d--) {
+            xs[d] = mask[d] ? 0 : s;
+            if (!mask[d])
+                s *= X->dims[d];
+            else
+                cnt_red *= X->dims[d];
+        }
+        (void)ys;
+    }
+    /* the accumulators live in the output when it is double; else we fold
+     * per output element by walking the input once per output (no scratch) */
+    for (o = 0; o < ny; o++) {
+        double init = kind == PFVM__RED_MAX ? -INFINITY : kind == PFVM__RED_MIN ? INFINITY : kind == PFVM__RED_PROD ? 1 : 0;
+        pfvm__red_store(Y, o, init);
+    }
+    if (Y->dtype == PFVM_DOUBLE || Y->dtype == PFVM_FLOAT) {
+        acc = NULL;
+    }
+    (void)acc;
+    for (i = 0; i < total; i++) {
+        int64_t at = 0;
+        double v = pfvm_tensor_get_f64(X, i), cur;
+        for (d = 0; d < r; d++)
+            at += idx[d] * xs[d];
+        cur = pfvm_tensor_get_f64(Y, at);
+        switch (kind) {
+        case PFVM__RED_MAX: cur = v > cur || isnan(v) ? v : cur; break;
+        case PFVM__RED_MIN: cur = v < cur || isnan(v) ? v : cur; break;
+        case PFVM__RED_PROD: cur *= v; break;
+        case PFVM__RED_L1: cur += fabs(v); break;
+        case PFVM__RED_L2: case PFVM__RED_SUMSQ: cur += v * v; break;
+        case PFVM__RED_LOGSUMEXP: cur += exp(v); break;
+        default: cur += v; break;
+        }
+        if (Y->dtype == PFVM_FLOAT || Y->dtype == PFVM_DOUBLE || Y->dtype == PFVM_FLOAT16 || Y->dtype == PFVM_BFLOAT16)
+            pfvm__red_store(Y, at, cur);
+        else
+            pfvm__red_store(Y, at, cur);
+        for (d = r - 1; d >= 0; d--) {
+            if (++idx[d] < X->dims[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    for (o = 0; o < ny; o++) {
+        double v = pfvm_tensor_get_f64(Y, o);
+        switch (kind) {
+        case PFVM__RED_MEAN: v = cnt_red ? v / (double)cnt_red : NAN; break;
+        case PFVM__RED_L2: v = sqrt(v); break;
+        case PFVM__RED_LOGSUM: case PFVM__RED_LOGSUMEXP: v = log(v); break;
+        default: continue;
+        }
+        pfvm__red_store(Y, o, v);
+    }
+    return PFVM_OK;
+}
+
+#define PFVM__RED_KERNEL(name, kind) \
+    static pfvm_code pfvm__red_k_##name(pfvm_kctx *k) { return pfvm__red_run(k, kind); }
+PFVM__RED_KERNEL(sum, PFVM__RED_SUM)
+PFVM__RED_KERNEL(mean, PFVM__RED_MEAN)
+PFVM__RED_KERNEL(max, PFVM__RED_MAX)
+PFVM__RED_KERNEL(min, PFVM__RED_MIN)
+PFVM__RED_KERNEL(prod, PFVM__RED_PROD)
+PFVM__RED_KERNEL(l1, PFVM__RED_L1)
+PFVM__RED_KERNEL(l2, PFVM__RED_L2)
+PFVM__RED_KERNEL(logsum, PFVM__RED_LOGSUM)
+PFVM__RED_KERNEL(logsumexp, PFVM__RED_LOGSUMEXP)
+PFVM__RED_KERNEL(sumsq, PFVM__RED_SUMSQ)
+
+/* ---- ArgMax, ArgMin ---------------------------------------------------------------------- */
+
+static pfvm_code pfvm__red_infer_arg(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape;
+    int keep = (int)pfvm_node_attr_int(c->node, "keepdims", 1), a, i;
+    pfvm_shape out;
+    if (x->rank < 0)
+        return pfvm_infer_unknown(c, 0, PFVM_INT64, -1);
+    a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", 0), x->rank);
+    if (a < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
+    out.rank = 0;
+    for (i = 0; i < x->rank; i++) {
+        if (i != a)
+            out.dims[out.rank++] = x->dims[i];
+        else if (keep)
+            out.dims[out.rank++] = pfvm_sym_const(c->syms, 1);
+    }
+    pfvm_ival_set_tensor(c->out[0], PFVM_INT64, &out);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__red_arg(pfvm_kctx *k, int is_max)
+{
+    const pfvm_tensor *X = k->in[0];
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), X->rank), d;
+    int last = (int)pfvm_node_attr_int(k->node, "select_last_index", 0);
+    int64_t outer = 1, len, inner = 1, o, j, i;
+    if (a < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
+    len = X->dims[a];
+    for (d = 0; d < a; d++)
+        outer *= X->dims[d];
+    for (d = a + 1; d < X->rank; d++)
+        inner *= X->dims[d];
+    for (o = 0; o < outer; o++)
+        for (j = 0; j < inner; j++) {
+            int64_t best = 0;
+            double bv = 0;
+            for (i = 0; i < len; i++) {
+                double v = pfvm_tensor_get_f64(X, (o * len + i) * inner + j);
+                int better = i == 0 || (is_max ? (last ? v >= bv : v > bv) : (last ? v <= bv : v < bv));
+                if (better) {
+                    bv = v;
+                    best = i;
+                }
+            }
+            ((int64_t *)k->out[0]->data)[o * inner + j] = best;
+        }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__red_k_argmax(pfvm_kctx *k)
+{
+    return pfvm__red_arg(k, 1);
+}
+
+static pfvm_code pfvm__red_k_argmin(pfvm_kctx *k)
+{
+    return pfvm__red_arg(k, 0);
+}
+
+/* ---- CumSum ------------------------------------------------------------------------------- */
+
+static pfvm_code pfvm__red_k_cumsum(pfvm_kctx *k)
+{
+    const pfvm_tensor *X = k->in[0];
+    int a = pfvm__axis(pfvm_tensor_get_i64(k->in[1], 0), X->rank), d;
+    int excl = (int)pfvm_node_attr_int(k->node, "exclusive", 0), rev = (int)pfvm_node_attr_int(k->node, "reverse", 0);
+    int64_t outer = 1, len, inner = 1, o, j, i;
+    if (a < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
+    len = X->dims[a];
+    for (d = 0; d < a; d++)
+        outer *= X->dims[d];
+    for (d = a + 1; d < X->rank; d++)
+        inner *= X->dims[d];
+    for (o = 0; o < outer; o++)
+        for (j = 0; j < inner; j++) {
+            double s = 0;
+            int64_t is = 0;
+            for (i = 0; i < len; i++) {
+                int64_t ii = rev ? len - 1 - i : i, at = (o * len + ii) * inner + j;
+                double v = pfvm_tensor_get_f64(X, at);
+                int64_t iv = pfvm_tensor_get_i64(X, at);
+                if (pfvm_dtype_is_float(X->dtype)) {
+                    if (excl) {
+                        pfvm__red_store(k->out[0], at, s);
+                        s += v;
+                    } else {
+                        s += v;
+                        pfvm__red_store(k->out[0], at, s);
+                    }
+                } else {
+                    if (excl) {
+                        pfvm__red_store(k->out[0], at, (double)is);
+                        is += iv;
+                    } else {
+                        is += iv;
+                        pfvm__red_store(k->out[0], at, (double)is);
+                    }
+                }
+            }
+        }
+    return PFVM_OK;
+}
+
+/* ---- TopK ---------------------------------------------------------------------------------- */
+
+static pfvm_code pfvm__red_infer_topk(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape;
+    int64_t kv[1];
+    int a;
+    pfvm_shape out;
+    if (x->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1) || pfvm_infer_unknown(c, 1, PFVM_INT64, -1);
+    a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", -1), x->rank);
+    if (a < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
+    out = *x;
+    if (c->node->opset < 10)
+        out.dims[a] = pfvm_sym_const(c->syms, pfvm_node_attr_int(c->node, "k", 0));
+    else if (pfvm_ival_ints(c->in[1], kv, 1) == 1)
+        out.dims[a] = pfvm_sym_const(c->syms, kv[0]);
+    else {
+        pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
+        return pfvm_infer_unknown(c, 1, PFVM_INT64, x->rank);
+    }
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    pfvm_ival_set_tensor(c->out[1], PFVM_INT64, &out);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__red_k_topk(pfvm_kctx *k)
+{
+    const pfvm_tensor *X = k->in[0];
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", -1), X->rank), d;
+    int largest = (int)pfvm_node_attr_int(k->node, "largest", 1);
+    int64_t K = k->node->opset < 10 ? pfvm_node_attr_int(k->node, "k", 0) : pfvm_tensor_get_i64(k->in[1], 0);
+    int64_t outer = 1, len, inner = 1, o, j, i, t;
+    if (a < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
+    len = X->dims[a];
+    if (K < 0 || K > len)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "k = %lld is outside 0..%lld", (long long)K, (long long)len);
+    if (!k->out[0]->data) {
+        int64_t dims[PFVM_MAX_RANK];
+        memcpy(dims, X->dims, sizeof(int64_t) * (size_t)X->rank);
+        dims[a] = K;
+        if (pfvm_kctx_output(k, 0, X->dtype, X->rank, dims) || pfvm_kctx_output(k, 1, PFVM_INT64, X->rank, dims))
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    }
+    for (d = 0; d < a; d++)
+        outer *= X->dims[d];
+    for (d = a + 1; d < X->rank; d++)
+        inner *= X->dims[d];
+    /* selection without scratch memory: the t-th pick is the best element
+     * not better than the (t-1)-th, ties by lower index */
+    for (o = 0; o < outer; o++)
+        for (j = 0; j < inner; j++) {
+            double pv = 0;
+            int64_t pi = -1;
+            for (t = 0; t < K; t++) {
+                double bv = 0;
+                int64_t bi = -1;
+                for (i = 0; i < len; i++) {
+                    double v = pfvm_tensor_get_f64(X, (o * len + i) * inner + j);
+                    int after_prev = pi < 0 || (largest ? (v < pv || (v == pv && i > pi)) : (v > pv || (v == pv && i > pi)));
+                    if (!after_prev)
+                        continue;
+                    if (bi < 0 || (largest ? v > bv : v < bv)) {
+                        bv = v;
+                        bi = i;
+                    }
+                }
+                pv = bv;
+                pi = bi;
+                pfvm__red_store(k->out[0], (o * K + t) * inner + j, bv);
+                if (!pfvm_dtype_is_float(X->dtype))
+                    pfvm__red_store(k->out[0], (o * K + t) * inner + j,
+                                    (double)pfvm_tensor_get_i64(X, (o * len + bi) * inner + j));
+                ((int64_t *)k->out[1]->data)[(o * K + t) * inner + j] = bi;
+            }
+        }
+    return PFVM_OK;
+}
+
+/* ---- losses --------------------------------------------------------------------------------- */
+
+static pfvm_code pfvm__red_infer_loss(pfvm_ictx *c)
+{
+    const char *red = pfvm_node_attr_string(c->node, "reduction", "mean");
+    pfvm_shape out;
+    int is_sce = !strcmp(c->node->op_type, "SoftmaxCrossEntropyLoss");
+    if (!strcmp(red, "none")) {
+        const pfvm_shape *t = &c->in[1]->type.shape;
+        out = *t;
+    } else {
+        out.rank = 0;
+    }
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    if (is_sce && c->n_out > 1 && c->out[1])
+        c->out[1]->type = c->in[0]->type;
+    return PFVM_OK;
+}
+
+/* NLL over log-probabilities L[N, C, d...] (read through `get`), labels T[N, d...]. */
+static pfvm_code pfvm__red_nll(pfvm_kctx *k, const pfvm_tensor *L, const pfvm_tensor *T, const pfvm_tensor *W,
+                               pfvm_tensor *out)
+{
+    const char *red = pfvm_node_attr_string(k->node, "reduction", "mean");
+    int64_t ignore = pfvm_node_attr_int(k->node, "ignore_index", INT64_MIN);
+    int has_ignore = pfvm_node_attr(k->node, "ignore_index") != NULL;
+    int64_t N = L->dims[0], C = L->rank > 1 ? L->dims[1] : 1, D = 1, n, d, c;
+    double sum = 0, wsum = 0;
+    int dd;
+    int none = !strcmp(red, "none"), mean = !strcmp(red, "mean");
+    if (!none && !mean && strcmp(red, "sum"))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "reduction '%s' is not valid", red);
+    for (dd = 2; dd < L->rank; dd++)
+        D *= L->dims[dd];
+    if (pfvm_tensor_numel(T) != N * D)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "target shape does not fit the input");
+    for (n = 0; n < N; n++)
+        for (d = 0; d < D; d++) {
+            double v = 0, w = 0;
+            c = pfvm_tensor_get_i64(T, n * D + d);
+            if (!(has_ignore && c == ignore)) {
+                if (c < 0 || c >= C)
+                    return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "class %lld is outside 0..%lld", (long long)c,
+                                         (long long)(C - 1));
+                w = W ? pfvm_tensor_get_f64(W, c) : 1.0;
+                v = -pfvm_tensor_get_f64(L, (n * C + c) * D + d) * w;
+            }
+            if (none)
+                pfvm__red_store(out, n * D + d, v);
+            sum += v;
+            wsum += w;
+        }
+    if (!none)
+        pfvm__red_store(out, 0, mean ? (wsum != 0 ? sum / wsum : 0) : sum);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__red_k_nll(pfvm_kctx *k)
+{
+    return pfvm__red_nll(k, k->in[0], k->in[1], k->n_in > 2 ? k->in[2] : NULL, k->out[0]);
+}
+
+static pfvm_code pfvm__red_k_sce(pfvm_kctx *k)
+{
+    const pfvm_tensor *X = k->in[0];
+    pfvm_tensor *lp = k->n_out > 1 ? k->out[1] : NULL, tmp;
+    int64_t N = X->dims[0], C = X->rank > 1 ? X->dims[1] : 1, D = 1, n, d, c;
+    int dd;
+    for (dd = 2; dd < X->rank; dd++)
+        D *= X->dims[dd];
+    if (!lp) {
+        /* log-probabilities go into the output's place when not requested:
+         * the loss needs them once per element, computed on the fly instead */
+        lp = NULL;
+    }
+    if (lp) {
+        for (n = 0; n < N; n++)
+            for (d = 0; d < D; d++) {
+                double mx = -INFINITY, s = 0;
+                for (c = 0; c < C; c++) {
+                    double v = pfvm_tensor_get_f64(X, (n * C + c) * D + d);
+                    mx = v > mx ? v : mx;
+                }
+                for (c = 0; c < C; c++)
+                    s += exp(pfvm_tensor_get_f64(X, (n * C + c) * D + d) - mx);
+                for (c = 0; c < C; c++)
+                    pfvm__red_store(lp, (n * C + c) * D + d, pfvm_tensor_get_f64(X, (n * C + c) * D + d) - mx - log(s));
+            }
+        return pfvm__red_nll(k, lp, k->in[1], k->n_in > 2 ? k->in[2] : NULL, k->out[0]);
+    }
+    /* no log_prob output: compute log-softmax into the input-shaped values
+     * one class at a time through a tiny view over a stack buffer */
+    {
+        const char *red = pfvm_node_attr_string(k->node, "reduction", "mean");
+        int64_t ignore = pfvm_node_attr_int(k->node, "ignore_index", INT64_MIN);
+        int has_ignore = pfvm_node_attr(k->node, "ignore_index") != NULL;
+        const pfvm_tensor *T = k->in[1], *W = k->n_in > 2 ? k->in[2] : NULL;
+        double sum = 0, wsum = 0;
+        int none = !strcmp(red, "none"), mean = !strcmp(red, "mean");
+        (void)tmp;
+        for (n = 0; n < N; n++)
+            for (d = 0; d < D; d++) {
+                double mx = -INFINITY, s = 0, v = 0, w = 0;
+                int64_t t = pfvm_tensor_get_i64(T, n * D + d);
+                for (c = 0; c < C; c++) {
+                    double x = pfvm_tensor_get_f64(X, (n * C + c) * D + d);
+                    mx = x > mx ? x : mx;
+                }
+                for (c = 0; c < C; c++)
+                    s += exp(pfvm_tensor_get_f64(X, (n * C + c) * D + d) - mx);
+                if (!(has_ignore && t == ignore)) {
+                    if (t < 0 || t >= C)
+                        return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "class %lld is out of range", (long long)t);
+                    w = W ? pfvm_tensor_get_f64(W, t) : 1.0;
+                    v = -(pfvm_tensor_get_f64(X, (n * C + t) * D + d) - mx - log(s)) * w;
+                }
+                if (none)
+                    pfvm__red_store(k->out[0], n * D + d, v);
+                sum += v;
+                wsum += w;
+            }
+        if (!none)
+            pfvm__red_store(k->out[0], 0, mean ? (wsum != 0 ? sum / wsum : 0) : sum);
+    }
+    return PFVM_OK;
+}
+
+#define PFVM__RED_T "float,double,float16,int32,int64,uint32,uint64"
+#define PFVM__RED_OP(name, since, until, kern) \
+    {name, "", since, until, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0}
 
 const pfvm_op_def pfvm__ops_reduce[] = {
+    PFVM__RED_OP("ReduceSum", 1, 0, pfvm__red_k_sum),
+    PFVM__RED_OP("ReduceMean", 1, 0, pfvm__red_k_mean),
+    PFVM__RED_OP("ReduceMax", 1, 0, pfvm__red_k_max),
+    PFVM__RED_OP("ReduceMin", 1, 0, pfvm__red_k_min),
+    PFVM__RED_OP("ReduceProd", 1, 0, pfvm__red_k_prod),
+    PFVM__RED_OP("ReduceL1", 1, 0, pfvm__red_k_l1),
+    PFVM__RED_OP("ReduceL2", 1, 0, pfvm__red_k_l2),
+    PFVM__RED_OP("ReduceLogSum", 1, 0, pfvm__red_k_logsum),
+    PFVM__RED_OP("ReduceLogSumExp", 1, 0, pfvm__red_k_logsumexp),
+    PFVM__RED_OP("ReduceSumSquare", 1, 0, pfvm__red_k_sumsq),
+    {"ArgMax", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmax, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0},
+    {"ArgMin", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmin, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0},
+    {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm_infer_same_as_first, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0},
+    {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0},
+    {"NegativeLogLikelihoodLoss", "", 12, 0, 2, 3, 1, 1, pfvm__red_infer_loss, pfvm__red_k_nll, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0},
+    {"SoftmaxCrossEntropyLoss", "", 12, 0, 2, 3, 1, 2, pfvm__red_infer_loss, pfvm__red_k_sce, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };
 /* ---- src/ops/tensor.c ---- */
-/* ops/tensor: (being written) */
+/* ops/tensor: shape manipulation and data movement — Reshape, Flatten,
+ * Transpose, Squeeze, Unsqueeze, Concat, Split, Slice, Gather, Expand, Tile,
+ * Pad, Shape, Size, Constant, ConstantOfShape, Range, Trilu, Identity,
+ * Dropout (inference).
+ *
+ * Kernels move element bytes without looking at the element type; string
+ * tensors copy their strings. Inference is symbolic and propagates the
+ * contents of small integer tensors (Shape -> Gather -> Concat -> Reshape). */
+
+#include <math.h>
+#include <stdlib.h>
+
+#define PFVM__TN_MAXV 64 /* longest integer vector read from an input (shapes, axes) */
+
+/* ---- helpers ---------------------------------------------------------------------- */
+
+static int64_t pfvm__tn_numel(const pfvm_tensor *t)
+{
+    return pfvm_tensor_numel(t);
+}
+
+/* Copies n elements from src[si] to dst[di]; strings are duplicated. */
+static void pfvm__tn_copy(pfvm_tensor *dst, int64_t di, const pfvm_tensor *src, int64_t si, int64_t n)
+{
+    size_t es = pfvm_dtype_size(src->dtype);
+    if (src->dtype == PFVM_STRING) {
+        int64_t i;
+        for (i = 0; i < n; i++) {
+            const char *s = ((char *const *)src->data)[si + i];
+            char **d = &((char **)dst->data)[di + i];
+            pfvm__free(*d);
+            *d = pfvm__strdup(s ? s : "");
+        }
+        return;
+    }
+    if (n > 0)
+        memcpy((char *)dst->data + (size_t)di * es, (const char *)src->data + (size_t)si * es, (size_t)n * es);
+}
+
+/* Row-major strides of a tensor. */
+static void pfvm__tn_strides(const pfvm_tensor *t, int64_t *st)
+{
+    int d;
+    int64_t s = 1;
+    for (d = t->rank - 1; d >= 0; d--) {
+        st[d] = s;
+        s *= t->dims[d];
+    }
+}
+
+/* Integers of input i (value known at plan time) or -1. */
+static int pfvm__tn_in_ints(pfvm_ictx *c, int i, int64_t *out)
+{
+    if (i >= c->n_in || !c->in[i])
+        return -1;
+    return pfvm_ival_ints(c->in[i], out, PFVM__TN_MAXV);
+}
+
+/* Integers of a run-time input tensor. */
+static int pfvm__tn_kints(const pfvm_tensor *t, int64_t *out, int cap)
+{
+    int64_t i, n;
+    if (!t)
+        return -1;
+    n = pfvm__tn_numel(t);
+    if (n > cap)
+        return -1;
+    for (i = 0; i < n; i++)
+        out[i] = pfvm_tensor_get_i64(t, i);
+    return (int)n;
+}
+
+/* Shape of `sym` contents: a vector whose entries are the given dims. */
+static pfvm_code pfvm__tn_set_vector(pfvm_ictx *c, pfvm_ival *o, const pfvm_sym *const *v, int n)
+{
+    pfvm_shape s;
+    s.rank = 1;
+    s.dims[0] = pfvm_sym_const(c->syms, n);
+    pfvm_ival_set_tensor(o, PFVM_INT64, &s);
+    return pfvm_ival_set_sym(c, o, v, n);
+}
+
+/* ---- Identity, Dropout -------------------------------------------------------------- */
+
+static pfvm_code pfvm__tn_infer_identity(pfvm_ictx *c)
+{
+    c->out[0]->type = c->in[0]->type;
+    if (c->in[0]->sym)
+        return pfvm_ival_set_sym(c, c->out[0], c->in[0]->sym, c->in[0]->n_sym);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tn_k_identity(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    pfvm_tensor *y = k->out[0];
+    if (x->kind != PFVM_KIND_TENSOR) {
+        int i;
+        pfvm_tensor_release(y);
+        y->kind = x->kind;
+        y->elem_dtype = x->elem_dtype;
+        y->dtype = x->dtype;
+        y->has_value = x->has_value;
+        for (i = 0; i < (int)stbds_arrlen(x->elems); i++) {
+            pfvm_tensor *e = pfvm_tensor_clone(x->elems[i], k->st);
+            if (!e)
+                return k->st ? k->st->code : PFVM_ERR_NOMEM;
+            stbds_arrput(y->elems, e);
+        }
+        return PFVM_OK;
+    }
+    if (!y->data && pfvm_kctx_output(k, 0, x->dtype, x->rank, x->dims))
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    pfvm__tn_copy(y, 0, x, 0, pfvm__tn_numel(x));
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tn_infer_dropout(pfvm_ictx *c)
+{
+    c->out[0]->type = c->in[0]->type;
+    if (c->n_out > 1 && c->out[1])
+        pfvm_ival_set_tensor(c->out[1], PFVM_BOOL, &c->in[0]->type.shape);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tn_k_dropout(pfvm_kctx *k)
+{
+    int training = k->n_in > 2 && k->in[2] && pfvm_tensor_get_i64(k->in[2], 0);
+    double ratio = k->n_in > 1 && k->in[1] ? pfvm_tensor_get_f64(k->in[1], 0) : 0.5;
+    if (k->node->opset < 12 && pfvm_node_attr_int(k->node, "is_test", 1) == 0)
+        training = 1;
+    if (training && ratio != 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "training mode is not supported");
+    pfvm__tn_copy(k->out[0], 0, k->in[0], 0, pfvm__tn_numel(k->in[0]));
+    if (k->n_out > 1 && k->out[1] && k->out[1]->data)
+        memset(k->out[1]->data, 1, (size_t)pfvm__tn_numel(k->out[1]));
+    return PFVM_OK;
+}
+
+/* ---- Shape, Size, Constant, ConstantOfShape ------------------------------------------ */
+
+static void pfvm__tn_shape_range(const pfvm_node *n, int rank, int *start, int *end)
+{
+    int64_t s = pfvm_node_attr_int(n, "start", 0), e = pfvm_node_attr_int(n, "end", rank);
+    if (s < 0)
+        s += rank;
+    if (e < 0)
+        e += rank;
+    s = s < 0 ? 0 : s > rank ? rank : s;
+    e = e < 0 ? 0 : e > rank ? rank : e;
+    *start = (int)s;
+    *end = (int)(e < s ? s : e);
+}
+
+static pfvm_code pfvm__tn_infer_shape(pfvm_ictx *c)
+{
+    const pfvm_shape *s = &c->in[0]->type.shape;
+    int a, b;
+    if (s->rank < 0) {
+        pfvm_ival_set_tensor(c->out[0], PFVM_INT64, NULL);
+        return pfvm_infer_unknown(c, 0, PFVM_INT64, 1);
+    }
+    pfvm__tn_shape_range(c->node, s->rank, &a, &b);
+    return pfvm__tn_set_vector(c, c->out[0], s->dims + a, b - a);
+}
+
+static pfvm_code pfvm__tn_k_shape(pfvm_kctx *k)
+{
+    int a, b, i;
+    int64_t n;
+    pfvm__tn_shape_range(k->node, k->in[0]->rank, &a, &b);
+    n = b - a;
+    if (!k->out[0]->data && pfvm_kctx_output(k, 0, PFVM_INT64, 1, &n))
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    for (i = a; i < b; i++)
+        ((int64_t *)k->out[0]->data)[i - a] = k->in[0]->dims[i];
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tn_infer_size(pfvm_ictx *c)
+{
+    const pfvm_shape *s = &c->in[0]->type.shape;
+    const pfvm_sym *n = pfvm_sym_const(c->syms, 1);
+    pfvm_shape scalar;
+    int i;
+    scalar.rank = 0;
+    pfvm_ival_set_tensor(c->out[0], PFVM_INT64, &scalar);
+    if (s->rank < 0)
+        return PFVM_OK;
+    for (i = 0; i < s->rank; i++)
+        n = pfvm_sym_mul(c->syms, n, s->dims[i]);
+    return pfvm_ival_set_sym(c, c->out[0], &n, 1);
+}
+
+static pfvm_code pfvm__tn_k_size(pfvm_kctx *k)
+{
+    *(int64_t *)k->out[0]->data = pfvm__tn_numel(k->in[0]);
+    return PFVM_OK;
+}
+
+/* The tensor a Constant node holds; built in the model on first use for the
+ * scalar and list forms. */
+static const pfvm_tensor *pfvm__tn_constant_value(const pfvm_node *n, pfvm_status *st)
+{
+    const pfvm_attr *a = n->n_attrs == 1 ? &n->attrs[0] : NULL;
+    pfvm_model *m = n->graph->model;
+    pfvm_tensor *t;
+    int64_t len;
+    int i;
+    if (!a)
+        return pfvm__op_fail(st, n, PFVM_ERR_INVALID, "needs exactly one attribute"), (const pfvm_tensor *)NULL;
+    if (a->t && (!strcmp(a->name, "value") || !strcmp(a->name, "sparse_value")))
+        return a->t;
+    /* the scalar and list forms: made once, cached in the attribute */
+    if (!strcmp(a->name, "value_float") && a->type == PFVM_ATTR_FLOAT) {
+        t = pfvm_model_tensor(m, PFVM_FLOAT, 0, NULL, NULL, st);
+        if (t)
+            *(float *)t->data = a->f;
+    } else if (!strcmp(a->name, "value_int") && a->type == PFVM_ATTR_INT) {
+        t = pfvm_model_tensor(m, PFVM_INT64, 0, NULL, NULL, st);
+        if (t)
+            *(int64_t *)t->data = a->i;
+    } else if (!strcmp(a->name, "value_floats") && a->type == PFVM_ATTR_FLOATS) {
+        len = a->n;
+        t = pfvm_model_tensor(m, PFVM_FLOAT, 1, &len, NULL, st);
+        if (t && len)
+            memcpy(t->data, a->floats, sizeof(float) * (size_t)len);
+    } else if (!strcmp(a->name, "value_ints") && a->type == PFVM_ATTR_INTS) {
+        len = a->n;
+        t = pfvm_model_tensor(m, PFVM_INT64, 1, &len, NULL, st);
+        if (t && len)
+            memcpy(t->data, a->ints, sizeof(int64_t) * (size_t)len);
+    } else if (!strcmp(a->name, "value_string") && a->type == PFVM_ATTR_STRING) {
+        t = pfvm_model_tensor(m, PFVM_STRING, 0, NULL, NULL, st);
+        if (t)
+            ((const char **)t->data)[0] = pfvm_model_strdup(m, a->s);
+    } else if (!strcmp(a->name, "value_strings") && a->type == PFVM_ATTR_STRINGS) {
+        len = a->n;
+        t = pfvm_model_tensor(m, PFVM_STRING, 1, &len, NULL, st);
+        for (i = 0; t && i < a->n; i++)
+            ((const char **)t->data)[i] = a->strings[i];
+    } else {
+        return pfvm__op_fail(st, n, PFVM_ERR_UNSUPPORTED, "attribute '%s' is not supported", a->name),
+               (const pfvm_tensor *)NULL;
+    }
+    if (t) {
+        pfvm_attr *w = (pfvm_attr *)a;
+        w->name = "value";
+        w->type = PFVM_ATTR_TENSOR;
+        w->t = t;
+    }
+    return t;
+}
+
+static pfvm_code pfvm__tn_infer_constant(pfvm_ictx *c)
+{
+    const pfvm_tensor *t = pfvm__tn_constant_value(c->node, c->st);
+    pfvm_shape s;
+    if (!t)
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    if (pfvm_shape_from_dims(c->syms, &s, t->rank, t->dims, c->st))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    pfvm_ival_set_tensor(c->out[0], t->dtype, &s);
+    c->out[0]->value = t; /* the planner uses it in place */
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tn_k_constant(pfvm_kctx *k)
+{
+    const pfvm_tensor *t = pfvm__tn_constant_value(k->node, k->st);
+    if (!t)
+        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    if (!k->out[0]->data && pfvm_kctx_output(k, 0, t->dtype, t->rank, t->dims))
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    pfvm__tn_copy(k->out[0], 0, t, 0, pfvm__tn_numel(t));
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tn_infer_cos(pfvm_ictx *c)
+{
+    const pfvm_attr *a = pfvm_node_attr(c->node, "value");
+    pfvm_dtype dt = a && a->t ? a->t->dtype : PFVM_FLOAT;
+    int64_t v[PFVM__TN_MAXV];
+    int n = pfvm__tn_in_ints(c, 0, v), i;
+    const pfvm_ival *in = c->in[0];
+    pfvm_shape s;
+    if (n >= 0) {
+        if (pfvm_shape_from_dims(c->syms, &s, n, v, c->st))
+            return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    } else if (in->sym && in->n_sym <= PFVM_MAX_RANK) {
+        s.rank = in->n_sym;
+        for (i = 0; i < in->n_sym; i++)
+            s.dims[i] = in->sym[i];
+    } else {
+        int64_t len;
+        if (in->type.shape.rank == 1 && pfvm_sym_is_const(in->type.shape.dims[0], &len))
+            return pfvm_infer_unknown(c, 0, dt, (int)len);
+        return pfvm_infer_unknown(c, 0, dt, -1);
+    }
+    for (i = 0; i < s.rank; i++) {
+        int64_t d;
+        if (pfvm_sym_is_const(s.dims[i], &d) && d < 0)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "negative dimension %lld", (long long)d);
+    }
+    pfvm_ival_set_tensor(c->out[0], dt, &s);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tn_k_cos(pfvm_kctx *k)
+{
+    const pfvm_attr *a = pfvm_node_attr(k->node, "value");
+    int64_t dims[PFVM__TN_MAXV], i, n;
+    int r = pfvm__tn_kints(k->in[0], dims, PFVM__TN_MAXV);
+    pfvm_dtype dt = a && a->t ? a->t->dtype : PFVM_FLOAT;
+    size_t es;
+    if (r < 0 || r > PFVM_MAX_RANK)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "shape input is too long");
+    if (pfvm_kctx_output(k, 0, dt, r, dims))
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    es = pfvm_dtype_size(dt);
+    n = pfvm__tn_numel(k->out[0]);
+    for (i = 0; i < n; i++) {
+        if (a && a->t)
+            memcpy((char *)k->out[0]->data + (size_t)i * es, a->t->data, es);
+        else
+            ((float *)k->out[0]->data)[i] = 0;
+    }
+    return PFVM_OK;
+}
+
+/* ---- Reshape, Flatten, Squeeze, Unsqueeze: same bytes, new shape --------------------- */
+
+static pfvm_code pfvm__tn_k_copy_all(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    if (!k->out[0]->data)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "output shape unknown");
+    if (pfvm__tn_numel(x) != pfvm__tn_numel(k->out[0]))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "element count changes");
+    pfvm__tn_copy(k->out[0], 0, x, 0, pfvm__tn_numel(x));
+    return PFVM_OK;
+}
+
+/* Reshape's data-dependent form, when the planner could not know the shape. */
+static pfvm_code pfvm__tn_reshape_dims(const pfvm_node *n, const pfvm_tensor *x, const pfvm_tensor *shape, int64_t *dims,
+                                       int *rank, pfvm_status *st)
+{
+    int r = pfvm__tn_kints(shape, dims, PFVM_MAX_RANK), i, neg = -1;
+    int64_t known = 1, total = pfvm__tn_numel(x);
+    int allowzero = (int)pfvm_node_attr_int(n, "allowzero", 0);
+    if (r < 0)
+        return pfvm__op_fail(st, n, PFVM_ERR_UNSUPPORTED, "target rank exceeds PFVM_MAX_RANK");
+    for (i = 0; i < r; i++) {
+        if (dims[i] == 0 && !allowzero) {
+            if (i >= x->rank)
+                return pfvm__op_fail(st, n, PFVM_ERR_SHAPE, "0 at dimension %d copies a dimension the input lacks", i);
+            dims[i] = x->dims[i];
+        }
+        if (dims[i] == -1) {
+            if (neg >= 0)
+                return pfvm__op_fail(st, n, PFVM_ERR_SHAPE, "more than one -1 in the shape");
+            neg = i;
+        } else if (dims[i] < 0) {
+            return pfvm__op_fail(st, n, PFVM_ERR_SHAPE, "invalid dimension %lld", (long long)dims[i]);
+        } else {
+            known *= dims[i];
+        }
+    }
+    if (neg >= 0) {
+        if (known == 0 || total % known)
+            return pfvm__op_fail(st, n, PFVM_ERR_SHAPE, "cannot infer -1: %lld elements into %lld", (long long)total,
+                                 (long long)known);
+        dims[neg] = total / known;
+        known *= dims[neg];
+    }
+    if (known != total)
+        return pfvm__op_fail(st, n, PFVM_ERR_SHAPE, "cannot reshape %lld elements into %lld", (long long)total,
+                             (long long)known);
+    *rank = r;
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tn_k_reshape(pfvm_kctx *k)
+{
+    if (!k->out[0]->data) {
+        int64_t dims[PFVM_MAX_RANK];
+        int r = 0;
+        if (pfvm__tn_reshape_dims(k->node, k->in[0], k->in[1], dims, &r, k->st) ||
+            pfvm_kctx_output(k, 0, k->in[0]->dtype, r, dims))
+            return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    }
+    return pfvm__tn_k_copy_all(k);
+}
+
+static pfvm_code pfvm__tn_infer_reshape(pfvm_ictx *c)
+{
+    const pfvm_ival *x = c->in[0], *sh = c->in[1];
+    pfvm_shape out;
+    const pfvm_sym *known = pfvm_sym_const(c->syms, 1), *total = pfvm_sym_const(c->syms, 1);
+    int64_t v[PFVM_MAX_RANK];
+    int r = -1, i, neg = -1, allowzero = (int)pfvm_node_attr_int(c->node, "allowzero", 0);
+    pfvm_dtype dt = x->type.dtype;
+    /* the target: constants, or symbolic contents (Shape -> Concat chains) */
+    if (sh->value || (sh->sym && sh->n_sym <= PFVM_MAX_RANK)) {
+        int64_t tmp[PFVM__TN_MAXV];
+        if (sh->value) {
+            r = pfvm_ival_ints(sh, tmp, PFVM__TN_MAXV);
+            if (r > PFVM_MAX_RANK)
+                return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "target rank exceeds PFVM_MAX_RANK");
+            for (i = 0; i < r; i++)
+                out.dims[i] = pfvm_sym_const(c->syms, tmp[i]);
+        } else {
+            r = sh->n_sym;
+            for (i = 0; i < r; i++)
+                out.dims[i] = sh->sym[i];
+        }
+    }
+    if (r < 0) {
+        int64_t len;
+        if (sh->type.shape.rank == 1 && pfvm_sym_is_const(sh->type.shape.dims[0], &len))
+            return pfvm_infer_unknown(c, 0, dt, (int)len);
+        return pfvm_infer_unknown(c, 0, dt, -1);
+    }
+    out.rank = r;
+    (void)v;
+    for (i = 0; i < r; i++) {
+        int64_t d;
+        if (pfvm_sym_is_const(out.dims[i], &d)) {
+            if (d == 0 && !allowzero) {
+                if (x->type.shape.rank < 0)
+                    return pfvm_infer_unknown(c, 0, dt, r);
+                if (i >= x->type.shape.rank)
+                    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "0 at dimension %d copies a dimension the input lacks", i);
+                out.dims[i] = x->type.shape.dims[i];
+            } else if (d == -1) {
+                if (neg >= 0)
+                    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "more than one -1 in the shape");
+                neg = i;
+                continue;
+            } else if (d < 0) {
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "invalid dimension %lld", (long long)d);
+            }
+        }
+        known = pfvm_sym_mul(c->syms, known, out.dims[i]);
+    }
+    if (neg >= 0) {
+        int64_t kv, tv;
+        if (x->type.shape.rank < 0)
+            return pfvm_infer_unknown(c, 0, dt, r);
+        for (i = 0; i < x->type.shape.rank; i++)
+            total = pfvm_sym_mul(c->syms, total, x->type.shape.dims[i]);
+        if (pfvm_sym_is_const(known, &kv) && pfvm_sym_is_const(total, &tv) && (kv == 0 || tv % kv))
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "cannot reshape %lld elements with the known dims' product %lld",
+                              (long long)tv, (long long)kv);
+        out.dims[neg] = pfvm_sym_div(c->syms, total, known);
+        if (!out.dims[neg])
+            return pfvm_infer_unknown(c, 0, dt, r);
+    }
+    pfvm_ival_set_tensor(c->out[0], dt, &out);
+    if (x->sym)
+        return pfvm_ival_set_sym(c, c->out[0], x->sym, x->n_sym);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tn_infer_flatten(pfvm_ictx *c)
+{
+    const pfvm_shape *s = &c->in[0]->type.shape;
+    int64_t axis = pfvm_node_attr_int(c->node, "axis", 1);
+    pfvm_shape out;
+    int i;
+    if (s->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 2);
+    if (axis < 0)
+        axis += s->rank;
+    if (axis < 0 || axis > s->rank)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d",
+                          (long long)pfvm_node_attr_int(c->node, "axis", 1), s->rank);
+    out.rank = 2;
+    out.dims[0] = out.dims[1] = pfvm_sym_const(c->syms, 1);
+    for (i = 0; i < s->rank; i++)
+        out.dims[i >= axis] = pfvm_sym_mul(c->syms, out.dims[i >= axis], s->dims[i]);
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tn_infer_squeeze(pfvm_ictx *c)
+{
+    const pfvm_shape *s = &c->in[0]->type.shape;
+    int64_t axes[PFVM__TN_MAXV];
+    const int64_t *aa;
+    int n = -1, i, j, drop[PFVM_MAX_RANK] = {0};
+    pfvm_shape out;
+    if (c->node->opset < 13) {
+        n = pfvm_node_attr_ints(c->node, "axes", &aa);
+        for (i = 0; i < n && i < PFVM__TN_MAXV; i++)
+            axes[i] = aa[i];
+    } else if (c->n_in > 1 && c->in[1]) {
+        n = pfvm__tn_in_ints(c, 1, axes);
+        if (n < 0)
+            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    }
+    if (s->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    if (n < 0) { /* no axes: every dim of size 1, which must be known */
+        for (i = 0; i < s->rank; i++) {
+            int64_t d;
+            if (!pfvm_sym_is_const(s->dims[i], &d))
+                return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+            drop[i] = d == 1;
+        }
+    } else {
+        for (i = 0; i < n; i++) {
+            int a = pfvm__axis(axes[i], s->rank);
+            int64_t d;
+            if (a < 0)
+                return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis %lld is out of range", (long long)axes[i]);
+            if (pfvm_sym_is_const(s->dims[a], &d) && d != 1)
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "cannot squeeze dimension %d of size %lld", a, (long long)d);
+            drop[a] = 1;
+        }
+    }
+    for (i = 0, j = 0; i < s->rank; i++)
+        if (!drop[i])
+            out.dims[j++] = s->dims[i];
+    out.rank = j;
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    if (c->in[0]->sym)
+        return pfvm_ival_set_sym(c, c->out[0], c->in[0]->sym, c->in[0]->n_sym);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tn_infer_unsqueeze(pfvm_ictx *c)
+{
+    const pfvm_shape *s = &c->in[0]->type.shape;
+    int64_t axes[PFVM__TN_MAXV];
+    const int64_t *aa;
+    int n, i, j, r, ins[PFVM_MAX_RANK] = {0};
+    pfvm_shape out;
+    if (c->node->opset < 13) {
+        n = pfvm_node_attr_ints(c->node, "axes", &aa);
+        for (i = 0; i < n && i < PFVM__TN_MAXV; i++)
+            axes[i] = aa[i];
+    } else {
+        n = pfvm__tn_in_ints(c, 1, axes);
+    }
+    if (n < 0 || s->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    r = s->rank + n;
+    if (r > PFVM_MAX_RANK)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "rank %d exceeds PFVM_MAX_RANK", r);
+    for (i = 0; i < n; i++) {
+        int a = pfvm__axis(axes[i], r);
+        if (a < 0 || ins[a])
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis %lld is out of range or repeated", (long long)axes[i]);
+        ins[a] = 1;
+    }
+    for (i = 0, j = 0; i < r; i++)
+        out.dims[i] = ins[i] ? pfvm_sym_const(c->syms, 1) : s->dims[j++];
+    out.rank = r;
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    if (c->in[0]->sym)
+        return pfvm_ival_set_sym(c, c->out[0], c->in[0]->sym, c->in[0]->n_sym);
+    return PFVM_OK;
+}
+
+/* ---- Transpose ------------------------------------------------------------------------ */
+
+static int pfvm__tn_perm(const pfvm_node *n, int rank, int *perm)
+{
+    const int64_t *p;
+    int cnt = pfvm_node_attr_ints(n, "perm", &p), i, seen[PFVM_MAX_RANK] = {0};
+    if (cnt < 0) {
+        for (i = 0; i < rank; i++)
+            perm[i] = rank - 1 - i;
+        return 1;
+    }
+    if (cnt != rank)
+        return 0;
+    for (i = 0; i < rank; i++) {
+        if (p[i] < 0 || p[i] >= rank || seen[p[i]])
+            return 0;
+        seen[p[i]] = 1;
+        perm[i] = (int)p[i];
+    }
+    return 1;
+}
+
+static pfvm_code pfvm__tn_infer_transpose(pfvm_ictx *c)
+{
+    const pfvm_shape *s = &c->in[0]->type.shape;
+    int perm[PFVM_MAX_RANK], i;
+    pfvm_shape out;
+    if (s->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    if (!pfvm__tn_perm(c->node, s->rank, perm))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "perm is not a permutation of %d axes", s->rank);
+    out.rank = s->rank;
+    for (i = 0; i < s->rank; i++)
+        out.dims[i] = s->dims[perm[i]];
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
+}
+
+/* Copies x into y where y's dim i walks x's dim perm[i]. */
+static void pfvm__tn_permute(pfvm_tensor *y, const pfvm_tensor *x, const int *perm)
+{
+    int64_t xs[PFVM_MAX_RANK], st[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, total = pfvm__tn_numel(y), o, inner;
+    int d, r = y->rank;
+    size_t es = pfvm_dtype_size(x->dtype);
+    pfvm__tn_strides(x, xs);
+    for (d = 0; d < r; d++)
+        st[d] = xs[perm[d]];
+    inner = r ? y->dims[r - 1] : 1;
+    for (o = 0; o < total; o += inner) {
+        int64_t src = 0, e;
+        for (d = 0; d < r - 1; d++)
+            src += idx[d] * st[d];
+        if (x->dtype == PFVM_STRING || es != 4) {
+            for (e = 0; e < inner; e++)
+                pfvm__tn_copy(y, o + e, x, src + e * (r ? st[r - 1] : 0), 1);
+        } else {
+            const uint32_t *sp = (const uint32_t *)x->data + src;
+            uint32_t *dp = (uint32_t *)y->data + o;
+            int64_t s1 = r ? st[r - 1] : 0;
+            for (e = 0; e < inner; e++)
+                dp[e] = sp[e * s1];
+        }
+        for (d = r - 2; d >= 0; d--) {
+            if (++idx[d] < y->dims[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+}
+
+static pfvm_code pfvm__tn_k_transpose(pfvm_kctx *k)
+{
+    int perm[PFVM_MAX_RANK];
+    if (!pfvm__tn_perm(k->node, k->in[0]->rank, perm))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "perm is not a permutation");
+    pfvm__tn_permute(k->out[0], k->in[0], perm);
+    return PFVM_OK;
+}
+
+/* ---- Concat, Split ------------------------------------------------------------------------ */
+
+static pfvm_code pfvm__tn_infer_concat(pfvm_ictx *c)
+{
+    int64_t axis = pfvm_node_attr_int(c->node, "axis", 0);
+    const pfvm_shape *s0 = &c->in[0]->type.shape;
+    pfvm_shape out;
+    int j, d, a, all_sym = 1, n_sym = 0;
+    const pfvm_sym *syms[PFVM__TN_MAXV];
+    for (j = 0; j < c->n_in; j++)
+        if (c->in[j]->type.shape.rank < 0)
+            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, s0->rank >= 0 ? s0->rank : -1);
+    a = pfvm__axis(axis, s0->rank);
+    if (a < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d", (long long)axis, s0->rank);
+    out = *s0;
+    for (j = 1; j < c->n_in; j++) {
+        const pfvm_shape *s = &c->in[j]->type.shape;
+        if (s->rank != s0->rank)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input %d has rank %d, input 0 has %d", j, s->rank, s0->rank);
+        for (d = 0; d < s->rank; d++) {
+            int64_t x, y;
+            if (d == a) {
+                out.dims[d] = pfvm_sym_add(c->syms, out.dims[d], s->dims[d]);
+            } else if (pfvm_sym_is_const(out.dims[d], &x) && pfvm_sym_is_const(s->dims[d], &y) && x != y) {
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "dimension %d differs: %lld vs %lld", d, (long long)x, (long long)y);
+            } else if (!pfvm_sym_is_const(out.dims[d], NULL) && pfvm_sym_is_const(s->dims[d], NULL)) {
+                out.dims[d] = s->dims[d];
+            }
+        }
+    }
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    /* shape vectors being assembled */
+    for (j = 0; j < c->n_in && all_sym; j++) {
+        const pfvm_ival *v = c->in[j];
+        int64_t tmp[PFVM__TN_MAXV];
+        int k, n;
+        if (s0->rank != 1) {
+            all_sym = 0;
+        } else if (v->sym && n_sym + v->n_sym <= PFVM__TN_MAXV) {
+            for (k = 0; k < v->n_sym; k++)
+                syms[n_sym++] = v->sym[k];
+        } else if ((n = pfvm_ival_ints(v, tmp, PFVM__TN_MAXV)) >= 0 && n_sym + n <= PFVM__TN_MAXV) {
+            for (k = 0; k < n; k++)
+                syms[n_sym++] = pfvm_sym_const(c->syms, tmp[k]);
+        } else {
+            all_sym = 0;
+        }
+    }
+    if (all_sym && pfvm_dtype_is_int(c->in[0]->type.dtype))
+        return pfvm_ival_set_sym(c, c->out[0], syms, n_sym);
+    return PFVM_OK;
+}
+
+/* Copies `in` into `out` at offset `at` along axis a (outer x axis x inner). */
+static void pfvm__tn_concat_one(pfvm_tensor *out, const pfvm_tensor *in, int a, int64_t at)
+{
+    int64_t outer = 1, inner = 1, o;
+    int d;
+    for (d = 0; d < a; d++)
+        outer *= in->dims[d];
+    for (d = a + 1; d < in->rank; d++)
+        inner *= in->dims[d];
+    for (o = 0; o < outer; o++)
+        pfvm__tn_copy(out, (o * out->dims[a] + at) * inner, in, o * in->dims[a] * inner, in->dims[a] * inner);
+}
+
+static pfvm_code pfvm__tn_k_concat(pfvm_kctx *k)
+{
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), k->out[0]->rank), j;
+    int64_t at = 0;
+    if (a < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
+    for (j = 0; j < k->n_in; j++) {
+        if (k->in[j]->rank != k->out[0]->rank)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input %d has the wrong rank", j);
+        pfvm__tn_concat_one(k->out[0], k->in[j], a, at);
+        at += k->in[j]->dims[a];
+    }
+    return PFVM_OK;
+}
+
+/* Sizes of Split's outputs along the axis; -1 when unknown. */
+static int pfvm__tn_split_sizes(const pfvm_node *n, int n_out, const pfvm_ival *split_in, const pfvm_tensor *split_t,
+                                int64_t *sizes)
+{
+    const int64_t *a;
+    int cnt = pfvm_node_attr_ints(n, "split", &a), i;
+    if (cnt >= 0) {
+        if (cnt != n_out)
+            return -2;
+        for (i = 0; i < cnt; i++)
+            sizes[i] = a[i];
+        return cnt;
+    }
+    if (split_in) {
+        cnt = pfvm_ival_ints(split_in, sizes, PFVM__TN_MAXV);
+        return cnt < 0 ? -1 : cnt != n_out ? -2 : cnt;
+    }
+    if (split_t) {
+        cnt = pfvm__tn_kints(split_t, sizes, PFVM__TN_MAXV);
+        return cnt != n_out ? -2 : cnt;
+    }
+    return 0; /* equal parts */
+}
+
+static pfvm_code pfvm__tn_infer_split(pfvm_ictx *c)
+{
+    const pfvm_shape *s = &c->in[0]->type.shape;
+    int64_t sizes[PFVM__TN_MAXV], total;
+    int a, j, cnt;
+    if (c->n_out > PFVM__TN_MAXV)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "too many outputs");
+    if (s->rank < 0) {
+        for (j = 0; j < c->n_out; j++)
+            pfvm_infer_unknown(c, j, c->in[0]->type.dtype, -1);
+        return PFVM_OK;
+    }
+    a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", 0), s->rank);
+    if (a < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", s->rank);
+    cnt = pfvm__tn_split_sizes(c->node, c->n_out, c->n_in > 1 ? c->in[1] : NULL, NULL, sizes);
+    if (cnt == -2)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "split has %d entries for %d outputs", cnt, c->n_out);
+    for (j = 0; j < c->n_out; j++) {
+        pfvm_shape o = *s;
+        if (cnt < 0) {
+            pfvm_infer_unknown(c, j, c->in[0]->type.dtype, s->rank);
+            continue;
+        }
+        if (cnt == 0) {
+            /* equal parts: symbolic when the axis divides evenly */
+            if (pfvm_sym_is_const(s->dims[a], &total) && total % c->n_out)
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld does not split into %d equal parts", (long long)total,
+                                  c->n_out);
+            o.dims[a] = pfvm_sym_div(c->syms, s->dims[a], pfvm_sym_const(c->syms, c->n_out));
+        } else {
+            o.dims[a] = pfvm_sym_const(c->syms, sizes[j]);
+        }
+        if (c->out[j])
+            pfvm_ival_set_tensor(c->out[j], c->in[0]->type.dtype, &o);
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tn_k_split(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), x->rank), j, d;
+    int64_t at = 0, outer = 1, inner = 1, o, sizes[PFVM__TN_MAXV];
+    int cnt = pfvm__tn_split_sizes(k->node, k->n_out, NULL, k->n_in > 1 ? k->in[1] : NULL, sizes);
+    if (a < 0 || cnt < 0 || k->n_out > PFVM__TN_MAXV)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "bad axis or split");
+    for (d = 0; d < a; d++)
+        outer *= x->dims[d];
+    for (d = a + 1; d < x->rank; d++)
+        inner *= x->dims[d];
+    for (j = 0; j < k->n_out; j++) {
+        int64_t len = cnt ? sizes[j] : x->dims[a] / k->n_out;
+        if (len < 0 || at + len > x->dims[a])
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "split sizes exceed the axis");
+        if (k->out[j]) {
+            if (!k->out[j]->data) {
+                int64_t dims[PFVM_MAX_RANK];
+                memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+                dims[a] = len;
+                if (pfvm_kctx_output(k, j, x->dtype, x->rank, dims))
+                    return k->st ? k->st->code : PFVM_ERR_NOMEM;
+            }
+            for (o = 0; o < outer; o++)
+                pfvm__tn_copy(k->out[j], o * len * inner, x, (o * x->dims[a] + at) * inner, len * inner);
+        }
+        at += len;
+    }
+    return PFVM_OK;
+}
+
+/* ---- Slice -------------------------------------------------------------------------------- */
+
+typedef struct pfvm__tn_slice {
+    int64_t start[PFVM_MAX_RANK], step[PFVM_MAX_RANK], len[PFVM_MAX_RANK];
+} pfvm__tn_slice;
+
+/* Resolves starts/ends/axes/steps against concrete dims. */
+static pfvm_code pfvm__tn_slice_plan(const int64_t *dims, int rank, const int64_t *starts, const int64_t *ends,
+                                     const int64_t *axes, const int64_t *steps, int n, pfvm__tn_slice *p,
+                                     pfvm_status *st)
+{
+    int i, seen[PFVM_MAX_RANK] = {0};
+    for (i = 0; i < rank; i++) {
+        p->start[i] = 0;
+        p->step[i] = 1;
+        p->len[i] = dims[i];
+    }
+    for (i = 0; i < n; i++) {
+        int a = pfvm__axis(axes ? axes[i] : i, rank);
+        int64_t d, s, e, step = steps ? steps[i] : 1;
+        if (a < 0 || seen[a])
+            return pfvm__fail(st, PFVM_ERR_INVALID, "slice axis %lld is out of range or repeated",
+                              (long long)(axes ? axes[i] : i));
+        if (step == 0)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "slice step is 0");
+        seen[a] = 1;
+        d = dims[a];
+        s = starts[i];
+        e = ends[i];
+        if (s < 0)
+            s += d;
+        if (e < 0)
+            e += d;
+        if (step > 0) {
+            s = s < 0 ? 0 : s > d ? d : s;
+            e = e < 0 ? 0 : e > d ? d : e;
+            p->len[a] = e > s ? (e - s + step - 1) / step : 0;
+        } else {
+            s = s < 0 ? -1 : s > d - 1 ? d - 1 : s;
+            e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
+            p->len[a] = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+        }
+        p->start[a] = s;
+        p->step[a] = step;
+    }
+    return PFVM_OK;
+}
+
+/* Slice's parameters from attributes (opset < 10) or inputs. */
+static int pfvm__tn_slice_args(const pfvm_node *n, const pfvm_tensor *const *in, int n_in, int64_t *starts,
+                               int64_t *ends, int64_t *axes, int64_t *steps, int *has_axes, int *has_steps)
+{
+    int cnt, c2;
+    *has_axes = *has_steps = 0;
+    if (n->opset < 10) {
+        const int64_t *a;
+        int i;
+        cnt = pfvm_node_attr_ints(n, "starts", &a);
+        if (cnt < 0 || cnt > PFVM__TN_MAXV)
+            return -1;
+        for (i = 0; i < cnt; i++)
+            starts[i] = a[i];
+        if (pfvm_node_attr_ints(n, "ends", &a) != cnt)
+            return -1;
+        for (i = 0; i < cnt; i++)
+            ends[i] = a[i];
+        if (pfvm_node_attr_ints(n, "axes", &a) == cnt) {
+            for (i = 0; i < cnt; i++)
+                axes[i] = a[i];
+            *has_axes = 1;
+        }
+        return cnt;
+    }
+    cnt = pfvm__tn_kints(in[1], starts, PFVM__TN_MAXV);
+    if (cnt < 0 || pfvm__tn_kints(in[2], ends, PFVM__TN_MAXV) != cnt)
+        return -1;
+    if (n_in > 3 && in[3]) {
+        if ((c2 = pfvm__tn_kints(in[3], axes, PFVM__TN_MAXV)) != cnt)
+            return -1;
+        *has_axes = 1;
+    }
+    if (n_in > 4 && in[4]) {
+        if ((c2 = pfvm__tn_kints(in[4], steps, PFVM__TN_MAXV)) != cnt)
+            return -1;
+        *has_steps = 1;
+    }
+    return cnt;
+}
+
+static pfvm_code pfvm__tn_infer_slice(pfvm_ictx *c)
+{
+    const pfvm_shape *s = &c->in[0]->type.shape;
+    const pfvm_tensor *vals[5] = {NULL, NULL, NULL, NULL, NULL};
+    int64_t starts[PFVM__TN_MAXV], ends[PFVM__TN_MAXV], axes[PFVM__TN_MAXV], steps[PFVM__TN_MAXV];
+    int64_t dims[PFVM_MAX_RANK];
+    int i, n, ha, hs, all_const = 1;
+    pfvm__tn_slice p;
+    pfvm_shape out;
+    if (s->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    for (i = 1; i < c->n_in && i < 5; i++) {
+        if (!c->in[i])
+            continue;
+        if (!c->in[i]->value) {
+            pfvm_ival tmp = *c->in[i];
+            (void)tmp;
+            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, s->rank);
+        }
+        vals[i] = c->in[i]->value;
+    }
+    n = pfvm__tn_slice_args(c->node, vals, c->n_in, starts, ends, axes, steps, &ha, &hs);
+    if (n < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "starts, ends, axes and steps must have equal lengths");
+    for (i = 0; i < s->rank; i++)
+        if (!pfvm_sym_is_const(s->dims[i], &dims[i]))
+            all_const = 0;
+    if (!all_const) {
+        /* symbolic dims: the untouched ones pass through; sliced ones are
+         * exact for the common non-negative, in-range, step-1 case */
+        out = *s;
+        for (i = 0; i < n; i++) {
+            int a = pfvm__axis(ha ? axes[i] : i, s->rank);
+            int64_t st0 = starts[i], en = ends[i], step = hs ? steps[i] : 1;
+            if (a < 0)
+                return pfvm__fail(c->st, PFVM_ERR_INVALID, "slice axis is out of range");
+            if (step == 1 && st0 >= 0 && en >= INT64_MAX / 2) {
+                out.dims[a] = pfvm_sym_max(c->syms, pfvm_sym_const(c->syms, 0),
+                                           pfvm_sym_sub(c->syms, s->dims[a], pfvm_sym_const(c->syms, st0)));
+            } else if (step == 1 && st0 >= 0 && en >= 0) {
+                out.dims[a] = pfvm_sym_max(c->syms, pfvm_sym_const(c->syms, 0),
+                                           pfvm_sym_sub(c->syms, pfvm_sym_min(c->syms, s->dims[a], pfvm_sym_const(c->syms, en)),
+                                                        pfvm_sym_min(c->syms, s->dims[a], pfvm_sym_const(c->syms, st0))));
+            } else {
+                return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, s->rank);
+            }
+        }
+        pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+        return PFVM_OK;
+    }
+    if (pfvm__tn_slice_plan(dims, s->rank, starts, ends, ha ? axes : NULL, hs ? steps : NULL, n, &p, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    if (pfvm_shape_from_dims(c->syms, &out, s->rank, p.len, c->st))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    /* slices of shape vectors keep their symbolic contents */
+    if (c->in[0]->sym && s->rank == 1) {
+        const pfvm_sym *v[PFVM__TN_MAXV];
+        int64_t j;
+        for (j = 0; j < p.len[0] && j < PFVM__TN_MAXV; j++)
+            v[j] = c->in[0]->sym[p.start[0] + j * p.step[0]];
+        return pfvm_ival_set_sym(c, c->out[0], v, (int)p.len[0]);
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tn_k_slice(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    int64_t starts[PFVM__TN_MAXV], ends[PFVM__TN_MAXV], axes[PFVM__TN_MAXV], steps[PFVM__TN_MAXV];
+    int64_t xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, total, o;
+    int n, ha, hs, d, r = x->rank;
+    pfvm__tn_slice p;
+    n = pfvm__tn_slice_args(k->node, k->in, k->n_in, starts, ends, axes, steps, &ha, &hs);
+    if (n < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "starts, ends, axes and steps must have equal lengths");
+    if (pfvm__tn_slice_plan(x->dims, r, starts, ends, ha ? axes : NULL, hs ? steps : NULL, n, &p, k->st))
+        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    if (!k->out[0]->data && pfvm_kctx_output(k, 0, x->dtype, r, p.len))
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    pfvm__tn_strides(x, xs);
+    total = pfvm__tn_numel(k->out[0]);
+    for (o = 0; o < total; o++) {
+        int64_t src = 0;
+        for (d = 0; d < r; d++)
+            src += (p.start[d] + idx[d] * p.step[d]) * xs[d];
+        pfvm__tn_copy(k->out[0], o, x, src, 1);
+        for (d = r - 1; d >= 0; d--) {
+            if (++idx[d] < p.len[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    return PFVM_OK;
+}
+
+/* ---- Gather --------------------------------------------------------------------------------- */
+
+static pfvm_code pfvm__tn_infer_gather(pfvm_ictx *c)
+{
+    const pfvm_shape *s = &c->in[0]->type.shape, *is = &c->in[1]->type.shape;
+    pfvm_shape out;
+    int a, i, r;
+    if (s->rank < 0 || is->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", 0), s->rank);
+    if (a < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", s->rank);
+    r = s->rank - 1 + is->rank;
+    if (r > PFVM_MAX_RANK)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "rank %d exceeds PFVM_MAX_RANK", r);
+    out.rank = 0;
+    for (i = 0; i < a; i++)
+        out.dims[out.rank++] = s->dims[i];
+    for (i = 0; i < is->rank; i++)
+        out.dims[out.rank++] = is->dims[i];
+    for (i = a + 1; i < s->rank; i++)
+        out.dims[out.rank++] = s->dims[i];
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    /* picking entries of a shape vector */
+    if (c->in[0]->sym && s->rank == 1) {
+        int64_t idx[PFVM__TN_MAXV];
+        const pfvm_sym *v[PFVM__TN_MAXV];
+        int n = pfvm_ival_ints(c->in[1], idx, PFVM__TN_MAXV);
+        for (i = 0; i < n; i++) {
+            int64_t j = idx[i] < 0 ? idx[i] + c->in[0]->n_sym : idx[i];
+            if (j < 0 || j >= c->in[0]->n_sym)
+                return pfvm__fail(c->st, PFVM_ERR_RANGE, "index %lld is out of range", (long long)idx[i]);
+            v[i] = c->in[0]->sym[j];
+        }
+        if (n >= 0)
+            return pfvm_ival_set_sym(c, c->out[0], v, n);
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tn_k_gather(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0], *ix = k->in[1];
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), x->rank), d;
+    int64_t outer = 1, inner = 1, n = pfvm__tn_numel(ix), o, i, dim;
+    if (a < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
+    dim = x->dims[a];
+    for (d = 0; d < a; d++)
+        outer *= x->dims[d];
+    for (d = a + 1; d < x->rank; d++)
+        inner *= x->dims[d];
+    for (o = 0; o < outer; o++)
+        for (i = 0; i < n; i++) {
+            int64_t j = pfvm_tensor_get_i64(ix, i);
+            if (j < 0)
+                j += dim;
+            if (j < 0 || j >= dim)
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "index %lld is out of range for a dimension of %lld",
+                                     (long long)pfvm_tensor_get_i64(ix, i), (long long)dim);
+            pfvm__tn_copy(k->out[0], (o * n + i) * inner, x, (o * dim + j) * inner, inner);
+        }
+    return PFVM_OK;
+}
+
+/* ---- Expand, Tile --------------------------------------------------------------------------- */
+
+static pfvm_code pfvm__tn_infer_expand(pfvm_ictx *c)
+{
+    int64_t v[PFVM__TN_MAXV];
+    int n = pfvm__tn_in_ints(c, 1, v), i;
+    pfvm_shape target;
+    const pfvm_shape *shapes[2];
+    pfvm_shape out;
+    if (n < 0 && c->in[1]->sym && c->in[1]->n_sym <= PFVM_MAX_RANK) {
+        target.rank = c->in[1]->n_sym;
+        for (i = 0; i < target.rank; i++)
+            target.dims[i] = c->in[1]->sym[i];
+    } else if (n < 0 || n > PFVM_MAX_RANK) {
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    } else if (pfvm_shape_from_dims(c->syms, &target, n, v, c->st)) {
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    }
+    shapes[0] = &c->in[0]->type.shape;
+    shapes[1] = &target;
+    if (pfvm_infer_broadcast(c, shapes, 2, &out))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
+}
+
+typedef struct pfvm__tn_bc {
+    const pfvm_tensor *x;
+    pfvm_tensor *y;
+} pfvm__tn_bc;
+
+static void pfvm__tn_bc_span(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
+{
+    pfvm__tn_bc *b = (pfvm__tn_bc *)user;
+    int64_t e;
+    if (stride[0] == 1) {
+        pfvm__tn_copy(b->y, pos, b->x, off[0], len);
+        return;
+    }
+    for (e = 0; e < len; e++)
+        pfvm__tn_copy(b->y, pos + e, b->x, off[0] + e * stride[0], 1);
+}
+
+static pfvm_code pfvm__tn_k_expand(pfvm_kctx *k)
+{
+    pfvm__tn_bc b;
+    if (!k->out[0]->data) {
+        int64_t v[PFVM_MAX_RANK], dims[PFVM_MAX_RANK];
+        int n = pfvm__tn_kints(k->in[1], v, PFVM_MAX_RANK), r, d;
+        if (n < 0)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "shape is too long");
+        r = n > k->in[0]->rank ? n : k->in[0]->rank;
+        for (d = 0; d < r; d++) {
+            int64_t a = d - (r - k->in[0]->rank) >= 0 ? k->in[0]->dims[d - (r - k->in[0]->rank)] : 1;
+            int64_t c = d - (r - n) >= 0 ? v[d - (r - n)] : 1;
+            if (a != c && a != 1 && c != 1)
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "cannot broadcast %lld to %lld", (long long)a,
+                                     (long long)c);
+            dims[d] = a == 1 ? c : a;
+        }
+        if (pfvm_kctx_output(k, 0, k->in[0]->dtype, r, dims))
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    }
+    b.x = k->in[0];
+    b.y = k->out[0];
+    return pfvm_ew_apply(k, k->in, 1, k->out[0], pfvm__tn_bc_span, &b);
+}
+
+static pfvm_code pfvm__tn_infer_tile(pfvm_ictx *c)
+{
+    const pfvm_shape *s = &c->in[0]->type.shape;
+    int64_t v[PFVM__TN_MAXV];
+    int n = pfvm__tn_in_ints(c, 1, v), i;
+    pfvm_shape out;
+    if (s->rank < 0 || n < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, s->rank);
+    if (n != s->rank)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "repeats has %d entries for rank %d", n, s->rank);
+    out = *s;
+    for (i = 0; i < n; i++) {
+        if (v[i] < 0)
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "negative repeat");
+        out.dims[i] = pfvm_sym_muli(c->syms, s->dims[i], v[i]);
+    }
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tn_k_tile(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    pfvm_tensor *y = k->out[0];
+    int64_t xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, total = pfvm__tn_numel(y), o;
+    int d, r = y->rank;
+    pfvm__tn_strides(x, xs);
+    for (o = 0; o < total; o++) {
+        int64_t src = 0;
+        for (d = 0; d < r; d++)
+            src += (x->dims[d] ? idx[d] % x->dims[d] : 0) * xs[d];
+        pfvm__tn_copy(y, o, x, src, 1);
+        for (d = r - 1; d >= 0; d--) {
+            if (++idx[d] < y->dims[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    return PFVM_OK;
+}
+
+/* ---- Pad ------------------------------------------------------------------------------------- */
+
+static int pfvm__tn_pads(const pfvm_node *n, const pfvm_tensor *pads_t, int rank, int64_t *pads)
+{
+    const int64_t *a;
+    int cnt, i;
+    if (n->opset < 11) {
+        cnt = pfvm_node_attr_ints(n, "pads", &a);
+        if (cnt != 2 * rank)
+            return 0;
+        for (i = 0; i < cnt; i++)
+            pads[i] = a[i];
+        return 1;
+    }
+    return pads_t && pfvm__tn_kints(pads_t, pads, 2 * PFVM_MAX_RANK) == 2 * rank;
+}
+
+static pfvm_code pfvm__tn_infer_pad(pfvm_ictx *c)
+{
+    const pfvm_shape *s = &c->in[0]->type.shape;
+    int64_t pads[2 * PFVM_MAX_RANK];
+    pfvm_shape out;
+    int i;
+    if (s->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    if (c->node->opset < 11) {
+        if (!pfvm__tn_pads(c->node, NULL, s->rank, pads))
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "pads must have 2*rank entries");
+    } else if (pfvm_ival_ints(c->in[1], pads, 2 * PFVM_MAX_RANK) != 2 * s->rank) {
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, s->rank);
+    }
+    out = *s;
+    for (i = 0; i < s->rank; i++)
+        out.dims[i] = pfvm_sym_addi(c->syms, s->dims[i], pads[i] + pads[i + s->rank]);
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tn_k_pad(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    pfvm_tensor *y = k->out[0];
+    int64_t pads[2 * PFVM_MAX_RANK], xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, total = pfvm__tn_numel(y), o;
+    int d, r = x->rank;
+    const char *mode = pfvm_node_attr_string(k->node, "mode", "constant");
+    size_t es = pfvm_dtype_size(x->dtype);
+    unsigned char cval[16] = {0};
+    if (!pfvm__tn_pads(k->node, k->n_in > 1 ? k->in[1] : NULL, r, pads))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "pads must have 2*rank entries");
+    if (k->node->opset < 11) {
+        float f = pfvm_node_attr_float(k->node, "value", 0);
+        if (x->dtype == PFVM_FLOAT)
+            memcpy(cval, &f, 4);
+    } else if (k->n_in > 2 && k->in[2] && k->in[2]->data && es <= sizeof cval) {
+        memcpy(cval, k->in[2]->data, es);
+    }
+    if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge"))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "mode '%s' is not supported", mode);
+    if (x->dtype == PFVM_STRING)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "string tensors are not supported");
+    pfvm__tn_strides(x, xs);
+    for (o = 0; o < total; o++) {
+        int64_t src = 0;
+        int outside = 0;
+        for (d = 0; d < r; d++) {
+            int64_t i = idx[d] - pads[d], n = x->dims[d];
+            if (i < 0 || i >= n) {
+                if (mode[0] == 'c' || n == 0) {
+                    outside = 1;
+                    break;
+                }
+                if (mode[0] == 'e') {
+                    i = i < 0 ? 0 : n - 1;
+                } else { /* reflect, without repeating the edge */
+                    int64_t period = n > 1 ? 2 * (n - 1) : 1;
+                    i = i < 0 ? -i : i;
+                    i %= period;
+                    if (i >= n)
+                        i = period - i;
+                }
+            }
+            src += i * xs[d];
+        }
+        if (outside)
+            memcpy((char *)y->data + (size_t)o * es, cval, es);
+        else
+            memcpy((char *)y->data + (size_t)o * es, (const char *)x->data + (size_t)src * es, es);
+        for (d = r - 1; d >= 0; d--) {
+            if (++idx[d] < y->dims[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    return PFVM_OK;
+}
+
+/* ---- Range, Trilu ------------------------------------------------------------------------------ */
+
+static pfvm_code pfvm__tn_infer_range(pfvm_ictx *c)
+{
+    pfvm_dtype dt = c->in[0]->type.dtype;
+    const pfvm_tensor *a = c->in[0]->value, *b = c->in[1]->value, *d = c->in[2]->value;
+    pfvm_shape s;
+    if (a && b && d) {
+        double start = pfvm_tensor_get_f64(a, 0), limit = pfvm_tensor_get_f64(b, 0), delta = pfvm_tensor_get_f64(d, 0);
+        double n;
+        if (delta == 0)
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "delta is 0");
+        n = ceil((limit - start) / delta);
+        s.rank = 1;
+        s.dims[0] = pfvm_sym_const(c->syms, n > 0 ? (int64_t)n : 0);
+        pfvm_ival_set_tensor(c->out[0], dt, &s);
+        return PFVM_OK;
+    }
+    return pfvm_infer_unknown(c, 0, dt, 1);
+}
+
+static pfvm_code pfvm__tn_k_range(pfvm_kctx *k)
+{
+    double start = pfvm_tensor_get_f64(k->in[0], 0), delta = pfvm_tensor_get_f64(k->in[2], 0);
+    double limit = pfvm_tensor_get_f64(k->in[1], 0), cnt;
+    int64_t n, i;
+    pfvm_dtype dt = k->in[0]->dtype;
+    if (delta == 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "delta is 0");
+    cnt = ceil((limit - start) / delta);
+    n = cnt > 0 ? (int64_t)cnt : 0;
+    if (n > ((int64_t)1 << 40))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "too many elements");
+    if (!k->out[0]->data && pfvm_kctx_output(k, 0, dt, 1, &n))
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    for (i = 0; i < n; i++) {
+        if (pfvm_dtype_is_float(dt)) {
+            double v = start + (double)i * delta;
+            if (dt == PFVM_FLOAT)
+                ((float *)k->out[0]->data)[i] = (float)v;
+            else
+                ((double *)k->out[0]->data)[i] = v;
+        } else {
+            int64_t v = pfvm_tensor_get_i64(k->in[0], 0) + i * pfvm_tensor_get_i64(k->in[2], 0);
+            switch (dt) {
+            case PFVM_INT64: ((int64_t *)k->out[0]->data)[i] = v; break;
+            case PFVM_INT32: ((int32_t *)k->out[0]->data)[i] = (int32_t)v; break;
+            case PFVM_INT16: ((int16_t *)k->out[0]->data)[i] = (int16_t)v; break;
+            default: return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "type %s", pfvm_dtype_name(dt));
+            }
+        }
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tn_k_trilu(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    int upper = (int)pfvm_node_attr_int(k->node, "upper", 1);
+    int64_t diag = k->n_in > 1 && k->in[1] ? pfvm_tensor_get_i64(k->in[1], 0) : 0;
+    int64_t rows, cols, mats, m, i, j, n = pfvm__tn_numel(x);
+    size_t es = pfvm_dtype_size(x->dtype);
+    if (x->rank < 2)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input must have rank >= 2");
+    rows = x->dims[x->rank - 2];
+    cols = x->dims[x->rank - 1];
+    mats = (rows * cols != 0) ? n / (rows * cols) : 0;
+    memcpy(k->out[0]->data, x->data, (size_t)n * es);
+    for (m = 0; m < mats; m++)
+        for (i = 0; i < rows; i++)
+            for (j = 0; j < cols; j++) {
+                int keep = upper ? j - i >= diag : j - i <= diag;
+                if (!keep)
+                    memset((char *)k->out[0]->data + (size_t)((m * rows + i) * cols + j) * es, 0, es);
+            }
+    return PFVM_OK;
+}
+
+/* ---- the table ----------------------------------------------------------------------------------- */
+
+#define PFVM__TN_ANY "any"
 
 const pfvm_op_def pfvm__ops_tensor[] = {
+    {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, PFVM__TN_ANY, NULL, 0},
+    {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16", NULL, 0},
+    {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0},
+    {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0},
+    {"Constant", "", 1, 0, 0, 0, 1, 1, pfvm__tn_infer_constant, pfvm__tn_k_constant, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0},
+    {"ConstantOfShape", "", 9, 0, 1, 1, 1, 1, pfvm__tn_infer_cos, pfvm__tn_k_cos, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0},
+    {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
+    {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_copy_all, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
+    {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_copy_all, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
+    {"Unsqueeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_copy_all, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
+    {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
+    {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
+    {"Split", "", 2, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
+    {"Slice", "", 1, 0, 1, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
+    {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
+    {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0},
+    {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
+    {"Pad", "", 2, 0, 1, 3, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "numeric,bool", NULL, 0},
+    {"Range", "", 11, 0, 3, 3, 1, 1, pfvm__tn_infer_range, pfvm__tn_k_range, NULL, PFVM_FUSE_OPAQUE, "float,double,int16,int32,int64", NULL, 0},
+    {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm_infer_same_as_first, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };
 /* ---- src/shape/infer.c ---- */
@@ -3418,7 +7346,7 @@ PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena)
     if (!t->data)
         return 0;
     for (i = 0; i < n; i++) {
-        int64_t x;
+        int64_t x = 0;
         pfvm_sym_is_const(v->sym[i], &x);
         switch (t->dtype) {
         case PFVM_INT64: ((int64_t *)t->data)[i] = x; break;
@@ -3722,6 +7650,7 @@ static void pfvm__signature(const pfvm_tensor *const *in, int n, int64_t **sig)
 {
     int i, d;
     stbds_arrsetlen(*sig, 0);
+    stbds_arrput(*sig, (int64_t)n); /* never empty */
     for (i = 0; i < n; i++) {
         const pfvm_tensor *t = in[i];
         stbds_arrput(*sig, (int64_t)t->kind);
