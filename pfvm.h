@@ -4908,8 +4908,6 @@ static pfvm_code pfvm__nn_k_convt(pfvm_kctx *k)
     int64_t N = X->dims[0], C = X->dims[1], CG, MG, M, n, ci, m, i0, i1, i2, k0, k1, k2, total = pfvm_tensor_numel(Y), t;
     pfvm__nn_win w;
     int i, nsp = X->rank - 2;
-    double *acc;
-    (void)acc;
     for (i = 0; i < nsp; i++)
         kd[i] = W->dims[i + 2];
     pfvm__nn_sp3(X, in_sp);
@@ -4967,15 +4965,10 @@ static pfvm_code pfvm__nn_infer_pool(pfvm_ictx *c)
     if (pfvm__nn_window(c->node, nsp, NULL, &w, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
     out = *x;
-    for (i = 0; i < nsp; i++) {
-        if (w.ceil_mode && !w.auto_pad) {
-            /* ceil mode's last-window rule needs concrete dims */
-            int64_t in, o;
-            if (!pfvm_sym_is_const(x->dims[i + 2], &in))
-                return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
-            (void)o;
-        }
-    }
+    /* ceil mode's last-window rule needs concrete dims */
+    for (i = 0; i < nsp; i++)
+        if (w.ceil_mode && !w.auto_pad && !pfvm_sym_is_const(x->dims[i + 2], NULL))
+            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
     {
         int64_t in[PFVM__NN_SP], o[PFVM__NN_SP];
         int all = 1;
@@ -5361,9 +5354,8 @@ const pfvm_op_def pfvm__ops_nn[] = {
 
 /* ---- axes ---------------------------------------------------------------------------- */
 
-/* Reduced-axis mask for a node: attribute axes (Reduce* before opset 18,
- * except ReduceSum which moved at 13) or the axes input. Returns 0 and sets
- * *noop when "no axes" means identity. */
+/* Reduced-axis mask from a list of axes (none: every axis). Returns 0 on a
+ * bad axis, with the status set. */
 static int pfvm__red_mask(const pfvm_node *n, const int64_t *axes, int cnt, int rank, unsigned char *mask, pfvm_status *st)
 {
     int i;
@@ -5480,11 +5472,10 @@ static pfvm_code pfvm__red_run(pfvm_kctx *k, int kind)
 {
     const pfvm_tensor *X = k->in[0];
     pfvm_tensor *Y = k->out[0];
-    int64_t axes[PFVM_MAX_RANK * 2], xs[PFVM_MAX_RANK], ys[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0};
+    int64_t axes[PFVM_MAX_RANK * 2], xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0};
     int64_t total = pfvm_tensor_numel(X), ny = pfvm_tensor_numel(Y), i, cnt_red = 1, o;
     int cnt = pfvm__red_kaxes(k, axes), d, r = X->rank;
     unsigned char mask[PFVM_MAX_RANK];
-    double *acc;
     if (cnt <= 0 && pfvm_node_attr_int(k->node, "noop_with_empty_axes", 0)) {
         memcpy(Y->data, X->data, X->nbytes < Y->nbytes ? X->nbytes : Y->nbytes);
         return PFVM_OK;
@@ -5501,18 +5492,12 @@ static pfvm_code pfvm__red_run(pfvm_kctx *k, int kind)
             else
                 cnt_red *= X->dims[d];
         }
-        (void)ys;
     }
-    /* the accumulators live in the output when it is double; else we fold
-     * per output element by walking the input once per output (no scratch) */
+    /* the output holds the accumulators: kernels get no scratch memory */
     for (o = 0; o < ny; o++) {
         double init = kind == PFVM__RED_MAX ? -INFINITY : kind == PFVM__RED_MIN ? INFINITY : kind == PFVM__RED_PROD ? 1 : 0;
         pfvm__red_store(Y, o, init);
     }
-    if (Y->dtype == PFVM_DOUBLE || Y->dtype == PFVM_FLOAT) {
-        acc = NULL;
-    }
-    (void)acc;
     for (i = 0; i < total; i++) {
         int64_t at = 0;
         double v = pfvm_tensor_get_f64(X, i), cur;
@@ -5528,10 +5513,7 @@ static pfvm_code pfvm__red_run(pfvm_kctx *k, int kind)
         case PFVM__RED_LOGSUMEXP: cur += exp(v); break;
         default: cur += v; break;
         }
-        if (Y->dtype == PFVM_FLOAT || Y->dtype == PFVM_DOUBLE || Y->dtype == PFVM_FLOAT16 || Y->dtype == PFVM_BFLOAT16)
-            pfvm__red_store(Y, at, cur);
-        else
-            pfvm__red_store(Y, at, cur);
+        pfvm__red_store(Y, at, cur);
         for (d = r - 1; d >= 0; d--) {
             if (++idx[d] < X->dims[d])
                 break;
@@ -5680,8 +5662,10 @@ static pfvm_code pfvm__red_infer_topk(pfvm_ictx *c)
     int64_t kv[1];
     int a;
     pfvm_shape out;
-    if (x->rank < 0)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1) || pfvm_infer_unknown(c, 1, PFVM_INT64, -1);
+    if (x->rank < 0) {
+        pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+        return pfvm_infer_unknown(c, 1, PFVM_INT64, -1);
+    }
     a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", -1), x->rank);
     if (a < 0)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
@@ -5818,16 +5802,11 @@ static pfvm_code pfvm__red_k_nll(pfvm_kctx *k)
 static pfvm_code pfvm__red_k_sce(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0];
-    pfvm_tensor *lp = k->n_out > 1 ? k->out[1] : NULL, tmp;
+    pfvm_tensor *lp = k->n_out > 1 ? k->out[1] : NULL;
     int64_t N = X->dims[0], C = X->rank > 1 ? X->dims[1] : 1, D = 1, n, d, c;
     int dd;
     for (dd = 2; dd < X->rank; dd++)
         D *= X->dims[dd];
-    if (!lp) {
-        /* log-probabilities go into the output's place when not requested:
-         * the loss needs them once per element, computed on the fly instead */
-        lp = NULL;
-    }
     if (lp) {
         for (n = 0; n < N; n++)
             for (d = 0; d < D; d++) {
@@ -5843,8 +5822,8 @@ static pfvm_code pfvm__red_k_sce(pfvm_kctx *k)
             }
         return pfvm__red_nll(k, lp, k->in[1], k->n_in > 2 ? k->in[2] : NULL, k->out[0]);
     }
-    /* no log_prob output: compute log-softmax into the input-shaped values
-     * one class at a time through a tiny view over a stack buffer */
+    /* no log_prob output and no scratch memory: the log-softmax of the
+     * target class is computed on the fly per position */
     {
         const char *red = pfvm_node_attr_string(k->node, "reduction", "mean");
         int64_t ignore = pfvm_node_attr_int(k->node, "ignore_index", INT64_MIN);
@@ -5852,7 +5831,6 @@ static pfvm_code pfvm__red_k_sce(pfvm_kctx *k)
         const pfvm_tensor *T = k->in[1], *W = k->n_in > 2 ? k->in[2] : NULL;
         double sum = 0, wsum = 0;
         int none = !strcmp(red, "none"), mean = !strcmp(red, "mean");
-        (void)tmp;
         for (n = 0; n < N; n++)
             for (d = 0; d < D; d++) {
                 double mx = -INFINITY, s = 0, v = 0, w = 0;
@@ -6303,7 +6281,6 @@ static pfvm_code pfvm__tn_infer_reshape(pfvm_ictx *c)
     const pfvm_ival *x = c->in[0], *sh = c->in[1];
     pfvm_shape out;
     const pfvm_sym *known = pfvm_sym_const(c->syms, 1), *total = pfvm_sym_const(c->syms, 1);
-    int64_t v[PFVM_MAX_RANK];
     int r = -1, i, neg = -1, allowzero = (int)pfvm_node_attr_int(c->node, "allowzero", 0);
     pfvm_dtype dt = x->type.dtype;
     /* the target: constants, or symbolic contents (Shape -> Concat chains) */
@@ -6328,7 +6305,6 @@ static pfvm_code pfvm__tn_infer_reshape(pfvm_ictx *c)
         return pfvm_infer_unknown(c, 0, dt, -1);
     }
     out.rank = r;
-    (void)v;
     for (i = 0; i < r; i++) {
         int64_t d;
         if (pfvm_sym_is_const(out.dims[i], &d)) {
@@ -6828,11 +6804,8 @@ static pfvm_code pfvm__tn_infer_slice(pfvm_ictx *c)
     for (i = 1; i < c->n_in && i < 5; i++) {
         if (!c->in[i])
             continue;
-        if (!c->in[i]->value) {
-            pfvm_ival tmp = *c->in[i];
-            (void)tmp;
+        if (!c->in[i]->value)
             return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, s->rank);
-        }
         vals[i] = c->in[i]->value;
     }
     n = pfvm__tn_slice_args(c->node, vals, c->n_in, starts, ends, axes, steps, &ha, &hs);

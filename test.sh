@@ -5,7 +5,9 @@ set -eu
 cd "$(dirname "$0")"
 sh tools/setup.sh
 python3 amalgamate.py --check
-make -j2 all >/dev/null
+# warnings are errors here: gcc and clang must both build clean
+make -j2 all CFLAGS=-Werror >/dev/null
+make -j2 BUILD=build-clang CC=clang CFLAGS=-Werror build-clang/interp build-clang/libpfvm.a >/dev/null
 make -j2 asan >/dev/null
 sh tests/arm.sh
 PFVM_ASAN=1 sh tests/run.sh build

@@ -371,8 +371,6 @@ static pfvm_code pfvm__nn_k_convt(pfvm_kctx *k)
     int64_t N = X->dims[0], C = X->dims[1], CG, MG, M, n, ci, m, i0, i1, i2, k0, k1, k2, total = pfvm_tensor_numel(Y), t;
     pfvm__nn_win w;
     int i, nsp = X->rank - 2;
-    double *acc;
-    (void)acc;
     for (i = 0; i < nsp; i++)
         kd[i] = W->dims[i + 2];
     pfvm__nn_sp3(X, in_sp);
@@ -430,15 +428,10 @@ static pfvm_code pfvm__nn_infer_pool(pfvm_ictx *c)
     if (pfvm__nn_window(c->node, nsp, NULL, &w, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
     out = *x;
-    for (i = 0; i < nsp; i++) {
-        if (w.ceil_mode && !w.auto_pad) {
-            /* ceil mode's last-window rule needs concrete dims */
-            int64_t in, o;
-            if (!pfvm_sym_is_const(x->dims[i + 2], &in))
-                return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
-            (void)o;
-        }
-    }
+    /* ceil mode's last-window rule needs concrete dims */
+    for (i = 0; i < nsp; i++)
+        if (w.ceil_mode && !w.auto_pad && !pfvm_sym_is_const(x->dims[i + 2], NULL))
+            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
     {
         int64_t in[PFVM__NN_SP], o[PFVM__NN_SP];
         int all = 1;

@@ -398,7 +398,6 @@ static pfvm_code pfvm__tn_infer_reshape(pfvm_ictx *c)
     const pfvm_ival *x = c->in[0], *sh = c->in[1];
     pfvm_shape out;
     const pfvm_sym *known = pfvm_sym_const(c->syms, 1), *total = pfvm_sym_const(c->syms, 1);
-    int64_t v[PFVM_MAX_RANK];
     int r = -1, i, neg = -1, allowzero = (int)pfvm_node_attr_int(c->node, "allowzero", 0);
     pfvm_dtype dt = x->type.dtype;
     /* the target: constants, or symbolic contents (Shape -> Concat chains) */
@@ -423,7 +422,6 @@ static pfvm_code pfvm__tn_infer_reshape(pfvm_ictx *c)
         return pfvm_infer_unknown(c, 0, dt, -1);
     }
     out.rank = r;
-    (void)v;
     for (i = 0; i < r; i++) {
         int64_t d;
         if (pfvm_sym_is_const(out.dims[i], &d)) {
@@ -923,11 +921,8 @@ static pfvm_code pfvm__tn_infer_slice(pfvm_ictx *c)
     for (i = 1; i < c->n_in && i < 5; i++) {
         if (!c->in[i])
             continue;
-        if (!c->in[i]->value) {
-            pfvm_ival tmp = *c->in[i];
-            (void)tmp;
+        if (!c->in[i]->value)
             return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, s->rank);
-        }
         vals[i] = c->in[i]->value;
     }
     n = pfvm__tn_slice_args(c->node, vals, c->n_in, starts, ends, axes, steps, &ha, &hs);
