@@ -9,7 +9,8 @@
     X(linalg)             \
     X(nn)                 \
     X(reduce)             \
-    X(tensor)
+    X(tensor)             \
+    X(indexing)
 
 #define PFVM__DECLARE(f) extern const pfvm_op_def pfvm__ops_##f[];
 PFVM__FAMILIES(PFVM__DECLARE)
