@@ -10,7 +10,8 @@
     X(nn)                 \
     X(reduce)             \
     X(tensor)             \
-    X(indexing)
+    X(indexing)           \
+    X(image)
 
 #define PFVM__DECLARE(f) extern const pfvm_op_def pfvm__ops_##f[];
 PFVM__FAMILIES(PFVM__DECLARE)

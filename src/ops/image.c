@@ -1,0 +1,284 @@
+/* ops/image: resampling — Resize (nearest, n-linear, cubic; every
+ * coordinate transformation) and Upsample, its older form.
+ *
+ * Interpolation is separable: for each output coordinate along each axis
+ * the engine finds up to four source indices and weights (edge-clamped like
+ * the ONNX reference), then sums over their product. */
+#include "ops_common.h"
+
+#include <math.h>
+
+#define PFVM__IMG_TAPS 4
+
+typedef struct pfvm__img_cfg {
+    int mode;             /* 0 nearest, 1 linear, 2 cubic */
+    int coord;            /* 0 half_pixel, 1 asymmetric, 2 align_corners, 3 pytorch_half_pixel, 4 tf_crop_and_resize, 5 tf_half_pixel_for_nn */
+    int nearest;          /* 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil */
+    double cubic_a, extrapolation;
+    int exclude_outside;
+    double scale[PFVM_MAX_RANK];
+    double roi_start[PFVM_MAX_RANK], roi_end[PFVM_MAX_RANK];
+} pfvm__img_cfg;
+
+static int pfvm__img_pick(const char *s, const char *const *names, int n)
+{
+    int i;
+    for (i = 0; i < n; i++)
+        if (!strcmp(s, names[i]))
+            return i;
+    return -1;
+}
+
+static pfvm_code pfvm__img_config(const pfvm_node *node, pfvm__img_cfg *c, pfvm_status *st)
+{
+    static const char *modes[] = {"nearest", "linear", "cubic"};
+    static const char *coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
+                                   "tf_crop_and_resize", "tf_half_pixel_for_nn"};
+    static const char *nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    int upsample = !strcmp(node->op_type, "Upsample");
+    const char *m = pfvm_node_attr_string(node, "mode", "nearest");
+    memset(c, 0, sizeof *c);
+    c->mode = pfvm__img_pick(m, modes, 3);
+    if (upsample && !strcmp(m, "bilinear"))
+        c->mode = 1;
+    /* Upsample and Resize-10 map coordinates asymmetrically and floor */
+    c->coord = upsample || node->opset < 11 ? 1
+                                            : pfvm__img_pick(pfvm_node_attr_string(node, "coordinate_transformation_mode",
+                                                                                   "half_pixel"), coords, 6);
+    c->nearest = upsample || node->opset < 11 ? 2
+                                              : pfvm__img_pick(pfvm_node_attr_string(node, "nearest_mode", "round_prefer_floor"),
+                                                               nearest, 4);
+    c->cubic_a = pfvm_node_attr_float(node, "cubic_coeff_a", -0.75f);
+    c->extrapolation = pfvm_node_attr_float(node, "extrapolation_value", 0.0f);
+    c->exclude_outside = (int)pfvm_node_attr_int(node, "exclude_outside", 0);
+    if (c->mode < 0 || c->coord < 0 || c->nearest < 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "mode '%s', coordinate transformation or nearest mode is not valid", m);
+    return PFVM_OK;
+}
+
+/* Scales (as given) and output sizes for input dims, from scales or sizes. */
+static int pfvm__img_sizes(const pfvm_node *node, const pfvm_tensor *const *in, int n_in, int rank, const int64_t *dims,
+                           double *scale, int64_t *out)
+{
+    const pfvm_tensor *scales = NULL, *sizes = NULL;
+    int i;
+    if (!strcmp(node->op_type, "Upsample") && node->opset < 9) {
+        const float *f;
+        if (pfvm_node_attr_floats(node, "scales", &f) != rank)
+            return 0;
+        for (i = 0; i < rank; i++)
+            scale[i] = f[i];
+    } else {
+        int si = !strcmp(node->op_type, "Upsample") || node->opset < 11 ? 1 : 2;
+        scales = si < n_in ? in[si] : NULL;
+        sizes = n_in > 3 ? in[3] : NULL;
+        if (scales && pfvm_tensor_numel(scales) == 0)
+            scales = NULL;
+        if (sizes && pfvm_tensor_numel(sizes) == 0)
+            sizes = NULL;
+        if (sizes) {
+            if (pfvm_tensor_numel(sizes) != rank)
+                return 0;
+            for (i = 0; i < rank; i++) {
+                out[i] = pfvm_tensor_get_i64(sizes, i);
+                scale[i] = dims[i] ? (double)out[i] / (double)dims[i] : 1.0;
+            }
+            return 1;
+        }
+        if (!scales || pfvm_tensor_numel(scales) != rank)
+            return 0;
+        for (i = 0; i < rank; i++)
+            scale[i] = pfvm_tensor_get_f64(scales, i);
+    }
+    for (i = 0; i < rank; i++) {
+        if (!(scale[i] > 0))
+            return 0;
+        out[i] = (int64_t)((double)dims[i] * scale[i]); /* truncation, as the reference */
+    }
+    return 1;
+}
+
+static pfvm_code pfvm__img_infer(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape;
+    const pfvm_tensor *vals[4] = {NULL, NULL, NULL, NULL};
+    int64_t dims[PFVM_MAX_RANK], out[PFVM_MAX_RANK];
+    double scale[PFVM_MAX_RANK];
+    int i;
+    pfvm_shape s;
+    if (x->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    for (i = 0; i < c->n_in && i < 4; i++)
+        vals[i] = c->in[i] ? c->in[i]->value : NULL;
+    for (i = 0; i < x->rank; i++)
+        if (!pfvm_sym_is_const(x->dims[i], &dims[i]))
+            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
+    if (!pfvm__img_sizes(c->node, vals, c->n_in, x->rank, dims, scale, out))
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
+    if (pfvm_shape_from_dims(c->syms, &s, x->rank, out, c->st))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &s);
+    return PFVM_OK;
+}
+
+/* Source taps along one axis for output coordinate x: indices into the
+ * input (edge-clamped) and weights. Returns the tap count, or 0 when the
+ * point lies outside a tf_crop_and_resize box. */
+static int pfvm__img_taps(const pfvm__img_cfg *c, int axis, int64_t x, int64_t in, int64_t *idx, double *w)
+{
+    double s = c->scale[axis], out_w = s * (double)in, xo, ratio;
+    int n, i, pad;
+    int64_t start, lim;
+    switch (c->coord) {
+    case 2: xo = out_w == 1 ? 0 : (double)x * (double)(in - 1) / (out_w - 1); break;
+    case 1: xo = (double)x / s; break;
+    case 4:
+        xo = out_w == 1 ? (c->roi_end[axis] - c->roi_start[axis]) * (double)(in - 1) / 2
+                        : (double)x * (c->roi_end[axis] - c->roi_start[axis]) * (double)(in - 1) / (out_w - 1);
+        xo += c->roi_start[axis] * (double)(in - 1);
+        if (xo < 0 || xo > (double)(in - 1))
+            return 0;
+        break;
+    case 3: xo = out_w == 1 ? -0.5 : ((double)x + 0.5) / s - 0.5; break;
+    case 5: xo = ((double)x + 0.5) / s; break;
+    default: xo = ((double)x + 0.5) / s - 0.5; break;
+    }
+    ratio = xo == floor(xo) ? 1.0 : xo - floor(xo);
+    if (c->mode == 2) {
+        double a = c->cubic_a, r = ratio;
+        n = 4;
+        w[0] = ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a;
+        w[1] = ((a + 2) * r - (a + 3)) * r * r + 1;
+        w[2] = ((a + 2) * (1 - r) - (a + 3)) * (1 - r) * (1 - r) + 1;
+        w[3] = ((a * ((1 - r) + 1) - 5 * a) * ((1 - r) + 1) + 8 * a) * ((1 - r) + 1) - 4 * a;
+    } else {
+        n = 2;
+        if (c->mode == 1) {
+            w[0] = 1 - ratio;
+            w[1] = ratio;
+        } else {
+            int hi;
+            if (ratio == 1.0)
+                hi = 1;
+            else if (c->nearest == 0)
+                hi = ratio > 0.5;
+            else if (c->nearest == 1)
+                hi = ratio >= 0.5;
+            else
+                hi = c->nearest == 3;
+            w[0] = !hi;
+            w[1] = hi;
+        }
+    }
+    /* the n nearest positions to xo in the edge-padded axis, smaller first */
+    pad = (n + 1) / 2;
+    lim = in + 2 * pad;
+    start = (int64_t)ceil(xo + pad) - n / 2;
+    if (start < 0)
+        start = 0;
+    if (start > lim - n)
+        start = lim - n;
+    for (i = 0; i < n; i++) {
+        int64_t orig = start + i - pad;
+        if (c->exclude_outside && (orig < 0 || orig >= in))
+            w[i] = 0;
+        idx[i] = orig < 0 ? 0 : orig >= in ? in - 1 : orig;
+    }
+    if (c->exclude_outside) {
+        double sum = 0;
+        for (i = 0; i < n; i++)
+            sum += w[i];
+        for (i = 0; i < n && sum != 0; i++)
+            w[i] /= sum;
+    }
+    return n;
+}
+
+static pfvm_code pfvm__img_k_resize(pfvm_kctx *k)
+{
+    const pfvm_tensor *X = k->in[0];
+    pfvm_tensor *Y = k->out[0];
+    pfvm__img_cfg c;
+    int64_t out[PFVM_MAX_RANK], xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, total, o;
+    int64_t tidx[PFVM_MAX_RANK][PFVM__IMG_TAPS];
+    double tw[PFVM_MAX_RANK][PFVM__IMG_TAPS];
+    int ntap[PFVM_MAX_RANK], r = X->rank, d;
+    if (pfvm__img_config(k->node, &c, k->st))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "bad attributes");
+    if (!pfvm__img_sizes(k->node, k->in, k->n_in, r, X->dims, c.scale, out))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scales or sizes are missing or do not match the rank");
+    for (d = 0; d < r; d++) {
+        c.roi_start[d] = 0;
+        c.roi_end[d] = 1;
+    }
+    if (c.coord == 4 && k->n_in > 1 && k->in[1] && pfvm_tensor_numel(k->in[1]) == 2 * r)
+        for (d = 0; d < r; d++) {
+            c.roi_start[d] = pfvm_tensor_get_f64(k->in[1], d);
+            c.roi_end[d] = pfvm_tensor_get_f64(k->in[1], d + r);
+        }
+    if (!Y->data && pfvm_kctx_output(k, 0, X->dtype, r, out))
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    {
+        int64_t s = 1;
+        for (d = r - 1; d >= 0; d--) {
+            xs[d] = s;
+            s *= X->dims[d];
+        }
+    }
+    total = pfvm_tensor_numel(Y);
+    for (o = 0; o < total; o++) {
+        double acc = 0;
+        int outside = 0, t[PFVM_MAX_RANK] = {0};
+        for (d = 0; d < r; d++) {
+            ntap[d] = pfvm__img_taps(&c, d, idx[d], X->dims[d], tidx[d], tw[d]);
+            if (!ntap[d])
+                outside = 1;
+        }
+        if (outside) {
+            acc = c.extrapolation;
+        } else {
+            /* sum over every combination of taps */
+            for (;;) {
+                double w = 1;
+                int64_t src = 0;
+                for (d = 0; d < r; d++) {
+                    w *= tw[d][t[d]];
+                    src += tidx[d][t[d]] * xs[d];
+                }
+                if (w != 0)
+                    acc += w * pfvm_tensor_get_f64(X, src);
+                for (d = r - 1; d >= 0; d--) {
+                    if (++t[d] < ntap[d])
+                        break;
+                    t[d] = 0;
+                }
+                if (d < 0)
+                    break;
+            }
+        }
+        switch (Y->dtype) {
+        case PFVM_FLOAT: ((float *)Y->data)[o] = (float)acc; break;
+        case PFVM_DOUBLE: ((double *)Y->data)[o] = acc; break;
+        case PFVM_FLOAT16: ((uint16_t *)Y->data)[o] = pfvm_float_to_half((float)acc); break;
+        case PFVM_UINT8: ((uint8_t *)Y->data)[o] = (uint8_t)(acc < 0 ? 0 : acc > 255 ? 255 : floor(acc + 0.5)); break;
+        case PFVM_INT8: ((int8_t *)Y->data)[o] = (int8_t)(acc < -128 ? -128 : acc > 127 ? 127 : floor(acc + 0.5)); break;
+        case PFVM_INT32: ((int32_t *)Y->data)[o] = (int32_t)floor(acc + 0.5); break;
+        case PFVM_INT64: ((int64_t *)Y->data)[o] = (int64_t)floor(acc + 0.5); break;
+        default: return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type %s", pfvm_dtype_name(Y->dtype));
+        }
+        for (d = r - 1; d >= 0; d--) {
+            if (++idx[d] < Y->dims[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    return PFVM_OK;
+}
+
+const pfvm_op_def pfvm__ops_image[] = {
+    {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, NULL, PFVM_FUSE_INJECTIVE,
+     "float,double,float16,int8,uint8,int32,int64", NULL, 0},
+    {"Upsample", "", 7, 0, 1, 2, 1, 1, pfvm__img_infer, pfvm__img_k_resize, NULL, PFVM_FUSE_INJECTIVE,
+     "float,double,float16,int8,uint8,int32,int64", NULL, 0},
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
+};
