@@ -3087,7 +3087,8 @@ void pfvm_graph_dump(const pfvm_graph *g, FILE *f)
     X(reduce)             \
     X(tensor)             \
     X(indexing)           \
-    X(image)
+    X(image)              \
+    X(control)
 
 #define PFVM__DECLARE(f) extern const pfvm_op_def pfvm__ops_##f[];
 PFVM__FAMILIES(PFVM__DECLARE)
@@ -3372,6 +3373,777 @@ PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dty
     }
     return PFVM_OK;
 }
+/* ---- src/ops/control.c ---- */
+/* ops/control: control flow (If, Loop, Scan), sequences (SequenceEmpty,
+ * SequenceConstruct, SequenceInsert, SequenceErase, SequenceAt,
+ * SequenceLength, SplitToSequence, ConcatFromSequence, SequenceMap) and
+ * optionals (Optional, OptionalHasElement, OptionalGetElement).
+ *
+ * Subgraphs run through the executor (pfvm__exec_subgraph), which plans a
+ * child executor whose outer-scope values resolve to the caller's. Their
+ * outputs, sequences and optionals are heap values: the sizes of what
+ * control flow produces are known only while running. */
+
+/* ---- helpers --------------------------------------------------------------------------- */
+
+/* Output i becomes src (moved: src's shell is freed). */
+static void pfvm__cf_move(pfvm_tensor *dst, pfvm_tensor *src)
+{
+    pfvm_tensor_release(dst);
+    *dst = *src;
+    dst->name = NULL;
+    pfvm__free(src);
+}
+
+static void pfvm__cf_free_all(pfvm_tensor **ts, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        pfvm_tensor_free(ts[i]);
+        ts[i] = NULL;
+    }
+}
+
+/* Output i becomes an empty sequence of dtype. */
+static pfvm_tensor *pfvm__cf_seq_out(pfvm_kctx *k, int i, pfvm_dtype dtype)
+{
+    pfvm_tensor *t = k->out[i];
+    pfvm_tensor_release(t);
+    memset(t, 0, sizeof *t);
+    t->kind = PFVM_KIND_SEQUENCE;
+    t->rank = -1;
+    t->elem_dtype = t->dtype = dtype;
+    return t;
+}
+
+static pfvm_code pfvm__cf_seq_push(pfvm_kctx *k, pfvm_tensor *seq, const pfvm_tensor *x)
+{
+    pfvm_tensor *c = pfvm_tensor_clone(x, k->st);
+    if (!c)
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    stbds_arrput(seq->elems, c);
+    if (x->kind == PFVM_KIND_TENSOR)
+        seq->elem_dtype = seq->dtype = x->dtype;
+    return PFVM_OK;
+}
+
+static pfvm_type *pfvm__cf_type(pfvm_ictx *c, const pfvm_type *like)
+{
+    pfvm_type *t = (pfvm_type *)pfvm_ictx_alloc(c, sizeof *t);
+    if (t) {
+        if (like)
+            *t = *like;
+        else
+            pfvm_shape_unknown(&t->shape);
+    }
+    return t;
+}
+
+/* Output `out` is a sequence whose elements have type `elem`. */
+static pfvm_code pfvm__cf_set_seq(pfvm_ictx *c, int out, const pfvm_type *elem)
+{
+    pfvm_ival *o = out < c->n_out ? c->out[out] : NULL;
+    if (!o)
+        return PFVM_OK;
+    memset(&o->type, 0, sizeof o->type);
+    o->type.kind = PFVM_KIND_SEQUENCE;
+    pfvm_shape_unknown(&o->type.shape);
+    o->type.elem = pfvm__cf_type(c, elem);
+    if (!o->type.elem)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    o->type.dtype = elem ? elem->dtype : PFVM_UNDEFINED;
+    return PFVM_OK;
+}
+
+/* Outputs whose kind is known but whose sizes come only when running. */
+static void pfvm__cf_set_dynamic(pfvm_ictx *c, int out, const pfvm_type *like)
+{
+    pfvm_ival *o = out < c->n_out ? c->out[out] : NULL;
+    if (!o)
+        return;
+    if (like && like->kind != PFVM_KIND_UNKNOWN) {
+        o->type = *like;
+        if (like->kind == PFVM_KIND_TENSOR)
+            pfvm_shape_unknown(&o->type.shape);
+    } else {
+        memset(&o->type, 0, sizeof o->type);
+        o->type.kind = PFVM_KIND_TENSOR;
+        pfvm_shape_unknown(&o->type.shape);
+    }
+}
+
+/* Element `i` of x along axis 0..: a copy of the slice at index `at` along `axis`. */
+static pfvm_tensor *pfvm__cf_slice(pfvm_kctx *k, const pfvm_tensor *x, int axis, int64_t at, int keep)
+{
+    int64_t dims[PFVM_MAX_RANK], outer = 1, inner = 1, o;
+    int d, r = 0;
+    size_t es = pfvm_dtype_size(x->dtype);
+    pfvm_tensor *t;
+    for (d = 0; d < x->rank; d++) {
+        if (d == axis && !keep)
+            continue;
+        dims[r++] = d == axis ? 1 : x->dims[d];
+    }
+    for (d = 0; d < axis; d++)
+        outer *= x->dims[d];
+    for (d = axis + 1; d < x->rank; d++)
+        inner *= x->dims[d];
+    t = pfvm_tensor_new(x->dtype, r, dims, k->st);
+    if (!t)
+        return NULL;
+    for (o = 0; o < outer; o++) {
+        int64_t src = (o * x->dims[axis] + at) * inner, e;
+        if (x->dtype == PFVM_STRING)
+            for (e = 0; e < inner; e++)
+                ((char **)t->data)[o * inner + e] = pfvm__strdup(((char *const *)x->data)[src + e]);
+        else if (inner)
+            memcpy((char *)t->data + (size_t)(o * inner) * es, (const char *)x->data + (size_t)src * es, (size_t)inner * es);
+    }
+    return t;
+}
+
+/* Stacks n equal-shaped tensors along a new axis into output i. */
+static pfvm_code pfvm__cf_stack(pfvm_kctx *k, int i, pfvm_tensor *const *parts, int64_t n, int axis, pfvm_dtype dtype)
+{
+    int64_t dims[PFVM_MAX_RANK], outer = 1, inner = 1, o, p;
+    int d, r;
+    size_t es;
+    if (n == 0) {
+        int64_t zero = 0;
+        return pfvm_kctx_output(k, i, dtype, 1, &zero);
+    }
+    r = parts[0]->rank + 1;
+    if (r > PFVM_MAX_RANK || axis < 0 || axis >= r)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "cannot stack along axis %d", axis);
+    for (p = 1; p < n; p++)
+        if (parts[p]->rank != parts[0]->rank || memcmp(parts[p]->dims, parts[0]->dims, sizeof(int64_t) * (size_t)parts[0]->rank))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "per-iteration outputs differ in shape");
+    for (d = 0, o = 0; d < r; d++)
+        dims[d] = d == axis ? n : parts[0]->dims[o++];
+    pfvm_tensor_release(k->out[i]);
+    memset(k->out[i], 0, sizeof *k->out[i]);
+    if (pfvm_kctx_output(k, i, parts[0]->dtype, r, dims))
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    for (d = 0; d < axis; d++)
+        outer *= parts[0]->dims[d];
+    for (d = axis; d < parts[0]->rank; d++)
+        inner *= parts[0]->dims[d];
+    es = pfvm_dtype_size(parts[0]->dtype);
+    for (o = 0; o < outer; o++)
+        for (p = 0; p < n; p++) {
+            int64_t dst = (o * n + p) * inner, src = o * inner, e;
+            if (parts[0]->dtype == PFVM_STRING)
+                for (e = 0; e < inner; e++)
+                    ((char **)k->out[i]->data)[dst + e] = pfvm__strdup(((char *const *)parts[p]->data)[src + e]);
+            else if (inner)
+                memcpy((char *)k->out[i]->data + (size_t)dst * es, (const char *)parts[p]->data + (size_t)src * es,
+                       (size_t)inner * es);
+        }
+    return PFVM_OK;
+}
+
+/* ---- If ---------------------------------------------------------------------------------- */
+
+static pfvm_code pfvm__cf_infer_if(pfvm_ictx *c)
+{
+    const pfvm_attr *g = pfvm_node_attr(c->node, "then_branch");
+    int j;
+    for (j = 0; j < c->n_out; j++)
+        pfvm__cf_set_dynamic(c, j, g && g->g && j < (int)stbds_arrlen(g->g->outputs) ? &g->g->outputs[j]->type : NULL);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__cf_k_if(pfvm_kctx *k)
+{
+    int cond = pfvm_tensor_numel(k->in[0]) > 0 && pfvm_tensor_get_i64(k->in[0], 0) != 0, j;
+    const pfvm_attr *a = pfvm_node_attr(k->node, cond ? "then_branch" : "else_branch");
+    pfvm_tensor *outs[64];
+    if (!a || !a->g)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the %s branch is missing", cond ? "then" : "else");
+    if (k->n_out > 64)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "more than 64 outputs");
+    if (pfvm__exec_subgraph(k->exec, a->g, NULL, 0, outs, k->n_out, k->st))
+        return k->st ? k->st->code : PFVM_ERR_RUNTIME;
+    for (j = 0; j < k->n_out; j++) {
+        if (k->out[j])
+            pfvm__cf_move(k->out[j], outs[j]);
+        else
+            pfvm_tensor_free(outs[j]);
+    }
+    return PFVM_OK;
+}
+
+/* ---- Loop --------------------------------------------------------------------------------- */
+
+static pfvm_code pfvm__cf_infer_loop(pfvm_ictx *c)
+{
+    const pfvm_attr *g = pfvm_node_attr(c->node, "body");
+    int j, n_carried = c->n_in - 2;
+    for (j = 0; j < c->n_out; j++) {
+        const pfvm_type *t = NULL;
+        if (j < n_carried && c->in[2 + j])
+            t = &c->in[2 + j]->type;
+        else if (g && g->g && j + 1 < (int)stbds_arrlen(g->g->outputs))
+            t = &g->g->outputs[j + 1]->type;
+        pfvm__cf_set_dynamic(c, j, t);
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
+{
+    const pfvm_attr *a = pfvm_node_attr(k->node, "body");
+    const pfvm_graph *body = a ? a->g : NULL;
+    int n_carried = k->n_in - 2, n_scan, j;
+    int64_t max_trip = k->in[0] && pfvm_tensor_numel(k->in[0]) ? pfvm_tensor_get_i64(k->in[0], 0) : INT64_MAX, it;
+    int cond = k->in[1] && pfvm_tensor_numel(k->in[1]) ? pfvm_tensor_get_i64(k->in[1], 0) != 0 : 1;
+    pfvm_tensor **cur = NULL, **outs = NULL, ***scans = NULL;
+    const pfvm_tensor **ins = NULL;
+    pfvm_tensor iter_t, cond_t;
+    int64_t iter_v = 0;
+    uint8_t cond_v = 1;
+    pfvm_code rc = PFVM_OK;
+    if (!body)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body is missing");
+    n_scan = (int)stbds_arrlen(body->outputs) - 1 - n_carried;
+    if (n_scan < 0 || k->n_out != n_carried + n_scan)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body's outputs do not match the loop");
+    stbds_arrsetlen(cur, n_carried);
+    stbds_arrsetlen(outs, 1 + n_carried + n_scan);
+    stbds_arrsetlen(ins, 2 + n_carried);
+    stbds_arrsetlen(scans, n_scan);
+    for (j = 0; j < n_scan; j++)
+        scans[j] = NULL;
+    for (j = 0; j < n_carried; j++)
+        cur[j] = NULL;
+    for (j = 0; j < n_carried && !rc; j++)
+        if (!(cur[j] = pfvm_tensor_clone(k->in[2 + j], k->st)))
+            rc = k->st ? k->st->code : PFVM_ERR_NOMEM;
+    memset(&iter_t, 0, sizeof iter_t);
+    iter_t.kind = PFVM_KIND_TENSOR;
+    iter_t.dtype = PFVM_INT64;
+    iter_t.data = &iter_v;
+    iter_t.nbytes = 8;
+    cond_t = iter_t;
+    cond_t.dtype = PFVM_BOOL;
+    cond_t.data = &cond_v;
+    cond_t.nbytes = 1;
+    for (it = 0; !rc && it < max_trip && cond; it++) {
+        iter_v = it;
+        cond_v = (uint8_t)cond;
+        ins[0] = &iter_t;
+        ins[1] = &cond_t;
+        for (j = 0; j < n_carried; j++)
+            ins[2 + j] = cur[j];
+        rc = pfvm__exec_subgraph(k->exec, body, ins, 2 + n_carried, outs, 1 + n_carried + n_scan, k->st);
+        if (rc)
+            break;
+        cond = pfvm_tensor_numel(outs[0]) ? pfvm_tensor_get_i64(outs[0], 0) != 0 : 0;
+        pfvm_tensor_free(outs[0]);
+        for (j = 0; j < n_carried; j++) {
+            pfvm_tensor_free(cur[j]);
+            cur[j] = outs[1 + j];
+        }
+        for (j = 0; j < n_scan; j++)
+            stbds_arrput(scans[j], outs[1 + n_carried + j]);
+    }
+    for (j = 0; !rc && j < n_carried; j++) {
+        if (k->out[j]) {
+            pfvm__cf_move(k->out[j], cur[j]);
+            cur[j] = NULL;
+        }
+    }
+    for (j = 0; !rc && j < n_scan; j++)
+        if (k->out[n_carried + j]) {
+            pfvm_dtype dt = body->outputs[1 + n_carried + j]->type.dtype;
+            rc = pfvm__cf_stack(k, n_carried + j, scans[j], (int64_t)stbds_arrlen(scans[j]), 0, dt ? dt : PFVM_FLOAT);
+        }
+    pfvm__cf_free_all(cur, n_carried);
+    for (j = 0; j < n_scan; j++) {
+        pfvm__cf_free_all(scans[j], (int)stbds_arrlen(scans[j]));
+        stbds_arrfree(scans[j]);
+    }
+    stbds_arrfree(scans);
+    stbds_arrfree(cur);
+    stbds_arrfree(outs);
+    stbds_arrfree(ins);
+    return rc;
+}
+
+/* ---- Scan (opset 9+) ----------------------------------------------------------------------------- */
+
+static pfvm_code pfvm__cf_infer_scan(pfvm_ictx *c)
+{
+    int j, n_state = c->n_in - (int)pfvm_node_attr_int(c->node, "num_scan_inputs", 0);
+    for (j = 0; j < c->n_out; j++)
+        pfvm__cf_set_dynamic(c, j, j < n_state && j < c->n_in && c->in[j] ? &c->in[j]->type : NULL);
+    return PFVM_OK;
+}
+
+static int64_t pfvm__cf_attr_at(const pfvm_node *n, const char *name, int i, int64_t def)
+{
+    const int64_t *v;
+    int cnt = pfvm_node_attr_ints(n, name, &v);
+    return i < cnt ? v[i] : def;
+}
+
+static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
+{
+    const pfvm_attr *a = pfvm_node_attr(k->node, "body");
+    const pfvm_graph *body = a ? a->g : NULL;
+    int m = (int)pfvm_node_attr_int(k->node, "num_scan_inputs", 0), n = k->n_in - m, n_out_scan = k->n_out - n, j;
+    int64_t T = -1, t;
+    pfvm_tensor **state = NULL, **outs = NULL, ***scans = NULL, **slices = NULL;
+    const pfvm_tensor **ins = NULL;
+    pfvm_code rc = PFVM_OK;
+    if (!body || m < 1 || n < 0 || n_out_scan < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "body or num_scan_inputs does not fit the inputs");
+    for (j = 0; j < m; j++) {
+        const pfvm_tensor *x = k->in[n + j];
+        int ax = pfvm__axis(pfvm__cf_attr_at(k->node, "scan_input_axes", j, 0), x->rank);
+        if (ax < 0)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scan input axis is out of range");
+        if (T >= 0 && x->dims[ax] != T)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "scan inputs differ in length");
+        T = x->dims[ax];
+    }
+    stbds_arrsetlen(state, n);
+    stbds_arrsetlen(outs, n + n_out_scan);
+    stbds_arrsetlen(ins, n + m);
+    stbds_arrsetlen(slices, m);
+    stbds_arrsetlen(scans, n_out_scan);
+    for (j = 0; j < n_out_scan; j++)
+        scans[j] = NULL;
+    for (j = 0; j < m; j++)
+        slices[j] = NULL;
+    for (j = 0; j < n; j++)
+        state[j] = NULL;
+    for (j = 0; j < n && !rc; j++)
+        if (!(state[j] = pfvm_tensor_clone(k->in[j], k->st)))
+            rc = k->st ? k->st->code : PFVM_ERR_NOMEM;
+    for (t = 0; !rc && t < T; t++) {
+        for (j = 0; j < m && !rc; j++) {
+            const pfvm_tensor *x = k->in[n + j];
+            int ax = pfvm__axis(pfvm__cf_attr_at(k->node, "scan_input_axes", j, 0), x->rank);
+            int64_t at = pfvm__cf_attr_at(k->node, "scan_input_directions", j, 0) ? T - 1 - t : t;
+            pfvm_tensor_free(slices[j]);
+            if (!(slices[j] = pfvm__cf_slice(k, x, ax, at, 0)))
+                rc = k->st ? k->st->code : PFVM_ERR_NOMEM;
+        }
+        if (rc)
+            break;
+        for (j = 0; j < n; j++)
+            ins[j] = state[j];
+        for (j = 0; j < m; j++)
+            ins[n + j] = slices[j];
+        rc = pfvm__exec_subgraph(k->exec, body, ins, n + m, outs, n + n_out_scan, k->st);
+        if (rc)
+            break;
+        for (j = 0; j < n; j++) {
+            pfvm_tensor_free(state[j]);
+            state[j] = outs[j];
+        }
+        for (j = 0; j < n_out_scan; j++)
+            stbds_arrput(scans[j], outs[n + j]);
+    }
+    for (j = 0; !rc && j < n; j++)
+        if (k->out[j]) {
+            pfvm__cf_move(k->out[j], state[j]);
+            state[j] = NULL;
+        }
+    for (j = 0; !rc && j < n_out_scan; j++) {
+        int64_t cnt = (int64_t)stbds_arrlen(scans[j]), p;
+        int ax = (int)pfvm__cf_attr_at(k->node, "scan_output_axes", j, 0);
+        if (pfvm__cf_attr_at(k->node, "scan_output_directions", j, 0))
+            for (p = 0; p < cnt / 2; p++) {
+                pfvm_tensor *x = scans[j][p];
+                scans[j][p] = scans[j][cnt - 1 - p];
+                scans[j][cnt - 1 - p] = x;
+            }
+        if (ax < 0 && cnt)
+            ax += scans[j][0]->rank + 1;
+        if (k->out[n + j])
+            rc = pfvm__cf_stack(k, n + j, scans[j], cnt, ax, body->outputs[n + j]->type.dtype);
+    }
+    pfvm__cf_free_all(state, n);
+    pfvm__cf_free_all(slices, m);
+    for (j = 0; j < n_out_scan; j++) {
+        pfvm__cf_free_all(scans[j], (int)stbds_arrlen(scans[j]));
+        stbds_arrfree(scans[j]);
+    }
+    stbds_arrfree(scans);
+    stbds_arrfree(state);
+    stbds_arrfree(slices);
+    stbds_arrfree(outs);
+    stbds_arrfree(ins);
+    return rc;
+}
+
+/* ---- sequences ------------------------------------------------------------------------------------ */
+
+static const pfvm_type *pfvm__cf_elem_of(const pfvm_ival *v)
+{
+    return v && v->type.kind == PFVM_KIND_SEQUENCE ? v->type.elem : NULL;
+}
+
+static pfvm_code pfvm__cf_infer_seq_same(pfvm_ictx *c)
+{
+    return pfvm__cf_set_seq(c, 0, pfvm__cf_elem_of(c->in[0]));
+}
+
+static pfvm_code pfvm__cf_infer_seq_of_input(pfvm_ictx *c)
+{
+    pfvm_type t;
+    if (!c->n_in)
+        return pfvm__cf_set_seq(c, 0, NULL);
+    t = c->in[0]->type;
+    pfvm_shape_unknown(&t.shape); /* elements may differ in shape */
+    return pfvm__cf_set_seq(c, 0, &t);
+}
+
+static pfvm_code pfvm__cf_infer_seq_empty(pfvm_ictx *c)
+{
+    pfvm_type t;
+    memset(&t, 0, sizeof t);
+    t.kind = PFVM_KIND_TENSOR;
+    t.dtype = (pfvm_dtype)pfvm_node_attr_int(c->node, "dtype", PFVM_FLOAT);
+    pfvm_shape_unknown(&t.shape);
+    return pfvm__cf_set_seq(c, 0, &t);
+}
+
+static pfvm_code pfvm__cf_k_seq_empty(pfvm_kctx *k)
+{
+    pfvm__cf_seq_out(k, 0, (pfvm_dtype)pfvm_node_attr_int(k->node, "dtype", PFVM_FLOAT));
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__cf_k_seq_construct(pfvm_kctx *k)
+{
+    pfvm_tensor *s = pfvm__cf_seq_out(k, 0, k->in[0]->dtype);
+    int j;
+    for (j = 0; j < k->n_in; j++)
+        if (pfvm__cf_seq_push(k, s, k->in[j]))
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    return PFVM_OK;
+}
+
+/* Position input (optional) normalised into [0, len] (insert) or [0, len). */
+static int pfvm__cf_position(const pfvm_tensor *p, int64_t len, int64_t def, int inclusive, int64_t *out)
+{
+    int64_t v = p && pfvm_tensor_numel(p) ? pfvm_tensor_get_i64(p, 0) : def;
+    if (v < 0)
+        v += len;
+    if (v < 0 || v > len || (!inclusive && v == len))
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static pfvm_code pfvm__cf_k_seq_insert(pfvm_kctx *k)
+{
+    const pfvm_tensor *in = k->in[0];
+    int64_t len = (int64_t)stbds_arrlen(in->elems), at, i;
+    pfvm_tensor *s;
+    if (!pfvm__cf_position(k->n_in > 2 ? k->in[2] : NULL, len, len, 1, &at))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "position is out of range");
+    s = pfvm__cf_seq_out(k, 0, in->elem_dtype);
+    for (i = 0; i <= len; i++) {
+        const pfvm_tensor *x = i == at ? k->in[1] : in->elems[i < at ? i : i - 1];
+        if (pfvm__cf_seq_push(k, s, x))
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__cf_k_seq_erase(pfvm_kctx *k)
+{
+    const pfvm_tensor *in = k->in[0];
+    int64_t len = (int64_t)stbds_arrlen(in->elems), at, i;
+    pfvm_tensor *s;
+    if (!pfvm__cf_position(k->n_in > 1 ? k->in[1] : NULL, len, len - 1, 0, &at))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "position is out of range");
+    s = pfvm__cf_seq_out(k, 0, in->elem_dtype);
+    for (i = 0; i < len; i++)
+        if (i != at && pfvm__cf_seq_push(k, s, in->elems[i]))
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__cf_infer_seq_at(pfvm_ictx *c)
+{
+    const pfvm_type *e = pfvm__cf_elem_of(c->in[0]);
+    pfvm__cf_set_dynamic(c, 0, e);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__cf_k_seq_at(pfvm_kctx *k)
+{
+    const pfvm_tensor *in = k->in[0];
+    int64_t len = (int64_t)stbds_arrlen(in->elems), at;
+    pfvm_tensor *c;
+    if (!pfvm__cf_position(k->in[1], len, 0, 0, &at))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "position is out of range for %lld elements", (long long)len);
+    c = pfvm_tensor_clone(in->elems[at], k->st);
+    if (!c)
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    pfvm__cf_move(k->out[0], c);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__cf_infer_seq_len(pfvm_ictx *c)
+{
+    pfvm_shape s;
+    s.rank = 0;
+    pfvm_ival_set_tensor(c->out[0], PFVM_INT64, &s);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__cf_k_seq_len(pfvm_kctx *k)
+{
+    if (!k->out[0]->data && pfvm_kctx_output(k, 0, PFVM_INT64, 0, NULL))
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    *(int64_t *)k->out[0]->data = (int64_t)stbds_arrlen(k->in[0]->elems);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__cf_k_split_to_seq(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0], *sp = k->n_in > 1 ? k->in[1] : NULL;
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), x->rank);
+    int keep = (int)pfvm_node_attr_int(k->node, "keepdims", 1);
+    int64_t len, at = 0, i, n;
+    pfvm_tensor *s;
+    if (a < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
+    len = x->dims[a];
+    s = pfvm__cf_seq_out(k, 0, x->dtype);
+    n = !sp ? len : sp->rank == 0 ? (pfvm_tensor_get_i64(sp, 0) > 0 ? (len + pfvm_tensor_get_i64(sp, 0) - 1) / pfvm_tensor_get_i64(sp, 0) : -1)
+                                  : pfvm_tensor_numel(sp);
+    if (n < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "split must be positive");
+    for (i = 0; i < n; i++) {
+        int64_t size = !sp ? 1 : sp->rank == 0 ? pfvm_tensor_get_i64(sp, 0) : pfvm_tensor_get_i64(sp, i), p;
+        int64_t dims[PFVM_MAX_RANK], outer = 1, inner = 1, o;
+        pfvm_tensor *part;
+        int d, r = 0;
+        size_t es = pfvm_dtype_size(x->dtype);
+        if (size > len - at)
+            size = len - at;
+        if (size < 0)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "split sizes exceed the axis");
+        for (d = 0; d < x->rank; d++) {
+            if (d == a && !sp && !keep)
+                continue;
+            dims[r++] = d == a ? size : x->dims[d];
+        }
+        for (d = 0; d < a; d++)
+            outer *= x->dims[d];
+        for (d = a + 1; d < x->rank; d++)
+            inner *= x->dims[d];
+        part = pfvm_tensor_new(x->dtype, r, dims, k->st);
+        if (!part)
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+        for (o = 0; o < outer; o++)
+            for (p = 0; p < size; p++)
+                memcpy((char *)part->data + (size_t)((o * size + p) * inner) * es,
+                       (const char *)x->data + (size_t)((o * len + at + p) * inner) * es, (size_t)inner * es);
+        stbds_arrput(s->elems, part);
+        at += size;
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__cf_infer_concat_seq(pfvm_ictx *c)
+{
+    const pfvm_type *e = pfvm__cf_elem_of(c->in[0]);
+    pfvm__cf_set_dynamic(c, 0, e);
+    if (e)
+        c->out[0]->type.dtype = e->dtype;
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__cf_k_concat_seq(pfvm_kctx *k)
+{
+    const pfvm_tensor *in = k->in[0];
+    int64_t n = (int64_t)stbds_arrlen(in->elems), i, total = 0, dims[PFVM_MAX_RANK], outer = 1, inner = 1, o, at = 0;
+    int new_axis = (int)pfvm_node_attr_int(k->node, "new_axis", 0), a, d, r;
+    size_t es;
+    if (n == 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the sequence is empty");
+    if (new_axis) {
+        a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), in->elems[0]->rank + 1);
+        if (a < 0)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
+        return pfvm__cf_stack(k, 0, in->elems, n, a, in->elems[0]->dtype);
+    }
+    r = in->elems[0]->rank;
+    a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), r);
+    if (a < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
+    for (i = 0; i < n; i++) {
+        if (in->elems[i]->rank != r)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "elements differ in rank");
+        total += in->elems[i]->dims[a];
+    }
+    memcpy(dims, in->elems[0]->dims, sizeof(int64_t) * (size_t)r);
+    dims[a] = total;
+    if (pfvm_kctx_output(k, 0, in->elems[0]->dtype, r, dims))
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    for (d = 0; d < a; d++)
+        outer *= dims[d];
+    for (d = a + 1; d < r; d++)
+        inner *= dims[d];
+    es = pfvm_dtype_size(in->elems[0]->dtype);
+    for (i = 0; i < n; i++) {
+        const pfvm_tensor *e = in->elems[i];
+        for (d = 0; d < r; d++)
+            if (d != a && e->dims[d] != dims[d])
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "elements differ in shape");
+        for (o = 0; o < outer; o++)
+            memcpy((char *)k->out[0]->data + (size_t)((o * total + at) * inner) * es,
+                   (const char *)e->data + (size_t)(o * e->dims[a] * inner) * es, (size_t)(e->dims[a] * inner) * es);
+        at += e->dims[a];
+    }
+    return PFVM_OK;
+}
+
+/* SequenceMap: the body runs once per element; sequence inputs give their
+ * i-th element, tensor inputs are passed whole. */
+static pfvm_code pfvm__cf_infer_seq_map(pfvm_ictx *c)
+{
+    const pfvm_attr *g = pfvm_node_attr(c->node, "body");
+    int j;
+    for (j = 0; j < c->n_out; j++) {
+        pfvm_type t;
+        memset(&t, 0, sizeof t);
+        t.kind = PFVM_KIND_TENSOR;
+        pfvm_shape_unknown(&t.shape);
+        if (g && g->g && j < (int)stbds_arrlen(g->g->outputs))
+            t.dtype = g->g->outputs[j]->type.dtype;
+        if (pfvm__cf_set_seq(c, j, &t))
+            return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__cf_k_seq_map(pfvm_kctx *k)
+{
+    const pfvm_attr *a = pfvm_node_attr(k->node, "body");
+    int64_t n = (int64_t)stbds_arrlen(k->in[0]->elems), i;
+    int j;
+    const pfvm_tensor *ins[64];
+    pfvm_tensor *outs[64];
+    if (!a || !a->g || k->n_in > 64 || k->n_out > 64)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "body missing or too many inputs");
+    for (j = 0; j < k->n_out; j++)
+        pfvm__cf_seq_out(k, j, a->g->outputs[j]->type.dtype);
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < k->n_in; j++) {
+            const pfvm_tensor *x = k->in[j];
+            if (x->kind == PFVM_KIND_SEQUENCE) {
+                if (i >= (int64_t)stbds_arrlen(x->elems))
+                    return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input sequences differ in length");
+                ins[j] = x->elems[i];
+            } else {
+                ins[j] = x;
+            }
+        }
+        if (pfvm__exec_subgraph(k->exec, a->g, ins, k->n_in, outs, k->n_out, k->st))
+            return k->st ? k->st->code : PFVM_ERR_RUNTIME;
+        for (j = 0; j < k->n_out; j++) {
+            stbds_arrput(k->out[j]->elems, outs[j]);
+            k->out[j]->elem_dtype = k->out[j]->dtype = outs[j]->dtype;
+        }
+    }
+    return PFVM_OK;
+}
+
+/* ---- optionals ------------------------------------------------------------------------------------- */
+
+static pfvm_code pfvm__cf_infer_optional(pfvm_ictx *c)
+{
+    const pfvm_attr *tp = pfvm_node_attr(c->node, "type");
+    pfvm_ival *o = c->out[0];
+    memset(&o->type, 0, sizeof o->type);
+    o->type.kind = PFVM_KIND_OPTIONAL;
+    pfvm_shape_unknown(&o->type.shape);
+    o->type.elem = pfvm__cf_type(c, c->n_in && c->in[0] ? &c->in[0]->type : tp ? tp->tp : NULL);
+    return o->type.elem ? PFVM_OK : pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+}
+
+static pfvm_code pfvm__cf_k_optional(pfvm_kctx *k)
+{
+    pfvm_tensor *t = k->out[0];
+    pfvm_tensor_release(t);
+    memset(t, 0, sizeof *t);
+    t->kind = PFVM_KIND_OPTIONAL;
+    t->rank = -1;
+    if (k->n_in && k->in[0]) {
+        t->has_value = 1;
+        return pfvm__cf_seq_push(k, t, k->in[0]);
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__cf_infer_has(pfvm_ictx *c)
+{
+    pfvm_shape s;
+    s.rank = 0;
+    pfvm_ival_set_tensor(c->out[0], PFVM_BOOL, &s);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__cf_k_has(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->n_in ? k->in[0] : NULL;
+    int has = x && (x->kind != PFVM_KIND_OPTIONAL || x->has_value);
+    if (!k->out[0]->data && pfvm_kctx_output(k, 0, PFVM_BOOL, 0, NULL))
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    *(uint8_t *)k->out[0]->data = (uint8_t)has;
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__cf_infer_get(pfvm_ictx *c)
+{
+    const pfvm_type *t = &c->in[0]->type;
+    pfvm__cf_set_dynamic(c, 0, t->kind == PFVM_KIND_OPTIONAL ? t->elem : t);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__cf_k_get(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0], *e = x;
+    pfvm_tensor *c;
+    if (x->kind == PFVM_KIND_OPTIONAL) {
+        if (!x->has_value || !stbds_arrlen(x->elems))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RUNTIME, "the optional is empty");
+        e = x->elems[0];
+    }
+    c = pfvm_tensor_clone(e, k->st);
+    if (!c)
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    pfvm__cf_move(k->out[0], c);
+    return PFVM_OK;
+}
+
+const pfvm_op_def pfvm__ops_control[] = {
+    {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
+    {"Loop", "", 1, 0, 2, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
+    {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
+    {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
+    {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_of_input, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
+    {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
+    {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
+    {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
+    {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
+    {"SplitToSequence", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_of_input, pfvm__cf_k_split_to_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
+    {"ConcatFromSequence", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_concat_seq, pfvm__cf_k_concat_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
+    {"SequenceMap", "", 17, 0, 1, -1, 1, -1, pfvm__cf_infer_seq_map, pfvm__cf_k_seq_map, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
+    {"Optional", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_optional, pfvm__cf_k_optional, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
+    {"OptionalHasElement", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_has, pfvm__cf_k_has, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
+    {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
+};
 /* ---- src/ops/elementwise.c ---- */
 /* ops/elementwise: unary math and activations, broadcasting binary and
  * variadic operators, comparisons and logic, Where, Clip, Cast.
@@ -8465,6 +9237,9 @@ static pfvm_code pfvm__check_input(const pfvm_value *v, const pfvm_tensor *t, pf
     if (!t)
         return pfvm__fail(st, PFVM_ERR_INVALID, "input '%s' is not given", v->name);
     if (ty->kind == PFVM_KIND_UNKNOWN)
+        return PFVM_OK;
+    /* a value where an optional is declared is a present optional */
+    if (ty->kind == PFVM_KIND_OPTIONAL && t->kind != PFVM_KIND_OPTIONAL)
         return PFVM_OK;
     if (ty->kind != t->kind)
         return pfvm__fail(st, PFVM_ERR_INVALID, "input '%s': expected a %s, got a %s", v->name,

@@ -230,6 +230,9 @@ static pfvm_code pfvm__check_input(const pfvm_value *v, const pfvm_tensor *t, pf
         return pfvm__fail(st, PFVM_ERR_INVALID, "input '%s' is not given", v->name);
     if (ty->kind == PFVM_KIND_UNKNOWN)
         return PFVM_OK;
+    /* a value where an optional is declared is a present optional */
+    if (ty->kind == PFVM_KIND_OPTIONAL && t->kind != PFVM_KIND_OPTIONAL)
+        return PFVM_OK;
     if (ty->kind != t->kind)
         return pfvm__fail(st, PFVM_ERR_INVALID, "input '%s': expected a %s, got a %s", v->name,
                           ty->kind == PFVM_KIND_TENSOR ? "tensor" : ty->kind == PFVM_KIND_SEQUENCE ? "sequence" : "optional",

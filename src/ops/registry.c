@@ -11,7 +11,8 @@
     X(reduce)             \
     X(tensor)             \
     X(indexing)           \
-    X(image)
+    X(image)              \
+    X(control)
 
 #define PFVM__DECLARE(f) extern const pfvm_op_def pfvm__ops_##f[];
 PFVM__FAMILIES(PFVM__DECLARE)
