@@ -11,8 +11,8 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 INTERP=$BUILD/interp
 MODEL=tests/models/cnn_small
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:exitcode=86}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:exitcode=86}
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}:exitcode=86"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1}:exitcode=86"
 pass=0
 fail=0
 tmp=$(mktemp -d)
