@@ -871,6 +871,17 @@ PFVM_INTERNAL pfvm_code pfvm_ew_apply(pfvm_kctx *k, const pfvm_tensor *const *in
 /* Output 0 = broadcast of every present input, with element type dtype. */
 PFVM_INTERNAL pfvm_code pfvm_ew_infer_broadcast_to(pfvm_ictx *c, pfvm_dtype dtype);
 
+/* ---- nn.c: the reference convolution ---- */
+
+/* Receives each output element's accumulated sum (index, output channel). */
+typedef void (*pfvm_nn_post_fn)(void *user, int64_t idx, int64_t channel, double acc);
+
+/* Convolution of (X - x_zero_point) with (W - w_zero_point; per output
+ * channel when 1-D) using the node's Conv attributes; zero points may be
+ * NULL. Shapes output 0 if the planner did not. */
+PFVM_INTERNAL pfvm_code pfvm_nn_conv_ref(pfvm_kctx *k, const pfvm_tensor *X, const pfvm_tensor *W, const pfvm_tensor *xzp,
+                                         const pfvm_tensor *wzp, pfvm_nn_post_fn post, void *user);
+
 #ifdef __cplusplus
 }
 #endif
@@ -3088,7 +3099,8 @@ void pfvm_graph_dump(const pfvm_graph *g, FILE *f)
     X(tensor)             \
     X(indexing)           \
     X(image)              \
-    X(control)
+    X(control)            \
+    X(quant)
 
 #define PFVM__DECLARE(f) extern const pfvm_op_def pfvm__ops_##f[];
 PFVM__FAMILIES(PFVM__DECLARE)
@@ -6323,6 +6335,76 @@ static void pfvm__nn_valid(int64_t n_out, int64_t s, int64_t off, int64_t hi, in
         *o1 = *o0;
 }
 
+PFVM_INTERNAL pfvm_code pfvm_nn_conv_ref(pfvm_kctx *k, const pfvm_tensor *X, const pfvm_tensor *W, const pfvm_tensor *xzp,
+                                         const pfvm_tensor *wzp, pfvm_nn_post_fn post, void *user)
+{
+    int64_t group = pfvm_node_attr_int(k->node, "group", 1), in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], kd[PFVM__NN_SP];
+    int64_t C = X->dims[1], M = W->dims[0], CG, MG, ci, k0, k1, k2, total, idx;
+    double xz = xzp && pfvm_tensor_numel(xzp) ? pfvm_tensor_get_f64(xzp, 0) : 0;
+    int64_t nwz = wzp ? pfvm_tensor_numel(wzp) : 0;
+    pfvm__nn_win w;
+    int i, nsp = X->rank - 2;
+    if (nsp < 1 || nsp > PFVM__NN_SP || W->rank != X->rank)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input and weight ranks do not fit a convolution");
+    for (i = 0; i < nsp; i++)
+        kd[i] = W->dims[i + 2];
+    if (pfvm__nn_window(k->node, nsp, kd, &w, k->st))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "bad window");
+    if (group < 1 || C % group || M % group || W->dims[1] * group != C)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "channels, weight and group do not fit");
+    pfvm__nn_sp3(X, in_sp);
+    pfvm__nn_resolve(&w, in_sp, out_sp);
+    pfvm__nn_win3(&w);
+    if (!k->out[0]->data) {
+        int64_t dims[PFVM_MAX_RANK];
+        dims[0] = X->dims[0];
+        dims[1] = M;
+        for (i = 0; i < nsp; i++)
+            dims[i + 2] = out_sp[i];
+        if (pfvm_kctx_output(k, 0, k->out[0]->dtype ? k->out[0]->dtype : X->dtype, X->rank, dims))
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    }
+    pfvm__nn_sp3(k->out[0], out_sp);
+    CG = C / group;
+    MG = M / group;
+    total = pfvm_tensor_numel(k->out[0]);
+    for (idx = 0; idx < total; idx++) {
+        int64_t rest = idx, op[PFVM__NN_SP], nn, mm, gg;
+        double s = 0, wz;
+        op[2] = rest % out_sp[2]; rest /= out_sp[2];
+        op[1] = rest % out_sp[1]; rest /= out_sp[1];
+        op[0] = rest % out_sp[0]; rest /= out_sp[0];
+        mm = rest % M;
+        nn = rest / M;
+        gg = mm / MG;
+        wz = nwz == 0 ? 0 : pfvm_tensor_get_f64(wzp, nwz == 1 ? 0 : mm % nwz);
+        for (ci = 0; ci < CG; ci++)
+            for (k0 = 0; k0 < w.k[0]; k0++)
+                for (k1 = 0; k1 < w.k[1]; k1++)
+                    for (k2 = 0; k2 < w.k[2]; k2++) {
+                        int64_t p0 = op[0] * w.s[0] - w.pb[0] + k0 * w.d[0], p1 = op[1] * w.s[1] - w.pb[1] + k1 * w.d[1];
+                        int64_t p2 = op[2] * w.s[2] - w.pb[2] + k2 * w.d[2];
+                        if (p0 < 0 || p0 >= in_sp[0] || p1 < 0 || p1 >= in_sp[1] || p2 < 0 || p2 >= in_sp[2])
+                            continue; /* padding holds the zero point: contributes nothing */
+                        s += (pfvm_tensor_get_f64(X, ((nn * C + gg * CG + ci) * in_sp[0] + p0) * in_sp[1] * in_sp[2] + p1 * in_sp[2] + p2) - xz) *
+                             (pfvm_tensor_get_f64(W, (((mm * CG + ci) * w.k[0] + k0) * w.k[1] + k1) * w.k[2] + k2) - wz);
+                    }
+        post(user, idx, mm, s);
+    }
+    return PFVM_OK;
+}
+
+typedef struct pfvm__nn_store_ctx {
+    pfvm_tensor *y;
+    const pfvm_tensor *b;
+} pfvm__nn_store_ctx;
+
+static void pfvm__nn_store_post(void *user, int64_t idx, int64_t channel, double acc)
+{
+    pfvm__nn_store_ctx *c = (pfvm__nn_store_ctx *)user;
+    pfvm__nn_st(c->y, idx, acc + (c->b ? pfvm__nn_ldd(c->b, channel) : 0));
+}
+
 static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *W = k->in[1], *B = k->n_in > 2 ? k->in[2] : NULL;
@@ -6349,33 +6431,11 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
     in_plane = in_sp[0] * in_sp[1] * in_sp[2];
     out_plane = out_sp[0] * out_sp[1] * out_sp[2];
     if (Y->dtype != PFVM_FLOAT || X->dtype != PFVM_FLOAT || W->dtype != PFVM_FLOAT) {
-        /* other float types: the same loops through float conversion, slower */
-        int64_t total = pfvm_tensor_numel(Y), idx;
-        for (idx = 0; idx < total; idx++) {
-            int64_t rest = idx, op[PFVM__NN_SP], nn, mm, gg;
-            double s = 0;
-            op[2] = rest % out_sp[2]; rest /= out_sp[2];
-            op[1] = rest % out_sp[1]; rest /= out_sp[1];
-            op[0] = rest % out_sp[0]; rest /= out_sp[0];
-            mm = rest % M;
-            nn = rest / M;
-            gg = mm / MG;
-            for (ci = 0; ci < CG; ci++)
-                for (k0 = 0; k0 < w.k[0]; k0++)
-                    for (k1 = 0; k1 < w.k[1]; k1++)
-                        for (k2 = 0; k2 < w.k[2]; k2++) {
-                            int64_t p0 = op[0] * w.s[0] - w.pb[0] + k0 * w.d[0], p1 = op[1] * w.s[1] - w.pb[1] + k1 * w.d[1];
-                            int64_t p2 = op[2] * w.s[2] - w.pb[2] + k2 * w.d[2];
-                            if (p0 < 0 || p0 >= in_sp[0] || p1 < 0 || p1 >= in_sp[1] || p2 < 0 || p2 >= in_sp[2])
-                                continue;
-                            s += pfvm__nn_ldd(X, ((nn * C + gg * CG + ci) * in_sp[0] + p0) * in_sp[1] * in_sp[2] + p1 * in_sp[2] + p2) *
-                                 pfvm__nn_ldd(W, (((mm * CG + ci) * w.k[0] + k0) * w.k[1] + k1) * w.k[2] + k2);
-                        }
-            if (B)
-                s += pfvm__nn_ldd(B, mm);
-            pfvm__nn_st(Y, idx, s);
-        }
-        return PFVM_OK;
+        /* other element types: the reference loops, through double */
+        pfvm__nn_store_ctx sc;
+        sc.y = Y;
+        sc.b = B;
+        return pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
     }
     /* float: accumulate whole output rows with contiguous inner loops */
     for (n = 0; n < N; n++)
@@ -6925,6 +6985,305 @@ const pfvm_op_def pfvm__ops_nn[] = {
     {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
     {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
     {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
+};
+/* ---- src/ops/quant.c ---- */
+/* ops/quant: linear quantization — QuantizeLinear, DequantizeLinear,
+ * DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul,
+ * QLinearConv.
+ *
+ * Quantized values are uint8 or int8 (zero point's type, uint8 by default);
+ * rounding is half to even and results saturate, as the spec says. Scales
+ * and zero points are per tensor, or per slice along `axis` when 1-D. */
+
+#include <math.h>
+
+static double pfvm__q_round(double v)
+{
+    double r = floor(v + 0.5);
+    if (r - v == 0.5 && fmod(r, 2.0) != 0)
+        r -= 1.0;
+    return r;
+}
+
+static void pfvm__q_store(pfvm_tensor *t, int64_t i, double v)
+{
+    if (t->dtype == PFVM_INT8)
+        ((int8_t *)t->data)[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+    else if (t->dtype == PFVM_INT32)
+        ((int32_t *)t->data)[i] = (int32_t)v;
+    else
+        ((uint8_t *)t->data)[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+/* Parameter of element i: scalar, or indexed by its coordinate on axis. */
+static double pfvm__q_param(const pfvm_tensor *p, int64_t i, int64_t inner, int64_t axis_len, double def)
+{
+    int64_t n;
+    if (!p)
+        return def;
+    n = pfvm_tensor_numel(p);
+    if (n <= 1)
+        return n ? pfvm_tensor_get_f64(p, 0) : def;
+    return pfvm_tensor_get_f64(p, (i / inner) % axis_len);
+}
+
+/* Inner size and length of the quantization axis for x. */
+static void pfvm__q_axis(const pfvm_node *n, const pfvm_tensor *x, int64_t *inner, int64_t *len)
+{
+    int a = pfvm__axis(pfvm_node_attr_int(n, "axis", 1), x->rank > 0 ? x->rank : 1), d;
+    *inner = 1;
+    *len = a >= 0 && a < x->rank ? x->dims[a] : 1;
+    for (d = a + 1; d < x->rank; d++)
+        *inner *= x->dims[d];
+}
+
+static pfvm_code pfvm__q_infer_quantize(pfvm_ictx *c)
+{
+    pfvm_dtype dt = c->n_in > 2 && c->in[2] ? c->in[2]->type.dtype : PFVM_UINT8;
+    pfvm_ival_set_tensor(c->out[0], dt, &c->in[0]->type.shape);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__q_k_quantize(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0], *s = k->in[1], *z = k->n_in > 2 ? k->in[2] : NULL;
+    int64_t i, n = pfvm_tensor_numel(x), inner, len;
+    pfvm__q_axis(k->node, x, &inner, &len);
+    for (i = 0; i < n; i++) {
+        double sc = pfvm__q_param(s, i, inner, len, 1), zp = pfvm__q_param(z, i, inner, len, 0);
+        if (sc == 0)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scale is 0");
+        /* float32 division, as the reference, so that halves round alike */
+        double q = x->dtype == PFVM_FLOAT ? (double)((float)pfvm_tensor_get_f64(x, i) / (float)sc) : pfvm_tensor_get_f64(x, i) / sc;
+        pfvm__q_store(k->out[0], i, pfvm__q_round(q) + zp);
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__q_infer_dequantize(pfvm_ictx *c)
+{
+    pfvm_ival_set_tensor(c->out[0], c->in[1]->type.dtype ? c->in[1]->type.dtype : PFVM_FLOAT, &c->in[0]->type.shape);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__q_k_dequantize(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0], *s = k->in[1], *z = k->n_in > 2 ? k->in[2] : NULL;
+    int64_t i, n = pfvm_tensor_numel(x), inner, len;
+    pfvm__q_axis(k->node, x, &inner, &len);
+    for (i = 0; i < n; i++) {
+        double v = (pfvm_tensor_get_f64(x, i) - pfvm__q_param(z, i, inner, len, 0)) * pfvm__q_param(s, i, inner, len, 1);
+        if (k->out[0]->dtype == PFVM_DOUBLE)
+            ((double *)k->out[0]->data)[i] = v;
+        else
+            ((float *)k->out[0]->data)[i] = (float)v;
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__q_infer_dynamic(pfvm_ictx *c)
+{
+    pfvm_shape scalar;
+    scalar.rank = 0;
+    pfvm_ival_set_tensor(c->out[0], PFVM_UINT8, &c->in[0]->type.shape);
+    pfvm_ival_set_tensor(c->out[1], PFVM_FLOAT, &scalar);
+    pfvm_ival_set_tensor(c->out[2], PFVM_UINT8, &scalar);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__q_k_dynamic(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    int64_t i, n = pfvm_tensor_numel(x);
+    double lo = 0, hi = 0, zp;
+    float scale; /* the reference computes in float32: so do we, for equal rounding */
+    for (i = 0; i < n; i++) {
+        double v = pfvm_tensor_get_f64(x, i);
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    scale = (float)((float)hi - (float)lo) / 255.0f;
+    zp = scale != 0 ? pfvm__q_round((float)(0.0f - (float)lo / scale)) : 0;
+    zp = zp < 0 ? 0 : zp > 255 ? 255 : zp;
+    *(float *)k->out[1]->data = scale;
+    *(uint8_t *)k->out[2]->data = (uint8_t)zp;
+    for (i = 0; i < n; i++)
+        pfvm__q_store(k->out[0], i, scale != 0 ? pfvm__q_round((float)pfvm_tensor_get_f64(x, i) / scale) + zp : zp);
+    return PFVM_OK;
+}
+
+/* ---- integer and quantized matrix products ---------------------------------------------- */
+
+/* (A - azp) @ (B - bzp) for 2-D operands with optional batch dims that
+ * match; zero points per row of A / per column of B when 1-D. post gets
+ * each result. */
+typedef void (*pfvm__q_post)(void *user, int64_t idx, double acc);
+
+static pfvm_code pfvm__q_matmul(pfvm_kctx *k, const pfvm_tensor *A, const pfvm_tensor *azp, const pfvm_tensor *B,
+                                const pfvm_tensor *bzp, pfvm__q_post post, void *user)
+{
+    int64_t M = A->rank >= 2 ? A->dims[A->rank - 2] : 1, K = A->dims[A->rank - 1];
+    int64_t N = B->rank >= 2 ? B->dims[B->rank - 1] : 1, KB = B->rank >= 2 ? B->dims[B->rank - 2] : B->dims[0];
+    int64_t batch = pfvm_tensor_numel(A) / (M * K != 0 ? M * K : 1), bb = pfvm_tensor_numel(B) / (KB * N != 0 ? KB * N : 1), t, i, j, p;
+    int64_t na = azp ? pfvm_tensor_numel(azp) : 0, nb = bzp ? pfvm_tensor_numel(bzp) : 0;
+    if (K != KB || (bb != 1 && bb != batch))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "operands do not multiply");
+    if (!k->out[0]->data) {
+        int64_t dims[PFVM_MAX_RANK];
+        int d;
+        for (d = 0; d < A->rank - 1; d++)
+            dims[d] = A->dims[d];
+        dims[A->rank - 1] = N;
+        if (pfvm_kctx_output(k, 0, k->out[0]->dtype, A->rank, dims))
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    }
+    for (t = 0; t < batch; t++)
+        for (i = 0; i < M; i++)
+            for (j = 0; j < N; j++) {
+                double acc = 0, za = na ? pfvm_tensor_get_f64(azp, na == 1 ? 0 : i % na) : 0;
+                double zb = nb ? pfvm_tensor_get_f64(bzp, nb == 1 ? 0 : j % nb) : 0;
+                for (p = 0; p < K; p++)
+                    acc += (pfvm_tensor_get_f64(A, (t * M + i) * K + p) - za) *
+                           (pfvm_tensor_get_f64(B, ((bb == 1 ? 0 : t) * KB + p) * N + j) - zb);
+                post(user, (t * M + i) * N + j, acc);
+            }
+    return PFVM_OK;
+}
+
+static void pfvm__q_post_int32(void *user, int64_t idx, double acc)
+{
+    ((int32_t *)((pfvm_tensor *)user)->data)[idx] = (int32_t)acc;
+}
+
+static pfvm_code pfvm__q_infer_int_matmul(pfvm_ictx *c)
+{
+    const pfvm_shape *a = &c->in[0]->type.shape, *b = &c->in[1]->type.shape;
+    pfvm_shape out;
+    if (a->rank < 1 || b->rank < 1)
+        return pfvm_infer_unknown(c, 0, PFVM_INT32, -1);
+    out = *a;
+    out.dims[a->rank - 1] = b->dims[b->rank - 1];
+    pfvm_ival_set_tensor(c->out[0], PFVM_INT32, &out);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__q_k_matmul_integer(pfvm_kctx *k)
+{
+    return pfvm__q_matmul(k, k->in[0], k->n_in > 2 ? k->in[2] : NULL, k->in[1], k->n_in > 3 ? k->in[3] : NULL,
+                          pfvm__q_post_int32, k->out[0]);
+}
+
+typedef struct pfvm__q_requant {
+    pfvm_tensor *y;
+    double mult, zp;
+    const pfvm_tensor *bias, *ws, *ys;
+    double xs;
+    int64_t nws;
+} pfvm__q_requant;
+
+static void pfvm__q_post_requant(void *user, int64_t idx, double acc)
+{
+    pfvm__q_requant *r = (pfvm__q_requant *)user;
+    pfvm__q_store(r->y, idx, pfvm__q_round(acc * r->mult) + r->zp);
+}
+
+static pfvm_code pfvm__q_infer_qlinear_matmul(pfvm_ictx *c)
+{
+    const pfvm_shape *a = &c->in[0]->type.shape, *b = &c->in[3]->type.shape;
+    pfvm_shape out;
+    if (a->rank < 1 || b->rank < 1)
+        return pfvm_infer_unknown(c, 0, c->in[7]->type.dtype, -1);
+    out = *a;
+    out.dims[a->rank - 1] = b->dims[b->rank - 1];
+    pfvm_ival_set_tensor(c->out[0], c->in[7]->type.dtype, &out);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__q_k_qlinear_matmul(pfvm_kctx *k)
+{
+    pfvm__q_requant r;
+    memset(&r, 0, sizeof r);
+    r.y = k->out[0];
+    r.mult = pfvm_tensor_get_f64(k->in[1], 0) * pfvm_tensor_get_f64(k->in[4], 0) / pfvm_tensor_get_f64(k->in[6], 0);
+    r.zp = pfvm_tensor_get_f64(k->in[7], 0);
+    return pfvm__q_matmul(k, k->in[0], k->in[2], k->in[3], k->in[5], pfvm__q_post_requant, &r);
+}
+
+/* ---- quantized convolutions ------------------------------------------------------------------ */
+
+static void pfvm__q_conv_int32(void *user, int64_t idx, int64_t channel, double acc)
+{
+    (void)channel;
+    ((int32_t *)((pfvm_tensor *)user)->data)[idx] = (int32_t)acc;
+}
+
+static void pfvm__q_conv_requant(void *user, int64_t idx, int64_t channel, double acc)
+{
+    pfvm__q_requant *r = (pfvm__q_requant *)user;
+    double ws = pfvm_tensor_get_f64(r->ws, r->nws == 1 ? 0 : channel % r->nws);
+    if (r->bias)
+        acc += pfvm_tensor_get_f64(r->bias, channel);
+    pfvm__q_store(r->y, idx, pfvm__q_round(acc * r->xs * ws / pfvm_tensor_get_f64(r->ys, 0)) + r->zp);
+}
+
+static pfvm_code pfvm__q_k_conv_integer(pfvm_kctx *k)
+{
+    return pfvm_nn_conv_ref(k, k->in[0], k->in[1], k->n_in > 2 ? k->in[2] : NULL, k->n_in > 3 ? k->in[3] : NULL,
+                            pfvm__q_conv_int32, k->out[0]);
+}
+
+static pfvm_code pfvm__q_k_qlinear_conv(pfvm_kctx *k)
+{
+    pfvm__q_requant r;
+    memset(&r, 0, sizeof r);
+    r.y = k->out[0];
+    r.xs = pfvm_tensor_get_f64(k->in[1], 0);
+    r.ws = k->in[4];
+    r.nws = pfvm_tensor_numel(k->in[4]);
+    r.ys = k->in[6];
+    r.zp = pfvm_tensor_get_f64(k->in[7], 0);
+    r.bias = k->n_in > 8 ? k->in[8] : NULL;
+    return pfvm_nn_conv_ref(k, k->in[0], k->in[3], k->in[2], k->in[5], pfvm__q_conv_requant, &r);
+}
+
+/* Conv-shaped inference through a view of the node's Conv attributes. */
+static pfvm_code pfvm__q_infer_conv(pfvm_ictx *c, int x, int w, pfvm_dtype dt)
+{
+    const pfvm_op_def *conv = pfvm_op_find("", "Conv", 11);
+    pfvm_ictx c2 = *c;
+    const pfvm_ival *ins[2];
+    pfvm_code rc;
+    ins[0] = c->in[x];
+    ins[1] = c->in[w];
+    c2.in = ins;
+    c2.n_in = 2;
+    if (!conv)
+        return pfvm_infer_unknown(c, 0, dt, c->in[x]->type.shape.rank);
+    rc = conv->infer(&c2);
+    if (!rc)
+        c->out[0]->type.dtype = dt;
+    return rc;
+}
+
+static pfvm_code pfvm__q_infer_conv_integer(pfvm_ictx *c)
+{
+    return pfvm__q_infer_conv(c, 0, 1, PFVM_INT32);
+}
+
+static pfvm_code pfvm__q_infer_qlinear_conv(pfvm_ictx *c)
+{
+    return pfvm__q_infer_conv(c, 0, 3, c->in[7]->type.dtype);
+}
+
+const pfvm_op_def pfvm__ops_quant[] = {
+    {"QuantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_quantize, pfvm__q_k_quantize, NULL, PFVM_FUSE_ELEMENTWISE, "float,int32 -> uint8,int8", NULL, 0},
+    {"DequantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_dequantize, pfvm__q_k_dequantize, NULL, PFVM_FUSE_ELEMENTWISE, "uint8,int8,int32 -> float", NULL, 0},
+    {"DynamicQuantizeLinear", "", 11, 0, 1, 1, 3, 3, pfvm__q_infer_dynamic, pfvm__q_k_dynamic, NULL, PFVM_FUSE_OPAQUE, "float -> uint8", NULL, 0},
+    {"MatMulInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_int_matmul, pfvm__q_k_matmul_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0},
+    {"QLinearMatMul", "", 10, 0, 8, 8, 1, 1, pfvm__q_infer_qlinear_matmul, pfvm__q_k_qlinear_matmul, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0},
+    {"ConvInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_conv_integer, pfvm__q_k_conv_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0},
+    {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };
 /* ---- src/ops/reduce.c ---- */

@@ -201,6 +201,76 @@ static void pfvm__nn_valid(int64_t n_out, int64_t s, int64_t off, int64_t hi, in
         *o1 = *o0;
 }
 
+PFVM_INTERNAL pfvm_code pfvm_nn_conv_ref(pfvm_kctx *k, const pfvm_tensor *X, const pfvm_tensor *W, const pfvm_tensor *xzp,
+                                         const pfvm_tensor *wzp, pfvm_nn_post_fn post, void *user)
+{
+    int64_t group = pfvm_node_attr_int(k->node, "group", 1), in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], kd[PFVM__NN_SP];
+    int64_t C = X->dims[1], M = W->dims[0], CG, MG, ci, k0, k1, k2, total, idx;
+    double xz = xzp && pfvm_tensor_numel(xzp) ? pfvm_tensor_get_f64(xzp, 0) : 0;
+    int64_t nwz = wzp ? pfvm_tensor_numel(wzp) : 0;
+    pfvm__nn_win w;
+    int i, nsp = X->rank - 2;
+    if (nsp < 1 || nsp > PFVM__NN_SP || W->rank != X->rank)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input and weight ranks do not fit a convolution");
+    for (i = 0; i < nsp; i++)
+        kd[i] = W->dims[i + 2];
+    if (pfvm__nn_window(k->node, nsp, kd, &w, k->st))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "bad window");
+    if (group < 1 || C % group || M % group || W->dims[1] * group != C)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "channels, weight and group do not fit");
+    pfvm__nn_sp3(X, in_sp);
+    pfvm__nn_resolve(&w, in_sp, out_sp);
+    pfvm__nn_win3(&w);
+    if (!k->out[0]->data) {
+        int64_t dims[PFVM_MAX_RANK];
+        dims[0] = X->dims[0];
+        dims[1] = M;
+        for (i = 0; i < nsp; i++)
+            dims[i + 2] = out_sp[i];
+        if (pfvm_kctx_output(k, 0, k->out[0]->dtype ? k->out[0]->dtype : X->dtype, X->rank, dims))
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    }
+    pfvm__nn_sp3(k->out[0], out_sp);
+    CG = C / group;
+    MG = M / group;
+    total = pfvm_tensor_numel(k->out[0]);
+    for (idx = 0; idx < total; idx++) {
+        int64_t rest = idx, op[PFVM__NN_SP], nn, mm, gg;
+        double s = 0, wz;
+        op[2] = rest % out_sp[2]; rest /= out_sp[2];
+        op[1] = rest % out_sp[1]; rest /= out_sp[1];
+        op[0] = rest % out_sp[0]; rest /= out_sp[0];
+        mm = rest % M;
+        nn = rest / M;
+        gg = mm / MG;
+        wz = nwz == 0 ? 0 : pfvm_tensor_get_f64(wzp, nwz == 1 ? 0 : mm % nwz);
+        for (ci = 0; ci < CG; ci++)
+            for (k0 = 0; k0 < w.k[0]; k0++)
+                for (k1 = 0; k1 < w.k[1]; k1++)
+                    for (k2 = 0; k2 < w.k[2]; k2++) {
+                        int64_t p0 = op[0] * w.s[0] - w.pb[0] + k0 * w.d[0], p1 = op[1] * w.s[1] - w.pb[1] + k1 * w.d[1];
+                        int64_t p2 = op[2] * w.s[2] - w.pb[2] + k2 * w.d[2];
+                        if (p0 < 0 || p0 >= in_sp[0] || p1 < 0 || p1 >= in_sp[1] || p2 < 0 || p2 >= in_sp[2])
+                            continue; /* padding holds the zero point: contributes nothing */
+                        s += (pfvm_tensor_get_f64(X, ((nn * C + gg * CG + ci) * in_sp[0] + p0) * in_sp[1] * in_sp[2] + p1 * in_sp[2] + p2) - xz) *
+                             (pfvm_tensor_get_f64(W, (((mm * CG + ci) * w.k[0] + k0) * w.k[1] + k1) * w.k[2] + k2) - wz);
+                    }
+        post(user, idx, mm, s);
+    }
+    return PFVM_OK;
+}
+
+typedef struct pfvm__nn_store_ctx {
+    pfvm_tensor *y;
+    const pfvm_tensor *b;
+} pfvm__nn_store_ctx;
+
+static void pfvm__nn_store_post(void *user, int64_t idx, int64_t channel, double acc)
+{
+    pfvm__nn_store_ctx *c = (pfvm__nn_store_ctx *)user;
+    pfvm__nn_st(c->y, idx, acc + (c->b ? pfvm__nn_ldd(c->b, channel) : 0));
+}
+
 static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *W = k->in[1], *B = k->n_in > 2 ? k->in[2] : NULL;
@@ -227,33 +297,11 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
     in_plane = in_sp[0] * in_sp[1] * in_sp[2];
     out_plane = out_sp[0] * out_sp[1] * out_sp[2];
     if (Y->dtype != PFVM_FLOAT || X->dtype != PFVM_FLOAT || W->dtype != PFVM_FLOAT) {
-        /* other float types: the same loops through float conversion, slower */
-        int64_t total = pfvm_tensor_numel(Y), idx;
-        for (idx = 0; idx < total; idx++) {
-            int64_t rest = idx, op[PFVM__NN_SP], nn, mm, gg;
-            double s = 0;
-            op[2] = rest % out_sp[2]; rest /= out_sp[2];
-            op[1] = rest % out_sp[1]; rest /= out_sp[1];
-            op[0] = rest % out_sp[0]; rest /= out_sp[0];
-            mm = rest % M;
-            nn = rest / M;
-            gg = mm / MG;
-            for (ci = 0; ci < CG; ci++)
-                for (k0 = 0; k0 < w.k[0]; k0++)
-                    for (k1 = 0; k1 < w.k[1]; k1++)
-                        for (k2 = 0; k2 < w.k[2]; k2++) {
-                            int64_t p0 = op[0] * w.s[0] - w.pb[0] + k0 * w.d[0], p1 = op[1] * w.s[1] - w.pb[1] + k1 * w.d[1];
-                            int64_t p2 = op[2] * w.s[2] - w.pb[2] + k2 * w.d[2];
-                            if (p0 < 0 || p0 >= in_sp[0] || p1 < 0 || p1 >= in_sp[1] || p2 < 0 || p2 >= in_sp[2])
-                                continue;
-                            s += pfvm__nn_ldd(X, ((nn * C + gg * CG + ci) * in_sp[0] + p0) * in_sp[1] * in_sp[2] + p1 * in_sp[2] + p2) *
-                                 pfvm__nn_ldd(W, (((mm * CG + ci) * w.k[0] + k0) * w.k[1] + k1) * w.k[2] + k2);
-                        }
-            if (B)
-                s += pfvm__nn_ldd(B, mm);
-            pfvm__nn_st(Y, idx, s);
-        }
-        return PFVM_OK;
+        /* other element types: the reference loops, through double */
+        pfvm__nn_store_ctx sc;
+        sc.y = Y;
+        sc.b = B;
+        return pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
     }
     /* float: accumulate whole output rows with contiguous inner loops */
     for (n = 0; n < N; n++)

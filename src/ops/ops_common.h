@@ -21,6 +21,17 @@ PFVM_INTERNAL pfvm_code pfvm_ew_apply(pfvm_kctx *k, const pfvm_tensor *const *in
 /* Output 0 = broadcast of every present input, with element type dtype. */
 PFVM_INTERNAL pfvm_code pfvm_ew_infer_broadcast_to(pfvm_ictx *c, pfvm_dtype dtype);
 
+/* ---- nn.c: the reference convolution ---- */
+
+/* Receives each output element's accumulated sum (index, output channel). */
+typedef void (*pfvm_nn_post_fn)(void *user, int64_t idx, int64_t channel, double acc);
+
+/* Convolution of (X - x_zero_point) with (W - w_zero_point; per output
+ * channel when 1-D) using the node's Conv attributes; zero points may be
+ * NULL. Shapes output 0 if the planner did not. */
+PFVM_INTERNAL pfvm_code pfvm_nn_conv_ref(pfvm_kctx *k, const pfvm_tensor *X, const pfvm_tensor *W, const pfvm_tensor *xzp,
+                                         const pfvm_tensor *wzp, pfvm_nn_post_fn post, void *user);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,7 +12,8 @@
     X(tensor)             \
     X(indexing)           \
     X(image)              \
-    X(control)
+    X(control)            \
+    X(quant)
 
 #define PFVM__DECLARE(f) extern const pfvm_op_def pfvm__ops_##f[];
 PFVM__FAMILIES(PFVM__DECLARE)
