@@ -13,7 +13,8 @@
     X(indexing)           \
     X(image)              \
     X(control)            \
-    X(quant)
+    X(quant)              \
+    X(misc)
 
 #define PFVM__DECLARE(f) extern const pfvm_op_def pfvm__ops_##f[];
 PFVM__FAMILIES(PFVM__DECLARE)

@@ -1,0 +1,399 @@
+/* ops/misc: operators that share no engine with a family — the signal
+ * windows (Hann, Hamming, Blackman), Det, MeanVarianceNormalization,
+ * StringNormalizer (ASCII case mapping: independent of the machine's
+ * locales) and Unique. */
+#include "ops_common.h"
+
+#include <math.h>
+
+#define PFVM__MS_PI 3.14159265358979323846
+
+/* ---- windows ------------------------------------------------------------------------- */
+
+static pfvm_code pfvm__ms_infer_window(pfvm_ictx *c)
+{
+    int64_t n[1];
+    pfvm_dtype dt = (pfvm_dtype)pfvm_node_attr_int(c->node, "output_datatype", PFVM_FLOAT);
+    pfvm_shape s;
+    if (pfvm_ival_ints(c->in[0], n, 1) != 1)
+        return pfvm_infer_unknown(c, 0, dt, 1);
+    if (n[0] < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "negative window size");
+    s.rank = 1;
+    s.dims[0] = pfvm_sym_const(c->syms, n[0]);
+    pfvm_ival_set_tensor(c->out[0], dt, &s);
+    return PFVM_OK;
+}
+
+/* Generalised cosine windows: a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N). */
+static pfvm_code pfvm__ms_window(pfvm_kctx *k, double a0, double a1, double a2)
+{
+    int64_t size = pfvm_tensor_get_i64(k->in[0], 0), i;
+    int periodic = (int)pfvm_node_attr_int(k->node, "periodic", 1);
+    double denom;
+    if (size < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "negative window size");
+    if (!k->out[0]->data &&
+        pfvm_kctx_output(k, 0, (pfvm_dtype)pfvm_node_attr_int(k->node, "output_datatype", PFVM_FLOAT), 1, &size))
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    denom = periodic ? (double)size : (double)(size - 1);
+    for (i = 0; i < size; i++) {
+        double x = denom > 0 ? (double)i / denom : 0, v = a0 - a1 * cos(2 * PFVM__MS_PI * x) + a2 * cos(4 * PFVM__MS_PI * x);
+        pfvm_tensor *y = k->out[0];
+        if (y->dtype == PFVM_DOUBLE)
+            ((double *)y->data)[i] = v;
+        else if (y->dtype == PFVM_FLOAT)
+            ((float *)y->data)[i] = (float)v;
+        else if (y->dtype == PFVM_FLOAT16)
+            ((uint16_t *)y->data)[i] = pfvm_float_to_half((float)v);
+        else
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "output type %s", pfvm_dtype_name(y->dtype));
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ms_k_hann(pfvm_kctx *k)
+{
+    return pfvm__ms_window(k, 0.5, 0.5, 0);
+}
+
+static pfvm_code pfvm__ms_k_hamming(pfvm_kctx *k)
+{
+    return pfvm__ms_window(k, 25.0 / 46.0, 21.0 / 46.0, 0);
+}
+
+static pfvm_code pfvm__ms_k_blackman(pfvm_kctx *k)
+{
+    return pfvm__ms_window(k, 0.42, 0.5, 0.08);
+}
+
+/* ---- Det ---------------------------------------------------------------------------------- */
+
+static pfvm_code pfvm__ms_infer_det(pfvm_ictx *c)
+{
+    pfvm_shape s = c->in[0]->type.shape;
+    if (s.rank < 2)
+        return s.rank < 0 ? pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1)
+                          : pfvm__fail(c->st, PFVM_ERR_SHAPE, "Det needs square matrices");
+    s.rank -= 2;
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &s);
+    return PFVM_OK;
+}
+
+/* Gaussian elimination with partial pivoting, in place on a small stack
+ * matrix (the kernel allocates nothing; larger matrices are refused). */
+#define PFVM__MS_DET_MAX 32
+static pfvm_code pfvm__ms_k_det(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    int64_t n = x->dims[x->rank - 1], mats, m, i, j, r;
+    double a[PFVM__MS_DET_MAX * PFVM__MS_DET_MAX];
+    if (x->dims[x->rank - 2] != n)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "matrices are not square");
+    if (n > PFVM__MS_DET_MAX)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "matrices larger than %d", PFVM__MS_DET_MAX);
+    mats = n ? pfvm_tensor_numel(x) / (n * n) : 0;
+    for (m = 0; m < mats; m++) {
+        double det = 1;
+        for (i = 0; i < n * n; i++)
+            a[i] = pfvm_tensor_get_f64(x, m * n * n + i);
+        for (i = 0; i < n && det != 0; i++) {
+            int64_t piv = i;
+            for (r = i + 1; r < n; r++)
+                if (fabs(a[r * n + i]) > fabs(a[piv * n + i]))
+                    piv = r;
+            if (a[piv * n + i] == 0) {
+                det = 0;
+                break;
+            }
+            if (piv != i) {
+                for (j = 0; j < n; j++) {
+                    double t = a[i * n + j];
+                    a[i * n + j] = a[piv * n + j];
+                    a[piv * n + j] = t;
+                }
+                det = -det;
+            }
+            det *= a[i * n + i];
+            for (r = i + 1; r < n; r++) {
+                double f = a[r * n + i] / a[i * n + i];
+                for (j = i; j < n; j++)
+                    a[r * n + j] -= f * a[i * n + j];
+            }
+        }
+        if (k->out[0]->dtype == PFVM_DOUBLE)
+            ((double *)k->out[0]->data)[m] = det;
+        else
+            ((float *)k->out[0]->data)[m] = (float)det;
+    }
+    return PFVM_OK;
+}
+
+/* ---- MeanVarianceNormalization ------------------------------------------------------------ */
+
+static pfvm_code pfvm__ms_k_mvn(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    const int64_t *ax;
+    int cnt = pfvm_node_attr_ints(k->node, "axes", &ax), d, i;
+    unsigned char mask[PFVM_MAX_RANK] = {0};
+    int64_t xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, n = pfvm_tensor_numel(x), groups = 1, per = 1, e;
+    static const int64_t def_axes[3] = {0, 2, 3};
+    if (cnt < 0) {
+        ax = def_axes;
+        cnt = 3;
+    }
+    for (i = 0; i < cnt; i++) {
+        int a = pfvm__axis(ax[i], x->rank);
+        if (a < 0)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis %lld is out of range", (long long)ax[i]);
+        mask[a] = 1;
+    }
+    /* each kept-axis coordinate is a group; mean and variance over the rest */
+    {
+        int64_t s = 1;
+        for (d = x->rank - 1; d >= 0; d--) {
+            xs[d] = mask[d] ? 0 : s;
+            if (mask[d])
+                per *= x->dims[d];
+            else {
+                s *= x->dims[d];
+                groups *= x->dims[d];
+            }
+        }
+    }
+    /* two passes per group, walking the whole tensor: no scratch memory */
+    {
+        int64_t g;
+        for (g = 0; g < groups; g++) {
+            double sum = 0, sq = 0, mean, sd;
+            memset(idx, 0, sizeof idx);
+            for (e = 0; e < n; e++) {
+                int64_t at = 0;
+                for (d = 0; d < x->rank; d++)
+                    at += idx[d] * xs[d];
+                if (at == g) {
+                    double v = pfvm_tensor_get_f64(x, e);
+                    sum += v;
+                    sq += v * v;
+                }
+                for (d = x->rank - 1; d >= 0; d--) {
+                    if (++idx[d] < x->dims[d])
+                        break;
+                    idx[d] = 0;
+                }
+            }
+            mean = per ? sum / (double)per : 0;
+            sd = sqrt(fmax(0, (per ? sq / (double)per : 0) - mean * mean));
+            memset(idx, 0, sizeof idx);
+            for (e = 0; e < n; e++) {
+                int64_t at = 0;
+                for (d = 0; d < x->rank; d++)
+                    at += idx[d] * xs[d];
+                if (at == g) {
+                    double v = (pfvm_tensor_get_f64(x, e) - mean) / (sd + 1e-9);
+                    if (k->out[0]->dtype == PFVM_DOUBLE)
+                        ((double *)k->out[0]->data)[e] = v;
+                    else
+                        ((float *)k->out[0]->data)[e] = (float)v;
+                }
+                for (d = x->rank - 1; d >= 0; d--) {
+                    if (++idx[d] < x->dims[d])
+                        break;
+                    idx[d] = 0;
+                }
+            }
+        }
+    }
+    return PFVM_OK;
+}
+
+/* ---- StringNormalizer ------------------------------------------------------------------------- */
+
+static int pfvm__ms_streq(const char *a, const char *b, int sensitive)
+{
+    for (; *a && *b; a++, b++) {
+        char x = *a, y = *b;
+        if (!sensitive) {
+            x = (char)(x >= 'A' && x <= 'Z' ? x + 32 : x);
+            y = (char)(y >= 'A' && y <= 'Z' ? y + 32 : y);
+        }
+        if (x != y)
+            return 0;
+    }
+    return *a == *b;
+}
+
+static int pfvm__ms_stopword(const pfvm_node *n, const char *s, int sensitive)
+{
+    const pfvm_attr *a = pfvm_node_attr(n, "stopwords");
+    int i;
+    for (i = 0; a && a->type == PFVM_ATTR_STRINGS && i < a->n; i++)
+        if (pfvm__ms_streq(s, a->strings[i], sensitive))
+            return 1;
+    return 0;
+}
+
+static pfvm_code pfvm__ms_infer_strnorm(pfvm_ictx *c)
+{
+    return pfvm_infer_unknown(c, 0, PFVM_STRING, c->in[0]->type.shape.rank);
+}
+
+static pfvm_code pfvm__ms_k_strnorm(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    const char *action = pfvm_node_attr_string(k->node, "case_change_action", "NONE");
+    int sensitive = (int)pfvm_node_attr_int(k->node, "is_case_sensitive", 0);
+    int64_t n = pfvm_tensor_numel(x), kept = 0, i, at = 0, dims[2];
+    int upper = !strcmp(action, "UPPER"), lower = !strcmp(action, "LOWER");
+    if (!upper && !lower && strcmp(action, "NONE"))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "case_change_action '%s' is not valid", action);
+    if (x->rank > 2 || (x->rank == 2 && x->dims[0] != 1))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input must be [C] or [1, C]");
+    for (i = 0; i < n; i++)
+        kept += !pfvm__ms_stopword(k->node, ((char *const *)x->data)[i], sensitive);
+    /* everything removed: one empty string, as the spec says */
+    dims[0] = 1;
+    dims[1] = kept ? kept : 1;
+    if (x->rank == 2 ? pfvm_kctx_output(k, 0, PFVM_STRING, 2, dims) : pfvm_kctx_output(k, 0, PFVM_STRING, 1, dims + 1))
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    if (!kept) {
+        ((char **)k->out[0]->data)[0] = pfvm__strdup("");
+        return PFVM_OK;
+    }
+    for (i = 0; i < n; i++) {
+        const char *s = ((char *const *)x->data)[i];
+        char *d, *p;
+        if (pfvm__ms_stopword(k->node, s, sensitive))
+            continue;
+        d = pfvm__strdup(s ? s : "");
+        if (!d)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+        for (p = d; *p; p++) {
+            if (upper && *p >= 'a' && *p <= 'z')
+                *p = (char)(*p - 32);
+            else if (lower && *p >= 'A' && *p <= 'Z')
+                *p = (char)(*p + 32);
+        }
+        ((char **)k->out[0]->data)[at++] = d;
+    }
+    return PFVM_OK;
+}
+
+/* ---- Unique ----------------------------------------------------------------------------------- */
+
+static pfvm_code pfvm__ms_infer_unique(pfvm_ictx *c)
+{
+    const pfvm_attr *ax = pfvm_node_attr(c->node, "axis");
+    int j;
+    pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, ax ? c->in[0]->type.shape.rank : 1);
+    for (j = 1; j < c->n_out; j++)
+        pfvm_infer_unknown(c, j, PFVM_INT64, 1);
+    return PFVM_OK;
+}
+
+/* Compares slices a and b (each `inner` elements of the `outer` x len x
+ * inner view along the axis); returns <0, 0, >0. */
+static int pfvm__ms_slice_cmp(const pfvm_tensor *x, int64_t outer, int64_t len, int64_t inner, int64_t a, int64_t b)
+{
+    int64_t o, e;
+    for (o = 0; o < outer; o++)
+        for (e = 0; e < inner; e++) {
+            double va = pfvm_tensor_get_f64(x, (o * len + a) * inner + e), vb = pfvm_tensor_get_f64(x, (o * len + b) * inner + e);
+            if (va != vb)
+                return va < vb ? -1 : 1;
+        }
+    return 0;
+}
+
+static pfvm_code pfvm__ms_k_unique(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    const pfvm_attr *axa = pfvm_node_attr(k->node, "axis");
+    int sorted = (int)pfvm_node_attr_int(k->node, "sorted", 1), d, a = -1;
+    int64_t outer = 1, len, inner = 1, i, j, u = 0, dims[PFVM_MAX_RANK];
+    size_t es = pfvm_dtype_size(x->dtype);
+    if (x->dtype == PFVM_STRING)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "string tensors");
+    if (axa) {
+        a = pfvm__axis(axa->i, x->rank);
+        if (a < 0)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
+        for (d = 0; d < a; d++)
+            outer *= x->dims[d];
+        for (d = a + 1; d < x->rank; d++)
+            inner *= x->dims[d];
+        len = x->dims[a];
+    } else {
+        len = pfvm_tensor_numel(x);
+    }
+    /* count the distinct slices: a slice is new if no earlier one equals it */
+    for (i = 0; i < len; i++) {
+        for (j = 0; j < i; j++)
+            if (!pfvm__ms_slice_cmp(x, outer, len, inner, i, j))
+                break;
+        u += j == i;
+    }
+    if (axa) {
+        memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+        dims[a] = u;
+    } else {
+        dims[0] = u;
+    }
+    if (pfvm_kctx_output(k, 0, x->dtype, axa ? x->rank : 1, dims) || pfvm_kctx_output(k, 1, PFVM_INT64, 1, &u) ||
+        pfvm_kctx_output(k, 2, PFVM_INT64, 1, &len) || pfvm_kctx_output(k, 3, PFVM_INT64, 1, &u))
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    /* the r-th unique slice: first occurrences in order, or by value when
+     * sorted (selection: the smallest first occurrence above the last) */
+    {
+        int64_t r, last = -1;
+        for (r = 0; r < u; r++) {
+            int64_t best = -1, o, e, cnt = 0;
+            for (i = 0; i < len; i++) {
+                int first = 1;
+                for (j = 0; j < i && first; j++)
+                    if (!pfvm__ms_slice_cmp(x, outer, len, inner, i, j))
+                        first = 0;
+                if (!first)
+                    continue;
+                if (!sorted) {
+                    if (i > last) {
+                        best = i;
+                        break;
+                    }
+                    continue;
+                }
+                if ((last < 0 || pfvm__ms_slice_cmp(x, outer, len, inner, i, last) > 0) &&
+                    (best < 0 || pfvm__ms_slice_cmp(x, outer, len, inner, i, best) < 0))
+                    best = i;
+            }
+            last = best;
+            for (o = 0; o < outer; o++)
+                for (e = 0; e < inner; e++)
+                    memcpy((char *)k->out[0]->data + (size_t)((o * u + r) * inner + e) * es,
+                           (const char *)x->data + (size_t)((o * len + best) * inner + e) * es, es);
+            for (i = 0; i < len; i++)
+                if (!pfvm__ms_slice_cmp(x, outer, len, inner, i, best)) {
+                    cnt++;
+                    if (k->n_out > 2 && k->out[2])
+                        ((int64_t *)k->out[2]->data)[i] = r;
+                }
+            if (k->n_out > 1 && k->out[1])
+                ((int64_t *)k->out[1]->data)[r] = best;
+            if (k->n_out > 3 && k->out[3])
+                ((int64_t *)k->out[3]->data)[r] = cnt;
+        }
+    }
+    return PFVM_OK;
+}
+
+const pfvm_op_def pfvm__ops_misc[] = {
+    {"HannWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hann, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0},
+    {"HammingWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hamming, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0},
+    {"BlackmanWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_blackman, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0},
+    {"Det", "", 11, 0, 1, 1, 1, 1, pfvm__ms_infer_det, pfvm__ms_k_det, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0},
+    {"MeanVarianceNormalization", "", 9, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__ms_k_mvn, NULL, PFVM_FUSE_REDUCTION, "float,double", NULL, 0},
+    {"StringNormalizer", "", 10, 0, 1, 1, 1, 1, pfvm__ms_infer_strnorm, pfvm__ms_k_strnorm, NULL, PFVM_FUSE_OPAQUE, "string", NULL, 0},
+    {"Unique", "", 11, 0, 1, 1, 1, 4, pfvm__ms_infer_unique, pfvm__ms_k_unique, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0},
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
+};
