@@ -39,6 +39,8 @@ struct pfvm_exec {
     int n_folded;
     pfvm__child *children;     /* stb_ds */
     pfvm_node *running;        /* node whose kernel runs (for subgraphs) */
+    void *scratch;             /* kernel workspace, grown on first need */
+    size_t scratch_size;
     /* scratch for kernel calls */
     const pfvm_tensor **kin;
     pfvm_tensor **kout;
@@ -133,6 +135,7 @@ void pfvm_exec_free(pfvm_exec *e)
     pfvm__free(e->iout);
     if (e->arena_owned)
         pfvm__free(e->arena);
+    pfvm__free(e->scratch);
     pfvm__arena_free(&e->plan_arena);
     pfvm__free(e);
 }
@@ -695,6 +698,25 @@ PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, 
     t->owns_data = 1;
     t->owns_strings = dtype == PFVM_STRING;
     return PFVM_OK;
+}
+
+PFVM_INTERNAL void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes)
+{
+    pfvm_exec *e = k->exec;
+    if (!e) {
+        pfvm__op_fail(k->st, k->node, PFVM_ERR_RUNTIME, "no executor for workspace");
+        return NULL;
+    }
+    if (bytes > e->scratch_size) {
+        void *p = pfvm__realloc(e->scratch, bytes);
+        if (!p) {
+            pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "cannot allocate %zu bytes of workspace", bytes);
+            return NULL;
+        }
+        e->scratch = p;
+        e->scratch_size = bytes;
+    }
+    return e->scratch;
 }
 
 /* Dynamic outputs: infer again with the run-time inputs, which are all

@@ -14,7 +14,8 @@
     X(image)              \
     X(control)            \
     X(quant)              \
-    X(misc)
+    X(misc)               \
+    X(rnn)
 
 #define PFVM__DECLARE(f) extern const pfvm_op_def pfvm__ops_##f[];
 PFVM__FAMILIES(PFVM__DECLARE)

@@ -116,6 +116,12 @@ PFVM_API pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status
  * whose shape the planner could not know). */
 PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims);
 
+/* Workspace for a kernel that needs one (recurrent state, ...): valid
+ * until the kernel returns. The executor keeps one buffer, grown on first
+ * need, so runs after the first allocate nothing. NULL on failure (the
+ * status says why). */
+PFVM_INTERNAL void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes);
+
 /* Fails with "node 'n' (Op): <message>". */
 PFVM_INTERNAL pfvm_code pfvm__op_fail(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *fmt, ...)
 #if defined(__GNUC__)
