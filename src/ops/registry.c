@@ -15,7 +15,8 @@
     X(control)            \
     X(quant)              \
     X(misc)               \
-    X(rnn)
+    X(rnn)                \
+    X(training)
 
 #define PFVM__DECLARE(f) extern const pfvm_op_def pfvm__ops_##f[];
 PFVM__FAMILIES(PFVM__DECLARE)
