@@ -3109,7 +3109,8 @@ void pfvm_graph_dump(const pfvm_graph *g, FILE *f)
     X(quant)              \
     X(misc)               \
     X(rnn)                \
-    X(training)
+    X(training)           \
+    X(einsum)
 
 #define PFVM__DECLARE(f) extern const pfvm_op_def pfvm__ops_##f[];
 PFVM__FAMILIES(PFVM__DECLARE)
@@ -4163,6 +4164,266 @@ const pfvm_op_def pfvm__ops_control[] = {
     {"Optional", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_optional, pfvm__cf_k_optional, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
     {"OptionalHasElement", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_has, pfvm__cf_k_has, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
     {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
+};
+/* ---- src/ops/einsum.c ---- */
+/* ops/einsum: Einstein summation over any equation — explicit or implicit
+ * output, ellipsis with broadcasting, repeated labels (diagonals, traces).
+ *
+ * The equation is parsed into labels per operand; every label gets a size
+ * and, per operand, a stride (repeated labels add their strides, which
+ * walks the diagonal). The kernel then loops over output labels and, inside,
+ * over the summed labels. */
+
+#define PFVM__ES_MAXL 32 /* distinct labels */
+#define PFVM__ES_MAXIN 8
+
+typedef struct pfvm__es {
+    int n_in;
+    int n_labels;             /* distinct labels; output ones first */
+    int n_out;                /* output labels */
+    char labels[PFVM__ES_MAXL];
+    char term[PFVM__ES_MAXIN][PFVM_MAX_RANK + 1]; /* each operand's labels, ellipsis expanded */
+    char out[PFVM_MAX_RANK + 1];
+    int64_t size[PFVM__ES_MAXL];
+} pfvm__es;
+
+/* Ellipsis dims become labels '\1'..'\10', right-aligned across operands. */
+static int pfvm__es_expand(const char *spec, int len, int rank, int ell_rank, char *dst)
+{
+    int i, n = 0, letters = 0;
+    const char *dots = NULL;
+    for (i = 0; i < len; i++) {
+        if (spec[i] == '.') {
+            if (i + 2 >= len || spec[i + 1] != '.' || spec[i + 2] != '.' || dots)
+                return -1;
+            dots = spec + i;
+            i += 2;
+        } else if ((spec[i] >= 'a' && spec[i] <= 'z') || (spec[i] >= 'A' && spec[i] <= 'Z')) {
+            letters++;
+        } else if (spec[i] != ' ') {
+            return -1;
+        }
+    }
+    if (rank < 0)
+        rank = letters + (dots ? ell_rank : 0);
+    if (letters > rank || (!dots && letters != rank))
+        return -1;
+    for (i = 0; i < len; i++) {
+        if (spec + i == dots) {
+            int e, k = rank - letters;
+            for (e = 0; e < k; e++)
+                dst[n++] = (char)(1 + ell_rank - k + e);
+            i += 2;
+        } else if (spec[i] != ' ') {
+            dst[n++] = spec[i];
+        }
+        if (n > PFVM_MAX_RANK)
+            return -1;
+    }
+    dst[n] = 0;
+    return n;
+}
+
+static int pfvm__es_find(const pfvm__es *e, char c)
+{
+    int i;
+    for (i = 0; i < e->n_labels; i++)
+        if (e->labels[i] == c)
+            return i;
+    return -1;
+}
+
+static int pfvm__es_add(pfvm__es *e, char c)
+{
+    int i = pfvm__es_find(e, c);
+    if (i >= 0)
+        return i;
+    if (e->n_labels >= PFVM__ES_MAXL)
+        return -1;
+    e->labels[e->n_labels] = c;
+    e->size[e->n_labels] = 1;
+    return e->n_labels++;
+}
+
+/* Parses the equation against operand ranks and dims (dims may be NULL
+ * entries when only ranks are known: sizes then stay unknown, 0). */
+static pfvm_code pfvm__es_parse(const char *eq, int n_in, const int *ranks, const int64_t *const *dims, pfvm__es *e,
+                                pfvm_status *st)
+{
+    const char *arrow = strstr(eq, "->"), *p = eq;
+    int j, ell = 0, i;
+    memset(e, 0, sizeof *e);
+    if (n_in > PFVM__ES_MAXIN)
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "more than %d operands", PFVM__ES_MAXIN);
+    e->n_in = n_in;
+    /* ellipsis rank: the largest over operands */
+    for (j = 0; j < n_in; j++) {
+        const char *end = strchr(p, ',');
+        int len, letters = 0;
+        if (!end || (arrow && end > arrow))
+            end = arrow ? arrow : p + strlen(p);
+        len = (int)(end - p);
+        for (i = 0; i < len; i++)
+            letters += (p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z');
+        if (memchr(p, '.', (size_t)len) && ranks[j] - letters > ell)
+            ell = ranks[j] - letters;
+        p = *end == ',' ? end + 1 : end;
+    }
+    p = eq;
+    for (j = 0; j < n_in; j++) {
+        const char *end = strchr(p, ',');
+        int len;
+        if (!end || (arrow && end > arrow))
+            end = arrow ? arrow : p + strlen(p);
+        len = (int)(end - p);
+        if ((j < n_in - 1) != (*end == ','))
+            return pfvm__fail(st, PFVM_ERR_INVALID, "equation '%s' does not have %d operands", eq, n_in);
+        if (pfvm__es_expand(p, len, ranks[j], ell, e->term[j]) < 0)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "operand %d of '%s' does not match its rank %d", j, eq, ranks[j]);
+        p = *end == ',' ? end + 1 : end;
+    }
+    if (arrow) {
+        if (pfvm__es_expand(arrow + 2, (int)strlen(arrow + 2), -1, ell, e->out) < 0)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "output of '%s' is not valid", eq);
+    } else {
+        /* implicit: ellipsis labels, then labels seen once, in order */
+        int n = 0, c;
+        for (i = 0; i < ell; i++)
+            e->out[n++] = (char)(1 + i);
+        for (c = 'A'; c <= 'z'; c++) {
+            int count = 0;
+            for (j = 0; j < n_in; j++)
+                for (i = 0; e->term[j][i]; i++)
+                    count += e->term[j][i] == c;
+            if (count == 1 && n < PFVM_MAX_RANK)
+                e->out[n++] = (char)c;
+        }
+        e->out[n] = 0;
+    }
+    for (i = 0; e->out[i]; i++)
+        if (pfvm__es_add(e, e->out[i]) != i)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "output label repeated in '%s'", eq);
+    e->n_out = i;
+    for (j = 0; j < n_in; j++)
+        for (i = 0; e->term[j][i]; i++) {
+            int l = pfvm__es_add(e, e->term[j][i]);
+            int64_t d;
+            if (l < 0)
+                return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "too many labels");
+            if (!dims || !dims[j])
+                continue;
+            d = dims[j][i];
+            if (d != 1) {
+                if (e->size[l] != 1 && e->size[l] != d)
+                    return pfvm__fail(st, PFVM_ERR_SHAPE, "label '%c' has sizes %lld and %lld", e->term[j][i] > 16 ? e->term[j][i] : '.',
+                                      (long long)e->size[l], (long long)d);
+                e->size[l] = d;
+            }
+        }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__es_infer(pfvm_ictx *c)
+{
+    const char *eq = pfvm_node_attr_string(c->node, "equation", NULL);
+    int ranks[PFVM__ES_MAXIN], j, i;
+    int64_t dimv[PFVM__ES_MAXIN][PFVM_MAX_RANK];
+    const int64_t *dims[PFVM__ES_MAXIN];
+    pfvm__es e;
+    pfvm_shape out;
+    if (!eq)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "attribute 'equation' is missing");
+    if (c->n_in > PFVM__ES_MAXIN)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "too many operands");
+    for (j = 0; j < c->n_in; j++) {
+        const pfvm_shape *s = &c->in[j]->type.shape;
+        ranks[j] = s->rank;
+        dims[j] = dimv[j];
+        if (s->rank < 0)
+            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+        for (i = 0; i < s->rank; i++)
+            if (!pfvm_sym_is_const(s->dims[i], &dimv[j][i]))
+                dims[j] = NULL;
+        if (!dims[j])
+            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    }
+    if (pfvm__es_parse(eq, c->n_in, ranks, dims, &e, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    out.rank = e.n_out;
+    for (i = 0; i < e.n_out; i++)
+        out.dims[i] = pfvm_sym_const(c->syms, e.size[i]);
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__es_k(pfvm_kctx *k)
+{
+    const char *eq = pfvm_node_attr_string(k->node, "equation", "");
+    int ranks[PFVM__ES_MAXIN], j, i, l;
+    const int64_t *dims[PFVM__ES_MAXIN];
+    int64_t stride[PFVM__ES_MAXIN][PFVM__ES_MAXL], idx[PFVM__ES_MAXL] = {0}, o, total;
+    pfvm__es e;
+    pfvm_tensor *Y = k->out[0];
+    for (j = 0; j < k->n_in && j < PFVM__ES_MAXIN; j++) {
+        ranks[j] = k->in[j]->rank;
+        dims[j] = k->in[j]->dims;
+    }
+    if (pfvm__es_parse(eq, k->n_in, ranks, dims, &e, k->st))
+        return pfvm__op_fail(k->st, k->node, k->st ? k->st->code : PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "");
+    /* per operand, the stride of each label (0 where absent or broadcast) */
+    for (j = 0; j < e.n_in; j++) {
+        int64_t s = 1;
+        for (l = 0; l < e.n_labels; l++)
+            stride[j][l] = 0;
+        for (i = ranks[j] - 1; i >= 0; i--) {
+            l = pfvm__es_find(&e, e.term[j][i]);
+            if (dims[j][i] != 1)
+                stride[j][l] += s;
+            s *= dims[j][i];
+        }
+    }
+    total = pfvm_tensor_numel(Y);
+    for (o = 0; o < total; o++) {
+        double acc = 0;
+        int64_t rest = o;
+        /* output labels from the flat index; summed labels restart at 0 */
+        for (l = e.n_out - 1; l >= 0; l--) {
+            idx[l] = rest % e.size[l];
+            rest /= e.size[l];
+        }
+        for (l = e.n_out; l < e.n_labels; l++)
+            idx[l] = 0;
+        for (;;) {
+            double prod = 1;
+            for (j = 0; j < e.n_in; j++) {
+                int64_t off = 0;
+                for (l = 0; l < e.n_labels; l++)
+                    off += idx[l] * stride[j][l];
+                prod *= pfvm_tensor_get_f64(k->in[j], off);
+            }
+            acc += prod;
+            for (l = e.n_labels - 1; l >= e.n_out; l--) {
+                if (++idx[l] < e.size[l])
+                    break;
+                idx[l] = 0;
+            }
+            if (l < e.n_out)
+                break;
+        }
+        switch (Y->dtype) {
+        case PFVM_FLOAT: ((float *)Y->data)[o] = (float)acc; break;
+        case PFVM_DOUBLE: ((double *)Y->data)[o] = acc; break;
+        case PFVM_INT64: ((int64_t *)Y->data)[o] = (int64_t)acc; break;
+        case PFVM_INT32: ((int32_t *)Y->data)[o] = (int32_t)acc; break;
+        default: return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type %s", pfvm_dtype_name(Y->dtype));
+        }
+    }
+    return PFVM_OK;
+}
+
+const pfvm_op_def pfvm__ops_einsum[] = {
+    {"Einsum", "", 12, 0, 1, -1, 1, 1, pfvm__es_infer, pfvm__es_k, NULL, PFVM_FUSE_OPAQUE, "float,double,int32,int64", NULL, 0},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };
 /* ---- src/ops/elementwise.c ---- */

@@ -16,7 +16,8 @@
     X(quant)              \
     X(misc)               \
     X(rnn)                \
-    X(training)
+    X(training)           \
+    X(einsum)
 
 #define PFVM__DECLARE(f) extern const pfvm_op_def pfvm__ops_##f[];
 PFVM__FAMILIES(PFVM__DECLARE)
