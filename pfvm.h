@@ -5352,7 +5352,8 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
 };
 /* ---- src/ops/image.c ---- */
 /* ops/image: resampling — Resize (nearest, n-linear, cubic; every
- * coordinate transformation) and Upsample, its older form.
+ * coordinate transformation) and Upsample, its older form — and detection:
+ * NonMaxSuppression.
  *
  * Interpolation is separable: for each output coordinate along each axis
  * the engine finds up to four source indices and weights (edge-clamped like
@@ -5627,7 +5628,109 @@ static pfvm_code pfvm__img_k_resize(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+/* ---- NonMaxSuppression ------------------------------------------------------------- */
+
+static pfvm_code pfvm__img_infer_nms(pfvm_ictx *c)
+{
+    pfvm_code rc = pfvm_infer_unknown(c, 0, PFVM_INT64, 2);
+    if (!rc)
+        c->out[0]->type.shape.dims[1] = pfvm_sym_const(c->syms, 3);
+    return rc;
+}
+
+/* Corners (y1, x1, y2, x2) of box i, ordered, from either encoding. */
+static void pfvm__img_box(const pfvm_tensor *b, int64_t i, int center, double *y1, double *x1, double *y2, double *x2)
+{
+    double a = pfvm_tensor_get_f64(b, i * 4), bb = pfvm_tensor_get_f64(b, i * 4 + 1);
+    double c = pfvm_tensor_get_f64(b, i * 4 + 2), d = pfvm_tensor_get_f64(b, i * 4 + 3);
+    if (center) { /* x_center, y_center, width, height */
+        *x1 = a - c / 2;
+        *x2 = a + c / 2;
+        *y1 = bb - d / 2;
+        *y2 = bb + d / 2;
+        return;
+    }
+    *y1 = a < c ? a : c;
+    *y2 = a < c ? c : a;
+    *x1 = bb < d ? bb : d;
+    *x2 = bb < d ? d : bb;
+}
+
+static double pfvm__img_iou(const pfvm_tensor *b, int64_t i, int64_t j, int center)
+{
+    double ay1, ax1, ay2, ax2, by1, bx1, by2, bx2, ih, iw, inter, uni;
+    pfvm__img_box(b, i, center, &ay1, &ax1, &ay2, &ax2);
+    pfvm__img_box(b, j, center, &by1, &bx1, &by2, &bx2);
+    ih = fmin(ay2, by2) - fmax(ay1, by1);
+    iw = fmin(ax2, bx2) - fmax(ax1, bx1);
+    if (ih <= 0 || iw <= 0)
+        return 0;
+    inter = ih * iw;
+    uni = (ay2 - ay1) * (ax2 - ax1) + (by2 - by1) * (bx2 - bx1) - inter;
+    return uni > 0 ? inter / uni : 0;
+}
+
+static pfvm_code pfvm__img_k_nms(pfvm_kctx *k)
+{
+    const pfvm_tensor *boxes = k->in[0], *scores = k->in[1];
+    int64_t maxo = k->n_in > 2 && k->in[2] && pfvm_tensor_numel(k->in[2]) ? pfvm_tensor_get_i64(k->in[2], 0) : 0;
+    double iou_t = k->n_in > 3 && k->in[3] && pfvm_tensor_numel(k->in[3]) ? pfvm_tensor_get_f64(k->in[3], 0) : 0;
+    int has_st = k->n_in > 4 && k->in[4] && pfvm_tensor_numel(k->in[4]);
+    double score_t = has_st ? pfvm_tensor_get_f64(k->in[4], 0) : 0;
+    int center = (int)pfvm_node_attr_int(k->node, "center_point_box", 0);
+    int64_t B, C, N, b, c, i, n_sel = 0, dims[2];
+    unsigned char *state; /* per box: 0 candidate, 1 selected, 2 suppressed or below threshold */
+    int64_t *sel;
+    if (boxes->rank != 3 || boxes->dims[2] != 4 || scores->rank != 3 || scores->dims[0] != boxes->dims[0] ||
+        scores->dims[2] != boxes->dims[1])
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "boxes must be [B,N,4] and scores [B,C,N]");
+    B = boxes->dims[0];
+    N = boxes->dims[1];
+    C = scores->dims[1];
+    if (maxo < 0)
+        maxo = 0;
+    state = (unsigned char *)pfvm_kctx_scratch(k, (size_t)N + sizeof(int64_t) * 3 * (size_t)(B * C * (maxo < N ? maxo : N) + 1) + 16);
+    if (!state)
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    sel = (int64_t *)(state + ((N + 15) & ~(int64_t)15));
+    for (b = 0; b < B; b++)
+        for (c = 0; c < C; c++) {
+            int64_t picked = 0;
+            const int64_t base = (b * C + c) * N;
+            for (i = 0; i < N; i++)
+                state[i] = has_st && !(pfvm_tensor_get_f64(scores, base + i) > score_t) ? 2 : 0;
+            while (picked < maxo) {
+                int64_t best = -1;
+                double bs = 0;
+                for (i = 0; i < N; i++)
+                    if (!state[i] && (best < 0 || pfvm_tensor_get_f64(scores, base + i) > bs)) {
+                        best = i;
+                        bs = pfvm_tensor_get_f64(scores, base + i);
+                    }
+                if (best < 0)
+                    break;
+                state[best] = 1;
+                sel[n_sel * 3] = b;
+                sel[n_sel * 3 + 1] = c;
+                sel[n_sel * 3 + 2] = best;
+                n_sel++;
+                picked++;
+                for (i = 0; i < N; i++)
+                    if (!state[i] && pfvm__img_iou(boxes, b * N + best, b * N + i, center) > iou_t)
+                        state[i] = 2;
+            }
+        }
+    dims[0] = n_sel;
+    dims[1] = 3;
+    if (pfvm_kctx_output(k, 0, PFVM_INT64, 2, dims))
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    if (n_sel)
+        memcpy(k->out[0]->data, sel, sizeof(int64_t) * 3 * (size_t)n_sel);
+    return PFVM_OK;
+}
+
 const pfvm_op_def pfvm__ops_image[] = {
+    {"NonMaxSuppression", "", 10, 0, 2, 5, 1, 1, pfvm__img_infer_nms, pfvm__img_k_nms, NULL, PFVM_FUSE_OPAQUE, "float", NULL, 0},
     {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, NULL, PFVM_FUSE_INJECTIVE,
      "float,double,float16,int8,uint8,int32,int64", NULL, 0},
     {"Upsample", "", 7, 0, 1, 2, 1, 1, pfvm__img_infer, pfvm__img_k_resize, NULL, PFVM_FUSE_INJECTIVE,
