@@ -1,6 +1,6 @@
 /* ops/image: resampling — Resize (nearest, n-linear, cubic; every
- * coordinate transformation) and Upsample, its older form — and detection:
- * NonMaxSuppression.
+ * coordinate transformation), Upsample (its older form) and GridSample —
+ * and detection: NonMaxSuppression.
  *
  * Interpolation is separable: for each output coordinate along each axis
  * the engine finds up to four source indices and weights (edge-clamped like
@@ -276,6 +276,131 @@ static pfvm_code pfvm__img_k_resize(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+/* ---- GridSample (opset 16, as torch's grid_sample) -------------------------------- */
+
+typedef struct pfvm__img_gs {
+    int mode, pad, align; /* mode 0 bilinear, 1 nearest, 2 bicubic; pad 0 zeros, 1 border, 2 reflection */
+} pfvm__img_gs;
+
+static double pfvm__img_reflect(double x, double twice_lo, double twice_hi)
+{
+    double lo, span, extra, flips;
+    if (twice_lo == twice_hi)
+        return 0;
+    lo = twice_lo / 2;
+    span = (twice_hi - twice_lo) / 2;
+    x = fabs(x - lo);
+    extra = fmod(x, span);
+    flips = floor(x / span);
+    return fmod(flips, 2) == 0 ? extra + lo : span - extra + lo;
+}
+
+/* Source coordinate after the padding mode (border and reflection pull it
+ * into the image). */
+static double pfvm__img_gs_pad(const pfvm__img_gs *g, double x, int64_t size)
+{
+    if (g->pad == 1) {
+        x = x < 0 ? 0 : x > (double)(size - 1) ? (double)(size - 1) : x;
+    } else if (g->pad == 2) {
+        x = g->align ? pfvm__img_reflect(x, 0, 2.0 * (double)(size - 1)) : pfvm__img_reflect(x, -1, 2.0 * (double)size - 1);
+        x = x < 0 ? 0 : x > (double)(size - 1) ? (double)(size - 1) : x;
+    }
+    return x;
+}
+
+static double pfvm__img_gs_px(const pfvm_tensor *X, int64_t base, int64_t H, int64_t W, int64_t y, int64_t x)
+{
+    return y >= 0 && y < H && x >= 0 && x < W ? pfvm_tensor_get_f64(X, base + y * W + x) : 0;
+}
+
+static void pfvm__img_cubic(double t, double *w)
+{
+    const double a = -0.75;
+    double x1 = t + 1, x2 = t, x3 = 1 - t, x4 = 2 - t;
+    w[0] = ((a * x1 - 5 * a) * x1 + 8 * a) * x1 - 4 * a;
+    w[1] = ((a + 2) * x2 - (a + 3)) * x2 * x2 + 1;
+    w[2] = ((a + 2) * x3 - (a + 3)) * x3 * x3 + 1;
+    w[3] = ((a * x4 - 5 * a) * x4 + 8 * a) * x4 - 4 * a;
+}
+
+static double pfvm__img_gs_sample(const pfvm__img_gs *g, const pfvm_tensor *X, int64_t base, int64_t H, int64_t W, double gx,
+                                  double gy)
+{
+    double x = g->align ? (gx + 1) / 2 * (double)(W - 1) : ((gx + 1) * (double)W - 1) / 2;
+    double y = g->align ? (gy + 1) / 2 * (double)(H - 1) : ((gy + 1) * (double)H - 1) / 2;
+    if (g->mode == 2) {
+        double wx[4], wy[4], acc = 0, x0 = floor(x), y0 = floor(y);
+        int i, j;
+        pfvm__img_cubic(x - x0, wx);
+        pfvm__img_cubic(y - y0, wy);
+        for (j = 0; j < 4; j++)
+            for (i = 0; i < 4; i++) {
+                double tx = pfvm__img_gs_pad(g, x0 - 1 + i, W), ty = pfvm__img_gs_pad(g, y0 - 1 + j, H);
+                acc += wx[i] * wy[j] * pfvm__img_gs_px(X, base, H, W, (int64_t)ty, (int64_t)tx);
+            }
+        return acc;
+    }
+    x = pfvm__img_gs_pad(g, x, W);
+    y = pfvm__img_gs_pad(g, y, H);
+    if (g->mode == 1)
+        return pfvm__img_gs_px(X, base, H, W, (int64_t)nearbyint(y), (int64_t)nearbyint(x));
+    {
+        double x0 = floor(x), y0 = floor(y), tx = x - x0, ty = y - y0;
+        int64_t ix = (int64_t)x0, iy = (int64_t)y0;
+        return pfvm__img_gs_px(X, base, H, W, iy, ix) * (1 - tx) * (1 - ty) + pfvm__img_gs_px(X, base, H, W, iy, ix + 1) * tx * (1 - ty) +
+               pfvm__img_gs_px(X, base, H, W, iy + 1, ix) * (1 - tx) * ty + pfvm__img_gs_px(X, base, H, W, iy + 1, ix + 1) * tx * ty;
+    }
+}
+
+static pfvm_code pfvm__img_infer_gs(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape, *g = &c->in[1]->type.shape;
+    pfvm_shape out;
+    if (x->rank != 4 || g->rank != 4)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
+    out.rank = 4;
+    out.dims[0] = x->dims[0];
+    out.dims[1] = x->dims[1];
+    out.dims[2] = g->dims[1];
+    out.dims[3] = g->dims[2];
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__img_k_gs(pfvm_kctx *k)
+{
+    static const char *modes[] = {"bilinear", "nearest", "bicubic"}, *pads[] = {"zeros", "border", "reflection"};
+    const pfvm_tensor *X = k->in[0], *G = k->in[1];
+    pfvm__img_gs g;
+    int64_t N, C, H, W, Ho, Wo, n, c, i, j;
+    g.mode = pfvm__img_pick(pfvm_node_attr_string(k->node, "mode", "bilinear"), modes, 3);
+    g.pad = pfvm__img_pick(pfvm_node_attr_string(k->node, "padding_mode", "zeros"), pads, 3);
+    g.align = (int)pfvm_node_attr_int(k->node, "align_corners", 0);
+    if (g.mode < 0 || g.pad < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "mode or padding_mode is not valid");
+    if (X->rank != 4 || G->rank != 4 || G->dims[3] != 2 || G->dims[0] != X->dims[0])
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "X must be [N,C,H,W] and grid [N,Ho,Wo,2]");
+    N = X->dims[0];
+    C = X->dims[1];
+    H = X->dims[2];
+    W = X->dims[3];
+    Ho = G->dims[1];
+    Wo = G->dims[2];
+    for (n = 0; n < N; n++)
+        for (c = 0; c < C; c++)
+            for (i = 0; i < Ho; i++)
+                for (j = 0; j < Wo; j++) {
+                    int64_t gi = ((n * Ho + i) * Wo + j) * 2, o = ((n * C + c) * Ho + i) * Wo + j;
+                    double v = pfvm__img_gs_sample(&g, X, (n * C + c) * H * W, H, W, pfvm_tensor_get_f64(G, gi),
+                                                   pfvm_tensor_get_f64(G, gi + 1));
+                    if (k->out[0]->dtype == PFVM_DOUBLE)
+                        ((double *)k->out[0]->data)[o] = v;
+                    else
+                        ((float *)k->out[0]->data)[o] = (float)v;
+                }
+    return PFVM_OK;
+}
+
 /* ---- NonMaxSuppression ------------------------------------------------------------- */
 
 static pfvm_code pfvm__img_infer_nms(pfvm_ictx *c)
@@ -378,6 +503,7 @@ static pfvm_code pfvm__img_k_nms(pfvm_kctx *k)
 }
 
 const pfvm_op_def pfvm__ops_image[] = {
+    {"GridSample", "", 16, 0, 2, 2, 1, 1, pfvm__img_infer_gs, pfvm__img_k_gs, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0},
     {"NonMaxSuppression", "", 10, 0, 2, 5, 1, 1, pfvm__img_infer_nms, pfvm__img_k_nms, NULL, PFVM_FUSE_OPAQUE, "float", NULL, 0},
     {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, NULL, PFVM_FUSE_INJECTIVE,
      "float,double,float16,int8,uint8,int32,int64", NULL, 0},
