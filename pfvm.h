@@ -822,6 +822,11 @@ PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, 
  * status says why). */
 PFVM_INTERNAL void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes);
 
+/* The executor's random generator (64 random bits); marks the run as
+ * random. pfvm_kctx_seed restarts the sequence (the `seed` attribute). */
+PFVM_INTERNAL uint64_t pfvm_kctx_random(pfvm_kctx *k);
+PFVM_INTERNAL void pfvm_kctx_seed(pfvm_kctx *k, uint64_t seed);
+
 /* Fails with "node 'n' (Op): <message>". */
 PFVM_INTERNAL pfvm_code pfvm__op_fail(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -971,6 +976,10 @@ PFVM_API pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs
 PFVM_API pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st);
 /* Output i of the last run; valid until the next bind, run or free. */
 PFVM_API const pfvm_tensor *pfvm_exec_output(const pfvm_exec *e, int i);
+
+/* 1 when the last run drew random numbers (random generators, Dropout in
+ * training mode): its outputs are samples, comparable by shape and type. */
+PFVM_API int pfvm_exec_was_random(const pfvm_exec *e);
 
 /* The memory plan of the current binding. */
 typedef struct pfvm_plan_entry {
@@ -3110,7 +3119,8 @@ void pfvm_graph_dump(const pfvm_graph *g, FILE *f)
     X(misc)               \
     X(rnn)                \
     X(training)           \
-    X(einsum)
+    X(einsum)             \
+    X(random)
 
 #define PFVM__DECLARE(f) extern const pfvm_op_def pfvm__ops_##f[];
 PFVM__FAMILIES(PFVM__DECLARE)
@@ -8184,6 +8194,149 @@ const pfvm_op_def pfvm__ops_quant[] = {
     {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };
+/* ---- src/ops/random.c ---- */
+/* ops/random: random generators — RandomUniform, RandomNormal, their
+ * *Like forms, Bernoulli, Multinomial — drawing from the executor's
+ * generator (pfvm_kctx_random; the `seed` attribute restarts it). They are
+ * flagged nondeterministic, so the planner never folds them, and a run that
+ * used them reports it (pfvm_exec_was_random). */
+
+#include <math.h>
+
+static double pfvm__rnd_unit(pfvm_kctx *k)
+{
+    return (double)(pfvm_kctx_random(k) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static double pfvm__rnd_normal(pfvm_kctx *k)
+{
+    double u = pfvm__rnd_unit(k), v = pfvm__rnd_unit(k);
+    return sqrt(-2.0 * log(u > 0 ? u : 1e-300)) * cos(2 * 3.14159265358979323846 * v);
+}
+
+static void pfvm__rnd_seed(pfvm_kctx *k)
+{
+    const pfvm_attr *s = pfvm_node_attr(k->node, "seed");
+    if (s && s->type == PFVM_ATTR_FLOAT)
+        pfvm_kctx_seed(k, (uint64_t)(int64_t)s->f);
+}
+
+static void pfvm__rnd_store(pfvm_tensor *t, int64_t i, double v)
+{
+    switch (t->dtype) {
+    case PFVM_DOUBLE: ((double *)t->data)[i] = v; break;
+    case PFVM_FLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_half((float)v); break;
+    case PFVM_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
+    case PFVM_INT32: ((int32_t *)t->data)[i] = (int32_t)v; break;
+    case PFVM_INT64: ((int64_t *)t->data)[i] = (int64_t)v; break;
+    default: ((float *)t->data)[i] = (float)v; break;
+    }
+}
+
+/* dtype attribute, or the input's (Like forms), or float. */
+static pfvm_dtype pfvm__rnd_dtype(const pfvm_node *n, pfvm_dtype like)
+{
+    int64_t d = pfvm_node_attr_int(n, "dtype", 0);
+    return d > 0 && d < PFVM_DTYPE_COUNT ? (pfvm_dtype)d : like ? like : PFVM_FLOAT;
+}
+
+static pfvm_code pfvm__rnd_infer_shape_attr(pfvm_ictx *c)
+{
+    const int64_t *s;
+    int n = pfvm_node_attr_ints(c->node, "shape", &s), i;
+    pfvm_shape out;
+    if (n < 0 || n > PFVM_MAX_RANK)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "attribute 'shape' is missing or too long");
+    for (i = 0; i < n; i++)
+        if (s[i] < 0)
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "negative dimension in 'shape'");
+    if (pfvm_shape_from_dims(c->syms, &out, n, s, c->st))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    pfvm_ival_set_tensor(c->out[0], pfvm__rnd_dtype(c->node, PFVM_UNDEFINED), &out);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__rnd_infer_like(pfvm_ictx *c)
+{
+    pfvm_ival_set_tensor(c->out[0], pfvm__rnd_dtype(c->node, c->in[0]->type.dtype), &c->in[0]->type.shape);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__rnd_fill(pfvm_kctx *k, int normal)
+{
+    int64_t i, n = pfvm_tensor_numel(k->out[0]);
+    double a = pfvm_node_attr_float(k->node, normal ? "mean" : "low", 0.0f);
+    double b = pfvm_node_attr_float(k->node, normal ? "scale" : "high", 1.0f);
+    pfvm__rnd_seed(k);
+    for (i = 0; i < n; i++)
+        pfvm__rnd_store(k->out[0], i, normal ? a + b * pfvm__rnd_normal(k) : a + (b - a) * pfvm__rnd_unit(k));
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__rnd_k_uniform(pfvm_kctx *k) { return pfvm__rnd_fill(k, 0); }
+static pfvm_code pfvm__rnd_k_normal(pfvm_kctx *k) { return pfvm__rnd_fill(k, 1); }
+
+static pfvm_code pfvm__rnd_k_bernoulli(pfvm_kctx *k)
+{
+    int64_t i, n = pfvm_tensor_numel(k->in[0]);
+    pfvm__rnd_seed(k);
+    for (i = 0; i < n; i++) {
+        double p = pfvm_tensor_get_f64(k->in[0], i);
+        if (!(p >= 0 && p <= 1))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "probability %g is outside [0, 1]", p);
+        pfvm__rnd_store(k->out[0], i, pfvm__rnd_unit(k) < p ? 1.0 : 0.0);
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__rnd_infer_multinomial(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape;
+    pfvm_shape out;
+    if (x->rank != 2)
+        return pfvm_infer_unknown(c, 0, pfvm__rnd_dtype(c->node, PFVM_INT32), 2);
+    out.rank = 2;
+    out.dims[0] = x->dims[0];
+    out.dims[1] = pfvm_sym_const(c->syms, pfvm_node_attr_int(c->node, "sample_size", 1));
+    pfvm_ival_set_tensor(c->out[0], (pfvm_dtype)pfvm_node_attr_int(c->node, "dtype", PFVM_INT32), &out);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__rnd_k_multinomial(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    int64_t B = x->dims[0], C = x->dims[1], S = k->out[0]->dims[1], b, s, c;
+    pfvm__rnd_seed(k);
+    for (b = 0; b < B; b++) {
+        double mx = -INFINITY, sum = 0;
+        for (c = 0; c < C; c++)
+            mx = fmax(mx, pfvm_tensor_get_f64(x, b * C + c));
+        for (c = 0; c < C; c++)
+            sum += exp(pfvm_tensor_get_f64(x, b * C + c) - mx);
+        for (s = 0; s < S; s++) {
+            double u = pfvm__rnd_unit(k) * sum, acc = 0;
+            for (c = 0; c < C - 1; c++) {
+                acc += exp(pfvm_tensor_get_f64(x, b * C + c) - mx);
+                if (u < acc)
+                    break;
+            }
+            pfvm__rnd_store(k->out[0], b * S + s, (double)c);
+        }
+    }
+    return PFVM_OK;
+}
+
+#define PFVM__RND PFVM_OP_NONDETERMINISTIC
+
+const pfvm_op_def pfvm__ops_random[] = {
+    {"RandomUniform", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND},
+    {"RandomNormal", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND},
+    {"RandomUniformLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND},
+    {"RandomNormalLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND},
+    {"Bernoulli", "", 15, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_bernoulli, NULL, PFVM_FUSE_OPAQUE, "float,double -> numeric,bool", NULL, PFVM__RND},
+    {"Multinomial", "", 7, 0, 1, 1, 1, 1, pfvm__rnd_infer_multinomial, pfvm__rnd_k_multinomial, NULL, PFVM_FUSE_OPAQUE, "float,double -> int32,int64", NULL, PFVM__RND},
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
+};
 /* ---- src/ops/reduce.c ---- */
 /* ops/reduce: the Reduce family, ArgMax/ArgMin, TopK, CumSum and the
  * losses NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
@@ -9155,13 +9308,40 @@ static pfvm_code pfvm__tn_k_dropout(pfvm_kctx *k)
 {
     int training = k->n_in > 2 && k->in[2] && pfvm_tensor_get_i64(k->in[2], 0);
     double ratio = k->n_in > 1 && k->in[1] ? pfvm_tensor_get_f64(k->in[1], 0) : 0.5;
-    if (k->node->opset < 12 && pfvm_node_attr_int(k->node, "is_test", 1) == 0)
-        training = 1;
-    if (training && ratio != 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "training mode is not supported");
-    pfvm__tn_copy(k->out[0], 0, k->in[0], 0, pfvm__tn_numel(k->in[0]));
-    if (k->n_out > 1 && k->out[1] && k->out[1]->data)
-        memset(k->out[1]->data, 1, (size_t)pfvm__tn_numel(k->out[1]));
+    const pfvm_tensor *x = k->in[0];
+    pfvm_tensor *y = k->out[0], *mask = k->n_out > 1 ? k->out[1] : NULL;
+    int64_t i, n = pfvm__tn_numel(x);
+    if (k->node->opset < 12) {
+        training = pfvm_node_attr_int(k->node, "is_test", 1) == 0 && k->node->opset < 7;
+        ratio = pfvm_node_attr_float(k->node, "ratio", 0.5f);
+    }
+    if (!training || ratio == 0) {
+        pfvm__tn_copy(y, 0, x, 0, n);
+        if (mask && mask->data)
+            memset(mask->data, 1, (size_t)pfvm__tn_numel(mask));
+        return PFVM_OK;
+    }
+    if (!(ratio >= 0 && ratio < 1))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "ratio %g is outside [0, 1)", ratio);
+    /* training: keep each element with probability 1 - ratio, scaled up */
+    {
+        const pfvm_attr *seed = pfvm_node_attr(k->node, "seed");
+        if (seed)
+            pfvm_kctx_seed(k, (uint64_t)seed->i);
+    }
+    for (i = 0; i < n; i++) {
+        double u = (double)(pfvm_kctx_random(k) >> 11) * (1.0 / 9007199254740992.0);
+        int keep = u >= ratio;
+        double v = keep ? pfvm_tensor_get_f64(x, i) / (1 - ratio) : 0;
+        if (y->dtype == PFVM_DOUBLE)
+            ((double *)y->data)[i] = v;
+        else if (y->dtype == PFVM_FLOAT16)
+            ((uint16_t *)y->data)[i] = pfvm_float_to_half((float)v);
+        else
+            ((float *)y->data)[i] = (float)v;
+        if (mask && mask->data)
+            ((uint8_t *)mask->data)[i] = (uint8_t)keep;
+    }
     return PFVM_OK;
 }
 
@@ -10727,6 +10907,8 @@ struct pfvm_exec {
     int n_folded;
     pfvm__child *children;     /* stb_ds */
     pfvm_node *running;        /* node whose kernel runs (for subgraphs) */
+    int random_used;           /* a kernel drew random numbers in the last run */
+    uint64_t rng;              /* state of the executor's generator */
     void *scratch;             /* kernel workspace, grown on first need */
     size_t scratch_size;
     /* scratch for kernel calls */
@@ -11388,6 +11570,37 @@ PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, 
     return PFVM_OK;
 }
 
+PFVM_INTERNAL uint64_t pfvm_kctx_random(pfvm_kctx *k)
+{
+    pfvm_exec *e = k->exec;
+    uint64_t x;
+    if (!e)
+        return 0x9E3779B97F4A7C15ull;
+    for (; e->parent; e = e->parent) {
+    }
+    e->random_used = 1;
+    /* splitmix64: small, fast, good enough for dropout masks and samples */
+    x = (e->rng += 0x9E3779B97F4A7C15ull);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+PFVM_INTERNAL void pfvm_kctx_seed(pfvm_kctx *k, uint64_t seed)
+{
+    pfvm_exec *e = k->exec;
+    if (!e)
+        return;
+    for (; e->parent; e = e->parent) {
+    }
+    e->rng = seed;
+}
+
+int pfvm_exec_was_random(const pfvm_exec *e)
+{
+    return e->random_used;
+}
+
 PFVM_INTERNAL void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes)
 {
     pfvm_exec *e = k->exec;
@@ -11497,6 +11710,8 @@ pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
     int i, j;
     if (!e->planned)
         return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s': bind inputs before running", e->g->name);
+    if (!e->parent)
+        e->random_used = 0;
     for (i = 0; i < e->nn; i++) {
         pfvm_node *n = e->g->nodes[i];
         if (e->skip[i])

@@ -39,6 +39,8 @@ struct pfvm_exec {
     int n_folded;
     pfvm__child *children;     /* stb_ds */
     pfvm_node *running;        /* node whose kernel runs (for subgraphs) */
+    int random_used;           /* a kernel drew random numbers in the last run */
+    uint64_t rng;              /* state of the executor's generator */
     void *scratch;             /* kernel workspace, grown on first need */
     size_t scratch_size;
     /* scratch for kernel calls */
@@ -700,6 +702,37 @@ PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, 
     return PFVM_OK;
 }
 
+PFVM_INTERNAL uint64_t pfvm_kctx_random(pfvm_kctx *k)
+{
+    pfvm_exec *e = k->exec;
+    uint64_t x;
+    if (!e)
+        return 0x9E3779B97F4A7C15ull;
+    for (; e->parent; e = e->parent) {
+    }
+    e->random_used = 1;
+    /* splitmix64: small, fast, good enough for dropout masks and samples */
+    x = (e->rng += 0x9E3779B97F4A7C15ull);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+PFVM_INTERNAL void pfvm_kctx_seed(pfvm_kctx *k, uint64_t seed)
+{
+    pfvm_exec *e = k->exec;
+    if (!e)
+        return;
+    for (; e->parent; e = e->parent) {
+    }
+    e->rng = seed;
+}
+
+int pfvm_exec_was_random(const pfvm_exec *e)
+{
+    return e->random_used;
+}
+
 PFVM_INTERNAL void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes)
 {
     pfvm_exec *e = k->exec;
@@ -809,6 +842,8 @@ pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
     int i, j;
     if (!e->planned)
         return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s': bind inputs before running", e->g->name);
+    if (!e->parent)
+        e->random_used = 0;
     for (i = 0; i < e->nn; i++) {
         pfvm_node *n = e->g->nodes[i];
         if (e->skip[i])

@@ -43,6 +43,10 @@ PFVM_API pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st);
 /* Output i of the last run; valid until the next bind, run or free. */
 PFVM_API const pfvm_tensor *pfvm_exec_output(const pfvm_exec *e, int i);
 
+/* 1 when the last run drew random numbers (random generators, Dropout in
+ * training mode): its outputs are samples, comparable by shape and type. */
+PFVM_API int pfvm_exec_was_random(const pfvm_exec *e);
+
 /* The memory plan of the current binding. */
 typedef struct pfvm_plan_entry {
     const pfvm_value *value;

@@ -17,7 +17,8 @@
     X(misc)               \
     X(rnn)                \
     X(training)           \
-    X(einsum)
+    X(einsum)             \
+    X(random)
 
 #define PFVM__DECLARE(f) extern const pfvm_op_def pfvm__ops_##f[];
 PFVM__FAMILIES(PFVM__DECLARE)

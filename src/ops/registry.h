@@ -122,6 +122,11 @@ PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, 
  * status says why). */
 PFVM_INTERNAL void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes);
 
+/* The executor's random generator (64 random bits); marks the run as
+ * random. pfvm_kctx_seed restarts the sequence (the `seed` attribute). */
+PFVM_INTERNAL uint64_t pfvm_kctx_random(pfvm_kctx *k);
+PFVM_INTERNAL void pfvm_kctx_seed(pfvm_kctx *k, uint64_t seed);
+
 /* Fails with "node 'n' (Op): <message>". */
 PFVM_INTERNAL pfvm_code pfvm__op_fail(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -128,13 +128,40 @@ static pfvm_code pfvm__tn_k_dropout(pfvm_kctx *k)
 {
     int training = k->n_in > 2 && k->in[2] && pfvm_tensor_get_i64(k->in[2], 0);
     double ratio = k->n_in > 1 && k->in[1] ? pfvm_tensor_get_f64(k->in[1], 0) : 0.5;
-    if (k->node->opset < 12 && pfvm_node_attr_int(k->node, "is_test", 1) == 0)
-        training = 1;
-    if (training && ratio != 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "training mode is not supported");
-    pfvm__tn_copy(k->out[0], 0, k->in[0], 0, pfvm__tn_numel(k->in[0]));
-    if (k->n_out > 1 && k->out[1] && k->out[1]->data)
-        memset(k->out[1]->data, 1, (size_t)pfvm__tn_numel(k->out[1]));
+    const pfvm_tensor *x = k->in[0];
+    pfvm_tensor *y = k->out[0], *mask = k->n_out > 1 ? k->out[1] : NULL;
+    int64_t i, n = pfvm__tn_numel(x);
+    if (k->node->opset < 12) {
+        training = pfvm_node_attr_int(k->node, "is_test", 1) == 0 && k->node->opset < 7;
+        ratio = pfvm_node_attr_float(k->node, "ratio", 0.5f);
+    }
+    if (!training || ratio == 0) {
+        pfvm__tn_copy(y, 0, x, 0, n);
+        if (mask && mask->data)
+            memset(mask->data, 1, (size_t)pfvm__tn_numel(mask));
+        return PFVM_OK;
+    }
+    if (!(ratio >= 0 && ratio < 1))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "ratio %g is outside [0, 1)", ratio);
+    /* training: keep each element with probability 1 - ratio, scaled up */
+    {
+        const pfvm_attr *seed = pfvm_node_attr(k->node, "seed");
+        if (seed)
+            pfvm_kctx_seed(k, (uint64_t)seed->i);
+    }
+    for (i = 0; i < n; i++) {
+        double u = (double)(pfvm_kctx_random(k) >> 11) * (1.0 / 9007199254740992.0);
+        int keep = u >= ratio;
+        double v = keep ? pfvm_tensor_get_f64(x, i) / (1 - ratio) : 0;
+        if (y->dtype == PFVM_DOUBLE)
+            ((double *)y->data)[i] = v;
+        else if (y->dtype == PFVM_FLOAT16)
+            ((uint16_t *)y->data)[i] = pfvm_float_to_half((float)v);
+        else
+            ((float *)y->data)[i] = (float)v;
+        if (mask && mask->data)
+            ((uint8_t *)mask->data)[i] = (uint8_t)keep;
+    }
     return PFVM_OK;
 }
 
