@@ -5763,6 +5763,122 @@ static pfvm_code pfvm__img_k_gs(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+/* ---- RoiAlign ----------------------------------------------------------------------- */
+
+static pfvm_code pfvm__img_infer_roialign(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape, *r = &c->in[1]->type.shape;
+    pfvm_shape out;
+    if (x->rank != 4 || r->rank != 2)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
+    out.rank = 4;
+    out.dims[0] = r->dims[0];
+    out.dims[1] = x->dims[1];
+    out.dims[2] = pfvm_sym_const(c->syms, pfvm_node_attr_int(c->node, "output_height", 1));
+    out.dims[3] = pfvm_sym_const(c->syms, pfvm_node_attr_int(c->node, "output_width", 1));
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
+}
+
+/* Bilinear sample at (y, x) with RoiAlign's edge rules; 0 outside. */
+static double pfvm__img_roi_sample(const pfvm_tensor *X, int64_t base, int64_t H, int64_t W, double y, double x, int is_max)
+{
+    int64_t y0, x0, y1, x1;
+    double ly, lx, v[4], w[4], r = 0;
+    int i;
+    if (y < -1.0 || y > (double)H || x < -1.0 || x > (double)W)
+        return is_max ? -INFINITY : 0;
+    y = y < 0 ? 0 : y;
+    x = x < 0 ? 0 : x;
+    y0 = (int64_t)y;
+    x0 = (int64_t)x;
+    if (y0 >= H - 1) {
+        y0 = y1 = H - 1;
+        y = (double)y0;
+    } else {
+        y1 = y0 + 1;
+    }
+    if (x0 >= W - 1) {
+        x0 = x1 = W - 1;
+        x = (double)x0;
+    } else {
+        x1 = x0 + 1;
+    }
+    ly = y - (double)y0;
+    lx = x - (double)x0;
+    v[0] = pfvm_tensor_get_f64(X, base + y0 * W + x0);
+    v[1] = pfvm_tensor_get_f64(X, base + y0 * W + x1);
+    v[2] = pfvm_tensor_get_f64(X, base + y1 * W + x0);
+    v[3] = pfvm_tensor_get_f64(X, base + y1 * W + x1);
+    w[0] = (1 - ly) * (1 - lx);
+    w[1] = (1 - ly) * lx;
+    w[2] = ly * (1 - lx);
+    w[3] = ly * lx;
+    if (is_max) {
+        r = -INFINITY;
+        for (i = 0; i < 4; i++)
+            r = fmax(r, w[i] * v[i]);
+        return r;
+    }
+    for (i = 0; i < 4; i++)
+        r += w[i] * v[i];
+    return r;
+}
+
+static pfvm_code pfvm__img_k_roialign(pfvm_kctx *k)
+{
+    const pfvm_tensor *X = k->in[0], *R = k->in[1], *BI = k->in[2];
+    int64_t oh = pfvm_node_attr_int(k->node, "output_height", 1), ow = pfvm_node_attr_int(k->node, "output_width", 1);
+    int64_t ratio = pfvm_node_attr_int(k->node, "sampling_ratio", 0), N, C, H, W, num, r, c, ph, pw;
+    double scale = pfvm_node_attr_float(k->node, "spatial_scale", 1.0f);
+    int is_max = !strcmp(pfvm_node_attr_string(k->node, "mode", "avg"), "max");
+    int half = k->node->opset >= 16 && !strcmp(pfvm_node_attr_string(k->node, "coordinate_transformation_mode", "half_pixel"),
+                                               "half_pixel");
+    if (X->rank != 4 || R->rank != 2 || R->dims[1] != 4 || pfvm_tensor_numel(BI) != R->dims[0] || oh < 1 || ow < 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "X must be [N,C,H,W], rois [num,4], batch_indices [num]");
+    N = X->dims[0];
+    C = X->dims[1];
+    H = X->dims[2];
+    W = X->dims[3];
+    num = R->dims[0];
+    for (r = 0; r < num; r++) {
+        int64_t b = pfvm_tensor_get_i64(BI, r), gh, gw;
+        double off = half ? 0.5 : 0, x1 = pfvm_tensor_get_f64(R, r * 4) * scale - off, y1 = pfvm_tensor_get_f64(R, r * 4 + 1) * scale - off;
+        double x2 = pfvm_tensor_get_f64(R, r * 4 + 2) * scale - off, y2 = pfvm_tensor_get_f64(R, r * 4 + 3) * scale - off;
+        double rw = x2 - x1, rh = y2 - y1, bh, bw;
+        if (b < 0 || b >= N)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "batch index %lld is out of range", (long long)b);
+        if (!half) {
+            rw = fmax(rw, 1);
+            rh = fmax(rh, 1);
+        }
+        bh = rh / (double)oh;
+        bw = rw / (double)ow;
+        gh = ratio > 0 ? ratio : (int64_t)ceil(rh / (double)oh);
+        gw = ratio > 0 ? ratio : (int64_t)ceil(rw / (double)ow);
+        for (c = 0; c < C; c++)
+            for (ph = 0; ph < oh; ph++)
+                for (pw = 0; pw < ow; pw++) {
+                    double acc = is_max ? -INFINITY : 0;
+                    int64_t iy, ix, cnt = gh * gw > 0 ? gh * gw : 1, o = ((r * C + c) * oh + ph) * ow + pw;
+                    for (iy = 0; iy < gh; iy++)
+                        for (ix = 0; ix < gw; ix++) {
+                            double y = y1 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
+                            double x = x1 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
+                            double v = pfvm__img_roi_sample(X, (b * C + c) * H * W, H, W, y, x, is_max);
+                            acc = is_max ? fmax(acc, v) : acc + v;
+                        }
+                    if (!is_max)
+                        acc /= (double)cnt;
+                    if (k->out[0]->dtype == PFVM_DOUBLE)
+                        ((double *)k->out[0]->data)[o] = acc;
+                    else
+                        ((float *)k->out[0]->data)[o] = (float)acc;
+                }
+    }
+    return PFVM_OK;
+}
+
 /* ---- NonMaxSuppression ------------------------------------------------------------- */
 
 static pfvm_code pfvm__img_infer_nms(pfvm_ictx *c)
@@ -5865,6 +5981,7 @@ static pfvm_code pfvm__img_k_nms(pfvm_kctx *k)
 }
 
 const pfvm_op_def pfvm__ops_image[] = {
+    {"RoiAlign", "", 10, 0, 3, 3, 1, 1, pfvm__img_infer_roialign, pfvm__img_k_roialign, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0},
     {"GridSample", "", 16, 0, 2, 2, 1, 1, pfvm__img_infer_gs, pfvm__img_k_gs, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0},
     {"NonMaxSuppression", "", 10, 0, 2, 5, 1, 1, pfvm__img_infer_nms, pfvm__img_k_nms, NULL, PFVM_FUSE_OPAQUE, "float", NULL, 0},
     {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, NULL, PFVM_FUSE_INJECTIVE,
@@ -7650,6 +7767,94 @@ static pfvm_code pfvm__nn_k_gmp(pfvm_kctx *k)
     return pfvm__nn_global(k, 1);
 }
 
+/* ---- MaxUnpool ------------------------------------------------------------------------ */
+
+static int pfvm__nn_unpool_dims(const pfvm_node *node, int rank, const int64_t *in, const pfvm_tensor *oshape, int64_t *out,
+                                pfvm_status *st)
+{
+    pfvm__nn_win w;
+    int i;
+    if (oshape) {
+        if (pfvm_tensor_numel(oshape) != rank)
+            return 0;
+        for (i = 0; i < rank; i++)
+            out[i] = pfvm_tensor_get_i64(oshape, i);
+        return 1;
+    }
+    if (pfvm__nn_window(node, rank - 2, NULL, &w, st))
+        return 0;
+    out[0] = in[0];
+    out[1] = in[1];
+    for (i = 0; i < rank - 2; i++)
+        out[i + 2] = (in[i + 2] - 1) * w.s[i] + w.k[i] - w.pb[i] - w.pe[i];
+    return 1;
+}
+
+static pfvm_code pfvm__nn_infer_unpool(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape;
+    int64_t in[PFVM_MAX_RANK], out[PFVM_MAX_RANK];
+    const pfvm_tensor *os = c->n_in > 2 && c->in[2] ? c->in[2]->value : NULL;
+    pfvm_shape s;
+    int i;
+    if (x->rank < 3 || (c->n_in > 2 && c->in[2] && !os))
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
+    for (i = 0; i < x->rank; i++)
+        if (!pfvm_sym_is_const(x->dims[i], &in[i]))
+            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
+    if (!pfvm__nn_unpool_dims(c->node, x->rank, in, os, out, c->st))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "output_shape or window attributes do not fit rank %d", x->rank);
+    if (pfvm_shape_from_dims(c->syms, &s, x->rank, out, c->st))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &s);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__nn_k_unpool(pfvm_kctx *k)
+{
+    const pfvm_tensor *X = k->in[0], *I = k->in[1];
+    pfvm_tensor *Y = k->out[0];
+    int64_t n = pfvm_tensor_numel(X), total, i;
+    if (X->rank < 3 || X->rank > PFVM_MAX_RANK)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input must have N, C and spatial dims");
+    if (!Y->data) {
+        int64_t out[PFVM_MAX_RANK];
+        if (!pfvm__nn_unpool_dims(k->node, X->rank, X->dims, k->n_in > 2 ? k->in[2] : NULL, out, k->st) ||
+            pfvm_kctx_output(k, 0, X->dtype, X->rank, out))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "cannot shape the output");
+    }
+    int64_t def[PFVM_MAX_RANK], dtotal = 1;
+    int d;
+    total = pfvm_tensor_numel(Y);
+    if (pfvm_tensor_numel(I) != n)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "indices do not match the input");
+    /* indices address the pooled input's shape (the default output); an
+     * explicit output_shape places the same coordinates in a larger tensor */
+    if (!pfvm__nn_unpool_dims(k->node, X->rank, X->dims, NULL, def, k->st))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "window attributes do not fit");
+    for (d = 0; d < X->rank; d++)
+        dtotal *= def[d];
+    memset(Y->data, 0, Y->nbytes);
+    for (i = 0; i < n; i++) {
+        int64_t at = pfvm_tensor_get_i64(I, i), rest, dst = 0, mul = 1;
+        int inside = 1;
+        if (at < 0 || at >= dtotal)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "index %lld is outside the output", (long long)at);
+        rest = at;
+        for (d = X->rank - 1; d >= 0; d--) {
+            int64_t cidx = rest % def[d];
+            rest /= def[d];
+            if (cidx >= Y->dims[d])
+                inside = 0;
+            dst += cidx * mul;
+            mul *= Y->dims[d];
+        }
+        if (inside && dst < total)
+            pfvm__nn_st(Y, dst, pfvm__nn_ldd(X, i));
+    }
+    return PFVM_OK;
+}
+
 /* ---- normalisation --------------------------------------------------------------------------- */
 
 static pfvm_code pfvm__nn_infer_bn(pfvm_ictx *c)
@@ -7884,6 +8089,7 @@ const pfvm_op_def pfvm__ops_nn[] = {
     {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0},
     {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, 0},
     {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0},
+    {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0},
     {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
     {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
     {"BatchNormalization", "", 6, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0},

@@ -401,6 +401,122 @@ static pfvm_code pfvm__img_k_gs(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+/* ---- RoiAlign ----------------------------------------------------------------------- */
+
+static pfvm_code pfvm__img_infer_roialign(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape, *r = &c->in[1]->type.shape;
+    pfvm_shape out;
+    if (x->rank != 4 || r->rank != 2)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
+    out.rank = 4;
+    out.dims[0] = r->dims[0];
+    out.dims[1] = x->dims[1];
+    out.dims[2] = pfvm_sym_const(c->syms, pfvm_node_attr_int(c->node, "output_height", 1));
+    out.dims[3] = pfvm_sym_const(c->syms, pfvm_node_attr_int(c->node, "output_width", 1));
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
+}
+
+/* Bilinear sample at (y, x) with RoiAlign's edge rules; 0 outside. */
+static double pfvm__img_roi_sample(const pfvm_tensor *X, int64_t base, int64_t H, int64_t W, double y, double x, int is_max)
+{
+    int64_t y0, x0, y1, x1;
+    double ly, lx, v[4], w[4], r = 0;
+    int i;
+    if (y < -1.0 || y > (double)H || x < -1.0 || x > (double)W)
+        return is_max ? -INFINITY : 0;
+    y = y < 0 ? 0 : y;
+    x = x < 0 ? 0 : x;
+    y0 = (int64_t)y;
+    x0 = (int64_t)x;
+    if (y0 >= H - 1) {
+        y0 = y1 = H - 1;
+        y = (double)y0;
+    } else {
+        y1 = y0 + 1;
+    }
+    if (x0 >= W - 1) {
+        x0 = x1 = W - 1;
+        x = (double)x0;
+    } else {
+        x1 = x0 + 1;
+    }
+    ly = y - (double)y0;
+    lx = x - (double)x0;
+    v[0] = pfvm_tensor_get_f64(X, base + y0 * W + x0);
+    v[1] = pfvm_tensor_get_f64(X, base + y0 * W + x1);
+    v[2] = pfvm_tensor_get_f64(X, base + y1 * W + x0);
+    v[3] = pfvm_tensor_get_f64(X, base + y1 * W + x1);
+    w[0] = (1 - ly) * (1 - lx);
+    w[1] = (1 - ly) * lx;
+    w[2] = ly * (1 - lx);
+    w[3] = ly * lx;
+    if (is_max) {
+        r = -INFINITY;
+        for (i = 0; i < 4; i++)
+            r = fmax(r, w[i] * v[i]);
+        return r;
+    }
+    for (i = 0; i < 4; i++)
+        r += w[i] * v[i];
+    return r;
+}
+
+static pfvm_code pfvm__img_k_roialign(pfvm_kctx *k)
+{
+    const pfvm_tensor *X = k->in[0], *R = k->in[1], *BI = k->in[2];
+    int64_t oh = pfvm_node_attr_int(k->node, "output_height", 1), ow = pfvm_node_attr_int(k->node, "output_width", 1);
+    int64_t ratio = pfvm_node_attr_int(k->node, "sampling_ratio", 0), N, C, H, W, num, r, c, ph, pw;
+    double scale = pfvm_node_attr_float(k->node, "spatial_scale", 1.0f);
+    int is_max = !strcmp(pfvm_node_attr_string(k->node, "mode", "avg"), "max");
+    int half = k->node->opset >= 16 && !strcmp(pfvm_node_attr_string(k->node, "coordinate_transformation_mode", "half_pixel"),
+                                               "half_pixel");
+    if (X->rank != 4 || R->rank != 2 || R->dims[1] != 4 || pfvm_tensor_numel(BI) != R->dims[0] || oh < 1 || ow < 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "X must be [N,C,H,W], rois [num,4], batch_indices [num]");
+    N = X->dims[0];
+    C = X->dims[1];
+    H = X->dims[2];
+    W = X->dims[3];
+    num = R->dims[0];
+    for (r = 0; r < num; r++) {
+        int64_t b = pfvm_tensor_get_i64(BI, r), gh, gw;
+        double off = half ? 0.5 : 0, x1 = pfvm_tensor_get_f64(R, r * 4) * scale - off, y1 = pfvm_tensor_get_f64(R, r * 4 + 1) * scale - off;
+        double x2 = pfvm_tensor_get_f64(R, r * 4 + 2) * scale - off, y2 = pfvm_tensor_get_f64(R, r * 4 + 3) * scale - off;
+        double rw = x2 - x1, rh = y2 - y1, bh, bw;
+        if (b < 0 || b >= N)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "batch index %lld is out of range", (long long)b);
+        if (!half) {
+            rw = fmax(rw, 1);
+            rh = fmax(rh, 1);
+        }
+        bh = rh / (double)oh;
+        bw = rw / (double)ow;
+        gh = ratio > 0 ? ratio : (int64_t)ceil(rh / (double)oh);
+        gw = ratio > 0 ? ratio : (int64_t)ceil(rw / (double)ow);
+        for (c = 0; c < C; c++)
+            for (ph = 0; ph < oh; ph++)
+                for (pw = 0; pw < ow; pw++) {
+                    double acc = is_max ? -INFINITY : 0;
+                    int64_t iy, ix, cnt = gh * gw > 0 ? gh * gw : 1, o = ((r * C + c) * oh + ph) * ow + pw;
+                    for (iy = 0; iy < gh; iy++)
+                        for (ix = 0; ix < gw; ix++) {
+                            double y = y1 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
+                            double x = x1 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
+                            double v = pfvm__img_roi_sample(X, (b * C + c) * H * W, H, W, y, x, is_max);
+                            acc = is_max ? fmax(acc, v) : acc + v;
+                        }
+                    if (!is_max)
+                        acc /= (double)cnt;
+                    if (k->out[0]->dtype == PFVM_DOUBLE)
+                        ((double *)k->out[0]->data)[o] = acc;
+                    else
+                        ((float *)k->out[0]->data)[o] = (float)acc;
+                }
+    }
+    return PFVM_OK;
+}
+
 /* ---- NonMaxSuppression ------------------------------------------------------------- */
 
 static pfvm_code pfvm__img_infer_nms(pfvm_ictx *c)
@@ -503,6 +619,7 @@ static pfvm_code pfvm__img_k_nms(pfvm_kctx *k)
 }
 
 const pfvm_op_def pfvm__ops_image[] = {
+    {"RoiAlign", "", 10, 0, 3, 3, 1, 1, pfvm__img_infer_roialign, pfvm__img_k_roialign, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0},
     {"GridSample", "", 16, 0, 2, 2, 1, 1, pfvm__img_infer_gs, pfvm__img_k_gs, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0},
     {"NonMaxSuppression", "", 10, 0, 2, 5, 1, 1, pfvm__img_infer_nms, pfvm__img_k_nms, NULL, PFVM_FUSE_OPAQUE, "float", NULL, 0},
     {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, NULL, PFVM_FUSE_INJECTIVE,

@@ -608,6 +608,94 @@ static pfvm_code pfvm__nn_k_gmp(pfvm_kctx *k)
     return pfvm__nn_global(k, 1);
 }
 
+/* ---- MaxUnpool ------------------------------------------------------------------------ */
+
+static int pfvm__nn_unpool_dims(const pfvm_node *node, int rank, const int64_t *in, const pfvm_tensor *oshape, int64_t *out,
+                                pfvm_status *st)
+{
+    pfvm__nn_win w;
+    int i;
+    if (oshape) {
+        if (pfvm_tensor_numel(oshape) != rank)
+            return 0;
+        for (i = 0; i < rank; i++)
+            out[i] = pfvm_tensor_get_i64(oshape, i);
+        return 1;
+    }
+    if (pfvm__nn_window(node, rank - 2, NULL, &w, st))
+        return 0;
+    out[0] = in[0];
+    out[1] = in[1];
+    for (i = 0; i < rank - 2; i++)
+        out[i + 2] = (in[i + 2] - 1) * w.s[i] + w.k[i] - w.pb[i] - w.pe[i];
+    return 1;
+}
+
+static pfvm_code pfvm__nn_infer_unpool(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape;
+    int64_t in[PFVM_MAX_RANK], out[PFVM_MAX_RANK];
+    const pfvm_tensor *os = c->n_in > 2 && c->in[2] ? c->in[2]->value : NULL;
+    pfvm_shape s;
+    int i;
+    if (x->rank < 3 || (c->n_in > 2 && c->in[2] && !os))
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
+    for (i = 0; i < x->rank; i++)
+        if (!pfvm_sym_is_const(x->dims[i], &in[i]))
+            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
+    if (!pfvm__nn_unpool_dims(c->node, x->rank, in, os, out, c->st))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "output_shape or window attributes do not fit rank %d", x->rank);
+    if (pfvm_shape_from_dims(c->syms, &s, x->rank, out, c->st))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &s);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__nn_k_unpool(pfvm_kctx *k)
+{
+    const pfvm_tensor *X = k->in[0], *I = k->in[1];
+    pfvm_tensor *Y = k->out[0];
+    int64_t n = pfvm_tensor_numel(X), total, i;
+    if (X->rank < 3 || X->rank > PFVM_MAX_RANK)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input must have N, C and spatial dims");
+    if (!Y->data) {
+        int64_t out[PFVM_MAX_RANK];
+        if (!pfvm__nn_unpool_dims(k->node, X->rank, X->dims, k->n_in > 2 ? k->in[2] : NULL, out, k->st) ||
+            pfvm_kctx_output(k, 0, X->dtype, X->rank, out))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "cannot shape the output");
+    }
+    int64_t def[PFVM_MAX_RANK], dtotal = 1;
+    int d;
+    total = pfvm_tensor_numel(Y);
+    if (pfvm_tensor_numel(I) != n)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "indices do not match the input");
+    /* indices address the pooled input's shape (the default output); an
+     * explicit output_shape places the same coordinates in a larger tensor */
+    if (!pfvm__nn_unpool_dims(k->node, X->rank, X->dims, NULL, def, k->st))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "window attributes do not fit");
+    for (d = 0; d < X->rank; d++)
+        dtotal *= def[d];
+    memset(Y->data, 0, Y->nbytes);
+    for (i = 0; i < n; i++) {
+        int64_t at = pfvm_tensor_get_i64(I, i), rest, dst = 0, mul = 1;
+        int inside = 1;
+        if (at < 0 || at >= dtotal)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "index %lld is outside the output", (long long)at);
+        rest = at;
+        for (d = X->rank - 1; d >= 0; d--) {
+            int64_t cidx = rest % def[d];
+            rest /= def[d];
+            if (cidx >= Y->dims[d])
+                inside = 0;
+            dst += cidx * mul;
+            mul *= Y->dims[d];
+        }
+        if (inside && dst < total)
+            pfvm__nn_st(Y, dst, pfvm__nn_ldd(X, i));
+    }
+    return PFVM_OK;
+}
+
 /* ---- normalisation --------------------------------------------------------------------------- */
 
 static pfvm_code pfvm__nn_infer_bn(pfvm_ictx *c)
@@ -842,6 +930,7 @@ const pfvm_op_def pfvm__ops_nn[] = {
     {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0},
     {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, 0},
     {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0},
+    {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0},
     {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
     {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
     {"BatchNormalization", "", 6, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0},
