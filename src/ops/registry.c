@@ -18,7 +18,8 @@
     X(rnn)                \
     X(training)           \
     X(einsum)             \
-    X(random)
+    X(random)             \
+    X(signal)
 
 #define PFVM__DECLARE(f) extern const pfvm_op_def pfvm__ops_##f[];
 PFVM__FAMILIES(PFVM__DECLARE)
