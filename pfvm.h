@@ -6763,7 +6763,7 @@ const pfvm_op_def pfvm__ops_linalg[] = {
 /* ops/misc: operators that share no engine with a family — the signal
  * windows (Hann, Hamming, Blackman), Det, MeanVarianceNormalization,
  * StringNormalizer (ASCII case mapping: independent of the machine's
- * locales) and Unique. */
+ * locales), TfIdfVectorizer and Unique. */
 
 #include <math.h>
 
@@ -7041,6 +7041,91 @@ static pfvm_code pfvm__ms_k_strnorm(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+/* ---- TfIdfVectorizer ----------------------------------------------------------------------- */
+
+static int64_t pfvm__ms_tfidf_width(const pfvm_node *n)
+{
+    const int64_t *ix;
+    int cnt = pfvm_node_attr_ints(n, "ngram_indexes", &ix), i;
+    int64_t w = 0;
+    for (i = 0; i < cnt; i++)
+        if (ix[i] + 1 > w)
+            w = ix[i] + 1;
+    return w;
+}
+
+static pfvm_code pfvm__ms_infer_tfidf(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape;
+    pfvm_shape out;
+    if (x->rank != 1 && x->rank != 2)
+        return pfvm_infer_unknown(c, 0, PFVM_FLOAT, -1);
+    out.rank = x->rank;
+    if (x->rank == 2)
+        out.dims[0] = x->dims[0];
+    out.dims[x->rank - 1] = pfvm_sym_const(c->syms, pfvm__ms_tfidf_width(c->node));
+    pfvm_ival_set_tensor(c->out[0], PFVM_FLOAT, &out);
+    return PFVM_OK;
+}
+
+/* Token i of row r equals pool token p. */
+static int pfvm__ms_tok_eq(const pfvm_tensor *x, int64_t i, const pfvm_attr *pool, int64_t p)
+{
+    if (x->dtype == PFVM_STRING)
+        return pool->type == PFVM_ATTR_STRINGS && !strcmp(((char *const *)x->data)[i], pool->strings[p]);
+    return pool->type == PFVM_ATTR_INTS && pfvm_tensor_get_i64(x, i) == pool->ints[p];
+}
+
+static pfvm_code pfvm__ms_k_tfidf(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    const pfvm_node *n = k->node;
+    const pfvm_attr *pool = pfvm_node_attr(n, x->dtype == PFVM_STRING ? "pool_strings" : "pool_int64s");
+    const int64_t *counts, *indexes;
+    const float *weights;
+    int n_counts = pfvm_node_attr_ints(n, "ngram_counts", &counts), n_idx = pfvm_node_attr_ints(n, "ngram_indexes", &indexes);
+    int n_w = pfvm_node_attr_floats(n, "weights", &weights);
+    int64_t minn = pfvm_node_attr_int(n, "min_gram_length", 1), maxn = pfvm_node_attr_int(n, "max_gram_length", 1);
+    int64_t skips = pfvm_node_attr_int(n, "max_skip_count", 0), width = pfvm__ms_tfidf_width(n);
+    const char *mode = pfvm_node_attr_string(n, "mode", "TF");
+    int64_t rows = x->rank == 2 ? x->dims[0] : 1, len = x->rank ? x->dims[x->rank - 1] : 1, r, gl, sk, i, e, g;
+    float *y = (float *)k->out[0]->data;
+    if (!pool || n_counts < 1 || n_idx < 0 || maxn < minn || minn < 1 || maxn > n_counts || skips < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "pool, ngram_counts or gram lengths are not consistent");
+    memset(y, 0, sizeof(float) * (size_t)(rows * width));
+    for (r = 0; r < rows; r++)
+        for (gl = minn; gl <= maxn; gl++) {
+            int64_t start = counts[gl - 1], end = gl < n_counts ? counts[gl] : pool->n, first = 0;
+            for (g = 0; g < gl - 1; g++)
+                first += ((g + 1 < n_counts ? counts[g + 1] : pool->n) - counts[g]) / (g + 1);
+            for (sk = 0; sk <= (gl == 1 ? 0 : skips); sk++)
+                for (i = 0; i + (gl - 1) * (sk + 1) < len; i++) {
+                    int64_t p;
+                    for (p = start; p + gl <= end; p += gl) {
+                        int match = 1;
+                        for (e = 0; e < gl && match; e++)
+                            match = pfvm__ms_tok_eq(x, r * len + i + e * (sk + 1), pool, p + e);
+                        if (match) {
+                            int64_t gi = first + (p - start) / gl;
+                            if (gi < n_idx && indexes[gi] >= 0 && indexes[gi] < width)
+                                y[r * width + indexes[gi]] += 1;
+                            break;
+                        }
+                    }
+                }
+        }
+    for (i = 0; i < rows * width; i++) {
+        double w = n_w > 0 && i % width < n_w ? weights[i % width] : 1;
+        if (!strcmp(mode, "IDF"))
+            y[i] = y[i] > 0 ? (float)w : 0;
+        else if (!strcmp(mode, "TFIDF"))
+            y[i] = (float)(y[i] * w);
+        else if (strcmp(mode, "TF"))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "mode '%s' is not valid", mode);
+    }
+    return PFVM_OK;
+}
+
 /* ---- Unique ----------------------------------------------------------------------------------- */
 
 static pfvm_code pfvm__ms_infer_unique(pfvm_ictx *c)
@@ -7155,6 +7240,7 @@ const pfvm_op_def pfvm__ops_misc[] = {
     {"Det", "", 11, 0, 1, 1, 1, 1, pfvm__ms_infer_det, pfvm__ms_k_det, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0},
     {"MeanVarianceNormalization", "", 9, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__ms_k_mvn, NULL, PFVM_FUSE_REDUCTION, "float,double", NULL, 0},
     {"StringNormalizer", "", 10, 0, 1, 1, 1, 1, pfvm__ms_infer_strnorm, pfvm__ms_k_strnorm, NULL, PFVM_FUSE_OPAQUE, "string", NULL, 0},
+    {"TfIdfVectorizer", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_tfidf, pfvm__ms_k_tfidf, NULL, PFVM_FUSE_OPAQUE, "string,int32,int64 -> float", NULL, 0},
     {"Unique", "", 11, 0, 1, 1, 1, 4, pfvm__ms_infer_unique, pfvm__ms_k_unique, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };
