@@ -3707,9 +3707,10 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
 
 static pfvm_code pfvm__cf_infer_scan(pfvm_ictx *c)
 {
-    int j, n_state = c->n_in - (int)pfvm_node_attr_int(c->node, "num_scan_inputs", 0);
+    int first = c->node->opset < 9; /* opset 8 starts with sequence_lens */
+    int j, n_state = c->n_in - first - (int)pfvm_node_attr_int(c->node, "num_scan_inputs", 0);
     for (j = 0; j < c->n_out; j++)
-        pfvm__cf_set_dynamic(c, j, j < n_state && j < c->n_in && c->in[j] ? &c->in[j]->type : NULL);
+        pfvm__cf_set_dynamic(c, j, j < n_state && c->in[first + j] ? &c->in[first + j]->type : NULL);
     return PFVM_OK;
 }
 
@@ -3758,7 +3759,7 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
         for (j = 0; j < m && !rc; j++) {
             const pfvm_tensor *x = k->in[n + j];
             int ax = pfvm__axis(pfvm__cf_attr_at(k->node, "scan_input_axes", j, 0), x->rank);
-            int64_t at = pfvm__cf_attr_at(k->node, "scan_input_directions", j, 0) ? T - 1 - t : t;
+            int64_t at = pfvm__cf_attr_at(k->node, k->node->opset < 9 ? "directions" : "scan_input_directions", j, 0) ? T - 1 - t : t;
             pfvm_tensor_free(slices[j]);
             if (!(slices[j] = pfvm__cf_slice(k, x, ax, at, 0)))
                 rc = k->st ? k->st->code : PFVM_ERR_NOMEM;
@@ -3809,6 +3810,83 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
     stbds_arrfree(slices);
     stbds_arrfree(outs);
     stbds_arrfree(ins);
+    return rc;
+}
+
+/* Scan before opset 9: every input and output has a batch axis 0 and input
+ * 0 is the optional sequence_lens. Each batch entry runs as an opset-9
+ * scan over its slices; the results are stacked back along axis 0. */
+static pfvm_code pfvm__cf_k_scan8(pfvm_kctx *k)
+{
+    const pfvm_tensor *lens = k->in[0];
+    int64_t B, b;
+    int j, n_in = k->n_in - 1;
+    pfvm_tensor **slices = NULL, **results = NULL;
+    pfvm_code rc = PFVM_OK;
+    if (n_in < 1 || !k->in[1] || k->in[1]->rank < 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "needs inputs with a batch axis");
+    B = k->in[1]->dims[0];
+    stbds_arrsetlen(slices, n_in);
+    stbds_arrsetlen(results, (size_t)(B * k->n_out));
+    memset(results, 0, sizeof(pfvm_tensor *) * (size_t)(B * k->n_out));
+    for (j = 0; j < n_in; j++)
+        slices[j] = NULL;
+    for (b = 0; !rc && b < B; b++) {
+        pfvm_kctx sub = *k;
+        pfvm_tensor *outs[64];
+        if (lens && pfvm_tensor_numel(lens) > b) {
+            /* scan inputs come last, as [batch, sequence, ...] */
+            const pfvm_tensor *last = k->in[k->n_in - 1];
+            int64_t want = pfvm_tensor_get_i64(lens, b), full = last->rank >= 2 ? last->dims[1] : want;
+            if (want != full) {
+                rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "sequence_lens shorter than the sequence");
+                break;
+            }
+        }
+        if (k->n_out > 64) {
+            rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "more than 64 outputs");
+            break;
+        }
+        for (j = 0; j < n_in && !rc; j++) {
+            pfvm_tensor_free(slices[j]);
+            if (k->in[1 + j]->rank < 1 || k->in[1 + j]->dims[0] != B || !(slices[j] = pfvm__cf_slice(k, k->in[1 + j], 0, b, 0)))
+                rc = k->st && k->st->code ? k->st->code
+                                          : pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input %d has no batch entry %lld", 1 + j, (long long)b);
+        }
+        if (rc)
+            break;
+        for (j = 0; j < k->n_out; j++) {
+            outs[j] = (pfvm_tensor *)pfvm__calloc(1, sizeof(pfvm_tensor));
+            if (!outs[j]) {
+                rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+                break;
+            }
+            outs[j]->rank = -1;
+            outs[j]->dtype = k->out[j] ? k->out[j]->dtype : PFVM_FLOAT;
+            results[b * k->n_out + j] = outs[j];
+        }
+        if (rc)
+            break;
+        sub.in = (const pfvm_tensor *const *)slices;
+        sub.n_in = n_in;
+        sub.out = outs;
+        rc = pfvm__cf_k_scan(&sub);
+    }
+    for (j = 0; !rc && j < k->n_out; j++) {
+        pfvm_tensor *parts[4096];
+        if (B > 4096) {
+            rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "batch larger than 4096");
+            break;
+        }
+        for (b = 0; b < B; b++)
+            parts[b] = results[b * k->n_out + j];
+        if (k->out[j])
+            rc = pfvm__cf_stack(k, j, parts, B, 0, k->out[j]->dtype);
+    }
+    pfvm__cf_free_all(slices, n_in);
+    pfvm__cf_free_all(results, (int)(B * k->n_out));
+    stbds_arrfree(slices);
+    stbds_arrfree(results);
     return rc;
 }
 
@@ -4162,6 +4240,7 @@ static pfvm_code pfvm__cf_k_get(pfvm_kctx *k)
 const pfvm_op_def pfvm__ops_control[] = {
     {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
     {"Loop", "", 1, 0, 2, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
+    {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
     {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
     {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
     {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_of_input, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
