@@ -130,10 +130,26 @@ def make(name):
                                                       " ".join(ops)))
 
 
+def make_external():
+    """mlp_external: the mlp fixture with every initializer in weights.bin
+    (ONNX external data), to test the reader's external-data path."""
+    import shutil
+    src, dst = os.path.join(OUT, "mlp"), os.path.join(OUT, "mlp_external")
+    os.makedirs(os.path.join(dst, "test_data_set_0"), exist_ok=True)
+    onnx.save_model(onnx.load(os.path.join(src, "model.onnx")), os.path.join(dst, "model.onnx"),
+                    save_as_external_data=True, all_tensors_to_one_file=True, location="weights.bin",
+                    size_threshold=0)
+    for f in ("input_0.pb", "output_0.pb"):
+        shutil.copy(os.path.join(src, "test_data_set_0", f), os.path.join(dst, "test_data_set_0", f))
+    print("mlp_external         mlp with external data (weights.bin)")
+
+
 def main():
     names = sys.argv[1:] or list(FIXTURES)
     for n in names:
         make(n)
+    if "mlp" in names:
+        make_external()
 
 
 if __name__ == "__main__":
