@@ -142,8 +142,15 @@ static pfvm_code pfvm__infer_graph(pfvm_graph *g, int strict, pfvm_arena *arena,
             break;
         for (j = 0; j < n->n_outputs; j++)
             if (outs[j]) {
+                pfvm_value *v = n->outputs[j];
                 pfvm__ival_materialize(outs[j], arena);
-                n->outputs[j]->type = outs[j]->type;
+                /* a declared type wins over a vaguer inferred one (another
+                 * kind, or an unknown rank) */
+                if (v->has_type_info && v->type.kind != PFVM_KIND_UNKNOWN &&
+                    (outs[j]->type.kind != v->type.kind ||
+                     (v->type.kind == PFVM_KIND_TENSOR && outs[j]->type.shape.rank < 0)))
+                    continue;
+                v->type = outs[j]->type;
             }
     }
     stbds_arrfree(ins);
