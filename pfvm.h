@@ -1911,6 +1911,9 @@ static const pfvm_sym *pfvm__minmax(pfvm_symtab *t, pfvm_sym_kind kind, const pf
     }
     if (d && d->nonneg) /* a >= b */
         return kind == PFVM_SYM_MIN ? b : a;
+    d = pfvm_sym_sub(t, b, a);
+    if (d && d->nonneg) /* b >= a */
+        return kind == PFVM_SYM_MIN ? a : b;
     return pfvm__comm(t, kind, a, b);
 }
 
@@ -4791,6 +4794,61 @@ static pfvm_code pfvm__ew_infer_bcast(pfvm_ictx *c)
     return pfvm__fail(c->st, PFVM_ERR_INVALID, "no inputs");
 }
 
+/* Symbolic contents of input i as n entries (a scalar repeats), or 0. */
+static int pfvm__ew_sym_vec(pfvm_ictx *c, int i, int n, const pfvm_sym **out)
+{
+    const pfvm_ival *v = c->in[i];
+    int64_t tmp[64];
+    int k, m;
+    if (v->sym) {
+        if (v->n_sym != n && v->n_sym != 1)
+            return 0;
+        for (k = 0; k < n; k++)
+            out[k] = v->sym[v->n_sym == 1 ? 0 : k];
+        return 1;
+    }
+    m = pfvm_ival_ints(v, tmp, 64);
+    if (m < 0 || (m != n && m != 1))
+        return 0;
+    for (k = 0; k < n; k++)
+        out[k] = pfvm_sym_const(c->syms, tmp[m == 1 ? 0 : k]);
+    return 1;
+}
+
+/* Shape arithmetic: Add/Sub/Mul/Div of small integer vectors whose
+ * contents are known symbolically (Shape -> Gather -> Mul -> Concat). */
+static pfvm_code pfvm__ew_infer_arith(pfvm_ictx *c)
+{
+    pfvm_code rc = pfvm__ew_infer_bcast(c);
+    const char *op = c->node->op_type;
+    const pfvm_sym *a[64], *b[64], *r[64];
+    int n = -1, k;
+    if (rc || c->n_in != 2 || !c->out[0] || !pfvm_dtype_is_int(c->out[0]->type.dtype))
+        return rc;
+    if (!(c->in[0]->sym || c->in[0]->value) || !(c->in[1]->sym || c->in[1]->value))
+        return PFVM_OK;
+    n = c->in[0]->sym ? c->in[0]->n_sym : c->in[1]->sym ? c->in[1]->n_sym : 0;
+    if (c->in[1]->sym && c->in[1]->n_sym > n)
+        n = c->in[1]->n_sym;
+    if (n < 1 || n > 64 || !pfvm__ew_sym_vec(c, 0, n, a) || !pfvm__ew_sym_vec(c, 1, n, b))
+        return PFVM_OK;
+    for (k = 0; k < n; k++) {
+        if (!strcmp(op, "Add"))
+            r[k] = pfvm_sym_add(c->syms, a[k], b[k]);
+        else if (!strcmp(op, "Sub"))
+            r[k] = pfvm_sym_sub(c->syms, a[k], b[k]);
+        else if (!strcmp(op, "Mul"))
+            r[k] = pfvm_sym_mul(c->syms, a[k], b[k]);
+        else if (pfvm_sym_proven_nonneg(a[k]) && pfvm_sym_is_const(b[k], NULL) && b[k]->value > 0)
+            r[k] = pfvm_sym_div(c->syms, a[k], b[k]); /* truncation = floor for non-negative values */
+        else
+            return PFVM_OK;
+        if (!r[k])
+            return PFVM_OK;
+    }
+    return pfvm_ival_set_sym(c, c->out[0], r, n);
+}
+
 static pfvm_code pfvm__ew_infer_bool(pfvm_ictx *c)
 {
     return pfvm_ew_infer_broadcast_to(c, PFVM_BOOL);
@@ -5411,10 +5469,10 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
     {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE, PFVM__EW_FLOATS, NULL, 0},
     PFVM__EW_U("Not", 1, pfvm__ew_k_not, "bool"),
     PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, "int8,int16,int32,int64,uint8,uint16,uint32,uint64"),
-    PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_arith, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_arith, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_arith, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_arith, PFVM__EW_NUMERIC),
     PFVM__EW_B("Pow", 1, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
     PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
     PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64"),
@@ -10755,7 +10813,7 @@ static pfvm_code pfvm__tn_infer_slice(pfvm_ictx *c)
     for (i = 1; i < c->n_in && i < 5; i++) {
         if (!c->in[i])
             continue;
-        if (!c->in[i]->value)
+        if (!c->in[i]->value && !pfvm__ival_materialize((pfvm_ival *)c->in[i], c->arena))
             return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, s->rank);
         vals[i] = c->in[i]->value;
     }
@@ -11111,6 +11169,29 @@ static pfvm_code pfvm__tn_infer_range(pfvm_ictx *c)
     pfvm_dtype dt = c->in[0]->type.dtype;
     const pfvm_tensor *a = c->in[0]->value, *b = c->in[1]->value, *d = c->in[2]->value;
     pfvm_shape s;
+    if (!(a && b && d) && pfvm_dtype_is_int(dt)) {
+        /* integer ranges over symbolic bounds: ceil((limit - start) / delta) */
+        const pfvm_sym *v[3];
+        int i, ok = 1;
+        for (i = 0; i < 3 && ok; i++) {
+            int64_t x;
+            if (c->in[i]->sym && c->in[i]->n_sym == 1)
+                v[i] = c->in[i]->sym[0];
+            else if (pfvm_ival_ints(c->in[i], &x, 1) == 1)
+                v[i] = pfvm_sym_const(c->syms, x);
+            else
+                ok = 0;
+        }
+        if (ok && pfvm_sym_is_const(v[2], NULL) && v[2]->value > 0) {
+            const pfvm_sym *len = pfvm_sym_ceildiv(c->syms, pfvm_sym_sub(c->syms, v[1], v[0]), v[2]);
+            s.rank = 1;
+            s.dims[0] = pfvm_sym_max(c->syms, pfvm_sym_const(c->syms, 0), len);
+            if (s.dims[0]) {
+                pfvm_ival_set_tensor(c->out[0], dt, &s);
+                return PFVM_OK;
+            }
+        }
+    }
     if (a && b && d) {
         double start = pfvm_tensor_get_f64(a, 0), limit = pfvm_tensor_get_f64(b, 0), delta = pfvm_tensor_get_f64(d, 0);
         double n;
@@ -11474,8 +11555,26 @@ static pfvm_code pfvm__infer_graph(pfvm_graph *g, int strict, pfvm_arena *arena,
             break;
         for (j = 0; j < n->n_outputs; j++)
             if (outs[j]) {
+                pfvm_value *v = n->outputs[j];
                 pfvm__ival_materialize(outs[j], arena);
-                n->outputs[j]->type = outs[j]->type;
+                /* a declared type wins over a vaguer inferred one (another
+                 * kind, or an unknown rank) */
+                if (v->has_type_info && v->type.kind != PFVM_KIND_UNKNOWN &&
+                    (outs[j]->type.kind != v->type.kind ||
+                     (v->type.kind == PFVM_KIND_TENSOR && outs[j]->type.shape.rank < 0)))
+                    continue;
+                /* dims inference could not name (fresh unknowns) keep what
+                 * the model declared */
+                if (v->has_type_info && v->type.kind == PFVM_KIND_TENSOR &&
+                    v->type.shape.rank == outs[j]->type.shape.rank) {
+                    int d;
+                    for (d = 0; d < v->type.shape.rank; d++) {
+                        const pfvm_sym *x = outs[j]->type.shape.dims[d];
+                        if (x && x->kind == PFVM_SYM_VAR && !x->pos)
+                            outs[j]->type.shape.dims[d] = v->type.shape.dims[d];
+                    }
+                }
+                v->type = outs[j]->type;
             }
     }
     stbds_arrfree(ins);

@@ -76,6 +76,9 @@ static void test_sym(void)
     CHECK(pfvm_sym_add(t, pfvm_sym_const(t, INT64_MAX), pfvm_sym_const(t, 1)) == NULL);
     CHECK(pfvm_sym_div(t, n, pfvm_sym_const(t, 0)) == NULL);
     CHECK(pfvm_sym_max(t, pfvm_sym_addi(t, n, 1), n) == pfvm_sym_addi(t, n, 1));
+    CHECK(pfvm_sym_max(t, pfvm_sym_const(t, 0), n) == n);       /* dims are >= 0 */
+    CHECK(pfvm_sym_min(t, n, pfvm_sym_addi(t, n, 3)) == n);
+    CHECK(pfvm_sym_ceildiv(t, n, pfvm_sym_const(t, 1)) == n);
     CHECK(printed_is(pfvm_sym_addi(t, pfvm_sym_muli(t, n, 64), -1), "64*n-1"));
     CHECK(printed_is(pfvm_sym_div(t, pfvm_sym_addi(t, h, 1), two), "(h+1)/2"));
     CHECK(printed_is(pfvm_sym_min(t, n, h), "min(h,n)"));

@@ -273,6 +273,61 @@ static pfvm_code pfvm__ew_infer_bcast(pfvm_ictx *c)
     return pfvm__fail(c->st, PFVM_ERR_INVALID, "no inputs");
 }
 
+/* Symbolic contents of input i as n entries (a scalar repeats), or 0. */
+static int pfvm__ew_sym_vec(pfvm_ictx *c, int i, int n, const pfvm_sym **out)
+{
+    const pfvm_ival *v = c->in[i];
+    int64_t tmp[64];
+    int k, m;
+    if (v->sym) {
+        if (v->n_sym != n && v->n_sym != 1)
+            return 0;
+        for (k = 0; k < n; k++)
+            out[k] = v->sym[v->n_sym == 1 ? 0 : k];
+        return 1;
+    }
+    m = pfvm_ival_ints(v, tmp, 64);
+    if (m < 0 || (m != n && m != 1))
+        return 0;
+    for (k = 0; k < n; k++)
+        out[k] = pfvm_sym_const(c->syms, tmp[m == 1 ? 0 : k]);
+    return 1;
+}
+
+/* Shape arithmetic: Add/Sub/Mul/Div of small integer vectors whose
+ * contents are known symbolically (Shape -> Gather -> Mul -> Concat). */
+static pfvm_code pfvm__ew_infer_arith(pfvm_ictx *c)
+{
+    pfvm_code rc = pfvm__ew_infer_bcast(c);
+    const char *op = c->node->op_type;
+    const pfvm_sym *a[64], *b[64], *r[64];
+    int n = -1, k;
+    if (rc || c->n_in != 2 || !c->out[0] || !pfvm_dtype_is_int(c->out[0]->type.dtype))
+        return rc;
+    if (!(c->in[0]->sym || c->in[0]->value) || !(c->in[1]->sym || c->in[1]->value))
+        return PFVM_OK;
+    n = c->in[0]->sym ? c->in[0]->n_sym : c->in[1]->sym ? c->in[1]->n_sym : 0;
+    if (c->in[1]->sym && c->in[1]->n_sym > n)
+        n = c->in[1]->n_sym;
+    if (n < 1 || n > 64 || !pfvm__ew_sym_vec(c, 0, n, a) || !pfvm__ew_sym_vec(c, 1, n, b))
+        return PFVM_OK;
+    for (k = 0; k < n; k++) {
+        if (!strcmp(op, "Add"))
+            r[k] = pfvm_sym_add(c->syms, a[k], b[k]);
+        else if (!strcmp(op, "Sub"))
+            r[k] = pfvm_sym_sub(c->syms, a[k], b[k]);
+        else if (!strcmp(op, "Mul"))
+            r[k] = pfvm_sym_mul(c->syms, a[k], b[k]);
+        else if (pfvm_sym_proven_nonneg(a[k]) && pfvm_sym_is_const(b[k], NULL) && b[k]->value > 0)
+            r[k] = pfvm_sym_div(c->syms, a[k], b[k]); /* truncation = floor for non-negative values */
+        else
+            return PFVM_OK;
+        if (!r[k])
+            return PFVM_OK;
+    }
+    return pfvm_ival_set_sym(c, c->out[0], r, n);
+}
+
 static pfvm_code pfvm__ew_infer_bool(pfvm_ictx *c)
 {
     return pfvm_ew_infer_broadcast_to(c, PFVM_BOOL);
@@ -893,10 +948,10 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
     {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE, PFVM__EW_FLOATS, NULL, 0},
     PFVM__EW_U("Not", 1, pfvm__ew_k_not, "bool"),
     PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, "int8,int16,int32,int64,uint8,uint16,uint32,uint64"),
-    PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_arith, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_arith, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_arith, PFVM__EW_NUMERIC),
+    PFVM__EW_B("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_arith, PFVM__EW_NUMERIC),
     PFVM__EW_B("Pow", 1, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
     PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
     PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64"),

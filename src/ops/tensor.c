@@ -7,6 +7,7 @@
  * tensors copy their strings. Inference is symbolic and propagates the
  * contents of small integer tensors (Shape -> Gather -> Concat -> Reshape). */
 #include "ops_common.h"
+#include "../shape/infer.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -948,7 +949,7 @@ static pfvm_code pfvm__tn_infer_slice(pfvm_ictx *c)
     for (i = 1; i < c->n_in && i < 5; i++) {
         if (!c->in[i])
             continue;
-        if (!c->in[i]->value)
+        if (!c->in[i]->value && !pfvm__ival_materialize((pfvm_ival *)c->in[i], c->arena))
             return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, s->rank);
         vals[i] = c->in[i]->value;
     }
@@ -1304,6 +1305,29 @@ static pfvm_code pfvm__tn_infer_range(pfvm_ictx *c)
     pfvm_dtype dt = c->in[0]->type.dtype;
     const pfvm_tensor *a = c->in[0]->value, *b = c->in[1]->value, *d = c->in[2]->value;
     pfvm_shape s;
+    if (!(a && b && d) && pfvm_dtype_is_int(dt)) {
+        /* integer ranges over symbolic bounds: ceil((limit - start) / delta) */
+        const pfvm_sym *v[3];
+        int i, ok = 1;
+        for (i = 0; i < 3 && ok; i++) {
+            int64_t x;
+            if (c->in[i]->sym && c->in[i]->n_sym == 1)
+                v[i] = c->in[i]->sym[0];
+            else if (pfvm_ival_ints(c->in[i], &x, 1) == 1)
+                v[i] = pfvm_sym_const(c->syms, x);
+            else
+                ok = 0;
+        }
+        if (ok && pfvm_sym_is_const(v[2], NULL) && v[2]->value > 0) {
+            const pfvm_sym *len = pfvm_sym_ceildiv(c->syms, pfvm_sym_sub(c->syms, v[1], v[0]), v[2]);
+            s.rank = 1;
+            s.dims[0] = pfvm_sym_max(c->syms, pfvm_sym_const(c->syms, 0), len);
+            if (s.dims[0]) {
+                pfvm_ival_set_tensor(c->out[0], dt, &s);
+                return PFVM_OK;
+            }
+        }
+    }
     if (a && b && d) {
         double start = pfvm_tensor_get_f64(a, 0), limit = pfvm_tensor_get_f64(b, 0), delta = pfvm_tensor_get_f64(d, 0);
         double n;

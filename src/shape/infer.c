@@ -150,6 +150,17 @@ static pfvm_code pfvm__infer_graph(pfvm_graph *g, int strict, pfvm_arena *arena,
                     (outs[j]->type.kind != v->type.kind ||
                      (v->type.kind == PFVM_KIND_TENSOR && outs[j]->type.shape.rank < 0)))
                     continue;
+                /* dims inference could not name (fresh unknowns) keep what
+                 * the model declared */
+                if (v->has_type_info && v->type.kind == PFVM_KIND_TENSOR &&
+                    v->type.shape.rank == outs[j]->type.shape.rank) {
+                    int d;
+                    for (d = 0; d < v->type.shape.rank; d++) {
+                        const pfvm_sym *x = outs[j]->type.shape.dims[d];
+                        if (x && x->kind == PFVM_SYM_VAR && !x->pos)
+                            outs[j]->type.shape.dims[d] = v->type.shape.dims[d];
+                    }
+                }
                 v->type = outs[j]->type;
             }
     }

@@ -449,6 +449,9 @@ static const pfvm_sym *pfvm__minmax(pfvm_symtab *t, pfvm_sym_kind kind, const pf
     }
     if (d && d->nonneg) /* a >= b */
         return kind == PFVM_SYM_MIN ? b : a;
+    d = pfvm_sym_sub(t, b, a);
+    if (d && d->nonneg) /* b >= a */
+        return kind == PFVM_SYM_MIN ? a : b;
     return pfvm__comm(t, kind, a, b);
 }
 
