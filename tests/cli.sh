@@ -93,5 +93,11 @@ fi
 if "$INTERP" shapes "$MODEL/model.onnx" >"$tmp/out" 2>&1 && grep -q "$(printf '\t')float$(printf '\t')\[" "$tmp/out"; then ok; else bad "shapes: $(head -n 3 "$tmp/out")"; fi
 if "$INTERP" plan "$MODEL/model.onnx" >"$tmp/out" 2>&1 && grep -q '^arena bytes' "$tmp/out"; then ok; else bad "plan: $(head -n 3 "$tmp/out")"; fi
 
+# Dynamic-axes exports: every value's shape resolves to the input dims
+# (unknowns would print as Node_oK_dJ symbols or '?').
+for f in tests/shapes/*.onnx; do
+    if "$INTERP" shapes "$f" >"$tmp/out" 2>&1 && ! grep -qE '_o[0-9]+_d[0-9]+|\?' "$tmp/out"; then ok; else bad "shapes $f: $(grep -E '_o[0-9]+_d[0-9]+|\?|error' "$tmp/out" | head -n 2)"; fi
+done
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -144,10 +144,34 @@ def make_external():
     print("mlp_external         mlp with external data (weights.bin)")
 
 
+# Exports with dynamic axes, for shape inference (tests/shapes): every value
+# must resolve to an expression of the named input dims.
+DYNAMIC = {
+    "gpt_dynamic": (GPT, lambda: torch.randint(0, 50, (2, 8)), 15, {0: "batch", 1: "seq"}),
+    "encoder_dynamic": (encoder, lambda: torch.randn(2, 5, 32), 14, {0: "batch", 1: "seq"}),
+    "cnn_dynamic": (SmallCNN, lambda: torch.randn(2, 3, 16, 16), 13, {0: "batch", 2: "h", 3: "w"}),
+}
+
+
+def make_dynamic(name):
+    ctor, make_input, opset, axes = DYNAMIC[name]
+    torch.manual_seed(0)
+    folder = os.path.join(ROOT, "tests", "shapes")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, name + ".onnx")
+    torch.onnx.export(ctor().eval(), make_input(), path, opset_version=opset, input_names=["input"],
+                      output_names=["output"], dynamic_axes={"input": axes})
+    onnx.checker.check_model(onnx.load(path))
+    print("%-20s dynamic axes %s" % (name, axes))
+
+
 def main():
-    names = sys.argv[1:] or list(FIXTURES)
+    names = sys.argv[1:] or list(FIXTURES) + list(DYNAMIC)
     for n in names:
-        make(n)
+        if n in DYNAMIC:
+            make_dynamic(n)
+        else:
+            make(n)
     if "mlp" in names:
         make_external()
 
