@@ -3580,12 +3580,26 @@ static pfvm_code pfvm__cf_stack(pfvm_kctx *k, int i, pfvm_tensor *const *parts, 
 
 /* ---- If ---------------------------------------------------------------------------------- */
 
+/* If's outputs merge the branches' output types (inferred before the node
+ * by the driver): a dim equal in both is kept, a differing one becomes a
+ * fresh symbol named after the output; other kinds stay dynamic. */
 static pfvm_code pfvm__cf_infer_if(pfvm_ictx *c)
 {
-    const pfvm_attr *g = pfvm_node_attr(c->node, "then_branch");
-    int j;
-    for (j = 0; j < c->n_out; j++)
-        pfvm__cf_set_dynamic(c, j, g && g->g && j < (int)stbds_arrlen(g->g->outputs) ? &g->g->outputs[j]->type : NULL);
+    const pfvm_attr *tb = pfvm_node_attr(c->node, "then_branch"), *eb = pfvm_node_attr(c->node, "else_branch");
+    int j, d;
+    for (j = 0; j < c->n_out; j++) {
+        const pfvm_type *a = tb && tb->g && j < (int)stbds_arrlen(tb->g->outputs) ? &tb->g->outputs[j]->type : NULL;
+        const pfvm_type *b = eb && eb->g && j < (int)stbds_arrlen(eb->g->outputs) ? &eb->g->outputs[j]->type : NULL;
+        pfvm__cf_set_dynamic(c, j, a);
+        if (!c->out[j] || !a || !b || a->kind != PFVM_KIND_TENSOR || b->kind != PFVM_KIND_TENSOR || a->shape.rank < 0 ||
+            a->shape.rank != b->shape.rank || (a->dtype && b->dtype && a->dtype != b->dtype))
+            continue;
+        if (pfvm_infer_unknown(c, j, a->dtype ? a->dtype : b->dtype, a->shape.rank))
+            return c->st ? c->st->code : PFVM_ERR_NOMEM;
+        for (d = 0; d < a->shape.rank; d++)
+            if (pfvm_sym_proven_eq(a->shape.dims[d], b->shape.dims[d]))
+                c->out[j]->type.shape.dims[d] = a->shape.dims[d];
+    }
     return PFVM_OK;
 }
 
@@ -11489,10 +11503,100 @@ PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena)
     return 1;
 }
 
+/* Folds a node whose inputs are all known and whose outputs are small
+ * tensors of known shape, by running its kernel on the spot: shape
+ * arithmetic the operators do not propagate symbolically (ConstantOfShape,
+ * Transpose, reversed Slices of pads...) still becomes known contents.
+ * Failures only mean "not folded". */
+#define PFVM__INFER_FOLD_LIMIT 4096
+static void pfvm__infer_fold(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out, pfvm_arena *arena)
+{
+    const pfvm_tensor *kin[16];
+    pfvm_tensor *kout[16];
+    pfvm_kctx k;
+    pfvm_status st;
+    int j, d;
+    if (!n->op || !n->op->kernel || (n->op->flags & PFVM_OP_NONDETERMINISTIC) || n->n_inputs > 16 || n->n_outputs > 16 ||
+        n->n_inputs == 0)
+        return;
+    for (j = 0; j < n->n_attrs; j++)
+        if (n->attrs[j].type == PFVM_ATTR_GRAPH || n->attrs[j].type == PFVM_ATTR_GRAPHS)
+            return;
+    for (j = 0; j < n->n_inputs; j++) {
+        kin[j] = NULL;
+        if (!in[j])
+            continue;
+        if (!in[j]->value && !pfvm__ival_materialize((pfvm_ival *)in[j], arena))
+            return;
+        if (in[j]->value->kind != PFVM_KIND_TENSOR || in[j]->value->dtype == PFVM_STRING)
+            return;
+        kin[j] = in[j]->value;
+    }
+    for (j = 0; j < n->n_outputs; j++) {
+        const pfvm_type *t;
+        int64_t dims[PFVM_MAX_RANK], numel = 1;
+        pfvm_tensor *o;
+        kout[j] = NULL;
+        if (!out[j])
+            continue;
+        if (out[j]->value)
+            return; /* already known */
+        t = &out[j]->type;
+        if (t->kind != PFVM_KIND_TENSOR || t->shape.rank < 0 || t->dtype == PFVM_STRING || !pfvm_dtype_size(t->dtype))
+            return;
+        for (d = 0; d < t->shape.rank; d++)
+            if (!pfvm_sym_is_const(t->shape.dims[d], &dims[d]) || dims[d] < 0 || !pfvm__mul_i64(numel, dims[d], &numel))
+                return;
+        if (numel > PFVM__INFER_FOLD_LIMIT)
+            return;
+        o = (pfvm_tensor *)pfvm__arena_alloc(arena, sizeof *o);
+        if (!o)
+            return;
+        o->kind = PFVM_KIND_TENSOR;
+        o->dtype = t->dtype;
+        pfvm_tensor_set_shape(o, t->shape.rank, dims, NULL);
+        o->nbytes = (size_t)numel * pfvm_dtype_size(t->dtype);
+        o->data = pfvm__arena_alloc(arena, o->nbytes ? o->nbytes : 1);
+        if (!o->data)
+            return;
+        kout[j] = o;
+    }
+    memset(&k, 0, sizeof k);
+    k.node = n;
+    k.n_in = n->n_inputs;
+    k.n_out = n->n_outputs;
+    k.in = kin;
+    k.out = kout;
+    k.st = &st;
+    if (n->op->kernel(&k))
+        return;
+    for (j = 0; j < n->n_outputs; j++)
+        if (out[j] && kout[j] && kout[j]->data && !kout[j]->owns_data)
+            out[j]->value = kout[j];
+}
+
+/* The inference state of one graph; subgraphs see their parents' frames,
+ * so outer-scope values keep their known contents (constants, shapes). */
+typedef struct pfvm__infer_frame {
+    const pfvm_graph *g;
+    pfvm_ival *iv;
+    const struct pfvm__infer_frame *up;
+} pfvm__infer_frame;
+
+static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *arena, const pfvm__infer_frame *up,
+                                      pfvm_status *st);
+
 static pfvm_code pfvm__infer_graph(pfvm_graph *g, int strict, pfvm_arena *arena, pfvm_status *st)
+{
+    return pfvm__infer_graph_in(g, strict, arena, NULL, st);
+}
+
+static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *arena, const pfvm__infer_frame *up,
+                                      pfvm_status *st)
 {
     int nv = (int)stbds_arrlen(g->values), i, j;
     pfvm_ival *iv;
+    pfvm__infer_frame me;
     const pfvm_ival **ins = NULL;
     pfvm_ival **outs = NULL;
     pfvm_code rc = PFVM_OK;
@@ -11504,6 +11608,9 @@ static pfvm_code pfvm__infer_graph(pfvm_graph *g, int strict, pfvm_arena *arena,
         iv[i].type = v->type;
         iv[i].value = v->init;
     }
+    me.g = g;
+    me.iv = iv;
+    me.up = up;
     for (i = 0; i < (int)stbds_arrlen(g->nodes) && !rc; i++) {
         pfvm_node *n = g->nodes[i];
         stbds_arrsetlen(ins, n->n_inputs);
@@ -11516,15 +11623,22 @@ static pfvm_code pfvm__infer_graph(pfvm_graph *g, int strict, pfvm_arena *arena,
             if (v->graph == g) {
                 ins[j] = &iv[v->id];
             } else {
-                /* outer-scope value: its type is already in the IR */
-                pfvm_ival *o = (pfvm_ival *)pfvm__arena_alloc(arena, sizeof *o);
-                if (!o) {
-                    rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
-                    break;
+                /* outer-scope value: the enclosing frame knows it, contents included */
+                const pfvm__infer_frame *f;
+                for (f = up; f && f->g != v->graph; f = f->up) {
                 }
-                o->type = v->type;
-                o->value = v->init;
-                ins[j] = o;
+                if (f) {
+                    ins[j] = &f->iv[v->id];
+                } else {
+                    pfvm_ival *o = (pfvm_ival *)pfvm__arena_alloc(arena, sizeof *o);
+                    if (!o) {
+                        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+                        break;
+                    }
+                    o->type = v->type;
+                    o->value = v->init;
+                    ins[j] = o;
+                }
             }
         }
         if (rc)
@@ -11535,10 +11649,10 @@ static pfvm_code pfvm__infer_graph(pfvm_graph *g, int strict, pfvm_arena *arena,
         for (j = 0; j < n->n_attrs; j++) {
             int k;
             pfvm_attr *a = &n->attrs[j];
-            if (a->g && (rc = pfvm__infer_graph(a->g, strict, arena, st)) != PFVM_OK)
+            if (a->g && (rc = pfvm__infer_graph_in(a->g, strict, arena, &me, st)) != PFVM_OK)
                 break;
             for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
-                if ((rc = pfvm__infer_graph(a->graphs[k], strict, arena, st)) != PFVM_OK)
+                if ((rc = pfvm__infer_graph_in(a->graphs[k], strict, arena, &me, st)) != PFVM_OK)
                     break;
             if (rc)
                 break;
@@ -11553,6 +11667,7 @@ static pfvm_code pfvm__infer_graph(pfvm_graph *g, int strict, pfvm_arena *arena,
         rc = pfvm__infer_node(n, ins, outs, g->model->syms, arena, st);
         if (rc)
             break;
+        pfvm__infer_fold(n, ins, outs, arena);
         for (j = 0; j < n->n_outputs; j++)
             if (outs[j]) {
                 pfvm_value *v = n->outputs[j];

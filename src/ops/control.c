@@ -170,12 +170,26 @@ static pfvm_code pfvm__cf_stack(pfvm_kctx *k, int i, pfvm_tensor *const *parts, 
 
 /* ---- If ---------------------------------------------------------------------------------- */
 
+/* If's outputs merge the branches' output types (inferred before the node
+ * by the driver): a dim equal in both is kept, a differing one becomes a
+ * fresh symbol named after the output; other kinds stay dynamic. */
 static pfvm_code pfvm__cf_infer_if(pfvm_ictx *c)
 {
-    const pfvm_attr *g = pfvm_node_attr(c->node, "then_branch");
-    int j;
-    for (j = 0; j < c->n_out; j++)
-        pfvm__cf_set_dynamic(c, j, g && g->g && j < (int)stbds_arrlen(g->g->outputs) ? &g->g->outputs[j]->type : NULL);
+    const pfvm_attr *tb = pfvm_node_attr(c->node, "then_branch"), *eb = pfvm_node_attr(c->node, "else_branch");
+    int j, d;
+    for (j = 0; j < c->n_out; j++) {
+        const pfvm_type *a = tb && tb->g && j < (int)stbds_arrlen(tb->g->outputs) ? &tb->g->outputs[j]->type : NULL;
+        const pfvm_type *b = eb && eb->g && j < (int)stbds_arrlen(eb->g->outputs) ? &eb->g->outputs[j]->type : NULL;
+        pfvm__cf_set_dynamic(c, j, a);
+        if (!c->out[j] || !a || !b || a->kind != PFVM_KIND_TENSOR || b->kind != PFVM_KIND_TENSOR || a->shape.rank < 0 ||
+            a->shape.rank != b->shape.rank || (a->dtype && b->dtype && a->dtype != b->dtype))
+            continue;
+        if (pfvm_infer_unknown(c, j, a->dtype ? a->dtype : b->dtype, a->shape.rank))
+            return c->st ? c->st->code : PFVM_ERR_NOMEM;
+        for (d = 0; d < a->shape.rank; d++)
+            if (pfvm_sym_proven_eq(a->shape.dims[d], b->shape.dims[d]))
+                c->out[j]->type.shape.dims[d] = a->shape.dims[d];
+    }
     return PFVM_OK;
 }
 
