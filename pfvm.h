@@ -3422,13 +3422,27 @@ PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dty
 
 /* ---- helpers --------------------------------------------------------------------------- */
 
-/* Output i becomes src (moved: src's shell is freed). */
-static void pfvm__cf_move(pfvm_tensor *dst, pfvm_tensor *src)
+/* Output dst becomes src, which is consumed. When the planner gave dst
+ * storage (its shape was inferred), the data is copied there; otherwise
+ * the heap value moves in (dst is a run-time value the executor frees). */
+static pfvm_code pfvm__cf_move_out(pfvm_kctx *k, pfvm_tensor *dst, pfvm_tensor *src)
 {
+    if (dst->data && !dst->owns_data && dst->kind == PFVM_KIND_TENSOR) {
+        pfvm_code rc = PFVM_OK;
+        if (src->kind != PFVM_KIND_TENSOR || src->dtype != dst->dtype || src->rank != dst->rank ||
+            memcmp(src->dims, dst->dims, sizeof(int64_t) * (size_t)(src->rank > 0 ? src->rank : 0)) ||
+            src->dtype == PFVM_STRING)
+            rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "a subgraph output differs from the planned shape");
+        else if (dst->nbytes)
+            memcpy(dst->data, src->data, dst->nbytes);
+        pfvm_tensor_free(src);
+        return rc;
+    }
     pfvm_tensor_release(dst);
     *dst = *src;
     dst->name = NULL;
     pfvm__free(src);
+    return PFVM_OK;
 }
 
 static void pfvm__cf_free_all(pfvm_tensor **ts, int n)
@@ -3556,8 +3570,10 @@ static pfvm_code pfvm__cf_stack(pfvm_kctx *k, int i, pfvm_tensor *const *parts, 
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "per-iteration outputs differ in shape");
     for (d = 0, o = 0; d < r; d++)
         dims[d] = d == axis ? n : parts[0]->dims[o++];
-    pfvm_tensor_release(k->out[i]);
-    memset(k->out[i], 0, sizeof *k->out[i]);
+    if (!(k->out[i]->data && !k->out[i]->owns_data)) { /* not planned: a run-time value */
+        pfvm_tensor_release(k->out[i]);
+        memset(k->out[i], 0, sizeof *k->out[i]);
+    }
     if (pfvm_kctx_output(k, i, parts[0]->dtype, r, dims))
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
     for (d = 0; d < axis; d++)
@@ -3587,6 +3603,15 @@ static pfvm_code pfvm__cf_infer_if(pfvm_ictx *c)
 {
     const pfvm_attr *tb = pfvm_node_attr(c->node, "then_branch"), *eb = pfvm_node_attr(c->node, "else_branch");
     int j, d;
+    int64_t cond;
+    /* a condition known before running picks its branch's types */
+    if (pfvm_ival_ints(c->in[0], &cond, 1) == 1) {
+        const pfvm_attr *taken = cond ? tb : eb;
+        for (j = 0; j < c->n_out; j++)
+            if (c->out[j] && taken && taken->g && j < (int)stbds_arrlen(taken->g->outputs))
+                c->out[j]->type = taken->g->outputs[j]->type;
+        return PFVM_OK;
+    }
     for (j = 0; j < c->n_out; j++) {
         const pfvm_type *a = tb && tb->g && j < (int)stbds_arrlen(tb->g->outputs) ? &tb->g->outputs[j]->type : NULL;
         const pfvm_type *b = eb && eb->g && j < (int)stbds_arrlen(eb->g->outputs) ? &eb->g->outputs[j]->type : NULL;
@@ -3614,13 +3639,16 @@ static pfvm_code pfvm__cf_k_if(pfvm_kctx *k)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "more than 64 outputs");
     if (pfvm__exec_subgraph(k->exec, a->g, NULL, 0, outs, k->n_out, k->st))
         return k->st ? k->st->code : PFVM_ERR_RUNTIME;
-    for (j = 0; j < k->n_out; j++) {
-        if (k->out[j])
-            pfvm__cf_move(k->out[j], outs[j]);
-        else
-            pfvm_tensor_free(outs[j]);
+    {
+        pfvm_code rc = PFVM_OK;
+        for (j = 0; j < k->n_out; j++) {
+            if (k->out[j] && !rc)
+                rc = pfvm__cf_move_out(k, k->out[j], outs[j]);
+            else
+                pfvm_tensor_free(outs[j]);
+        }
+        return rc;
     }
-    return PFVM_OK;
 }
 
 /* ---- Loop --------------------------------------------------------------------------------- */
@@ -3699,7 +3727,7 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
     }
     for (j = 0; !rc && j < n_carried; j++) {
         if (k->out[j]) {
-            pfvm__cf_move(k->out[j], cur[j]);
+            rc = pfvm__cf_move_out(k, k->out[j], cur[j]);
             cur[j] = NULL;
         }
     }
@@ -3799,7 +3827,7 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
     }
     for (j = 0; !rc && j < n; j++)
         if (k->out[j]) {
-            pfvm__cf_move(k->out[j], state[j]);
+            rc = pfvm__cf_move_out(k, k->out[j], state[j]);
             state[j] = NULL;
         }
     for (j = 0; !rc && j < n_out_scan; j++) {
@@ -4014,8 +4042,7 @@ static pfvm_code pfvm__cf_k_seq_at(pfvm_kctx *k)
     c = pfvm_tensor_clone(in->elems[at], k->st);
     if (!c)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    pfvm__cf_move(k->out[0], c);
-    return PFVM_OK;
+    return pfvm__cf_move_out(k, k->out[0], c);
 }
 
 static pfvm_code pfvm__cf_infer_seq_len(pfvm_ictx *c)
@@ -4250,8 +4277,7 @@ static pfvm_code pfvm__cf_k_get(pfvm_kctx *k)
     c = pfvm_tensor_clone(e, k->st);
     if (!c)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    pfvm__cf_move(k->out[0], c);
-    return PFVM_OK;
+    return pfvm__cf_move_out(k, k->out[0], c);
 }
 
 const pfvm_op_def pfvm__ops_control[] = {
@@ -4868,6 +4894,36 @@ static pfvm_code pfvm__ew_infer_bool(pfvm_ictx *c)
     return pfvm_ew_infer_broadcast_to(c, PFVM_BOOL);
 }
 
+/* Equal on shape values: true when provably equal, false when both are
+ * different constants; anything else stays unknown. */
+static pfvm_code pfvm__ew_infer_equal(pfvm_ictx *c)
+{
+    pfvm_code rc = pfvm_ew_infer_broadcast_to(c, PFVM_BOOL);
+    const pfvm_sym *a[64], *b[64], *r[64];
+    int n, k;
+    if (rc || c->n_in != 2 || !c->out[0] || !(c->in[0]->sym || c->in[1]->sym))
+        return rc;
+    if (!pfvm_dtype_is_int(c->in[0]->type.dtype))
+        return PFVM_OK;
+    n = c->in[0]->sym ? c->in[0]->n_sym : c->in[1]->n_sym;
+    if (c->in[1]->sym && c->in[1]->n_sym > n)
+        n = c->in[1]->n_sym;
+    if (n < 1 || n > 64 || !pfvm__ew_sym_vec(c, 0, n, a) || !pfvm__ew_sym_vec(c, 1, n, b))
+        return PFVM_OK;
+    for (k = 0; k < n; k++) {
+        int64_t x, y;
+        if (pfvm_sym_proven_eq(a[k], b[k]))
+            r[k] = pfvm_sym_const(c->syms, 1);
+        else if (pfvm_sym_is_const(a[k], &x) && pfvm_sym_is_const(b[k], &y))
+            r[k] = pfvm_sym_const(c->syms, x == y);
+        else if ((pfvm_sym_is_const(a[k], &x) && x == 0 && b[k]->pos) || (pfvm_sym_is_const(b[k], &y) && y == 0 && a[k]->pos))
+            r[k] = pfvm_sym_const(c->syms, 0); /* a dim_param is >= 1 */
+        else
+            return PFVM_OK;
+    }
+    return pfvm_ival_set_sym(c, c->out[0], r, n);
+}
+
 /* ---- scalar functions --------------------------------------------------------- */
 
 #define PFVM__EW_F(name, expr) \
@@ -5422,6 +5478,17 @@ static pfvm_code pfvm__ew_infer_cast(pfvm_ictx *c)
     /* casts of shape values keep their symbolic contents */
     if (c->in[0]->sym && pfvm_dtype_is_int((pfvm_dtype)to))
         return pfvm_ival_set_sym(c, c->out[0], c->in[0]->sym, c->in[0]->n_sym);
+    if (c->in[0]->sym && to == PFVM_BOOL && c->in[0]->n_sym <= 64) {
+        const pfvm_sym *r[64];
+        int k;
+        for (k = 0; k < c->in[0]->n_sym; k++) {
+            int64_t x;
+            if (!pfvm_sym_is_const(c->in[0]->sym[k], &x))
+                return PFVM_OK;
+            r[k] = pfvm_sym_const(c->syms, x != 0);
+        }
+        return pfvm_ival_set_sym(c, c->out[0], r, c->in[0]->n_sym);
+    }
     return PFVM_OK;
 }
 
@@ -5491,7 +5558,7 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
     PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64"),
     {"PRelu", "", 1, 0, 2, 2, 1, 1, pfvm_infer_same_as_first, pfvm__ew_k_prelu, NULL, PFVM_FUSE_BROADCAST, PFVM__EW_FLOATS, NULL, 0},
-    PFVM__EW_B("Equal", 1, pfvm__ew_k_equal, pfvm__ew_infer_bool, "bool," PFVM__EW_NUMERIC),
+    PFVM__EW_B("Equal", 1, pfvm__ew_k_equal, pfvm__ew_infer_equal, "bool," PFVM__EW_NUMERIC),
     PFVM__EW_B("Greater", 1, pfvm__ew_k_greater, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
     PFVM__EW_B("Less", 1, pfvm__ew_k_less, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
     PFVM__EW_B("GreaterOrEqual", 12, pfvm__ew_k_greater_equal, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
@@ -11461,7 +11528,7 @@ PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena)
         return 1;
     if (!v->sym || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0)
         return 0;
-    if (!pfvm_dtype_is_int(v->type.dtype))
+    if (!pfvm_dtype_is_int(v->type.dtype) && v->type.dtype != PFVM_BOOL)
         return 0;
     for (i = 0; i < v->type.shape.rank; i++) {
         if (!pfvm_sym_is_const(v->type.shape.dims[i], &dims[i]))

@@ -12,13 +12,27 @@
 
 /* ---- helpers --------------------------------------------------------------------------- */
 
-/* Output i becomes src (moved: src's shell is freed). */
-static void pfvm__cf_move(pfvm_tensor *dst, pfvm_tensor *src)
+/* Output dst becomes src, which is consumed. When the planner gave dst
+ * storage (its shape was inferred), the data is copied there; otherwise
+ * the heap value moves in (dst is a run-time value the executor frees). */
+static pfvm_code pfvm__cf_move_out(pfvm_kctx *k, pfvm_tensor *dst, pfvm_tensor *src)
 {
+    if (dst->data && !dst->owns_data && dst->kind == PFVM_KIND_TENSOR) {
+        pfvm_code rc = PFVM_OK;
+        if (src->kind != PFVM_KIND_TENSOR || src->dtype != dst->dtype || src->rank != dst->rank ||
+            memcmp(src->dims, dst->dims, sizeof(int64_t) * (size_t)(src->rank > 0 ? src->rank : 0)) ||
+            src->dtype == PFVM_STRING)
+            rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "a subgraph output differs from the planned shape");
+        else if (dst->nbytes)
+            memcpy(dst->data, src->data, dst->nbytes);
+        pfvm_tensor_free(src);
+        return rc;
+    }
     pfvm_tensor_release(dst);
     *dst = *src;
     dst->name = NULL;
     pfvm__free(src);
+    return PFVM_OK;
 }
 
 static void pfvm__cf_free_all(pfvm_tensor **ts, int n)
@@ -146,8 +160,10 @@ static pfvm_code pfvm__cf_stack(pfvm_kctx *k, int i, pfvm_tensor *const *parts, 
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "per-iteration outputs differ in shape");
     for (d = 0, o = 0; d < r; d++)
         dims[d] = d == axis ? n : parts[0]->dims[o++];
-    pfvm_tensor_release(k->out[i]);
-    memset(k->out[i], 0, sizeof *k->out[i]);
+    if (!(k->out[i]->data && !k->out[i]->owns_data)) { /* not planned: a run-time value */
+        pfvm_tensor_release(k->out[i]);
+        memset(k->out[i], 0, sizeof *k->out[i]);
+    }
     if (pfvm_kctx_output(k, i, parts[0]->dtype, r, dims))
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
     for (d = 0; d < axis; d++)
@@ -177,6 +193,15 @@ static pfvm_code pfvm__cf_infer_if(pfvm_ictx *c)
 {
     const pfvm_attr *tb = pfvm_node_attr(c->node, "then_branch"), *eb = pfvm_node_attr(c->node, "else_branch");
     int j, d;
+    int64_t cond;
+    /* a condition known before running picks its branch's types */
+    if (pfvm_ival_ints(c->in[0], &cond, 1) == 1) {
+        const pfvm_attr *taken = cond ? tb : eb;
+        for (j = 0; j < c->n_out; j++)
+            if (c->out[j] && taken && taken->g && j < (int)stbds_arrlen(taken->g->outputs))
+                c->out[j]->type = taken->g->outputs[j]->type;
+        return PFVM_OK;
+    }
     for (j = 0; j < c->n_out; j++) {
         const pfvm_type *a = tb && tb->g && j < (int)stbds_arrlen(tb->g->outputs) ? &tb->g->outputs[j]->type : NULL;
         const pfvm_type *b = eb && eb->g && j < (int)stbds_arrlen(eb->g->outputs) ? &eb->g->outputs[j]->type : NULL;
@@ -204,13 +229,16 @@ static pfvm_code pfvm__cf_k_if(pfvm_kctx *k)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "more than 64 outputs");
     if (pfvm__exec_subgraph(k->exec, a->g, NULL, 0, outs, k->n_out, k->st))
         return k->st ? k->st->code : PFVM_ERR_RUNTIME;
-    for (j = 0; j < k->n_out; j++) {
-        if (k->out[j])
-            pfvm__cf_move(k->out[j], outs[j]);
-        else
-            pfvm_tensor_free(outs[j]);
+    {
+        pfvm_code rc = PFVM_OK;
+        for (j = 0; j < k->n_out; j++) {
+            if (k->out[j] && !rc)
+                rc = pfvm__cf_move_out(k, k->out[j], outs[j]);
+            else
+                pfvm_tensor_free(outs[j]);
+        }
+        return rc;
     }
-    return PFVM_OK;
 }
 
 /* ---- Loop --------------------------------------------------------------------------------- */
@@ -289,7 +317,7 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
     }
     for (j = 0; !rc && j < n_carried; j++) {
         if (k->out[j]) {
-            pfvm__cf_move(k->out[j], cur[j]);
+            rc = pfvm__cf_move_out(k, k->out[j], cur[j]);
             cur[j] = NULL;
         }
     }
@@ -389,7 +417,7 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
     }
     for (j = 0; !rc && j < n; j++)
         if (k->out[j]) {
-            pfvm__cf_move(k->out[j], state[j]);
+            rc = pfvm__cf_move_out(k, k->out[j], state[j]);
             state[j] = NULL;
         }
     for (j = 0; !rc && j < n_out_scan; j++) {
@@ -604,8 +632,7 @@ static pfvm_code pfvm__cf_k_seq_at(pfvm_kctx *k)
     c = pfvm_tensor_clone(in->elems[at], k->st);
     if (!c)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    pfvm__cf_move(k->out[0], c);
-    return PFVM_OK;
+    return pfvm__cf_move_out(k, k->out[0], c);
 }
 
 static pfvm_code pfvm__cf_infer_seq_len(pfvm_ictx *c)
@@ -840,8 +867,7 @@ static pfvm_code pfvm__cf_k_get(pfvm_kctx *k)
     c = pfvm_tensor_clone(e, k->st);
     if (!c)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    pfvm__cf_move(k->out[0], c);
-    return PFVM_OK;
+    return pfvm__cf_move_out(k, k->out[0], c);
 }
 
 const pfvm_op_def pfvm__ops_control[] = {

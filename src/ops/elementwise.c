@@ -333,6 +333,36 @@ static pfvm_code pfvm__ew_infer_bool(pfvm_ictx *c)
     return pfvm_ew_infer_broadcast_to(c, PFVM_BOOL);
 }
 
+/* Equal on shape values: true when provably equal, false when both are
+ * different constants; anything else stays unknown. */
+static pfvm_code pfvm__ew_infer_equal(pfvm_ictx *c)
+{
+    pfvm_code rc = pfvm_ew_infer_broadcast_to(c, PFVM_BOOL);
+    const pfvm_sym *a[64], *b[64], *r[64];
+    int n, k;
+    if (rc || c->n_in != 2 || !c->out[0] || !(c->in[0]->sym || c->in[1]->sym))
+        return rc;
+    if (!pfvm_dtype_is_int(c->in[0]->type.dtype))
+        return PFVM_OK;
+    n = c->in[0]->sym ? c->in[0]->n_sym : c->in[1]->n_sym;
+    if (c->in[1]->sym && c->in[1]->n_sym > n)
+        n = c->in[1]->n_sym;
+    if (n < 1 || n > 64 || !pfvm__ew_sym_vec(c, 0, n, a) || !pfvm__ew_sym_vec(c, 1, n, b))
+        return PFVM_OK;
+    for (k = 0; k < n; k++) {
+        int64_t x, y;
+        if (pfvm_sym_proven_eq(a[k], b[k]))
+            r[k] = pfvm_sym_const(c->syms, 1);
+        else if (pfvm_sym_is_const(a[k], &x) && pfvm_sym_is_const(b[k], &y))
+            r[k] = pfvm_sym_const(c->syms, x == y);
+        else if ((pfvm_sym_is_const(a[k], &x) && x == 0 && b[k]->pos) || (pfvm_sym_is_const(b[k], &y) && y == 0 && a[k]->pos))
+            r[k] = pfvm_sym_const(c->syms, 0); /* a dim_param is >= 1 */
+        else
+            return PFVM_OK;
+    }
+    return pfvm_ival_set_sym(c, c->out[0], r, n);
+}
+
 /* ---- scalar functions --------------------------------------------------------- */
 
 #define PFVM__EW_F(name, expr) \
@@ -887,6 +917,17 @@ static pfvm_code pfvm__ew_infer_cast(pfvm_ictx *c)
     /* casts of shape values keep their symbolic contents */
     if (c->in[0]->sym && pfvm_dtype_is_int((pfvm_dtype)to))
         return pfvm_ival_set_sym(c, c->out[0], c->in[0]->sym, c->in[0]->n_sym);
+    if (c->in[0]->sym && to == PFVM_BOOL && c->in[0]->n_sym <= 64) {
+        const pfvm_sym *r[64];
+        int k;
+        for (k = 0; k < c->in[0]->n_sym; k++) {
+            int64_t x;
+            if (!pfvm_sym_is_const(c->in[0]->sym[k], &x))
+                return PFVM_OK;
+            r[k] = pfvm_sym_const(c->syms, x != 0);
+        }
+        return pfvm_ival_set_sym(c, c->out[0], r, c->in[0]->n_sym);
+    }
     return PFVM_OK;
 }
 
@@ -956,7 +997,7 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
     PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64"),
     {"PRelu", "", 1, 0, 2, 2, 1, 1, pfvm_infer_same_as_first, pfvm__ew_k_prelu, NULL, PFVM_FUSE_BROADCAST, PFVM__EW_FLOATS, NULL, 0},
-    PFVM__EW_B("Equal", 1, pfvm__ew_k_equal, pfvm__ew_infer_bool, "bool," PFVM__EW_NUMERIC),
+    PFVM__EW_B("Equal", 1, pfvm__ew_k_equal, pfvm__ew_infer_equal, "bool," PFVM__EW_NUMERIC),
     PFVM__EW_B("Greater", 1, pfvm__ew_k_greater, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
     PFVM__EW_B("Less", 1, pfvm__ew_k_less, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
     PFVM__EW_B("GreaterOrEqual", 12, pfvm__ew_k_greater_equal, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),

@@ -34,7 +34,7 @@ PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena)
         return 1;
     if (!v->sym || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0)
         return 0;
-    if (!pfvm_dtype_is_int(v->type.dtype))
+    if (!pfvm_dtype_is_int(v->type.dtype) && v->type.dtype != PFVM_BOOL)
         return 0;
     for (i = 0; i < v->type.shape.rank; i++) {
         if (!pfvm_sym_is_const(v->type.shape.dims[i], &dims[i]))
