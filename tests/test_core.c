@@ -79,6 +79,24 @@ static void test_sym(void)
     CHECK(pfvm_sym_max(t, pfvm_sym_const(t, 0), n) == n);       /* dims are >= 0 */
     CHECK(pfvm_sym_min(t, n, pfvm_sym_addi(t, n, 3)) == n);
     CHECK(pfvm_sym_ceildiv(t, n, pfvm_sym_const(t, 1)) == n);
+    /* floor(floor(x/2)/2) = floor(x/4), and it evaluates the same */
+    {
+        const pfvm_sym *h1 = pfvm_sym_addi(t, h, -1), *q = pfvm_sym_div(t, pfvm_sym_div(t, h1, two), two);
+        int64_t hv, want, got;
+        CHECK(q == pfvm_sym_div(t, h1, pfvm_sym_const(t, 4)));
+        for (hv = 1; hv < 40; hv++) {
+            pfvm_binding bb;
+            memset(&bb, 0, sizeof bb);
+            pfvm_binding_set(&bb, h, hv, NULL);
+            want = ((hv - 1) / 2) / 2;
+            CHECK(pfvm_sym_eval(q, &bb, &got) && got == want);
+            pfvm_binding_free(&bb);
+        }
+    }
+    /* conv output size with symbolic h: (h + 2*1 - 3)/2 + 1 */
+    CHECK(printed_is(pfvm_sym_addi(t, pfvm_sym_div(t, pfvm_sym_addi(t, h, -1), two), 1), "(h-1)/2+1"));
+    /* overflow in constant folding is refused, not wrapped */
+    CHECK(pfvm_sym_mul(t, pfvm_sym_const(t, INT64_MAX / 2), pfvm_sym_const(t, 3)) == NULL);
     CHECK(printed_is(pfvm_sym_addi(t, pfvm_sym_muli(t, n, 64), -1), "64*n-1"));
     CHECK(printed_is(pfvm_sym_div(t, pfvm_sym_addi(t, h, 1), two), "(h+1)/2"));
     CHECK(printed_is(pfvm_sym_min(t, n, h), "min(h,n)"));

@@ -396,8 +396,13 @@ const pfvm_sym *pfvm_sym_div(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *
             return a;
         if (b->value > 0) {
             const pfvm_sym *rest;
+            int64_t m;
             if (pfvm__divisible(a, b->value))
                 return pfvm__exact_div(t, a, b->value);
+            /* floor(floor(x/p)/q) = floor(x/(p*q)) for positive p, q */
+            if (a->kind == PFVM_SYM_DIV && a->b->kind == PFVM_SYM_CONST && a->b->value > 0 &&
+                pfvm__mul_i64(a->b->value, b->value, &m))
+                return pfvm_sym_div(t, a->a, pfvm_sym_const(t, m));
             /* (x*d + c) / d = x + c/d when x*d is divisible */
             rest = pfvm__split_const(a, &c);
             if (rest != a && pfvm__divisible(rest, b->value))
