@@ -1844,6 +1844,44 @@ static const pfvm_sym *pfvm__exact_div(pfvm_symtab *t, const pfvm_sym *s, int64_
     return pfvm_sym_muli(t, rest, k / d);
 }
 
+/* Flattens a product into a coefficient and factors (up to cap); 0 when
+ * s is not a product of atoms (a sum, say). */
+static int pfvm__factors(const pfvm_sym *s, int64_t *coef, const pfvm_sym **f, int *n, int cap)
+{
+    if (s->kind == PFVM_SYM_CONST) {
+        return pfvm__mul_i64(*coef, s->value, coef);
+    }
+    if (s->kind == PFVM_SYM_MUL)
+        return pfvm__factors(s->a, coef, f, n, cap) && pfvm__factors(s->b, coef, f, n, cap);
+    if (s->kind == PFVM_SYM_ADD || *n >= cap)
+        return 0;
+    f[(*n)++] = s;
+    return 1;
+}
+
+static const pfvm_sym *pfvm__monomial_div(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    const pfvm_sym *fa[16], *fb[16];
+    int na = 0, nb = 0, i, j;
+    int64_t ca = 1, cb = 1;
+    const pfvm_sym *r;
+    if (!pfvm__factors(a, &ca, fa, &na, 16) || !pfvm__factors(b, &cb, fb, &nb, 16) || cb <= 0 || ca % cb)
+        return NULL;
+    for (j = 0; j < nb; j++) {
+        if (!fb[j]->pos)
+            return NULL; /* a factor that may be 0 cannot cancel */
+        for (i = 0; i < na && fa[i] != fb[j]; i++) {
+        }
+        if (i == na)
+            return NULL;
+        fa[i] = fa[--na];
+    }
+    r = pfvm_sym_const(t, ca / cb);
+    for (i = 0; i < na && r; i++)
+        r = pfvm_sym_mul(t, r, fa[i]);
+    return r;
+}
+
 const pfvm_sym *pfvm_sym_div(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
 {
     int64_t c;
@@ -1867,18 +1905,38 @@ const pfvm_sym *pfvm_sym_div(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *
                 return pfvm_sym_div(t, a->a, pfvm_sym_const(t, m));
             /* (x*d + c) / d = x + c/d when x*d is divisible */
             rest = pfvm__split_const(a, &c);
+            /* floor((floor(x/p) + c)/q) = floor((x + c*p)/(p*q)) */
+            if (rest != a && rest->kind == PFVM_SYM_DIV && rest->b->kind == PFVM_SYM_CONST && rest->b->value > 0 &&
+                pfvm__mul_i64(rest->b->value, b->value, &m) && pfvm__mul_i64(c, rest->b->value, &c))
+                return pfvm_sym_div(t, pfvm_sym_addi(t, rest->a, c), pfvm_sym_const(t, m));
             if (rest != a && pfvm__divisible(rest, b->value))
                 return pfvm_sym_addi(t, pfvm__exact_div(t, rest, b->value),
                                      pfvm__floordiv(c, b->value));
+            /* (x + q*d + r) / d = (x + r)/d + q: whole multiples leave the floor */
+            if (rest != a && (c < 0 || c >= b->value)) {
+                int64_t q = pfvm__floordiv(c, b->value);
+                return pfvm_sym_addi(t, pfvm_sym_div(t, pfvm_sym_addi(t, rest, c - q * b->value), b), q);
+            }
         }
     }
     if (a == b && b->pos)
         return pfvm_sym_const(t, 1);
+    {
+        /* monomials: k1*x*y / (k2*x) = (k1/k2)*y when k2 divides k1 (the
+         * divisor's symbols are >= 1 for dims; guarded by pos) */
+        const pfvm_sym *q = pfvm__monomial_div(t, a, b);
+        if (q)
+            return q;
+    }
     return pfvm__intern(t, PFVM_SYM_DIV, 0, a, b);
 }
 
 const pfvm_sym *pfvm_sym_ceildiv(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
 {
+    /* positive constant divisors: ceil(a/b) = floor((a + b - 1)/b), which
+     * keeps the canonical form a floor division */
+    if (a && b && b->kind == PFVM_SYM_CONST && b->value > 0)
+        return pfvm_sym_div(t, pfvm_sym_addi(t, a, b->value - 1), b);
     /* ceil(a/b) = -floor(-a/b) */
     return pfvm_sym_muli(t, pfvm_sym_div(t, pfvm_sym_muli(t, a, -1), b), -1);
 }

@@ -94,7 +94,8 @@ static void test_sym(void)
         }
     }
     /* conv output size with symbolic h: (h + 2*1 - 3)/2 + 1 */
-    CHECK(printed_is(pfvm_sym_addi(t, pfvm_sym_div(t, pfvm_sym_addi(t, h, -1), two), 1), "(h-1)/2+1"));
+    CHECK(printed_is(pfvm_sym_addi(t, pfvm_sym_div(t, pfvm_sym_addi(t, h, -1), two), 1), "(h+1)/2"));
+    CHECK(pfvm_sym_ceildiv(t, h, two) == pfvm_sym_div(t, pfvm_sym_addi(t, h, 1), two));
     /* overflow in constant folding is refused, not wrapped */
     CHECK(pfvm_sym_mul(t, pfvm_sym_const(t, INT64_MAX / 2), pfvm_sym_const(t, 3)) == NULL);
     CHECK(printed_is(pfvm_sym_addi(t, pfvm_sym_muli(t, n, 64), -1), "64*n-1"));
