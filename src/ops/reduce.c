@@ -1,42 +1,160 @@
 /* ops/reduce: the Reduce family, ArgMax/ArgMin, TopK, CumSum and the
  * losses NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
  *
- * One reduction engine: the input is viewed as (outer, reduced, inner)
- * blocks after moving the reduced axes' extent into a mask, and each output
- * element folds the inputs that map onto it in double precision. */
+ * One reduction engine serves the ten Reduce operators: the input's axes
+ * are split into kept and reduced ones (adjacent axes of the same kind
+ * merged, unit axes dropped) and each output element folds its reduced
+ * sub-block into a local accumulator — double for floating types, 64-bit
+ * integers for integer types, so integer sums are exact and wrap like
+ * numpy's. Nothing but the output is written, so no scratch memory is
+ * needed. The single-axis operators (ArgMax/ArgMin, TopK, CumSum) view
+ * their input as (outer, axis, inner) blocks. */
 #include "ops_common.h"
 
 #include <math.h>
 
-/* ---- axes ---------------------------------------------------------------------------- */
+/* ---- element conversion ------------------------------------------------------------------ */
 
-/* Reduced-axis mask from a list of axes (none: every axis). Returns 0 on a
- * bad axis, with the status set. */
-static int pfvm__red_mask(const pfvm_node *n, const int64_t *axes, int cnt, int rank, unsigned char *mask, pfvm_status *st)
+static int64_t pfvm__red_clampi(int64_t v, int64_t lo, int64_t hi)
 {
-    int i;
-    if (cnt < 0 || cnt == 0) {
-        for (i = 0; i < rank; i++)
-            mask[i] = 1;
-        return 1;
-    }
-    memset(mask, 0, (size_t)(rank > 0 ? rank : 1));
-    for (i = 0; i < cnt; i++) {
-        int a = pfvm__axis(axes[i], rank);
-        if (a < 0)
-            return pfvm__op_fail(st, n, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d", (long long)axes[i], rank),
-                   0;
-        mask[a] = 1;
-    }
-    return 1;
+    return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* double -> int64 without undefined conversions: NaN gives 0, and values
+ * beyond the range saturate. */
+static int64_t pfvm__red_f2i(double v)
+{
+    if (v != v)
+        return 0;
+    if (v >= 0x1p63)
+        return INT64_MAX;
+    if (v <= -0x1p63)
+        return INT64_MIN;
+    return (int64_t)v;
+}
+
+/* Two's complement reinterpretation without implementation-defined casts. */
+static int64_t pfvm__red_u2s(uint64_t u)
+{
+    return u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
+}
+
+/* Stores v into element i, converted like numpy's astype for in-range
+ * values; integer types saturate out-of-range values (and NaN becomes 0)
+ * instead of converting undefinedly. */
+static void pfvm__red_store(pfvm_tensor *t, int64_t i, double v)
+{
+    void *d = t->data;
+    switch (t->dtype) {
+    case PFVM_FLOAT: ((float *)d)[i] = (float)v; break;
+    case PFVM_DOUBLE: ((double *)d)[i] = v; break;
+    case PFVM_FLOAT16: ((uint16_t *)d)[i] = pfvm_float_to_half((float)v); break;
+    case PFVM_BFLOAT16: ((uint16_t *)d)[i] = pfvm_float_to_bf16((float)v); break;
+    case PFVM_BOOL: ((uint8_t *)d)[i] = v != 0; break;
+    case PFVM_INT8: ((int8_t *)d)[i] = (int8_t)pfvm__red_clampi(pfvm__red_f2i(v), INT8_MIN, INT8_MAX); break;
+    case PFVM_UINT8: ((uint8_t *)d)[i] = (uint8_t)pfvm__red_clampi(pfvm__red_f2i(v), 0, UINT8_MAX); break;
+    case PFVM_INT16: ((int16_t *)d)[i] = (int16_t)pfvm__red_clampi(pfvm__red_f2i(v), INT16_MIN, INT16_MAX); break;
+    case PFVM_UINT16: ((uint16_t *)d)[i] = (uint16_t)pfvm__red_clampi(pfvm__red_f2i(v), 0, UINT16_MAX); break;
+    case PFVM_INT32: ((int32_t *)d)[i] = (int32_t)pfvm__red_clampi(pfvm__red_f2i(v), INT32_MIN, INT32_MAX); break;
+    case PFVM_UINT32: ((uint32_t *)d)[i] = (uint32_t)pfvm__red_clampi(pfvm__red_f2i(v), 0, UINT32_MAX); break;
+    case PFVM_INT64: ((int64_t *)d)[i] = pfvm__red_f2i(v); break;
+    case PFVM_UINT64: ((uint64_t *)d)[i] = v != v || v <= 0 ? 0 : v >= 0x1p64 ? UINT64_MAX : (uint64_t)v; break;
+    default: break;
+    }
+}
+
+/* Stores the low bits of an integer result (wrapping, as numpy does) into
+ * an integer or bool element. */
+static void pfvm__red_store_bits(pfvm_tensor *t, int64_t i, uint64_t u)
+{
+    void *d = t->data;
+    switch (t->dtype) {
+    case PFVM_BOOL: ((uint8_t *)d)[i] = u != 0; break;
+    case PFVM_INT8: case PFVM_UINT8: ((uint8_t *)d)[i] = (uint8_t)u; break;
+    case PFVM_INT16: case PFVM_UINT16: ((uint16_t *)d)[i] = (uint16_t)u; break;
+    case PFVM_INT32: case PFVM_UINT32: ((uint32_t *)d)[i] = (uint32_t)u; break;
+    case PFVM_INT64: case PFVM_UINT64: ((uint64_t *)d)[i] = u; break;
+    default: pfvm__red_store(t, i, (double)pfvm__red_u2s(u)); break;
+    }
+}
+
+static int pfvm__red_is_intlike(pfvm_dtype t)
+{
+    return pfvm_dtype_is_int(t) || t == PFVM_BOOL;
+}
+
+static int pfvm__red_numeric(pfvm_dtype t)
+{
+    return pfvm__red_is_intlike(t) || pfvm_dtype_is_float(t);
+}
+
+/* Orders elements i and j of X (-1, 0, 1). 64-bit integers compare
+ * exactly; NaN sorts above every number when nan_high, below otherwise,
+ * and equal to NaN. */
+static int pfvm__red_cmp(const pfvm_tensor *X, int64_t i, int64_t j, int nan_high)
+{
+    if (pfvm__red_is_intlike(X->dtype)) {
+        if (X->dtype == PFVM_UINT64) {
+            uint64_t a = ((const uint64_t *)X->data)[i], b = ((const uint64_t *)X->data)[j];
+            return (a > b) - (a < b);
+        } else {
+            int64_t a = pfvm_tensor_get_i64(X, i), b = pfvm_tensor_get_i64(X, j);
+            return (a > b) - (a < b);
+        }
+    } else {
+        double a = pfvm_tensor_get_f64(X, i), b = pfvm_tensor_get_f64(X, j);
+        int na = a != a, nb = b != b;
+        if (na || nb)
+            return (na - nb) * (nan_high ? 1 : -1);
+        return (a > b) - (a < b);
+    }
+}
+
+/* Splits X around axis a: outer blocks, the axis' length, inner stride. */
+static void pfvm__red_split(const pfvm_tensor *X, int a, int64_t *outer, int64_t *len, int64_t *inner)
+{
+    int d;
+    *outer = 1;
+    *inner = 1;
+    for (d = 0; d < a; d++)
+        *outer *= X->dims[d];
+    for (d = a + 1; d < X->rank; d++)
+        *inner *= X->dims[d];
+    *len = X->dims[a];
+}
+
+static pfvm_code pfvm__red_code(const pfvm_status *st)
+{
+    return st && st->code ? st->code : PFVM_ERR_INVALID;
+}
+
+/* ---- axes ------------------------------------------------------------------------------------ */
+
+/* ReduceSum takes its axes as an input from opset 13, the others from 18. */
 static int pfvm__red_axes_from_input(const pfvm_node *n)
 {
     return !strcmp(n->op_type, "ReduceSum") ? n->opset >= 13 : n->opset >= 18;
 }
 
-/* Axes for inference; -2 when unknown. */
+#define PFVM__RED_MAX_AXES (PFVM_MAX_RANK * 2)
+
+/* Reduced-axis mask from a list of axes (an empty list: every axis).
+ * Returns 0 on a bad axis with the status set (no node prefix: inference
+ * adds it, kernels call pfvm__red_kmask). */
+static int pfvm__red_mask(const int64_t *axes, int cnt, int rank, unsigned char *mask, pfvm_status *st)
+{
+    int i;
+    memset(mask, cnt > 0 ? 0 : 1, PFVM_MAX_RANK);
+    for (i = 0; i < cnt; i++) {
+        int a = pfvm__axis(axes[i], rank);
+        if (a < 0)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d", (long long)axes[i], rank), 0;
+        mask[a] = 1;
+    }
+    return 1;
+}
+
+/* Axes for inference: the count, -1 when absent, -2 when not known yet. */
 static int pfvm__red_iaxes(pfvm_ictx *c, int64_t *axes)
 {
     const int64_t *a;
@@ -44,32 +162,38 @@ static int pfvm__red_iaxes(pfvm_ictx *c, int64_t *axes)
     if (pfvm__red_axes_from_input(c->node)) {
         if (c->n_in < 2 || !c->in[1])
             return -1;
-        cnt = pfvm_ival_ints(c->in[1], axes, PFVM_MAX_RANK * 2);
+        cnt = pfvm_ival_ints(c->in[1], axes, PFVM__RED_MAX_AXES);
         return cnt < 0 ? -2 : cnt;
     }
     cnt = pfvm_node_attr_ints(c->node, "axes", &a);
-    for (i = 0; i < cnt && i < PFVM_MAX_RANK * 2; i++)
+    if (cnt > PFVM__RED_MAX_AXES)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "%d axes for a tensor of rank at most %d", cnt, PFVM_MAX_RANK), -3;
+    for (i = 0; i < cnt; i++)
         axes[i] = a[i];
     return cnt;
 }
 
+/* Axes for a kernel: the count, -1 when absent; -3 with the status set. */
 static int pfvm__red_kaxes(const pfvm_kctx *k, int64_t *axes)
 {
     const int64_t *a;
+    int64_t n;
     int cnt, i;
     if (pfvm__red_axes_from_input(k->node)) {
-        int64_t n;
         if (k->n_in < 2 || !k->in[1])
             return -1;
         n = pfvm_tensor_numel(k->in[1]);
-        if (n > PFVM_MAX_RANK * 2)
-            return -1;
+        if (!pfvm__red_is_intlike(k->in[1]->dtype) || n > PFVM__RED_MAX_AXES)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axes must be at most %d integers", PFVM__RED_MAX_AXES),
+                   -3;
         for (i = 0; i < n; i++)
             axes[i] = pfvm_tensor_get_i64(k->in[1], i);
         return (int)n;
     }
     cnt = pfvm_node_attr_ints(k->node, "axes", &a);
-    for (i = 0; i < cnt && i < PFVM_MAX_RANK * 2; i++)
+    if (cnt > PFVM__RED_MAX_AXES)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%d axes for rank %d", cnt, k->in[0]->rank), -3;
+    for (i = 0; i < cnt; i++)
         axes[i] = a[i];
     return cnt;
 }
@@ -77,19 +201,21 @@ static int pfvm__red_kaxes(const pfvm_kctx *k, int64_t *axes)
 static pfvm_code pfvm__red_infer(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
-    int64_t axes[PFVM_MAX_RANK * 2];
-    int cnt = pfvm__red_iaxes(c, axes), keep = (int)pfvm_node_attr_int(c->node, "keepdims", 1), i;
-    int noop = (int)pfvm_node_attr_int(c->node, "noop_with_empty_axes", 0);
+    int64_t axes[PFVM__RED_MAX_AXES];
+    int cnt = pfvm__red_iaxes(c, axes), keep = pfvm_node_attr_int(c->node, "keepdims", 1) != 0, i;
+    int noop = pfvm_node_attr_int(c->node, "noop_with_empty_axes", 0) != 0;
     unsigned char mask[PFVM_MAX_RANK];
     pfvm_shape out;
+    if (cnt == -3)
+        return pfvm__red_code(c->st);
     if (x->rank < 0 || cnt == -2)
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 && keep ? x->rank : -1);
     if (cnt <= 0 && noop) {
         c->out[0]->type = c->in[0]->type;
         return PFVM_OK;
     }
-    if (!pfvm__red_mask(c->node, axes, cnt, x->rank, mask, c->st))
-        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    if (!pfvm__red_mask(axes, cnt, x->rank, mask, c->st))
+        return pfvm__red_code(c->st);
     out.rank = 0;
     for (i = 0; i < x->rank; i++) {
         if (!mask[i])
@@ -101,90 +227,234 @@ static pfvm_code pfvm__red_infer(pfvm_ictx *c)
     return PFVM_OK;
 }
 
-/* ---- the engine ------------------------------------------------------------------------- */
+/* ---- the reduction engine --------------------------------------------------------------------- */
 
 enum { PFVM__RED_SUM, PFVM__RED_MEAN, PFVM__RED_MAX, PFVM__RED_MIN, PFVM__RED_PROD, PFVM__RED_L1, PFVM__RED_L2,
-       PFVM__RED_LOGSUM, PFVM__RED_LOGSUMEXP, PFVM__RED_SUMSQ };
+       PFVM__RED_LOGSUM, PFVM__RED_LOGSUMEXP, PFVM__RED_SUMSQ,
+       PFVM__RED_EXPSUM /* LogSumExp's second pass: sum of exp(v - shift) */ };
 
-static void pfvm__red_store(pfvm_tensor *t, int64_t i, double v)
+/* The input's axes as merged kept and reduced runs (outermost first). */
+typedef struct pfvm__red_walk {
+    int nk, nr;
+    int64_t kdim[PFVM_MAX_RANK], kstr[PFVM_MAX_RANK];
+    int64_t rdim[PFVM_MAX_RANK], rstr[PFVM_MAX_RANK];
+    int64_t nred; /* elements folded into each output */
+} pfvm__red_walk;
+
+static void pfvm__red_walk_init(pfvm__red_walk *w, const pfvm_tensor *X, const unsigned char *mask)
 {
-    switch (t->dtype) {
-    case PFVM_FLOAT: ((float *)t->data)[i] = (float)v; break;
-    case PFVM_DOUBLE: ((double *)t->data)[i] = v; break;
-    case PFVM_FLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_half((float)v); break;
-    case PFVM_BFLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_bf16((float)v); break;
-    case PFVM_INT64: ((int64_t *)t->data)[i] = (int64_t)v; break;
-    case PFVM_INT32: ((int32_t *)t->data)[i] = (int32_t)v; break;
-    case PFVM_UINT32: ((uint32_t *)t->data)[i] = (uint32_t)v; break;
-    case PFVM_UINT64: ((uint64_t *)t->data)[i] = (uint64_t)v; break;
-    case PFVM_INT8: ((int8_t *)t->data)[i] = (int8_t)v; break;
-    case PFVM_UINT8: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
-    case PFVM_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
-    default: break;
+    int64_t st[PFVM_MAX_RANK], s = 1;
+    int d, last = -1;
+    for (d = X->rank - 1; d >= 0; d--) {
+        st[d] = s;
+        s *= X->dims[d];
     }
+    w->nk = w->nr = 0;
+    w->nred = 1;
+    for (d = 0; d < X->rank; d++) {
+        int red = mask[d] != 0;
+        if (red)
+            w->nred *= X->dims[d];
+        if (X->dims[d] == 1)
+            continue; /* contributes nothing, and its neighbours still merge */
+        if (red == last) {
+            /* row-major: the previous run's stride is this axis' extent */
+            int64_t *dim = red ? &w->rdim[w->nr - 1] : &w->kdim[w->nk - 1];
+            int64_t *str = red ? &w->rstr[w->nr - 1] : &w->kstr[w->nk - 1];
+            *dim *= X->dims[d];
+            *str = st[d];
+        } else if (red) {
+            w->rdim[w->nr] = X->dims[d];
+            w->rstr[w->nr++] = st[d];
+        } else {
+            w->kdim[w->nk] = X->dims[d];
+            w->kstr[w->nk++] = st[d];
+        }
+        last = red;
+    }
+}
+
+typedef struct pfvm__red_acc {
+    int kind;
+    int is_int;      /* fold 64-bit integers in `u` (else doubles in `f`) */
+    int is_unsigned; /* compare `u` as unsigned */
+    double f, shift;
+    uint64_t u;
+    int any;         /* an element was folded (integer max/min start from it) */
+} pfvm__red_acc;
+
+static void pfvm__red_fold_int(pfvm__red_acc *a, uint64_t v)
+{
+    switch (a->kind) {
+    case PFVM__RED_MAX:
+    case PFVM__RED_MIN: {
+        int gt = a->is_unsigned ? v > a->u : pfvm__red_u2s(v) > pfvm__red_u2s(a->u);
+        int lt = a->is_unsigned ? v < a->u : pfvm__red_u2s(v) < pfvm__red_u2s(a->u);
+        if (!a->any || (a->kind == PFVM__RED_MAX ? gt : lt))
+            a->u = v;
+        break;
+    }
+    case PFVM__RED_PROD: a->u *= v; break;
+    case PFVM__RED_L1: a->u += !a->is_unsigned && pfvm__red_u2s(v) < 0 ? 0 - v : v; break;
+    case PFVM__RED_SUMSQ: a->u += v * v; break;
+    default: a->u += v; break; /* sum, mean */
+    }
+    a->any = 1;
+}
+
+static void pfvm__red_fold_float(pfvm__red_acc *a, double v)
+{
+    switch (a->kind) {
+    case PFVM__RED_MAX: a->f = v > a->f || v != v ? v : a->f; break;
+    case PFVM__RED_MIN: a->f = v < a->f || v != v ? v : a->f; break;
+    case PFVM__RED_PROD: a->f *= v; break;
+    case PFVM__RED_L1: a->f += fabs(v); break;
+    case PFVM__RED_L2: case PFVM__RED_SUMSQ: a->f += v * v; break;
+    case PFVM__RED_EXPSUM: a->f += exp(v - a->shift); break;
+    default: a->f += v; break; /* sum, mean, log-sum */
+    }
+    a->any = 1;
+}
+
+/* Folds `len` elements of X from `off`, `stride` apart. */
+static void pfvm__red_fold_run(pfvm__red_acc *a, const pfvm_tensor *X, int64_t off, int64_t len, int64_t stride)
+{
+    int64_t e;
+    if (a->is_int) {
+        for (e = 0; e < len; e++, off += stride)
+            pfvm__red_fold_int(a, X->dtype == PFVM_UINT64 ? ((const uint64_t *)X->data)[off]
+                                                           : (uint64_t)pfvm_tensor_get_i64(X, off));
+    } else {
+        for (e = 0; e < len; e++, off += stride)
+            pfvm__red_fold_float(a, pfvm_tensor_get_f64(X, off));
+    }
+}
+
+/* Folds the reduced sub-block starting at input offset `base`. */
+static void pfvm__red_fold(const pfvm__red_walk *w, const pfvm_tensor *X, int64_t base, pfvm__red_acc *a)
+{
+    int64_t idx[PFVM_MAX_RANK] = {0}, off = base;
+    int d;
+    if (w->nred == 0)
+        return;
+    if (w->nr == 0) {
+        pfvm__red_fold_run(a, X, base, 1, 0);
+        return;
+    }
+    for (;;) {
+        pfvm__red_fold_run(a, X, off, w->rdim[w->nr - 1], w->rstr[w->nr - 1]);
+        for (d = w->nr - 2; d >= 0; d--) {
+            off += w->rstr[d];
+            if (++idx[d] < w->rdim[d])
+                break;
+            off -= w->rstr[d] * w->rdim[d];
+            idx[d] = 0;
+        }
+        if (d < 0)
+            return;
+    }
+}
+
+static void pfvm__red_acc_init(pfvm__red_acc *a, int kind, pfvm_dtype dt)
+{
+    memset(a, 0, sizeof *a);
+    a->kind = kind;
+    /* L2 and the logarithms are real-valued even for integer inputs */
+    a->is_int = pfvm__red_is_intlike(dt) && kind != PFVM__RED_L2 && kind != PFVM__RED_LOGSUM &&
+                kind != PFVM__RED_LOGSUMEXP && kind != PFVM__RED_EXPSUM;
+    a->is_unsigned = dt == PFVM_UINT8 || dt == PFVM_UINT16 || dt == PFVM_UINT32 || dt == PFVM_UINT64;
+    a->f = kind == PFVM__RED_MAX ? -INFINITY : kind == PFVM__RED_MIN ? INFINITY : kind == PFVM__RED_PROD ? 1 : 0;
+    a->u = kind == PFVM__RED_PROD;
+}
+
+/* Reduces one output element and stores it as Y[o]. */
+static void pfvm__red_one(const pfvm__red_walk *w, const pfvm_tensor *X, int64_t base, int kind, pfvm_tensor *Y, int64_t o)
+{
+    pfvm__red_acc a;
+    double r;
+    if (kind == PFVM__RED_LOGSUMEXP) {
+        /* max first, so that exp cannot overflow */
+        pfvm__red_acc_init(&a, PFVM__RED_MAX, PFVM_DOUBLE);
+        pfvm__red_fold(w, X, base, &a);
+        if (a.f != a.f || isinf(a.f)) {
+            pfvm__red_store(Y, o, a.f);
+            return;
+        }
+        r = a.f;
+        pfvm__red_acc_init(&a, PFVM__RED_EXPSUM, PFVM_DOUBLE);
+        a.shift = r;
+        pfvm__red_fold(w, X, base, &a);
+        pfvm__red_store(Y, o, r + log(a.f));
+        return;
+    }
+    pfvm__red_acc_init(&a, kind, X->dtype);
+    pfvm__red_fold(w, X, base, &a);
+    if (a.is_int) {
+        if (!a.any && (kind == PFVM__RED_MAX || kind == PFVM__RED_MIN)) {
+            /* the empty set: the type's lowest (max) or highest (min) value */
+            if (Y->dtype == PFVM_BOOL)
+                pfvm__red_store_bits(Y, o, kind == PFVM__RED_MIN);
+            else
+                pfvm__red_store(Y, o, kind == PFVM__RED_MAX ? -INFINITY : INFINITY);
+            return;
+        }
+        if (kind == PFVM__RED_MEAN) {
+            if (!w->nred)
+                a.u = 0;
+            else if (a.is_unsigned)
+                a.u /= (uint64_t)w->nred;
+            else
+                a.u = (uint64_t)(pfvm__red_u2s(a.u) / w->nred);
+        }
+        pfvm__red_store_bits(Y, o, a.u);
+        return;
+    }
+    switch (kind) {
+    case PFVM__RED_MEAN: r = w->nred ? a.f / (double)w->nred : NAN; break;
+    case PFVM__RED_L2: r = sqrt(a.f); break;
+    case PFVM__RED_LOGSUM: r = log(a.f); break;
+    default: r = a.f; break;
+    }
+    pfvm__red_store(Y, o, r);
 }
 
 static pfvm_code pfvm__red_run(pfvm_kctx *k, int kind)
 {
     const pfvm_tensor *X = k->in[0];
     pfvm_tensor *Y = k->out[0];
-    int64_t axes[PFVM_MAX_RANK * 2], xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0};
-    int64_t total = pfvm_tensor_numel(X), ny = pfvm_tensor_numel(Y), i, cnt_red = 1, o;
-    int cnt = pfvm__red_kaxes(k, axes), d, r = X->rank;
+    int64_t axes[PFVM__RED_MAX_AXES], dims[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, base = 0, o, ny;
+    int cnt = pfvm__red_kaxes(k, axes), keep = pfvm_node_attr_int(k->node, "keepdims", 1) != 0, d, rank = 0;
     unsigned char mask[PFVM_MAX_RANK];
+    pfvm__red_walk w;
+    if (cnt == -3)
+        return pfvm__red_code(k->st);
+    if (!pfvm__red_numeric(X->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type %s", pfvm_dtype_name(X->dtype));
     if (cnt <= 0 && pfvm_node_attr_int(k->node, "noop_with_empty_axes", 0)) {
-        memcpy(Y->data, X->data, X->nbytes < Y->nbytes ? X->nbytes : Y->nbytes);
+        if (pfvm_kctx_output(k, 0, X->dtype, X->rank, X->dims))
+            return pfvm__red_code(k->st);
+        memcpy(Y->data, X->data, (size_t)pfvm_tensor_numel(X) * pfvm_dtype_size(X->dtype));
         return PFVM_OK;
     }
-    if (!pfvm__red_mask(k->node, axes, cnt, r, mask, k->st))
-        return k->st ? k->st->code : PFVM_ERR_INVALID;
-    /* output strides indexed by input dims (0 on reduced dims) */
-    {
-        int64_t s = 1;
-        for (d = r - 1; d >= 0; d--) {
-            xs[d] = mask[d] ? 0 : s;
-            if (!mask[d])
-                s *= X->dims[d];
-            else
-                cnt_red *= X->dims[d];
-        }
-    }
-    /* the output holds the accumulators: kernels get no scratch memory */
+    if (!pfvm__red_mask(axes, cnt, X->rank, mask, k->st))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "bad axis");
+    for (d = 0; d < X->rank; d++)
+        if (!mask[d] || keep)
+            dims[rank++] = mask[d] ? 1 : X->dims[d];
+    /* checks the planned shape too: the writes below trust it */
+    if (pfvm_kctx_output(k, 0, X->dtype, rank, dims))
+        return pfvm__red_code(k->st);
+    pfvm__red_walk_init(&w, X, mask);
+    ny = pfvm_tensor_numel(Y);
     for (o = 0; o < ny; o++) {
-        double init = kind == PFVM__RED_MAX ? -INFINITY : kind == PFVM__RED_MIN ? INFINITY : kind == PFVM__RED_PROD ? 1 : 0;
-        pfvm__red_store(Y, o, init);
-    }
-    for (i = 0; i < total; i++) {
-        int64_t at = 0;
-        double v = pfvm_tensor_get_f64(X, i), cur;
-        for (d = 0; d < r; d++)
-            at += idx[d] * xs[d];
-        cur = pfvm_tensor_get_f64(Y, at);
-        switch (kind) {
-        case PFVM__RED_MAX: cur = v > cur || isnan(v) ? v : cur; break;
-        case PFVM__RED_MIN: cur = v < cur || isnan(v) ? v : cur; break;
-        case PFVM__RED_PROD: cur *= v; break;
-        case PFVM__RED_L1: cur += fabs(v); break;
-        case PFVM__RED_L2: case PFVM__RED_SUMSQ: cur += v * v; break;
-        case PFVM__RED_LOGSUMEXP: cur += exp(v); break;
-        default: cur += v; break;
-        }
-        pfvm__red_store(Y, at, cur);
-        for (d = r - 1; d >= 0; d--) {
-            if (++idx[d] < X->dims[d])
+        pfvm__red_one(&w, X, base, kind, Y, o);
+        for (d = w.nk - 1; d >= 0; d--) {
+            base += w.kstr[d];
+            if (++idx[d] < w.kdim[d])
                 break;
+            base -= w.kstr[d] * w.kdim[d];
             idx[d] = 0;
         }
-    }
-    for (o = 0; o < ny; o++) {
-        double v = pfvm_tensor_get_f64(Y, o);
-        switch (kind) {
-        case PFVM__RED_MEAN: v = cnt_red ? v / (double)cnt_red : NAN; break;
-        case PFVM__RED_L2: v = sqrt(v); break;
-        case PFVM__RED_LOGSUM: case PFVM__RED_LOGSUMEXP: v = log(v); break;
-        default: continue;
-        }
-        pfvm__red_store(Y, o, v);
     }
     return PFVM_OK;
 }
@@ -202,12 +472,12 @@ PFVM__RED_KERNEL(logsum, PFVM__RED_LOGSUM)
 PFVM__RED_KERNEL(logsumexp, PFVM__RED_LOGSUMEXP)
 PFVM__RED_KERNEL(sumsq, PFVM__RED_SUMSQ)
 
-/* ---- ArgMax, ArgMin ---------------------------------------------------------------------- */
+/* ---- ArgMax, ArgMin ----------------------------------------------------------------------------- */
 
 static pfvm_code pfvm__red_infer_arg(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
-    int keep = (int)pfvm_node_attr_int(c->node, "keepdims", 1), a, i;
+    int keep = pfvm_node_attr_int(c->node, "keepdims", 1) != 0, a, i;
     pfvm_shape out;
     if (x->rank < 0)
         return pfvm_infer_unknown(c, 0, PFVM_INT64, -1);
@@ -225,30 +495,35 @@ static pfvm_code pfvm__red_infer_arg(pfvm_ictx *c)
     return PFVM_OK;
 }
 
-static pfvm_code pfvm__red_arg(pfvm_kctx *k, int is_max)
+/* Index of the greatest (sign 1) or least (sign -1) element along the
+ * axis; NaN counts as the extreme, as in numpy. Ties go to the first
+ * index, or the last with select_last_index. */
+static pfvm_code pfvm__red_arg(pfvm_kctx *k, int sign)
 {
     const pfvm_tensor *X = k->in[0];
-    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), X->rank), d;
-    int last = (int)pfvm_node_attr_int(k->node, "select_last_index", 0);
-    int64_t outer = 1, len, inner = 1, o, j, i;
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), X->rank), d, rank = 0;
+    int last = pfvm_node_attr_int(k->node, "select_last_index", 0) != 0;
+    int keep = pfvm_node_attr_int(k->node, "keepdims", 1) != 0;
+    int64_t outer, len, inner, o, j, i, dims[PFVM_MAX_RANK];
     if (a < 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
-    len = X->dims[a];
-    for (d = 0; d < a; d++)
-        outer *= X->dims[d];
-    for (d = a + 1; d < X->rank; d++)
-        inner *= X->dims[d];
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range for rank %d", X->rank);
+    if (!pfvm__red_numeric(X->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type %s", pfvm_dtype_name(X->dtype));
+    for (d = 0; d < X->rank; d++)
+        if (d != a || keep)
+            dims[rank++] = d == a ? 1 : X->dims[d];
+    if (pfvm_kctx_output(k, 0, PFVM_INT64, rank, dims))
+        return pfvm__red_code(k->st);
+    pfvm__red_split(X, a, &outer, &len, &inner);
+    if (len == 0 && outer * inner > 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "the reduced axis %d is empty", a);
     for (o = 0; o < outer; o++)
         for (j = 0; j < inner; j++) {
-            int64_t best = 0;
-            double bv = 0;
-            for (i = 0; i < len; i++) {
-                double v = pfvm_tensor_get_f64(X, (o * len + i) * inner + j);
-                int better = i == 0 || (is_max ? (last ? v >= bv : v > bv) : (last ? v <= bv : v < bv));
-                if (better) {
-                    bv = v;
+            int64_t best = 0, at = o * len * inner + j;
+            for (i = 1; i < len; i++) {
+                int c = pfvm__red_cmp(X, at + i * inner, at + best * inner, sign > 0) * sign;
+                if (c > 0 || (last && c == 0))
                     best = i;
-                }
             }
             ((int64_t *)k->out[0]->data)[o * inner + j] = best;
         }
@@ -262,60 +537,58 @@ static pfvm_code pfvm__red_k_argmax(pfvm_kctx *k)
 
 static pfvm_code pfvm__red_k_argmin(pfvm_kctx *k)
 {
-    return pfvm__red_arg(k, 0);
+    return pfvm__red_arg(k, -1);
 }
 
-/* ---- CumSum ------------------------------------------------------------------------------- */
+/* ---- CumSum ---------------------------------------------------------------------------------------- */
 
 static pfvm_code pfvm__red_k_cumsum(pfvm_kctx *k)
 {
-    const pfvm_tensor *X = k->in[0];
-    int a = pfvm__axis(pfvm_tensor_get_i64(k->in[1], 0), X->rank), d;
-    int excl = (int)pfvm_node_attr_int(k->node, "exclusive", 0), rev = (int)pfvm_node_attr_int(k->node, "reverse", 0);
-    int64_t outer = 1, len, inner = 1, o, j, i;
+    const pfvm_tensor *X = k->in[0], *A = k->in[1];
+    pfvm_tensor *Y = k->out[0];
+    int excl = pfvm_node_attr_int(k->node, "exclusive", 0) != 0, rev = pfvm_node_attr_int(k->node, "reverse", 0) != 0;
+    int is_int = pfvm__red_is_intlike(X->dtype), a;
+    int64_t outer, len, inner, o, j, i;
+    if (!pfvm__red_is_intlike(A->dtype) || pfvm_tensor_numel(A) != 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis must be one integer");
+    a = pfvm__axis(pfvm_tensor_get_i64(A, 0), X->rank);
     if (a < 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
-    len = X->dims[a];
-    for (d = 0; d < a; d++)
-        outer *= X->dims[d];
-    for (d = a + 1; d < X->rank; d++)
-        inner *= X->dims[d];
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d",
+                             (long long)pfvm_tensor_get_i64(A, 0), X->rank);
+    if (!pfvm__red_numeric(X->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type %s", pfvm_dtype_name(X->dtype));
+    if (pfvm_kctx_output(k, 0, X->dtype, X->rank, X->dims))
+        return pfvm__red_code(k->st);
+    pfvm__red_split(X, a, &outer, &len, &inner);
     for (o = 0; o < outer; o++)
         for (j = 0; j < inner; j++) {
             double s = 0;
-            int64_t is = 0;
+            uint64_t u = 0; /* integer sums wrap, as numpy's */
             for (i = 0; i < len; i++) {
-                int64_t ii = rev ? len - 1 - i : i, at = (o * len + ii) * inner + j;
-                double v = pfvm_tensor_get_f64(X, at);
-                int64_t iv = pfvm_tensor_get_i64(X, at);
-                if (pfvm_dtype_is_float(X->dtype)) {
-                    if (excl) {
-                        pfvm__red_store(k->out[0], at, s);
-                        s += v;
-                    } else {
-                        s += v;
-                        pfvm__red_store(k->out[0], at, s);
-                    }
+                int64_t at = (o * len + (rev ? len - 1 - i : i)) * inner + j;
+                if (is_int) {
+                    uint64_t v = (uint64_t)pfvm_tensor_get_i64(X, at);
+                    u += excl ? 0 : v;
+                    pfvm__red_store_bits(Y, at, u);
+                    u += excl ? v : 0;
                 } else {
-                    if (excl) {
-                        pfvm__red_store(k->out[0], at, (double)is);
-                        is += iv;
-                    } else {
-                        is += iv;
-                        pfvm__red_store(k->out[0], at, (double)is);
-                    }
+                    double v = pfvm_tensor_get_f64(X, at);
+                    s += excl ? 0 : v;
+                    pfvm__red_store(Y, at, s);
+                    s += excl ? v : 0;
                 }
             }
         }
     return PFVM_OK;
 }
 
-/* ---- TopK ---------------------------------------------------------------------------------- */
+/* ---- TopK --------------------------------------------------------------------------------------------- */
 
 static pfvm_code pfvm__red_infer_topk(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
-    int64_t kv[1];
+    const pfvm_sym *kd = NULL;
+    int64_t kv[1], len;
     int a;
     pfvm_shape out;
     if (x->rank < 0) {
@@ -325,215 +598,308 @@ static pfvm_code pfvm__red_infer_topk(pfvm_ictx *c)
     a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", -1), x->rank);
     if (a < 0)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
-    out = *x;
-    if (c->node->opset < 10)
-        out.dims[a] = pfvm_sym_const(c->syms, pfvm_node_attr_int(c->node, "k", 0));
-    else if (pfvm_ival_ints(c->in[1], kv, 1) == 1)
-        out.dims[a] = pfvm_sym_const(c->syms, kv[0]);
-    else {
+    if (c->node->opset < 10) {
+        kv[0] = pfvm_node_attr_int(c->node, "k", -1);
+        kd = pfvm_sym_const(c->syms, kv[0]);
+    } else if (c->n_in > 1 && c->in[1] && pfvm_ival_ints(c->in[1], kv, 1) == 1) {
+        kd = pfvm_sym_const(c->syms, kv[0]);
+    } else if (c->n_in > 1 && c->in[1] && c->in[1]->sym && c->in[1]->n_sym == 1) {
+        kd = c->in[1]->sym[0]; /* a symbolic k, such as min(seq, 10) */
+        kv[0] = 0;
+    }
+    if (!kd) {
         pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
         return pfvm_infer_unknown(c, 1, PFVM_INT64, x->rank);
     }
+    if (kv[0] < 0 || (pfvm_sym_is_const(x->dims[a], &len) && kv[0] > len))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "k = %lld does not fit axis %d", (long long)kv[0], a);
+    out = *x;
+    out.dims[a] = kd;
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     pfvm_ival_set_tensor(c->out[1], PFVM_INT64, &out);
     return PFVM_OK;
 }
 
+/* Whether element i of the slice goes before element j (indices are
+ * positions along the axis; `at` and `inner` place them in X). */
+static int pfvm__red_topk_before(const pfvm_tensor *X, int64_t at, int64_t inner, int largest, int64_t i, int64_t j)
+{
+    int c = pfvm__red_cmp(X, at + i * inner, at + j * inner, 1);
+    return largest ? c > 0 : c < 0;
+}
+
+/* Stable bottom-up merge sort of the positions 0..len-1 (ties keep the
+ * lower index first, as TopK requires); `tmp` has len entries too.
+ * Returns the array holding the result. */
+static int64_t *pfvm__red_topk_sort(const pfvm_tensor *X, int64_t at, int64_t inner, int largest, int64_t len, int64_t *idx,
+                                    int64_t *tmp)
+{
+    int64_t width, i;
+    for (i = 0; i < len; i++)
+        idx[i] = i;
+    for (width = 1; width < len; width *= 2) {
+        int64_t lo;
+        for (lo = 0; lo < len; lo += 2 * width) {
+            int64_t mid = lo + width < len ? lo + width : len, hi = lo + 2 * width < len ? lo + 2 * width : len;
+            int64_t p = lo, q = mid, t = lo;
+            while (p < mid && q < hi)
+                tmp[t++] = pfvm__red_topk_before(X, at, inner, largest, idx[q], idx[p]) ? idx[q++] : idx[p++];
+            while (p < mid)
+                tmp[t++] = idx[p++];
+            while (q < hi)
+                tmp[t++] = idx[q++];
+        }
+        {
+            int64_t *sw = idx;
+            idx = tmp;
+            tmp = sw;
+        }
+    }
+    return idx;
+}
+
 static pfvm_code pfvm__red_k_topk(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0];
-    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", -1), X->rank), d;
-    int largest = (int)pfvm_node_attr_int(k->node, "largest", 1);
-    int64_t K = k->node->opset < 10 ? pfvm_node_attr_int(k->node, "k", 0) : pfvm_tensor_get_i64(k->in[1], 0);
-    int64_t outer = 1, len, inner = 1, o, j, i, t;
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", -1), X->rank);
+    int largest = pfvm_node_attr_int(k->node, "largest", 1) != 0;
+    size_t es = pfvm_dtype_size(X->dtype), bytes;
+    int64_t K, outer, len, inner, o, j, t, dims[PFVM_MAX_RANK], *idx;
     if (a < 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
-    len = X->dims[a];
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range for rank %d", X->rank);
+    if (k->node->opset < 10)
+        K = pfvm_node_attr_int(k->node, "k", -1);
+    else if (k->n_in < 2 || !k->in[1] || !pfvm__red_is_intlike(k->in[1]->dtype) || pfvm_tensor_numel(k->in[1]) != 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "K must be one integer");
+    else
+        K = pfvm_tensor_get_i64(k->in[1], 0);
+    if (!pfvm__red_numeric(X->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type %s", pfvm_dtype_name(X->dtype));
+    pfvm__red_split(X, a, &outer, &len, &inner);
     if (K < 0 || K > len)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "k = %lld is outside 0..%lld", (long long)K, (long long)len);
-    if (!k->out[0]->data) {
-        int64_t dims[PFVM_MAX_RANK];
-        memcpy(dims, X->dims, sizeof(int64_t) * (size_t)X->rank);
-        dims[a] = K;
-        if (pfvm_kctx_output(k, 0, X->dtype, X->rank, dims) || pfvm_kctx_output(k, 1, PFVM_INT64, X->rank, dims))
-            return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    }
-    for (d = 0; d < a; d++)
-        outer *= X->dims[d];
-    for (d = a + 1; d < X->rank; d++)
-        inner *= X->dims[d];
-    /* selection without scratch memory: the t-th pick is the best element
-     * not better than the (t-1)-th, ties by lower index */
+    memcpy(dims, X->dims, sizeof(int64_t) * (size_t)X->rank);
+    dims[a] = K;
+    if (pfvm_kctx_output(k, 0, X->dtype, X->rank, dims) || pfvm_kctx_output(k, 1, PFVM_INT64, X->rank, dims))
+        return pfvm__red_code(k->st);
+    if (K == 0 || outer * inner == 0)
+        return PFVM_OK;
+    if (!pfvm__mul_size((size_t)len, 2 * sizeof(int64_t), &bytes) || !(idx = (int64_t *)pfvm_kctx_scratch(k, bytes)))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "no workspace to sort %lld elements", (long long)len);
     for (o = 0; o < outer; o++)
         for (j = 0; j < inner; j++) {
-            double pv = 0;
-            int64_t pi = -1;
+            int64_t at = o * len * inner + j;
+            const int64_t *order = pfvm__red_topk_sort(X, at, inner, largest, len, idx, idx + len);
             for (t = 0; t < K; t++) {
-                double bv = 0;
-                int64_t bi = -1;
-                for (i = 0; i < len; i++) {
-                    double v = pfvm_tensor_get_f64(X, (o * len + i) * inner + j);
-                    int after_prev = pi < 0 || (largest ? (v < pv || (v == pv && i > pi)) : (v > pv || (v == pv && i > pi)));
-                    if (!after_prev)
-                        continue;
-                    if (bi < 0 || (largest ? v > bv : v < bv)) {
-                        bv = v;
-                        bi = i;
-                    }
-                }
-                pv = bv;
-                pi = bi;
-                pfvm__red_store(k->out[0], (o * K + t) * inner + j, bv);
-                if (!pfvm_dtype_is_float(X->dtype))
-                    pfvm__red_store(k->out[0], (o * K + t) * inner + j,
-                                    (double)pfvm_tensor_get_i64(X, (o * len + bi) * inner + j));
-                ((int64_t *)k->out[1]->data)[(o * K + t) * inner + j] = bi;
+                int64_t dst = (o * K + t) * inner + j;
+                /* values are copied bit for bit, whatever the type */
+                if (k->out[0])
+                    memcpy((char *)k->out[0]->data + (size_t)dst * es, (const char *)X->data + (size_t)(at + order[t] * inner) * es,
+                           es);
+                if (k->out[1])
+                    ((int64_t *)k->out[1]->data)[dst] = order[t];
             }
         }
     return PFVM_OK;
 }
 
-/* ---- losses --------------------------------------------------------------------------------- */
+/* ---- losses -------------------------------------------------------------------------------------------- */
 
+/* reduction: 0 none, 1 sum, 2 mean; -1 when not valid. */
+static int pfvm__red_loss_reduction(const pfvm_node *n)
+{
+    const pfvm_attr *at = pfvm_node_attr(n, "reduction");
+    const char *r;
+    if (!at || at->ref_attr_name)
+        return 2;
+    r = at->type == PFVM_ATTR_STRING && at->s ? at->s : "";
+    return !strcmp(r, "none") ? 0 : !strcmp(r, "sum") ? 1 : !strcmp(r, "mean") ? 2 : -1;
+}
+
+static pfvm_code pfvm__red_check_loss(const pfvm_node *n, pfvm_status *st)
+{
+    if (pfvm__red_loss_reduction(n) < 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "reduction must be none, sum or mean");
+    return PFVM_OK;
+}
+
+/* Scores or log-probabilities [N, C, d1...], labels [N, d1...], and
+ * weights [C] agree (where the dims are known). */
 static pfvm_code pfvm__red_infer_loss(pfvm_ictx *c)
 {
-    const char *red = pfvm_node_attr_string(c->node, "reduction", "mean");
+    const pfvm_shape *x = &c->in[0]->type.shape, *t = &c->in[1]->type.shape;
+    const pfvm_ival *w = c->n_in > 2 ? c->in[2] : NULL;
+    int red = pfvm__red_loss_reduction(c->node), i;
+    int64_t a, b;
     pfvm_shape out;
-    int is_sce = !strcmp(c->node->op_type, "SoftmaxCrossEntropyLoss");
-    if (!strcmp(red, "none")) {
-        const pfvm_shape *t = &c->in[1]->type.shape;
-        out = *t;
+    if (red < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "reduction must be none, sum or mean");
+    if (x->rank >= 0 && x->rank < 2)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "the input must have rank 2 or more, not %d", x->rank);
+    if (x->rank >= 0 && t->rank >= 0) {
+        if (t->rank != x->rank - 1)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "the target has rank %d for an input of rank %d", t->rank, x->rank);
+        for (i = 0; i < t->rank; i++)
+            if (pfvm_sym_is_const(t->dims[i], &a) && pfvm_sym_is_const(x->dims[i ? i + 1 : 0], &b) && a != b)
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "target dim %d is %lld where the input has %lld", i, (long long)a,
+                                  (long long)b);
+    }
+    if (w && x->rank >= 0 && w->type.shape.rank == 1 && pfvm_sym_is_const(w->type.shape.dims[0], &a) &&
+        pfvm_sym_is_const(x->dims[1], &b) && a != b)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld weights for %lld classes", (long long)a, (long long)b);
+    if (red == 0) {
+        if (t->rank < 0)
+            pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 ? x->rank - 1 : -1);
+        else
+            pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, t);
     } else {
         out.rank = 0;
+        pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     }
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
-    if (is_sce && c->n_out > 1 && c->out[1])
+    if (c->n_out > 1 && c->out[1])
         c->out[1]->type = c->in[0]->type;
     return PFVM_OK;
 }
 
-/* NLL over log-probabilities L[N, C, d...] (read through `get`), labels T[N, d...]. */
-static pfvm_code pfvm__red_nll(pfvm_kctx *k, const pfvm_tensor *L, const pfvm_tensor *T, const pfvm_tensor *W,
-                               pfvm_tensor *out)
+/* The loss inputs seen as [N, C, D] blocks. */
+typedef struct pfvm__red_loss {
+    const pfvm_tensor *X, *T, *W;
+    int softmax; /* X holds scores: take the log-softmax on the fly */
+    int64_t N, C, D;
+} pfvm__red_loss;
+
+/* log(sum_c exp(X[n, c, d])), computed stably. */
+static double pfvm__red_lse_c(const pfvm__red_loss *l, int64_t n, int64_t d)
 {
-    const char *red = pfvm_node_attr_string(k->node, "reduction", "mean");
-    int64_t ignore = pfvm_node_attr_int(k->node, "ignore_index", INT64_MIN);
-    int has_ignore = pfvm_node_attr(k->node, "ignore_index") != NULL;
-    int64_t N = L->dims[0], C = L->rank > 1 ? L->dims[1] : 1, D = 1, n, d, c;
+    double mx = -INFINITY, s = 0;
+    int64_t c;
+    for (c = 0; c < l->C; c++) {
+        double v = pfvm_tensor_get_f64(l->X, (n * l->C + c) * l->D + d);
+        mx = v > mx || v != v ? v : mx;
+    }
+    if (mx != mx || isinf(mx))
+        return mx;
+    for (c = 0; c < l->C; c++)
+        s += exp(pfvm_tensor_get_f64(l->X, (n * l->C + c) * l->D + d) - mx);
+    return mx + log(s);
+}
+
+/* Validates shapes and shapes the loss output. */
+static pfvm_code pfvm__red_loss_setup(pfvm_kctx *k, pfvm__red_loss *l, int softmax, int red)
+{
+    const pfvm_tensor *X = k->in[0], *T = k->in[1], *W = k->n_in > 2 ? k->in[2] : NULL;
+    int d;
+    l->X = X;
+    l->T = T;
+    l->W = W;
+    l->softmax = softmax;
+    if (X->rank < 2 || T->rank != X->rank - 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "the input must be [N, C, d...] and the target [N, d...]");
+    if (!pfvm_dtype_is_float(X->dtype) || !pfvm__red_is_intlike(T->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "input %s, target %s", pfvm_dtype_name(X->dtype),
+                             pfvm_dtype_name(T->dtype));
+    l->N = X->dims[0];
+    l->C = X->dims[1];
+    l->D = 1;
+    for (d = 0; d < T->rank; d++)
+        if (T->dims[d] != X->dims[d ? d + 1 : 0])
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "target dim %d is %lld where the input has %lld", d,
+                                 (long long)T->dims[d], (long long)X->dims[d ? d + 1 : 0]);
+    for (d = 2; d < X->rank; d++)
+        l->D *= X->dims[d];
+    if (W && (W->rank != 1 || W->dims[0] != l->C || !pfvm_dtype_is_float(W->dtype)))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "the weights must be %lld floats", (long long)l->C);
+    if (red == 0)
+        return pfvm_kctx_output(k, 0, X->dtype, T->rank, T->dims);
+    return pfvm_kctx_output(k, 0, X->dtype, 0, NULL);
+}
+
+/* -w[t] * log p[n, t, d] per position (0 where ignored), reduced. */
+static pfvm_code pfvm__red_loss_run(pfvm_kctx *k, const pfvm__red_loss *l, int red)
+{
+    const pfvm_attr *ia = pfvm_node_attr(k->node, "ignore_index");
+    int has_ignore = ia && ia->type == PFVM_ATTR_INT;
+    int64_t ignore = has_ignore ? ia->i : 0, n, d;
     double sum = 0, wsum = 0;
-    int dd;
-    int none = !strcmp(red, "none"), mean = !strcmp(red, "mean");
-    if (!none && !mean && strcmp(red, "sum"))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "reduction '%s' is not valid", red);
-    for (dd = 2; dd < L->rank; dd++)
-        D *= L->dims[dd];
-    if (pfvm_tensor_numel(T) != N * D)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "target shape does not fit the input");
-    for (n = 0; n < N; n++)
-        for (d = 0; d < D; d++) {
+    for (n = 0; n < l->N; n++)
+        for (d = 0; d < l->D; d++) {
+            int64_t t = pfvm_tensor_get_i64(l->T, n * l->D + d);
             double v = 0, w = 0;
-            c = pfvm_tensor_get_i64(T, n * D + d);
-            if (!(has_ignore && c == ignore)) {
-                if (c < 0 || c >= C)
-                    return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "class %lld is outside 0..%lld", (long long)c,
-                                         (long long)(C - 1));
-                w = W ? pfvm_tensor_get_f64(W, c) : 1.0;
-                v = -pfvm_tensor_get_f64(L, (n * C + c) * D + d) * w;
+            if (!(has_ignore && t == ignore)) {
+                if (t < 0 || t >= l->C)
+                    return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "class %lld is outside 0..%lld", (long long)t,
+                                         (long long)(l->C - 1));
+                w = l->W ? pfvm_tensor_get_f64(l->W, t) : 1.0;
+                v = pfvm_tensor_get_f64(l->X, (n * l->C + t) * l->D + d);
+                if (l->softmax)
+                    v -= pfvm__red_lse_c(l, n, d);
+                v = -v * w;
             }
-            if (none)
-                pfvm__red_store(out, n * D + d, v);
+            if (red == 0)
+                pfvm__red_store(k->out[0], n * l->D + d, v);
             sum += v;
             wsum += w;
         }
-    if (!none)
-        pfvm__red_store(out, 0, mean ? (wsum != 0 ? sum / wsum : 0) : sum);
+    /* a mean over nothing (every label ignored) is NaN, as in numpy and torch */
+    if (red)
+        pfvm__red_store(k->out[0], 0, red == 1 ? sum : wsum != 0 ? sum / wsum : NAN);
     return PFVM_OK;
 }
 
 static pfvm_code pfvm__red_k_nll(pfvm_kctx *k)
 {
-    return pfvm__red_nll(k, k->in[0], k->in[1], k->n_in > 2 ? k->in[2] : NULL, k->out[0]);
+    pfvm__red_loss l;
+    int red = pfvm__red_loss_reduction(k->node);
+    if (pfvm__red_loss_setup(k, &l, 0, red))
+        return pfvm__red_code(k->st);
+    return pfvm__red_loss_run(k, &l, red);
 }
 
 static pfvm_code pfvm__red_k_sce(pfvm_kctx *k)
 {
-    const pfvm_tensor *X = k->in[0];
+    pfvm__red_loss l;
     pfvm_tensor *lp = k->n_out > 1 ? k->out[1] : NULL;
-    int64_t N = X->dims[0], C = X->rank > 1 ? X->dims[1] : 1, D = 1, n, d, c;
-    int dd;
-    for (dd = 2; dd < X->rank; dd++)
-        D *= X->dims[dd];
-    if (lp) {
-        for (n = 0; n < N; n++)
-            for (d = 0; d < D; d++) {
-                double mx = -INFINITY, s = 0;
-                for (c = 0; c < C; c++) {
-                    double v = pfvm_tensor_get_f64(X, (n * C + c) * D + d);
-                    mx = v > mx ? v : mx;
+    int red = pfvm__red_loss_reduction(k->node);
+    int64_t n, c, d;
+    if (pfvm__red_loss_setup(k, &l, 1, red) || (lp && pfvm_kctx_output(k, 1, l.X->dtype, l.X->rank, l.X->dims)))
+        return pfvm__red_code(k->st);
+    if (lp)
+        for (n = 0; n < l.N; n++)
+            for (d = 0; d < l.D; d++) {
+                double lse = pfvm__red_lse_c(&l, n, d);
+                for (c = 0; c < l.C; c++) {
+                    int64_t at = (n * l.C + c) * l.D + d;
+                    pfvm__red_store(lp, at, pfvm_tensor_get_f64(l.X, at) - lse);
                 }
-                for (c = 0; c < C; c++)
-                    s += exp(pfvm_tensor_get_f64(X, (n * C + c) * D + d) - mx);
-                for (c = 0; c < C; c++)
-                    pfvm__red_store(lp, (n * C + c) * D + d, pfvm_tensor_get_f64(X, (n * C + c) * D + d) - mx - log(s));
             }
-        return pfvm__red_nll(k, lp, k->in[1], k->n_in > 2 ? k->in[2] : NULL, k->out[0]);
-    }
-    /* no log_prob output and no scratch memory: the log-softmax of the
-     * target class is computed on the fly per position */
-    {
-        const char *red = pfvm_node_attr_string(k->node, "reduction", "mean");
-        int64_t ignore = pfvm_node_attr_int(k->node, "ignore_index", INT64_MIN);
-        int has_ignore = pfvm_node_attr(k->node, "ignore_index") != NULL;
-        const pfvm_tensor *T = k->in[1], *W = k->n_in > 2 ? k->in[2] : NULL;
-        double sum = 0, wsum = 0;
-        int none = !strcmp(red, "none"), mean = !strcmp(red, "mean");
-        for (n = 0; n < N; n++)
-            for (d = 0; d < D; d++) {
-                double mx = -INFINITY, s = 0, v = 0, w = 0;
-                int64_t t = pfvm_tensor_get_i64(T, n * D + d);
-                for (c = 0; c < C; c++) {
-                    double x = pfvm_tensor_get_f64(X, (n * C + c) * D + d);
-                    mx = x > mx ? x : mx;
-                }
-                for (c = 0; c < C; c++)
-                    s += exp(pfvm_tensor_get_f64(X, (n * C + c) * D + d) - mx);
-                if (!(has_ignore && t == ignore)) {
-                    if (t < 0 || t >= C)
-                        return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "class %lld is out of range", (long long)t);
-                    w = W ? pfvm_tensor_get_f64(W, t) : 1.0;
-                    v = -(pfvm_tensor_get_f64(X, (n * C + t) * D + d) - mx - log(s)) * w;
-                }
-                if (none)
-                    pfvm__red_store(k->out[0], n * D + d, v);
-                sum += v;
-                wsum += w;
-            }
-        if (!none)
-            pfvm__red_store(k->out[0], 0, mean ? (wsum != 0 ? sum / wsum : 0) : sum);
-    }
-    return PFVM_OK;
+    /* the loss reads the scores, not log_prob, which may be float16 */
+    return pfvm__red_loss_run(k, &l, red);
 }
 
-#define PFVM__RED_T "float,double,float16,int32,int64,uint32,uint64"
-#define PFVM__RED_OP(name, since, until, kern) \
-    {name, "", since, until, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0}
+/* ---- the table ------------------------------------------------------------------------------------------ */
+
+#define PFVM__RED_T "float,double,float16,bfloat16,int8,uint8,int16,uint16,int32,uint32,int64,uint64"
+#define PFVM__RED_OP(name, kern) \
+    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0}
 
 const pfvm_op_def pfvm__ops_reduce[] = {
-    PFVM__RED_OP("ReduceSum", 1, 0, pfvm__red_k_sum),
-    PFVM__RED_OP("ReduceMean", 1, 0, pfvm__red_k_mean),
-    PFVM__RED_OP("ReduceMax", 1, 0, pfvm__red_k_max),
-    PFVM__RED_OP("ReduceMin", 1, 0, pfvm__red_k_min),
-    PFVM__RED_OP("ReduceProd", 1, 0, pfvm__red_k_prod),
-    PFVM__RED_OP("ReduceL1", 1, 0, pfvm__red_k_l1),
-    PFVM__RED_OP("ReduceL2", 1, 0, pfvm__red_k_l2),
-    PFVM__RED_OP("ReduceLogSum", 1, 0, pfvm__red_k_logsum),
-    PFVM__RED_OP("ReduceLogSumExp", 1, 0, pfvm__red_k_logsumexp),
-    PFVM__RED_OP("ReduceSumSquare", 1, 0, pfvm__red_k_sumsq),
+    PFVM__RED_OP("ReduceSum", pfvm__red_k_sum),
+    PFVM__RED_OP("ReduceMean", pfvm__red_k_mean),
+    PFVM__RED_OP("ReduceMax", pfvm__red_k_max),
+    PFVM__RED_OP("ReduceMin", pfvm__red_k_min),
+    PFVM__RED_OP("ReduceProd", pfvm__red_k_prod),
+    PFVM__RED_OP("ReduceL1", pfvm__red_k_l1),
+    PFVM__RED_OP("ReduceL2", pfvm__red_k_l2),
+    PFVM__RED_OP("ReduceLogSum", pfvm__red_k_logsum),
+    PFVM__RED_OP("ReduceLogSumExp", pfvm__red_k_logsumexp),
+    PFVM__RED_OP("ReduceSumSquare", pfvm__red_k_sumsq),
     {"ArgMax", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmax, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0},
     {"ArgMin", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmin, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0},
     {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm_infer_same_as_first, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0},
     {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0},
-    {"NegativeLogLikelihoodLoss", "", 12, 0, 2, 3, 1, 1, pfvm__red_infer_loss, pfvm__red_k_nll, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0},
-    {"SoftmaxCrossEntropyLoss", "", 12, 0, 2, 3, 1, 2, pfvm__red_infer_loss, pfvm__red_k_sce, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0},
+    {"NegativeLogLikelihoodLoss", "", 12, 0, 2, 3, 1, 1, pfvm__red_infer_loss, pfvm__red_k_nll, pfvm__red_check_loss,
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0},
+    {"SoftmaxCrossEntropyLoss", "", 12, 0, 2, 3, 1, 2, pfvm__red_infer_loss, pfvm__red_k_sce, pfvm__red_check_loss,
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };
