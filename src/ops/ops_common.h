@@ -32,6 +32,14 @@ typedef void (*pfvm_nn_post_fn)(void *user, int64_t idx, int64_t channel, double
 PFVM_INTERNAL pfvm_code pfvm_nn_conv_ref(pfvm_kctx *k, const pfvm_tensor *X, const pfvm_tensor *W, const pfvm_tensor *xzp,
                                          const pfvm_tensor *wzp, pfvm_nn_post_fn post, void *user);
 
+/* ---- reduce.c: element stores ---- */
+
+/* Stores v into element i of t, converted to t's numeric type as numpy's
+ * astype does for values in range (floats round, integers truncate toward
+ * zero); integer types saturate out-of-range values and NaN becomes 0, so
+ * no conversion is undefined. Bool is v != 0. */
+PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v);
+
 #ifdef __cplusplus
 }
 #endif

@@ -39,10 +39,8 @@ static int64_t pfvm__red_u2s(uint64_t u)
     return u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
 }
 
-/* Stores v into element i, converted like numpy's astype for in-range
- * values; integer types saturate out-of-range values (and NaN becomes 0)
- * instead of converting undefinedly. */
-static void pfvm__red_store(pfvm_tensor *t, int64_t i, double v)
+/* Declared in ops_common.h for the other families. */
+PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v)
 {
     void *d = t->data;
     switch (t->dtype) {
@@ -74,7 +72,7 @@ static void pfvm__red_store_bits(pfvm_tensor *t, int64_t i, uint64_t u)
     case PFVM_INT16: case PFVM_UINT16: ((uint16_t *)d)[i] = (uint16_t)u; break;
     case PFVM_INT32: case PFVM_UINT32: ((uint32_t *)d)[i] = (uint32_t)u; break;
     case PFVM_INT64: case PFVM_UINT64: ((uint64_t *)d)[i] = u; break;
-    default: pfvm__red_store(t, i, (double)pfvm__red_u2s(u)); break;
+    default: pfvm_red_store(t, i, (double)pfvm__red_u2s(u)); break;
     }
 }
 
@@ -377,14 +375,14 @@ static void pfvm__red_one(const pfvm__red_walk *w, const pfvm_tensor *X, int64_t
         pfvm__red_acc_init(&a, PFVM__RED_MAX, PFVM_DOUBLE);
         pfvm__red_fold(w, X, base, &a);
         if (a.f != a.f || isinf(a.f)) {
-            pfvm__red_store(Y, o, a.f);
+            pfvm_red_store(Y, o, a.f);
             return;
         }
         r = a.f;
         pfvm__red_acc_init(&a, PFVM__RED_EXPSUM, PFVM_DOUBLE);
         a.shift = r;
         pfvm__red_fold(w, X, base, &a);
-        pfvm__red_store(Y, o, r + log(a.f));
+        pfvm_red_store(Y, o, r + log(a.f));
         return;
     }
     pfvm__red_acc_init(&a, kind, X->dtype);
@@ -395,7 +393,7 @@ static void pfvm__red_one(const pfvm__red_walk *w, const pfvm_tensor *X, int64_t
             if (Y->dtype == PFVM_BOOL)
                 pfvm__red_store_bits(Y, o, kind == PFVM__RED_MIN);
             else
-                pfvm__red_store(Y, o, kind == PFVM__RED_MAX ? -INFINITY : INFINITY);
+                pfvm_red_store(Y, o, kind == PFVM__RED_MAX ? -INFINITY : INFINITY);
             return;
         }
         if (kind == PFVM__RED_MEAN) {
@@ -415,7 +413,7 @@ static void pfvm__red_one(const pfvm__red_walk *w, const pfvm_tensor *X, int64_t
     case PFVM__RED_LOGSUM: r = log(a.f); break;
     default: r = a.f; break;
     }
-    pfvm__red_store(Y, o, r);
+    pfvm_red_store(Y, o, r);
 }
 
 static pfvm_code pfvm__red_run(pfvm_kctx *k, int kind)
@@ -574,7 +572,7 @@ static pfvm_code pfvm__red_k_cumsum(pfvm_kctx *k)
                 } else {
                     double v = pfvm_tensor_get_f64(X, at);
                     s += excl ? 0 : v;
-                    pfvm__red_store(Y, at, s);
+                    pfvm_red_store(Y, at, s);
                     s += excl ? v : 0;
                 }
             }
@@ -836,13 +834,13 @@ static pfvm_code pfvm__red_loss_run(pfvm_kctx *k, const pfvm__red_loss *l, int r
                 v = -v * w;
             }
             if (red == 0)
-                pfvm__red_store(k->out[0], n * l->D + d, v);
+                pfvm_red_store(k->out[0], n * l->D + d, v);
             sum += v;
             wsum += w;
         }
     /* a mean over nothing (every label ignored) is NaN, as in numpy and torch */
     if (red)
-        pfvm__red_store(k->out[0], 0, red == 1 ? sum : wsum != 0 ? sum / wsum : NAN);
+        pfvm_red_store(k->out[0], 0, red == 1 ? sum : wsum != 0 ? sum / wsum : NAN);
     return PFVM_OK;
 }
 
@@ -869,7 +867,7 @@ static pfvm_code pfvm__red_k_sce(pfvm_kctx *k)
                 double lse = pfvm__red_lse_c(&l, n, d);
                 for (c = 0; c < l.C; c++) {
                     int64_t at = (n * l.C + c) * l.D + d;
-                    pfvm__red_store(lp, at, pfvm_tensor_get_f64(l.X, at) - lse);
+                    pfvm_red_store(lp, at, pfvm_tensor_get_f64(l.X, at) - lse);
                 }
             }
     /* the loss reads the scores, not log_prob, which may be float16 */
