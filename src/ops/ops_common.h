@@ -40,6 +40,33 @@ PFVM_INTERNAL pfvm_code pfvm_nn_conv_ref(pfvm_kctx *k, const pfvm_tensor *X, con
  * no conversion is undefined. Bool is v != 0. */
 PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v);
 
+/* ---- linalg.c: the float matrix-multiply engine ---- */
+
+/* Panel sizes: PFVM_LA_NB columns per block, PFVM_LA_KC rows per packed
+ * panel (the engine keeps KC*NB floats on the stack; lower KC for small
+ * stacks). */
+#define PFVM_LA_NB 32
+#ifndef PFVM_LA_KC
+#define PFVM_LA_KC 128
+#endif
+
+/* Packs rows p0..p0+kc and columns j0..j0+nr of the right operand B into
+ * dst[p * PFVM_LA_NB + j], zero for j >= nr. */
+typedef void (*pfvm_la_pack_fn)(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst);
+
+/* C[i*ldc + j] += alpha * sum_p A[i*as_m + p*as_k] * B[p][j] for i < m,
+ * j < n, p < k, with B read through pack. Allocates nothing. */
+PFVM_INTERNAL void pfvm_la_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
+                                 pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc);
+
+/* A strided float matrix B[p][j] = data[p*s_k + j*s_n], packed by
+ * pfvm_la_pack_strided (user points to the pfvm_la_strided). */
+typedef struct pfvm_la_strided {
+    const float *data;
+    int64_t s_k, s_n;
+} pfvm_la_strided;
+PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst);
+
 #ifdef __cplusplus
 }
 #endif
