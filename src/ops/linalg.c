@@ -1,34 +1,87 @@
-/* ops/linalg: MatMul and Gemm.
+/* ops/linalg: MatMul and Gemm, and the float matrix-multiply engine that
+ * Conv (nn.c) shares.
  *
- * One matrix-multiply core (C += A*B over row-major panels, i-k-j order so
- * the inner loop runs contiguously and compilers vectorise it) serves both;
- * float has its own path, other types go through double or int64. */
+ * The engine computes C += alpha*A*B in blocks: B is packed, a column block
+ * of PFVM_LA_NB columns and up to PFVM_LA_KC rows at a time, into a small
+ * buffer on the stack by a caller-supplied function (a strided matrix here,
+ * an implicit im2col in Conv), and every group of PFVM__LA_MR rows of A
+ * multiplies that panel with fixed-size loops that compilers keep in
+ * vector registers. Nothing is allocated. Other element types use a plain
+ * triple loop through double or int64. */
 #include "ops_common.h"
 
-/* c[m x n] (+)= a[m x k] * b[k x n] with element strides for a and b so that
- * transposed operands need no copy. */
-static void pfvm__la_gemm_f32(int64_t m, int64_t n, int64_t k, const float *a, int64_t as_m, int64_t as_k,
-                              const float *b, int64_t bs_k, int64_t bs_n, float *c, float alpha)
+#define PFVM__LA_MR 4 /* rows of A per micro-tile */
+
+/* One micro-tile: c[r][0..nr) += alpha * sum_p a[r][p] * panel[p][.] for
+ * the mr (<= PFVM__LA_MR) rows at a. The full-height case has constant trip
+ * counts so the accumulators stay in registers. */
+static void pfvm__la_tile(int64_t mr, int64_t nr, int64_t kc, const float *a, int64_t as_m, int64_t as_k,
+                          const float *panel, float *c, int64_t ldc, float alpha)
 {
-    int64_t i, p, j;
-    for (i = 0; i < m; i++) {
-        float *crow = c + i * n;
-        for (p = 0; p < k; p++) {
-            float av = alpha * a[i * as_m + p * as_k];
-            const float *brow = b + p * bs_k;
-            if (av == 0)
-                continue;
-            if (bs_n == 1)
-                for (j = 0; j < n; j++)
-                    crow[j] += av * brow[j];
-            else
-                for (j = 0; j < n; j++)
-                    crow[j] += av * brow[j * bs_n];
+    float acc[PFVM__LA_MR][PFVM_LA_NB];
+    int64_t p, r, j;
+    memset(acc, 0, sizeof acc);
+    if (mr == PFVM__LA_MR) {
+        for (p = 0; p < kc; p++) {
+            const float *bv = panel + p * PFVM_LA_NB;
+            for (r = 0; r < PFVM__LA_MR; r++) {
+                float av = a[r * as_m + p * as_k];
+                for (j = 0; j < PFVM_LA_NB; j++)
+                    acc[r][j] += av * bv[j];
+            }
+        }
+    } else {
+        for (p = 0; p < kc; p++) {
+            const float *bv = panel + p * PFVM_LA_NB;
+            for (r = 0; r < mr; r++) {
+                float av = a[r * as_m + p * as_k];
+                for (j = 0; j < PFVM_LA_NB; j++)
+                    acc[r][j] += av * bv[j];
+            }
+        }
+    }
+    for (r = 0; r < mr; r++)
+        for (j = 0; j < nr; j++)
+            c[r * ldc + j] += alpha * acc[r][j];
+}
+
+PFVM_INTERNAL void pfvm_la_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
+                                 pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc)
+{
+    float panel[PFVM_LA_KC * PFVM_LA_NB];
+    int64_t i, j0, p0;
+    for (j0 = 0; j0 < n; j0 += PFVM_LA_NB) {
+        int64_t nr = n - j0 < PFVM_LA_NB ? n - j0 : PFVM_LA_NB;
+        for (p0 = 0; p0 < k; p0 += PFVM_LA_KC) {
+            int64_t kc = k - p0 < PFVM_LA_KC ? k - p0 : PFVM_LA_KC;
+            pack(user, p0, kc, j0, nr, panel);
+            for (i = 0; i < m; i += PFVM__LA_MR)
+                pfvm__la_tile(m - i < PFVM__LA_MR ? m - i : PFVM__LA_MR, nr, kc, a + i * as_m + p0 * as_k, as_m, as_k, panel,
+                              c + i * ldc + j0, ldc, alpha);
         }
     }
 }
 
-/* The same for any numeric type, through double or int64. */
+PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst)
+{
+    const pfvm_la_strided *b = (const pfvm_la_strided *)user;
+    int64_t p, j;
+    for (p = 0; p < kc; p++) {
+        const float *src = b->data + (p0 + p) * b->s_k + j0 * b->s_n;
+        float *row = dst + p * PFVM_LA_NB;
+        if (b->s_n == 1)
+            for (j = 0; j < nr; j++)
+                row[j] = src[j];
+        else
+            for (j = 0; j < nr; j++)
+                row[j] = src[j * b->s_n];
+        for (; j < PFVM_LA_NB; j++)
+            row[j] = 0.0f;
+    }
+}
+
+/* C (m x n, row-major, at c_off) (+)= alpha * A * B for any numeric types,
+ * accumulating in double for floats and int64 for integers. */
 static void pfvm__la_gemm_any(int64_t m, int64_t n, int64_t k, const pfvm_tensor *a, int64_t aoff, int64_t as_m,
                               int64_t as_k, const pfvm_tensor *b, int64_t boff, int64_t bs_k, int64_t bs_n, pfvm_tensor *c,
                               int64_t coff, double alpha, int accumulate)
@@ -37,32 +90,33 @@ static void pfvm__la_gemm_any(int64_t m, int64_t n, int64_t k, const pfvm_tensor
     int is_f = pfvm_dtype_is_float(c->dtype);
     for (i = 0; i < m; i++)
         for (j = 0; j < n; j++) {
-            double acc = 0;
-            int64_t iacc = 0;
-            for (p = 0; p < k; p++) {
-                if (is_f)
+            int64_t at = coff + i * n + j;
+            if (is_f) {
+                double acc = 0, v;
+                for (p = 0; p < k; p++)
                     acc += pfvm_tensor_get_f64(a, aoff + i * as_m + p * as_k) * pfvm_tensor_get_f64(b, boff + p * bs_k + j * bs_n);
-                else
-                    iacc += pfvm_tensor_get_i64(a, aoff + i * as_m + p * as_k) * pfvm_tensor_get_i64(b, boff + p * bs_k + j * bs_n);
-            }
-            {
-                int64_t at = coff + i * n + j;
-                if (is_f) {
-                    double v = alpha * acc + (accumulate ? pfvm_tensor_get_f64(c, at) : 0);
-                    switch (c->dtype) {
-                    case PFVM_FLOAT: ((float *)c->data)[at] = (float)v; break;
-                    case PFVM_DOUBLE: ((double *)c->data)[at] = v; break;
-                    case PFVM_FLOAT16: ((uint16_t *)c->data)[at] = pfvm_float_to_half((float)v); break;
-                    default: ((uint16_t *)c->data)[at] = pfvm_float_to_bf16((float)v); break;
-                    }
-                } else {
-                    int64_t v = iacc + (accumulate ? pfvm_tensor_get_i64(c, at) : 0);
-                    switch (pfvm_dtype_size(c->dtype)) {
-                    case 8: ((int64_t *)c->data)[at] = v; break;
-                    case 4: ((int32_t *)c->data)[at] = (int32_t)v; break;
-                    case 2: ((int16_t *)c->data)[at] = (int16_t)v; break;
-                    default: ((int8_t *)c->data)[at] = (int8_t)v; break;
-                    }
+                v = alpha * acc + (accumulate ? pfvm_tensor_get_f64(c, at) : 0);
+                switch (c->dtype) {
+                case PFVM_FLOAT: ((float *)c->data)[at] = (float)v; break;
+                case PFVM_DOUBLE: ((double *)c->data)[at] = v; break;
+                case PFVM_FLOAT16: ((uint16_t *)c->data)[at] = pfvm_float_to_half((float)v); break;
+                default: ((uint16_t *)c->data)[at] = pfvm_float_to_bf16((float)v); break;
+                }
+            } else {
+                /* unsigned products wrap the same way in int64 */
+                uint64_t acc = 0;
+                int64_t v;
+                for (p = 0; p < k; p++)
+                    acc += (uint64_t)pfvm_tensor_get_i64(a, aoff + i * as_m + p * as_k) *
+                           (uint64_t)pfvm_tensor_get_i64(b, boff + p * bs_k + j * bs_n);
+                v = alpha == 1.0 ? (int64_t)acc : (int64_t)(alpha * (double)(int64_t)acc);
+                if (accumulate)
+                    v = (int64_t)((uint64_t)v + (uint64_t)pfvm_tensor_get_i64(c, at));
+                switch (pfvm_dtype_size(c->dtype)) {
+                case 8: ((int64_t *)c->data)[at] = v; break;
+                case 4: ((int32_t *)c->data)[at] = (int32_t)v; break;
+                case 2: ((int16_t *)c->data)[at] = (int16_t)v; break;
+                default: ((int8_t *)c->data)[at] = (int8_t)v; break;
                 }
             }
         }
@@ -114,23 +168,51 @@ static pfvm_code pfvm__la_infer_matmul(pfvm_ictx *c)
     return PFVM_OK;
 }
 
+/* Batch dims of A and B broadcast together (right-aligned), checked. */
+static pfvm_code pfvm__la_batch(pfvm_kctx *k, const pfvm_tensor *A, const pfvm_tensor *B, int *r, int64_t *bdims)
+{
+    int ra = A->rank > 2 ? A->rank - 2 : 0, rb = B->rank > 2 ? B->rank - 2 : 0, d;
+    *r = ra > rb ? ra : rb;
+    for (d = 0; d < *r; d++) {
+        int64_t da = d - (*r - ra) >= 0 ? A->dims[d - (*r - ra)] : 1, db = d - (*r - rb) >= 0 ? B->dims[d - (*r - rb)] : 1;
+        if (da != db && da != 1 && db != 1)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "batch dimensions %lld and %lld do not broadcast",
+                                 (long long)da, (long long)db);
+        bdims[d] = da == 1 ? db : da;
+    }
+    return PFVM_OK;
+}
+
 static pfvm_code pfvm__la_k_matmul(pfvm_kctx *k)
 {
     const pfvm_tensor *A = k->in[0], *B = k->in[1];
     pfvm_tensor *C = k->out[0];
-    int64_t m = A->rank == 1 ? 1 : A->dims[A->rank - 2], kk = A->dims[A->rank - 1];
-    int64_t n = B->rank == 1 ? 1 : B->dims[B->rank - 1], kb = B->rank == 1 ? B->dims[0] : B->dims[B->rank - 2];
-    int64_t batch = 1, t, bidx[PFVM_MAX_RANK] = {0};
-    int ra = A->rank > 2 ? A->rank - 2 : 0, rb = B->rank > 2 ? B->rank - 2 : 0, r = ra > rb ? ra : rb, d;
-    int64_t bdims[PFVM_MAX_RANK];
+    int64_t m, kk, n, kb, batch = 1, t, bidx[PFVM_MAX_RANK] = {0}, bdims[PFVM_MAX_RANK], odims[PFVM_MAX_RANK];
+    int ra, rb, r, d, orank;
+    if (A->rank < 1 || B->rank < 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "MatMul inputs must have rank >= 1");
+    m = A->rank == 1 ? 1 : A->dims[A->rank - 2];
+    kk = A->dims[A->rank - 1];
+    n = B->rank == 1 ? 1 : B->dims[B->rank - 1];
+    kb = B->rank == 1 ? B->dims[0] : B->dims[B->rank - 2];
+    ra = A->rank > 2 ? A->rank - 2 : 0;
+    rb = B->rank > 2 ? B->rank - 2 : 0;
     if (kk != kb)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "inner dimensions differ: %lld vs %lld", (long long)kk,
                              (long long)kb);
+    if (pfvm__la_batch(k, A, B, &r, bdims))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
     for (d = 0; d < r; d++) {
-        int64_t da = d - (r - ra) >= 0 ? A->dims[d - (r - ra)] : 1, db = d - (r - rb) >= 0 ? B->dims[d - (r - rb)] : 1;
-        bdims[d] = da == 1 ? db : da;
         batch *= bdims[d];
+        odims[d] = bdims[d];
     }
+    orank = r;
+    if (A->rank > 1)
+        odims[orank++] = m;
+    if (B->rank > 1)
+        odims[orank++] = n;
+    if (pfvm_kctx_output(k, 0, A->dtype, orank, odims))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
     if (C->nbytes)
         memset(C->data, 0, C->nbytes);
     for (t = 0; t < batch; t++) {
@@ -145,11 +227,16 @@ static pfvm_code pfvm__la_k_matmul(pfvm_kctx *k)
             stride_a *= da;
             stride_b *= db;
         }
-        if (A->dtype == PFVM_FLOAT && B->dtype == PFVM_FLOAT)
-            pfvm__la_gemm_f32(m, n, kk, (const float *)A->data + ao * sa, kk, 1, (const float *)B->data + bo * sb, n, 1,
-                              (float *)C->data + t * m * n, 1.0f);
-        else
+        if (A->dtype == PFVM_FLOAT && B->dtype == PFVM_FLOAT && C->dtype == PFVM_FLOAT) {
+            pfvm_la_strided bm;
+            bm.data = (const float *)B->data + bo * sb;
+            bm.s_k = n;
+            bm.s_n = 1;
+            pfvm_la_sgemm(m, n, kk, 1.0f, (const float *)A->data + ao * sa, kk, 1, pfvm_la_pack_strided, &bm,
+                          (float *)C->data + t * m * n, n);
+        } else {
             pfvm__la_gemm_any(m, n, kk, A, ao * sa, kk, 1, B, bo * sb, n, 1, C, t * m * n, 1.0, 0);
+        }
         for (d = r - 1; d >= 0; d--) {
             if (++bidx[d] < bdims[d])
                 break;
@@ -164,7 +251,7 @@ static pfvm_code pfvm__la_k_matmul(pfvm_kctx *k)
 static pfvm_code pfvm__la_infer_gemm(pfvm_ictx *c)
 {
     const pfvm_shape *a = &c->in[0]->type.shape, *b = &c->in[1]->type.shape;
-    int ta = (int)pfvm_node_attr_int(c->node, "transA", 0), tb = (int)pfvm_node_attr_int(c->node, "transB", 0);
+    int ta = pfvm_node_attr_int(c->node, "transA", 0) != 0, tb = pfvm_node_attr_int(c->node, "transB", 0) != 0;
     pfvm_shape out;
     int64_t x, y;
     if (a->rank < 0 || b->rank < 0)
@@ -191,51 +278,90 @@ static void pfvm__la_bias_span(void *user, int64_t pos, int64_t len, const int64
     pfvm__la_bias *b = (pfvm__la_bias *)user;
     int64_t e;
     for (e = 0; e < len; e++) {
-        double v = b->beta * pfvm_tensor_get_f64(b->c, off[0] + e * stride[0]);
-        if (b->y->dtype == PFVM_FLOAT)
-            ((float *)b->y->data)[pos + e] = (float)v;
-        else if (b->y->dtype == PFVM_DOUBLE)
-            ((double *)b->y->data)[pos + e] = v;
-        else if (b->y->dtype == PFVM_INT64)
-            ((int64_t *)b->y->data)[pos + e] = (int64_t)v;
-        else if (b->y->dtype == PFVM_INT32)
-            ((int32_t *)b->y->data)[pos + e] = (int32_t)v;
-        else if (b->y->dtype == PFVM_FLOAT16)
-            ((uint16_t *)b->y->data)[pos + e] = pfvm_float_to_half((float)v);
+        int64_t src = off[0] + e * stride[0], at = pos + e;
+        if (pfvm_dtype_is_float(b->y->dtype)) {
+            double v = b->beta * pfvm_tensor_get_f64(b->c, src);
+            switch (b->y->dtype) {
+            case PFVM_FLOAT: ((float *)b->y->data)[at] = (float)v; break;
+            case PFVM_DOUBLE: ((double *)b->y->data)[at] = v; break;
+            case PFVM_FLOAT16: ((uint16_t *)b->y->data)[at] = pfvm_float_to_half((float)v); break;
+            default: ((uint16_t *)b->y->data)[at] = pfvm_float_to_bf16((float)v); break;
+            }
+        } else {
+            int64_t v = pfvm_tensor_get_i64(b->c, src);
+            if (b->beta != 1.0)
+                v = (int64_t)(b->beta * (double)v);
+            switch (pfvm_dtype_size(b->y->dtype)) {
+            case 8: ((int64_t *)b->y->data)[at] = v; break;
+            case 4: ((int32_t *)b->y->data)[at] = (int32_t)v; break;
+            case 2: ((int16_t *)b->y->data)[at] = (int16_t)v; break;
+            default: ((int8_t *)b->y->data)[at] = (int8_t)v; break;
+            }
+        }
     }
+}
+
+/* Y = beta * C broadcast to Y's [m, n] (unidirectional), or zeros. */
+static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, double beta, pfvm_tensor *Y)
+{
+    pfvm__la_bias b;
+    int d;
+    if (!Cb || beta == 0) {
+        if (Y->nbytes)
+            memset(Y->data, 0, Y->nbytes);
+        return PFVM_OK;
+    }
+    if (Cb->rank > 2)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "C has rank %d, more than 2", Cb->rank);
+    for (d = 0; d < Cb->rank; d++) {
+        int64_t cd = Cb->dims[d], yd = Y->dims[2 - Cb->rank + d];
+        if (cd != 1 && cd != yd)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "C dimension %lld does not broadcast to %lld",
+                                 (long long)cd, (long long)yd);
+    }
+    b.c = Cb;
+    b.y = Y;
+    b.beta = beta;
+    return pfvm_ew_apply(k, &Cb, 1, Y, pfvm__la_bias_span, &b);
 }
 
 static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
 {
     const pfvm_tensor *A = k->in[0], *B = k->in[1], *Cb = k->n_in > 2 ? k->in[2] : NULL;
     pfvm_tensor *Y = k->out[0];
-    int ta = (int)pfvm_node_attr_int(k->node, "transA", 0), tb = (int)pfvm_node_attr_int(k->node, "transB", 0);
+    int ta = pfvm_node_attr_int(k->node, "transA", 0) != 0, tb = pfvm_node_attr_int(k->node, "transB", 0) != 0;
     double alpha = pfvm_node_attr_float(k->node, "alpha", 1.0f), beta = pfvm_node_attr_float(k->node, "beta", 1.0f);
-    int64_t m = Y->dims[0], n = Y->dims[1], kk = ta ? A->dims[0] : A->dims[1];
+    int64_t m, n, kk, dims[2];
+    if (A->rank != 2 || B->rank != 2)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "Gemm inputs must be matrices (ranks %d and %d)", A->rank,
+                             B->rank);
+    m = ta ? A->dims[1] : A->dims[0];
+    kk = ta ? A->dims[0] : A->dims[1];
+    n = tb ? B->dims[0] : B->dims[1];
     if ((tb ? B->dims[1] : B->dims[0]) != kk)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "inner dimensions differ");
-    if (Cb && beta != 0) {
-        pfvm__la_bias b;
-        b.c = Cb;
-        b.y = Y;
-        b.beta = beta;
-        if (pfvm_ew_apply(k, &Cb, 1, Y, pfvm__la_bias_span, &b))
-            return k->st ? k->st->code : PFVM_ERR_SHAPE;
-    } else if (Y->nbytes) {
-        memset(Y->data, 0, Y->nbytes);
-    }
-    if (A->dtype == PFVM_FLOAT && B->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT)
-        pfvm__la_gemm_f32(m, n, kk, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, (const float *)B->data, tb ? 1 : n,
-                          tb ? kk : 1, (float *)Y->data, (float)alpha);
-    else
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "inner dimensions differ: %lld vs %lld", (long long)kk,
+                             (long long)(tb ? B->dims[1] : B->dims[0]));
+    dims[0] = m;
+    dims[1] = n;
+    if (pfvm_kctx_output(k, 0, A->dtype, 2, dims) || pfvm__la_gemm_bias(k, Cb, beta, Y))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    if (A->dtype == PFVM_FLOAT && B->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
+        pfvm_la_strided bm;
+        bm.data = (const float *)B->data;
+        bm.s_k = tb ? 1 : n;
+        bm.s_n = tb ? kk : 1;
+        pfvm_la_sgemm(m, n, kk, (float)alpha, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, pfvm_la_pack_strided, &bm,
+                      (float *)Y->data, n);
+    } else {
         pfvm__la_gemm_any(m, n, kk, A, 0, ta ? 1 : kk, ta ? m : 1, B, 0, tb ? 1 : n, tb ? kk : 1, Y, 0, alpha, 1);
+    }
     return PFVM_OK;
 }
 
 const pfvm_op_def pfvm__ops_linalg[] = {
     {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,int32,int64,uint32,uint64", NULL, 0},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0},
     {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,int32,int64,uint32,uint64", NULL, 0},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };
