@@ -1,25 +1,25 @@
 /* ops/image: resampling — Resize (nearest, n-linear, cubic; every
- * coordinate transformation), Upsample (its older form) and GridSample —
- * and detection: NonMaxSuppression.
+ * coordinate transformation), Upsample (its older form), GridSample and
+ * RoiAlign — and detection: NonMaxSuppression.
  *
- * Interpolation is separable: for each output coordinate along each axis
- * the engine finds up to four source indices and weights (edge-clamped like
- * the ONNX reference), then sums over their product. */
+ * Resize interpolation is separable: for each output coordinate along each
+ * axis the engine finds the source taps (indices, edge-clamped like the
+ * ONNX reference, and weights), then sums over the product of the axes'
+ * taps. Taps are recomputed only for the axes whose output coordinate
+ * changed, and zero-weight taps are dropped, so unscaled axes and nearest
+ * mode cost one tap. */
 #include "ops_common.h"
 
 #include <math.h>
 
 #define PFVM__IMG_TAPS 4
 
-typedef struct pfvm__img_cfg {
-    int mode;             /* 0 nearest, 1 linear, 2 cubic */
-    int coord;            /* 0 half_pixel, 1 asymmetric, 2 align_corners, 3 pytorch_half_pixel, 4 tf_crop_and_resize, 5 tf_half_pixel_for_nn */
-    int nearest;          /* 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil */
-    double cubic_a, extrapolation;
-    int exclude_outside;
-    double scale[PFVM_MAX_RANK];
-    double roi_start[PFVM_MAX_RANK], roi_end[PFVM_MAX_RANK];
-} pfvm__img_cfg;
+/* A string attribute, or def when absent (or a function's reference). */
+static const char *pfvm__img_str(const pfvm_node *n, const char *name, const char *def)
+{
+    const pfvm_attr *a = pfvm_node_attr(n, name);
+    return a && !a->ref_attr_name && a->type == PFVM_ATTR_STRING && a->s ? a->s : def;
+}
 
 static int pfvm__img_pick(const char *s, const char *const *names, int n)
 {
@@ -30,155 +30,345 @@ static int pfvm__img_pick(const char *s, const char *const *names, int n)
     return -1;
 }
 
+/* ---- Resize and Upsample: attributes ---------------------------------------------------- */
+
+enum { PFVM__IMG_NEAREST, PFVM__IMG_LINEAR, PFVM__IMG_CUBIC };
+enum { PFVM__IMG_HALF_PIXEL, PFVM__IMG_ASYMMETRIC, PFVM__IMG_ALIGN_CORNERS, PFVM__IMG_PYTORCH_HALF_PIXEL,
+       PFVM__IMG_TF_CROP_AND_RESIZE, PFVM__IMG_TF_HALF_PIXEL_FOR_NN, PFVM__IMG_HALF_PIXEL_SYMMETRIC };
+enum { PFVM__IMG_ROUND_PREFER_FLOOR, PFVM__IMG_ROUND_PREFER_CEIL, PFVM__IMG_FLOOR, PFVM__IMG_CEIL };
+enum { PFVM__IMG_STRETCH, PFVM__IMG_NOT_LARGER, PFVM__IMG_NOT_SMALLER };
+
+typedef struct pfvm__img_cfg {
+    int mode, coord, nearest, policy, exclude_outside;
+    double cubic_a, extrapolation;
+    double scale[PFVM_MAX_RANK];
+    int64_t out[PFVM_MAX_RANK];
+    double roi_start[PFVM_MAX_RANK], roi_end[PFVM_MAX_RANK];
+} pfvm__img_cfg;
+
+static int pfvm__img_is_upsample(const pfvm_node *n)
+{
+    return !strcmp(n->op_type, "Upsample");
+}
+
+/* Reads and validates the attributes (no node prefix in the message). */
 static pfvm_code pfvm__img_config(const pfvm_node *node, pfvm__img_cfg *c, pfvm_status *st)
 {
-    static const char *modes[] = {"nearest", "linear", "cubic"};
-    static const char *coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
-                                   "tf_crop_and_resize", "tf_half_pixel_for_nn"};
-    static const char *nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
-    int upsample = !strcmp(node->op_type, "Upsample");
-    const char *m = pfvm_node_attr_string(node, "mode", "nearest");
+    static const char *const modes[] = {"nearest", "linear", "cubic"};
+    static const char *const coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
+                                         "tf_crop_and_resize", "tf_half_pixel_for_nn", "half_pixel_symmetric"};
+    static const char *const nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    static const char *const policies[] = {"stretch", "not_larger", "not_smaller"};
+    const char *m = pfvm__img_str(node, "mode", "nearest"), *s;
+    /* Upsample and Resize-10 map coordinates asymmetrically and floor */
+    int old = pfvm__img_is_upsample(node) || node->opset < 11;
     memset(c, 0, sizeof *c);
     c->mode = pfvm__img_pick(m, modes, 3);
-    if (upsample && !strcmp(m, "bilinear"))
-        c->mode = 1;
-    /* Upsample and Resize-10 map coordinates asymmetrically and floor */
-    c->coord = upsample || node->opset < 11 ? 1
-                                            : pfvm__img_pick(pfvm_node_attr_string(node, "coordinate_transformation_mode",
-                                                                                   "half_pixel"), coords, 6);
-    c->nearest = upsample || node->opset < 11 ? 2
-                                              : pfvm__img_pick(pfvm_node_attr_string(node, "nearest_mode", "round_prefer_floor"),
-                                                               nearest, 4);
+    if (pfvm__img_is_upsample(node) && !strcmp(m, "bilinear"))
+        c->mode = PFVM__IMG_LINEAR;
+    if (c->mode < 0 || (old && c->mode == PFVM__IMG_CUBIC))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "mode '%s' is not valid", m);
+    s = pfvm__img_str(node, "coordinate_transformation_mode", "half_pixel");
+    c->coord = old ? PFVM__IMG_ASYMMETRIC : pfvm__img_pick(s, coords, node->opset >= 19 ? 7 : 6);
+    if (c->coord < 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "coordinate_transformation_mode '%s' is not valid", s);
+    s = pfvm__img_str(node, "nearest_mode", "round_prefer_floor");
+    c->nearest = old ? PFVM__IMG_FLOOR : pfvm__img_pick(s, nearest, 4);
+    if (c->nearest < 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "nearest_mode '%s' is not valid", s);
+    s = pfvm__img_str(node, "keep_aspect_ratio_policy", "stretch");
+    c->policy = node->opset >= 18 ? pfvm__img_pick(s, policies, 3) : PFVM__IMG_STRETCH;
+    if (c->policy < 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "keep_aspect_ratio_policy '%s' is not valid", s);
+    if (node->opset >= 18 && pfvm_node_attr_int(node, "antialias", 0))
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "antialias is not supported");
     c->cubic_a = pfvm_node_attr_float(node, "cubic_coeff_a", -0.75f);
     c->extrapolation = pfvm_node_attr_float(node, "extrapolation_value", 0.0f);
-    c->exclude_outside = (int)pfvm_node_attr_int(node, "exclude_outside", 0);
-    if (c->mode < 0 || c->coord < 0 || c->nearest < 0)
-        return pfvm__fail(st, PFVM_ERR_INVALID, "mode '%s', coordinate transformation or nearest mode is not valid", m);
+    c->exclude_outside = pfvm_node_attr_int(node, "exclude_outside", 0) != 0;
     return PFVM_OK;
 }
 
-/* Scales (as given) and output sizes for input dims, from scales or sizes. */
-static int pfvm__img_sizes(const pfvm_node *node, const pfvm_tensor *const *in, int n_in, int rank, const int64_t *dims,
-                           double *scale, int64_t *out)
+static pfvm_code pfvm__img_check_resize(const pfvm_node *node, pfvm_status *st)
 {
-    const pfvm_tensor *scales = NULL, *sizes = NULL;
+    pfvm__img_cfg c;
+    return pfvm__img_config(node, &c, st);
+}
+
+/* The axes that scales, sizes and roi list (opset 18's `axes`; before it,
+ * every axis). Returns the count, or -1 with the status set. */
+static int pfvm__img_axes(const pfvm_node *node, int rank, int *axes, pfvm_status *st)
+{
+    const int64_t *a;
+    int n = node->opset >= 18 ? pfvm_node_attr_ints(node, "axes", &a) : -1, i, j;
+    if (n < 0) {
+        for (i = 0; i < rank; i++)
+            axes[i] = i;
+        return rank;
+    }
+    if (n > rank)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "%d axes for rank %d", n, rank), -1;
+    for (i = 0; i < n; i++) {
+        axes[i] = pfvm__axis(a[i], rank);
+        if (axes[i] < 0)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d", (long long)a[i], rank), -1;
+        for (j = 0; j < i; j++)
+            if (axes[j] == axes[i])
+                return pfvm__fail(st, PFVM_ERR_INVALID, "axis %d is repeated", axes[i]), -1;
+    }
+    return n;
+}
+
+/* Input slots of scales and sizes (-1: none; Upsample-7 has an attribute). */
+static int pfvm__img_scales_at(const pfvm_node *n)
+{
+    if (pfvm__img_is_upsample(n))
+        return n->opset < 9 ? -1 : 1;
+    return n->opset < 11 ? 1 : 2;
+}
+
+static int pfvm__img_sizes_at(const pfvm_node *n)
+{
+    return pfvm__img_is_upsample(n) || n->opset < 11 ? -1 : 3;
+}
+
+/* Output sizes and per-axis scales from known inputs: `sc` holds n_sc
+ * scales and `sz` n_sz sizes for the listed axes (a count of 0: absent).
+ * Fails (without node prefix) on a request that cannot be met. */
+static pfvm_code pfvm__img_plan(int rank, const int64_t *dims, const int *axes, int n_ax, int policy, const double *sc,
+                                int n_sc, const int64_t *sz, int n_sz, double *scale, int64_t *out, pfvm_status *st)
+{
     int i;
-    if (!strcmp(node->op_type, "Upsample") && node->opset < 9) {
-        const float *f;
-        if (pfvm_node_attr_floats(node, "scales", &f) != rank)
-            return 0;
-        for (i = 0; i < rank; i++)
-            scale[i] = f[i];
-    } else {
-        int si = !strcmp(node->op_type, "Upsample") || node->opset < 11 ? 1 : 2;
-        scales = si < n_in ? in[si] : NULL;
-        sizes = n_in > 3 ? in[3] : NULL;
-        if (scales && pfvm_tensor_numel(scales) == 0)
-            scales = NULL;
-        if (sizes && pfvm_tensor_numel(sizes) == 0)
-            sizes = NULL;
-        if (sizes) {
-            if (pfvm_tensor_numel(sizes) != rank)
-                return 0;
-            for (i = 0; i < rank; i++) {
-                out[i] = pfvm_tensor_get_i64(sizes, i);
-                scale[i] = dims[i] ? (double)out[i] / (double)dims[i] : 1.0;
-            }
-            return 1;
-        }
-        if (!scales || pfvm_tensor_numel(scales) != rank)
-            return 0;
-        for (i = 0; i < rank; i++)
-            scale[i] = pfvm_tensor_get_f64(scales, i);
-    }
     for (i = 0; i < rank; i++) {
-        if (!(scale[i] > 0))
-            return 0;
-        out[i] = (int64_t)((double)dims[i] * scale[i]); /* truncation, as the reference */
+        scale[i] = 1;
+        out[i] = dims[i];
     }
-    return 1;
+    if (n_sz > 0) {
+        double keep = policy == PFVM__IMG_NOT_LARGER ? INFINITY : 0;
+        if (n_sz != n_ax)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "%d sizes for %d axes", n_sz, n_ax);
+        for (i = 0; i < n_ax; i++) {
+            int64_t d = dims[axes[i]];
+            if (sz[i] < 0)
+                return pfvm__fail(st, PFVM_ERR_INVALID, "size %lld is negative", (long long)sz[i]);
+            out[axes[i]] = sz[i];
+            scale[axes[i]] = d ? (double)sz[i] / (double)d : 1.0;
+            if (policy == PFVM__IMG_NOT_LARGER)
+                keep = fmin(keep, scale[axes[i]]);
+            else if (policy == PFVM__IMG_NOT_SMALLER)
+                keep = fmax(keep, scale[axes[i]]);
+        }
+        if (policy != PFVM__IMG_STRETCH)
+            for (i = 0; i < n_ax; i++) {
+                /* one scale for every axis; sizes round half up */
+                double o = keep * (double)dims[axes[i]] + 0.5;
+                if (!(o < 0x1p62))
+                    return pfvm__fail(st, PFVM_ERR_INVALID, "output size is too large");
+                scale[axes[i]] = keep;
+                out[axes[i]] = (int64_t)o;
+            }
+        return PFVM_OK;
+    }
+    if (n_sc <= 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "neither scales nor sizes are given");
+    if (n_sc != n_ax)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "%d scales for %d axes", n_sc, n_ax);
+    for (i = 0; i < n_ax; i++) {
+        double o = sc[i] * (double)dims[axes[i]];
+        if (!(sc[i] > 0) || !(o < 0x1p62))
+            return pfvm__fail(st, PFVM_ERR_INVALID, "scale %g is not a usable positive number", sc[i]);
+        scale[axes[i]] = sc[i];
+        out[axes[i]] = (int64_t)o; /* truncation, as the reference */
+    }
+    return PFVM_OK;
+}
+
+/* floor(d * s) as a symbolic expression when s is a dyadic rational
+ * p / 2^k with small p and k (every float scale is; 2, 0.5, 1.5 are
+ * small), NULL otherwise. Exact: the reference multiplies in double. */
+static const pfvm_sym *pfvm__img_sym_scale(pfvm_symtab *t, const pfvm_sym *d, double s)
+{
+    int k;
+    for (k = 0; k <= 16; k++) {
+        double p = ldexp(s, k);
+        if (p == floor(p) && p >= 1 && p < 0x1p31) {
+            const pfvm_sym *m = pfvm_sym_muli(t, d, (int64_t)p);
+            return k ? pfvm_sym_div(t, m, pfvm_sym_const(t, (int64_t)1 << k)) : m;
+        }
+    }
+    return NULL;
+}
+
+/* Whether an optional tensor input is provably present but empty. */
+static int pfvm__img_ival_empty(const pfvm_ival *v)
+{
+    int64_t n;
+    return v && v->type.shape.rank == 1 && pfvm_sym_is_const(v->type.shape.dims[0], &n) && n == 0;
+}
+
+/* Scales the inference knows (an attribute, or a constant input): the
+ * count, 0 when absent, -1 when given but not known before running. */
+static int pfvm__img_iscales(pfvm_ictx *c, int si, double *scv)
+{
+    const pfvm_ival *sc = si >= 0 && si < c->n_in ? c->in[si] : NULL;
+    int64_t n;
+    int i;
+    if (si < 0) {
+        const float *f;
+        int cnt = pfvm_node_attr_floats(c->node, "scales", &f);
+        for (i = 0; i < cnt && i < PFVM_MAX_RANK; i++)
+            scv[i] = f[i];
+        return cnt < 0 ? 0 : cnt > PFVM_MAX_RANK ? PFVM_MAX_RANK + 1 : cnt;
+    }
+    if (!sc || pfvm__img_ival_empty(sc))
+        return 0;
+    if (!sc->value || sc->value->kind != PFVM_KIND_TENSOR || !pfvm_dtype_is_float(sc->value->dtype))
+        return -1;
+    n = pfvm_tensor_numel(sc->value);
+    for (i = 0; i < n && i < PFVM_MAX_RANK; i++)
+        scv[i] = pfvm_tensor_get_f64(sc->value, i);
+    return n > PFVM_MAX_RANK ? PFVM_MAX_RANK + 1 : (int)n;
 }
 
 static pfvm_code pfvm__img_infer(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
-    const pfvm_tensor *vals[4] = {NULL, NULL, NULL, NULL};
-    int64_t dims[PFVM_MAX_RANK], out[PFVM_MAX_RANK];
-    double scale[PFVM_MAX_RANK];
-    int i;
-    pfvm_shape s;
+    const pfvm_ival *sz = NULL;
+    const pfvm_sym *unknown[PFVM_MAX_RANK];
+    pfvm_dtype dt = c->in[0]->type.dtype;
+    pfvm__img_cfg cfg;
+    int axes[PFVM_MAX_RANK], n_ax, zi = pfvm__img_sizes_at(c->node), i, n_sc, n_sz = 0, all_const = 1;
+    int64_t dims[PFVM_MAX_RANK], szv[PFVM_MAX_RANK], out[PFVM_MAX_RANK];
+    double scv[PFVM_MAX_RANK], scale[PFVM_MAX_RANK];
+    pfvm_shape *os;
+    if (pfvm__img_config(c->node, &cfg, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
     if (x->rank < 0)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
-    for (i = 0; i < c->n_in && i < 4; i++)
-        vals[i] = c->in[i] ? c->in[i]->value : NULL;
-    for (i = 0; i < x->rank; i++)
-        if (!pfvm_sym_is_const(x->dims[i], &dims[i]))
-            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
-    if (!pfvm__img_sizes(c->node, vals, c->n_in, x->rank, dims, scale, out))
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
-    if (pfvm_shape_from_dims(c->syms, &s, x->rank, out, c->st))
-        return c->st ? c->st->code : PFVM_ERR_NOMEM;
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &s);
+        return pfvm_infer_unknown(c, 0, dt, -1);
+    if ((n_ax = pfvm__img_axes(c->node, x->rank, axes, c->st)) < 0)
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    /* resized dims start as named unknowns, the others as the input's */
+    if (pfvm_infer_unknown(c, 0, dt, x->rank))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    os = &c->out[0]->type.shape;
+    for (i = 0; i < x->rank; i++) {
+        dims[i] = 0;
+        all_const &= pfvm_sym_is_const(x->dims[i], &dims[i]);
+        unknown[i] = os->dims[i];
+        os->dims[i] = x->dims[i];
+    }
+    for (i = 0; i < n_ax; i++)
+        os->dims[axes[i]] = unknown[axes[i]];
+    if (zi >= 0 && zi < c->n_in && c->in[zi] && !pfvm__img_ival_empty(c->in[zi])) {
+        sz = c->in[zi];
+        n_sz = pfvm_ival_ints(sz, szv, PFVM_MAX_RANK);
+        if (n_sz < 0 && sz->sym && sz->n_sym == n_ax && cfg.policy == PFVM__IMG_STRETCH) {
+            /* sizes built from shapes (Shape -> Gather -> Concat) stay symbolic */
+            for (i = 0; i < n_ax; i++)
+                os->dims[axes[i]] = sz->sym[i];
+            return PFVM_OK;
+        }
+        if (n_sz < 0 || (n_sz > 0 && !all_const))
+            return PFVM_OK; /* known when the node runs */
+    }
+    n_sc = n_sz > 0 ? 0 : pfvm__img_iscales(c, pfvm__img_scales_at(c->node), scv);
+    if (n_sc < 0)
+        return PFVM_OK;
+    if (all_const || n_sz > 0 || n_sc != n_ax) {
+        /* everything is known, or the request is provably wrong */
+        if (pfvm__img_plan(x->rank, dims, axes, n_ax, cfg.policy, scv, n_sc, szv, n_sz, scale, out, c->st))
+            return c->st ? c->st->code : PFVM_ERR_INVALID;
+        if (all_const)
+            return pfvm_shape_from_dims(c->syms, os, x->rank, out, c->st);
+    }
+    for (i = 0; i < n_ax; i++) {
+        const pfvm_sym *d = x->dims[axes[i]], *o;
+        int64_t dv;
+        if (!(scv[i] > 0) || !(scv[i] < 0x1p31))
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "scale %g is not a usable positive number", scv[i]);
+        if (pfvm_sym_is_const(d, &dv))
+            o = scv[i] * (double)dv < 0x1p62 ? pfvm_sym_const(c->syms, (int64_t)(scv[i] * (double)dv)) : NULL;
+        else
+            o = pfvm__img_sym_scale(c->syms, d, scv[i]);
+        if (o)
+            os->dims[axes[i]] = o;
+    }
     return PFVM_OK;
 }
 
+/* ---- Resize and Upsample: the kernel ------------------------------------------------------ */
+
+/* Source coordinate of output coordinate x along an axis (the ONNX
+ * reference's mapping); `outside` is set when a crop box misses the input. */
+static double pfvm__img_source(const pfvm__img_cfg *c, int axis, int64_t x, int64_t in, int *outside)
+{
+    double s = c->scale[axis], out_w = s * (double)in, xo, rs = c->roi_start[axis], re = c->roi_end[axis];
+    *outside = 0;
+    switch (c->coord) {
+    case PFVM__IMG_ALIGN_CORNERS: return out_w == 1 ? 0 : (double)x * (double)(in - 1) / (out_w - 1);
+    case PFVM__IMG_ASYMMETRIC: return (double)x / s;
+    case PFVM__IMG_PYTORCH_HALF_PIXEL: return out_w == 1 ? -0.5 : ((double)x + 0.5) / s - 0.5;
+    case PFVM__IMG_TF_HALF_PIXEL_FOR_NN: return ((double)x + 0.5) / s;
+    case PFVM__IMG_HALF_PIXEL_SYMMETRIC: {
+        /* centres the output on the input when the size was rounded */
+        double adjust = (double)c->out[axis] / out_w;
+        return (double)in / 2 * (1 - adjust) + ((double)x + 0.5) / s - 0.5;
+    }
+    case PFVM__IMG_TF_CROP_AND_RESIZE:
+        xo = out_w == 1 ? (re - rs) * (double)(in - 1) / 2 : (double)x * (re - rs) * (double)(in - 1) / (out_w - 1);
+        xo += rs * (double)(in - 1);
+        *outside = !(xo >= 0 && xo <= (double)(in - 1));
+        return xo;
+    default: return ((double)x + 0.5) / s - 0.5;
+    }
+}
+
 /* Source taps along one axis for output coordinate x: indices into the
- * input (edge-clamped) and weights. Returns the tap count, or 0 when the
- * point lies outside a tf_crop_and_resize box. */
+ * input (edge-clamped) and weights, zero weights dropped. Returns the tap
+ * count, or 0 when the point lies outside a tf_crop_and_resize box. */
 static int pfvm__img_taps(const pfvm__img_cfg *c, int axis, int64_t x, int64_t in, int64_t *idx, double *w)
 {
-    double s = c->scale[axis], out_w = s * (double)in, xo, ratio;
-    int n, i, pad;
+    int outside, n, i, pad, kept;
+    double xo = pfvm__img_source(c, axis, x, in, &outside), ratio, lo;
     int64_t start, lim;
-    switch (c->coord) {
-    case 2: xo = out_w == 1 ? 0 : (double)x * (double)(in - 1) / (out_w - 1); break;
-    case 1: xo = (double)x / s; break;
-    case 4:
-        xo = out_w == 1 ? (c->roi_end[axis] - c->roi_start[axis]) * (double)(in - 1) / 2
-                        : (double)x * (c->roi_end[axis] - c->roi_start[axis]) * (double)(in - 1) / (out_w - 1);
-        xo += c->roi_start[axis] * (double)(in - 1);
-        if (xo < 0 || xo > (double)(in - 1))
-            return 0;
-        break;
-    case 3: xo = out_w == 1 ? -0.5 : ((double)x + 0.5) / s - 0.5; break;
-    case 5: xo = ((double)x + 0.5) / s; break;
-    default: xo = ((double)x + 0.5) / s - 0.5; break;
-    }
+    if (outside || xo != xo)
+        return 0;
     ratio = xo == floor(xo) ? 1.0 : xo - floor(xo);
-    if (c->mode == 2) {
+    if (c->mode == PFVM__IMG_CUBIC) {
         double a = c->cubic_a, r = ratio;
         n = 4;
         w[0] = ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a;
         w[1] = ((a + 2) * r - (a + 3)) * r * r + 1;
         w[2] = ((a + 2) * (1 - r) - (a + 3)) * (1 - r) * (1 - r) + 1;
         w[3] = ((a * ((1 - r) + 1) - 5 * a) * ((1 - r) + 1) + 8 * a) * ((1 - r) + 1) - 4 * a;
-    } else {
+    } else if (c->mode == PFVM__IMG_LINEAR) {
         n = 2;
-        if (c->mode == 1) {
-            w[0] = 1 - ratio;
-            w[1] = ratio;
-        } else {
-            int hi;
-            if (ratio == 1.0)
-                hi = 1;
-            else if (c->nearest == 0)
-                hi = ratio > 0.5;
-            else if (c->nearest == 1)
-                hi = ratio >= 0.5;
-            else
-                hi = c->nearest == 3;
-            w[0] = !hi;
-            w[1] = hi;
-        }
+        w[0] = 1 - ratio;
+        w[1] = ratio;
+    } else {
+        int hi;
+        if (ratio == 1.0)
+            hi = 1;
+        else if (c->nearest == PFVM__IMG_ROUND_PREFER_FLOOR)
+            hi = ratio > 0.5;
+        else if (c->nearest == PFVM__IMG_ROUND_PREFER_CEIL)
+            hi = ratio >= 0.5;
+        else
+            hi = c->nearest == PFVM__IMG_CEIL;
+        n = 2;
+        w[0] = !hi;
+        w[1] = hi;
     }
-    /* the n nearest positions to xo in the edge-padded axis, smaller first */
+    /* the n nearest positions to xo in the edge-padded axis, smaller first;
+     * xo is clamped first so that the integer conversion stays defined
+     * (the start is clamped to the same range anyway) */
     pad = (n + 1) / 2;
     lim = in + 2 * pad;
-    start = (int64_t)ceil(xo + pad) - n / 2;
-    if (start < 0)
-        start = 0;
+    lo = xo < -(double)pad - 1 ? -(double)pad - 1 : xo > (double)(in + pad) ? (double)(in + pad) : xo;
+    start = (int64_t)ceil(lo + pad) - n / 2;
     if (start > lim - n)
         start = lim - n;
+    if (start < 0)
+        start = 0;
     for (i = 0; i < n; i++) {
         int64_t orig = start + i - pad;
         if (c->exclude_outside && (orig < 0 || orig >= in))
@@ -192,33 +382,90 @@ static int pfvm__img_taps(const pfvm__img_cfg *c, int axis, int64_t x, int64_t i
         for (i = 0; i < n && sum != 0; i++)
             w[i] /= sum;
     }
-    return n;
+    for (i = kept = 0; i < n; i++)
+        if (w[i] != 0) {
+            idx[kept] = idx[i];
+            w[kept++] = w[i];
+        }
+    if (!kept) {
+        w[0] = 0;
+        kept = 1;
+    }
+    return kept;
+}
+
+/* Fills cfg's scales, sizes and roi from the inputs. */
+static pfvm_code pfvm__img_kplan(pfvm_kctx *k, pfvm__img_cfg *c)
+{
+    const pfvm_tensor *X = k->in[0];
+    int si = pfvm__img_scales_at(k->node), zi = pfvm__img_sizes_at(k->node), axes[PFVM_MAX_RANK], n_ax, i, n_sc = 0, n_sz = 0;
+    int r = X->rank;
+    double scv[PFVM_MAX_RANK];
+    int64_t szv[PFVM_MAX_RANK];
+    const pfvm_tensor *sc = si >= 0 && si < k->n_in ? k->in[si] : NULL, *sz = zi >= 0 && zi < k->n_in ? k->in[zi] : NULL;
+    if ((n_ax = pfvm__img_axes(k->node, r, axes, k->st)) < 0)
+        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    if (sz && pfvm_tensor_numel(sz) > 0) {
+        if (!pfvm_dtype_is_int(sz->dtype) || pfvm_tensor_numel(sz) != n_ax)
+            return pfvm__fail(k->st, PFVM_ERR_INVALID, "sizes must be %d integers", n_ax);
+        n_sz = n_ax;
+        for (i = 0; i < n_sz; i++)
+            szv[i] = pfvm_tensor_get_i64(sz, i);
+    } else if (si < 0) {
+        const float *f;
+        n_sc = pfvm_node_attr_floats(k->node, "scales", &f);
+        if (n_sc != n_ax)
+            return pfvm__fail(k->st, PFVM_ERR_INVALID, "scales must be %d floats", n_ax);
+        for (i = 0; i < n_sc; i++)
+            scv[i] = f[i];
+    } else if (sc && pfvm_tensor_numel(sc) > 0) {
+        if (!pfvm_dtype_is_float(sc->dtype) || pfvm_tensor_numel(sc) != n_ax)
+            return pfvm__fail(k->st, PFVM_ERR_INVALID, "scales must be %d floats", n_ax);
+        n_sc = n_ax;
+        for (i = 0; i < n_sc; i++)
+            scv[i] = pfvm_tensor_get_f64(sc, i);
+    }
+    if (pfvm__img_plan(r, X->dims, axes, n_ax, c->policy, scv, n_sc, szv, n_sz, c->scale, c->out, k->st))
+        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    for (i = 0; i < r; i++) {
+        c->roi_start[i] = 0;
+        c->roi_end[i] = 1;
+    }
+    if (c->coord == PFVM__IMG_TF_CROP_AND_RESIZE) {
+        const pfvm_tensor *roi = k->n_in > 1 ? k->in[1] : NULL;
+        if (!roi || pfvm_tensor_numel(roi) != 2 * n_ax || !pfvm_dtype_is_float(roi->dtype))
+            return pfvm__fail(k->st, PFVM_ERR_INVALID, "tf_crop_and_resize needs a roi of %d floats", 2 * n_ax);
+        for (i = 0; i < n_ax; i++) {
+            c->roi_start[axes[i]] = pfvm_tensor_get_f64(roi, i);
+            c->roi_end[axes[i]] = pfvm_tensor_get_f64(roi, i + n_ax);
+        }
+    }
+    return PFVM_OK;
 }
 
 static pfvm_code pfvm__img_k_resize(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0];
-    pfvm_tensor *Y = k->out[0];
+    pfvm_tensor *Y;
     pfvm__img_cfg c;
-    int64_t out[PFVM_MAX_RANK], xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, total, o;
+    int64_t xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, total, o;
     int64_t tidx[PFVM_MAX_RANK][PFVM__IMG_TAPS];
     double tw[PFVM_MAX_RANK][PFVM__IMG_TAPS];
-    int ntap[PFVM_MAX_RANK], r = X->rank, d;
-    if (pfvm__img_config(k->node, &c, k->st))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "bad attributes");
-    if (!pfvm__img_sizes(k->node, k->in, k->n_in, r, X->dims, c.scale, out))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scales or sizes are missing or do not match the rank");
-    for (d = 0; d < r; d++) {
-        c.roi_start[d] = 0;
-        c.roi_end[d] = 1;
+    int ntap[PFVM_MAX_RANK], r = X->rank, d, changed = 0, outside = 0;
+    if (pfvm__img_config(k->node, &c, k->st) || pfvm__img_kplan(k, &c))
+        return pfvm__op_fail(k->st, k->node, k->st ? k->st->code : PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "bad input");
+    if (pfvm_tensor_numel(X) == 0) {
+        for (d = 0; d < r; d++)
+            if (c.out[d] == 0)
+                break;
+        if (d == r)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "cannot resize an empty tensor to a non-empty one");
     }
-    if (c.coord == 4 && k->n_in > 1 && k->in[1] && pfvm_tensor_numel(k->in[1]) == 2 * r)
-        for (d = 0; d < r; d++) {
-            c.roi_start[d] = pfvm_tensor_get_f64(k->in[1], d);
-            c.roi_end[d] = pfvm_tensor_get_f64(k->in[1], d + r);
-        }
-    if (!Y->data && pfvm_kctx_output(k, 0, X->dtype, r, out))
-        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    if (!pfvm_dtype_is_float(X->dtype) && !pfvm_dtype_is_int(X->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type %s", pfvm_dtype_name(X->dtype));
+    if (pfvm_kctx_output(k, 0, X->dtype, r, c.out))
+        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    Y = k->out[0];
     {
         int64_t s = 1;
         for (d = r - 1; d >= 0; d--) {
@@ -229,16 +476,15 @@ static pfvm_code pfvm__img_k_resize(pfvm_kctx *k)
     total = pfvm_tensor_numel(Y);
     for (o = 0; o < total; o++) {
         double acc = 0;
-        int outside = 0, t[PFVM_MAX_RANK] = {0};
-        for (d = 0; d < r; d++) {
+        int t[PFVM_MAX_RANK] = {0};
+        /* only the axes at and after the odometer's carry moved */
+        for (d = changed; d < r; d++)
             ntap[d] = pfvm__img_taps(&c, d, idx[d], X->dims[d], tidx[d], tw[d]);
-            if (!ntap[d])
-                outside = 1;
-        }
+        for (d = outside = 0; d < r; d++)
+            outside |= !ntap[d];
         if (outside) {
             acc = c.extrapolation;
         } else {
-            /* sum over every combination of taps */
             for (;;) {
                 double w = 1;
                 int64_t src = 0;
@@ -246,8 +492,7 @@ static pfvm_code pfvm__img_k_resize(pfvm_kctx *k)
                     w *= tw[d][t[d]];
                     src += tidx[d][t[d]] * xs[d];
                 }
-                if (w != 0)
-                    acc += w * pfvm_tensor_get_f64(X, src);
+                acc += w * pfvm_tensor_get_f64(X, src);
                 for (d = r - 1; d >= 0; d--) {
                     if (++t[d] < ntap[d])
                         break;
@@ -257,30 +502,48 @@ static pfvm_code pfvm__img_k_resize(pfvm_kctx *k)
                     break;
             }
         }
-        switch (Y->dtype) {
-        case PFVM_FLOAT: ((float *)Y->data)[o] = (float)acc; break;
-        case PFVM_DOUBLE: ((double *)Y->data)[o] = acc; break;
-        case PFVM_FLOAT16: ((uint16_t *)Y->data)[o] = pfvm_float_to_half((float)acc); break;
-        case PFVM_UINT8: ((uint8_t *)Y->data)[o] = (uint8_t)(acc < 0 ? 0 : acc > 255 ? 255 : floor(acc + 0.5)); break;
-        case PFVM_INT8: ((int8_t *)Y->data)[o] = (int8_t)(acc < -128 ? -128 : acc > 127 ? 127 : floor(acc + 0.5)); break;
-        case PFVM_INT32: ((int32_t *)Y->data)[o] = (int32_t)floor(acc + 0.5); break;
-        case PFVM_INT64: ((int64_t *)Y->data)[o] = (int64_t)floor(acc + 0.5); break;
-        default: return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type %s", pfvm_dtype_name(Y->dtype));
-        }
+        pfvm_red_store(Y, o, acc);
         for (d = r - 1; d >= 0; d--) {
             if (++idx[d] < Y->dims[d])
                 break;
             idx[d] = 0;
         }
+        changed = d < 0 ? 0 : d;
     }
     return PFVM_OK;
 }
 
-/* ---- GridSample (opset 16, as torch's grid_sample) -------------------------------- */
+/* ---- GridSample (opset 16, as torch's grid_sample) -------------------------------------- */
 
 typedef struct pfvm__img_gs {
     int mode, pad, align; /* mode 0 bilinear, 1 nearest, 2 bicubic; pad 0 zeros, 1 border, 2 reflection */
+    const pfvm_tensor *X;
+    int64_t base, H, W;
 } pfvm__img_gs;
+
+/* Modes and padding modes; opset 20 renamed bilinear/bicubic to linear/cubic. */
+static pfvm_code pfvm__img_gs_config(const pfvm_node *n, pfvm__img_gs *g, pfvm_status *st)
+{
+    static const char *const modes[] = {"bilinear", "nearest", "bicubic", "linear", "cubic"};
+    static const char *const pads[] = {"zeros", "border", "reflection"};
+    const char *m = pfvm__img_str(n, "mode", n->opset >= 20 ? "linear" : "bilinear");
+    const char *p = pfvm__img_str(n, "padding_mode", "zeros");
+    g->mode = pfvm__img_pick(m, modes, 5);
+    g->mode = g->mode == 3 ? 0 : g->mode == 4 ? 2 : g->mode;
+    g->pad = pfvm__img_pick(p, pads, 3);
+    g->align = pfvm_node_attr_int(n, "align_corners", 0) != 0;
+    if (g->mode < 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "mode '%s' is not valid", m);
+    if (g->pad < 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "padding_mode '%s' is not valid", p);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__img_check_gs(const pfvm_node *n, pfvm_status *st)
+{
+    pfvm__img_gs g;
+    return pfvm__img_gs_config(n, &g, st);
+}
 
 static double pfvm__img_reflect(double x, double twice_lo, double twice_hi)
 {
@@ -308,9 +571,13 @@ static double pfvm__img_gs_pad(const pfvm__img_gs *g, double x, int64_t size)
     return x;
 }
 
-static double pfvm__img_gs_px(const pfvm_tensor *X, int64_t base, int64_t H, int64_t W, int64_t y, int64_t x)
+/* Pixel at integral (y, x); 0 outside the image (or for NaN). The range is
+ * checked in double so the conversion is always defined. */
+static double pfvm__img_gs_px(const pfvm__img_gs *g, double y, double x)
 {
-    return y >= 0 && y < H && x >= 0 && x < W ? pfvm_tensor_get_f64(X, base + y * W + x) : 0;
+    if (!(y >= 0 && y < (double)g->H && x >= 0 && x < (double)g->W))
+        return 0;
+    return pfvm_tensor_get_f64(g->X, g->base + (int64_t)y * g->W + (int64_t)x);
 }
 
 static void pfvm__img_cubic(double t, double *w)
@@ -323,32 +590,29 @@ static void pfvm__img_cubic(double t, double *w)
     w[3] = ((a * x4 - 5 * a) * x4 + 8 * a) * x4 - 4 * a;
 }
 
-static double pfvm__img_gs_sample(const pfvm__img_gs *g, const pfvm_tensor *X, int64_t base, int64_t H, int64_t W, double gx,
-                                  double gy)
+static double pfvm__img_gs_sample(const pfvm__img_gs *g, double gx, double gy)
 {
-    double x = g->align ? (gx + 1) / 2 * (double)(W - 1) : ((gx + 1) * (double)W - 1) / 2;
-    double y = g->align ? (gy + 1) / 2 * (double)(H - 1) : ((gy + 1) * (double)H - 1) / 2;
+    double W = (double)g->W, H = (double)g->H;
+    double x = g->align ? (gx + 1) / 2 * (W - 1) : ((gx + 1) * W - 1) / 2;
+    double y = g->align ? (gy + 1) / 2 * (H - 1) : ((gy + 1) * H - 1) / 2;
     if (g->mode == 2) {
         double wx[4], wy[4], acc = 0, x0 = floor(x), y0 = floor(y);
         int i, j;
         pfvm__img_cubic(x - x0, wx);
         pfvm__img_cubic(y - y0, wy);
         for (j = 0; j < 4; j++)
-            for (i = 0; i < 4; i++) {
-                double tx = pfvm__img_gs_pad(g, x0 - 1 + i, W), ty = pfvm__img_gs_pad(g, y0 - 1 + j, H);
-                acc += wx[i] * wy[j] * pfvm__img_gs_px(X, base, H, W, (int64_t)ty, (int64_t)tx);
-            }
+            for (i = 0; i < 4; i++)
+                acc += wx[i] * wy[j] * pfvm__img_gs_px(g, pfvm__img_gs_pad(g, y0 - 1 + j, g->H), pfvm__img_gs_pad(g, x0 - 1 + i, g->W));
         return acc;
     }
-    x = pfvm__img_gs_pad(g, x, W);
-    y = pfvm__img_gs_pad(g, y, H);
+    x = pfvm__img_gs_pad(g, x, g->W);
+    y = pfvm__img_gs_pad(g, y, g->H);
     if (g->mode == 1)
-        return pfvm__img_gs_px(X, base, H, W, (int64_t)nearbyint(y), (int64_t)nearbyint(x));
+        return pfvm__img_gs_px(g, nearbyint(y), nearbyint(x));
     {
         double x0 = floor(x), y0 = floor(y), tx = x - x0, ty = y - y0;
-        int64_t ix = (int64_t)x0, iy = (int64_t)y0;
-        return pfvm__img_gs_px(X, base, H, W, iy, ix) * (1 - tx) * (1 - ty) + pfvm__img_gs_px(X, base, H, W, iy, ix + 1) * tx * (1 - ty) +
-               pfvm__img_gs_px(X, base, H, W, iy + 1, ix) * (1 - tx) * ty + pfvm__img_gs_px(X, base, H, W, iy + 1, ix + 1) * tx * ty;
+        return pfvm__img_gs_px(g, y0, x0) * (1 - tx) * (1 - ty) + pfvm__img_gs_px(g, y0, x0 + 1) * tx * (1 - ty) +
+               pfvm__img_gs_px(g, y0 + 1, x0) * (1 - tx) * ty + pfvm__img_gs_px(g, y0 + 1, x0 + 1) * tx * ty;
     }
 }
 
@@ -357,7 +621,7 @@ static pfvm_code pfvm__img_infer_gs(pfvm_ictx *c)
     const pfvm_shape *x = &c->in[0]->type.shape, *g = &c->in[1]->type.shape;
     pfvm_shape out;
     if (x->rank != 4 || g->rank != 4)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 ? x->rank : g->rank);
     out.rank = 4;
     out.dims[0] = x->dims[0];
     out.dims[1] = x->dims[1];
@@ -369,44 +633,67 @@ static pfvm_code pfvm__img_infer_gs(pfvm_ictx *c)
 
 static pfvm_code pfvm__img_k_gs(pfvm_kctx *k)
 {
-    static const char *modes[] = {"bilinear", "nearest", "bicubic"}, *pads[] = {"zeros", "border", "reflection"};
     const pfvm_tensor *X = k->in[0], *G = k->in[1];
     pfvm__img_gs g;
-    int64_t N, C, H, W, Ho, Wo, n, c, i, j;
-    g.mode = pfvm__img_pick(pfvm_node_attr_string(k->node, "mode", "bilinear"), modes, 3);
-    g.pad = pfvm__img_pick(pfvm_node_attr_string(k->node, "padding_mode", "zeros"), pads, 3);
-    g.align = (int)pfvm_node_attr_int(k->node, "align_corners", 0);
-    if (g.mode < 0 || g.pad < 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "mode or padding_mode is not valid");
+    int64_t N, C, Ho, Wo, n, c, i, j, dims[4];
+    if (pfvm__img_gs_config(k->node, &g, k->st))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "bad attributes");
     if (X->rank != 4 || G->rank != 4 || G->dims[3] != 2 || G->dims[0] != X->dims[0])
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "X must be [N,C,H,W] and grid [N,Ho,Wo,2]");
+    if (!pfvm_dtype_is_float(G->dtype) || (!pfvm_dtype_is_float(X->dtype) && !pfvm_dtype_is_int(X->dtype)))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element types %s and %s", pfvm_dtype_name(X->dtype),
+                             pfvm_dtype_name(G->dtype));
     N = X->dims[0];
     C = X->dims[1];
-    H = X->dims[2];
-    W = X->dims[3];
     Ho = G->dims[1];
     Wo = G->dims[2];
+    dims[0] = N;
+    dims[1] = C;
+    dims[2] = Ho;
+    dims[3] = Wo;
+    if (pfvm_kctx_output(k, 0, X->dtype, 4, dims))
+        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    g.X = X;
+    g.H = X->dims[2];
+    g.W = X->dims[3];
     for (n = 0; n < N; n++)
-        for (c = 0; c < C; c++)
+        for (c = 0; c < C; c++) {
+            g.base = (n * C + c) * g.H * g.W;
             for (i = 0; i < Ho; i++)
                 for (j = 0; j < Wo; j++) {
-                    int64_t gi = ((n * Ho + i) * Wo + j) * 2, o = ((n * C + c) * Ho + i) * Wo + j;
-                    double v = pfvm__img_gs_sample(&g, X, (n * C + c) * H * W, H, W, pfvm_tensor_get_f64(G, gi),
-                                                   pfvm_tensor_get_f64(G, gi + 1));
-                    if (k->out[0]->dtype == PFVM_DOUBLE)
-                        ((double *)k->out[0]->data)[o] = v;
-                    else
-                        ((float *)k->out[0]->data)[o] = (float)v;
+                    int64_t gi = ((n * Ho + i) * Wo + j) * 2;
+                    double v = pfvm__img_gs_sample(&g, pfvm_tensor_get_f64(G, gi), pfvm_tensor_get_f64(G, gi + 1));
+                    pfvm_red_store(k->out[0], ((n * C + c) * Ho + i) * Wo + j, v);
                 }
+        }
     return PFVM_OK;
 }
 
-/* ---- RoiAlign ----------------------------------------------------------------------- */
+/* ---- RoiAlign ------------------------------------------------------------------------------ */
+
+/* More sampling points per bin than this is a malformed region. */
+#define PFVM__IMG_ROI_MAX_GRID 65536
+
+static pfvm_code pfvm__img_check_roialign(const pfvm_node *n, pfvm_status *st)
+{
+    const char *m = pfvm__img_str(n, "mode", "avg"), *t = pfvm__img_str(n, "coordinate_transformation_mode", "half_pixel");
+    if (strcmp(m, "avg") && strcmp(m, "max"))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "mode '%s' is not valid", m);
+    if (strcmp(t, "half_pixel") && strcmp(t, "output_half_pixel"))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "coordinate_transformation_mode '%s' is not valid", t);
+    if (pfvm_node_attr_int(n, "output_height", 1) < 1 || pfvm_node_attr_int(n, "output_width", 1) < 1)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "output_height and output_width must be positive");
+    if (pfvm_node_attr_int(n, "sampling_ratio", 0) < 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "sampling_ratio must not be negative");
+    return PFVM_OK;
+}
 
 static pfvm_code pfvm__img_infer_roialign(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape, *r = &c->in[1]->type.shape;
     pfvm_shape out;
+    if (pfvm__img_check_roialign(c->node, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
     if (x->rank != 4 || r->rank != 2)
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
     out.rank = 4;
@@ -424,7 +711,7 @@ static double pfvm__img_roi_sample(const pfvm_tensor *X, int64_t base, int64_t H
     int64_t y0, x0, y1, x1;
     double ly, lx, v[4], w[4], r = 0;
     int i;
-    if (y < -1.0 || y > (double)H || x < -1.0 || x > (double)W)
+    if (!(y >= -1.0 && y <= (double)H && x >= -1.0 && x <= (double)W))
         return is_max ? -INFINITY : 0;
     y = y < 0 ? 0 : y;
     x = x < 0 ? 0 : x;
@@ -453,6 +740,7 @@ static double pfvm__img_roi_sample(const pfvm_tensor *X, int64_t base, int64_t H
     w[2] = ly * (1 - lx);
     w[3] = ly * lx;
     if (is_max) {
+        /* as onnxruntime: the largest weighted corner */
         r = -INFINITY;
         for (i = 0; i < 4; i++)
             r = fmax(r, w[i] * v[i]);
@@ -463,22 +751,44 @@ static double pfvm__img_roi_sample(const pfvm_tensor *X, int64_t base, int64_t H
     return r;
 }
 
+/* Sampling points per bin along one side: the attribute, or adaptive. */
+static int64_t pfvm__img_roi_grid(int64_t ratio, double extent, int64_t bins)
+{
+    double g = ceil(extent / (double)bins);
+    if (ratio > 0)
+        return ratio;
+    return g >= 1 && g <= PFVM__IMG_ROI_MAX_GRID ? (int64_t)g : g < 1 ? 0 : -1;
+}
+
 static pfvm_code pfvm__img_k_roialign(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *R = k->in[1], *BI = k->in[2];
     int64_t oh = pfvm_node_attr_int(k->node, "output_height", 1), ow = pfvm_node_attr_int(k->node, "output_width", 1);
-    int64_t ratio = pfvm_node_attr_int(k->node, "sampling_ratio", 0), N, C, H, W, num, r, c, ph, pw;
+    int64_t ratio = pfvm_node_attr_int(k->node, "sampling_ratio", 0), N, C, H, W, num, r, c, ph, pw, dims[4];
     double scale = pfvm_node_attr_float(k->node, "spatial_scale", 1.0f);
-    int is_max = !strcmp(pfvm_node_attr_string(k->node, "mode", "avg"), "max");
-    int half = k->node->opset >= 16 && !strcmp(pfvm_node_attr_string(k->node, "coordinate_transformation_mode", "half_pixel"),
+    int is_max = !strcmp(pfvm__img_str(k->node, "mode", "avg"), "max");
+    int half = k->node->opset >= 16 && !strcmp(pfvm__img_str(k->node, "coordinate_transformation_mode", "half_pixel"),
                                                "half_pixel");
-    if (X->rank != 4 || R->rank != 2 || R->dims[1] != 4 || pfvm_tensor_numel(BI) != R->dims[0] || oh < 1 || ow < 1)
+    if (pfvm__img_check_roialign(k->node, k->st))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "bad attributes");
+    if (X->rank != 4 || R->rank != 2 || R->dims[1] != 4 || pfvm_tensor_numel(BI) != R->dims[0])
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "X must be [N,C,H,W], rois [num,4], batch_indices [num]");
+    if (!pfvm_dtype_is_float(X->dtype) || !pfvm_dtype_is_float(R->dtype) || !pfvm_dtype_is_int(BI->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element types %s, %s, %s", pfvm_dtype_name(X->dtype),
+                             pfvm_dtype_name(R->dtype), pfvm_dtype_name(BI->dtype));
     N = X->dims[0];
     C = X->dims[1];
     H = X->dims[2];
     W = X->dims[3];
     num = R->dims[0];
+    dims[0] = num;
+    dims[1] = C;
+    dims[2] = oh;
+    dims[3] = ow;
+    if (pfvm_kctx_output(k, 0, X->dtype, 4, dims))
+        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    if (H * W == 0 && num * C > 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "the feature map is empty");
     for (r = 0; r < num; r++) {
         int64_t b = pfvm_tensor_get_i64(BI, r), gh, gw;
         double off = half ? 0.5 : 0, x1 = pfvm_tensor_get_f64(R, r * 4) * scale - off, y1 = pfvm_tensor_get_f64(R, r * 4 + 1) * scale - off;
@@ -492,13 +802,15 @@ static pfvm_code pfvm__img_k_roialign(pfvm_kctx *k)
         }
         bh = rh / (double)oh;
         bw = rw / (double)ow;
-        gh = ratio > 0 ? ratio : (int64_t)ceil(rh / (double)oh);
-        gw = ratio > 0 ? ratio : (int64_t)ceil(rw / (double)ow);
+        gh = pfvm__img_roi_grid(ratio, rh, oh);
+        gw = pfvm__img_roi_grid(ratio, rw, ow);
+        if (gh < 0 || gw < 0 || !isfinite(x1) || !isfinite(y1))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "region %lld is not finite or too large", (long long)r);
         for (c = 0; c < C; c++)
             for (ph = 0; ph < oh; ph++)
                 for (pw = 0; pw < ow; pw++) {
                     double acc = is_max ? -INFINITY : 0;
-                    int64_t iy, ix, cnt = gh * gw > 0 ? gh * gw : 1, o = ((r * C + c) * oh + ph) * ow + pw;
+                    int64_t iy, ix, cnt = gh * gw > 0 ? gh * gw : 1;
                     for (iy = 0; iy < gh; iy++)
                         for (ix = 0; ix < gw; ix++) {
                             double y = y1 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
@@ -508,16 +820,13 @@ static pfvm_code pfvm__img_k_roialign(pfvm_kctx *k)
                         }
                     if (!is_max)
                         acc /= (double)cnt;
-                    if (k->out[0]->dtype == PFVM_DOUBLE)
-                        ((double *)k->out[0]->data)[o] = acc;
-                    else
-                        ((float *)k->out[0]->data)[o] = (float)acc;
+                    pfvm_red_store(k->out[0], ((r * C + c) * oh + ph) * ow + pw, acc);
                 }
     }
     return PFVM_OK;
 }
 
-/* ---- NonMaxSuppression ------------------------------------------------------------- */
+/* ---- NonMaxSuppression ------------------------------------------------------------------ */
 
 static pfvm_code pfvm__img_infer_nms(pfvm_ictx *c)
 {
@@ -552,36 +861,50 @@ static double pfvm__img_iou(const pfvm_tensor *b, int64_t i, int64_t j, int cent
     pfvm__img_box(b, j, center, &by1, &bx1, &by2, &bx2);
     ih = fmin(ay2, by2) - fmax(ay1, by1);
     iw = fmin(ax2, bx2) - fmax(ax1, bx1);
-    if (ih <= 0 || iw <= 0)
+    if (!(ih > 0 && iw > 0))
         return 0;
     inter = ih * iw;
     uni = (ay2 - ay1) * (ax2 - ax1) + (by2 - by1) * (bx2 - bx1) - inter;
     return uni > 0 ? inter / uni : 0;
 }
 
+/* An optional scalar input, or def when omitted or empty. */
+static double pfvm__img_opt_scalar(const pfvm_kctx *k, int i, double def, int *present)
+{
+    int has = i < k->n_in && k->in[i] && pfvm_tensor_numel(k->in[i]) > 0;
+    if (present)
+        *present = has;
+    return has ? pfvm_tensor_get_f64(k->in[i], 0) : def;
+}
+
 static pfvm_code pfvm__img_k_nms(pfvm_kctx *k)
 {
     const pfvm_tensor *boxes = k->in[0], *scores = k->in[1];
     int64_t maxo = k->n_in > 2 && k->in[2] && pfvm_tensor_numel(k->in[2]) ? pfvm_tensor_get_i64(k->in[2], 0) : 0;
-    double iou_t = k->n_in > 3 && k->in[3] && pfvm_tensor_numel(k->in[3]) ? pfvm_tensor_get_f64(k->in[3], 0) : 0;
-    int has_st = k->n_in > 4 && k->in[4] && pfvm_tensor_numel(k->in[4]);
-    double score_t = has_st ? pfvm_tensor_get_f64(k->in[4], 0) : 0;
-    int center = (int)pfvm_node_attr_int(k->node, "center_point_box", 0);
-    int64_t B, C, N, b, c, i, n_sel = 0, dims[2];
+    double iou_t = pfvm__img_opt_scalar(k, 3, 0, NULL), score_t;
+    int has_st, center = pfvm_node_attr_int(k->node, "center_point_box", 0) != 0;
+    int64_t B, C, N, b, c, i, n_sel = 0, dims[2], most, cap;
+    size_t bytes, state_bytes;
     unsigned char *state; /* per box: 0 candidate, 1 selected, 2 suppressed or below threshold */
     int64_t *sel;
+    score_t = pfvm__img_opt_scalar(k, 4, 0, &has_st);
     if (boxes->rank != 3 || boxes->dims[2] != 4 || scores->rank != 3 || scores->dims[0] != boxes->dims[0] ||
         scores->dims[2] != boxes->dims[1])
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "boxes must be [B,N,4] and scores [B,C,N]");
     B = boxes->dims[0];
     N = boxes->dims[1];
     C = scores->dims[1];
-    if (maxo < 0)
-        maxo = 0;
-    state = (unsigned char *)pfvm_kctx_scratch(k, (size_t)N + sizeof(int64_t) * 3 * (size_t)(B * C * (maxo < N ? maxo : N) + 1) + 16);
+    maxo = maxo < 0 ? 0 : maxo;
+    most = maxo < N ? maxo : N;
+    /* selections are collected first: the output's size depends on them */
+    state_bytes = ((size_t)N + 15) & ~(size_t)15;
+    if (!pfvm__mul_i64(B, C, &cap) || !pfvm__mul_i64(cap, most, &cap) || (uint64_t)cap > SIZE_MAX / 32 ||
+        !pfvm__mul_size((size_t)cap + 1, 3 * sizeof(int64_t), &bytes) || !pfvm__add_size(bytes, state_bytes, &bytes))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "too many boxes");
+    state = (unsigned char *)pfvm_kctx_scratch(k, bytes);
     if (!state)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    sel = (int64_t *)(state + ((N + 15) & ~(int64_t)15));
+    sel = (int64_t *)(void *)(state + state_bytes);
     for (b = 0; b < B; b++)
         for (c = 0; c < C; c++) {
             int64_t picked = 0;
@@ -618,13 +941,20 @@ static pfvm_code pfvm__img_k_nms(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+/* ---- the table ------------------------------------------------------------------------------ */
+
+#define PFVM__IMG_T "float,double,float16,bfloat16,int8,uint8,int16,uint16,int32,uint32,int64,uint64"
+
 const pfvm_op_def pfvm__ops_image[] = {
-    {"RoiAlign", "", 10, 0, 3, 3, 1, 1, pfvm__img_infer_roialign, pfvm__img_k_roialign, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0},
-    {"GridSample", "", 16, 0, 2, 2, 1, 1, pfvm__img_infer_gs, pfvm__img_k_gs, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0},
-    {"NonMaxSuppression", "", 10, 0, 2, 5, 1, 1, pfvm__img_infer_nms, pfvm__img_k_nms, NULL, PFVM_FUSE_OPAQUE, "float", NULL, 0},
-    {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, NULL, PFVM_FUSE_INJECTIVE,
-     "float,double,float16,int8,uint8,int32,int64", NULL, 0},
-    {"Upsample", "", 7, 0, 1, 2, 1, 1, pfvm__img_infer, pfvm__img_k_resize, NULL, PFVM_FUSE_INJECTIVE,
-     "float,double,float16,int8,uint8,int32,int64", NULL, 0},
+    {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
+     PFVM__IMG_T, NULL, 0},
+    {"Upsample", "", 7, 0, 1, 2, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
+     PFVM__IMG_T, NULL, 0},
+    {"GridSample", "", 16, 0, 2, 2, 1, 1, pfvm__img_infer_gs, pfvm__img_k_gs, pfvm__img_check_gs, PFVM_FUSE_OPAQUE,
+     PFVM__IMG_T, NULL, 0},
+    {"RoiAlign", "", 10, 0, 3, 3, 1, 1, pfvm__img_infer_roialign, pfvm__img_k_roialign, pfvm__img_check_roialign,
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0},
+    {"NonMaxSuppression", "", 10, 0, 2, 5, 1, 1, pfvm__img_infer_nms, pfvm__img_k_nms, NULL, PFVM_FUSE_OPAQUE,
+     "float,double,float16", NULL, 0},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };
