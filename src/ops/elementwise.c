@@ -1,189 +1,735 @@
 /* ops/elementwise: unary math and activations, broadcasting binary and
  * variadic operators, comparisons and logic, Where, Clip, Cast.
  *
- * One engine serves them all: pfvm__ew_map walks the output once, computing
- * each input's offset from broadcast strides, and hands element runs to a
- * per-operator function. Values travel as double (floats) or int64 (ints)
- * between the load and store of each element type, so one scalar function
- * per operator covers every dtype. */
+ * One engine serves them all. pfvm_ew_apply walks the output once with
+ * every input's broadcast strides, after dropping size-1 dims and merging
+ * dims that every input walks contiguously (so equal shapes are one run and
+ * a scalar operand is a zero stride), and hands element runs to a span
+ * function. Each operator is one scalar expression, written once: the
+ * macros below turn it into a float32 loop the compiler inlines (the common
+ * case: no per-element calls or dtype switches), a double function and,
+ * where integers need their own rules, an int64 function. Other element
+ * types are converted in small chunks to double or int64 and back, with one
+ * dtype switch per chunk. */
 #include "ops_common.h"
 
+#include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#define PFVM__EW_MAX_IN 8
-
-/* ---- element loads and stores ------------------------------------------------- */
-
-static double pfvm__ew_ld(const void *p, pfvm_dtype t, int64_t i)
-{
-    return pfvm_tensor_get_f64(&(pfvm_tensor){.dtype = t, .data = (void *)p}, i);
-}
-
-static int64_t pfvm__ew_ldi(const void *p, pfvm_dtype t, int64_t i)
-{
-    return pfvm_tensor_get_i64(&(pfvm_tensor){.dtype = t, .data = (void *)p}, i);
-}
-
-static void pfvm__ew_st(void *p, pfvm_dtype t, int64_t i, double v)
-{
-    switch (t) {
-    case PFVM_FLOAT: ((float *)p)[i] = (float)v; break;
-    case PFVM_DOUBLE: ((double *)p)[i] = v; break;
-    case PFVM_FLOAT16: ((uint16_t *)p)[i] = pfvm_float_to_half((float)v); break;
-    case PFVM_BFLOAT16: ((uint16_t *)p)[i] = pfvm_float_to_bf16((float)v); break;
-    case PFVM_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    default: break;
-    }
-}
-
-static void pfvm__ew_sti(void *p, pfvm_dtype t, int64_t i, int64_t v)
-{
-    switch (t) {
-    case PFVM_INT64: ((int64_t *)p)[i] = v; break;
-    case PFVM_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
-    case PFVM_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
-    case PFVM_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
-    case PFVM_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
-    case PFVM_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-    case PFVM_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
-    case PFVM_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-    case PFVM_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    default: pfvm__ew_st(p, t, i, (double)v); break;
-    }
-}
+#define PFVM__EW_MAX_IN 8 /* inputs pfvm_ew_apply walks together */
+#define PFVM__EW_ARITY 2  /* inputs of one scalar function */
+#define PFVM__EW_CHUNK 32 /* elements converted per step on generic paths (stack use) */
 
 /* ---- the broadcasting engine ---------------------------------------------------- */
 
-/* Per-operator scalar functions. `p` carries the node's attributes. */
-typedef struct pfvm__ew_params {
-    double alpha, beta, gamma;
-    int64_t mode;
-} pfvm__ew_params;
+/* The output's dims after dropping 1s and merging, and each input's stride
+ * (in elements) along them; 0 where the input broadcasts. */
+typedef struct pfvm__ew_iter {
+    int rank;
+    int64_t dims[PFVM_MAX_RANK];
+    int64_t st[PFVM__EW_MAX_IN][PFVM_MAX_RANK];
+} pfvm__ew_iter;
 
-typedef double (*pfvm__ew_f)(const double *x, const pfvm__ew_params *p);
-typedef int64_t (*pfvm__ew_i)(const int64_t *x, const pfvm__ew_params *p, int is_unsigned);
+static pfvm_code pfvm__ew_fail(pfvm_kctx *k, pfvm_code code, const char *msg)
+{
+    return pfvm__op_fail(k->st, k->node, code, "%s", msg);
+}
 
-/* Output element type rules. */
-enum { PFVM__EW_SAME = 0, PFVM__EW_BOOL = 1 };
-
-typedef struct pfvm__ew_op {
-    pfvm__ew_f f;      /* float path (also used for ints when i is NULL) */
-    pfvm__ew_i i;      /* integer path */
-    int out;           /* PFVM__EW_SAME or PFVM__EW_BOOL */
-    int compare_in_float; /* comparisons of ints go through i with bool out */
-} pfvm__ew_op;
-
-/* Strides of input `t` broadcast to an output of `rank` dims. */
-static void pfvm__ew_strides(const pfvm_tensor *t, const pfvm_tensor *out, int64_t *st)
+/* Input t's strides over out's dims; fails when t does not broadcast. */
+static pfvm_code pfvm__ew_full_strides(pfvm_kctx *k, int j, const pfvm_tensor *t, const pfvm_tensor *out, int64_t *st)
 {
     int d, off = out->rank - t->rank;
     int64_t s = 1;
+    if (t->rank < 0 || t->rank > out->rank)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input %d has rank %d, more than the output's %d", j,
+                             t->rank, out->rank);
     for (d = out->rank - 1; d >= 0; d--) {
         int64_t dim = d >= off ? t->dims[d - off] : 1;
+        if (dim != 1 && dim != out->dims[d])
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE,
+                                 "input %d (dim %d = %lld) does not broadcast to the output (%lld)", j, d - off,
+                                 (long long)dim, (long long)out->dims[d]);
         st[d] = dim == 1 ? 0 : s;
         s *= dim;
     }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_iter_init(pfvm_kctx *k, pfvm__ew_iter *it, const pfvm_tensor *const *in, int n,
+                                    const pfvm_tensor *out)
+{
+    int64_t full[PFVM__EW_MAX_IN][PFVM_MAX_RANK];
+    int j, d, r = 0;
+    it->rank = 0;
+    if (n < 0 || n > PFVM__EW_MAX_IN)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "%d broadcast inputs (at most %d)", n,
+                             PFVM__EW_MAX_IN);
+    if (!out || out->rank < 0 || out->rank > PFVM_MAX_RANK)
+        return pfvm__ew_fail(k, PFVM_ERR_SHAPE, "output has no shape");
+    for (j = 0; j < n; j++) {
+        if (!in[j])
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "broadcast input %d is missing", j);
+        if (pfvm__ew_full_strides(k, j, in[j], out, full[j]))
+            return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    }
+    for (d = 0; d < out->rank; d++) {
+        int merge = r > 0;
+        if (out->dims[d] == 1)
+            continue;
+        /* dims a (outer) and b merge when every input's stride along a is
+         * its stride along b times b's size */
+        for (j = 0; j < n && merge; j++)
+            merge = it->st[j][r - 1] == full[j][d] * out->dims[d];
+        if (merge) {
+            it->dims[r - 1] *= out->dims[d];
+            for (j = 0; j < n; j++)
+                it->st[j][r - 1] = full[j][d];
+        } else {
+            it->dims[r] = out->dims[d];
+            for (j = 0; j < n; j++)
+                it->st[j][r] = full[j][d];
+            r++;
+        }
+    }
+    it->rank = r;
+    return PFVM_OK;
 }
 
 PFVM_INTERNAL pfvm_code pfvm_ew_apply(pfvm_kctx *k, const pfvm_tensor *const *in, int n, pfvm_tensor *out,
                                       pfvm_ew_fn fn, void *user)
 {
-    int64_t st[PFVM__EW_MAX_IN][PFVM_MAX_RANK], idx[PFVM_MAX_RANK], off[PFVM__EW_MAX_IN];
-    int64_t total = pfvm_tensor_numel(out), pos = 0, inner;
-    int j, d, r = out->rank;
-    (void)k;
-    if (n > PFVM__EW_MAX_IN)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "too many inputs");
-    for (j = 0; j < n; j++)
-        pfvm__ew_strides(in[j], out, st[j]);
-    memset(idx, 0, sizeof idx);
-    inner = r ? out->dims[r - 1] : 1;
-    if (total == 0)
+    pfvm__ew_iter it;
+    int64_t idx[PFVM_MAX_RANK], off[PFVM__EW_MAX_IN], inner_st[PFVM__EW_MAX_IN], total, inner, pos;
+    int j, d;
+    if (pfvm__ew_iter_init(k, &it, in, n, out))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    total = pfvm_tensor_numel(out);
+    if (total <= 0)
         return PFVM_OK;
-    while (pos < total) {
-        int64_t istride[PFVM__EW_MAX_IN];
-        for (j = 0; j < n; j++) {
-            off[j] = 0;
-            for (d = 0; d < r; d++)
-                off[j] += idx[d] * st[j][d];
-            istride[j] = r ? st[j][r - 1] : 0;
-        }
-        fn(user, pos, inner, off, istride);
-        pos += inner;
-        for (d = r - 2; d >= 0; d--) {
-            if (++idx[d] < out->dims[d])
+    for (j = 0; j < n; j++) {
+        off[j] = 0;
+        inner_st[j] = it.rank ? it.st[j][it.rank - 1] : 0;
+    }
+    inner = it.rank ? it.dims[it.rank - 1] : 1;
+    memset(idx, 0, sizeof idx);
+    for (pos = 0; pos < total; pos += inner) {
+        fn(user, pos, inner, off, inner_st);
+        for (d = it.rank - 2; d >= 0; d--) {
+            for (j = 0; j < n; j++)
+                off[j] += it.st[j][d];
+            if (++idx[d] < it.dims[d])
                 break;
+            for (j = 0; j < n; j++)
+                off[j] -= it.st[j][d] * it.dims[d];
             idx[d] = 0;
         }
     }
     return PFVM_OK;
 }
 
-/* Run state of a generic element-wise kernel. */
+PFVM_INTERNAL pfvm_code pfvm_ew_broadcast_dims(pfvm_kctx *k, const pfvm_tensor *const *in, int n, int *rank,
+                                               int64_t *dims)
+{
+    int j, d, r = 0;
+    for (j = 0; j < n; j++) {
+        if (!in[j] || in[j]->rank < 0 || in[j]->rank > PFVM_MAX_RANK)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input %d has no shape", j);
+        if (in[j]->rank > r)
+            r = in[j]->rank;
+    }
+    for (d = 0; d < r; d++)
+        dims[d] = 1;
+    for (j = 0; j < n; j++) {
+        int off = r - in[j]->rank;
+        for (d = 0; d < in[j]->rank; d++) {
+            int64_t v = in[j]->dims[d];
+            if (v == 1)
+                continue;
+            if (dims[off + d] != 1 && dims[off + d] != v)
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "cannot broadcast dimension %d: %lld vs %lld",
+                                     off + d, (long long)dims[off + d], (long long)v);
+            dims[off + d] = v;
+        }
+    }
+    *rank = r;
+    return PFVM_OK;
+}
+
+/* Gives output `out` (one of k->out) the broadcast shape of `in` when the
+ * planner could not; string outputs always get fresh storage. */
+static pfvm_code pfvm__ew_shape_output(pfvm_kctx *k, pfvm_tensor *out, const pfvm_tensor *const *in, int n,
+                                       pfvm_dtype dtype)
+{
+    int64_t dims[PFVM_MAX_RANK];
+    int rank, i;
+    if (out->data && dtype != PFVM_STRING)
+        return PFVM_OK;
+    for (i = 0; i < k->n_out && k->out[i] != out; i++) {
+    }
+    if (i == k->n_out)
+        return pfvm__ew_fail(k, PFVM_ERR_INVALID, "output has no storage");
+    if (pfvm_ew_broadcast_dims(k, in, n, &rank, dims))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    return pfvm_kctx_output(k, i, dtype, rank, dims);
+}
+
+/* ---- element conversion (generic paths) ------------------------------------------ */
+
+/* double -> int64 without undefined behaviour: NaN is 0, out of range saturates. */
+static int64_t pfvm__ew_f2i(double v)
+{
+    if (v != v)
+        return 0;
+    if (v >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (v <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)v;
+}
+
+static uint64_t pfvm__ew_f2u(double v)
+{
+    if (v >= 18446744073709551615.0)
+        return UINT64_MAX;
+    if (v >= 9223372036854775808.0)
+        return (uint64_t)v;
+    return (uint64_t)pfvm__ew_f2i(v); /* negative values wrap, like C's integer conversions */
+}
+
+static int pfvm__ew_numeric(pfvm_dtype t)
+{
+    return pfvm_dtype_is_float(t) || pfvm_dtype_is_int(t) || t == PFVM_BOOL;
+}
+
+#define PFVM__EW_GATHER(T, expr)                                  \
+    do {                                                          \
+        const T *s_ = (const T *)t->data + off;                   \
+        for (e = 0; e < n; e++) {                                 \
+            T v = s_[e * st];                                     \
+            x[e] = (expr);                                        \
+        }                                                         \
+    } while (0)
+
+/* x[e] = t[off + e*st] as double, e < n. */
+static void pfvm__ew_load_f64(const pfvm_tensor *t, int64_t off, int64_t st, int64_t n, double *x)
+{
+    int64_t e;
+    switch (t->dtype) {
+    case PFVM_FLOAT: PFVM__EW_GATHER(float, (double)v); break;
+    case PFVM_DOUBLE: PFVM__EW_GATHER(double, v); break;
+    case PFVM_FLOAT16: PFVM__EW_GATHER(uint16_t, (double)pfvm_half_to_float(v)); break;
+    case PFVM_BFLOAT16: PFVM__EW_GATHER(uint16_t, (double)pfvm_bf16_to_float(v)); break;
+    case PFVM_INT8: PFVM__EW_GATHER(int8_t, (double)v); break;
+    case PFVM_INT16: PFVM__EW_GATHER(int16_t, (double)v); break;
+    case PFVM_INT32: PFVM__EW_GATHER(int32_t, (double)v); break;
+    case PFVM_INT64: PFVM__EW_GATHER(int64_t, (double)v); break;
+    case PFVM_UINT8: PFVM__EW_GATHER(uint8_t, (double)v); break;
+    case PFVM_UINT16: PFVM__EW_GATHER(uint16_t, (double)v); break;
+    case PFVM_UINT32: PFVM__EW_GATHER(uint32_t, (double)v); break;
+    case PFVM_UINT64: PFVM__EW_GATHER(uint64_t, (double)v); break;
+    case PFVM_BOOL: PFVM__EW_GATHER(uint8_t, v != 0 ? 1.0 : 0.0); break;
+    default:
+        for (e = 0; e < n; e++)
+            x[e] = 0;
+        break;
+    }
+}
+
+/* x[e] = t[off + e*st] as int64 (uint64 keeps its bits), e < n. */
+static void pfvm__ew_load_i64(const pfvm_tensor *t, int64_t off, int64_t st, int64_t n, int64_t *x)
+{
+    int64_t e;
+    switch (t->dtype) {
+    case PFVM_INT8: PFVM__EW_GATHER(int8_t, (int64_t)v); break;
+    case PFVM_INT16: PFVM__EW_GATHER(int16_t, (int64_t)v); break;
+    case PFVM_INT32: PFVM__EW_GATHER(int32_t, (int64_t)v); break;
+    case PFVM_INT64: PFVM__EW_GATHER(int64_t, v); break;
+    case PFVM_UINT8: PFVM__EW_GATHER(uint8_t, (int64_t)v); break;
+    case PFVM_UINT16: PFVM__EW_GATHER(uint16_t, (int64_t)v); break;
+    case PFVM_UINT32: PFVM__EW_GATHER(uint32_t, (int64_t)v); break;
+    case PFVM_UINT64: PFVM__EW_GATHER(uint64_t, (int64_t)v); break;
+    case PFVM_BOOL: PFVM__EW_GATHER(uint8_t, (int64_t)(v != 0)); break;
+    case PFVM_FLOAT: PFVM__EW_GATHER(float, pfvm__ew_f2i(v)); break;
+    case PFVM_DOUBLE: PFVM__EW_GATHER(double, pfvm__ew_f2i(v)); break;
+    case PFVM_FLOAT16: PFVM__EW_GATHER(uint16_t, pfvm__ew_f2i(pfvm_half_to_float(v))); break;
+    case PFVM_BFLOAT16: PFVM__EW_GATHER(uint16_t, pfvm__ew_f2i(pfvm_bf16_to_float(v))); break;
+    default:
+        for (e = 0; e < n; e++)
+            x[e] = 0;
+        break;
+    }
+}
+
+#define PFVM__EW_SCATTER(VT, T, expr)                             \
+    do {                                                          \
+        T *d_ = (T *)t->data + pos;                               \
+        for (e = 0; e < n; e++) {                                 \
+            VT v = x[e];                                          \
+            d_[e] = (expr);                                       \
+        }                                                         \
+    } while (0)
+
+/* t[pos + e] = x[e] converted to t's type, e < n. */
+static void pfvm__ew_store_f64(pfvm_tensor *t, int64_t pos, int64_t n, const double *x)
+{
+    int64_t e;
+    switch (t->dtype) {
+    case PFVM_FLOAT: PFVM__EW_SCATTER(double, float, (float)v); break;
+    case PFVM_DOUBLE: PFVM__EW_SCATTER(double, double, v); break;
+    case PFVM_FLOAT16: PFVM__EW_SCATTER(double, uint16_t, pfvm_float_to_half((float)v)); break;
+    case PFVM_BFLOAT16: PFVM__EW_SCATTER(double, uint16_t, pfvm_float_to_bf16((float)v)); break;
+    case PFVM_INT8: PFVM__EW_SCATTER(double, int8_t, (int8_t)pfvm__ew_f2i(v)); break;
+    case PFVM_INT16: PFVM__EW_SCATTER(double, int16_t, (int16_t)pfvm__ew_f2i(v)); break;
+    case PFVM_INT32: PFVM__EW_SCATTER(double, int32_t, (int32_t)pfvm__ew_f2i(v)); break;
+    case PFVM_INT64: PFVM__EW_SCATTER(double, int64_t, pfvm__ew_f2i(v)); break;
+    case PFVM_UINT8: PFVM__EW_SCATTER(double, uint8_t, (uint8_t)pfvm__ew_f2i(v)); break;
+    case PFVM_UINT16: PFVM__EW_SCATTER(double, uint16_t, (uint16_t)pfvm__ew_f2i(v)); break;
+    case PFVM_UINT32: PFVM__EW_SCATTER(double, uint32_t, (uint32_t)pfvm__ew_f2i(v)); break;
+    case PFVM_UINT64: PFVM__EW_SCATTER(double, uint64_t, pfvm__ew_f2u(v)); break;
+    case PFVM_BOOL: PFVM__EW_SCATTER(double, uint8_t, v != 0); break;
+    default: break;
+    }
+}
+
+/* Same for int64 values; `u`: they are uint64 bit patterns. */
+static void pfvm__ew_store_i64(pfvm_tensor *t, int64_t pos, int64_t n, const int64_t *x, int u)
+{
+    int64_t e;
+    switch (t->dtype) {
+    case PFVM_INT8: PFVM__EW_SCATTER(int64_t, int8_t, (int8_t)v); break;
+    case PFVM_INT16: PFVM__EW_SCATTER(int64_t, int16_t, (int16_t)v); break;
+    case PFVM_INT32: PFVM__EW_SCATTER(int64_t, int32_t, (int32_t)v); break;
+    case PFVM_INT64: PFVM__EW_SCATTER(int64_t, int64_t, v); break;
+    case PFVM_UINT8: PFVM__EW_SCATTER(int64_t, uint8_t, (uint8_t)v); break;
+    case PFVM_UINT16: PFVM__EW_SCATTER(int64_t, uint16_t, (uint16_t)v); break;
+    case PFVM_UINT32: PFVM__EW_SCATTER(int64_t, uint32_t, (uint32_t)v); break;
+    case PFVM_UINT64: PFVM__EW_SCATTER(int64_t, uint64_t, (uint64_t)v); break;
+    case PFVM_BOOL: PFVM__EW_SCATTER(int64_t, uint8_t, v != 0); break;
+    case PFVM_FLOAT: PFVM__EW_SCATTER(int64_t, float, u ? (float)(uint64_t)v : (float)v); break;
+    case PFVM_DOUBLE: PFVM__EW_SCATTER(int64_t, double, u ? (double)(uint64_t)v : (double)v); break;
+    case PFVM_FLOAT16: PFVM__EW_SCATTER(int64_t, uint16_t, pfvm_float_to_half(u ? (float)(uint64_t)v : (float)v)); break;
+    case PFVM_BFLOAT16: PFVM__EW_SCATTER(int64_t, uint16_t, pfvm_float_to_bf16(u ? (float)(uint64_t)v : (float)v)); break;
+    default: break;
+    }
+}
+
+/* Strings are owned by their tensor: replaces element i with a copy of s. */
+static pfvm_code pfvm__ew_set_string(pfvm_kctx *k, pfvm_tensor *t, int64_t i, const char *s)
+{
+    char **p = (char **)t->data + i;
+    char *c = pfvm__strdup(s ? s : "");
+    if (!c)
+        return pfvm__ew_fail(k, PFVM_ERR_NOMEM, "out of memory");
+    if (*p && t->owns_strings)
+        pfvm__free(*p);
+    *p = c;
+    t->owns_strings = 1;
+    return PFVM_OK;
+}
+
+/* ---- operators as scalar expressions ---------------------------------------------- */
+
+/* Node attributes and bounds a scalar expression may use. */
+typedef struct pfvm__ew_params {
+    double alpha, beta, gamma;
+    int64_t lo, hi; /* Clip's integer bounds */
+    int mode;       /* Mod: fmod; BitShift: right; Clip: 1 = has lo, 2 = has hi */
+} pfvm__ew_params;
+
+typedef double (*pfvm__ew_f)(const double *x, const pfvm__ew_params *p);
+/* `u`: the inputs are unsigned (their int64 values are uint64 bit patterns) */
+typedef int64_t (*pfvm__ew_i)(const int64_t *x, const pfvm__ew_params *p, int u);
+/* float32 loop: o[e] = op(a[e*sa], b[e*sb]) for e < len; o is float or bool */
+typedef void (*pfvm__ew_s)(void *o, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len,
+                           const pfvm__ew_params *p);
+
+typedef struct pfvm__ew_op {
+    pfvm__ew_f f;      /* floats; integers too when i is NULL */
+    pfvm__ew_i i;      /* integers and bools, when every input is one */
+    pfvm__ew_s s;      /* float32 inputs and an s_out output */
+    pfvm_dtype s_out;  /* PFVM_FLOAT or PFVM_BOOL */
+} pfvm__ew_op;
+
+/* One scalar expression over double x0 (and x1) becomes the double function
+ * pfvm__ew_f_NAME and the float32 loop pfvm__ew_s_NAME with output type OT. */
+#define PFVM__EW_UNARY(name, OT, expr)                                                                      \
+    static double pfvm__ew_f_##name(const double *x, const pfvm__ew_params *p)                               \
+    {                                                                                                        \
+        double x0 = x[0];                                                                                    \
+        (void)p;                                                                                             \
+        return (double)(expr);                                                                               \
+    }                                                                                                        \
+    static void pfvm__ew_s_##name(void *o, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len, \
+                                  const pfvm__ew_params *p)                                                  \
+    {                                                                                                        \
+        OT *y = (OT *)o;                                                                                     \
+        int64_t e;                                                                                           \
+        (void)b;                                                                                             \
+        (void)sb;                                                                                            \
+        (void)p;                                                                                             \
+        if (sa == 1) {                                                                                       \
+            for (e = 0; e < len; e++) {                                                                      \
+                double x0 = a[e];                                                                            \
+                y[e] = (OT)(expr);                                                                           \
+            }                                                                                                \
+        } else {                                                                                             \
+            for (e = 0; e < len; e++) {                                                                      \
+                double x0 = a[e * sa];                                                                       \
+                y[e] = (OT)(expr);                                                                           \
+            }                                                                                                \
+        }                                                                                                    \
+    }
+
+#define PFVM__EW_BINARY(name, OT, expr)                                                                     \
+    static double pfvm__ew_f_##name(const double *x, const pfvm__ew_params *p)                               \
+    {                                                                                                        \
+        double x0 = x[0], x1 = x[1];                                                                         \
+        (void)p;                                                                                             \
+        return (double)(expr);                                                                               \
+    }                                                                                                        \
+    static void pfvm__ew_s_##name(void *o, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len, \
+                                  const pfvm__ew_params *p)                                                  \
+    {                                                                                                        \
+        OT *y = (OT *)o;                                                                                     \
+        int64_t e;                                                                                           \
+        (void)p;                                                                                             \
+        if (sa == 1 && sb == 1) {                                                                            \
+            for (e = 0; e < len; e++) {                                                                      \
+                double x0 = a[e], x1 = b[e];                                                                 \
+                y[e] = (OT)(expr);                                                                           \
+            }                                                                                                \
+        } else if (sa == 1 && sb == 0) {                                                                     \
+            double x1 = b[0];                                                                                \
+            for (e = 0; e < len; e++) {                                                                      \
+                double x0 = a[e];                                                                            \
+                y[e] = (OT)(expr);                                                                           \
+            }                                                                                                \
+        } else if (sa == 0 && sb == 1) {                                                                     \
+            double x0 = a[0];                                                                                \
+            for (e = 0; e < len; e++) {                                                                      \
+                double x1 = b[e];                                                                            \
+                y[e] = (OT)(expr);                                                                           \
+            }                                                                                                \
+        } else {                                                                                             \
+            for (e = 0; e < len; e++) {                                                                      \
+                double x0 = a[e * sa], x1 = b[e * sb];                                                       \
+                y[e] = (OT)(expr);                                                                           \
+            }                                                                                                \
+        }                                                                                                    \
+    }
+
+/* Integer expressions over int64 x0 (and x1), with `u` for unsigned inputs. */
+#define PFVM__EW_INT1(name, expr)                                                       \
+    static int64_t pfvm__ew_i_##name(const int64_t *x, const pfvm__ew_params *p, int u) \
+    {                                                                                   \
+        int64_t x0 = x[0];                                                              \
+        (void)p;                                                                        \
+        (void)u;                                                                        \
+        return (int64_t)(expr);                                                         \
+    }
+#define PFVM__EW_INT2(name, expr)                                                       \
+    static int64_t pfvm__ew_i_##name(const int64_t *x, const pfvm__ew_params *p, int u) \
+    {                                                                                   \
+        int64_t x0 = x[0], x1 = x[1];                                                   \
+        (void)p;                                                                        \
+        (void)u;                                                                        \
+        return (int64_t)(expr);                                                         \
+    }
+
+/* Negation through uint64: INT64_MIN wraps instead of trapping. */
+#define PFVM__EW_NEG(v) ((int64_t)(0u - (uint64_t)(v)))
+#define PFVM__EW_LT(a, b) (u ? (uint64_t)(a) < (uint64_t)(b) : (a) < (b))
+
+static double pfvm__ew_round_even(double v)
+{
+    double r = floor(v), d = v - r; /* exact: d in [0, 1) */
+    if (d > 0.5 || (d == 0.5 && fmod(r, 2.0) != 0))
+        r += 1.0;
+    return r;
+}
+
+static double pfvm__ew_sigmoid(double v)
+{
+    return v >= 0 ? 1.0 / (1.0 + exp(-v)) : exp(v) / (1.0 + exp(v));
+}
+
+static double pfvm__ew_softplus(double v)
+{
+    return v > 0 ? v + log1p(exp(-v)) : log1p(exp(v));
+}
+
+static double pfvm__ew_fmod(double a, double b, int c_style)
+{
+    double r = fmod(a, b);
+    /* fmod=0 takes the divisor's sign, like Python's % */
+    if (!c_style && r != 0 && ((r < 0) != (b < 0)))
+        r += b;
+    return r;
+}
+
+/* NaN stays NaN; lo > hi gives hi, like numpy's clip */
+static double pfvm__ew_clamp(double v, double lo, double hi)
+{
+    v = v < lo ? lo : v;
+    return v > hi ? hi : v;
+}
+
+/* NaN wins, as in numpy's maximum/minimum */
+#define PFVM__EW_PICK(a, b, cond) ((a) != (a) ? (a) : (b) != (b) ? (b) : (cond) ? (a) : (b))
+
+PFVM__EW_UNARY(abs, float, fabs(x0))
+PFVM__EW_INT1(abs, u || x0 >= 0 ? x0 : PFVM__EW_NEG(x0))
+PFVM__EW_UNARY(neg, float, -x0)
+PFVM__EW_INT1(neg, PFVM__EW_NEG(x0))
+PFVM__EW_UNARY(exp, float, exp(x0))
+PFVM__EW_UNARY(log, float, log(x0))
+PFVM__EW_UNARY(sqrt, float, sqrt(x0))
+PFVM__EW_UNARY(reciprocal, float, 1.0 / x0)
+PFVM__EW_UNARY(floor, float, floor(x0))
+PFVM__EW_UNARY(ceil, float, ceil(x0))
+PFVM__EW_UNARY(round, float, pfvm__ew_round_even(x0))
+PFVM__EW_UNARY(sign, float, x0 > 0 ? 1.0 : x0 < 0 ? -1.0 : x0)
+PFVM__EW_INT1(sign, x0 == 0 ? 0 : u || x0 > 0 ? 1 : -1)
+PFVM__EW_UNARY(sin, float, sin(x0))
+PFVM__EW_UNARY(cos, float, cos(x0))
+PFVM__EW_UNARY(tan, float, tan(x0))
+PFVM__EW_UNARY(asin, float, asin(x0))
+PFVM__EW_UNARY(acos, float, acos(x0))
+PFVM__EW_UNARY(atan, float, atan(x0))
+PFVM__EW_UNARY(sinh, float, sinh(x0))
+PFVM__EW_UNARY(cosh, float, cosh(x0))
+PFVM__EW_UNARY(tanh, float, tanh(x0))
+PFVM__EW_UNARY(asinh, float, asinh(x0))
+PFVM__EW_UNARY(acosh, float, acosh(x0))
+PFVM__EW_UNARY(atanh, float, atanh(x0))
+PFVM__EW_UNARY(erf, float, erf(x0))
+PFVM__EW_UNARY(sigmoid, float, pfvm__ew_sigmoid(x0))
+PFVM__EW_UNARY(relu, float, x0 > 0 ? x0 : 0.0)
+PFVM__EW_INT1(relu, u || x0 > 0 ? x0 : 0)
+PFVM__EW_UNARY(leakyrelu, float, x0 >= 0 ? x0 : p->alpha * x0)
+PFVM__EW_UNARY(elu, float, x0 >= 0 ? x0 : p->alpha * expm1(x0))
+PFVM__EW_UNARY(selu, float, x0 > 0 ? p->gamma * x0 : p->gamma * (p->alpha * exp(x0) - p->alpha))
+PFVM__EW_UNARY(celu, float, (x0 > 0 ? x0 : 0.0) + fmin(0.0, p->alpha * expm1(x0 / p->alpha)))
+PFVM__EW_UNARY(hardsigmoid, float, fmax(0.0, fmin(1.0, p->alpha * x0 + p->beta)))
+PFVM__EW_UNARY(hardswish, float, x0 * fmax(0.0, fmin(1.0, x0 / 6.0 + 0.5)))
+PFVM__EW_UNARY(softplus, float, pfvm__ew_softplus(x0))
+PFVM__EW_UNARY(softsign, float, x0 / (1.0 + fabs(x0)))
+PFVM__EW_UNARY(mish, float, x0 * tanh(pfvm__ew_softplus(x0)))
+PFVM__EW_UNARY(thresholdedrelu, float, x0 > p->alpha ? x0 : 0.0)
+PFVM__EW_UNARY(shrink, float, x0 < -p->alpha ? x0 + p->beta : x0 > p->alpha ? x0 - p->beta : 0.0)
+PFVM__EW_UNARY(isnan, uint8_t, x0 != x0)
+PFVM__EW_UNARY(isinf, uint8_t, isinf(x0) && (x0 > 0 ? p->alpha != 0 : p->beta != 0))
+PFVM__EW_UNARY(divby, float, x0 / p->alpha)
+/* Clip: lower bound first, so that min > max gives max (numpy's clip) */
+PFVM__EW_UNARY(clip, float, pfvm__ew_clamp(x0, p->alpha, p->beta))
+PFVM__EW_INT1(not, !x0)
+PFVM__EW_INT1(bitnot, ~x0)
+
+PFVM__EW_BINARY(add, float, x0 + x1)
+PFVM__EW_INT2(add, (uint64_t)x0 + (uint64_t)x1)
+PFVM__EW_BINARY(sub, float, x0 - x1)
+PFVM__EW_INT2(sub, (uint64_t)x0 - (uint64_t)x1)
+PFVM__EW_BINARY(mul, float, x0 * x1)
+PFVM__EW_INT2(mul, (uint64_t)x0 * (uint64_t)x1)
+PFVM__EW_BINARY(div, float, x0 / x1)
+PFVM__EW_BINARY(pow, float, pow(x0, x1))
+PFVM__EW_BINARY(mod, float, pfvm__ew_fmod(x0, x1, p->mode))
+PFVM__EW_BINARY(max, float, PFVM__EW_PICK(x0, x1, x0 >= x1))
+PFVM__EW_INT2(max, PFVM__EW_LT(x0, x1) ? x1 : x0)
+PFVM__EW_BINARY(min, float, PFVM__EW_PICK(x0, x1, x0 <= x1))
+PFVM__EW_INT2(min, PFVM__EW_LT(x1, x0) ? x1 : x0)
+PFVM__EW_BINARY(prelu, float, x0 < 0 ? x1 * x0 : x0)
+PFVM__EW_INT2(prelu, u || x0 >= 0 ? x0 : (int64_t)((uint64_t)x1 * (uint64_t)x0))
+PFVM__EW_BINARY(equal, uint8_t, x0 == x1)
+PFVM__EW_INT2(equal, x0 == x1)
+PFVM__EW_BINARY(greater, uint8_t, x0 > x1)
+PFVM__EW_INT2(greater, PFVM__EW_LT(x1, x0))
+PFVM__EW_BINARY(less, uint8_t, x0 < x1)
+PFVM__EW_INT2(less, PFVM__EW_LT(x0, x1))
+PFVM__EW_BINARY(greater_equal, uint8_t, x0 >= x1)
+PFVM__EW_INT2(greater_equal, !PFVM__EW_LT(x0, x1))
+PFVM__EW_BINARY(less_equal, uint8_t, x0 <= x1)
+PFVM__EW_INT2(less_equal, !PFVM__EW_LT(x1, x0))
+PFVM__EW_INT2(and, x0 && x1)
+PFVM__EW_INT2(or, x0 || x1)
+PFVM__EW_INT2(xor, !x0 != !x1)
+PFVM__EW_INT2(bitand, x0 & x1)
+PFVM__EW_INT2(bitor, x0 | x1)
+PFVM__EW_INT2(bitxor, x0 ^ x1)
+
+/* Integer division truncates (C, and onnxruntime); x / 0 is 0 rather
+ * than a trap, since ONNX leaves it undefined. */
+static int64_t pfvm__ew_i_div(const int64_t *x, const pfvm__ew_params *p, int u)
+{
+    (void)p;
+    if (x[1] == 0)
+        return 0;
+    if (u)
+        return (int64_t)((uint64_t)x[0] / (uint64_t)x[1]);
+    if (x[1] == -1)
+        return PFVM__EW_NEG(x[0]);
+    return x[0] / x[1];
+}
+
+static int64_t pfvm__ew_i_mod(const int64_t *x, const pfvm__ew_params *p, int u)
+{
+    int64_t r;
+    if (x[1] == 0)
+        return 0;
+    if (u)
+        return (int64_t)((uint64_t)x[0] % (uint64_t)x[1]);
+    if (x[1] == -1)
+        return 0;
+    r = x[0] % x[1];
+    if (!p->mode && r != 0 && ((r < 0) != (x[1] < 0)))
+        r += x[1];
+    return r;
+}
+
+/* Integer powers by squaring, wrapping; negative exponents give what
+ * truncating 1/b^-e gives. */
+static int64_t pfvm__ew_i_pow(const int64_t *x, const pfvm__ew_params *p, int u)
+{
+    uint64_t r = 1, b = (uint64_t)x[0];
+    int64_t e = x[1];
+    (void)p;
+    if (e < 0 && !u)
+        return x[0] == 1 ? 1 : x[0] == -1 ? ((e & 1) ? -1 : 1) : 0;
+    for (; e; e = (int64_t)((uint64_t)e >> 1)) {
+        if (e & 1)
+            r *= b;
+        b *= b;
+    }
+    return (int64_t)r;
+}
+
+static int64_t pfvm__ew_i_bitshift(const int64_t *x, const pfvm__ew_params *p, int u)
+{
+    uint64_t v = (uint64_t)x[0], s = (uint64_t)x[1];
+    (void)u;
+    if (s >= 64)
+        return 0;
+    return (int64_t)(p->mode ? v >> s : v << s);
+}
+
+static int64_t pfvm__ew_i_clip(const int64_t *x, const pfvm__ew_params *p, int u)
+{
+    int64_t v = x[0];
+    if ((p->mode & 1) && PFVM__EW_LT(v, p->lo))
+        v = p->lo;
+    if ((p->mode & 2) && PFVM__EW_LT(p->hi, v))
+        v = p->hi;
+    return v;
+}
+
+/* ---- running an operator ----------------------------------------------------------- */
+
+enum { PFVM__EW_PATH_F32, PFVM__EW_PATH_F64, PFVM__EW_PATH_INT };
+
 typedef struct pfvm__ew_run {
-    const pfvm_tensor *const *in;
+    const pfvm_tensor *in[PFVM__EW_ARITY];
     int n;
     pfvm_tensor *out;
     const pfvm__ew_op *op;
-    pfvm__ew_params p;
-    int int_path, is_unsigned;
+    const pfvm__ew_params *p;
+    int path, is_unsigned;
+    size_t out_size;
 } pfvm__ew_run;
 
-static void pfvm__ew_span(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
+static void pfvm__ew_span_f32(pfvm__ew_run *r, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
 {
-    pfvm__ew_run *r = (pfvm__ew_run *)user;
-    int64_t e;
+    const float *a = (const float *)r->in[0]->data + off[0];
+    const float *b = r->n > 1 ? (const float *)r->in[1]->data + off[1] : a;
+    r->op->s((char *)r->out->data + (size_t)pos * r->out_size, a, stride[0], b, r->n > 1 ? stride[1] : 0, len, r->p);
+}
+
+static void pfvm__ew_span_generic(pfvm__ew_run *r, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
+{
+    int64_t done, c, e;
     int j;
-    if (r->n == 1 && !r->int_path && r->in[0]->dtype == PFVM_FLOAT && r->out->dtype == PFVM_FLOAT) {
-        /* the common case, without per-element dtype dispatch */
-        const float *a = (const float *)r->in[0]->data + off[0];
-        float *o = (float *)r->out->data + pos;
-        for (e = 0; e < len; e++) {
-            double x = a[e * stride[0]];
-            o[e] = (float)r->op->f(&x, &r->p);
-        }
-        return;
-    }
-    if (r->n == 2 && !r->int_path && r->in[0]->dtype == PFVM_FLOAT && r->in[1]->dtype == PFVM_FLOAT &&
-        r->out->dtype == PFVM_FLOAT) {
-        const float *a = (const float *)r->in[0]->data + off[0], *b = (const float *)r->in[1]->data + off[1];
-        float *o = (float *)r->out->data + pos;
-        for (e = 0; e < len; e++) {
-            double x[2];
-            x[0] = a[e * stride[0]];
-            x[1] = b[e * stride[1]];
-            o[e] = (float)r->op->f(x, &r->p);
-        }
-        return;
-    }
-    for (e = 0; e < len; e++) {
-        if (r->int_path) {
-            int64_t x[PFVM__EW_MAX_IN], v;
+    for (done = 0; done < len; done += c) {
+        c = len - done < PFVM__EW_CHUNK ? len - done : PFVM__EW_CHUNK;
+        if (r->path == PFVM__EW_PATH_INT) {
+            int64_t xs[PFVM__EW_ARITY][PFVM__EW_CHUNK], ys[PFVM__EW_CHUNK], x[PFVM__EW_ARITY] = {0};
             for (j = 0; j < r->n; j++)
-                x[j] = pfvm__ew_ldi(r->in[j]->data, r->in[j]->dtype, off[j] + e * stride[j]);
-            v = r->op->i(x, &r->p, r->is_unsigned);
-            pfvm__ew_sti(r->out->data, r->out->dtype, pos + e, v);
+                pfvm__ew_load_i64(r->in[j], off[j] + done * stride[j], stride[j], c, xs[j]);
+            for (e = 0; e < c; e++) {
+                for (j = 0; j < r->n; j++)
+                    x[j] = xs[j][e];
+                ys[e] = r->op->i(x, r->p, r->is_unsigned);
+            }
+            pfvm__ew_store_i64(r->out, pos + done, c, ys, r->is_unsigned);
         } else {
-            double x[PFVM__EW_MAX_IN], v;
+            double xs[PFVM__EW_ARITY][PFVM__EW_CHUNK], ys[PFVM__EW_CHUNK], x[PFVM__EW_ARITY] = {0};
             for (j = 0; j < r->n; j++)
-                x[j] = pfvm__ew_ld(r->in[j]->data, r->in[j]->dtype, off[j] + e * stride[j]);
-            v = r->op->f(x, &r->p);
-            if (pfvm_dtype_is_float(r->out->dtype) || r->out->dtype == PFVM_BOOL)
-                pfvm__ew_st(r->out->data, r->out->dtype, pos + e, v);
-            else
-                pfvm__ew_sti(r->out->data, r->out->dtype, pos + e, (int64_t)v);
+                pfvm__ew_load_f64(r->in[j], off[j] + done * stride[j], stride[j], c, xs[j]);
+            for (e = 0; e < c; e++) {
+                for (j = 0; j < r->n; j++)
+                    x[j] = xs[j][e];
+                ys[e] = r->op->f(x, r->p);
+            }
+            pfvm__ew_store_f64(r->out, pos + done, c, ys);
         }
     }
 }
 
-static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, double alpha, double beta)
+static void pfvm__ew_span(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
 {
-    p->alpha = pfvm_node_attr_float(n, "alpha", (float)alpha);
-    p->beta = pfvm_node_attr_float(n, "beta", (float)beta);
-    p->gamma = pfvm_node_attr_float(n, "gamma", 1.0507009873554804934193349852946f);
-    p->mode = 0;
+    pfvm__ew_run *r = (pfvm__ew_run *)user;
+    if (r->path == PFVM__EW_PATH_F32)
+        pfvm__ew_span_f32(r, pos, len, off, stride);
+    else
+        pfvm__ew_span_generic(r, pos, len, off, stride);
+}
+
+/* Picks the path for the inputs' and output's element types. */
+static pfvm_code pfvm__ew_choose_path(pfvm_kctx *k, pfvm__ew_run *r)
+{
+    int j, all_f32 = r->out->dtype == r->op->s_out, any_float = 0;
+    if (!pfvm__ew_numeric(r->out->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "output element type %s is not supported",
+                             pfvm_dtype_name(r->out->dtype));
+    for (j = 0; j < r->n; j++) {
+        pfvm_dtype t = r->in[j]->dtype;
+        if (!pfvm__ew_numeric(t))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type %s is not supported",
+                                 pfvm_dtype_name(t));
+        all_f32 &= t == PFVM_FLOAT;
+        any_float |= pfvm_dtype_is_float(t);
+    }
+    r->is_unsigned = !pfvm_dtype_is_signed(r->in[0]->dtype);
+    if (r->op->s && all_f32)
+        r->path = PFVM__EW_PATH_F32;
+    else if (r->op->i && !any_float)
+        r->path = PFVM__EW_PATH_INT;
+    else if (r->op->f)
+        r->path = PFVM__EW_PATH_F64;
+    else
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "floating-point inputs are not supported");
+    return PFVM_OK;
+}
+
+/* out = op(in[0..n)) with broadcasting; n <= PFVM__EW_ARITY. */
+static pfvm_code pfvm__ew_map(pfvm_kctx *k, const pfvm__ew_op *op, const pfvm__ew_params *p,
+                              const pfvm_tensor *const *in, int n, pfvm_tensor *out)
+{
+    pfvm__ew_run r;
+    int j;
+    memset(&r, 0, sizeof r);
+    for (j = 0; j < n; j++)
+        r.in[j] = in[j];
+    r.n = n;
+    r.out = out;
+    r.op = op;
+    r.p = p;
+    if (pfvm__ew_choose_path(k, &r))
+        return k->st ? k->st->code : PFVM_ERR_UNSUPPORTED;
+    r.out_size = pfvm_dtype_size(out->dtype);
+    return pfvm_ew_apply(k, in, n, out, pfvm__ew_span, &r);
 }
 
 /* Opsets before 7 broadcast B against A with an explicit `axis`: B's dims
@@ -207,34 +753,635 @@ static const pfvm_tensor *pfvm__ew_legacy_view(const pfvm_node *n, const pfvm_te
     return view;
 }
 
-static pfvm_code pfvm__ew_run_op(pfvm_kctx *k, const pfvm__ew_op *op, const pfvm__ew_params *p)
+/* The kernel of a unary or binary operator: output 0 = op(inputs). */
+static pfvm_code pfvm__ew_run_node(pfvm_kctx *k, const pfvm__ew_op *op, const pfvm__ew_params *p, pfvm_dtype out_t)
 {
-    pfvm__ew_run r;
-    const pfvm_tensor *ins[PFVM__EW_MAX_IN];
+    const pfvm_tensor *ins[PFVM__EW_ARITY];
     pfvm_tensor legacy;
+    pfvm_tensor *out = k->out[0];
     int j, n = 0;
-    pfvm_dtype in_t;
-    for (j = 0; j < k->n_in && n < PFVM__EW_MAX_IN; j++)
-        if (k->in[j])
-            ins[n++] = k->in[j];
+    for (j = 0; j < k->n_in; j++) {
+        if (!k->in[j])
+            continue;
+        if (n == PFVM__EW_ARITY)
+            return pfvm__ew_fail(k, PFVM_ERR_INVALID, "too many inputs");
+        ins[n++] = k->in[j];
+    }
+    if (!n)
+        return pfvm__ew_fail(k, PFVM_ERR_INVALID, "no inputs");
+    if (!out)
+        return PFVM_OK;
     if (n == 2)
         ins[1] = pfvm__ew_legacy_view(k->node, ins[0], ins[1], &legacy);
-    if (!n || !k->out[0])
+    if (out_t == PFVM_UNDEFINED)
+        out_t = ins[0]->dtype;
+    if (k->node->opset < 7 && n == 2 && pfvm_node_attr_int(k->node, "broadcast", 0)) {
+        if (!out->data && pfvm__ew_shape_output(k, out, ins, 1, out_t))
+            return k->st->code;
+    } else if (pfvm__ew_shape_output(k, out, ins, n, out_t)) {
+        return k->st->code;
+    }
+    return pfvm__ew_map(k, op, p, ins, n, out);
+}
+
+static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, double alpha, double beta)
+{
+    memset(p, 0, sizeof *p);
+    p->alpha = pfvm_node_attr_float(n, "alpha", (float)alpha);
+    p->beta = pfvm_node_attr_float(n, "beta", (float)beta);
+    p->gamma = pfvm_node_attr_float(n, "gamma", 1.0507009873554804934193349852946f);
+}
+
+/* ---- kernels ------------------------------------------------------------------------ */
+
+#define PFVM__EW_OP_FI(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out}
+#define PFVM__EW_OP_F(name, out) {pfvm__ew_f_##name, NULL, pfvm__ew_s_##name, out}
+#define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED}
+
+/* A kernel whose output has the first input's type (out_t UNDEFINED) or
+ * bool; alpha and beta are the attributes' defaults. */
+#define PFVM__EW_KERNEL(name, opdef, out_t, alpha, beta)       \
+    static pfvm_code pfvm__ew_k_##name(pfvm_kctx *k)             \
+    {                                                            \
+        static const pfvm__ew_op op = opdef;                     \
+        pfvm__ew_params p;                                       \
+        pfvm__ew_read_params(k->node, &p, alpha, beta);          \
+        return pfvm__ew_run_node(k, &op, &p, out_t);             \
+    }
+
+PFVM__EW_KERNEL(abs, PFVM__EW_OP_FI(abs, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(neg, PFVM__EW_OP_FI(neg, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(exp, PFVM__EW_OP_F(exp, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(log, PFVM__EW_OP_F(log, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(sqrt, PFVM__EW_OP_F(sqrt, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(reciprocal, PFVM__EW_OP_F(reciprocal, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(floor, PFVM__EW_OP_F(floor, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(ceil, PFVM__EW_OP_F(ceil, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(round, PFVM__EW_OP_F(round, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(sign, PFVM__EW_OP_FI(sign, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(sin, PFVM__EW_OP_F(sin, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(cos, PFVM__EW_OP_F(cos, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(tan, PFVM__EW_OP_F(tan, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(asin, PFVM__EW_OP_F(asin, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(acos, PFVM__EW_OP_F(acos, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(atan, PFVM__EW_OP_F(atan, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(sinh, PFVM__EW_OP_F(sinh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(cosh, PFVM__EW_OP_F(cosh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(tanh, PFVM__EW_OP_F(tanh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(asinh, PFVM__EW_OP_F(asinh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(acosh, PFVM__EW_OP_F(acosh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(atanh, PFVM__EW_OP_F(atanh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(erf, PFVM__EW_OP_F(erf, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(sigmoid, PFVM__EW_OP_F(sigmoid, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(relu, PFVM__EW_OP_FI(relu, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(leakyrelu, PFVM__EW_OP_F(leakyrelu, PFVM_FLOAT), PFVM_UNDEFINED, 0.01, 0)
+PFVM__EW_KERNEL(elu, PFVM__EW_OP_F(elu, PFVM_FLOAT), PFVM_UNDEFINED, 1.0, 0)
+PFVM__EW_KERNEL(selu, PFVM__EW_OP_F(selu, PFVM_FLOAT), PFVM_UNDEFINED, 1.67326319217681884765625, 0)
+PFVM__EW_KERNEL(celu, PFVM__EW_OP_F(celu, PFVM_FLOAT), PFVM_UNDEFINED, 1.0, 0)
+PFVM__EW_KERNEL(hardsigmoid, PFVM__EW_OP_F(hardsigmoid, PFVM_FLOAT), PFVM_UNDEFINED, 0.2, 0.5)
+PFVM__EW_KERNEL(hardswish, PFVM__EW_OP_F(hardswish, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(softplus, PFVM__EW_OP_F(softplus, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(softsign, PFVM__EW_OP_F(softsign, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(mish, PFVM__EW_OP_F(mish, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(thresholdedrelu, PFVM__EW_OP_F(thresholdedrelu, PFVM_FLOAT), PFVM_UNDEFINED, 1.0, 0)
+PFVM__EW_KERNEL(isnan, PFVM__EW_OP_F(isnan, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(not, PFVM__EW_OP_I(not), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(bitnot, PFVM__EW_OP_I(bitnot), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(add, PFVM__EW_OP_FI(add, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(sub, PFVM__EW_OP_FI(sub, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(mul, PFVM__EW_OP_FI(mul, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(div, PFVM__EW_OP_FI(div, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(pow, PFVM__EW_OP_FI(pow, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(equal, PFVM__EW_OP_FI(equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(greater, PFVM__EW_OP_FI(greater, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(less, PFVM__EW_OP_FI(less, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(greater_equal, PFVM__EW_OP_FI(greater_equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(less_equal, PFVM__EW_OP_FI(less_equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(and, PFVM__EW_OP_I(and), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(or, PFVM__EW_OP_I(or), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(xor, PFVM__EW_OP_I(xor), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(bitand, PFVM__EW_OP_I(bitand), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(bitor, PFVM__EW_OP_I(bitor), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(bitxor, PFVM__EW_OP_I(bitxor), PFVM_UNDEFINED, 0, 0)
+
+static pfvm_code pfvm__ew_k_shrink(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_F(shrink, PFVM_FLOAT);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    p.alpha = pfvm_node_attr_float(k->node, "lambd", 0.5f);
+    p.beta = pfvm_node_attr_float(k->node, "bias", 0.0f);
+    return pfvm__ew_run_node(k, &op, &p, PFVM_UNDEFINED);
+}
+
+static pfvm_code pfvm__ew_k_isinf(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_F(isinf, PFVM_BOOL);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    p.alpha = (double)(pfvm_node_attr_int(k->node, "detect_positive", 1) != 0);
+    p.beta = (double)(pfvm_node_attr_int(k->node, "detect_negative", 1) != 0);
+    return pfvm__ew_run_node(k, &op, &p, PFVM_BOOL);
+}
+
+static pfvm_code pfvm__ew_k_mod(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(mod, PFVM_FLOAT);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    p.mode = pfvm_node_attr_int(k->node, "fmod", 0) != 0;
+    return pfvm__ew_run_node(k, &op, &p, PFVM_UNDEFINED);
+}
+
+static pfvm_code pfvm__ew_k_bitshift(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_I(bitshift);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    p.mode = !strcmp(pfvm_node_attr_string(k->node, "direction", ""), "RIGHT");
+    return pfvm__ew_run_node(k, &op, &p, PFVM_UNDEFINED);
+}
+
+static pfvm_code pfvm__ew_check_bitshift(const pfvm_node *n, pfvm_status *st)
+{
+    const char *dir = pfvm_node_attr_string(n, "direction", "");
+    if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "attribute 'direction' must be LEFT or RIGHT, not '%s'", dir);
+    return PFVM_OK;
+}
+
+/* PRelu before opset 7 takes one slope per channel (dim 1); later opsets
+ * broadcast the slope numpy-style into X's shape. */
+static pfvm_code pfvm__ew_k_prelu(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(prelu, PFVM_FLOAT);
+    const pfvm_tensor *ins[2];
+    pfvm_tensor view;
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    ins[0] = k->in[0];
+    ins[1] = k->in[1];
+    if (!k->out[0])
         return PFVM_OK;
-    in_t = ins[0]->dtype;
-    if (in_t == PFVM_STRING)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "string inputs are not supported");
-    r.in = ins;
-    r.n = n;
-    r.out = k->out[0];
-    r.op = op;
-    r.p = *p;
-    r.int_path = op->i && !pfvm_dtype_is_float(in_t);
-    r.is_unsigned = !pfvm_dtype_is_signed(in_t);
-    if (!r.int_path && !op->f)
+    if (k->node->opset < 7 && ins[1]->rank == 1 && ins[0]->rank >= 2 && ins[1]->dims[0] == ins[0]->dims[1]) {
+        int d;
+        view = *ins[1];
+        view.rank = ins[0]->rank - 1;
+        for (d = 0; d < view.rank; d++)
+            view.dims[d] = d == 0 ? ins[1]->dims[0] : 1;
+        ins[1] = &view;
+    }
+    if (pfvm__ew_shape_output(k, k->out[0], ins, 1, ins[0]->dtype))
+        return k->st->code;
+    return pfvm__ew_map(k, &op, &p, ins, 2, k->out[0]);
+}
+
+/* ---- variadic Sum, Mean, Max, Min ---------------------------------------------------- */
+
+/* Folds the inputs pairwise into the output: the first step reads two
+ * inputs, later ones the output and the next input. The input that shares
+ * the output's storage, if any, goes first, before anything overwrites it. */
+static pfvm_code pfvm__ew_fold(pfvm_kctx *k, const pfvm__ew_op *op, int mean)
+{
+    static const pfvm__ew_op divby = PFVM__EW_OP_F(divby, PFVM_FLOAT);
+    const pfvm_tensor *ins[2], *all[PFVM__EW_MAX_IN];
+    pfvm_tensor *out = k->out[0];
+    pfvm__ew_params p;
+    int j, first = 0;
+    memset(&p, 0, sizeof p);
+    if (!out)
+        return PFVM_OK;
+    for (j = 0; j < k->n_in; j++) {
+        if (!k->in[j])
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input %d is missing", j);
+        if (k->in[j]->data == out->data && k->in[j]->data)
+            first = j;
+    }
+    if (!out->data) {
+        /* the broadcast of every input, in batches the shape helper takes */
+        int64_t dims[PFVM_MAX_RANK];
+        pfvm_tensor acc;
+        memset(&acc, 0, sizeof acc);
+        acc.rank = 0;
+        for (j = 0; j < k->n_in; j++) {
+            all[0] = &acc;
+            all[1] = k->in[j];
+            if (pfvm_ew_broadcast_dims(k, all, 2, &acc.rank, dims))
+                return k->st->code;
+            memcpy(acc.dims, dims, sizeof dims);
+        }
+        if (pfvm_kctx_output(k, 0, k->in[0]->dtype, acc.rank, acc.dims))
+            return k->st->code;
+    }
+    ins[0] = k->in[first];
+    if (k->n_in == 1) {
+        if (ins[0]->data == out->data)
+            return PFVM_OK;
+        if (ins[0]->dtype == out->dtype && ins[0]->rank == out->rank &&
+            !memcmp(ins[0]->dims, out->dims, sizeof(int64_t) * (size_t)out->rank)) {
+            memcpy(out->data, ins[0]->data, (size_t)pfvm_tensor_numel(out) * pfvm_dtype_size(out->dtype));
+            return PFVM_OK;
+        }
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "output shape differs from the single input's");
+    }
+    for (j = 0; j < k->n_in; j++) {
+        if (j == first)
+            continue;
+        ins[1] = k->in[j];
+        if (pfvm__ew_map(k, op, &p, ins, 2, out))
+            return k->st->code;
+        ins[0] = out;
+    }
+    if (mean) {
+        p.alpha = (double)k->n_in;
+        ins[0] = out;
+        return pfvm__ew_map(k, &divby, &p, ins, 1, out);
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_k_sum(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(add, PFVM_FLOAT);
+    return pfvm__ew_fold(k, &op, 0);
+}
+
+static pfvm_code pfvm__ew_k_mean(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(add, PFVM_FLOAT);
+    return pfvm__ew_fold(k, &op, 1);
+}
+
+static pfvm_code pfvm__ew_k_max(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(max, PFVM_FLOAT);
+    return pfvm__ew_fold(k, &op, 0);
+}
+
+static pfvm_code pfvm__ew_k_min(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(min, PFVM_FLOAT);
+    return pfvm__ew_fold(k, &op, 0);
+}
+
+/* ---- the shared binary helper ---------------------------------------------------------- */
+
+PFVM_INTERNAL pfvm_code pfvm_ew_broadcast_binary(pfvm_kctx *k, pfvm_ew_binop op, const pfvm_tensor *a,
+                                                 const pfvm_tensor *b, pfvm_tensor *out)
+{
+    static const pfvm__ew_op ops[] = {
+        PFVM__EW_OP_FI(add, PFVM_FLOAT), PFVM__EW_OP_FI(sub, PFVM_FLOAT),       PFVM__EW_OP_FI(mul, PFVM_FLOAT),
+        PFVM__EW_OP_FI(div, PFVM_FLOAT), PFVM__EW_OP_FI(pow, PFVM_FLOAT),       PFVM__EW_OP_FI(max, PFVM_FLOAT),
+        PFVM__EW_OP_FI(min, PFVM_FLOAT), PFVM__EW_OP_FI(equal, PFVM_BOOL),      PFVM__EW_OP_FI(less, PFVM_BOOL),
+        PFVM__EW_OP_FI(greater, PFVM_BOOL)};
+    const pfvm_tensor *ins[2];
+    pfvm__ew_params p;
+    if ((int)op < 0 || (size_t)op >= sizeof ops / sizeof ops[0])
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "unknown element-wise operator %d", (int)op);
+    if (!a || !b || !out)
+        return pfvm__ew_fail(k, PFVM_ERR_INVALID, "missing operand");
+    memset(&p, 0, sizeof p);
+    ins[0] = a;
+    ins[1] = b;
+    if (!out->data && pfvm__ew_shape_output(k, out, ins, 2, out->dtype ? out->dtype : a->dtype))
+        return k->st->code;
+    return pfvm__ew_map(k, &ops[op], &p, ins, 2, out);
+}
+
+/* ---- Where, Clip ------------------------------------------------------------------- */
+
+typedef struct pfvm__ew_where {
+    const pfvm_tensor *cond, *x, *y;
+    pfvm_tensor *out;
+    pfvm_kctx *k;
+    pfvm_code rc;
+} pfvm__ew_where;
+
+#define PFVM__EW_SELECT(T)                                                                \
+    do {                                                                                  \
+        const T *x_ = (const T *)w->x->data, *y_ = (const T *)w->y->data;                  \
+        T *o_ = (T *)w->out->data + pos;                                                   \
+        for (e = 0; e < len; e++)                                                          \
+            o_[e] = c[e * stride[0]] ? x_[off[1] + e * stride[1]] : y_[off[2] + e * stride[2]]; \
+    } while (0)
+
+static void pfvm__ew_where_span(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
+{
+    pfvm__ew_where *w = (pfvm__ew_where *)user;
+    const uint8_t *c = (const uint8_t *)w->cond->data + off[0];
+    int64_t e;
+    switch (w->out->dtype == PFVM_STRING ? 0 : pfvm_dtype_size(w->out->dtype)) {
+    case 1: PFVM__EW_SELECT(uint8_t); break;
+    case 2: PFVM__EW_SELECT(uint16_t); break;
+    case 4: PFVM__EW_SELECT(uint32_t); break;
+    case 8: PFVM__EW_SELECT(uint64_t); break;
+    default:
+        for (e = 0; e < len && !w->rc; e++) {
+            const pfvm_tensor *src = c[e * stride[0]] ? w->x : w->y;
+            int j = src == w->x ? 1 : 2;
+            w->rc = pfvm__ew_set_string(w->k, w->out, pos + e, ((char *const *)src->data)[off[j] + e * stride[j]]);
+        }
+        break;
+    }
+}
+
+static pfvm_code pfvm__ew_k_where(pfvm_kctx *k)
+{
+    pfvm__ew_where w;
+    size_t es;
+    if (!k->out[0])
+        return PFVM_OK;
+    w.cond = k->in[0];
+    w.x = k->in[1];
+    w.y = k->in[2];
+    w.out = k->out[0];
+    w.k = k;
+    w.rc = PFVM_OK;
+    if (w.cond->dtype != PFVM_BOOL)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "condition has type %s, not bool",
+                             pfvm_dtype_name(w.cond->dtype));
+    if (w.x->dtype != w.y->dtype)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "X is %s but Y is %s", pfvm_dtype_name(w.x->dtype),
+                             pfvm_dtype_name(w.y->dtype));
+    if (pfvm__ew_shape_output(k, w.out, k->in, 3, w.x->dtype))
+        return k->st->code;
+    es = pfvm_dtype_size(w.x->dtype);
+    if (w.out->dtype != w.x->dtype || (w.x->dtype != PFVM_STRING && es != 1 && es != 2 && es != 4 && es != 8))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type %s is not supported",
-                             pfvm_dtype_name(in_t));
-    return pfvm_ew_apply(k, ins, n, k->out[0], pfvm__ew_span, &r);
+                             pfvm_dtype_name(w.x->dtype));
+    if (pfvm_ew_apply(k, k->in, 3, w.out, pfvm__ew_where_span, &w))
+        return k->st->code;
+    return w.rc;
+}
+
+static pfvm_code pfvm__ew_infer_where(pfvm_ictx *c)
+{
+    pfvm_dtype cd = c->in[0]->type.dtype, xd = c->in[1]->type.dtype, yd = c->in[2]->type.dtype;
+    if (cd != PFVM_UNDEFINED && cd != PFVM_BOOL)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "condition has type %s, not bool", pfvm_dtype_name(cd));
+    if (xd != PFVM_UNDEFINED && yd != PFVM_UNDEFINED && xd != yd)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "X is %s but Y is %s", pfvm_dtype_name(xd), pfvm_dtype_name(yd));
+    return pfvm_ew_infer_broadcast_to(c, xd != PFVM_UNDEFINED ? xd : yd);
+}
+
+/* Clip's bound from input i (opset 11+): absent or empty means none. */
+static pfvm_code pfvm__ew_clip_bound(pfvm_kctx *k, int i, double *f, int64_t *v, int *has)
+{
+    const pfvm_tensor *t = k->n_in > i ? k->in[i] : NULL;
+    int64_t n;
+    *has = 0;
+    if (!t || (n = pfvm_tensor_numel(t)) == 0)
+        return PFVM_OK;
+    if (n != 1 || !pfvm__ew_numeric(t->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input %d (%s) must be a numeric scalar", i,
+                             i == 1 ? "min" : "max");
+    *f = pfvm_tensor_get_f64(t, 0);
+    *v = pfvm_tensor_get_i64(t, 0);
+    *has = 1;
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_k_clip(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(clip, PFVM_FLOAT);
+    pfvm__ew_params p;
+    const pfvm_tensor *x = k->in[0];
+    int has_lo, has_hi;
+    memset(&p, 0, sizeof p);
+    if (k->node->opset < 11) {
+        p.alpha = pfvm_node_attr_float(k->node, "min", -FLT_MAX);
+        p.beta = pfvm_node_attr_float(k->node, "max", FLT_MAX);
+        p.lo = pfvm__ew_f2i(p.alpha);
+        p.hi = pfvm__ew_f2i(p.beta);
+        p.mode = 3;
+    } else {
+        p.alpha = -INFINITY;
+        p.beta = INFINITY;
+        if (pfvm__ew_clip_bound(k, 1, &p.alpha, &p.lo, &has_lo) || pfvm__ew_clip_bound(k, 2, &p.beta, &p.hi, &has_hi))
+            return k->st->code;
+        p.mode = has_lo | has_hi << 1;
+    }
+    if (!k->out[0])
+        return PFVM_OK;
+    if (pfvm__ew_shape_output(k, k->out[0], &x, 1, x->dtype))
+        return k->st->code;
+    return pfvm__ew_map(k, &op, &p, &x, 1, k->out[0]);
+}
+
+/* ---- Cast ---------------------------------------------------------------------------- */
+
+/* Does `s` read back as v in type t? */
+static int pfvm__ew_reads_back(const char *s, double v, pfvm_dtype t)
+{
+    double r = strtod(s, NULL);
+    switch (t) {
+    case PFVM_DOUBLE: return r == v;
+    case PFVM_FLOAT16: return pfvm_float_to_half((float)r) == pfvm_float_to_half((float)v);
+    case PFVM_BFLOAT16: return pfvm_float_to_bf16((float)r) == pfvm_float_to_bf16((float)v);
+    default: return (float)r == (float)v;
+    }
+}
+
+/* A float as numpy's str() writes it: the fewest significant digits that
+ * read back as the same value of its type, positional from 1e-4 to 1e16
+ * ("0.5", "3.0", "123456790.0"), scientific outside ("1e-05", "1.5e+20");
+ * the special values in the spelling Cast reads ("NaN", "INF", "-INF"). */
+static void pfvm__ew_float_text(double v, pfvm_dtype t, char *buf, size_t n)
+{
+    char sci[40], digits[24];
+    int prec, exp10, nd = 0, i;
+    const char *p;
+    size_t len = 0;
+    if (v != v) {
+        snprintf(buf, n, "NaN");
+        return;
+    }
+    if (isinf(v)) {
+        snprintf(buf, n, v > 0 ? "INF" : "-INF");
+        return;
+    }
+    if (v == 0) {
+        snprintf(buf, n, signbit(v) ? "-0.0" : "0.0");
+        return;
+    }
+    for (prec = 1; prec < 17; prec++) {
+        snprintf(sci, sizeof sci, "%.*e", prec - 1, v);
+        if (pfvm__ew_reads_back(sci, v, t))
+            break;
+    }
+    if (prec == 17)
+        snprintf(sci, sizeof sci, "%.16e", v);
+    /* sci is "[-]d.ddde[+-]xx": collect the digits, drop trailing zeros */
+    for (p = sci; *p && *p != 'e'; p++)
+        if (*p >= '0' && *p <= '9' && nd < (int)sizeof digits - 1)
+            digits[nd++] = *p;
+    exp10 = *p == 'e' ? atoi(p + 1) : 0;
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    digits[nd] = 0;
+#define PFVM__EW_PUT(c)       \
+    do {                      \
+        if (len + 1 < n)      \
+            buf[len++] = (c); \
+    } while (0)
+    if (v < 0)
+        PFVM__EW_PUT('-');
+    if (fabs(v) >= 1e-4 && fabs(v) < 1e16) {
+        if (exp10 < 0) {
+            PFVM__EW_PUT('0');
+            PFVM__EW_PUT('.');
+            for (i = -1; i > exp10; i--)
+                PFVM__EW_PUT('0');
+            for (i = 0; i < nd; i++)
+                PFVM__EW_PUT(digits[i]);
+        } else {
+            for (i = 0; i <= exp10; i++)
+                PFVM__EW_PUT(i < nd ? digits[i] : '0');
+            PFVM__EW_PUT('.');
+            if (nd <= exp10 + 1)
+                PFVM__EW_PUT('0');
+            for (i = exp10 + 1; i < nd; i++)
+                PFVM__EW_PUT(digits[i]);
+        }
+        buf[len] = 0;
+    } else {
+        PFVM__EW_PUT(digits[0]);
+        if (nd > 1) {
+            PFVM__EW_PUT('.');
+            for (i = 1; i < nd; i++)
+                PFVM__EW_PUT(digits[i]);
+        }
+        buf[len] = 0;
+        snprintf(buf + len, n - len, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
+    }
+#undef PFVM__EW_PUT
+}
+
+static void pfvm__ew_to_text(const pfvm_tensor *x, int64_t i, char *buf, size_t n)
+{
+    double f;
+    int64_t v;
+    if (pfvm_dtype_is_float(x->dtype)) {
+        pfvm__ew_load_f64(x, i, 0, 1, &f);
+        pfvm__ew_float_text(f, x->dtype, buf, n);
+        return;
+    }
+    pfvm__ew_load_i64(x, i, 0, 1, &v);
+    if (x->dtype == PFVM_BOOL)
+        snprintf(buf, n, v ? "True" : "False");
+    else if (x->dtype == PFVM_UINT64)
+        snprintf(buf, n, "%llu", (unsigned long long)(uint64_t)v);
+    else
+        snprintf(buf, n, "%lld", (long long)v);
+}
+
+/* Text to element i of a numeric tensor: integers exactly when the whole
+ * text is one, otherwise through strtod ("1e3", "2.7", "INF", "NaN"). */
+static void pfvm__ew_from_text(const char *s, pfvm_tensor *out, int64_t i)
+{
+    char *end;
+    double f;
+    if (!s)
+        s = "";
+    if (out->dtype == PFVM_BOOL && (!strcmp(s, "True") || !strcmp(s, "true"))) {
+        ((uint8_t *)out->data)[i] = 1;
+        return;
+    }
+    if (pfvm_dtype_is_int(out->dtype) || out->dtype == PFVM_BOOL) {
+        int64_t v;
+        errno = 0;
+        if (out->dtype == PFVM_UINT64 && s[0] != '-')
+            v = (int64_t)strtoull(s, &end, 10);
+        else
+            v = strtoll(s, &end, 10);
+        if (end != s && !*end && !errno) {
+            pfvm__ew_store_i64(out, i, 1, &v, out->dtype == PFVM_UINT64);
+            return;
+        }
+    }
+    f = strtod(s, NULL);
+    pfvm__ew_store_f64(out, i, 1, &f);
+}
+
+/* Numeric casts in chunks through double (float sources) or int64. */
+static void pfvm__ew_cast_numeric(const pfvm_tensor *x, pfvm_tensor *out, int64_t n)
+{
+    int64_t i, c;
+    int u = !pfvm_dtype_is_signed(x->dtype);
+    if (x->dtype == out->dtype) {
+        if (x->data != out->data)
+            memcpy(out->data, x->data, (size_t)n * pfvm_dtype_size(x->dtype));
+        return;
+    }
+    for (i = 0; i < n; i += c) {
+        c = n - i < PFVM__EW_CHUNK ? n - i : PFVM__EW_CHUNK;
+        if (pfvm_dtype_is_float(x->dtype)) {
+            double v[PFVM__EW_CHUNK];
+            pfvm__ew_load_f64(x, i, 1, c, v);
+            pfvm__ew_store_f64(out, i, c, v);
+        } else {
+            int64_t v[PFVM__EW_CHUNK];
+            pfvm__ew_load_i64(x, i, 1, c, v);
+            pfvm__ew_store_i64(out, i, c, v, u);
+        }
+    }
+}
+
+static int pfvm__ew_castable(pfvm_dtype t)
+{
+    return pfvm__ew_numeric(t) || t == PFVM_STRING;
+}
+
+static pfvm_code pfvm__ew_cast(pfvm_kctx *k, pfvm_dtype to)
+{
+    const pfvm_tensor *x = k->in[0];
+    pfvm_tensor *out = k->out[0];
+    int64_t i, n = pfvm_tensor_numel(x);
+    char buf[64];
+    if (!pfvm__ew_castable(to) || !pfvm__ew_castable(x->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "cast from %s to %s is not supported",
+                             pfvm_dtype_name(x->dtype), pfvm_dtype_name(to));
+    if (!out)
+        return PFVM_OK;
+    if (pfvm__ew_shape_output(k, out, &x, 1, to))
+        return k->st->code;
+    if (out->dtype != to || pfvm_tensor_numel(out) != n)
+        return pfvm__ew_fail(k, PFVM_ERR_INVALID, "output type or size does not match the cast");
+    if (to == PFVM_STRING) {
+        for (i = 0; i < n; i++) {
+            const char *s = buf;
+            if (x->dtype == PFVM_STRING)
+                s = ((char *const *)x->data)[i];
+            else
+                pfvm__ew_to_text(x, i, buf, sizeof buf);
+            if (pfvm__ew_set_string(k, out, i, s))
+                return k->st->code;
+        }
+    } else if (x->dtype == PFVM_STRING) {
+        for (i = 0; i < n; i++)
+            pfvm__ew_from_text(((char *const *)x->data)[i], out, i);
+    } else {
+        pfvm__ew_cast_numeric(x, out, n);
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_k_cast(pfvm_kctx *k)
+{
+    return pfvm__ew_cast(k, (pfvm_dtype)pfvm_node_attr_int(k->node, "to", 0));
+}
+
+static pfvm_code pfvm__ew_k_castlike(pfvm_kctx *k)
+{
+    return pfvm__ew_cast(k, k->in[1]->dtype);
+}
+
+static pfvm_code pfvm__ew_check_cast(const pfvm_node *n, pfvm_status *st)
+{
+    int64_t to = pfvm_node_attr_int(n, "to", 0);
+    if (to <= 0 || to >= PFVM_DTYPE_COUNT)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "attribute 'to' is not a valid element type (%lld)", (long long)to);
+    return PFVM_OK;
 }
 
 /* ---- inference ----------------------------------------------------------------- */
@@ -246,10 +1393,13 @@ static pfvm_code pfvm__ew_infer_unary(pfvm_ictx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_ew_infer_broadcast_to(pfvm_ictx *c, pfvm_dtype dtype)
 {
-    const pfvm_shape *shapes[PFVM__EW_MAX_IN];
+    const pfvm_shape **shapes;
     pfvm_shape out;
     int j, n = 0;
-    for (j = 0; j < c->n_in && n < PFVM__EW_MAX_IN; j++)
+    shapes = (const pfvm_shape **)pfvm_ictx_alloc(c, sizeof *shapes * (size_t)(c->n_in + 1));
+    if (!shapes)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    for (j = 0; j < c->n_in; j++)
         if (c->in[j])
             shapes[n++] = &c->in[j]->type.shape;
     if (!n)
@@ -294,6 +1444,18 @@ static int pfvm__ew_sym_vec(pfvm_ictx *c, int i, int n, const pfvm_sym **out)
     return 1;
 }
 
+/* The common length of two inputs' symbolic contents, or 0. */
+static int pfvm__ew_sym_len(pfvm_ictx *c)
+{
+    int n;
+    if (c->n_in != 2 || !c->in[0] || !c->in[1] || !c->out[0])
+        return 0;
+    n = c->in[0]->sym ? c->in[0]->n_sym : c->in[1]->sym ? c->in[1]->n_sym : 0;
+    if (c->in[1]->sym && c->in[1]->n_sym > n)
+        n = c->in[1]->n_sym;
+    return n >= 1 && n <= 64 ? n : 0;
+}
+
 /* Shape arithmetic: Add/Sub/Mul/Div of small integer vectors whose
  * contents are known symbolically (Shape -> Gather -> Mul -> Concat). */
 static pfvm_code pfvm__ew_infer_arith(pfvm_ictx *c)
@@ -301,15 +1463,12 @@ static pfvm_code pfvm__ew_infer_arith(pfvm_ictx *c)
     pfvm_code rc = pfvm__ew_infer_bcast(c);
     const char *op = c->node->op_type;
     const pfvm_sym *a[64], *b[64], *r[64];
-    int n = -1, k;
-    if (rc || c->n_in != 2 || !c->out[0] || !pfvm_dtype_is_int(c->out[0]->type.dtype))
+    int n, k;
+    if (rc || !(n = pfvm__ew_sym_len(c)) || !pfvm_dtype_is_int(c->out[0]->type.dtype))
         return rc;
     if (!(c->in[0]->sym || c->in[0]->value) || !(c->in[1]->sym || c->in[1]->value))
         return PFVM_OK;
-    n = c->in[0]->sym ? c->in[0]->n_sym : c->in[1]->sym ? c->in[1]->n_sym : 0;
-    if (c->in[1]->sym && c->in[1]->n_sym > n)
-        n = c->in[1]->n_sym;
-    if (n < 1 || n > 64 || !pfvm__ew_sym_vec(c, 0, n, a) || !pfvm__ew_sym_vec(c, 1, n, b))
+    if (!pfvm__ew_sym_vec(c, 0, n, a) || !pfvm__ew_sym_vec(c, 1, n, b))
         return PFVM_OK;
     for (k = 0; k < n; k++) {
         if (!strcmp(op, "Add"))
@@ -333,6 +1492,12 @@ static pfvm_code pfvm__ew_infer_bool(pfvm_ictx *c)
     return pfvm_ew_infer_broadcast_to(c, PFVM_BOOL);
 }
 
+static pfvm_code pfvm__ew_infer_bool_unary(pfvm_ictx *c)
+{
+    pfvm_ival_set_tensor(c->out[0], PFVM_BOOL, &c->in[0]->type.shape);
+    return PFVM_OK;
+}
+
 /* Equal on shape values: true when provably equal, false when both are
  * different constants; anything else stays unknown. */
 static pfvm_code pfvm__ew_infer_equal(pfvm_ictx *c)
@@ -340,14 +1505,9 @@ static pfvm_code pfvm__ew_infer_equal(pfvm_ictx *c)
     pfvm_code rc = pfvm_ew_infer_broadcast_to(c, PFVM_BOOL);
     const pfvm_sym *a[64], *b[64], *r[64];
     int n, k;
-    if (rc || c->n_in != 2 || !c->out[0] || !(c->in[0]->sym || c->in[1]->sym))
+    if (rc || !(n = pfvm__ew_sym_len(c)) || !pfvm_dtype_is_int(c->in[0]->type.dtype))
         return rc;
-    if (!pfvm_dtype_is_int(c->in[0]->type.dtype))
-        return PFVM_OK;
-    n = c->in[0]->sym ? c->in[0]->n_sym : c->in[1]->n_sym;
-    if (c->in[1]->sym && c->in[1]->n_sym > n)
-        n = c->in[1]->n_sym;
-    if (n < 1 || n > 64 || !pfvm__ew_sym_vec(c, 0, n, a) || !pfvm__ew_sym_vec(c, 1, n, b))
+    if (!pfvm__ew_sym_vec(c, 0, n, a) || !pfvm__ew_sym_vec(c, 1, n, b))
         return PFVM_OK;
     for (k = 0; k < n; k++) {
         int64_t x, y;
@@ -363,549 +1523,9 @@ static pfvm_code pfvm__ew_infer_equal(pfvm_ictx *c)
     return pfvm_ival_set_sym(c, c->out[0], r, n);
 }
 
-/* ---- scalar functions --------------------------------------------------------- */
-
-#define PFVM__EW_F(name, expr) \
-    static double pfvm__ew_f_##name(const double *x, const pfvm__ew_params *p) { (void)p; return (expr); }
-#define PFVM__EW_I(name, expr) \
-    static int64_t pfvm__ew_i_##name(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; (void)u; return (expr); }
-
-static double pfvm__ew_round_even(double v)
+static pfvm_code pfvm__ew_infer_prelu(pfvm_ictx *c)
 {
-    double r = floor(v + 0.5);
-    if (r - v == 0.5 && fmod(r, 2.0) != 0)
-        r -= 1.0;
-    return r;
-}
-
-static double pfvm__ew_sigmoid(double v)
-{
-    return v >= 0 ? 1.0 / (1.0 + exp(-v)) : exp(v) / (1.0 + exp(v));
-}
-
-static double pfvm__ew_softplus(double v)
-{
-    return v > 0 ? v + log1p(exp(-v)) : log1p(exp(v));
-}
-
-PFVM__EW_F(abs, fabs(x[0]))
-PFVM__EW_I(abs, x[0] < 0 ? -x[0] : x[0])
-PFVM__EW_F(neg, -x[0])
-PFVM__EW_I(neg, -x[0])
-PFVM__EW_F(exp, exp(x[0]))
-PFVM__EW_F(log, log(x[0]))
-PFVM__EW_F(sqrt, sqrt(x[0]))
-PFVM__EW_F(reciprocal, 1.0 / x[0])
-PFVM__EW_F(floor, floor(x[0]))
-PFVM__EW_F(ceil, ceil(x[0]))
-PFVM__EW_F(round, pfvm__ew_round_even(x[0]))
-PFVM__EW_F(sign, x[0] > 0 ? 1.0 : x[0] < 0 ? -1.0 : 0.0)
-PFVM__EW_I(sign, x[0] > 0 ? 1 : x[0] < 0 ? -1 : 0)
-PFVM__EW_F(sin, sin(x[0]))
-PFVM__EW_F(cos, cos(x[0]))
-PFVM__EW_F(tan, tan(x[0]))
-PFVM__EW_F(asin, asin(x[0]))
-PFVM__EW_F(acos, acos(x[0]))
-PFVM__EW_F(atan, atan(x[0]))
-PFVM__EW_F(sinh, sinh(x[0]))
-PFVM__EW_F(cosh, cosh(x[0]))
-PFVM__EW_F(tanh, tanh(x[0]))
-PFVM__EW_F(asinh, asinh(x[0]))
-PFVM__EW_F(acosh, acosh(x[0]))
-PFVM__EW_F(atanh, atanh(x[0]))
-PFVM__EW_F(erf, erf(x[0]))
-PFVM__EW_F(sigmoid, pfvm__ew_sigmoid(x[0]))
-PFVM__EW_F(relu, x[0] > 0 ? x[0] : 0.0)
-PFVM__EW_I(relu, x[0] > 0 ? x[0] : 0)
-PFVM__EW_F(leakyrelu, x[0] >= 0 ? x[0] : p->alpha * x[0])
-PFVM__EW_F(elu, x[0] >= 0 ? x[0] : p->alpha * (exp(x[0]) - 1.0))
-PFVM__EW_F(selu, x[0] > 0 ? p->gamma * x[0] : p->gamma * (p->alpha * exp(x[0]) - p->alpha))
-PFVM__EW_F(celu, (x[0] > 0 ? x[0] : 0.0) + fmin(0.0, p->alpha * (exp(x[0] / p->alpha) - 1.0)))
-PFVM__EW_F(hardsigmoid, fmax(0.0, fmin(1.0, p->alpha * x[0] + p->beta)))
-PFVM__EW_F(hardswish, x[0] * fmax(0.0, fmin(1.0, x[0] / 6.0 + 0.5)))
-PFVM__EW_F(softplus, pfvm__ew_softplus(x[0]))
-PFVM__EW_F(softsign, x[0] / (1.0 + fabs(x[0])))
-PFVM__EW_F(mish, x[0] * tanh(pfvm__ew_softplus(x[0])))
-PFVM__EW_F(thresholdedrelu, x[0] > p->alpha ? x[0] : 0.0)
-PFVM__EW_F(shrink, x[0] < -p->alpha ? x[0] + p->beta : x[0] > p->alpha ? x[0] - p->beta : 0.0)
-PFVM__EW_F(isnan, isnan(x[0]) ? 1.0 : 0.0)
-PFVM__EW_F(isinf, isinf(x[0]) && ((x[0] > 0 && p->alpha != 0) || (x[0] < 0 && p->beta != 0)) ? 1.0 : 0.0)
-PFVM__EW_I(not, !x[0])
-
-PFVM__EW_F(add, x[0] + x[1])
-PFVM__EW_I(add, (int64_t)((uint64_t)x[0] + (uint64_t)x[1]))
-PFVM__EW_F(sub, x[0] - x[1])
-PFVM__EW_I(sub, (int64_t)((uint64_t)x[0] - (uint64_t)x[1]))
-PFVM__EW_F(mul, x[0] * x[1])
-PFVM__EW_I(mul, (int64_t)((uint64_t)x[0] * (uint64_t)x[1]))
-PFVM__EW_F(div, x[0] / x[1])
-PFVM__EW_F(pow, pow(x[0], x[1]))
-PFVM__EW_F(max, isnan(x[0]) || isnan(x[1]) ? NAN : fmax(x[0], x[1]))
-PFVM__EW_F(min, isnan(x[0]) || isnan(x[1]) ? NAN : fmin(x[0], x[1]))
-PFVM__EW_F(prelu, x[0] < 0 ? x[1] * x[0] : x[0])
-PFVM__EW_F(equal, x[0] == x[1])
-PFVM__EW_I(equal, x[0] == x[1])
-PFVM__EW_F(greater, x[0] > x[1])
-PFVM__EW_F(less, x[0] < x[1])
-PFVM__EW_F(greater_equal, x[0] >= x[1])
-PFVM__EW_F(less_equal, x[0] <= x[1])
-PFVM__EW_I(and, x[0] && x[1])
-PFVM__EW_I(or, x[0] || x[1])
-PFVM__EW_I(xor, !x[0] != !x[1])
-PFVM__EW_I(bitand, x[0] & x[1])
-PFVM__EW_I(bitor, x[0] | x[1])
-PFVM__EW_I(bitxor, x[0] ^ x[1])
-PFVM__EW_I(bitnot, ~x[0])
-
-/* Integer functions that depend on signedness. */
-static int64_t pfvm__ew_i_div(const int64_t *x, const pfvm__ew_params *p, int u)
-{
-    (void)p;
-    if (x[1] == 0)
-        return 0; /* ONNX leaves it undefined; pfvm must not trap */
-    if (u)
-        return (int64_t)((uint64_t)x[0] / (uint64_t)x[1]);
-    if (x[0] == INT64_MIN && x[1] == -1)
-        return INT64_MIN;
-    return x[0] / x[1];
-}
-
-static int64_t pfvm__ew_i_cmp(int64_t a, int64_t b, int u)
-{
-    if (u)
-        return (uint64_t)a < (uint64_t)b ? -1 : (uint64_t)a > (uint64_t)b;
-    return a < b ? -1 : a > b;
-}
-
-static int64_t pfvm__ew_i_greater(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; return pfvm__ew_i_cmp(x[0], x[1], u) > 0; }
-static int64_t pfvm__ew_i_less(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; return pfvm__ew_i_cmp(x[0], x[1], u) < 0; }
-static int64_t pfvm__ew_i_greater_equal(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; return pfvm__ew_i_cmp(x[0], x[1], u) >= 0; }
-static int64_t pfvm__ew_i_less_equal(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; return pfvm__ew_i_cmp(x[0], x[1], u) <= 0; }
-static int64_t pfvm__ew_i_max(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; return pfvm__ew_i_cmp(x[0], x[1], u) >= 0 ? x[0] : x[1]; }
-static int64_t pfvm__ew_i_min(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; return pfvm__ew_i_cmp(x[0], x[1], u) <= 0 ? x[0] : x[1]; }
-
-static int64_t pfvm__ew_i_pow(const int64_t *x, const pfvm__ew_params *p, int u)
-{
-    int64_t r = 1, b = x[0], e = x[1];
-    (void)p;
-    (void)u;
-    if (e < 0)
-        return b == 1 ? 1 : b == -1 ? (e % 2 ? -1 : 1) : 0;
-    while (e) {
-        if (e & 1)
-            r = (int64_t)((uint64_t)r * (uint64_t)b);
-        b = (int64_t)((uint64_t)b * (uint64_t)b);
-        e >>= 1;
-    }
-    return r;
-}
-
-static int64_t pfvm__ew_i_mod(const int64_t *x, const pfvm__ew_params *p, int u)
-{
-    int64_t r;
-    if (x[1] == 0)
-        return 0;
-    if (u)
-        return (int64_t)((uint64_t)x[0] % (uint64_t)x[1]);
-    if (x[1] == -1)
-        return 0;
-    r = x[0] % x[1];
-    /* fmod=0: the sign of the divisor, like Python */
-    if (!p->mode && r != 0 && ((r < 0) != (x[1] < 0)))
-        r += x[1];
-    return r;
-}
-
-static double pfvm__ew_f_mod(const double *x, const pfvm__ew_params *p)
-{
-    double r = fmod(x[0], x[1]);
-    if (!p->mode && r != 0 && ((r < 0) != (x[1] < 0)))
-        r += x[1];
-    return r;
-}
-
-static int64_t pfvm__ew_i_bitshift(const int64_t *x, const pfvm__ew_params *p, int u)
-{
-    uint64_t v = (uint64_t)x[0], s = (uint64_t)x[1];
-    (void)u;
-    if (s >= 64)
-        return 0;
-    return (int64_t)(p->mode ? v >> s : v << s);
-}
-
-/* ---- kernels -------------------------------------------------------------------- */
-
-#define PFVM__EW_KERNEL(name, fpath, ipath, alpha, beta)                              \
-    static pfvm_code pfvm__ew_k_##name(pfvm_kctx *k)                                   \
-    {                                                                                  \
-        static const pfvm__ew_op op = {fpath, ipath, 0, 0};                             \
-        pfvm__ew_params p;                                                             \
-        pfvm__ew_read_params(k->node, &p, alpha, beta);                                \
-        return pfvm__ew_run_op(k, &op, &p);                                            \
-    }
-
-PFVM__EW_KERNEL(abs, pfvm__ew_f_abs, pfvm__ew_i_abs, 0, 0)
-PFVM__EW_KERNEL(neg, pfvm__ew_f_neg, pfvm__ew_i_neg, 0, 0)
-PFVM__EW_KERNEL(exp, pfvm__ew_f_exp, NULL, 0, 0)
-PFVM__EW_KERNEL(log, pfvm__ew_f_log, NULL, 0, 0)
-PFVM__EW_KERNEL(sqrt, pfvm__ew_f_sqrt, NULL, 0, 0)
-PFVM__EW_KERNEL(reciprocal, pfvm__ew_f_reciprocal, NULL, 0, 0)
-PFVM__EW_KERNEL(floor, pfvm__ew_f_floor, NULL, 0, 0)
-PFVM__EW_KERNEL(ceil, pfvm__ew_f_ceil, NULL, 0, 0)
-PFVM__EW_KERNEL(round, pfvm__ew_f_round, NULL, 0, 0)
-PFVM__EW_KERNEL(sign, pfvm__ew_f_sign, pfvm__ew_i_sign, 0, 0)
-PFVM__EW_KERNEL(sin, pfvm__ew_f_sin, NULL, 0, 0)
-PFVM__EW_KERNEL(cos, pfvm__ew_f_cos, NULL, 0, 0)
-PFVM__EW_KERNEL(tan, pfvm__ew_f_tan, NULL, 0, 0)
-PFVM__EW_KERNEL(asin, pfvm__ew_f_asin, NULL, 0, 0)
-PFVM__EW_KERNEL(acos, pfvm__ew_f_acos, NULL, 0, 0)
-PFVM__EW_KERNEL(atan, pfvm__ew_f_atan, NULL, 0, 0)
-PFVM__EW_KERNEL(sinh, pfvm__ew_f_sinh, NULL, 0, 0)
-PFVM__EW_KERNEL(cosh, pfvm__ew_f_cosh, NULL, 0, 0)
-PFVM__EW_KERNEL(tanh, pfvm__ew_f_tanh, NULL, 0, 0)
-PFVM__EW_KERNEL(asinh, pfvm__ew_f_asinh, NULL, 0, 0)
-PFVM__EW_KERNEL(acosh, pfvm__ew_f_acosh, NULL, 0, 0)
-PFVM__EW_KERNEL(atanh, pfvm__ew_f_atanh, NULL, 0, 0)
-PFVM__EW_KERNEL(erf, pfvm__ew_f_erf, NULL, 0, 0)
-PFVM__EW_KERNEL(sigmoid, pfvm__ew_f_sigmoid, NULL, 0, 0)
-PFVM__EW_KERNEL(relu, pfvm__ew_f_relu, pfvm__ew_i_relu, 0, 0)
-PFVM__EW_KERNEL(leakyrelu, pfvm__ew_f_leakyrelu, NULL, 0.01, 0)
-PFVM__EW_KERNEL(elu, pfvm__ew_f_elu, NULL, 1.0, 0)
-PFVM__EW_KERNEL(selu, pfvm__ew_f_selu, NULL, 1.67326319217681884765625, 0)
-PFVM__EW_KERNEL(celu, pfvm__ew_f_celu, NULL, 1.0, 0)
-PFVM__EW_KERNEL(hardsigmoid, pfvm__ew_f_hardsigmoid, NULL, 0.2, 0.5)
-PFVM__EW_KERNEL(hardswish, pfvm__ew_f_hardswish, NULL, 0, 0)
-PFVM__EW_KERNEL(softplus, pfvm__ew_f_softplus, NULL, 0, 0)
-PFVM__EW_KERNEL(softsign, pfvm__ew_f_softsign, NULL, 0, 0)
-PFVM__EW_KERNEL(mish, pfvm__ew_f_mish, NULL, 0, 0)
-PFVM__EW_KERNEL(thresholdedrelu, pfvm__ew_f_thresholdedrelu, NULL, 1.0, 0)
-PFVM__EW_KERNEL(not, NULL, pfvm__ew_i_not, 0, 0)
-PFVM__EW_KERNEL(bitnot, NULL, pfvm__ew_i_bitnot, 0, 0)
-PFVM__EW_KERNEL(add, pfvm__ew_f_add, pfvm__ew_i_add, 0, 0)
-PFVM__EW_KERNEL(sub, pfvm__ew_f_sub, pfvm__ew_i_sub, 0, 0)
-PFVM__EW_KERNEL(mul, pfvm__ew_f_mul, pfvm__ew_i_mul, 0, 0)
-PFVM__EW_KERNEL(div, pfvm__ew_f_div, pfvm__ew_i_div, 0, 0)
-PFVM__EW_KERNEL(equal, pfvm__ew_f_equal, pfvm__ew_i_equal, 0, 0)
-PFVM__EW_KERNEL(greater, pfvm__ew_f_greater, pfvm__ew_i_greater, 0, 0)
-PFVM__EW_KERNEL(less, pfvm__ew_f_less, pfvm__ew_i_less, 0, 0)
-PFVM__EW_KERNEL(greater_equal, pfvm__ew_f_greater_equal, pfvm__ew_i_greater_equal, 0, 0)
-PFVM__EW_KERNEL(less_equal, pfvm__ew_f_less_equal, pfvm__ew_i_less_equal, 0, 0)
-PFVM__EW_KERNEL(and, NULL, pfvm__ew_i_and, 0, 0)
-PFVM__EW_KERNEL(or, NULL, pfvm__ew_i_or, 0, 0)
-PFVM__EW_KERNEL(xor, NULL, pfvm__ew_i_xor, 0, 0)
-PFVM__EW_KERNEL(bitand, NULL, pfvm__ew_i_bitand, 0, 0)
-PFVM__EW_KERNEL(bitor, NULL, pfvm__ew_i_bitor, 0, 0)
-PFVM__EW_KERNEL(bitxor, NULL, pfvm__ew_i_bitxor, 0, 0)
-
-/* PRelu before opset 7 takes one slope per channel (dim 1); later opsets
- * broadcast the slope numpy-style. */
-static pfvm_code pfvm__ew_k_prelu(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {pfvm__ew_f_prelu, NULL, 0, 0};
-    const pfvm_tensor *x = k->in[0], *slope = k->in[1];
-    pfvm_tensor view;
-    pfvm__ew_params p;
-    pfvm_kctx k2 = *k;
-    const pfvm_tensor *ins[2];
-    memset(&p, 0, sizeof p);
-    if (k->node->opset < 7 && slope->rank == 1 && x->rank >= 2 && slope->dims[0] == x->dims[1]) {
-        int d;
-        view = *slope;
-        view.rank = x->rank - 1;
-        for (d = 0; d < view.rank; d++)
-            view.dims[d] = d == 0 ? slope->dims[0] : 1;
-        ins[0] = x;
-        ins[1] = &view;
-        k2.in = ins;
-    }
-    return pfvm__ew_run_op(&k2, &op, &p);
-}
-
-static pfvm_code pfvm__ew_k_shrink(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {pfvm__ew_f_shrink, NULL, 0, 0};
-    pfvm__ew_params p;
-    pfvm__ew_read_params(k->node, &p, 0, 0);
-    p.alpha = pfvm_node_attr_float(k->node, "lambd", 0.5f);
-    p.beta = pfvm_node_attr_float(k->node, "bias", 0.0f);
-    return pfvm__ew_run_op(k, &op, &p);
-}
-
-static pfvm_code pfvm__ew_k_isnan(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {pfvm__ew_f_isnan, NULL, 0, 0};
-    pfvm__ew_params p;
-    pfvm__ew_read_params(k->node, &p, 0, 0);
-    return pfvm__ew_run_op(k, &op, &p);
-}
-
-static pfvm_code pfvm__ew_k_isinf(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {pfvm__ew_f_isinf, NULL, 0, 0};
-    pfvm__ew_params p;
-    pfvm__ew_read_params(k->node, &p, 0, 0);
-    p.alpha = (double)pfvm_node_attr_int(k->node, "detect_positive", 1);
-    p.beta = (double)pfvm_node_attr_int(k->node, "detect_negative", 1);
-    return pfvm__ew_run_op(k, &op, &p);
-}
-
-static pfvm_code pfvm__ew_k_pow(pfvm_kctx *k)
-{
-    /* integer path only when the base is an integer: 2 ** 0.5 is a float */
-    static const pfvm__ew_op fop = {pfvm__ew_f_pow, NULL, 0, 0}, iop = {pfvm__ew_f_pow, pfvm__ew_i_pow, 0, 0};
-    pfvm__ew_params p;
-    pfvm__ew_read_params(k->node, &p, 0, 0);
-    return pfvm__ew_run_op(k, pfvm_dtype_is_float(k->in[1]->dtype) ? &fop : &iop, &p);
-}
-
-static pfvm_code pfvm__ew_k_mod(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {pfvm__ew_f_mod, pfvm__ew_i_mod, 0, 0};
-    pfvm__ew_params p;
-    pfvm__ew_read_params(k->node, &p, 0, 0);
-    p.mode = pfvm_node_attr_int(k->node, "fmod", 0);
-    return pfvm__ew_run_op(k, &op, &p);
-}
-
-static pfvm_code pfvm__ew_k_bitshift(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {NULL, pfvm__ew_i_bitshift, 0, 0};
-    pfvm__ew_params p;
-    const char *dir = pfvm_node_attr_string(k->node, "direction", "");
-    pfvm__ew_read_params(k->node, &p, 0, 0);
-    if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "direction must be LEFT or RIGHT");
-    p.mode = !strcmp(dir, "RIGHT");
-    return pfvm__ew_run_op(k, &op, &p);
-}
-
-/* Variadic Sum/Mean/Max/Min: fold the inputs pairwise into the output, the
- * first step reading input 0 and 1, later steps the output and input j. */
-static pfvm_code pfvm__ew_fold(pfvm_kctx *k, const pfvm__ew_op *op, int mean)
-{
-    pfvm__ew_run r;
-    const pfvm_tensor *pair[2];
-    pfvm_tensor *out = k->out[0];
-    int j;
-    memset(&r, 0, sizeof r);
-    r.out = out;
-    r.op = op;
-    r.int_path = op->i && !pfvm_dtype_is_float(out->dtype);
-    r.is_unsigned = !pfvm_dtype_is_signed(out->dtype);
-    r.n = 2;
-    r.in = pair;
-    if (k->n_in == 1) {
-        /* one input: the output is that input (same shape by inference) */
-        if (out->nbytes && k->in[0]->nbytes == out->nbytes)
-            memcpy(out->data, k->in[0]->data, out->nbytes);
-    } else {
-        pair[0] = k->in[0];
-        pair[1] = k->in[1];
-        if (pfvm_ew_apply(k, pair, 2, out, pfvm__ew_span, &r))
-            return k->st ? k->st->code : PFVM_ERR_RUNTIME;
-        for (j = 2; j < k->n_in; j++) {
-            pair[0] = out;
-            pair[1] = k->in[j];
-            if (pfvm_ew_apply(k, pair, 2, out, pfvm__ew_span, &r))
-                return k->st ? k->st->code : PFVM_ERR_RUNTIME;
-        }
-    }
-    if (mean) {
-        int64_t i, n = pfvm_tensor_numel(out);
-        for (i = 0; i < n; i++)
-            pfvm__ew_st(out->data, out->dtype, i, pfvm__ew_ld(out->data, out->dtype, i) / k->n_in);
-    }
-    return PFVM_OK;
-}
-
-static pfvm_code pfvm__ew_k_sum(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {pfvm__ew_f_add, pfvm__ew_i_add, 0, 0};
-    return pfvm__ew_fold(k, &op, 0);
-}
-
-static pfvm_code pfvm__ew_k_mean(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {pfvm__ew_f_add, pfvm__ew_i_add, 0, 0};
-    return pfvm__ew_fold(k, &op, 1);
-}
-
-static pfvm_code pfvm__ew_k_max(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {pfvm__ew_f_max, pfvm__ew_i_max, 0, 0};
-    return pfvm__ew_fold(k, &op, 0);
-}
-
-static pfvm_code pfvm__ew_k_min(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {pfvm__ew_f_min, pfvm__ew_i_min, 0, 0};
-    return pfvm__ew_fold(k, &op, 0);
-}
-
-/* ---- Where, Clip ------------------------------------------------------------------- */
-
-typedef struct pfvm__ew_where {
-    const pfvm_tensor *const *in;
-    pfvm_tensor *out;
-    size_t es;
-} pfvm__ew_where;
-
-static void pfvm__ew_where_span(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
-{
-    pfvm__ew_where *w = (pfvm__ew_where *)user;
-    const uint8_t *c = (const uint8_t *)w->in[0]->data;
-    int64_t e;
-    for (e = 0; e < len; e++) {
-        int pick = c[off[0] + e * stride[0]] ? 1 : 2;
-        int64_t src = off[pick] + e * stride[pick];
-        if (w->out->dtype == PFVM_STRING) {
-            const char *s = ((char *const *)w->in[pick]->data)[src];
-            ((char **)w->out->data)[pos + e] = pfvm__strdup(s ? s : "");
-        } else {
-            memcpy((char *)w->out->data + (size_t)(pos + e) * w->es, (const char *)w->in[pick]->data + (size_t)src * w->es,
-                   w->es);
-        }
-    }
-}
-
-static pfvm_code pfvm__ew_k_where(pfvm_kctx *k)
-{
-    pfvm__ew_where w;
-    w.in = k->in;
-    w.out = k->out[0];
-    w.es = pfvm_dtype_size(k->out[0]->dtype);
-    return pfvm_ew_apply(k, k->in, 3, k->out[0], pfvm__ew_where_span, &w);
-}
-
-static pfvm_code pfvm__ew_infer_where(pfvm_ictx *c)
-{
-    return pfvm_ew_infer_broadcast_to(c, c->in[1]->type.dtype);
-}
-
-static pfvm_code pfvm__ew_k_clip(pfvm_kctx *k)
-{
-    const pfvm_tensor *x = k->in[0];
-    pfvm_tensor *out = k->out[0];
-    int64_t i, n = pfvm_tensor_numel(x);
-    int is_f = pfvm_dtype_is_float(x->dtype);
-    double lo = -INFINITY, hi = INFINITY;
-    int64_t ilo = INT64_MIN, ihi = INT64_MAX;
-    if (k->node->opset < 11) {
-        lo = pfvm_node_attr_float(k->node, "min", -3.402823e+38f);
-        hi = pfvm_node_attr_float(k->node, "max", 3.402823e+38f);
-    } else {
-        if (k->n_in > 1 && k->in[1] && pfvm_tensor_numel(k->in[1]) > 0) {
-            lo = pfvm_tensor_get_f64(k->in[1], 0);
-            ilo = pfvm_tensor_get_i64(k->in[1], 0);
-        }
-        if (k->n_in > 2 && k->in[2] && pfvm_tensor_numel(k->in[2]) > 0) {
-            hi = pfvm_tensor_get_f64(k->in[2], 0);
-            ihi = pfvm_tensor_get_i64(k->in[2], 0);
-        }
-    }
-    for (i = 0; i < n; i++) {
-        if (is_f) {
-            double v = pfvm__ew_ld(x->data, x->dtype, i);
-            v = v < lo ? lo : v > hi ? hi : v;
-            pfvm__ew_st(out->data, out->dtype, i, v);
-        } else {
-            int64_t v = pfvm__ew_ldi(x->data, x->dtype, i);
-            if (pfvm_dtype_is_signed(x->dtype) || x->dtype == PFVM_BOOL) {
-                v = v < ilo ? ilo : v > ihi ? ihi : v;
-            } else {
-                if (ilo != INT64_MIN && (uint64_t)v < (uint64_t)ilo)
-                    v = ilo;
-                if (ihi != INT64_MAX && (uint64_t)v > (uint64_t)ihi)
-                    v = ihi;
-            }
-            pfvm__ew_sti(out->data, out->dtype, i, v);
-        }
-    }
-    return PFVM_OK;
-}
-
-/* ---- Cast ---------------------------------------------------------------------------- */
-
-/* Shortest text that reads back as the same float (numpy's str()). */
-static void pfvm__ew_float_text(double v, int is_double, char *buf, size_t n)
-{
-    int prec;
-    if (isnan(v)) {
-        snprintf(buf, n, "NaN");
-        return;
-    }
-    if (isinf(v)) {
-        snprintf(buf, n, v > 0 ? "INF" : "-INF");
-        return;
-    }
-    for (prec = 1; prec <= 17; prec++) {
-        snprintf(buf, n, "%.*g", prec, v);
-        if (is_double ? strtod(buf, NULL) == v : (float)strtod(buf, NULL) == (float)v)
-            break;
-    }
-}
-
-static pfvm_code pfvm__ew_cast(pfvm_kctx *k, pfvm_dtype to)
-{
-    const pfvm_tensor *x = k->in[0];
-    pfvm_tensor *out = k->out[0];
-    int64_t i, n = pfvm_tensor_numel(x);
-    char buf[64];
-    if (out->dtype != to)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "output type does not match 'to'");
-    for (i = 0; i < n; i++) {
-        if (x->dtype == PFVM_STRING) {
-            const char *s = ((char *const *)x->data)[i];
-            if (pfvm_dtype_is_float(to))
-                pfvm__ew_st(out->data, to, i, strtod(s ? s : "", NULL));
-            else if (to == PFVM_STRING)
-                ((char **)out->data)[i] = pfvm__strdup(s ? s : "");
-            else
-                pfvm__ew_sti(out->data, to, i, strtoll(s ? s : "", NULL, 10));
-        } else if (to == PFVM_STRING) {
-            if (pfvm_dtype_is_float(x->dtype))
-                pfvm__ew_float_text(pfvm__ew_ld(x->data, x->dtype, i), x->dtype == PFVM_DOUBLE, buf, sizeof buf);
-            else if (x->dtype == PFVM_UINT64)
-                snprintf(buf, sizeof buf, "%llu", (unsigned long long)pfvm__ew_ldi(x->data, x->dtype, i));
-            else
-                snprintf(buf, sizeof buf, "%lld", (long long)pfvm__ew_ldi(x->data, x->dtype, i));
-            ((char **)out->data)[i] = pfvm__strdup(buf);
-            if (!((char **)out->data)[i])
-                return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
-        } else if (pfvm_dtype_is_float(x->dtype)) {
-            double v = pfvm__ew_ld(x->data, x->dtype, i);
-            if (pfvm_dtype_is_float(to) || to == PFVM_BOOL)
-                pfvm__ew_st(out->data, to, i, v);
-            else
-                pfvm__ew_sti(out->data, to, i, isnan(v) ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v);
-        } else {
-            int64_t v = pfvm__ew_ldi(x->data, x->dtype, i);
-            if (pfvm_dtype_is_float(to))
-                pfvm__ew_st(out->data, to, i, x->dtype == PFVM_UINT64 ? (double)(uint64_t)v : (double)v);
-            else
-                pfvm__ew_sti(out->data, to, i, v);
-        }
-    }
-    return PFVM_OK;
-}
-
-static int pfvm__ew_supported_cast(pfvm_dtype t)
-{
-    return t != PFVM_UNDEFINED && t < PFVM_COMPLEX64 ? 1 : t == PFVM_BFLOAT16;
-}
-
-static pfvm_code pfvm__ew_k_cast(pfvm_kctx *k)
-{
-    pfvm_dtype to = (pfvm_dtype)pfvm_node_attr_int(k->node, "to", 0);
-    if (!pfvm__ew_supported_cast(to) || !pfvm__ew_supported_cast(k->in[0]->dtype))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "cast from %s to %s is not supported",
-                             pfvm_dtype_name(k->in[0]->dtype), pfvm_dtype_name(to));
-    return pfvm__ew_cast(k, to);
-}
-
-static pfvm_code pfvm__ew_k_castlike(pfvm_kctx *k)
-{
-    return pfvm__ew_cast(k, k->in[1]->dtype);
+    return pfvm_infer_same_as(c, 0, 0);
 }
 
 static pfvm_code pfvm__ew_infer_cast(pfvm_ictx *c)
@@ -939,82 +1559,108 @@ static pfvm_code pfvm__ew_infer_castlike(pfvm_ictx *c)
 
 /* ---- the table ------------------------------------------------------------------------- */
 
+static const pfvm_attr_spec pfvm__ew_a_alpha[] = {{"alpha", PFVM_ATTR_FLOAT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ew_a_alpha_beta[] = {
+    {"alpha", PFVM_ATTR_FLOAT, 0}, {"beta", PFVM_ATTR_FLOAT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ew_a_selu[] = {
+    {"alpha", PFVM_ATTR_FLOAT, 0}, {"gamma", PFVM_ATTR_FLOAT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ew_a_shrink[] = {
+    {"lambd", PFVM_ATTR_FLOAT, 0}, {"bias", PFVM_ATTR_FLOAT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ew_a_isinf[] = {
+    {"detect_positive", PFVM_ATTR_INT, 0}, {"detect_negative", PFVM_ATTR_INT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ew_a_mod[] = {{"fmod", PFVM_ATTR_INT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ew_a_bitshift[] = {{"direction", PFVM_ATTR_STRING, 1}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ew_a_cast[] = {{"to", PFVM_ATTR_INT, 1}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
+    {"min", PFVM_ATTR_FLOAT, 0}, {"max", PFVM_ATTR_FLOAT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+
 #define PFVM__EW_FLOATS "float,double,float16,bfloat16"
-#define PFVM__EW_NUMERIC "float,double,float16,bfloat16,int8,int16,int32,int64,uint8,uint16,uint32,uint64"
-#define PFVM__EW_U(name, since, kern, types) \
-    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, NULL, 0}
-#define PFVM__EW_B(name, since, kern, infer, types) \
-    {name, "", since, 0, 2, 2, 1, 1, infer, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0}
+#define PFVM__EW_INTS "int8,int16,int32,int64,uint8,uint16,uint32,uint64"
+#define PFVM__EW_NUMERIC PFVM__EW_FLOATS "," PFVM__EW_INTS
+#define PFVM__EW_SIGNED PFVM__EW_FLOATS ",int8,int16,int32,int64"
+#define PFVM__EW_U(name, since, kern, types, attrs) \
+    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0}
+#define PFVM__EW_B(name, since, kern, infer, types, check, attrs) \
+    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0}
 #define PFVM__EW_V(name, since, kern, types) \
     {name, "", since, 0, 1, -1, 1, 1, pfvm__ew_infer_bcast, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0}
 
 const pfvm_op_def pfvm__ops_elementwise[] = {
-    PFVM__EW_U("Abs", 1, pfvm__ew_k_abs, PFVM__EW_NUMERIC),
-    PFVM__EW_U("Neg", 1, pfvm__ew_k_neg, "float,double,float16,bfloat16,int8,int16,int32,int64"),
-    PFVM__EW_U("Exp", 1, pfvm__ew_k_exp, PFVM__EW_FLOATS),
-    PFVM__EW_U("Log", 1, pfvm__ew_k_log, PFVM__EW_FLOATS),
-    PFVM__EW_U("Sqrt", 1, pfvm__ew_k_sqrt, PFVM__EW_FLOATS),
-    PFVM__EW_U("Reciprocal", 1, pfvm__ew_k_reciprocal, PFVM__EW_FLOATS),
-    PFVM__EW_U("Floor", 1, pfvm__ew_k_floor, PFVM__EW_FLOATS),
-    PFVM__EW_U("Ceil", 1, pfvm__ew_k_ceil, PFVM__EW_FLOATS),
-    PFVM__EW_U("Round", 11, pfvm__ew_k_round, PFVM__EW_FLOATS),
-    PFVM__EW_U("Sign", 9, pfvm__ew_k_sign, PFVM__EW_NUMERIC),
-    PFVM__EW_U("Sin", 7, pfvm__ew_k_sin, PFVM__EW_FLOATS),
-    PFVM__EW_U("Cos", 7, pfvm__ew_k_cos, PFVM__EW_FLOATS),
-    PFVM__EW_U("Tan", 7, pfvm__ew_k_tan, PFVM__EW_FLOATS),
-    PFVM__EW_U("Asin", 7, pfvm__ew_k_asin, PFVM__EW_FLOATS),
-    PFVM__EW_U("Acos", 7, pfvm__ew_k_acos, PFVM__EW_FLOATS),
-    PFVM__EW_U("Atan", 7, pfvm__ew_k_atan, PFVM__EW_FLOATS),
-    PFVM__EW_U("Sinh", 9, pfvm__ew_k_sinh, PFVM__EW_FLOATS),
-    PFVM__EW_U("Cosh", 9, pfvm__ew_k_cosh, PFVM__EW_FLOATS),
-    PFVM__EW_U("Tanh", 1, pfvm__ew_k_tanh, PFVM__EW_FLOATS),
-    PFVM__EW_U("Asinh", 9, pfvm__ew_k_asinh, PFVM__EW_FLOATS),
-    PFVM__EW_U("Acosh", 9, pfvm__ew_k_acosh, PFVM__EW_FLOATS),
-    PFVM__EW_U("Atanh", 9, pfvm__ew_k_atanh, PFVM__EW_FLOATS),
-    PFVM__EW_U("Erf", 9, pfvm__ew_k_erf, PFVM__EW_NUMERIC),
-    PFVM__EW_U("Sigmoid", 1, pfvm__ew_k_sigmoid, PFVM__EW_FLOATS),
-    PFVM__EW_U("Relu", 1, pfvm__ew_k_relu, "float,double,float16,bfloat16,int8,int16,int32,int64"),
-    PFVM__EW_U("LeakyRelu", 1, pfvm__ew_k_leakyrelu, PFVM__EW_FLOATS),
-    PFVM__EW_U("Elu", 1, pfvm__ew_k_elu, PFVM__EW_FLOATS),
-    PFVM__EW_U("Selu", 1, pfvm__ew_k_selu, PFVM__EW_FLOATS),
-    PFVM__EW_U("Celu", 12, pfvm__ew_k_celu, PFVM__EW_FLOATS),
-    PFVM__EW_U("HardSigmoid", 1, pfvm__ew_k_hardsigmoid, PFVM__EW_FLOATS),
-    PFVM__EW_U("HardSwish", 14, pfvm__ew_k_hardswish, PFVM__EW_FLOATS),
-    PFVM__EW_U("Softplus", 1, pfvm__ew_k_softplus, PFVM__EW_FLOATS),
-    PFVM__EW_U("Softsign", 1, pfvm__ew_k_softsign, PFVM__EW_FLOATS),
-    PFVM__EW_U("Mish", 18, pfvm__ew_k_mish, PFVM__EW_FLOATS),
-    PFVM__EW_U("ThresholdedRelu", 10, pfvm__ew_k_thresholdedrelu, PFVM__EW_FLOATS),
-    PFVM__EW_U("Shrink", 9, pfvm__ew_k_shrink, PFVM__EW_NUMERIC),
-    {"IsNaN", "", 9, 0, 1, 1, 1, 1, pfvm__ew_infer_bool, pfvm__ew_k_isnan, NULL, PFVM_FUSE_ELEMENTWISE, PFVM__EW_FLOATS, NULL, 0},
-    {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE, PFVM__EW_FLOATS, NULL, 0},
-    PFVM__EW_U("Not", 1, pfvm__ew_k_not, "bool"),
-    PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, "int8,int16,int32,int64,uint8,uint16,uint32,uint64"),
-    PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_arith, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_arith, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_arith, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_arith, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Pow", 1, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
-    PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64"),
-    {"PRelu", "", 1, 0, 2, 2, 1, 1, pfvm_infer_same_as_first, pfvm__ew_k_prelu, NULL, PFVM_FUSE_BROADCAST, PFVM__EW_FLOATS, NULL, 0},
-    PFVM__EW_B("Equal", 1, pfvm__ew_k_equal, pfvm__ew_infer_equal, "bool," PFVM__EW_NUMERIC),
-    PFVM__EW_B("Greater", 1, pfvm__ew_k_greater, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Less", 1, pfvm__ew_k_less, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
-    PFVM__EW_B("GreaterOrEqual", 12, pfvm__ew_k_greater_equal, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
-    PFVM__EW_B("LessOrEqual", 12, pfvm__ew_k_less_equal, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
-    PFVM__EW_B("And", 1, pfvm__ew_k_and, pfvm__ew_infer_bool, "bool"),
-    PFVM__EW_B("Or", 1, pfvm__ew_k_or, pfvm__ew_infer_bool, "bool"),
-    PFVM__EW_B("Xor", 1, pfvm__ew_k_xor, pfvm__ew_infer_bool, "bool"),
-    PFVM__EW_B("BitwiseAnd", 18, pfvm__ew_k_bitand, pfvm__ew_infer_bcast, "int8,int16,int32,int64,uint8,uint16,uint32,uint64"),
-    PFVM__EW_B("BitwiseOr", 18, pfvm__ew_k_bitor, pfvm__ew_infer_bcast, "int8,int16,int32,int64,uint8,uint16,uint32,uint64"),
-    PFVM__EW_B("BitwiseXor", 18, pfvm__ew_k_bitxor, pfvm__ew_infer_bcast, "int8,int16,int32,int64,uint8,uint16,uint32,uint64"),
-    PFVM__EW_V("Sum", 1, pfvm__ew_k_sum, PFVM__EW_FLOATS),
+    PFVM__EW_U("Abs", 1, pfvm__ew_k_abs, PFVM__EW_NUMERIC, NULL),
+    PFVM__EW_U("Neg", 1, pfvm__ew_k_neg, PFVM__EW_SIGNED, NULL),
+    PFVM__EW_U("Exp", 1, pfvm__ew_k_exp, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Log", 1, pfvm__ew_k_log, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Sqrt", 1, pfvm__ew_k_sqrt, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Reciprocal", 1, pfvm__ew_k_reciprocal, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Floor", 1, pfvm__ew_k_floor, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Ceil", 1, pfvm__ew_k_ceil, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Round", 11, pfvm__ew_k_round, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Sign", 9, pfvm__ew_k_sign, PFVM__EW_NUMERIC, NULL),
+    PFVM__EW_U("Sin", 7, pfvm__ew_k_sin, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Cos", 7, pfvm__ew_k_cos, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Tan", 7, pfvm__ew_k_tan, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Asin", 7, pfvm__ew_k_asin, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Acos", 7, pfvm__ew_k_acos, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Atan", 7, pfvm__ew_k_atan, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Sinh", 9, pfvm__ew_k_sinh, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Cosh", 9, pfvm__ew_k_cosh, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Tanh", 1, pfvm__ew_k_tanh, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Asinh", 9, pfvm__ew_k_asinh, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Acosh", 9, pfvm__ew_k_acosh, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Atanh", 9, pfvm__ew_k_atanh, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Erf", 9, pfvm__ew_k_erf, PFVM__EW_NUMERIC, NULL),
+    PFVM__EW_U("Sigmoid", 1, pfvm__ew_k_sigmoid, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Relu", 1, pfvm__ew_k_relu, PFVM__EW_SIGNED, NULL),
+    PFVM__EW_U("LeakyRelu", 1, pfvm__ew_k_leakyrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
+    PFVM__EW_U("Elu", 1, pfvm__ew_k_elu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
+    PFVM__EW_U("Selu", 1, pfvm__ew_k_selu, PFVM__EW_FLOATS, pfvm__ew_a_selu),
+    PFVM__EW_U("Celu", 12, pfvm__ew_k_celu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
+    PFVM__EW_U("HardSigmoid", 1, pfvm__ew_k_hardsigmoid, PFVM__EW_FLOATS, pfvm__ew_a_alpha_beta),
+    PFVM__EW_U("HardSwish", 14, pfvm__ew_k_hardswish, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Softplus", 1, pfvm__ew_k_softplus, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Softsign", 1, pfvm__ew_k_softsign, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Mish", 18, pfvm__ew_k_mish, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("ThresholdedRelu", 10, pfvm__ew_k_thresholdedrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
+    PFVM__EW_U("Shrink", 9, pfvm__ew_k_shrink, PFVM__EW_NUMERIC, pfvm__ew_a_shrink),
+    {"IsNaN", "", 9, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isnan, NULL, PFVM_FUSE_ELEMENTWISE,
+     PFVM__EW_FLOATS, NULL, 0},
+    {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE,
+     PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0},
+    PFVM__EW_U("Not", 1, pfvm__ew_k_not, "bool", NULL),
+    PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, PFVM__EW_INTS, NULL),
+    PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_arith, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_arith, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_arith, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_arith, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Pow", 1, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, pfvm__ew_a_mod),
+    PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64",
+               pfvm__ew_check_bitshift, pfvm__ew_a_bitshift),
+    PFVM__EW_B("PRelu", 1, pfvm__ew_k_prelu, pfvm__ew_infer_prelu, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Equal", 1, pfvm__ew_k_equal, pfvm__ew_infer_equal, "bool," PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Greater", 1, pfvm__ew_k_greater, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Less", 1, pfvm__ew_k_less, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("GreaterOrEqual", 12, pfvm__ew_k_greater_equal, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("LessOrEqual", 12, pfvm__ew_k_less_equal, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("And", 1, pfvm__ew_k_and, pfvm__ew_infer_bool, "bool", NULL, NULL),
+    PFVM__EW_B("Or", 1, pfvm__ew_k_or, pfvm__ew_infer_bool, "bool", NULL, NULL),
+    PFVM__EW_B("Xor", 1, pfvm__ew_k_xor, pfvm__ew_infer_bool, "bool", NULL, NULL),
+    PFVM__EW_B("BitwiseAnd", 18, pfvm__ew_k_bitand, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL),
+    PFVM__EW_B("BitwiseOr", 18, pfvm__ew_k_bitor, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL),
+    PFVM__EW_B("BitwiseXor", 18, pfvm__ew_k_bitxor, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL),
+    PFVM__EW_V("Sum", 1, pfvm__ew_k_sum, PFVM__EW_NUMERIC),
     PFVM__EW_V("Mean", 1, pfvm__ew_k_mean, PFVM__EW_FLOATS),
     PFVM__EW_V("Max", 1, pfvm__ew_k_max, PFVM__EW_NUMERIC),
     PFVM__EW_V("Min", 1, pfvm__ew_k_min, PFVM__EW_NUMERIC),
-    {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST, "any", NULL, 0},
-    {"Clip", "", 6, 0, 1, 3, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_ELEMENTWISE, PFVM__EW_NUMERIC, NULL, 0},
-    {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, NULL, PFVM_FUSE_ELEMENTWISE, "bool,string," PFVM__EW_NUMERIC, NULL, 0},
-    {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE, "bool,string," PFVM__EW_NUMERIC, NULL, 0},
+    {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST,
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0},
+    {"Clip", "", 6, 10, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
+     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0},
+    {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
+     PFVM__EW_NUMERIC, NULL, 0},
+    {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, pfvm__ew_check_cast, PFVM_FUSE_ELEMENTWISE,
+     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0},
+    {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE,
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };

@@ -15,11 +15,30 @@ extern "C" {
  * output index `pos`; input j's elements are at off[j] + e*stride[j]. */
 typedef void (*pfvm_ew_fn)(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride);
 
-/* Walks `out` (already shaped) with inputs broadcast to it (numpy rules). */
+/* Walks `out` (already shaped) with inputs broadcast to it (numpy rules),
+ * in runs as long as the shapes allow (equal shapes: one run). Fails when
+ * an input does not broadcast to out's shape, or n > 8. */
 PFVM_INTERNAL pfvm_code pfvm_ew_apply(pfvm_kctx *k, const pfvm_tensor *const *in, int n, pfvm_tensor *out,
                                       pfvm_ew_fn fn, void *user);
 /* Output 0 = broadcast of every present input, with element type dtype. */
 PFVM_INTERNAL pfvm_code pfvm_ew_infer_broadcast_to(pfvm_ictx *c, pfvm_dtype dtype);
+/* Run-time broadcast shape of n concrete tensors (numpy rules). */
+PFVM_INTERNAL pfvm_code pfvm_ew_broadcast_dims(pfvm_kctx *k, const pfvm_tensor *const *in, int n, int *rank,
+                                               int64_t *dims);
+
+/* Binary operators of the engine, for other families' kernels. */
+typedef enum pfvm_ew_binop {
+    PFVM_EW_ADD, PFVM_EW_SUB, PFVM_EW_MUL, PFVM_EW_DIV, PFVM_EW_POW, PFVM_EW_MAX, PFVM_EW_MIN,
+    PFVM_EW_EQUAL, PFVM_EW_LESS, PFVM_EW_GREATER /* bool outputs */
+} pfvm_ew_binop;
+/* out = a op b with numpy broadcasting and ONNX's semantics of the op
+ * (integer division truncates, integer overflow wraps, Max/Min propagate
+ * NaN). Any numeric element types; out's type decides the result's. When
+ * out has no storage it gets the broadcast shape (pfvm_kctx_output, out
+ * must then be one of k->out); otherwise it must already have that shape. out
+ * may alias a or b when it has that operand's shape. */
+PFVM_INTERNAL pfvm_code pfvm_ew_broadcast_binary(pfvm_kctx *k, pfvm_ew_binop op, const pfvm_tensor *a,
+                                                 const pfvm_tensor *b, pfvm_tensor *out);
 
 /* ---- nn.c: the reference convolution ---- */
 
