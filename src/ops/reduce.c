@@ -807,9 +807,8 @@ static pfvm_code pfvm__red_loss_setup(pfvm_kctx *k, pfvm__red_loss *l, int softm
         l->D *= X->dims[d];
     if (W && (W->rank != 1 || W->dims[0] != l->C || !pfvm_dtype_is_float(W->dtype)))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "the weights must be %lld floats", (long long)l->C);
-    if (red == 0)
-        return pfvm_kctx_output(k, 0, X->dtype, T->rank, T->dims);
-    return pfvm_kctx_output(k, 0, X->dtype, 0, NULL);
+    /* reduced losses are scalars: rank 0 (T->dims is just a valid pointer) */
+    return pfvm_kctx_output(k, 0, X->dtype, red == 0 ? T->rank : 0, T->dims);
 }
 
 /* -w[t] * log p[n, t, d] per position (0 where ignored), reduced. */
