@@ -1,10 +1,14 @@
 /* ops/nn: convolution, pooling, normalisation and softmax.
  *
  * Spatial operators share one window description (kernel, strides, pads,
- * dilations over up to three spatial dims, with auto_pad and ceil_mode) used
- * by both the symbolic inference and the kernels. Kernels compute in float
- * (double accumulators where precision matters) and handle float, double
- * and float16 through one load/store pair. */
+ * dilations over up to three spatial dims, auto_pad, ceil_mode) and one
+ * output-size rule, written twice: over symbols for inference and over
+ * integers for the kernels, with the same formulas. Float convolution runs
+ * on linalg.c's matrix-multiply engine with an implicit im2col (the packing
+ * callback reads the input windows, so nothing is allocated); other element
+ * types take reference loops through double. Everything else computes in
+ * double through one load/store pair (float, double, float16, bfloat16;
+ * integer stores saturate), with float fast paths where models spend time. */
 #include "ops_common.h"
 
 #include <math.h>
@@ -13,20 +17,15 @@
 
 /* ---- element access ------------------------------------------------------------- */
 
-static float pfvm__nn_ld(const pfvm_tensor *t, int64_t i)
+static double pfvm__nn_ld(const pfvm_tensor *t, int64_t i)
 {
     switch (t->dtype) {
     case PFVM_FLOAT: return ((const float *)t->data)[i];
-    case PFVM_DOUBLE: return (float)((const double *)t->data)[i];
+    case PFVM_DOUBLE: return ((const double *)t->data)[i];
     case PFVM_FLOAT16: return pfvm_half_to_float(((const uint16_t *)t->data)[i]);
     case PFVM_BFLOAT16: return pfvm_bf16_to_float(((const uint16_t *)t->data)[i]);
-    default: return (float)pfvm_tensor_get_f64(t, i);
+    default: return pfvm_tensor_get_f64(t, i);
     }
-}
-
-static double pfvm__nn_ldd(const pfvm_tensor *t, int64_t i)
-{
-    return t->dtype == PFVM_DOUBLE ? ((const double *)t->data)[i] : (double)pfvm__nn_ld(t, i);
 }
 
 static void pfvm__nn_st(pfvm_tensor *t, int64_t i, double v)
@@ -36,145 +35,192 @@ static void pfvm__nn_st(pfvm_tensor *t, int64_t i, double v)
     case PFVM_DOUBLE: ((double *)t->data)[i] = v; break;
     case PFVM_FLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_half((float)v); break;
     case PFVM_BFLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_bf16((float)v); break;
-    case PFVM_INT8: ((int8_t *)t->data)[i] = (int8_t)v; break;
-    case PFVM_UINT8: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
-    case PFVM_INT32: ((int32_t *)t->data)[i] = (int32_t)v; break;
-    case PFVM_INT64: ((int64_t *)t->data)[i] = (int64_t)v; break;
-    default: break;
+    default: pfvm_red_store(t, i, v); break;
     }
+}
+
+static int pfvm__nn_is_f32(const pfvm_tensor *t)
+{
+    return t && t->dtype == PFVM_FLOAT;
+}
+
+/* Floor and ceiling division by a positive divisor, for any sign. */
+static int64_t pfvm__nn_fdiv(int64_t a, int64_t b)
+{
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+static int64_t pfvm__nn_cdiv(int64_t a, int64_t b)
+{
+    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+/* Elements per (n, c) plane: the product of dims 2.. */
+static int64_t pfvm__nn_plane(const pfvm_tensor *t)
+{
+    int64_t p = 1;
+    int d;
+    for (d = 2; d < t->rank; d++)
+        p *= t->dims[d];
+    return p;
+}
+
+/* Output 0 takes X's shape and element type (checked against the plan). */
+static pfvm_code pfvm__nn_out_like(pfvm_kctx *k, int i, const pfvm_tensor *X)
+{
+    if (pfvm_kctx_output(k, i, X->dtype, X->rank, X->dims))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    return PFVM_OK;
 }
 
 /* ---- windows --------------------------------------------------------------------- */
 
+enum { PFVM__NN_NOTSET = 0, PFVM__NN_SAME_UPPER, PFVM__NN_SAME_LOWER, PFVM__NN_VALID };
+
 typedef struct pfvm__nn_win {
-    int n;                                 /* spatial dims */
+    int n; /* spatial dims */
     int64_t k[PFVM__NN_SP], s[PFVM__NN_SP], d[PFVM__NN_SP];
-    int64_t pb[PFVM__NN_SP], pe[PFVM__NN_SP]; /* pads at begin and end (explicit ones) */
-    int auto_pad;                          /* 0 NOTSET/VALID-explicit, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID */
+    int64_t pb[PFVM__NN_SP], pe[PFVM__NN_SP]; /* pads at begin and end (resolved for auto_pad) */
+    int auto_pad;
     int ceil_mode;
 } pfvm__nn_win;
 
-/* Reads kernel_shape (or the weight's dims), strides, dilations, pads. */
-static pfvm_code pfvm__nn_window(const pfvm_node *node, int nsp, const int64_t *wdims, pfvm__nn_win *w, pfvm_status *st)
+/* Reads a per-spatial-dim ints attribute; 1 if present. */
+static int pfvm__nn_attr_dims(const pfvm_node *node, const char *name, int want, int64_t *out, pfvm_status *st, pfvm_code *rc)
 {
     const int64_t *a;
-    int cnt, i;
+    int cnt = pfvm_node_attr_ints(node, name, &a), i;
+    if (cnt < 0)
+        return 0;
+    if (cnt != want) {
+        *rc = pfvm__fail(st, PFVM_ERR_INVALID, "%s has %d entries, expected %d", name, cnt, want);
+        return 0;
+    }
+    for (i = 0; i < want; i++)
+        out[i] = a[i];
+    return 1;
+}
+
+/* Reads kernel_shape (or the weight's spatial dims kd, 0 where unknown),
+ * strides, dilations, pads, auto_pad and ceil_mode, and validates them. A
+ * kernel dim left 0 means unknown (inference with a symbolic weight). */
+static pfvm_code pfvm__nn_window(const pfvm_node *node, int nsp, const int64_t *kd, pfvm__nn_win *w, pfvm_status *st)
+{
     const char *ap = pfvm_node_attr_string(node, "auto_pad", "NOTSET");
+    int64_t pads[2 * PFVM__NN_SP];
+    pfvm_code rc = PFVM_OK;
+    int i;
     if (nsp < 1 || nsp > PFVM__NN_SP)
         return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "%d spatial dimensions (1 to %d supported)", nsp, PFVM__NN_SP);
     memset(w, 0, sizeof *w);
     w->n = nsp;
-    cnt = pfvm_node_attr_ints(node, "kernel_shape", &a);
-    for (i = 0; i < nsp; i++) {
-        w->k[i] = cnt == nsp ? a[i] : wdims ? wdims[i] : 0;
+    for (i = 0; i < PFVM__NN_SP; i++) {
+        w->k[i] = i < nsp && kd ? kd[i] : 1;
         w->s[i] = w->d[i] = 1;
     }
-    if (cnt >= 0 && cnt != nsp)
-        return pfvm__fail(st, PFVM_ERR_INVALID, "kernel_shape has %d entries for %d spatial dims", cnt, nsp);
-    if ((cnt = pfvm_node_attr_ints(node, "strides", &a)) >= 0) {
-        if (cnt != nsp)
-            return pfvm__fail(st, PFVM_ERR_INVALID, "strides has %d entries for %d spatial dims", cnt, nsp);
+    if (pfvm__nn_attr_dims(node, "kernel_shape", nsp, w->k, st, &rc)) {
         for (i = 0; i < nsp; i++)
-            w->s[i] = a[i];
+            if (kd && kd[i] > 0 && kd[i] != w->k[i])
+                return pfvm__fail(st, PFVM_ERR_SHAPE, "kernel_shape %lld differs from the weight's %lld", (long long)w->k[i],
+                                  (long long)kd[i]);
+    } else if (!rc && !kd) {
+        return pfvm__fail(st, PFVM_ERR_INVALID, "kernel_shape is required");
     }
-    if ((cnt = pfvm_node_attr_ints(node, "dilations", &a)) >= 0) {
-        if (cnt != nsp)
-            return pfvm__fail(st, PFVM_ERR_INVALID, "dilations has %d entries for %d spatial dims", cnt, nsp);
-        for (i = 0; i < nsp; i++)
-            w->d[i] = a[i];
-    }
-    if ((cnt = pfvm_node_attr_ints(node, "pads", &a)) >= 0) {
-        if (cnt != 2 * nsp)
-            return pfvm__fail(st, PFVM_ERR_INVALID, "pads has %d entries for %d spatial dims", cnt, nsp);
+    pfvm__nn_attr_dims(node, "strides", nsp, w->s, st, &rc);
+    pfvm__nn_attr_dims(node, "dilations", nsp, w->d, st, &rc);
+    if (pfvm__nn_attr_dims(node, "pads", 2 * nsp, pads, st, &rc))
         for (i = 0; i < nsp; i++) {
-            w->pb[i] = a[i];
-            w->pe[i] = a[i + nsp];
+            w->pb[i] = pads[i];
+            w->pe[i] = pads[i + nsp];
         }
-    }
+    if (rc)
+        return rc;
     for (i = 0; i < nsp; i++)
-        if (w->k[i] < 1 || w->s[i] < 1 || w->d[i] < 1 || w->pb[i] < 0 || w->pe[i] < 0)
+        if (w->k[i] < 0 || (w->k[i] == 0 && !kd) || w->s[i] < 1 || w->d[i] < 1 || w->pb[i] < 0 || w->pe[i] < 0)
             return pfvm__fail(st, PFVM_ERR_INVALID, "kernel, strides and dilations must be positive, pads non-negative");
-    w->auto_pad = !strcmp(ap, "SAME_UPPER") ? 1 : !strcmp(ap, "SAME_LOWER") ? 2 : !strcmp(ap, "VALID") ? 3 : 0;
-    if (!w->auto_pad && strcmp(ap, "NOTSET"))
+    w->auto_pad = !strcmp(ap, "SAME_UPPER")   ? PFVM__NN_SAME_UPPER
+                  : !strcmp(ap, "SAME_LOWER") ? PFVM__NN_SAME_LOWER
+                  : !strcmp(ap, "VALID")      ? PFVM__NN_VALID
+                                              : PFVM__NN_NOTSET;
+    if (w->auto_pad == PFVM__NN_NOTSET && strcmp(ap, "NOTSET"))
         return pfvm__fail(st, PFVM_ERR_INVALID, "auto_pad '%s' is not valid", ap);
-    w->ceil_mode = (int)pfvm_node_attr_int(node, "ceil_mode", 0);
+    w->ceil_mode = pfvm_node_attr_int(node, "ceil_mode", 0) != 0;
     return PFVM_OK;
 }
 
-/* Output size along dim i, symbolic. */
-static const pfvm_sym *pfvm__nn_out_sym(pfvm_symtab *t, const pfvm__nn_win *w, int i, const pfvm_sym *in)
+static int64_t pfvm__nn_extent(const pfvm__nn_win *w, int i)
 {
-    int64_t ext = w->d[i] * (w->k[i] - 1) + 1;
-    const pfvm_sym *s = pfvm_sym_const(t, w->s[i]);
-    if (w->auto_pad == 1 || w->auto_pad == 2)
-        return pfvm_sym_ceildiv(t, in, s);
-    if (w->auto_pad == 3)
-        return pfvm_sym_addi(t, pfvm_sym_div(t, pfvm_sym_addi(t, in, -ext), s), 1);
-    {
-        const pfvm_sym *num = pfvm_sym_addi(t, in, w->pb[i] + w->pe[i] - ext);
-        const pfvm_sym *q = w->ceil_mode ? pfvm_sym_ceildiv(t, num, s) : pfvm_sym_div(t, num, s);
-        return pfvm_sym_addi(t, q, 1);
-    }
+    return w->d[i] * (w->k[i] - 1) + 1;
 }
 
-/* Concrete output sizes and begin pads for input dims. */
-static void pfvm__nn_resolve(pfvm__nn_win *w, const int64_t *in, int64_t *out)
+/* ceil_mode may let the last window start in the end padding; it must
+ * start inside the input or the begin padding (torch's rule), which only
+ * bites when the stride exceeds the extent left of the end padding. */
+static int pfvm__nn_ceil_clamps(const pfvm__nn_win *w, int i)
+{
+    return w->ceil_mode && w->s[i] > pfvm__nn_extent(w, i) - w->pe[i];
+}
+
+/* Output size along spatial dim i over symbols (the kernels' rule below). */
+static const pfvm_sym *pfvm__nn_out_sym(pfvm_symtab *t, const pfvm__nn_win *w, int i, const pfvm_sym *in)
+{
+    int64_t ext = pfvm__nn_extent(w, i);
+    const pfvm_sym *s = pfvm_sym_const(t, w->s[i]), *num, *o;
+    if (w->auto_pad == PFVM__NN_SAME_UPPER || w->auto_pad == PFVM__NN_SAME_LOWER)
+        return pfvm_sym_ceildiv(t, in, s);
+    if (w->auto_pad == PFVM__NN_VALID)
+        return pfvm_sym_addi(t, pfvm_sym_div(t, pfvm_sym_addi(t, in, -ext), s), 1);
+    num = pfvm_sym_addi(t, in, w->pb[i] + w->pe[i] - ext);
+    o = pfvm_sym_addi(t, w->ceil_mode ? pfvm_sym_ceildiv(t, num, s) : pfvm_sym_div(t, num, s), 1);
+    if (pfvm__nn_ceil_clamps(w, i))
+        o = pfvm_sym_min(t, o, pfvm_sym_ceildiv(t, pfvm_sym_addi(t, in, w->pb[i]), s));
+    return o;
+}
+
+/* A proven negative output size is an input smaller than the window. */
+static pfvm_code pfvm__nn_check_len(pfvm_ictx *c, const pfvm_sym *len)
+{
+    int64_t v;
+    if (pfvm_sym_is_const(len, &v) && v < 0)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "a spatial size is smaller than the window");
+    return PFVM_OK;
+}
+
+/* Output sizes for concrete input sizes; resolves auto_pad's pads. Fails
+ * when an input is smaller than the window. */
+static pfvm_code pfvm__nn_resolve(pfvm__nn_win *w, const int64_t *in, int64_t *out, pfvm_status *st)
 {
     int i;
     for (i = 0; i < w->n; i++) {
-        int64_t ext = w->d[i] * (w->k[i] - 1) + 1;
-        if (w->auto_pad == 1 || w->auto_pad == 2) {
-            int64_t o = (in[i] + w->s[i] - 1) / w->s[i], total = (o - 1) * w->s[i] + ext - in[i];
+        int64_t ext = pfvm__nn_extent(w, i), o;
+        if (w->auto_pad == PFVM__NN_SAME_UPPER || w->auto_pad == PFVM__NN_SAME_LOWER) {
+            int64_t total;
+            o = pfvm__nn_cdiv(in[i], w->s[i]);
+            total = (o - 1) * w->s[i] + ext - in[i];
             if (total < 0)
                 total = 0;
-            w->pb[i] = w->auto_pad == 1 ? total / 2 : total - total / 2;
+            w->pb[i] = w->auto_pad == PFVM__NN_SAME_UPPER ? total / 2 : total - total / 2;
             w->pe[i] = total - w->pb[i];
-            out[i] = o;
-        } else if (w->auto_pad == 3) {
+        } else if (w->auto_pad == PFVM__NN_VALID) {
             w->pb[i] = w->pe[i] = 0;
-            out[i] = (in[i] - ext) / w->s[i] + 1;
+            o = pfvm__nn_fdiv(in[i] - ext, w->s[i]) + 1;
         } else {
             int64_t num = in[i] + w->pb[i] + w->pe[i] - ext;
-            out[i] = (w->ceil_mode ? (num + w->s[i] - 1) / w->s[i] : num / w->s[i]) + 1;
-            /* ceil mode: the last window must start inside the input or left pad */
-            if (w->ceil_mode && (out[i] - 1) * w->s[i] >= in[i] + w->pb[i])
-                out[i]--;
+            o = (w->ceil_mode ? pfvm__nn_cdiv(num, w->s[i]) : pfvm__nn_fdiv(num, w->s[i])) + 1;
+            if (pfvm__nn_ceil_clamps(w, i) && o > pfvm__nn_cdiv(in[i] + w->pb[i], w->s[i]))
+                o = pfvm__nn_cdiv(in[i] + w->pb[i], w->s[i]);
         }
-        if (out[i] < 0)
-            out[i] = 0;
+        if (o < 0)
+            return pfvm__fail(st, PFVM_ERR_SHAPE, "spatial size %lld is smaller than the window (%lld)", (long long)in[i],
+                              (long long)ext);
+        out[i] = o;
     }
-}
-
-/* ---- Conv --------------------------------------------------------------------------- */
-
-static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
-{
-    const pfvm_shape *x = &c->in[0]->type.shape, *wt = &c->in[1]->type.shape;
-    pfvm__nn_win w;
-    pfvm_shape out;
-    int64_t kd[PFVM__NN_SP];
-    int i, nsp;
-    if (x->rank < 0 || wt->rank < 0)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 ? x->rank : wt->rank);
-    if (x->rank < 3 || wt->rank != x->rank)
-        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input rank %d and weight rank %d do not fit a convolution", x->rank,
-                          wt->rank);
-    nsp = x->rank - 2;
-    for (i = 0; i < nsp && i < PFVM__NN_SP; i++)
-        if (!pfvm_sym_is_const(wt->dims[i + 2], &kd[i]))
-            kd[i] = 0;
-    if (pfvm__nn_window(c->node, nsp, kd, &w, c->st))
-        return c->st ? c->st->code : PFVM_ERR_INVALID;
-    out.rank = x->rank;
-    out.dims[0] = x->dims[0];
-    out.dims[1] = wt->dims[0];
-    for (i = 0; i < nsp; i++)
-        out.dims[i + 2] = pfvm__nn_out_sym(c->syms, &w, i, x->dims[i + 2]);
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    for (; i < PFVM__NN_SP; i++)
+        out[i] = 1;
     return PFVM_OK;
 }
 
-/* Dims padded to three spatial dims (missing ones are 1). */
+/* Spatial dims of t padded to three (missing ones are 1). */
 static void pfvm__nn_sp3(const pfvm_tensor *t, int64_t *sp)
 {
     int i;
@@ -182,81 +228,255 @@ static void pfvm__nn_sp3(const pfvm_tensor *t, int64_t *sp)
         sp[i] = i + 2 < t->rank ? t->dims[i + 2] : 1;
 }
 
-static void pfvm__nn_win3(pfvm__nn_win *w)
+/* Kernel positions k in [0, K) with lo <= base + k*d < hi. */
+static void pfvm__nn_krange(int64_t base, int64_t d, int64_t K, int64_t lo, int64_t hi, int64_t *ka, int64_t *kb)
 {
-    int i;
-    for (i = w->n; i < PFVM__NN_SP; i++) {
-        w->k[i] = w->s[i] = w->d[i] = 1;
-        w->pb[i] = w->pe[i] = 0;
-    }
+    int64_t a = pfvm__nn_cdiv(lo - base, d), b = pfvm__nn_cdiv(hi - base, d);
+    *ka = a < 0 ? 0 : a > K ? K : a;
+    *kb = b < *ka ? *ka : b > K ? K : b;
 }
 
-/* Range of outputs o with lo <= o*s + off < hi. */
+/* Output positions o in [0, n_out) with 0 <= o*s + off < hi. */
 static void pfvm__nn_valid(int64_t n_out, int64_t s, int64_t off, int64_t hi, int64_t *o0, int64_t *o1)
 {
-    int64_t a = off >= 0 ? 0 : (-off + s - 1) / s, b = hi - off <= 0 ? 0 : (hi - off + s - 1) / s;
-    *o0 = a < n_out ? a : n_out;
-    *o1 = b < n_out ? b : n_out;
-    if (*o1 < *o0)
-        *o1 = *o0;
+    int64_t a = pfvm__nn_cdiv(-off, s), b = pfvm__nn_cdiv(hi - off, s);
+    *o0 = a < 0 ? 0 : a > n_out ? n_out : a;
+    *o1 = b < *o0 ? *o0 : b > n_out ? n_out : b;
+}
+
+/* ---- Conv --------------------------------------------------------------------------- */
+
+/* Window of a convolution-like node from its weight's spatial dims. */
+static pfvm_code pfvm__nn_conv_window(const pfvm_node *node, const pfvm_shape *wt, int nsp, pfvm__nn_win *w, int *known,
+                                      pfvm_status *st)
+{
+    int64_t kd[PFVM__NN_SP] = {0};
+    int i;
+    *known = 1;
+    for (i = 0; i < nsp && i < PFVM__NN_SP; i++)
+        if (!pfvm_sym_is_const(wt->dims[i + 2], &kd[i]))
+            kd[i] = 0;
+    if (pfvm__nn_window(node, nsp, kd, w, st))
+        return st ? st->code : PFVM_ERR_INVALID;
+    for (i = 0; i < nsp; i++)
+        if (w->k[i] == 0)
+            *known = 0;
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape, *wt = &c->in[1]->type.shape;
+    int64_t group = pfvm_node_attr_int(c->node, "group", 1), xc, wc, m;
+    pfvm__nn_win w;
+    pfvm_shape out;
+    int i, nsp, known;
+    if (x->rank < 0 || wt->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 ? x->rank : wt->rank);
+    if (x->rank < 3 || wt->rank != x->rank)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input rank %d and weight rank %d do not fit a convolution", x->rank,
+                          wt->rank);
+    if (group < 1)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "group %lld must be positive", (long long)group);
+    if (pfvm_sym_is_const(x->dims[1], &xc) && pfvm_sym_is_const(wt->dims[1], &wc) && xc != wc * group)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld input channels do not fit weight channels %lld x group %lld",
+                          (long long)xc, (long long)wc, (long long)group);
+    if (pfvm_sym_is_const(wt->dims[0], &m) && m % group)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld output channels are not a multiple of group %lld", (long long)m,
+                          (long long)group);
+    nsp = x->rank - 2;
+    if (pfvm__nn_conv_window(c->node, wt, nsp, &w, &known, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    if (!known) {
+        if (pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank))
+            return c->st ? c->st->code : PFVM_ERR_NOMEM;
+        out = c->out[0]->type.shape;
+    } else {
+        out.rank = x->rank;
+        for (i = 0; i < nsp; i++)
+            if (!(out.dims[i + 2] = pfvm__nn_out_sym(c->syms, &w, i, x->dims[i + 2])) ||
+                pfvm__nn_check_len(c, out.dims[i + 2]))
+                return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    }
+    out.dims[0] = x->dims[0];
+    out.dims[1] = wt->dims[0];
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
+}
+
+/* A convolution's geometry from concrete tensors: window, sizes, groups. */
+typedef struct pfvm__nn_geom {
+    pfvm__nn_win w;
+    int64_t in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP];
+    int64_t N, C, M, group, CG, MG, in_plane, out_plane, kk;
+} pfvm__nn_geom;
+
+/* Checks X [N, C, spatial] against W [M, C/group, kernel], resolves the
+ * window and shapes output 0 with element type dtype. */
+static pfvm_code pfvm__nn_conv_setup(pfvm_kctx *k, const pfvm_tensor *X, const pfvm_tensor *W, pfvm_dtype dtype,
+                                     pfvm__nn_geom *g)
+{
+    int64_t kd[PFVM__NN_SP], dims[PFVM_MAX_RANK];
+    int i, nsp = X->rank - 2;
+    if (nsp < 1 || nsp > PFVM__NN_SP || W->rank != X->rank)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input rank %d and weight rank %d do not fit a convolution",
+                             X->rank, W->rank);
+    for (i = 0; i < nsp; i++)
+        kd[i] = W->dims[i + 2];
+    g->N = X->dims[0];
+    g->C = X->dims[1];
+    g->M = W->dims[0];
+    g->group = pfvm_node_attr_int(k->node, "group", 1);
+    if (g->group < 1 || g->C % g->group || g->M % g->group || W->dims[1] * g->group != g->C)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "channels %lld, weight %lldx%lld and group %lld do not fit",
+                             (long long)g->C, (long long)g->M, (long long)W->dims[1], (long long)g->group);
+    for (i = 0; i < nsp; i++)
+        if (kd[i] < 1)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "empty kernel");
+    if (pfvm__nn_window(k->node, nsp, kd, &g->w, k->st))
+        return pfvm__op_fail(k->st, k->node, k->st ? k->st->code : PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "window");
+    pfvm__nn_sp3(X, g->in_sp);
+    if (pfvm__nn_resolve(&g->w, g->in_sp, g->out_sp, k->st))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "%s", k->st ? k->st->msg : "window");
+    dims[0] = g->N;
+    dims[1] = g->M;
+    for (i = 0; i < nsp; i++)
+        dims[i + 2] = g->out_sp[i];
+    if (pfvm_kctx_output(k, 0, dtype, X->rank, dims))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    g->CG = g->C / g->group;
+    g->MG = g->M / g->group;
+    g->in_plane = g->in_sp[0] * g->in_sp[1] * g->in_sp[2];
+    g->out_plane = g->out_sp[0] * g->out_sp[1] * g->out_sp[2];
+    g->kk = g->w.k[0] * g->w.k[1] * g->w.k[2];
+    return PFVM_OK;
 }
 
 PFVM_INTERNAL pfvm_code pfvm_nn_conv_ref(pfvm_kctx *k, const pfvm_tensor *X, const pfvm_tensor *W, const pfvm_tensor *xzp,
                                          const pfvm_tensor *wzp, pfvm_nn_post_fn post, void *user)
 {
-    int64_t group = pfvm_node_attr_int(k->node, "group", 1), in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], kd[PFVM__NN_SP];
-    int64_t C = X->dims[1], M = W->dims[0], CG, MG, ci, k0, k1, k2, total, idx;
     double xz = xzp && pfvm_tensor_numel(xzp) ? pfvm_tensor_get_f64(xzp, 0) : 0;
-    int64_t nwz = wzp ? pfvm_tensor_numel(wzp) : 0;
-    pfvm__nn_win w;
-    int i, nsp = X->rank - 2;
-    if (nsp < 1 || nsp > PFVM__NN_SP || W->rank != X->rank)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input and weight ranks do not fit a convolution");
-    for (i = 0; i < nsp; i++)
-        kd[i] = W->dims[i + 2];
-    if (pfvm__nn_window(k->node, nsp, kd, &w, k->st))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "bad window");
-    if (group < 1 || C % group || M % group || W->dims[1] * group != C)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "channels, weight and group do not fit");
-    pfvm__nn_sp3(X, in_sp);
-    pfvm__nn_resolve(&w, in_sp, out_sp);
-    pfvm__nn_win3(&w);
-    if (!k->out[0]->data) {
-        int64_t dims[PFVM_MAX_RANK];
-        dims[0] = X->dims[0];
-        dims[1] = M;
-        for (i = 0; i < nsp; i++)
-            dims[i + 2] = out_sp[i];
-        if (pfvm_kctx_output(k, 0, k->out[0]->dtype ? k->out[0]->dtype : X->dtype, X->rank, dims))
-            return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    }
-    pfvm__nn_sp3(k->out[0], out_sp);
-    CG = C / group;
-    MG = M / group;
+    int64_t nwz = wzp ? pfvm_tensor_numel(wzp) : 0, idx, total;
+    pfvm__nn_geom g;
+    const pfvm__nn_win *w = &g.w;
+    if (pfvm__nn_conv_setup(k, X, W, k->out[0]->dtype ? k->out[0]->dtype : X->dtype, &g))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    if (nwz > 1 && nwz != g.M)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "%lld weight zero points for %lld output channels",
+                             (long long)nwz, (long long)g.M);
     total = pfvm_tensor_numel(k->out[0]);
     for (idx = 0; idx < total; idx++) {
-        int64_t rest = idx, op[PFVM__NN_SP], nn, mm, gg;
+        int64_t rest = idx, op[PFVM__NN_SP], ka[PFVM__NN_SP], kb[PFVM__NN_SP], org[PFVM__NN_SP], nn, mm, gg, ci, k0, k1, k2;
         double s = 0, wz;
-        op[2] = rest % out_sp[2]; rest /= out_sp[2];
-        op[1] = rest % out_sp[1]; rest /= out_sp[1];
-        op[0] = rest % out_sp[0]; rest /= out_sp[0];
-        mm = rest % M;
-        nn = rest / M;
-        gg = mm / MG;
-        wz = nwz == 0 ? 0 : pfvm_tensor_get_f64(wzp, nwz == 1 ? 0 : mm % nwz);
-        for (ci = 0; ci < CG; ci++)
-            for (k0 = 0; k0 < w.k[0]; k0++)
-                for (k1 = 0; k1 < w.k[1]; k1++)
-                    for (k2 = 0; k2 < w.k[2]; k2++) {
-                        int64_t p0 = op[0] * w.s[0] - w.pb[0] + k0 * w.d[0], p1 = op[1] * w.s[1] - w.pb[1] + k1 * w.d[1];
-                        int64_t p2 = op[2] * w.s[2] - w.pb[2] + k2 * w.d[2];
-                        if (p0 < 0 || p0 >= in_sp[0] || p1 < 0 || p1 >= in_sp[1] || p2 < 0 || p2 >= in_sp[2])
-                            continue; /* padding holds the zero point: contributes nothing */
-                        s += (pfvm_tensor_get_f64(X, ((nn * C + gg * CG + ci) * in_sp[0] + p0) * in_sp[1] * in_sp[2] + p1 * in_sp[2] + p2) - xz) *
-                             (pfvm_tensor_get_f64(W, (((mm * CG + ci) * w.k[0] + k0) * w.k[1] + k1) * w.k[2] + k2) - wz);
+        int i;
+        for (i = PFVM__NN_SP - 1; i >= 0; i--) {
+            op[i] = rest % g.out_sp[i];
+            rest /= g.out_sp[i];
+        }
+        mm = rest % g.M;
+        nn = rest / g.M;
+        gg = mm / g.MG;
+        wz = nwz == 0 ? 0 : pfvm_tensor_get_f64(wzp, nwz == 1 ? 0 : mm);
+        /* positions in the padding hold the zero point: they add nothing */
+        for (i = 0; i < PFVM__NN_SP; i++) {
+            org[i] = op[i] * w->s[i] - w->pb[i];
+            pfvm__nn_krange(org[i], w->d[i], w->k[i], 0, g.in_sp[i], &ka[i], &kb[i]);
+        }
+        for (ci = 0; ci < g.CG; ci++) {
+            int64_t xbase = (nn * g.C + gg * g.CG + ci) * g.in_plane, wbase = (mm * g.CG + ci) * g.kk;
+            for (k0 = ka[0]; k0 < kb[0]; k0++)
+                for (k1 = ka[1]; k1 < kb[1]; k1++)
+                    for (k2 = ka[2]; k2 < kb[2]; k2++) {
+                        int64_t p0 = org[0] + k0 * w->d[0], p1 = org[1] + k1 * w->d[1], p2 = org[2] + k2 * w->d[2];
+                        s += (pfvm_tensor_get_f64(X, xbase + (p0 * g.in_sp[1] + p1) * g.in_sp[2] + p2) - xz) *
+                             (pfvm_tensor_get_f64(W, wbase + (k0 * w->k[1] + k1) * w->k[2] + k2) - wz);
                     }
+        }
         post(user, idx, mm, s);
     }
+    return PFVM_OK;
+}
+
+/* The implicit im2col: row p of B is (input channel, kernel position),
+ * column j an output position; entries in the padding are zero. */
+typedef struct pfvm__nn_cpack {
+    const float *x; /* first input channel of this image and group */
+    const pfvm__nn_geom *g;
+} pfvm__nn_cpack;
+
+static void pfvm__nn_pack_conv(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst)
+{
+    const pfvm__nn_cpack *cp = (const pfvm__nn_cpack *)user;
+    const pfvm__nn_geom *g = cp->g;
+    const pfvm__nn_win *w = &g->w;
+    int64_t org[PFVM__NN_SP][PFVM_LA_NB], o[PFVM__NN_SP], p, j;
+    int i;
+    o[2] = j0 % g->out_sp[2];
+    o[1] = j0 / g->out_sp[2] % g->out_sp[1];
+    o[0] = j0 / g->out_sp[2] / g->out_sp[1];
+    for (j = 0; j < nr; j++) {
+        for (i = 0; i < PFVM__NN_SP; i++)
+            org[i][j] = o[i] * w->s[i] - w->pb[i];
+        if (++o[2] == g->out_sp[2]) {
+            o[2] = 0;
+            if (++o[1] == g->out_sp[1]) {
+                o[1] = 0;
+                o[0]++;
+            }
+        }
+    }
+    for (p = 0; p < kc; p++) {
+        int64_t q = p0 + p, kp = q % g->kk, k2 = kp % w->k[2], k1 = kp / w->k[2] % w->k[1], k0 = kp / w->k[2] / w->k[1];
+        int64_t d0 = k0 * w->d[0], d1 = k1 * w->d[1], d2 = k2 * w->d[2];
+        const float *xc = cp->x + q / g->kk * g->in_plane;
+        float *row = dst + p * PFVM_LA_NB;
+        for (j = 0; j < nr; j++) {
+            int64_t y0 = org[0][j] + d0, y1 = org[1][j] + d1, y2 = org[2][j] + d2;
+            row[j] = (uint64_t)y0 < (uint64_t)g->in_sp[0] && (uint64_t)y1 < (uint64_t)g->in_sp[1] &&
+                             (uint64_t)y2 < (uint64_t)g->in_sp[2]
+                         ? xc[(y0 * g->in_sp[1] + y1) * g->in_sp[2] + y2]
+                         : 0.0f;
+        }
+        for (; j < PFVM_LA_NB; j++)
+            row[j] = 0.0f;
+    }
+}
+
+/* A 1x1 convolution with unit strides and no padding is a plain product. */
+static int pfvm__nn_pointwise(const pfvm__nn_geom *g)
+{
+    int i;
+    for (i = 0; i < PFVM__NN_SP; i++)
+        if (g->w.k[i] != 1 || g->w.s[i] != 1 || g->w.pb[i] || g->w.pe[i])
+            return 0;
+    return 1;
+}
+
+static pfvm_code pfvm__nn_conv_f32(const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias, float *y)
+{
+    int64_t n, gr, m, i;
+    for (n = 0; n < g->N; n++)
+        for (gr = 0; gr < g->group; gr++) {
+            const float *xg = x + (n * g->C + gr * g->CG) * g->in_plane;
+            float *yg = y + (n * g->M + gr * g->MG) * g->out_plane;
+            for (m = 0; m < g->MG; m++)
+                for (i = 0; i < g->out_plane; i++)
+                    yg[m * g->out_plane + i] = bias ? bias[gr * g->MG + m] : 0.0f;
+            if (pfvm__nn_pointwise(g)) {
+                pfvm_la_strided b;
+                b.data = xg;
+                b.s_k = g->in_plane;
+                b.s_n = 1;
+                pfvm_la_sgemm(g->MG, g->out_plane, g->CG, 1.0f, wt + gr * g->MG * g->CG, g->CG, 1, pfvm_la_pack_strided, &b,
+                              yg, g->out_plane);
+            } else {
+                pfvm__nn_cpack cp;
+                cp.x = xg;
+                cp.g = g;
+                pfvm_la_sgemm(g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk, g->CG * g->kk, 1,
+                              pfvm__nn_pack_conv, &cp, yg, g->out_plane);
+            }
+        }
     return PFVM_OK;
 }
 
@@ -268,147 +488,154 @@ typedef struct pfvm__nn_store_ctx {
 static void pfvm__nn_store_post(void *user, int64_t idx, int64_t channel, double acc)
 {
     pfvm__nn_store_ctx *c = (pfvm__nn_store_ctx *)user;
-    pfvm__nn_st(c->y, idx, acc + (c->b ? pfvm__nn_ldd(c->b, channel) : 0));
+    pfvm__nn_st(c->y, idx, acc + (c->b ? pfvm__nn_ld(c->b, channel) : 0));
 }
 
 static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *W = k->in[1], *B = k->n_in > 2 ? k->in[2] : NULL;
-    pfvm_tensor *Y = k->out[0];
-    int64_t group = pfvm_node_attr_int(k->node, "group", 1), in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], kd[PFVM__NN_SP];
-    int64_t N = X->dims[0], C = X->dims[1], M = W->dims[0], CG, MG, n, g, m, ci, k0, k1, k2, o0, o1, o2;
-    int64_t in_plane, out_plane;
-    pfvm__nn_win w;
-    int i, nsp = X->rank - 2;
-    float *acc;
-    for (i = 0; i < nsp && i < PFVM__NN_SP; i++)
-        kd[i] = W->dims[i + 2];
-    if (pfvm__nn_window(k->node, nsp, kd, &w, k->st))
-        return pfvm__op_fail(k->st, k->node, k->st ? k->st->code : PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "");
-    if (group < 1 || C % group || M % group || W->dims[1] * group != C)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "channels %lld, weight %lldx%lld and group %lld do not fit",
-                             (long long)C, (long long)M, (long long)W->dims[1], (long long)group);
-    pfvm__nn_sp3(X, in_sp);
-    pfvm__nn_resolve(&w, in_sp, out_sp);
-    pfvm__nn_win3(&w);
-    pfvm__nn_sp3(Y, out_sp);
-    CG = C / group;
-    MG = M / group;
-    in_plane = in_sp[0] * in_sp[1] * in_sp[2];
-    out_plane = out_sp[0] * out_sp[1] * out_sp[2];
-    if (Y->dtype != PFVM_FLOAT || X->dtype != PFVM_FLOAT || W->dtype != PFVM_FLOAT) {
-        /* other element types: the reference loops, through double */
-        pfvm__nn_store_ctx sc;
-        sc.y = Y;
-        sc.b = B;
-        return pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
-    }
-    /* float: accumulate whole output rows with contiguous inner loops */
-    for (n = 0; n < N; n++)
-        for (g = 0; g < group; g++)
-            for (m = 0; m < MG; m++) {
-                int64_t oc = g * MG + m;
-                acc = (float *)Y->data + (n * M + oc) * out_plane;
-                for (o0 = 0; o0 < out_plane; o0++)
-                    acc[o0] = B ? ((const float *)B->data)[oc] : 0.0f;
-                for (ci = 0; ci < CG; ci++) {
-                    const float *xin = (const float *)X->data + (n * C + g * CG + ci) * in_plane;
-                    const float *wk = (const float *)W->data + (oc * CG + ci) * w.k[0] * w.k[1] * w.k[2];
-                    for (k0 = 0; k0 < w.k[0]; k0++)
-                        for (k1 = 0; k1 < w.k[1]; k1++)
-                            for (k2 = 0; k2 < w.k[2]; k2++) {
-                                float wv = wk[(k0 * w.k[1] + k1) * w.k[2] + k2];
-                                int64_t a0, b0, a1, b1, a2, b2, off2 = k2 * w.d[2] - w.pb[2];
-                                pfvm__nn_valid(out_sp[0], w.s[0], k0 * w.d[0] - w.pb[0], in_sp[0], &a0, &b0);
-                                pfvm__nn_valid(out_sp[1], w.s[1], k1 * w.d[1] - w.pb[1], in_sp[1], &a1, &b1);
-                                pfvm__nn_valid(out_sp[2], w.s[2], off2, in_sp[2], &a2, &b2);
-                                if (wv == 0.0f)
-                                    continue;
-                                for (o0 = a0; o0 < b0; o0++)
-                                    for (o1 = a1; o1 < b1; o1++) {
-                                        const float *row = xin + ((o0 * w.s[0] + k0 * w.d[0] - w.pb[0]) * in_sp[1] +
-                                                                  (o1 * w.s[1] + k1 * w.d[1] - w.pb[1])) * in_sp[2] + off2;
-                                        float *orow = acc + (o0 * out_sp[1] + o1) * out_sp[2];
-                                        if (w.s[2] == 1)
-                                            for (o2 = a2; o2 < b2; o2++)
-                                                orow[o2] += wv * row[o2];
-                                        else
-                                            for (o2 = a2; o2 < b2; o2++)
-                                                orow[o2] += wv * row[o2 * w.s[2]];
-                                    }
-                            }
-                }
-            }
-    return PFVM_OK;
+    pfvm__nn_geom g;
+    pfvm__nn_store_ctx sc;
+    if (pfvm__nn_conv_setup(k, X, W, X->dtype, &g))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    if (B && pfvm_tensor_numel(B) != g.M)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "bias has %lld entries for %lld output channels",
+                             (long long)pfvm_tensor_numel(B), (long long)g.M);
+    if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && (!B || pfvm__nn_is_f32(B)))
+        return pfvm__nn_conv_f32(&g, (const float *)X->data, (const float *)W->data, B ? (const float *)B->data : NULL,
+                                 (float *)k->out[0]->data);
+    sc.y = k->out[0];
+    sc.b = B;
+    return pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
 }
 
 /* ---- ConvTranspose ----------------------------------------------------------------------- */
 
-static int pfvm__nn_convt_shape(const pfvm_node *node, int nsp, const int64_t *in, const int64_t *kd, pfvm__nn_win *w,
-                                int64_t *out, pfvm_status *st)
+/* ConvTranspose's attributes beyond the window: output_padding and an
+ * explicit output_shape (its last nsp entries; older models also list N
+ * and C). */
+typedef struct pfvm__nn_tattr {
+    int64_t opad[PFVM__NN_SP], oshape[PFVM__NN_SP];
+    int has_oshape;
+} pfvm__nn_tattr;
+
+static pfvm_code pfvm__nn_convt_attrs(const pfvm_node *node, int nsp, pfvm__nn_tattr *t, pfvm_status *st)
 {
-    const int64_t *os, *op;
-    int cnt_os, cnt_op, i;
-    if (pfvm__nn_window(node, nsp, kd, w, st))
-        return 0;
-    cnt_os = pfvm_node_attr_ints(node, "output_shape", &os);
-    cnt_op = pfvm_node_attr_ints(node, "output_padding", &op);
-    for (i = 0; i < nsp; i++) {
-        int64_t ext = w->d[i] * (w->k[i] - 1) + 1, opad = cnt_op == nsp ? op[i] : 0;
-        int64_t full = w->s[i] * (in[i] - 1) + opad + ext;
-        if (cnt_os >= nsp) {
+    const int64_t *a;
+    int cnt, i;
+    memset(t, 0, sizeof *t);
+    if ((cnt = pfvm_node_attr_ints(node, "output_padding", &a)) >= 0) {
+        if (cnt != nsp)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "output_padding has %d entries for %d spatial dims", cnt, nsp);
+        for (i = 0; i < nsp; i++)
+            if ((t->opad[i] = a[i]) < 0)
+                return pfvm__fail(st, PFVM_ERR_INVALID, "output_padding must be non-negative");
+    }
+    if ((cnt = pfvm_node_attr_ints(node, "output_shape", &a)) >= 0) {
+        if (cnt != nsp && cnt != nsp + 2)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "output_shape has %d entries for %d spatial dims", cnt, nsp);
+        for (i = 0; i < nsp; i++)
+            if ((t->oshape[i] = a[cnt - nsp + i]) < 0)
+                return pfvm__fail(st, PFVM_ERR_INVALID, "output_shape must be non-negative");
+        t->has_oshape = 1;
+    }
+    return PFVM_OK;
+}
+
+static int pfvm__nn_convt_same(const pfvm__nn_win *w)
+{
+    return w->auto_pad == PFVM__NN_SAME_UPPER || w->auto_pad == PFVM__NN_SAME_LOWER;
+}
+
+/* Output sizes and pads for concrete input sizes. An output_shape or
+ * SAME padding fixes the size and the pads follow (SAME_LOWER puts the odd
+ * pad at the begin); otherwise the explicit pads give the size. */
+static pfvm_code pfvm__nn_convt_resolve(pfvm__nn_win *w, const pfvm__nn_tattr *t, const int64_t *in, int64_t *out,
+                                        pfvm_status *st)
+{
+    int i;
+    for (i = 0; i < w->n; i++) {
+        int64_t full = w->s[i] * (in[i] - 1) + t->opad[i] + pfvm__nn_extent(w, i);
+        if (t->has_oshape || pfvm__nn_convt_same(w)) {
             int64_t total;
-            out[i] = os[cnt_os - nsp + i];
+            out[i] = t->has_oshape ? t->oshape[i] : in[i] * w->s[i];
             total = full - out[i];
             if (total < 0)
                 total = 0;
-            if (w->auto_pad == 2) {
-                w->pb[i] = total - total / 2;
-                w->pe[i] = total / 2;
-            } else {
-                w->pb[i] = total / 2;
-                w->pe[i] = total - total / 2;
-            }
-        } else if (w->auto_pad == 1 || w->auto_pad == 2) {
-            int64_t total;
-            out[i] = in[i] * w->s[i];
-            total = full - out[i];
-            if (total < 0)
-                total = 0;
-            w->pb[i] = w->auto_pad == 1 ? total / 2 : total - total / 2;
+            w->pb[i] = w->auto_pad == PFVM__NN_SAME_LOWER ? total - total / 2 : total / 2;
             w->pe[i] = total - w->pb[i];
         } else {
             out[i] = full - w->pb[i] - w->pe[i];
         }
+        if (out[i] < 0)
+            return pfvm__fail(st, PFVM_ERR_SHAPE, "pads leave a negative output size");
     }
-    return 1;
+    for (; i < PFVM__NN_SP; i++)
+        out[i] = 1;
+    return PFVM_OK;
 }
 
 static pfvm_code pfvm__nn_infer_convt(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape, *wt = &c->in[1]->type.shape;
-    int64_t in[PFVM__NN_SP], kd[PFVM__NN_SP], out[PFVM__NN_SP], ch;
+    int64_t group = pfvm_node_attr_int(c->node, "group", 1), xc, wc;
     pfvm__nn_win w;
+    pfvm__nn_tattr t;
     pfvm_shape o;
-    int i, nsp;
-    int64_t group = pfvm_node_attr_int(c->node, "group", 1);
+    int i, nsp, known;
+    if (x->rank < 0 || wt->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 ? x->rank : wt->rank);
     if (x->rank < 3 || wt->rank != x->rank)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input rank %d and weight rank %d do not fit a convolution", x->rank,
+                          wt->rank);
+    if (group < 1)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "group %lld must be positive", (long long)group);
+    if (pfvm_sym_is_const(x->dims[1], &xc) && pfvm_sym_is_const(wt->dims[0], &wc) && xc != wc)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld input channels, weight has %lld", (long long)xc, (long long)wc);
     nsp = x->rank - 2;
-    if (nsp > PFVM__NN_SP)
-        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "too many spatial dims");
-    for (i = 0; i < nsp; i++)
-        if (!pfvm_sym_is_const(x->dims[i + 2], &in[i]) || !pfvm_sym_is_const(wt->dims[i + 2], &kd[i]))
-            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
-    if (!pfvm__nn_convt_shape(c->node, nsp, in, kd, &w, out, c->st))
+    if (pfvm__nn_conv_window(c->node, wt, nsp, &w, &known, c->st) || pfvm__nn_convt_attrs(c->node, nsp, &t, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
-    o.rank = x->rank;
+    if (!known && !t.has_oshape) {
+        if (pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank))
+            return c->st ? c->st->code : PFVM_ERR_NOMEM;
+        o = c->out[0]->type.shape;
+    } else {
+        o.rank = x->rank;
+        for (i = 0; i < nsp; i++) {
+            const pfvm_sym *in = x->dims[i + 2];
+            if (t.has_oshape)
+                o.dims[i + 2] = pfvm_sym_const(c->syms, t.oshape[i]);
+            else if (pfvm__nn_convt_same(&w))
+                o.dims[i + 2] = pfvm_sym_muli(c->syms, in, w.s[i]);
+            else
+                o.dims[i + 2] = pfvm_sym_addi(c->syms, pfvm_sym_muli(c->syms, in, w.s[i]),
+                                              t.opad[i] + pfvm__nn_extent(&w, i) - w.s[i] - w.pb[i] - w.pe[i]);
+        }
+    }
     o.dims[0] = x->dims[0];
-    o.dims[1] = pfvm_sym_is_const(wt->dims[1], &ch) ? pfvm_sym_const(c->syms, ch * group) : pfvm_sym_muli(c->syms, wt->dims[1], group);
-    for (i = 0; i < nsp; i++)
-        o.dims[i + 2] = pfvm_sym_const(c->syms, out[i]);
+    o.dims[1] = pfvm_sym_muli(c->syms, wt->dims[1], group);
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &o);
     return PFVM_OK;
+}
+
+/* y[i*ys] += wv * x[i] for a row of n inputs (scatter with stride ys). */
+typedef void (*pfvm__nn_row_fn)(pfvm_tensor *y, int64_t yoff, int64_t ys, const pfvm_tensor *x, int64_t xoff, int64_t n,
+                                double wv);
+
+static void pfvm__nn_row_f32(pfvm_tensor *y, int64_t yoff, int64_t ys, const pfvm_tensor *x, int64_t xoff, int64_t n, double wv)
+{
+    float *yr = (float *)y->data + yoff, w = (float)wv;
+    const float *xr = (const float *)x->data + xoff;
+    int64_t i;
+    for (i = 0; i < n; i++)
+        yr[i * ys] += w * xr[i];
+}
+
+static void pfvm__nn_row_any(pfvm_tensor *y, int64_t yoff, int64_t ys, const pfvm_tensor *x, int64_t xoff, int64_t n, double wv)
+{
+    int64_t i;
+    for (i = 0; i < n; i++)
+        pfvm__nn_st(y, yoff + i * ys, pfvm__nn_ld(y, yoff + i * ys) + wv * pfvm__nn_ld(x, xoff + i));
 }
 
 static pfvm_code pfvm__nn_k_convt(pfvm_kctx *k)
@@ -416,47 +643,71 @@ static pfvm_code pfvm__nn_k_convt(pfvm_kctx *k)
     const pfvm_tensor *X = k->in[0], *W = k->in[1], *B = k->n_in > 2 ? k->in[2] : NULL;
     pfvm_tensor *Y = k->out[0];
     int64_t group = pfvm_node_attr_int(k->node, "group", 1), in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], kd[PFVM__NN_SP];
-    int64_t N = X->dims[0], C = X->dims[1], CG, MG, M, n, ci, m, i0, i1, i2, k0, k1, k2, total = pfvm_tensor_numel(Y), t;
+    int64_t dims[PFVM_MAX_RANK], N, C, CG, MG, M, n, ci, m, i0, i1, k0, k1, k2, t, out_plane, in_plane, kk;
+    pfvm__nn_row_fn row;
     pfvm__nn_win w;
+    pfvm__nn_tattr ta;
     int i, nsp = X->rank - 2;
-    for (i = 0; i < nsp; i++)
-        kd[i] = W->dims[i + 2];
-    pfvm__nn_sp3(X, in_sp);
-    if (!pfvm__nn_convt_shape(k->node, nsp, in_sp, kd, &w, out_sp, k->st))
-        return k->st ? k->st->code : PFVM_ERR_INVALID;
-    pfvm__nn_win3(&w);
-    pfvm__nn_sp3(Y, out_sp);
+    if (nsp < 1 || nsp > PFVM__NN_SP || W->rank != X->rank)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input rank %d and weight rank %d do not fit a convolution",
+                             X->rank, W->rank);
+    N = X->dims[0];
+    C = X->dims[1];
     if (group < 1 || C % group || W->dims[0] != C)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "channels and group do not fit the weight");
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "%lld channels and group %lld do not fit the weight's %lld",
+                             (long long)C, (long long)group, (long long)W->dims[0]);
+    for (i = 0; i < nsp; i++)
+        if ((kd[i] = W->dims[i + 2]) < 1)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "empty kernel");
+    pfvm__nn_sp3(X, in_sp);
+    if (pfvm__nn_window(k->node, nsp, kd, &w, k->st) || pfvm__nn_convt_attrs(k->node, nsp, &ta, k->st) ||
+        pfvm__nn_convt_resolve(&w, &ta, in_sp, out_sp, k->st))
+        return pfvm__op_fail(k->st, k->node, k->st ? k->st->code : PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "window");
     CG = C / group;
     MG = W->dims[1];
     M = MG * group;
-    for (t = 0; t < total; t++)
-        pfvm__nn_st(Y, t, B ? pfvm__nn_ldd(B, (t / (out_sp[0] * out_sp[1] * out_sp[2])) % M) : 0.0);
+    if (B && pfvm_tensor_numel(B) != M)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "bias has %lld entries for %lld output channels",
+                             (long long)pfvm_tensor_numel(B), (long long)M);
+    dims[0] = N;
+    dims[1] = M;
+    for (i = 0; i < nsp; i++)
+        dims[i + 2] = out_sp[i];
+    if (pfvm_kctx_output(k, 0, X->dtype, X->rank, dims))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    out_plane = out_sp[0] * out_sp[1] * out_sp[2];
+    in_plane = in_sp[0] * in_sp[1] * in_sp[2];
+    kk = w.k[0] * w.k[1] * w.k[2];
+    for (t = 0; t < N * M; t++)
+        for (i0 = 0; i0 < out_plane; i0++)
+            pfvm__nn_st(Y, t * out_plane + i0, B ? pfvm__nn_ld(B, t % M) : 0.0);
+    row = pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && pfvm__nn_is_f32(Y) ? pfvm__nn_row_f32 : pfvm__nn_row_any;
+    /* every input position scatters its kernel-sized patch: walk kernel
+     * positions outside, rows of valid input positions inside */
     for (n = 0; n < N; n++)
-        for (ci = 0; ci < C; ci++) {
-            int64_t g = ci / CG;
+        for (ci = 0; ci < C; ci++)
             for (m = 0; m < MG; m++) {
-                int64_t oc = g * MG + m;
-                for (i0 = 0; i0 < in_sp[0]; i0++)
-                    for (i1 = 0; i1 < in_sp[1]; i1++)
-                        for (i2 = 0; i2 < in_sp[2]; i2++) {
-                            double xv = pfvm__nn_ldd(X, (((n * C + ci) * in_sp[0] + i0) * in_sp[1] + i1) * in_sp[2] + i2);
-                            for (k0 = 0; k0 < w.k[0]; k0++)
-                                for (k1 = 0; k1 < w.k[1]; k1++)
-                                    for (k2 = 0; k2 < w.k[2]; k2++) {
-                                        int64_t p0 = i0 * w.s[0] + k0 * w.d[0] - w.pb[0];
-                                        int64_t p1 = i1 * w.s[1] + k1 * w.d[1] - w.pb[1];
-                                        int64_t p2 = i2 * w.s[2] + k2 * w.d[2] - w.pb[2], at;
-                                        if (p0 < 0 || p0 >= out_sp[0] || p1 < 0 || p1 >= out_sp[1] || p2 < 0 || p2 >= out_sp[2])
-                                            continue;
-                                        at = (((n * M + oc) * out_sp[0] + p0) * out_sp[1] + p1) * out_sp[2] + p2;
-                                        pfvm__nn_st(Y, at, pfvm__nn_ldd(Y, at) +
-                                                               xv * pfvm__nn_ldd(W, (((ci * MG + m) * w.k[0] + k0) * w.k[1] + k1) * w.k[2] + k2));
-                                    }
+                int64_t ybase = (n * M + ci / CG * MG + m) * out_plane, xbase = (n * C + ci) * in_plane;
+                int64_t wbase = (ci * MG + m) * kk;
+                for (k0 = 0; k0 < w.k[0]; k0++)
+                    for (k1 = 0; k1 < w.k[1]; k1++)
+                        for (k2 = 0; k2 < w.k[2]; k2++) {
+                            double wv = pfvm__nn_ld(W, wbase + (k0 * w.k[1] + k1) * w.k[2] + k2);
+                            int64_t off0 = k0 * w.d[0] - w.pb[0], off1 = k1 * w.d[1] - w.pb[1], off2 = k2 * w.d[2] - w.pb[2];
+                            int64_t a0, b0, a1, b1, a2, b2;
+                            if (wv == 0)
+                                continue;
+                            pfvm__nn_valid(in_sp[0], w.s[0], off0, out_sp[0], &a0, &b0);
+                            pfvm__nn_valid(in_sp[1], w.s[1], off1, out_sp[1], &a1, &b1);
+                            pfvm__nn_valid(in_sp[2], w.s[2], off2, out_sp[2], &a2, &b2);
+                            if (a2 >= b2)
+                                continue;
+                            for (i0 = a0; i0 < b0; i0++)
+                                for (i1 = a1; i1 < b1; i1++)
+                                    row(Y, ybase + ((i0 * w.s[0] + off0) * out_sp[1] + i1 * w.s[1] + off1) * out_sp[2] + a2 * w.s[2] + off2,
+                                        w.s[2], X, xbase + (i0 * in_sp[1] + i1) * in_sp[2] + a2, b2 - a2, wv);
                         }
             }
-        }
     return PFVM_OK;
 }
 
@@ -467,90 +718,97 @@ static pfvm_code pfvm__nn_infer_pool(pfvm_ictx *c)
     const pfvm_shape *x = &c->in[0]->type.shape;
     pfvm__nn_win w;
     pfvm_shape out;
-    int i, nsp;
-    if (x->rank < 0)
+    int i;
+    if (x->rank < 0) {
+        if (c->n_out > 1 && c->out[1] && pfvm_infer_unknown(c, 1, PFVM_INT64, -1))
+            return c->st ? c->st->code : PFVM_ERR_NOMEM;
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    }
     if (x->rank < 3)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input rank %d: pooling needs N, C and spatial dims", x->rank);
-    nsp = x->rank - 2;
-    if (pfvm__nn_window(c->node, nsp, NULL, &w, c->st))
+    if (pfvm__nn_window(c->node, x->rank - 2, NULL, &w, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
     out = *x;
-    /* ceil mode's last-window rule needs concrete dims */
-    for (i = 0; i < nsp; i++)
-        if (w.ceil_mode && !w.auto_pad && !pfvm_sym_is_const(x->dims[i + 2], NULL))
-            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
-    {
-        int64_t in[PFVM__NN_SP], o[PFVM__NN_SP];
-        int all = 1;
-        for (i = 0; i < nsp; i++)
-            if (!pfvm_sym_is_const(x->dims[i + 2], &in[i]))
-                all = 0;
-        if (all) {
-            pfvm__nn_resolve(&w, in, o);
-            for (i = 0; i < nsp; i++)
-                out.dims[i + 2] = pfvm_sym_const(c->syms, o[i]);
-        } else {
-            for (i = 0; i < nsp; i++)
-                out.dims[i + 2] = pfvm__nn_out_sym(c->syms, &w, i, x->dims[i + 2]);
-        }
-    }
+    for (i = 0; i < w.n; i++)
+        if (!(out.dims[i + 2] = pfvm__nn_out_sym(c->syms, &w, i, x->dims[i + 2])) || pfvm__nn_check_len(c, out.dims[i + 2]))
+            return c->st ? c->st->code : PFVM_ERR_SHAPE;
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     if (c->n_out > 1 && c->out[1])
         pfvm_ival_set_tensor(c->out[1], PFVM_INT64, &out);
     return PFVM_OK;
 }
 
-static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int is_max)
+enum { PFVM__NN_MAX = 0, PFVM__NN_AVG, PFVM__NN_LP };
+
+/* Max, average and Lp pooling: for each output position, the kernel
+ * positions that land in the input are found per dim first, so the inner
+ * loops test nothing. */
+static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
 {
     const pfvm_tensor *X = k->in[0];
-    pfvm_tensor *Y = k->out[0], *I = k->n_out > 1 ? k->out[1] : NULL;
-    int64_t in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], NC, c, o0, o1, o2, k0, k1, k2, at = 0;
-    int count_pad = (int)pfvm_node_attr_int(k->node, "count_include_pad", 0);
-    int storage = (int)pfvm_node_attr_int(k->node, "storage_order", 0);
+    pfvm_tensor *Y, *I = k->n_out > 1 ? k->out[1] : NULL;
+    int64_t in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], dims[PFVM_MAX_RANK], NC, c, o[PFVM__NN_SP], kp[PFVM__NN_SP], at = 0;
+    int count_pad = pfvm_node_attr_int(k->node, "count_include_pad", 0) != 0;
+    int storage = pfvm_node_attr_int(k->node, "storage_order", 0) != 0;
+    double p = pfvm_node_attr_float(k->node, "p", 2.0f);
     pfvm__nn_win w;
-    int nsp = X->rank - 2;
-    if (pfvm__nn_window(k->node, nsp, NULL, &w, k->st))
-        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    int i, nsp = X->rank - 2;
+    if (nsp < 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input rank %d: pooling needs N, C and spatial dims", X->rank);
+    if (kind == PFVM__NN_LP && !(p > 0))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "p must be positive");
     pfvm__nn_sp3(X, in_sp);
-    pfvm__nn_resolve(&w, in_sp, out_sp);
-    pfvm__nn_win3(&w);
-    pfvm__nn_sp3(Y, out_sp);
+    if (pfvm__nn_window(k->node, nsp, NULL, &w, k->st) || pfvm__nn_resolve(&w, in_sp, out_sp, k->st))
+        return pfvm__op_fail(k->st, k->node, k->st ? k->st->code : PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "window");
+    dims[0] = X->dims[0];
+    dims[1] = X->dims[1];
+    for (i = 0; i < nsp; i++)
+        dims[i + 2] = out_sp[i];
+    if (pfvm_kctx_output(k, 0, X->dtype, X->rank, dims) || (I && pfvm_kctx_output(k, 1, PFVM_INT64, X->rank, dims)))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    Y = k->out[0];
     NC = X->dims[0] * X->dims[1];
     for (c = 0; c < NC; c++)
-        for (o0 = 0; o0 < out_sp[0]; o0++)
-            for (o1 = 0; o1 < out_sp[1]; o1++)
-                for (o2 = 0; o2 < out_sp[2]; o2++, at++) {
-                    double best = -INFINITY, sum = 0;
-                    int64_t cnt = 0, arg = 0;
-                    for (k0 = 0; k0 < w.k[0]; k0++)
-                        for (k1 = 0; k1 < w.k[1]; k1++)
-                            for (k2 = 0; k2 < w.k[2]; k2++) {
-                                int64_t p0 = o0 * w.s[0] - w.pb[0] + k0 * w.d[0], p1 = o1 * w.s[1] - w.pb[1] + k1 * w.d[1];
-                                int64_t p2 = o2 * w.s[2] - w.pb[2] + k2 * w.d[2], src;
-                                int inside = p0 >= 0 && p0 < in_sp[0] && p1 >= 0 && p1 < in_sp[1] && p2 >= 0 && p2 < in_sp[2];
-                                if (!inside) {
-                                    /* padding counts for the average only within the padded input */
-                                    if (count_pad && p0 < in_sp[0] + w.pe[0] && p1 < in_sp[1] + w.pe[1] && p2 < in_sp[2] + w.pe[2])
-                                        cnt++;
-                                    continue;
-                                }
-                                src = ((c * in_sp[0] + p0) * in_sp[1] + p1) * in_sp[2] + p2;
-                                {
-                                    double v = pfvm__nn_ldd(X, src);
-                                    if (v > best || (cnt == 0 && is_max && best == -INFINITY && v == -INFINITY)) {
+        for (o[0] = 0; o[0] < out_sp[0]; o[0]++)
+            for (o[1] = 0; o[1] < out_sp[1]; o[1]++)
+                for (o[2] = 0; o[2] < out_sp[2]; o[2]++, at++) {
+                    int64_t org[PFVM__NN_SP], ka[PFVM__NN_SP], kb[PFVM__NN_SP], cnt = 1, arg = -1;
+                    double best = 0, sum = 0;
+                    for (i = 0; i < PFVM__NN_SP; i++) {
+                        org[i] = o[i] * w.s[i] - w.pb[i];
+                        pfvm__nn_krange(org[i], w.d[i], w.k[i], 0, in_sp[i], &ka[i], &kb[i]);
+                        if (count_pad) {
+                            /* the padded input, not the window's overhang in ceil mode */
+                            int64_t pa, pz;
+                            pfvm__nn_krange(org[i], w.d[i], w.k[i], -w.pb[i], in_sp[i] + w.pe[i], &pa, &pz);
+                            cnt *= pz - pa;
+                        } else {
+                            cnt *= kb[i] - ka[i];
+                        }
+                    }
+                    for (kp[0] = ka[0]; kp[0] < kb[0]; kp[0]++)
+                        for (kp[1] = ka[1]; kp[1] < kb[1]; kp[1]++)
+                            for (kp[2] = ka[2]; kp[2] < kb[2]; kp[2]++) {
+                                int64_t q0 = org[0] + kp[0] * w.d[0], q1 = org[1] + kp[1] * w.d[1], q2 = org[2] + kp[2] * w.d[2];
+                                int64_t src = ((c * in_sp[0] + q0) * in_sp[1] + q1) * in_sp[2] + q2;
+                                double v = pfvm__nn_ld(X, src);
+                                if (kind == PFVM__NN_MAX) {
+                                    if (arg < 0 || v > best) {
                                         best = v;
-                                        arg = storage ? c * in_sp[0] * in_sp[1] * in_sp[2] + (p2 * in_sp[1] + p1) * in_sp[0] + p0
+                                        arg = storage ? c * in_sp[0] * in_sp[1] * in_sp[2] + (q2 * in_sp[1] + q1) * in_sp[0] + q0
                                                       : src;
                                     }
-                                    sum += v;
-                                    cnt++;
+                                } else {
+                                    sum += kind == PFVM__NN_LP ? pow(fabs(v), p) : v;
                                 }
                             }
-                    if (is_max) {
-                        pfvm__nn_st(Y, at, best);
-                        if (I && I->data)
-                            ((int64_t *)I->data)[at] = arg;
+                    if (kind == PFVM__NN_MAX) {
+                        /* a window entirely in the padding sees only padding */
+                        pfvm__nn_st(Y, at, arg < 0 ? -INFINITY : best);
+                        if (I)
+                            ((int64_t *)I->data)[at] = arg < 0 ? 0 : arg;
+                    } else if (kind == PFVM__NN_LP) {
+                        pfvm__nn_st(Y, at, pow(sum, 1.0 / p));
                     } else {
                         pfvm__nn_st(Y, at, cnt ? sum / (double)cnt : 0.0);
                     }
@@ -560,12 +818,17 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int is_max)
 
 static pfvm_code pfvm__nn_k_maxpool(pfvm_kctx *k)
 {
-    return pfvm__nn_pool(k, 1);
+    return pfvm__nn_pool(k, PFVM__NN_MAX);
 }
 
 static pfvm_code pfvm__nn_k_avgpool(pfvm_kctx *k)
 {
-    return pfvm__nn_pool(k, 0);
+    return pfvm__nn_pool(k, PFVM__NN_AVG);
+}
+
+static pfvm_code pfvm__nn_k_lppool(pfvm_kctx *k)
+{
+    return pfvm__nn_pool(k, PFVM__NN_LP);
 }
 
 static pfvm_code pfvm__nn_infer_global(pfvm_ictx *c)
@@ -574,108 +837,242 @@ static pfvm_code pfvm__nn_infer_global(pfvm_ictx *c)
     int i;
     if (out.rank < 0)
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    if (out.rank < 2)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input rank %d: global pooling needs N and C", out.rank);
     for (i = 2; i < out.rank; i++)
         out.dims[i] = pfvm_sym_const(c->syms, 1);
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     return PFVM_OK;
 }
 
-static pfvm_code pfvm__nn_global(pfvm_kctx *k, int is_max)
+static pfvm_code pfvm__nn_global(pfvm_kctx *k, int kind)
 {
     const pfvm_tensor *X = k->in[0];
-    int64_t NC = X->dims[0] * X->dims[1], plane = 1, c, i;
+    int64_t NC, plane, c, i, dims[PFVM_MAX_RANK];
+    double p = pfvm_node_attr_float(k->node, "p", 2.0f);
     int d;
-    for (d = 2; d < X->rank; d++)
-        plane *= X->dims[d];
+    if (X->rank < 2)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input rank %d: global pooling needs N and C", X->rank);
+    if (kind == PFVM__NN_LP && !(p > 0))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "p must be positive");
+    for (d = 0; d < X->rank; d++)
+        dims[d] = d < 2 ? X->dims[d] : 1;
+    if (pfvm_kctx_output(k, 0, X->dtype, X->rank, dims))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    NC = X->dims[0] * X->dims[1];
+    plane = pfvm__nn_plane(X);
     for (c = 0; c < NC; c++) {
-        double acc = is_max ? -INFINITY : 0;
+        double acc = kind == PFVM__NN_MAX ? -INFINITY : 0;
         for (i = 0; i < plane; i++) {
-            double v = pfvm__nn_ldd(X, c * plane + i);
-            acc = is_max ? (v > acc ? v : acc) : acc + v;
+            double v = pfvm__nn_ld(X, c * plane + i);
+            if (kind == PFVM__NN_MAX)
+                acc = v > acc ? v : acc;
+            else
+                acc += kind == PFVM__NN_LP ? pow(fabs(v), p) : v;
         }
-        pfvm__nn_st(k->out[0], c, is_max ? acc : plane ? acc / (double)plane : 0);
+        if (kind == PFVM__NN_AVG)
+            acc = plane ? acc / (double)plane : 0;
+        else if (kind == PFVM__NN_LP)
+            acc = pow(acc, 1.0 / p);
+        pfvm__nn_st(k->out[0], c, acc);
     }
     return PFVM_OK;
 }
 
 static pfvm_code pfvm__nn_k_gap(pfvm_kctx *k)
 {
-    return pfvm__nn_global(k, 0);
+    return pfvm__nn_global(k, PFVM__NN_AVG);
 }
 
 static pfvm_code pfvm__nn_k_gmp(pfvm_kctx *k)
 {
-    return pfvm__nn_global(k, 1);
+    return pfvm__nn_global(k, PFVM__NN_MAX);
+}
+
+static pfvm_code pfvm__nn_k_glp(pfvm_kctx *k)
+{
+    return pfvm__nn_global(k, PFVM__NN_LP);
+}
+
+/* ---- MaxRoiPool ----------------------------------------------------------------------------- */
+
+static pfvm_code pfvm__nn_roi_shape(const pfvm_node *node, int64_t *ph, int64_t *pw, pfvm_status *st)
+{
+    const int64_t *a;
+    if (pfvm_node_attr_ints(node, "pooled_shape", &a) != 2 || a[0] < 1 || a[1] < 1)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "pooled_shape must be two positive sizes");
+    *ph = a[0];
+    *pw = a[1];
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__nn_infer_roipool(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape, *r = &c->in[1]->type.shape;
+    int64_t ph, pw, five;
+    pfvm_shape out;
+    if (pfvm__nn_roi_shape(c->node, &ph, &pw, c->st))
+        return c->st->code;
+    if ((x->rank >= 0 && x->rank != 4) || (r->rank >= 0 && r->rank != 2))
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "MaxRoiPool takes a 4-D input and 2-D rois (ranks %d and %d)", x->rank,
+                          r->rank);
+    if (r->rank == 2 && pfvm_sym_is_const(r->dims[1], &five) && five != 5)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "rois rows have %lld entries, expected 5", (long long)five);
+    if (x->rank < 0 || r->rank < 0) {
+        if (pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4))
+            return c->st ? c->st->code : PFVM_ERR_NOMEM;
+        out = c->out[0]->type.shape;
+        if (r->rank == 2)
+            out.dims[0] = r->dims[0];
+        if (x->rank == 4)
+            out.dims[1] = x->dims[1];
+    } else {
+        out.rank = 4;
+        out.dims[0] = r->dims[0];
+        out.dims[1] = x->dims[1];
+    }
+    out.dims[2] = pfvm_sym_const(c->syms, ph);
+    out.dims[3] = pfvm_sym_const(c->syms, pw);
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
+}
+
+/* Caffe's ROI pooling: the box, scaled and rounded, is split into
+ * pooled_shape bins (floor at the start, ceil at the end, clipped to the
+ * input); an empty bin gives 0. */
+static pfvm_code pfvm__nn_k_roipool(pfvm_kctx *k)
+{
+    const pfvm_tensor *X = k->in[0], *R = k->in[1];
+    double scale = pfvm_node_attr_float(k->node, "spatial_scale", 1.0f);
+    int64_t ph, pw, dims[4], nr, C, H, W, r, c, y, x, i, j;
+    if (pfvm__nn_roi_shape(k->node, &ph, &pw, k->st))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "pooled_shape");
+    if (X->rank != 4 || R->rank != 2 || R->dims[1] != 5)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "MaxRoiPool takes a 4-D input and rois of shape [n, 5]");
+    nr = R->dims[0];
+    C = X->dims[1];
+    H = X->dims[2];
+    W = X->dims[3];
+    dims[0] = nr;
+    dims[1] = C;
+    dims[2] = ph;
+    dims[3] = pw;
+    if (pfvm_kctx_output(k, 0, X->dtype, 4, dims))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    for (r = 0; r < nr; r++) {
+        double b = pfvm__nn_ld(R, r * 5), box[4], bh, bw;
+        int64_t n = (int64_t)b, h0, w0;
+        if (!(b >= 0 && b < (double)X->dims[0]))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "roi %lld names batch %g of %lld", (long long)r, b,
+                                 (long long)X->dims[0]);
+        for (i = 0; i < 4; i++) {
+            double v = pfvm__nn_ld(R, r * 5 + 1 + i) * scale;
+            /* rounded half away from zero, kept in int64 range */
+            v = v != v ? 0 : v < -1e15 ? -1e15 : v > 1e15 ? 1e15 : v;
+            box[i] = v >= 0 ? floor(v + 0.5) : -floor(-v + 0.5);
+        }
+        w0 = (int64_t)box[0];
+        h0 = (int64_t)box[1];
+        bw = (double)((int64_t)box[2] - w0 + 1 > 1 ? (int64_t)box[2] - w0 + 1 : 1) / (double)pw;
+        bh = (double)((int64_t)box[3] - h0 + 1 > 1 ? (int64_t)box[3] - h0 + 1 : 1) / (double)ph;
+        for (c = 0; c < C; c++)
+            for (i = 0; i < ph; i++)
+                for (j = 0; j < pw; j++) {
+                    int64_t ys = h0 + (int64_t)floor((double)i * bh), ye = h0 + (int64_t)ceil((double)(i + 1) * bh);
+                    int64_t xs = w0 + (int64_t)floor((double)j * bw), xe = w0 + (int64_t)ceil((double)(j + 1) * bw);
+                    double best = -INFINITY;
+                    ys = ys < 0 ? 0 : ys > H ? H : ys;
+                    ye = ye < 0 ? 0 : ye > H ? H : ye;
+                    xs = xs < 0 ? 0 : xs > W ? W : xs;
+                    xe = xe < 0 ? 0 : xe > W ? W : xe;
+                    for (y = ys; y < ye; y++)
+                        for (x = xs; x < xe; x++) {
+                            double v = pfvm__nn_ld(X, ((n * C + c) * H + y) * W + x);
+                            best = v > best ? v : best;
+                        }
+                    pfvm__nn_st(k->out[0], ((r * C + c) * ph + i) * pw + j, ye <= ys || xe <= xs ? 0.0 : best);
+                }
+    }
+    return PFVM_OK;
 }
 
 /* ---- MaxUnpool ------------------------------------------------------------------------ */
 
-static int pfvm__nn_unpool_dims(const pfvm_node *node, int rank, const int64_t *in, const pfvm_tensor *oshape, int64_t *out,
-                                pfvm_status *st)
+/* The default output: (in - 1) * stride + kernel - pads, per spatial dim. */
+static pfvm_code pfvm__nn_unpool_default(const pfvm_node *node, int rank, const int64_t *in, int64_t *out, pfvm_status *st)
 {
     pfvm__nn_win w;
     int i;
-    if (oshape) {
-        if (pfvm_tensor_numel(oshape) != rank)
-            return 0;
-        for (i = 0; i < rank; i++)
-            out[i] = pfvm_tensor_get_i64(oshape, i);
-        return 1;
-    }
     if (pfvm__nn_window(node, rank - 2, NULL, &w, st))
-        return 0;
+        return st ? st->code : PFVM_ERR_INVALID;
     out[0] = in[0];
     out[1] = in[1];
     for (i = 0; i < rank - 2; i++)
-        out[i + 2] = (in[i + 2] - 1) * w.s[i] + w.k[i] - w.pb[i] - w.pe[i];
-    return 1;
+        if ((out[i + 2] = (in[i + 2] - 1) * w.s[i] + w.k[i] - w.pb[i] - w.pe[i]) < 0)
+            return pfvm__fail(st, PFVM_ERR_SHAPE, "pads leave a negative output size");
+    return PFVM_OK;
 }
 
 static pfvm_code pfvm__nn_infer_unpool(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
-    int64_t in[PFVM_MAX_RANK], out[PFVM_MAX_RANK];
-    const pfvm_tensor *os = c->n_in > 2 && c->in[2] ? c->in[2]->value : NULL;
+    int64_t os[PFVM_MAX_RANK];
+    pfvm__nn_win w;
     pfvm_shape s;
-    int i;
-    if (x->rank < 3 || (c->n_in > 2 && c->in[2] && !os))
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
-    for (i = 0; i < x->rank; i++)
-        if (!pfvm_sym_is_const(x->dims[i], &in[i]))
+    int i, n;
+    if (x->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    if (x->rank < 3)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input rank %d: unpooling needs N, C and spatial dims", x->rank);
+    if (pfvm__nn_window(c->node, x->rank - 2, NULL, &w, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    if (c->n_in > 2 && c->in[2]) {
+        if ((n = pfvm_ival_ints(c->in[2], os, PFVM_MAX_RANK)) < 0)
             return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
-    if (!pfvm__nn_unpool_dims(c->node, x->rank, in, os, out, c->st))
-        return pfvm__fail(c->st, PFVM_ERR_INVALID, "output_shape or window attributes do not fit rank %d", x->rank);
-    if (pfvm_shape_from_dims(c->syms, &s, x->rank, out, c->st))
-        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+        if (n != x->rank)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "output_shape has %d entries for rank %d", n, x->rank);
+        if (pfvm_shape_from_dims(c->syms, &s, n, os, c->st))
+            return c->st ? c->st->code : PFVM_ERR_INVALID;
+    } else {
+        s = *x;
+        for (i = 0; i < w.n; i++)
+            s.dims[i + 2] = pfvm_sym_addi(c->syms, pfvm_sym_muli(c->syms, x->dims[i + 2], w.s[i]),
+                                          w.k[i] - w.s[i] - w.pb[i] - w.pe[i]);
+    }
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &s);
     return PFVM_OK;
 }
 
 static pfvm_code pfvm__nn_k_unpool(pfvm_kctx *k)
 {
-    const pfvm_tensor *X = k->in[0], *I = k->in[1];
-    pfvm_tensor *Y = k->out[0];
-    int64_t n = pfvm_tensor_numel(X), total, i;
-    if (X->rank < 3 || X->rank > PFVM_MAX_RANK)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input must have N, C and spatial dims");
-    if (!Y->data) {
-        int64_t out[PFVM_MAX_RANK];
-        if (!pfvm__nn_unpool_dims(k->node, X->rank, X->dims, k->n_in > 2 ? k->in[2] : NULL, out, k->st) ||
-            pfvm_kctx_output(k, 0, X->dtype, X->rank, out))
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "cannot shape the output");
-    }
-    int64_t def[PFVM_MAX_RANK], dtotal = 1;
+    const pfvm_tensor *X = k->in[0], *I = k->in[1], *OS = k->n_in > 2 ? k->in[2] : NULL;
+    pfvm_tensor *Y;
+    int64_t n = pfvm_tensor_numel(X), total, i, out[PFVM_MAX_RANK], def[PFVM_MAX_RANK], dtotal = 1;
     int d;
-    total = pfvm_tensor_numel(Y);
+    if (X->rank < 3)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input must have N, C and spatial dims");
+    if (pfvm__nn_unpool_default(k->node, X->rank, X->dims, def, k->st))
+        return pfvm__op_fail(k->st, k->node, k->st ? k->st->code : PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "window");
+    memcpy(out, def, sizeof out);
+    if (OS) {
+        if (pfvm_tensor_numel(OS) != X->rank)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "output_shape has %lld entries for rank %d",
+                                 (long long)pfvm_tensor_numel(OS), X->rank);
+        for (d = 0; d < X->rank; d++)
+            out[d] = pfvm_tensor_get_i64(OS, d);
+    }
+    if (pfvm_kctx_output(k, 0, X->dtype, X->rank, out))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    Y = k->out[0];
     if (pfvm_tensor_numel(I) != n)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "indices do not match the input");
-    /* indices address the pooled input's shape (the default output); an
-     * explicit output_shape places the same coordinates in a larger tensor */
-    if (!pfvm__nn_unpool_dims(k->node, X->rank, X->dims, NULL, def, k->st))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "window attributes do not fit");
+    /* indices address the default output's shape; an explicit output_shape
+     * places the same coordinates in a larger tensor */
     for (d = 0; d < X->rank; d++)
         dtotal *= def[d];
-    memset(Y->data, 0, Y->nbytes);
+    total = pfvm_tensor_numel(Y);
+    if (Y->nbytes)
+        memset(Y->data, 0, Y->nbytes);
     for (i = 0; i < n; i++) {
         int64_t at = pfvm_tensor_get_i64(I, i), rest, dst = 0, mul = 1;
         int inside = 1;
@@ -691,114 +1088,235 @@ static pfvm_code pfvm__nn_k_unpool(pfvm_kctx *k)
             mul *= Y->dims[d];
         }
         if (inside && dst < total)
-            pfvm__nn_st(Y, dst, pfvm__nn_ldd(X, i));
+            pfvm__nn_st(Y, dst, pfvm__nn_ld(X, i));
     }
     return PFVM_OK;
 }
 
 /* ---- normalisation --------------------------------------------------------------------------- */
 
+/* Sum of len elements of t from off, and the sum of squared deviations. */
+static double pfvm__nn_sum(const pfvm_tensor *t, int64_t off, int64_t len)
+{
+    double s = 0;
+    int64_t i;
+    if (t->dtype == PFVM_FLOAT) {
+        const float *p = (const float *)t->data + off;
+        for (i = 0; i < len; i++)
+            s += p[i];
+    } else {
+        for (i = 0; i < len; i++)
+            s += pfvm__nn_ld(t, off + i);
+    }
+    return s;
+}
+
+static double pfvm__nn_sqdev(const pfvm_tensor *t, int64_t off, int64_t len, double mean)
+{
+    double s = 0;
+    int64_t i;
+    for (i = 0; i < len; i++) {
+        double d = (t->dtype == PFVM_FLOAT ? ((const float *)t->data)[off + i] : pfvm__nn_ld(t, off + i)) - mean;
+        s += d * d;
+    }
+    return s;
+}
+
+/* y[off + i] = x[off + i] * a + b for i < len. */
+static void pfvm__nn_affine(const pfvm_tensor *x, pfvm_tensor *y, int64_t off, int64_t len, double a, double b)
+{
+    int64_t i;
+    if (x->dtype == PFVM_FLOAT && y->dtype == PFVM_FLOAT) {
+        const float *xp = (const float *)x->data + off;
+        float *yp = (float *)y->data + off, fa = (float)a, fb = (float)b;
+        for (i = 0; i < len; i++)
+            yp[i] = xp[i] * fa + fb;
+    } else {
+        for (i = 0; i < len; i++)
+            pfvm__nn_st(y, off + i, pfvm__nn_ld(x, off + i) * a + b);
+    }
+}
+
+/* Output j (1 or more) of BatchNormalization: running or saved statistics,
+ * typed like mean/var (outputs 1, 2) or scale (3, 4). */
 static pfvm_code pfvm__nn_infer_bn(pfvm_ictx *c)
 {
     int j;
     c->out[0]->type = c->in[0]->type;
     for (j = 1; j < c->n_out; j++)
         if (c->out[j])
-            c->out[j]->type = c->in[j < 3 ? 3 + j - 1 : 1]->type;
+            c->out[j]->type = c->in[j < 3 ? j + 2 : 1]->type;
     return PFVM_OK;
+}
+
+static int pfvm__nn_bn_training(const pfvm_kctx *k)
+{
+    int opset = k->node->opset;
+    if (opset >= 14)
+        return pfvm_node_attr_int(k->node, "training_mode", 0) != 0;
+    /* before 14 the statistics outputs mean training, unless is_test says otherwise */
+    if (opset < 7 && pfvm_node_attr_int(k->node, "is_test", 0))
+        return 0;
+    return k->n_out > 1 && k->out[1];
+}
+
+/* Batch mean and variance of channel c over N and the plane. */
+static void pfvm__nn_bn_stats(const pfvm_tensor *X, int64_t N, int64_t C, int64_t plane, int64_t c, double *mean, double *var)
+{
+    double cnt = (double)(N * plane), s = 0, s2 = 0;
+    int64_t n;
+    for (n = 0; n < N; n++)
+        s += pfvm__nn_sum(X, (n * C + c) * plane, plane);
+    s /= cnt > 0 ? cnt : 1;
+    for (n = 0; n < N; n++)
+        s2 += pfvm__nn_sqdev(X, (n * C + c) * plane, plane, s);
+    *mean = s;
+    *var = s2 / (cnt > 0 ? cnt : 1);
+}
+
+/* Outputs 1..4 at entry i: running mean and variance (updated with the
+ * momentum when training), then the statistics used. */
+static void pfvm__nn_bn_outputs(pfvm_kctx *k, int64_t i, int training, double run_mean, double run_var, double mean, double var)
+{
+    double mom = pfvm_node_attr_float(k->node, "momentum", 0.9f), v[5];
+    int j;
+    v[1] = training ? run_mean * mom + mean * (1 - mom) : run_mean;
+    v[2] = training ? run_var * mom + var * (1 - mom) : run_var;
+    v[3] = mean;
+    v[4] = var;
+    for (j = 1; j < k->n_out && j < 5; j++)
+        if (k->out[j])
+            pfvm__nn_st(k->out[j], i, v[j]);
 }
 
 static pfvm_code pfvm__nn_k_bn(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *S = k->in[1], *B = k->in[2], *Mn = k->in[3], *V = k->in[4];
-    double eps = pfvm_node_attr_float(k->node, "epsilon", 1e-5f), mom = pfvm_node_attr_float(k->node, "momentum", 0.9f);
-    int training = (int)pfvm_node_attr_int(k->node, "training_mode", 0);
-    int64_t N = X->dims[0], C = X->rank > 1 ? X->dims[1] : 1, plane = 1, n, c, i;
-    int d;
-    for (d = 2; d < X->rank; d++)
-        plane *= X->dims[d];
-    for (c = 0; c < C; c++) {
-        double mean = pfvm__nn_ldd(Mn, c), var = pfvm__nn_ldd(V, c), scale, shift;
-        if (training) {
-            double s = 0, s2 = 0, cnt = (double)(N * plane);
-            for (n = 0; n < N; n++)
-                for (i = 0; i < plane; i++) {
-                    double v = pfvm__nn_ldd(X, (n * C + c) * plane + i);
-                    s += v;
-                    s2 += v * v;
-                }
-            s /= cnt ? cnt : 1;
-            s2 = s2 / (cnt ? cnt : 1) - s * s;
-            if (k->n_out > 1 && k->out[1])
-                pfvm__nn_st(k->out[1], c, mean * mom + s * (1 - mom));
-            if (k->n_out > 2 && k->out[2])
-                pfvm__nn_st(k->out[2], c, var * mom + s2 * (1 - mom));
-            mean = s;
-            var = s2;
-        }
-        scale = pfvm__nn_ldd(S, c) / sqrt(var + eps);
-        shift = pfvm__nn_ldd(B, c) - mean * scale;
+    double eps = pfvm_node_attr_float(k->node, "epsilon", 1e-5f);
+    int spatial = k->node->opset >= 9 || pfvm_node_attr_int(k->node, "spatial", 1) != 0, training = pfvm__nn_bn_training(k);
+    int64_t N, C, plane, np, n, c;
+    int j;
+    if (X->rank < 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input must have a batch dimension");
+    N = X->dims[0];
+    C = X->rank > 1 ? X->dims[1] : 1;
+    plane = pfvm__nn_plane(X);
+    /* spatial=0 (opsets 6-8) keeps statistics per activation, not per channel */
+    np = spatial ? C : C * plane;
+    if (pfvm_tensor_numel(S) != np || pfvm_tensor_numel(B) != np || pfvm_tensor_numel(Mn) != np || pfvm_tensor_numel(V) != np)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "scale, bias, mean and var must have %lld entries", (long long)np);
+    if (training && !spatial)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "training with spatial=0");
+    if (pfvm__nn_out_like(k, 0, X))
+        return k->st->code;
+    for (j = 1; j < k->n_out && j < 5; j++)
+        if (pfvm_kctx_output(k, j, (j < 3 ? Mn : S)->dtype, (j < 3 ? Mn : S)->rank, (j < 3 ? Mn : S)->dims))
+            return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    /* per channel, the whole plane; per activation, one element */
+    for (c = 0; c < np; c++) {
+        double run_mean = pfvm__nn_ld(Mn, c), run_var = pfvm__nn_ld(V, c), mean = run_mean, var = run_var, a, b;
+        int64_t len = spatial ? plane : 1, stride = spatial ? C * plane : np;
+        if (training)
+            pfvm__nn_bn_stats(X, N, C, plane, c, &mean, &var);
+        pfvm__nn_bn_outputs(k, c, training, run_mean, run_var, mean, var);
+        a = pfvm__nn_ld(S, c) / sqrt(var + eps);
+        b = pfvm__nn_ld(B, c) - mean * a;
         for (n = 0; n < N; n++)
-            for (i = 0; i < plane; i++) {
-                int64_t at = (n * C + c) * plane + i;
-                pfvm__nn_st(k->out[0], at, pfvm__nn_ldd(X, at) * scale + shift);
-            }
+            pfvm__nn_affine(X, k->out[0], n * stride + c * len, len, a, b);
     }
     return PFVM_OK;
+}
+
+static int pfvm__nn_stash_ok(pfvm_dtype t)
+{
+    return t == PFVM_FLOAT || t == PFVM_DOUBLE || t == PFVM_FLOAT16 || t == PFVM_BFLOAT16;
 }
 
 static pfvm_code pfvm__nn_infer_ln(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
-    int j;
+    pfvm_dtype stash = (pfvm_dtype)pfvm_node_attr_int(c->node, "stash_type", 1);
+    int j, a = 0;
+    if (!pfvm__nn_stash_ok(stash))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "stash_type %d is not a floating-point type", (int)stash);
     c->out[0]->type = c->in[0]->type;
+    if (x->rank >= 0 && (a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", -1), x->rank)) < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
     for (j = 1; j < c->n_out; j++) {
         pfvm_shape s = *x;
-        int a, i;
+        int i;
         if (!c->out[j])
             continue;
         if (x->rank < 0) {
-            pfvm_infer_unknown(c, j, PFVM_FLOAT, -1);
+            if (pfvm_infer_unknown(c, j, stash, -1))
+                return c->st ? c->st->code : PFVM_ERR_NOMEM;
             continue;
         }
-        a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", -1), x->rank);
-        if (a < 0)
-            return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range");
         for (i = a; i < x->rank; i++)
             s.dims[i] = pfvm_sym_const(c->syms, 1);
-        pfvm_ival_set_tensor(c->out[j], (pfvm_dtype)pfvm_node_attr_int(c->node, "stash_type", 1), &s);
+        pfvm_ival_set_tensor(c->out[j], stash, &s);
     }
     return PFVM_OK;
+}
+
+/* Scale and bias of LayerNormalization apply along the normalised dims;
+ * pfvm supports the forms that repeat every `numel` elements: shapes equal
+ * to the trailing dims, with leading 1s. */
+static int pfvm__nn_ln_param_ok(const pfvm_tensor *p, const pfvm_tensor *X, int axis)
+{
+    int d, off;
+    if (!p)
+        return 1;
+    off = X->rank - p->rank;
+    for (d = 0; d < p->rank; d++) {
+        int xd = d + off;
+        if (xd < axis ? p->dims[d] != 1 : p->dims[d] != X->dims[xd])
+            return 0;
+    }
+    return 1;
 }
 
 static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *S = k->in[1], *B = k->n_in > 2 ? k->in[2] : NULL;
     double eps = pfvm_node_attr_float(k->node, "epsilon", 1e-5f);
-    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", -1), X->rank), d;
-    int64_t outer = 1, inner = 1, o, i, ns = pfvm_tensor_numel(S), nb = B ? pfvm_tensor_numel(B) : 0;
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", -1), X->rank), d, j;
+    int64_t outer = 1, inner = 1, o, i, ns, nb, sdims[PFVM_MAX_RANK];
+    pfvm_dtype stash = (pfvm_dtype)pfvm_node_attr_int(k->node, "stash_type", 1);
     if (a < 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
-    for (d = 0; d < a; d++)
-        outer *= X->dims[d];
-    for (d = a; d < X->rank; d++)
-        inner *= X->dims[d];
-    if (ns < 1 || inner % ns || (B && (nb < 1 || inner % nb)))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "scale or bias does not broadcast to the normalised dims");
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range for rank %d", X->rank);
+    if (!pfvm__nn_stash_ok(stash))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "stash_type %d is not a floating-point type", (int)stash);
+    if (!pfvm__nn_ln_param_ok(S, X, a) || !pfvm__nn_ln_param_ok(B, X, a))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "scale and bias must have the normalised dims' shape");
+    for (d = 0; d < X->rank; d++) {
+        if (d < a)
+            outer *= X->dims[d];
+        else
+            inner *= X->dims[d];
+        sdims[d] = d < a ? X->dims[d] : 1;
+    }
+    ns = pfvm_tensor_numel(S);
+    nb = B ? pfvm_tensor_numel(B) : 0;
+    if (pfvm__nn_out_like(k, 0, X))
+        return k->st->code;
+    for (j = 1; j < k->n_out && j < 3; j++)
+        if (pfvm_kctx_output(k, j, stash, X->rank, sdims))
+            return k->st ? k->st->code : PFVM_ERR_SHAPE;
     for (o = 0; o < outer; o++) {
-        double mean = 0, var = 0, inv;
-        for (i = 0; i < inner; i++)
-            mean += pfvm__nn_ldd(X, o * inner + i);
-        mean /= (double)(inner ? inner : 1);
-        for (i = 0; i < inner; i++) {
-            double dv = pfvm__nn_ldd(X, o * inner + i) - mean;
-            var += dv * dv;
+        int64_t base = o * inner;
+        double mean = pfvm__nn_sum(X, base, inner) / (double)(inner ? inner : 1), inv;
+        inv = 1.0 / sqrt(pfvm__nn_sqdev(X, base, inner, mean) / (double)(inner ? inner : 1) + eps);
+        if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(S) && (!B || pfvm__nn_is_f32(B)) && pfvm__nn_is_f32(k->out[0])) {
+            const float *xp = (const float *)X->data + base, *sp = (const float *)S->data, *bp = B ? (const float *)B->data : NULL;
+            float *yp = (float *)k->out[0]->data + base, fm = (float)mean, fi = (float)inv;
+            for (i = 0; i < inner; i++)
+                yp[i] = (xp[i] - fm) * fi * sp[i % ns] + (bp ? bp[i % nb] : 0.0f);
+        } else {
+            for (i = 0; i < inner; i++)
+                pfvm__nn_st(k->out[0], base + i,
+                            (pfvm__nn_ld(X, base + i) - mean) * inv * pfvm__nn_ld(S, i % ns) + (B ? pfvm__nn_ld(B, i % nb) : 0));
         }
-        var /= (double)(inner ? inner : 1);
-        inv = 1.0 / sqrt(var + eps);
-        for (i = 0; i < inner; i++)
-            pfvm__nn_st(k->out[0], o * inner + i,
-                        (pfvm__nn_ldd(X, o * inner + i) - mean) * inv * pfvm__nn_ldd(S, i % ns) + (B ? pfvm__nn_ldd(B, i % nb) : 0));
         if (k->n_out > 1 && k->out[1])
             pfvm__nn_st(k->out[1], o, mean);
         if (k->n_out > 2 && k->out[2])
@@ -811,23 +1329,22 @@ static pfvm_code pfvm__nn_k_instnorm(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *S = k->in[1], *B = k->in[2];
     double eps = pfvm_node_attr_float(k->node, "epsilon", 1e-5f);
-    int64_t N = X->dims[0], C = X->dims[1], plane = 1, n, c, i;
-    int d;
-    for (d = 2; d < X->rank; d++)
-        plane *= X->dims[d];
+    int64_t N, C, plane, n, c;
+    if (X->rank < 2)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input rank %d: needs N and C", X->rank);
+    N = X->dims[0];
+    C = X->dims[1];
+    plane = pfvm__nn_plane(X);
+    if (pfvm_tensor_numel(S) != C || pfvm_tensor_numel(B) != C)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "scale and bias must have %lld entries", (long long)C);
+    if (pfvm__nn_out_like(k, 0, X))
+        return k->st->code;
     for (n = 0; n < N; n++)
         for (c = 0; c < C; c++) {
             int64_t base = (n * C + c) * plane;
-            double mean = 0, var = 0, inv;
-            for (i = 0; i < plane; i++)
-                mean += pfvm__nn_ldd(X, base + i);
-            mean /= (double)(plane ? plane : 1);
-            for (i = 0; i < plane; i++)
-                var += (pfvm__nn_ldd(X, base + i) - mean) * (pfvm__nn_ldd(X, base + i) - mean);
-            var /= (double)(plane ? plane : 1);
-            inv = 1.0 / sqrt(var + eps);
-            for (i = 0; i < plane; i++)
-                pfvm__nn_st(k->out[0], base + i, (pfvm__nn_ldd(X, base + i) - mean) * inv * pfvm__nn_ldd(S, c) + pfvm__nn_ldd(B, c));
+            double mean = pfvm__nn_sum(X, base, plane) / (double)(plane ? plane : 1), a;
+            a = pfvm__nn_ld(S, c) / sqrt(pfvm__nn_sqdev(X, base, plane, mean) / (double)(plane ? plane : 1) + eps);
+            pfvm__nn_affine(X, k->out[0], base, plane, a, pfvm__nn_ld(B, c) - mean * a);
         }
     return PFVM_OK;
 }
@@ -837,47 +1354,117 @@ static pfvm_code pfvm__nn_k_lrn(pfvm_kctx *k)
     const pfvm_tensor *X = k->in[0];
     double alpha = pfvm_node_attr_float(k->node, "alpha", 1e-4f), beta = pfvm_node_attr_float(k->node, "beta", 0.75f);
     double bias = pfvm_node_attr_float(k->node, "bias", 1.0f);
-    int64_t size = pfvm_node_attr_int(k->node, "size", 0), N = X->dims[0], C = X->dims[1], plane = 1, n, c, i, j;
-    int d;
+    int64_t size = pfvm_node_attr_int(k->node, "size", 0), N, C, plane, n, c, i, j;
     if (size < 1)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "size must be positive");
-    for (d = 2; d < X->rank; d++)
-        plane *= X->dims[d];
+    if (X->rank < 2)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input rank %d: needs N and C", X->rank);
+    if (pfvm__nn_out_like(k, 0, X))
+        return k->st->code;
+    N = X->dims[0];
+    C = X->dims[1];
+    plane = pfvm__nn_plane(X);
+    /* channels c - floor((size-1)/2) .. c + ceil((size-1)/2) */
     for (n = 0; n < N; n++)
         for (c = 0; c < C; c++)
             for (i = 0; i < plane; i++) {
                 double s = 0;
                 int64_t lo = c - (size - 1) / 2, hi = c + size / 2;
                 for (j = lo < 0 ? 0 : lo; j <= hi && j < C; j++) {
-                    double v = pfvm__nn_ldd(X, (n * C + j) * plane + i);
+                    double v = pfvm__nn_ld(X, (n * C + j) * plane + i);
                     s += v * v;
                 }
                 pfvm__nn_st(k->out[0], (n * C + c) * plane + i,
-                            pfvm__nn_ldd(X, (n * C + c) * plane + i) / pow(bias + alpha / (double)size * s, beta));
+                            pfvm__nn_ld(X, (n * C + c) * plane + i) / pow(bias + alpha / (double)size * s, beta));
             }
+    return PFVM_OK;
+}
+
+/* y = x / ||x||_p along axis (p 1 or 2); a zero vector stays zero. */
+static pfvm_code pfvm__nn_k_lpnorm(pfvm_kctx *k)
+{
+    const pfvm_tensor *X = k->in[0];
+    int64_t p = pfvm_node_attr_int(k->node, "p", 2), outer = 1, len, inner = 1, o, j, i;
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", -1), X->rank), d;
+    if (p != 1 && p != 2)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "p must be 1 or 2, not %lld", (long long)p);
+    if (a < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range for rank %d", X->rank);
+    if (pfvm__nn_out_like(k, 0, X))
+        return k->st->code;
+    for (d = 0; d < a; d++)
+        outer *= X->dims[d];
+    len = X->dims[a];
+    for (d = a + 1; d < X->rank; d++)
+        inner *= X->dims[d];
+    for (o = 0; o < outer; o++)
+        for (j = 0; j < inner; j++) {
+            int64_t base = o * len * inner + j;
+            double norm = 0;
+            for (i = 0; i < len; i++) {
+                double v = pfvm__nn_ld(X, base + i * inner);
+                norm += p == 1 ? fabs(v) : v * v;
+            }
+            if (p == 2)
+                norm = sqrt(norm);
+            for (i = 0; i < len; i++)
+                pfvm__nn_st(k->out[0], base + i * inner, norm > 0 ? pfvm__nn_ld(X, base + i * inner) / norm : 0.0);
+        }
     return PFVM_OK;
 }
 
 /* ---- Softmax family -------------------------------------------------------------------------- */
 
-/* Softmax variants: 0 softmax, 1 log-softmax, 2 hardmax. Opset < 13
- * flattens to 2-D at `axis` (default 1); 13+ works along one axis (-1). */
+enum { PFVM__NN_SOFTMAX = 0, PFVM__NN_LOGSOFTMAX, PFVM__NN_HARDMAX };
+
+/* One float vector of len elements at stride st: softmax with a single
+ * exp per element (exps are kept in y). */
+static void pfvm__nn_softmax_f32(const float *x, float *y, int64_t len, int64_t st, int kind)
+{
+    float mx = -INFINITY;
+    double sum = 0;
+    int64_t i;
+    for (i = 0; i < len; i++)
+        mx = x[i * st] > mx ? x[i * st] : mx;
+    if (kind == PFVM__NN_SOFTMAX) {
+        float inv;
+        for (i = 0; i < len; i++) {
+            y[i * st] = (float)exp((double)(x[i * st] - mx));
+            sum += y[i * st];
+        }
+        inv = (float)(1.0 / sum);
+        for (i = 0; i < len; i++)
+            y[i * st] *= inv;
+    } else {
+        float lse;
+        for (i = 0; i < len; i++)
+            sum += exp((double)(x[i * st] - mx));
+        lse = (float)log(sum);
+        for (i = 0; i < len; i++)
+            y[i * st] = x[i * st] - mx - lse;
+    }
+}
+
+/* Softmax variants. Opset < 13 flattens to 2-D at `axis` (default 1);
+ * 13+ works along one axis (default -1). */
 static pfvm_code pfvm__nn_softmax(pfvm_kctx *k, int kind)
 {
     const pfvm_tensor *X = k->in[0];
+    pfvm_tensor *Y;
     int old = k->node->opset < 13, a, d;
     int64_t outer = 1, len = 1, inner = 1, o, i, j;
     a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", old ? 1 : -1), X->rank > 0 ? X->rank : 1);
     if (a < 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range for rank %d", X->rank);
+    if (pfvm__nn_out_like(k, 0, X))
+        return k->st->code;
+    Y = k->out[0];
+    for (d = 0; d < a; d++)
+        outer *= X->dims[d];
     if (old) {
-        for (d = 0; d < a; d++)
-            outer *= X->dims[d];
         for (d = a; d < X->rank; d++)
             len *= X->dims[d];
     } else {
-        for (d = 0; d < a; d++)
-            outer *= X->dims[d];
         len = X->rank ? X->dims[a] : 1;
         for (d = a + 1; d < X->rank; d++)
             inner *= X->dims[d];
@@ -886,23 +1473,27 @@ static pfvm_code pfvm__nn_softmax(pfvm_kctx *k, int kind)
         for (j = 0; j < inner; j++) {
             int64_t base = o * len * inner + j, best = 0;
             double mx = -INFINITY, sum = 0;
+            if (kind != PFVM__NN_HARDMAX && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
+                pfvm__nn_softmax_f32((const float *)X->data + base, (float *)Y->data + base, len, inner, kind);
+                continue;
+            }
             for (i = 0; i < len; i++) {
-                double v = pfvm__nn_ldd(X, base + i * inner);
+                double v = pfvm__nn_ld(X, base + i * inner);
                 if (v > mx) {
                     mx = v;
                     best = i;
                 }
             }
-            if (kind == 2) {
+            if (kind == PFVM__NN_HARDMAX) {
                 for (i = 0; i < len; i++)
-                    pfvm__nn_st(k->out[0], base + i * inner, i == best ? 1.0 : 0.0);
+                    pfvm__nn_st(Y, base + i * inner, i == best ? 1.0 : 0.0);
                 continue;
             }
             for (i = 0; i < len; i++)
-                sum += exp(pfvm__nn_ldd(X, base + i * inner) - mx);
+                sum += exp(pfvm__nn_ld(X, base + i * inner) - mx);
             for (i = 0; i < len; i++) {
-                double v = pfvm__nn_ldd(X, base + i * inner) - mx;
-                pfvm__nn_st(k->out[0], base + i * inner, kind ? v - log(sum) : exp(v) / sum);
+                double v = pfvm__nn_ld(X, base + i * inner) - mx;
+                pfvm__nn_st(Y, base + i * inner, kind == PFVM__NN_LOGSOFTMAX ? v - log(sum) : exp(v) / sum);
             }
         }
     return PFVM_OK;
@@ -910,33 +1501,38 @@ static pfvm_code pfvm__nn_softmax(pfvm_kctx *k, int kind)
 
 static pfvm_code pfvm__nn_k_softmax(pfvm_kctx *k)
 {
-    return pfvm__nn_softmax(k, 0);
+    return pfvm__nn_softmax(k, PFVM__NN_SOFTMAX);
 }
 
 static pfvm_code pfvm__nn_k_logsoftmax(pfvm_kctx *k)
 {
-    return pfvm__nn_softmax(k, 1);
+    return pfvm__nn_softmax(k, PFVM__NN_LOGSOFTMAX);
 }
 
 static pfvm_code pfvm__nn_k_hardmax(pfvm_kctx *k)
 {
-    return pfvm__nn_softmax(k, 2);
+    return pfvm__nn_softmax(k, PFVM__NN_HARDMAX);
 }
 
-#define PFVM__NN_F "float,double,float16"
+#define PFVM__NN_F "float,double,float16,bfloat16"
 
 const pfvm_op_def pfvm__ops_nn[] = {
     {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0},
     {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0},
     {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, 0},
     {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0},
+    {"LpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_lppool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0},
     {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0},
+    {"MaxRoiPool", "", 1, 0, 2, 2, 1, 1, pfvm__nn_infer_roipool, pfvm__nn_k_roipool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0},
     {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
     {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
-    {"BatchNormalization", "", 6, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0},
+    {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
+    {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0},
+    {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0},
     {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
-    {"InstanceNormalization", "", 6, 0, 3, 3, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
+    {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
     {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0},
+    {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
     {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
     {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
     {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
