@@ -10,22 +10,39 @@
  * few levels, a malicious file could nest until the stack ends. */
 #define PFVM__ONNX_MAX_DEPTH 64
 
+/* Longer dim_params are treated as unnamed dims. */
+#define PFVM__ONNX_MAX_DIM_PARAM 1024
+
 /* A byte range inside the input; strings and submessages are spans. */
-typedef struct pfvm__span {
+typedef struct pfvm__onnx_slice {
     const unsigned char *p;
     size_t n;
-} pfvm__span;
+} pfvm__onnx_slice;
 
 typedef struct pfvm__onnx_rd {
     pfvm_model *m;        /* destination (NULL when reading a value file) */
     pfvm_status *st;
     unsigned flags;
-    int depth;
+    int depth;            /* graphs, types and values being read, nested */
+    char *scratch;        /* stb_ds: pfvm__onnx_name's buffer */
 } pfvm__onnx_rd;
 
 static pfvm_code pfvm__onnx_bad(pfvm__onnx_rd *r, const char *what)
 {
     return pfvm__fail(r->st, PFVM_ERR_PARSE, "malformed ONNX: %s", what);
+}
+
+static pfvm_code pfvm__onnx_nomem(pfvm__onnx_rd *r)
+{
+    return pfvm__fail(r->st, PFVM_ERR_NOMEM, "out of memory");
+}
+
+/* The code of a failure a callee reported. r->st is never NULL and starts
+ * cleared, so a callee that failed without a message (an allocation inside
+ * the symbol table, say) still gives an error, never PFVM_OK. */
+static pfvm_code pfvm__onnx_err(pfvm__onnx_rd *r)
+{
+    return r->st->code != PFVM_OK ? r->st->code : pfvm__onnx_nomem(r);
 }
 
 /* ---- wire-format primitives over nanopb streams ---------------------------- */
@@ -37,18 +54,21 @@ static const unsigned char *pfvm__onnx_pos(const pb_istream_t *s)
     return (const unsigned char *)s->state;
 }
 
-/* Next field: 1 with tag and wire type, 0 at the end, -1 on a bad tag. */
+/* Next field: 1 with tag and wire type, 0 at the end, -1 on a bad tag.
+ * nanopb reports a zero tag as the end of a message (for zero-terminated
+ * streams); in ONNX files field number 0 never occurs, so it is an error
+ * here rather than a silent end that would drop the rest of the message. */
 static int pfvm__onnx_next(pb_istream_t *s, uint32_t *tag, pb_wire_type_t *wt)
 {
     bool eof = false;
     if (!s->bytes_left)
         return 0;
-    if (!pb_decode_tag(s, wt, tag, &eof))
-        return eof ? 0 : -1;
+    if (!pb_decode_tag(s, wt, tag, &eof) || *tag == 0)
+        return -1;
     return 1;
 }
 
-static int pfvm__onnx_span(pb_istream_t *s, pb_wire_type_t wt, pfvm__span *out)
+static int pfvm__onnx_span(pb_istream_t *s, pb_wire_type_t wt, pfvm__onnx_slice *out)
 {
     uint64_t len;
     if (wt != PB_WT_STRING || !pb_decode_varint(s, &len) || len > s->bytes_left)
@@ -110,7 +130,7 @@ static int pfvm__onnx_fixed(pb_istream_t *s, pb_wire_type_t wt, size_t width, un
         return 1;
     }
     if (wt == PB_WT_STRING) {
-        pfvm__span sp;
+        pfvm__onnx_slice sp;
         if (!pfvm__onnx_span(s, wt, &sp) || sp.n % width)
             return 0;
         if (sp.n)
@@ -120,12 +140,12 @@ static int pfvm__onnx_fixed(pb_istream_t *s, pb_wire_type_t wt, size_t width, un
     return 0;
 }
 
-static pb_istream_t pfvm__onnx_stream(pfvm__span sp)
+static pb_istream_t pfvm__onnx_stream(pfvm__onnx_slice sp)
 {
     return pb_istream_from_buffer(sp.p, sp.n);
 }
 
-static const char *pfvm__onnx_str(pfvm__onnx_rd *r, pfvm__span sp)
+static const char *pfvm__onnx_str(pfvm__onnx_rd *r, pfvm__onnx_slice sp)
 {
     const char *s = r->m ? pfvm_model_strndup(r->m, (const char *)sp.p, sp.n) : NULL;
     if (!s)
@@ -139,15 +159,15 @@ static const char *pfvm__onnx_str(pfvm__onnx_rd *r, pfvm__span sp)
 typedef struct pfvm__onnx_tp {
     int64_t *dims;            /* stb_ds */
     int64_t dtype;
-    pfvm__span name, raw;
+    pfvm__onnx_slice name, raw;
     int has_raw, external, has_segment;
     unsigned char *f32;       /* stb_ds bytes: float_data */
     unsigned char *f64;       /* double_data */
     int64_t *i32;             /* int32_data (as int64) */
     int64_t *i64;             /* int64_data */
     int64_t *u64;             /* uint64_data */
-    pfvm__span *strs;         /* stb_ds: string_data */
-    pfvm__span ext_location;
+    pfvm__onnx_slice *strs;         /* stb_ds: string_data */
+    pfvm__onnx_slice ext_location;
     int64_t ext_offset, ext_length;
 } pfvm__onnx_tp;
 
@@ -162,10 +182,10 @@ static void pfvm__onnx_tp_free(pfvm__onnx_tp *t)
     stbds_arrfree(t->strs);
 }
 
-static pfvm_code pfvm__onnx_ext_entry(pfvm__onnx_rd *r, pfvm__span sp, pfvm__onnx_tp *t)
+static pfvm_code pfvm__onnx_ext_entry(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm__onnx_tp *t)
 {
     pb_istream_t s = pfvm__onnx_stream(sp);
-    pfvm__span key = {NULL, 0}, val = {NULL, 0};
+    pfvm__onnx_slice key = {NULL, 0}, val = {NULL, 0};
     uint32_t tag;
     pb_wire_type_t wt;
     int k;
@@ -199,7 +219,7 @@ static pfvm_code pfvm__onnx_ext_entry(pfvm__onnx_rd *r, pfvm__span sp, pfvm__onn
     return PFVM_OK;
 }
 
-static pfvm_code pfvm__onnx_parse_tp(pfvm__onnx_rd *r, pfvm__span sp, pfvm__onnx_tp *t)
+static pfvm_code pfvm__onnx_parse_tp(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm__onnx_tp *t)
 {
     pb_istream_t s = pfvm__onnx_stream(sp);
     uint32_t tag;
@@ -209,7 +229,7 @@ static pfvm_code pfvm__onnx_parse_tp(pfvm__onnx_rd *r, pfvm__span sp, pfvm__onnx
     t->ext_length = -1;
     while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
         int ok = 1;
-        pfvm__span x;
+        pfvm__onnx_slice x;
         int64_t v = 0;
         switch (tag) {
         case onnx_TensorProto_dims_tag: ok = pfvm__onnx_ints(&s, wt, &t->dims); break;
@@ -233,7 +253,7 @@ static pfvm_code pfvm__onnx_parse_tp(pfvm__onnx_rd *r, pfvm__span sp, pfvm__onnx
         case onnx_TensorProto_external_data_tag:
             ok = pfvm__onnx_span(&s, wt, &x);
             if (ok && pfvm__onnx_ext_entry(r, x, t))
-                return r->st ? r->st->code : PFVM_ERR_PARSE;
+                return pfvm__onnx_err(r);
             break;
         case onnx_TensorProto_data_location_tag:
             ok = pfvm__onnx_i64(&s, wt, &v);
@@ -249,40 +269,64 @@ static pfvm_code pfvm__onnx_parse_tp(pfvm__onnx_rd *r, pfvm__span sp, pfvm__onnx
     return PFVM_OK;
 }
 
+/* A tensor's name for messages (at most 200 bytes of it). */
+#define PFVM__ONNX_NAME_ARG(t) (int)((t)->name.n > 200 ? 200 : (t)->name.n), ((t)->name.p ? (const char *)(t)->name.p : "")
+
+/* External data locations must stay inside the model's directory: no
+ * absolute paths, drive letters, `..` components or embedded NULs. */
+static int pfvm__onnx_safe_location(const char *name, size_t n)
+{
+    size_t i, start = 0;
+    if (!n || strlen(name) != n || name[0] == '/' || name[0] == '\\')
+        return 0;
+    for (i = 0; i <= n; i++) {
+        if (i < n && name[i] == ':')
+            return 0;
+        if (i == n || name[i] == '/' || name[i] == '\\') {
+            if (i - start == 2 && name[start] == '.' && name[start + 1] == '.')
+                return 0;
+            start = i + 1;
+        }
+    }
+    return 1;
+}
+
 /* Bytes of a file external data refers to, read into a heap block that the
- * model owns. */
+ * model owns. The file's size is checked before anything is allocated. */
 static pfvm_code pfvm__onnx_external(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, size_t bytes, void **out)
 {
 #ifndef PFVM_NO_STDIO
     char path[4096], name[1024];
     FILE *f;
-    size_t i;
     unsigned char *buf;
-    long long size;
+    long size;
     if (!r->m || !r->m->dir)
-        return pfvm__fail(r->st, PFVM_ERR_IO, "external data needs a model loaded from a file");
+        return pfvm__fail(r->st, PFVM_ERR_IO,
+                          "tensor '%.*s': external data needs a model loaded from a file (pfvm_onnx_load_file)",
+                          PFVM__ONNX_NAME_ARG(t));
     if (!t->ext_location.n || t->ext_location.n >= sizeof name)
-        return pfvm__fail(r->st, PFVM_ERR_INVALID, "external data without a valid location");
+        return pfvm__fail(r->st, PFVM_ERR_INVALID, "tensor '%.*s': external data without a valid location",
+                          PFVM__ONNX_NAME_ARG(t));
     memcpy(name, t->ext_location.p, t->ext_location.n);
     name[t->ext_location.n] = 0;
-    /* stay inside the model's directory */
-    if (name[0] == '/' || name[0] == '\\' || strstr(name, "..") || strlen(name) != t->ext_location.n)
-        return pfvm__fail(r->st, PFVM_ERR_INVALID, "external data location '%s' leaves the model's directory", name);
-    for (i = 0; name[i]; i++)
-        if (name[i] == ':')
-            return pfvm__fail(r->st, PFVM_ERR_INVALID, "external data location '%s' is not a relative path", name);
+    if (!pfvm__onnx_safe_location(name, t->ext_location.n))
+        return pfvm__fail(r->st, PFVM_ERR_INVALID, "tensor '%.*s': external data location '%s' leaves the model's directory",
+                          PFVM__ONNX_NAME_ARG(t), name);
     if ((size_t)pfvm__snprintf(path, sizeof path, "%s/%s", r->m->dir, name) >= sizeof path)
-        return pfvm__fail(r->st, PFVM_ERR_INVALID, "external data path too long");
+        return pfvm__fail(r->st, PFVM_ERR_INVALID, "tensor '%.*s': external data path too long", PFVM__ONNX_NAME_ARG(t));
     if (t->ext_length >= 0 && (uint64_t)t->ext_length != (uint64_t)bytes)
-        return pfvm__fail(r->st, PFVM_ERR_INVALID, "external data '%s': length %lld, the tensor needs %zu bytes", name,
-                          (long long)t->ext_length, bytes);
+        return pfvm__fail(r->st, PFVM_ERR_INVALID, "tensor '%.*s': external data length %lld, the tensor needs %zu bytes",
+                          PFVM__ONNX_NAME_ARG(t), (long long)t->ext_length, bytes);
     f = fopen(path, "rb");
     if (!f)
-        return pfvm__fail(r->st, PFVM_ERR_IO, "cannot open external data file '%s'", path);
+        return pfvm__fail(r->st, PFVM_ERR_IO, "tensor '%.*s': cannot open external data file '%s'", PFVM__ONNX_NAME_ARG(t),
+                          path);
     if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || (uint64_t)t->ext_offset > (uint64_t)size ||
         (uint64_t)size - (uint64_t)t->ext_offset < bytes || fseek(f, (long)t->ext_offset, SEEK_SET)) {
         fclose(f);
-        return pfvm__fail(r->st, PFVM_ERR_INVALID, "external data file '%s' is shorter than the tensor", path);
+        return pfvm__fail(r->st, PFVM_ERR_INVALID,
+                          "tensor '%.*s': external data file '%s' is shorter than offset %lld + %zu bytes",
+                          PFVM__ONNX_NAME_ARG(t), path, (long long)t->ext_offset, bytes);
     }
     buf = (unsigned char *)pfvm__malloc(bytes ? bytes : 1);
     if (!buf) {
@@ -299,10 +343,10 @@ static pfvm_code pfvm__onnx_external(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, s
     *out = buf;
     return PFVM_OK;
 #else
-    (void)t;
     (void)bytes;
     (void)out;
-    return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "external data needs stdio (PFVM_NO_STDIO is set)");
+    return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "tensor '%.*s': external data needs stdio (PFVM_NO_STDIO is set)",
+                      PFVM__ONNX_NAME_ARG(t));
 #endif
 }
 
@@ -312,52 +356,89 @@ static int pfvm__onnx_little_endian(void)
     return *(const unsigned char *)&one == 1;
 }
 
-/* Copies the typed-field values of t into data (numel elements of dtype). */
-static pfvm_code pfvm__onnx_fill_typed(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, pfvm_dtype dt, int64_t numel,
-                                       void *data)
+static int pfvm__onnx_is_4bit(pfvm_dtype dt)
 {
-    int64_t i;
-    size_t have;
+    return dt == PFVM_UINT4 || dt == PFVM_INT4;
+}
+
+/* Width of the scalars a dtype is made of: byte swapping and alignment go
+ * by it (a complex64 is two 4-byte floats). */
+static size_t pfvm__onnx_scalar_width(pfvm_dtype dt)
+{
     switch (dt) {
-    case PFVM_FLOAT:
-    case PFVM_COMPLEX64:
-        have = stbds_arrlen(t->f32) / 4;
-        if ((int64_t)have != numel * (dt == PFVM_COMPLEX64 ? 2 : 1))
-            goto count;
+    case PFVM_COMPLEX64: return 4;
+    case PFVM_COMPLEX128: return 8;
+    case PFVM_STRING: return 1;
+    default: return pfvm_dtype_size(dt);
+    }
+}
+
+/* How many values the typed field that holds dt has, and how many it must
+ * have for numel elements (complex: two floats each; 4-bit types: two
+ * elements per int32_data value, like raw_data's two per byte). */
+static size_t pfvm__onnx_typed_have(const pfvm__onnx_tp *t, pfvm_dtype dt)
+{
+    switch (dt) {
+    case PFVM_FLOAT: case PFVM_COMPLEX64: return stbds_arrlen(t->f32) / 4;
+    case PFVM_DOUBLE: case PFVM_COMPLEX128: return stbds_arrlen(t->f64) / 8;
+    case PFVM_INT64: return stbds_arrlen(t->i64);
+    case PFVM_UINT32: case PFVM_UINT64: return stbds_arrlen(t->u64);
+    case PFVM_STRING: return stbds_arrlen(t->strs);
+    default: return stbds_arrlen(t->i32);
+    }
+}
+
+static size_t pfvm__onnx_typed_need(pfvm_dtype dt, size_t numel)
+{
+    if (dt == PFVM_COMPLEX64 || dt == PFVM_COMPLEX128)
+        return numel * 2; /* numel * 16 bytes fit in size_t: checked before */
+    if (pfvm__onnx_is_4bit(dt))
+        return numel / 2 + numel % 2;
+    return numel;
+}
+
+/* 4-bit elements, two per byte (the first in the low nibble), unpacked to
+ * one per byte; INT4 is sign-extended. */
+static void pfvm__onnx_unpack_4bit(unsigned char *dst, size_t numel, const unsigned char *packed, const int64_t *wide,
+                                   int is_signed)
+{
+    size_t i;
+    for (i = 0; i < numel; i++) {
+        unsigned byte = packed ? packed[i / 2] : (unsigned)(wide[i / 2] & 0xff);
+        unsigned nib = (byte >> (4 * (i % 2))) & 15u;
+        dst[i] = (unsigned char)(is_signed && (nib & 8u) ? nib | 0xf0u : nib);
+    }
+}
+
+/* Copies the typed-field values of t into data (counts checked before). */
+static void pfvm__onnx_fill_typed(const pfvm__onnx_tp *t, pfvm_dtype dt, size_t numel, void *data)
+{
+    size_t i, have = pfvm__onnx_typed_have(t, dt);
+    switch (dt) {
+    case PFVM_FLOAT: case PFVM_COMPLEX64:
         if (have)
             memcpy(data, t->f32, have * 4);
-        return PFVM_OK;
-    case PFVM_DOUBLE:
-    case PFVM_COMPLEX128:
-        have = stbds_arrlen(t->f64) / 8;
-        if ((int64_t)have != numel * (dt == PFVM_COMPLEX128 ? 2 : 1))
-            goto count;
+        return;
+    case PFVM_DOUBLE: case PFVM_COMPLEX128:
         if (have)
             memcpy(data, t->f64, have * 8);
-        return PFVM_OK;
+        return;
     case PFVM_INT64:
-        if ((int64_t)stbds_arrlen(t->i64) != numel)
-            goto count;
-        if (numel)
-            memcpy(data, t->i64, (size_t)numel * 8);
-        return PFVM_OK;
+        if (have)
+            memcpy(data, t->i64, have * 8);
+        return;
     case PFVM_UINT32:
+        for (i = 0; i < numel; i++)
+            ((uint32_t *)data)[i] = (uint32_t)t->u64[i];
+        return;
     case PFVM_UINT64:
-        if ((int64_t)stbds_arrlen(t->u64) != numel)
-            goto count;
-        for (i = 0; i < numel; i++) {
-            if (dt == PFVM_UINT32)
-                ((uint32_t *)data)[i] = (uint32_t)t->u64[i];
-            else
-                ((uint64_t *)data)[i] = (uint64_t)t->u64[i];
-        }
-        return PFVM_OK;
-    case PFVM_INT32: case PFVM_INT16: case PFVM_INT8: case PFVM_UINT16: case PFVM_UINT8:
-    case PFVM_BOOL: case PFVM_FLOAT16: case PFVM_BFLOAT16:
-    case PFVM_FLOAT8E4M3FN: case PFVM_FLOAT8E4M3FNUZ: case PFVM_FLOAT8E5M2: case PFVM_FLOAT8E5M2FNUZ:
+        for (i = 0; i < numel; i++)
+            ((uint64_t *)data)[i] = (uint64_t)t->u64[i];
+        return;
     case PFVM_UINT4: case PFVM_INT4:
-        if ((int64_t)stbds_arrlen(t->i32) != numel)
-            goto count;
+        pfvm__onnx_unpack_4bit((unsigned char *)data, numel, NULL, t->i32, dt == PFVM_INT4);
+        return;
+    default: /* int32_data holds every narrower type, float16 as its bits */
         for (i = 0; i < numel; i++) {
             int64_t v = t->i32[i];
             switch (pfvm_dtype_size(dt)) {
@@ -366,13 +447,8 @@ static pfvm_code pfvm__onnx_fill_typed(pfvm__onnx_rd *r, const pfvm__onnx_tp *t,
             default: ((uint8_t *)data)[i] = (uint8_t)v; break;
             }
         }
-        return PFVM_OK;
-    default:
-        return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "tensor element type %d is not supported", (int)dt);
+        return;
     }
-count:
-    return pfvm__fail(r->st, PFVM_ERR_INVALID, "tensor '%.*s' has the wrong number of values for its shape",
-                      (int)(t->name.n > 200 ? 200 : t->name.n), (const char *)t->name.p);
 }
 
 static void pfvm__onnx_swap_bytes(void *data, size_t n, size_t width)
@@ -387,122 +463,185 @@ static void pfvm__onnx_swap_bytes(void *data, size_t n, size_t width)
         }
 }
 
+/* Checks dtype, segment, rank and dims; gives the element count and the
+ * byte size pfvm stores. */
+static pfvm_code pfvm__onnx_tp_check(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, size_t *numel_out, size_t *bytes_out)
+{
+    int rank = (int)stbds_arrlen(t->dims), i;
+    int64_t numel = 1;
+    size_t esize;
+    if (t->dtype <= 0 || t->dtype >= PFVM_DTYPE_COUNT)
+        return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "tensor '%.*s': unknown element type %lld", PFVM__ONNX_NAME_ARG(t),
+                          (long long)t->dtype);
+    if (t->has_segment)
+        return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED,
+                          "tensor '%.*s': segmented tensors (TensorProto.segment) are not supported",
+                          PFVM__ONNX_NAME_ARG(t));
+    if (rank > PFVM_MAX_RANK)
+        return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "tensor '%.*s' has rank %d, more than PFVM_MAX_RANK (%d)",
+                          PFVM__ONNX_NAME_ARG(t), rank, PFVM_MAX_RANK);
+    for (i = 0; i < rank; i++) {
+        if (t->dims[i] < 0)
+            return pfvm__fail(r->st, PFVM_ERR_INVALID, "tensor '%.*s': negative dimension %lld", PFVM__ONNX_NAME_ARG(t),
+                              (long long)t->dims[i]);
+        if (!pfvm__mul_i64(numel, t->dims[i], &numel))
+            return pfvm__fail(r->st, PFVM_ERR_INVALID, "tensor '%.*s': element count overflows", PFVM__ONNX_NAME_ARG(t));
+    }
+    esize = pfvm_dtype_size((pfvm_dtype)t->dtype);
+    if ((uint64_t)numel > SIZE_MAX / 16 / (esize ? esize : 1))
+        return pfvm__fail(r->st, PFVM_ERR_INVALID, "tensor '%.*s': %lld elements are too many", PFVM__ONNX_NAME_ARG(t),
+                          (long long)numel);
+    *numel_out = (size_t)numel;
+    *bytes_out = (size_t)numel * esize;
+    return PFVM_OK;
+}
+
+/* The data must really be in the message before anything of the size the
+ * dims claim is allocated. */
+static pfvm_code pfvm__onnx_tp_data_check(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, size_t numel, size_t bytes)
+{
+    pfvm_dtype dt = (pfvm_dtype)t->dtype;
+    size_t need, have;
+    if (t->external)
+        return PFVM_OK; /* checked against the file */
+    if (t->has_raw) {
+        if (dt == PFVM_STRING)
+            return pfvm__fail(r->st, PFVM_ERR_INVALID, "tensor '%.*s': string tensors cannot use raw_data",
+                              PFVM__ONNX_NAME_ARG(t));
+        need = pfvm__onnx_is_4bit(dt) ? numel / 2 + numel % 2 : bytes;
+        if (t->raw.n != need)
+            return pfvm__fail(r->st, PFVM_ERR_INVALID, "tensor '%.*s': raw_data has %zu bytes, %zu elements of %s need %zu",
+                              PFVM__ONNX_NAME_ARG(t), t->raw.n, numel, pfvm_dtype_name(dt), need);
+        return PFVM_OK;
+    }
+    need = pfvm__onnx_typed_need(dt, numel);
+    have = pfvm__onnx_typed_have(t, dt);
+    if (have != need)
+        return pfvm__fail(r->st, PFVM_ERR_INVALID, "tensor '%.*s': %zu stored values for %zu elements of %s (%zu needed)",
+                          PFVM__ONNX_NAME_ARG(t), have, numel, pfvm_dtype_name(dt), need);
+    return PFVM_OK;
+}
+
+/* Where the data of a model tensor can stay: external data read into a
+ * block the model owns, or aligned raw_data viewed in place (zero-copy: the
+ * model reads the caller's bytes). NULL: the data is copied. */
+static pfvm_code pfvm__onnx_tp_view(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, size_t bytes, void **view)
+{
+    pfvm_dtype dt = (pfvm_dtype)t->dtype;
+    size_t align = pfvm__onnx_scalar_width(dt);
+    *view = NULL;
+    if (t->external && !r->m)
+        return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "tensor '%.*s': external data in a value file",
+                          PFVM__ONNX_NAME_ARG(t));
+    if (t->external)
+        return pfvm__onnx_is_4bit(dt) || dt == PFVM_STRING
+                   ? pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "tensor '%.*s': external data of type %s",
+                                PFVM__ONNX_NAME_ARG(t), pfvm_dtype_name(dt))
+                   : pfvm__onnx_external(r, t, bytes, view);
+    if (t->has_raw && r->m && !(r->flags & PFVM_LOAD_COPY) && pfvm__onnx_little_endian() && !pfvm__onnx_is_4bit(dt) &&
+        ((uintptr_t)t->raw.p % (align ? align : 1)) == 0)
+        *view = (void *)t->raw.p;
+    return PFVM_OK;
+}
+
+/* Fills a freshly allocated tensor from the parsed fields. */
+static pfvm_code pfvm__onnx_tp_fill(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, size_t numel, pfvm_tensor *out)
+{
+    pfvm_dtype dt = (pfvm_dtype)t->dtype;
+    size_t i;
+    if (dt == PFVM_STRING) {
+        for (i = 0; i < numel; i++) {
+            char *s = r->m ? (char *)pfvm_model_strndup(r->m, (const char *)t->strs[i].p, t->strs[i].n)
+                           : pfvm__strndup((const char *)t->strs[i].p, t->strs[i].n);
+            if (!s)
+                return pfvm__fail(r->st, PFVM_ERR_NOMEM, "out of memory");
+            ((char **)out->data)[i] = s;
+        }
+    } else if (t->has_raw && pfvm__onnx_is_4bit(dt)) {
+        pfvm__onnx_unpack_4bit((unsigned char *)out->data, numel, t->raw.p, NULL, dt == PFVM_INT4);
+    } else if (t->has_raw) {
+        if (out->nbytes)
+            memcpy(out->data, t->raw.p, out->nbytes);
+        if (!pfvm__onnx_little_endian())
+            pfvm__onnx_swap_bytes(out->data, out->nbytes, pfvm__onnx_scalar_width(dt));
+    } else {
+        pfvm__onnx_fill_typed(t, dt, numel, out->data);
+    }
+    return PFVM_OK;
+}
+
 /* Builds a tensor from parsed fields: owned by the model (r->m) or a heap
  * tensor (r->m NULL, for value files). */
 static pfvm_tensor *pfvm__onnx_build_tensor(pfvm__onnx_rd *r, pfvm__onnx_tp *t)
 {
     pfvm_dtype dt = (pfvm_dtype)t->dtype;
-    int rank = (int)stbds_arrlen(t->dims), i;
-    int64_t numel = 1;
-    size_t esize, bytes;
+    int rank = (int)stbds_arrlen(t->dims);
+    size_t numel, bytes;
     pfvm_tensor *out;
-    void *view = NULL;
-    if (t->dtype <= 0 || t->dtype >= PFVM_DTYPE_COUNT) {
-        pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "tensor '%.*s': unknown element type %lld",
-                   (int)(t->name.n > 200 ? 200 : t->name.n), (const char *)t->name.p, (long long)t->dtype);
+    void *view;
+    if (pfvm__onnx_tp_check(r, t, &numel, &bytes) || pfvm__onnx_tp_data_check(r, t, numel, bytes) ||
+        pfvm__onnx_tp_view(r, t, bytes, &view))
         return NULL;
-    }
-    if (t->has_segment) {
-        pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "segmented tensors are not supported");
-        return NULL;
-    }
-    if (rank > PFVM_MAX_RANK) {
-        pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "tensor '%.*s' has rank %d, more than PFVM_MAX_RANK (%d)",
-                   (int)(t->name.n > 200 ? 200 : t->name.n), (const char *)t->name.p, rank, PFVM_MAX_RANK);
-        return NULL;
-    }
-    for (i = 0; i < rank; i++)
-        if (t->dims[i] < 0 || !pfvm__mul_i64(numel, t->dims[i], &numel)) {
-            pfvm__fail(r->st, PFVM_ERR_INVALID, "tensor '%.*s' has an invalid shape",
-                       (int)(t->name.n > 200 ? 200 : t->name.n), (const char *)t->name.p);
-            return NULL;
-        }
-    esize = pfvm_dtype_size(dt);
-    if ((uint64_t)numel > SIZE_MAX / (esize ? esize : 1)) {
-        pfvm__fail(r->st, PFVM_ERR_NOMEM, "tensor is too large");
-        return NULL;
-    }
-    bytes = (size_t)numel * esize;
-    /* the data must really be there before anything of that size is allocated */
-    if (dt != PFVM_STRING && !t->external) {
-        size_t avail = t->has_raw ? t->raw.n
-                                  : stbds_arrlen(t->f32) + stbds_arrlen(t->f64) +
-                                        8 * (stbds_arrlen(t->i32) + stbds_arrlen(t->i64) + stbds_arrlen(t->u64));
-        if (t->has_raw ? avail != bytes : avail < (size_t)numel) {
-            pfvm__fail(r->st, PFVM_ERR_INVALID, "tensor '%.*s': %zu bytes of data for %lld elements of %s",
-                       (int)(t->name.n > 200 ? 200 : t->name.n), (const char *)t->name.p, avail, (long long)numel,
-                       pfvm_dtype_name(dt));
-            return NULL;
-        }
-    }
-    if (dt == PFVM_STRING && (int64_t)stbds_arrlen(t->strs) != numel) {
-        pfvm__fail(r->st, PFVM_ERR_INVALID, "string tensor has %d strings for %lld elements",
-                   (int)stbds_arrlen(t->strs), (long long)numel);
-        return NULL;
-    }
-    if (t->external && r->m) {
-        if (pfvm__onnx_external(r, t, bytes, &view))
-            return NULL;
-    } else if (t->external) {
-        pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "external data in a tensor file");
-        return NULL;
-    } else if (t->has_raw && r->m && !(r->flags & PFVM_LOAD_COPY) && pfvm__onnx_little_endian() &&
-               ((uintptr_t)t->raw.p % (esize > 8 ? 8 : esize ? esize : 1)) == 0) {
-        view = (void *)t->raw.p; /* zero-copy: the model reads the caller's bytes */
-    }
     if (r->m)
         out = pfvm_model_tensor(r->m, dt, rank, t->dims, view, r->st);
     else
         out = pfvm_tensor_new(dt, rank, t->dims, r->st);
-    if (!out)
-        return NULL;
-    if (view)
+    if (!out || view)
         return out;
-    if (dt == PFVM_STRING) {
-        for (i = 0; i < numel; i++) {
-            char *s = r->m ? (char *)pfvm_model_strndup(r->m, (const char *)t->strs[i].p, t->strs[i].n)
-                           : pfvm__strndup((const char *)t->strs[i].p, t->strs[i].n);
-            if (!s) {
-                if (!r->m)
-                    pfvm_tensor_free(out);
-                pfvm__fail(r->st, PFVM_ERR_NOMEM, "out of memory");
-                return NULL;
-            }
-            ((char **)out->data)[i] = s;
-        }
-    } else if (t->has_raw) {
-        if (bytes)
-            memcpy(out->data, t->raw.p, bytes);
-        if (!pfvm__onnx_little_endian() && esize > 1)
-            pfvm__onnx_swap_bytes(out->data, bytes, dt == PFVM_COMPLEX64 ? 4 : dt == PFVM_COMPLEX128 ? 8 : esize);
-    } else if (pfvm__onnx_fill_typed(r, t, dt, numel, out->data)) {
+    if (pfvm__onnx_tp_fill(r, t, numel, out)) {
         if (!r->m)
-            pfvm_tensor_free(out);
+            pfvm_tensor_free(out); /* model tensors go with the model */
         return NULL;
     }
     return out;
 }
 
-static pfvm_tensor *pfvm__onnx_tensor(pfvm__onnx_rd *r, pfvm__span sp)
+static pfvm_tensor *pfvm__onnx_tensor(pfvm__onnx_rd *r, pfvm__onnx_slice sp)
 {
     pfvm__onnx_tp t;
     pfvm_tensor *out = NULL;
     if (!pfvm__onnx_parse_tp(r, sp, &t)) {
         out = pfvm__onnx_build_tensor(r, &t);
-        if (out && r->m && t.name.n)
-            out->name = pfvm__onnx_str(r, t.name);
+        if (out && r->m && t.name.n && !(out->name = pfvm__onnx_str(r, t.name)))
+            out = NULL;
     }
     pfvm__onnx_tp_free(&t);
     return out;
 }
 
-/* SparseTensorProto -> dense model tensor. */
-static pfvm_tensor *pfvm__onnx_sparse(pfvm__onnx_rd *r, pfvm__span sp, const char **name)
+/* Dense size cap for sparse tensors: their dims may legitimately describe
+ * far more than the file holds, so a limit keeps a corrupted file from
+ * asking for any amount of memory. Override with -DPFVM_ONNX_MAX_SPARSE_BYTES. */
+#ifndef PFVM_ONNX_MAX_SPARSE_BYTES
+#define PFVM_ONNX_MAX_SPARSE_BYTES ((size_t)1 << 30)
+#endif
+
+/* Linear position of sparse value i: indices are [NNZ] linear positions or
+ * [NNZ, rank] coordinates. -1 when out of range. */
+static int64_t pfvm__onnx_sparse_pos(const pfvm_tensor *ix, int64_t i, const int64_t *dims, int rank, int64_t numel)
+{
+    const int64_t *idx = (const int64_t *)ix->data;
+    int64_t lin = 0;
+    int d;
+    if (ix->rank == 1)
+        return idx[i] >= 0 && idx[i] < numel ? idx[i] : -1;
+    for (d = 0; d < rank; d++) {
+        int64_t c = idx[i * rank + d];
+        if (c < 0 || c >= dims[d])
+            return -1;
+        lin = lin * dims[d] + c;
+    }
+    return lin;
+}
+
+/* SparseTensorProto -> dense model tensor. *name (if given) gets the
+ * values tensor's name, which names a sparse initializer. */
+static pfvm_tensor *pfvm__onnx_sparse(pfvm__onnx_rd *r, pfvm__onnx_slice sp, const char **name)
 {
     pb_istream_t s = pfvm__onnx_stream(sp);
     uint32_t tag;
     pb_wire_type_t wt;
-    pfvm__span vals = {NULL, 0}, idx = {NULL, 0};
+    pfvm__onnx_slice vals = {NULL, 0}, idx = {NULL, 0};
     int64_t *dims = NULL, numel = 1, nnz, i;
     pfvm_tensor *v = NULL, *ix = NULL, *out = NULL;
     int k, rank, d;
@@ -528,40 +667,40 @@ static pfvm_tensor *pfvm__onnx_sparse(pfvm__onnx_rd *r, pfvm__span sp, const cha
         goto done;
     if (name)
         *name = v->name;
-    if (rank > PFVM_MAX_RANK || v->rank != 1 || ix->dtype != PFVM_INT64 || v->dtype == PFVM_STRING) {
-        pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "sparse tensor: unsupported layout");
+    if (rank > PFVM_MAX_RANK) {
+        pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "sparse tensor '%s' has rank %d, more than PFVM_MAX_RANK (%d)",
+                   v->name ? v->name : "", rank, PFVM_MAX_RANK);
+        goto done;
+    }
+    if (v->rank != 1 || ix->dtype != PFVM_INT64 || v->dtype == PFVM_STRING) {
+        pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "sparse tensor '%s': values must be 1-D numbers and indices int64",
+                   v->name ? v->name : "");
         goto done;
     }
     for (d = 0; d < rank; d++)
         if (dims[d] < 0 || !pfvm__mul_i64(numel, dims[d], &numel)) {
-            pfvm__fail(r->st, PFVM_ERR_INVALID, "sparse tensor: invalid shape");
+            pfvm__fail(r->st, PFVM_ERR_INVALID, "sparse tensor '%s': invalid dims", v->name ? v->name : "");
             goto done;
         }
+    es = pfvm_dtype_size(v->dtype);
+    if ((uint64_t)numel > PFVM_ONNX_MAX_SPARSE_BYTES / (es ? es : 1)) {
+        pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "sparse tensor '%s': %lld elements exceed PFVM_ONNX_MAX_SPARSE_BYTES dense",
+                   v->name ? v->name : "", (long long)numel);
+        goto done;
+    }
     nnz = v->dims[0];
     if (!((ix->rank == 1 && ix->dims[0] == nnz) || (ix->rank == 2 && ix->dims[0] == nnz && ix->dims[1] == rank))) {
-        pfvm__fail(r->st, PFVM_ERR_INVALID, "sparse tensor: indices do not match values");
+        pfvm__fail(r->st, PFVM_ERR_INVALID, "sparse tensor '%s': indices do not match the values", v->name ? v->name : "");
         goto done;
     }
     out = pfvm_model_tensor(r->m, v->dtype, rank, dims, NULL, r->st);
     if (!out)
         goto done;
-    es = pfvm_dtype_size(v->dtype);
     for (i = 0; i < nnz; i++) {
-        int64_t lin = 0;
-        if (ix->rank == 1) {
-            lin = ((int64_t *)ix->data)[i];
-        } else {
-            for (d = 0; d < rank; d++) {
-                int64_t c = ((int64_t *)ix->data)[i * rank + d];
-                if (c < 0 || c >= dims[d]) {
-                    lin = -1;
-                    break;
-                }
-                lin = lin * dims[d] + c;
-            }
-        }
-        if (lin < 0 || lin >= numel) {
-            pfvm__fail(r->st, PFVM_ERR_RANGE, "sparse tensor: index out of range");
+        int64_t lin = pfvm__onnx_sparse_pos(ix, i, dims, rank, numel);
+        if (lin < 0) {
+            pfvm__fail(r->st, PFVM_ERR_RANGE, "sparse tensor '%s': index %lld is out of range", v->name ? v->name : "",
+                       (long long)i);
             out = NULL;
             goto done;
         }
@@ -574,18 +713,36 @@ done:
 
 /* ---- types ------------------------------------------------------------------------ */
 
-static pfvm_code pfvm__onnx_type(pfvm__onnx_rd *r, pfvm__span sp, const char *vname, pfvm_type *out);
+static pfvm_code pfvm__onnx_type(pfvm__onnx_rd *r, pfvm__onnx_slice sp, const char *vname, pfvm_type *out);
 
-static const pfvm_sym *pfvm__onnx_dim(pfvm__onnx_rd *r, pfvm__span sp, const char *vname, int index)
+/* The symbol for an unnamed dim: fresh, named after its value ("x_d0").
+ * The name buffer stays well under pfvm_sym_fresh's, so that its numbered
+ * variants ("x_d0_2") always differ. */
+static const pfvm_sym *pfvm__onnx_fresh_dim(pfvm__onnx_rd *r, const char *vname, int index)
+{
+    char name[160];
+    size_t i;
+    pfvm__snprintf(name, sizeof name, "%s_d%d", vname, index);
+    for (i = 0; name[i]; i++)
+        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+              (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
+            name[i] = '_';
+    if (name[0] >= '0' && name[0] <= '9')
+        name[0] = '_';
+    return pfvm_sym_fresh(r->m->syms, name);
+}
+
+/* A TensorShapeProto.Dimension: dim_value -> constant, dim_param -> the
+ * symbol of that name, neither -> a fresh symbol (never a hole). */
+static const pfvm_sym *pfvm__onnx_dim(pfvm__onnx_rd *r, pfvm__onnx_slice sp, const char *vname, int index)
 {
     pb_istream_t s = pfvm__onnx_stream(sp);
     uint32_t tag;
     pb_wire_type_t wt;
     int k, has_value = 0;
     int64_t value = 0;
-    pfvm__span param = {NULL, 0};
-    char name[160];
-    size_t i;
+    pfvm__onnx_slice param = {NULL, 0};
+    const pfvm_sym *d;
     while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
         int ok;
         if (tag == onnx_TensorShapeProto_Dimension_dim_value_tag) {
@@ -597,90 +754,103 @@ static const pfvm_sym *pfvm__onnx_dim(pfvm__onnx_rd *r, pfvm__span sp, const cha
             ok = pb_skip_field(&s, wt);
         }
         if (!ok)
-            return pfvm__onnx_bad(r, "TensorShapeProto.Dimension"), (const pfvm_sym *)NULL;
+            break;
     }
-    if (k < 0)
-        return pfvm__onnx_bad(r, "TensorShapeProto.Dimension"), (const pfvm_sym *)NULL;
+    if (k != 0) {
+        pfvm__fail(r->st, PFVM_ERR_PARSE, "malformed ONNX: value '%s': TensorShapeProto.Dimension %d", vname, index);
+        return NULL;
+    }
+    if (has_value && value < 0) {
+        pfvm__fail(r->st, PFVM_ERR_INVALID, "value '%s': negative dimension %lld", vname, (long long)value);
+        return NULL;
+    }
     if (has_value) {
-        if (value < 0)
-            return pfvm__fail(r->st, PFVM_ERR_INVALID, "value '%s': negative dimension %lld", vname,
-                              (long long)value),
-                   (const pfvm_sym *)NULL;
-        return pfvm_sym_const(r->m->syms, value);
+        d = pfvm_sym_const(r->m->syms, value);
+    } else if (param.n && param.n < PFVM__ONNX_MAX_DIM_PARAM) {
+        /* kept verbatim, so that saving writes the same name back (pfvm's
+         * own expressions are saved as their printed form, which then reads
+         * back as one opaque symbol) */
+        char full[PFVM__ONNX_MAX_DIM_PARAM];
+        memcpy(full, param.p, param.n);
+        full[param.n] = 0;
+        d = pfvm_sym_var(r->m->syms, full, 1);
+    } else {
+        d = pfvm__onnx_fresh_dim(r, vname, index);
     }
-    if (param.n && param.n < sizeof name) {
-        /* a dim_param names a symbol; odd characters are kept out of names */
-        for (i = 0; i < param.n; i++) {
-            char c = (char)param.p[i];
-            name[i] = ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_') ? c : '_';
-        }
-        name[param.n] = 0;
-        if (name[0] >= '0' && name[0] <= '9')
-            name[0] = '_';
-        return pfvm_sym_var(r->m->syms, name, 1);
-    }
-    /* no value, no name: a fresh symbol named after the value */
-    pfvm__snprintf(name, sizeof name, "%s_d%d", vname, index);
-    for (i = 0; name[i]; i++)
-        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
-              (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
-            name[i] = '_';
-    if (name[0] >= '0' && name[0] <= '9')
-        name[0] = '_';
-    return pfvm_sym_fresh(r->m->syms, name);
+    if (!d)
+        pfvm__onnx_nomem(r);
+    return d;
 }
 
-static pfvm_code pfvm__onnx_tensor_type(pfvm__onnx_rd *r, pfvm__span sp, const char *vname, pfvm_type *out)
+/* A malformed message inside the description of value `vname`. */
+static pfvm_code pfvm__onnx_bad_value(pfvm__onnx_rd *r, const char *vname, const char *what)
+{
+    return pfvm__fail(r->st, PFVM_ERR_PARSE, "malformed ONNX: value '%s': %s", vname, what);
+}
+
+static pfvm_code pfvm__onnx_shape(pfvm__onnx_rd *r, pfvm__onnx_slice sp, const char *vname, pfvm_shape *out)
+{
+    pb_istream_t s = pfvm__onnx_stream(sp);
+    uint32_t tag;
+    pb_wire_type_t wt;
+    int k, rank = 0;
+    out->rank = 0;
+    while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
+        pfvm__onnx_slice d;
+        if (tag != onnx_TensorShapeProto_dim_tag) {
+            if (!pb_skip_field(&s, wt))
+                return pfvm__onnx_bad_value(r, vname, "TensorShapeProto");
+            continue;
+        }
+        if (!pfvm__onnx_span(&s, wt, &d))
+            return pfvm__onnx_bad_value(r, vname, "TensorShapeProto");
+        if (rank >= PFVM_MAX_RANK)
+            return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "value '%s' has rank above PFVM_MAX_RANK (%d)", vname,
+                              PFVM_MAX_RANK);
+        out->dims[rank] = pfvm__onnx_dim(r, d, vname, rank);
+        if (!out->dims[rank])
+            return pfvm__onnx_err(r);
+        out->rank = ++rank;
+    }
+    return k < 0 ? pfvm__onnx_bad_value(r, vname, "TensorShapeProto") : PFVM_OK;
+}
+
+/* TypeProto.Tensor and TypeProto.SparseTensor: element type and shape
+ * (absent shape: unknown rank). */
+static pfvm_code pfvm__onnx_tensor_type(pfvm__onnx_rd *r, pfvm__onnx_slice sp, const char *vname, pfvm_kind kind,
+                                        pfvm_type *out)
 {
     pb_istream_t s = pfvm__onnx_stream(sp);
     uint32_t tag;
     pb_wire_type_t wt;
     int k, have_shape = 0;
     int64_t et = 0;
-    pfvm__span shape = {NULL, 0};
-    out->kind = PFVM_KIND_TENSOR;
-    pfvm_shape_unknown(&out->shape);
+    pfvm__onnx_slice shape = {NULL, 0};
     while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
-        int ok = tag == onnx_TypeProto_Tensor_elem_type_tag ? pfvm__onnx_i64(&s, wt, &et)
-                 : tag == onnx_TypeProto_Tensor_shape_tag   ? (have_shape = 1, pfvm__onnx_span(&s, wt, &shape))
-                                                            : pb_skip_field(&s, wt);
+        int ok;
+        if (tag == onnx_TypeProto_Tensor_elem_type_tag) {
+            ok = pfvm__onnx_i64(&s, wt, &et);
+        } else if (tag == onnx_TypeProto_Tensor_shape_tag) {
+            ok = pfvm__onnx_span(&s, wt, &shape);
+            have_shape = 1;
+        } else {
+            ok = pb_skip_field(&s, wt);
+        }
         if (!ok)
-            return pfvm__onnx_bad(r, "TypeProto.Tensor");
+            return pfvm__onnx_bad_value(r, vname, "TypeProto.Tensor");
     }
     if (k < 0)
-        return pfvm__onnx_bad(r, "TypeProto.Tensor");
+        return pfvm__onnx_bad_value(r, vname, "TypeProto.Tensor");
     if (et < 0 || et >= PFVM_DTYPE_COUNT)
         return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "value '%s': unknown element type %lld", vname, (long long)et);
+    out->kind = kind;
     out->dtype = (pfvm_dtype)et;
-    if (have_shape) {
-        pb_istream_t ss = pfvm__onnx_stream(shape);
-        int rank = 0;
-        out->shape.rank = 0;
-        while ((k = pfvm__onnx_next(&ss, &tag, &wt)) > 0) {
-            pfvm__span d;
-            if (tag != onnx_TensorShapeProto_dim_tag) {
-                if (!pb_skip_field(&ss, wt))
-                    return pfvm__onnx_bad(r, "TensorShapeProto");
-                continue;
-            }
-            if (!pfvm__onnx_span(&ss, wt, &d))
-                return pfvm__onnx_bad(r, "TensorShapeProto");
-            if (rank >= PFVM_MAX_RANK)
-                return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "value '%s' has rank above PFVM_MAX_RANK (%d)", vname,
-                                  PFVM_MAX_RANK);
-            out->shape.dims[rank] = pfvm__onnx_dim(r, d, vname, rank);
-            if (!out->shape.dims[rank])
-                return r->st ? r->st->code : PFVM_ERR_PARSE;
-            out->shape.rank = ++rank;
-        }
-        if (k < 0)
-            return pfvm__onnx_bad(r, "TensorShapeProto");
-    }
-    return PFVM_OK;
+    pfvm_shape_unknown(&out->shape);
+    return have_shape ? pfvm__onnx_shape(r, shape, vname, &out->shape) : PFVM_OK;
 }
 
-/* Sequence, optional: one nested TypeProto at field 1. */
-static pfvm_code pfvm__onnx_wrapped_type(pfvm__onnx_rd *r, pfvm__span sp, const char *vname, pfvm_kind kind,
+/* Sequence and optional types: one nested TypeProto (field 1 in both). */
+static pfvm_code pfvm__onnx_wrapped_type(pfvm__onnx_rd *r, pfvm__onnx_slice sp, const char *vname, pfvm_kind kind,
                                          pfvm_type *out)
 {
     pb_istream_t s = pfvm__onnx_stream(sp);
@@ -688,147 +858,235 @@ static pfvm_code pfvm__onnx_wrapped_type(pfvm__onnx_rd *r, pfvm__span sp, const 
     pb_wire_type_t wt;
     int k;
     out->kind = kind;
-    pfvm_shape_unknown(&out->shape);
     while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
-        pfvm__span e;
-        if (tag != 1) {
+        pfvm__onnx_slice e;
+        if (tag != onnx_TypeProto_Sequence_elem_type_tag) {
             if (!pb_skip_field(&s, wt))
-                return pfvm__onnx_bad(r, "TypeProto element");
+                return pfvm__onnx_bad_value(r, vname, "TypeProto element type");
             continue;
         }
         if (!pfvm__onnx_span(&s, wt, &e))
-            return pfvm__onnx_bad(r, "TypeProto element");
+            return pfvm__onnx_bad_value(r, vname, "TypeProto element type");
         out->elem = pfvm_model_type(r->m, r->st);
         if (!out->elem || pfvm__onnx_type(r, e, vname, out->elem))
-            return r->st ? r->st->code : PFVM_ERR_PARSE;
+            return pfvm__onnx_err(r);
         out->dtype = out->elem->dtype;
     }
-    return k < 0 ? pfvm__onnx_bad(r, "TypeProto element") : PFVM_OK;
+    return k < 0 ? pfvm__onnx_bad_value(r, vname, "TypeProto element type") : PFVM_OK;
 }
 
-static pfvm_code pfvm__onnx_type(pfvm__onnx_rd *r, pfvm__span sp, const char *vname, pfvm_type *out)
+/* TypeProto.Map: key element type and value type. */
+static pfvm_code pfvm__onnx_map_type(pfvm__onnx_rd *r, pfvm__onnx_slice sp, const char *vname, pfvm_type *out)
+{
+    pb_istream_t s = pfvm__onnx_stream(sp);
+    uint32_t tag;
+    pb_wire_type_t wt;
+    int k;
+    int64_t key = 0;
+    out->kind = PFVM_KIND_MAP;
+    while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
+        pfvm__onnx_slice v;
+        if (tag == onnx_TypeProto_Map_key_type_tag) {
+            if (!pfvm__onnx_i64(&s, wt, &key))
+                return pfvm__onnx_bad_value(r, vname, "TypeProto.Map");
+        } else if (tag == onnx_TypeProto_Map_value_type_tag) {
+            if (!pfvm__onnx_span(&s, wt, &v))
+                return pfvm__onnx_bad_value(r, vname, "TypeProto.Map");
+            out->elem = pfvm_model_type(r->m, r->st);
+            if (!out->elem || pfvm__onnx_type(r, v, vname, out->elem))
+                return pfvm__onnx_err(r);
+        } else if (!pb_skip_field(&s, wt)) {
+            return pfvm__onnx_bad_value(r, vname, "TypeProto.Map");
+        }
+    }
+    if (k < 0)
+        return pfvm__onnx_bad_value(r, vname, "TypeProto.Map");
+    if (key < 0 || key >= PFVM_DTYPE_COUNT)
+        return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "value '%s': unknown map key type %lld", vname, (long long)key);
+    out->key_dtype = (pfvm_dtype)key;
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__onnx_type_fields(pfvm__onnx_rd *r, pfvm__onnx_slice sp, const char *vname, pfvm_type *out)
 {
     pb_istream_t s = pfvm__onnx_stream(sp);
     uint32_t tag;
     pb_wire_type_t wt;
     int k;
     pfvm_code rc = PFVM_OK;
-    if (++r->depth > PFVM__ONNX_MAX_DEPTH)
-        return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "value '%s': types nested too deeply", vname);
     memset(out, 0, sizeof *out);
     pfvm_shape_unknown(&out->shape);
     while (!rc && (k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
-        pfvm__span x;
-        if (tag == onnx_TypeProto_tensor_type_tag || tag == onnx_TypeProto_sparse_tensor_type_tag ||
-            tag == onnx_TypeProto_sequence_type_tag || tag == onnx_TypeProto_optional_type_tag ||
-            tag == onnx_TypeProto_map_type_tag) {
+        pfvm__onnx_slice x;
+        switch (tag) {
+        case onnx_TypeProto_tensor_type_tag:
+        case onnx_TypeProto_sparse_tensor_type_tag:
+        case onnx_TypeProto_sequence_type_tag:
+        case onnx_TypeProto_optional_type_tag:
+        case onnx_TypeProto_map_type_tag:
             if (!pfvm__onnx_span(&s, wt, &x))
-                return pfvm__onnx_bad(r, "TypeProto");
-        } else {
+                return pfvm__onnx_bad_value(r, vname, "TypeProto");
+            break;
+        default:
             if (!pb_skip_field(&s, wt))
-                return pfvm__onnx_bad(r, "TypeProto");
+                return pfvm__onnx_bad_value(r, vname, "TypeProto");
             continue;
         }
         switch (tag) {
-        case onnx_TypeProto_tensor_type_tag: rc = pfvm__onnx_tensor_type(r, x, vname, out); break;
-        case onnx_TypeProto_sparse_tensor_type_tag:
-            rc = pfvm__onnx_tensor_type(r, x, vname, out);
-            out->kind = PFVM_KIND_SPARSE;
-            break;
+        case onnx_TypeProto_tensor_type_tag: rc = pfvm__onnx_tensor_type(r, x, vname, PFVM_KIND_TENSOR, out); break;
+        case onnx_TypeProto_sparse_tensor_type_tag: rc = pfvm__onnx_tensor_type(r, x, vname, PFVM_KIND_SPARSE, out); break;
         case onnx_TypeProto_sequence_type_tag: rc = pfvm__onnx_wrapped_type(r, x, vname, PFVM_KIND_SEQUENCE, out); break;
         case onnx_TypeProto_optional_type_tag: rc = pfvm__onnx_wrapped_type(r, x, vname, PFVM_KIND_OPTIONAL, out); break;
-        default: {
-            /* map: key type, then the value type */
-            pb_istream_t ms = pfvm__onnx_stream(x);
-            int64_t key = 0;
-            out->kind = PFVM_KIND_MAP;
-            while (!rc && (k = pfvm__onnx_next(&ms, &tag, &wt)) > 0) {
-                pfvm__span v;
-                if (tag == onnx_TypeProto_Map_key_type_tag) {
-                    if (!pfvm__onnx_i64(&ms, wt, &key))
-                        return pfvm__onnx_bad(r, "TypeProto.Map");
-                } else if (tag == onnx_TypeProto_Map_value_type_tag) {
-                    if (!pfvm__onnx_span(&ms, wt, &v))
-                        return pfvm__onnx_bad(r, "TypeProto.Map");
-                    out->elem = pfvm_model_type(r->m, r->st);
-                    rc = out->elem ? pfvm__onnx_type(r, v, vname, out->elem) : PFVM_ERR_NOMEM;
-                } else if (!pb_skip_field(&ms, wt)) {
-                    return pfvm__onnx_bad(r, "TypeProto.Map");
-                }
-            }
-            out->key_dtype = key > 0 && key < PFVM_DTYPE_COUNT ? (pfvm_dtype)key : PFVM_UNDEFINED;
-            break;
-        }
+        default: rc = pfvm__onnx_map_type(r, x, vname, out); break;
         }
     }
-    r->depth--;
     if (!rc && k < 0)
-        return pfvm__onnx_bad(r, "TypeProto");
+        return pfvm__onnx_bad_value(r, vname, "TypeProto");
     return rc;
 }
 
-/* ValueInfoProto: name and type. */
-static pfvm_code pfvm__onnx_value_info(pfvm__onnx_rd *r, pfvm__span sp, pfvm__span *name, pfvm__span *type,
-                                       pfvm__span *doc)
+/* A TypeProto (which nests for sequences, optionals and maps, so the depth
+ * is bounded). */
+static pfvm_code pfvm__onnx_type(pfvm__onnx_rd *r, pfvm__onnx_slice sp, const char *vname, pfvm_type *out)
+{
+    pfvm_code rc;
+    if (r->depth >= PFVM__ONNX_MAX_DEPTH)
+        return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "value '%s': types and graphs nested more than %d deep", vname,
+                          PFVM__ONNX_MAX_DEPTH);
+    r->depth++;
+    rc = pfvm__onnx_type_fields(r, sp, vname, out);
+    r->depth--;
+    return rc;
+}
+
+/* ---- values, graphs, nodes, attributes --------------------------------------------- */
+
+/* A NUL-terminated copy of a name in the reader's scratch buffer, valid
+ * until the next call: names are looked up without keeping a copy. Names
+ * with NUL bytes cannot be C strings and are rejected. */
+static const char *pfvm__onnx_name(pfvm__onnx_rd *r, pfvm__onnx_slice sp, const char *what)
+{
+    if (sp.n && memchr(sp.p, 0, sp.n)) {
+        pfvm__fail(r->st, PFVM_ERR_INVALID, "%s: a name contains a NUL byte", what);
+        return NULL;
+    }
+    stbds_arrsetlen(r->scratch, sp.n + 1);
+    if (sp.n)
+        memcpy(r->scratch, sp.p, sp.n);
+    r->scratch[sp.n] = 0;
+    return r->scratch;
+}
+
+/* The fields of a ValueInfoProto. */
+typedef struct pfvm__onnx_vinfo {
+    pfvm__onnx_slice name, type, doc;
+    int has_type;
+} pfvm__onnx_vinfo;
+
+static pfvm_code pfvm__onnx_vinfo_read(pfvm__onnx_rd *r, pfvm__onnx_slice sp, const char *what, pfvm__onnx_vinfo *vi)
 {
     pb_istream_t s = pfvm__onnx_stream(sp);
     uint32_t tag;
     pb_wire_type_t wt;
     int k;
-    name->n = type->n = doc->n = 0;
-    name->p = type->p = doc->p = NULL;
+    memset(vi, 0, sizeof *vi);
     while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
-        int ok = tag == onnx_ValueInfoProto_name_tag         ? pfvm__onnx_span(&s, wt, name)
-                 : tag == onnx_ValueInfoProto_type_tag       ? pfvm__onnx_span(&s, wt, type)
-                 : tag == onnx_ValueInfoProto_doc_string_tag ? pfvm__onnx_span(&s, wt, doc)
-                                                             : pb_skip_field(&s, wt);
+        int ok;
+        if (tag == onnx_ValueInfoProto_name_tag) {
+            ok = pfvm__onnx_span(&s, wt, &vi->name);
+        } else if (tag == onnx_ValueInfoProto_type_tag) {
+            ok = pfvm__onnx_span(&s, wt, &vi->type);
+            vi->has_type = 1;
+        } else if (tag == onnx_ValueInfoProto_doc_string_tag) {
+            ok = pfvm__onnx_span(&s, wt, &vi->doc);
+        } else {
+            ok = pb_skip_field(&s, wt);
+        }
         if (!ok)
-            return pfvm__onnx_bad(r, "ValueInfoProto");
+            break;
     }
-    if (k < 0)
-        return pfvm__onnx_bad(r, "ValueInfoProto");
-    if (!name->n)
-        return pfvm__fail(r->st, PFVM_ERR_INVALID, "a graph input, output or value_info has no name");
+    if (k != 0)
+        return pfvm__fail(r->st, PFVM_ERR_PARSE, "malformed ONNX: %s: ValueInfoProto", what);
+    if (!vi->name.n)
+        return pfvm__fail(r->st, PFVM_ERR_INVALID, "%s without a name", what);
     return PFVM_OK;
 }
 
-/* Declares a value from a ValueInfoProto in g; returns it. */
-static pfvm_value *pfvm__onnx_declare(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__span sp, int local)
+/* Sets v's declared type and doc string from a ValueInfoProto. */
+static pfvm_code pfvm__onnx_vinfo_apply(pfvm__onnx_rd *r, const pfvm__onnx_vinfo *vi, pfvm_value *v)
 {
-    pfvm__span name, type, doc;
-    const char *nm;
-    pfvm_value *v;
-    if (pfvm__onnx_value_info(r, sp, &name, &type, &doc))
-        return NULL;
-    nm = pfvm__onnx_str(r, name);
-    if (!nm)
-        return NULL;
-    v = local ? pfvm_graph_value(g, nm, r->st) : pfvm_graph_find(g, nm);
-    if (!v) {
-        if (!local)
-            pfvm__fail(r->st, PFVM_ERR_INVALID, "graph '%s': '%s' is not defined", g->name, nm);
-        return NULL;
-    }
-    if (type.p) {
+    if (vi->has_type) {
         pfvm_type ty;
-        if (pfvm__onnx_type(r, type, nm, &ty))
-            return NULL;
+        if (pfvm__onnx_type(r, vi->type, v->name, &ty))
+            return pfvm__onnx_err(r);
         v->type = ty;
         v->has_type_info = 1;
     }
-    if (doc.n)
-        v->doc = pfvm__onnx_str(r, doc);
-    return v;
+    if (vi->doc.n && !(v->doc = pfvm__onnx_str(r, vi->doc)))
+        return pfvm__onnx_err(r);
+    return PFVM_OK;
 }
 
-/* ---- graphs, nodes, attributes ---------------------------------------------------- */
+static pfvm_code pfvm__onnx_graph_input(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
+{
+    pfvm__onnx_vinfo vi;
+    const char *nm;
+    pfvm_value *v;
+    if (pfvm__onnx_vinfo_read(r, sp, "a graph input", &vi) || !(nm = pfvm__onnx_name(r, vi.name, "graph input")))
+        return pfvm__onnx_err(r);
+    v = pfvm_graph_find_local(g, nm);
+    if (v && v->is_input)
+        return pfvm__fail(r->st, PFVM_ERR_INVALID, "graph '%s': input '%s' is listed twice", g->name, nm);
+    v = pfvm_graph_value(g, nm, r->st);
+    if (!v || pfvm__onnx_vinfo_apply(r, &vi, v))
+        return pfvm__onnx_err(r);
+    return pfvm_graph_add_input(g, v, r->st);
+}
+
+/* A graph output names a value of the graph or, in a subgraph, of an
+ * enclosing graph (a loop body may pass an outer value through); the
+ * declaration describes only values of this graph. */
+static pfvm_code pfvm__onnx_graph_output(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
+{
+    pfvm__onnx_vinfo vi;
+    const char *nm;
+    pfvm_value *v;
+    if (pfvm__onnx_vinfo_read(r, sp, "a graph output", &vi) || !(nm = pfvm__onnx_name(r, vi.name, "graph output")))
+        return pfvm__onnx_err(r);
+    v = pfvm_graph_find(g, nm);
+    if (!v)
+        return pfvm__fail(r->st, PFVM_ERR_INVALID, "graph '%s': output '%s' is not defined", g->name, nm);
+    if (v->graph == g && pfvm__onnx_vinfo_apply(r, &vi, v))
+        return pfvm__onnx_err(r);
+    return pfvm_graph_add_output(g, v, r->st);
+}
+
+/* value_info: the declared type of an intermediate value of g. Entries
+ * about names g does not define, or without a type, say nothing and are
+ * skipped; a repeated entry keeps the first. */
+static pfvm_code pfvm__onnx_graph_value_info(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
+{
+    pfvm__onnx_vinfo vi;
+    const char *nm;
+    pfvm_value *v;
+    if (pfvm__onnx_vinfo_read(r, sp, "a value_info", &vi) || !(nm = pfvm__onnx_name(r, vi.name, "value_info")))
+        return pfvm__onnx_err(r);
+    v = pfvm_graph_find_local(g, nm);
+    if (!v || !vi.has_type || v->has_value_info)
+        return PFVM_OK;
+    if (pfvm__onnx_vinfo_apply(r, &vi, v))
+        return pfvm__onnx_err(r);
+    v->has_value_info = 1;
+    stbds_arrput(g->value_infos, v);
+    return PFVM_OK;
+}
 
 typedef struct pfvm__onnx_graph_parts {
-    pfvm__span name, doc;
-    pfvm__span *nodes, *inputs, *outputs, *inits, *infos, *sparse; /* stb_ds */
+    pfvm__onnx_slice name, doc;
+    pfvm__onnx_slice *nodes, *inputs, *outputs, *inits, *infos, *sparse; /* stb_ds */
 } pfvm__onnx_graph_parts;
 
-static void pfvm__onnx_parts_free(pfvm__onnx_graph_parts *p)
+static void pfvm__onnx_graph_parts_free(pfvm__onnx_graph_parts *p)
 {
     stbds_arrfree(p->nodes);
     stbds_arrfree(p->inputs);
@@ -838,236 +1096,245 @@ static void pfvm__onnx_parts_free(pfvm__onnx_graph_parts *p)
     stbds_arrfree(p->sparse);
 }
 
-static pfvm_code pfvm__onnx_graph(pfvm__onnx_rd *r, pfvm__span sp, pfvm_graph *parent, pfvm_node *owner,
+static pfvm_code pfvm__onnx_graph(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm_graph *parent, pfvm_node *owner,
                                   pfvm_graph **out);
 
-static pfvm_code pfvm__onnx_attr(pfvm__onnx_rd *r, pfvm__span sp, pfvm_node *n, pfvm_attr *a)
+/* The fields of an AttributeProto, gathered before its value is built. */
+typedef struct pfvm__onnx_attr_parts {
+    int64_t type, i;
+    float f;
+    int has_f, has_i, has_s;
+    pfvm__onnx_slice name, s, doc, ref, t, g, tp, sparse;
+    unsigned char *floats;                           /* stb_ds bytes */
+    int64_t *ints;                                   /* stb_ds */
+    pfvm__onnx_slice *strs, *tens, *graphs, *tps, *sparses; /* stb_ds */
+} pfvm__onnx_attr_parts;
+
+static void pfvm__onnx_attr_parts_free(pfvm__onnx_attr_parts *p)
 {
-    pb_istream_t s = pfvm__onnx_stream(sp);
-    uint32_t tag;
-    pb_wire_type_t wt;
-    int k;
-    int64_t type = 0;
-    unsigned char *floats = NULL;
-    int64_t *ints = NULL;
-    pfvm__span *strs = NULL, *tens = NULL, *graphs = NULL, *tps = NULL;
-    pfvm__span t = {NULL, 0}, g = {NULL, 0}, tp = {NULL, 0}, sparse = {NULL, 0}, x;
-    pfvm_code rc = PFVM_OK;
-    char lb[96];
-    int i;
-    memset(a, 0, sizeof *a);
-    a->s = "";
-    a->doc = "";
-    while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
-        int ok = 1;
-        switch (tag) {
-        case onnx_AttributeProto_name_tag:
-            ok = pfvm__onnx_span(&s, wt, &x) && (a->name = pfvm__onnx_str(r, x)) != NULL;
-            break;
-        case onnx_AttributeProto_f_tag:
-            ok = wt == PB_WT_32BIT && pb_decode_fixed32(&s, &a->f);
-            break;
-        case onnx_AttributeProto_i_tag: ok = pfvm__onnx_i64(&s, wt, &a->i); break;
-        case onnx_AttributeProto_s_tag:
-            ok = pfvm__onnx_span(&s, wt, &x) && (a->s = pfvm__onnx_str(r, x)) != NULL;
-            a->s_len = x.n;
-            break;
-        case onnx_AttributeProto_t_tag: ok = pfvm__onnx_span(&s, wt, &t); break;
-        case onnx_AttributeProto_g_tag: ok = pfvm__onnx_span(&s, wt, &g); break;
-        case onnx_AttributeProto_floats_tag: ok = pfvm__onnx_fixed(&s, wt, 4, &floats); break;
-        case onnx_AttributeProto_ints_tag: ok = pfvm__onnx_ints(&s, wt, &ints); break;
-        case onnx_AttributeProto_strings_tag:
-            ok = pfvm__onnx_span(&s, wt, &x);
-            if (ok)
-                stbds_arrput(strs, x);
-            break;
-        case onnx_AttributeProto_tensors_tag:
-            ok = pfvm__onnx_span(&s, wt, &x);
-            if (ok)
-                stbds_arrput(tens, x);
-            break;
-        case onnx_AttributeProto_graphs_tag:
-            ok = pfvm__onnx_span(&s, wt, &x);
-            if (ok)
-                stbds_arrput(graphs, x);
-            break;
-        case onnx_AttributeProto_doc_string_tag:
-            ok = pfvm__onnx_span(&s, wt, &x) && (a->doc = pfvm__onnx_str(r, x)) != NULL;
-            break;
-        case onnx_AttributeProto_tp_tag: ok = pfvm__onnx_span(&s, wt, &tp); break;
-        case onnx_AttributeProto_type_protos_tag:
-            ok = pfvm__onnx_span(&s, wt, &x);
-            if (ok)
-                stbds_arrput(tps, x);
-            break;
-        case onnx_AttributeProto_type_tag: ok = pfvm__onnx_i64(&s, wt, &type); break;
-        case onnx_AttributeProto_ref_attr_name_tag:
-            ok = pfvm__onnx_span(&s, wt, &x) && (a->ref_attr_name = pfvm__onnx_str(r, x)) != NULL;
-            break;
-        case onnx_AttributeProto_sparse_tensor_tag: ok = pfvm__onnx_span(&s, wt, &sparse); break;
-        default: ok = pb_skip_field(&s, wt); break;
-        }
-        if (!ok) {
-            rc = r->st && r->st->code == PFVM_ERR_NOMEM ? PFVM_ERR_NOMEM : pfvm__onnx_bad(r, "AttributeProto");
-            goto done;
-        }
-    }
-    if (k < 0 || !a->name) {
-        rc = pfvm__fail(r->st, PFVM_ERR_PARSE, "node '%s' (%s): malformed attribute", pfvm__node_label(n, lb, sizeof lb),
-                        n->op_type);
-        goto done;
-    }
-    /* IR version < 2 models leave `type` out: it follows from the field set */
-    if (!type)
-        type = t.p ? PFVM_ATTR_TENSOR : g.p ? PFVM_ATTR_GRAPH : stbds_arrlen(floats) ? PFVM_ATTR_FLOATS
-             : stbds_arrlen(ints) ? PFVM_ATTR_INTS : stbds_arrlen(strs) ? PFVM_ATTR_STRINGS
-             : stbds_arrlen(tens) ? PFVM_ATTR_TENSORS : stbds_arrlen(graphs) ? PFVM_ATTR_GRAPHS
-             : a->s_len ? PFVM_ATTR_STRING : a->f != 0 ? PFVM_ATTR_FLOAT : PFVM_ATTR_INT;
-    if (type < 1 || type > PFVM_ATTR_TYPE_PROTOS) {
-        rc = pfvm__fail(r->st, PFVM_ERR_INVALID, "node '%s' (%s): attribute '%s' has unknown type %lld",
-                        pfvm__node_label(n, lb, sizeof lb), n->op_type, a->name, (long long)type);
-        goto done;
-    }
-    a->type = (pfvm_attr_type)type;
-    switch (a->type) {
-    case PFVM_ATTR_TENSOR:
-        if (!t.p || !(a->t = pfvm__onnx_tensor(r, t)))
-            rc = t.p ? (r->st ? r->st->code : PFVM_ERR_PARSE)
-                     : pfvm__fail(r->st, PFVM_ERR_INVALID, "node '%s' (%s): tensor attribute '%s' has no tensor",
-                                  pfvm__node_label(n, lb, sizeof lb), n->op_type, a->name);
-        break;
-    case PFVM_ATTR_SPARSE_TENSOR:
-        if (!sparse.p || !(a->t = pfvm__onnx_sparse(r, sparse, NULL)))
-            rc = r->st && r->st->code ? r->st->code : pfvm__onnx_bad(r, "sparse tensor attribute");
-        break;
-    case PFVM_ATTR_GRAPH:
-        if (!g.p)
-            rc = pfvm__fail(r->st, PFVM_ERR_INVALID, "node '%s' (%s): graph attribute '%s' has no graph",
-                            pfvm__node_label(n, lb, sizeof lb), n->op_type, a->name);
-        else
-            rc = pfvm__onnx_graph(r, g, n->graph, n, &a->g);
-        break;
-    case PFVM_ATTR_TYPE_PROTO:
-        a->tp = pfvm_model_type(r->m, r->st);
-        rc = !a->tp ? PFVM_ERR_NOMEM : tp.p ? pfvm__onnx_type(r, tp, a->name, a->tp) : PFVM_OK;
-        break;
-    case PFVM_ATTR_FLOATS:
-        a->n = (int)(stbds_arrlen(floats) / 4);
-        a->floats = (float *)pfvm_model_alloc(r->m, sizeof(float) * (size_t)(a->n + 1));
-        if (!a->floats)
-            rc = pfvm__fail(r->st, PFVM_ERR_NOMEM, "out of memory");
-        else if (a->n)
-            memcpy(a->floats, floats, sizeof(float) * (size_t)a->n);
-        break;
-    case PFVM_ATTR_INTS:
-        a->n = (int)stbds_arrlen(ints);
-        a->ints = (int64_t *)pfvm_model_alloc(r->m, sizeof(int64_t) * (size_t)(a->n + 1));
-        if (!a->ints)
-            rc = pfvm__fail(r->st, PFVM_ERR_NOMEM, "out of memory");
-        else if (a->n)
-            memcpy(a->ints, ints, sizeof(int64_t) * (size_t)a->n);
-        break;
-    case PFVM_ATTR_STRINGS:
-        a->n = (int)stbds_arrlen(strs);
-        a->strings = (const char **)pfvm_model_alloc(r->m, sizeof(char *) * (size_t)(a->n + 1));
-        a->strings_len = (size_t *)pfvm_model_alloc(r->m, sizeof(size_t) * (size_t)(a->n + 1));
-        if (!a->strings || !a->strings_len)
-            rc = pfvm__fail(r->st, PFVM_ERR_NOMEM, "out of memory");
-        for (i = 0; !rc && i < a->n; i++) {
-            a->strings[i] = pfvm__onnx_str(r, strs[i]);
-            a->strings_len[i] = strs[i].n;
-            if (!a->strings[i])
-                rc = PFVM_ERR_NOMEM;
-        }
-        break;
-    case PFVM_ATTR_TENSORS:
-        a->n = (int)stbds_arrlen(tens);
-        a->tensors = (pfvm_tensor **)pfvm_model_alloc(r->m, sizeof(pfvm_tensor *) * (size_t)(a->n + 1));
-        if (!a->tensors)
-            rc = pfvm__fail(r->st, PFVM_ERR_NOMEM, "out of memory");
-        for (i = 0; !rc && i < a->n; i++)
-            if (!(a->tensors[i] = pfvm__onnx_tensor(r, tens[i])))
-                rc = r->st ? r->st->code : PFVM_ERR_PARSE;
-        break;
-    case PFVM_ATTR_GRAPHS:
-        a->n = (int)stbds_arrlen(graphs);
-        a->graphs = (pfvm_graph **)pfvm_model_alloc(r->m, sizeof(pfvm_graph *) * (size_t)(a->n + 1));
-        if (!a->graphs)
-            rc = pfvm__fail(r->st, PFVM_ERR_NOMEM, "out of memory");
-        for (i = 0; !rc && i < a->n; i++)
-            rc = pfvm__onnx_graph(r, graphs[i], n->graph, n, &a->graphs[i]);
-        break;
-    case PFVM_ATTR_TYPE_PROTOS:
-        a->n = (int)stbds_arrlen(tps);
-        a->tps = (pfvm_type **)pfvm_model_alloc(r->m, sizeof(pfvm_type *) * (size_t)(a->n + 1));
-        if (!a->tps)
-            rc = pfvm__fail(r->st, PFVM_ERR_NOMEM, "out of memory");
-        for (i = 0; !rc && i < a->n; i++) {
-            a->tps[i] = pfvm_model_type(r->m, r->st);
-            rc = a->tps[i] ? pfvm__onnx_type(r, tps[i], a->name, a->tps[i]) : PFVM_ERR_NOMEM;
-        }
-        break;
-    case PFVM_ATTR_SPARSE_TENSORS:
-        rc = pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): sparse tensor list attributes are not supported",
-                        pfvm__node_label(n, lb, sizeof lb), n->op_type);
-        break;
-    default:
-        break;
-    }
-done:
-    stbds_arrfree(floats);
-    stbds_arrfree(ints);
-    stbds_arrfree(strs);
-    stbds_arrfree(tens);
-    stbds_arrfree(graphs);
-    stbds_arrfree(tps);
-    return rc;
+    stbds_arrfree(p->floats);
+    stbds_arrfree(p->ints);
+    stbds_arrfree(p->strs);
+    stbds_arrfree(p->tens);
+    stbds_arrfree(p->graphs);
+    stbds_arrfree(p->tps);
+    stbds_arrfree(p->sparses);
 }
 
-/* The parts of a NodeProto. */
-typedef struct pfvm__onnx_node_parts {
-    pfvm__span name, op, domain, doc;
-    pfvm__span *ins, *outs, *attrs; /* stb_ds */
-} pfvm__onnx_node_parts;
+/* Appends a length-delimited field to a list of slices. */
+static int pfvm__onnx_span_push(pb_istream_t *s, pb_wire_type_t wt, pfvm__onnx_slice **list)
+{
+    pfvm__onnx_slice x;
+    if (!pfvm__onnx_span(s, wt, &x))
+        return 0;
+    stbds_arrput(*list, x);
+    return 1;
+}
 
-static pfvm_code pfvm__onnx_node_parts_read(pfvm__onnx_rd *r, pfvm__span sp, pfvm__onnx_node_parts *p)
+static int pfvm__onnx_attr_field(pb_istream_t *s, uint32_t tag, pb_wire_type_t wt, pfvm__onnx_attr_parts *p)
+{
+    switch (tag) {
+    case onnx_AttributeProto_name_tag: return pfvm__onnx_span(s, wt, &p->name);
+    case onnx_AttributeProto_ref_attr_name_tag: return pfvm__onnx_span(s, wt, &p->ref);
+    case onnx_AttributeProto_doc_string_tag: return pfvm__onnx_span(s, wt, &p->doc);
+    case onnx_AttributeProto_type_tag: return pfvm__onnx_i64(s, wt, &p->type);
+    case onnx_AttributeProto_f_tag: p->has_f = 1; return wt == PB_WT_32BIT && pb_decode_fixed32(s, &p->f);
+    case onnx_AttributeProto_i_tag: p->has_i = 1; return pfvm__onnx_i64(s, wt, &p->i);
+    case onnx_AttributeProto_s_tag: p->has_s = 1; return pfvm__onnx_span(s, wt, &p->s);
+    case onnx_AttributeProto_t_tag: return pfvm__onnx_span(s, wt, &p->t);
+    case onnx_AttributeProto_g_tag: return pfvm__onnx_span(s, wt, &p->g);
+    case onnx_AttributeProto_tp_tag: return pfvm__onnx_span(s, wt, &p->tp);
+    case onnx_AttributeProto_sparse_tensor_tag: return pfvm__onnx_span(s, wt, &p->sparse);
+    case onnx_AttributeProto_floats_tag: return pfvm__onnx_fixed(s, wt, 4, &p->floats);
+    case onnx_AttributeProto_ints_tag: return pfvm__onnx_ints(s, wt, &p->ints);
+    case onnx_AttributeProto_strings_tag: return pfvm__onnx_span_push(s, wt, &p->strs);
+    case onnx_AttributeProto_tensors_tag: return pfvm__onnx_span_push(s, wt, &p->tens);
+    case onnx_AttributeProto_graphs_tag: return pfvm__onnx_span_push(s, wt, &p->graphs);
+    case onnx_AttributeProto_type_protos_tag: return pfvm__onnx_span_push(s, wt, &p->tps);
+    case onnx_AttributeProto_sparse_tensors_tag: return pfvm__onnx_span_push(s, wt, &p->sparses);
+    default: return pb_skip_field(s, wt);
+    }
+}
+
+static pfvm_code pfvm__onnx_attr_read(pfvm__onnx_rd *r, pfvm__onnx_slice sp, const char *where, pfvm__onnx_attr_parts *p)
 {
     pb_istream_t s = pfvm__onnx_stream(sp);
     uint32_t tag;
     pb_wire_type_t wt;
     int k;
     memset(p, 0, sizeof *p);
-    while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
-        pfvm__span x;
-        int ok = 1;
-        switch (tag) {
-        case onnx_NodeProto_input_tag:
-            if ((ok = pfvm__onnx_span(&s, wt, &x)) != 0)
-                stbds_arrput(p->ins, x);
+    while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0)
+        if (!pfvm__onnx_attr_field(&s, tag, wt, p))
             break;
-        case onnx_NodeProto_output_tag:
-            if ((ok = pfvm__onnx_span(&s, wt, &x)) != 0)
-                stbds_arrput(p->outs, x);
-            break;
-        case onnx_NodeProto_attribute_tag:
-            if ((ok = pfvm__onnx_span(&s, wt, &x)) != 0)
-                stbds_arrput(p->attrs, x);
-            break;
-        case onnx_NodeProto_name_tag: ok = pfvm__onnx_span(&s, wt, &p->name); break;
-        case onnx_NodeProto_op_type_tag: ok = pfvm__onnx_span(&s, wt, &p->op); break;
-        case onnx_NodeProto_domain_tag: ok = pfvm__onnx_span(&s, wt, &p->domain); break;
-        case onnx_NodeProto_doc_string_tag: ok = pfvm__onnx_span(&s, wt, &p->doc); break;
-        default: ok = pb_skip_field(&s, wt); break;
-        }
-        if (!ok)
-            return pfvm__onnx_bad(r, "NodeProto");
-    }
-    if (k < 0)
-        return pfvm__onnx_bad(r, "NodeProto");
-    if (!p->op.n)
-        return pfvm__fail(r->st, PFVM_ERR_INVALID, "a node has no op_type");
+    if (k != 0)
+        return pfvm__fail(r->st, PFVM_ERR_PARSE, "malformed ONNX: %s: AttributeProto", where);
+    if (!p->name.n)
+        return pfvm__fail(r->st, PFVM_ERR_INVALID, "%s: an attribute has no name", where);
     return PFVM_OK;
 }
+
+/* Models of IR version 1 leave `type` out: it follows from the field set. */
+static int64_t pfvm__onnx_attr_infer_type(const pfvm__onnx_attr_parts *p)
+{
+    if (p->t.p) return PFVM_ATTR_TENSOR;
+    if (p->g.p) return PFVM_ATTR_GRAPH;
+    if (p->sparse.p) return PFVM_ATTR_SPARSE_TENSOR;
+    if (p->tp.p) return PFVM_ATTR_TYPE_PROTO;
+    if (stbds_arrlen(p->floats)) return PFVM_ATTR_FLOATS;
+    if (stbds_arrlen(p->ints)) return PFVM_ATTR_INTS;
+    if (stbds_arrlen(p->strs)) return PFVM_ATTR_STRINGS;
+    if (stbds_arrlen(p->tens)) return PFVM_ATTR_TENSORS;
+    if (stbds_arrlen(p->graphs)) return PFVM_ATTR_GRAPHS;
+    if (stbds_arrlen(p->tps)) return PFVM_ATTR_TYPE_PROTOS;
+    if (p->has_s) return PFVM_ATTR_STRING;
+    if (p->has_f) return PFVM_ATTR_FLOAT;
+    return PFVM_ATTR_INT;
+}
+
+/* Model storage for n list elements of `size` bytes (n+1, so that empty
+ * lists still get a pointer). */
+static void *pfvm__onnx_list(pfvm__onnx_rd *r, size_t n, size_t size, const char *where, const char *name)
+{
+    void *p;
+    if (n > (size_t)INT32_MAX - 1) {
+        pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "%s: attribute '%s' has too many elements", where, name);
+        return NULL;
+    }
+    p = pfvm_model_alloc(r->m, size * (n + 1));
+    if (!p)
+        pfvm__onnx_nomem(r);
+    return p;
+}
+
+/* The list forms: numbers are copied, strings keep their lengths (they are
+ * bytes), tensors, graphs and types are built. */
+static pfvm_code pfvm__onnx_attr_lists(pfvm__onnx_rd *r, const pfvm__onnx_attr_parts *p, pfvm_graph *scope,
+                                       pfvm_node *owner, const char *where, pfvm_attr *a)
+{
+    size_t n = 0, i, es = 0;
+    void **slots = NULL;
+    switch (a->type) {
+    case PFVM_ATTR_FLOATS: n = stbds_arrlen(p->floats) / 4; es = sizeof(float); break;
+    case PFVM_ATTR_INTS: n = stbds_arrlen(p->ints); es = sizeof(int64_t); break;
+    case PFVM_ATTR_STRINGS: n = stbds_arrlen(p->strs); es = sizeof(char *); break;
+    case PFVM_ATTR_TENSORS: n = stbds_arrlen(p->tens); es = sizeof(pfvm_tensor *); break;
+    case PFVM_ATTR_GRAPHS: n = stbds_arrlen(p->graphs); es = sizeof(pfvm_graph *); break;
+    case PFVM_ATTR_TYPE_PROTOS: n = stbds_arrlen(p->tps); es = sizeof(pfvm_type *); break;
+    default: return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "%s: attribute '%s': sparse tensor lists are not supported",
+                               where, a->name);
+    }
+    if (!(slots = (void **)pfvm__onnx_list(r, n, es, where, a->name)))
+        return pfvm__onnx_err(r);
+    a->n = (int)n;
+    switch (a->type) {
+    case PFVM_ATTR_FLOATS:
+        a->floats = (float *)(void *)slots;
+        if (n)
+            memcpy(a->floats, p->floats, n * sizeof(float));
+        return PFVM_OK;
+    case PFVM_ATTR_INTS:
+        a->ints = (int64_t *)(void *)slots;
+        if (n)
+            memcpy(a->ints, p->ints, n * sizeof(int64_t));
+        return PFVM_OK;
+    case PFVM_ATTR_STRINGS:
+        a->strings = (const char **)(void *)slots;
+        if (!(a->strings_len = (size_t *)pfvm__onnx_list(r, n, sizeof(size_t), where, a->name)))
+            return pfvm__onnx_err(r);
+        for (i = 0; i < n; i++) {
+            a->strings_len[i] = p->strs[i].n;
+            if (!(a->strings[i] = pfvm__onnx_str(r, p->strs[i])))
+                return pfvm__onnx_err(r);
+        }
+        return PFVM_OK;
+    case PFVM_ATTR_TENSORS:
+        a->tensors = (pfvm_tensor **)(void *)slots;
+        for (i = 0; i < n; i++)
+            if (!(a->tensors[i] = pfvm__onnx_tensor(r, p->tens[i])))
+                return pfvm__onnx_err(r);
+        return PFVM_OK;
+    case PFVM_ATTR_GRAPHS:
+        a->graphs = (pfvm_graph **)(void *)slots;
+        for (i = 0; i < n; i++)
+            if (pfvm__onnx_graph(r, p->graphs[i], scope, owner, &a->graphs[i]))
+                return pfvm__onnx_err(r);
+        return PFVM_OK;
+    default: /* PFVM_ATTR_TYPE_PROTOS */
+        a->tps = (pfvm_type **)(void *)slots;
+        for (i = 0; i < n; i++)
+            if (!(a->tps[i] = pfvm_model_type(r->m, r->st)) || pfvm__onnx_type(r, p->tps[i], a->name, a->tps[i]))
+                return pfvm__onnx_err(r);
+        return PFVM_OK;
+    }
+}
+
+/* The single-value forms; a missing value is an error for the kinds that
+ * have no default (tensor, graph, sparse tensor). */
+static pfvm_code pfvm__onnx_attr_value(pfvm__onnx_rd *r, const pfvm__onnx_attr_parts *p, pfvm_graph *scope,
+                                       pfvm_node *owner, const char *where, pfvm_attr *a)
+{
+    switch (a->type) {
+    case PFVM_ATTR_FLOAT: a->f = p->f; return PFVM_OK;
+    case PFVM_ATTR_INT: a->i = p->i; return PFVM_OK;
+    case PFVM_ATTR_STRING:
+        a->s_len = p->s.n;
+        return (a->s = pfvm__onnx_str(r, p->s)) != NULL ? PFVM_OK : pfvm__onnx_err(r);
+    case PFVM_ATTR_TENSOR:
+        if (!p->t.p)
+            break;
+        return (a->t = pfvm__onnx_tensor(r, p->t)) != NULL ? PFVM_OK : pfvm__onnx_err(r);
+    case PFVM_ATTR_SPARSE_TENSOR:
+        if (!p->sparse.p)
+            break;
+        return (a->t = pfvm__onnx_sparse(r, p->sparse, NULL)) != NULL ? PFVM_OK : pfvm__onnx_err(r);
+    case PFVM_ATTR_GRAPH:
+        if (!p->g.p)
+            break;
+        return pfvm__onnx_graph(r, p->g, scope, owner, &a->g);
+    case PFVM_ATTR_TYPE_PROTO:
+        if (!(a->tp = pfvm_model_type(r->m, r->st)))
+            return pfvm__onnx_err(r);
+        return p->tp.p ? pfvm__onnx_type(r, p->tp, a->name, a->tp) : PFVM_OK;
+    default:
+        return pfvm__onnx_attr_lists(r, p, scope, owner, where, a);
+    }
+    return pfvm__fail(r->st, PFVM_ERR_INVALID, "%s: attribute '%s' of type %d has no value", where, a->name, (int)a->type);
+}
+
+/* An AttributeProto of a node (owner) in graph `scope`, or a function's
+ * attribute default (owner NULL). `where` names the node for messages.
+ * Subgraphs are parsed with `scope` as their enclosing graph. */
+static pfvm_code pfvm__onnx_attr(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm_graph *scope, pfvm_node *owner,
+                                 const char *where, pfvm_attr *a)
+{
+    pfvm__onnx_attr_parts p;
+    pfvm_code rc = pfvm__onnx_attr_read(r, sp, where, &p);
+    memset(a, 0, sizeof *a);
+    a->s = "";
+    a->doc = "";
+    if (!rc && (!(a->name = pfvm__onnx_str(r, p.name)) || (p.doc.n && !(a->doc = pfvm__onnx_str(r, p.doc))) ||
+                (p.ref.n && !(a->ref_attr_name = pfvm__onnx_str(r, p.ref)))))
+        rc = pfvm__onnx_err(r);
+    if (!rc && !p.type)
+        p.type = pfvm__onnx_attr_infer_type(&p);
+    if (!rc && (p.type < PFVM_ATTR_FLOAT || p.type > PFVM_ATTR_TYPE_PROTOS))
+        rc = pfvm__fail(r->st, PFVM_ERR_INVALID, "%s: attribute '%s' has unknown type %lld", where, a->name,
+                        (long long)p.type);
+    if (!rc) {
+        a->type = (pfvm_attr_type)p.type;
+        /* a reference to a function attribute has no value of its own */
+        if (!a->ref_attr_name)
+            rc = pfvm__onnx_attr_value(r, &p, scope, owner, where, a);
+    }
+    pfvm__onnx_attr_parts_free(&p);
+    return rc;
+}
+
+/* The parts of a NodeProto. */
+typedef struct pfvm__onnx_node_parts {
+    pfvm__onnx_slice name, op, domain, doc;
+    pfvm__onnx_slice *ins, *outs, *attrs; /* stb_ds */
+} pfvm__onnx_node_parts;
 
 static void pfvm__onnx_node_parts_free(pfvm__onnx_node_parts *p)
 {
@@ -1076,464 +1343,514 @@ static void pfvm__onnx_node_parts_free(pfvm__onnx_node_parts *p)
     stbds_arrfree(p->attrs);
 }
 
-/* Creates the values a node defines, before any node is built, so that
- * nodes (and subgraphs) may refer to values defined later in the list. */
-static pfvm_code pfvm__onnx_predeclare(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__span sp)
+static int pfvm__onnx_node_field(pb_istream_t *s, uint32_t tag, pb_wire_type_t wt, pfvm__onnx_node_parts *p)
 {
-    pfvm__onnx_node_parts p;
-    int i;
-    pfvm_code rc = pfvm__onnx_node_parts_read(r, sp, &p);
-    for (i = 0; !rc && i < (int)stbds_arrlen(p.outs); i++) {
-        const char *nm;
-        if (!p.outs[i].n)
-            continue;
-        nm = pfvm__onnx_str(r, p.outs[i]);
-        if (!nm || !pfvm_graph_value(g, nm, r->st))
-            rc = r->st ? r->st->code : PFVM_ERR_NOMEM;
+    switch (tag) {
+    case onnx_NodeProto_input_tag: return pfvm__onnx_span_push(s, wt, &p->ins);
+    case onnx_NodeProto_output_tag: return pfvm__onnx_span_push(s, wt, &p->outs);
+    case onnx_NodeProto_attribute_tag: return pfvm__onnx_span_push(s, wt, &p->attrs);
+    case onnx_NodeProto_name_tag: return pfvm__onnx_span(s, wt, &p->name);
+    case onnx_NodeProto_op_type_tag: return pfvm__onnx_span(s, wt, &p->op);
+    case onnx_NodeProto_domain_tag: return pfvm__onnx_span(s, wt, &p->domain);
+    case onnx_NodeProto_doc_string_tag: return pfvm__onnx_span(s, wt, &p->doc);
+    default: return pb_skip_field(s, wt);
     }
-    pfvm__onnx_node_parts_free(&p);
-    return rc;
 }
 
-static pfvm_code pfvm__onnx_node(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__span sp)
-{
-    pfvm__onnx_node_parts p;
-    pfvm_value **ins = NULL, **outs = NULL;
-    pfvm_node *n = NULL;
-    const char *name = "", *op, *domain = "";
-    int i;
-    pfvm_code rc = pfvm__onnx_node_parts_read(r, sp, &p);
-    if (rc)
-        goto done;
-    op = pfvm__onnx_str(r, p.op);
-    if (p.name.n)
-        name = pfvm__onnx_str(r, p.name);
-    if (p.domain.n)
-        domain = pfvm__onnx_str(r, p.domain);
-    if (!op || !name || !domain) {
-        rc = PFVM_ERR_NOMEM;
-        goto done;
-    }
-    for (i = 0; i < (int)stbds_arrlen(p.ins); i++) {
-        pfvm_value *v = NULL;
-        if (p.ins[i].n) {
-            const char *nm = pfvm__onnx_str(r, p.ins[i]);
-            if (!nm) {
-                rc = PFVM_ERR_NOMEM;
-                goto done;
-            }
-            v = pfvm_graph_find(g, nm);
-            if (!v) {
-                rc = pfvm__fail(r->st, PFVM_ERR_INVALID, "node '%s' (%s): input '%s' is not defined", name[0] ? name : op,
-                                op, nm);
-                goto done;
-            }
-        }
-        stbds_arrput(ins, v);
-    }
-    for (i = 0; i < (int)stbds_arrlen(p.outs); i++) {
-        pfvm_value *v = NULL;
-        if (p.outs[i].n) {
-            const char *nm = pfvm__onnx_str(r, p.outs[i]);
-            v = nm ? pfvm_graph_find_local(g, nm) : NULL;
-            if (!v) {
-                rc = pfvm__fail(r->st, PFVM_ERR_NOMEM, "out of memory");
-                goto done;
-            }
-        }
-        stbds_arrput(outs, v);
-    }
-    n = pfvm_graph_add_node(g, op, domain, name, ins, (int)stbds_arrlen(ins), outs, (int)stbds_arrlen(outs), r->st);
-    if (!n) {
-        rc = r->st ? r->st->code : PFVM_ERR_INVALID;
-        goto done;
-    }
-    if (p.doc.n)
-        n->doc = pfvm__onnx_str(r, p.doc);
-    if (stbds_arrlen(p.attrs)) {
-        n->attrs = (pfvm_attr *)pfvm_model_alloc(r->m, sizeof(pfvm_attr) * stbds_arrlen(p.attrs));
-        if (!n->attrs) {
-            rc = pfvm__fail(r->st, PFVM_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        for (i = 0; i < (int)stbds_arrlen(p.attrs); i++) {
-            rc = pfvm__onnx_attr(r, p.attrs[i], n, &n->attrs[i]);
-            if (rc)
-                goto done;
-            n->n_attrs = i + 1;
-        }
-    }
-done:
-    stbds_arrfree(ins);
-    stbds_arrfree(outs);
-    pfvm__onnx_node_parts_free(&p);
-    return rc;
-}
-
-static pfvm_code pfvm__onnx_graph_parts_read(pfvm__onnx_rd *r, pfvm__span sp, pfvm__onnx_graph_parts *p)
+static pfvm_code pfvm__onnx_node_parts_read(pfvm__onnx_rd *r, pfvm__onnx_slice sp, const pfvm_graph *g,
+                                            pfvm__onnx_node_parts *p)
 {
     pb_istream_t s = pfvm__onnx_stream(sp);
     uint32_t tag;
     pb_wire_type_t wt;
     int k;
     memset(p, 0, sizeof *p);
-    while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
-        pfvm__span x;
-        pfvm__span **list = NULL;
-        switch (tag) {
-        case onnx_GraphProto_node_tag: list = &p->nodes; break;
-        case onnx_GraphProto_input_tag: list = &p->inputs; break;
-        case onnx_GraphProto_output_tag: list = &p->outputs; break;
-        case onnx_GraphProto_initializer_tag: list = &p->inits; break;
-        case onnx_GraphProto_value_info_tag: list = &p->infos; break;
-        case onnx_GraphProto_sparse_initializer_tag: list = &p->sparse; break;
-        case onnx_GraphProto_name_tag:
-            if (!pfvm__onnx_span(&s, wt, &p->name))
-                return pfvm__onnx_bad(r, "GraphProto name");
-            continue;
-        case onnx_GraphProto_doc_string_tag:
-            if (!pfvm__onnx_span(&s, wt, &p->doc))
-                return pfvm__onnx_bad(r, "GraphProto doc_string");
-            continue;
-        default:
-            if (!pb_skip_field(&s, wt))
-                return pfvm__onnx_bad(r, "GraphProto field");
-            continue;
-        }
-        if (!pfvm__onnx_span(&s, wt, &x))
-            return pfvm__onnx_bad(r, "GraphProto field");
-        stbds_arrput(*list, x);
-    }
-    return k < 0 ? pfvm__onnx_bad(r, "GraphProto tag") : PFVM_OK;
+    while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0)
+        if (!pfvm__onnx_node_field(&s, tag, wt, p))
+            break;
+    if (k != 0)
+        return pfvm__fail(r->st, PFVM_ERR_PARSE, "malformed ONNX: graph '%s': NodeProto", g->name);
+    if (!p->op.n)
+        return pfvm__fail(r->st, PFVM_ERR_INVALID, "graph '%s': node '%.*s' has no op_type", g->name,
+                          (int)(p->name.n > 200 ? 200 : p->name.n), p->name.p ? (const char *)p->name.p : "");
+    if (stbds_arrlen(p->ins) > INT32_MAX / 2 || stbds_arrlen(p->outs) > INT32_MAX / 2 ||
+        stbds_arrlen(p->attrs) > INT32_MAX / 2)
+        return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "graph '%s': a node has too many inputs or outputs", g->name);
+    return PFVM_OK;
 }
 
-/* Initializer spans -> values with tensors in g. */
-static pfvm_code pfvm__onnx_inits(pfvm__onnx_rd *r, pfvm_graph *g, const pfvm__onnx_graph_parts *p)
+/* Creates the values a node defines, before any node is built, so that
+ * nodes and subgraphs may refer to values defined later in the list: each
+ * name then lives in the innermost graph that defines it. */
+static pfvm_code pfvm__onnx_predeclare(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
+{
+    pfvm__onnx_node_parts p;
+    int i;
+    pfvm_code rc = pfvm__onnx_node_parts_read(r, sp, g, &p);
+    for (i = 0; !rc && i < (int)stbds_arrlen(p.outs); i++) {
+        const char *nm;
+        if (!p.outs[i].n)
+            continue;
+        if (!(nm = pfvm__onnx_name(r, p.outs[i], "node output")) || !pfvm_graph_value(g, nm, r->st))
+            rc = pfvm__onnx_err(r);
+    }
+    pfvm__onnx_node_parts_free(&p);
+    return rc;
+}
+
+/* Resolves a node's input names (outer scopes included) and output names
+ * (predeclared in g); "" is an omitted optional: NULL. */
+static pfvm_code pfvm__onnx_node_values(pfvm__onnx_rd *r, pfvm_graph *g, const pfvm__onnx_node_parts *p,
+                                        const char *where, pfvm_value ***ins, pfvm_value ***outs)
 {
     int i;
-    for (i = 0; i < (int)stbds_arrlen(p->inits); i++) {
-        pfvm_tensor *t = pfvm__onnx_tensor(r, p->inits[i]);
-        pfvm_value *v;
-        if (!t)
-            return r->st ? r->st->code : PFVM_ERR_PARSE;
-        if (!t->name || !t->name[0])
-            return pfvm__fail(r->st, PFVM_ERR_INVALID, "graph '%s': an initializer has no name", g->name);
-        v = pfvm_graph_value(g, t->name, r->st);
-        if (!v || pfvm_graph_add_init(g, v, t, r->st))
-            return r->st ? r->st->code : PFVM_ERR_INVALID;
+    for (i = 0; i < (int)stbds_arrlen(p->ins); i++) {
+        pfvm_value *v = NULL;
+        const char *nm;
+        if (p->ins[i].n) {
+            if (!(nm = pfvm__onnx_name(r, p->ins[i], where)))
+                return pfvm__onnx_err(r);
+            if (!(v = pfvm_graph_find(g, nm)))
+                return pfvm__fail(r->st, PFVM_ERR_INVALID, "%s: input '%s' is not defined", where, nm);
+        }
+        stbds_arrput(*ins, v);
     }
-    for (i = 0; i < (int)stbds_arrlen(p->sparse); i++) {
-        const char *name = NULL;
-        pfvm_tensor *t = pfvm__onnx_sparse(r, p->sparse[i], &name);
-        pfvm_value *v;
-        if (!t)
-            return r->st ? r->st->code : PFVM_ERR_PARSE;
-        if (!name || !name[0])
-            return pfvm__fail(r->st, PFVM_ERR_INVALID, "graph '%s': a sparse initializer has no name", g->name);
-        v = pfvm_graph_value(g, name, r->st);
-        if (!v || pfvm_graph_add_init(g, v, t, r->st))
-            return r->st ? r->st->code : PFVM_ERR_INVALID;
+    for (i = 0; i < (int)stbds_arrlen(p->outs); i++) {
+        pfvm_value *v = NULL;
+        const char *nm;
+        if (p->outs[i].n) {
+            if (!(nm = pfvm__onnx_name(r, p->outs[i], where)))
+                return pfvm__onnx_err(r);
+            if (!(v = pfvm_graph_find_local(g, nm)))
+                return pfvm__fail(r->st, PFVM_ERR_INVALID, "%s: output '%s' was not declared", where, nm);
+        }
+        stbds_arrput(*outs, v);
     }
     return PFVM_OK;
 }
 
-static pfvm_code pfvm__onnx_graph(pfvm__onnx_rd *r, pfvm__span sp, pfvm_graph *parent, pfvm_node *owner,
+static pfvm_code pfvm__onnx_node_attrs(pfvm__onnx_rd *r, pfvm_node *n, const pfvm__onnx_node_parts *p,
+                                       const char *where)
+{
+    int i, count = (int)stbds_arrlen(p->attrs);
+    if (!count)
+        return PFVM_OK;
+    n->attrs = (pfvm_attr *)pfvm_model_alloc(r->m, sizeof(pfvm_attr) * (size_t)count);
+    if (!n->attrs)
+        return pfvm__onnx_nomem(r);
+    for (i = 0; i < count; i++) {
+        if (pfvm__onnx_attr(r, p->attrs[i], n->graph, n, where, &n->attrs[i]))
+            return pfvm__onnx_err(r);
+        n->n_attrs = i + 1;
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__onnx_node(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
+{
+    pfvm__onnx_node_parts p;
+    pfvm_value **ins = NULL, **outs = NULL;
+    pfvm_node *n;
+    const char *name = "", *op = NULL, *domain = "";
+    char where[320];
+    pfvm_code rc = pfvm__onnx_node_parts_read(r, sp, g, &p);
+    if (!rc && (!(op = pfvm__onnx_str(r, p.op)) || (p.name.n && !(name = pfvm__onnx_str(r, p.name))) ||
+                (p.domain.n && !(domain = pfvm__onnx_str(r, p.domain)))))
+        rc = pfvm__onnx_err(r);
+    if (rc)
+        goto done;
+    pfvm__snprintf(where, sizeof where, "node '%.200s' (%.80s)", name[0] ? name : op, op);
+    rc = pfvm__onnx_node_values(r, g, &p, where, &ins, &outs);
+    if (rc)
+        goto done;
+    n = pfvm_graph_add_node(g, op, domain, name, ins, (int)stbds_arrlen(ins), outs, (int)stbds_arrlen(outs), r->st);
+    if (!n || (p.doc.n && !(n->doc = pfvm__onnx_str(r, p.doc))))
+        rc = pfvm__onnx_err(r);
+    else
+        rc = pfvm__onnx_node_attrs(r, n, &p, where);
+done:
+    stbds_arrfree(ins);
+    stbds_arrfree(outs);
+    pfvm__onnx_node_parts_free(&p);
+    return rc;
+}
+
+static pfvm_code pfvm__onnx_graph_parts_read(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm__onnx_graph_parts *p)
+{
+    pb_istream_t s = pfvm__onnx_stream(sp);
+    uint32_t tag;
+    pb_wire_type_t wt;
+    int k, ok = 1;
+    memset(p, 0, sizeof *p);
+    while (ok && (k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
+        switch (tag) {
+        case onnx_GraphProto_node_tag: ok = pfvm__onnx_span_push(&s, wt, &p->nodes); break;
+        case onnx_GraphProto_input_tag: ok = pfvm__onnx_span_push(&s, wt, &p->inputs); break;
+        case onnx_GraphProto_output_tag: ok = pfvm__onnx_span_push(&s, wt, &p->outputs); break;
+        case onnx_GraphProto_initializer_tag: ok = pfvm__onnx_span_push(&s, wt, &p->inits); break;
+        case onnx_GraphProto_value_info_tag: ok = pfvm__onnx_span_push(&s, wt, &p->infos); break;
+        case onnx_GraphProto_sparse_initializer_tag: ok = pfvm__onnx_span_push(&s, wt, &p->sparse); break;
+        case onnx_GraphProto_name_tag: ok = pfvm__onnx_span(&s, wt, &p->name); break;
+        case onnx_GraphProto_doc_string_tag: ok = pfvm__onnx_span(&s, wt, &p->doc); break;
+        default: ok = pb_skip_field(&s, wt); break;
+        }
+    }
+    return !ok || k < 0 ? pfvm__onnx_bad(r, "GraphProto") : PFVM_OK;
+}
+
+/* Initializers (dense and sparse) -> values with tensors in g. An
+ * initializer may also be a graph input (is_input stays set). */
+static pfvm_code pfvm__onnx_inits(pfvm__onnx_rd *r, pfvm_graph *g, const pfvm__onnx_graph_parts *p)
+{
+    int i, n_dense = (int)stbds_arrlen(p->inits), n = n_dense + (int)stbds_arrlen(p->sparse);
+    for (i = 0; i < n; i++) {
+        const char *name = NULL;
+        pfvm_tensor *t = i < n_dense ? pfvm__onnx_tensor(r, p->inits[i]) : pfvm__onnx_sparse(r, p->sparse[i - n_dense], &name);
+        pfvm_value *v;
+        if (!t)
+            return pfvm__onnx_err(r);
+        if (i < n_dense)
+            name = t->name;
+        if (!name || !name[0])
+            return pfvm__fail(r->st, PFVM_ERR_INVALID, "graph '%s': a%s initializer has no name", g->name,
+                              i < n_dense ? "n" : " sparse");
+        v = pfvm_graph_value(g, name, r->st);
+        if (!v || pfvm_graph_add_init(g, v, t, r->st))
+            return pfvm__onnx_err(r);
+    }
+    return PFVM_OK;
+}
+
+/* Builds g from its parts, in an order that makes every name visible
+ * before any node or subgraph refers to it: inputs, initializers, every
+ * node's outputs, then the nodes, outputs and value_info. */
+static pfvm_code pfvm__onnx_graph_body(pfvm__onnx_rd *r, pfvm_graph *g, const pfvm__onnx_graph_parts *p)
+{
+    int i;
+    pfvm_code rc = PFVM_OK;
+    for (i = 0; !rc && i < (int)stbds_arrlen(p->inputs); i++)
+        rc = pfvm__onnx_graph_input(r, g, p->inputs[i]);
+    if (!rc)
+        rc = pfvm__onnx_inits(r, g, p);
+    for (i = 0; !rc && i < (int)stbds_arrlen(p->nodes); i++)
+        rc = pfvm__onnx_predeclare(r, g, p->nodes[i]);
+    for (i = 0; !rc && i < (int)stbds_arrlen(p->nodes); i++)
+        rc = pfvm__onnx_node(r, g, p->nodes[i]);
+    for (i = 0; !rc && i < (int)stbds_arrlen(p->outputs); i++)
+        rc = pfvm__onnx_graph_output(r, g, p->outputs[i]);
+    for (i = 0; !rc && i < (int)stbds_arrlen(p->infos); i++)
+        rc = pfvm__onnx_graph_value_info(r, g, p->infos[i]);
+    /* ONNX requires topological order; pfvm sorts, to be tolerant */
+    return rc ? rc : pfvm_graph_toposort(g, r->st);
+}
+
+/* A GraphProto: the main graph (parent NULL) or a subgraph of `owner`,
+ * whose names resolve through `parent` (outer scope). */
+static pfvm_code pfvm__onnx_graph(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm_graph *parent, pfvm_node *owner,
                                   pfvm_graph **out)
 {
     pfvm__onnx_graph_parts p;
     pfvm_graph *g;
     pfvm_code rc;
-    int i;
-    if (++r->depth > PFVM__ONNX_MAX_DEPTH)
-        return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "subgraphs nested more than %d deep", PFVM__ONNX_MAX_DEPTH);
+    if (r->depth >= PFVM__ONNX_MAX_DEPTH)
+        return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "graph '%s': subgraphs nested more than %d deep",
+                          parent ? parent->name : "", PFVM__ONNX_MAX_DEPTH);
+    r->depth++;
     rc = pfvm__onnx_graph_parts_read(r, sp, &p);
-    if (rc)
-        goto done;
-    g = pfvm_graph_new(r->m, parent, NULL, r->st);
-    if (!g) {
-        rc = PFVM_ERR_NOMEM;
-        goto done;
+    if (!rc && !(g = pfvm_graph_new(r->m, parent, NULL, r->st)))
+        rc = pfvm__onnx_err(r);
+    if (!rc) {
+        g->owner = owner;
+        *out = g;
+        if ((p.name.n && !(g->name = pfvm__onnx_str(r, p.name))) || (p.doc.n && !(g->doc = pfvm__onnx_str(r, p.doc))))
+            rc = pfvm__onnx_err(r);
+        else
+            rc = pfvm__onnx_graph_body(r, g, &p);
     }
-    g->owner = owner;
-    if (p.name.n && !(g->name = pfvm__onnx_str(r, p.name))) {
-        rc = PFVM_ERR_NOMEM;
-        goto done;
-    }
-    if (p.doc.n)
-        g->doc = pfvm__onnx_str(r, p.doc);
-    *out = g;
-    /* values this graph defines, in an order that makes every name visible
-     * before any node (or subgraph) refers to it */
-    for (i = 0; !rc && i < (int)stbds_arrlen(p.inputs); i++) {
-        pfvm_value *v = pfvm__onnx_declare(r, g, p.inputs[i], 1);
-        rc = v ? pfvm_graph_add_input(g, v, r->st) : (r->st ? r->st->code : PFVM_ERR_PARSE);
-    }
-    if (!rc)
-        rc = pfvm__onnx_inits(r, g, &p);
-    for (i = 0; !rc && i < (int)stbds_arrlen(p.nodes); i++)
-        rc = pfvm__onnx_predeclare(r, g, p.nodes[i]);
-    for (i = 0; !rc && i < (int)stbds_arrlen(p.nodes); i++)
-        rc = pfvm__onnx_node(r, g, p.nodes[i]);
-    for (i = 0; !rc && i < (int)stbds_arrlen(p.outputs); i++) {
-        pfvm_value *v = pfvm__onnx_declare(r, g, p.outputs[i], 0);
-        rc = v ? pfvm_graph_add_output(g, v, r->st) : (r->st ? r->st->code : PFVM_ERR_PARSE);
-    }
-    for (i = 0; !rc && i < (int)stbds_arrlen(p.infos); i++) {
-        pfvm__span name, type, doc;
-        pfvm_value *v;
-        rc = pfvm__onnx_value_info(r, p.infos[i], &name, &type, &doc);
-        if (rc)
-            break;
-        {
-            const char *nm = pfvm__onnx_str(r, name);
-            v = nm ? pfvm_graph_find_local(g, nm) : NULL;
-        }
-        if (!v || !type.p)
-            continue; /* value_info about a name nothing defines: ignored */
-        rc = pfvm__onnx_type(r, type, v->name, &v->type);
-        v->has_type_info = 1;
-        v->has_value_info = 1;
-        stbds_arrput(g->value_infos, v);
-    }
-    for (i = 0; !rc && i < (int)stbds_arrlen(g->values); i++) {
-        pfvm_value *v = g->values[i];
-        if (!v->producer && !v->is_input && !v->init)
-            rc = pfvm__fail(r->st, PFVM_ERR_INVALID, "graph '%s': '%s' is never defined", g->name, v->name);
-    }
-    if (!rc)
-        rc = pfvm_graph_toposort(g, r->st);
-done:
-    pfvm__onnx_parts_free(&p);
+    pfvm__onnx_graph_parts_free(&p);
     r->depth--;
     return rc;
 }
 
 /* ---- functions and the model ------------------------------------------------------ */
 
-static pfvm_code pfvm__onnx_opset(pfvm__onnx_rd *r, pfvm__span sp, pfvm_opset_import *out)
+static pfvm_code pfvm__onnx_opset(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm_opset_import *out)
 {
     pb_istream_t s = pfvm__onnx_stream(sp);
     uint32_t tag;
     pb_wire_type_t wt;
-    int k;
-    pfvm__span d = {NULL, 0};
+    int k, ok = 1;
+    pfvm__onnx_slice d = {NULL, 0};
     out->version = 0;
-    while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
-        int ok = tag == onnx_OperatorSetIdProto_domain_tag    ? pfvm__onnx_span(&s, wt, &d)
-                 : tag == onnx_OperatorSetIdProto_version_tag ? pfvm__onnx_i64(&s, wt, &out->version)
-                                                              : pb_skip_field(&s, wt);
-        if (!ok)
-            return pfvm__onnx_bad(r, "OperatorSetIdProto");
-    }
-    if (k < 0)
+    while (ok && (k = pfvm__onnx_next(&s, &tag, &wt)) > 0)
+        ok = tag == onnx_OperatorSetIdProto_domain_tag    ? pfvm__onnx_span(&s, wt, &d)
+             : tag == onnx_OperatorSetIdProto_version_tag ? pfvm__onnx_i64(&s, wt, &out->version)
+                                                          : pb_skip_field(&s, wt);
+    if (!ok || k < 0)
         return pfvm__onnx_bad(r, "OperatorSetIdProto");
-    out->domain = d.n ? pfvm__onnx_str(r, d) : "";
-    return out->domain ? PFVM_OK : PFVM_ERR_NOMEM;
+    return (out->domain = pfvm__onnx_str(r, d)) != NULL ? PFVM_OK : pfvm__onnx_err(r);
 }
 
-static pfvm_code pfvm__onnx_function(pfvm__onnx_rd *r, pfvm__span sp)
+/* A StringStringEntryProto (metadata_props). */
+static pfvm_code pfvm__onnx_string_pair(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm_string_pair *out)
 {
     pb_istream_t s = pfvm__onnx_stream(sp);
     uint32_t tag;
     pb_wire_type_t wt;
-    int k, i;
-    pfvm__span name = {NULL, 0}, domain = {NULL, 0}, doc = {NULL, 0}, x;
-    pfvm__span *ins = NULL, *outs = NULL, *attrs = NULL, *attr_protos = NULL, *nodes = NULL, *opsets = NULL;
-    pfvm_function *f = NULL;
-    pfvm_graph *g = NULL;
-    pfvm_code rc = PFVM_OK;
-    while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
-        pfvm__span **list = NULL;
+    int k, ok = 1;
+    pfvm__onnx_slice key = {NULL, 0}, val = {NULL, 0};
+    while (ok && (k = pfvm__onnx_next(&s, &tag, &wt)) > 0)
+        ok = tag == onnx_StringStringEntryProto_key_tag     ? pfvm__onnx_span(&s, wt, &key)
+             : tag == onnx_StringStringEntryProto_value_tag ? pfvm__onnx_span(&s, wt, &val)
+                                                            : pb_skip_field(&s, wt);
+    if (!ok || k < 0)
+        return pfvm__onnx_bad(r, "StringStringEntryProto");
+    out->key = pfvm__onnx_str(r, key);
+    out->value = pfvm__onnx_str(r, val);
+    return out->key && out->value ? PFVM_OK : pfvm__onnx_err(r);
+}
+
+/* FunctionProto field 11 (attribute_proto, attributes with defaults) is
+ * newer than the onnx.proto the descriptors come from. */
+#define PFVM__ONNX_FUNCTION_ATTRIBUTE_PROTO_TAG 11
+
+/* The parts of a FunctionProto. */
+typedef struct pfvm__onnx_function_parts {
+    pfvm__onnx_slice name, domain, doc;
+    pfvm__onnx_slice *ins, *outs, *attrs, *attr_protos, *nodes, *opsets; /* stb_ds */
+} pfvm__onnx_function_parts;
+
+static void pfvm__onnx_function_parts_free(pfvm__onnx_function_parts *p)
+{
+    stbds_arrfree(p->ins);
+    stbds_arrfree(p->outs);
+    stbds_arrfree(p->attrs);
+    stbds_arrfree(p->attr_protos);
+    stbds_arrfree(p->nodes);
+    stbds_arrfree(p->opsets);
+}
+
+static pfvm_code pfvm__onnx_function_parts_read(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm__onnx_function_parts *p)
+{
+    pb_istream_t s = pfvm__onnx_stream(sp);
+    uint32_t tag;
+    pb_wire_type_t wt;
+    int k, ok = 1;
+    memset(p, 0, sizeof *p);
+    while (ok && (k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
         switch (tag) {
-        case onnx_FunctionProto_name_tag: list = NULL; if (!pfvm__onnx_span(&s, wt, &name)) k = -1; break;
-        case onnx_FunctionProto_domain_tag: if (!pfvm__onnx_span(&s, wt, &domain)) k = -1; break;
-        case onnx_FunctionProto_doc_string_tag: if (!pfvm__onnx_span(&s, wt, &doc)) k = -1; break;
-        case onnx_FunctionProto_input_tag: list = &ins; break;
-        case onnx_FunctionProto_output_tag: list = &outs; break;
-        case onnx_FunctionProto_attribute_tag: list = &attrs; break;
-        case onnx_FunctionProto_node_tag: list = &nodes; break;
-        case onnx_FunctionProto_opset_import_tag: list = &opsets; break;
-        case 11: /* attribute_proto (newer onnx.proto) */ list = &attr_protos; break;
-        default: if (!pb_skip_field(&s, wt)) k = -1; break;
-        }
-        if (k < 0)
-            break;
-        if (list) {
-            if (!pfvm__onnx_span(&s, wt, &x)) {
-                k = -1;
-                break;
-            }
-            stbds_arrput(*list, x);
+        case onnx_FunctionProto_name_tag: ok = pfvm__onnx_span(&s, wt, &p->name); break;
+        case onnx_FunctionProto_domain_tag: ok = pfvm__onnx_span(&s, wt, &p->domain); break;
+        case onnx_FunctionProto_doc_string_tag: ok = pfvm__onnx_span(&s, wt, &p->doc); break;
+        case onnx_FunctionProto_input_tag: ok = pfvm__onnx_span_push(&s, wt, &p->ins); break;
+        case onnx_FunctionProto_output_tag: ok = pfvm__onnx_span_push(&s, wt, &p->outs); break;
+        case onnx_FunctionProto_attribute_tag: ok = pfvm__onnx_span_push(&s, wt, &p->attrs); break;
+        case onnx_FunctionProto_node_tag: ok = pfvm__onnx_span_push(&s, wt, &p->nodes); break;
+        case onnx_FunctionProto_opset_import_tag: ok = pfvm__onnx_span_push(&s, wt, &p->opsets); break;
+        case PFVM__ONNX_FUNCTION_ATTRIBUTE_PROTO_TAG: ok = pfvm__onnx_span_push(&s, wt, &p->attr_protos); break;
+        default: ok = pb_skip_field(&s, wt); break;
         }
     }
-    if (k < 0 || !name.n) {
-        rc = pfvm__onnx_bad(r, "FunctionProto");
-        goto done;
+    if (!ok || k < 0)
+        return pfvm__onnx_bad(r, "FunctionProto");
+    if (!p->name.n)
+        return pfvm__fail(r->st, PFVM_ERR_INVALID, "a model-local function has no name");
+    return PFVM_OK;
+}
+
+/* The body graph of a function: formal inputs, nodes, formal outputs. */
+static pfvm_code pfvm__onnx_function_body(pfvm__onnx_rd *r, pfvm_function *f, const pfvm__onnx_function_parts *p)
+{
+    pfvm_graph *g = f->body;
+    pfvm_value *v;
+    const char *nm;
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(p->ins); i++) {
+        if (!(nm = pfvm__onnx_name(r, p->ins[i], "function input")))
+            return pfvm__onnx_err(r);
+        if (pfvm_graph_find_local(g, nm))
+            return pfvm__fail(r->st, PFVM_ERR_INVALID, "function '%s': input '%s' is listed twice", f->name, nm);
+        if (!(v = pfvm_graph_value(g, nm, r->st)) || pfvm_graph_add_input(g, v, r->st))
+            return pfvm__onnx_err(r);
     }
-    f = (pfvm_function *)pfvm_model_alloc(r->m, sizeof *f);
-    g = f ? pfvm_graph_new(r->m, NULL, NULL, r->st) : NULL;
-    if (!f || !g) {
-        rc = pfvm__fail(r->st, PFVM_ERR_NOMEM, "out of memory");
-        goto done;
+    for (i = 0; i < (int)stbds_arrlen(p->nodes); i++)
+        if (pfvm__onnx_predeclare(r, g, p->nodes[i]))
+            return pfvm__onnx_err(r);
+    for (i = 0; i < (int)stbds_arrlen(p->nodes); i++)
+        if (pfvm__onnx_node(r, g, p->nodes[i]))
+            return pfvm__onnx_err(r);
+    for (i = 0; i < (int)stbds_arrlen(p->outs); i++) {
+        if (!(nm = pfvm__onnx_name(r, p->outs[i], "function output")))
+            return pfvm__onnx_err(r);
+        if (!(v = pfvm_graph_find_local(g, nm)))
+            return pfvm__fail(r->st, PFVM_ERR_INVALID, "function '%s': output '%s' is not defined", f->name, nm);
+        if (pfvm_graph_add_output(g, v, r->st))
+            return pfvm__onnx_err(r);
     }
-    f->name = pfvm__onnx_str(r, name);
-    f->domain = domain.n ? pfvm__onnx_str(r, domain) : "";
-    f->doc = doc.n ? pfvm__onnx_str(r, doc) : "";
-    f->body = g;
-    g->name = f->name;
-    stbds_arrput(r->m->functions, f);
-    for (i = 0; !rc && i < (int)stbds_arrlen(ins); i++) {
-        const char *nm = pfvm__onnx_str(r, ins[i]);
-        pfvm_value *v = nm ? pfvm_graph_value(g, nm, r->st) : NULL;
-        rc = v ? pfvm_graph_add_input(g, v, r->st) : PFVM_ERR_NOMEM;
+    return pfvm_graph_toposort(g, r->st);
+}
+
+/* Attribute names, attribute defaults and opset imports of a function. */
+static pfvm_code pfvm__onnx_function_decls(pfvm__onnx_rd *r, pfvm_function *f, const pfvm__onnx_function_parts *p)
+{
+    char where[300];
+    int i;
+    pfvm__snprintf(where, sizeof where, "function '%.200s'", f->name);
+    f->attr_names = (const char **)pfvm__onnx_list(r, stbds_arrlen(p->attrs), sizeof(char *), where, "attribute");
+    f->attr_defaults = (pfvm_attr *)pfvm__onnx_list(r, stbds_arrlen(p->attr_protos), sizeof(pfvm_attr), where, "attribute");
+    f->opsets = (pfvm_opset_import *)pfvm__onnx_list(r, stbds_arrlen(p->opsets), sizeof(pfvm_opset_import), where, "opset");
+    if (!f->attr_names || !f->attr_defaults || !f->opsets)
+        return pfvm__onnx_err(r);
+    for (; f->n_attr_names < (int)stbds_arrlen(p->attrs); f->n_attr_names++)
+        if (!(f->attr_names[f->n_attr_names] = pfvm__onnx_str(r, p->attrs[f->n_attr_names])))
+            return pfvm__onnx_err(r);
+    /* defaults belong to no node: their subgraphs (if any) have no owner */
+    for (i = 0; i < (int)stbds_arrlen(p->attr_protos); i++) {
+        if (pfvm__onnx_attr(r, p->attr_protos[i], f->body, NULL, where, &f->attr_defaults[i]))
+            return pfvm__onnx_err(r);
+        f->n_attr_defaults = i + 1;
     }
-    for (i = 0; !rc && i < (int)stbds_arrlen(nodes); i++)
-        rc = pfvm__onnx_predeclare(r, g, nodes[i]);
-    for (i = 0; !rc && i < (int)stbds_arrlen(nodes); i++)
-        rc = pfvm__onnx_node(r, g, nodes[i]);
-    for (i = 0; !rc && i < (int)stbds_arrlen(outs); i++) {
-        const char *nm = pfvm__onnx_str(r, outs[i]);
-        pfvm_value *v = nm ? pfvm_graph_find_local(g, nm) : NULL;
-        rc = v ? pfvm_graph_add_output(g, v, r->st)
-               : pfvm__fail(r->st, PFVM_ERR_INVALID, "function '%s': output '%s' is not defined", f->name, nm ? nm : "");
+    for (i = 0; i < (int)stbds_arrlen(p->opsets); i++) {
+        if (pfvm__onnx_opset(r, p->opsets[i], &f->opsets[i]))
+            return pfvm__onnx_err(r);
+        f->n_opsets = i + 1;
     }
-    if (!rc && stbds_arrlen(attrs)) {
-        f->n_attr_names = (int)stbds_arrlen(attrs);
-        f->attr_names = (const char **)pfvm_model_alloc(r->m, sizeof(char *) * stbds_arrlen(attrs));
-        for (i = 0; f->attr_names && i < f->n_attr_names; i++)
-            f->attr_names[i] = pfvm__onnx_str(r, attrs[i]);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__onnx_function(pfvm__onnx_rd *r, pfvm__onnx_slice sp)
+{
+    pfvm__onnx_function_parts p;
+    pfvm_function *f = NULL;
+    pfvm_code rc = pfvm__onnx_function_parts_read(r, sp, &p);
+    if (!rc && !(f = (pfvm_function *)pfvm_model_alloc(r->m, sizeof *f)))
+        rc = pfvm__onnx_nomem(r);
+    /* the body is a graph of its own (no parent); the model frees it once
+     * it is in m->functions */
+    if (!rc && !(f->body = pfvm_graph_new(r->m, NULL, NULL, r->st)))
+        rc = pfvm__onnx_err(r);
+    if (!rc) {
+        stbds_arrput(r->m->functions, f);
+        f->name = pfvm__onnx_str(r, p.name);
+        f->domain = pfvm__onnx_str(r, p.domain);
+        f->doc = pfvm__onnx_str(r, p.doc);
+        if (!f->name || !f->domain || !f->doc)
+            rc = pfvm__onnx_err(r);
     }
-    if (!rc && stbds_arrlen(attr_protos)) {
-        /* attribute defaults are parsed against a scratch node of the body */
-        f->attr_defaults = (pfvm_attr *)pfvm_model_alloc(r->m, sizeof(pfvm_attr) * stbds_arrlen(attr_protos));
-        if (!f->attr_defaults)
-            rc = PFVM_ERR_NOMEM;
-        for (i = 0; !rc && i < (int)stbds_arrlen(attr_protos); i++) {
-            pfvm_node scratch;
-            memset(&scratch, 0, sizeof scratch);
-            scratch.op_type = f->name;
-            scratch.name = f->name;
-            scratch.graph = g;
-            rc = pfvm__onnx_attr(r, attr_protos[i], &scratch, &f->attr_defaults[i]);
-            f->n_attr_defaults = i + 1;
-        }
-    }
-    if (!rc && stbds_arrlen(opsets)) {
-        f->n_opsets = (int)stbds_arrlen(opsets);
-        f->opsets = (pfvm_opset_import *)pfvm_model_alloc(r->m, sizeof(pfvm_opset_import) * stbds_arrlen(opsets));
-        for (i = 0; !rc && f->opsets && i < f->n_opsets; i++)
-            rc = pfvm__onnx_opset(r, opsets[i], &f->opsets[i]);
+    if (!rc) {
+        f->body->name = f->name;
+        rc = pfvm__onnx_function_body(r, f, &p);
     }
     if (!rc)
-        rc = pfvm_graph_toposort(g, r->st);
-done:
-    stbds_arrfree(ins);
-    stbds_arrfree(outs);
-    stbds_arrfree(attrs);
-    stbds_arrfree(attr_protos);
-    stbds_arrfree(nodes);
-    stbds_arrfree(opsets);
+        rc = pfvm__onnx_function_decls(r, f, &p);
+    pfvm__onnx_function_parts_free(&p);
     return rc;
 }
 
-static pfvm_code pfvm__onnx_model(pfvm__onnx_rd *r, pfvm__span sp)
+/* ModelProto's own fields; the graph and functions come back as slices,
+ * parsed once the opset imports are known. */
+static pfvm_code pfvm__onnx_model_field(pfvm__onnx_rd *r, pb_istream_t *s, uint32_t tag, pb_wire_type_t wt,
+                                        pfvm__onnx_slice *graph, int *has_graph, pfvm__onnx_slice **functions)
+{
+    pfvm_model *m = r->m;
+    pfvm__onnx_slice x;
+    const char **str = NULL;
+    switch (tag) {
+    case onnx_ModelProto_ir_version_tag: return pfvm__onnx_i64(s, wt, &m->ir_version) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.ir_version");
+    case onnx_ModelProto_model_version_tag: return pfvm__onnx_i64(s, wt, &m->model_version) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.model_version");
+    case onnx_ModelProto_producer_name_tag: str = &m->producer_name; break;
+    case onnx_ModelProto_producer_version_tag: str = &m->producer_version; break;
+    case onnx_ModelProto_domain_tag: str = &m->domain; break;
+    case onnx_ModelProto_doc_string_tag: str = &m->doc; break;
+    case onnx_ModelProto_graph_tag: *has_graph = 1; return pfvm__onnx_span(s, wt, graph) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.graph");
+    case onnx_ModelProto_functions_tag: return pfvm__onnx_span_push(s, wt, functions) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.functions");
+    case onnx_ModelProto_opset_import_tag: {
+        pfvm_opset_import imp;
+        if (!pfvm__onnx_span(s, wt, &x))
+            return pfvm__onnx_bad(r, "ModelProto.opset_import");
+        if (pfvm__onnx_opset(r, x, &imp))
+            return pfvm__onnx_err(r);
+        stbds_arrput(m->opsets, imp);
+        return PFVM_OK;
+    }
+    case onnx_ModelProto_metadata_props_tag: {
+        pfvm_string_pair kv;
+        if (!pfvm__onnx_span(s, wt, &x))
+            return pfvm__onnx_bad(r, "ModelProto.metadata_props");
+        if (pfvm__onnx_string_pair(r, x, &kv))
+            return pfvm__onnx_err(r);
+        stbds_arrput(m->metadata, kv);
+        return PFVM_OK;
+    }
+    default: return pb_skip_field(s, wt) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto");
+    }
+    if (!pfvm__onnx_span(s, wt, &x))
+        return pfvm__onnx_bad(r, "ModelProto string field");
+    return (*str = pfvm__onnx_str(r, x)) != NULL ? PFVM_OK : pfvm__onnx_err(r);
+}
+
+static pfvm_code pfvm__onnx_model(pfvm__onnx_rd *r, pfvm__onnx_slice sp)
 {
     pb_istream_t s = pfvm__onnx_stream(sp);
     uint32_t tag;
     pb_wire_type_t wt;
-    int k, i;
-    pfvm__span graph = {NULL, 0}, x;
-    pfvm__span *functions = NULL;
-    pfvm_model *m = r->m;
+    int k = 0, i, has_graph = 0;
+    pfvm__onnx_slice graph = {NULL, 0}, *functions = NULL;
     pfvm_code rc = PFVM_OK;
-    int has_graph = 0;
-    while (!rc && (k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
-        int ok = 1;
-        switch (tag) {
-        case onnx_ModelProto_ir_version_tag: ok = pfvm__onnx_i64(&s, wt, &m->ir_version); break;
-        case onnx_ModelProto_producer_name_tag:
-            ok = pfvm__onnx_span(&s, wt, &x) && (m->producer_name = pfvm__onnx_str(r, x)) != NULL;
-            break;
-        case onnx_ModelProto_producer_version_tag:
-            ok = pfvm__onnx_span(&s, wt, &x) && (m->producer_version = pfvm__onnx_str(r, x)) != NULL;
-            break;
-        case onnx_ModelProto_domain_tag: ok = pfvm__onnx_span(&s, wt, &x) && (m->domain = pfvm__onnx_str(r, x)) != NULL; break;
-        case onnx_ModelProto_model_version_tag: ok = pfvm__onnx_i64(&s, wt, &m->model_version); break;
-        case onnx_ModelProto_doc_string_tag: ok = pfvm__onnx_span(&s, wt, &x) && (m->doc = pfvm__onnx_str(r, x)) != NULL; break;
-        case onnx_ModelProto_graph_tag:
-            ok = pfvm__onnx_span(&s, wt, &graph);
-            has_graph = 1;
-            break;
-        case onnx_ModelProto_opset_import_tag: {
-            pfvm_opset_import imp;
-            ok = pfvm__onnx_span(&s, wt, &x);
-            if (ok && !(rc = pfvm__onnx_opset(r, x, &imp)))
-                stbds_arrput(m->opsets, imp);
-            break;
-        }
-        case onnx_ModelProto_metadata_props_tag: {
-            pb_istream_t ms;
-            pfvm__span key = {NULL, 0}, val = {NULL, 0};
-            pfvm_string_pair kv;
-            uint32_t t2;
-            pb_wire_type_t w2;
-            int k2;
-            ok = pfvm__onnx_span(&s, wt, &x);
-            if (!ok)
-                break;
-            ms = pfvm__onnx_stream(x);
-            while ((k2 = pfvm__onnx_next(&ms, &t2, &w2)) > 0) {
-                ok = t2 == onnx_StringStringEntryProto_key_tag     ? pfvm__onnx_span(&ms, w2, &key)
-                     : t2 == onnx_StringStringEntryProto_value_tag ? pfvm__onnx_span(&ms, w2, &val)
-                                                                   : pb_skip_field(&ms, w2);
-                if (!ok)
-                    break;
-            }
-            if (k2 < 0)
-                ok = 0;
-            kv.key = pfvm__onnx_str(r, key);
-            kv.value = pfvm__onnx_str(r, val);
-            if (ok && kv.key && kv.value)
-                stbds_arrput(m->metadata, kv);
-            break;
-        }
-        case onnx_ModelProto_functions_tag:
-            ok = pfvm__onnx_span(&s, wt, &x);
-            if (ok)
-                stbds_arrput(functions, x);
-            break;
-        default: ok = pb_skip_field(&s, wt); break;
-        }
-        if (!ok && !rc)
-            rc = r->st && r->st->code == PFVM_ERR_NOMEM ? PFVM_ERR_NOMEM : pfvm__onnx_bad(r, "ModelProto field");
-    }
+    pfvm_graph *g = NULL;
+    while (!rc && (k = pfvm__onnx_next(&s, &tag, &wt)) > 0)
+        rc = pfvm__onnx_model_field(r, &s, tag, wt, &graph, &has_graph, &functions);
     if (!rc && k < 0)
-        rc = pfvm__onnx_bad(r, "ModelProto tag");
+        rc = pfvm__onnx_bad(r, "ModelProto");
     if (!rc && !has_graph)
         rc = pfvm__fail(r->st, PFVM_ERR_INVALID, "the model has no graph");
-    if (!rc) {
-        pfvm_graph *g = NULL;
+    if (!rc)
         rc = pfvm__onnx_graph(r, graph, NULL, NULL, &g);
-    }
     for (i = 0; !rc && i < (int)stbds_arrlen(functions); i++)
         rc = pfvm__onnx_function(r, functions[i]);
     stbds_arrfree(functions);
     return rc;
 }
 
-pfvm_model *pfvm_onnx_load_memory(const void *bytes, size_t size, unsigned flags, pfvm_status *st)
+/* ---- entry points ------------------------------------------------------------------ */
+
+/* Every entry point reads through a status that is never NULL and starts
+ * cleared (see pfvm__onnx_err). */
+static void pfvm__onnx_rd_init(pfvm__onnx_rd *r, pfvm_model *m, unsigned flags, pfvm_status *st, pfvm_status *local)
+{
+    memset(r, 0, sizeof *r);
+    r->m = m;
+    r->flags = flags;
+    r->st = st ? st : local;
+    r->st->code = PFVM_OK;
+    r->st->msg[0] = 0;
+}
+
+/* Parses bytes into m (which then owns or views them); frees m on error. */
+static pfvm_model *pfvm__onnx_load(pfvm_model *m, const void *bytes, size_t size, unsigned flags, pfvm_status *st)
 {
     pfvm__onnx_rd r;
-    pfvm__span sp;
+    pfvm_status local;
+    pfvm__onnx_slice sp;
+    pfvm_code rc;
+    pfvm__onnx_rd_init(&r, m, flags, st, &local);
+    sp.p = (const unsigned char *)bytes;
+    sp.n = size;
+    rc = size ? pfvm__onnx_model(&r, sp) : pfvm__fail(r.st, PFVM_ERR_PARSE, "empty model");
+    stbds_arrfree(r.scratch);
+    if (rc) {
+        pfvm_model_free(m);
+        return NULL;
+    }
+    pfvm__ok(st);
+    return m;
+}
+
+pfvm_model *pfvm_onnx_load_memory(const void *bytes, size_t size, unsigned flags, pfvm_status *st)
+{
     pfvm_model *m = pfvm_model_new(st);
     if (!m)
         return NULL;
-    memset(&r, 0, sizeof r);
-    r.m = m;
-    r.st = st;
-    r.flags = flags;
-    sp.p = (const unsigned char *)bytes;
-    sp.n = size;
     if (flags & PFVM_LOAD_COPY) {
         m->owned_bytes = pfvm__malloc(size ? size : 1);
         if (!m->owned_bytes) {
@@ -1543,94 +1860,81 @@ pfvm_model *pfvm_onnx_load_memory(const void *bytes, size_t size, unsigned flags
         }
         if (size)
             memcpy(m->owned_bytes, bytes, size);
-        sp.p = (const unsigned char *)m->owned_bytes;
-        r.flags &= ~PFVM_LOAD_COPY; /* the model owns the bytes now: view them */
+        bytes = m->owned_bytes;
+        flags &= ~PFVM_LOAD_COPY; /* the model owns the bytes now: view them */
     }
-    if (!size || pfvm__onnx_model(&r, sp)) {
-        if (!size)
-            pfvm__fail(st, PFVM_ERR_PARSE, "empty model");
-        pfvm_model_free(m);
-        return NULL;
-    }
-    pfvm__ok(st);
-    return m;
+    return pfvm__onnx_load(m, bytes, size, flags, st);
 }
 
 /* ---- value files (TensorProto, SequenceProto, OptionalProto) ---------------------- */
 
-static pfvm_tensor *pfvm__onnx_value(pfvm__onnx_rd *r, pfvm__span sp, pfvm_kind kind);
+static pfvm_tensor *pfvm__onnx_value(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm_kind kind);
 
-static pfvm_tensor *pfvm__onnx_container(pfvm__onnx_rd *r, pfvm__span sp, pfvm_kind kind)
+/* SequenceProto and OptionalProto share their field numbers: name 1,
+ * elem_type 2, then tensor 3, sparse tensor 4, sequence 5, map 6 and
+ * optional 7 values. */
+static pfvm_code pfvm__onnx_container_field(pfvm__onnx_rd *r, pb_istream_t *s, uint32_t tag, pb_wire_type_t wt,
+                                            const char *what, pfvm_tensor *out)
+{
+    pfvm_kind ek;
+    pfvm__onnx_slice x;
+    pfvm_tensor *e;
+    switch (tag) {
+    case onnx_SequenceProto_tensor_values_tag: ek = PFVM_KIND_TENSOR; break;
+    case onnx_SequenceProto_sequence_values_tag: ek = PFVM_KIND_SEQUENCE; break;
+    case onnx_SequenceProto_optional_values_tag: ek = PFVM_KIND_OPTIONAL; break;
+    case onnx_SequenceProto_sparse_tensor_values_tag:
+    case onnx_SequenceProto_map_values_tag:
+        return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "%s: sparse tensor and map elements are not supported", what);
+    default:
+        return pb_skip_field(s, wt) ? PFVM_OK : pfvm__fail(r->st, PFVM_ERR_PARSE, "malformed ONNX: %s", what);
+    }
+    if (!pfvm__onnx_span(s, wt, &x))
+        return pfvm__fail(r->st, PFVM_ERR_PARSE, "malformed ONNX: %s element", what);
+    if (!(e = pfvm__onnx_value(r, x, ek)))
+        return pfvm__onnx_err(r);
+    stbds_arrput(out->elems, e);
+    return PFVM_OK;
+}
+
+static pfvm_tensor *pfvm__onnx_container(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm_kind kind)
 {
     pb_istream_t s = pfvm__onnx_stream(sp);
     uint32_t tag;
     pb_wire_type_t wt;
-    int k;
-    int64_t et = 0;
+    int k = 0;
+    const char *what = kind == PFVM_KIND_SEQUENCE ? "SequenceProto" : "OptionalProto";
     pfvm_tensor *out;
-    if (++r->depth > PFVM__ONNX_MAX_DEPTH) {
-        pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "values nested too deeply");
+    pfvm_code rc = PFVM_OK;
+    if (r->depth >= PFVM__ONNX_MAX_DEPTH) {
+        pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "%s: values nested more than %d deep", what, PFVM__ONNX_MAX_DEPTH);
         return NULL;
     }
-    out = (pfvm_tensor *)pfvm__calloc(1, sizeof *out);
-    if (!out) {
-        pfvm__fail(r->st, PFVM_ERR_NOMEM, "out of memory");
+    if (!(out = (pfvm_tensor *)pfvm__calloc(1, sizeof *out))) {
+        pfvm__onnx_nomem(r);
         return NULL;
     }
     out->kind = kind;
-    out->rank = -1;
-    while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
-        pfvm__span x;
-        pfvm_kind ek = PFVM_KIND_UNKNOWN;
-        /* the same tags in SequenceProto and OptionalProto */
-        if (tag == onnx_SequenceProto_elem_type_tag) {
-            if (!pfvm__onnx_i64(&s, wt, &et))
-                break;
-            continue;
-        }
-        if (tag == onnx_SequenceProto_tensor_values_tag)
-            ek = PFVM_KIND_TENSOR;
-        else if (tag == onnx_SequenceProto_sequence_values_tag)
-            ek = PFVM_KIND_SEQUENCE;
-        else if (tag == onnx_SequenceProto_optional_values_tag)
-            ek = PFVM_KIND_OPTIONAL;
-        else if (tag == onnx_SequenceProto_sparse_tensor_values_tag || tag == onnx_SequenceProto_map_values_tag) {
-            pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "sparse tensors and maps in values are not supported");
-            pfvm_tensor_free(out);
-            return NULL;
-        }
-        if (ek == PFVM_KIND_UNKNOWN) {
-            if (!pb_skip_field(&s, wt))
-                break;
-            continue;
-        }
-        if (!pfvm__onnx_span(&s, wt, &x))
-            break;
-        {
-            pfvm_tensor *e = pfvm__onnx_value(r, x, ek);
-            if (!e) {
-                pfvm_tensor_free(out);
-                return NULL;
-            }
-            stbds_arrput(out->elems, e);
-        }
-    }
+    r->depth++;
+    while (!rc && (k = pfvm__onnx_next(&s, &tag, &wt)) > 0)
+        rc = pfvm__onnx_container_field(r, &s, tag, wt, what, out);
     r->depth--;
-    if (k != 0) {
+    if (!rc && k < 0)
+        rc = pfvm__fail(r->st, PFVM_ERR_PARSE, "malformed ONNX: %s", what);
+    if (!rc && kind == PFVM_KIND_OPTIONAL && stbds_arrlen(out->elems) > 1)
+        rc = pfvm__fail(r->st, PFVM_ERR_INVALID, "OptionalProto holds more than one value");
+    if (rc) {
         pfvm_tensor_free(out);
-        pfvm__onnx_bad(r, kind == PFVM_KIND_SEQUENCE ? "SequenceProto" : "OptionalProto");
         return NULL;
     }
-    if (kind == PFVM_KIND_OPTIONAL)
-        out->has_value = stbds_arrlen(out->elems) > 0;
+    out->has_value = kind == PFVM_KIND_OPTIONAL && stbds_arrlen(out->elems) > 0;
     if (stbds_arrlen(out->elems))
         out->elem_dtype = out->elems[0]->kind == PFVM_KIND_TENSOR ? out->elems[0]->dtype : out->elems[0]->elem_dtype;
     out->dtype = out->elem_dtype;
-    (void)et;
     return out;
 }
 
-static pfvm_tensor *pfvm__onnx_value(pfvm__onnx_rd *r, pfvm__span sp, pfvm_kind kind)
+static pfvm_tensor *pfvm__onnx_value(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm_kind kind)
 {
     if (kind == PFVM_KIND_SEQUENCE || kind == PFVM_KIND_OPTIONAL)
         return pfvm__onnx_container(r, sp, kind);
@@ -1640,12 +1944,22 @@ static pfvm_tensor *pfvm__onnx_value(pfvm__onnx_rd *r, pfvm__span sp, pfvm_kind 
 pfvm_tensor *pfvm_onnx_read_value(const void *bytes, size_t size, pfvm_kind hint, pfvm_status *st)
 {
     pfvm__onnx_rd r;
-    pfvm__span sp;
-    memset(&r, 0, sizeof r);
-    r.st = st;
+    pfvm_status local;
+    pfvm__onnx_slice sp;
+    pfvm_tensor *t;
+    if (hint == PFVM_KIND_MAP || hint == PFVM_KIND_SPARSE) {
+        pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "reading %s values is not supported",
+                   hint == PFVM_KIND_MAP ? "map" : "sparse tensor");
+        return NULL;
+    }
+    pfvm__onnx_rd_init(&r, NULL, 0, st, &local);
     sp.p = (const unsigned char *)bytes;
     sp.n = size;
-    return pfvm__onnx_value(&r, sp, hint);
+    t = pfvm__onnx_value(&r, sp, hint);
+    stbds_arrfree(r.scratch);
+    if (t)
+        pfvm__ok(st);
+    return t;
 }
 
 void pfvm_onnx_free(void *bytes)
@@ -1683,15 +1997,25 @@ pfvm_code pfvm_onnx_read_file(const char *path, void **bytes, size_t *size, pfvm
     return PFVM_OK;
 }
 
+/* The directory part of a path ("." for a bare file name, "/" at the root). */
+static const char *pfvm__onnx_dirname(pfvm_model *m, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+#ifdef _WIN32
+    const char *back = strrchr(path, '\\');
+    if (back && (!slash || back > slash))
+        slash = back;
+#endif
+    if (!slash)
+        return ".";
+    return slash == path ? "/" : pfvm_model_strndup(m, path, (size_t)(slash - path));
+}
+
 pfvm_model *pfvm_onnx_load_file(const char *path, unsigned flags, pfvm_status *st)
 {
     void *bytes;
     size_t size;
     pfvm_model *m;
-    pfvm__onnx_rd r;
-    pfvm__span sp;
-    const char *slash;
-    (void)flags;
     if (pfvm_onnx_read_file(path, &bytes, &size, st))
         return NULL;
     m = pfvm_model_new(st);
@@ -1700,22 +2024,14 @@ pfvm_model *pfvm_onnx_load_file(const char *path, unsigned flags, pfvm_status *s
         return NULL;
     }
     m->owned_bytes = bytes; /* weights are viewed in place */
-    slash = strrchr(path, '/');
-    m->dir = slash ? pfvm_model_strndup(m, path, (size_t)(slash - path)) : ".";
-    memset(&r, 0, sizeof r);
-    r.m = m;
-    r.st = st;
-    sp.p = (const unsigned char *)bytes;
-    sp.n = size;
-    if (!m->dir || !size || pfvm__onnx_model(&r, sp)) {
-        if (!size)
-            pfvm__fail(st, PFVM_ERR_PARSE, "'%s' is empty", path);
-        else if (st && st->code)
-            pfvm__prefix(st, "%s", path);
+    if (!(m->dir = pfvm__onnx_dirname(m, path))) {
         pfvm_model_free(m);
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    pfvm__ok(st);
+    m = pfvm__onnx_load(m, bytes, size, flags & ~PFVM_LOAD_COPY, st);
+    if (!m)
+        pfvm__prefix(st, "%s", path);
     return m;
 }
 
@@ -1728,6 +2044,8 @@ pfvm_tensor *pfvm_onnx_read_value_file(const char *path, pfvm_kind hint, pfvm_st
         return NULL;
     t = pfvm_onnx_read_value(bytes, size, hint, st);
     pfvm__free(bytes);
+    if (!t)
+        pfvm__prefix(st, "%s", path);
     return t;
 }
 #endif
