@@ -88,18 +88,64 @@ def encoder():
     return nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
 
 
-def torchvision_model(name):
+def torchvision_model(name, calibrate=False):
     import torchvision
-    return getattr(torchvision.models, name)(weights=None)
+    model = getattr(torchvision.models, name)(weights=None)
+    if calibrate:
+        calibrate_batchnorm(model, (3, 224, 224))
+    return model
 
 
+def calibrate_batchnorm(model, shape, batches=2, batch=4):
+    """Sets every BatchNorm's running mean and variance to the statistics of
+    a few random batches (a cumulative average; the batches come from a
+    generator of their own, so the fixture's input does not change). With
+    torchvision's initialisation and the default running statistics (0 and
+    1), mobilenet_v2's activations shrink at every depthwise layer and its
+    logits end near 1e-9, which any output passes at atol 1e-5; calibrated,
+    they are around 0.1 to 0.5."""
+    bns = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None
+    g = torch.Generator().manual_seed(1)
+    model.eval()
+    for m in bns:  # only BatchNorm trains: Dropout would draw on torch's global RNG
+        m.train()
+    with torch.no_grad():
+        for _ in range(batches):
+            model(torch.randn((batch,) + shape, generator=g))
+    model.eval()
+
+
+def cnn_small():
+    """SmallCNN with random BatchNorm statistics and affine parameters (from a
+    generator of their own: conv and linear weights and the input stay those
+    of cnn_dynamic), exported with the BatchNormalization node kept."""
+    model = SmallCNN()
+    g = torch.Generator().manual_seed(2)
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            c = m.num_features
+            m.running_mean.copy_(0.5 * torch.randn(c, generator=g))
+            m.running_var.copy_(0.5 + torch.rand(c, generator=g))
+            with torch.no_grad():
+                m.weight.copy_(1 + 0.3 * torch.randn(c, generator=g))
+                m.bias.copy_(0.3 * torch.randn(c, generator=g))
+    return model
+
+
+# name: (constructor, input maker, opset[, keep BatchNormalization]).
+# torch folds an eval-mode BatchNorm that follows a Conv into the Conv's
+# weights; TrainingMode.PRESERVE (the model is in eval mode, so the node is
+# an inference BatchNormalization) keeps it as a node of its own.
 FIXTURES = {
-    "cnn_small": (SmallCNN, lambda: torch.randn(2, 3, 16, 16), 13),
+    "cnn_small": (cnn_small, lambda: torch.randn(2, 3, 16, 16), 13, True),
     "mlp": (MLP, lambda: torch.randn(4, 20), 17),
     "transformer_encoder": (encoder, lambda: torch.randn(2, 5, 32), 14),
     "gpt_small": (GPT, lambda: torch.randint(0, 50, (1, 8)), 15),
     "resnet18": (lambda: torchvision_model("resnet18"), lambda: torch.randn(1, 3, 224, 224), 13),
-    "mobilenet_v2": (lambda: torchvision_model("mobilenet_v2"), lambda: torch.randn(1, 3, 224, 224), 13),
+    "mobilenet_v2": (lambda: torchvision_model("mobilenet_v2", calibrate=True), lambda: torch.randn(1, 3, 224, 224), 13),
     "squeezenet1_1": (lambda: torchvision_model("squeezenet1_1"), lambda: torch.randn(1, 3, 224, 224), 13),
 }
 
@@ -110,7 +156,8 @@ def save_pb(array, path, name):
 
 
 def make(name):
-    ctor, make_input, opset = FIXTURES[name]
+    ctor, make_input, opset = FIXTURES[name][:3]
+    keep_bn = len(FIXTURES[name]) > 3 and FIXTURES[name][3]
     torch.manual_seed(0)
     model = ctor().eval()
     x = make_input()
@@ -119,10 +166,13 @@ def make(name):
     path = os.path.join(folder, "model.onnx")
     # exported with gradients enabled: torch 1.13's fused inference path for
     # TransformerEncoder (taken under no_grad) has no ONNX export
-    torch.onnx.export(model, x, path, opset_version=opset, input_names=["input"], output_names=["output"])
+    mode = torch.onnx.TrainingMode.PRESERVE if keep_bn else torch.onnx.TrainingMode.EVAL
+    torch.onnx.export(model, x, path, opset_version=opset, input_names=["input"], output_names=["output"],
+                      training=mode)
+    assert not model.training
     y = model(x).detach()
     m = onnx.load(path)
-    onnx.checker.check_model(m)
+    onnx.checker.check_model(m, full_check=True)
     save_pb(x.numpy(), os.path.join(folder, "test_data_set_0", "input_0.pb"), "input")
     save_pb(y.numpy(), os.path.join(folder, "test_data_set_0", "output_0.pb"), "output")
     ops = sorted(set(n.op_type for n in m.graph.node))
@@ -136,6 +186,10 @@ def make_external():
     import shutil
     src, dst = os.path.join(OUT, "mlp"), os.path.join(OUT, "mlp_external")
     os.makedirs(os.path.join(dst, "test_data_set_0"), exist_ok=True)
+    # onnx appends to an existing external-data file: start from an empty one
+    # so that reruns reproduce the same bytes
+    if os.path.exists(os.path.join(dst, "weights.bin")):
+        os.remove(os.path.join(dst, "weights.bin"))
     onnx.save_model(onnx.load(os.path.join(src, "model.onnx")), os.path.join(dst, "model.onnx"),
                     save_as_external_data=True, all_tensors_to_one_file=True, location="weights.bin",
                     size_threshold=0)
