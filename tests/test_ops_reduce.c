@@ -364,6 +364,27 @@ static void test_topk(void)
         CHECK(values_are(tc_out(&t, 0), wv, 4, 0) && ints_are(tc_out(&t, 1), wi, 4));
         tc_end(&t);
     }
+    /* a large k sorts the whole axis (stably) */
+    {
+        static float xl[40];
+        static const int64_t k20[1] = {20};
+        int64_t wi[20];
+        double wv[20];
+        int i;
+        for (i = 0; i < 40; i++)
+            xl[i] = (float)(i % 5);
+        for (i = 0; i < 20; i++) {
+            wv[i] = i < 8 ? 4 : i < 16 ? 3 : 2;
+            wi[i] = (i < 8 ? 4 : i < 16 ? 3 : 2) + 5 * (i % 8);
+        }
+        {
+            tin in[2] = {{PFVM_FLOAT, 1, {40}, xl, 0}, {PFVM_INT64, 1, {1}, k20, 1}};
+            tc_node(&t, "TopK", 11, in, 2, 2);
+            CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
+            CHECK(values_are(tc_out(&t, 0), wv, 20, 0) && ints_are(tc_out(&t, 1), wi, 20));
+            tc_end(&t);
+        }
+    }
     /* k beyond the axis is an error */
     {
         tin in[2] = {{PFVM_FLOAT, 2, {1, 5}, x, 0}, {PFVM_INT64, 1, {1}, k9, 0}};

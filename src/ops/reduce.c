@@ -656,13 +656,32 @@ static int64_t *pfvm__red_topk_sort(const pfvm_tensor *X, int64_t at, int64_t in
     return idx;
 }
 
+/* Small K: the first K positions in TopK order by insertion into a sorted
+ * buffer, in one pass and without workspace. A later element goes after
+ * the equal ones already kept, so ties keep the lower index first. */
+#define PFVM__RED_TOPK_SMALL 16
+
+static void pfvm__red_topk_small(const pfvm_tensor *X, int64_t at, int64_t inner, int largest, int64_t len, int64_t K,
+                                 int64_t *best)
+{
+    int64_t i, n = 0, p;
+    for (i = 0; i < len; i++) {
+        if (n == K && !pfvm__red_topk_before(X, at, inner, largest, i, best[n - 1]))
+            continue;
+        p = n < K ? n++ : K - 1; /* a full buffer drops its last */
+        for (; p > 0 && pfvm__red_topk_before(X, at, inner, largest, i, best[p - 1]); p--)
+            best[p] = best[p - 1];
+        best[p] = i;
+    }
+}
+
 static pfvm_code pfvm__red_k_topk(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0];
     int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", -1), X->rank);
     int largest = pfvm_node_attr_int(k->node, "largest", 1) != 0;
     size_t es = pfvm_dtype_size(X->dtype), bytes;
-    int64_t K, outer, len, inner, o, j, t, dims[PFVM_MAX_RANK], *idx;
+    int64_t K, outer, len, inner, o, j, t, dims[PFVM_MAX_RANK], *idx = NULL, small[PFVM__RED_TOPK_SMALL];
     if (a < 0)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range for rank %d", X->rank);
     if (k->node->opset < 10)
@@ -682,12 +701,17 @@ static pfvm_code pfvm__red_k_topk(pfvm_kctx *k)
         return pfvm__red_code(k->st);
     if (K == 0 || outer * inner == 0)
         return PFVM_OK;
-    if (!pfvm__mul_size((size_t)len, 2 * sizeof(int64_t), &bytes) || !(idx = (int64_t *)pfvm_kctx_scratch(k, bytes)))
+    if (K > PFVM__RED_TOPK_SMALL &&
+        (!pfvm__mul_size((size_t)len, 2 * sizeof(int64_t), &bytes) || !(idx = (int64_t *)pfvm_kctx_scratch(k, bytes))))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "no workspace to sort %lld elements", (long long)len);
     for (o = 0; o < outer; o++)
         for (j = 0; j < inner; j++) {
             int64_t at = o * len * inner + j;
-            const int64_t *order = pfvm__red_topk_sort(X, at, inner, largest, len, idx, idx + len);
+            const int64_t *order = small;
+            if (K <= PFVM__RED_TOPK_SMALL)
+                pfvm__red_topk_small(X, at, inner, largest, len, K, small);
+            else
+                order = pfvm__red_topk_sort(X, at, inner, largest, len, idx, idx + len);
             for (t = 0; t < K; t++) {
                 int64_t dst = (o * K + t) * inner + j;
                 /* values are copied bit for bit, whatever the type */
