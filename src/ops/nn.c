@@ -452,6 +452,37 @@ static int pfvm__nn_pointwise(const pfvm__nn_geom *g)
     return 1;
 }
 
+/* Depthwise planes (one input channel per output channel): packing would
+ * cost as much as the products, so each kernel position adds a shifted
+ * input row to whole output rows. */
+static void pfvm__nn_conv_depthwise(const pfvm__nn_geom *g, const float *x, const float *wt, float *y)
+{
+    const pfvm__nn_win *w = &g->w;
+    int64_t k0, k1, k2, o0, o1, o2, a[PFVM__NN_SP], b[PFVM__NN_SP], off[PFVM__NN_SP];
+    for (k0 = 0; k0 < w->k[0]; k0++)
+        for (k1 = 0; k1 < w->k[1]; k1++)
+            for (k2 = 0; k2 < w->k[2]; k2++) {
+                float wv = wt[(k0 * w->k[1] + k1) * w->k[2] + k2];
+                int i;
+                off[0] = k0 * w->d[0] - w->pb[0];
+                off[1] = k1 * w->d[1] - w->pb[1];
+                off[2] = k2 * w->d[2] - w->pb[2];
+                for (i = 0; i < PFVM__NN_SP; i++)
+                    pfvm__nn_valid(g->out_sp[i], w->s[i], off[i], g->in_sp[i], &a[i], &b[i]);
+                for (o0 = a[0]; o0 < b[0]; o0++)
+                    for (o1 = a[1]; o1 < b[1]; o1++) {
+                        const float *row = x + ((o0 * w->s[0] + off[0]) * g->in_sp[1] + o1 * w->s[1] + off[1]) * g->in_sp[2] + off[2];
+                        float *orow = y + (o0 * g->out_sp[1] + o1) * g->out_sp[2];
+                        if (w->s[2] == 1)
+                            for (o2 = a[2]; o2 < b[2]; o2++)
+                                orow[o2] += wv * row[o2];
+                        else
+                            for (o2 = a[2]; o2 < b[2]; o2++)
+                                orow[o2] += wv * row[o2 * w->s[2]];
+                    }
+            }
+}
+
 static pfvm_code pfvm__nn_conv_f32(const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias, float *y)
 {
     int64_t n, gr, m, i;
@@ -462,7 +493,9 @@ static pfvm_code pfvm__nn_conv_f32(const pfvm__nn_geom *g, const float *x, const
             for (m = 0; m < g->MG; m++)
                 for (i = 0; i < g->out_plane; i++)
                     yg[m * g->out_plane + i] = bias ? bias[gr * g->MG + m] : 0.0f;
-            if (pfvm__nn_pointwise(g)) {
+            if (g->MG == 1 && g->CG == 1) {
+                pfvm__nn_conv_depthwise(g, xg, wt + gr * g->kk, yg);
+            } else if (pfvm__nn_pointwise(g)) {
                 pfvm_la_strided b;
                 b.data = xg;
                 b.s_k = g->in_plane;
