@@ -1036,7 +1036,7 @@ PFVM_INTERNAL pfvm_code pfvm_ew_broadcast_binary(pfvm_kctx *k, pfvm_ew_binop op,
         PFVM__EW_OP_FI(greater, PFVM_BOOL)};
     const pfvm_tensor *ins[2];
     pfvm__ew_params p;
-    if ((int)op < 0 || (size_t)op >= sizeof ops / sizeof ops[0])
+    if ((unsigned)op >= sizeof ops / sizeof ops[0])
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "unknown element-wise operator %d", (int)op);
     if (!a || !b || !out)
         return pfvm__ew_fail(k, PFVM_ERR_INVALID, "missing operand");
