@@ -610,7 +610,7 @@ static void test_resize_symbolic(void)
     const pfvm_sym *k = pfvm_sym_var(syms, "k", 1);
     pfvm_value *x = pfvm_graph_value(g, "x", &st), *s = pfvm_graph_value(g, "s", &st), *y = pfvm_graph_value(g, "y", &st);
     pfvm_value *z = pfvm_graph_value(g, "z", &st), *zs = pfvm_graph_value(g, "zs", &st), *y2 = pfvm_graph_value(g, "y2", &st);
-    pfvm_value *ins[4];
+    pfvm_value *y3 = pfvm_graph_value(g, "y3", &st), *ins[4];
     int64_t d1[1] = {4};
     m->graph = g;
     pfvm_model_set_opset(m, "", 13, &st);
@@ -638,8 +638,17 @@ static void test_resize_symbolic(void)
     ins[2] = NULL;
     ins[3] = zs;
     pfvm_graph_add_node(g, "Resize", "", "by_sizes", ins, 4, &y2, 1, &st);
+    /* constant sizes need no input dims */
+    {
+        static const int64_t sizes[4] = {2, 3, 5, 6};
+        pfvm_value *c = pfvm_graph_value(g, "c", &st);
+        pfvm_graph_add_init(g, c, pfvm_model_tensor(m, PFVM_INT64, 1, d1, (void *)(uintptr_t)sizes, &st), &st);
+        ins[3] = c;
+        pfvm_graph_add_node(g, "Resize", "", "by_const_sizes", ins, 4, &y3, 1, &st);
+    }
     pfvm_graph_add_output(g, y, &st);
     pfvm_graph_add_output(g, y2, &st);
+    pfvm_graph_add_output(g, y3, &st);
     CHECK(pfvm_graph_resolve_ops(g, 1, &st) == PFVM_OK);
     CHECK_MSG(pfvm_infer_shapes(g, 1, &st) == PFVM_OK, "%s", st.msg);
     CHECK(y->type.shape.rank == 4);
@@ -655,6 +664,8 @@ static void test_resize_symbolic(void)
         CHECK(sym_is(y2->type.shape.dims[2], pfvm_sym_const(syms, 7)));
         CHECK(sym_is(y2->type.shape.dims[3], k));
     }
+    CHECK(y3->type.shape.rank == 4 && sym_is(y3->type.shape.dims[0], pfvm_sym_const(syms, 2)) &&
+          sym_is(y3->type.shape.dims[3], pfvm_sym_const(syms, 6)));
     pfvm_model_free(m);
 }
 

@@ -267,6 +267,16 @@ static pfvm_code pfvm__img_infer(pfvm_ictx *c)
                 os->dims[axes[i]] = sz->sym[i];
             return PFVM_OK;
         }
+        if (n_sz > 0 && !all_const && cfg.policy == PFVM__IMG_STRETCH) {
+            if (n_sz != n_ax)
+                return pfvm__fail(c->st, PFVM_ERR_INVALID, "%d sizes for %d axes", n_sz, n_ax);
+            for (i = 0; i < n_ax; i++) {
+                if (szv[i] < 0)
+                    return pfvm__fail(c->st, PFVM_ERR_INVALID, "size %lld is negative", (long long)szv[i]);
+                os->dims[axes[i]] = pfvm_sym_const(c->syms, szv[i]);
+            }
+            return PFVM_OK;
+        }
         if (n_sz < 0 || (n_sz > 0 && !all_const))
             return PFVM_OK; /* known when the node runs */
     }
