@@ -86,6 +86,41 @@ typedef struct pfvm_la_strided {
 } pfvm_la_strided;
 PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst);
 
+/* ---- tensor.c: element copies, the strided walk, index checks ---- */
+
+/* A walk over a source tensor in row-major order of the box `dims`: step
+ * (i_0..i_{rank-1}) reads source element off + sum_d i_d*stride[d]
+ * (strides in elements; 0 repeats an element, negative walks backwards).
+ * Transpose, Slice, Expand, Tile, DepthToSpace... are one walk each. */
+#define PFVM_TN_WALK_MAX (2 * PFVM_MAX_RANK)
+typedef struct pfvm_tn_walk {
+    int rank;
+    int64_t off;
+    int64_t dims[PFVM_TN_WALK_MAX];
+    int64_t stride[PFVM_TN_WALK_MAX];
+} pfvm_tn_walk;
+
+/* Copies the walk's elements of src to dst, contiguously from element
+ * dst_off on (strings duplicated). Fails, copying nothing, when the walk
+ * leaves src or the copy would overrun dst. */
+PFVM_INTERNAL pfvm_code pfvm_tn_copy_walk(pfvm_kctx *k, pfvm_tensor *dst, int64_t dst_off, const pfvm_tensor *src,
+                                          const pfvm_tn_walk *w);
+/* Copies n elements from src[si] to dst[di] (same dtype; strings are
+ * duplicated, the destination's old strings freed). No bounds checks. */
+PFVM_INTERNAL void pfvm_tn_copy(pfvm_tensor *dst, int64_t di, const pfvm_tensor *src, int64_t si, int64_t n);
+/* Output i with this dtype and shape: kept when it already is exactly
+ * that (planned), else pfvm_kctx_output (which rejects a different plan). */
+PFVM_INTERNAL pfvm_code pfvm_tn_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims);
+/* Fails unless every present input is a tensor with storage for its
+ * elements. */
+PFVM_INTERNAL pfvm_code pfvm_tn_check_inputs(pfvm_kctx *k);
+/* Element i of an index tensor, negative values counted from dim; -1 when
+ * it is out of [-dim, dim). */
+PFVM_INTERNAL int64_t pfvm_tn_index(const pfvm_tensor *t, int64_t i, int64_t dim);
+/* Stores an integer into element i of any numeric tensor: integer types
+ * keep the low bits (wrapping like numpy), floats round. */
+PFVM_INTERNAL void pfvm_tn_store_i64(pfvm_tensor *t, int64_t i, int64_t v);
+
 #ifdef __cplusplus
 }
 #endif
