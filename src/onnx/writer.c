@@ -8,8 +8,13 @@
 
 #ifndef PFVM_NO_ONNX_WRITER
 
-/* Every message is written by a function of this shape; a submessage is
- * written twice, once to a sizing stream for its length prefix. */
+/* The writer walks pfvm's IR and emits the wire format with nanopb's
+ * encoding primitives and the generated field tags. Every message is
+ * written by a function of one shape; a submessage is written after its
+ * length, which a first pass over a sizing stream gives (the usual
+ * two-pass encoding, as pb_encode_submessage does for generated structs).
+ * What cannot be encoded is found by pfvm__onnx_check_* before any byte
+ * is written, so that the error can name the node and the field. */
 typedef bool (*pfvm__onnx_enc_fn)(pb_ostream_t *s, const void *arg);
 
 static bool pfvm__onnx_sub(pb_ostream_t *s, uint32_t tag, pfvm__onnx_enc_fn fn, const void *arg)
@@ -30,7 +35,10 @@ static bool pfvm__onnx_sub(pb_ostream_t *s, uint32_t tag, pfvm__onnx_enc_fn fn, 
 
 static bool pfvm__onnx_put_bytes(pb_ostream_t *s, uint32_t tag, const void *p, size_t n)
 {
-    return pb_encode_tag(s, PB_WT_STRING, tag) && pb_encode_string(s, (const pb_byte_t *)p, n);
+    static const pb_byte_t none = 0;
+    /* nanopb copies with memcpy, which must not see a NULL pointer even for
+     * zero bytes */
+    return pb_encode_tag(s, PB_WT_STRING, tag) && pb_encode_string(s, n ? (const pb_byte_t *)p : &none, n);
 }
 
 /* Strings are written only when non-empty (proto2 optional fields). */
@@ -46,51 +54,184 @@ static bool pfvm__onnx_put_int(pb_ostream_t *s, uint32_t tag, int64_t v)
     return pb_encode_tag(s, PB_WT_VARINT, tag) && pb_encode_varint(s, (uint64_t)v);
 }
 
+static bool pfvm__onnx_put_float(pb_ostream_t *s, uint32_t tag, float f)
+{
+    return pb_encode_tag(s, PB_WT_32BIT, tag) && pb_encode_fixed32(s, &f);
+}
+
+static int pfvm__onnx_host_le(void)
+{
+    const uint16_t one = 1;
+    return *(const unsigned char *)&one == 1;
+}
+
 /* ---- tensors ----------------------------------------------------------------- */
+
+static int pfvm__onnx_w_is_4bit(pfvm_dtype dt)
+{
+    return dt == PFVM_UINT4 || dt == PFVM_INT4;
+}
+
+/* Bytes raw_data takes: 4-bit elements are packed two per byte. */
+static size_t pfvm__onnx_raw_bytes(const pfvm_tensor *t)
+{
+    size_t n = (size_t)pfvm_tensor_numel(t);
+    return pfvm__onnx_w_is_4bit(t->dtype) ? n / 2 + n % 2 : n * pfvm_dtype_size(t->dtype);
+}
+
+/* Width whose bytes are reversed on a big-endian host (raw_data is
+ * little-endian; a complex number is two scalars). */
+static size_t pfvm__onnx_swap_width(pfvm_dtype dt)
+{
+    if (pfvm__onnx_w_is_4bit(dt))
+        return 1;
+    return dt == PFVM_COMPLEX64 ? 4 : dt == PFVM_COMPLEX128 ? 8 : pfvm_dtype_size(dt);
+}
+
+/* raw_data goes out in chunks through a small buffer where it must be
+ * transformed (4-bit packing, byte order); otherwise straight from the
+ * tensor. */
+static bool pfvm__onnx_put_raw(pb_ostream_t *s, const pfvm_tensor *t)
+{
+    unsigned char buf[1024];
+    size_t bytes = pfvm__onnx_raw_bytes(t), width = pfvm__onnx_swap_width(t->dtype), done, i, j;
+    const unsigned char *src = (const unsigned char *)t->data;
+    int pack = pfvm__onnx_w_is_4bit(t->dtype), swap = !pfvm__onnx_host_le() && width > 1;
+    if (!pack && !swap)
+        return pfvm__onnx_put_bytes(s, onnx_TensorProto_raw_data_tag, src, bytes);
+    if (!pb_encode_tag(s, PB_WT_STRING, onnx_TensorProto_raw_data_tag) || !pb_encode_varint(s, (uint64_t)bytes))
+        return false;
+    for (done = 0; done < bytes; done += i) {
+        size_t numel = (size_t)pfvm_tensor_numel(t);
+        for (i = 0; i < sizeof buf && done + i < bytes; i++) {
+            if (pack) {
+                size_t e = 2 * (done + i);
+                buf[i] = (unsigned char)((src[e] & 15u) | (e + 1 < numel ? (src[e + 1] & 15u) << 4 : 0u));
+            } else {
+                /* whole scalars only: sizeof buf is a multiple of every width */
+                j = (done + i) / width * width + (width - 1 - (done + i) % width);
+                buf[i] = src[j];
+            }
+        }
+        if (!pb_write(s, buf, i))
+            return false;
+    }
+    return true;
+}
 
 static bool pfvm__onnx_enc_tensor(pb_ostream_t *s, const void *arg)
 {
     const pfvm_tensor *t = (const pfvm_tensor *)arg;
     int i;
-    int64_t n = pfvm_tensor_numel(t);
+    int64_t k, n = pfvm_tensor_numel(t);
     for (i = 0; i < t->rank; i++)
         if (!pfvm__onnx_put_int(s, onnx_TensorProto_dims_tag, t->dims[i]))
             return false;
     if (!pfvm__onnx_put_int(s, onnx_TensorProto_data_type_tag, (int64_t)t->dtype))
         return false;
     if (t->dtype == PFVM_STRING) {
-        for (i = 0; i < n; i++) {
-            const char *str = ((char *const *)t->data)[i];
-            if (!pfvm__onnx_put_bytes(s, onnx_TensorProto_string_data_tag, str ? str : "", str ? strlen(str) : 0))
+        for (k = 0; k < n; k++) {
+            const char *str = ((char *const *)t->data)[k];
+            if (!pfvm__onnx_put_bytes(s, onnx_TensorProto_string_data_tag, str, str ? strlen(str) : 0))
                 return false;
         }
     }
     if (!pfvm__onnx_put_str(s, onnx_TensorProto_name_tag, t->name))
         return false;
-    if (t->dtype != PFVM_STRING) {
-        size_t bytes = (size_t)n * pfvm_dtype_size(t->dtype);
-        /* raw_data is little-endian; pfvm targets little-endian hosts here */
-        if (!pfvm__onnx_put_bytes(s, onnx_TensorProto_raw_data_tag, t->data, bytes))
+    return t->dtype == PFVM_STRING || pfvm__onnx_put_raw(s, t);
+}
+
+/* A dense tensor written as a SparseTensorProto (a SPARSE_TENSOR attribute
+ * read densified goes back sparse): values are the nonzero elements,
+ * indices their linear positions. Two passes over the data, no copies. */
+typedef struct pfvm__onnx_sparse_part {
+    const pfvm_tensor *t;
+    int indices; /* 1: the indices tensor, 0: the values */
+} pfvm__onnx_sparse_part;
+
+static int pfvm__onnx_nonzero(const pfvm_tensor *t, size_t i, size_t es)
+{
+    const unsigned char *p = (const unsigned char *)t->data + i * es;
+    size_t b;
+    for (b = 0; b < es; b++)
+        if (p[b])
+            return 1;
+    return 0;
+}
+
+static bool pfvm__onnx_enc_sparse_part(pb_ostream_t *s, const void *arg)
+{
+    const pfvm__onnx_sparse_part *sp = (const pfvm__onnx_sparse_part *)arg;
+    const pfvm_tensor *t = sp->t;
+    size_t n = (size_t)pfvm_tensor_numel(t), es = pfvm_dtype_size(t->dtype), i, nnz = 0, width;
+    for (i = 0; i < n; i++)
+        nnz += (size_t)pfvm__onnx_nonzero(t, i, es);
+    width = sp->indices ? 8 : es;
+    if (!pfvm__onnx_put_int(s, onnx_TensorProto_dims_tag, (int64_t)nnz) ||
+        !pfvm__onnx_put_int(s, onnx_TensorProto_data_type_tag, sp->indices ? PFVM_INT64 : (int64_t)t->dtype) ||
+        (!sp->indices && !pfvm__onnx_put_str(s, onnx_TensorProto_name_tag, t->name)) ||
+        !pb_encode_tag(s, PB_WT_STRING, onnx_TensorProto_raw_data_tag) || !pb_encode_varint(s, (uint64_t)(nnz * width)))
+        return false;
+    for (i = 0; i < n; i++) {
+        unsigned char le[16];
+        size_t b;
+        if (!pfvm__onnx_nonzero(t, i, es))
+            continue;
+        for (b = 0; b < width; b++) /* little-endian whatever the host */
+            le[b] = sp->indices ? (unsigned char)((uint64_t)i >> (8 * b))
+                                : ((const unsigned char *)t->data)[i * es + (pfvm__onnx_host_le() ? b : width - 1 - b)];
+        if (!pb_write(s, le, width))
             return false;
     }
     return true;
 }
 
+static bool pfvm__onnx_enc_sparse(pb_ostream_t *s, const void *arg)
+{
+    const pfvm_tensor *t = (const pfvm_tensor *)arg;
+    pfvm__onnx_sparse_part values, indices;
+    int i;
+    values.t = indices.t = t;
+    values.indices = 0;
+    indices.indices = 1;
+    if (!pfvm__onnx_sub(s, onnx_SparseTensorProto_values_tag, pfvm__onnx_enc_sparse_part, &values) ||
+        !pfvm__onnx_sub(s, onnx_SparseTensorProto_indices_tag, pfvm__onnx_enc_sparse_part, &indices))
+        return false;
+    for (i = 0; i < t->rank; i++)
+        if (!pfvm__onnx_put_int(s, onnx_SparseTensorProto_dims_tag, t->dims[i]))
+            return false;
+    return true;
+}
+
 /* ---- types ---------------------------------------------------------------------- */
 
+/* A dim: a constant is a dim_value; a symbol is a dim_param with its name;
+ * any other expression a dim_param with its printed form ("2*n"), which
+ * other tools read as an opaque name. */
 static bool pfvm__onnx_enc_dim(pb_ostream_t *s, const void *arg)
 {
     const pfvm_sym *d = (const pfvm_sym *)arg;
-    char buf[512];
+    char buf[256], *text = buf;
     int64_t v;
+    int need;
+    bool ok;
     if (pfvm_sym_is_const(d, &v))
         return pfvm__onnx_put_int(s, onnx_TensorShapeProto_Dimension_dim_value_tag, v);
-    /* symbols that only stand for an unknown (not named by the model, not
-     * provably >= 1) are written as unknown dims */
-    if (d->kind == PFVM_SYM_VAR && !d->pos)
-        return true;
-    pfvm_sym_print(d, buf, sizeof buf);
-    return pfvm__onnx_put_str(s, onnx_TensorShapeProto_Dimension_dim_param_tag, buf);
+    if (d->kind == PFVM_SYM_VAR)
+        return pfvm__onnx_put_str(s, onnx_TensorShapeProto_Dimension_dim_param_tag, d->name);
+    need = pfvm_sym_print(d, buf, sizeof buf);
+    if (need < 0)
+        return false;
+    if ((size_t)need >= sizeof buf) {
+        text = (char *)pfvm__malloc((size_t)need + 1);
+        if (!text)
+            return false;
+        pfvm_sym_print(d, text, (size_t)need + 1);
+    }
+    ok = pfvm__onnx_put_str(s, onnx_TensorShapeProto_Dimension_dim_param_tag, text);
+    if (text != buf)
+        pfvm__free(text);
+    return ok;
 }
 
 static bool pfvm__onnx_enc_shape(pb_ostream_t *s, const void *arg)
@@ -118,7 +259,7 @@ static bool pfvm__onnx_enc_tensor_type(pb_ostream_t *s, const void *arg)
 static bool pfvm__onnx_enc_elem_type(pb_ostream_t *s, const void *arg)
 {
     const pfvm_type *t = (const pfvm_type *)arg;
-    return !t->elem || pfvm__onnx_sub(s, 1, pfvm__onnx_enc_type, t->elem);
+    return !t->elem || pfvm__onnx_sub(s, onnx_TypeProto_Sequence_elem_type_tag, pfvm__onnx_enc_type, t->elem);
 }
 
 static bool pfvm__onnx_enc_map_type(pb_ostream_t *s, const void *arg)
@@ -155,62 +296,56 @@ static bool pfvm__onnx_enc_value_info(pb_ostream_t *s, const void *arg)
 
 static bool pfvm__onnx_enc_graph(pb_ostream_t *s, const void *arg);
 
+/* The value of an attribute, by its type. */
+static bool pfvm__onnx_enc_attr_value(pb_ostream_t *s, const pfvm_attr *a)
+{
+    int i;
+    switch (a->type) {
+    case PFVM_ATTR_FLOAT: return pfvm__onnx_put_float(s, onnx_AttributeProto_f_tag, a->f);
+    case PFVM_ATTR_INT: return pfvm__onnx_put_int(s, onnx_AttributeProto_i_tag, a->i);
+    case PFVM_ATTR_STRING: return pfvm__onnx_put_bytes(s, onnx_AttributeProto_s_tag, a->s, a->s ? a->s_len : 0);
+    case PFVM_ATTR_TENSOR: return pfvm__onnx_sub(s, onnx_AttributeProto_t_tag, pfvm__onnx_enc_tensor, a->t);
+    case PFVM_ATTR_SPARSE_TENSOR: return pfvm__onnx_sub(s, onnx_AttributeProto_sparse_tensor_tag, pfvm__onnx_enc_sparse, a->t);
+    case PFVM_ATTR_GRAPH: return pfvm__onnx_sub(s, onnx_AttributeProto_g_tag, pfvm__onnx_enc_graph, a->g);
+    case PFVM_ATTR_TYPE_PROTO: return !a->tp || pfvm__onnx_sub(s, onnx_AttributeProto_tp_tag, pfvm__onnx_enc_type, a->tp);
+    default: break;
+    }
+    for (i = 0; i < a->n; i++) {
+        bool ok = true;
+        switch (a->type) {
+        case PFVM_ATTR_FLOATS: ok = pfvm__onnx_put_float(s, onnx_AttributeProto_floats_tag, a->floats[i]); break;
+        case PFVM_ATTR_INTS: ok = pfvm__onnx_put_int(s, onnx_AttributeProto_ints_tag, a->ints[i]); break;
+        case PFVM_ATTR_STRINGS:
+            ok = pfvm__onnx_put_bytes(s, onnx_AttributeProto_strings_tag, a->strings[i],
+                                      a->strings_len ? a->strings_len[i] : strlen(a->strings[i]));
+            break;
+        case PFVM_ATTR_TENSORS: ok = pfvm__onnx_sub(s, onnx_AttributeProto_tensors_tag, pfvm__onnx_enc_tensor, a->tensors[i]); break;
+        case PFVM_ATTR_GRAPHS: ok = pfvm__onnx_sub(s, onnx_AttributeProto_graphs_tag, pfvm__onnx_enc_graph, a->graphs[i]); break;
+        case PFVM_ATTR_TYPE_PROTOS: ok = pfvm__onnx_sub(s, onnx_AttributeProto_type_protos_tag, pfvm__onnx_enc_type, a->tps[i]); break;
+        default: break;
+        }
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
 static bool pfvm__onnx_enc_attr(pb_ostream_t *s, const void *arg)
 {
     const pfvm_attr *a = (const pfvm_attr *)arg;
-    int i;
-    if (!pfvm__onnx_put_str(s, onnx_AttributeProto_name_tag, a->name))
+    if (!pfvm__onnx_put_str(s, onnx_AttributeProto_name_tag, a->name) ||
+        !pfvm__onnx_put_str(s, onnx_AttributeProto_ref_attr_name_tag, a->ref_attr_name) ||
+        !pfvm__onnx_put_str(s, onnx_AttributeProto_doc_string_tag, a->doc) ||
+        !pfvm__onnx_put_int(s, onnx_AttributeProto_type_tag, (int64_t)a->type))
         return false;
-    if (a->ref_attr_name && !pfvm__onnx_put_str(s, onnx_AttributeProto_ref_attr_name_tag, a->ref_attr_name))
-        return false;
-    if (!pfvm__onnx_put_str(s, onnx_AttributeProto_doc_string_tag, a->doc))
-        return false;
-    if (!pfvm__onnx_put_int(s, onnx_AttributeProto_type_tag, (int64_t)a->type))
-        return false;
-    switch (a->type) {
-    case PFVM_ATTR_FLOAT:
-        return pb_encode_tag(s, PB_WT_32BIT, onnx_AttributeProto_f_tag) && pb_encode_fixed32(s, &a->f);
-    case PFVM_ATTR_INT: return pfvm__onnx_put_int(s, onnx_AttributeProto_i_tag, a->i);
-    case PFVM_ATTR_STRING: return pfvm__onnx_put_bytes(s, onnx_AttributeProto_s_tag, a->s ? a->s : "", a->s ? a->s_len : 0);
-    case PFVM_ATTR_TENSOR:
-    case PFVM_ATTR_SPARSE_TENSOR: /* densified on load: written back dense */
-        return !a->t || pfvm__onnx_sub(s, onnx_AttributeProto_t_tag, pfvm__onnx_enc_tensor, a->t);
-    case PFVM_ATTR_GRAPH: return !a->g || pfvm__onnx_sub(s, onnx_AttributeProto_g_tag, pfvm__onnx_enc_graph, a->g);
-    case PFVM_ATTR_TYPE_PROTO: return !a->tp || pfvm__onnx_sub(s, onnx_AttributeProto_tp_tag, pfvm__onnx_enc_type, a->tp);
-    case PFVM_ATTR_FLOATS:
-        for (i = 0; i < a->n; i++)
-            if (!pb_encode_tag(s, PB_WT_32BIT, onnx_AttributeProto_floats_tag) || !pb_encode_fixed32(s, &a->floats[i]))
-                return false;
-        return true;
-    case PFVM_ATTR_INTS:
-        for (i = 0; i < a->n; i++)
-            if (!pfvm__onnx_put_int(s, onnx_AttributeProto_ints_tag, a->ints[i]))
-                return false;
-        return true;
-    case PFVM_ATTR_STRINGS:
-        for (i = 0; i < a->n; i++)
-            if (!pfvm__onnx_put_bytes(s, onnx_AttributeProto_strings_tag, a->strings[i],
-                                      a->strings_len ? a->strings_len[i] : strlen(a->strings[i])))
-                return false;
-        return true;
-    case PFVM_ATTR_TENSORS:
-        for (i = 0; i < a->n; i++)
-            if (!pfvm__onnx_sub(s, onnx_AttributeProto_tensors_tag, pfvm__onnx_enc_tensor, a->tensors[i]))
-                return false;
-        return true;
-    case PFVM_ATTR_GRAPHS:
-        for (i = 0; i < a->n; i++)
-            if (!pfvm__onnx_sub(s, onnx_AttributeProto_graphs_tag, pfvm__onnx_enc_graph, a->graphs[i]))
-                return false;
-        return true;
-    case PFVM_ATTR_TYPE_PROTOS:
-        for (i = 0; i < a->n; i++)
-            if (!pfvm__onnx_sub(s, onnx_AttributeProto_type_protos_tag, pfvm__onnx_enc_type, a->tps[i]))
-                return false;
-        return true;
-    default:
-        return true;
-    }
+    /* a reference to a function attribute carries no value of its own */
+    return (a->ref_attr_name && a->ref_attr_name[0]) || pfvm__onnx_enc_attr_value(s, a);
+}
+
+static bool pfvm__onnx_put_name(pb_ostream_t *s, uint32_t tag, const pfvm_value *v)
+{
+    /* an omitted optional input or output is written as "" */
+    return pfvm__onnx_put_bytes(s, tag, v ? v->name : "", v ? strlen(v->name) : 0);
 }
 
 static bool pfvm__onnx_enc_node(pb_ostream_t *s, const void *arg)
@@ -218,12 +353,10 @@ static bool pfvm__onnx_enc_node(pb_ostream_t *s, const void *arg)
     const pfvm_node *n = (const pfvm_node *)arg;
     int i;
     for (i = 0; i < n->n_inputs; i++)
-        if (!pfvm__onnx_put_bytes(s, onnx_NodeProto_input_tag, n->inputs[i] ? n->inputs[i]->name : "",
-                                  n->inputs[i] ? strlen(n->inputs[i]->name) : 0))
+        if (!pfvm__onnx_put_name(s, onnx_NodeProto_input_tag, n->inputs[i]))
             return false;
     for (i = 0; i < n->n_outputs; i++)
-        if (!pfvm__onnx_put_bytes(s, onnx_NodeProto_output_tag, n->outputs[i] ? n->outputs[i]->name : "",
-                                  n->outputs[i] ? strlen(n->outputs[i]->name) : 0))
+        if (!pfvm__onnx_put_name(s, onnx_NodeProto_output_tag, n->outputs[i]))
             return false;
     if (!pfvm__onnx_put_str(s, onnx_NodeProto_name_tag, n->name) ||
         !pfvm__onnx_put_str(s, onnx_NodeProto_op_type_tag, n->op_type))
@@ -235,6 +368,29 @@ static bool pfvm__onnx_enc_node(pb_ostream_t *s, const void *arg)
            pfvm__onnx_put_str(s, onnx_NodeProto_domain_tag, n->domain);
 }
 
+/* An initializer: the tensor under its value's name. */
+static bool pfvm__onnx_enc_init(pb_ostream_t *s, const void *arg)
+{
+    const pfvm_value *v = (const pfvm_value *)arg;
+    pfvm_tensor t = *v->init;
+    t.name = v->name;
+    return pfvm__onnx_enc_tensor(s, &t);
+}
+
+/* value_info: the values of g whose declared types were read or set
+ * (has_value_info), in definition order, graph inputs and outputs aside
+ * (they carry their types themselves) unless the model declared them. */
+static bool pfvm__onnx_enc_value_infos(pb_ostream_t *s, const pfvm_graph *g)
+{
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        const pfvm_value *v = g->values[i];
+        if (v->has_value_info && !pfvm__onnx_sub(s, onnx_GraphProto_value_info_tag, pfvm__onnx_enc_value_info, v))
+            return false;
+    }
+    return true;
+}
+
 static bool pfvm__onnx_enc_graph(pb_ostream_t *s, const void *arg)
 {
     const pfvm_graph *g = (const pfvm_graph *)arg;
@@ -244,12 +400,9 @@ static bool pfvm__onnx_enc_graph(pb_ostream_t *s, const void *arg)
             return false;
     if (!pfvm__onnx_put_str(s, onnx_GraphProto_name_tag, g->name))
         return false;
-    for (i = 0; i < (int)stbds_arrlen(g->inits); i++) {
-        pfvm_tensor t = *g->inits[i]->init;
-        t.name = g->inits[i]->name;
-        if (!pfvm__onnx_sub(s, onnx_GraphProto_initializer_tag, pfvm__onnx_enc_tensor, &t))
+    for (i = 0; i < (int)stbds_arrlen(g->inits); i++)
+        if (!pfvm__onnx_sub(s, onnx_GraphProto_initializer_tag, pfvm__onnx_enc_init, g->inits[i]))
             return false;
-    }
     if (!pfvm__onnx_put_str(s, onnx_GraphProto_doc_string_tag, g->doc))
         return false;
     for (i = 0; i < (int)stbds_arrlen(g->inputs); i++)
@@ -258,10 +411,7 @@ static bool pfvm__onnx_enc_graph(pb_ostream_t *s, const void *arg)
     for (i = 0; i < (int)stbds_arrlen(g->outputs); i++)
         if (!pfvm__onnx_sub(s, onnx_GraphProto_output_tag, pfvm__onnx_enc_value_info, g->outputs[i]))
             return false;
-    for (i = 0; i < (int)stbds_arrlen(g->value_infos); i++)
-        if (!pfvm__onnx_sub(s, onnx_GraphProto_value_info_tag, pfvm__onnx_enc_value_info, g->value_infos[i]))
-            return false;
-    return true;
+    return pfvm__onnx_enc_value_infos(s, g);
 }
 
 /* ---- functions and the model ------------------------------------------------------ */
@@ -270,7 +420,7 @@ static bool pfvm__onnx_enc_opset(pb_ostream_t *s, const void *arg)
 {
     const pfvm_opset_import *o = (const pfvm_opset_import *)arg;
     /* the default domain is written as "" explicitly, as exporters do */
-    return pfvm__onnx_put_bytes(s, onnx_OperatorSetIdProto_domain_tag, o->domain, strlen(o->domain)) &&
+    return pfvm__onnx_put_bytes(s, onnx_OperatorSetIdProto_domain_tag, o->domain, o->domain ? strlen(o->domain) : 0) &&
            pfvm__onnx_put_int(s, onnx_OperatorSetIdProto_version_tag, o->version);
 }
 
@@ -281,6 +431,10 @@ static bool pfvm__onnx_enc_kv(pb_ostream_t *s, const void *arg)
            pfvm__onnx_put_str(s, onnx_StringStringEntryProto_value_tag, kv->value);
 }
 
+/* FunctionProto.attribute_proto (attributes with defaults), newer than the
+ * onnx.proto the descriptors come from. */
+#define PFVM__ONNX_W_FUNCTION_ATTRIBUTE_PROTO_TAG 11
+
 static bool pfvm__onnx_enc_function(pb_ostream_t *s, const void *arg)
 {
     const pfvm_function *f = (const pfvm_function *)arg;
@@ -289,13 +443,13 @@ static bool pfvm__onnx_enc_function(pb_ostream_t *s, const void *arg)
     if (!pfvm__onnx_put_str(s, onnx_FunctionProto_name_tag, f->name))
         return false;
     for (i = 0; i < (int)stbds_arrlen(g->inputs); i++)
-        if (!pfvm__onnx_put_str(s, onnx_FunctionProto_input_tag, g->inputs[i]->name))
+        if (!pfvm__onnx_put_name(s, onnx_FunctionProto_input_tag, g->inputs[i]))
             return false;
     for (i = 0; i < (int)stbds_arrlen(g->outputs); i++)
-        if (!pfvm__onnx_put_str(s, onnx_FunctionProto_output_tag, g->outputs[i]->name))
+        if (!pfvm__onnx_put_name(s, onnx_FunctionProto_output_tag, g->outputs[i]))
             return false;
     for (i = 0; i < f->n_attr_names; i++)
-        if (!pfvm__onnx_put_str(s, onnx_FunctionProto_attribute_tag, f->attr_names[i]))
+        if (!pfvm__onnx_put_bytes(s, onnx_FunctionProto_attribute_tag, f->attr_names[i], strlen(f->attr_names[i])))
             return false;
     for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
         if (!pfvm__onnx_sub(s, onnx_FunctionProto_node_tag, pfvm__onnx_enc_node, g->nodes[i]))
@@ -308,7 +462,7 @@ static bool pfvm__onnx_enc_function(pb_ostream_t *s, const void *arg)
     if (!pfvm__onnx_put_str(s, onnx_FunctionProto_domain_tag, f->domain))
         return false;
     for (i = 0; i < f->n_attr_defaults; i++)
-        if (!pfvm__onnx_sub(s, 11 /* attribute_proto */, pfvm__onnx_enc_attr, &f->attr_defaults[i]))
+        if (!pfvm__onnx_sub(s, PFVM__ONNX_W_FUNCTION_ATTRIBUTE_PROTO_TAG, pfvm__onnx_enc_attr, &f->attr_defaults[i]))
             return false;
     return true;
 }
@@ -339,31 +493,190 @@ static bool pfvm__onnx_enc_model(pb_ostream_t *s, const void *arg)
     return true;
 }
 
+/* ---- checks before encoding ------------------------------------------------------- */
+
+/* The encoder's callbacks can only fail with nanopb's fixed messages; what
+ * the IR could hold that ONNX cannot say is caught here, by name. */
+
+/* Nested subgraphs, sequences and optionals deeper than this are refused,
+ * as the reader refuses them. */
+#define PFVM__ONNX_W_MAX_DEPTH 64
+
+static pfvm_code pfvm__onnx_check_tensor(const pfvm_tensor *t, const char *where, pfvm_status *st)
+{
+    int64_t n;
+    if (!t)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "%s: no tensor", where);
+    if (t->kind != PFVM_KIND_TENSOR)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "%s: a %s is not a tensor", where,
+                          t->kind == PFVM_KIND_SEQUENCE ? "sequence" : "non-tensor value");
+    if (t->dtype <= PFVM_UNDEFINED || t->dtype >= PFVM_DTYPE_COUNT || t->rank < 0 || t->rank > PFVM_MAX_RANK)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "%s: invalid element type %d or rank %d", where, (int)t->dtype, t->rank);
+    n = pfvm_tensor_numel(t);
+    if (n < 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "%s: invalid shape", where);
+    if (n > 0 && !t->data)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "%s: tensor has no data", where);
+    if (t->dtype != PFVM_STRING && t->nbytes < (size_t)n * pfvm_dtype_size(t->dtype))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "%s: %zu bytes of data for %lld elements", where, t->nbytes, (long long)n);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__onnx_check_graph(const pfvm_graph *g, int depth, pfvm_status *st);
+
+static pfvm_code pfvm__onnx_check_attr(const pfvm_attr *a, const char *where, int depth, pfvm_status *st)
+{
+    char w[400];
+    int i;
+    pfvm__snprintf(w, sizeof w, "%s: attribute '%s'", where, a->name ? a->name : "");
+    if (!a->name || !a->name[0])
+        return pfvm__fail(st, PFVM_ERR_INVALID, "%s: an attribute has no name", where);
+    if (a->ref_attr_name && a->ref_attr_name[0])
+        return PFVM_OK;
+    if (a->n < 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "%s: negative element count", w);
+    switch (a->type) {
+    case PFVM_ATTR_FLOAT: case PFVM_ATTR_INT: case PFVM_ATTR_STRING: case PFVM_ATTR_TYPE_PROTO:
+        return PFVM_OK;
+    case PFVM_ATTR_TENSOR: return pfvm__onnx_check_tensor(a->t, w, st);
+    case PFVM_ATTR_SPARSE_TENSOR: {
+        pfvm_code rc = pfvm__onnx_check_tensor(a->t, w, st);
+        if (!rc && (a->t->dtype == PFVM_STRING || pfvm__onnx_w_is_4bit(a->t->dtype)))
+            rc = pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "%s: sparse tensors of %s", w, pfvm_dtype_name(a->t->dtype));
+        return rc;
+    }
+    case PFVM_ATTR_GRAPH:
+        return a->g ? pfvm__onnx_check_graph(a->g, depth + 1, st) : pfvm__fail(st, PFVM_ERR_INVALID, "%s: no graph", w);
+    case PFVM_ATTR_FLOATS: case PFVM_ATTR_INTS: case PFVM_ATTR_STRINGS: case PFVM_ATTR_TENSORS: case PFVM_ATTR_GRAPHS:
+    case PFVM_ATTR_TYPE_PROTOS: {
+        const void *list = a->type == PFVM_ATTR_FLOATS ? (const void *)a->floats : a->type == PFVM_ATTR_INTS ? (const void *)a->ints
+                         : a->type == PFVM_ATTR_STRINGS ? (const void *)a->strings : a->type == PFVM_ATTR_TENSORS ? (const void *)a->tensors
+                         : a->type == PFVM_ATTR_GRAPHS ? (const void *)a->graphs : (const void *)a->tps;
+        if (a->n && !list)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "%s: %d elements but no list", w, a->n);
+        for (i = 0; i < a->n; i++) {
+            pfvm_code rc = PFVM_OK;
+            if (a->type == PFVM_ATTR_STRINGS && !a->strings[i])
+                rc = pfvm__fail(st, PFVM_ERR_INVALID, "%s: string %d is NULL", w, i);
+            else if (a->type == PFVM_ATTR_TENSORS)
+                rc = pfvm__onnx_check_tensor(a->tensors[i], w, st);
+            else if (a->type == PFVM_ATTR_GRAPHS)
+                rc = a->graphs[i] ? pfvm__onnx_check_graph(a->graphs[i], depth + 1, st)
+                                  : pfvm__fail(st, PFVM_ERR_INVALID, "%s: graph %d is NULL", w, i);
+            else if (a->type == PFVM_ATTR_TYPE_PROTOS && !a->tps[i])
+                rc = pfvm__fail(st, PFVM_ERR_INVALID, "%s: type %d is NULL", w, i);
+            if (rc)
+                return rc;
+        }
+        return PFVM_OK;
+    }
+    default:
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "%s: attribute type %d cannot be written", w, (int)a->type);
+    }
+}
+
+static pfvm_code pfvm__onnx_check_node(const pfvm_node *n, int depth, pfvm_status *st)
+{
+    char where[300];
+    int i;
+    if (!n->op_type || !n->op_type[0])
+        return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s': node '%s' has no op_type", n->graph ? n->graph->name : "",
+                          n->name ? n->name : "");
+    pfvm__snprintf(where, sizeof where, "node '%.200s' (%.80s)", n->name && n->name[0] ? n->name : n->op_type, n->op_type);
+    for (i = 0; i < n->n_attrs; i++) {
+        pfvm_code rc = pfvm__onnx_check_attr(&n->attrs[i], where, depth, st);
+        if (rc)
+            return rc;
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__onnx_check_graph(const pfvm_graph *g, int depth, pfvm_status *st)
+{
+    int i;
+    if (depth > PFVM__ONNX_W_MAX_DEPTH)
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "graph '%s': subgraphs nested more than %d deep", g->name,
+                          PFVM__ONNX_W_MAX_DEPTH);
+    pfvm_code rc = PFVM_OK;
+    for (i = 0; !rc && i < (int)stbds_arrlen(g->nodes); i++)
+        rc = pfvm__onnx_check_node(g->nodes[i], depth, st);
+    for (i = 0; !rc && i < (int)stbds_arrlen(g->inits); i++) {
+        char where[300];
+        pfvm__snprintf(where, sizeof where, "graph '%.80s': initializer '%.200s'", g->name, g->inits[i]->name);
+        rc = pfvm__onnx_check_tensor(g->inits[i]->init, where, st);
+    }
+    return rc;
+}
+
+static pfvm_code pfvm__onnx_check_model(const pfvm_model *m, pfvm_status *st)
+{
+    int i;
+    pfvm_code rc;
+    if (!m->graph)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "the model has no graph");
+    rc = pfvm__onnx_check_graph(m->graph, 0, st);
+    for (i = 0; !rc && i < (int)stbds_arrlen(m->functions); i++) {
+        const pfvm_function *f = m->functions[i];
+        if (!f->name || !f->name[0] || !f->body)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "model-local function %d has no name or body", i);
+        if ((rc = pfvm__onnx_check_graph(f->body, 0, st)) != PFVM_OK)
+            pfvm__prefix(st, "function '%s'", f->name);
+    }
+    return rc;
+}
+
+static pfvm_code pfvm__onnx_check_value(const pfvm_tensor *t, int depth, pfvm_status *st)
+{
+    int i;
+    if (depth > PFVM__ONNX_W_MAX_DEPTH)
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "values nested more than %d deep", PFVM__ONNX_W_MAX_DEPTH);
+    if (t->kind == PFVM_KIND_TENSOR)
+        return pfvm__onnx_check_tensor(t, "value", st);
+    if (t->kind != PFVM_KIND_SEQUENCE && t->kind != PFVM_KIND_OPTIONAL)
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "only tensors, sequences and optionals can be written as values");
+    if (t->kind == PFVM_KIND_OPTIONAL && stbds_arrlen(t->elems) > 1)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "an optional holds %d values", (int)stbds_arrlen(t->elems));
+    for (i = 0; i < (int)stbds_arrlen(t->elems); i++) {
+        if (!t->elems[i])
+            return pfvm__fail(st, PFVM_ERR_INVALID, "element %d of a sequence is NULL", i);
+        if (i && t->elems[i]->kind != t->elems[0]->kind)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "a sequence mixes element kinds");
+        {
+            pfvm_code rc = pfvm__onnx_check_value(t->elems[i], depth + 1, st);
+            if (rc)
+                return rc;
+        }
+    }
+    return PFVM_OK;
+}
+
 /* ---- values ----------------------------------------------------------------------- */
 
 static bool pfvm__onnx_enc_value(pb_ostream_t *s, const void *arg);
 
-static int pfvm__onnx_elem_code(const pfvm_tensor *e)
+/* SequenceProto/OptionalProto elem_type: 0 undefined (an empty optional),
+ * 1 tensor, 3 sequence, 5 optional; the field of the elements follows. */
+static int pfvm__onnx_elem_code(const pfvm_tensor *t)
 {
-    /* SequenceProto/OptionalProto DataType: 1 tensor, 3 sequence, 5 optional */
+    const pfvm_tensor *e = stbds_arrlen(t->elems) ? t->elems[0] : NULL;
+    if (!e)
+        return t->kind == PFVM_KIND_OPTIONAL ? 0 : 1;
     return e->kind == PFVM_KIND_SEQUENCE ? 3 : e->kind == PFVM_KIND_OPTIONAL ? 5 : 1;
 }
 
 static bool pfvm__onnx_enc_container(pb_ostream_t *s, const void *arg)
 {
     const pfvm_tensor *t = (const pfvm_tensor *)arg;
-    int i, n = (int)stbds_arrlen(t->elems);
-    int code = n ? pfvm__onnx_elem_code(t->elems[0]) : 1;
+    int i, n = (int)stbds_arrlen(t->elems), code = pfvm__onnx_elem_code(t);
+    uint32_t tag = code == 3 ? onnx_SequenceProto_sequence_values_tag
+                   : code == 5 ? onnx_SequenceProto_optional_values_tag
+                               : onnx_SequenceProto_tensor_values_tag;
     if (!pfvm__onnx_put_str(s, onnx_SequenceProto_name_tag, t->name) ||
         !pfvm__onnx_put_int(s, onnx_SequenceProto_elem_type_tag, code))
         return false;
-    for (i = 0; i < n; i++) {
-        uint32_t tag = code == 3 ? onnx_SequenceProto_sequence_values_tag
-                       : code == 5 ? onnx_SequenceProto_optional_values_tag
-                                   : onnx_SequenceProto_tensor_values_tag;
+    for (i = 0; i < n; i++)
         if (!pfvm__onnx_sub(s, tag, pfvm__onnx_enc_value, t->elems[i]))
             return false;
-    }
     return true;
 }
 
@@ -375,12 +688,11 @@ static bool pfvm__onnx_enc_value(pb_ostream_t *s, const void *arg)
     return pfvm__onnx_enc_tensor(s, t);
 }
 
+/* Sizes, allocates and writes: the bytes come from pfvm's allocator. */
 static pfvm_code pfvm__onnx_encode(pfvm__onnx_enc_fn fn, const void *arg, void **bytes, size_t *size, pfvm_status *st)
 {
     pb_ostream_t sz = PB_OSTREAM_SIZING, out;
     unsigned char *buf;
-    *bytes = NULL;
-    *size = 0;
     if (!fn(&sz, arg))
         return pfvm__fail(st, PFVM_ERR_INVALID, "cannot encode: %s", PB_GET_ERROR(&sz));
     buf = (unsigned char *)pfvm__malloc(sz.bytes_written ? sz.bytes_written : 1);
@@ -398,16 +710,28 @@ static pfvm_code pfvm__onnx_encode(pfvm__onnx_enc_fn fn, const void *arg, void *
 
 pfvm_code pfvm_onnx_save_memory(const pfvm_model *m, void **bytes, size_t *size, pfvm_status *st)
 {
-    if (!m->graph)
-        return pfvm__fail(st, PFVM_ERR_INVALID, "the model has no graph");
-    return pfvm__onnx_encode(pfvm__onnx_enc_model, m, bytes, size, st);
+    pfvm_code rc;
+    *bytes = NULL;
+    *size = 0;
+    rc = pfvm__onnx_check_model(m, st);
+    if (!rc)
+        rc = pfvm__onnx_encode(pfvm__onnx_enc_model, m, bytes, size, st);
+    if (!rc)
+        pfvm__ok(st);
+    return rc;
 }
 
 pfvm_code pfvm_onnx_write_value(const pfvm_tensor *t, void **bytes, size_t *size, pfvm_status *st)
 {
-    if (t->kind == PFVM_KIND_TENSOR && t->dtype != PFVM_STRING && !t->data && pfvm_tensor_numel(t) != 0)
-        return pfvm__fail(st, PFVM_ERR_INVALID, "tensor has no data");
-    return pfvm__onnx_encode(pfvm__onnx_enc_value, t, bytes, size, st);
+    pfvm_code rc;
+    *bytes = NULL;
+    *size = 0;
+    rc = pfvm__onnx_check_value(t, 0, st);
+    if (!rc)
+        rc = pfvm__onnx_encode(pfvm__onnx_enc_value, t, bytes, size, st);
+    if (!rc)
+        pfvm__ok(st);
+    return rc;
 }
 
 #ifndef PFVM_NO_STDIO
