@@ -160,13 +160,13 @@ PFVM_INTERNAL pfvm_code pfvm_ew_broadcast_dims(pfvm_kctx *k, const pfvm_tensor *
 }
 
 /* Gives output `out` (one of k->out) the broadcast shape of `in` when the
- * planner could not; string outputs always get fresh storage. */
+ * planner could not (data-dependent or string outputs). */
 static pfvm_code pfvm__ew_shape_output(pfvm_kctx *k, pfvm_tensor *out, const pfvm_tensor *const *in, int n,
                                        pfvm_dtype dtype)
 {
     int64_t dims[PFVM_MAX_RANK];
     int rank, i;
-    if (out->data && dtype != PFVM_STRING)
+    if (out->data)
         return PFVM_OK;
     for (i = 0; i < k->n_out && k->out[i] != out; i++) {
     }
@@ -982,7 +982,7 @@ static pfvm_code pfvm__ew_fold(pfvm_kctx *k, const pfvm__ew_op *op, int mean)
             memcpy(out->data, ins[0]->data, (size_t)pfvm_tensor_numel(out) * pfvm_dtype_size(out->dtype));
             return PFVM_OK;
         }
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "output shape differs from the single input's");
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "output type or shape differs from the single input's");
     }
     for (j = 0; j < k->n_in; j++) {
         if (j == first)
