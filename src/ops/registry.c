@@ -102,6 +102,10 @@ static pfvm_code pfvm__resolve_graph(pfvm_graph *g, int strict, pfvm_status *st)
                 if (!n->inputs[j])
                     return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): required input %d is missing",
                                       pfvm__node_label(n, lb, sizeof lb), n->op_type, j);
+            for (j = 0; j < d->min_outputs && j < n->n_outputs; j++)
+                if (!n->outputs[j])
+                    return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): required output %d is missing",
+                                      pfvm__node_label(n, lb, sizeof lb), n->op_type, j);
             if (d->attrs) {
                 const pfvm_attr_spec *a;
                 for (a = d->attrs; a->name; a++) {
