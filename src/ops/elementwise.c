@@ -1523,10 +1523,6 @@ static pfvm_code pfvm__ew_infer_equal(pfvm_ictx *c)
     return pfvm_ival_set_sym(c, c->out[0], r, n);
 }
 
-static pfvm_code pfvm__ew_infer_prelu(pfvm_ictx *c)
-{
-    return pfvm_infer_same_as(c, 0, 0);
-}
 
 static pfvm_code pfvm__ew_infer_cast(pfvm_ictx *c)
 {
@@ -1636,7 +1632,7 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, pfvm__ew_a_mod),
     PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64",
                pfvm__ew_check_bitshift, pfvm__ew_a_bitshift),
-    PFVM__EW_B("PRelu", 1, pfvm__ew_k_prelu, pfvm__ew_infer_prelu, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("PRelu", 1, pfvm__ew_k_prelu, pfvm__ew_infer_unary, PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_B("Equal", 1, pfvm__ew_k_equal, pfvm__ew_infer_equal, "bool," PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_B("Greater", 1, pfvm__ew_k_greater, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_B("Less", 1, pfvm__ew_k_less, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
