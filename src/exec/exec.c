@@ -682,7 +682,7 @@ PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, 
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "invalid output dimension %lld", (long long)dims[d]);
     if (t->data && t->kind == PFVM_KIND_TENSOR && !t->owns_data) {
         /* planned storage: the kernel's shape must be the planned one */
-        if (t->dtype != dtype || t->rank != rank || memcmp(t->dims, dims, sizeof(int64_t) * (size_t)rank))
+        if (t->dtype != dtype || t->rank != rank || (rank && memcmp(t->dims, dims, sizeof(int64_t) * (size_t)rank)))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE,
                                  "output %d has a different shape or type than planned", i);
         return PFVM_OK;
