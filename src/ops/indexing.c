@@ -1,11 +1,13 @@
 /* ops/indexing: element-level gathers and scatters, and the operators whose
  * output is an index pattern — GatherElements, GatherND, ScatterElements
  * (and the older Scatter), ScatterND, OneHot, EyeLike, Compress, NonZero,
- * DepthToSpace, SpaceToDepth, ReverseSequence.
+ * DepthToSpace, SpaceToDepth, ReverseSequence. The tensor family's second
+ * file: it uses tensor.c's element copies, strided walk and index checks
+ * (ops_common.h).
  *
- * Shared helpers: index normalisation with bounds checks (every index read
- * from a tensor is checked; a bad one is an error naming it), element copy
- * by byte size, and a multi-index walker. */
+ * Every index read from a tensor is checked before it is used; a bad one
+ * is an error that names it. Shapes are checked in the kernels as well as
+ * in inference, since kernels also run on shapes the planner never saw. */
 #include "ops_common.h"
 
 /* ---- helpers ------------------------------------------------------------------------ */
@@ -32,38 +34,9 @@ static int pfvm__ix_next(int64_t *idx, const int64_t *dims, int rank)
     return 0;
 }
 
-/* Index i of tensor t, negative values counted from `dim`; -1 if out of range. */
-static int64_t pfvm__ix_index(const pfvm_tensor *t, int64_t i, int64_t dim)
+static pfvm_code pfvm__ix_code(pfvm_kctx *k, pfvm_code fallback)
 {
-    int64_t v = pfvm_tensor_get_i64(t, i);
-    if (v < 0)
-        v += dim;
-    return v >= 0 && v < dim ? v : -1;
-}
-
-static void pfvm__ix_copy(pfvm_tensor *dst, int64_t di, const pfvm_tensor *src, int64_t si)
-{
-    size_t es = pfvm_dtype_size(src->dtype);
-    if (src->dtype == PFVM_STRING) {
-        const char *s = ((char *const *)src->data)[si];
-        char **d = &((char **)dst->data)[di];
-        pfvm__free(*d);
-        *d = pfvm__strdup(s ? s : "");
-        return;
-    }
-    memcpy((char *)dst->data + (size_t)di * es, (const char *)src->data + (size_t)si * es, es);
-}
-
-static void pfvm__ix_copy_all(pfvm_tensor *dst, const pfvm_tensor *src)
-{
-    int64_t i, n = pfvm_tensor_numel(src);
-    if (src->dtype != PFVM_STRING) {
-        if (src->nbytes)
-            memcpy(dst->data, src->data, (size_t)n * pfvm_dtype_size(src->dtype));
-        return;
-    }
-    for (i = 0; i < n; i++)
-        pfvm__ix_copy(dst, i, src, i);
+    return k->st && k->st->code ? k->st->code : fallback;
 }
 
 static pfvm_code pfvm__ix_bad_index(pfvm_kctx *k, const pfvm_tensor *ix, int64_t i, int64_t dim)
@@ -72,93 +45,158 @@ static pfvm_code pfvm__ix_bad_index(pfvm_kctx *k, const pfvm_tensor *ix, int64_t
                          (long long)pfvm_tensor_get_i64(ix, i), (long long)dim);
 }
 
+/* Output 0 = a copy of input 0 (the scatters start from the data). */
+static pfvm_code pfvm__ix_copy_data(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    if (pfvm_tn_output(k, 0, x->dtype, x->rank, x->dims))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
+    if (k->out[0]->data != x->data)
+        pfvm_tn_copy(k->out[0], 0, x, 0, pfvm_tensor_numel(x));
+    return PFVM_OK;
+}
+
+/* Whether element i is nonzero (strings: non-empty; NaN counts). */
+static int pfvm__ix_nonzero(const pfvm_tensor *t, int64_t i)
+{
+    if (t->dtype == PFVM_STRING) {
+        const char *s = ((char *const *)t->data)[i];
+        return s && s[0];
+    }
+    if (pfvm_dtype_is_int(t->dtype) || t->dtype == PFVM_BOOL)
+        return pfvm_tensor_get_i64(t, i) != 0;
+    return pfvm_tensor_get_f64(t, i) != 0;
+}
+
 /* ---- GatherElements, ScatterElements ------------------------------------------------- */
+
+/* Checks the indices (and updates) against the data: same rank, the
+ * indices no longer than the data on the other axes. */
+static pfvm_code pfvm__ix_elements_check(pfvm_kctx *k, int *axis)
+{
+    const pfvm_tensor *X = k->in[0], *I = k->in[1], *U = k->n_in > 2 ? k->in[2] : NULL;
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), X->rank), d;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__ix_code(k, PFVM_ERR_INVALID);
+    if (a < 0 || I->rank != X->rank || !pfvm_dtype_is_int(I->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "axis out of range, or indices of another rank or not integers");
+    for (d = 0; d < X->rank; d++)
+        if (d != a && I->dims[d] > X->dims[d])
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "indices are larger than the data on axis %d", d);
+    if (U && (U->rank != I->rank || memcmp(U->dims, I->dims, sizeof(int64_t) * (size_t)I->rank) || U->dtype != X->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "updates must have the indices' shape and the data's type");
+    *axis = a;
+    return PFVM_OK;
+}
 
 static pfvm_code pfvm__ix_infer_gather_elements(pfvm_ictx *c)
 {
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &c->in[1]->type.shape);
+    const pfvm_shape *x = &c->in[0]->type.shape, *i = &c->in[1]->type.shape;
+    if (x->rank >= 0 && i->rank >= 0 && x->rank != i->rank)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "indices have rank %d, data %d", i->rank, x->rank);
+    if (x->rank >= 0 && pfvm__axis(pfvm_node_attr_int(c->node, "axis", 0), x->rank) < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, i);
     return PFVM_OK;
 }
 
 static pfvm_code pfvm__ix_k_gather_elements(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *I = k->in[1];
-    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), X->rank), d;
     int64_t xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, n = pfvm_tensor_numel(I), i;
-    if (a < 0 || I->rank != X->rank)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "axis out of range or index rank differs from data rank");
+    int a, d;
+    if (pfvm__ix_elements_check(k, &a) || pfvm_tn_output(k, 0, X->dtype, I->rank, I->dims))
+        return pfvm__ix_code(k, PFVM_ERR_SHAPE);
     pfvm__ix_strides(X, xs);
     for (i = 0; i < n; i++, pfvm__ix_next(idx, I->dims, I->rank)) {
-        int64_t j = pfvm__ix_index(I, i, X->dims[a]), src = 0;
+        int64_t j = pfvm_tn_index(I, i, X->dims[a]), src = 0;
         if (j < 0)
             return pfvm__ix_bad_index(k, I, i, X->dims[a]);
-        for (d = 0; d < X->rank; d++) {
-            int64_t p = d == a ? j : idx[d];
-            if (p >= X->dims[d])
-                return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "indices are larger than data on axis %d", d);
-            src += p * xs[d];
-        }
-        pfvm__ix_copy(k->out[0], i, X, src);
+        for (d = 0; d < X->rank; d++)
+            src += (d == a ? j : idx[d]) * xs[d];
+        pfvm_tn_copy(k->out[0], i, X, src, 1);
     }
     return PFVM_OK;
 }
 
-/* Combines an update into a destination element per the reduction mode. */
-static pfvm_code pfvm__ix_combine(pfvm_kctx *k, pfvm_tensor *Y, int64_t at, const pfvm_tensor *U, int64_t ui,
-                                  const char *red)
+enum { PFVM__IX_NONE, PFVM__IX_ADD, PFVM__IX_MUL, PFVM__IX_MAX, PFVM__IX_MIN };
+
+/* The `reduction` attribute (opset 16: add, mul; 18: max, min); -1 if invalid. */
+static int pfvm__ix_reduction(pfvm_kctx *k)
 {
-    double a, b, r;
-    if (!strcmp(red, "none")) {
-        pfvm__ix_copy(Y, at, U, ui);
-        return PFVM_OK;
+    const char *r = pfvm_node_attr_string(k->node, "reduction", "none");
+    int v = !strcmp(r, "none") ? PFVM__IX_NONE
+          : !strcmp(r, "add")  ? PFVM__IX_ADD
+          : !strcmp(r, "mul")  ? PFVM__IX_MUL
+          : !strcmp(r, "max")  ? PFVM__IX_MAX
+          : !strcmp(r, "min")  ? PFVM__IX_MIN
+                               : -1;
+    if (v < 0)
+        pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "reduction '%s' is not valid", r);
+    else if (v != PFVM__IX_NONE && k->in[0]->dtype == PFVM_STRING)
+        pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "reduction '%s' on strings", r), v = -1;
+    return v;
+}
+
+/* Y[at] = Y[at] (reduction) U[ui]: integers exactly (wrapping), floats in
+ * double. */
+static void pfvm__ix_combine(pfvm_tensor *Y, int64_t at, const pfvm_tensor *U, int64_t ui, int red)
+{
+    if (red == PFVM__IX_NONE) {
+        pfvm_tn_copy(Y, at, U, ui, 1);
+    } else if (Y->dtype == PFVM_UINT64) {
+        uint64_t a = (uint64_t)pfvm_tensor_get_i64(Y, at), b = (uint64_t)pfvm_tensor_get_i64(U, ui);
+        uint64_t r = red == PFVM__IX_ADD ? a + b : red == PFVM__IX_MUL ? a * b : red == PFVM__IX_MAX ? (a > b ? a : b) : (a < b ? a : b);
+        ((uint64_t *)Y->data)[at] = r;
+    } else if (pfvm_dtype_is_int(Y->dtype) || Y->dtype == PFVM_BOOL) {
+        int64_t a = pfvm_tensor_get_i64(Y, at), b = pfvm_tensor_get_i64(U, ui);
+        uint64_t r = red == PFVM__IX_ADD ? (uint64_t)a + (uint64_t)b
+                   : red == PFVM__IX_MUL ? (uint64_t)a * (uint64_t)b
+                   : (uint64_t)(red == PFVM__IX_MAX ? (a > b ? a : b) : (a < b ? a : b));
+        pfvm_tn_store_i64(Y, at, r <= (uint64_t)INT64_MAX ? (int64_t)r : -(int64_t)(~r) - 1);
+    } else {
+        double a = pfvm_tensor_get_f64(Y, at), b = pfvm_tensor_get_f64(U, ui);
+        double r = red == PFVM__IX_ADD ? a + b : red == PFVM__IX_MUL ? a * b : red == PFVM__IX_MAX ? (a > b || a != a ? a : b) : (a < b || a != a ? a : b);
+        pfvm_red_store(Y, at, r);
     }
-    if (Y->dtype == PFVM_STRING)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "reduction on strings");
-    a = pfvm_tensor_get_f64(Y, at);
-    b = pfvm_tensor_get_f64(U, ui);
-    if (!strcmp(red, "add"))
-        r = a + b;
-    else if (!strcmp(red, "mul"))
-        r = a * b;
-    else if (!strcmp(red, "max"))
-        r = a > b ? a : b;
-    else if (!strcmp(red, "min"))
-        r = a < b ? a : b;
-    else
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "reduction '%s' is not valid", red);
-    switch (Y->dtype) {
-    case PFVM_FLOAT: ((float *)Y->data)[at] = (float)r; break;
-    case PFVM_DOUBLE: ((double *)Y->data)[at] = r; break;
-    case PFVM_FLOAT16: ((uint16_t *)Y->data)[at] = pfvm_float_to_half((float)r); break;
-    case PFVM_INT64: ((int64_t *)Y->data)[at] = (int64_t)r; break;
-    case PFVM_INT32: ((int32_t *)Y->data)[at] = (int32_t)r; break;
-    default: return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "reduction on %s", pfvm_dtype_name(Y->dtype));
+}
+
+static pfvm_code pfvm__ix_infer_scatter(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape, *i = &c->in[1]->type.shape, *u = &c->in[2]->type.shape;
+    if (!strcmp(c->node->op_type, "ScatterND")) {
+        int64_t last;
+        if (i->rank == 0)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "indices must have rank >= 1");
+        if (x->rank >= 0 && i->rank > 0 && pfvm_sym_is_const(i->dims[i->rank - 1], &last) && (last < 1 || last > x->rank))
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "index tuples of length %lld do not fit rank %d", (long long)last, x->rank);
+    } else {
+        if ((x->rank >= 0 && i->rank >= 0 && x->rank != i->rank) || (i->rank >= 0 && u->rank >= 0 && i->rank != u->rank))
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "data, indices and updates must have one rank");
+        if (x->rank >= 0 && pfvm__axis(pfvm_node_attr_int(c->node, "axis", 0), x->rank) < 0)
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
     }
-    return PFVM_OK;
+    return pfvm_infer_same_as_first(c);
 }
 
 static pfvm_code pfvm__ix_k_scatter_elements(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *I = k->in[1], *U = k->in[2];
-    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), X->rank), d;
-    const char *red = pfvm_node_attr_string(k->node, "reduction", "none");
     int64_t xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, n = pfvm_tensor_numel(I), i;
-    if (a < 0 || I->rank != X->rank || U->rank != I->rank)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "axis out of range or ranks differ");
-    pfvm__ix_copy_all(k->out[0], X);
+    int a, d, red;
+    if (pfvm__ix_elements_check(k, &a) || (red = pfvm__ix_reduction(k)) < 0)
+        return pfvm__ix_code(k, PFVM_ERR_SHAPE);
+    for (i = 0; i < n; i++)
+        if (pfvm_tn_index(I, i, X->dims[a]) < 0)
+            return pfvm__ix_bad_index(k, I, i, X->dims[a]);
+    if (pfvm__ix_copy_data(k))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
     pfvm__ix_strides(X, xs);
     for (i = 0; i < n; i++, pfvm__ix_next(idx, I->dims, I->rank)) {
-        int64_t j = pfvm__ix_index(I, i, X->dims[a]), at = 0;
-        if (j < 0)
-            return pfvm__ix_bad_index(k, I, i, X->dims[a]);
-        for (d = 0; d < X->rank; d++) {
-            int64_t p = d == a ? j : idx[d];
-            if (p >= X->dims[d])
-                return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "indices are larger than data on axis %d", d);
-            at += p * xs[d];
-        }
-        if (pfvm__ix_combine(k, k->out[0], at, U, i, red))
-            return k->st ? k->st->code : PFVM_ERR_INVALID;
+        int64_t j = pfvm_tn_index(I, i, X->dims[a]), at = 0;
+        for (d = 0; d < X->rank; d++)
+            at += (d == a ? j : idx[d]) * xs[d];
+        pfvm__ix_combine(k->out[0], at, U, i, red);
     }
     return PFVM_OK;
 }
@@ -168,37 +206,37 @@ static pfvm_code pfvm__ix_k_scatter_elements(pfvm_kctx *k)
 static pfvm_code pfvm__ix_infer_gather_nd(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape, *ix = &c->in[1]->type.shape;
-    int b = (int)pfvm_node_attr_int(c->node, "batch_dims", 0), i;
-    int64_t last;
+    int64_t b = pfvm_node_attr_int(c->node, "batch_dims", 0), last;
     pfvm_shape out;
-    if (x->rank < 0 || ix->rank < 1 || !pfvm_sym_is_const(ix->dims[ix->rank - 1], &last))
+    int i;
+    if (x->rank < 0 || ix->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    if (b < 0 || b >= x->rank || b >= ix->rank)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "batch_dims %lld must be below both ranks (%d, %d)", (long long)b,
+                          x->rank, ix->rank);
+    if (!pfvm_sym_is_const(ix->dims[ix->rank - 1], &last))
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
     if (last < 1 || b + last > x->rank)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "index tuples of length %lld do not fit rank %d", (long long)last, x->rank);
+    if (ix->rank - 1 + x->rank - b - last > PFVM_MAX_RANK)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "output rank exceeds PFVM_MAX_RANK");
     out.rank = 0;
     for (i = 0; i < ix->rank - 1; i++)
         out.dims[out.rank++] = ix->dims[i];
-    for (i = b + (int)last; i < x->rank; i++) {
-        if (out.rank >= PFVM_MAX_RANK)
-            return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "output rank exceeds PFVM_MAX_RANK");
+    for (i = (int)(b + last); i < x->rank; i++)
         out.dims[out.rank++] = x->dims[i];
-    }
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     return PFVM_OK;
 }
 
-/* Offset in X of index tuple t (batch entry bi); -1 when out of range. */
-static int64_t pfvm__ix_tuple(const pfvm_tensor *X, const pfvm_tensor *I, int64_t t, int64_t last, int b, int64_t bi,
+/* Element offset in X of index tuple t (its first `b` coordinates are the
+ * batch); -1 when a coordinate is out of range. */
+static int64_t pfvm__ix_tuple(const pfvm_tensor *X, const pfvm_tensor *I, int64_t t, int64_t last, int b, int64_t batch,
                               const int64_t *xs)
 {
-    int64_t off = 0, q, rest = bi;
-    int d;
-    for (d = b - 1; d >= 0; d--) {
-        off += (rest % X->dims[d]) * xs[d];
-        rest /= X->dims[d];
-    }
+    int64_t off = b ? batch * xs[b - 1] : 0, q;
     for (q = 0; q < last; q++) {
-        int64_t j = pfvm__ix_index(I, t * last + q, X->dims[b + q]);
+        int64_t j = pfvm_tn_index(I, t * last + q, X->dims[b + q]);
         if (j < 0)
             return -1;
         off += j * xs[b + q];
@@ -209,20 +247,35 @@ static int64_t pfvm__ix_tuple(const pfvm_tensor *X, const pfvm_tensor *I, int64_
 static pfvm_code pfvm__ix_k_gather_nd(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *I = k->in[1];
-    int b = (int)pfvm_node_attr_int(k->node, "batch_dims", 0), d;
-    int64_t last = I->dims[I->rank - 1], xs[PFVM_MAX_RANK], tuples, inner = 1, per_batch = 1, t, e;
+    int64_t b = pfvm_node_attr_int(k->node, "batch_dims", 0), last, xs[PFVM_MAX_RANK], dims[PFVM_MAX_RANK];
+    int64_t tuples, inner = 1, per_batch = 1, t;
+    int d, r = 0;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__ix_code(k, PFVM_ERR_INVALID);
+    if (I->rank < 1 || b < 0 || b >= X->rank || b >= I->rank || !pfvm_dtype_is_int(I->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "indices must be integers and batch_dims below both ranks");
+    last = I->dims[I->rank - 1];
+    if (last < 1 || b + last > X->rank || I->rank - 1 + X->rank - b - last > PFVM_MAX_RANK)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "index tuples of length %lld do not fit rank %d",
+                             (long long)last, X->rank);
+    for (d = 0; d < b; d++)
+        if (I->dims[d] != X->dims[d])
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "batch dimension %d differs between data and indices", d);
+    for (d = 0; d < I->rank - 1; d++)
+        dims[r++] = I->dims[d];
+    for (d = (int)(b + last); d < X->rank; d++)
+        inner *= (dims[r++] = X->dims[d]);
+    if (pfvm_tn_output(k, 0, X->dtype, r, dims))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
     pfvm__ix_strides(X, xs);
-    for (d = b + (int)last; d < X->rank; d++)
-        inner *= X->dims[d];
-    tuples = last ? pfvm_tensor_numel(I) / last : 0;
-    for (d = b; d < I->rank - 1; d++)
+    tuples = pfvm_tensor_numel(I) / last;
+    for (d = (int)b; d < I->rank - 1; d++)
         per_batch *= I->dims[d];
     for (t = 0; t < tuples; t++) {
-        int64_t off = pfvm__ix_tuple(X, I, t, last, b, per_batch ? t / per_batch : 0, xs);
+        int64_t off = pfvm__ix_tuple(X, I, t, last, (int)b, per_batch ? t / per_batch : 0, xs);
         if (off < 0)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "index tuple %lld is out of range", (long long)t);
-        for (e = 0; e < inner; e++)
-            pfvm__ix_copy(k->out[0], t * inner + e, X, off + e);
+        pfvm_tn_copy(k->out[0], t * inner, X, off, inner);
     }
     return PFVM_OK;
 }
@@ -230,178 +283,249 @@ static pfvm_code pfvm__ix_k_gather_nd(pfvm_kctx *k)
 static pfvm_code pfvm__ix_k_scatter_nd(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *I = k->in[1], *U = k->in[2];
-    const char *red = pfvm_node_attr_string(k->node, "reduction", "none");
-    int64_t last = I->dims[I->rank - 1], xs[PFVM_MAX_RANK], tuples, inner = 1, t, e;
-    int d;
+    int64_t last, xs[PFVM_MAX_RANK], tuples, inner = 1, t, e;
+    int d, red;
+    if (pfvm_tn_check_inputs(k) || (red = pfvm__ix_reduction(k)) < 0)
+        return pfvm__ix_code(k, PFVM_ERR_INVALID);
+    if (I->rank < 1 || !pfvm_dtype_is_int(I->dtype) || U->dtype != X->dtype)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "indices must be integers of rank >= 1, updates of the data's type");
+    last = I->dims[I->rank - 1];
     if (last < 1 || last > X->rank)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "index tuples do not fit the data rank");
-    pfvm__ix_copy_all(k->out[0], X);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "index tuples of length %lld do not fit rank %d",
+                             (long long)last, X->rank);
+    /* updates: indices.shape[:-1] + data.shape[last:] */
+    if (U->rank != I->rank - 1 + X->rank - (int)last)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "updates have rank %d, expected %d", U->rank,
+                             I->rank - 1 + X->rank - (int)last);
+    for (d = 0; d < U->rank; d++) {
+        int64_t want = d < I->rank - 1 ? I->dims[d] : X->dims[d - (I->rank - 1) + last];
+        if (U->dims[d] != want)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "updates dimension %d is %lld, expected %lld", d,
+                                 (long long)U->dims[d], (long long)want);
+    }
     pfvm__ix_strides(X, xs);
     for (d = (int)last; d < X->rank; d++)
         inner *= X->dims[d];
     tuples = pfvm_tensor_numel(I) / last;
-    if (pfvm_tensor_numel(U) != tuples * inner)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "updates do not match the indices");
+    for (t = 0; t < tuples; t++)
+        if (pfvm__ix_tuple(X, I, t, last, 0, 0, xs) < 0)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "index tuple %lld is out of range", (long long)t);
+    if (pfvm__ix_copy_data(k))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
     for (t = 0; t < tuples; t++) {
         int64_t off = pfvm__ix_tuple(X, I, t, last, 0, 0, xs);
-        if (off < 0)
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "index tuple %lld is out of range", (long long)t);
         for (e = 0; e < inner; e++)
-            if (pfvm__ix_combine(k, k->out[0], off + e, U, t * inner + e, red))
-                return k->st ? k->st->code : PFVM_ERR_INVALID;
+            pfvm__ix_combine(k->out[0], off + e, U, t * inner + e, red);
     }
     return PFVM_OK;
 }
 
 /* ---- OneHot, EyeLike ----------------------------------------------------------------------- */
 
+/* OneHot's depth from a one-element numeric tensor; -1 when not valid. */
+static int64_t pfvm__ix_depth(const pfvm_tensor *t)
+{
+    double v;
+    if (!t || t->kind != PFVM_KIND_TENSOR || pfvm_tensor_numel(t) != 1 || t->dtype == PFVM_STRING)
+        return -1;
+    v = pfvm_tensor_get_f64(t, 0);
+    return v >= 1 && v < 9.0e15 ? (int64_t)v : -1;
+}
+
 static pfvm_code pfvm__ix_infer_onehot(pfvm_ictx *c)
 {
     const pfvm_shape *ix = &c->in[0]->type.shape;
-    int64_t depth[1];
+    pfvm_dtype dt = c->in[2]->type.dtype;
+    int64_t depth = -1;
     int a, i, j;
     pfvm_shape out;
     if (ix->rank < 0 || ix->rank + 1 > PFVM_MAX_RANK)
-        return pfvm_infer_unknown(c, 0, c->in[2]->type.dtype, -1);
+        return pfvm_infer_unknown(c, 0, dt, -1);
     a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", -1), ix->rank + 1);
     if (a < 0)
-        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range");
-    if (pfvm_ival_ints(c->in[1], depth, 1) != 1 && !(c->in[1]->value && pfvm_tensor_numel(c->in[1]->value) == 1))
-        return pfvm_infer_unknown(c, 0, c->in[2]->type.dtype, ix->rank + 1);
-    if (c->in[1]->value)
-        depth[0] = (int64_t)pfvm_tensor_get_f64(c->in[1]->value, 0);
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", ix->rank + 1);
+    if (c->in[1]->value) {
+        if ((depth = pfvm__ix_depth(c->in[1]->value)) < 0)
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "depth must be one positive number");
+    } else if (pfvm_ival_ints(c->in[1], &depth, 1) != 1) {
+        depth = -1;
+    }
+    if (depth < 1)
+        return pfvm_infer_unknown(c, 0, dt, ix->rank + 1);
     out.rank = ix->rank + 1;
     for (i = 0, j = 0; i < out.rank; i++)
-        out.dims[i] = i == a ? pfvm_sym_const(c->syms, depth[0]) : ix->dims[j++];
-    pfvm_ival_set_tensor(c->out[0], c->in[2]->type.dtype, &out);
+        out.dims[i] = i == a ? pfvm_sym_const(c->syms, depth) : ix->dims[j++];
+    pfvm_ival_set_tensor(c->out[0], dt, &out);
     return PFVM_OK;
 }
 
 static pfvm_code pfvm__ix_k_onehot(pfvm_kctx *k)
 {
     const pfvm_tensor *I = k->in[0], *V = k->in[2];
-    pfvm_tensor *Y = k->out[0];
-    int64_t depth = (int64_t)pfvm_tensor_get_f64(k->in[1], 0), outer = 1, inner = 1, o, j, c;
+    pfvm_tensor *Y;
+    int64_t depth = pfvm__ix_depth(k->in[1]), outer = 1, inner = 1, o, j, c, dims[PFVM_MAX_RANK];
     int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", -1), I->rank + 1), d;
-    if (a < 0 || depth < 1 || pfvm_tensor_numel(V) != 2)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "bad axis, depth or values");
-    if (!Y->data) {
-        int64_t dims[PFVM_MAX_RANK];
-        for (d = 0, j = 0; d <= I->rank; d++)
-            dims[d] = d == a ? depth : I->dims[j++];
-        if (pfvm_kctx_output(k, 0, V->dtype, I->rank + 1, dims))
-            return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    }
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__ix_code(k, PFVM_ERR_INVALID);
+    if (a < 0 || depth < 1 || pfvm_tensor_numel(V) != 2 || I->rank + 1 > PFVM_MAX_RANK || I->dtype == PFVM_STRING)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "needs an axis in range, a positive depth and two values");
+    for (d = 0, j = 0; d <= I->rank; d++)
+        dims[d] = d == a ? depth : I->dims[j++];
+    if (pfvm_tn_output(k, 0, V->dtype, I->rank + 1, dims))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
+    Y = k->out[0];
     for (d = 0; d < a; d++)
         outer *= I->dims[d];
     for (d = a; d < I->rank; d++)
         inner *= I->dims[d];
+    /* exact comparison with each class, like the reference's comparison
+     * with arange(depth): a fractional index selects nothing */
     for (o = 0; o < outer; o++)
         for (c = 0; c < depth; c++)
             for (j = 0; j < inner; j++) {
                 double v = pfvm_tensor_get_f64(I, o * inner + j);
-                int64_t cls = (int64_t)v < 0 ? (int64_t)v + depth : (int64_t)v;
-                pfvm__ix_copy(Y, (o * depth + c) * inner + j, V, cls == c ? 1 : 0);
+                if (v < 0)
+                    v += (double)depth;
+                pfvm_tn_copy(Y, (o * depth + c) * inner + j, V, v == (double)c ? 1 : 0, 1);
             }
     return PFVM_OK;
 }
 
+/* EyeLike's output type: the dtype attribute, else the input's. */
+static pfvm_dtype pfvm__ix_eye_dtype(const pfvm_node *n, pfvm_dtype in)
+{
+    int64_t dt = pfvm_node_attr_int(n, "dtype", in);
+    if (dt <= 0 || dt >= PFVM_DTYPE_COUNT || dt == PFVM_STRING || !pfvm_dtype_size((pfvm_dtype)dt))
+        return PFVM_UNDEFINED;
+    return (pfvm_dtype)dt;
+}
+
 static pfvm_code pfvm__ix_infer_eyelike(pfvm_ictx *c)
 {
-    int64_t dt = pfvm_node_attr_int(c->node, "dtype", c->in[0]->type.dtype);
-    if (dt <= 0 || dt >= PFVM_DTYPE_COUNT)
-        return pfvm__fail(c->st, PFVM_ERR_INVALID, "dtype %lld is not valid", (long long)dt);
-    pfvm_ival_set_tensor(c->out[0], (pfvm_dtype)dt, &c->in[0]->type.shape);
+    pfvm_dtype dt = pfvm__ix_eye_dtype(c->node, c->in[0]->type.dtype);
+    if (dt == PFVM_UNDEFINED && c->in[0]->type.dtype != PFVM_UNDEFINED)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "dtype %lld is not a numeric type",
+                          (long long)pfvm_node_attr_int(c->node, "dtype", 0));
+    if (c->in[0]->type.shape.rank >= 0 && c->in[0]->type.shape.rank != 2)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input must be 2-D, has rank %d", c->in[0]->type.shape.rank);
+    pfvm_ival_set_tensor(c->out[0], dt, &c->in[0]->type.shape);
     return PFVM_OK;
 }
 
 static pfvm_code pfvm__ix_k_eyelike(pfvm_kctx *k)
 {
-    pfvm_tensor *Y = k->out[0];
-    int64_t kk = pfvm_node_attr_int(k->node, "k", 0), r, c;
-    size_t es = pfvm_dtype_size(Y->dtype);
-    if (Y->rank != 2)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input must be 2-D");
-    memset(Y->data, 0, Y->nbytes);
+    const pfvm_tensor *X = k->in[0];
+    pfvm_dtype dt = pfvm__ix_eye_dtype(k->node, X->dtype);
+    pfvm_tensor *Y;
+    int64_t kk = pfvm_node_attr_int(k->node, "k", 0), r;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__ix_code(k, PFVM_ERR_INVALID);
+    if (X->rank != 2 || dt == PFVM_UNDEFINED)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "needs a 2-D input and a numeric dtype");
+    if (pfvm_tn_output(k, 0, dt, 2, X->dims))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
+    Y = k->out[0];
+    memset(Y->data, 0, (size_t)pfvm_tensor_numel(Y) * pfvm_dtype_size(dt));
     for (r = 0; r < Y->dims[0]; r++) {
-        c = r + kk;
-        if (c < 0 || c >= Y->dims[1])
+        /* column r + k, compared without overflowing for any k */
+        if (kk >= Y->dims[1] || kk <= -Y->dims[0] || r + kk < 0 || r + kk >= Y->dims[1])
             continue;
-        switch (Y->dtype) {
-        case PFVM_FLOAT: ((float *)Y->data)[r * Y->dims[1] + c] = 1; break;
-        case PFVM_DOUBLE: ((double *)Y->data)[r * Y->dims[1] + c] = 1; break;
-        case PFVM_FLOAT16: ((uint16_t *)Y->data)[r * Y->dims[1] + c] = 0x3c00; break;
-        case PFVM_INT64: ((int64_t *)Y->data)[r * Y->dims[1] + c] = 1; break;
-        case PFVM_INT32: ((int32_t *)Y->data)[r * Y->dims[1] + c] = 1; break;
-        default: memset((char *)Y->data + (size_t)(r * Y->dims[1] + c) * es, 0, es); ((uint8_t *)Y->data)[(size_t)(r * Y->dims[1] + c) * es] = 1; break;
-        }
+        pfvm_tn_store_i64(Y, r * Y->dims[1] + r + kk, 1);
     }
     return PFVM_OK;
 }
 
 /* ---- Compress, NonZero: data-dependent sizes ----------------------------------------------- */
 
+/* Largest input whose contents inference counts itself. */
+#define PFVM__IX_COUNT_LIMIT 65536
+
 static pfvm_code pfvm__ix_infer_compress(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
     const pfvm_attr *ax = pfvm_node_attr(c->node, "axis");
-    return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, ax ? x->rank : 1);
+    const pfvm_tensor *cond = c->in[1]->value;
+    pfvm_shape out;
+    int64_t kept = 0, i, n;
+    int a = -1;
+    if (c->in[1]->type.shape.rank > 1)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "condition must be 1-D");
+    if (ax && x->rank >= 0 && (a = pfvm__axis(ax->i, x->rank)) < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
+    if (!cond || (ax && x->rank < 0) || (n = pfvm_tensor_numel(cond)) > PFVM__IX_COUNT_LIMIT || n < 0 ||
+        cond->dtype == PFVM_STRING)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, ax ? x->rank : 1);
+    /* a known condition gives the exact count */
+    for (i = 0; i < n; i++)
+        kept += pfvm__ix_nonzero(cond, i);
+    if (ax)
+        out = *x;
+    else
+        out.rank = 1;
+    out.dims[ax ? a : 0] = pfvm_sym_const(c->syms, kept);
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
 }
 
 static pfvm_code pfvm__ix_k_compress(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *C = k->in[1];
     const pfvm_attr *ax = pfvm_node_attr(k->node, "axis");
-    int64_t nc = pfvm_tensor_numel(C), kept = 0, i, outer = 1, inner = 1, len, o, e, at = 0;
-    int64_t dims[PFVM_MAX_RANK];
-    int a, d;
-    if (!ax) {
+    int64_t nc = pfvm_tensor_numel(C), kept = 0, i, outer = 1, inner = 1, len, o, at = 0, dims[PFVM_MAX_RANK];
+    int a = 0, d, rank = 1;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__ix_code(k, PFVM_ERR_INVALID);
+    if (C->rank > 1 || C->dtype == PFVM_STRING || (ax && (a = pfvm__axis(ax->i, X->rank)) < 0))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "needs a 1-D condition and an axis in range");
+    if (ax) {
+        rank = X->rank;
+        memcpy(dims, X->dims, sizeof(int64_t) * (size_t)rank);
+        for (d = 0; d < a; d++)
+            outer *= X->dims[d];
+        for (d = a + 1; d < X->rank; d++)
+            inner *= X->dims[d];
+        len = X->dims[a];
+    } else {
         len = pfvm_tensor_numel(X);
-        for (i = 0; i < nc && i < len; i++)
-            kept += pfvm_tensor_get_i64(C, i) != 0;
-        if (pfvm_kctx_output(k, 0, X->dtype, 1, &kept))
-            return k->st ? k->st->code : PFVM_ERR_NOMEM;
-        for (i = 0; i < nc && i < len; i++)
-            if (pfvm_tensor_get_i64(C, i))
-                pfvm__ix_copy(k->out[0], at++, X, i);
-        return PFVM_OK;
     }
-    a = pfvm__axis(ax->i, X->rank);
-    if (a < 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
-    len = X->dims[a];
-    if (nc > len)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "condition is longer than the axis");
+    /* a condition longer than the axis may only add false entries */
     for (i = 0; i < nc; i++)
-        kept += pfvm_tensor_get_i64(C, i) != 0;
-    memcpy(dims, X->dims, sizeof(int64_t) * (size_t)X->rank);
-    dims[a] = kept;
-    if (pfvm_kctx_output(k, 0, X->dtype, X->rank, dims))
-        return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    for (d = 0; d < a; d++)
-        outer *= X->dims[d];
-    for (d = a + 1; d < X->rank; d++)
-        inner *= X->dims[d];
+        if (pfvm__ix_nonzero(C, i)) {
+            if (i >= len)
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "condition selects entry %lld of %lld", (long long)i,
+                                     (long long)len);
+            kept++;
+        }
+    dims[ax ? a : 0] = kept;
+    if (pfvm_tn_output(k, 0, X->dtype, rank, dims))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
     for (o = 0; o < outer; o++)
-        for (i = 0; i < nc; i++)
-            if (pfvm_tensor_get_i64(C, i))
-                for (e = 0; e < inner; e++)
-                    pfvm__ix_copy(k->out[0], at++, X, (o * len + i) * inner + e);
+        for (i = 0; i < nc && i < len; i++)
+            if (pfvm__ix_nonzero(C, i)) {
+                pfvm_tn_copy(k->out[0], at, X, (o * len + i) * inner, inner);
+                at += inner;
+            }
     return PFVM_OK;
 }
 
 static pfvm_code pfvm__ix_infer_nonzero(pfvm_ictx *c)
 {
-    pfvm_shape s;
     const pfvm_shape *x = &c->in[0]->type.shape;
-    if (x->rank < 0)
-        return pfvm_infer_unknown(c, 0, PFVM_INT64, 2);
-    /* [rank, count]: the count is a named unknown (`NonZero_3_o0_d1`) */
+    const pfvm_tensor *v = c->in[0]->value;
+    int64_t n, i, cnt = 0;
+    /* [rank, count]: a known input is counted, else the count is a named
+     * unknown (`NonZero_3_o0_d1`) the run fills in */
     if (pfvm_infer_unknown(c, 0, PFVM_INT64, 2))
         return c->st ? c->st->code : PFVM_ERR_NOMEM;
-    s = c->out[0]->type.shape;
-    s.dims[0] = pfvm_sym_const(c->syms, x->rank);
-    c->out[0]->type.shape = s;
+    if (x->rank >= 0)
+        c->out[0]->type.shape.dims[0] = pfvm_sym_const(c->syms, x->rank);
+    if (v && v->kind == PFVM_KIND_TENSOR && (n = pfvm_tensor_numel(v)) >= 0 && n <= PFVM__IX_COUNT_LIMIT) {
+        for (i = 0; i < n; i++)
+            cnt += pfvm__ix_nonzero(v, i);
+        c->out[0]->type.shape.dims[1] = pfvm_sym_const(c->syms, cnt);
+    }
+    if (!c->out[0]->type.shape.dims[0] || !c->out[0]->type.shape.dims[1])
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
     return PFVM_OK;
 }
 
@@ -410,14 +534,16 @@ static pfvm_code pfvm__ix_k_nonzero(pfvm_kctx *k)
     const pfvm_tensor *X = k->in[0];
     int64_t n = pfvm_tensor_numel(X), cnt = 0, i, at = 0, dims[2], idx[PFVM_MAX_RANK] = {0};
     int d;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__ix_code(k, PFVM_ERR_INVALID);
     for (i = 0; i < n; i++)
-        cnt += pfvm_tensor_get_f64(X, i) != 0;
+        cnt += pfvm__ix_nonzero(X, i);
     dims[0] = X->rank;
     dims[1] = cnt;
-    if (pfvm_kctx_output(k, 0, PFVM_INT64, 2, dims))
-        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    if (pfvm_tn_output(k, 0, PFVM_INT64, 2, dims))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
     for (i = 0; i < n; i++, pfvm__ix_next(idx, X->dims, X->rank)) {
-        if (pfvm_tensor_get_f64(X, i) == 0)
+        if (!pfvm__ix_nonzero(X, i))
             continue;
         for (d = 0; d < X->rank; d++)
             ((int64_t *)k->out[0]->data)[d * cnt + at] = idx[d];
@@ -428,100 +554,169 @@ static pfvm_code pfvm__ix_k_nonzero(pfvm_kctx *k)
 
 /* ---- DepthToSpace, SpaceToDepth ------------------------------------------------------------- */
 
+static int pfvm__ix_to_space(const pfvm_node *n)
+{
+    return !strcmp(n->op_type, "DepthToSpace");
+}
+
 static pfvm_code pfvm__ix_infer_d2s(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
-    int64_t b = pfvm_node_attr_int(c->node, "blocksize", 0);
-    int to_space = !strcmp(c->node->op_type, "DepthToSpace");
+    int64_t b = pfvm_node_attr_int(c->node, "blocksize", 0), v;
+    const char *mode = pfvm_node_attr_string(c->node, "mode", "DCR");
     pfvm_shape out;
+    int d;
+    if (b < 1 || b > ((int64_t)1 << 20) || (strcmp(mode, "DCR") && strcmp(mode, "CRD")))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "needs a positive blocksize and mode DCR or CRD");
     if (x->rank < 0)
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
-    if (x->rank != 4 || b < 1)
-        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "needs a 4-D input and a positive blocksize");
+    if (x->rank != 4)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "needs a 4-D input, has rank %d", x->rank);
     out = *x;
-    if (to_space) {
+    if (pfvm__ix_to_space(c->node)) {
+        if (pfvm_sym_is_const(x->dims[1], &v) && v % (b * b))
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld channels do not divide by blocksize^2", (long long)v);
         out.dims[1] = pfvm_sym_div(c->syms, x->dims[1], pfvm_sym_const(c->syms, b * b));
         out.dims[2] = pfvm_sym_muli(c->syms, x->dims[2], b);
         out.dims[3] = pfvm_sym_muli(c->syms, x->dims[3], b);
     } else {
+        for (d = 2; d < 4; d++)
+            if (pfvm_sym_is_const(x->dims[d], &v) && v % b)
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "dimension %d (%lld) does not divide by blocksize", d, (long long)v);
         out.dims[1] = pfvm_sym_muli(c->syms, x->dims[1], b * b);
         out.dims[2] = pfvm_sym_div(c->syms, x->dims[2], pfvm_sym_const(c->syms, b));
         out.dims[3] = pfvm_sym_div(c->syms, x->dims[3], pfvm_sym_const(c->syms, b));
     }
+    for (d = 1; d < 4; d++)
+        if (!out.dims[d])
+            return pfvm__fail(c->st, PFVM_ERR_RANGE, "dimension %d overflows", d);
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     return PFVM_OK;
 }
 
-/* Both directions as one index map between (n, c, h, w) of the deep tensor
- * and (n, c', h*b+i, w*b+j) of the wide one. */
+/* Both are a 6-D transpose (the reference's reshape-transpose-reshape),
+ * done as one walk over the input. */
 static pfvm_code pfvm__ix_k_d2s(pfvm_kctx *k)
 {
-    int to_space = !strcmp(k->node->op_type, "DepthToSpace");
     const pfvm_tensor *X = k->in[0];
-    pfvm_tensor *Y = k->out[0];
-    const pfvm_tensor *deep = to_space ? X : Y;
-    int64_t b = pfvm_node_attr_int(k->node, "blocksize", 0), N, C, H, W, n, c, h, w, i, j;
+    int64_t b = pfvm_node_attr_int(k->node, "blocksize", 0), N, C, H, W, dims[4];
     int crd = !strcmp(pfvm_node_attr_string(k->node, "mode", "DCR"), "CRD");
-    if (b < 1 || X->rank != 4)
+    pfvm_tn_walk w;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__ix_code(k, PFVM_ERR_INVALID);
+    if (b < 1 || b > ((int64_t)1 << 20) || X->rank != 4)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "needs a 4-D input and a positive blocksize");
-    N = deep->dims[0];
-    C = deep->dims[1] / (b * b);
-    H = deep->dims[2];
-    W = deep->dims[3];
-    if (deep->dims[1] % (b * b))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "channels are not divisible by blocksize^2");
-    for (n = 0; n < N; n++)
-        for (c = 0; c < C; c++)
-            for (h = 0; h < H; h++)
-                for (w = 0; w < W; w++)
-                    for (i = 0; i < b; i++)
-                        for (j = 0; j < b; j++) {
-                            /* SpaceToDepth always uses the DCR channel order */
-                            int64_t dc = crd && to_space ? c * b * b + i * b + j : (i * b + j) * C + c;
-                            int64_t di = ((n * deep->dims[1] + dc) * H + h) * W + w;
-                            int64_t wi = ((n * C + c) * H * b + h * b + i) * W * b + w * b + j;
-                            if (to_space)
-                                pfvm__ix_copy(Y, wi, X, di);
-                            else
-                                pfvm__ix_copy(Y, di, X, wi);
-                        }
-    return PFVM_OK;
+    N = X->dims[0];
+    C = X->dims[1];
+    H = X->dims[2];
+    W = X->dims[3];
+    memset(&w, 0, sizeof w);
+    w.rank = 6;
+    if (pfvm__ix_to_space(k->node)) {
+        int64_t c = C / (b * b);
+        if (C % (b * b))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "%lld channels do not divide by blocksize^2", (long long)C);
+        /* output order [N, c, H, b1, W, b2]; DCR reads x as [N, b1, b2, c, H, W], CRD as [N, c, b1, b2, H, W] */
+        w.dims[0] = N, w.stride[0] = C * H * W;
+        w.dims[1] = c, w.stride[1] = crd ? b * b * H * W : H * W;
+        w.dims[2] = H, w.stride[2] = W;
+        w.dims[3] = b, w.stride[3] = crd ? b * H * W : b * c * H * W;
+        w.dims[4] = W, w.stride[4] = 1;
+        w.dims[5] = b, w.stride[5] = crd ? H * W : c * H * W;
+        dims[0] = N, dims[1] = c, dims[2] = H * b, dims[3] = W * b;
+    } else {
+        int64_t h = H / b, wd = W / b;
+        if (H % b || W % b)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "%lldx%lld does not divide by blocksize", (long long)H,
+                                 (long long)W);
+        /* x as [N, C, h, b1, w, b2]; output order [N, b1, b2, C, h, w] */
+        w.dims[0] = N, w.stride[0] = C * H * W;
+        w.dims[1] = b, w.stride[1] = W;
+        w.dims[2] = b, w.stride[2] = 1;
+        w.dims[3] = C, w.stride[3] = H * W;
+        w.dims[4] = h, w.stride[4] = b * W;
+        w.dims[5] = wd, w.stride[5] = b;
+        dims[0] = N, dims[1] = C * b * b, dims[2] = h, dims[3] = wd;
+    }
+    if (pfvm_tn_output(k, 0, X->dtype, 4, dims))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
+    return pfvm_tn_copy_walk(k, k->out[0], 0, X, &w);
 }
 
 /* ---- ReverseSequence --------------------------------------------------------------------------- */
 
+static pfvm_code pfvm__ix_revseq_axes(const pfvm_node *n, pfvm_status *st, int *ba, int *ta)
+{
+    int64_t b = pfvm_node_attr_int(n, "batch_axis", 1), t = pfvm_node_attr_int(n, "time_axis", 0);
+    if ((b != 0 && b != 1) || (t != 0 && t != 1) || b == t)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "batch_axis and time_axis must be 0 and 1 in some order");
+    *ba = (int)b;
+    *ta = (int)t;
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ix_infer_revseq(pfvm_ictx *c)
+{
+    int ba, ta;
+    if (pfvm__ix_revseq_axes(c->node, c->st, &ba, &ta))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    if (c->in[0]->type.shape.rank >= 0 && c->in[0]->type.shape.rank < 2)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input must have rank >= 2");
+    if (c->in[1]->type.shape.rank >= 0 && c->in[1]->type.shape.rank != 1)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "sequence_lens must be 1-D");
+    return pfvm_infer_same_as_first(c);
+}
+
 static pfvm_code pfvm__ix_k_revseq(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *L = k->in[1];
-    int ba = (int)pfvm_node_attr_int(k->node, "batch_axis", 1), ta = (int)pfvm_node_attr_int(k->node, "time_axis", 0);
     int64_t xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, n = pfvm_tensor_numel(X), i;
-    int d;
-    if (X->rank < 2 || ba < 0 || ta < 0 || ba >= X->rank || ta >= X->rank || ba == ta || pfvm_tensor_numel(L) != X->dims[ba])
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "axes or sequence lengths do not fit the input");
+    int ba, ta, d;
+    if (pfvm_tn_check_inputs(k) || pfvm__ix_revseq_axes(k->node, k->st, &ba, &ta))
+        return pfvm__ix_code(k, PFVM_ERR_INVALID);
+    if (X->rank < 2 || L->rank != 1 || L->dims[0] != X->dims[ba] || !pfvm_dtype_is_int(L->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "sequence_lens must hold one integer per batch entry");
+    for (i = 0; i < L->dims[0]; i++)
+        if (pfvm_tensor_get_i64(L, i) < 0 || pfvm_tensor_get_i64(L, i) > X->dims[ta])
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "sequence length %lld is out of range",
+                                 (long long)pfvm_tensor_get_i64(L, i));
+    if (pfvm_tn_output(k, 0, X->dtype, X->rank, X->dims))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
     pfvm__ix_strides(X, xs);
     for (i = 0; i < n; i++, pfvm__ix_next(idx, X->dims, X->rank)) {
         int64_t len = pfvm_tensor_get_i64(L, idx[ba]), t = idx[ta], src = 0;
-        if (len < 0 || len > X->dims[ta])
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "sequence length %lld is out of range", (long long)len);
         for (d = 0; d < X->rank; d++)
             src += (d == ta && t < len ? len - 1 - t : idx[d]) * xs[d];
-        pfvm__ix_copy(k->out[0], i, X, src);
+        pfvm_tn_copy(k->out[0], i, X, src, 1);
     }
     return PFVM_OK;
 }
 
+/* ---- the table ----------------------------------------------------------------------------------- */
+
+static const pfvm_attr_spec pfvm__ix_a_axis[] = {{"axis", PFVM_ATTR_INT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ix_a_scatter[] = {{"axis", PFVM_ATTR_INT, 0}, {"reduction", PFVM_ATTR_STRING, 0},
+                                                    {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ix_a_gather_nd[] = {{"batch_dims", PFVM_ATTR_INT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ix_a_eyelike[] = {{"dtype", PFVM_ATTR_INT, 0}, {"k", PFVM_ATTR_INT, 0},
+                                                    {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ix_a_d2s[] = {{"blocksize", PFVM_ATTR_INT, 1}, {"mode", PFVM_ATTR_STRING, 0},
+                                                {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ix_a_revseq[] = {{"batch_axis", PFVM_ATTR_INT, 0}, {"time_axis", PFVM_ATTR_INT, 0},
+                                                   {NULL, PFVM_ATTR_UNDEFINED, 0}};
+
 const pfvm_op_def pfvm__ops_indexing[] = {
-    {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", NULL, 0},
-    {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm_infer_same_as_first, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
-    {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm_infer_same_as_first, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
-    {"GatherND", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_nd, pfvm__ix_k_gather_nd, NULL, PFVM_FUSE_INJECTIVE, "any", NULL, 0},
-    {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm_infer_same_as_first, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
-    {"OneHot", "", 9, 0, 3, 3, 1, 1, pfvm__ix_infer_onehot, pfvm__ix_k_onehot, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
-    {"EyeLike", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_eyelike, pfvm__ix_k_eyelike, NULL, PFVM_FUSE_OPAQUE, "float,double,float16,int32,int64", NULL, 0},
-    {"Compress", "", 9, 0, 2, 2, 1, 1, pfvm__ix_infer_compress, pfvm__ix_k_compress, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
-    {"NonZero", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_nonzero, pfvm__ix_k_nonzero, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", NULL, 0},
-    {"DepthToSpace", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", NULL, 0},
-    {"SpaceToDepth", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", NULL, 0},
-    {"ReverseSequence", "", 10, 0, 2, 2, 1, 1, pfvm_infer_same_as_first, pfvm__ix_k_revseq, NULL, PFVM_FUSE_INJECTIVE, "any", NULL, 0},
+    {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0},
+    {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, 0},
+    {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0},
+    {"GatherND", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_nd, pfvm__ix_k_gather_nd, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_gather_nd, 0},
+    {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, 0},
+    {"OneHot", "", 9, 0, 3, 3, 1, 1, pfvm__ix_infer_onehot, pfvm__ix_k_onehot, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0},
+    {"EyeLike", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_eyelike, pfvm__ix_k_eyelike, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__ix_a_eyelike, 0},
+    {"Compress", "", 9, 0, 2, 2, 1, 1, pfvm__ix_infer_compress, pfvm__ix_k_compress, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0},
+    {"NonZero", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_nonzero, pfvm__ix_k_nonzero, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
+    {"DepthToSpace", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0},
+    {"SpaceToDepth", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0},
+    {"ReverseSequence", "", 10, 0, 2, 2, 1, 1, pfvm__ix_infer_revseq, pfvm__ix_k_revseq, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_revseq, 0},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };
