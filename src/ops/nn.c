@@ -471,7 +471,8 @@ static void pfvm__nn_conv_depthwise(const pfvm__nn_geom *g, const float *x, cons
                     pfvm__nn_valid(g->out_sp[i], w->s[i], off[i], g->in_sp[i], &a[i], &b[i]);
                 for (o0 = a[0]; o0 < b[0]; o0++)
                     for (o1 = a[1]; o1 < b[1]; o1++) {
-                        const float *row = x + ((o0 * w->s[0] + off[0]) * g->in_sp[1] + o1 * w->s[1] + off[1]) * g->in_sp[2] + off[2];
+                        const float *row =
+                            x + ((o0 * w->s[0] + off[0]) * g->in_sp[1] + o1 * w->s[1] + off[1]) * g->in_sp[2] + off[2];
                         float *orow = y + (o0 * g->out_sp[1] + o1) * g->out_sp[2];
                         if (w->s[2] == 1)
                             for (o2 = a[2]; o2 < b[2]; o2++)
@@ -737,7 +738,9 @@ static pfvm_code pfvm__nn_k_convt(pfvm_kctx *k)
                                 continue;
                             for (i0 = a0; i0 < b0; i0++)
                                 for (i1 = a1; i1 < b1; i1++)
-                                    row(Y, ybase + ((i0 * w.s[0] + off0) * out_sp[1] + i1 * w.s[1] + off1) * out_sp[2] + a2 * w.s[2] + off2,
+                                    row(Y,
+                                        ybase + ((i0 * w.s[0] + off0) * out_sp[1] + i1 * w.s[1] + off1) * out_sp[2] +
+                                            a2 * w.s[2] + off2,
                                         w.s[2], X, xbase + (i0 * in_sp[1] + i1) * in_sp[2] + a2, b2 - a2, wv);
                         }
             }
@@ -1341,7 +1344,8 @@ static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
         double mean = pfvm__nn_sum(X, base, inner) / (double)(inner ? inner : 1), inv;
         inv = 1.0 / sqrt(pfvm__nn_sqdev(X, base, inner, mean) / (double)(inner ? inner : 1) + eps);
         if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(S) && (!B || pfvm__nn_is_f32(B)) && pfvm__nn_is_f32(k->out[0])) {
-            const float *xp = (const float *)X->data + base, *sp = (const float *)S->data, *bp = B ? (const float *)B->data : NULL;
+            const float *xp = (const float *)X->data + base, *sp = (const float *)S->data;
+            const float *bp = B ? (const float *)B->data : NULL;
             float *yp = (float *)k->out[0]->data + base, fm = (float)mean, fi = (float)inv;
             for (i = 0; i < inner; i++)
                 yp[i] = (xp[i] - fm) * fi * sp[i % ns] + (bp ? bp[i % nb] : 0.0f);
