@@ -190,8 +190,8 @@ static pfvm_code pfvm__onnx_ext_entry(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfv
     pb_wire_type_t wt;
     int k;
     while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
-        int ok = tag == onnx_StringStringEntryProto_key_tag     ? pfvm__onnx_span(&s, wt, &key)
-                 : tag == onnx_StringStringEntryProto_value_tag ? pfvm__onnx_span(&s, wt, &val)
+        int ok = tag == pfvm__pb_StringStringEntryProto_key_tag     ? pfvm__onnx_span(&s, wt, &key)
+                 : tag == pfvm__pb_StringStringEntryProto_value_tag ? pfvm__onnx_span(&s, wt, &val)
                                                                 : pb_skip_field(&s, wt);
         if (!ok)
             return pfvm__onnx_bad(r, "external_data entry");
@@ -232,30 +232,30 @@ static pfvm_code pfvm__onnx_parse_tp(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm
         pfvm__onnx_slice x;
         int64_t v = 0;
         switch (tag) {
-        case onnx_TensorProto_dims_tag: ok = pfvm__onnx_ints(&s, wt, &t->dims); break;
-        case onnx_TensorProto_data_type_tag: ok = pfvm__onnx_i64(&s, wt, &t->dtype); break;
-        case onnx_TensorProto_segment_tag: t->has_segment = 1; ok = pb_skip_field(&s, wt); break;
-        case onnx_TensorProto_float_data_tag: ok = pfvm__onnx_fixed(&s, wt, 4, &t->f32); break;
-        case onnx_TensorProto_int32_data_tag: ok = pfvm__onnx_ints(&s, wt, &t->i32); break;
-        case onnx_TensorProto_string_data_tag:
+        case pfvm__pb_TensorProto_dims_tag: ok = pfvm__onnx_ints(&s, wt, &t->dims); break;
+        case pfvm__pb_TensorProto_data_type_tag: ok = pfvm__onnx_i64(&s, wt, &t->dtype); break;
+        case pfvm__pb_TensorProto_segment_tag: t->has_segment = 1; ok = pb_skip_field(&s, wt); break;
+        case pfvm__pb_TensorProto_float_data_tag: ok = pfvm__onnx_fixed(&s, wt, 4, &t->f32); break;
+        case pfvm__pb_TensorProto_int32_data_tag: ok = pfvm__onnx_ints(&s, wt, &t->i32); break;
+        case pfvm__pb_TensorProto_string_data_tag:
             ok = pfvm__onnx_span(&s, wt, &x);
             if (ok)
                 stbds_arrput(t->strs, x);
             break;
-        case onnx_TensorProto_int64_data_tag: ok = pfvm__onnx_ints(&s, wt, &t->i64); break;
-        case onnx_TensorProto_name_tag: ok = pfvm__onnx_span(&s, wt, &t->name); break;
-        case onnx_TensorProto_raw_data_tag:
+        case pfvm__pb_TensorProto_int64_data_tag: ok = pfvm__onnx_ints(&s, wt, &t->i64); break;
+        case pfvm__pb_TensorProto_name_tag: ok = pfvm__onnx_span(&s, wt, &t->name); break;
+        case pfvm__pb_TensorProto_raw_data_tag:
             ok = pfvm__onnx_span(&s, wt, &t->raw);
             t->has_raw = 1;
             break;
-        case onnx_TensorProto_double_data_tag: ok = pfvm__onnx_fixed(&s, wt, 8, &t->f64); break;
-        case onnx_TensorProto_uint64_data_tag: ok = pfvm__onnx_ints(&s, wt, &t->u64); break;
-        case onnx_TensorProto_external_data_tag:
+        case pfvm__pb_TensorProto_double_data_tag: ok = pfvm__onnx_fixed(&s, wt, 8, &t->f64); break;
+        case pfvm__pb_TensorProto_uint64_data_tag: ok = pfvm__onnx_ints(&s, wt, &t->u64); break;
+        case pfvm__pb_TensorProto_external_data_tag:
             ok = pfvm__onnx_span(&s, wt, &x);
             if (ok && pfvm__onnx_ext_entry(r, x, t))
                 return pfvm__onnx_err(r);
             break;
-        case onnx_TensorProto_data_location_tag:
+        case pfvm__pb_TensorProto_data_location_tag:
             ok = pfvm__onnx_i64(&s, wt, &v);
             t->external = v == 1;
             break;
@@ -576,9 +576,9 @@ static pfvm_tensor *pfvm__onnx_build_tensor(pfvm__onnx_rd *r, pfvm__onnx_tp *t)
 {
     pfvm_dtype dt = (pfvm_dtype)t->dtype;
     int rank = (int)stbds_arrlen(t->dims);
-    size_t numel, bytes;
+    size_t numel = 0, bytes = 0;
     pfvm_tensor *out;
-    void *view;
+    void *view = NULL;
     if (pfvm__onnx_tp_check(r, t, &numel, &bytes) || pfvm__onnx_tp_data_check(r, t, numel, bytes) ||
         pfvm__onnx_tp_view(r, t, bytes, &view))
         return NULL;
@@ -647,9 +647,9 @@ static pfvm_tensor *pfvm__onnx_sparse(pfvm__onnx_rd *r, pfvm__onnx_slice sp, con
     int k, rank, d;
     size_t es;
     while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
-        int ok = tag == onnx_SparseTensorProto_values_tag    ? pfvm__onnx_span(&s, wt, &vals)
-                 : tag == onnx_SparseTensorProto_indices_tag ? pfvm__onnx_span(&s, wt, &idx)
-                 : tag == onnx_SparseTensorProto_dims_tag    ? pfvm__onnx_ints(&s, wt, &dims)
+        int ok = tag == pfvm__pb_SparseTensorProto_values_tag    ? pfvm__onnx_span(&s, wt, &vals)
+                 : tag == pfvm__pb_SparseTensorProto_indices_tag ? pfvm__onnx_span(&s, wt, &idx)
+                 : tag == pfvm__pb_SparseTensorProto_dims_tag    ? pfvm__onnx_ints(&s, wt, &dims)
                                                              : pb_skip_field(&s, wt);
         if (!ok) {
             pfvm__onnx_bad(r, "SparseTensorProto");
@@ -745,10 +745,10 @@ static const pfvm_sym *pfvm__onnx_dim(pfvm__onnx_rd *r, pfvm__onnx_slice sp, con
     const pfvm_sym *d;
     while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
         int ok;
-        if (tag == onnx_TensorShapeProto_Dimension_dim_value_tag) {
+        if (tag == pfvm__pb_TensorShapeProto_Dimension_dim_value_tag) {
             ok = pfvm__onnx_i64(&s, wt, &value);
             has_value = 1;
-        } else if (tag == onnx_TensorShapeProto_Dimension_dim_param_tag) {
+        } else if (tag == pfvm__pb_TensorShapeProto_Dimension_dim_param_tag) {
             ok = pfvm__onnx_span(&s, wt, &param);
         } else {
             ok = pb_skip_field(&s, wt);
@@ -797,7 +797,7 @@ static pfvm_code pfvm__onnx_shape(pfvm__onnx_rd *r, pfvm__onnx_slice sp, const c
     out->rank = 0;
     while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
         pfvm__onnx_slice d;
-        if (tag != onnx_TensorShapeProto_dim_tag) {
+        if (tag != pfvm__pb_TensorShapeProto_dim_tag) {
             if (!pb_skip_field(&s, wt))
                 return pfvm__onnx_bad_value(r, vname, "TensorShapeProto");
             continue;
@@ -828,9 +828,9 @@ static pfvm_code pfvm__onnx_tensor_type(pfvm__onnx_rd *r, pfvm__onnx_slice sp, c
     pfvm__onnx_slice shape = {NULL, 0};
     while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
         int ok;
-        if (tag == onnx_TypeProto_Tensor_elem_type_tag) {
+        if (tag == pfvm__pb_TypeProto_Tensor_elem_type_tag) {
             ok = pfvm__onnx_i64(&s, wt, &et);
-        } else if (tag == onnx_TypeProto_Tensor_shape_tag) {
+        } else if (tag == pfvm__pb_TypeProto_Tensor_shape_tag) {
             ok = pfvm__onnx_span(&s, wt, &shape);
             have_shape = 1;
         } else {
@@ -860,7 +860,7 @@ static pfvm_code pfvm__onnx_wrapped_type(pfvm__onnx_rd *r, pfvm__onnx_slice sp, 
     out->kind = kind;
     while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
         pfvm__onnx_slice e;
-        if (tag != onnx_TypeProto_Sequence_elem_type_tag) {
+        if (tag != pfvm__pb_TypeProto_Sequence_elem_type_tag) {
             if (!pb_skip_field(&s, wt))
                 return pfvm__onnx_bad_value(r, vname, "TypeProto element type");
             continue;
@@ -886,10 +886,10 @@ static pfvm_code pfvm__onnx_map_type(pfvm__onnx_rd *r, pfvm__onnx_slice sp, cons
     out->kind = PFVM_KIND_MAP;
     while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
         pfvm__onnx_slice v;
-        if (tag == onnx_TypeProto_Map_key_type_tag) {
+        if (tag == pfvm__pb_TypeProto_Map_key_type_tag) {
             if (!pfvm__onnx_i64(&s, wt, &key))
                 return pfvm__onnx_bad_value(r, vname, "TypeProto.Map");
-        } else if (tag == onnx_TypeProto_Map_value_type_tag) {
+        } else if (tag == pfvm__pb_TypeProto_Map_value_type_tag) {
             if (!pfvm__onnx_span(&s, wt, &v))
                 return pfvm__onnx_bad_value(r, vname, "TypeProto.Map");
             out->elem = pfvm_model_type(r->m, r->st);
@@ -919,11 +919,11 @@ static pfvm_code pfvm__onnx_type_fields(pfvm__onnx_rd *r, pfvm__onnx_slice sp, c
     while (!rc && (k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
         pfvm__onnx_slice x;
         switch (tag) {
-        case onnx_TypeProto_tensor_type_tag:
-        case onnx_TypeProto_sparse_tensor_type_tag:
-        case onnx_TypeProto_sequence_type_tag:
-        case onnx_TypeProto_optional_type_tag:
-        case onnx_TypeProto_map_type_tag:
+        case pfvm__pb_TypeProto_tensor_type_tag:
+        case pfvm__pb_TypeProto_sparse_tensor_type_tag:
+        case pfvm__pb_TypeProto_sequence_type_tag:
+        case pfvm__pb_TypeProto_optional_type_tag:
+        case pfvm__pb_TypeProto_map_type_tag:
             if (!pfvm__onnx_span(&s, wt, &x))
                 return pfvm__onnx_bad_value(r, vname, "TypeProto");
             break;
@@ -933,10 +933,10 @@ static pfvm_code pfvm__onnx_type_fields(pfvm__onnx_rd *r, pfvm__onnx_slice sp, c
             continue;
         }
         switch (tag) {
-        case onnx_TypeProto_tensor_type_tag: rc = pfvm__onnx_tensor_type(r, x, vname, PFVM_KIND_TENSOR, out); break;
-        case onnx_TypeProto_sparse_tensor_type_tag: rc = pfvm__onnx_tensor_type(r, x, vname, PFVM_KIND_SPARSE, out); break;
-        case onnx_TypeProto_sequence_type_tag: rc = pfvm__onnx_wrapped_type(r, x, vname, PFVM_KIND_SEQUENCE, out); break;
-        case onnx_TypeProto_optional_type_tag: rc = pfvm__onnx_wrapped_type(r, x, vname, PFVM_KIND_OPTIONAL, out); break;
+        case pfvm__pb_TypeProto_tensor_type_tag: rc = pfvm__onnx_tensor_type(r, x, vname, PFVM_KIND_TENSOR, out); break;
+        case pfvm__pb_TypeProto_sparse_tensor_type_tag: rc = pfvm__onnx_tensor_type(r, x, vname, PFVM_KIND_SPARSE, out); break;
+        case pfvm__pb_TypeProto_sequence_type_tag: rc = pfvm__onnx_wrapped_type(r, x, vname, PFVM_KIND_SEQUENCE, out); break;
+        case pfvm__pb_TypeProto_optional_type_tag: rc = pfvm__onnx_wrapped_type(r, x, vname, PFVM_KIND_OPTIONAL, out); break;
         default: rc = pfvm__onnx_map_type(r, x, vname, out); break;
         }
     }
@@ -992,12 +992,12 @@ static pfvm_code pfvm__onnx_vinfo_read(pfvm__onnx_rd *r, pfvm__onnx_slice sp, co
     memset(vi, 0, sizeof *vi);
     while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
         int ok;
-        if (tag == onnx_ValueInfoProto_name_tag) {
+        if (tag == pfvm__pb_ValueInfoProto_name_tag) {
             ok = pfvm__onnx_span(&s, wt, &vi->name);
-        } else if (tag == onnx_ValueInfoProto_type_tag) {
+        } else if (tag == pfvm__pb_ValueInfoProto_type_tag) {
             ok = pfvm__onnx_span(&s, wt, &vi->type);
             vi->has_type = 1;
-        } else if (tag == onnx_ValueInfoProto_doc_string_tag) {
+        } else if (tag == pfvm__pb_ValueInfoProto_doc_string_tag) {
             ok = pfvm__onnx_span(&s, wt, &vi->doc);
         } else {
             ok = pb_skip_field(&s, wt);
@@ -1134,24 +1134,24 @@ static int pfvm__onnx_span_push(pb_istream_t *s, pb_wire_type_t wt, pfvm__onnx_s
 static int pfvm__onnx_attr_field(pb_istream_t *s, uint32_t tag, pb_wire_type_t wt, pfvm__onnx_attr_parts *p)
 {
     switch (tag) {
-    case onnx_AttributeProto_name_tag: return pfvm__onnx_span(s, wt, &p->name);
-    case onnx_AttributeProto_ref_attr_name_tag: return pfvm__onnx_span(s, wt, &p->ref);
-    case onnx_AttributeProto_doc_string_tag: return pfvm__onnx_span(s, wt, &p->doc);
-    case onnx_AttributeProto_type_tag: return pfvm__onnx_i64(s, wt, &p->type);
-    case onnx_AttributeProto_f_tag: p->has_f = 1; return wt == PB_WT_32BIT && pb_decode_fixed32(s, &p->f);
-    case onnx_AttributeProto_i_tag: p->has_i = 1; return pfvm__onnx_i64(s, wt, &p->i);
-    case onnx_AttributeProto_s_tag: p->has_s = 1; return pfvm__onnx_span(s, wt, &p->s);
-    case onnx_AttributeProto_t_tag: return pfvm__onnx_span(s, wt, &p->t);
-    case onnx_AttributeProto_g_tag: return pfvm__onnx_span(s, wt, &p->g);
-    case onnx_AttributeProto_tp_tag: return pfvm__onnx_span(s, wt, &p->tp);
-    case onnx_AttributeProto_sparse_tensor_tag: return pfvm__onnx_span(s, wt, &p->sparse);
-    case onnx_AttributeProto_floats_tag: return pfvm__onnx_fixed(s, wt, 4, &p->floats);
-    case onnx_AttributeProto_ints_tag: return pfvm__onnx_ints(s, wt, &p->ints);
-    case onnx_AttributeProto_strings_tag: return pfvm__onnx_span_push(s, wt, &p->strs);
-    case onnx_AttributeProto_tensors_tag: return pfvm__onnx_span_push(s, wt, &p->tens);
-    case onnx_AttributeProto_graphs_tag: return pfvm__onnx_span_push(s, wt, &p->graphs);
-    case onnx_AttributeProto_type_protos_tag: return pfvm__onnx_span_push(s, wt, &p->tps);
-    case onnx_AttributeProto_sparse_tensors_tag: return pfvm__onnx_span_push(s, wt, &p->sparses);
+    case pfvm__pb_AttributeProto_name_tag: return pfvm__onnx_span(s, wt, &p->name);
+    case pfvm__pb_AttributeProto_ref_attr_name_tag: return pfvm__onnx_span(s, wt, &p->ref);
+    case pfvm__pb_AttributeProto_doc_string_tag: return pfvm__onnx_span(s, wt, &p->doc);
+    case pfvm__pb_AttributeProto_type_tag: return pfvm__onnx_i64(s, wt, &p->type);
+    case pfvm__pb_AttributeProto_f_tag: p->has_f = 1; return wt == PB_WT_32BIT && pb_decode_fixed32(s, &p->f);
+    case pfvm__pb_AttributeProto_i_tag: p->has_i = 1; return pfvm__onnx_i64(s, wt, &p->i);
+    case pfvm__pb_AttributeProto_s_tag: p->has_s = 1; return pfvm__onnx_span(s, wt, &p->s);
+    case pfvm__pb_AttributeProto_t_tag: return pfvm__onnx_span(s, wt, &p->t);
+    case pfvm__pb_AttributeProto_g_tag: return pfvm__onnx_span(s, wt, &p->g);
+    case pfvm__pb_AttributeProto_tp_tag: return pfvm__onnx_span(s, wt, &p->tp);
+    case pfvm__pb_AttributeProto_sparse_tensor_tag: return pfvm__onnx_span(s, wt, &p->sparse);
+    case pfvm__pb_AttributeProto_floats_tag: return pfvm__onnx_fixed(s, wt, 4, &p->floats);
+    case pfvm__pb_AttributeProto_ints_tag: return pfvm__onnx_ints(s, wt, &p->ints);
+    case pfvm__pb_AttributeProto_strings_tag: return pfvm__onnx_span_push(s, wt, &p->strs);
+    case pfvm__pb_AttributeProto_tensors_tag: return pfvm__onnx_span_push(s, wt, &p->tens);
+    case pfvm__pb_AttributeProto_graphs_tag: return pfvm__onnx_span_push(s, wt, &p->graphs);
+    case pfvm__pb_AttributeProto_type_protos_tag: return pfvm__onnx_span_push(s, wt, &p->tps);
+    case pfvm__pb_AttributeProto_sparse_tensors_tag: return pfvm__onnx_span_push(s, wt, &p->sparses);
     default: return pb_skip_field(s, wt);
     }
 }
@@ -1346,13 +1346,13 @@ static void pfvm__onnx_node_parts_free(pfvm__onnx_node_parts *p)
 static int pfvm__onnx_node_field(pb_istream_t *s, uint32_t tag, pb_wire_type_t wt, pfvm__onnx_node_parts *p)
 {
     switch (tag) {
-    case onnx_NodeProto_input_tag: return pfvm__onnx_span_push(s, wt, &p->ins);
-    case onnx_NodeProto_output_tag: return pfvm__onnx_span_push(s, wt, &p->outs);
-    case onnx_NodeProto_attribute_tag: return pfvm__onnx_span_push(s, wt, &p->attrs);
-    case onnx_NodeProto_name_tag: return pfvm__onnx_span(s, wt, &p->name);
-    case onnx_NodeProto_op_type_tag: return pfvm__onnx_span(s, wt, &p->op);
-    case onnx_NodeProto_domain_tag: return pfvm__onnx_span(s, wt, &p->domain);
-    case onnx_NodeProto_doc_string_tag: return pfvm__onnx_span(s, wt, &p->doc);
+    case pfvm__pb_NodeProto_input_tag: return pfvm__onnx_span_push(s, wt, &p->ins);
+    case pfvm__pb_NodeProto_output_tag: return pfvm__onnx_span_push(s, wt, &p->outs);
+    case pfvm__pb_NodeProto_attribute_tag: return pfvm__onnx_span_push(s, wt, &p->attrs);
+    case pfvm__pb_NodeProto_name_tag: return pfvm__onnx_span(s, wt, &p->name);
+    case pfvm__pb_NodeProto_op_type_tag: return pfvm__onnx_span(s, wt, &p->op);
+    case pfvm__pb_NodeProto_domain_tag: return pfvm__onnx_span(s, wt, &p->domain);
+    case pfvm__pb_NodeProto_doc_string_tag: return pfvm__onnx_span(s, wt, &p->doc);
     default: return pb_skip_field(s, wt);
     }
 }
@@ -1484,14 +1484,14 @@ static pfvm_code pfvm__onnx_graph_parts_read(pfvm__onnx_rd *r, pfvm__onnx_slice 
     memset(p, 0, sizeof *p);
     while (ok && (k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
         switch (tag) {
-        case onnx_GraphProto_node_tag: ok = pfvm__onnx_span_push(&s, wt, &p->nodes); break;
-        case onnx_GraphProto_input_tag: ok = pfvm__onnx_span_push(&s, wt, &p->inputs); break;
-        case onnx_GraphProto_output_tag: ok = pfvm__onnx_span_push(&s, wt, &p->outputs); break;
-        case onnx_GraphProto_initializer_tag: ok = pfvm__onnx_span_push(&s, wt, &p->inits); break;
-        case onnx_GraphProto_value_info_tag: ok = pfvm__onnx_span_push(&s, wt, &p->infos); break;
-        case onnx_GraphProto_sparse_initializer_tag: ok = pfvm__onnx_span_push(&s, wt, &p->sparse); break;
-        case onnx_GraphProto_name_tag: ok = pfvm__onnx_span(&s, wt, &p->name); break;
-        case onnx_GraphProto_doc_string_tag: ok = pfvm__onnx_span(&s, wt, &p->doc); break;
+        case pfvm__pb_GraphProto_node_tag: ok = pfvm__onnx_span_push(&s, wt, &p->nodes); break;
+        case pfvm__pb_GraphProto_input_tag: ok = pfvm__onnx_span_push(&s, wt, &p->inputs); break;
+        case pfvm__pb_GraphProto_output_tag: ok = pfvm__onnx_span_push(&s, wt, &p->outputs); break;
+        case pfvm__pb_GraphProto_initializer_tag: ok = pfvm__onnx_span_push(&s, wt, &p->inits); break;
+        case pfvm__pb_GraphProto_value_info_tag: ok = pfvm__onnx_span_push(&s, wt, &p->infos); break;
+        case pfvm__pb_GraphProto_sparse_initializer_tag: ok = pfvm__onnx_span_push(&s, wt, &p->sparse); break;
+        case pfvm__pb_GraphProto_name_tag: ok = pfvm__onnx_span(&s, wt, &p->name); break;
+        case pfvm__pb_GraphProto_doc_string_tag: ok = pfvm__onnx_span(&s, wt, &p->doc); break;
         default: ok = pb_skip_field(&s, wt); break;
         }
     }
@@ -1583,8 +1583,8 @@ static pfvm_code pfvm__onnx_opset(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm_op
     pfvm__onnx_slice d = {NULL, 0};
     out->version = 0;
     while (ok && (k = pfvm__onnx_next(&s, &tag, &wt)) > 0)
-        ok = tag == onnx_OperatorSetIdProto_domain_tag    ? pfvm__onnx_span(&s, wt, &d)
-             : tag == onnx_OperatorSetIdProto_version_tag ? pfvm__onnx_i64(&s, wt, &out->version)
+        ok = tag == pfvm__pb_OperatorSetIdProto_domain_tag    ? pfvm__onnx_span(&s, wt, &d)
+             : tag == pfvm__pb_OperatorSetIdProto_version_tag ? pfvm__onnx_i64(&s, wt, &out->version)
                                                           : pb_skip_field(&s, wt);
     if (!ok || k < 0)
         return pfvm__onnx_bad(r, "OperatorSetIdProto");
@@ -1600,8 +1600,8 @@ static pfvm_code pfvm__onnx_string_pair(pfvm__onnx_rd *r, pfvm__onnx_slice sp, p
     int k, ok = 1;
     pfvm__onnx_slice key = {NULL, 0}, val = {NULL, 0};
     while (ok && (k = pfvm__onnx_next(&s, &tag, &wt)) > 0)
-        ok = tag == onnx_StringStringEntryProto_key_tag     ? pfvm__onnx_span(&s, wt, &key)
-             : tag == onnx_StringStringEntryProto_value_tag ? pfvm__onnx_span(&s, wt, &val)
+        ok = tag == pfvm__pb_StringStringEntryProto_key_tag     ? pfvm__onnx_span(&s, wt, &key)
+             : tag == pfvm__pb_StringStringEntryProto_value_tag ? pfvm__onnx_span(&s, wt, &val)
                                                             : pb_skip_field(&s, wt);
     if (!ok || k < 0)
         return pfvm__onnx_bad(r, "StringStringEntryProto");
@@ -1639,14 +1639,14 @@ static pfvm_code pfvm__onnx_function_parts_read(pfvm__onnx_rd *r, pfvm__onnx_sli
     memset(p, 0, sizeof *p);
     while (ok && (k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
         switch (tag) {
-        case onnx_FunctionProto_name_tag: ok = pfvm__onnx_span(&s, wt, &p->name); break;
-        case onnx_FunctionProto_domain_tag: ok = pfvm__onnx_span(&s, wt, &p->domain); break;
-        case onnx_FunctionProto_doc_string_tag: ok = pfvm__onnx_span(&s, wt, &p->doc); break;
-        case onnx_FunctionProto_input_tag: ok = pfvm__onnx_span_push(&s, wt, &p->ins); break;
-        case onnx_FunctionProto_output_tag: ok = pfvm__onnx_span_push(&s, wt, &p->outs); break;
-        case onnx_FunctionProto_attribute_tag: ok = pfvm__onnx_span_push(&s, wt, &p->attrs); break;
-        case onnx_FunctionProto_node_tag: ok = pfvm__onnx_span_push(&s, wt, &p->nodes); break;
-        case onnx_FunctionProto_opset_import_tag: ok = pfvm__onnx_span_push(&s, wt, &p->opsets); break;
+        case pfvm__pb_FunctionProto_name_tag: ok = pfvm__onnx_span(&s, wt, &p->name); break;
+        case pfvm__pb_FunctionProto_domain_tag: ok = pfvm__onnx_span(&s, wt, &p->domain); break;
+        case pfvm__pb_FunctionProto_doc_string_tag: ok = pfvm__onnx_span(&s, wt, &p->doc); break;
+        case pfvm__pb_FunctionProto_input_tag: ok = pfvm__onnx_span_push(&s, wt, &p->ins); break;
+        case pfvm__pb_FunctionProto_output_tag: ok = pfvm__onnx_span_push(&s, wt, &p->outs); break;
+        case pfvm__pb_FunctionProto_attribute_tag: ok = pfvm__onnx_span_push(&s, wt, &p->attrs); break;
+        case pfvm__pb_FunctionProto_node_tag: ok = pfvm__onnx_span_push(&s, wt, &p->nodes); break;
+        case pfvm__pb_FunctionProto_opset_import_tag: ok = pfvm__onnx_span_push(&s, wt, &p->opsets); break;
         case PFVM__ONNX_FUNCTION_ATTRIBUTE_PROTO_TAG: ok = pfvm__onnx_span_push(&s, wt, &p->attr_protos); break;
         default: ok = pb_skip_field(&s, wt); break;
         }
@@ -1756,15 +1756,15 @@ static pfvm_code pfvm__onnx_model_field(pfvm__onnx_rd *r, pb_istream_t *s, uint3
     pfvm__onnx_slice x;
     const char **str = NULL;
     switch (tag) {
-    case onnx_ModelProto_ir_version_tag: return pfvm__onnx_i64(s, wt, &m->ir_version) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.ir_version");
-    case onnx_ModelProto_model_version_tag: return pfvm__onnx_i64(s, wt, &m->model_version) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.model_version");
-    case onnx_ModelProto_producer_name_tag: str = &m->producer_name; break;
-    case onnx_ModelProto_producer_version_tag: str = &m->producer_version; break;
-    case onnx_ModelProto_domain_tag: str = &m->domain; break;
-    case onnx_ModelProto_doc_string_tag: str = &m->doc; break;
-    case onnx_ModelProto_graph_tag: *has_graph = 1; return pfvm__onnx_span(s, wt, graph) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.graph");
-    case onnx_ModelProto_functions_tag: return pfvm__onnx_span_push(s, wt, functions) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.functions");
-    case onnx_ModelProto_opset_import_tag: {
+    case pfvm__pb_ModelProto_ir_version_tag: return pfvm__onnx_i64(s, wt, &m->ir_version) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.ir_version");
+    case pfvm__pb_ModelProto_model_version_tag: return pfvm__onnx_i64(s, wt, &m->model_version) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.model_version");
+    case pfvm__pb_ModelProto_producer_name_tag: str = &m->producer_name; break;
+    case pfvm__pb_ModelProto_producer_version_tag: str = &m->producer_version; break;
+    case pfvm__pb_ModelProto_domain_tag: str = &m->domain; break;
+    case pfvm__pb_ModelProto_doc_string_tag: str = &m->doc; break;
+    case pfvm__pb_ModelProto_graph_tag: *has_graph = 1; return pfvm__onnx_span(s, wt, graph) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.graph");
+    case pfvm__pb_ModelProto_functions_tag: return pfvm__onnx_span_push(s, wt, functions) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.functions");
+    case pfvm__pb_ModelProto_opset_import_tag: {
         pfvm_opset_import imp;
         if (!pfvm__onnx_span(s, wt, &x))
             return pfvm__onnx_bad(r, "ModelProto.opset_import");
@@ -1773,7 +1773,7 @@ static pfvm_code pfvm__onnx_model_field(pfvm__onnx_rd *r, pb_istream_t *s, uint3
         stbds_arrput(m->opsets, imp);
         return PFVM_OK;
     }
-    case onnx_ModelProto_metadata_props_tag: {
+    case pfvm__pb_ModelProto_metadata_props_tag: {
         pfvm_string_pair kv;
         if (!pfvm__onnx_span(s, wt, &x))
             return pfvm__onnx_bad(r, "ModelProto.metadata_props");
@@ -1880,11 +1880,11 @@ static pfvm_code pfvm__onnx_container_field(pfvm__onnx_rd *r, pb_istream_t *s, u
     pfvm__onnx_slice x;
     pfvm_tensor *e;
     switch (tag) {
-    case onnx_SequenceProto_tensor_values_tag: ek = PFVM_KIND_TENSOR; break;
-    case onnx_SequenceProto_sequence_values_tag: ek = PFVM_KIND_SEQUENCE; break;
-    case onnx_SequenceProto_optional_values_tag: ek = PFVM_KIND_OPTIONAL; break;
-    case onnx_SequenceProto_sparse_tensor_values_tag:
-    case onnx_SequenceProto_map_values_tag:
+    case pfvm__pb_SequenceProto_tensor_values_tag: ek = PFVM_KIND_TENSOR; break;
+    case pfvm__pb_SequenceProto_sequence_values_tag: ek = PFVM_KIND_SEQUENCE; break;
+    case pfvm__pb_SequenceProto_optional_values_tag: ek = PFVM_KIND_OPTIONAL; break;
+    case pfvm__pb_SequenceProto_sparse_tensor_values_tag:
+    case pfvm__pb_SequenceProto_map_values_tag:
         return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "%s: sparse tensor and map elements are not supported", what);
     default:
         return pb_skip_field(s, wt) ? PFVM_OK : pfvm__fail(r->st, PFVM_ERR_PARSE, "malformed ONNX: %s", what);

@@ -98,8 +98,8 @@ static bool pfvm__onnx_put_raw(pb_ostream_t *s, const pfvm_tensor *t)
     const unsigned char *src = (const unsigned char *)t->data;
     int pack = pfvm__onnx_w_is_4bit(t->dtype), swap = !pfvm__onnx_host_le() && width > 1;
     if (!pack && !swap)
-        return pfvm__onnx_put_bytes(s, onnx_TensorProto_raw_data_tag, src, bytes);
-    if (!pb_encode_tag(s, PB_WT_STRING, onnx_TensorProto_raw_data_tag) || !pb_encode_varint(s, (uint64_t)bytes))
+        return pfvm__onnx_put_bytes(s, pfvm__pb_TensorProto_raw_data_tag, src, bytes);
+    if (!pb_encode_tag(s, PB_WT_STRING, pfvm__pb_TensorProto_raw_data_tag) || !pb_encode_varint(s, (uint64_t)bytes))
         return false;
     for (done = 0; done < bytes; done += i) {
         size_t numel = (size_t)pfvm_tensor_numel(t);
@@ -125,18 +125,18 @@ static bool pfvm__onnx_enc_tensor(pb_ostream_t *s, const void *arg)
     int i;
     int64_t k, n = pfvm_tensor_numel(t);
     for (i = 0; i < t->rank; i++)
-        if (!pfvm__onnx_put_int(s, onnx_TensorProto_dims_tag, t->dims[i]))
+        if (!pfvm__onnx_put_int(s, pfvm__pb_TensorProto_dims_tag, t->dims[i]))
             return false;
-    if (!pfvm__onnx_put_int(s, onnx_TensorProto_data_type_tag, (int64_t)t->dtype))
+    if (!pfvm__onnx_put_int(s, pfvm__pb_TensorProto_data_type_tag, (int64_t)t->dtype))
         return false;
     if (t->dtype == PFVM_STRING) {
         for (k = 0; k < n; k++) {
             const char *str = ((char *const *)t->data)[k];
-            if (!pfvm__onnx_put_bytes(s, onnx_TensorProto_string_data_tag, str, str ? strlen(str) : 0))
+            if (!pfvm__onnx_put_bytes(s, pfvm__pb_TensorProto_string_data_tag, str, str ? strlen(str) : 0))
                 return false;
         }
     }
-    if (!pfvm__onnx_put_str(s, onnx_TensorProto_name_tag, t->name))
+    if (!pfvm__onnx_put_str(s, pfvm__pb_TensorProto_name_tag, t->name))
         return false;
     return t->dtype == PFVM_STRING || pfvm__onnx_put_raw(s, t);
 }
@@ -167,10 +167,10 @@ static bool pfvm__onnx_enc_sparse_part(pb_ostream_t *s, const void *arg)
     for (i = 0; i < n; i++)
         nnz += (size_t)pfvm__onnx_nonzero(t, i, es);
     width = sp->indices ? 8 : es;
-    if (!pfvm__onnx_put_int(s, onnx_TensorProto_dims_tag, (int64_t)nnz) ||
-        !pfvm__onnx_put_int(s, onnx_TensorProto_data_type_tag, sp->indices ? PFVM_INT64 : (int64_t)t->dtype) ||
-        (!sp->indices && !pfvm__onnx_put_str(s, onnx_TensorProto_name_tag, t->name)) ||
-        !pb_encode_tag(s, PB_WT_STRING, onnx_TensorProto_raw_data_tag) || !pb_encode_varint(s, (uint64_t)(nnz * width)))
+    if (!pfvm__onnx_put_int(s, pfvm__pb_TensorProto_dims_tag, (int64_t)nnz) ||
+        !pfvm__onnx_put_int(s, pfvm__pb_TensorProto_data_type_tag, sp->indices ? PFVM_INT64 : (int64_t)t->dtype) ||
+        (!sp->indices && !pfvm__onnx_put_str(s, pfvm__pb_TensorProto_name_tag, t->name)) ||
+        !pb_encode_tag(s, PB_WT_STRING, pfvm__pb_TensorProto_raw_data_tag) || !pb_encode_varint(s, (uint64_t)(nnz * width)))
         return false;
     for (i = 0; i < n; i++) {
         unsigned char le[16];
@@ -194,11 +194,11 @@ static bool pfvm__onnx_enc_sparse(pb_ostream_t *s, const void *arg)
     values.t = indices.t = t;
     values.indices = 0;
     indices.indices = 1;
-    if (!pfvm__onnx_sub(s, onnx_SparseTensorProto_values_tag, pfvm__onnx_enc_sparse_part, &values) ||
-        !pfvm__onnx_sub(s, onnx_SparseTensorProto_indices_tag, pfvm__onnx_enc_sparse_part, &indices))
+    if (!pfvm__onnx_sub(s, pfvm__pb_SparseTensorProto_values_tag, pfvm__onnx_enc_sparse_part, &values) ||
+        !pfvm__onnx_sub(s, pfvm__pb_SparseTensorProto_indices_tag, pfvm__onnx_enc_sparse_part, &indices))
         return false;
     for (i = 0; i < t->rank; i++)
-        if (!pfvm__onnx_put_int(s, onnx_SparseTensorProto_dims_tag, t->dims[i]))
+        if (!pfvm__onnx_put_int(s, pfvm__pb_SparseTensorProto_dims_tag, t->dims[i]))
             return false;
     return true;
 }
@@ -216,9 +216,9 @@ static bool pfvm__onnx_enc_dim(pb_ostream_t *s, const void *arg)
     int need;
     bool ok;
     if (pfvm_sym_is_const(d, &v))
-        return pfvm__onnx_put_int(s, onnx_TensorShapeProto_Dimension_dim_value_tag, v);
+        return pfvm__onnx_put_int(s, pfvm__pb_TensorShapeProto_Dimension_dim_value_tag, v);
     if (d->kind == PFVM_SYM_VAR)
-        return pfvm__onnx_put_str(s, onnx_TensorShapeProto_Dimension_dim_param_tag, d->name);
+        return pfvm__onnx_put_str(s, pfvm__pb_TensorShapeProto_Dimension_dim_param_tag, d->name);
     need = pfvm_sym_print(d, buf, sizeof buf);
     if (need < 0)
         return false;
@@ -228,7 +228,7 @@ static bool pfvm__onnx_enc_dim(pb_ostream_t *s, const void *arg)
             return false;
         pfvm_sym_print(d, text, (size_t)need + 1);
     }
-    ok = pfvm__onnx_put_str(s, onnx_TensorShapeProto_Dimension_dim_param_tag, text);
+    ok = pfvm__onnx_put_str(s, pfvm__pb_TensorShapeProto_Dimension_dim_param_tag, text);
     if (text != buf)
         pfvm__free(text);
     return ok;
@@ -239,7 +239,7 @@ static bool pfvm__onnx_enc_shape(pb_ostream_t *s, const void *arg)
     const pfvm_shape *sh = (const pfvm_shape *)arg;
     int i;
     for (i = 0; i < sh->rank; i++)
-        if (!pfvm__onnx_sub(s, onnx_TensorShapeProto_dim_tag, pfvm__onnx_enc_dim, sh->dims[i]))
+        if (!pfvm__onnx_sub(s, pfvm__pb_TensorShapeProto_dim_tag, pfvm__onnx_enc_dim, sh->dims[i]))
             return false;
     return true;
 }
@@ -249,9 +249,9 @@ static bool pfvm__onnx_enc_type(pb_ostream_t *s, const void *arg);
 static bool pfvm__onnx_enc_tensor_type(pb_ostream_t *s, const void *arg)
 {
     const pfvm_type *t = (const pfvm_type *)arg;
-    if (t->dtype && !pfvm__onnx_put_int(s, onnx_TypeProto_Tensor_elem_type_tag, (int64_t)t->dtype))
+    if (t->dtype && !pfvm__onnx_put_int(s, pfvm__pb_TypeProto_Tensor_elem_type_tag, (int64_t)t->dtype))
         return false;
-    if (t->shape.rank >= 0 && !pfvm__onnx_sub(s, onnx_TypeProto_Tensor_shape_tag, pfvm__onnx_enc_shape, &t->shape))
+    if (t->shape.rank >= 0 && !pfvm__onnx_sub(s, pfvm__pb_TypeProto_Tensor_shape_tag, pfvm__onnx_enc_shape, &t->shape))
         return false;
     return true;
 }
@@ -259,25 +259,25 @@ static bool pfvm__onnx_enc_tensor_type(pb_ostream_t *s, const void *arg)
 static bool pfvm__onnx_enc_elem_type(pb_ostream_t *s, const void *arg)
 {
     const pfvm_type *t = (const pfvm_type *)arg;
-    return !t->elem || pfvm__onnx_sub(s, onnx_TypeProto_Sequence_elem_type_tag, pfvm__onnx_enc_type, t->elem);
+    return !t->elem || pfvm__onnx_sub(s, pfvm__pb_TypeProto_Sequence_elem_type_tag, pfvm__onnx_enc_type, t->elem);
 }
 
 static bool pfvm__onnx_enc_map_type(pb_ostream_t *s, const void *arg)
 {
     const pfvm_type *t = (const pfvm_type *)arg;
-    return pfvm__onnx_put_int(s, onnx_TypeProto_Map_key_type_tag, (int64_t)t->key_dtype) &&
-           (!t->elem || pfvm__onnx_sub(s, onnx_TypeProto_Map_value_type_tag, pfvm__onnx_enc_type, t->elem));
+    return pfvm__onnx_put_int(s, pfvm__pb_TypeProto_Map_key_type_tag, (int64_t)t->key_dtype) &&
+           (!t->elem || pfvm__onnx_sub(s, pfvm__pb_TypeProto_Map_value_type_tag, pfvm__onnx_enc_type, t->elem));
 }
 
 static bool pfvm__onnx_enc_type(pb_ostream_t *s, const void *arg)
 {
     const pfvm_type *t = (const pfvm_type *)arg;
     switch (t->kind) {
-    case PFVM_KIND_TENSOR: return pfvm__onnx_sub(s, onnx_TypeProto_tensor_type_tag, pfvm__onnx_enc_tensor_type, t);
-    case PFVM_KIND_SPARSE: return pfvm__onnx_sub(s, onnx_TypeProto_sparse_tensor_type_tag, pfvm__onnx_enc_tensor_type, t);
-    case PFVM_KIND_SEQUENCE: return pfvm__onnx_sub(s, onnx_TypeProto_sequence_type_tag, pfvm__onnx_enc_elem_type, t);
-    case PFVM_KIND_OPTIONAL: return pfvm__onnx_sub(s, onnx_TypeProto_optional_type_tag, pfvm__onnx_enc_elem_type, t);
-    case PFVM_KIND_MAP: return pfvm__onnx_sub(s, onnx_TypeProto_map_type_tag, pfvm__onnx_enc_map_type, t);
+    case PFVM_KIND_TENSOR: return pfvm__onnx_sub(s, pfvm__pb_TypeProto_tensor_type_tag, pfvm__onnx_enc_tensor_type, t);
+    case PFVM_KIND_SPARSE: return pfvm__onnx_sub(s, pfvm__pb_TypeProto_sparse_tensor_type_tag, pfvm__onnx_enc_tensor_type, t);
+    case PFVM_KIND_SEQUENCE: return pfvm__onnx_sub(s, pfvm__pb_TypeProto_sequence_type_tag, pfvm__onnx_enc_elem_type, t);
+    case PFVM_KIND_OPTIONAL: return pfvm__onnx_sub(s, pfvm__pb_TypeProto_optional_type_tag, pfvm__onnx_enc_elem_type, t);
+    case PFVM_KIND_MAP: return pfvm__onnx_sub(s, pfvm__pb_TypeProto_map_type_tag, pfvm__onnx_enc_map_type, t);
     default: return true;
     }
 }
@@ -285,11 +285,11 @@ static bool pfvm__onnx_enc_type(pb_ostream_t *s, const void *arg)
 static bool pfvm__onnx_enc_value_info(pb_ostream_t *s, const void *arg)
 {
     const pfvm_value *v = (const pfvm_value *)arg;
-    if (!pfvm__onnx_put_str(s, onnx_ValueInfoProto_name_tag, v->name))
+    if (!pfvm__onnx_put_str(s, pfvm__pb_ValueInfoProto_name_tag, v->name))
         return false;
-    if (v->type.kind != PFVM_KIND_UNKNOWN && !pfvm__onnx_sub(s, onnx_ValueInfoProto_type_tag, pfvm__onnx_enc_type, &v->type))
+    if (v->type.kind != PFVM_KIND_UNKNOWN && !pfvm__onnx_sub(s, pfvm__pb_ValueInfoProto_type_tag, pfvm__onnx_enc_type, &v->type))
         return false;
-    return pfvm__onnx_put_str(s, onnx_ValueInfoProto_doc_string_tag, v->doc);
+    return pfvm__onnx_put_str(s, pfvm__pb_ValueInfoProto_doc_string_tag, v->doc);
 }
 
 /* ---- nodes and attributes -------------------------------------------------------- */
@@ -301,27 +301,27 @@ static bool pfvm__onnx_enc_attr_value(pb_ostream_t *s, const pfvm_attr *a)
 {
     int i;
     switch (a->type) {
-    case PFVM_ATTR_FLOAT: return pfvm__onnx_put_float(s, onnx_AttributeProto_f_tag, a->f);
-    case PFVM_ATTR_INT: return pfvm__onnx_put_int(s, onnx_AttributeProto_i_tag, a->i);
-    case PFVM_ATTR_STRING: return pfvm__onnx_put_bytes(s, onnx_AttributeProto_s_tag, a->s, a->s ? a->s_len : 0);
-    case PFVM_ATTR_TENSOR: return pfvm__onnx_sub(s, onnx_AttributeProto_t_tag, pfvm__onnx_enc_tensor, a->t);
-    case PFVM_ATTR_SPARSE_TENSOR: return pfvm__onnx_sub(s, onnx_AttributeProto_sparse_tensor_tag, pfvm__onnx_enc_sparse, a->t);
-    case PFVM_ATTR_GRAPH: return pfvm__onnx_sub(s, onnx_AttributeProto_g_tag, pfvm__onnx_enc_graph, a->g);
-    case PFVM_ATTR_TYPE_PROTO: return !a->tp || pfvm__onnx_sub(s, onnx_AttributeProto_tp_tag, pfvm__onnx_enc_type, a->tp);
+    case PFVM_ATTR_FLOAT: return pfvm__onnx_put_float(s, pfvm__pb_AttributeProto_f_tag, a->f);
+    case PFVM_ATTR_INT: return pfvm__onnx_put_int(s, pfvm__pb_AttributeProto_i_tag, a->i);
+    case PFVM_ATTR_STRING: return pfvm__onnx_put_bytes(s, pfvm__pb_AttributeProto_s_tag, a->s, a->s ? a->s_len : 0);
+    case PFVM_ATTR_TENSOR: return pfvm__onnx_sub(s, pfvm__pb_AttributeProto_t_tag, pfvm__onnx_enc_tensor, a->t);
+    case PFVM_ATTR_SPARSE_TENSOR: return pfvm__onnx_sub(s, pfvm__pb_AttributeProto_sparse_tensor_tag, pfvm__onnx_enc_sparse, a->t);
+    case PFVM_ATTR_GRAPH: return pfvm__onnx_sub(s, pfvm__pb_AttributeProto_g_tag, pfvm__onnx_enc_graph, a->g);
+    case PFVM_ATTR_TYPE_PROTO: return !a->tp || pfvm__onnx_sub(s, pfvm__pb_AttributeProto_tp_tag, pfvm__onnx_enc_type, a->tp);
     default: break;
     }
     for (i = 0; i < a->n; i++) {
         bool ok = true;
         switch (a->type) {
-        case PFVM_ATTR_FLOATS: ok = pfvm__onnx_put_float(s, onnx_AttributeProto_floats_tag, a->floats[i]); break;
-        case PFVM_ATTR_INTS: ok = pfvm__onnx_put_int(s, onnx_AttributeProto_ints_tag, a->ints[i]); break;
+        case PFVM_ATTR_FLOATS: ok = pfvm__onnx_put_float(s, pfvm__pb_AttributeProto_floats_tag, a->floats[i]); break;
+        case PFVM_ATTR_INTS: ok = pfvm__onnx_put_int(s, pfvm__pb_AttributeProto_ints_tag, a->ints[i]); break;
         case PFVM_ATTR_STRINGS:
-            ok = pfvm__onnx_put_bytes(s, onnx_AttributeProto_strings_tag, a->strings[i],
+            ok = pfvm__onnx_put_bytes(s, pfvm__pb_AttributeProto_strings_tag, a->strings[i],
                                       a->strings_len ? a->strings_len[i] : strlen(a->strings[i]));
             break;
-        case PFVM_ATTR_TENSORS: ok = pfvm__onnx_sub(s, onnx_AttributeProto_tensors_tag, pfvm__onnx_enc_tensor, a->tensors[i]); break;
-        case PFVM_ATTR_GRAPHS: ok = pfvm__onnx_sub(s, onnx_AttributeProto_graphs_tag, pfvm__onnx_enc_graph, a->graphs[i]); break;
-        case PFVM_ATTR_TYPE_PROTOS: ok = pfvm__onnx_sub(s, onnx_AttributeProto_type_protos_tag, pfvm__onnx_enc_type, a->tps[i]); break;
+        case PFVM_ATTR_TENSORS: ok = pfvm__onnx_sub(s, pfvm__pb_AttributeProto_tensors_tag, pfvm__onnx_enc_tensor, a->tensors[i]); break;
+        case PFVM_ATTR_GRAPHS: ok = pfvm__onnx_sub(s, pfvm__pb_AttributeProto_graphs_tag, pfvm__onnx_enc_graph, a->graphs[i]); break;
+        case PFVM_ATTR_TYPE_PROTOS: ok = pfvm__onnx_sub(s, pfvm__pb_AttributeProto_type_protos_tag, pfvm__onnx_enc_type, a->tps[i]); break;
         default: break;
         }
         if (!ok)
@@ -333,10 +333,10 @@ static bool pfvm__onnx_enc_attr_value(pb_ostream_t *s, const pfvm_attr *a)
 static bool pfvm__onnx_enc_attr(pb_ostream_t *s, const void *arg)
 {
     const pfvm_attr *a = (const pfvm_attr *)arg;
-    if (!pfvm__onnx_put_str(s, onnx_AttributeProto_name_tag, a->name) ||
-        !pfvm__onnx_put_str(s, onnx_AttributeProto_ref_attr_name_tag, a->ref_attr_name) ||
-        !pfvm__onnx_put_str(s, onnx_AttributeProto_doc_string_tag, a->doc) ||
-        !pfvm__onnx_put_int(s, onnx_AttributeProto_type_tag, (int64_t)a->type))
+    if (!pfvm__onnx_put_str(s, pfvm__pb_AttributeProto_name_tag, a->name) ||
+        !pfvm__onnx_put_str(s, pfvm__pb_AttributeProto_ref_attr_name_tag, a->ref_attr_name) ||
+        !pfvm__onnx_put_str(s, pfvm__pb_AttributeProto_doc_string_tag, a->doc) ||
+        !pfvm__onnx_put_int(s, pfvm__pb_AttributeProto_type_tag, (int64_t)a->type))
         return false;
     /* a reference to a function attribute carries no value of its own */
     return (a->ref_attr_name && a->ref_attr_name[0]) || pfvm__onnx_enc_attr_value(s, a);
@@ -353,19 +353,19 @@ static bool pfvm__onnx_enc_node(pb_ostream_t *s, const void *arg)
     const pfvm_node *n = (const pfvm_node *)arg;
     int i;
     for (i = 0; i < n->n_inputs; i++)
-        if (!pfvm__onnx_put_name(s, onnx_NodeProto_input_tag, n->inputs[i]))
+        if (!pfvm__onnx_put_name(s, pfvm__pb_NodeProto_input_tag, n->inputs[i]))
             return false;
     for (i = 0; i < n->n_outputs; i++)
-        if (!pfvm__onnx_put_name(s, onnx_NodeProto_output_tag, n->outputs[i]))
+        if (!pfvm__onnx_put_name(s, pfvm__pb_NodeProto_output_tag, n->outputs[i]))
             return false;
-    if (!pfvm__onnx_put_str(s, onnx_NodeProto_name_tag, n->name) ||
-        !pfvm__onnx_put_str(s, onnx_NodeProto_op_type_tag, n->op_type))
+    if (!pfvm__onnx_put_str(s, pfvm__pb_NodeProto_name_tag, n->name) ||
+        !pfvm__onnx_put_str(s, pfvm__pb_NodeProto_op_type_tag, n->op_type))
         return false;
     for (i = 0; i < n->n_attrs; i++)
-        if (!pfvm__onnx_sub(s, onnx_NodeProto_attribute_tag, pfvm__onnx_enc_attr, &n->attrs[i]))
+        if (!pfvm__onnx_sub(s, pfvm__pb_NodeProto_attribute_tag, pfvm__onnx_enc_attr, &n->attrs[i]))
             return false;
-    return pfvm__onnx_put_str(s, onnx_NodeProto_doc_string_tag, n->doc) &&
-           pfvm__onnx_put_str(s, onnx_NodeProto_domain_tag, n->domain);
+    return pfvm__onnx_put_str(s, pfvm__pb_NodeProto_doc_string_tag, n->doc) &&
+           pfvm__onnx_put_str(s, pfvm__pb_NodeProto_domain_tag, n->domain);
 }
 
 /* An initializer: the tensor under its value's name. */
@@ -385,7 +385,7 @@ static bool pfvm__onnx_enc_value_infos(pb_ostream_t *s, const pfvm_graph *g)
     int i;
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
         const pfvm_value *v = g->values[i];
-        if (v->has_value_info && !pfvm__onnx_sub(s, onnx_GraphProto_value_info_tag, pfvm__onnx_enc_value_info, v))
+        if (v->has_value_info && !pfvm__onnx_sub(s, pfvm__pb_GraphProto_value_info_tag, pfvm__onnx_enc_value_info, v))
             return false;
     }
     return true;
@@ -396,20 +396,20 @@ static bool pfvm__onnx_enc_graph(pb_ostream_t *s, const void *arg)
     const pfvm_graph *g = (const pfvm_graph *)arg;
     int i;
     for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
-        if (!pfvm__onnx_sub(s, onnx_GraphProto_node_tag, pfvm__onnx_enc_node, g->nodes[i]))
+        if (!pfvm__onnx_sub(s, pfvm__pb_GraphProto_node_tag, pfvm__onnx_enc_node, g->nodes[i]))
             return false;
-    if (!pfvm__onnx_put_str(s, onnx_GraphProto_name_tag, g->name))
+    if (!pfvm__onnx_put_str(s, pfvm__pb_GraphProto_name_tag, g->name))
         return false;
     for (i = 0; i < (int)stbds_arrlen(g->inits); i++)
-        if (!pfvm__onnx_sub(s, onnx_GraphProto_initializer_tag, pfvm__onnx_enc_init, g->inits[i]))
+        if (!pfvm__onnx_sub(s, pfvm__pb_GraphProto_initializer_tag, pfvm__onnx_enc_init, g->inits[i]))
             return false;
-    if (!pfvm__onnx_put_str(s, onnx_GraphProto_doc_string_tag, g->doc))
+    if (!pfvm__onnx_put_str(s, pfvm__pb_GraphProto_doc_string_tag, g->doc))
         return false;
     for (i = 0; i < (int)stbds_arrlen(g->inputs); i++)
-        if (!pfvm__onnx_sub(s, onnx_GraphProto_input_tag, pfvm__onnx_enc_value_info, g->inputs[i]))
+        if (!pfvm__onnx_sub(s, pfvm__pb_GraphProto_input_tag, pfvm__onnx_enc_value_info, g->inputs[i]))
             return false;
     for (i = 0; i < (int)stbds_arrlen(g->outputs); i++)
-        if (!pfvm__onnx_sub(s, onnx_GraphProto_output_tag, pfvm__onnx_enc_value_info, g->outputs[i]))
+        if (!pfvm__onnx_sub(s, pfvm__pb_GraphProto_output_tag, pfvm__onnx_enc_value_info, g->outputs[i]))
             return false;
     return pfvm__onnx_enc_value_infos(s, g);
 }
@@ -420,15 +420,15 @@ static bool pfvm__onnx_enc_opset(pb_ostream_t *s, const void *arg)
 {
     const pfvm_opset_import *o = (const pfvm_opset_import *)arg;
     /* the default domain is written as "" explicitly, as exporters do */
-    return pfvm__onnx_put_bytes(s, onnx_OperatorSetIdProto_domain_tag, o->domain, o->domain ? strlen(o->domain) : 0) &&
-           pfvm__onnx_put_int(s, onnx_OperatorSetIdProto_version_tag, o->version);
+    return pfvm__onnx_put_bytes(s, pfvm__pb_OperatorSetIdProto_domain_tag, o->domain, o->domain ? strlen(o->domain) : 0) &&
+           pfvm__onnx_put_int(s, pfvm__pb_OperatorSetIdProto_version_tag, o->version);
 }
 
 static bool pfvm__onnx_enc_kv(pb_ostream_t *s, const void *arg)
 {
     const pfvm_string_pair *kv = (const pfvm_string_pair *)arg;
-    return pfvm__onnx_put_str(s, onnx_StringStringEntryProto_key_tag, kv->key) &&
-           pfvm__onnx_put_str(s, onnx_StringStringEntryProto_value_tag, kv->value);
+    return pfvm__onnx_put_str(s, pfvm__pb_StringStringEntryProto_key_tag, kv->key) &&
+           pfvm__onnx_put_str(s, pfvm__pb_StringStringEntryProto_value_tag, kv->value);
 }
 
 /* FunctionProto.attribute_proto (attributes with defaults), newer than the
@@ -440,26 +440,26 @@ static bool pfvm__onnx_enc_function(pb_ostream_t *s, const void *arg)
     const pfvm_function *f = (const pfvm_function *)arg;
     const pfvm_graph *g = f->body;
     int i;
-    if (!pfvm__onnx_put_str(s, onnx_FunctionProto_name_tag, f->name))
+    if (!pfvm__onnx_put_str(s, pfvm__pb_FunctionProto_name_tag, f->name))
         return false;
     for (i = 0; i < (int)stbds_arrlen(g->inputs); i++)
-        if (!pfvm__onnx_put_name(s, onnx_FunctionProto_input_tag, g->inputs[i]))
+        if (!pfvm__onnx_put_name(s, pfvm__pb_FunctionProto_input_tag, g->inputs[i]))
             return false;
     for (i = 0; i < (int)stbds_arrlen(g->outputs); i++)
-        if (!pfvm__onnx_put_name(s, onnx_FunctionProto_output_tag, g->outputs[i]))
+        if (!pfvm__onnx_put_name(s, pfvm__pb_FunctionProto_output_tag, g->outputs[i]))
             return false;
     for (i = 0; i < f->n_attr_names; i++)
-        if (!pfvm__onnx_put_bytes(s, onnx_FunctionProto_attribute_tag, f->attr_names[i], strlen(f->attr_names[i])))
+        if (!pfvm__onnx_put_bytes(s, pfvm__pb_FunctionProto_attribute_tag, f->attr_names[i], strlen(f->attr_names[i])))
             return false;
     for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
-        if (!pfvm__onnx_sub(s, onnx_FunctionProto_node_tag, pfvm__onnx_enc_node, g->nodes[i]))
+        if (!pfvm__onnx_sub(s, pfvm__pb_FunctionProto_node_tag, pfvm__onnx_enc_node, g->nodes[i]))
             return false;
-    if (!pfvm__onnx_put_str(s, onnx_FunctionProto_doc_string_tag, f->doc))
+    if (!pfvm__onnx_put_str(s, pfvm__pb_FunctionProto_doc_string_tag, f->doc))
         return false;
     for (i = 0; i < f->n_opsets; i++)
-        if (!pfvm__onnx_sub(s, onnx_FunctionProto_opset_import_tag, pfvm__onnx_enc_opset, &f->opsets[i]))
+        if (!pfvm__onnx_sub(s, pfvm__pb_FunctionProto_opset_import_tag, pfvm__onnx_enc_opset, &f->opsets[i]))
             return false;
-    if (!pfvm__onnx_put_str(s, onnx_FunctionProto_domain_tag, f->domain))
+    if (!pfvm__onnx_put_str(s, pfvm__pb_FunctionProto_domain_tag, f->domain))
         return false;
     for (i = 0; i < f->n_attr_defaults; i++)
         if (!pfvm__onnx_sub(s, PFVM__ONNX_W_FUNCTION_ATTRIBUTE_PROTO_TAG, pfvm__onnx_enc_attr, &f->attr_defaults[i]))
@@ -471,24 +471,24 @@ static bool pfvm__onnx_enc_model(pb_ostream_t *s, const void *arg)
 {
     const pfvm_model *m = (const pfvm_model *)arg;
     int i;
-    if (!pfvm__onnx_put_int(s, onnx_ModelProto_ir_version_tag, m->ir_version) ||
-        !pfvm__onnx_put_str(s, onnx_ModelProto_producer_name_tag, m->producer_name) ||
-        !pfvm__onnx_put_str(s, onnx_ModelProto_producer_version_tag, m->producer_version) ||
-        !pfvm__onnx_put_str(s, onnx_ModelProto_domain_tag, m->domain))
+    if (!pfvm__onnx_put_int(s, pfvm__pb_ModelProto_ir_version_tag, m->ir_version) ||
+        !pfvm__onnx_put_str(s, pfvm__pb_ModelProto_producer_name_tag, m->producer_name) ||
+        !pfvm__onnx_put_str(s, pfvm__pb_ModelProto_producer_version_tag, m->producer_version) ||
+        !pfvm__onnx_put_str(s, pfvm__pb_ModelProto_domain_tag, m->domain))
         return false;
-    if (m->model_version && !pfvm__onnx_put_int(s, onnx_ModelProto_model_version_tag, m->model_version))
+    if (m->model_version && !pfvm__onnx_put_int(s, pfvm__pb_ModelProto_model_version_tag, m->model_version))
         return false;
-    if (!pfvm__onnx_put_str(s, onnx_ModelProto_doc_string_tag, m->doc) ||
-        !pfvm__onnx_sub(s, onnx_ModelProto_graph_tag, pfvm__onnx_enc_graph, m->graph))
+    if (!pfvm__onnx_put_str(s, pfvm__pb_ModelProto_doc_string_tag, m->doc) ||
+        !pfvm__onnx_sub(s, pfvm__pb_ModelProto_graph_tag, pfvm__onnx_enc_graph, m->graph))
         return false;
     for (i = 0; i < (int)stbds_arrlen(m->opsets); i++)
-        if (!pfvm__onnx_sub(s, onnx_ModelProto_opset_import_tag, pfvm__onnx_enc_opset, &m->opsets[i]))
+        if (!pfvm__onnx_sub(s, pfvm__pb_ModelProto_opset_import_tag, pfvm__onnx_enc_opset, &m->opsets[i]))
             return false;
     for (i = 0; i < (int)stbds_arrlen(m->metadata); i++)
-        if (!pfvm__onnx_sub(s, onnx_ModelProto_metadata_props_tag, pfvm__onnx_enc_kv, &m->metadata[i]))
+        if (!pfvm__onnx_sub(s, pfvm__pb_ModelProto_metadata_props_tag, pfvm__onnx_enc_kv, &m->metadata[i]))
             return false;
     for (i = 0; i < (int)stbds_arrlen(m->functions); i++)
-        if (!pfvm__onnx_sub(s, onnx_ModelProto_functions_tag, pfvm__onnx_enc_function, m->functions[i]))
+        if (!pfvm__onnx_sub(s, pfvm__pb_ModelProto_functions_tag, pfvm__onnx_enc_function, m->functions[i]))
             return false;
     return true;
 }
@@ -668,11 +668,11 @@ static bool pfvm__onnx_enc_container(pb_ostream_t *s, const void *arg)
 {
     const pfvm_tensor *t = (const pfvm_tensor *)arg;
     int i, n = (int)stbds_arrlen(t->elems), code = pfvm__onnx_elem_code(t);
-    uint32_t tag = code == 3 ? onnx_SequenceProto_sequence_values_tag
-                   : code == 5 ? onnx_SequenceProto_optional_values_tag
-                               : onnx_SequenceProto_tensor_values_tag;
-    if (!pfvm__onnx_put_str(s, onnx_SequenceProto_name_tag, t->name) ||
-        !pfvm__onnx_put_int(s, onnx_SequenceProto_elem_type_tag, code))
+    uint32_t tag = code == 3 ? pfvm__pb_SequenceProto_sequence_values_tag
+                   : code == 5 ? pfvm__pb_SequenceProto_optional_values_tag
+                               : pfvm__pb_SequenceProto_tensor_values_tag;
+    if (!pfvm__onnx_put_str(s, pfvm__pb_SequenceProto_name_tag, t->name) ||
+        !pfvm__onnx_put_int(s, pfvm__pb_SequenceProto_elem_type_tag, code))
         return false;
     for (i = 0; i < n; i++)
         if (!pfvm__onnx_sub(s, tag, pfvm__onnx_enc_value, t->elems[i]))
