@@ -1291,12 +1291,128 @@ static void test_value_corruption(const char *path, pfvm_kind kind, int variants
     pfvm_onnx_free(bytes);
 }
 
+/* --fuzz N (a development aid, not run by default): N mutations of every
+ * model of the node suite and of its value files: byte flips, varint
+ * bumps, inserted and deleted runs, truncations. */
+static unsigned fuzz_rand(unsigned *seed)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return *seed >> 8;
+}
+
+static size_t fuzz_mutate(unsigned char *buf, size_t size, size_t cap, unsigned *seed)
+{
+    unsigned kind = fuzz_rand(seed) % 5, k;
+    size_t at = size ? fuzz_rand(seed) % size : 0, n = 1 + fuzz_rand(seed) % 8;
+    switch (kind) {
+    case 0: /* flip bytes */
+        for (k = 0; k < n && size; k++)
+            buf[fuzz_rand(seed) % size] ^= (unsigned char)(1u << (fuzz_rand(seed) % 8));
+        return size;
+    case 1: /* set a byte to an interesting value */
+        if (size) {
+            static const unsigned char vals[] = {0, 1, 0x7f, 0x80, 0xff, 0x08, 0x12, 0x1a};
+            buf[at] = vals[fuzz_rand(seed) % sizeof vals];
+        }
+        return size;
+    case 2: /* delete a run */
+        if (at + n > size)
+            n = size - at;
+        memmove(buf + at, buf + at + n, size - at - n);
+        return size - n;
+    case 3: /* duplicate a run */
+        if (at + n > size)
+            n = size - at;
+        if (size + n > cap)
+            return size;
+        memmove(buf + at + n, buf + at, size - at);
+        return size + n;
+    default: /* truncate */
+        return at;
+    }
+}
+
+static void fuzz_file(const char *path, int is_model, pfvm_kind kind, int rounds, unsigned seed)
+{
+    size_t size, cap, n;
+    unsigned char *orig = (unsigned char *)read_all(path, &size), *buf;
+    int i, m, silent = 0;
+    if (!orig)
+        return;
+    cap = size + 64;
+    for (i = 0; i < rounds; i++) {
+        pfvm_status st;
+        buf = (unsigned char *)malloc(cap);
+        memcpy(buf, orig, size);
+        n = size;
+        for (m = 0; m < 1 + i % 4; m++)
+            n = fuzz_mutate(buf, n, cap, &seed);
+        /* an exact-size block, so that ASan sees any overread */
+        buf = (unsigned char *)realloc(buf, n ? n : 1);
+        st.msg[0] = 0;
+        if (is_model) {
+            pfvm_model *md = pfvm_onnx_load_memory(buf, n, 0, &st);
+            if (md) {
+                void *out;
+                size_t on;
+                if (pfvm_onnx_save_memory(md, &out, &on, &st) == PFVM_OK)
+                    pfvm_onnx_free(out);
+            } else if (!st.msg[0]) {
+                silent++;
+            }
+            pfvm_model_free(md);
+        } else {
+            pfvm_tensor *t = pfvm_onnx_read_value(buf, n, kind, &st);
+            if (!t && !st.msg[0])
+                silent++;
+            pfvm_tensor_free(t);
+        }
+        free(buf);
+    }
+    CHECK_MSG(silent == 0, "%s: %d fuzzed inputs failed without a message", path, silent);
+    pfvm_onnx_free(orig);
+}
+
+static void fuzz_suite(int rounds)
+{
+    DIR *d = opendir(NODE_DIR);
+    struct dirent *e;
+    unsigned seed = 7;
+    int count = 0;
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        char path[1024];
+        pfvm_status st;
+        pfvm_model *m;
+        int i;
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, NODE_DIR "%s/model.onnx", e->d_name);
+        fuzz_file(path, 1, PFVM_KIND_UNKNOWN, rounds, seed++);
+        m = pfvm_onnx_load_file(path, 0, &st);
+        for (i = 0; m && i < (int)stbds_arrlen(m->graph->outputs); i++) {
+            snprintf(path, sizeof path, NODE_DIR "%s/test_data_set_0/output_%d.pb", e->d_name, i);
+            fuzz_file(path, 0, value_kind(m->graph->outputs[i]), rounds / 4 + 1, seed++);
+        }
+        pfvm_model_free(m);
+        count++;
+    }
+    closedir(d);
+    printf("fuzzed %d models, %d rounds each\n", count, rounds);
+}
+
 int main(int argc, char **argv)
 {
     int i;
-    for (i = 1; i < argc; i++)
+    for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--save") && i + 1 < argc)
             save_dir = argv[++i];
+        if (!strcmp(argv[i], "--fuzz") && i + 1 < argc) {
+            fuzz_suite(atoi(argv[++i]));
+            return CHECK_END();
+        }
+    }
     test_named_models();
     test_outer_scope();
     test_graph_errors();

@@ -272,6 +272,7 @@ static pfvm_code pfvm__onnx_parse_tp(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm
 /* A tensor's name for messages (at most 200 bytes of it). */
 #define PFVM__ONNX_NAME_ARG(t) (int)((t)->name.n > 200 ? 200 : (t)->name.n), ((t)->name.p ? (const char *)(t)->name.p : "")
 
+#ifndef PFVM_NO_STDIO
 /* External data locations must stay inside the model's directory: no
  * absolute paths, drive letters, `..` components or embedded NULs. */
 static int pfvm__onnx_safe_location(const char *name, size_t n)
@@ -290,6 +291,7 @@ static int pfvm__onnx_safe_location(const char *name, size_t n)
     }
     return 1;
 }
+#endif
 
 /* Bytes of a file external data refers to, read into a heap block that the
  * model owns. The file's size is checked before anything is allocated. */
@@ -608,13 +610,6 @@ static pfvm_tensor *pfvm__onnx_tensor(pfvm__onnx_rd *r, pfvm__onnx_slice sp)
     pfvm__onnx_tp_free(&t);
     return out;
 }
-
-/* Dense size cap for sparse tensors: their dims may legitimately describe
- * far more than the file holds, so a limit keeps a corrupted file from
- * asking for any amount of memory. Override with -DPFVM_ONNX_MAX_SPARSE_BYTES. */
-#ifndef PFVM_ONNX_MAX_SPARSE_BYTES
-#define PFVM_ONNX_MAX_SPARSE_BYTES ((size_t)1 << 30)
-#endif
 
 /* Linear position of sparse value i: indices are [NNZ] linear positions or
  * [NNZ, rank] coordinates. -1 when out of range. */
