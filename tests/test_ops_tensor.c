@@ -1249,7 +1249,11 @@ static void test_symbolic(void)
     }
     /* Pad seq by (1, 2) */
     sf_node(&f, "Pad", "pd", x, sf_ints(&f, "pads", (const int64_t[]){0, 1, 0, 0, 2, 0}, 6, 1), NULL, NULL, NULL);
+    /* axes known only by count: the rank is still known */
+    sf_node(&f, "Unsqueeze", "uq", x, sf_input(&f, "uax", PFVM_INT64, "2"), NULL, NULL, NULL);
+    sf_node(&f, "Squeeze", "sq", x, sf_input(&f, "sax", PFVM_INT64, "1"), NULL, NULL, NULL);
     CHECK_MSG(pfvm_infer_shapes(f.g, 1, &f.st) == PFVM_OK, "%s", f.st.msg);
+    CHECK(pfvm_graph_find(f.g, "uq")->type.shape.rank == 5 && pfvm_graph_find(f.g, "sq")->type.shape.rank == 2);
     CHECK(sym_shape_is(r, "[batch,64*seq]") || sym_shape_is(r, "[batch,seq*64]"));
     /* max(0, seq-1) is exact; the sym proofs do not use seq >= 1 yet */
     CHECK(sym_shape_is(pfvm_graph_find(f.g, "s1"), "[batch,max(0,seq-1),64]") ||

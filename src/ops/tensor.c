@@ -337,6 +337,17 @@ static const pfvm_sym *pfvm__tn_prod(pfvm_ictx *c, const pfvm_shape *s, int from
     return p;
 }
 
+/* Length of 1-D input i when its shape is known, else -1 (the count of
+ * axes whose values are not known). */
+static int pfvm__tn_vec_len(pfvm_ictx *c, int i)
+{
+    const pfvm_shape *s = i < c->n_in && c->in[i] ? &c->in[i]->type.shape : NULL;
+    int64_t n;
+    if (!s || s->rank != 1 || !pfvm_sym_is_const(s->dims[0], &n) || n > PFVM__TN_MAXV)
+        return -1;
+    return (int)n;
+}
+
 /* Axes from the `axes` attribute (older opsets) or from input i (newer):
  * the count, -1 when absent, -2 when the input's contents are unknown. */
 static int pfvm__tn_axes(pfvm_ictx *c, int from_input, int i, int64_t *axes)
@@ -961,8 +972,11 @@ static pfvm_code pfvm__tn_infer_squeeze(pfvm_ictx *c)
     int64_t axes[PFVM__TN_MAXV], dims[PFVM_MAX_RANK];
     int n = pfvm__tn_axes(c, c->node->opset >= 13, 1, axes), i, j, drop[PFVM_MAX_RANK];
     pfvm_shape out;
-    if (n == -2 || s->rank < 0)
-        return pfvm__tn_unknown(c, 0, -1);
+    if (n == -2 || s->rank < 0) {
+        /* the rank is still known when the number of axes is */
+        int k = n == -2 ? pfvm__tn_vec_len(c, 1) : -1;
+        return pfvm__tn_unknown(c, 0, s->rank >= 0 && k >= 0 && k <= s->rank ? s->rank - k : -1);
+    }
     for (i = 0; i < s->rank; i++)
         if (!pfvm_sym_is_const(s->dims[i], &dims[i]))
             dims[i] = -1;
@@ -1031,8 +1045,11 @@ static pfvm_code pfvm__tn_infer_unsqueeze(pfvm_ictx *c)
     pfvm_shape out;
     if (n == -1)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "needs axes");
-    if (n < 0 || s->rank < 0)
-        return pfvm__tn_unknown(c, 0, n >= 0 && s->rank >= 0 ? s->rank + n : -1);
+    if (n < 0 || s->rank < 0) {
+        /* the rank is still known when the number of axes is */
+        int k = n >= 0 ? n : pfvm__tn_vec_len(c, 1);
+        return pfvm__tn_unknown(c, 0, k >= 0 && s->rank >= 0 && s->rank + k <= PFVM_MAX_RANK ? s->rank + k : -1);
+    }
     if (pfvm__tn_unsqueeze_ins(c->st, axes, n, s->rank + n, ins))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
     out.rank = s->rank + n;
