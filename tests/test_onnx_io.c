@@ -574,8 +574,9 @@ static void pb_tensor(pb *p, unsigned field, const char *name, int rank, const i
     pb_msg(p, field, &t);
 }
 
-/* Wraps a GraphProto into a ModelProto (ir 8, opset 17). */
-static void pb_model(pb *m, pb *g)
+/* Wraps a GraphProto into a ModelProto (ir 8, opset 17), without naming
+ * the graph. */
+static void pb_model_unnamed(pb *m, pb *g)
 {
     pb op = {NULL};
     pb_int(m, M_IR, 8);
@@ -584,6 +585,13 @@ static void pb_model(pb *m, pb *g)
     pb_str(&op, 1, "");
     pb_int(&op, 2, 17);
     pb_msg(m, M_OPSET, &op);
+}
+
+/* The same, the graph named "main" (ONNX wants every graph named). */
+static void pb_model(pb *m, pb *g)
+{
+    pb_str(g, G_NAME, "main");
+    pb_model_unnamed(m, g);
 }
 
 static pfvm_model *load_pb(pb *m, pfvm_status *st)
@@ -664,6 +672,36 @@ static void test_outer_scope(void)
     pb_vinfo(&g, G_OUTPUT, "y", -1, NULL);
     pb_model(&m, &g);
     EXPECT_ERROR(&m, PFVM_ERR_INVALID, "node 'inner' (Identity): input 'nowhere' is not defined");
+}
+
+/* Graphs built without names are saved named: "main", and after the owner
+ * node and attribute for subgraphs. */
+static void test_graph_names(void)
+{
+    pb g = {NULL}, body = {NULL}, attr = {NULL}, m = {NULL};
+    pfvm_status st;
+    pfvm_model *model, *back = NULL;
+    void *bytes = NULL;
+    size_t size;
+    pb_vinfo(&g, G_INPUT, "c", 0, NULL);
+    pb_node(&body, NULL, "Identity", "c", NULL, "y_in", NULL);
+    pb_vinfo(&body, G_OUTPUT, "y_in", -1, NULL);
+    pb_str(&attr, A_NAME, "then_branch");
+    pb_int(&attr, A_TYPE, PFVM_ATTR_GRAPH);
+    pb_msg(&attr, A_G, &body);
+    pb_node(&g, "cond_if", "If", "c", NULL, "y", &attr);
+    pb_vinfo(&g, G_OUTPUT, "y", -1, NULL);
+    pb_model_unnamed(&m, &g);
+    model = load_pb(&m, &st);
+    CHECK_MSG(model != NULL, "%s", st.msg);
+    if (model && pfvm_onnx_save_memory(model, &bytes, &size, &st) == PFVM_OK)
+        back = pfvm_onnx_load_memory(bytes, size, 0, &st);
+    CHECK(back && !strcmp(back->graph->name, "main") &&
+          !strcmp(back->graph->nodes[0]->attrs[0].g->name, "cond_if_then_branch"));
+    pfvm_model_free(back);
+    pfvm_model_free(model);
+    pfvm_onnx_free(bytes);
+    pb_free(&m);
 }
 
 static void test_graph_errors(void)
@@ -946,18 +984,230 @@ static void test_typed_fields(void)
     pb_float(&t, T_FLOATS, -3.0f);
     pb_str(&t, T_NAME, "f");
     pb_msg(&g, G_INIT, &t);
+    pb_int(&t, T_DIMS, 2);
+    pb_int(&t, T_TYPE, PFVM_INT64);
+    pb_int(&t, 7 /* int64_data */, -1);
+    pb_int(&t, 7, INT64_MAX);
+    pb_str(&t, T_NAME, "i64");
+    pb_msg(&g, G_INIT, &t);
+    pb_int(&t, T_DIMS, 1);
+    pb_int(&t, T_TYPE, PFVM_DOUBLE);
+    {
+        double d = -0.25;
+        pb_tag(&t, 10 /* double_data */, 1);
+        memcpy(stbds_arraddnptr(t.b, 8), &d, 8);
+    }
+    pb_str(&t, T_NAME, "f64");
+    pb_msg(&g, G_INIT, &t);
+    pb_int(&t, T_DIMS, 2);
+    pb_int(&t, T_TYPE, PFVM_UINT32);
+    pb_int(&t, 11 /* uint64_data */, 4000000000LL);
+    pb_int(&t, 11, 3);
+    pb_str(&t, T_NAME, "u32");
+    pb_msg(&g, G_INIT, &t);
+    pb_int(&t, T_DIMS, 2);
+    pb_int(&t, T_TYPE, PFVM_STRING);
+    pb_str(&t, 6 /* string_data */, "ab");
+    pb_str(&t, 6, "");
+    pb_str(&t, T_NAME, "str");
+    pb_msg(&g, G_INIT, &t);
+    /* 4-bit types: two elements per int32_data value or raw_data byte */
+    pb_int(&t, T_DIMS, 3);
+    pb_int(&t, T_TYPE, PFVM_INT4);
+    pb_int(&t, T_INT32, 0x9f); /* -1, -7 */
+    pb_int(&t, T_INT32, 0x05); /* 5 */
+    pb_str(&t, T_NAME, "i4");
+    pb_msg(&g, G_INIT, &t);
+    pb_int(&t, T_DIMS, 3);
+    pb_int(&t, T_TYPE, PFVM_UINT4);
+    pb_bytes(&t, T_RAW, "\x9f\x05", 2); /* 15, 9, 5 */
+    pb_str(&t, T_NAME, "u4");
+    pb_msg(&g, G_INIT, &t);
     pb_vinfo(&g, G_OUTPUT, "h", -1, NULL);
     pb_model(&m, &g);
     model = load_pb(&m, &st);
     CHECK_MSG(model != NULL, "%s", st.msg);
     if (model) {
-        const pfvm_tensor *h = pfvm_graph_find_local(model->graph, "h")->init;
-        const pfvm_tensor *i8 = pfvm_graph_find_local(model->graph, "i8")->init;
-        const pfvm_tensor *f = pfvm_graph_find_local(model->graph, "f")->init;
+        const pfvm_graph *mg = model->graph;
+        const pfvm_tensor *h = pfvm_graph_find_local(mg, "h")->init;
+        const pfvm_tensor *i8 = pfvm_graph_find_local(mg, "i8")->init;
+        const pfvm_tensor *f = pfvm_graph_find_local(mg, "f")->init;
+        const pfvm_tensor *i64 = pfvm_graph_find_local(mg, "i64")->init;
+        const pfvm_tensor *f64 = pfvm_graph_find_local(mg, "f64")->init;
+        const pfvm_tensor *u32 = pfvm_graph_find_local(mg, "u32")->init;
+        const pfvm_tensor *str = pfvm_graph_find_local(mg, "str")->init;
+        const int8_t *i4 = (const int8_t *)pfvm_graph_find_local(mg, "i4")->init->data;
+        const uint8_t *u4 = (const uint8_t *)pfvm_graph_find_local(mg, "u4")->init->data;
         CHECK(pfvm_tensor_get_f64(h, 0) == 1.0 && pfvm_tensor_get_f64(h, 1) == -2.0);
         CHECK(pfvm_tensor_get_i64(i8, 0) == -5 && pfvm_tensor_get_i64(i8, 1) == 7);
         CHECK(((float *)f->data)[0] == 1.25f && ((float *)f->data)[1] == -3.0f);
+        CHECK(((int64_t *)i64->data)[0] == -1 && ((int64_t *)i64->data)[1] == INT64_MAX);
+        CHECK(((double *)f64->data)[0] == -0.25);
+        CHECK(((uint32_t *)u32->data)[0] == 4000000000u && ((uint32_t *)u32->data)[1] == 3);
+        CHECK(!strcmp(((char **)str->data)[0], "ab") && !strcmp(((char **)str->data)[1], ""));
+        CHECK(i4[0] == -1 && i4[1] == -7 && i4[2] == 5);
+        CHECK(u4[0] == 15 && u4[1] == 9 && u4[2] == 5);
         CHECK(round_trip(model, "typed fields"));
+    }
+    pfvm_model_free(model);
+    pb_free(&m);
+    /* counts that do not match the dims */
+    pb_int(&t, T_DIMS, 3);
+    pb_int(&t, T_TYPE, PFVM_FLOAT);
+    pb_float(&t, T_FLOATS, 1);
+    pb_str(&t, T_NAME, "short");
+    pb_msg(&g, G_INIT, &t);
+    pb_vinfo(&g, G_OUTPUT, "short", -1, NULL);
+    pb_model(&m, &g);
+    EXPECT_ERROR(&m, PFVM_ERR_INVALID, "tensor 'short': 1 stored values for 3 elements");
+    pb_int(&t, T_DIMS, 1);
+    pb_int(&t, T_TYPE, PFVM_STRING);
+    pb_bytes(&t, T_RAW, "x", 1);
+    pb_str(&t, T_NAME, "rawstr");
+    pb_msg(&g, G_INIT, &t);
+    pb_vinfo(&g, G_OUTPUT, "rawstr", -1, NULL);
+    pb_model(&m, &g);
+    EXPECT_ERROR(&m, PFVM_ERR_INVALID, "string tensors cannot use raw_data");
+    pb_int(&t, T_DIMS, 1);
+    pb_int(&t, T_TYPE, 99);
+    pb_str(&t, T_NAME, "odd");
+    pb_msg(&g, G_INIT, &t);
+    pb_vinfo(&g, G_OUTPUT, "odd", -1, NULL);
+    pb_model(&m, &g);
+    EXPECT_ERROR(&m, PFVM_ERR_UNSUPPORTED, "tensor 'odd': unknown element type 99");
+}
+
+/* Every attribute kind and every kind of type on a node of a custom
+ * domain, and the doc strings of model, graph and values. */
+static void test_all_attribute_kinds(void)
+{
+    pb g = {NULL}, m = {NULL}, n = {NULL}, a = {NULL}, sub = {NULL}, tp = {NULL}, x = {NULL}, y = {NULL}, op = {NULL};
+    int64_t d1[1] = {1}, d2[1] = {2}, dims[2] = {2, 2}, lin[1] = {3};
+    float vals[4] = {1, 2, 3, 4};
+    pfvm_status st;
+    pfvm_model *model;
+    pb_str(&m, 6 /* doc_string */, "model doc");
+    pb_int(&m, 5 /* model_version */, 42);
+    pb_str(&g, 10 /* doc_string */, "graph doc");
+    pb_vinfo(&g, G_INPUT, "x", 1, d2);
+    /* inputs of map and sparse tensor types */
+    pb_str(&x, V_NAME, "mp");
+    pb_int(&y, 1 /* key_type */, PFVM_INT64);
+    pb_int(&tp, TT_ELEM, PFVM_FLOAT);
+    pb_msg(&sub, TP_TENSOR, &tp);
+    pb_msg(&y, 2 /* value_type */, &sub);
+    pb_msg(&tp, 5 /* map_type */, &y);
+    pb_msg(&x, V_TYPE, &tp);
+    pb_str(&x, 3 /* doc_string */, "a map");
+    pb_msg(&g, G_INPUT, &x);
+    pb_str(&x, V_NAME, "sp");
+    pb_int(&y, TT_ELEM, PFVM_FLOAT);
+    pb_bytes(&y, TT_SHAPE, NULL, 0); /* a scalar */
+    pb_msg(&tp, 8 /* sparse_tensor_type */, &y);
+    pb_msg(&x, V_TYPE, &tp);
+    pb_msg(&g, G_INPUT, &x);
+    pb_str(&n, N_IN, "x");
+    pb_str(&n, N_IN, "");
+    pb_str(&n, N_IN, "mp");
+    pb_str(&n, N_OUT, "y");
+    pb_str(&n, N_OUT, "");
+    pb_str(&n, N_OP, "Everything");
+    pb_str(&n, N_DOMAIN, "test.custom");
+    pb_str(&a, A_NAME, "floats");
+    pb_float(&a, 7, 0.5f);
+    pb_float(&a, 7, -0.0f);
+    pb_int(&a, A_TYPE, PFVM_ATTR_FLOATS);
+    pb_str(&a, 13 /* doc_string */, "attribute doc");
+    pb_msg(&n, N_ATTR, &a);
+    pb_str(&a, A_NAME, "strings");
+    pb_bytes(&a, 9, "a\0b", 3);
+    pb_str(&a, 9, "");
+    pb_int(&a, A_TYPE, PFVM_ATTR_STRINGS);
+    pb_msg(&n, N_ATTR, &a);
+    pb_str(&a, A_NAME, "tensors");
+    pb_tensor(&a, 10, "t0", 1, d2, vals, 2);
+    pb_tensor(&a, 10, "t1", 2, dims, vals, 4);
+    pb_int(&a, A_TYPE, PFVM_ATTR_TENSORS);
+    pb_msg(&n, N_ATTR, &a);
+    pb_str(&a, A_NAME, "graphs");
+    pb_str(&sub, G_NAME, "g0");
+    pb_node(&sub, NULL, "Identity", "x", NULL, "inner", NULL);
+    pb_vinfo(&sub, G_OUTPUT, "inner", -1, NULL);
+    pb_msg(&a, 11, &sub);
+    pb_str(&sub, G_NAME, "g1");
+    pb_node(&sub, NULL, "Neg", "x", NULL, "inner", NULL);
+    pb_vinfo(&sub, G_OUTPUT, "inner", -1, NULL);
+    pb_msg(&a, 11, &sub);
+    pb_int(&a, A_TYPE, PFVM_ATTR_GRAPHS);
+    pb_msg(&n, N_ATTR, &a);
+    pb_str(&a, A_NAME, "sparse");
+    pb_tensor(&sub, S_VALUES, "spv", 1, d1, vals + 3, 1);
+    pb_int(&x, T_DIMS, 1);
+    pb_int(&x, T_TYPE, PFVM_INT64);
+    pb_bytes(&x, T_RAW, lin, sizeof lin);
+    pb_msg(&sub, S_INDICES, &x);
+    pb_int(&sub, S_DIMS, 2);
+    pb_int(&sub, S_DIMS, 2);
+    pb_msg(&a, 22 /* sparse_tensor */, &sub);
+    pb_int(&a, A_TYPE, PFVM_ATTR_SPARSE_TENSOR);
+    pb_msg(&n, N_ATTR, &a);
+    pb_str(&a, A_NAME, "tp");
+    pb_int(&tp, TT_ELEM, PFVM_INT8);
+    pb_msg(&y, TP_TENSOR, &tp);
+    pb_msg(&a, 14 /* tp */, &y);
+    pb_int(&a, A_TYPE, PFVM_ATTR_TYPE_PROTO);
+    pb_msg(&n, N_ATTR, &a);
+    pb_str(&a, A_NAME, "tps");
+    /* seq(optional(bool)): TypeProto{sequence_type: {elem_type: TypeProto{
+     * optional_type: {elem_type: TypeProto{tensor_type: {elem_type: BOOL}}}}}} */
+    pb_int(&tp, TT_ELEM, PFVM_BOOL);
+    pb_msg(&y, TP_TENSOR, &tp);
+    pb_msg(&x, 1, &y);
+    pb_msg(&tp, 9 /* optional_type */, &x);
+    pb_msg(&y, 1, &tp);
+    pb_msg(&x, 4 /* sequence_type */, &y);
+    pb_msg(&a, 15 /* type_protos */, &x);
+    pb_int(&a, A_TYPE, PFVM_ATTR_TYPE_PROTOS);
+    pb_msg(&n, N_ATTR, &a);
+    pb_msg(&g, G_NODE, &n);
+    pb_vinfo(&g, G_OUTPUT, "y", 1, d2);
+    pb_model(&m, &g);
+    pb_str(&op, 1, "test.custom");
+    pb_int(&op, 2, 1);
+    pb_msg(&m, M_OPSET, &op);
+    model = load_pb(&m, &st);
+    CHECK_MSG(model != NULL, "%s", st.msg);
+    if (model) {
+        const pfvm_node *nd = model->graph->nodes[0];
+        const pfvm_attr *at;
+        const pfvm_value *mp = pfvm_graph_find_local(model->graph, "mp");
+        CHECK(!strcmp(model->doc, "model doc") && model->model_version == 42 && !strcmp(model->graph->doc, "graph doc"));
+        CHECK(mp && mp->type.kind == PFVM_KIND_MAP && mp->type.key_dtype == PFVM_INT64 && mp->type.elem &&
+              mp->type.elem->dtype == PFVM_FLOAT && !strcmp(mp->doc, "a map"));
+        CHECK(pfvm_graph_find_local(model->graph, "sp")->type.kind == PFVM_KIND_SPARSE);
+        CHECK(nd->n_inputs == 3 && nd->inputs[1] == NULL && nd->n_outputs == 2 && nd->outputs[1] == NULL);
+        CHECK(!strcmp(nd->domain, "test.custom") && nd->n_attrs == 7);
+        at = pfvm_node_attr(nd, "floats");
+        CHECK(at && at->n == 2 && at->floats[0] == 0.5f && !strcmp(at->doc, "attribute doc"));
+        at = pfvm_node_attr(nd, "strings");
+        CHECK(at && at->n == 2 && at->strings_len[0] == 3 && at->strings[0][2] == 'b' && at->strings_len[1] == 0);
+        at = pfvm_node_attr(nd, "tensors");
+        CHECK(at && at->n == 2 && at->tensors[1]->rank == 2 && ((float *)at->tensors[1]->data)[3] == 4);
+        at = pfvm_node_attr(nd, "graphs");
+        CHECK(at && at->n == 2 && !strcmp(at->graphs[1]->nodes[0]->op_type, "Neg") && at->graphs[1]->parent == model->graph);
+        at = pfvm_node_attr(nd, "sparse");
+        CHECK(at && at->t && at->t->rank == 2 && ((float *)at->t->data)[3] == 4 && ((float *)at->t->data)[0] == 0);
+        at = pfvm_node_attr(nd, "tp");
+        CHECK(at && at->tp && at->tp->kind == PFVM_KIND_TENSOR && at->tp->dtype == PFVM_INT8 && at->tp->shape.rank < 0);
+        at = pfvm_node_attr(nd, "tps");
+        CHECK(at && at->n == 1 && at->tps[0]->kind == PFVM_KIND_SEQUENCE && at->tps[0]->elem->kind == PFVM_KIND_OPTIONAL &&
+              at->tps[0]->elem->elem->dtype == PFVM_BOOL);
+        CHECK(round_trip(model, "all attribute kinds"));
+        if (save_dir) {
+            char out[1024];
+            snprintf(out, sizeof out, "%s/handmade__attributes.onnx", save_dir);
+            pfvm_onnx_save_file(model, out, &st);
+        }
     }
     pfvm_model_free(model);
     pb_free(&m);
@@ -1416,9 +1666,11 @@ int main(int argc, char **argv)
     test_named_models();
     test_outer_scope();
     test_graph_errors();
+    test_graph_names();
     test_functions_and_attrs();
     test_sparse();
     test_typed_fields();
+    test_all_attribute_kinds();
     test_zero_copy();
     test_external();
     test_values();

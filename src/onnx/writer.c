@@ -391,6 +391,35 @@ static bool pfvm__onnx_enc_value_infos(pb_ostream_t *s, const pfvm_graph *g)
     return true;
 }
 
+/* The attribute of g's owner node that holds g ("" when none does). */
+static const char *pfvm__onnx_owner_attr(const pfvm_graph *g)
+{
+    int i, k;
+    for (i = 0; g->owner && i < g->owner->n_attrs; i++) {
+        const pfvm_attr *a = &g->owner->attrs[i];
+        if (a->type == PFVM_ATTR_GRAPH && a->g == g)
+            return a->name;
+        for (k = 0; a->type == PFVM_ATTR_GRAPHS && k < a->n; k++)
+            if (a->graphs[k] == g)
+                return a->name;
+    }
+    return "";
+}
+
+/* ONNX requires every graph to have a name: one built without a name is
+ * saved as "main", or after its owner node and attribute ("If_then_branch"). */
+static bool pfvm__onnx_put_graph_name(pb_ostream_t *s, const pfvm_graph *g)
+{
+    char buf[256];
+    if (g->name && g->name[0])
+        return pfvm__onnx_put_str(s, pfvm__pb_GraphProto_name_tag, g->name);
+    if (!g->parent || !g->owner)
+        return pfvm__onnx_put_str(s, pfvm__pb_GraphProto_name_tag, g->parent ? "subgraph" : "main");
+    pfvm__snprintf(buf, sizeof buf, "%.120s_%.120s", g->owner->name && g->owner->name[0] ? g->owner->name : g->owner->op_type,
+                   pfvm__onnx_owner_attr(g));
+    return pfvm__onnx_put_str(s, pfvm__pb_GraphProto_name_tag, buf);
+}
+
 static bool pfvm__onnx_enc_graph(pb_ostream_t *s, const void *arg)
 {
     const pfvm_graph *g = (const pfvm_graph *)arg;
@@ -398,7 +427,7 @@ static bool pfvm__onnx_enc_graph(pb_ostream_t *s, const void *arg)
     for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
         if (!pfvm__onnx_sub(s, pfvm__pb_GraphProto_node_tag, pfvm__onnx_enc_node, g->nodes[i]))
             return false;
-    if (!pfvm__onnx_put_str(s, pfvm__pb_GraphProto_name_tag, g->name))
+    if (!pfvm__onnx_put_graph_name(s, g))
         return false;
     for (i = 0; i < (int)stbds_arrlen(g->inits); i++)
         if (!pfvm__onnx_sub(s, pfvm__pb_GraphProto_initializer_tag, pfvm__onnx_enc_init, g->inits[i]))
