@@ -1745,6 +1745,26 @@ static int pfvm__onnx_ints(pb_istream_t *s, pb_wire_type_t wt, int64_t **arr)
     return 0;
 }
 
+static int pfvm__onnx_little_endian(void)
+{
+    const uint16_t one = 1;
+    return *(const unsigned char *)&one == 1;
+}
+
+/* Reverses the bytes of each `width`-byte scalar (raw and packed data are
+ * little-endian on the wire). */
+static void pfvm__onnx_swap_bytes(void *data, size_t n, size_t width)
+{
+    unsigned char *p = (unsigned char *)data;
+    size_t i, j;
+    for (i = 0; i + width <= n; i += width)
+        for (j = 0; j < width / 2; j++) {
+            unsigned char c = p[i + j];
+            p[i + j] = p[i + width - 1 - j];
+            p[i + width - 1 - j] = c;
+        }
+}
+
 /* Repeated fixed-width values (4 or 8 bytes), packed or not. */
 static int pfvm__onnx_fixed(pb_istream_t *s, pb_wire_type_t wt, size_t width, unsigned char **arr)
 {
@@ -1760,8 +1780,12 @@ static int pfvm__onnx_fixed(pb_istream_t *s, pb_wire_type_t wt, size_t width, un
         pfvm__onnx_slice sp;
         if (!pfvm__onnx_span(s, wt, &sp) || sp.n % width)
             return 0;
-        if (sp.n)
-            memcpy(stbds_arraddnptr(*arr, sp.n), sp.p, sp.n);
+        if (sp.n) {
+            unsigned char *dst = stbds_arraddnptr(*arr, sp.n);
+            memcpy(dst, sp.p, sp.n);
+            if (!pfvm__onnx_little_endian())
+                pfvm__onnx_swap_bytes(dst, sp.n, width);
+        }
         return 1;
     }
     return 0;
@@ -1793,7 +1817,7 @@ typedef struct pfvm__onnx_tp {
     int64_t *i32;             /* int32_data (as int64) */
     int64_t *i64;             /* int64_data */
     int64_t *u64;             /* uint64_data */
-    pfvm__onnx_slice *strs;         /* stb_ds: string_data */
+    pfvm__onnx_slice *strs;   /* stb_ds: string_data */
     pfvm__onnx_slice ext_location;
     int64_t ext_offset, ext_length;
 } pfvm__onnx_tp;
@@ -1809,6 +1833,29 @@ static void pfvm__onnx_tp_free(pfvm__onnx_tp *t)
     stbds_arrfree(t->strs);
 }
 
+/* A tensor's name for messages (at most 200 bytes of it). */
+#define PFVM__ONNX_NAME_ARG(t) (int)((t)->name.n > 200 ? 200 : (t)->name.n), ((t)->name.p ? (const char *)(t)->name.p : "")
+
+/* A non-negative decimal number (external data offsets and lengths are
+ * strings), without the C library and with overflow checked. */
+static int pfvm__onnx_decimal(pfvm__onnx_slice sp, int64_t *out)
+{
+    size_t i;
+    int64_t v = 0;
+    if (!sp.n)
+        return 0;
+    for (i = 0; i < sp.n; i++) {
+        int d = (int)sp.p[i] - '0';
+        if (d < 0 || d > 9 || v > (INT64_MAX - d) / 10)
+            return 0;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 1;
+}
+
+/* One external_data entry: location, offset or length (others, such as
+ * checksum, are ignored). */
 static pfvm_code pfvm__onnx_ext_entry(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm__onnx_tp *t)
 {
     pb_istream_t s = pfvm__onnx_stream(sp);
@@ -1827,17 +1874,12 @@ static pfvm_code pfvm__onnx_ext_entry(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfv
         return pfvm__onnx_bad(r, "external_data entry");
     if (key.n == 8 && !memcmp(key.p, "location", 8)) {
         t->ext_location = val;
-    } else if ((key.n == 6 && !memcmp(key.p, "offset", 6)) || (key.n == 6 && !memcmp(key.p, "length", 6))) {
-        char num[32];
-        char *end;
-        long long v;
-        if (val.n == 0 || val.n >= sizeof num)
-            return pfvm__onnx_bad(r, "external_data offset/length");
-        memcpy(num, val.p, val.n);
-        num[val.n] = 0;
-        v = strtoll(num, &end, 10);
-        if (*end || v < 0)
-            return pfvm__onnx_bad(r, "external_data offset/length");
+    } else if (key.n == 6 && (!memcmp(key.p, "offset", 6) || !memcmp(key.p, "length", 6))) {
+        int64_t v;
+        if (!pfvm__onnx_decimal(val, &v))
+            return pfvm__fail(r->st, PFVM_ERR_INVALID, "tensor '%.*s': external_data %s '%.*s' is not a byte count",
+                              PFVM__ONNX_NAME_ARG(t), key.p[0] == 'o' ? "offset" : "length",
+                              (int)(val.n > 40 ? 40 : val.n), val.p ? (const char *)val.p : "");
         if (key.p[0] == 'o')
             t->ext_offset = v;
         else
@@ -1896,8 +1938,22 @@ static pfvm_code pfvm__onnx_parse_tp(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm
     return PFVM_OK;
 }
 
-/* A tensor's name for messages (at most 200 bytes of it). */
-#define PFVM__ONNX_NAME_ARG(t) (int)((t)->name.n > 200 ? 200 : (t)->name.n), ((t)->name.p ? (const char *)(t)->name.p : "")
+static int pfvm__onnx_is_4bit(pfvm_dtype dt)
+{
+    return dt == PFVM_UINT4 || dt == PFVM_INT4;
+}
+
+/* Width of the scalars a dtype is made of: byte swapping and alignment go
+ * by it (a complex64 is two 4-byte floats). */
+static size_t pfvm__onnx_scalar_width(pfvm_dtype dt)
+{
+    switch (dt) {
+    case PFVM_COMPLEX64: return 4;
+    case PFVM_COMPLEX128: return 8;
+    case PFVM_STRING: return 1;
+    default: return pfvm_dtype_size(dt);
+    }
+}
 
 #ifndef PFVM_NO_STDIO
 /* External data locations must stay inside the model's directory: no
@@ -1968,6 +2024,8 @@ static pfvm_code pfvm__onnx_external(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, s
         return pfvm__fail(r->st, PFVM_ERR_IO, "cannot read external data file '%s'", path);
     }
     fclose(f);
+    if (!pfvm__onnx_little_endian()) /* external data is little-endian too */
+        pfvm__onnx_swap_bytes(buf, bytes, pfvm__onnx_scalar_width((pfvm_dtype)t->dtype));
     pfvm_model_own(r->m, buf, NULL);
     *out = buf;
     return PFVM_OK;
@@ -1977,29 +2035,6 @@ static pfvm_code pfvm__onnx_external(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, s
     return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "tensor '%.*s': external data needs stdio (PFVM_NO_STDIO is set)",
                       PFVM__ONNX_NAME_ARG(t));
 #endif
-}
-
-static int pfvm__onnx_little_endian(void)
-{
-    const uint16_t one = 1;
-    return *(const unsigned char *)&one == 1;
-}
-
-static int pfvm__onnx_is_4bit(pfvm_dtype dt)
-{
-    return dt == PFVM_UINT4 || dt == PFVM_INT4;
-}
-
-/* Width of the scalars a dtype is made of: byte swapping and alignment go
- * by it (a complex64 is two 4-byte floats). */
-static size_t pfvm__onnx_scalar_width(pfvm_dtype dt)
-{
-    switch (dt) {
-    case PFVM_COMPLEX64: return 4;
-    case PFVM_COMPLEX128: return 8;
-    case PFVM_STRING: return 1;
-    default: return pfvm_dtype_size(dt);
-    }
 }
 
 /* How many values the typed field that holds dt has, and how many it must
@@ -2078,18 +2113,6 @@ static void pfvm__onnx_fill_typed(const pfvm__onnx_tp *t, pfvm_dtype dt, size_t 
         }
         return;
     }
-}
-
-static void pfvm__onnx_swap_bytes(void *data, size_t n, size_t width)
-{
-    unsigned char *p = (unsigned char *)data;
-    size_t i, j;
-    for (i = 0; i + width <= n; i += width)
-        for (j = 0; j < width / 2; j++) {
-            unsigned char c = p[i + j];
-            p[i + j] = p[i + width - 1 - j];
-            p[i + width - 1 - j] = c;
-        }
 }
 
 /* Checks dtype, segment, rank and dims; gives the element count and the
@@ -4396,6 +4419,11 @@ static pfvm_code pfvm__onnx_encode(pfvm__onnx_enc_fn fn, const void *arg, void *
     unsigned char *buf;
     if (!fn(&sz, arg))
         return pfvm__fail(st, PFVM_ERR_INVALID, "cannot encode: %s", PB_GET_ERROR(&sz));
+    /* protobuf readers (onnx's among them) refuse messages of 2 GiB or more */
+    if (sz.bytes_written > (size_t)INT32_MAX)
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED,
+                          "the encoding takes %zu bytes, past protobuf's 2 GiB limit (external data is not written)",
+                          sz.bytes_written);
     buf = (unsigned char *)pfvm__malloc(sz.bytes_written ? sz.bytes_written : 1);
     if (!buf)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory (%zu bytes)", sz.bytes_written);

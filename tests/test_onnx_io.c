@@ -920,6 +920,52 @@ static void test_functions_and_attrs(void)
     pb_free(&m);
 }
 
+/* Dims: constants are dim_values, symbols dim_params by name, other
+ * expressions dim_params with their printed form, which read back as one
+ * symbol of that name. Anonymous dims read as fresh symbols, never holes. */
+static void test_symbolic_dims(void)
+{
+    pb g = {NULL}, m = {NULL};
+    int64_t dims[3] = {-1, -2, 4};
+    pfvm_status st;
+    pfvm_model *model, *back = NULL;
+    void *bytes = NULL;
+    size_t size;
+    pb_vinfo(&g, G_INPUT, "x", 3, dims);
+    pb_node(&g, "r", "Relu", "x", NULL, "y", NULL);
+    pb_vinfo(&g, G_OUTPUT, "y", 3, dims);
+    pb_model(&m, &g);
+    model = load_pb(&m, &st);
+    CHECK_MSG(model != NULL, "%s", st.msg);
+    if (model) {
+        pfvm_value *x = pfvm_graph_find_local(model->graph, "x"), *y = pfvm_graph_find_local(model->graph, "y");
+        const pfvm_sym *n = x->type.shape.dims[0], *anon = x->type.shape.dims[1];
+        char buf[64];
+        CHECK(n->kind == PFVM_SYM_VAR && !strcmp(n->name, "N") && n->pos);
+        CHECK(anon && anon->kind == PFVM_SYM_VAR && !strcmp(anon->name, "x_d1") && !anon->pos);
+        CHECK(y->type.shape.dims[0] == n && y->type.shape.dims[1] != anon); /* one symbol per name */
+        /* an inferred type with an expression, declared as value_info */
+        y->type.shape.dims[1] = pfvm_sym_mul(model->syms, n, pfvm_sym_const(model->syms, 64));
+        y->has_value_info = 1;
+        CHECK(pfvm_onnx_save_memory(model, &bytes, &size, &st) == PFVM_OK);
+        back = bytes ? pfvm_onnx_load_memory(bytes, size, 0, &st) : NULL;
+        CHECK_MSG(back != NULL, "%s", st.msg);
+        if (back) {
+            const pfvm_value *bx = pfvm_graph_find_local(back->graph, "x"), *by = pfvm_graph_find_local(back->graph, "y");
+            pfvm_sym_print(y->type.shape.dims[1], buf, sizeof buf);
+            CHECK(by->has_value_info && by->type.shape.dims[1]->kind == PFVM_SYM_VAR &&
+                  !strcmp(by->type.shape.dims[1]->name, buf));
+            CHECK(bx->type.shape.dims[1]->kind == PFVM_SYM_VAR && !strcmp(bx->type.shape.dims[1]->name, "x_d1"));
+            CHECK(bx->type.shape.dims[0] == by->type.shape.dims[0]);
+            CHECK(pfvm_sym_is_const(by->type.shape.dims[2], NULL));
+        }
+    }
+    pfvm_model_free(back);
+    pfvm_model_free(model);
+    pfvm_onnx_free(bytes);
+    pb_free(&m);
+}
+
 /* Sparse initializers become dense tensors; indices out of range fail. */
 static void test_sparse(void)
 {
@@ -1668,6 +1714,7 @@ int main(int argc, char **argv)
     test_graph_errors();
     test_graph_names();
     test_functions_and_attrs();
+    test_symbolic_dims();
     test_sparse();
     test_typed_fields();
     test_all_attribute_kinds();

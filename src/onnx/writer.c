@@ -724,6 +724,11 @@ static pfvm_code pfvm__onnx_encode(pfvm__onnx_enc_fn fn, const void *arg, void *
     unsigned char *buf;
     if (!fn(&sz, arg))
         return pfvm__fail(st, PFVM_ERR_INVALID, "cannot encode: %s", PB_GET_ERROR(&sz));
+    /* protobuf readers (onnx's among them) refuse messages of 2 GiB or more */
+    if (sz.bytes_written > (size_t)INT32_MAX)
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED,
+                          "the encoding takes %zu bytes, past protobuf's 2 GiB limit (external data is not written)",
+                          sz.bytes_written);
     buf = (unsigned char *)pfvm__malloc(sz.bytes_written ? sz.bytes_written : 1);
     if (!buf)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory (%zu bytes)", sz.bytes_written);
