@@ -385,6 +385,10 @@ static void test_suite(const char *dir, const char *suite)
             load_fail++;
             continue;
         }
+        if (pfvm_graph_verify(m->graph, &st)) {
+            fprintf(stderr, "FAIL verify %s: %s\n", path, st.msg);
+            load_fail++;
+        }
         if (!round_trip(m, path))
             trip_fail++;
         if (save_dir) {
@@ -400,7 +404,7 @@ static void test_suite(const char *dir, const char *suite)
     for (i = 0; i < (int)stbds_arrlen(names); i++)
         pfvm__free(names[i]);
     stbds_arrfree(names);
-    printf("%s: %d models, %d failed to load, %d failed the round trip; %d value files, %d failed\n", suite, models,
+    printf("%s: %d models, %d failed to load or verify, %d failed the round trip; %d value files, %d failed\n", suite, models,
            load_fail, trip_fail, files, file_fail);
     CHECK_MSG(load_fail == 0, "%s: %d models failed to load", suite, load_fail);
     CHECK_MSG(trip_fail == 0, "%s: %d models failed the round trip", suite, trip_fail);
