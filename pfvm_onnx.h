@@ -3087,6 +3087,15 @@ static pfvm_code pfvm__onnx_node_attrs(pfvm__onnx_rd *r, pfvm_node *n, const pfv
         if (pfvm__onnx_attr(r, p->attrs[i], n->graph, n, where, &n->attrs[i]))
             return pfvm__onnx_err(r);
         n->n_attrs = i + 1;
+        /* a repeated name would make lookups see only the first; real nodes
+         * have a handful of attributes, the check stays cheap (bounded) */
+        if (i < 256) {
+            int j;
+            for (j = 0; j < i; j++)
+                if (!strcmp(n->attrs[j].name, n->attrs[i].name))
+                    return pfvm__fail(r->st, PFVM_ERR_INVALID, "%s: attribute '%s' is given twice", where,
+                                      n->attrs[i].name);
+        }
     }
     return PFVM_OK;
 }

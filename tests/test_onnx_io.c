@@ -790,6 +790,22 @@ static void test_graph_errors(void)
     pb_model(&m, &g);
     EXPECT_ERROR(&m, PFVM_ERR_INVALID, "node 'e' (Elu): attribute 'alpha' has unknown type 99");
 
+    /* the same attribute twice */
+    pb_str(&a, A_NAME, "alpha");
+    pb_float(&a, A_F, 1);
+    pb_msg(&t, N_ATTR, &a);
+    pb_str(&a, A_NAME, "alpha");
+    pb_float(&a, A_F, 2);
+    pb_msg(&t, N_ATTR, &a);
+    pb_str(&t, N_IN, "x");
+    pb_str(&t, N_OUT, "y");
+    pb_str(&t, N_OP, "Elu");
+    pb_msg(&g, G_NODE, &t);
+    pb_vinfo(&g, G_INPUT, "x", 1, d1);
+    pb_vinfo(&g, G_OUTPUT, "y", -1, NULL);
+    pb_model(&m, &g);
+    EXPECT_ERROR(&m, PFVM_ERR_INVALID, "node 'Elu' (Elu): attribute 'alpha' is given twice");
+
     /* no graph at all; garbage; an empty buffer */
     pb_int(&m, M_IR, 8);
     EXPECT_ERROR(&m, PFVM_ERR_INVALID, "no graph");
