@@ -45,6 +45,9 @@
  *   PFVM_MAX_RANK         largest tensor rank (default 8)
  *   PFVM_NO_STDIO         drop every FILE* path (dumps, file loading)
  *   PFVM_FOLD_LIMIT       largest tensor (elements) folded at plan time (4096)
+ *   PFVM_LA_KC            depth of the float matrix engine's panels (128: about
+ *                         17 KB of stack per call; 32 brings it near 4 KB for
+ *                         small stacks, ~18% slower)
  *   PFVM_NO_STB_DS_IMPLEMENTATION
  *                         the program builds stb_ds itself elsewhere
  *
@@ -876,11 +879,30 @@ extern "C" {
  * output index `pos`; input j's elements are at off[j] + e*stride[j]. */
 typedef void (*pfvm_ew_fn)(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride);
 
-/* Walks `out` (already shaped) with inputs broadcast to it (numpy rules). */
+/* Walks `out` (already shaped) with inputs broadcast to it (numpy rules),
+ * in runs as long as the shapes allow (equal shapes: one run). Fails when
+ * an input does not broadcast to out's shape, or n > 8. */
 PFVM_INTERNAL pfvm_code pfvm_ew_apply(pfvm_kctx *k, const pfvm_tensor *const *in, int n, pfvm_tensor *out,
                                       pfvm_ew_fn fn, void *user);
 /* Output 0 = broadcast of every present input, with element type dtype. */
 PFVM_INTERNAL pfvm_code pfvm_ew_infer_broadcast_to(pfvm_ictx *c, pfvm_dtype dtype);
+/* Run-time broadcast shape of n concrete tensors (numpy rules). */
+PFVM_INTERNAL pfvm_code pfvm_ew_broadcast_dims(pfvm_kctx *k, const pfvm_tensor *const *in, int n, int *rank,
+                                               int64_t *dims);
+
+/* Binary operators of the engine, for other families' kernels. */
+typedef enum pfvm_ew_binop {
+    PFVM_EW_ADD, PFVM_EW_SUB, PFVM_EW_MUL, PFVM_EW_DIV, PFVM_EW_POW, PFVM_EW_MAX, PFVM_EW_MIN,
+    PFVM_EW_EQUAL, PFVM_EW_LESS, PFVM_EW_GREATER /* bool outputs */
+} pfvm_ew_binop;
+/* out = a op b with numpy broadcasting and ONNX's semantics of the op
+ * (integer division truncates, integer overflow wraps, Max/Min propagate
+ * NaN). Any numeric element types; out's type decides the result's. When
+ * out has no storage it gets the broadcast shape (pfvm_kctx_output, out
+ * must then be one of k->out); otherwise it must already have that shape. out
+ * may alias a or b when it has that operand's shape. */
+PFVM_INTERNAL pfvm_code pfvm_ew_broadcast_binary(pfvm_kctx *k, pfvm_ew_binop op, const pfvm_tensor *a,
+                                                 const pfvm_tensor *b, pfvm_tensor *out);
 
 /* ---- nn.c: the reference convolution ---- */
 
@@ -892,6 +914,76 @@ typedef void (*pfvm_nn_post_fn)(void *user, int64_t idx, int64_t channel, double
  * NULL. Shapes output 0 if the planner did not. */
 PFVM_INTERNAL pfvm_code pfvm_nn_conv_ref(pfvm_kctx *k, const pfvm_tensor *X, const pfvm_tensor *W, const pfvm_tensor *xzp,
                                          const pfvm_tensor *wzp, pfvm_nn_post_fn post, void *user);
+
+/* ---- reduce.c: element stores ---- */
+
+/* Stores v into element i of t, converted to t's numeric type as numpy's
+ * astype does for values in range (floats round, integers truncate toward
+ * zero); integer types saturate out-of-range values and NaN becomes 0, so
+ * no conversion is undefined. Bool is v != 0. */
+PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v);
+
+/* ---- linalg.c: the float matrix-multiply engine ---- */
+
+/* Panel sizes: PFVM_LA_NB columns per block, PFVM_LA_KC rows per packed
+ * panel (the engine keeps KC*NB floats on the stack; lower KC for small
+ * stacks). */
+#define PFVM_LA_NB 32
+#ifndef PFVM_LA_KC
+#define PFVM_LA_KC 128
+#endif
+
+/* Packs rows p0..p0+kc and columns j0..j0+nr of the right operand B into
+ * dst[p * PFVM_LA_NB + j], zero for j >= nr. */
+typedef void (*pfvm_la_pack_fn)(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst);
+
+/* C[i*ldc + j] += alpha * sum_p A[i*as_m + p*as_k] * B[p][j] for i < m,
+ * j < n, p < k, with B read through pack. Allocates nothing. */
+PFVM_INTERNAL void pfvm_la_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
+                                 pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc);
+
+/* A strided float matrix B[p][j] = data[p*s_k + j*s_n], packed by
+ * pfvm_la_pack_strided (user points to the pfvm_la_strided). */
+typedef struct pfvm_la_strided {
+    const float *data;
+    int64_t s_k, s_n;
+} pfvm_la_strided;
+PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst);
+
+/* ---- tensor.c: element copies, the strided walk, index checks ---- */
+
+/* A walk over a source tensor in row-major order of the box `dims`: step
+ * (i_0..i_{rank-1}) reads source element off + sum_d i_d*stride[d]
+ * (strides in elements; 0 repeats an element, negative walks backwards).
+ * Transpose, Slice, Expand, Tile, DepthToSpace... are one walk each. */
+#define PFVM_TN_WALK_MAX (2 * PFVM_MAX_RANK)
+typedef struct pfvm_tn_walk {
+    int rank;
+    int64_t off;
+    int64_t dims[PFVM_TN_WALK_MAX];
+    int64_t stride[PFVM_TN_WALK_MAX];
+} pfvm_tn_walk;
+
+/* Copies the walk's elements of src to dst, contiguously from element
+ * dst_off on (strings duplicated). Fails, copying nothing, when the walk
+ * leaves src or the copy would overrun dst. */
+PFVM_INTERNAL pfvm_code pfvm_tn_copy_walk(pfvm_kctx *k, pfvm_tensor *dst, int64_t dst_off, const pfvm_tensor *src,
+                                          const pfvm_tn_walk *w);
+/* Copies n elements from src[si] to dst[di] (same dtype; strings are
+ * duplicated, the destination's old strings freed). No bounds checks. */
+PFVM_INTERNAL void pfvm_tn_copy(pfvm_tensor *dst, int64_t di, const pfvm_tensor *src, int64_t si, int64_t n);
+/* Output i with this dtype and shape: kept when it already is exactly
+ * that (planned), else pfvm_kctx_output (which rejects a different plan). */
+PFVM_INTERNAL pfvm_code pfvm_tn_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims);
+/* Fails unless every present input is a tensor with storage for its
+ * elements. */
+PFVM_INTERNAL pfvm_code pfvm_tn_check_inputs(pfvm_kctx *k);
+/* Element i of an index tensor, negative values counted from dim; -1 when
+ * it is out of [-dim, dim). */
+PFVM_INTERNAL int64_t pfvm_tn_index(const pfvm_tensor *t, int64_t i, int64_t dim);
+/* Stores an integer into element i of any numeric tensor: integer types
+ * keep the low bits (wrapping like numpy), floats round. */
+PFVM_INTERNAL void pfvm_tn_store_i64(pfvm_tensor *t, int64_t i, int64_t v);
 
 #ifdef __cplusplus
 }
@@ -1666,7 +1758,9 @@ const pfvm_sym *pfvm_sym_fresh(pfvm_symtab *t, const char *base)
     if (stbds_shgeti(t->names, base) < 0)
         return pfvm_sym_var(t, base, 0);
     for (i = 2;; i++) {
-        snprintf(buf, sizeof buf, "%s_%d", base, i);
+        /* the base is cut so that the suffix always fits (else every
+         * candidate would be the same name and this would never end) */
+        snprintf(buf, sizeof buf, "%.200s_%d", base, i);
         if (stbds_shgeti(t->names, buf) < 0)
             return pfvm_sym_var(t, buf, 0);
     }
@@ -3270,6 +3364,10 @@ static pfvm_code pfvm__resolve_graph(pfvm_graph *g, int strict, pfvm_status *st)
                 if (!n->inputs[j])
                     return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): required input %d is missing",
                                       pfvm__node_label(n, lb, sizeof lb), n->op_type, j);
+            for (j = 0; j < d->min_outputs && j < n->n_outputs; j++)
+                if (!n->outputs[j])
+                    return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): required output %d is missing",
+                                      pfvm__node_label(n, lb, sizeof lb), n->op_type, j);
             if (d->attrs) {
                 const pfvm_attr_spec *a;
                 for (a = d->attrs; a->name; a++) {
@@ -4626,188 +4724,734 @@ const pfvm_op_def pfvm__ops_einsum[] = {
 /* ops/elementwise: unary math and activations, broadcasting binary and
  * variadic operators, comparisons and logic, Where, Clip, Cast.
  *
- * One engine serves them all: pfvm__ew_map walks the output once, computing
- * each input's offset from broadcast strides, and hands element runs to a
- * per-operator function. Values travel as double (floats) or int64 (ints)
- * between the load and store of each element type, so one scalar function
- * per operator covers every dtype. */
+ * One engine serves them all. pfvm_ew_apply walks the output once with
+ * every input's broadcast strides, after dropping size-1 dims and merging
+ * dims that every input walks contiguously (so equal shapes are one run and
+ * a scalar operand is a zero stride), and hands element runs to a span
+ * function. Each operator is one scalar expression, written once: the
+ * macros below turn it into a float32 loop the compiler inlines (the common
+ * case: no per-element calls or dtype switches), a double function and,
+ * where integers need their own rules, an int64 function. Other element
+ * types are converted in small chunks to double or int64 and back, with one
+ * dtype switch per chunk. */
 
+#include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#define PFVM__EW_MAX_IN 8
-
-/* ---- element loads and stores ------------------------------------------------- */
-
-static double pfvm__ew_ld(const void *p, pfvm_dtype t, int64_t i)
-{
-    return pfvm_tensor_get_f64(&(pfvm_tensor){.dtype = t, .data = (void *)p}, i);
-}
-
-static int64_t pfvm__ew_ldi(const void *p, pfvm_dtype t, int64_t i)
-{
-    return pfvm_tensor_get_i64(&(pfvm_tensor){.dtype = t, .data = (void *)p}, i);
-}
-
-static void pfvm__ew_st(void *p, pfvm_dtype t, int64_t i, double v)
-{
-    switch (t) {
-    case PFVM_FLOAT: ((float *)p)[i] = (float)v; break;
-    case PFVM_DOUBLE: ((double *)p)[i] = v; break;
-    case PFVM_FLOAT16: ((uint16_t *)p)[i] = pfvm_float_to_half((float)v); break;
-    case PFVM_BFLOAT16: ((uint16_t *)p)[i] = pfvm_float_to_bf16((float)v); break;
-    case PFVM_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    default: break;
-    }
-}
-
-static void pfvm__ew_sti(void *p, pfvm_dtype t, int64_t i, int64_t v)
-{
-    switch (t) {
-    case PFVM_INT64: ((int64_t *)p)[i] = v; break;
-    case PFVM_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
-    case PFVM_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
-    case PFVM_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
-    case PFVM_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
-    case PFVM_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-    case PFVM_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
-    case PFVM_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-    case PFVM_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    default: pfvm__ew_st(p, t, i, (double)v); break;
-    }
-}
+#define PFVM__EW_MAX_IN 8 /* inputs pfvm_ew_apply walks together */
+#define PFVM__EW_ARITY 2  /* inputs of one scalar function */
+#define PFVM__EW_CHUNK 32 /* elements converted per step on generic paths (stack use) */
 
 /* ---- the broadcasting engine ---------------------------------------------------- */
 
-/* Per-operator scalar functions. `p` carries the node's attributes. */
-typedef struct pfvm__ew_params {
-    double alpha, beta, gamma;
-    int64_t mode;
-} pfvm__ew_params;
+/* The output's dims after dropping 1s and merging, and each input's stride
+ * (in elements) along them; 0 where the input broadcasts. */
+typedef struct pfvm__ew_iter {
+    int rank;
+    int64_t dims[PFVM_MAX_RANK];
+    int64_t st[PFVM__EW_MAX_IN][PFVM_MAX_RANK];
+} pfvm__ew_iter;
 
-typedef double (*pfvm__ew_f)(const double *x, const pfvm__ew_params *p);
-typedef int64_t (*pfvm__ew_i)(const int64_t *x, const pfvm__ew_params *p, int is_unsigned);
+static pfvm_code pfvm__ew_fail(pfvm_kctx *k, pfvm_code code, const char *msg)
+{
+    return pfvm__op_fail(k->st, k->node, code, "%s", msg);
+}
 
-/* Output element type rules. */
-enum { PFVM__EW_SAME = 0, PFVM__EW_BOOL = 1 };
-
-typedef struct pfvm__ew_op {
-    pfvm__ew_f f;      /* float path (also used for ints when i is NULL) */
-    pfvm__ew_i i;      /* integer path */
-    int out;           /* PFVM__EW_SAME or PFVM__EW_BOOL */
-    int compare_in_float; /* comparisons of ints go through i with bool out */
-} pfvm__ew_op;
-
-/* Strides of input `t` broadcast to an output of `rank` dims. */
-static void pfvm__ew_strides(const pfvm_tensor *t, const pfvm_tensor *out, int64_t *st)
+/* Input t's strides over out's dims; fails when t does not broadcast. */
+static pfvm_code pfvm__ew_full_strides(pfvm_kctx *k, int j, const pfvm_tensor *t, const pfvm_tensor *out, int64_t *st)
 {
     int d, off = out->rank - t->rank;
     int64_t s = 1;
+    if (t->rank < 0 || t->rank > out->rank)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input %d has rank %d, more than the output's %d", j,
+                             t->rank, out->rank);
     for (d = out->rank - 1; d >= 0; d--) {
         int64_t dim = d >= off ? t->dims[d - off] : 1;
+        if (dim != 1 && dim != out->dims[d])
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE,
+                                 "input %d (dim %d = %lld) does not broadcast to the output (%lld)", j, d - off,
+                                 (long long)dim, (long long)out->dims[d]);
         st[d] = dim == 1 ? 0 : s;
         s *= dim;
     }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_iter_init(pfvm_kctx *k, pfvm__ew_iter *it, const pfvm_tensor *const *in, int n,
+                                    const pfvm_tensor *out)
+{
+    int64_t full[PFVM__EW_MAX_IN][PFVM_MAX_RANK];
+    int j, d, r = 0;
+    it->rank = 0;
+    if (n < 0 || n > PFVM__EW_MAX_IN)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "%d broadcast inputs (at most %d)", n,
+                             PFVM__EW_MAX_IN);
+    if (!out || out->rank < 0 || out->rank > PFVM_MAX_RANK)
+        return pfvm__ew_fail(k, PFVM_ERR_SHAPE, "output has no shape");
+    for (j = 0; j < n; j++) {
+        if (!in[j])
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "broadcast input %d is missing", j);
+        if (pfvm__ew_full_strides(k, j, in[j], out, full[j]))
+            return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    }
+    for (d = 0; d < out->rank; d++) {
+        int merge = r > 0;
+        if (out->dims[d] == 1)
+            continue;
+        /* dims a (outer) and b merge when every input's stride along a is
+         * its stride along b times b's size */
+        for (j = 0; j < n && merge; j++)
+            merge = it->st[j][r - 1] == full[j][d] * out->dims[d];
+        if (merge) {
+            it->dims[r - 1] *= out->dims[d];
+            for (j = 0; j < n; j++)
+                it->st[j][r - 1] = full[j][d];
+        } else {
+            it->dims[r] = out->dims[d];
+            for (j = 0; j < n; j++)
+                it->st[j][r] = full[j][d];
+            r++;
+        }
+    }
+    it->rank = r;
+    return PFVM_OK;
 }
 
 PFVM_INTERNAL pfvm_code pfvm_ew_apply(pfvm_kctx *k, const pfvm_tensor *const *in, int n, pfvm_tensor *out,
                                       pfvm_ew_fn fn, void *user)
 {
-    int64_t st[PFVM__EW_MAX_IN][PFVM_MAX_RANK], idx[PFVM_MAX_RANK], off[PFVM__EW_MAX_IN];
-    int64_t total = pfvm_tensor_numel(out), pos = 0, inner;
-    int j, d, r = out->rank;
-    (void)k;
-    if (n > PFVM__EW_MAX_IN)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "too many inputs");
-    for (j = 0; j < n; j++)
-        pfvm__ew_strides(in[j], out, st[j]);
-    memset(idx, 0, sizeof idx);
-    inner = r ? out->dims[r - 1] : 1;
-    if (total == 0)
+    pfvm__ew_iter it;
+    int64_t idx[PFVM_MAX_RANK], off[PFVM__EW_MAX_IN], inner_st[PFVM__EW_MAX_IN], total, inner, pos;
+    int j, d;
+    if (pfvm__ew_iter_init(k, &it, in, n, out))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    total = pfvm_tensor_numel(out);
+    if (total <= 0)
         return PFVM_OK;
-    while (pos < total) {
-        int64_t istride[PFVM__EW_MAX_IN];
-        for (j = 0; j < n; j++) {
-            off[j] = 0;
-            for (d = 0; d < r; d++)
-                off[j] += idx[d] * st[j][d];
-            istride[j] = r ? st[j][r - 1] : 0;
-        }
-        fn(user, pos, inner, off, istride);
-        pos += inner;
-        for (d = r - 2; d >= 0; d--) {
-            if (++idx[d] < out->dims[d])
+    for (j = 0; j < n; j++) {
+        off[j] = 0;
+        inner_st[j] = it.rank ? it.st[j][it.rank - 1] : 0;
+    }
+    inner = it.rank ? it.dims[it.rank - 1] : 1;
+    memset(idx, 0, sizeof idx);
+    for (pos = 0; pos < total; pos += inner) {
+        fn(user, pos, inner, off, inner_st);
+        for (d = it.rank - 2; d >= 0; d--) {
+            for (j = 0; j < n; j++)
+                off[j] += it.st[j][d];
+            if (++idx[d] < it.dims[d])
                 break;
+            for (j = 0; j < n; j++)
+                off[j] -= it.st[j][d] * it.dims[d];
             idx[d] = 0;
         }
     }
     return PFVM_OK;
 }
 
-/* Run state of a generic element-wise kernel. */
+PFVM_INTERNAL pfvm_code pfvm_ew_broadcast_dims(pfvm_kctx *k, const pfvm_tensor *const *in, int n, int *rank,
+                                               int64_t *dims)
+{
+    int j, d, r = 0;
+    for (j = 0; j < n; j++) {
+        if (!in[j] || in[j]->rank < 0 || in[j]->rank > PFVM_MAX_RANK)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input %d has no shape", j);
+        if (in[j]->rank > r)
+            r = in[j]->rank;
+    }
+    for (d = 0; d < r; d++)
+        dims[d] = 1;
+    for (j = 0; j < n; j++) {
+        int off = r - in[j]->rank;
+        for (d = 0; d < in[j]->rank; d++) {
+            int64_t v = in[j]->dims[d];
+            if (v == 1)
+                continue;
+            if (dims[off + d] != 1 && dims[off + d] != v)
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "cannot broadcast dimension %d: %lld vs %lld",
+                                     off + d, (long long)dims[off + d], (long long)v);
+            dims[off + d] = v;
+        }
+    }
+    *rank = r;
+    return PFVM_OK;
+}
+
+/* Gives output `out` (one of k->out) the broadcast shape of `in` when the
+ * planner could not (data-dependent or string outputs). */
+static pfvm_code pfvm__ew_shape_output(pfvm_kctx *k, pfvm_tensor *out, const pfvm_tensor *const *in, int n,
+                                       pfvm_dtype dtype)
+{
+    int64_t dims[PFVM_MAX_RANK];
+    int rank, i;
+    if (out->data)
+        return PFVM_OK;
+    for (i = 0; i < k->n_out && k->out[i] != out; i++) {
+    }
+    if (i == k->n_out)
+        return pfvm__ew_fail(k, PFVM_ERR_INVALID, "output has no storage");
+    if (pfvm_ew_broadcast_dims(k, in, n, &rank, dims))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    return pfvm_kctx_output(k, i, dtype, rank, dims);
+}
+
+/* ---- element conversion (generic paths) ------------------------------------------ */
+
+/* double -> int64 without undefined behaviour: NaN is 0, out of range saturates. */
+static int64_t pfvm__ew_f2i(double v)
+{
+    if (v != v)
+        return 0;
+    if (v >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (v <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)v;
+}
+
+static uint64_t pfvm__ew_f2u(double v)
+{
+    if (v >= 18446744073709551615.0)
+        return UINT64_MAX;
+    if (v >= 9223372036854775808.0)
+        return (uint64_t)v;
+    return (uint64_t)pfvm__ew_f2i(v); /* negative values wrap, like C's integer conversions */
+}
+
+static int pfvm__ew_numeric(pfvm_dtype t)
+{
+    return pfvm_dtype_is_float(t) || pfvm_dtype_is_int(t) || t == PFVM_BOOL;
+}
+
+#define PFVM__EW_GATHER(T, expr)                                  \
+    do {                                                          \
+        const T *s_ = (const T *)t->data + off;                   \
+        for (e = 0; e < n; e++) {                                 \
+            T v = s_[e * st];                                     \
+            x[e] = (expr);                                        \
+        }                                                         \
+    } while (0)
+
+/* x[e] = t[off + e*st] as double, e < n. */
+static void pfvm__ew_load_f64(const pfvm_tensor *t, int64_t off, int64_t st, int64_t n, double *x)
+{
+    int64_t e;
+    switch (t->dtype) {
+    case PFVM_FLOAT: PFVM__EW_GATHER(float, (double)v); break;
+    case PFVM_DOUBLE: PFVM__EW_GATHER(double, v); break;
+    case PFVM_FLOAT16: PFVM__EW_GATHER(uint16_t, (double)pfvm_half_to_float(v)); break;
+    case PFVM_BFLOAT16: PFVM__EW_GATHER(uint16_t, (double)pfvm_bf16_to_float(v)); break;
+    case PFVM_INT8: PFVM__EW_GATHER(int8_t, (double)v); break;
+    case PFVM_INT16: PFVM__EW_GATHER(int16_t, (double)v); break;
+    case PFVM_INT32: PFVM__EW_GATHER(int32_t, (double)v); break;
+    case PFVM_INT64: PFVM__EW_GATHER(int64_t, (double)v); break;
+    case PFVM_UINT8: PFVM__EW_GATHER(uint8_t, (double)v); break;
+    case PFVM_UINT16: PFVM__EW_GATHER(uint16_t, (double)v); break;
+    case PFVM_UINT32: PFVM__EW_GATHER(uint32_t, (double)v); break;
+    case PFVM_UINT64: PFVM__EW_GATHER(uint64_t, (double)v); break;
+    case PFVM_BOOL: PFVM__EW_GATHER(uint8_t, v != 0 ? 1.0 : 0.0); break;
+    default:
+        for (e = 0; e < n; e++)
+            x[e] = 0;
+        break;
+    }
+}
+
+/* x[e] = t[off + e*st] as int64 (uint64 keeps its bits), e < n. */
+static void pfvm__ew_load_i64(const pfvm_tensor *t, int64_t off, int64_t st, int64_t n, int64_t *x)
+{
+    int64_t e;
+    switch (t->dtype) {
+    case PFVM_INT8: PFVM__EW_GATHER(int8_t, (int64_t)v); break;
+    case PFVM_INT16: PFVM__EW_GATHER(int16_t, (int64_t)v); break;
+    case PFVM_INT32: PFVM__EW_GATHER(int32_t, (int64_t)v); break;
+    case PFVM_INT64: PFVM__EW_GATHER(int64_t, v); break;
+    case PFVM_UINT8: PFVM__EW_GATHER(uint8_t, (int64_t)v); break;
+    case PFVM_UINT16: PFVM__EW_GATHER(uint16_t, (int64_t)v); break;
+    case PFVM_UINT32: PFVM__EW_GATHER(uint32_t, (int64_t)v); break;
+    case PFVM_UINT64: PFVM__EW_GATHER(uint64_t, (int64_t)v); break;
+    case PFVM_BOOL: PFVM__EW_GATHER(uint8_t, (int64_t)(v != 0)); break;
+    case PFVM_FLOAT: PFVM__EW_GATHER(float, pfvm__ew_f2i(v)); break;
+    case PFVM_DOUBLE: PFVM__EW_GATHER(double, pfvm__ew_f2i(v)); break;
+    case PFVM_FLOAT16: PFVM__EW_GATHER(uint16_t, pfvm__ew_f2i(pfvm_half_to_float(v))); break;
+    case PFVM_BFLOAT16: PFVM__EW_GATHER(uint16_t, pfvm__ew_f2i(pfvm_bf16_to_float(v))); break;
+    default:
+        for (e = 0; e < n; e++)
+            x[e] = 0;
+        break;
+    }
+}
+
+#define PFVM__EW_SCATTER(VT, T, expr)                             \
+    do {                                                          \
+        T *d_ = (T *)t->data + pos;                               \
+        for (e = 0; e < n; e++) {                                 \
+            VT v = x[e];                                          \
+            d_[e] = (expr);                                       \
+        }                                                         \
+    } while (0)
+
+/* t[pos + e] = x[e] converted to t's type, e < n. */
+static void pfvm__ew_store_f64(pfvm_tensor *t, int64_t pos, int64_t n, const double *x)
+{
+    int64_t e;
+    switch (t->dtype) {
+    case PFVM_FLOAT: PFVM__EW_SCATTER(double, float, (float)v); break;
+    case PFVM_DOUBLE: PFVM__EW_SCATTER(double, double, v); break;
+    case PFVM_FLOAT16: PFVM__EW_SCATTER(double, uint16_t, pfvm_float_to_half((float)v)); break;
+    case PFVM_BFLOAT16: PFVM__EW_SCATTER(double, uint16_t, pfvm_float_to_bf16((float)v)); break;
+    case PFVM_INT8: PFVM__EW_SCATTER(double, int8_t, (int8_t)pfvm__ew_f2i(v)); break;
+    case PFVM_INT16: PFVM__EW_SCATTER(double, int16_t, (int16_t)pfvm__ew_f2i(v)); break;
+    case PFVM_INT32: PFVM__EW_SCATTER(double, int32_t, (int32_t)pfvm__ew_f2i(v)); break;
+    case PFVM_INT64: PFVM__EW_SCATTER(double, int64_t, pfvm__ew_f2i(v)); break;
+    case PFVM_UINT8: PFVM__EW_SCATTER(double, uint8_t, (uint8_t)pfvm__ew_f2i(v)); break;
+    case PFVM_UINT16: PFVM__EW_SCATTER(double, uint16_t, (uint16_t)pfvm__ew_f2i(v)); break;
+    case PFVM_UINT32: PFVM__EW_SCATTER(double, uint32_t, (uint32_t)pfvm__ew_f2i(v)); break;
+    case PFVM_UINT64: PFVM__EW_SCATTER(double, uint64_t, pfvm__ew_f2u(v)); break;
+    case PFVM_BOOL: PFVM__EW_SCATTER(double, uint8_t, v != 0); break;
+    default: break;
+    }
+}
+
+/* Same for int64 values; `u`: they are uint64 bit patterns. */
+static void pfvm__ew_store_i64(pfvm_tensor *t, int64_t pos, int64_t n, const int64_t *x, int u)
+{
+    int64_t e;
+    switch (t->dtype) {
+    case PFVM_INT8: PFVM__EW_SCATTER(int64_t, int8_t, (int8_t)v); break;
+    case PFVM_INT16: PFVM__EW_SCATTER(int64_t, int16_t, (int16_t)v); break;
+    case PFVM_INT32: PFVM__EW_SCATTER(int64_t, int32_t, (int32_t)v); break;
+    case PFVM_INT64: PFVM__EW_SCATTER(int64_t, int64_t, v); break;
+    case PFVM_UINT8: PFVM__EW_SCATTER(int64_t, uint8_t, (uint8_t)v); break;
+    case PFVM_UINT16: PFVM__EW_SCATTER(int64_t, uint16_t, (uint16_t)v); break;
+    case PFVM_UINT32: PFVM__EW_SCATTER(int64_t, uint32_t, (uint32_t)v); break;
+    case PFVM_UINT64: PFVM__EW_SCATTER(int64_t, uint64_t, (uint64_t)v); break;
+    case PFVM_BOOL: PFVM__EW_SCATTER(int64_t, uint8_t, v != 0); break;
+    case PFVM_FLOAT: PFVM__EW_SCATTER(int64_t, float, u ? (float)(uint64_t)v : (float)v); break;
+    case PFVM_DOUBLE: PFVM__EW_SCATTER(int64_t, double, u ? (double)(uint64_t)v : (double)v); break;
+    case PFVM_FLOAT16: PFVM__EW_SCATTER(int64_t, uint16_t, pfvm_float_to_half(u ? (float)(uint64_t)v : (float)v)); break;
+    case PFVM_BFLOAT16: PFVM__EW_SCATTER(int64_t, uint16_t, pfvm_float_to_bf16(u ? (float)(uint64_t)v : (float)v)); break;
+    default: break;
+    }
+}
+
+/* Strings are owned by their tensor: replaces element i with a copy of s. */
+static pfvm_code pfvm__ew_set_string(pfvm_kctx *k, pfvm_tensor *t, int64_t i, const char *s)
+{
+    char **p = (char **)t->data + i;
+    char *c = pfvm__strdup(s ? s : "");
+    if (!c)
+        return pfvm__ew_fail(k, PFVM_ERR_NOMEM, "out of memory");
+    if (*p && t->owns_strings)
+        pfvm__free(*p);
+    *p = c;
+    t->owns_strings = 1;
+    return PFVM_OK;
+}
+
+/* ---- operators as scalar expressions ---------------------------------------------- */
+
+/* Node attributes and bounds a scalar expression may use. */
+typedef struct pfvm__ew_params {
+    double alpha, beta, gamma;
+    int64_t lo, hi; /* Clip's integer bounds */
+    int mode;       /* Mod: fmod; BitShift: right; Clip: 1 = has lo, 2 = has hi */
+} pfvm__ew_params;
+
+typedef double (*pfvm__ew_f)(const double *x, const pfvm__ew_params *p);
+/* `u`: the inputs are unsigned (their int64 values are uint64 bit patterns) */
+typedef int64_t (*pfvm__ew_i)(const int64_t *x, const pfvm__ew_params *p, int u);
+/* float32 loop: o[e] = op(a[e*sa], b[e*sb]) for e < len; o is float or bool */
+typedef void (*pfvm__ew_s)(void *o, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len,
+                           const pfvm__ew_params *p);
+
+typedef struct pfvm__ew_op {
+    pfvm__ew_f f;      /* floats; integers too when i is NULL */
+    pfvm__ew_i i;      /* integers and bools, when every input is one */
+    pfvm__ew_s s;      /* float32 inputs and an s_out output */
+    pfvm_dtype s_out;  /* PFVM_FLOAT or PFVM_BOOL */
+} pfvm__ew_op;
+
+/* One scalar expression over double x0 (and x1) becomes the double function
+ * pfvm__ew_f_NAME and the float32 loop pfvm__ew_s_NAME with output type OT. */
+#define PFVM__EW_UNARY(name, OT, expr)                                                                      \
+    static double pfvm__ew_f_##name(const double *x, const pfvm__ew_params *p)                               \
+    {                                                                                                        \
+        double x0 = x[0];                                                                                    \
+        (void)p;                                                                                             \
+        return (double)(expr);                                                                               \
+    }                                                                                                        \
+    static void pfvm__ew_s_##name(void *o, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len, \
+                                  const pfvm__ew_params *p)                                                  \
+    {                                                                                                        \
+        OT *y = (OT *)o;                                                                                     \
+        int64_t e;                                                                                           \
+        (void)b;                                                                                             \
+        (void)sb;                                                                                            \
+        (void)p;                                                                                             \
+        if (sa == 1) {                                                                                       \
+            for (e = 0; e < len; e++) {                                                                      \
+                double x0 = a[e];                                                                            \
+                y[e] = (OT)(expr);                                                                           \
+            }                                                                                                \
+        } else {                                                                                             \
+            for (e = 0; e < len; e++) {                                                                      \
+                double x0 = a[e * sa];                                                                       \
+                y[e] = (OT)(expr);                                                                           \
+            }                                                                                                \
+        }                                                                                                    \
+    }
+
+#define PFVM__EW_BINARY(name, OT, expr)                                                                     \
+    static double pfvm__ew_f_##name(const double *x, const pfvm__ew_params *p)                               \
+    {                                                                                                        \
+        double x0 = x[0], x1 = x[1];                                                                         \
+        (void)p;                                                                                             \
+        return (double)(expr);                                                                               \
+    }                                                                                                        \
+    static void pfvm__ew_s_##name(void *o, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len, \
+                                  const pfvm__ew_params *p)                                                  \
+    {                                                                                                        \
+        OT *y = (OT *)o;                                                                                     \
+        int64_t e;                                                                                           \
+        (void)p;                                                                                             \
+        if (sa == 1 && sb == 1) {                                                                            \
+            for (e = 0; e < len; e++) {                                                                      \
+                double x0 = a[e], x1 = b[e];                                                                 \
+                y[e] = (OT)(expr);                                                                           \
+            }                                                                                                \
+        } else if (sa == 1 && sb == 0) {                                                                     \
+            double x1 = b[0];                                                                                \
+            for (e = 0; e < len; e++) {                                                                      \
+                double x0 = a[e];                                                                            \
+                y[e] = (OT)(expr);                                                                           \
+            }                                                                                                \
+        } else if (sa == 0 && sb == 1) {                                                                     \
+            double x0 = a[0];                                                                                \
+            for (e = 0; e < len; e++) {                                                                      \
+                double x1 = b[e];                                                                            \
+                y[e] = (OT)(expr);                                                                           \
+            }                                                                                                \
+        } else {                                                                                             \
+            for (e = 0; e < len; e++) {                                                                      \
+                double x0 = a[e * sa], x1 = b[e * sb];                                                       \
+                y[e] = (OT)(expr);                                                                           \
+            }                                                                                                \
+        }                                                                                                    \
+    }
+
+/* Integer expressions over int64 x0 (and x1), with `u` for unsigned inputs. */
+#define PFVM__EW_INT1(name, expr)                                                       \
+    static int64_t pfvm__ew_i_##name(const int64_t *x, const pfvm__ew_params *p, int u) \
+    {                                                                                   \
+        int64_t x0 = x[0];                                                              \
+        (void)p;                                                                        \
+        (void)u;                                                                        \
+        return (int64_t)(expr);                                                         \
+    }
+#define PFVM__EW_INT2(name, expr)                                                       \
+    static int64_t pfvm__ew_i_##name(const int64_t *x, const pfvm__ew_params *p, int u) \
+    {                                                                                   \
+        int64_t x0 = x[0], x1 = x[1];                                                   \
+        (void)p;                                                                        \
+        (void)u;                                                                        \
+        return (int64_t)(expr);                                                         \
+    }
+
+/* Negation through uint64: INT64_MIN wraps instead of trapping. */
+#define PFVM__EW_NEG(v) ((int64_t)(0u - (uint64_t)(v)))
+#define PFVM__EW_LT(a, b) (u ? (uint64_t)(a) < (uint64_t)(b) : (a) < (b))
+
+static double pfvm__ew_round_even(double v)
+{
+    double r = floor(v), d = v - r; /* exact: d in [0, 1) */
+    if (d > 0.5 || (d == 0.5 && fmod(r, 2.0) != 0))
+        r += 1.0;
+    return r;
+}
+
+static double pfvm__ew_sigmoid(double v)
+{
+    return v >= 0 ? 1.0 / (1.0 + exp(-v)) : exp(v) / (1.0 + exp(v));
+}
+
+static double pfvm__ew_softplus(double v)
+{
+    return v > 0 ? v + log1p(exp(-v)) : log1p(exp(v));
+}
+
+static double pfvm__ew_fmod(double a, double b, int c_style)
+{
+    double r = fmod(a, b);
+    /* fmod=0 takes the divisor's sign, like Python's % */
+    if (!c_style && r != 0 && ((r < 0) != (b < 0)))
+        r += b;
+    return r;
+}
+
+/* NaN stays NaN; lo > hi gives hi, like numpy's clip */
+static double pfvm__ew_clamp(double v, double lo, double hi)
+{
+    v = v < lo ? lo : v;
+    return v > hi ? hi : v;
+}
+
+/* NaN wins, as in numpy's maximum/minimum */
+#define PFVM__EW_PICK(a, b, cond) ((a) != (a) ? (a) : (b) != (b) ? (b) : (cond) ? (a) : (b))
+
+PFVM__EW_UNARY(abs, float, fabs(x0))
+PFVM__EW_INT1(abs, u || x0 >= 0 ? x0 : PFVM__EW_NEG(x0))
+PFVM__EW_UNARY(neg, float, -x0)
+PFVM__EW_INT1(neg, PFVM__EW_NEG(x0))
+PFVM__EW_UNARY(exp, float, exp(x0))
+PFVM__EW_UNARY(log, float, log(x0))
+PFVM__EW_UNARY(sqrt, float, sqrt(x0))
+PFVM__EW_UNARY(reciprocal, float, 1.0 / x0)
+PFVM__EW_UNARY(floor, float, floor(x0))
+PFVM__EW_UNARY(ceil, float, ceil(x0))
+PFVM__EW_UNARY(round, float, pfvm__ew_round_even(x0))
+PFVM__EW_UNARY(sign, float, x0 > 0 ? 1.0 : x0 < 0 ? -1.0 : x0)
+PFVM__EW_INT1(sign, x0 == 0 ? 0 : u || x0 > 0 ? 1 : -1)
+PFVM__EW_UNARY(sin, float, sin(x0))
+PFVM__EW_UNARY(cos, float, cos(x0))
+PFVM__EW_UNARY(tan, float, tan(x0))
+PFVM__EW_UNARY(asin, float, asin(x0))
+PFVM__EW_UNARY(acos, float, acos(x0))
+PFVM__EW_UNARY(atan, float, atan(x0))
+PFVM__EW_UNARY(sinh, float, sinh(x0))
+PFVM__EW_UNARY(cosh, float, cosh(x0))
+PFVM__EW_UNARY(tanh, float, tanh(x0))
+PFVM__EW_UNARY(asinh, float, asinh(x0))
+PFVM__EW_UNARY(acosh, float, acosh(x0))
+PFVM__EW_UNARY(atanh, float, atanh(x0))
+PFVM__EW_UNARY(erf, float, erf(x0))
+PFVM__EW_UNARY(sigmoid, float, pfvm__ew_sigmoid(x0))
+PFVM__EW_UNARY(relu, float, x0 > 0 ? x0 : 0.0)
+PFVM__EW_INT1(relu, u || x0 > 0 ? x0 : 0)
+PFVM__EW_UNARY(leakyrelu, float, x0 >= 0 ? x0 : p->alpha * x0)
+PFVM__EW_UNARY(elu, float, x0 >= 0 ? x0 : p->alpha * expm1(x0))
+PFVM__EW_UNARY(selu, float, x0 > 0 ? p->gamma * x0 : p->gamma * (p->alpha * exp(x0) - p->alpha))
+PFVM__EW_UNARY(celu, float, (x0 > 0 ? x0 : 0.0) + fmin(0.0, p->alpha * expm1(x0 / p->alpha)))
+PFVM__EW_UNARY(hardsigmoid, float, fmax(0.0, fmin(1.0, p->alpha * x0 + p->beta)))
+PFVM__EW_UNARY(hardswish, float, x0 * fmax(0.0, fmin(1.0, x0 / 6.0 + 0.5)))
+PFVM__EW_UNARY(softplus, float, pfvm__ew_softplus(x0))
+PFVM__EW_UNARY(softsign, float, x0 / (1.0 + fabs(x0)))
+PFVM__EW_UNARY(mish, float, x0 * tanh(pfvm__ew_softplus(x0)))
+PFVM__EW_UNARY(thresholdedrelu, float, x0 > p->alpha ? x0 : 0.0)
+PFVM__EW_UNARY(shrink, float, x0 < -p->alpha ? x0 + p->beta : x0 > p->alpha ? x0 - p->beta : 0.0)
+PFVM__EW_UNARY(isnan, uint8_t, x0 != x0)
+PFVM__EW_UNARY(isinf, uint8_t, isinf(x0) && (x0 > 0 ? p->alpha != 0 : p->beta != 0))
+PFVM__EW_UNARY(divby, float, x0 / p->alpha)
+/* Clip: lower bound first, so that min > max gives max (numpy's clip) */
+PFVM__EW_UNARY(clip, float, pfvm__ew_clamp(x0, p->alpha, p->beta))
+PFVM__EW_INT1(not, !x0)
+PFVM__EW_INT1(bitnot, ~x0)
+
+PFVM__EW_BINARY(add, float, x0 + x1)
+PFVM__EW_INT2(add, (uint64_t)x0 + (uint64_t)x1)
+PFVM__EW_BINARY(sub, float, x0 - x1)
+PFVM__EW_INT2(sub, (uint64_t)x0 - (uint64_t)x1)
+PFVM__EW_BINARY(mul, float, x0 * x1)
+PFVM__EW_INT2(mul, (uint64_t)x0 * (uint64_t)x1)
+PFVM__EW_BINARY(div, float, x0 / x1)
+PFVM__EW_BINARY(pow, float, pow(x0, x1))
+PFVM__EW_BINARY(mod, float, pfvm__ew_fmod(x0, x1, p->mode))
+PFVM__EW_BINARY(max, float, PFVM__EW_PICK(x0, x1, x0 >= x1))
+PFVM__EW_INT2(max, PFVM__EW_LT(x0, x1) ? x1 : x0)
+PFVM__EW_BINARY(min, float, PFVM__EW_PICK(x0, x1, x0 <= x1))
+PFVM__EW_INT2(min, PFVM__EW_LT(x1, x0) ? x1 : x0)
+PFVM__EW_BINARY(prelu, float, x0 < 0 ? x1 * x0 : x0)
+PFVM__EW_INT2(prelu, u || x0 >= 0 ? x0 : (int64_t)((uint64_t)x1 * (uint64_t)x0))
+PFVM__EW_BINARY(equal, uint8_t, x0 == x1)
+PFVM__EW_INT2(equal, x0 == x1)
+PFVM__EW_BINARY(greater, uint8_t, x0 > x1)
+PFVM__EW_INT2(greater, PFVM__EW_LT(x1, x0))
+PFVM__EW_BINARY(less, uint8_t, x0 < x1)
+PFVM__EW_INT2(less, PFVM__EW_LT(x0, x1))
+PFVM__EW_BINARY(greater_equal, uint8_t, x0 >= x1)
+PFVM__EW_INT2(greater_equal, !PFVM__EW_LT(x0, x1))
+PFVM__EW_BINARY(less_equal, uint8_t, x0 <= x1)
+PFVM__EW_INT2(less_equal, !PFVM__EW_LT(x1, x0))
+PFVM__EW_INT2(and, x0 && x1)
+PFVM__EW_INT2(or, x0 || x1)
+PFVM__EW_INT2(xor, !x0 != !x1)
+PFVM__EW_INT2(bitand, x0 & x1)
+PFVM__EW_INT2(bitor, x0 | x1)
+PFVM__EW_INT2(bitxor, x0 ^ x1)
+
+/* Integer division truncates (C, and onnxruntime); x / 0 is 0 rather
+ * than a trap, since ONNX leaves it undefined. */
+static int64_t pfvm__ew_i_div(const int64_t *x, const pfvm__ew_params *p, int u)
+{
+    (void)p;
+    if (x[1] == 0)
+        return 0;
+    if (u)
+        return (int64_t)((uint64_t)x[0] / (uint64_t)x[1]);
+    if (x[1] == -1)
+        return PFVM__EW_NEG(x[0]);
+    return x[0] / x[1];
+}
+
+static int64_t pfvm__ew_i_mod(const int64_t *x, const pfvm__ew_params *p, int u)
+{
+    int64_t r;
+    if (x[1] == 0)
+        return 0;
+    if (u)
+        return (int64_t)((uint64_t)x[0] % (uint64_t)x[1]);
+    if (x[1] == -1)
+        return 0;
+    r = x[0] % x[1];
+    if (!p->mode && r != 0 && ((r < 0) != (x[1] < 0)))
+        r += x[1];
+    return r;
+}
+
+/* Integer powers by squaring, wrapping; negative exponents give what
+ * truncating 1/b^-e gives. */
+static int64_t pfvm__ew_i_pow(const int64_t *x, const pfvm__ew_params *p, int u)
+{
+    uint64_t r = 1, b = (uint64_t)x[0];
+    int64_t e = x[1];
+    (void)p;
+    if (e < 0 && !u)
+        return x[0] == 1 ? 1 : x[0] == -1 ? ((e & 1) ? -1 : 1) : 0;
+    for (; e; e = (int64_t)((uint64_t)e >> 1)) {
+        if (e & 1)
+            r *= b;
+        b *= b;
+    }
+    return (int64_t)r;
+}
+
+static int64_t pfvm__ew_i_bitshift(const int64_t *x, const pfvm__ew_params *p, int u)
+{
+    uint64_t v = (uint64_t)x[0], s = (uint64_t)x[1];
+    (void)u;
+    if (s >= 64)
+        return 0;
+    return (int64_t)(p->mode ? v >> s : v << s);
+}
+
+static int64_t pfvm__ew_i_clip(const int64_t *x, const pfvm__ew_params *p, int u)
+{
+    int64_t v = x[0];
+    if ((p->mode & 1) && PFVM__EW_LT(v, p->lo))
+        v = p->lo;
+    if ((p->mode & 2) && PFVM__EW_LT(p->hi, v))
+        v = p->hi;
+    return v;
+}
+
+/* ---- running an operator ----------------------------------------------------------- */
+
+enum { PFVM__EW_PATH_F32, PFVM__EW_PATH_F64, PFVM__EW_PATH_INT };
+
 typedef struct pfvm__ew_run {
-    const pfvm_tensor *const *in;
+    const pfvm_tensor *in[PFVM__EW_ARITY];
     int n;
     pfvm_tensor *out;
     const pfvm__ew_op *op;
-    pfvm__ew_params p;
-    int int_path, is_unsigned;
+    const pfvm__ew_params *p;
+    int path, is_unsigned;
+    size_t out_size;
 } pfvm__ew_run;
 
-static void pfvm__ew_span(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
+static void pfvm__ew_span_f32(pfvm__ew_run *r, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
 {
-    pfvm__ew_run *r = (pfvm__ew_run *)user;
-    int64_t e;
+    const float *a = (const float *)r->in[0]->data + off[0];
+    const float *b = r->n > 1 ? (const float *)r->in[1]->data + off[1] : a;
+    r->op->s((char *)r->out->data + (size_t)pos * r->out_size, a, stride[0], b, r->n > 1 ? stride[1] : 0, len, r->p);
+}
+
+static void pfvm__ew_span_generic(pfvm__ew_run *r, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
+{
+    int64_t done, c, e;
     int j;
-    if (r->n == 1 && !r->int_path && r->in[0]->dtype == PFVM_FLOAT && r->out->dtype == PFVM_FLOAT) {
-        /* the common case, without per-element dtype dispatch */
-        const float *a = (const float *)r->in[0]->data + off[0];
-        float *o = (float *)r->out->data + pos;
-        for (e = 0; e < len; e++) {
-            double x = a[e * stride[0]];
-            o[e] = (float)r->op->f(&x, &r->p);
-        }
-        return;
-    }
-    if (r->n == 2 && !r->int_path && r->in[0]->dtype == PFVM_FLOAT && r->in[1]->dtype == PFVM_FLOAT &&
-        r->out->dtype == PFVM_FLOAT) {
-        const float *a = (const float *)r->in[0]->data + off[0], *b = (const float *)r->in[1]->data + off[1];
-        float *o = (float *)r->out->data + pos;
-        for (e = 0; e < len; e++) {
-            double x[2];
-            x[0] = a[e * stride[0]];
-            x[1] = b[e * stride[1]];
-            o[e] = (float)r->op->f(x, &r->p);
-        }
-        return;
-    }
-    for (e = 0; e < len; e++) {
-        if (r->int_path) {
-            int64_t x[PFVM__EW_MAX_IN], v;
+    for (done = 0; done < len; done += c) {
+        c = len - done < PFVM__EW_CHUNK ? len - done : PFVM__EW_CHUNK;
+        if (r->path == PFVM__EW_PATH_INT) {
+            int64_t xs[PFVM__EW_ARITY][PFVM__EW_CHUNK], ys[PFVM__EW_CHUNK], x[PFVM__EW_ARITY] = {0};
             for (j = 0; j < r->n; j++)
-                x[j] = pfvm__ew_ldi(r->in[j]->data, r->in[j]->dtype, off[j] + e * stride[j]);
-            v = r->op->i(x, &r->p, r->is_unsigned);
-            pfvm__ew_sti(r->out->data, r->out->dtype, pos + e, v);
+                pfvm__ew_load_i64(r->in[j], off[j] + done * stride[j], stride[j], c, xs[j]);
+            for (e = 0; e < c; e++) {
+                for (j = 0; j < r->n; j++)
+                    x[j] = xs[j][e];
+                ys[e] = r->op->i(x, r->p, r->is_unsigned);
+            }
+            pfvm__ew_store_i64(r->out, pos + done, c, ys, r->is_unsigned);
         } else {
-            double x[PFVM__EW_MAX_IN], v;
+            double xs[PFVM__EW_ARITY][PFVM__EW_CHUNK], ys[PFVM__EW_CHUNK], x[PFVM__EW_ARITY] = {0};
             for (j = 0; j < r->n; j++)
-                x[j] = pfvm__ew_ld(r->in[j]->data, r->in[j]->dtype, off[j] + e * stride[j]);
-            v = r->op->f(x, &r->p);
-            if (pfvm_dtype_is_float(r->out->dtype) || r->out->dtype == PFVM_BOOL)
-                pfvm__ew_st(r->out->data, r->out->dtype, pos + e, v);
-            else
-                pfvm__ew_sti(r->out->data, r->out->dtype, pos + e, (int64_t)v);
+                pfvm__ew_load_f64(r->in[j], off[j] + done * stride[j], stride[j], c, xs[j]);
+            for (e = 0; e < c; e++) {
+                for (j = 0; j < r->n; j++)
+                    x[j] = xs[j][e];
+                ys[e] = r->op->f(x, r->p);
+            }
+            pfvm__ew_store_f64(r->out, pos + done, c, ys);
         }
     }
 }
 
-static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, double alpha, double beta)
+static void pfvm__ew_span(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
 {
-    p->alpha = pfvm_node_attr_float(n, "alpha", (float)alpha);
-    p->beta = pfvm_node_attr_float(n, "beta", (float)beta);
-    p->gamma = pfvm_node_attr_float(n, "gamma", 1.0507009873554804934193349852946f);
-    p->mode = 0;
+    pfvm__ew_run *r = (pfvm__ew_run *)user;
+    if (r->path == PFVM__EW_PATH_F32)
+        pfvm__ew_span_f32(r, pos, len, off, stride);
+    else
+        pfvm__ew_span_generic(r, pos, len, off, stride);
+}
+
+/* Picks the path for the inputs' and output's element types. */
+static pfvm_code pfvm__ew_choose_path(pfvm_kctx *k, pfvm__ew_run *r)
+{
+    int j, all_f32 = r->out->dtype == r->op->s_out, any_float = 0;
+    if (!pfvm__ew_numeric(r->out->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "output element type %s is not supported",
+                             pfvm_dtype_name(r->out->dtype));
+    for (j = 0; j < r->n; j++) {
+        pfvm_dtype t = r->in[j]->dtype;
+        if (!pfvm__ew_numeric(t))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type %s is not supported",
+                                 pfvm_dtype_name(t));
+        all_f32 &= t == PFVM_FLOAT;
+        any_float |= pfvm_dtype_is_float(t);
+    }
+    r->is_unsigned = !pfvm_dtype_is_signed(r->in[0]->dtype);
+    if (r->op->s && all_f32)
+        r->path = PFVM__EW_PATH_F32;
+    else if (r->op->i && !any_float)
+        r->path = PFVM__EW_PATH_INT;
+    else if (r->op->f)
+        r->path = PFVM__EW_PATH_F64;
+    else
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "floating-point inputs are not supported");
+    return PFVM_OK;
+}
+
+/* out = op(in[0..n)) with broadcasting; n <= PFVM__EW_ARITY. */
+static pfvm_code pfvm__ew_map(pfvm_kctx *k, const pfvm__ew_op *op, const pfvm__ew_params *p,
+                              const pfvm_tensor *const *in, int n, pfvm_tensor *out)
+{
+    pfvm__ew_run r;
+    int j;
+    memset(&r, 0, sizeof r);
+    for (j = 0; j < n; j++)
+        r.in[j] = in[j];
+    r.n = n;
+    r.out = out;
+    r.op = op;
+    r.p = p;
+    if (pfvm__ew_choose_path(k, &r))
+        return k->st ? k->st->code : PFVM_ERR_UNSUPPORTED;
+    r.out_size = pfvm_dtype_size(out->dtype);
+    return pfvm_ew_apply(k, in, n, out, pfvm__ew_span, &r);
 }
 
 /* Opsets before 7 broadcast B against A with an explicit `axis`: B's dims
@@ -4831,34 +5475,635 @@ static const pfvm_tensor *pfvm__ew_legacy_view(const pfvm_node *n, const pfvm_te
     return view;
 }
 
-static pfvm_code pfvm__ew_run_op(pfvm_kctx *k, const pfvm__ew_op *op, const pfvm__ew_params *p)
+/* The kernel of a unary or binary operator: output 0 = op(inputs). */
+static pfvm_code pfvm__ew_run_node(pfvm_kctx *k, const pfvm__ew_op *op, const pfvm__ew_params *p, pfvm_dtype out_t)
 {
-    pfvm__ew_run r;
-    const pfvm_tensor *ins[PFVM__EW_MAX_IN];
+    const pfvm_tensor *ins[PFVM__EW_ARITY];
     pfvm_tensor legacy;
+    pfvm_tensor *out = k->out[0];
     int j, n = 0;
-    pfvm_dtype in_t;
-    for (j = 0; j < k->n_in && n < PFVM__EW_MAX_IN; j++)
-        if (k->in[j])
-            ins[n++] = k->in[j];
+    for (j = 0; j < k->n_in; j++) {
+        if (!k->in[j])
+            continue;
+        if (n == PFVM__EW_ARITY)
+            return pfvm__ew_fail(k, PFVM_ERR_INVALID, "too many inputs");
+        ins[n++] = k->in[j];
+    }
+    if (!n)
+        return pfvm__ew_fail(k, PFVM_ERR_INVALID, "no inputs");
+    if (!out)
+        return PFVM_OK;
     if (n == 2)
         ins[1] = pfvm__ew_legacy_view(k->node, ins[0], ins[1], &legacy);
-    if (!n || !k->out[0])
+    if (out_t == PFVM_UNDEFINED)
+        out_t = ins[0]->dtype;
+    if (k->node->opset < 7 && n == 2 && pfvm_node_attr_int(k->node, "broadcast", 0)) {
+        if (!out->data && pfvm__ew_shape_output(k, out, ins, 1, out_t))
+            return k->st->code;
+    } else if (pfvm__ew_shape_output(k, out, ins, n, out_t)) {
+        return k->st->code;
+    }
+    return pfvm__ew_map(k, op, p, ins, n, out);
+}
+
+static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, double alpha, double beta)
+{
+    memset(p, 0, sizeof *p);
+    p->alpha = pfvm_node_attr_float(n, "alpha", (float)alpha);
+    p->beta = pfvm_node_attr_float(n, "beta", (float)beta);
+    p->gamma = pfvm_node_attr_float(n, "gamma", 1.0507009873554804934193349852946f);
+}
+
+/* ---- kernels ------------------------------------------------------------------------ */
+
+#define PFVM__EW_OP_FI(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out}
+#define PFVM__EW_OP_F(name, out) {pfvm__ew_f_##name, NULL, pfvm__ew_s_##name, out}
+#define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED}
+
+/* A kernel whose output has the first input's type (out_t UNDEFINED) or
+ * bool; alpha and beta are the attributes' defaults. */
+#define PFVM__EW_KERNEL(name, opdef, out_t, alpha, beta)       \
+    static pfvm_code pfvm__ew_k_##name(pfvm_kctx *k)             \
+    {                                                            \
+        static const pfvm__ew_op op = opdef;                     \
+        pfvm__ew_params p;                                       \
+        pfvm__ew_read_params(k->node, &p, alpha, beta);          \
+        return pfvm__ew_run_node(k, &op, &p, out_t);             \
+    }
+
+PFVM__EW_KERNEL(abs, PFVM__EW_OP_FI(abs, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(neg, PFVM__EW_OP_FI(neg, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(exp, PFVM__EW_OP_F(exp, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(log, PFVM__EW_OP_F(log, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(sqrt, PFVM__EW_OP_F(sqrt, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(reciprocal, PFVM__EW_OP_F(reciprocal, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(floor, PFVM__EW_OP_F(floor, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(ceil, PFVM__EW_OP_F(ceil, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(round, PFVM__EW_OP_F(round, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(sign, PFVM__EW_OP_FI(sign, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(sin, PFVM__EW_OP_F(sin, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(cos, PFVM__EW_OP_F(cos, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(tan, PFVM__EW_OP_F(tan, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(asin, PFVM__EW_OP_F(asin, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(acos, PFVM__EW_OP_F(acos, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(atan, PFVM__EW_OP_F(atan, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(sinh, PFVM__EW_OP_F(sinh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(cosh, PFVM__EW_OP_F(cosh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(tanh, PFVM__EW_OP_F(tanh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(asinh, PFVM__EW_OP_F(asinh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(acosh, PFVM__EW_OP_F(acosh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(atanh, PFVM__EW_OP_F(atanh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(erf, PFVM__EW_OP_F(erf, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(sigmoid, PFVM__EW_OP_F(sigmoid, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(relu, PFVM__EW_OP_FI(relu, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(leakyrelu, PFVM__EW_OP_F(leakyrelu, PFVM_FLOAT), PFVM_UNDEFINED, 0.01, 0)
+PFVM__EW_KERNEL(elu, PFVM__EW_OP_F(elu, PFVM_FLOAT), PFVM_UNDEFINED, 1.0, 0)
+PFVM__EW_KERNEL(selu, PFVM__EW_OP_F(selu, PFVM_FLOAT), PFVM_UNDEFINED, 1.67326319217681884765625, 0)
+PFVM__EW_KERNEL(celu, PFVM__EW_OP_F(celu, PFVM_FLOAT), PFVM_UNDEFINED, 1.0, 0)
+PFVM__EW_KERNEL(hardsigmoid, PFVM__EW_OP_F(hardsigmoid, PFVM_FLOAT), PFVM_UNDEFINED, 0.2, 0.5)
+PFVM__EW_KERNEL(hardswish, PFVM__EW_OP_F(hardswish, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(softplus, PFVM__EW_OP_F(softplus, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(softsign, PFVM__EW_OP_F(softsign, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(mish, PFVM__EW_OP_F(mish, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(thresholdedrelu, PFVM__EW_OP_F(thresholdedrelu, PFVM_FLOAT), PFVM_UNDEFINED, 1.0, 0)
+PFVM__EW_KERNEL(isnan, PFVM__EW_OP_F(isnan, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(not, PFVM__EW_OP_I(not), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(bitnot, PFVM__EW_OP_I(bitnot), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(add, PFVM__EW_OP_FI(add, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(sub, PFVM__EW_OP_FI(sub, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(mul, PFVM__EW_OP_FI(mul, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(div, PFVM__EW_OP_FI(div, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(pow, PFVM__EW_OP_FI(pow, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(equal, PFVM__EW_OP_FI(equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(greater, PFVM__EW_OP_FI(greater, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(less, PFVM__EW_OP_FI(less, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(greater_equal, PFVM__EW_OP_FI(greater_equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(less_equal, PFVM__EW_OP_FI(less_equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(and, PFVM__EW_OP_I(and), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(or, PFVM__EW_OP_I(or), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(xor, PFVM__EW_OP_I(xor), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(bitand, PFVM__EW_OP_I(bitand), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(bitor, PFVM__EW_OP_I(bitor), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(bitxor, PFVM__EW_OP_I(bitxor), PFVM_UNDEFINED, 0, 0)
+
+static pfvm_code pfvm__ew_k_shrink(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_F(shrink, PFVM_FLOAT);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    p.alpha = pfvm_node_attr_float(k->node, "lambd", 0.5f);
+    p.beta = pfvm_node_attr_float(k->node, "bias", 0.0f);
+    return pfvm__ew_run_node(k, &op, &p, PFVM_UNDEFINED);
+}
+
+static pfvm_code pfvm__ew_k_isinf(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_F(isinf, PFVM_BOOL);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    p.alpha = (double)(pfvm_node_attr_int(k->node, "detect_positive", 1) != 0);
+    p.beta = (double)(pfvm_node_attr_int(k->node, "detect_negative", 1) != 0);
+    return pfvm__ew_run_node(k, &op, &p, PFVM_BOOL);
+}
+
+static pfvm_code pfvm__ew_k_mod(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(mod, PFVM_FLOAT);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    p.mode = pfvm_node_attr_int(k->node, "fmod", 0) != 0;
+    return pfvm__ew_run_node(k, &op, &p, PFVM_UNDEFINED);
+}
+
+static pfvm_code pfvm__ew_k_bitshift(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_I(bitshift);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    p.mode = !strcmp(pfvm_node_attr_string(k->node, "direction", ""), "RIGHT");
+    return pfvm__ew_run_node(k, &op, &p, PFVM_UNDEFINED);
+}
+
+static pfvm_code pfvm__ew_check_bitshift(const pfvm_node *n, pfvm_status *st)
+{
+    const char *dir = pfvm_node_attr_string(n, "direction", "");
+    if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "attribute 'direction' must be LEFT or RIGHT, not '%s'", dir);
+    return PFVM_OK;
+}
+
+/* PRelu before opset 7 takes one slope per channel (dim 1); later opsets
+ * broadcast the slope numpy-style into X's shape. */
+static pfvm_code pfvm__ew_k_prelu(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(prelu, PFVM_FLOAT);
+    const pfvm_tensor *ins[2];
+    pfvm_tensor view;
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    ins[0] = k->in[0];
+    ins[1] = k->in[1];
+    if (!k->out[0])
         return PFVM_OK;
-    in_t = ins[0]->dtype;
-    if (in_t == PFVM_STRING)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "string inputs are not supported");
-    r.in = ins;
-    r.n = n;
-    r.out = k->out[0];
-    r.op = op;
-    r.p = *p;
-    r.int_path = op->i && !pfvm_dtype_is_float(in_t);
-    r.is_unsigned = !pfvm_dtype_is_signed(in_t);
-    if (!r.int_path && !op->f)
+    if (k->node->opset < 7 && ins[1]->rank == 1 && ins[0]->rank >= 2 && ins[1]->dims[0] == ins[0]->dims[1]) {
+        int d;
+        view = *ins[1];
+        view.rank = ins[0]->rank - 1;
+        for (d = 0; d < view.rank; d++)
+            view.dims[d] = d == 0 ? ins[1]->dims[0] : 1;
+        ins[1] = &view;
+    }
+    if (pfvm__ew_shape_output(k, k->out[0], ins, 1, ins[0]->dtype))
+        return k->st->code;
+    return pfvm__ew_map(k, &op, &p, ins, 2, k->out[0]);
+}
+
+/* ---- variadic Sum, Mean, Max, Min ---------------------------------------------------- */
+
+/* Folds the inputs pairwise into the output: the first step reads two
+ * inputs, later ones the output and the next input. The input that shares
+ * the output's storage, if any, goes first, before anything overwrites it. */
+static pfvm_code pfvm__ew_fold(pfvm_kctx *k, const pfvm__ew_op *op, int mean)
+{
+    static const pfvm__ew_op divby = PFVM__EW_OP_F(divby, PFVM_FLOAT);
+    const pfvm_tensor *ins[2], *all[PFVM__EW_MAX_IN];
+    pfvm_tensor *out = k->out[0];
+    pfvm__ew_params p;
+    int j, first = 0;
+    memset(&p, 0, sizeof p);
+    if (!out)
+        return PFVM_OK;
+    for (j = 0; j < k->n_in; j++) {
+        if (!k->in[j])
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input %d is missing", j);
+        if (k->in[j]->data == out->data && k->in[j]->data)
+            first = j;
+    }
+    if (!out->data) {
+        /* the broadcast of every input, in batches the shape helper takes */
+        int64_t dims[PFVM_MAX_RANK];
+        pfvm_tensor acc;
+        memset(&acc, 0, sizeof acc);
+        acc.rank = 0;
+        for (j = 0; j < k->n_in; j++) {
+            all[0] = &acc;
+            all[1] = k->in[j];
+            if (pfvm_ew_broadcast_dims(k, all, 2, &acc.rank, dims))
+                return k->st->code;
+            memcpy(acc.dims, dims, sizeof dims);
+        }
+        if (pfvm_kctx_output(k, 0, k->in[0]->dtype, acc.rank, acc.dims))
+            return k->st->code;
+    }
+    ins[0] = k->in[first];
+    if (k->n_in == 1) {
+        if (ins[0]->data == out->data)
+            return PFVM_OK;
+        if (ins[0]->dtype == out->dtype && ins[0]->rank == out->rank &&
+            !memcmp(ins[0]->dims, out->dims, sizeof(int64_t) * (size_t)out->rank)) {
+            memcpy(out->data, ins[0]->data, (size_t)pfvm_tensor_numel(out) * pfvm_dtype_size(out->dtype));
+            return PFVM_OK;
+        }
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "output type or shape differs from the single input's");
+    }
+    for (j = 0; j < k->n_in; j++) {
+        if (j == first)
+            continue;
+        ins[1] = k->in[j];
+        if (pfvm__ew_map(k, op, &p, ins, 2, out))
+            return k->st->code;
+        ins[0] = out;
+    }
+    if (mean) {
+        p.alpha = (double)k->n_in;
+        ins[0] = out;
+        return pfvm__ew_map(k, &divby, &p, ins, 1, out);
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_k_sum(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(add, PFVM_FLOAT);
+    return pfvm__ew_fold(k, &op, 0);
+}
+
+static pfvm_code pfvm__ew_k_mean(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(add, PFVM_FLOAT);
+    return pfvm__ew_fold(k, &op, 1);
+}
+
+static pfvm_code pfvm__ew_k_max(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(max, PFVM_FLOAT);
+    return pfvm__ew_fold(k, &op, 0);
+}
+
+static pfvm_code pfvm__ew_k_min(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(min, PFVM_FLOAT);
+    return pfvm__ew_fold(k, &op, 0);
+}
+
+/* ---- the shared binary helper ---------------------------------------------------------- */
+
+PFVM_INTERNAL pfvm_code pfvm_ew_broadcast_binary(pfvm_kctx *k, pfvm_ew_binop op, const pfvm_tensor *a,
+                                                 const pfvm_tensor *b, pfvm_tensor *out)
+{
+    static const pfvm__ew_op ops[] = {
+        PFVM__EW_OP_FI(add, PFVM_FLOAT), PFVM__EW_OP_FI(sub, PFVM_FLOAT),       PFVM__EW_OP_FI(mul, PFVM_FLOAT),
+        PFVM__EW_OP_FI(div, PFVM_FLOAT), PFVM__EW_OP_FI(pow, PFVM_FLOAT),       PFVM__EW_OP_FI(max, PFVM_FLOAT),
+        PFVM__EW_OP_FI(min, PFVM_FLOAT), PFVM__EW_OP_FI(equal, PFVM_BOOL),      PFVM__EW_OP_FI(less, PFVM_BOOL),
+        PFVM__EW_OP_FI(greater, PFVM_BOOL)};
+    const pfvm_tensor *ins[2];
+    pfvm__ew_params p;
+    if ((unsigned)op >= sizeof ops / sizeof ops[0])
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "unknown element-wise operator %d", (int)op);
+    if (!a || !b || !out)
+        return pfvm__ew_fail(k, PFVM_ERR_INVALID, "missing operand");
+    memset(&p, 0, sizeof p);
+    ins[0] = a;
+    ins[1] = b;
+    if (!out->data && pfvm__ew_shape_output(k, out, ins, 2, out->dtype ? out->dtype : a->dtype))
+        return k->st->code;
+    return pfvm__ew_map(k, &ops[op], &p, ins, 2, out);
+}
+
+/* ---- Where, Clip ------------------------------------------------------------------- */
+
+typedef struct pfvm__ew_where {
+    const pfvm_tensor *cond, *x, *y;
+    pfvm_tensor *out;
+    pfvm_kctx *k;
+    pfvm_code rc;
+} pfvm__ew_where;
+
+#define PFVM__EW_SELECT(T)                                                                \
+    do {                                                                                  \
+        const T *x_ = (const T *)w->x->data, *y_ = (const T *)w->y->data;                  \
+        T *o_ = (T *)w->out->data + pos;                                                   \
+        for (e = 0; e < len; e++)                                                          \
+            o_[e] = c[e * stride[0]] ? x_[off[1] + e * stride[1]] : y_[off[2] + e * stride[2]]; \
+    } while (0)
+
+static void pfvm__ew_where_span(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
+{
+    pfvm__ew_where *w = (pfvm__ew_where *)user;
+    const uint8_t *c = (const uint8_t *)w->cond->data + off[0];
+    int64_t e;
+    switch (w->out->dtype == PFVM_STRING ? 0 : pfvm_dtype_size(w->out->dtype)) {
+    case 1: PFVM__EW_SELECT(uint8_t); break;
+    case 2: PFVM__EW_SELECT(uint16_t); break;
+    case 4: PFVM__EW_SELECT(uint32_t); break;
+    case 8: PFVM__EW_SELECT(uint64_t); break;
+    default:
+        for (e = 0; e < len && !w->rc; e++) {
+            const pfvm_tensor *src = c[e * stride[0]] ? w->x : w->y;
+            int j = src == w->x ? 1 : 2;
+            w->rc = pfvm__ew_set_string(w->k, w->out, pos + e, ((char *const *)src->data)[off[j] + e * stride[j]]);
+        }
+        break;
+    }
+}
+
+static pfvm_code pfvm__ew_k_where(pfvm_kctx *k)
+{
+    pfvm__ew_where w;
+    size_t es;
+    if (!k->out[0])
+        return PFVM_OK;
+    w.cond = k->in[0];
+    w.x = k->in[1];
+    w.y = k->in[2];
+    w.out = k->out[0];
+    w.k = k;
+    w.rc = PFVM_OK;
+    if (w.cond->dtype != PFVM_BOOL)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "condition has type %s, not bool",
+                             pfvm_dtype_name(w.cond->dtype));
+    if (w.x->dtype != w.y->dtype)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "X is %s but Y is %s", pfvm_dtype_name(w.x->dtype),
+                             pfvm_dtype_name(w.y->dtype));
+    if (pfvm__ew_shape_output(k, w.out, k->in, 3, w.x->dtype))
+        return k->st->code;
+    es = pfvm_dtype_size(w.x->dtype);
+    if (w.out->dtype != w.x->dtype || (w.x->dtype != PFVM_STRING && es != 1 && es != 2 && es != 4 && es != 8))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type %s is not supported",
-                             pfvm_dtype_name(in_t));
-    return pfvm_ew_apply(k, ins, n, k->out[0], pfvm__ew_span, &r);
+                             pfvm_dtype_name(w.x->dtype));
+    if (pfvm_ew_apply(k, k->in, 3, w.out, pfvm__ew_where_span, &w))
+        return k->st->code;
+    return w.rc;
+}
+
+static pfvm_code pfvm__ew_infer_where(pfvm_ictx *c)
+{
+    pfvm_dtype cd = c->in[0]->type.dtype, xd = c->in[1]->type.dtype, yd = c->in[2]->type.dtype;
+    if (cd != PFVM_UNDEFINED && cd != PFVM_BOOL)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "condition has type %s, not bool", pfvm_dtype_name(cd));
+    if (xd != PFVM_UNDEFINED && yd != PFVM_UNDEFINED && xd != yd)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "X is %s but Y is %s", pfvm_dtype_name(xd), pfvm_dtype_name(yd));
+    return pfvm_ew_infer_broadcast_to(c, xd != PFVM_UNDEFINED ? xd : yd);
+}
+
+/* Clip's bound from input i (opset 11+): absent or empty means none. */
+static pfvm_code pfvm__ew_clip_bound(pfvm_kctx *k, int i, double *f, int64_t *v, int *has)
+{
+    const pfvm_tensor *t = k->n_in > i ? k->in[i] : NULL;
+    int64_t n;
+    *has = 0;
+    if (!t || (n = pfvm_tensor_numel(t)) == 0)
+        return PFVM_OK;
+    if (n != 1 || !pfvm__ew_numeric(t->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input %d (%s) must be a numeric scalar", i,
+                             i == 1 ? "min" : "max");
+    *f = pfvm_tensor_get_f64(t, 0);
+    *v = pfvm_tensor_get_i64(t, 0);
+    *has = 1;
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_k_clip(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(clip, PFVM_FLOAT);
+    pfvm__ew_params p;
+    const pfvm_tensor *x = k->in[0];
+    int has_lo, has_hi;
+    memset(&p, 0, sizeof p);
+    if (k->node->opset < 11) {
+        p.alpha = pfvm_node_attr_float(k->node, "min", -FLT_MAX);
+        p.beta = pfvm_node_attr_float(k->node, "max", FLT_MAX);
+        p.lo = pfvm__ew_f2i(p.alpha);
+        p.hi = pfvm__ew_f2i(p.beta);
+        p.mode = 3;
+    } else {
+        p.alpha = -INFINITY;
+        p.beta = INFINITY;
+        if (pfvm__ew_clip_bound(k, 1, &p.alpha, &p.lo, &has_lo) || pfvm__ew_clip_bound(k, 2, &p.beta, &p.hi, &has_hi))
+            return k->st->code;
+        p.mode = has_lo | has_hi << 1;
+    }
+    if (!k->out[0])
+        return PFVM_OK;
+    if (pfvm__ew_shape_output(k, k->out[0], &x, 1, x->dtype))
+        return k->st->code;
+    return pfvm__ew_map(k, &op, &p, &x, 1, k->out[0]);
+}
+
+/* ---- Cast ---------------------------------------------------------------------------- */
+
+/* Does `s` read back as v in type t? */
+static int pfvm__ew_reads_back(const char *s, double v, pfvm_dtype t)
+{
+    double r = strtod(s, NULL);
+    switch (t) {
+    case PFVM_DOUBLE: return r == v;
+    case PFVM_FLOAT16: return pfvm_float_to_half((float)r) == pfvm_float_to_half((float)v);
+    case PFVM_BFLOAT16: return pfvm_float_to_bf16((float)r) == pfvm_float_to_bf16((float)v);
+    default: return (float)r == (float)v;
+    }
+}
+
+/* A float as numpy's str() writes it: the fewest significant digits that
+ * read back as the same value of its type, positional from 1e-4 to 1e16
+ * ("0.5", "3.0", "123456790.0"), scientific outside ("1e-05", "1.5e+20");
+ * the special values in the spelling Cast reads ("NaN", "INF", "-INF"). */
+static void pfvm__ew_float_text(double v, pfvm_dtype t, char *buf, size_t n)
+{
+    char sci[40], digits[24];
+    int prec, exp10, nd = 0, i;
+    const char *p;
+    size_t len = 0;
+    if (v != v) {
+        snprintf(buf, n, "NaN");
+        return;
+    }
+    if (isinf(v)) {
+        snprintf(buf, n, v > 0 ? "INF" : "-INF");
+        return;
+    }
+    if (v == 0) {
+        snprintf(buf, n, signbit(v) ? "-0.0" : "0.0");
+        return;
+    }
+    for (prec = 1; prec < 17; prec++) {
+        snprintf(sci, sizeof sci, "%.*e", prec - 1, v);
+        if (pfvm__ew_reads_back(sci, v, t))
+            break;
+    }
+    if (prec == 17)
+        snprintf(sci, sizeof sci, "%.16e", v);
+    /* sci is "[-]d.ddde[+-]xx": collect the digits, drop trailing zeros */
+    for (p = sci; *p && *p != 'e'; p++)
+        if (*p >= '0' && *p <= '9' && nd < (int)sizeof digits - 1)
+            digits[nd++] = *p;
+    exp10 = *p == 'e' ? atoi(p + 1) : 0;
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    digits[nd] = 0;
+#define PFVM__EW_PUT(c)       \
+    do {                      \
+        if (len + 1 < n)      \
+            buf[len++] = (c); \
+    } while (0)
+    if (v < 0)
+        PFVM__EW_PUT('-');
+    if (fabs(v) >= 1e-4 && fabs(v) < 1e16) {
+        if (exp10 < 0) {
+            PFVM__EW_PUT('0');
+            PFVM__EW_PUT('.');
+            for (i = -1; i > exp10; i--)
+                PFVM__EW_PUT('0');
+            for (i = 0; i < nd; i++)
+                PFVM__EW_PUT(digits[i]);
+        } else {
+            for (i = 0; i <= exp10; i++)
+                PFVM__EW_PUT(i < nd ? digits[i] : '0');
+            PFVM__EW_PUT('.');
+            if (nd <= exp10 + 1)
+                PFVM__EW_PUT('0');
+            for (i = exp10 + 1; i < nd; i++)
+                PFVM__EW_PUT(digits[i]);
+        }
+        buf[len] = 0;
+    } else {
+        PFVM__EW_PUT(digits[0]);
+        if (nd > 1) {
+            PFVM__EW_PUT('.');
+            for (i = 1; i < nd; i++)
+                PFVM__EW_PUT(digits[i]);
+        }
+        buf[len] = 0;
+        snprintf(buf + len, n - len, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
+    }
+#undef PFVM__EW_PUT
+}
+
+static void pfvm__ew_to_text(const pfvm_tensor *x, int64_t i, char *buf, size_t n)
+{
+    double f;
+    int64_t v;
+    if (pfvm_dtype_is_float(x->dtype)) {
+        pfvm__ew_load_f64(x, i, 0, 1, &f);
+        pfvm__ew_float_text(f, x->dtype, buf, n);
+        return;
+    }
+    pfvm__ew_load_i64(x, i, 0, 1, &v);
+    if (x->dtype == PFVM_BOOL)
+        snprintf(buf, n, v ? "True" : "False");
+    else if (x->dtype == PFVM_UINT64)
+        snprintf(buf, n, "%llu", (unsigned long long)(uint64_t)v);
+    else
+        snprintf(buf, n, "%lld", (long long)v);
+}
+
+/* Text to element i of a numeric tensor: integers exactly when the whole
+ * text is one, otherwise through strtod ("1e3", "2.7", "INF", "NaN"). */
+static void pfvm__ew_from_text(const char *s, pfvm_tensor *out, int64_t i)
+{
+    char *end;
+    double f;
+    if (!s)
+        s = "";
+    if (out->dtype == PFVM_BOOL && (!strcmp(s, "True") || !strcmp(s, "true"))) {
+        ((uint8_t *)out->data)[i] = 1;
+        return;
+    }
+    if (pfvm_dtype_is_int(out->dtype) || out->dtype == PFVM_BOOL) {
+        int64_t v;
+        errno = 0;
+        if (out->dtype == PFVM_UINT64 && s[0] != '-')
+            v = (int64_t)strtoull(s, &end, 10);
+        else
+            v = strtoll(s, &end, 10);
+        if (end != s && !*end && !errno) {
+            pfvm__ew_store_i64(out, i, 1, &v, out->dtype == PFVM_UINT64);
+            return;
+        }
+    }
+    f = strtod(s, NULL);
+    pfvm__ew_store_f64(out, i, 1, &f);
+}
+
+/* Numeric casts in chunks through double (float sources) or int64. */
+static void pfvm__ew_cast_numeric(const pfvm_tensor *x, pfvm_tensor *out, int64_t n)
+{
+    int64_t i, c;
+    int u = !pfvm_dtype_is_signed(x->dtype);
+    if (x->dtype == out->dtype) {
+        if (x->data != out->data)
+            memcpy(out->data, x->data, (size_t)n * pfvm_dtype_size(x->dtype));
+        return;
+    }
+    for (i = 0; i < n; i += c) {
+        c = n - i < PFVM__EW_CHUNK ? n - i : PFVM__EW_CHUNK;
+        if (pfvm_dtype_is_float(x->dtype)) {
+            double v[PFVM__EW_CHUNK];
+            pfvm__ew_load_f64(x, i, 1, c, v);
+            pfvm__ew_store_f64(out, i, c, v);
+        } else {
+            int64_t v[PFVM__EW_CHUNK];
+            pfvm__ew_load_i64(x, i, 1, c, v);
+            pfvm__ew_store_i64(out, i, c, v, u);
+        }
+    }
+}
+
+static int pfvm__ew_castable(pfvm_dtype t)
+{
+    return pfvm__ew_numeric(t) || t == PFVM_STRING;
+}
+
+static pfvm_code pfvm__ew_cast(pfvm_kctx *k, pfvm_dtype to)
+{
+    const pfvm_tensor *x = k->in[0];
+    pfvm_tensor *out = k->out[0];
+    int64_t i, n = pfvm_tensor_numel(x);
+    char buf[64];
+    if (!pfvm__ew_castable(to) || !pfvm__ew_castable(x->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "cast from %s to %s is not supported",
+                             pfvm_dtype_name(x->dtype), pfvm_dtype_name(to));
+    if (!out)
+        return PFVM_OK;
+    if (pfvm__ew_shape_output(k, out, &x, 1, to))
+        return k->st->code;
+    if (out->dtype != to || pfvm_tensor_numel(out) != n)
+        return pfvm__ew_fail(k, PFVM_ERR_INVALID, "output type or size does not match the cast");
+    if (to == PFVM_STRING) {
+        for (i = 0; i < n; i++) {
+            const char *s = buf;
+            if (x->dtype == PFVM_STRING)
+                s = ((char *const *)x->data)[i];
+            else
+                pfvm__ew_to_text(x, i, buf, sizeof buf);
+            if (pfvm__ew_set_string(k, out, i, s))
+                return k->st->code;
+        }
+    } else if (x->dtype == PFVM_STRING) {
+        for (i = 0; i < n; i++)
+            pfvm__ew_from_text(((char *const *)x->data)[i], out, i);
+    } else {
+        pfvm__ew_cast_numeric(x, out, n);
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_k_cast(pfvm_kctx *k)
+{
+    return pfvm__ew_cast(k, (pfvm_dtype)pfvm_node_attr_int(k->node, "to", 0));
+}
+
+static pfvm_code pfvm__ew_k_castlike(pfvm_kctx *k)
+{
+    return pfvm__ew_cast(k, k->in[1]->dtype);
+}
+
+static pfvm_code pfvm__ew_check_cast(const pfvm_node *n, pfvm_status *st)
+{
+    int64_t to = pfvm_node_attr_int(n, "to", 0);
+    if (to <= 0 || to >= PFVM_DTYPE_COUNT)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "attribute 'to' is not a valid element type (%lld)", (long long)to);
+    return PFVM_OK;
 }
 
 /* ---- inference ----------------------------------------------------------------- */
@@ -4870,10 +6115,13 @@ static pfvm_code pfvm__ew_infer_unary(pfvm_ictx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_ew_infer_broadcast_to(pfvm_ictx *c, pfvm_dtype dtype)
 {
-    const pfvm_shape *shapes[PFVM__EW_MAX_IN];
+    const pfvm_shape **shapes;
     pfvm_shape out;
     int j, n = 0;
-    for (j = 0; j < c->n_in && n < PFVM__EW_MAX_IN; j++)
+    shapes = (const pfvm_shape **)pfvm_ictx_alloc(c, sizeof *shapes * (size_t)(c->n_in + 1));
+    if (!shapes)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    for (j = 0; j < c->n_in; j++)
         if (c->in[j])
             shapes[n++] = &c->in[j]->type.shape;
     if (!n)
@@ -4918,6 +6166,18 @@ static int pfvm__ew_sym_vec(pfvm_ictx *c, int i, int n, const pfvm_sym **out)
     return 1;
 }
 
+/* The common length of two inputs' symbolic contents, or 0. */
+static int pfvm__ew_sym_len(pfvm_ictx *c)
+{
+    int n;
+    if (c->n_in != 2 || !c->in[0] || !c->in[1] || !c->out[0])
+        return 0;
+    n = c->in[0]->sym ? c->in[0]->n_sym : c->in[1]->sym ? c->in[1]->n_sym : 0;
+    if (c->in[1]->sym && c->in[1]->n_sym > n)
+        n = c->in[1]->n_sym;
+    return n >= 1 && n <= 64 ? n : 0;
+}
+
 /* Shape arithmetic: Add/Sub/Mul/Div of small integer vectors whose
  * contents are known symbolically (Shape -> Gather -> Mul -> Concat). */
 static pfvm_code pfvm__ew_infer_arith(pfvm_ictx *c)
@@ -4925,15 +6185,12 @@ static pfvm_code pfvm__ew_infer_arith(pfvm_ictx *c)
     pfvm_code rc = pfvm__ew_infer_bcast(c);
     const char *op = c->node->op_type;
     const pfvm_sym *a[64], *b[64], *r[64];
-    int n = -1, k;
-    if (rc || c->n_in != 2 || !c->out[0] || !pfvm_dtype_is_int(c->out[0]->type.dtype))
+    int n, k;
+    if (rc || !(n = pfvm__ew_sym_len(c)) || !pfvm_dtype_is_int(c->out[0]->type.dtype))
         return rc;
     if (!(c->in[0]->sym || c->in[0]->value) || !(c->in[1]->sym || c->in[1]->value))
         return PFVM_OK;
-    n = c->in[0]->sym ? c->in[0]->n_sym : c->in[1]->sym ? c->in[1]->n_sym : 0;
-    if (c->in[1]->sym && c->in[1]->n_sym > n)
-        n = c->in[1]->n_sym;
-    if (n < 1 || n > 64 || !pfvm__ew_sym_vec(c, 0, n, a) || !pfvm__ew_sym_vec(c, 1, n, b))
+    if (!pfvm__ew_sym_vec(c, 0, n, a) || !pfvm__ew_sym_vec(c, 1, n, b))
         return PFVM_OK;
     for (k = 0; k < n; k++) {
         if (!strcmp(op, "Add"))
@@ -4957,6 +6214,12 @@ static pfvm_code pfvm__ew_infer_bool(pfvm_ictx *c)
     return pfvm_ew_infer_broadcast_to(c, PFVM_BOOL);
 }
 
+static pfvm_code pfvm__ew_infer_bool_unary(pfvm_ictx *c)
+{
+    pfvm_ival_set_tensor(c->out[0], PFVM_BOOL, &c->in[0]->type.shape);
+    return PFVM_OK;
+}
+
 /* Equal on shape values: true when provably equal, false when both are
  * different constants; anything else stays unknown. */
 static pfvm_code pfvm__ew_infer_equal(pfvm_ictx *c)
@@ -4964,14 +6227,9 @@ static pfvm_code pfvm__ew_infer_equal(pfvm_ictx *c)
     pfvm_code rc = pfvm_ew_infer_broadcast_to(c, PFVM_BOOL);
     const pfvm_sym *a[64], *b[64], *r[64];
     int n, k;
-    if (rc || c->n_in != 2 || !c->out[0] || !(c->in[0]->sym || c->in[1]->sym))
+    if (rc || !(n = pfvm__ew_sym_len(c)) || !pfvm_dtype_is_int(c->in[0]->type.dtype))
         return rc;
-    if (!pfvm_dtype_is_int(c->in[0]->type.dtype))
-        return PFVM_OK;
-    n = c->in[0]->sym ? c->in[0]->n_sym : c->in[1]->n_sym;
-    if (c->in[1]->sym && c->in[1]->n_sym > n)
-        n = c->in[1]->n_sym;
-    if (n < 1 || n > 64 || !pfvm__ew_sym_vec(c, 0, n, a) || !pfvm__ew_sym_vec(c, 1, n, b))
+    if (!pfvm__ew_sym_vec(c, 0, n, a) || !pfvm__ew_sym_vec(c, 1, n, b))
         return PFVM_OK;
     for (k = 0; k < n; k++) {
         int64_t x, y;
@@ -4987,550 +6245,6 @@ static pfvm_code pfvm__ew_infer_equal(pfvm_ictx *c)
     return pfvm_ival_set_sym(c, c->out[0], r, n);
 }
 
-/* ---- scalar functions --------------------------------------------------------- */
-
-#define PFVM__EW_F(name, expr) \
-    static double pfvm__ew_f_##name(const double *x, const pfvm__ew_params *p) { (void)p; return (expr); }
-#define PFVM__EW_I(name, expr) \
-    static int64_t pfvm__ew_i_##name(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; (void)u; return (expr); }
-
-static double pfvm__ew_round_even(double v)
-{
-    double r = floor(v + 0.5);
-    if (r - v == 0.5 && fmod(r, 2.0) != 0)
-        r -= 1.0;
-    return r;
-}
-
-static double pfvm__ew_sigmoid(double v)
-{
-    return v >= 0 ? 1.0 / (1.0 + exp(-v)) : exp(v) / (1.0 + exp(v));
-}
-
-static double pfvm__ew_softplus(double v)
-{
-    return v > 0 ? v + log1p(exp(-v)) : log1p(exp(v));
-}
-
-PFVM__EW_F(abs, fabs(x[0]))
-PFVM__EW_I(abs, x[0] < 0 ? -x[0] : x[0])
-PFVM__EW_F(neg, -x[0])
-PFVM__EW_I(neg, -x[0])
-PFVM__EW_F(exp, exp(x[0]))
-PFVM__EW_F(log, log(x[0]))
-PFVM__EW_F(sqrt, sqrt(x[0]))
-PFVM__EW_F(reciprocal, 1.0 / x[0])
-PFVM__EW_F(floor, floor(x[0]))
-PFVM__EW_F(ceil, ceil(x[0]))
-PFVM__EW_F(round, pfvm__ew_round_even(x[0]))
-PFVM__EW_F(sign, x[0] > 0 ? 1.0 : x[0] < 0 ? -1.0 : 0.0)
-PFVM__EW_I(sign, x[0] > 0 ? 1 : x[0] < 0 ? -1 : 0)
-PFVM__EW_F(sin, sin(x[0]))
-PFVM__EW_F(cos, cos(x[0]))
-PFVM__EW_F(tan, tan(x[0]))
-PFVM__EW_F(asin, asin(x[0]))
-PFVM__EW_F(acos, acos(x[0]))
-PFVM__EW_F(atan, atan(x[0]))
-PFVM__EW_F(sinh, sinh(x[0]))
-PFVM__EW_F(cosh, cosh(x[0]))
-PFVM__EW_F(tanh, tanh(x[0]))
-PFVM__EW_F(asinh, asinh(x[0]))
-PFVM__EW_F(acosh, acosh(x[0]))
-PFVM__EW_F(atanh, atanh(x[0]))
-PFVM__EW_F(erf, erf(x[0]))
-PFVM__EW_F(sigmoid, pfvm__ew_sigmoid(x[0]))
-PFVM__EW_F(relu, x[0] > 0 ? x[0] : 0.0)
-PFVM__EW_I(relu, x[0] > 0 ? x[0] : 0)
-PFVM__EW_F(leakyrelu, x[0] >= 0 ? x[0] : p->alpha * x[0])
-PFVM__EW_F(elu, x[0] >= 0 ? x[0] : p->alpha * (exp(x[0]) - 1.0))
-PFVM__EW_F(selu, x[0] > 0 ? p->gamma * x[0] : p->gamma * (p->alpha * exp(x[0]) - p->alpha))
-PFVM__EW_F(celu, (x[0] > 0 ? x[0] : 0.0) + fmin(0.0, p->alpha * (exp(x[0] / p->alpha) - 1.0)))
-PFVM__EW_F(hardsigmoid, fmax(0.0, fmin(1.0, p->alpha * x[0] + p->beta)))
-PFVM__EW_F(hardswish, x[0] * fmax(0.0, fmin(1.0, x[0] / 6.0 + 0.5)))
-PFVM__EW_F(softplus, pfvm__ew_softplus(x[0]))
-PFVM__EW_F(softsign, x[0] / (1.0 + fabs(x[0])))
-PFVM__EW_F(mish, x[0] * tanh(pfvm__ew_softplus(x[0])))
-PFVM__EW_F(thresholdedrelu, x[0] > p->alpha ? x[0] : 0.0)
-PFVM__EW_F(shrink, x[0] < -p->alpha ? x[0] + p->beta : x[0] > p->alpha ? x[0] - p->beta : 0.0)
-PFVM__EW_F(isnan, isnan(x[0]) ? 1.0 : 0.0)
-PFVM__EW_F(isinf, isinf(x[0]) && ((x[0] > 0 && p->alpha != 0) || (x[0] < 0 && p->beta != 0)) ? 1.0 : 0.0)
-PFVM__EW_I(not, !x[0])
-
-PFVM__EW_F(add, x[0] + x[1])
-PFVM__EW_I(add, (int64_t)((uint64_t)x[0] + (uint64_t)x[1]))
-PFVM__EW_F(sub, x[0] - x[1])
-PFVM__EW_I(sub, (int64_t)((uint64_t)x[0] - (uint64_t)x[1]))
-PFVM__EW_F(mul, x[0] * x[1])
-PFVM__EW_I(mul, (int64_t)((uint64_t)x[0] * (uint64_t)x[1]))
-PFVM__EW_F(div, x[0] / x[1])
-PFVM__EW_F(pow, pow(x[0], x[1]))
-PFVM__EW_F(max, isnan(x[0]) || isnan(x[1]) ? NAN : fmax(x[0], x[1]))
-PFVM__EW_F(min, isnan(x[0]) || isnan(x[1]) ? NAN : fmin(x[0], x[1]))
-PFVM__EW_F(prelu, x[0] < 0 ? x[1] * x[0] : x[0])
-PFVM__EW_F(equal, x[0] == x[1])
-PFVM__EW_I(equal, x[0] == x[1])
-PFVM__EW_F(greater, x[0] > x[1])
-PFVM__EW_F(less, x[0] < x[1])
-PFVM__EW_F(greater_equal, x[0] >= x[1])
-PFVM__EW_F(less_equal, x[0] <= x[1])
-PFVM__EW_I(and, x[0] && x[1])
-PFVM__EW_I(or, x[0] || x[1])
-PFVM__EW_I(xor, !x[0] != !x[1])
-PFVM__EW_I(bitand, x[0] & x[1])
-PFVM__EW_I(bitor, x[0] | x[1])
-PFVM__EW_I(bitxor, x[0] ^ x[1])
-PFVM__EW_I(bitnot, ~x[0])
-
-/* Integer functions that depend on signedness. */
-static int64_t pfvm__ew_i_div(const int64_t *x, const pfvm__ew_params *p, int u)
-{
-    (void)p;
-    if (x[1] == 0)
-        return 0; /* ONNX leaves it undefined; pfvm must not trap */
-    if (u)
-        return (int64_t)((uint64_t)x[0] / (uint64_t)x[1]);
-    if (x[0] == INT64_MIN && x[1] == -1)
-        return INT64_MIN;
-    return x[0] / x[1];
-}
-
-static int64_t pfvm__ew_i_cmp(int64_t a, int64_t b, int u)
-{
-    if (u)
-        return (uint64_t)a < (uint64_t)b ? -1 : (uint64_t)a > (uint64_t)b;
-    return a < b ? -1 : a > b;
-}
-
-static int64_t pfvm__ew_i_greater(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; return pfvm__ew_i_cmp(x[0], x[1], u) > 0; }
-static int64_t pfvm__ew_i_less(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; return pfvm__ew_i_cmp(x[0], x[1], u) < 0; }
-static int64_t pfvm__ew_i_greater_equal(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; return pfvm__ew_i_cmp(x[0], x[1], u) >= 0; }
-static int64_t pfvm__ew_i_less_equal(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; return pfvm__ew_i_cmp(x[0], x[1], u) <= 0; }
-static int64_t pfvm__ew_i_max(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; return pfvm__ew_i_cmp(x[0], x[1], u) >= 0 ? x[0] : x[1]; }
-static int64_t pfvm__ew_i_min(const int64_t *x, const pfvm__ew_params *p, int u) { (void)p; return pfvm__ew_i_cmp(x[0], x[1], u) <= 0 ? x[0] : x[1]; }
-
-static int64_t pfvm__ew_i_pow(const int64_t *x, const pfvm__ew_params *p, int u)
-{
-    int64_t r = 1, b = x[0], e = x[1];
-    (void)p;
-    (void)u;
-    if (e < 0)
-        return b == 1 ? 1 : b == -1 ? (e % 2 ? -1 : 1) : 0;
-    while (e) {
-        if (e & 1)
-            r = (int64_t)((uint64_t)r * (uint64_t)b);
-        b = (int64_t)((uint64_t)b * (uint64_t)b);
-        e >>= 1;
-    }
-    return r;
-}
-
-static int64_t pfvm__ew_i_mod(const int64_t *x, const pfvm__ew_params *p, int u)
-{
-    int64_t r;
-    if (x[1] == 0)
-        return 0;
-    if (u)
-        return (int64_t)((uint64_t)x[0] % (uint64_t)x[1]);
-    if (x[1] == -1)
-        return 0;
-    r = x[0] % x[1];
-    /* fmod=0: the sign of the divisor, like Python */
-    if (!p->mode && r != 0 && ((r < 0) != (x[1] < 0)))
-        r += x[1];
-    return r;
-}
-
-static double pfvm__ew_f_mod(const double *x, const pfvm__ew_params *p)
-{
-    double r = fmod(x[0], x[1]);
-    if (!p->mode && r != 0 && ((r < 0) != (x[1] < 0)))
-        r += x[1];
-    return r;
-}
-
-static int64_t pfvm__ew_i_bitshift(const int64_t *x, const pfvm__ew_params *p, int u)
-{
-    uint64_t v = (uint64_t)x[0], s = (uint64_t)x[1];
-    (void)u;
-    if (s >= 64)
-        return 0;
-    return (int64_t)(p->mode ? v >> s : v << s);
-}
-
-/* ---- kernels -------------------------------------------------------------------- */
-
-#define PFVM__EW_KERNEL(name, fpath, ipath, alpha, beta)                              \
-    static pfvm_code pfvm__ew_k_##name(pfvm_kctx *k)                                   \
-    {                                                                                  \
-        static const pfvm__ew_op op = {fpath, ipath, 0, 0};                             \
-        pfvm__ew_params p;                                                             \
-        pfvm__ew_read_params(k->node, &p, alpha, beta);                                \
-        return pfvm__ew_run_op(k, &op, &p);                                            \
-    }
-
-PFVM__EW_KERNEL(abs, pfvm__ew_f_abs, pfvm__ew_i_abs, 0, 0)
-PFVM__EW_KERNEL(neg, pfvm__ew_f_neg, pfvm__ew_i_neg, 0, 0)
-PFVM__EW_KERNEL(exp, pfvm__ew_f_exp, NULL, 0, 0)
-PFVM__EW_KERNEL(log, pfvm__ew_f_log, NULL, 0, 0)
-PFVM__EW_KERNEL(sqrt, pfvm__ew_f_sqrt, NULL, 0, 0)
-PFVM__EW_KERNEL(reciprocal, pfvm__ew_f_reciprocal, NULL, 0, 0)
-PFVM__EW_KERNEL(floor, pfvm__ew_f_floor, NULL, 0, 0)
-PFVM__EW_KERNEL(ceil, pfvm__ew_f_ceil, NULL, 0, 0)
-PFVM__EW_KERNEL(round, pfvm__ew_f_round, NULL, 0, 0)
-PFVM__EW_KERNEL(sign, pfvm__ew_f_sign, pfvm__ew_i_sign, 0, 0)
-PFVM__EW_KERNEL(sin, pfvm__ew_f_sin, NULL, 0, 0)
-PFVM__EW_KERNEL(cos, pfvm__ew_f_cos, NULL, 0, 0)
-PFVM__EW_KERNEL(tan, pfvm__ew_f_tan, NULL, 0, 0)
-PFVM__EW_KERNEL(asin, pfvm__ew_f_asin, NULL, 0, 0)
-PFVM__EW_KERNEL(acos, pfvm__ew_f_acos, NULL, 0, 0)
-PFVM__EW_KERNEL(atan, pfvm__ew_f_atan, NULL, 0, 0)
-PFVM__EW_KERNEL(sinh, pfvm__ew_f_sinh, NULL, 0, 0)
-PFVM__EW_KERNEL(cosh, pfvm__ew_f_cosh, NULL, 0, 0)
-PFVM__EW_KERNEL(tanh, pfvm__ew_f_tanh, NULL, 0, 0)
-PFVM__EW_KERNEL(asinh, pfvm__ew_f_asinh, NULL, 0, 0)
-PFVM__EW_KERNEL(acosh, pfvm__ew_f_acosh, NULL, 0, 0)
-PFVM__EW_KERNEL(atanh, pfvm__ew_f_atanh, NULL, 0, 0)
-PFVM__EW_KERNEL(erf, pfvm__ew_f_erf, NULL, 0, 0)
-PFVM__EW_KERNEL(sigmoid, pfvm__ew_f_sigmoid, NULL, 0, 0)
-PFVM__EW_KERNEL(relu, pfvm__ew_f_relu, pfvm__ew_i_relu, 0, 0)
-PFVM__EW_KERNEL(leakyrelu, pfvm__ew_f_leakyrelu, NULL, 0.01, 0)
-PFVM__EW_KERNEL(elu, pfvm__ew_f_elu, NULL, 1.0, 0)
-PFVM__EW_KERNEL(selu, pfvm__ew_f_selu, NULL, 1.67326319217681884765625, 0)
-PFVM__EW_KERNEL(celu, pfvm__ew_f_celu, NULL, 1.0, 0)
-PFVM__EW_KERNEL(hardsigmoid, pfvm__ew_f_hardsigmoid, NULL, 0.2, 0.5)
-PFVM__EW_KERNEL(hardswish, pfvm__ew_f_hardswish, NULL, 0, 0)
-PFVM__EW_KERNEL(softplus, pfvm__ew_f_softplus, NULL, 0, 0)
-PFVM__EW_KERNEL(softsign, pfvm__ew_f_softsign, NULL, 0, 0)
-PFVM__EW_KERNEL(mish, pfvm__ew_f_mish, NULL, 0, 0)
-PFVM__EW_KERNEL(thresholdedrelu, pfvm__ew_f_thresholdedrelu, NULL, 1.0, 0)
-PFVM__EW_KERNEL(not, NULL, pfvm__ew_i_not, 0, 0)
-PFVM__EW_KERNEL(bitnot, NULL, pfvm__ew_i_bitnot, 0, 0)
-PFVM__EW_KERNEL(add, pfvm__ew_f_add, pfvm__ew_i_add, 0, 0)
-PFVM__EW_KERNEL(sub, pfvm__ew_f_sub, pfvm__ew_i_sub, 0, 0)
-PFVM__EW_KERNEL(mul, pfvm__ew_f_mul, pfvm__ew_i_mul, 0, 0)
-PFVM__EW_KERNEL(div, pfvm__ew_f_div, pfvm__ew_i_div, 0, 0)
-PFVM__EW_KERNEL(equal, pfvm__ew_f_equal, pfvm__ew_i_equal, 0, 0)
-PFVM__EW_KERNEL(greater, pfvm__ew_f_greater, pfvm__ew_i_greater, 0, 0)
-PFVM__EW_KERNEL(less, pfvm__ew_f_less, pfvm__ew_i_less, 0, 0)
-PFVM__EW_KERNEL(greater_equal, pfvm__ew_f_greater_equal, pfvm__ew_i_greater_equal, 0, 0)
-PFVM__EW_KERNEL(less_equal, pfvm__ew_f_less_equal, pfvm__ew_i_less_equal, 0, 0)
-PFVM__EW_KERNEL(and, NULL, pfvm__ew_i_and, 0, 0)
-PFVM__EW_KERNEL(or, NULL, pfvm__ew_i_or, 0, 0)
-PFVM__EW_KERNEL(xor, NULL, pfvm__ew_i_xor, 0, 0)
-PFVM__EW_KERNEL(bitand, NULL, pfvm__ew_i_bitand, 0, 0)
-PFVM__EW_KERNEL(bitor, NULL, pfvm__ew_i_bitor, 0, 0)
-PFVM__EW_KERNEL(bitxor, NULL, pfvm__ew_i_bitxor, 0, 0)
-
-/* PRelu before opset 7 takes one slope per channel (dim 1); later opsets
- * broadcast the slope numpy-style. */
-static pfvm_code pfvm__ew_k_prelu(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {pfvm__ew_f_prelu, NULL, 0, 0};
-    const pfvm_tensor *x = k->in[0], *slope = k->in[1];
-    pfvm_tensor view;
-    pfvm__ew_params p;
-    pfvm_kctx k2 = *k;
-    const pfvm_tensor *ins[2];
-    memset(&p, 0, sizeof p);
-    if (k->node->opset < 7 && slope->rank == 1 && x->rank >= 2 && slope->dims[0] == x->dims[1]) {
-        int d;
-        view = *slope;
-        view.rank = x->rank - 1;
-        for (d = 0; d < view.rank; d++)
-            view.dims[d] = d == 0 ? slope->dims[0] : 1;
-        ins[0] = x;
-        ins[1] = &view;
-        k2.in = ins;
-    }
-    return pfvm__ew_run_op(&k2, &op, &p);
-}
-
-static pfvm_code pfvm__ew_k_shrink(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {pfvm__ew_f_shrink, NULL, 0, 0};
-    pfvm__ew_params p;
-    pfvm__ew_read_params(k->node, &p, 0, 0);
-    p.alpha = pfvm_node_attr_float(k->node, "lambd", 0.5f);
-    p.beta = pfvm_node_attr_float(k->node, "bias", 0.0f);
-    return pfvm__ew_run_op(k, &op, &p);
-}
-
-static pfvm_code pfvm__ew_k_isnan(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {pfvm__ew_f_isnan, NULL, 0, 0};
-    pfvm__ew_params p;
-    pfvm__ew_read_params(k->node, &p, 0, 0);
-    return pfvm__ew_run_op(k, &op, &p);
-}
-
-static pfvm_code pfvm__ew_k_isinf(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {pfvm__ew_f_isinf, NULL, 0, 0};
-    pfvm__ew_params p;
-    pfvm__ew_read_params(k->node, &p, 0, 0);
-    p.alpha = (double)pfvm_node_attr_int(k->node, "detect_positive", 1);
-    p.beta = (double)pfvm_node_attr_int(k->node, "detect_negative", 1);
-    return pfvm__ew_run_op(k, &op, &p);
-}
-
-static pfvm_code pfvm__ew_k_pow(pfvm_kctx *k)
-{
-    /* integer path only when the base is an integer: 2 ** 0.5 is a float */
-    static const pfvm__ew_op fop = {pfvm__ew_f_pow, NULL, 0, 0}, iop = {pfvm__ew_f_pow, pfvm__ew_i_pow, 0, 0};
-    pfvm__ew_params p;
-    pfvm__ew_read_params(k->node, &p, 0, 0);
-    return pfvm__ew_run_op(k, pfvm_dtype_is_float(k->in[1]->dtype) ? &fop : &iop, &p);
-}
-
-static pfvm_code pfvm__ew_k_mod(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {pfvm__ew_f_mod, pfvm__ew_i_mod, 0, 0};
-    pfvm__ew_params p;
-    pfvm__ew_read_params(k->node, &p, 0, 0);
-    p.mode = pfvm_node_attr_int(k->node, "fmod", 0);
-    return pfvm__ew_run_op(k, &op, &p);
-}
-
-static pfvm_code pfvm__ew_k_bitshift(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {NULL, pfvm__ew_i_bitshift, 0, 0};
-    pfvm__ew_params p;
-    const char *dir = pfvm_node_attr_string(k->node, "direction", "");
-    pfvm__ew_read_params(k->node, &p, 0, 0);
-    if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "direction must be LEFT or RIGHT");
-    p.mode = !strcmp(dir, "RIGHT");
-    return pfvm__ew_run_op(k, &op, &p);
-}
-
-/* Variadic Sum/Mean/Max/Min: fold the inputs pairwise into the output, the
- * first step reading input 0 and 1, later steps the output and input j. */
-static pfvm_code pfvm__ew_fold(pfvm_kctx *k, const pfvm__ew_op *op, int mean)
-{
-    pfvm__ew_run r;
-    const pfvm_tensor *pair[2];
-    pfvm_tensor *out = k->out[0];
-    int j;
-    memset(&r, 0, sizeof r);
-    r.out = out;
-    r.op = op;
-    r.int_path = op->i && !pfvm_dtype_is_float(out->dtype);
-    r.is_unsigned = !pfvm_dtype_is_signed(out->dtype);
-    r.n = 2;
-    r.in = pair;
-    if (k->n_in == 1) {
-        /* one input: the output is that input (same shape by inference) */
-        if (out->nbytes && k->in[0]->nbytes == out->nbytes)
-            memcpy(out->data, k->in[0]->data, out->nbytes);
-    } else {
-        pair[0] = k->in[0];
-        pair[1] = k->in[1];
-        if (pfvm_ew_apply(k, pair, 2, out, pfvm__ew_span, &r))
-            return k->st ? k->st->code : PFVM_ERR_RUNTIME;
-        for (j = 2; j < k->n_in; j++) {
-            pair[0] = out;
-            pair[1] = k->in[j];
-            if (pfvm_ew_apply(k, pair, 2, out, pfvm__ew_span, &r))
-                return k->st ? k->st->code : PFVM_ERR_RUNTIME;
-        }
-    }
-    if (mean) {
-        int64_t i, n = pfvm_tensor_numel(out);
-        for (i = 0; i < n; i++)
-            pfvm__ew_st(out->data, out->dtype, i, pfvm__ew_ld(out->data, out->dtype, i) / k->n_in);
-    }
-    return PFVM_OK;
-}
-
-static pfvm_code pfvm__ew_k_sum(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {pfvm__ew_f_add, pfvm__ew_i_add, 0, 0};
-    return pfvm__ew_fold(k, &op, 0);
-}
-
-static pfvm_code pfvm__ew_k_mean(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {pfvm__ew_f_add, pfvm__ew_i_add, 0, 0};
-    return pfvm__ew_fold(k, &op, 1);
-}
-
-static pfvm_code pfvm__ew_k_max(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {pfvm__ew_f_max, pfvm__ew_i_max, 0, 0};
-    return pfvm__ew_fold(k, &op, 0);
-}
-
-static pfvm_code pfvm__ew_k_min(pfvm_kctx *k)
-{
-    static const pfvm__ew_op op = {pfvm__ew_f_min, pfvm__ew_i_min, 0, 0};
-    return pfvm__ew_fold(k, &op, 0);
-}
-
-/* ---- Where, Clip ------------------------------------------------------------------- */
-
-typedef struct pfvm__ew_where {
-    const pfvm_tensor *const *in;
-    pfvm_tensor *out;
-    size_t es;
-} pfvm__ew_where;
-
-static void pfvm__ew_where_span(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
-{
-    pfvm__ew_where *w = (pfvm__ew_where *)user;
-    const uint8_t *c = (const uint8_t *)w->in[0]->data;
-    int64_t e;
-    for (e = 0; e < len; e++) {
-        int pick = c[off[0] + e * stride[0]] ? 1 : 2;
-        int64_t src = off[pick] + e * stride[pick];
-        if (w->out->dtype == PFVM_STRING) {
-            const char *s = ((char *const *)w->in[pick]->data)[src];
-            ((char **)w->out->data)[pos + e] = pfvm__strdup(s ? s : "");
-        } else {
-            memcpy((char *)w->out->data + (size_t)(pos + e) * w->es, (const char *)w->in[pick]->data + (size_t)src * w->es,
-                   w->es);
-        }
-    }
-}
-
-static pfvm_code pfvm__ew_k_where(pfvm_kctx *k)
-{
-    pfvm__ew_where w;
-    w.in = k->in;
-    w.out = k->out[0];
-    w.es = pfvm_dtype_size(k->out[0]->dtype);
-    return pfvm_ew_apply(k, k->in, 3, k->out[0], pfvm__ew_where_span, &w);
-}
-
-static pfvm_code pfvm__ew_infer_where(pfvm_ictx *c)
-{
-    return pfvm_ew_infer_broadcast_to(c, c->in[1]->type.dtype);
-}
-
-static pfvm_code pfvm__ew_k_clip(pfvm_kctx *k)
-{
-    const pfvm_tensor *x = k->in[0];
-    pfvm_tensor *out = k->out[0];
-    int64_t i, n = pfvm_tensor_numel(x);
-    int is_f = pfvm_dtype_is_float(x->dtype);
-    double lo = -INFINITY, hi = INFINITY;
-    int64_t ilo = INT64_MIN, ihi = INT64_MAX;
-    if (k->node->opset < 11) {
-        lo = pfvm_node_attr_float(k->node, "min", -3.402823e+38f);
-        hi = pfvm_node_attr_float(k->node, "max", 3.402823e+38f);
-    } else {
-        if (k->n_in > 1 && k->in[1] && pfvm_tensor_numel(k->in[1]) > 0) {
-            lo = pfvm_tensor_get_f64(k->in[1], 0);
-            ilo = pfvm_tensor_get_i64(k->in[1], 0);
-        }
-        if (k->n_in > 2 && k->in[2] && pfvm_tensor_numel(k->in[2]) > 0) {
-            hi = pfvm_tensor_get_f64(k->in[2], 0);
-            ihi = pfvm_tensor_get_i64(k->in[2], 0);
-        }
-    }
-    for (i = 0; i < n; i++) {
-        if (is_f) {
-            double v = pfvm__ew_ld(x->data, x->dtype, i);
-            v = v < lo ? lo : v > hi ? hi : v;
-            pfvm__ew_st(out->data, out->dtype, i, v);
-        } else {
-            int64_t v = pfvm__ew_ldi(x->data, x->dtype, i);
-            if (pfvm_dtype_is_signed(x->dtype) || x->dtype == PFVM_BOOL) {
-                v = v < ilo ? ilo : v > ihi ? ihi : v;
-            } else {
-                if (ilo != INT64_MIN && (uint64_t)v < (uint64_t)ilo)
-                    v = ilo;
-                if (ihi != INT64_MAX && (uint64_t)v > (uint64_t)ihi)
-                    v = ihi;
-            }
-            pfvm__ew_sti(out->data, out->dtype, i, v);
-        }
-    }
-    return PFVM_OK;
-}
-
-/* ---- Cast ---------------------------------------------------------------------------- */
-
-/* Shortest text that reads back as the same float (numpy's str()). */
-static void pfvm__ew_float_text(double v, int is_double, char *buf, size_t n)
-{
-    int prec;
-    if (isnan(v)) {
-        snprintf(buf, n, "NaN");
-        return;
-    }
-    if (isinf(v)) {
-        snprintf(buf, n, v > 0 ? "INF" : "-INF");
-        return;
-    }
-    for (prec = 1; prec <= 17; prec++) {
-        snprintf(buf, n, "%.*g", prec, v);
-        if (is_double ? strtod(buf, NULL) == v : (float)strtod(buf, NULL) == (float)v)
-            break;
-    }
-}
-
-static pfvm_code pfvm__ew_cast(pfvm_kctx *k, pfvm_dtype to)
-{
-    const pfvm_tensor *x = k->in[0];
-    pfvm_tensor *out = k->out[0];
-    int64_t i, n = pfvm_tensor_numel(x);
-    char buf[64];
-    if (out->dtype != to)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "output type does not match 'to'");
-    for (i = 0; i < n; i++) {
-        if (x->dtype == PFVM_STRING) {
-            const char *s = ((char *const *)x->data)[i];
-            if (pfvm_dtype_is_float(to))
-                pfvm__ew_st(out->data, to, i, strtod(s ? s : "", NULL));
-            else if (to == PFVM_STRING)
-                ((char **)out->data)[i] = pfvm__strdup(s ? s : "");
-            else
-                pfvm__ew_sti(out->data, to, i, strtoll(s ? s : "", NULL, 10));
-        } else if (to == PFVM_STRING) {
-            if (pfvm_dtype_is_float(x->dtype))
-                pfvm__ew_float_text(pfvm__ew_ld(x->data, x->dtype, i), x->dtype == PFVM_DOUBLE, buf, sizeof buf);
-            else if (x->dtype == PFVM_UINT64)
-                snprintf(buf, sizeof buf, "%llu", (unsigned long long)pfvm__ew_ldi(x->data, x->dtype, i));
-            else
-                snprintf(buf, sizeof buf, "%lld", (long long)pfvm__ew_ldi(x->data, x->dtype, i));
-            ((char **)out->data)[i] = pfvm__strdup(buf);
-            if (!((char **)out->data)[i])
-                return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
-        } else if (pfvm_dtype_is_float(x->dtype)) {
-            double v = pfvm__ew_ld(x->data, x->dtype, i);
-            if (pfvm_dtype_is_float(to) || to == PFVM_BOOL)
-                pfvm__ew_st(out->data, to, i, v);
-            else
-                pfvm__ew_sti(out->data, to, i, isnan(v) ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v);
-        } else {
-            int64_t v = pfvm__ew_ldi(x->data, x->dtype, i);
-            if (pfvm_dtype_is_float(to))
-                pfvm__ew_st(out->data, to, i, x->dtype == PFVM_UINT64 ? (double)(uint64_t)v : (double)v);
-            else
-                pfvm__ew_sti(out->data, to, i, v);
-        }
-    }
-    return PFVM_OK;
-}
-
-static int pfvm__ew_supported_cast(pfvm_dtype t)
-{
-    return t != PFVM_UNDEFINED && t < PFVM_COMPLEX64 ? 1 : t == PFVM_BFLOAT16;
-}
-
-static pfvm_code pfvm__ew_k_cast(pfvm_kctx *k)
-{
-    pfvm_dtype to = (pfvm_dtype)pfvm_node_attr_int(k->node, "to", 0);
-    if (!pfvm__ew_supported_cast(to) || !pfvm__ew_supported_cast(k->in[0]->dtype))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "cast from %s to %s is not supported",
-                             pfvm_dtype_name(k->in[0]->dtype), pfvm_dtype_name(to));
-    return pfvm__ew_cast(k, to);
-}
-
-static pfvm_code pfvm__ew_k_castlike(pfvm_kctx *k)
-{
-    return pfvm__ew_cast(k, k->in[1]->dtype);
-}
 
 static pfvm_code pfvm__ew_infer_cast(pfvm_ictx *c)
 {
@@ -5563,107 +6277,133 @@ static pfvm_code pfvm__ew_infer_castlike(pfvm_ictx *c)
 
 /* ---- the table ------------------------------------------------------------------------- */
 
+static const pfvm_attr_spec pfvm__ew_a_alpha[] = {{"alpha", PFVM_ATTR_FLOAT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ew_a_alpha_beta[] = {
+    {"alpha", PFVM_ATTR_FLOAT, 0}, {"beta", PFVM_ATTR_FLOAT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ew_a_selu[] = {
+    {"alpha", PFVM_ATTR_FLOAT, 0}, {"gamma", PFVM_ATTR_FLOAT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ew_a_shrink[] = {
+    {"lambd", PFVM_ATTR_FLOAT, 0}, {"bias", PFVM_ATTR_FLOAT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ew_a_isinf[] = {
+    {"detect_positive", PFVM_ATTR_INT, 0}, {"detect_negative", PFVM_ATTR_INT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ew_a_mod[] = {{"fmod", PFVM_ATTR_INT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ew_a_bitshift[] = {{"direction", PFVM_ATTR_STRING, 1}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ew_a_cast[] = {{"to", PFVM_ATTR_INT, 1}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
+    {"min", PFVM_ATTR_FLOAT, 0}, {"max", PFVM_ATTR_FLOAT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+
 #define PFVM__EW_FLOATS "float,double,float16,bfloat16"
-#define PFVM__EW_NUMERIC "float,double,float16,bfloat16,int8,int16,int32,int64,uint8,uint16,uint32,uint64"
-#define PFVM__EW_U(name, since, kern, types) \
-    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, NULL, 0}
-#define PFVM__EW_B(name, since, kern, infer, types) \
-    {name, "", since, 0, 2, 2, 1, 1, infer, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0}
+#define PFVM__EW_INTS "int8,int16,int32,int64,uint8,uint16,uint32,uint64"
+#define PFVM__EW_NUMERIC PFVM__EW_FLOATS "," PFVM__EW_INTS
+#define PFVM__EW_SIGNED PFVM__EW_FLOATS ",int8,int16,int32,int64"
+#define PFVM__EW_U(name, since, kern, types, attrs) \
+    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0}
+#define PFVM__EW_B(name, since, kern, infer, types, check, attrs) \
+    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0}
 #define PFVM__EW_V(name, since, kern, types) \
     {name, "", since, 0, 1, -1, 1, 1, pfvm__ew_infer_bcast, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0}
 
 const pfvm_op_def pfvm__ops_elementwise[] = {
-    PFVM__EW_U("Abs", 1, pfvm__ew_k_abs, PFVM__EW_NUMERIC),
-    PFVM__EW_U("Neg", 1, pfvm__ew_k_neg, "float,double,float16,bfloat16,int8,int16,int32,int64"),
-    PFVM__EW_U("Exp", 1, pfvm__ew_k_exp, PFVM__EW_FLOATS),
-    PFVM__EW_U("Log", 1, pfvm__ew_k_log, PFVM__EW_FLOATS),
-    PFVM__EW_U("Sqrt", 1, pfvm__ew_k_sqrt, PFVM__EW_FLOATS),
-    PFVM__EW_U("Reciprocal", 1, pfvm__ew_k_reciprocal, PFVM__EW_FLOATS),
-    PFVM__EW_U("Floor", 1, pfvm__ew_k_floor, PFVM__EW_FLOATS),
-    PFVM__EW_U("Ceil", 1, pfvm__ew_k_ceil, PFVM__EW_FLOATS),
-    PFVM__EW_U("Round", 11, pfvm__ew_k_round, PFVM__EW_FLOATS),
-    PFVM__EW_U("Sign", 9, pfvm__ew_k_sign, PFVM__EW_NUMERIC),
-    PFVM__EW_U("Sin", 7, pfvm__ew_k_sin, PFVM__EW_FLOATS),
-    PFVM__EW_U("Cos", 7, pfvm__ew_k_cos, PFVM__EW_FLOATS),
-    PFVM__EW_U("Tan", 7, pfvm__ew_k_tan, PFVM__EW_FLOATS),
-    PFVM__EW_U("Asin", 7, pfvm__ew_k_asin, PFVM__EW_FLOATS),
-    PFVM__EW_U("Acos", 7, pfvm__ew_k_acos, PFVM__EW_FLOATS),
-    PFVM__EW_U("Atan", 7, pfvm__ew_k_atan, PFVM__EW_FLOATS),
-    PFVM__EW_U("Sinh", 9, pfvm__ew_k_sinh, PFVM__EW_FLOATS),
-    PFVM__EW_U("Cosh", 9, pfvm__ew_k_cosh, PFVM__EW_FLOATS),
-    PFVM__EW_U("Tanh", 1, pfvm__ew_k_tanh, PFVM__EW_FLOATS),
-    PFVM__EW_U("Asinh", 9, pfvm__ew_k_asinh, PFVM__EW_FLOATS),
-    PFVM__EW_U("Acosh", 9, pfvm__ew_k_acosh, PFVM__EW_FLOATS),
-    PFVM__EW_U("Atanh", 9, pfvm__ew_k_atanh, PFVM__EW_FLOATS),
-    PFVM__EW_U("Erf", 9, pfvm__ew_k_erf, PFVM__EW_NUMERIC),
-    PFVM__EW_U("Sigmoid", 1, pfvm__ew_k_sigmoid, PFVM__EW_FLOATS),
-    PFVM__EW_U("Relu", 1, pfvm__ew_k_relu, "float,double,float16,bfloat16,int8,int16,int32,int64"),
-    PFVM__EW_U("LeakyRelu", 1, pfvm__ew_k_leakyrelu, PFVM__EW_FLOATS),
-    PFVM__EW_U("Elu", 1, pfvm__ew_k_elu, PFVM__EW_FLOATS),
-    PFVM__EW_U("Selu", 1, pfvm__ew_k_selu, PFVM__EW_FLOATS),
-    PFVM__EW_U("Celu", 12, pfvm__ew_k_celu, PFVM__EW_FLOATS),
-    PFVM__EW_U("HardSigmoid", 1, pfvm__ew_k_hardsigmoid, PFVM__EW_FLOATS),
-    PFVM__EW_U("HardSwish", 14, pfvm__ew_k_hardswish, PFVM__EW_FLOATS),
-    PFVM__EW_U("Softplus", 1, pfvm__ew_k_softplus, PFVM__EW_FLOATS),
-    PFVM__EW_U("Softsign", 1, pfvm__ew_k_softsign, PFVM__EW_FLOATS),
-    PFVM__EW_U("Mish", 18, pfvm__ew_k_mish, PFVM__EW_FLOATS),
-    PFVM__EW_U("ThresholdedRelu", 10, pfvm__ew_k_thresholdedrelu, PFVM__EW_FLOATS),
-    PFVM__EW_U("Shrink", 9, pfvm__ew_k_shrink, PFVM__EW_NUMERIC),
-    {"IsNaN", "", 9, 0, 1, 1, 1, 1, pfvm__ew_infer_bool, pfvm__ew_k_isnan, NULL, PFVM_FUSE_ELEMENTWISE, PFVM__EW_FLOATS, NULL, 0},
-    {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE, PFVM__EW_FLOATS, NULL, 0},
-    PFVM__EW_U("Not", 1, pfvm__ew_k_not, "bool"),
-    PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, "int8,int16,int32,int64,uint8,uint16,uint32,uint64"),
-    PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_arith, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_arith, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_arith, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_arith, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Pow", 1, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC),
-    PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64"),
-    {"PRelu", "", 1, 0, 2, 2, 1, 1, pfvm_infer_same_as_first, pfvm__ew_k_prelu, NULL, PFVM_FUSE_BROADCAST, PFVM__EW_FLOATS, NULL, 0},
-    PFVM__EW_B("Equal", 1, pfvm__ew_k_equal, pfvm__ew_infer_equal, "bool," PFVM__EW_NUMERIC),
-    PFVM__EW_B("Greater", 1, pfvm__ew_k_greater, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
-    PFVM__EW_B("Less", 1, pfvm__ew_k_less, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
-    PFVM__EW_B("GreaterOrEqual", 12, pfvm__ew_k_greater_equal, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
-    PFVM__EW_B("LessOrEqual", 12, pfvm__ew_k_less_equal, pfvm__ew_infer_bool, PFVM__EW_NUMERIC),
-    PFVM__EW_B("And", 1, pfvm__ew_k_and, pfvm__ew_infer_bool, "bool"),
-    PFVM__EW_B("Or", 1, pfvm__ew_k_or, pfvm__ew_infer_bool, "bool"),
-    PFVM__EW_B("Xor", 1, pfvm__ew_k_xor, pfvm__ew_infer_bool, "bool"),
-    PFVM__EW_B("BitwiseAnd", 18, pfvm__ew_k_bitand, pfvm__ew_infer_bcast, "int8,int16,int32,int64,uint8,uint16,uint32,uint64"),
-    PFVM__EW_B("BitwiseOr", 18, pfvm__ew_k_bitor, pfvm__ew_infer_bcast, "int8,int16,int32,int64,uint8,uint16,uint32,uint64"),
-    PFVM__EW_B("BitwiseXor", 18, pfvm__ew_k_bitxor, pfvm__ew_infer_bcast, "int8,int16,int32,int64,uint8,uint16,uint32,uint64"),
-    PFVM__EW_V("Sum", 1, pfvm__ew_k_sum, PFVM__EW_FLOATS),
+    PFVM__EW_U("Abs", 1, pfvm__ew_k_abs, PFVM__EW_NUMERIC, NULL),
+    PFVM__EW_U("Neg", 1, pfvm__ew_k_neg, PFVM__EW_SIGNED, NULL),
+    PFVM__EW_U("Exp", 1, pfvm__ew_k_exp, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Log", 1, pfvm__ew_k_log, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Sqrt", 1, pfvm__ew_k_sqrt, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Reciprocal", 1, pfvm__ew_k_reciprocal, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Floor", 1, pfvm__ew_k_floor, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Ceil", 1, pfvm__ew_k_ceil, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Round", 11, pfvm__ew_k_round, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Sign", 9, pfvm__ew_k_sign, PFVM__EW_NUMERIC, NULL),
+    PFVM__EW_U("Sin", 7, pfvm__ew_k_sin, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Cos", 7, pfvm__ew_k_cos, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Tan", 7, pfvm__ew_k_tan, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Asin", 7, pfvm__ew_k_asin, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Acos", 7, pfvm__ew_k_acos, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Atan", 7, pfvm__ew_k_atan, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Sinh", 9, pfvm__ew_k_sinh, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Cosh", 9, pfvm__ew_k_cosh, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Tanh", 1, pfvm__ew_k_tanh, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Asinh", 9, pfvm__ew_k_asinh, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Acosh", 9, pfvm__ew_k_acosh, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Atanh", 9, pfvm__ew_k_atanh, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Erf", 9, pfvm__ew_k_erf, PFVM__EW_NUMERIC, NULL),
+    PFVM__EW_U("Sigmoid", 1, pfvm__ew_k_sigmoid, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Relu", 1, pfvm__ew_k_relu, PFVM__EW_SIGNED, NULL),
+    PFVM__EW_U("LeakyRelu", 1, pfvm__ew_k_leakyrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
+    PFVM__EW_U("Elu", 1, pfvm__ew_k_elu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
+    PFVM__EW_U("Selu", 1, pfvm__ew_k_selu, PFVM__EW_FLOATS, pfvm__ew_a_selu),
+    PFVM__EW_U("Celu", 12, pfvm__ew_k_celu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
+    PFVM__EW_U("HardSigmoid", 1, pfvm__ew_k_hardsigmoid, PFVM__EW_FLOATS, pfvm__ew_a_alpha_beta),
+    PFVM__EW_U("HardSwish", 14, pfvm__ew_k_hardswish, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Softplus", 1, pfvm__ew_k_softplus, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Softsign", 1, pfvm__ew_k_softsign, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("Mish", 18, pfvm__ew_k_mish, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_U("ThresholdedRelu", 10, pfvm__ew_k_thresholdedrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
+    PFVM__EW_U("Shrink", 9, pfvm__ew_k_shrink, PFVM__EW_NUMERIC, pfvm__ew_a_shrink),
+    {"IsNaN", "", 9, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isnan, NULL, PFVM_FUSE_ELEMENTWISE,
+     PFVM__EW_FLOATS, NULL, 0},
+    {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE,
+     PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0},
+    PFVM__EW_U("Not", 1, pfvm__ew_k_not, "bool", NULL),
+    PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, PFVM__EW_INTS, NULL),
+    PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_arith, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_arith, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_arith, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_arith, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Pow", 1, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, pfvm__ew_a_mod),
+    PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64",
+               pfvm__ew_check_bitshift, pfvm__ew_a_bitshift),
+    PFVM__EW_B("PRelu", 1, pfvm__ew_k_prelu, pfvm__ew_infer_unary, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Equal", 1, pfvm__ew_k_equal, pfvm__ew_infer_equal, "bool," PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Greater", 1, pfvm__ew_k_greater, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Less", 1, pfvm__ew_k_less, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("GreaterOrEqual", 12, pfvm__ew_k_greater_equal, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("LessOrEqual", 12, pfvm__ew_k_less_equal, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("And", 1, pfvm__ew_k_and, pfvm__ew_infer_bool, "bool", NULL, NULL),
+    PFVM__EW_B("Or", 1, pfvm__ew_k_or, pfvm__ew_infer_bool, "bool", NULL, NULL),
+    PFVM__EW_B("Xor", 1, pfvm__ew_k_xor, pfvm__ew_infer_bool, "bool", NULL, NULL),
+    PFVM__EW_B("BitwiseAnd", 18, pfvm__ew_k_bitand, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL),
+    PFVM__EW_B("BitwiseOr", 18, pfvm__ew_k_bitor, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL),
+    PFVM__EW_B("BitwiseXor", 18, pfvm__ew_k_bitxor, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL),
+    PFVM__EW_V("Sum", 1, pfvm__ew_k_sum, PFVM__EW_NUMERIC),
     PFVM__EW_V("Mean", 1, pfvm__ew_k_mean, PFVM__EW_FLOATS),
     PFVM__EW_V("Max", 1, pfvm__ew_k_max, PFVM__EW_NUMERIC),
     PFVM__EW_V("Min", 1, pfvm__ew_k_min, PFVM__EW_NUMERIC),
-    {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST, "any", NULL, 0},
-    {"Clip", "", 6, 0, 1, 3, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_ELEMENTWISE, PFVM__EW_NUMERIC, NULL, 0},
-    {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, NULL, PFVM_FUSE_ELEMENTWISE, "bool,string," PFVM__EW_NUMERIC, NULL, 0},
-    {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE, "bool,string," PFVM__EW_NUMERIC, NULL, 0},
+    {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST,
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0},
+    {"Clip", "", 6, 10, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
+     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0},
+    {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
+     PFVM__EW_NUMERIC, NULL, 0},
+    {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, pfvm__ew_check_cast, PFVM_FUSE_ELEMENTWISE,
+     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0},
+    {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE,
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };
 /* ---- src/ops/image.c ---- */
 /* ops/image: resampling — Resize (nearest, n-linear, cubic; every
- * coordinate transformation), Upsample (its older form) and GridSample —
- * and detection: NonMaxSuppression.
+ * coordinate transformation), Upsample (its older form), GridSample and
+ * RoiAlign — and detection: NonMaxSuppression.
  *
- * Interpolation is separable: for each output coordinate along each axis
- * the engine finds up to four source indices and weights (edge-clamped like
- * the ONNX reference), then sums over their product. */
+ * Resize interpolation is separable: for each output coordinate along each
+ * axis the engine finds the source taps (indices, edge-clamped like the
+ * ONNX reference, and weights), then sums over the product of the axes'
+ * taps. Taps are recomputed only for the axes whose output coordinate
+ * changed, and zero-weight taps are dropped, so unscaled axes and nearest
+ * mode cost one tap. */
 
 #include <math.h>
 
 #define PFVM__IMG_TAPS 4
 
-typedef struct pfvm__img_cfg {
-    int mode;             /* 0 nearest, 1 linear, 2 cubic */
-    int coord;            /* 0 half_pixel, 1 asymmetric, 2 align_corners, 3 pytorch_half_pixel, 4 tf_crop_and_resize, 5 tf_half_pixel_for_nn */
-    int nearest;          /* 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil */
-    double cubic_a, extrapolation;
-    int exclude_outside;
-    double scale[PFVM_MAX_RANK];
-    double roi_start[PFVM_MAX_RANK], roi_end[PFVM_MAX_RANK];
-} pfvm__img_cfg;
+/* A string attribute, or def when absent (or a function's reference). */
+static const char *pfvm__img_str(const pfvm_node *n, const char *name, const char *def)
+{
+    const pfvm_attr *a = pfvm_node_attr(n, name);
+    return a && !a->ref_attr_name && a->type == PFVM_ATTR_STRING && a->s ? a->s : def;
+}
 
 static int pfvm__img_pick(const char *s, const char *const *names, int n)
 {
@@ -5674,155 +6414,355 @@ static int pfvm__img_pick(const char *s, const char *const *names, int n)
     return -1;
 }
 
+/* ---- Resize and Upsample: attributes ---------------------------------------------------- */
+
+enum { PFVM__IMG_NEAREST, PFVM__IMG_LINEAR, PFVM__IMG_CUBIC };
+enum { PFVM__IMG_HALF_PIXEL, PFVM__IMG_ASYMMETRIC, PFVM__IMG_ALIGN_CORNERS, PFVM__IMG_PYTORCH_HALF_PIXEL,
+       PFVM__IMG_TF_CROP_AND_RESIZE, PFVM__IMG_TF_HALF_PIXEL_FOR_NN, PFVM__IMG_HALF_PIXEL_SYMMETRIC };
+enum { PFVM__IMG_ROUND_PREFER_FLOOR, PFVM__IMG_ROUND_PREFER_CEIL, PFVM__IMG_FLOOR, PFVM__IMG_CEIL };
+enum { PFVM__IMG_STRETCH, PFVM__IMG_NOT_LARGER, PFVM__IMG_NOT_SMALLER };
+
+typedef struct pfvm__img_cfg {
+    int mode, coord, nearest, policy, exclude_outside;
+    double cubic_a, extrapolation;
+    double scale[PFVM_MAX_RANK];
+    int64_t out[PFVM_MAX_RANK];
+    double roi_start[PFVM_MAX_RANK], roi_end[PFVM_MAX_RANK];
+} pfvm__img_cfg;
+
+static int pfvm__img_is_upsample(const pfvm_node *n)
+{
+    return !strcmp(n->op_type, "Upsample");
+}
+
+/* Reads and validates the attributes (no node prefix in the message). */
 static pfvm_code pfvm__img_config(const pfvm_node *node, pfvm__img_cfg *c, pfvm_status *st)
 {
-    static const char *modes[] = {"nearest", "linear", "cubic"};
-    static const char *coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
-                                   "tf_crop_and_resize", "tf_half_pixel_for_nn"};
-    static const char *nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
-    int upsample = !strcmp(node->op_type, "Upsample");
-    const char *m = pfvm_node_attr_string(node, "mode", "nearest");
+    static const char *const modes[] = {"nearest", "linear", "cubic"};
+    static const char *const coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
+                                         "tf_crop_and_resize", "tf_half_pixel_for_nn", "half_pixel_symmetric"};
+    static const char *const nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    static const char *const policies[] = {"stretch", "not_larger", "not_smaller"};
+    const char *m = pfvm__img_str(node, "mode", "nearest"), *s;
+    /* Upsample and Resize-10 map coordinates asymmetrically and floor */
+    int old = pfvm__img_is_upsample(node) || node->opset < 11;
     memset(c, 0, sizeof *c);
     c->mode = pfvm__img_pick(m, modes, 3);
-    if (upsample && !strcmp(m, "bilinear"))
-        c->mode = 1;
-    /* Upsample and Resize-10 map coordinates asymmetrically and floor */
-    c->coord = upsample || node->opset < 11 ? 1
-                                            : pfvm__img_pick(pfvm_node_attr_string(node, "coordinate_transformation_mode",
-                                                                                   "half_pixel"), coords, 6);
-    c->nearest = upsample || node->opset < 11 ? 2
-                                              : pfvm__img_pick(pfvm_node_attr_string(node, "nearest_mode", "round_prefer_floor"),
-                                                               nearest, 4);
+    if (pfvm__img_is_upsample(node) && !strcmp(m, "bilinear"))
+        c->mode = PFVM__IMG_LINEAR;
+    if (c->mode < 0 || (old && c->mode == PFVM__IMG_CUBIC))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "mode '%s' is not valid", m);
+    s = pfvm__img_str(node, "coordinate_transformation_mode", "half_pixel");
+    c->coord = old ? PFVM__IMG_ASYMMETRIC : pfvm__img_pick(s, coords, node->opset >= 19 ? 7 : 6);
+    if (c->coord < 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "coordinate_transformation_mode '%s' is not valid", s);
+    s = pfvm__img_str(node, "nearest_mode", "round_prefer_floor");
+    c->nearest = old ? PFVM__IMG_FLOOR : pfvm__img_pick(s, nearest, 4);
+    if (c->nearest < 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "nearest_mode '%s' is not valid", s);
+    s = pfvm__img_str(node, "keep_aspect_ratio_policy", "stretch");
+    c->policy = node->opset >= 18 ? pfvm__img_pick(s, policies, 3) : PFVM__IMG_STRETCH;
+    if (c->policy < 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "keep_aspect_ratio_policy '%s' is not valid", s);
+    if (node->opset >= 18 && pfvm_node_attr_int(node, "antialias", 0))
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "antialias is not supported");
     c->cubic_a = pfvm_node_attr_float(node, "cubic_coeff_a", -0.75f);
     c->extrapolation = pfvm_node_attr_float(node, "extrapolation_value", 0.0f);
-    c->exclude_outside = (int)pfvm_node_attr_int(node, "exclude_outside", 0);
-    if (c->mode < 0 || c->coord < 0 || c->nearest < 0)
-        return pfvm__fail(st, PFVM_ERR_INVALID, "mode '%s', coordinate transformation or nearest mode is not valid", m);
+    c->exclude_outside = pfvm_node_attr_int(node, "exclude_outside", 0) != 0;
     return PFVM_OK;
 }
 
-/* Scales (as given) and output sizes for input dims, from scales or sizes. */
-static int pfvm__img_sizes(const pfvm_node *node, const pfvm_tensor *const *in, int n_in, int rank, const int64_t *dims,
-                           double *scale, int64_t *out)
+static pfvm_code pfvm__img_check_resize(const pfvm_node *node, pfvm_status *st)
 {
-    const pfvm_tensor *scales = NULL, *sizes = NULL;
+    pfvm__img_cfg c;
+    return pfvm__img_config(node, &c, st);
+}
+
+/* The axes that scales, sizes and roi list (opset 18's `axes`; before it,
+ * every axis). Returns the count, or -1 with the status set. */
+static int pfvm__img_axes(const pfvm_node *node, int rank, int *axes, pfvm_status *st)
+{
+    const int64_t *a;
+    int n = node->opset >= 18 ? pfvm_node_attr_ints(node, "axes", &a) : -1, i, j;
+    if (n < 0) {
+        for (i = 0; i < rank; i++)
+            axes[i] = i;
+        return rank;
+    }
+    if (n > rank)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "%d axes for rank %d", n, rank), -1;
+    for (i = 0; i < n; i++) {
+        axes[i] = pfvm__axis(a[i], rank);
+        if (axes[i] < 0)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d", (long long)a[i], rank), -1;
+        for (j = 0; j < i; j++)
+            if (axes[j] == axes[i])
+                return pfvm__fail(st, PFVM_ERR_INVALID, "axis %d is repeated", axes[i]), -1;
+    }
+    return n;
+}
+
+/* Input slots of scales and sizes (-1: none; Upsample-7 has an attribute). */
+static int pfvm__img_scales_at(const pfvm_node *n)
+{
+    if (pfvm__img_is_upsample(n))
+        return n->opset < 9 ? -1 : 1;
+    return n->opset < 11 ? 1 : 2;
+}
+
+static int pfvm__img_sizes_at(const pfvm_node *n)
+{
+    return pfvm__img_is_upsample(n) || n->opset < 11 ? -1 : 3;
+}
+
+/* Output sizes and per-axis scales from known inputs: `sc` holds n_sc
+ * scales and `sz` n_sz sizes for the listed axes (a count of 0: absent).
+ * Fails (without node prefix) on a request that cannot be met. */
+static pfvm_code pfvm__img_plan(int rank, const int64_t *dims, const int *axes, int n_ax, int policy, const double *sc,
+                                int n_sc, const int64_t *sz, int n_sz, double *scale, int64_t *out, pfvm_status *st)
+{
     int i;
-    if (!strcmp(node->op_type, "Upsample") && node->opset < 9) {
-        const float *f;
-        if (pfvm_node_attr_floats(node, "scales", &f) != rank)
-            return 0;
-        for (i = 0; i < rank; i++)
-            scale[i] = f[i];
-    } else {
-        int si = !strcmp(node->op_type, "Upsample") || node->opset < 11 ? 1 : 2;
-        scales = si < n_in ? in[si] : NULL;
-        sizes = n_in > 3 ? in[3] : NULL;
-        if (scales && pfvm_tensor_numel(scales) == 0)
-            scales = NULL;
-        if (sizes && pfvm_tensor_numel(sizes) == 0)
-            sizes = NULL;
-        if (sizes) {
-            if (pfvm_tensor_numel(sizes) != rank)
-                return 0;
-            for (i = 0; i < rank; i++) {
-                out[i] = pfvm_tensor_get_i64(sizes, i);
-                scale[i] = dims[i] ? (double)out[i] / (double)dims[i] : 1.0;
-            }
-            return 1;
-        }
-        if (!scales || pfvm_tensor_numel(scales) != rank)
-            return 0;
-        for (i = 0; i < rank; i++)
-            scale[i] = pfvm_tensor_get_f64(scales, i);
-    }
     for (i = 0; i < rank; i++) {
-        if (!(scale[i] > 0))
-            return 0;
-        out[i] = (int64_t)((double)dims[i] * scale[i]); /* truncation, as the reference */
+        scale[i] = 1;
+        out[i] = dims[i];
     }
-    return 1;
+    if (n_sz > 0) {
+        double keep = policy == PFVM__IMG_NOT_LARGER ? INFINITY : 0;
+        if (n_sz != n_ax)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "%d sizes for %d axes", n_sz, n_ax);
+        for (i = 0; i < n_ax; i++) {
+            int64_t d = dims[axes[i]];
+            if (sz[i] < 0)
+                return pfvm__fail(st, PFVM_ERR_INVALID, "size %lld is negative", (long long)sz[i]);
+            out[axes[i]] = sz[i];
+            scale[axes[i]] = d ? (double)sz[i] / (double)d : 1.0;
+            if (policy == PFVM__IMG_NOT_LARGER)
+                keep = fmin(keep, scale[axes[i]]);
+            else if (policy == PFVM__IMG_NOT_SMALLER)
+                keep = fmax(keep, scale[axes[i]]);
+        }
+        if (policy != PFVM__IMG_STRETCH)
+            for (i = 0; i < n_ax; i++) {
+                /* one scale for every axis; sizes round half up */
+                double o = keep * (double)dims[axes[i]] + 0.5;
+                if (!(o < 0x1p62))
+                    return pfvm__fail(st, PFVM_ERR_INVALID, "output size is too large");
+                scale[axes[i]] = keep;
+                out[axes[i]] = (int64_t)o;
+            }
+        return PFVM_OK;
+    }
+    if (n_sc <= 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "neither scales nor sizes are given");
+    if (n_sc != n_ax)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "%d scales for %d axes", n_sc, n_ax);
+    for (i = 0; i < n_ax; i++) {
+        double o = sc[i] * (double)dims[axes[i]];
+        if (!(sc[i] > 0) || !(o < 0x1p62))
+            return pfvm__fail(st, PFVM_ERR_INVALID, "scale %g is not a usable positive number", sc[i]);
+        scale[axes[i]] = sc[i];
+        out[axes[i]] = (int64_t)o; /* truncation, as the reference */
+    }
+    return PFVM_OK;
+}
+
+/* floor(d * s) as a symbolic expression when s is a dyadic rational
+ * p / 2^k with small p and k (every float scale is; 2, 0.5, 1.5 are
+ * small), NULL otherwise. Exact: the reference multiplies in double. */
+static const pfvm_sym *pfvm__img_sym_scale(pfvm_symtab *t, const pfvm_sym *d, double s)
+{
+    int k;
+    for (k = 0; k <= 16; k++) {
+        double p = ldexp(s, k);
+        if (p == floor(p) && p >= 1 && p < 0x1p31) {
+            const pfvm_sym *m = pfvm_sym_muli(t, d, (int64_t)p);
+            return k ? pfvm_sym_div(t, m, pfvm_sym_const(t, (int64_t)1 << k)) : m;
+        }
+    }
+    return NULL;
+}
+
+/* Whether an optional tensor input is provably present but empty. */
+static int pfvm__img_ival_empty(const pfvm_ival *v)
+{
+    int64_t n;
+    return v && v->type.shape.rank == 1 && pfvm_sym_is_const(v->type.shape.dims[0], &n) && n == 0;
+}
+
+/* Scales the inference knows (an attribute, or a constant input): the
+ * count, 0 when absent, -1 when given but not known before running. */
+static int pfvm__img_iscales(pfvm_ictx *c, int si, double *scv)
+{
+    const pfvm_ival *sc = si >= 0 && si < c->n_in ? c->in[si] : NULL;
+    int64_t n;
+    int i;
+    if (si < 0) {
+        const float *f;
+        int cnt = pfvm_node_attr_floats(c->node, "scales", &f);
+        for (i = 0; i < cnt && i < PFVM_MAX_RANK; i++)
+            scv[i] = f[i];
+        return cnt < 0 ? 0 : cnt > PFVM_MAX_RANK ? PFVM_MAX_RANK + 1 : cnt;
+    }
+    if (!sc || pfvm__img_ival_empty(sc))
+        return 0;
+    if (!sc->value || sc->value->kind != PFVM_KIND_TENSOR || !pfvm_dtype_is_float(sc->value->dtype))
+        return -1;
+    n = pfvm_tensor_numel(sc->value);
+    for (i = 0; i < n && i < PFVM_MAX_RANK; i++)
+        scv[i] = pfvm_tensor_get_f64(sc->value, i);
+    return n > PFVM_MAX_RANK ? PFVM_MAX_RANK + 1 : (int)n;
 }
 
 static pfvm_code pfvm__img_infer(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
-    const pfvm_tensor *vals[4] = {NULL, NULL, NULL, NULL};
-    int64_t dims[PFVM_MAX_RANK], out[PFVM_MAX_RANK];
-    double scale[PFVM_MAX_RANK];
-    int i;
-    pfvm_shape s;
+    const pfvm_ival *sz = NULL;
+    const pfvm_sym *unknown[PFVM_MAX_RANK];
+    pfvm_dtype dt = c->in[0]->type.dtype;
+    pfvm__img_cfg cfg;
+    int axes[PFVM_MAX_RANK], n_ax, zi = pfvm__img_sizes_at(c->node), i, n_sc, n_sz = 0, all_const = 1;
+    int64_t dims[PFVM_MAX_RANK], szv[PFVM_MAX_RANK], out[PFVM_MAX_RANK];
+    double scv[PFVM_MAX_RANK], scale[PFVM_MAX_RANK];
+    pfvm_shape *os;
+    if (pfvm__img_config(c->node, &cfg, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
     if (x->rank < 0)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
-    for (i = 0; i < c->n_in && i < 4; i++)
-        vals[i] = c->in[i] ? c->in[i]->value : NULL;
-    for (i = 0; i < x->rank; i++)
-        if (!pfvm_sym_is_const(x->dims[i], &dims[i]))
-            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
-    if (!pfvm__img_sizes(c->node, vals, c->n_in, x->rank, dims, scale, out))
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
-    if (pfvm_shape_from_dims(c->syms, &s, x->rank, out, c->st))
-        return c->st ? c->st->code : PFVM_ERR_NOMEM;
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &s);
+        return pfvm_infer_unknown(c, 0, dt, -1);
+    if ((n_ax = pfvm__img_axes(c->node, x->rank, axes, c->st)) < 0)
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    /* resized dims start as named unknowns, the others as the input's */
+    if (pfvm_infer_unknown(c, 0, dt, x->rank))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    os = &c->out[0]->type.shape;
+    for (i = 0; i < x->rank; i++) {
+        dims[i] = 0;
+        all_const &= pfvm_sym_is_const(x->dims[i], &dims[i]);
+        unknown[i] = os->dims[i];
+        os->dims[i] = x->dims[i];
+    }
+    for (i = 0; i < n_ax; i++)
+        os->dims[axes[i]] = unknown[axes[i]];
+    if (zi >= 0 && zi < c->n_in && c->in[zi] && !pfvm__img_ival_empty(c->in[zi])) {
+        sz = c->in[zi];
+        n_sz = pfvm_ival_ints(sz, szv, PFVM_MAX_RANK);
+        if (n_sz < 0 && sz->sym && sz->n_sym == n_ax && cfg.policy == PFVM__IMG_STRETCH) {
+            /* sizes built from shapes (Shape -> Gather -> Concat) stay symbolic */
+            for (i = 0; i < n_ax; i++)
+                os->dims[axes[i]] = sz->sym[i];
+            return PFVM_OK;
+        }
+        if (n_sz > 0 && !all_const && cfg.policy == PFVM__IMG_STRETCH) {
+            if (n_sz != n_ax)
+                return pfvm__fail(c->st, PFVM_ERR_INVALID, "%d sizes for %d axes", n_sz, n_ax);
+            for (i = 0; i < n_ax; i++) {
+                if (szv[i] < 0)
+                    return pfvm__fail(c->st, PFVM_ERR_INVALID, "size %lld is negative", (long long)szv[i]);
+                os->dims[axes[i]] = pfvm_sym_const(c->syms, szv[i]);
+            }
+            return PFVM_OK;
+        }
+        if (n_sz < 0 || (n_sz > 0 && !all_const))
+            return PFVM_OK; /* known when the node runs */
+    }
+    n_sc = n_sz > 0 ? 0 : pfvm__img_iscales(c, pfvm__img_scales_at(c->node), scv);
+    if (n_sc < 0)
+        return PFVM_OK;
+    if (all_const || n_sz > 0 || n_sc != n_ax) {
+        /* everything is known, or the request is provably wrong */
+        if (pfvm__img_plan(x->rank, dims, axes, n_ax, cfg.policy, scv, n_sc, szv, n_sz, scale, out, c->st))
+            return c->st ? c->st->code : PFVM_ERR_INVALID;
+        if (all_const)
+            return pfvm_shape_from_dims(c->syms, os, x->rank, out, c->st);
+    }
+    for (i = 0; i < n_ax; i++) {
+        const pfvm_sym *d = x->dims[axes[i]], *o;
+        int64_t dv;
+        if (!(scv[i] > 0) || !(scv[i] < 0x1p31))
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "scale %g is not a usable positive number", scv[i]);
+        if (pfvm_sym_is_const(d, &dv))
+            o = scv[i] * (double)dv < 0x1p62 ? pfvm_sym_const(c->syms, (int64_t)(scv[i] * (double)dv)) : NULL;
+        else
+            o = pfvm__img_sym_scale(c->syms, d, scv[i]);
+        if (o)
+            os->dims[axes[i]] = o;
+    }
     return PFVM_OK;
 }
 
+/* ---- Resize and Upsample: the kernel ------------------------------------------------------ */
+
+/* Source coordinate of output coordinate x along an axis (the ONNX
+ * reference's mapping); `outside` is set when a crop box misses the input. */
+static double pfvm__img_source(const pfvm__img_cfg *c, int axis, int64_t x, int64_t in, int *outside)
+{
+    double s = c->scale[axis], out_w = s * (double)in, xo, rs = c->roi_start[axis], re = c->roi_end[axis];
+    *outside = 0;
+    switch (c->coord) {
+    case PFVM__IMG_ALIGN_CORNERS: return out_w == 1 ? 0 : (double)x * (double)(in - 1) / (out_w - 1);
+    case PFVM__IMG_ASYMMETRIC: return (double)x / s;
+    case PFVM__IMG_PYTORCH_HALF_PIXEL: return out_w == 1 ? -0.5 : ((double)x + 0.5) / s - 0.5;
+    case PFVM__IMG_TF_HALF_PIXEL_FOR_NN: return ((double)x + 0.5) / s;
+    case PFVM__IMG_HALF_PIXEL_SYMMETRIC: {
+        /* centres the output on the input when the size was rounded */
+        double adjust = (double)c->out[axis] / out_w;
+        return (double)in / 2 * (1 - adjust) + ((double)x + 0.5) / s - 0.5;
+    }
+    case PFVM__IMG_TF_CROP_AND_RESIZE:
+        xo = out_w == 1 ? (re - rs) * (double)(in - 1) / 2 : (double)x * (re - rs) * (double)(in - 1) / (out_w - 1);
+        xo += rs * (double)(in - 1);
+        *outside = !(xo >= 0 && xo <= (double)(in - 1));
+        return xo;
+    default: return ((double)x + 0.5) / s - 0.5;
+    }
+}
+
 /* Source taps along one axis for output coordinate x: indices into the
- * input (edge-clamped) and weights. Returns the tap count, or 0 when the
- * point lies outside a tf_crop_and_resize box. */
+ * input (edge-clamped) and weights, zero weights dropped. Returns the tap
+ * count, or 0 when the point lies outside a tf_crop_and_resize box. */
 static int pfvm__img_taps(const pfvm__img_cfg *c, int axis, int64_t x, int64_t in, int64_t *idx, double *w)
 {
-    double s = c->scale[axis], out_w = s * (double)in, xo, ratio;
-    int n, i, pad;
+    int outside, n, i, pad, kept;
+    double xo = pfvm__img_source(c, axis, x, in, &outside), ratio, lo;
     int64_t start, lim;
-    switch (c->coord) {
-    case 2: xo = out_w == 1 ? 0 : (double)x * (double)(in - 1) / (out_w - 1); break;
-    case 1: xo = (double)x / s; break;
-    case 4:
-        xo = out_w == 1 ? (c->roi_end[axis] - c->roi_start[axis]) * (double)(in - 1) / 2
-                        : (double)x * (c->roi_end[axis] - c->roi_start[axis]) * (double)(in - 1) / (out_w - 1);
-        xo += c->roi_start[axis] * (double)(in - 1);
-        if (xo < 0 || xo > (double)(in - 1))
-            return 0;
-        break;
-    case 3: xo = out_w == 1 ? -0.5 : ((double)x + 0.5) / s - 0.5; break;
-    case 5: xo = ((double)x + 0.5) / s; break;
-    default: xo = ((double)x + 0.5) / s - 0.5; break;
-    }
+    if (outside || xo != xo)
+        return 0;
     ratio = xo == floor(xo) ? 1.0 : xo - floor(xo);
-    if (c->mode == 2) {
+    if (c->mode == PFVM__IMG_CUBIC) {
         double a = c->cubic_a, r = ratio;
         n = 4;
         w[0] = ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a;
         w[1] = ((a + 2) * r - (a + 3)) * r * r + 1;
         w[2] = ((a + 2) * (1 - r) - (a + 3)) * (1 - r) * (1 - r) + 1;
         w[3] = ((a * ((1 - r) + 1) - 5 * a) * ((1 - r) + 1) + 8 * a) * ((1 - r) + 1) - 4 * a;
-    } else {
+    } else if (c->mode == PFVM__IMG_LINEAR) {
         n = 2;
-        if (c->mode == 1) {
-            w[0] = 1 - ratio;
-            w[1] = ratio;
-        } else {
-            int hi;
-            if (ratio == 1.0)
-                hi = 1;
-            else if (c->nearest == 0)
-                hi = ratio > 0.5;
-            else if (c->nearest == 1)
-                hi = ratio >= 0.5;
-            else
-                hi = c->nearest == 3;
-            w[0] = !hi;
-            w[1] = hi;
-        }
+        w[0] = 1 - ratio;
+        w[1] = ratio;
+    } else {
+        int hi;
+        if (ratio == 1.0)
+            hi = 1;
+        else if (c->nearest == PFVM__IMG_ROUND_PREFER_FLOOR)
+            hi = ratio > 0.5;
+        else if (c->nearest == PFVM__IMG_ROUND_PREFER_CEIL)
+            hi = ratio >= 0.5;
+        else
+            hi = c->nearest == PFVM__IMG_CEIL;
+        n = 2;
+        w[0] = !hi;
+        w[1] = hi;
     }
-    /* the n nearest positions to xo in the edge-padded axis, smaller first */
+    /* the n nearest positions to xo in the edge-padded axis, smaller first;
+     * xo is clamped first so that the integer conversion stays defined
+     * (the start is clamped to the same range anyway) */
     pad = (n + 1) / 2;
     lim = in + 2 * pad;
-    start = (int64_t)ceil(xo + pad) - n / 2;
-    if (start < 0)
-        start = 0;
+    lo = xo < -(double)pad - 1 ? -(double)pad - 1 : xo > (double)(in + pad) ? (double)(in + pad) : xo;
+    start = (int64_t)ceil(lo + pad) - n / 2;
     if (start > lim - n)
         start = lim - n;
+    if (start < 0)
+        start = 0;
     for (i = 0; i < n; i++) {
         int64_t orig = start + i - pad;
         if (c->exclude_outside && (orig < 0 || orig >= in))
@@ -5836,33 +6776,90 @@ static int pfvm__img_taps(const pfvm__img_cfg *c, int axis, int64_t x, int64_t i
         for (i = 0; i < n && sum != 0; i++)
             w[i] /= sum;
     }
-    return n;
+    for (i = kept = 0; i < n; i++)
+        if (w[i] != 0) {
+            idx[kept] = idx[i];
+            w[kept++] = w[i];
+        }
+    if (!kept) {
+        w[0] = 0;
+        kept = 1;
+    }
+    return kept;
+}
+
+/* Fills cfg's scales, sizes and roi from the inputs. */
+static pfvm_code pfvm__img_kplan(pfvm_kctx *k, pfvm__img_cfg *c)
+{
+    const pfvm_tensor *X = k->in[0];
+    int si = pfvm__img_scales_at(k->node), zi = pfvm__img_sizes_at(k->node), axes[PFVM_MAX_RANK], n_ax, i, n_sc = 0, n_sz = 0;
+    int r = X->rank;
+    double scv[PFVM_MAX_RANK];
+    int64_t szv[PFVM_MAX_RANK];
+    const pfvm_tensor *sc = si >= 0 && si < k->n_in ? k->in[si] : NULL, *sz = zi >= 0 && zi < k->n_in ? k->in[zi] : NULL;
+    if ((n_ax = pfvm__img_axes(k->node, r, axes, k->st)) < 0)
+        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    if (sz && pfvm_tensor_numel(sz) > 0) {
+        if (!pfvm_dtype_is_int(sz->dtype) || pfvm_tensor_numel(sz) != n_ax)
+            return pfvm__fail(k->st, PFVM_ERR_INVALID, "sizes must be %d integers", n_ax);
+        n_sz = n_ax;
+        for (i = 0; i < n_sz; i++)
+            szv[i] = pfvm_tensor_get_i64(sz, i);
+    } else if (si < 0) {
+        const float *f;
+        n_sc = pfvm_node_attr_floats(k->node, "scales", &f);
+        if (n_sc != n_ax)
+            return pfvm__fail(k->st, PFVM_ERR_INVALID, "scales must be %d floats", n_ax);
+        for (i = 0; i < n_sc; i++)
+            scv[i] = f[i];
+    } else if (sc && pfvm_tensor_numel(sc) > 0) {
+        if (!pfvm_dtype_is_float(sc->dtype) || pfvm_tensor_numel(sc) != n_ax)
+            return pfvm__fail(k->st, PFVM_ERR_INVALID, "scales must be %d floats", n_ax);
+        n_sc = n_ax;
+        for (i = 0; i < n_sc; i++)
+            scv[i] = pfvm_tensor_get_f64(sc, i);
+    }
+    if (pfvm__img_plan(r, X->dims, axes, n_ax, c->policy, scv, n_sc, szv, n_sz, c->scale, c->out, k->st))
+        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    for (i = 0; i < r; i++) {
+        c->roi_start[i] = 0;
+        c->roi_end[i] = 1;
+    }
+    if (c->coord == PFVM__IMG_TF_CROP_AND_RESIZE) {
+        const pfvm_tensor *roi = k->n_in > 1 ? k->in[1] : NULL;
+        if (!roi || pfvm_tensor_numel(roi) != 2 * n_ax || !pfvm_dtype_is_float(roi->dtype))
+            return pfvm__fail(k->st, PFVM_ERR_INVALID, "tf_crop_and_resize needs a roi of %d floats", 2 * n_ax);
+        for (i = 0; i < n_ax; i++) {
+            c->roi_start[axes[i]] = pfvm_tensor_get_f64(roi, i);
+            c->roi_end[axes[i]] = pfvm_tensor_get_f64(roi, i + n_ax);
+        }
+    }
+    return PFVM_OK;
 }
 
 static pfvm_code pfvm__img_k_resize(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0];
-    pfvm_tensor *Y = k->out[0];
+    pfvm_tensor *Y;
     pfvm__img_cfg c;
-    int64_t out[PFVM_MAX_RANK], xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, total, o;
+    int64_t xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, total, o;
     int64_t tidx[PFVM_MAX_RANK][PFVM__IMG_TAPS];
     double tw[PFVM_MAX_RANK][PFVM__IMG_TAPS];
-    int ntap[PFVM_MAX_RANK], r = X->rank, d;
-    if (pfvm__img_config(k->node, &c, k->st))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "bad attributes");
-    if (!pfvm__img_sizes(k->node, k->in, k->n_in, r, X->dims, c.scale, out))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scales or sizes are missing or do not match the rank");
-    for (d = 0; d < r; d++) {
-        c.roi_start[d] = 0;
-        c.roi_end[d] = 1;
+    int ntap[PFVM_MAX_RANK], r = X->rank, d, changed = 0, outside = 0;
+    if (pfvm__img_config(k->node, &c, k->st) || pfvm__img_kplan(k, &c))
+        return pfvm__op_fail(k->st, k->node, k->st ? k->st->code : PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "bad input");
+    if (pfvm_tensor_numel(X) == 0) {
+        for (d = 0; d < r; d++)
+            if (c.out[d] == 0)
+                break;
+        if (d == r)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "cannot resize an empty tensor to a non-empty one");
     }
-    if (c.coord == 4 && k->n_in > 1 && k->in[1] && pfvm_tensor_numel(k->in[1]) == 2 * r)
-        for (d = 0; d < r; d++) {
-            c.roi_start[d] = pfvm_tensor_get_f64(k->in[1], d);
-            c.roi_end[d] = pfvm_tensor_get_f64(k->in[1], d + r);
-        }
-    if (!Y->data && pfvm_kctx_output(k, 0, X->dtype, r, out))
-        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    if (!pfvm_dtype_is_float(X->dtype) && !pfvm_dtype_is_int(X->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type %s", pfvm_dtype_name(X->dtype));
+    if (pfvm_kctx_output(k, 0, X->dtype, r, c.out))
+        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    Y = k->out[0];
     {
         int64_t s = 1;
         for (d = r - 1; d >= 0; d--) {
@@ -5873,16 +6870,15 @@ static pfvm_code pfvm__img_k_resize(pfvm_kctx *k)
     total = pfvm_tensor_numel(Y);
     for (o = 0; o < total; o++) {
         double acc = 0;
-        int outside = 0, t[PFVM_MAX_RANK] = {0};
-        for (d = 0; d < r; d++) {
+        int t[PFVM_MAX_RANK] = {0};
+        /* only the axes at and after the odometer's carry moved */
+        for (d = changed; d < r; d++)
             ntap[d] = pfvm__img_taps(&c, d, idx[d], X->dims[d], tidx[d], tw[d]);
-            if (!ntap[d])
-                outside = 1;
-        }
+        for (d = outside = 0; d < r; d++)
+            outside |= !ntap[d];
         if (outside) {
             acc = c.extrapolation;
         } else {
-            /* sum over every combination of taps */
             for (;;) {
                 double w = 1;
                 int64_t src = 0;
@@ -5890,8 +6886,7 @@ static pfvm_code pfvm__img_k_resize(pfvm_kctx *k)
                     w *= tw[d][t[d]];
                     src += tidx[d][t[d]] * xs[d];
                 }
-                if (w != 0)
-                    acc += w * pfvm_tensor_get_f64(X, src);
+                acc += w * pfvm_tensor_get_f64(X, src);
                 for (d = r - 1; d >= 0; d--) {
                     if (++t[d] < ntap[d])
                         break;
@@ -5901,30 +6896,48 @@ static pfvm_code pfvm__img_k_resize(pfvm_kctx *k)
                     break;
             }
         }
-        switch (Y->dtype) {
-        case PFVM_FLOAT: ((float *)Y->data)[o] = (float)acc; break;
-        case PFVM_DOUBLE: ((double *)Y->data)[o] = acc; break;
-        case PFVM_FLOAT16: ((uint16_t *)Y->data)[o] = pfvm_float_to_half((float)acc); break;
-        case PFVM_UINT8: ((uint8_t *)Y->data)[o] = (uint8_t)(acc < 0 ? 0 : acc > 255 ? 255 : floor(acc + 0.5)); break;
-        case PFVM_INT8: ((int8_t *)Y->data)[o] = (int8_t)(acc < -128 ? -128 : acc > 127 ? 127 : floor(acc + 0.5)); break;
-        case PFVM_INT32: ((int32_t *)Y->data)[o] = (int32_t)floor(acc + 0.5); break;
-        case PFVM_INT64: ((int64_t *)Y->data)[o] = (int64_t)floor(acc + 0.5); break;
-        default: return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type %s", pfvm_dtype_name(Y->dtype));
-        }
+        pfvm_red_store(Y, o, acc);
         for (d = r - 1; d >= 0; d--) {
             if (++idx[d] < Y->dims[d])
                 break;
             idx[d] = 0;
         }
+        changed = d < 0 ? 0 : d;
     }
     return PFVM_OK;
 }
 
-/* ---- GridSample (opset 16, as torch's grid_sample) -------------------------------- */
+/* ---- GridSample (opset 16, as torch's grid_sample) -------------------------------------- */
 
 typedef struct pfvm__img_gs {
     int mode, pad, align; /* mode 0 bilinear, 1 nearest, 2 bicubic; pad 0 zeros, 1 border, 2 reflection */
+    const pfvm_tensor *X;
+    int64_t base, H, W;
 } pfvm__img_gs;
+
+/* Modes and padding modes; opset 20 renamed bilinear/bicubic to linear/cubic. */
+static pfvm_code pfvm__img_gs_config(const pfvm_node *n, pfvm__img_gs *g, pfvm_status *st)
+{
+    static const char *const modes[] = {"bilinear", "nearest", "bicubic", "linear", "cubic"};
+    static const char *const pads[] = {"zeros", "border", "reflection"};
+    const char *m = pfvm__img_str(n, "mode", n->opset >= 20 ? "linear" : "bilinear");
+    const char *p = pfvm__img_str(n, "padding_mode", "zeros");
+    g->mode = pfvm__img_pick(m, modes, 5);
+    g->mode = g->mode == 3 ? 0 : g->mode == 4 ? 2 : g->mode;
+    g->pad = pfvm__img_pick(p, pads, 3);
+    g->align = pfvm_node_attr_int(n, "align_corners", 0) != 0;
+    if (g->mode < 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "mode '%s' is not valid", m);
+    if (g->pad < 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "padding_mode '%s' is not valid", p);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__img_check_gs(const pfvm_node *n, pfvm_status *st)
+{
+    pfvm__img_gs g;
+    return pfvm__img_gs_config(n, &g, st);
+}
 
 static double pfvm__img_reflect(double x, double twice_lo, double twice_hi)
 {
@@ -5952,9 +6965,13 @@ static double pfvm__img_gs_pad(const pfvm__img_gs *g, double x, int64_t size)
     return x;
 }
 
-static double pfvm__img_gs_px(const pfvm_tensor *X, int64_t base, int64_t H, int64_t W, int64_t y, int64_t x)
+/* Pixel at integral (y, x); 0 outside the image (or for NaN). The range is
+ * checked in double so the conversion is always defined. */
+static double pfvm__img_gs_px(const pfvm__img_gs *g, double y, double x)
 {
-    return y >= 0 && y < H && x >= 0 && x < W ? pfvm_tensor_get_f64(X, base + y * W + x) : 0;
+    if (!(y >= 0 && y < (double)g->H && x >= 0 && x < (double)g->W))
+        return 0;
+    return pfvm_tensor_get_f64(g->X, g->base + (int64_t)y * g->W + (int64_t)x);
 }
 
 static void pfvm__img_cubic(double t, double *w)
@@ -5967,32 +6984,29 @@ static void pfvm__img_cubic(double t, double *w)
     w[3] = ((a * x4 - 5 * a) * x4 + 8 * a) * x4 - 4 * a;
 }
 
-static double pfvm__img_gs_sample(const pfvm__img_gs *g, const pfvm_tensor *X, int64_t base, int64_t H, int64_t W, double gx,
-                                  double gy)
+static double pfvm__img_gs_sample(const pfvm__img_gs *g, double gx, double gy)
 {
-    double x = g->align ? (gx + 1) / 2 * (double)(W - 1) : ((gx + 1) * (double)W - 1) / 2;
-    double y = g->align ? (gy + 1) / 2 * (double)(H - 1) : ((gy + 1) * (double)H - 1) / 2;
+    double W = (double)g->W, H = (double)g->H;
+    double x = g->align ? (gx + 1) / 2 * (W - 1) : ((gx + 1) * W - 1) / 2;
+    double y = g->align ? (gy + 1) / 2 * (H - 1) : ((gy + 1) * H - 1) / 2;
     if (g->mode == 2) {
         double wx[4], wy[4], acc = 0, x0 = floor(x), y0 = floor(y);
         int i, j;
         pfvm__img_cubic(x - x0, wx);
         pfvm__img_cubic(y - y0, wy);
         for (j = 0; j < 4; j++)
-            for (i = 0; i < 4; i++) {
-                double tx = pfvm__img_gs_pad(g, x0 - 1 + i, W), ty = pfvm__img_gs_pad(g, y0 - 1 + j, H);
-                acc += wx[i] * wy[j] * pfvm__img_gs_px(X, base, H, W, (int64_t)ty, (int64_t)tx);
-            }
+            for (i = 0; i < 4; i++)
+                acc += wx[i] * wy[j] * pfvm__img_gs_px(g, pfvm__img_gs_pad(g, y0 - 1 + j, g->H), pfvm__img_gs_pad(g, x0 - 1 + i, g->W));
         return acc;
     }
-    x = pfvm__img_gs_pad(g, x, W);
-    y = pfvm__img_gs_pad(g, y, H);
+    x = pfvm__img_gs_pad(g, x, g->W);
+    y = pfvm__img_gs_pad(g, y, g->H);
     if (g->mode == 1)
-        return pfvm__img_gs_px(X, base, H, W, (int64_t)nearbyint(y), (int64_t)nearbyint(x));
+        return pfvm__img_gs_px(g, nearbyint(y), nearbyint(x));
     {
         double x0 = floor(x), y0 = floor(y), tx = x - x0, ty = y - y0;
-        int64_t ix = (int64_t)x0, iy = (int64_t)y0;
-        return pfvm__img_gs_px(X, base, H, W, iy, ix) * (1 - tx) * (1 - ty) + pfvm__img_gs_px(X, base, H, W, iy, ix + 1) * tx * (1 - ty) +
-               pfvm__img_gs_px(X, base, H, W, iy + 1, ix) * (1 - tx) * ty + pfvm__img_gs_px(X, base, H, W, iy + 1, ix + 1) * tx * ty;
+        return pfvm__img_gs_px(g, y0, x0) * (1 - tx) * (1 - ty) + pfvm__img_gs_px(g, y0, x0 + 1) * tx * (1 - ty) +
+               pfvm__img_gs_px(g, y0 + 1, x0) * (1 - tx) * ty + pfvm__img_gs_px(g, y0 + 1, x0 + 1) * tx * ty;
     }
 }
 
@@ -6001,7 +7015,7 @@ static pfvm_code pfvm__img_infer_gs(pfvm_ictx *c)
     const pfvm_shape *x = &c->in[0]->type.shape, *g = &c->in[1]->type.shape;
     pfvm_shape out;
     if (x->rank != 4 || g->rank != 4)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 ? x->rank : g->rank);
     out.rank = 4;
     out.dims[0] = x->dims[0];
     out.dims[1] = x->dims[1];
@@ -6013,44 +7027,67 @@ static pfvm_code pfvm__img_infer_gs(pfvm_ictx *c)
 
 static pfvm_code pfvm__img_k_gs(pfvm_kctx *k)
 {
-    static const char *modes[] = {"bilinear", "nearest", "bicubic"}, *pads[] = {"zeros", "border", "reflection"};
     const pfvm_tensor *X = k->in[0], *G = k->in[1];
     pfvm__img_gs g;
-    int64_t N, C, H, W, Ho, Wo, n, c, i, j;
-    g.mode = pfvm__img_pick(pfvm_node_attr_string(k->node, "mode", "bilinear"), modes, 3);
-    g.pad = pfvm__img_pick(pfvm_node_attr_string(k->node, "padding_mode", "zeros"), pads, 3);
-    g.align = (int)pfvm_node_attr_int(k->node, "align_corners", 0);
-    if (g.mode < 0 || g.pad < 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "mode or padding_mode is not valid");
+    int64_t N, C, Ho, Wo, n, c, i, j, dims[4];
+    if (pfvm__img_gs_config(k->node, &g, k->st))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "bad attributes");
     if (X->rank != 4 || G->rank != 4 || G->dims[3] != 2 || G->dims[0] != X->dims[0])
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "X must be [N,C,H,W] and grid [N,Ho,Wo,2]");
+    if (!pfvm_dtype_is_float(G->dtype) || (!pfvm_dtype_is_float(X->dtype) && !pfvm_dtype_is_int(X->dtype)))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element types %s and %s", pfvm_dtype_name(X->dtype),
+                             pfvm_dtype_name(G->dtype));
     N = X->dims[0];
     C = X->dims[1];
-    H = X->dims[2];
-    W = X->dims[3];
     Ho = G->dims[1];
     Wo = G->dims[2];
+    dims[0] = N;
+    dims[1] = C;
+    dims[2] = Ho;
+    dims[3] = Wo;
+    if (pfvm_kctx_output(k, 0, X->dtype, 4, dims))
+        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    g.X = X;
+    g.H = X->dims[2];
+    g.W = X->dims[3];
     for (n = 0; n < N; n++)
-        for (c = 0; c < C; c++)
+        for (c = 0; c < C; c++) {
+            g.base = (n * C + c) * g.H * g.W;
             for (i = 0; i < Ho; i++)
                 for (j = 0; j < Wo; j++) {
-                    int64_t gi = ((n * Ho + i) * Wo + j) * 2, o = ((n * C + c) * Ho + i) * Wo + j;
-                    double v = pfvm__img_gs_sample(&g, X, (n * C + c) * H * W, H, W, pfvm_tensor_get_f64(G, gi),
-                                                   pfvm_tensor_get_f64(G, gi + 1));
-                    if (k->out[0]->dtype == PFVM_DOUBLE)
-                        ((double *)k->out[0]->data)[o] = v;
-                    else
-                        ((float *)k->out[0]->data)[o] = (float)v;
+                    int64_t gi = ((n * Ho + i) * Wo + j) * 2;
+                    double v = pfvm__img_gs_sample(&g, pfvm_tensor_get_f64(G, gi), pfvm_tensor_get_f64(G, gi + 1));
+                    pfvm_red_store(k->out[0], ((n * C + c) * Ho + i) * Wo + j, v);
                 }
+        }
     return PFVM_OK;
 }
 
-/* ---- RoiAlign ----------------------------------------------------------------------- */
+/* ---- RoiAlign ------------------------------------------------------------------------------ */
+
+/* More sampling points per bin than this is a malformed region. */
+#define PFVM__IMG_ROI_MAX_GRID 65536
+
+static pfvm_code pfvm__img_check_roialign(const pfvm_node *n, pfvm_status *st)
+{
+    const char *m = pfvm__img_str(n, "mode", "avg"), *t = pfvm__img_str(n, "coordinate_transformation_mode", "half_pixel");
+    if (strcmp(m, "avg") && strcmp(m, "max"))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "mode '%s' is not valid", m);
+    if (strcmp(t, "half_pixel") && strcmp(t, "output_half_pixel"))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "coordinate_transformation_mode '%s' is not valid", t);
+    if (pfvm_node_attr_int(n, "output_height", 1) < 1 || pfvm_node_attr_int(n, "output_width", 1) < 1)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "output_height and output_width must be positive");
+    if (pfvm_node_attr_int(n, "sampling_ratio", 0) < 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "sampling_ratio must not be negative");
+    return PFVM_OK;
+}
 
 static pfvm_code pfvm__img_infer_roialign(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape, *r = &c->in[1]->type.shape;
     pfvm_shape out;
+    if (pfvm__img_check_roialign(c->node, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
     if (x->rank != 4 || r->rank != 2)
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
     out.rank = 4;
@@ -6068,7 +7105,7 @@ static double pfvm__img_roi_sample(const pfvm_tensor *X, int64_t base, int64_t H
     int64_t y0, x0, y1, x1;
     double ly, lx, v[4], w[4], r = 0;
     int i;
-    if (y < -1.0 || y > (double)H || x < -1.0 || x > (double)W)
+    if (!(y >= -1.0 && y <= (double)H && x >= -1.0 && x <= (double)W))
         return is_max ? -INFINITY : 0;
     y = y < 0 ? 0 : y;
     x = x < 0 ? 0 : x;
@@ -6097,6 +7134,7 @@ static double pfvm__img_roi_sample(const pfvm_tensor *X, int64_t base, int64_t H
     w[2] = ly * (1 - lx);
     w[3] = ly * lx;
     if (is_max) {
+        /* as onnxruntime: the largest weighted corner */
         r = -INFINITY;
         for (i = 0; i < 4; i++)
             r = fmax(r, w[i] * v[i]);
@@ -6107,22 +7145,44 @@ static double pfvm__img_roi_sample(const pfvm_tensor *X, int64_t base, int64_t H
     return r;
 }
 
+/* Sampling points per bin along one side: the attribute, or adaptive. */
+static int64_t pfvm__img_roi_grid(int64_t ratio, double extent, int64_t bins)
+{
+    double g = ceil(extent / (double)bins);
+    if (ratio > 0)
+        return ratio;
+    return g >= 1 && g <= PFVM__IMG_ROI_MAX_GRID ? (int64_t)g : g < 1 ? 0 : -1;
+}
+
 static pfvm_code pfvm__img_k_roialign(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *R = k->in[1], *BI = k->in[2];
     int64_t oh = pfvm_node_attr_int(k->node, "output_height", 1), ow = pfvm_node_attr_int(k->node, "output_width", 1);
-    int64_t ratio = pfvm_node_attr_int(k->node, "sampling_ratio", 0), N, C, H, W, num, r, c, ph, pw;
+    int64_t ratio = pfvm_node_attr_int(k->node, "sampling_ratio", 0), N, C, H, W, num, r, c, ph, pw, dims[4];
     double scale = pfvm_node_attr_float(k->node, "spatial_scale", 1.0f);
-    int is_max = !strcmp(pfvm_node_attr_string(k->node, "mode", "avg"), "max");
-    int half = k->node->opset >= 16 && !strcmp(pfvm_node_attr_string(k->node, "coordinate_transformation_mode", "half_pixel"),
+    int is_max = !strcmp(pfvm__img_str(k->node, "mode", "avg"), "max");
+    int half = k->node->opset >= 16 && !strcmp(pfvm__img_str(k->node, "coordinate_transformation_mode", "half_pixel"),
                                                "half_pixel");
-    if (X->rank != 4 || R->rank != 2 || R->dims[1] != 4 || pfvm_tensor_numel(BI) != R->dims[0] || oh < 1 || ow < 1)
+    if (pfvm__img_check_roialign(k->node, k->st))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "bad attributes");
+    if (X->rank != 4 || R->rank != 2 || R->dims[1] != 4 || pfvm_tensor_numel(BI) != R->dims[0])
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "X must be [N,C,H,W], rois [num,4], batch_indices [num]");
+    if (!pfvm_dtype_is_float(X->dtype) || !pfvm_dtype_is_float(R->dtype) || !pfvm_dtype_is_int(BI->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element types %s, %s, %s", pfvm_dtype_name(X->dtype),
+                             pfvm_dtype_name(R->dtype), pfvm_dtype_name(BI->dtype));
     N = X->dims[0];
     C = X->dims[1];
     H = X->dims[2];
     W = X->dims[3];
     num = R->dims[0];
+    dims[0] = num;
+    dims[1] = C;
+    dims[2] = oh;
+    dims[3] = ow;
+    if (pfvm_kctx_output(k, 0, X->dtype, 4, dims))
+        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    if (H * W == 0 && num * C > 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "the feature map is empty");
     for (r = 0; r < num; r++) {
         int64_t b = pfvm_tensor_get_i64(BI, r), gh, gw;
         double off = half ? 0.5 : 0, x1 = pfvm_tensor_get_f64(R, r * 4) * scale - off, y1 = pfvm_tensor_get_f64(R, r * 4 + 1) * scale - off;
@@ -6136,13 +7196,15 @@ static pfvm_code pfvm__img_k_roialign(pfvm_kctx *k)
         }
         bh = rh / (double)oh;
         bw = rw / (double)ow;
-        gh = ratio > 0 ? ratio : (int64_t)ceil(rh / (double)oh);
-        gw = ratio > 0 ? ratio : (int64_t)ceil(rw / (double)ow);
+        gh = pfvm__img_roi_grid(ratio, rh, oh);
+        gw = pfvm__img_roi_grid(ratio, rw, ow);
+        if (gh < 0 || gw < 0 || !isfinite(x1) || !isfinite(y1))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "region %lld is not finite or too large", (long long)r);
         for (c = 0; c < C; c++)
             for (ph = 0; ph < oh; ph++)
                 for (pw = 0; pw < ow; pw++) {
                     double acc = is_max ? -INFINITY : 0;
-                    int64_t iy, ix, cnt = gh * gw > 0 ? gh * gw : 1, o = ((r * C + c) * oh + ph) * ow + pw;
+                    int64_t iy, ix, cnt = gh * gw > 0 ? gh * gw : 1;
                     for (iy = 0; iy < gh; iy++)
                         for (ix = 0; ix < gw; ix++) {
                             double y = y1 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
@@ -6152,16 +7214,13 @@ static pfvm_code pfvm__img_k_roialign(pfvm_kctx *k)
                         }
                     if (!is_max)
                         acc /= (double)cnt;
-                    if (k->out[0]->dtype == PFVM_DOUBLE)
-                        ((double *)k->out[0]->data)[o] = acc;
-                    else
-                        ((float *)k->out[0]->data)[o] = (float)acc;
+                    pfvm_red_store(k->out[0], ((r * C + c) * oh + ph) * ow + pw, acc);
                 }
     }
     return PFVM_OK;
 }
 
-/* ---- NonMaxSuppression ------------------------------------------------------------- */
+/* ---- NonMaxSuppression ------------------------------------------------------------------ */
 
 static pfvm_code pfvm__img_infer_nms(pfvm_ictx *c)
 {
@@ -6196,36 +7255,50 @@ static double pfvm__img_iou(const pfvm_tensor *b, int64_t i, int64_t j, int cent
     pfvm__img_box(b, j, center, &by1, &bx1, &by2, &bx2);
     ih = fmin(ay2, by2) - fmax(ay1, by1);
     iw = fmin(ax2, bx2) - fmax(ax1, bx1);
-    if (ih <= 0 || iw <= 0)
+    if (!(ih > 0 && iw > 0))
         return 0;
     inter = ih * iw;
     uni = (ay2 - ay1) * (ax2 - ax1) + (by2 - by1) * (bx2 - bx1) - inter;
     return uni > 0 ? inter / uni : 0;
 }
 
+/* An optional scalar input, or def when omitted or empty. */
+static double pfvm__img_opt_scalar(const pfvm_kctx *k, int i, double def, int *present)
+{
+    int has = i < k->n_in && k->in[i] && pfvm_tensor_numel(k->in[i]) > 0;
+    if (present)
+        *present = has;
+    return has ? pfvm_tensor_get_f64(k->in[i], 0) : def;
+}
+
 static pfvm_code pfvm__img_k_nms(pfvm_kctx *k)
 {
     const pfvm_tensor *boxes = k->in[0], *scores = k->in[1];
     int64_t maxo = k->n_in > 2 && k->in[2] && pfvm_tensor_numel(k->in[2]) ? pfvm_tensor_get_i64(k->in[2], 0) : 0;
-    double iou_t = k->n_in > 3 && k->in[3] && pfvm_tensor_numel(k->in[3]) ? pfvm_tensor_get_f64(k->in[3], 0) : 0;
-    int has_st = k->n_in > 4 && k->in[4] && pfvm_tensor_numel(k->in[4]);
-    double score_t = has_st ? pfvm_tensor_get_f64(k->in[4], 0) : 0;
-    int center = (int)pfvm_node_attr_int(k->node, "center_point_box", 0);
-    int64_t B, C, N, b, c, i, n_sel = 0, dims[2];
+    double iou_t = pfvm__img_opt_scalar(k, 3, 0, NULL), score_t;
+    int has_st, center = pfvm_node_attr_int(k->node, "center_point_box", 0) != 0;
+    int64_t B, C, N, b, c, i, n_sel = 0, dims[2], most, cap;
+    size_t bytes, state_bytes;
     unsigned char *state; /* per box: 0 candidate, 1 selected, 2 suppressed or below threshold */
     int64_t *sel;
+    score_t = pfvm__img_opt_scalar(k, 4, 0, &has_st);
     if (boxes->rank != 3 || boxes->dims[2] != 4 || scores->rank != 3 || scores->dims[0] != boxes->dims[0] ||
         scores->dims[2] != boxes->dims[1])
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "boxes must be [B,N,4] and scores [B,C,N]");
     B = boxes->dims[0];
     N = boxes->dims[1];
     C = scores->dims[1];
-    if (maxo < 0)
-        maxo = 0;
-    state = (unsigned char *)pfvm_kctx_scratch(k, (size_t)N + sizeof(int64_t) * 3 * (size_t)(B * C * (maxo < N ? maxo : N) + 1) + 16);
+    maxo = maxo < 0 ? 0 : maxo;
+    most = maxo < N ? maxo : N;
+    /* selections are collected first: the output's size depends on them */
+    state_bytes = ((size_t)N + 15) & ~(size_t)15;
+    if (!pfvm__mul_i64(B, C, &cap) || !pfvm__mul_i64(cap, most, &cap) || (uint64_t)cap > SIZE_MAX / 32 ||
+        !pfvm__mul_size((size_t)cap + 1, 3 * sizeof(int64_t), &bytes) || !pfvm__add_size(bytes, state_bytes, &bytes))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "too many boxes");
+    state = (unsigned char *)pfvm_kctx_scratch(k, bytes);
     if (!state)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    sel = (int64_t *)(state + ((N + 15) & ~(int64_t)15));
+    sel = (int64_t *)(void *)(state + state_bytes);
     for (b = 0; b < B; b++)
         for (c = 0; c < C; c++) {
             int64_t picked = 0;
@@ -6262,25 +7335,34 @@ static pfvm_code pfvm__img_k_nms(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+/* ---- the table ------------------------------------------------------------------------------ */
+
+#define PFVM__IMG_T "float,double,float16,bfloat16,int8,uint8,int16,uint16,int32,uint32,int64,uint64"
+
 const pfvm_op_def pfvm__ops_image[] = {
-    {"RoiAlign", "", 10, 0, 3, 3, 1, 1, pfvm__img_infer_roialign, pfvm__img_k_roialign, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0},
-    {"GridSample", "", 16, 0, 2, 2, 1, 1, pfvm__img_infer_gs, pfvm__img_k_gs, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0},
-    {"NonMaxSuppression", "", 10, 0, 2, 5, 1, 1, pfvm__img_infer_nms, pfvm__img_k_nms, NULL, PFVM_FUSE_OPAQUE, "float", NULL, 0},
-    {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, NULL, PFVM_FUSE_INJECTIVE,
-     "float,double,float16,int8,uint8,int32,int64", NULL, 0},
-    {"Upsample", "", 7, 0, 1, 2, 1, 1, pfvm__img_infer, pfvm__img_k_resize, NULL, PFVM_FUSE_INJECTIVE,
-     "float,double,float16,int8,uint8,int32,int64", NULL, 0},
+    {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
+     PFVM__IMG_T, NULL, 0},
+    {"Upsample", "", 7, 0, 1, 2, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
+     PFVM__IMG_T, NULL, 0},
+    {"GridSample", "", 16, 0, 2, 2, 1, 1, pfvm__img_infer_gs, pfvm__img_k_gs, pfvm__img_check_gs, PFVM_FUSE_OPAQUE,
+     PFVM__IMG_T, NULL, 0},
+    {"RoiAlign", "", 10, 0, 3, 3, 1, 1, pfvm__img_infer_roialign, pfvm__img_k_roialign, pfvm__img_check_roialign,
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0},
+    {"NonMaxSuppression", "", 10, 0, 2, 5, 1, 1, pfvm__img_infer_nms, pfvm__img_k_nms, NULL, PFVM_FUSE_OPAQUE,
+     "float,double,float16", NULL, 0},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };
 /* ---- src/ops/indexing.c ---- */
 /* ops/indexing: element-level gathers and scatters, and the operators whose
  * output is an index pattern — GatherElements, GatherND, ScatterElements
  * (and the older Scatter), ScatterND, OneHot, EyeLike, Compress, NonZero,
- * DepthToSpace, SpaceToDepth, ReverseSequence.
+ * DepthToSpace, SpaceToDepth, ReverseSequence. The tensor family's second
+ * file: it uses tensor.c's element copies, strided walk and index checks
+ * (ops_common.h).
  *
- * Shared helpers: index normalisation with bounds checks (every index read
- * from a tensor is checked; a bad one is an error naming it), element copy
- * by byte size, and a multi-index walker. */
+ * Every index read from a tensor is checked before it is used; a bad one
+ * is an error that names it. Shapes are checked in the kernels as well as
+ * in inference, since kernels also run on shapes the planner never saw. */
 
 /* ---- helpers ------------------------------------------------------------------------ */
 
@@ -6306,38 +7388,9 @@ static int pfvm__ix_next(int64_t *idx, const int64_t *dims, int rank)
     return 0;
 }
 
-/* Index i of tensor t, negative values counted from `dim`; -1 if out of range. */
-static int64_t pfvm__ix_index(const pfvm_tensor *t, int64_t i, int64_t dim)
+static pfvm_code pfvm__ix_code(pfvm_kctx *k, pfvm_code fallback)
 {
-    int64_t v = pfvm_tensor_get_i64(t, i);
-    if (v < 0)
-        v += dim;
-    return v >= 0 && v < dim ? v : -1;
-}
-
-static void pfvm__ix_copy(pfvm_tensor *dst, int64_t di, const pfvm_tensor *src, int64_t si)
-{
-    size_t es = pfvm_dtype_size(src->dtype);
-    if (src->dtype == PFVM_STRING) {
-        const char *s = ((char *const *)src->data)[si];
-        char **d = &((char **)dst->data)[di];
-        pfvm__free(*d);
-        *d = pfvm__strdup(s ? s : "");
-        return;
-    }
-    memcpy((char *)dst->data + (size_t)di * es, (const char *)src->data + (size_t)si * es, es);
-}
-
-static void pfvm__ix_copy_all(pfvm_tensor *dst, const pfvm_tensor *src)
-{
-    int64_t i, n = pfvm_tensor_numel(src);
-    if (src->dtype != PFVM_STRING) {
-        if (src->nbytes)
-            memcpy(dst->data, src->data, (size_t)n * pfvm_dtype_size(src->dtype));
-        return;
-    }
-    for (i = 0; i < n; i++)
-        pfvm__ix_copy(dst, i, src, i);
+    return k->st && k->st->code ? k->st->code : fallback;
 }
 
 static pfvm_code pfvm__ix_bad_index(pfvm_kctx *k, const pfvm_tensor *ix, int64_t i, int64_t dim)
@@ -6346,93 +7399,158 @@ static pfvm_code pfvm__ix_bad_index(pfvm_kctx *k, const pfvm_tensor *ix, int64_t
                          (long long)pfvm_tensor_get_i64(ix, i), (long long)dim);
 }
 
+/* Output 0 = a copy of input 0 (the scatters start from the data). */
+static pfvm_code pfvm__ix_copy_data(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    if (pfvm_tn_output(k, 0, x->dtype, x->rank, x->dims))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
+    if (k->out[0]->data != x->data)
+        pfvm_tn_copy(k->out[0], 0, x, 0, pfvm_tensor_numel(x));
+    return PFVM_OK;
+}
+
+/* Whether element i is nonzero (strings: non-empty; NaN counts). */
+static int pfvm__ix_nonzero(const pfvm_tensor *t, int64_t i)
+{
+    if (t->dtype == PFVM_STRING) {
+        const char *s = ((char *const *)t->data)[i];
+        return s && s[0];
+    }
+    if (pfvm_dtype_is_int(t->dtype) || t->dtype == PFVM_BOOL)
+        return pfvm_tensor_get_i64(t, i) != 0;
+    return pfvm_tensor_get_f64(t, i) != 0;
+}
+
 /* ---- GatherElements, ScatterElements ------------------------------------------------- */
+
+/* Checks the indices (and updates) against the data: same rank, the
+ * indices no longer than the data on the other axes. */
+static pfvm_code pfvm__ix_elements_check(pfvm_kctx *k, int *axis)
+{
+    const pfvm_tensor *X = k->in[0], *I = k->in[1], *U = k->n_in > 2 ? k->in[2] : NULL;
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), X->rank), d;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__ix_code(k, PFVM_ERR_INVALID);
+    if (a < 0 || I->rank != X->rank || !pfvm_dtype_is_int(I->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "axis out of range, or indices of another rank or not integers");
+    for (d = 0; d < X->rank; d++)
+        if (d != a && I->dims[d] > X->dims[d])
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "indices are larger than the data on axis %d", d);
+    if (U && (U->rank != I->rank || memcmp(U->dims, I->dims, sizeof(int64_t) * (size_t)I->rank) || U->dtype != X->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "updates must have the indices' shape and the data's type");
+    *axis = a;
+    return PFVM_OK;
+}
 
 static pfvm_code pfvm__ix_infer_gather_elements(pfvm_ictx *c)
 {
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &c->in[1]->type.shape);
+    const pfvm_shape *x = &c->in[0]->type.shape, *i = &c->in[1]->type.shape;
+    if (x->rank >= 0 && i->rank >= 0 && x->rank != i->rank)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "indices have rank %d, data %d", i->rank, x->rank);
+    if (x->rank >= 0 && pfvm__axis(pfvm_node_attr_int(c->node, "axis", 0), x->rank) < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, i);
     return PFVM_OK;
 }
 
 static pfvm_code pfvm__ix_k_gather_elements(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *I = k->in[1];
-    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), X->rank), d;
     int64_t xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, n = pfvm_tensor_numel(I), i;
-    if (a < 0 || I->rank != X->rank)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "axis out of range or index rank differs from data rank");
+    int a, d;
+    if (pfvm__ix_elements_check(k, &a) || pfvm_tn_output(k, 0, X->dtype, I->rank, I->dims))
+        return pfvm__ix_code(k, PFVM_ERR_SHAPE);
     pfvm__ix_strides(X, xs);
     for (i = 0; i < n; i++, pfvm__ix_next(idx, I->dims, I->rank)) {
-        int64_t j = pfvm__ix_index(I, i, X->dims[a]), src = 0;
+        int64_t j = pfvm_tn_index(I, i, X->dims[a]), src = 0;
         if (j < 0)
             return pfvm__ix_bad_index(k, I, i, X->dims[a]);
-        for (d = 0; d < X->rank; d++) {
-            int64_t p = d == a ? j : idx[d];
-            if (p >= X->dims[d])
-                return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "indices are larger than data on axis %d", d);
-            src += p * xs[d];
-        }
-        pfvm__ix_copy(k->out[0], i, X, src);
+        for (d = 0; d < X->rank; d++)
+            src += (d == a ? j : idx[d]) * xs[d];
+        pfvm_tn_copy(k->out[0], i, X, src, 1);
     }
     return PFVM_OK;
 }
 
-/* Combines an update into a destination element per the reduction mode. */
-static pfvm_code pfvm__ix_combine(pfvm_kctx *k, pfvm_tensor *Y, int64_t at, const pfvm_tensor *U, int64_t ui,
-                                  const char *red)
+enum { PFVM__IX_NONE, PFVM__IX_ADD, PFVM__IX_MUL, PFVM__IX_MAX, PFVM__IX_MIN };
+
+/* The `reduction` attribute (opset 16: add, mul; 18: max, min); -1 if invalid. */
+static int pfvm__ix_reduction(pfvm_kctx *k)
 {
-    double a, b, r;
-    if (!strcmp(red, "none")) {
-        pfvm__ix_copy(Y, at, U, ui);
-        return PFVM_OK;
+    const char *r = pfvm_node_attr_string(k->node, "reduction", "none");
+    int v = !strcmp(r, "none") ? PFVM__IX_NONE
+          : !strcmp(r, "add")  ? PFVM__IX_ADD
+          : !strcmp(r, "mul")  ? PFVM__IX_MUL
+          : !strcmp(r, "max")  ? PFVM__IX_MAX
+          : !strcmp(r, "min")  ? PFVM__IX_MIN
+                               : -1;
+    if (v < 0)
+        pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "reduction '%s' is not valid", r);
+    else if (v != PFVM__IX_NONE && k->in[0]->dtype == PFVM_STRING)
+        pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "reduction '%s' on strings", r), v = -1;
+    return v;
+}
+
+/* Y[at] = Y[at] (reduction) U[ui]: integers exactly (wrapping), floats in
+ * double. */
+static void pfvm__ix_combine(pfvm_tensor *Y, int64_t at, const pfvm_tensor *U, int64_t ui, int red)
+{
+    if (red == PFVM__IX_NONE) {
+        pfvm_tn_copy(Y, at, U, ui, 1);
+    } else if (Y->dtype == PFVM_UINT64) {
+        uint64_t a = (uint64_t)pfvm_tensor_get_i64(Y, at), b = (uint64_t)pfvm_tensor_get_i64(U, ui);
+        uint64_t r = red == PFVM__IX_ADD ? a + b : red == PFVM__IX_MUL ? a * b : red == PFVM__IX_MAX ? (a > b ? a : b) : (a < b ? a : b);
+        ((uint64_t *)Y->data)[at] = r;
+    } else if (pfvm_dtype_is_int(Y->dtype) || Y->dtype == PFVM_BOOL) {
+        int64_t a = pfvm_tensor_get_i64(Y, at), b = pfvm_tensor_get_i64(U, ui);
+        uint64_t r = red == PFVM__IX_ADD ? (uint64_t)a + (uint64_t)b
+                   : red == PFVM__IX_MUL ? (uint64_t)a * (uint64_t)b
+                   : (uint64_t)(red == PFVM__IX_MAX ? (a > b ? a : b) : (a < b ? a : b));
+        pfvm_tn_store_i64(Y, at, r <= (uint64_t)INT64_MAX ? (int64_t)r : -(int64_t)(~r) - 1);
+    } else {
+        double a = pfvm_tensor_get_f64(Y, at), b = pfvm_tensor_get_f64(U, ui);
+        double r = red == PFVM__IX_ADD ? a + b : red == PFVM__IX_MUL ? a * b : red == PFVM__IX_MAX ? (a > b || a != a ? a : b) : (a < b || a != a ? a : b);
+        pfvm_red_store(Y, at, r);
     }
-    if (Y->dtype == PFVM_STRING)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "reduction on strings");
-    a = pfvm_tensor_get_f64(Y, at);
-    b = pfvm_tensor_get_f64(U, ui);
-    if (!strcmp(red, "add"))
-        r = a + b;
-    else if (!strcmp(red, "mul"))
-        r = a * b;
-    else if (!strcmp(red, "max"))
-        r = a > b ? a : b;
-    else if (!strcmp(red, "min"))
-        r = a < b ? a : b;
-    else
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "reduction '%s' is not valid", red);
-    switch (Y->dtype) {
-    case PFVM_FLOAT: ((float *)Y->data)[at] = (float)r; break;
-    case PFVM_DOUBLE: ((double *)Y->data)[at] = r; break;
-    case PFVM_FLOAT16: ((uint16_t *)Y->data)[at] = pfvm_float_to_half((float)r); break;
-    case PFVM_INT64: ((int64_t *)Y->data)[at] = (int64_t)r; break;
-    case PFVM_INT32: ((int32_t *)Y->data)[at] = (int32_t)r; break;
-    default: return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "reduction on %s", pfvm_dtype_name(Y->dtype));
+}
+
+static pfvm_code pfvm__ix_infer_scatter(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape, *i = &c->in[1]->type.shape, *u = &c->in[2]->type.shape;
+    if (!strcmp(c->node->op_type, "ScatterND")) {
+        int64_t last;
+        if (i->rank == 0)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "indices must have rank >= 1");
+        if (x->rank >= 0 && i->rank > 0 && pfvm_sym_is_const(i->dims[i->rank - 1], &last) && (last < 1 || last > x->rank))
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "index tuples of length %lld do not fit rank %d", (long long)last, x->rank);
+    } else {
+        if ((x->rank >= 0 && i->rank >= 0 && x->rank != i->rank) || (i->rank >= 0 && u->rank >= 0 && i->rank != u->rank))
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "data, indices and updates must have one rank");
+        if (x->rank >= 0 && pfvm__axis(pfvm_node_attr_int(c->node, "axis", 0), x->rank) < 0)
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
     }
-    return PFVM_OK;
+    return pfvm_infer_same_as_first(c);
 }
 
 static pfvm_code pfvm__ix_k_scatter_elements(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *I = k->in[1], *U = k->in[2];
-    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), X->rank), d;
-    const char *red = pfvm_node_attr_string(k->node, "reduction", "none");
     int64_t xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, n = pfvm_tensor_numel(I), i;
-    if (a < 0 || I->rank != X->rank || U->rank != I->rank)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "axis out of range or ranks differ");
-    pfvm__ix_copy_all(k->out[0], X);
+    int a, d, red;
+    if (pfvm__ix_elements_check(k, &a) || (red = pfvm__ix_reduction(k)) < 0)
+        return pfvm__ix_code(k, PFVM_ERR_SHAPE);
+    for (i = 0; i < n; i++)
+        if (pfvm_tn_index(I, i, X->dims[a]) < 0)
+            return pfvm__ix_bad_index(k, I, i, X->dims[a]);
+    if (pfvm__ix_copy_data(k))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
     pfvm__ix_strides(X, xs);
     for (i = 0; i < n; i++, pfvm__ix_next(idx, I->dims, I->rank)) {
-        int64_t j = pfvm__ix_index(I, i, X->dims[a]), at = 0;
-        if (j < 0)
-            return pfvm__ix_bad_index(k, I, i, X->dims[a]);
-        for (d = 0; d < X->rank; d++) {
-            int64_t p = d == a ? j : idx[d];
-            if (p >= X->dims[d])
-                return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "indices are larger than data on axis %d", d);
-            at += p * xs[d];
-        }
-        if (pfvm__ix_combine(k, k->out[0], at, U, i, red))
-            return k->st ? k->st->code : PFVM_ERR_INVALID;
+        int64_t j = pfvm_tn_index(I, i, X->dims[a]), at = 0;
+        for (d = 0; d < X->rank; d++)
+            at += (d == a ? j : idx[d]) * xs[d];
+        pfvm__ix_combine(k->out[0], at, U, i, red);
     }
     return PFVM_OK;
 }
@@ -6442,37 +7560,37 @@ static pfvm_code pfvm__ix_k_scatter_elements(pfvm_kctx *k)
 static pfvm_code pfvm__ix_infer_gather_nd(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape, *ix = &c->in[1]->type.shape;
-    int b = (int)pfvm_node_attr_int(c->node, "batch_dims", 0), i;
-    int64_t last;
+    int64_t b = pfvm_node_attr_int(c->node, "batch_dims", 0), last;
     pfvm_shape out;
-    if (x->rank < 0 || ix->rank < 1 || !pfvm_sym_is_const(ix->dims[ix->rank - 1], &last))
+    int i;
+    if (x->rank < 0 || ix->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    if (b < 0 || b >= x->rank || b >= ix->rank)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "batch_dims %lld must be below both ranks (%d, %d)", (long long)b,
+                          x->rank, ix->rank);
+    if (!pfvm_sym_is_const(ix->dims[ix->rank - 1], &last))
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
     if (last < 1 || b + last > x->rank)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "index tuples of length %lld do not fit rank %d", (long long)last, x->rank);
+    if (ix->rank - 1 + x->rank - b - last > PFVM_MAX_RANK)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "output rank exceeds PFVM_MAX_RANK");
     out.rank = 0;
     for (i = 0; i < ix->rank - 1; i++)
         out.dims[out.rank++] = ix->dims[i];
-    for (i = b + (int)last; i < x->rank; i++) {
-        if (out.rank >= PFVM_MAX_RANK)
-            return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "output rank exceeds PFVM_MAX_RANK");
+    for (i = (int)(b + last); i < x->rank; i++)
         out.dims[out.rank++] = x->dims[i];
-    }
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     return PFVM_OK;
 }
 
-/* Offset in X of index tuple t (batch entry bi); -1 when out of range. */
-static int64_t pfvm__ix_tuple(const pfvm_tensor *X, const pfvm_tensor *I, int64_t t, int64_t last, int b, int64_t bi,
+/* Element offset in X of index tuple t (its first `b` coordinates are the
+ * batch); -1 when a coordinate is out of range. */
+static int64_t pfvm__ix_tuple(const pfvm_tensor *X, const pfvm_tensor *I, int64_t t, int64_t last, int b, int64_t batch,
                               const int64_t *xs)
 {
-    int64_t off = 0, q, rest = bi;
-    int d;
-    for (d = b - 1; d >= 0; d--) {
-        off += (rest % X->dims[d]) * xs[d];
-        rest /= X->dims[d];
-    }
+    int64_t off = b ? batch * xs[b - 1] : 0, q;
     for (q = 0; q < last; q++) {
-        int64_t j = pfvm__ix_index(I, t * last + q, X->dims[b + q]);
+        int64_t j = pfvm_tn_index(I, t * last + q, X->dims[b + q]);
         if (j < 0)
             return -1;
         off += j * xs[b + q];
@@ -6483,20 +7601,35 @@ static int64_t pfvm__ix_tuple(const pfvm_tensor *X, const pfvm_tensor *I, int64_
 static pfvm_code pfvm__ix_k_gather_nd(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *I = k->in[1];
-    int b = (int)pfvm_node_attr_int(k->node, "batch_dims", 0), d;
-    int64_t last = I->dims[I->rank - 1], xs[PFVM_MAX_RANK], tuples, inner = 1, per_batch = 1, t, e;
+    int64_t b = pfvm_node_attr_int(k->node, "batch_dims", 0), last, xs[PFVM_MAX_RANK], dims[PFVM_MAX_RANK];
+    int64_t tuples, inner = 1, per_batch = 1, t;
+    int d, r = 0;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__ix_code(k, PFVM_ERR_INVALID);
+    if (I->rank < 1 || b < 0 || b >= X->rank || b >= I->rank || !pfvm_dtype_is_int(I->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "indices must be integers and batch_dims below both ranks");
+    last = I->dims[I->rank - 1];
+    if (last < 1 || b + last > X->rank || I->rank - 1 + X->rank - b - last > PFVM_MAX_RANK)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "index tuples of length %lld do not fit rank %d",
+                             (long long)last, X->rank);
+    for (d = 0; d < b; d++)
+        if (I->dims[d] != X->dims[d])
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "batch dimension %d differs between data and indices", d);
+    for (d = 0; d < I->rank - 1; d++)
+        dims[r++] = I->dims[d];
+    for (d = (int)(b + last); d < X->rank; d++)
+        inner *= (dims[r++] = X->dims[d]);
+    if (pfvm_tn_output(k, 0, X->dtype, r, dims))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
     pfvm__ix_strides(X, xs);
-    for (d = b + (int)last; d < X->rank; d++)
-        inner *= X->dims[d];
-    tuples = last ? pfvm_tensor_numel(I) / last : 0;
-    for (d = b; d < I->rank - 1; d++)
+    tuples = pfvm_tensor_numel(I) / last;
+    for (d = (int)b; d < I->rank - 1; d++)
         per_batch *= I->dims[d];
     for (t = 0; t < tuples; t++) {
-        int64_t off = pfvm__ix_tuple(X, I, t, last, b, per_batch ? t / per_batch : 0, xs);
+        int64_t off = pfvm__ix_tuple(X, I, t, last, (int)b, per_batch ? t / per_batch : 0, xs);
         if (off < 0)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "index tuple %lld is out of range", (long long)t);
-        for (e = 0; e < inner; e++)
-            pfvm__ix_copy(k->out[0], t * inner + e, X, off + e);
+        pfvm_tn_copy(k->out[0], t * inner, X, off, inner);
     }
     return PFVM_OK;
 }
@@ -6504,178 +7637,249 @@ static pfvm_code pfvm__ix_k_gather_nd(pfvm_kctx *k)
 static pfvm_code pfvm__ix_k_scatter_nd(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *I = k->in[1], *U = k->in[2];
-    const char *red = pfvm_node_attr_string(k->node, "reduction", "none");
-    int64_t last = I->dims[I->rank - 1], xs[PFVM_MAX_RANK], tuples, inner = 1, t, e;
-    int d;
+    int64_t last, xs[PFVM_MAX_RANK], tuples, inner = 1, t, e;
+    int d, red;
+    if (pfvm_tn_check_inputs(k) || (red = pfvm__ix_reduction(k)) < 0)
+        return pfvm__ix_code(k, PFVM_ERR_INVALID);
+    if (I->rank < 1 || !pfvm_dtype_is_int(I->dtype) || U->dtype != X->dtype)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "indices must be integers of rank >= 1, updates of the data's type");
+    last = I->dims[I->rank - 1];
     if (last < 1 || last > X->rank)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "index tuples do not fit the data rank");
-    pfvm__ix_copy_all(k->out[0], X);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "index tuples of length %lld do not fit rank %d",
+                             (long long)last, X->rank);
+    /* updates: indices.shape[:-1] + data.shape[last:] */
+    if (U->rank != I->rank - 1 + X->rank - (int)last)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "updates have rank %d, expected %d", U->rank,
+                             I->rank - 1 + X->rank - (int)last);
+    for (d = 0; d < U->rank; d++) {
+        int64_t want = d < I->rank - 1 ? I->dims[d] : X->dims[d - (I->rank - 1) + last];
+        if (U->dims[d] != want)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "updates dimension %d is %lld, expected %lld", d,
+                                 (long long)U->dims[d], (long long)want);
+    }
     pfvm__ix_strides(X, xs);
     for (d = (int)last; d < X->rank; d++)
         inner *= X->dims[d];
     tuples = pfvm_tensor_numel(I) / last;
-    if (pfvm_tensor_numel(U) != tuples * inner)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "updates do not match the indices");
+    for (t = 0; t < tuples; t++)
+        if (pfvm__ix_tuple(X, I, t, last, 0, 0, xs) < 0)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "index tuple %lld is out of range", (long long)t);
+    if (pfvm__ix_copy_data(k))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
     for (t = 0; t < tuples; t++) {
         int64_t off = pfvm__ix_tuple(X, I, t, last, 0, 0, xs);
-        if (off < 0)
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "index tuple %lld is out of range", (long long)t);
         for (e = 0; e < inner; e++)
-            if (pfvm__ix_combine(k, k->out[0], off + e, U, t * inner + e, red))
-                return k->st ? k->st->code : PFVM_ERR_INVALID;
+            pfvm__ix_combine(k->out[0], off + e, U, t * inner + e, red);
     }
     return PFVM_OK;
 }
 
 /* ---- OneHot, EyeLike ----------------------------------------------------------------------- */
 
+/* OneHot's depth from a one-element numeric tensor; -1 when not valid. */
+static int64_t pfvm__ix_depth(const pfvm_tensor *t)
+{
+    double v;
+    if (!t || t->kind != PFVM_KIND_TENSOR || pfvm_tensor_numel(t) != 1 || t->dtype == PFVM_STRING)
+        return -1;
+    v = pfvm_tensor_get_f64(t, 0);
+    return v >= 1 && v < 9.0e15 ? (int64_t)v : -1;
+}
+
 static pfvm_code pfvm__ix_infer_onehot(pfvm_ictx *c)
 {
     const pfvm_shape *ix = &c->in[0]->type.shape;
-    int64_t depth[1];
+    pfvm_dtype dt = c->in[2]->type.dtype;
+    int64_t depth = -1;
     int a, i, j;
     pfvm_shape out;
     if (ix->rank < 0 || ix->rank + 1 > PFVM_MAX_RANK)
-        return pfvm_infer_unknown(c, 0, c->in[2]->type.dtype, -1);
+        return pfvm_infer_unknown(c, 0, dt, -1);
     a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", -1), ix->rank + 1);
     if (a < 0)
-        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range");
-    if (pfvm_ival_ints(c->in[1], depth, 1) != 1 && !(c->in[1]->value && pfvm_tensor_numel(c->in[1]->value) == 1))
-        return pfvm_infer_unknown(c, 0, c->in[2]->type.dtype, ix->rank + 1);
-    if (c->in[1]->value)
-        depth[0] = (int64_t)pfvm_tensor_get_f64(c->in[1]->value, 0);
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", ix->rank + 1);
+    if (c->in[1]->value) {
+        if ((depth = pfvm__ix_depth(c->in[1]->value)) < 0)
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "depth must be one positive number");
+    } else if (pfvm_ival_ints(c->in[1], &depth, 1) != 1) {
+        depth = -1;
+    }
+    if (depth < 1)
+        return pfvm_infer_unknown(c, 0, dt, ix->rank + 1);
     out.rank = ix->rank + 1;
     for (i = 0, j = 0; i < out.rank; i++)
-        out.dims[i] = i == a ? pfvm_sym_const(c->syms, depth[0]) : ix->dims[j++];
-    pfvm_ival_set_tensor(c->out[0], c->in[2]->type.dtype, &out);
+        out.dims[i] = i == a ? pfvm_sym_const(c->syms, depth) : ix->dims[j++];
+    pfvm_ival_set_tensor(c->out[0], dt, &out);
     return PFVM_OK;
 }
 
 static pfvm_code pfvm__ix_k_onehot(pfvm_kctx *k)
 {
     const pfvm_tensor *I = k->in[0], *V = k->in[2];
-    pfvm_tensor *Y = k->out[0];
-    int64_t depth = (int64_t)pfvm_tensor_get_f64(k->in[1], 0), outer = 1, inner = 1, o, j, c;
+    pfvm_tensor *Y;
+    int64_t depth = pfvm__ix_depth(k->in[1]), outer = 1, inner = 1, o, j, c, dims[PFVM_MAX_RANK];
     int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", -1), I->rank + 1), d;
-    if (a < 0 || depth < 1 || pfvm_tensor_numel(V) != 2)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "bad axis, depth or values");
-    if (!Y->data) {
-        int64_t dims[PFVM_MAX_RANK];
-        for (d = 0, j = 0; d <= I->rank; d++)
-            dims[d] = d == a ? depth : I->dims[j++];
-        if (pfvm_kctx_output(k, 0, V->dtype, I->rank + 1, dims))
-            return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    }
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__ix_code(k, PFVM_ERR_INVALID);
+    if (a < 0 || depth < 1 || pfvm_tensor_numel(V) != 2 || I->rank + 1 > PFVM_MAX_RANK || I->dtype == PFVM_STRING)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "needs an axis in range, a positive depth and two values");
+    for (d = 0, j = 0; d <= I->rank; d++)
+        dims[d] = d == a ? depth : I->dims[j++];
+    if (pfvm_tn_output(k, 0, V->dtype, I->rank + 1, dims))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
+    Y = k->out[0];
     for (d = 0; d < a; d++)
         outer *= I->dims[d];
     for (d = a; d < I->rank; d++)
         inner *= I->dims[d];
+    /* exact comparison with each class, like the reference's comparison
+     * with arange(depth): a fractional index selects nothing */
     for (o = 0; o < outer; o++)
         for (c = 0; c < depth; c++)
             for (j = 0; j < inner; j++) {
                 double v = pfvm_tensor_get_f64(I, o * inner + j);
-                int64_t cls = (int64_t)v < 0 ? (int64_t)v + depth : (int64_t)v;
-                pfvm__ix_copy(Y, (o * depth + c) * inner + j, V, cls == c ? 1 : 0);
+                if (v < 0)
+                    v += (double)depth;
+                pfvm_tn_copy(Y, (o * depth + c) * inner + j, V, v == (double)c ? 1 : 0, 1);
             }
     return PFVM_OK;
 }
 
+/* EyeLike's output type: the dtype attribute, else the input's. */
+static pfvm_dtype pfvm__ix_eye_dtype(const pfvm_node *n, pfvm_dtype in)
+{
+    int64_t dt = pfvm_node_attr_int(n, "dtype", in);
+    if (dt <= 0 || dt >= PFVM_DTYPE_COUNT || dt == PFVM_STRING || !pfvm_dtype_size((pfvm_dtype)dt))
+        return PFVM_UNDEFINED;
+    return (pfvm_dtype)dt;
+}
+
 static pfvm_code pfvm__ix_infer_eyelike(pfvm_ictx *c)
 {
-    int64_t dt = pfvm_node_attr_int(c->node, "dtype", c->in[0]->type.dtype);
-    if (dt <= 0 || dt >= PFVM_DTYPE_COUNT)
-        return pfvm__fail(c->st, PFVM_ERR_INVALID, "dtype %lld is not valid", (long long)dt);
-    pfvm_ival_set_tensor(c->out[0], (pfvm_dtype)dt, &c->in[0]->type.shape);
+    pfvm_dtype dt = pfvm__ix_eye_dtype(c->node, c->in[0]->type.dtype);
+    if (dt == PFVM_UNDEFINED && c->in[0]->type.dtype != PFVM_UNDEFINED)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "dtype %lld is not a numeric type",
+                          (long long)pfvm_node_attr_int(c->node, "dtype", 0));
+    if (c->in[0]->type.shape.rank >= 0 && c->in[0]->type.shape.rank != 2)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input must be 2-D, has rank %d", c->in[0]->type.shape.rank);
+    pfvm_ival_set_tensor(c->out[0], dt, &c->in[0]->type.shape);
     return PFVM_OK;
 }
 
 static pfvm_code pfvm__ix_k_eyelike(pfvm_kctx *k)
 {
-    pfvm_tensor *Y = k->out[0];
-    int64_t kk = pfvm_node_attr_int(k->node, "k", 0), r, c;
-    size_t es = pfvm_dtype_size(Y->dtype);
-    if (Y->rank != 2)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input must be 2-D");
-    memset(Y->data, 0, Y->nbytes);
+    const pfvm_tensor *X = k->in[0];
+    pfvm_dtype dt = pfvm__ix_eye_dtype(k->node, X->dtype);
+    pfvm_tensor *Y;
+    int64_t kk = pfvm_node_attr_int(k->node, "k", 0), r;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__ix_code(k, PFVM_ERR_INVALID);
+    if (X->rank != 2 || dt == PFVM_UNDEFINED)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "needs a 2-D input and a numeric dtype");
+    if (pfvm_tn_output(k, 0, dt, 2, X->dims))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
+    Y = k->out[0];
+    memset(Y->data, 0, (size_t)pfvm_tensor_numel(Y) * pfvm_dtype_size(dt));
     for (r = 0; r < Y->dims[0]; r++) {
-        c = r + kk;
-        if (c < 0 || c >= Y->dims[1])
+        /* column r + k, compared without overflowing for any k */
+        if (kk >= Y->dims[1] || kk <= -Y->dims[0] || r + kk < 0 || r + kk >= Y->dims[1])
             continue;
-        switch (Y->dtype) {
-        case PFVM_FLOAT: ((float *)Y->data)[r * Y->dims[1] + c] = 1; break;
-        case PFVM_DOUBLE: ((double *)Y->data)[r * Y->dims[1] + c] = 1; break;
-        case PFVM_FLOAT16: ((uint16_t *)Y->data)[r * Y->dims[1] + c] = 0x3c00; break;
-        case PFVM_INT64: ((int64_t *)Y->data)[r * Y->dims[1] + c] = 1; break;
-        case PFVM_INT32: ((int32_t *)Y->data)[r * Y->dims[1] + c] = 1; break;
-        default: memset((char *)Y->data + (size_t)(r * Y->dims[1] + c) * es, 0, es); ((uint8_t *)Y->data)[(size_t)(r * Y->dims[1] + c) * es] = 1; break;
-        }
+        pfvm_tn_store_i64(Y, r * Y->dims[1] + r + kk, 1);
     }
     return PFVM_OK;
 }
 
 /* ---- Compress, NonZero: data-dependent sizes ----------------------------------------------- */
 
+/* Largest input whose contents inference counts itself. */
+#define PFVM__IX_COUNT_LIMIT 65536
+
 static pfvm_code pfvm__ix_infer_compress(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
     const pfvm_attr *ax = pfvm_node_attr(c->node, "axis");
-    return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, ax ? x->rank : 1);
+    const pfvm_tensor *cond = c->in[1]->value;
+    pfvm_shape out;
+    int64_t kept = 0, i, n;
+    int a = -1;
+    if (c->in[1]->type.shape.rank > 1)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "condition must be 1-D");
+    if (ax && x->rank >= 0 && (a = pfvm__axis(ax->i, x->rank)) < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
+    if (!cond || (ax && x->rank < 0) || (n = pfvm_tensor_numel(cond)) > PFVM__IX_COUNT_LIMIT || n < 0 ||
+        cond->dtype == PFVM_STRING)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, ax ? x->rank : 1);
+    /* a known condition gives the exact count */
+    for (i = 0; i < n; i++)
+        kept += pfvm__ix_nonzero(cond, i);
+    if (ax)
+        out = *x;
+    else
+        out.rank = 1;
+    out.dims[ax ? a : 0] = pfvm_sym_const(c->syms, kept);
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
 }
 
 static pfvm_code pfvm__ix_k_compress(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *C = k->in[1];
     const pfvm_attr *ax = pfvm_node_attr(k->node, "axis");
-    int64_t nc = pfvm_tensor_numel(C), kept = 0, i, outer = 1, inner = 1, len, o, e, at = 0;
-    int64_t dims[PFVM_MAX_RANK];
-    int a, d;
-    if (!ax) {
+    int64_t nc = pfvm_tensor_numel(C), kept = 0, i, outer = 1, inner = 1, len, o, at = 0, dims[PFVM_MAX_RANK];
+    int a = 0, d, rank = 1;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__ix_code(k, PFVM_ERR_INVALID);
+    if (C->rank > 1 || C->dtype == PFVM_STRING || (ax && (a = pfvm__axis(ax->i, X->rank)) < 0))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "needs a 1-D condition and an axis in range");
+    if (ax) {
+        rank = X->rank;
+        memcpy(dims, X->dims, sizeof(int64_t) * (size_t)rank);
+        for (d = 0; d < a; d++)
+            outer *= X->dims[d];
+        for (d = a + 1; d < X->rank; d++)
+            inner *= X->dims[d];
+        len = X->dims[a];
+    } else {
         len = pfvm_tensor_numel(X);
-        for (i = 0; i < nc && i < len; i++)
-            kept += pfvm_tensor_get_i64(C, i) != 0;
-        if (pfvm_kctx_output(k, 0, X->dtype, 1, &kept))
-            return k->st ? k->st->code : PFVM_ERR_NOMEM;
-        for (i = 0; i < nc && i < len; i++)
-            if (pfvm_tensor_get_i64(C, i))
-                pfvm__ix_copy(k->out[0], at++, X, i);
-        return PFVM_OK;
     }
-    a = pfvm__axis(ax->i, X->rank);
-    if (a < 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
-    len = X->dims[a];
-    if (nc > len)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "condition is longer than the axis");
+    /* a condition longer than the axis may only add false entries */
     for (i = 0; i < nc; i++)
-        kept += pfvm_tensor_get_i64(C, i) != 0;
-    memcpy(dims, X->dims, sizeof(int64_t) * (size_t)X->rank);
-    dims[a] = kept;
-    if (pfvm_kctx_output(k, 0, X->dtype, X->rank, dims))
-        return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    for (d = 0; d < a; d++)
-        outer *= X->dims[d];
-    for (d = a + 1; d < X->rank; d++)
-        inner *= X->dims[d];
+        if (pfvm__ix_nonzero(C, i)) {
+            if (i >= len)
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "condition selects entry %lld of %lld", (long long)i,
+                                     (long long)len);
+            kept++;
+        }
+    dims[ax ? a : 0] = kept;
+    if (pfvm_tn_output(k, 0, X->dtype, rank, dims))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
     for (o = 0; o < outer; o++)
-        for (i = 0; i < nc; i++)
-            if (pfvm_tensor_get_i64(C, i))
-                for (e = 0; e < inner; e++)
-                    pfvm__ix_copy(k->out[0], at++, X, (o * len + i) * inner + e);
+        for (i = 0; i < nc && i < len; i++)
+            if (pfvm__ix_nonzero(C, i)) {
+                pfvm_tn_copy(k->out[0], at, X, (o * len + i) * inner, inner);
+                at += inner;
+            }
     return PFVM_OK;
 }
 
 static pfvm_code pfvm__ix_infer_nonzero(pfvm_ictx *c)
 {
-    pfvm_shape s;
     const pfvm_shape *x = &c->in[0]->type.shape;
-    if (x->rank < 0)
-        return pfvm_infer_unknown(c, 0, PFVM_INT64, 2);
-    /* [rank, count]: the count is a named unknown (`NonZero_3_o0_d1`) */
+    const pfvm_tensor *v = c->in[0]->value;
+    int64_t n, i, cnt = 0;
+    /* [rank, count]: a known input is counted, else the count is a named
+     * unknown (`NonZero_3_o0_d1`) the run fills in */
     if (pfvm_infer_unknown(c, 0, PFVM_INT64, 2))
         return c->st ? c->st->code : PFVM_ERR_NOMEM;
-    s = c->out[0]->type.shape;
-    s.dims[0] = pfvm_sym_const(c->syms, x->rank);
-    c->out[0]->type.shape = s;
+    if (x->rank >= 0)
+        c->out[0]->type.shape.dims[0] = pfvm_sym_const(c->syms, x->rank);
+    if (v && v->kind == PFVM_KIND_TENSOR && (n = pfvm_tensor_numel(v)) >= 0 && n <= PFVM__IX_COUNT_LIMIT) {
+        for (i = 0; i < n; i++)
+            cnt += pfvm__ix_nonzero(v, i);
+        c->out[0]->type.shape.dims[1] = pfvm_sym_const(c->syms, cnt);
+    }
+    if (!c->out[0]->type.shape.dims[0] || !c->out[0]->type.shape.dims[1])
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
     return PFVM_OK;
 }
 
@@ -6684,14 +7888,16 @@ static pfvm_code pfvm__ix_k_nonzero(pfvm_kctx *k)
     const pfvm_tensor *X = k->in[0];
     int64_t n = pfvm_tensor_numel(X), cnt = 0, i, at = 0, dims[2], idx[PFVM_MAX_RANK] = {0};
     int d;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__ix_code(k, PFVM_ERR_INVALID);
     for (i = 0; i < n; i++)
-        cnt += pfvm_tensor_get_f64(X, i) != 0;
+        cnt += pfvm__ix_nonzero(X, i);
     dims[0] = X->rank;
     dims[1] = cnt;
-    if (pfvm_kctx_output(k, 0, PFVM_INT64, 2, dims))
-        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    if (pfvm_tn_output(k, 0, PFVM_INT64, 2, dims))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
     for (i = 0; i < n; i++, pfvm__ix_next(idx, X->dims, X->rank)) {
-        if (pfvm_tensor_get_f64(X, i) == 0)
+        if (!pfvm__ix_nonzero(X, i))
             continue;
         for (d = 0; d < X->rank; d++)
             ((int64_t *)k->out[0]->data)[d * cnt + at] = idx[d];
@@ -6702,134 +7908,256 @@ static pfvm_code pfvm__ix_k_nonzero(pfvm_kctx *k)
 
 /* ---- DepthToSpace, SpaceToDepth ------------------------------------------------------------- */
 
+static int pfvm__ix_to_space(const pfvm_node *n)
+{
+    return !strcmp(n->op_type, "DepthToSpace");
+}
+
 static pfvm_code pfvm__ix_infer_d2s(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
-    int64_t b = pfvm_node_attr_int(c->node, "blocksize", 0);
-    int to_space = !strcmp(c->node->op_type, "DepthToSpace");
+    int64_t b = pfvm_node_attr_int(c->node, "blocksize", 0), v;
+    const char *mode = pfvm_node_attr_string(c->node, "mode", "DCR");
     pfvm_shape out;
+    int d;
+    if (b < 1 || b > ((int64_t)1 << 20) || (strcmp(mode, "DCR") && strcmp(mode, "CRD")))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "needs a positive blocksize and mode DCR or CRD");
     if (x->rank < 0)
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
-    if (x->rank != 4 || b < 1)
-        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "needs a 4-D input and a positive blocksize");
+    if (x->rank != 4)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "needs a 4-D input, has rank %d", x->rank);
     out = *x;
-    if (to_space) {
+    if (pfvm__ix_to_space(c->node)) {
+        if (pfvm_sym_is_const(x->dims[1], &v) && v % (b * b))
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld channels do not divide by blocksize^2", (long long)v);
         out.dims[1] = pfvm_sym_div(c->syms, x->dims[1], pfvm_sym_const(c->syms, b * b));
         out.dims[2] = pfvm_sym_muli(c->syms, x->dims[2], b);
         out.dims[3] = pfvm_sym_muli(c->syms, x->dims[3], b);
     } else {
+        for (d = 2; d < 4; d++)
+            if (pfvm_sym_is_const(x->dims[d], &v) && v % b)
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "dimension %d (%lld) does not divide by blocksize", d, (long long)v);
         out.dims[1] = pfvm_sym_muli(c->syms, x->dims[1], b * b);
         out.dims[2] = pfvm_sym_div(c->syms, x->dims[2], pfvm_sym_const(c->syms, b));
         out.dims[3] = pfvm_sym_div(c->syms, x->dims[3], pfvm_sym_const(c->syms, b));
     }
+    for (d = 1; d < 4; d++)
+        if (!out.dims[d])
+            return pfvm__fail(c->st, PFVM_ERR_RANGE, "dimension %d overflows", d);
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     return PFVM_OK;
 }
 
-/* Both directions as one index map between (n, c, h, w) of the deep tensor
- * and (n, c', h*b+i, w*b+j) of the wide one. */
+/* Both are a 6-D transpose (the reference's reshape-transpose-reshape),
+ * done as one walk over the input. */
 static pfvm_code pfvm__ix_k_d2s(pfvm_kctx *k)
 {
-    int to_space = !strcmp(k->node->op_type, "DepthToSpace");
     const pfvm_tensor *X = k->in[0];
-    pfvm_tensor *Y = k->out[0];
-    const pfvm_tensor *deep = to_space ? X : Y;
-    int64_t b = pfvm_node_attr_int(k->node, "blocksize", 0), N, C, H, W, n, c, h, w, i, j;
+    int64_t b = pfvm_node_attr_int(k->node, "blocksize", 0), N, C, H, W, dims[4];
     int crd = !strcmp(pfvm_node_attr_string(k->node, "mode", "DCR"), "CRD");
-    if (b < 1 || X->rank != 4)
+    pfvm_tn_walk w;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__ix_code(k, PFVM_ERR_INVALID);
+    if (b < 1 || b > ((int64_t)1 << 20) || X->rank != 4)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "needs a 4-D input and a positive blocksize");
-    N = deep->dims[0];
-    C = deep->dims[1] / (b * b);
-    H = deep->dims[2];
-    W = deep->dims[3];
-    if (deep->dims[1] % (b * b))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "channels are not divisible by blocksize^2");
-    for (n = 0; n < N; n++)
-        for (c = 0; c < C; c++)
-            for (h = 0; h < H; h++)
-                for (w = 0; w < W; w++)
-                    for (i = 0; i < b; i++)
-                        for (j = 0; j < b; j++) {
-                            /* SpaceToDepth always uses the DCR channel order */
-                            int64_t dc = crd && to_space ? c * b * b + i * b + j : (i * b + j) * C + c;
-                            int64_t di = ((n * deep->dims[1] + dc) * H + h) * W + w;
-                            int64_t wi = ((n * C + c) * H * b + h * b + i) * W * b + w * b + j;
-                            if (to_space)
-                                pfvm__ix_copy(Y, wi, X, di);
-                            else
-                                pfvm__ix_copy(Y, di, X, wi);
-                        }
-    return PFVM_OK;
+    N = X->dims[0];
+    C = X->dims[1];
+    H = X->dims[2];
+    W = X->dims[3];
+    memset(&w, 0, sizeof w);
+    w.rank = 6;
+    if (pfvm__ix_to_space(k->node)) {
+        int64_t c = C / (b * b);
+        if (C % (b * b))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "%lld channels do not divide by blocksize^2", (long long)C);
+        /* output order [N, c, H, b1, W, b2]; DCR reads x as [N, b1, b2, c, H, W], CRD as [N, c, b1, b2, H, W] */
+        w.dims[0] = N, w.stride[0] = C * H * W;
+        w.dims[1] = c, w.stride[1] = crd ? b * b * H * W : H * W;
+        w.dims[2] = H, w.stride[2] = W;
+        w.dims[3] = b, w.stride[3] = crd ? b * H * W : b * c * H * W;
+        w.dims[4] = W, w.stride[4] = 1;
+        w.dims[5] = b, w.stride[5] = crd ? H * W : c * H * W;
+        dims[0] = N, dims[1] = c, dims[2] = H * b, dims[3] = W * b;
+    } else {
+        int64_t h = H / b, wd = W / b;
+        if (H % b || W % b)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "%lldx%lld does not divide by blocksize", (long long)H,
+                                 (long long)W);
+        /* x as [N, C, h, b1, w, b2]; output order [N, b1, b2, C, h, w] */
+        w.dims[0] = N, w.stride[0] = C * H * W;
+        w.dims[1] = b, w.stride[1] = W;
+        w.dims[2] = b, w.stride[2] = 1;
+        w.dims[3] = C, w.stride[3] = H * W;
+        w.dims[4] = h, w.stride[4] = b * W;
+        w.dims[5] = wd, w.stride[5] = b;
+        dims[0] = N, dims[1] = C * b * b, dims[2] = h, dims[3] = wd;
+    }
+    if (pfvm_tn_output(k, 0, X->dtype, 4, dims))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
+    return pfvm_tn_copy_walk(k, k->out[0], 0, X, &w);
 }
 
 /* ---- ReverseSequence --------------------------------------------------------------------------- */
 
+static pfvm_code pfvm__ix_revseq_axes(const pfvm_node *n, pfvm_status *st, int *ba, int *ta)
+{
+    int64_t b = pfvm_node_attr_int(n, "batch_axis", 1), t = pfvm_node_attr_int(n, "time_axis", 0);
+    if ((b != 0 && b != 1) || (t != 0 && t != 1) || b == t)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "batch_axis and time_axis must be 0 and 1 in some order");
+    *ba = (int)b;
+    *ta = (int)t;
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ix_infer_revseq(pfvm_ictx *c)
+{
+    int ba, ta;
+    if (pfvm__ix_revseq_axes(c->node, c->st, &ba, &ta))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    if (c->in[0]->type.shape.rank >= 0 && c->in[0]->type.shape.rank < 2)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input must have rank >= 2");
+    if (c->in[1]->type.shape.rank >= 0 && c->in[1]->type.shape.rank != 1)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "sequence_lens must be 1-D");
+    return pfvm_infer_same_as_first(c);
+}
+
 static pfvm_code pfvm__ix_k_revseq(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *L = k->in[1];
-    int ba = (int)pfvm_node_attr_int(k->node, "batch_axis", 1), ta = (int)pfvm_node_attr_int(k->node, "time_axis", 0);
     int64_t xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, n = pfvm_tensor_numel(X), i;
-    int d;
-    if (X->rank < 2 || ba < 0 || ta < 0 || ba >= X->rank || ta >= X->rank || ba == ta || pfvm_tensor_numel(L) != X->dims[ba])
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "axes or sequence lengths do not fit the input");
+    int ba, ta, d;
+    if (pfvm_tn_check_inputs(k) || pfvm__ix_revseq_axes(k->node, k->st, &ba, &ta))
+        return pfvm__ix_code(k, PFVM_ERR_INVALID);
+    if (X->rank < 2 || L->rank != 1 || L->dims[0] != X->dims[ba] || !pfvm_dtype_is_int(L->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "sequence_lens must hold one integer per batch entry");
+    for (i = 0; i < L->dims[0]; i++)
+        if (pfvm_tensor_get_i64(L, i) < 0 || pfvm_tensor_get_i64(L, i) > X->dims[ta])
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "sequence length %lld is out of range",
+                                 (long long)pfvm_tensor_get_i64(L, i));
+    if (pfvm_tn_output(k, 0, X->dtype, X->rank, X->dims))
+        return pfvm__ix_code(k, PFVM_ERR_NOMEM);
     pfvm__ix_strides(X, xs);
     for (i = 0; i < n; i++, pfvm__ix_next(idx, X->dims, X->rank)) {
         int64_t len = pfvm_tensor_get_i64(L, idx[ba]), t = idx[ta], src = 0;
-        if (len < 0 || len > X->dims[ta])
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "sequence length %lld is out of range", (long long)len);
         for (d = 0; d < X->rank; d++)
             src += (d == ta && t < len ? len - 1 - t : idx[d]) * xs[d];
-        pfvm__ix_copy(k->out[0], i, X, src);
+        pfvm_tn_copy(k->out[0], i, X, src, 1);
     }
     return PFVM_OK;
 }
 
+/* ---- the table ----------------------------------------------------------------------------------- */
+
+static const pfvm_attr_spec pfvm__ix_a_axis[] = {{"axis", PFVM_ATTR_INT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ix_a_scatter[] = {{"axis", PFVM_ATTR_INT, 0}, {"reduction", PFVM_ATTR_STRING, 0},
+                                                    {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ix_a_gather_nd[] = {{"batch_dims", PFVM_ATTR_INT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ix_a_eyelike[] = {{"dtype", PFVM_ATTR_INT, 0}, {"k", PFVM_ATTR_INT, 0},
+                                                    {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ix_a_d2s[] = {{"blocksize", PFVM_ATTR_INT, 1}, {"mode", PFVM_ATTR_STRING, 0},
+                                                {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ix_a_revseq[] = {{"batch_axis", PFVM_ATTR_INT, 0}, {"time_axis", PFVM_ATTR_INT, 0},
+                                                   {NULL, PFVM_ATTR_UNDEFINED, 0}};
+
 const pfvm_op_def pfvm__ops_indexing[] = {
-    {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", NULL, 0},
-    {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm_infer_same_as_first, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
-    {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm_infer_same_as_first, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
-    {"GatherND", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_nd, pfvm__ix_k_gather_nd, NULL, PFVM_FUSE_INJECTIVE, "any", NULL, 0},
-    {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm_infer_same_as_first, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
-    {"OneHot", "", 9, 0, 3, 3, 1, 1, pfvm__ix_infer_onehot, pfvm__ix_k_onehot, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
-    {"EyeLike", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_eyelike, pfvm__ix_k_eyelike, NULL, PFVM_FUSE_OPAQUE, "float,double,float16,int32,int64", NULL, 0},
-    {"Compress", "", 9, 0, 2, 2, 1, 1, pfvm__ix_infer_compress, pfvm__ix_k_compress, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
-    {"NonZero", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_nonzero, pfvm__ix_k_nonzero, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", NULL, 0},
-    {"DepthToSpace", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", NULL, 0},
-    {"SpaceToDepth", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", NULL, 0},
-    {"ReverseSequence", "", 10, 0, 2, 2, 1, 1, pfvm_infer_same_as_first, pfvm__ix_k_revseq, NULL, PFVM_FUSE_INJECTIVE, "any", NULL, 0},
+    {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0},
+    {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, 0},
+    {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0},
+    {"GatherND", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_nd, pfvm__ix_k_gather_nd, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_gather_nd, 0},
+    {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, 0},
+    {"OneHot", "", 9, 0, 3, 3, 1, 1, pfvm__ix_infer_onehot, pfvm__ix_k_onehot, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0},
+    {"EyeLike", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_eyelike, pfvm__ix_k_eyelike, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__ix_a_eyelike, 0},
+    {"Compress", "", 9, 0, 2, 2, 1, 1, pfvm__ix_infer_compress, pfvm__ix_k_compress, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0},
+    {"NonZero", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_nonzero, pfvm__ix_k_nonzero, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0},
+    {"DepthToSpace", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0},
+    {"SpaceToDepth", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0},
+    {"ReverseSequence", "", 10, 0, 2, 2, 1, 1, pfvm__ix_infer_revseq, pfvm__ix_k_revseq, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_revseq, 0},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };
 /* ---- src/ops/linalg.c ---- */
-/* ops/linalg: MatMul and Gemm.
+/* ops/linalg: MatMul and Gemm, and the float matrix-multiply engine that
+ * Conv (nn.c) shares.
  *
- * One matrix-multiply core (C += A*B over row-major panels, i-k-j order so
- * the inner loop runs contiguously and compilers vectorise it) serves both;
- * float has its own path, other types go through double or int64. */
+ * The engine computes C += alpha*A*B in blocks: B is packed, a column block
+ * of PFVM_LA_NB columns and up to PFVM_LA_KC rows at a time, into a small
+ * buffer on the stack by a caller-supplied function (a strided matrix here,
+ * an implicit im2col in Conv), and every group of PFVM__LA_MR rows of A
+ * multiplies that panel with fixed-size loops that compilers keep in
+ * vector registers. Nothing is allocated. Other element types use a plain
+ * triple loop through double or int64. */
 
-/* c[m x n] (+)= a[m x k] * b[k x n] with element strides for a and b so that
- * transposed operands need no copy. */
-static void pfvm__la_gemm_f32(int64_t m, int64_t n, int64_t k, const float *a, int64_t as_m, int64_t as_k,
-                              const float *b, int64_t bs_k, int64_t bs_n, float *c, float alpha)
+#define PFVM__LA_MR 4 /* rows of A per micro-tile */
+
+/* One micro-tile: c[r][0..nr) += alpha * sum_p a[r][p] * panel[p][.] for
+ * the mr (<= PFVM__LA_MR) rows at a. The full-height case has constant trip
+ * counts so the accumulators stay in registers. */
+static void pfvm__la_tile(int64_t mr, int64_t nr, int64_t kc, const float *a, int64_t as_m, int64_t as_k,
+                          const float *panel, float *c, int64_t ldc, float alpha)
 {
-    int64_t i, p, j;
-    for (i = 0; i < m; i++) {
-        float *crow = c + i * n;
-        for (p = 0; p < k; p++) {
-            float av = alpha * a[i * as_m + p * as_k];
-            const float *brow = b + p * bs_k;
-            if (av == 0)
-                continue;
-            if (bs_n == 1)
-                for (j = 0; j < n; j++)
-                    crow[j] += av * brow[j];
-            else
-                for (j = 0; j < n; j++)
-                    crow[j] += av * brow[j * bs_n];
+    float acc[PFVM__LA_MR][PFVM_LA_NB];
+    int64_t p, r, j;
+    memset(acc, 0, sizeof acc);
+    if (mr == PFVM__LA_MR) {
+        for (p = 0; p < kc; p++) {
+            const float *bv = panel + p * PFVM_LA_NB;
+            for (r = 0; r < PFVM__LA_MR; r++) {
+                float av = a[r * as_m + p * as_k];
+                for (j = 0; j < PFVM_LA_NB; j++)
+                    acc[r][j] += av * bv[j];
+            }
+        }
+    } else {
+        for (p = 0; p < kc; p++) {
+            const float *bv = panel + p * PFVM_LA_NB;
+            for (r = 0; r < mr; r++) {
+                float av = a[r * as_m + p * as_k];
+                for (j = 0; j < PFVM_LA_NB; j++)
+                    acc[r][j] += av * bv[j];
+            }
+        }
+    }
+    for (r = 0; r < mr; r++)
+        for (j = 0; j < nr; j++)
+            c[r * ldc + j] += alpha * acc[r][j];
+}
+
+PFVM_INTERNAL void pfvm_la_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
+                                 pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc)
+{
+    float panel[PFVM_LA_KC * PFVM_LA_NB];
+    int64_t i, j0, p0;
+    for (j0 = 0; j0 < n; j0 += PFVM_LA_NB) {
+        int64_t nr = n - j0 < PFVM_LA_NB ? n - j0 : PFVM_LA_NB;
+        for (p0 = 0; p0 < k; p0 += PFVM_LA_KC) {
+            int64_t kc = k - p0 < PFVM_LA_KC ? k - p0 : PFVM_LA_KC;
+            pack(user, p0, kc, j0, nr, panel);
+            for (i = 0; i < m; i += PFVM__LA_MR)
+                pfvm__la_tile(m - i < PFVM__LA_MR ? m - i : PFVM__LA_MR, nr, kc, a + i * as_m + p0 * as_k, as_m, as_k, panel,
+                              c + i * ldc + j0, ldc, alpha);
         }
     }
 }
 
-/* The same for any numeric type, through double or int64. */
+PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst)
+{
+    const pfvm_la_strided *b = (const pfvm_la_strided *)user;
+    int64_t p, j;
+    for (p = 0; p < kc; p++) {
+        const float *src = b->data + (p0 + p) * b->s_k + j0 * b->s_n;
+        float *row = dst + p * PFVM_LA_NB;
+        if (b->s_n == 1)
+            for (j = 0; j < nr; j++)
+                row[j] = src[j];
+        else
+            for (j = 0; j < nr; j++)
+                row[j] = src[j * b->s_n];
+        for (; j < PFVM_LA_NB; j++)
+            row[j] = 0.0f;
+    }
+}
+
+/* C (m x n, row-major, at c_off) (+)= alpha * A * B for any numeric types,
+ * accumulating in double for floats and int64 for integers. */
 static void pfvm__la_gemm_any(int64_t m, int64_t n, int64_t k, const pfvm_tensor *a, int64_t aoff, int64_t as_m,
                               int64_t as_k, const pfvm_tensor *b, int64_t boff, int64_t bs_k, int64_t bs_n, pfvm_tensor *c,
                               int64_t coff, double alpha, int accumulate)
@@ -6838,32 +8166,33 @@ static void pfvm__la_gemm_any(int64_t m, int64_t n, int64_t k, const pfvm_tensor
     int is_f = pfvm_dtype_is_float(c->dtype);
     for (i = 0; i < m; i++)
         for (j = 0; j < n; j++) {
-            double acc = 0;
-            int64_t iacc = 0;
-            for (p = 0; p < k; p++) {
-                if (is_f)
+            int64_t at = coff + i * n + j;
+            if (is_f) {
+                double acc = 0, v;
+                for (p = 0; p < k; p++)
                     acc += pfvm_tensor_get_f64(a, aoff + i * as_m + p * as_k) * pfvm_tensor_get_f64(b, boff + p * bs_k + j * bs_n);
-                else
-                    iacc += pfvm_tensor_get_i64(a, aoff + i * as_m + p * as_k) * pfvm_tensor_get_i64(b, boff + p * bs_k + j * bs_n);
-            }
-            {
-                int64_t at = coff + i * n + j;
-                if (is_f) {
-                    double v = alpha * acc + (accumulate ? pfvm_tensor_get_f64(c, at) : 0);
-                    switch (c->dtype) {
-                    case PFVM_FLOAT: ((float *)c->data)[at] = (float)v; break;
-                    case PFVM_DOUBLE: ((double *)c->data)[at] = v; break;
-                    case PFVM_FLOAT16: ((uint16_t *)c->data)[at] = pfvm_float_to_half((float)v); break;
-                    default: ((uint16_t *)c->data)[at] = pfvm_float_to_bf16((float)v); break;
-                    }
-                } else {
-                    int64_t v = iacc + (accumulate ? pfvm_tensor_get_i64(c, at) : 0);
-                    switch (pfvm_dtype_size(c->dtype)) {
-                    case 8: ((int64_t *)c->data)[at] = v; break;
-                    case 4: ((int32_t *)c->data)[at] = (int32_t)v; break;
-                    case 2: ((int16_t *)c->data)[at] = (int16_t)v; break;
-                    default: ((int8_t *)c->data)[at] = (int8_t)v; break;
-                    }
+                v = alpha * acc + (accumulate ? pfvm_tensor_get_f64(c, at) : 0);
+                switch (c->dtype) {
+                case PFVM_FLOAT: ((float *)c->data)[at] = (float)v; break;
+                case PFVM_DOUBLE: ((double *)c->data)[at] = v; break;
+                case PFVM_FLOAT16: ((uint16_t *)c->data)[at] = pfvm_float_to_half((float)v); break;
+                default: ((uint16_t *)c->data)[at] = pfvm_float_to_bf16((float)v); break;
+                }
+            } else {
+                /* unsigned products wrap the same way in int64 */
+                uint64_t acc = 0;
+                int64_t v;
+                for (p = 0; p < k; p++)
+                    acc += (uint64_t)pfvm_tensor_get_i64(a, aoff + i * as_m + p * as_k) *
+                           (uint64_t)pfvm_tensor_get_i64(b, boff + p * bs_k + j * bs_n);
+                v = alpha == 1.0 ? (int64_t)acc : (int64_t)(alpha * (double)(int64_t)acc);
+                if (accumulate)
+                    v = (int64_t)((uint64_t)v + (uint64_t)pfvm_tensor_get_i64(c, at));
+                switch (pfvm_dtype_size(c->dtype)) {
+                case 8: ((int64_t *)c->data)[at] = v; break;
+                case 4: ((int32_t *)c->data)[at] = (int32_t)v; break;
+                case 2: ((int16_t *)c->data)[at] = (int16_t)v; break;
+                default: ((int8_t *)c->data)[at] = (int8_t)v; break;
                 }
             }
         }
@@ -6915,23 +8244,51 @@ static pfvm_code pfvm__la_infer_matmul(pfvm_ictx *c)
     return PFVM_OK;
 }
 
+/* Batch dims of A and B broadcast together (right-aligned), checked. */
+static pfvm_code pfvm__la_batch(pfvm_kctx *k, const pfvm_tensor *A, const pfvm_tensor *B, int *r, int64_t *bdims)
+{
+    int ra = A->rank > 2 ? A->rank - 2 : 0, rb = B->rank > 2 ? B->rank - 2 : 0, d;
+    *r = ra > rb ? ra : rb;
+    for (d = 0; d < *r; d++) {
+        int64_t da = d - (*r - ra) >= 0 ? A->dims[d - (*r - ra)] : 1, db = d - (*r - rb) >= 0 ? B->dims[d - (*r - rb)] : 1;
+        if (da != db && da != 1 && db != 1)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "batch dimensions %lld and %lld do not broadcast",
+                                 (long long)da, (long long)db);
+        bdims[d] = da == 1 ? db : da;
+    }
+    return PFVM_OK;
+}
+
 static pfvm_code pfvm__la_k_matmul(pfvm_kctx *k)
 {
     const pfvm_tensor *A = k->in[0], *B = k->in[1];
     pfvm_tensor *C = k->out[0];
-    int64_t m = A->rank == 1 ? 1 : A->dims[A->rank - 2], kk = A->dims[A->rank - 1];
-    int64_t n = B->rank == 1 ? 1 : B->dims[B->rank - 1], kb = B->rank == 1 ? B->dims[0] : B->dims[B->rank - 2];
-    int64_t batch = 1, t, bidx[PFVM_MAX_RANK] = {0};
-    int ra = A->rank > 2 ? A->rank - 2 : 0, rb = B->rank > 2 ? B->rank - 2 : 0, r = ra > rb ? ra : rb, d;
-    int64_t bdims[PFVM_MAX_RANK];
+    int64_t m, kk, n, kb, batch = 1, t, bidx[PFVM_MAX_RANK] = {0}, bdims[PFVM_MAX_RANK], odims[PFVM_MAX_RANK];
+    int ra, rb, r, d, orank;
+    if (A->rank < 1 || B->rank < 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "MatMul inputs must have rank >= 1");
+    m = A->rank == 1 ? 1 : A->dims[A->rank - 2];
+    kk = A->dims[A->rank - 1];
+    n = B->rank == 1 ? 1 : B->dims[B->rank - 1];
+    kb = B->rank == 1 ? B->dims[0] : B->dims[B->rank - 2];
+    ra = A->rank > 2 ? A->rank - 2 : 0;
+    rb = B->rank > 2 ? B->rank - 2 : 0;
     if (kk != kb)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "inner dimensions differ: %lld vs %lld", (long long)kk,
                              (long long)kb);
+    if (pfvm__la_batch(k, A, B, &r, bdims))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
     for (d = 0; d < r; d++) {
-        int64_t da = d - (r - ra) >= 0 ? A->dims[d - (r - ra)] : 1, db = d - (r - rb) >= 0 ? B->dims[d - (r - rb)] : 1;
-        bdims[d] = da == 1 ? db : da;
         batch *= bdims[d];
+        odims[d] = bdims[d];
     }
+    orank = r;
+    if (A->rank > 1)
+        odims[orank++] = m;
+    if (B->rank > 1)
+        odims[orank++] = n;
+    if (pfvm_kctx_output(k, 0, A->dtype, orank, odims))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
     if (C->nbytes)
         memset(C->data, 0, C->nbytes);
     for (t = 0; t < batch; t++) {
@@ -6946,11 +8303,16 @@ static pfvm_code pfvm__la_k_matmul(pfvm_kctx *k)
             stride_a *= da;
             stride_b *= db;
         }
-        if (A->dtype == PFVM_FLOAT && B->dtype == PFVM_FLOAT)
-            pfvm__la_gemm_f32(m, n, kk, (const float *)A->data + ao * sa, kk, 1, (const float *)B->data + bo * sb, n, 1,
-                              (float *)C->data + t * m * n, 1.0f);
-        else
+        if (A->dtype == PFVM_FLOAT && B->dtype == PFVM_FLOAT && C->dtype == PFVM_FLOAT) {
+            pfvm_la_strided bm;
+            bm.data = (const float *)B->data + bo * sb;
+            bm.s_k = n;
+            bm.s_n = 1;
+            pfvm_la_sgemm(m, n, kk, 1.0f, (const float *)A->data + ao * sa, kk, 1, pfvm_la_pack_strided, &bm,
+                          (float *)C->data + t * m * n, n);
+        } else {
             pfvm__la_gemm_any(m, n, kk, A, ao * sa, kk, 1, B, bo * sb, n, 1, C, t * m * n, 1.0, 0);
+        }
         for (d = r - 1; d >= 0; d--) {
             if (++bidx[d] < bdims[d])
                 break;
@@ -6965,7 +8327,7 @@ static pfvm_code pfvm__la_k_matmul(pfvm_kctx *k)
 static pfvm_code pfvm__la_infer_gemm(pfvm_ictx *c)
 {
     const pfvm_shape *a = &c->in[0]->type.shape, *b = &c->in[1]->type.shape;
-    int ta = (int)pfvm_node_attr_int(c->node, "transA", 0), tb = (int)pfvm_node_attr_int(c->node, "transB", 0);
+    int ta = pfvm_node_attr_int(c->node, "transA", 0) != 0, tb = pfvm_node_attr_int(c->node, "transB", 0) != 0;
     pfvm_shape out;
     int64_t x, y;
     if (a->rank < 0 || b->rank < 0)
@@ -6992,52 +8354,91 @@ static void pfvm__la_bias_span(void *user, int64_t pos, int64_t len, const int64
     pfvm__la_bias *b = (pfvm__la_bias *)user;
     int64_t e;
     for (e = 0; e < len; e++) {
-        double v = b->beta * pfvm_tensor_get_f64(b->c, off[0] + e * stride[0]);
-        if (b->y->dtype == PFVM_FLOAT)
-            ((float *)b->y->data)[pos + e] = (float)v;
-        else if (b->y->dtype == PFVM_DOUBLE)
-            ((double *)b->y->data)[pos + e] = v;
-        else if (b->y->dtype == PFVM_INT64)
-            ((int64_t *)b->y->data)[pos + e] = (int64_t)v;
-        else if (b->y->dtype == PFVM_INT32)
-            ((int32_t *)b->y->data)[pos + e] = (int32_t)v;
-        else if (b->y->dtype == PFVM_FLOAT16)
-            ((uint16_t *)b->y->data)[pos + e] = pfvm_float_to_half((float)v);
+        int64_t src = off[0] + e * stride[0], at = pos + e;
+        if (pfvm_dtype_is_float(b->y->dtype)) {
+            double v = b->beta * pfvm_tensor_get_f64(b->c, src);
+            switch (b->y->dtype) {
+            case PFVM_FLOAT: ((float *)b->y->data)[at] = (float)v; break;
+            case PFVM_DOUBLE: ((double *)b->y->data)[at] = v; break;
+            case PFVM_FLOAT16: ((uint16_t *)b->y->data)[at] = pfvm_float_to_half((float)v); break;
+            default: ((uint16_t *)b->y->data)[at] = pfvm_float_to_bf16((float)v); break;
+            }
+        } else {
+            int64_t v = pfvm_tensor_get_i64(b->c, src);
+            if (b->beta != 1.0)
+                v = (int64_t)(b->beta * (double)v);
+            switch (pfvm_dtype_size(b->y->dtype)) {
+            case 8: ((int64_t *)b->y->data)[at] = v; break;
+            case 4: ((int32_t *)b->y->data)[at] = (int32_t)v; break;
+            case 2: ((int16_t *)b->y->data)[at] = (int16_t)v; break;
+            default: ((int8_t *)b->y->data)[at] = (int8_t)v; break;
+            }
+        }
     }
+}
+
+/* Y = beta * C broadcast to Y's [m, n] (unidirectional), or zeros. */
+static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, double beta, pfvm_tensor *Y)
+{
+    pfvm__la_bias b;
+    int d;
+    if (!Cb || beta == 0) {
+        if (Y->nbytes)
+            memset(Y->data, 0, Y->nbytes);
+        return PFVM_OK;
+    }
+    if (Cb->rank > 2)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "C has rank %d, more than 2", Cb->rank);
+    for (d = 0; d < Cb->rank; d++) {
+        int64_t cd = Cb->dims[d], yd = Y->dims[2 - Cb->rank + d];
+        if (cd != 1 && cd != yd)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "C dimension %lld does not broadcast to %lld",
+                                 (long long)cd, (long long)yd);
+    }
+    b.c = Cb;
+    b.y = Y;
+    b.beta = beta;
+    return pfvm_ew_apply(k, &Cb, 1, Y, pfvm__la_bias_span, &b);
 }
 
 static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
 {
     const pfvm_tensor *A = k->in[0], *B = k->in[1], *Cb = k->n_in > 2 ? k->in[2] : NULL;
     pfvm_tensor *Y = k->out[0];
-    int ta = (int)pfvm_node_attr_int(k->node, "transA", 0), tb = (int)pfvm_node_attr_int(k->node, "transB", 0);
+    int ta = pfvm_node_attr_int(k->node, "transA", 0) != 0, tb = pfvm_node_attr_int(k->node, "transB", 0) != 0;
     double alpha = pfvm_node_attr_float(k->node, "alpha", 1.0f), beta = pfvm_node_attr_float(k->node, "beta", 1.0f);
-    int64_t m = Y->dims[0], n = Y->dims[1], kk = ta ? A->dims[0] : A->dims[1];
+    int64_t m, n, kk, dims[2];
+    if (A->rank != 2 || B->rank != 2)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "Gemm inputs must be matrices (ranks %d and %d)", A->rank,
+                             B->rank);
+    m = ta ? A->dims[1] : A->dims[0];
+    kk = ta ? A->dims[0] : A->dims[1];
+    n = tb ? B->dims[0] : B->dims[1];
     if ((tb ? B->dims[1] : B->dims[0]) != kk)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "inner dimensions differ");
-    if (Cb && beta != 0) {
-        pfvm__la_bias b;
-        b.c = Cb;
-        b.y = Y;
-        b.beta = beta;
-        if (pfvm_ew_apply(k, &Cb, 1, Y, pfvm__la_bias_span, &b))
-            return k->st ? k->st->code : PFVM_ERR_SHAPE;
-    } else if (Y->nbytes) {
-        memset(Y->data, 0, Y->nbytes);
-    }
-    if (A->dtype == PFVM_FLOAT && B->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT)
-        pfvm__la_gemm_f32(m, n, kk, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, (const float *)B->data, tb ? 1 : n,
-                          tb ? kk : 1, (float *)Y->data, (float)alpha);
-    else
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "inner dimensions differ: %lld vs %lld", (long long)kk,
+                             (long long)(tb ? B->dims[1] : B->dims[0]));
+    dims[0] = m;
+    dims[1] = n;
+    if (pfvm_kctx_output(k, 0, A->dtype, 2, dims) || pfvm__la_gemm_bias(k, Cb, beta, Y))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    if (A->dtype == PFVM_FLOAT && B->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
+        pfvm_la_strided bm;
+        bm.data = (const float *)B->data;
+        bm.s_k = tb ? 1 : n;
+        bm.s_n = tb ? kk : 1;
+        pfvm_la_sgemm(m, n, kk, (float)alpha, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, pfvm_la_pack_strided, &bm,
+                      (float *)Y->data, n);
+    } else {
         pfvm__la_gemm_any(m, n, kk, A, 0, ta ? 1 : kk, ta ? m : 1, B, 0, tb ? 1 : n, tb ? kk : 1, Y, 0, alpha, 1);
+    }
     return PFVM_OK;
 }
 
 const pfvm_op_def pfvm__ops_linalg[] = {
     {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,int32,int64,uint32,uint64", NULL, 0},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0},
     {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,int32,int64,uint32,uint64", NULL, 0},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };
 /* ---- src/ops/misc.c ---- */
@@ -7529,10 +8930,14 @@ const pfvm_op_def pfvm__ops_misc[] = {
 /* ops/nn: convolution, pooling, normalisation and softmax.
  *
  * Spatial operators share one window description (kernel, strides, pads,
- * dilations over up to three spatial dims, with auto_pad and ceil_mode) used
- * by both the symbolic inference and the kernels. Kernels compute in float
- * (double accumulators where precision matters) and handle float, double
- * and float16 through one load/store pair. */
+ * dilations over up to three spatial dims, auto_pad, ceil_mode) and one
+ * output-size rule, written twice: over symbols for inference and over
+ * integers for the kernels, with the same formulas. Float convolution runs
+ * on linalg.c's matrix-multiply engine with an implicit im2col (the packing
+ * callback reads the input windows, so nothing is allocated); other element
+ * types take reference loops through double. Everything else computes in
+ * double through one load/store pair (float, double, float16, bfloat16;
+ * integer stores saturate), with float fast paths where models spend time. */
 
 #include <math.h>
 
@@ -7540,20 +8945,15 @@ const pfvm_op_def pfvm__ops_misc[] = {
 
 /* ---- element access ------------------------------------------------------------- */
 
-static float pfvm__nn_ld(const pfvm_tensor *t, int64_t i)
+static double pfvm__nn_ld(const pfvm_tensor *t, int64_t i)
 {
     switch (t->dtype) {
     case PFVM_FLOAT: return ((const float *)t->data)[i];
-    case PFVM_DOUBLE: return (float)((const double *)t->data)[i];
+    case PFVM_DOUBLE: return ((const double *)t->data)[i];
     case PFVM_FLOAT16: return pfvm_half_to_float(((const uint16_t *)t->data)[i]);
     case PFVM_BFLOAT16: return pfvm_bf16_to_float(((const uint16_t *)t->data)[i]);
-    default: return (float)pfvm_tensor_get_f64(t, i);
+    default: return pfvm_tensor_get_f64(t, i);
     }
-}
-
-static double pfvm__nn_ldd(const pfvm_tensor *t, int64_t i)
-{
-    return t->dtype == PFVM_DOUBLE ? ((const double *)t->data)[i] : (double)pfvm__nn_ld(t, i);
 }
 
 static void pfvm__nn_st(pfvm_tensor *t, int64_t i, double v)
@@ -7563,145 +8963,192 @@ static void pfvm__nn_st(pfvm_tensor *t, int64_t i, double v)
     case PFVM_DOUBLE: ((double *)t->data)[i] = v; break;
     case PFVM_FLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_half((float)v); break;
     case PFVM_BFLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_bf16((float)v); break;
-    case PFVM_INT8: ((int8_t *)t->data)[i] = (int8_t)v; break;
-    case PFVM_UINT8: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
-    case PFVM_INT32: ((int32_t *)t->data)[i] = (int32_t)v; break;
-    case PFVM_INT64: ((int64_t *)t->data)[i] = (int64_t)v; break;
-    default: break;
+    default: pfvm_red_store(t, i, v); break;
     }
+}
+
+static int pfvm__nn_is_f32(const pfvm_tensor *t)
+{
+    return t && t->dtype == PFVM_FLOAT;
+}
+
+/* Floor and ceiling division by a positive divisor, for any sign. */
+static int64_t pfvm__nn_fdiv(int64_t a, int64_t b)
+{
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+static int64_t pfvm__nn_cdiv(int64_t a, int64_t b)
+{
+    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+/* Elements per (n, c) plane: the product of dims 2.. */
+static int64_t pfvm__nn_plane(const pfvm_tensor *t)
+{
+    int64_t p = 1;
+    int d;
+    for (d = 2; d < t->rank; d++)
+        p *= t->dims[d];
+    return p;
+}
+
+/* Output 0 takes X's shape and element type (checked against the plan). */
+static pfvm_code pfvm__nn_out_like(pfvm_kctx *k, int i, const pfvm_tensor *X)
+{
+    if (pfvm_kctx_output(k, i, X->dtype, X->rank, X->dims))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    return PFVM_OK;
 }
 
 /* ---- windows --------------------------------------------------------------------- */
 
+enum { PFVM__NN_NOTSET = 0, PFVM__NN_SAME_UPPER, PFVM__NN_SAME_LOWER, PFVM__NN_VALID };
+
 typedef struct pfvm__nn_win {
-    int n;                                 /* spatial dims */
+    int n; /* spatial dims */
     int64_t k[PFVM__NN_SP], s[PFVM__NN_SP], d[PFVM__NN_SP];
-    int64_t pb[PFVM__NN_SP], pe[PFVM__NN_SP]; /* pads at begin and end (explicit ones) */
-    int auto_pad;                          /* 0 NOTSET/VALID-explicit, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID */
+    int64_t pb[PFVM__NN_SP], pe[PFVM__NN_SP]; /* pads at begin and end (resolved for auto_pad) */
+    int auto_pad;
     int ceil_mode;
 } pfvm__nn_win;
 
-/* Reads kernel_shape (or the weight's dims), strides, dilations, pads. */
-static pfvm_code pfvm__nn_window(const pfvm_node *node, int nsp, const int64_t *wdims, pfvm__nn_win *w, pfvm_status *st)
+/* Reads a per-spatial-dim ints attribute; 1 if present. */
+static int pfvm__nn_attr_dims(const pfvm_node *node, const char *name, int want, int64_t *out, pfvm_status *st, pfvm_code *rc)
 {
     const int64_t *a;
-    int cnt, i;
+    int cnt = pfvm_node_attr_ints(node, name, &a), i;
+    if (cnt < 0)
+        return 0;
+    if (cnt != want) {
+        *rc = pfvm__fail(st, PFVM_ERR_INVALID, "%s has %d entries, expected %d", name, cnt, want);
+        return 0;
+    }
+    for (i = 0; i < want; i++)
+        out[i] = a[i];
+    return 1;
+}
+
+/* Reads kernel_shape (or the weight's spatial dims kd, 0 where unknown),
+ * strides, dilations, pads, auto_pad and ceil_mode, and validates them. A
+ * kernel dim left 0 means unknown (inference with a symbolic weight). */
+static pfvm_code pfvm__nn_window(const pfvm_node *node, int nsp, const int64_t *kd, pfvm__nn_win *w, pfvm_status *st)
+{
     const char *ap = pfvm_node_attr_string(node, "auto_pad", "NOTSET");
+    int64_t pads[2 * PFVM__NN_SP];
+    pfvm_code rc = PFVM_OK;
+    int i;
     if (nsp < 1 || nsp > PFVM__NN_SP)
         return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "%d spatial dimensions (1 to %d supported)", nsp, PFVM__NN_SP);
     memset(w, 0, sizeof *w);
     w->n = nsp;
-    cnt = pfvm_node_attr_ints(node, "kernel_shape", &a);
-    for (i = 0; i < nsp; i++) {
-        w->k[i] = cnt == nsp ? a[i] : wdims ? wdims[i] : 0;
+    for (i = 0; i < PFVM__NN_SP; i++) {
+        w->k[i] = i < nsp && kd ? kd[i] : 1;
         w->s[i] = w->d[i] = 1;
     }
-    if (cnt >= 0 && cnt != nsp)
-        return pfvm__fail(st, PFVM_ERR_INVALID, "kernel_shape has %d entries for %d spatial dims", cnt, nsp);
-    if ((cnt = pfvm_node_attr_ints(node, "strides", &a)) >= 0) {
-        if (cnt != nsp)
-            return pfvm__fail(st, PFVM_ERR_INVALID, "strides has %d entries for %d spatial dims", cnt, nsp);
+    if (pfvm__nn_attr_dims(node, "kernel_shape", nsp, w->k, st, &rc)) {
         for (i = 0; i < nsp; i++)
-            w->s[i] = a[i];
+            if (kd && kd[i] > 0 && kd[i] != w->k[i])
+                return pfvm__fail(st, PFVM_ERR_SHAPE, "kernel_shape %lld differs from the weight's %lld", (long long)w->k[i],
+                                  (long long)kd[i]);
+    } else if (!rc && !kd) {
+        return pfvm__fail(st, PFVM_ERR_INVALID, "kernel_shape is required");
     }
-    if ((cnt = pfvm_node_attr_ints(node, "dilations", &a)) >= 0) {
-        if (cnt != nsp)
-            return pfvm__fail(st, PFVM_ERR_INVALID, "dilations has %d entries for %d spatial dims", cnt, nsp);
-        for (i = 0; i < nsp; i++)
-            w->d[i] = a[i];
-    }
-    if ((cnt = pfvm_node_attr_ints(node, "pads", &a)) >= 0) {
-        if (cnt != 2 * nsp)
-            return pfvm__fail(st, PFVM_ERR_INVALID, "pads has %d entries for %d spatial dims", cnt, nsp);
+    pfvm__nn_attr_dims(node, "strides", nsp, w->s, st, &rc);
+    pfvm__nn_attr_dims(node, "dilations", nsp, w->d, st, &rc);
+    if (pfvm__nn_attr_dims(node, "pads", 2 * nsp, pads, st, &rc))
         for (i = 0; i < nsp; i++) {
-            w->pb[i] = a[i];
-            w->pe[i] = a[i + nsp];
+            w->pb[i] = pads[i];
+            w->pe[i] = pads[i + nsp];
         }
-    }
+    if (rc)
+        return rc;
     for (i = 0; i < nsp; i++)
-        if (w->k[i] < 1 || w->s[i] < 1 || w->d[i] < 1 || w->pb[i] < 0 || w->pe[i] < 0)
+        if (w->k[i] < 0 || (w->k[i] == 0 && !kd) || w->s[i] < 1 || w->d[i] < 1 || w->pb[i] < 0 || w->pe[i] < 0)
             return pfvm__fail(st, PFVM_ERR_INVALID, "kernel, strides and dilations must be positive, pads non-negative");
-    w->auto_pad = !strcmp(ap, "SAME_UPPER") ? 1 : !strcmp(ap, "SAME_LOWER") ? 2 : !strcmp(ap, "VALID") ? 3 : 0;
-    if (!w->auto_pad && strcmp(ap, "NOTSET"))
+    w->auto_pad = !strcmp(ap, "SAME_UPPER")   ? PFVM__NN_SAME_UPPER
+                  : !strcmp(ap, "SAME_LOWER") ? PFVM__NN_SAME_LOWER
+                  : !strcmp(ap, "VALID")      ? PFVM__NN_VALID
+                                              : PFVM__NN_NOTSET;
+    if (w->auto_pad == PFVM__NN_NOTSET && strcmp(ap, "NOTSET"))
         return pfvm__fail(st, PFVM_ERR_INVALID, "auto_pad '%s' is not valid", ap);
-    w->ceil_mode = (int)pfvm_node_attr_int(node, "ceil_mode", 0);
+    w->ceil_mode = pfvm_node_attr_int(node, "ceil_mode", 0) != 0;
     return PFVM_OK;
 }
 
-/* Output size along dim i, symbolic. */
-static const pfvm_sym *pfvm__nn_out_sym(pfvm_symtab *t, const pfvm__nn_win *w, int i, const pfvm_sym *in)
+static int64_t pfvm__nn_extent(const pfvm__nn_win *w, int i)
 {
-    int64_t ext = w->d[i] * (w->k[i] - 1) + 1;
-    const pfvm_sym *s = pfvm_sym_const(t, w->s[i]);
-    if (w->auto_pad == 1 || w->auto_pad == 2)
-        return pfvm_sym_ceildiv(t, in, s);
-    if (w->auto_pad == 3)
-        return pfvm_sym_addi(t, pfvm_sym_div(t, pfvm_sym_addi(t, in, -ext), s), 1);
-    {
-        const pfvm_sym *num = pfvm_sym_addi(t, in, w->pb[i] + w->pe[i] - ext);
-        const pfvm_sym *q = w->ceil_mode ? pfvm_sym_ceildiv(t, num, s) : pfvm_sym_div(t, num, s);
-        return pfvm_sym_addi(t, q, 1);
-    }
+    return w->d[i] * (w->k[i] - 1) + 1;
 }
 
-/* Concrete output sizes and begin pads for input dims. */
-static void pfvm__nn_resolve(pfvm__nn_win *w, const int64_t *in, int64_t *out)
+/* ceil_mode may let the last window start in the end padding; it must
+ * start inside the input or the begin padding (torch's rule), which only
+ * bites when the stride exceeds the extent left of the end padding. */
+static int pfvm__nn_ceil_clamps(const pfvm__nn_win *w, int i)
+{
+    return w->ceil_mode && w->s[i] > pfvm__nn_extent(w, i) - w->pe[i];
+}
+
+/* Output size along spatial dim i over symbols (the kernels' rule below). */
+static const pfvm_sym *pfvm__nn_out_sym(pfvm_symtab *t, const pfvm__nn_win *w, int i, const pfvm_sym *in)
+{
+    int64_t ext = pfvm__nn_extent(w, i);
+    const pfvm_sym *s = pfvm_sym_const(t, w->s[i]), *num, *o;
+    if (w->auto_pad == PFVM__NN_SAME_UPPER || w->auto_pad == PFVM__NN_SAME_LOWER)
+        return pfvm_sym_ceildiv(t, in, s);
+    if (w->auto_pad == PFVM__NN_VALID)
+        return pfvm_sym_addi(t, pfvm_sym_div(t, pfvm_sym_addi(t, in, -ext), s), 1);
+    num = pfvm_sym_addi(t, in, w->pb[i] + w->pe[i] - ext);
+    o = pfvm_sym_addi(t, w->ceil_mode ? pfvm_sym_ceildiv(t, num, s) : pfvm_sym_div(t, num, s), 1);
+    if (pfvm__nn_ceil_clamps(w, i))
+        o = pfvm_sym_min(t, o, pfvm_sym_ceildiv(t, pfvm_sym_addi(t, in, w->pb[i]), s));
+    return o;
+}
+
+/* A proven negative output size is an input smaller than the window. */
+static pfvm_code pfvm__nn_check_len(pfvm_ictx *c, const pfvm_sym *len)
+{
+    int64_t v;
+    if (pfvm_sym_is_const(len, &v) && v < 0)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "a spatial size is smaller than the window");
+    return PFVM_OK;
+}
+
+/* Output sizes for concrete input sizes; resolves auto_pad's pads. Fails
+ * when an input is smaller than the window. */
+static pfvm_code pfvm__nn_resolve(pfvm__nn_win *w, const int64_t *in, int64_t *out, pfvm_status *st)
 {
     int i;
     for (i = 0; i < w->n; i++) {
-        int64_t ext = w->d[i] * (w->k[i] - 1) + 1;
-        if (w->auto_pad == 1 || w->auto_pad == 2) {
-            int64_t o = (in[i] + w->s[i] - 1) / w->s[i], total = (o - 1) * w->s[i] + ext - in[i];
+        int64_t ext = pfvm__nn_extent(w, i), o;
+        if (w->auto_pad == PFVM__NN_SAME_UPPER || w->auto_pad == PFVM__NN_SAME_LOWER) {
+            int64_t total;
+            o = pfvm__nn_cdiv(in[i], w->s[i]);
+            total = (o - 1) * w->s[i] + ext - in[i];
             if (total < 0)
                 total = 0;
-            w->pb[i] = w->auto_pad == 1 ? total / 2 : total - total / 2;
+            w->pb[i] = w->auto_pad == PFVM__NN_SAME_UPPER ? total / 2 : total - total / 2;
             w->pe[i] = total - w->pb[i];
-            out[i] = o;
-        } else if (w->auto_pad == 3) {
+        } else if (w->auto_pad == PFVM__NN_VALID) {
             w->pb[i] = w->pe[i] = 0;
-            out[i] = (in[i] - ext) / w->s[i] + 1;
+            o = pfvm__nn_fdiv(in[i] - ext, w->s[i]) + 1;
         } else {
             int64_t num = in[i] + w->pb[i] + w->pe[i] - ext;
-            out[i] = (w->ceil_mode ? (num + w->s[i] - 1) / w->s[i] : num / w->s[i]) + 1;
-            /* ceil mode: the last window must start inside the input or left pad */
-            if (w->ceil_mode && (out[i] - 1) * w->s[i] >= in[i] + w->pb[i])
-                out[i]--;
+            o = (w->ceil_mode ? pfvm__nn_cdiv(num, w->s[i]) : pfvm__nn_fdiv(num, w->s[i])) + 1;
+            if (pfvm__nn_ceil_clamps(w, i) && o > pfvm__nn_cdiv(in[i] + w->pb[i], w->s[i]))
+                o = pfvm__nn_cdiv(in[i] + w->pb[i], w->s[i]);
         }
-        if (out[i] < 0)
-            out[i] = 0;
+        if (o < 0)
+            return pfvm__fail(st, PFVM_ERR_SHAPE, "spatial size %lld is smaller than the window (%lld)", (long long)in[i],
+                              (long long)ext);
+        out[i] = o;
     }
-}
-
-/* ---- Conv --------------------------------------------------------------------------- */
-
-static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
-{
-    const pfvm_shape *x = &c->in[0]->type.shape, *wt = &c->in[1]->type.shape;
-    pfvm__nn_win w;
-    pfvm_shape out;
-    int64_t kd[PFVM__NN_SP];
-    int i, nsp;
-    if (x->rank < 0 || wt->rank < 0)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 ? x->rank : wt->rank);
-    if (x->rank < 3 || wt->rank != x->rank)
-        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input rank %d and weight rank %d do not fit a convolution", x->rank,
-                          wt->rank);
-    nsp = x->rank - 2;
-    for (i = 0; i < nsp && i < PFVM__NN_SP; i++)
-        if (!pfvm_sym_is_const(wt->dims[i + 2], &kd[i]))
-            kd[i] = 0;
-    if (pfvm__nn_window(c->node, nsp, kd, &w, c->st))
-        return c->st ? c->st->code : PFVM_ERR_INVALID;
-    out.rank = x->rank;
-    out.dims[0] = x->dims[0];
-    out.dims[1] = wt->dims[0];
-    for (i = 0; i < nsp; i++)
-        out.dims[i + 2] = pfvm__nn_out_sym(c->syms, &w, i, x->dims[i + 2]);
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    for (; i < PFVM__NN_SP; i++)
+        out[i] = 1;
     return PFVM_OK;
 }
 
-/* Dims padded to three spatial dims (missing ones are 1). */
+/* Spatial dims of t padded to three (missing ones are 1). */
 static void pfvm__nn_sp3(const pfvm_tensor *t, int64_t *sp)
 {
     int i;
@@ -7709,81 +9156,289 @@ static void pfvm__nn_sp3(const pfvm_tensor *t, int64_t *sp)
         sp[i] = i + 2 < t->rank ? t->dims[i + 2] : 1;
 }
 
-static void pfvm__nn_win3(pfvm__nn_win *w)
+/* Kernel positions k in [0, K) with lo <= base + k*d < hi. */
+static void pfvm__nn_krange(int64_t base, int64_t d, int64_t K, int64_t lo, int64_t hi, int64_t *ka, int64_t *kb)
 {
-    int i;
-    for (i = w->n; i < PFVM__NN_SP; i++) {
-        w->k[i] = w->s[i] = w->d[i] = 1;
-        w->pb[i] = w->pe[i] = 0;
-    }
+    int64_t a = pfvm__nn_cdiv(lo - base, d), b = pfvm__nn_cdiv(hi - base, d);
+    *ka = a < 0 ? 0 : a > K ? K : a;
+    *kb = b < *ka ? *ka : b > K ? K : b;
 }
 
-/* Range of outputs o with lo <= o*s + off < hi. */
+/* Output positions o in [0, n_out) with 0 <= o*s + off < hi. */
 static void pfvm__nn_valid(int64_t n_out, int64_t s, int64_t off, int64_t hi, int64_t *o0, int64_t *o1)
 {
-    int64_t a = off >= 0 ? 0 : (-off + s - 1) / s, b = hi - off <= 0 ? 0 : (hi - off + s - 1) / s;
-    *o0 = a < n_out ? a : n_out;
-    *o1 = b < n_out ? b : n_out;
-    if (*o1 < *o0)
-        *o1 = *o0;
+    int64_t a = pfvm__nn_cdiv(-off, s), b = pfvm__nn_cdiv(hi - off, s);
+    *o0 = a < 0 ? 0 : a > n_out ? n_out : a;
+    *o1 = b < *o0 ? *o0 : b > n_out ? n_out : b;
+}
+
+/* ---- Conv --------------------------------------------------------------------------- */
+
+/* Window of a convolution-like node from its weight's spatial dims. */
+static pfvm_code pfvm__nn_conv_window(const pfvm_node *node, const pfvm_shape *wt, int nsp, pfvm__nn_win *w, int *known,
+                                      pfvm_status *st)
+{
+    int64_t kd[PFVM__NN_SP] = {0};
+    int i;
+    *known = 1;
+    for (i = 0; i < nsp && i < PFVM__NN_SP; i++)
+        if (!pfvm_sym_is_const(wt->dims[i + 2], &kd[i]))
+            kd[i] = 0;
+    if (pfvm__nn_window(node, nsp, kd, w, st))
+        return st ? st->code : PFVM_ERR_INVALID;
+    for (i = 0; i < nsp; i++)
+        if (w->k[i] == 0)
+            *known = 0;
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape, *wt = &c->in[1]->type.shape;
+    int64_t group = pfvm_node_attr_int(c->node, "group", 1), xc, wc, m;
+    pfvm__nn_win w;
+    pfvm_shape out;
+    int i, nsp, known;
+    if (x->rank < 0 || wt->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 ? x->rank : wt->rank);
+    if (x->rank < 3 || wt->rank != x->rank)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input rank %d and weight rank %d do not fit a convolution", x->rank,
+                          wt->rank);
+    if (group < 1)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "group %lld must be positive", (long long)group);
+    if (pfvm_sym_is_const(x->dims[1], &xc) && pfvm_sym_is_const(wt->dims[1], &wc) && xc != wc * group)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld input channels do not fit weight channels %lld x group %lld",
+                          (long long)xc, (long long)wc, (long long)group);
+    if (pfvm_sym_is_const(wt->dims[0], &m) && m % group)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld output channels are not a multiple of group %lld", (long long)m,
+                          (long long)group);
+    nsp = x->rank - 2;
+    if (pfvm__nn_conv_window(c->node, wt, nsp, &w, &known, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    if (!known) {
+        if (pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank))
+            return c->st ? c->st->code : PFVM_ERR_NOMEM;
+        out = c->out[0]->type.shape;
+    } else {
+        out.rank = x->rank;
+        for (i = 0; i < nsp; i++)
+            if (!(out.dims[i + 2] = pfvm__nn_out_sym(c->syms, &w, i, x->dims[i + 2])) ||
+                pfvm__nn_check_len(c, out.dims[i + 2]))
+                return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    }
+    out.dims[0] = x->dims[0];
+    out.dims[1] = wt->dims[0];
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
+}
+
+/* A convolution's geometry from concrete tensors: window, sizes, groups. */
+typedef struct pfvm__nn_geom {
+    pfvm__nn_win w;
+    int64_t in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP];
+    int64_t N, C, M, group, CG, MG, in_plane, out_plane, kk;
+} pfvm__nn_geom;
+
+/* Checks X [N, C, spatial] against W [M, C/group, kernel], resolves the
+ * window and shapes output 0 with element type dtype. */
+static pfvm_code pfvm__nn_conv_setup(pfvm_kctx *k, const pfvm_tensor *X, const pfvm_tensor *W, pfvm_dtype dtype,
+                                     pfvm__nn_geom *g)
+{
+    int64_t kd[PFVM__NN_SP], dims[PFVM_MAX_RANK];
+    int i, nsp = X->rank - 2;
+    if (nsp < 1 || nsp > PFVM__NN_SP || W->rank != X->rank)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input rank %d and weight rank %d do not fit a convolution",
+                             X->rank, W->rank);
+    for (i = 0; i < nsp; i++)
+        kd[i] = W->dims[i + 2];
+    g->N = X->dims[0];
+    g->C = X->dims[1];
+    g->M = W->dims[0];
+    g->group = pfvm_node_attr_int(k->node, "group", 1);
+    if (g->group < 1 || g->C % g->group || g->M % g->group || W->dims[1] * g->group != g->C)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "channels %lld, weight %lldx%lld and group %lld do not fit",
+                             (long long)g->C, (long long)g->M, (long long)W->dims[1], (long long)g->group);
+    for (i = 0; i < nsp; i++)
+        if (kd[i] < 1)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "empty kernel");
+    if (pfvm__nn_window(k->node, nsp, kd, &g->w, k->st))
+        return pfvm__op_fail(k->st, k->node, k->st ? k->st->code : PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "window");
+    pfvm__nn_sp3(X, g->in_sp);
+    if (pfvm__nn_resolve(&g->w, g->in_sp, g->out_sp, k->st))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "%s", k->st ? k->st->msg : "window");
+    dims[0] = g->N;
+    dims[1] = g->M;
+    for (i = 0; i < nsp; i++)
+        dims[i + 2] = g->out_sp[i];
+    if (pfvm_kctx_output(k, 0, dtype, X->rank, dims))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    g->CG = g->C / g->group;
+    g->MG = g->M / g->group;
+    g->in_plane = g->in_sp[0] * g->in_sp[1] * g->in_sp[2];
+    g->out_plane = g->out_sp[0] * g->out_sp[1] * g->out_sp[2];
+    g->kk = g->w.k[0] * g->w.k[1] * g->w.k[2];
+    return PFVM_OK;
 }
 
 PFVM_INTERNAL pfvm_code pfvm_nn_conv_ref(pfvm_kctx *k, const pfvm_tensor *X, const pfvm_tensor *W, const pfvm_tensor *xzp,
                                          const pfvm_tensor *wzp, pfvm_nn_post_fn post, void *user)
 {
-    int64_t group = pfvm_node_attr_int(k->node, "group", 1), in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], kd[PFVM__NN_SP];
-    int64_t C = X->dims[1], M = W->dims[0], CG, MG, ci, k0, k1, k2, total, idx;
     double xz = xzp && pfvm_tensor_numel(xzp) ? pfvm_tensor_get_f64(xzp, 0) : 0;
-    int64_t nwz = wzp ? pfvm_tensor_numel(wzp) : 0;
-    pfvm__nn_win w;
-    int i, nsp = X->rank - 2;
-    if (nsp < 1 || nsp > PFVM__NN_SP || W->rank != X->rank)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input and weight ranks do not fit a convolution");
-    for (i = 0; i < nsp; i++)
-        kd[i] = W->dims[i + 2];
-    if (pfvm__nn_window(k->node, nsp, kd, &w, k->st))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "bad window");
-    if (group < 1 || C % group || M % group || W->dims[1] * group != C)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "channels, weight and group do not fit");
-    pfvm__nn_sp3(X, in_sp);
-    pfvm__nn_resolve(&w, in_sp, out_sp);
-    pfvm__nn_win3(&w);
-    if (!k->out[0]->data) {
-        int64_t dims[PFVM_MAX_RANK];
-        dims[0] = X->dims[0];
-        dims[1] = M;
-        for (i = 0; i < nsp; i++)
-            dims[i + 2] = out_sp[i];
-        if (pfvm_kctx_output(k, 0, k->out[0]->dtype ? k->out[0]->dtype : X->dtype, X->rank, dims))
-            return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    }
-    pfvm__nn_sp3(k->out[0], out_sp);
-    CG = C / group;
-    MG = M / group;
+    int64_t nwz = wzp ? pfvm_tensor_numel(wzp) : 0, idx, total;
+    pfvm__nn_geom g;
+    const pfvm__nn_win *w = &g.w;
+    if (pfvm__nn_conv_setup(k, X, W, k->out[0]->dtype ? k->out[0]->dtype : X->dtype, &g))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    if (nwz > 1 && nwz != g.M)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "%lld weight zero points for %lld output channels",
+                             (long long)nwz, (long long)g.M);
     total = pfvm_tensor_numel(k->out[0]);
     for (idx = 0; idx < total; idx++) {
-        int64_t rest = idx, op[PFVM__NN_SP], nn, mm, gg;
+        int64_t rest = idx, op[PFVM__NN_SP], ka[PFVM__NN_SP], kb[PFVM__NN_SP], org[PFVM__NN_SP], nn, mm, gg, ci, k0, k1, k2;
         double s = 0, wz;
-        op[2] = rest % out_sp[2]; rest /= out_sp[2];
-        op[1] = rest % out_sp[1]; rest /= out_sp[1];
-        op[0] = rest % out_sp[0]; rest /= out_sp[0];
-        mm = rest % M;
-        nn = rest / M;
-        gg = mm / MG;
-        wz = nwz == 0 ? 0 : pfvm_tensor_get_f64(wzp, nwz == 1 ? 0 : mm % nwz);
-        for (ci = 0; ci < CG; ci++)
-            for (k0 = 0; k0 < w.k[0]; k0++)
-                for (k1 = 0; k1 < w.k[1]; k1++)
-                    for (k2 = 0; k2 < w.k[2]; k2++) {
-                        int64_t p0 = op[0] * w.s[0] - w.pb[0] + k0 * w.d[0], p1 = op[1] * w.s[1] - w.pb[1] + k1 * w.d[1];
-                        int64_t p2 = op[2] * w.s[2] - w.pb[2] + k2 * w.d[2];
-                        if (p0 < 0 || p0 >= in_sp[0] || p1 < 0 || p1 >= in_sp[1] || p2 < 0 || p2 >= in_sp[2])
-                            continue; /* padding holds the zero point: contributes nothing */
-                        s += (pfvm_tensor_get_f64(X, ((nn * C + gg * CG + ci) * in_sp[0] + p0) * in_sp[1] * in_sp[2] + p1 * in_sp[2] + p2) - xz) *
-                             (pfvm_tensor_get_f64(W, (((mm * CG + ci) * w.k[0] + k0) * w.k[1] + k1) * w.k[2] + k2) - wz);
+        int i;
+        for (i = PFVM__NN_SP - 1; i >= 0; i--) {
+            op[i] = rest % g.out_sp[i];
+            rest /= g.out_sp[i];
+        }
+        mm = rest % g.M;
+        nn = rest / g.M;
+        gg = mm / g.MG;
+        wz = nwz == 0 ? 0 : pfvm_tensor_get_f64(wzp, nwz == 1 ? 0 : mm);
+        /* positions in the padding hold the zero point: they add nothing */
+        for (i = 0; i < PFVM__NN_SP; i++) {
+            org[i] = op[i] * w->s[i] - w->pb[i];
+            pfvm__nn_krange(org[i], w->d[i], w->k[i], 0, g.in_sp[i], &ka[i], &kb[i]);
+        }
+        for (ci = 0; ci < g.CG; ci++) {
+            int64_t xbase = (nn * g.C + gg * g.CG + ci) * g.in_plane, wbase = (mm * g.CG + ci) * g.kk;
+            for (k0 = ka[0]; k0 < kb[0]; k0++)
+                for (k1 = ka[1]; k1 < kb[1]; k1++)
+                    for (k2 = ka[2]; k2 < kb[2]; k2++) {
+                        int64_t p0 = org[0] + k0 * w->d[0], p1 = org[1] + k1 * w->d[1], p2 = org[2] + k2 * w->d[2];
+                        s += (pfvm_tensor_get_f64(X, xbase + (p0 * g.in_sp[1] + p1) * g.in_sp[2] + p2) - xz) *
+                             (pfvm_tensor_get_f64(W, wbase + (k0 * w->k[1] + k1) * w->k[2] + k2) - wz);
                     }
+        }
         post(user, idx, mm, s);
     }
+    return PFVM_OK;
+}
+
+/* The implicit im2col: row p of B is (input channel, kernel position),
+ * column j an output position; entries in the padding are zero. */
+typedef struct pfvm__nn_cpack {
+    const float *x; /* first input channel of this image and group */
+    const pfvm__nn_geom *g;
+} pfvm__nn_cpack;
+
+static void pfvm__nn_pack_conv(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst)
+{
+    const pfvm__nn_cpack *cp = (const pfvm__nn_cpack *)user;
+    const pfvm__nn_geom *g = cp->g;
+    const pfvm__nn_win *w = &g->w;
+    int64_t org[PFVM__NN_SP][PFVM_LA_NB], o[PFVM__NN_SP], p, j;
+    int i;
+    o[2] = j0 % g->out_sp[2];
+    o[1] = j0 / g->out_sp[2] % g->out_sp[1];
+    o[0] = j0 / g->out_sp[2] / g->out_sp[1];
+    for (j = 0; j < nr; j++) {
+        for (i = 0; i < PFVM__NN_SP; i++)
+            org[i][j] = o[i] * w->s[i] - w->pb[i];
+        if (++o[2] == g->out_sp[2]) {
+            o[2] = 0;
+            if (++o[1] == g->out_sp[1]) {
+                o[1] = 0;
+                o[0]++;
+            }
+        }
+    }
+    for (p = 0; p < kc; p++) {
+        int64_t q = p0 + p, kp = q % g->kk, k2 = kp % w->k[2], k1 = kp / w->k[2] % w->k[1], k0 = kp / w->k[2] / w->k[1];
+        int64_t d0 = k0 * w->d[0], d1 = k1 * w->d[1], d2 = k2 * w->d[2];
+        const float *xc = cp->x + q / g->kk * g->in_plane;
+        float *row = dst + p * PFVM_LA_NB;
+        for (j = 0; j < nr; j++) {
+            int64_t y0 = org[0][j] + d0, y1 = org[1][j] + d1, y2 = org[2][j] + d2;
+            row[j] = (uint64_t)y0 < (uint64_t)g->in_sp[0] && (uint64_t)y1 < (uint64_t)g->in_sp[1] &&
+                             (uint64_t)y2 < (uint64_t)g->in_sp[2]
+                         ? xc[(y0 * g->in_sp[1] + y1) * g->in_sp[2] + y2]
+                         : 0.0f;
+        }
+        for (; j < PFVM_LA_NB; j++)
+            row[j] = 0.0f;
+    }
+}
+
+/* A 1x1 convolution with unit strides and no padding is a plain product. */
+static int pfvm__nn_pointwise(const pfvm__nn_geom *g)
+{
+    int i;
+    for (i = 0; i < PFVM__NN_SP; i++)
+        if (g->w.k[i] != 1 || g->w.s[i] != 1 || g->w.pb[i] || g->w.pe[i])
+            return 0;
+    return 1;
+}
+
+/* Depthwise planes (one input channel per output channel): packing would
+ * cost as much as the products, so each kernel position adds a shifted
+ * input row to whole output rows. */
+static void pfvm__nn_conv_depthwise(const pfvm__nn_geom *g, const float *x, const float *wt, float *y)
+{
+    const pfvm__nn_win *w = &g->w;
+    int64_t k0, k1, k2, o0, o1, o2, a[PFVM__NN_SP], b[PFVM__NN_SP], off[PFVM__NN_SP];
+    for (k0 = 0; k0 < w->k[0]; k0++)
+        for (k1 = 0; k1 < w->k[1]; k1++)
+            for (k2 = 0; k2 < w->k[2]; k2++) {
+                float wv = wt[(k0 * w->k[1] + k1) * w->k[2] + k2];
+                int i;
+                off[0] = k0 * w->d[0] - w->pb[0];
+                off[1] = k1 * w->d[1] - w->pb[1];
+                off[2] = k2 * w->d[2] - w->pb[2];
+                for (i = 0; i < PFVM__NN_SP; i++)
+                    pfvm__nn_valid(g->out_sp[i], w->s[i], off[i], g->in_sp[i], &a[i], &b[i]);
+                for (o0 = a[0]; o0 < b[0]; o0++)
+                    for (o1 = a[1]; o1 < b[1]; o1++) {
+                        const float *row =
+                            x + ((o0 * w->s[0] + off[0]) * g->in_sp[1] + o1 * w->s[1] + off[1]) * g->in_sp[2] + off[2];
+                        float *orow = y + (o0 * g->out_sp[1] + o1) * g->out_sp[2];
+                        if (w->s[2] == 1)
+                            for (o2 = a[2]; o2 < b[2]; o2++)
+                                orow[o2] += wv * row[o2];
+                        else
+                            for (o2 = a[2]; o2 < b[2]; o2++)
+                                orow[o2] += wv * row[o2 * w->s[2]];
+                    }
+            }
+}
+
+static pfvm_code pfvm__nn_conv_f32(const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias, float *y)
+{
+    int64_t n, gr, m, i;
+    for (n = 0; n < g->N; n++)
+        for (gr = 0; gr < g->group; gr++) {
+            const float *xg = x + (n * g->C + gr * g->CG) * g->in_plane;
+            float *yg = y + (n * g->M + gr * g->MG) * g->out_plane;
+            for (m = 0; m < g->MG; m++)
+                for (i = 0; i < g->out_plane; i++)
+                    yg[m * g->out_plane + i] = bias ? bias[gr * g->MG + m] : 0.0f;
+            if (g->MG == 1 && g->CG == 1) {
+                pfvm__nn_conv_depthwise(g, xg, wt + gr * g->kk, yg);
+            } else if (pfvm__nn_pointwise(g)) {
+                pfvm_la_strided b;
+                b.data = xg;
+                b.s_k = g->in_plane;
+                b.s_n = 1;
+                pfvm_la_sgemm(g->MG, g->out_plane, g->CG, 1.0f, wt + gr * g->MG * g->CG, g->CG, 1, pfvm_la_pack_strided, &b,
+                              yg, g->out_plane);
+            } else {
+                pfvm__nn_cpack cp;
+                cp.x = xg;
+                cp.g = g;
+                pfvm_la_sgemm(g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk, g->CG * g->kk, 1,
+                              pfvm__nn_pack_conv, &cp, yg, g->out_plane);
+            }
+        }
     return PFVM_OK;
 }
 
@@ -7795,147 +9450,154 @@ typedef struct pfvm__nn_store_ctx {
 static void pfvm__nn_store_post(void *user, int64_t idx, int64_t channel, double acc)
 {
     pfvm__nn_store_ctx *c = (pfvm__nn_store_ctx *)user;
-    pfvm__nn_st(c->y, idx, acc + (c->b ? pfvm__nn_ldd(c->b, channel) : 0));
+    pfvm__nn_st(c->y, idx, acc + (c->b ? pfvm__nn_ld(c->b, channel) : 0));
 }
 
 static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *W = k->in[1], *B = k->n_in > 2 ? k->in[2] : NULL;
-    pfvm_tensor *Y = k->out[0];
-    int64_t group = pfvm_node_attr_int(k->node, "group", 1), in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], kd[PFVM__NN_SP];
-    int64_t N = X->dims[0], C = X->dims[1], M = W->dims[0], CG, MG, n, g, m, ci, k0, k1, k2, o0, o1, o2;
-    int64_t in_plane, out_plane;
-    pfvm__nn_win w;
-    int i, nsp = X->rank - 2;
-    float *acc;
-    for (i = 0; i < nsp && i < PFVM__NN_SP; i++)
-        kd[i] = W->dims[i + 2];
-    if (pfvm__nn_window(k->node, nsp, kd, &w, k->st))
-        return pfvm__op_fail(k->st, k->node, k->st ? k->st->code : PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "");
-    if (group < 1 || C % group || M % group || W->dims[1] * group != C)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "channels %lld, weight %lldx%lld and group %lld do not fit",
-                             (long long)C, (long long)M, (long long)W->dims[1], (long long)group);
-    pfvm__nn_sp3(X, in_sp);
-    pfvm__nn_resolve(&w, in_sp, out_sp);
-    pfvm__nn_win3(&w);
-    pfvm__nn_sp3(Y, out_sp);
-    CG = C / group;
-    MG = M / group;
-    in_plane = in_sp[0] * in_sp[1] * in_sp[2];
-    out_plane = out_sp[0] * out_sp[1] * out_sp[2];
-    if (Y->dtype != PFVM_FLOAT || X->dtype != PFVM_FLOAT || W->dtype != PFVM_FLOAT) {
-        /* other element types: the reference loops, through double */
-        pfvm__nn_store_ctx sc;
-        sc.y = Y;
-        sc.b = B;
-        return pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
-    }
-    /* float: accumulate whole output rows with contiguous inner loops */
-    for (n = 0; n < N; n++)
-        for (g = 0; g < group; g++)
-            for (m = 0; m < MG; m++) {
-                int64_t oc = g * MG + m;
-                acc = (float *)Y->data + (n * M + oc) * out_plane;
-                for (o0 = 0; o0 < out_plane; o0++)
-                    acc[o0] = B ? ((const float *)B->data)[oc] : 0.0f;
-                for (ci = 0; ci < CG; ci++) {
-                    const float *xin = (const float *)X->data + (n * C + g * CG + ci) * in_plane;
-                    const float *wk = (const float *)W->data + (oc * CG + ci) * w.k[0] * w.k[1] * w.k[2];
-                    for (k0 = 0; k0 < w.k[0]; k0++)
-                        for (k1 = 0; k1 < w.k[1]; k1++)
-                            for (k2 = 0; k2 < w.k[2]; k2++) {
-                                float wv = wk[(k0 * w.k[1] + k1) * w.k[2] + k2];
-                                int64_t a0, b0, a1, b1, a2, b2, off2 = k2 * w.d[2] - w.pb[2];
-                                pfvm__nn_valid(out_sp[0], w.s[0], k0 * w.d[0] - w.pb[0], in_sp[0], &a0, &b0);
-                                pfvm__nn_valid(out_sp[1], w.s[1], k1 * w.d[1] - w.pb[1], in_sp[1], &a1, &b1);
-                                pfvm__nn_valid(out_sp[2], w.s[2], off2, in_sp[2], &a2, &b2);
-                                if (wv == 0.0f)
-                                    continue;
-                                for (o0 = a0; o0 < b0; o0++)
-                                    for (o1 = a1; o1 < b1; o1++) {
-                                        const float *row = xin + ((o0 * w.s[0] + k0 * w.d[0] - w.pb[0]) * in_sp[1] +
-                                                                  (o1 * w.s[1] + k1 * w.d[1] - w.pb[1])) * in_sp[2] + off2;
-                                        float *orow = acc + (o0 * out_sp[1] + o1) * out_sp[2];
-                                        if (w.s[2] == 1)
-                                            for (o2 = a2; o2 < b2; o2++)
-                                                orow[o2] += wv * row[o2];
-                                        else
-                                            for (o2 = a2; o2 < b2; o2++)
-                                                orow[o2] += wv * row[o2 * w.s[2]];
-                                    }
-                            }
-                }
-            }
-    return PFVM_OK;
+    pfvm__nn_geom g;
+    pfvm__nn_store_ctx sc;
+    if (pfvm__nn_conv_setup(k, X, W, X->dtype, &g))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    if (B && pfvm_tensor_numel(B) != g.M)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "bias has %lld entries for %lld output channels",
+                             (long long)pfvm_tensor_numel(B), (long long)g.M);
+    if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && (!B || pfvm__nn_is_f32(B)))
+        return pfvm__nn_conv_f32(&g, (const float *)X->data, (const float *)W->data, B ? (const float *)B->data : NULL,
+                                 (float *)k->out[0]->data);
+    sc.y = k->out[0];
+    sc.b = B;
+    return pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
 }
 
 /* ---- ConvTranspose ----------------------------------------------------------------------- */
 
-static int pfvm__nn_convt_shape(const pfvm_node *node, int nsp, const int64_t *in, const int64_t *kd, pfvm__nn_win *w,
-                                int64_t *out, pfvm_status *st)
+/* ConvTranspose's attributes beyond the window: output_padding and an
+ * explicit output_shape (its last nsp entries; older models also list N
+ * and C). */
+typedef struct pfvm__nn_tattr {
+    int64_t opad[PFVM__NN_SP], oshape[PFVM__NN_SP];
+    int has_oshape;
+} pfvm__nn_tattr;
+
+static pfvm_code pfvm__nn_convt_attrs(const pfvm_node *node, int nsp, pfvm__nn_tattr *t, pfvm_status *st)
 {
-    const int64_t *os, *op;
-    int cnt_os, cnt_op, i;
-    if (pfvm__nn_window(node, nsp, kd, w, st))
-        return 0;
-    cnt_os = pfvm_node_attr_ints(node, "output_shape", &os);
-    cnt_op = pfvm_node_attr_ints(node, "output_padding", &op);
-    for (i = 0; i < nsp; i++) {
-        int64_t ext = w->d[i] * (w->k[i] - 1) + 1, opad = cnt_op == nsp ? op[i] : 0;
-        int64_t full = w->s[i] * (in[i] - 1) + opad + ext;
-        if (cnt_os >= nsp) {
+    const int64_t *a;
+    int cnt, i;
+    memset(t, 0, sizeof *t);
+    if ((cnt = pfvm_node_attr_ints(node, "output_padding", &a)) >= 0) {
+        if (cnt != nsp)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "output_padding has %d entries for %d spatial dims", cnt, nsp);
+        for (i = 0; i < nsp; i++)
+            if ((t->opad[i] = a[i]) < 0)
+                return pfvm__fail(st, PFVM_ERR_INVALID, "output_padding must be non-negative");
+    }
+    if ((cnt = pfvm_node_attr_ints(node, "output_shape", &a)) >= 0) {
+        if (cnt != nsp && cnt != nsp + 2)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "output_shape has %d entries for %d spatial dims", cnt, nsp);
+        for (i = 0; i < nsp; i++)
+            if ((t->oshape[i] = a[cnt - nsp + i]) < 0)
+                return pfvm__fail(st, PFVM_ERR_INVALID, "output_shape must be non-negative");
+        t->has_oshape = 1;
+    }
+    return PFVM_OK;
+}
+
+static int pfvm__nn_convt_same(const pfvm__nn_win *w)
+{
+    return w->auto_pad == PFVM__NN_SAME_UPPER || w->auto_pad == PFVM__NN_SAME_LOWER;
+}
+
+/* Output sizes and pads for concrete input sizes. An output_shape or
+ * SAME padding fixes the size and the pads follow (SAME_LOWER puts the odd
+ * pad at the begin); otherwise the explicit pads give the size. */
+static pfvm_code pfvm__nn_convt_resolve(pfvm__nn_win *w, const pfvm__nn_tattr *t, const int64_t *in, int64_t *out,
+                                        pfvm_status *st)
+{
+    int i;
+    for (i = 0; i < w->n; i++) {
+        int64_t full = w->s[i] * (in[i] - 1) + t->opad[i] + pfvm__nn_extent(w, i);
+        if (t->has_oshape || pfvm__nn_convt_same(w)) {
             int64_t total;
-            out[i] = os[cnt_os - nsp + i];
+            out[i] = t->has_oshape ? t->oshape[i] : in[i] * w->s[i];
             total = full - out[i];
             if (total < 0)
                 total = 0;
-            if (w->auto_pad == 2) {
-                w->pb[i] = total - total / 2;
-                w->pe[i] = total / 2;
-            } else {
-                w->pb[i] = total / 2;
-                w->pe[i] = total - total / 2;
-            }
-        } else if (w->auto_pad == 1 || w->auto_pad == 2) {
-            int64_t total;
-            out[i] = in[i] * w->s[i];
-            total = full - out[i];
-            if (total < 0)
-                total = 0;
-            w->pb[i] = w->auto_pad == 1 ? total / 2 : total - total / 2;
+            w->pb[i] = w->auto_pad == PFVM__NN_SAME_LOWER ? total - total / 2 : total / 2;
             w->pe[i] = total - w->pb[i];
         } else {
             out[i] = full - w->pb[i] - w->pe[i];
         }
+        if (out[i] < 0)
+            return pfvm__fail(st, PFVM_ERR_SHAPE, "pads leave a negative output size");
     }
-    return 1;
+    for (; i < PFVM__NN_SP; i++)
+        out[i] = 1;
+    return PFVM_OK;
 }
 
 static pfvm_code pfvm__nn_infer_convt(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape, *wt = &c->in[1]->type.shape;
-    int64_t in[PFVM__NN_SP], kd[PFVM__NN_SP], out[PFVM__NN_SP], ch;
+    int64_t group = pfvm_node_attr_int(c->node, "group", 1), xc, wc;
     pfvm__nn_win w;
+    pfvm__nn_tattr t;
     pfvm_shape o;
-    int i, nsp;
-    int64_t group = pfvm_node_attr_int(c->node, "group", 1);
+    int i, nsp, known;
+    if (x->rank < 0 || wt->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 ? x->rank : wt->rank);
     if (x->rank < 3 || wt->rank != x->rank)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input rank %d and weight rank %d do not fit a convolution", x->rank,
+                          wt->rank);
+    if (group < 1)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "group %lld must be positive", (long long)group);
+    if (pfvm_sym_is_const(x->dims[1], &xc) && pfvm_sym_is_const(wt->dims[0], &wc) && xc != wc)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld input channels, weight has %lld", (long long)xc, (long long)wc);
     nsp = x->rank - 2;
-    if (nsp > PFVM__NN_SP)
-        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "too many spatial dims");
-    for (i = 0; i < nsp; i++)
-        if (!pfvm_sym_is_const(x->dims[i + 2], &in[i]) || !pfvm_sym_is_const(wt->dims[i + 2], &kd[i]))
-            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
-    if (!pfvm__nn_convt_shape(c->node, nsp, in, kd, &w, out, c->st))
+    if (pfvm__nn_conv_window(c->node, wt, nsp, &w, &known, c->st) || pfvm__nn_convt_attrs(c->node, nsp, &t, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
-    o.rank = x->rank;
+    if (!known && !t.has_oshape) {
+        if (pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank))
+            return c->st ? c->st->code : PFVM_ERR_NOMEM;
+        o = c->out[0]->type.shape;
+    } else {
+        o.rank = x->rank;
+        for (i = 0; i < nsp; i++) {
+            const pfvm_sym *in = x->dims[i + 2];
+            if (t.has_oshape)
+                o.dims[i + 2] = pfvm_sym_const(c->syms, t.oshape[i]);
+            else if (pfvm__nn_convt_same(&w))
+                o.dims[i + 2] = pfvm_sym_muli(c->syms, in, w.s[i]);
+            else
+                o.dims[i + 2] = pfvm_sym_addi(c->syms, pfvm_sym_muli(c->syms, in, w.s[i]),
+                                              t.opad[i] + pfvm__nn_extent(&w, i) - w.s[i] - w.pb[i] - w.pe[i]);
+        }
+    }
     o.dims[0] = x->dims[0];
-    o.dims[1] = pfvm_sym_is_const(wt->dims[1], &ch) ? pfvm_sym_const(c->syms, ch * group) : pfvm_sym_muli(c->syms, wt->dims[1], group);
-    for (i = 0; i < nsp; i++)
-        o.dims[i + 2] = pfvm_sym_const(c->syms, out[i]);
+    o.dims[1] = pfvm_sym_muli(c->syms, wt->dims[1], group);
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &o);
     return PFVM_OK;
+}
+
+/* y[i*ys] += wv * x[i] for a row of n inputs (scatter with stride ys). */
+typedef void (*pfvm__nn_row_fn)(pfvm_tensor *y, int64_t yoff, int64_t ys, const pfvm_tensor *x, int64_t xoff, int64_t n,
+                                double wv);
+
+static void pfvm__nn_row_f32(pfvm_tensor *y, int64_t yoff, int64_t ys, const pfvm_tensor *x, int64_t xoff, int64_t n, double wv)
+{
+    float *yr = (float *)y->data + yoff, w = (float)wv;
+    const float *xr = (const float *)x->data + xoff;
+    int64_t i;
+    for (i = 0; i < n; i++)
+        yr[i * ys] += w * xr[i];
+}
+
+static void pfvm__nn_row_any(pfvm_tensor *y, int64_t yoff, int64_t ys, const pfvm_tensor *x, int64_t xoff, int64_t n, double wv)
+{
+    int64_t i;
+    for (i = 0; i < n; i++)
+        pfvm__nn_st(y, yoff + i * ys, pfvm__nn_ld(y, yoff + i * ys) + wv * pfvm__nn_ld(x, xoff + i));
 }
 
 static pfvm_code pfvm__nn_k_convt(pfvm_kctx *k)
@@ -7943,47 +9605,73 @@ static pfvm_code pfvm__nn_k_convt(pfvm_kctx *k)
     const pfvm_tensor *X = k->in[0], *W = k->in[1], *B = k->n_in > 2 ? k->in[2] : NULL;
     pfvm_tensor *Y = k->out[0];
     int64_t group = pfvm_node_attr_int(k->node, "group", 1), in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], kd[PFVM__NN_SP];
-    int64_t N = X->dims[0], C = X->dims[1], CG, MG, M, n, ci, m, i0, i1, i2, k0, k1, k2, total = pfvm_tensor_numel(Y), t;
+    int64_t dims[PFVM_MAX_RANK], N, C, CG, MG, M, n, ci, m, i0, i1, k0, k1, k2, t, out_plane, in_plane, kk;
+    pfvm__nn_row_fn row;
     pfvm__nn_win w;
+    pfvm__nn_tattr ta;
     int i, nsp = X->rank - 2;
-    for (i = 0; i < nsp; i++)
-        kd[i] = W->dims[i + 2];
-    pfvm__nn_sp3(X, in_sp);
-    if (!pfvm__nn_convt_shape(k->node, nsp, in_sp, kd, &w, out_sp, k->st))
-        return k->st ? k->st->code : PFVM_ERR_INVALID;
-    pfvm__nn_win3(&w);
-    pfvm__nn_sp3(Y, out_sp);
+    if (nsp < 1 || nsp > PFVM__NN_SP || W->rank != X->rank)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input rank %d and weight rank %d do not fit a convolution",
+                             X->rank, W->rank);
+    N = X->dims[0];
+    C = X->dims[1];
     if (group < 1 || C % group || W->dims[0] != C)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "channels and group do not fit the weight");
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "%lld channels and group %lld do not fit the weight's %lld",
+                             (long long)C, (long long)group, (long long)W->dims[0]);
+    for (i = 0; i < nsp; i++)
+        if ((kd[i] = W->dims[i + 2]) < 1)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "empty kernel");
+    pfvm__nn_sp3(X, in_sp);
+    if (pfvm__nn_window(k->node, nsp, kd, &w, k->st) || pfvm__nn_convt_attrs(k->node, nsp, &ta, k->st) ||
+        pfvm__nn_convt_resolve(&w, &ta, in_sp, out_sp, k->st))
+        return pfvm__op_fail(k->st, k->node, k->st ? k->st->code : PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "window");
     CG = C / group;
     MG = W->dims[1];
     M = MG * group;
-    for (t = 0; t < total; t++)
-        pfvm__nn_st(Y, t, B ? pfvm__nn_ldd(B, (t / (out_sp[0] * out_sp[1] * out_sp[2])) % M) : 0.0);
+    if (B && pfvm_tensor_numel(B) != M)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "bias has %lld entries for %lld output channels",
+                             (long long)pfvm_tensor_numel(B), (long long)M);
+    dims[0] = N;
+    dims[1] = M;
+    for (i = 0; i < nsp; i++)
+        dims[i + 2] = out_sp[i];
+    if (pfvm_kctx_output(k, 0, X->dtype, X->rank, dims))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    out_plane = out_sp[0] * out_sp[1] * out_sp[2];
+    in_plane = in_sp[0] * in_sp[1] * in_sp[2];
+    kk = w.k[0] * w.k[1] * w.k[2];
+    for (t = 0; t < N * M; t++)
+        for (i0 = 0; i0 < out_plane; i0++)
+            pfvm__nn_st(Y, t * out_plane + i0, B ? pfvm__nn_ld(B, t % M) : 0.0);
+    row = pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && pfvm__nn_is_f32(Y) ? pfvm__nn_row_f32 : pfvm__nn_row_any;
+    /* every input position scatters its kernel-sized patch: walk kernel
+     * positions outside, rows of valid input positions inside */
     for (n = 0; n < N; n++)
-        for (ci = 0; ci < C; ci++) {
-            int64_t g = ci / CG;
+        for (ci = 0; ci < C; ci++)
             for (m = 0; m < MG; m++) {
-                int64_t oc = g * MG + m;
-                for (i0 = 0; i0 < in_sp[0]; i0++)
-                    for (i1 = 0; i1 < in_sp[1]; i1++)
-                        for (i2 = 0; i2 < in_sp[2]; i2++) {
-                            double xv = pfvm__nn_ldd(X, (((n * C + ci) * in_sp[0] + i0) * in_sp[1] + i1) * in_sp[2] + i2);
-                            for (k0 = 0; k0 < w.k[0]; k0++)
-                                for (k1 = 0; k1 < w.k[1]; k1++)
-                                    for (k2 = 0; k2 < w.k[2]; k2++) {
-                                        int64_t p0 = i0 * w.s[0] + k0 * w.d[0] - w.pb[0];
-                                        int64_t p1 = i1 * w.s[1] + k1 * w.d[1] - w.pb[1];
-                                        int64_t p2 = i2 * w.s[2] + k2 * w.d[2] - w.pb[2], at;
-                                        if (p0 < 0 || p0 >= out_sp[0] || p1 < 0 || p1 >= out_sp[1] || p2 < 0 || p2 >= out_sp[2])
-                                            continue;
-                                        at = (((n * M + oc) * out_sp[0] + p0) * out_sp[1] + p1) * out_sp[2] + p2;
-                                        pfvm__nn_st(Y, at, pfvm__nn_ldd(Y, at) +
-                                                               xv * pfvm__nn_ldd(W, (((ci * MG + m) * w.k[0] + k0) * w.k[1] + k1) * w.k[2] + k2));
-                                    }
+                int64_t ybase = (n * M + ci / CG * MG + m) * out_plane, xbase = (n * C + ci) * in_plane;
+                int64_t wbase = (ci * MG + m) * kk;
+                for (k0 = 0; k0 < w.k[0]; k0++)
+                    for (k1 = 0; k1 < w.k[1]; k1++)
+                        for (k2 = 0; k2 < w.k[2]; k2++) {
+                            double wv = pfvm__nn_ld(W, wbase + (k0 * w.k[1] + k1) * w.k[2] + k2);
+                            int64_t off0 = k0 * w.d[0] - w.pb[0], off1 = k1 * w.d[1] - w.pb[1], off2 = k2 * w.d[2] - w.pb[2];
+                            int64_t a0, b0, a1, b1, a2, b2;
+                            if (wv == 0)
+                                continue;
+                            pfvm__nn_valid(in_sp[0], w.s[0], off0, out_sp[0], &a0, &b0);
+                            pfvm__nn_valid(in_sp[1], w.s[1], off1, out_sp[1], &a1, &b1);
+                            pfvm__nn_valid(in_sp[2], w.s[2], off2, out_sp[2], &a2, &b2);
+                            if (a2 >= b2)
+                                continue;
+                            for (i0 = a0; i0 < b0; i0++)
+                                for (i1 = a1; i1 < b1; i1++)
+                                    row(Y,
+                                        ybase + ((i0 * w.s[0] + off0) * out_sp[1] + i1 * w.s[1] + off1) * out_sp[2] +
+                                            a2 * w.s[2] + off2,
+                                        w.s[2], X, xbase + (i0 * in_sp[1] + i1) * in_sp[2] + a2, b2 - a2, wv);
                         }
             }
-        }
     return PFVM_OK;
 }
 
@@ -7994,90 +9682,97 @@ static pfvm_code pfvm__nn_infer_pool(pfvm_ictx *c)
     const pfvm_shape *x = &c->in[0]->type.shape;
     pfvm__nn_win w;
     pfvm_shape out;
-    int i, nsp;
-    if (x->rank < 0)
+    int i;
+    if (x->rank < 0) {
+        if (c->n_out > 1 && c->out[1] && pfvm_infer_unknown(c, 1, PFVM_INT64, -1))
+            return c->st ? c->st->code : PFVM_ERR_NOMEM;
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    }
     if (x->rank < 3)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input rank %d: pooling needs N, C and spatial dims", x->rank);
-    nsp = x->rank - 2;
-    if (pfvm__nn_window(c->node, nsp, NULL, &w, c->st))
+    if (pfvm__nn_window(c->node, x->rank - 2, NULL, &w, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
     out = *x;
-    /* ceil mode's last-window rule needs concrete dims */
-    for (i = 0; i < nsp; i++)
-        if (w.ceil_mode && !w.auto_pad && !pfvm_sym_is_const(x->dims[i + 2], NULL))
-            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
-    {
-        int64_t in[PFVM__NN_SP], o[PFVM__NN_SP];
-        int all = 1;
-        for (i = 0; i < nsp; i++)
-            if (!pfvm_sym_is_const(x->dims[i + 2], &in[i]))
-                all = 0;
-        if (all) {
-            pfvm__nn_resolve(&w, in, o);
-            for (i = 0; i < nsp; i++)
-                out.dims[i + 2] = pfvm_sym_const(c->syms, o[i]);
-        } else {
-            for (i = 0; i < nsp; i++)
-                out.dims[i + 2] = pfvm__nn_out_sym(c->syms, &w, i, x->dims[i + 2]);
-        }
-    }
+    for (i = 0; i < w.n; i++)
+        if (!(out.dims[i + 2] = pfvm__nn_out_sym(c->syms, &w, i, x->dims[i + 2])) || pfvm__nn_check_len(c, out.dims[i + 2]))
+            return c->st ? c->st->code : PFVM_ERR_SHAPE;
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     if (c->n_out > 1 && c->out[1])
         pfvm_ival_set_tensor(c->out[1], PFVM_INT64, &out);
     return PFVM_OK;
 }
 
-static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int is_max)
+enum { PFVM__NN_MAX = 0, PFVM__NN_AVG, PFVM__NN_LP };
+
+/* Max, average and Lp pooling: for each output position, the kernel
+ * positions that land in the input are found per dim first, so the inner
+ * loops test nothing. */
+static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
 {
     const pfvm_tensor *X = k->in[0];
-    pfvm_tensor *Y = k->out[0], *I = k->n_out > 1 ? k->out[1] : NULL;
-    int64_t in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], NC, c, o0, o1, o2, k0, k1, k2, at = 0;
-    int count_pad = (int)pfvm_node_attr_int(k->node, "count_include_pad", 0);
-    int storage = (int)pfvm_node_attr_int(k->node, "storage_order", 0);
+    pfvm_tensor *Y, *I = k->n_out > 1 ? k->out[1] : NULL;
+    int64_t in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], dims[PFVM_MAX_RANK], NC, c, o[PFVM__NN_SP], kp[PFVM__NN_SP], at = 0;
+    int count_pad = pfvm_node_attr_int(k->node, "count_include_pad", 0) != 0;
+    int storage = pfvm_node_attr_int(k->node, "storage_order", 0) != 0;
+    double p = pfvm_node_attr_float(k->node, "p", 2.0f);
     pfvm__nn_win w;
-    int nsp = X->rank - 2;
-    if (pfvm__nn_window(k->node, nsp, NULL, &w, k->st))
-        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    int i, nsp = X->rank - 2;
+    if (nsp < 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input rank %d: pooling needs N, C and spatial dims", X->rank);
+    if (kind == PFVM__NN_LP && !(p > 0))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "p must be positive");
     pfvm__nn_sp3(X, in_sp);
-    pfvm__nn_resolve(&w, in_sp, out_sp);
-    pfvm__nn_win3(&w);
-    pfvm__nn_sp3(Y, out_sp);
+    if (pfvm__nn_window(k->node, nsp, NULL, &w, k->st) || pfvm__nn_resolve(&w, in_sp, out_sp, k->st))
+        return pfvm__op_fail(k->st, k->node, k->st ? k->st->code : PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "window");
+    dims[0] = X->dims[0];
+    dims[1] = X->dims[1];
+    for (i = 0; i < nsp; i++)
+        dims[i + 2] = out_sp[i];
+    if (pfvm_kctx_output(k, 0, X->dtype, X->rank, dims) || (I && pfvm_kctx_output(k, 1, PFVM_INT64, X->rank, dims)))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    Y = k->out[0];
     NC = X->dims[0] * X->dims[1];
     for (c = 0; c < NC; c++)
-        for (o0 = 0; o0 < out_sp[0]; o0++)
-            for (o1 = 0; o1 < out_sp[1]; o1++)
-                for (o2 = 0; o2 < out_sp[2]; o2++, at++) {
-                    double best = -INFINITY, sum = 0;
-                    int64_t cnt = 0, arg = 0;
-                    for (k0 = 0; k0 < w.k[0]; k0++)
-                        for (k1 = 0; k1 < w.k[1]; k1++)
-                            for (k2 = 0; k2 < w.k[2]; k2++) {
-                                int64_t p0 = o0 * w.s[0] - w.pb[0] + k0 * w.d[0], p1 = o1 * w.s[1] - w.pb[1] + k1 * w.d[1];
-                                int64_t p2 = o2 * w.s[2] - w.pb[2] + k2 * w.d[2], src;
-                                int inside = p0 >= 0 && p0 < in_sp[0] && p1 >= 0 && p1 < in_sp[1] && p2 >= 0 && p2 < in_sp[2];
-                                if (!inside) {
-                                    /* padding counts for the average only within the padded input */
-                                    if (count_pad && p0 < in_sp[0] + w.pe[0] && p1 < in_sp[1] + w.pe[1] && p2 < in_sp[2] + w.pe[2])
-                                        cnt++;
-                                    continue;
-                                }
-                                src = ((c * in_sp[0] + p0) * in_sp[1] + p1) * in_sp[2] + p2;
-                                {
-                                    double v = pfvm__nn_ldd(X, src);
-                                    if (v > best || (cnt == 0 && is_max && best == -INFINITY && v == -INFINITY)) {
+        for (o[0] = 0; o[0] < out_sp[0]; o[0]++)
+            for (o[1] = 0; o[1] < out_sp[1]; o[1]++)
+                for (o[2] = 0; o[2] < out_sp[2]; o[2]++, at++) {
+                    int64_t org[PFVM__NN_SP], ka[PFVM__NN_SP], kb[PFVM__NN_SP], cnt = 1, arg = -1;
+                    double best = 0, sum = 0;
+                    for (i = 0; i < PFVM__NN_SP; i++) {
+                        org[i] = o[i] * w.s[i] - w.pb[i];
+                        pfvm__nn_krange(org[i], w.d[i], w.k[i], 0, in_sp[i], &ka[i], &kb[i]);
+                        if (count_pad) {
+                            /* the padded input, not the window's overhang in ceil mode */
+                            int64_t pa, pz;
+                            pfvm__nn_krange(org[i], w.d[i], w.k[i], -w.pb[i], in_sp[i] + w.pe[i], &pa, &pz);
+                            cnt *= pz - pa;
+                        } else {
+                            cnt *= kb[i] - ka[i];
+                        }
+                    }
+                    for (kp[0] = ka[0]; kp[0] < kb[0]; kp[0]++)
+                        for (kp[1] = ka[1]; kp[1] < kb[1]; kp[1]++)
+                            for (kp[2] = ka[2]; kp[2] < kb[2]; kp[2]++) {
+                                int64_t q0 = org[0] + kp[0] * w.d[0], q1 = org[1] + kp[1] * w.d[1], q2 = org[2] + kp[2] * w.d[2];
+                                int64_t src = ((c * in_sp[0] + q0) * in_sp[1] + q1) * in_sp[2] + q2;
+                                double v = pfvm__nn_ld(X, src);
+                                if (kind == PFVM__NN_MAX) {
+                                    if (arg < 0 || v > best) {
                                         best = v;
-                                        arg = storage ? c * in_sp[0] * in_sp[1] * in_sp[2] + (p2 * in_sp[1] + p1) * in_sp[0] + p0
+                                        arg = storage ? c * in_sp[0] * in_sp[1] * in_sp[2] + (q2 * in_sp[1] + q1) * in_sp[0] + q0
                                                       : src;
                                     }
-                                    sum += v;
-                                    cnt++;
+                                } else {
+                                    sum += kind == PFVM__NN_LP ? pow(fabs(v), p) : v;
                                 }
                             }
-                    if (is_max) {
-                        pfvm__nn_st(Y, at, best);
-                        if (I && I->data)
-                            ((int64_t *)I->data)[at] = arg;
+                    if (kind == PFVM__NN_MAX) {
+                        /* a window entirely in the padding sees only padding */
+                        pfvm__nn_st(Y, at, arg < 0 ? -INFINITY : best);
+                        if (I)
+                            ((int64_t *)I->data)[at] = arg < 0 ? 0 : arg;
+                    } else if (kind == PFVM__NN_LP) {
+                        pfvm__nn_st(Y, at, pow(sum, 1.0 / p));
                     } else {
                         pfvm__nn_st(Y, at, cnt ? sum / (double)cnt : 0.0);
                     }
@@ -8087,12 +9782,17 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int is_max)
 
 static pfvm_code pfvm__nn_k_maxpool(pfvm_kctx *k)
 {
-    return pfvm__nn_pool(k, 1);
+    return pfvm__nn_pool(k, PFVM__NN_MAX);
 }
 
 static pfvm_code pfvm__nn_k_avgpool(pfvm_kctx *k)
 {
-    return pfvm__nn_pool(k, 0);
+    return pfvm__nn_pool(k, PFVM__NN_AVG);
+}
+
+static pfvm_code pfvm__nn_k_lppool(pfvm_kctx *k)
+{
+    return pfvm__nn_pool(k, PFVM__NN_LP);
 }
 
 static pfvm_code pfvm__nn_infer_global(pfvm_ictx *c)
@@ -8101,108 +9801,242 @@ static pfvm_code pfvm__nn_infer_global(pfvm_ictx *c)
     int i;
     if (out.rank < 0)
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    if (out.rank < 2)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input rank %d: global pooling needs N and C", out.rank);
     for (i = 2; i < out.rank; i++)
         out.dims[i] = pfvm_sym_const(c->syms, 1);
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     return PFVM_OK;
 }
 
-static pfvm_code pfvm__nn_global(pfvm_kctx *k, int is_max)
+static pfvm_code pfvm__nn_global(pfvm_kctx *k, int kind)
 {
     const pfvm_tensor *X = k->in[0];
-    int64_t NC = X->dims[0] * X->dims[1], plane = 1, c, i;
+    int64_t NC, plane, c, i, dims[PFVM_MAX_RANK];
+    double p = pfvm_node_attr_float(k->node, "p", 2.0f);
     int d;
-    for (d = 2; d < X->rank; d++)
-        plane *= X->dims[d];
+    if (X->rank < 2)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input rank %d: global pooling needs N and C", X->rank);
+    if (kind == PFVM__NN_LP && !(p > 0))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "p must be positive");
+    for (d = 0; d < X->rank; d++)
+        dims[d] = d < 2 ? X->dims[d] : 1;
+    if (pfvm_kctx_output(k, 0, X->dtype, X->rank, dims))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    NC = X->dims[0] * X->dims[1];
+    plane = pfvm__nn_plane(X);
     for (c = 0; c < NC; c++) {
-        double acc = is_max ? -INFINITY : 0;
+        double acc = kind == PFVM__NN_MAX ? -INFINITY : 0;
         for (i = 0; i < plane; i++) {
-            double v = pfvm__nn_ldd(X, c * plane + i);
-            acc = is_max ? (v > acc ? v : acc) : acc + v;
+            double v = pfvm__nn_ld(X, c * plane + i);
+            if (kind == PFVM__NN_MAX)
+                acc = v > acc ? v : acc;
+            else
+                acc += kind == PFVM__NN_LP ? pow(fabs(v), p) : v;
         }
-        pfvm__nn_st(k->out[0], c, is_max ? acc : plane ? acc / (double)plane : 0);
+        if (kind == PFVM__NN_AVG)
+            acc = plane ? acc / (double)plane : 0;
+        else if (kind == PFVM__NN_LP)
+            acc = pow(acc, 1.0 / p);
+        pfvm__nn_st(k->out[0], c, acc);
     }
     return PFVM_OK;
 }
 
 static pfvm_code pfvm__nn_k_gap(pfvm_kctx *k)
 {
-    return pfvm__nn_global(k, 0);
+    return pfvm__nn_global(k, PFVM__NN_AVG);
 }
 
 static pfvm_code pfvm__nn_k_gmp(pfvm_kctx *k)
 {
-    return pfvm__nn_global(k, 1);
+    return pfvm__nn_global(k, PFVM__NN_MAX);
+}
+
+static pfvm_code pfvm__nn_k_glp(pfvm_kctx *k)
+{
+    return pfvm__nn_global(k, PFVM__NN_LP);
+}
+
+/* ---- MaxRoiPool ----------------------------------------------------------------------------- */
+
+static pfvm_code pfvm__nn_roi_shape(const pfvm_node *node, int64_t *ph, int64_t *pw, pfvm_status *st)
+{
+    const int64_t *a;
+    if (pfvm_node_attr_ints(node, "pooled_shape", &a) != 2 || a[0] < 1 || a[1] < 1)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "pooled_shape must be two positive sizes");
+    *ph = a[0];
+    *pw = a[1];
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__nn_infer_roipool(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape, *r = &c->in[1]->type.shape;
+    int64_t ph, pw, five;
+    pfvm_shape out;
+    if (pfvm__nn_roi_shape(c->node, &ph, &pw, c->st))
+        return c->st->code;
+    if ((x->rank >= 0 && x->rank != 4) || (r->rank >= 0 && r->rank != 2))
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "MaxRoiPool takes a 4-D input and 2-D rois (ranks %d and %d)", x->rank,
+                          r->rank);
+    if (r->rank == 2 && pfvm_sym_is_const(r->dims[1], &five) && five != 5)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "rois rows have %lld entries, expected 5", (long long)five);
+    if (x->rank < 0 || r->rank < 0) {
+        if (pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4))
+            return c->st ? c->st->code : PFVM_ERR_NOMEM;
+        out = c->out[0]->type.shape;
+        if (r->rank == 2)
+            out.dims[0] = r->dims[0];
+        if (x->rank == 4)
+            out.dims[1] = x->dims[1];
+    } else {
+        out.rank = 4;
+        out.dims[0] = r->dims[0];
+        out.dims[1] = x->dims[1];
+    }
+    out.dims[2] = pfvm_sym_const(c->syms, ph);
+    out.dims[3] = pfvm_sym_const(c->syms, pw);
+    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    return PFVM_OK;
+}
+
+/* Caffe's ROI pooling: the box, scaled and rounded, is split into
+ * pooled_shape bins (floor at the start, ceil at the end, clipped to the
+ * input); an empty bin gives 0. */
+static pfvm_code pfvm__nn_k_roipool(pfvm_kctx *k)
+{
+    const pfvm_tensor *X = k->in[0], *R = k->in[1];
+    double scale = pfvm_node_attr_float(k->node, "spatial_scale", 1.0f);
+    int64_t ph, pw, dims[4], nr, C, H, W, r, c, y, x, i, j;
+    if (pfvm__nn_roi_shape(k->node, &ph, &pw, k->st))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "pooled_shape");
+    if (X->rank != 4 || R->rank != 2 || R->dims[1] != 5)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "MaxRoiPool takes a 4-D input and rois of shape [n, 5]");
+    nr = R->dims[0];
+    C = X->dims[1];
+    H = X->dims[2];
+    W = X->dims[3];
+    dims[0] = nr;
+    dims[1] = C;
+    dims[2] = ph;
+    dims[3] = pw;
+    if (pfvm_kctx_output(k, 0, X->dtype, 4, dims))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    for (r = 0; r < nr; r++) {
+        double b = pfvm__nn_ld(R, r * 5), box[4], bh, bw;
+        int64_t n = (int64_t)b, h0, w0;
+        if (!(b >= 0 && b < (double)X->dims[0]))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "roi %lld names batch %g of %lld", (long long)r, b,
+                                 (long long)X->dims[0]);
+        for (i = 0; i < 4; i++) {
+            double v = pfvm__nn_ld(R, r * 5 + 1 + i) * scale;
+            /* rounded half away from zero, kept in int64 range */
+            v = v != v ? 0 : v < -1e15 ? -1e15 : v > 1e15 ? 1e15 : v;
+            box[i] = v >= 0 ? floor(v + 0.5) : -floor(-v + 0.5);
+        }
+        w0 = (int64_t)box[0];
+        h0 = (int64_t)box[1];
+        bw = (double)((int64_t)box[2] - w0 + 1 > 1 ? (int64_t)box[2] - w0 + 1 : 1) / (double)pw;
+        bh = (double)((int64_t)box[3] - h0 + 1 > 1 ? (int64_t)box[3] - h0 + 1 : 1) / (double)ph;
+        for (c = 0; c < C; c++)
+            for (i = 0; i < ph; i++)
+                for (j = 0; j < pw; j++) {
+                    int64_t ys = h0 + (int64_t)floor((double)i * bh), ye = h0 + (int64_t)ceil((double)(i + 1) * bh);
+                    int64_t xs = w0 + (int64_t)floor((double)j * bw), xe = w0 + (int64_t)ceil((double)(j + 1) * bw);
+                    double best = -INFINITY;
+                    ys = ys < 0 ? 0 : ys > H ? H : ys;
+                    ye = ye < 0 ? 0 : ye > H ? H : ye;
+                    xs = xs < 0 ? 0 : xs > W ? W : xs;
+                    xe = xe < 0 ? 0 : xe > W ? W : xe;
+                    for (y = ys; y < ye; y++)
+                        for (x = xs; x < xe; x++) {
+                            double v = pfvm__nn_ld(X, ((n * C + c) * H + y) * W + x);
+                            best = v > best ? v : best;
+                        }
+                    pfvm__nn_st(k->out[0], ((r * C + c) * ph + i) * pw + j, ye <= ys || xe <= xs ? 0.0 : best);
+                }
+    }
+    return PFVM_OK;
 }
 
 /* ---- MaxUnpool ------------------------------------------------------------------------ */
 
-static int pfvm__nn_unpool_dims(const pfvm_node *node, int rank, const int64_t *in, const pfvm_tensor *oshape, int64_t *out,
-                                pfvm_status *st)
+/* The default output: (in - 1) * stride + kernel - pads, per spatial dim. */
+static pfvm_code pfvm__nn_unpool_default(const pfvm_node *node, int rank, const int64_t *in, int64_t *out, pfvm_status *st)
 {
     pfvm__nn_win w;
     int i;
-    if (oshape) {
-        if (pfvm_tensor_numel(oshape) != rank)
-            return 0;
-        for (i = 0; i < rank; i++)
-            out[i] = pfvm_tensor_get_i64(oshape, i);
-        return 1;
-    }
     if (pfvm__nn_window(node, rank - 2, NULL, &w, st))
-        return 0;
+        return st ? st->code : PFVM_ERR_INVALID;
     out[0] = in[0];
     out[1] = in[1];
     for (i = 0; i < rank - 2; i++)
-        out[i + 2] = (in[i + 2] - 1) * w.s[i] + w.k[i] - w.pb[i] - w.pe[i];
-    return 1;
+        if ((out[i + 2] = (in[i + 2] - 1) * w.s[i] + w.k[i] - w.pb[i] - w.pe[i]) < 0)
+            return pfvm__fail(st, PFVM_ERR_SHAPE, "pads leave a negative output size");
+    return PFVM_OK;
 }
 
 static pfvm_code pfvm__nn_infer_unpool(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
-    int64_t in[PFVM_MAX_RANK], out[PFVM_MAX_RANK];
-    const pfvm_tensor *os = c->n_in > 2 && c->in[2] ? c->in[2]->value : NULL;
+    int64_t os[PFVM_MAX_RANK];
+    pfvm__nn_win w;
     pfvm_shape s;
-    int i;
-    if (x->rank < 3 || (c->n_in > 2 && c->in[2] && !os))
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
-    for (i = 0; i < x->rank; i++)
-        if (!pfvm_sym_is_const(x->dims[i], &in[i]))
+    int i, n;
+    if (x->rank < 0)
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    if (x->rank < 3)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input rank %d: unpooling needs N, C and spatial dims", x->rank);
+    if (pfvm__nn_window(c->node, x->rank - 2, NULL, &w, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    if (c->n_in > 2 && c->in[2]) {
+        if ((n = pfvm_ival_ints(c->in[2], os, PFVM_MAX_RANK)) < 0)
             return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
-    if (!pfvm__nn_unpool_dims(c->node, x->rank, in, os, out, c->st))
-        return pfvm__fail(c->st, PFVM_ERR_INVALID, "output_shape or window attributes do not fit rank %d", x->rank);
-    if (pfvm_shape_from_dims(c->syms, &s, x->rank, out, c->st))
-        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+        if (n != x->rank)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "output_shape has %d entries for rank %d", n, x->rank);
+        if (pfvm_shape_from_dims(c->syms, &s, n, os, c->st))
+            return c->st ? c->st->code : PFVM_ERR_INVALID;
+    } else {
+        s = *x;
+        for (i = 0; i < w.n; i++)
+            s.dims[i + 2] = pfvm_sym_addi(c->syms, pfvm_sym_muli(c->syms, x->dims[i + 2], w.s[i]),
+                                          w.k[i] - w.s[i] - w.pb[i] - w.pe[i]);
+    }
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &s);
     return PFVM_OK;
 }
 
 static pfvm_code pfvm__nn_k_unpool(pfvm_kctx *k)
 {
-    const pfvm_tensor *X = k->in[0], *I = k->in[1];
-    pfvm_tensor *Y = k->out[0];
-    int64_t n = pfvm_tensor_numel(X), total, i;
-    if (X->rank < 3 || X->rank > PFVM_MAX_RANK)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input must have N, C and spatial dims");
-    if (!Y->data) {
-        int64_t out[PFVM_MAX_RANK];
-        if (!pfvm__nn_unpool_dims(k->node, X->rank, X->dims, k->n_in > 2 ? k->in[2] : NULL, out, k->st) ||
-            pfvm_kctx_output(k, 0, X->dtype, X->rank, out))
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "cannot shape the output");
-    }
-    int64_t def[PFVM_MAX_RANK], dtotal = 1;
+    const pfvm_tensor *X = k->in[0], *I = k->in[1], *OS = k->n_in > 2 ? k->in[2] : NULL;
+    pfvm_tensor *Y;
+    int64_t n = pfvm_tensor_numel(X), total, i, out[PFVM_MAX_RANK], def[PFVM_MAX_RANK], dtotal = 1;
     int d;
-    total = pfvm_tensor_numel(Y);
+    if (X->rank < 3)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input must have N, C and spatial dims");
+    if (pfvm__nn_unpool_default(k->node, X->rank, X->dims, def, k->st))
+        return pfvm__op_fail(k->st, k->node, k->st ? k->st->code : PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "window");
+    memcpy(out, def, sizeof out);
+    if (OS) {
+        if (pfvm_tensor_numel(OS) != X->rank)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "output_shape has %lld entries for rank %d",
+                                 (long long)pfvm_tensor_numel(OS), X->rank);
+        for (d = 0; d < X->rank; d++)
+            out[d] = pfvm_tensor_get_i64(OS, d);
+    }
+    if (pfvm_kctx_output(k, 0, X->dtype, X->rank, out))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    Y = k->out[0];
     if (pfvm_tensor_numel(I) != n)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "indices do not match the input");
-    /* indices address the pooled input's shape (the default output); an
-     * explicit output_shape places the same coordinates in a larger tensor */
-    if (!pfvm__nn_unpool_dims(k->node, X->rank, X->dims, NULL, def, k->st))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "window attributes do not fit");
+    /* indices address the default output's shape; an explicit output_shape
+     * places the same coordinates in a larger tensor */
     for (d = 0; d < X->rank; d++)
         dtotal *= def[d];
-    memset(Y->data, 0, Y->nbytes);
+    total = pfvm_tensor_numel(Y);
+    if (Y->nbytes)
+        memset(Y->data, 0, Y->nbytes);
     for (i = 0; i < n; i++) {
         int64_t at = pfvm_tensor_get_i64(I, i), rest, dst = 0, mul = 1;
         int inside = 1;
@@ -8218,114 +10052,236 @@ static pfvm_code pfvm__nn_k_unpool(pfvm_kctx *k)
             mul *= Y->dims[d];
         }
         if (inside && dst < total)
-            pfvm__nn_st(Y, dst, pfvm__nn_ldd(X, i));
+            pfvm__nn_st(Y, dst, pfvm__nn_ld(X, i));
     }
     return PFVM_OK;
 }
 
 /* ---- normalisation --------------------------------------------------------------------------- */
 
+/* Sum of len elements of t from off, and the sum of squared deviations. */
+static double pfvm__nn_sum(const pfvm_tensor *t, int64_t off, int64_t len)
+{
+    double s = 0;
+    int64_t i;
+    if (t->dtype == PFVM_FLOAT) {
+        const float *p = (const float *)t->data + off;
+        for (i = 0; i < len; i++)
+            s += p[i];
+    } else {
+        for (i = 0; i < len; i++)
+            s += pfvm__nn_ld(t, off + i);
+    }
+    return s;
+}
+
+static double pfvm__nn_sqdev(const pfvm_tensor *t, int64_t off, int64_t len, double mean)
+{
+    double s = 0;
+    int64_t i;
+    for (i = 0; i < len; i++) {
+        double d = (t->dtype == PFVM_FLOAT ? ((const float *)t->data)[off + i] : pfvm__nn_ld(t, off + i)) - mean;
+        s += d * d;
+    }
+    return s;
+}
+
+/* y[off + i] = x[off + i] * a + b for i < len. */
+static void pfvm__nn_affine(const pfvm_tensor *x, pfvm_tensor *y, int64_t off, int64_t len, double a, double b)
+{
+    int64_t i;
+    if (x->dtype == PFVM_FLOAT && y->dtype == PFVM_FLOAT) {
+        const float *xp = (const float *)x->data + off;
+        float *yp = (float *)y->data + off, fa = (float)a, fb = (float)b;
+        for (i = 0; i < len; i++)
+            yp[i] = xp[i] * fa + fb;
+    } else {
+        for (i = 0; i < len; i++)
+            pfvm__nn_st(y, off + i, pfvm__nn_ld(x, off + i) * a + b);
+    }
+}
+
+/* Output j (1 or more) of BatchNormalization: running or saved statistics,
+ * typed like mean/var (outputs 1, 2) or scale (3, 4). */
 static pfvm_code pfvm__nn_infer_bn(pfvm_ictx *c)
 {
     int j;
     c->out[0]->type = c->in[0]->type;
     for (j = 1; j < c->n_out; j++)
         if (c->out[j])
-            c->out[j]->type = c->in[j < 3 ? 3 + j - 1 : 1]->type;
+            c->out[j]->type = c->in[j < 3 ? j + 2 : 1]->type;
     return PFVM_OK;
+}
+
+static int pfvm__nn_bn_training(const pfvm_kctx *k)
+{
+    int opset = k->node->opset;
+    if (opset >= 14)
+        return pfvm_node_attr_int(k->node, "training_mode", 0) != 0;
+    /* before 14 the statistics outputs mean training, unless is_test says otherwise */
+    if (opset < 7 && pfvm_node_attr_int(k->node, "is_test", 0))
+        return 0;
+    return k->n_out > 1 && k->out[1];
+}
+
+/* Batch mean and variance of channel c over N and the plane. */
+static void pfvm__nn_bn_stats(const pfvm_tensor *X, int64_t N, int64_t C, int64_t plane, int64_t c, double *mean, double *var)
+{
+    double cnt = (double)(N * plane), s = 0, s2 = 0;
+    int64_t n;
+    for (n = 0; n < N; n++)
+        s += pfvm__nn_sum(X, (n * C + c) * plane, plane);
+    s /= cnt > 0 ? cnt : 1;
+    for (n = 0; n < N; n++)
+        s2 += pfvm__nn_sqdev(X, (n * C + c) * plane, plane, s);
+    *mean = s;
+    *var = s2 / (cnt > 0 ? cnt : 1);
+}
+
+/* Outputs 1..4 at entry i: running mean and variance (updated with the
+ * momentum when training), then the statistics used. */
+static void pfvm__nn_bn_outputs(pfvm_kctx *k, int64_t i, int training, double run_mean, double run_var, double mean, double var)
+{
+    double mom = pfvm_node_attr_float(k->node, "momentum", 0.9f), v[5];
+    int j;
+    v[1] = training ? run_mean * mom + mean * (1 - mom) : run_mean;
+    v[2] = training ? run_var * mom + var * (1 - mom) : run_var;
+    v[3] = mean;
+    v[4] = var;
+    for (j = 1; j < k->n_out && j < 5; j++)
+        if (k->out[j])
+            pfvm__nn_st(k->out[j], i, v[j]);
 }
 
 static pfvm_code pfvm__nn_k_bn(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *S = k->in[1], *B = k->in[2], *Mn = k->in[3], *V = k->in[4];
-    double eps = pfvm_node_attr_float(k->node, "epsilon", 1e-5f), mom = pfvm_node_attr_float(k->node, "momentum", 0.9f);
-    int training = (int)pfvm_node_attr_int(k->node, "training_mode", 0);
-    int64_t N = X->dims[0], C = X->rank > 1 ? X->dims[1] : 1, plane = 1, n, c, i;
-    int d;
-    for (d = 2; d < X->rank; d++)
-        plane *= X->dims[d];
-    for (c = 0; c < C; c++) {
-        double mean = pfvm__nn_ldd(Mn, c), var = pfvm__nn_ldd(V, c), scale, shift;
-        if (training) {
-            double s = 0, s2 = 0, cnt = (double)(N * plane);
-            for (n = 0; n < N; n++)
-                for (i = 0; i < plane; i++) {
-                    double v = pfvm__nn_ldd(X, (n * C + c) * plane + i);
-                    s += v;
-                    s2 += v * v;
-                }
-            s /= cnt ? cnt : 1;
-            s2 = s2 / (cnt ? cnt : 1) - s * s;
-            if (k->n_out > 1 && k->out[1])
-                pfvm__nn_st(k->out[1], c, mean * mom + s * (1 - mom));
-            if (k->n_out > 2 && k->out[2])
-                pfvm__nn_st(k->out[2], c, var * mom + s2 * (1 - mom));
-            mean = s;
-            var = s2;
-        }
-        scale = pfvm__nn_ldd(S, c) / sqrt(var + eps);
-        shift = pfvm__nn_ldd(B, c) - mean * scale;
+    double eps = pfvm_node_attr_float(k->node, "epsilon", 1e-5f);
+    int spatial = k->node->opset >= 9 || pfvm_node_attr_int(k->node, "spatial", 1) != 0, training = pfvm__nn_bn_training(k);
+    int64_t N, C, plane, np, n, c;
+    int j;
+    if (X->rank < 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input must have a batch dimension");
+    N = X->dims[0];
+    C = X->rank > 1 ? X->dims[1] : 1;
+    plane = pfvm__nn_plane(X);
+    /* spatial=0 (opsets 6-8) keeps statistics per activation, not per channel */
+    np = spatial ? C : C * plane;
+    if (pfvm_tensor_numel(S) != np || pfvm_tensor_numel(B) != np || pfvm_tensor_numel(Mn) != np || pfvm_tensor_numel(V) != np)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "scale, bias, mean and var must have %lld entries", (long long)np);
+    if (training && !spatial)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "training with spatial=0");
+    if (pfvm__nn_out_like(k, 0, X))
+        return k->st->code;
+    for (j = 1; j < k->n_out && j < 5; j++)
+        if (pfvm_kctx_output(k, j, (j < 3 ? Mn : S)->dtype, (j < 3 ? Mn : S)->rank, (j < 3 ? Mn : S)->dims))
+            return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    /* per channel, the whole plane; per activation, one element */
+    for (c = 0; c < np; c++) {
+        double run_mean = pfvm__nn_ld(Mn, c), run_var = pfvm__nn_ld(V, c), mean = run_mean, var = run_var, a, b;
+        int64_t len = spatial ? plane : 1, stride = spatial ? C * plane : np;
+        if (training)
+            pfvm__nn_bn_stats(X, N, C, plane, c, &mean, &var);
+        pfvm__nn_bn_outputs(k, c, training, run_mean, run_var, mean, var);
+        a = pfvm__nn_ld(S, c) / sqrt(var + eps);
+        b = pfvm__nn_ld(B, c) - mean * a;
         for (n = 0; n < N; n++)
-            for (i = 0; i < plane; i++) {
-                int64_t at = (n * C + c) * plane + i;
-                pfvm__nn_st(k->out[0], at, pfvm__nn_ldd(X, at) * scale + shift);
-            }
+            pfvm__nn_affine(X, k->out[0], n * stride + c * len, len, a, b);
     }
     return PFVM_OK;
+}
+
+static int pfvm__nn_stash_ok(pfvm_dtype t)
+{
+    return t == PFVM_FLOAT || t == PFVM_DOUBLE || t == PFVM_FLOAT16 || t == PFVM_BFLOAT16;
 }
 
 static pfvm_code pfvm__nn_infer_ln(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
-    int j;
+    pfvm_dtype stash = (pfvm_dtype)pfvm_node_attr_int(c->node, "stash_type", 1);
+    int j, a = 0;
+    if (!pfvm__nn_stash_ok(stash))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "stash_type %d is not a floating-point type", (int)stash);
     c->out[0]->type = c->in[0]->type;
+    if (x->rank >= 0 && (a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", -1), x->rank)) < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
     for (j = 1; j < c->n_out; j++) {
         pfvm_shape s = *x;
-        int a, i;
+        int i;
         if (!c->out[j])
             continue;
         if (x->rank < 0) {
-            pfvm_infer_unknown(c, j, PFVM_FLOAT, -1);
+            if (pfvm_infer_unknown(c, j, stash, -1))
+                return c->st ? c->st->code : PFVM_ERR_NOMEM;
             continue;
         }
-        a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", -1), x->rank);
-        if (a < 0)
-            return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range");
         for (i = a; i < x->rank; i++)
             s.dims[i] = pfvm_sym_const(c->syms, 1);
-        pfvm_ival_set_tensor(c->out[j], (pfvm_dtype)pfvm_node_attr_int(c->node, "stash_type", 1), &s);
+        pfvm_ival_set_tensor(c->out[j], stash, &s);
     }
     return PFVM_OK;
+}
+
+/* Scale and bias of LayerNormalization apply along the normalised dims;
+ * pfvm supports the forms that repeat every `numel` elements: shapes equal
+ * to the trailing dims, with leading 1s. */
+static int pfvm__nn_ln_param_ok(const pfvm_tensor *p, const pfvm_tensor *X, int axis)
+{
+    int d, off;
+    if (!p)
+        return 1;
+    off = X->rank - p->rank;
+    for (d = 0; d < p->rank; d++) {
+        int xd = d + off;
+        if (xd < axis ? p->dims[d] != 1 : p->dims[d] != X->dims[xd])
+            return 0;
+    }
+    return 1;
 }
 
 static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *S = k->in[1], *B = k->n_in > 2 ? k->in[2] : NULL;
     double eps = pfvm_node_attr_float(k->node, "epsilon", 1e-5f);
-    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", -1), X->rank), d;
-    int64_t outer = 1, inner = 1, o, i, ns = pfvm_tensor_numel(S), nb = B ? pfvm_tensor_numel(B) : 0;
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", -1), X->rank), d, j;
+    int64_t outer = 1, inner = 1, o, i, ns, nb, sdims[PFVM_MAX_RANK];
+    pfvm_dtype stash = (pfvm_dtype)pfvm_node_attr_int(k->node, "stash_type", 1);
     if (a < 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
-    for (d = 0; d < a; d++)
-        outer *= X->dims[d];
-    for (d = a; d < X->rank; d++)
-        inner *= X->dims[d];
-    if (ns < 1 || inner % ns || (B && (nb < 1 || inner % nb)))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "scale or bias does not broadcast to the normalised dims");
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range for rank %d", X->rank);
+    if (!pfvm__nn_stash_ok(stash))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "stash_type %d is not a floating-point type", (int)stash);
+    if (!pfvm__nn_ln_param_ok(S, X, a) || !pfvm__nn_ln_param_ok(B, X, a))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "scale and bias must have the normalised dims' shape");
+    for (d = 0; d < X->rank; d++) {
+        if (d < a)
+            outer *= X->dims[d];
+        else
+            inner *= X->dims[d];
+        sdims[d] = d < a ? X->dims[d] : 1;
+    }
+    ns = pfvm_tensor_numel(S);
+    nb = B ? pfvm_tensor_numel(B) : 0;
+    if (pfvm__nn_out_like(k, 0, X))
+        return k->st->code;
+    for (j = 1; j < k->n_out && j < 3; j++)
+        if (pfvm_kctx_output(k, j, stash, X->rank, sdims))
+            return k->st ? k->st->code : PFVM_ERR_SHAPE;
     for (o = 0; o < outer; o++) {
-        double mean = 0, var = 0, inv;
-        for (i = 0; i < inner; i++)
-            mean += pfvm__nn_ldd(X, o * inner + i);
-        mean /= (double)(inner ? inner : 1);
-        for (i = 0; i < inner; i++) {
-            double dv = pfvm__nn_ldd(X, o * inner + i) - mean;
-            var += dv * dv;
+        int64_t base = o * inner;
+        double mean = pfvm__nn_sum(X, base, inner) / (double)(inner ? inner : 1), inv;
+        inv = 1.0 / sqrt(pfvm__nn_sqdev(X, base, inner, mean) / (double)(inner ? inner : 1) + eps);
+        if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(S) && (!B || pfvm__nn_is_f32(B)) && pfvm__nn_is_f32(k->out[0])) {
+            const float *xp = (const float *)X->data + base, *sp = (const float *)S->data;
+            const float *bp = B ? (const float *)B->data : NULL;
+            float *yp = (float *)k->out[0]->data + base, fm = (float)mean, fi = (float)inv;
+            for (i = 0; i < inner; i++)
+                yp[i] = (xp[i] - fm) * fi * sp[i % ns] + (bp ? bp[i % nb] : 0.0f);
+        } else {
+            for (i = 0; i < inner; i++)
+                pfvm__nn_st(k->out[0], base + i,
+                            (pfvm__nn_ld(X, base + i) - mean) * inv * pfvm__nn_ld(S, i % ns) + (B ? pfvm__nn_ld(B, i % nb) : 0));
         }
-        var /= (double)(inner ? inner : 1);
-        inv = 1.0 / sqrt(var + eps);
-        for (i = 0; i < inner; i++)
-            pfvm__nn_st(k->out[0], o * inner + i,
-                        (pfvm__nn_ldd(X, o * inner + i) - mean) * inv * pfvm__nn_ldd(S, i % ns) + (B ? pfvm__nn_ldd(B, i % nb) : 0));
         if (k->n_out > 1 && k->out[1])
             pfvm__nn_st(k->out[1], o, mean);
         if (k->n_out > 2 && k->out[2])
@@ -8338,23 +10294,22 @@ static pfvm_code pfvm__nn_k_instnorm(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *S = k->in[1], *B = k->in[2];
     double eps = pfvm_node_attr_float(k->node, "epsilon", 1e-5f);
-    int64_t N = X->dims[0], C = X->dims[1], plane = 1, n, c, i;
-    int d;
-    for (d = 2; d < X->rank; d++)
-        plane *= X->dims[d];
+    int64_t N, C, plane, n, c;
+    if (X->rank < 2)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input rank %d: needs N and C", X->rank);
+    N = X->dims[0];
+    C = X->dims[1];
+    plane = pfvm__nn_plane(X);
+    if (pfvm_tensor_numel(S) != C || pfvm_tensor_numel(B) != C)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "scale and bias must have %lld entries", (long long)C);
+    if (pfvm__nn_out_like(k, 0, X))
+        return k->st->code;
     for (n = 0; n < N; n++)
         for (c = 0; c < C; c++) {
             int64_t base = (n * C + c) * plane;
-            double mean = 0, var = 0, inv;
-            for (i = 0; i < plane; i++)
-                mean += pfvm__nn_ldd(X, base + i);
-            mean /= (double)(plane ? plane : 1);
-            for (i = 0; i < plane; i++)
-                var += (pfvm__nn_ldd(X, base + i) - mean) * (pfvm__nn_ldd(X, base + i) - mean);
-            var /= (double)(plane ? plane : 1);
-            inv = 1.0 / sqrt(var + eps);
-            for (i = 0; i < plane; i++)
-                pfvm__nn_st(k->out[0], base + i, (pfvm__nn_ldd(X, base + i) - mean) * inv * pfvm__nn_ldd(S, c) + pfvm__nn_ldd(B, c));
+            double mean = pfvm__nn_sum(X, base, plane) / (double)(plane ? plane : 1), a;
+            a = pfvm__nn_ld(S, c) / sqrt(pfvm__nn_sqdev(X, base, plane, mean) / (double)(plane ? plane : 1) + eps);
+            pfvm__nn_affine(X, k->out[0], base, plane, a, pfvm__nn_ld(B, c) - mean * a);
         }
     return PFVM_OK;
 }
@@ -8364,47 +10319,117 @@ static pfvm_code pfvm__nn_k_lrn(pfvm_kctx *k)
     const pfvm_tensor *X = k->in[0];
     double alpha = pfvm_node_attr_float(k->node, "alpha", 1e-4f), beta = pfvm_node_attr_float(k->node, "beta", 0.75f);
     double bias = pfvm_node_attr_float(k->node, "bias", 1.0f);
-    int64_t size = pfvm_node_attr_int(k->node, "size", 0), N = X->dims[0], C = X->dims[1], plane = 1, n, c, i, j;
-    int d;
+    int64_t size = pfvm_node_attr_int(k->node, "size", 0), N, C, plane, n, c, i, j;
     if (size < 1)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "size must be positive");
-    for (d = 2; d < X->rank; d++)
-        plane *= X->dims[d];
+    if (X->rank < 2)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input rank %d: needs N and C", X->rank);
+    if (pfvm__nn_out_like(k, 0, X))
+        return k->st->code;
+    N = X->dims[0];
+    C = X->dims[1];
+    plane = pfvm__nn_plane(X);
+    /* channels c - floor((size-1)/2) .. c + ceil((size-1)/2) */
     for (n = 0; n < N; n++)
         for (c = 0; c < C; c++)
             for (i = 0; i < plane; i++) {
                 double s = 0;
                 int64_t lo = c - (size - 1) / 2, hi = c + size / 2;
                 for (j = lo < 0 ? 0 : lo; j <= hi && j < C; j++) {
-                    double v = pfvm__nn_ldd(X, (n * C + j) * plane + i);
+                    double v = pfvm__nn_ld(X, (n * C + j) * plane + i);
                     s += v * v;
                 }
                 pfvm__nn_st(k->out[0], (n * C + c) * plane + i,
-                            pfvm__nn_ldd(X, (n * C + c) * plane + i) / pow(bias + alpha / (double)size * s, beta));
+                            pfvm__nn_ld(X, (n * C + c) * plane + i) / pow(bias + alpha / (double)size * s, beta));
             }
+    return PFVM_OK;
+}
+
+/* y = x / ||x||_p along axis (p 1 or 2); a zero vector stays zero. */
+static pfvm_code pfvm__nn_k_lpnorm(pfvm_kctx *k)
+{
+    const pfvm_tensor *X = k->in[0];
+    int64_t p = pfvm_node_attr_int(k->node, "p", 2), outer = 1, len, inner = 1, o, j, i;
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", -1), X->rank), d;
+    if (p != 1 && p != 2)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "p must be 1 or 2, not %lld", (long long)p);
+    if (a < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range for rank %d", X->rank);
+    if (pfvm__nn_out_like(k, 0, X))
+        return k->st->code;
+    for (d = 0; d < a; d++)
+        outer *= X->dims[d];
+    len = X->dims[a];
+    for (d = a + 1; d < X->rank; d++)
+        inner *= X->dims[d];
+    for (o = 0; o < outer; o++)
+        for (j = 0; j < inner; j++) {
+            int64_t base = o * len * inner + j;
+            double norm = 0;
+            for (i = 0; i < len; i++) {
+                double v = pfvm__nn_ld(X, base + i * inner);
+                norm += p == 1 ? fabs(v) : v * v;
+            }
+            if (p == 2)
+                norm = sqrt(norm);
+            for (i = 0; i < len; i++)
+                pfvm__nn_st(k->out[0], base + i * inner, norm > 0 ? pfvm__nn_ld(X, base + i * inner) / norm : 0.0);
+        }
     return PFVM_OK;
 }
 
 /* ---- Softmax family -------------------------------------------------------------------------- */
 
-/* Softmax variants: 0 softmax, 1 log-softmax, 2 hardmax. Opset < 13
- * flattens to 2-D at `axis` (default 1); 13+ works along one axis (-1). */
+enum { PFVM__NN_SOFTMAX = 0, PFVM__NN_LOGSOFTMAX, PFVM__NN_HARDMAX };
+
+/* One float vector of len elements at stride st: softmax with a single
+ * exp per element (exps are kept in y). */
+static void pfvm__nn_softmax_f32(const float *x, float *y, int64_t len, int64_t st, int kind)
+{
+    float mx = -INFINITY;
+    double sum = 0;
+    int64_t i;
+    for (i = 0; i < len; i++)
+        mx = x[i * st] > mx ? x[i * st] : mx;
+    if (kind == PFVM__NN_SOFTMAX) {
+        float inv;
+        for (i = 0; i < len; i++) {
+            y[i * st] = (float)exp((double)(x[i * st] - mx));
+            sum += y[i * st];
+        }
+        inv = (float)(1.0 / sum);
+        for (i = 0; i < len; i++)
+            y[i * st] *= inv;
+    } else {
+        float lse;
+        for (i = 0; i < len; i++)
+            sum += exp((double)(x[i * st] - mx));
+        lse = (float)log(sum);
+        for (i = 0; i < len; i++)
+            y[i * st] = x[i * st] - mx - lse;
+    }
+}
+
+/* Softmax variants. Opset < 13 flattens to 2-D at `axis` (default 1);
+ * 13+ works along one axis (default -1). */
 static pfvm_code pfvm__nn_softmax(pfvm_kctx *k, int kind)
 {
     const pfvm_tensor *X = k->in[0];
+    pfvm_tensor *Y;
     int old = k->node->opset < 13, a, d;
     int64_t outer = 1, len = 1, inner = 1, o, i, j;
     a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", old ? 1 : -1), X->rank > 0 ? X->rank : 1);
     if (a < 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range for rank %d", X->rank);
+    if (pfvm__nn_out_like(k, 0, X))
+        return k->st->code;
+    Y = k->out[0];
+    for (d = 0; d < a; d++)
+        outer *= X->dims[d];
     if (old) {
-        for (d = 0; d < a; d++)
-            outer *= X->dims[d];
         for (d = a; d < X->rank; d++)
             len *= X->dims[d];
     } else {
-        for (d = 0; d < a; d++)
-            outer *= X->dims[d];
         len = X->rank ? X->dims[a] : 1;
         for (d = a + 1; d < X->rank; d++)
             inner *= X->dims[d];
@@ -8413,23 +10438,27 @@ static pfvm_code pfvm__nn_softmax(pfvm_kctx *k, int kind)
         for (j = 0; j < inner; j++) {
             int64_t base = o * len * inner + j, best = 0;
             double mx = -INFINITY, sum = 0;
+            if (kind != PFVM__NN_HARDMAX && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
+                pfvm__nn_softmax_f32((const float *)X->data + base, (float *)Y->data + base, len, inner, kind);
+                continue;
+            }
             for (i = 0; i < len; i++) {
-                double v = pfvm__nn_ldd(X, base + i * inner);
+                double v = pfvm__nn_ld(X, base + i * inner);
                 if (v > mx) {
                     mx = v;
                     best = i;
                 }
             }
-            if (kind == 2) {
+            if (kind == PFVM__NN_HARDMAX) {
                 for (i = 0; i < len; i++)
-                    pfvm__nn_st(k->out[0], base + i * inner, i == best ? 1.0 : 0.0);
+                    pfvm__nn_st(Y, base + i * inner, i == best ? 1.0 : 0.0);
                 continue;
             }
             for (i = 0; i < len; i++)
-                sum += exp(pfvm__nn_ldd(X, base + i * inner) - mx);
+                sum += exp(pfvm__nn_ld(X, base + i * inner) - mx);
             for (i = 0; i < len; i++) {
-                double v = pfvm__nn_ldd(X, base + i * inner) - mx;
-                pfvm__nn_st(k->out[0], base + i * inner, kind ? v - log(sum) : exp(v) / sum);
+                double v = pfvm__nn_ld(X, base + i * inner) - mx;
+                pfvm__nn_st(Y, base + i * inner, kind == PFVM__NN_LOGSOFTMAX ? v - log(sum) : exp(v) / sum);
             }
         }
     return PFVM_OK;
@@ -8437,33 +10466,38 @@ static pfvm_code pfvm__nn_softmax(pfvm_kctx *k, int kind)
 
 static pfvm_code pfvm__nn_k_softmax(pfvm_kctx *k)
 {
-    return pfvm__nn_softmax(k, 0);
+    return pfvm__nn_softmax(k, PFVM__NN_SOFTMAX);
 }
 
 static pfvm_code pfvm__nn_k_logsoftmax(pfvm_kctx *k)
 {
-    return pfvm__nn_softmax(k, 1);
+    return pfvm__nn_softmax(k, PFVM__NN_LOGSOFTMAX);
 }
 
 static pfvm_code pfvm__nn_k_hardmax(pfvm_kctx *k)
 {
-    return pfvm__nn_softmax(k, 2);
+    return pfvm__nn_softmax(k, PFVM__NN_HARDMAX);
 }
 
-#define PFVM__NN_F "float,double,float16"
+#define PFVM__NN_F "float,double,float16,bfloat16"
 
 const pfvm_op_def pfvm__ops_nn[] = {
     {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0},
     {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0},
     {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, 0},
     {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0},
+    {"LpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_lppool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0},
     {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0},
+    {"MaxRoiPool", "", 1, 0, 2, 2, 1, 1, pfvm__nn_infer_roipool, pfvm__nn_k_roipool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0},
     {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
     {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
-    {"BatchNormalization", "", 6, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0},
+    {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
+    {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0},
+    {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0},
     {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
-    {"InstanceNormalization", "", 6, 0, 3, 3, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
+    {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
     {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0},
+    {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
     {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
     {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
     {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0},
@@ -8915,41 +10949,157 @@ const pfvm_op_def pfvm__ops_random[] = {
 /* ops/reduce: the Reduce family, ArgMax/ArgMin, TopK, CumSum and the
  * losses NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
  *
- * One reduction engine: the input is viewed as (outer, reduced, inner)
- * blocks after moving the reduced axes' extent into a mask, and each output
- * element folds the inputs that map onto it in double precision. */
+ * One reduction engine serves the ten Reduce operators: the input's axes
+ * are split into kept and reduced ones (adjacent axes of the same kind
+ * merged, unit axes dropped) and each output element folds its reduced
+ * sub-block into a local accumulator — double for floating types, 64-bit
+ * integers for integer types, so integer sums are exact and wrap like
+ * numpy's. Nothing but the output is written, so no scratch memory is
+ * needed. The single-axis operators (ArgMax/ArgMin, TopK, CumSum) view
+ * their input as (outer, axis, inner) blocks. */
 
 #include <math.h>
 
-/* ---- axes ---------------------------------------------------------------------------- */
+/* ---- element conversion ------------------------------------------------------------------ */
 
-/* Reduced-axis mask from a list of axes (none: every axis). Returns 0 on a
- * bad axis, with the status set. */
-static int pfvm__red_mask(const pfvm_node *n, const int64_t *axes, int cnt, int rank, unsigned char *mask, pfvm_status *st)
+static int64_t pfvm__red_clampi(int64_t v, int64_t lo, int64_t hi)
 {
-    int i;
-    if (cnt < 0 || cnt == 0) {
-        for (i = 0; i < rank; i++)
-            mask[i] = 1;
-        return 1;
-    }
-    memset(mask, 0, (size_t)(rank > 0 ? rank : 1));
-    for (i = 0; i < cnt; i++) {
-        int a = pfvm__axis(axes[i], rank);
-        if (a < 0)
-            return pfvm__op_fail(st, n, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d", (long long)axes[i], rank),
-                   0;
-        mask[a] = 1;
-    }
-    return 1;
+    return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* double -> int64 without undefined conversions: NaN gives 0, and values
+ * beyond the range saturate. */
+static int64_t pfvm__red_f2i(double v)
+{
+    if (v != v)
+        return 0;
+    if (v >= 0x1p63)
+        return INT64_MAX;
+    if (v <= -0x1p63)
+        return INT64_MIN;
+    return (int64_t)v;
+}
+
+/* Two's complement reinterpretation without implementation-defined casts. */
+static int64_t pfvm__red_u2s(uint64_t u)
+{
+    return u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
+}
+
+/* Declared in ops_common.h for the other families. */
+PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v)
+{
+    void *d = t->data;
+    switch (t->dtype) {
+    case PFVM_FLOAT: ((float *)d)[i] = (float)v; break;
+    case PFVM_DOUBLE: ((double *)d)[i] = v; break;
+    case PFVM_FLOAT16: ((uint16_t *)d)[i] = pfvm_float_to_half((float)v); break;
+    case PFVM_BFLOAT16: ((uint16_t *)d)[i] = pfvm_float_to_bf16((float)v); break;
+    case PFVM_BOOL: ((uint8_t *)d)[i] = v != 0; break;
+    case PFVM_INT8: ((int8_t *)d)[i] = (int8_t)pfvm__red_clampi(pfvm__red_f2i(v), INT8_MIN, INT8_MAX); break;
+    case PFVM_UINT8: ((uint8_t *)d)[i] = (uint8_t)pfvm__red_clampi(pfvm__red_f2i(v), 0, UINT8_MAX); break;
+    case PFVM_INT16: ((int16_t *)d)[i] = (int16_t)pfvm__red_clampi(pfvm__red_f2i(v), INT16_MIN, INT16_MAX); break;
+    case PFVM_UINT16: ((uint16_t *)d)[i] = (uint16_t)pfvm__red_clampi(pfvm__red_f2i(v), 0, UINT16_MAX); break;
+    case PFVM_INT32: ((int32_t *)d)[i] = (int32_t)pfvm__red_clampi(pfvm__red_f2i(v), INT32_MIN, INT32_MAX); break;
+    case PFVM_UINT32: ((uint32_t *)d)[i] = (uint32_t)pfvm__red_clampi(pfvm__red_f2i(v), 0, UINT32_MAX); break;
+    case PFVM_INT64: ((int64_t *)d)[i] = pfvm__red_f2i(v); break;
+    case PFVM_UINT64: ((uint64_t *)d)[i] = v != v || v <= 0 ? 0 : v >= 0x1p64 ? UINT64_MAX : (uint64_t)v; break;
+    default: break;
+    }
+}
+
+/* Stores the low bits of an integer result (wrapping, as numpy does) into
+ * an integer or bool element. */
+static void pfvm__red_store_bits(pfvm_tensor *t, int64_t i, uint64_t u)
+{
+    void *d = t->data;
+    switch (t->dtype) {
+    case PFVM_BOOL: ((uint8_t *)d)[i] = u != 0; break;
+    case PFVM_INT8: case PFVM_UINT8: ((uint8_t *)d)[i] = (uint8_t)u; break;
+    case PFVM_INT16: case PFVM_UINT16: ((uint16_t *)d)[i] = (uint16_t)u; break;
+    case PFVM_INT32: case PFVM_UINT32: ((uint32_t *)d)[i] = (uint32_t)u; break;
+    case PFVM_INT64: case PFVM_UINT64: ((uint64_t *)d)[i] = u; break;
+    default: pfvm_red_store(t, i, (double)pfvm__red_u2s(u)); break;
+    }
+}
+
+static int pfvm__red_is_intlike(pfvm_dtype t)
+{
+    return pfvm_dtype_is_int(t) || t == PFVM_BOOL;
+}
+
+static int pfvm__red_numeric(pfvm_dtype t)
+{
+    return pfvm__red_is_intlike(t) || pfvm_dtype_is_float(t);
+}
+
+/* Orders elements i and j of X (-1, 0, 1). 64-bit integers compare
+ * exactly; NaN sorts above every number when nan_high, below otherwise,
+ * and equal to NaN. */
+static int pfvm__red_cmp(const pfvm_tensor *X, int64_t i, int64_t j, int nan_high)
+{
+    if (pfvm__red_is_intlike(X->dtype)) {
+        if (X->dtype == PFVM_UINT64) {
+            uint64_t a = ((const uint64_t *)X->data)[i], b = ((const uint64_t *)X->data)[j];
+            return (a > b) - (a < b);
+        } else {
+            int64_t a = pfvm_tensor_get_i64(X, i), b = pfvm_tensor_get_i64(X, j);
+            return (a > b) - (a < b);
+        }
+    } else {
+        double a = pfvm_tensor_get_f64(X, i), b = pfvm_tensor_get_f64(X, j);
+        int na = a != a, nb = b != b;
+        if (na || nb)
+            return (na - nb) * (nan_high ? 1 : -1);
+        return (a > b) - (a < b);
+    }
+}
+
+/* Splits X around axis a: outer blocks, the axis' length, inner stride. */
+static void pfvm__red_split(const pfvm_tensor *X, int a, int64_t *outer, int64_t *len, int64_t *inner)
+{
+    int d;
+    *outer = 1;
+    *inner = 1;
+    for (d = 0; d < a; d++)
+        *outer *= X->dims[d];
+    for (d = a + 1; d < X->rank; d++)
+        *inner *= X->dims[d];
+    *len = X->dims[a];
+}
+
+static pfvm_code pfvm__red_code(const pfvm_status *st)
+{
+    return st && st->code ? st->code : PFVM_ERR_INVALID;
+}
+
+/* ---- axes ------------------------------------------------------------------------------------ */
+
+/* ReduceSum takes its axes as an input from opset 13, the others from 18. */
 static int pfvm__red_axes_from_input(const pfvm_node *n)
 {
     return !strcmp(n->op_type, "ReduceSum") ? n->opset >= 13 : n->opset >= 18;
 }
 
-/* Axes for inference; -2 when unknown. */
+#define PFVM__RED_MAX_AXES (PFVM_MAX_RANK * 2)
+
+/* Reduced-axis mask from a list of axes (an empty list: every axis).
+ * Returns 0 on a bad axis with the status set (no node prefix: inference
+ * adds it, kernels call pfvm__red_kmask). */
+static int pfvm__red_mask(const int64_t *axes, int cnt, int rank, unsigned char *mask, pfvm_status *st)
+{
+    int i;
+    memset(mask, cnt > 0 ? 0 : 1, PFVM_MAX_RANK);
+    for (i = 0; i < cnt; i++) {
+        int a = pfvm__axis(axes[i], rank);
+        if (a < 0)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d", (long long)axes[i], rank), 0;
+        mask[a] = 1;
+    }
+    return 1;
+}
+
+/* Axes for inference: the count, -1 when absent, -2 when not known yet. */
 static int pfvm__red_iaxes(pfvm_ictx *c, int64_t *axes)
 {
     const int64_t *a;
@@ -8957,32 +11107,38 @@ static int pfvm__red_iaxes(pfvm_ictx *c, int64_t *axes)
     if (pfvm__red_axes_from_input(c->node)) {
         if (c->n_in < 2 || !c->in[1])
             return -1;
-        cnt = pfvm_ival_ints(c->in[1], axes, PFVM_MAX_RANK * 2);
+        cnt = pfvm_ival_ints(c->in[1], axes, PFVM__RED_MAX_AXES);
         return cnt < 0 ? -2 : cnt;
     }
     cnt = pfvm_node_attr_ints(c->node, "axes", &a);
-    for (i = 0; i < cnt && i < PFVM_MAX_RANK * 2; i++)
+    if (cnt > PFVM__RED_MAX_AXES)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "%d axes for a tensor of rank at most %d", cnt, PFVM_MAX_RANK), -3;
+    for (i = 0; i < cnt; i++)
         axes[i] = a[i];
     return cnt;
 }
 
+/* Axes for a kernel: the count, -1 when absent; -3 with the status set. */
 static int pfvm__red_kaxes(const pfvm_kctx *k, int64_t *axes)
 {
     const int64_t *a;
+    int64_t n;
     int cnt, i;
     if (pfvm__red_axes_from_input(k->node)) {
-        int64_t n;
         if (k->n_in < 2 || !k->in[1])
             return -1;
         n = pfvm_tensor_numel(k->in[1]);
-        if (n > PFVM_MAX_RANK * 2)
-            return -1;
+        if (!pfvm__red_is_intlike(k->in[1]->dtype) || n > PFVM__RED_MAX_AXES)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axes must be at most %d integers", PFVM__RED_MAX_AXES),
+                   -3;
         for (i = 0; i < n; i++)
             axes[i] = pfvm_tensor_get_i64(k->in[1], i);
         return (int)n;
     }
     cnt = pfvm_node_attr_ints(k->node, "axes", &a);
-    for (i = 0; i < cnt && i < PFVM_MAX_RANK * 2; i++)
+    if (cnt > PFVM__RED_MAX_AXES)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%d axes for rank %d", cnt, k->in[0]->rank), -3;
+    for (i = 0; i < cnt; i++)
         axes[i] = a[i];
     return cnt;
 }
@@ -8990,19 +11146,21 @@ static int pfvm__red_kaxes(const pfvm_kctx *k, int64_t *axes)
 static pfvm_code pfvm__red_infer(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
-    int64_t axes[PFVM_MAX_RANK * 2];
-    int cnt = pfvm__red_iaxes(c, axes), keep = (int)pfvm_node_attr_int(c->node, "keepdims", 1), i;
-    int noop = (int)pfvm_node_attr_int(c->node, "noop_with_empty_axes", 0);
+    int64_t axes[PFVM__RED_MAX_AXES];
+    int cnt = pfvm__red_iaxes(c, axes), keep = pfvm_node_attr_int(c->node, "keepdims", 1) != 0, i;
+    int noop = pfvm_node_attr_int(c->node, "noop_with_empty_axes", 0) != 0;
     unsigned char mask[PFVM_MAX_RANK];
     pfvm_shape out;
+    if (cnt == -3)
+        return pfvm__red_code(c->st);
     if (x->rank < 0 || cnt == -2)
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 && keep ? x->rank : -1);
     if (cnt <= 0 && noop) {
         c->out[0]->type = c->in[0]->type;
         return PFVM_OK;
     }
-    if (!pfvm__red_mask(c->node, axes, cnt, x->rank, mask, c->st))
-        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    if (!pfvm__red_mask(axes, cnt, x->rank, mask, c->st))
+        return pfvm__red_code(c->st);
     out.rank = 0;
     for (i = 0; i < x->rank; i++) {
         if (!mask[i])
@@ -9014,90 +11172,234 @@ static pfvm_code pfvm__red_infer(pfvm_ictx *c)
     return PFVM_OK;
 }
 
-/* ---- the engine ------------------------------------------------------------------------- */
+/* ---- the reduction engine --------------------------------------------------------------------- */
 
 enum { PFVM__RED_SUM, PFVM__RED_MEAN, PFVM__RED_MAX, PFVM__RED_MIN, PFVM__RED_PROD, PFVM__RED_L1, PFVM__RED_L2,
-       PFVM__RED_LOGSUM, PFVM__RED_LOGSUMEXP, PFVM__RED_SUMSQ };
+       PFVM__RED_LOGSUM, PFVM__RED_LOGSUMEXP, PFVM__RED_SUMSQ,
+       PFVM__RED_EXPSUM /* LogSumExp's second pass: sum of exp(v - shift) */ };
 
-static void pfvm__red_store(pfvm_tensor *t, int64_t i, double v)
+/* The input's axes as merged kept and reduced runs (outermost first). */
+typedef struct pfvm__red_walk {
+    int nk, nr;
+    int64_t kdim[PFVM_MAX_RANK], kstr[PFVM_MAX_RANK];
+    int64_t rdim[PFVM_MAX_RANK], rstr[PFVM_MAX_RANK];
+    int64_t nred; /* elements folded into each output */
+} pfvm__red_walk;
+
+static void pfvm__red_walk_init(pfvm__red_walk *w, const pfvm_tensor *X, const unsigned char *mask)
 {
-    switch (t->dtype) {
-    case PFVM_FLOAT: ((float *)t->data)[i] = (float)v; break;
-    case PFVM_DOUBLE: ((double *)t->data)[i] = v; break;
-    case PFVM_FLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_half((float)v); break;
-    case PFVM_BFLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_bf16((float)v); break;
-    case PFVM_INT64: ((int64_t *)t->data)[i] = (int64_t)v; break;
-    case PFVM_INT32: ((int32_t *)t->data)[i] = (int32_t)v; break;
-    case PFVM_UINT32: ((uint32_t *)t->data)[i] = (uint32_t)v; break;
-    case PFVM_UINT64: ((uint64_t *)t->data)[i] = (uint64_t)v; break;
-    case PFVM_INT8: ((int8_t *)t->data)[i] = (int8_t)v; break;
-    case PFVM_UINT8: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
-    case PFVM_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
-    default: break;
+    int64_t st[PFVM_MAX_RANK], s = 1;
+    int d, last = -1;
+    for (d = X->rank - 1; d >= 0; d--) {
+        st[d] = s;
+        s *= X->dims[d];
     }
+    w->nk = w->nr = 0;
+    w->nred = 1;
+    for (d = 0; d < X->rank; d++) {
+        int red = mask[d] != 0;
+        if (red)
+            w->nred *= X->dims[d];
+        if (X->dims[d] == 1)
+            continue; /* contributes nothing, and its neighbours still merge */
+        if (red == last) {
+            /* row-major: the previous run's stride is this axis' extent */
+            int64_t *dim = red ? &w->rdim[w->nr - 1] : &w->kdim[w->nk - 1];
+            int64_t *str = red ? &w->rstr[w->nr - 1] : &w->kstr[w->nk - 1];
+            *dim *= X->dims[d];
+            *str = st[d];
+        } else if (red) {
+            w->rdim[w->nr] = X->dims[d];
+            w->rstr[w->nr++] = st[d];
+        } else {
+            w->kdim[w->nk] = X->dims[d];
+            w->kstr[w->nk++] = st[d];
+        }
+        last = red;
+    }
+}
+
+typedef struct pfvm__red_acc {
+    int kind;
+    int is_int;      /* fold 64-bit integers in `u` (else doubles in `f`) */
+    int is_unsigned; /* compare `u` as unsigned */
+    double f, shift;
+    uint64_t u;
+    int any;         /* an element was folded (integer max/min start from it) */
+} pfvm__red_acc;
+
+static void pfvm__red_fold_int(pfvm__red_acc *a, uint64_t v)
+{
+    switch (a->kind) {
+    case PFVM__RED_MAX:
+    case PFVM__RED_MIN: {
+        int gt = a->is_unsigned ? v > a->u : pfvm__red_u2s(v) > pfvm__red_u2s(a->u);
+        int lt = a->is_unsigned ? v < a->u : pfvm__red_u2s(v) < pfvm__red_u2s(a->u);
+        if (!a->any || (a->kind == PFVM__RED_MAX ? gt : lt))
+            a->u = v;
+        break;
+    }
+    case PFVM__RED_PROD: a->u *= v; break;
+    case PFVM__RED_L1: a->u += !a->is_unsigned && pfvm__red_u2s(v) < 0 ? 0 - v : v; break;
+    case PFVM__RED_SUMSQ: a->u += v * v; break;
+    default: a->u += v; break; /* sum, mean */
+    }
+    a->any = 1;
+}
+
+static void pfvm__red_fold_float(pfvm__red_acc *a, double v)
+{
+    switch (a->kind) {
+    case PFVM__RED_MAX: a->f = v > a->f || v != v ? v : a->f; break;
+    case PFVM__RED_MIN: a->f = v < a->f || v != v ? v : a->f; break;
+    case PFVM__RED_PROD: a->f *= v; break;
+    case PFVM__RED_L1: a->f += fabs(v); break;
+    case PFVM__RED_L2: case PFVM__RED_SUMSQ: a->f += v * v; break;
+    case PFVM__RED_EXPSUM: a->f += exp(v - a->shift); break;
+    default: a->f += v; break; /* sum, mean, log-sum */
+    }
+    a->any = 1;
+}
+
+/* Folds `len` elements of X from `off`, `stride` apart. */
+static void pfvm__red_fold_run(pfvm__red_acc *a, const pfvm_tensor *X, int64_t off, int64_t len, int64_t stride)
+{
+    int64_t e;
+    if (a->is_int) {
+        for (e = 0; e < len; e++, off += stride)
+            pfvm__red_fold_int(a, X->dtype == PFVM_UINT64 ? ((const uint64_t *)X->data)[off]
+                                                           : (uint64_t)pfvm_tensor_get_i64(X, off));
+    } else {
+        for (e = 0; e < len; e++, off += stride)
+            pfvm__red_fold_float(a, pfvm_tensor_get_f64(X, off));
+    }
+}
+
+/* Folds the reduced sub-block starting at input offset `base`. */
+static void pfvm__red_fold(const pfvm__red_walk *w, const pfvm_tensor *X, int64_t base, pfvm__red_acc *a)
+{
+    int64_t idx[PFVM_MAX_RANK] = {0}, off = base;
+    int d;
+    if (w->nred == 0)
+        return;
+    if (w->nr == 0) {
+        pfvm__red_fold_run(a, X, base, 1, 0);
+        return;
+    }
+    for (;;) {
+        pfvm__red_fold_run(a, X, off, w->rdim[w->nr - 1], w->rstr[w->nr - 1]);
+        for (d = w->nr - 2; d >= 0; d--) {
+            off += w->rstr[d];
+            if (++idx[d] < w->rdim[d])
+                break;
+            off -= w->rstr[d] * w->rdim[d];
+            idx[d] = 0;
+        }
+        if (d < 0)
+            return;
+    }
+}
+
+static void pfvm__red_acc_init(pfvm__red_acc *a, int kind, pfvm_dtype dt)
+{
+    memset(a, 0, sizeof *a);
+    a->kind = kind;
+    /* L2 and the logarithms are real-valued even for integer inputs */
+    a->is_int = pfvm__red_is_intlike(dt) && kind != PFVM__RED_L2 && kind != PFVM__RED_LOGSUM &&
+                kind != PFVM__RED_LOGSUMEXP && kind != PFVM__RED_EXPSUM;
+    a->is_unsigned = dt == PFVM_UINT8 || dt == PFVM_UINT16 || dt == PFVM_UINT32 || dt == PFVM_UINT64;
+    a->f = kind == PFVM__RED_MAX ? -INFINITY : kind == PFVM__RED_MIN ? INFINITY : kind == PFVM__RED_PROD ? 1 : 0;
+    a->u = kind == PFVM__RED_PROD;
+}
+
+/* Reduces one output element and stores it as Y[o]. */
+static void pfvm__red_one(const pfvm__red_walk *w, const pfvm_tensor *X, int64_t base, int kind, pfvm_tensor *Y, int64_t o)
+{
+    pfvm__red_acc a;
+    double r;
+    if (kind == PFVM__RED_LOGSUMEXP) {
+        /* max first, so that exp cannot overflow */
+        pfvm__red_acc_init(&a, PFVM__RED_MAX, PFVM_DOUBLE);
+        pfvm__red_fold(w, X, base, &a);
+        if (a.f != a.f || isinf(a.f)) {
+            pfvm_red_store(Y, o, a.f);
+            return;
+        }
+        r = a.f;
+        pfvm__red_acc_init(&a, PFVM__RED_EXPSUM, PFVM_DOUBLE);
+        a.shift = r;
+        pfvm__red_fold(w, X, base, &a);
+        pfvm_red_store(Y, o, r + log(a.f));
+        return;
+    }
+    pfvm__red_acc_init(&a, kind, X->dtype);
+    pfvm__red_fold(w, X, base, &a);
+    if (a.is_int) {
+        if (!a.any && (kind == PFVM__RED_MAX || kind == PFVM__RED_MIN)) {
+            /* the empty set: the type's lowest (max) or highest (min) value */
+            if (Y->dtype == PFVM_BOOL)
+                pfvm__red_store_bits(Y, o, kind == PFVM__RED_MIN);
+            else
+                pfvm_red_store(Y, o, kind == PFVM__RED_MAX ? -INFINITY : INFINITY);
+            return;
+        }
+        if (kind == PFVM__RED_MEAN) {
+            if (!w->nred)
+                a.u = 0;
+            else if (a.is_unsigned)
+                a.u /= (uint64_t)w->nred;
+            else
+                a.u = (uint64_t)(pfvm__red_u2s(a.u) / w->nred);
+        }
+        pfvm__red_store_bits(Y, o, a.u);
+        return;
+    }
+    switch (kind) {
+    case PFVM__RED_MEAN: r = w->nred ? a.f / (double)w->nred : NAN; break;
+    case PFVM__RED_L2: r = sqrt(a.f); break;
+    case PFVM__RED_LOGSUM: r = log(a.f); break;
+    default: r = a.f; break;
+    }
+    pfvm_red_store(Y, o, r);
 }
 
 static pfvm_code pfvm__red_run(pfvm_kctx *k, int kind)
 {
     const pfvm_tensor *X = k->in[0];
     pfvm_tensor *Y = k->out[0];
-    int64_t axes[PFVM_MAX_RANK * 2], xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0};
-    int64_t total = pfvm_tensor_numel(X), ny = pfvm_tensor_numel(Y), i, cnt_red = 1, o;
-    int cnt = pfvm__red_kaxes(k, axes), d, r = X->rank;
+    int64_t axes[PFVM__RED_MAX_AXES], dims[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, base = 0, o, ny;
+    int cnt = pfvm__red_kaxes(k, axes), keep = pfvm_node_attr_int(k->node, "keepdims", 1) != 0, d, rank = 0;
     unsigned char mask[PFVM_MAX_RANK];
+    pfvm__red_walk w;
+    if (cnt == -3)
+        return pfvm__red_code(k->st);
+    if (!pfvm__red_numeric(X->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type %s", pfvm_dtype_name(X->dtype));
     if (cnt <= 0 && pfvm_node_attr_int(k->node, "noop_with_empty_axes", 0)) {
-        memcpy(Y->data, X->data, X->nbytes < Y->nbytes ? X->nbytes : Y->nbytes);
+        if (pfvm_kctx_output(k, 0, X->dtype, X->rank, X->dims))
+            return pfvm__red_code(k->st);
+        memcpy(Y->data, X->data, (size_t)pfvm_tensor_numel(X) * pfvm_dtype_size(X->dtype));
         return PFVM_OK;
     }
-    if (!pfvm__red_mask(k->node, axes, cnt, r, mask, k->st))
-        return k->st ? k->st->code : PFVM_ERR_INVALID;
-    /* output strides indexed by input dims (0 on reduced dims) */
-    {
-        int64_t s = 1;
-        for (d = r - 1; d >= 0; d--) {
-            xs[d] = mask[d] ? 0 : s;
-            if (!mask[d])
-                s *= X->dims[d];
-            else
-                cnt_red *= X->dims[d];
-        }
-    }
-    /* the output holds the accumulators: kernels get no scratch memory */
+    if (!pfvm__red_mask(axes, cnt, X->rank, mask, k->st))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "bad axis");
+    for (d = 0; d < X->rank; d++)
+        if (!mask[d] || keep)
+            dims[rank++] = mask[d] ? 1 : X->dims[d];
+    /* checks the planned shape too: the writes below trust it */
+    if (pfvm_kctx_output(k, 0, X->dtype, rank, dims))
+        return pfvm__red_code(k->st);
+    pfvm__red_walk_init(&w, X, mask);
+    ny = pfvm_tensor_numel(Y);
     for (o = 0; o < ny; o++) {
-        double init = kind == PFVM__RED_MAX ? -INFINITY : kind == PFVM__RED_MIN ? INFINITY : kind == PFVM__RED_PROD ? 1 : 0;
-        pfvm__red_store(Y, o, init);
-    }
-    for (i = 0; i < total; i++) {
-        int64_t at = 0;
-        double v = pfvm_tensor_get_f64(X, i), cur;
-        for (d = 0; d < r; d++)
-            at += idx[d] * xs[d];
-        cur = pfvm_tensor_get_f64(Y, at);
-        switch (kind) {
-        case PFVM__RED_MAX: cur = v > cur || isnan(v) ? v : cur; break;
-        case PFVM__RED_MIN: cur = v < cur || isnan(v) ? v : cur; break;
-        case PFVM__RED_PROD: cur *= v; break;
-        case PFVM__RED_L1: cur += fabs(v); break;
-        case PFVM__RED_L2: case PFVM__RED_SUMSQ: cur += v * v; break;
-        case PFVM__RED_LOGSUMEXP: cur += exp(v); break;
-        default: cur += v; break;
-        }
-        pfvm__red_store(Y, at, cur);
-        for (d = r - 1; d >= 0; d--) {
-            if (++idx[d] < X->dims[d])
+        pfvm__red_one(&w, X, base, kind, Y, o);
+        for (d = w.nk - 1; d >= 0; d--) {
+            base += w.kstr[d];
+            if (++idx[d] < w.kdim[d])
                 break;
+            base -= w.kstr[d] * w.kdim[d];
             idx[d] = 0;
         }
-    }
-    for (o = 0; o < ny; o++) {
-        double v = pfvm_tensor_get_f64(Y, o);
-        switch (kind) {
-        case PFVM__RED_MEAN: v = cnt_red ? v / (double)cnt_red : NAN; break;
-        case PFVM__RED_L2: v = sqrt(v); break;
-        case PFVM__RED_LOGSUM: case PFVM__RED_LOGSUMEXP: v = log(v); break;
-        default: continue;
-        }
-        pfvm__red_store(Y, o, v);
     }
     return PFVM_OK;
 }
@@ -9115,12 +11417,12 @@ PFVM__RED_KERNEL(logsum, PFVM__RED_LOGSUM)
 PFVM__RED_KERNEL(logsumexp, PFVM__RED_LOGSUMEXP)
 PFVM__RED_KERNEL(sumsq, PFVM__RED_SUMSQ)
 
-/* ---- ArgMax, ArgMin ---------------------------------------------------------------------- */
+/* ---- ArgMax, ArgMin ----------------------------------------------------------------------------- */
 
 static pfvm_code pfvm__red_infer_arg(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
-    int keep = (int)pfvm_node_attr_int(c->node, "keepdims", 1), a, i;
+    int keep = pfvm_node_attr_int(c->node, "keepdims", 1) != 0, a, i;
     pfvm_shape out;
     if (x->rank < 0)
         return pfvm_infer_unknown(c, 0, PFVM_INT64, -1);
@@ -9138,30 +11440,35 @@ static pfvm_code pfvm__red_infer_arg(pfvm_ictx *c)
     return PFVM_OK;
 }
 
-static pfvm_code pfvm__red_arg(pfvm_kctx *k, int is_max)
+/* Index of the greatest (sign 1) or least (sign -1) element along the
+ * axis; NaN counts as the extreme, as in numpy. Ties go to the first
+ * index, or the last with select_last_index. */
+static pfvm_code pfvm__red_arg(pfvm_kctx *k, int sign)
 {
     const pfvm_tensor *X = k->in[0];
-    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), X->rank), d;
-    int last = (int)pfvm_node_attr_int(k->node, "select_last_index", 0);
-    int64_t outer = 1, len, inner = 1, o, j, i;
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), X->rank), d, rank = 0;
+    int last = pfvm_node_attr_int(k->node, "select_last_index", 0) != 0;
+    int keep = pfvm_node_attr_int(k->node, "keepdims", 1) != 0;
+    int64_t outer, len, inner, o, j, i, dims[PFVM_MAX_RANK];
     if (a < 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
-    len = X->dims[a];
-    for (d = 0; d < a; d++)
-        outer *= X->dims[d];
-    for (d = a + 1; d < X->rank; d++)
-        inner *= X->dims[d];
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range for rank %d", X->rank);
+    if (!pfvm__red_numeric(X->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type %s", pfvm_dtype_name(X->dtype));
+    for (d = 0; d < X->rank; d++)
+        if (d != a || keep)
+            dims[rank++] = d == a ? 1 : X->dims[d];
+    if (pfvm_kctx_output(k, 0, PFVM_INT64, rank, dims))
+        return pfvm__red_code(k->st);
+    pfvm__red_split(X, a, &outer, &len, &inner);
+    if (len == 0 && outer * inner > 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "the reduced axis %d is empty", a);
     for (o = 0; o < outer; o++)
         for (j = 0; j < inner; j++) {
-            int64_t best = 0;
-            double bv = 0;
-            for (i = 0; i < len; i++) {
-                double v = pfvm_tensor_get_f64(X, (o * len + i) * inner + j);
-                int better = i == 0 || (is_max ? (last ? v >= bv : v > bv) : (last ? v <= bv : v < bv));
-                if (better) {
-                    bv = v;
+            int64_t best = 0, at = o * len * inner + j;
+            for (i = 1; i < len; i++) {
+                int c = pfvm__red_cmp(X, at + i * inner, at + best * inner, sign > 0) * sign;
+                if (c > 0 || (last && c == 0))
                     best = i;
-                }
             }
             ((int64_t *)k->out[0]->data)[o * inner + j] = best;
         }
@@ -9175,60 +11482,58 @@ static pfvm_code pfvm__red_k_argmax(pfvm_kctx *k)
 
 static pfvm_code pfvm__red_k_argmin(pfvm_kctx *k)
 {
-    return pfvm__red_arg(k, 0);
+    return pfvm__red_arg(k, -1);
 }
 
-/* ---- CumSum ------------------------------------------------------------------------------- */
+/* ---- CumSum ---------------------------------------------------------------------------------------- */
 
 static pfvm_code pfvm__red_k_cumsum(pfvm_kctx *k)
 {
-    const pfvm_tensor *X = k->in[0];
-    int a = pfvm__axis(pfvm_tensor_get_i64(k->in[1], 0), X->rank), d;
-    int excl = (int)pfvm_node_attr_int(k->node, "exclusive", 0), rev = (int)pfvm_node_attr_int(k->node, "reverse", 0);
-    int64_t outer = 1, len, inner = 1, o, j, i;
+    const pfvm_tensor *X = k->in[0], *A = k->in[1];
+    pfvm_tensor *Y = k->out[0];
+    int excl = pfvm_node_attr_int(k->node, "exclusive", 0) != 0, rev = pfvm_node_attr_int(k->node, "reverse", 0) != 0;
+    int is_int = pfvm__red_is_intlike(X->dtype), a;
+    int64_t outer, len, inner, o, j, i;
+    if (!pfvm__red_is_intlike(A->dtype) || pfvm_tensor_numel(A) != 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis must be one integer");
+    a = pfvm__axis(pfvm_tensor_get_i64(A, 0), X->rank);
     if (a < 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
-    len = X->dims[a];
-    for (d = 0; d < a; d++)
-        outer *= X->dims[d];
-    for (d = a + 1; d < X->rank; d++)
-        inner *= X->dims[d];
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d",
+                             (long long)pfvm_tensor_get_i64(A, 0), X->rank);
+    if (!pfvm__red_numeric(X->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type %s", pfvm_dtype_name(X->dtype));
+    if (pfvm_kctx_output(k, 0, X->dtype, X->rank, X->dims))
+        return pfvm__red_code(k->st);
+    pfvm__red_split(X, a, &outer, &len, &inner);
     for (o = 0; o < outer; o++)
         for (j = 0; j < inner; j++) {
             double s = 0;
-            int64_t is = 0;
+            uint64_t u = 0; /* integer sums wrap, as numpy's */
             for (i = 0; i < len; i++) {
-                int64_t ii = rev ? len - 1 - i : i, at = (o * len + ii) * inner + j;
-                double v = pfvm_tensor_get_f64(X, at);
-                int64_t iv = pfvm_tensor_get_i64(X, at);
-                if (pfvm_dtype_is_float(X->dtype)) {
-                    if (excl) {
-                        pfvm__red_store(k->out[0], at, s);
-                        s += v;
-                    } else {
-                        s += v;
-                        pfvm__red_store(k->out[0], at, s);
-                    }
+                int64_t at = (o * len + (rev ? len - 1 - i : i)) * inner + j;
+                if (is_int) {
+                    uint64_t v = (uint64_t)pfvm_tensor_get_i64(X, at);
+                    u += excl ? 0 : v;
+                    pfvm__red_store_bits(Y, at, u);
+                    u += excl ? v : 0;
                 } else {
-                    if (excl) {
-                        pfvm__red_store(k->out[0], at, (double)is);
-                        is += iv;
-                    } else {
-                        is += iv;
-                        pfvm__red_store(k->out[0], at, (double)is);
-                    }
+                    double v = pfvm_tensor_get_f64(X, at);
+                    s += excl ? 0 : v;
+                    pfvm_red_store(Y, at, s);
+                    s += excl ? v : 0;
                 }
             }
         }
     return PFVM_OK;
 }
 
-/* ---- TopK ---------------------------------------------------------------------------------- */
+/* ---- TopK --------------------------------------------------------------------------------------------- */
 
 static pfvm_code pfvm__red_infer_topk(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
-    int64_t kv[1];
+    const pfvm_sym *kd = NULL;
+    int64_t kv[1], len;
     int a;
     pfvm_shape out;
     if (x->rank < 0) {
@@ -9238,216 +11543,332 @@ static pfvm_code pfvm__red_infer_topk(pfvm_ictx *c)
     a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", -1), x->rank);
     if (a < 0)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
-    out = *x;
-    if (c->node->opset < 10)
-        out.dims[a] = pfvm_sym_const(c->syms, pfvm_node_attr_int(c->node, "k", 0));
-    else if (pfvm_ival_ints(c->in[1], kv, 1) == 1)
-        out.dims[a] = pfvm_sym_const(c->syms, kv[0]);
-    else {
+    if (c->node->opset < 10) {
+        kv[0] = pfvm_node_attr_int(c->node, "k", -1);
+        kd = pfvm_sym_const(c->syms, kv[0]);
+    } else if (c->n_in > 1 && c->in[1] && pfvm_ival_ints(c->in[1], kv, 1) == 1) {
+        kd = pfvm_sym_const(c->syms, kv[0]);
+    } else if (c->n_in > 1 && c->in[1] && c->in[1]->sym && c->in[1]->n_sym == 1) {
+        kd = c->in[1]->sym[0]; /* a symbolic k, such as min(seq, 10) */
+        kv[0] = 0;
+    }
+    if (!kd) {
         pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
         return pfvm_infer_unknown(c, 1, PFVM_INT64, x->rank);
     }
+    if (kv[0] < 0 || (pfvm_sym_is_const(x->dims[a], &len) && kv[0] > len))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "k = %lld does not fit axis %d", (long long)kv[0], a);
+    out = *x;
+    out.dims[a] = kd;
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     pfvm_ival_set_tensor(c->out[1], PFVM_INT64, &out);
     return PFVM_OK;
 }
 
+/* Whether element i of the slice goes before element j (indices are
+ * positions along the axis; `at` and `inner` place them in X). */
+static int pfvm__red_topk_before(const pfvm_tensor *X, int64_t at, int64_t inner, int largest, int64_t i, int64_t j)
+{
+    int c = pfvm__red_cmp(X, at + i * inner, at + j * inner, 1);
+    return largest ? c > 0 : c < 0;
+}
+
+/* Stable bottom-up merge sort of the positions 0..len-1 (ties keep the
+ * lower index first, as TopK requires); `tmp` has len entries too.
+ * Returns the array holding the result. */
+static int64_t *pfvm__red_topk_sort(const pfvm_tensor *X, int64_t at, int64_t inner, int largest, int64_t len, int64_t *idx,
+                                    int64_t *tmp)
+{
+    int64_t width, i;
+    for (i = 0; i < len; i++)
+        idx[i] = i;
+    for (width = 1; width < len; width *= 2) {
+        int64_t lo;
+        for (lo = 0; lo < len; lo += 2 * width) {
+            int64_t mid = lo + width < len ? lo + width : len, hi = lo + 2 * width < len ? lo + 2 * width : len;
+            int64_t p = lo, q = mid, t = lo;
+            while (p < mid && q < hi)
+                tmp[t++] = pfvm__red_topk_before(X, at, inner, largest, idx[q], idx[p]) ? idx[q++] : idx[p++];
+            while (p < mid)
+                tmp[t++] = idx[p++];
+            while (q < hi)
+                tmp[t++] = idx[q++];
+        }
+        {
+            int64_t *sw = idx;
+            idx = tmp;
+            tmp = sw;
+        }
+    }
+    return idx;
+}
+
+/* Small K: the first K positions in TopK order by insertion into a sorted
+ * buffer, in one pass and without workspace. A later element goes after
+ * the equal ones already kept, so ties keep the lower index first. */
+#define PFVM__RED_TOPK_SMALL 16
+
+static void pfvm__red_topk_small(const pfvm_tensor *X, int64_t at, int64_t inner, int largest, int64_t len, int64_t K,
+                                 int64_t *best)
+{
+    int64_t i, n = 0, p;
+    for (i = 0; i < len; i++) {
+        if (n == K && !pfvm__red_topk_before(X, at, inner, largest, i, best[n - 1]))
+            continue;
+        p = n < K ? n++ : K - 1; /* a full buffer drops its last */
+        for (; p > 0 && pfvm__red_topk_before(X, at, inner, largest, i, best[p - 1]); p--)
+            best[p] = best[p - 1];
+        best[p] = i;
+    }
+}
+
 static pfvm_code pfvm__red_k_topk(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0];
-    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", -1), X->rank), d;
-    int largest = (int)pfvm_node_attr_int(k->node, "largest", 1);
-    int64_t K = k->node->opset < 10 ? pfvm_node_attr_int(k->node, "k", 0) : pfvm_tensor_get_i64(k->in[1], 0);
-    int64_t outer = 1, len, inner = 1, o, j, i, t;
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", -1), X->rank);
+    int largest = pfvm_node_attr_int(k->node, "largest", 1) != 0;
+    size_t es = pfvm_dtype_size(X->dtype), bytes;
+    int64_t K, outer, len, inner, o, j, t, dims[PFVM_MAX_RANK], *idx = NULL, small[PFVM__RED_TOPK_SMALL];
     if (a < 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
-    len = X->dims[a];
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range for rank %d", X->rank);
+    if (k->node->opset < 10)
+        K = pfvm_node_attr_int(k->node, "k", -1);
+    else if (k->n_in < 2 || !k->in[1] || !pfvm__red_is_intlike(k->in[1]->dtype) || pfvm_tensor_numel(k->in[1]) != 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "K must be one integer");
+    else
+        K = pfvm_tensor_get_i64(k->in[1], 0);
+    if (!pfvm__red_numeric(X->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type %s", pfvm_dtype_name(X->dtype));
+    pfvm__red_split(X, a, &outer, &len, &inner);
     if (K < 0 || K > len)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "k = %lld is outside 0..%lld", (long long)K, (long long)len);
-    if (!k->out[0]->data) {
-        int64_t dims[PFVM_MAX_RANK];
-        memcpy(dims, X->dims, sizeof(int64_t) * (size_t)X->rank);
-        dims[a] = K;
-        if (pfvm_kctx_output(k, 0, X->dtype, X->rank, dims) || pfvm_kctx_output(k, 1, PFVM_INT64, X->rank, dims))
-            return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    }
-    for (d = 0; d < a; d++)
-        outer *= X->dims[d];
-    for (d = a + 1; d < X->rank; d++)
-        inner *= X->dims[d];
-    /* selection without scratch memory: the t-th pick is the best element
-     * not better than the (t-1)-th, ties by lower index */
+    memcpy(dims, X->dims, sizeof(int64_t) * (size_t)X->rank);
+    dims[a] = K;
+    if (pfvm_kctx_output(k, 0, X->dtype, X->rank, dims) || pfvm_kctx_output(k, 1, PFVM_INT64, X->rank, dims))
+        return pfvm__red_code(k->st);
+    if (K == 0 || outer * inner == 0)
+        return PFVM_OK;
+    if (K > PFVM__RED_TOPK_SMALL &&
+        (!pfvm__mul_size((size_t)len, 2 * sizeof(int64_t), &bytes) || !(idx = (int64_t *)pfvm_kctx_scratch(k, bytes))))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "no workspace to sort %lld elements", (long long)len);
     for (o = 0; o < outer; o++)
         for (j = 0; j < inner; j++) {
-            double pv = 0;
-            int64_t pi = -1;
+            int64_t at = o * len * inner + j;
+            const int64_t *order = small;
+            if (K <= PFVM__RED_TOPK_SMALL)
+                pfvm__red_topk_small(X, at, inner, largest, len, K, small);
+            else
+                order = pfvm__red_topk_sort(X, at, inner, largest, len, idx, idx + len);
             for (t = 0; t < K; t++) {
-                double bv = 0;
-                int64_t bi = -1;
-                for (i = 0; i < len; i++) {
-                    double v = pfvm_tensor_get_f64(X, (o * len + i) * inner + j);
-                    int after_prev = pi < 0 || (largest ? (v < pv || (v == pv && i > pi)) : (v > pv || (v == pv && i > pi)));
-                    if (!after_prev)
-                        continue;
-                    if (bi < 0 || (largest ? v > bv : v < bv)) {
-                        bv = v;
-                        bi = i;
-                    }
-                }
-                pv = bv;
-                pi = bi;
-                pfvm__red_store(k->out[0], (o * K + t) * inner + j, bv);
-                if (!pfvm_dtype_is_float(X->dtype))
-                    pfvm__red_store(k->out[0], (o * K + t) * inner + j,
-                                    (double)pfvm_tensor_get_i64(X, (o * len + bi) * inner + j));
-                ((int64_t *)k->out[1]->data)[(o * K + t) * inner + j] = bi;
+                int64_t dst = (o * K + t) * inner + j;
+                /* values are copied bit for bit, whatever the type */
+                if (k->out[0])
+                    memcpy((char *)k->out[0]->data + (size_t)dst * es, (const char *)X->data + (size_t)(at + order[t] * inner) * es,
+                           es);
+                if (k->out[1])
+                    ((int64_t *)k->out[1]->data)[dst] = order[t];
             }
         }
     return PFVM_OK;
 }
 
-/* ---- losses --------------------------------------------------------------------------------- */
+/* ---- losses -------------------------------------------------------------------------------------------- */
 
+/* reduction: 0 none, 1 sum, 2 mean; -1 when not valid. */
+static int pfvm__red_loss_reduction(const pfvm_node *n)
+{
+    const pfvm_attr *at = pfvm_node_attr(n, "reduction");
+    const char *r;
+    if (!at || at->ref_attr_name)
+        return 2;
+    r = at->type == PFVM_ATTR_STRING && at->s ? at->s : "";
+    return !strcmp(r, "none") ? 0 : !strcmp(r, "sum") ? 1 : !strcmp(r, "mean") ? 2 : -1;
+}
+
+static pfvm_code pfvm__red_check_loss(const pfvm_node *n, pfvm_status *st)
+{
+    if (pfvm__red_loss_reduction(n) < 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "reduction must be none, sum or mean");
+    return PFVM_OK;
+}
+
+/* Scores or log-probabilities [N, C, d1...], labels [N, d1...], and
+ * weights [C] agree (where the dims are known). */
 static pfvm_code pfvm__red_infer_loss(pfvm_ictx *c)
 {
-    const char *red = pfvm_node_attr_string(c->node, "reduction", "mean");
+    const pfvm_shape *x = &c->in[0]->type.shape, *t = &c->in[1]->type.shape;
+    const pfvm_ival *w = c->n_in > 2 ? c->in[2] : NULL;
+    int red = pfvm__red_loss_reduction(c->node), i;
+    int64_t a, b;
     pfvm_shape out;
-    int is_sce = !strcmp(c->node->op_type, "SoftmaxCrossEntropyLoss");
-    if (!strcmp(red, "none")) {
-        const pfvm_shape *t = &c->in[1]->type.shape;
-        out = *t;
+    if (red < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "reduction must be none, sum or mean");
+    if (x->rank >= 0 && x->rank < 2)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "the input must have rank 2 or more, not %d", x->rank);
+    if (x->rank >= 0 && t->rank >= 0) {
+        if (t->rank != x->rank - 1)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "the target has rank %d for an input of rank %d", t->rank, x->rank);
+        for (i = 0; i < t->rank; i++)
+            if (pfvm_sym_is_const(t->dims[i], &a) && pfvm_sym_is_const(x->dims[i ? i + 1 : 0], &b) && a != b)
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "target dim %d is %lld where the input has %lld", i, (long long)a,
+                                  (long long)b);
+    }
+    if (w && x->rank >= 0 && w->type.shape.rank == 1 && pfvm_sym_is_const(w->type.shape.dims[0], &a) &&
+        pfvm_sym_is_const(x->dims[1], &b) && a != b)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld weights for %lld classes", (long long)a, (long long)b);
+    if (red == 0) {
+        if (t->rank < 0)
+            pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 ? x->rank - 1 : -1);
+        else
+            pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, t);
     } else {
         out.rank = 0;
+        pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     }
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
-    if (is_sce && c->n_out > 1 && c->out[1])
+    if (c->n_out > 1 && c->out[1])
         c->out[1]->type = c->in[0]->type;
     return PFVM_OK;
 }
 
-/* NLL over log-probabilities L[N, C, d...] (read through `get`), labels T[N, d...]. */
-static pfvm_code pfvm__red_nll(pfvm_kctx *k, const pfvm_tensor *L, const pfvm_tensor *T, const pfvm_tensor *W,
-                               pfvm_tensor *out)
+/* The loss inputs seen as [N, C, D] blocks. */
+typedef struct pfvm__red_loss {
+    const pfvm_tensor *X, *T, *W;
+    int softmax; /* X holds scores: take the log-softmax on the fly */
+    int64_t N, C, D;
+} pfvm__red_loss;
+
+/* log(sum_c exp(X[n, c, d])), computed stably. */
+static double pfvm__red_lse_c(const pfvm__red_loss *l, int64_t n, int64_t d)
 {
-    const char *red = pfvm_node_attr_string(k->node, "reduction", "mean");
-    int64_t ignore = pfvm_node_attr_int(k->node, "ignore_index", INT64_MIN);
-    int has_ignore = pfvm_node_attr(k->node, "ignore_index") != NULL;
-    int64_t N = L->dims[0], C = L->rank > 1 ? L->dims[1] : 1, D = 1, n, d, c;
+    double mx = -INFINITY, s = 0;
+    int64_t c;
+    for (c = 0; c < l->C; c++) {
+        double v = pfvm_tensor_get_f64(l->X, (n * l->C + c) * l->D + d);
+        mx = v > mx || v != v ? v : mx;
+    }
+    if (mx != mx || isinf(mx))
+        return mx;
+    for (c = 0; c < l->C; c++)
+        s += exp(pfvm_tensor_get_f64(l->X, (n * l->C + c) * l->D + d) - mx);
+    return mx + log(s);
+}
+
+/* Validates shapes and shapes the loss output. */
+static pfvm_code pfvm__red_loss_setup(pfvm_kctx *k, pfvm__red_loss *l, int softmax, int red)
+{
+    const pfvm_tensor *X = k->in[0], *T = k->in[1], *W = k->n_in > 2 ? k->in[2] : NULL;
+    int d;
+    l->X = X;
+    l->T = T;
+    l->W = W;
+    l->softmax = softmax;
+    if (X->rank < 2 || T->rank != X->rank - 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "the input must be [N, C, d...] and the target [N, d...]");
+    if (!pfvm_dtype_is_float(X->dtype) || !pfvm__red_is_intlike(T->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "input %s, target %s", pfvm_dtype_name(X->dtype),
+                             pfvm_dtype_name(T->dtype));
+    l->N = X->dims[0];
+    l->C = X->dims[1];
+    l->D = 1;
+    for (d = 0; d < T->rank; d++)
+        if (T->dims[d] != X->dims[d ? d + 1 : 0])
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "target dim %d is %lld where the input has %lld", d,
+                                 (long long)T->dims[d], (long long)X->dims[d ? d + 1 : 0]);
+    for (d = 2; d < X->rank; d++)
+        l->D *= X->dims[d];
+    if (W && (W->rank != 1 || W->dims[0] != l->C || !pfvm_dtype_is_float(W->dtype)))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "the weights must be %lld floats", (long long)l->C);
+    /* reduced losses are scalars: rank 0 (T->dims is just a valid pointer) */
+    return pfvm_kctx_output(k, 0, X->dtype, red == 0 ? T->rank : 0, T->dims);
+}
+
+/* -w[t] * log p[n, t, d] per position (0 where ignored), reduced. */
+static pfvm_code pfvm__red_loss_run(pfvm_kctx *k, const pfvm__red_loss *l, int red)
+{
+    const pfvm_attr *ia = pfvm_node_attr(k->node, "ignore_index");
+    int has_ignore = ia && ia->type == PFVM_ATTR_INT;
+    int64_t ignore = has_ignore ? ia->i : 0, n, d;
     double sum = 0, wsum = 0;
-    int dd;
-    int none = !strcmp(red, "none"), mean = !strcmp(red, "mean");
-    if (!none && !mean && strcmp(red, "sum"))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "reduction '%s' is not valid", red);
-    for (dd = 2; dd < L->rank; dd++)
-        D *= L->dims[dd];
-    if (pfvm_tensor_numel(T) != N * D)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "target shape does not fit the input");
-    for (n = 0; n < N; n++)
-        for (d = 0; d < D; d++) {
+    for (n = 0; n < l->N; n++)
+        for (d = 0; d < l->D; d++) {
+            int64_t t = pfvm_tensor_get_i64(l->T, n * l->D + d);
             double v = 0, w = 0;
-            c = pfvm_tensor_get_i64(T, n * D + d);
-            if (!(has_ignore && c == ignore)) {
-                if (c < 0 || c >= C)
-                    return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "class %lld is outside 0..%lld", (long long)c,
-                                         (long long)(C - 1));
-                w = W ? pfvm_tensor_get_f64(W, c) : 1.0;
-                v = -pfvm_tensor_get_f64(L, (n * C + c) * D + d) * w;
+            if (!(has_ignore && t == ignore)) {
+                if (t < 0 || t >= l->C)
+                    return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "class %lld is outside 0..%lld", (long long)t,
+                                         (long long)(l->C - 1));
+                w = l->W ? pfvm_tensor_get_f64(l->W, t) : 1.0;
+                v = pfvm_tensor_get_f64(l->X, (n * l->C + t) * l->D + d);
+                if (l->softmax)
+                    v -= pfvm__red_lse_c(l, n, d);
+                v = -v * w;
             }
-            if (none)
-                pfvm__red_store(out, n * D + d, v);
+            if (red == 0)
+                pfvm_red_store(k->out[0], n * l->D + d, v);
             sum += v;
             wsum += w;
         }
-    if (!none)
-        pfvm__red_store(out, 0, mean ? (wsum != 0 ? sum / wsum : 0) : sum);
+    /* a mean over nothing (every label ignored) is NaN, as in numpy and torch */
+    if (red)
+        pfvm_red_store(k->out[0], 0, red == 1 ? sum : wsum != 0 ? sum / wsum : NAN);
     return PFVM_OK;
 }
 
 static pfvm_code pfvm__red_k_nll(pfvm_kctx *k)
 {
-    return pfvm__red_nll(k, k->in[0], k->in[1], k->n_in > 2 ? k->in[2] : NULL, k->out[0]);
+    pfvm__red_loss l;
+    int red = pfvm__red_loss_reduction(k->node);
+    if (pfvm__red_loss_setup(k, &l, 0, red))
+        return pfvm__red_code(k->st);
+    return pfvm__red_loss_run(k, &l, red);
 }
 
 static pfvm_code pfvm__red_k_sce(pfvm_kctx *k)
 {
-    const pfvm_tensor *X = k->in[0];
+    pfvm__red_loss l;
     pfvm_tensor *lp = k->n_out > 1 ? k->out[1] : NULL;
-    int64_t N = X->dims[0], C = X->rank > 1 ? X->dims[1] : 1, D = 1, n, d, c;
-    int dd;
-    for (dd = 2; dd < X->rank; dd++)
-        D *= X->dims[dd];
-    if (lp) {
-        for (n = 0; n < N; n++)
-            for (d = 0; d < D; d++) {
-                double mx = -INFINITY, s = 0;
-                for (c = 0; c < C; c++) {
-                    double v = pfvm_tensor_get_f64(X, (n * C + c) * D + d);
-                    mx = v > mx ? v : mx;
+    int red = pfvm__red_loss_reduction(k->node);
+    int64_t n, c, d;
+    if (pfvm__red_loss_setup(k, &l, 1, red) || (lp && pfvm_kctx_output(k, 1, l.X->dtype, l.X->rank, l.X->dims)))
+        return pfvm__red_code(k->st);
+    if (lp)
+        for (n = 0; n < l.N; n++)
+            for (d = 0; d < l.D; d++) {
+                double lse = pfvm__red_lse_c(&l, n, d);
+                for (c = 0; c < l.C; c++) {
+                    int64_t at = (n * l.C + c) * l.D + d;
+                    pfvm_red_store(lp, at, pfvm_tensor_get_f64(l.X, at) - lse);
                 }
-                for (c = 0; c < C; c++)
-                    s += exp(pfvm_tensor_get_f64(X, (n * C + c) * D + d) - mx);
-                for (c = 0; c < C; c++)
-                    pfvm__red_store(lp, (n * C + c) * D + d, pfvm_tensor_get_f64(X, (n * C + c) * D + d) - mx - log(s));
             }
-        return pfvm__red_nll(k, lp, k->in[1], k->n_in > 2 ? k->in[2] : NULL, k->out[0]);
-    }
-    /* no log_prob output and no scratch memory: the log-softmax of the
-     * target class is computed on the fly per position */
-    {
-        const char *red = pfvm_node_attr_string(k->node, "reduction", "mean");
-        int64_t ignore = pfvm_node_attr_int(k->node, "ignore_index", INT64_MIN);
-        int has_ignore = pfvm_node_attr(k->node, "ignore_index") != NULL;
-        const pfvm_tensor *T = k->in[1], *W = k->n_in > 2 ? k->in[2] : NULL;
-        double sum = 0, wsum = 0;
-        int none = !strcmp(red, "none"), mean = !strcmp(red, "mean");
-        for (n = 0; n < N; n++)
-            for (d = 0; d < D; d++) {
-                double mx = -INFINITY, s = 0, v = 0, w = 0;
-                int64_t t = pfvm_tensor_get_i64(T, n * D + d);
-                for (c = 0; c < C; c++) {
-                    double x = pfvm_tensor_get_f64(X, (n * C + c) * D + d);
-                    mx = x > mx ? x : mx;
-                }
-                for (c = 0; c < C; c++)
-                    s += exp(pfvm_tensor_get_f64(X, (n * C + c) * D + d) - mx);
-                if (!(has_ignore && t == ignore)) {
-                    if (t < 0 || t >= C)
-                        return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "class %lld is out of range", (long long)t);
-                    w = W ? pfvm_tensor_get_f64(W, t) : 1.0;
-                    v = -(pfvm_tensor_get_f64(X, (n * C + t) * D + d) - mx - log(s)) * w;
-                }
-                if (none)
-                    pfvm__red_store(k->out[0], n * D + d, v);
-                sum += v;
-                wsum += w;
-            }
-        if (!none)
-            pfvm__red_store(k->out[0], 0, mean ? (wsum != 0 ? sum / wsum : 0) : sum);
-    }
-    return PFVM_OK;
+    /* the loss reads the scores, not log_prob, which may be float16 */
+    return pfvm__red_loss_run(k, &l, red);
 }
 
-#define PFVM__RED_T "float,double,float16,int32,int64,uint32,uint64"
-#define PFVM__RED_OP(name, since, until, kern) \
-    {name, "", since, until, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0}
+/* ---- the table ------------------------------------------------------------------------------------------ */
+
+#define PFVM__RED_T "float,double,float16,bfloat16,int8,uint8,int16,uint16,int32,uint32,int64,uint64"
+#define PFVM__RED_OP(name, kern) \
+    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0}
 
 const pfvm_op_def pfvm__ops_reduce[] = {
-    PFVM__RED_OP("ReduceSum", 1, 0, pfvm__red_k_sum),
-    PFVM__RED_OP("ReduceMean", 1, 0, pfvm__red_k_mean),
-    PFVM__RED_OP("ReduceMax", 1, 0, pfvm__red_k_max),
-    PFVM__RED_OP("ReduceMin", 1, 0, pfvm__red_k_min),
-    PFVM__RED_OP("ReduceProd", 1, 0, pfvm__red_k_prod),
-    PFVM__RED_OP("ReduceL1", 1, 0, pfvm__red_k_l1),
-    PFVM__RED_OP("ReduceL2", 1, 0, pfvm__red_k_l2),
-    PFVM__RED_OP("ReduceLogSum", 1, 0, pfvm__red_k_logsum),
-    PFVM__RED_OP("ReduceLogSumExp", 1, 0, pfvm__red_k_logsumexp),
-    PFVM__RED_OP("ReduceSumSquare", 1, 0, pfvm__red_k_sumsq),
+    PFVM__RED_OP("ReduceSum", pfvm__red_k_sum),
+    PFVM__RED_OP("ReduceMean", pfvm__red_k_mean),
+    PFVM__RED_OP("ReduceMax", pfvm__red_k_max),
+    PFVM__RED_OP("ReduceMin", pfvm__red_k_min),
+    PFVM__RED_OP("ReduceProd", pfvm__red_k_prod),
+    PFVM__RED_OP("ReduceL1", pfvm__red_k_l1),
+    PFVM__RED_OP("ReduceL2", pfvm__red_k_l2),
+    PFVM__RED_OP("ReduceLogSum", pfvm__red_k_logsum),
+    PFVM__RED_OP("ReduceLogSumExp", pfvm__red_k_logsumexp),
+    PFVM__RED_OP("ReduceSumSquare", pfvm__red_k_sumsq),
     {"ArgMax", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmax, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0},
     {"ArgMin", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmin, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0},
     {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm_infer_same_as_first, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0},
     {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0},
-    {"NegativeLogLikelihoodLoss", "", 12, 0, 2, 3, 1, 1, pfvm__red_infer_loss, pfvm__red_k_nll, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0},
-    {"SoftmaxCrossEntropyLoss", "", 12, 0, 2, 3, 1, 2, pfvm__red_infer_loss, pfvm__red_k_sce, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0},
+    {"NegativeLogLikelihoodLoss", "", 12, 0, 2, 3, 1, 1, pfvm__red_infer_loss, pfvm__red_k_nll, pfvm__red_check_loss,
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0},
+    {"SoftmaxCrossEntropyLoss", "", 12, 0, 2, 3, 1, 2, pfvm__red_infer_loss, pfvm__red_k_sce, pfvm__red_check_loss,
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };
 /* ---- src/ops/rnn.c ---- */
@@ -10008,57 +12429,305 @@ const pfvm_op_def pfvm__ops_signal[] = {
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 };
 /* ---- src/ops/tensor.c ---- */
-/* ops/tensor: shape manipulation and data movement — Reshape, Flatten,
- * Transpose, Squeeze, Unsqueeze, Concat, Split, Slice, Gather, Expand, Tile,
- * Pad, Shape, Size, Constant, ConstantOfShape, Range, Trilu, Identity,
- * Dropout (inference).
+/* ops/tensor: shape manipulation and data movement — Identity, Dropout,
+ * Shape, Size, Constant, ConstantOfShape, Reshape, Flatten, Squeeze,
+ * Unsqueeze, Transpose, Concat, Split, Slice, Gather, Expand, Tile, Pad,
+ * Range, Trilu. (Element-level gathers and scatters are ops/indexing.c.)
  *
  * Kernels move element bytes without looking at the element type; string
- * tensors copy their strings. Inference is symbolic and propagates the
- * contents of small integer tensors (Shape -> Gather -> Concat -> Reshape). */
+ * tensors duplicate their strings. Every strided movement is one walk of
+ * the shared engine (pfvm_tn_copy_walk), which checks that it stays inside
+ * the source before it reads anything.
+ *
+ * Inference is symbolic: dims are pfvm_sym expressions and every output
+ * dim is built with pfvm_sym_* so that the same function serves analysis
+ * (named dims) and planning (constant dims). Small integer tensors carry
+ * their contents as symbolic vectors (`sym`), so Shape -> Gather ->
+ * Unsqueeze -> Concat -> Reshape chains resolve before anything runs. */
 
 #include <math.h>
 #include <stdlib.h>
 
-#define PFVM__TN_MAXV 64 /* longest integer vector read from an input (shapes, axes) */
+#define PFVM__TN_MAXV 64 /* longest integer vector read from an input (shapes, axes, pads) */
 
-/* ---- helpers ---------------------------------------------------------------------- */
+/* ---- element copies and kernel helpers ---------------------------------------------- */
 
-static int64_t pfvm__tn_numel(const pfvm_tensor *t)
-{
-    return pfvm_tensor_numel(t);
-}
-
-/* Copies n elements from src[si] to dst[di]; strings are duplicated. */
-static void pfvm__tn_copy(pfvm_tensor *dst, int64_t di, const pfvm_tensor *src, int64_t si, int64_t n)
+PFVM_INTERNAL void pfvm_tn_copy(pfvm_tensor *dst, int64_t di, const pfvm_tensor *src, int64_t si, int64_t n)
 {
     size_t es = pfvm_dtype_size(src->dtype);
+    int64_t i;
+    if (n <= 0)
+        return;
     if (src->dtype == PFVM_STRING) {
-        int64_t i;
+        char *const *s = (char *const *)src->data + si;
+        char **d = (char **)dst->data + di;
         for (i = 0; i < n; i++) {
-            const char *s = ((char *const *)src->data)[si + i];
-            char **d = &((char **)dst->data)[di + i];
-            pfvm__free(*d);
-            *d = pfvm__strdup(s ? s : "");
+            char *c = pfvm__strdup(s[i] ? s[i] : "");
+            pfvm__free(d[i]);
+            d[i] = c;
         }
         return;
     }
-    if (n > 0)
-        memcpy((char *)dst->data + (size_t)di * es, (const char *)src->data + (size_t)si * es, (size_t)n * es);
+    memmove((char *)dst->data + (size_t)di * es, (const char *)src->data + (size_t)si * es, (size_t)n * es);
 }
 
-/* Row-major strides of a tensor. */
-static void pfvm__tn_strides(const pfvm_tensor *t, int64_t *st)
+PFVM_INTERNAL pfvm_code pfvm_tn_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims)
 {
-    int d;
-    int64_t s = 1;
-    for (d = t->rank - 1; d >= 0; d--) {
-        st[d] = s;
-        s *= t->dims[d];
+    pfvm_tensor *t = i >= 0 && i < k->n_out ? k->out[i] : NULL;
+    if (!t)
+        return PFVM_OK;
+    if (t->data && t->kind == PFVM_KIND_TENSOR && t->dtype == dtype && t->rank == rank &&
+        (rank == 0 || !memcmp(t->dims, dims, sizeof(int64_t) * (size_t)rank)))
+        return PFVM_OK;
+    return pfvm_kctx_output(k, i, dtype, rank, dims);
+}
+
+PFVM_INTERNAL pfvm_code pfvm_tn_check_inputs(pfvm_kctx *k)
+{
+    int j;
+    for (j = 0; j < k->n_in; j++) {
+        const pfvm_tensor *t = k->in[j];
+        int64_t n;
+        if (!t)
+            continue;
+        if (t->kind != PFVM_KIND_TENSOR)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input %d is not a tensor", j);
+        n = pfvm_tensor_numel(t);
+        if (n < 0 || (n > 0 && (!t->data || !pfvm_dtype_size(t->dtype))))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input %d has no data for its %lld elements", j,
+                                 (long long)n);
+    }
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL int64_t pfvm_tn_index(const pfvm_tensor *t, int64_t i, int64_t dim)
+{
+    int64_t v = pfvm_tensor_get_i64(t, i);
+    if (v < 0 && v >= -dim)
+        v += dim;
+    return v >= 0 && v < dim ? v : -1;
+}
+
+PFVM_INTERNAL void pfvm_tn_store_i64(pfvm_tensor *t, int64_t i, int64_t v)
+{
+    void *d = t->data;
+    uint64_t u = (uint64_t)v;
+    switch (t->dtype) {
+    case PFVM_INT64: ((int64_t *)d)[i] = v; break;
+    case PFVM_UINT64: ((uint64_t *)d)[i] = u; break;
+    case PFVM_INT32: case PFVM_UINT32: {
+        uint32_t w = (uint32_t)u;
+        memcpy((uint32_t *)d + i, &w, 4);
+        break;
+    }
+    case PFVM_INT16: case PFVM_UINT16: {
+        uint16_t w = (uint16_t)u;
+        memcpy((uint16_t *)d + i, &w, 2);
+        break;
+    }
+    case PFVM_INT8: case PFVM_UINT8: ((uint8_t *)d)[i] = (uint8_t)u; break;
+    case PFVM_BOOL: ((uint8_t *)d)[i] = v != 0; break;
+    default: pfvm_red_store(t, i, (double)v); break;
     }
 }
 
-/* Integers of input i (value known at plan time) or -1. */
+/* Row-major strides of concrete dims. */
+static void pfvm__tn_strides(const int64_t *dims, int rank, int64_t *st)
+{
+    int d;
+    int64_t s = 1;
+    for (d = rank - 1; d >= 0; d--) {
+        st[d] = s;
+        s *= dims[d];
+    }
+}
+
+/* Contents of a run-time integer tensor (shapes, axes, pads): the count, or
+ * -1 when it is not an integer tensor or has more than cap entries. */
+static int pfvm__tn_kints(const pfvm_tensor *t, int64_t *out, int cap)
+{
+    int64_t i, n;
+    if (!t || t->kind != PFVM_KIND_TENSOR || !pfvm_dtype_is_int(t->dtype))
+        return -1;
+    n = pfvm_tensor_numel(t);
+    if (n < 0 || n > cap)
+        return -1;
+    for (i = 0; i < n; i++)
+        out[i] = pfvm_tensor_get_i64(t, i);
+    return (int)n;
+}
+
+static pfvm_code pfvm__tn_code(pfvm_kctx *k, pfvm_code fallback)
+{
+    return k->st && k->st->code ? k->st->code : fallback;
+}
+
+/* ---- the strided walk ------------------------------------------------------------------ */
+
+/* 1 when every element the walk reads lies in [0, numel). */
+static int pfvm__tn_walk_fits(const pfvm_tn_walk *w, int64_t numel)
+{
+    int64_t lo = w->off, hi = w->off, span;
+    int d;
+    for (d = 0; d < w->rank; d++)
+        if (w->dims[d] <= 0)
+            return w->dims[d] == 0; /* an empty box reads nothing */
+    for (d = 0; d < w->rank; d++) {
+        if (!pfvm__mul_i64(w->dims[d] - 1, w->stride[d], &span))
+            return 0;
+        if (!pfvm__add_i64(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi))
+            return 0;
+    }
+    return lo >= 0 && hi < numel;
+}
+
+/* Drops unit dims and merges neighbours that are contiguous in the source,
+ * so that the innermost run is as long as the layout allows. */
+static void pfvm__tn_walk_simplify(pfvm_tn_walk *w)
+{
+    int d, r = 0;
+    for (d = 0; d < w->rank; d++) {
+        if (w->dims[d] == 1)
+            continue;
+        if (r > 0 && w->stride[r - 1] == w->stride[d] * w->dims[d]) {
+            w->dims[r - 1] *= w->dims[d];
+            w->stride[r - 1] = w->stride[d];
+            continue;
+        }
+        w->dims[r] = w->dims[d];
+        w->stride[r] = w->stride[d];
+        r++;
+    }
+    w->rank = r;
+}
+
+/* n elements src[si + e*step] -> dst[di + e]. Fixed-size memcpy compiles to
+ * plain loads and stores without aliasing trouble. */
+static void pfvm__tn_copy_run(pfvm_tensor *dst, int64_t di, const pfvm_tensor *src, int64_t si, int64_t n, int64_t step)
+{
+    size_t es = pfvm_dtype_size(src->dtype);
+    char *d = (char *)dst->data + (size_t)di * es;
+    const char *s = (const char *)src->data + (ptrdiff_t)si * (ptrdiff_t)es;
+    int64_t e;
+    ptrdiff_t bstep = (ptrdiff_t)step * (ptrdiff_t)es;
+    if (src->dtype == PFVM_STRING) {
+        for (e = 0; e < n; e++)
+            pfvm_tn_copy(dst, di + e, src, si + e * step, 1);
+        return;
+    }
+    if (step == 1) {
+        memcpy(d, s, (size_t)n * es);
+        return;
+    }
+    switch (es) {
+    case 1: for (e = 0; e < n; e++, s += bstep) d[e] = *s; break;
+    case 2: for (e = 0; e < n; e++, s += bstep) memcpy(d + e * 2, s, 2); break;
+    case 4: for (e = 0; e < n; e++, s += bstep) memcpy(d + e * 4, s, 4); break;
+    case 8: for (e = 0; e < n; e++, s += bstep) memcpy(d + e * 8, s, 8); break;
+    default: for (e = 0; e < n; e++, s += bstep) memcpy(d + (size_t)e * es, s, es); break;
+    }
+}
+
+PFVM_INTERNAL pfvm_code pfvm_tn_copy_walk(pfvm_kctx *k, pfvm_tensor *dst, int64_t dst_off, const pfvm_tensor *src,
+                                          const pfvm_tn_walk *walk)
+{
+    pfvm_tn_walk w;
+    int64_t idx[PFVM_TN_WALK_MAX] = {0}, count = 1, so, o = dst_off, dn = pfvm_tensor_numel(dst);
+    int d, r;
+    if (walk->rank < 0 || walk->rank > PFVM_TN_WALK_MAX || src->dtype != dst->dtype)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "internal: bad copy walk");
+    for (d = 0; d < walk->rank; d++)
+        if (walk->dims[d] < 0 || !pfvm__mul_i64(count, walk->dims[d], &count))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "copy is too large");
+    if (count == 0)
+        return PFVM_OK;
+    if (!pfvm__tn_walk_fits(walk, pfvm_tensor_numel(src)) || dst_off < 0 || dn < 0 || count > dn - dst_off)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "copy would leave its tensors (shapes disagree)");
+    w = *walk;
+    pfvm__tn_walk_simplify(&w);
+    if (w.rank == 0) {
+        pfvm_tn_copy(dst, o, src, w.off, 1);
+        return PFVM_OK;
+    }
+    r = w.rank;
+    so = w.off;
+    for (;;) {
+        pfvm__tn_copy_run(dst, o, src, so, w.dims[r - 1], w.stride[r - 1]);
+        o += w.dims[r - 1];
+        for (d = r - 2; d >= 0; d--) {
+            so += w.stride[d];
+            if (++idx[d] < w.dims[d])
+                break;
+            so -= w.stride[d] * w.dims[d];
+            idx[d] = 0;
+        }
+        if (d < 0)
+            return PFVM_OK;
+    }
+}
+
+/* The walk that reads all of x in its own order, with strides per dim. */
+static void pfvm__tn_walk_init(pfvm_tn_walk *w, int rank, const int64_t *dims)
+{
+    int d;
+    memset(w, 0, sizeof *w);
+    w->rank = rank;
+    for (d = 0; d < rank; d++)
+        w->dims[d] = dims[d];
+}
+
+/* ---- inference helpers ------------------------------------------------------------------ */
+
+/* Output i becomes a tensor of shape s after checking that every dim was
+ * built (sym constructors return NULL on overflow) and that no constant
+ * dim is negative. */
+static pfvm_code pfvm__tn_set(pfvm_ictx *c, int i, pfvm_dtype dtype, const pfvm_shape *s)
+{
+    int d;
+    if (i >= c->n_out || !c->out[i])
+        return PFVM_OK;
+    for (d = 0; d < s->rank; d++) {
+        int64_t v;
+        if (!s->dims[d])
+            return pfvm__fail(c->st, PFVM_ERR_RANGE, "output %d: dimension %d overflows", i, d);
+        if (pfvm_sym_is_const(s->dims[d], &v) && v < 0)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "output %d: dimension %d would be %lld", i, d, (long long)v);
+    }
+    pfvm_ival_set_tensor(c->out[i], dtype, s);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tn_unknown(pfvm_ictx *c, int i, int rank)
+{
+    return pfvm_infer_unknown(c, i, c->in[0]->type.dtype, rank);
+}
+
+/* Contents of input i as symbolic scalars: constants when its value is
+ * known, else the propagated dims; -1 when unknown or longer than cap. */
+static int pfvm__tn_in_syms(pfvm_ictx *c, int i, const pfvm_sym **out, int cap)
+{
+    int64_t v[PFVM__TN_MAXV];
+    const pfvm_ival *x = i < c->n_in ? c->in[i] : NULL;
+    int n, j;
+    if (!x)
+        return -1;
+    if (cap > PFVM__TN_MAXV)
+        cap = PFVM__TN_MAXV;
+    n = pfvm_ival_ints(x, v, cap);
+    if (n >= 0) {
+        for (j = 0; j < n; j++)
+            if (!(out[j] = pfvm_sym_const(c->syms, v[j])))
+                return -1;
+        return n;
+    }
+    if (!x->sym || x->n_sym > cap)
+        return -1;
+    for (j = 0; j < x->n_sym; j++)
+        out[j] = x->sym[j];
+    return x->n_sym;
+}
+
+/* Known integer contents of input i (all constant), or -1. */
 static int pfvm__tn_in_ints(pfvm_ictx *c, int i, int64_t *out)
 {
     if (i >= c->n_in || !c->in[i])
@@ -10066,37 +12735,114 @@ static int pfvm__tn_in_ints(pfvm_ictx *c, int i, int64_t *out)
     return pfvm_ival_ints(c->in[i], out, PFVM__TN_MAXV);
 }
 
-/* Integers of a run-time input tensor. */
-static int pfvm__tn_kints(const pfvm_tensor *t, int64_t *out, int cap)
-{
-    int64_t i, n;
-    if (!t)
-        return -1;
-    n = pfvm__tn_numel(t);
-    if (n > cap)
-        return -1;
-    for (i = 0; i < n; i++)
-        out[i] = pfvm_tensor_get_i64(t, i);
-    return (int)n;
-}
-
-/* Shape of `sym` contents: a vector whose entries are the given dims. */
+/* A 1-D int64 output of n entries whose contents are v. */
 static pfvm_code pfvm__tn_set_vector(pfvm_ictx *c, pfvm_ival *o, const pfvm_sym *const *v, int n)
 {
     pfvm_shape s;
     s.rank = 1;
     s.dims[0] = pfvm_sym_const(c->syms, n);
+    if (!s.dims[0])
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
     pfvm_ival_set_tensor(o, PFVM_INT64, &s);
     return pfvm_ival_set_sym(c, o, v, n);
 }
 
-/* ---- Identity, Dropout -------------------------------------------------------------- */
+/* Output 0 keeps input 0's symbolic contents (the same elements in a new
+ * shape: Reshape, Flatten, Squeeze, Unsqueeze, Identity). */
+static pfvm_code pfvm__tn_keep_sym(pfvm_ictx *c)
+{
+    if (c->in[0]->sym && c->out[0] && c->out[0]->type.kind == PFVM_KIND_TENSOR)
+        return pfvm_ival_set_sym(c, c->out[0], c->in[0]->sym, c->in[0]->n_sym);
+    return PFVM_OK;
+}
+
+/* Product of a shape's dims. */
+static const pfvm_sym *pfvm__tn_prod(pfvm_ictx *c, const pfvm_shape *s, int from, int to)
+{
+    const pfvm_sym *p = pfvm_sym_const(c->syms, 1);
+    int d;
+    for (d = from; d < to && p; d++)
+        p = pfvm_sym_mul(c->syms, p, s->dims[d]);
+    return p;
+}
+
+/* Length of 1-D input i when its shape is known, else -1 (the count of
+ * axes whose values are not known). */
+static int pfvm__tn_vec_len(pfvm_ictx *c, int i)
+{
+    const pfvm_shape *s = i < c->n_in && c->in[i] ? &c->in[i]->type.shape : NULL;
+    int64_t n;
+    if (!s || s->rank != 1 || !pfvm_sym_is_const(s->dims[0], &n) || n > PFVM__TN_MAXV)
+        return -1;
+    return (int)n;
+}
+
+/* Axes from the `axes` attribute (older opsets) or from input i (newer):
+ * the count, -1 when absent, -2 when the input's contents are unknown. */
+static int pfvm__tn_axes(pfvm_ictx *c, int from_input, int i, int64_t *axes)
+{
+    const int64_t *a;
+    int n, j;
+    if (!from_input) {
+        n = pfvm_node_attr_ints(c->node, "axes", &a);
+        if (n > PFVM__TN_MAXV)
+            return -2;
+        for (j = 0; j < n; j++)
+            axes[j] = a[j];
+        return n;
+    }
+    if (i >= c->n_in || !c->in[i])
+        return -1;
+    n = pfvm__tn_in_ints(c, i, axes);
+    return n < 0 ? -2 : n;
+}
+
+/* Same for a kernel. */
+static int pfvm__tn_kaxes(pfvm_kctx *k, int from_input, int i, int64_t *axes)
+{
+    const int64_t *a;
+    int n, j;
+    if (!from_input) {
+        n = pfvm_node_attr_ints(k->node, "axes", &a);
+        if (n > PFVM__TN_MAXV)
+            return -2;
+        for (j = 0; j < n; j++)
+            axes[j] = a[j];
+        return n;
+    }
+    if (i >= k->n_in || !k->in[i])
+        return -1;
+    n = pfvm__tn_kints(k->in[i], axes, PFVM__TN_MAXV);
+    return n < 0 ? -2 : n;
+}
+
+/* ---- Identity, Dropout ---------------------------------------------------------------------- */
 
 static pfvm_code pfvm__tn_infer_identity(pfvm_ictx *c)
 {
     c->out[0]->type = c->in[0]->type;
-    if (c->in[0]->sym)
-        return pfvm_ival_set_sym(c, c->out[0], c->in[0]->sym, c->in[0]->n_sym);
+    if (c->in[0]->type.kind == PFVM_KIND_TENSOR)
+        c->out[0]->value = c->in[0]->value; /* the same contents, used in place when known */
+    return pfvm__tn_keep_sym(c);
+}
+
+/* Sequences and optionals: a deep copy of the elements. */
+static pfvm_code pfvm__tn_clone_container(pfvm_kctx *k, const pfvm_tensor *x, pfvm_tensor *y)
+{
+    int i;
+    pfvm_tensor_release(y);
+    memset(y, 0, sizeof *y);
+    y->kind = x->kind;
+    y->elem_dtype = x->elem_dtype;
+    y->dtype = x->dtype;
+    y->rank = x->rank;
+    y->has_value = x->has_value;
+    for (i = 0; i < (int)stbds_arrlen(x->elems); i++) {
+        pfvm_tensor *e = pfvm_tensor_clone(x->elems[i], k->st);
+        if (!e)
+            return pfvm__tn_code(k, PFVM_ERR_NOMEM);
+        stbds_arrput(y->elems, e);
+    }
     return PFVM_OK;
 }
 
@@ -10104,78 +12850,99 @@ static pfvm_code pfvm__tn_k_identity(pfvm_kctx *k)
 {
     const pfvm_tensor *x = k->in[0];
     pfvm_tensor *y = k->out[0];
-    if (x->kind != PFVM_KIND_TENSOR) {
-        int i;
-        pfvm_tensor_release(y);
-        y->kind = x->kind;
-        y->elem_dtype = x->elem_dtype;
-        y->dtype = x->dtype;
-        y->has_value = x->has_value;
-        for (i = 0; i < (int)stbds_arrlen(x->elems); i++) {
-            pfvm_tensor *e = pfvm_tensor_clone(x->elems[i], k->st);
-            if (!e)
-                return k->st ? k->st->code : PFVM_ERR_NOMEM;
-            stbds_arrput(y->elems, e);
-        }
-        return PFVM_OK;
-    }
-    if (!y->data && pfvm_kctx_output(k, 0, x->dtype, x->rank, x->dims))
-        return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    pfvm__tn_copy(y, 0, x, 0, pfvm__tn_numel(x));
+    if (x->kind != PFVM_KIND_TENSOR)
+        return pfvm__tn_clone_container(k, x, y);
+    if (pfvm_tn_check_inputs(k) || pfvm_tn_output(k, 0, x->dtype, x->rank, x->dims))
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
+    if (y->data != x->data)
+        pfvm_tn_copy(y, 0, x, 0, pfvm_tensor_numel(x));
     return PFVM_OK;
+}
+
+/* Before opset 10 the mask has the data's type; from 10 on it is bool. */
+static pfvm_dtype pfvm__tn_mask_dtype(const pfvm_node *n, pfvm_dtype data)
+{
+    return n->opset < 10 ? data : PFVM_BOOL;
 }
 
 static pfvm_code pfvm__tn_infer_dropout(pfvm_ictx *c)
 {
-    c->out[0]->type = c->in[0]->type;
+    const pfvm_ival *x = c->in[0];
+    if (!pfvm_dtype_is_float(x->type.dtype) && x->type.dtype != PFVM_UNDEFINED)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "data must be a float tensor, not %s", pfvm_dtype_name(x->type.dtype));
+    pfvm_ival_set_tensor(c->out[0], x->type.dtype, &x->type.shape);
     if (c->n_out > 1 && c->out[1])
-        pfvm_ival_set_tensor(c->out[1], PFVM_BOOL, &c->in[0]->type.shape);
+        pfvm_ival_set_tensor(c->out[1], pfvm__tn_mask_dtype(c->node, x->type.dtype), &x->type.shape);
+    return PFVM_OK;
+}
+
+/* Whether this run drops elements, and with what ratio. */
+static pfvm_code pfvm__tn_dropout_mode(pfvm_kctx *k, int *training, double *ratio)
+{
+    const pfvm_node *n = k->node;
+    *training = 0;
+    *ratio = 0.5;
+    if (n->opset < 12) {
+        *ratio = pfvm_node_attr_float(n, "ratio", 0.5f);
+        /* only opsets 1 and 6 had a training form, asked for with an
+         * explicit is_test = 0 (runtimes treat the default as inference) */
+        *training = n->opset < 7 && pfvm_node_attr_int(n, "is_test", 1) == 0;
+    } else {
+        if (k->n_in > 1 && k->in[1]) {
+            if (pfvm_tensor_numel(k->in[1]) != 1 || !pfvm_dtype_is_float(k->in[1]->dtype))
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "ratio must be one float");
+            *ratio = pfvm_tensor_get_f64(k->in[1], 0);
+        }
+        if (k->n_in > 2 && k->in[2]) {
+            if (pfvm_tensor_numel(k->in[2]) != 1)
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "training_mode must be one bool");
+            *training = pfvm_tensor_get_i64(k->in[2], 0) != 0;
+        }
+    }
+    if (*training && !(*ratio >= 0 && *ratio < 1))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "ratio %g is outside [0, 1)", *ratio);
     return PFVM_OK;
 }
 
 static pfvm_code pfvm__tn_k_dropout(pfvm_kctx *k)
 {
-    int training = k->n_in > 2 && k->in[2] && pfvm_tensor_get_i64(k->in[2], 0);
-    double ratio = k->n_in > 1 && k->in[1] ? pfvm_tensor_get_f64(k->in[1], 0) : 0.5;
     const pfvm_tensor *x = k->in[0];
     pfvm_tensor *y = k->out[0], *mask = k->n_out > 1 ? k->out[1] : NULL;
-    int64_t i, n = pfvm__tn_numel(x);
-    if (k->node->opset < 12) {
-        training = pfvm_node_attr_int(k->node, "is_test", 1) == 0 && k->node->opset < 7;
-        ratio = pfvm_node_attr_float(k->node, "ratio", 0.5f);
-    }
+    int64_t i, n = pfvm_tensor_numel(x);
+    int training;
+    double ratio;
+    pfvm_dtype mdt = pfvm__tn_mask_dtype(k->node, x->dtype);
+    if (pfvm_tn_check_inputs(k) || pfvm__tn_dropout_mode(k, &training, &ratio) ||
+        pfvm_tn_output(k, 0, x->dtype, x->rank, x->dims) || pfvm_tn_output(k, 1, mdt, x->rank, x->dims))
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
+    if (!pfvm_dtype_is_float(x->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "%s data", pfvm_dtype_name(x->dtype));
     if (!training || ratio == 0) {
-        pfvm__tn_copy(y, 0, x, 0, n);
-        if (mask && mask->data)
-            memset(mask->data, 1, (size_t)pfvm__tn_numel(mask));
+        if (y->data != x->data)
+            pfvm_tn_copy(y, 0, x, 0, n);
+        for (i = 0; mask && i < n; i++)
+            pfvm_tn_store_i64(mask, i, 1);
         return PFVM_OK;
     }
-    if (!(ratio >= 0 && ratio < 1))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "ratio %g is outside [0, 1)", ratio);
     /* training: keep each element with probability 1 - ratio, scaled up */
     {
         const pfvm_attr *seed = pfvm_node_attr(k->node, "seed");
-        if (seed)
+        if (seed && seed->type == PFVM_ATTR_INT)
             pfvm_kctx_seed(k, (uint64_t)seed->i);
     }
     for (i = 0; i < n; i++) {
         double u = (double)(pfvm_kctx_random(k) >> 11) * (1.0 / 9007199254740992.0);
         int keep = u >= ratio;
-        double v = keep ? pfvm_tensor_get_f64(x, i) / (1 - ratio) : 0;
-        if (y->dtype == PFVM_DOUBLE)
-            ((double *)y->data)[i] = v;
-        else if (y->dtype == PFVM_FLOAT16)
-            ((uint16_t *)y->data)[i] = pfvm_float_to_half((float)v);
-        else
-            ((float *)y->data)[i] = (float)v;
-        if (mask && mask->data)
-            ((uint8_t *)mask->data)[i] = (uint8_t)keep;
+        pfvm_red_store(y, i, keep ? pfvm_tensor_get_f64(x, i) / (1 - ratio) : 0);
+        if (mask)
+            pfvm_tn_store_i64(mask, i, keep);
     }
     return PFVM_OK;
 }
 
-/* ---- Shape, Size, Constant, ConstantOfShape ------------------------------------------ */
+/* ---- Shape, Size, Constant, ConstantOfShape ---------------------------------------------- */
 
+/* Shape's [start, end) (opset 15 attributes; clamped like Python slices). */
 static void pfvm__tn_shape_range(const pfvm_node *n, int rank, int *start, int *end)
 {
     int64_t s = pfvm_node_attr_int(n, "start", 0), e = pfvm_node_attr_int(n, "end", rank);
@@ -10193,10 +12960,10 @@ static pfvm_code pfvm__tn_infer_shape(pfvm_ictx *c)
 {
     const pfvm_shape *s = &c->in[0]->type.shape;
     int a, b;
-    if (s->rank < 0) {
-        pfvm_ival_set_tensor(c->out[0], PFVM_INT64, NULL);
+    if (c->in[0]->type.kind != PFVM_KIND_TENSOR && c->in[0]->type.kind != PFVM_KIND_UNKNOWN)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "input is not a tensor");
+    if (s->rank < 0)
         return pfvm_infer_unknown(c, 0, PFVM_INT64, 1);
-    }
     pfvm__tn_shape_range(c->node, s->rank, &a, &b);
     return pfvm__tn_set_vector(c, c->out[0], s->dims + a, b - a);
 }
@@ -10205,10 +12972,12 @@ static pfvm_code pfvm__tn_k_shape(pfvm_kctx *k)
 {
     int a, b, i;
     int64_t n;
+    if (k->in[0]->kind != PFVM_KIND_TENSOR)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input is not a tensor");
     pfvm__tn_shape_range(k->node, k->in[0]->rank, &a, &b);
     n = b - a;
-    if (!k->out[0]->data && pfvm_kctx_output(k, 0, PFVM_INT64, 1, &n))
-        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    if (pfvm_tn_output(k, 0, PFVM_INT64, 1, &n))
+        return pfvm__tn_code(k, PFVM_ERR_NOMEM);
     for (i = a; i < b; i++)
         ((int64_t *)k->out[0]->data)[i - a] = k->in[0]->dims[i];
     return PFVM_OK;
@@ -10217,26 +12986,30 @@ static pfvm_code pfvm__tn_k_shape(pfvm_kctx *k)
 static pfvm_code pfvm__tn_infer_size(pfvm_ictx *c)
 {
     const pfvm_shape *s = &c->in[0]->type.shape;
-    const pfvm_sym *n = pfvm_sym_const(c->syms, 1);
+    const pfvm_sym *n;
     pfvm_shape scalar;
-    int i;
     scalar.rank = 0;
     pfvm_ival_set_tensor(c->out[0], PFVM_INT64, &scalar);
     if (s->rank < 0)
         return PFVM_OK;
-    for (i = 0; i < s->rank; i++)
-        n = pfvm_sym_mul(c->syms, n, s->dims[i]);
-    return pfvm_ival_set_sym(c, c->out[0], &n, 1);
+    n = pfvm__tn_prod(c, s, 0, s->rank);
+    return n ? pfvm_ival_set_sym(c, c->out[0], &n, 1) : PFVM_OK;
 }
 
 static pfvm_code pfvm__tn_k_size(pfvm_kctx *k)
 {
-    *(int64_t *)k->out[0]->data = pfvm__tn_numel(k->in[0]);
+    int64_t n = pfvm_tensor_numel(k->in[0]);
+    if (k->in[0]->kind != PFVM_KIND_TENSOR || n < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input is not a tensor");
+    if (pfvm_tn_output(k, 0, PFVM_INT64, 0, NULL))
+        return pfvm__tn_code(k, PFVM_ERR_NOMEM);
+    *(int64_t *)k->out[0]->data = n;
     return PFVM_OK;
 }
 
-/* The tensor a Constant node holds; built in the model on first use for the
- * scalar and list forms. */
+/* The tensor a Constant node holds. The scalar and list forms are turned
+ * into a model tensor on first use and cached in the attribute (which then
+ * reads as `value`), so every later use is zero-copy. */
 static const pfvm_tensor *pfvm__tn_constant_value(const pfvm_node *n, pfvm_status *st)
 {
     const pfvm_attr *a = n->n_attrs == 1 ? &n->attrs[0] : NULL;
@@ -10245,39 +13018,36 @@ static const pfvm_tensor *pfvm__tn_constant_value(const pfvm_node *n, pfvm_statu
     int64_t len;
     int i;
     if (!a)
-        return pfvm__op_fail(st, n, PFVM_ERR_INVALID, "needs exactly one attribute"), (const pfvm_tensor *)NULL;
-    if (a->t && (!strcmp(a->name, "value") || !strcmp(a->name, "sparse_value")))
+        return pfvm__op_fail(st, n, PFVM_ERR_INVALID, "needs exactly one attribute, has %d", n->n_attrs),
+               (const pfvm_tensor *)NULL;
+    if ((!strcmp(a->name, "value") || !strcmp(a->name, "sparse_value")) && a->t) {
+        if (a->t->kind != PFVM_KIND_TENSOR)
+            return pfvm__op_fail(st, n, PFVM_ERR_UNSUPPORTED, "'%s' is not a dense tensor", a->name),
+                   (const pfvm_tensor *)NULL;
         return a->t;
-    /* the scalar and list forms: made once, cached in the attribute */
+    }
+    len = a->n;
     if (!strcmp(a->name, "value_float") && a->type == PFVM_ATTR_FLOAT) {
-        t = pfvm_model_tensor(m, PFVM_FLOAT, 0, NULL, NULL, st);
-        if (t)
+        if ((t = pfvm_model_tensor(m, PFVM_FLOAT, 0, NULL, NULL, st)) != NULL)
             *(float *)t->data = a->f;
     } else if (!strcmp(a->name, "value_int") && a->type == PFVM_ATTR_INT) {
-        t = pfvm_model_tensor(m, PFVM_INT64, 0, NULL, NULL, st);
-        if (t)
+        if ((t = pfvm_model_tensor(m, PFVM_INT64, 0, NULL, NULL, st)) != NULL)
             *(int64_t *)t->data = a->i;
     } else if (!strcmp(a->name, "value_floats") && a->type == PFVM_ATTR_FLOATS) {
-        len = a->n;
-        t = pfvm_model_tensor(m, PFVM_FLOAT, 1, &len, NULL, st);
-        if (t && len)
+        if ((t = pfvm_model_tensor(m, PFVM_FLOAT, 1, &len, NULL, st)) != NULL && len)
             memcpy(t->data, a->floats, sizeof(float) * (size_t)len);
     } else if (!strcmp(a->name, "value_ints") && a->type == PFVM_ATTR_INTS) {
-        len = a->n;
-        t = pfvm_model_tensor(m, PFVM_INT64, 1, &len, NULL, st);
-        if (t && len)
+        if ((t = pfvm_model_tensor(m, PFVM_INT64, 1, &len, NULL, st)) != NULL && len)
             memcpy(t->data, a->ints, sizeof(int64_t) * (size_t)len);
     } else if (!strcmp(a->name, "value_string") && a->type == PFVM_ATTR_STRING) {
-        t = pfvm_model_tensor(m, PFVM_STRING, 0, NULL, NULL, st);
-        if (t)
-            ((const char **)t->data)[0] = pfvm_model_strdup(m, a->s);
+        if ((t = pfvm_model_tensor(m, PFVM_STRING, 0, NULL, NULL, st)) != NULL)
+            ((const char **)t->data)[0] = pfvm_model_strdup(m, a->s ? a->s : "");
     } else if (!strcmp(a->name, "value_strings") && a->type == PFVM_ATTR_STRINGS) {
-        len = a->n;
         t = pfvm_model_tensor(m, PFVM_STRING, 1, &len, NULL, st);
         for (i = 0; t && i < a->n; i++)
-            ((const char **)t->data)[i] = a->strings[i];
+            ((const char **)t->data)[i] = a->strings[i] ? a->strings[i] : "";
     } else {
-        return pfvm__op_fail(st, n, PFVM_ERR_UNSUPPORTED, "attribute '%s' is not supported", a->name),
+        return pfvm__op_fail(st, n, PFVM_ERR_UNSUPPORTED, "attribute '%s' is not a Constant form", a->name),
                (const pfvm_tensor *)NULL;
     }
     if (t) {
@@ -10306,112 +13076,252 @@ static pfvm_code pfvm__tn_k_constant(pfvm_kctx *k)
 {
     const pfvm_tensor *t = pfvm__tn_constant_value(k->node, k->st);
     if (!t)
-        return k->st ? k->st->code : PFVM_ERR_INVALID;
-    if (!k->out[0]->data && pfvm_kctx_output(k, 0, t->dtype, t->rank, t->dims))
-        return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    pfvm__tn_copy(k->out[0], 0, t, 0, pfvm__tn_numel(t));
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
+    if (pfvm_tn_output(k, 0, t->dtype, t->rank, t->dims))
+        return pfvm__tn_code(k, PFVM_ERR_NOMEM);
+    pfvm_tn_copy(k->out[0], 0, t, 0, pfvm_tensor_numel(t));
     return PFVM_OK;
+}
+
+/* ConstantOfShape's fill value: the `value` attribute (one element, any
+ * numeric type) or NULL for float 0. */
+static const pfvm_tensor *pfvm__tn_cos_value(const pfvm_node *n, pfvm_status *st, int *bad)
+{
+    const pfvm_attr *a = pfvm_node_attr(n, "value");
+    *bad = 0;
+    if (!a)
+        return NULL;
+    if (!a->t || a->t->kind != PFVM_KIND_TENSOR || pfvm_tensor_numel(a->t) != 1 || a->t->dtype == PFVM_STRING ||
+        !pfvm_dtype_size(a->t->dtype)) {
+        *bad = 1;
+        pfvm__op_fail(st, n, PFVM_ERR_INVALID, "value must be a one-element numeric tensor");
+        return NULL;
+    }
+    return a->t;
 }
 
 static pfvm_code pfvm__tn_infer_cos(pfvm_ictx *c)
 {
-    const pfvm_attr *a = pfvm_node_attr(c->node, "value");
-    pfvm_dtype dt = a && a->t ? a->t->dtype : PFVM_FLOAT;
-    int64_t v[PFVM__TN_MAXV];
-    int n = pfvm__tn_in_ints(c, 0, v), i;
-    const pfvm_ival *in = c->in[0];
+    const pfvm_sym *v[PFVM__TN_MAXV];
+    int bad, n, i;
+    const pfvm_tensor *val = pfvm__tn_cos_value(c->node, c->st, &bad);
+    pfvm_dtype dt = val ? val->dtype : PFVM_FLOAT;
+    const pfvm_shape *in = &c->in[0]->type.shape;
     pfvm_shape s;
-    if (n >= 0) {
-        if (pfvm_shape_from_dims(c->syms, &s, n, v, c->st))
-            return c->st ? c->st->code : PFVM_ERR_NOMEM;
-    } else if (in->sym && in->n_sym <= PFVM_MAX_RANK) {
-        s.rank = in->n_sym;
-        for (i = 0; i < in->n_sym; i++)
-            s.dims[i] = in->sym[i];
-    } else {
+    if (bad)
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    if (in->rank > 1)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "the shape input must be 1-D");
+    n = pfvm__tn_in_syms(c, 0, v, PFVM_MAX_RANK);
+    if (n < 0) {
         int64_t len;
-        if (in->type.shape.rank == 1 && pfvm_sym_is_const(in->type.shape.dims[0], &len))
-            return pfvm_infer_unknown(c, 0, dt, (int)len);
+        if (in->rank == 1 && pfvm_sym_is_const(in->dims[0], &len))
+            return pfvm_infer_unknown(c, 0, dt, len <= PFVM_MAX_RANK ? (int)len : -1);
         return pfvm_infer_unknown(c, 0, dt, -1);
     }
-    for (i = 0; i < s.rank; i++) {
-        int64_t d;
-        if (pfvm_sym_is_const(s.dims[i], &d) && d < 0)
-            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "negative dimension %lld", (long long)d);
-    }
-    pfvm_ival_set_tensor(c->out[0], dt, &s);
-    return PFVM_OK;
+    s.rank = n;
+    for (i = 0; i < n; i++)
+        s.dims[i] = v[i];
+    return pfvm__tn_set(c, 0, dt, &s);
 }
 
 static pfvm_code pfvm__tn_k_cos(pfvm_kctx *k)
 {
-    const pfvm_attr *a = pfvm_node_attr(k->node, "value");
-    int64_t dims[PFVM__TN_MAXV], i, n;
-    int r = pfvm__tn_kints(k->in[0], dims, PFVM__TN_MAXV);
-    pfvm_dtype dt = a && a->t ? a->t->dtype : PFVM_FLOAT;
-    size_t es;
-    if (r < 0 || r > PFVM_MAX_RANK)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "shape input is too long");
-    if (pfvm_kctx_output(k, 0, dt, r, dims))
-        return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    es = pfvm_dtype_size(dt);
-    n = pfvm__tn_numel(k->out[0]);
-    for (i = 0; i < n; i++) {
-        if (a && a->t)
-            memcpy((char *)k->out[0]->data + (size_t)i * es, a->t->data, es);
-        else
-            ((float *)k->out[0]->data)[i] = 0;
+    int64_t dims[PFVM_MAX_RANK], i, n;
+    int bad, r;
+    const pfvm_tensor *val = pfvm__tn_cos_value(k->node, k->st, &bad);
+    pfvm_dtype dt = val ? val->dtype : PFVM_FLOAT;
+    size_t es = pfvm_dtype_size(dt);
+    if (bad || pfvm_tn_check_inputs(k))
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
+    r = pfvm__tn_kints(k->in[0], dims, PFVM_MAX_RANK);
+    if (r < 0 || k->in[0]->rank > 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the shape input must be a 1-D integer tensor of at most %d entries",
+                             PFVM_MAX_RANK);
+    if (pfvm_tn_output(k, 0, dt, r, dims))
+        return pfvm__tn_code(k, PFVM_ERR_NOMEM);
+    n = pfvm_tensor_numel(k->out[0]);
+    if (!val) {
+        memset(k->out[0]->data, 0, (size_t)n * es);
+        return PFVM_OK;
     }
+    for (i = 0; i < n; i++)
+        memcpy((char *)k->out[0]->data + (size_t)i * es, val->data, es);
     return PFVM_OK;
 }
 
-/* ---- Reshape, Flatten, Squeeze, Unsqueeze: same bytes, new shape --------------------- */
+/* ---- Reshape, Flatten, Squeeze, Unsqueeze: the same elements in a new shape ---------- */
 
-static pfvm_code pfvm__tn_k_copy_all(pfvm_kctx *k)
+/* Copies all of input 0 into output 0 once it has the given shape. */
+static pfvm_code pfvm__tn_reshaped_copy(pfvm_kctx *k, int rank, const int64_t *dims)
 {
     const pfvm_tensor *x = k->in[0];
-    if (!k->out[0]->data)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "output shape unknown");
-    if (pfvm__tn_numel(x) != pfvm__tn_numel(k->out[0]))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "element count changes");
-    pfvm__tn_copy(k->out[0], 0, x, 0, pfvm__tn_numel(x));
+    pfvm_tensor *y;
+    if (pfvm_tn_output(k, 0, x->dtype, rank, dims))
+        return pfvm__tn_code(k, PFVM_ERR_SHAPE);
+    y = k->out[0];
+    if (pfvm_tensor_numel(x) != pfvm_tensor_numel(y))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "%lld elements cannot become %lld",
+                             (long long)pfvm_tensor_numel(x), (long long)pfvm_tensor_numel(y));
+    if (y->data != x->data)
+        pfvm_tn_copy(y, 0, x, 0, pfvm_tensor_numel(x));
     return PFVM_OK;
 }
 
-/* Reshape's data-dependent form, when the planner could not know the shape. */
-static pfvm_code pfvm__tn_reshape_dims(const pfvm_node *n, const pfvm_tensor *x, const pfvm_tensor *shape, int64_t *dims,
-                                       int *rank, pfvm_status *st)
+static int pfvm__tn_allowzero(const pfvm_node *n)
 {
-    int r = pfvm__tn_kints(shape, dims, PFVM_MAX_RANK), i, neg = -1;
-    int64_t known = 1, total = pfvm__tn_numel(x);
-    int allowzero = (int)pfvm_node_attr_int(n, "allowzero", 0);
+    return n->opset >= 14 && pfvm_node_attr_int(n, "allowzero", 0) != 0;
+}
+
+/* Reshape's target as symbolic entries: the `shape` input (opset 5 on) or
+ * attribute (before); -1 unknown, -2 missing. */
+static int pfvm__tn_reshape_target(pfvm_ictx *c, const pfvm_sym **v)
+{
+    if (c->node->opset < 5) {
+        const int64_t *a;
+        int n = pfvm_node_attr_ints(c->node, "shape", &a), i;
+        if (n < 0)
+            return -2;
+        for (i = 0; i < n && i < PFVM__TN_MAXV; i++)
+            if (!(v[i] = pfvm_sym_const(c->syms, a[i])))
+                return -1;
+        return n;
+    }
+    if (c->n_in < 2 || !c->in[1])
+        return -2;
+    return pfvm__tn_in_syms(c, 1, v, PFVM__TN_MAXV);
+}
+
+static pfvm_code pfvm__tn_infer_reshape(pfvm_ictx *c)
+{
+    const pfvm_shape *xs = &c->in[0]->type.shape;
+    const pfvm_sym *v[PFVM__TN_MAXV], *known = pfvm_sym_const(c->syms, 1), *total;
+    int allowzero = pfvm__tn_allowzero(c->node), r, i, neg = -1, zero = 0, copies = 0;
+    pfvm_dtype dt = c->in[0]->type.dtype;
+    pfvm_shape out;
+    int64_t kv, tv;
+    r = pfvm__tn_reshape_target(c, v);
+    if (r == -2)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "needs a target shape");
+    if (r > PFVM_MAX_RANK)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "target rank %d exceeds PFVM_MAX_RANK", r);
+    if (r < 0) {
+        const pfvm_shape *ss = c->n_in > 1 && c->in[1] ? &c->in[1]->type.shape : NULL;
+        int64_t len;
+        if (ss && ss->rank == 1 && pfvm_sym_is_const(ss->dims[0], &len) && len <= PFVM_MAX_RANK)
+            return pfvm__tn_unknown(c, 0, (int)len);
+        return pfvm__tn_unknown(c, 0, -1);
+    }
+    out.rank = r;
+    for (i = 0; i < r; i++) {
+        int64_t d;
+        out.dims[i] = v[i];
+        if (!pfvm_sym_is_const(v[i], &d)) {
+            known = known ? pfvm_sym_mul(c->syms, known, v[i]) : NULL;
+            continue;
+        }
+        if (d == -1) {
+            if (neg >= 0)
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "more than one -1 in the target shape");
+            neg = i;
+            continue;
+        }
+        if (d < -1)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "invalid target dimension %lld", (long long)d);
+        if (d == 0 && !allowzero) {
+            /* 0 copies the input's dimension */
+            if (xs->rank >= 0 && i >= xs->rank)
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "0 at dimension %d copies a dimension the input lacks", i);
+            copies = 1;
+            if (xs->rank >= 0)
+                out.dims[i] = xs->dims[i];
+        } else if (d == 0) {
+            zero = 1;
+        }
+        known = known ? pfvm_sym_mul(c->syms, known, out.dims[i]) : NULL;
+    }
+    if (zero && neg >= 0)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "allowzero with both 0 and -1 in the target shape");
+    if (xs->rank < 0 && (copies || neg >= 0)) {
+        /* the dims the target states stay; the others are unknowns */
+        pfvm_shape keep = out;
+        if (pfvm__tn_unknown(c, 0, r))
+            return c->st ? c->st->code : PFVM_ERR_NOMEM;
+        for (i = 0; i < r; i++) {
+            int64_t d;
+            if (i != neg && !(pfvm_sym_is_const(keep.dims[i], &d) && d == 0 && !allowzero))
+                c->out[0]->type.shape.dims[i] = keep.dims[i];
+        }
+        return PFVM_OK;
+    }
+    if (xs->rank < 0)
+        return pfvm__tn_set(c, 0, dt, &out);
+    total = pfvm__tn_prod(c, xs, 0, xs->rank);
+    if (!known || !total)
+        return pfvm__fail(c->st, PFVM_ERR_RANGE, "element count overflows");
+    if (neg >= 0) {
+        if (pfvm_sym_is_const(known, &kv) && pfvm_sym_is_const(total, &tv) && (kv == 0 ? tv != 0 : tv % kv != 0))
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "cannot reshape %lld elements with the other dims' product %lld",
+                              (long long)tv, (long long)kv);
+        /* 0 elements and a 0 among the other dims: -1 stays 0 (like numpy
+         * refuses; onnx's reference gives 0) */
+        out.dims[neg] = pfvm_sym_is_const(known, &kv) && kv == 0 ? pfvm_sym_const(c->syms, 0)
+                                                                    : pfvm_sym_div(c->syms, total, known);
+    } else if (pfvm_sym_is_const(known, &kv) && pfvm_sym_is_const(total, &tv) && kv != tv) {
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "cannot reshape %lld elements into %lld", (long long)tv, (long long)kv);
+    }
+    if (pfvm__tn_set(c, 0, dt, &out))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    return pfvm__tn_keep_sym(c);
+}
+
+/* Reshape's concrete target for this run. */
+static pfvm_code pfvm__tn_reshape_dims(pfvm_kctx *k, int64_t *dims, int *rank)
+{
+    const pfvm_tensor *x = k->in[0];
+    int allowzero = pfvm__tn_allowzero(k->node), r, i, neg = -1, zero = 0;
+    int64_t known = 1, total = pfvm_tensor_numel(x);
+    if (k->node->opset < 5) {
+        const int64_t *a;
+        r = pfvm_node_attr_ints(k->node, "shape", &a);
+        if (r > PFVM_MAX_RANK)
+            r = -1;
+        for (i = 0; i < r; i++)
+            dims[i] = a[i];
+    } else {
+        r = pfvm__tn_kints(k->n_in > 1 ? k->in[1] : NULL, dims, PFVM_MAX_RANK);
+    }
     if (r < 0)
-        return pfvm__op_fail(st, n, PFVM_ERR_UNSUPPORTED, "target rank exceeds PFVM_MAX_RANK");
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the target must be at most %d integers", PFVM_MAX_RANK);
     for (i = 0; i < r; i++) {
         if (dims[i] == 0 && !allowzero) {
             if (i >= x->rank)
-                return pfvm__op_fail(st, n, PFVM_ERR_SHAPE, "0 at dimension %d copies a dimension the input lacks", i);
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "0 at dimension %d copies a dimension the input lacks", i);
             dims[i] = x->dims[i];
+        } else if (dims[i] == 0) {
+            zero = 1;
         }
         if (dims[i] == -1) {
             if (neg >= 0)
-                return pfvm__op_fail(st, n, PFVM_ERR_SHAPE, "more than one -1 in the shape");
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "more than one -1 in the target shape");
             neg = i;
         } else if (dims[i] < 0) {
-            return pfvm__op_fail(st, n, PFVM_ERR_SHAPE, "invalid dimension %lld", (long long)dims[i]);
-        } else {
-            known *= dims[i];
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "invalid target dimension %lld", (long long)dims[i]);
+        } else if (!pfvm__mul_i64(known, dims[i], &known)) {
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "target element count overflows");
         }
     }
+    if (zero && neg >= 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "allowzero with both 0 and -1 in the target shape");
     if (neg >= 0) {
-        if (known == 0 || total % known)
-            return pfvm__op_fail(st, n, PFVM_ERR_SHAPE, "cannot infer -1: %lld elements into %lld", (long long)total,
-                                 (long long)known);
-        dims[neg] = total / known;
+        if (known == 0 ? total != 0 : total % known != 0)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "cannot reshape %lld elements with the other dims' product %lld",
+                                 (long long)total, (long long)known);
+        dims[neg] = known ? total / known : 0;
         known *= dims[neg];
     }
     if (known != total)
-        return pfvm__op_fail(st, n, PFVM_ERR_SHAPE, "cannot reshape %lld elements into %lld", (long long)total,
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "cannot reshape %lld elements into %lld", (long long)total,
                              (long long)known);
     *rank = r;
     return PFVM_OK;
@@ -10419,148 +13329,140 @@ static pfvm_code pfvm__tn_reshape_dims(const pfvm_node *n, const pfvm_tensor *x,
 
 static pfvm_code pfvm__tn_k_reshape(pfvm_kctx *k)
 {
-    if (!k->out[0]->data) {
-        int64_t dims[PFVM_MAX_RANK];
-        int r = 0;
-        if (pfvm__tn_reshape_dims(k->node, k->in[0], k->in[1], dims, &r, k->st) ||
-            pfvm_kctx_output(k, 0, k->in[0]->dtype, r, dims))
-            return k->st ? k->st->code : PFVM_ERR_SHAPE;
-    }
-    return pfvm__tn_k_copy_all(k);
+    int64_t dims[PFVM_MAX_RANK];
+    int r = 0;
+    if (pfvm_tn_check_inputs(k) || pfvm__tn_reshape_dims(k, dims, &r))
+        return pfvm__tn_code(k, PFVM_ERR_SHAPE);
+    return pfvm__tn_reshaped_copy(k, r, dims);
 }
 
-static pfvm_code pfvm__tn_infer_reshape(pfvm_ictx *c)
+/* Flatten's axis in [0, rank], or -1. */
+static int pfvm__tn_flatten_axis(const pfvm_node *n, int rank)
 {
-    const pfvm_ival *x = c->in[0], *sh = c->in[1];
-    pfvm_shape out;
-    const pfvm_sym *known = pfvm_sym_const(c->syms, 1), *total = pfvm_sym_const(c->syms, 1);
-    int r = -1, i, neg = -1, allowzero = (int)pfvm_node_attr_int(c->node, "allowzero", 0);
-    pfvm_dtype dt = x->type.dtype;
-    /* the target: constants, or symbolic contents (Shape -> Concat chains) */
-    if (sh->value || (sh->sym && sh->n_sym <= PFVM_MAX_RANK)) {
-        int64_t tmp[PFVM__TN_MAXV];
-        if (sh->value) {
-            r = pfvm_ival_ints(sh, tmp, PFVM__TN_MAXV);
-            if (r > PFVM_MAX_RANK)
-                return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "target rank exceeds PFVM_MAX_RANK");
-            for (i = 0; i < r; i++)
-                out.dims[i] = pfvm_sym_const(c->syms, tmp[i]);
-        } else {
-            r = sh->n_sym;
-            for (i = 0; i < r; i++)
-                out.dims[i] = sh->sym[i];
-        }
-    }
-    if (r < 0) {
-        int64_t len;
-        if (sh->type.shape.rank == 1 && pfvm_sym_is_const(sh->type.shape.dims[0], &len))
-            return pfvm_infer_unknown(c, 0, dt, (int)len);
-        return pfvm_infer_unknown(c, 0, dt, -1);
-    }
-    out.rank = r;
-    for (i = 0; i < r; i++) {
-        int64_t d;
-        if (pfvm_sym_is_const(out.dims[i], &d)) {
-            if (d == 0 && !allowzero) {
-                if (x->type.shape.rank < 0)
-                    return pfvm_infer_unknown(c, 0, dt, r);
-                if (i >= x->type.shape.rank)
-                    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "0 at dimension %d copies a dimension the input lacks", i);
-                out.dims[i] = x->type.shape.dims[i];
-            } else if (d == -1) {
-                if (neg >= 0)
-                    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "more than one -1 in the shape");
-                neg = i;
-                continue;
-            } else if (d < 0) {
-                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "invalid dimension %lld", (long long)d);
-            }
-        }
-        known = pfvm_sym_mul(c->syms, known, out.dims[i]);
-    }
-    if (neg >= 0) {
-        int64_t kv, tv;
-        if (x->type.shape.rank < 0)
-            return pfvm_infer_unknown(c, 0, dt, r);
-        for (i = 0; i < x->type.shape.rank; i++)
-            total = pfvm_sym_mul(c->syms, total, x->type.shape.dims[i]);
-        if (pfvm_sym_is_const(known, &kv) && pfvm_sym_is_const(total, &tv) && (kv == 0 || tv % kv))
-            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "cannot reshape %lld elements with the known dims' product %lld",
-                              (long long)tv, (long long)kv);
-        out.dims[neg] = pfvm_sym_div(c->syms, total, known);
-        if (!out.dims[neg])
-            return pfvm_infer_unknown(c, 0, dt, r);
-    }
-    pfvm_ival_set_tensor(c->out[0], dt, &out);
-    if (x->sym)
-        return pfvm_ival_set_sym(c, c->out[0], x->sym, x->n_sym);
-    return PFVM_OK;
+    int64_t a = pfvm_node_attr_int(n, "axis", 1);
+    if (a < 0)
+        a += rank;
+    return a >= 0 && a <= rank ? (int)a : -1;
 }
 
 static pfvm_code pfvm__tn_infer_flatten(pfvm_ictx *c)
 {
     const pfvm_shape *s = &c->in[0]->type.shape;
-    int64_t axis = pfvm_node_attr_int(c->node, "axis", 1);
     pfvm_shape out;
-    int i;
+    int a;
     if (s->rank < 0)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 2);
-    if (axis < 0)
-        axis += s->rank;
-    if (axis < 0 || axis > s->rank)
+        return pfvm__tn_unknown(c, 0, 2);
+    if ((a = pfvm__tn_flatten_axis(c->node, s->rank)) < 0)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d",
                           (long long)pfvm_node_attr_int(c->node, "axis", 1), s->rank);
     out.rank = 2;
-    out.dims[0] = out.dims[1] = pfvm_sym_const(c->syms, 1);
-    for (i = 0; i < s->rank; i++)
-        out.dims[i >= axis] = pfvm_sym_mul(c->syms, out.dims[i >= axis], s->dims[i]);
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    out.dims[0] = pfvm__tn_prod(c, s, 0, a);
+    out.dims[1] = pfvm__tn_prod(c, s, a, s->rank);
+    if (pfvm__tn_set(c, 0, c->in[0]->type.dtype, &out))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    return pfvm__tn_keep_sym(c);
+}
+
+static pfvm_code pfvm__tn_k_flatten(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    int64_t dims[2] = {1, 1};
+    int a, d;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
+    if ((a = pfvm__tn_flatten_axis(k->node, x->rank)) < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
+    for (d = 0; d < x->rank; d++)
+        dims[d >= a] *= x->dims[d];
+    return pfvm__tn_reshaped_copy(k, 2, dims);
+}
+
+/* Marks the dims Squeeze drops; fails on a bad axis or a dim that is not 1
+ * (dims: constant values or -1 when symbolic). */
+static pfvm_code pfvm__tn_squeeze_drop(pfvm_status *st, const int64_t *axes, int n, const int64_t *dims, int rank, int *drop)
+{
+    int i;
+    memset(drop, 0, sizeof(int) * PFVM_MAX_RANK);
+    for (i = 0; i < n; i++) {
+        int a = pfvm__axis(axes[i], rank);
+        if (a < 0 || drop[a])
+            return pfvm__fail(st, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d or repeated", (long long)axes[i],
+                              rank);
+        if (dims[a] >= 0 && dims[a] != 1)
+            return pfvm__fail(st, PFVM_ERR_SHAPE, "cannot squeeze dimension %d of size %lld", a, (long long)dims[a]);
+        drop[a] = 1;
+    }
     return PFVM_OK;
 }
 
 static pfvm_code pfvm__tn_infer_squeeze(pfvm_ictx *c)
 {
     const pfvm_shape *s = &c->in[0]->type.shape;
-    int64_t axes[PFVM__TN_MAXV];
-    const int64_t *aa;
-    int n = -1, i, j, drop[PFVM_MAX_RANK] = {0};
+    int64_t axes[PFVM__TN_MAXV], dims[PFVM_MAX_RANK];
+    int n = pfvm__tn_axes(c, c->node->opset >= 13, 1, axes), i, j, drop[PFVM_MAX_RANK];
     pfvm_shape out;
-    if (c->node->opset < 13) {
-        n = pfvm_node_attr_ints(c->node, "axes", &aa);
-        for (i = 0; i < n && i < PFVM__TN_MAXV; i++)
-            axes[i] = aa[i];
-    } else if (c->n_in > 1 && c->in[1]) {
-        n = pfvm__tn_in_ints(c, 1, axes);
-        if (n < 0)
-            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    if (n == -2 || s->rank < 0) {
+        /* the rank is still known when the number of axes is */
+        int k = n == -2 ? pfvm__tn_vec_len(c, 1) : -1;
+        return pfvm__tn_unknown(c, 0, s->rank >= 0 && k >= 0 && k <= s->rank ? s->rank - k : -1);
     }
-    if (s->rank < 0)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
-    if (n < 0) { /* no axes: every dim of size 1, which must be known */
+    for (i = 0; i < s->rank; i++)
+        if (!pfvm_sym_is_const(s->dims[i], &dims[i]))
+            dims[i] = -1;
+    if (n < 0) {
+        /* no axes: every dim of size 1, which must then be known */
         for (i = 0; i < s->rank; i++) {
-            int64_t d;
-            if (!pfvm_sym_is_const(s->dims[i], &d))
-                return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
-            drop[i] = d == 1;
+            if (dims[i] < 0)
+                return pfvm__tn_unknown(c, 0, -1);
+            drop[i] = dims[i] == 1;
         }
-    } else {
-        for (i = 0; i < n; i++) {
-            int a = pfvm__axis(axes[i], s->rank);
-            int64_t d;
-            if (a < 0)
-                return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis %lld is out of range", (long long)axes[i]);
-            if (pfvm_sym_is_const(s->dims[a], &d) && d != 1)
-                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "cannot squeeze dimension %d of size %lld", a, (long long)d);
-            drop[a] = 1;
-        }
+    } else if (pfvm__tn_squeeze_drop(c->st, axes, n, dims, s->rank, drop)) {
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
     }
     for (i = 0, j = 0; i < s->rank; i++)
         if (!drop[i])
             out.dims[j++] = s->dims[i];
     out.rank = j;
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
-    if (c->in[0]->sym)
-        return pfvm_ival_set_sym(c, c->out[0], c->in[0]->sym, c->in[0]->n_sym);
+    if (pfvm__tn_set(c, 0, c->in[0]->type.dtype, &out))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    return pfvm__tn_keep_sym(c);
+}
+
+static pfvm_code pfvm__tn_k_squeeze(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    int64_t axes[PFVM__TN_MAXV], dims[PFVM_MAX_RANK];
+    int n, i, j, drop[PFVM_MAX_RANK];
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
+    n = pfvm__tn_kaxes(k, k->node->opset >= 13, 1, axes);
+    if (n == -2)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axes must be a 1-D integer tensor");
+    if (n < 0) {
+        for (i = 0; i < x->rank; i++)
+            drop[i] = x->dims[i] == 1;
+    } else if (pfvm__tn_squeeze_drop(k->st, axes, n, x->dims, x->rank, drop)) {
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
+    }
+    for (i = 0, j = 0; i < x->rank; i++)
+        if (!drop[i])
+            dims[j++] = x->dims[i];
+    return pfvm__tn_reshaped_copy(k, j, dims);
+}
+
+/* Marks where Unsqueeze inserts its 1s in the output of rank `r`. */
+static pfvm_code pfvm__tn_unsqueeze_ins(pfvm_status *st, const int64_t *axes, int n, int r, int *ins)
+{
+    int i;
+    if (r > PFVM_MAX_RANK)
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "rank %d exceeds PFVM_MAX_RANK", r);
+    memset(ins, 0, sizeof(int) * PFVM_MAX_RANK);
+    for (i = 0; i < n; i++) {
+        int a = pfvm__axis(axes[i], r);
+        if (a < 0 || ins[a])
+            return pfvm__fail(st, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d or repeated", (long long)axes[i], r);
+        ins[a] = 1;
+    }
     return PFVM_OK;
 }
 
@@ -10568,38 +13470,45 @@ static pfvm_code pfvm__tn_infer_unsqueeze(pfvm_ictx *c)
 {
     const pfvm_shape *s = &c->in[0]->type.shape;
     int64_t axes[PFVM__TN_MAXV];
-    const int64_t *aa;
-    int n, i, j, r, ins[PFVM_MAX_RANK] = {0};
+    int n = pfvm__tn_axes(c, c->node->opset >= 13, 1, axes), i, j, ins[PFVM_MAX_RANK];
     pfvm_shape out;
-    if (c->node->opset < 13) {
-        n = pfvm_node_attr_ints(c->node, "axes", &aa);
-        for (i = 0; i < n && i < PFVM__TN_MAXV; i++)
-            axes[i] = aa[i];
-    } else {
-        n = pfvm__tn_in_ints(c, 1, axes);
+    if (n == -1)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "needs axes");
+    if (n < 0 || s->rank < 0) {
+        /* the rank is still known when the number of axes is */
+        int k = n >= 0 ? n : pfvm__tn_vec_len(c, 1);
+        return pfvm__tn_unknown(c, 0, k >= 0 && s->rank >= 0 && s->rank + k <= PFVM_MAX_RANK ? s->rank + k : -1);
     }
-    if (n < 0 || s->rank < 0)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
-    r = s->rank + n;
-    if (r > PFVM_MAX_RANK)
-        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "rank %d exceeds PFVM_MAX_RANK", r);
-    for (i = 0; i < n; i++) {
-        int a = pfvm__axis(axes[i], r);
-        if (a < 0 || ins[a])
-            return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis %lld is out of range or repeated", (long long)axes[i]);
-        ins[a] = 1;
-    }
-    for (i = 0, j = 0; i < r; i++)
+    if (pfvm__tn_unsqueeze_ins(c->st, axes, n, s->rank + n, ins))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    out.rank = s->rank + n;
+    for (i = 0, j = 0; i < out.rank; i++)
         out.dims[i] = ins[i] ? pfvm_sym_const(c->syms, 1) : s->dims[j++];
-    out.rank = r;
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
-    if (c->in[0]->sym)
-        return pfvm_ival_set_sym(c, c->out[0], c->in[0]->sym, c->in[0]->n_sym);
-    return PFVM_OK;
+    if (pfvm__tn_set(c, 0, c->in[0]->type.dtype, &out))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    return pfvm__tn_keep_sym(c);
 }
 
-/* ---- Transpose ------------------------------------------------------------------------ */
+static pfvm_code pfvm__tn_k_unsqueeze(pfvm_kctx *k)
+{
+    const pfvm_tensor *x = k->in[0];
+    int64_t axes[PFVM__TN_MAXV], dims[PFVM_MAX_RANK];
+    int n, i, j, ins[PFVM_MAX_RANK];
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
+    n = pfvm__tn_kaxes(k, k->node->opset >= 13, 1, axes);
+    if (n < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axes must be a 1-D integer tensor");
+    if (pfvm__tn_unsqueeze_ins(k->st, axes, n, x->rank + n, ins))
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
+    for (i = 0, j = 0; i < x->rank + n; i++)
+        dims[i] = ins[i] ? 1 : x->dims[j++];
+    return pfvm__tn_reshaped_copy(k, x->rank + n, dims);
+}
 
+/* ---- Transpose --------------------------------------------------------------------------- */
+
+/* perm (default: reversed axes); 0 when it is not a permutation of rank axes. */
 static int pfvm__tn_perm(const pfvm_node *n, int rank, int *perm)
 {
     const int64_t *p;
@@ -10625,70 +13534,64 @@ static pfvm_code pfvm__tn_infer_transpose(pfvm_ictx *c)
     const pfvm_shape *s = &c->in[0]->type.shape;
     int perm[PFVM_MAX_RANK], i;
     pfvm_shape out;
-    if (s->rank < 0)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+    if (s->rank < 0) {
+        const int64_t *p;
+        int cnt = pfvm_node_attr_ints(c->node, "perm", &p);
+        return pfvm__tn_unknown(c, 0, cnt >= 0 && cnt <= PFVM_MAX_RANK ? cnt : -1);
+    }
     if (!pfvm__tn_perm(c->node, s->rank, perm))
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "perm is not a permutation of %d axes", s->rank);
     out.rank = s->rank;
     for (i = 0; i < s->rank; i++)
         out.dims[i] = s->dims[perm[i]];
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
-    return PFVM_OK;
-}
-
-/* Copies x into y where y's dim i walks x's dim perm[i]. */
-static void pfvm__tn_permute(pfvm_tensor *y, const pfvm_tensor *x, const int *perm)
-{
-    int64_t xs[PFVM_MAX_RANK], st[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, total = pfvm__tn_numel(y), o, inner;
-    int d, r = y->rank;
-    size_t es = pfvm_dtype_size(x->dtype);
-    pfvm__tn_strides(x, xs);
-    for (d = 0; d < r; d++)
-        st[d] = xs[perm[d]];
-    inner = r ? y->dims[r - 1] : 1;
-    for (o = 0; o < total; o += inner) {
-        int64_t src = 0, e;
-        for (d = 0; d < r - 1; d++)
-            src += idx[d] * st[d];
-        if (x->dtype == PFVM_STRING || es != 4) {
-            for (e = 0; e < inner; e++)
-                pfvm__tn_copy(y, o + e, x, src + e * (r ? st[r - 1] : 0), 1);
-        } else {
-            const uint32_t *sp = (const uint32_t *)x->data + src;
-            uint32_t *dp = (uint32_t *)y->data + o;
-            int64_t s1 = r ? st[r - 1] : 0;
-            for (e = 0; e < inner; e++)
-                dp[e] = sp[e * s1];
-        }
-        for (d = r - 2; d >= 0; d--) {
-            if (++idx[d] < y->dims[d])
-                break;
-            idx[d] = 0;
-        }
-    }
+    return pfvm__tn_set(c, 0, c->in[0]->type.dtype, &out);
 }
 
 static pfvm_code pfvm__tn_k_transpose(pfvm_kctx *k)
 {
-    int perm[PFVM_MAX_RANK];
-    if (!pfvm__tn_perm(k->node, k->in[0]->rank, perm))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "perm is not a permutation");
-    pfvm__tn_permute(k->out[0], k->in[0], perm);
-    return PFVM_OK;
+    const pfvm_tensor *x = k->in[0];
+    int perm[PFVM_MAX_RANK], d;
+    int64_t xs[PFVM_MAX_RANK], dims[PFVM_MAX_RANK];
+    pfvm_tn_walk w;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
+    if (!pfvm__tn_perm(k->node, x->rank, perm))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "perm is not a permutation of %d axes", x->rank);
+    pfvm__tn_strides(x->dims, x->rank, xs);
+    for (d = 0; d < x->rank; d++)
+        dims[d] = x->dims[perm[d]];
+    if (pfvm_tn_output(k, 0, x->dtype, x->rank, dims))
+        return pfvm__tn_code(k, PFVM_ERR_NOMEM);
+    pfvm__tn_walk_init(&w, x->rank, dims);
+    for (d = 0; d < x->rank; d++)
+        w.stride[d] = xs[perm[d]];
+    return pfvm_tn_copy_walk(k, k->out[0], 0, x, &w);
 }
 
 /* ---- Concat, Split ------------------------------------------------------------------------ */
 
+/* Concat's axis attribute; opsets 1-3 default to 1. */
+static int64_t pfvm__tn_concat_axis(const pfvm_node *n)
+{
+    return pfvm_node_attr_int(n, "axis", n->opset < 4 ? 1 : 0);
+}
+
 static pfvm_code pfvm__tn_infer_concat(pfvm_ictx *c)
 {
-    int64_t axis = pfvm_node_attr_int(c->node, "axis", 0);
+    int64_t axis = pfvm__tn_concat_axis(c->node);
     const pfvm_shape *s0 = &c->in[0]->type.shape;
     pfvm_shape out;
-    int j, d, a, all_sym = 1, n_sym = 0;
+    int j, d, a, rank = -1, n_sym = 0;
     const pfvm_sym *syms[PFVM__TN_MAXV];
+    for (j = 0; j < c->n_in; j++) {
+        if (!c->in[j])
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "input %d is missing", j);
+        if (c->in[j]->type.shape.rank >= 0)
+            rank = c->in[j]->type.shape.rank;
+    }
     for (j = 0; j < c->n_in; j++)
         if (c->in[j]->type.shape.rank < 0)
-            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, s0->rank >= 0 ? s0->rank : -1);
+            return pfvm__tn_unknown(c, 0, rank);
     a = pfvm__axis(axis, s0->rank);
     if (a < 0)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d", (long long)axis, s0->rank);
@@ -10700,124 +13603,172 @@ static pfvm_code pfvm__tn_infer_concat(pfvm_ictx *c)
         for (d = 0; d < s->rank; d++) {
             int64_t x, y;
             if (d == a) {
-                out.dims[d] = pfvm_sym_add(c->syms, out.dims[d], s->dims[d]);
-            } else if (pfvm_sym_is_const(out.dims[d], &x) && pfvm_sym_is_const(s->dims[d], &y) && x != y) {
-                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "dimension %d differs: %lld vs %lld", d, (long long)x, (long long)y);
-            } else if (!pfvm_sym_is_const(out.dims[d], NULL) && pfvm_sym_is_const(s->dims[d], NULL)) {
-                out.dims[d] = s->dims[d];
+                out.dims[d] = out.dims[d] ? pfvm_sym_add(c->syms, out.dims[d], s->dims[d]) : NULL;
+            } else if (pfvm_sym_is_const(out.dims[d], &x) && pfvm_sym_is_const(s->dims[d], &y)) {
+                if (x != y)
+                    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "dimension %d differs: %lld in input 0, %lld in input %d", d,
+                                      (long long)x, (long long)y, j);
+            } else if (pfvm_sym_is_const(s->dims[d], NULL)) {
+                out.dims[d] = s->dims[d]; /* a constant says more than a name */
             }
         }
     }
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    if (pfvm__tn_set(c, 0, c->in[0]->type.dtype, &out))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     /* shape vectors being assembled */
-    for (j = 0; j < c->n_in && all_sym; j++) {
-        const pfvm_ival *v = c->in[j];
-        int64_t tmp[PFVM__TN_MAXV];
-        int k, n;
-        if (s0->rank != 1) {
-            all_sym = 0;
-        } else if (v->sym && n_sym + v->n_sym <= PFVM__TN_MAXV) {
-            for (k = 0; k < v->n_sym; k++)
-                syms[n_sym++] = v->sym[k];
-        } else if ((n = pfvm_ival_ints(v, tmp, PFVM__TN_MAXV)) >= 0 && n_sym + n <= PFVM__TN_MAXV) {
-            for (k = 0; k < n; k++)
-                syms[n_sym++] = pfvm_sym_const(c->syms, tmp[k]);
-        } else {
-            all_sym = 0;
-        }
+    if (s0->rank != 1 || !pfvm_dtype_is_int(c->in[0]->type.dtype))
+        return PFVM_OK;
+    for (j = 0; j < c->n_in; j++) {
+        int n = pfvm__tn_in_syms(c, j, syms + n_sym, PFVM__TN_MAXV - n_sym);
+        if (n < 0)
+            return PFVM_OK;
+        n_sym += n;
     }
-    if (all_sym && pfvm_dtype_is_int(c->in[0]->type.dtype))
-        return pfvm_ival_set_sym(c, c->out[0], syms, n_sym);
-    return PFVM_OK;
-}
-
-/* Copies `in` into `out` at offset `at` along axis a (outer x axis x inner). */
-static void pfvm__tn_concat_one(pfvm_tensor *out, const pfvm_tensor *in, int a, int64_t at)
-{
-    int64_t outer = 1, inner = 1, o;
-    int d;
-    for (d = 0; d < a; d++)
-        outer *= in->dims[d];
-    for (d = a + 1; d < in->rank; d++)
-        inner *= in->dims[d];
-    for (o = 0; o < outer; o++)
-        pfvm__tn_copy(out, (o * out->dims[a] + at) * inner, in, o * in->dims[a] * inner, in->dims[a] * inner);
+    return pfvm_ival_set_sym(c, c->out[0], syms, n_sym);
 }
 
 static pfvm_code pfvm__tn_k_concat(pfvm_kctx *k)
 {
-    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), k->out[0]->rank), j;
-    int64_t at = 0;
+    const pfvm_tensor *x0 = k->in[0];
+    int r = x0->rank, a = pfvm__axis(pfvm__tn_concat_axis(k->node), r), j, d;
+    int64_t dims[PFVM_MAX_RANK], outer = 1, inner = 1, at = 0, o;
+    pfvm_tensor *y;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
     if (a < 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range for rank %d", r);
+    memcpy(dims, x0->dims, sizeof(int64_t) * (size_t)r);
+    dims[a] = 0;
     for (j = 0; j < k->n_in; j++) {
-        if (k->in[j]->rank != k->out[0]->rank)
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input %d has the wrong rank", j);
-        pfvm__tn_concat_one(k->out[0], k->in[j], a, at);
-        at += k->in[j]->dims[a];
+        const pfvm_tensor *x = k->in[j];
+        if (!x || x->rank != r || x->dtype != x0->dtype)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input %d is missing or differs in rank or type", j);
+        for (d = 0; d < r; d++)
+            if (d != a && x->dims[d] != dims[d])
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input %d: dimension %d is %lld, input 0 has %lld", j,
+                                     d, (long long)x->dims[d], (long long)dims[d]);
+        if (!pfvm__add_i64(dims[a], x->dims[a], &dims[a]))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "output is too large");
+    }
+    if (pfvm_tn_output(k, 0, x0->dtype, r, dims))
+        return pfvm__tn_code(k, PFVM_ERR_NOMEM);
+    y = k->out[0];
+    for (d = 0; d < a; d++)
+        outer *= dims[d];
+    for (d = a + 1; d < r; d++)
+        inner *= dims[d];
+    for (j = 0; j < k->n_in; j++) {
+        const pfvm_tensor *x = k->in[j];
+        int64_t chunk = x->dims[a] * inner;
+        for (o = 0; o < outer; o++)
+            pfvm_tn_copy(y, (o * dims[a] + at) * inner, x, o * chunk, chunk);
+        at += x->dims[a];
     }
     return PFVM_OK;
 }
 
-/* Sizes of Split's outputs along the axis; -1 when unknown. */
-static int pfvm__tn_split_sizes(const pfvm_node *n, int n_out, const pfvm_ival *split_in, const pfvm_tensor *split_t,
-                                int64_t *sizes)
+/* Split sizes given by the `split` attribute (before opset 13) or input 1:
+ * the count, -1 when none are given, -2 when the input's contents are
+ * unknown (inference) or invalid. */
+static int pfvm__tn_split_given(const pfvm_node *n, const pfvm_ival *iv, const pfvm_tensor *t, int64_t *sizes)
 {
     const int64_t *a;
     int cnt = pfvm_node_attr_ints(n, "split", &a), i;
     if (cnt >= 0) {
-        if (cnt != n_out)
+        if (cnt > PFVM__TN_MAXV)
             return -2;
         for (i = 0; i < cnt; i++)
             sizes[i] = a[i];
         return cnt;
     }
-    if (split_in) {
-        cnt = pfvm_ival_ints(split_in, sizes, PFVM__TN_MAXV);
-        return cnt < 0 ? -1 : cnt != n_out ? -2 : cnt;
+    if (iv)
+        return (cnt = pfvm_ival_ints(iv, sizes, PFVM__TN_MAXV)) < 0 ? -2 : cnt;
+    if (t)
+        return (cnt = pfvm__tn_kints(t, sizes, PFVM__TN_MAXV)) < 0 ? -2 : cnt;
+    return -1;
+}
+
+/* Concrete sizes of the n parts of an axis of length dim. */
+static pfvm_code pfvm__tn_split_sizes(const pfvm_node *n, int parts, const int64_t *given, int n_given, int64_t dim,
+                                      int64_t *sizes, pfvm_status *st)
+{
+    int64_t sum = 0, chunk;
+    int j;
+    if (n_given >= 0) {
+        if (n_given != parts)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "split has %d entries for %d outputs", n_given, parts);
+        for (j = 0; j < parts; j++) {
+            if (given[j] < 0 || !pfvm__add_i64(sum, given[j], &sum))
+                return pfvm__fail(st, PFVM_ERR_INVALID, "split entry %d is %lld", j, (long long)given[j]);
+            sizes[j] = given[j];
+        }
+        if (sum != dim)
+            return pfvm__fail(st, PFVM_ERR_SHAPE, "split sizes add up to %lld, the axis has %lld", (long long)sum,
+                              (long long)dim);
+        return PFVM_OK;
     }
-    if (split_t) {
-        cnt = pfvm__tn_kints(split_t, sizes, PFVM__TN_MAXV);
-        return cnt != n_out ? -2 : cnt;
+    if (n->opset >= 18 && pfvm_node_attr(n, "num_outputs")) {
+        /* ceil(dim / parts) each, the last one smaller */
+        if (pfvm_node_attr_int(n, "num_outputs", 0) != parts)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "num_outputs differs from the %d outputs", parts);
+        chunk = (dim + parts - 1) / parts;
+        for (j = 0; j < parts; j++) {
+            sizes[j] = j < parts - 1 ? chunk : dim - chunk * (parts - 1);
+            if (sizes[j] < 0)
+                return pfvm__fail(st, PFVM_ERR_SHAPE, "%lld does not split into %d parts", (long long)dim, parts);
+        }
+        return PFVM_OK;
     }
-    return 0; /* equal parts */
+    if (dim % parts)
+        return pfvm__fail(st, PFVM_ERR_SHAPE, "%lld does not split into %d equal parts", (long long)dim, parts);
+    for (j = 0; j < parts; j++)
+        sizes[j] = dim / parts;
+    return PFVM_OK;
 }
 
 static pfvm_code pfvm__tn_infer_split(pfvm_ictx *c)
 {
     const pfvm_shape *s = &c->in[0]->type.shape;
-    int64_t sizes[PFVM__TN_MAXV], total;
-    int a, j, cnt;
-    if (c->n_out > PFVM__TN_MAXV)
-        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "too many outputs");
+    int64_t given[PFVM__TN_MAXV], sizes[PFVM__TN_MAXV], dim;
+    int a, j, n_given, parts = c->n_out;
+    pfvm_dtype dt = c->in[0]->type.dtype;
+    if (parts > PFVM__TN_MAXV)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "more than %d outputs", PFVM__TN_MAXV);
     if (s->rank < 0) {
-        for (j = 0; j < c->n_out; j++)
-            pfvm_infer_unknown(c, j, c->in[0]->type.dtype, -1);
+        for (j = 0; j < parts; j++)
+            if (pfvm__tn_unknown(c, j, -1))
+                return c->st ? c->st->code : PFVM_ERR_NOMEM;
         return PFVM_OK;
     }
     a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", 0), s->rank);
     if (a < 0)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", s->rank);
-    cnt = pfvm__tn_split_sizes(c->node, c->n_out, c->n_in > 1 ? c->in[1] : NULL, NULL, sizes);
-    if (cnt == -2)
-        return pfvm__fail(c->st, PFVM_ERR_INVALID, "split has %d entries for %d outputs", cnt, c->n_out);
-    for (j = 0; j < c->n_out; j++) {
+    n_given = pfvm__tn_split_given(c->node, c->n_in > 1 ? c->in[1] : NULL, NULL, given);
+    if (n_given == -2) {
+        for (j = 0; j < parts; j++)
+            if (pfvm__tn_unknown(c, j, s->rank))
+                return c->st ? c->st->code : PFVM_ERR_NOMEM;
+        return PFVM_OK;
+    }
+    if (pfvm_sym_is_const(s->dims[a], &dim)) {
+        if (pfvm__tn_split_sizes(c->node, parts, given, n_given, dim, sizes, c->st))
+            return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    } else if (n_given >= 0 && n_given != parts) {
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "split has %d entries for %d outputs", n_given, parts);
+    }
+    for (j = 0; j < parts; j++) {
         pfvm_shape o = *s;
-        if (cnt < 0) {
-            pfvm_infer_unknown(c, j, c->in[0]->type.dtype, s->rank);
-            continue;
-        }
-        if (cnt == 0) {
-            /* equal parts: symbolic when the axis divides evenly */
-            if (pfvm_sym_is_const(s->dims[a], &total) && total % c->n_out)
-                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld does not split into %d equal parts", (long long)total,
-                                  c->n_out);
-            o.dims[a] = pfvm_sym_div(c->syms, s->dims[a], pfvm_sym_const(c->syms, c->n_out));
+        if (pfvm_sym_is_const(s->dims[a], NULL) || n_given >= 0) {
+            o.dims[a] = pfvm_sym_const(c->syms, pfvm_sym_is_const(s->dims[a], NULL) ? sizes[j] : given[j]);
+        } else if (c->node->opset >= 18 && pfvm_node_attr(c->node, "num_outputs")) {
+            const pfvm_sym *chunk = pfvm_sym_ceildiv(c->syms, s->dims[a], pfvm_sym_const(c->syms, parts));
+            o.dims[a] = j < parts - 1 ? chunk
+                                      : pfvm_sym_sub(c->syms, s->dims[a], pfvm_sym_muli(c->syms, chunk, parts - 1));
         } else {
-            o.dims[a] = pfvm_sym_const(c->syms, sizes[j]);
+            o.dims[a] = pfvm_sym_div(c->syms, s->dims[a], pfvm_sym_const(c->syms, parts));
         }
-        if (c->out[j])
-            pfvm_ival_set_tensor(c->out[j], c->in[0]->type.dtype, &o);
+        if (pfvm__tn_set(c, j, dt, &o))
+            return c->st ? c->st->code : PFVM_ERR_SHAPE;
     }
     return PFVM_OK;
 }
@@ -10825,42 +13776,43 @@ static pfvm_code pfvm__tn_infer_split(pfvm_ictx *c)
 static pfvm_code pfvm__tn_k_split(pfvm_kctx *k)
 {
     const pfvm_tensor *x = k->in[0];
-    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), x->rank), j, d;
-    int64_t at = 0, outer = 1, inner = 1, o, sizes[PFVM__TN_MAXV];
-    int cnt = pfvm__tn_split_sizes(k->node, k->n_out, NULL, k->n_in > 1 ? k->in[1] : NULL, sizes);
-    if (a < 0 || cnt < 0 || k->n_out > PFVM__TN_MAXV)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "bad axis or split");
+    int64_t given[PFVM__TN_MAXV], sizes[PFVM__TN_MAXV], at = 0, outer = 1, inner = 1, o, dims[PFVM_MAX_RANK];
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), x->rank), j, d, n_given;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
+    if (a < 0 || k->n_out > PFVM__TN_MAXV)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
+    n_given = pfvm__tn_split_given(k->node, NULL, k->n_in > 1 ? k->in[1] : NULL, given);
+    if (n_given == -2)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "split must be a 1-D integer tensor");
+    if (pfvm__tn_split_sizes(k->node, k->n_out, given, n_given, x->dims[a], sizes, k->st))
+        return pfvm__tn_code(k, PFVM_ERR_SHAPE);
     for (d = 0; d < a; d++)
         outer *= x->dims[d];
     for (d = a + 1; d < x->rank; d++)
         inner *= x->dims[d];
+    memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
     for (j = 0; j < k->n_out; j++) {
-        int64_t len = cnt ? sizes[j] : x->dims[a] / k->n_out;
-        if (len < 0 || at + len > x->dims[a])
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "split sizes exceed the axis");
+        dims[a] = sizes[j];
         if (k->out[j]) {
-            if (!k->out[j]->data) {
-                int64_t dims[PFVM_MAX_RANK];
-                memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
-                dims[a] = len;
-                if (pfvm_kctx_output(k, j, x->dtype, x->rank, dims))
-                    return k->st ? k->st->code : PFVM_ERR_NOMEM;
-            }
+            if (pfvm_tn_output(k, j, x->dtype, x->rank, dims))
+                return pfvm__tn_code(k, PFVM_ERR_NOMEM);
             for (o = 0; o < outer; o++)
-                pfvm__tn_copy(k->out[j], o * len * inner, x, (o * x->dims[a] + at) * inner, len * inner);
+                pfvm_tn_copy(k->out[j], o * sizes[j] * inner, x, (o * x->dims[a] + at) * inner, sizes[j] * inner);
         }
-        at += len;
+        at += sizes[j];
     }
     return PFVM_OK;
 }
 
-/* ---- Slice -------------------------------------------------------------------------------- */
+/* ---- Slice ---------------------------------------------------------------------------------- */
 
 typedef struct pfvm__tn_slice {
     int64_t start[PFVM_MAX_RANK], step[PFVM_MAX_RANK], len[PFVM_MAX_RANK];
 } pfvm__tn_slice;
 
-/* Resolves starts/ends/axes/steps against concrete dims. */
+/* Resolves starts/ends/axes/steps against concrete dims (Python slice
+ * rules: negative counts from the end, then clamped). */
 static pfvm_code pfvm__tn_slice_plan(const int64_t *dims, int rank, const int64_t *starts, const int64_t *ends,
                                      const int64_t *axes, const int64_t *steps, int n, pfvm__tn_slice *p,
                                      pfvm_status *st)
@@ -10872,29 +13824,29 @@ static pfvm_code pfvm__tn_slice_plan(const int64_t *dims, int rank, const int64_
         p->len[i] = dims[i];
     }
     for (i = 0; i < n; i++) {
-        int a = pfvm__axis(axes ? axes[i] : i, rank);
-        int64_t d, s, e, step = steps ? steps[i] : 1;
+        int a = pfvm__axis(axes[i], rank);
+        int64_t d, s, e, step = steps[i];
         if (a < 0 || seen[a])
-            return pfvm__fail(st, PFVM_ERR_INVALID, "slice axis %lld is out of range or repeated",
-                              (long long)(axes ? axes[i] : i));
-        if (step == 0)
-            return pfvm__fail(st, PFVM_ERR_INVALID, "slice step is 0");
+            return pfvm__fail(st, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d or repeated", (long long)axes[i],
+                              rank);
+        if (step == 0 || step == INT64_MIN)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "step %lld is not valid", (long long)step);
         seen[a] = 1;
         d = dims[a];
         s = starts[i];
         e = ends[i];
         if (s < 0)
-            s += d;
+            s = s < -d ? -1 : s + d;
         if (e < 0)
-            e += d;
+            e = e < -d ? -1 : e + d;
         if (step > 0) {
             s = s < 0 ? 0 : s > d ? d : s;
             e = e < 0 ? 0 : e > d ? d : e;
-            p->len[a] = e > s ? (e - s + step - 1) / step : 0;
+            p->len[a] = e > s ? (e - s - 1) / step + 1 : 0;
         } else {
             s = s < 0 ? -1 : s > d - 1 ? d - 1 : s;
             e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
-            p->len[a] = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+            p->len[a] = s > e ? (s - e - 1) / -step + 1 : 0;
         }
         p->start[a] = s;
         p->step[a] = step;
@@ -10902,155 +13854,239 @@ static pfvm_code pfvm__tn_slice_plan(const int64_t *dims, int rank, const int64_
     return PFVM_OK;
 }
 
-/* Slice's parameters from attributes (opset < 10) or inputs. */
-static int pfvm__tn_slice_args(const pfvm_node *n, const pfvm_tensor *const *in, int n_in, int64_t *starts,
-                               int64_t *ends, int64_t *axes, int64_t *steps, int *has_axes, int *has_steps)
+/* Huge constants are "to the end" / "from the start" markers. */
+#define PFVM__TN_HUGE (INT64_MAX / 4)
+
+/* A slice bound clamped into the axis: [0, D] walking forward, [-1, D-1]
+ * walking backward; NULL when a symbolic bound's sign is unknown. */
+static const pfvm_sym *pfvm__tn_slice_bound(pfvm_ictx *c, const pfvm_sym *D, const pfvm_sym *v, int fwd)
 {
-    int cnt, c2;
-    *has_axes = *has_steps = 0;
-    if (n->opset < 10) {
-        const int64_t *a;
-        int i;
-        cnt = pfvm_node_attr_ints(n, "starts", &a);
-        if (cnt < 0 || cnt > PFVM__TN_MAXV)
-            return -1;
-        for (i = 0; i < cnt; i++)
-            starts[i] = a[i];
-        if (pfvm_node_attr_ints(n, "ends", &a) != cnt)
-            return -1;
-        for (i = 0; i < cnt; i++)
-            ends[i] = a[i];
-        if (pfvm_node_attr_ints(n, "axes", &a) == cnt) {
-            for (i = 0; i < cnt; i++)
-                axes[i] = a[i];
-            *has_axes = 1;
+    pfvm_symtab *t = c->syms;
+    const pfvm_sym *hi = fwd ? D : pfvm_sym_addi(t, D, -1);
+    int64_t x;
+    if (!hi || !v)
+        return NULL;
+    if (pfvm_sym_is_const(v, &x)) {
+        if (x >= PFVM__TN_HUGE)
+            return hi;
+        if (x <= -PFVM__TN_HUGE)
+            return pfvm_sym_const(t, fwd ? 0 : -1);
+        if (x < 0) {
+            const pfvm_sym *y = pfvm_sym_addi(t, D, x);
+            return y ? pfvm_sym_max(t, pfvm_sym_const(t, fwd ? 0 : -1), y) : NULL;
         }
-        return cnt;
+        return pfvm_sym_min(t, hi, v);
     }
-    cnt = pfvm__tn_kints(in[1], starts, PFVM__TN_MAXV);
-    if (cnt < 0 || pfvm__tn_kints(in[2], ends, PFVM__TN_MAXV) != cnt)
+    return pfvm_sym_proven_nonneg(v) ? pfvm_sym_min(t, hi, v) : NULL;
+}
+
+/* A bound that is known to be >= 0 and not an end marker. */
+static int pfvm__tn_slice_plain(const pfvm_sym *v)
+{
+    int64_t x;
+    if (!v)
+        return 0;
+    if (pfvm_sym_is_const(v, &x))
+        return x >= 0 && x < PFVM__TN_HUGE;
+    return pfvm_sym_proven_nonneg(v);
+}
+
+/* Length of one sliced axis of symbolic length D. */
+static const pfvm_sym *pfvm__tn_slice_len(pfvm_ictx *c, const pfvm_sym *D, const pfvm_sym *s, const pfvm_sym *e,
+                                          int64_t step)
+{
+    pfvm_symtab *t = c->syms;
+    const pfvm_sym *lo, *hi, *diff;
+    /* The lower bound needs no clamp when it is a plain index: the upper
+     * one is clamped into the axis, so a lower bound past the end only
+     * makes the difference negative, and max(0, .) handles that. */
+    if (step > 0) {
+        lo = pfvm__tn_slice_plain(s) ? s : pfvm__tn_slice_bound(c, D, s, 1);
+        hi = pfvm__tn_slice_bound(c, D, e, 1);
+    } else {
+        lo = pfvm__tn_slice_plain(e) ? e : pfvm__tn_slice_bound(c, D, e, 0);
+        hi = pfvm__tn_slice_bound(c, D, s, 0);
+    }
+    if (!lo || !hi)
+        return NULL;
+    diff = pfvm_sym_sub(t, hi, lo);
+    if (diff && (step > 1 || step < -1))
+        diff = pfvm_sym_ceildiv(t, diff, pfvm_sym_const(t, step > 0 ? step : -step));
+    return diff ? pfvm_sym_max(t, pfvm_sym_const(t, 0), diff) : NULL;
+}
+
+/* Slice's parameters for inference (starts and ends may be symbolic, axes
+ * and steps must be constants): the count, -1 when unknown, -2 invalid. */
+static int pfvm__tn_slice_iargs(pfvm_ictx *c, const pfvm_sym **starts, const pfvm_sym **ends, int64_t *axes,
+                                int64_t *steps)
+{
+    int n, m, i;
+    if (c->node->opset < 10) {
+        const int64_t *s, *e, *a;
+        n = pfvm_node_attr_ints(c->node, "starts", &s);
+        if (n < 0 || n > PFVM__TN_MAXV || pfvm_node_attr_ints(c->node, "ends", &e) != n)
+            return -2;
+        m = pfvm_node_attr_ints(c->node, "axes", &a);
+        if (m >= 0 && m != n)
+            return -2;
+        for (i = 0; i < n; i++) {
+            starts[i] = pfvm_sym_const(c->syms, s[i]);
+            ends[i] = pfvm_sym_const(c->syms, e[i]);
+            axes[i] = m >= 0 ? a[i] : i;
+            steps[i] = 1;
+        }
+        return n;
+    }
+    n = pfvm__tn_in_syms(c, 1, starts, PFVM__TN_MAXV);
+    m = pfvm__tn_in_syms(c, 2, ends, PFVM__TN_MAXV);
+    if (n < 0 || m < 0)
         return -1;
-    if (n_in > 3 && in[3]) {
-        if ((c2 = pfvm__tn_kints(in[3], axes, PFVM__TN_MAXV)) != cnt)
-            return -1;
-        *has_axes = 1;
+    if (n != m)
+        return -2;
+    for (i = 0; i < n; i++) {
+        axes[i] = i;
+        steps[i] = 1;
     }
-    if (n_in > 4 && in[4]) {
-        if ((c2 = pfvm__tn_kints(in[4], steps, PFVM__TN_MAXV)) != cnt)
-            return -1;
-        *has_steps = 1;
-    }
-    return cnt;
+    if (c->n_in > 3 && c->in[3] && (m = pfvm__tn_in_ints(c, 3, axes)) != n)
+        return m < 0 ? -1 : -2;
+    if (c->n_in > 4 && c->in[4] && (m = pfvm__tn_in_ints(c, 4, steps)) != n)
+        return m < 0 ? -1 : -2;
+    return n;
+}
+
+/* Slices of shape vectors keep their symbolic contents. */
+static pfvm_code pfvm__tn_slice_sym(pfvm_ictx *c, const pfvm_sym **starts, const pfvm_sym **ends, const int64_t *axes,
+                                    const int64_t *steps, int n)
+{
+    const pfvm_sym *data[PFVM__TN_MAXV], *v[PFVM__TN_MAXV];
+    int64_t s[PFVM__TN_MAXV], e[PFVM__TN_MAXV], dim, j;
+    pfvm__tn_slice p;
+    int len = pfvm__tn_in_syms(c, 0, data, PFVM__TN_MAXV), i;
+    pfvm_status quiet;
+    if (len < 0 || c->in[0]->type.shape.rank != 1 || !pfvm_dtype_is_int(c->in[0]->type.dtype))
+        return PFVM_OK;
+    for (i = 0; i < n; i++)
+        if (!pfvm_sym_is_const(starts[i], &s[i]) || !pfvm_sym_is_const(ends[i], &e[i]))
+            return PFVM_OK;
+    dim = len;
+    if (pfvm__tn_slice_plan(&dim, 1, s, e, axes, steps, n, &p, &quiet))
+        return PFVM_OK;
+    for (j = 0; j < p.len[0]; j++)
+        v[j] = data[p.start[0] + j * p.step[0]];
+    return pfvm_ival_set_sym(c, c->out[0], v, (int)p.len[0]);
 }
 
 static pfvm_code pfvm__tn_infer_slice(pfvm_ictx *c)
 {
     const pfvm_shape *s = &c->in[0]->type.shape;
-    const pfvm_tensor *vals[5] = {NULL, NULL, NULL, NULL, NULL};
-    int64_t starts[PFVM__TN_MAXV], ends[PFVM__TN_MAXV], axes[PFVM__TN_MAXV], steps[PFVM__TN_MAXV];
-    int64_t dims[PFVM_MAX_RANK];
-    int i, n, ha, hs, all_const = 1;
-    pfvm__tn_slice p;
+    const pfvm_sym *starts[PFVM__TN_MAXV], *ends[PFVM__TN_MAXV];
+    int64_t axes[PFVM__TN_MAXV], steps[PFVM__TN_MAXV];
+    int n, i, seen[PFVM_MAX_RANK] = {0};
     pfvm_shape out;
     if (s->rank < 0)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
-    for (i = 1; i < c->n_in && i < 5; i++) {
-        if (!c->in[i])
-            continue;
-        if (!c->in[i]->value && !pfvm__ival_materialize((pfvm_ival *)c->in[i], c->arena))
-            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, s->rank);
-        vals[i] = c->in[i]->value;
-    }
-    n = pfvm__tn_slice_args(c->node, vals, c->n_in, starts, ends, axes, steps, &ha, &hs);
-    if (n < 0)
+        return pfvm__tn_unknown(c, 0, -1);
+    n = pfvm__tn_slice_iargs(c, starts, ends, axes, steps);
+    if (n == -2)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "starts, ends, axes and steps must have equal lengths");
-    for (i = 0; i < s->rank; i++)
-        if (!pfvm_sym_is_const(s->dims[i], &dims[i]))
-            all_const = 0;
-    if (!all_const) {
-        /* symbolic dims: the untouched ones pass through; sliced ones are
-         * exact for the common non-negative, in-range, step-1 case */
-        out = *s;
+    if (n < 0)
+        return pfvm__tn_unknown(c, 0, s->rank);
+    out = *s;
+    for (i = 0; i < n; i++) {
+        int a = pfvm__axis(axes[i], s->rank);
+        if (a < 0 || seen[a])
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d or repeated",
+                              (long long)axes[i], s->rank);
+        if (steps[i] == 0 || steps[i] == INT64_MIN)
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "step %lld is not valid", (long long)steps[i]);
+        seen[a] = 1;
+        out.dims[a] = pfvm__tn_slice_len(c, s->dims[a], starts[i], ends[i], steps[i]);
+        if (!out.dims[a])
+            return pfvm__tn_unknown(c, 0, s->rank);
+    }
+    if (pfvm__tn_set(c, 0, c->in[0]->type.dtype, &out))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    return pfvm__tn_slice_sym(c, starts, ends, axes, steps, n);
+}
+
+/* Slice's parameters for a run. */
+static int pfvm__tn_slice_kargs(pfvm_kctx *k, int64_t *starts, int64_t *ends, int64_t *axes, int64_t *steps)
+{
+    int n, m, i;
+    if (k->node->opset < 10) {
+        const int64_t *s, *e, *a;
+        n = pfvm_node_attr_ints(k->node, "starts", &s);
+        if (n < 0 || n > PFVM__TN_MAXV || pfvm_node_attr_ints(k->node, "ends", &e) != n)
+            return -1;
+        m = pfvm_node_attr_ints(k->node, "axes", &a);
+        if (m >= 0 && m != n)
+            return -1;
         for (i = 0; i < n; i++) {
-            int a = pfvm__axis(ha ? axes[i] : i, s->rank);
-            int64_t st0 = starts[i], en = ends[i], step = hs ? steps[i] : 1;
-            if (a < 0)
-                return pfvm__fail(c->st, PFVM_ERR_INVALID, "slice axis is out of range");
-            if (step == 1 && st0 >= 0 && en >= INT64_MAX / 2) {
-                out.dims[a] = pfvm_sym_max(c->syms, pfvm_sym_const(c->syms, 0),
-                                           pfvm_sym_sub(c->syms, s->dims[a], pfvm_sym_const(c->syms, st0)));
-            } else if (step == 1 && st0 >= 0 && en >= 0) {
-                out.dims[a] = pfvm_sym_max(c->syms, pfvm_sym_const(c->syms, 0),
-                                           pfvm_sym_sub(c->syms, pfvm_sym_min(c->syms, s->dims[a], pfvm_sym_const(c->syms, en)),
-                                                        pfvm_sym_min(c->syms, s->dims[a], pfvm_sym_const(c->syms, st0))));
-            } else {
-                return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, s->rank);
-            }
+            starts[i] = s[i];
+            ends[i] = e[i];
+            axes[i] = m >= 0 ? a[i] : i;
+            steps[i] = 1;
         }
-        pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
-        return PFVM_OK;
+        return n;
     }
-    if (pfvm__tn_slice_plan(dims, s->rank, starts, ends, ha ? axes : NULL, hs ? steps : NULL, n, &p, c->st))
-        return c->st ? c->st->code : PFVM_ERR_INVALID;
-    if (pfvm_shape_from_dims(c->syms, &out, s->rank, p.len, c->st))
-        return c->st ? c->st->code : PFVM_ERR_NOMEM;
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
-    /* slices of shape vectors keep their symbolic contents */
-    if (c->in[0]->sym && s->rank == 1) {
-        const pfvm_sym *v[PFVM__TN_MAXV];
-        int64_t j;
-        for (j = 0; j < p.len[0] && j < PFVM__TN_MAXV; j++)
-            v[j] = c->in[0]->sym[p.start[0] + j * p.step[0]];
-        return pfvm_ival_set_sym(c, c->out[0], v, (int)p.len[0]);
+    n = pfvm__tn_kints(k->in[1], starts, PFVM__TN_MAXV);
+    if (n < 0 || pfvm__tn_kints(k->in[2], ends, PFVM__TN_MAXV) != n)
+        return -1;
+    for (i = 0; i < n; i++) {
+        axes[i] = i;
+        steps[i] = 1;
     }
-    return PFVM_OK;
+    if (k->n_in > 3 && k->in[3] && pfvm__tn_kints(k->in[3], axes, PFVM__TN_MAXV) != n)
+        return -1;
+    if (k->n_in > 4 && k->in[4] && pfvm__tn_kints(k->in[4], steps, PFVM__TN_MAXV) != n)
+        return -1;
+    return n;
 }
 
 static pfvm_code pfvm__tn_k_slice(pfvm_kctx *k)
 {
     const pfvm_tensor *x = k->in[0];
-    int64_t starts[PFVM__TN_MAXV], ends[PFVM__TN_MAXV], axes[PFVM__TN_MAXV], steps[PFVM__TN_MAXV];
-    int64_t xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, total, o;
-    int n, ha, hs, d, r = x->rank;
+    int64_t starts[PFVM__TN_MAXV], ends[PFVM__TN_MAXV], axes[PFVM__TN_MAXV], steps[PFVM__TN_MAXV], xs[PFVM_MAX_RANK];
+    int n, d;
     pfvm__tn_slice p;
-    n = pfvm__tn_slice_args(k->node, k->in, k->n_in, starts, ends, axes, steps, &ha, &hs);
+    pfvm_tn_walk w;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
+    n = pfvm__tn_slice_kargs(k, starts, ends, axes, steps);
     if (n < 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "starts, ends, axes and steps must have equal lengths");
-    if (pfvm__tn_slice_plan(x->dims, r, starts, ends, ha ? axes : NULL, hs ? steps : NULL, n, &p, k->st))
-        return k->st ? k->st->code : PFVM_ERR_INVALID;
-    if (!k->out[0]->data && pfvm_kctx_output(k, 0, x->dtype, r, p.len))
-        return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    pfvm__tn_strides(x, xs);
-    total = pfvm__tn_numel(k->out[0]);
-    for (o = 0; o < total; o++) {
-        int64_t src = 0;
-        for (d = 0; d < r; d++)
-            src += (p.start[d] + idx[d] * p.step[d]) * xs[d];
-        pfvm__tn_copy(k->out[0], o, x, src, 1);
-        for (d = r - 1; d >= 0; d--) {
-            if (++idx[d] < p.len[d])
-                break;
-            idx[d] = 0;
-        }
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID,
+                             "starts, ends, axes and steps must be integer vectors of equal lengths");
+    if (pfvm__tn_slice_plan(x->dims, x->rank, starts, ends, axes, steps, n, &p, k->st))
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
+    if (pfvm_tn_output(k, 0, x->dtype, x->rank, p.len))
+        return pfvm__tn_code(k, PFVM_ERR_NOMEM);
+    pfvm__tn_strides(x->dims, x->rank, xs);
+    pfvm__tn_walk_init(&w, x->rank, p.len);
+    for (d = 0; d < x->rank; d++) {
+        if (p.len[d] == 0)
+            return PFVM_OK;
+        w.off += p.start[d] * xs[d];
+        /* a one-element axis never steps (its step may be huge) */
+        w.stride[d] = p.len[d] > 1 ? p.step[d] * xs[d] : 0;
     }
-    return PFVM_OK;
+    return pfvm_tn_copy_walk(k, k->out[0], 0, x, &w);
 }
 
-/* ---- Gather --------------------------------------------------------------------------------- */
+/* ---- Gather ------------------------------------------------------------------------------------ */
 
 static pfvm_code pfvm__tn_infer_gather(pfvm_ictx *c)
 {
     const pfvm_shape *s = &c->in[0]->type.shape, *is = &c->in[1]->type.shape;
+    const pfvm_sym *data[PFVM__TN_MAXV], *v[PFVM__TN_MAXV];
+    int64_t idx[PFVM__TN_MAXV], dim;
     pfvm_shape out;
-    int a, i, r;
+    int a, i, n, len;
     if (s->rank < 0 || is->rank < 0)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+        return pfvm__tn_unknown(c, 0, -1);
     a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", 0), s->rank);
     if (a < 0)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", s->rank);
-    r = s->rank - 1 + is->rank;
-    if (r > PFVM_MAX_RANK)
-        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "rank %d exceeds PFVM_MAX_RANK", r);
+    if (s->rank - 1 + is->rank > PFVM_MAX_RANK)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "rank %d exceeds PFVM_MAX_RANK", s->rank - 1 + is->rank);
     out.rank = 0;
     for (i = 0; i < a; i++)
         out.dims[out.rank++] = s->dims[i];
@@ -11058,46 +14094,52 @@ static pfvm_code pfvm__tn_infer_gather(pfvm_ictx *c)
         out.dims[out.rank++] = is->dims[i];
     for (i = a + 1; i < s->rank; i++)
         out.dims[out.rank++] = s->dims[i];
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    n = pfvm__tn_in_ints(c, 1, idx);
+    if (n >= 0 && pfvm_sym_is_const(s->dims[a], &dim))
+        for (i = 0; i < n; i++)
+            if (idx[i] < -dim || idx[i] >= dim)
+                return pfvm__fail(c->st, PFVM_ERR_RANGE, "index %lld is out of range for a dimension of %lld",
+                                  (long long)idx[i], (long long)dim);
+    if (pfvm__tn_set(c, 0, c->in[0]->type.dtype, &out))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     /* picking entries of a shape vector */
-    if (c->in[0]->sym && s->rank == 1) {
-        int64_t idx[PFVM__TN_MAXV];
-        const pfvm_sym *v[PFVM__TN_MAXV];
-        int n = pfvm_ival_ints(c->in[1], idx, PFVM__TN_MAXV);
-        for (i = 0; i < n; i++) {
-            int64_t j = idx[i] < 0 ? idx[i] + c->in[0]->n_sym : idx[i];
-            if (j < 0 || j >= c->in[0]->n_sym)
-                return pfvm__fail(c->st, PFVM_ERR_RANGE, "index %lld is out of range", (long long)idx[i]);
-            v[i] = c->in[0]->sym[j];
-        }
-        if (n >= 0)
-            return pfvm_ival_set_sym(c, c->out[0], v, n);
+    if (s->rank != 1 || n < 0 || !pfvm_dtype_is_int(c->in[0]->type.dtype) ||
+        (len = pfvm__tn_in_syms(c, 0, data, PFVM__TN_MAXV)) < 0)
+        return PFVM_OK;
+    for (i = 0; i < n; i++) {
+        int64_t j = idx[i] < 0 ? idx[i] + len : idx[i];
+        if (j < 0 || j >= len)
+            return pfvm__fail(c->st, PFVM_ERR_RANGE, "index %lld is out of range for %d entries", (long long)idx[i], len);
+        v[i] = data[j];
     }
-    return PFVM_OK;
+    return pfvm_ival_set_sym(c, c->out[0], v, n);
 }
 
 static pfvm_code pfvm__tn_k_gather(pfvm_kctx *k)
 {
     const pfvm_tensor *x = k->in[0], *ix = k->in[1];
-    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), x->rank), d;
-    int64_t outer = 1, inner = 1, n = pfvm__tn_numel(ix), o, i, dim;
-    if (a < 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 0), x->rank), d, r = 0;
+    int64_t outer = 1, inner = 1, n = pfvm_tensor_numel(ix), o, i, dim, dims[PFVM_MAX_RANK];
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
+    if (a < 0 || !pfvm_dtype_is_int(ix->dtype) || x->rank - 1 + ix->rank > PFVM_MAX_RANK)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis out of range, indices not integers, or rank too large");
     dim = x->dims[a];
     for (d = 0; d < a; d++)
-        outer *= x->dims[d];
+        outer *= (dims[r++] = x->dims[d]);
+    for (d = 0; d < ix->rank; d++)
+        dims[r++] = ix->dims[d];
     for (d = a + 1; d < x->rank; d++)
-        inner *= x->dims[d];
+        inner *= (dims[r++] = x->dims[d]);
+    if (pfvm_tn_output(k, 0, x->dtype, r, dims))
+        return pfvm__tn_code(k, PFVM_ERR_NOMEM);
+    for (i = 0; i < n; i++)
+        if (pfvm_tn_index(ix, i, dim) < 0)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "index %lld is out of range for a dimension of %lld",
+                                 (long long)pfvm_tensor_get_i64(ix, i), (long long)dim);
     for (o = 0; o < outer; o++)
-        for (i = 0; i < n; i++) {
-            int64_t j = pfvm_tensor_get_i64(ix, i);
-            if (j < 0)
-                j += dim;
-            if (j < 0 || j >= dim)
-                return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "index %lld is out of range for a dimension of %lld",
-                                     (long long)pfvm_tensor_get_i64(ix, i), (long long)dim);
-            pfvm__tn_copy(k->out[0], (o * n + i) * inner, x, (o * dim + j) * inner, inner);
-        }
+        for (i = 0; i < n; i++)
+            pfvm_tn_copy(k->out[0], (o * n + i) * inner, x, (o * dim + pfvm_tn_index(ix, i, dim)) * inner, inner);
     return PFVM_OK;
 }
 
@@ -11105,200 +14147,329 @@ static pfvm_code pfvm__tn_k_gather(pfvm_kctx *k)
 
 static pfvm_code pfvm__tn_infer_expand(pfvm_ictx *c)
 {
-    int64_t v[PFVM__TN_MAXV];
-    int n = pfvm__tn_in_ints(c, 1, v), i;
-    pfvm_shape target;
+    const pfvm_sym *v[PFVM__TN_MAXV];
     const pfvm_shape *shapes[2];
-    pfvm_shape out;
-    if (n < 0 && c->in[1]->sym && c->in[1]->n_sym <= PFVM_MAX_RANK) {
-        target.rank = c->in[1]->n_sym;
-        for (i = 0; i < target.rank; i++)
-            target.dims[i] = c->in[1]->sym[i];
-    } else if (n < 0 || n > PFVM_MAX_RANK) {
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
-    } else if (pfvm_shape_from_dims(c->syms, &target, n, v, c->st)) {
-        return c->st ? c->st->code : PFVM_ERR_NOMEM;
-    }
+    pfvm_shape target, out;
+    int n = pfvm__tn_in_syms(c, 1, v, PFVM__TN_MAXV), i;
+    if (c->in[1]->type.shape.rank > 1)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "the shape input must be 1-D");
+    if (n > PFVM_MAX_RANK)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "target rank %d exceeds PFVM_MAX_RANK", n);
+    if (n < 0 || c->in[0]->type.shape.rank < 0)
+        return pfvm__tn_unknown(c, 0, -1);
+    target.rank = n;
+    for (i = 0; i < n; i++)
+        target.dims[i] = v[i];
     shapes[0] = &c->in[0]->type.shape;
     shapes[1] = &target;
     if (pfvm_infer_broadcast(c, shapes, 2, &out))
         return c->st ? c->st->code : PFVM_ERR_SHAPE;
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
-    return PFVM_OK;
-}
-
-typedef struct pfvm__tn_bc {
-    const pfvm_tensor *x;
-    pfvm_tensor *y;
-} pfvm__tn_bc;
-
-static void pfvm__tn_bc_span(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
-{
-    pfvm__tn_bc *b = (pfvm__tn_bc *)user;
-    int64_t e;
-    if (stride[0] == 1) {
-        pfvm__tn_copy(b->y, pos, b->x, off[0], len);
-        return;
-    }
-    for (e = 0; e < len; e++)
-        pfvm__tn_copy(b->y, pos + e, b->x, off[0] + e * stride[0], 1);
+    return pfvm__tn_set(c, 0, c->in[0]->type.dtype, &out);
 }
 
 static pfvm_code pfvm__tn_k_expand(pfvm_kctx *k)
 {
-    pfvm__tn_bc b;
-    if (!k->out[0]->data) {
-        int64_t v[PFVM_MAX_RANK], dims[PFVM_MAX_RANK];
-        int n = pfvm__tn_kints(k->in[1], v, PFVM_MAX_RANK), r, d;
-        if (n < 0)
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "shape is too long");
-        r = n > k->in[0]->rank ? n : k->in[0]->rank;
-        for (d = 0; d < r; d++) {
-            int64_t a = d - (r - k->in[0]->rank) >= 0 ? k->in[0]->dims[d - (r - k->in[0]->rank)] : 1;
-            int64_t c = d - (r - n) >= 0 ? v[d - (r - n)] : 1;
-            if (a != c && a != 1 && c != 1)
-                return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "cannot broadcast %lld to %lld", (long long)a,
-                                     (long long)c);
-            dims[d] = a == 1 ? c : a;
-        }
-        if (pfvm_kctx_output(k, 0, k->in[0]->dtype, r, dims))
-            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    const pfvm_tensor *x = k->in[0];
+    int64_t v[PFVM_MAX_RANK], dims[PFVM_MAX_RANK], xs[PFVM_MAX_RANK];
+    int n, r, d;
+    pfvm_tn_walk w;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
+    n = pfvm__tn_kints(k->in[1], v, PFVM_MAX_RANK);
+    if (n < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "shape must be at most %d integers", PFVM_MAX_RANK);
+    r = n > x->rank ? n : x->rank;
+    pfvm__tn_strides(x->dims, x->rank, xs);
+    memset(&w, 0, sizeof w);
+    w.rank = r;
+    for (d = 0; d < r; d++) {
+        int xd = d - (r - x->rank), td = d - (r - n);
+        int64_t a = xd >= 0 ? x->dims[xd] : 1, b = td >= 0 ? v[td] : 1;
+        if (b < 0 || (a != b && a != 1 && b != 1))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "cannot broadcast dimension %lld to %lld", (long long)a,
+                                 (long long)b);
+        w.dims[d] = dims[d] = a == 1 ? b : a;
+        w.stride[d] = xd >= 0 && a != 1 ? xs[xd] : 0;
     }
-    b.x = k->in[0];
-    b.y = k->out[0];
-    return pfvm_ew_apply(k, k->in, 1, k->out[0], pfvm__tn_bc_span, &b);
+    if (pfvm_tn_output(k, 0, x->dtype, r, dims))
+        return pfvm__tn_code(k, PFVM_ERR_NOMEM);
+    return pfvm_tn_copy_walk(k, k->out[0], 0, x, &w);
 }
 
 static pfvm_code pfvm__tn_infer_tile(pfvm_ictx *c)
 {
     const pfvm_shape *s = &c->in[0]->type.shape;
-    int64_t v[PFVM__TN_MAXV];
-    int n = pfvm__tn_in_ints(c, 1, v), i;
+    const pfvm_sym *v[PFVM__TN_MAXV];
+    int n = pfvm__tn_in_syms(c, 1, v, PFVM__TN_MAXV), i;
     pfvm_shape out;
     if (s->rank < 0 || n < 0)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, s->rank);
+        return pfvm__tn_unknown(c, 0, s->rank);
     if (n != s->rank)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "repeats has %d entries for rank %d", n, s->rank);
     out = *s;
     for (i = 0; i < n; i++) {
-        if (v[i] < 0)
-            return pfvm__fail(c->st, PFVM_ERR_INVALID, "negative repeat");
-        out.dims[i] = pfvm_sym_muli(c->syms, s->dims[i], v[i]);
+        int64_t r;
+        if (pfvm_sym_is_const(v[i], &r) && r < 0)
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "repeat %lld is negative", (long long)r);
+        out.dims[i] = pfvm_sym_mul(c->syms, s->dims[i], v[i]);
     }
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
-    return PFVM_OK;
+    return pfvm__tn_set(c, 0, c->in[0]->type.dtype, &out);
 }
 
 static pfvm_code pfvm__tn_k_tile(pfvm_kctx *k)
 {
     const pfvm_tensor *x = k->in[0];
-    pfvm_tensor *y = k->out[0];
-    int64_t xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, total = pfvm__tn_numel(y), o;
-    int d, r = y->rank;
-    pfvm__tn_strides(x, xs);
-    for (o = 0; o < total; o++) {
-        int64_t src = 0;
-        for (d = 0; d < r; d++)
-            src += (x->dims[d] ? idx[d] % x->dims[d] : 0) * xs[d];
-        pfvm__tn_copy(y, o, x, src, 1);
-        for (d = r - 1; d >= 0; d--) {
-            if (++idx[d] < y->dims[d])
-                break;
-            idx[d] = 0;
-        }
+    int64_t rep[PFVM_MAX_RANK], dims[PFVM_MAX_RANK], xs[PFVM_MAX_RANK];
+    int d, r = x->rank;
+    pfvm_tn_walk w;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
+    if (pfvm__tn_kints(k->in[1], rep, PFVM_MAX_RANK) != r)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "repeats must be %d integers", r);
+    pfvm__tn_strides(x->dims, r, xs);
+    /* each output dim walks (repeat, position): the repeat re-reads x */
+    memset(&w, 0, sizeof w);
+    w.rank = 2 * r;
+    for (d = 0; d < r; d++) {
+        if (rep[d] < 0 || !pfvm__mul_i64(x->dims[d], rep[d], &dims[d]))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "repeat %lld is not valid", (long long)rep[d]);
+        w.dims[2 * d] = rep[d];
+        w.dims[2 * d + 1] = x->dims[d];
+        w.stride[2 * d + 1] = xs[d];
     }
-    return PFVM_OK;
+    if (pfvm_tn_output(k, 0, x->dtype, r, dims))
+        return pfvm__tn_code(k, PFVM_ERR_NOMEM);
+    return pfvm_tn_copy_walk(k, k->out[0], 0, x, &w);
 }
 
-/* ---- Pad ------------------------------------------------------------------------------------- */
+/* ---- Pad --------------------------------------------------------------------------------------- */
 
-static int pfvm__tn_pads(const pfvm_node *n, const pfvm_tensor *pads_t, int rank, int64_t *pads)
+enum { PFVM__TN_PAD_CONSTANT, PFVM__TN_PAD_EDGE, PFVM__TN_PAD_REFLECT, PFVM__TN_PAD_WRAP };
+
+static int pfvm__tn_pad_mode(const pfvm_node *n)
 {
-    const int64_t *a;
-    int cnt, i;
-    if (n->opset < 11) {
-        cnt = pfvm_node_attr_ints(n, "pads", &a);
-        if (cnt != 2 * rank)
-            return 0;
-        for (i = 0; i < cnt; i++)
-            pads[i] = a[i];
-        return 1;
+    const char *m = pfvm_node_attr_string(n, "mode", "constant");
+    return !strcmp(m, "constant") ? PFVM__TN_PAD_CONSTANT
+         : !strcmp(m, "edge")     ? PFVM__TN_PAD_EDGE
+         : !strcmp(m, "reflect")  ? PFVM__TN_PAD_REFLECT
+         : !strcmp(m, "wrap")     ? PFVM__TN_PAD_WRAP
+                                  : -1;
+}
+
+/* Spreads pads given for `axes` (opset 18) over every axis of a rank:
+ * out[a] and out[a + rank] are the begin and end pads of axis a. */
+static pfvm_code pfvm__tn_pad_spread(pfvm_status *st, const int64_t *axes, int n_axes, int rank, int *where)
+{
+    int i;
+    for (i = 0; i < rank; i++)
+        where[i] = -1;
+    for (i = 0; i < n_axes; i++) {
+        int a = pfvm__axis(axes[i], rank);
+        if (a < 0 || where[a] >= 0)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "pad axis %lld is out of range for rank %d or repeated",
+                              (long long)axes[i], rank);
+        where[a] = i;
     }
-    return pads_t && pfvm__tn_kints(pads_t, pads, 2 * PFVM_MAX_RANK) == 2 * rank;
+    return PFVM_OK;
 }
 
 static pfvm_code pfvm__tn_infer_pad(pfvm_ictx *c)
 {
     const pfvm_shape *s = &c->in[0]->type.shape;
-    int64_t pads[2 * PFVM_MAX_RANK];
+    const pfvm_sym *pads[PFVM__TN_MAXV];
+    int64_t axes[PFVM__TN_MAXV];
+    int n, n_axes, i, where[PFVM_MAX_RANK];
     pfvm_shape out;
-    int i;
+    if (pfvm__tn_pad_mode(c->node) < 0)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "mode '%s' is not supported",
+                          pfvm_node_attr_string(c->node, "mode", ""));
     if (s->rank < 0)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+        return pfvm__tn_unknown(c, 0, -1);
     if (c->node->opset < 11) {
-        if (!pfvm__tn_pads(c->node, NULL, s->rank, pads))
-            return pfvm__fail(c->st, PFVM_ERR_INVALID, "pads must have 2*rank entries");
-    } else if (pfvm_ival_ints(c->in[1], pads, 2 * PFVM_MAX_RANK) != 2 * s->rank) {
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, s->rank);
+        const int64_t *a;
+        n = pfvm_node_attr_ints(c->node, "pads", &a);
+        for (i = 0; i < n && i < PFVM__TN_MAXV; i++)
+            pads[i] = pfvm_sym_const(c->syms, a[i]);
+    } else {
+        n = pfvm__tn_in_syms(c, 1, pads, PFVM__TN_MAXV);
     }
-    out = *s;
+    n_axes = s->rank;
     for (i = 0; i < s->rank; i++)
-        out.dims[i] = pfvm_sym_addi(c->syms, s->dims[i], pads[i] + pads[i + s->rank]);
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+        axes[i] = i;
+    if (c->n_in > 3 && c->in[3] && (n_axes = pfvm__tn_in_ints(c, 3, axes)) < 0)
+        return pfvm__tn_unknown(c, 0, s->rank);
+    if (n < 0 && c->node->opset >= 11)
+        return pfvm__tn_unknown(c, 0, s->rank);
+    if (n != 2 * n_axes)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "pads has %d entries for %d axes", n, n_axes);
+    if (pfvm__tn_pad_spread(c->st, axes, n_axes, s->rank, where))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    out = *s;
+    for (i = 0; i < s->rank; i++) {
+        const pfvm_sym *sum;
+        if (where[i] < 0)
+            continue;
+        sum = pads[where[i]] && pads[where[i] + n_axes] ? pfvm_sym_add(c->syms, pads[where[i]], pads[where[i] + n_axes])
+                                                       : NULL;
+        out.dims[i] = sum ? pfvm_sym_add(c->syms, s->dims[i], sum) : NULL;
+    }
+    return pfvm__tn_set(c, 0, c->in[0]->type.dtype, &out);
+}
+
+/* Source index of padded position i on an axis of n elements; -1 for the
+ * constant. */
+static int64_t pfvm__tn_pad_src(int64_t i, int64_t n, int mode)
+{
+    int64_t p;
+    if (i >= 0 && i < n)
+        return i;
+    if (mode == PFVM__TN_PAD_CONSTANT || n == 0)
+        return -1;
+    if (mode == PFVM__TN_PAD_EDGE)
+        return i < 0 ? 0 : n - 1;
+    if (mode == PFVM__TN_PAD_WRAP) {
+        i %= n;
+        return i < 0 ? i + n : i;
+    }
+    if (n == 1)
+        return 0;
+    /* reflect without repeating the edge: period 2(n-1) */
+    p = 2 * (n - 1);
+    i %= p;
+    if (i < 0)
+        i += p;
+    return i >= n ? p - i : i;
+}
+
+/* Every axis's begin/end pads for this run (pads[a], pads[a + rank]). */
+static pfvm_code pfvm__tn_pad_kpads(pfvm_kctx *k, int rank, int64_t *pads)
+{
+    int64_t given[PFVM__TN_MAXV], axes[PFVM__TN_MAXV];
+    int n, n_axes = rank, i, where[PFVM_MAX_RANK];
+    if (k->node->opset < 11) {
+        const int64_t *a;
+        n = pfvm_node_attr_ints(k->node, "pads", &a);
+        for (i = 0; i < n && i < PFVM__TN_MAXV; i++)
+            given[i] = a[i];
+    } else {
+        n = pfvm__tn_kints(k->in[1], given, PFVM__TN_MAXV);
+    }
+    for (i = 0; i < rank; i++)
+        axes[i] = i;
+    if (k->n_in > 3 && k->in[3] && (n_axes = pfvm__tn_kints(k->in[3], axes, PFVM__TN_MAXV)) < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axes must be integers");
+    if (n != 2 * n_axes)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "pads has %d entries for %d axes", n, n_axes);
+    if (pfvm__tn_pad_spread(k->st, axes, n_axes, rank, where))
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
+    for (i = 0; i < rank; i++) {
+        pads[i] = where[i] < 0 ? 0 : given[where[i]];
+        pads[i + rank] = where[i] < 0 ? 0 : given[where[i] + n_axes];
+        if (pads[i] < -((int64_t)1 << 48) || pads[i] > ((int64_t)1 << 48) || pads[i + rank] < -((int64_t)1 << 48) ||
+            pads[i + rank] > ((int64_t)1 << 48))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "pads of axis %d are out of range", i);
+    }
+    return PFVM_OK;
+}
+
+/* One padding value of the data's type, viewed as a one-element tensor. */
+typedef union pfvm__tn_scalar {
+    double d;
+    int64_t i;
+    const char *s;
+    unsigned char b[16];
+} pfvm__tn_scalar;
+
+static pfvm_code pfvm__tn_pad_value(pfvm_kctx *k, const pfvm_tensor *x, pfvm__tn_scalar *buf, pfvm_tensor *cv)
+{
+    const pfvm_tensor *v = k->node->opset >= 11 && k->n_in > 2 ? k->in[2] : NULL;
+    size_t es = pfvm_dtype_size(x->dtype);
+    memset(buf, 0, sizeof *buf);
+    memset(cv, 0, sizeof *cv);
+    cv->kind = PFVM_KIND_TENSOR;
+    cv->dtype = x->dtype;
+    cv->data = buf;
+    buf->s = x->dtype == PFVM_STRING ? "" : NULL;
+    if (es > sizeof *buf)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "%s data", pfvm_dtype_name(x->dtype));
+    if (k->node->opset < 11) {
+        if (x->dtype != PFVM_STRING)
+            pfvm_red_store(cv, 0, pfvm_node_attr_float(k->node, "value", 0));
+        return PFVM_OK;
+    }
+    if (!v || pfvm_tensor_numel(v) == 0)
+        return PFVM_OK;
+    if (v->dtype != x->dtype || pfvm_tensor_numel(v) != 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "constant_value must be one element of the data's type");
+    memcpy(buf, v->data, es);
+    if (x->dtype == PFVM_STRING && !buf->s)
+        buf->s = "";
     return PFVM_OK;
 }
 
 static pfvm_code pfvm__tn_k_pad(pfvm_kctx *k)
 {
     const pfvm_tensor *x = k->in[0];
-    pfvm_tensor *y = k->out[0];
-    int64_t pads[2 * PFVM_MAX_RANK], xs[PFVM_MAX_RANK], idx[PFVM_MAX_RANK] = {0}, total = pfvm__tn_numel(y), o;
-    int d, r = x->rank;
-    const char *mode = pfvm_node_attr_string(k->node, "mode", "constant");
-    size_t es = pfvm_dtype_size(x->dtype);
-    unsigned char cval[16] = {0};
-    if (!pfvm__tn_pads(k->node, k->n_in > 1 ? k->in[1] : NULL, r, pads))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "pads must have 2*rank entries");
-    if (k->node->opset < 11) {
-        float f = pfvm_node_attr_float(k->node, "value", 0);
-        if (x->dtype == PFVM_FLOAT)
-            memcpy(cval, &f, 4);
-    } else if (k->n_in > 2 && k->in[2] && k->in[2]->data && es <= sizeof cval) {
-        memcpy(cval, k->in[2]->data, es);
+    pfvm_tensor *y, cv;
+    pfvm__tn_scalar cbuf;
+    int64_t pads[2 * PFVM_MAX_RANK], xs[PFVM_MAX_RANK], dims[PFVM_MAX_RANK] = {0}, idx[PFVM_MAX_RANK] = {0};
+    int64_t rows, row, W, n, pb, j0, j1, j;
+    int d, r = x->rank, mode = pfvm__tn_pad_mode(k->node);
+    if (pfvm_tn_check_inputs(k) || pfvm__tn_pad_kpads(k, r, pads) || pfvm__tn_pad_value(k, x, &cbuf, &cv))
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
+    if (mode < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "mode '%s' is not supported",
+                             pfvm_node_attr_string(k->node, "mode", ""));
+    for (d = 0; d < r; d++) {
+        dims[d] = x->dims[d] + pads[d] + pads[d + r];
+        if (dims[d] < 0)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "pads make dimension %d negative", d);
+        if (dims[d] > 0 && x->dims[d] == 0 && mode != PFVM__TN_PAD_CONSTANT)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "cannot pad an empty axis in this mode");
     }
-    if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge"))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "mode '%s' is not supported", mode);
-    if (x->dtype == PFVM_STRING)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "string tensors are not supported");
-    pfvm__tn_strides(x, xs);
-    for (o = 0; o < total; o++) {
-        int64_t src = 0;
+    if (pfvm_tn_output(k, 0, x->dtype, r, dims))
+        return pfvm__tn_code(k, PFVM_ERR_NOMEM);
+    y = k->out[0];
+    if (r == 0) {
+        pfvm_tn_copy(y, 0, x, 0, 1);
+        return PFVM_OK;
+    }
+    pfvm__tn_strides(x->dims, r, xs);
+    W = dims[r - 1];
+    n = x->dims[r - 1];
+    pb = pads[r - 1];
+    rows = W ? pfvm_tensor_numel(y) / W : 0;
+    /* the run of a row that comes straight from x: [j0, j1) */
+    j0 = pb < 0 ? 0 : pb > W ? W : pb;
+    j1 = pb + n < 0 ? 0 : pb + n > W ? W : pb + n;
+    if (j1 < j0)
+        j1 = j0;
+    for (row = 0; row < rows; row++) {
+        int64_t base = 0, o = row * W;
         int outside = 0;
-        for (d = 0; d < r; d++) {
-            int64_t i = idx[d] - pads[d], n = x->dims[d];
-            if (i < 0 || i >= n) {
-                if (mode[0] == 'c' || n == 0) {
-                    outside = 1;
-                    break;
-                }
-                if (mode[0] == 'e') {
-                    i = i < 0 ? 0 : n - 1;
-                } else { /* reflect, without repeating the edge */
-                    int64_t period = n > 1 ? 2 * (n - 1) : 1;
-                    i = i < 0 ? -i : i;
-                    i %= period;
-                    if (i >= n)
-                        i = period - i;
-                }
+        for (d = 0; d < r - 1; d++) {
+            int64_t s = pfvm__tn_pad_src(idx[d] - pads[d], x->dims[d], mode);
+            if (s < 0) {
+                outside = 1;
+                break;
             }
-            src += i * xs[d];
+            base += s * xs[d];
         }
-        if (outside)
-            memcpy((char *)y->data + (size_t)o * es, cval, es);
-        else
-            memcpy((char *)y->data + (size_t)o * es, (const char *)x->data + (size_t)src * es, es);
-        for (d = r - 1; d >= 0; d--) {
-            if (++idx[d] < y->dims[d])
+        for (j = 0; j < W; j++) {
+            int64_t s;
+            if (!outside && j == j0 && j1 > j0) {
+                pfvm_tn_copy(y, o + j, x, base + j - pb, j1 - j0);
+                j = j1 - 1;
+                continue;
+            }
+            s = outside ? -1 : pfvm__tn_pad_src(j - pb, n, mode);
+            if (s < 0)
+                pfvm_tn_copy(y, o + j, &cv, 0, 1);
+            else
+                pfvm_tn_copy(y, o + j, x, base + s, 1);
+        }
+        for (d = r - 2; d >= 0; d--) {
+            if (++idx[d] < dims[d])
                 break;
             idx[d] = 0;
         }
@@ -11308,131 +14479,222 @@ static pfvm_code pfvm__tn_k_pad(pfvm_kctx *k)
 
 /* ---- Range, Trilu ------------------------------------------------------------------------------ */
 
+/* Element count of an integer range: max(0, ceil((limit - start) / delta)),
+ * without overflow (counts past INT64_MAX saturate, and then fail as too
+ * large to allocate); -1 when delta is 0. */
+static int64_t pfvm__tn_range_count(int64_t start, int64_t limit, int64_t delta)
+{
+    uint64_t span, step;
+    if (delta == 0)
+        return -1;
+    if (delta > 0 ? limit <= start : limit >= start)
+        return 0;
+    span = delta > 0 ? (uint64_t)limit - (uint64_t)start : (uint64_t)start - (uint64_t)limit;
+    step = delta > 0 ? (uint64_t)delta : (uint64_t)(-(delta + 1)) + 1;
+    span = span / step + (span % step != 0);
+    return span > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)span;
+}
+
 static pfvm_code pfvm__tn_infer_range(pfvm_ictx *c)
 {
     pfvm_dtype dt = c->in[0]->type.dtype;
-    const pfvm_tensor *a = c->in[0]->value, *b = c->in[1]->value, *d = c->in[2]->value;
+    const pfvm_sym *v[3];
     pfvm_shape s;
-    if (!(a && b && d) && pfvm_dtype_is_int(dt)) {
-        /* integer ranges over symbolic bounds: ceil((limit - start) / delta) */
-        const pfvm_sym *v[3];
-        int i, ok = 1;
-        for (i = 0; i < 3 && ok; i++) {
-            int64_t x;
-            if (c->in[i]->sym && c->in[i]->n_sym == 1)
-                v[i] = c->in[i]->sym[0];
-            else if (pfvm_ival_ints(c->in[i], &x, 1) == 1)
-                v[i] = pfvm_sym_const(c->syms, x);
-            else
-                ok = 0;
+    int i;
+    s.rank = 1;
+    for (i = 1; i < 3; i++)
+        if (c->in[i]->type.dtype != dt && c->in[i]->type.dtype != PFVM_UNDEFINED && dt != PFVM_UNDEFINED)
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "start, limit and delta must have one type");
+    if (pfvm_dtype_is_int(dt)) {
+        int64_t a, b, d;
+        for (i = 0; i < 3; i++)
+            if (pfvm__tn_in_syms(c, i, &v[i], 1) != 1)
+                return pfvm_infer_unknown(c, 0, dt, 1);
+        if (pfvm_sym_is_const(v[0], &a) && pfvm_sym_is_const(v[1], &b) && pfvm_sym_is_const(v[2], &d)) {
+            if (d == 0)
+                return pfvm__fail(c->st, PFVM_ERR_INVALID, "delta is 0");
+            s.dims[0] = pfvm_sym_const(c->syms, pfvm__tn_range_count(a, b, d));
+        } else if (pfvm_sym_is_const(v[2], &d) && d != 0 && d != INT64_MIN) {
+            /* symbolic bounds: ceil((limit - start) / delta), at least 0 */
+            const pfvm_sym *span = d > 0 ? pfvm_sym_sub(c->syms, v[1], v[0]) : pfvm_sym_sub(c->syms, v[0], v[1]);
+            const pfvm_sym *len = span ? pfvm_sym_ceildiv(c->syms, span, pfvm_sym_const(c->syms, d > 0 ? d : -d)) : NULL;
+            s.dims[0] = len ? pfvm_sym_max(c->syms, pfvm_sym_const(c->syms, 0), len) : NULL;
+        } else {
+            return pfvm_infer_unknown(c, 0, dt, 1);
         }
-        if (ok && pfvm_sym_is_const(v[2], NULL) && v[2]->value > 0) {
-            const pfvm_sym *len = pfvm_sym_ceildiv(c->syms, pfvm_sym_sub(c->syms, v[1], v[0]), v[2]);
-            s.rank = 1;
-            s.dims[0] = pfvm_sym_max(c->syms, pfvm_sym_const(c->syms, 0), len);
-            if (s.dims[0]) {
-                pfvm_ival_set_tensor(c->out[0], dt, &s);
-                return PFVM_OK;
-            }
-        }
+        if (!s.dims[0])
+            return pfvm_infer_unknown(c, 0, dt, 1);
+        return pfvm__tn_set(c, 0, dt, &s);
     }
-    if (a && b && d) {
-        double start = pfvm_tensor_get_f64(a, 0), limit = pfvm_tensor_get_f64(b, 0), delta = pfvm_tensor_get_f64(d, 0);
-        double n;
-        if (delta == 0)
-            return pfvm__fail(c->st, PFVM_ERR_INVALID, "delta is 0");
+    if (c->in[0]->value && c->in[1]->value && c->in[2]->value) {
+        double start = pfvm_tensor_get_f64(c->in[0]->value, 0), limit = pfvm_tensor_get_f64(c->in[1]->value, 0);
+        double delta = pfvm_tensor_get_f64(c->in[2]->value, 0), n;
+        if (delta == 0 || delta != delta)
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "delta is %g", delta);
         n = ceil((limit - start) / delta);
-        s.rank = 1;
+        if (n > 1e12)
+            return pfvm__fail(c->st, PFVM_ERR_RANGE, "too many elements");
         s.dims[0] = pfvm_sym_const(c->syms, n > 0 ? (int64_t)n : 0);
-        pfvm_ival_set_tensor(c->out[0], dt, &s);
-        return PFVM_OK;
+        return pfvm__tn_set(c, 0, dt, &s);
     }
     return pfvm_infer_unknown(c, 0, dt, 1);
 }
 
 static pfvm_code pfvm__tn_k_range(pfvm_kctx *k)
 {
-    double start = pfvm_tensor_get_f64(k->in[0], 0), delta = pfvm_tensor_get_f64(k->in[2], 0);
-    double limit = pfvm_tensor_get_f64(k->in[1], 0), cnt;
+    const pfvm_tensor *a = k->in[0], *b = k->in[1], *d = k->in[2];
+    pfvm_dtype dt = a->dtype;
     int64_t n, i;
-    pfvm_dtype dt = k->in[0]->dtype;
-    if (delta == 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "delta is 0");
-    cnt = ceil((limit - start) / delta);
-    n = cnt > 0 ? (int64_t)cnt : 0;
-    if (n > ((int64_t)1 << 40))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "too many elements");
-    if (!k->out[0]->data && pfvm_kctx_output(k, 0, dt, 1, &n))
-        return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    for (i = 0; i < n; i++) {
-        if (pfvm_dtype_is_float(dt)) {
-            double v = start + (double)i * delta;
-            if (dt == PFVM_FLOAT)
-                ((float *)k->out[0]->data)[i] = (float)v;
-            else
-                ((double *)k->out[0]->data)[i] = v;
-        } else {
-            int64_t v = pfvm_tensor_get_i64(k->in[0], 0) + i * pfvm_tensor_get_i64(k->in[2], 0);
-            switch (dt) {
-            case PFVM_INT64: ((int64_t *)k->out[0]->data)[i] = v; break;
-            case PFVM_INT32: ((int32_t *)k->out[0]->data)[i] = (int32_t)v; break;
-            case PFVM_INT16: ((int16_t *)k->out[0]->data)[i] = (int16_t)v; break;
-            default: return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "type %s", pfvm_dtype_name(dt));
-            }
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
+    if (pfvm_tensor_numel(a) != 1 || pfvm_tensor_numel(b) != 1 || pfvm_tensor_numel(d) != 1 || b->dtype != dt ||
+        d->dtype != dt || !(pfvm_dtype_is_int(dt) || pfvm_dtype_is_float(dt)))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "start, limit and delta must be numeric scalars of one type");
+    if (pfvm_dtype_is_int(dt)) {
+        int64_t s0 = pfvm_tensor_get_i64(a, 0), step = pfvm_tensor_get_i64(d, 0);
+        n = pfvm__tn_range_count(s0, pfvm_tensor_get_i64(b, 0), step);
+        if (n < 0)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "delta is 0");
+        if (pfvm_tn_output(k, 0, dt, 1, &n))
+            return pfvm__tn_code(k, PFVM_ERR_NOMEM);
+        /* start + i*delta stays between start and limit; unsigned
+         * arithmetic gives its bits without signed overflow on the way */
+        for (i = 0; i < n; i++) {
+            uint64_t u = (uint64_t)s0 + (uint64_t)i * (uint64_t)step;
+            pfvm_tn_store_i64(k->out[0], i, u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1);
         }
+        return PFVM_OK;
+    }
+    {
+        double start = pfvm_tensor_get_f64(a, 0), limit = pfvm_tensor_get_f64(b, 0), delta = pfvm_tensor_get_f64(d, 0);
+        double cnt = ceil((limit - start) / delta);
+        if (delta == 0 || cnt != cnt || cnt > 1e12)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "delta %g gives no valid element count", delta);
+        n = cnt > 0 ? (int64_t)cnt : 0;
+        if (pfvm_tn_output(k, 0, dt, 1, &n))
+            return pfvm__tn_code(k, PFVM_ERR_NOMEM);
+        for (i = 0; i < n; i++)
+            pfvm_red_store(k->out[0], i, start + (double)i * delta);
     }
     return PFVM_OK;
 }
 
+static pfvm_code pfvm__tn_infer_trilu(pfvm_ictx *c)
+{
+    const pfvm_shape *s = &c->in[0]->type.shape;
+    if (s->rank >= 0 && s->rank < 2)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input must have rank >= 2, has %d", s->rank);
+    return pfvm_infer_same_as_first(c);
+}
+
+/* Zeroes n elements (strings become empty). */
+static void pfvm__tn_zero(pfvm_tensor *t, int64_t at, int64_t n)
+{
+    int64_t i;
+    if (n <= 0)
+        return;
+    if (t->dtype != PFVM_STRING) {
+        memset((char *)t->data + (size_t)at * pfvm_dtype_size(t->dtype), 0, (size_t)n * pfvm_dtype_size(t->dtype));
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        char **d = (char **)t->data + at + i;
+        pfvm__free(*d);
+        *d = pfvm__strdup("");
+    }
+}
+
 static pfvm_code pfvm__tn_k_trilu(pfvm_kctx *k)
 {
-    const pfvm_tensor *x = k->in[0];
-    int upper = (int)pfvm_node_attr_int(k->node, "upper", 1);
-    int64_t diag = k->n_in > 1 && k->in[1] ? pfvm_tensor_get_i64(k->in[1], 0) : 0;
-    int64_t rows, cols, mats, m, i, j, n = pfvm__tn_numel(x);
-    size_t es = pfvm_dtype_size(x->dtype);
+    const pfvm_tensor *x = k->in[0], *kt = k->n_in > 1 ? k->in[1] : NULL;
+    pfvm_tensor *y;
+    int upper = pfvm_node_attr_int(k->node, "upper", 1) != 0;
+    int64_t rows, cols, mats, m, i, diag = 0, lim;
+    if (pfvm_tn_check_inputs(k))
+        return pfvm__tn_code(k, PFVM_ERR_INVALID);
     if (x->rank < 2)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input must have rank >= 2");
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input must have rank >= 2, has %d", x->rank);
+    if (kt) {
+        if (pfvm_tensor_numel(kt) != 1 || !pfvm_dtype_is_int(kt->dtype))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "k must be one integer");
+        diag = pfvm_tensor_get_i64(kt, 0);
+    }
+    if (pfvm_tn_output(k, 0, x->dtype, x->rank, x->dims))
+        return pfvm__tn_code(k, PFVM_ERR_NOMEM);
+    y = k->out[0];
     rows = x->dims[x->rank - 2];
     cols = x->dims[x->rank - 1];
-    mats = (rows * cols != 0) ? n / (rows * cols) : 0;
-    memcpy(k->out[0]->data, x->data, (size_t)n * es);
+    mats = rows && cols ? pfvm_tensor_numel(x) / (rows * cols) : 0;
+    /* past these the diagonal changes nothing; clamping keeps i + diag exact */
+    lim = rows + cols + 1;
+    diag = diag < -lim ? -lim : diag > lim ? lim : diag;
     for (m = 0; m < mats; m++)
-        for (i = 0; i < rows; i++)
-            for (j = 0; j < cols; j++) {
-                int keep = upper ? j - i >= diag : j - i <= diag;
-                if (!keep)
-                    memset((char *)k->out[0]->data + (size_t)((m * rows + i) * cols + j) * es, 0, es);
-            }
+        for (i = 0; i < rows; i++) {
+            int64_t row = (m * rows + i) * cols;
+            /* kept columns [c0, c1): j >= i + k (upper) or j <= i + k (lower) */
+            int64_t c0 = upper ? i + diag : 0, c1 = upper ? cols : i + diag + 1;
+            c0 = c0 < 0 ? 0 : c0 > cols ? cols : c0;
+            c1 = c1 < c0 ? c0 : c1 > cols ? cols : c1;
+            pfvm__tn_zero(y, row, c0);
+            pfvm_tn_copy(y, row + c0, x, row + c0, c1 - c0);
+            pfvm__tn_zero(y, row + c1, cols - c1);
+        }
     return PFVM_OK;
 }
 
 /* ---- the table ----------------------------------------------------------------------------------- */
 
+static const pfvm_attr_spec pfvm__tn_a_axis[] = {{"axis", PFVM_ATTR_INT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__tn_a_axis_req[] = {{"axis", PFVM_ATTR_INT, 1}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__tn_a_axes[] = {{"axes", PFVM_ATTR_INTS, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__tn_a_unsqueeze1[] = {{"axes", PFVM_ATTR_INTS, 1}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__tn_a_reshape1[] = {{"shape", PFVM_ATTR_INTS, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__tn_a_reshape[] = {{"allowzero", PFVM_ATTR_INT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__tn_a_transpose[] = {{"perm", PFVM_ATTR_INTS, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__tn_a_split[] = {{"axis", PFVM_ATTR_INT, 0}, {"split", PFVM_ATTR_INTS, 0},
+                                                  {"num_outputs", PFVM_ATTR_INT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__tn_a_slice1[] = {{"starts", PFVM_ATTR_INTS, 1}, {"ends", PFVM_ATTR_INTS, 1},
+                                                   {"axes", PFVM_ATTR_INTS, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__tn_a_shape[] = {{"start", PFVM_ATTR_INT, 0}, {"end", PFVM_ATTR_INT, 0},
+                                                  {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__tn_a_pad2[] = {{"pads", PFVM_ATTR_INTS, 1}, {"mode", PFVM_ATTR_STRING, 0},
+                                                 {"value", PFVM_ATTR_FLOAT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__tn_a_pad[] = {{"mode", PFVM_ATTR_STRING, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__tn_a_trilu[] = {{"upper", PFVM_ATTR_INT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__tn_a_dropout[] = {{"ratio", PFVM_ATTR_FLOAT, 0}, {"is_test", PFVM_ATTR_INT, 0},
+                                                    {"seed", PFVM_ATTR_INT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__tn_a_cos[] = {{"value", PFVM_ATTR_TENSOR, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+
 #define PFVM__TN_ANY "any"
+#define PFVM__TN_END {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
 
 const pfvm_op_def pfvm__ops_tensor[] = {
-    {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, PFVM__TN_ANY, NULL, 0},
-    {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16", NULL, 0},
-    {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0},
+    {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, 0},
+    {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0},
+    {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, 0},
     {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0},
     {"Constant", "", 1, 0, 0, 0, 1, 1, pfvm__tn_infer_constant, pfvm__tn_k_constant, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0},
-    {"ConstantOfShape", "", 9, 0, 1, 1, 1, 1, pfvm__tn_infer_cos, pfvm__tn_k_cos, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0},
-    {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
-    {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_copy_all, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
-    {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_copy_all, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
-    {"Unsqueeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_copy_all, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
-    {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
-    {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
-    {"Split", "", 2, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
-    {"Slice", "", 1, 0, 1, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
-    {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
+    {"ConstantOfShape", "", 9, 0, 1, 1, 1, 1, pfvm__tn_infer_cos, pfvm__tn_k_cos, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__tn_a_cos, 0},
+    {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, 0},
+    {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, 0},
+    {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0},
+    {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, 0},
+    {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, 0},
+    {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
+    {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0},
+    {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0},
+    {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0},
+    {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0},
+    {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0},
+    {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
+    {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0},
     {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0},
     {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
-    {"Pad", "", 2, 0, 1, 3, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "numeric,bool", NULL, 0},
-    {"Range", "", 11, 0, 3, 3, 1, 1, pfvm__tn_infer_range, pfvm__tn_k_range, NULL, PFVM_FUSE_OPAQUE, "float,double,int16,int32,int64", NULL, 0},
-    {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm_infer_same_as_first, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0},
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
+    {"Pad", "", 2, 10, 1, 1, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "float,double,float16", pfvm__tn_a_pad2, 0},
+    {"Pad", "", 11, 0, 2, 4, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_pad, 0},
+    {"Range", "", 11, 0, 3, 3, 1, 1, pfvm__tn_infer_range, pfvm__tn_k_range, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0},
+    {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm__tn_infer_trilu, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_trilu, 0},
+    PFVM__TN_END
 };
 /* ---- src/ops/training.c ---- */
 /* ops/training: the ai.onnx.preview.training optimizers Adagrad, Momentum
@@ -12521,7 +15783,7 @@ PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, 
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "invalid output dimension %lld", (long long)dims[d]);
     if (t->data && t->kind == PFVM_KIND_TENSOR && !t->owns_data) {
         /* planned storage: the kernel's shape must be the planned one */
-        if (t->dtype != dtype || t->rank != rank || memcmp(t->dims, dims, sizeof(int64_t) * (size_t)rank))
+        if (t->dtype != dtype || t->rank != rank || (rank && memcmp(t->dims, dims, sizeof(int64_t) * (size_t)rank)))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE,
                                  "output %d has a different shape or type than planned", i);
         return PFVM_OK;

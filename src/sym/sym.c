@@ -204,7 +204,9 @@ const pfvm_sym *pfvm_sym_fresh(pfvm_symtab *t, const char *base)
     if (stbds_shgeti(t->names, base) < 0)
         return pfvm_sym_var(t, base, 0);
     for (i = 2;; i++) {
-        snprintf(buf, sizeof buf, "%s_%d", base, i);
+        /* the base is cut so that the suffix always fits (else every
+         * candidate would be the same name and this would never end) */
+        snprintf(buf, sizeof buf, "%.200s_%d", base, i);
         if (stbds_shgeti(t->names, buf) < 0)
             return pfvm_sym_var(t, buf, 0);
     }
