@@ -2051,7 +2051,8 @@ static pfvm_code pfvm__tn_k_pad(pfvm_kctx *k)
 /* ---- Range, Trilu ------------------------------------------------------------------------------ */
 
 /* Element count of an integer range: max(0, ceil((limit - start) / delta)),
- * without overflow; -1 when delta is 0. */
+ * without overflow (counts past INT64_MAX saturate, and then fail as too
+ * large to allocate); -1 when delta is 0. */
 static int64_t pfvm__tn_range_count(int64_t start, int64_t limit, int64_t delta)
 {
     uint64_t span, step;
@@ -2061,7 +2062,8 @@ static int64_t pfvm__tn_range_count(int64_t start, int64_t limit, int64_t delta)
         return 0;
     span = delta > 0 ? (uint64_t)limit - (uint64_t)start : (uint64_t)start - (uint64_t)limit;
     step = delta > 0 ? (uint64_t)delta : (uint64_t)(-(delta + 1)) + 1;
-    return (int64_t)(span / step + (span % step != 0));
+    span = span / step + (span % step != 0);
+    return span > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)span;
 }
 
 static pfvm_code pfvm__tn_infer_range(pfvm_ictx *c)
