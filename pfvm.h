@@ -12831,7 +12831,6 @@ static pfvm_code pfvm__tn_clone_container(pfvm_kctx *k, const pfvm_tensor *x, pf
 {
     int i;
     pfvm_tensor_release(y);
-    memset(y, 0, sizeof *y);
     y->kind = x->kind;
     y->elem_dtype = x->elem_dtype;
     y->dtype = x->dtype;
