@@ -10829,18 +10829,6 @@ static void pfvm__rnd_seed(pfvm_kctx *k)
         pfvm_kctx_seed(k, (uint64_t)(int64_t)s->f);
 }
 
-static void pfvm__rnd_store(pfvm_tensor *t, int64_t i, double v)
-{
-    switch (t->dtype) {
-    case PFVM_DOUBLE: ((double *)t->data)[i] = v; break;
-    case PFVM_FLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_half((float)v); break;
-    case PFVM_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
-    case PFVM_INT32: ((int32_t *)t->data)[i] = (int32_t)v; break;
-    case PFVM_INT64: ((int64_t *)t->data)[i] = (int64_t)v; break;
-    default: ((float *)t->data)[i] = (float)v; break;
-    }
-}
-
 /* dtype attribute, or the input's (Like forms), or float. */
 static pfvm_dtype pfvm__rnd_dtype(const pfvm_node *n, pfvm_dtype like)
 {
@@ -10877,7 +10865,7 @@ static pfvm_code pfvm__rnd_fill(pfvm_kctx *k, int normal)
     double b = pfvm_node_attr_float(k->node, normal ? "scale" : "high", 1.0f);
     pfvm__rnd_seed(k);
     for (i = 0; i < n; i++)
-        pfvm__rnd_store(k->out[0], i, normal ? a + b * pfvm__rnd_normal(k) : a + (b - a) * pfvm__rnd_unit(k));
+        pfvm_red_store(k->out[0], i, normal ? a + b * pfvm__rnd_normal(k) : a + (b - a) * pfvm__rnd_unit(k));
     return PFVM_OK;
 }
 
@@ -10892,7 +10880,7 @@ static pfvm_code pfvm__rnd_k_bernoulli(pfvm_kctx *k)
         double p = pfvm_tensor_get_f64(k->in[0], i);
         if (!(p >= 0 && p <= 1))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "probability %g is outside [0, 1]", p);
-        pfvm__rnd_store(k->out[0], i, pfvm__rnd_unit(k) < p ? 1.0 : 0.0);
+        pfvm_red_store(k->out[0], i, pfvm__rnd_unit(k) < p ? 1.0 : 0.0);
     }
     return PFVM_OK;
 }
@@ -10928,7 +10916,7 @@ static pfvm_code pfvm__rnd_k_multinomial(pfvm_kctx *k)
                 if (u < acc)
                     break;
             }
-            pfvm__rnd_store(k->out[0], b * S + s, (double)c);
+            pfvm_red_store(k->out[0], b * S + s, (double)c);
         }
     }
     return PFVM_OK;
@@ -12033,16 +12021,6 @@ static double pfvm__rnn_clip(const pfvm__rnn *r, double v)
     return v;
 }
 
-static void pfvm__rnn_store(pfvm_tensor *t, int64_t i, double v)
-{
-    if (t->dtype == PFVM_DOUBLE)
-        ((double *)t->data)[i] = v;
-    else if (t->dtype == PFVM_FLOAT16)
-        ((uint16_t *)t->data)[i] = pfvm_float_to_half((float)v);
-    else
-        ((float *)t->data)[i] = (float)v;
-}
-
 static pfvm_code pfvm__rnn_run(pfvm_kctx *k, int type)
 {
     const pfvm_tensor *X = k->in[0], *W = k->in[1], *R = k->in[2];
@@ -12146,7 +12124,7 @@ static pfvm_code pfvm__rnn_run(pfvm_kctx *k, int type)
                     }
                     hn[b * H + j] = out;
                     if (Y && Y->data)
-                        pfvm__rnn_store(Y, r.layout ? ((b * T + step) * r.dirs + d) * H + j : ((step * r.dirs + d) * Bn + b) * H + j, out);
+                        pfvm_red_store(Y, r.layout ? ((b * T + step) * r.dirs + d) * H + j : ((step * r.dirs + d) * Bn + b) * H + j, out);
                 }
             }
             memcpy(h, hn, sizeof(double) * (size_t)(Bn * H));
@@ -12155,9 +12133,9 @@ static pfvm_code pfvm__rnn_run(pfvm_kctx *k, int type)
             for (j = 0; j < H; j++) {
                 int64_t hi = r.layout ? (b * r.dirs + d) * H + j : (d * Bn + b) * H + j;
                 if (Yh && Yh->data)
-                    pfvm__rnn_store(Yh, hi, h[b * H + j]);
+                    pfvm_red_store(Yh, hi, h[b * H + j]);
                 if (Yc && Yc->data)
-                    pfvm__rnn_store(Yc, hi, cst[b * H + j]);
+                    pfvm_red_store(Yc, hi, cst[b * H + j]);
             }
     }
     return PFVM_OK;
@@ -12183,21 +12161,6 @@ const pfvm_op_def pfvm__ops_rnn[] = {
 #include <math.h>
 
 #define PFVM__SG_PI 3.14159265358979323846
-
-static double pfvm__sg_get(const pfvm_tensor *x, int64_t i)
-{
-    return pfvm_tensor_get_f64(x, i);
-}
-
-static void pfvm__sg_put(pfvm_tensor *y, int64_t i, double v)
-{
-    if (y->dtype == PFVM_DOUBLE)
-        ((double *)y->data)[i] = v;
-    else if (y->dtype == PFVM_FLOAT16)
-        ((uint16_t *)y->data)[i] = pfvm_float_to_half((float)v);
-    else
-        ((float *)y->data)[i] = (float)v;
-}
 
 /* ---- DFT ---------------------------------------------------------------------------- */
 
@@ -12261,7 +12224,7 @@ static pfvm_code pfvm__sg_k_dft(pfvm_kctx *k)
                 double re = 0, im = 0, sign = inverse ? 1 : -1;
                 for (t = 0; t < len && t < sl; t++) {
                     int64_t at = ((o * sl + t) * inner + e) * comp;
-                    double xr = pfvm__sg_get(X, at), xi = comp == 2 ? pfvm__sg_get(X, at + 1) : 0;
+                    double xr = pfvm_tensor_get_f64(X, at), xi = comp == 2 ? pfvm_tensor_get_f64(X, at + 1) : 0;
                     double ang = sign * 2 * PFVM__SG_PI * (double)((f * t) % len) / (double)len;
                     re += xr * cos(ang) - xi * sin(ang);
                     im += xr * sin(ang) + xi * cos(ang);
@@ -12270,8 +12233,8 @@ static pfvm_code pfvm__sg_k_dft(pfvm_kctx *k)
                     re /= (double)len;
                     im /= (double)len;
                 }
-                pfvm__sg_put(k->out[0], ((o * bins + f) * inner + e) * 2, re);
-                pfvm__sg_put(k->out[0], ((o * bins + f) * inner + e) * 2 + 1, im);
+                pfvm_red_store(k->out[0], ((o * bins + f) * inner + e) * 2, re);
+                pfvm_red_store(k->out[0], ((o * bins + f) * inner + e) * 2 + 1, im);
             }
     return PFVM_OK;
 }
@@ -12348,14 +12311,14 @@ static pfvm_code pfvm__sg_k_stft(pfvm_kctx *k)
                 double re = 0, im = 0;
                 for (t = 0; t < fl; t++) {
                     int64_t at = (b * sl + i * step + t) * comp;
-                    double w = win ? pfvm__sg_get(win, t) : 1;
-                    double xr = pfvm__sg_get(X, at) * w, xi = comp == 2 ? pfvm__sg_get(X, at + 1) * w : 0;
+                    double w = win ? pfvm_tensor_get_f64(win, t) : 1;
+                    double xr = pfvm_tensor_get_f64(X, at) * w, xi = comp == 2 ? pfvm_tensor_get_f64(X, at + 1) * w : 0;
                     double ang = -2 * PFVM__SG_PI * (double)((f * t) % fl) / (double)fl;
                     re += xr * cos(ang) - xi * sin(ang);
                     im += xr * sin(ang) + xi * cos(ang);
                 }
-                pfvm__sg_put(k->out[0], ((b * fr + i) * bins + f) * 2, re);
-                pfvm__sg_put(k->out[0], ((b * fr + i) * bins + f) * 2 + 1, im);
+                pfvm_red_store(k->out[0], ((b * fr + i) * bins + f) * 2, re);
+                pfvm_red_store(k->out[0], ((b * fr + i) * bins + f) * 2 + 1, im);
             }
     return PFVM_OK;
 }
@@ -12406,18 +12369,18 @@ static pfvm_code pfvm__sg_k_mel(pfvm_kctx *k)
         bin[i] = (int64_t)floor((double)(dft + 1) * f / (double)rate);
     }
     for (i = 0; i < spec * nb; i++)
-        pfvm__sg_put(y, i, 0);
+        pfvm_red_store(y, i, 0);
     for (i = 0; i < nb; i++) {
         int64_t l = bin[i], c = bin[i + 1], r = bin[i + 2];
         if (l < 0 || r >= spec + 1 || c >= spec)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "mel edges fall outside the spectrum");
         if (c == l)
-            pfvm__sg_put(y, c * nb + i, 1);
+            pfvm_red_store(y, c * nb + i, 1);
         else
             for (j = l; j <= c; j++)
-                pfvm__sg_put(y, j * nb + i, (double)(j - l) / (double)(c - l));
+                pfvm_red_store(y, j * nb + i, (double)(j - l) / (double)(c - l));
         for (j = c; r > c && j < r; j++)
-            pfvm__sg_put(y, j * nb + i, (double)(r - j) / (double)(r - c));
+            pfvm_red_store(y, j * nb + i, (double)(r - j) / (double)(r - c));
     }
     return PFVM_OK;
 }
@@ -14728,19 +14691,6 @@ static pfvm_code pfvm__tr_infer_adagrad(pfvm_ictx *c) { return pfvm__tr_infer(c,
 static pfvm_code pfvm__tr_infer_momentum(pfvm_ictx *c) { return pfvm__tr_infer(c, 3); }
 static pfvm_code pfvm__tr_infer_adam(pfvm_ictx *c) { return pfvm__tr_infer(c, 4); }
 
-static double pfvm__tr_ld(const pfvm_tensor *t, int64_t i)
-{
-    return pfvm_tensor_get_f64(t, i);
-}
-
-static void pfvm__tr_st(pfvm_tensor *t, int64_t i, double v)
-{
-    if (t->dtype == PFVM_DOUBLE)
-        ((double *)t->data)[i] = v;
-    else
-        ((float *)t->data)[i] = (float)v;
-}
-
 static pfvm_code pfvm__tr_k_adagrad(pfvm_kctx *k)
 {
     int n = pfvm__tr_count(k->n_in, 3), j;
@@ -14753,9 +14703,9 @@ static pfvm_code pfvm__tr_k_adagrad(pfvm_kctx *k)
         if (pfvm_tensor_numel(G) != m || pfvm_tensor_numel(Hs) != m)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "group %d: shapes differ", j);
         for (i = 0; i < m; i++) {
-            double x = pfvm__tr_ld(X, i), g = norm * x + pfvm__tr_ld(G, i), h = pfvm__tr_ld(Hs, i) + g * g;
-            pfvm__tr_st(k->out[j], i, x - r * g / (sqrt(h) + eps));
-            pfvm__tr_st(k->out[n + j], i, h);
+            double x = pfvm_tensor_get_f64(X, i), g = norm * x + pfvm_tensor_get_f64(G, i), h = pfvm_tensor_get_f64(Hs, i) + g * g;
+            pfvm_red_store(k->out[j], i, x - r * g / (sqrt(h) + eps));
+            pfvm_red_store(k->out[n + j], i, h);
         }
     }
     return PFVM_OK;
@@ -14777,9 +14727,9 @@ static pfvm_code pfvm__tr_k_momentum(pfvm_kctx *k)
         if (pfvm_tensor_numel(G) != m || pfvm_tensor_numel(V) != m)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "group %d: shapes differ", j);
         for (i = 0; i < m; i++) {
-            double x = pfvm__tr_ld(X, i), g = norm * x + pfvm__tr_ld(G, i), v = alpha * pfvm__tr_ld(V, i) + badj * g;
-            pfvm__tr_st(k->out[j], i, nesterov ? x - R * (g + alpha * v) : x - R * v);
-            pfvm__tr_st(k->out[n + j], i, v);
+            double x = pfvm_tensor_get_f64(X, i), g = norm * x + pfvm_tensor_get_f64(G, i), v = alpha * pfvm_tensor_get_f64(V, i) + badj * g;
+            pfvm_red_store(k->out[j], i, nesterov ? x - R * (g + alpha * v) : x - R * v);
+            pfvm_red_store(k->out[n + j], i, v);
         }
     }
     return PFVM_OK;
@@ -14799,12 +14749,12 @@ static pfvm_code pfvm__tr_k_adam(pfvm_kctx *k)
         if (pfvm_tensor_numel(G) != m || pfvm_tensor_numel(V) != m || pfvm_tensor_numel(Hs) != m)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "group %d: shapes differ", j);
         for (i = 0; i < m; i++) {
-            double x = pfvm__tr_ld(X, i), g = norm * x + pfvm__tr_ld(G, i);
-            double v = alpha * pfvm__tr_ld(V, i) + (1 - alpha) * g, h = beta * pfvm__tr_ld(Hs, i) + (1 - beta) * g * g;
+            double x = pfvm_tensor_get_f64(X, i), g = norm * x + pfvm_tensor_get_f64(G, i);
+            double v = alpha * pfvm_tensor_get_f64(V, i) + (1 - alpha) * g, h = beta * pfvm_tensor_get_f64(Hs, i) + (1 - beta) * g * g;
             double xn = x - radj * (v / (sqrt(h) + eps));
-            pfvm__tr_st(k->out[j], i, (1 - post) * xn);
-            pfvm__tr_st(k->out[n + j], i, v);
-            pfvm__tr_st(k->out[2 * n + j], i, h);
+            pfvm_red_store(k->out[j], i, (1 - post) * xn);
+            pfvm_red_store(k->out[n + j], i, v);
+            pfvm_red_store(k->out[2 * n + j], i, h);
         }
     }
     return PFVM_OK;

@@ -25,18 +25,6 @@ static void pfvm__rnd_seed(pfvm_kctx *k)
         pfvm_kctx_seed(k, (uint64_t)(int64_t)s->f);
 }
 
-static void pfvm__rnd_store(pfvm_tensor *t, int64_t i, double v)
-{
-    switch (t->dtype) {
-    case PFVM_DOUBLE: ((double *)t->data)[i] = v; break;
-    case PFVM_FLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_half((float)v); break;
-    case PFVM_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
-    case PFVM_INT32: ((int32_t *)t->data)[i] = (int32_t)v; break;
-    case PFVM_INT64: ((int64_t *)t->data)[i] = (int64_t)v; break;
-    default: ((float *)t->data)[i] = (float)v; break;
-    }
-}
-
 /* dtype attribute, or the input's (Like forms), or float. */
 static pfvm_dtype pfvm__rnd_dtype(const pfvm_node *n, pfvm_dtype like)
 {
@@ -73,7 +61,7 @@ static pfvm_code pfvm__rnd_fill(pfvm_kctx *k, int normal)
     double b = pfvm_node_attr_float(k->node, normal ? "scale" : "high", 1.0f);
     pfvm__rnd_seed(k);
     for (i = 0; i < n; i++)
-        pfvm__rnd_store(k->out[0], i, normal ? a + b * pfvm__rnd_normal(k) : a + (b - a) * pfvm__rnd_unit(k));
+        pfvm_red_store(k->out[0], i, normal ? a + b * pfvm__rnd_normal(k) : a + (b - a) * pfvm__rnd_unit(k));
     return PFVM_OK;
 }
 
@@ -88,7 +76,7 @@ static pfvm_code pfvm__rnd_k_bernoulli(pfvm_kctx *k)
         double p = pfvm_tensor_get_f64(k->in[0], i);
         if (!(p >= 0 && p <= 1))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "probability %g is outside [0, 1]", p);
-        pfvm__rnd_store(k->out[0], i, pfvm__rnd_unit(k) < p ? 1.0 : 0.0);
+        pfvm_red_store(k->out[0], i, pfvm__rnd_unit(k) < p ? 1.0 : 0.0);
     }
     return PFVM_OK;
 }
@@ -124,7 +112,7 @@ static pfvm_code pfvm__rnd_k_multinomial(pfvm_kctx *k)
                 if (u < acc)
                     break;
             }
-            pfvm__rnd_store(k->out[0], b * S + s, (double)c);
+            pfvm_red_store(k->out[0], b * S + s, (double)c);
         }
     }
     return PFVM_OK;

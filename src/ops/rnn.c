@@ -160,16 +160,6 @@ static double pfvm__rnn_clip(const pfvm__rnn *r, double v)
     return v;
 }
 
-static void pfvm__rnn_store(pfvm_tensor *t, int64_t i, double v)
-{
-    if (t->dtype == PFVM_DOUBLE)
-        ((double *)t->data)[i] = v;
-    else if (t->dtype == PFVM_FLOAT16)
-        ((uint16_t *)t->data)[i] = pfvm_float_to_half((float)v);
-    else
-        ((float *)t->data)[i] = (float)v;
-}
-
 static pfvm_code pfvm__rnn_run(pfvm_kctx *k, int type)
 {
     const pfvm_tensor *X = k->in[0], *W = k->in[1], *R = k->in[2];
@@ -273,7 +263,7 @@ static pfvm_code pfvm__rnn_run(pfvm_kctx *k, int type)
                     }
                     hn[b * H + j] = out;
                     if (Y && Y->data)
-                        pfvm__rnn_store(Y, r.layout ? ((b * T + step) * r.dirs + d) * H + j : ((step * r.dirs + d) * Bn + b) * H + j, out);
+                        pfvm_red_store(Y, r.layout ? ((b * T + step) * r.dirs + d) * H + j : ((step * r.dirs + d) * Bn + b) * H + j, out);
                 }
             }
             memcpy(h, hn, sizeof(double) * (size_t)(Bn * H));
@@ -282,9 +272,9 @@ static pfvm_code pfvm__rnn_run(pfvm_kctx *k, int type)
             for (j = 0; j < H; j++) {
                 int64_t hi = r.layout ? (b * r.dirs + d) * H + j : (d * Bn + b) * H + j;
                 if (Yh && Yh->data)
-                    pfvm__rnn_store(Yh, hi, h[b * H + j]);
+                    pfvm_red_store(Yh, hi, h[b * H + j]);
                 if (Yc && Yc->data)
-                    pfvm__rnn_store(Yc, hi, cst[b * H + j]);
+                    pfvm_red_store(Yc, hi, cst[b * H + j]);
             }
     }
     return PFVM_OK;

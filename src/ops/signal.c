@@ -9,21 +9,6 @@
 
 #define PFVM__SG_PI 3.14159265358979323846
 
-static double pfvm__sg_get(const pfvm_tensor *x, int64_t i)
-{
-    return pfvm_tensor_get_f64(x, i);
-}
-
-static void pfvm__sg_put(pfvm_tensor *y, int64_t i, double v)
-{
-    if (y->dtype == PFVM_DOUBLE)
-        ((double *)y->data)[i] = v;
-    else if (y->dtype == PFVM_FLOAT16)
-        ((uint16_t *)y->data)[i] = pfvm_float_to_half((float)v);
-    else
-        ((float *)y->data)[i] = (float)v;
-}
-
 /* ---- DFT ---------------------------------------------------------------------------- */
 
 /* The transform length and output bins for a node and input. */
@@ -86,7 +71,7 @@ static pfvm_code pfvm__sg_k_dft(pfvm_kctx *k)
                 double re = 0, im = 0, sign = inverse ? 1 : -1;
                 for (t = 0; t < len && t < sl; t++) {
                     int64_t at = ((o * sl + t) * inner + e) * comp;
-                    double xr = pfvm__sg_get(X, at), xi = comp == 2 ? pfvm__sg_get(X, at + 1) : 0;
+                    double xr = pfvm_tensor_get_f64(X, at), xi = comp == 2 ? pfvm_tensor_get_f64(X, at + 1) : 0;
                     double ang = sign * 2 * PFVM__SG_PI * (double)((f * t) % len) / (double)len;
                     re += xr * cos(ang) - xi * sin(ang);
                     im += xr * sin(ang) + xi * cos(ang);
@@ -95,8 +80,8 @@ static pfvm_code pfvm__sg_k_dft(pfvm_kctx *k)
                     re /= (double)len;
                     im /= (double)len;
                 }
-                pfvm__sg_put(k->out[0], ((o * bins + f) * inner + e) * 2, re);
-                pfvm__sg_put(k->out[0], ((o * bins + f) * inner + e) * 2 + 1, im);
+                pfvm_red_store(k->out[0], ((o * bins + f) * inner + e) * 2, re);
+                pfvm_red_store(k->out[0], ((o * bins + f) * inner + e) * 2 + 1, im);
             }
     return PFVM_OK;
 }
@@ -173,14 +158,14 @@ static pfvm_code pfvm__sg_k_stft(pfvm_kctx *k)
                 double re = 0, im = 0;
                 for (t = 0; t < fl; t++) {
                     int64_t at = (b * sl + i * step + t) * comp;
-                    double w = win ? pfvm__sg_get(win, t) : 1;
-                    double xr = pfvm__sg_get(X, at) * w, xi = comp == 2 ? pfvm__sg_get(X, at + 1) * w : 0;
+                    double w = win ? pfvm_tensor_get_f64(win, t) : 1;
+                    double xr = pfvm_tensor_get_f64(X, at) * w, xi = comp == 2 ? pfvm_tensor_get_f64(X, at + 1) * w : 0;
                     double ang = -2 * PFVM__SG_PI * (double)((f * t) % fl) / (double)fl;
                     re += xr * cos(ang) - xi * sin(ang);
                     im += xr * sin(ang) + xi * cos(ang);
                 }
-                pfvm__sg_put(k->out[0], ((b * fr + i) * bins + f) * 2, re);
-                pfvm__sg_put(k->out[0], ((b * fr + i) * bins + f) * 2 + 1, im);
+                pfvm_red_store(k->out[0], ((b * fr + i) * bins + f) * 2, re);
+                pfvm_red_store(k->out[0], ((b * fr + i) * bins + f) * 2 + 1, im);
             }
     return PFVM_OK;
 }
@@ -231,18 +216,18 @@ static pfvm_code pfvm__sg_k_mel(pfvm_kctx *k)
         bin[i] = (int64_t)floor((double)(dft + 1) * f / (double)rate);
     }
     for (i = 0; i < spec * nb; i++)
-        pfvm__sg_put(y, i, 0);
+        pfvm_red_store(y, i, 0);
     for (i = 0; i < nb; i++) {
         int64_t l = bin[i], c = bin[i + 1], r = bin[i + 2];
         if (l < 0 || r >= spec + 1 || c >= spec)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "mel edges fall outside the spectrum");
         if (c == l)
-            pfvm__sg_put(y, c * nb + i, 1);
+            pfvm_red_store(y, c * nb + i, 1);
         else
             for (j = l; j <= c; j++)
-                pfvm__sg_put(y, j * nb + i, (double)(j - l) / (double)(c - l));
+                pfvm_red_store(y, j * nb + i, (double)(j - l) / (double)(c - l));
         for (j = c; r > c && j < r; j++)
-            pfvm__sg_put(y, j * nb + i, (double)(r - j) / (double)(r - c));
+            pfvm_red_store(y, j * nb + i, (double)(r - j) / (double)(r - c));
     }
     return PFVM_OK;
 }

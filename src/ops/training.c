@@ -31,19 +31,6 @@ static pfvm_code pfvm__tr_infer_adagrad(pfvm_ictx *c) { return pfvm__tr_infer(c,
 static pfvm_code pfvm__tr_infer_momentum(pfvm_ictx *c) { return pfvm__tr_infer(c, 3); }
 static pfvm_code pfvm__tr_infer_adam(pfvm_ictx *c) { return pfvm__tr_infer(c, 4); }
 
-static double pfvm__tr_ld(const pfvm_tensor *t, int64_t i)
-{
-    return pfvm_tensor_get_f64(t, i);
-}
-
-static void pfvm__tr_st(pfvm_tensor *t, int64_t i, double v)
-{
-    if (t->dtype == PFVM_DOUBLE)
-        ((double *)t->data)[i] = v;
-    else
-        ((float *)t->data)[i] = (float)v;
-}
-
 static pfvm_code pfvm__tr_k_adagrad(pfvm_kctx *k)
 {
     int n = pfvm__tr_count(k->n_in, 3), j;
@@ -56,9 +43,9 @@ static pfvm_code pfvm__tr_k_adagrad(pfvm_kctx *k)
         if (pfvm_tensor_numel(G) != m || pfvm_tensor_numel(Hs) != m)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "group %d: shapes differ", j);
         for (i = 0; i < m; i++) {
-            double x = pfvm__tr_ld(X, i), g = norm * x + pfvm__tr_ld(G, i), h = pfvm__tr_ld(Hs, i) + g * g;
-            pfvm__tr_st(k->out[j], i, x - r * g / (sqrt(h) + eps));
-            pfvm__tr_st(k->out[n + j], i, h);
+            double x = pfvm_tensor_get_f64(X, i), g = norm * x + pfvm_tensor_get_f64(G, i), h = pfvm_tensor_get_f64(Hs, i) + g * g;
+            pfvm_red_store(k->out[j], i, x - r * g / (sqrt(h) + eps));
+            pfvm_red_store(k->out[n + j], i, h);
         }
     }
     return PFVM_OK;
@@ -80,9 +67,9 @@ static pfvm_code pfvm__tr_k_momentum(pfvm_kctx *k)
         if (pfvm_tensor_numel(G) != m || pfvm_tensor_numel(V) != m)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "group %d: shapes differ", j);
         for (i = 0; i < m; i++) {
-            double x = pfvm__tr_ld(X, i), g = norm * x + pfvm__tr_ld(G, i), v = alpha * pfvm__tr_ld(V, i) + badj * g;
-            pfvm__tr_st(k->out[j], i, nesterov ? x - R * (g + alpha * v) : x - R * v);
-            pfvm__tr_st(k->out[n + j], i, v);
+            double x = pfvm_tensor_get_f64(X, i), g = norm * x + pfvm_tensor_get_f64(G, i), v = alpha * pfvm_tensor_get_f64(V, i) + badj * g;
+            pfvm_red_store(k->out[j], i, nesterov ? x - R * (g + alpha * v) : x - R * v);
+            pfvm_red_store(k->out[n + j], i, v);
         }
     }
     return PFVM_OK;
@@ -102,12 +89,12 @@ static pfvm_code pfvm__tr_k_adam(pfvm_kctx *k)
         if (pfvm_tensor_numel(G) != m || pfvm_tensor_numel(V) != m || pfvm_tensor_numel(Hs) != m)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "group %d: shapes differ", j);
         for (i = 0; i < m; i++) {
-            double x = pfvm__tr_ld(X, i), g = norm * x + pfvm__tr_ld(G, i);
-            double v = alpha * pfvm__tr_ld(V, i) + (1 - alpha) * g, h = beta * pfvm__tr_ld(Hs, i) + (1 - beta) * g * g;
+            double x = pfvm_tensor_get_f64(X, i), g = norm * x + pfvm_tensor_get_f64(G, i);
+            double v = alpha * pfvm_tensor_get_f64(V, i) + (1 - alpha) * g, h = beta * pfvm_tensor_get_f64(Hs, i) + (1 - beta) * g * g;
             double xn = x - radj * (v / (sqrt(h) + eps));
-            pfvm__tr_st(k->out[j], i, (1 - post) * xn);
-            pfvm__tr_st(k->out[n + j], i, v);
-            pfvm__tr_st(k->out[2 * n + j], i, h);
+            pfvm_red_store(k->out[j], i, (1 - post) * xn);
+            pfvm_red_store(k->out[n + j], i, v);
+            pfvm_red_store(k->out[2 * n + j], i, h);
         }
     }
     return PFVM_OK;
