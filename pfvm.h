@@ -8956,17 +8956,6 @@ static double pfvm__nn_ld(const pfvm_tensor *t, int64_t i)
     }
 }
 
-static void pfvm__nn_st(pfvm_tensor *t, int64_t i, double v)
-{
-    switch (t->dtype) {
-    case PFVM_FLOAT: ((float *)t->data)[i] = (float)v; break;
-    case PFVM_DOUBLE: ((double *)t->data)[i] = v; break;
-    case PFVM_FLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_half((float)v); break;
-    case PFVM_BFLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_bf16((float)v); break;
-    default: pfvm_red_store(t, i, v); break;
-    }
-}
-
 static int pfvm__nn_is_f32(const pfvm_tensor *t)
 {
     return t && t->dtype == PFVM_FLOAT;
@@ -9450,7 +9439,7 @@ typedef struct pfvm__nn_store_ctx {
 static void pfvm__nn_store_post(void *user, int64_t idx, int64_t channel, double acc)
 {
     pfvm__nn_store_ctx *c = (pfvm__nn_store_ctx *)user;
-    pfvm__nn_st(c->y, idx, acc + (c->b ? pfvm__nn_ld(c->b, channel) : 0));
+    pfvm_red_store(c->y, idx, acc + (c->b ? pfvm__nn_ld(c->b, channel) : 0));
 }
 
 static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
@@ -9597,7 +9586,7 @@ static void pfvm__nn_row_any(pfvm_tensor *y, int64_t yoff, int64_t ys, const pfv
 {
     int64_t i;
     for (i = 0; i < n; i++)
-        pfvm__nn_st(y, yoff + i * ys, pfvm__nn_ld(y, yoff + i * ys) + wv * pfvm__nn_ld(x, xoff + i));
+        pfvm_red_store(y, yoff + i * ys, pfvm__nn_ld(y, yoff + i * ys) + wv * pfvm__nn_ld(x, xoff + i));
 }
 
 static pfvm_code pfvm__nn_k_convt(pfvm_kctx *k)
@@ -9642,7 +9631,7 @@ static pfvm_code pfvm__nn_k_convt(pfvm_kctx *k)
     kk = w.k[0] * w.k[1] * w.k[2];
     for (t = 0; t < N * M; t++)
         for (i0 = 0; i0 < out_plane; i0++)
-            pfvm__nn_st(Y, t * out_plane + i0, B ? pfvm__nn_ld(B, t % M) : 0.0);
+            pfvm_red_store(Y, t * out_plane + i0, B ? pfvm__nn_ld(B, t % M) : 0.0);
     row = pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && pfvm__nn_is_f32(Y) ? pfvm__nn_row_f32 : pfvm__nn_row_any;
     /* every input position scatters its kernel-sized patch: walk kernel
      * positions outside, rows of valid input positions inside */
@@ -9768,13 +9757,13 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
                             }
                     if (kind == PFVM__NN_MAX) {
                         /* a window entirely in the padding sees only padding */
-                        pfvm__nn_st(Y, at, arg < 0 ? -INFINITY : best);
+                        pfvm_red_store(Y, at, arg < 0 ? -INFINITY : best);
                         if (I)
                             ((int64_t *)I->data)[at] = arg < 0 ? 0 : arg;
                     } else if (kind == PFVM__NN_LP) {
-                        pfvm__nn_st(Y, at, pow(sum, 1.0 / p));
+                        pfvm_red_store(Y, at, pow(sum, 1.0 / p));
                     } else {
-                        pfvm__nn_st(Y, at, cnt ? sum / (double)cnt : 0.0);
+                        pfvm_red_store(Y, at, cnt ? sum / (double)cnt : 0.0);
                     }
                 }
     return PFVM_OK;
@@ -9838,7 +9827,7 @@ static pfvm_code pfvm__nn_global(pfvm_kctx *k, int kind)
             acc = plane ? acc / (double)plane : 0;
         else if (kind == PFVM__NN_LP)
             acc = pow(acc, 1.0 / p);
-        pfvm__nn_st(k->out[0], c, acc);
+        pfvm_red_store(k->out[0], c, acc);
     }
     return PFVM_OK;
 }
@@ -9954,7 +9943,7 @@ static pfvm_code pfvm__nn_k_roipool(pfvm_kctx *k)
                             double v = pfvm__nn_ld(X, ((n * C + c) * H + y) * W + x);
                             best = v > best ? v : best;
                         }
-                    pfvm__nn_st(k->out[0], ((r * C + c) * ph + i) * pw + j, ye <= ys || xe <= xs ? 0.0 : best);
+                    pfvm_red_store(k->out[0], ((r * C + c) * ph + i) * pw + j, ye <= ys || xe <= xs ? 0.0 : best);
                 }
     }
     return PFVM_OK;
@@ -10052,7 +10041,7 @@ static pfvm_code pfvm__nn_k_unpool(pfvm_kctx *k)
             mul *= Y->dims[d];
         }
         if (inside && dst < total)
-            pfvm__nn_st(Y, dst, pfvm__nn_ld(X, i));
+            pfvm_red_store(Y, dst, pfvm__nn_ld(X, i));
     }
     return PFVM_OK;
 }
@@ -10097,7 +10086,7 @@ static void pfvm__nn_affine(const pfvm_tensor *x, pfvm_tensor *y, int64_t off, i
             yp[i] = xp[i] * fa + fb;
     } else {
         for (i = 0; i < len; i++)
-            pfvm__nn_st(y, off + i, pfvm__nn_ld(x, off + i) * a + b);
+            pfvm_red_store(y, off + i, pfvm__nn_ld(x, off + i) * a + b);
     }
 }
 
@@ -10150,7 +10139,7 @@ static void pfvm__nn_bn_outputs(pfvm_kctx *k, int64_t i, int training, double ru
     v[4] = var;
     for (j = 1; j < k->n_out && j < 5; j++)
         if (k->out[j])
-            pfvm__nn_st(k->out[j], i, v[j]);
+            pfvm_red_store(k->out[j], i, v[j]);
 }
 
 static pfvm_code pfvm__nn_k_bn(pfvm_kctx *k)
@@ -10279,13 +10268,13 @@ static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
                 yp[i] = (xp[i] - fm) * fi * sp[i % ns] + (bp ? bp[i % nb] : 0.0f);
         } else {
             for (i = 0; i < inner; i++)
-                pfvm__nn_st(k->out[0], base + i,
+                pfvm_red_store(k->out[0], base + i,
                             (pfvm__nn_ld(X, base + i) - mean) * inv * pfvm__nn_ld(S, i % ns) + (B ? pfvm__nn_ld(B, i % nb) : 0));
         }
         if (k->n_out > 1 && k->out[1])
-            pfvm__nn_st(k->out[1], o, mean);
+            pfvm_red_store(k->out[1], o, mean);
         if (k->n_out > 2 && k->out[2])
-            pfvm__nn_st(k->out[2], o, inv);
+            pfvm_red_store(k->out[2], o, inv);
     }
     return PFVM_OK;
 }
@@ -10339,7 +10328,7 @@ static pfvm_code pfvm__nn_k_lrn(pfvm_kctx *k)
                     double v = pfvm__nn_ld(X, (n * C + j) * plane + i);
                     s += v * v;
                 }
-                pfvm__nn_st(k->out[0], (n * C + c) * plane + i,
+                pfvm_red_store(k->out[0], (n * C + c) * plane + i,
                             pfvm__nn_ld(X, (n * C + c) * plane + i) / pow(bias + alpha / (double)size * s, beta));
             }
     return PFVM_OK;
@@ -10373,7 +10362,7 @@ static pfvm_code pfvm__nn_k_lpnorm(pfvm_kctx *k)
             if (p == 2)
                 norm = sqrt(norm);
             for (i = 0; i < len; i++)
-                pfvm__nn_st(k->out[0], base + i * inner, norm > 0 ? pfvm__nn_ld(X, base + i * inner) / norm : 0.0);
+                pfvm_red_store(k->out[0], base + i * inner, norm > 0 ? pfvm__nn_ld(X, base + i * inner) / norm : 0.0);
         }
     return PFVM_OK;
 }
@@ -10451,14 +10440,14 @@ static pfvm_code pfvm__nn_softmax(pfvm_kctx *k, int kind)
             }
             if (kind == PFVM__NN_HARDMAX) {
                 for (i = 0; i < len; i++)
-                    pfvm__nn_st(Y, base + i * inner, i == best ? 1.0 : 0.0);
+                    pfvm_red_store(Y, base + i * inner, i == best ? 1.0 : 0.0);
                 continue;
             }
             for (i = 0; i < len; i++)
                 sum += exp(pfvm__nn_ld(X, base + i * inner) - mx);
             for (i = 0; i < len; i++) {
                 double v = pfvm__nn_ld(X, base + i * inner) - mx;
-                pfvm__nn_st(Y, base + i * inner, kind == PFVM__NN_LOGSOFTMAX ? v - log(sum) : exp(v) / sum);
+                pfvm_red_store(Y, base + i * inner, kind == PFVM__NN_LOGSOFTMAX ? v - log(sum) : exp(v) / sum);
             }
         }
     return PFVM_OK;
@@ -10522,16 +10511,6 @@ static double pfvm__q_round(double v)
     return r;
 }
 
-static void pfvm__q_store(pfvm_tensor *t, int64_t i, double v)
-{
-    if (t->dtype == PFVM_INT8)
-        ((int8_t *)t->data)[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
-    else if (t->dtype == PFVM_INT32)
-        ((int32_t *)t->data)[i] = (int32_t)v;
-    else
-        ((uint8_t *)t->data)[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-}
-
 /* Parameter of element i: scalar, or indexed by its coordinate on axis. */
 static double pfvm__q_param(const pfvm_tensor *p, int64_t i, int64_t inner, int64_t axis_len, double def)
 {
@@ -10572,7 +10551,7 @@ static pfvm_code pfvm__q_k_quantize(pfvm_kctx *k)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scale is 0");
         /* float32 division, as the reference, so that halves round alike */
         double q = x->dtype == PFVM_FLOAT ? (double)((float)pfvm_tensor_get_f64(x, i) / (float)sc) : pfvm_tensor_get_f64(x, i) / sc;
-        pfvm__q_store(k->out[0], i, pfvm__q_round(q) + zp);
+        pfvm_red_store(k->out[0], i, pfvm__q_round(q) + zp);
     }
     return PFVM_OK;
 }
@@ -10625,7 +10604,7 @@ static pfvm_code pfvm__q_k_dynamic(pfvm_kctx *k)
     *(float *)k->out[1]->data = scale;
     *(uint8_t *)k->out[2]->data = (uint8_t)zp;
     for (i = 0; i < n; i++)
-        pfvm__q_store(k->out[0], i, scale != 0 ? pfvm__q_round((float)pfvm_tensor_get_f64(x, i) / scale) + zp : zp);
+        pfvm_red_store(k->out[0], i, scale != 0 ? pfvm__q_round((float)pfvm_tensor_get_f64(x, i) / scale) + zp : zp);
     return PFVM_OK;
 }
 
@@ -10701,7 +10680,7 @@ typedef struct pfvm__q_requant {
 static void pfvm__q_post_requant(void *user, int64_t idx, double acc)
 {
     pfvm__q_requant *r = (pfvm__q_requant *)user;
-    pfvm__q_store(r->y, idx, pfvm__q_round(acc * r->mult) + r->zp);
+    pfvm_red_store(r->y, idx, pfvm__q_round(acc * r->mult) + r->zp);
 }
 
 static pfvm_code pfvm__q_infer_qlinear_matmul(pfvm_ictx *c)
@@ -10740,7 +10719,7 @@ static void pfvm__q_conv_requant(void *user, int64_t idx, int64_t channel, doubl
     double ws = pfvm_tensor_get_f64(r->ws, r->nws == 1 ? 0 : channel % r->nws);
     if (r->bias)
         acc += pfvm_tensor_get_f64(r->bias, channel);
-    pfvm__q_store(r->y, idx, pfvm__q_round(acc * r->xs * ws / pfvm_tensor_get_f64(r->ys, 0)) + r->zp);
+    pfvm_red_store(r->y, idx, pfvm__q_round(acc * r->xs * ws / pfvm_tensor_get_f64(r->ys, 0)) + r->zp);
 }
 
 static pfvm_code pfvm__q_k_conv_integer(pfvm_kctx *k)

@@ -17,16 +17,6 @@ static double pfvm__q_round(double v)
     return r;
 }
 
-static void pfvm__q_store(pfvm_tensor *t, int64_t i, double v)
-{
-    if (t->dtype == PFVM_INT8)
-        ((int8_t *)t->data)[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
-    else if (t->dtype == PFVM_INT32)
-        ((int32_t *)t->data)[i] = (int32_t)v;
-    else
-        ((uint8_t *)t->data)[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-}
-
 /* Parameter of element i: scalar, or indexed by its coordinate on axis. */
 static double pfvm__q_param(const pfvm_tensor *p, int64_t i, int64_t inner, int64_t axis_len, double def)
 {
@@ -67,7 +57,7 @@ static pfvm_code pfvm__q_k_quantize(pfvm_kctx *k)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scale is 0");
         /* float32 division, as the reference, so that halves round alike */
         double q = x->dtype == PFVM_FLOAT ? (double)((float)pfvm_tensor_get_f64(x, i) / (float)sc) : pfvm_tensor_get_f64(x, i) / sc;
-        pfvm__q_store(k->out[0], i, pfvm__q_round(q) + zp);
+        pfvm_red_store(k->out[0], i, pfvm__q_round(q) + zp);
     }
     return PFVM_OK;
 }
@@ -120,7 +110,7 @@ static pfvm_code pfvm__q_k_dynamic(pfvm_kctx *k)
     *(float *)k->out[1]->data = scale;
     *(uint8_t *)k->out[2]->data = (uint8_t)zp;
     for (i = 0; i < n; i++)
-        pfvm__q_store(k->out[0], i, scale != 0 ? pfvm__q_round((float)pfvm_tensor_get_f64(x, i) / scale) + zp : zp);
+        pfvm_red_store(k->out[0], i, scale != 0 ? pfvm__q_round((float)pfvm_tensor_get_f64(x, i) / scale) + zp : zp);
     return PFVM_OK;
 }
 
@@ -196,7 +186,7 @@ typedef struct pfvm__q_requant {
 static void pfvm__q_post_requant(void *user, int64_t idx, double acc)
 {
     pfvm__q_requant *r = (pfvm__q_requant *)user;
-    pfvm__q_store(r->y, idx, pfvm__q_round(acc * r->mult) + r->zp);
+    pfvm_red_store(r->y, idx, pfvm__q_round(acc * r->mult) + r->zp);
 }
 
 static pfvm_code pfvm__q_infer_qlinear_matmul(pfvm_ictx *c)
@@ -235,7 +225,7 @@ static void pfvm__q_conv_requant(void *user, int64_t idx, int64_t channel, doubl
     double ws = pfvm_tensor_get_f64(r->ws, r->nws == 1 ? 0 : channel % r->nws);
     if (r->bias)
         acc += pfvm_tensor_get_f64(r->bias, channel);
-    pfvm__q_store(r->y, idx, pfvm__q_round(acc * r->xs * ws / pfvm_tensor_get_f64(r->ys, 0)) + r->zp);
+    pfvm_red_store(r->y, idx, pfvm__q_round(acc * r->xs * ws / pfvm_tensor_get_f64(r->ys, 0)) + r->zp);
 }
 
 static pfvm_code pfvm__q_k_conv_integer(pfvm_kctx *k)
