@@ -1457,11 +1457,21 @@ static int pfvm__ew_sym_len(pfvm_ictx *c)
 }
 
 /* Shape arithmetic: Add/Sub/Mul/Div of small integer vectors whose
- * contents are known symbolically (Shape -> Gather -> Mul -> Concat). */
-static pfvm_code pfvm__ew_infer_arith(pfvm_ictx *c)
+ * contents are known symbolically (Shape -> Gather -> Mul -> Concat). Each
+ * operator gives its symbolic form; NULL means "not known". */
+typedef const pfvm_sym *(*pfvm__ew_sym_op)(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b);
+
+static const pfvm_sym *pfvm__ew_sym_div(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    /* integer Div truncates: equal to floor only for non-negative values */
+    if (pfvm_sym_proven_nonneg(a) && pfvm_sym_is_const(b, NULL) && b->value > 0)
+        return pfvm_sym_div(t, a, b);
+    return NULL;
+}
+
+static pfvm_code pfvm__ew_infer_arith(pfvm_ictx *c, pfvm__ew_sym_op op)
 {
     pfvm_code rc = pfvm__ew_infer_bcast(c);
-    const char *op = c->node->op_type;
     const pfvm_sym *a[64], *b[64], *r[64];
     int n, k;
     if (rc || !(n = pfvm__ew_sym_len(c)) || !pfvm_dtype_is_int(c->out[0]->type.dtype))
@@ -1470,22 +1480,16 @@ static pfvm_code pfvm__ew_infer_arith(pfvm_ictx *c)
         return PFVM_OK;
     if (!pfvm__ew_sym_vec(c, 0, n, a) || !pfvm__ew_sym_vec(c, 1, n, b))
         return PFVM_OK;
-    for (k = 0; k < n; k++) {
-        if (!strcmp(op, "Add"))
-            r[k] = pfvm_sym_add(c->syms, a[k], b[k]);
-        else if (!strcmp(op, "Sub"))
-            r[k] = pfvm_sym_sub(c->syms, a[k], b[k]);
-        else if (!strcmp(op, "Mul"))
-            r[k] = pfvm_sym_mul(c->syms, a[k], b[k]);
-        else if (pfvm_sym_proven_nonneg(a[k]) && pfvm_sym_is_const(b[k], NULL) && b[k]->value > 0)
-            r[k] = pfvm_sym_div(c->syms, a[k], b[k]); /* truncation = floor for non-negative values */
-        else
+    for (k = 0; k < n; k++)
+        if (!(r[k] = op(c->syms, a[k], b[k])))
             return PFVM_OK;
-        if (!r[k])
-            return PFVM_OK;
-    }
     return pfvm_ival_set_sym(c, c->out[0], r, n);
 }
+
+static pfvm_code pfvm__ew_infer_add(pfvm_ictx *c) { return pfvm__ew_infer_arith(c, pfvm_sym_add); }
+static pfvm_code pfvm__ew_infer_sub(pfvm_ictx *c) { return pfvm__ew_infer_arith(c, pfvm_sym_sub); }
+static pfvm_code pfvm__ew_infer_mul(pfvm_ictx *c) { return pfvm__ew_infer_arith(c, pfvm_sym_mul); }
+static pfvm_code pfvm__ew_infer_div(pfvm_ictx *c) { return pfvm__ew_infer_arith(c, pfvm__ew_sym_div); }
 
 static pfvm_code pfvm__ew_infer_bool(pfvm_ictx *c)
 {
@@ -1624,10 +1628,10 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
      PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0},
     PFVM__EW_U("Not", 1, pfvm__ew_k_not, "bool", NULL),
     PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, PFVM__EW_INTS, NULL),
-    PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_arith, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_arith, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_arith, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_arith, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_add, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_sub, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_mul, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_div, PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_B("Pow", 1, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, pfvm__ew_a_mod),
     PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64",
