@@ -901,7 +901,7 @@ static pfvm_code pfvm__red_k_sce(pfvm_kctx *k)
 
 #define PFVM__RED_T "float,double,float16,bfloat16,int8,uint8,int16,uint16,int32,uint32,int64,uint64"
 #define PFVM__RED_OP(name, kern) \
-    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0}
+    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL}
 
 const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__RED_OP("ReduceSum", pfvm__red_k_sum),
@@ -914,13 +914,13 @@ const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__RED_OP("ReduceLogSum", pfvm__red_k_logsum),
     PFVM__RED_OP("ReduceLogSumExp", pfvm__red_k_logsumexp),
     PFVM__RED_OP("ReduceSumSquare", pfvm__red_k_sumsq),
-    {"ArgMax", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmax, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0},
-    {"ArgMin", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmin, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0},
-    {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm_infer_same_as_first, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0},
-    {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0},
+    {"ArgMax", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmax, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL},
+    {"ArgMin", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmin, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL},
+    {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm_infer_same_as_first, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, NULL, NULL},
+    {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, NULL, NULL},
     {"NegativeLogLikelihoodLoss", "", 12, 0, 2, 3, 1, 1, pfvm__red_infer_loss, pfvm__red_k_nll, pfvm__red_check_loss,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0},
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, NULL, NULL},
     {"SoftmaxCrossEntropyLoss", "", 12, 0, 2, 3, 1, 2, pfvm__red_infer_loss, pfvm__red_k_sce, pfvm__red_check_loss,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0},
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0}
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, NULL, NULL},
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 };

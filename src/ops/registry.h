@@ -83,6 +83,25 @@ typedef struct pfvm_attr_spec {
     int required;
 } pfvm_attr_spec;
 
+/* ---- hooks owned by passes ------------------------------------------------ */
+
+/* Contexts defined by the modules that call the hooks: src/passes/simplify
+ * (pfvm_rewrite), src/passes/autodiff (pfvm_grad_ctx), src/exec/fused
+ * (pfvm_fuse_ctx). An operator's definition fills the hooks that apply. */
+typedef struct pfvm_rewrite pfvm_rewrite;
+typedef struct pfvm_grad_ctx pfvm_grad_ctx;
+typedef struct pfvm_fuse_ctx pfvm_fuse_ctx;
+
+/* Rewrites `node` into something cheaper when that is proven equal (a
+ * Reshape to its input's shape becomes its input, x*1 becomes x, ...);
+ * leaves it alone otherwise. */
+typedef pfvm_code (*pfvm_simplify_fn)(pfvm_rewrite *rw, pfvm_node *node);
+/* Emits the backward nodes of `node`: reads the gradients of its outputs
+ * and adds to the gradients of its inputs. */
+typedef pfvm_code (*pfvm_grad_fn)(pfvm_grad_ctx *g, const pfvm_node *node);
+/* Emits the fused-loop code of `node` inside a fused group. */
+typedef pfvm_code (*pfvm_fuse_fn)(pfvm_fuse_ctx *f, const pfvm_node *node);
+
 /* pfvm_op_def.flags */
 #define PFVM_OP_NONDETERMINISTIC 1u /* random generators: never folded */
 
@@ -99,6 +118,9 @@ struct pfvm_op_def {
     const char *types;       /* element types the kernel supports, for docs */
     const pfvm_attr_spec *attrs; /* NULL-name terminated, or NULL */
     unsigned flags;          /* PFVM_OP_* */
+    pfvm_simplify_fn simplify; /* or NULL */
+    pfvm_grad_fn grad;         /* or NULL: not differentiable (yet) */
+    pfvm_fuse_fn fuse;         /* or NULL: never inside a fused group */
 };
 
 /* Finds the definition for (domain, name) at an opset version; NULL when

@@ -1,0 +1,129 @@
+/* The pass manager: the list of passes in pipeline order, name lookup, and
+ * pfvm_optimize, which runs a list of them with statistics. */
+#include "passes.h"
+
+#include <string.h>
+
+/* Pipeline order. Each pass's file adds its line here. */
+static const pfvm_pass pfvm__passes[] = {
+    {NULL, NULL, NULL, 0}
+};
+
+const pfvm_pass *pfvm_pass_at(int index)
+{
+    int n = (int)(sizeof pfvm__passes / sizeof pfvm__passes[0]) - 1;
+    return index >= 0 && index < n ? &pfvm__passes[index] : NULL;
+}
+
+const pfvm_pass *pfvm_pass_find(const char *name)
+{
+    const pfvm_pass *p;
+    int i;
+    for (i = 0; (p = pfvm_pass_at(i)) != NULL; i++)
+        if (!strcmp(p->name, name))
+            return p;
+    return NULL;
+}
+
+int pfvm_graph_count_nodes(const pfvm_graph *g)
+{
+    int n = (int)stbds_arrlen(g->nodes), i, j, count = n;
+    for (i = 0; i < n; i++) {
+        const pfvm_node *nd = g->nodes[i];
+        for (j = 0; j < nd->n_attrs; j++) {
+            const pfvm_attr *a = &nd->attrs[j];
+            int k;
+            if (a->type == PFVM_ATTR_GRAPH && a->g)
+                count += pfvm_graph_count_nodes(a->g);
+            if (a->type == PFVM_ATTR_GRAPHS)
+                for (k = 0; k < a->n; k++)
+                    count += pfvm_graph_count_nodes(a->graphs[k]);
+        }
+    }
+    return count;
+}
+
+static pfvm_code pfvm__run_pass(pfvm_model *m, const pfvm_pass *p, pfvm_opt_report *report, pfvm_status *st)
+{
+    pfvm_pass_stats stats;
+    pfvm_code rc;
+    memset(&stats, 0, sizeof stats);
+    rc = pfvm_infer_shapes(m->graph, 0, st);
+    if (rc != PFVM_OK)
+        return rc;
+    stats.nodes_before = pfvm_graph_count_nodes(m->graph);
+    rc = p->run(m, m->graph, &stats, st);
+    if (rc != PFVM_OK)
+        return rc;
+    stats.nodes_after = pfvm_graph_count_nodes(m->graph);
+    if (report && report->n < PFVM_OPT_MAX_RUNS) {
+        report->runs[report->n].name = p->name;
+        report->runs[report->n].stats = stats;
+        report->n++;
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__unknown_pass(const char *name, size_t len, pfvm_status *st)
+{
+    char known[512];
+    size_t used = 0;
+    const pfvm_pass *p;
+    int i;
+    known[0] = 0;
+    for (i = 0; (p = pfvm_pass_at(i)) != NULL; i++) {
+        size_t l = strlen(p->name);
+        if (used + l + 3 >= sizeof known)
+            break;
+        if (used) {
+            memcpy(known + used, ", ", 2);
+            used += 2;
+        }
+        memcpy(known + used, p->name, l + 1);
+        used += l;
+    }
+    return pfvm__fail(st, PFVM_ERR_INVALID, "unknown pass '%.*s' (known: %s)", (int)len, name,
+                      used ? known : "none");
+}
+
+pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st)
+{
+    const pfvm_pass *p;
+    const char *s;
+    int i;
+    if (report)
+        report->n = 0;
+    if (!m || !m->graph)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_optimize: no model");
+    if (!passes) {
+        for (i = 0; (p = pfvm_pass_at(i)) != NULL; i++)
+            if (p->default_on && pfvm__run_pass(m, p, report, st) != PFVM_OK)
+                return st->code;
+        return pfvm_infer_shapes(m->graph, 0, st);
+    }
+    if (!strcmp(passes, "none"))
+        return PFVM_OK;
+    /* Check every name before running anything, so a typo changes nothing. */
+    for (s = passes; *s;) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        int found = 0;
+        for (i = 0; (p = pfvm_pass_at(i)) != NULL; i++)
+            if (strlen(p->name) == len && !strncmp(p->name, s, len))
+                found = 1;
+        if (!found && len)
+            return pfvm__unknown_pass(s, len, st);
+        s += len + (e ? 1 : 0);
+    }
+    for (s = passes; *s;) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        for (i = 0; (p = pfvm_pass_at(i)) != NULL; i++)
+            if (len && strlen(p->name) == len && !strncmp(p->name, s, len))
+                break;
+        if (p && pfvm__run_pass(m, p, report, st) != PFVM_OK)
+            return st->code;
+        s += len + (e ? 1 : 0);
+    }
+    return pfvm_infer_shapes(m->graph, 0, st);
+}
