@@ -642,13 +642,79 @@ PFVM_API pfvm_code pfvm_node_set_attr_float(pfvm_node *n, const char *name, floa
 PFVM_API pfvm_code pfvm_node_set_attr_ints(pfvm_node *n, const char *name, const int64_t *v, int count, pfvm_status *st);
 PFVM_API pfvm_code pfvm_node_set_attr_string(pfvm_node *n, const char *name, const char *s, pfvm_status *st);
 
-/* Sorts g->nodes topologically (stable: keeps the given order where it is
- * already valid). Fails on cycles or on inputs that nothing defines. */
+/* Sorts g->nodes topologically (stable: the result is the valid order
+ * closest to the given one, so a sorted graph keeps its order; nodes added
+ * at the end move only as far up as they must). Kahn's algorithm over
+ * consumer lists with a heap on the current position: O((N+E) log N).
+ * Fails on cycles. Renumbers node ids. */
 PFVM_API pfvm_code pfvm_graph_toposort(pfvm_graph *g, pfvm_status *st);
 /* Checks structure: unique value names, every input defined before use
  * (outer scope included), outputs defined, node arity. Recurses into
  * subgraphs. */
 PFVM_API pfvm_code pfvm_graph_verify(const pfvm_graph *g, pfvm_status *st);
+
+/* ---- editing --------------------------------------------------------------
+ *
+ * Passes edit graphs with these calls. Values are referenced by pointer
+ * everywhere (a node inside an If/Loop body that reads an outer value holds
+ * that outer pfvm_value), so rewiring is pointer replacement; names only
+ * matter in the saved model. The usual pattern: build the replacement
+ * nodes with pfvm_graph_add_node (appended at the end), redirect readers
+ * with pfvm_graph_replace_uses, drop dead nodes with pfvm_graph_remove_nodes
+ * (or leave them to the dce pass), then pfvm_graph_toposort. */
+
+/* One reader of a value. */
+typedef struct pfvm_use {
+    pfvm_node *node;   /* reading node (in g or in a subgraph nested in g); NULL: a graph output */
+    int index;         /* input slot of node, or position in graph->outputs */
+    pfvm_graph *graph; /* graph of node, or the graph whose output it is */
+    pfvm_node *top;    /* node of g that holds the reader (== node when node->graph == g);
+                          NULL for an output of g itself */
+} pfvm_use;
+
+/* Consumer lists of every value defined in one graph, indexed by value
+ * id; readers inside nested subgraphs (outer-scope captures) count, with
+ * `top` naming the node of g whose subgraph reads. A snapshot: rebuild it
+ * after editing the graph. */
+typedef struct pfvm_uses {
+    const pfvm_graph *g;
+    pfvm_use **by_value; /* n entries, each an stb_ds array */
+    int n;
+} pfvm_uses;
+
+/* Builds the consumer lists of g's values (O(nodes + edges), subgraphs
+ * included). Free with pfvm_uses_free. */
+PFVM_API pfvm_code pfvm_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st);
+PFVM_API void pfvm_uses_free(pfvm_uses *u);
+/* Readers of v (a value of u->g): returns the array and sets *count. */
+PFVM_API const pfvm_use *pfvm_uses_of(const pfvm_uses *u, const pfvm_value *v, int *count);
+/* Number of readers of v, graph outputs included. */
+PFVM_API int pfvm_uses_count(const pfvm_uses *u, const pfvm_value *v);
+
+/* Makes every reader of `old` in g and in the subgraphs nested in g read
+ * `repl` instead (node inputs and subgraph outputs). `repl` must be
+ * visible wherever `old` is read (defined in g or an enclosing graph) and
+ * have the same type. When `old` is an output of the main graph its name
+ * must survive in the saved model: if `repl` is an intermediate of g (made
+ * by a node, not an input, output or initializer) the two values swap
+ * names and repl takes old's place in g->outputs (old keeps its producer
+ * under the fresh name, to be removed as dead); otherwise old's producer
+ * hands its output slot to a fresh value and a new node
+ * `old = Identity(repl)` (appended to g) keeps the output. Subgraph
+ * outputs are positional, so there they are simply replaced. */
+PFVM_API pfvm_code pfvm_graph_replace_uses(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, pfvm_status *st);
+
+/* Removes `count` nodes of g (each node once). Their output values leave
+ * the graph (g->values, names, value_info) and so must have no readers
+ * left; a node whose output is a graph output cannot be removed (an
+ * error). Their subgraphs are freed. Node and value ids are renumbered. */
+PFVM_API pfvm_code pfvm_graph_remove_nodes(pfvm_graph *g, pfvm_node *const *nodes, int count, pfvm_status *st);
+PFVM_API pfvm_code pfvm_graph_remove_node(pfvm_graph *g, pfvm_node *n, pfvm_status *st);
+/* Removes initializer or unused producer-less values of g (not inputs or
+ * outputs; they must have no readers). Ids are renumbered. */
+PFVM_API pfvm_code pfvm_graph_remove_values(pfvm_graph *g, pfvm_value *const *values, int count, pfvm_status *st);
+/* Renames v (a value of g) to a name no value in scope has. */
+PFVM_API pfvm_code pfvm_value_rename(pfvm_value *v, const char *name, pfvm_status *st);
 
 /* Attribute lookup (NULL when absent). */
 PFVM_API const pfvm_attr *pfvm_node_attr(const pfvm_node *n, const char *name);
@@ -3126,71 +3192,436 @@ PFVM_INTERNAL void pfvm__node_deps(const pfvm_node *n, pfvm_value ***out)
     }
 }
 
+/* Min-heap of node positions (the ready set of the toposort). */
+static void pfvm__topo_push(int *heap, int *n, int x)
+{
+    int i = (*n)++;
+    while (i > 0 && heap[(i - 1) / 2] > x) {
+        heap[i] = heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    heap[i] = x;
+}
+
+static int pfvm__topo_pop(int *heap, int *n)
+{
+    int top = heap[0], x = heap[--*n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && heap[c + 1] < heap[c])
+            c++;
+        if (heap[c] >= x)
+            break;
+        heap[i] = heap[c];
+        i = c;
+    }
+    if (*n > 0)
+        heap[i] = x;
+    return top;
+}
+
 pfvm_code pfvm_graph_toposort(pfvm_graph *g, pfvm_status *st)
 {
-    int n = (int)stbds_arrlen(g->nodes), i, j, done = 0, progress = 1;
-    unsigned char *placed, *ready;
-    pfvm_node **order = NULL;
+    int n = (int)stbds_arrlen(g->nodes), i, j, done = 0, n_heap = 0, n_edges = 0;
+    int *indeg, *heap, *first, *edge_to, *fill;
+    int *edge_from = NULL, *edge_dst = NULL;
+    pfvm_node **order;
     pfvm_value **deps = NULL;
     pfvm_code rc = PFVM_OK;
-    placed = (unsigned char *)pfvm__calloc((size_t)n + 1, 1);
-    ready = (unsigned char *)pfvm__calloc(stbds_arrlen(g->values) + 1, 1);
-    if (!placed || !ready) {
-        pfvm__free(placed);
-        pfvm__free(ready);
-        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
-    }
-    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
-        pfvm_value *v = g->values[i];
-        if (!v->producer)
-            ready[i] = 1;
-    }
-    /* Kahn-style passes in the given order: stable for graphs already sorted. */
-    while (done < n && progress) {
-        progress = 0;
-        for (i = 0; i < n; i++) {
-            pfvm_node *nd = g->nodes[i];
-            int ok = 1;
-            if (placed[i])
-                continue;
-            pfvm__node_deps(nd, &deps);
-            for (j = 0; j < (int)stbds_arrlen(deps); j++) {
-                pfvm_value *v = deps[j];
-                if (v->graph == g && !ready[v->id]) {
-                    ok = 0;
-                    break;
-                }
+    for (i = 0; i < n; i++)
+        g->nodes[i]->id = i;
+    /* edges producer -> reader, one per read (a node reading x twice waits
+     * for it twice and is released twice) */
+    for (i = 0; i < n; i++) {
+        pfvm__node_deps(g->nodes[i], &deps);
+        for (j = 0; j < (int)stbds_arrlen(deps); j++) {
+            const pfvm_value *v = deps[j];
+            if (v->graph == g && v->producer && v->producer->graph == g && v->producer->id < n &&
+                g->nodes[v->producer->id] == v->producer) {
+                stbds_arrput(edge_from, v->producer->id);
+                stbds_arrput(edge_dst, i);
             }
-            if (!ok)
-                continue;
-            placed[i] = 1;
-            stbds_arrput(order, nd);
-            for (j = 0; j < nd->n_outputs; j++)
-                if (nd->outputs[j])
-                    ready[nd->outputs[j]->id] = 1;
-            done++;
-            progress = 1;
         }
+    }
+    stbds_arrfree(deps);
+    n_edges = (int)stbds_arrlen(edge_from);
+    indeg = (int *)pfvm__calloc((size_t)n + 1, sizeof(int));
+    heap = (int *)pfvm__calloc((size_t)n + 1, sizeof(int));
+    first = (int *)pfvm__calloc((size_t)n + 2, sizeof(int));
+    fill = (int *)pfvm__calloc((size_t)n + 1, sizeof(int));
+    edge_to = (int *)pfvm__calloc((size_t)n_edges + 1, sizeof(int));
+    order = (pfvm_node **)pfvm__calloc((size_t)n + 1, sizeof *order);
+    if (!indeg || !heap || !first || !fill || !edge_to || !order) {
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    /* compressed adjacency: first[p]..first[p+1] are p's readers */
+    for (i = 0; i < n_edges; i++) {
+        first[edge_from[i] + 1]++;
+        indeg[edge_dst[i]]++;
+    }
+    for (i = 0; i < n; i++)
+        first[i + 1] += first[i];
+    for (i = 0; i < n_edges; i++)
+        edge_to[first[edge_from[i]] + fill[edge_from[i]]++] = edge_dst[i];
+    for (i = 0; i < n; i++)
+        if (!indeg[i])
+            pfvm__topo_push(heap, &n_heap, i);
+    while (n_heap > 0) {
+        int p = pfvm__topo_pop(heap, &n_heap);
+        order[done++] = g->nodes[p];
+        for (j = first[p]; j < first[p + 1]; j++)
+            if (--indeg[edge_to[j]] == 0)
+                pfvm__topo_push(heap, &n_heap, edge_to[j]);
     }
     if (done < n) {
         char lb[96];
-        for (i = 0; i < n && placed[i]; i++) {
+        for (i = 0; i < n && !indeg[i]; i++) {
         }
-        rc = pfvm__fail(st, PFVM_ERR_INVALID,
-                        "graph '%s': node '%s' (%s) is part of a cycle or reads a value nothing defines",
-                        g->name, pfvm__node_label(g->nodes[i], lb, sizeof lb), g->nodes[i]->op_type);
-        stbds_arrfree(order);
+        rc = pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s': node '%s' (%s) is part of a cycle", g->name,
+                        pfvm__node_label(g->nodes[i], lb, sizeof lb), g->nodes[i]->op_type);
     } else {
         for (i = 0; i < n; i++) {
             g->nodes[i] = order[i];
             order[i]->id = i;
         }
-        stbds_arrfree(order);
     }
-    stbds_arrfree(deps);
-    pfvm__free(placed);
-    pfvm__free(ready);
+out:
+    stbds_arrfree(edge_from);
+    stbds_arrfree(edge_dst);
+    pfvm__free(indeg);
+    pfvm__free(heap);
+    pfvm__free(first);
+    pfvm__free(fill);
+    pfvm__free(edge_to);
+    pfvm__free(order);
     return rc;
+}
+
+/* ---- editing ------------------------------------------------------------------ */
+
+static pfvm_code pfvm__uses_add(pfvm_uses *u, pfvm_value *v, pfvm_node *node, int index, pfvm_graph *graph,
+                                pfvm_node *top)
+{
+    pfvm_use use;
+    if (v->graph != u->g || v->id < 0 || v->id >= u->n || ((pfvm_graph *)u->g)->values[v->id] != v)
+        return PFVM_OK;
+    use.node = node;
+    use.index = index;
+    use.graph = graph;
+    use.top = top;
+    stbds_arrput(u->by_value[v->id], use);
+    return PFVM_OK;
+}
+
+/* Readers in `sub` (g itself or a graph nested in it) of values of u->g. */
+static void pfvm__uses_scan(pfvm_uses *u, pfvm_graph *sub, pfvm_node *top)
+{
+    int i, j, k;
+    for (i = 0; i < (int)stbds_arrlen(sub->nodes); i++) {
+        pfvm_node *n = sub->nodes[i];
+        pfvm_node *t = top ? top : n;
+        for (j = 0; j < n->n_inputs; j++)
+            if (n->inputs[j])
+                pfvm__uses_add(u, n->inputs[j], n, j, sub, t);
+        for (j = 0; j < n->n_attrs; j++) {
+            const pfvm_attr *a = &n->attrs[j];
+            if (a->g)
+                pfvm__uses_scan(u, a->g, t);
+            for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
+                pfvm__uses_scan(u, a->graphs[k], t);
+        }
+    }
+    for (i = 0; i < (int)stbds_arrlen(sub->outputs); i++)
+        pfvm__uses_add(u, sub->outputs[i], NULL, i, sub, top);
+}
+
+pfvm_code pfvm_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st)
+{
+    int i;
+    u->g = g;
+    u->n = (int)stbds_arrlen(g->values);
+    u->by_value = (pfvm_use **)pfvm__calloc((size_t)u->n + 1, sizeof *u->by_value);
+    if (!u->by_value)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    for (i = 0; i < u->n; i++)
+        g->values[i]->id = i;
+    pfvm__uses_scan(u, (pfvm_graph *)g, NULL);
+    return PFVM_OK;
+}
+
+void pfvm_uses_free(pfvm_uses *u)
+{
+    int i;
+    if (!u->by_value)
+        return;
+    for (i = 0; i < u->n; i++)
+        stbds_arrfree(u->by_value[i]);
+    pfvm__free(u->by_value);
+    u->by_value = NULL;
+    u->n = 0;
+}
+
+const pfvm_use *pfvm_uses_of(const pfvm_uses *u, const pfvm_value *v, int *count)
+{
+    if (v->graph != u->g || v->id < 0 || v->id >= u->n) {
+        *count = 0;
+        return NULL;
+    }
+    *count = (int)stbds_arrlen(u->by_value[v->id]);
+    return u->by_value[v->id];
+}
+
+int pfvm_uses_count(const pfvm_uses *u, const pfvm_value *v)
+{
+    int n;
+    pfvm_uses_of(u, v, &n);
+    return n;
+}
+
+pfvm_code pfvm_value_rename(pfvm_value *v, const char *name, pfvm_status *st)
+{
+    pfvm_graph *g = v->graph;
+    const char *copy;
+    if (pfvm_graph_find(g, name))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "cannot rename '%s' to '%s': the name is taken", v->name, name);
+    copy = pfvm_model_strdup(g->model, name);
+    if (!copy)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    (void)stbds_shdel(g->by_name, v->name);
+    v->name = copy;
+    if (v->init)
+        v->init->name = copy;
+    stbds_shput(g->by_name, copy, v);
+    return PFVM_OK;
+}
+
+static void pfvm__replace_in(pfvm_graph *sub, pfvm_value *old, pfvm_value *repl)
+{
+    int i, j, k;
+    for (i = 0; i < (int)stbds_arrlen(sub->nodes); i++) {
+        pfvm_node *n = sub->nodes[i];
+        for (j = 0; j < n->n_inputs; j++)
+            if (n->inputs[j] == old)
+                n->inputs[j] = repl;
+        for (j = 0; j < n->n_attrs; j++) {
+            const pfvm_attr *a = &n->attrs[j];
+            if (a->g)
+                pfvm__replace_in(a->g, old, repl);
+            for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
+                pfvm__replace_in(a->graphs[k], old, repl);
+        }
+    }
+    for (i = 0; i < (int)stbds_arrlen(sub->outputs); i++)
+        if (sub->outputs[i] == old && (sub->parent || old->graph != sub)) {
+            sub->outputs[i] = repl;
+            repl->is_output = 1;
+        }
+}
+
+/* old (an output of the main graph g, with a producer) keeps its name and
+ * place in g->outputs; repl takes over its readers. */
+static pfvm_code pfvm__keep_output(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, pfvm_status *st)
+{
+    char buf[300];
+    int i;
+    if (repl->graph == g && repl->producer && !repl->is_input && !repl->is_output && !repl->init) {
+        /* swap names: repl becomes the output */
+        const char *keep = old->name;
+        pfvm_value *tmp;
+        pfvm__snprintf(buf, sizeof buf, "%.250s__replaced", old->name);
+        tmp = pfvm_graph_new_value(g, buf, st); /* reserves a unique name */
+        if (!tmp)
+            return st ? st->code : PFVM_ERR_NOMEM;
+        pfvm__snprintf(buf, sizeof buf, "%s", tmp->name);
+        if (pfvm_graph_remove_values(g, &tmp, 1, st) || pfvm_value_rename(old, buf, st))
+            return st ? st->code : PFVM_ERR_INVALID;
+        if (pfvm_value_rename(repl, keep, st))
+            return st ? st->code : PFVM_ERR_INVALID;
+        for (i = 0; i < (int)stbds_arrlen(g->outputs); i++)
+            if (g->outputs[i] == old)
+                g->outputs[i] = repl;
+        repl->is_output = 1;
+        old->is_output = 0;
+        if (old->has_type_info) {
+            repl->has_type_info = 1;
+            repl->has_value_info = old->has_value_info;
+            repl->type = old->type;
+        }
+        old->has_type_info = 0;
+        old->has_value_info = 0;
+        return PFVM_OK;
+    } else {
+        /* old = Identity(repl); old's producer writes a fresh value */
+        pfvm_node *prod = old->producer, *id;
+        pfvm_value *fresh, *in[1], *out[1];
+        pfvm__snprintf(buf, sizeof buf, "%.250s__replaced", old->name);
+        fresh = pfvm_graph_new_value(g, buf, st);
+        if (!fresh)
+            return st ? st->code : PFVM_ERR_NOMEM;
+        fresh->type = old->type;
+        prod->outputs[old->producer_index] = fresh;
+        fresh->producer = prod;
+        fresh->producer_index = old->producer_index;
+        old->producer = NULL;
+        in[0] = repl;
+        out[0] = old;
+        pfvm__snprintf(buf, sizeof buf, "%.250s__keep", old->name);
+        id = pfvm_graph_add_node(g, "Identity", "", buf, in, 1, out, 1, st);
+        /* its operator is resolved by the next pfvm_graph_resolve_ops /
+         * pfvm_infer_shapes, like any new node's */
+        return id ? PFVM_OK : (st ? st->code : PFVM_ERR_NOMEM);
+    }
+}
+
+pfvm_code pfvm_graph_replace_uses(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, pfvm_status *st)
+{
+    int i, is_main_output = 0;
+    if (old == repl)
+        return PFVM_OK;
+    for (i = 0; !g->parent && i < (int)stbds_arrlen(g->outputs); i++)
+        if (g->outputs[i] == old)
+            is_main_output = 1;
+    pfvm__replace_in(g, old, repl);
+    /* is_output stays set only while old still is an output of its graph
+     * (subgraph outputs that named it now name repl) */
+    old->is_output = 0;
+    for (i = 0; i < (int)stbds_arrlen(old->graph->outputs); i++)
+        if (old->graph->outputs[i] == old)
+            old->is_output = 1;
+    if (is_main_output && old->producer && old->graph == g)
+        return pfvm__keep_output(g, old, repl, st);
+    return PFVM_OK;
+}
+
+/* Drops the values marked in `drop` (indexed by id) from g's tables. */
+static void pfvm__drop_values(pfvm_graph *g, const unsigned char *drop)
+{
+    int i, k = 0;
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        pfvm_value *v = g->values[i];
+        if (drop[i]) {
+            (void)stbds_shdel(g->by_name, v->name);
+            continue;
+        }
+        v->id = k;
+        g->values[k++] = v;
+    }
+    stbds_arrsetlen(g->values, k);
+    for (i = 0, k = 0; i < (int)stbds_arrlen(g->inits); i++)
+        if (!(g->inits[i]->graph == g && pfvm_graph_find_local(g, g->inits[i]->name) != g->inits[i]))
+            g->inits[k++] = g->inits[i];
+    stbds_arrsetlen(g->inits, k);
+    for (i = 0, k = 0; i < (int)stbds_arrlen(g->value_infos); i++)
+        if (pfvm_graph_find_local(g, g->value_infos[i]->name) == g->value_infos[i])
+            g->value_infos[k++] = g->value_infos[i];
+    stbds_arrsetlen(g->value_infos, k);
+}
+
+static unsigned char *pfvm__mark_values(pfvm_graph *g, pfvm_status *st)
+{
+    int i;
+    unsigned char *m = (unsigned char *)pfvm__calloc(stbds_arrlen(g->values) + 1, 1);
+    if (!m) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++)
+        g->values[i]->id = i;
+    return m;
+}
+
+pfvm_code pfvm_graph_remove_values(pfvm_graph *g, pfvm_value *const *values, int count, pfvm_status *st)
+{
+    unsigned char *drop = pfvm__mark_values(g, st);
+    int i;
+    if (!drop)
+        return st ? st->code : PFVM_ERR_NOMEM;
+    for (i = 0; i < count; i++) {
+        pfvm_value *v = values[i];
+        if (v->graph != g || v->is_input || v->is_output || v->producer) {
+            pfvm__free(drop);
+            return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s': value '%s' cannot be removed (%s)", g->name, v->name,
+                              v->graph != g ? "defined elsewhere" : v->producer ? "a node makes it" : "graph input or output");
+        }
+        drop[v->id] = 1;
+    }
+    pfvm__drop_values(g, drop);
+    pfvm__free(drop);
+    return PFVM_OK;
+}
+
+static void pfvm__free_subgraph(pfvm_graph *g, pfvm_graph *sub)
+{
+    int i, k = 0;
+    for (i = 0; i < (int)stbds_arrlen(g->subgraphs); i++)
+        if (g->subgraphs[i] != sub)
+            g->subgraphs[k++] = g->subgraphs[i];
+    if (k == (int)stbds_arrlen(g->subgraphs))
+        return;
+    stbds_arrsetlen(g->subgraphs, k);
+    pfvm__graph_free(sub);
+}
+
+pfvm_code pfvm_graph_remove_nodes(pfvm_graph *g, pfvm_node *const *nodes, int count, pfvm_status *st)
+{
+    int n = (int)stbds_arrlen(g->nodes), i, j, k;
+    unsigned char *dead, *drop;
+    char lb[96];
+    for (i = 0; i < n; i++)
+        g->nodes[i]->id = i;
+    for (i = 0; i < count; i++) {
+        const pfvm_node *nd = nodes[i];
+        if (nd->graph != g || nd->id < 0 || nd->id >= n || g->nodes[nd->id] != nd)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s) is not in graph '%s'",
+                              pfvm__node_label(nd, lb, sizeof lb), nd->op_type, g->name);
+        for (j = 0; j < nd->n_outputs; j++)
+            for (k = 0; nd->outputs[j] && k < (int)stbds_arrlen(g->outputs); k++)
+                if (g->outputs[k] == nd->outputs[j])
+                    return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): cannot remove it, it makes graph output '%s'",
+                                  pfvm__node_label(nd, lb, sizeof lb), nd->op_type, nd->outputs[j]->name);
+    }
+    dead = (unsigned char *)pfvm__calloc((size_t)n + 1, 1);
+    drop = pfvm__mark_values(g, st);
+    if (!dead || !drop) {
+        pfvm__free(dead);
+        pfvm__free(drop);
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
+    for (i = 0; i < count; i++) {
+        pfvm_node *nd = nodes[i];
+        dead[nd->id] = 1;
+        for (j = 0; j < nd->n_outputs; j++)
+            if (nd->outputs[j] && nd->outputs[j]->graph == g) {
+                drop[nd->outputs[j]->id] = 1;
+                nd->outputs[j]->producer = NULL;
+            }
+        for (j = 0; j < nd->n_attrs; j++) {
+            pfvm_attr *a = &nd->attrs[j];
+            if (a->type == PFVM_ATTR_GRAPH && a->g)
+                pfvm__free_subgraph(g, a->g);
+            for (k = 0; a->type == PFVM_ATTR_GRAPHS && k < a->n; k++)
+                pfvm__free_subgraph(g, a->graphs[k]);
+        }
+    }
+    for (i = 0, k = 0; i < n; i++)
+        if (!dead[i]) {
+            g->nodes[k] = g->nodes[i];
+            g->nodes[k]->id = k;
+            k++;
+        }
+    stbds_arrsetlen(g->nodes, k);
+    pfvm__drop_values(g, drop);
+    pfvm__free(dead);
+    pfvm__free(drop);
+    return PFVM_OK;
+}
+
+pfvm_code pfvm_graph_remove_node(pfvm_graph *g, pfvm_node *n, pfvm_status *st)
+{
+    return pfvm_graph_remove_nodes(g, &n, 1, st);
 }
 
 static pfvm_code pfvm__verify_scope(const pfvm_graph *g, pfvm_status *st)

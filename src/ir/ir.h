@@ -266,13 +266,79 @@ PFVM_API pfvm_code pfvm_node_set_attr_float(pfvm_node *n, const char *name, floa
 PFVM_API pfvm_code pfvm_node_set_attr_ints(pfvm_node *n, const char *name, const int64_t *v, int count, pfvm_status *st);
 PFVM_API pfvm_code pfvm_node_set_attr_string(pfvm_node *n, const char *name, const char *s, pfvm_status *st);
 
-/* Sorts g->nodes topologically (stable: keeps the given order where it is
- * already valid). Fails on cycles or on inputs that nothing defines. */
+/* Sorts g->nodes topologically (stable: the result is the valid order
+ * closest to the given one, so a sorted graph keeps its order; nodes added
+ * at the end move only as far up as they must). Kahn's algorithm over
+ * consumer lists with a heap on the current position: O((N+E) log N).
+ * Fails on cycles. Renumbers node ids. */
 PFVM_API pfvm_code pfvm_graph_toposort(pfvm_graph *g, pfvm_status *st);
 /* Checks structure: unique value names, every input defined before use
  * (outer scope included), outputs defined, node arity. Recurses into
  * subgraphs. */
 PFVM_API pfvm_code pfvm_graph_verify(const pfvm_graph *g, pfvm_status *st);
+
+/* ---- editing --------------------------------------------------------------
+ *
+ * Passes edit graphs with these calls. Values are referenced by pointer
+ * everywhere (a node inside an If/Loop body that reads an outer value holds
+ * that outer pfvm_value), so rewiring is pointer replacement; names only
+ * matter in the saved model. The usual pattern: build the replacement
+ * nodes with pfvm_graph_add_node (appended at the end), redirect readers
+ * with pfvm_graph_replace_uses, drop dead nodes with pfvm_graph_remove_nodes
+ * (or leave them to the dce pass), then pfvm_graph_toposort. */
+
+/* One reader of a value. */
+typedef struct pfvm_use {
+    pfvm_node *node;   /* reading node (in g or in a subgraph nested in g); NULL: a graph output */
+    int index;         /* input slot of node, or position in graph->outputs */
+    pfvm_graph *graph; /* graph of node, or the graph whose output it is */
+    pfvm_node *top;    /* node of g that holds the reader (== node when node->graph == g);
+                          NULL for an output of g itself */
+} pfvm_use;
+
+/* Consumer lists of every value defined in one graph, indexed by value
+ * id; readers inside nested subgraphs (outer-scope captures) count, with
+ * `top` naming the node of g whose subgraph reads. A snapshot: rebuild it
+ * after editing the graph. */
+typedef struct pfvm_uses {
+    const pfvm_graph *g;
+    pfvm_use **by_value; /* n entries, each an stb_ds array */
+    int n;
+} pfvm_uses;
+
+/* Builds the consumer lists of g's values (O(nodes + edges), subgraphs
+ * included). Free with pfvm_uses_free. */
+PFVM_API pfvm_code pfvm_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st);
+PFVM_API void pfvm_uses_free(pfvm_uses *u);
+/* Readers of v (a value of u->g): returns the array and sets *count. */
+PFVM_API const pfvm_use *pfvm_uses_of(const pfvm_uses *u, const pfvm_value *v, int *count);
+/* Number of readers of v, graph outputs included. */
+PFVM_API int pfvm_uses_count(const pfvm_uses *u, const pfvm_value *v);
+
+/* Makes every reader of `old` in g and in the subgraphs nested in g read
+ * `repl` instead (node inputs and subgraph outputs). `repl` must be
+ * visible wherever `old` is read (defined in g or an enclosing graph) and
+ * have the same type. When `old` is an output of the main graph its name
+ * must survive in the saved model: if `repl` is an intermediate of g (made
+ * by a node, not an input, output or initializer) the two values swap
+ * names and repl takes old's place in g->outputs (old keeps its producer
+ * under the fresh name, to be removed as dead); otherwise old's producer
+ * hands its output slot to a fresh value and a new node
+ * `old = Identity(repl)` (appended to g) keeps the output. Subgraph
+ * outputs are positional, so there they are simply replaced. */
+PFVM_API pfvm_code pfvm_graph_replace_uses(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, pfvm_status *st);
+
+/* Removes `count` nodes of g (each node once). Their output values leave
+ * the graph (g->values, names, value_info) and so must have no readers
+ * left; a node whose output is a graph output cannot be removed (an
+ * error). Their subgraphs are freed. Node and value ids are renumbered. */
+PFVM_API pfvm_code pfvm_graph_remove_nodes(pfvm_graph *g, pfvm_node *const *nodes, int count, pfvm_status *st);
+PFVM_API pfvm_code pfvm_graph_remove_node(pfvm_graph *g, pfvm_node *n, pfvm_status *st);
+/* Removes initializer or unused producer-less values of g (not inputs or
+ * outputs; they must have no readers). Ids are renumbered. */
+PFVM_API pfvm_code pfvm_graph_remove_values(pfvm_graph *g, pfvm_value *const *values, int count, pfvm_status *st);
+/* Renames v (a value of g) to a name no value in scope has. */
+PFVM_API pfvm_code pfvm_value_rename(pfvm_value *v, const char *name, pfvm_status *st);
 
 /* Attribute lookup (NULL when absent). */
 PFVM_API const pfvm_attr *pfvm_node_attr(const pfvm_node *n, const char *name);
