@@ -82,7 +82,7 @@ if "$INTERP" opt "$MODEL/model.onnx" -o "$tmp/saved.onnx" 2>"$tmp/err"; then
     cp -r "$MODEL/test_data_set_0" "$tmp/case/"
     if "$INTERP" test --atol 1e-5 "$tmp/case" >"$tmp/out" 2>&1; then ok; else bad "round trip: $(tail -n 3 "$tmp/out")"; fi
     # onnx's checker, when the dev-time Python is present (tests never need it)
-    if /usr/bin/python3 -c "import onnx" 2>/dev/null; then
+    if /usr/bin/python3 -c "import onnx.checker" 2>/dev/null; then
         if /usr/bin/python3 tools/onnx_check.py "$tmp/saved.onnx" >"$tmp/out" 2>&1; then ok; else bad "checker: $(tail -n 3 "$tmp/out")"; fi
     fi
 else
