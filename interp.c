@@ -676,7 +676,10 @@ static int cmd_test(int argc, char **argv)
 
 /* ---- shapes ------------------------------------------------------------------- */
 
-static void print_value(const char *prefix, const pfvm_value *v, const pfvm_binding *b)
+/* One line of `interp shapes`: name, dtype, symbolic shape, and with a
+ * binding the shape `bound` (the same value in the model specialized to
+ * the binding, whose control flow the bound dims may have decided). */
+static void print_value(const char *prefix, const pfvm_value *v, const pfvm_value *bound, const pfvm_binding *b)
 {
     char buf[1024];
     const pfvm_type *t = &v->type;
@@ -684,14 +687,17 @@ static void print_value(const char *prefix, const pfvm_value *v, const pfvm_bind
     if (t->kind == PFVM_KIND_TENSOR) {
         pfvm_shape_print(&t->shape, buf, sizeof buf);
         printf("%s\t%s", pfvm_dtype_name(t->dtype), buf);
-        if (b && b->n) {
+        if (bound && bound->type.kind == PFVM_KIND_TENSOR) {
             int64_t dims[PFVM_MAX_RANK];
             int i;
-            if (pfvm_shape_eval(&t->shape, b, dims)) {
+            if (pfvm_shape_eval(&bound->type.shape, b, dims)) {
                 printf("\t= [");
-                for (i = 0; i < t->shape.rank; i++)
+                for (i = 0; i < bound->type.shape.rank; i++)
                     printf(i ? ",%lld" : "%lld", (long long)dims[i]);
                 printf("]");
+            } else {
+                pfvm_shape_print(&bound->type.shape, buf, sizeof buf);
+                printf("\t= %s", buf);
             }
         }
     } else {
@@ -701,32 +707,36 @@ static void print_value(const char *prefix, const pfvm_value *v, const pfvm_bind
     printf("\n");
 }
 
-static void print_graph_shapes(const pfvm_graph *g, const char *prefix, const pfvm_binding *b)
+/* Prints g's values; `g2` is the same graph of the specialized model (or
+ * NULL), walked in step. */
+static void print_graph_shapes(const pfvm_graph *g, const char *prefix, const pfvm_graph *g2, const pfvm_binding *b)
 {
     int i, j, k;
+#define PFVM__TWIN(arr, idx) (g2 ? g2->arr[idx] : NULL)
     for (i = 0; i < (int)stbds_arrlen(g->inputs); i++)
         if (!g->inputs[i]->init)
-            print_value(prefix, g->inputs[i], b);
+            print_value(prefix, g->inputs[i], PFVM__TWIN(inputs, i), b);
     for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
-        const pfvm_node *n = g->nodes[i];
+        const pfvm_node *n = g->nodes[i], *n2 = PFVM__TWIN(nodes, i);
         for (j = 0; j < n->n_outputs; j++)
             if (n->outputs[j])
-                print_value(prefix, n->outputs[j], b);
+                print_value(prefix, n->outputs[j], n2 ? n2->outputs[j] : NULL, b);
         for (j = 0; j < n->n_attrs; j++) {
-            const pfvm_attr *a = &n->attrs[j];
+            const pfvm_attr *a = &n->attrs[j], *a2 = n2 ? &n2->attrs[j] : NULL;
             char sub[1024], lb[96];
             snprintf(sub, sizeof sub, "%s%s/", prefix, pfvm__node_label(n, lb, sizeof lb));
             if (a->g)
-                print_graph_shapes(a->g, sub, b);
+                print_graph_shapes(a->g, sub, a2 ? a2->g : NULL, b);
             for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
-                print_graph_shapes(a->graphs[k], sub, b);
+                print_graph_shapes(a->graphs[k], sub, a2 ? a2->graphs[k] : NULL, b);
         }
     }
     for (i = 0; i < (int)stbds_arrlen(g->outputs); i++) {
         const pfvm_value *v = g->outputs[i];
         if (!v->producer && !v->is_input)
-            print_value(prefix, v, b);
+            print_value(prefix, v, PFVM__TWIN(outputs, i), b);
     }
+#undef PFVM__TWIN
 }
 
 static int parse_model_and_dims(int argc, char **argv, const char **model, dim_arg *dims, int *n_dims, int *iters)
@@ -760,7 +770,7 @@ static int cmd_shapes(int argc, char **argv)
     dim_arg dims[64];
     int n_dims, rc = 1;
     pfvm_status st;
-    pfvm_model *m;
+    pfvm_model *m, *m2 = NULL;
     pfvm_binding b;
     memset(&b, 0, sizeof b);
     if (!parse_model_and_dims(argc, argv, &model, dims, &n_dims, NULL))
@@ -768,14 +778,23 @@ static int cmd_shapes(int argc, char **argv)
     m = pfvm_onnx_load_file(model, 0, &st);
     if (!m)
         return fail_status(&st);
-    if (pfvm_infer_shapes(m->graph, 0, &st) || bind_dims(m, dims, n_dims, &b, &st)) {
-        fail_status(&st);
-    } else {
-        print_graph_shapes(m->graph, "", n_dims ? &b : NULL);
-        rc = 0;
+    if (pfvm_infer_shapes(m->graph, 0, &st))
+        goto done;
+    if (n_dims) {
+        /* a second copy specialized to the binding: its If conditions on
+         * bound dims are decided, so shapes resolve past them */
+        if (!(m2 = pfvm_onnx_load_file(model, 0, &st)) || pfvm_infer_shapes(m2->graph, 0, &st) ||
+            bind_dims(m2, dims, n_dims, &b, &st) || pfvm_infer_shapes_bound(m2->graph, &b, 0, &st))
+            goto done;
     }
+    print_graph_shapes(m->graph, "", m2 ? m2->graph : NULL, &b);
+    rc = 0;
+done:
+    if (rc)
+        fail_status(&st);
     pfvm_binding_free(&b);
     pfvm_model_free(m);
+    pfvm_model_free(m2);
     return rc;
 }
 

@@ -815,6 +815,7 @@ typedef struct pfvm_ictx {
     pfvm_ival *const *out;      /* n_out entries; NULL for omitted optional outputs */
     pfvm_status *st;
     pfvm_arena *arena;          /* storage for `sym` arrays, freed with the results */
+    struct pfvm__infer_driver *driver; /* the whole-graph analysis (src/shape), or NULL at bind time */
 } pfvm_ictx;
 
 /* Sets the types (and, where it can, symbolic values) of ctx->out. Called
@@ -945,6 +946,19 @@ PFVM_INTERNAL int pfvm__axis(int64_t axis, int rank);
  * named after the node, output and dim: `Node_o0_d1`, so the same unknown
  * is the same symbol everywhere), or unknown rank if rank < 0. */
 PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank);
+/* The symbol named after the node and `suffix` (`Loop_2_trip`): the same
+ * symbol every time it is asked for; NULL when out of memory. */
+PFVM_INTERNAL const pfvm_sym *pfvm_infer_node_sym(pfvm_ictx *c, const char *suffix);
+/* Infers subgraph g (an attribute of the node being inferred) with the
+ * node's outer scope visible, so control-flow operators infer the bodies
+ * they need with the types they know: `in_types[i]`, when not NULL, is
+ * the type of g's input i (loop-carried state, scan slices); a dim the
+ * model declared as a number stays. Subgraphs the operator does not ask
+ * for (an If branch a known condition rules out) are inferred afterwards
+ * and their errors ignored: they never run. At bind time (c->driver NULL)
+ * it does nothing and returns PFVM_OK: body types are those of the static
+ * analysis. Defined in src/shape/infer.c. */
+PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n);
 
 #ifdef __cplusplus
 }
@@ -1097,6 +1111,14 @@ extern "C" {
  * leave their outputs with unknown types unless `strict`. */
 PFVM_API pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st);
 
+/* Specializes g (a main graph) to a binding of some of its dim symbols:
+ * every bound symbol in the graph inputs' shapes becomes its value, and
+ * the graph's types are inferred again. Shapes that depend on a bound dim
+ * through control flow (an If on `seq == 1`, a rank that a condition
+ * picks) resolve once the condition is decided; dims still unbound stay
+ * symbolic. The model keeps the specialized input types (load the model
+ * again for another binding). For users who know a dim ("n = 100000"). */
+PFVM_API pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st);
 /* Runs one node's inference: in/out are indexed like node->inputs and
  * node->outputs (NULL entries for omitted values). Errors are prefixed with
  * the node's name and op. */
@@ -4054,10 +4076,30 @@ PFVM_INTERNAL int pfvm__axis(int64_t axis, int rank)
     return (int)(axis < 0 ? axis + rank : axis);
 }
 
+/* "<node label>_<suffix>" made an identifier. */
+static void pfvm__infer_sym_name(const pfvm_ictx *c, const char *suffix, char *base, size_t n)
+{
+    char lb[96], *p;
+    pfvm__snprintf(base, n, "%s_%s", pfvm__node_label(c->node, lb, sizeof lb), suffix);
+    /* symbol names must be identifiers */
+    for (p = base; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+            *p = '_';
+    if (base[0] >= '0' && base[0] <= '9')
+        base[0] = '_';
+}
+
+PFVM_INTERNAL const pfvm_sym *pfvm_infer_node_sym(pfvm_ictx *c, const char *suffix)
+{
+    char base[200];
+    pfvm__infer_sym_name(c, suffix, base, sizeof base);
+    return pfvm_sym_var(c->syms, base, 0);
+}
+
 PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank)
 {
     pfvm_ival *o;
-    char base[160], lb[96];
+    char suffix[32];
     int i;
     if (out >= c->n_out || !(o = c->out[out]))
         return PFVM_OK;
@@ -4069,18 +4111,8 @@ PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dty
     }
     o->type.shape.rank = rank;
     for (i = 0; i < rank; i++) {
-        pfvm__snprintf(base, sizeof base, "%s_o%d_d%d", pfvm__node_label(c->node, lb, sizeof lb), out, i);
-        /* symbol names must be identifiers */
-        {
-            char *p;
-            for (p = base; *p; p++)
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-                      *p == '_'))
-                    *p = '_';
-            if (base[0] >= '0' && base[0] <= '9')
-                base[0] = '_';
-        }
-        o->type.shape.dims[i] = pfvm_sym_var(c->syms, base, 0);
+        pfvm__snprintf(suffix, sizeof suffix, "o%d_d%d", out, i);
+        o->type.shape.dims[i] = pfvm_infer_node_sym(c, suffix);
         if (!o->type.shape.dims[i])
             return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
     }
@@ -4281,14 +4313,19 @@ static pfvm_code pfvm__cf_infer_if(pfvm_ictx *c)
     const pfvm_attr *tb = pfvm_node_attr(c->node, "then_branch"), *eb = pfvm_node_attr(c->node, "else_branch");
     int j, d;
     int64_t cond;
-    /* a condition known before running picks its branch's types */
+    /* a condition known before running picks its branch's types; the
+     * other branch is dead code */
     if (pfvm_ival_ints(c->in[0], &cond, 1) == 1) {
         const pfvm_attr *taken = cond ? tb : eb;
+        if (taken && pfvm_ictx_infer_graph(c, taken->g, NULL, 0))
+            return c->st ? c->st->code : PFVM_ERR_SHAPE;
         for (j = 0; j < c->n_out; j++)
             if (c->out[j] && taken && taken->g && j < (int)stbds_arrlen(taken->g->outputs))
                 c->out[j]->type = taken->g->outputs[j]->type;
         return PFVM_OK;
     }
+    if ((tb && pfvm_ictx_infer_graph(c, tb->g, NULL, 0)) || (eb && pfvm_ictx_infer_graph(c, eb->g, NULL, 0)))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     for (j = 0; j < c->n_out; j++) {
         const pfvm_type *a = tb && tb->g && j < (int)stbds_arrlen(tb->g->outputs) ? &tb->g->outputs[j]->type : NULL;
         const pfvm_type *b = eb && eb->g && j < (int)stbds_arrlen(eb->g->outputs) ? &eb->g->outputs[j]->type : NULL;
@@ -4330,18 +4367,136 @@ static pfvm_code pfvm__cf_k_if(pfvm_kctx *k)
 
 /* ---- Loop --------------------------------------------------------------------------------- */
 
+/* Joins the type a loop-carried value had before an iteration (`cur`) with
+ * the one the body gives it (`next`): dims provably equal stay, others
+ * become the loop's own symbol for that dim (`Loop_3_c0_d1`), a rank that
+ * changes becomes unknown. Returns 1 when cur changed. */
+static int pfvm__cf_join(pfvm_ictx *c, pfvm_type *cur, const pfvm_type *next, const char *tag, int j)
+{
+    int d, changed = 0;
+    char suffix[48];
+    if (cur->kind != PFVM_KIND_TENSOR || cur->shape.rank < 0)
+        return 0;
+    if (next->kind != PFVM_KIND_TENSOR || next->shape.rank != cur->shape.rank) {
+        pfvm_shape_unknown(&cur->shape);
+        return 1;
+    }
+    for (d = 0; d < cur->shape.rank; d++) {
+        const pfvm_sym *x;
+        if (pfvm_sym_proven_eq(cur->shape.dims[d], next->shape.dims[d]))
+            continue;
+        pfvm__snprintf(suffix, sizeof suffix, "%s%d_d%d", tag, j, d);
+        x = pfvm_infer_node_sym(c, suffix);
+        if (x && x != cur->shape.dims[d]) {
+            cur->shape.dims[d] = x;
+            changed = 1;
+        }
+    }
+    return changed;
+}
+
+/* Iterates the body's inference until the carried types stop changing
+ * (each dim can only turn into the loop's symbol once, so this ends).
+ * `tin` holds the body inputs' types; carried state starts at tin[skip]. */
+#define PFVM__CF_FIXPOINT_ROUNDS 4
+static pfvm_code pfvm__cf_fixpoint(pfvm_ictx *c, pfvm_graph *body, pfvm_type *tin, const pfvm_type **ptr, int n_in,
+                                   int skip, int out_skip, int n_carried)
+{
+    int round, j;
+    for (j = 0; j < n_in; j++)
+        ptr[j] = &tin[j];
+    for (round = 0; round < PFVM__CF_FIXPOINT_ROUNDS; round++) {
+        int changed = 0;
+        if (pfvm_ictx_infer_graph(c, body, ptr, n_in))
+            return c->st ? c->st->code : PFVM_ERR_SHAPE;
+        for (j = 0; j < n_carried && out_skip + j < (int)stbds_arrlen(body->outputs); j++)
+            changed |= pfvm__cf_join(c, &tin[skip + j], &body->outputs[out_skip + j]->type, "c", j);
+        if (!changed)
+            return PFVM_OK;
+    }
+    /* not settled (cannot happen with the joins above): say nothing */
+    for (j = 0; j < n_carried; j++)
+        pfvm_shape_unknown(&tin[skip + j].shape);
+    return pfvm_ictx_infer_graph(c, body, ptr, n_in);
+}
+
+/* A scan output: the body's per-iteration type stacked along `axis` with
+ * `len` iterations. */
+static void pfvm__cf_stacked(pfvm_ictx *c, int out, const pfvm_type *elem, int axis, const pfvm_sym *len)
+{
+    pfvm_ival *o = out < c->n_out ? c->out[out] : NULL;
+    int r, d;
+    if (!o)
+        return;
+    pfvm__cf_set_dynamic(c, out, elem);
+    if (!elem || elem->kind != PFVM_KIND_TENSOR || elem->shape.rank < 0 || elem->shape.rank >= PFVM_MAX_RANK || !len)
+        return;
+    r = elem->shape.rank + 1;
+    axis = pfvm__axis(axis, r);
+    if (axis < 0)
+        return;
+    o->type.shape.rank = r;
+    for (d = 0; d < r; d++)
+        o->type.shape.dims[d] = d < axis ? elem->shape.dims[d] : d == axis ? len : elem->shape.dims[d - 1];
+}
+
 static pfvm_code pfvm__cf_infer_loop(pfvm_ictx *c)
 {
     const pfvm_attr *g = pfvm_node_attr(c->node, "body");
-    int j, n_carried = c->n_in - 2;
-    for (j = 0; j < c->n_out; j++) {
-        const pfvm_type *t = NULL;
-        if (j < n_carried && c->in[2 + j])
-            t = &c->in[2 + j]->type;
-        else if (g && g->g && j + 1 < (int)stbds_arrlen(g->g->outputs))
-            t = &g->g->outputs[j + 1]->type;
-        pfvm__cf_set_dynamic(c, j, t);
+    pfvm_graph *body = g ? g->g : NULL;
+    int j, n_carried = c->n_in - 2, n_body_out;
+    pfvm_type *tin;
+    const pfvm_type **ptr;
+    const pfvm_sym *trip = NULL;
+    int64_t m;
+    pfvm_code rc;
+    /* M and cond are optional but keep their slots (empty names) */
+    if (c->n_in < 2)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "needs the M and cond input slots (either may be empty), got %d inputs",
+                          c->n_in);
+    if (!c->driver || !body) {
+        /* bind time: sizes come when the loop runs */
+        for (j = 0; j < c->n_out; j++) {
+            const pfvm_type *t = NULL;
+            if (j < n_carried && c->in[2 + j])
+                t = &c->in[2 + j]->type;
+            else if (body && j + 1 < (int)stbds_arrlen(body->outputs))
+                t = &body->outputs[j + 1]->type;
+            pfvm__cf_set_dynamic(c, j, t);
+        }
+        return PFVM_OK;
     }
+    tin = (pfvm_type *)pfvm_ictx_alloc(c, sizeof *tin * (size_t)(n_carried + 2));
+    ptr = (const pfvm_type **)pfvm_ictx_alloc(c, sizeof *ptr * (size_t)(n_carried + 2));
+    if (!tin || !ptr)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    memset(tin, 0, sizeof *tin * (size_t)(n_carried + 2));
+    tin[0].kind = tin[1].kind = PFVM_KIND_TENSOR;
+    tin[0].dtype = PFVM_INT64;
+    tin[1].dtype = PFVM_BOOL;
+    for (j = 0; j < n_carried; j++)
+        if (c->in[2 + j])
+            tin[2 + j] = c->in[2 + j]->type;
+        else
+            pfvm_shape_unknown(&tin[2 + j].shape);
+    if ((rc = pfvm__cf_fixpoint(c, body, tin, ptr, n_carried + 2, 2, 1, n_carried)) != PFVM_OK)
+        return rc;
+    for (j = 0; j < n_carried && j < c->n_out; j++)
+        if (c->out[j])
+            c->out[j]->type = tin[2 + j];
+    /* the trip count is M when nothing else can stop the loop: no
+     * condition input, and the body hands its condition straight back */
+    n_body_out = (int)stbds_arrlen(body->outputs);
+    if (c->in[0] && !c->in[1] && n_body_out > 0 && stbds_arrlen(body->inputs) > 1 && body->outputs[0] == body->inputs[1]) {
+        if (c->in[0]->sym && c->in[0]->n_sym == 1)
+            trip = c->in[0]->sym[0];
+        else if (pfvm_ival_ints(c->in[0], &m, 1) == 1)
+            trip = pfvm_sym_const(c->syms, m);
+    }
+    if (!trip && !(trip = pfvm_infer_node_sym(c, "trips")))
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    for (j = n_carried; j < c->n_out; j++)
+        pfvm__cf_stacked(c, j, j + 1 < n_body_out ? &body->outputs[j + 1]->type : NULL, 0, trip);
     return PFVM_OK;
 }
 
@@ -4350,16 +4505,16 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
     const pfvm_attr *a = pfvm_node_attr(k->node, "body");
     const pfvm_graph *body = a ? a->g : NULL;
     int n_carried = k->n_in - 2, n_scan, j;
-    int64_t max_trip = k->in[0] && pfvm_tensor_numel(k->in[0]) ? pfvm_tensor_get_i64(k->in[0], 0) : INT64_MAX, it;
-    int cond = k->in[1] && pfvm_tensor_numel(k->in[1]) ? pfvm_tensor_get_i64(k->in[1], 0) != 0 : 1;
+    int64_t max_trip = k->n_in > 0 && k->in[0] && pfvm_tensor_numel(k->in[0]) ? pfvm_tensor_get_i64(k->in[0], 0) : INT64_MAX, it;
+    int cond = k->n_in > 1 && k->in[1] && pfvm_tensor_numel(k->in[1]) ? pfvm_tensor_get_i64(k->in[1], 0) != 0 : 1;
     pfvm_tensor **cur = NULL, **outs = NULL, ***scans = NULL;
     const pfvm_tensor **ins = NULL;
     pfvm_tensor iter_t, cond_t;
     int64_t iter_v = 0;
     uint8_t cond_v = 1;
     pfvm_code rc = PFVM_OK;
-    if (!body)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body is missing");
+    if (!body || n_carried < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body or the M and cond input slots are missing");
     n_scan = (int)stbds_arrlen(body->outputs) - 1 - n_carried;
     if (n_scan < 0 || k->n_out != n_carried + n_scan)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body's outputs do not match the loop");
@@ -4427,12 +4582,66 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
 
 /* ---- Scan (opset 9+) ----------------------------------------------------------------------------- */
 
+static int64_t pfvm__cf_attr_at(const pfvm_node *n, const char *name, int i, int64_t def);
+
 static pfvm_code pfvm__cf_infer_scan(pfvm_ictx *c)
 {
-    int first = c->node->opset < 9; /* opset 8 starts with sequence_lens */
-    int j, n_state = c->n_in - first - (int)pfvm_node_attr_int(c->node, "num_scan_inputs", 0);
-    for (j = 0; j < c->n_out; j++)
-        pfvm__cf_set_dynamic(c, j, j < n_state && c->in[first + j] ? &c->in[first + j]->type : NULL);
+    int first = c->node->opset < 9; /* opset 8 starts with sequence_lens and has a batch axis */
+    int m = (int)pfvm_node_attr_int(c->node, "num_scan_inputs", 0);
+    int j, d, n_state = c->n_in - first - m, n_body_out;
+    const pfvm_attr *g = pfvm_node_attr(c->node, "body");
+    pfvm_graph *body = g ? g->g : NULL;
+    pfvm_type *tin;
+    const pfvm_type **ptr;
+    const pfvm_sym *len = NULL;
+    pfvm_code rc;
+    if (!c->driver || !body || first || n_state < 0 || m < 1) {
+        for (j = 0; j < c->n_out; j++)
+            pfvm__cf_set_dynamic(c, j, j < n_state && c->in[first + j] ? &c->in[first + j]->type : NULL);
+        return PFVM_OK;
+    }
+    tin = (pfvm_type *)pfvm_ictx_alloc(c, sizeof *tin * (size_t)(n_state + m));
+    ptr = (const pfvm_type **)pfvm_ictx_alloc(c, sizeof *ptr * (size_t)(n_state + m));
+    if (!tin || !ptr)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    memset(tin, 0, sizeof *tin * (size_t)(n_state + m));
+    for (j = 0; j < n_state + m; j++) {
+        const pfvm_ival *x = c->in[j];
+        if (x)
+            tin[j] = x->type;
+        else
+            pfvm_shape_unknown(&tin[j].shape);
+    }
+    /* a scan input's slice drops its scan axis; every scan input has the
+     * same length along it */
+    for (j = 0; j < m; j++) {
+        pfvm_type *t = &tin[n_state + j];
+        int r = t->shape.rank, ax;
+        if (t->kind != PFVM_KIND_TENSOR || r < 1)
+            continue;
+        ax = pfvm__axis(pfvm__cf_attr_at(c->node, "scan_input_axes", j, 0), r);
+        if (ax < 0)
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "scan_input_axes[%d] is out of range for rank %d", j, r);
+        if (len && !pfvm_sym_proven_eq(len, t->shape.dims[ax]) && pfvm_sym_is_const(len, NULL) &&
+            pfvm_sym_is_const(t->shape.dims[ax], NULL))
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "scan inputs differ in length");
+        if (!len)
+            len = t->shape.dims[ax];
+        for (d = ax; d + 1 < r; d++)
+            t->shape.dims[d] = t->shape.dims[d + 1];
+        t->shape.rank = r - 1;
+    }
+    if ((rc = pfvm__cf_fixpoint(c, body, tin, ptr, n_state + m, 0, 0, n_state)) != PFVM_OK)
+        return rc;
+    for (j = 0; j < n_state && j < c->n_out; j++)
+        if (c->out[j])
+            c->out[j]->type = tin[j];
+    if (!len && !(len = pfvm_infer_node_sym(c, "len")))
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    n_body_out = (int)stbds_arrlen(body->outputs);
+    for (j = n_state; j < c->n_out; j++)
+        pfvm__cf_stacked(c, j, j < n_body_out ? &body->outputs[j]->type : NULL,
+                         (int)pfvm__cf_attr_at(c->node, "scan_output_axes", j - n_state, 0), len);
     return PFVM_OK;
 }
 
@@ -4845,6 +5054,8 @@ static pfvm_code pfvm__cf_infer_seq_map(pfvm_ictx *c)
 {
     const pfvm_attr *g = pfvm_node_attr(c->node, "body");
     int j;
+    if (g && pfvm_ictx_infer_graph(c, g->g, NULL, 0))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     for (j = 0; j < c->n_out; j++) {
         pfvm_type t;
         memset(&t, 0, sizeof t);
@@ -4959,7 +5170,7 @@ static pfvm_code pfvm__cf_k_get(pfvm_kctx *k)
 
 const pfvm_op_def pfvm__ops_control[] = {
     {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
-    {"Loop", "", 1, 0, 2, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
+    {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
     {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
     {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
     {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
@@ -15267,8 +15478,9 @@ const pfvm_op_def pfvm__ops_training[] = {
 };
 /* ---- src/shape/infer.c ---- */
 
-PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
-                                         pfvm_symtab *syms, pfvm_arena *arena, pfvm_status *st)
+static pfvm_code pfvm__infer_node_in(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
+                                     pfvm_symtab *syms, pfvm_arena *arena, struct pfvm__infer_driver *driver,
+                                     pfvm_status *st)
 {
     pfvm_ictx c;
     char lb[96];
@@ -15283,6 +15495,7 @@ PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *co
     c.out = out;
     c.st = st;
     c.arena = arena;
+    c.driver = driver;
     if (n->op->infer(&c)) {
         /* kernels' messages already name the node when they use pfvm__op_fail */
         if (st && strncmp(st->msg, "node '", 6))
@@ -15290,6 +15503,12 @@ PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *co
         return st ? st->code : PFVM_ERR_SHAPE;
     }
     return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
+                                         pfvm_symtab *syms, pfvm_arena *arena, pfvm_status *st)
+{
+    return pfvm__infer_node_in(n, in, out, syms, arena, NULL, st);
 }
 
 PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena)
@@ -15426,6 +15645,71 @@ typedef struct pfvm__infer_frame {
 static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *arena, const pfvm__infer_frame *up,
                                       pfvm_status *st);
 
+/* What a node's inference needs to infer its subgraphs: the frame of the
+ * graph holding the node, and which subgraphs it has inferred. */
+#define PFVM__INFER_MAX_VISITED 16
+struct pfvm__infer_driver {
+    const pfvm__infer_frame *frame;
+    pfvm_arena *arena;
+    int strict;
+    const pfvm_graph *visited[PFVM__INFER_MAX_VISITED];
+    int n_visited;
+};
+
+/* Whether a declared dim should survive a type handed to a subgraph input:
+ * a number the model wrote down beats a symbol inference made up. */
+static int pfvm__infer_keep_declared(const pfvm_sym *declared, const pfvm_sym *given)
+{
+    return declared && given && pfvm_sym_is_const(declared, NULL) && !pfvm_sym_is_const(given, NULL) &&
+           given->kind == PFVM_SYM_VAR && !given->pos;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n)
+{
+    struct pfvm__infer_driver *d = c->driver;
+    int i, k;
+    if (!d || !g)
+        return PFVM_OK;
+    for (i = 0; i < n && i < (int)stbds_arrlen(g->inputs); i++) {
+        pfvm_value *v = g->inputs[i];
+        pfvm_type t;
+        if (!in_types || !in_types[i] || in_types[i]->kind == PFVM_KIND_UNKNOWN)
+            continue;
+        t = *in_types[i];
+        if (v->has_type_info && v->type.kind == PFVM_KIND_TENSOR && t.kind == PFVM_KIND_TENSOR &&
+            v->type.shape.rank == t.shape.rank)
+            for (k = 0; k < t.shape.rank; k++)
+                if (pfvm__infer_keep_declared(v->type.shape.dims[k], t.shape.dims[k]))
+                    t.shape.dims[k] = v->type.shape.dims[k];
+        v->type = t;
+    }
+    for (i = 0; i < d->n_visited && d->visited[i] != g; i++) {
+    }
+    if (i == d->n_visited && d->n_visited < PFVM__INFER_MAX_VISITED)
+        d->visited[d->n_visited++] = g;
+    return pfvm__infer_graph_in(g, d->strict, d->arena, d->frame, c->st);
+}
+
+/* Infers the subgraphs of n its operator did not ask for. They are dead
+ * code under what inference knows (or the operator has no use for their
+ * types), so their errors are not the model's: they are dropped. */
+static void pfvm__infer_rest(const pfvm_node *n, const struct pfvm__infer_driver *d)
+{
+    int j, k, i;
+    for (j = 0; j < n->n_attrs; j++) {
+        const pfvm_attr *a = &n->attrs[j];
+        int cnt = a->type == PFVM_ATTR_GRAPHS ? a->n : (a->g ? 1 : 0);
+        for (k = 0; k < cnt; k++) {
+            pfvm_graph *g = a->type == PFVM_ATTR_GRAPHS ? a->graphs[k] : a->g;
+            pfvm_status ignored;
+            for (i = 0; i < d->n_visited && d->visited[i] != g; i++) {
+            }
+            if (i == d->n_visited)
+                pfvm__infer_graph_in(g, d->strict, d->arena, d->frame, &ignored);
+        }
+    }
+}
+
 static pfvm_code pfvm__infer_graph(pfvm_graph *g, int strict, pfvm_arena *arena, pfvm_status *st)
 {
     return pfvm__infer_graph_in(g, strict, arena, NULL, st);
@@ -15485,26 +15769,23 @@ static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *are
             break;
         for (j = 0; j < n->n_outputs; j++)
             outs[j] = n->outputs[j] ? &iv[n->outputs[j]->id] : NULL;
-        /* subgraphs first, so that control-flow ops see their body types */
-        for (j = 0; j < n->n_attrs; j++) {
-            int k;
-            pfvm_attr *a = &n->attrs[j];
-            if (a->g && (rc = pfvm__infer_graph_in(a->g, strict, arena, &me, st)) != PFVM_OK)
-                break;
-            for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
-                if ((rc = pfvm__infer_graph_in(a->graphs[k], strict, arena, &me, st)) != PFVM_OK)
-                    break;
-            if (rc)
-                break;
+        {
+            /* operators with subgraphs infer the ones they need through
+             * pfvm_ictx_infer_graph; the rest follow */
+            struct pfvm__infer_driver drv;
+            drv.frame = &me;
+            drv.arena = arena;
+            drv.strict = strict;
+            drv.n_visited = 0;
+            if (!n->op || !n->op->infer) {
+                if (strict)
+                    rc = pfvm__infer_node_in(n, ins, outs, g->model->syms, arena, &drv, st);
+                pfvm__infer_rest(n, &drv);
+                continue;
+            }
+            rc = pfvm__infer_node_in(n, ins, outs, g->model->syms, arena, &drv, st);
+            pfvm__infer_rest(n, &drv);
         }
-        if (rc)
-            break;
-        if (!n->op || !n->op->infer) {
-            if (strict)
-                rc = pfvm__infer_node(n, ins, outs, g->model->syms, arena, st);
-            continue;
-        }
-        rc = pfvm__infer_node(n, ins, outs, g->model->syms, arena, st);
         if (rc)
             break;
         pfvm__infer_fold(n, ins, outs, arena);
@@ -15546,6 +15827,25 @@ pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
     if (!rc)
         rc = pfvm__infer_graph(g, strict, &g->model->arena, st);
     return rc;
+}
+
+pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st)
+{
+    int i, d;
+    if (g->parent)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s': only a main graph can be specialized", g->name ? g->name : "");
+    for (i = 0; i < (int)stbds_arrlen(g->inputs); i++) {
+        pfvm_type *t = &g->inputs[i]->type;
+        if (g->inputs[i]->init || t->kind != PFVM_KIND_TENSOR)
+            continue;
+        for (d = 0; d < t->shape.rank; d++) {
+            const pfvm_sym *x = pfvm_sym_subst(g->model->syms, t->shape.dims[d], b);
+            if (!x)
+                return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            t->shape.dims[d] = x;
+        }
+    }
+    return pfvm_infer_shapes(g, strict, st);
 }
 /* ---- src/passes/passes.c ---- */
 /* The pass manager: the list of passes in pipeline order, name lookup, and

@@ -167,11 +167,208 @@ static void test_broadcast_symbolic(void)
     pfvm_model_free(f.m);
 }
 
+/* A value of graph g with a declared tensor type (dims as text). */
+static pfvm_value *fx_typed(fixture *f, pfvm_graph *g, const char *name, pfvm_dtype dt, int rank, const char *const *dims)
+{
+    pfvm_value *v = pfvm_graph_value(g, name, &f->st);
+    int i;
+    v->type.kind = PFVM_KIND_TENSOR;
+    v->type.dtype = dt;
+    v->type.shape.rank = rank;
+    for (i = 0; i < rank; i++) {
+        char *end;
+        long long x = strtoll(dims[i], &end, 10);
+        v->type.shape.dims[i] = *end ? pfvm_sym_var(f->m->syms, dims[i], 1) : pfvm_sym_const(f->m->syms, x);
+    }
+    v->has_type_info = rank >= 0;
+    return v;
+}
+
+static pfvm_graph *fx_subgraph(fixture *f, pfvm_node *owner, const char *attr)
+{
+    pfvm_graph *g = pfvm_graph_new(f->m, owner->graph, attr, &f->st);
+    pfvm_attr *a = pfvm_node_add_attr(owner, attr, PFVM_ATTR_GRAPH, &f->st);
+    g->owner = owner;
+    a->g = g;
+    return g;
+}
+
+/* Loop whose carried state keeps its shape (x + c) and one that grows
+ * (Concat along axis 0): the first keeps [n,4], the second's growing dim
+ * becomes the loop's own symbol; scan outputs stack over M when nothing
+ * else can stop the loop, over a trip-count symbol otherwise. */
+static void test_loop_fixpoint(void)
+{
+    fixture f;
+    static const char *xd[] = {"n", "4"}, *rd[] = {"1", "4"}, *none[] = {""};
+    static int64_t five = 5; /* viewed by the model tensor */
+    pfvm_value *in[4], *outs[3], *bi[4], *bo[4], *x, *r, *m, *tmp[2];
+    pfvm_node *loop;
+    pfvm_graph *body;
+    fx_init(&f, 17);
+    x = fx_input(&f, "x", PFVM_FLOAT, 2, xd);
+    r = fx_input(&f, "r", PFVM_FLOAT, 2, rd);
+    m = pfvm_graph_value(f.g, "M", &f.st);
+    pfvm_graph_add_init(f.g, m, pfvm_model_tensor(f.m, PFVM_INT64, 0, NULL, &five, &f.st), &f.st);
+    in[0] = m;
+    in[1] = NULL;
+    in[2] = x;
+    in[3] = r;
+    outs[0] = pfvm_graph_value(f.g, "x_final", &f.st);
+    outs[1] = pfvm_graph_value(f.g, "r_final", &f.st);
+    outs[2] = pfvm_graph_value(f.g, "x_scan", &f.st);
+    loop = pfvm_graph_add_node(f.g, "Loop", "", "loop", in, 4, outs, 3, &f.st);
+    body = fx_subgraph(&f, loop, "body");
+    bi[0] = fx_typed(&f, body, "i", PFVM_INT64, 0, none);
+    bi[1] = fx_typed(&f, body, "cond", PFVM_BOOL, 0, none);
+    bi[2] = fx_typed(&f, body, "xb", PFVM_FLOAT, -1, none);
+    bi[3] = fx_typed(&f, body, "rb", PFVM_FLOAT, -1, none);
+    for (int i = 0; i < 4; i++)
+        pfvm_graph_add_input(body, bi[i], &f.st);
+    bo[0] = bi[1];
+    bo[1] = pfvm_graph_value(body, "xn", &f.st);
+    tmp[0] = bi[2];
+    tmp[1] = bi[2];
+    pfvm_graph_add_node(body, "Add", "", "add", tmp, 2, &bo[1], 1, &f.st);
+    bo[2] = pfvm_graph_value(body, "rn", &f.st);
+    tmp[0] = bi[3];
+    tmp[1] = r; /* outer scope */
+    pfvm_node_set_attr_int(pfvm_graph_add_node(body, "Concat", "", "cat", tmp, 2, &bo[2], 1, &f.st), "axis", 0, &f.st);
+    bo[3] = pfvm_graph_value(body, "xs", &f.st);
+    pfvm_graph_add_node(body, "Identity", "", "id", &bo[1], 1, &bo[3], 1, &f.st);
+    for (int i = 0; i < 4; i++)
+        pfvm_graph_add_output(body, bo[i], &f.st);
+    for (int i = 0; i < 3; i++)
+        pfvm_graph_add_output(f.g, outs[i], &f.st);
+    CHECK_MSG(pfvm_infer_shapes(f.g, 1, &f.st) == PFVM_OK, "%s", f.st.msg);
+    CHECK(shape_is(outs[0], "[n,4]"));
+    CHECK(shape_is(outs[1], "[loop_c1_d0,4]"));
+    CHECK(shape_is(outs[2], "[5,n,4]"));
+    CHECK(shape_is(bo[2], "[loop_c1_d0+1,4]"));
+    /* with a condition input the loop may stop early */
+    in[1] = fx_input(&f, "keep_going", PFVM_BOOL, 0, none);
+    loop->inputs[1] = in[1];
+    CHECK_MSG(pfvm_infer_shapes(f.g, 1, &f.st) == PFVM_OK, "%s", f.st.msg);
+    CHECK(shape_is(outs[2], "[loop_trips,n,4]"));
+    pfvm_model_free(f.m);
+}
+
+/* Scan (opset 16): the body sees slices without the scan axis; scan
+ * outputs stack along their axis with the inputs' length. */
+static void test_scan_shapes(void)
+{
+    fixture f;
+    static const char *sd[] = {"3"}, *xd[] = {"t", "3"}, *none[] = {""};
+    int64_t axes[1] = {1};
+    pfvm_value *in[2], *outs[2], *bi[2], *bo[2], *tmp[2];
+    pfvm_node *scan;
+    pfvm_graph *body;
+    fx_init(&f, 16);
+    in[0] = fx_input(&f, "s0", PFVM_FLOAT, 1, sd);
+    in[1] = fx_input(&f, "xs", PFVM_FLOAT, 2, xd);
+    outs[0] = pfvm_graph_value(f.g, "s", &f.st);
+    outs[1] = pfvm_graph_value(f.g, "ys", &f.st);
+    scan = pfvm_graph_add_node(f.g, "Scan", "", "scan", in, 2, outs, 2, &f.st);
+    pfvm_node_set_attr_int(scan, "num_scan_inputs", 1, &f.st);
+    pfvm_node_set_attr_ints(scan, "scan_output_axes", axes, 1, &f.st);
+    body = fx_subgraph(&f, scan, "body");
+    bi[0] = fx_typed(&f, body, "acc", PFVM_FLOAT, -1, none);
+    bi[1] = fx_typed(&f, body, "x", PFVM_FLOAT, -1, none);
+    pfvm_graph_add_input(body, bi[0], &f.st);
+    pfvm_graph_add_input(body, bi[1], &f.st);
+    bo[0] = pfvm_graph_value(body, "acc2", &f.st);
+    tmp[0] = bi[0];
+    tmp[1] = bi[1];
+    pfvm_graph_add_node(body, "Add", "", "add", tmp, 2, &bo[0], 1, &f.st);
+    bo[1] = pfvm_graph_value(body, "y", &f.st);
+    pfvm_graph_add_node(body, "Identity", "", "id", &bo[0], 1, &bo[1], 1, &f.st);
+    pfvm_graph_add_output(body, bo[0], &f.st);
+    pfvm_graph_add_output(body, bo[1], &f.st);
+    pfvm_graph_add_output(f.g, outs[0], &f.st);
+    pfvm_graph_add_output(f.g, outs[1], &f.st);
+    CHECK_MSG(pfvm_infer_shapes(f.g, 1, &f.st) == PFVM_OK, "%s", f.st.msg);
+    CHECK(shape_is(bi[1], "[3]"));
+    CHECK(shape_is(outs[0], "[3]"));
+    CHECK(shape_is(outs[1], "[3,t]"));
+    pfvm_model_free(f.m);
+}
+
+/* If(seq == 1) then Squeeze(x, 1) else Identity(x): the rank depends on
+ * seq, so it is unknown until seq is bound; specialized to seq = 1 the
+ * else branch is dead, and to seq = 3 the then branch (whose Squeeze
+ * would fail) is: neither is an error. */
+static pfvm_model *build_rank_if(fixture *f, pfvm_value **out)
+{
+    static const char *xd[] = {"b", "seq"};
+    static int64_t one = 1, idx = 1, ax[1] = {1}; /* viewed by the model tensors */
+    pfvm_value *x, *sh, *dim, *c1, *eq, *ax1, *tmp[2], *yt, *ye, *y;
+    pfvm_node *n;
+    pfvm_graph *tb, *eb;
+    fx_init(f, 17);
+    x = fx_input(f, "x", PFVM_FLOAT, 2, xd);
+    sh = pfvm_graph_value(f->g, "sh", &f->st);
+    pfvm_graph_add_node(f->g, "Shape", "", "shape", &x, 1, &sh, 1, &f->st);
+    c1 = pfvm_graph_value(f->g, "one", &f->st);
+    pfvm_graph_add_init(f->g, c1, pfvm_model_tensor(f->m, PFVM_INT64, 0, NULL, &one, &f->st), &f->st);
+    tmp[1] = pfvm_graph_value(f->g, "idx", &f->st);
+    pfvm_graph_add_init(f->g, tmp[1], pfvm_model_tensor(f->m, PFVM_INT64, 0, NULL, &idx, &f->st), &f->st);
+    tmp[0] = sh;
+    dim = pfvm_graph_value(f->g, "dim", &f->st);
+    pfvm_graph_add_node(f->g, "Gather", "", "gather", tmp, 2, &dim, 1, &f->st);
+    tmp[0] = dim;
+    tmp[1] = c1;
+    eq = pfvm_graph_value(f->g, "eq", &f->st);
+    pfvm_graph_add_node(f->g, "Equal", "", "equal", tmp, 2, &eq, 1, &f->st);
+    ax1 = fx_const_ints(f, "ax1", ax, 1);
+    y = pfvm_graph_value(f->g, "y", &f->st);
+    n = pfvm_graph_add_node(f->g, "If", "", "if", &eq, 1, &y, 1, &f->st);
+    tb = fx_subgraph(f, n, "then_branch");
+    eb = fx_subgraph(f, n, "else_branch");
+    yt = pfvm_graph_value(tb, "yt", &f->st);
+    tmp[0] = x;
+    tmp[1] = ax1;
+    pfvm_graph_add_node(tb, "Squeeze", "", "squeeze", tmp, 2, &yt, 1, &f->st);
+    pfvm_graph_add_output(tb, yt, &f->st);
+    ye = pfvm_graph_value(eb, "ye", &f->st);
+    pfvm_graph_add_node(eb, "Identity", "", "ident", &x, 1, &ye, 1, &f->st);
+    pfvm_graph_add_output(eb, ye, &f->st);
+    pfvm_graph_add_output(f->g, y, &f->st);
+    *out = y;
+    return f->m;
+}
+
+static void test_specialize(void)
+{
+    static const int64_t seqs[2] = {1, 3};
+    static const char *want[2] = {"[b]", "[b,3]"};
+    fixture f;
+    pfvm_value *y;
+    int k;
+    build_rank_if(&f, &y);
+    CHECK_MSG(pfvm_infer_shapes(f.g, 1, &f.st) == PFVM_OK, "%s", f.st.msg);
+    CHECK(shape_is(y, "?"));
+    pfvm_model_free(f.m);
+    for (k = 0; k < 2; k++) {
+        pfvm_binding b;
+        memset(&b, 0, sizeof b);
+        build_rank_if(&f, &y);
+        CHECK(pfvm_infer_shapes(f.g, 1, &f.st) == PFVM_OK);
+        CHECK(pfvm_binding_set(&b, pfvm_symtab_find(f.m->syms, "seq"), seqs[k], &f.st) == PFVM_OK);
+        CHECK_MSG(pfvm_infer_shapes_bound(f.g, &b, 1, &f.st) == PFVM_OK, "%s", f.st.msg);
+        CHECK(shape_is(y, want[k]));
+        pfvm_binding_free(&b);
+        pfvm_model_free(f.m);
+    }
+}
+
 int main(void)
 {
     test_conv_pool();
     test_reshape_shape_chain();
     test_errors();
     test_broadcast_symbolic();
+    test_loop_fixpoint();
+    test_scan_shapes();
+    test_specialize();
     return CHECK_END();
 }

@@ -194,14 +194,19 @@ static pfvm_code pfvm__cf_infer_if(pfvm_ictx *c)
     const pfvm_attr *tb = pfvm_node_attr(c->node, "then_branch"), *eb = pfvm_node_attr(c->node, "else_branch");
     int j, d;
     int64_t cond;
-    /* a condition known before running picks its branch's types */
+    /* a condition known before running picks its branch's types; the
+     * other branch is dead code */
     if (pfvm_ival_ints(c->in[0], &cond, 1) == 1) {
         const pfvm_attr *taken = cond ? tb : eb;
+        if (taken && pfvm_ictx_infer_graph(c, taken->g, NULL, 0))
+            return c->st ? c->st->code : PFVM_ERR_SHAPE;
         for (j = 0; j < c->n_out; j++)
             if (c->out[j] && taken && taken->g && j < (int)stbds_arrlen(taken->g->outputs))
                 c->out[j]->type = taken->g->outputs[j]->type;
         return PFVM_OK;
     }
+    if ((tb && pfvm_ictx_infer_graph(c, tb->g, NULL, 0)) || (eb && pfvm_ictx_infer_graph(c, eb->g, NULL, 0)))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     for (j = 0; j < c->n_out; j++) {
         const pfvm_type *a = tb && tb->g && j < (int)stbds_arrlen(tb->g->outputs) ? &tb->g->outputs[j]->type : NULL;
         const pfvm_type *b = eb && eb->g && j < (int)stbds_arrlen(eb->g->outputs) ? &eb->g->outputs[j]->type : NULL;
@@ -243,18 +248,136 @@ static pfvm_code pfvm__cf_k_if(pfvm_kctx *k)
 
 /* ---- Loop --------------------------------------------------------------------------------- */
 
+/* Joins the type a loop-carried value had before an iteration (`cur`) with
+ * the one the body gives it (`next`): dims provably equal stay, others
+ * become the loop's own symbol for that dim (`Loop_3_c0_d1`), a rank that
+ * changes becomes unknown. Returns 1 when cur changed. */
+static int pfvm__cf_join(pfvm_ictx *c, pfvm_type *cur, const pfvm_type *next, const char *tag, int j)
+{
+    int d, changed = 0;
+    char suffix[48];
+    if (cur->kind != PFVM_KIND_TENSOR || cur->shape.rank < 0)
+        return 0;
+    if (next->kind != PFVM_KIND_TENSOR || next->shape.rank != cur->shape.rank) {
+        pfvm_shape_unknown(&cur->shape);
+        return 1;
+    }
+    for (d = 0; d < cur->shape.rank; d++) {
+        const pfvm_sym *x;
+        if (pfvm_sym_proven_eq(cur->shape.dims[d], next->shape.dims[d]))
+            continue;
+        pfvm__snprintf(suffix, sizeof suffix, "%s%d_d%d", tag, j, d);
+        x = pfvm_infer_node_sym(c, suffix);
+        if (x && x != cur->shape.dims[d]) {
+            cur->shape.dims[d] = x;
+            changed = 1;
+        }
+    }
+    return changed;
+}
+
+/* Iterates the body's inference until the carried types stop changing
+ * (each dim can only turn into the loop's symbol once, so this ends).
+ * `tin` holds the body inputs' types; carried state starts at tin[skip]. */
+#define PFVM__CF_FIXPOINT_ROUNDS 4
+static pfvm_code pfvm__cf_fixpoint(pfvm_ictx *c, pfvm_graph *body, pfvm_type *tin, const pfvm_type **ptr, int n_in,
+                                   int skip, int out_skip, int n_carried)
+{
+    int round, j;
+    for (j = 0; j < n_in; j++)
+        ptr[j] = &tin[j];
+    for (round = 0; round < PFVM__CF_FIXPOINT_ROUNDS; round++) {
+        int changed = 0;
+        if (pfvm_ictx_infer_graph(c, body, ptr, n_in))
+            return c->st ? c->st->code : PFVM_ERR_SHAPE;
+        for (j = 0; j < n_carried && out_skip + j < (int)stbds_arrlen(body->outputs); j++)
+            changed |= pfvm__cf_join(c, &tin[skip + j], &body->outputs[out_skip + j]->type, "c", j);
+        if (!changed)
+            return PFVM_OK;
+    }
+    /* not settled (cannot happen with the joins above): say nothing */
+    for (j = 0; j < n_carried; j++)
+        pfvm_shape_unknown(&tin[skip + j].shape);
+    return pfvm_ictx_infer_graph(c, body, ptr, n_in);
+}
+
+/* A scan output: the body's per-iteration type stacked along `axis` with
+ * `len` iterations. */
+static void pfvm__cf_stacked(pfvm_ictx *c, int out, const pfvm_type *elem, int axis, const pfvm_sym *len)
+{
+    pfvm_ival *o = out < c->n_out ? c->out[out] : NULL;
+    int r, d;
+    if (!o)
+        return;
+    pfvm__cf_set_dynamic(c, out, elem);
+    if (!elem || elem->kind != PFVM_KIND_TENSOR || elem->shape.rank < 0 || elem->shape.rank >= PFVM_MAX_RANK || !len)
+        return;
+    r = elem->shape.rank + 1;
+    axis = pfvm__axis(axis, r);
+    if (axis < 0)
+        return;
+    o->type.shape.rank = r;
+    for (d = 0; d < r; d++)
+        o->type.shape.dims[d] = d < axis ? elem->shape.dims[d] : d == axis ? len : elem->shape.dims[d - 1];
+}
+
 static pfvm_code pfvm__cf_infer_loop(pfvm_ictx *c)
 {
     const pfvm_attr *g = pfvm_node_attr(c->node, "body");
-    int j, n_carried = c->n_in - 2;
-    for (j = 0; j < c->n_out; j++) {
-        const pfvm_type *t = NULL;
-        if (j < n_carried && c->in[2 + j])
-            t = &c->in[2 + j]->type;
-        else if (g && g->g && j + 1 < (int)stbds_arrlen(g->g->outputs))
-            t = &g->g->outputs[j + 1]->type;
-        pfvm__cf_set_dynamic(c, j, t);
+    pfvm_graph *body = g ? g->g : NULL;
+    int j, n_carried = c->n_in - 2, n_body_out;
+    pfvm_type *tin;
+    const pfvm_type **ptr;
+    const pfvm_sym *trip = NULL;
+    int64_t m;
+    pfvm_code rc;
+    /* M and cond are optional but keep their slots (empty names) */
+    if (c->n_in < 2)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "needs the M and cond input slots (either may be empty), got %d inputs",
+                          c->n_in);
+    if (!c->driver || !body) {
+        /* bind time: sizes come when the loop runs */
+        for (j = 0; j < c->n_out; j++) {
+            const pfvm_type *t = NULL;
+            if (j < n_carried && c->in[2 + j])
+                t = &c->in[2 + j]->type;
+            else if (body && j + 1 < (int)stbds_arrlen(body->outputs))
+                t = &body->outputs[j + 1]->type;
+            pfvm__cf_set_dynamic(c, j, t);
+        }
+        return PFVM_OK;
     }
+    tin = (pfvm_type *)pfvm_ictx_alloc(c, sizeof *tin * (size_t)(n_carried + 2));
+    ptr = (const pfvm_type **)pfvm_ictx_alloc(c, sizeof *ptr * (size_t)(n_carried + 2));
+    if (!tin || !ptr)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    memset(tin, 0, sizeof *tin * (size_t)(n_carried + 2));
+    tin[0].kind = tin[1].kind = PFVM_KIND_TENSOR;
+    tin[0].dtype = PFVM_INT64;
+    tin[1].dtype = PFVM_BOOL;
+    for (j = 0; j < n_carried; j++)
+        if (c->in[2 + j])
+            tin[2 + j] = c->in[2 + j]->type;
+        else
+            pfvm_shape_unknown(&tin[2 + j].shape);
+    if ((rc = pfvm__cf_fixpoint(c, body, tin, ptr, n_carried + 2, 2, 1, n_carried)) != PFVM_OK)
+        return rc;
+    for (j = 0; j < n_carried && j < c->n_out; j++)
+        if (c->out[j])
+            c->out[j]->type = tin[2 + j];
+    /* the trip count is M when nothing else can stop the loop: no
+     * condition input, and the body hands its condition straight back */
+    n_body_out = (int)stbds_arrlen(body->outputs);
+    if (c->in[0] && !c->in[1] && n_body_out > 0 && stbds_arrlen(body->inputs) > 1 && body->outputs[0] == body->inputs[1]) {
+        if (c->in[0]->sym && c->in[0]->n_sym == 1)
+            trip = c->in[0]->sym[0];
+        else if (pfvm_ival_ints(c->in[0], &m, 1) == 1)
+            trip = pfvm_sym_const(c->syms, m);
+    }
+    if (!trip && !(trip = pfvm_infer_node_sym(c, "trips")))
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    for (j = n_carried; j < c->n_out; j++)
+        pfvm__cf_stacked(c, j, j + 1 < n_body_out ? &body->outputs[j + 1]->type : NULL, 0, trip);
     return PFVM_OK;
 }
 
@@ -263,16 +386,16 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
     const pfvm_attr *a = pfvm_node_attr(k->node, "body");
     const pfvm_graph *body = a ? a->g : NULL;
     int n_carried = k->n_in - 2, n_scan, j;
-    int64_t max_trip = k->in[0] && pfvm_tensor_numel(k->in[0]) ? pfvm_tensor_get_i64(k->in[0], 0) : INT64_MAX, it;
-    int cond = k->in[1] && pfvm_tensor_numel(k->in[1]) ? pfvm_tensor_get_i64(k->in[1], 0) != 0 : 1;
+    int64_t max_trip = k->n_in > 0 && k->in[0] && pfvm_tensor_numel(k->in[0]) ? pfvm_tensor_get_i64(k->in[0], 0) : INT64_MAX, it;
+    int cond = k->n_in > 1 && k->in[1] && pfvm_tensor_numel(k->in[1]) ? pfvm_tensor_get_i64(k->in[1], 0) != 0 : 1;
     pfvm_tensor **cur = NULL, **outs = NULL, ***scans = NULL;
     const pfvm_tensor **ins = NULL;
     pfvm_tensor iter_t, cond_t;
     int64_t iter_v = 0;
     uint8_t cond_v = 1;
     pfvm_code rc = PFVM_OK;
-    if (!body)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body is missing");
+    if (!body || n_carried < 0)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body or the M and cond input slots are missing");
     n_scan = (int)stbds_arrlen(body->outputs) - 1 - n_carried;
     if (n_scan < 0 || k->n_out != n_carried + n_scan)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body's outputs do not match the loop");
@@ -340,12 +463,66 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
 
 /* ---- Scan (opset 9+) ----------------------------------------------------------------------------- */
 
+static int64_t pfvm__cf_attr_at(const pfvm_node *n, const char *name, int i, int64_t def);
+
 static pfvm_code pfvm__cf_infer_scan(pfvm_ictx *c)
 {
-    int first = c->node->opset < 9; /* opset 8 starts with sequence_lens */
-    int j, n_state = c->n_in - first - (int)pfvm_node_attr_int(c->node, "num_scan_inputs", 0);
-    for (j = 0; j < c->n_out; j++)
-        pfvm__cf_set_dynamic(c, j, j < n_state && c->in[first + j] ? &c->in[first + j]->type : NULL);
+    int first = c->node->opset < 9; /* opset 8 starts with sequence_lens and has a batch axis */
+    int m = (int)pfvm_node_attr_int(c->node, "num_scan_inputs", 0);
+    int j, d, n_state = c->n_in - first - m, n_body_out;
+    const pfvm_attr *g = pfvm_node_attr(c->node, "body");
+    pfvm_graph *body = g ? g->g : NULL;
+    pfvm_type *tin;
+    const pfvm_type **ptr;
+    const pfvm_sym *len = NULL;
+    pfvm_code rc;
+    if (!c->driver || !body || first || n_state < 0 || m < 1) {
+        for (j = 0; j < c->n_out; j++)
+            pfvm__cf_set_dynamic(c, j, j < n_state && c->in[first + j] ? &c->in[first + j]->type : NULL);
+        return PFVM_OK;
+    }
+    tin = (pfvm_type *)pfvm_ictx_alloc(c, sizeof *tin * (size_t)(n_state + m));
+    ptr = (const pfvm_type **)pfvm_ictx_alloc(c, sizeof *ptr * (size_t)(n_state + m));
+    if (!tin || !ptr)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    memset(tin, 0, sizeof *tin * (size_t)(n_state + m));
+    for (j = 0; j < n_state + m; j++) {
+        const pfvm_ival *x = c->in[j];
+        if (x)
+            tin[j] = x->type;
+        else
+            pfvm_shape_unknown(&tin[j].shape);
+    }
+    /* a scan input's slice drops its scan axis; every scan input has the
+     * same length along it */
+    for (j = 0; j < m; j++) {
+        pfvm_type *t = &tin[n_state + j];
+        int r = t->shape.rank, ax;
+        if (t->kind != PFVM_KIND_TENSOR || r < 1)
+            continue;
+        ax = pfvm__axis(pfvm__cf_attr_at(c->node, "scan_input_axes", j, 0), r);
+        if (ax < 0)
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "scan_input_axes[%d] is out of range for rank %d", j, r);
+        if (len && !pfvm_sym_proven_eq(len, t->shape.dims[ax]) && pfvm_sym_is_const(len, NULL) &&
+            pfvm_sym_is_const(t->shape.dims[ax], NULL))
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "scan inputs differ in length");
+        if (!len)
+            len = t->shape.dims[ax];
+        for (d = ax; d + 1 < r; d++)
+            t->shape.dims[d] = t->shape.dims[d + 1];
+        t->shape.rank = r - 1;
+    }
+    if ((rc = pfvm__cf_fixpoint(c, body, tin, ptr, n_state + m, 0, 0, n_state)) != PFVM_OK)
+        return rc;
+    for (j = 0; j < n_state && j < c->n_out; j++)
+        if (c->out[j])
+            c->out[j]->type = tin[j];
+    if (!len && !(len = pfvm_infer_node_sym(c, "len")))
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    n_body_out = (int)stbds_arrlen(body->outputs);
+    for (j = n_state; j < c->n_out; j++)
+        pfvm__cf_stacked(c, j, j < n_body_out ? &body->outputs[j]->type : NULL,
+                         (int)pfvm__cf_attr_at(c->node, "scan_output_axes", j - n_state, 0), len);
     return PFVM_OK;
 }
 
@@ -758,6 +935,8 @@ static pfvm_code pfvm__cf_infer_seq_map(pfvm_ictx *c)
 {
     const pfvm_attr *g = pfvm_node_attr(c->node, "body");
     int j;
+    if (g && pfvm_ictx_infer_graph(c, g->g, NULL, 0))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     for (j = 0; j < c->n_out; j++) {
         pfvm_type t;
         memset(&t, 0, sizeof t);
@@ -872,7 +1051,7 @@ static pfvm_code pfvm__cf_k_get(pfvm_kctx *k)
 
 const pfvm_op_def pfvm__ops_control[] = {
     {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
-    {"Loop", "", 1, 0, 2, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
+    {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
     {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
     {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
     {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},

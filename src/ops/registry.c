@@ -276,10 +276,30 @@ PFVM_INTERNAL int pfvm__axis(int64_t axis, int rank)
     return (int)(axis < 0 ? axis + rank : axis);
 }
 
+/* "<node label>_<suffix>" made an identifier. */
+static void pfvm__infer_sym_name(const pfvm_ictx *c, const char *suffix, char *base, size_t n)
+{
+    char lb[96], *p;
+    pfvm__snprintf(base, n, "%s_%s", pfvm__node_label(c->node, lb, sizeof lb), suffix);
+    /* symbol names must be identifiers */
+    for (p = base; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+            *p = '_';
+    if (base[0] >= '0' && base[0] <= '9')
+        base[0] = '_';
+}
+
+PFVM_INTERNAL const pfvm_sym *pfvm_infer_node_sym(pfvm_ictx *c, const char *suffix)
+{
+    char base[200];
+    pfvm__infer_sym_name(c, suffix, base, sizeof base);
+    return pfvm_sym_var(c->syms, base, 0);
+}
+
 PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank)
 {
     pfvm_ival *o;
-    char base[160], lb[96];
+    char suffix[32];
     int i;
     if (out >= c->n_out || !(o = c->out[out]))
         return PFVM_OK;
@@ -291,18 +311,8 @@ PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dty
     }
     o->type.shape.rank = rank;
     for (i = 0; i < rank; i++) {
-        pfvm__snprintf(base, sizeof base, "%s_o%d_d%d", pfvm__node_label(c->node, lb, sizeof lb), out, i);
-        /* symbol names must be identifiers */
-        {
-            char *p;
-            for (p = base; *p; p++)
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-                      *p == '_'))
-                    *p = '_';
-            if (base[0] >= '0' && base[0] <= '9')
-                base[0] = '_';
-        }
-        o->type.shape.dims[i] = pfvm_sym_var(c->syms, base, 0);
+        pfvm__snprintf(suffix, sizeof suffix, "o%d_d%d", out, i);
+        o->type.shape.dims[i] = pfvm_infer_node_sym(c, suffix);
         if (!o->type.shape.dims[i])
             return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
     }

@@ -46,6 +46,7 @@ typedef struct pfvm_ictx {
     pfvm_ival *const *out;      /* n_out entries; NULL for omitted optional outputs */
     pfvm_status *st;
     pfvm_arena *arena;          /* storage for `sym` arrays, freed with the results */
+    struct pfvm__infer_driver *driver; /* the whole-graph analysis (src/shape), or NULL at bind time */
 } pfvm_ictx;
 
 /* Sets the types (and, where it can, symbolic values) of ctx->out. Called
@@ -176,6 +177,19 @@ PFVM_INTERNAL int pfvm__axis(int64_t axis, int rank);
  * named after the node, output and dim: `Node_o0_d1`, so the same unknown
  * is the same symbol everywhere), or unknown rank if rank < 0. */
 PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank);
+/* The symbol named after the node and `suffix` (`Loop_2_trip`): the same
+ * symbol every time it is asked for; NULL when out of memory. */
+PFVM_INTERNAL const pfvm_sym *pfvm_infer_node_sym(pfvm_ictx *c, const char *suffix);
+/* Infers subgraph g (an attribute of the node being inferred) with the
+ * node's outer scope visible, so control-flow operators infer the bodies
+ * they need with the types they know: `in_types[i]`, when not NULL, is
+ * the type of g's input i (loop-carried state, scan slices); a dim the
+ * model declared as a number stays. Subgraphs the operator does not ask
+ * for (an If branch a known condition rules out) are inferred afterwards
+ * and their errors ignored: they never run. At bind time (c->driver NULL)
+ * it does nothing and returns PFVM_OK: body types are those of the static
+ * analysis. Defined in src/shape/infer.c. */
+PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,8 @@
 #include "infer.h"
 
-PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
-                                         pfvm_symtab *syms, pfvm_arena *arena, pfvm_status *st)
+static pfvm_code pfvm__infer_node_in(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
+                                     pfvm_symtab *syms, pfvm_arena *arena, struct pfvm__infer_driver *driver,
+                                     pfvm_status *st)
 {
     pfvm_ictx c;
     char lb[96];
@@ -16,6 +17,7 @@ PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *co
     c.out = out;
     c.st = st;
     c.arena = arena;
+    c.driver = driver;
     if (n->op->infer(&c)) {
         /* kernels' messages already name the node when they use pfvm__op_fail */
         if (st && strncmp(st->msg, "node '", 6))
@@ -23,6 +25,12 @@ PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *co
         return st ? st->code : PFVM_ERR_SHAPE;
     }
     return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
+                                         pfvm_symtab *syms, pfvm_arena *arena, pfvm_status *st)
+{
+    return pfvm__infer_node_in(n, in, out, syms, arena, NULL, st);
 }
 
 PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena)
@@ -159,6 +167,71 @@ typedef struct pfvm__infer_frame {
 static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *arena, const pfvm__infer_frame *up,
                                       pfvm_status *st);
 
+/* What a node's inference needs to infer its subgraphs: the frame of the
+ * graph holding the node, and which subgraphs it has inferred. */
+#define PFVM__INFER_MAX_VISITED 16
+struct pfvm__infer_driver {
+    const pfvm__infer_frame *frame;
+    pfvm_arena *arena;
+    int strict;
+    const pfvm_graph *visited[PFVM__INFER_MAX_VISITED];
+    int n_visited;
+};
+
+/* Whether a declared dim should survive a type handed to a subgraph input:
+ * a number the model wrote down beats a symbol inference made up. */
+static int pfvm__infer_keep_declared(const pfvm_sym *declared, const pfvm_sym *given)
+{
+    return declared && given && pfvm_sym_is_const(declared, NULL) && !pfvm_sym_is_const(given, NULL) &&
+           given->kind == PFVM_SYM_VAR && !given->pos;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n)
+{
+    struct pfvm__infer_driver *d = c->driver;
+    int i, k;
+    if (!d || !g)
+        return PFVM_OK;
+    for (i = 0; i < n && i < (int)stbds_arrlen(g->inputs); i++) {
+        pfvm_value *v = g->inputs[i];
+        pfvm_type t;
+        if (!in_types || !in_types[i] || in_types[i]->kind == PFVM_KIND_UNKNOWN)
+            continue;
+        t = *in_types[i];
+        if (v->has_type_info && v->type.kind == PFVM_KIND_TENSOR && t.kind == PFVM_KIND_TENSOR &&
+            v->type.shape.rank == t.shape.rank)
+            for (k = 0; k < t.shape.rank; k++)
+                if (pfvm__infer_keep_declared(v->type.shape.dims[k], t.shape.dims[k]))
+                    t.shape.dims[k] = v->type.shape.dims[k];
+        v->type = t;
+    }
+    for (i = 0; i < d->n_visited && d->visited[i] != g; i++) {
+    }
+    if (i == d->n_visited && d->n_visited < PFVM__INFER_MAX_VISITED)
+        d->visited[d->n_visited++] = g;
+    return pfvm__infer_graph_in(g, d->strict, d->arena, d->frame, c->st);
+}
+
+/* Infers the subgraphs of n its operator did not ask for. They are dead
+ * code under what inference knows (or the operator has no use for their
+ * types), so their errors are not the model's: they are dropped. */
+static void pfvm__infer_rest(const pfvm_node *n, const struct pfvm__infer_driver *d)
+{
+    int j, k, i;
+    for (j = 0; j < n->n_attrs; j++) {
+        const pfvm_attr *a = &n->attrs[j];
+        int cnt = a->type == PFVM_ATTR_GRAPHS ? a->n : (a->g ? 1 : 0);
+        for (k = 0; k < cnt; k++) {
+            pfvm_graph *g = a->type == PFVM_ATTR_GRAPHS ? a->graphs[k] : a->g;
+            pfvm_status ignored;
+            for (i = 0; i < d->n_visited && d->visited[i] != g; i++) {
+            }
+            if (i == d->n_visited)
+                pfvm__infer_graph_in(g, d->strict, d->arena, d->frame, &ignored);
+        }
+    }
+}
+
 static pfvm_code pfvm__infer_graph(pfvm_graph *g, int strict, pfvm_arena *arena, pfvm_status *st)
 {
     return pfvm__infer_graph_in(g, strict, arena, NULL, st);
@@ -218,26 +291,23 @@ static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *are
             break;
         for (j = 0; j < n->n_outputs; j++)
             outs[j] = n->outputs[j] ? &iv[n->outputs[j]->id] : NULL;
-        /* subgraphs first, so that control-flow ops see their body types */
-        for (j = 0; j < n->n_attrs; j++) {
-            int k;
-            pfvm_attr *a = &n->attrs[j];
-            if (a->g && (rc = pfvm__infer_graph_in(a->g, strict, arena, &me, st)) != PFVM_OK)
-                break;
-            for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
-                if ((rc = pfvm__infer_graph_in(a->graphs[k], strict, arena, &me, st)) != PFVM_OK)
-                    break;
-            if (rc)
-                break;
+        {
+            /* operators with subgraphs infer the ones they need through
+             * pfvm_ictx_infer_graph; the rest follow */
+            struct pfvm__infer_driver drv;
+            drv.frame = &me;
+            drv.arena = arena;
+            drv.strict = strict;
+            drv.n_visited = 0;
+            if (!n->op || !n->op->infer) {
+                if (strict)
+                    rc = pfvm__infer_node_in(n, ins, outs, g->model->syms, arena, &drv, st);
+                pfvm__infer_rest(n, &drv);
+                continue;
+            }
+            rc = pfvm__infer_node_in(n, ins, outs, g->model->syms, arena, &drv, st);
+            pfvm__infer_rest(n, &drv);
         }
-        if (rc)
-            break;
-        if (!n->op || !n->op->infer) {
-            if (strict)
-                rc = pfvm__infer_node(n, ins, outs, g->model->syms, arena, st);
-            continue;
-        }
-        rc = pfvm__infer_node(n, ins, outs, g->model->syms, arena, st);
         if (rc)
             break;
         pfvm__infer_fold(n, ins, outs, arena);
@@ -279,4 +349,23 @@ pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
     if (!rc)
         rc = pfvm__infer_graph(g, strict, &g->model->arena, st);
     return rc;
+}
+
+pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st)
+{
+    int i, d;
+    if (g->parent)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s': only a main graph can be specialized", g->name ? g->name : "");
+    for (i = 0; i < (int)stbds_arrlen(g->inputs); i++) {
+        pfvm_type *t = &g->inputs[i]->type;
+        if (g->inputs[i]->init || t->kind != PFVM_KIND_TENSOR)
+            continue;
+        for (d = 0; d < t->shape.rank; d++) {
+            const pfvm_sym *x = pfvm_sym_subst(g->model->syms, t->shape.dims[d], b);
+            if (!x)
+                return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            t->shape.dims[d] = x;
+        }
+    }
+    return pfvm_infer_shapes(g, strict, st);
 }

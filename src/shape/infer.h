@@ -18,6 +18,14 @@ extern "C" {
  * leave their outputs with unknown types unless `strict`. */
 PFVM_API pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st);
 
+/* Specializes g (a main graph) to a binding of some of its dim symbols:
+ * every bound symbol in the graph inputs' shapes becomes its value, and
+ * the graph's types are inferred again. Shapes that depend on a bound dim
+ * through control flow (an If on `seq == 1`, a rank that a condition
+ * picks) resolve once the condition is decided; dims still unbound stay
+ * symbolic. The model keeps the specialized input types (load the model
+ * again for another binding). For users who know a dim ("n = 100000"). */
+PFVM_API pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st);
 /* Runs one node's inference: in/out are indexed like node->inputs and
  * node->outputs (NULL entries for omitted values). Errors are prefixed with
  * the node's name and op. */
