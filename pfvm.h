@@ -1998,77 +1998,155 @@ static const pfvm_sym *pfvm__comm(pfvm_symtab *t, pfvm_sym_kind kind, const pfvm
     return pfvm__intern(t, kind, 0, a, b);
 }
 
+/* ---- canonical sums of products ---------------------------------------------
+ *
+ * A sum is a right-nested chain of ADD nodes over its terms: the constant
+ * first, then the other terms ordered by their monomial (pfvm__symcmp). A
+ * term is k*m, stored as MUL(k, m) (or m when k = 1); a monomial is a
+ * right-nested chain of MUL nodes over its atoms (symbols, floor
+ * divisions, modulos, min, max) in the same order. Like terms merge, so
+ * equal polynomials are the same node. */
+
+#define PFVM__SYM_MAX_TERMS 64
+
+static int pfvm__factors(const pfvm_sym *s, int64_t *coef, const pfvm_sym **f, int *n, int cap);
+
+typedef struct pfvm__term {
+    int64_t k;
+    const pfvm_sym *m; /* NULL for the constant term */
+} pfvm__term;
+
+/* Appends the terms of s times `mult`; 0 on overflow or too many terms. */
+static int pfvm__terms(const pfvm_sym *s, int64_t mult, pfvm__term *out, int *n)
+{
+    int64_t k;
+    const pfvm_sym *m;
+    if (s->kind == PFVM_SYM_ADD)
+        return pfvm__terms(s->a, mult, out, n) && pfvm__terms(s->b, mult, out, n);
+    if (*n >= PFVM__SYM_MAX_TERMS)
+        return 0;
+    if (s->kind == PFVM_SYM_CONST) {
+        k = s->value;
+        m = NULL;
+    } else {
+        m = pfvm__split_coef(s, &k);
+    }
+    if (!pfvm__mul_i64(k, mult, &out[*n].k))
+        return 0;
+    out[(*n)++].m = m;
+    return 1;
+}
+
+static int pfvm__termcmp(const pfvm__term *x, const pfvm__term *y)
+{
+    if (x->m == y->m)
+        return 0;
+    if (!x->m || !y->m)
+        return x->m ? 1 : -1;
+    return pfvm__symcmp(x->m, y->m);
+}
+
+/* The canonical sum of terms (merged, zero terms dropped, sorted). */
+static const pfvm_sym *pfvm__sum_of(pfvm_symtab *t, pfvm__term *tm, int n)
+{
+    int i, j, w = 0;
+    const pfvm_sym *acc = NULL;
+    /* insertion sort: sums are short */
+    for (i = 1; i < n; i++) {
+        pfvm__term x = tm[i];
+        for (j = i - 1; j >= 0 && pfvm__termcmp(&tm[j], &x) > 0; j--)
+            tm[j + 1] = tm[j];
+        tm[j + 1] = x;
+    }
+    for (i = 0; i < n; i++) {
+        if (w > 0 && tm[w - 1].m == tm[i].m) {
+            if (!pfvm__add_i64(tm[w - 1].k, tm[i].k, &tm[w - 1].k))
+                return NULL;
+        } else {
+            tm[w++] = tm[i];
+        }
+        if (tm[w - 1].k == 0)
+            w--;
+    }
+    if (w == 0)
+        return pfvm_sym_const(t, 0);
+    for (i = w - 1; i >= 0; i--) {
+        const pfvm_sym *term;
+        if (!tm[i].m)
+            term = pfvm_sym_const(t, tm[i].k);
+        else if (tm[i].k == 1)
+            term = tm[i].m;
+        else
+            term = pfvm__intern(t, PFVM_SYM_MUL, 0, pfvm_sym_const(t, tm[i].k), tm[i].m);
+        if (!term)
+            return NULL;
+        acc = acc ? pfvm__intern(t, PFVM_SYM_ADD, 0, term, acc) : term;
+        if (!acc)
+            return NULL;
+    }
+    return acc;
+}
+
 const pfvm_sym *pfvm_sym_add(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
 {
-    int64_t ca, cb, r, ka, kb;
-    const pfvm_sym *ra, *rb;
+    pfvm__term tm[2 * PFVM__SYM_MAX_TERMS];
+    int n = 0;
+    int64_t r;
     if (!a || !b)
         return NULL;
     if (a->kind == PFVM_SYM_CONST && b->kind == PFVM_SYM_CONST)
         return pfvm__add_i64(a->value, b->value, &r) ? pfvm_sym_const(t, r) : NULL;
-    /* keep one constant term, in front: (x + c1) + (y + c2) = (x + y) + (c1 + c2) */
-    ra = a->kind == PFVM_SYM_CONST ? NULL : pfvm__split_const(a, &ca);
-    rb = b->kind == PFVM_SYM_CONST ? NULL : pfvm__split_const(b, &cb);
-    if (!ra)
-        ca = a->value;
-    if (!rb)
-        cb = b->value;
-    if (ca || cb || !ra || !rb) {
-        const pfvm_sym *rest;
-        if (!pfvm__add_i64(ca, cb, &r))
-            return NULL;
-        rest = !ra ? rb : !rb ? ra : pfvm_sym_add(t, ra, rb);
-        if (!rest)
-            return NULL;
-        if (r == 0)
-            return rest;
-        if (rest->kind == PFVM_SYM_CONST)
-            return pfvm__add_i64(rest->value, r, &r) ? pfvm_sym_const(t, r) : NULL;
-        return pfvm__intern(t, PFVM_SYM_ADD, 0, pfvm_sym_const(t, r), rest);
+    if (!pfvm__terms(a, 1, tm, &n) || !pfvm__terms(b, 1, tm, &n))
+        return NULL;
+    return pfvm__sum_of(t, tm, n);
+}
+
+/* The canonical product of two monomials (either may be NULL for 1). */
+static const pfvm_sym *pfvm__monomial_mul(pfvm_symtab *t, const pfvm_sym *x, const pfvm_sym *y)
+{
+    const pfvm_sym *f[32], *acc = NULL;
+    int64_t coef = 1;
+    int n = 0, i, j;
+    if (!x || !y)
+        return x ? x : y;
+    if (!pfvm__factors(x, &coef, f, &n, 32) || !pfvm__factors(y, &coef, f, &n, 32) || coef != 1)
+        return pfvm__comm(t, PFVM_SYM_MUL, x, y); /* too many factors: still correct */
+    for (i = 1; i < n; i++) {
+        const pfvm_sym *v = f[i];
+        for (j = i - 1; j >= 0 && pfvm__symcmp(f[j], v) > 0; j--)
+            f[j + 1] = f[j];
+        f[j + 1] = v;
     }
-    /* k1*x + k2*x = (k1+k2)*x */
-    ra = pfvm__split_coef(a, &ka);
-    rb = pfvm__split_coef(b, &kb);
-    if (ra == rb) {
-        if (!pfvm__add_i64(ka, kb, &r))
+    for (i = n - 1; i >= 0; i--)
+        if (!(acc = acc ? pfvm__intern(t, PFVM_SYM_MUL, 0, f[i], acc) : f[i]))
             return NULL;
-        return pfvm_sym_muli(t, ra, r);
-    }
-    return pfvm__comm(t, PFVM_SYM_ADD, a, b);
+    return acc;
 }
 
 const pfvm_sym *pfvm_sym_mul(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
 {
+    pfvm__term ta[PFVM__SYM_MAX_TERMS], tb[PFVM__SYM_MAX_TERMS], tr[PFVM__SYM_MAX_TERMS];
+    int na = 0, nb = 0, n = 0, i, j;
     int64_t r;
     if (!a || !b)
         return NULL;
     if (a->kind == PFVM_SYM_CONST && b->kind == PFVM_SYM_CONST)
         return pfvm__mul_i64(a->value, b->value, &r) ? pfvm_sym_const(t, r) : NULL;
-    if (b->kind == PFVM_SYM_CONST) {
-        const pfvm_sym *x = a;
-        a = b;
-        b = x;
-    }
-    if (a->kind == PFVM_SYM_CONST) {
-        int64_t k;
-        const pfvm_sym *rest;
-        if (a->value == 0)
-            return a;
-        if (a->value == 1)
-            return b;
-        /* distribute constants over sums so that the canonical form stays a sum */
-        if (b->kind == PFVM_SYM_ADD) {
-            const pfvm_sym *x = pfvm_sym_mul(t, a, b->a), *y = pfvm_sym_mul(t, a, b->b);
-            return pfvm_sym_add(t, x, y);
+    if (!pfvm__terms(a, 1, ta, &na) || !pfvm__terms(b, 1, tb, &nb))
+        return NULL;
+    if (na * nb > PFVM__SYM_MAX_TERMS)
+        return pfvm__comm(t, PFVM_SYM_MUL, a, b); /* too big to distribute: still correct */
+    /* distribute: products of sums are sums of products */
+    for (i = 0; i < na; i++)
+        for (j = 0; j < nb; j++) {
+            if (!pfvm__mul_i64(ta[i].k, tb[j].k, &tr[n].k))
+                return NULL;
+            tr[n].m = pfvm__monomial_mul(t, ta[i].m, tb[j].m);
+            if ((ta[i].m || tb[j].m) && !tr[n].m)
+                return NULL;
+            n++;
         }
-        rest = pfvm__split_coef(b, &k);
-        if (!pfvm__mul_i64(k, a->value, &r))
-            return NULL;
-        if (r == 1)
-            return rest;
-        return pfvm__intern(t, PFVM_SYM_MUL, 0, pfvm_sym_const(t, r), rest);
-    }
-    return pfvm__comm(t, PFVM_SYM_MUL, a, b);
+    return pfvm__sum_of(t, tr, n);
 }
 
 const pfvm_sym *pfvm_sym_sub(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
@@ -2410,26 +2488,37 @@ static void pfvm__sprint(pfvm__sbuf *b, const pfvm_sym *s, int min_prec)
         pfvm__sput(b, s->name);
         break;
     case PFVM_SYM_ADD: {
-        /* constant last: "n+1", "n-1" */
-        const pfvm_sym *c = s->a->kind == PFVM_SYM_CONST ? s->a : NULL;
-        const pfvm_sym *rest = c ? s->b : s->a;
-        pfvm__sprint(b, rest, 1);
-        if (!c) {
-            int64_t k;
-            const pfvm_sym *r = pfvm__split_coef(s->b, &k);
-            if (k < 0) {
-                pfvm__sput(b, "-");
-                if (k != -1) {
-                    snprintf(tmp, sizeof tmp, "%lld*", (long long)-k);
-                    pfvm__sput(b, tmp);
+        /* terms with positive coefficients first, then the negative ones,
+         * the constant last: "n-h+1" */
+        const pfvm_sym *x;
+        int64_t c = 0, k;
+        int pass, first = 1;
+        for (pass = 0; pass < 2; pass++)
+            for (x = s; x; x = x->kind == PFVM_SYM_ADD ? x->b : NULL) {
+                const pfvm_sym *term = x->kind == PFVM_SYM_ADD ? x->a : x, *m;
+                if (term->kind == PFVM_SYM_CONST) {
+                    c = term->value;
+                    continue;
                 }
-                pfvm__sprint(b, r, k != -1 ? 3 : 2);
-            } else {
-                pfvm__sput(b, "+");
-                pfvm__sprint(b, s->b, 1);
+                m = pfvm__split_coef(term, &k);
+                if ((k < 0) != (pass == 1))
+                    continue;
+                if (k < 0) {
+                    pfvm__sput(b, "-");
+                    if (k != -1) {
+                        snprintf(tmp, sizeof tmp, "%lld*", (long long)-k);
+                        pfvm__sput(b, tmp);
+                    }
+                    pfvm__sprint(b, m, k != -1 ? 3 : 2);
+                } else {
+                    if (!first)
+                        pfvm__sput(b, "+");
+                    pfvm__sprint(b, term, 2);
+                }
+                first = 0;
             }
-        } else {
-            snprintf(tmp, sizeof tmp, c->value < 0 ? "%lld" : "+%lld", (long long)c->value);
+        if (c) {
+            snprintf(tmp, sizeof tmp, c < 0 ? "%lld" : "+%lld", (long long)c);
             pfvm__sput(b, tmp);
         }
         break;
