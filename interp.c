@@ -821,6 +821,53 @@ static pfvm_code setup_bound(const char *model, const dim_arg *dims, int n_dims,
     return rc;
 }
 
+/* Prints an expression, and its value under b when every symbol is bound. */
+static void print_sym(const pfvm_sym *x, const pfvm_binding *b)
+{
+    char buf[2048];
+    int64_t v;
+    pfvm_sym_print(x, buf, sizeof buf);
+    printf("%s", buf);
+    if (b && b->n && !pfvm_sym_is_const(x, NULL) && pfvm_sym_eval(x, b, &v))
+        printf(" = %lld", (long long)v);
+}
+
+/* The plan as expressions of the dim symbols (valid for every binding). */
+static int plan_symbolic(const char *model, const dim_arg *dims, int n_dims, int per_tensor)
+{
+    pfvm_status st;
+    pfvm_model *m = pfvm_onnx_load_file(model, 0, &st);
+    pfvm_symplan p;
+    pfvm_binding b;
+    int i;
+    memset(&b, 0, sizeof b);
+    memset(&p, 0, sizeof p);
+    if (!m || pfvm_infer_shapes(m->graph, 0, &st) || bind_dims(m, dims, n_dims, &b, &st) ||
+        pfvm_symplan_build(m->graph, &p, &st)) {
+        pfvm_binding_free(&b);
+        pfvm_model_free(m);
+        return fail_status(&st);
+    }
+    printf("symbolic arena bytes\t");
+    print_sym(p.arena, &b);
+    printf("\nsymbolic peak bytes\t");
+    print_sym(p.peak, &b);
+    printf("\nslots\t%d for %d tensors, %d constants, %d sized at run time\n", p.n_slots, p.n_entries, p.n_constant,
+           p.n_dynamic);
+    for (i = 0; per_tensor && i < p.n_entries; i++) {
+        const pfvm_symplan_entry *e = &p.entries[i];
+        printf("%s\t", e->value->name);
+        print_sym(e->bytes, NULL);
+        printf(" bytes\t@");
+        print_sym(e->offset, NULL);
+        printf("\tlive %d..%d\n", e->first, e->last);
+    }
+    pfvm_symplan_free(&p);
+    pfvm_binding_free(&b);
+    pfvm_model_free(m);
+    return 0;
+}
+
 static int cmd_plan(int argc, char **argv)
 {
     const char *model;
@@ -834,6 +881,9 @@ static int cmd_plan(int argc, char **argv)
     static const char *kinds[] = {"arena", "folded", "dynamic", "external"};
     if (!parse_model_and_dims(argc, argv, &model, dims, &n_dims, NULL))
         return 1;
+    /* without a binding: the plan as expressions of the dims */
+    if (!n_dims)
+        return plan_symbolic(model, dims, 0, 1);
     if (setup_bound(model, dims, n_dims, &m, &e, &ins, &st) || pfvm_exec_plan_info(e, &info, &st)) {
         fail_status(&st);
         goto done;
@@ -841,6 +891,8 @@ static int cmd_plan(int argc, char **argv)
     printf("arena bytes\t%zu\n", info.arena_bytes);
     printf("lower bound\t%zu\n", info.lower_bound);
     printf("folded\t%d of %d nodes, %zu bytes\n", info.n_folded, info.n_nodes, info.folded_bytes);
+    if (plan_symbolic(model, dims, n_dims, 0))
+        goto done;
     for (i = 0; i < info.n_entries; i++) {
         const pfvm_plan_entry *pe = &info.entries[i];
         if (pe->kind == 3)

@@ -91,7 +91,12 @@ fi
 
 # shapes prints one line per value; plan reports an arena.
 if "$INTERP" shapes "$MODEL/model.onnx" >"$tmp/out" 2>&1 && grep -q "$(printf '\t')float$(printf '\t')\[" "$tmp/out"; then ok; else bad "shapes: $(head -n 3 "$tmp/out")"; fi
-if "$INTERP" plan "$MODEL/model.onnx" >"$tmp/out" 2>&1 && grep -q '^arena bytes' "$tmp/out"; then ok; else bad "plan: $(head -n 3 "$tmp/out")"; fi
+if "$INTERP" plan "$MODEL/model.onnx" >"$tmp/out" 2>&1 && grep -q '^symbolic arena bytes' "$tmp/out"; then ok; else bad "plan: $(head -n 3 "$tmp/out")"; fi
+# without a binding the plan of a dynamic model is an expression of its dims;
+# with one it is a number, and the expression evaluates next to it
+if "$INTERP" plan tests/shapes/cnn_dynamic.onnx >"$tmp/out" 2>&1 && grep -q '^symbolic arena bytes.*batch' "$tmp/out"; then ok; else bad "symbolic plan: $(head -n 3 "$tmp/out")"; fi
+if "$INTERP" plan tests/shapes/cnn_dynamic.onnx --dim batch=2 --dim h=32 --dim w=40 >"$tmp/out" 2>&1 &&
+    grep -q '^arena bytes	[0-9]' "$tmp/out" && grep -q '^symbolic arena bytes.* = [0-9]' "$tmp/out"; then ok; else bad "bound plan: $(head -n 5 "$tmp/out")"; fi
 
 # Dynamic-axes exports: every value's shape resolves to the input dims
 # (unknowns would print as Node_oK_dJ symbols or '?').

@@ -1,0 +1,53 @@
+/* exec/symplan: the memory plan as expressions of the dim symbols. Before
+ * any input is bound, it answers "how big an arena does this model need
+ * for batch b and sequence s?" with one formula, valid for every binding:
+ * each intermediate tensor's size, its offset in the arena, the arena
+ * size, and the peak of live bytes (the lower bound no plan can beat).
+ * The executor still plans each binding with numbers (pfvm_exec_bind);
+ * this plan is what a user with dynamic axes budgets against, and what
+ * checkpointing weighs when it trades memory for recomputation. */
+#ifndef PFVM_SYMPLAN_H
+#define PFVM_SYMPLAN_H
+
+#include "../shape/infer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pfvm_symplan_entry {
+    const pfvm_value *value;
+    const pfvm_sym *bytes;  /* size rounded up to the arena alignment */
+    const pfvm_sym *offset; /* in the arena */
+    int first, last;        /* index of the producing node and of the last reader (n_nodes: a graph output) */
+    int slot;               /* arena slot; values sharing a slot never live at once */
+} pfvm_symplan_entry;
+
+typedef struct pfvm_symplan {
+    const pfvm_sym *arena;  /* arena bytes */
+    const pfvm_sym *peak;   /* largest sum of live bytes at one step: a lower bound for any plan */
+    pfvm_symplan_entry *entries; /* one per planned tensor, in node order */
+    int n_entries;
+    int n_slots;
+    int n_dynamic;          /* tensors without a size expression (unknown rank, strings, sequences):
+                               allocated when they are produced, outside the arena */
+    int n_constant;         /* node outputs known before running (folded when binding, no arena space) */
+    int n_nodes;
+} pfvm_symplan;
+
+/* Alignment of every arena offset and size, in bytes (as the executor). */
+#define PFVM_SYMPLAN_ALIGN 64
+
+/* Plans g's intermediate tensors (node outputs; inputs and initializers
+ * live outside the arena) from the types pfvm_infer_shapes gave them.
+ * Outputs computable from constants alone are folded by the executor
+ * and take no space here. Tensors share an arena slot when their lifetimes are disjoint and the
+ * symbolic sizes prove that the slot fits for every binding, so the plan
+ * is valid whatever the dims turn out to be. Free with pfvm_symplan_free. */
+PFVM_API pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *st);
+PFVM_API void pfvm_symplan_free(pfvm_symplan *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PFVM_SYMPLAN_H */
