@@ -1,11 +1,12 @@
 /* interp — pfvm's reference interpreter: one command-line program over the
  * single-file headers. See README.md and DESIGN.md for the command contract.
  *
- *   interp run MODEL [-i INPUT.pb]... [-o OUTDIR] [--quiet]
- *   interp test [--known FILE] [--verbose] DIR...
+ *   interp run MODEL [-i INPUT.pb]... [-o OUTDIR] [--quiet] [--no-opt]
+ *   interp test [--known FILE] [--verbose] [--no-opt] DIR...
  *   interp shapes MODEL [--dim NAME=VALUE]...
  *   interp plan MODEL [--dim NAME=VALUE]...
- *   interp bench MODEL [-n N] [--dim NAME=VALUE]...
+ *   interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt]
+ *   interp opt MODEL -o OUT.onnx [--passes LIST]
  *
  * Errors: one line on stderr, exit status 1. */
 #define _POSIX_C_SOURCE 200809L
@@ -29,13 +30,14 @@
 
 static const char *usage_text =
     "usage:\n"
-    "  interp run MODEL [-i INPUT.pb]... [-o OUTDIR] [--quiet]\n"
-    "  interp test [--known FILE] [--atol X] [--rtol X] [--verbose] [--no-fork] DIR...\n"
+    "  interp run MODEL [-i INPUT.pb]... [-o OUTDIR] [--quiet] [--no-opt]\n"
+    "  interp test [--known FILE] [--atol X] [--rtol X] [--verbose] [--no-fork] [--no-opt] DIR...\n"
     "  interp shapes MODEL [--dim NAME=VALUE]...\n"
     "  interp plan MODEL [--dim NAME=VALUE]...\n"
-    "  interp bench MODEL [-n N] [--dim NAME=VALUE]...\n"
-    "  interp opt MODEL -o OUT.onnx [--passes none]\n"
-    "  interp ops                      the operator table (markdown)\n";
+    "  interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt]\n"
+    "  interp opt MODEL -o OUT.onnx [--passes LIST]   LIST: comma-separated pass names, or none\n"
+    "  interp ops                      the operator table (markdown)\n"
+    "run, test and bench optimize the model with the default passes first; --no-opt runs it as loaded.\n";
 
 static int fail(const char *fmt, const char *arg)
 {
@@ -142,6 +144,20 @@ static void free_inputs(pfvm_tensor **ins, int n)
     free(ins);
 }
 
+/* ---- loading: every command that runs a model optimizes it first ------------------ */
+
+/* Loads a model and, unless no_opt, runs the default optimization passes. */
+static pfvm_model *load_model(const char *path, int no_opt, pfvm_status *st)
+{
+    pfvm_model *m = pfvm_onnx_load_file(path, 0, st);
+    if (m && !no_opt && pfvm_optimize(m, NULL, NULL, st)) {
+        pfvm__prefix(st, "optimizing %s", path);
+        pfvm_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
 /* ---- run ----------------------------------------------------------------------- */
 
 static void print_summary(const char *name, const pfvm_tensor *t)
@@ -169,7 +185,7 @@ static int cmd_run(int argc, char **argv)
 {
     const char *model = NULL, *outdir = "out";
     const char **inputs = (const char **)calloc((size_t)argc + 1, sizeof *inputs);
-    int n_in = 0, i, rc = 1, quiet = 0;
+    int n_in = 0, i, rc = 1, quiet = 0, no_opt = 0;
     pfvm_status st;
     pfvm_model *m = NULL;
     pfvm_exec *e = NULL;
@@ -183,6 +199,8 @@ static int cmd_run(int argc, char **argv)
             outdir = argv[++i];
         else if (!strcmp(argv[i], "--quiet"))
             quiet = 1;
+        else if (!strcmp(argv[i], "--no-opt"))
+            no_opt = 1;
         else if (argv[i][0] == '-' || model) {
             free(inputs);
             return fail("run: unexpected argument '%s'", argv[i]);
@@ -193,7 +211,7 @@ static int cmd_run(int argc, char **argv)
         free(inputs);
         return fail("%s", "run: no model given");
     }
-    m = pfvm_onnx_load_file(model, 0, &st);
+    m = load_model(model, no_opt, &st);
     if (!m)
         goto done_status;
     e = pfvm_exec_new(m, NULL, &st);
@@ -430,6 +448,7 @@ static int check_inferred(const pfvm_exec *e, const pfvm_tensor *const *ins, int
 }
 
 static int test_unresolved; /* dims inference left open, over all cases */
+static int test_no_opt;     /* --no-opt: run the cases as loaded */
 
 /* Runs one backend test case; 1 when it passes. */
 static int run_case(const char *dir, char *why, size_t n)
@@ -440,7 +459,7 @@ static int run_case(const char *dir, char *why, size_t n)
     pfvm_exec *e;
     int set, ok = 1, i;
     snprintf(path, sizeof path, "%s/model.onnx", dir);
-    m = pfvm_onnx_load_file(path, 0, &st);
+    m = load_model(path, test_no_opt, &st);
     if (!m) {
         snprintf(why, n, "load: %s", st.msg);
         return 0;
@@ -646,6 +665,8 @@ static int cmd_test(int argc, char **argv)
             o.verbose = 1;
         } else if (!strcmp(argv[i], "--no-fork")) {
             o.fork = 0;
+        } else if (!strcmp(argv[i], "--no-opt")) {
+            test_no_opt = 1;
         } else if ((!strcmp(argv[i], "--atol") || !strcmp(argv[i], "--rtol")) && i + 1 < argc) {
             double v = atof(argv[i + 1]);
             if (v < 0 || v > 1)
@@ -739,12 +760,21 @@ static void print_graph_shapes(const pfvm_graph *g, const char *prefix, const pf
 #undef PFVM__TWIN
 }
 
-static int parse_model_and_dims(int argc, char **argv, const char **model, dim_arg *dims, int *n_dims, int *iters)
+/* MODEL [--dim NAME=VALUE]...; -n N when iters is given, --no-opt when
+ * no_opt is given. */
+static int parse_model_and_dims(int argc, char **argv, const char **model, dim_arg *dims, int *n_dims, int *iters,
+                                int *no_opt)
 {
     int i;
     *model = NULL;
     *n_dims = 0;
+    if (no_opt)
+        *no_opt = 0;
     for (i = 0; i < argc; i++) {
+        if (no_opt && !strcmp(argv[i], "--no-opt")) {
+            *no_opt = 1;
+            continue;
+        }
         if (!strcmp(argv[i], "--dim") && i + 1 < argc) {
             if (*n_dims >= 64 || !parse_dim(argv[++i], &dims[*n_dims]))
                 return fail("bad --dim '%s': expected NAME=VALUE", argv[i]), 0;
@@ -773,7 +803,7 @@ static int cmd_shapes(int argc, char **argv)
     pfvm_model *m, *m2 = NULL;
     pfvm_binding b;
     memset(&b, 0, sizeof b);
-    if (!parse_model_and_dims(argc, argv, &model, dims, &n_dims, NULL))
+    if (!parse_model_and_dims(argc, argv, &model, dims, &n_dims, NULL, NULL))
         return 1;
     m = pfvm_onnx_load_file(model, 0, &st);
     if (!m)
@@ -800,13 +830,13 @@ done:
 
 /* ---- plan and bench --------------------------------------------------------------- */
 
-static pfvm_code setup_bound(const char *model, const dim_arg *dims, int n_dims, pfvm_model **pm, pfvm_exec **pe,
-                             pfvm_tensor ***pins, pfvm_status *st)
+static pfvm_code setup_bound(const char *model, int no_opt, const dim_arg *dims, int n_dims, pfvm_model **pm,
+                             pfvm_exec **pe, pfvm_tensor ***pins, pfvm_status *st)
 {
     pfvm_binding b;
     pfvm_code rc;
     memset(&b, 0, sizeof b);
-    *pm = pfvm_onnx_load_file(model, 0, st);
+    *pm = load_model(model, no_opt, st);
     if (!*pm)
         return st->code;
     *pe = pfvm_exec_new(*pm, NULL, st);
@@ -879,12 +909,12 @@ static int cmd_plan(int argc, char **argv)
     pfvm_tensor **ins = NULL;
     pfvm_plan_info info;
     static const char *kinds[] = {"arena", "folded", "dynamic", "external"};
-    if (!parse_model_and_dims(argc, argv, &model, dims, &n_dims, NULL))
+    if (!parse_model_and_dims(argc, argv, &model, dims, &n_dims, NULL, NULL))
         return 1;
     /* without a binding: the plan as expressions of the dims */
     if (!n_dims)
         return plan_symbolic(model, dims, 0, 1);
-    if (setup_bound(model, dims, n_dims, &m, &e, &ins, &st) || pfvm_exec_plan_info(e, &info, &st)) {
+    if (setup_bound(model, 1, dims, n_dims, &m, &e, &ins, &st) || pfvm_exec_plan_info(e, &info, &st)) {
         fail_status(&st);
         goto done;
     }
@@ -928,15 +958,15 @@ static int cmd_bench(int argc, char **argv)
 {
     const char *model;
     dim_arg dims[64];
-    int n_dims, i, iters = 10, rc = 1;
+    int n_dims, i, iters = 10, rc = 1, no_opt = 0;
     pfvm_status st;
     pfvm_model *m = NULL;
     pfvm_exec *e = NULL;
     pfvm_tensor **ins = NULL;
     double *t = NULL;
-    if (!parse_model_and_dims(argc, argv, &model, dims, &n_dims, &iters))
+    if (!parse_model_and_dims(argc, argv, &model, dims, &n_dims, &iters, &no_opt))
         return 1;
-    if (setup_bound(model, dims, n_dims, &m, &e, &ins, &st) || pfvm_exec_run(e, &st)) {
+    if (setup_bound(model, no_opt, dims, n_dims, &m, &e, &ins, &st) || pfvm_exec_run(e, &st)) {
         fail_status(&st);
         goto done;
     }
@@ -963,17 +993,31 @@ done:
 
 /* ---- opt: load, transform, save ------------------------------------------------ */
 
+static void print_opt_report(const pfvm_opt_report *r)
+{
+    int i;
+    fprintf(stderr, "%-10s %8s %8s %8s %9s\n", "pass", "before", "after", "removed", "rewritten");
+    for (i = 0; i < r->n; i++) {
+        const pfvm_pass_stats *s = &r->runs[i].stats;
+        fprintf(stderr, "%-10s %8d %8d %8d %9d\n", r->runs[i].name, s->nodes_before, s->nodes_after, s->removed,
+                s->rewritten);
+    }
+}
+
 static int cmd_opt(int argc, char **argv)
 {
-    const char *model = NULL, *out = NULL, *passes = "";
-    int i, rc = 1;
+    const char *model = NULL, *out = NULL, *passes = NULL;
+    int i, rc = 1, quiet = 0;
     pfvm_status st;
     pfvm_model *m;
+    pfvm_opt_report report;
     for (i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-o") && i + 1 < argc)
             out = argv[++i];
         else if (!strcmp(argv[i], "--passes") && i + 1 < argc)
             passes = argv[++i];
+        else if (!strcmp(argv[i], "--quiet"))
+            quiet = 1;
         else if (argv[i][0] == '-' || model)
             return fail("opt: unexpected argument '%s'", argv[i]);
         else
@@ -981,17 +1025,16 @@ static int cmd_opt(int argc, char **argv)
     }
     if (!model || !out)
         return fail("%s", "opt: usage: interp opt MODEL -o OUT.onnx [--passes LIST]");
-    /* The pass manager comes with the simplification issue; until then the
-     * only pipeline is the empty one, which re-writes the model as loaded. */
-    if (passes[0] && strcmp(passes, "none"))
-        return fail("opt: unknown pass list '%s' (available: none)", passes);
     m = pfvm_onnx_load_file(model, 0, &st);
     if (!m)
         return fail_status(&st);
-    if (pfvm_onnx_save_file(m, out, &st))
+    if (pfvm_optimize(m, passes, &report, &st) || pfvm_onnx_save_file(m, out, &st)) {
         fail_status(&st);
-    else
+    } else {
+        if (!quiet)
+            print_opt_report(&report);
         rc = 0;
+    }
     pfvm_model_free(m);
     return rc;
 }

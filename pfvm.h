@@ -1119,6 +1119,19 @@ PFVM_API pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
  * symbolic. The model keeps the specialized input types (load the model
  * again for another binding). For users who know a dim ("n = 100000"). */
 PFVM_API pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st);
+
+/* Receives what inference learned about the values of one graph (g itself
+ * or a subgraph): iv[i] describes g->values[i] (type and, when known,
+ * contents: a constant tensor or symbolic scalars), n entries. The tensors
+ * and symbol arrays it points to live in the model's arena; iv itself is
+ * freed when keep returns, so copy the entries. */
+typedef void (*pfvm_infer_keep_fn)(void *user, const pfvm_graph *g, const pfvm_ival *iv, int n);
+
+/* pfvm_infer_shapes (not strict) that also hands each graph's knowledge to
+ * keep: passes read known contents (shape values, folded constants) this
+ * way. */
+PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st);
+
 /* Runs one node's inference: in/out are indexed like node->inputs and
  * node->outputs (NULL entries for omitted values). Errors are prefixed with
  * the node's name and op. */
@@ -1193,10 +1206,219 @@ PFVM_API pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_rep
 /* Counts nodes of g and its subgraphs. */
 PFVM_API int pfvm_graph_count_nodes(const pfvm_graph *g);
 
+/* The passes (each in its own file, listed in passes.c). */
+PFVM_INTERNAL pfvm_code pfvm__pass_fold(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+PFVM_INTERNAL pfvm_code pfvm__pass_simplify(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+PFVM_INTERNAL pfvm_code pfvm__pass_cse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+PFVM_INTERNAL pfvm_code pfvm__pass_bnfold(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+PFVM_INTERNAL pfvm_code pfvm__pass_dce(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+
 #ifdef __cplusplus
 }
 #endif
 #endif /* PFVM_PASSES_H */
+/* ---- src/passes/rewrite.h ---- */
+/* rewrite: the context of the operators' `simplify` hooks (pfvm_op_def)
+ * and the helpers a hook uses to read what is known about values and to
+ * edit the graph.
+ *
+ * A pass that runs hooks (simplify, bnfold) infers the model's types
+ * first and keeps what inference learned: every value's type and
+ * symbolic shape, and for small integer tensors their contents (constant,
+ * or symbolic from data propagation: Shape -> Gather -> Concat gives
+ * [batch, seq, 64]). A hook reads those facts, proves that a cheaper form
+ * computes the same values (symbolic shape equality included), and edits
+ * with the helpers: forward an output to an existing value, or build new
+ * nodes and constants and forward to their outputs. Nodes whose outputs
+ * were all forwarded are removed by the pass; it re-infers and runs the
+ * hooks again until nothing changes.
+ *
+ * A hook does nothing when a proof fails: an unknown shape or value means
+ * "leave it". Helpers that edit return a pfvm_code; a declined edit (the
+ * types differ, the output must keep its producer) returns PFVM_OK and
+ * changes nothing, so hooks can `return pfvm_rw_forward(...)`. */
+#ifndef PFVM_REWRITE_H
+#define PFVM_REWRITE_H
+
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a pass asks of the hooks (pfvm_rw_mode). */
+#define PFVM_RW_SIMPLIFY 1u /* local rewrites: x*1 -> x, Reshape to the same shape -> its input, ... */
+#define PFVM_RW_AFFINE 2u   /* fold per-channel scale/shift nodes (BatchNormalization) into their producer */
+
+/* A request to absorb y = out * scale + shift (per channel along `axis`
+ * of the node's output 0) into the node that makes out (pfvm_rw_absorb). */
+typedef struct pfvm_rw_affine {
+    int axis;            /* normalised axis of output 0 */
+    int n;               /* channels: output 0's size along axis */
+    const double *scale; /* n entries */
+    const double *shift; /* n entries, or NULL for no shift */
+    pfvm_value *result;  /* set by the absorbing hook (pfvm_rw_answer) */
+} pfvm_rw_affine;
+
+/* Facts about one value, from inference. */
+typedef struct pfvm__rw_slot {
+    const pfvm_value *v;
+    pfvm_ival iv;
+    int tainted; /* computed from an overridable initializer: contents not constant */
+} pfvm__rw_slot;
+
+typedef struct pfvm__rw_graph_facts {
+    const pfvm_graph *g;
+    pfvm__rw_slot *facts; /* stb_ds array indexed by value id */
+} pfvm__rw_graph_facts;
+
+/* The context. Hooks use the functions below, not the fields. */
+struct pfvm_rewrite {
+    pfvm_model *m;
+    pfvm_graph *g;              /* graph being rewritten (main graph or a subgraph) */
+    unsigned mode;              /* PFVM_RW_* */
+    pfvm_status *st;
+    pfvm__rw_graph_facts *known; /* stb_ds array, one entry per graph inference visited */
+    pfvm_uses uses;             /* consumer lists of g, rebuilt after edits when asked */
+    int uses_valid;
+    pfvm_rw_affine *request;    /* pending pfvm_rw_absorb, or NULL */
+    int changes;                /* edits made (forwards, new nodes) */
+    pfvm_node **forwarded;      /* stb_ds: nodes with an output forwarded, removed when unused */
+    pfvm_graph **edited;        /* stb_ds: graphs with new nodes or forwards (re-sorted at the end) */
+    int n_new;                  /* nodes added */
+};
+
+/* ---- context (for passes) --------------------------------------------------- */
+
+/* Infers the model's types (pfvm_infer_shapes, not strict) and keeps the
+ * facts. rw is then ready for the main graph; pfvm_rw_set_graph moves it
+ * to a subgraph. */
+PFVM_API pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st);
+/* Works on g (a graph of the model) from now on. */
+PFVM_API void pfvm_rw_set_graph(pfvm_rewrite *rw, pfvm_graph *g);
+/* Removes the forwarded nodes of every graph that have no reader left,
+ * re-sorts edited graphs and frees the facts. Adds the removed nodes to
+ * *removed when given. */
+PFVM_API pfvm_code pfvm_rw_end(pfvm_rewrite *rw, int *removed);
+/* Frees the context without editing (after an error). */
+PFVM_API void pfvm_rw_free(pfvm_rewrite *rw);
+/* Calls node->op->simplify when it has one; returns its code. */
+PFVM_API pfvm_code pfvm_rw_run_hook(pfvm_rewrite *rw, pfvm_node *node);
+
+/* ---- facts ------------------------------------------------------------------ */
+
+/* What the running pass asks for: PFVM_RW_SIMPLIFY or PFVM_RW_AFFINE. */
+PFVM_API unsigned pfvm_rw_mode(const pfvm_rewrite *rw);
+PFVM_API pfvm_model *pfvm_rw_model(const pfvm_rewrite *rw);
+PFVM_API pfvm_symtab *pfvm_rw_symtab(const pfvm_rewrite *rw);
+/* The graph being rewritten. */
+PFVM_API pfvm_graph *pfvm_rw_graph(const pfvm_rewrite *rw);
+/* Opset in effect for a domain ("" = ONNX). */
+PFVM_API int64_t pfvm_rw_opset(const pfvm_rewrite *rw, const char *domain);
+
+/* The inferred type of v; NULL when v is NULL or its kind is unknown. */
+PFVM_API const pfvm_type *pfvm_rw_type(const pfvm_rewrite *rw, const pfvm_value *v);
+/* v's symbolic shape when v is a tensor of known rank, else NULL. */
+PFVM_API const pfvm_shape *pfvm_rw_shape(const pfvm_rewrite *rw, const pfvm_value *v);
+/* v's contents when they are a known constant: an initializer, a Constant,
+ * or what inference computed (small shape arithmetic). NULL otherwise. The
+ * tensor lives as long as the model; never modify it. */
+PFVM_API const pfvm_tensor *pfvm_rw_value(const pfvm_rewrite *rw, const pfvm_value *v);
+/* v's contents as int64s (an integer or bool tensor with known constant
+ * contents, symbolic ones included when they are constants): the count,
+ * or -1 when unknown or longer than cap. */
+PFVM_API int pfvm_rw_ints(const pfvm_rewrite *rw, const pfvm_value *v, int64_t *out, int cap);
+/* v's contents as symbolic scalars (data propagation; constants become
+ * constant symbols): the count, or -1 when unknown or longer than cap. */
+PFVM_API int pfvm_rw_syms(const pfvm_rewrite *rw, const pfvm_value *v, const pfvm_sym **out, int cap);
+/* 1 when v is a known constant of a numeric type whose every element
+ * equals x (an empty tensor does not qualify). */
+PFVM_API int pfvm_rw_is_all(const pfvm_rewrite *rw, const pfvm_value *v, double x);
+/* Number of readers of v (node inputs, subgraph captures, graph outputs);
+ * v must belong to the graph being rewritten or an enclosing one (readers
+ * counted in that graph). */
+PFVM_API int pfvm_rw_readers(pfvm_rewrite *rw, const pfvm_value *v);
+/* The node that makes v, or NULL (inputs, initializers). */
+PFVM_API pfvm_node *pfvm_rw_producer(const pfvm_rewrite *rw, const pfvm_value *v);
+/* 1 when a node's output i is absent or has no reader. */
+PFVM_API int pfvm_rw_output_unused(pfvm_rewrite *rw, const pfvm_node *node, int i);
+
+/* ---- proofs ------------------------------------------------------------------ */
+
+/* 1 when both shapes have known, equal ranks and every pair of dims is
+ * proven equal for every binding of the symbols. */
+PFVM_API int pfvm_rw_same_shape(const pfvm_shape *a, const pfvm_shape *b);
+/* 1 when a and b are tensors of the same element type and proven equal
+ * shapes: one can stand for the other. */
+PFVM_API int pfvm_rw_same_type(const pfvm_rewrite *rw, const pfvm_value *a, const pfvm_value *b);
+
+/* ---- edits -------------------------------------------------------------------- */
+
+/* Makes every reader of node's output i read v instead (v must have the
+ * same type: pfvm_rw_same_type). Declines (PFVM_OK, nothing changed) when
+ * the types are not proven equal, when v is the output itself, or when the
+ * output is a graph output and v could not take its place without an
+ * extra Identity (v is a graph input, initializer or another output, or v
+ * is not made inside a subgraph whose output it would become). */
+PFVM_API pfvm_code pfvm_rw_forward(pfvm_rewrite *rw, pfvm_node *node, int i, pfvm_value *v);
+/* Adds a node of the default ONNX domain (at the model's opset) reading
+ * `inputs` (NULL entries for omitted optionals), with n_out fresh outputs
+ * named after like's outputs (like may be NULL), and infers its outputs
+ * right away. Copy attributes with pfvm_rw_copy_attrs or set them with
+ * pfvm_node_set_attr_*, then call pfvm_rw_infer_node. NULL when the
+ * operator is unknown at the model's opset (the status is untouched) or on
+ * failure (the status says why: pfvm_rw_failed). */
+PFVM_API pfvm_node *pfvm_rw_add_node(pfvm_rewrite *rw, const char *op_type, pfvm_value *const *inputs, int n_in,
+                                     int n_out, const pfvm_node *like);
+/* Copies src's attributes to dst, except those named in `skip`
+ * (NULL-terminated list, or NULL). */
+PFVM_API pfvm_code pfvm_rw_copy_attrs(pfvm_rewrite *rw, pfvm_node *dst, const pfvm_node *src, const char *const *skip);
+/* (Re)infers the outputs of a node added with pfvm_rw_add_node after its
+ * attributes are set. */
+PFVM_API pfvm_code pfvm_rw_infer_node(pfvm_rewrite *rw, pfvm_node *node);
+/* A new initializer of the graph being rewritten holding a copy of t (a
+ * dense tensor; strings copied too). NULL on failure. */
+PFVM_API pfvm_value *pfvm_rw_const(pfvm_rewrite *rw, const pfvm_tensor *t, const char *hint);
+/* A new zero-filled initializer of this type and shape; *data receives its
+ * tensor to fill in. */
+PFVM_API pfvm_value *pfvm_rw_const_new(pfvm_rewrite *rw, pfvm_dtype dtype, int rank, const int64_t *dims,
+                                       const char *hint, pfvm_tensor **data);
+/* A new 1-D int64 initializer. */
+PFVM_API pfvm_value *pfvm_rw_const_ints(pfvm_rewrite *rw, const int64_t *v, int n, const char *hint);
+/* 1 when the last helper failed (the status holds the error). */
+PFVM_API int pfvm_rw_failed(const pfvm_rewrite *rw);
+/* The code to return from a hook after a helper returned NULL: the error,
+ * or PFVM_OK when the helper only declined. */
+PFVM_API pfvm_code pfvm_rw_code(const pfvm_rewrite *rw);
+
+/* ---- absorbing per-channel affine maps (bnfold) --------------------------------- */
+
+/* Asks `producer` (through its simplify hook) to build a value equal to
+ * its output 0 times a->scale plus a->shift along a->axis. On return
+ * a->result is that value, or NULL when the producer cannot absorb it. The
+ * caller checks that the producer's output has no other reader. */
+PFVM_API pfvm_code pfvm_rw_absorb(pfvm_rewrite *rw, pfvm_node *producer, pfvm_rw_affine *a);
+/* Inside a hook: the pending absorb request for this node, or NULL (then
+ * the hook does its ordinary work). */
+PFVM_API pfvm_rw_affine *pfvm_rw_request(const pfvm_rewrite *rw);
+
+/* ---- for passes that edit without hooks (cse, fold) --------------------------- */
+
+/* pfvm_graph_replace_uses(g, old, repl) unless old is an output of g (or
+ * of the main graph) that repl cannot replace without an extra Identity:
+ * then nothing happens and *done is 0. */
+PFVM_INTERNAL pfvm_code pfvm__rw_replace_value(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, int *done,
+                                               pfvm_status *st);
+/* Facts about v kept by pfvm_rw_begin, or NULL. */
+PFVM_INTERNAL const pfvm_ival *pfvm__rw_fact(const pfvm_rewrite *rw, const pfvm_value *v);
+/* Stores facts about v (a new value). */
+PFVM_INTERNAL pfvm_code pfvm__rw_set_fact(pfvm_rewrite *rw, const pfvm_value *v, const pfvm_ival *iv);
+/* Calls f on g and every graph nested in it, outer graphs first. */
+PFVM_INTERNAL pfvm_code pfvm__for_graphs(pfvm_graph *g, pfvm_code (*f)(void *user, pfvm_graph *g), void *user);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PFVM_REWRITE_H */
 /* ---- src/exec/exec.h ---- */
 /* exec: the planner and the executor.
  *
@@ -15782,6 +16004,8 @@ typedef struct pfvm__infer_frame {
     const pfvm_graph *g;
     pfvm_ival *iv;
     const struct pfvm__infer_frame *up;
+    pfvm_infer_keep_fn keep; /* or NULL */
+    void *user;
 } pfvm__infer_frame;
 
 static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *arena, const pfvm__infer_frame *up,
@@ -15852,9 +16076,16 @@ static void pfvm__infer_rest(const pfvm_node *n, const struct pfvm__infer_driver
     }
 }
 
-static pfvm_code pfvm__infer_graph(pfvm_graph *g, int strict, pfvm_arena *arena, pfvm_status *st)
+static pfvm_code pfvm__infer_graph(pfvm_graph *g, int strict, pfvm_arena *arena, pfvm_infer_keep_fn keep, void *user,
+                                   pfvm_status *st)
 {
-    return pfvm__infer_graph_in(g, strict, arena, NULL, st);
+    pfvm__infer_frame top;
+    top.g = NULL; /* matches no value's graph: only carries keep */
+    top.iv = NULL;
+    top.up = NULL;
+    top.keep = keep;
+    top.user = user;
+    return pfvm__infer_graph_in(g, strict, arena, &top, st);
 }
 
 static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *arena, const pfvm__infer_frame *up,
@@ -15877,6 +16108,8 @@ static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *are
     me.g = g;
     me.iv = iv;
     me.up = up;
+    me.keep = up ? up->keep : NULL;
+    me.user = up ? up->user : NULL;
     for (i = 0; i < (int)stbds_arrlen(g->nodes) && !rc; i++) {
         pfvm_node *n = g->nodes[i];
         stbds_arrsetlen(ins, n->n_inputs);
@@ -15955,6 +16188,8 @@ static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *are
                 v->type = outs[j]->type;
             }
     }
+    if (!rc && me.keep)
+        me.keep(me.user, g, iv, nv);
     stbds_arrfree(ins);
     stbds_arrfree(outs);
     pfvm__free(iv);
@@ -15967,7 +16202,15 @@ pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
     /* types may point at storage made during inference (sequence element
      * types): keep it with the model */
     if (!rc)
-        rc = pfvm__infer_graph(g, strict, &g->model->arena, st);
+        rc = pfvm__infer_graph(g, strict, &g->model->arena, NULL, NULL, st);
+    return rc;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st)
+{
+    pfvm_code rc = pfvm_graph_resolve_ops(g, 0, st);
+    if (!rc)
+        rc = pfvm__infer_graph(g, 0, &g->model->arena, keep, user, st);
     return rc;
 }
 
@@ -15989,6 +16232,596 @@ pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int stri
     }
     return pfvm_infer_shapes(g, strict, st);
 }
+/* ---- src/passes/cse.c ---- */
+/* The cse pass: common-subexpression elimination. Small initializers with
+ * the same type, shape and bytes become one; then two deterministic nodes
+ * with the same operator, the same inputs and equal attributes (and no
+ * subgraphs) compute the same thing, so the later one's readers read the
+ * earlier one's outputs and it goes. Nodes are visited in topological
+ * order, so chains of duplicates collapse in one walk. */
+
+/* Initializers up to this many bytes are compared by content. */
+#define PFVM__CSE_INIT_BYTES 65536
+
+typedef struct pfvm__cse_bucket {
+    char *key;
+    int value; /* index into the list of buckets */
+} pfvm__cse_bucket;
+
+typedef struct pfvm__cse {
+    pfvm_pass_stats *stats;
+    pfvm_status *st;
+} pfvm__cse;
+
+static size_t pfvm__cse_bytes(const pfvm_tensor *t)
+{
+    int64_t n = pfvm_tensor_numel(t);
+    return n > 0 ? (size_t)n * pfvm_dtype_size(t->dtype) : 0;
+}
+
+static int pfvm__cse_tensor_eq(const pfvm_tensor *a, const pfvm_tensor *b)
+{
+    int64_t i, n;
+    if (!a || !b || a->kind != PFVM_KIND_TENSOR || b->kind != PFVM_KIND_TENSOR || a->dtype != b->dtype ||
+        a->rank != b->rank || (a->rank && memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank)))
+        return 0;
+    n = pfvm_tensor_numel(a);
+    if (!n)
+        return 1;
+    if (!a->data || !b->data)
+        return 0;
+    if (a->dtype == PFVM_STRING) {
+        for (i = 0; i < n; i++) {
+            const char *x = ((char *const *)a->data)[i], *y = ((char *const *)b->data)[i];
+            if (strcmp(x ? x : "", y ? y : ""))
+                return 0;
+        }
+        return 1;
+    }
+    return !memcmp(a->data, b->data, pfvm__cse_bytes(a));
+}
+
+static int pfvm__cse_attr_eq(const pfvm_attr *a, const pfvm_attr *b)
+{
+    int i;
+    if (a->type != b->type || strcmp(a->name, b->name) || (a->ref_attr_name == NULL) != (b->ref_attr_name == NULL) ||
+        (a->ref_attr_name && strcmp(a->ref_attr_name, b->ref_attr_name)))
+        return 0;
+    switch (a->type) {
+    case PFVM_ATTR_FLOAT: return !memcmp(&a->f, &b->f, sizeof a->f);
+    case PFVM_ATTR_INT: return a->i == b->i;
+    case PFVM_ATTR_STRING: return a->s_len == b->s_len && (!a->s_len || !memcmp(a->s, b->s, a->s_len));
+    case PFVM_ATTR_FLOATS: return a->n == b->n && (!a->n || !memcmp(a->floats, b->floats, sizeof(float) * (size_t)a->n));
+    case PFVM_ATTR_INTS: return a->n == b->n && (!a->n || !memcmp(a->ints, b->ints, sizeof(int64_t) * (size_t)a->n));
+    case PFVM_ATTR_STRINGS:
+        if (a->n != b->n)
+            return 0;
+        for (i = 0; i < a->n; i++) {
+            size_t la = a->strings_len ? a->strings_len[i] : strlen(a->strings[i]);
+            size_t lb = b->strings_len ? b->strings_len[i] : strlen(b->strings[i]);
+            if (la != lb || (la && memcmp(a->strings[i], b->strings[i], la)))
+                return 0;
+        }
+        return 1;
+    case PFVM_ATTR_TENSOR: return pfvm__cse_tensor_eq(a->t, b->t);
+    case PFVM_ATTR_TENSORS:
+        if (a->n != b->n)
+            return 0;
+        for (i = 0; i < a->n; i++)
+            if (!pfvm__cse_tensor_eq(a->tensors[i], b->tensors[i]))
+                return 0;
+        return 1;
+    default: return 0; /* graphs, sparse tensors, type protos: never merged */
+    }
+}
+
+static int pfvm__cse_same(const pfvm_node *a, const pfvm_node *b)
+{
+    int i, j;
+    if (a->op != b->op || strcmp(a->op_type, b->op_type) || strcmp(a->domain, b->domain) ||
+        a->n_inputs != b->n_inputs || a->n_outputs != b->n_outputs || a->n_attrs != b->n_attrs ||
+        strcmp(a->overload ? a->overload : "", b->overload ? b->overload : ""))
+        return 0;
+    for (i = 0; i < a->n_inputs; i++)
+        if (a->inputs[i] != b->inputs[i])
+            return 0;
+    for (i = 0; i < a->n_outputs; i++)
+        if ((a->outputs[i] == NULL) != (b->outputs[i] == NULL))
+            return 0;
+    for (i = 0; i < a->n_attrs; i++) {
+        int found = 0;
+        for (j = 0; j < b->n_attrs && !found; j++)
+            if (!strcmp(a->attrs[i].name, b->attrs[j].name))
+                found = pfvm__cse_attr_eq(&a->attrs[i], &b->attrs[j]) ? 1 : -1;
+        if (found != 1)
+            return 0;
+    }
+    return 1;
+}
+
+static int pfvm__cse_candidate(const pfvm_node *n)
+{
+    int j;
+    if (!n->op || (n->op->flags & PFVM_OP_NONDETERMINISTIC) || n->n_outputs < 1)
+        return 0;
+    for (j = 0; j < n->n_attrs; j++)
+        if (n->attrs[j].type == PFVM_ATTR_GRAPH || n->attrs[j].type == PFVM_ATTR_GRAPHS)
+            return 0;
+    return 1;
+}
+
+static uint64_t pfvm__cse_hash(const void *p, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    uint64_t h = 1469598103934665603ull;
+    size_t i;
+    for (i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Appends to an stb_ds char buffer. */
+static void pfvm__cse_put(char **buf, const char *fmt, ...)
+{
+    char tmp[128];
+    va_list ap;
+    int n, i;
+    va_start(ap, fmt);
+    n = pfvm__vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    for (i = 0; i < n && i < (int)sizeof tmp - 1; i++)
+        stbds_arrput(*buf, tmp[i]);
+}
+
+/* Merges small initializers with equal contents. */
+static pfvm_code pfvm__cse_inits(pfvm__cse *C, pfvm_graph *g)
+{
+    pfvm__cse_bucket *map = NULL;
+    pfvm_value ***buckets = NULL, **gone = NULL;
+    char *key = NULL;
+    pfvm_code rc = PFVM_OK;
+    int i, j, k, n = (int)stbds_arrlen(g->inits);
+    stbds_sh_new_arena(map);
+    for (i = 0; i < n && !rc; i++) {
+        pfvm_value *v = g->inits[i];
+        const pfvm_tensor *t = v->init;
+        ptrdiff_t at;
+        int merged = 0;
+        if (v->graph != g || v->is_input || v->is_output || !t || t->kind != PFVM_KIND_TENSOR ||
+            t->dtype == PFVM_STRING || (!t->data && pfvm_tensor_numel(t)) || pfvm__cse_bytes(t) > PFVM__CSE_INIT_BYTES)
+            continue;
+        stbds_arrsetlen(key, 0);
+        pfvm__cse_put(&key, "%d:%d", (int)t->dtype, t->rank);
+        for (k = 0; k < t->rank; k++)
+            pfvm__cse_put(&key, ",%lld", (long long)t->dims[k]);
+        pfvm__cse_put(&key, ":%llx", (unsigned long long)pfvm__cse_hash(t->data, pfvm__cse_bytes(t)));
+        stbds_arrput(key, 0);
+        at = stbds_shgeti(map, key);
+        if (at >= 0) {
+            pfvm_value **b = buckets[map[at].value];
+            for (j = 0; j < (int)stbds_arrlen(b) && !merged; j++)
+                if (pfvm__cse_tensor_eq(b[j]->init, t)) {
+                    if ((rc = pfvm__rw_replace_value(g, v, b[j], &merged, C->st)) != PFVM_OK)
+                        break;
+                }
+            if (merged) {
+                stbds_arrput(gone, v);
+                continue;
+            }
+            stbds_arrput(buckets[map[at].value], v);
+        } else {
+            pfvm_value **b = NULL;
+            stbds_arrput(b, v);
+            stbds_shput(map, key, (int)stbds_arrlen(buckets));
+            stbds_arrput(buckets, b);
+        }
+    }
+    if (!rc && stbds_arrlen(gone))
+        rc = pfvm_graph_remove_values(g, gone, (int)stbds_arrlen(gone), C->st);
+    for (i = 0; i < (int)stbds_arrlen(buckets); i++)
+        stbds_arrfree(buckets[i]);
+    stbds_arrfree(buckets);
+    stbds_arrfree(gone);
+    stbds_arrfree(key);
+    stbds_shfree(map);
+    return rc;
+}
+
+static pfvm_code pfvm__cse_graph(void *user, pfvm_graph *g)
+{
+    pfvm__cse *C = (pfvm__cse *)user;
+    pfvm__cse_bucket *map = NULL;
+    pfvm_node ***buckets = NULL, **dead = NULL;
+    char *key = NULL;
+    pfvm_code rc = pfvm__cse_inits(C, g);
+    int i, j, n;
+    if (rc || (rc = pfvm_graph_toposort(g, C->st)) != PFVM_OK)
+        return rc;
+    n = (int)stbds_arrlen(g->nodes);
+    stbds_sh_new_arena(map);
+    for (i = 0; i < n && !rc; i++) {
+        pfvm_node *nd = g->nodes[i];
+        ptrdiff_t at;
+        pfvm_node *same = NULL;
+        if (!pfvm__cse_candidate(nd))
+            continue;
+        stbds_arrsetlen(key, 0);
+        pfvm__cse_put(&key, "%s:%s:%d", nd->domain, nd->op_type, nd->n_outputs);
+        for (j = 0; j < nd->n_inputs; j++)
+            pfvm__cse_put(&key, ",%p", (void *)nd->inputs[j]);
+        stbds_arrput(key, 0);
+        at = stbds_shgeti(map, key);
+        if (at < 0) {
+            pfvm_node **b = NULL;
+            stbds_arrput(b, nd);
+            stbds_shput(map, key, (int)stbds_arrlen(buckets));
+            stbds_arrput(buckets, b);
+            continue;
+        }
+        for (j = 0; j < (int)stbds_arrlen(buckets[map[at].value]) && !same; j++)
+            if (pfvm__cse_same(buckets[map[at].value][j], nd))
+                same = buckets[map[at].value][j];
+        if (!same) {
+            stbds_arrput(buckets[map[at].value], nd);
+            continue;
+        }
+        {
+            int all = 1, done;
+            for (j = 0; j < nd->n_outputs && !rc; j++) {
+                if (!nd->outputs[j])
+                    continue;
+                rc = pfvm__rw_replace_value(g, nd->outputs[j], same->outputs[j], &done, C->st);
+                all &= done;
+            }
+            if (all) {
+                stbds_arrput(dead, nd);
+                C->stats->rewritten++;
+            }
+        }
+    }
+    if (!rc && stbds_arrlen(dead)) {
+        rc = pfvm_graph_remove_nodes(g, dead, (int)stbds_arrlen(dead), C->st);
+        C->stats->removed += (int)stbds_arrlen(dead);
+    }
+    for (i = 0; i < (int)stbds_arrlen(buckets); i++)
+        stbds_arrfree(buckets[i]);
+    stbds_arrfree(buckets);
+    stbds_arrfree(dead);
+    stbds_arrfree(key);
+    stbds_shfree(map);
+    return rc;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__pass_cse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st)
+{
+    pfvm__cse C;
+    (void)m;
+    C.stats = stats;
+    C.st = st;
+    return pfvm__for_graphs(g, pfvm__cse_graph, &C);
+}
+/* ---- src/passes/dce.c ---- */
+/* The dce pass: dead-code elimination. A node lives when a graph output or
+ * a living node (through an input or a subgraph's capture) reads one of
+ * its outputs; the others go, innermost graphs first so that captures
+ * dropped there free the outer nodes they kept. Then initializers nothing
+ * reads go (graph inputs stay: they are the model's interface). */
+
+static pfvm_code pfvm__dce_graph(pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+
+static pfvm_code pfvm__dce_subgraphs(pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st)
+{
+    int i, j, k;
+    pfvm_code rc = PFVM_OK;
+    for (i = 0; !rc && i < (int)stbds_arrlen(g->nodes); i++) {
+        pfvm_node *n = g->nodes[i];
+        for (j = 0; !rc && j < n->n_attrs; j++) {
+            pfvm_attr *a = &n->attrs[j];
+            if (a->type == PFVM_ATTR_GRAPH && a->g)
+                rc = pfvm__dce_graph(a->g, stats, st);
+            for (k = 0; !rc && a->type == PFVM_ATTR_GRAPHS && k < a->n; k++)
+                rc = pfvm__dce_graph(a->graphs[k], stats, st);
+        }
+    }
+    return rc;
+}
+
+static pfvm_code pfvm__dce_graph(pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st)
+{
+    int nv, n, i, j;
+    unsigned char *need;
+    pfvm_value **deps = NULL, **unused = NULL;
+    pfvm_node **dead = NULL;
+    pfvm_uses u;
+    pfvm_code rc = pfvm__dce_subgraphs(g, stats, st);
+    if (rc || (rc = pfvm_graph_toposort(g, st)) != PFVM_OK)
+        return rc;
+    nv = (int)stbds_arrlen(g->values);
+    n = (int)stbds_arrlen(g->nodes);
+    if (!(need = (unsigned char *)pfvm__calloc((size_t)nv + 1, 1)))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    for (i = 0; i < nv; i++)
+        g->values[i]->id = i;
+    for (i = 0; i < (int)stbds_arrlen(g->outputs); i++)
+        if (g->outputs[i]->graph == g)
+            need[g->outputs[i]->id] = 1;
+    /* nodes are in topological order: readers come after producers */
+    for (i = n - 1; i >= 0; i--) {
+        pfvm_node *nd = g->nodes[i];
+        int live = 0;
+        for (j = 0; j < nd->n_outputs; j++)
+            if (nd->outputs[j] && nd->outputs[j]->graph == g && need[nd->outputs[j]->id])
+                live = 1;
+        if (!live) {
+            stbds_arrput(dead, nd);
+            continue;
+        }
+        pfvm__node_deps(nd, &deps);
+        for (j = 0; j < (int)stbds_arrlen(deps); j++)
+            if (deps[j]->graph == g)
+                need[deps[j]->id] = 1;
+    }
+    if (stbds_arrlen(dead)) {
+        rc = pfvm_graph_remove_nodes(g, dead, (int)stbds_arrlen(dead), st);
+        stats->removed += (int)stbds_arrlen(dead);
+    }
+    /* initializers nothing reads any more */
+    if (!rc && (rc = pfvm_uses_build(&u, g, st)) == PFVM_OK) {
+        for (i = 0; i < (int)stbds_arrlen(g->inits); i++) {
+            pfvm_value *v = g->inits[i];
+            if (v->graph == g && !v->is_input && !v->is_output && !v->producer && !pfvm_uses_count(&u, v))
+                stbds_arrput(unused, v);
+        }
+        pfvm_uses_free(&u);
+        if (stbds_arrlen(unused))
+            rc = pfvm_graph_remove_values(g, unused, (int)stbds_arrlen(unused), st);
+    }
+    stbds_arrfree(deps);
+    stbds_arrfree(dead);
+    stbds_arrfree(unused);
+    pfvm__free(need);
+    return rc;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__pass_dce(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st)
+{
+    (void)m;
+    return pfvm__dce_graph(g, stats, st);
+}
+/* ---- src/passes/fold.c ---- */
+/* The fold pass: constant folding. A node is constant when inference
+ * already knows its outputs (Constant, shape arithmetic whose symbolic
+ * values are all constants: Shape -> Gather -> Concat of static dims) or
+ * when all its inputs are constants and running its reference kernel gives
+ * outputs of reasonable size. Constant outputs read by a node that is not
+ * itself constant become initializers; the constant nodes go. Random
+ * generators and nodes with subgraphs are never folded. */
+
+/* Outputs larger than this are never computed at optimization time, and
+ * outputs larger than PFVM__FOLD_SMALL only when they do not expand their
+ * inputs more than PFVM__FOLD_GROWTH times (ConstantOfShape, Tile, Expand
+ * and Range would bloat the saved model). */
+#ifndef PFVM_FOLD_MAX_ELEMS
+#define PFVM_FOLD_MAX_ELEMS (1 << 20)
+#endif
+#define PFVM__FOLD_SMALL 4096
+#define PFVM__FOLD_GROWTH 2
+
+typedef struct pfvm__fold {
+    pfvm_rewrite rw;
+    pfvm_pass_stats *stats;
+} pfvm__fold;
+
+static int pfvm__fold_candidate(const pfvm_node *n)
+{
+    int j;
+    if (!n->op || !n->op->kernel || (n->op->flags & PFVM_OP_NONDETERMINISTIC) || n->n_outputs > 16 ||
+        n->n_inputs > 16)
+        return 0;
+    for (j = 0; j < n->n_attrs; j++)
+        if (n->attrs[j].type == PFVM_ATTR_GRAPH || n->attrs[j].type == PFVM_ATTR_GRAPHS)
+            return 0;
+    for (j = 0; j < n->n_outputs; j++)
+        if (n->outputs[j])
+            return 1;
+    return 0;
+}
+
+/* Runs n's kernel on constant inputs; 1 when its outputs are now known
+ * (stored as facts, their data owned by the model). */
+static int pfvm__fold_run(pfvm__fold *F, pfvm_node *n)
+{
+    pfvm_rewrite *rw = &F->rw;
+    const pfvm_tensor *kin[16];
+    pfvm_tensor kout_t[16], *kout[16];
+    int64_t max_in = 0;
+    pfvm_kctx k;
+    pfvm_status st;
+    int i, d, ok = 1;
+    for (i = 0; i < n->n_inputs; i++) {
+        kin[i] = NULL;
+        if (!n->inputs[i])
+            continue;
+        if (!(kin[i] = pfvm_rw_value(rw, n->inputs[i])))
+            return 0;
+        if (pfvm_tensor_numel(kin[i]) > max_in)
+            max_in = pfvm_tensor_numel(kin[i]);
+    }
+    memset(kout_t, 0, sizeof kout_t);
+    for (i = 0; i < n->n_outputs; i++)
+        kout[i] = NULL;
+    for (i = 0; i < n->n_outputs; i++) {
+        const pfvm_shape *s = pfvm_rw_shape(rw, n->outputs[i]);
+        const pfvm_type *t = pfvm_rw_type(rw, n->outputs[i]);
+        int64_t dims[PFVM_MAX_RANK], numel = 1;
+        size_t bytes;
+        if (!n->outputs[i])
+            continue;
+        if (!s || t->dtype == PFVM_STRING || !pfvm_dtype_size(t->dtype))
+            ok = 0;
+        for (d = 0; ok && d < s->rank; d++)
+            if (!pfvm_sym_is_const(s->dims[d], &dims[d]) || !pfvm__mul_i64(numel, dims[d], &numel))
+                ok = 0;
+        if (ok && (numel > PFVM_FOLD_MAX_ELEMS ||
+                   (numel > PFVM__FOLD_SMALL && numel > PFVM__FOLD_GROWTH * max_in)))
+            ok = 0;
+        if (!ok)
+            break;
+        kout[i] = &kout_t[i];
+        kout[i]->kind = PFVM_KIND_TENSOR;
+        kout[i]->dtype = t->dtype;
+        pfvm_tensor_set_shape(kout[i], s->rank, dims, NULL);
+        bytes = (size_t)numel * pfvm_dtype_size(t->dtype);
+        kout[i]->nbytes = bytes;
+        /* not owned: the kernel sees planned storage */
+        if (!(kout[i]->data = pfvm__calloc(1, bytes ? bytes : 1)))
+            ok = 0;
+    }
+    if (ok) {
+        memset(&k, 0, sizeof k);
+        memset(&st, 0, sizeof st);
+        k.node = n;
+        k.n_in = n->n_inputs;
+        k.n_out = n->n_outputs;
+        k.in = kin;
+        k.out = kout;
+        k.st = &st;
+        ok = n->op->kernel(&k) == PFVM_OK;
+    }
+    for (i = 0; i < n->n_outputs; i++) {
+        pfvm_tensor *t;
+        pfvm_ival iv;
+        if (!kout[i])
+            continue;
+        if (!ok || kout_t[i].owns_data || kout_t[i].kind != PFVM_KIND_TENSOR ||
+            !(t = pfvm_model_tensor(rw->m, kout_t[i].dtype, kout_t[i].rank, kout_t[i].dims, kout_t[i].data, NULL)) ||
+            pfvm_model_own(rw->m, kout_t[i].data, NULL)) {
+            ok = 0;
+            if (kout_t[i].owns_data)
+                pfvm_tensor_release(&kout_t[i]);
+            else
+                pfvm__free(kout_t[i].data);
+            continue;
+        }
+        memset(&iv, 0, sizeof iv);
+        iv.type = *pfvm_rw_type(rw, n->outputs[i]);
+        iv.value = t;
+        pfvm__rw_set_fact(rw, n->outputs[i], &iv);
+    }
+    return ok;
+}
+
+/* A fresh initializer viewing t (model-lifetime data, never copied). */
+static pfvm_value *pfvm__fold_init(pfvm_rewrite *rw, const pfvm_tensor *t, const char *hint)
+{
+    pfvm_tensor *c;
+    pfvm_value *v;
+    pfvm_ival iv;
+    if (t->dtype == PFVM_STRING || !t->data)
+        return pfvm_rw_const(rw, t, hint);
+    if (!(c = pfvm_model_tensor(rw->m, t->dtype, t->rank, t->dims, t->data, rw->st)) ||
+        !(v = pfvm_graph_new_value(rw->g, hint, rw->st)) || pfvm_graph_add_init(rw->g, v, c, rw->st))
+        return NULL;
+    memset(&iv, 0, sizeof iv);
+    iv.type = v->type;
+    iv.value = c;
+    pfvm__rw_set_fact(rw, v, &iv);
+    return v;
+}
+
+static pfvm_code pfvm__fold_graph(void *user, pfvm_graph *g)
+{
+    pfvm__fold *F = (pfvm__fold *)user;
+    pfvm_rewrite *rw = &F->rw;
+    int n = (int)stbds_arrlen(g->nodes), i, j, k;
+    unsigned char *folded = (unsigned char *)pfvm__calloc((size_t)n + 1, 1);
+    pfvm_node **dead = NULL;
+    pfvm_uses u;
+    pfvm_code rc = PFVM_OK;
+    if (!folded)
+        return pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
+    pfvm_rw_set_graph(rw, g);
+    for (i = 0; i < n; i++) {
+        pfvm_node *nd = g->nodes[i];
+        int known = 1;
+        nd->id = i;
+        if (!pfvm__fold_candidate(nd))
+            continue;
+        for (j = 0; j < nd->n_outputs; j++)
+            if (nd->outputs[j] && !pfvm_rw_value(rw, nd->outputs[j]))
+                known = 0;
+        folded[i] = (unsigned char)(known || pfvm__fold_run(F, nd));
+    }
+    /* constant outputs that something not folded reads become initializers */
+    if ((rc = pfvm_uses_build(&u, g, rw->st)) != PFVM_OK) {
+        pfvm__free(folded);
+        return rc;
+    }
+    for (i = 0; i < n && !rc; i++) {
+        pfvm_node *nd = g->nodes[i];
+        if (!folded[i])
+            continue;
+        for (j = 0; j < nd->n_outputs && !rc; j++) {
+            pfvm_value *out = nd->outputs[j], *c;
+            const pfvm_use *us;
+            int cnt, needed = 0, done;
+            if (!out)
+                continue;
+            us = pfvm_uses_of(&u, out, &cnt);
+            for (k = 0; k < cnt; k++)
+                if (!us[k].top || !folded[us[k].top->id])
+                    needed = 1;
+            if (!needed)
+                continue;
+            if (!(c = pfvm__fold_init(rw, pfvm_rw_value(rw, out), out->name))) {
+                rc = rw->st ? rw->st->code : PFVM_ERR_NOMEM;
+                break;
+            }
+            rc = pfvm__rw_replace_value(g, out, c, &done, rw->st);
+            if (!done)
+                folded[i] = 0; /* a graph output keeps its node */
+            else
+                F->stats->rewritten++;
+        }
+    }
+    pfvm_uses_free(&u);
+    /* the folded nodes: nothing reads them now */
+    if (!rc && (rc = pfvm_uses_build(&u, g, rw->st)) == PFVM_OK) {
+        for (i = 0; i < n; i++) {
+            pfvm_node *nd = g->nodes[i];
+            int used = 0;
+            if (!folded[i])
+                continue;
+            for (j = 0; j < nd->n_outputs; j++)
+                if (nd->outputs[j] && pfvm_uses_count(&u, nd->outputs[j]))
+                    used = 1;
+            if (!used)
+                stbds_arrput(dead, nd);
+        }
+        pfvm_uses_free(&u);
+        /* readers removed first would leave nothing stale: remove all at once */
+        if (stbds_arrlen(dead)) {
+            rc = pfvm_graph_remove_nodes(g, dead, (int)stbds_arrlen(dead), rw->st);
+            F->stats->removed += (int)stbds_arrlen(dead);
+        }
+    }
+    stbds_arrfree(dead);
+    pfvm__free(folded);
+    return rc;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__pass_fold(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st)
+{
+    pfvm__fold F;
+    pfvm_code rc;
+    (void)g;
+    F.stats = stats;
+    if ((rc = pfvm_rw_begin(&F.rw, m, PFVM_RW_SIMPLIFY, st)) != PFVM_OK)
+        return rc;
+    rc = pfvm__for_graphs(m->graph, pfvm__fold_graph, &F);
+    pfvm_rw_free(&F.rw);
+    return rc;
+}
 /* ---- src/passes/passes.c ---- */
 /* The pass manager: the list of passes in pipeline order, name lookup, and
  * pfvm_optimize, which runs a list of them with statistics. */
@@ -15997,6 +16830,12 @@ pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int stri
 
 /* Pipeline order. Each pass's file adds its line here. */
 static const pfvm_pass pfvm__passes[] = {
+    {"fold", "constant folding: constant nodes and known shape arithmetic become initializers", pfvm__pass_fold, 1},
+    {"simplify", "the operators' own rewrites (Identity, no-op Reshape/Transpose/Cast/Pad/Slice, x*1, ...)",
+     pfvm__pass_simplify, 1},
+    {"cse", "common-subexpression elimination (equal nodes, equal small initializers)", pfvm__pass_cse, 1},
+    {"bnfold", "BatchNormalization folded into the Conv/Gemm/MatMul before it", pfvm__pass_bnfold, 1},
+    {"dce", "dead-code elimination: unused nodes, then unused initializers", pfvm__pass_dce, 1},
     {NULL, NULL, NULL, 0}
 };
 
@@ -16117,6 +16956,672 @@ pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *repo
         s += len + (e ? 1 : 0);
     }
     return pfvm_infer_shapes(m->graph, 0, st);
+}
+/* ---- src/passes/rewrite.c ---- */
+/* The rewrite context: facts kept from inference, the helpers hooks use to
+ * read and edit, and the end of a round (removing forwarded nodes). */
+
+#include <string.h>
+
+/* ---- facts ------------------------------------------------------------------- */
+
+/* Adds g to a list of graphs unless it is there. */
+static void pfvm__rw_note_graph(pfvm_graph ***gs, pfvm_graph *g)
+{
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(*gs); i++)
+        if ((*gs)[i] == g)
+            return;
+    stbds_arrput(*gs, g);
+}
+
+static pfvm__rw_graph_facts *pfvm__rw_entry(const pfvm_rewrite *rw, const pfvm_graph *g)
+{
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(rw->known); i++)
+        if (rw->known[i].g == g)
+            return &rw->known[i];
+    return NULL;
+}
+
+PFVM_INTERNAL const pfvm_ival *pfvm__rw_fact(const pfvm_rewrite *rw, const pfvm_value *v)
+{
+    const pfvm__rw_graph_facts *e;
+    if (!v || !(e = pfvm__rw_entry(rw, v->graph)))
+        return NULL;
+    if (v->id < 0 || v->id >= (int)stbds_arrlen(e->facts) || e->facts[v->id].v != v)
+        return NULL;
+    return &e->facts[v->id].iv;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__rw_set_fact(pfvm_rewrite *rw, const pfvm_value *v, const pfvm_ival *iv)
+{
+    pfvm__rw_graph_facts *e = pfvm__rw_entry(rw, v->graph);
+    int old;
+    if (!e) {
+        pfvm__rw_graph_facts ne;
+        ne.g = v->graph;
+        ne.facts = NULL;
+        stbds_arrput(rw->known, ne);
+        e = &rw->known[stbds_arrlen(rw->known) - 1];
+    }
+    old = (int)stbds_arrlen(e->facts);
+    if (v->id >= old) {
+        stbds_arrsetlen(e->facts, v->id + 1);
+        memset(&e->facts[old], 0, sizeof(pfvm__rw_slot) * (size_t)(v->id + 1 - old));
+    }
+    e->facts[v->id].v = v;
+    e->facts[v->id].iv = *iv;
+    return PFVM_OK;
+}
+
+static void pfvm__rw_keep(void *user, const pfvm_graph *g, const pfvm_ival *iv, int n)
+{
+    pfvm_rewrite *rw = (pfvm_rewrite *)user;
+    int i;
+    for (i = 0; i < n && i < (int)stbds_arrlen(g->values); i++)
+        pfvm__rw_set_fact(rw, g->values[i], &iv[i]);
+}
+
+/* An initializer that is also a graph input is a default the caller may
+ * replace. Inference treats it as known; the contents it computes from
+ * one are not constants. */
+static int pfvm__rw_overridable(const pfvm_value *v)
+{
+    return v->is_input && v->init && !v->producer;
+}
+
+static pfvm__rw_slot *pfvm__rw_fact_mut(pfvm_rewrite *rw, const pfvm_value *v)
+{
+    pfvm__rw_graph_facts *e;
+    if (!v || !(e = pfvm__rw_entry(rw, v->graph)))
+        return NULL;
+    if (v->id < 0 || v->id >= (int)stbds_arrlen(e->facts) || e->facts[v->id].v != v)
+        return NULL;
+    return &e->facts[v->id];
+}
+
+static pfvm_code pfvm__rw_taint_graph(void *user, pfvm_graph *g)
+{
+    pfvm_rewrite *rw = (pfvm_rewrite *)user;
+    pfvm_value **deps = NULL;
+    int i, j;
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+        pfvm_node *n = g->nodes[i];
+        int tainted = 0;
+        pfvm__node_deps(n, &deps);
+        for (j = 0; j < (int)stbds_arrlen(deps); j++) {
+            const pfvm__rw_slot *f = pfvm__rw_fact_mut(rw, deps[j]);
+            tainted |= pfvm__rw_overridable(deps[j]) || (f && f->tainted);
+        }
+        for (j = 0; tainted && j < n->n_outputs; j++) {
+            pfvm__rw_slot *f = pfvm__rw_fact_mut(rw, n->outputs[j]);
+            if (f) {
+                f->tainted = 1;
+                f->iv.value = NULL;
+                f->iv.sym = NULL;
+                f->iv.n_sym = 0;
+            }
+        }
+    }
+    stbds_arrfree(deps);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__rw_has_overridable(void *user, pfvm_graph *g)
+{
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(g->inputs); i++)
+        if (pfvm__rw_overridable(g->inputs[i]))
+            *(int *)user = 1;
+    return PFVM_OK;
+}
+
+pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st)
+{
+    int any = 0;
+    memset(rw, 0, sizeof *rw);
+    rw->m = m;
+    rw->g = m->graph;
+    rw->mode = mode;
+    rw->st = st;
+    if (pfvm__infer_shapes_keep(m->graph, pfvm__rw_keep, rw, st)) {
+        pfvm_rw_free(rw);
+        return st ? st->code : PFVM_ERR_SHAPE;
+    }
+    pfvm__for_graphs(m->graph, pfvm__rw_has_overridable, &any);
+    if (any)
+        pfvm__for_graphs(m->graph, pfvm__rw_taint_graph, rw);
+    return PFVM_OK;
+}
+
+void pfvm_rw_set_graph(pfvm_rewrite *rw, pfvm_graph *g)
+{
+    if (rw->g != g) {
+        pfvm_uses_free(&rw->uses);
+        rw->uses_valid = 0;
+        rw->g = g;
+    }
+}
+
+void pfvm_rw_free(pfvm_rewrite *rw)
+{
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(rw->known); i++)
+        stbds_arrfree(rw->known[i].facts);
+    stbds_arrfree(rw->known);
+    stbds_arrfree(rw->forwarded);
+    stbds_arrfree(rw->edited);
+    pfvm_uses_free(&rw->uses);
+    rw->uses_valid = 0;
+}
+
+pfvm_code pfvm_rw_end(pfvm_rewrite *rw, int *removed)
+{
+    pfvm_graph **gs = NULL;
+    pfvm_node **dead = NULL;
+    pfvm_code rc = PFVM_OK;
+    int i, j, k;
+    for (i = 0; i < (int)stbds_arrlen(rw->edited); i++)
+        pfvm__rw_note_graph(&gs, rw->edited[i]);
+    pfvm_uses_free(&rw->uses);
+    rw->uses_valid = 0;
+    for (i = 0; !rc && i < (int)stbds_arrlen(gs); i++) {
+        pfvm_uses u;
+        pfvm_graph *g = gs[i];
+        stbds_arrsetlen(dead, 0);
+        if ((rc = pfvm_uses_build(&u, g, rw->st)) != PFVM_OK)
+            break;
+        for (j = 0; j < (int)stbds_arrlen(rw->forwarded); j++) {
+            pfvm_node *n = rw->forwarded[j];
+            int used = 0, seen = 0;
+            if (n->graph != g)
+                continue;
+            for (k = 0; k < (int)stbds_arrlen(dead); k++)
+                seen |= dead[k] == n;
+            for (k = 0; k < n->n_outputs; k++)
+                if (n->outputs[k] && pfvm_uses_count(&u, n->outputs[k]))
+                    used = 1;
+            if (!used && !seen)
+                stbds_arrput(dead, n);
+        }
+        pfvm_uses_free(&u);
+        if (stbds_arrlen(dead)) {
+            rc = pfvm_graph_remove_nodes(g, dead, (int)stbds_arrlen(dead), rw->st);
+            if (removed)
+                *removed += (int)stbds_arrlen(dead);
+        }
+        if (!rc)
+            rc = pfvm_graph_toposort(g, rw->st);
+    }
+    stbds_arrfree(gs);
+    stbds_arrfree(dead);
+    pfvm_rw_free(rw);
+    return rc;
+}
+
+pfvm_code pfvm_rw_run_hook(pfvm_rewrite *rw, pfvm_node *node)
+{
+    if (!node->op || !node->op->simplify)
+        return PFVM_OK;
+    return node->op->simplify(rw, node);
+}
+
+unsigned pfvm_rw_mode(const pfvm_rewrite *rw)
+{
+    return rw->mode;
+}
+
+pfvm_model *pfvm_rw_model(const pfvm_rewrite *rw)
+{
+    return rw->m;
+}
+
+pfvm_symtab *pfvm_rw_symtab(const pfvm_rewrite *rw)
+{
+    return rw->m->syms;
+}
+
+pfvm_graph *pfvm_rw_graph(const pfvm_rewrite *rw)
+{
+    return rw->g;
+}
+
+int64_t pfvm_rw_opset(const pfvm_rewrite *rw, const char *domain)
+{
+    int64_t v = pfvm_model_opset(rw->m, domain);
+    return v ? v : 1;
+}
+
+const pfvm_type *pfvm_rw_type(const pfvm_rewrite *rw, const pfvm_value *v)
+{
+    const pfvm_ival *f = pfvm__rw_fact(rw, v);
+    const pfvm_type *t = f ? &f->type : v ? &v->type : NULL;
+    return t && t->kind != PFVM_KIND_UNKNOWN ? t : NULL;
+}
+
+const pfvm_shape *pfvm_rw_shape(const pfvm_rewrite *rw, const pfvm_value *v)
+{
+    const pfvm_type *t = pfvm_rw_type(rw, v);
+    return t && t->kind == PFVM_KIND_TENSOR && t->shape.rank >= 0 ? &t->shape : NULL;
+}
+
+const pfvm_tensor *pfvm_rw_value(const pfvm_rewrite *rw, const pfvm_value *v)
+{
+    const pfvm_ival *f = pfvm__rw_fact(rw, v);
+    const pfvm_tensor *t = f ? f->value : v ? v->init : NULL;
+    if (v && !t)
+        t = v->init;
+    if (!t || t->kind != PFVM_KIND_TENSOR || pfvm__rw_overridable(v))
+        return NULL;
+    return t->data || !pfvm_tensor_numel(t) ? t : NULL;
+}
+
+int pfvm_rw_ints(const pfvm_rewrite *rw, const pfvm_value *v, int64_t *out, int cap)
+{
+    const pfvm_tensor *t = pfvm_rw_value(rw, v);
+    const pfvm_ival *f = pfvm__rw_fact(rw, v);
+    int i;
+    if (t) {
+        int64_t n = pfvm_tensor_numel(t);
+        if ((!pfvm_dtype_is_int(t->dtype) && t->dtype != PFVM_BOOL) || n > cap)
+            return -1;
+        for (i = 0; i < n; i++)
+            out[i] = pfvm_tensor_get_i64(t, i);
+        return (int)n;
+    }
+    if (f && f->sym && f->n_sym <= cap) {
+        for (i = 0; i < f->n_sym; i++)
+            if (!pfvm_sym_is_const(f->sym[i], &out[i]))
+                return -1;
+        return f->n_sym;
+    }
+    return -1;
+}
+
+int pfvm_rw_syms(const pfvm_rewrite *rw, const pfvm_value *v, const pfvm_sym **out, int cap)
+{
+    const pfvm_tensor *t = pfvm_rw_value(rw, v);
+    const pfvm_ival *f = pfvm__rw_fact(rw, v);
+    int i;
+    if (f && f->sym && !pfvm__rw_overridable(v)) {
+        if (f->n_sym > cap)
+            return -1;
+        for (i = 0; i < f->n_sym; i++)
+            out[i] = f->sym[i];
+        return f->n_sym;
+    }
+    if (t) {
+        int64_t n = pfvm_tensor_numel(t);
+        if (!pfvm_dtype_is_int(t->dtype) || n > cap)
+            return -1;
+        for (i = 0; i < n; i++)
+            if (!(out[i] = pfvm_sym_const(rw->m->syms, pfvm_tensor_get_i64(t, i))))
+                return -1;
+        return (int)n;
+    }
+    return -1;
+}
+
+int pfvm_rw_is_all(const pfvm_rewrite *rw, const pfvm_value *v, double x)
+{
+    const pfvm_tensor *t = pfvm_rw_value(rw, v);
+    int64_t i, n;
+    if (!t || t->dtype == PFVM_STRING || !pfvm_dtype_size(t->dtype) || (n = pfvm_tensor_numel(t)) < 1)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (pfvm_tensor_get_f64(t, i) != x)
+            return 0;
+    return 1;
+}
+
+int pfvm_rw_readers(pfvm_rewrite *rw, const pfvm_value *v)
+{
+    pfvm_uses u;
+    int n;
+    if (!v)
+        return 0;
+    if (v->graph == rw->g) {
+        if (!rw->uses_valid) {
+            pfvm_uses_free(&rw->uses);
+            if (pfvm_uses_build(&rw->uses, rw->g, NULL))
+                return 1 << 30; /* unknown: as if read everywhere */
+            rw->uses_valid = 1;
+        }
+        return pfvm_uses_count(&rw->uses, v);
+    }
+    if (pfvm_uses_build(&u, v->graph, NULL))
+        return 1 << 30;
+    n = pfvm_uses_count(&u, v);
+    pfvm_uses_free(&u);
+    return n;
+}
+
+pfvm_node *pfvm_rw_producer(const pfvm_rewrite *rw, const pfvm_value *v)
+{
+    (void)rw;
+    return v ? v->producer : NULL;
+}
+
+int pfvm_rw_output_unused(pfvm_rewrite *rw, const pfvm_node *node, int i)
+{
+    return i >= node->n_outputs || !node->outputs[i] || pfvm_rw_readers(rw, node->outputs[i]) == 0;
+}
+
+/* ---- proofs ------------------------------------------------------------------ */
+
+int pfvm_rw_same_shape(const pfvm_shape *a, const pfvm_shape *b)
+{
+    int i;
+    if (!a || !b || a->rank < 0 || a->rank != b->rank)
+        return 0;
+    for (i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i] && !pfvm_sym_proven_eq(a->dims[i], b->dims[i]))
+            return 0;
+    return 1;
+}
+
+int pfvm_rw_same_type(const pfvm_rewrite *rw, const pfvm_value *a, const pfvm_value *b)
+{
+    const pfvm_type *ta = pfvm_rw_type(rw, a), *tb = pfvm_rw_type(rw, b);
+    if (!ta || !tb || ta->kind != PFVM_KIND_TENSOR || tb->kind != PFVM_KIND_TENSOR || ta->dtype != tb->dtype ||
+        ta->dtype == PFVM_UNDEFINED)
+        return 0;
+    return pfvm_rw_same_shape(&ta->shape, &tb->shape);
+}
+
+/* ---- edits -------------------------------------------------------------------- */
+
+PFVM_INTERNAL pfvm_code pfvm__rw_replace_value(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, int *done,
+                                               pfvm_status *st)
+{
+    pfvm_graph *og = old->graph;
+    int i, is_out = 0;
+    *done = 0;
+    if (old == repl)
+        return PFVM_OK;
+    for (i = 0; i < (int)stbds_arrlen(og->outputs); i++)
+        if (og->outputs[i] == old)
+            is_out = 1;
+    /* an output keeps its place only when repl is made by a node of the
+     * same graph and is no output itself (no extra Identity, no output
+     * named twice) */
+    if (is_out && (repl->graph != og || !repl->producer || repl->is_input || repl->is_output || repl->init))
+        return PFVM_OK;
+    *done = 1;
+    return pfvm_graph_replace_uses(g, old, repl, st);
+}
+
+pfvm_code pfvm_rw_forward(pfvm_rewrite *rw, pfvm_node *node, int i, pfvm_value *v)
+{
+    pfvm_value *old = i >= 0 && i < node->n_outputs ? node->outputs[i] : NULL;
+    int done;
+    pfvm_code rc;
+    if (!old || !v || old == v || !pfvm_rw_same_type(rw, old, v))
+        return PFVM_OK;
+    rc = pfvm__rw_replace_value(node->graph, old, v, &done, rw->st);
+    if (rc || !done)
+        return rc;
+    rw->changes++;
+    rw->uses_valid = 0;
+    stbds_arrput(rw->forwarded, node);
+    pfvm__rw_note_graph(&rw->edited, node->graph);
+    return PFVM_OK;
+}
+
+int pfvm_rw_failed(const pfvm_rewrite *rw)
+{
+    return rw->st && rw->st->code != PFVM_OK;
+}
+
+pfvm_code pfvm_rw_code(const pfvm_rewrite *rw)
+{
+    return rw->st ? rw->st->code : PFVM_OK;
+}
+
+pfvm_node *pfvm_rw_add_node(pfvm_rewrite *rw, const char *op_type, pfvm_value *const *inputs, int n_in, int n_out,
+                            const pfvm_node *like)
+{
+    pfvm_graph *g = rw->g;
+    int64_t opset = pfvm_rw_opset(rw, "");
+    const pfvm_op_def *def = pfvm_op_find("", op_type, opset);
+    pfvm_value *outs[8], *ins[16];
+    pfvm_node *n;
+    char name[256];
+    int i;
+    if (!def || n_out > 8 || n_in > 16 || n_out < 1)
+        return NULL;
+    for (i = 0; i < n_in; i++)
+        ins[i] = inputs[i];
+    for (i = 0; i < n_out; i++) {
+        const pfvm_value *l = like && i < like->n_outputs ? like->outputs[i] : NULL;
+        pfvm__snprintf(name, sizeof name, "%.200s", l ? l->name : op_type);
+        if (!(outs[i] = pfvm_graph_new_value(g, name, rw->st)))
+            return NULL;
+    }
+    pfvm__snprintf(name, sizeof name, "%.200s%s%s", like && like->name[0] ? like->name : op_type,
+                   like && like->name[0] ? "/" : "", like && like->name[0] ? op_type : "");
+    n = pfvm_graph_add_node(g, op_type, "", name, ins, n_in, outs, n_out, rw->st);
+    if (!n)
+        return NULL;
+    n->op = def;
+    n->opset = (int)opset;
+    rw->n_new++;
+    pfvm__rw_note_graph(&rw->edited, g);
+    return n;
+}
+
+pfvm_code pfvm_rw_copy_attrs(pfvm_rewrite *rw, pfvm_node *dst, const pfvm_node *src, const char *const *skip)
+{
+    int i, j;
+    for (i = 0; i < src->n_attrs; i++) {
+        const pfvm_attr *a = &src->attrs[i];
+        pfvm_attr *b;
+        int skipped = 0;
+        for (j = 0; skip && skip[j]; j++)
+            skipped |= !strcmp(skip[j], a->name);
+        if (skipped)
+            continue;
+        if (!(b = pfvm_node_add_attr(dst, a->name, a->type, rw->st)))
+            return rw->st ? rw->st->code : PFVM_ERR_NOMEM;
+        *b = *a;
+    }
+    return PFVM_OK;
+}
+
+pfvm_code pfvm_rw_infer_node(pfvm_rewrite *rw, pfvm_node *node)
+{
+    pfvm_ival tin[16], tout[8];
+    const pfvm_ival *ins[16];
+    pfvm_ival *outs[8];
+    pfvm_code rc;
+    int i;
+    if (node->n_inputs > 16 || node->n_outputs > 8)
+        return pfvm__fail(rw->st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): too many inputs or outputs to rewrite",
+                          node->name, node->op_type);
+    memset(tin, 0, sizeof tin);
+    memset(tout, 0, sizeof tout);
+    for (i = 0; i < node->n_inputs; i++) {
+        const pfvm_value *v = node->inputs[i];
+        const pfvm_ival *f = pfvm__rw_fact(rw, v);
+        ins[i] = NULL;
+        if (!v)
+            continue;
+        if (f) {
+            ins[i] = f;
+        } else {
+            tin[i].type = v->type;
+            tin[i].value = v->init;
+            ins[i] = &tin[i];
+        }
+    }
+    for (i = 0; i < node->n_outputs; i++) {
+        tout[i].type.shape.rank = -1;
+        outs[i] = node->outputs[i] ? &tout[i] : NULL;
+    }
+    rc = pfvm__infer_node(node, ins, outs, rw->m->syms, &rw->m->arena, rw->st);
+    if (rc)
+        return rc;
+    for (i = 0; i < node->n_outputs; i++)
+        if (node->outputs[i]) {
+            node->outputs[i]->type = tout[i].type;
+            pfvm__ival_materialize(&tout[i], &rw->m->arena);
+            pfvm__rw_set_fact(rw, node->outputs[i], &tout[i]);
+        }
+    rw->uses_valid = 0;
+    return PFVM_OK;
+}
+
+pfvm_value *pfvm_rw_const_new(pfvm_rewrite *rw, pfvm_dtype dtype, int rank, const int64_t *dims, const char *hint,
+                              pfvm_tensor **data)
+{
+    pfvm_tensor *t = pfvm_model_tensor(rw->m, dtype, rank, dims, NULL, rw->st);
+    pfvm_value *v;
+    pfvm_ival iv;
+    if (!t || !(v = pfvm_graph_new_value(rw->g, hint ? hint : "const", rw->st)))
+        return NULL;
+    if (pfvm_graph_add_init(rw->g, v, t, rw->st))
+        return NULL;
+    memset(&iv, 0, sizeof iv);
+    iv.type = v->type;
+    iv.value = t;
+    pfvm__rw_set_fact(rw, v, &iv);
+    if (data)
+        *data = t;
+    return v;
+}
+
+pfvm_value *pfvm_rw_const(pfvm_rewrite *rw, const pfvm_tensor *t, const char *hint)
+{
+    pfvm_tensor *d;
+    pfvm_value *v;
+    int64_t i, n = pfvm_tensor_numel(t);
+    if (t->kind != PFVM_KIND_TENSOR) {
+        pfvm__fail(rw->st, PFVM_ERR_UNSUPPORTED, "only dense tensors become initializers");
+        return NULL;
+    }
+    if (!(v = pfvm_rw_const_new(rw, t->dtype, t->rank, t->dims, hint, &d)))
+        return NULL;
+    if (t->dtype == PFVM_STRING) {
+        for (i = 0; i < n; i++) {
+            const char *s = ((char *const *)t->data)[i];
+            if (!(((const char **)d->data)[i] = pfvm_model_strdup(rw->m, s ? s : ""))) {
+                pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
+                return NULL;
+            }
+        }
+    } else if (n) {
+        memcpy(d->data, t->data, d->nbytes);
+    }
+    return v;
+}
+
+pfvm_value *pfvm_rw_const_ints(pfvm_rewrite *rw, const int64_t *vals, int n, const char *hint)
+{
+    int64_t len = n;
+    pfvm_tensor *d;
+    pfvm_value *v = pfvm_rw_const_new(rw, PFVM_INT64, 1, &len, hint, &d);
+    if (v && n)
+        memcpy(d->data, vals, sizeof(int64_t) * (size_t)n);
+    return v;
+}
+
+/* ---- absorbing ---------------------------------------------------------------- */
+
+pfvm_code pfvm_rw_absorb(pfvm_rewrite *rw, pfvm_node *producer, pfvm_rw_affine *a)
+{
+    pfvm_rw_affine *saved = rw->request;
+    pfvm_code rc = PFVM_OK;
+    a->result = NULL;
+    if (!producer || !producer->op || !producer->op->simplify)
+        return PFVM_OK;
+    rw->request = a;
+    rc = producer->op->simplify(rw, producer);
+    rw->request = saved;
+    return rc;
+}
+
+pfvm_rw_affine *pfvm_rw_request(const pfvm_rewrite *rw)
+{
+    return rw->request;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__for_graphs(pfvm_graph *g, pfvm_code (*f)(void *user, pfvm_graph *g), void *user)
+{
+    pfvm_code rc = f(user, g);
+    int i, j, k;
+    for (i = 0; !rc && i < (int)stbds_arrlen(g->nodes); i++) {
+        pfvm_node *n = g->nodes[i];
+        for (j = 0; !rc && j < n->n_attrs; j++) {
+            pfvm_attr *a = &n->attrs[j];
+            if (a->type == PFVM_ATTR_GRAPH && a->g)
+                rc = pfvm__for_graphs(a->g, f, user);
+            for (k = 0; !rc && a->type == PFVM_ATTR_GRAPHS && k < a->n; k++)
+                rc = pfvm__for_graphs(a->graphs[k], f, user);
+        }
+    }
+    return rc;
+}
+/* ---- src/passes/simplify.c ---- */
+/* The simplify and bnfold passes: they run the operators' own simplify
+ * hooks (pfvm_op_def.simplify) over every graph, re-inferring between
+ * rounds, until no hook changes anything. What each operator can drop or
+ * merge lives with the operator (src/ops); these drivers only ask. */
+
+#define PFVM__SIMPLIFY_ROUNDS 16
+
+static pfvm_code pfvm__simplify_graph(void *user, pfvm_graph *g)
+{
+    pfvm_rewrite *rw = (pfvm_rewrite *)user;
+    pfvm_node **todo = NULL;
+    pfvm_code rc = PFVM_OK;
+    int i, n = (int)stbds_arrlen(g->nodes);
+    pfvm_rw_set_graph(rw, g);
+    /* hooks append nodes: walk the nodes as they were */
+    stbds_arrsetlen(todo, n);
+    for (i = 0; i < n; i++)
+        todo[i] = g->nodes[i];
+    for (i = 0; i < n && !rc; i++)
+        rc = pfvm_rw_run_hook(rw, todo[i]);
+    stbds_arrfree(todo);
+    return rc;
+}
+
+/* Rounds of hooks in `mode` until a round changes nothing. */
+PFVM_INTERNAL pfvm_code pfvm__run_hooks(pfvm_model *m, unsigned mode, pfvm_pass_stats *stats, pfvm_status *st)
+{
+    int round;
+    for (round = 0; round < PFVM__SIMPLIFY_ROUNDS; round++) {
+        pfvm_rewrite rw;
+        pfvm_code rc = pfvm_rw_begin(&rw, m, mode, st);
+        int changes;
+        if (rc)
+            return rc;
+        rc = pfvm__for_graphs(m->graph, pfvm__simplify_graph, &rw);
+        changes = rw.changes;
+        if (rc) {
+            pfvm_rw_free(&rw);
+            return rc;
+        }
+        if ((rc = pfvm_rw_end(&rw, &stats->removed)) != PFVM_OK)
+            return rc;
+        stats->rewritten += changes;
+        if (!changes)
+            break;
+    }
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__pass_simplify(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st)
+{
+    (void)g;
+    return pfvm__run_hooks(m, PFVM_RW_SIMPLIFY, stats, st);
+}
+
+PFVM_INTERNAL pfvm_code pfvm__pass_bnfold(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st)
+{
+    (void)g;
+    return pfvm__run_hooks(m, PFVM_RW_AFFINE, stats, st);
 }
 /* ---- src/exec/exec.c ---- */
 

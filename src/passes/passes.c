@@ -6,6 +6,12 @@
 
 /* Pipeline order. Each pass's file adds its line here. */
 static const pfvm_pass pfvm__passes[] = {
+    {"fold", "constant folding: constant nodes and known shape arithmetic become initializers", pfvm__pass_fold, 1},
+    {"simplify", "the operators' own rewrites (Identity, no-op Reshape/Transpose/Cast/Pad/Slice, x*1, ...)",
+     pfvm__pass_simplify, 1},
+    {"cse", "common-subexpression elimination (equal nodes, equal small initializers)", pfvm__pass_cse, 1},
+    {"bnfold", "BatchNormalization folded into the Conv/Gemm/MatMul before it", pfvm__pass_bnfold, 1},
+    {"dce", "dead-code elimination: unused nodes, then unused initializers", pfvm__pass_dce, 1},
     {NULL, NULL, NULL, 0}
 };
 

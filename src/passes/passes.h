@@ -57,6 +57,13 @@ PFVM_API pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_rep
 /* Counts nodes of g and its subgraphs. */
 PFVM_API int pfvm_graph_count_nodes(const pfvm_graph *g);
 
+/* The passes (each in its own file, listed in passes.c). */
+PFVM_INTERNAL pfvm_code pfvm__pass_fold(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+PFVM_INTERNAL pfvm_code pfvm__pass_simplify(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+PFVM_INTERNAL pfvm_code pfvm__pass_cse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+PFVM_INTERNAL pfvm_code pfvm__pass_bnfold(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+PFVM_INTERNAL pfvm_code pfvm__pass_dce(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+
 #ifdef __cplusplus
 }
 #endif

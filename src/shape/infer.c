@@ -162,6 +162,8 @@ typedef struct pfvm__infer_frame {
     const pfvm_graph *g;
     pfvm_ival *iv;
     const struct pfvm__infer_frame *up;
+    pfvm_infer_keep_fn keep; /* or NULL */
+    void *user;
 } pfvm__infer_frame;
 
 static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *arena, const pfvm__infer_frame *up,
@@ -232,9 +234,16 @@ static void pfvm__infer_rest(const pfvm_node *n, const struct pfvm__infer_driver
     }
 }
 
-static pfvm_code pfvm__infer_graph(pfvm_graph *g, int strict, pfvm_arena *arena, pfvm_status *st)
+static pfvm_code pfvm__infer_graph(pfvm_graph *g, int strict, pfvm_arena *arena, pfvm_infer_keep_fn keep, void *user,
+                                   pfvm_status *st)
 {
-    return pfvm__infer_graph_in(g, strict, arena, NULL, st);
+    pfvm__infer_frame top;
+    top.g = NULL; /* matches no value's graph: only carries keep */
+    top.iv = NULL;
+    top.up = NULL;
+    top.keep = keep;
+    top.user = user;
+    return pfvm__infer_graph_in(g, strict, arena, &top, st);
 }
 
 static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *arena, const pfvm__infer_frame *up,
@@ -257,6 +266,8 @@ static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *are
     me.g = g;
     me.iv = iv;
     me.up = up;
+    me.keep = up ? up->keep : NULL;
+    me.user = up ? up->user : NULL;
     for (i = 0; i < (int)stbds_arrlen(g->nodes) && !rc; i++) {
         pfvm_node *n = g->nodes[i];
         stbds_arrsetlen(ins, n->n_inputs);
@@ -335,6 +346,8 @@ static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *are
                 v->type = outs[j]->type;
             }
     }
+    if (!rc && me.keep)
+        me.keep(me.user, g, iv, nv);
     stbds_arrfree(ins);
     stbds_arrfree(outs);
     pfvm__free(iv);
@@ -347,7 +360,15 @@ pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
     /* types may point at storage made during inference (sequence element
      * types): keep it with the model */
     if (!rc)
-        rc = pfvm__infer_graph(g, strict, &g->model->arena, st);
+        rc = pfvm__infer_graph(g, strict, &g->model->arena, NULL, NULL, st);
+    return rc;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st)
+{
+    pfvm_code rc = pfvm_graph_resolve_ops(g, 0, st);
+    if (!rc)
+        rc = pfvm__infer_graph(g, 0, &g->model->arena, keep, user, st);
     return rc;
 }
 

@@ -26,6 +26,19 @@ PFVM_API pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
  * symbolic. The model keeps the specialized input types (load the model
  * again for another binding). For users who know a dim ("n = 100000"). */
 PFVM_API pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st);
+
+/* Receives what inference learned about the values of one graph (g itself
+ * or a subgraph): iv[i] describes g->values[i] (type and, when known,
+ * contents: a constant tensor or symbolic scalars), n entries. The tensors
+ * and symbol arrays it points to live in the model's arena; iv itself is
+ * freed when keep returns, so copy the entries. */
+typedef void (*pfvm_infer_keep_fn)(void *user, const pfvm_graph *g, const pfvm_ival *iv, int n);
+
+/* pfvm_infer_shapes (not strict) that also hands each graph's knowledge to
+ * keep: passes read known contents (shape values, folded constants) this
+ * way. */
+PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st);
+
 /* Runs one node's inference: in/out are indexed like node->inputs and
  * node->outputs (NULL entries for omitted values). Errors are prefixed with
  * the node's name and op. */
