@@ -7370,6 +7370,110 @@ static pfvm_code pfvm__ew_infer_castlike(pfvm_ictx *c)
     return PFVM_OK;
 }
 
+/* ---- simplify hooks (src/passes/rewrite.h) ----------------------------------------------- */
+
+static int pfvm__ew_simplifying(const pfvm_rewrite *rw)
+{
+    return pfvm_rw_mode(rw) == PFVM_RW_SIMPLIFY && !pfvm_rw_request(rw);
+}
+
+/* out = x when the other operand is the constant e everywhere and
+ * broadcasting leaves x's shape and type as they are. */
+static int pfvm__ew_neutral(pfvm_rewrite *rw, const pfvm_node *n, int x, double e)
+{
+    return pfvm_rw_is_all(rw, n->inputs[1 - x], e) && pfvm_rw_same_type(rw, n->outputs[0], n->inputs[x]);
+}
+
+/* Add(y, c) where y's producer can absorb a per-channel scale: the
+ * request scale*(y + c) + shift becomes Add(scale*y, scale*c + shift). */
+static pfvm_code pfvm__ew_absorb_add(pfvm_rewrite *rw, pfvm_node *n, pfvm_rw_affine *req)
+{
+    int x, i, d, rank, crank, ca;
+    const pfvm_shape *os = pfvm_rw_shape(rw, n->outputs[0]);
+    for (x = 0; x < 2 && os; x++) {
+        pfvm_value *y = n->inputs[x], *cv, *in[2];
+        const pfvm_tensor *c = pfvm_rw_value(rw, n->inputs[1 - x]);
+        pfvm_rw_affine sub;
+        pfvm_tensor *t;
+        pfvm_node *add;
+        int64_t dims[PFVM_MAX_RANK], cn;
+        if (!c || !pfvm_dtype_is_float(c->dtype) || pfvm_rw_value(rw, y) || !pfvm_rw_same_type(rw, n->outputs[0], y) ||
+            pfvm_rw_readers(rw, y) != 1)
+            continue;
+        /* c must be constant along every axis but the channels' */
+        crank = c->rank;
+        ca = req->axis - (os->rank - crank);
+        for (d = 0; d < crank; d++)
+            if (c->dims[d] != 1 && !(d == ca && c->dims[d] == req->n))
+                break;
+        if (d < crank)
+            continue;
+        sub = *req;
+        sub.shift = NULL;
+        if (pfvm_rw_absorb(rw, pfvm_rw_producer(rw, y), &sub) || !sub.result)
+            return pfvm_rw_code(rw);
+        /* c' has the channel dim (and c's rank, at least) */
+        rank = crank > os->rank - req->axis ? crank : os->rank - req->axis;
+        for (d = 0; d < rank; d++)
+            dims[d] = 1;
+        dims[req->axis - (os->rank - rank)] = req->n;
+        if (!(cv = pfvm_rw_const_new(rw, c->dtype, rank, dims, "bias", &t)))
+            return pfvm_rw_code(rw);
+        cn = pfvm_tensor_numel(c);
+        for (i = 0; i < req->n; i++)
+            pfvm_red_store(t, i, pfvm_tensor_get_f64(c, cn == 1 ? 0 : i) * req->scale[i] + (req->shift ? req->shift[i] : 0));
+        in[x] = sub.result;
+        in[1 - x] = cv;
+        if (!(add = pfvm_rw_add_node(rw, "Add", in, 2, 1, n)) || pfvm_rw_infer_node(rw, add))
+            return pfvm_rw_code(rw);
+        req->result = add->outputs[0];
+        return PFVM_OK;
+    }
+    return PFVM_OK;
+}
+
+/* x+0, 0+x, x-0, x*1, 1*x, x/1, x**1 are x. (Which operator a node is,
+ * the family knows by its kernel.) */
+static pfvm_code pfvm__ew_simp_binary(pfvm_rewrite *rw, pfvm_node *n)
+{
+    pfvm_kernel_fn k = n->op->kernel;
+    pfvm_rw_affine *req = pfvm_rw_request(rw);
+    if (req)
+        return k == pfvm__ew_k_add ? pfvm__ew_absorb_add(rw, n, req) : PFVM_OK;
+    if (!pfvm__ew_simplifying(rw) || n->n_inputs != 2 || !n->inputs[0] || !n->inputs[1])
+        return PFVM_OK;
+    if (k == pfvm__ew_k_add || k == pfvm__ew_k_sub) {
+        if (pfvm__ew_neutral(rw, n, 0, 0.0))
+            return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+        if (k == pfvm__ew_k_add && pfvm__ew_neutral(rw, n, 1, 0.0))
+            return pfvm_rw_forward(rw, n, 0, n->inputs[1]);
+    } else if (k == pfvm__ew_k_mul || k == pfvm__ew_k_div || k == pfvm__ew_k_pow) {
+        if (pfvm__ew_neutral(rw, n, 0, 1.0))
+            return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+        if (k == pfvm__ew_k_mul && pfvm__ew_neutral(rw, n, 1, 1.0))
+            return pfvm_rw_forward(rw, n, 0, n->inputs[1]);
+    }
+    return PFVM_OK;
+}
+
+/* Sum, Mean, Max, Min of one input. */
+static pfvm_code pfvm__ew_simp_variadic(pfvm_rewrite *rw, pfvm_node *n)
+{
+    if (!pfvm__ew_simplifying(rw) || n->n_inputs != 1)
+        return PFVM_OK;
+    return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+}
+
+/* Cast to the type the input already has. */
+static pfvm_code pfvm__ew_simp_cast(pfvm_rewrite *rw, pfvm_node *n)
+{
+    const pfvm_type *t = pfvm_rw_type(rw, n->inputs[0]);
+    if (!pfvm__ew_simplifying(rw) || !t || t->kind != PFVM_KIND_TENSOR ||
+        pfvm_node_attr_int(n, "to", 0) != (int64_t)t->dtype)
+        return PFVM_OK;
+    return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+}
+
 /* ---- the table ------------------------------------------------------------------------- */
 
 static const pfvm_attr_spec pfvm__ew_a_alpha[] = {{"alpha", PFVM_ATTR_FLOAT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
@@ -7394,9 +7498,9 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
 #define PFVM__EW_U(name, since, kern, types, attrs) \
     {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, NULL, NULL}
 #define PFVM__EW_B(name, since, kern, infer, types, check, attrs) \
-    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, NULL, NULL, NULL}
+    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, NULL, NULL}
 #define PFVM__EW_V(name, since, kern, types) \
-    {name, "", since, 0, 1, -1, 1, 1, pfvm__ew_infer_bcast, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, NULL, NULL, NULL}
+    {name, "", since, 0, 1, -1, 1, 1, pfvm__ew_infer_bcast, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, NULL, NULL}
 
 const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_U("Abs", 1, pfvm__ew_k_abs, PFVM__EW_NUMERIC, NULL),
@@ -7472,7 +7576,7 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
     {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
      PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, NULL},
     {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, pfvm__ew_check_cast, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, NULL, NULL, NULL},
+     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, NULL, NULL},
     {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE,
      "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
@@ -9529,11 +9633,121 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+/* ---- simplify hooks: absorbing a per-channel scale and shift (bnfold) ------------------ */
+
+/* A request for the last axis of a float output whose weight B is a
+ * constant matrix with req->n columns (transposed: rows): the scaled copy
+ * of B, or NULL. */
+static pfvm_value *pfvm__la_scaled_b(pfvm_rewrite *rw, const pfvm_node *n, const pfvm_rw_affine *req, int tb)
+{
+    const pfvm_tensor *B = pfvm_rw_value(rw, n->inputs[1]);
+    const pfvm_shape *ys = pfvm_rw_shape(rw, n->outputs[0]);
+    pfvm_tensor *t;
+    pfvm_value *v;
+    int64_t i, cols, rows;
+    if (!B || !ys || B->rank != 2 || !pfvm_dtype_is_float(B->dtype) || req->axis != ys->rank - 1 ||
+        B->dims[tb ? 0 : 1] != req->n)
+        return NULL;
+    if (!(v = pfvm_rw_const_new(rw, B->dtype, 2, B->dims, n->inputs[1]->name, &t)))
+        return NULL;
+    rows = B->dims[0];
+    cols = B->dims[1];
+    for (i = 0; i < rows * cols; i++)
+        pfvm_red_store(t, i, pfvm_tensor_get_f64(B, i) * req->scale[tb ? i / cols : i % cols]);
+    return v;
+}
+
+/* MatMul(A, B) with B a constant matrix: MatMul(A, B*scale) (+ shift). */
+static pfvm_code pfvm__la_simp_matmul(pfvm_rewrite *rw, pfvm_node *n)
+{
+    pfvm_rw_affine *req = pfvm_rw_request(rw);
+    pfvm_value *in[2], *b;
+    pfvm_node *mm, *add;
+    pfvm_tensor *t;
+    int i;
+    if (!req || !(b = pfvm__la_scaled_b(rw, n, req, 0)))
+        return req ? pfvm_rw_code(rw) : PFVM_OK;
+    in[0] = n->inputs[0];
+    in[1] = b;
+    if (!(mm = pfvm_rw_add_node(rw, "MatMul", in, 2, 1, n)) || pfvm_rw_infer_node(rw, mm))
+        return pfvm_rw_code(rw);
+    req->result = mm->outputs[0];
+    if (!req->shift)
+        return PFVM_OK;
+    {
+        int64_t len = req->n;
+        if (!(in[1] = pfvm_rw_const_new(rw, pfvm_rw_type(rw, b)->dtype, 1, &len, "shift", &t)))
+            return pfvm_rw_code(rw);
+    }
+    for (i = 0; i < req->n; i++)
+        pfvm_red_store(t, i, req->shift[i]);
+    in[0] = mm->outputs[0];
+    req->result = NULL;
+    if (!(add = pfvm_rw_add_node(rw, "Add", in, 2, 1, n)) || pfvm_rw_infer_node(rw, add))
+        return pfvm_rw_code(rw);
+    req->result = add->outputs[0];
+    return PFVM_OK;
+}
+
+/* Gemm(A, B, C) with B and C constants: Gemm(A, B*scale, beta*C*scale +
+ * shift) with beta 1. */
+static pfvm_code pfvm__la_simp_gemm(pfvm_rewrite *rw, pfvm_node *n)
+{
+    static const char *const skip[] = {"beta", NULL};
+    pfvm_rw_affine *req = pfvm_rw_request(rw);
+    const pfvm_tensor *C = n->n_inputs > 2 && n->inputs[2] ? pfvm_rw_value(rw, n->inputs[2]) : NULL;
+    const pfvm_shape *ys = pfvm_rw_shape(rw, n->outputs[0]);
+    double beta = pfvm_node_attr_float(n, "beta", 1.0f);
+    int tb = pfvm_node_attr_int(n, "transB", 0) != 0, i, j;
+    int64_t dims[2], m = 1;
+    pfvm_value *in[3];
+    pfvm_tensor *t;
+    pfvm_node *g;
+    if (!req)
+        return PFVM_OK;
+    if (n->opset < 7 || !ys || ys->rank != 2 || (n->n_inputs > 2 && n->inputs[2] && !C) || (C && C->rank > 2))
+        return PFVM_OK;
+    /* C' is [n] unless C varies along the rows: then [m, n] */
+    if (C && C->rank == 2 && C->dims[0] != 1) {
+        if (!pfvm_sym_is_const(ys->dims[0], &m) || C->dims[0] != m)
+            return PFVM_OK;
+    }
+    if (C && ((C->rank >= 1 && C->dims[C->rank - 1] != 1 && C->dims[C->rank - 1] != req->n) ||
+              !pfvm_dtype_is_float(C->dtype)))
+        return PFVM_OK;
+    if (!(in[1] = pfvm__la_scaled_b(rw, n, req, tb)))
+        return pfvm_rw_code(rw);
+    dims[0] = m;
+    dims[1] = req->n;
+    if (!(in[2] = pfvm_rw_const_new(rw, pfvm_rw_type(rw, in[1])->dtype, m > 1 ? 2 : 1, m > 1 ? dims : dims + 1,
+                                    "bias", &t)))
+        return pfvm_rw_code(rw);
+    for (i = 0; i < m; i++)
+        for (j = 0; j < req->n; j++) {
+            double c = 0;
+            if (C) {
+                int64_t at = 0;
+                if (C->rank >= 1 && C->dims[C->rank - 1] != 1)
+                    at += j;
+                if (C->rank == 2 && C->dims[0] != 1)
+                    at += (int64_t)i * C->dims[1];
+                c = beta * pfvm_tensor_get_f64(C, at);
+            }
+            pfvm_red_store(t, (int64_t)i * req->n + j, c * req->scale[j] + (req->shift ? req->shift[j] : 0));
+        }
+    in[0] = n->inputs[0];
+    if (!(g = pfvm_rw_add_node(rw, "Gemm", in, 3, 1, n)) || pfvm_rw_copy_attrs(rw, g, n, skip) ||
+        pfvm_rw_infer_node(rw, g))
+        return pfvm_rw_code(rw);
+    req->result = g->outputs[0];
+    return PFVM_OK;
+}
+
 const pfvm_op_def pfvm__ops_linalg[] = {
     {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, NULL, NULL, NULL},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, NULL, NULL},
     {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, NULL, NULL, NULL},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, NULL, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 };
 /* ---- src/ops/misc.c ---- */
@@ -11563,10 +11777,93 @@ static pfvm_code pfvm__nn_k_hardmax(pfvm_kctx *k)
     return pfvm__nn_softmax(k, PFVM__NN_HARDMAX);
 }
 
+/* ---- simplify hooks: BatchNormalization folded into its producer (bnfold) --------------- */
+
+/* Conv(X, W, B) with W and B constants absorbs a per-channel scale and
+ * shift of its output channels: Conv(X, W*scale, B*scale + shift). */
+static pfvm_code pfvm__nn_simp_conv(pfvm_rewrite *rw, pfvm_node *n)
+{
+    pfvm_rw_affine *req = pfvm_rw_request(rw);
+    const pfvm_tensor *W = pfvm_rw_value(rw, n->inputs[1]);
+    const pfvm_tensor *B = n->n_inputs > 2 && n->inputs[2] ? pfvm_rw_value(rw, n->inputs[2]) : NULL;
+    pfvm_value *in[3];
+    pfvm_tensor *w, *b;
+    pfvm_node *c;
+    int64_t i, per, len;
+    if (!req)
+        return PFVM_OK;
+    if (req->axis != 1 || !W || W->rank < 1 || W->dims[0] != req->n || !pfvm_dtype_is_float(W->dtype) ||
+        (n->n_inputs > 2 && n->inputs[2] && (!B || pfvm_tensor_numel(B) != req->n)))
+        return PFVM_OK;
+    len = req->n;
+    if (!(in[1] = pfvm_rw_const_new(rw, W->dtype, W->rank, W->dims, n->inputs[1]->name, &w)) ||
+        !(in[2] = pfvm_rw_const_new(rw, W->dtype, 1, &len, "bias", &b)))
+        return pfvm_rw_code(rw);
+    per = req->n ? pfvm_tensor_numel(W) / req->n : 0;
+    for (i = 0; i < per * req->n; i++)
+        pfvm_red_store(w, i, pfvm_tensor_get_f64(W, i) * req->scale[i / per]);
+    for (i = 0; i < req->n; i++)
+        pfvm_red_store(b, i, (B ? pfvm_tensor_get_f64(B, i) : 0.0) * req->scale[i] + (req->shift ? req->shift[i] : 0));
+    in[0] = n->inputs[0];
+    if (!(c = pfvm_rw_add_node(rw, "Conv", in, 3, 1, n)) || pfvm_rw_copy_attrs(rw, c, n, NULL) ||
+        pfvm_rw_infer_node(rw, c))
+        return pfvm_rw_code(rw);
+    req->result = c->outputs[0];
+    return PFVM_OK;
+}
+
+/* BatchNormalization in inference form with constant parameters is
+ * y = x*scale + shift per channel (axis 1), scale = gamma/sqrt(var+eps),
+ * shift = beta - mean*scale: the node that makes x (read by nothing
+ * else) absorbs it when it can. */
+static pfvm_code pfvm__nn_simp_bn(pfvm_rewrite *rw, pfvm_node *n)
+{
+    const pfvm_tensor *p[4];
+    const pfvm_shape *xs = pfvm_rw_shape(rw, n->inputs[0]);
+    double eps = pfvm_node_attr_float(n, "epsilon", 1e-5f), *scale = NULL, *shift;
+    pfvm_node *prod = pfvm_rw_producer(rw, n->inputs[0]);
+    pfvm_rw_affine a;
+    pfvm_code rc;
+    int64_t C, c;
+    int j;
+    if (pfvm_rw_mode(rw) != PFVM_RW_AFFINE || pfvm_rw_request(rw) || !xs || xs->rank < 2 || !prod)
+        return PFVM_OK;
+    if (n->opset >= 14 ? pfvm_node_attr_int(n, "training_mode", 0) != 0
+                       : !(n->opset < 7 && pfvm_node_attr_int(n, "is_test", 0)) && n->n_outputs > 1 && n->outputs[1])
+        return PFVM_OK;
+    if (n->opset < 9 && pfvm_node_attr_int(n, "spatial", 1) == 0)
+        return PFVM_OK;
+    for (j = 1; j < n->n_outputs; j++)
+        if (!pfvm_rw_output_unused(rw, n, j))
+            return PFVM_OK;
+    if (!pfvm_sym_is_const(xs->dims[1], &C) || C < 1 || C > (1 << 24) || pfvm_rw_readers(rw, n->inputs[0]) != 1)
+        return PFVM_OK;
+    for (j = 0; j < 4; j++)
+        if (!(p[j] = pfvm_rw_value(rw, n->inputs[j + 1])) || pfvm_tensor_numel(p[j]) != C ||
+            !pfvm_dtype_is_float(p[j]->dtype))
+            return PFVM_OK;
+    if (!(scale = (double *)pfvm__malloc(sizeof(double) * 2 * (size_t)C)))
+        return pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
+    shift = scale + C;
+    for (c = 0; c < C; c++) {
+        scale[c] = pfvm_tensor_get_f64(p[0], c) / sqrt(pfvm_tensor_get_f64(p[3], c) + eps);
+        shift[c] = pfvm_tensor_get_f64(p[1], c) - pfvm_tensor_get_f64(p[2], c) * scale[c];
+    }
+    a.axis = 1;
+    a.n = (int)C;
+    a.scale = scale;
+    a.shift = shift;
+    rc = pfvm_rw_absorb(rw, prod, &a);
+    if (!rc && a.result)
+        rc = pfvm_rw_forward(rw, n, 0, a.result);
+    pfvm__free(scale);
+    return rc;
+}
+
 #define PFVM__NN_F "float,double,float16,bfloat16"
 
 const pfvm_op_def pfvm__ops_nn[] = {
-    {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
+    {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, pfvm__nn_simp_conv, NULL, NULL},
     {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
     {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, 0, NULL, NULL, NULL},
     {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
@@ -11576,8 +11873,8 @@ const pfvm_op_def pfvm__ops_nn[] = {
     {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
     {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
     {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
-    {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
-    {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
+    {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, NULL, NULL},
+    {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, NULL, NULL},
     {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
     {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
     {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
@@ -15678,6 +15975,191 @@ static pfvm_code pfvm__tn_k_trilu(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+/* ---- simplify hooks (src/passes/rewrite.h) --------------------------------------------------- */
+
+/* 1 when the hook should do its ordinary local rewrites. */
+static int pfvm__tn_simplifying(const pfvm_rewrite *rw)
+{
+    return pfvm_rw_mode(rw) == PFVM_RW_SIMPLIFY && !pfvm_rw_request(rw);
+}
+
+/* Identity, Expand to the input's shape, Tile with repeats of 1: output 0
+ * is input 0 when their types are proven equal. */
+static pfvm_code pfvm__tn_simp_same(pfvm_rewrite *rw, pfvm_node *n)
+{
+    if (!pfvm__tn_simplifying(rw) || n->n_inputs < 1)
+        return PFVM_OK;
+    return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+}
+
+/* Dropout in inference (no training_mode, or a constant false) whose mask
+ * nobody reads is its input. */
+static pfvm_code pfvm__tn_simp_dropout(pfvm_rewrite *rw, pfvm_node *n)
+{
+    int64_t training = 0;
+    if (!pfvm__tn_simplifying(rw))
+        return PFVM_OK;
+    if (n->opset < 7 && pfvm_node_attr_int(n, "is_test", 1) == 0)
+        return PFVM_OK;
+    if (n->opset >= 12 && n->n_inputs > 2 && n->inputs[2] &&
+        (pfvm_rw_ints(rw, n->inputs[2], &training, 1) != 1 || training != 0))
+        return PFVM_OK;
+    if (!pfvm_rw_output_unused(rw, n, 1))
+        return PFVM_OK;
+    return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+}
+
+/* Reshape, Flatten, Squeeze, Unsqueeze and Identity only reinterpret the
+ * row-major order: a chain of them is one Reshape. */
+static int pfvm__tn_is_reshape(const pfvm_node *n)
+{
+    pfvm_kernel_fn k = n && n->op ? n->op->kernel : NULL;
+    return k && (k == pfvm__tn_k_reshape || k == pfvm__tn_k_flatten || k == pfvm__tn_k_squeeze ||
+                 k == pfvm__tn_k_unsqueeze || k == pfvm__tn_k_identity) && n->n_inputs >= 1 && n->inputs[0];
+}
+
+/* Reshape's shape input for turning a tensor of shape x into one of shape
+ * y, with constants, 0 (copy x's dim at the same position) and at most one
+ * -1; 0 when y cannot be written so. */
+static int pfvm__tn_reshape_spec(const pfvm_shape *x, const pfvm_shape *y, int64_t *spec)
+{
+    int i, free_dim = -1;
+    for (i = 0; i < y->rank; i++) {
+        int64_t c, d;
+        if (pfvm_sym_is_const(y->dims[i], &c) && c != 0) {
+            spec[i] = c;
+        } else if (i < x->rank && pfvm_sym_proven_eq(y->dims[i], x->dims[i])) {
+            spec[i] = 0;
+        } else if (pfvm_sym_is_const(y->dims[i], &c) && i < x->rank && pfvm_sym_is_const(x->dims[i], &d) && d == 0) {
+            spec[i] = 0;
+        } else if (free_dim < 0) {
+            free_dim = i;
+            spec[i] = -1;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static pfvm_code pfvm__tn_simp_reshape(pfvm_rewrite *rw, pfvm_node *n)
+{
+    pfvm_value *root = n->inputs[0], *in[2];
+    const pfvm_shape *ys = pfvm_rw_shape(rw, n->outputs[0]), *rs;
+    int64_t spec[PFVM_MAX_RANK], have[PFVM_MAX_RANK];
+    int depth = 0, is_reshape = n->op->kernel == pfvm__tn_k_reshape, i, same;
+    pfvm_node *r;
+    if (!pfvm__tn_simplifying(rw) || !ys || !pfvm_rw_shape(rw, root))
+        return PFVM_OK;
+    /* the output equals the input, or the input of a reshape before it */
+    for (;;) {
+        pfvm_node *p = pfvm_rw_producer(rw, root);
+        if (pfvm_rw_same_type(rw, n->outputs[0], root))
+            return pfvm_rw_forward(rw, n, 0, root);
+        if (!pfvm__tn_is_reshape(p) || !pfvm_rw_shape(rw, p->inputs[0]) || depth >= 64)
+            break;
+        root = p->inputs[0];
+        depth++;
+    }
+    /* one Reshape with a constant target replaces the chain, or a shape
+     * computed at run time (Shape -> Gather -> Concat) */
+    if (pfvm_rw_opset(rw, "") < 5 || (!depth && !is_reshape) || (is_reshape && n->opset < 5))
+        return PFVM_OK;
+    rs = pfvm_rw_shape(rw, root);
+    if (!pfvm__tn_reshape_spec(rs, ys, spec))
+        return PFVM_OK;
+    if (!depth) {
+        same = pfvm_rw_ints(rw, n->inputs[1], have, PFVM_MAX_RANK) == ys->rank;
+        for (i = 0; same && i < ys->rank; i++)
+            same = have[i] == spec[i];
+        if (same)
+            return PFVM_OK;
+    }
+    in[0] = root;
+    if (!(in[1] = pfvm_rw_const_ints(rw, spec, ys->rank, "shape")))
+        return pfvm_rw_code(rw);
+    if (!(r = pfvm_rw_add_node(rw, "Reshape", in, 2, 1, n)) || pfvm_rw_infer_node(rw, r))
+        return pfvm_rw_code(rw);
+    return pfvm_rw_forward(rw, n, 0, r->outputs[0]);
+}
+
+/* Transpose by the identity permutation is its input; two transposes are
+ * one (or none). */
+static pfvm_code pfvm__tn_simp_transpose(pfvm_rewrite *rw, pfvm_node *n)
+{
+    const pfvm_shape *s = pfvm_rw_shape(rw, n->inputs[0]);
+    pfvm_node *p = pfvm_rw_producer(rw, n->inputs[0]), *t;
+    int perm[PFVM_MAX_RANK], inner[PFVM_MAX_RANK], i, ident = 1;
+    int64_t q[PFVM_MAX_RANK];
+    if (!pfvm__tn_simplifying(rw) || !s || !pfvm__tn_perm(n, s->rank, perm))
+        return PFVM_OK;
+    for (i = 0; i < s->rank; i++)
+        ident &= perm[i] == i;
+    if (ident)
+        return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+    if (!p || !p->op || p->op->kernel != pfvm__tn_k_transpose || !pfvm__tn_perm(p, s->rank, inner))
+        return PFVM_OK;
+    ident = 1;
+    for (i = 0; i < s->rank; i++) {
+        q[i] = inner[perm[i]];
+        ident &= q[i] == i;
+    }
+    if (ident)
+        return pfvm_rw_forward(rw, n, 0, p->inputs[0]);
+    if (!(t = pfvm_rw_add_node(rw, "Transpose", p->inputs, 1, 1, n)) ||
+        pfvm_node_set_attr_ints(t, "perm", q, s->rank, rw->st) || pfvm_rw_infer_node(rw, t))
+        return pfvm_rw_code(rw);
+    return pfvm_rw_forward(rw, n, 0, t->outputs[0]);
+}
+
+/* Pad with all-zero pads is its input. */
+static pfvm_code pfvm__tn_simp_pad(pfvm_rewrite *rw, pfvm_node *n)
+{
+    int64_t pads[2 * PFVM_MAX_RANK];
+    const int64_t *a;
+    int cnt, i;
+    if (!pfvm__tn_simplifying(rw))
+        return PFVM_OK;
+    if (n->opset < 11) {
+        if ((cnt = pfvm_node_attr_ints(n, "pads", &a)) < 0 || cnt > 2 * PFVM_MAX_RANK)
+            return PFVM_OK;
+        for (i = 0; i < cnt; i++)
+            pads[i] = a[i];
+    } else if (n->n_inputs < 2 || (cnt = pfvm_rw_ints(rw, n->inputs[1], pads, 2 * PFVM_MAX_RANK)) < 0) {
+        return PFVM_OK;
+    }
+    for (i = 0; i < cnt; i++)
+        if (pads[i])
+            return PFVM_OK;
+    return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+}
+
+/* A Slice with unit steps whose output has the input's shape took
+ * everything. */
+static pfvm_code pfvm__tn_simp_slice(pfvm_rewrite *rw, pfvm_node *n)
+{
+    int64_t steps[PFVM__TN_MAXV];
+    int cnt, i;
+    if (!pfvm__tn_simplifying(rw))
+        return PFVM_OK;
+    if (n->opset >= 10 && n->n_inputs > 4 && n->inputs[4]) {
+        if ((cnt = pfvm_rw_ints(rw, n->inputs[4], steps, PFVM__TN_MAXV)) < 0)
+            return PFVM_OK;
+        for (i = 0; i < cnt; i++)
+            if (steps[i] != 1)
+                return PFVM_OK;
+    }
+    return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+}
+
+/* One-input Concat. */
+static pfvm_code pfvm__tn_simp_concat(pfvm_rewrite *rw, pfvm_node *n)
+{
+    if (!pfvm__tn_simplifying(rw) || n->n_inputs != 1)
+        return PFVM_OK;
+    return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+}
+
 /* ---- the table ----------------------------------------------------------------------------------- */
 
 static const pfvm_attr_spec pfvm__tn_a_axis[] = {{"axis", PFVM_ATTR_INT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
@@ -15705,29 +16187,29 @@ static const pfvm_attr_spec pfvm__tn_a_cos[] = {{"value", PFVM_ATTR_TENSOR, 0}, 
 #define PFVM__TN_END {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 
 const pfvm_op_def pfvm__ops_tensor[] = {
-    {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, 0, NULL, NULL, NULL},
-    {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, NULL, NULL, NULL},
+    {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, 0, pfvm__tn_simp_same, NULL, NULL},
+    {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, NULL, NULL},
     {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, 0, NULL, NULL, NULL},
     {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL},
     {"Constant", "", 1, 0, 0, 0, 1, 1, pfvm__tn_infer_constant, pfvm__tn_k_constant, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL},
     {"ConstantOfShape", "", 9, 0, 1, 1, 1, 1, pfvm__tn_infer_cos, pfvm__tn_k_cos, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__tn_a_cos, 0, NULL, NULL, NULL},
-    {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, 0, NULL, NULL, NULL},
-    {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, 0, NULL, NULL, NULL},
-    {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, NULL, NULL},
-    {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, 0, NULL, NULL, NULL},
-    {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, 0, NULL, NULL, NULL},
-    {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL},
-    {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, NULL, NULL, NULL},
-    {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, NULL, NULL},
-    {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, NULL, NULL, NULL},
+    {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, 0, pfvm__tn_simp_reshape, NULL, NULL},
+    {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, 0, pfvm__tn_simp_reshape, NULL, NULL},
+    {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_reshape, NULL, NULL},
+    {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, 0, pfvm__tn_simp_reshape, NULL, NULL},
+    {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, 0, pfvm__tn_simp_reshape, NULL, NULL},
+    {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_reshape, NULL, NULL},
+    {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, pfvm__tn_simp_transpose, NULL, NULL},
+    {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_concat, NULL, NULL},
+    {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, pfvm__tn_simp_concat, NULL, NULL},
     {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, NULL, NULL},
-    {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, NULL, NULL, NULL},
-    {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL},
+    {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, pfvm__tn_simp_slice, NULL, NULL},
+    {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_slice, NULL, NULL},
     {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, NULL, NULL},
-    {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL},
-    {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL},
-    {"Pad", "", 2, 10, 1, 1, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "float,double,float16", pfvm__tn_a_pad2, 0, NULL, NULL, NULL},
-    {"Pad", "", 11, 0, 2, 4, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_pad, 0, NULL, NULL, NULL},
+    {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, NULL, NULL},
+    {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, NULL, NULL},
+    {"Pad", "", 2, 10, 1, 1, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "float,double,float16", pfvm__tn_a_pad2, 0, pfvm__tn_simp_pad, NULL, NULL},
+    {"Pad", "", 11, 0, 2, 4, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_pad, 0, pfvm__tn_simp_pad, NULL, NULL},
     {"Range", "", 11, 0, 3, 3, 1, 1, pfvm__tn_infer_range, pfvm__tn_k_range, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL},
     {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm__tn_infer_trilu, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_trilu, 0, NULL, NULL, NULL},
     PFVM__TN_END

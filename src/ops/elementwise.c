@@ -12,6 +12,7 @@
  * types are converted in small chunks to double or int64 and back, with one
  * dtype switch per chunk. */
 #include "ops_common.h"
+#include "../passes/rewrite.h"
 
 #include <errno.h>
 #include <float.h>
@@ -1557,6 +1558,110 @@ static pfvm_code pfvm__ew_infer_castlike(pfvm_ictx *c)
     return PFVM_OK;
 }
 
+/* ---- simplify hooks (src/passes/rewrite.h) ----------------------------------------------- */
+
+static int pfvm__ew_simplifying(const pfvm_rewrite *rw)
+{
+    return pfvm_rw_mode(rw) == PFVM_RW_SIMPLIFY && !pfvm_rw_request(rw);
+}
+
+/* out = x when the other operand is the constant e everywhere and
+ * broadcasting leaves x's shape and type as they are. */
+static int pfvm__ew_neutral(pfvm_rewrite *rw, const pfvm_node *n, int x, double e)
+{
+    return pfvm_rw_is_all(rw, n->inputs[1 - x], e) && pfvm_rw_same_type(rw, n->outputs[0], n->inputs[x]);
+}
+
+/* Add(y, c) where y's producer can absorb a per-channel scale: the
+ * request scale*(y + c) + shift becomes Add(scale*y, scale*c + shift). */
+static pfvm_code pfvm__ew_absorb_add(pfvm_rewrite *rw, pfvm_node *n, pfvm_rw_affine *req)
+{
+    int x, i, d, rank, crank, ca;
+    const pfvm_shape *os = pfvm_rw_shape(rw, n->outputs[0]);
+    for (x = 0; x < 2 && os; x++) {
+        pfvm_value *y = n->inputs[x], *cv, *in[2];
+        const pfvm_tensor *c = pfvm_rw_value(rw, n->inputs[1 - x]);
+        pfvm_rw_affine sub;
+        pfvm_tensor *t;
+        pfvm_node *add;
+        int64_t dims[PFVM_MAX_RANK], cn;
+        if (!c || !pfvm_dtype_is_float(c->dtype) || pfvm_rw_value(rw, y) || !pfvm_rw_same_type(rw, n->outputs[0], y) ||
+            pfvm_rw_readers(rw, y) != 1)
+            continue;
+        /* c must be constant along every axis but the channels' */
+        crank = c->rank;
+        ca = req->axis - (os->rank - crank);
+        for (d = 0; d < crank; d++)
+            if (c->dims[d] != 1 && !(d == ca && c->dims[d] == req->n))
+                break;
+        if (d < crank)
+            continue;
+        sub = *req;
+        sub.shift = NULL;
+        if (pfvm_rw_absorb(rw, pfvm_rw_producer(rw, y), &sub) || !sub.result)
+            return pfvm_rw_code(rw);
+        /* c' has the channel dim (and c's rank, at least) */
+        rank = crank > os->rank - req->axis ? crank : os->rank - req->axis;
+        for (d = 0; d < rank; d++)
+            dims[d] = 1;
+        dims[req->axis - (os->rank - rank)] = req->n;
+        if (!(cv = pfvm_rw_const_new(rw, c->dtype, rank, dims, "bias", &t)))
+            return pfvm_rw_code(rw);
+        cn = pfvm_tensor_numel(c);
+        for (i = 0; i < req->n; i++)
+            pfvm_red_store(t, i, pfvm_tensor_get_f64(c, cn == 1 ? 0 : i) * req->scale[i] + (req->shift ? req->shift[i] : 0));
+        in[x] = sub.result;
+        in[1 - x] = cv;
+        if (!(add = pfvm_rw_add_node(rw, "Add", in, 2, 1, n)) || pfvm_rw_infer_node(rw, add))
+            return pfvm_rw_code(rw);
+        req->result = add->outputs[0];
+        return PFVM_OK;
+    }
+    return PFVM_OK;
+}
+
+/* x+0, 0+x, x-0, x*1, 1*x, x/1, x**1 are x. (Which operator a node is,
+ * the family knows by its kernel.) */
+static pfvm_code pfvm__ew_simp_binary(pfvm_rewrite *rw, pfvm_node *n)
+{
+    pfvm_kernel_fn k = n->op->kernel;
+    pfvm_rw_affine *req = pfvm_rw_request(rw);
+    if (req)
+        return k == pfvm__ew_k_add ? pfvm__ew_absorb_add(rw, n, req) : PFVM_OK;
+    if (!pfvm__ew_simplifying(rw) || n->n_inputs != 2 || !n->inputs[0] || !n->inputs[1])
+        return PFVM_OK;
+    if (k == pfvm__ew_k_add || k == pfvm__ew_k_sub) {
+        if (pfvm__ew_neutral(rw, n, 0, 0.0))
+            return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+        if (k == pfvm__ew_k_add && pfvm__ew_neutral(rw, n, 1, 0.0))
+            return pfvm_rw_forward(rw, n, 0, n->inputs[1]);
+    } else if (k == pfvm__ew_k_mul || k == pfvm__ew_k_div || k == pfvm__ew_k_pow) {
+        if (pfvm__ew_neutral(rw, n, 0, 1.0))
+            return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+        if (k == pfvm__ew_k_mul && pfvm__ew_neutral(rw, n, 1, 1.0))
+            return pfvm_rw_forward(rw, n, 0, n->inputs[1]);
+    }
+    return PFVM_OK;
+}
+
+/* Sum, Mean, Max, Min of one input. */
+static pfvm_code pfvm__ew_simp_variadic(pfvm_rewrite *rw, pfvm_node *n)
+{
+    if (!pfvm__ew_simplifying(rw) || n->n_inputs != 1)
+        return PFVM_OK;
+    return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+}
+
+/* Cast to the type the input already has. */
+static pfvm_code pfvm__ew_simp_cast(pfvm_rewrite *rw, pfvm_node *n)
+{
+    const pfvm_type *t = pfvm_rw_type(rw, n->inputs[0]);
+    if (!pfvm__ew_simplifying(rw) || !t || t->kind != PFVM_KIND_TENSOR ||
+        pfvm_node_attr_int(n, "to", 0) != (int64_t)t->dtype)
+        return PFVM_OK;
+    return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+}
+
 /* ---- the table ------------------------------------------------------------------------- */
 
 static const pfvm_attr_spec pfvm__ew_a_alpha[] = {{"alpha", PFVM_ATTR_FLOAT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
@@ -1581,9 +1686,9 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
 #define PFVM__EW_U(name, since, kern, types, attrs) \
     {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, NULL, NULL}
 #define PFVM__EW_B(name, since, kern, infer, types, check, attrs) \
-    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, NULL, NULL, NULL}
+    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, NULL, NULL}
 #define PFVM__EW_V(name, since, kern, types) \
-    {name, "", since, 0, 1, -1, 1, 1, pfvm__ew_infer_bcast, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, NULL, NULL, NULL}
+    {name, "", since, 0, 1, -1, 1, 1, pfvm__ew_infer_bcast, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, NULL, NULL}
 
 const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_U("Abs", 1, pfvm__ew_k_abs, PFVM__EW_NUMERIC, NULL),
@@ -1659,7 +1764,7 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
     {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
      PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, NULL},
     {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, pfvm__ew_check_cast, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, NULL, NULL, NULL},
+     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, NULL, NULL},
     {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE,
      "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}

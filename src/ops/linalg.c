@@ -9,6 +9,7 @@
  * vector registers. Nothing is allocated. Other element types use a plain
  * triple loop through double or int64. */
 #include "ops_common.h"
+#include "../passes/rewrite.h"
 
 #define PFVM__LA_MR 4 /* rows of A per micro-tile */
 
@@ -358,10 +359,120 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+/* ---- simplify hooks: absorbing a per-channel scale and shift (bnfold) ------------------ */
+
+/* A request for the last axis of a float output whose weight B is a
+ * constant matrix with req->n columns (transposed: rows): the scaled copy
+ * of B, or NULL. */
+static pfvm_value *pfvm__la_scaled_b(pfvm_rewrite *rw, const pfvm_node *n, const pfvm_rw_affine *req, int tb)
+{
+    const pfvm_tensor *B = pfvm_rw_value(rw, n->inputs[1]);
+    const pfvm_shape *ys = pfvm_rw_shape(rw, n->outputs[0]);
+    pfvm_tensor *t;
+    pfvm_value *v;
+    int64_t i, cols, rows;
+    if (!B || !ys || B->rank != 2 || !pfvm_dtype_is_float(B->dtype) || req->axis != ys->rank - 1 ||
+        B->dims[tb ? 0 : 1] != req->n)
+        return NULL;
+    if (!(v = pfvm_rw_const_new(rw, B->dtype, 2, B->dims, n->inputs[1]->name, &t)))
+        return NULL;
+    rows = B->dims[0];
+    cols = B->dims[1];
+    for (i = 0; i < rows * cols; i++)
+        pfvm_red_store(t, i, pfvm_tensor_get_f64(B, i) * req->scale[tb ? i / cols : i % cols]);
+    return v;
+}
+
+/* MatMul(A, B) with B a constant matrix: MatMul(A, B*scale) (+ shift). */
+static pfvm_code pfvm__la_simp_matmul(pfvm_rewrite *rw, pfvm_node *n)
+{
+    pfvm_rw_affine *req = pfvm_rw_request(rw);
+    pfvm_value *in[2], *b;
+    pfvm_node *mm, *add;
+    pfvm_tensor *t;
+    int i;
+    if (!req || !(b = pfvm__la_scaled_b(rw, n, req, 0)))
+        return req ? pfvm_rw_code(rw) : PFVM_OK;
+    in[0] = n->inputs[0];
+    in[1] = b;
+    if (!(mm = pfvm_rw_add_node(rw, "MatMul", in, 2, 1, n)) || pfvm_rw_infer_node(rw, mm))
+        return pfvm_rw_code(rw);
+    req->result = mm->outputs[0];
+    if (!req->shift)
+        return PFVM_OK;
+    {
+        int64_t len = req->n;
+        if (!(in[1] = pfvm_rw_const_new(rw, pfvm_rw_type(rw, b)->dtype, 1, &len, "shift", &t)))
+            return pfvm_rw_code(rw);
+    }
+    for (i = 0; i < req->n; i++)
+        pfvm_red_store(t, i, req->shift[i]);
+    in[0] = mm->outputs[0];
+    req->result = NULL;
+    if (!(add = pfvm_rw_add_node(rw, "Add", in, 2, 1, n)) || pfvm_rw_infer_node(rw, add))
+        return pfvm_rw_code(rw);
+    req->result = add->outputs[0];
+    return PFVM_OK;
+}
+
+/* Gemm(A, B, C) with B and C constants: Gemm(A, B*scale, beta*C*scale +
+ * shift) with beta 1. */
+static pfvm_code pfvm__la_simp_gemm(pfvm_rewrite *rw, pfvm_node *n)
+{
+    static const char *const skip[] = {"beta", NULL};
+    pfvm_rw_affine *req = pfvm_rw_request(rw);
+    const pfvm_tensor *C = n->n_inputs > 2 && n->inputs[2] ? pfvm_rw_value(rw, n->inputs[2]) : NULL;
+    const pfvm_shape *ys = pfvm_rw_shape(rw, n->outputs[0]);
+    double beta = pfvm_node_attr_float(n, "beta", 1.0f);
+    int tb = pfvm_node_attr_int(n, "transB", 0) != 0, i, j;
+    int64_t dims[2], m = 1;
+    pfvm_value *in[3];
+    pfvm_tensor *t;
+    pfvm_node *g;
+    if (!req)
+        return PFVM_OK;
+    if (n->opset < 7 || !ys || ys->rank != 2 || (n->n_inputs > 2 && n->inputs[2] && !C) || (C && C->rank > 2))
+        return PFVM_OK;
+    /* C' is [n] unless C varies along the rows: then [m, n] */
+    if (C && C->rank == 2 && C->dims[0] != 1) {
+        if (!pfvm_sym_is_const(ys->dims[0], &m) || C->dims[0] != m)
+            return PFVM_OK;
+    }
+    if (C && ((C->rank >= 1 && C->dims[C->rank - 1] != 1 && C->dims[C->rank - 1] != req->n) ||
+              !pfvm_dtype_is_float(C->dtype)))
+        return PFVM_OK;
+    if (!(in[1] = pfvm__la_scaled_b(rw, n, req, tb)))
+        return pfvm_rw_code(rw);
+    dims[0] = m;
+    dims[1] = req->n;
+    if (!(in[2] = pfvm_rw_const_new(rw, pfvm_rw_type(rw, in[1])->dtype, m > 1 ? 2 : 1, m > 1 ? dims : dims + 1,
+                                    "bias", &t)))
+        return pfvm_rw_code(rw);
+    for (i = 0; i < m; i++)
+        for (j = 0; j < req->n; j++) {
+            double c = 0;
+            if (C) {
+                int64_t at = 0;
+                if (C->rank >= 1 && C->dims[C->rank - 1] != 1)
+                    at += j;
+                if (C->rank == 2 && C->dims[0] != 1)
+                    at += (int64_t)i * C->dims[1];
+                c = beta * pfvm_tensor_get_f64(C, at);
+            }
+            pfvm_red_store(t, (int64_t)i * req->n + j, c * req->scale[j] + (req->shift ? req->shift[j] : 0));
+        }
+    in[0] = n->inputs[0];
+    if (!(g = pfvm_rw_add_node(rw, "Gemm", in, 3, 1, n)) || pfvm_rw_copy_attrs(rw, g, n, skip) ||
+        pfvm_rw_infer_node(rw, g))
+        return pfvm_rw_code(rw);
+    req->result = g->outputs[0];
+    return PFVM_OK;
+}
+
 const pfvm_op_def pfvm__ops_linalg[] = {
     {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, NULL, NULL, NULL},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, NULL, NULL},
     {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, NULL, NULL, NULL},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, NULL, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 };

@@ -10,6 +10,7 @@
  * double through one load/store pair (float, double, float16, bfloat16;
  * integer stores saturate), with float fast paths where models spend time. */
 #include "ops_common.h"
+#include "../passes/rewrite.h"
 
 #include <math.h>
 
@@ -1540,10 +1541,93 @@ static pfvm_code pfvm__nn_k_hardmax(pfvm_kctx *k)
     return pfvm__nn_softmax(k, PFVM__NN_HARDMAX);
 }
 
+/* ---- simplify hooks: BatchNormalization folded into its producer (bnfold) --------------- */
+
+/* Conv(X, W, B) with W and B constants absorbs a per-channel scale and
+ * shift of its output channels: Conv(X, W*scale, B*scale + shift). */
+static pfvm_code pfvm__nn_simp_conv(pfvm_rewrite *rw, pfvm_node *n)
+{
+    pfvm_rw_affine *req = pfvm_rw_request(rw);
+    const pfvm_tensor *W = pfvm_rw_value(rw, n->inputs[1]);
+    const pfvm_tensor *B = n->n_inputs > 2 && n->inputs[2] ? pfvm_rw_value(rw, n->inputs[2]) : NULL;
+    pfvm_value *in[3];
+    pfvm_tensor *w, *b;
+    pfvm_node *c;
+    int64_t i, per, len;
+    if (!req)
+        return PFVM_OK;
+    if (req->axis != 1 || !W || W->rank < 1 || W->dims[0] != req->n || !pfvm_dtype_is_float(W->dtype) ||
+        (n->n_inputs > 2 && n->inputs[2] && (!B || pfvm_tensor_numel(B) != req->n)))
+        return PFVM_OK;
+    len = req->n;
+    if (!(in[1] = pfvm_rw_const_new(rw, W->dtype, W->rank, W->dims, n->inputs[1]->name, &w)) ||
+        !(in[2] = pfvm_rw_const_new(rw, W->dtype, 1, &len, "bias", &b)))
+        return pfvm_rw_code(rw);
+    per = req->n ? pfvm_tensor_numel(W) / req->n : 0;
+    for (i = 0; i < per * req->n; i++)
+        pfvm_red_store(w, i, pfvm_tensor_get_f64(W, i) * req->scale[i / per]);
+    for (i = 0; i < req->n; i++)
+        pfvm_red_store(b, i, (B ? pfvm_tensor_get_f64(B, i) : 0.0) * req->scale[i] + (req->shift ? req->shift[i] : 0));
+    in[0] = n->inputs[0];
+    if (!(c = pfvm_rw_add_node(rw, "Conv", in, 3, 1, n)) || pfvm_rw_copy_attrs(rw, c, n, NULL) ||
+        pfvm_rw_infer_node(rw, c))
+        return pfvm_rw_code(rw);
+    req->result = c->outputs[0];
+    return PFVM_OK;
+}
+
+/* BatchNormalization in inference form with constant parameters is
+ * y = x*scale + shift per channel (axis 1), scale = gamma/sqrt(var+eps),
+ * shift = beta - mean*scale: the node that makes x (read by nothing
+ * else) absorbs it when it can. */
+static pfvm_code pfvm__nn_simp_bn(pfvm_rewrite *rw, pfvm_node *n)
+{
+    const pfvm_tensor *p[4];
+    const pfvm_shape *xs = pfvm_rw_shape(rw, n->inputs[0]);
+    double eps = pfvm_node_attr_float(n, "epsilon", 1e-5f), *scale = NULL, *shift;
+    pfvm_node *prod = pfvm_rw_producer(rw, n->inputs[0]);
+    pfvm_rw_affine a;
+    pfvm_code rc;
+    int64_t C, c;
+    int j;
+    if (pfvm_rw_mode(rw) != PFVM_RW_AFFINE || pfvm_rw_request(rw) || !xs || xs->rank < 2 || !prod)
+        return PFVM_OK;
+    if (n->opset >= 14 ? pfvm_node_attr_int(n, "training_mode", 0) != 0
+                       : !(n->opset < 7 && pfvm_node_attr_int(n, "is_test", 0)) && n->n_outputs > 1 && n->outputs[1])
+        return PFVM_OK;
+    if (n->opset < 9 && pfvm_node_attr_int(n, "spatial", 1) == 0)
+        return PFVM_OK;
+    for (j = 1; j < n->n_outputs; j++)
+        if (!pfvm_rw_output_unused(rw, n, j))
+            return PFVM_OK;
+    if (!pfvm_sym_is_const(xs->dims[1], &C) || C < 1 || C > (1 << 24) || pfvm_rw_readers(rw, n->inputs[0]) != 1)
+        return PFVM_OK;
+    for (j = 0; j < 4; j++)
+        if (!(p[j] = pfvm_rw_value(rw, n->inputs[j + 1])) || pfvm_tensor_numel(p[j]) != C ||
+            !pfvm_dtype_is_float(p[j]->dtype))
+            return PFVM_OK;
+    if (!(scale = (double *)pfvm__malloc(sizeof(double) * 2 * (size_t)C)))
+        return pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
+    shift = scale + C;
+    for (c = 0; c < C; c++) {
+        scale[c] = pfvm_tensor_get_f64(p[0], c) / sqrt(pfvm_tensor_get_f64(p[3], c) + eps);
+        shift[c] = pfvm_tensor_get_f64(p[1], c) - pfvm_tensor_get_f64(p[2], c) * scale[c];
+    }
+    a.axis = 1;
+    a.n = (int)C;
+    a.scale = scale;
+    a.shift = shift;
+    rc = pfvm_rw_absorb(rw, prod, &a);
+    if (!rc && a.result)
+        rc = pfvm_rw_forward(rw, n, 0, a.result);
+    pfvm__free(scale);
+    return rc;
+}
+
 #define PFVM__NN_F "float,double,float16,bfloat16"
 
 const pfvm_op_def pfvm__ops_nn[] = {
-    {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
+    {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, pfvm__nn_simp_conv, NULL, NULL},
     {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
     {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, 0, NULL, NULL, NULL},
     {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
@@ -1553,8 +1637,8 @@ const pfvm_op_def pfvm__ops_nn[] = {
     {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
     {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
     {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
-    {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
-    {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
+    {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, NULL, NULL},
+    {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, NULL, NULL},
     {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
     {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
     {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},

@@ -15,6 +15,7 @@
  * Unsqueeze -> Concat -> Reshape chains resolve before anything runs. */
 #include "ops_common.h"
 #include "../shape/infer.h"
+#include "../passes/rewrite.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -2212,6 +2213,191 @@ static pfvm_code pfvm__tn_k_trilu(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+/* ---- simplify hooks (src/passes/rewrite.h) --------------------------------------------------- */
+
+/* 1 when the hook should do its ordinary local rewrites. */
+static int pfvm__tn_simplifying(const pfvm_rewrite *rw)
+{
+    return pfvm_rw_mode(rw) == PFVM_RW_SIMPLIFY && !pfvm_rw_request(rw);
+}
+
+/* Identity, Expand to the input's shape, Tile with repeats of 1: output 0
+ * is input 0 when their types are proven equal. */
+static pfvm_code pfvm__tn_simp_same(pfvm_rewrite *rw, pfvm_node *n)
+{
+    if (!pfvm__tn_simplifying(rw) || n->n_inputs < 1)
+        return PFVM_OK;
+    return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+}
+
+/* Dropout in inference (no training_mode, or a constant false) whose mask
+ * nobody reads is its input. */
+static pfvm_code pfvm__tn_simp_dropout(pfvm_rewrite *rw, pfvm_node *n)
+{
+    int64_t training = 0;
+    if (!pfvm__tn_simplifying(rw))
+        return PFVM_OK;
+    if (n->opset < 7 && pfvm_node_attr_int(n, "is_test", 1) == 0)
+        return PFVM_OK;
+    if (n->opset >= 12 && n->n_inputs > 2 && n->inputs[2] &&
+        (pfvm_rw_ints(rw, n->inputs[2], &training, 1) != 1 || training != 0))
+        return PFVM_OK;
+    if (!pfvm_rw_output_unused(rw, n, 1))
+        return PFVM_OK;
+    return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+}
+
+/* Reshape, Flatten, Squeeze, Unsqueeze and Identity only reinterpret the
+ * row-major order: a chain of them is one Reshape. */
+static int pfvm__tn_is_reshape(const pfvm_node *n)
+{
+    pfvm_kernel_fn k = n && n->op ? n->op->kernel : NULL;
+    return k && (k == pfvm__tn_k_reshape || k == pfvm__tn_k_flatten || k == pfvm__tn_k_squeeze ||
+                 k == pfvm__tn_k_unsqueeze || k == pfvm__tn_k_identity) && n->n_inputs >= 1 && n->inputs[0];
+}
+
+/* Reshape's shape input for turning a tensor of shape x into one of shape
+ * y, with constants, 0 (copy x's dim at the same position) and at most one
+ * -1; 0 when y cannot be written so. */
+static int pfvm__tn_reshape_spec(const pfvm_shape *x, const pfvm_shape *y, int64_t *spec)
+{
+    int i, free_dim = -1;
+    for (i = 0; i < y->rank; i++) {
+        int64_t c, d;
+        if (pfvm_sym_is_const(y->dims[i], &c) && c != 0) {
+            spec[i] = c;
+        } else if (i < x->rank && pfvm_sym_proven_eq(y->dims[i], x->dims[i])) {
+            spec[i] = 0;
+        } else if (pfvm_sym_is_const(y->dims[i], &c) && i < x->rank && pfvm_sym_is_const(x->dims[i], &d) && d == 0) {
+            spec[i] = 0;
+        } else if (free_dim < 0) {
+            free_dim = i;
+            spec[i] = -1;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static pfvm_code pfvm__tn_simp_reshape(pfvm_rewrite *rw, pfvm_node *n)
+{
+    pfvm_value *root = n->inputs[0], *in[2];
+    const pfvm_shape *ys = pfvm_rw_shape(rw, n->outputs[0]), *rs;
+    int64_t spec[PFVM_MAX_RANK], have[PFVM_MAX_RANK];
+    int depth = 0, is_reshape = n->op->kernel == pfvm__tn_k_reshape, i, same;
+    pfvm_node *r;
+    if (!pfvm__tn_simplifying(rw) || !ys || !pfvm_rw_shape(rw, root))
+        return PFVM_OK;
+    /* the output equals the input, or the input of a reshape before it */
+    for (;;) {
+        pfvm_node *p = pfvm_rw_producer(rw, root);
+        if (pfvm_rw_same_type(rw, n->outputs[0], root))
+            return pfvm_rw_forward(rw, n, 0, root);
+        if (!pfvm__tn_is_reshape(p) || !pfvm_rw_shape(rw, p->inputs[0]) || depth >= 64)
+            break;
+        root = p->inputs[0];
+        depth++;
+    }
+    /* one Reshape with a constant target replaces the chain, or a shape
+     * computed at run time (Shape -> Gather -> Concat) */
+    if (pfvm_rw_opset(rw, "") < 5 || (!depth && !is_reshape) || (is_reshape && n->opset < 5))
+        return PFVM_OK;
+    rs = pfvm_rw_shape(rw, root);
+    if (!pfvm__tn_reshape_spec(rs, ys, spec))
+        return PFVM_OK;
+    if (!depth) {
+        same = pfvm_rw_ints(rw, n->inputs[1], have, PFVM_MAX_RANK) == ys->rank;
+        for (i = 0; same && i < ys->rank; i++)
+            same = have[i] == spec[i];
+        if (same)
+            return PFVM_OK;
+    }
+    in[0] = root;
+    if (!(in[1] = pfvm_rw_const_ints(rw, spec, ys->rank, "shape")))
+        return pfvm_rw_code(rw);
+    if (!(r = pfvm_rw_add_node(rw, "Reshape", in, 2, 1, n)) || pfvm_rw_infer_node(rw, r))
+        return pfvm_rw_code(rw);
+    return pfvm_rw_forward(rw, n, 0, r->outputs[0]);
+}
+
+/* Transpose by the identity permutation is its input; two transposes are
+ * one (or none). */
+static pfvm_code pfvm__tn_simp_transpose(pfvm_rewrite *rw, pfvm_node *n)
+{
+    const pfvm_shape *s = pfvm_rw_shape(rw, n->inputs[0]);
+    pfvm_node *p = pfvm_rw_producer(rw, n->inputs[0]), *t;
+    int perm[PFVM_MAX_RANK], inner[PFVM_MAX_RANK], i, ident = 1;
+    int64_t q[PFVM_MAX_RANK];
+    if (!pfvm__tn_simplifying(rw) || !s || !pfvm__tn_perm(n, s->rank, perm))
+        return PFVM_OK;
+    for (i = 0; i < s->rank; i++)
+        ident &= perm[i] == i;
+    if (ident)
+        return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+    if (!p || !p->op || p->op->kernel != pfvm__tn_k_transpose || !pfvm__tn_perm(p, s->rank, inner))
+        return PFVM_OK;
+    ident = 1;
+    for (i = 0; i < s->rank; i++) {
+        q[i] = inner[perm[i]];
+        ident &= q[i] == i;
+    }
+    if (ident)
+        return pfvm_rw_forward(rw, n, 0, p->inputs[0]);
+    if (!(t = pfvm_rw_add_node(rw, "Transpose", p->inputs, 1, 1, n)) ||
+        pfvm_node_set_attr_ints(t, "perm", q, s->rank, rw->st) || pfvm_rw_infer_node(rw, t))
+        return pfvm_rw_code(rw);
+    return pfvm_rw_forward(rw, n, 0, t->outputs[0]);
+}
+
+/* Pad with all-zero pads is its input. */
+static pfvm_code pfvm__tn_simp_pad(pfvm_rewrite *rw, pfvm_node *n)
+{
+    int64_t pads[2 * PFVM_MAX_RANK];
+    const int64_t *a;
+    int cnt, i;
+    if (!pfvm__tn_simplifying(rw))
+        return PFVM_OK;
+    if (n->opset < 11) {
+        if ((cnt = pfvm_node_attr_ints(n, "pads", &a)) < 0 || cnt > 2 * PFVM_MAX_RANK)
+            return PFVM_OK;
+        for (i = 0; i < cnt; i++)
+            pads[i] = a[i];
+    } else if (n->n_inputs < 2 || (cnt = pfvm_rw_ints(rw, n->inputs[1], pads, 2 * PFVM_MAX_RANK)) < 0) {
+        return PFVM_OK;
+    }
+    for (i = 0; i < cnt; i++)
+        if (pads[i])
+            return PFVM_OK;
+    return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+}
+
+/* A Slice with unit steps whose output has the input's shape took
+ * everything. */
+static pfvm_code pfvm__tn_simp_slice(pfvm_rewrite *rw, pfvm_node *n)
+{
+    int64_t steps[PFVM__TN_MAXV];
+    int cnt, i;
+    if (!pfvm__tn_simplifying(rw))
+        return PFVM_OK;
+    if (n->opset >= 10 && n->n_inputs > 4 && n->inputs[4]) {
+        if ((cnt = pfvm_rw_ints(rw, n->inputs[4], steps, PFVM__TN_MAXV)) < 0)
+            return PFVM_OK;
+        for (i = 0; i < cnt; i++)
+            if (steps[i] != 1)
+                return PFVM_OK;
+    }
+    return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+}
+
+/* One-input Concat. */
+static pfvm_code pfvm__tn_simp_concat(pfvm_rewrite *rw, pfvm_node *n)
+{
+    if (!pfvm__tn_simplifying(rw) || n->n_inputs != 1)
+        return PFVM_OK;
+    return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
+}
+
 /* ---- the table ----------------------------------------------------------------------------------- */
 
 static const pfvm_attr_spec pfvm__tn_a_axis[] = {{"axis", PFVM_ATTR_INT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
@@ -2239,29 +2425,29 @@ static const pfvm_attr_spec pfvm__tn_a_cos[] = {{"value", PFVM_ATTR_TENSOR, 0}, 
 #define PFVM__TN_END {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 
 const pfvm_op_def pfvm__ops_tensor[] = {
-    {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, 0, NULL, NULL, NULL},
-    {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, NULL, NULL, NULL},
+    {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, 0, pfvm__tn_simp_same, NULL, NULL},
+    {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, NULL, NULL},
     {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, 0, NULL, NULL, NULL},
     {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL},
     {"Constant", "", 1, 0, 0, 0, 1, 1, pfvm__tn_infer_constant, pfvm__tn_k_constant, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL},
     {"ConstantOfShape", "", 9, 0, 1, 1, 1, 1, pfvm__tn_infer_cos, pfvm__tn_k_cos, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__tn_a_cos, 0, NULL, NULL, NULL},
-    {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, 0, NULL, NULL, NULL},
-    {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, 0, NULL, NULL, NULL},
-    {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, NULL, NULL},
-    {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, 0, NULL, NULL, NULL},
-    {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, 0, NULL, NULL, NULL},
-    {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL},
-    {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, NULL, NULL, NULL},
-    {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, NULL, NULL},
-    {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, NULL, NULL, NULL},
+    {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, 0, pfvm__tn_simp_reshape, NULL, NULL},
+    {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, 0, pfvm__tn_simp_reshape, NULL, NULL},
+    {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_reshape, NULL, NULL},
+    {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, 0, pfvm__tn_simp_reshape, NULL, NULL},
+    {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, 0, pfvm__tn_simp_reshape, NULL, NULL},
+    {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_reshape, NULL, NULL},
+    {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, pfvm__tn_simp_transpose, NULL, NULL},
+    {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_concat, NULL, NULL},
+    {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, pfvm__tn_simp_concat, NULL, NULL},
     {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, NULL, NULL},
-    {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, NULL, NULL, NULL},
-    {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL},
+    {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, pfvm__tn_simp_slice, NULL, NULL},
+    {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_slice, NULL, NULL},
     {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, NULL, NULL},
-    {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL},
-    {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL},
-    {"Pad", "", 2, 10, 1, 1, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "float,double,float16", pfvm__tn_a_pad2, 0, NULL, NULL, NULL},
-    {"Pad", "", 11, 0, 2, 4, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_pad, 0, NULL, NULL, NULL},
+    {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, NULL, NULL},
+    {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, NULL, NULL},
+    {"Pad", "", 2, 10, 1, 1, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "float,double,float16", pfvm__tn_a_pad2, 0, pfvm__tn_simp_pad, NULL, NULL},
+    {"Pad", "", 11, 0, 2, 4, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_pad, 0, pfvm__tn_simp_pad, NULL, NULL},
     {"Range", "", 11, 0, 3, 3, 1, 1, pfvm__tn_infer_range, pfvm__tn_k_range, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL},
     {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm__tn_infer_trilu, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_trilu, 0, NULL, NULL, NULL},
     PFVM__TN_END
