@@ -6,7 +6,8 @@
 # Parts: unit tests (build/tests/test_*), the ONNX backend suites from
 # Debian's libonnx-testdata run by `interp test` (known failures in
 # tests/known_failures.txt count as skipped; one that passes is a failure,
-# so the list only shrinks), the torch-exported model fixtures under
+# so the list only shrinks; the node suite runs twice, optimized as
+# `interp test` does by default and with --no-opt), the torch-exported model fixtures under
 # tests/models, and the command-line checks in tests/cli.sh. With
 # PFVM_ASAN=1 the same suites run again with the AddressSanitizer +
 # UndefinedBehaviorSanitizer build in build-asan/.
@@ -66,6 +67,9 @@ suites() {
         for s in node pytorch-converted pytorch-operator simple; do
             run_part "${tag}onnx-$s" "$bdir/interp" test $fork --known "$KNOWN" "$DATA/$s"
         done
+        # the optimization passes must not change a result: the node suite
+        # again as loaded, under the same known-failures list
+        run_part "${tag}onnx-node-noopt" "$bdir/interp" test $fork --no-opt --known "$KNOWN" "$DATA/node"
     else
         echo "[${tag}onnx] $DATA not found: install libonnx-testdata"
         total_fail=$((total_fail + 1))
