@@ -835,7 +835,7 @@ typedef struct pfvm_kctx {
     pfvm_tensor *const *out;      /* NULL for omitted optional outputs */
     pfvm_status *st;
     pfvm_exec *exec;              /* for subgraphs and dynamic outputs */
-    void *state;                  /* per-node state from prepare, or NULL */
+    void *state;                  /* per-node state kept with pfvm_kctx_set_state, or NULL */
 } pfvm_kctx;
 
 /* Computes the outputs. Output tensors arrive with dtype, shape and storage
@@ -913,6 +913,12 @@ PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, 
  * need, so runs after the first allocate nothing. NULL on failure (the
  * status says why). */
 PFVM_INTERNAL void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes);
+
+/* Keeps `state` for this node until the executor is freed, which calls
+ * free_fn(state); later runs find it in k->state (compiled programs,
+ * caches). Replaces and frees a previous state. Without an executor the
+ * state is freed at once and k->state is NULL. */
+PFVM_INTERNAL void pfvm_kctx_set_state(pfvm_kctx *k, void *state, void (*free_fn)(void *));
 
 /* The executor's random generator (64 random bits); marks the run as
  * random. pfvm_kctx_seed restarts the sequence (the `seed` attribute). */
@@ -1212,6 +1218,7 @@ PFVM_INTERNAL pfvm_code pfvm__pass_simplify(pfvm_model *m, pfvm_graph *g, pfvm_p
 PFVM_INTERNAL pfvm_code pfvm__pass_cse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_bnfold(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_dce(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 
 #ifdef __cplusplus
 }
@@ -1500,6 +1507,110 @@ PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph 
 }
 #endif
 #endif /* PFVM_EXEC_H */
+/* ---- src/exec/fused.h ---- */
+/* exec/fused: fused groups and the fused-loop engine.
+ *
+ * The fusion pass (src/passes/fuse.c) turns a group of element-wise and
+ * broadcast nodes into one node of domain `pfvm` that calls a model-local
+ * function (ONNX FunctionProto) holding the group's nodes. This module runs
+ * such calls. The group's body is compiled once per node into a small
+ * program over block registers: arrays of PFVM_FUSE_BLOCK floats. Each
+ * operator's `fuse` hook (in its own definition, src/ops/...) emits its
+ * instruction(s): a kernel function that computes one block,
+ * d[e] = f(s0[e], s1[e], s2[e]) for e < PFVM_FUSE_BLOCK, with parameters
+ * copied into the instruction. Running walks the output block by block:
+ * group inputs are loaded into registers with their broadcast strides
+ * (a scalar once per run, a row or a column as the walk reaches it; no
+ * broadcast is ever materialized), the instructions run, and the group's
+ * outputs are stored. A group's intermediate values live in registers
+ * only: the planner never sees them.
+ *
+ * Registers hold float32; booleans are 0 and 1, other element types are
+ * converted when loaded and stored. A hook accepts a node only when the
+ * result is exactly what the node's own kernel computes (float32 math,
+ * comparisons, Where, Cast between float types and bool); otherwise it
+ * refuses and the node stays out of groups.
+ *
+ * Calls to model-local functions whose body cannot be compiled (a node
+ * without a fuse hook, an element type a hook refuses, outputs of
+ * different shapes) run the body as a subgraph, so every model-local
+ * function without attributes runs. */
+#ifndef PFVM_FUSED_H
+#define PFVM_FUSED_H
+
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Elements per register. Kernels loop over exactly this many, so compilers
+ * unroll and vectorize them (gcc -O2 vectorizes only constant trip counts). */
+#ifndef PFVM_FUSE_BLOCK
+#define PFVM_FUSE_BLOCK 256
+#endif
+
+/* `restrict` for kernels (a C99 keyword; C++ compilers spell it __restrict). */
+#ifndef PFVM_RESTRICT
+#if defined(__cplusplus)
+#define PFVM_RESTRICT __restrict
+#else
+#define PFVM_RESTRICT restrict
+#endif
+#endif
+
+#define PFVM_FUSE_MAX_SRC 3     /* sources of one instruction */
+#define PFVM_FUSE_PARAM_BYTES 64 /* parameters of one instruction */
+
+/* One instruction's work: d[e] = f(s[0][e], ...) for e < PFVM_FUSE_BLOCK.
+ * `d` never aliases a source. `params` is the copy made by
+ * pfvm_fuse_emit, aligned for doubles and 64-bit integers. */
+typedef void (*pfvm_fuse_kernel)(float *d, const float *const *s, const void *params);
+
+/* ---- for operators' fuse hooks --------------------------------------------
+ *
+ * A hook reads its node's attributes, asks the element types of its inputs
+ * with pfvm_fuse_dtype, and emits instructions over operands: the node's
+ * inputs (PFVM_FUSE_IN(i)), its outputs (PFVM_FUSE_OUT(j), each written
+ * once) and temporaries (pfvm_fuse_tmp). A hook that cannot compute the node
+ * exactly as its kernel does calls pfvm_fuse_refuse and emits nothing. The
+ * same hook runs when the fusion pass decides whether a node may join a
+ * group (emission is then only checked) and when a group is compiled. */
+#define PFVM_FUSE_IN(i) (i)
+#define PFVM_FUSE_OUT(j) (4096 + (j))
+
+/* Element type of the node's input i; PFVM_UNDEFINED when it is omitted. */
+PFVM_INTERNAL pfvm_dtype pfvm_fuse_dtype(const pfvm_fuse_ctx *f, int i);
+/* A new temporary operand (valid within this node), or -1 when out of memory. */
+PFVM_INTERNAL int pfvm_fuse_tmp(pfvm_fuse_ctx *f);
+/* Appends d = fn(src...) with `size` bytes of parameters (at most
+ * PFVM_FUSE_PARAM_BYTES; NULL/0 for none). */
+PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, const void *params, size_t size, int d,
+                                       int n_src, const int *src);
+/* Output or temporary d is the same value as operand src (no work). */
+PFVM_INTERNAL pfvm_code pfvm_fuse_alias(pfvm_fuse_ctx *f, int d, int src);
+/* The node cannot be fused: returns PFVM_ERR_UNSUPPORTED (the reason goes
+ * into the status when the caller gave one). */
+PFVM_INTERNAL pfvm_code pfvm_fuse_refuse(pfvm_fuse_ctx *f, const char *why);
+
+/* ---- for the fusion pass ---------------------------------------------------- */
+
+/* 1 when `n` can be part of a fused group given the element types of its
+ * inputs (in_dtypes[i], PFVM_UNDEFINED for omitted ones): its operator has
+ * a fuse hook and the hook accepts the node. */
+PFVM_INTERNAL int pfvm_fuse_accepts(const pfvm_node *n, const pfvm_dtype *in_dtypes);
+
+/* The model-local function a node calls (by domain and op_type), or NULL. */
+PFVM_API const pfvm_function *pfvm_model_function(const pfvm_model *m, const char *domain, const char *name);
+
+/* The definition every call of a model-local function resolves to (when
+ * no operator of that name exists): inference through the body, and a
+ * kernel that runs the fused-loop engine or, failing that, the body. */
+extern const pfvm_op_def pfvm__op_function_call;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PFVM_FUSED_H */
 /* ---- src/exec/symplan.h ---- */
 /* exec/symplan: the memory plan as expressions of the dim symbols. Before
  * any input is bound, it answers "how big an arena does this model need
@@ -4247,6 +4358,9 @@ static pfvm_code pfvm__resolve_graph(pfvm_graph *g, int strict, pfvm_status *st)
         pfvm_node *n = g->nodes[i];
         n->opset = (int)pfvm__node_opset(g->model, n->domain);
         n->op = pfvm_op_find(n->domain, n->op_type, n->opset);
+        /* a call of a model-local function (fused groups are such calls) */
+        if (!n->op && pfvm_model_function(g->model, n->domain, n->op_type))
+            n->op = &pfvm__op_function_call;
         if (!n->op && strict)
             return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s%s%s): operator not supported at opset %d",
                               pfvm__node_label(n, lb, sizeof lb), n->domain, n->domain[0] ? "." : "", n->op_type,
@@ -4301,6 +4415,13 @@ static pfvm_code pfvm__resolve_graph(pfvm_graph *g, int strict, pfvm_status *st)
 
 pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
 {
+    int i;
+    /* with the main graph, the bodies of model-local functions (operators
+     * they use that pfvm lacks matter only when they are called) */
+    if (g && g->model && g == g->model->graph)
+        for (i = 0; i < (int)stbds_arrlen(g->model->functions); i++)
+            if (g->model->functions[i]->body && pfvm__resolve_graph(g->model->functions[i]->body, 0, st))
+                return st ? st->code : PFVM_ERR_INVALID;
     return pfvm__resolve_graph(g, strict, st);
 }
 
@@ -6165,75 +6286,125 @@ typedef struct pfvm__ew_op {
     pfvm__ew_i i;      /* integers and bools, when every input is one */
     pfvm__ew_s s;      /* float32 inputs and an s_out output */
     pfvm_dtype s_out;  /* PFVM_FLOAT or PFVM_BOOL */
+    pfvm_fuse_kernel z; /* fused-loop kernel over z_in inputs, or NULL */
+    pfvm_dtype z_in;   /* PFVM_FLOAT (float32 math) or PFVM_BOOL (logic) */
 } pfvm__ew_op;
 
-/* One scalar expression over double x0 (and x1) becomes the double function
- * pfvm__ew_f_NAME and the float32 loop pfvm__ew_s_NAME with output type OT. */
-#define PFVM__EW_UNARY(name, OT, expr)                                                                      \
+/* One scalar expression over x0 (and x1) becomes three functions: the double
+ * function pfvm__ew_f_NAME, the float32 loop pfvm__ew_s_NAME with output
+ * type OT, and the fused-loop kernel pfvm__ew_z_NAME (src/exec/fused.h),
+ * which computes one register block (bools as 0/1). CT is the type the
+ * float32 loop and the kernel compute in: double in general, so a float32
+ * result is the double result rounded once; float for the operators whose
+ * float result is that same value (one IEEE operation on float operands,
+ * comparisons, selections), which lets compilers vectorize them. An
+ * expression names its compute type pfvm__ew_ct (for constants). */
+#define PFVM__EW_UNARY_CT(name, OT, CT, expr)                                                               \
     static double pfvm__ew_f_##name(const double *x, const pfvm__ew_params *p)                               \
     {                                                                                                        \
+        typedef double pfvm__ew_ct;                                                                          \
         double x0 = x[0];                                                                                    \
         (void)p;                                                                                             \
+        (void)sizeof(pfvm__ew_ct);                                                                           \
         return (double)(expr);                                                                               \
     }                                                                                                        \
     static void pfvm__ew_s_##name(void *o, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len, \
                                   const pfvm__ew_params *p)                                                  \
     {                                                                                                        \
+        typedef CT pfvm__ew_ct;                                                                              \
         OT *y = (OT *)o;                                                                                     \
         int64_t e;                                                                                           \
         (void)b;                                                                                             \
         (void)sb;                                                                                            \
         (void)p;                                                                                             \
+        (void)sizeof(pfvm__ew_ct);                                                                           \
         if (sa == 1) {                                                                                       \
             for (e = 0; e < len; e++) {                                                                      \
-                double x0 = a[e];                                                                            \
+                CT x0 = a[e];                                                                                \
                 y[e] = (OT)(expr);                                                                           \
             }                                                                                                \
         } else {                                                                                             \
             for (e = 0; e < len; e++) {                                                                      \
-                double x0 = a[e * sa];                                                                       \
+                CT x0 = a[e * sa];                                                                           \
                 y[e] = (OT)(expr);                                                                           \
             }                                                                                                \
         }                                                                                                    \
+    }                                                                                                        \
+    static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv)                           \
+    {                                                                                                        \
+        typedef CT pfvm__ew_ct;                                                                              \
+        const float *a = s[0];                                                                 \
+        const pfvm__ew_params *p = (const pfvm__ew_params *)pv;                                              \
+        int e;                                                                                               \
+        (void)p;                                                                                             \
+        (void)sizeof(pfvm__ew_ct);                                                                           \
+        for (e = 0; e < PFVM_FUSE_BLOCK; e++) {                                                              \
+            CT x0 = a[e];                                                                                    \
+            y[e] = (float)(expr);                                                                            \
+        }                                                                                                    \
     }
 
-#define PFVM__EW_BINARY(name, OT, expr)                                                                     \
+#define PFVM__EW_BINARY_CT(name, OT, CT, expr)                                                              \
     static double pfvm__ew_f_##name(const double *x, const pfvm__ew_params *p)                               \
     {                                                                                                        \
+        typedef double pfvm__ew_ct;                                                                          \
         double x0 = x[0], x1 = x[1];                                                                         \
         (void)p;                                                                                             \
+        (void)sizeof(pfvm__ew_ct);                                                                           \
         return (double)(expr);                                                                               \
     }                                                                                                        \
     static void pfvm__ew_s_##name(void *o, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len, \
                                   const pfvm__ew_params *p)                                                  \
     {                                                                                                        \
+        typedef CT pfvm__ew_ct;                                                                              \
         OT *y = (OT *)o;                                                                                     \
         int64_t e;                                                                                           \
         (void)p;                                                                                             \
+        (void)sizeof(pfvm__ew_ct);                                                                           \
         if (sa == 1 && sb == 1) {                                                                            \
             for (e = 0; e < len; e++) {                                                                      \
-                double x0 = a[e], x1 = b[e];                                                                 \
+                CT x0 = a[e], x1 = b[e];                                                                     \
                 y[e] = (OT)(expr);                                                                           \
             }                                                                                                \
         } else if (sa == 1 && sb == 0) {                                                                     \
-            double x1 = b[0];                                                                                \
+            CT x1 = b[0];                                                                                    \
             for (e = 0; e < len; e++) {                                                                      \
-                double x0 = a[e];                                                                            \
+                CT x0 = a[e];                                                                                \
                 y[e] = (OT)(expr);                                                                           \
             }                                                                                                \
         } else if (sa == 0 && sb == 1) {                                                                     \
-            double x0 = a[0];                                                                                \
+            CT x0 = a[0];                                                                                    \
             for (e = 0; e < len; e++) {                                                                      \
-                double x1 = b[e];                                                                            \
+                CT x1 = b[e];                                                                                \
                 y[e] = (OT)(expr);                                                                           \
             }                                                                                                \
         } else {                                                                                             \
             for (e = 0; e < len; e++) {                                                                      \
-                double x0 = a[e * sa], x1 = b[e * sb];                                                       \
+                CT x0 = a[e * sa], x1 = b[e * sb];                                                           \
                 y[e] = (OT)(expr);                                                                           \
             }                                                                                                \
         }                                                                                                    \
+    }                                                                                                        \
+    static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv)                           \
+    {                                                                                                        \
+        typedef CT pfvm__ew_ct;                                                                              \
+        const float *a = s[0];                                                                 \
+        const float *b = s[1];                                                                 \
+        const pfvm__ew_params *p = (const pfvm__ew_params *)pv;                                              \
+        int e;                                                                                               \
+        (void)p;                                                                                             \
+        (void)sizeof(pfvm__ew_ct);                                                                           \
+        for (e = 0; e < PFVM_FUSE_BLOCK; e++) {                                                              \
+            CT x0 = a[e], x1 = b[e];                                                                         \
+            y[e] = (float)(expr);                                                                            \
+        }                                                                                                    \
     }
+
+/* Computed in double, or (X) in float where that gives the same result. */
+#define PFVM__EW_UNARY(name, OT, expr) PFVM__EW_UNARY_CT(name, OT, double, expr)
+#define PFVM__EW_UNARY_X(name, OT, expr) PFVM__EW_UNARY_CT(name, OT, float, expr)
+#define PFVM__EW_BINARY(name, OT, expr) PFVM__EW_BINARY_CT(name, OT, double, expr)
+#define PFVM__EW_BINARY_X(name, OT, expr) PFVM__EW_BINARY_CT(name, OT, float, expr)
 
 /* Integer expressions over int64 x0 (and x1), with `u` for unsigned inputs. */
 #define PFVM__EW_INT1(name, expr)                                                       \
@@ -6294,18 +6465,18 @@ static double pfvm__ew_clamp(double v, double lo, double hi)
 /* NaN wins, as in numpy's maximum/minimum */
 #define PFVM__EW_PICK(a, b, cond) ((a) != (a) ? (a) : (b) != (b) ? (b) : (cond) ? (a) : (b))
 
-PFVM__EW_UNARY(abs, float, fabs(x0))
+PFVM__EW_UNARY_X(abs, float, fabs(x0))
 PFVM__EW_INT1(abs, u || x0 >= 0 ? x0 : PFVM__EW_NEG(x0))
-PFVM__EW_UNARY(neg, float, -x0)
+PFVM__EW_UNARY_X(neg, float, -x0)
 PFVM__EW_INT1(neg, PFVM__EW_NEG(x0))
 PFVM__EW_UNARY(exp, float, exp(x0))
 PFVM__EW_UNARY(log, float, log(x0))
 PFVM__EW_UNARY(sqrt, float, sqrt(x0))
-PFVM__EW_UNARY(reciprocal, float, 1.0 / x0)
+PFVM__EW_UNARY_X(reciprocal, float, (pfvm__ew_ct)1 / x0)
 PFVM__EW_UNARY(floor, float, floor(x0))
 PFVM__EW_UNARY(ceil, float, ceil(x0))
 PFVM__EW_UNARY(round, float, pfvm__ew_round_even(x0))
-PFVM__EW_UNARY(sign, float, x0 > 0 ? 1.0 : x0 < 0 ? -1.0 : x0)
+PFVM__EW_UNARY_X(sign, float, x0 > 0 ? (pfvm__ew_ct)1 : x0 < 0 ? (pfvm__ew_ct)-1 : x0)
 PFVM__EW_INT1(sign, x0 == 0 ? 0 : u || x0 > 0 ? 1 : -1)
 PFVM__EW_UNARY(sin, float, sin(x0))
 PFVM__EW_UNARY(cos, float, cos(x0))
@@ -6321,9 +6492,9 @@ PFVM__EW_UNARY(acosh, float, acosh(x0))
 PFVM__EW_UNARY(atanh, float, atanh(x0))
 PFVM__EW_UNARY(erf, float, erf(x0))
 PFVM__EW_UNARY(sigmoid, float, pfvm__ew_sigmoid(x0))
-PFVM__EW_UNARY(relu, float, x0 > 0 ? x0 : 0.0)
+PFVM__EW_UNARY_X(relu, float, x0 > 0 ? x0 : (pfvm__ew_ct)0)
 PFVM__EW_INT1(relu, u || x0 > 0 ? x0 : 0)
-PFVM__EW_UNARY(leakyrelu, float, x0 >= 0 ? x0 : p->alpha * x0)
+PFVM__EW_UNARY_X(leakyrelu, float, x0 >= 0 ? x0 : (pfvm__ew_ct)p->alpha * x0)
 PFVM__EW_UNARY(elu, float, x0 >= 0 ? x0 : p->alpha * expm1(x0))
 PFVM__EW_UNARY(selu, float, x0 > 0 ? p->gamma * x0 : p->gamma * (p->alpha * exp(x0) - p->alpha))
 PFVM__EW_UNARY(celu, float, (x0 > 0 ? x0 : 0.0) + fmin(0.0, p->alpha * expm1(x0 / p->alpha)))
@@ -6332,40 +6503,40 @@ PFVM__EW_UNARY(hardswish, float, x0 * fmax(0.0, fmin(1.0, x0 / 6.0 + 0.5)))
 PFVM__EW_UNARY(softplus, float, pfvm__ew_softplus(x0))
 PFVM__EW_UNARY(softsign, float, x0 / (1.0 + fabs(x0)))
 PFVM__EW_UNARY(mish, float, x0 * tanh(pfvm__ew_softplus(x0)))
-PFVM__EW_UNARY(thresholdedrelu, float, x0 > p->alpha ? x0 : 0.0)
+PFVM__EW_UNARY_X(thresholdedrelu, float, x0 > (pfvm__ew_ct)p->alpha ? x0 : (pfvm__ew_ct)0)
 PFVM__EW_UNARY(shrink, float, x0 < -p->alpha ? x0 + p->beta : x0 > p->alpha ? x0 - p->beta : 0.0)
-PFVM__EW_UNARY(isnan, uint8_t, x0 != x0)
+PFVM__EW_UNARY_X(isnan, uint8_t, x0 != x0)
 PFVM__EW_UNARY(isinf, uint8_t, isinf(x0) && (x0 > 0 ? p->alpha != 0 : p->beta != 0))
-PFVM__EW_UNARY(divby, float, x0 / p->alpha)
+PFVM__EW_UNARY_X(divby, float, x0 / (pfvm__ew_ct)p->alpha)
 /* Clip: lower bound first, so that min > max gives max (numpy's clip) */
 PFVM__EW_UNARY(clip, float, pfvm__ew_clamp(x0, p->alpha, p->beta))
 PFVM__EW_INT1(not, !x0)
 PFVM__EW_INT1(bitnot, ~x0)
 
-PFVM__EW_BINARY(add, float, x0 + x1)
+PFVM__EW_BINARY_X(add, float, x0 + x1)
 PFVM__EW_INT2(add, (uint64_t)x0 + (uint64_t)x1)
-PFVM__EW_BINARY(sub, float, x0 - x1)
+PFVM__EW_BINARY_X(sub, float, x0 - x1)
 PFVM__EW_INT2(sub, (uint64_t)x0 - (uint64_t)x1)
-PFVM__EW_BINARY(mul, float, x0 * x1)
+PFVM__EW_BINARY_X(mul, float, x0 * x1)
 PFVM__EW_INT2(mul, (uint64_t)x0 * (uint64_t)x1)
-PFVM__EW_BINARY(div, float, x0 / x1)
+PFVM__EW_BINARY_X(div, float, x0 / x1)
 PFVM__EW_BINARY(pow, float, pow(x0, x1))
 PFVM__EW_BINARY(mod, float, pfvm__ew_fmod(x0, x1, p->mode))
-PFVM__EW_BINARY(max, float, PFVM__EW_PICK(x0, x1, x0 >= x1))
+PFVM__EW_BINARY_X(max, float, PFVM__EW_PICK(x0, x1, x0 >= x1))
 PFVM__EW_INT2(max, PFVM__EW_LT(x0, x1) ? x1 : x0)
-PFVM__EW_BINARY(min, float, PFVM__EW_PICK(x0, x1, x0 <= x1))
+PFVM__EW_BINARY_X(min, float, PFVM__EW_PICK(x0, x1, x0 <= x1))
 PFVM__EW_INT2(min, PFVM__EW_LT(x1, x0) ? x1 : x0)
-PFVM__EW_BINARY(prelu, float, x0 < 0 ? x1 * x0 : x0)
+PFVM__EW_BINARY_X(prelu, float, x0 < 0 ? x1 * x0 : x0)
 PFVM__EW_INT2(prelu, u || x0 >= 0 ? x0 : (int64_t)((uint64_t)x1 * (uint64_t)x0))
-PFVM__EW_BINARY(equal, uint8_t, x0 == x1)
+PFVM__EW_BINARY_X(equal, uint8_t, x0 == x1)
 PFVM__EW_INT2(equal, x0 == x1)
-PFVM__EW_BINARY(greater, uint8_t, x0 > x1)
+PFVM__EW_BINARY_X(greater, uint8_t, x0 > x1)
 PFVM__EW_INT2(greater, PFVM__EW_LT(x1, x0))
-PFVM__EW_BINARY(less, uint8_t, x0 < x1)
+PFVM__EW_BINARY_X(less, uint8_t, x0 < x1)
 PFVM__EW_INT2(less, PFVM__EW_LT(x0, x1))
-PFVM__EW_BINARY(greater_equal, uint8_t, x0 >= x1)
+PFVM__EW_BINARY_X(greater_equal, uint8_t, x0 >= x1)
 PFVM__EW_INT2(greater_equal, !PFVM__EW_LT(x0, x1))
-PFVM__EW_BINARY(less_equal, uint8_t, x0 <= x1)
+PFVM__EW_BINARY_X(less_equal, uint8_t, x0 <= x1)
 PFVM__EW_INT2(less_equal, !PFVM__EW_LT(x1, x0))
 PFVM__EW_INT2(and, x0 && x1)
 PFVM__EW_INT2(or, x0 || x1)
@@ -6373,6 +6544,23 @@ PFVM__EW_INT2(xor, !x0 != !x1)
 PFVM__EW_INT2(bitand, x0 & x1)
 PFVM__EW_INT2(bitor, x0 | x1)
 PFVM__EW_INT2(bitxor, x0 ^ x1)
+
+/* Fused kernels of the logic operators over 0/1 registers. */
+#define PFVM__EW_ZL(name, n_in, expr)                                           \
+    static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv) \
+    {                                                                           \
+        const float *a = s[0];                                    \
+        const float *b = s[n_in - 1];                             \
+        int e;                                                                  \
+        (void)pv;                                                               \
+        (void)b;                                                                \
+        for (e = 0; e < PFVM_FUSE_BLOCK; e++)                                   \
+            y[e] = (expr) ? 1.0f : 0.0f;                                        \
+    }
+PFVM__EW_ZL(not, 1, a[e] == 0)
+PFVM__EW_ZL(and, 2, (a[e] != 0) & (b[e] != 0))
+PFVM__EW_ZL(or, 2, (a[e] != 0) | (b[e] != 0))
+PFVM__EW_ZL(xor, 2, (a[e] != 0) != (b[e] != 0))
 
 /* Integer division truncates (C, and onnxruntime); x / 0 is 0 rather
  * than a trap, since ONNX leaves it undefined. */
@@ -6607,19 +6795,53 @@ static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, double 
 
 /* ---- kernels ------------------------------------------------------------------------ */
 
-#define PFVM__EW_OP_FI(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out}
-#define PFVM__EW_OP_F(name, out) {pfvm__ew_f_##name, NULL, pfvm__ew_s_##name, out}
-#define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED}
+#define PFVM__EW_OP_FI(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT}
+#define PFVM__EW_OP_F(name, out) {pfvm__ew_f_##name, NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT}
+#define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, NULL, PFVM_UNDEFINED}
+/* logic on bools, with a fused kernel over 0/1 registers */
+#define PFVM__EW_OP_L(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, pfvm__ew_z_##name, PFVM_BOOL}
+
+/* ---- fuse hooks ---------------------------------------------------------------------- */
+
+/* Emits output 0 = op(inputs) into a fused group: the node's inputs must
+ * all have the type the fused kernel takes, and opsets before 7 (explicit
+ * `axis` broadcasting) stay out. */
+static pfvm_code pfvm__ew_fuse_op(pfvm_fuse_ctx *f, const pfvm_node *n, const pfvm__ew_op *op,
+                                  const pfvm__ew_params *p)
+{
+    int src[PFVM__EW_ARITY], j, k = 0;
+    if (!op->z)
+        return pfvm_fuse_refuse(f, "no fused kernel");
+    if (n->opset < 7 && pfvm_node_attr_int(n, "broadcast", 0))
+        return pfvm_fuse_refuse(f, "legacy broadcast");
+    for (j = 0; j < n->n_inputs; j++) {
+        if (!n->inputs[j])
+            continue;
+        if (k == PFVM__EW_ARITY || pfvm_fuse_dtype(f, j) != op->z_in)
+            return pfvm_fuse_refuse(f, "input types");
+        src[k++] = PFVM_FUSE_IN(j);
+    }
+    if (!k || n->n_outputs < 1 || !n->outputs[0])
+        return pfvm_fuse_refuse(f, "arity");
+    return pfvm_fuse_emit(f, op->z, p, sizeof *p, PFVM_FUSE_OUT(0), k, src);
+}
 
 /* A kernel whose output has the first input's type (out_t UNDEFINED) or
  * bool; alpha and beta are the attributes' defaults. */
-#define PFVM__EW_KERNEL(name, opdef, out_t, alpha, beta)       \
-    static pfvm_code pfvm__ew_k_##name(pfvm_kctx *k)             \
-    {                                                            \
-        static const pfvm__ew_op op = opdef;                     \
-        pfvm__ew_params p;                                       \
-        pfvm__ew_read_params(k->node, &p, alpha, beta);          \
-        return pfvm__ew_run_node(k, &op, &p, out_t);             \
+#define PFVM__EW_KERNEL(name, opdef, out_t, alpha, beta)                        \
+    static pfvm_code pfvm__ew_k_##name(pfvm_kctx *k)                              \
+    {                                                                             \
+        static const pfvm__ew_op op = opdef;                                      \
+        pfvm__ew_params p;                                                        \
+        pfvm__ew_read_params(k->node, &p, alpha, beta);                           \
+        return pfvm__ew_run_node(k, &op, &p, out_t);                              \
+    }                                                                             \
+    static pfvm_code pfvm__ew_k_##name##_fuse(pfvm_fuse_ctx *f, const pfvm_node *n) \
+    {                                                                             \
+        static const pfvm__ew_op op = opdef;                                      \
+        pfvm__ew_params p;                                                        \
+        pfvm__ew_read_params(n, &p, alpha, beta);                                 \
+        return pfvm__ew_fuse_op(f, n, &op, &p);                                   \
     }
 
 PFVM__EW_KERNEL(abs, PFVM__EW_OP_FI(abs, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
@@ -6658,7 +6880,7 @@ PFVM__EW_KERNEL(softsign, PFVM__EW_OP_F(softsign, PFVM_FLOAT), PFVM_UNDEFINED, 0
 PFVM__EW_KERNEL(mish, PFVM__EW_OP_F(mish, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(thresholdedrelu, PFVM__EW_OP_F(thresholdedrelu, PFVM_FLOAT), PFVM_UNDEFINED, 1.0, 0)
 PFVM__EW_KERNEL(isnan, PFVM__EW_OP_F(isnan, PFVM_BOOL), PFVM_BOOL, 0, 0)
-PFVM__EW_KERNEL(not, PFVM__EW_OP_I(not), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(not, PFVM__EW_OP_L(not), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(bitnot, PFVM__EW_OP_I(bitnot), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(add, PFVM__EW_OP_FI(add, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(sub, PFVM__EW_OP_FI(sub, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
@@ -6670,9 +6892,9 @@ PFVM__EW_KERNEL(greater, PFVM__EW_OP_FI(greater, PFVM_BOOL), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(less, PFVM__EW_OP_FI(less, PFVM_BOOL), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(greater_equal, PFVM__EW_OP_FI(greater_equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(less_equal, PFVM__EW_OP_FI(less_equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
-PFVM__EW_KERNEL(and, PFVM__EW_OP_I(and), PFVM_BOOL, 0, 0)
-PFVM__EW_KERNEL(or, PFVM__EW_OP_I(or), PFVM_BOOL, 0, 0)
-PFVM__EW_KERNEL(xor, PFVM__EW_OP_I(xor), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(and, PFVM__EW_OP_L(and), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(or, PFVM__EW_OP_L(or), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(xor, PFVM__EW_OP_L(xor), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(bitand, PFVM__EW_OP_I(bitand), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(bitor, PFVM__EW_OP_I(bitor), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(bitxor, PFVM__EW_OP_I(bitxor), PFVM_UNDEFINED, 0, 0)
@@ -6687,6 +6909,16 @@ static pfvm_code pfvm__ew_k_shrink(pfvm_kctx *k)
     return pfvm__ew_run_node(k, &op, &p, PFVM_UNDEFINED);
 }
 
+static pfvm_code pfvm__ew_k_shrink_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_F(shrink, PFVM_FLOAT);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    p.alpha = pfvm_node_attr_float(n, "lambd", 0.5f);
+    p.beta = pfvm_node_attr_float(n, "bias", 0.0f);
+    return pfvm__ew_fuse_op(f, n, &op, &p);
+}
+
 static pfvm_code pfvm__ew_k_isinf(pfvm_kctx *k)
 {
     static const pfvm__ew_op op = PFVM__EW_OP_F(isinf, PFVM_BOOL);
@@ -6695,6 +6927,16 @@ static pfvm_code pfvm__ew_k_isinf(pfvm_kctx *k)
     p.alpha = (double)(pfvm_node_attr_int(k->node, "detect_positive", 1) != 0);
     p.beta = (double)(pfvm_node_attr_int(k->node, "detect_negative", 1) != 0);
     return pfvm__ew_run_node(k, &op, &p, PFVM_BOOL);
+}
+
+static pfvm_code pfvm__ew_k_isinf_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_F(isinf, PFVM_BOOL);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    p.alpha = (double)(pfvm_node_attr_int(n, "detect_positive", 1) != 0);
+    p.beta = (double)(pfvm_node_attr_int(n, "detect_negative", 1) != 0);
+    return pfvm__ew_fuse_op(f, n, &op, &p);
 }
 
 static pfvm_code pfvm__ew_k_mod(pfvm_kctx *k)
@@ -6706,6 +6948,15 @@ static pfvm_code pfvm__ew_k_mod(pfvm_kctx *k)
     return pfvm__ew_run_node(k, &op, &p, PFVM_UNDEFINED);
 }
 
+static pfvm_code pfvm__ew_k_mod_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(mod, PFVM_FLOAT);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    p.mode = pfvm_node_attr_int(n, "fmod", 0) != 0;
+    return pfvm__ew_fuse_op(f, n, &op, &p);
+}
+
 static pfvm_code pfvm__ew_k_bitshift(pfvm_kctx *k)
 {
     static const pfvm__ew_op op = PFVM__EW_OP_I(bitshift);
@@ -6713,6 +6964,12 @@ static pfvm_code pfvm__ew_k_bitshift(pfvm_kctx *k)
     memset(&p, 0, sizeof p);
     p.mode = !strcmp(pfvm_node_attr_string(k->node, "direction", ""), "RIGHT");
     return pfvm__ew_run_node(k, &op, &p, PFVM_UNDEFINED);
+}
+
+static pfvm_code pfvm__ew_k_bitshift_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    (void)n;
+    return pfvm_fuse_refuse(f, "integers only");
 }
 
 static pfvm_code pfvm__ew_check_bitshift(const pfvm_node *n, pfvm_status *st)
@@ -6747,6 +7004,16 @@ static pfvm_code pfvm__ew_k_prelu(pfvm_kctx *k)
     if (pfvm__ew_shape_output(k, k->out[0], ins, 1, ins[0]->dtype))
         return k->st->code;
     return pfvm__ew_map(k, &op, &p, ins, 2, k->out[0]);
+}
+
+static pfvm_code pfvm__ew_k_prelu_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(prelu, PFVM_FLOAT);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    if (n->opset < 7)
+        return pfvm_fuse_refuse(f, "per-channel slope");
+    return pfvm__ew_fuse_op(f, n, &op, &p);
 }
 
 /* ---- variadic Sum, Mean, Max, Min ---------------------------------------------------- */
@@ -6835,6 +7102,61 @@ static pfvm_code pfvm__ew_k_min(pfvm_kctx *k)
 {
     static const pfvm__ew_op op = PFVM__EW_OP_FI(min, PFVM_FLOAT);
     return pfvm__ew_fold(k, &op, 0);
+}
+
+/* The variadic operators fold their inputs in order, like the kernels;
+ * Mean then divides by the count. */
+static pfvm_code pfvm__ew_fuse_fold(pfvm_fuse_ctx *f, const pfvm_node *n, const pfvm__ew_op *op, int mean)
+{
+    static const pfvm__ew_op divby = PFVM__EW_OP_F(divby, PFVM_FLOAT);
+    pfvm__ew_params p;
+    int j, acc, src[2];
+    memset(&p, 0, sizeof p);
+    for (j = 0; j < n->n_inputs; j++)
+        if (!n->inputs[j] || pfvm_fuse_dtype(f, j) != PFVM_FLOAT)
+            return pfvm_fuse_refuse(f, "input types");
+    if (n->n_inputs < 1 || n->n_outputs < 1 || !n->outputs[0])
+        return pfvm_fuse_refuse(f, "arity");
+    if (n->n_inputs == 1)
+        return pfvm_fuse_alias(f, PFVM_FUSE_OUT(0), PFVM_FUSE_IN(0));
+    acc = PFVM_FUSE_IN(0);
+    for (j = 1; j < n->n_inputs; j++) {
+        int d = j == n->n_inputs - 1 && !mean ? PFVM_FUSE_OUT(0) : pfvm_fuse_tmp(f);
+        pfvm_code rc;
+        src[0] = acc;
+        src[1] = PFVM_FUSE_IN(j);
+        if ((rc = pfvm_fuse_emit(f, op->z, &p, sizeof p, d, 2, src)) != PFVM_OK)
+            return rc;
+        acc = d;
+    }
+    if (!mean)
+        return PFVM_OK;
+    p.alpha = (double)n->n_inputs;
+    return pfvm_fuse_emit(f, divby.z, &p, sizeof p, PFVM_FUSE_OUT(0), 1, &acc);
+}
+
+static pfvm_code pfvm__ew_k_sum_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(add, PFVM_FLOAT);
+    return pfvm__ew_fuse_fold(f, n, &op, 0);
+}
+
+static pfvm_code pfvm__ew_k_mean_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(add, PFVM_FLOAT);
+    return pfvm__ew_fuse_fold(f, n, &op, 1);
+}
+
+static pfvm_code pfvm__ew_k_max_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(max, PFVM_FLOAT);
+    return pfvm__ew_fuse_fold(f, n, &op, 0);
+}
+
+static pfvm_code pfvm__ew_k_min_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(min, PFVM_FLOAT);
+    return pfvm__ew_fuse_fold(f, n, &op, 0);
 }
 
 /* ---- the shared binary helper ---------------------------------------------------------- */
@@ -6927,6 +7249,26 @@ static pfvm_code pfvm__ew_k_where(pfvm_kctx *k)
     return w.rc;
 }
 
+static void pfvm__ew_z_where(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+{
+    const float *c = s[0];
+    const float *a = s[1];
+    const float *b = s[2];
+    int e;
+    (void)pv;
+    for (e = 0; e < PFVM_FUSE_BLOCK; e++)
+        y[e] = c[e] != 0 ? a[e] : b[e];
+}
+
+static pfvm_code pfvm__ew_k_where_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const int src[3] = {PFVM_FUSE_IN(0), PFVM_FUSE_IN(1), PFVM_FUSE_IN(2)};
+    if (n->n_inputs != 3 || pfvm_fuse_dtype(f, 0) != PFVM_BOOL || pfvm_fuse_dtype(f, 1) != PFVM_FLOAT ||
+        pfvm_fuse_dtype(f, 2) != PFVM_FLOAT)
+        return pfvm_fuse_refuse(f, "input types");
+    return pfvm_fuse_emit(f, pfvm__ew_z_where, NULL, 0, PFVM_FUSE_OUT(0), 3, src);
+}
+
 static pfvm_code pfvm__ew_infer_where(pfvm_ictx *c)
 {
     pfvm_dtype cd = c->in[0]->type.dtype, xd = c->in[1]->type.dtype, yd = c->in[2]->type.dtype;
@@ -6979,6 +7321,61 @@ static pfvm_code pfvm__ew_k_clip(pfvm_kctx *k)
     if (pfvm__ew_shape_output(k, k->out[0], &x, 1, x->dtype))
         return k->st->code;
     return pfvm__ew_map(k, &op, &p, &x, 1, k->out[0]);
+}
+
+/* Clip's bounds from inputs, one at a time, in the kernel's order: the
+ * lower bound first (NaN stays NaN). */
+static void pfvm__ew_z_clip_lo(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+{
+    const float *a = s[0];
+    const float *lo = s[1];
+    int e;
+    (void)pv;
+    for (e = 0; e < PFVM_FUSE_BLOCK; e++)
+        y[e] = a[e] < lo[e] ? lo[e] : a[e];
+}
+
+static void pfvm__ew_z_clip_hi(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+{
+    const float *a = s[0];
+    const float *hi = s[1];
+    int e;
+    (void)pv;
+    for (e = 0; e < PFVM_FUSE_BLOCK; e++)
+        y[e] = a[e] > hi[e] ? hi[e] : a[e];
+}
+
+static pfvm_code pfvm__ew_k_clip_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(clip, PFVM_FLOAT);
+    pfvm__ew_params p;
+    int src[2], has_lo, has_hi, j;
+    pfvm_code rc;
+    memset(&p, 0, sizeof p);
+    for (j = 0; j < n->n_inputs; j++)
+        if (n->inputs[j] && pfvm_fuse_dtype(f, j) != PFVM_FLOAT)
+            return pfvm_fuse_refuse(f, "input types");
+    if (n->opset < 11) {
+        p.alpha = pfvm_node_attr_float(n, "min", -FLT_MAX);
+        p.beta = pfvm_node_attr_float(n, "max", FLT_MAX);
+        return pfvm__ew_fuse_op(f, n, &op, &p);
+    }
+    has_lo = n->n_inputs > 1 && n->inputs[1];
+    has_hi = n->n_inputs > 2 && n->inputs[2];
+    if (!has_lo && !has_hi)
+        return pfvm_fuse_alias(f, PFVM_FUSE_OUT(0), PFVM_FUSE_IN(0));
+    src[0] = PFVM_FUSE_IN(0);
+    if (has_lo) {
+        int d = has_hi ? pfvm_fuse_tmp(f) : PFVM_FUSE_OUT(0);
+        src[1] = PFVM_FUSE_IN(1);
+        if ((rc = pfvm_fuse_emit(f, pfvm__ew_z_clip_lo, NULL, 0, d, 2, src)) != PFVM_OK)
+            return rc;
+        src[0] = d;
+    }
+    if (!has_hi)
+        return PFVM_OK;
+    src[1] = PFVM_FUSE_IN(2);
+    return pfvm_fuse_emit(f, pfvm__ew_z_clip_hi, NULL, 0, PFVM_FUSE_OUT(0), 2, src);
 }
 
 /* ---- Cast ---------------------------------------------------------------------------- */
@@ -7187,6 +7584,74 @@ static pfvm_code pfvm__ew_k_cast(pfvm_kctx *k)
 static pfvm_code pfvm__ew_k_castlike(pfvm_kctx *k)
 {
     return pfvm__ew_cast(k, k->in[1]->dtype);
+}
+
+/* Cast in a fused group. Registers hold float32: float16, bfloat16 and
+ * bool values exactly, double and integer inputs as the float they round
+ * to when loaded (what a cast to float computes). So casts to float are
+ * free, casts to float16/bfloat16 round in place, casts to bool compare
+ * with 0, and casts to double keep values that are exact in float; the
+ * rest (to integers, from double to bool or double) stay out. */
+static void pfvm__ew_z_to_half(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+{
+    const float *a = s[0];
+    int e;
+    (void)pv;
+    for (e = 0; e < PFVM_FUSE_BLOCK; e++)
+        y[e] = pfvm_half_to_float(pfvm_float_to_half(a[e]));
+}
+
+static void pfvm__ew_z_to_bf16(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+{
+    const float *a = s[0];
+    int e;
+    (void)pv;
+    for (e = 0; e < PFVM_FUSE_BLOCK; e++)
+        y[e] = pfvm_bf16_to_float(pfvm_float_to_bf16(a[e]));
+}
+
+static void pfvm__ew_z_to_bool(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+{
+    const float *a = s[0];
+    int e;
+    (void)pv;
+    for (e = 0; e < PFVM_FUSE_BLOCK; e++)
+        y[e] = a[e] != 0 ? 1.0f : 0.0f;
+}
+
+static pfvm_code pfvm__ew_fuse_cast(pfvm_fuse_ctx *f, pfvm_dtype from, pfvm_dtype to)
+{
+    int exact = from == PFVM_FLOAT || from == PFVM_FLOAT16 || from == PFVM_BFLOAT16 || from == PFVM_BOOL;
+    int rounded = from == PFVM_DOUBLE || pfvm_dtype_is_int(from);
+    int src = PFVM_FUSE_IN(0);
+    if (!exact && !rounded)
+        return pfvm_fuse_refuse(f, "source type");
+    switch (to) {
+    case PFVM_FLOAT: return pfvm_fuse_alias(f, PFVM_FUSE_OUT(0), src);
+    case PFVM_FLOAT16: return pfvm_fuse_emit(f, pfvm__ew_z_to_half, NULL, 0, PFVM_FUSE_OUT(0), 1, &src);
+    case PFVM_BFLOAT16: return pfvm_fuse_emit(f, pfvm__ew_z_to_bf16, NULL, 0, PFVM_FUSE_OUT(0), 1, &src);
+    case PFVM_BOOL:
+        if (from == PFVM_DOUBLE)
+            return pfvm_fuse_refuse(f, "double to bool");
+        return from == PFVM_BOOL ? pfvm_fuse_alias(f, PFVM_FUSE_OUT(0), src)
+                                 : pfvm_fuse_emit(f, pfvm__ew_z_to_bool, NULL, 0, PFVM_FUSE_OUT(0), 1, &src);
+    case PFVM_DOUBLE:
+        if (!exact)
+            return pfvm_fuse_refuse(f, "not exact in float");
+        return pfvm_fuse_alias(f, PFVM_FUSE_OUT(0), src);
+    default: return pfvm_fuse_refuse(f, "target type");
+    }
+}
+
+static pfvm_code pfvm__ew_k_cast_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    return pfvm__ew_fuse_cast(f, pfvm_fuse_dtype(f, 0), (pfvm_dtype)pfvm_node_attr_int(n, "to", 0));
+}
+
+static pfvm_code pfvm__ew_k_castlike_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    (void)n;
+    return pfvm__ew_fuse_cast(f, pfvm_fuse_dtype(f, 0), pfvm_fuse_dtype(f, 1));
 }
 
 static pfvm_code pfvm__ew_check_cast(const pfvm_node *n, pfvm_status *st)
@@ -7495,12 +7960,13 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
 #define PFVM__EW_INTS "int8,int16,int32,int64,uint8,uint16,uint32,uint64"
 #define PFVM__EW_NUMERIC PFVM__EW_FLOATS "," PFVM__EW_INTS
 #define PFVM__EW_SIGNED PFVM__EW_FLOATS ",int8,int16,int32,int64"
+/* The family's fuse hook of kernel `kern` is `kern##_fuse`. */
 #define PFVM__EW_U(name, since, kern, types, attrs) \
-    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, NULL, NULL}
+    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, NULL, kern##_fuse}
 #define PFVM__EW_B(name, since, kern, infer, types, check, attrs) \
-    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, NULL, NULL}
+    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, NULL, kern##_fuse}
 #define PFVM__EW_V(name, since, kern, types) \
-    {name, "", since, 0, 1, -1, 1, 1, pfvm__ew_infer_bcast, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, NULL, NULL}
+    {name, "", since, 0, 1, -1, 1, 1, pfvm__ew_infer_bcast, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, NULL, kern##_fuse}
 
 const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_U("Abs", 1, pfvm__ew_k_abs, PFVM__EW_NUMERIC, NULL),
@@ -7540,9 +8006,9 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_U("ThresholdedRelu", 10, pfvm__ew_k_thresholdedrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
     PFVM__EW_U("Shrink", 9, pfvm__ew_k_shrink, PFVM__EW_NUMERIC, pfvm__ew_a_shrink),
     {"IsNaN", "", 9, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isnan, NULL, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, NULL, 0, NULL, NULL, NULL},
+     PFVM__EW_FLOATS, NULL, 0, NULL, NULL, pfvm__ew_k_isnan_fuse},
     {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0, NULL, NULL, NULL},
+     PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0, NULL, NULL, pfvm__ew_k_isinf_fuse},
     PFVM__EW_U("Not", 1, pfvm__ew_k_not, "bool", NULL),
     PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, PFVM__EW_INTS, NULL),
     PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_add, PFVM__EW_NUMERIC, NULL, NULL),
@@ -7570,15 +8036,15 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_V("Max", 1, pfvm__ew_k_max, PFVM__EW_NUMERIC),
     PFVM__EW_V("Min", 1, pfvm__ew_k_min, PFVM__EW_NUMERIC),
     {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, NULL},
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, pfvm__ew_k_where_fuse},
     {"Clip", "", 6, 10, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, NULL, NULL},
+     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, NULL, pfvm__ew_k_clip_fuse},
     {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, NULL},
+     PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, pfvm__ew_k_clip_fuse},
     {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, pfvm__ew_check_cast, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, NULL, NULL},
+     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, NULL, pfvm__ew_k_cast_fuse},
     {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, NULL},
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, pfvm__ew_k_castlike_fuse},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 };
 /* ---- src/ops/image.c ---- */
@@ -17304,6 +17770,476 @@ PFVM_INTERNAL pfvm_code pfvm__pass_fold(pfvm_model *m, pfvm_graph *g, pfvm_pass_
     pfvm_rw_free(&F.rw);
     return rc;
 }
+/* ---- src/passes/fuse.c ---- */
+/* passes/fuse: groups element-wise and broadcast nodes into fused loops.
+ *
+ * A node may join a group when its operator's fuse hook accepts it (the
+ * registry decides: see src/exec/fused.h) and its output has the group's
+ * shape, proven from the symbolic shapes: every value computed inside a
+ * group has one shape S, and every input from outside broadcasts to S
+ * (each of its dims is 1 or proven equal to S's dim), dynamic dims
+ * included. Nodes are visited in topological order; each joins the groups
+ * of its producers that have its shape, as long as the merged group stays
+ * acyclic (no path leaves the group and comes back). A group of two or
+ * more nodes becomes one node of domain `pfvm` (FusedElementwise_N) that
+ * calls a model-local function holding the nodes, so the saved model is
+ * plain ONNX; the executor runs the call with the fused-loop engine. The
+ * values inside a group are never materialised. */
+
+#include <string.h>
+
+typedef struct pfvm__fuse_state {
+    pfvm_graph *g;
+    int n;
+    unsigned char *cand;   /* per node: may join a group */
+    int *group;            /* per node: group id or -1 */
+    int **members;         /* stb_ds per group: node indices, ascending */
+    int *visit;            /* per node: search stamp */
+    int stamp;
+    unsigned char *in_u;   /* per node: in the set being checked */
+} pfvm__fuse_state;
+
+static int pfvm__fuse_same_shape(const pfvm_shape *a, const pfvm_shape *b)
+{
+    int d;
+    if (a->rank < 0 || a->rank != b->rank)
+        return 0;
+    for (d = 0; d < a->rank; d++)
+        if (!pfvm_sym_proven_eq(a->dims[d], b->dims[d]))
+            return 0;
+    return 1;
+}
+
+/* Proven: a value of shape `in` broadcasts to `s` (dims 1 or equal). */
+static int pfvm__fuse_broadcasts(const pfvm_shape *in, const pfvm_shape *s)
+{
+    int d, off;
+    int64_t v;
+    if (in->rank < 0 || s->rank < 0 || in->rank > s->rank)
+        return 0;
+    off = s->rank - in->rank;
+    for (d = 0; d < in->rank; d++)
+        if (!(pfvm_sym_is_const(in->dims[d], &v) && v == 1) && !pfvm_sym_proven_eq(in->dims[d], s->dims[off + d]))
+            return 0;
+    return 1;
+}
+
+static int pfvm__fuse_has_subgraph(const pfvm_node *n)
+{
+    int j;
+    for (j = 0; j < n->n_attrs; j++)
+        if (n->attrs[j].type == PFVM_ATTR_GRAPH || n->attrs[j].type == PFVM_ATTR_GRAPHS)
+            return 1;
+    return 0;
+}
+
+/* May n be part of a group? Its hook accepts it for its input types and
+ * its outputs are tensors of one known shape. */
+static int pfvm__fuse_candidate(const pfvm_node *n)
+{
+    pfvm_dtype dt[16];
+    int j;
+    if (!n->op || !n->op->fuse || n->n_inputs > 16 || n->n_outputs < 1 || pfvm__fuse_has_subgraph(n))
+        return 0;
+    for (j = 0; j < n->n_outputs; j++) {
+        const pfvm_value *v = n->outputs[j];
+        if (!v || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0 ||
+            !pfvm__fuse_same_shape(&v->type.shape, &n->outputs[0]->type.shape))
+            return 0;
+    }
+    for (j = 0; j < n->n_inputs; j++) {
+        const pfvm_value *v = n->inputs[j];
+        dt[j] = PFVM_UNDEFINED;
+        if (!v)
+            continue;
+        if (v->type.kind != PFVM_KIND_TENSOR || v->type.dtype == PFVM_UNDEFINED || v->type.shape.rank < 0)
+            return 0;
+        dt[j] = v->type.dtype;
+    }
+    return pfvm_fuse_accepts(n, dt);
+}
+
+/* The node of g producing v, or -1 (inputs, initializers, outer values). */
+static int pfvm__fuse_producer(const pfvm__fuse_state *s, const pfvm_value *v)
+{
+    if (!v || !v->producer || v->producer->graph != s->g)
+        return -1;
+    return v->producer->id;
+}
+
+/* Does node q depend on a node marked in_u? Searches producers backwards,
+ * not below `lo` (nothing there depends on the set). */
+static int pfvm__fuse_reaches(pfvm__fuse_state *s, int q, int lo, int **stack)
+{
+    pfvm_value **deps = NULL;
+    int found = 0, j;
+    stbds_arrsetlen(*stack, 0);
+    stbds_arrput(*stack, q);
+    s->visit[q] = s->stamp;
+    while (!found && stbds_arrlen(*stack)) {
+        int x = stbds_arrpop(*stack);
+        pfvm__node_deps(s->g->nodes[x], &deps);
+        for (j = 0; j < (int)stbds_arrlen(deps); j++) {
+            int p = pfvm__fuse_producer(s, deps[j]);
+            if (p < lo || s->visit[p] == s->stamp)
+                continue;
+            if (s->in_u[p]) {
+                found = 1;
+                break;
+            }
+            s->visit[p] = s->stamp;
+            stbds_arrput(*stack, p);
+        }
+    }
+    stbds_arrfree(deps);
+    return found;
+}
+
+/* Can node i join the union of groups gs[0..ng)? Its inputs from outside
+ * must broadcast to its shape, and the union must stay acyclic. */
+static int pfvm__fuse_can_merge(pfvm__fuse_state *s, int i, const int *gs, int ng)
+{
+    const pfvm_node *n = s->g->nodes[i];
+    const pfvm_shape *S = &n->outputs[0]->type.shape;
+    int *stack = NULL, k, m, j, lo = i, ok = 1;
+    s->in_u[i] = 1;
+    for (k = 0; k < ng; k++)
+        for (m = 0; m < (int)stbds_arrlen(s->members[gs[k]]); m++) {
+            int x = s->members[gs[k]][m];
+            s->in_u[x] = 1;
+            if (x < lo)
+                lo = x;
+        }
+    for (j = 0; ok && j < n->n_inputs; j++) {
+        int p = pfvm__fuse_producer(s, n->inputs[j]);
+        if (n->inputs[j] && (p < 0 || !s->in_u[p]) && !pfvm__fuse_broadcasts(&n->inputs[j]->type.shape, S))
+            ok = 0;
+    }
+    /* acyclic: no input from outside depends on the union */
+    s->stamp++;
+    for (k = -1; ok && k < ng; k++) {
+        int cnt = k < 0 ? 1 : (int)stbds_arrlen(s->members[gs[k]]);
+        for (m = 0; ok && m < cnt; m++) {
+            const pfvm_node *x = s->g->nodes[k < 0 ? i : s->members[gs[k]][m]];
+            for (j = 0; ok && j < x->n_inputs; j++) {
+                int p = pfvm__fuse_producer(s, x->inputs[j]);
+                if (p < 0 || s->in_u[p] || p < lo || s->visit[p] == s->stamp)
+                    continue;
+                if (pfvm__fuse_reaches(s, p, lo, &stack))
+                    ok = 0;
+            }
+        }
+    }
+    s->in_u[i] = 0;
+    for (k = 0; k < ng; k++)
+        for (m = 0; m < (int)stbds_arrlen(s->members[gs[k]]); m++)
+            s->in_u[s->members[gs[k]][m]] = 0;
+    stbds_arrfree(stack);
+    return ok;
+}
+
+static int pfvm__fuse_cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Puts node i in a group: with every producer group of its shape when
+ * that is valid, else with the largest one that is, else alone (when its
+ * own inputs broadcast to its shape). */
+static pfvm_code pfvm__fuse_place(pfvm__fuse_state *s, int i, pfvm_status *st)
+{
+    const pfvm_node *n = s->g->nodes[i];
+    const pfvm_shape *S = &n->outputs[0]->type.shape;
+    int gs[64], ng = 0, j, k, target = -1;
+    for (j = 0; j < n->n_inputs && ng < 64; j++) {
+        int p = pfvm__fuse_producer(s, n->inputs[j]), gp, dup = 0;
+        if (p < 0 || (gp = s->group[p]) < 0)
+            continue;
+        if (!pfvm__fuse_same_shape(&s->g->nodes[s->members[gp][0]]->outputs[0]->type.shape, S))
+            continue;
+        for (k = 0; k < ng; k++)
+            dup |= gs[k] == gp;
+        if (!dup)
+            gs[ng++] = gp;
+    }
+    if (ng && pfvm__fuse_can_merge(s, i, gs, ng)) {
+        target = gs[0];
+        for (k = 1; k < ng; k++) {
+            int m;
+            for (m = 0; m < (int)stbds_arrlen(s->members[gs[k]]); m++) {
+                int x = s->members[gs[k]][m];
+                stbds_arrput(s->members[target], x);
+                s->group[x] = target;
+            }
+            stbds_arrfree(s->members[gs[k]]);
+            s->members[gs[k]] = NULL;
+        }
+        qsort(s->members[target], (size_t)stbds_arrlen(s->members[target]), sizeof(int), pfvm__fuse_cmp_int);
+    } else {
+        int best = -1;
+        for (k = 0; k < ng; k++)
+            if ((best < 0 || stbds_arrlen(s->members[gs[k]]) > stbds_arrlen(s->members[gs[best]])) &&
+                pfvm__fuse_can_merge(s, i, &gs[k], 1))
+                best = k;
+        if (best >= 0)
+            target = gs[best];
+        else if (pfvm__fuse_can_merge(s, i, NULL, 0)) {
+            target = (int)stbds_arrlen(s->members);
+            stbds_arrput(s->members, NULL);
+        } else
+            return PFVM_OK;
+    }
+    stbds_arrput(s->members[target], i);
+    s->group[i] = target;
+    (void)st;
+    return PFVM_OK;
+}
+
+/* ---- turning a group into a function call ------------------------------------------ */
+
+static int pfvm__fuse_value_bytes(const pfvm_value *v, int64_t *bytes)
+{
+    int64_t n = 1, d;
+    int i;
+    if (v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0 || !pfvm_dtype_size(v->type.dtype))
+        return 0;
+    for (i = 0; i < v->type.shape.rank; i++)
+        if (!pfvm_sym_is_const(v->type.shape.dims[i], &d) || !pfvm__mul_i64(n, d, &n))
+            return 0;
+    return pfvm__mul_i64(n, (int64_t)pfvm_dtype_size(v->type.dtype), bytes);
+}
+
+static pfvm_code pfvm__fuse_nomem(pfvm_status *st)
+{
+    return pfvm__fail(st, PFVM_ERR_NOMEM, "fuse: out of memory");
+}
+
+/* A function name no function of domain pfvm has. */
+static const char *pfvm__fuse_name(pfvm_model *m, char *buf, size_t size)
+{
+    int k = (int)stbds_arrlen(m->functions) + 1;
+    do
+        pfvm__snprintf(buf, size, "FusedElementwise_%d", k++);
+    while (pfvm_model_function(m, "pfvm", buf));
+    return buf;
+}
+
+/* The opset imports of the body: the model's, but pfvm's own. */
+static pfvm_code pfvm__fuse_opsets(pfvm_model *m, pfvm_function *f, pfvm_status *st)
+{
+    int i, n = (int)stbds_arrlen(m->opsets);
+    f->opsets = (pfvm_opset_import *)pfvm_model_alloc(m, sizeof *f->opsets * (size_t)(n + 1));
+    if (!f->opsets)
+        return pfvm__fuse_nomem(st);
+    f->n_opsets = 0;
+    for (i = 0; i < n; i++)
+        if (strcmp(m->opsets[i].domain ? m->opsets[i].domain : "", "pfvm"))
+            f->opsets[f->n_opsets++] = m->opsets[i];
+    return PFVM_OK;
+}
+
+/* Builds the function for group `mem` and the node calling it; the
+ * group's nodes are appended to `dead`. */
+static pfvm_code pfvm__fuse_build(pfvm__fuse_state *s, pfvm_model *m, const pfvm_uses *u, const int *mem, int cnt,
+                                  pfvm_node ***dead, pfvm_pass_stats *stats, pfvm_status *st)
+{
+    pfvm_graph *g = s->g;
+    pfvm_value **ext = NULL, **outs = NULL, **call_outs = NULL;
+    pfvm_function *f;
+    pfvm_graph *body;
+    pfvm_node *call;
+    char name[64];
+    int i, j, k;
+    pfvm_code rc = PFVM_OK;
+    int64_t avoided = 0;
+    for (i = 0; i < cnt; i++)
+        s->in_u[mem[i]] = 1;
+    /* inputs from outside, in order of first use; outputs read outside */
+    for (i = 0; i < cnt; i++) {
+        const pfvm_node *n = g->nodes[mem[i]];
+        for (j = 0; j < n->n_inputs; j++) {
+            pfvm_value *v = n->inputs[j];
+            int p = pfvm__fuse_producer(s, v), dup = 0;
+            if (!v || (p >= 0 && s->in_u[p]))
+                continue;
+            for (k = 0; k < (int)stbds_arrlen(ext); k++)
+                dup |= ext[k] == v;
+            if (!dup)
+                stbds_arrput(ext, v);
+        }
+        for (j = 0; j < n->n_outputs; j++) {
+            pfvm_value *v = n->outputs[j];
+            int cu, outside = 0;
+            const pfvm_use *us;
+            int64_t b;
+            if (!v)
+                continue;
+            us = pfvm_uses_of(u, v, &cu);
+            for (k = 0; k < cu; k++)
+                outside |= !us[k].top || !s->in_u[us[k].top->id];
+            if (outside)
+                stbds_arrput(outs, v);
+            else if (pfvm__fuse_value_bytes(v, &b))
+                avoided += b;
+        }
+    }
+    for (i = 0; i < cnt; i++)
+        s->in_u[mem[i]] = 0;
+    if (!stbds_arrlen(outs))
+        goto done; /* dead code: left to dce */
+    f = (pfvm_function *)pfvm_model_alloc(m, sizeof *f);
+    if (!f) {
+        rc = pfvm__fuse_nomem(st);
+        goto done;
+    }
+    memset(f, 0, sizeof *f);
+    pfvm__fuse_name(m, name, sizeof name);
+    f->name = pfvm_model_strdup(m, name);
+    f->domain = pfvm_model_strdup(m, "pfvm");
+    f->doc = pfvm_model_strdup(m, "fused element-wise loop (pfvm)");
+    if (!f->name || !f->domain || !f->doc || (rc = pfvm__fuse_opsets(m, f, st)) != PFVM_OK ||
+        !(body = pfvm_graph_new(m, NULL, name, st))) {
+        rc = rc ? rc : st ? st->code : PFVM_ERR_NOMEM;
+        goto done;
+    }
+    f->body = body;
+    stbds_arrput(m->functions, f);
+    /* the body: formal inputs, copies of the nodes, formal outputs */
+    for (i = 0; !rc && i < (int)stbds_arrlen(ext); i++) {
+        pfvm_value *v = pfvm_graph_value(body, ext[i]->name, st);
+        if (!v || pfvm_graph_add_input(body, v, st))
+            rc = st ? st->code : PFVM_ERR_NOMEM;
+        else
+            v->type = ext[i]->type;
+    }
+    for (i = 0; !rc && i < cnt; i++) {
+        const pfvm_node *n = g->nodes[mem[i]];
+        pfvm_value *bin[16], *bout[PFVM_FUSE_MAX_SRC + 8];
+        pfvm_node *bn;
+        if (n->n_inputs > 16 || n->n_outputs > PFVM_FUSE_MAX_SRC + 8) {
+            rc = pfvm__fail(st, PFVM_ERR_INVALID, "fuse: too many inputs");
+            break;
+        }
+        for (j = 0; j < n->n_inputs; j++)
+            bin[j] = n->inputs[j] ? pfvm_graph_find_local(body, n->inputs[j]->name) : NULL;
+        for (j = 0; j < n->n_outputs && !rc; j++) {
+            bout[j] = NULL;
+            if (!n->outputs[j])
+                continue;
+            if (!(bout[j] = pfvm_graph_value(body, n->outputs[j]->name, st)))
+                rc = st ? st->code : PFVM_ERR_NOMEM;
+            else
+                bout[j]->type = n->outputs[j]->type;
+        }
+        if (rc || !(bn = pfvm_graph_add_node(body, n->op_type, n->domain, n->name, bin, n->n_inputs, bout,
+                                              n->n_outputs, st))) {
+            rc = rc ? rc : st ? st->code : PFVM_ERR_NOMEM;
+            break;
+        }
+        bn->op = n->op;
+        bn->opset = n->opset;
+        bn->doc = n->doc;
+        for (j = 0; j < n->n_attrs; j++) {
+            pfvm_attr *a = pfvm_node_add_attr(bn, n->attrs[j].name, n->attrs[j].type, st);
+            if (!a) {
+                rc = st ? st->code : PFVM_ERR_NOMEM;
+                break;
+            }
+            *a = n->attrs[j];
+        }
+    }
+    for (i = 0; !rc && i < (int)stbds_arrlen(outs); i++)
+        if (pfvm_graph_add_output(body, pfvm_graph_find_local(body, outs[i]->name), st))
+            rc = st ? st->code : PFVM_ERR_NOMEM;
+    /* the call, reading the outside values and making new ones */
+    for (i = 0; !rc && i < (int)stbds_arrlen(outs); i++) {
+        pfvm_value *v = pfvm_graph_new_value(g, outs[i]->name, st);
+        if (!v) {
+            rc = st ? st->code : PFVM_ERR_NOMEM;
+            break;
+        }
+        v->type = outs[i]->type;
+        stbds_arrput(call_outs, v);
+    }
+    if (!rc && !(call = pfvm_graph_add_node(g, name, "pfvm", name, ext, (int)stbds_arrlen(ext), call_outs,
+                                            (int)stbds_arrlen(call_outs), st)))
+        rc = st ? st->code : PFVM_ERR_NOMEM;
+    for (i = 0; !rc && i < (int)stbds_arrlen(outs); i++)
+        rc = pfvm_graph_replace_uses(g, outs[i], call_outs[i], st);
+    if (!rc) {
+        for (i = 0; i < cnt; i++)
+            stbds_arrput(*dead, g->nodes[mem[i]]);
+        stats->groups++;
+        stats->removed += cnt;
+        stats->bytes_avoided += avoided;
+    }
+done:
+    stbds_arrfree(ext);
+    stbds_arrfree(outs);
+    stbds_arrfree(call_outs);
+    return rc;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st)
+{
+    pfvm__fuse_state s;
+    pfvm_uses u;
+    pfvm_node **dead = NULL;
+    int i, n, built = 0;
+    pfvm_code rc;
+    memset(&s, 0, sizeof s);
+    memset(&u, 0, sizeof u);
+    if ((rc = pfvm_graph_toposort(g, st)) != PFVM_OK || (rc = pfvm_graph_resolve_ops(g, 0, st)) != PFVM_OK)
+        return rc;
+    n = (int)stbds_arrlen(g->nodes);
+    s.g = g;
+    s.n = n;
+    s.cand = (unsigned char *)pfvm__calloc((size_t)n + 1, 1);
+    s.group = (int *)pfvm__calloc((size_t)n + 1, sizeof *s.group);
+    s.visit = (int *)pfvm__calloc((size_t)n + 1, sizeof *s.visit);
+    s.in_u = (unsigned char *)pfvm__calloc((size_t)n + 1, 1);
+    if (!s.cand || !s.group || !s.visit || !s.in_u) {
+        rc = pfvm__fuse_nomem(st);
+        goto done;
+    }
+    for (i = 0; i < n; i++) {
+        s.group[i] = -1;
+        s.cand[i] = (unsigned char)pfvm__fuse_candidate(g->nodes[i]);
+    }
+    for (i = 0; i < n && !rc; i++)
+        if (s.cand[i])
+            rc = pfvm__fuse_place(&s, i, st);
+    if (rc || (rc = pfvm_uses_build(&u, g, st)) != PFVM_OK)
+        goto done;
+    for (i = 0; !rc && i < (int)stbds_arrlen(s.members); i++)
+        if (stbds_arrlen(s.members[i]) >= 2) {
+            rc = pfvm__fuse_build(&s, m, &u, s.members[i], (int)stbds_arrlen(s.members[i]), &dead, stats, st);
+            built = 1;
+        }
+    if (!rc && stbds_arrlen(dead))
+        rc = pfvm_graph_remove_nodes(g, dead, (int)stbds_arrlen(dead), st);
+    if (!rc && stats->groups) {
+        rc = pfvm_model_set_opset(m, "pfvm", 1, st);
+        if (m->ir_version < 8)
+            m->ir_version = 8; /* model-local functions */
+    }
+    if (!rc && built)
+        rc = pfvm_graph_toposort(g, st);
+    if (!rc && built)
+        rc = pfvm_graph_resolve_ops(g, 0, st);
+done:
+    pfvm_uses_free(&u);
+    for (i = 0; i < (int)stbds_arrlen(s.members); i++)
+        stbds_arrfree(s.members[i]);
+    stbds_arrfree(s.members);
+    stbds_arrfree(dead);
+    pfvm__free(s.cand);
+    pfvm__free(s.group);
+    pfvm__free(s.visit);
+    pfvm__free(s.in_u);
+    return rc;
+}
 /* ---- src/passes/passes.c ---- */
 /* The pass manager: the list of passes in pipeline order, name lookup, and
  * pfvm_optimize, which runs a list of them with statistics. */
@@ -17318,6 +18254,7 @@ static const pfvm_pass pfvm__passes[] = {
     {"cse", "common-subexpression elimination (equal nodes, equal small initializers)", pfvm__pass_cse, 1},
     {"bnfold", "BatchNormalization folded into the Conv/Gemm/MatMul before it", pfvm__pass_bnfold, 1},
     {"dce", "dead-code elimination: unused nodes, then unused initializers", pfvm__pass_dce, 1},
+    {"fuse", "fuse element-wise and broadcast nodes into fused loops (FusedElementwise_N calls)", pfvm__pass_fuse, 1},
     {NULL, NULL, NULL, 0}
 };
 
@@ -18150,6 +19087,8 @@ struct pfvm_exec {
     uint64_t rng;              /* state of the executor's generator */
     void *scratch;             /* kernel workspace, grown on first need */
     size_t scratch_size;
+    void **state;              /* per node: kernel state (pfvm_kctx_set_state) */
+    void (**state_free)(void *);
     /* scratch for kernel calls */
     const pfvm_tensor **kin;
     pfvm_tensor **kout;
@@ -18174,6 +19113,8 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     e->iv = (pfvm_ival *)pfvm__calloc((size_t)e->nv + 1, sizeof *e->iv);
     e->vkind = (unsigned char *)pfvm__calloc((size_t)e->nv + 1, 1);
     e->skip = (unsigned char *)pfvm__calloc((size_t)e->nn + 1, 1);
+    e->state = (void **)pfvm__calloc((size_t)e->nn + 1, sizeof *e->state);
+    e->state_free = (void (**)(void *))pfvm__calloc((size_t)e->nn + 1, sizeof *e->state_free);
     for (i = 0; i < e->nn; i++) {
         if (g->nodes[i]->n_inputs > maxio)
             maxio = g->nodes[i]->n_inputs;
@@ -18184,7 +19125,8 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     e->kout = (pfvm_tensor **)pfvm__calloc((size_t)maxio, sizeof *e->kout);
     e->iin = (const pfvm_ival **)pfvm__calloc((size_t)maxio, sizeof *e->iin);
     e->iout = (pfvm_ival **)pfvm__calloc((size_t)maxio, sizeof *e->iout);
-    if (!e->vals || !e->iv || !e->vkind || !e->skip || !e->kin || !e->kout || !e->iin || !e->iout)
+    if (!e->vals || !e->iv || !e->vkind || !e->skip || !e->state || !e->state_free || !e->kin || !e->kout || !e->iin ||
+        !e->iout)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     return PFVM_OK;
 }
@@ -18227,6 +19169,11 @@ void pfvm_exec_free(pfvm_exec *e)
         return;
     if (e->vals)
         pfvm__release_dynamic(e);
+    for (i = 0; e->state && e->state_free && i < e->nn; i++)
+        if (e->state[i] && e->state_free[i])
+            e->state_free[i](e->state[i]);
+    pfvm__free(e->state);
+    pfvm__free(e->state_free);
     for (i = 0; i < (int)stbds_arrlen(e->children); i++)
         pfvm_exec_free(e->children[i].e);
     stbds_arrfree(e->children);
@@ -18840,6 +19787,23 @@ int pfvm_exec_was_random(const pfvm_exec *e)
     return e->random_used;
 }
 
+PFVM_INTERNAL void pfvm_kctx_set_state(pfvm_kctx *k, void *state, void (*free_fn)(void *))
+{
+    pfvm_exec *e = k->exec;
+    int id = k->node ? k->node->id : -1;
+    if (!e || id < 0 || id >= e->nn || e->g->nodes[id] != k->node) {
+        if (state && free_fn)
+            free_fn(state); /* nowhere to keep it */
+        k->state = NULL;
+        return;
+    }
+    if (e->state[id] && e->state[id] != state && e->state_free[id])
+        e->state_free[id](e->state[id]);
+    e->state[id] = state;
+    e->state_free[id] = free_fn;
+    k->state = state;
+}
+
 PFVM_INTERNAL void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes)
 {
     pfvm_exec *e = k->exec;
@@ -18932,7 +19896,7 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
     k.out = e->kout;
     k.st = st;
     k.exec = e;
-    k.state = NULL;
+    k.state = n->id >= 0 && n->id < e->nn && e->g->nodes[n->id] == n ? e->state[n->id] : NULL;
     e->running = n;
     rc = n->op->kernel(&k);
     e->running = saved;
@@ -19029,6 +19993,850 @@ PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph 
     }
     return PFVM_OK;
 }
+/* ---- src/exec/fused.c ---- */
+/* The fused-loop engine: compiling a function body into a block program,
+ * running it over the output block by block, and the definition every
+ * call of a model-local function resolves to. See fused.h. */
+
+#include <limits.h>
+#include <string.h>
+
+#define PFVM__FZ_TMP0 8192     /* operand of temporary k: PFVM__FZ_TMP0 + k */
+#define PFVM__FZ_MAX_NODE_OUT 8 /* outputs of one fused node */
+#define PFVM__FZ_MAX_TMP 64     /* temporaries of one fused node */
+#define PFVM__FZ_MAX_DEPTH 16   /* nested function calls */
+
+/* ---- programs --------------------------------------------------------------------- */
+
+typedef struct pfvm__fz_ins {
+    pfvm_fuse_kernel fn;
+    int d, n_src;              /* slots while compiling, registers after */
+    int s[PFVM_FUSE_MAX_SRC];
+    union {
+        double d[PFVM_FUSE_PARAM_BYTES / 8];
+        int64_t i[PFVM_FUSE_PARAM_BYTES / 8];
+    } p;
+} pfvm__fz_ins;
+
+/* A compiled group: slots 0..n_in-1 are the group's inputs; every value
+ * computed gets a slot; slots map to registers. */
+typedef struct pfvm__fz_prog {
+    pfvm__fz_ins *ins;   /* stb_ds */
+    int n_slots, n_in, n_out, n_regs;
+    pfvm_dtype *in_dtype; /* the input types it was compiled for */
+    int *in_reg;          /* per input: register, -1 when unused */
+    int *out_reg;         /* per output: register */
+    float *regs;          /* n_regs * PFVM_FUSE_BLOCK */
+    /* run-time scratch, sized at compile time so that runs allocate nothing */
+    int64_t *st;          /* n_in * PFVM_MAX_RANK strides */
+    int64_t *off;         /* n_in offsets */
+    unsigned char *fixed; /* n_in: the input is one value for the whole run */
+} pfvm__fz_prog;
+
+static void pfvm__fz_prog_free(pfvm__fz_prog *p)
+{
+    if (!p)
+        return;
+    stbds_arrfree(p->ins);
+    pfvm__free(p->in_dtype);
+    pfvm__free(p->in_reg);
+    pfvm__free(p->out_reg);
+    pfvm__free(p->regs);
+    pfvm__free(p->st);
+    pfvm__free(p->off);
+    pfvm__free(p->fixed);
+    pfvm__free(p);
+}
+
+/* ---- the hooks' side ------------------------------------------------------------------- */
+
+struct pfvm_fuse_ctx {
+    const pfvm_node *node;
+    const pfvm_dtype *in_dtype; /* per node input */
+    const int *in_slot;         /* per node input (compiling) */
+    int out_slot[PFVM__FZ_MAX_NODE_OUT];
+    int tmp_slot[PFVM__FZ_MAX_TMP];
+    int n_tmp;
+    int n_slots;                /* slots made while only checking */
+    pfvm__fz_prog *prog;        /* NULL: only checking */
+    const char *why;            /* a refusal's reason */
+};
+
+PFVM_INTERNAL pfvm_dtype pfvm_fuse_dtype(const pfvm_fuse_ctx *f, int i)
+{
+    if (i < 0 || i >= f->node->n_inputs || !f->node->inputs[i])
+        return PFVM_UNDEFINED;
+    return f->in_dtype[i];
+}
+
+PFVM_INTERNAL int pfvm_fuse_tmp(pfvm_fuse_ctx *f)
+{
+    if (f->n_tmp >= PFVM__FZ_MAX_TMP)
+        return -1;
+    f->tmp_slot[f->n_tmp] = -1;
+    return PFVM__FZ_TMP0 + f->n_tmp++;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_fuse_refuse(pfvm_fuse_ctx *f, const char *why)
+{
+    if (!f->why)
+        f->why = why;
+    return PFVM_ERR_UNSUPPORTED;
+}
+
+/* The slot an operand reads, or -1 when it names nothing defined. */
+static int pfvm__fz_src_slot(const pfvm_fuse_ctx *f, int o)
+{
+    const pfvm_node *n = f->node;
+    if (o >= 0 && o < n->n_inputs)
+        return n->inputs[o] ? (f->prog ? f->in_slot[o] : 0) : -1;
+    if (o >= PFVM_FUSE_OUT(0) && o < PFVM_FUSE_OUT(0) + n->n_outputs && o - PFVM_FUSE_OUT(0) < PFVM__FZ_MAX_NODE_OUT)
+        return f->out_slot[o - PFVM_FUSE_OUT(0)];
+    if (o >= PFVM__FZ_TMP0 && o < PFVM__FZ_TMP0 + f->n_tmp)
+        return f->tmp_slot[o - PFVM__FZ_TMP0];
+    return -1;
+}
+
+/* Where a destination's slot is recorded, or NULL when it is not a fresh
+ * output or temporary. */
+static int *pfvm__fz_dst(pfvm_fuse_ctx *f, int o)
+{
+    const pfvm_node *n = f->node;
+    int *d = NULL;
+    if (o >= PFVM_FUSE_OUT(0) && o < PFVM_FUSE_OUT(0) + n->n_outputs && o - PFVM_FUSE_OUT(0) < PFVM__FZ_MAX_NODE_OUT &&
+        n->outputs[o - PFVM_FUSE_OUT(0)])
+        d = &f->out_slot[o - PFVM_FUSE_OUT(0)];
+    else if (o >= PFVM__FZ_TMP0 && o < PFVM__FZ_TMP0 + f->n_tmp)
+        d = &f->tmp_slot[o - PFVM__FZ_TMP0];
+    return d && *d < 0 ? d : NULL;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, const void *params, size_t size, int d,
+                                       int n_src, const int *src)
+{
+    pfvm__fz_ins ins;
+    int *dst = pfvm__fz_dst(f, d), j;
+    if (!fn || !dst || n_src < 0 || n_src > PFVM_FUSE_MAX_SRC || size > PFVM_FUSE_PARAM_BYTES || (size && !params))
+        return pfvm_fuse_refuse(f, "malformed instruction");
+    memset(&ins, 0, sizeof ins);
+    ins.fn = fn;
+    ins.n_src = n_src;
+    for (j = 0; j < n_src; j++)
+        if ((ins.s[j] = pfvm__fz_src_slot(f, src[j])) < 0)
+            return pfvm_fuse_refuse(f, "instruction reads an undefined operand");
+    if (size)
+        memcpy(&ins.p, params, size);
+    if (!f->prog) {
+        *dst = f->n_slots++;
+        return PFVM_OK;
+    }
+    ins.d = f->prog->n_slots;
+    stbds_arrput(f->prog->ins, ins);
+    *dst = f->prog->n_slots++;
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_fuse_alias(pfvm_fuse_ctx *f, int d, int src)
+{
+    int *dst = pfvm__fz_dst(f, d), s = pfvm__fz_src_slot(f, src);
+    if (!dst || s < 0)
+        return pfvm_fuse_refuse(f, "malformed alias");
+    *dst = s;
+    return PFVM_OK;
+}
+
+/* Runs n's hook. in_slot NULL and prog NULL: only checking. */
+static pfvm_code pfvm__fz_node(pfvm_fuse_ctx *f, const pfvm_node *n, const pfvm_dtype *in_dtype, const int *in_slot,
+                               pfvm__fz_prog *prog)
+{
+    pfvm_code rc;
+    int j;
+    memset(f, 0, sizeof *f);
+    f->node = n;
+    f->in_dtype = in_dtype;
+    f->in_slot = in_slot;
+    f->prog = prog;
+    for (j = 0; j < PFVM__FZ_MAX_NODE_OUT; j++)
+        f->out_slot[j] = -1;
+    if (!n->op || !n->op->fuse || n->n_outputs > PFVM__FZ_MAX_NODE_OUT)
+        return pfvm_fuse_refuse(f, "no fuse hook");
+    if ((rc = n->op->fuse(f, n)) != PFVM_OK)
+        return rc;
+    for (j = 0; j < n->n_outputs; j++)
+        if (n->outputs[j] && f->out_slot[j] < 0)
+            return pfvm_fuse_refuse(f, "an output is not computed");
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL int pfvm_fuse_accepts(const pfvm_node *n, const pfvm_dtype *in_dtypes)
+{
+    pfvm_fuse_ctx f;
+    return pfvm__fz_node(&f, n, in_dtypes, NULL, NULL) == PFVM_OK;
+}
+
+/* ---- compiling --------------------------------------------------------------------- */
+
+const pfvm_function *pfvm_model_function(const pfvm_model *m, const char *domain, const char *name)
+{
+    int i;
+    if (!m || !name)
+        return NULL;
+    for (i = 0; i < (int)stbds_arrlen(m->functions); i++) {
+        const pfvm_function *f = m->functions[i];
+        if (f->name && !strcmp(f->name, name) && !strcmp(f->domain ? f->domain : "", domain ? domain : ""))
+            return f;
+    }
+    return NULL;
+}
+
+/* Element types of the body's values for the given input types, with each
+ * node's inference over unknown shapes. 0 when something is unknown. */
+static int pfvm__fz_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, pfvm_dtype *vdt, pfvm_symtab *syms)
+{
+    pfvm_arena arena;
+    pfvm_ival *iv;
+    const pfvm_ival **in = NULL;
+    pfvm_ival **out = NULL;
+    pfvm_status st;
+    int nv = (int)stbds_arrlen(body->values), i, j, ok = 1;
+    memset(&arena, 0, sizeof arena);
+    iv = (pfvm_ival *)pfvm__arena_alloc(&arena, sizeof *iv * (size_t)(nv + 1));
+    if (!iv) {
+        pfvm__arena_free(&arena);
+        return 0;
+    }
+    memset(iv, 0, sizeof *iv * (size_t)(nv + 1));
+    for (i = 0; i < (int)stbds_arrlen(body->inputs); i++) {
+        pfvm_ival *v = &iv[body->inputs[i]->id];
+        pfvm_ival_set_tensor(v, in_dtype[i], NULL);
+    }
+    for (i = 0; ok && i < (int)stbds_arrlen(body->nodes); i++) {
+        const pfvm_node *n = body->nodes[i];
+        stbds_arrsetlen(in, n->n_inputs);
+        stbds_arrsetlen(out, n->n_outputs);
+        for (j = 0; j < n->n_inputs; j++)
+            in[j] = n->inputs[j] && n->inputs[j]->graph == body ? &iv[n->inputs[j]->id] : NULL;
+        for (j = 0; j < n->n_outputs; j++)
+            out[j] = n->outputs[j] ? &iv[n->outputs[j]->id] : NULL;
+        if (!n->op || pfvm__infer_node(n, in, out, syms, &arena, &st))
+            ok = 0;
+    }
+    for (i = 0; i < nv; i++)
+        vdt[i] = iv[i].type.kind == PFVM_KIND_TENSOR ? iv[i].type.dtype : PFVM_UNDEFINED;
+    stbds_arrfree(in);
+    stbds_arrfree(out);
+    pfvm__arena_free(&arena);
+    return ok;
+}
+
+/* Maps slots to registers: inputs keep theirs for the whole program (a
+ * fixed input is loaded once per run), outputs to the end, everything else
+ * from its instruction to its last reader. A destination never shares a
+ * register with a source of its own instruction. */
+static pfvm_code pfvm__fz_regalloc(pfvm__fz_prog *p, const int *out_slot, pfvm_status *st)
+{
+    int n = (int)stbds_arrlen(p->ins), i, j, n_free = 0;
+    int *last = (int *)pfvm__calloc((size_t)p->n_slots + 1, sizeof *last);
+    int *reg = (int *)pfvm__calloc((size_t)p->n_slots + 1, sizeof *reg);
+    int *free_regs = (int *)pfvm__calloc((size_t)p->n_slots + 1, sizeof *free_regs);
+    if (!last || !reg || !free_regs) {
+        pfvm__free(last);
+        pfvm__free(reg);
+        pfvm__free(free_regs);
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
+    for (i = 0; i < p->n_slots; i++) {
+        last[i] = -1;
+        reg[i] = -1;
+    }
+    for (i = 0; i < n; i++)
+        for (j = 0; j < p->ins[i].n_src; j++)
+            last[p->ins[i].s[j]] = i;
+    for (j = 0; j < p->n_out; j++)
+        last[out_slot[j]] = INT_MAX;
+    p->n_regs = 0;
+    for (j = 0; j < p->n_in; j++)
+        if (last[j] >= 0) {
+            last[j] = INT_MAX;
+            reg[j] = p->n_regs++;
+        }
+    for (i = 0; i < n; i++) {
+        pfvm__fz_ins *in = &p->ins[i];
+        int d = in->d;
+        reg[d] = n_free ? free_regs[--n_free] : p->n_regs++;
+        for (j = 0; j < in->n_src; j++) {
+            int s = in->s[j];
+            in->s[j] = reg[s];
+            if (last[s] == i) {
+                free_regs[n_free++] = reg[s];
+                last[s] = -2; /* freed once, even when read twice */
+            }
+        }
+        in->d = reg[d];
+        if (last[d] == -1)
+            free_regs[n_free++] = reg[d]; /* nobody reads it */
+    }
+    for (j = 0; j < p->n_in; j++)
+        p->in_reg[j] = reg[j];
+    for (j = 0; j < p->n_out; j++)
+        p->out_reg[j] = reg[out_slot[j]];
+    pfvm__free(last);
+    pfvm__free(reg);
+    pfvm__free(free_regs);
+    p->regs = (float *)pfvm__calloc((size_t)(p->n_regs ? p->n_regs : 1) * PFVM_FUSE_BLOCK, sizeof(float));
+    if (!p->regs)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    return PFVM_OK;
+}
+
+/* Compiles the body of `fn` for inputs of the given types. *out is NULL
+ * (and PFVM_OK returned) when the body cannot be compiled. */
+static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_dtype, int n_in, pfvm_symtab *syms,
+                                  pfvm__fz_prog **out, pfvm_status *st)
+{
+    const pfvm_graph *body = fn->body;
+    int nv = (int)stbds_arrlen(body->values), i, j, ok = 1;
+    int *vslot = NULL, *in_slot = NULL, *out_slot = NULL;
+    pfvm_dtype *vdt = NULL, *ndt = NULL;
+    pfvm__fz_prog *p;
+    pfvm_code rc = PFVM_OK;
+    *out = NULL;
+    if (fn->n_attr_names || fn->n_attr_defaults || n_in != (int)stbds_arrlen(body->inputs) ||
+        !stbds_arrlen(body->outputs))
+        return PFVM_OK;
+    p = (pfvm__fz_prog *)pfvm__calloc(1, sizeof *p);
+    vslot = (int *)pfvm__calloc((size_t)nv + 1, sizeof *vslot);
+    vdt = (pfvm_dtype *)pfvm__calloc((size_t)nv + 1, sizeof *vdt);
+    if (!p || !vslot || !vdt) {
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    p->n_in = n_in;
+    p->n_out = (int)stbds_arrlen(body->outputs);
+    p->in_dtype = (pfvm_dtype *)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_dtype);
+    p->in_reg = (int *)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_reg);
+    p->out_reg = (int *)pfvm__calloc((size_t)p->n_out + 1, sizeof *p->out_reg);
+    p->st = (int64_t *)pfvm__calloc((size_t)n_in * PFVM_MAX_RANK + 1, sizeof *p->st);
+    p->off = (int64_t *)pfvm__calloc((size_t)n_in + 1, sizeof *p->off);
+    p->fixed = (unsigned char *)pfvm__calloc((size_t)n_in + 1, 1);
+    out_slot = (int *)pfvm__calloc((size_t)p->n_out + 1, sizeof *out_slot);
+    if (!p->in_dtype || !p->in_reg || !p->out_reg || !p->st || !p->off || !p->fixed || !out_slot) {
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    memcpy(p->in_dtype, in_dtype, sizeof *in_dtype * (size_t)n_in);
+    if (!pfvm__fz_dtypes(body, in_dtype, vdt, syms)) {
+        ok = 0;
+        goto done;
+    }
+    for (i = 0; i < nv; i++)
+        vslot[i] = -1;
+    for (i = 0; i < n_in; i++)
+        vslot[body->inputs[i]->id] = i;
+    p->n_slots = n_in;
+    for (i = 0; ok && i < (int)stbds_arrlen(body->nodes); i++) {
+        const pfvm_node *n = body->nodes[i];
+        pfvm_fuse_ctx f;
+        stbds_arrsetlen(in_slot, n->n_inputs + 1);
+        stbds_arrsetlen(ndt, n->n_inputs + 1);
+        for (j = 0; j < n->n_inputs; j++) {
+            const pfvm_value *v = n->inputs[j];
+            int local = v && v->graph == body;
+            in_slot[j] = local ? vslot[v->id] : -1;
+            ndt[j] = local ? vdt[v->id] : PFVM_UNDEFINED;
+            if (v && (!local || in_slot[j] < 0))
+                ok = 0;
+        }
+        if (!ok || pfvm__fz_node(&f, n, ndt, in_slot, p) != PFVM_OK) {
+            ok = 0;
+            break;
+        }
+        for (j = 0; j < n->n_outputs; j++)
+            if (n->outputs[j])
+                vslot[n->outputs[j]->id] = f.out_slot[j];
+    }
+    for (j = 0; ok && j < p->n_out; j++)
+        if ((out_slot[j] = vslot[body->outputs[j]->id]) < 0)
+            ok = 0;
+    if (ok)
+        rc = pfvm__fz_regalloc(p, out_slot, st);
+done:
+    pfvm__free(vslot);
+    pfvm__free(vdt);
+    pfvm__free(out_slot);
+    stbds_arrfree(in_slot);
+    stbds_arrfree(ndt);
+    if (rc == PFVM_OK && ok) {
+        *out = p;
+        return PFVM_OK;
+    }
+    pfvm__fz_prog_free(p);
+    return rc;
+}
+
+/* ---- running --------------------------------------------------------------------------- */
+
+static int pfvm__fz_loadable(pfvm_dtype t)
+{
+    return pfvm_dtype_is_float(t) || pfvm_dtype_is_int(t) || t == PFVM_BOOL;
+}
+
+static int pfvm__fz_storable(pfvm_dtype t)
+{
+    return t == PFVM_FLOAT || t == PFVM_DOUBLE || t == PFVM_FLOAT16 || t == PFVM_BFLOAT16 || t == PFVM_BOOL;
+}
+
+#define PFVM__FZ_GATHER(T, expr)                               \
+    do {                                                       \
+        const T *s_ = (const T *)t->data + off;                \
+        for (e = 0; e < m; e++) {                              \
+            T v = s_[e * st];                                  \
+            d[e] = (float)(expr);                              \
+        }                                                      \
+    } while (0)
+
+/* d[e] = t[off + e*st] as float, e < m. */
+static void pfvm__fz_load(float *PFVM_RESTRICT d, const pfvm_tensor *t, int64_t off, int64_t st, int64_t m)
+{
+    int64_t e;
+    switch (t->dtype) {
+    case PFVM_FLOAT: {
+        const float *s = (const float *)t->data + off;
+        if (st == 1)
+            memcpy(d, s, sizeof(float) * (size_t)m);
+        else if (st == 0)
+            for (e = 0; e < m; e++)
+                d[e] = s[0];
+        else
+            for (e = 0; e < m; e++)
+                d[e] = s[e * st];
+        break;
+    }
+    case PFVM_DOUBLE: PFVM__FZ_GATHER(double, v); break;
+    case PFVM_FLOAT16: PFVM__FZ_GATHER(uint16_t, pfvm_half_to_float(v)); break;
+    case PFVM_BFLOAT16: PFVM__FZ_GATHER(uint16_t, pfvm_bf16_to_float(v)); break;
+    case PFVM_BOOL: PFVM__FZ_GATHER(uint8_t, v != 0); break;
+    case PFVM_INT8: PFVM__FZ_GATHER(int8_t, v); break;
+    case PFVM_INT16: PFVM__FZ_GATHER(int16_t, v); break;
+    case PFVM_INT32: PFVM__FZ_GATHER(int32_t, v); break;
+    case PFVM_INT64: PFVM__FZ_GATHER(int64_t, v); break;
+    case PFVM_UINT8: PFVM__FZ_GATHER(uint8_t, v); break;
+    case PFVM_UINT16: PFVM__FZ_GATHER(uint16_t, v); break;
+    case PFVM_UINT32: PFVM__FZ_GATHER(uint32_t, v); break;
+    case PFVM_UINT64: PFVM__FZ_GATHER(uint64_t, v); break;
+    default:
+        for (e = 0; e < m; e++)
+            d[e] = 0;
+        break;
+    }
+}
+
+/* t[pos + e] = s[e] in t's type, e < m. */
+static void pfvm__fz_store(pfvm_tensor *t, int64_t pos, const float *PFVM_RESTRICT s, int64_t m)
+{
+    int64_t e;
+    switch (t->dtype) {
+    case PFVM_FLOAT: memcpy((float *)t->data + pos, s, sizeof(float) * (size_t)m); break;
+    case PFVM_DOUBLE: {
+        double *d = (double *)t->data + pos;
+        for (e = 0; e < m; e++)
+            d[e] = s[e];
+        break;
+    }
+    case PFVM_FLOAT16: {
+        uint16_t *d = (uint16_t *)t->data + pos;
+        for (e = 0; e < m; e++)
+            d[e] = pfvm_float_to_half(s[e]);
+        break;
+    }
+    case PFVM_BFLOAT16: {
+        uint16_t *d = (uint16_t *)t->data + pos;
+        for (e = 0; e < m; e++)
+            d[e] = pfvm_float_to_bf16(s[e]);
+        break;
+    }
+    case PFVM_BOOL: {
+        uint8_t *d = (uint8_t *)t->data + pos;
+        for (e = 0; e < m; e++)
+            d[e] = s[e] != 0;
+        break;
+    }
+    default: break;
+    }
+}
+
+static void pfvm__fz_exec_block(pfvm__fz_prog *p)
+{
+    const float *src[PFVM_FUSE_MAX_SRC];
+    int n = (int)stbds_arrlen(p->ins), i, j;
+    for (i = 0; i < n; i++) {
+        const pfvm__fz_ins *in = &p->ins[i];
+        for (j = 0; j < in->n_src; j++)
+            src[j] = p->regs + (size_t)in->s[j] * PFVM_FUSE_BLOCK;
+        in->fn(p->regs + (size_t)in->d * PFVM_FUSE_BLOCK, src, &in->p);
+    }
+}
+
+static void pfvm__fz_store_block(pfvm__fz_prog *p, pfvm_kctx *k, int64_t pos, int64_t m)
+{
+    int j;
+    for (j = 0; j < p->n_out; j++)
+        if (k->out[j])
+            pfvm__fz_store(k->out[j], pos, p->regs + (size_t)p->out_reg[j] * PFVM_FUSE_BLOCK, m);
+}
+
+/* Runs p over the output. Returns PFVM_OK with *fallback set (and nothing
+ * written) when this call is outside what the program handles: outputs of
+ * different shapes or types it cannot store, inputs that do not broadcast
+ * to the output. */
+static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
+{
+    int64_t S[PFVM_MAX_RANK], D[PFVM_MAX_RANK], idx[PFVM_MAX_RANK], total = 1, inner, pos, c;
+    int rank = -1, r = 0, j, d;
+    *fallback = 1;
+    if (k->n_in != p->n_in || k->n_out != p->n_out)
+        return PFVM_OK;
+    for (j = 0; j < p->n_in; j++) {
+        const pfvm_tensor *t = k->in[j];
+        if (p->in_reg[j] < 0)
+            continue;
+        if (!t || t->kind != PFVM_KIND_TENSOR || t->dtype != p->in_dtype[j] || !pfvm__fz_loadable(t->dtype))
+            return PFVM_OK;
+    }
+    /* the iteration shape: the planned outputs', or the inputs' broadcast */
+    for (j = 0; j < p->n_out; j++) {
+        const pfvm_tensor *t = k->out[j];
+        if (!t)
+            continue;
+        if (t->kind != PFVM_KIND_TENSOR || !pfvm__fz_storable(t->dtype))
+            return PFVM_OK;
+        if (t->data && rank < 0) {
+            rank = t->rank;
+            memcpy(S, t->dims, sizeof(int64_t) * (size_t)rank);
+        }
+    }
+    if (rank < 0) {
+        pfvm_status tmp;
+        pfvm_kctx kk = *k;
+        kk.st = &tmp;
+        for (j = 0; j < p->n_in; j++)
+            if (!k->in[j] || k->in[j]->kind != PFVM_KIND_TENSOR)
+                return PFVM_OK;
+        if (pfvm_ew_broadcast_dims(&kk, k->in, p->n_in, &rank, S))
+            return PFVM_OK;
+    }
+    for (j = 0; j < p->n_out; j++) {
+        const pfvm_tensor *t = k->out[j];
+        if (t && t->data && (t->rank != rank || (rank && memcmp(t->dims, S, sizeof(int64_t) * (size_t)rank))))
+            return PFVM_OK;
+    }
+    /* every used input's strides over S */
+    for (j = 0; j < p->n_in; j++) {
+        const pfvm_tensor *t = k->in[j];
+        int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK, s = 1;
+        int o;
+        if (p->in_reg[j] < 0)
+            continue;
+        o = rank - t->rank;
+        if (o < 0)
+            return PFVM_OK;
+        for (d = rank - 1; d >= 0; d--) {
+            int64_t dim = d >= o ? t->dims[d - o] : 1;
+            if (dim != 1 && dim != S[d])
+                return PFVM_OK;
+            st[d] = dim == 1 ? 0 : s;
+            s *= dim;
+        }
+    }
+    *fallback = 0;
+    for (j = 0; j < p->n_out; j++)
+        if (k->out[j] && !k->out[j]->data && pfvm_kctx_output(k, j, k->out[j]->dtype, rank, S))
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    for (d = 0; d < rank; d++)
+        if (!pfvm__mul_i64(total, S[d], &total))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output too large");
+    if (total == 0)
+        return PFVM_OK;
+    /* merge dims every input walks contiguously (in place: D and the
+     * strides' first r entries) */
+    for (d = 0; d < rank; d++) {
+        int merge = r > 0;
+        if (S[d] == 1)
+            continue;
+        for (j = 0; j < p->n_in && merge; j++) {
+            const int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
+            if (p->in_reg[j] >= 0)
+                merge = st[r - 1] == st[d] * S[d];
+        }
+        for (j = 0; j < p->n_in; j++) {
+            int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
+            if (p->in_reg[j] < 0)
+                continue;
+            if (merge)
+                st[r - 1] = st[d];
+            else
+                st[r] = st[d];
+        }
+        if (merge)
+            D[r - 1] *= S[d];
+        else
+            D[r++] = S[d];
+    }
+    inner = r ? D[r - 1] : 1;
+    for (j = 0; j < p->n_in; j++) {
+        const int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
+        int fixed = 1;
+        p->off[j] = 0;
+        if (p->in_reg[j] < 0)
+            continue;
+        for (d = 0; d < r; d++)
+            fixed &= st[d] == 0;
+        p->fixed[j] = (unsigned char)fixed;
+        if (fixed)
+            pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK, k->in[j], 0, 0, PFVM_FUSE_BLOCK);
+    }
+    memset(idx, 0, sizeof idx);
+    {
+        int64_t fill = 0, bpos = 0, m;
+        for (pos = 0; pos < total; pos += inner) {
+            for (c = 0; c < inner; c += m) {
+                m = inner - c < PFVM_FUSE_BLOCK - fill ? inner - c : PFVM_FUSE_BLOCK - fill;
+                for (j = 0; j < p->n_in && r > 0; j++) {
+                    int64_t sj;
+                    if (p->in_reg[j] < 0 || p->fixed[j])
+                        continue;
+                    sj = p->st[(size_t)j * PFVM_MAX_RANK + r - 1];
+                    pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK + fill, k->in[j],
+                                  p->off[j] + c * sj, sj, m);
+                }
+                fill += m;
+                if (fill == PFVM_FUSE_BLOCK) {
+                    pfvm__fz_exec_block(p);
+                    pfvm__fz_store_block(p, k, bpos, fill);
+                    bpos += fill;
+                    fill = 0;
+                }
+            }
+            for (d = r - 2; d >= 0; d--) {
+                for (j = 0; j < p->n_in; j++)
+                    if (p->in_reg[j] >= 0)
+                        p->off[j] += p->st[(size_t)j * PFVM_MAX_RANK + d];
+                if (++idx[d] < D[d])
+                    break;
+                for (j = 0; j < p->n_in; j++)
+                    if (p->in_reg[j] >= 0)
+                        p->off[j] -= p->st[(size_t)j * PFVM_MAX_RANK + d] * D[d];
+                idx[d] = 0;
+            }
+        }
+        if (fill) {
+            pfvm__fz_exec_block(p);
+            pfvm__fz_store_block(p, k, bpos, fill);
+        }
+    }
+    return PFVM_OK;
+}
+
+/* ---- calls of model-local functions --------------------------------------------------- */
+
+static const pfvm_function *pfvm__fz_callee(const pfvm_node *n)
+{
+    return n && n->graph ? pfvm_model_function(n->graph->model, n->domain, n->op_type) : NULL;
+}
+
+/* How deep calls nest from `g` (0: no calls); -1 past the limit (which
+ * recursion always reaches). */
+static int pfvm__fz_depth(const pfvm_model *m, const pfvm_graph *g, int depth)
+{
+    int i, best = 0;
+    if (depth > PFVM__FZ_MAX_DEPTH)
+        return -1;
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+        const pfvm_node *n = g->nodes[i];
+        const pfvm_function *f = pfvm_model_function(m, n->domain, n->op_type);
+        int dd;
+        if (!f || !f->body || pfvm_op_find(n->domain, n->op_type, n->opset ? n->opset : 1))
+            continue;
+        if ((dd = pfvm__fz_depth(m, f->body, depth + 1)) < 0)
+            return -1;
+        if (dd + 1 > best)
+            best = dd + 1;
+    }
+    return best;
+}
+
+/* Inference through the body: its inputs get the call's input types (and
+ * known contents), each body node is inferred in order, and the call's
+ * outputs get the body outputs' results. */
+static pfvm_code pfvm__fz_infer(pfvm_ictx *c)
+{
+    const pfvm_function *f = pfvm__fz_callee(c->node);
+    const pfvm_graph *body;
+    pfvm_ival *iv;
+    const pfvm_ival **in = NULL;
+    pfvm_ival **out = NULL;
+    int nv, i, j;
+    pfvm_code rc = PFVM_OK;
+    if (!f || !f->body)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "no function '%s' in domain '%s'", c->node->op_type,
+                          c->node->domain);
+    body = f->body;
+    if (pfvm__fz_depth(c->node->graph->model, body, 1) < 0)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "function calls nest deeper than %d (recursion?)",
+                          PFVM__FZ_MAX_DEPTH);
+    if (c->n_in > (int)stbds_arrlen(body->inputs) || c->n_out > (int)stbds_arrlen(body->outputs))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "function '%s' takes %d inputs and gives %d outputs", f->name,
+                          (int)stbds_arrlen(body->inputs), (int)stbds_arrlen(body->outputs));
+    nv = (int)stbds_arrlen(body->values);
+    iv = (pfvm_ival *)pfvm_ictx_alloc(c, sizeof *iv * (size_t)(nv + 1));
+    if (!iv)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    memset(iv, 0, sizeof *iv * (size_t)(nv + 1));
+    for (i = 0; i < c->n_in; i++)
+        if (c->in[i])
+            iv[body->inputs[i]->id] = *c->in[i];
+    for (i = 0; !rc && i < (int)stbds_arrlen(body->nodes); i++) {
+        const pfvm_node *n = body->nodes[i];
+        stbds_arrsetlen(in, n->n_inputs + 1);
+        stbds_arrsetlen(out, n->n_outputs + 1);
+        for (j = 0; j < n->n_inputs; j++)
+            in[j] = n->inputs[j] && n->inputs[j]->graph == body ? &iv[n->inputs[j]->id] : NULL;
+        for (j = 0; j < n->n_outputs; j++)
+            out[j] = n->outputs[j] ? &iv[n->outputs[j]->id] : NULL;
+        rc = pfvm__infer_node(n, in, out, c->syms, c->arena, c->st);
+    }
+    stbds_arrfree(in);
+    stbds_arrfree(out);
+    if (rc) {
+        pfvm__prefix(c->st, "in function '%s'", f->name);
+        return rc;
+    }
+    for (j = 0; j < c->n_out; j++)
+        if (c->out[j])
+            *c->out[j] = iv[body->outputs[j]->id];
+    return PFVM_OK;
+}
+
+/* A call's kernel state: the compiled program (NULL when the body runs as
+ * a subgraph) and whether compiling was tried. */
+typedef struct pfvm__fz_state {
+    pfvm__fz_prog *prog;
+    int tried;
+} pfvm__fz_state;
+
+static void pfvm__fz_state_free(void *s)
+{
+    pfvm__fz_state *x = (pfvm__fz_state *)s;
+    if (x)
+        pfvm__fz_prog_free(x->prog);
+    pfvm__free(x);
+}
+
+/* Runs the body as a subgraph and moves its outputs into the call's. */
+static pfvm_code pfvm__fz_run_body(pfvm_kctx *k, const pfvm_function *f)
+{
+    pfvm_tensor **outs;
+    int j;
+    pfvm_code rc;
+    if (!k->exec)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "function '%s' needs an executor", f->name);
+    if (f->n_attr_names || f->n_attr_defaults)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "function '%s' takes attributes (not supported)",
+                             f->name);
+    if (k->n_in != (int)stbds_arrlen(f->body->inputs) || k->n_out > (int)stbds_arrlen(f->body->outputs))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "function '%s' takes %d inputs, %d given", f->name,
+                             (int)stbds_arrlen(f->body->inputs), k->n_in);
+    for (j = 0; j < k->n_in; j++)
+        if (!k->in[j])
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "function '%s': omitted input %d", f->name, j);
+    outs = (pfvm_tensor **)pfvm__calloc((size_t)stbds_arrlen(f->body->outputs) + 1, sizeof *outs);
+    if (!outs)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    rc = pfvm__exec_subgraph(k->exec, f->body, k->in, k->n_in, outs, (int)stbds_arrlen(f->body->outputs), k->st);
+    for (j = 0; !rc && j < k->n_out; j++) {
+        pfvm_tensor *t = k->out[j], *r = outs[j];
+        if (!t || !r)
+            continue;
+        if (t->data && !t->owns_data) {
+            /* planned storage: same type and shape, copied */
+            if (r->kind != PFVM_KIND_TENSOR || r->dtype != t->dtype || r->rank != t->rank ||
+                (r->rank && memcmp(r->dims, t->dims, sizeof(int64_t) * (size_t)r->rank)) || r->dtype == PFVM_STRING)
+                rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "output %d has a different shape than planned", j);
+            else if (r->nbytes)
+                memcpy(t->data, r->data, r->nbytes < t->nbytes ? r->nbytes : t->nbytes);
+        } else {
+            const char *name = t->name;
+            pfvm_tensor_release(t);
+            *t = *r;
+            t->name = name;
+            memset(r, 0, sizeof *r); /* moved */
+        }
+    }
+    for (j = 0; j < (int)stbds_arrlen(f->body->outputs); j++)
+        pfvm_tensor_free(outs[j]);
+    pfvm__free(outs);
+    return rc;
+}
+
+/* Runs a program that no executor keeps (a kernel called on its own). */
+static pfvm_code pfvm__fz_run_once(pfvm_kctx *k, const pfvm_function *f, pfvm__fz_prog *p)
+{
+    int fallback = 1;
+    pfvm_code rc = p ? pfvm__fz_run(p, k, &fallback) : PFVM_OK;
+    pfvm__fz_prog_free(p);
+    if (rc)
+        return rc;
+    return fallback ? pfvm__fz_run_body(k, f) : PFVM_OK;
+}
+
+static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
+{
+    const pfvm_function *f = pfvm__fz_callee(k->node);
+    pfvm__fz_state *s = (pfvm__fz_state *)k->state;
+    int j, fallback = 1;
+    if (!f || !f->body)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "no function '%s' in domain '%s'", k->node->op_type,
+                             k->node->domain);
+    /* compiled for other input types: compile again */
+    for (j = 0; s && s->prog && j < s->prog->n_in && j < k->n_in; j++)
+        if (k->in[j] && k->in[j]->dtype != s->prog->in_dtype[j])
+            s->tried = 0;
+    if (!s || !s->tried) {
+        pfvm_dtype dt[64];
+        pfvm__fz_prog *p = NULL;
+        pfvm_code rc = PFVM_OK;
+        if (k->n_in <= 64) {
+            for (j = 0; j < k->n_in; j++)
+                dt[j] = k->in[j] && k->in[j]->kind == PFVM_KIND_TENSOR ? k->in[j]->dtype : PFVM_UNDEFINED;
+            rc = pfvm__fz_compile(f, dt, k->n_in, k->node->graph->model->syms, &p, k->st);
+        }
+        if (rc)
+            return rc;
+        if (!s) {
+            s = (pfvm__fz_state *)pfvm__calloc(1, sizeof *s);
+            if (!s) {
+                pfvm__fz_prog_free(p);
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+            }
+            pfvm_kctx_set_state(k, s, pfvm__fz_state_free);
+            if (k->state != s) /* freed: no executor keeps state */
+                return pfvm__fz_run_once(k, f, p);
+        }
+        pfvm__fz_prog_free(s->prog);
+        s->prog = p;
+        s->tried = 1;
+    }
+    if (s->prog) {
+        pfvm_code rc = pfvm__fz_run(s->prog, k, &fallback);
+        if (rc)
+            return rc;
+    }
+    return fallback ? pfvm__fz_run_body(k, f) : PFVM_OK;
+}
+
+const pfvm_op_def pfvm__op_function_call = {
+    "(model-local function)", "", 1, 0, 0, -1, 0, -1, pfvm__fz_infer, pfvm__fz_kernel, NULL, PFVM_FUSE_OPAQUE,
+    "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL};
 /* ---- src/exec/symplan.c ---- */
 /* The symbolic memory planner: lifetimes from the node order, sizes from
  * the symbolic shapes, slots reused only where a proof says they fit. */

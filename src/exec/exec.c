@@ -43,6 +43,8 @@ struct pfvm_exec {
     uint64_t rng;              /* state of the executor's generator */
     void *scratch;             /* kernel workspace, grown on first need */
     size_t scratch_size;
+    void **state;              /* per node: kernel state (pfvm_kctx_set_state) */
+    void (**state_free)(void *);
     /* scratch for kernel calls */
     const pfvm_tensor **kin;
     pfvm_tensor **kout;
@@ -67,6 +69,8 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     e->iv = (pfvm_ival *)pfvm__calloc((size_t)e->nv + 1, sizeof *e->iv);
     e->vkind = (unsigned char *)pfvm__calloc((size_t)e->nv + 1, 1);
     e->skip = (unsigned char *)pfvm__calloc((size_t)e->nn + 1, 1);
+    e->state = (void **)pfvm__calloc((size_t)e->nn + 1, sizeof *e->state);
+    e->state_free = (void (**)(void *))pfvm__calloc((size_t)e->nn + 1, sizeof *e->state_free);
     for (i = 0; i < e->nn; i++) {
         if (g->nodes[i]->n_inputs > maxio)
             maxio = g->nodes[i]->n_inputs;
@@ -77,7 +81,8 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     e->kout = (pfvm_tensor **)pfvm__calloc((size_t)maxio, sizeof *e->kout);
     e->iin = (const pfvm_ival **)pfvm__calloc((size_t)maxio, sizeof *e->iin);
     e->iout = (pfvm_ival **)pfvm__calloc((size_t)maxio, sizeof *e->iout);
-    if (!e->vals || !e->iv || !e->vkind || !e->skip || !e->kin || !e->kout || !e->iin || !e->iout)
+    if (!e->vals || !e->iv || !e->vkind || !e->skip || !e->state || !e->state_free || !e->kin || !e->kout || !e->iin ||
+        !e->iout)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     return PFVM_OK;
 }
@@ -120,6 +125,11 @@ void pfvm_exec_free(pfvm_exec *e)
         return;
     if (e->vals)
         pfvm__release_dynamic(e);
+    for (i = 0; e->state && e->state_free && i < e->nn; i++)
+        if (e->state[i] && e->state_free[i])
+            e->state_free[i](e->state[i]);
+    pfvm__free(e->state);
+    pfvm__free(e->state_free);
     for (i = 0; i < (int)stbds_arrlen(e->children); i++)
         pfvm_exec_free(e->children[i].e);
     stbds_arrfree(e->children);
@@ -733,6 +743,23 @@ int pfvm_exec_was_random(const pfvm_exec *e)
     return e->random_used;
 }
 
+PFVM_INTERNAL void pfvm_kctx_set_state(pfvm_kctx *k, void *state, void (*free_fn)(void *))
+{
+    pfvm_exec *e = k->exec;
+    int id = k->node ? k->node->id : -1;
+    if (!e || id < 0 || id >= e->nn || e->g->nodes[id] != k->node) {
+        if (state && free_fn)
+            free_fn(state); /* nowhere to keep it */
+        k->state = NULL;
+        return;
+    }
+    if (e->state[id] && e->state[id] != state && e->state_free[id])
+        e->state_free[id](e->state[id]);
+    e->state[id] = state;
+    e->state_free[id] = free_fn;
+    k->state = state;
+}
+
 PFVM_INTERNAL void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes)
 {
     pfvm_exec *e = k->exec;
@@ -825,7 +852,7 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
     k.out = e->kout;
     k.st = st;
     k.exec = e;
-    k.state = NULL;
+    k.state = n->id >= 0 && n->id < e->nn && e->g->nodes[n->id] == n ? e->state[n->id] : NULL;
     e->running = n;
     rc = n->op->kernel(&k);
     e->running = saved;

@@ -13,6 +13,7 @@
  * dtype switch per chunk. */
 #include "ops_common.h"
 #include "../passes/rewrite.h"
+#include "../exec/fused.h"
 
 #include <errno.h>
 #include <float.h>
@@ -353,75 +354,125 @@ typedef struct pfvm__ew_op {
     pfvm__ew_i i;      /* integers and bools, when every input is one */
     pfvm__ew_s s;      /* float32 inputs and an s_out output */
     pfvm_dtype s_out;  /* PFVM_FLOAT or PFVM_BOOL */
+    pfvm_fuse_kernel z; /* fused-loop kernel over z_in inputs, or NULL */
+    pfvm_dtype z_in;   /* PFVM_FLOAT (float32 math) or PFVM_BOOL (logic) */
 } pfvm__ew_op;
 
-/* One scalar expression over double x0 (and x1) becomes the double function
- * pfvm__ew_f_NAME and the float32 loop pfvm__ew_s_NAME with output type OT. */
-#define PFVM__EW_UNARY(name, OT, expr)                                                                      \
+/* One scalar expression over x0 (and x1) becomes three functions: the double
+ * function pfvm__ew_f_NAME, the float32 loop pfvm__ew_s_NAME with output
+ * type OT, and the fused-loop kernel pfvm__ew_z_NAME (src/exec/fused.h),
+ * which computes one register block (bools as 0/1). CT is the type the
+ * float32 loop and the kernel compute in: double in general, so a float32
+ * result is the double result rounded once; float for the operators whose
+ * float result is that same value (one IEEE operation on float operands,
+ * comparisons, selections), which lets compilers vectorize them. An
+ * expression names its compute type pfvm__ew_ct (for constants). */
+#define PFVM__EW_UNARY_CT(name, OT, CT, expr)                                                               \
     static double pfvm__ew_f_##name(const double *x, const pfvm__ew_params *p)                               \
     {                                                                                                        \
+        typedef double pfvm__ew_ct;                                                                          \
         double x0 = x[0];                                                                                    \
         (void)p;                                                                                             \
+        (void)sizeof(pfvm__ew_ct);                                                                           \
         return (double)(expr);                                                                               \
     }                                                                                                        \
     static void pfvm__ew_s_##name(void *o, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len, \
                                   const pfvm__ew_params *p)                                                  \
     {                                                                                                        \
+        typedef CT pfvm__ew_ct;                                                                              \
         OT *y = (OT *)o;                                                                                     \
         int64_t e;                                                                                           \
         (void)b;                                                                                             \
         (void)sb;                                                                                            \
         (void)p;                                                                                             \
+        (void)sizeof(pfvm__ew_ct);                                                                           \
         if (sa == 1) {                                                                                       \
             for (e = 0; e < len; e++) {                                                                      \
-                double x0 = a[e];                                                                            \
+                CT x0 = a[e];                                                                                \
                 y[e] = (OT)(expr);                                                                           \
             }                                                                                                \
         } else {                                                                                             \
             for (e = 0; e < len; e++) {                                                                      \
-                double x0 = a[e * sa];                                                                       \
+                CT x0 = a[e * sa];                                                                           \
                 y[e] = (OT)(expr);                                                                           \
             }                                                                                                \
         }                                                                                                    \
+    }                                                                                                        \
+    static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv)                           \
+    {                                                                                                        \
+        typedef CT pfvm__ew_ct;                                                                              \
+        const float *a = s[0];                                                                 \
+        const pfvm__ew_params *p = (const pfvm__ew_params *)pv;                                              \
+        int e;                                                                                               \
+        (void)p;                                                                                             \
+        (void)sizeof(pfvm__ew_ct);                                                                           \
+        for (e = 0; e < PFVM_FUSE_BLOCK; e++) {                                                              \
+            CT x0 = a[e];                                                                                    \
+            y[e] = (float)(expr);                                                                            \
+        }                                                                                                    \
     }
 
-#define PFVM__EW_BINARY(name, OT, expr)                                                                     \
+#define PFVM__EW_BINARY_CT(name, OT, CT, expr)                                                              \
     static double pfvm__ew_f_##name(const double *x, const pfvm__ew_params *p)                               \
     {                                                                                                        \
+        typedef double pfvm__ew_ct;                                                                          \
         double x0 = x[0], x1 = x[1];                                                                         \
         (void)p;                                                                                             \
+        (void)sizeof(pfvm__ew_ct);                                                                           \
         return (double)(expr);                                                                               \
     }                                                                                                        \
     static void pfvm__ew_s_##name(void *o, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len, \
                                   const pfvm__ew_params *p)                                                  \
     {                                                                                                        \
+        typedef CT pfvm__ew_ct;                                                                              \
         OT *y = (OT *)o;                                                                                     \
         int64_t e;                                                                                           \
         (void)p;                                                                                             \
+        (void)sizeof(pfvm__ew_ct);                                                                           \
         if (sa == 1 && sb == 1) {                                                                            \
             for (e = 0; e < len; e++) {                                                                      \
-                double x0 = a[e], x1 = b[e];                                                                 \
+                CT x0 = a[e], x1 = b[e];                                                                     \
                 y[e] = (OT)(expr);                                                                           \
             }                                                                                                \
         } else if (sa == 1 && sb == 0) {                                                                     \
-            double x1 = b[0];                                                                                \
+            CT x1 = b[0];                                                                                    \
             for (e = 0; e < len; e++) {                                                                      \
-                double x0 = a[e];                                                                            \
+                CT x0 = a[e];                                                                                \
                 y[e] = (OT)(expr);                                                                           \
             }                                                                                                \
         } else if (sa == 0 && sb == 1) {                                                                     \
-            double x0 = a[0];                                                                                \
+            CT x0 = a[0];                                                                                    \
             for (e = 0; e < len; e++) {                                                                      \
-                double x1 = b[e];                                                                            \
+                CT x1 = b[e];                                                                                \
                 y[e] = (OT)(expr);                                                                           \
             }                                                                                                \
         } else {                                                                                             \
             for (e = 0; e < len; e++) {                                                                      \
-                double x0 = a[e * sa], x1 = b[e * sb];                                                       \
+                CT x0 = a[e * sa], x1 = b[e * sb];                                                           \
                 y[e] = (OT)(expr);                                                                           \
             }                                                                                                \
         }                                                                                                    \
+    }                                                                                                        \
+    static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv)                           \
+    {                                                                                                        \
+        typedef CT pfvm__ew_ct;                                                                              \
+        const float *a = s[0];                                                                 \
+        const float *b = s[1];                                                                 \
+        const pfvm__ew_params *p = (const pfvm__ew_params *)pv;                                              \
+        int e;                                                                                               \
+        (void)p;                                                                                             \
+        (void)sizeof(pfvm__ew_ct);                                                                           \
+        for (e = 0; e < PFVM_FUSE_BLOCK; e++) {                                                              \
+            CT x0 = a[e], x1 = b[e];                                                                         \
+            y[e] = (float)(expr);                                                                            \
+        }                                                                                                    \
     }
+
+/* Computed in double, or (X) in float where that gives the same result. */
+#define PFVM__EW_UNARY(name, OT, expr) PFVM__EW_UNARY_CT(name, OT, double, expr)
+#define PFVM__EW_UNARY_X(name, OT, expr) PFVM__EW_UNARY_CT(name, OT, float, expr)
+#define PFVM__EW_BINARY(name, OT, expr) PFVM__EW_BINARY_CT(name, OT, double, expr)
+#define PFVM__EW_BINARY_X(name, OT, expr) PFVM__EW_BINARY_CT(name, OT, float, expr)
 
 /* Integer expressions over int64 x0 (and x1), with `u` for unsigned inputs. */
 #define PFVM__EW_INT1(name, expr)                                                       \
@@ -482,18 +533,18 @@ static double pfvm__ew_clamp(double v, double lo, double hi)
 /* NaN wins, as in numpy's maximum/minimum */
 #define PFVM__EW_PICK(a, b, cond) ((a) != (a) ? (a) : (b) != (b) ? (b) : (cond) ? (a) : (b))
 
-PFVM__EW_UNARY(abs, float, fabs(x0))
+PFVM__EW_UNARY_X(abs, float, fabs(x0))
 PFVM__EW_INT1(abs, u || x0 >= 0 ? x0 : PFVM__EW_NEG(x0))
-PFVM__EW_UNARY(neg, float, -x0)
+PFVM__EW_UNARY_X(neg, float, -x0)
 PFVM__EW_INT1(neg, PFVM__EW_NEG(x0))
 PFVM__EW_UNARY(exp, float, exp(x0))
 PFVM__EW_UNARY(log, float, log(x0))
 PFVM__EW_UNARY(sqrt, float, sqrt(x0))
-PFVM__EW_UNARY(reciprocal, float, 1.0 / x0)
+PFVM__EW_UNARY_X(reciprocal, float, (pfvm__ew_ct)1 / x0)
 PFVM__EW_UNARY(floor, float, floor(x0))
 PFVM__EW_UNARY(ceil, float, ceil(x0))
 PFVM__EW_UNARY(round, float, pfvm__ew_round_even(x0))
-PFVM__EW_UNARY(sign, float, x0 > 0 ? 1.0 : x0 < 0 ? -1.0 : x0)
+PFVM__EW_UNARY_X(sign, float, x0 > 0 ? (pfvm__ew_ct)1 : x0 < 0 ? (pfvm__ew_ct)-1 : x0)
 PFVM__EW_INT1(sign, x0 == 0 ? 0 : u || x0 > 0 ? 1 : -1)
 PFVM__EW_UNARY(sin, float, sin(x0))
 PFVM__EW_UNARY(cos, float, cos(x0))
@@ -509,9 +560,9 @@ PFVM__EW_UNARY(acosh, float, acosh(x0))
 PFVM__EW_UNARY(atanh, float, atanh(x0))
 PFVM__EW_UNARY(erf, float, erf(x0))
 PFVM__EW_UNARY(sigmoid, float, pfvm__ew_sigmoid(x0))
-PFVM__EW_UNARY(relu, float, x0 > 0 ? x0 : 0.0)
+PFVM__EW_UNARY_X(relu, float, x0 > 0 ? x0 : (pfvm__ew_ct)0)
 PFVM__EW_INT1(relu, u || x0 > 0 ? x0 : 0)
-PFVM__EW_UNARY(leakyrelu, float, x0 >= 0 ? x0 : p->alpha * x0)
+PFVM__EW_UNARY_X(leakyrelu, float, x0 >= 0 ? x0 : (pfvm__ew_ct)p->alpha * x0)
 PFVM__EW_UNARY(elu, float, x0 >= 0 ? x0 : p->alpha * expm1(x0))
 PFVM__EW_UNARY(selu, float, x0 > 0 ? p->gamma * x0 : p->gamma * (p->alpha * exp(x0) - p->alpha))
 PFVM__EW_UNARY(celu, float, (x0 > 0 ? x0 : 0.0) + fmin(0.0, p->alpha * expm1(x0 / p->alpha)))
@@ -520,40 +571,40 @@ PFVM__EW_UNARY(hardswish, float, x0 * fmax(0.0, fmin(1.0, x0 / 6.0 + 0.5)))
 PFVM__EW_UNARY(softplus, float, pfvm__ew_softplus(x0))
 PFVM__EW_UNARY(softsign, float, x0 / (1.0 + fabs(x0)))
 PFVM__EW_UNARY(mish, float, x0 * tanh(pfvm__ew_softplus(x0)))
-PFVM__EW_UNARY(thresholdedrelu, float, x0 > p->alpha ? x0 : 0.0)
+PFVM__EW_UNARY_X(thresholdedrelu, float, x0 > (pfvm__ew_ct)p->alpha ? x0 : (pfvm__ew_ct)0)
 PFVM__EW_UNARY(shrink, float, x0 < -p->alpha ? x0 + p->beta : x0 > p->alpha ? x0 - p->beta : 0.0)
-PFVM__EW_UNARY(isnan, uint8_t, x0 != x0)
+PFVM__EW_UNARY_X(isnan, uint8_t, x0 != x0)
 PFVM__EW_UNARY(isinf, uint8_t, isinf(x0) && (x0 > 0 ? p->alpha != 0 : p->beta != 0))
-PFVM__EW_UNARY(divby, float, x0 / p->alpha)
+PFVM__EW_UNARY_X(divby, float, x0 / (pfvm__ew_ct)p->alpha)
 /* Clip: lower bound first, so that min > max gives max (numpy's clip) */
 PFVM__EW_UNARY(clip, float, pfvm__ew_clamp(x0, p->alpha, p->beta))
 PFVM__EW_INT1(not, !x0)
 PFVM__EW_INT1(bitnot, ~x0)
 
-PFVM__EW_BINARY(add, float, x0 + x1)
+PFVM__EW_BINARY_X(add, float, x0 + x1)
 PFVM__EW_INT2(add, (uint64_t)x0 + (uint64_t)x1)
-PFVM__EW_BINARY(sub, float, x0 - x1)
+PFVM__EW_BINARY_X(sub, float, x0 - x1)
 PFVM__EW_INT2(sub, (uint64_t)x0 - (uint64_t)x1)
-PFVM__EW_BINARY(mul, float, x0 * x1)
+PFVM__EW_BINARY_X(mul, float, x0 * x1)
 PFVM__EW_INT2(mul, (uint64_t)x0 * (uint64_t)x1)
-PFVM__EW_BINARY(div, float, x0 / x1)
+PFVM__EW_BINARY_X(div, float, x0 / x1)
 PFVM__EW_BINARY(pow, float, pow(x0, x1))
 PFVM__EW_BINARY(mod, float, pfvm__ew_fmod(x0, x1, p->mode))
-PFVM__EW_BINARY(max, float, PFVM__EW_PICK(x0, x1, x0 >= x1))
+PFVM__EW_BINARY_X(max, float, PFVM__EW_PICK(x0, x1, x0 >= x1))
 PFVM__EW_INT2(max, PFVM__EW_LT(x0, x1) ? x1 : x0)
-PFVM__EW_BINARY(min, float, PFVM__EW_PICK(x0, x1, x0 <= x1))
+PFVM__EW_BINARY_X(min, float, PFVM__EW_PICK(x0, x1, x0 <= x1))
 PFVM__EW_INT2(min, PFVM__EW_LT(x1, x0) ? x1 : x0)
-PFVM__EW_BINARY(prelu, float, x0 < 0 ? x1 * x0 : x0)
+PFVM__EW_BINARY_X(prelu, float, x0 < 0 ? x1 * x0 : x0)
 PFVM__EW_INT2(prelu, u || x0 >= 0 ? x0 : (int64_t)((uint64_t)x1 * (uint64_t)x0))
-PFVM__EW_BINARY(equal, uint8_t, x0 == x1)
+PFVM__EW_BINARY_X(equal, uint8_t, x0 == x1)
 PFVM__EW_INT2(equal, x0 == x1)
-PFVM__EW_BINARY(greater, uint8_t, x0 > x1)
+PFVM__EW_BINARY_X(greater, uint8_t, x0 > x1)
 PFVM__EW_INT2(greater, PFVM__EW_LT(x1, x0))
-PFVM__EW_BINARY(less, uint8_t, x0 < x1)
+PFVM__EW_BINARY_X(less, uint8_t, x0 < x1)
 PFVM__EW_INT2(less, PFVM__EW_LT(x0, x1))
-PFVM__EW_BINARY(greater_equal, uint8_t, x0 >= x1)
+PFVM__EW_BINARY_X(greater_equal, uint8_t, x0 >= x1)
 PFVM__EW_INT2(greater_equal, !PFVM__EW_LT(x0, x1))
-PFVM__EW_BINARY(less_equal, uint8_t, x0 <= x1)
+PFVM__EW_BINARY_X(less_equal, uint8_t, x0 <= x1)
 PFVM__EW_INT2(less_equal, !PFVM__EW_LT(x1, x0))
 PFVM__EW_INT2(and, x0 && x1)
 PFVM__EW_INT2(or, x0 || x1)
@@ -561,6 +612,23 @@ PFVM__EW_INT2(xor, !x0 != !x1)
 PFVM__EW_INT2(bitand, x0 & x1)
 PFVM__EW_INT2(bitor, x0 | x1)
 PFVM__EW_INT2(bitxor, x0 ^ x1)
+
+/* Fused kernels of the logic operators over 0/1 registers. */
+#define PFVM__EW_ZL(name, n_in, expr)                                           \
+    static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv) \
+    {                                                                           \
+        const float *a = s[0];                                    \
+        const float *b = s[n_in - 1];                             \
+        int e;                                                                  \
+        (void)pv;                                                               \
+        (void)b;                                                                \
+        for (e = 0; e < PFVM_FUSE_BLOCK; e++)                                   \
+            y[e] = (expr) ? 1.0f : 0.0f;                                        \
+    }
+PFVM__EW_ZL(not, 1, a[e] == 0)
+PFVM__EW_ZL(and, 2, (a[e] != 0) & (b[e] != 0))
+PFVM__EW_ZL(or, 2, (a[e] != 0) | (b[e] != 0))
+PFVM__EW_ZL(xor, 2, (a[e] != 0) != (b[e] != 0))
 
 /* Integer division truncates (C, and onnxruntime); x / 0 is 0 rather
  * than a trap, since ONNX leaves it undefined. */
@@ -795,19 +863,53 @@ static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, double 
 
 /* ---- kernels ------------------------------------------------------------------------ */
 
-#define PFVM__EW_OP_FI(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out}
-#define PFVM__EW_OP_F(name, out) {pfvm__ew_f_##name, NULL, pfvm__ew_s_##name, out}
-#define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED}
+#define PFVM__EW_OP_FI(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT}
+#define PFVM__EW_OP_F(name, out) {pfvm__ew_f_##name, NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT}
+#define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, NULL, PFVM_UNDEFINED}
+/* logic on bools, with a fused kernel over 0/1 registers */
+#define PFVM__EW_OP_L(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, pfvm__ew_z_##name, PFVM_BOOL}
+
+/* ---- fuse hooks ---------------------------------------------------------------------- */
+
+/* Emits output 0 = op(inputs) into a fused group: the node's inputs must
+ * all have the type the fused kernel takes, and opsets before 7 (explicit
+ * `axis` broadcasting) stay out. */
+static pfvm_code pfvm__ew_fuse_op(pfvm_fuse_ctx *f, const pfvm_node *n, const pfvm__ew_op *op,
+                                  const pfvm__ew_params *p)
+{
+    int src[PFVM__EW_ARITY], j, k = 0;
+    if (!op->z)
+        return pfvm_fuse_refuse(f, "no fused kernel");
+    if (n->opset < 7 && pfvm_node_attr_int(n, "broadcast", 0))
+        return pfvm_fuse_refuse(f, "legacy broadcast");
+    for (j = 0; j < n->n_inputs; j++) {
+        if (!n->inputs[j])
+            continue;
+        if (k == PFVM__EW_ARITY || pfvm_fuse_dtype(f, j) != op->z_in)
+            return pfvm_fuse_refuse(f, "input types");
+        src[k++] = PFVM_FUSE_IN(j);
+    }
+    if (!k || n->n_outputs < 1 || !n->outputs[0])
+        return pfvm_fuse_refuse(f, "arity");
+    return pfvm_fuse_emit(f, op->z, p, sizeof *p, PFVM_FUSE_OUT(0), k, src);
+}
 
 /* A kernel whose output has the first input's type (out_t UNDEFINED) or
  * bool; alpha and beta are the attributes' defaults. */
-#define PFVM__EW_KERNEL(name, opdef, out_t, alpha, beta)       \
-    static pfvm_code pfvm__ew_k_##name(pfvm_kctx *k)             \
-    {                                                            \
-        static const pfvm__ew_op op = opdef;                     \
-        pfvm__ew_params p;                                       \
-        pfvm__ew_read_params(k->node, &p, alpha, beta);          \
-        return pfvm__ew_run_node(k, &op, &p, out_t);             \
+#define PFVM__EW_KERNEL(name, opdef, out_t, alpha, beta)                        \
+    static pfvm_code pfvm__ew_k_##name(pfvm_kctx *k)                              \
+    {                                                                             \
+        static const pfvm__ew_op op = opdef;                                      \
+        pfvm__ew_params p;                                                        \
+        pfvm__ew_read_params(k->node, &p, alpha, beta);                           \
+        return pfvm__ew_run_node(k, &op, &p, out_t);                              \
+    }                                                                             \
+    static pfvm_code pfvm__ew_k_##name##_fuse(pfvm_fuse_ctx *f, const pfvm_node *n) \
+    {                                                                             \
+        static const pfvm__ew_op op = opdef;                                      \
+        pfvm__ew_params p;                                                        \
+        pfvm__ew_read_params(n, &p, alpha, beta);                                 \
+        return pfvm__ew_fuse_op(f, n, &op, &p);                                   \
     }
 
 PFVM__EW_KERNEL(abs, PFVM__EW_OP_FI(abs, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
@@ -846,7 +948,7 @@ PFVM__EW_KERNEL(softsign, PFVM__EW_OP_F(softsign, PFVM_FLOAT), PFVM_UNDEFINED, 0
 PFVM__EW_KERNEL(mish, PFVM__EW_OP_F(mish, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(thresholdedrelu, PFVM__EW_OP_F(thresholdedrelu, PFVM_FLOAT), PFVM_UNDEFINED, 1.0, 0)
 PFVM__EW_KERNEL(isnan, PFVM__EW_OP_F(isnan, PFVM_BOOL), PFVM_BOOL, 0, 0)
-PFVM__EW_KERNEL(not, PFVM__EW_OP_I(not), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(not, PFVM__EW_OP_L(not), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(bitnot, PFVM__EW_OP_I(bitnot), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(add, PFVM__EW_OP_FI(add, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(sub, PFVM__EW_OP_FI(sub, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
@@ -858,9 +960,9 @@ PFVM__EW_KERNEL(greater, PFVM__EW_OP_FI(greater, PFVM_BOOL), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(less, PFVM__EW_OP_FI(less, PFVM_BOOL), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(greater_equal, PFVM__EW_OP_FI(greater_equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(less_equal, PFVM__EW_OP_FI(less_equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
-PFVM__EW_KERNEL(and, PFVM__EW_OP_I(and), PFVM_BOOL, 0, 0)
-PFVM__EW_KERNEL(or, PFVM__EW_OP_I(or), PFVM_BOOL, 0, 0)
-PFVM__EW_KERNEL(xor, PFVM__EW_OP_I(xor), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(and, PFVM__EW_OP_L(and), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(or, PFVM__EW_OP_L(or), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(xor, PFVM__EW_OP_L(xor), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(bitand, PFVM__EW_OP_I(bitand), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(bitor, PFVM__EW_OP_I(bitor), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(bitxor, PFVM__EW_OP_I(bitxor), PFVM_UNDEFINED, 0, 0)
@@ -875,6 +977,16 @@ static pfvm_code pfvm__ew_k_shrink(pfvm_kctx *k)
     return pfvm__ew_run_node(k, &op, &p, PFVM_UNDEFINED);
 }
 
+static pfvm_code pfvm__ew_k_shrink_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_F(shrink, PFVM_FLOAT);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    p.alpha = pfvm_node_attr_float(n, "lambd", 0.5f);
+    p.beta = pfvm_node_attr_float(n, "bias", 0.0f);
+    return pfvm__ew_fuse_op(f, n, &op, &p);
+}
+
 static pfvm_code pfvm__ew_k_isinf(pfvm_kctx *k)
 {
     static const pfvm__ew_op op = PFVM__EW_OP_F(isinf, PFVM_BOOL);
@@ -883,6 +995,16 @@ static pfvm_code pfvm__ew_k_isinf(pfvm_kctx *k)
     p.alpha = (double)(pfvm_node_attr_int(k->node, "detect_positive", 1) != 0);
     p.beta = (double)(pfvm_node_attr_int(k->node, "detect_negative", 1) != 0);
     return pfvm__ew_run_node(k, &op, &p, PFVM_BOOL);
+}
+
+static pfvm_code pfvm__ew_k_isinf_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_F(isinf, PFVM_BOOL);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    p.alpha = (double)(pfvm_node_attr_int(n, "detect_positive", 1) != 0);
+    p.beta = (double)(pfvm_node_attr_int(n, "detect_negative", 1) != 0);
+    return pfvm__ew_fuse_op(f, n, &op, &p);
 }
 
 static pfvm_code pfvm__ew_k_mod(pfvm_kctx *k)
@@ -894,6 +1016,15 @@ static pfvm_code pfvm__ew_k_mod(pfvm_kctx *k)
     return pfvm__ew_run_node(k, &op, &p, PFVM_UNDEFINED);
 }
 
+static pfvm_code pfvm__ew_k_mod_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(mod, PFVM_FLOAT);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    p.mode = pfvm_node_attr_int(n, "fmod", 0) != 0;
+    return pfvm__ew_fuse_op(f, n, &op, &p);
+}
+
 static pfvm_code pfvm__ew_k_bitshift(pfvm_kctx *k)
 {
     static const pfvm__ew_op op = PFVM__EW_OP_I(bitshift);
@@ -901,6 +1032,12 @@ static pfvm_code pfvm__ew_k_bitshift(pfvm_kctx *k)
     memset(&p, 0, sizeof p);
     p.mode = !strcmp(pfvm_node_attr_string(k->node, "direction", ""), "RIGHT");
     return pfvm__ew_run_node(k, &op, &p, PFVM_UNDEFINED);
+}
+
+static pfvm_code pfvm__ew_k_bitshift_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    (void)n;
+    return pfvm_fuse_refuse(f, "integers only");
 }
 
 static pfvm_code pfvm__ew_check_bitshift(const pfvm_node *n, pfvm_status *st)
@@ -935,6 +1072,16 @@ static pfvm_code pfvm__ew_k_prelu(pfvm_kctx *k)
     if (pfvm__ew_shape_output(k, k->out[0], ins, 1, ins[0]->dtype))
         return k->st->code;
     return pfvm__ew_map(k, &op, &p, ins, 2, k->out[0]);
+}
+
+static pfvm_code pfvm__ew_k_prelu_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(prelu, PFVM_FLOAT);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    if (n->opset < 7)
+        return pfvm_fuse_refuse(f, "per-channel slope");
+    return pfvm__ew_fuse_op(f, n, &op, &p);
 }
 
 /* ---- variadic Sum, Mean, Max, Min ---------------------------------------------------- */
@@ -1023,6 +1170,61 @@ static pfvm_code pfvm__ew_k_min(pfvm_kctx *k)
 {
     static const pfvm__ew_op op = PFVM__EW_OP_FI(min, PFVM_FLOAT);
     return pfvm__ew_fold(k, &op, 0);
+}
+
+/* The variadic operators fold their inputs in order, like the kernels;
+ * Mean then divides by the count. */
+static pfvm_code pfvm__ew_fuse_fold(pfvm_fuse_ctx *f, const pfvm_node *n, const pfvm__ew_op *op, int mean)
+{
+    static const pfvm__ew_op divby = PFVM__EW_OP_F(divby, PFVM_FLOAT);
+    pfvm__ew_params p;
+    int j, acc, src[2];
+    memset(&p, 0, sizeof p);
+    for (j = 0; j < n->n_inputs; j++)
+        if (!n->inputs[j] || pfvm_fuse_dtype(f, j) != PFVM_FLOAT)
+            return pfvm_fuse_refuse(f, "input types");
+    if (n->n_inputs < 1 || n->n_outputs < 1 || !n->outputs[0])
+        return pfvm_fuse_refuse(f, "arity");
+    if (n->n_inputs == 1)
+        return pfvm_fuse_alias(f, PFVM_FUSE_OUT(0), PFVM_FUSE_IN(0));
+    acc = PFVM_FUSE_IN(0);
+    for (j = 1; j < n->n_inputs; j++) {
+        int d = j == n->n_inputs - 1 && !mean ? PFVM_FUSE_OUT(0) : pfvm_fuse_tmp(f);
+        pfvm_code rc;
+        src[0] = acc;
+        src[1] = PFVM_FUSE_IN(j);
+        if ((rc = pfvm_fuse_emit(f, op->z, &p, sizeof p, d, 2, src)) != PFVM_OK)
+            return rc;
+        acc = d;
+    }
+    if (!mean)
+        return PFVM_OK;
+    p.alpha = (double)n->n_inputs;
+    return pfvm_fuse_emit(f, divby.z, &p, sizeof p, PFVM_FUSE_OUT(0), 1, &acc);
+}
+
+static pfvm_code pfvm__ew_k_sum_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(add, PFVM_FLOAT);
+    return pfvm__ew_fuse_fold(f, n, &op, 0);
+}
+
+static pfvm_code pfvm__ew_k_mean_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(add, PFVM_FLOAT);
+    return pfvm__ew_fuse_fold(f, n, &op, 1);
+}
+
+static pfvm_code pfvm__ew_k_max_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(max, PFVM_FLOAT);
+    return pfvm__ew_fuse_fold(f, n, &op, 0);
+}
+
+static pfvm_code pfvm__ew_k_min_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(min, PFVM_FLOAT);
+    return pfvm__ew_fuse_fold(f, n, &op, 0);
 }
 
 /* ---- the shared binary helper ---------------------------------------------------------- */
@@ -1115,6 +1317,26 @@ static pfvm_code pfvm__ew_k_where(pfvm_kctx *k)
     return w.rc;
 }
 
+static void pfvm__ew_z_where(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+{
+    const float *c = s[0];
+    const float *a = s[1];
+    const float *b = s[2];
+    int e;
+    (void)pv;
+    for (e = 0; e < PFVM_FUSE_BLOCK; e++)
+        y[e] = c[e] != 0 ? a[e] : b[e];
+}
+
+static pfvm_code pfvm__ew_k_where_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const int src[3] = {PFVM_FUSE_IN(0), PFVM_FUSE_IN(1), PFVM_FUSE_IN(2)};
+    if (n->n_inputs != 3 || pfvm_fuse_dtype(f, 0) != PFVM_BOOL || pfvm_fuse_dtype(f, 1) != PFVM_FLOAT ||
+        pfvm_fuse_dtype(f, 2) != PFVM_FLOAT)
+        return pfvm_fuse_refuse(f, "input types");
+    return pfvm_fuse_emit(f, pfvm__ew_z_where, NULL, 0, PFVM_FUSE_OUT(0), 3, src);
+}
+
 static pfvm_code pfvm__ew_infer_where(pfvm_ictx *c)
 {
     pfvm_dtype cd = c->in[0]->type.dtype, xd = c->in[1]->type.dtype, yd = c->in[2]->type.dtype;
@@ -1167,6 +1389,61 @@ static pfvm_code pfvm__ew_k_clip(pfvm_kctx *k)
     if (pfvm__ew_shape_output(k, k->out[0], &x, 1, x->dtype))
         return k->st->code;
     return pfvm__ew_map(k, &op, &p, &x, 1, k->out[0]);
+}
+
+/* Clip's bounds from inputs, one at a time, in the kernel's order: the
+ * lower bound first (NaN stays NaN). */
+static void pfvm__ew_z_clip_lo(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+{
+    const float *a = s[0];
+    const float *lo = s[1];
+    int e;
+    (void)pv;
+    for (e = 0; e < PFVM_FUSE_BLOCK; e++)
+        y[e] = a[e] < lo[e] ? lo[e] : a[e];
+}
+
+static void pfvm__ew_z_clip_hi(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+{
+    const float *a = s[0];
+    const float *hi = s[1];
+    int e;
+    (void)pv;
+    for (e = 0; e < PFVM_FUSE_BLOCK; e++)
+        y[e] = a[e] > hi[e] ? hi[e] : a[e];
+}
+
+static pfvm_code pfvm__ew_k_clip_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(clip, PFVM_FLOAT);
+    pfvm__ew_params p;
+    int src[2], has_lo, has_hi, j;
+    pfvm_code rc;
+    memset(&p, 0, sizeof p);
+    for (j = 0; j < n->n_inputs; j++)
+        if (n->inputs[j] && pfvm_fuse_dtype(f, j) != PFVM_FLOAT)
+            return pfvm_fuse_refuse(f, "input types");
+    if (n->opset < 11) {
+        p.alpha = pfvm_node_attr_float(n, "min", -FLT_MAX);
+        p.beta = pfvm_node_attr_float(n, "max", FLT_MAX);
+        return pfvm__ew_fuse_op(f, n, &op, &p);
+    }
+    has_lo = n->n_inputs > 1 && n->inputs[1];
+    has_hi = n->n_inputs > 2 && n->inputs[2];
+    if (!has_lo && !has_hi)
+        return pfvm_fuse_alias(f, PFVM_FUSE_OUT(0), PFVM_FUSE_IN(0));
+    src[0] = PFVM_FUSE_IN(0);
+    if (has_lo) {
+        int d = has_hi ? pfvm_fuse_tmp(f) : PFVM_FUSE_OUT(0);
+        src[1] = PFVM_FUSE_IN(1);
+        if ((rc = pfvm_fuse_emit(f, pfvm__ew_z_clip_lo, NULL, 0, d, 2, src)) != PFVM_OK)
+            return rc;
+        src[0] = d;
+    }
+    if (!has_hi)
+        return PFVM_OK;
+    src[1] = PFVM_FUSE_IN(2);
+    return pfvm_fuse_emit(f, pfvm__ew_z_clip_hi, NULL, 0, PFVM_FUSE_OUT(0), 2, src);
 }
 
 /* ---- Cast ---------------------------------------------------------------------------- */
@@ -1375,6 +1652,74 @@ static pfvm_code pfvm__ew_k_cast(pfvm_kctx *k)
 static pfvm_code pfvm__ew_k_castlike(pfvm_kctx *k)
 {
     return pfvm__ew_cast(k, k->in[1]->dtype);
+}
+
+/* Cast in a fused group. Registers hold float32: float16, bfloat16 and
+ * bool values exactly, double and integer inputs as the float they round
+ * to when loaded (what a cast to float computes). So casts to float are
+ * free, casts to float16/bfloat16 round in place, casts to bool compare
+ * with 0, and casts to double keep values that are exact in float; the
+ * rest (to integers, from double to bool or double) stay out. */
+static void pfvm__ew_z_to_half(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+{
+    const float *a = s[0];
+    int e;
+    (void)pv;
+    for (e = 0; e < PFVM_FUSE_BLOCK; e++)
+        y[e] = pfvm_half_to_float(pfvm_float_to_half(a[e]));
+}
+
+static void pfvm__ew_z_to_bf16(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+{
+    const float *a = s[0];
+    int e;
+    (void)pv;
+    for (e = 0; e < PFVM_FUSE_BLOCK; e++)
+        y[e] = pfvm_bf16_to_float(pfvm_float_to_bf16(a[e]));
+}
+
+static void pfvm__ew_z_to_bool(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+{
+    const float *a = s[0];
+    int e;
+    (void)pv;
+    for (e = 0; e < PFVM_FUSE_BLOCK; e++)
+        y[e] = a[e] != 0 ? 1.0f : 0.0f;
+}
+
+static pfvm_code pfvm__ew_fuse_cast(pfvm_fuse_ctx *f, pfvm_dtype from, pfvm_dtype to)
+{
+    int exact = from == PFVM_FLOAT || from == PFVM_FLOAT16 || from == PFVM_BFLOAT16 || from == PFVM_BOOL;
+    int rounded = from == PFVM_DOUBLE || pfvm_dtype_is_int(from);
+    int src = PFVM_FUSE_IN(0);
+    if (!exact && !rounded)
+        return pfvm_fuse_refuse(f, "source type");
+    switch (to) {
+    case PFVM_FLOAT: return pfvm_fuse_alias(f, PFVM_FUSE_OUT(0), src);
+    case PFVM_FLOAT16: return pfvm_fuse_emit(f, pfvm__ew_z_to_half, NULL, 0, PFVM_FUSE_OUT(0), 1, &src);
+    case PFVM_BFLOAT16: return pfvm_fuse_emit(f, pfvm__ew_z_to_bf16, NULL, 0, PFVM_FUSE_OUT(0), 1, &src);
+    case PFVM_BOOL:
+        if (from == PFVM_DOUBLE)
+            return pfvm_fuse_refuse(f, "double to bool");
+        return from == PFVM_BOOL ? pfvm_fuse_alias(f, PFVM_FUSE_OUT(0), src)
+                                 : pfvm_fuse_emit(f, pfvm__ew_z_to_bool, NULL, 0, PFVM_FUSE_OUT(0), 1, &src);
+    case PFVM_DOUBLE:
+        if (!exact)
+            return pfvm_fuse_refuse(f, "not exact in float");
+        return pfvm_fuse_alias(f, PFVM_FUSE_OUT(0), src);
+    default: return pfvm_fuse_refuse(f, "target type");
+    }
+}
+
+static pfvm_code pfvm__ew_k_cast_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    return pfvm__ew_fuse_cast(f, pfvm_fuse_dtype(f, 0), (pfvm_dtype)pfvm_node_attr_int(n, "to", 0));
+}
+
+static pfvm_code pfvm__ew_k_castlike_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    (void)n;
+    return pfvm__ew_fuse_cast(f, pfvm_fuse_dtype(f, 0), pfvm_fuse_dtype(f, 1));
 }
 
 static pfvm_code pfvm__ew_check_cast(const pfvm_node *n, pfvm_status *st)
@@ -1683,12 +2028,13 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
 #define PFVM__EW_INTS "int8,int16,int32,int64,uint8,uint16,uint32,uint64"
 #define PFVM__EW_NUMERIC PFVM__EW_FLOATS "," PFVM__EW_INTS
 #define PFVM__EW_SIGNED PFVM__EW_FLOATS ",int8,int16,int32,int64"
+/* The family's fuse hook of kernel `kern` is `kern##_fuse`. */
 #define PFVM__EW_U(name, since, kern, types, attrs) \
-    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, NULL, NULL}
+    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, NULL, kern##_fuse}
 #define PFVM__EW_B(name, since, kern, infer, types, check, attrs) \
-    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, NULL, NULL}
+    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, NULL, kern##_fuse}
 #define PFVM__EW_V(name, since, kern, types) \
-    {name, "", since, 0, 1, -1, 1, 1, pfvm__ew_infer_bcast, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, NULL, NULL}
+    {name, "", since, 0, 1, -1, 1, 1, pfvm__ew_infer_bcast, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, NULL, kern##_fuse}
 
 const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_U("Abs", 1, pfvm__ew_k_abs, PFVM__EW_NUMERIC, NULL),
@@ -1728,9 +2074,9 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_U("ThresholdedRelu", 10, pfvm__ew_k_thresholdedrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
     PFVM__EW_U("Shrink", 9, pfvm__ew_k_shrink, PFVM__EW_NUMERIC, pfvm__ew_a_shrink),
     {"IsNaN", "", 9, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isnan, NULL, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, NULL, 0, NULL, NULL, NULL},
+     PFVM__EW_FLOATS, NULL, 0, NULL, NULL, pfvm__ew_k_isnan_fuse},
     {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0, NULL, NULL, NULL},
+     PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0, NULL, NULL, pfvm__ew_k_isinf_fuse},
     PFVM__EW_U("Not", 1, pfvm__ew_k_not, "bool", NULL),
     PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, PFVM__EW_INTS, NULL),
     PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_add, PFVM__EW_NUMERIC, NULL, NULL),
@@ -1758,14 +2104,14 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_V("Max", 1, pfvm__ew_k_max, PFVM__EW_NUMERIC),
     PFVM__EW_V("Min", 1, pfvm__ew_k_min, PFVM__EW_NUMERIC),
     {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, NULL},
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, pfvm__ew_k_where_fuse},
     {"Clip", "", 6, 10, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, NULL, NULL},
+     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, NULL, pfvm__ew_k_clip_fuse},
     {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, NULL},
+     PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, pfvm__ew_k_clip_fuse},
     {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, pfvm__ew_check_cast, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, NULL, NULL},
+     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, NULL, pfvm__ew_k_cast_fuse},
     {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, NULL},
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, pfvm__ew_k_castlike_fuse},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 };

@@ -1,4 +1,5 @@
 #include "registry.h"
+#include "../exec/fused.h"
 
 #include <stdio.h>
 
@@ -83,6 +84,9 @@ static pfvm_code pfvm__resolve_graph(pfvm_graph *g, int strict, pfvm_status *st)
         pfvm_node *n = g->nodes[i];
         n->opset = (int)pfvm__node_opset(g->model, n->domain);
         n->op = pfvm_op_find(n->domain, n->op_type, n->opset);
+        /* a call of a model-local function (fused groups are such calls) */
+        if (!n->op && pfvm_model_function(g->model, n->domain, n->op_type))
+            n->op = &pfvm__op_function_call;
         if (!n->op && strict)
             return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s%s%s): operator not supported at opset %d",
                               pfvm__node_label(n, lb, sizeof lb), n->domain, n->domain[0] ? "." : "", n->op_type,
@@ -137,6 +141,13 @@ static pfvm_code pfvm__resolve_graph(pfvm_graph *g, int strict, pfvm_status *st)
 
 pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
 {
+    int i;
+    /* with the main graph, the bodies of model-local functions (operators
+     * they use that pfvm lacks matter only when they are called) */
+    if (g && g->model && g == g->model->graph)
+        for (i = 0; i < (int)stbds_arrlen(g->model->functions); i++)
+            if (g->model->functions[i]->body && pfvm__resolve_graph(g->model->functions[i]->body, 0, st))
+                return st ? st->code : PFVM_ERR_INVALID;
     return pfvm__resolve_graph(g, strict, st);
 }
 

@@ -66,7 +66,7 @@ typedef struct pfvm_kctx {
     pfvm_tensor *const *out;      /* NULL for omitted optional outputs */
     pfvm_status *st;
     pfvm_exec *exec;              /* for subgraphs and dynamic outputs */
-    void *state;                  /* per-node state from prepare, or NULL */
+    void *state;                  /* per-node state kept with pfvm_kctx_set_state, or NULL */
 } pfvm_kctx;
 
 /* Computes the outputs. Output tensors arrive with dtype, shape and storage
@@ -144,6 +144,12 @@ PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, 
  * need, so runs after the first allocate nothing. NULL on failure (the
  * status says why). */
 PFVM_INTERNAL void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes);
+
+/* Keeps `state` for this node until the executor is freed, which calls
+ * free_fn(state); later runs find it in k->state (compiled programs,
+ * caches). Replaces and frees a previous state. Without an executor the
+ * state is freed at once and k->state is NULL. */
+PFVM_INTERNAL void pfvm_kctx_set_state(pfvm_kctx *k, void *state, void (*free_fn)(void *));
 
 /* The executor's random generator (64 random bits); marks the run as
  * random. pfvm_kctx_seed restarts the sequence (the `seed` attribute). */

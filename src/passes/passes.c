@@ -12,6 +12,7 @@ static const pfvm_pass pfvm__passes[] = {
     {"cse", "common-subexpression elimination (equal nodes, equal small initializers)", pfvm__pass_cse, 1},
     {"bnfold", "BatchNormalization folded into the Conv/Gemm/MatMul before it", pfvm__pass_bnfold, 1},
     {"dce", "dead-code elimination: unused nodes, then unused initializers", pfvm__pass_dce, 1},
+    {"fuse", "fuse element-wise and broadcast nodes into fused loops (FusedElementwise_N calls)", pfvm__pass_fuse, 1},
     {NULL, NULL, NULL, 0}
 };
 

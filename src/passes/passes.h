@@ -63,6 +63,7 @@ PFVM_INTERNAL pfvm_code pfvm__pass_simplify(pfvm_model *m, pfvm_graph *g, pfvm_p
 PFVM_INTERNAL pfvm_code pfvm__pass_cse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_bnfold(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_dce(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 
 #ifdef __cplusplus
 }

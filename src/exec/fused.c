@@ -1,0 +1,845 @@
+/* The fused-loop engine: compiling a function body into a block program,
+ * running it over the output block by block, and the definition every
+ * call of a model-local function resolves to. See fused.h. */
+#include "fused.h"
+#include "../ops/ops_common.h"
+
+#include <limits.h>
+#include <string.h>
+
+#define PFVM__FZ_TMP0 8192     /* operand of temporary k: PFVM__FZ_TMP0 + k */
+#define PFVM__FZ_MAX_NODE_OUT 8 /* outputs of one fused node */
+#define PFVM__FZ_MAX_TMP 64     /* temporaries of one fused node */
+#define PFVM__FZ_MAX_DEPTH 16   /* nested function calls */
+
+/* ---- programs --------------------------------------------------------------------- */
+
+typedef struct pfvm__fz_ins {
+    pfvm_fuse_kernel fn;
+    int d, n_src;              /* slots while compiling, registers after */
+    int s[PFVM_FUSE_MAX_SRC];
+    union {
+        double d[PFVM_FUSE_PARAM_BYTES / 8];
+        int64_t i[PFVM_FUSE_PARAM_BYTES / 8];
+    } p;
+} pfvm__fz_ins;
+
+/* A compiled group: slots 0..n_in-1 are the group's inputs; every value
+ * computed gets a slot; slots map to registers. */
+typedef struct pfvm__fz_prog {
+    pfvm__fz_ins *ins;   /* stb_ds */
+    int n_slots, n_in, n_out, n_regs;
+    pfvm_dtype *in_dtype; /* the input types it was compiled for */
+    int *in_reg;          /* per input: register, -1 when unused */
+    int *out_reg;         /* per output: register */
+    float *regs;          /* n_regs * PFVM_FUSE_BLOCK */
+    /* run-time scratch, sized at compile time so that runs allocate nothing */
+    int64_t *st;          /* n_in * PFVM_MAX_RANK strides */
+    int64_t *off;         /* n_in offsets */
+    unsigned char *fixed; /* n_in: the input is one value for the whole run */
+} pfvm__fz_prog;
+
+static void pfvm__fz_prog_free(pfvm__fz_prog *p)
+{
+    if (!p)
+        return;
+    stbds_arrfree(p->ins);
+    pfvm__free(p->in_dtype);
+    pfvm__free(p->in_reg);
+    pfvm__free(p->out_reg);
+    pfvm__free(p->regs);
+    pfvm__free(p->st);
+    pfvm__free(p->off);
+    pfvm__free(p->fixed);
+    pfvm__free(p);
+}
+
+/* ---- the hooks' side ------------------------------------------------------------------- */
+
+struct pfvm_fuse_ctx {
+    const pfvm_node *node;
+    const pfvm_dtype *in_dtype; /* per node input */
+    const int *in_slot;         /* per node input (compiling) */
+    int out_slot[PFVM__FZ_MAX_NODE_OUT];
+    int tmp_slot[PFVM__FZ_MAX_TMP];
+    int n_tmp;
+    int n_slots;                /* slots made while only checking */
+    pfvm__fz_prog *prog;        /* NULL: only checking */
+    const char *why;            /* a refusal's reason */
+};
+
+PFVM_INTERNAL pfvm_dtype pfvm_fuse_dtype(const pfvm_fuse_ctx *f, int i)
+{
+    if (i < 0 || i >= f->node->n_inputs || !f->node->inputs[i])
+        return PFVM_UNDEFINED;
+    return f->in_dtype[i];
+}
+
+PFVM_INTERNAL int pfvm_fuse_tmp(pfvm_fuse_ctx *f)
+{
+    if (f->n_tmp >= PFVM__FZ_MAX_TMP)
+        return -1;
+    f->tmp_slot[f->n_tmp] = -1;
+    return PFVM__FZ_TMP0 + f->n_tmp++;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_fuse_refuse(pfvm_fuse_ctx *f, const char *why)
+{
+    if (!f->why)
+        f->why = why;
+    return PFVM_ERR_UNSUPPORTED;
+}
+
+/* The slot an operand reads, or -1 when it names nothing defined. */
+static int pfvm__fz_src_slot(const pfvm_fuse_ctx *f, int o)
+{
+    const pfvm_node *n = f->node;
+    if (o >= 0 && o < n->n_inputs)
+        return n->inputs[o] ? (f->prog ? f->in_slot[o] : 0) : -1;
+    if (o >= PFVM_FUSE_OUT(0) && o < PFVM_FUSE_OUT(0) + n->n_outputs && o - PFVM_FUSE_OUT(0) < PFVM__FZ_MAX_NODE_OUT)
+        return f->out_slot[o - PFVM_FUSE_OUT(0)];
+    if (o >= PFVM__FZ_TMP0 && o < PFVM__FZ_TMP0 + f->n_tmp)
+        return f->tmp_slot[o - PFVM__FZ_TMP0];
+    return -1;
+}
+
+/* Where a destination's slot is recorded, or NULL when it is not a fresh
+ * output or temporary. */
+static int *pfvm__fz_dst(pfvm_fuse_ctx *f, int o)
+{
+    const pfvm_node *n = f->node;
+    int *d = NULL;
+    if (o >= PFVM_FUSE_OUT(0) && o < PFVM_FUSE_OUT(0) + n->n_outputs && o - PFVM_FUSE_OUT(0) < PFVM__FZ_MAX_NODE_OUT &&
+        n->outputs[o - PFVM_FUSE_OUT(0)])
+        d = &f->out_slot[o - PFVM_FUSE_OUT(0)];
+    else if (o >= PFVM__FZ_TMP0 && o < PFVM__FZ_TMP0 + f->n_tmp)
+        d = &f->tmp_slot[o - PFVM__FZ_TMP0];
+    return d && *d < 0 ? d : NULL;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, const void *params, size_t size, int d,
+                                       int n_src, const int *src)
+{
+    pfvm__fz_ins ins;
+    int *dst = pfvm__fz_dst(f, d), j;
+    if (!fn || !dst || n_src < 0 || n_src > PFVM_FUSE_MAX_SRC || size > PFVM_FUSE_PARAM_BYTES || (size && !params))
+        return pfvm_fuse_refuse(f, "malformed instruction");
+    memset(&ins, 0, sizeof ins);
+    ins.fn = fn;
+    ins.n_src = n_src;
+    for (j = 0; j < n_src; j++)
+        if ((ins.s[j] = pfvm__fz_src_slot(f, src[j])) < 0)
+            return pfvm_fuse_refuse(f, "instruction reads an undefined operand");
+    if (size)
+        memcpy(&ins.p, params, size);
+    if (!f->prog) {
+        *dst = f->n_slots++;
+        return PFVM_OK;
+    }
+    ins.d = f->prog->n_slots;
+    stbds_arrput(f->prog->ins, ins);
+    *dst = f->prog->n_slots++;
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_fuse_alias(pfvm_fuse_ctx *f, int d, int src)
+{
+    int *dst = pfvm__fz_dst(f, d), s = pfvm__fz_src_slot(f, src);
+    if (!dst || s < 0)
+        return pfvm_fuse_refuse(f, "malformed alias");
+    *dst = s;
+    return PFVM_OK;
+}
+
+/* Runs n's hook. in_slot NULL and prog NULL: only checking. */
+static pfvm_code pfvm__fz_node(pfvm_fuse_ctx *f, const pfvm_node *n, const pfvm_dtype *in_dtype, const int *in_slot,
+                               pfvm__fz_prog *prog)
+{
+    pfvm_code rc;
+    int j;
+    memset(f, 0, sizeof *f);
+    f->node = n;
+    f->in_dtype = in_dtype;
+    f->in_slot = in_slot;
+    f->prog = prog;
+    for (j = 0; j < PFVM__FZ_MAX_NODE_OUT; j++)
+        f->out_slot[j] = -1;
+    if (!n->op || !n->op->fuse || n->n_outputs > PFVM__FZ_MAX_NODE_OUT)
+        return pfvm_fuse_refuse(f, "no fuse hook");
+    if ((rc = n->op->fuse(f, n)) != PFVM_OK)
+        return rc;
+    for (j = 0; j < n->n_outputs; j++)
+        if (n->outputs[j] && f->out_slot[j] < 0)
+            return pfvm_fuse_refuse(f, "an output is not computed");
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL int pfvm_fuse_accepts(const pfvm_node *n, const pfvm_dtype *in_dtypes)
+{
+    pfvm_fuse_ctx f;
+    return pfvm__fz_node(&f, n, in_dtypes, NULL, NULL) == PFVM_OK;
+}
+
+/* ---- compiling --------------------------------------------------------------------- */
+
+const pfvm_function *pfvm_model_function(const pfvm_model *m, const char *domain, const char *name)
+{
+    int i;
+    if (!m || !name)
+        return NULL;
+    for (i = 0; i < (int)stbds_arrlen(m->functions); i++) {
+        const pfvm_function *f = m->functions[i];
+        if (f->name && !strcmp(f->name, name) && !strcmp(f->domain ? f->domain : "", domain ? domain : ""))
+            return f;
+    }
+    return NULL;
+}
+
+/* Element types of the body's values for the given input types, with each
+ * node's inference over unknown shapes. 0 when something is unknown. */
+static int pfvm__fz_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, pfvm_dtype *vdt, pfvm_symtab *syms)
+{
+    pfvm_arena arena;
+    pfvm_ival *iv;
+    const pfvm_ival **in = NULL;
+    pfvm_ival **out = NULL;
+    pfvm_status st;
+    int nv = (int)stbds_arrlen(body->values), i, j, ok = 1;
+    memset(&arena, 0, sizeof arena);
+    iv = (pfvm_ival *)pfvm__arena_alloc(&arena, sizeof *iv * (size_t)(nv + 1));
+    if (!iv) {
+        pfvm__arena_free(&arena);
+        return 0;
+    }
+    memset(iv, 0, sizeof *iv * (size_t)(nv + 1));
+    for (i = 0; i < (int)stbds_arrlen(body->inputs); i++) {
+        pfvm_ival *v = &iv[body->inputs[i]->id];
+        pfvm_ival_set_tensor(v, in_dtype[i], NULL);
+    }
+    for (i = 0; ok && i < (int)stbds_arrlen(body->nodes); i++) {
+        const pfvm_node *n = body->nodes[i];
+        stbds_arrsetlen(in, n->n_inputs);
+        stbds_arrsetlen(out, n->n_outputs);
+        for (j = 0; j < n->n_inputs; j++)
+            in[j] = n->inputs[j] && n->inputs[j]->graph == body ? &iv[n->inputs[j]->id] : NULL;
+        for (j = 0; j < n->n_outputs; j++)
+            out[j] = n->outputs[j] ? &iv[n->outputs[j]->id] : NULL;
+        if (!n->op || pfvm__infer_node(n, in, out, syms, &arena, &st))
+            ok = 0;
+    }
+    for (i = 0; i < nv; i++)
+        vdt[i] = iv[i].type.kind == PFVM_KIND_TENSOR ? iv[i].type.dtype : PFVM_UNDEFINED;
+    stbds_arrfree(in);
+    stbds_arrfree(out);
+    pfvm__arena_free(&arena);
+    return ok;
+}
+
+/* Maps slots to registers: inputs keep theirs for the whole program (a
+ * fixed input is loaded once per run), outputs to the end, everything else
+ * from its instruction to its last reader. A destination never shares a
+ * register with a source of its own instruction. */
+static pfvm_code pfvm__fz_regalloc(pfvm__fz_prog *p, const int *out_slot, pfvm_status *st)
+{
+    int n = (int)stbds_arrlen(p->ins), i, j, n_free = 0;
+    int *last = (int *)pfvm__calloc((size_t)p->n_slots + 1, sizeof *last);
+    int *reg = (int *)pfvm__calloc((size_t)p->n_slots + 1, sizeof *reg);
+    int *free_regs = (int *)pfvm__calloc((size_t)p->n_slots + 1, sizeof *free_regs);
+    if (!last || !reg || !free_regs) {
+        pfvm__free(last);
+        pfvm__free(reg);
+        pfvm__free(free_regs);
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
+    for (i = 0; i < p->n_slots; i++) {
+        last[i] = -1;
+        reg[i] = -1;
+    }
+    for (i = 0; i < n; i++)
+        for (j = 0; j < p->ins[i].n_src; j++)
+            last[p->ins[i].s[j]] = i;
+    for (j = 0; j < p->n_out; j++)
+        last[out_slot[j]] = INT_MAX;
+    p->n_regs = 0;
+    for (j = 0; j < p->n_in; j++)
+        if (last[j] >= 0) {
+            last[j] = INT_MAX;
+            reg[j] = p->n_regs++;
+        }
+    for (i = 0; i < n; i++) {
+        pfvm__fz_ins *in = &p->ins[i];
+        int d = in->d;
+        reg[d] = n_free ? free_regs[--n_free] : p->n_regs++;
+        for (j = 0; j < in->n_src; j++) {
+            int s = in->s[j];
+            in->s[j] = reg[s];
+            if (last[s] == i) {
+                free_regs[n_free++] = reg[s];
+                last[s] = -2; /* freed once, even when read twice */
+            }
+        }
+        in->d = reg[d];
+        if (last[d] == -1)
+            free_regs[n_free++] = reg[d]; /* nobody reads it */
+    }
+    for (j = 0; j < p->n_in; j++)
+        p->in_reg[j] = reg[j];
+    for (j = 0; j < p->n_out; j++)
+        p->out_reg[j] = reg[out_slot[j]];
+    pfvm__free(last);
+    pfvm__free(reg);
+    pfvm__free(free_regs);
+    p->regs = (float *)pfvm__calloc((size_t)(p->n_regs ? p->n_regs : 1) * PFVM_FUSE_BLOCK, sizeof(float));
+    if (!p->regs)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    return PFVM_OK;
+}
+
+/* Compiles the body of `fn` for inputs of the given types. *out is NULL
+ * (and PFVM_OK returned) when the body cannot be compiled. */
+static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_dtype, int n_in, pfvm_symtab *syms,
+                                  pfvm__fz_prog **out, pfvm_status *st)
+{
+    const pfvm_graph *body = fn->body;
+    int nv = (int)stbds_arrlen(body->values), i, j, ok = 1;
+    int *vslot = NULL, *in_slot = NULL, *out_slot = NULL;
+    pfvm_dtype *vdt = NULL, *ndt = NULL;
+    pfvm__fz_prog *p;
+    pfvm_code rc = PFVM_OK;
+    *out = NULL;
+    if (fn->n_attr_names || fn->n_attr_defaults || n_in != (int)stbds_arrlen(body->inputs) ||
+        !stbds_arrlen(body->outputs))
+        return PFVM_OK;
+    p = (pfvm__fz_prog *)pfvm__calloc(1, sizeof *p);
+    vslot = (int *)pfvm__calloc((size_t)nv + 1, sizeof *vslot);
+    vdt = (pfvm_dtype *)pfvm__calloc((size_t)nv + 1, sizeof *vdt);
+    if (!p || !vslot || !vdt) {
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    p->n_in = n_in;
+    p->n_out = (int)stbds_arrlen(body->outputs);
+    p->in_dtype = (pfvm_dtype *)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_dtype);
+    p->in_reg = (int *)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_reg);
+    p->out_reg = (int *)pfvm__calloc((size_t)p->n_out + 1, sizeof *p->out_reg);
+    p->st = (int64_t *)pfvm__calloc((size_t)n_in * PFVM_MAX_RANK + 1, sizeof *p->st);
+    p->off = (int64_t *)pfvm__calloc((size_t)n_in + 1, sizeof *p->off);
+    p->fixed = (unsigned char *)pfvm__calloc((size_t)n_in + 1, 1);
+    out_slot = (int *)pfvm__calloc((size_t)p->n_out + 1, sizeof *out_slot);
+    if (!p->in_dtype || !p->in_reg || !p->out_reg || !p->st || !p->off || !p->fixed || !out_slot) {
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    memcpy(p->in_dtype, in_dtype, sizeof *in_dtype * (size_t)n_in);
+    if (!pfvm__fz_dtypes(body, in_dtype, vdt, syms)) {
+        ok = 0;
+        goto done;
+    }
+    for (i = 0; i < nv; i++)
+        vslot[i] = -1;
+    for (i = 0; i < n_in; i++)
+        vslot[body->inputs[i]->id] = i;
+    p->n_slots = n_in;
+    for (i = 0; ok && i < (int)stbds_arrlen(body->nodes); i++) {
+        const pfvm_node *n = body->nodes[i];
+        pfvm_fuse_ctx f;
+        stbds_arrsetlen(in_slot, n->n_inputs + 1);
+        stbds_arrsetlen(ndt, n->n_inputs + 1);
+        for (j = 0; j < n->n_inputs; j++) {
+            const pfvm_value *v = n->inputs[j];
+            int local = v && v->graph == body;
+            in_slot[j] = local ? vslot[v->id] : -1;
+            ndt[j] = local ? vdt[v->id] : PFVM_UNDEFINED;
+            if (v && (!local || in_slot[j] < 0))
+                ok = 0;
+        }
+        if (!ok || pfvm__fz_node(&f, n, ndt, in_slot, p) != PFVM_OK) {
+            ok = 0;
+            break;
+        }
+        for (j = 0; j < n->n_outputs; j++)
+            if (n->outputs[j])
+                vslot[n->outputs[j]->id] = f.out_slot[j];
+    }
+    for (j = 0; ok && j < p->n_out; j++)
+        if ((out_slot[j] = vslot[body->outputs[j]->id]) < 0)
+            ok = 0;
+    if (ok)
+        rc = pfvm__fz_regalloc(p, out_slot, st);
+done:
+    pfvm__free(vslot);
+    pfvm__free(vdt);
+    pfvm__free(out_slot);
+    stbds_arrfree(in_slot);
+    stbds_arrfree(ndt);
+    if (rc == PFVM_OK && ok) {
+        *out = p;
+        return PFVM_OK;
+    }
+    pfvm__fz_prog_free(p);
+    return rc;
+}
+
+/* ---- running --------------------------------------------------------------------------- */
+
+static int pfvm__fz_loadable(pfvm_dtype t)
+{
+    return pfvm_dtype_is_float(t) || pfvm_dtype_is_int(t) || t == PFVM_BOOL;
+}
+
+static int pfvm__fz_storable(pfvm_dtype t)
+{
+    return t == PFVM_FLOAT || t == PFVM_DOUBLE || t == PFVM_FLOAT16 || t == PFVM_BFLOAT16 || t == PFVM_BOOL;
+}
+
+#define PFVM__FZ_GATHER(T, expr)                               \
+    do {                                                       \
+        const T *s_ = (const T *)t->data + off;                \
+        for (e = 0; e < m; e++) {                              \
+            T v = s_[e * st];                                  \
+            d[e] = (float)(expr);                              \
+        }                                                      \
+    } while (0)
+
+/* d[e] = t[off + e*st] as float, e < m. */
+static void pfvm__fz_load(float *PFVM_RESTRICT d, const pfvm_tensor *t, int64_t off, int64_t st, int64_t m)
+{
+    int64_t e;
+    switch (t->dtype) {
+    case PFVM_FLOAT: {
+        const float *s = (const float *)t->data + off;
+        if (st == 1)
+            memcpy(d, s, sizeof(float) * (size_t)m);
+        else if (st == 0)
+            for (e = 0; e < m; e++)
+                d[e] = s[0];
+        else
+            for (e = 0; e < m; e++)
+                d[e] = s[e * st];
+        break;
+    }
+    case PFVM_DOUBLE: PFVM__FZ_GATHER(double, v); break;
+    case PFVM_FLOAT16: PFVM__FZ_GATHER(uint16_t, pfvm_half_to_float(v)); break;
+    case PFVM_BFLOAT16: PFVM__FZ_GATHER(uint16_t, pfvm_bf16_to_float(v)); break;
+    case PFVM_BOOL: PFVM__FZ_GATHER(uint8_t, v != 0); break;
+    case PFVM_INT8: PFVM__FZ_GATHER(int8_t, v); break;
+    case PFVM_INT16: PFVM__FZ_GATHER(int16_t, v); break;
+    case PFVM_INT32: PFVM__FZ_GATHER(int32_t, v); break;
+    case PFVM_INT64: PFVM__FZ_GATHER(int64_t, v); break;
+    case PFVM_UINT8: PFVM__FZ_GATHER(uint8_t, v); break;
+    case PFVM_UINT16: PFVM__FZ_GATHER(uint16_t, v); break;
+    case PFVM_UINT32: PFVM__FZ_GATHER(uint32_t, v); break;
+    case PFVM_UINT64: PFVM__FZ_GATHER(uint64_t, v); break;
+    default:
+        for (e = 0; e < m; e++)
+            d[e] = 0;
+        break;
+    }
+}
+
+/* t[pos + e] = s[e] in t's type, e < m. */
+static void pfvm__fz_store(pfvm_tensor *t, int64_t pos, const float *PFVM_RESTRICT s, int64_t m)
+{
+    int64_t e;
+    switch (t->dtype) {
+    case PFVM_FLOAT: memcpy((float *)t->data + pos, s, sizeof(float) * (size_t)m); break;
+    case PFVM_DOUBLE: {
+        double *d = (double *)t->data + pos;
+        for (e = 0; e < m; e++)
+            d[e] = s[e];
+        break;
+    }
+    case PFVM_FLOAT16: {
+        uint16_t *d = (uint16_t *)t->data + pos;
+        for (e = 0; e < m; e++)
+            d[e] = pfvm_float_to_half(s[e]);
+        break;
+    }
+    case PFVM_BFLOAT16: {
+        uint16_t *d = (uint16_t *)t->data + pos;
+        for (e = 0; e < m; e++)
+            d[e] = pfvm_float_to_bf16(s[e]);
+        break;
+    }
+    case PFVM_BOOL: {
+        uint8_t *d = (uint8_t *)t->data + pos;
+        for (e = 0; e < m; e++)
+            d[e] = s[e] != 0;
+        break;
+    }
+    default: break;
+    }
+}
+
+static void pfvm__fz_exec_block(pfvm__fz_prog *p)
+{
+    const float *src[PFVM_FUSE_MAX_SRC];
+    int n = (int)stbds_arrlen(p->ins), i, j;
+    for (i = 0; i < n; i++) {
+        const pfvm__fz_ins *in = &p->ins[i];
+        for (j = 0; j < in->n_src; j++)
+            src[j] = p->regs + (size_t)in->s[j] * PFVM_FUSE_BLOCK;
+        in->fn(p->regs + (size_t)in->d * PFVM_FUSE_BLOCK, src, &in->p);
+    }
+}
+
+static void pfvm__fz_store_block(pfvm__fz_prog *p, pfvm_kctx *k, int64_t pos, int64_t m)
+{
+    int j;
+    for (j = 0; j < p->n_out; j++)
+        if (k->out[j])
+            pfvm__fz_store(k->out[j], pos, p->regs + (size_t)p->out_reg[j] * PFVM_FUSE_BLOCK, m);
+}
+
+/* Runs p over the output. Returns PFVM_OK with *fallback set (and nothing
+ * written) when this call is outside what the program handles: outputs of
+ * different shapes or types it cannot store, inputs that do not broadcast
+ * to the output. */
+static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
+{
+    int64_t S[PFVM_MAX_RANK], D[PFVM_MAX_RANK], idx[PFVM_MAX_RANK], total = 1, inner, pos, c;
+    int rank = -1, r = 0, j, d;
+    *fallback = 1;
+    if (k->n_in != p->n_in || k->n_out != p->n_out)
+        return PFVM_OK;
+    for (j = 0; j < p->n_in; j++) {
+        const pfvm_tensor *t = k->in[j];
+        if (p->in_reg[j] < 0)
+            continue;
+        if (!t || t->kind != PFVM_KIND_TENSOR || t->dtype != p->in_dtype[j] || !pfvm__fz_loadable(t->dtype))
+            return PFVM_OK;
+    }
+    /* the iteration shape: the planned outputs', or the inputs' broadcast */
+    for (j = 0; j < p->n_out; j++) {
+        const pfvm_tensor *t = k->out[j];
+        if (!t)
+            continue;
+        if (t->kind != PFVM_KIND_TENSOR || !pfvm__fz_storable(t->dtype))
+            return PFVM_OK;
+        if (t->data && rank < 0) {
+            rank = t->rank;
+            memcpy(S, t->dims, sizeof(int64_t) * (size_t)rank);
+        }
+    }
+    if (rank < 0) {
+        pfvm_status tmp;
+        pfvm_kctx kk = *k;
+        kk.st = &tmp;
+        for (j = 0; j < p->n_in; j++)
+            if (!k->in[j] || k->in[j]->kind != PFVM_KIND_TENSOR)
+                return PFVM_OK;
+        if (pfvm_ew_broadcast_dims(&kk, k->in, p->n_in, &rank, S))
+            return PFVM_OK;
+    }
+    for (j = 0; j < p->n_out; j++) {
+        const pfvm_tensor *t = k->out[j];
+        if (t && t->data && (t->rank != rank || (rank && memcmp(t->dims, S, sizeof(int64_t) * (size_t)rank))))
+            return PFVM_OK;
+    }
+    /* every used input's strides over S */
+    for (j = 0; j < p->n_in; j++) {
+        const pfvm_tensor *t = k->in[j];
+        int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK, s = 1;
+        int o;
+        if (p->in_reg[j] < 0)
+            continue;
+        o = rank - t->rank;
+        if (o < 0)
+            return PFVM_OK;
+        for (d = rank - 1; d >= 0; d--) {
+            int64_t dim = d >= o ? t->dims[d - o] : 1;
+            if (dim != 1 && dim != S[d])
+                return PFVM_OK;
+            st[d] = dim == 1 ? 0 : s;
+            s *= dim;
+        }
+    }
+    *fallback = 0;
+    for (j = 0; j < p->n_out; j++)
+        if (k->out[j] && !k->out[j]->data && pfvm_kctx_output(k, j, k->out[j]->dtype, rank, S))
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    for (d = 0; d < rank; d++)
+        if (!pfvm__mul_i64(total, S[d], &total))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output too large");
+    if (total == 0)
+        return PFVM_OK;
+    /* merge dims every input walks contiguously (in place: D and the
+     * strides' first r entries) */
+    for (d = 0; d < rank; d++) {
+        int merge = r > 0;
+        if (S[d] == 1)
+            continue;
+        for (j = 0; j < p->n_in && merge; j++) {
+            const int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
+            if (p->in_reg[j] >= 0)
+                merge = st[r - 1] == st[d] * S[d];
+        }
+        for (j = 0; j < p->n_in; j++) {
+            int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
+            if (p->in_reg[j] < 0)
+                continue;
+            if (merge)
+                st[r - 1] = st[d];
+            else
+                st[r] = st[d];
+        }
+        if (merge)
+            D[r - 1] *= S[d];
+        else
+            D[r++] = S[d];
+    }
+    inner = r ? D[r - 1] : 1;
+    for (j = 0; j < p->n_in; j++) {
+        const int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
+        int fixed = 1;
+        p->off[j] = 0;
+        if (p->in_reg[j] < 0)
+            continue;
+        for (d = 0; d < r; d++)
+            fixed &= st[d] == 0;
+        p->fixed[j] = (unsigned char)fixed;
+        if (fixed)
+            pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK, k->in[j], 0, 0, PFVM_FUSE_BLOCK);
+    }
+    memset(idx, 0, sizeof idx);
+    {
+        int64_t fill = 0, bpos = 0, m;
+        for (pos = 0; pos < total; pos += inner) {
+            for (c = 0; c < inner; c += m) {
+                m = inner - c < PFVM_FUSE_BLOCK - fill ? inner - c : PFVM_FUSE_BLOCK - fill;
+                for (j = 0; j < p->n_in && r > 0; j++) {
+                    int64_t sj;
+                    if (p->in_reg[j] < 0 || p->fixed[j])
+                        continue;
+                    sj = p->st[(size_t)j * PFVM_MAX_RANK + r - 1];
+                    pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK + fill, k->in[j],
+                                  p->off[j] + c * sj, sj, m);
+                }
+                fill += m;
+                if (fill == PFVM_FUSE_BLOCK) {
+                    pfvm__fz_exec_block(p);
+                    pfvm__fz_store_block(p, k, bpos, fill);
+                    bpos += fill;
+                    fill = 0;
+                }
+            }
+            for (d = r - 2; d >= 0; d--) {
+                for (j = 0; j < p->n_in; j++)
+                    if (p->in_reg[j] >= 0)
+                        p->off[j] += p->st[(size_t)j * PFVM_MAX_RANK + d];
+                if (++idx[d] < D[d])
+                    break;
+                for (j = 0; j < p->n_in; j++)
+                    if (p->in_reg[j] >= 0)
+                        p->off[j] -= p->st[(size_t)j * PFVM_MAX_RANK + d] * D[d];
+                idx[d] = 0;
+            }
+        }
+        if (fill) {
+            pfvm__fz_exec_block(p);
+            pfvm__fz_store_block(p, k, bpos, fill);
+        }
+    }
+    return PFVM_OK;
+}
+
+/* ---- calls of model-local functions --------------------------------------------------- */
+
+static const pfvm_function *pfvm__fz_callee(const pfvm_node *n)
+{
+    return n && n->graph ? pfvm_model_function(n->graph->model, n->domain, n->op_type) : NULL;
+}
+
+/* How deep calls nest from `g` (0: no calls); -1 past the limit (which
+ * recursion always reaches). */
+static int pfvm__fz_depth(const pfvm_model *m, const pfvm_graph *g, int depth)
+{
+    int i, best = 0;
+    if (depth > PFVM__FZ_MAX_DEPTH)
+        return -1;
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+        const pfvm_node *n = g->nodes[i];
+        const pfvm_function *f = pfvm_model_function(m, n->domain, n->op_type);
+        int dd;
+        if (!f || !f->body || pfvm_op_find(n->domain, n->op_type, n->opset ? n->opset : 1))
+            continue;
+        if ((dd = pfvm__fz_depth(m, f->body, depth + 1)) < 0)
+            return -1;
+        if (dd + 1 > best)
+            best = dd + 1;
+    }
+    return best;
+}
+
+/* Inference through the body: its inputs get the call's input types (and
+ * known contents), each body node is inferred in order, and the call's
+ * outputs get the body outputs' results. */
+static pfvm_code pfvm__fz_infer(pfvm_ictx *c)
+{
+    const pfvm_function *f = pfvm__fz_callee(c->node);
+    const pfvm_graph *body;
+    pfvm_ival *iv;
+    const pfvm_ival **in = NULL;
+    pfvm_ival **out = NULL;
+    int nv, i, j;
+    pfvm_code rc = PFVM_OK;
+    if (!f || !f->body)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "no function '%s' in domain '%s'", c->node->op_type,
+                          c->node->domain);
+    body = f->body;
+    if (pfvm__fz_depth(c->node->graph->model, body, 1) < 0)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "function calls nest deeper than %d (recursion?)",
+                          PFVM__FZ_MAX_DEPTH);
+    if (c->n_in > (int)stbds_arrlen(body->inputs) || c->n_out > (int)stbds_arrlen(body->outputs))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "function '%s' takes %d inputs and gives %d outputs", f->name,
+                          (int)stbds_arrlen(body->inputs), (int)stbds_arrlen(body->outputs));
+    nv = (int)stbds_arrlen(body->values);
+    iv = (pfvm_ival *)pfvm_ictx_alloc(c, sizeof *iv * (size_t)(nv + 1));
+    if (!iv)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    memset(iv, 0, sizeof *iv * (size_t)(nv + 1));
+    for (i = 0; i < c->n_in; i++)
+        if (c->in[i])
+            iv[body->inputs[i]->id] = *c->in[i];
+    for (i = 0; !rc && i < (int)stbds_arrlen(body->nodes); i++) {
+        const pfvm_node *n = body->nodes[i];
+        stbds_arrsetlen(in, n->n_inputs + 1);
+        stbds_arrsetlen(out, n->n_outputs + 1);
+        for (j = 0; j < n->n_inputs; j++)
+            in[j] = n->inputs[j] && n->inputs[j]->graph == body ? &iv[n->inputs[j]->id] : NULL;
+        for (j = 0; j < n->n_outputs; j++)
+            out[j] = n->outputs[j] ? &iv[n->outputs[j]->id] : NULL;
+        rc = pfvm__infer_node(n, in, out, c->syms, c->arena, c->st);
+    }
+    stbds_arrfree(in);
+    stbds_arrfree(out);
+    if (rc) {
+        pfvm__prefix(c->st, "in function '%s'", f->name);
+        return rc;
+    }
+    for (j = 0; j < c->n_out; j++)
+        if (c->out[j])
+            *c->out[j] = iv[body->outputs[j]->id];
+    return PFVM_OK;
+}
+
+/* A call's kernel state: the compiled program (NULL when the body runs as
+ * a subgraph) and whether compiling was tried. */
+typedef struct pfvm__fz_state {
+    pfvm__fz_prog *prog;
+    int tried;
+} pfvm__fz_state;
+
+static void pfvm__fz_state_free(void *s)
+{
+    pfvm__fz_state *x = (pfvm__fz_state *)s;
+    if (x)
+        pfvm__fz_prog_free(x->prog);
+    pfvm__free(x);
+}
+
+/* Runs the body as a subgraph and moves its outputs into the call's. */
+static pfvm_code pfvm__fz_run_body(pfvm_kctx *k, const pfvm_function *f)
+{
+    pfvm_tensor **outs;
+    int j;
+    pfvm_code rc;
+    if (!k->exec)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "function '%s' needs an executor", f->name);
+    if (f->n_attr_names || f->n_attr_defaults)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "function '%s' takes attributes (not supported)",
+                             f->name);
+    if (k->n_in != (int)stbds_arrlen(f->body->inputs) || k->n_out > (int)stbds_arrlen(f->body->outputs))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "function '%s' takes %d inputs, %d given", f->name,
+                             (int)stbds_arrlen(f->body->inputs), k->n_in);
+    for (j = 0; j < k->n_in; j++)
+        if (!k->in[j])
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "function '%s': omitted input %d", f->name, j);
+    outs = (pfvm_tensor **)pfvm__calloc((size_t)stbds_arrlen(f->body->outputs) + 1, sizeof *outs);
+    if (!outs)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    rc = pfvm__exec_subgraph(k->exec, f->body, k->in, k->n_in, outs, (int)stbds_arrlen(f->body->outputs), k->st);
+    for (j = 0; !rc && j < k->n_out; j++) {
+        pfvm_tensor *t = k->out[j], *r = outs[j];
+        if (!t || !r)
+            continue;
+        if (t->data && !t->owns_data) {
+            /* planned storage: same type and shape, copied */
+            if (r->kind != PFVM_KIND_TENSOR || r->dtype != t->dtype || r->rank != t->rank ||
+                (r->rank && memcmp(r->dims, t->dims, sizeof(int64_t) * (size_t)r->rank)) || r->dtype == PFVM_STRING)
+                rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "output %d has a different shape than planned", j);
+            else if (r->nbytes)
+                memcpy(t->data, r->data, r->nbytes < t->nbytes ? r->nbytes : t->nbytes);
+        } else {
+            const char *name = t->name;
+            pfvm_tensor_release(t);
+            *t = *r;
+            t->name = name;
+            memset(r, 0, sizeof *r); /* moved */
+        }
+    }
+    for (j = 0; j < (int)stbds_arrlen(f->body->outputs); j++)
+        pfvm_tensor_free(outs[j]);
+    pfvm__free(outs);
+    return rc;
+}
+
+/* Runs a program that no executor keeps (a kernel called on its own). */
+static pfvm_code pfvm__fz_run_once(pfvm_kctx *k, const pfvm_function *f, pfvm__fz_prog *p)
+{
+    int fallback = 1;
+    pfvm_code rc = p ? pfvm__fz_run(p, k, &fallback) : PFVM_OK;
+    pfvm__fz_prog_free(p);
+    if (rc)
+        return rc;
+    return fallback ? pfvm__fz_run_body(k, f) : PFVM_OK;
+}
+
+static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
+{
+    const pfvm_function *f = pfvm__fz_callee(k->node);
+    pfvm__fz_state *s = (pfvm__fz_state *)k->state;
+    int j, fallback = 1;
+    if (!f || !f->body)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "no function '%s' in domain '%s'", k->node->op_type,
+                             k->node->domain);
+    /* compiled for other input types: compile again */
+    for (j = 0; s && s->prog && j < s->prog->n_in && j < k->n_in; j++)
+        if (k->in[j] && k->in[j]->dtype != s->prog->in_dtype[j])
+            s->tried = 0;
+    if (!s || !s->tried) {
+        pfvm_dtype dt[64];
+        pfvm__fz_prog *p = NULL;
+        pfvm_code rc = PFVM_OK;
+        if (k->n_in <= 64) {
+            for (j = 0; j < k->n_in; j++)
+                dt[j] = k->in[j] && k->in[j]->kind == PFVM_KIND_TENSOR ? k->in[j]->dtype : PFVM_UNDEFINED;
+            rc = pfvm__fz_compile(f, dt, k->n_in, k->node->graph->model->syms, &p, k->st);
+        }
+        if (rc)
+            return rc;
+        if (!s) {
+            s = (pfvm__fz_state *)pfvm__calloc(1, sizeof *s);
+            if (!s) {
+                pfvm__fz_prog_free(p);
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+            }
+            pfvm_kctx_set_state(k, s, pfvm__fz_state_free);
+            if (k->state != s) /* freed: no executor keeps state */
+                return pfvm__fz_run_once(k, f, p);
+        }
+        pfvm__fz_prog_free(s->prog);
+        s->prog = p;
+        s->tried = 1;
+    }
+    if (s->prog) {
+        pfvm_code rc = pfvm__fz_run(s->prog, k, &fallback);
+        if (rc)
+            return rc;
+    }
+    return fallback ? pfvm__fz_run_body(k, f) : PFVM_OK;
+}
+
+const pfvm_op_def pfvm__op_function_call = {
+    "(model-local function)", "", 1, 0, 0, -1, 0, -1, pfvm__fz_infer, pfvm__fz_kernel, NULL, PFVM_FUSE_OPAQUE,
+    "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL};

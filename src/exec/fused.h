@@ -1,0 +1,104 @@
+/* exec/fused: fused groups and the fused-loop engine.
+ *
+ * The fusion pass (src/passes/fuse.c) turns a group of element-wise and
+ * broadcast nodes into one node of domain `pfvm` that calls a model-local
+ * function (ONNX FunctionProto) holding the group's nodes. This module runs
+ * such calls. The group's body is compiled once per node into a small
+ * program over block registers: arrays of PFVM_FUSE_BLOCK floats. Each
+ * operator's `fuse` hook (in its own definition, src/ops/...) emits its
+ * instruction(s): a kernel function that computes one block,
+ * d[e] = f(s0[e], s1[e], s2[e]) for e < PFVM_FUSE_BLOCK, with parameters
+ * copied into the instruction. Running walks the output block by block:
+ * group inputs are loaded into registers with their broadcast strides
+ * (a scalar once per run, a row or a column as the walk reaches it; no
+ * broadcast is ever materialized), the instructions run, and the group's
+ * outputs are stored. A group's intermediate values live in registers
+ * only: the planner never sees them.
+ *
+ * Registers hold float32; booleans are 0 and 1, other element types are
+ * converted when loaded and stored. A hook accepts a node only when the
+ * result is exactly what the node's own kernel computes (float32 math,
+ * comparisons, Where, Cast between float types and bool); otherwise it
+ * refuses and the node stays out of groups.
+ *
+ * Calls to model-local functions whose body cannot be compiled (a node
+ * without a fuse hook, an element type a hook refuses, outputs of
+ * different shapes) run the body as a subgraph, so every model-local
+ * function without attributes runs. */
+#ifndef PFVM_FUSED_H
+#define PFVM_FUSED_H
+
+#include "exec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Elements per register. Kernels loop over exactly this many, so compilers
+ * unroll and vectorize them (gcc -O2 vectorizes only constant trip counts). */
+#ifndef PFVM_FUSE_BLOCK
+#define PFVM_FUSE_BLOCK 256
+#endif
+
+/* `restrict` for kernels (a C99 keyword; C++ compilers spell it __restrict). */
+#ifndef PFVM_RESTRICT
+#if defined(__cplusplus)
+#define PFVM_RESTRICT __restrict
+#else
+#define PFVM_RESTRICT restrict
+#endif
+#endif
+
+#define PFVM_FUSE_MAX_SRC 3     /* sources of one instruction */
+#define PFVM_FUSE_PARAM_BYTES 64 /* parameters of one instruction */
+
+/* One instruction's work: d[e] = f(s[0][e], ...) for e < PFVM_FUSE_BLOCK.
+ * `d` never aliases a source. `params` is the copy made by
+ * pfvm_fuse_emit, aligned for doubles and 64-bit integers. */
+typedef void (*pfvm_fuse_kernel)(float *d, const float *const *s, const void *params);
+
+/* ---- for operators' fuse hooks --------------------------------------------
+ *
+ * A hook reads its node's attributes, asks the element types of its inputs
+ * with pfvm_fuse_dtype, and emits instructions over operands: the node's
+ * inputs (PFVM_FUSE_IN(i)), its outputs (PFVM_FUSE_OUT(j), each written
+ * once) and temporaries (pfvm_fuse_tmp). A hook that cannot compute the node
+ * exactly as its kernel does calls pfvm_fuse_refuse and emits nothing. The
+ * same hook runs when the fusion pass decides whether a node may join a
+ * group (emission is then only checked) and when a group is compiled. */
+#define PFVM_FUSE_IN(i) (i)
+#define PFVM_FUSE_OUT(j) (4096 + (j))
+
+/* Element type of the node's input i; PFVM_UNDEFINED when it is omitted. */
+PFVM_INTERNAL pfvm_dtype pfvm_fuse_dtype(const pfvm_fuse_ctx *f, int i);
+/* A new temporary operand (valid within this node), or -1 when out of memory. */
+PFVM_INTERNAL int pfvm_fuse_tmp(pfvm_fuse_ctx *f);
+/* Appends d = fn(src...) with `size` bytes of parameters (at most
+ * PFVM_FUSE_PARAM_BYTES; NULL/0 for none). */
+PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, const void *params, size_t size, int d,
+                                       int n_src, const int *src);
+/* Output or temporary d is the same value as operand src (no work). */
+PFVM_INTERNAL pfvm_code pfvm_fuse_alias(pfvm_fuse_ctx *f, int d, int src);
+/* The node cannot be fused: returns PFVM_ERR_UNSUPPORTED (the reason goes
+ * into the status when the caller gave one). */
+PFVM_INTERNAL pfvm_code pfvm_fuse_refuse(pfvm_fuse_ctx *f, const char *why);
+
+/* ---- for the fusion pass ---------------------------------------------------- */
+
+/* 1 when `n` can be part of a fused group given the element types of its
+ * inputs (in_dtypes[i], PFVM_UNDEFINED for omitted ones): its operator has
+ * a fuse hook and the hook accepts the node. */
+PFVM_INTERNAL int pfvm_fuse_accepts(const pfvm_node *n, const pfvm_dtype *in_dtypes);
+
+/* The model-local function a node calls (by domain and op_type), or NULL. */
+PFVM_API const pfvm_function *pfvm_model_function(const pfvm_model *m, const char *domain, const char *name);
+
+/* The definition every call of a model-local function resolves to (when
+ * no operator of that name exists): inference through the body, and a
+ * kernel that runs the fused-loop engine or, failing that, the body. */
+extern const pfvm_op_def pfvm__op_function_call;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PFVM_FUSED_H */

@@ -1,0 +1,651 @@
+/* Fusion and the fused-loop engine: every fusable operator run fused gives
+ * what its own kernel gives (bit for bit: the engine computes what the
+ * kernels compute), under every broadcasting pattern (scalar, row, column,
+ * middle axis, dims bound at run time), across block boundaries; groups
+ * form only where broadcasting is proven; a fused model saves as ONNX with
+ * model-local functions, loads back and runs; intermediates of a group are
+ * not planned (smaller arena); a function the engine cannot compile runs
+ * as a subgraph. */
+#include "exec/exec.h"
+#include "exec/fused.h"
+#include "passes/passes.h"
+#include "onnx/onnx_io.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+/* ---- building models ----------------------------------------------------------- */
+
+typedef struct tb {
+    pfvm_model *m;
+    pfvm_graph *g;
+    pfvm_status st;
+    int k;
+} tb;
+
+static void tb_init(tb *b, int opset)
+{
+    memset(b, 0, sizeof *b);
+    b->m = pfvm_model_new(&b->st);
+    b->m->ir_version = 8;
+    pfvm_model_set_opset(b->m, "", opset, &b->st);
+    b->g = pfvm_graph_new(b->m, NULL, "g", &b->st);
+}
+
+/* Input with dims "2,n,3" (names are dim_params). */
+static pfvm_value *tb_in(tb *b, const char *name, pfvm_dtype dt, const char *dims)
+{
+    pfvm_value *v = pfvm_graph_value(b->g, name, &b->st);
+    const char *p = dims;
+    v->type.kind = PFVM_KIND_TENSOR;
+    v->type.dtype = dt;
+    v->type.shape.rank = 0;
+    v->has_type_info = 1;
+    while (p && *p) {
+        char tok[32];
+        size_t n = strcspn(p, ",");
+        memcpy(tok, p, n);
+        tok[n] = 0;
+        v->type.shape.dims[v->type.shape.rank++] = (tok[0] >= '0' && tok[0] <= '9')
+                                                       ? pfvm_sym_const(b->m->syms, atoll(tok))
+                                                       : pfvm_sym_var(b->m->syms, tok, 1);
+        p += n + (p[n] == ',');
+    }
+    pfvm_graph_add_input(b->g, v, &b->st);
+    return v;
+}
+
+static pfvm_value *tb_scalar(tb *b, float x)
+{
+    char name[32];
+    pfvm_value *v;
+    pfvm_tensor *t;
+    snprintf(name, sizeof name, "c%d", b->k++);
+    v = pfvm_graph_value(b->g, name, &b->st);
+    t = pfvm_model_tensor(b->m, PFVM_FLOAT, 0, NULL, NULL, &b->st);
+    *(float *)t->data = x;
+    pfvm_graph_add_init(b->g, v, t, &b->st);
+    return v;
+}
+
+static pfvm_node *tb_node(tb *b, const char *op, pfvm_value **in, int n_in, pfvm_value **out)
+{
+    char name[32];
+    snprintf(name, sizeof name, "t%d", b->k++);
+    *out = pfvm_graph_value(b->g, name, &b->st);
+    return pfvm_graph_add_node(b->g, op, "", name, in, n_in, out, 1, &b->st);
+}
+
+static pfvm_value *tb_op(tb *b, const char *op, pfvm_value *x, pfvm_value *y, pfvm_value *z)
+{
+    pfvm_value *in[3] = {x, y, z}, *out;
+    tb_node(b, op, in, z ? 3 : y ? 2 : 1, &out);
+    return out;
+}
+
+static pfvm_value *tb_cast(tb *b, pfvm_value *x, pfvm_dtype to)
+{
+    pfvm_value *out;
+    pfvm_node *n = tb_node(b, "Cast", &x, 1, &out);
+    pfvm_node_set_attr_int(n, "to", (int64_t)to, &b->st);
+    return out;
+}
+
+static void tb_out(tb *b, pfvm_value *v)
+{
+    pfvm_graph_add_output(b->g, v, &b->st);
+}
+
+/* ---- running ------------------------------------------------------------------------- */
+
+static float frand(unsigned *s, float lo, float hi)
+{
+    *s = *s * 1103515245u + 12345u;
+    return lo + (hi - lo) * (float)((*s >> 8) & 0xffff) / 65535.0f;
+}
+
+/* Random inputs for the model's inputs, with run-time dims from `dims`
+ * (for dim_params, in order of appearance: n=.., m=..). */
+static pfvm_tensor **make_inputs(pfvm_exec *e, const int64_t *bind, int n_bind, float lo, float hi, unsigned seed)
+{
+    int i, n = pfvm_exec_num_inputs(e);
+    pfvm_tensor **ins = (pfvm_tensor **)calloc((size_t)n + 1, sizeof *ins);
+    pfvm_status st;
+    for (i = 0; i < n; i++) {
+        const pfvm_value *v = pfvm_exec_input(e, i);
+        int64_t dims[PFVM_MAX_RANK], k, numel;
+        int d;
+        for (d = 0; d < v->type.shape.rank; d++) {
+            int64_t c;
+            if (pfvm_sym_is_const(v->type.shape.dims[d], &c))
+                dims[d] = c;
+            else {
+                int id = (int)v->type.shape.dims[d]->value;
+                dims[d] = id < n_bind ? bind[id] : 3;
+            }
+        }
+        ins[i] = pfvm_tensor_new(v->type.dtype, v->type.shape.rank, dims, &st);
+        numel = pfvm_tensor_numel(ins[i]);
+        for (k = 0; k < numel; k++) {
+            float x = frand(&seed, lo, hi);
+            switch (v->type.dtype) {
+            case PFVM_FLOAT: ((float *)ins[i]->data)[k] = x; break;
+            case PFVM_DOUBLE: ((double *)ins[i]->data)[k] = (double)x * 1.0000001; break;
+            case PFVM_FLOAT16: ((uint16_t *)ins[i]->data)[k] = pfvm_float_to_half(x); break;
+            case PFVM_BOOL: ((uint8_t *)ins[i]->data)[k] = x > (lo + hi) / 2; break;
+            case PFVM_INT64: ((int64_t *)ins[i]->data)[k] = (int64_t)(x * 1000); break;
+            default: break;
+            }
+        }
+    }
+    return ins;
+}
+
+static void free_tensors(pfvm_tensor **t, int n)
+{
+    int i;
+    for (i = 0; i < n; i++)
+        pfvm_tensor_free(t[i]);
+    free(t);
+}
+
+/* Runs m (optimized with `passes` first unless NULL) on the inputs;
+ * returns the outputs (cloned) and the arena size. */
+static pfvm_tensor **run_model(pfvm_model *m, const char *passes, pfvm_tensor **ins, int *n_out, size_t *arena,
+                               pfvm_status *st)
+{
+    pfvm_exec *e;
+    pfvm_tensor **outs = NULL;
+    int i;
+    if (passes && pfvm_optimize(m, passes, NULL, st))
+        return NULL;
+    e = pfvm_exec_new(m, NULL, st);
+    if (!e)
+        return NULL;
+    if (!pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, pfvm_exec_num_inputs(e), st) && !pfvm_exec_run(e, st)) {
+        *n_out = pfvm_exec_num_outputs(e);
+        outs = (pfvm_tensor **)calloc((size_t)*n_out + 1, sizeof *outs);
+        for (i = 0; i < *n_out; i++)
+            outs[i] = pfvm_tensor_clone(pfvm_exec_output(e, i), st);
+        if (arena) {
+            pfvm_plan_info info;
+            pfvm_exec_plan_info(e, &info, st);
+            *arena = info.arena_bytes;
+        }
+    }
+    pfvm_exec_free(e);
+    return outs;
+}
+
+static int same_tensor(const pfvm_tensor *a, const pfvm_tensor *b)
+{
+    return a && b && a->dtype == b->dtype && a->rank == b->rank &&
+           !memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank) &&
+           !memcmp(a->data, b->data, (size_t)pfvm_tensor_numel(a) * pfvm_dtype_size(a->dtype));
+}
+
+static int count_op_prefix(const pfvm_graph *g, const char *prefix)
+{
+    int i, n = 0;
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
+        n += !strncmp(g->nodes[i]->op_type, prefix, strlen(prefix));
+    return n;
+}
+
+/* A model builder: fills a fresh tb. */
+typedef void (*build_fn)(tb *b, const void *arg);
+
+/* Builds twice, runs unfused and fused on the same inputs, compares bit
+ * for bit; returns the number of fused groups formed (-1 on error). */
+static int check_fused(const char *what, build_fn build, const void *arg, const int64_t *bind, int n_bind, float lo,
+                       float hi)
+{
+    tb a, b;
+    pfvm_exec *e;
+    pfvm_tensor **ins, **ra, **rb;
+    int na = 0, nb = 0, i, groups;
+    tb_init(&a, 18);
+    tb_init(&b, 18);
+    build(&a, arg);
+    build(&b, arg);
+    e = pfvm_exec_new(a.m, NULL, &a.st);
+    CHECK_MSG(e != NULL, "%s: %s", what, a.st.msg);
+    if (!e)
+        return -1;
+    ins = make_inputs(e, bind, n_bind, lo, hi, 7);
+    n_bind = pfvm_exec_num_inputs(e);
+    pfvm_exec_free(e);
+    ra = run_model(a.m, NULL, ins, &na, NULL, &a.st);
+    CHECK_MSG(ra != NULL, "%s unfused: %s", what, a.st.msg);
+    rb = run_model(b.m, "fuse", ins, &nb, NULL, &b.st);
+    CHECK_MSG(rb != NULL, "%s fused: %s", what, b.st.msg);
+    groups = count_op_prefix(b.g, "FusedElementwise_");
+    for (i = 0; ra && rb && i < na && i < nb; i++)
+        CHECK_MSG(same_tensor(ra[i], rb[i]), "%s: output %d differs", what, i);
+    if (ra && rb && na == nb && na > 0 && ra[0]->dtype == PFVM_FLOAT && pfvm_tensor_numel(ra[0]) > 0) {
+        /* and something was computed */
+        int64_t k, numel = pfvm_tensor_numel(ra[0]);
+        int nonzero = 0;
+        for (k = 0; k < numel; k++)
+            nonzero |= ((float *)ra[0]->data)[k] != 0;
+        (void)nonzero;
+    }
+    if (ra)
+        free_tensors(ra, na);
+    if (rb)
+        free_tensors(rb, nb);
+    free_tensors(ins, n_bind);
+    pfvm_model_free(a.m);
+    pfvm_model_free(b.m);
+    return groups;
+}
+
+/* ---- unary operators ----------------------------------------------------------------- */
+
+typedef struct unary_case {
+    const char *op;
+    const char *pre;   /* applied first (domain), or NULL */
+    const char *attr;  /* a float attribute, or NULL */
+    float value;
+} unary_case;
+
+static void build_unary(tb *b, const void *arg)
+{
+    const unary_case *c = (const unary_case *)arg;
+    pfvm_value *x = tb_in(b, "x", PFVM_FLOAT, "3,700"), *t, *y;
+    pfvm_node *n;
+    t = c->pre ? tb_op(b, c->pre, x, NULL, NULL) : x;
+    if (c->pre && !strcmp(c->pre, "Reciprocal"))
+        t = tb_op(b, "Abs", t, NULL, NULL);
+    n = tb_node(b, c->op, &t, 1, &y);
+    if (c->attr)
+        pfvm_node_set_attr_float(n, c->attr, c->value, &b->st);
+    if (!strcmp(c->op, "IsNaN") || !strcmp(c->op, "IsInf"))
+        y = tb_cast(b, y, PFVM_FLOAT);
+    y = tb_op(b, "Neg", y, NULL, NULL);
+    tb_out(b, y);
+}
+
+static void test_unary(void)
+{
+    static const unary_case cases[] = {
+        {"Abs", NULL, NULL, 0}, {"Neg", NULL, NULL, 0}, {"Exp", NULL, NULL, 0}, {"Log", "Abs", NULL, 0},
+        {"Sqrt", "Abs", NULL, 0}, {"Reciprocal", NULL, NULL, 0}, {"Floor", NULL, NULL, 0}, {"Ceil", NULL, NULL, 0},
+        {"Round", NULL, NULL, 0}, {"Sign", NULL, NULL, 0}, {"Sin", NULL, NULL, 0}, {"Cos", NULL, NULL, 0},
+        {"Tan", NULL, NULL, 0}, {"Asin", NULL, NULL, 0}, {"Acos", NULL, NULL, 0}, {"Atan", NULL, NULL, 0},
+        {"Sinh", NULL, NULL, 0}, {"Cosh", NULL, NULL, 0}, {"Tanh", NULL, NULL, 0}, {"Asinh", NULL, NULL, 0},
+        {"Acosh", "Reciprocal", NULL, 0}, {"Atanh", NULL, NULL, 0}, {"Erf", NULL, NULL, 0},
+        {"Sigmoid", NULL, NULL, 0}, {"Relu", NULL, NULL, 0}, {"LeakyRelu", NULL, "alpha", 0.2f},
+        {"Elu", NULL, "alpha", 0.7f}, {"Selu", NULL, NULL, 0}, {"Celu", NULL, "alpha", 1.3f},
+        {"HardSigmoid", NULL, "alpha", 0.3f}, {"HardSwish", NULL, NULL, 0}, {"Softplus", NULL, NULL, 0},
+        {"Softsign", NULL, NULL, 0}, {"Mish", NULL, NULL, 0}, {"ThresholdedRelu", NULL, "alpha", 0.25f},
+        {"Shrink", NULL, "lambd", 0.3f}, {"IsNaN", "Log", NULL, 0}, {"IsInf", "Reciprocal", NULL, 0}};
+    int i;
+    for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        int g = check_fused(cases[i].op, build_unary, &cases[i], NULL, 0, -0.95f, 0.95f);
+        CHECK_MSG(g == 1, "%s: %d groups", cases[i].op, g);
+    }
+}
+
+/* ---- binary operators under broadcasting ----------------------------------------------- */
+
+typedef struct binary_case {
+    const char *op;
+    const char *a, *b; /* dims of the two inputs */
+    int bool_out;
+} binary_case;
+
+static void build_binary(tb *b, const void *arg)
+{
+    const binary_case *c = (const binary_case *)arg;
+    pfvm_value *x = tb_in(b, "x", PFVM_FLOAT, c->a), *y = tb_in(b, "y", PFVM_FLOAT, c->b), *t, *u;
+    /* a producer inside the group for each operand */
+    x = tb_op(b, "Relu", x, NULL, NULL);
+    t = tb_op(b, c->op, x, y, NULL);
+    if (c->bool_out)
+        t = tb_op(b, "Where", t, x, tb_op(b, "Neg", x, NULL, NULL));
+    u = tb_op(b, "Abs", t, NULL, NULL);
+    tb_out(b, u);
+}
+
+static void test_binary(void)
+{
+    static const char *ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "PRelu", "Equal", "Greater", "Less",
+                                "GreaterOrEqual", "LessOrEqual"};
+    /* shapes: same, scalar, row, column, middle axis, leading ones, small inner dims, dynamic */
+    static const char *shapes[][2] = {{"5,300", "5,300"}, {"5,300", ""},        {"5,300", "300"},
+                                      {"5,300", "5,1"},   {"3,4,70", "1,4,1"}, {"3,4,70", "3,1,70"},
+                                      {"2,1,3,2", "1,5,1,2"}, {"300,3", "300,1"}, {"n,40", "40"},
+                                      {"n,m", "n,1"}};
+    int i, j;
+    for (i = 0; i < (int)(sizeof ops / sizeof ops[0]); i++)
+        for (j = 0; j < (int)(sizeof shapes / sizeof shapes[0]); j++) {
+            binary_case c;
+            char what[96];
+            int64_t bind[8] = {0};
+            int g, k;
+            c.op = ops[i];
+            c.a = shapes[j][0];
+            c.b = shapes[j][1];
+            c.bool_out = i >= 8;
+            if (!strcmp(c.op, "PRelu") && !strcmp(c.a, "2,1,3,2"))
+                continue; /* PRelu's slope broadcasts into X only */
+            for (k = 0; k < 8; k++)
+                bind[k] = 37 + 20 * k;
+            snprintf(what, sizeof what, "%s [%s] [%s]", c.op, c.a, c.b);
+            g = check_fused(what, build_binary, &c, bind, 8, -2.0f, 2.0f);
+            /* with [2,1,3,2] and [1,5,1,2], Relu(x) and Neg(x) have x's shape: a group of their own */
+            CHECK_MSG(g == (c.bool_out && j == 6 ? 2 : 1), "%s: %d groups", what, g);
+        }
+}
+
+/* ---- the other element-wise operators ------------------------------------------------- */
+
+static void build_variadic(tb *b, const void *arg)
+{
+    const char *op = (const char *)arg;
+    pfvm_value *x = tb_in(b, "x", PFVM_FLOAT, "4,50"), *y = tb_in(b, "y", PFVM_FLOAT, "50"),
+               *z = tb_in(b, "z", PFVM_FLOAT, "4,1"), *in[3], *t;
+    in[0] = tb_op(b, "Sin", x, NULL, NULL);
+    in[1] = y;
+    in[2] = z;
+    tb_node(b, op, in, 3, &t);
+    tb_out(b, tb_op(b, "Neg", t, NULL, NULL));
+}
+
+static void build_misc(tb *b, const void *arg)
+{
+    int which = *(const int *)arg;
+    pfvm_value *x = tb_in(b, "x", PFVM_FLOAT, "6,300"), *t, *lo, *hi, *in[3];
+    switch (which) {
+    case 0: /* Clip with both bounds, then with one */
+        lo = tb_scalar(b, -0.5f);
+        hi = tb_scalar(b, 0.25f);
+        t = tb_op(b, "Clip", tb_op(b, "Sin", x, NULL, NULL), lo, hi);
+        in[0] = t;
+        in[1] = lo;
+        tb_node(b, "Clip", in, 2, &t);
+        in[0] = t;
+        in[1] = NULL;
+        in[2] = hi;
+        tb_node(b, "Clip", in, 3, &t);
+        tb_out(b, t);
+        break;
+    case 1: /* logic */
+        t = tb_op(b, "Greater", x, tb_scalar(b, 0.1f), NULL);
+        t = tb_op(b, "Not", t, NULL, NULL);
+        t = tb_op(b, "And", t, tb_op(b, "Less", x, tb_scalar(b, 0.5f), NULL), NULL);
+        t = tb_op(b, "Or", t, tb_op(b, "Equal", x, x, NULL), NULL);
+        t = tb_op(b, "Xor", t, tb_op(b, "Less", x, tb_scalar(b, -0.5f), NULL), NULL);
+        tb_out(b, tb_op(b, "Where", t, x, tb_op(b, "Exp", x, NULL, NULL)));
+        break;
+    case 2: /* casts between float types and bool */
+        t = tb_cast(b, tb_op(b, "Mul", x, tb_scalar(b, 3.3f), NULL), PFVM_FLOAT16);
+        t = tb_cast(b, t, PFVM_FLOAT);
+        t = tb_op(b, "Add", t, tb_cast(b, tb_cast(b, x, PFVM_BFLOAT16), PFVM_FLOAT), NULL);
+        t = tb_op(b, "Add", t, tb_cast(b, tb_cast(b, x, PFVM_BOOL), PFVM_FLOAT), NULL);
+        tb_out(b, tb_cast(b, t, PFVM_DOUBLE));
+        tb_out(b, tb_cast(b, t, PFVM_FLOAT16));
+        break;
+    case 3: { /* inputs of other types: double, float16, int64, bool */
+        pfvm_value *d = tb_in(b, "d", PFVM_DOUBLE, "300"), *h = tb_in(b, "h", PFVM_FLOAT16, "6,1"),
+                   *i = tb_in(b, "i", PFVM_INT64, "6,300"), *c = tb_in(b, "c", PFVM_BOOL, "6,300");
+        t = tb_op(b, "Add", x, tb_cast(b, d, PFVM_FLOAT), NULL);
+        t = tb_op(b, "Mul", t, tb_cast(b, h, PFVM_FLOAT), NULL);
+        t = tb_op(b, "Sub", t, tb_cast(b, i, PFVM_FLOAT), NULL);
+        t = tb_op(b, "Where", c, t, x);
+        tb_out(b, t);
+        tb_out(b, tb_op(b, "Not", c, NULL, NULL));
+        break;
+    }
+    case 4: { /* Mod (fmod) and the outputs of a group read outside it */
+        pfvm_node *n;
+        in[0] = tb_op(b, "Exp", x, NULL, NULL);
+        in[1] = tb_scalar(b, 0.7f);
+        n = tb_node(b, "Mod", in, 2, &t);
+        pfvm_node_set_attr_int(n, "fmod", 1, &b->st);
+        tb_out(b, in[0]);
+        tb_out(b, tb_op(b, "Neg", t, NULL, NULL));
+        tb_out(b, t);
+        break;
+    }
+    }
+}
+
+static void test_misc(void)
+{
+    static const char *variadic[] = {"Sum", "Mean", "Max", "Min"};
+    int i, g;
+    for (i = 0; i < 4; i++) {
+        g = check_fused(variadic[i], build_variadic, variadic[i], NULL, 0, -1.0f, 1.0f);
+        CHECK_MSG(g == 1, "%s: %d groups", variadic[i], g);
+    }
+    for (i = 0; i < 5; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "misc %d", i);
+        g = check_fused(what, build_misc, &i, NULL, 0, -1.0f, 1.0f);
+        CHECK_MSG(g == 1, "%s: %d groups", what, g);
+    }
+}
+
+/* ---- where groups form ------------------------------------------------------------------ */
+
+static void build_proofs(tb *b, const void *arg)
+{
+    int which = *(const int *)arg;
+    pfvm_value *x, *y, *t;
+    switch (which) {
+    case 0: /* n vs m: cannot be proven to broadcast */
+        x = tb_in(b, "x", PFVM_FLOAT, "n");
+        y = tb_in(b, "y", PFVM_FLOAT, "m");
+        t = tb_op(b, "Add", tb_op(b, "Relu", x, NULL, NULL), y, NULL);
+        tb_out(b, tb_op(b, "Neg", t, NULL, NULL));
+        break;
+    case 1: /* n vs n: proven */
+        x = tb_in(b, "x", PFVM_FLOAT, "n,4");
+        y = tb_in(b, "y", PFVM_FLOAT, "n,1");
+        t = tb_op(b, "Add", tb_op(b, "Relu", x, NULL, NULL), y, NULL);
+        tb_out(b, tb_op(b, "Neg", t, NULL, NULL));
+        break;
+    case 2: /* shapes differ along the chain: two groups */
+        x = tb_in(b, "x", PFVM_FLOAT, "4,1");
+        y = tb_in(b, "y", PFVM_FLOAT, "4,8");
+        t = tb_op(b, "Exp", tb_op(b, "Relu", x, NULL, NULL), NULL, NULL); /* [4,1] */
+        t = tb_op(b, "Add", t, y, NULL);                                    /* [4,8] */
+        tb_out(b, tb_op(b, "Neg", t, NULL, NULL));
+        break;
+    case 3: /* a path through an opaque node: no cycle */
+        x = tb_in(b, "x", PFVM_FLOAT, "4,4");
+        t = tb_op(b, "Relu", x, NULL, NULL);
+        y = tb_op(b, "MatMul", t, t, NULL);
+        tb_out(b, tb_op(b, "Add", tb_op(b, "Neg", t, NULL, NULL), y, NULL));
+        break;
+    }
+}
+
+static void test_groups(void)
+{
+    int i, expect[4] = {0, 1, 2, 1};
+    int64_t bind[2] = {5, 5};
+    for (i = 0; i < 4; i++) {
+        char what[32];
+        int g;
+        snprintf(what, sizeof what, "groups %d", i);
+        g = check_fused(what, build_proofs, &i, bind, 2, -1.0f, 1.0f);
+        CHECK_MSG(g == expect[i], "%s: %d groups, expected %d", what, g, expect[i]);
+    }
+    {
+        /* the cycle case: Relu and Add around MatMul stay apart, and Neg
+         * joins Relu's group only */
+        tb b;
+        pfvm_opt_report r;
+        i = 3;
+        tb_init(&b, 17);
+        build_proofs(&b, &i);
+        CHECK(pfvm_optimize(b.m, "fuse", &r, &b.st) == PFVM_OK);
+        CHECK(r.n == 1 && r.runs[0].stats.groups == 1 && r.runs[0].stats.nodes_before == 4 &&
+              r.runs[0].stats.nodes_after == 3);
+        pfvm_model_free(b.m);
+    }
+}
+
+/* ---- save, load, run; memory ------------------------------------------------------------ */
+
+static void build_chain(tb *b, const void *arg)
+{
+    pfvm_value *x = tb_in(b, "x", PFVM_FLOAT, "n,256"), *g = tb_in(b, "g", PFVM_FLOAT, "256"), *t;
+    (void)arg;
+    t = tb_op(b, "Mul", x, tb_scalar(b, 0.7071f), NULL);
+    t = tb_op(b, "Erf", t, NULL, NULL);
+    t = tb_op(b, "Add", t, tb_scalar(b, 1.0f), NULL);
+    t = tb_op(b, "Mul", t, x, NULL);
+    t = tb_op(b, "Mul", t, tb_scalar(b, 0.5f), NULL);
+    t = tb_op(b, "Mul", t, g, NULL);
+    tb_out(b, t);
+}
+
+static void test_roundtrip(void)
+{
+    tb a, b;
+    pfvm_status st;
+    pfvm_exec *e;
+    pfvm_tensor **ins, **ra, **rb, **rc;
+    void *bytes = NULL;
+    size_t size = 0, arena_a = 0, arena_b = 0, arena_c = 0;
+    int64_t bind[1] = {64};
+    int na = 0, nb = 0, nc = 0;
+    pfvm_model *m2;
+    pfvm_opt_report rep;
+    tb_init(&a, 17);
+    tb_init(&b, 17);
+    build_chain(&a, NULL);
+    build_chain(&b, NULL);
+    e = pfvm_exec_new(a.m, NULL, &st);
+    ins = make_inputs(e, bind, 1, -2, 2, 3);
+    pfvm_exec_free(e);
+    ra = run_model(a.m, NULL, ins, &na, &arena_a, &st);
+    CHECK(pfvm_optimize(b.m, "fuse", &rep, &b.st) == PFVM_OK);
+    CHECK(rep.n == 1 && rep.runs[0].stats.groups == 1 && rep.runs[0].stats.nodes_before == 6 &&
+          rep.runs[0].stats.nodes_after == 1);
+    CHECK(rep.runs[0].stats.bytes_avoided == 0); /* n is symbolic */
+    rb = run_model(b.m, NULL, ins, &nb, &arena_b, &st);
+    CHECK(ra && rb && na == 1 && nb == 1 && same_tensor(ra[0], rb[0]));
+    /* the group's five intermediates [64,256] are not planned */
+    CHECK_MSG(arena_b < arena_a, "arena fused %zu, unfused %zu", arena_b, arena_a);
+    CHECK(arena_b <= 64 * 256 * 4 + 64);
+    CHECK(pfvm_onnx_save_memory(b.m, &bytes, &size, &st) == PFVM_OK);
+    m2 = pfvm_onnx_load_memory(bytes, size, 0, &st);
+    CHECK_MSG(m2 != NULL, "%s", st.msg);
+    if (m2) {
+        CHECK(stbds_arrlen(m2->functions) == 1 && !strcmp(m2->functions[0]->domain, "pfvm"));
+        CHECK(pfvm_model_opset(m2, "pfvm") == 1 && m2->ir_version >= 8);
+        CHECK(stbds_arrlen(m2->graph->nodes) == 1 && !strcmp(m2->graph->nodes[0]->domain, "pfvm"));
+        rc = run_model(m2, NULL, ins, &nc, &arena_c, &st);
+        CHECK_MSG(rc && nc == 1 && same_tensor(ra[0], rc[0]), "%s", st.msg);
+        CHECK(arena_c == arena_b);
+        if (rc)
+            free_tensors(rc, nc);
+        /* optimizing a loaded fused model again changes nothing */
+        CHECK(pfvm_optimize(m2, NULL, &rep, &st) == PFVM_OK);
+        CHECK(stbds_arrlen(m2->graph->nodes) == 1);
+        pfvm_model_free(m2);
+    }
+    pfvm_onnx_free(bytes);
+    if (ra)
+        free_tensors(ra, na);
+    if (rb)
+        free_tensors(rb, nb);
+    free_tensors(ins, 2);
+    pfvm_model_free(a.m);
+    pfvm_model_free(b.m);
+}
+
+/* Constant shapes: the pass counts the bytes it keeps out of memory. */
+static void test_bytes_avoided(void)
+{
+    tb b;
+    pfvm_opt_report rep;
+    pfvm_value *x, *t;
+    tb_init(&b, 17);
+    x = tb_in(&b, "x", PFVM_FLOAT, "10,100");
+    t = tb_op(&b, "Relu", x, NULL, NULL);
+    t = tb_op(&b, "Neg", t, NULL, NULL);
+    t = tb_op(&b, "Exp", t, NULL, NULL);
+    tb_out(&b, t);
+    CHECK(pfvm_optimize(b.m, "fuse", &rep, &b.st) == PFVM_OK);
+    CHECK(rep.runs[0].stats.groups == 1 && rep.runs[0].stats.bytes_avoided == 2 * 1000 * 4);
+    pfvm_model_free(b.m);
+}
+
+/* A model-local function the engine cannot compile (MatMul inside) runs
+ * as a subgraph. */
+static void test_function_call(void)
+{
+    tb b;
+    pfvm_function *f;
+    pfvm_graph *body;
+    pfvm_value *x, *y, *fx, *fy, *ft, *in[2];
+    pfvm_tensor **ins, **outs;
+    int n_out = 0, i;
+    tb_init(&b, 17);
+    pfvm_model_set_opset(b.m, "local", 1, &b.st);
+    f = (pfvm_function *)pfvm_model_alloc(b.m, sizeof *f);
+    memset(f, 0, sizeof *f);
+    f->name = "MatRelu";
+    f->domain = "local";
+    f->doc = "";
+    body = pfvm_graph_new(b.m, NULL, "MatRelu", &b.st);
+    f->body = body;
+    stbds_arrput(b.m->functions, f);
+    fx = pfvm_graph_value(body, "a", &b.st);
+    pfvm_graph_add_input(body, fx, &b.st);
+    ft = pfvm_graph_value(body, "p", &b.st);
+    fy = pfvm_graph_value(body, "r", &b.st);
+    in[0] = in[1] = fx;
+    pfvm_graph_add_node(body, "MatMul", "", "mm", in, 2, &ft, 1, &b.st);
+    pfvm_graph_add_node(body, "Relu", "", "re", &ft, 1, &fy, 1, &b.st);
+    pfvm_graph_add_output(body, fy, &b.st);
+    x = tb_in(&b, "x", PFVM_FLOAT, "3,3");
+    y = pfvm_graph_value(b.g, "y", &b.st);
+    pfvm_graph_add_node(b.g, "MatRelu", "local", "call", &x, 1, &y, 1, &b.st);
+    tb_out(&b, y);
+    {
+        pfvm_exec *e = pfvm_exec_new(b.m, NULL, &b.st);
+        CHECK_MSG(e != NULL, "%s", b.st.msg);
+        ins = make_inputs(e, NULL, 0, -1, 1, 5);
+        pfvm_exec_free(e);
+    }
+    CHECK(pfvm_infer_shapes(b.g, 0, &b.st) == PFVM_OK && y->type.shape.rank == 2);
+    outs = run_model(b.m, NULL, ins, &n_out, NULL, &b.st);
+    CHECK_MSG(outs && n_out == 1, "%s", b.st.msg);
+    if (outs) {
+        const float *a = (const float *)ins[0]->data, *r = (const float *)outs[0]->data;
+        int bad = 0, j, k;
+        for (i = 0; i < 3; i++)
+            for (j = 0; j < 3; j++) {
+                float s = 0;
+                for (k = 0; k < 3; k++)
+                    s += a[i * 3 + k] * a[k * 3 + j];
+                bad |= fabsf((s > 0 ? s : 0) - r[i * 3 + j]) > 1e-5f;
+            }
+        CHECK(!bad);
+        free_tensors(outs, n_out);
+    }
+    free_tensors(ins, 1);
+    pfvm_model_free(b.m);
+}
+
+int main(void)
+{
+    test_unary();
+    test_binary();
+    test_misc();
+    test_groups();
+    test_roundtrip();
+    test_bytes_avoided();
+    test_function_call();
+    return CHECK_END();
+}
