@@ -17862,7 +17862,9 @@ static int pfvm__fuse_candidate(const pfvm_node *n)
 /* The node of g producing v, or -1 (inputs, initializers, outer values). */
 static int pfvm__fuse_producer(const pfvm__fuse_state *s, const pfvm_value *v)
 {
-    if (!v || !v->producer || v->producer->graph != s->g)
+    /* nodes added since the analysis (calls of groups built) are outside */
+    if (!v || !v->producer || v->producer->graph != s->g || v->producer->id < 0 || v->producer->id >= s->n ||
+        s->g->nodes[v->producer->id] != v->producer)
         return -1;
     return v->producer->id;
 }
