@@ -7,6 +7,7 @@
  *   interp plan MODEL [--dim NAME=VALUE]...
  *   interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt]
  *   interp opt MODEL -o OUT.onnx [--passes LIST]
+ *   interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]
  *
  * Errors: one line on stderr, exit status 1. */
 #define _POSIX_C_SOURCE 200809L
@@ -36,6 +37,7 @@ static const char *usage_text =
     "  interp plan MODEL [--dim NAME=VALUE]...\n"
     "  interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt]\n"
     "  interp opt MODEL -o OUT.onnx [--passes LIST]   LIST: comma-separated pass names, or none\n"
+    "  interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]\n"
     "  interp ops                      the operator table (markdown)\n"
     "run, test and bench optimize the model with the default passes first; --no-opt runs it as loaded.\n";
 
@@ -1039,6 +1041,98 @@ static int cmd_opt(int argc, char **argv)
     return rc;
 }
 
+/* ---- grad: the training graph ------------------------------------------------------ */
+
+/* Writes the model with its backward graph: outputs are the original ones,
+ * then `<p>_grad` for every parameter p (the floating-point initializers,
+ * or the --wrt names), then with --optimizer the updated parameters (and
+ * Adam's state). Without --loss, every floating-point output y gets a seed
+ * input `<y>_grad`. */
+static int cmd_grad(int argc, char **argv)
+{
+    const char *model = NULL, *out = NULL, *loss = NULL, *wrt_arg = NULL, *optimizer = NULL, *lr_arg = NULL;
+    const char *wrt[256];
+    char *wrt_buf = NULL;
+    int i, n_wrt = 0, rc = 1;
+    pfvm_status st;
+    pfvm_model *m = NULL;
+    pfvm_autodiff_opts o;
+    pfvm_autodiff_result res;
+    pfvm_optimizer_opts oo;
+    for (i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            out = argv[++i];
+        else if (!strcmp(argv[i], "--loss") && i + 1 < argc)
+            loss = argv[++i];
+        else if (!strcmp(argv[i], "--wrt") && i + 1 < argc)
+            wrt_arg = argv[++i];
+        else if (!strcmp(argv[i], "--optimizer") && i + 1 < argc)
+            optimizer = argv[++i];
+        else if (!strcmp(argv[i], "--lr") && i + 1 < argc)
+            lr_arg = argv[++i];
+        else if (argv[i][0] == '-' || model)
+            return fail("grad: unexpected argument '%s'", argv[i]);
+        else
+            model = argv[i];
+    }
+    if (!model || !out)
+        return fail("%s", "grad: usage: interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] "
+                          "[--optimizer sgd|adam --lr X]");
+    memset(&oo, 0, sizeof oo);
+    if (optimizer) {
+        char *end;
+        if (!strcmp(optimizer, "sgd"))
+            oo.kind = PFVM_OPTIMIZER_SGD;
+        else if (!strcmp(optimizer, "adam"))
+            oo.kind = PFVM_OPTIMIZER_ADAM;
+        else
+            return fail("grad: unknown optimizer '%s' (sgd or adam)", optimizer);
+        if (!lr_arg)
+            return fail("%s", "grad: --optimizer needs --lr X");
+        oo.lr = strtod(lr_arg, &end);
+        if (*end || end == lr_arg || !(oo.lr > 0))
+            return fail("grad: --lr '%s' is not a positive number", lr_arg);
+    } else if (lr_arg) {
+        return fail("%s", "grad: --lr needs --optimizer");
+    }
+    memset(&o, 0, sizeof o);
+    o.loss = loss;
+    if (wrt_arg) {
+        char *s;
+        wrt_buf = (char *)malloc(strlen(wrt_arg) + 1);
+        if (!wrt_buf)
+            return fail("%s", "out of memory");
+        strcpy(wrt_buf, wrt_arg);
+        for (s = wrt_buf; s && *s && n_wrt < 256;) {
+            char *e = strchr(s, ',');
+            if (e)
+                *e = 0;
+            if (*s)
+                wrt[n_wrt++] = s;
+            s = e ? e + 1 : NULL;
+        }
+        o.wrt = wrt;
+        o.n_wrt = n_wrt;
+    }
+    m = pfvm_onnx_load_file(model, 0, &st);
+    if (!m) {
+        free(wrt_buf);
+        return fail_status(&st);
+    }
+    if (pfvm_autodiff(m, NULL, &o, &res, &st) || (optimizer && pfvm_autodiff_optimizer(m, NULL, &res, &oo, &st)) ||
+        pfvm_onnx_save_file(m, out, &st)) {
+        fail_status(&st);
+        goto done;
+    }
+    printf("%d gradients (%d zero: the outputs do not depend on them), %d backward nodes\n", res.n_wrt,
+           res.n_unreachable, (int)stbds_arrlen(m->graph->nodes) - res.n_forward);
+    rc = 0;
+done:
+    free(wrt_buf);
+    pfvm_model_free(m);
+    return rc;
+}
+
 /* ---- ops: the operator table, from the registry -------------------------------- */
 
 static int cmd_ops(int argc, char **argv)
@@ -1101,7 +1195,9 @@ int main(int argc, char **argv)
         return cmd_ops(argc - 2, argv + 2);
     if (!strcmp(cmd, "opt"))
         return cmd_opt(argc - 2, argv + 2);
-    if (!strcmp(cmd, "grad") || !strcmp(cmd, "accel") || !strcmp(cmd, "dot"))
+    if (!strcmp(cmd, "grad"))
+        return cmd_grad(argc - 2, argv + 2);
+    if (!strcmp(cmd, "accel") || !strcmp(cmd, "dot"))
         return fail("%s: not implemented yet", cmd);
     return fail("unknown command '%s' (interp --help lists the commands)", cmd);
 }

@@ -1153,6 +1153,257 @@ PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena);
 }
 #endif
 #endif /* PFVM_INFER_H */
+/* ---- src/passes/autodiff.h ---- */
+/* autodiff: reverse-mode differentiation of ONNX graphs into plain ONNX.
+ *
+ * pfvm_autodiff appends the backward graph of a model's graph to the same
+ * graph: for a scalar loss (seed 1) or for given seeds of graph outputs, it
+ * adds the nodes that compute the gradient of every chosen value (by
+ * default every floating-point initializer) and, unless told otherwise,
+ * makes those gradients graph outputs named `<value>_grad`. The backward
+ * nodes are ordinary ONNX operators of the default domain at the model's
+ * opset (no custom ops), so the training graph saves as ONNX that onnx's
+ * checker accepts and other runtimes run.
+ *
+ * How it works. The forward nodes that lie on a path from a chosen value
+ * to a seeded value are visited in reverse topological order; for each,
+ * its operator's gradient builder (pfvm_op_def.grad, written next to the
+ * operator's kernel in src/ops) reads the gradients of the node's outputs
+ * and adds gradients to its inputs through the pfvm_grad_* helpers below.
+ * The gradients a value receives from several readers are summed (Add for
+ * two, Sum for more) when the value's own producer asks for them. Every
+ * emitted node is type-inferred on the spot, so builders see symbolic
+ * shapes and pfvm_grad_sum_to emits a reduction only where the shapes
+ * cannot be proven equal.
+ *
+ * Conventions (what callers can rely on):
+ * - Backward nodes are appended after the forward nodes, already in a valid
+ *   topological order: g->nodes[res.n_forward ..] are the backward nodes
+ *   (the recompute pass and the planner use this split).
+ * - A gradient has its value's element type and shape.
+ * - A chosen value the seeds do not depend on gets a zero gradient
+ *   (ConstantOfShape of its shape), so a training graph always has one
+ *   gradient output per parameter, whatever the loss reads.
+ * - Only floating-point values carry gradients: integer and boolean inputs
+ *   (indices, shapes, masks) are never differentiated, and a node whose
+ *   outputs are not floating point stops the backward flow.
+ * - Statistics outputs are not differentiated: BatchNormalization's
+ *   running mean and variance, LayerNormalization's mean and inverse
+ *   standard deviation, Dropout's mask, MaxPool's indices (as in torch).
+ * - Errors name the forward node and operator: a node on the path whose
+ *   operator has no gradient builder, or a builder that needs something
+ *   the model's opset or shapes do not offer. */
+#ifndef PFVM_AUTODIFF_H
+#define PFVM_AUTODIFF_H
+
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the pass --------------------------------------------------------------- */
+
+/* pfvm_autodiff_opts.flags */
+#define PFVM_AUTODIFF_NO_OUTPUTS 1u /* do not add the gradients as graph outputs */
+
+typedef struct pfvm_autodiff_opts {
+    /* What to differentiate (in this order of precedence):
+     * - `loss`: the name of a value with one element (a scalar loss); its
+     *   seed is 1;
+     * - `ys`/`seeds` (n_ys pairs): seed values given by the caller, each
+     *   shaped like its y (the gradient of some scalar with respect to y);
+     * - neither: every floating-point graph output y gets a new graph input
+     *   `<y>_grad` of y's type as its seed (inputs are appended in output
+     *   order). */
+    const char *loss;
+    pfvm_value *const *ys;
+    pfvm_value *const *seeds;
+    int n_ys;
+    /* Names of the values to differentiate with respect to (initializers,
+     * graph inputs or intermediates), or NULL for every floating-point
+     * initializer in initializer order. */
+    const char *const *wrt;
+    int n_wrt;
+    unsigned flags; /* PFVM_AUTODIFF_* */
+} pfvm_autodiff_opts;
+
+/* What pfvm_autodiff did. Arrays are owned by the model. */
+typedef struct pfvm_autodiff_result {
+    int n_forward;        /* nodes of g before the call: g->nodes[n_forward..] are backward */
+    int n_wrt;
+    pfvm_value **wrt;     /* the values differentiated with respect to */
+    pfvm_value **grads;   /* grads[i]: gradient of wrt[i] (a graph output `<wrt>_grad` unless NO_OUTPUTS) */
+    int n_seeds;
+    pfvm_value **ys;      /* the seeded values */
+    pfvm_value **seeds;   /* their seeds (a Constant 1 for a loss, the new `<y>_grad` inputs, or the caller's) */
+    int n_unreachable;    /* wrt values that got zero gradients */
+} pfvm_autodiff_result;
+
+/* Appends the backward graph of g (the model's main graph when NULL) to g.
+ * Infers shapes first and after. `res` may be NULL. On error the graph may
+ * hold part of the backward nodes. */
+PFVM_API pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *g, const pfvm_autodiff_opts *opts,
+                                 pfvm_autodiff_result *res, pfvm_status *st);
+
+/* ---- optimizers (training graphs) --------------------------------------------- */
+
+typedef enum pfvm_optimizer_kind {
+    PFVM_OPTIMIZER_SGD = 1, /* p_new = p - lr * g */
+    PFVM_OPTIMIZER_ADAM     /* Kingma & Ba, bias-corrected */
+} pfvm_optimizer_kind;
+
+typedef struct pfvm_optimizer_opts {
+    pfvm_optimizer_kind kind;
+    double lr;
+    double beta1, beta2, epsilon; /* Adam; 0 means the defaults 0.9, 0.999, 1e-8 */
+} pfvm_optimizer_opts;
+
+/* Appends the update of every res->wrt[i] with its gradient as plain ONNX
+ * arithmetic, and graph outputs after the existing ones:
+ *   SGD:  `<p>_new` for each parameter p, in res->wrt order;
+ *   Adam: `<p>_new` for each p, then `<p>_adam_m_new` and `<p>_adam_v_new`
+ *         for each p, then `adam_step_new`.
+ * Adam's state is new float initializers of the graph, zero at the start:
+ * `<p>_adam_m` and `<p>_adam_v` (shaped like p, p's element type) and the
+ * scalar `adam_step` (float, the number of steps taken). The convention
+ * for every training state S (parameters included) is the same: one
+ * training step runs the graph and replaces S by the output `S_new`. */
+PFVM_API pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *g, const pfvm_autodiff_result *res,
+                                           const pfvm_optimizer_opts *opts, pfvm_status *st);
+
+/* ---- the context gradient builders use ---------------------------------------- */
+
+/* Builders (pfvm_grad_fn in an operator's definition) receive the context
+ * and the forward node. They read the gradients of the node's outputs with
+ * pfvm_grad_out, emit backward nodes with the helpers below and hand each
+ * input's gradient to pfvm_grad_add. Helpers that make a value return NULL
+ * on failure with the status set; every helper accepts NULL operands and
+ * then returns NULL without a new message, so a builder can chain calls
+ * and check once (pfvm_grad_add reports the failure). Fields other than
+ * those documented are internal. */
+struct pfvm_grad_ctx {
+    pfvm_model *m;
+    pfvm_graph *g;
+    pfvm_status *st;
+    const pfvm_node *node; /* the forward node whose builder runs */
+    int opset;             /* the model's default-domain opset */
+    /* internal */
+    struct pfvm__grad_val *vals; /* stb_ds, by value id */
+    pfvm_arena arena;
+    int n_forward_values;
+    int inferred;          /* g->nodes before this index are inferred */
+    int n_emitted;
+    unsigned flags;
+    const char *name_prefix; /* names of nodes made outside any builder */
+    pfvm_status own_st;    /* used when the caller passes no status */
+    const pfvm_ival **tmp_in;
+    pfvm_ival **tmp_out;
+};
+
+/* Gradient of output i of the node (the sum of what its readers added), or
+ * NULL when nothing reads it (its gradient is zero). */
+PFVM_API pfvm_value *pfvm_grad_out(pfvm_grad_ctx *g, int i);
+/* The same, but zeros of the output's shape instead of NULL. */
+PFVM_API pfvm_value *pfvm_grad_out_or_zeros(pfvm_grad_ctx *g, int i);
+/* 1 when value v (an input of the node) needs a gradient: builders may skip
+ * work for inputs that do not. */
+PFVM_API int pfvm_grad_needed(const pfvm_grad_ctx *g, const pfvm_value *v);
+/* Adds dv to the gradient of v. dv must have v's shape (use
+ * pfvm_grad_sum_to after broadcasting). Ignored when v needs no gradient.
+ * Returns the status code: an error when dv is NULL (a failed helper). */
+PFVM_API pfvm_code pfvm_grad_add(pfvm_grad_ctx *g, const pfvm_value *v, pfvm_value *dv);
+
+/* Emits a node of the default domain reading `in` (NULL entries: omitted
+ * optional inputs) with n_out new outputs (node->outputs). Set its
+ * attributes with pfvm_node_set_attr_* right away: the node is inferred
+ * when a type is first asked for, so attributes must be complete before
+ * any helper that needs types (pfvm_grad_type, _sum_to, _shape...) runs. */
+PFVM_API pfvm_node *pfvm_grad_node(pfvm_grad_ctx *g, const char *op_type, pfvm_value *const *in, int n_in,
+                                   int n_out);
+/* One-output nodes without attributes. */
+PFVM_API pfvm_value *pfvm_grad_op1(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a);
+PFVM_API pfvm_value *pfvm_grad_op2(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b);
+PFVM_API pfvm_value *pfvm_grad_op3(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b,
+                                   pfvm_value *c);
+/* The (inferred) type of a value, or NULL when v is NULL. */
+PFVM_API const pfvm_type *pfvm_grad_type(pfvm_grad_ctx *g, const pfvm_value *v);
+/* Element type of v's tensors (PFVM_UNDEFINED when v is NULL). */
+PFVM_API pfvm_dtype pfvm_grad_dtype(pfvm_grad_ctx *g, const pfvm_value *v);
+/* 1 when a and b have proven-equal shapes (symbolic dims included). */
+PFVM_API int pfvm_grad_same_shape(pfvm_grad_ctx *g, const pfvm_value *a, const pfvm_value *b);
+
+/* Constants (Constant nodes, never initializers). */
+PFVM_API pfvm_value *pfvm_grad_scalar(pfvm_grad_ctx *g, pfvm_dtype dtype, double v);
+/* A scalar of like's element type. */
+PFVM_API pfvm_value *pfvm_grad_scalar_like(pfvm_grad_ctx *g, const pfvm_value *like, double v);
+/* A 1-D int64 constant. */
+PFVM_API pfvm_value *pfvm_grad_ints(pfvm_grad_ctx *g, const int64_t *v, int n);
+/* A constant tensor of any shape (data copied; dtype's element size). */
+PFVM_API pfvm_value *pfvm_grad_tensor(pfvm_grad_ctx *g, pfvm_dtype dtype, int rank, const int64_t *dims,
+                                      const void *data);
+
+/* Shape of v as a 1-D int64 value: a constant when every dim is known,
+ * else Shape(v). */
+PFVM_API pfvm_value *pfvm_grad_shape(pfvm_grad_ctx *g, pfvm_value *v);
+/* Zeros / ones shaped like v, of v's element type. */
+PFVM_API pfvm_value *pfvm_grad_zeros_like(pfvm_grad_ctx *g, pfvm_value *v);
+PFVM_API pfvm_value *pfvm_grad_ones_like(pfvm_grad_ctx *g, pfvm_value *v);
+/* x reshaped to like's shape (x itself when the shapes are proven equal). */
+PFVM_API pfvm_value *pfvm_grad_reshape_like(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like);
+/* x cast to dtype (x itself when it already is). */
+PFVM_API pfvm_value *pfvm_grad_cast(pfvm_grad_ctx *g, pfvm_value *x, pfvm_dtype dtype);
+
+/* Known contents of an integer value (a constant, an initializer, or shape
+ * arithmetic inference resolved): the count, or -1 when not known or
+ * longer than cap. */
+PFVM_API int pfvm_grad_known_ints(pfvm_grad_ctx *g, const pfvm_value *v, int64_t *out, int cap);
+/* x broadcast to like's shape (Expand; x itself when already equal). */
+PFVM_API pfvm_value *pfvm_grad_expand(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like);
+
+/* Sums dx (shaped like a broadcast of target) down to target's shape:
+ * ReduceSum over the broadcast axes, then Reshape when leading axes went.
+ * Returns dx itself when the shapes are proven equal; axes whose sizes
+ * cannot be decided symbolically are found at run time (Shape, Equal,
+ * NonZero feeding ReduceSum's axes input, opset 13 and later). */
+PFVM_API pfvm_value *pfvm_grad_sum_to(pfvm_grad_ctx *g, pfvm_value *dx, pfvm_value *target);
+
+/* Reductions and axis edits in the form the model's opset wants (axes as
+ * an attribute or as an input). `op` is ReduceSum, ReduceMean, ReduceMax...
+ * Negative axes count from the end. */
+PFVM_API pfvm_value *pfvm_grad_reduce(pfvm_grad_ctx *g, const char *op, pfvm_value *x, const int64_t *axes, int n_axes,
+                                      int keepdims);
+PFVM_API pfvm_value *pfvm_grad_unsqueeze(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes);
+PFVM_API pfvm_value *pfvm_grad_squeeze(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes);
+PFVM_API pfvm_value *pfvm_grad_transpose(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *perm, int rank);
+/* x[starts:ends] along `axes` (step 1; constants), as Slice in the form
+ * of the model's opset. */
+PFVM_API pfvm_value *pfvm_grad_slice(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *starts, const int64_t *ends,
+                                     const int64_t *axes, int n);
+/* x padded with zeros: pads[a] before and pads[rank + a] after axis a
+ * (non-negative), as Pad in the form of the opset. */
+PFVM_API pfvm_value *pfvm_grad_pad(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *pads, int rank);
+/* Concat of n values along axis. */
+PFVM_API pfvm_value *pfvm_grad_concat(pfvm_grad_ctx *g, pfvm_value *const *xs, int n, int64_t axis);
+/* Element-wise x >= y (x <= y when `le`) as a bool value, in a form the
+ * opset has. */
+PFVM_API pfvm_value *pfvm_grad_ge(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *y, int le);
+
+/* Output i of the forward node, adding it to the node when the model left
+ * it out (Dropout's mask, MaxPool's indices, LayerNormalization's
+ * statistics): the builder then reads what the forward pass computed. */
+PFVM_API pfvm_value *pfvm_grad_forward_output(pfvm_grad_ctx *g, int i);
+
+/* Fails with "node 'n' (Op): gradient: <message>" and returns the code. */
+PFVM_API pfvm_code pfvm_grad_fail(pfvm_grad_ctx *g, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PFVM_AUTODIFF_H */
 /* ---- src/passes/passes.h ---- */
 /* passes: graph transformations and the pass manager. A pass is a function
  * over a graph that reports what it did; the manager runs a named, ordered
@@ -7939,6 +8190,409 @@ static pfvm_code pfvm__ew_simp_cast(pfvm_rewrite *rw, pfvm_node *n)
     return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
 }
 
+/* ---- gradients -------------------------------------------------------------------------- *
+ *
+ * The table's macros give every entry the builder `<kernel>_grad`, so each
+ * operator's derivative sits here under its kernel's name; operators
+ * without a derivative define theirs as NULL. Unary rules are dx = gy * D
+ * with D built from x and y; broadcasting binary rules sum the gradient
+ * back to each operand's shape (pfvm_grad_sum_to, a no-op when the shapes
+ * are proven equal). */
+
+static pfvm_value *pfvm__ew_g2(pfvm_grad_ctx *g, const char *op, pfvm_value *a, pfvm_value *b)
+{
+    return pfvm_grad_op2(g, op, a, b);
+}
+
+static pfvm_value *pfvm__ew_gk(pfvm_grad_ctx *g, const pfvm_value *like, double v)
+{
+    return pfvm_grad_scalar_like(g, like, v);
+}
+
+/* cond (bool) as 0/1 of like's element type */
+static pfvm_value *pfvm__ew_gmask(pfvm_grad_ctx *g, pfvm_value *cond, const pfvm_value *like)
+{
+    return pfvm_grad_cast(g, cond, pfvm_grad_dtype(g, like));
+}
+
+/* x > v (or x < v when `less`) for a scalar v of x's type */
+static pfvm_value *pfvm__ew_gcmp(pfvm_grad_ctx *g, pfvm_value *x, double v, int less)
+{
+    return pfvm_grad_op2(g, less ? "Less" : "Greater", x, pfvm__ew_gk(g, x, v));
+}
+
+/* Legacy (opset < 7) broadcasting with an axis is not numpy's: refuse it. */
+static pfvm_code pfvm__ew_g_legacy(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    if (n->opset < 7 && pfvm_node_attr_int(n, "broadcast", 0) && pfvm_node_attr(n, "axis"))
+        return pfvm_grad_fail(g, "legacy broadcasting with an axis");
+    return PFVM_OK;
+}
+
+/* dx = gy * D for a unary operator. */
+#define PFVM__EW_GRAD1(kname, D)                                                     \
+    static pfvm_code kname##_grad(pfvm_grad_ctx *g, const pfvm_node *n)              \
+    {                                                                                \
+        pfvm_value *x = n->inputs[0], *y = n->outputs[0], *gy = pfvm_grad_out(g, 0); \
+        (void)y;                                                                     \
+        if (!gy)                                                                     \
+            return PFVM_OK;                                                          \
+        return pfvm_grad_add(g, x, pfvm__ew_g2(g, "Mul", gy, (D)));                  \
+    }
+/* Piecewise-constant functions: zero gradient almost everywhere. */
+#define PFVM__EW_GRAD0(kname)                                           \
+    static pfvm_code kname##_grad(pfvm_grad_ctx *g, const pfvm_node *n) \
+    {                                                                   \
+        (void)g;                                                        \
+        (void)n;                                                        \
+        return PFVM_OK;                                                 \
+    }
+
+#define PFVM__EW_MUL(a, b) pfvm__ew_g2(g, "Mul", a, b)
+#define PFVM__EW_ADD(a, b) pfvm__ew_g2(g, "Add", a, b)
+#define PFVM__EW_SUB(a, b) pfvm__ew_g2(g, "Sub", a, b)
+#define PFVM__EW_DIV(a, b) pfvm__ew_g2(g, "Div", a, b)
+#define PFVM__EW_F(op, a) pfvm_grad_op1(g, op, a)
+#define PFVM__EW_K(v) pfvm__ew_gk(g, x, v)
+#define PFVM__EW_ATTR(name, def) ((double)pfvm_node_attr_float(n, name, (float)(def)))
+
+PFVM__EW_GRAD1(pfvm__ew_k_abs, PFVM__EW_F("Sign", x))
+PFVM__EW_GRAD1(pfvm__ew_k_neg, PFVM__EW_K(-1))
+PFVM__EW_GRAD1(pfvm__ew_k_exp, y)
+PFVM__EW_GRAD1(pfvm__ew_k_log, PFVM__EW_F("Reciprocal", x))
+PFVM__EW_GRAD1(pfvm__ew_k_sqrt, PFVM__EW_DIV(PFVM__EW_K(0.5), y))
+PFVM__EW_GRAD1(pfvm__ew_k_reciprocal, PFVM__EW_MUL(PFVM__EW_F("Neg", y), y))
+PFVM__EW_GRAD0(pfvm__ew_k_floor)
+PFVM__EW_GRAD0(pfvm__ew_k_ceil)
+PFVM__EW_GRAD0(pfvm__ew_k_round)
+PFVM__EW_GRAD0(pfvm__ew_k_sign)
+PFVM__EW_GRAD1(pfvm__ew_k_sin, PFVM__EW_F("Cos", x))
+PFVM__EW_GRAD1(pfvm__ew_k_cos, PFVM__EW_F("Neg", PFVM__EW_F("Sin", x)))
+PFVM__EW_GRAD1(pfvm__ew_k_tan, PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_MUL(y, y)))
+PFVM__EW_GRAD1(pfvm__ew_k_asin, PFVM__EW_F("Reciprocal", PFVM__EW_F("Sqrt", PFVM__EW_SUB(PFVM__EW_K(1), PFVM__EW_MUL(x, x)))))
+PFVM__EW_GRAD1(pfvm__ew_k_acos, PFVM__EW_DIV(PFVM__EW_K(-1), PFVM__EW_F("Sqrt", PFVM__EW_SUB(PFVM__EW_K(1), PFVM__EW_MUL(x, x)))))
+PFVM__EW_GRAD1(pfvm__ew_k_atan, PFVM__EW_F("Reciprocal", PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_MUL(x, x))))
+PFVM__EW_GRAD1(pfvm__ew_k_sinh, PFVM__EW_F("Cosh", x))
+PFVM__EW_GRAD1(pfvm__ew_k_cosh, PFVM__EW_F("Sinh", x))
+PFVM__EW_GRAD1(pfvm__ew_k_tanh, PFVM__EW_SUB(PFVM__EW_K(1), PFVM__EW_MUL(y, y)))
+PFVM__EW_GRAD1(pfvm__ew_k_asinh, PFVM__EW_F("Reciprocal", PFVM__EW_F("Sqrt", PFVM__EW_ADD(PFVM__EW_MUL(x, x), PFVM__EW_K(1)))))
+PFVM__EW_GRAD1(pfvm__ew_k_acosh, PFVM__EW_F("Reciprocal", PFVM__EW_F("Sqrt", PFVM__EW_SUB(PFVM__EW_MUL(x, x), PFVM__EW_K(1)))))
+PFVM__EW_GRAD1(pfvm__ew_k_atanh, PFVM__EW_F("Reciprocal", PFVM__EW_SUB(PFVM__EW_K(1), PFVM__EW_MUL(x, x))))
+/* erf'(x) = 2/sqrt(pi) exp(-x^2) */
+PFVM__EW_GRAD1(pfvm__ew_k_erf, PFVM__EW_MUL(PFVM__EW_K(1.1283791670955126), PFVM__EW_F("Exp", PFVM__EW_F("Neg", PFVM__EW_MUL(x, x)))))
+PFVM__EW_GRAD1(pfvm__ew_k_sigmoid, PFVM__EW_MUL(y, PFVM__EW_SUB(PFVM__EW_K(1), y)))
+PFVM__EW_GRAD1(pfvm__ew_k_relu, pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 0), x))
+/* x >= 0 ? 1 : alpha  ==  1 + (alpha - 1) * (x < 0) */
+PFVM__EW_GRAD1(pfvm__ew_k_leakyrelu, PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_MUL(PFVM__EW_K(PFVM__EW_ATTR("alpha", 0.01) - 1), pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 1), x))))
+/* x >= 0 ? 1 : y + alpha */
+PFVM__EW_GRAD1(pfvm__ew_k_elu, PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_MUL(pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 1), x), PFVM__EW_SUB(PFVM__EW_ADD(y, PFVM__EW_K(PFVM__EW_ATTR("alpha", 1.0))), PFVM__EW_K(1)))))
+/* x > 0 ? gamma : y + gamma*alpha */
+PFVM__EW_GRAD1(pfvm__ew_k_selu, PFVM__EW_ADD(PFVM__EW_MUL(pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 0), x), PFVM__EW_K(PFVM__EW_ATTR("gamma", 1.0507009873554804934193349852946))),
+                                             PFVM__EW_MUL(pfvm__ew_gmask(g, pfvm_grad_op1(g, "Not", pfvm__ew_gcmp(g, x, 0, 0)), x),
+                                                          PFVM__EW_ADD(y, PFVM__EW_K(PFVM__EW_ATTR("gamma", 1.0507009873554804934193349852946) * PFVM__EW_ATTR("alpha", 1.67326319217681884765625))))))
+/* x > 0 ? 1 : exp(x / alpha) */
+PFVM__EW_GRAD1(pfvm__ew_k_celu, PFVM__EW_ADD(pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 0), x),
+                                             PFVM__EW_MUL(pfvm__ew_gmask(g, pfvm_grad_op1(g, "Not", pfvm__ew_gcmp(g, x, 0, 0)), x),
+                                                          PFVM__EW_F("Exp", PFVM__EW_DIV(x, PFVM__EW_K(PFVM__EW_ATTR("alpha", 1.0)))))))
+
+/* alpha where 0 < alpha*x + beta < 1 */
+static pfvm_code pfvm__ew_k_hardsigmoid_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *x = n->inputs[0], *gy = pfvm_grad_out(g, 0), *t;
+    double alpha = PFVM__EW_ATTR("alpha", 0.2), beta = PFVM__EW_ATTR("beta", 0.5);
+    if (!gy)
+        return PFVM_OK;
+    t = PFVM__EW_ADD(PFVM__EW_MUL(x, PFVM__EW_K(alpha)), PFVM__EW_K(beta));
+    t = pfvm_grad_op2(g, "And", pfvm__ew_gcmp(g, t, 0, 0), pfvm__ew_gcmp(g, t, 1, 1));
+    return pfvm_grad_add(g, x, PFVM__EW_MUL(gy, PFVM__EW_MUL(pfvm__ew_gmask(g, t, x), PFVM__EW_K(alpha))));
+}
+
+/* x < -3: 0; x > 3: 1; else x/3 + 1/2 */
+static pfvm_code pfvm__ew_k_hardswish_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *x = n->inputs[0], *gy = pfvm_grad_out(g, 0), *mid, *hi, *d;
+    if (!gy)
+        return PFVM_OK;
+    hi = pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 3, 0), x);
+    mid = pfvm__ew_gmask(g, pfvm_grad_op2(g, "And", pfvm_grad_op1(g, "Not", pfvm__ew_gcmp(g, x, -3, 1)),
+                                          pfvm_grad_op1(g, "Not", pfvm__ew_gcmp(g, x, 3, 0))), x);
+    d = PFVM__EW_ADD(hi, PFVM__EW_MUL(mid, PFVM__EW_ADD(PFVM__EW_DIV(x, PFVM__EW_K(3)), PFVM__EW_K(0.5))));
+    return pfvm_grad_add(g, x, PFVM__EW_MUL(gy, d));
+}
+
+PFVM__EW_GRAD1(pfvm__ew_k_softplus, PFVM__EW_F("Sigmoid", x))
+/* 1 / (1 + |x|)^2 */
+PFVM__EW_GRAD1(pfvm__ew_k_softsign, PFVM__EW_F("Reciprocal", PFVM__EW_MUL(PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_F("Abs", x)), PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_F("Abs", x)))))
+
+/* t = tanh(softplus(x)): t + x (1 - t^2) sigmoid(x) */
+static pfvm_code pfvm__ew_k_mish_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *x = n->inputs[0], *gy = pfvm_grad_out(g, 0), *t, *d;
+    if (!gy)
+        return PFVM_OK;
+    t = PFVM__EW_F("Tanh", PFVM__EW_F("Softplus", x));
+    d = PFVM__EW_ADD(t, PFVM__EW_MUL(PFVM__EW_MUL(x, PFVM__EW_SUB(PFVM__EW_K(1), PFVM__EW_MUL(t, t))), PFVM__EW_F("Sigmoid", x)));
+    return pfvm_grad_add(g, x, PFVM__EW_MUL(gy, d));
+}
+
+PFVM__EW_GRAD1(pfvm__ew_k_thresholdedrelu, pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, PFVM__EW_ATTR("alpha", 1.0), 0), x))
+
+/* 1 outside [-lambd, lambd] */
+static pfvm_code pfvm__ew_k_shrink_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *x = n->inputs[0], *gy = pfvm_grad_out(g, 0), *m;
+    double l = PFVM__EW_ATTR("lambd", 0.5);
+    if (!gy)
+        return PFVM_OK;
+    m = pfvm_grad_op2(g, "Or", pfvm__ew_gcmp(g, x, -l, 1), pfvm__ew_gcmp(g, x, l, 0));
+    return pfvm_grad_add(g, x, PFVM__EW_MUL(gy, pfvm__ew_gmask(g, m, x)));
+}
+
+#define pfvm__ew_k_isnan_grad NULL
+#define pfvm__ew_k_isinf_grad NULL
+#define pfvm__ew_k_not_grad NULL
+#define pfvm__ew_k_bitnot_grad NULL
+#define pfvm__ew_k_bitshift_grad NULL
+#define pfvm__ew_k_equal_grad NULL
+#define pfvm__ew_k_greater_grad NULL
+#define pfvm__ew_k_less_grad NULL
+#define pfvm__ew_k_greater_equal_grad NULL
+#define pfvm__ew_k_less_equal_grad NULL
+#define pfvm__ew_k_and_grad NULL
+#define pfvm__ew_k_or_grad NULL
+#define pfvm__ew_k_xor_grad NULL
+#define pfvm__ew_k_bitand_grad NULL
+#define pfvm__ew_k_bitor_grad NULL
+#define pfvm__ew_k_bitxor_grad NULL
+
+/* Binary rules: each operand's gradient, summed back to its shape. */
+static pfvm_code pfvm__ew_k_add_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    if (!gy || pfvm__ew_g_legacy(g, n))
+        return g->st->code;
+    if (pfvm_grad_add(g, n->inputs[0], pfvm_grad_needed(g, n->inputs[0]) ? pfvm_grad_sum_to(g, gy, n->inputs[0]) : gy))
+        return g->st->code;
+    return pfvm_grad_add(g, n->inputs[1], pfvm_grad_needed(g, n->inputs[1]) ? pfvm_grad_sum_to(g, gy, n->inputs[1]) : gy);
+}
+
+static pfvm_code pfvm__ew_k_sub_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    if (!gy || pfvm__ew_g_legacy(g, n))
+        return g->st->code;
+    if (pfvm_grad_needed(g, n->inputs[0]) && pfvm_grad_add(g, n->inputs[0], pfvm_grad_sum_to(g, gy, n->inputs[0])))
+        return g->st->code;
+    if (pfvm_grad_needed(g, n->inputs[1]))
+        return pfvm_grad_add(g, n->inputs[1], pfvm_grad_sum_to(g, pfvm_grad_op1(g, "Neg", gy), n->inputs[1]));
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_k_mul_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *a = n->inputs[0], *b = n->inputs[1];
+    if (!gy || pfvm__ew_g_legacy(g, n))
+        return g->st->code;
+    if (pfvm_grad_needed(g, a) && pfvm_grad_add(g, a, pfvm_grad_sum_to(g, PFVM__EW_MUL(gy, b), a)))
+        return g->st->code;
+    if (pfvm_grad_needed(g, b))
+        return pfvm_grad_add(g, b, pfvm_grad_sum_to(g, PFVM__EW_MUL(gy, a), b));
+    return PFVM_OK;
+}
+
+/* y = a / b: da = gy / b, db = -gy * y / b */
+static pfvm_code pfvm__ew_k_div_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *a = n->inputs[0], *b = n->inputs[1], *y = n->outputs[0];
+    if (!gy || pfvm__ew_g_legacy(g, n))
+        return g->st->code;
+    if (pfvm_grad_needed(g, a) && pfvm_grad_add(g, a, pfvm_grad_sum_to(g, PFVM__EW_DIV(gy, b), a)))
+        return g->st->code;
+    if (pfvm_grad_needed(g, b))
+        return pfvm_grad_add(g, b, pfvm_grad_sum_to(g, PFVM__EW_DIV(PFVM__EW_MUL(pfvm_grad_op1(g, "Neg", gy), y), b), b));
+    return PFVM_OK;
+}
+
+/* y = a^b: da = gy * b * a^(b-1), db = gy * y * log(a) */
+static pfvm_code pfvm__ew_k_pow_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *a = n->inputs[0], *b = n->inputs[1], *y = n->outputs[0], *x = a, *bf;
+    if (!gy || pfvm__ew_g_legacy(g, n))
+        return g->st->code;
+    if (pfvm_grad_needed(g, a)) {
+        bf = pfvm_grad_cast(g, b, pfvm_grad_dtype(g, a));
+        if (pfvm_grad_add(g, a, pfvm_grad_sum_to(g, PFVM__EW_MUL(gy, PFVM__EW_MUL(bf, pfvm__ew_g2(g, "Pow", a, PFVM__EW_SUB(bf, PFVM__EW_K(1))))), a)))
+            return g->st->code;
+    }
+    if (pfvm_grad_needed(g, b))
+        return pfvm_grad_add(g, b, pfvm_grad_sum_to(g, PFVM__EW_MUL(PFVM__EW_MUL(gy, y), PFVM__EW_F("Log", a)), b));
+    return PFVM_OK;
+}
+
+/* y = a - b*q with q = trunc or floor of a/b, q = (a - y) / b:
+ * da = gy, db = -gy * q */
+static pfvm_code pfvm__ew_k_mod_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *a = n->inputs[0], *b = n->inputs[1], *y = n->outputs[0], *q;
+    if (!gy)
+        return PFVM_OK;
+    if (pfvm_grad_needed(g, a) && pfvm_grad_add(g, a, pfvm_grad_sum_to(g, gy, a)))
+        return g->st->code;
+    if (!pfvm_grad_needed(g, b))
+        return PFVM_OK;
+    q = PFVM__EW_F("Round", PFVM__EW_DIV(PFVM__EW_SUB(a, y), b));
+    return pfvm_grad_add(g, b, pfvm_grad_sum_to(g, PFVM__EW_MUL(pfvm_grad_op1(g, "Neg", gy), q), b));
+}
+
+/* y = x < 0 ? s*x : x */
+static pfvm_code pfvm__ew_k_prelu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *s = n->inputs[1], *neg;
+    if (!gy)
+        return PFVM_OK;
+    if (n->opset < 7 && pfvm_grad_type(g, s)->shape.rank == 1 && pfvm_grad_type(g, x)->shape.rank > 2)
+        return pfvm_grad_fail(g, "per-channel slopes of opset %d", n->opset);
+    neg = pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 1), x);
+    if (pfvm_grad_needed(g, x) &&
+        pfvm_grad_add(g, x, PFVM__EW_MUL(gy, PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_MUL(neg, PFVM__EW_SUB(s, PFVM__EW_K(1)))))))
+        return g->st->code;
+    if (pfvm_grad_needed(g, s))
+        return pfvm_grad_add(g, s, pfvm_grad_sum_to(g, PFVM__EW_MUL(PFVM__EW_MUL(gy, x), neg), s));
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_k_sum_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    int i;
+    if (!gy)
+        return PFVM_OK;
+    for (i = 0; i < n->n_inputs; i++)
+        if (pfvm_grad_needed(g, n->inputs[i]) && pfvm_grad_add(g, n->inputs[i], pfvm_grad_sum_to(g, gy, n->inputs[i])))
+            return g->st->code;
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_k_mean_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->outputs[0];
+    int i;
+    if (!gy)
+        return PFVM_OK;
+    gy = PFVM__EW_DIV(gy, PFVM__EW_K((double)n->n_inputs));
+    for (i = 0; i < n->n_inputs; i++)
+        if (pfvm_grad_needed(g, n->inputs[i]) && pfvm_grad_add(g, n->inputs[i], pfvm_grad_sum_to(g, gy, n->inputs[i])))
+            return g->st->code;
+    return PFVM_OK;
+}
+
+/* Max/Min: the gradient goes to the inputs that equal the result, shared
+ * equally on ties. Two inputs: gy' = where(a == b, gy/2, gy),
+ * da = gy' * (a >= b), db = gy' * (a <= b) (<= and >= for Min). */
+static pfvm_code pfvm__ew_g_extremum(pfvm_grad_ctx *g, const pfvm_node *n, int is_min)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *y = n->outputs[0], *x = y;
+    int i;
+    if (!gy)
+        return PFVM_OK;
+    if (n->n_inputs == 1)
+        return pfvm_grad_add(g, n->inputs[0], gy);
+    if (n->n_inputs == 2) {
+        pfvm_value *a = n->inputs[0], *b = n->inputs[1], *eq, *g2;
+        eq = pfvm__ew_gmask(g, pfvm_grad_op2(g, "Equal", a, b), y);
+        /* gy * (1 - eq/2) is where(a == b, gy/2, gy) without a Where */
+        g2 = PFVM__EW_MUL(gy, PFVM__EW_SUB(PFVM__EW_K(1), PFVM__EW_MUL(eq, PFVM__EW_K(0.5))));
+        if (pfvm_grad_needed(g, a) &&
+            pfvm_grad_add(g, a, pfvm_grad_sum_to(g, PFVM__EW_MUL(g2, pfvm__ew_gmask(g, pfvm_grad_ge(g, a, b, is_min), y)), a)))
+            return g->st->code;
+        if (pfvm_grad_needed(g, b))
+            return pfvm_grad_add(g, b, pfvm_grad_sum_to(g, PFVM__EW_MUL(g2, pfvm__ew_gmask(g, pfvm_grad_ge(g, a, b, !is_min), y)), b));
+        return PFVM_OK;
+    }
+    {
+        pfvm_value *masks[64], *count;
+        pfvm_node *s;
+        if (n->n_inputs > 64)
+            return pfvm_grad_fail(g, "more than 64 inputs");
+        for (i = 0; i < n->n_inputs; i++)
+            masks[i] = pfvm__ew_gmask(g, pfvm_grad_op2(g, "Equal", n->inputs[i], y), y);
+        s = pfvm_grad_node(g, "Sum", masks, n->n_inputs, 1);
+        count = s ? s->outputs[0] : NULL;
+        gy = PFVM__EW_DIV(gy, count);
+        for (i = 0; i < n->n_inputs; i++)
+            if (pfvm_grad_needed(g, n->inputs[i]) &&
+                pfvm_grad_add(g, n->inputs[i], pfvm_grad_sum_to(g, PFVM__EW_MUL(gy, masks[i]), n->inputs[i])))
+                return g->st->code;
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_k_max_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    return pfvm__ew_g_extremum(g, n, 0);
+}
+
+static pfvm_code pfvm__ew_k_min_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    return pfvm__ew_g_extremum(g, n, 1);
+}
+
+/* Where(c, a, b): a gets gy where c holds, b elsewhere. */
+static pfvm_code pfvm__ew_k_where_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *c = n->inputs[0], *a = n->inputs[1], *b = n->inputs[2], *z;
+    if (!gy)
+        return PFVM_OK;
+    z = pfvm_grad_scalar_like(g, gy, 0);
+    if (pfvm_grad_needed(g, a) && pfvm_grad_add(g, a, pfvm_grad_sum_to(g, pfvm_grad_op3(g, "Where", c, gy, z), a)))
+        return g->st->code;
+    if (pfvm_grad_needed(g, b))
+        return pfvm_grad_add(g, b, pfvm_grad_sum_to(g, pfvm_grad_op3(g, "Where", c, z, gy), b));
+    return PFVM_OK;
+}
+
+/* Clip: x passes where lo <= x <= hi; the bounds (opset 11 inputs) get the
+ * gradient where they clip. */
+static pfvm_code pfvm__ew_k_clip_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *lo = NULL, *hi = NULL, *pass = NULL;
+    if (!gy)
+        return PFVM_OK;
+    if (n->opset < 11) {
+        const pfvm_attr *a = pfvm_node_attr(n, "min"), *b = pfvm_node_attr(n, "max");
+        lo = a ? PFVM__EW_K(a->f) : NULL;
+        hi = b ? PFVM__EW_K(b->f) : NULL;
+    } else {
+        lo = n->n_inputs > 1 ? n->inputs[1] : NULL;
+        hi = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    }
+    if (lo)
+        pass = pfvm_grad_ge(g, x, lo, 0);
+    if (hi) {
+        pfvm_value *h = pfvm_grad_ge(g, x, hi, 1);
+        pass = pass ? pfvm_grad_op2(g, "And", pass, h) : h;
+    }
+    if (pfvm_grad_needed(g, x) && pfvm_grad_add(g, x, pass ? PFVM__EW_MUL(gy, pfvm__ew_gmask(g, pass, x)) : gy))
+        return g->st->code;
+    if (n->opset >= 11 && lo && pfvm_grad_needed(g, lo) &&
+        pfvm_grad_add(g, lo, pfvm_grad_sum_to(g, PFVM__EW_MUL(gy, pfvm__ew_gmask(g, pfvm_grad_op2(g, "Less", x, lo), x)), lo)))
+        return g->st->code;
+    if (n->opset >= 11 && hi && pfvm_grad_needed(g, hi))
+        return pfvm_grad_add(g, hi, pfvm_grad_sum_to(g, PFVM__EW_MUL(gy, pfvm__ew_gmask(g, pfvm_grad_op2(g, "Greater", x, hi), x)), hi));
+    return PFVM_OK;
+}
+
+/* Cast between floating-point types: the gradient casts back. */
+static pfvm_code pfvm__ew_k_cast_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    if (!gy)
+        return PFVM_OK;
+    return pfvm_grad_add(g, n->inputs[0], pfvm_grad_cast(g, gy, pfvm_grad_dtype(g, n->inputs[0])));
+}
+
+#define pfvm__ew_k_castlike_grad pfvm__ew_k_cast_grad
+
 /* ---- the table ------------------------------------------------------------------------- */
 
 static const pfvm_attr_spec pfvm__ew_a_alpha[] = {{"alpha", PFVM_ATTR_FLOAT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
@@ -7960,13 +8614,14 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
 #define PFVM__EW_INTS "int8,int16,int32,int64,uint8,uint16,uint32,uint64"
 #define PFVM__EW_NUMERIC PFVM__EW_FLOATS "," PFVM__EW_INTS
 #define PFVM__EW_SIGNED PFVM__EW_FLOATS ",int8,int16,int32,int64"
-/* The family's fuse hook of kernel `kern` is `kern##_fuse`. */
+/* The family's hooks of kernel `kern`: `kern##_grad` (gradient builder, see
+ * "gradients" above) and `kern##_fuse` (fused-loop code). */
 #define PFVM__EW_U(name, since, kern, types, attrs) \
-    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, NULL, kern##_fuse}
+    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse}
 #define PFVM__EW_B(name, since, kern, infer, types, check, attrs) \
-    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, NULL, kern##_fuse}
+    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse}
 #define PFVM__EW_V(name, since, kern, types) \
-    {name, "", since, 0, 1, -1, 1, 1, pfvm__ew_infer_bcast, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, NULL, kern##_fuse}
+    {name, "", since, 0, 1, -1, 1, 1, pfvm__ew_infer_bcast, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, kern##_grad, kern##_fuse}
 
 const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_U("Abs", 1, pfvm__ew_k_abs, PFVM__EW_NUMERIC, NULL),
@@ -8036,15 +8691,15 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_V("Max", 1, pfvm__ew_k_max, PFVM__EW_NUMERIC),
     PFVM__EW_V("Min", 1, pfvm__ew_k_min, PFVM__EW_NUMERIC),
     {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, pfvm__ew_k_where_fuse},
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_where_grad, pfvm__ew_k_where_fuse},
     {"Clip", "", 6, 10, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, NULL, pfvm__ew_k_clip_fuse},
+     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse},
     {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, pfvm__ew_k_clip_fuse},
+     PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse},
     {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, pfvm__ew_check_cast, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, NULL, pfvm__ew_k_cast_fuse},
+     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, pfvm__ew_k_cast_grad, pfvm__ew_k_cast_fuse},
     {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, pfvm__ew_k_castlike_fuse},
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_castlike_grad, pfvm__ew_k_castlike_fuse},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 };
 /* ---- src/ops/image.c ---- */
@@ -10209,11 +10864,123 @@ static pfvm_code pfvm__la_simp_gemm(pfvm_rewrite *rw, pfvm_node *n)
     return PFVM_OK;
 }
 
+/* ---- gradients ------------------------------------------------------------------------ */
+
+/* x with its last two axes swapped (rank >= 2). */
+static pfvm_value *pfvm__la_swap_last(pfvm_grad_ctx *g, pfvm_value *x)
+{
+    int64_t perm[PFVM_MAX_RANK];
+    const pfvm_type *t = pfvm_grad_type(g, x);
+    int r, i;
+    if (!t)
+        return NULL;
+    r = t->shape.rank;
+    if (r < 2) {
+        pfvm_grad_fail(g, "transposing a rank-%d value", r);
+        return NULL;
+    }
+    for (i = 0; i < r; i++)
+        perm[i] = i;
+    perm[r - 2] = r - 1;
+    perm[r - 1] = r - 2;
+    return pfvm_grad_transpose(g, x, perm, r);
+}
+
+/* Y = A @ B with numpy's rules: 1-D operands gain a unit axis (A in front,
+ * B behind) that Y then lacks. dA = gY @ B^T, dB = A^T @ gY, each summed
+ * back over broadcast batch axes. */
+static pfvm_code pfvm__la_k_matmul_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *a = n->inputs[0], *b = n->inputs[1], *gy = pfvm_grad_out(g, 0), *a2, *b2, *gy2;
+    int ra, rb, ry;
+    int64_t ax[2];
+    if (!gy)
+        return PFVM_OK;
+    ra = pfvm_grad_type(g, a)->shape.rank;
+    rb = pfvm_grad_type(g, b)->shape.rank;
+    ry = pfvm_grad_type(g, gy)->shape.rank;
+    if (ra < 1 || rb < 1 || ry < 0)
+        return pfvm_grad_fail(g, "operands of unknown rank");
+    ax[0] = 0;
+    a2 = ra == 1 ? pfvm_grad_unsqueeze(g, a, ax, 1) : a;
+    ax[0] = 1;
+    b2 = rb == 1 ? pfvm_grad_unsqueeze(g, b, ax, 1) : b;
+    gy2 = gy;
+    if (ra == 1 && rb == 1) {
+        ax[0] = 0;
+        ax[1] = 1;
+        gy2 = pfvm_grad_unsqueeze(g, gy, ax, 2);
+    } else if (ra == 1) {
+        ax[0] = ry - 1;
+        gy2 = pfvm_grad_unsqueeze(g, gy, ax, 1);
+    } else if (rb == 1) {
+        ax[0] = ry;
+        gy2 = pfvm_grad_unsqueeze(g, gy, ax, 1);
+    }
+    if (pfvm_grad_needed(g, a)) {
+        pfvm_value *d = pfvm_grad_sum_to(g, pfvm_grad_op2(g, "MatMul", gy2, pfvm__la_swap_last(g, b2)), a2);
+        if (pfvm_grad_add(g, a, ra == 1 ? pfvm_grad_reshape_like(g, d, a) : d))
+            return g->st->code;
+    }
+    if (pfvm_grad_needed(g, b)) {
+        pfvm_value *d = pfvm_grad_sum_to(g, pfvm_grad_op2(g, "MatMul", pfvm__la_swap_last(g, a2), gy2), b2);
+        return pfvm_grad_add(g, b, rb == 1 ? pfvm_grad_reshape_like(g, d, b) : d);
+    }
+    return PFVM_OK;
+}
+
+/* alpha * op(x) @ op(y), op transposing when asked: one Gemm from opset 11
+ * (C optional), MatMul with Transposes before. */
+static pfvm_value *pfvm__la_gemm2(pfvm_grad_ctx *g, pfvm_value *x, int tx, pfvm_value *y, int ty, double alpha)
+{
+    pfvm_value *r;
+    if (g->opset >= 11) {
+        pfvm_value *in[2];
+        pfvm_node *nd;
+        in[0] = x;
+        in[1] = y;
+        nd = pfvm_grad_node(g, "Gemm", in, 2, 1);
+        if (!nd || (tx && pfvm_node_set_attr_int(nd, "transA", 1, g->st)) ||
+            (ty && pfvm_node_set_attr_int(nd, "transB", 1, g->st)) ||
+            (alpha != 1 && pfvm_node_set_attr_float(nd, "alpha", (float)alpha, g->st)))
+            return NULL;
+        return nd->outputs[0];
+    }
+    r = pfvm_grad_op2(g, "MatMul", tx ? pfvm__la_swap_last(g, x) : x, ty ? pfvm__la_swap_last(g, y) : y);
+    return alpha != 1 ? pfvm_grad_op2(g, "Mul", r, pfvm_grad_scalar_like(g, r, alpha)) : r;
+}
+
+/* Y = alpha * A' @ B' + beta * C with A' = transA ? A^T : A (B' alike). */
+static pfvm_code pfvm__la_k_gemm_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *a = n->inputs[0], *b = n->inputs[1], *c = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    int ta = pfvm_node_attr_int(n, "transA", 0) != 0, tb = pfvm_node_attr_int(n, "transB", 0) != 0;
+    double alpha = pfvm_node_attr_float(n, "alpha", 1.0f), beta = pfvm_node_attr_float(n, "beta", 1.0f);
+    if (!gy)
+        return PFVM_OK;
+    if (n->opset < 7 && c && pfvm_node_attr_int(n, "broadcast", 0) == 0 && !pfvm_grad_same_shape(g, c, gy))
+        return pfvm_grad_fail(g, "C without broadcasting has another shape than Y");
+    /* dA' = alpha gY B'^T; dA = dA'^T = alpha B' gY^T when transA */
+    if (pfvm_grad_needed(g, a) &&
+        pfvm_grad_add(g, a, ta ? pfvm__la_gemm2(g, b, tb, gy, 1, alpha) : pfvm__la_gemm2(g, gy, 0, b, !tb, alpha)))
+        return g->st->code;
+    /* dB' = alpha A'^T gY; dB = alpha gY^T A' when transB */
+    if (pfvm_grad_needed(g, b) &&
+        pfvm_grad_add(g, b, tb ? pfvm__la_gemm2(g, gy, 1, a, ta, alpha) : pfvm__la_gemm2(g, a, !ta, gy, 0, alpha)))
+        return g->st->code;
+    if (c && pfvm_grad_needed(g, c)) {
+        pfvm_value *d = beta != 1 ? pfvm_grad_op2(g, "Mul", gy, pfvm_grad_scalar_like(g, gy, beta)) : gy;
+        return pfvm_grad_add(g, c, pfvm_grad_sum_to(g, d, c));
+    }
+    return PFVM_OK;
+}
+
 const pfvm_op_def pfvm__ops_linalg[] = {
     {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, NULL, NULL},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL},
     {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, NULL, NULL},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 };
 /* ---- src/ops/misc.c ---- */
@@ -13669,11 +14436,306 @@ static pfvm_code pfvm__red_k_sce(pfvm_kctx *k)
     return pfvm__red_loss_run(k, &l, red);
 }
 
+/* ---- gradients ------------------------------------------------------------------------------------------ */
+
+/* The reduced axes of node n over an input of rank r, sorted: the count,
+ * 0 for a no-op (empty axes with noop_with_empty_axes), -1 on failure. */
+static int pfvm__red_gaxes(pfvm_grad_ctx *g, const pfvm_node *n, int r, int64_t *axes)
+{
+    int cnt, i, j;
+    unsigned char mask[PFVM_MAX_RANK];
+    if (r < 0)
+        return pfvm_grad_fail(g, "input of unknown rank"), -1;
+    if (pfvm__red_axes_from_input(n)) {
+        cnt = n->n_inputs > 1 && n->inputs[1] ? pfvm_grad_known_ints(g, n->inputs[1], axes, PFVM__RED_MAX_AXES) : 0;
+        if (cnt < 0)
+            return pfvm_grad_fail(g, "axes not known before running"), -1;
+    } else {
+        const int64_t *a;
+        cnt = pfvm_node_attr_ints(n, "axes", &a);
+        if (cnt > PFVM__RED_MAX_AXES)
+            return pfvm_grad_fail(g, "too many axes"), -1;
+        for (i = 0; i < cnt; i++)
+            axes[i] = a[i];
+    }
+    if (cnt <= 0 && pfvm_node_attr_int(n, "noop_with_empty_axes", 0))
+        return 0;
+    if (!pfvm__red_mask(axes, cnt > 0 ? cnt : 0, r, mask, g->st))
+        return pfvm_grad_fail(g, "bad axes"), -1;
+    for (i = 0, j = 0; i < r; i++)
+        if (mask[i])
+            axes[j++] = i;
+    return j;
+}
+
+/* v (shaped like the output) with the reduced axes kept as 1s. */
+static pfvm_value *pfvm__red_gkeep(pfvm_grad_ctx *g, const pfvm_node *n, pfvm_value *v, const int64_t *axes, int cnt)
+{
+    if (pfvm_node_attr_int(n, "keepdims", 1))
+        return v;
+    return pfvm_grad_unsqueeze(g, v, axes, cnt);
+}
+
+/* The reduction's gradient: dx = expand(gy) * factor(x, y) where `kind`
+ * picks the factor. */
+enum { PFVM__RED_G_SUM, PFVM__RED_G_MEAN, PFVM__RED_G_EXTREMUM, PFVM__RED_G_PROD, PFVM__RED_G_L1, PFVM__RED_G_L2,
+       PFVM__RED_G_LOGSUM, PFVM__RED_G_LOGSUMEXP, PFVM__RED_G_SUMSQ };
+
+static pfvm_code pfvm__red_grad(pfvm_grad_ctx *g, const pfvm_node *n, int kind)
+{
+    pfvm_value *x = n->inputs[0], *gy = pfvm_grad_out(g, 0), *gk, *yk, *d = NULL;
+    int64_t axes[PFVM__RED_MAX_AXES];
+    int r, cnt;
+    if (!gy)
+        return PFVM_OK;
+    r = pfvm_grad_type(g, x)->shape.rank;
+    if ((cnt = pfvm__red_gaxes(g, n, r, axes)) < 0)
+        return g->st->code;
+    if (cnt == 0) /* no axes with noop_with_empty_axes: y = x */
+        return pfvm_grad_add(g, x, gy);
+    gk = pfvm_grad_expand(g, pfvm__red_gkeep(g, n, gy, axes, cnt), x);
+    yk = pfvm__red_gkeep(g, n, n->outputs[0], axes, cnt);
+    switch (kind) {
+    case PFVM__RED_G_SUM:
+        d = gk;
+        break;
+    case PFVM__RED_G_MEAN: {
+        int64_t count = 1, dim;
+        const pfvm_type *t = pfvm_grad_type(g, x);
+        int i;
+        for (i = 0; i < cnt && count > 0; i++)
+            count = pfvm_sym_is_const(t->shape.dims[axes[i]], &dim) ? count * dim : -1;
+        if (count > 0)
+            d = pfvm_grad_op2(g, "Div", gk, pfvm_grad_scalar_like(g, x, (double)count));
+        else
+            d = pfvm_grad_op2(g, "Div", gk,
+                              pfvm_grad_cast(g, pfvm_grad_op2(g, "Div", pfvm_grad_op1(g, "Size", x),
+                                                              pfvm_grad_op1(g, "Size", n->outputs[0])),
+                                             pfvm_grad_dtype(g, x)));
+        break;
+    }
+    case PFVM__RED_G_EXTREMUM: {
+        /* shared equally between the elements that reach the extremum */
+        pfvm_value *m = pfvm_grad_cast(g, pfvm_grad_op2(g, "Equal", x, yk), pfvm_grad_dtype(g, x));
+        d = pfvm_grad_op2(g, "Div", pfvm_grad_op2(g, "Mul", gk, m), pfvm_grad_reduce(g, "ReduceSum", m, axes, cnt, 1));
+        break;
+    }
+    case PFVM__RED_G_PROD: /* y / x: inputs assumed non-zero */
+        d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op2(g, "Div", yk, x));
+        break;
+    case PFVM__RED_G_L1:
+        d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op1(g, "Sign", x));
+        break;
+    case PFVM__RED_G_L2:
+        d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op2(g, "Div", x, yk));
+        break;
+    case PFVM__RED_G_LOGSUM: /* 1 / sum = exp(-y) */
+        d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op1(g, "Exp", pfvm_grad_op1(g, "Neg", yk)));
+        break;
+    case PFVM__RED_G_LOGSUMEXP:
+        d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op1(g, "Exp", pfvm_grad_op2(g, "Sub", x, yk)));
+        break;
+    case PFVM__RED_G_SUMSQ:
+        d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op2(g, "Mul", x, pfvm_grad_scalar_like(g, x, 2)));
+        break;
+    }
+    return pfvm_grad_add(g, x, d);
+}
+
+#define PFVM__RED_GRAD(kname, kind)                                     \
+    static pfvm_code kname##_grad(pfvm_grad_ctx *g, const pfvm_node *n) \
+    {                                                                   \
+        return pfvm__red_grad(g, n, kind);                              \
+    }
+PFVM__RED_GRAD(pfvm__red_k_sum, PFVM__RED_G_SUM)
+PFVM__RED_GRAD(pfvm__red_k_mean, PFVM__RED_G_MEAN)
+PFVM__RED_GRAD(pfvm__red_k_max, PFVM__RED_G_EXTREMUM)
+PFVM__RED_GRAD(pfvm__red_k_min, PFVM__RED_G_EXTREMUM)
+PFVM__RED_GRAD(pfvm__red_k_prod, PFVM__RED_G_PROD)
+PFVM__RED_GRAD(pfvm__red_k_l1, PFVM__RED_G_L1)
+PFVM__RED_GRAD(pfvm__red_k_l2, PFVM__RED_G_L2)
+PFVM__RED_GRAD(pfvm__red_k_logsum, PFVM__RED_G_LOGSUM)
+PFVM__RED_GRAD(pfvm__red_k_logsumexp, PFVM__RED_G_LOGSUMEXP)
+PFVM__RED_GRAD(pfvm__red_k_sumsq, PFVM__RED_G_SUMSQ)
+
+/* CumSum's adjoint runs the other way. */
+static pfvm_code pfvm__red_k_cumsum_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *in[2];
+    pfvm_node *nd;
+    if (!gy)
+        return PFVM_OK;
+    in[0] = gy;
+    in[1] = n->inputs[1];
+    nd = pfvm_grad_node(g, "CumSum", in, 2, 1);
+    if (!nd || pfvm_node_set_attr_int(nd, "reverse", !pfvm_node_attr_int(n, "reverse", 0), g->st) ||
+        pfvm_node_set_attr_int(nd, "exclusive", pfvm_node_attr_int(n, "exclusive", 0), g->st))
+        return g->st->code;
+    return pfvm_grad_add(g, n->inputs[0], nd->outputs[0]);
+}
+
+/* TopK: the values' gradient goes back to where they came from. */
+static pfvm_code pfvm__red_k_topk_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *in[3];
+    pfvm_node *nd;
+    if (!gy)
+        return PFVM_OK;
+    if (g->opset < 11)
+        return pfvm_grad_fail(g, "needs opset 11 (ScatterElements)");
+    in[0] = pfvm_grad_zeros_like(g, n->inputs[0]);
+    in[1] = pfvm_grad_forward_output(g, 1);
+    in[2] = gy;
+    nd = pfvm_grad_node(g, "ScatterElements", in, 3, 1);
+    if (!nd || pfvm_node_set_attr_int(nd, "axis", pfvm_node_attr_int(n, "axis", -1), g->st))
+        return g->st->code;
+    return pfvm_grad_add(g, n->inputs[0], nd->outputs[0]);
+}
+
+/* The gradient of the loss with respect to the log-probabilities:
+ * -w[t] * g at class t (0 where ignored), g divided by the sum of the
+ * weights for the mean. Shape [N, C, d...]. */
+static pfvm_value *pfvm__red_g_nll(pfvm_grad_ctx *g, const pfvm_node *n, pfvm_value *x, pfvm_value *gl)
+{
+    pfvm_value *t = n->inputs[1], *w = n->n_inputs > 2 ? n->inputs[2] : NULL, *wt, *coef, *in[3], *oh;
+    const pfvm_attr *ia = pfvm_node_attr(n, "ignore_index");
+    int red = pfvm__red_loss_reduction(n);
+    pfvm_dtype dt = pfvm_grad_dtype(g, x);
+    int64_t one = 1, v01[2] = {0, 1}, two = 2, c_axis = 0, c1 = 2;
+    pfvm_node *nd;
+    t = pfvm_grad_cast(g, t, PFVM_INT64);
+    if (ia && ia->type == PFVM_ATTR_INT) {
+        pfvm_value *ign = pfvm_grad_op2(g, "Equal", t, pfvm_grad_scalar(g, PFVM_INT64, (double)ia->i));
+        t = pfvm_grad_op3(g, "Where", ign, pfvm_grad_scalar(g, PFVM_INT64, 0), t);
+        wt = w ? pfvm_grad_op2(g, "Gather", w, t) : pfvm_grad_cast(g, pfvm_grad_ones_like(g, t), dt);
+        wt = pfvm_grad_op2(g, "Mul", wt, pfvm_grad_cast(g, pfvm_grad_op1(g, "Not", ign), dt));
+    } else {
+        wt = w ? pfvm_grad_op2(g, "Gather", w, t) : NULL;
+    }
+    /* coef = -w[t] * g (/ sum w for the mean), shaped like the target */
+    coef = pfvm_grad_op1(g, "Neg", gl);
+    if (red == 2) {
+        pfvm_value *den;
+        if (wt) {
+            int64_t axes[PFVM_MAX_RANK];
+            int i, r = pfvm_grad_type(g, t)->shape.rank;
+            for (i = 0; i < r; i++)
+                axes[i] = i;
+            den = pfvm_grad_reduce(g, "ReduceSum", wt, axes, r, 0);
+        } else {
+            den = pfvm_grad_cast(g, pfvm_grad_op1(g, "Size", t), dt);
+        }
+        coef = pfvm_grad_op2(g, "Div", coef, den);
+    }
+    coef = wt ? pfvm_grad_op2(g, "Mul", coef, wt) : pfvm_grad_expand(g, coef, pfvm_grad_cast(g, t, dt));
+    /* times the one-hot of the target along the class axis */
+    in[0] = t;
+    in[1] = pfvm_grad_slice(g, pfvm_grad_shape(g, x), &one, &c1, &c_axis, 1);
+    in[2] = pfvm_grad_cast(g, pfvm_grad_tensor(g, PFVM_INT64, 1, &two, v01), dt);
+    nd = pfvm_grad_node(g, "OneHot", in, 3, 1);
+    if (!nd || pfvm_node_set_attr_int(nd, "axis", 1, g->st))
+        return NULL;
+    oh = nd->outputs[0];
+    return pfvm_grad_op2(g, "Mul", oh, pfvm_grad_unsqueeze(g, coef, &one, 1));
+}
+
+/* The weights' gradient: L = sum_p -w[t_p] lp_p (over kept positions p),
+ * divided by W = sum_p w[t_p] for the mean. dL/dw_c sums, over the
+ * positions of class c, g_p * -lp_p (none, sum) or g * (-lp_p - L) / W
+ * (mean). lp_p is the log-probability of the target at p. */
+static pfvm_code pfvm__red_g_weights(pfvm_grad_ctx *g, const pfvm_node *n, pfvm_value *lp, pfvm_value *gl)
+{
+    pfvm_value *w = n->inputs[2], *t = pfvm_grad_cast(g, n->inputs[1], PFVM_INT64), *lpt, *v, *oh, *in[3], *keep = NULL;
+    const pfvm_attr *ia = pfvm_node_attr(n, "ignore_index");
+    int red = pfvm__red_loss_reduction(n), r, i;
+    pfvm_dtype dt = pfvm_grad_dtype(g, w);
+    int64_t one = 1, v01[2] = {0, 1}, two = 2, axes[PFVM_MAX_RANK], minus1 = -1;
+    pfvm_node *nd;
+    r = pfvm_grad_type(g, n->inputs[1])->shape.rank;
+    if (r < 0 || r >= PFVM_MAX_RANK)
+        return pfvm_grad_fail(g, "target of unknown rank");
+    if (ia && ia->type == PFVM_ATTR_INT) {
+        pfvm_value *ign = pfvm_grad_op2(g, "Equal", t, pfvm_grad_scalar(g, PFVM_INT64, (double)ia->i));
+        t = pfvm_grad_op3(g, "Where", ign, pfvm_grad_scalar(g, PFVM_INT64, 0), t);
+        keep = pfvm_grad_cast(g, pfvm_grad_op1(g, "Not", ign), dt);
+    }
+    /* lp at the target, shaped like the target */
+    in[0] = lp;
+    in[1] = pfvm_grad_unsqueeze(g, t, &one, 1);
+    nd = pfvm_grad_node(g, "GatherElements", in, 2, 1);
+    if (!nd || pfvm_node_set_attr_int(nd, "axis", 1, g->st))
+        return g->st->code;
+    lpt = pfvm_grad_squeeze(g, nd->outputs[0], &one, 1);
+    v = pfvm_grad_op1(g, "Neg", lpt);
+    for (i = 0; i < r; i++)
+        axes[i] = i;
+    if (red == 2) {
+        pfvm_value *wt = pfvm_grad_op2(g, "Gather", w, t), *W;
+        if (keep)
+            wt = pfvm_grad_op2(g, "Mul", wt, keep);
+        W = pfvm_grad_reduce(g, "ReduceSum", wt, axes, r, 0);
+        v = pfvm_grad_op2(g, "Div", pfvm_grad_op2(g, "Sub", v, n->outputs[0]), W);
+    }
+    v = pfvm_grad_op2(g, "Mul", v, gl);
+    if (keep)
+        v = pfvm_grad_op2(g, "Mul", v, keep);
+    /* summed per class: one-hot [..., C] times v */
+    in[0] = t;
+    in[1] = pfvm_grad_shape(g, w);
+    in[2] = pfvm_grad_cast(g, pfvm_grad_tensor(g, PFVM_INT64, 1, &two, v01), dt);
+    nd = pfvm_grad_node(g, "OneHot", in, 3, 1);
+    if (!nd || pfvm_node_set_attr_int(nd, "axis", -1, g->st))
+        return g->st->code;
+    oh = pfvm_grad_op2(g, "Mul", nd->outputs[0], pfvm_grad_unsqueeze(g, v, &minus1, 1));
+    oh = r ? pfvm_grad_reduce(g, "ReduceSum", oh, axes, r, 0) : oh;
+    return pfvm_grad_add(g, w, oh);
+}
+
+static pfvm_code pfvm__red_k_nll_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gl = pfvm_grad_out(g, 0);
+    if (!gl)
+        return PFVM_OK;
+    if (g->opset < 9)
+        return pfvm_grad_fail(g, "needs opset 9 (OneHot)");
+    if (pfvm_grad_needed(g, n->inputs[0]) && pfvm_grad_add(g, n->inputs[0], pfvm__red_g_nll(g, n, n->inputs[0], gl)))
+        return g->st->code;
+    if (n->n_inputs > 2 && pfvm_grad_needed(g, n->inputs[2]))
+        return pfvm__red_g_weights(g, n, n->inputs[0], gl);
+    return PFVM_OK;
+}
+
+/* SoftmaxCrossEntropyLoss = NLL(LogSoftmax(scores, axis 1)): the
+ * log-probabilities' gradient (the loss's, plus log_prob's own readers)
+ * through LogSoftmax: d - softmax * sum_c d. */
+static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gl = pfvm_grad_out(g, 0), *glp = pfvm_grad_out(g, 1), *x = n->inputs[0], *lp, *d = NULL;
+    int64_t one = 1;
+    if (!gl && !glp)
+        return PFVM_OK;
+    if (g->opset < 9)
+        return pfvm_grad_fail(g, "needs opset 9 (OneHot)");
+    lp = pfvm_grad_forward_output(g, 1);
+    if (gl)
+        d = pfvm__red_g_nll(g, n, x, gl);
+    if (glp)
+        d = d ? pfvm_grad_op2(g, "Add", d, glp) : glp;
+    d = pfvm_grad_op2(g, "Sub", d,
+                      pfvm_grad_op2(g, "Mul", pfvm_grad_op1(g, "Exp", lp), pfvm_grad_reduce(g, "ReduceSum", d, &one, 1, 1)));
+    if (pfvm_grad_add(g, x, d))
+        return g->st->code;
+    if (gl && n->n_inputs > 2 && pfvm_grad_needed(g, n->inputs[2]))
+        return pfvm__red_g_weights(g, n, lp, gl);
+    return PFVM_OK;
+}
+
 /* ---- the table ------------------------------------------------------------------------------------------ */
 
 #define PFVM__RED_T "float,double,float16,bfloat16,int8,uint8,int16,uint16,int32,uint32,int64,uint64"
+/* Every reduction takes the builder named after its kernel, `<kern>_grad`. */
 #define PFVM__RED_OP(name, kern) \
-    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL}
+    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, NULL}
 
 const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__RED_OP("ReduceSum", pfvm__red_k_sum),
@@ -13688,12 +14750,12 @@ const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__RED_OP("ReduceSumSquare", pfvm__red_k_sumsq),
     {"ArgMax", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmax, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL},
     {"ArgMin", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmin, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL},
-    {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm_infer_same_as_first, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, NULL, NULL},
-    {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, NULL, NULL},
+    {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm_infer_same_as_first, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_cumsum_grad, NULL},
+    {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_topk_grad, NULL},
     {"NegativeLogLikelihoodLoss", "", 12, 0, 2, 3, 1, 1, pfvm__red_infer_loss, pfvm__red_k_nll, pfvm__red_check_loss,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, NULL, NULL},
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_nll_grad, NULL},
     {"SoftmaxCrossEntropyLoss", "", 12, 0, 2, 3, 1, 2, pfvm__red_infer_loss, pfvm__red_k_sce, pfvm__red_check_loss,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, NULL, NULL},
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_sce_grad, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 };
 /* ---- src/ops/rnn.c ---- */
@@ -16652,32 +17714,497 @@ static const pfvm_attr_spec pfvm__tn_a_cos[] = {{"value", PFVM_ATTR_TENSOR, 0}, 
 #define PFVM__TN_ANY "any"
 #define PFVM__TN_END {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 
+/* ---- gradients ---------------------------------------------------------------------------- */
+
+/* Rank of v, or -1 (failing) when unknown. */
+static int pfvm__tn_grank(pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    const pfvm_type *t = pfvm_grad_type(g, v);
+    if (!t || t->shape.rank < 0) {
+        pfvm_grad_fail(g, "'%s' has an unknown rank", v ? v->name : "?");
+        return -1;
+    }
+    return t->shape.rank;
+}
+
+/* Constant dim d of v, or -1. */
+static int64_t pfvm__tn_gdim(pfvm_grad_ctx *g, const pfvm_value *v, int d)
+{
+    const pfvm_type *t = pfvm_grad_type(g, v);
+    int64_t x;
+    if (!t || d < 0 || d >= t->shape.rank || !pfvm_sym_is_const(t->shape.dims[d], &x))
+        return -1;
+    return x;
+}
+
+static pfvm_code pfvm__tn_k_identity_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    return gy ? pfvm_grad_add(g, n->inputs[0], gy) : PFVM_OK;
+}
+
+/* Reshape, Flatten, Squeeze, Unsqueeze: the gradient takes x's shape back. */
+static pfvm_code pfvm__tn_g_reshape(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    return gy ? pfvm_grad_add(g, n->inputs[0], pfvm_grad_reshape_like(g, gy, n->inputs[0])) : PFVM_OK;
+}
+
+/* Dropout: y = x * mask * scale in training, y = x otherwise. The mask is
+ * the forward node's (added as an output when the model left it out). */
+static pfvm_code pfvm__tn_k_dropout_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *mask, *scale;
+    pfvm_value *ratio = n->n_inputs > 1 ? n->inputs[1] : NULL, *mode = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    int64_t known[1];
+    if (!gy)
+        return PFVM_OK;
+    if (n->opset < 12) {
+        double r = pfvm_node_attr_float(n, "ratio", 0.5f);
+        if (!(n->opset < 7 && pfvm_node_attr_int(n, "is_test", 1) == 0))
+            return pfvm_grad_add(g, x, gy);
+        mask = pfvm_grad_forward_output(g, 1);
+        return pfvm_grad_add(g, x, pfvm_grad_op2(g, "Mul", pfvm_grad_op2(g, "Mul", gy, pfvm_grad_cast(g, mask, pfvm_grad_dtype(g, x))),
+                                                 pfvm_grad_scalar_like(g, x, 1 / (1 - r))));
+    }
+    if (!mode || (pfvm_grad_known_ints(g, mode, known, 1) == 1 && !known[0]))
+        return pfvm_grad_add(g, x, gy);
+    mask = pfvm_grad_cast(g, pfvm_grad_forward_output(g, 1), pfvm_grad_dtype(g, x));
+    /* 1 / (1 - ratio), ratio 0.5 by default */
+    if (ratio)
+        scale = pfvm_grad_op1(g, "Reciprocal", pfvm_grad_op2(g, "Sub", pfvm_grad_scalar_like(g, ratio, 1), ratio));
+    else
+        scale = pfvm_grad_scalar_like(g, x, 2);
+    scale = pfvm_grad_cast(g, scale, pfvm_grad_dtype(g, x));
+    if (pfvm_grad_known_ints(g, mode, known, 1) != 1) /* decided at run time */
+        scale = pfvm_grad_op3(g, "Where", pfvm_grad_cast(g, mode, PFVM_BOOL), scale, pfvm_grad_scalar_like(g, x, 1));
+    return pfvm_grad_add(g, x, pfvm_grad_op2(g, "Mul", pfvm_grad_op2(g, "Mul", gy, mask), scale));
+}
+
+static pfvm_code pfvm__tn_k_transpose_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    const int64_t *perm;
+    int64_t inv[PFVM_MAX_RANK];
+    int r, cnt, i;
+    if (!gy || (r = pfvm__tn_grank(g, n->inputs[0])) < 0)
+        return g->st->code;
+    cnt = pfvm_node_attr_ints(n, "perm", &perm);
+    for (i = 0; i < r; i++)
+        inv[i] = r - 1 - i; /* the default reverses, its own inverse */
+    if (cnt >= 0) {
+        if (cnt != r)
+            return pfvm_grad_fail(g, "perm has %d entries for rank %d", cnt, r);
+        for (i = 0; i < r; i++) {
+            if (perm[i] < 0 || perm[i] >= r)
+                return pfvm_grad_fail(g, "bad perm");
+            inv[perm[i]] = i;
+        }
+    }
+    return pfvm_grad_add(g, n->inputs[0], pfvm_grad_transpose(g, gy, inv, r));
+}
+
+/* The 1-element int64 value holding dim `axis` of v. */
+static pfvm_value *pfvm__tn_gdimv(pfvm_grad_ctx *g, pfvm_value *v, int axis)
+{
+    int64_t d = pfvm__tn_gdim(g, v, axis), a0 = axis, a1 = axis + 1, z = 0;
+    if (d >= 0)
+        return pfvm_grad_ints(g, &d, 1);
+    if (g->opset < 10) {
+        pfvm_grad_fail(g, "a symbolic dimension needs opset 10");
+        return NULL;
+    }
+    return pfvm_grad_slice(g, pfvm_grad_shape(g, v), &a0, &a1, &z, 1);
+}
+
+/* Concat: each input gets its slice of the gradient. */
+static pfvm_code pfvm__tn_k_concat_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *off = NULL;
+    int64_t axis = pfvm_node_attr_int(n, "axis", 0), at = 0, start;
+    int r, i, a, fixed = 1;
+    if (!gy || (r = pfvm__tn_grank(g, n->outputs[0])) < 0)
+        return g->st->code;
+    if ((a = pfvm__axis(axis, r)) < 0)
+        return pfvm_grad_fail(g, "axis %lld out of range", (long long)axis);
+    for (i = 0; i < n->n_inputs; i++) {
+        pfvm_value *x = n->inputs[i];
+        int64_t d = pfvm__tn_gdim(g, x, a), aa = a;
+        if (d < 0)
+            fixed = 0;
+        if (pfvm_grad_needed(g, x)) {
+            pfvm_value *part;
+            if (fixed) {
+                start = at;
+                d += at;
+                part = pfvm_grad_slice(g, gy, &start, &d, &aa, 1);
+                d -= at;
+            } else {
+                /* offsets known at run time: Slice with computed bounds */
+                pfvm_value *in[4], *s = off ? off : pfvm_grad_ints(g, &at, 1);
+                pfvm_node *nd;
+                in[0] = gy;
+                in[1] = s;
+                in[2] = pfvm_grad_op2(g, "Add", s, pfvm__tn_gdimv(g, x, a));
+                in[3] = pfvm_grad_ints(g, &aa, 1);
+                nd = pfvm_grad_node(g, "Slice", in, 4, 1);
+                part = nd ? nd->outputs[0] : NULL;
+            }
+            if (pfvm_grad_add(g, x, part))
+                return g->st->code;
+        }
+        if (fixed) {
+            at += d;
+        } else {
+            pfvm_value *base = off ? off : pfvm_grad_ints(g, &at, 1);
+            off = pfvm_grad_op2(g, "Add", base, pfvm__tn_gdimv(g, x, a));
+        }
+    }
+    return g->st->code;
+}
+
+/* Split: the outputs' gradients (zeros for unread ones) concatenated. */
+static pfvm_code pfvm__tn_k_split_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *parts[PFVM__TN_MAXV];
+    int r, i;
+    int64_t axis = pfvm_node_attr_int(n, "axis", 0);
+    if (n->n_outputs > PFVM__TN_MAXV)
+        return pfvm_grad_fail(g, "%d outputs", n->n_outputs);
+    if ((r = pfvm__tn_grank(g, n->inputs[0])) < 0)
+        return g->st->code;
+    for (i = 0; i < n->n_outputs; i++)
+        parts[i] = pfvm_grad_out_or_zeros(g, i);
+    return pfvm_grad_add(g, n->inputs[0], pfvm_grad_concat(g, parts, n->n_outputs, axis));
+}
+
+/* The gradient of an injective op that only moves elements (each element of
+ * x lands in at most one place of y when `unique`): apply the same op to the
+ * element indices of x, then scatter the gradient back by index. The node
+ * `n` is re-emitted on the index tensor with its other inputs unchanged. */
+static pfvm_value *pfvm__tn_g_scatter_back(pfvm_grad_ctx *g, const pfvm_node *n, pfvm_value *gy, int unique,
+                                           const char *fill_mode)
+{
+    pfvm_value *x = n->inputs[0], *in[8], *iota, *flat_n, *idx, *zeros, *res;
+    pfvm_node *nd;
+    int64_t minus1 = -1, one = 1, zero = 0;
+    int j;
+    (void)fill_mode;
+    if (g->opset < (unique ? 11 : 16)) {
+        pfvm_grad_fail(g, "needs opset %d (ScatterElements%s), the model has %d", unique ? 11 : 16,
+                       unique ? "" : " with reduction", g->opset);
+        return NULL;
+    }
+    if (n->n_inputs > 8)
+        return NULL;
+    flat_n = pfvm_grad_op1(g, "Size", x);
+    in[0] = pfvm_grad_tensor(g, PFVM_INT64, 0, NULL, &zero);
+    in[1] = flat_n;
+    in[2] = pfvm_grad_tensor(g, PFVM_INT64, 0, NULL, &one);
+    nd = pfvm_grad_node(g, "Range", in, 3, 1);
+    iota = pfvm_grad_op2(g, "Reshape", nd ? nd->outputs[0] : NULL, pfvm_grad_shape(g, x));
+    in[0] = iota;
+    for (j = 1; j < n->n_inputs; j++)
+        in[j] = n->inputs[j];
+    nd = pfvm_grad_node(g, n->op_type, in, n->n_inputs, 1);
+    if (!nd)
+        return NULL;
+    nd->attrs = n->attrs;
+    nd->n_attrs = n->n_attrs;
+    idx = pfvm_grad_op2(g, "Reshape", nd->outputs[0], pfvm_grad_ints(g, &minus1, 1));
+    zeros = pfvm_grad_zeros_like(g, pfvm_grad_op2(g, "Reshape", x, pfvm_grad_ints(g, &minus1, 1)));
+    in[0] = zeros;
+    in[1] = idx;
+    in[2] = pfvm_grad_op2(g, "Reshape", gy, pfvm_grad_ints(g, &minus1, 1));
+    nd = pfvm_grad_node(g, "ScatterElements", in, 3, 1);
+    if (!nd || (!unique && pfvm_node_set_attr_string(nd, "reduction", "add", g->st)))
+        return NULL;
+    res = nd->outputs[0];
+    return pfvm_grad_reshape_like(g, res, x);
+}
+
+/* Slice: a zero pad around the gradient when the bounds are constants and
+ * the steps 1; otherwise scatter back by index. */
+static pfvm_code pfvm__tn_k_slice_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0];
+    int64_t starts[PFVM__TN_MAXV], ends[PFVM__TN_MAXV], axes[PFVM__TN_MAXV], steps[PFVM__TN_MAXV], pads[2 * PFVM_MAX_RANK];
+    int r, k, ke, i, ok = 1;
+    if (!gy || (r = pfvm__tn_grank(g, x)) < 0)
+        return g->st->code;
+    if (n->opset < 10) {
+        const int64_t *a;
+        k = pfvm_node_attr_ints(n, "starts", &a);
+        for (i = 0; i < k && i < PFVM__TN_MAXV; i++)
+            starts[i] = a[i];
+        ke = pfvm_node_attr_ints(n, "ends", &a);
+        for (i = 0; i < ke && i < PFVM__TN_MAXV; i++)
+            ends[i] = a[i];
+        if (pfvm_node_attr_ints(n, "axes", &a) >= 0)
+            for (i = 0; i < k && i < PFVM__TN_MAXV; i++)
+                axes[i] = a[i];
+        else
+            for (i = 0; i < k && i < PFVM__TN_MAXV; i++)
+                axes[i] = i;
+        for (i = 0; i < k && i < PFVM__TN_MAXV; i++)
+            steps[i] = 1;
+    } else {
+        k = pfvm_grad_known_ints(g, n->inputs[1], starts, PFVM__TN_MAXV);
+        ke = pfvm_grad_known_ints(g, n->inputs[2], ends, PFVM__TN_MAXV);
+        if (n->n_inputs > 3 && n->inputs[3]) {
+            if (pfvm_grad_known_ints(g, n->inputs[3], axes, PFVM__TN_MAXV) != k)
+                ok = 0;
+        } else {
+            for (i = 0; i < k && i < PFVM__TN_MAXV; i++)
+                axes[i] = i;
+        }
+        if (n->n_inputs > 4 && n->inputs[4]) {
+            if (pfvm_grad_known_ints(g, n->inputs[4], steps, PFVM__TN_MAXV) != k)
+                ok = 0;
+        } else {
+            for (i = 0; i < k && i < PFVM__TN_MAXV; i++)
+                steps[i] = 1;
+        }
+    }
+    if (k < 0 || k != ke || k > PFVM__TN_MAXV)
+        ok = 0;
+    for (i = 0; i < 2 * r; i++)
+        pads[i] = 0;
+    for (i = 0; ok && i < k; i++) {
+        int a = pfvm__axis(axes[i], r);
+        int64_t d = a >= 0 ? pfvm__tn_gdim(g, x, a) : -1, s = starts[i], e = ends[i];
+        if (a < 0 || d < 0 || steps[i] != 1) {
+            ok = 0;
+            break;
+        }
+        s = s < 0 ? s + d : s;
+        e = e < 0 ? e + d : e;
+        s = s < 0 ? 0 : s > d ? d : s;
+        e = e < 0 ? 0 : e > d ? d : e;
+        if (e < s)
+            e = s;
+        pads[a] = s;
+        pads[r + a] = d - e;
+    }
+    if (ok)
+        return pfvm_grad_add(g, x, pfvm_grad_pad(g, gy, pads, r));
+    if (n->opset < 10)
+        return pfvm_grad_fail(g, "bounds not known before opset 10");
+    return pfvm_grad_add(g, x, pfvm__tn_g_scatter_back(g, n, gy, 1, NULL));
+}
+
+/* Gather: rows of the gradient added into the rows they came from. Axis 0
+ * from opset 16: ScatterND with reduction add; otherwise a one-hot matrix
+ * of the indices times the gradient (data [A, V, R], indices I:
+ * dX[a, v, r] = sum_i onehot[i, v] gY[a, i, r]). */
+static pfvm_code pfvm__tn_k_gather_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *idx = n->inputs[1], *in[3], *depth, *oh, *gy3, *d;
+    pfvm_node *nd;
+    int r, a, i;
+    int64_t axis = pfvm_node_attr_int(n, "axis", 0), minus1 = -1, lo, hi, v01[2], two = 2;
+    if (!gy || (r = pfvm__tn_grank(g, x)) < 0)
+        return g->st->code;
+    if ((a = pfvm__axis(axis, r)) < 0)
+        return pfvm_grad_fail(g, "axis %lld out of range", (long long)axis);
+    depth = pfvm__tn_gdimv(g, x, a);
+    if (a == 0 && g->opset >= 16) {
+        /* negative indices count from the end */
+        pfvm_value *ix = pfvm_grad_cast(g, idx, PFVM_INT64), *z = pfvm_grad_scalar(g, PFVM_INT64, 0);
+        ix = pfvm_grad_op3(g, "Where", pfvm_grad_op2(g, "Less", ix, z), pfvm_grad_op2(g, "Add", ix, depth), ix);
+        in[0] = pfvm_grad_zeros_like(g, x);
+        in[1] = pfvm_grad_unsqueeze(g, ix, &minus1, 1);
+        in[2] = gy;
+        nd = pfvm_grad_node(g, "ScatterND", in, 3, 1);
+        if (!nd || pfvm_node_set_attr_string(nd, "reduction", "add", g->st))
+            return g->st->code;
+        return pfvm_grad_add(g, x, nd->outputs[0]);
+    }
+    if (g->opset < 9)
+        return pfvm_grad_fail(g, "needs opset 9 (OneHot)");
+    v01[0] = 0;
+    v01[1] = 1;
+    in[0] = pfvm_grad_op2(g, "Reshape", idx, pfvm_grad_ints(g, &minus1, 1));
+    in[1] = depth;
+    in[2] = pfvm_grad_cast(g, pfvm_grad_tensor(g, PFVM_INT64, 1, &two, v01), pfvm_grad_dtype(g, x));
+    nd = pfvm_grad_node(g, "OneHot", in, 3, 1);
+    oh = nd ? nd->outputs[0] : NULL; /* [nI, V] */
+    /* gY as [A, nI, R] */
+    {
+        pfvm_value *parts[3], *s = pfvm_grad_shape(g, x);
+        int64_t z = 0, ka = a, ka1 = a + 1, kr = r, m1 = -1;
+        lo = 1;
+        hi = 1;
+        for (i = 0; i < a; i++)
+            lo = lo >= 0 && pfvm__tn_gdim(g, x, i) >= 0 ? lo * pfvm__tn_gdim(g, x, i) : -1;
+        for (i = a + 1; i < r; i++)
+            hi = hi >= 0 && pfvm__tn_gdim(g, x, i) >= 0 ? hi * pfvm__tn_gdim(g, x, i) : -1;
+        parts[0] = lo >= 0 ? pfvm_grad_ints(g, &lo, 1)
+                           : pfvm_grad_reduce(g, "ReduceProd", pfvm_grad_slice(g, s, &z, &ka, &z, 1), &z, 1, 1);
+        parts[1] = pfvm_grad_ints(g, &m1, 1);
+        parts[2] = hi >= 0 ? pfvm_grad_ints(g, &hi, 1)
+                           : pfvm_grad_reduce(g, "ReduceProd", pfvm_grad_slice(g, s, &ka1, &kr, &z, 1), &z, 1, 1);
+        gy3 = pfvm_grad_op2(g, "Reshape", gy, pfvm_grad_concat(g, parts, 3, 0));
+    }
+    {
+        int64_t perm[2] = {1, 0};
+        d = pfvm_grad_op2(g, "MatMul", pfvm_grad_transpose(g, oh, perm, 2), gy3);
+    }
+    return pfvm_grad_add(g, x, pfvm_grad_reshape_like(g, d, x));
+}
+
+static pfvm_code pfvm__tn_k_expand_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    return gy ? pfvm_grad_add(g, n->inputs[0], pfvm_grad_sum_to(g, gy, n->inputs[0])) : PFVM_OK;
+}
+
+/* Tile: gY as [r0, d0, r1, d1, ...] summed over the repeats. */
+static pfvm_code pfvm__tn_k_tile_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *parts[2 * PFVM_MAX_RANK], *s;
+    int64_t reps[PFVM_MAX_RANK], axes[PFVM_MAX_RANK];
+    int r, i, n_axes = 0;
+    if (!gy || (r = pfvm__tn_grank(g, x)) < 0)
+        return g->st->code;
+    if (pfvm_grad_known_ints(g, n->inputs[1], reps, PFVM_MAX_RANK) != r)
+        return pfvm_grad_fail(g, "repeats not known");
+    s = pfvm_grad_shape(g, x);
+    for (i = 0; i < r; i++) {
+        int64_t d = pfvm__tn_gdim(g, x, i), a0 = i, a1 = i + 1, z = 0;
+        parts[2 * i] = pfvm_grad_ints(g, &reps[i], 1);
+        parts[2 * i + 1] = d >= 0 ? pfvm_grad_ints(g, &d, 1) : pfvm_grad_slice(g, s, &a0, &a1, &z, 1);
+        if (reps[i] != 1)
+            axes[n_axes++] = 2 * i;
+    }
+    if (!n_axes)
+        return pfvm_grad_add(g, x, gy);
+    if (2 * r > PFVM_MAX_RANK)
+        return pfvm_grad_fail(g, "rank %d is too large to fold the repeats", r);
+    gy = pfvm_grad_op2(g, "Reshape", gy, pfvm_grad_concat(g, parts, 2 * r, 0));
+    return pfvm_grad_add(g, x, pfvm_grad_reshape_like(g, pfvm_grad_reduce(g, "ReduceSum", gy, axes, n_axes, 0), x));
+}
+
+/* Pad: constant mode slices the gradient back out (pads known, or read at
+ * run time when non-negative); edge, reflect and wrap scatter it back by
+ * index with reduction add. */
+static pfvm_code pfvm__tn_k_pad_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0];
+    int64_t pads[PFVM__TN_MAXV], full[2 * PFVM_MAX_RANK], axes[PFVM_MAX_RANK], starts[PFVM_MAX_RANK],
+        ends[PFVM_MAX_RANK], crop[2 * PFVM_MAX_RANK];
+    int r, cnt, i, n_axes, where[PFVM_MAX_RANK], mode = pfvm__tn_pad_mode(n), any_crop = 0;
+    if (!gy || (r = pfvm__tn_grank(g, x)) < 0)
+        return g->st->code;
+    if (mode != PFVM__TN_PAD_CONSTANT) {
+        if (n->opset < 11)
+            return pfvm_grad_fail(g, "mode '%s' needs opset 16", pfvm_node_attr_string(n, "mode", ""));
+        return pfvm_grad_add(g, x, pfvm__tn_g_scatter_back(g, n, gy, 0, NULL));
+    }
+    if (n->opset < 11) {
+        const int64_t *a;
+        cnt = pfvm_node_attr_ints(n, "pads", &a);
+        for (i = 0; i < cnt && i < PFVM__TN_MAXV; i++)
+            pads[i] = a[i];
+    } else {
+        cnt = pfvm_grad_known_ints(g, n->inputs[1], pads, PFVM__TN_MAXV);
+    }
+    n_axes = r;
+    for (i = 0; i < r; i++)
+        axes[i] = i;
+    if (n->n_inputs > 3 && n->inputs[3]) {
+        n_axes = pfvm_grad_known_ints(g, n->inputs[3], axes, PFVM_MAX_RANK);
+        if (n_axes < 0)
+            return pfvm_grad_fail(g, "pad axes not known");
+    }
+    if (pfvm__tn_pad_spread(g->st, axes, n_axes, r, where))
+        return g->st->code;
+    if (cnt < 0) {
+        /* pads known at run time: slice from pads[begin] to pads[begin] + dim */
+        pfvm_value *in[4], *p;
+        pfvm_node *nd;
+        int64_t z = 0, na = n_axes;
+        if (n_axes != r)
+            return pfvm_grad_fail(g, "pads and axes both unknown");
+        p = pfvm_grad_cast(g, n->inputs[1], PFVM_INT64);
+        in[0] = gy;
+        in[1] = pfvm_grad_slice(g, p, &z, &na, &z, 1);
+        in[2] = pfvm_grad_op2(g, "Add", in[1], pfvm_grad_shape(g, x));
+        in[3] = pfvm_grad_ints(g, axes, n_axes);
+        nd = pfvm_grad_node(g, "Slice", in, 4, 1);
+        return pfvm_grad_add(g, x, nd ? nd->outputs[0] : NULL);
+    }
+    if (cnt != 2 * n_axes)
+        return pfvm_grad_fail(g, "%d pads for %d axes", cnt, n_axes);
+    for (i = 0; i < r; i++) {
+        full[i] = where[i] >= 0 ? pads[where[i]] : 0;
+        full[r + i] = where[i] >= 0 ? pads[n_axes + where[i]] : 0;
+    }
+    /* positive pads are sliced off the gradient, negative ones (crops of x)
+     * come back as zeros */
+    for (i = 0; i < r; i++) {
+        int64_t b = full[i] > 0 ? full[i] : 0, e = full[r + i] > 0 ? full[r + i] : 0, d = pfvm__tn_gdim(g, gy, i);
+        starts[i] = b;
+        if (d >= 0)
+            ends[i] = d - e;
+        else if (e == 0)
+            ends[i] = INT64_MAX;
+        else
+            ends[i] = -e;
+        axes[i] = i;
+        crop[i] = full[i] < 0 ? -full[i] : 0;
+        crop[r + i] = full[r + i] < 0 ? -full[r + i] : 0;
+        if (crop[i] || crop[r + i])
+            any_crop = 1;
+    }
+    gy = pfvm_grad_slice(g, gy, starts, ends, axes, r);
+    if (any_crop)
+        gy = pfvm_grad_pad(g, gy, crop, r);
+    return pfvm_grad_add(g, x, gy);
+}
+
+/* Trilu keeps a triangle: so does its gradient. */
+static pfvm_code pfvm__tn_k_trilu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    pfvm_node *nd;
+    pfvm_value *in[2];
+    if (!gy)
+        return PFVM_OK;
+    in[0] = gy;
+    in[1] = n->n_inputs > 1 ? n->inputs[1] : NULL;
+    nd = pfvm_grad_node(g, "Trilu", in, in[1] ? 2 : 1, 1);
+    if (!nd || pfvm_node_set_attr_int(nd, "upper", pfvm_node_attr_int(n, "upper", 1), g->st))
+        return g->st->code;
+    return pfvm_grad_add(g, n->inputs[0], nd->outputs[0]);
+}
+
 const pfvm_op_def pfvm__ops_tensor[] = {
-    {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, 0, pfvm__tn_simp_same, NULL, NULL},
-    {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, NULL, NULL},
+    {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL},
+    {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, pfvm__tn_k_dropout_grad, NULL},
     {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, 0, NULL, NULL, NULL},
     {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL},
     {"Constant", "", 1, 0, 0, 0, 1, 1, pfvm__tn_infer_constant, pfvm__tn_k_constant, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL},
     {"ConstantOfShape", "", 9, 0, 1, 1, 1, 1, pfvm__tn_infer_cos, pfvm__tn_k_cos, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__tn_a_cos, 0, NULL, NULL, NULL},
-    {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, 0, pfvm__tn_simp_reshape, NULL, NULL},
-    {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, 0, pfvm__tn_simp_reshape, NULL, NULL},
-    {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_reshape, NULL, NULL},
-    {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, 0, pfvm__tn_simp_reshape, NULL, NULL},
-    {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, 0, pfvm__tn_simp_reshape, NULL, NULL},
-    {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_reshape, NULL, NULL},
-    {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, pfvm__tn_simp_transpose, NULL, NULL},
-    {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_concat, NULL, NULL},
-    {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, pfvm__tn_simp_concat, NULL, NULL},
-    {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, NULL, NULL},
-    {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, pfvm__tn_simp_slice, NULL, NULL},
-    {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_slice, NULL, NULL},
-    {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, NULL, NULL},
-    {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, NULL, NULL},
-    {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, NULL, NULL},
-    {"Pad", "", 2, 10, 1, 1, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "float,double,float16", pfvm__tn_a_pad2, 0, pfvm__tn_simp_pad, NULL, NULL},
-    {"Pad", "", 11, 0, 2, 4, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_pad, 0, pfvm__tn_simp_pad, NULL, NULL},
+    {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, 0, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL},
+    {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, 0, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL},
+    {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL},
+    {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, 0, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL},
+    {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, 0, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL},
+    {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL},
+    {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, pfvm__tn_simp_transpose, pfvm__tn_k_transpose_grad, NULL},
+    {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL},
+    {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL},
+    {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, pfvm__tn_k_split_grad, NULL},
+    {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL},
+    {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL},
+    {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, pfvm__tn_k_gather_grad, NULL},
+    {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_expand_grad, NULL},
+    {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_tile_grad, NULL},
+    {"Pad", "", 2, 10, 1, 1, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "float,double,float16", pfvm__tn_a_pad2, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL},
+    {"Pad", "", 11, 0, 2, 4, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_pad, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL},
     {"Range", "", 11, 0, 3, 3, 1, 1, pfvm__tn_infer_range, pfvm__tn_k_range, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL},
-    {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm__tn_infer_trilu, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_trilu, 0, NULL, NULL, NULL},
+    {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm__tn_infer_trilu, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_trilu, 0, NULL, pfvm__tn_k_trilu_grad, NULL},
     PFVM__TN_END
 };
 /* ---- src/ops/training.c ---- */
@@ -17179,6 +18706,1192 @@ pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int stri
         }
     }
     return pfvm_infer_shapes(g, strict, st);
+}
+/* ---- src/passes/autodiff.c ---- */
+/* autodiff: the reverse sweep, gradient accumulation, the helpers gradient
+ * builders use, and the optimizers of training graphs. The per-operator
+ * rules live with the operators (pfvm_op_def.grad in src/ops). */
+
+#include <math.h>
+#include <stdio.h>
+
+/* What the sweep knows about one value of the graph (by value id). */
+typedef struct pfvm__grad_val {
+    pfvm_value **contrib;  /* stb_ds: gradients added so far (summed on first read) */
+    pfvm_ival iv;          /* type and known contents */
+    pfvm_value *shape;     /* pfvm_grad_shape's value, made once */
+    unsigned char has_iv, from_wrt, to_seed;
+} pfvm__grad_val;
+
+/* ---- bookkeeping ---------------------------------------------------------------- */
+
+/* Grows the per-value table to the graph's value count. */
+static pfvm__grad_val *pfvm__gv(pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    ptrdiff_t n = stbds_arrlen(g->g->values), have = stbds_arrlen(g->vals);
+    if (have < n) {
+        stbds_arrsetlen(g->vals, n);
+        memset(g->vals + have, 0, sizeof(pfvm__grad_val) * (size_t)(n - have));
+    }
+    if (!v || v->graph != g->g || v->id < 0 || v->id >= n)
+        return NULL;
+    return &g->vals[v->id];
+}
+
+static int pfvm__grad_failed(const pfvm_grad_ctx *g)
+{
+    return g->st->code != PFVM_OK;
+}
+
+static const char *pfvm__grad_label(const pfvm_node *n, char *buf, size_t size)
+{
+    return pfvm__node_label(n, buf, size);
+}
+
+pfvm_code pfvm_grad_fail(pfvm_grad_ctx *g, const char *fmt, ...)
+{
+    char msg[PFVM_STATUS_MSG], lb[96];
+    va_list ap;
+    va_start(ap, fmt);
+    pfvm__vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (g->node)
+        return pfvm__fail(g->st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): gradient: %s",
+                          pfvm__grad_label(g->node, lb, sizeof lb), g->node->op_type, msg);
+    return pfvm__fail(g->st, PFVM_ERR_UNSUPPORTED, "gradient: %s", msg);
+}
+
+static int pfvm__is_float_tensor(const pfvm_type *t)
+{
+    return t->kind == PFVM_KIND_TENSOR && pfvm_dtype_is_float(t->dtype);
+}
+
+/* ---- inference of emitted nodes -------------------------------------------------- */
+
+static pfvm_ival *pfvm__grad_ival(pfvm_grad_ctx *g, const pfvm_value *v, pfvm_ival *tmp)
+{
+    pfvm__grad_val *gv = pfvm__gv(g, v);
+    if (!gv) {
+        memset(tmp, 0, sizeof *tmp);
+        tmp->type = v->type;
+        tmp->value = v->init;
+        return tmp;
+    }
+    if (!gv->has_iv) {
+        memset(&gv->iv, 0, sizeof gv->iv);
+        gv->iv.type = v->type;
+        gv->iv.value = v->init;
+        gv->has_iv = 1;
+    }
+    return &gv->iv;
+}
+
+/* Infers node n (of g->g) and records its outputs' types and contents.
+ * Forward nodes (`keep_types`) keep their values' types as the whole-graph
+ * inference left them: only the contents are of interest. */
+static pfvm_code pfvm__grad_infer(pfvm_grad_ctx *g, pfvm_node *n, int keep_types)
+{
+    pfvm_ival *tmps;
+    int j;
+    pfvm_code rc;
+    pfvm__gv(g, NULL);
+    tmps = (pfvm_ival *)pfvm__arena_alloc(&g->arena, sizeof(pfvm_ival) * (size_t)(n->n_inputs + 1));
+    if (!tmps)
+        return pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+    stbds_arrsetlen(g->tmp_in, n->n_inputs + 1);
+    stbds_arrsetlen(g->tmp_out, n->n_outputs + 1);
+    for (j = 0; j < n->n_inputs; j++)
+        g->tmp_in[j] = n->inputs[j] ? pfvm__grad_ival(g, n->inputs[j], &tmps[j]) : NULL;
+    for (j = 0; j < n->n_outputs; j++) {
+        pfvm__grad_val *gv = n->outputs[j] ? pfvm__gv(g, n->outputs[j]) : NULL;
+        g->tmp_out[j] = NULL;
+        if (!gv)
+            continue;
+        memset(&gv->iv, 0, sizeof gv->iv);
+        gv->iv.type.shape.rank = -1;
+        g->tmp_out[j] = &gv->iv;
+    }
+    rc = pfvm__infer_node(n, g->tmp_in, g->tmp_out, g->m->syms, &g->arena, g->st);
+    for (j = 0; j < n->n_outputs; j++) {
+        pfvm__grad_val *gv = n->outputs[j] ? pfvm__gv(g, n->outputs[j]) : NULL;
+        if (!gv)
+            continue;
+        if (rc) {
+            gv->has_iv = 0;
+            continue;
+        }
+        pfvm__ival_materialize(&gv->iv, &g->arena);
+        gv->has_iv = 1;
+        if (keep_types && n->outputs[j]->type.kind != PFVM_KIND_UNKNOWN)
+            gv->iv.type = n->outputs[j]->type;
+        else
+            n->outputs[j]->type = gv->iv.type;
+    }
+    return rc;
+}
+
+/* Infers the emitted nodes up to and including g->g->nodes[upto]. */
+static pfvm_code pfvm__grad_flush(pfvm_grad_ctx *g, int upto)
+{
+    int n = (int)stbds_arrlen(g->g->nodes);
+    if (upto >= n)
+        upto = n - 1;
+    while (g->inferred <= upto) {
+        pfvm_node *nd = g->g->nodes[g->inferred++];
+        if (pfvm__grad_infer(g, nd, 0))
+            return g->st->code;
+    }
+    return PFVM_OK;
+}
+
+const pfvm_type *pfvm_grad_type(pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    if (!v)
+        return NULL;
+    if (v->producer && v->graph == g->g && v->producer->id >= g->inferred && v->producer->id < (int)stbds_arrlen(g->g->nodes) &&
+        g->g->nodes[v->producer->id] == v->producer)
+        pfvm__grad_flush(g, v->producer->id);
+    return &v->type;
+}
+
+pfvm_dtype pfvm_grad_dtype(pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    const pfvm_type *t = pfvm_grad_type(g, v);
+    return t ? t->dtype : PFVM_UNDEFINED;
+}
+
+static int pfvm__shapes_equal(const pfvm_shape *a, const pfvm_shape *b)
+{
+    int i;
+    if (a->rank < 0 || a->rank != b->rank)
+        return 0;
+    for (i = 0; i < a->rank; i++)
+        if (!pfvm_sym_proven_eq(a->dims[i], b->dims[i]))
+            return 0;
+    return 1;
+}
+
+int pfvm_grad_same_shape(pfvm_grad_ctx *g, const pfvm_value *a, const pfvm_value *b)
+{
+    const pfvm_type *ta = pfvm_grad_type(g, a), *tb = pfvm_grad_type(g, b);
+    return ta && tb && pfvm__shapes_equal(&ta->shape, &tb->shape);
+}
+
+int pfvm_grad_known_ints(pfvm_grad_ctx *g, const pfvm_value *v, int64_t *out, int cap)
+{
+    pfvm_ival tmp, *iv;
+    if (!v)
+        return -1;
+    pfvm_grad_type(g, v);
+    iv = pfvm__grad_ival(g, v, &tmp);
+    return pfvm_ival_ints(iv, out, cap);
+}
+
+/* ---- emitting nodes ------------------------------------------------------------- */
+
+static pfvm_value *pfvm__grad_new_value(pfvm_grad_ctx *g)
+{
+    char hint[128];
+    const char *base = "grad";
+    if (g->node && g->node->n_outputs > 0 && g->node->outputs[0])
+        base = g->node->outputs[0]->name;
+    pfvm__snprintf(hint, sizeof hint, "%.100s_g", base);
+    return pfvm_graph_new_value(g->g, hint, g->st);
+}
+
+pfvm_node *pfvm_grad_node(pfvm_grad_ctx *g, const char *op_type, pfvm_value *const *in, int n_in, int n_out)
+{
+    pfvm_value *outs[16];
+    char name[160], lb[96];
+    pfvm_node *n;
+    int j;
+    if (pfvm__grad_failed(g))
+        return NULL;
+    if (n_out < 0 || n_out > 16) {
+        pfvm_grad_fail(g, "%d outputs for %s", n_out, op_type);
+        return NULL;
+    }
+    for (j = 0; j < n_out; j++)
+        if (!(outs[j] = pfvm__grad_new_value(g)))
+            return NULL;
+    if (g->node)
+        pfvm__snprintf(name, sizeof name, "%.100s/grad%d", pfvm__grad_label(g->node, lb, sizeof lb), g->n_emitted);
+    else
+        pfvm__snprintf(name, sizeof name, "%s%d", g->name_prefix ? g->name_prefix : "grad", g->n_emitted);
+    g->n_emitted++;
+    n = pfvm_graph_add_node(g->g, op_type, "", name, (pfvm_value **)in, n_in, outs, n_out, g->st);
+    if (!n)
+        return NULL;
+    n->opset = g->opset;
+    n->op = pfvm_op_find("", op_type, g->opset);
+    if (!n->op) {
+        pfvm_grad_fail(g, "needs operator %s, which opset %d does not have", op_type, g->opset);
+        return NULL;
+    }
+    if (n_in < n->op->min_inputs || (n->op->max_inputs >= 0 && n_in > n->op->max_inputs)) {
+        pfvm_grad_fail(g, "emitted %s with %d inputs", op_type, n_in);
+        return NULL;
+    }
+    for (j = 0; j < n->op->min_inputs; j++)
+        if (!in[j]) {
+            pfvm_grad_fail(g, "emitted %s without its input %d", op_type, j);
+            return NULL;
+        }
+    pfvm__gv(g, NULL);
+    return n;
+}
+
+pfvm_value *pfvm_grad_op1(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a)
+{
+    pfvm_node *n = pfvm_grad_node(g, op_type, &a, 1, 1);
+    return n ? n->outputs[0] : NULL;
+}
+
+pfvm_value *pfvm_grad_op2(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b)
+{
+    pfvm_value *in[2];
+    pfvm_node *n;
+    in[0] = a;
+    in[1] = b;
+    n = pfvm_grad_node(g, op_type, in, 2, 1);
+    return n ? n->outputs[0] : NULL;
+}
+
+pfvm_value *pfvm_grad_op3(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b, pfvm_value *c)
+{
+    pfvm_value *in[3];
+    pfvm_node *n;
+    in[0] = a;
+    in[1] = b;
+    in[2] = c;
+    n = pfvm_grad_node(g, op_type, in, 3, 1);
+    return n ? n->outputs[0] : NULL;
+}
+
+/* ---- constants ------------------------------------------------------------------ */
+
+pfvm_value *pfvm_grad_tensor(pfvm_grad_ctx *g, pfvm_dtype dtype, int rank, const int64_t *dims, const void *data)
+{
+    pfvm_tensor *t;
+    pfvm_node *n;
+    pfvm_attr *a;
+    if (pfvm__grad_failed(g))
+        return NULL;
+    t = pfvm_model_tensor(g->m, dtype, rank, dims, NULL, g->st);
+    if (!t)
+        return NULL;
+    if (data && t->nbytes)
+        memcpy(t->data, data, t->nbytes);
+    n = pfvm_grad_node(g, "Constant", NULL, 0, 1);
+    if (!n)
+        return NULL;
+    a = pfvm_node_add_attr(n, "value", PFVM_ATTR_TENSOR, g->st);
+    if (!a)
+        return NULL;
+    a->t = t;
+    return n->outputs[0];
+}
+
+pfvm_value *pfvm_grad_scalar(pfvm_grad_ctx *g, pfvm_dtype dtype, double v)
+{
+    unsigned char buf[16];
+    pfvm_tensor t;
+    if (!pfvm_dtype_size(dtype) || pfvm_dtype_size(dtype) > sizeof buf || dtype == PFVM_STRING) {
+        if (!pfvm__grad_failed(g))
+            pfvm_grad_fail(g, "no scalar of element type %s", pfvm_dtype_name(dtype));
+        return NULL;
+    }
+    memset(&t, 0, sizeof t);
+    t.kind = PFVM_KIND_TENSOR;
+    t.dtype = dtype;
+    t.data = buf;
+    t.nbytes = sizeof buf;
+    pfvm_red_store(&t, 0, v);
+    return pfvm_grad_tensor(g, dtype, 0, NULL, buf);
+}
+
+pfvm_value *pfvm_grad_scalar_like(pfvm_grad_ctx *g, const pfvm_value *like, double v)
+{
+    if (!like || pfvm__grad_failed(g))
+        return NULL;
+    return pfvm_grad_scalar(g, pfvm_grad_dtype(g, like), v);
+}
+
+pfvm_value *pfvm_grad_ints(pfvm_grad_ctx *g, const int64_t *v, int n)
+{
+    int64_t dim = n;
+    return pfvm_grad_tensor(g, PFVM_INT64, 1, &dim, v);
+}
+
+/* ---- shapes --------------------------------------------------------------------- */
+
+pfvm_value *pfvm_grad_shape(pfvm_grad_ctx *g, pfvm_value *v)
+{
+    const pfvm_type *t;
+    pfvm__grad_val *gv;
+    pfvm_value *s;
+    int64_t dims[PFVM_MAX_RANK];
+    int i, known = 1;
+    if (!v || pfvm__grad_failed(g))
+        return NULL;
+    gv = pfvm__gv(g, v);
+    if (gv && gv->shape)
+        return gv->shape;
+    t = pfvm_grad_type(g, v);
+    if (t->kind != PFVM_KIND_TENSOR || t->shape.rank < 0)
+        known = 0;
+    for (i = 0; known && i < t->shape.rank; i++)
+        if (!pfvm_sym_is_const(t->shape.dims[i], &dims[i]))
+            known = 0;
+    s = known ? pfvm_grad_ints(g, dims, t->shape.rank) : pfvm_grad_op1(g, "Shape", v);
+    gv = pfvm__gv(g, v);
+    if (gv)
+        gv->shape = s;
+    return s;
+}
+
+static pfvm_value *pfvm__grad_fill_like(pfvm_grad_ctx *g, pfvm_value *v, double fill)
+{
+    pfvm_node *n;
+    pfvm_attr *a;
+    pfvm_value *s;
+    pfvm_dtype dt;
+    int64_t one = 1;
+    if (!v || pfvm__grad_failed(g))
+        return NULL;
+    dt = pfvm_grad_dtype(g, v);
+    s = pfvm_grad_shape(g, v);
+    n = pfvm_grad_node(g, "ConstantOfShape", &s, 1, 1);
+    if (!n)
+        return NULL;
+    a = pfvm_node_add_attr(n, "value", PFVM_ATTR_TENSOR, g->st);
+    if (!a || !(a->t = pfvm_model_tensor(g->m, dt, 1, &one, NULL, g->st)))
+        return NULL;
+    pfvm_red_store(a->t, 0, fill);
+    return n->outputs[0];
+}
+
+pfvm_value *pfvm_grad_zeros_like(pfvm_grad_ctx *g, pfvm_value *v)
+{
+    return pfvm__grad_fill_like(g, v, 0);
+}
+
+pfvm_value *pfvm_grad_ones_like(pfvm_grad_ctx *g, pfvm_value *v)
+{
+    return pfvm__grad_fill_like(g, v, 1);
+}
+
+pfvm_value *pfvm_grad_reshape_like(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like)
+{
+    if (!x || !like || pfvm__grad_failed(g))
+        return NULL;
+    if (pfvm_grad_same_shape(g, x, like))
+        return x;
+    return pfvm_grad_op2(g, "Reshape", x, pfvm_grad_shape(g, like));
+}
+
+pfvm_value *pfvm_grad_expand(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like)
+{
+    if (!x || !like || pfvm__grad_failed(g))
+        return NULL;
+    if (pfvm_grad_same_shape(g, x, like))
+        return x;
+    return pfvm_grad_op2(g, "Expand", x, pfvm_grad_shape(g, like));
+}
+
+pfvm_value *pfvm_grad_cast(pfvm_grad_ctx *g, pfvm_value *x, pfvm_dtype dtype)
+{
+    pfvm_node *n;
+    if (!x || pfvm__grad_failed(g))
+        return NULL;
+    if (pfvm_grad_dtype(g, x) == dtype)
+        return x;
+    n = pfvm_grad_node(g, "Cast", &x, 1, 1);
+    if (!n || pfvm_node_set_attr_int(n, "to", (int64_t)dtype, g->st))
+        return NULL;
+    return n->outputs[0];
+}
+
+/* Reductions take axes as an input from opset 18 (ReduceSum from 13). */
+static int pfvm__grad_axes_input(const pfvm_grad_ctx *g, const char *op)
+{
+    return g->opset >= 18 || (g->opset >= 13 && !strcmp(op, "ReduceSum"));
+}
+
+pfvm_value *pfvm_grad_reduce(pfvm_grad_ctx *g, const char *op, pfvm_value *x, const int64_t *axes, int n_axes,
+                             int keepdims)
+{
+    pfvm_node *n;
+    pfvm_value *in[2];
+    if (!x || pfvm__grad_failed(g))
+        return NULL;
+    if (n_axes <= 0) {
+        pfvm_grad_fail(g, "%s over no axes", op);
+        return NULL;
+    }
+    in[0] = x;
+    if (pfvm__grad_axes_input(g, op)) {
+        in[1] = pfvm_grad_ints(g, axes, n_axes);
+        n = pfvm_grad_node(g, op, in, 2, 1);
+    } else {
+        n = pfvm_grad_node(g, op, in, 1, 1);
+        if (n && pfvm_node_set_attr_ints(n, "axes", axes, n_axes, g->st))
+            return NULL;
+    }
+    if (!n || pfvm_node_set_attr_int(n, "keepdims", keepdims, g->st))
+        return NULL;
+    return n->outputs[0];
+}
+
+static pfvm_value *pfvm__grad_axes_op(pfvm_grad_ctx *g, const char *op, pfvm_value *x, const int64_t *axes,
+                                      int n_axes)
+{
+    pfvm_node *n;
+    pfvm_value *in[2];
+    if (!x || pfvm__grad_failed(g))
+        return NULL;
+    if (n_axes <= 0)
+        return x;
+    in[0] = x;
+    if (g->opset >= 13) {
+        in[1] = pfvm_grad_ints(g, axes, n_axes);
+        n = pfvm_grad_node(g, op, in, 2, 1);
+    } else {
+        n = pfvm_grad_node(g, op, in, 1, 1);
+        if (n && pfvm_node_set_attr_ints(n, "axes", axes, n_axes, g->st))
+            return NULL;
+    }
+    return n ? n->outputs[0] : NULL;
+}
+
+pfvm_value *pfvm_grad_unsqueeze(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes)
+{
+    return pfvm__grad_axes_op(g, "Unsqueeze", x, axes, n_axes);
+}
+
+pfvm_value *pfvm_grad_squeeze(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes)
+{
+    return pfvm__grad_axes_op(g, "Squeeze", x, axes, n_axes);
+}
+
+pfvm_value *pfvm_grad_transpose(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *perm, int rank)
+{
+    pfvm_node *n;
+    int i, id = 1;
+    if (!x || pfvm__grad_failed(g))
+        return NULL;
+    for (i = 0; i < rank; i++)
+        if (perm[i] != i)
+            id = 0;
+    if (id)
+        return x;
+    n = pfvm_grad_node(g, "Transpose", &x, 1, 1);
+    if (!n || pfvm_node_set_attr_ints(n, "perm", perm, rank, g->st))
+        return NULL;
+    return n->outputs[0];
+}
+
+pfvm_value *pfvm_grad_slice(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *starts, const int64_t *ends,
+                            const int64_t *axes, int n)
+{
+    pfvm_node *nd;
+    if (!x || pfvm__grad_failed(g))
+        return NULL;
+    if (n <= 0)
+        return x;
+    if (g->opset >= 10) {
+        pfvm_value *in[4];
+        in[0] = x;
+        in[1] = pfvm_grad_ints(g, starts, n);
+        in[2] = pfvm_grad_ints(g, ends, n);
+        in[3] = pfvm_grad_ints(g, axes, n);
+        nd = pfvm_grad_node(g, "Slice", in, 4, 1);
+    } else {
+        nd = pfvm_grad_node(g, "Slice", &x, 1, 1);
+        if (nd && (pfvm_node_set_attr_ints(nd, "starts", starts, n, g->st) ||
+                   pfvm_node_set_attr_ints(nd, "ends", ends, n, g->st) ||
+                   pfvm_node_set_attr_ints(nd, "axes", axes, n, g->st)))
+            return NULL;
+    }
+    return nd ? nd->outputs[0] : NULL;
+}
+
+pfvm_value *pfvm_grad_pad(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *pads, int rank)
+{
+    pfvm_node *nd;
+    int i, any = 0;
+    if (!x || pfvm__grad_failed(g))
+        return NULL;
+    for (i = 0; i < 2 * rank; i++)
+        if (pads[i])
+            any = 1;
+    if (!any)
+        return x;
+    if (g->opset >= 11) {
+        pfvm_value *in[2];
+        in[0] = x;
+        in[1] = pfvm_grad_ints(g, pads, 2 * rank);
+        nd = pfvm_grad_node(g, "Pad", in, 2, 1);
+    } else {
+        nd = pfvm_grad_node(g, "Pad", &x, 1, 1);
+        if (nd && pfvm_node_set_attr_ints(nd, "pads", pads, 2 * rank, g->st))
+            return NULL;
+    }
+    return nd ? nd->outputs[0] : NULL;
+}
+
+pfvm_value *pfvm_grad_concat(pfvm_grad_ctx *g, pfvm_value *const *xs, int n, int64_t axis)
+{
+    pfvm_node *nd;
+    int i;
+    if (pfvm__grad_failed(g))
+        return NULL;
+    for (i = 0; i < n; i++)
+        if (!xs[i]) {
+            pfvm_grad_fail(g, "Concat of a missing value");
+            return NULL;
+        }
+    if (n == 1)
+        return xs[0];
+    nd = pfvm_grad_node(g, "Concat", xs, n, 1);
+    if (!nd || pfvm_node_set_attr_int(nd, "axis", axis, g->st))
+        return NULL;
+    return nd->outputs[0];
+}
+
+pfvm_value *pfvm_grad_ge(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *y, int le)
+{
+    if (g->opset >= 12)
+        return pfvm_grad_op2(g, le ? "LessOrEqual" : "GreaterOrEqual", x, y);
+    return pfvm_grad_op1(g, "Not", pfvm_grad_op2(g, le ? "Greater" : "Less", x, y));
+}
+
+pfvm_value *pfvm_grad_sum_to(pfvm_grad_ctx *g, pfvm_value *dx, pfvm_value *target)
+{
+    const pfvm_type *td, *tt;
+    int64_t axes[PFVM_MAX_RANK];
+    int n_axes = 0, ones = 0, dyn = 0, lead, i;
+    if (!dx || !target || pfvm__grad_failed(g))
+        return NULL;
+    td = pfvm_grad_type(g, dx);
+    tt = pfvm_grad_type(g, target);
+    if (td->shape.rank < 0 || tt->shape.rank < 0) {
+        pfvm_grad_fail(g, "sum_to needs known ranks ('%s' and '%s')", dx->name, target->name);
+        return NULL;
+    }
+    lead = td->shape.rank - tt->shape.rank;
+    if (lead < 0) {
+        pfvm_grad_fail(g, "cannot sum a rank-%d gradient to rank %d", td->shape.rank, tt->shape.rank);
+        return NULL;
+    }
+    for (i = 0; i < lead; i++)
+        axes[n_axes++] = i;
+    for (i = 0; i < tt->shape.rank; i++) {
+        const pfvm_sym *a = td->shape.dims[lead + i], *b = tt->shape.dims[i];
+        int64_t ca = 0, cb = 0;
+        int ka = pfvm_sym_is_const(a, &ca), kb = pfvm_sym_is_const(b, &cb);
+        if (pfvm_sym_proven_eq(a, b) || (ka && ca == 1))
+            continue;
+        if (kb && cb == 1) {
+            axes[n_axes++] = lead + i;
+            ones++;
+            continue;
+        }
+        if (ka && kb) {
+            pfvm_grad_fail(g, "gradient dim %d (%lld) does not broadcast from %lld", lead + i, (long long)ca,
+                           (long long)cb);
+            return NULL;
+        }
+        dyn = 1;
+    }
+    if (!dyn) {
+        pfvm_value *r;
+        if (!n_axes)
+            return dx;
+        if (!ones)
+            return pfvm_grad_reduce(g, "ReduceSum", dx, axes, n_axes, 0);
+        r = pfvm_grad_reduce(g, "ReduceSum", dx, axes, n_axes, 1);
+        return lead ? pfvm_grad_op2(g, "Reshape", r, pfvm_grad_shape(g, target)) : r;
+    }
+    /* Some axes are decided at run time: sum over every axis where the
+     * target (padded with leading 1s) has size 1. */
+    {
+        pfvm_value *s, *in[2];
+        pfvm_node *n;
+        int64_t one = 1, minus1 = -1;
+        if (g->opset < 13) {
+            pfvm_grad_fail(g, "broadcast gradient with dims decided at run time needs opset 13 (model has %d)",
+                           g->opset);
+            return NULL;
+        }
+        s = pfvm_grad_shape(g, target);
+        if (lead) {
+            int64_t ones_v[PFVM_MAX_RANK];
+            for (i = 0; i < lead; i++)
+                ones_v[i] = 1;
+            in[0] = pfvm_grad_ints(g, ones_v, lead);
+            in[1] = s;
+            n = pfvm_grad_node(g, "Concat", in, 2, 1);
+            if (!n || pfvm_node_set_attr_int(n, "axis", 0, g->st))
+                return NULL;
+            s = n->outputs[0];
+        }
+        s = pfvm_grad_op2(g, "Equal", s, pfvm_grad_ints(g, &one, 1));
+        s = pfvm_grad_op2(g, "Reshape", pfvm_grad_op1(g, "NonZero", s), pfvm_grad_ints(g, &minus1, 1));
+        in[0] = dx;
+        in[1] = s;
+        n = pfvm_grad_node(g, "ReduceSum", in, 2, 1);
+        if (!n || pfvm_node_set_attr_int(n, "keepdims", 1, g->st) ||
+            pfvm_node_set_attr_int(n, "noop_with_empty_axes", 1, g->st))
+            return NULL;
+        return pfvm_grad_op2(g, "Reshape", n->outputs[0], pfvm_grad_shape(g, target));
+    }
+}
+
+/* ---- gradients ------------------------------------------------------------------- */
+
+static int pfvm__grad_val_needed(const pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    const pfvm__grad_val *gv;
+    if (!v || v->graph != g->g || v->id < 0 || v->id >= g->n_forward_values || v->id >= (int)stbds_arrlen(g->vals))
+        return 0;
+    gv = &g->vals[v->id];
+    return gv->from_wrt && gv->to_seed && pfvm__is_float_tensor(&v->type);
+}
+
+int pfvm_grad_needed(const pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    return pfvm__grad_val_needed(g, v);
+}
+
+/* The gradient of v so far: its contributions summed (Add for two, Sum
+ * for more), or NULL. */
+static pfvm_value *pfvm__grad_collect(pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    pfvm__grad_val *gv = pfvm__gv(g, v);
+    pfvm_value *sum;
+    int n;
+    if (!gv || pfvm__grad_failed(g))
+        return NULL;
+    n = (int)stbds_arrlen(gv->contrib);
+    if (n == 0)
+        return NULL;
+    if (n == 1)
+        return gv->contrib[0];
+    if (n == 2) {
+        sum = pfvm_grad_op2(g, "Add", gv->contrib[0], gv->contrib[1]);
+    } else {
+        pfvm_node *nd = pfvm_grad_node(g, "Sum", gv->contrib, n, 1);
+        sum = nd ? nd->outputs[0] : NULL;
+    }
+    if (!sum)
+        return NULL;
+    gv = pfvm__gv(g, v);
+    stbds_arrsetlen(gv->contrib, 1);
+    gv->contrib[0] = sum;
+    return sum;
+}
+
+pfvm_value *pfvm_grad_out(pfvm_grad_ctx *g, int i)
+{
+    if (!g->node || i < 0 || i >= g->node->n_outputs || !g->node->outputs[i])
+        return NULL;
+    return pfvm__grad_collect(g, g->node->outputs[i]);
+}
+
+pfvm_value *pfvm_grad_out_or_zeros(pfvm_grad_ctx *g, int i)
+{
+    pfvm_value *d;
+    if (pfvm__grad_failed(g))
+        return NULL;
+    d = pfvm_grad_out(g, i);
+    if (d || pfvm__grad_failed(g))
+        return d;
+    if (!g->node || i < 0 || i >= g->node->n_outputs || !g->node->outputs[i]) {
+        pfvm_grad_fail(g, "no output %d", i);
+        return NULL;
+    }
+    return pfvm_grad_zeros_like(g, g->node->outputs[i]);
+}
+
+pfvm_code pfvm_grad_add(pfvm_grad_ctx *g, const pfvm_value *v, pfvm_value *dv)
+{
+    const pfvm_type *tv, *td;
+    pfvm__grad_val *gv;
+    int i;
+    if (pfvm__grad_failed(g))
+        return g->st->code;
+    if (!dv)
+        return pfvm_grad_fail(g, "no gradient value for '%s'", v ? v->name : "?");
+    if (!v || !pfvm__grad_val_needed(g, v))
+        return PFVM_OK;
+    tv = &v->type;
+    td = pfvm_grad_type(g, dv);
+    if (pfvm__grad_failed(g))
+        return g->st->code;
+    if (td->dtype != tv->dtype)
+        return pfvm_grad_fail(g, "a %s gradient for the %s value '%s'", pfvm_dtype_name(td->dtype),
+                              pfvm_dtype_name(tv->dtype), v->name);
+    if (td->shape.rank >= 0 && tv->shape.rank >= 0) {
+        if (td->shape.rank != tv->shape.rank)
+            return pfvm_grad_fail(g, "a rank-%d gradient for the rank-%d value '%s'", td->shape.rank,
+                                  tv->shape.rank, v->name);
+        for (i = 0; i < tv->shape.rank; i++) {
+            int64_t a, b;
+            if (pfvm_sym_is_const(td->shape.dims[i], &a) && pfvm_sym_is_const(tv->shape.dims[i], &b) && a != b)
+                return pfvm_grad_fail(g, "gradient dim %d is %lld where '%s' has %lld", i, (long long)a, v->name,
+                                      (long long)b);
+        }
+    }
+    gv = pfvm__gv(g, v);
+    stbds_arrput(gv->contrib, dv);
+    return PFVM_OK;
+}
+
+pfvm_value *pfvm_grad_forward_output(pfvm_grad_ctx *g, int i)
+{
+    pfvm_node *n = (pfvm_node *)g->node;
+    pfvm_value *v;
+    if (!n || pfvm__grad_failed(g))
+        return NULL;
+    if (i < n->n_outputs && n->outputs[i])
+        return n->outputs[i];
+    if (i < 0 || !n->op || (n->op->max_outputs >= 0 && i >= n->op->max_outputs)) {
+        pfvm_grad_fail(g, "the operator has no output %d", i);
+        return NULL;
+    }
+    if (i >= n->n_outputs) {
+        pfvm_value **outs = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(i + 1));
+        if (!outs) {
+            pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+            return NULL;
+        }
+        memcpy(outs, n->outputs, sizeof(pfvm_value *) * (size_t)n->n_outputs);
+        n->outputs = outs;
+        n->n_outputs = i + 1;
+    }
+    {
+        char hint[128];
+        pfvm__snprintf(hint, sizeof hint, "%.100s_out%d", n->outputs[0] ? n->outputs[0]->name : n->op_type, i);
+        v = pfvm_graph_new_value(g->g, hint, g->st);
+    }
+    if (!v)
+        return NULL;
+    v->producer = n;
+    v->producer_index = i;
+    n->outputs[i] = v;
+    if (pfvm__grad_infer(g, n, 1))
+        return NULL;
+    return v;
+}
+
+/* ---- the sweep ------------------------------------------------------------------- */
+
+static pfvm_code pfvm__grad_init(pfvm_grad_ctx *g, pfvm_model *m, pfvm_graph *gr, pfvm_status *st)
+{
+    memset(g, 0, sizeof *g);
+    g->m = m;
+    g->g = gr;
+    g->st = st ? st : &g->own_st;
+    pfvm__ok(g->st);
+    g->opset = (int)pfvm_model_opset(m, "");
+    if (g->opset <= 0)
+        g->opset = 1;
+    g->inferred = (int)stbds_arrlen(gr->nodes);
+    pfvm__gv(g, NULL);
+    return PFVM_OK;
+}
+
+static void pfvm__grad_free(pfvm_grad_ctx *g)
+{
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(g->vals); i++)
+        stbds_arrfree(g->vals[i].contrib);
+    stbds_arrfree(g->vals);
+    stbds_arrfree(g->tmp_in);
+    stbds_arrfree(g->tmp_out);
+    pfvm__arena_free(&g->arena);
+}
+
+/* Names a gradient output `<base>_grad` (or a fresh variant when taken):
+ * renames a value made by a backward node, otherwise adds an Identity. */
+static pfvm_value *pfvm__grad_named(pfvm_grad_ctx *g, pfvm_value *v, const char *base, const char *suffix)
+{
+    char name[256];
+    pfvm_value *out;
+    pfvm_node *n;
+    pfvm__snprintf(name, sizeof name, "%s%s", base, suffix);
+    if (v->producer && !v->is_output && !v->is_input && !v->init && v->graph == g->g &&
+        v->id >= g->n_forward_values && !pfvm_graph_find(g->g, name)) {
+        if (pfvm_value_rename(v, name, g->st))
+            return NULL;
+        return v;
+    }
+    out = pfvm_graph_find(g->g, name) ? pfvm_graph_new_value(g->g, name, g->st) : pfvm_graph_value(g->g, name, g->st);
+    if (!out)
+        return NULL;
+    n = pfvm_graph_add_node(g->g, "Identity", "", name, &v, 1, &out, 1, g->st);
+    if (!n)
+        return NULL;
+    n->opset = g->opset;
+    n->op = pfvm_op_find("", "Identity", g->opset);
+    out->type = v->type;
+    return out;
+}
+
+pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_opts *opts, pfvm_autodiff_result *res,
+                        pfvm_status *st)
+{
+    pfvm_grad_ctx gc, *g = &gc;
+    pfvm_autodiff_opts none;
+    pfvm_value **ys = NULL, **seeds = NULL, **wrt = NULL, **deps = NULL;
+    int i, j, k, n_fwd;
+    pfvm_code rc = PFVM_OK;
+    char lb[96];
+    if (!m || !(gr = gr ? gr : m->graph))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_autodiff: no graph");
+    if (!opts) {
+        memset(&none, 0, sizeof none);
+        opts = &none;
+    }
+    if (res)
+        memset(res, 0, sizeof *res);
+    if (pfvm_graph_toposort(gr, st) || pfvm_infer_shapes(gr, 0, st))
+        return st ? st->code : PFVM_ERR_INVALID;
+    pfvm__grad_init(g, m, gr, st);
+    g->flags = opts->flags;
+    n_fwd = (int)stbds_arrlen(gr->nodes);
+    g->n_forward_values = (int)stbds_arrlen(gr->values);
+    /* known contents of forward values (constants, shape arithmetic) */
+    for (i = 0; i < n_fwd; i++) {
+        pfvm_status quiet;
+        pfvm_status *keep = g->st;
+        g->st = &quiet;
+        pfvm__grad_infer(g, gr->nodes[i], 1);
+        g->st = keep;
+    }
+    g->inferred = n_fwd;
+
+    /* the seeds */
+    if (opts->loss) {
+        pfvm_value *y = pfvm_graph_find_local(gr, opts->loss), *s;
+        const pfvm_type *t;
+        int64_t dims[PFVM_MAX_RANK], n = 1;
+        if (!y) {
+            rc = pfvm__fail(g->st, PFVM_ERR_INVALID, "autodiff: the graph has no value named '%s'", opts->loss);
+            goto done;
+        }
+        t = &y->type;
+        if (!pfvm__is_float_tensor(t) || t->shape.rank < 0) {
+            rc = pfvm__fail(g->st, PFVM_ERR_INVALID, "autodiff: the loss '%s' is not a floating-point tensor of known rank",
+                            y->name);
+            goto done;
+        }
+        for (i = 0; i < t->shape.rank; i++)
+            if (!pfvm_sym_is_const(t->shape.dims[i], &dims[i]) || (n *= dims[i]) != 1) {
+                rc = pfvm__fail(g->st, PFVM_ERR_INVALID, "autodiff: the loss '%s' must have one element", y->name);
+                goto done;
+            }
+        {
+            double one = 1;
+            pfvm_tensor tmp;
+            unsigned char buf[16];
+            memset(&tmp, 0, sizeof tmp);
+            tmp.dtype = t->dtype;
+            tmp.data = buf;
+            pfvm_red_store(&tmp, 0, one);
+            s = pfvm_grad_tensor(g, t->dtype, t->shape.rank, dims, buf);
+        }
+        if (!s) {
+            rc = g->st->code;
+            goto done;
+        }
+        stbds_arrput(ys, y);
+        stbds_arrput(seeds, s);
+    } else if (opts->n_ys > 0) {
+        for (i = 0; i < opts->n_ys; i++) {
+            if (!opts->ys[i] || !opts->seeds[i] || opts->ys[i]->graph != gr) {
+                rc = pfvm__fail(g->st, PFVM_ERR_INVALID, "autodiff: seed %d is not a value of the graph", i);
+                goto done;
+            }
+            stbds_arrput(ys, opts->ys[i]);
+            stbds_arrput(seeds, opts->seeds[i]);
+        }
+    } else {
+        int n_out = (int)stbds_arrlen(gr->outputs);
+        for (i = 0; i < n_out; i++) {
+            pfvm_value *y = gr->outputs[i], *s;
+            char name[256];
+            if (!pfvm__is_float_tensor(&y->type))
+                continue;
+            pfvm__snprintf(name, sizeof name, "%s_grad", y->name);
+            s = pfvm_graph_find(gr, name) ? pfvm_graph_new_value(gr, name, g->st) : pfvm_graph_value(gr, name, g->st);
+            if (!s) {
+                rc = g->st->code;
+                goto done;
+            }
+            s->type = y->type;
+            s->has_type_info = 1;
+            pfvm_graph_add_input(gr, s, g->st);
+            stbds_arrput(ys, y);
+            stbds_arrput(seeds, s);
+        }
+    }
+    /* the values to differentiate with respect to */
+    if (opts->wrt) {
+        for (i = 0; i < opts->n_wrt; i++) {
+            pfvm_value *v = opts->wrt[i] ? pfvm_graph_find_local(gr, opts->wrt[i]) : NULL;
+            if (!v) {
+                rc = pfvm__fail(g->st, PFVM_ERR_INVALID, "autodiff: the graph has no value named '%s'",
+                                opts->wrt[i] ? opts->wrt[i] : "(null)");
+                goto done;
+            }
+            if (!pfvm__is_float_tensor(&v->type)) {
+                rc = pfvm__fail(g->st, PFVM_ERR_INVALID, "autodiff: '%s' is not a floating-point tensor", v->name);
+                goto done;
+            }
+            stbds_arrput(wrt, v);
+        }
+    } else {
+        for (i = 0; i < (int)stbds_arrlen(gr->inits); i++)
+            if (pfvm__is_float_tensor(&gr->inits[i]->type))
+                stbds_arrput(wrt, gr->inits[i]);
+    }
+    pfvm__gv(g, NULL);
+    /* what depends on the wrt values, and what the seeds depend on */
+    for (i = 0; i < (int)stbds_arrlen(wrt); i++)
+        pfvm__gv(g, wrt[i])->from_wrt = 1;
+    for (i = 0; i < n_fwd; i++) {
+        pfvm_node *n = gr->nodes[i];
+        int hit = 0;
+        pfvm__node_deps(n, &deps);
+        for (j = 0; j < (int)stbds_arrlen(deps) && !hit; j++) {
+            pfvm__grad_val *gv = pfvm__gv(g, deps[j]);
+            hit = gv && gv->from_wrt;
+        }
+        for (j = 0; hit && j < n->n_outputs; j++)
+            if (n->outputs[j])
+                pfvm__gv(g, n->outputs[j])->from_wrt = 1;
+    }
+    for (i = 0; i < (int)stbds_arrlen(ys); i++)
+        pfvm__gv(g, ys[i])->to_seed = 1;
+    for (i = n_fwd - 1; i >= 0; i--) {
+        pfvm_node *n = gr->nodes[i];
+        int hit = 0;
+        for (j = 0; j < n->n_outputs && !hit; j++)
+            hit = n->outputs[j] && pfvm__gv(g, n->outputs[j])->to_seed;
+        if (!hit)
+            continue;
+        pfvm__node_deps(n, &deps);
+        for (j = 0; j < (int)stbds_arrlen(deps); j++) {
+            pfvm__grad_val *gv = pfvm__gv(g, deps[j]);
+            if (gv)
+                gv->to_seed = 1;
+        }
+    }
+    /* seed the outputs */
+    for (i = 0; i < (int)stbds_arrlen(ys); i++) {
+        if (!pfvm__grad_val_needed(g, ys[i]))
+            continue;
+        if (pfvm_grad_add(g, ys[i], seeds[i])) {
+            rc = g->st->code;
+            goto done;
+        }
+    }
+    /* the reverse sweep */
+    for (i = n_fwd - 1; i >= 0; i--) {
+        pfvm_node *n = gr->nodes[i];
+        int out_needed = 0, in_needed = 0, has_grad = 0;
+        for (j = 0; j < n->n_outputs; j++)
+            if (n->outputs[j] && pfvm__grad_val_needed(g, n->outputs[j])) {
+                out_needed = 1;
+                if (stbds_arrlen(pfvm__gv(g, n->outputs[j])->contrib))
+                    has_grad = 1;
+            }
+        if (!out_needed || !has_grad)
+            continue;
+        pfvm__node_deps(n, &deps);
+        for (j = 0; j < (int)stbds_arrlen(deps) && !in_needed; j++)
+            in_needed = pfvm__grad_val_needed(g, deps[j]);
+        if (!in_needed)
+            continue;
+        if (!n->op || !n->op->grad) {
+            rc = pfvm__fail(g->st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s%s%s): no gradient for this operator",
+                            pfvm__grad_label(n, lb, sizeof lb), n->domain, n->domain[0] ? "." : "", n->op_type);
+            goto done;
+        }
+        g->node = n;
+        rc = n->op->grad(g, n);
+        if (!rc)
+            rc = pfvm__grad_flush(g, (int)stbds_arrlen(gr->nodes) - 1);
+        if (!rc && pfvm__grad_failed(g))
+            rc = g->st->code;
+        if (rc) {
+            if (strncmp(g->st->msg, "node '", 6) || strncmp(g->st->msg + 6, pfvm__grad_label(n, lb, sizeof lb), strlen(lb)))
+                pfvm__prefix(g->st, "gradient of node '%s' (%s)", pfvm__grad_label(n, lb, sizeof lb), n->op_type);
+            goto done;
+        }
+    }
+    g->node = NULL;
+    /* the results */
+    k = (int)stbds_arrlen(wrt);
+    if (res) {
+        res->n_forward = n_fwd;
+        res->n_wrt = k;
+        res->wrt = (pfvm_value **)pfvm_model_alloc(m, sizeof(pfvm_value *) * (size_t)(k + 1));
+        res->grads = (pfvm_value **)pfvm_model_alloc(m, sizeof(pfvm_value *) * (size_t)(k + 1));
+        res->n_seeds = (int)stbds_arrlen(ys);
+        res->ys = (pfvm_value **)pfvm_model_alloc(m, sizeof(pfvm_value *) * (size_t)(res->n_seeds + 1));
+        res->seeds = (pfvm_value **)pfvm_model_alloc(m, sizeof(pfvm_value *) * (size_t)(res->n_seeds + 1));
+        if (!res->wrt || !res->grads || !res->ys || !res->seeds) {
+            rc = pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        for (i = 0; i < res->n_seeds; i++) {
+            res->ys[i] = ys[i];
+            res->seeds[i] = seeds[i];
+        }
+    }
+    for (i = 0; i < k; i++) {
+        pfvm_value *d = pfvm__grad_collect(g, wrt[i]);
+        if (!d && !pfvm__grad_failed(g)) {
+            d = pfvm_grad_zeros_like(g, wrt[i]);
+            if (res)
+                res->n_unreachable++;
+        }
+        if (d && !(opts->flags & PFVM_AUTODIFF_NO_OUTPUTS)) {
+            d = pfvm__grad_named(g, d, wrt[i]->name, "_grad");
+            if (d)
+                pfvm_graph_add_output(gr, d, g->st);
+        }
+        if (!d) {
+            rc = g->st->code ? g->st->code : PFVM_ERR_INVALID;
+            goto done;
+        }
+        if (res) {
+            res->wrt[i] = wrt[i];
+            res->grads[i] = d;
+        }
+    }
+    rc = pfvm__grad_flush(g, (int)stbds_arrlen(gr->nodes) - 1);
+done:
+    stbds_arrfree(ys);
+    stbds_arrfree(seeds);
+    stbds_arrfree(wrt);
+    stbds_arrfree(deps);
+    pfvm__grad_free(g);
+    if (!rc)
+        rc = pfvm_graph_toposort(gr, st);
+    if (!rc)
+        rc = pfvm_infer_shapes(gr, 0, st);
+    return rc;
+}
+
+/* ---- optimizers ------------------------------------------------------------------- */
+
+static pfvm_value *pfvm__opt_state(pfvm_grad_ctx *g, const pfvm_value *like, const char *name, pfvm_dtype dtype,
+                                   int scalar)
+{
+    pfvm_value *v;
+    pfvm_tensor *t;
+    int64_t dims[PFVM_MAX_RANK];
+    int i;
+    const pfvm_type *ty = like ? &like->type : NULL;
+    if (pfvm__grad_failed(g))
+        return NULL;
+    if (!scalar)
+        for (i = 0; i < ty->shape.rank; i++)
+            if (!pfvm_sym_is_const(ty->shape.dims[i], &dims[i])) {
+                pfvm__fail(g->st, PFVM_ERR_SHAPE, "optimizer: '%s' has a symbolic shape", like->name);
+                return NULL;
+            }
+    v = pfvm_graph_find(g->g, name) ? pfvm_graph_new_value(g->g, name, g->st) : pfvm_graph_value(g->g, name, g->st);
+    t = v ? pfvm_model_tensor(g->m, dtype, scalar ? 0 : ty->shape.rank, dims, NULL, g->st) : NULL;
+    if (!t || pfvm_graph_add_init(g->g, v, t, g->st))
+        return NULL;
+    return v;
+}
+
+pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_result *res,
+                                  const pfvm_optimizer_opts *opts, pfvm_status *st)
+{
+    pfvm_grad_ctx gc, *g = &gc;
+    pfvm_value **outs = NULL, *step = NULL, *step_new = NULL;
+    double b1, b2, eps;
+    int i, n_out;
+    pfvm_code rc;
+    if (!m || !(gr = gr ? gr : m->graph) || !res || !opts)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_autodiff_optimizer: missing argument");
+    if (opts->kind != PFVM_OPTIMIZER_SGD && opts->kind != PFVM_OPTIMIZER_ADAM)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "optimizer: unknown kind %d", (int)opts->kind);
+    b1 = opts->beta1 ? opts->beta1 : 0.9;
+    b2 = opts->beta2 ? opts->beta2 : 0.999;
+    eps = opts->epsilon ? opts->epsilon : 1e-8;
+    if (res->n_wrt <= 0)
+        return PFVM_OK;
+    pfvm__grad_init(g, m, gr, st);
+    g->n_forward_values = (int)stbds_arrlen(gr->values);
+    g->name_prefix = "optimizer";
+    n_out = res->n_wrt;
+    if (opts->kind == PFVM_OPTIMIZER_ADAM) {
+        step = pfvm__opt_state(g, NULL, "adam_step", PFVM_FLOAT, 1);
+        step_new = pfvm_grad_op2(g, "Add", step, pfvm_grad_scalar(g, PFVM_FLOAT, 1));
+    }
+    for (i = 0; i < res->n_wrt; i++) {
+        pfvm_value *p = res->wrt[i], *d = res->grads[i], *upd, *pn;
+        pfvm_dtype dt = p->type.dtype;
+        if (opts->kind == PFVM_OPTIMIZER_SGD) {
+            upd = pfvm_grad_op2(g, "Mul", d, pfvm_grad_scalar(g, dt, opts->lr));
+        } else {
+            char name[256];
+            pfvm_value *mm, *vv, *mn, *vn, *t, *bc1, *bc2;
+            pfvm__snprintf(name, sizeof name, "%s_adam_m", p->name);
+            mm = pfvm__opt_state(g, p, name, dt, 0);
+            pfvm__snprintf(name, sizeof name, "%s_adam_v", p->name);
+            vv = pfvm__opt_state(g, p, name, dt, 0);
+            mn = pfvm_grad_op2(g, "Add", pfvm_grad_op2(g, "Mul", mm, pfvm_grad_scalar(g, dt, b1)),
+                               pfvm_grad_op2(g, "Mul", d, pfvm_grad_scalar(g, dt, 1 - b1)));
+            vn = pfvm_grad_op2(g, "Add", pfvm_grad_op2(g, "Mul", vv, pfvm_grad_scalar(g, dt, b2)),
+                               pfvm_grad_op2(g, "Mul", pfvm_grad_op2(g, "Mul", d, d), pfvm_grad_scalar(g, dt, 1 - b2)));
+            t = pfvm_grad_cast(g, step_new, dt);
+            bc1 = pfvm_grad_op2(g, "Sub", pfvm_grad_scalar(g, dt, 1), pfvm_grad_op2(g, "Pow", pfvm_grad_scalar(g, dt, b1), t));
+            bc2 = pfvm_grad_op2(g, "Sub", pfvm_grad_scalar(g, dt, 1), pfvm_grad_op2(g, "Pow", pfvm_grad_scalar(g, dt, b2), t));
+            upd = pfvm_grad_op2(g, "Div", pfvm_grad_op2(g, "Div", mn, bc1),
+                                pfvm_grad_op2(g, "Add", pfvm_grad_op1(g, "Sqrt", pfvm_grad_op2(g, "Div", vn, bc2)),
+                                              pfvm_grad_scalar(g, dt, eps)));
+            upd = pfvm_grad_op2(g, "Mul", upd, pfvm_grad_scalar(g, dt, opts->lr));
+            stbds_arrput(outs, mm);
+            stbds_arrput(outs, mn);
+            stbds_arrput(outs, vv);
+            stbds_arrput(outs, vn);
+        }
+        pn = pfvm_grad_op2(g, "Sub", p, upd);
+        if (!pn)
+            break;
+        pn = pfvm__grad_named(g, pn, p->name, "_new");
+        if (!pn || pfvm_graph_add_output(gr, pn, g->st))
+            break;
+    }
+    (void)n_out;
+    /* the optimizer state's next values, after every parameter */
+    for (i = 0; !pfvm__grad_failed(g) && i < (int)stbds_arrlen(outs); i += 2) {
+        pfvm_value *v = pfvm__grad_named(g, outs[i + 1], outs[i]->name, "_new");
+        if (v)
+            pfvm_graph_add_output(gr, v, g->st);
+    }
+    if (step && !pfvm__grad_failed(g)) {
+        pfvm_value *v = pfvm__grad_named(g, step_new, step->name, "_new");
+        if (v)
+            pfvm_graph_add_output(gr, v, g->st);
+    }
+    rc = g->st->code;
+    stbds_arrfree(outs);
+    pfvm__grad_free(g);
+    if (!rc)
+        rc = pfvm_graph_toposort(gr, st);
+    if (!rc)
+        rc = pfvm_infer_shapes(gr, 0, st);
+    return rc;
 }
 /* ---- src/passes/cse.c ---- */
 /* The cse pass: common-subexpression elimination. Small initializers with

@@ -14,6 +14,7 @@
 #include "ops_common.h"
 #include "../passes/rewrite.h"
 #include "../exec/fused.h"
+#include "../passes/autodiff.h"
 
 #include <errno.h>
 #include <float.h>
@@ -2007,6 +2008,409 @@ static pfvm_code pfvm__ew_simp_cast(pfvm_rewrite *rw, pfvm_node *n)
     return pfvm_rw_forward(rw, n, 0, n->inputs[0]);
 }
 
+/* ---- gradients -------------------------------------------------------------------------- *
+ *
+ * The table's macros give every entry the builder `<kernel>_grad`, so each
+ * operator's derivative sits here under its kernel's name; operators
+ * without a derivative define theirs as NULL. Unary rules are dx = gy * D
+ * with D built from x and y; broadcasting binary rules sum the gradient
+ * back to each operand's shape (pfvm_grad_sum_to, a no-op when the shapes
+ * are proven equal). */
+
+static pfvm_value *pfvm__ew_g2(pfvm_grad_ctx *g, const char *op, pfvm_value *a, pfvm_value *b)
+{
+    return pfvm_grad_op2(g, op, a, b);
+}
+
+static pfvm_value *pfvm__ew_gk(pfvm_grad_ctx *g, const pfvm_value *like, double v)
+{
+    return pfvm_grad_scalar_like(g, like, v);
+}
+
+/* cond (bool) as 0/1 of like's element type */
+static pfvm_value *pfvm__ew_gmask(pfvm_grad_ctx *g, pfvm_value *cond, const pfvm_value *like)
+{
+    return pfvm_grad_cast(g, cond, pfvm_grad_dtype(g, like));
+}
+
+/* x > v (or x < v when `less`) for a scalar v of x's type */
+static pfvm_value *pfvm__ew_gcmp(pfvm_grad_ctx *g, pfvm_value *x, double v, int less)
+{
+    return pfvm_grad_op2(g, less ? "Less" : "Greater", x, pfvm__ew_gk(g, x, v));
+}
+
+/* Legacy (opset < 7) broadcasting with an axis is not numpy's: refuse it. */
+static pfvm_code pfvm__ew_g_legacy(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    if (n->opset < 7 && pfvm_node_attr_int(n, "broadcast", 0) && pfvm_node_attr(n, "axis"))
+        return pfvm_grad_fail(g, "legacy broadcasting with an axis");
+    return PFVM_OK;
+}
+
+/* dx = gy * D for a unary operator. */
+#define PFVM__EW_GRAD1(kname, D)                                                     \
+    static pfvm_code kname##_grad(pfvm_grad_ctx *g, const pfvm_node *n)              \
+    {                                                                                \
+        pfvm_value *x = n->inputs[0], *y = n->outputs[0], *gy = pfvm_grad_out(g, 0); \
+        (void)y;                                                                     \
+        if (!gy)                                                                     \
+            return PFVM_OK;                                                          \
+        return pfvm_grad_add(g, x, pfvm__ew_g2(g, "Mul", gy, (D)));                  \
+    }
+/* Piecewise-constant functions: zero gradient almost everywhere. */
+#define PFVM__EW_GRAD0(kname)                                           \
+    static pfvm_code kname##_grad(pfvm_grad_ctx *g, const pfvm_node *n) \
+    {                                                                   \
+        (void)g;                                                        \
+        (void)n;                                                        \
+        return PFVM_OK;                                                 \
+    }
+
+#define PFVM__EW_MUL(a, b) pfvm__ew_g2(g, "Mul", a, b)
+#define PFVM__EW_ADD(a, b) pfvm__ew_g2(g, "Add", a, b)
+#define PFVM__EW_SUB(a, b) pfvm__ew_g2(g, "Sub", a, b)
+#define PFVM__EW_DIV(a, b) pfvm__ew_g2(g, "Div", a, b)
+#define PFVM__EW_F(op, a) pfvm_grad_op1(g, op, a)
+#define PFVM__EW_K(v) pfvm__ew_gk(g, x, v)
+#define PFVM__EW_ATTR(name, def) ((double)pfvm_node_attr_float(n, name, (float)(def)))
+
+PFVM__EW_GRAD1(pfvm__ew_k_abs, PFVM__EW_F("Sign", x))
+PFVM__EW_GRAD1(pfvm__ew_k_neg, PFVM__EW_K(-1))
+PFVM__EW_GRAD1(pfvm__ew_k_exp, y)
+PFVM__EW_GRAD1(pfvm__ew_k_log, PFVM__EW_F("Reciprocal", x))
+PFVM__EW_GRAD1(pfvm__ew_k_sqrt, PFVM__EW_DIV(PFVM__EW_K(0.5), y))
+PFVM__EW_GRAD1(pfvm__ew_k_reciprocal, PFVM__EW_MUL(PFVM__EW_F("Neg", y), y))
+PFVM__EW_GRAD0(pfvm__ew_k_floor)
+PFVM__EW_GRAD0(pfvm__ew_k_ceil)
+PFVM__EW_GRAD0(pfvm__ew_k_round)
+PFVM__EW_GRAD0(pfvm__ew_k_sign)
+PFVM__EW_GRAD1(pfvm__ew_k_sin, PFVM__EW_F("Cos", x))
+PFVM__EW_GRAD1(pfvm__ew_k_cos, PFVM__EW_F("Neg", PFVM__EW_F("Sin", x)))
+PFVM__EW_GRAD1(pfvm__ew_k_tan, PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_MUL(y, y)))
+PFVM__EW_GRAD1(pfvm__ew_k_asin, PFVM__EW_F("Reciprocal", PFVM__EW_F("Sqrt", PFVM__EW_SUB(PFVM__EW_K(1), PFVM__EW_MUL(x, x)))))
+PFVM__EW_GRAD1(pfvm__ew_k_acos, PFVM__EW_DIV(PFVM__EW_K(-1), PFVM__EW_F("Sqrt", PFVM__EW_SUB(PFVM__EW_K(1), PFVM__EW_MUL(x, x)))))
+PFVM__EW_GRAD1(pfvm__ew_k_atan, PFVM__EW_F("Reciprocal", PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_MUL(x, x))))
+PFVM__EW_GRAD1(pfvm__ew_k_sinh, PFVM__EW_F("Cosh", x))
+PFVM__EW_GRAD1(pfvm__ew_k_cosh, PFVM__EW_F("Sinh", x))
+PFVM__EW_GRAD1(pfvm__ew_k_tanh, PFVM__EW_SUB(PFVM__EW_K(1), PFVM__EW_MUL(y, y)))
+PFVM__EW_GRAD1(pfvm__ew_k_asinh, PFVM__EW_F("Reciprocal", PFVM__EW_F("Sqrt", PFVM__EW_ADD(PFVM__EW_MUL(x, x), PFVM__EW_K(1)))))
+PFVM__EW_GRAD1(pfvm__ew_k_acosh, PFVM__EW_F("Reciprocal", PFVM__EW_F("Sqrt", PFVM__EW_SUB(PFVM__EW_MUL(x, x), PFVM__EW_K(1)))))
+PFVM__EW_GRAD1(pfvm__ew_k_atanh, PFVM__EW_F("Reciprocal", PFVM__EW_SUB(PFVM__EW_K(1), PFVM__EW_MUL(x, x))))
+/* erf'(x) = 2/sqrt(pi) exp(-x^2) */
+PFVM__EW_GRAD1(pfvm__ew_k_erf, PFVM__EW_MUL(PFVM__EW_K(1.1283791670955126), PFVM__EW_F("Exp", PFVM__EW_F("Neg", PFVM__EW_MUL(x, x)))))
+PFVM__EW_GRAD1(pfvm__ew_k_sigmoid, PFVM__EW_MUL(y, PFVM__EW_SUB(PFVM__EW_K(1), y)))
+PFVM__EW_GRAD1(pfvm__ew_k_relu, pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 0), x))
+/* x >= 0 ? 1 : alpha  ==  1 + (alpha - 1) * (x < 0) */
+PFVM__EW_GRAD1(pfvm__ew_k_leakyrelu, PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_MUL(PFVM__EW_K(PFVM__EW_ATTR("alpha", 0.01) - 1), pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 1), x))))
+/* x >= 0 ? 1 : y + alpha */
+PFVM__EW_GRAD1(pfvm__ew_k_elu, PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_MUL(pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 1), x), PFVM__EW_SUB(PFVM__EW_ADD(y, PFVM__EW_K(PFVM__EW_ATTR("alpha", 1.0))), PFVM__EW_K(1)))))
+/* x > 0 ? gamma : y + gamma*alpha */
+PFVM__EW_GRAD1(pfvm__ew_k_selu, PFVM__EW_ADD(PFVM__EW_MUL(pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 0), x), PFVM__EW_K(PFVM__EW_ATTR("gamma", 1.0507009873554804934193349852946))),
+                                             PFVM__EW_MUL(pfvm__ew_gmask(g, pfvm_grad_op1(g, "Not", pfvm__ew_gcmp(g, x, 0, 0)), x),
+                                                          PFVM__EW_ADD(y, PFVM__EW_K(PFVM__EW_ATTR("gamma", 1.0507009873554804934193349852946) * PFVM__EW_ATTR("alpha", 1.67326319217681884765625))))))
+/* x > 0 ? 1 : exp(x / alpha) */
+PFVM__EW_GRAD1(pfvm__ew_k_celu, PFVM__EW_ADD(pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 0), x),
+                                             PFVM__EW_MUL(pfvm__ew_gmask(g, pfvm_grad_op1(g, "Not", pfvm__ew_gcmp(g, x, 0, 0)), x),
+                                                          PFVM__EW_F("Exp", PFVM__EW_DIV(x, PFVM__EW_K(PFVM__EW_ATTR("alpha", 1.0)))))))
+
+/* alpha where 0 < alpha*x + beta < 1 */
+static pfvm_code pfvm__ew_k_hardsigmoid_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *x = n->inputs[0], *gy = pfvm_grad_out(g, 0), *t;
+    double alpha = PFVM__EW_ATTR("alpha", 0.2), beta = PFVM__EW_ATTR("beta", 0.5);
+    if (!gy)
+        return PFVM_OK;
+    t = PFVM__EW_ADD(PFVM__EW_MUL(x, PFVM__EW_K(alpha)), PFVM__EW_K(beta));
+    t = pfvm_grad_op2(g, "And", pfvm__ew_gcmp(g, t, 0, 0), pfvm__ew_gcmp(g, t, 1, 1));
+    return pfvm_grad_add(g, x, PFVM__EW_MUL(gy, PFVM__EW_MUL(pfvm__ew_gmask(g, t, x), PFVM__EW_K(alpha))));
+}
+
+/* x < -3: 0; x > 3: 1; else x/3 + 1/2 */
+static pfvm_code pfvm__ew_k_hardswish_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *x = n->inputs[0], *gy = pfvm_grad_out(g, 0), *mid, *hi, *d;
+    if (!gy)
+        return PFVM_OK;
+    hi = pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 3, 0), x);
+    mid = pfvm__ew_gmask(g, pfvm_grad_op2(g, "And", pfvm_grad_op1(g, "Not", pfvm__ew_gcmp(g, x, -3, 1)),
+                                          pfvm_grad_op1(g, "Not", pfvm__ew_gcmp(g, x, 3, 0))), x);
+    d = PFVM__EW_ADD(hi, PFVM__EW_MUL(mid, PFVM__EW_ADD(PFVM__EW_DIV(x, PFVM__EW_K(3)), PFVM__EW_K(0.5))));
+    return pfvm_grad_add(g, x, PFVM__EW_MUL(gy, d));
+}
+
+PFVM__EW_GRAD1(pfvm__ew_k_softplus, PFVM__EW_F("Sigmoid", x))
+/* 1 / (1 + |x|)^2 */
+PFVM__EW_GRAD1(pfvm__ew_k_softsign, PFVM__EW_F("Reciprocal", PFVM__EW_MUL(PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_F("Abs", x)), PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_F("Abs", x)))))
+
+/* t = tanh(softplus(x)): t + x (1 - t^2) sigmoid(x) */
+static pfvm_code pfvm__ew_k_mish_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *x = n->inputs[0], *gy = pfvm_grad_out(g, 0), *t, *d;
+    if (!gy)
+        return PFVM_OK;
+    t = PFVM__EW_F("Tanh", PFVM__EW_F("Softplus", x));
+    d = PFVM__EW_ADD(t, PFVM__EW_MUL(PFVM__EW_MUL(x, PFVM__EW_SUB(PFVM__EW_K(1), PFVM__EW_MUL(t, t))), PFVM__EW_F("Sigmoid", x)));
+    return pfvm_grad_add(g, x, PFVM__EW_MUL(gy, d));
+}
+
+PFVM__EW_GRAD1(pfvm__ew_k_thresholdedrelu, pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, PFVM__EW_ATTR("alpha", 1.0), 0), x))
+
+/* 1 outside [-lambd, lambd] */
+static pfvm_code pfvm__ew_k_shrink_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *x = n->inputs[0], *gy = pfvm_grad_out(g, 0), *m;
+    double l = PFVM__EW_ATTR("lambd", 0.5);
+    if (!gy)
+        return PFVM_OK;
+    m = pfvm_grad_op2(g, "Or", pfvm__ew_gcmp(g, x, -l, 1), pfvm__ew_gcmp(g, x, l, 0));
+    return pfvm_grad_add(g, x, PFVM__EW_MUL(gy, pfvm__ew_gmask(g, m, x)));
+}
+
+#define pfvm__ew_k_isnan_grad NULL
+#define pfvm__ew_k_isinf_grad NULL
+#define pfvm__ew_k_not_grad NULL
+#define pfvm__ew_k_bitnot_grad NULL
+#define pfvm__ew_k_bitshift_grad NULL
+#define pfvm__ew_k_equal_grad NULL
+#define pfvm__ew_k_greater_grad NULL
+#define pfvm__ew_k_less_grad NULL
+#define pfvm__ew_k_greater_equal_grad NULL
+#define pfvm__ew_k_less_equal_grad NULL
+#define pfvm__ew_k_and_grad NULL
+#define pfvm__ew_k_or_grad NULL
+#define pfvm__ew_k_xor_grad NULL
+#define pfvm__ew_k_bitand_grad NULL
+#define pfvm__ew_k_bitor_grad NULL
+#define pfvm__ew_k_bitxor_grad NULL
+
+/* Binary rules: each operand's gradient, summed back to its shape. */
+static pfvm_code pfvm__ew_k_add_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    if (!gy || pfvm__ew_g_legacy(g, n))
+        return g->st->code;
+    if (pfvm_grad_add(g, n->inputs[0], pfvm_grad_needed(g, n->inputs[0]) ? pfvm_grad_sum_to(g, gy, n->inputs[0]) : gy))
+        return g->st->code;
+    return pfvm_grad_add(g, n->inputs[1], pfvm_grad_needed(g, n->inputs[1]) ? pfvm_grad_sum_to(g, gy, n->inputs[1]) : gy);
+}
+
+static pfvm_code pfvm__ew_k_sub_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    if (!gy || pfvm__ew_g_legacy(g, n))
+        return g->st->code;
+    if (pfvm_grad_needed(g, n->inputs[0]) && pfvm_grad_add(g, n->inputs[0], pfvm_grad_sum_to(g, gy, n->inputs[0])))
+        return g->st->code;
+    if (pfvm_grad_needed(g, n->inputs[1]))
+        return pfvm_grad_add(g, n->inputs[1], pfvm_grad_sum_to(g, pfvm_grad_op1(g, "Neg", gy), n->inputs[1]));
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_k_mul_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *a = n->inputs[0], *b = n->inputs[1];
+    if (!gy || pfvm__ew_g_legacy(g, n))
+        return g->st->code;
+    if (pfvm_grad_needed(g, a) && pfvm_grad_add(g, a, pfvm_grad_sum_to(g, PFVM__EW_MUL(gy, b), a)))
+        return g->st->code;
+    if (pfvm_grad_needed(g, b))
+        return pfvm_grad_add(g, b, pfvm_grad_sum_to(g, PFVM__EW_MUL(gy, a), b));
+    return PFVM_OK;
+}
+
+/* y = a / b: da = gy / b, db = -gy * y / b */
+static pfvm_code pfvm__ew_k_div_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *a = n->inputs[0], *b = n->inputs[1], *y = n->outputs[0];
+    if (!gy || pfvm__ew_g_legacy(g, n))
+        return g->st->code;
+    if (pfvm_grad_needed(g, a) && pfvm_grad_add(g, a, pfvm_grad_sum_to(g, PFVM__EW_DIV(gy, b), a)))
+        return g->st->code;
+    if (pfvm_grad_needed(g, b))
+        return pfvm_grad_add(g, b, pfvm_grad_sum_to(g, PFVM__EW_DIV(PFVM__EW_MUL(pfvm_grad_op1(g, "Neg", gy), y), b), b));
+    return PFVM_OK;
+}
+
+/* y = a^b: da = gy * b * a^(b-1), db = gy * y * log(a) */
+static pfvm_code pfvm__ew_k_pow_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *a = n->inputs[0], *b = n->inputs[1], *y = n->outputs[0], *x = a, *bf;
+    if (!gy || pfvm__ew_g_legacy(g, n))
+        return g->st->code;
+    if (pfvm_grad_needed(g, a)) {
+        bf = pfvm_grad_cast(g, b, pfvm_grad_dtype(g, a));
+        if (pfvm_grad_add(g, a, pfvm_grad_sum_to(g, PFVM__EW_MUL(gy, PFVM__EW_MUL(bf, pfvm__ew_g2(g, "Pow", a, PFVM__EW_SUB(bf, PFVM__EW_K(1))))), a)))
+            return g->st->code;
+    }
+    if (pfvm_grad_needed(g, b))
+        return pfvm_grad_add(g, b, pfvm_grad_sum_to(g, PFVM__EW_MUL(PFVM__EW_MUL(gy, y), PFVM__EW_F("Log", a)), b));
+    return PFVM_OK;
+}
+
+/* y = a - b*q with q = trunc or floor of a/b, q = (a - y) / b:
+ * da = gy, db = -gy * q */
+static pfvm_code pfvm__ew_k_mod_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *a = n->inputs[0], *b = n->inputs[1], *y = n->outputs[0], *q;
+    if (!gy)
+        return PFVM_OK;
+    if (pfvm_grad_needed(g, a) && pfvm_grad_add(g, a, pfvm_grad_sum_to(g, gy, a)))
+        return g->st->code;
+    if (!pfvm_grad_needed(g, b))
+        return PFVM_OK;
+    q = PFVM__EW_F("Round", PFVM__EW_DIV(PFVM__EW_SUB(a, y), b));
+    return pfvm_grad_add(g, b, pfvm_grad_sum_to(g, PFVM__EW_MUL(pfvm_grad_op1(g, "Neg", gy), q), b));
+}
+
+/* y = x < 0 ? s*x : x */
+static pfvm_code pfvm__ew_k_prelu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *s = n->inputs[1], *neg;
+    if (!gy)
+        return PFVM_OK;
+    if (n->opset < 7 && pfvm_grad_type(g, s)->shape.rank == 1 && pfvm_grad_type(g, x)->shape.rank > 2)
+        return pfvm_grad_fail(g, "per-channel slopes of opset %d", n->opset);
+    neg = pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 1), x);
+    if (pfvm_grad_needed(g, x) &&
+        pfvm_grad_add(g, x, PFVM__EW_MUL(gy, PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_MUL(neg, PFVM__EW_SUB(s, PFVM__EW_K(1)))))))
+        return g->st->code;
+    if (pfvm_grad_needed(g, s))
+        return pfvm_grad_add(g, s, pfvm_grad_sum_to(g, PFVM__EW_MUL(PFVM__EW_MUL(gy, x), neg), s));
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_k_sum_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    int i;
+    if (!gy)
+        return PFVM_OK;
+    for (i = 0; i < n->n_inputs; i++)
+        if (pfvm_grad_needed(g, n->inputs[i]) && pfvm_grad_add(g, n->inputs[i], pfvm_grad_sum_to(g, gy, n->inputs[i])))
+            return g->st->code;
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_k_mean_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->outputs[0];
+    int i;
+    if (!gy)
+        return PFVM_OK;
+    gy = PFVM__EW_DIV(gy, PFVM__EW_K((double)n->n_inputs));
+    for (i = 0; i < n->n_inputs; i++)
+        if (pfvm_grad_needed(g, n->inputs[i]) && pfvm_grad_add(g, n->inputs[i], pfvm_grad_sum_to(g, gy, n->inputs[i])))
+            return g->st->code;
+    return PFVM_OK;
+}
+
+/* Max/Min: the gradient goes to the inputs that equal the result, shared
+ * equally on ties. Two inputs: gy' = where(a == b, gy/2, gy),
+ * da = gy' * (a >= b), db = gy' * (a <= b) (<= and >= for Min). */
+static pfvm_code pfvm__ew_g_extremum(pfvm_grad_ctx *g, const pfvm_node *n, int is_min)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *y = n->outputs[0], *x = y;
+    int i;
+    if (!gy)
+        return PFVM_OK;
+    if (n->n_inputs == 1)
+        return pfvm_grad_add(g, n->inputs[0], gy);
+    if (n->n_inputs == 2) {
+        pfvm_value *a = n->inputs[0], *b = n->inputs[1], *eq, *g2;
+        eq = pfvm__ew_gmask(g, pfvm_grad_op2(g, "Equal", a, b), y);
+        /* gy * (1 - eq/2) is where(a == b, gy/2, gy) without a Where */
+        g2 = PFVM__EW_MUL(gy, PFVM__EW_SUB(PFVM__EW_K(1), PFVM__EW_MUL(eq, PFVM__EW_K(0.5))));
+        if (pfvm_grad_needed(g, a) &&
+            pfvm_grad_add(g, a, pfvm_grad_sum_to(g, PFVM__EW_MUL(g2, pfvm__ew_gmask(g, pfvm_grad_ge(g, a, b, is_min), y)), a)))
+            return g->st->code;
+        if (pfvm_grad_needed(g, b))
+            return pfvm_grad_add(g, b, pfvm_grad_sum_to(g, PFVM__EW_MUL(g2, pfvm__ew_gmask(g, pfvm_grad_ge(g, a, b, !is_min), y)), b));
+        return PFVM_OK;
+    }
+    {
+        pfvm_value *masks[64], *count;
+        pfvm_node *s;
+        if (n->n_inputs > 64)
+            return pfvm_grad_fail(g, "more than 64 inputs");
+        for (i = 0; i < n->n_inputs; i++)
+            masks[i] = pfvm__ew_gmask(g, pfvm_grad_op2(g, "Equal", n->inputs[i], y), y);
+        s = pfvm_grad_node(g, "Sum", masks, n->n_inputs, 1);
+        count = s ? s->outputs[0] : NULL;
+        gy = PFVM__EW_DIV(gy, count);
+        for (i = 0; i < n->n_inputs; i++)
+            if (pfvm_grad_needed(g, n->inputs[i]) &&
+                pfvm_grad_add(g, n->inputs[i], pfvm_grad_sum_to(g, PFVM__EW_MUL(gy, masks[i]), n->inputs[i])))
+                return g->st->code;
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_k_max_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    return pfvm__ew_g_extremum(g, n, 0);
+}
+
+static pfvm_code pfvm__ew_k_min_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    return pfvm__ew_g_extremum(g, n, 1);
+}
+
+/* Where(c, a, b): a gets gy where c holds, b elsewhere. */
+static pfvm_code pfvm__ew_k_where_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *c = n->inputs[0], *a = n->inputs[1], *b = n->inputs[2], *z;
+    if (!gy)
+        return PFVM_OK;
+    z = pfvm_grad_scalar_like(g, gy, 0);
+    if (pfvm_grad_needed(g, a) && pfvm_grad_add(g, a, pfvm_grad_sum_to(g, pfvm_grad_op3(g, "Where", c, gy, z), a)))
+        return g->st->code;
+    if (pfvm_grad_needed(g, b))
+        return pfvm_grad_add(g, b, pfvm_grad_sum_to(g, pfvm_grad_op3(g, "Where", c, z, gy), b));
+    return PFVM_OK;
+}
+
+/* Clip: x passes where lo <= x <= hi; the bounds (opset 11 inputs) get the
+ * gradient where they clip. */
+static pfvm_code pfvm__ew_k_clip_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *lo = NULL, *hi = NULL, *pass = NULL;
+    if (!gy)
+        return PFVM_OK;
+    if (n->opset < 11) {
+        const pfvm_attr *a = pfvm_node_attr(n, "min"), *b = pfvm_node_attr(n, "max");
+        lo = a ? PFVM__EW_K(a->f) : NULL;
+        hi = b ? PFVM__EW_K(b->f) : NULL;
+    } else {
+        lo = n->n_inputs > 1 ? n->inputs[1] : NULL;
+        hi = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    }
+    if (lo)
+        pass = pfvm_grad_ge(g, x, lo, 0);
+    if (hi) {
+        pfvm_value *h = pfvm_grad_ge(g, x, hi, 1);
+        pass = pass ? pfvm_grad_op2(g, "And", pass, h) : h;
+    }
+    if (pfvm_grad_needed(g, x) && pfvm_grad_add(g, x, pass ? PFVM__EW_MUL(gy, pfvm__ew_gmask(g, pass, x)) : gy))
+        return g->st->code;
+    if (n->opset >= 11 && lo && pfvm_grad_needed(g, lo) &&
+        pfvm_grad_add(g, lo, pfvm_grad_sum_to(g, PFVM__EW_MUL(gy, pfvm__ew_gmask(g, pfvm_grad_op2(g, "Less", x, lo), x)), lo)))
+        return g->st->code;
+    if (n->opset >= 11 && hi && pfvm_grad_needed(g, hi))
+        return pfvm_grad_add(g, hi, pfvm_grad_sum_to(g, PFVM__EW_MUL(gy, pfvm__ew_gmask(g, pfvm_grad_op2(g, "Greater", x, hi), x)), hi));
+    return PFVM_OK;
+}
+
+/* Cast between floating-point types: the gradient casts back. */
+static pfvm_code pfvm__ew_k_cast_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    if (!gy)
+        return PFVM_OK;
+    return pfvm_grad_add(g, n->inputs[0], pfvm_grad_cast(g, gy, pfvm_grad_dtype(g, n->inputs[0])));
+}
+
+#define pfvm__ew_k_castlike_grad pfvm__ew_k_cast_grad
+
 /* ---- the table ------------------------------------------------------------------------- */
 
 static const pfvm_attr_spec pfvm__ew_a_alpha[] = {{"alpha", PFVM_ATTR_FLOAT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
@@ -2028,13 +2432,14 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
 #define PFVM__EW_INTS "int8,int16,int32,int64,uint8,uint16,uint32,uint64"
 #define PFVM__EW_NUMERIC PFVM__EW_FLOATS "," PFVM__EW_INTS
 #define PFVM__EW_SIGNED PFVM__EW_FLOATS ",int8,int16,int32,int64"
-/* The family's fuse hook of kernel `kern` is `kern##_fuse`. */
+/* The family's hooks of kernel `kern`: `kern##_grad` (gradient builder, see
+ * "gradients" above) and `kern##_fuse` (fused-loop code). */
 #define PFVM__EW_U(name, since, kern, types, attrs) \
-    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, NULL, kern##_fuse}
+    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse}
 #define PFVM__EW_B(name, since, kern, infer, types, check, attrs) \
-    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, NULL, kern##_fuse}
+    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse}
 #define PFVM__EW_V(name, since, kern, types) \
-    {name, "", since, 0, 1, -1, 1, 1, pfvm__ew_infer_bcast, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, NULL, kern##_fuse}
+    {name, "", since, 0, 1, -1, 1, 1, pfvm__ew_infer_bcast, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, kern##_grad, kern##_fuse}
 
 const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_U("Abs", 1, pfvm__ew_k_abs, PFVM__EW_NUMERIC, NULL),
@@ -2104,14 +2509,14 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_V("Max", 1, pfvm__ew_k_max, PFVM__EW_NUMERIC),
     PFVM__EW_V("Min", 1, pfvm__ew_k_min, PFVM__EW_NUMERIC),
     {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, pfvm__ew_k_where_fuse},
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_where_grad, pfvm__ew_k_where_fuse},
     {"Clip", "", 6, 10, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, NULL, pfvm__ew_k_clip_fuse},
+     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse},
     {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, pfvm__ew_k_clip_fuse},
+     PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse},
     {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, pfvm__ew_check_cast, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, NULL, pfvm__ew_k_cast_fuse},
+     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, pfvm__ew_k_cast_grad, pfvm__ew_k_cast_fuse},
     {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, NULL, pfvm__ew_k_castlike_fuse},
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_castlike_grad, pfvm__ew_k_castlike_fuse},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 };

@@ -9,6 +9,7 @@
  * vector registers. Nothing is allocated. Other element types use a plain
  * triple loop through double or int64. */
 #include "ops_common.h"
+#include "../passes/autodiff.h"
 #include "../passes/rewrite.h"
 
 #define PFVM__LA_MR 4 /* rows of A per micro-tile */
@@ -469,10 +470,122 @@ static pfvm_code pfvm__la_simp_gemm(pfvm_rewrite *rw, pfvm_node *n)
     return PFVM_OK;
 }
 
+/* ---- gradients ------------------------------------------------------------------------ */
+
+/* x with its last two axes swapped (rank >= 2). */
+static pfvm_value *pfvm__la_swap_last(pfvm_grad_ctx *g, pfvm_value *x)
+{
+    int64_t perm[PFVM_MAX_RANK];
+    const pfvm_type *t = pfvm_grad_type(g, x);
+    int r, i;
+    if (!t)
+        return NULL;
+    r = t->shape.rank;
+    if (r < 2) {
+        pfvm_grad_fail(g, "transposing a rank-%d value", r);
+        return NULL;
+    }
+    for (i = 0; i < r; i++)
+        perm[i] = i;
+    perm[r - 2] = r - 1;
+    perm[r - 1] = r - 2;
+    return pfvm_grad_transpose(g, x, perm, r);
+}
+
+/* Y = A @ B with numpy's rules: 1-D operands gain a unit axis (A in front,
+ * B behind) that Y then lacks. dA = gY @ B^T, dB = A^T @ gY, each summed
+ * back over broadcast batch axes. */
+static pfvm_code pfvm__la_k_matmul_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *a = n->inputs[0], *b = n->inputs[1], *gy = pfvm_grad_out(g, 0), *a2, *b2, *gy2;
+    int ra, rb, ry;
+    int64_t ax[2];
+    if (!gy)
+        return PFVM_OK;
+    ra = pfvm_grad_type(g, a)->shape.rank;
+    rb = pfvm_grad_type(g, b)->shape.rank;
+    ry = pfvm_grad_type(g, gy)->shape.rank;
+    if (ra < 1 || rb < 1 || ry < 0)
+        return pfvm_grad_fail(g, "operands of unknown rank");
+    ax[0] = 0;
+    a2 = ra == 1 ? pfvm_grad_unsqueeze(g, a, ax, 1) : a;
+    ax[0] = 1;
+    b2 = rb == 1 ? pfvm_grad_unsqueeze(g, b, ax, 1) : b;
+    gy2 = gy;
+    if (ra == 1 && rb == 1) {
+        ax[0] = 0;
+        ax[1] = 1;
+        gy2 = pfvm_grad_unsqueeze(g, gy, ax, 2);
+    } else if (ra == 1) {
+        ax[0] = ry - 1;
+        gy2 = pfvm_grad_unsqueeze(g, gy, ax, 1);
+    } else if (rb == 1) {
+        ax[0] = ry;
+        gy2 = pfvm_grad_unsqueeze(g, gy, ax, 1);
+    }
+    if (pfvm_grad_needed(g, a)) {
+        pfvm_value *d = pfvm_grad_sum_to(g, pfvm_grad_op2(g, "MatMul", gy2, pfvm__la_swap_last(g, b2)), a2);
+        if (pfvm_grad_add(g, a, ra == 1 ? pfvm_grad_reshape_like(g, d, a) : d))
+            return g->st->code;
+    }
+    if (pfvm_grad_needed(g, b)) {
+        pfvm_value *d = pfvm_grad_sum_to(g, pfvm_grad_op2(g, "MatMul", pfvm__la_swap_last(g, a2), gy2), b2);
+        return pfvm_grad_add(g, b, rb == 1 ? pfvm_grad_reshape_like(g, d, b) : d);
+    }
+    return PFVM_OK;
+}
+
+/* alpha * op(x) @ op(y), op transposing when asked: one Gemm from opset 11
+ * (C optional), MatMul with Transposes before. */
+static pfvm_value *pfvm__la_gemm2(pfvm_grad_ctx *g, pfvm_value *x, int tx, pfvm_value *y, int ty, double alpha)
+{
+    pfvm_value *r;
+    if (g->opset >= 11) {
+        pfvm_value *in[2];
+        pfvm_node *nd;
+        in[0] = x;
+        in[1] = y;
+        nd = pfvm_grad_node(g, "Gemm", in, 2, 1);
+        if (!nd || (tx && pfvm_node_set_attr_int(nd, "transA", 1, g->st)) ||
+            (ty && pfvm_node_set_attr_int(nd, "transB", 1, g->st)) ||
+            (alpha != 1 && pfvm_node_set_attr_float(nd, "alpha", (float)alpha, g->st)))
+            return NULL;
+        return nd->outputs[0];
+    }
+    r = pfvm_grad_op2(g, "MatMul", tx ? pfvm__la_swap_last(g, x) : x, ty ? pfvm__la_swap_last(g, y) : y);
+    return alpha != 1 ? pfvm_grad_op2(g, "Mul", r, pfvm_grad_scalar_like(g, r, alpha)) : r;
+}
+
+/* Y = alpha * A' @ B' + beta * C with A' = transA ? A^T : A (B' alike). */
+static pfvm_code pfvm__la_k_gemm_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *a = n->inputs[0], *b = n->inputs[1], *c = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    int ta = pfvm_node_attr_int(n, "transA", 0) != 0, tb = pfvm_node_attr_int(n, "transB", 0) != 0;
+    double alpha = pfvm_node_attr_float(n, "alpha", 1.0f), beta = pfvm_node_attr_float(n, "beta", 1.0f);
+    if (!gy)
+        return PFVM_OK;
+    if (n->opset < 7 && c && pfvm_node_attr_int(n, "broadcast", 0) == 0 && !pfvm_grad_same_shape(g, c, gy))
+        return pfvm_grad_fail(g, "C without broadcasting has another shape than Y");
+    /* dA' = alpha gY B'^T; dA = dA'^T = alpha B' gY^T when transA */
+    if (pfvm_grad_needed(g, a) &&
+        pfvm_grad_add(g, a, ta ? pfvm__la_gemm2(g, b, tb, gy, 1, alpha) : pfvm__la_gemm2(g, gy, 0, b, !tb, alpha)))
+        return g->st->code;
+    /* dB' = alpha A'^T gY; dB = alpha gY^T A' when transB */
+    if (pfvm_grad_needed(g, b) &&
+        pfvm_grad_add(g, b, tb ? pfvm__la_gemm2(g, gy, 1, a, ta, alpha) : pfvm__la_gemm2(g, a, !ta, gy, 0, alpha)))
+        return g->st->code;
+    if (c && pfvm_grad_needed(g, c)) {
+        pfvm_value *d = beta != 1 ? pfvm_grad_op2(g, "Mul", gy, pfvm_grad_scalar_like(g, gy, beta)) : gy;
+        return pfvm_grad_add(g, c, pfvm_grad_sum_to(g, d, c));
+    }
+    return PFVM_OK;
+}
+
 const pfvm_op_def pfvm__ops_linalg[] = {
     {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, NULL, NULL},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL},
     {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, NULL, NULL},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 };

@@ -10,6 +10,7 @@
  * needed. The single-axis operators (ArgMax/ArgMin, TopK, CumSum) view
  * their input as (outer, axis, inner) blocks. */
 #include "ops_common.h"
+#include "../passes/autodiff.h"
 
 #include <math.h>
 
@@ -897,11 +898,306 @@ static pfvm_code pfvm__red_k_sce(pfvm_kctx *k)
     return pfvm__red_loss_run(k, &l, red);
 }
 
+/* ---- gradients ------------------------------------------------------------------------------------------ */
+
+/* The reduced axes of node n over an input of rank r, sorted: the count,
+ * 0 for a no-op (empty axes with noop_with_empty_axes), -1 on failure. */
+static int pfvm__red_gaxes(pfvm_grad_ctx *g, const pfvm_node *n, int r, int64_t *axes)
+{
+    int cnt, i, j;
+    unsigned char mask[PFVM_MAX_RANK];
+    if (r < 0)
+        return pfvm_grad_fail(g, "input of unknown rank"), -1;
+    if (pfvm__red_axes_from_input(n)) {
+        cnt = n->n_inputs > 1 && n->inputs[1] ? pfvm_grad_known_ints(g, n->inputs[1], axes, PFVM__RED_MAX_AXES) : 0;
+        if (cnt < 0)
+            return pfvm_grad_fail(g, "axes not known before running"), -1;
+    } else {
+        const int64_t *a;
+        cnt = pfvm_node_attr_ints(n, "axes", &a);
+        if (cnt > PFVM__RED_MAX_AXES)
+            return pfvm_grad_fail(g, "too many axes"), -1;
+        for (i = 0; i < cnt; i++)
+            axes[i] = a[i];
+    }
+    if (cnt <= 0 && pfvm_node_attr_int(n, "noop_with_empty_axes", 0))
+        return 0;
+    if (!pfvm__red_mask(axes, cnt > 0 ? cnt : 0, r, mask, g->st))
+        return pfvm_grad_fail(g, "bad axes"), -1;
+    for (i = 0, j = 0; i < r; i++)
+        if (mask[i])
+            axes[j++] = i;
+    return j;
+}
+
+/* v (shaped like the output) with the reduced axes kept as 1s. */
+static pfvm_value *pfvm__red_gkeep(pfvm_grad_ctx *g, const pfvm_node *n, pfvm_value *v, const int64_t *axes, int cnt)
+{
+    if (pfvm_node_attr_int(n, "keepdims", 1))
+        return v;
+    return pfvm_grad_unsqueeze(g, v, axes, cnt);
+}
+
+/* The reduction's gradient: dx = expand(gy) * factor(x, y) where `kind`
+ * picks the factor. */
+enum { PFVM__RED_G_SUM, PFVM__RED_G_MEAN, PFVM__RED_G_EXTREMUM, PFVM__RED_G_PROD, PFVM__RED_G_L1, PFVM__RED_G_L2,
+       PFVM__RED_G_LOGSUM, PFVM__RED_G_LOGSUMEXP, PFVM__RED_G_SUMSQ };
+
+static pfvm_code pfvm__red_grad(pfvm_grad_ctx *g, const pfvm_node *n, int kind)
+{
+    pfvm_value *x = n->inputs[0], *gy = pfvm_grad_out(g, 0), *gk, *yk, *d = NULL;
+    int64_t axes[PFVM__RED_MAX_AXES];
+    int r, cnt;
+    if (!gy)
+        return PFVM_OK;
+    r = pfvm_grad_type(g, x)->shape.rank;
+    if ((cnt = pfvm__red_gaxes(g, n, r, axes)) < 0)
+        return g->st->code;
+    if (cnt == 0) /* no axes with noop_with_empty_axes: y = x */
+        return pfvm_grad_add(g, x, gy);
+    gk = pfvm_grad_expand(g, pfvm__red_gkeep(g, n, gy, axes, cnt), x);
+    yk = pfvm__red_gkeep(g, n, n->outputs[0], axes, cnt);
+    switch (kind) {
+    case PFVM__RED_G_SUM:
+        d = gk;
+        break;
+    case PFVM__RED_G_MEAN: {
+        int64_t count = 1, dim;
+        const pfvm_type *t = pfvm_grad_type(g, x);
+        int i;
+        for (i = 0; i < cnt && count > 0; i++)
+            count = pfvm_sym_is_const(t->shape.dims[axes[i]], &dim) ? count * dim : -1;
+        if (count > 0)
+            d = pfvm_grad_op2(g, "Div", gk, pfvm_grad_scalar_like(g, x, (double)count));
+        else
+            d = pfvm_grad_op2(g, "Div", gk,
+                              pfvm_grad_cast(g, pfvm_grad_op2(g, "Div", pfvm_grad_op1(g, "Size", x),
+                                                              pfvm_grad_op1(g, "Size", n->outputs[0])),
+                                             pfvm_grad_dtype(g, x)));
+        break;
+    }
+    case PFVM__RED_G_EXTREMUM: {
+        /* shared equally between the elements that reach the extremum */
+        pfvm_value *m = pfvm_grad_cast(g, pfvm_grad_op2(g, "Equal", x, yk), pfvm_grad_dtype(g, x));
+        d = pfvm_grad_op2(g, "Div", pfvm_grad_op2(g, "Mul", gk, m), pfvm_grad_reduce(g, "ReduceSum", m, axes, cnt, 1));
+        break;
+    }
+    case PFVM__RED_G_PROD: /* y / x: inputs assumed non-zero */
+        d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op2(g, "Div", yk, x));
+        break;
+    case PFVM__RED_G_L1:
+        d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op1(g, "Sign", x));
+        break;
+    case PFVM__RED_G_L2:
+        d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op2(g, "Div", x, yk));
+        break;
+    case PFVM__RED_G_LOGSUM: /* 1 / sum = exp(-y) */
+        d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op1(g, "Exp", pfvm_grad_op1(g, "Neg", yk)));
+        break;
+    case PFVM__RED_G_LOGSUMEXP:
+        d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op1(g, "Exp", pfvm_grad_op2(g, "Sub", x, yk)));
+        break;
+    case PFVM__RED_G_SUMSQ:
+        d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op2(g, "Mul", x, pfvm_grad_scalar_like(g, x, 2)));
+        break;
+    }
+    return pfvm_grad_add(g, x, d);
+}
+
+#define PFVM__RED_GRAD(kname, kind)                                     \
+    static pfvm_code kname##_grad(pfvm_grad_ctx *g, const pfvm_node *n) \
+    {                                                                   \
+        return pfvm__red_grad(g, n, kind);                              \
+    }
+PFVM__RED_GRAD(pfvm__red_k_sum, PFVM__RED_G_SUM)
+PFVM__RED_GRAD(pfvm__red_k_mean, PFVM__RED_G_MEAN)
+PFVM__RED_GRAD(pfvm__red_k_max, PFVM__RED_G_EXTREMUM)
+PFVM__RED_GRAD(pfvm__red_k_min, PFVM__RED_G_EXTREMUM)
+PFVM__RED_GRAD(pfvm__red_k_prod, PFVM__RED_G_PROD)
+PFVM__RED_GRAD(pfvm__red_k_l1, PFVM__RED_G_L1)
+PFVM__RED_GRAD(pfvm__red_k_l2, PFVM__RED_G_L2)
+PFVM__RED_GRAD(pfvm__red_k_logsum, PFVM__RED_G_LOGSUM)
+PFVM__RED_GRAD(pfvm__red_k_logsumexp, PFVM__RED_G_LOGSUMEXP)
+PFVM__RED_GRAD(pfvm__red_k_sumsq, PFVM__RED_G_SUMSQ)
+
+/* CumSum's adjoint runs the other way. */
+static pfvm_code pfvm__red_k_cumsum_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *in[2];
+    pfvm_node *nd;
+    if (!gy)
+        return PFVM_OK;
+    in[0] = gy;
+    in[1] = n->inputs[1];
+    nd = pfvm_grad_node(g, "CumSum", in, 2, 1);
+    if (!nd || pfvm_node_set_attr_int(nd, "reverse", !pfvm_node_attr_int(n, "reverse", 0), g->st) ||
+        pfvm_node_set_attr_int(nd, "exclusive", pfvm_node_attr_int(n, "exclusive", 0), g->st))
+        return g->st->code;
+    return pfvm_grad_add(g, n->inputs[0], nd->outputs[0]);
+}
+
+/* TopK: the values' gradient goes back to where they came from. */
+static pfvm_code pfvm__red_k_topk_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *in[3];
+    pfvm_node *nd;
+    if (!gy)
+        return PFVM_OK;
+    if (g->opset < 11)
+        return pfvm_grad_fail(g, "needs opset 11 (ScatterElements)");
+    in[0] = pfvm_grad_zeros_like(g, n->inputs[0]);
+    in[1] = pfvm_grad_forward_output(g, 1);
+    in[2] = gy;
+    nd = pfvm_grad_node(g, "ScatterElements", in, 3, 1);
+    if (!nd || pfvm_node_set_attr_int(nd, "axis", pfvm_node_attr_int(n, "axis", -1), g->st))
+        return g->st->code;
+    return pfvm_grad_add(g, n->inputs[0], nd->outputs[0]);
+}
+
+/* The gradient of the loss with respect to the log-probabilities:
+ * -w[t] * g at class t (0 where ignored), g divided by the sum of the
+ * weights for the mean. Shape [N, C, d...]. */
+static pfvm_value *pfvm__red_g_nll(pfvm_grad_ctx *g, const pfvm_node *n, pfvm_value *x, pfvm_value *gl)
+{
+    pfvm_value *t = n->inputs[1], *w = n->n_inputs > 2 ? n->inputs[2] : NULL, *wt, *coef, *in[3], *oh;
+    const pfvm_attr *ia = pfvm_node_attr(n, "ignore_index");
+    int red = pfvm__red_loss_reduction(n);
+    pfvm_dtype dt = pfvm_grad_dtype(g, x);
+    int64_t one = 1, v01[2] = {0, 1}, two = 2, c_axis = 0, c1 = 2;
+    pfvm_node *nd;
+    t = pfvm_grad_cast(g, t, PFVM_INT64);
+    if (ia && ia->type == PFVM_ATTR_INT) {
+        pfvm_value *ign = pfvm_grad_op2(g, "Equal", t, pfvm_grad_scalar(g, PFVM_INT64, (double)ia->i));
+        t = pfvm_grad_op3(g, "Where", ign, pfvm_grad_scalar(g, PFVM_INT64, 0), t);
+        wt = w ? pfvm_grad_op2(g, "Gather", w, t) : pfvm_grad_cast(g, pfvm_grad_ones_like(g, t), dt);
+        wt = pfvm_grad_op2(g, "Mul", wt, pfvm_grad_cast(g, pfvm_grad_op1(g, "Not", ign), dt));
+    } else {
+        wt = w ? pfvm_grad_op2(g, "Gather", w, t) : NULL;
+    }
+    /* coef = -w[t] * g (/ sum w for the mean), shaped like the target */
+    coef = pfvm_grad_op1(g, "Neg", gl);
+    if (red == 2) {
+        pfvm_value *den;
+        if (wt) {
+            int64_t axes[PFVM_MAX_RANK];
+            int i, r = pfvm_grad_type(g, t)->shape.rank;
+            for (i = 0; i < r; i++)
+                axes[i] = i;
+            den = pfvm_grad_reduce(g, "ReduceSum", wt, axes, r, 0);
+        } else {
+            den = pfvm_grad_cast(g, pfvm_grad_op1(g, "Size", t), dt);
+        }
+        coef = pfvm_grad_op2(g, "Div", coef, den);
+    }
+    coef = wt ? pfvm_grad_op2(g, "Mul", coef, wt) : pfvm_grad_expand(g, coef, pfvm_grad_cast(g, t, dt));
+    /* times the one-hot of the target along the class axis */
+    in[0] = t;
+    in[1] = pfvm_grad_slice(g, pfvm_grad_shape(g, x), &one, &c1, &c_axis, 1);
+    in[2] = pfvm_grad_cast(g, pfvm_grad_tensor(g, PFVM_INT64, 1, &two, v01), dt);
+    nd = pfvm_grad_node(g, "OneHot", in, 3, 1);
+    if (!nd || pfvm_node_set_attr_int(nd, "axis", 1, g->st))
+        return NULL;
+    oh = nd->outputs[0];
+    return pfvm_grad_op2(g, "Mul", oh, pfvm_grad_unsqueeze(g, coef, &one, 1));
+}
+
+/* The weights' gradient: L = sum_p -w[t_p] lp_p (over kept positions p),
+ * divided by W = sum_p w[t_p] for the mean. dL/dw_c sums, over the
+ * positions of class c, g_p * -lp_p (none, sum) or g * (-lp_p - L) / W
+ * (mean). lp_p is the log-probability of the target at p. */
+static pfvm_code pfvm__red_g_weights(pfvm_grad_ctx *g, const pfvm_node *n, pfvm_value *lp, pfvm_value *gl)
+{
+    pfvm_value *w = n->inputs[2], *t = pfvm_grad_cast(g, n->inputs[1], PFVM_INT64), *lpt, *v, *oh, *in[3], *keep = NULL;
+    const pfvm_attr *ia = pfvm_node_attr(n, "ignore_index");
+    int red = pfvm__red_loss_reduction(n), r, i;
+    pfvm_dtype dt = pfvm_grad_dtype(g, w);
+    int64_t one = 1, v01[2] = {0, 1}, two = 2, axes[PFVM_MAX_RANK], minus1 = -1;
+    pfvm_node *nd;
+    r = pfvm_grad_type(g, n->inputs[1])->shape.rank;
+    if (r < 0 || r >= PFVM_MAX_RANK)
+        return pfvm_grad_fail(g, "target of unknown rank");
+    if (ia && ia->type == PFVM_ATTR_INT) {
+        pfvm_value *ign = pfvm_grad_op2(g, "Equal", t, pfvm_grad_scalar(g, PFVM_INT64, (double)ia->i));
+        t = pfvm_grad_op3(g, "Where", ign, pfvm_grad_scalar(g, PFVM_INT64, 0), t);
+        keep = pfvm_grad_cast(g, pfvm_grad_op1(g, "Not", ign), dt);
+    }
+    /* lp at the target, shaped like the target */
+    in[0] = lp;
+    in[1] = pfvm_grad_unsqueeze(g, t, &one, 1);
+    nd = pfvm_grad_node(g, "GatherElements", in, 2, 1);
+    if (!nd || pfvm_node_set_attr_int(nd, "axis", 1, g->st))
+        return g->st->code;
+    lpt = pfvm_grad_squeeze(g, nd->outputs[0], &one, 1);
+    v = pfvm_grad_op1(g, "Neg", lpt);
+    for (i = 0; i < r; i++)
+        axes[i] = i;
+    if (red == 2) {
+        pfvm_value *wt = pfvm_grad_op2(g, "Gather", w, t), *W;
+        if (keep)
+            wt = pfvm_grad_op2(g, "Mul", wt, keep);
+        W = pfvm_grad_reduce(g, "ReduceSum", wt, axes, r, 0);
+        v = pfvm_grad_op2(g, "Div", pfvm_grad_op2(g, "Sub", v, n->outputs[0]), W);
+    }
+    v = pfvm_grad_op2(g, "Mul", v, gl);
+    if (keep)
+        v = pfvm_grad_op2(g, "Mul", v, keep);
+    /* summed per class: one-hot [..., C] times v */
+    in[0] = t;
+    in[1] = pfvm_grad_shape(g, w);
+    in[2] = pfvm_grad_cast(g, pfvm_grad_tensor(g, PFVM_INT64, 1, &two, v01), dt);
+    nd = pfvm_grad_node(g, "OneHot", in, 3, 1);
+    if (!nd || pfvm_node_set_attr_int(nd, "axis", -1, g->st))
+        return g->st->code;
+    oh = pfvm_grad_op2(g, "Mul", nd->outputs[0], pfvm_grad_unsqueeze(g, v, &minus1, 1));
+    oh = r ? pfvm_grad_reduce(g, "ReduceSum", oh, axes, r, 0) : oh;
+    return pfvm_grad_add(g, w, oh);
+}
+
+static pfvm_code pfvm__red_k_nll_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gl = pfvm_grad_out(g, 0);
+    if (!gl)
+        return PFVM_OK;
+    if (g->opset < 9)
+        return pfvm_grad_fail(g, "needs opset 9 (OneHot)");
+    if (pfvm_grad_needed(g, n->inputs[0]) && pfvm_grad_add(g, n->inputs[0], pfvm__red_g_nll(g, n, n->inputs[0], gl)))
+        return g->st->code;
+    if (n->n_inputs > 2 && pfvm_grad_needed(g, n->inputs[2]))
+        return pfvm__red_g_weights(g, n, n->inputs[0], gl);
+    return PFVM_OK;
+}
+
+/* SoftmaxCrossEntropyLoss = NLL(LogSoftmax(scores, axis 1)): the
+ * log-probabilities' gradient (the loss's, plus log_prob's own readers)
+ * through LogSoftmax: d - softmax * sum_c d. */
+static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gl = pfvm_grad_out(g, 0), *glp = pfvm_grad_out(g, 1), *x = n->inputs[0], *lp, *d = NULL;
+    int64_t one = 1;
+    if (!gl && !glp)
+        return PFVM_OK;
+    if (g->opset < 9)
+        return pfvm_grad_fail(g, "needs opset 9 (OneHot)");
+    lp = pfvm_grad_forward_output(g, 1);
+    if (gl)
+        d = pfvm__red_g_nll(g, n, x, gl);
+    if (glp)
+        d = d ? pfvm_grad_op2(g, "Add", d, glp) : glp;
+    d = pfvm_grad_op2(g, "Sub", d,
+                      pfvm_grad_op2(g, "Mul", pfvm_grad_op1(g, "Exp", lp), pfvm_grad_reduce(g, "ReduceSum", d, &one, 1, 1)));
+    if (pfvm_grad_add(g, x, d))
+        return g->st->code;
+    if (gl && n->n_inputs > 2 && pfvm_grad_needed(g, n->inputs[2]))
+        return pfvm__red_g_weights(g, n, lp, gl);
+    return PFVM_OK;
+}
+
 /* ---- the table ------------------------------------------------------------------------------------------ */
 
 #define PFVM__RED_T "float,double,float16,bfloat16,int8,uint8,int16,uint16,int32,uint32,int64,uint64"
+/* Every reduction takes the builder named after its kernel, `<kern>_grad`. */
 #define PFVM__RED_OP(name, kern) \
-    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL}
+    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, NULL}
 
 const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__RED_OP("ReduceSum", pfvm__red_k_sum),
@@ -916,11 +1212,11 @@ const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__RED_OP("ReduceSumSquare", pfvm__red_k_sumsq),
     {"ArgMax", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmax, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL},
     {"ArgMin", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmin, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL},
-    {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm_infer_same_as_first, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, NULL, NULL},
-    {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, NULL, NULL},
+    {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm_infer_same_as_first, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_cumsum_grad, NULL},
+    {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_topk_grad, NULL},
     {"NegativeLogLikelihoodLoss", "", 12, 0, 2, 3, 1, 1, pfvm__red_infer_loss, pfvm__red_k_nll, pfvm__red_check_loss,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, NULL, NULL},
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_nll_grad, NULL},
     {"SoftmaxCrossEntropyLoss", "", 12, 0, 2, 3, 1, 2, pfvm__red_infer_loss, pfvm__red_k_sce, pfvm__red_check_loss,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, NULL, NULL},
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_sce_grad, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 };

@@ -14,6 +14,7 @@
  * their contents as symbolic vectors (`sym`), so Shape -> Gather ->
  * Unsqueeze -> Concat -> Reshape chains resolve before anything runs. */
 #include "ops_common.h"
+#include "../passes/autodiff.h"
 #include "../shape/infer.h"
 #include "../passes/rewrite.h"
 
@@ -2424,31 +2425,496 @@ static const pfvm_attr_spec pfvm__tn_a_cos[] = {{"value", PFVM_ATTR_TENSOR, 0}, 
 #define PFVM__TN_ANY "any"
 #define PFVM__TN_END {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 
+/* ---- gradients ---------------------------------------------------------------------------- */
+
+/* Rank of v, or -1 (failing) when unknown. */
+static int pfvm__tn_grank(pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    const pfvm_type *t = pfvm_grad_type(g, v);
+    if (!t || t->shape.rank < 0) {
+        pfvm_grad_fail(g, "'%s' has an unknown rank", v ? v->name : "?");
+        return -1;
+    }
+    return t->shape.rank;
+}
+
+/* Constant dim d of v, or -1. */
+static int64_t pfvm__tn_gdim(pfvm_grad_ctx *g, const pfvm_value *v, int d)
+{
+    const pfvm_type *t = pfvm_grad_type(g, v);
+    int64_t x;
+    if (!t || d < 0 || d >= t->shape.rank || !pfvm_sym_is_const(t->shape.dims[d], &x))
+        return -1;
+    return x;
+}
+
+static pfvm_code pfvm__tn_k_identity_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    return gy ? pfvm_grad_add(g, n->inputs[0], gy) : PFVM_OK;
+}
+
+/* Reshape, Flatten, Squeeze, Unsqueeze: the gradient takes x's shape back. */
+static pfvm_code pfvm__tn_g_reshape(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    return gy ? pfvm_grad_add(g, n->inputs[0], pfvm_grad_reshape_like(g, gy, n->inputs[0])) : PFVM_OK;
+}
+
+/* Dropout: y = x * mask * scale in training, y = x otherwise. The mask is
+ * the forward node's (added as an output when the model left it out). */
+static pfvm_code pfvm__tn_k_dropout_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *mask, *scale;
+    pfvm_value *ratio = n->n_inputs > 1 ? n->inputs[1] : NULL, *mode = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    int64_t known[1];
+    if (!gy)
+        return PFVM_OK;
+    if (n->opset < 12) {
+        double r = pfvm_node_attr_float(n, "ratio", 0.5f);
+        if (!(n->opset < 7 && pfvm_node_attr_int(n, "is_test", 1) == 0))
+            return pfvm_grad_add(g, x, gy);
+        mask = pfvm_grad_forward_output(g, 1);
+        return pfvm_grad_add(g, x, pfvm_grad_op2(g, "Mul", pfvm_grad_op2(g, "Mul", gy, pfvm_grad_cast(g, mask, pfvm_grad_dtype(g, x))),
+                                                 pfvm_grad_scalar_like(g, x, 1 / (1 - r))));
+    }
+    if (!mode || (pfvm_grad_known_ints(g, mode, known, 1) == 1 && !known[0]))
+        return pfvm_grad_add(g, x, gy);
+    mask = pfvm_grad_cast(g, pfvm_grad_forward_output(g, 1), pfvm_grad_dtype(g, x));
+    /* 1 / (1 - ratio), ratio 0.5 by default */
+    if (ratio)
+        scale = pfvm_grad_op1(g, "Reciprocal", pfvm_grad_op2(g, "Sub", pfvm_grad_scalar_like(g, ratio, 1), ratio));
+    else
+        scale = pfvm_grad_scalar_like(g, x, 2);
+    scale = pfvm_grad_cast(g, scale, pfvm_grad_dtype(g, x));
+    if (pfvm_grad_known_ints(g, mode, known, 1) != 1) /* decided at run time */
+        scale = pfvm_grad_op3(g, "Where", pfvm_grad_cast(g, mode, PFVM_BOOL), scale, pfvm_grad_scalar_like(g, x, 1));
+    return pfvm_grad_add(g, x, pfvm_grad_op2(g, "Mul", pfvm_grad_op2(g, "Mul", gy, mask), scale));
+}
+
+static pfvm_code pfvm__tn_k_transpose_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    const int64_t *perm;
+    int64_t inv[PFVM_MAX_RANK];
+    int r, cnt, i;
+    if (!gy || (r = pfvm__tn_grank(g, n->inputs[0])) < 0)
+        return g->st->code;
+    cnt = pfvm_node_attr_ints(n, "perm", &perm);
+    for (i = 0; i < r; i++)
+        inv[i] = r - 1 - i; /* the default reverses, its own inverse */
+    if (cnt >= 0) {
+        if (cnt != r)
+            return pfvm_grad_fail(g, "perm has %d entries for rank %d", cnt, r);
+        for (i = 0; i < r; i++) {
+            if (perm[i] < 0 || perm[i] >= r)
+                return pfvm_grad_fail(g, "bad perm");
+            inv[perm[i]] = i;
+        }
+    }
+    return pfvm_grad_add(g, n->inputs[0], pfvm_grad_transpose(g, gy, inv, r));
+}
+
+/* The 1-element int64 value holding dim `axis` of v. */
+static pfvm_value *pfvm__tn_gdimv(pfvm_grad_ctx *g, pfvm_value *v, int axis)
+{
+    int64_t d = pfvm__tn_gdim(g, v, axis), a0 = axis, a1 = axis + 1, z = 0;
+    if (d >= 0)
+        return pfvm_grad_ints(g, &d, 1);
+    if (g->opset < 10) {
+        pfvm_grad_fail(g, "a symbolic dimension needs opset 10");
+        return NULL;
+    }
+    return pfvm_grad_slice(g, pfvm_grad_shape(g, v), &a0, &a1, &z, 1);
+}
+
+/* Concat: each input gets its slice of the gradient. */
+static pfvm_code pfvm__tn_k_concat_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *off = NULL;
+    int64_t axis = pfvm_node_attr_int(n, "axis", 0), at = 0, start;
+    int r, i, a, fixed = 1;
+    if (!gy || (r = pfvm__tn_grank(g, n->outputs[0])) < 0)
+        return g->st->code;
+    if ((a = pfvm__axis(axis, r)) < 0)
+        return pfvm_grad_fail(g, "axis %lld out of range", (long long)axis);
+    for (i = 0; i < n->n_inputs; i++) {
+        pfvm_value *x = n->inputs[i];
+        int64_t d = pfvm__tn_gdim(g, x, a), aa = a;
+        if (d < 0)
+            fixed = 0;
+        if (pfvm_grad_needed(g, x)) {
+            pfvm_value *part;
+            if (fixed) {
+                start = at;
+                d += at;
+                part = pfvm_grad_slice(g, gy, &start, &d, &aa, 1);
+                d -= at;
+            } else {
+                /* offsets known at run time: Slice with computed bounds */
+                pfvm_value *in[4], *s = off ? off : pfvm_grad_ints(g, &at, 1);
+                pfvm_node *nd;
+                in[0] = gy;
+                in[1] = s;
+                in[2] = pfvm_grad_op2(g, "Add", s, pfvm__tn_gdimv(g, x, a));
+                in[3] = pfvm_grad_ints(g, &aa, 1);
+                nd = pfvm_grad_node(g, "Slice", in, 4, 1);
+                part = nd ? nd->outputs[0] : NULL;
+            }
+            if (pfvm_grad_add(g, x, part))
+                return g->st->code;
+        }
+        if (fixed) {
+            at += d;
+        } else {
+            pfvm_value *base = off ? off : pfvm_grad_ints(g, &at, 1);
+            off = pfvm_grad_op2(g, "Add", base, pfvm__tn_gdimv(g, x, a));
+        }
+    }
+    return g->st->code;
+}
+
+/* Split: the outputs' gradients (zeros for unread ones) concatenated. */
+static pfvm_code pfvm__tn_k_split_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *parts[PFVM__TN_MAXV];
+    int r, i;
+    int64_t axis = pfvm_node_attr_int(n, "axis", 0);
+    if (n->n_outputs > PFVM__TN_MAXV)
+        return pfvm_grad_fail(g, "%d outputs", n->n_outputs);
+    if ((r = pfvm__tn_grank(g, n->inputs[0])) < 0)
+        return g->st->code;
+    for (i = 0; i < n->n_outputs; i++)
+        parts[i] = pfvm_grad_out_or_zeros(g, i);
+    return pfvm_grad_add(g, n->inputs[0], pfvm_grad_concat(g, parts, n->n_outputs, axis));
+}
+
+/* The gradient of an injective op that only moves elements (each element of
+ * x lands in at most one place of y when `unique`): apply the same op to the
+ * element indices of x, then scatter the gradient back by index. The node
+ * `n` is re-emitted on the index tensor with its other inputs unchanged. */
+static pfvm_value *pfvm__tn_g_scatter_back(pfvm_grad_ctx *g, const pfvm_node *n, pfvm_value *gy, int unique,
+                                           const char *fill_mode)
+{
+    pfvm_value *x = n->inputs[0], *in[8], *iota, *flat_n, *idx, *zeros, *res;
+    pfvm_node *nd;
+    int64_t minus1 = -1, one = 1, zero = 0;
+    int j;
+    (void)fill_mode;
+    if (g->opset < (unique ? 11 : 16)) {
+        pfvm_grad_fail(g, "needs opset %d (ScatterElements%s), the model has %d", unique ? 11 : 16,
+                       unique ? "" : " with reduction", g->opset);
+        return NULL;
+    }
+    if (n->n_inputs > 8)
+        return NULL;
+    flat_n = pfvm_grad_op1(g, "Size", x);
+    in[0] = pfvm_grad_tensor(g, PFVM_INT64, 0, NULL, &zero);
+    in[1] = flat_n;
+    in[2] = pfvm_grad_tensor(g, PFVM_INT64, 0, NULL, &one);
+    nd = pfvm_grad_node(g, "Range", in, 3, 1);
+    iota = pfvm_grad_op2(g, "Reshape", nd ? nd->outputs[0] : NULL, pfvm_grad_shape(g, x));
+    in[0] = iota;
+    for (j = 1; j < n->n_inputs; j++)
+        in[j] = n->inputs[j];
+    nd = pfvm_grad_node(g, n->op_type, in, n->n_inputs, 1);
+    if (!nd)
+        return NULL;
+    nd->attrs = n->attrs;
+    nd->n_attrs = n->n_attrs;
+    idx = pfvm_grad_op2(g, "Reshape", nd->outputs[0], pfvm_grad_ints(g, &minus1, 1));
+    zeros = pfvm_grad_zeros_like(g, pfvm_grad_op2(g, "Reshape", x, pfvm_grad_ints(g, &minus1, 1)));
+    in[0] = zeros;
+    in[1] = idx;
+    in[2] = pfvm_grad_op2(g, "Reshape", gy, pfvm_grad_ints(g, &minus1, 1));
+    nd = pfvm_grad_node(g, "ScatterElements", in, 3, 1);
+    if (!nd || (!unique && pfvm_node_set_attr_string(nd, "reduction", "add", g->st)))
+        return NULL;
+    res = nd->outputs[0];
+    return pfvm_grad_reshape_like(g, res, x);
+}
+
+/* Slice: a zero pad around the gradient when the bounds are constants and
+ * the steps 1; otherwise scatter back by index. */
+static pfvm_code pfvm__tn_k_slice_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0];
+    int64_t starts[PFVM__TN_MAXV], ends[PFVM__TN_MAXV], axes[PFVM__TN_MAXV], steps[PFVM__TN_MAXV], pads[2 * PFVM_MAX_RANK];
+    int r, k, ke, i, ok = 1;
+    if (!gy || (r = pfvm__tn_grank(g, x)) < 0)
+        return g->st->code;
+    if (n->opset < 10) {
+        const int64_t *a;
+        k = pfvm_node_attr_ints(n, "starts", &a);
+        for (i = 0; i < k && i < PFVM__TN_MAXV; i++)
+            starts[i] = a[i];
+        ke = pfvm_node_attr_ints(n, "ends", &a);
+        for (i = 0; i < ke && i < PFVM__TN_MAXV; i++)
+            ends[i] = a[i];
+        if (pfvm_node_attr_ints(n, "axes", &a) >= 0)
+            for (i = 0; i < k && i < PFVM__TN_MAXV; i++)
+                axes[i] = a[i];
+        else
+            for (i = 0; i < k && i < PFVM__TN_MAXV; i++)
+                axes[i] = i;
+        for (i = 0; i < k && i < PFVM__TN_MAXV; i++)
+            steps[i] = 1;
+    } else {
+        k = pfvm_grad_known_ints(g, n->inputs[1], starts, PFVM__TN_MAXV);
+        ke = pfvm_grad_known_ints(g, n->inputs[2], ends, PFVM__TN_MAXV);
+        if (n->n_inputs > 3 && n->inputs[3]) {
+            if (pfvm_grad_known_ints(g, n->inputs[3], axes, PFVM__TN_MAXV) != k)
+                ok = 0;
+        } else {
+            for (i = 0; i < k && i < PFVM__TN_MAXV; i++)
+                axes[i] = i;
+        }
+        if (n->n_inputs > 4 && n->inputs[4]) {
+            if (pfvm_grad_known_ints(g, n->inputs[4], steps, PFVM__TN_MAXV) != k)
+                ok = 0;
+        } else {
+            for (i = 0; i < k && i < PFVM__TN_MAXV; i++)
+                steps[i] = 1;
+        }
+    }
+    if (k < 0 || k != ke || k > PFVM__TN_MAXV)
+        ok = 0;
+    for (i = 0; i < 2 * r; i++)
+        pads[i] = 0;
+    for (i = 0; ok && i < k; i++) {
+        int a = pfvm__axis(axes[i], r);
+        int64_t d = a >= 0 ? pfvm__tn_gdim(g, x, a) : -1, s = starts[i], e = ends[i];
+        if (a < 0 || d < 0 || steps[i] != 1) {
+            ok = 0;
+            break;
+        }
+        s = s < 0 ? s + d : s;
+        e = e < 0 ? e + d : e;
+        s = s < 0 ? 0 : s > d ? d : s;
+        e = e < 0 ? 0 : e > d ? d : e;
+        if (e < s)
+            e = s;
+        pads[a] = s;
+        pads[r + a] = d - e;
+    }
+    if (ok)
+        return pfvm_grad_add(g, x, pfvm_grad_pad(g, gy, pads, r));
+    if (n->opset < 10)
+        return pfvm_grad_fail(g, "bounds not known before opset 10");
+    return pfvm_grad_add(g, x, pfvm__tn_g_scatter_back(g, n, gy, 1, NULL));
+}
+
+/* Gather: rows of the gradient added into the rows they came from. Axis 0
+ * from opset 16: ScatterND with reduction add; otherwise a one-hot matrix
+ * of the indices times the gradient (data [A, V, R], indices I:
+ * dX[a, v, r] = sum_i onehot[i, v] gY[a, i, r]). */
+static pfvm_code pfvm__tn_k_gather_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *idx = n->inputs[1], *in[3], *depth, *oh, *gy3, *d;
+    pfvm_node *nd;
+    int r, a, i;
+    int64_t axis = pfvm_node_attr_int(n, "axis", 0), minus1 = -1, lo, hi, v01[2], two = 2;
+    if (!gy || (r = pfvm__tn_grank(g, x)) < 0)
+        return g->st->code;
+    if ((a = pfvm__axis(axis, r)) < 0)
+        return pfvm_grad_fail(g, "axis %lld out of range", (long long)axis);
+    depth = pfvm__tn_gdimv(g, x, a);
+    if (a == 0 && g->opset >= 16) {
+        /* negative indices count from the end */
+        pfvm_value *ix = pfvm_grad_cast(g, idx, PFVM_INT64), *z = pfvm_grad_scalar(g, PFVM_INT64, 0);
+        ix = pfvm_grad_op3(g, "Where", pfvm_grad_op2(g, "Less", ix, z), pfvm_grad_op2(g, "Add", ix, depth), ix);
+        in[0] = pfvm_grad_zeros_like(g, x);
+        in[1] = pfvm_grad_unsqueeze(g, ix, &minus1, 1);
+        in[2] = gy;
+        nd = pfvm_grad_node(g, "ScatterND", in, 3, 1);
+        if (!nd || pfvm_node_set_attr_string(nd, "reduction", "add", g->st))
+            return g->st->code;
+        return pfvm_grad_add(g, x, nd->outputs[0]);
+    }
+    if (g->opset < 9)
+        return pfvm_grad_fail(g, "needs opset 9 (OneHot)");
+    v01[0] = 0;
+    v01[1] = 1;
+    in[0] = pfvm_grad_op2(g, "Reshape", idx, pfvm_grad_ints(g, &minus1, 1));
+    in[1] = depth;
+    in[2] = pfvm_grad_cast(g, pfvm_grad_tensor(g, PFVM_INT64, 1, &two, v01), pfvm_grad_dtype(g, x));
+    nd = pfvm_grad_node(g, "OneHot", in, 3, 1);
+    oh = nd ? nd->outputs[0] : NULL; /* [nI, V] */
+    /* gY as [A, nI, R] */
+    {
+        pfvm_value *parts[3], *s = pfvm_grad_shape(g, x);
+        int64_t z = 0, ka = a, ka1 = a + 1, kr = r, m1 = -1;
+        lo = 1;
+        hi = 1;
+        for (i = 0; i < a; i++)
+            lo = lo >= 0 && pfvm__tn_gdim(g, x, i) >= 0 ? lo * pfvm__tn_gdim(g, x, i) : -1;
+        for (i = a + 1; i < r; i++)
+            hi = hi >= 0 && pfvm__tn_gdim(g, x, i) >= 0 ? hi * pfvm__tn_gdim(g, x, i) : -1;
+        parts[0] = lo >= 0 ? pfvm_grad_ints(g, &lo, 1)
+                           : pfvm_grad_reduce(g, "ReduceProd", pfvm_grad_slice(g, s, &z, &ka, &z, 1), &z, 1, 1);
+        parts[1] = pfvm_grad_ints(g, &m1, 1);
+        parts[2] = hi >= 0 ? pfvm_grad_ints(g, &hi, 1)
+                           : pfvm_grad_reduce(g, "ReduceProd", pfvm_grad_slice(g, s, &ka1, &kr, &z, 1), &z, 1, 1);
+        gy3 = pfvm_grad_op2(g, "Reshape", gy, pfvm_grad_concat(g, parts, 3, 0));
+    }
+    {
+        int64_t perm[2] = {1, 0};
+        d = pfvm_grad_op2(g, "MatMul", pfvm_grad_transpose(g, oh, perm, 2), gy3);
+    }
+    return pfvm_grad_add(g, x, pfvm_grad_reshape_like(g, d, x));
+}
+
+static pfvm_code pfvm__tn_k_expand_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    return gy ? pfvm_grad_add(g, n->inputs[0], pfvm_grad_sum_to(g, gy, n->inputs[0])) : PFVM_OK;
+}
+
+/* Tile: gY as [r0, d0, r1, d1, ...] summed over the repeats. */
+static pfvm_code pfvm__tn_k_tile_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *parts[2 * PFVM_MAX_RANK], *s;
+    int64_t reps[PFVM_MAX_RANK], axes[PFVM_MAX_RANK];
+    int r, i, n_axes = 0;
+    if (!gy || (r = pfvm__tn_grank(g, x)) < 0)
+        return g->st->code;
+    if (pfvm_grad_known_ints(g, n->inputs[1], reps, PFVM_MAX_RANK) != r)
+        return pfvm_grad_fail(g, "repeats not known");
+    s = pfvm_grad_shape(g, x);
+    for (i = 0; i < r; i++) {
+        int64_t d = pfvm__tn_gdim(g, x, i), a0 = i, a1 = i + 1, z = 0;
+        parts[2 * i] = pfvm_grad_ints(g, &reps[i], 1);
+        parts[2 * i + 1] = d >= 0 ? pfvm_grad_ints(g, &d, 1) : pfvm_grad_slice(g, s, &a0, &a1, &z, 1);
+        if (reps[i] != 1)
+            axes[n_axes++] = 2 * i;
+    }
+    if (!n_axes)
+        return pfvm_grad_add(g, x, gy);
+    if (2 * r > PFVM_MAX_RANK)
+        return pfvm_grad_fail(g, "rank %d is too large to fold the repeats", r);
+    gy = pfvm_grad_op2(g, "Reshape", gy, pfvm_grad_concat(g, parts, 2 * r, 0));
+    return pfvm_grad_add(g, x, pfvm_grad_reshape_like(g, pfvm_grad_reduce(g, "ReduceSum", gy, axes, n_axes, 0), x));
+}
+
+/* Pad: constant mode slices the gradient back out (pads known, or read at
+ * run time when non-negative); edge, reflect and wrap scatter it back by
+ * index with reduction add. */
+static pfvm_code pfvm__tn_k_pad_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0];
+    int64_t pads[PFVM__TN_MAXV], full[2 * PFVM_MAX_RANK], axes[PFVM_MAX_RANK], starts[PFVM_MAX_RANK],
+        ends[PFVM_MAX_RANK], crop[2 * PFVM_MAX_RANK];
+    int r, cnt, i, n_axes, where[PFVM_MAX_RANK], mode = pfvm__tn_pad_mode(n), any_crop = 0;
+    if (!gy || (r = pfvm__tn_grank(g, x)) < 0)
+        return g->st->code;
+    if (mode != PFVM__TN_PAD_CONSTANT) {
+        if (n->opset < 11)
+            return pfvm_grad_fail(g, "mode '%s' needs opset 16", pfvm_node_attr_string(n, "mode", ""));
+        return pfvm_grad_add(g, x, pfvm__tn_g_scatter_back(g, n, gy, 0, NULL));
+    }
+    if (n->opset < 11) {
+        const int64_t *a;
+        cnt = pfvm_node_attr_ints(n, "pads", &a);
+        for (i = 0; i < cnt && i < PFVM__TN_MAXV; i++)
+            pads[i] = a[i];
+    } else {
+        cnt = pfvm_grad_known_ints(g, n->inputs[1], pads, PFVM__TN_MAXV);
+    }
+    n_axes = r;
+    for (i = 0; i < r; i++)
+        axes[i] = i;
+    if (n->n_inputs > 3 && n->inputs[3]) {
+        n_axes = pfvm_grad_known_ints(g, n->inputs[3], axes, PFVM_MAX_RANK);
+        if (n_axes < 0)
+            return pfvm_grad_fail(g, "pad axes not known");
+    }
+    if (pfvm__tn_pad_spread(g->st, axes, n_axes, r, where))
+        return g->st->code;
+    if (cnt < 0) {
+        /* pads known at run time: slice from pads[begin] to pads[begin] + dim */
+        pfvm_value *in[4], *p;
+        pfvm_node *nd;
+        int64_t z = 0, na = n_axes;
+        if (n_axes != r)
+            return pfvm_grad_fail(g, "pads and axes both unknown");
+        p = pfvm_grad_cast(g, n->inputs[1], PFVM_INT64);
+        in[0] = gy;
+        in[1] = pfvm_grad_slice(g, p, &z, &na, &z, 1);
+        in[2] = pfvm_grad_op2(g, "Add", in[1], pfvm_grad_shape(g, x));
+        in[3] = pfvm_grad_ints(g, axes, n_axes);
+        nd = pfvm_grad_node(g, "Slice", in, 4, 1);
+        return pfvm_grad_add(g, x, nd ? nd->outputs[0] : NULL);
+    }
+    if (cnt != 2 * n_axes)
+        return pfvm_grad_fail(g, "%d pads for %d axes", cnt, n_axes);
+    for (i = 0; i < r; i++) {
+        full[i] = where[i] >= 0 ? pads[where[i]] : 0;
+        full[r + i] = where[i] >= 0 ? pads[n_axes + where[i]] : 0;
+    }
+    /* positive pads are sliced off the gradient, negative ones (crops of x)
+     * come back as zeros */
+    for (i = 0; i < r; i++) {
+        int64_t b = full[i] > 0 ? full[i] : 0, e = full[r + i] > 0 ? full[r + i] : 0, d = pfvm__tn_gdim(g, gy, i);
+        starts[i] = b;
+        if (d >= 0)
+            ends[i] = d - e;
+        else if (e == 0)
+            ends[i] = INT64_MAX;
+        else
+            ends[i] = -e;
+        axes[i] = i;
+        crop[i] = full[i] < 0 ? -full[i] : 0;
+        crop[r + i] = full[r + i] < 0 ? -full[r + i] : 0;
+        if (crop[i] || crop[r + i])
+            any_crop = 1;
+    }
+    gy = pfvm_grad_slice(g, gy, starts, ends, axes, r);
+    if (any_crop)
+        gy = pfvm_grad_pad(g, gy, crop, r);
+    return pfvm_grad_add(g, x, gy);
+}
+
+/* Trilu keeps a triangle: so does its gradient. */
+static pfvm_code pfvm__tn_k_trilu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0);
+    pfvm_node *nd;
+    pfvm_value *in[2];
+    if (!gy)
+        return PFVM_OK;
+    in[0] = gy;
+    in[1] = n->n_inputs > 1 ? n->inputs[1] : NULL;
+    nd = pfvm_grad_node(g, "Trilu", in, in[1] ? 2 : 1, 1);
+    if (!nd || pfvm_node_set_attr_int(nd, "upper", pfvm_node_attr_int(n, "upper", 1), g->st))
+        return g->st->code;
+    return pfvm_grad_add(g, n->inputs[0], nd->outputs[0]);
+}
+
 const pfvm_op_def pfvm__ops_tensor[] = {
-    {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, 0, pfvm__tn_simp_same, NULL, NULL},
-    {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, NULL, NULL},
+    {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL},
+    {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, pfvm__tn_k_dropout_grad, NULL},
     {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, 0, NULL, NULL, NULL},
     {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL},
     {"Constant", "", 1, 0, 0, 0, 1, 1, pfvm__tn_infer_constant, pfvm__tn_k_constant, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL},
     {"ConstantOfShape", "", 9, 0, 1, 1, 1, 1, pfvm__tn_infer_cos, pfvm__tn_k_cos, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__tn_a_cos, 0, NULL, NULL, NULL},
-    {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, 0, pfvm__tn_simp_reshape, NULL, NULL},
-    {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, 0, pfvm__tn_simp_reshape, NULL, NULL},
-    {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_reshape, NULL, NULL},
-    {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, 0, pfvm__tn_simp_reshape, NULL, NULL},
-    {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, 0, pfvm__tn_simp_reshape, NULL, NULL},
-    {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_reshape, NULL, NULL},
-    {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, pfvm__tn_simp_transpose, NULL, NULL},
-    {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_concat, NULL, NULL},
-    {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, pfvm__tn_simp_concat, NULL, NULL},
-    {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, NULL, NULL},
-    {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, pfvm__tn_simp_slice, NULL, NULL},
-    {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_slice, NULL, NULL},
-    {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, NULL, NULL},
-    {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, NULL, NULL},
-    {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, NULL, NULL},
-    {"Pad", "", 2, 10, 1, 1, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "float,double,float16", pfvm__tn_a_pad2, 0, pfvm__tn_simp_pad, NULL, NULL},
-    {"Pad", "", 11, 0, 2, 4, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_pad, 0, pfvm__tn_simp_pad, NULL, NULL},
+    {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, 0, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL},
+    {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, 0, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL},
+    {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL},
+    {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, 0, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL},
+    {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, 0, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL},
+    {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL},
+    {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, pfvm__tn_simp_transpose, pfvm__tn_k_transpose_grad, NULL},
+    {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL},
+    {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL},
+    {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, pfvm__tn_k_split_grad, NULL},
+    {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL},
+    {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL},
+    {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, pfvm__tn_k_gather_grad, NULL},
+    {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_expand_grad, NULL},
+    {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_tile_grad, NULL},
+    {"Pad", "", 2, 10, 1, 1, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "float,double,float16", pfvm__tn_a_pad2, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL},
+    {"Pad", "", 11, 0, 2, 4, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_pad, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL},
     {"Range", "", 11, 0, 3, 3, 1, 1, pfvm__tn_infer_range, pfvm__tn_k_range, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL},
-    {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm__tn_infer_trilu, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_trilu, 0, NULL, NULL, NULL},
+    {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm__tn_infer_trilu, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_trilu, 0, NULL, pfvm__tn_k_trilu_grad, NULL},
     PFVM__TN_END
 };

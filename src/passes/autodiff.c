@@ -1,0 +1,1187 @@
+/* autodiff: the reverse sweep, gradient accumulation, the helpers gradient
+ * builders use, and the optimizers of training graphs. The per-operator
+ * rules live with the operators (pfvm_op_def.grad in src/ops). */
+#include "autodiff.h"
+#include "../ops/ops_common.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* What the sweep knows about one value of the graph (by value id). */
+typedef struct pfvm__grad_val {
+    pfvm_value **contrib;  /* stb_ds: gradients added so far (summed on first read) */
+    pfvm_ival iv;          /* type and known contents */
+    pfvm_value *shape;     /* pfvm_grad_shape's value, made once */
+    unsigned char has_iv, from_wrt, to_seed;
+} pfvm__grad_val;
+
+/* ---- bookkeeping ---------------------------------------------------------------- */
+
+/* Grows the per-value table to the graph's value count. */
+static pfvm__grad_val *pfvm__gv(pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    ptrdiff_t n = stbds_arrlen(g->g->values), have = stbds_arrlen(g->vals);
+    if (have < n) {
+        stbds_arrsetlen(g->vals, n);
+        memset(g->vals + have, 0, sizeof(pfvm__grad_val) * (size_t)(n - have));
+    }
+    if (!v || v->graph != g->g || v->id < 0 || v->id >= n)
+        return NULL;
+    return &g->vals[v->id];
+}
+
+static int pfvm__grad_failed(const pfvm_grad_ctx *g)
+{
+    return g->st->code != PFVM_OK;
+}
+
+static const char *pfvm__grad_label(const pfvm_node *n, char *buf, size_t size)
+{
+    return pfvm__node_label(n, buf, size);
+}
+
+pfvm_code pfvm_grad_fail(pfvm_grad_ctx *g, const char *fmt, ...)
+{
+    char msg[PFVM_STATUS_MSG], lb[96];
+    va_list ap;
+    va_start(ap, fmt);
+    pfvm__vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (g->node)
+        return pfvm__fail(g->st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): gradient: %s",
+                          pfvm__grad_label(g->node, lb, sizeof lb), g->node->op_type, msg);
+    return pfvm__fail(g->st, PFVM_ERR_UNSUPPORTED, "gradient: %s", msg);
+}
+
+static int pfvm__is_float_tensor(const pfvm_type *t)
+{
+    return t->kind == PFVM_KIND_TENSOR && pfvm_dtype_is_float(t->dtype);
+}
+
+/* ---- inference of emitted nodes -------------------------------------------------- */
+
+static pfvm_ival *pfvm__grad_ival(pfvm_grad_ctx *g, const pfvm_value *v, pfvm_ival *tmp)
+{
+    pfvm__grad_val *gv = pfvm__gv(g, v);
+    if (!gv) {
+        memset(tmp, 0, sizeof *tmp);
+        tmp->type = v->type;
+        tmp->value = v->init;
+        return tmp;
+    }
+    if (!gv->has_iv) {
+        memset(&gv->iv, 0, sizeof gv->iv);
+        gv->iv.type = v->type;
+        gv->iv.value = v->init;
+        gv->has_iv = 1;
+    }
+    return &gv->iv;
+}
+
+/* Infers node n (of g->g) and records its outputs' types and contents.
+ * Forward nodes (`keep_types`) keep their values' types as the whole-graph
+ * inference left them: only the contents are of interest. */
+static pfvm_code pfvm__grad_infer(pfvm_grad_ctx *g, pfvm_node *n, int keep_types)
+{
+    pfvm_ival *tmps;
+    int j;
+    pfvm_code rc;
+    pfvm__gv(g, NULL);
+    tmps = (pfvm_ival *)pfvm__arena_alloc(&g->arena, sizeof(pfvm_ival) * (size_t)(n->n_inputs + 1));
+    if (!tmps)
+        return pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+    stbds_arrsetlen(g->tmp_in, n->n_inputs + 1);
+    stbds_arrsetlen(g->tmp_out, n->n_outputs + 1);
+    for (j = 0; j < n->n_inputs; j++)
+        g->tmp_in[j] = n->inputs[j] ? pfvm__grad_ival(g, n->inputs[j], &tmps[j]) : NULL;
+    for (j = 0; j < n->n_outputs; j++) {
+        pfvm__grad_val *gv = n->outputs[j] ? pfvm__gv(g, n->outputs[j]) : NULL;
+        g->tmp_out[j] = NULL;
+        if (!gv)
+            continue;
+        memset(&gv->iv, 0, sizeof gv->iv);
+        gv->iv.type.shape.rank = -1;
+        g->tmp_out[j] = &gv->iv;
+    }
+    rc = pfvm__infer_node(n, g->tmp_in, g->tmp_out, g->m->syms, &g->arena, g->st);
+    for (j = 0; j < n->n_outputs; j++) {
+        pfvm__grad_val *gv = n->outputs[j] ? pfvm__gv(g, n->outputs[j]) : NULL;
+        if (!gv)
+            continue;
+        if (rc) {
+            gv->has_iv = 0;
+            continue;
+        }
+        pfvm__ival_materialize(&gv->iv, &g->arena);
+        gv->has_iv = 1;
+        if (keep_types && n->outputs[j]->type.kind != PFVM_KIND_UNKNOWN)
+            gv->iv.type = n->outputs[j]->type;
+        else
+            n->outputs[j]->type = gv->iv.type;
+    }
+    return rc;
+}
+
+/* Infers the emitted nodes up to and including g->g->nodes[upto]. */
+static pfvm_code pfvm__grad_flush(pfvm_grad_ctx *g, int upto)
+{
+    int n = (int)stbds_arrlen(g->g->nodes);
+    if (upto >= n)
+        upto = n - 1;
+    while (g->inferred <= upto) {
+        pfvm_node *nd = g->g->nodes[g->inferred++];
+        if (pfvm__grad_infer(g, nd, 0))
+            return g->st->code;
+    }
+    return PFVM_OK;
+}
+
+const pfvm_type *pfvm_grad_type(pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    if (!v)
+        return NULL;
+    if (v->producer && v->graph == g->g && v->producer->id >= g->inferred && v->producer->id < (int)stbds_arrlen(g->g->nodes) &&
+        g->g->nodes[v->producer->id] == v->producer)
+        pfvm__grad_flush(g, v->producer->id);
+    return &v->type;
+}
+
+pfvm_dtype pfvm_grad_dtype(pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    const pfvm_type *t = pfvm_grad_type(g, v);
+    return t ? t->dtype : PFVM_UNDEFINED;
+}
+
+static int pfvm__shapes_equal(const pfvm_shape *a, const pfvm_shape *b)
+{
+    int i;
+    if (a->rank < 0 || a->rank != b->rank)
+        return 0;
+    for (i = 0; i < a->rank; i++)
+        if (!pfvm_sym_proven_eq(a->dims[i], b->dims[i]))
+            return 0;
+    return 1;
+}
+
+int pfvm_grad_same_shape(pfvm_grad_ctx *g, const pfvm_value *a, const pfvm_value *b)
+{
+    const pfvm_type *ta = pfvm_grad_type(g, a), *tb = pfvm_grad_type(g, b);
+    return ta && tb && pfvm__shapes_equal(&ta->shape, &tb->shape);
+}
+
+int pfvm_grad_known_ints(pfvm_grad_ctx *g, const pfvm_value *v, int64_t *out, int cap)
+{
+    pfvm_ival tmp, *iv;
+    if (!v)
+        return -1;
+    pfvm_grad_type(g, v);
+    iv = pfvm__grad_ival(g, v, &tmp);
+    return pfvm_ival_ints(iv, out, cap);
+}
+
+/* ---- emitting nodes ------------------------------------------------------------- */
+
+static pfvm_value *pfvm__grad_new_value(pfvm_grad_ctx *g)
+{
+    char hint[128];
+    const char *base = "grad";
+    if (g->node && g->node->n_outputs > 0 && g->node->outputs[0])
+        base = g->node->outputs[0]->name;
+    pfvm__snprintf(hint, sizeof hint, "%.100s_g", base);
+    return pfvm_graph_new_value(g->g, hint, g->st);
+}
+
+pfvm_node *pfvm_grad_node(pfvm_grad_ctx *g, const char *op_type, pfvm_value *const *in, int n_in, int n_out)
+{
+    pfvm_value *outs[16];
+    char name[160], lb[96];
+    pfvm_node *n;
+    int j;
+    if (pfvm__grad_failed(g))
+        return NULL;
+    if (n_out < 0 || n_out > 16) {
+        pfvm_grad_fail(g, "%d outputs for %s", n_out, op_type);
+        return NULL;
+    }
+    for (j = 0; j < n_out; j++)
+        if (!(outs[j] = pfvm__grad_new_value(g)))
+            return NULL;
+    if (g->node)
+        pfvm__snprintf(name, sizeof name, "%.100s/grad%d", pfvm__grad_label(g->node, lb, sizeof lb), g->n_emitted);
+    else
+        pfvm__snprintf(name, sizeof name, "%s%d", g->name_prefix ? g->name_prefix : "grad", g->n_emitted);
+    g->n_emitted++;
+    n = pfvm_graph_add_node(g->g, op_type, "", name, (pfvm_value **)in, n_in, outs, n_out, g->st);
+    if (!n)
+        return NULL;
+    n->opset = g->opset;
+    n->op = pfvm_op_find("", op_type, g->opset);
+    if (!n->op) {
+        pfvm_grad_fail(g, "needs operator %s, which opset %d does not have", op_type, g->opset);
+        return NULL;
+    }
+    if (n_in < n->op->min_inputs || (n->op->max_inputs >= 0 && n_in > n->op->max_inputs)) {
+        pfvm_grad_fail(g, "emitted %s with %d inputs", op_type, n_in);
+        return NULL;
+    }
+    for (j = 0; j < n->op->min_inputs; j++)
+        if (!in[j]) {
+            pfvm_grad_fail(g, "emitted %s without its input %d", op_type, j);
+            return NULL;
+        }
+    pfvm__gv(g, NULL);
+    return n;
+}
+
+pfvm_value *pfvm_grad_op1(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a)
+{
+    pfvm_node *n = pfvm_grad_node(g, op_type, &a, 1, 1);
+    return n ? n->outputs[0] : NULL;
+}
+
+pfvm_value *pfvm_grad_op2(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b)
+{
+    pfvm_value *in[2];
+    pfvm_node *n;
+    in[0] = a;
+    in[1] = b;
+    n = pfvm_grad_node(g, op_type, in, 2, 1);
+    return n ? n->outputs[0] : NULL;
+}
+
+pfvm_value *pfvm_grad_op3(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b, pfvm_value *c)
+{
+    pfvm_value *in[3];
+    pfvm_node *n;
+    in[0] = a;
+    in[1] = b;
+    in[2] = c;
+    n = pfvm_grad_node(g, op_type, in, 3, 1);
+    return n ? n->outputs[0] : NULL;
+}
+
+/* ---- constants ------------------------------------------------------------------ */
+
+pfvm_value *pfvm_grad_tensor(pfvm_grad_ctx *g, pfvm_dtype dtype, int rank, const int64_t *dims, const void *data)
+{
+    pfvm_tensor *t;
+    pfvm_node *n;
+    pfvm_attr *a;
+    if (pfvm__grad_failed(g))
+        return NULL;
+    t = pfvm_model_tensor(g->m, dtype, rank, dims, NULL, g->st);
+    if (!t)
+        return NULL;
+    if (data && t->nbytes)
+        memcpy(t->data, data, t->nbytes);
+    n = pfvm_grad_node(g, "Constant", NULL, 0, 1);
+    if (!n)
+        return NULL;
+    a = pfvm_node_add_attr(n, "value", PFVM_ATTR_TENSOR, g->st);
+    if (!a)
+        return NULL;
+    a->t = t;
+    return n->outputs[0];
+}
+
+pfvm_value *pfvm_grad_scalar(pfvm_grad_ctx *g, pfvm_dtype dtype, double v)
+{
+    unsigned char buf[16];
+    pfvm_tensor t;
+    if (!pfvm_dtype_size(dtype) || pfvm_dtype_size(dtype) > sizeof buf || dtype == PFVM_STRING) {
+        if (!pfvm__grad_failed(g))
+            pfvm_grad_fail(g, "no scalar of element type %s", pfvm_dtype_name(dtype));
+        return NULL;
+    }
+    memset(&t, 0, sizeof t);
+    t.kind = PFVM_KIND_TENSOR;
+    t.dtype = dtype;
+    t.data = buf;
+    t.nbytes = sizeof buf;
+    pfvm_red_store(&t, 0, v);
+    return pfvm_grad_tensor(g, dtype, 0, NULL, buf);
+}
+
+pfvm_value *pfvm_grad_scalar_like(pfvm_grad_ctx *g, const pfvm_value *like, double v)
+{
+    if (!like || pfvm__grad_failed(g))
+        return NULL;
+    return pfvm_grad_scalar(g, pfvm_grad_dtype(g, like), v);
+}
+
+pfvm_value *pfvm_grad_ints(pfvm_grad_ctx *g, const int64_t *v, int n)
+{
+    int64_t dim = n;
+    return pfvm_grad_tensor(g, PFVM_INT64, 1, &dim, v);
+}
+
+/* ---- shapes --------------------------------------------------------------------- */
+
+pfvm_value *pfvm_grad_shape(pfvm_grad_ctx *g, pfvm_value *v)
+{
+    const pfvm_type *t;
+    pfvm__grad_val *gv;
+    pfvm_value *s;
+    int64_t dims[PFVM_MAX_RANK];
+    int i, known = 1;
+    if (!v || pfvm__grad_failed(g))
+        return NULL;
+    gv = pfvm__gv(g, v);
+    if (gv && gv->shape)
+        return gv->shape;
+    t = pfvm_grad_type(g, v);
+    if (t->kind != PFVM_KIND_TENSOR || t->shape.rank < 0)
+        known = 0;
+    for (i = 0; known && i < t->shape.rank; i++)
+        if (!pfvm_sym_is_const(t->shape.dims[i], &dims[i]))
+            known = 0;
+    s = known ? pfvm_grad_ints(g, dims, t->shape.rank) : pfvm_grad_op1(g, "Shape", v);
+    gv = pfvm__gv(g, v);
+    if (gv)
+        gv->shape = s;
+    return s;
+}
+
+static pfvm_value *pfvm__grad_fill_like(pfvm_grad_ctx *g, pfvm_value *v, double fill)
+{
+    pfvm_node *n;
+    pfvm_attr *a;
+    pfvm_value *s;
+    pfvm_dtype dt;
+    int64_t one = 1;
+    if (!v || pfvm__grad_failed(g))
+        return NULL;
+    dt = pfvm_grad_dtype(g, v);
+    s = pfvm_grad_shape(g, v);
+    n = pfvm_grad_node(g, "ConstantOfShape", &s, 1, 1);
+    if (!n)
+        return NULL;
+    a = pfvm_node_add_attr(n, "value", PFVM_ATTR_TENSOR, g->st);
+    if (!a || !(a->t = pfvm_model_tensor(g->m, dt, 1, &one, NULL, g->st)))
+        return NULL;
+    pfvm_red_store(a->t, 0, fill);
+    return n->outputs[0];
+}
+
+pfvm_value *pfvm_grad_zeros_like(pfvm_grad_ctx *g, pfvm_value *v)
+{
+    return pfvm__grad_fill_like(g, v, 0);
+}
+
+pfvm_value *pfvm_grad_ones_like(pfvm_grad_ctx *g, pfvm_value *v)
+{
+    return pfvm__grad_fill_like(g, v, 1);
+}
+
+pfvm_value *pfvm_grad_reshape_like(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like)
+{
+    if (!x || !like || pfvm__grad_failed(g))
+        return NULL;
+    if (pfvm_grad_same_shape(g, x, like))
+        return x;
+    return pfvm_grad_op2(g, "Reshape", x, pfvm_grad_shape(g, like));
+}
+
+pfvm_value *pfvm_grad_expand(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like)
+{
+    if (!x || !like || pfvm__grad_failed(g))
+        return NULL;
+    if (pfvm_grad_same_shape(g, x, like))
+        return x;
+    return pfvm_grad_op2(g, "Expand", x, pfvm_grad_shape(g, like));
+}
+
+pfvm_value *pfvm_grad_cast(pfvm_grad_ctx *g, pfvm_value *x, pfvm_dtype dtype)
+{
+    pfvm_node *n;
+    if (!x || pfvm__grad_failed(g))
+        return NULL;
+    if (pfvm_grad_dtype(g, x) == dtype)
+        return x;
+    n = pfvm_grad_node(g, "Cast", &x, 1, 1);
+    if (!n || pfvm_node_set_attr_int(n, "to", (int64_t)dtype, g->st))
+        return NULL;
+    return n->outputs[0];
+}
+
+/* Reductions take axes as an input from opset 18 (ReduceSum from 13). */
+static int pfvm__grad_axes_input(const pfvm_grad_ctx *g, const char *op)
+{
+    return g->opset >= 18 || (g->opset >= 13 && !strcmp(op, "ReduceSum"));
+}
+
+pfvm_value *pfvm_grad_reduce(pfvm_grad_ctx *g, const char *op, pfvm_value *x, const int64_t *axes, int n_axes,
+                             int keepdims)
+{
+    pfvm_node *n;
+    pfvm_value *in[2];
+    if (!x || pfvm__grad_failed(g))
+        return NULL;
+    if (n_axes <= 0) {
+        pfvm_grad_fail(g, "%s over no axes", op);
+        return NULL;
+    }
+    in[0] = x;
+    if (pfvm__grad_axes_input(g, op)) {
+        in[1] = pfvm_grad_ints(g, axes, n_axes);
+        n = pfvm_grad_node(g, op, in, 2, 1);
+    } else {
+        n = pfvm_grad_node(g, op, in, 1, 1);
+        if (n && pfvm_node_set_attr_ints(n, "axes", axes, n_axes, g->st))
+            return NULL;
+    }
+    if (!n || pfvm_node_set_attr_int(n, "keepdims", keepdims, g->st))
+        return NULL;
+    return n->outputs[0];
+}
+
+static pfvm_value *pfvm__grad_axes_op(pfvm_grad_ctx *g, const char *op, pfvm_value *x, const int64_t *axes,
+                                      int n_axes)
+{
+    pfvm_node *n;
+    pfvm_value *in[2];
+    if (!x || pfvm__grad_failed(g))
+        return NULL;
+    if (n_axes <= 0)
+        return x;
+    in[0] = x;
+    if (g->opset >= 13) {
+        in[1] = pfvm_grad_ints(g, axes, n_axes);
+        n = pfvm_grad_node(g, op, in, 2, 1);
+    } else {
+        n = pfvm_grad_node(g, op, in, 1, 1);
+        if (n && pfvm_node_set_attr_ints(n, "axes", axes, n_axes, g->st))
+            return NULL;
+    }
+    return n ? n->outputs[0] : NULL;
+}
+
+pfvm_value *pfvm_grad_unsqueeze(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes)
+{
+    return pfvm__grad_axes_op(g, "Unsqueeze", x, axes, n_axes);
+}
+
+pfvm_value *pfvm_grad_squeeze(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes)
+{
+    return pfvm__grad_axes_op(g, "Squeeze", x, axes, n_axes);
+}
+
+pfvm_value *pfvm_grad_transpose(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *perm, int rank)
+{
+    pfvm_node *n;
+    int i, id = 1;
+    if (!x || pfvm__grad_failed(g))
+        return NULL;
+    for (i = 0; i < rank; i++)
+        if (perm[i] != i)
+            id = 0;
+    if (id)
+        return x;
+    n = pfvm_grad_node(g, "Transpose", &x, 1, 1);
+    if (!n || pfvm_node_set_attr_ints(n, "perm", perm, rank, g->st))
+        return NULL;
+    return n->outputs[0];
+}
+
+pfvm_value *pfvm_grad_slice(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *starts, const int64_t *ends,
+                            const int64_t *axes, int n)
+{
+    pfvm_node *nd;
+    if (!x || pfvm__grad_failed(g))
+        return NULL;
+    if (n <= 0)
+        return x;
+    if (g->opset >= 10) {
+        pfvm_value *in[4];
+        in[0] = x;
+        in[1] = pfvm_grad_ints(g, starts, n);
+        in[2] = pfvm_grad_ints(g, ends, n);
+        in[3] = pfvm_grad_ints(g, axes, n);
+        nd = pfvm_grad_node(g, "Slice", in, 4, 1);
+    } else {
+        nd = pfvm_grad_node(g, "Slice", &x, 1, 1);
+        if (nd && (pfvm_node_set_attr_ints(nd, "starts", starts, n, g->st) ||
+                   pfvm_node_set_attr_ints(nd, "ends", ends, n, g->st) ||
+                   pfvm_node_set_attr_ints(nd, "axes", axes, n, g->st)))
+            return NULL;
+    }
+    return nd ? nd->outputs[0] : NULL;
+}
+
+pfvm_value *pfvm_grad_pad(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *pads, int rank)
+{
+    pfvm_node *nd;
+    int i, any = 0;
+    if (!x || pfvm__grad_failed(g))
+        return NULL;
+    for (i = 0; i < 2 * rank; i++)
+        if (pads[i])
+            any = 1;
+    if (!any)
+        return x;
+    if (g->opset >= 11) {
+        pfvm_value *in[2];
+        in[0] = x;
+        in[1] = pfvm_grad_ints(g, pads, 2 * rank);
+        nd = pfvm_grad_node(g, "Pad", in, 2, 1);
+    } else {
+        nd = pfvm_grad_node(g, "Pad", &x, 1, 1);
+        if (nd && pfvm_node_set_attr_ints(nd, "pads", pads, 2 * rank, g->st))
+            return NULL;
+    }
+    return nd ? nd->outputs[0] : NULL;
+}
+
+pfvm_value *pfvm_grad_concat(pfvm_grad_ctx *g, pfvm_value *const *xs, int n, int64_t axis)
+{
+    pfvm_node *nd;
+    int i;
+    if (pfvm__grad_failed(g))
+        return NULL;
+    for (i = 0; i < n; i++)
+        if (!xs[i]) {
+            pfvm_grad_fail(g, "Concat of a missing value");
+            return NULL;
+        }
+    if (n == 1)
+        return xs[0];
+    nd = pfvm_grad_node(g, "Concat", xs, n, 1);
+    if (!nd || pfvm_node_set_attr_int(nd, "axis", axis, g->st))
+        return NULL;
+    return nd->outputs[0];
+}
+
+pfvm_value *pfvm_grad_ge(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *y, int le)
+{
+    if (g->opset >= 12)
+        return pfvm_grad_op2(g, le ? "LessOrEqual" : "GreaterOrEqual", x, y);
+    return pfvm_grad_op1(g, "Not", pfvm_grad_op2(g, le ? "Greater" : "Less", x, y));
+}
+
+pfvm_value *pfvm_grad_sum_to(pfvm_grad_ctx *g, pfvm_value *dx, pfvm_value *target)
+{
+    const pfvm_type *td, *tt;
+    int64_t axes[PFVM_MAX_RANK];
+    int n_axes = 0, ones = 0, dyn = 0, lead, i;
+    if (!dx || !target || pfvm__grad_failed(g))
+        return NULL;
+    td = pfvm_grad_type(g, dx);
+    tt = pfvm_grad_type(g, target);
+    if (td->shape.rank < 0 || tt->shape.rank < 0) {
+        pfvm_grad_fail(g, "sum_to needs known ranks ('%s' and '%s')", dx->name, target->name);
+        return NULL;
+    }
+    lead = td->shape.rank - tt->shape.rank;
+    if (lead < 0) {
+        pfvm_grad_fail(g, "cannot sum a rank-%d gradient to rank %d", td->shape.rank, tt->shape.rank);
+        return NULL;
+    }
+    for (i = 0; i < lead; i++)
+        axes[n_axes++] = i;
+    for (i = 0; i < tt->shape.rank; i++) {
+        const pfvm_sym *a = td->shape.dims[lead + i], *b = tt->shape.dims[i];
+        int64_t ca = 0, cb = 0;
+        int ka = pfvm_sym_is_const(a, &ca), kb = pfvm_sym_is_const(b, &cb);
+        if (pfvm_sym_proven_eq(a, b) || (ka && ca == 1))
+            continue;
+        if (kb && cb == 1) {
+            axes[n_axes++] = lead + i;
+            ones++;
+            continue;
+        }
+        if (ka && kb) {
+            pfvm_grad_fail(g, "gradient dim %d (%lld) does not broadcast from %lld", lead + i, (long long)ca,
+                           (long long)cb);
+            return NULL;
+        }
+        dyn = 1;
+    }
+    if (!dyn) {
+        pfvm_value *r;
+        if (!n_axes)
+            return dx;
+        if (!ones)
+            return pfvm_grad_reduce(g, "ReduceSum", dx, axes, n_axes, 0);
+        r = pfvm_grad_reduce(g, "ReduceSum", dx, axes, n_axes, 1);
+        return lead ? pfvm_grad_op2(g, "Reshape", r, pfvm_grad_shape(g, target)) : r;
+    }
+    /* Some axes are decided at run time: sum over every axis where the
+     * target (padded with leading 1s) has size 1. */
+    {
+        pfvm_value *s, *in[2];
+        pfvm_node *n;
+        int64_t one = 1, minus1 = -1;
+        if (g->opset < 13) {
+            pfvm_grad_fail(g, "broadcast gradient with dims decided at run time needs opset 13 (model has %d)",
+                           g->opset);
+            return NULL;
+        }
+        s = pfvm_grad_shape(g, target);
+        if (lead) {
+            int64_t ones_v[PFVM_MAX_RANK];
+            for (i = 0; i < lead; i++)
+                ones_v[i] = 1;
+            in[0] = pfvm_grad_ints(g, ones_v, lead);
+            in[1] = s;
+            n = pfvm_grad_node(g, "Concat", in, 2, 1);
+            if (!n || pfvm_node_set_attr_int(n, "axis", 0, g->st))
+                return NULL;
+            s = n->outputs[0];
+        }
+        s = pfvm_grad_op2(g, "Equal", s, pfvm_grad_ints(g, &one, 1));
+        s = pfvm_grad_op2(g, "Reshape", pfvm_grad_op1(g, "NonZero", s), pfvm_grad_ints(g, &minus1, 1));
+        in[0] = dx;
+        in[1] = s;
+        n = pfvm_grad_node(g, "ReduceSum", in, 2, 1);
+        if (!n || pfvm_node_set_attr_int(n, "keepdims", 1, g->st) ||
+            pfvm_node_set_attr_int(n, "noop_with_empty_axes", 1, g->st))
+            return NULL;
+        return pfvm_grad_op2(g, "Reshape", n->outputs[0], pfvm_grad_shape(g, target));
+    }
+}
+
+/* ---- gradients ------------------------------------------------------------------- */
+
+static int pfvm__grad_val_needed(const pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    const pfvm__grad_val *gv;
+    if (!v || v->graph != g->g || v->id < 0 || v->id >= g->n_forward_values || v->id >= (int)stbds_arrlen(g->vals))
+        return 0;
+    gv = &g->vals[v->id];
+    return gv->from_wrt && gv->to_seed && pfvm__is_float_tensor(&v->type);
+}
+
+int pfvm_grad_needed(const pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    return pfvm__grad_val_needed(g, v);
+}
+
+/* The gradient of v so far: its contributions summed (Add for two, Sum
+ * for more), or NULL. */
+static pfvm_value *pfvm__grad_collect(pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    pfvm__grad_val *gv = pfvm__gv(g, v);
+    pfvm_value *sum;
+    int n;
+    if (!gv || pfvm__grad_failed(g))
+        return NULL;
+    n = (int)stbds_arrlen(gv->contrib);
+    if (n == 0)
+        return NULL;
+    if (n == 1)
+        return gv->contrib[0];
+    if (n == 2) {
+        sum = pfvm_grad_op2(g, "Add", gv->contrib[0], gv->contrib[1]);
+    } else {
+        pfvm_node *nd = pfvm_grad_node(g, "Sum", gv->contrib, n, 1);
+        sum = nd ? nd->outputs[0] : NULL;
+    }
+    if (!sum)
+        return NULL;
+    gv = pfvm__gv(g, v);
+    stbds_arrsetlen(gv->contrib, 1);
+    gv->contrib[0] = sum;
+    return sum;
+}
+
+pfvm_value *pfvm_grad_out(pfvm_grad_ctx *g, int i)
+{
+    if (!g->node || i < 0 || i >= g->node->n_outputs || !g->node->outputs[i])
+        return NULL;
+    return pfvm__grad_collect(g, g->node->outputs[i]);
+}
+
+pfvm_value *pfvm_grad_out_or_zeros(pfvm_grad_ctx *g, int i)
+{
+    pfvm_value *d;
+    if (pfvm__grad_failed(g))
+        return NULL;
+    d = pfvm_grad_out(g, i);
+    if (d || pfvm__grad_failed(g))
+        return d;
+    if (!g->node || i < 0 || i >= g->node->n_outputs || !g->node->outputs[i]) {
+        pfvm_grad_fail(g, "no output %d", i);
+        return NULL;
+    }
+    return pfvm_grad_zeros_like(g, g->node->outputs[i]);
+}
+
+pfvm_code pfvm_grad_add(pfvm_grad_ctx *g, const pfvm_value *v, pfvm_value *dv)
+{
+    const pfvm_type *tv, *td;
+    pfvm__grad_val *gv;
+    int i;
+    if (pfvm__grad_failed(g))
+        return g->st->code;
+    if (!dv)
+        return pfvm_grad_fail(g, "no gradient value for '%s'", v ? v->name : "?");
+    if (!v || !pfvm__grad_val_needed(g, v))
+        return PFVM_OK;
+    tv = &v->type;
+    td = pfvm_grad_type(g, dv);
+    if (pfvm__grad_failed(g))
+        return g->st->code;
+    if (td->dtype != tv->dtype)
+        return pfvm_grad_fail(g, "a %s gradient for the %s value '%s'", pfvm_dtype_name(td->dtype),
+                              pfvm_dtype_name(tv->dtype), v->name);
+    if (td->shape.rank >= 0 && tv->shape.rank >= 0) {
+        if (td->shape.rank != tv->shape.rank)
+            return pfvm_grad_fail(g, "a rank-%d gradient for the rank-%d value '%s'", td->shape.rank,
+                                  tv->shape.rank, v->name);
+        for (i = 0; i < tv->shape.rank; i++) {
+            int64_t a, b;
+            if (pfvm_sym_is_const(td->shape.dims[i], &a) && pfvm_sym_is_const(tv->shape.dims[i], &b) && a != b)
+                return pfvm_grad_fail(g, "gradient dim %d is %lld where '%s' has %lld", i, (long long)a, v->name,
+                                      (long long)b);
+        }
+    }
+    gv = pfvm__gv(g, v);
+    stbds_arrput(gv->contrib, dv);
+    return PFVM_OK;
+}
+
+pfvm_value *pfvm_grad_forward_output(pfvm_grad_ctx *g, int i)
+{
+    pfvm_node *n = (pfvm_node *)g->node;
+    pfvm_value *v;
+    if (!n || pfvm__grad_failed(g))
+        return NULL;
+    if (i < n->n_outputs && n->outputs[i])
+        return n->outputs[i];
+    if (i < 0 || !n->op || (n->op->max_outputs >= 0 && i >= n->op->max_outputs)) {
+        pfvm_grad_fail(g, "the operator has no output %d", i);
+        return NULL;
+    }
+    if (i >= n->n_outputs) {
+        pfvm_value **outs = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(i + 1));
+        if (!outs) {
+            pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+            return NULL;
+        }
+        memcpy(outs, n->outputs, sizeof(pfvm_value *) * (size_t)n->n_outputs);
+        n->outputs = outs;
+        n->n_outputs = i + 1;
+    }
+    {
+        char hint[128];
+        pfvm__snprintf(hint, sizeof hint, "%.100s_out%d", n->outputs[0] ? n->outputs[0]->name : n->op_type, i);
+        v = pfvm_graph_new_value(g->g, hint, g->st);
+    }
+    if (!v)
+        return NULL;
+    v->producer = n;
+    v->producer_index = i;
+    n->outputs[i] = v;
+    if (pfvm__grad_infer(g, n, 1))
+        return NULL;
+    return v;
+}
+
+/* ---- the sweep ------------------------------------------------------------------- */
+
+static pfvm_code pfvm__grad_init(pfvm_grad_ctx *g, pfvm_model *m, pfvm_graph *gr, pfvm_status *st)
+{
+    memset(g, 0, sizeof *g);
+    g->m = m;
+    g->g = gr;
+    g->st = st ? st : &g->own_st;
+    pfvm__ok(g->st);
+    g->opset = (int)pfvm_model_opset(m, "");
+    if (g->opset <= 0)
+        g->opset = 1;
+    g->inferred = (int)stbds_arrlen(gr->nodes);
+    pfvm__gv(g, NULL);
+    return PFVM_OK;
+}
+
+static void pfvm__grad_free(pfvm_grad_ctx *g)
+{
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(g->vals); i++)
+        stbds_arrfree(g->vals[i].contrib);
+    stbds_arrfree(g->vals);
+    stbds_arrfree(g->tmp_in);
+    stbds_arrfree(g->tmp_out);
+    pfvm__arena_free(&g->arena);
+}
+
+/* Names a gradient output `<base>_grad` (or a fresh variant when taken):
+ * renames a value made by a backward node, otherwise adds an Identity. */
+static pfvm_value *pfvm__grad_named(pfvm_grad_ctx *g, pfvm_value *v, const char *base, const char *suffix)
+{
+    char name[256];
+    pfvm_value *out;
+    pfvm_node *n;
+    pfvm__snprintf(name, sizeof name, "%s%s", base, suffix);
+    if (v->producer && !v->is_output && !v->is_input && !v->init && v->graph == g->g &&
+        v->id >= g->n_forward_values && !pfvm_graph_find(g->g, name)) {
+        if (pfvm_value_rename(v, name, g->st))
+            return NULL;
+        return v;
+    }
+    out = pfvm_graph_find(g->g, name) ? pfvm_graph_new_value(g->g, name, g->st) : pfvm_graph_value(g->g, name, g->st);
+    if (!out)
+        return NULL;
+    n = pfvm_graph_add_node(g->g, "Identity", "", name, &v, 1, &out, 1, g->st);
+    if (!n)
+        return NULL;
+    n->opset = g->opset;
+    n->op = pfvm_op_find("", "Identity", g->opset);
+    out->type = v->type;
+    return out;
+}
+
+pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_opts *opts, pfvm_autodiff_result *res,
+                        pfvm_status *st)
+{
+    pfvm_grad_ctx gc, *g = &gc;
+    pfvm_autodiff_opts none;
+    pfvm_value **ys = NULL, **seeds = NULL, **wrt = NULL, **deps = NULL;
+    int i, j, k, n_fwd;
+    pfvm_code rc = PFVM_OK;
+    char lb[96];
+    if (!m || !(gr = gr ? gr : m->graph))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_autodiff: no graph");
+    if (!opts) {
+        memset(&none, 0, sizeof none);
+        opts = &none;
+    }
+    if (res)
+        memset(res, 0, sizeof *res);
+    if (pfvm_graph_toposort(gr, st) || pfvm_infer_shapes(gr, 0, st))
+        return st ? st->code : PFVM_ERR_INVALID;
+    pfvm__grad_init(g, m, gr, st);
+    g->flags = opts->flags;
+    n_fwd = (int)stbds_arrlen(gr->nodes);
+    g->n_forward_values = (int)stbds_arrlen(gr->values);
+    /* known contents of forward values (constants, shape arithmetic) */
+    for (i = 0; i < n_fwd; i++) {
+        pfvm_status quiet;
+        pfvm_status *keep = g->st;
+        g->st = &quiet;
+        pfvm__grad_infer(g, gr->nodes[i], 1);
+        g->st = keep;
+    }
+    g->inferred = n_fwd;
+
+    /* the seeds */
+    if (opts->loss) {
+        pfvm_value *y = pfvm_graph_find_local(gr, opts->loss), *s;
+        const pfvm_type *t;
+        int64_t dims[PFVM_MAX_RANK], n = 1;
+        if (!y) {
+            rc = pfvm__fail(g->st, PFVM_ERR_INVALID, "autodiff: the graph has no value named '%s'", opts->loss);
+            goto done;
+        }
+        t = &y->type;
+        if (!pfvm__is_float_tensor(t) || t->shape.rank < 0) {
+            rc = pfvm__fail(g->st, PFVM_ERR_INVALID, "autodiff: the loss '%s' is not a floating-point tensor of known rank",
+                            y->name);
+            goto done;
+        }
+        for (i = 0; i < t->shape.rank; i++)
+            if (!pfvm_sym_is_const(t->shape.dims[i], &dims[i]) || (n *= dims[i]) != 1) {
+                rc = pfvm__fail(g->st, PFVM_ERR_INVALID, "autodiff: the loss '%s' must have one element", y->name);
+                goto done;
+            }
+        {
+            double one = 1;
+            pfvm_tensor tmp;
+            unsigned char buf[16];
+            memset(&tmp, 0, sizeof tmp);
+            tmp.dtype = t->dtype;
+            tmp.data = buf;
+            pfvm_red_store(&tmp, 0, one);
+            s = pfvm_grad_tensor(g, t->dtype, t->shape.rank, dims, buf);
+        }
+        if (!s) {
+            rc = g->st->code;
+            goto done;
+        }
+        stbds_arrput(ys, y);
+        stbds_arrput(seeds, s);
+    } else if (opts->n_ys > 0) {
+        for (i = 0; i < opts->n_ys; i++) {
+            if (!opts->ys[i] || !opts->seeds[i] || opts->ys[i]->graph != gr) {
+                rc = pfvm__fail(g->st, PFVM_ERR_INVALID, "autodiff: seed %d is not a value of the graph", i);
+                goto done;
+            }
+            stbds_arrput(ys, opts->ys[i]);
+            stbds_arrput(seeds, opts->seeds[i]);
+        }
+    } else {
+        int n_out = (int)stbds_arrlen(gr->outputs);
+        for (i = 0; i < n_out; i++) {
+            pfvm_value *y = gr->outputs[i], *s;
+            char name[256];
+            if (!pfvm__is_float_tensor(&y->type))
+                continue;
+            pfvm__snprintf(name, sizeof name, "%s_grad", y->name);
+            s = pfvm_graph_find(gr, name) ? pfvm_graph_new_value(gr, name, g->st) : pfvm_graph_value(gr, name, g->st);
+            if (!s) {
+                rc = g->st->code;
+                goto done;
+            }
+            s->type = y->type;
+            s->has_type_info = 1;
+            pfvm_graph_add_input(gr, s, g->st);
+            stbds_arrput(ys, y);
+            stbds_arrput(seeds, s);
+        }
+    }
+    /* the values to differentiate with respect to */
+    if (opts->wrt) {
+        for (i = 0; i < opts->n_wrt; i++) {
+            pfvm_value *v = opts->wrt[i] ? pfvm_graph_find_local(gr, opts->wrt[i]) : NULL;
+            if (!v) {
+                rc = pfvm__fail(g->st, PFVM_ERR_INVALID, "autodiff: the graph has no value named '%s'",
+                                opts->wrt[i] ? opts->wrt[i] : "(null)");
+                goto done;
+            }
+            if (!pfvm__is_float_tensor(&v->type)) {
+                rc = pfvm__fail(g->st, PFVM_ERR_INVALID, "autodiff: '%s' is not a floating-point tensor", v->name);
+                goto done;
+            }
+            stbds_arrput(wrt, v);
+        }
+    } else {
+        for (i = 0; i < (int)stbds_arrlen(gr->inits); i++)
+            if (pfvm__is_float_tensor(&gr->inits[i]->type))
+                stbds_arrput(wrt, gr->inits[i]);
+    }
+    pfvm__gv(g, NULL);
+    /* what depends on the wrt values, and what the seeds depend on */
+    for (i = 0; i < (int)stbds_arrlen(wrt); i++)
+        pfvm__gv(g, wrt[i])->from_wrt = 1;
+    for (i = 0; i < n_fwd; i++) {
+        pfvm_node *n = gr->nodes[i];
+        int hit = 0;
+        pfvm__node_deps(n, &deps);
+        for (j = 0; j < (int)stbds_arrlen(deps) && !hit; j++) {
+            pfvm__grad_val *gv = pfvm__gv(g, deps[j]);
+            hit = gv && gv->from_wrt;
+        }
+        for (j = 0; hit && j < n->n_outputs; j++)
+            if (n->outputs[j])
+                pfvm__gv(g, n->outputs[j])->from_wrt = 1;
+    }
+    for (i = 0; i < (int)stbds_arrlen(ys); i++)
+        pfvm__gv(g, ys[i])->to_seed = 1;
+    for (i = n_fwd - 1; i >= 0; i--) {
+        pfvm_node *n = gr->nodes[i];
+        int hit = 0;
+        for (j = 0; j < n->n_outputs && !hit; j++)
+            hit = n->outputs[j] && pfvm__gv(g, n->outputs[j])->to_seed;
+        if (!hit)
+            continue;
+        pfvm__node_deps(n, &deps);
+        for (j = 0; j < (int)stbds_arrlen(deps); j++) {
+            pfvm__grad_val *gv = pfvm__gv(g, deps[j]);
+            if (gv)
+                gv->to_seed = 1;
+        }
+    }
+    /* seed the outputs */
+    for (i = 0; i < (int)stbds_arrlen(ys); i++) {
+        if (!pfvm__grad_val_needed(g, ys[i]))
+            continue;
+        if (pfvm_grad_add(g, ys[i], seeds[i])) {
+            rc = g->st->code;
+            goto done;
+        }
+    }
+    /* the reverse sweep */
+    for (i = n_fwd - 1; i >= 0; i--) {
+        pfvm_node *n = gr->nodes[i];
+        int out_needed = 0, in_needed = 0, has_grad = 0;
+        for (j = 0; j < n->n_outputs; j++)
+            if (n->outputs[j] && pfvm__grad_val_needed(g, n->outputs[j])) {
+                out_needed = 1;
+                if (stbds_arrlen(pfvm__gv(g, n->outputs[j])->contrib))
+                    has_grad = 1;
+            }
+        if (!out_needed || !has_grad)
+            continue;
+        pfvm__node_deps(n, &deps);
+        for (j = 0; j < (int)stbds_arrlen(deps) && !in_needed; j++)
+            in_needed = pfvm__grad_val_needed(g, deps[j]);
+        if (!in_needed)
+            continue;
+        if (!n->op || !n->op->grad) {
+            rc = pfvm__fail(g->st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s%s%s): no gradient for this operator",
+                            pfvm__grad_label(n, lb, sizeof lb), n->domain, n->domain[0] ? "." : "", n->op_type);
+            goto done;
+        }
+        g->node = n;
+        rc = n->op->grad(g, n);
+        if (!rc)
+            rc = pfvm__grad_flush(g, (int)stbds_arrlen(gr->nodes) - 1);
+        if (!rc && pfvm__grad_failed(g))
+            rc = g->st->code;
+        if (rc) {
+            if (strncmp(g->st->msg, "node '", 6) || strncmp(g->st->msg + 6, pfvm__grad_label(n, lb, sizeof lb), strlen(lb)))
+                pfvm__prefix(g->st, "gradient of node '%s' (%s)", pfvm__grad_label(n, lb, sizeof lb), n->op_type);
+            goto done;
+        }
+    }
+    g->node = NULL;
+    /* the results */
+    k = (int)stbds_arrlen(wrt);
+    if (res) {
+        res->n_forward = n_fwd;
+        res->n_wrt = k;
+        res->wrt = (pfvm_value **)pfvm_model_alloc(m, sizeof(pfvm_value *) * (size_t)(k + 1));
+        res->grads = (pfvm_value **)pfvm_model_alloc(m, sizeof(pfvm_value *) * (size_t)(k + 1));
+        res->n_seeds = (int)stbds_arrlen(ys);
+        res->ys = (pfvm_value **)pfvm_model_alloc(m, sizeof(pfvm_value *) * (size_t)(res->n_seeds + 1));
+        res->seeds = (pfvm_value **)pfvm_model_alloc(m, sizeof(pfvm_value *) * (size_t)(res->n_seeds + 1));
+        if (!res->wrt || !res->grads || !res->ys || !res->seeds) {
+            rc = pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        for (i = 0; i < res->n_seeds; i++) {
+            res->ys[i] = ys[i];
+            res->seeds[i] = seeds[i];
+        }
+    }
+    for (i = 0; i < k; i++) {
+        pfvm_value *d = pfvm__grad_collect(g, wrt[i]);
+        if (!d && !pfvm__grad_failed(g)) {
+            d = pfvm_grad_zeros_like(g, wrt[i]);
+            if (res)
+                res->n_unreachable++;
+        }
+        if (d && !(opts->flags & PFVM_AUTODIFF_NO_OUTPUTS)) {
+            d = pfvm__grad_named(g, d, wrt[i]->name, "_grad");
+            if (d)
+                pfvm_graph_add_output(gr, d, g->st);
+        }
+        if (!d) {
+            rc = g->st->code ? g->st->code : PFVM_ERR_INVALID;
+            goto done;
+        }
+        if (res) {
+            res->wrt[i] = wrt[i];
+            res->grads[i] = d;
+        }
+    }
+    rc = pfvm__grad_flush(g, (int)stbds_arrlen(gr->nodes) - 1);
+done:
+    stbds_arrfree(ys);
+    stbds_arrfree(seeds);
+    stbds_arrfree(wrt);
+    stbds_arrfree(deps);
+    pfvm__grad_free(g);
+    if (!rc)
+        rc = pfvm_graph_toposort(gr, st);
+    if (!rc)
+        rc = pfvm_infer_shapes(gr, 0, st);
+    return rc;
+}
+
+/* ---- optimizers ------------------------------------------------------------------- */
+
+static pfvm_value *pfvm__opt_state(pfvm_grad_ctx *g, const pfvm_value *like, const char *name, pfvm_dtype dtype,
+                                   int scalar)
+{
+    pfvm_value *v;
+    pfvm_tensor *t;
+    int64_t dims[PFVM_MAX_RANK];
+    int i;
+    const pfvm_type *ty = like ? &like->type : NULL;
+    if (pfvm__grad_failed(g))
+        return NULL;
+    if (!scalar)
+        for (i = 0; i < ty->shape.rank; i++)
+            if (!pfvm_sym_is_const(ty->shape.dims[i], &dims[i])) {
+                pfvm__fail(g->st, PFVM_ERR_SHAPE, "optimizer: '%s' has a symbolic shape", like->name);
+                return NULL;
+            }
+    v = pfvm_graph_find(g->g, name) ? pfvm_graph_new_value(g->g, name, g->st) : pfvm_graph_value(g->g, name, g->st);
+    t = v ? pfvm_model_tensor(g->m, dtype, scalar ? 0 : ty->shape.rank, dims, NULL, g->st) : NULL;
+    if (!t || pfvm_graph_add_init(g->g, v, t, g->st))
+        return NULL;
+    return v;
+}
+
+pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_result *res,
+                                  const pfvm_optimizer_opts *opts, pfvm_status *st)
+{
+    pfvm_grad_ctx gc, *g = &gc;
+    pfvm_value **outs = NULL, *step = NULL, *step_new = NULL;
+    double b1, b2, eps;
+    int i, n_out;
+    pfvm_code rc;
+    if (!m || !(gr = gr ? gr : m->graph) || !res || !opts)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_autodiff_optimizer: missing argument");
+    if (opts->kind != PFVM_OPTIMIZER_SGD && opts->kind != PFVM_OPTIMIZER_ADAM)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "optimizer: unknown kind %d", (int)opts->kind);
+    b1 = opts->beta1 ? opts->beta1 : 0.9;
+    b2 = opts->beta2 ? opts->beta2 : 0.999;
+    eps = opts->epsilon ? opts->epsilon : 1e-8;
+    if (res->n_wrt <= 0)
+        return PFVM_OK;
+    pfvm__grad_init(g, m, gr, st);
+    g->n_forward_values = (int)stbds_arrlen(gr->values);
+    g->name_prefix = "optimizer";
+    n_out = res->n_wrt;
+    if (opts->kind == PFVM_OPTIMIZER_ADAM) {
+        step = pfvm__opt_state(g, NULL, "adam_step", PFVM_FLOAT, 1);
+        step_new = pfvm_grad_op2(g, "Add", step, pfvm_grad_scalar(g, PFVM_FLOAT, 1));
+    }
+    for (i = 0; i < res->n_wrt; i++) {
+        pfvm_value *p = res->wrt[i], *d = res->grads[i], *upd, *pn;
+        pfvm_dtype dt = p->type.dtype;
+        if (opts->kind == PFVM_OPTIMIZER_SGD) {
+            upd = pfvm_grad_op2(g, "Mul", d, pfvm_grad_scalar(g, dt, opts->lr));
+        } else {
+            char name[256];
+            pfvm_value *mm, *vv, *mn, *vn, *t, *bc1, *bc2;
+            pfvm__snprintf(name, sizeof name, "%s_adam_m", p->name);
+            mm = pfvm__opt_state(g, p, name, dt, 0);
+            pfvm__snprintf(name, sizeof name, "%s_adam_v", p->name);
+            vv = pfvm__opt_state(g, p, name, dt, 0);
+            mn = pfvm_grad_op2(g, "Add", pfvm_grad_op2(g, "Mul", mm, pfvm_grad_scalar(g, dt, b1)),
+                               pfvm_grad_op2(g, "Mul", d, pfvm_grad_scalar(g, dt, 1 - b1)));
+            vn = pfvm_grad_op2(g, "Add", pfvm_grad_op2(g, "Mul", vv, pfvm_grad_scalar(g, dt, b2)),
+                               pfvm_grad_op2(g, "Mul", pfvm_grad_op2(g, "Mul", d, d), pfvm_grad_scalar(g, dt, 1 - b2)));
+            t = pfvm_grad_cast(g, step_new, dt);
+            bc1 = pfvm_grad_op2(g, "Sub", pfvm_grad_scalar(g, dt, 1), pfvm_grad_op2(g, "Pow", pfvm_grad_scalar(g, dt, b1), t));
+            bc2 = pfvm_grad_op2(g, "Sub", pfvm_grad_scalar(g, dt, 1), pfvm_grad_op2(g, "Pow", pfvm_grad_scalar(g, dt, b2), t));
+            upd = pfvm_grad_op2(g, "Div", pfvm_grad_op2(g, "Div", mn, bc1),
+                                pfvm_grad_op2(g, "Add", pfvm_grad_op1(g, "Sqrt", pfvm_grad_op2(g, "Div", vn, bc2)),
+                                              pfvm_grad_scalar(g, dt, eps)));
+            upd = pfvm_grad_op2(g, "Mul", upd, pfvm_grad_scalar(g, dt, opts->lr));
+            stbds_arrput(outs, mm);
+            stbds_arrput(outs, mn);
+            stbds_arrput(outs, vv);
+            stbds_arrput(outs, vn);
+        }
+        pn = pfvm_grad_op2(g, "Sub", p, upd);
+        if (!pn)
+            break;
+        pn = pfvm__grad_named(g, pn, p->name, "_new");
+        if (!pn || pfvm_graph_add_output(gr, pn, g->st))
+            break;
+    }
+    (void)n_out;
+    /* the optimizer state's next values, after every parameter */
+    for (i = 0; !pfvm__grad_failed(g) && i < (int)stbds_arrlen(outs); i += 2) {
+        pfvm_value *v = pfvm__grad_named(g, outs[i + 1], outs[i]->name, "_new");
+        if (v)
+            pfvm_graph_add_output(gr, v, g->st);
+    }
+    if (step && !pfvm__grad_failed(g)) {
+        pfvm_value *v = pfvm__grad_named(g, step_new, step->name, "_new");
+        if (v)
+            pfvm_graph_add_output(gr, v, g->st);
+    }
+    rc = g->st->code;
+    stbds_arrfree(outs);
+    pfvm__grad_free(g);
+    if (!rc)
+        rc = pfvm_graph_toposort(gr, st);
+    if (!rc)
+        rc = pfvm_infer_shapes(gr, 0, st);
+    return rc;
+}
