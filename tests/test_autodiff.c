@@ -1031,6 +1031,221 @@ static void test_reduce(void)
     loss("SoftmaxCrossEntropyLoss", 1, 1, "mean", 1);
 }
 
+/* ---- nn ------------------------------------------------------------------------------------ */
+
+typedef struct win_attrs {
+    const int64_t *k, *s, *d, *pads;
+    int nsp;
+    const char *auto_pad;
+    int64_t group;
+    int ceil, count_pad;
+} win_attrs;
+
+static void set_win(pfvm_node *n, const win_attrs *a, int kernel_shape)
+{
+    if (kernel_shape && a->k)
+        tb_ints_attr(n, "kernel_shape", a->k, a->nsp);
+    if (a->s)
+        tb_ints_attr(n, "strides", a->s, a->nsp);
+    if (a->d)
+        tb_ints_attr(n, "dilations", a->d, a->nsp);
+    if (a->pads)
+        tb_ints_attr(n, "pads", a->pads, 2 * a->nsp);
+    if (a->auto_pad)
+        pfvm_node_set_attr_string(n, "auto_pad", a->auto_pad, NULL);
+    if (a->group > 1)
+        pfvm_node_set_attr_int(n, "group", a->group, NULL);
+    if (a->ceil)
+        pfvm_node_set_attr_int(n, "ceil_mode", 1, NULL);
+    if (a->count_pad)
+        pfvm_node_set_attr_int(n, "count_include_pad", 1, NULL);
+}
+
+static void conv(const char *label, const char *op, const char *sx, const char *sw, const char *sb, const win_attrs *a)
+{
+    tb t;
+    pfvm_value *in[3];
+    pfvm_node *n;
+    tb_begin(&t, label, 18);
+    in[0] = tb_in(&t, "x", PFVM_DOUBLE, sx, -1, 1, 1);
+    in[1] = tb_in(&t, "w", PFVM_DOUBLE, sw, -1, 1, 1);
+    if (sb)
+        in[2] = tb_in(&t, "b", PFVM_DOUBLE, sb, -1, 1, 1);
+    n = tb_op(&t, op, in, sb ? 3 : 2, 1);
+    set_win(n, a, 0);
+    tb_check(&t);
+}
+
+static void pool(const char *label, const char *op, int opset, const char *sx, const win_attrs *a)
+{
+    tb t;
+    pfvm_value *x;
+    pfvm_node *n;
+    tb_begin(&t, label, opset);
+    x = tb_in(&t, "x", PFVM_DOUBLE, sx, -1, 1, 1);
+    n = tb_op(&t, op, &x, 1, 1);
+    set_win(n, a, 1);
+    tb_check(&t);
+}
+
+static void test_nn(void)
+{
+    static const int64_t k3[2] = {3, 3}, k2[2] = {2, 2}, s2[2] = {2, 2}, d2[2] = {2, 1}, p1[4] = {1, 1, 1, 1},
+                         p12[4] = {1, 0, 2, 1}, k3_1[1] = {3}, s2_1[1] = {2}, p1_1[2] = {1, 0}, k2_3[3] = {2, 1, 2};
+    win_attrs a;
+    tb t;
+    pfvm_value *in[6];
+    pfvm_node *n;
+
+    memset(&a, 0, sizeof a);
+    a.nsp = 2;
+    conv("Conv plain", "Conv", "2,3,5,5", "4,3,3,3", "4", &a);
+    a.s = s2;
+    a.pads = p12;
+    conv("Conv stride 2, asymmetric pads", "Conv", "2,3,6,5", "4,3,3,2", "4", &a);
+    a.s = NULL;
+    a.pads = p1;
+    a.d = d2;
+    conv("Conv dilated", "Conv", "1,2,6,5", "3,2,2,3", NULL, &a);
+    a.d = NULL;
+    a.group = 2;
+    a.s = s2;
+    conv("Conv groups 2", "Conv", "2,4,5,6", "6,2,3,3", "6", &a);
+    a.group = 4;
+    a.pads = NULL;
+    a.auto_pad = "SAME_UPPER";
+    conv("Conv depthwise SAME_UPPER", "Conv", "1,4,5,5", "4,1,3,3", NULL, &a);
+    memset(&a, 0, sizeof a);
+    a.nsp = 1;
+    a.s = s2_1;
+    a.pads = p1_1;
+    conv("Conv 1-D", "Conv", "2,2,7", "3,2,3", "3", &a);
+    a.nsp = 3;
+    a.s = NULL;
+    a.pads = NULL;
+    conv("Conv 3-D", "Conv", "1,2,3,4,3", "2,2,2,1,2", "2", &a);
+    (void)k2_3;
+    memset(&a, 0, sizeof a);
+    a.nsp = 2;
+    conv("ConvTranspose plain", "ConvTranspose", "2,3,3,4", "3,2,3,3", "2", &a);
+    a.s = s2;
+    a.pads = p12;
+    conv("ConvTranspose stride 2, pads", "ConvTranspose", "1,2,3,3", "2,3,3,2", "3", &a);
+    a.group = 2;
+    a.pads = p1;
+    a.d = d2;
+    conv("ConvTranspose groups, dilated", "ConvTranspose", "1,4,3,3", "4,1,2,2", NULL, &a);
+
+    memset(&a, 0, sizeof a);
+    a.nsp = 2;
+    a.k = k2;
+    a.s = s2;
+    pool("MaxPool 2x2/2 (opset 13)", "MaxPool", 13, "2,2,4,6", &a);
+    a.k = k3;
+    a.pads = p1;
+    pool("MaxPool 3x3/2 pad 1 (overlapping)", "MaxPool", 18, "1,2,5,6", &a);
+    a.ceil = 1;
+    a.pads = NULL;
+    pool("MaxPool ceil_mode", "MaxPool", 18, "1,2,6,6", &a);
+    memset(&a, 0, sizeof a);
+    a.nsp = 2;
+    a.k = k3;
+    a.s = s2;
+    a.pads = p1;
+    pool("AveragePool pad 1", "AveragePool", 13, "2,2,5,6", &a);
+    a.count_pad = 1;
+    pool("AveragePool count_include_pad", "AveragePool", 13, "2,2,5,6", &a);
+    a.count_pad = 0;
+    a.ceil = 1;
+    a.pads = p12;
+    pool("AveragePool ceil_mode", "AveragePool", 13, "1,3,6,7", &a);
+    memset(&a, 0, sizeof a);
+    a.nsp = 1;
+    a.k = k3_1;
+    a.s = s2_1;
+    pool("AveragePool 1-D", "AveragePool", 13, "2,2,7", &a);
+    memset(&a, 0, sizeof a);
+    pool("GlobalAveragePool", "GlobalAveragePool", 13, "2,3,4,3", &a);
+    pool("GlobalMaxPool", "GlobalMaxPool", 13, "2,3,4,3", &a);
+
+    /* normalisations */
+    {
+        int train, opset;
+        for (opset = 13; opset <= 15; opset += 2)
+            for (train = 0; train < 2; train++) {
+                char label[64];
+                snprintf(label, sizeof label, "BatchNormalization opset %d %s", opset, train ? "training" : "inference");
+                tb_begin(&t, label, opset);
+                in[0] = tb_in(&t, "x", PFVM_DOUBLE, "3,2,2,3", -1, 1, 1);
+                in[1] = tb_in(&t, "s", PFVM_DOUBLE, "2", 0.5, 1.5, 1);
+                in[2] = tb_in(&t, "b", PFVM_DOUBLE, "2", -1, 1, 1);
+                in[3] = tb_in(&t, "m", PFVM_DOUBLE, "2", -0.5, 0.5, 1);
+                in[4] = tb_in(&t, "v", PFVM_DOUBLE, "2", 0.5, 1.5, 1);
+                if (train && opset >= 14) {
+                    n = tb_op(&t, "BatchNormalization", in, 5, 1);
+                    pfvm_node_set_attr_int(n, "training_mode", 1, NULL);
+                } else if (train) {
+                    /* statistics outputs mean training before opset 14 */
+                    n = tb_node(&t, "BatchNormalization", in, 5, 3);
+                    tb_out(&t, n->outputs[0]);
+                } else {
+                    n = tb_op(&t, "BatchNormalization", in, 5, 1);
+                }
+                pfvm_node_set_attr_float(n, "epsilon", 1e-3f, NULL);
+                tb_check(&t);
+            }
+    }
+    tb_begin(&t, "LayerNormalization axis -1", 17);
+    in[0] = tb_in(&t, "x", PFVM_DOUBLE, "2,3,4", -1, 1, 1);
+    in[1] = tb_in(&t, "s", PFVM_DOUBLE, "4", 0.5, 1.5, 1);
+    in[2] = tb_in(&t, "b", PFVM_DOUBLE, "4", -1, 1, 1);
+    tb_op(&t, "LayerNormalization", in, 3, 1);
+    tb_check(&t);
+    tb_begin(&t, "LayerNormalization axis 1, stats outputs", 17);
+    in[0] = tb_in(&t, "x", PFVM_DOUBLE, "2,3,4", -1, 1, 1);
+    in[1] = tb_in(&t, "s", PFVM_DOUBLE, "3,4", 0.5, 1.5, 1);
+    n = tb_node(&t, "LayerNormalization", in, 2, 3);
+    pfvm_node_set_attr_int(n, "axis", 1, NULL);
+    tb_out(&t, n->outputs[0]);
+    tb_check(&t);
+    tb_begin(&t, "InstanceNormalization", 13);
+    in[0] = tb_in(&t, "x", PFVM_DOUBLE, "2,3,2,3", -1, 1, 1);
+    in[1] = tb_in(&t, "s", PFVM_DOUBLE, "3", 0.5, 1.5, 1);
+    in[2] = tb_in(&t, "b", PFVM_DOUBLE, "3", -1, 1, 1);
+    tb_op(&t, "InstanceNormalization", in, 3, 1);
+    tb_check(&t);
+    {
+        int p;
+        for (p = 1; p <= 2; p++) {
+            tb_begin(&t, p == 1 ? "LpNormalization p 1" : "LpNormalization p 2", 13);
+            in[0] = tb_in(&t, "x", PFVM_DOUBLE, "3,4", -1, 1, 1);
+            n = tb_op(&t, "LpNormalization", in, 1, 1);
+            pfvm_node_set_attr_int(n, "p", p, NULL);
+            pfvm_node_set_attr_int(n, "axis", 0, NULL);
+            tb_check(&t);
+        }
+    }
+    {
+        static const char *ops[2] = {"Softmax", "LogSoftmax"};
+        int i;
+        for (i = 0; i < 2; i++) {
+            char label[64];
+            snprintf(label, sizeof label, "%s opset 13 axis 1", ops[i]);
+            tb_begin(&t, label, 13);
+            in[0] = tb_in(&t, "x", PFVM_DOUBLE, "2,3,4", -2, 2, 1);
+            n = tb_op(&t, ops[i], in, 1, 1);
+            pfvm_node_set_attr_int(n, "axis", 1, NULL);
+            tb_check(&t);
+            snprintf(label, sizeof label, "%s opset 11 (2-D coercion)", ops[i]);
+            tb_begin(&t, label, 11);
+            in[0] = tb_in(&t, "x", PFVM_DOUBLE, "2,3,4", -2, 2, 1);
+            n = tb_op(&t, ops[i], in, 1, 1);
+            pfvm_node_set_attr_int(n, "axis", 1, NULL);
+            tb_check(&t);
+        }
+    }
+}
+
 /* ---- sum_to ------------------------------------------------------------------------- */
 
 /* y = max(a, b) with a, b of the given shapes: the number of ReduceSum
@@ -1088,6 +1303,7 @@ int main(int argc, char **argv)
     test_linalg();
     test_tensor();
     test_reduce();
+    test_nn();
     test_sum_to();
     test_api();
     return CHECK_END();

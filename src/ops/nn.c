@@ -10,6 +10,7 @@
  * double through one load/store pair (float, double, float16, bfloat16;
  * integer stores saturate), with float fast paths where models spend time. */
 #include "ops_common.h"
+#include "../passes/autodiff.h"
 #include "../passes/rewrite.h"
 
 #include <math.h>
@@ -1626,25 +1627,635 @@ static pfvm_code pfvm__nn_simp_bn(pfvm_rewrite *rw, pfvm_node *n)
 
 #define PFVM__NN_F "float,double,float16,bfloat16"
 
+/* ---- gradients ------------------------------------------------------------------------------ */
+
+/* Constant dims of v (rank r): 0 when one is symbolic, with the status set
+ * when `need`. dims[0] and dims[1] (batch, channels) may be symbolic when
+ * spatial_only (they come back as -1). */
+static int pfvm__nn_gdims(pfvm_grad_ctx *g, const pfvm_value *v, int64_t *dims, int *rank, int spatial_only)
+{
+    const pfvm_type *t = pfvm_grad_type(g, v);
+    int i;
+    if (!t || t->shape.rank < 3 || t->shape.rank > PFVM__NN_SP + 2)
+        return pfvm_grad_fail(g, "'%s' must have rank 3 to %d", v ? v->name : "?", PFVM__NN_SP + 2), 0;
+    *rank = t->shape.rank;
+    for (i = 0; i < t->shape.rank; i++)
+        if (!pfvm_sym_is_const(t->shape.dims[i], &dims[i])) {
+            if (spatial_only && i < 2) {
+                dims[i] = -1;
+                continue;
+            }
+            return pfvm_grad_fail(g, "needs the %s dims of '%s' known", spatial_only ? "spatial" : "", v->name), 0;
+        }
+    return 1;
+}
+
+/* The axes of a rank-r tensor but one (`skip`). */
+static int pfvm__nn_gaxes(int r, int skip, int64_t *axes)
+{
+    int i, n = 0;
+    for (i = 0; i < r; i++)
+        if (i != skip)
+            axes[n++] = i;
+    return n;
+}
+
+/* Sets strides, dilations, pads, group and output_padding on a conv-like
+ * node (nsp spatial dims). */
+static pfvm_code pfvm__nn_gwin_attrs(pfvm_grad_ctx *g, pfvm_node *nd, int nsp, const int64_t *s, const int64_t *d,
+                                     const int64_t *pb, const int64_t *pe, int64_t group, const int64_t *opad)
+{
+    int64_t pads[2 * PFVM__NN_SP];
+    int i, any = 0;
+    if (!nd)
+        return g->st->code;
+    for (i = 0; i < nsp; i++) {
+        pads[i] = pb[i];
+        pads[nsp + i] = pe[i];
+        if (opad && opad[i])
+            any = 1;
+    }
+    if (pfvm_node_set_attr_ints(nd, "strides", s, nsp, g->st) || pfvm_node_set_attr_ints(nd, "dilations", d, nsp, g->st) ||
+        pfvm_node_set_attr_ints(nd, "pads", pads, 2 * nsp, g->st) ||
+        (group != 1 && pfvm_node_set_attr_int(nd, "group", group, g->st)) ||
+        (any && pfvm_node_set_attr_ints(nd, "output_padding", opad, nsp, g->st)))
+        return g->st->code;
+    return PFVM_OK;
+}
+
+/* The transpose of a convolution with window w from an input of spatial
+ * size `in` to `out`: ConvTranspose(dy, W) shaped back to `in` (the end pad
+ * and output_padding absorb what floor or ceil division dropped). */
+static pfvm_value *pfvm__nn_gconvt(pfvm_grad_ctx *g, pfvm_value *dy, pfvm_value *W, const pfvm__nn_win *w,
+                                   const int64_t *in, const int64_t *out, int64_t group)
+{
+    int64_t pe[PFVM__NN_SP], opad[PFVM__NN_SP];
+    pfvm_value *in2[2];
+    pfvm_node *nd;
+    int i;
+    for (i = 0; i < w->n; i++) {
+        int64_t total = (out[i] - 1) * w->s[i] + pfvm__nn_extent(w, i) - in[i];
+        pe[i] = total - w->pb[i];
+        opad[i] = 0;
+        if (pe[i] < 0) {
+            opad[i] = -pe[i];
+            pe[i] = 0;
+        }
+    }
+    in2[0] = dy;
+    in2[1] = W;
+    nd = pfvm_grad_node(g, "ConvTranspose", in2, 2, 1);
+    if (pfvm__nn_gwin_attrs(g, nd, w->n, w->s, w->d, w->pb, pe, group, opad))
+        return NULL;
+    return nd->outputs[0];
+}
+
+/* A [C, N, ...] view of x [N, C, ...] grouped for a batched weight
+ * gradient: [C/g, g*N, ...] (channel j*N + n of group j). */
+static pfvm_value *pfvm__nn_gswap(pfvm_grad_ctx *g, pfvm_value *x, int r, int64_t C, int64_t group, const int64_t *sp)
+{
+    int64_t perm[PFVM_MAX_RANK + 1], shape[PFVM_MAX_RANK + 1];
+    int i;
+    if (group == 1) {
+        for (i = 0; i < r; i++)
+            perm[i] = i;
+        perm[0] = 1;
+        perm[1] = 0;
+        return pfvm_grad_transpose(g, x, perm, r);
+    }
+    /* [N, g, C/g, sp] -> [C/g, g, N, sp] -> [C/g, g*N, sp] */
+    shape[0] = 0;
+    shape[1] = group;
+    shape[2] = C / group;
+    for (i = 2; i < r; i++)
+        shape[i + 1] = sp[i];
+    x = pfvm_grad_op2(g, "Reshape", x, pfvm_grad_ints(g, shape, r + 1));
+    for (i = 0; i <= r; i++)
+        perm[i] = i;
+    perm[0] = 2;
+    perm[2] = 0;
+    x = pfvm_grad_transpose(g, x, perm, r + 1);
+    shape[0] = C / group;
+    shape[1] = -1;
+    for (i = 2; i < r; i++)
+        shape[i] = sp[i];
+    return pfvm_grad_op2(g, "Reshape", x, pfvm_grad_ints(g, shape, r));
+}
+
+/* A correlation of a [B, g*N, ...] input with a [M, N, ...] weight
+ * (strides and dilations swapped by the caller), cut to k spatially and
+ * transposed to [M, B, k...]. */
+static pfvm_value *pfvm__nn_gcorr(pfvm_grad_ctx *g, pfvm_value *in, pfvm_value *wt, int r, const int64_t *s,
+                                  const int64_t *d, const int64_t *pb, const int64_t *pe, int64_t group, const int64_t *k)
+{
+    pfvm_value *in2[2], *res;
+    pfvm_node *nd;
+    int64_t starts[PFVM__NN_SP], axes[PFVM__NN_SP], perm[PFVM_MAX_RANK];
+    int i, nsp = r - 2;
+    in2[0] = in;
+    in2[1] = wt;
+    nd = pfvm_grad_node(g, "Conv", in2, 2, 1);
+    if (pfvm__nn_gwin_attrs(g, nd, nsp, s, d, pb, pe, group, NULL))
+        return NULL;
+    res = nd->outputs[0];
+    for (i = 0; i < nsp; i++) {
+        starts[i] = 0;
+        axes[i] = i + 2;
+    }
+    res = pfvm_grad_slice(g, res, starts, k, axes, nsp);
+    for (i = 0; i < r; i++)
+        perm[i] = i;
+    perm[0] = 1;
+    perm[1] = 0;
+    return pfvm_grad_transpose(g, res, perm, r);
+}
+
+/* Conv: dX is the transposed convolution of dY with W; dW correlates X
+ * with dY (strides and dilations trade places); dB sums dY. */
+static pfvm_code pfvm__nn_k_conv_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *W = n->inputs[1], *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    int64_t xd[PFVM_MAX_RANK], wd[PFVM_MAX_RANK], yd[PFVM_MAX_RANK], in[PFVM__NN_SP], out[PFVM__NN_SP], axes[PFVM_MAX_RANK];
+    int64_t group = pfvm_node_attr_int(n, "group", 1);
+    pfvm__nn_win w;
+    int r, rw, i;
+    if (!gy)
+        return PFVM_OK;
+    if (!pfvm__nn_gdims(g, x, xd, &r, 1) || !pfvm__nn_gdims(g, W, wd, &rw, 0))
+        return g->st->code;
+    if (rw != r)
+        return pfvm_grad_fail(g, "X and W ranks differ");
+    if (pfvm__nn_window(n, r - 2, wd + 2, &w, g->st))
+        return g->st->code;
+    for (i = 0; i < r - 2; i++)
+        in[i] = xd[i + 2];
+    if (pfvm__nn_resolve(&w, in, out, g->st))
+        return g->st->code;
+    if (pfvm_grad_needed(g, x) && pfvm_grad_add(g, x, pfvm__nn_gconvt(g, gy, W, &w, in, out, group)))
+        return g->st->code;
+    if (pfvm_grad_needed(g, W)) {
+        int64_t C = wd[1] * group;
+        pfvm_value *xr = pfvm__nn_gswap(g, x, r, C, group, xd), *gyr;
+        int64_t perm[PFVM_MAX_RANK], k[PFVM__NN_SP];
+        for (i = 0; i < r; i++)
+            perm[i] = i;
+        perm[0] = 1;
+        perm[1] = 0;
+        gyr = pfvm_grad_transpose(g, gy, perm, r); /* [M, N, o...] */
+        for (i = 0; i < r - 2; i++)
+            k[i] = wd[i + 2];
+        /* out [C/g, M, k...] -> [M, C/g, k...] */
+        if (pfvm_grad_add(g, W, pfvm__nn_gcorr(g, xr, gyr, r, w.d, w.s, w.pb, w.pe, group, k)))
+            return g->st->code;
+    }
+    if (b && pfvm_grad_needed(g, b))
+        return pfvm_grad_add(g, b, pfvm_grad_reduce(g, "ReduceSum", gy, axes, pfvm__nn_gaxes(r, 1, axes), 0));
+    (void)yd;
+    return PFVM_OK;
+}
+
+/* ConvTranspose: dX convolves dY with W (same window); dW correlates dY
+ * with X; dB sums dY. */
+static pfvm_code pfvm__nn_k_convt_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *W = n->inputs[1], *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    int64_t xd[PFVM_MAX_RANK], wd[PFVM_MAX_RANK], in[PFVM__NN_SP], out[PFVM__NN_SP], axes[PFVM_MAX_RANK];
+    int64_t group = pfvm_node_attr_int(n, "group", 1);
+    pfvm__nn_win w;
+    pfvm__nn_tattr ta;
+    int r, rw, i;
+    if (!gy)
+        return PFVM_OK;
+    if (!pfvm__nn_gdims(g, x, xd, &r, 1) || !pfvm__nn_gdims(g, W, wd, &rw, 0))
+        return g->st->code;
+    if (rw != r)
+        return pfvm_grad_fail(g, "X and W ranks differ");
+    if (pfvm__nn_window(n, r - 2, wd + 2, &w, g->st) || pfvm__nn_convt_attrs(n, r - 2, &ta, g->st))
+        return g->st->code;
+    for (i = 0; i < r - 2; i++)
+        in[i] = xd[i + 2];
+    if (pfvm__nn_convt_resolve(&w, &ta, in, out, g->st))
+        return g->st->code;
+    if (pfvm_grad_needed(g, x)) {
+        pfvm_value *in2[2];
+        pfvm_node *nd;
+        int64_t pe[PFVM__NN_SP];
+        /* the convolution with the same window gives back at least in[i]
+         * positions: pad the end so that it gives exactly that many */
+        for (i = 0; i < r - 2; i++)
+            pe[i] = (in[i] - 1) * w.s[i] + pfvm__nn_extent(&w, i) - out[i] - w.pb[i];
+        in2[0] = gy;
+        in2[1] = W;
+        nd = pfvm_grad_node(g, "Conv", in2, 2, 1);
+        if (pfvm__nn_gwin_attrs(g, nd, r - 2, w.s, w.d, w.pb, pe, group, NULL) || pfvm_grad_add(g, x, nd->outputs[0]))
+            return g->st->code;
+    }
+    if (pfvm_grad_needed(g, W)) {
+        /* [C, M/g, k] = corr(dY grouped [M/g, g*N, o], X^T [C, N, i]) transposed */
+        int64_t M = wd[1] * group, k[PFVM__NN_SP], perm[PFVM_MAX_RANK], yd[PFVM_MAX_RANK], pe[PFVM__NN_SP];
+        pfvm_value *gyr, *xt;
+        for (i = 0; i < r; i++)
+            perm[i] = i;
+        perm[0] = 1;
+        perm[1] = 0;
+        yd[0] = yd[1] = -1;
+        for (i = 0; i < r - 2; i++) {
+            yd[i + 2] = out[i];
+            k[i] = wd[i + 2];
+            pe[i] = w.pe[i] > 0 ? w.pe[i] : 0;
+        }
+        gyr = pfvm__nn_gswap(g, gy, r, M, group, yd);
+        xt = pfvm_grad_transpose(g, x, perm, r);
+        if (pfvm_grad_add(g, W, pfvm__nn_gcorr(g, gyr, xt, r, w.d, w.s, w.pb, pe, group, k)))
+            return g->st->code;
+    }
+    if (b && pfvm_grad_needed(g, b))
+        return pfvm_grad_add(g, b, pfvm_grad_reduce(g, "ReduceSum", gy, axes, pfvm__nn_gaxes(r, 1, axes), 0));
+    return PFVM_OK;
+}
+
+/* MaxPool: the gradient goes to the argmax of each window, read from the
+ * forward node's Indices (flat, row-major) and scattered back; windows
+ * that overlap need ScatterElements' reduction (opset 16). */
+static pfvm_code pfvm__nn_k_maxpool_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *idx, *in[3];
+    pfvm_node *nd;
+    int64_t minus1 = -1;
+    pfvm__nn_win w;
+    int r, i, overlap = 0;
+    if (!gy)
+        return PFVM_OK;
+    r = pfvm_grad_type(g, x)->shape.rank;
+    if (r < 3)
+        return pfvm_grad_fail(g, "input of rank %d", r);
+    if (n->opset < 8)
+        return pfvm_grad_fail(g, "needs opset 8 (MaxPool's Indices)");
+    if (pfvm_node_attr_int(n, "storage_order", 0))
+        return pfvm_grad_fail(g, "column-major indices (storage_order 1)");
+    if (pfvm__nn_window(n, r - 2, NULL, &w, g->st))
+        return g->st->code;
+    for (i = 0; i < w.n; i++)
+        if (w.s[i] < pfvm__nn_extent(&w, i))
+            overlap = 1;
+    if (g->opset < (overlap ? 16 : 11))
+        return pfvm_grad_fail(g, "%s windows need opset %d (ScatterElements%s), the model has %d",
+                              overlap ? "overlapping" : "non-overlapping", overlap ? 16 : 11, overlap ? " with reduction" : "",
+                              g->opset);
+    idx = pfvm_grad_forward_output(g, 1);
+    in[0] = pfvm_grad_zeros_like(g, pfvm_grad_op2(g, "Reshape", x, pfvm_grad_ints(g, &minus1, 1)));
+    in[1] = pfvm_grad_op2(g, "Reshape", idx, pfvm_grad_ints(g, &minus1, 1));
+    in[2] = pfvm_grad_op2(g, "Reshape", gy, pfvm_grad_ints(g, &minus1, 1));
+    nd = pfvm_grad_node(g, "ScatterElements", in, 3, 1);
+    if (!nd || (overlap && pfvm_node_set_attr_string(nd, "reduction", "add", g->st)))
+        return g->st->code;
+    return pfvm_grad_add(g, x, pfvm_grad_reshape_like(g, nd->outputs[0], x));
+}
+
+/* AveragePool: dY divided by each window's divisor (a constant map, the
+ * kernel's counting rule), spread back over the window by a transposed
+ * depthwise convolution with a kernel of ones. */
+static pfvm_code pfvm__nn_k_avgpool_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *ones, *div;
+    int64_t xd[PFVM_MAX_RANK], in[PFVM__NN_SP], out[PFVM__NN_SP], o[PFVM__NN_SP], kd[PFVM_MAX_RANK], dd[PFVM_MAX_RANK];
+    int count_pad = pfvm_node_attr_int(n, "count_include_pad", 0) != 0;
+    pfvm__nn_win w;
+    int r, i;
+    int64_t total = 1, at = 0;
+    double *cnt;
+    pfvm_dtype dt;
+    if (!gy)
+        return PFVM_OK;
+    if (!pfvm__nn_gdims(g, x, xd, &r, 1))
+        return g->st->code;
+    if (xd[1] < 0)
+        return pfvm_grad_fail(g, "needs the channel count of '%s' known", x->name);
+    if (pfvm__nn_window(n, r - 2, NULL, &w, g->st))
+        return g->st->code;
+    for (i = 0; i < r - 2; i++)
+        in[i] = xd[i + 2];
+    for (; i < PFVM__NN_SP; i++)
+        in[i] = 1;
+    if (pfvm__nn_resolve(&w, in, out, g->st))
+        return g->st->code;
+    /* the divisor of each output position */
+    dd[0] = dd[1] = 1;
+    for (i = 0; i < r - 2; i++)
+        total *= (dd[i + 2] = out[i]);
+    cnt = (double *)pfvm__malloc(sizeof(double) * (size_t)(total + 1));
+    if (!cnt)
+        return pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+    for (o[0] = 0; o[0] < out[0]; o[0]++)
+        for (o[1] = 0; o[1] < out[1]; o[1]++)
+            for (o[2] = 0; o[2] < out[2]; o[2]++) {
+                int64_t c = 1, ka, kb;
+                for (i = 0; i < PFVM__NN_SP; i++) {
+                    int64_t org = o[i] * w.s[i] - w.pb[i];
+                    if (count_pad)
+                        pfvm__nn_krange(org, w.d[i], w.k[i], -w.pb[i], in[i] + w.pe[i], &ka, &kb);
+                    else
+                        pfvm__nn_krange(org, w.d[i], w.k[i], 0, in[i], &ka, &kb);
+                    c *= kb - ka;
+                }
+                cnt[at++] = c ? 1.0 / (double)c : 0;
+            }
+    dt = pfvm_grad_dtype(g, x);
+    {
+        pfvm_tensor tmp;
+        void *buf = pfvm__malloc(pfvm_dtype_size(dt) * (size_t)(total + 1));
+        if (!buf) {
+            pfvm__free(cnt);
+            return pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+        }
+        memset(&tmp, 0, sizeof tmp);
+        tmp.dtype = dt;
+        tmp.data = buf;
+        for (i = 0; i < total; i++)
+            pfvm_red_store(&tmp, i, cnt[i]);
+        div = pfvm_grad_tensor(g, dt, r, dd, buf);
+        pfvm__free(buf);
+    }
+    pfvm__free(cnt);
+    /* ones [C, 1, k...] */
+    kd[0] = xd[1];
+    kd[1] = 1;
+    for (i = 0; i < r - 2; i++)
+        kd[i + 2] = w.k[i];
+    ones = pfvm_grad_op1(g, "ConstantOfShape", pfvm_grad_ints(g, kd, r));
+    if (ones) {
+        pfvm_attr *a = pfvm_node_add_attr(ones->producer, "value", PFVM_ATTR_TENSOR, g->st);
+        int64_t one = 1;
+        if (!a || !(a->t = pfvm_model_tensor(g->m, dt, 1, &one, NULL, g->st)))
+            return g->st->code;
+        pfvm_red_store(a->t, 0, 1);
+    }
+    return pfvm_grad_add(g, x, pfvm__nn_gconvt(g, pfvm_grad_op2(g, "Mul", gy, div), ones, &w, in, out, xd[1]));
+}
+
+/* GlobalAveragePool: dY spread evenly; GlobalMaxPool: to the maxima,
+ * shared on ties. */
+static pfvm_code pfvm__nn_k_gap_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0];
+    const pfvm_type *t;
+    int64_t plane = 1, dim;
+    int i;
+    if (!gy)
+        return PFVM_OK;
+    t = pfvm_grad_type(g, x);
+    for (i = 2; i < t->shape.rank && plane > 0; i++)
+        plane = pfvm_sym_is_const(t->shape.dims[i], &dim) ? plane * dim : -1;
+    gy = pfvm_grad_expand(g, gy, x);
+    if (plane > 0)
+        return pfvm_grad_add(g, x, pfvm_grad_op2(g, "Div", gy, pfvm_grad_scalar_like(g, x, (double)plane)));
+    return pfvm_grad_add(g, x, pfvm_grad_op2(g, "Div", gy,
+                                             pfvm_grad_cast(g, pfvm_grad_op2(g, "Div", pfvm_grad_op1(g, "Size", x),
+                                                                             pfvm_grad_op1(g, "Size", n->outputs[0])),
+                                                            pfvm_grad_dtype(g, x))));
+}
+
+static pfvm_code pfvm__nn_k_gmp_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *m;
+    int64_t axes[PFVM_MAX_RANK];
+    int r, i;
+    if (!gy)
+        return PFVM_OK;
+    r = pfvm_grad_type(g, x)->shape.rank;
+    if (r < 3)
+        return pfvm_grad_fail(g, "input of rank %d", r);
+    for (i = 2; i < r; i++)
+        axes[i - 2] = i;
+    m = pfvm_grad_cast(g, pfvm_grad_op2(g, "Equal", x, n->outputs[0]), pfvm_grad_dtype(g, x));
+    return pfvm_grad_add(g, x, pfvm_grad_op2(g, "Div", pfvm_grad_op2(g, "Mul", m, gy),
+                                             pfvm_grad_reduce(g, "ReduceSum", m, axes, r - 2, 1)));
+}
+
+/* Normalisation over `axes` (keepdims): with xhat = (x - mean) * inv and
+ * h = dY * scale, dX = inv * (h - mean(h) - xhat * mean(h * xhat)). Returns
+ * dX and sets *xhat_out. */
+static pfvm_value *pfvm__nn_gnorm(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *h, const int64_t *axes, int n_axes,
+                                  double eps, pfvm_value **xhat_out)
+{
+    pfvm_value *mean, *xc, *var, *inv, *xhat, *t;
+    mean = pfvm_grad_reduce(g, "ReduceMean", x, axes, n_axes, 1);
+    xc = pfvm_grad_op2(g, "Sub", x, mean);
+    var = pfvm_grad_reduce(g, "ReduceMean", pfvm_grad_op2(g, "Mul", xc, xc), axes, n_axes, 1);
+    inv = pfvm_grad_op1(g, "Reciprocal", pfvm_grad_op1(g, "Sqrt", pfvm_grad_op2(g, "Add", var, pfvm_grad_scalar_like(g, x, eps))));
+    xhat = pfvm_grad_op2(g, "Mul", xc, inv);
+    if (xhat_out)
+        *xhat_out = xhat;
+    if (!h)
+        return NULL;
+    t = pfvm_grad_op2(g, "Sub", h, pfvm_grad_reduce(g, "ReduceMean", h, axes, n_axes, 1));
+    t = pfvm_grad_op2(g, "Sub", t, pfvm_grad_op2(g, "Mul", xhat, pfvm_grad_reduce(g, "ReduceMean", pfvm_grad_op2(g, "Mul", h, xhat), axes, n_axes, 1)));
+    return pfvm_grad_op2(g, "Mul", inv, t);
+}
+
+/* p ([C]) as [C, 1, ...] against a rank-r [N, C, ...] tensor. */
+static pfvm_value *pfvm__nn_gchan(pfvm_grad_ctx *g, pfvm_value *p, int r)
+{
+    int64_t axes[PFVM_MAX_RANK];
+    int i;
+    for (i = 0; i < r - 2; i++)
+        axes[i] = i + 1;
+    return pfvm_grad_unsqueeze(g, p, axes, r - 2);
+}
+
+static int pfvm__nn_gbn_training(const pfvm_node *n)
+{
+    if (n->opset >= 14)
+        return pfvm_node_attr_int(n, "training_mode", 0) != 0;
+    if (n->opset < 7 && pfvm_node_attr_int(n, "is_test", 0))
+        return 0;
+    return n->n_outputs > 1 && n->outputs[1];
+}
+
+/* BatchNormalization. Training: the batch statistics are functions of X
+ * (their outputs, running statistics, are not differentiated); inference:
+ * the given mean and variance are inputs like the others. */
+static pfvm_code pfvm__nn_k_bn_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *s = n->inputs[1], *b = n->inputs[2];
+    pfvm_value *mean = n->inputs[3], *var = n->inputs[4], *xhat = NULL, *sc;
+    double eps = pfvm_node_attr_float(n, "epsilon", 1e-5f);
+    int64_t axes[PFVM_MAX_RANK];
+    int r, na;
+    if (!gy)
+        return PFVM_OK;
+    r = pfvm_grad_type(g, x)->shape.rank;
+    if (r < 2)
+        return pfvm_grad_fail(g, "input of rank %d", r);
+    if (n->opset < 9 && !pfvm_node_attr_int(n, "spatial", 1))
+        return pfvm_grad_fail(g, "spatial=0");
+    na = pfvm__nn_gaxes(r, 1, axes);
+    sc = pfvm__nn_gchan(g, s, r);
+    if (pfvm__nn_gbn_training(n)) {
+        pfvm_value *dx = pfvm__nn_gnorm(g, x, pfvm_grad_op2(g, "Mul", gy, sc), axes, na, eps, &xhat);
+        if (pfvm_grad_needed(g, x) && pfvm_grad_add(g, x, dx))
+            return g->st->code;
+    } else {
+        pfvm_value *inv = pfvm__nn_gchan(g, pfvm_grad_op1(g, "Reciprocal", pfvm_grad_op1(g, "Sqrt", pfvm_grad_op2(g, "Add", var, pfvm_grad_scalar_like(g, var, eps)))), r);
+        pfvm_value *xc = pfvm_grad_op2(g, "Sub", x, pfvm__nn_gchan(g, mean, r)), *gsum;
+        xhat = pfvm_grad_op2(g, "Mul", xc, inv);
+        if (pfvm_grad_needed(g, x) && pfvm_grad_add(g, x, pfvm_grad_op2(g, "Mul", gy, pfvm_grad_op2(g, "Mul", sc, inv))))
+            return g->st->code;
+        gsum = pfvm_grad_reduce(g, "ReduceSum", gy, axes, na, 0);
+        if (pfvm_grad_needed(g, mean) &&
+            pfvm_grad_add(g, mean, pfvm_grad_op1(g, "Neg", pfvm_grad_op2(g, "Mul", gsum, pfvm_grad_op2(g, "Mul", s, pfvm_grad_reshape_like(g, inv, s))))))
+            return g->st->code;
+        if (pfvm_grad_needed(g, var)) {
+            /* d/dvar of xc * s * (var + eps)^-1/2 = -xc * s * inv^3 / 2 */
+            pfvm_value *i3 = pfvm_grad_op2(g, "Mul", inv, pfvm_grad_op2(g, "Mul", inv, inv));
+            pfvm_value *t = pfvm_grad_reduce(g, "ReduceSum", pfvm_grad_op2(g, "Mul", pfvm_grad_op2(g, "Mul", gy, xc), i3), axes, na, 0);
+            if (pfvm_grad_add(g, var, pfvm_grad_op2(g, "Mul", t, pfvm_grad_op2(g, "Mul", s, pfvm_grad_scalar_like(g, s, -0.5)))))
+                return g->st->code;
+        }
+    }
+    if (pfvm_grad_needed(g, s) &&
+        pfvm_grad_add(g, s, pfvm_grad_reduce(g, "ReduceSum", pfvm_grad_op2(g, "Mul", gy, xhat), axes, na, 0)))
+        return g->st->code;
+    if (pfvm_grad_needed(g, b))
+        return pfvm_grad_add(g, b, pfvm_grad_reduce(g, "ReduceSum", gy, axes, na, 0));
+    return PFVM_OK;
+}
+
+/* LayerNormalization over the axes from `axis` on (its Mean and InvStdDev
+ * outputs are not differentiated). */
+static pfvm_code pfvm__nn_k_ln_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *s = n->inputs[1], *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
+    pfvm_value *xhat = NULL, *dx;
+    double eps = pfvm_node_attr_float(n, "epsilon", 1e-5f);
+    int64_t axes[PFVM_MAX_RANK];
+    int r, a, i;
+    if (!gy)
+        return PFVM_OK;
+    r = pfvm_grad_type(g, x)->shape.rank;
+    if (r < 1 || (a = pfvm__axis(pfvm_node_attr_int(n, "axis", -1), r)) < 0)
+        return pfvm_grad_fail(g, "axis out of range");
+    for (i = a; i < r; i++)
+        axes[i - a] = i;
+    dx = pfvm__nn_gnorm(g, x, pfvm_grad_op2(g, "Mul", gy, s), axes, r - a, eps, &xhat);
+    if (pfvm_grad_needed(g, x) && pfvm_grad_add(g, x, dx))
+        return g->st->code;
+    if (pfvm_grad_needed(g, s) && pfvm_grad_add(g, s, pfvm_grad_sum_to(g, pfvm_grad_op2(g, "Mul", gy, xhat), s)))
+        return g->st->code;
+    if (b && pfvm_grad_needed(g, b))
+        return pfvm_grad_add(g, b, pfvm_grad_sum_to(g, gy, b));
+    return PFVM_OK;
+}
+
+/* InstanceNormalization: per sample and channel, over the spatial axes. */
+static pfvm_code pfvm__nn_k_instnorm_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *s = n->inputs[1], *b = n->inputs[2], *xhat = NULL, *dx;
+    double eps = pfvm_node_attr_float(n, "epsilon", 1e-5f);
+    int64_t axes[PFVM_MAX_RANK], ca[PFVM_MAX_RANK];
+    int r, i;
+    if (!gy)
+        return PFVM_OK;
+    r = pfvm_grad_type(g, x)->shape.rank;
+    if (r < 3)
+        return pfvm_grad_fail(g, "input of rank %d", r);
+    for (i = 2; i < r; i++)
+        axes[i - 2] = i;
+    dx = pfvm__nn_gnorm(g, x, pfvm_grad_op2(g, "Mul", gy, pfvm__nn_gchan(g, s, r)), axes, r - 2, eps, &xhat);
+    if (pfvm_grad_needed(g, x) && pfvm_grad_add(g, x, dx))
+        return g->st->code;
+    if (pfvm_grad_needed(g, s) &&
+        pfvm_grad_add(g, s, pfvm_grad_reduce(g, "ReduceSum", pfvm_grad_op2(g, "Mul", gy, xhat), ca, pfvm__nn_gaxes(r, 1, ca), 0)))
+        return g->st->code;
+    if (pfvm_grad_needed(g, b))
+        return pfvm_grad_add(g, b, pfvm_grad_reduce(g, "ReduceSum", gy, ca, pfvm__nn_gaxes(r, 1, ca), 0));
+    return PFVM_OK;
+}
+
+/* The axes Softmax and LogSoftmax normalise over: `axis` alone from opset
+ * 13, every axis from `axis` on before (the 2-D coercion). */
+static int pfvm__nn_gsoftmax_axes(pfvm_grad_ctx *g, const pfvm_node *n, int64_t *axes)
+{
+    int r = pfvm_grad_type(g, n->inputs[0])->shape.rank, a, i;
+    int64_t axis = pfvm_node_attr_int(n, "axis", n->opset >= 13 ? -1 : 1);
+    if (r < 0 || (a = pfvm__axis(axis, r)) < 0)
+        return pfvm_grad_fail(g, "axis out of range"), -1;
+    if (n->opset >= 13) {
+        axes[0] = a;
+        return 1;
+    }
+    for (i = a; i < r; i++)
+        axes[i - a] = i;
+    return r - a;
+}
+
+/* Softmax: dX = y * (dY - sum(dY * y)). */
+static pfvm_code pfvm__nn_k_softmax_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *y = n->outputs[0];
+    int64_t axes[PFVM_MAX_RANK];
+    int na;
+    if (!gy)
+        return PFVM_OK;
+    if ((na = pfvm__nn_gsoftmax_axes(g, n, axes)) < 0)
+        return g->st->code;
+    return pfvm_grad_add(g, n->inputs[0],
+                         pfvm_grad_op2(g, "Mul", y, pfvm_grad_op2(g, "Sub", gy, pfvm_grad_reduce(g, "ReduceSum", pfvm_grad_op2(g, "Mul", gy, y), axes, na, 1))));
+}
+
+/* LogSoftmax: dX = dY - exp(y) * sum(dY). */
+static pfvm_code pfvm__nn_k_logsoftmax_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *y = n->outputs[0];
+    int64_t axes[PFVM_MAX_RANK];
+    int na;
+    if (!gy)
+        return PFVM_OK;
+    if ((na = pfvm__nn_gsoftmax_axes(g, n, axes)) < 0)
+        return g->st->code;
+    return pfvm_grad_add(g, n->inputs[0],
+                         pfvm_grad_op2(g, "Sub", gy, pfvm_grad_op2(g, "Mul", pfvm_grad_op1(g, "Exp", y), pfvm_grad_reduce(g, "ReduceSum", gy, axes, na, 1))));
+}
+
+/* LpNormalization, y = x / |x|_p along axis: p = 2 gives
+ * (dY - y sum(dY y)) / |x|, p = 1 gives (dY - sign(x) sum(dY y)) / |x|. */
+static pfvm_code pfvm__nn_k_lpnorm_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *y = n->outputs[0], *norm, *s;
+    int64_t p = pfvm_node_attr_int(n, "p", 2), axis;
+    int r, a;
+    if (!gy)
+        return PFVM_OK;
+    r = pfvm_grad_type(g, x)->shape.rank;
+    if (r < 1 || (a = pfvm__axis(pfvm_node_attr_int(n, "axis", -1), r)) < 0)
+        return pfvm_grad_fail(g, "axis out of range");
+    if (p != 1 && p != 2)
+        return pfvm_grad_fail(g, "p = %lld", (long long)p);
+    axis = a;
+    norm = pfvm_grad_reduce(g, p == 2 ? "ReduceL2" : "ReduceL1", x, &axis, 1, 1);
+    s = pfvm_grad_reduce(g, "ReduceSum", pfvm_grad_op2(g, "Mul", gy, y), &axis, 1, 1);
+    return pfvm_grad_add(g, x, pfvm_grad_op2(g, "Div", pfvm_grad_op2(g, "Sub", gy, pfvm_grad_op2(g, "Mul", p == 2 ? y : pfvm_grad_op1(g, "Sign", x), s)), norm));
+}
+
 const pfvm_op_def pfvm__ops_nn[] = {
-    {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, pfvm__nn_simp_conv, NULL, NULL},
-    {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
-    {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, 0, NULL, NULL, NULL},
-    {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
+    {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL},
+    {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL},
+    {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, 0, NULL, pfvm__nn_k_maxpool_grad, NULL},
+    {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_avgpool_grad, NULL},
     {"LpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_lppool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
     {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
     {"MaxRoiPool", "", 1, 0, 2, 2, 1, 1, pfvm__nn_infer_roipool, pfvm__nn_k_roipool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
-    {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
-    {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
+    {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gap_grad, NULL},
+    {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gmp_grad, NULL},
     {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
-    {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, NULL, NULL},
-    {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, NULL, NULL},
-    {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
-    {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
+    {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL},
+    {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL},
+    {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_ln_grad, NULL},
+    {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL},
     {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
-    {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
-    {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
-    {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
+    {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL},
+    {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_softmax_grad, NULL},
+    {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_logsoftmax_grad, NULL},
     {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 };
