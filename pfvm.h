@@ -13342,9 +13342,122 @@ static pfvm_code pfvm__nn_k_convt_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return PFVM_OK;
 }
 
+/* MaxPool before opset 16 with overlapping windows (no scatter-add): for
+ * each kernel offset q, the windows whose argmax sits at q send their
+ * gradient to x[o*s + q*d - p], a map that is one to one for a fixed q.
+ * Masks [N, C, K, O] select, per window, its argmax's offset (the in-plane
+ * index Indices mod H*W against a constant map of each offset's position);
+ * one depthwise ConvTranspose with a one-hot kernel per offset places and
+ * sums them. Needs the spatial dims and C known. */
+static pfvm_value *pfvm__nn_gmaxpool_onehot(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *gy, pfvm_value *idx,
+                                            const pfvm__nn_win *w)
+{
+    int64_t xd[PFVM_MAX_RANK], in[PFVM__NN_SP], out[PFVM__NN_SP], o[PFVM__NN_SP], q[PFVM__NN_SP], K = 1, O = 1, plane = 1;
+    int64_t dims[PFVM_MAX_RANK], two = 2, ax2 = 2, at, i;
+    int r, nsp;
+    int64_t *pos, *onehot;
+    pfvm_value *posv, *wv, *irel, *mask, *z, *in2[2];
+    pfvm_node *nd;
+    pfvm__nn_win ww = *w;
+    if (!pfvm__nn_gdims(g, x, xd, &r, 1))
+        return NULL;
+    if (xd[1] < 0) {
+        pfvm_grad_fail(g, "needs the channel count of '%s' known", x->name);
+        return NULL;
+    }
+    nsp = r - 2;
+    for (i = 0; i < PFVM__NN_SP; i++)
+        in[i] = i < nsp ? xd[i + 2] : 1;
+    if (pfvm__nn_resolve(&ww, in, out, g->st))
+        return NULL;
+    for (i = 0; i < nsp; i++) {
+        K *= ww.k[i];
+        O *= out[i];
+        plane *= in[i];
+    }
+    pos = (int64_t *)pfvm__malloc(sizeof(int64_t) * (size_t)(K * O + 1));
+    onehot = (int64_t *)pfvm__malloc(sizeof(int64_t) * (size_t)(K * K + 1));
+    if (!pos || !onehot) {
+        pfvm__free(pos);
+        pfvm__free(onehot);
+        pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    /* pos[q, o]: in-plane index of x[o*s + q*d - p], -1 in the padding */
+    at = 0;
+    for (q[0] = 0; q[0] < ww.k[0]; q[0]++)
+        for (q[1] = 0; q[1] < (nsp > 1 ? ww.k[1] : 1); q[1]++)
+            for (q[2] = 0; q[2] < (nsp > 2 ? ww.k[2] : 1); q[2]++)
+                for (o[0] = 0; o[0] < out[0]; o[0]++)
+                    for (o[1] = 0; o[1] < out[1]; o[1]++)
+                        for (o[2] = 0; o[2] < out[2]; o[2]++) {
+                            int64_t flat = 0, ok = 1, d;
+                            for (d = 0; d < PFVM__NN_SP; d++) {
+                                int64_t c = d < nsp ? o[d] * ww.s[d] + q[d] * ww.d[d] - ww.pb[d] : 0;
+                                if (c < 0 || c >= in[d])
+                                    ok = 0;
+                                flat = flat * in[d] + c;
+                            }
+                            pos[at++] = ok ? flat : -1;
+                        }
+    for (i = 0; i < K * K; i++)
+        onehot[i] = i % (K + 1) == 0;
+    dims[0] = K;
+    for (i = 0; i < nsp; i++)
+        dims[i + 1] = out[i];
+    posv = pfvm_grad_tensor(g, PFVM_INT64, nsp + 1, dims, pos);
+    /* kernel [C*K, 1, k...]: channel c*K + q is one at offset q */
+    dims[0] = K;
+    dims[1] = 1;
+    for (i = 0; i < nsp; i++)
+        dims[i + 2] = ww.k[i];
+    wv = pfvm_grad_cast(g, pfvm_grad_tensor(g, PFVM_INT64, r, dims, onehot), pfvm_grad_dtype(g, x));
+    pfvm__free(pos);
+    pfvm__free(onehot);
+    {
+        int64_t reps[PFVM_MAX_RANK];
+        for (i = 0; i < r; i++)
+            reps[i] = i ? 1 : xd[1];
+        wv = pfvm_grad_op2(g, "Tile", wv, pfvm_grad_ints(g, reps, r));
+    }
+    /* Indices mod H*W, then masks [N, C, K, O...] */
+    {
+        pfvm_value *hw = pfvm_grad_scalar(g, PFVM_INT64, (double)plane);
+        irel = pfvm_grad_op2(g, "Sub", idx, pfvm_grad_op2(g, "Mul", pfvm_grad_op2(g, "Div", idx, hw), hw));
+    }
+    mask = pfvm_grad_op2(g, "Equal", pfvm_grad_unsqueeze(g, irel, &ax2, 1), posv);
+    z = pfvm_grad_op2(g, "Mul", pfvm_grad_cast(g, mask, pfvm_grad_dtype(g, x)), pfvm_grad_unsqueeze(g, gy, &ax2, 1));
+    dims[0] = 0;
+    dims[1] = xd[1] * K;
+    for (i = 0; i < nsp; i++)
+        dims[i + 2] = out[i];
+    z = pfvm_grad_op2(g, "Reshape", z, pfvm_grad_ints(g, dims, r));
+    (void)two;
+    in2[0] = z;
+    in2[1] = wv;
+    {
+        /* the transposed convolution of a stride-s window, shaped back to in */
+        int64_t pe[PFVM__NN_SP], opad[PFVM__NN_SP];
+        for (i = 0; i < nsp; i++) {
+            int64_t total = (out[i] - 1) * ww.s[i] + pfvm__nn_extent(&ww, i) - in[i];
+            pe[i] = total - ww.pb[i];
+            opad[i] = 0;
+            if (pe[i] < 0) {
+                opad[i] = -pe[i];
+                pe[i] = 0;
+            }
+        }
+        nd = pfvm_grad_node(g, "ConvTranspose", in2, 2, 1);
+        if (pfvm__nn_gwin_attrs(g, nd, nsp, ww.s, ww.d, ww.pb, pe, xd[1], opad))
+            return NULL;
+    }
+    return nd->outputs[0];
+}
+
 /* MaxPool: the gradient goes to the argmax of each window, read from the
- * forward node's Indices (flat, row-major) and scattered back; windows
- * that overlap need ScatterElements' reduction (opset 16). */
+ * forward node's Indices (flat, row-major): scattered back with
+ * ScatterElements (reduction add for overlapping windows, opset 16), or
+ * placed by a one-hot transposed convolution before that. */
 static pfvm_code pfvm__nn_k_maxpool_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 {
     pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *idx, *in[3];
@@ -13366,11 +13479,9 @@ static pfvm_code pfvm__nn_k_maxpool_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     for (i = 0; i < w.n; i++)
         if (w.s[i] < pfvm__nn_extent(&w, i))
             overlap = 1;
-    if (g->opset < (overlap ? 16 : 11))
-        return pfvm_grad_fail(g, "%s windows need opset %d (ScatterElements%s), the model has %d",
-                              overlap ? "overlapping" : "non-overlapping", overlap ? 16 : 11, overlap ? " with reduction" : "",
-                              g->opset);
     idx = pfvm_grad_forward_output(g, 1);
+    if (g->opset < (overlap ? 16 : 11))
+        return pfvm_grad_add(g, x, pfvm__nn_gmaxpool_onehot(g, x, gy, idx, &w));
     in[0] = pfvm_grad_zeros_like(g, pfvm_grad_op2(g, "Reshape", x, pfvm_grad_ints(g, &minus1, 1)));
     in[1] = pfvm_grad_op2(g, "Reshape", idx, pfvm_grad_ints(g, &minus1, 1));
     in[2] = pfvm_grad_op2(g, "Reshape", gy, pfvm_grad_ints(g, &minus1, 1));
@@ -18819,7 +18930,7 @@ const pfvm_op_def pfvm__ops_tensor[] = {
 };
 /* ---- src/ops/training.c ---- */
 /* ops/training: the ai.onnx.preview.training optimizers Adagrad, Momentum
- * and Adam. Each updates n tensors at once: inputs are the learning rate R,
+ * and Adam, and the Gradient operator (through src/passes/autodiff). Each updates n tensors at once: inputs are the learning rate R,
  * the step count T, then n parameters, n gradients and n (or 2n for Adam)
  * accumulators; outputs are the new parameters then the new accumulators,
  * each shaped like its parameter. */
@@ -18919,10 +19030,273 @@ static pfvm_code pfvm__tr_k_adam(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+/* ---- Gradient -------------------------------------------------------------------------
+ *
+ * Gradient(xs, zs, y) computes dy/dx for each x of xs, where y is computed
+ * from xs and zs by other nodes of the same graph (the node's inputs carry
+ * the values of xs then zs). At run time the kernel copies the nodes
+ * between them into a model of its own, seeds y with ones (so a non-scalar
+ * y gives the gradient of its sum), builds the backward graph with
+ * pfvm_autodiff and runs it. */
+
+static int pfvm__tr_in_list(const pfvm_attr *a, const char *name)
+{
+    int i;
+    for (i = 0; a && i < a->n; i++)
+        if (a->strings[i] && !strcmp(a->strings[i], name))
+            return 1;
+    return 0;
+}
+
+static pfvm_code pfvm__tr_infer_gradient(pfvm_ictx *c)
+{
+    const pfvm_attr *xs = pfvm_node_attr(c->node, "xs");
+    int j;
+    if (!xs || xs->type != PFVM_ATTR_STRINGS || xs->n != c->n_out || c->n_in < xs->n)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "needs one output per name in xs, and xs's values as the first inputs");
+    for (j = 0; j < c->n_out; j++)
+        if (c->out[j])
+            c->out[j]->type = c->in[j]->type;
+    return PFVM_OK;
+}
+
+/* Marks the nodes of g that y needs, stopping at xs, zs and initializers. */
+static pfvm_code pfvm__tr_mark(pfvm_kctx *k, const pfvm_value *v, const pfvm_attr *xs, const pfvm_attr *zs,
+                               unsigned char *mark)
+{
+    const pfvm_node *p;
+    int j;
+    if (!v || pfvm__tr_in_list(xs, v->name) || pfvm__tr_in_list(zs, v->name) || v->init)
+        return PFVM_OK;
+    p = v->producer;
+    if (!p || p->graph != k->node->graph)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "y depends on '%s', which is in neither xs nor zs", v->name);
+    if (mark[p->id])
+        return PFVM_OK;
+    mark[p->id] = 1;
+    for (j = 0; j < p->n_attrs; j++)
+        if (p->attrs[j].type == PFVM_ATTR_GRAPH || p->attrs[j].type == PFVM_ATTR_GRAPHS)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "node '%s' with a subgraph between xs and y",
+                                 p->name);
+    for (j = 0; j < p->n_inputs; j++)
+        if (pfvm__tr_mark(k, p->inputs[j], xs, zs, mark))
+            return k->st->code;
+    return PFVM_OK;
+}
+
+/* The value of g named `name` for source value s (an initializer of the
+ * source is viewed in place). */
+static pfvm_value *pfvm__tr_copy_value(pfvm_model *m, pfvm_graph *g, const pfvm_value *s, const char *name, pfvm_status *st)
+{
+    pfvm_value *v = pfvm_graph_value(g, name, st);
+    if (v && s->init && !v->init && !v->is_input) {
+        pfvm_tensor *t = pfvm_model_tensor(m, s->init->dtype, s->init->rank, s->init->dims, s->init->data, st);
+        if (!t || pfvm_graph_add_init(g, v, t, st))
+            return NULL;
+    }
+    return v;
+}
+
+/* Copies node n of the source into g with the given input and output
+ * values; calls of model-local functions (fused groups) are inlined, their
+ * inner values named "<call>/<value>". Attributes are shared, read-only. */
+static pfvm_code pfvm__tr_copy_node(pfvm_model *m, pfvm_graph *g, const pfvm_node *n, pfvm_value **in, pfvm_value **out,
+                                    int depth, pfvm_status *st)
+{
+    const pfvm_function *f = NULL;
+    pfvm_node *c;
+    int i, j, l;
+    if (!pfvm_op_find(n->domain, n->op_type, n->opset ? n->opset : 1))
+        f = pfvm_model_function(n->graph->model, n->domain, n->op_type);
+    if (f && f->body) {
+        const pfvm_graph *b = f->body;
+        if (depth > 16)
+            return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "functions nest too deep");
+        for (i = 0; i < (int)stbds_arrlen(b->nodes); i++) {
+            const pfvm_node *bn = b->nodes[i];
+            pfvm_value *bin[64], *bout[64];
+            if (bn->n_inputs > 64 || bn->n_outputs > 64)
+                return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "a function node with too many inputs");
+            for (l = 0; l < bn->n_attrs; l++)
+                if (bn->attrs[l].ref_attr_name)
+                    return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "function attributes");
+            for (l = 0; l < bn->n_inputs + bn->n_outputs; l++) {
+                const pfvm_value *v = l < bn->n_inputs ? bn->inputs[l] : bn->outputs[l - bn->n_inputs];
+                pfvm_value *to = NULL;
+                char name[256];
+                if (v) {
+                    for (j = 0; j < (int)stbds_arrlen(b->inputs) && !to; j++)
+                        if (b->inputs[j] == v)
+                            to = j < n->n_inputs ? in[j] : NULL;
+                    for (j = 0; j < (int)stbds_arrlen(b->outputs) && !to; j++)
+                        if (b->outputs[j] == v)
+                            to = j < n->n_outputs ? out[j] : NULL;
+                    if (!to) {
+                        pfvm__snprintf(name, sizeof name, "%s/%s", n->name && n->name[0] ? n->name : n->op_type, v->name);
+                        if (!(to = pfvm__tr_copy_value(m, g, v, name, st)))
+                            return st->code;
+                    }
+                }
+                if (l < bn->n_inputs)
+                    bin[l] = to;
+                else
+                    bout[l - bn->n_inputs] = to;
+            }
+            if (pfvm__tr_copy_node(m, g, bn, bin, bout, depth + 1, st))
+                return st->code;
+        }
+        return PFVM_OK;
+    }
+    if (!(c = pfvm_graph_add_node(g, n->op_type, n->domain, n->name, in, n->n_inputs, out, n->n_outputs, st)))
+        return st->code;
+    c->attrs = n->attrs; /* read-only, alive while the source model is */
+    c->n_attrs = n->n_attrs;
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tr_k_gradient(pfvm_kctx *k)
+{
+    const pfvm_attr *xs = pfvm_node_attr(k->node, "xs"), *zs = pfvm_node_attr(k->node, "zs");
+    const char *yname = pfvm_node_attr_string(k->node, "y", "");
+    const pfvm_graph *src = k->node->graph;
+    const pfvm_value *y = pfvm_graph_find(src, yname);
+    pfvm_model *m = NULL;
+    pfvm_graph *g;
+    pfvm_exec *e = NULL;
+    unsigned char *mark = NULL;
+    pfvm_status st;
+    pfvm_autodiff_opts o;
+    pfvm_autodiff_result res;
+    pfvm_value *y2, *seed, **ins = NULL;
+    int i, j, n_xs = xs ? xs->n : 0, n_zs = zs && zs->type == PFVM_ATTR_STRINGS ? zs->n : 0;
+    pfvm_code rc = PFVM_OK;
+    if (!xs || xs->type != PFVM_ATTR_STRINGS || k->n_in != n_xs + n_zs || k->n_out != n_xs)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "inputs must be the values of xs then zs, outputs one per x");
+    if (!y)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the graph has no value '%s' (attribute y)", yname);
+    mark = (unsigned char *)pfvm__calloc(stbds_arrlen(src->nodes) + 1, 1);
+    if (!mark)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    if (pfvm__tr_mark(k, y, xs, zs, mark))
+        goto fail_keep;
+    /* the differentiated subgraph as a model of its own */
+    if (!(m = pfvm_model_new(&st)) || !(g = pfvm_graph_new(m, NULL, "gradient", &st)))
+        goto fail;
+    for (i = 0; i < (int)stbds_arrlen(src->model->opsets); i++)
+        if (pfvm_model_set_opset(m, src->model->opsets[i].domain, src->model->opsets[i].version, &st))
+            goto fail;
+    for (i = 0; i < n_xs + n_zs; i++) {
+        const char *name = i < n_xs ? xs->strings[i] : zs->strings[i - n_xs];
+        const pfvm_tensor *t = k->in[i];
+        pfvm_value *v = pfvm_graph_value(g, name, &st);
+        if (!v || !t || t->kind != PFVM_KIND_TENSOR)
+            goto fail;
+        if (v->is_input) /* a name listed twice */
+            continue;
+        v->type.kind = PFVM_KIND_TENSOR;
+        v->type.dtype = t->dtype;
+        if (pfvm_shape_from_dims(m->syms, &v->type.shape, t->rank, t->dims, &st))
+            goto fail;
+        v->has_type_info = 1;
+        pfvm_graph_add_input(g, v, &st);
+    }
+    for (i = 0; i < (int)stbds_arrlen(src->nodes); i++) {
+        const pfvm_node *n = src->nodes[i];
+        pfvm_value *in[64], *out[64];
+        if (!mark[i])
+            continue;
+        if (n->n_inputs > 64 || n->n_outputs > 64) {
+            rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "node '%s' has too many inputs", n->name);
+            goto done;
+        }
+        for (j = 0; j < n->n_inputs; j++)
+            if (n->inputs[j] && !(in[j] = pfvm__tr_copy_value(m, g, n->inputs[j], n->inputs[j]->name, &st)))
+                goto fail;
+            else if (!n->inputs[j])
+                in[j] = NULL;
+        for (j = 0; j < n->n_outputs; j++)
+            if (!(out[j] = n->outputs[j] ? pfvm_graph_value(g, n->outputs[j]->name, &st) : NULL) && n->outputs[j])
+                goto fail;
+        if (pfvm__tr_copy_node(m, g, n, in, out, 0, &st))
+            goto fail;
+    }
+    y2 = pfvm_graph_find_local(g, yname);
+    if (!y2)
+        goto fail;
+    pfvm_graph_add_output(g, y2, &st);
+    if (pfvm_infer_shapes(g, 1, &st))
+        goto fail;
+    {
+        int64_t dims[PFVM_MAX_RANK], numel = 1;
+        pfvm_tensor *t;
+        for (i = 0; i < y2->type.shape.rank; i++)
+            if (!pfvm_sym_is_const(y2->type.shape.dims[i], &dims[i]) || (numel *= dims[i]) < 0)
+                break;
+        if (y2->type.kind != PFVM_KIND_TENSOR || y2->type.shape.rank < 0 || i < y2->type.shape.rank ||
+            !pfvm_dtype_is_float(y2->type.dtype)) {
+            rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "y must be a floating-point tensor of known shape");
+            goto done;
+        }
+        seed = pfvm_graph_value(g, "gradient_seed", &st);
+        t = seed ? pfvm_model_tensor(m, y2->type.dtype, y2->type.shape.rank, dims, NULL, &st) : NULL;
+        if (!t)
+            goto fail;
+        for (i = 0; i < numel; i++)
+            pfvm_red_store(t, i, 1.0);
+        if (pfvm_graph_add_init(g, seed, t, &st))
+            goto fail;
+    }
+    memset(&o, 0, sizeof o);
+    o.ys = &y2;
+    o.seeds = &seed;
+    o.n_ys = 1;
+    o.wrt = (const char *const *)xs->strings;
+    o.n_wrt = n_xs;
+    o.flags = PFVM_AUTODIFF_NO_OUTPUTS;
+    if (pfvm_autodiff(m, g, &o, &res, &st))
+        goto fail;
+    for (i = 0; i < res.n_wrt; i++)
+        pfvm_graph_add_output(g, res.grads[i], &st);
+    if (!(e = pfvm_exec_new(m, NULL, &st)))
+        goto fail;
+    for (i = 0; i < pfvm_exec_num_inputs(e); i++) {
+        const pfvm_value *v = pfvm_exec_input(e, i);
+        for (j = 0; j < n_xs + n_zs; j++)
+            if (!strcmp(j < n_xs ? xs->strings[j] : zs->strings[j - n_xs], v->name))
+                break;
+        stbds_arrput(ins, (pfvm_value *)k->in[j]);
+    }
+    if (pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, pfvm_exec_num_inputs(e), &st) || pfvm_exec_run(e, &st))
+        goto fail;
+    for (i = 0; i < n_xs; i++) {
+        const pfvm_tensor *t = pfvm_exec_output(e, i + 1);
+        if (!k->out[i])
+            continue;
+        if (!t || pfvm_kctx_output(k, i, t->dtype, t->rank, t->dims) || k->out[i]->nbytes < t->nbytes) {
+            rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "gradient %d has an unexpected shape", i);
+            goto done;
+        }
+        memcpy(k->out[i]->data, t->data, t->nbytes);
+    }
+    goto done;
+fail:
+    rc = pfvm__op_fail(k->st, k->node, st.code ? st.code : PFVM_ERR_NOMEM, "%s", st.msg[0] ? st.msg : "out of memory");
+    goto done;
+fail_keep:
+    rc = k->st ? k->st->code : PFVM_ERR_INVALID;
+done:
+    stbds_arrfree(ins);
+    pfvm_exec_free(e);
+    pfvm_model_free(m);
+    pfvm__free(mark);
+    return rc;
+}
+
 const pfvm_op_def pfvm__ops_training[] = {
     {"Adagrad", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_adagrad, pfvm__tr_k_adagrad, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL},
     {"Momentum", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_momentum, pfvm__tr_k_momentum, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL},
     {"Adam", PFVM__TR_DOMAIN, 1, 0, 6, -1, 3, -1, pfvm__tr_infer_adam, pfvm__tr_k_adam, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL},
+    {"Gradient", PFVM__TR_DOMAIN, 1, 0, 1, -1, 1, -1, pfvm__tr_infer_gradient, pfvm__tr_k_gradient, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, PFVM_OP_NONDETERMINISTIC, NULL, NULL, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 };
 /* ---- src/shape/infer.c ---- */

@@ -104,5 +104,37 @@ for f in tests/shapes/*.onnx; do
     if "$INTERP" shapes "$f" >"$tmp/out" 2>&1 && ! grep -qE '_o[0-9]+_d[0-9]+|\?' "$tmp/out"; then ok; else bad "shapes $f: $(grep -E '_o[0-9]+_d[0-9]+|\?|error' "$tmp/out" | head -n 2)"; fi
 done
 
+# grad: the training graph of each small fixture. It runs (seed inputs get
+# random values), onnx's checker accepts it when python3-onnx is present,
+# and onnxruntime gives pfvm's gradients when onnxruntime-node is installed
+# (tools/ort_case.js; skipped otherwise).
+expect_clean_error "grad without -o" "$INTERP" grad "$MODEL/model.onnx"
+expect_clean_error "grad unknown loss" "$INTERP" grad "$MODEL/model.onnx" -o "$tmp/g.onnx" --loss nothing
+expect_clean_error "grad bad optimizer" "$INTERP" grad "$MODEL/model.onnx" -o "$tmp/g.onnx" --optimizer rmsprop --lr 1
+expect_clean_error "grad unknown wrt" "$INTERP" grad "$MODEL/model.onnx" -o "$tmp/g.onnx" --wrt nothing
+have_checker=0
+/usr/bin/python3 -c "import onnx.checker" 2>/dev/null && have_checker=1
+have_ort=0
+node -e "require('onnxruntime-node')" 2>/dev/null && have_ort=1
+for spec in mlp: cnn_small: transformer_encoder: gpt_small: mlp:adam cnn_small:sgd; do
+    m=${spec%%:*}
+    opt=${spec#*:}
+    d="$tmp/grad_${m}_$opt"
+    mkdir -p "$d"
+    if [ -n "$opt" ]; then set -- --optimizer "$opt" --lr 0.01; else set --; fi
+    if ! "$INTERP" grad "tests/models/$m/model.onnx" -o "$d/model.onnx" "$@" >"$tmp/out" 2>&1; then
+        bad "grad $m $opt: $(tail -n 2 "$tmp/out")"
+        continue
+    fi
+    ok
+    if [ $have_checker = 1 ]; then
+        if /usr/bin/python3 tools/onnx_check.py "$d/model.onnx" >"$tmp/out" 2>&1; then ok; else bad "grad $m $opt checker: $(tail -n 2 "$tmp/out")"; fi
+    fi
+    if [ $have_ort = 1 ]; then
+        if node tools/ort_case.js "$d/model.onnx" "$d" "tests/models/$m/test_data_set_0/input_0.pb" >"$tmp/out" 2>&1 &&
+            "$INTERP" test --rtol 1e-3 --atol 1e-4 "$d" >"$tmp/out" 2>&1; then ok; else bad "grad $m $opt vs onnxruntime: $(tail -n 3 "$tmp/out")"; fi
+    fi
+done
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

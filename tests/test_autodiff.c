@@ -1144,9 +1144,12 @@ static void test_nn(void)
     a.k = k3;
     a.pads = p1;
     pool("MaxPool 3x3/2 pad 1 (overlapping)", "MaxPool", 18, "1,2,5,6", &a);
+    pool("MaxPool 3x3/2 pad 1 (overlapping, opset 13)", "MaxPool", 13, "2,3,5,6", &a);
+    pool("MaxPool 3x3/2 pad 1 (overlapping, opset 9)", "MaxPool", 9, "1,2,5,6", &a);
     a.ceil = 1;
     a.pads = NULL;
     pool("MaxPool ceil_mode", "MaxPool", 18, "1,2,6,6", &a);
+    pool("MaxPool ceil_mode (opset 13)", "MaxPool", 13, "1,2,6,6", &a);
     memset(&a, 0, sizeof a);
     a.nsp = 2;
     a.k = k3;
@@ -1164,6 +1167,7 @@ static void test_nn(void)
     a.k = k3_1;
     a.s = s2_1;
     pool("AveragePool 1-D", "AveragePool", 13, "2,2,7", &a);
+    pool("MaxPool 1-D overlapping (opset 12)", "MaxPool", 12, "2,2,7", &a);
     memset(&a, 0, sizeof a);
     pool("GlobalAveragePool", "GlobalAveragePool", 13, "2,3,4,3", &a);
     pool("GlobalMaxPool", "GlobalMaxPool", 13, "2,3,4,3", &a);

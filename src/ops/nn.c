@@ -1874,9 +1874,122 @@ static pfvm_code pfvm__nn_k_convt_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return PFVM_OK;
 }
 
+/* MaxPool before opset 16 with overlapping windows (no scatter-add): for
+ * each kernel offset q, the windows whose argmax sits at q send their
+ * gradient to x[o*s + q*d - p], a map that is one to one for a fixed q.
+ * Masks [N, C, K, O] select, per window, its argmax's offset (the in-plane
+ * index Indices mod H*W against a constant map of each offset's position);
+ * one depthwise ConvTranspose with a one-hot kernel per offset places and
+ * sums them. Needs the spatial dims and C known. */
+static pfvm_value *pfvm__nn_gmaxpool_onehot(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *gy, pfvm_value *idx,
+                                            const pfvm__nn_win *w)
+{
+    int64_t xd[PFVM_MAX_RANK], in[PFVM__NN_SP], out[PFVM__NN_SP], o[PFVM__NN_SP], q[PFVM__NN_SP], K = 1, O = 1, plane = 1;
+    int64_t dims[PFVM_MAX_RANK], two = 2, ax2 = 2, at, i;
+    int r, nsp;
+    int64_t *pos, *onehot;
+    pfvm_value *posv, *wv, *irel, *mask, *z, *in2[2];
+    pfvm_node *nd;
+    pfvm__nn_win ww = *w;
+    if (!pfvm__nn_gdims(g, x, xd, &r, 1))
+        return NULL;
+    if (xd[1] < 0) {
+        pfvm_grad_fail(g, "needs the channel count of '%s' known", x->name);
+        return NULL;
+    }
+    nsp = r - 2;
+    for (i = 0; i < PFVM__NN_SP; i++)
+        in[i] = i < nsp ? xd[i + 2] : 1;
+    if (pfvm__nn_resolve(&ww, in, out, g->st))
+        return NULL;
+    for (i = 0; i < nsp; i++) {
+        K *= ww.k[i];
+        O *= out[i];
+        plane *= in[i];
+    }
+    pos = (int64_t *)pfvm__malloc(sizeof(int64_t) * (size_t)(K * O + 1));
+    onehot = (int64_t *)pfvm__malloc(sizeof(int64_t) * (size_t)(K * K + 1));
+    if (!pos || !onehot) {
+        pfvm__free(pos);
+        pfvm__free(onehot);
+        pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    /* pos[q, o]: in-plane index of x[o*s + q*d - p], -1 in the padding */
+    at = 0;
+    for (q[0] = 0; q[0] < ww.k[0]; q[0]++)
+        for (q[1] = 0; q[1] < (nsp > 1 ? ww.k[1] : 1); q[1]++)
+            for (q[2] = 0; q[2] < (nsp > 2 ? ww.k[2] : 1); q[2]++)
+                for (o[0] = 0; o[0] < out[0]; o[0]++)
+                    for (o[1] = 0; o[1] < out[1]; o[1]++)
+                        for (o[2] = 0; o[2] < out[2]; o[2]++) {
+                            int64_t flat = 0, ok = 1, d;
+                            for (d = 0; d < PFVM__NN_SP; d++) {
+                                int64_t c = d < nsp ? o[d] * ww.s[d] + q[d] * ww.d[d] - ww.pb[d] : 0;
+                                if (c < 0 || c >= in[d])
+                                    ok = 0;
+                                flat = flat * in[d] + c;
+                            }
+                            pos[at++] = ok ? flat : -1;
+                        }
+    for (i = 0; i < K * K; i++)
+        onehot[i] = i % (K + 1) == 0;
+    dims[0] = K;
+    for (i = 0; i < nsp; i++)
+        dims[i + 1] = out[i];
+    posv = pfvm_grad_tensor(g, PFVM_INT64, nsp + 1, dims, pos);
+    /* kernel [C*K, 1, k...]: channel c*K + q is one at offset q */
+    dims[0] = K;
+    dims[1] = 1;
+    for (i = 0; i < nsp; i++)
+        dims[i + 2] = ww.k[i];
+    wv = pfvm_grad_cast(g, pfvm_grad_tensor(g, PFVM_INT64, r, dims, onehot), pfvm_grad_dtype(g, x));
+    pfvm__free(pos);
+    pfvm__free(onehot);
+    {
+        int64_t reps[PFVM_MAX_RANK];
+        for (i = 0; i < r; i++)
+            reps[i] = i ? 1 : xd[1];
+        wv = pfvm_grad_op2(g, "Tile", wv, pfvm_grad_ints(g, reps, r));
+    }
+    /* Indices mod H*W, then masks [N, C, K, O...] */
+    {
+        pfvm_value *hw = pfvm_grad_scalar(g, PFVM_INT64, (double)plane);
+        irel = pfvm_grad_op2(g, "Sub", idx, pfvm_grad_op2(g, "Mul", pfvm_grad_op2(g, "Div", idx, hw), hw));
+    }
+    mask = pfvm_grad_op2(g, "Equal", pfvm_grad_unsqueeze(g, irel, &ax2, 1), posv);
+    z = pfvm_grad_op2(g, "Mul", pfvm_grad_cast(g, mask, pfvm_grad_dtype(g, x)), pfvm_grad_unsqueeze(g, gy, &ax2, 1));
+    dims[0] = 0;
+    dims[1] = xd[1] * K;
+    for (i = 0; i < nsp; i++)
+        dims[i + 2] = out[i];
+    z = pfvm_grad_op2(g, "Reshape", z, pfvm_grad_ints(g, dims, r));
+    (void)two;
+    in2[0] = z;
+    in2[1] = wv;
+    {
+        /* the transposed convolution of a stride-s window, shaped back to in */
+        int64_t pe[PFVM__NN_SP], opad[PFVM__NN_SP];
+        for (i = 0; i < nsp; i++) {
+            int64_t total = (out[i] - 1) * ww.s[i] + pfvm__nn_extent(&ww, i) - in[i];
+            pe[i] = total - ww.pb[i];
+            opad[i] = 0;
+            if (pe[i] < 0) {
+                opad[i] = -pe[i];
+                pe[i] = 0;
+            }
+        }
+        nd = pfvm_grad_node(g, "ConvTranspose", in2, 2, 1);
+        if (pfvm__nn_gwin_attrs(g, nd, nsp, ww.s, ww.d, ww.pb, pe, xd[1], opad))
+            return NULL;
+    }
+    return nd->outputs[0];
+}
+
 /* MaxPool: the gradient goes to the argmax of each window, read from the
- * forward node's Indices (flat, row-major) and scattered back; windows
- * that overlap need ScatterElements' reduction (opset 16). */
+ * forward node's Indices (flat, row-major): scattered back with
+ * ScatterElements (reduction add for overlapping windows, opset 16), or
+ * placed by a one-hot transposed convolution before that. */
 static pfvm_code pfvm__nn_k_maxpool_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 {
     pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *idx, *in[3];
@@ -1898,11 +2011,9 @@ static pfvm_code pfvm__nn_k_maxpool_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     for (i = 0; i < w.n; i++)
         if (w.s[i] < pfvm__nn_extent(&w, i))
             overlap = 1;
-    if (g->opset < (overlap ? 16 : 11))
-        return pfvm_grad_fail(g, "%s windows need opset %d (ScatterElements%s), the model has %d",
-                              overlap ? "overlapping" : "non-overlapping", overlap ? 16 : 11, overlap ? " with reduction" : "",
-                              g->opset);
     idx = pfvm_grad_forward_output(g, 1);
+    if (g->opset < (overlap ? 16 : 11))
+        return pfvm_grad_add(g, x, pfvm__nn_gmaxpool_onehot(g, x, gy, idx, &w));
     in[0] = pfvm_grad_zeros_like(g, pfvm_grad_op2(g, "Reshape", x, pfvm_grad_ints(g, &minus1, 1)));
     in[1] = pfvm_grad_op2(g, "Reshape", idx, pfvm_grad_ints(g, &minus1, 1));
     in[2] = pfvm_grad_op2(g, "Reshape", gy, pfvm_grad_ints(g, &minus1, 1));
