@@ -9,9 +9,12 @@
  * Debian: libstb-dev) and libm.
  *
  * What it does: a graph IR whose dims are symbolic expressions; shape
- * inference; an operator registry with reference kernels; a planner that
- * puts every intermediate tensor in one arena; an executor that allocates
- * nothing while it runs. Reading and writing ONNX files is pfvm_onnx.h.
+ * inference; an operator registry with reference kernels; optimization
+ * passes (pfvm_optimize: constant folding, the operators' own
+ * simplifications, common subexpressions, BatchNorm folding, dead code); a
+ * planner that puts every intermediate tensor in one arena; an executor
+ * that allocates nothing while it runs. Reading and writing ONNX files is
+ * pfvm_onnx.h.
  *
  * Example (build a graph by hand and run it):
  *
@@ -45,6 +48,7 @@
  *   PFVM_MAX_RANK         largest tensor rank (default 8)
  *   PFVM_NO_STDIO         drop every FILE* path (dumps, file loading)
  *   PFVM_FOLD_LIMIT       largest tensor (elements) folded at plan time (4096)
+ *   PFVM_FOLD_MAX_ELEMS   largest tensor (elements) the fold pass computes (1M)
  *   PFVM_LA_KC            depth of the float matrix engine's panels (128: about
  *                         17 KB of stack per call; 32 brings it near 4 KB for
  *                         small stacks, ~18% slower)
@@ -1666,6 +1670,9 @@ PFVM_API pfvm_rw_affine *pfvm_rw_request(const pfvm_rewrite *rw);
  * then nothing happens and *done is 0. */
 PFVM_INTERNAL pfvm_code pfvm__rw_replace_value(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, int *done,
                                                pfvm_status *st);
+/* Notes that a pass adds initializers that are not graph inputs (the
+ * model's IR version becomes at least 4, which allows them). */
+PFVM_INTERNAL void pfvm__rw_new_init(pfvm_model *m);
 /* Facts about v kept by pfvm_rw_begin, or NULL. */
 PFVM_INTERNAL const pfvm_ival *pfvm__rw_fact(const pfvm_rewrite *rw, const pfvm_value *v);
 /* Stores facts about v (a new value). */
@@ -21364,6 +21371,7 @@ static pfvm_value *pfvm__fold_init(pfvm_rewrite *rw, const pfvm_tensor *t, const
     pfvm_ival iv;
     if (t->dtype == PFVM_STRING || !t->data)
         return pfvm_rw_const(rw, t, hint);
+    pfvm__rw_new_init(rw->m);
     if (!(c = pfvm_model_tensor(rw->m, t->dtype, t->rank, t->dims, t->data, rw->st)) ||
         !(v = pfvm_graph_new_value(rw->g, hint, rw->st)) || pfvm_graph_add_init(rw->g, v, c, rw->st))
         return NULL;
@@ -22590,9 +22598,17 @@ pfvm_code pfvm_rw_infer_node(pfvm_rewrite *rw, pfvm_node *node)
     return PFVM_OK;
 }
 
+PFVM_INTERNAL void pfvm__rw_new_init(pfvm_model *m)
+{
+    /* before IR version 4 every initializer had to be a graph input too */
+    if (m->ir_version && m->ir_version < 4)
+        m->ir_version = 4;
+}
+
 pfvm_value *pfvm_rw_const_new(pfvm_rewrite *rw, pfvm_dtype dtype, int rank, const int64_t *dims, const char *hint,
                               pfvm_tensor **data)
 {
+    pfvm__rw_new_init(rw->m);
     pfvm_tensor *t = pfvm_model_tensor(rw->m, dtype, rank, dims, NULL, rw->st);
     pfvm_value *v;
     pfvm_ival iv;

@@ -136,5 +136,21 @@ for spec in mlp: cnn_small: transformer_encoder: gpt_small: mlp:adam cnn_small:s
     fi
 done
 
+# The optimizer: a per-pass report on stderr, a clean error for an unknown
+# pass, --no-opt on the commands that run models.
+if "$INTERP" opt "$MODEL/model.onnx" -o "$tmp/o.onnx" 2>"$tmp/err" && grep -q '^bnfold ' "$tmp/err" &&
+    grep -q '^dce ' "$tmp/err"; then ok; else bad "opt report: $(head -n 3 "$tmp/err")"; fi
+expect_clean_error "unknown pass" "$INTERP" opt "$MODEL/model.onnx" -o "$tmp/o.onnx" --passes fold,nope
+if "$INTERP" opt "$MODEL/model.onnx" -o "$tmp/o.onnx" --passes none 2>/dev/null; then ok; else bad "opt --passes none"; fi
+if "$INTERP" test --no-opt --atol 1e-5 "$MODEL" >"$tmp/out" 2>&1; then ok; else bad "test --no-opt: $(tail -n 2 "$tmp/out")"; fi
+if "$INTERP" run --no-opt "$MODEL/model.onnx" -i "$MODEL/test_data_set_0/input_0.pb" -o "$tmp/r" --quiet &&
+    "$INTERP" bench --no-opt -n 1 "$MODEL/model.onnx" >/dev/null; then ok; else bad "run/bench --no-opt"; fi
+
+# Optimized models against onnxruntime (bench/opt_check.sh), when
+# onnxruntime-node is installed (a dev-time tool: skipped silently otherwise).
+if command -v node >/dev/null 2>&1 && (cd bench && node -e "require('onnxruntime-node')") >/dev/null 2>&1; then
+    if sh bench/opt_check.sh --build "$BUILD" >"$tmp/out" 2>&1; then ok; else bad "opt_check: $(grep -E '^FAIL|passed' "$tmp/out" | head -n 5)"; fi
+fi
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

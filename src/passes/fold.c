@@ -129,6 +129,7 @@ static pfvm_value *pfvm__fold_init(pfvm_rewrite *rw, const pfvm_tensor *t, const
     pfvm_ival iv;
     if (t->dtype == PFVM_STRING || !t->data)
         return pfvm_rw_const(rw, t, hint);
+    pfvm__rw_new_init(rw->m);
     if (!(c = pfvm_model_tensor(rw->m, t->dtype, t->rank, t->dims, t->data, rw->st)) ||
         !(v = pfvm_graph_new_value(rw->g, hint, rw->st)) || pfvm_graph_add_init(rw->g, v, c, rw->st))
         return NULL;

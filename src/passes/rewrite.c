@@ -513,9 +513,17 @@ pfvm_code pfvm_rw_infer_node(pfvm_rewrite *rw, pfvm_node *node)
     return PFVM_OK;
 }
 
+PFVM_INTERNAL void pfvm__rw_new_init(pfvm_model *m)
+{
+    /* before IR version 4 every initializer had to be a graph input too */
+    if (m->ir_version && m->ir_version < 4)
+        m->ir_version = 4;
+}
+
 pfvm_value *pfvm_rw_const_new(pfvm_rewrite *rw, pfvm_dtype dtype, int rank, const int64_t *dims, const char *hint,
                               pfvm_tensor **data)
 {
+    pfvm__rw_new_init(rw->m);
     pfvm_tensor *t = pfvm_model_tensor(rw->m, dtype, rank, dims, NULL, rw->st);
     pfvm_value *v;
     pfvm_ival iv;

@@ -189,6 +189,9 @@ PFVM_API pfvm_rw_affine *pfvm_rw_request(const pfvm_rewrite *rw);
  * then nothing happens and *done is 0. */
 PFVM_INTERNAL pfvm_code pfvm__rw_replace_value(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, int *done,
                                                pfvm_status *st);
+/* Notes that a pass adds initializers that are not graph inputs (the
+ * model's IR version becomes at least 4, which allows them). */
+PFVM_INTERNAL void pfvm__rw_new_init(pfvm_model *m);
 /* Facts about v kept by pfvm_rw_begin, or NULL. */
 PFVM_INTERNAL const pfvm_ival *pfvm__rw_fact(const pfvm_rewrite *rw, const pfvm_value *v);
 /* Stores facts about v (a new value). */
