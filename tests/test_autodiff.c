@@ -7,6 +7,7 @@
  * gradients for unreachable parameters, the loss form, the optimizers, and
  * errors that name the node. */
 #include "exec/exec.h"
+#include "onnx/onnx_io.h"
 #include "ops/ops_common.h"
 #include "passes/autodiff.h"
 
@@ -781,6 +782,105 @@ static void test_tensor(void)
     tb_check(&t);
 }
 
+/* ---- torch's gradients (tests/grad, made by tools/make_grad_fixtures.py) ------------------- */
+
+static void torch_fixture(const char *name)
+{
+    char path[512], wrt_buf[4096], *names[64], *s;
+    pfvm_status st;
+    pfvm_model *m;
+    pfvm_autodiff_opts o;
+    pfvm_autodiff_result res;
+    pfvm_exec *e = NULL;
+    pfvm_tensor *ins[2] = {NULL, NULL};
+    FILE *f;
+    int n_wrt = 0, i, n_out, bad = 0;
+    size_t len;
+    snprintf(path, sizeof path, "tests/grad/%s/wrt.txt", name);
+    f = fopen(path, "rb");
+    CHECK_MSG(f != NULL, "%s: no wrt.txt", name);
+    if (!f)
+        return;
+    len = fread(wrt_buf, 1, sizeof wrt_buf - 1, f);
+    fclose(f);
+    wrt_buf[len] = 0;
+    for (s = wrt_buf; *s && n_wrt < 64;) {
+        char *e2 = s + strcspn(s, ",\n");
+        int end = *e2 == 0;
+        *e2 = 0;
+        if (*s)
+            names[n_wrt++] = s;
+        s = end ? e2 : e2 + 1;
+    }
+    snprintf(path, sizeof path, "tests/grad/%s/model.onnx", name);
+    m = pfvm_onnx_load_file(path, 0, &st);
+    CHECK_MSG(m != NULL, "%s: %s", name, st.msg);
+    if (!m)
+        return;
+    memset(&o, 0, sizeof o);
+    o.wrt = (const char *const *)names;
+    o.n_wrt = n_wrt;
+    if (pfvm_autodiff(m, NULL, &o, &res, &st)) {
+        CHECK_MSG(0, "%s: autodiff: %s", name, st.msg);
+        goto done;
+    }
+    for (i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "tests/grad/%s/test_data_set_0/input_%d.pb", name, i);
+        ins[i] = pfvm_onnx_read_value_file(path, PFVM_KIND_TENSOR, &st);
+        CHECK_MSG(ins[i] != NULL, "%s: %s", path, st.msg);
+        if (!ins[i])
+            goto done;
+    }
+    e = pfvm_exec_new(m, NULL, &st);
+    if (!e || pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, 2, &st) || pfvm_exec_run(e, &st)) {
+        CHECK_MSG(0, "%s: %s", name, st.msg);
+        goto done;
+    }
+    n_out = pfvm_exec_num_outputs(e);
+    CHECK_MSG(n_out == n_wrt + 1, "%s: %d outputs for %d parameters", name, n_out, n_wrt);
+    for (i = 0; i < n_out && i <= n_wrt; i++) {
+        const pfvm_tensor *got = pfvm_exec_output(e, i);
+        pfvm_tensor *want;
+        int64_t j, n;
+        double worst = 0;
+        snprintf(path, sizeof path, "tests/grad/%s/test_data_set_0/output_%d.pb", name, i);
+        want = pfvm_onnx_read_value_file(path, PFVM_KIND_TENSOR, &st);
+        if (!want || pfvm_tensor_numel(want) != pfvm_tensor_numel(got)) {
+            CHECK_MSG(0, "%s: output %d: %s", name, i, want ? "element counts differ" : st.msg);
+            pfvm_tensor_free(want);
+            bad = 1;
+            continue;
+        }
+        n = pfvm_tensor_numel(want);
+        for (j = 0; j < n; j++) {
+            double a = pfvm_tensor_get_f64(got, j), b = pfvm_tensor_get_f64(want, j);
+            double err = fabs(a - b) / (1e-5 + 1e-3 * fabs(b));
+            if (!(err <= worst))
+                worst = err;
+        }
+        if (!(worst <= 1)) {
+            CHECK_MSG(0, "%s: %s differs from torch's (%.2f times the tolerance)", name,
+                      i ? res.wrt[i - 1]->name : "the output", worst);
+            bad = 1;
+        }
+        pfvm_tensor_free(want);
+    }
+    if (!bad)
+        CHECK(1);
+done:
+    pfvm_tensor_free(ins[0]);
+    pfvm_tensor_free(ins[1]);
+    pfvm_exec_free(e);
+    pfvm_model_free(m);
+}
+
+static void test_torch(void)
+{
+    torch_fixture("mlp");
+    torch_fixture("cnn_bn_train");
+    torch_fixture("transformer_encoder");
+}
+
 /* ---- the API: loss form, default parameters, zeros, names, optimizers, errors ------------- */
 
 static const pfvm_tensor *find_output(pfvm_exec *e, const char *name)
@@ -1310,5 +1410,6 @@ int main(int argc, char **argv)
     test_nn();
     test_sum_to();
     test_api();
+    test_torch();
     return CHECK_END();
 }

@@ -1,0 +1,1 @@
+Bbody.9.bias_gradJ¬q?Q†ñ¿„ŠI¿

@@ -1,0 +1,1 @@
+Bbody.1.bias_gradJm+.¾€›d>èm[>Î¬¹¾

@@ -1,0 +1,1 @@
+Bbody.5.weight_gradJ0‡=√Uk>?b=æpl!æQèº√^Væ

@@ -1,0 +1,1 @@
+Bnet.2.weight_gradJ@FJÚ¼FAú>*t<¾\«€?eç&½¯ðc¿Q<õ¿ÿ!Ö>`q(¾XQ>.f–=öaÈ>AÓ¾x\a>²#¿™‡=

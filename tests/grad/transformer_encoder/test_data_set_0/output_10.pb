@@ -1,0 +1,1 @@
+Blayers.0.norm1.bias_gradJ@/Û÷?#†d¿€ëô?pf‰¾z—m¿Àñ©C?nE¹¿híHÀŒz¿º@5û·¿pP¨@öüÀ¢Î)>‡ø¬?

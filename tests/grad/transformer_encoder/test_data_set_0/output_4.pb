@@ -1,0 +1,1 @@
+B%layers.0.self_attn.out_proj.bias_gradJ@™·	@Ô:¤¿âT5@ü2¾¸Ğ¿;¤RÀ¸C‡?Ö–¿]ÿŠÀÎ»v¿¼T$@Uœ¡¿¸³@ÖÃ.Àä'ò?²P4?
