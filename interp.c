@@ -1139,11 +1139,11 @@ static int cmd_ops(int argc, char **argv)
 {
     static const char *fusion[] = {"opaque", "elementwise", "broadcast", "injective", "reduction", "out-fusable"};
     const pfvm_op_def *d;
-    int i, j, n = 0;
+    int i, j, n = 0, n_grad = 0;
     (void)argv;
     if (argc)
         return fail("%s", "ops: takes no arguments");
-    printf("| operator | opsets | types | fusion |\n| --- | --- | --- | --- |\n");
+    printf("| operator | opsets | types | fusion | gradient |\n| --- | --- | --- | --- | --- |\n");
     for (i = 0; (d = pfvm_op_at(i)) != NULL; i++) {
         char ranges[256] = "";
         size_t len = 0;
@@ -1165,11 +1165,19 @@ static int cmd_ops(int argc, char **argv)
                 len += (size_t)snprintf(ranges + len, len < sizeof ranges ? sizeof ranges - len : 0, "%s%d+",
                                         len ? ", " : "", x->since);
         }
-        printf("| %s%s%s | %s | %s | %s |\n", d->domain[0] ? d->domain : "", d->domain[0] ? "." : "", d->name, ranges,
-               d->types ? d->types : "", fusion[d->fusion]);
+        {
+            int has_grad = 0;
+            for (j = i; pfvm_op_at(j); j++)
+                if (!strcmp(pfvm_op_at(j)->name, d->name) && !strcmp(pfvm_op_at(j)->domain, d->domain) &&
+                    pfvm_op_at(j)->grad)
+                    has_grad = 1;
+            n_grad += has_grad;
+            printf("| %s%s%s | %s | %s | %s | %s |\n", d->domain[0] ? d->domain : "", d->domain[0] ? "." : "", d->name,
+                   ranges, d->types ? d->types : "", fusion[d->fusion], has_grad ? "yes" : "");
+        }
         n++;
     }
-    printf("\n%d operators\n", n);
+    printf("\n%d operators, %d with a gradient builder\n", n, n_grad);
     return 0;
 }
 

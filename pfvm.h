@@ -1361,6 +1361,9 @@ PFVM_API pfvm_value *pfvm_grad_cast(pfvm_grad_ctx *g, pfvm_value *x, pfvm_dtype 
  * arithmetic inference resolved): the count, or -1 when not known or
  * longer than cap. */
 PFVM_API int pfvm_grad_known_ints(pfvm_grad_ctx *g, const pfvm_value *v, int64_t *out, int cap);
+/* The contents of v when known before running (a constant, an
+ * initializer, or what inference folded), or NULL. Valid during the call. */
+PFVM_API const pfvm_tensor *pfvm_grad_known_value(pfvm_grad_ctx *g, const pfvm_value *v);
 /* x broadcast to like's shape (Expand; x itself when already equal). */
 PFVM_API pfvm_value *pfvm_grad_expand(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like);
 
@@ -9666,11 +9669,89 @@ static pfvm_code pfvm__img_k_nms(pfvm_kctx *k)
 
 #define PFVM__IMG_T "float,double,float16,bfloat16,int8,uint8,int16,uint16,int32,uint32,int64,uint64"
 
+/* ---- gradients ---------------------------------------------------------------------------- */
+
+/* Resize and Upsample are separable: along each axis d the output is a
+ * fixed matrix M_d [out_d, in_d] (the kernel's taps) applied to the input,
+ * the extrapolated positions being rows of zeros. The gradient applies the
+ * transposes, axis by axis: dX = dY x_d M_d, as a MatMul on dY with axis d
+ * moved last. Needs the input's shape and the scales, sizes and roi known
+ * before running. */
+static pfvm_code pfvm__img_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0];
+    const pfvm_type *tx;
+    const pfvm_tensor *kin[8];
+    pfvm_tensor xh;
+    pfvm_kctx k;
+    pfvm__img_cfg c;
+    int r, d, j;
+    if (!gy)
+        return PFVM_OK;
+    tx = pfvm_grad_type(g, x);
+    r = tx->shape.rank;
+    if (r < 1 || n->n_inputs > 8)
+        return pfvm_grad_fail(g, "input of unknown rank");
+    memset(&xh, 0, sizeof xh);
+    xh.kind = PFVM_KIND_TENSOR;
+    xh.dtype = tx->dtype;
+    xh.rank = r;
+    for (d = 0; d < r; d++)
+        if (!pfvm_sym_is_const(tx->shape.dims[d], &xh.dims[d]))
+            return pfvm_grad_fail(g, "needs the input's shape known");
+    kin[0] = &xh;
+    for (j = 1; j < n->n_inputs; j++) {
+        kin[j] = NULL;
+        if (n->inputs[j] && !(kin[j] = pfvm_grad_known_value(g, n->inputs[j])))
+            return pfvm_grad_fail(g, "needs input %d (roi, scales or sizes) known before running", j);
+    }
+    memset(&k, 0, sizeof k);
+    k.node = n;
+    k.n_in = n->n_inputs;
+    k.in = kin;
+    k.st = g->st;
+    if (pfvm__img_config(n, &c, g->st) || pfvm__img_kplan(&k, &c))
+        return pfvm_grad_fail(g, "%s", g->st->msg);
+    for (d = r - 1; d >= 0; d--) {
+        int64_t in = xh.dims[d], out = c.out[d], o, tidx[PFVM__IMG_TAPS], dims[2], perm[PFVM_MAX_RANK], inv[PFVM_MAX_RANK];
+        double tw[PFVM__IMG_TAPS];
+        int identity = in == out, t, nt, i;
+        pfvm_tensor *m;
+        pfvm_value *mv;
+        dims[0] = out;
+        dims[1] = in;
+        m = pfvm_tensor_new(PFVM_DOUBLE, 2, dims, g->st);
+        if (!m)
+            return g->st->code;
+        for (o = 0; o < out; o++) {
+            nt = pfvm__img_taps(&c, d, o, in, tidx, tw);
+            if (nt != 1 || tidx[0] != o || tw[0] != 1)
+                identity = 0;
+            for (t = 0; t < nt; t++)
+                ((double *)m->data)[o * in + tidx[t]] += tw[t];
+        }
+        if (identity) {
+            pfvm_tensor_free(m);
+            continue;
+        }
+        mv = pfvm_grad_cast(g, pfvm_grad_tensor(g, PFVM_DOUBLE, 2, dims, m->data), tx->dtype);
+        pfvm_tensor_free(m);
+        for (i = 0, j = 0; i < r; i++)
+            if (i != d)
+                perm[j++] = i;
+        perm[r - 1] = d;
+        for (i = 0; i < r; i++)
+            inv[perm[i]] = i;
+        gy = pfvm_grad_transpose(g, pfvm_grad_op2(g, "MatMul", pfvm_grad_transpose(g, gy, perm, r), mv), inv, r);
+    }
+    return pfvm_grad_add(g, x, gy);
+}
+
 const pfvm_op_def pfvm__ops_image[] = {
     {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
-     PFVM__IMG_T, NULL, 0, NULL, NULL, NULL},
+     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL},
     {"Upsample", "", 7, 0, 1, 2, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
-     PFVM__IMG_T, NULL, 0, NULL, NULL, NULL},
+     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL},
     {"GridSample", "", 16, 0, 2, 2, 1, 1, pfvm__img_infer_gs, pfvm__img_k_gs, pfvm__img_check_gs, PFVM_FUSE_OPAQUE,
      PFVM__IMG_T, NULL, 0, NULL, NULL, NULL},
     {"RoiAlign", "", 10, 0, 3, 3, 1, 1, pfvm__img_infer_roialign, pfvm__img_k_roialign, pfvm__img_check_roialign,
@@ -10386,18 +10467,161 @@ static const pfvm_attr_spec pfvm__ix_a_d2s[] = {{"blocksize", PFVM_ATTR_INT, 1},
 static const pfvm_attr_spec pfvm__ix_a_revseq[] = {{"batch_axis", PFVM_ATTR_INT, 0}, {"time_axis", PFVM_ATTR_INT, 0},
                                                    {NULL, PFVM_ATTR_UNDEFINED, 0}};
 
+/* ---- gradients ----------------------------------------------------------------------------- */
+
+/* GatherElements: the gradient added back where each element came from
+ * (ScatterElements with reduction add, opset 16); before that a one-hot
+ * of the indices along a new axis, when the indices cover the data's
+ * other axes (proven equal shapes). */
+static pfvm_code pfvm__ix_g_gather_elements(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *idx = n->inputs[1], *in[3];
+    const pfvm_type *tx, *ti;
+    pfvm_node *nd;
+    int r, a, d;
+    if (!gy)
+        return PFVM_OK;
+    tx = pfvm_grad_type(g, x);
+    ti = pfvm_grad_type(g, idx);
+    r = tx->shape.rank;
+    if (r < 1 || (a = pfvm__axis(pfvm_node_attr_int(n, "axis", 0), r)) < 0)
+        return pfvm_grad_fail(g, "axis out of range");
+    if (g->opset >= 16) {
+        in[0] = pfvm_grad_zeros_like(g, x);
+        in[1] = idx;
+        in[2] = gy;
+        nd = pfvm_grad_node(g, "ScatterElements", in, 3, 1);
+        if (!nd || pfvm_node_set_attr_int(nd, "axis", a, g->st) || pfvm_node_set_attr_string(nd, "reduction", "add", g->st))
+            return g->st->code;
+        return pfvm_grad_add(g, x, nd->outputs[0]);
+    }
+    for (d = 0; d < r; d++)
+        if (d != a && (ti->shape.rank != r || !pfvm_sym_proven_eq(ti->shape.dims[d], tx->shape.dims[d])))
+            return pfvm_grad_fail(g, "indices smaller than the data need opset 16 (ScatterElements with reduction)");
+    {
+        /* onehot [.., J, V, ..] (V after the axis) times gY, summed over J */
+        int64_t v01[2] = {0, 1}, two = 2, a0 = a, a1 = a + 1, z = 0, ax1 = a + 1;
+        pfvm_value *oh;
+        in[0] = idx;
+        in[1] = pfvm_grad_slice(g, pfvm_grad_shape(g, x), &a0, &a1, &z, 1);
+        in[2] = pfvm_grad_cast(g, pfvm_grad_tensor(g, PFVM_INT64, 1, &two, v01), pfvm_grad_dtype(g, x));
+        nd = pfvm_grad_node(g, "OneHot", in, 3, 1);
+        if (!nd || pfvm_node_set_attr_int(nd, "axis", a + 1, g->st))
+            return g->st->code;
+        oh = pfvm_grad_op2(g, "Mul", nd->outputs[0], pfvm_grad_unsqueeze(g, gy, &ax1, 1));
+        return pfvm_grad_add(g, x, pfvm_grad_reduce(g, "ReduceSum", oh, &a0, 1, 0));
+    }
+}
+
+/* ScatterElements / ScatterND without a reduction: the data's gradient is
+ * dY with the overwritten places zeroed, the updates' is dY gathered at
+ * the indices; with reduction add, the data's is dY itself. */
+static pfvm_code pfvm__ix_g_scatter(pfvm_grad_ctx *g, const pfvm_node *n, int nd_form)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *idx = n->inputs[1], *u = n->inputs[2], *in[3];
+    const char *red = pfvm_node_attr_string(n, "reduction", "none");
+    int64_t axis = pfvm_node_attr_int(n, "axis", 0);
+    pfvm_node *nd;
+    if (!gy)
+        return PFVM_OK;
+    if (strcmp(red, "none") && strcmp(red, "add"))
+        return pfvm_grad_fail(g, "reduction '%s'", red);
+    if (pfvm_grad_needed(g, x)) {
+        pfvm_value *dx = gy;
+        if (!strcmp(red, "none")) {
+            in[0] = gy;
+            in[1] = idx;
+            in[2] = pfvm_grad_zeros_like(g, u);
+            nd = pfvm_grad_node(g, nd_form ? "ScatterND" : "ScatterElements", in, 3, 1);
+            if (!nd || (!nd_form && pfvm_node_set_attr_int(nd, "axis", axis, g->st)))
+                return g->st->code;
+            dx = nd->outputs[0];
+        }
+        if (pfvm_grad_add(g, x, dx))
+            return g->st->code;
+    }
+    if (pfvm_grad_needed(g, u)) {
+        in[0] = gy;
+        in[1] = idx;
+        nd = pfvm_grad_node(g, nd_form ? "GatherND" : "GatherElements", in, 2, 1);
+        if (!nd || (!nd_form && pfvm_node_set_attr_int(nd, "axis", axis, g->st)))
+            return g->st->code;
+        return pfvm_grad_add(g, u, nd->outputs[0]);
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ix_g_scatter_elements(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    return pfvm__ix_g_scatter(g, n, 0);
+}
+
+static pfvm_code pfvm__ix_g_scatter_nd(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    return pfvm__ix_g_scatter(g, n, 1);
+}
+
+/* GatherND (batch_dims 0): scattered back with ScatterND's reduction add. */
+static pfvm_code pfvm__ix_g_gather_nd(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *in[3];
+    pfvm_node *nd;
+    if (!gy)
+        return PFVM_OK;
+    if (pfvm_node_attr_int(n, "batch_dims", 0))
+        return pfvm_grad_fail(g, "batch_dims");
+    if (g->opset < 16)
+        return pfvm_grad_fail(g, "needs opset 16 (ScatterND with reduction)");
+    in[0] = pfvm_grad_zeros_like(g, n->inputs[0]);
+    in[1] = n->inputs[1];
+    in[2] = gy;
+    nd = pfvm_grad_node(g, "ScatterND", in, 3, 1);
+    if (!nd || pfvm_node_set_attr_string(nd, "reduction", "add", g->st))
+        return g->st->code;
+    return pfvm_grad_add(g, n->inputs[0], nd->outputs[0]);
+}
+
+/* DepthToSpace and SpaceToDepth are a reshape, a 6-D transpose and a
+ * reshape: the gradient undoes them in reverse (needs C, H, W known). */
+static pfvm_code pfvm__ix_g_d2s(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    static const int64_t inv_dcr[6] = {0, 3, 5, 1, 2, 4}, inv_crd[6] = {0, 1, 3, 5, 2, 4}, inv_s2d[6] = {0, 3, 4, 1, 5, 2};
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0];
+    const pfvm_type *ty;
+    int64_t b = pfvm_node_attr_int(n, "blocksize", 0), yd[4], shape[6];
+    int crd = !strcmp(pfvm_node_attr_string(n, "mode", "DCR"), "CRD"), to_space = pfvm__ix_to_space(n), i;
+    if (!gy)
+        return PFVM_OK;
+    ty = pfvm_grad_type(g, gy);
+    if (ty->shape.rank != 4 || b < 1)
+        return pfvm_grad_fail(g, "needs a 4-D input and a positive blocksize");
+    for (i = 1; i < 4; i++)
+        if (!pfvm_sym_is_const(ty->shape.dims[i], &yd[i]))
+            return pfvm_grad_fail(g, "needs C, H and W known");
+    if (to_space) {
+        /* gY [N, c, H*b, W*b] as [N, c, H, b, W, b] */
+        shape[0] = 0, shape[1] = yd[1], shape[2] = yd[2] / b, shape[3] = b, shape[4] = yd[3] / b, shape[5] = b;
+    } else {
+        /* gY [N, C*b*b, h, w] as [N, b, b, C, h, w] */
+        shape[0] = 0, shape[1] = b, shape[2] = b, shape[3] = yd[1] / (b * b), shape[4] = yd[2], shape[5] = yd[3];
+    }
+    gy = pfvm_grad_op2(g, "Reshape", gy, pfvm_grad_ints(g, shape, 6));
+    gy = pfvm_grad_transpose(g, gy, to_space ? (crd ? inv_crd : inv_dcr) : inv_s2d, 6);
+    return pfvm_grad_add(g, x, pfvm_grad_reshape_like(g, gy, x));
+}
+
 const pfvm_op_def pfvm__ops_indexing[] = {
-    {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL},
-    {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, 0, NULL, NULL, NULL},
+    {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0, NULL, pfvm__ix_g_gather_elements, NULL},
+    {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, 0, NULL, pfvm__ix_g_scatter_elements, NULL},
     {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL},
-    {"GatherND", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_nd, pfvm__ix_k_gather_nd, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_gather_nd, 0, NULL, NULL, NULL},
-    {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, 0, NULL, NULL, NULL},
+    {"GatherND", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_nd, pfvm__ix_k_gather_nd, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_gather_nd, 0, NULL, pfvm__ix_g_gather_nd, NULL},
+    {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, 0, NULL, pfvm__ix_g_scatter_nd, NULL},
     {"OneHot", "", 9, 0, 3, 3, 1, 1, pfvm__ix_infer_onehot, pfvm__ix_k_onehot, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL},
     {"EyeLike", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_eyelike, pfvm__ix_k_eyelike, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__ix_a_eyelike, 0, NULL, NULL, NULL},
     {"Compress", "", 9, 0, 2, 2, 1, 1, pfvm__ix_infer_compress, pfvm__ix_k_compress, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL},
     {"NonZero", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_nonzero, pfvm__ix_k_nonzero, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
-    {"DepthToSpace", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, NULL, NULL},
-    {"SpaceToDepth", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, NULL, NULL},
+    {"DepthToSpace", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL},
+    {"SpaceToDepth", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL},
     {"ReverseSequence", "", 10, 0, 2, 2, 1, 1, pfvm__ix_infer_revseq, pfvm__ix_k_revseq, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_revseq, 0, NULL, NULL, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 };
@@ -19876,6 +20100,19 @@ int pfvm_grad_known_ints(pfvm_grad_ctx *g, const pfvm_value *v, int64_t *out, in
     pfvm_grad_type(g, v);
     iv = pfvm__grad_ival(g, v, &tmp);
     return pfvm_ival_ints(iv, out, cap);
+}
+
+const pfvm_tensor *pfvm_grad_known_value(pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    pfvm_ival tmp, *iv;
+    if (!v)
+        return NULL;
+    pfvm_grad_type(g, v);
+    iv = pfvm__grad_ival(g, v, &tmp);
+    if (iv == &tmp)
+        return v->init;
+    pfvm__ival_materialize(iv, &g->arena);
+    return iv->value;
 }
 
 /* ---- emitting nodes ------------------------------------------------------------- */

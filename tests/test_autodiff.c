@@ -1350,6 +1350,126 @@ static void test_nn(void)
     }
 }
 
+/* ---- indexing ----------------------------------------------------------------------------- */
+
+static void test_indexing(void)
+{
+    tb t;
+    pfvm_value *in[3];
+    pfvm_node *n;
+    static const int64_t idx_e[6] = {2, 0, 1, 2, 2, 0}, idx_nd[4] = {1, 0, 0, 2}, idx_u[6] = {0, 2, 1, 3, 1, 0};
+    int opset;
+    for (opset = 13; opset <= 18; opset += 5) {
+        char label[64];
+        snprintf(label, sizeof label, "GatherElements axis 1 (opset %d)", opset);
+        tb_begin(&t, label, opset);
+        in[0] = tb_in(&t, "x", PFVM_DOUBLE, "2,3", -1, 1, 1);
+        in[1] = tb_in_ints(&t, "i", PFVM_INT64, "2,3", idx_e);
+        n = tb_op(&t, "GatherElements", in, 2, 1);
+        pfvm_node_set_attr_int(n, "axis", 1, NULL);
+        tb_check(&t);
+    }
+    tb_begin(&t, "GatherElements axis 0, fewer indices", 18);
+    in[0] = tb_in(&t, "x", PFVM_DOUBLE, "3,3", -1, 1, 1);
+    in[1] = tb_in_ints(&t, "i", PFVM_INT64, "2,2", idx_e);
+    tb_op(&t, "GatherElements", in, 2, 1);
+    tb_check(&t);
+    tb_begin(&t, "ScatterElements", 18);
+    in[0] = tb_in(&t, "x", PFVM_DOUBLE, "2,4", -1, 1, 1);
+    in[1] = tb_in_ints(&t, "i", PFVM_INT64, "2,3", idx_u);
+    in[2] = tb_in(&t, "u", PFVM_DOUBLE, "2,3", -1, 1, 1);
+    n = tb_op(&t, "ScatterElements", in, 3, 1);
+    pfvm_node_set_attr_int(n, "axis", 1, NULL);
+    tb_check(&t);
+    tb_begin(&t, "ScatterElements add", 18);
+    in[0] = tb_in(&t, "x", PFVM_DOUBLE, "2,4", -1, 1, 1);
+    in[1] = tb_in_ints(&t, "i", PFVM_INT64, "2,3", idx_e);
+    in[2] = tb_in(&t, "u", PFVM_DOUBLE, "2,3", -1, 1, 1);
+    n = tb_op(&t, "ScatterElements", in, 3, 1);
+    pfvm_node_set_attr_int(n, "axis", 1, NULL);
+    pfvm_node_set_attr_string(n, "reduction", "add", NULL);
+    tb_check(&t);
+    tb_begin(&t, "GatherND", 18);
+    in[0] = tb_in(&t, "x", PFVM_DOUBLE, "2,3,2", -1, 1, 1);
+    in[1] = tb_in_ints(&t, "i", PFVM_INT64, "2,2", idx_nd);
+    tb_op(&t, "GatherND", in, 2, 1);
+    tb_check(&t);
+    tb_begin(&t, "ScatterND", 18);
+    in[0] = tb_in(&t, "x", PFVM_DOUBLE, "2,3,2", -1, 1, 1);
+    in[1] = tb_in_ints(&t, "i", PFVM_INT64, "2,2", idx_nd);
+    in[2] = tb_in(&t, "u", PFVM_DOUBLE, "2,2", -1, 1, 1);
+    tb_op(&t, "ScatterND", in, 3, 1);
+    tb_check(&t);
+    {
+        static const char *modes[2] = {"DCR", "CRD"};
+        int i;
+        for (i = 0; i < 2; i++) {
+            char label[64];
+            snprintf(label, sizeof label, "DepthToSpace %s", modes[i]);
+            tb_begin(&t, label, 13);
+            in[0] = tb_in(&t, "x", PFVM_DOUBLE, "2,8,2,3", -1, 1, 1);
+            n = tb_op(&t, "DepthToSpace", in, 1, 1);
+            pfvm_node_set_attr_int(n, "blocksize", 2, NULL);
+            pfvm_node_set_attr_string(n, "mode", modes[i], NULL);
+            tb_check(&t);
+        }
+        tb_begin(&t, "SpaceToDepth", 13);
+        in[0] = tb_in(&t, "x", PFVM_DOUBLE, "2,2,4,6", -1, 1, 1);
+        n = tb_op(&t, "SpaceToDepth", in, 1, 1);
+        pfvm_node_set_attr_int(n, "blocksize", 2, NULL);
+        tb_check(&t);
+    }
+}
+
+/* A float constant initializer. */
+static pfvm_value *tb_floats(tb *t, const char *name, const float *vals, int n)
+{
+    pfvm_value *v = pfvm_graph_value(t->g, name, &t->st);
+    int64_t dim = n;
+    pfvm_tensor *x = pfvm_model_tensor(t->m, PFVM_FLOAT, 1, &dim, NULL, &t->st);
+    memcpy(x->data, vals, sizeof(float) * (size_t)n);
+    pfvm_graph_add_init(t->g, v, x, &t->st);
+    return v;
+}
+
+static void resize(const char *label, int opset, const char *sx, const char *mode, const char *coord,
+                   const float *scales, const int64_t *sizes, const float *roi, int rank)
+{
+    tb t;
+    pfvm_value *in[4];
+    pfvm_node *n;
+    tb_begin(&t, label, opset);
+    in[0] = tb_in(&t, "x", PFVM_DOUBLE, sx, -1, 1, 1);
+    if (opset < 11) {
+        in[1] = tb_floats(&t, "scales", scales, rank);
+        n = tb_op(&t, "Resize", in, 2, 1);
+    } else {
+        in[1] = roi ? tb_floats(&t, "roi", roi, 2 * rank) : NULL;
+        in[2] = scales ? tb_floats(&t, "scales", scales, rank) : NULL;
+        in[3] = sizes ? tb_ints(&t, "sizes", sizes, rank) : NULL;
+        n = tb_op(&t, "Resize", in, sizes ? 4 : 3, 1);
+    }
+    pfvm_node_set_attr_string(n, "mode", mode, NULL);
+    if (coord)
+        pfvm_node_set_attr_string(n, "coordinate_transformation_mode", coord, NULL);
+    if (roi)
+        pfvm_node_set_attr_float(n, "extrapolation_value", 0.5f, NULL);
+    tb_check(&t);
+}
+
+static void test_resize(void)
+{
+    static const float up2[4] = {1, 1, 2, 2}, down[4] = {1, 1, 0.6f, 0.8f}, up15[4] = {1, 1, 1.5f, 2.5f},
+                       roi[8] = {0, 0, 0.2f, -0.1f, 1, 1, 0.9f, 1.2f};
+    static const int64_t sz[4] = {1, 2, 5, 7};
+    resize("Resize nearest x2", 13, "1,2,3,4", "nearest", NULL, up2, NULL, NULL, 4);
+    resize("Resize linear x1.5/x2.5 half_pixel", 13, "1,2,3,4", "linear", "half_pixel", up15, NULL, NULL, 4);
+    resize("Resize linear sizes align_corners", 13, "1,2,3,4", "linear", "align_corners", NULL, sz, NULL, 4);
+    resize("Resize cubic downsample", 13, "1,2,5,5", "cubic", "pytorch_half_pixel", down, NULL, NULL, 4);
+    resize("Resize tf_crop_and_resize", 13, "1,2,4,4", "linear", "tf_crop_and_resize", NULL, sz, roi, 4);
+    resize("Resize nearest (opset 10)", 10, "1,2,3,4", "nearest", NULL, up2, NULL, NULL, 4);
+}
+
 /* ---- sum_to ------------------------------------------------------------------------- */
 
 /* y = max(a, b) with a, b of the given shapes: the number of ReduceSum
@@ -1408,6 +1528,8 @@ int main(int argc, char **argv)
     test_tensor();
     test_reduce();
     test_nn();
+    test_indexing();
+    test_resize();
     test_sum_to();
     test_api();
     test_torch();

@@ -9,6 +9,7 @@
  * changed, and zero-weight taps are dropped, so unscaled axes and nearest
  * mode cost one tap. */
 #include "ops_common.h"
+#include "../passes/autodiff.h"
 
 #include <math.h>
 
@@ -955,11 +956,89 @@ static pfvm_code pfvm__img_k_nms(pfvm_kctx *k)
 
 #define PFVM__IMG_T "float,double,float16,bfloat16,int8,uint8,int16,uint16,int32,uint32,int64,uint64"
 
+/* ---- gradients ---------------------------------------------------------------------------- */
+
+/* Resize and Upsample are separable: along each axis d the output is a
+ * fixed matrix M_d [out_d, in_d] (the kernel's taps) applied to the input,
+ * the extrapolated positions being rows of zeros. The gradient applies the
+ * transposes, axis by axis: dX = dY x_d M_d, as a MatMul on dY with axis d
+ * moved last. Needs the input's shape and the scales, sizes and roi known
+ * before running. */
+static pfvm_code pfvm__img_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0];
+    const pfvm_type *tx;
+    const pfvm_tensor *kin[8];
+    pfvm_tensor xh;
+    pfvm_kctx k;
+    pfvm__img_cfg c;
+    int r, d, j;
+    if (!gy)
+        return PFVM_OK;
+    tx = pfvm_grad_type(g, x);
+    r = tx->shape.rank;
+    if (r < 1 || n->n_inputs > 8)
+        return pfvm_grad_fail(g, "input of unknown rank");
+    memset(&xh, 0, sizeof xh);
+    xh.kind = PFVM_KIND_TENSOR;
+    xh.dtype = tx->dtype;
+    xh.rank = r;
+    for (d = 0; d < r; d++)
+        if (!pfvm_sym_is_const(tx->shape.dims[d], &xh.dims[d]))
+            return pfvm_grad_fail(g, "needs the input's shape known");
+    kin[0] = &xh;
+    for (j = 1; j < n->n_inputs; j++) {
+        kin[j] = NULL;
+        if (n->inputs[j] && !(kin[j] = pfvm_grad_known_value(g, n->inputs[j])))
+            return pfvm_grad_fail(g, "needs input %d (roi, scales or sizes) known before running", j);
+    }
+    memset(&k, 0, sizeof k);
+    k.node = n;
+    k.n_in = n->n_inputs;
+    k.in = kin;
+    k.st = g->st;
+    if (pfvm__img_config(n, &c, g->st) || pfvm__img_kplan(&k, &c))
+        return pfvm_grad_fail(g, "%s", g->st->msg);
+    for (d = r - 1; d >= 0; d--) {
+        int64_t in = xh.dims[d], out = c.out[d], o, tidx[PFVM__IMG_TAPS], dims[2], perm[PFVM_MAX_RANK], inv[PFVM_MAX_RANK];
+        double tw[PFVM__IMG_TAPS];
+        int identity = in == out, t, nt, i;
+        pfvm_tensor *m;
+        pfvm_value *mv;
+        dims[0] = out;
+        dims[1] = in;
+        m = pfvm_tensor_new(PFVM_DOUBLE, 2, dims, g->st);
+        if (!m)
+            return g->st->code;
+        for (o = 0; o < out; o++) {
+            nt = pfvm__img_taps(&c, d, o, in, tidx, tw);
+            if (nt != 1 || tidx[0] != o || tw[0] != 1)
+                identity = 0;
+            for (t = 0; t < nt; t++)
+                ((double *)m->data)[o * in + tidx[t]] += tw[t];
+        }
+        if (identity) {
+            pfvm_tensor_free(m);
+            continue;
+        }
+        mv = pfvm_grad_cast(g, pfvm_grad_tensor(g, PFVM_DOUBLE, 2, dims, m->data), tx->dtype);
+        pfvm_tensor_free(m);
+        for (i = 0, j = 0; i < r; i++)
+            if (i != d)
+                perm[j++] = i;
+        perm[r - 1] = d;
+        for (i = 0; i < r; i++)
+            inv[perm[i]] = i;
+        gy = pfvm_grad_transpose(g, pfvm_grad_op2(g, "MatMul", pfvm_grad_transpose(g, gy, perm, r), mv), inv, r);
+    }
+    return pfvm_grad_add(g, x, gy);
+}
+
 const pfvm_op_def pfvm__ops_image[] = {
     {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
-     PFVM__IMG_T, NULL, 0, NULL, NULL, NULL},
+     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL},
     {"Upsample", "", 7, 0, 1, 2, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
-     PFVM__IMG_T, NULL, 0, NULL, NULL, NULL},
+     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL},
     {"GridSample", "", 16, 0, 2, 2, 1, 1, pfvm__img_infer_gs, pfvm__img_k_gs, pfvm__img_check_gs, PFVM_FUSE_OPAQUE,
      PFVM__IMG_T, NULL, 0, NULL, NULL, NULL},
     {"RoiAlign", "", 10, 0, 3, 3, 1, 1, pfvm__img_infer_roialign, pfvm__img_k_roialign, pfvm__img_check_roialign,

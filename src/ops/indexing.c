@@ -9,6 +9,7 @@
  * is an error that names it. Shapes are checked in the kernels as well as
  * in inference, since kernels also run on shapes the planner never saw. */
 #include "ops_common.h"
+#include "../passes/autodiff.h"
 
 /* ---- helpers ------------------------------------------------------------------------ */
 
@@ -705,18 +706,161 @@ static const pfvm_attr_spec pfvm__ix_a_d2s[] = {{"blocksize", PFVM_ATTR_INT, 1},
 static const pfvm_attr_spec pfvm__ix_a_revseq[] = {{"batch_axis", PFVM_ATTR_INT, 0}, {"time_axis", PFVM_ATTR_INT, 0},
                                                    {NULL, PFVM_ATTR_UNDEFINED, 0}};
 
+/* ---- gradients ----------------------------------------------------------------------------- */
+
+/* GatherElements: the gradient added back where each element came from
+ * (ScatterElements with reduction add, opset 16); before that a one-hot
+ * of the indices along a new axis, when the indices cover the data's
+ * other axes (proven equal shapes). */
+static pfvm_code pfvm__ix_g_gather_elements(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *idx = n->inputs[1], *in[3];
+    const pfvm_type *tx, *ti;
+    pfvm_node *nd;
+    int r, a, d;
+    if (!gy)
+        return PFVM_OK;
+    tx = pfvm_grad_type(g, x);
+    ti = pfvm_grad_type(g, idx);
+    r = tx->shape.rank;
+    if (r < 1 || (a = pfvm__axis(pfvm_node_attr_int(n, "axis", 0), r)) < 0)
+        return pfvm_grad_fail(g, "axis out of range");
+    if (g->opset >= 16) {
+        in[0] = pfvm_grad_zeros_like(g, x);
+        in[1] = idx;
+        in[2] = gy;
+        nd = pfvm_grad_node(g, "ScatterElements", in, 3, 1);
+        if (!nd || pfvm_node_set_attr_int(nd, "axis", a, g->st) || pfvm_node_set_attr_string(nd, "reduction", "add", g->st))
+            return g->st->code;
+        return pfvm_grad_add(g, x, nd->outputs[0]);
+    }
+    for (d = 0; d < r; d++)
+        if (d != a && (ti->shape.rank != r || !pfvm_sym_proven_eq(ti->shape.dims[d], tx->shape.dims[d])))
+            return pfvm_grad_fail(g, "indices smaller than the data need opset 16 (ScatterElements with reduction)");
+    {
+        /* onehot [.., J, V, ..] (V after the axis) times gY, summed over J */
+        int64_t v01[2] = {0, 1}, two = 2, a0 = a, a1 = a + 1, z = 0, ax1 = a + 1;
+        pfvm_value *oh;
+        in[0] = idx;
+        in[1] = pfvm_grad_slice(g, pfvm_grad_shape(g, x), &a0, &a1, &z, 1);
+        in[2] = pfvm_grad_cast(g, pfvm_grad_tensor(g, PFVM_INT64, 1, &two, v01), pfvm_grad_dtype(g, x));
+        nd = pfvm_grad_node(g, "OneHot", in, 3, 1);
+        if (!nd || pfvm_node_set_attr_int(nd, "axis", a + 1, g->st))
+            return g->st->code;
+        oh = pfvm_grad_op2(g, "Mul", nd->outputs[0], pfvm_grad_unsqueeze(g, gy, &ax1, 1));
+        return pfvm_grad_add(g, x, pfvm_grad_reduce(g, "ReduceSum", oh, &a0, 1, 0));
+    }
+}
+
+/* ScatterElements / ScatterND without a reduction: the data's gradient is
+ * dY with the overwritten places zeroed, the updates' is dY gathered at
+ * the indices; with reduction add, the data's is dY itself. */
+static pfvm_code pfvm__ix_g_scatter(pfvm_grad_ctx *g, const pfvm_node *n, int nd_form)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *idx = n->inputs[1], *u = n->inputs[2], *in[3];
+    const char *red = pfvm_node_attr_string(n, "reduction", "none");
+    int64_t axis = pfvm_node_attr_int(n, "axis", 0);
+    pfvm_node *nd;
+    if (!gy)
+        return PFVM_OK;
+    if (strcmp(red, "none") && strcmp(red, "add"))
+        return pfvm_grad_fail(g, "reduction '%s'", red);
+    if (pfvm_grad_needed(g, x)) {
+        pfvm_value *dx = gy;
+        if (!strcmp(red, "none")) {
+            in[0] = gy;
+            in[1] = idx;
+            in[2] = pfvm_grad_zeros_like(g, u);
+            nd = pfvm_grad_node(g, nd_form ? "ScatterND" : "ScatterElements", in, 3, 1);
+            if (!nd || (!nd_form && pfvm_node_set_attr_int(nd, "axis", axis, g->st)))
+                return g->st->code;
+            dx = nd->outputs[0];
+        }
+        if (pfvm_grad_add(g, x, dx))
+            return g->st->code;
+    }
+    if (pfvm_grad_needed(g, u)) {
+        in[0] = gy;
+        in[1] = idx;
+        nd = pfvm_grad_node(g, nd_form ? "GatherND" : "GatherElements", in, 2, 1);
+        if (!nd || (!nd_form && pfvm_node_set_attr_int(nd, "axis", axis, g->st)))
+            return g->st->code;
+        return pfvm_grad_add(g, u, nd->outputs[0]);
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ix_g_scatter_elements(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    return pfvm__ix_g_scatter(g, n, 0);
+}
+
+static pfvm_code pfvm__ix_g_scatter_nd(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    return pfvm__ix_g_scatter(g, n, 1);
+}
+
+/* GatherND (batch_dims 0): scattered back with ScatterND's reduction add. */
+static pfvm_code pfvm__ix_g_gather_nd(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *in[3];
+    pfvm_node *nd;
+    if (!gy)
+        return PFVM_OK;
+    if (pfvm_node_attr_int(n, "batch_dims", 0))
+        return pfvm_grad_fail(g, "batch_dims");
+    if (g->opset < 16)
+        return pfvm_grad_fail(g, "needs opset 16 (ScatterND with reduction)");
+    in[0] = pfvm_grad_zeros_like(g, n->inputs[0]);
+    in[1] = n->inputs[1];
+    in[2] = gy;
+    nd = pfvm_grad_node(g, "ScatterND", in, 3, 1);
+    if (!nd || pfvm_node_set_attr_string(nd, "reduction", "add", g->st))
+        return g->st->code;
+    return pfvm_grad_add(g, n->inputs[0], nd->outputs[0]);
+}
+
+/* DepthToSpace and SpaceToDepth are a reshape, a 6-D transpose and a
+ * reshape: the gradient undoes them in reverse (needs C, H, W known). */
+static pfvm_code pfvm__ix_g_d2s(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    static const int64_t inv_dcr[6] = {0, 3, 5, 1, 2, 4}, inv_crd[6] = {0, 1, 3, 5, 2, 4}, inv_s2d[6] = {0, 3, 4, 1, 5, 2};
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0];
+    const pfvm_type *ty;
+    int64_t b = pfvm_node_attr_int(n, "blocksize", 0), yd[4], shape[6];
+    int crd = !strcmp(pfvm_node_attr_string(n, "mode", "DCR"), "CRD"), to_space = pfvm__ix_to_space(n), i;
+    if (!gy)
+        return PFVM_OK;
+    ty = pfvm_grad_type(g, gy);
+    if (ty->shape.rank != 4 || b < 1)
+        return pfvm_grad_fail(g, "needs a 4-D input and a positive blocksize");
+    for (i = 1; i < 4; i++)
+        if (!pfvm_sym_is_const(ty->shape.dims[i], &yd[i]))
+            return pfvm_grad_fail(g, "needs C, H and W known");
+    if (to_space) {
+        /* gY [N, c, H*b, W*b] as [N, c, H, b, W, b] */
+        shape[0] = 0, shape[1] = yd[1], shape[2] = yd[2] / b, shape[3] = b, shape[4] = yd[3] / b, shape[5] = b;
+    } else {
+        /* gY [N, C*b*b, h, w] as [N, b, b, C, h, w] */
+        shape[0] = 0, shape[1] = b, shape[2] = b, shape[3] = yd[1] / (b * b), shape[4] = yd[2], shape[5] = yd[3];
+    }
+    gy = pfvm_grad_op2(g, "Reshape", gy, pfvm_grad_ints(g, shape, 6));
+    gy = pfvm_grad_transpose(g, gy, to_space ? (crd ? inv_crd : inv_dcr) : inv_s2d, 6);
+    return pfvm_grad_add(g, x, pfvm_grad_reshape_like(g, gy, x));
+}
+
 const pfvm_op_def pfvm__ops_indexing[] = {
-    {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL},
-    {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, 0, NULL, NULL, NULL},
+    {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0, NULL, pfvm__ix_g_gather_elements, NULL},
+    {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, 0, NULL, pfvm__ix_g_scatter_elements, NULL},
     {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL},
-    {"GatherND", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_nd, pfvm__ix_k_gather_nd, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_gather_nd, 0, NULL, NULL, NULL},
-    {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, 0, NULL, NULL, NULL},
+    {"GatherND", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_nd, pfvm__ix_k_gather_nd, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_gather_nd, 0, NULL, pfvm__ix_g_gather_nd, NULL},
+    {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, 0, NULL, pfvm__ix_g_scatter_nd, NULL},
     {"OneHot", "", 9, 0, 3, 3, 1, 1, pfvm__ix_infer_onehot, pfvm__ix_k_onehot, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL},
     {"EyeLike", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_eyelike, pfvm__ix_k_eyelike, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__ix_a_eyelike, 0, NULL, NULL, NULL},
     {"Compress", "", 9, 0, 2, 2, 1, 1, pfvm__ix_infer_compress, pfvm__ix_k_compress, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL},
     {"NonZero", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_nonzero, pfvm__ix_k_nonzero, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
-    {"DepthToSpace", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, NULL, NULL},
-    {"SpaceToDepth", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, NULL, NULL},
+    {"DepthToSpace", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL},
+    {"SpaceToDepth", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL},
     {"ReverseSequence", "", 10, 0, 2, 2, 1, 1, pfvm__ix_infer_revseq, pfvm__ix_k_revseq, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_revseq, 0, NULL, NULL, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 };

@@ -179,6 +179,19 @@ int pfvm_grad_known_ints(pfvm_grad_ctx *g, const pfvm_value *v, int64_t *out, in
     return pfvm_ival_ints(iv, out, cap);
 }
 
+const pfvm_tensor *pfvm_grad_known_value(pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    pfvm_ival tmp, *iv;
+    if (!v)
+        return NULL;
+    pfvm_grad_type(g, v);
+    iv = pfvm__grad_ival(g, v, &tmp);
+    if (iv == &tmp)
+        return v->init;
+    pfvm__ival_materialize(iv, &g->arena);
+    return iv->value;
+}
+
 /* ---- emitting nodes ------------------------------------------------------------- */
 
 static pfvm_value *pfvm__grad_new_value(pfvm_grad_ctx *g)

@@ -202,6 +202,9 @@ PFVM_API pfvm_value *pfvm_grad_cast(pfvm_grad_ctx *g, pfvm_value *x, pfvm_dtype 
  * arithmetic inference resolved): the count, or -1 when not known or
  * longer than cap. */
 PFVM_API int pfvm_grad_known_ints(pfvm_grad_ctx *g, const pfvm_value *v, int64_t *out, int cap);
+/* The contents of v when known before running (a constant, an
+ * initializer, or what inference folded), or NULL. Valid during the call. */
+PFVM_API const pfvm_tensor *pfvm_grad_known_value(pfvm_grad_ctx *g, const pfvm_value *v);
 /* x broadcast to like's shape (Expand; x itself when already equal). */
 PFVM_API pfvm_value *pfvm_grad_expand(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like);
 
