@@ -8,6 +8,7 @@
  *   interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt]
  *   interp opt MODEL -o OUT.onnx [--passes LIST]
  *   interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]
+ *   interp dot MODEL [--opt] [-o FILE]
  *
  * Errors: one line on stderr, exit status 1. */
 #define _POSIX_C_SOURCE 200809L
@@ -38,6 +39,7 @@ static const char *usage_text =
     "  interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt]\n"
     "  interp opt MODEL -o OUT.onnx [--passes LIST]   LIST: comma-separated pass names, or none\n"
     "  interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]\n"
+    "  interp dot MODEL [--opt] [-o FILE]   Graphviz: fused groups as clusters, shapes on edges\n"
     "  interp ops                      the operator table (markdown)\n"
     "run, test and bench optimize the model with the default passes first; --no-opt runs it as loaded.\n";
 
@@ -998,11 +1000,12 @@ done:
 static void print_opt_report(const pfvm_opt_report *r)
 {
     int i;
-    fprintf(stderr, "%-10s %8s %8s %8s %9s\n", "pass", "before", "after", "removed", "rewritten");
+    fprintf(stderr, "%-10s %8s %8s %8s %9s %6s %14s\n", "pass", "before", "after", "removed", "rewritten", "groups",
+            "bytes avoided");
     for (i = 0; i < r->n; i++) {
         const pfvm_pass_stats *s = &r->runs[i].stats;
-        fprintf(stderr, "%-10s %8d %8d %8d %9d\n", r->runs[i].name, s->nodes_before, s->nodes_after, s->removed,
-                s->rewritten);
+        fprintf(stderr, "%-10s %8d %8d %8d %9d %6d %14lld\n", r->runs[i].name, s->nodes_before, s->nodes_after,
+                s->removed, s->rewritten, s->groups, (long long)s->bytes_avoided);
     }
 }
 
@@ -1133,6 +1136,195 @@ done:
     return rc;
 }
 
+/* ---- dot: the graph as Graphviz ------------------------------------------------ */
+
+static void dot_str(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', f);
+        if (*s == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*s, f);
+    }
+}
+
+/* The body of a call of a model-local function (a fused group), or NULL. */
+static const pfvm_graph *dot_body(const pfvm_node *n)
+{
+    const pfvm_function *fn = pfvm_model_function(n->graph->model, n->domain, n->op_type);
+    return fn && !pfvm_op_find(n->domain, n->op_type, n->opset ? n->opset : 1) ? fn->body : NULL;
+}
+
+/* Writes the dot id of what makes v (a value of the main graph): its
+ * producer, the node inside a group that computes it, or the input. */
+static void dot_source(FILE *f, const pfvm_value *v)
+{
+    const pfvm_node *p = v->producer;
+    const pfvm_graph *body;
+    int j;
+    if (!p) {
+        fprintf(f, "v%d", v->id);
+        return;
+    }
+    if ((body = dot_body(p)) != NULL) {
+        for (j = 0; j < p->n_outputs && j < (int)stbds_arrlen(body->outputs); j++)
+            if (p->outputs[j] == v) {
+                const pfvm_value *bv = body->outputs[j];
+                int k;
+                if (bv->producer) {
+                    fprintf(f, "n%d_%d", p->id, bv->producer->id);
+                    return;
+                }
+                for (k = 0; k < (int)stbds_arrlen(body->inputs) && k < p->n_inputs; k++)
+                    if (body->inputs[k] == bv && p->inputs[k]) {
+                        dot_source(f, p->inputs[k]);
+                        return;
+                    }
+            }
+    }
+    fprintf(f, "n%d", p->id);
+}
+
+static void dot_edge_label(FILE *f, const pfvm_value *v)
+{
+    char buf[512];
+    pfvm_type_print(&v->type, buf, sizeof buf);
+    fprintf(f, " [label=\"");
+    dot_str(f, buf);
+    fprintf(f, "\"];\n");
+}
+
+static void dot_graph(FILE *f, const pfvm_graph *g)
+{
+    int i, j, k;
+    fprintf(f, "digraph \"");
+    dot_str(f, g->name);
+    fprintf(f, "\" {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n"
+               "  edge [fontname=\"Helvetica\", fontsize=8];\n");
+    for (i = 0; i < (int)stbds_arrlen(g->inputs); i++) {
+        const pfvm_value *v = g->inputs[i];
+        fprintf(f, "  v%d [shape=%s, label=\"", v->id, v->init ? "note, style=filled, fillcolor=gray90" : "ellipse");
+        dot_str(f, v->name);
+        fprintf(f, "\"];\n");
+    }
+    for (i = 0; i < (int)stbds_arrlen(g->inits); i++) {
+        const pfvm_value *v = g->inits[i];
+        int listed = 0;
+        for (k = 0; k < (int)stbds_arrlen(g->inputs); k++)
+            listed |= g->inputs[k] == v;
+        if (listed)
+            continue;
+        fprintf(f, "  v%d [shape=note, style=filled, fillcolor=gray90, label=\"", v->id);
+        dot_str(f, v->name);
+        fprintf(f, "\"];\n");
+    }
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+        const pfvm_node *n = g->nodes[i];
+        const pfvm_graph *body = dot_body(n);
+        if (!body) {
+            fprintf(f, "  n%d [shape=box, label=\"", i);
+            dot_str(f, n->op_type);
+            fprintf(f, "\\n");
+            dot_str(f, n->name);
+            fprintf(f, "\"];\n");
+            for (j = 0; j < n->n_inputs; j++)
+                if (n->inputs[j] && n->inputs[j]->graph == g) {
+                    fprintf(f, "  ");
+                    dot_source(f, n->inputs[j]);
+                    fprintf(f, " -> n%d", i);
+                    dot_edge_label(f, n->inputs[j]);
+                }
+            continue;
+        }
+        /* a fused group: its nodes in a cluster */
+        fprintf(f, "  subgraph cluster_%d {\n    style=filled; fillcolor=\"#eef4ff\"; label=\"", i);
+        dot_str(f, n->domain);
+        fprintf(f, ".");
+        dot_str(f, n->op_type);
+        fprintf(f, "\";\n");
+        for (k = 0; k < (int)stbds_arrlen(body->nodes); k++) {
+            const pfvm_node *b = body->nodes[k];
+            fprintf(f, "    n%d_%d [shape=box, style=filled, fillcolor=white, label=\"", i, k);
+            dot_str(f, b->op_type);
+            fprintf(f, "\\n");
+            dot_str(f, b->name);
+            fprintf(f, "\"];\n");
+        }
+        fprintf(f, "  }\n");
+        for (k = 0; k < (int)stbds_arrlen(body->nodes); k++) {
+            const pfvm_node *b = body->nodes[k];
+            for (j = 0; j < b->n_inputs; j++) {
+                const pfvm_value *bv = b->inputs[j];
+                int m2, found = 0;
+                if (!bv)
+                    continue;
+                if (bv->producer) {
+                    fprintf(f, "  n%d_%d -> n%d_%d", i, bv->producer->id, i, k);
+                    dot_edge_label(f, bv);
+                    continue;
+                }
+                for (m2 = 0; !found && m2 < (int)stbds_arrlen(body->inputs) && m2 < n->n_inputs; m2++)
+                    if (body->inputs[m2] == bv && n->inputs[m2] && n->inputs[m2]->graph == g) {
+                        fprintf(f, "  ");
+                        dot_source(f, n->inputs[m2]);
+                        fprintf(f, " -> n%d_%d", i, k);
+                        dot_edge_label(f, n->inputs[m2]);
+                        found = 1;
+                    }
+            }
+        }
+    }
+    for (i = 0; i < (int)stbds_arrlen(g->outputs); i++) {
+        const pfvm_value *v = g->outputs[i];
+        fprintf(f, "  out%d [shape=ellipse, style=bold, label=\"", i);
+        dot_str(f, v->name);
+        fprintf(f, "\"];\n  ");
+        dot_source(f, v);
+        fprintf(f, " -> out%d", i);
+        dot_edge_label(f, v);
+    }
+    fprintf(f, "}\n");
+}
+
+static int cmd_dot(int argc, char **argv)
+{
+    const char *model = NULL, *out = NULL;
+    int i, opt = 0, rc = 1;
+    pfvm_status st;
+    pfvm_model *m;
+    FILE *f = stdout;
+    for (i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            out = argv[++i];
+        else if (!strcmp(argv[i], "--opt"))
+            opt = 1;
+        else if (argv[i][0] == '-' || model)
+            return fail("dot: unexpected argument '%s'", argv[i]);
+        else
+            model = argv[i];
+    }
+    if (!model)
+        return fail("%s", "dot: usage: interp dot MODEL [--opt] [-o FILE]");
+    m = load_model(model, !opt, &st);
+    if (!m)
+        return fail_status(&st);
+    if (pfvm_graph_toposort(m->graph, &st) || pfvm_graph_resolve_ops(m->graph, 0, &st) ||
+        pfvm_infer_shapes(m->graph, 0, &st)) {
+        fail_status(&st);
+    } else if (out && !(f = fopen(out, "w"))) {
+        fail("dot: cannot write '%s'", out);
+    } else {
+        dot_graph(f, m->graph);
+        rc = ferror(f) ? fail("dot: cannot write '%s'", out ? out : "stdout") : 0;
+        if (out && fclose(f))
+            rc = fail("dot: cannot write '%s'", out);
+    }
+    pfvm_model_free(m);
+    return rc;
+}
+
 /* ---- ops: the operator table, from the registry -------------------------------- */
 
 static int cmd_ops(int argc, char **argv)
@@ -1205,7 +1397,9 @@ int main(int argc, char **argv)
         return cmd_opt(argc - 2, argv + 2);
     if (!strcmp(cmd, "grad"))
         return cmd_grad(argc - 2, argv + 2);
-    if (!strcmp(cmd, "accel") || !strcmp(cmd, "dot"))
+    if (!strcmp(cmd, "dot"))
+        return cmd_dot(argc - 2, argv + 2);
+    if (!strcmp(cmd, "accel"))
         return fail("%s: not implemented yet", cmd);
     return fail("unknown command '%s' (interp --help lists the commands)", cmd);
 }

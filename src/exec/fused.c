@@ -33,6 +33,8 @@ typedef struct pfvm__fz_prog {
     int *in_reg;          /* per input: register, -1 when unused */
     int *out_reg;         /* per output: register */
     float *regs;          /* n_regs * PFVM_FUSE_BLOCK */
+    float **ptr;          /* per register: its storage for the block being run */
+    unsigned char *out_direct; /* per output: its register may live in the output */
     /* run-time scratch, sized at compile time so that runs allocate nothing */
     int64_t *st;          /* n_in * PFVM_MAX_RANK strides */
     int64_t *off;         /* n_in offsets */
@@ -48,6 +50,8 @@ static void pfvm__fz_prog_free(pfvm__fz_prog *p)
     pfvm__free(p->in_reg);
     pfvm__free(p->out_reg);
     pfvm__free(p->regs);
+    pfvm__free(p->ptr);
+    pfvm__free(p->out_direct);
     pfvm__free(p->st);
     pfvm__free(p->off);
     pfvm__free(p->fixed);
@@ -290,8 +294,24 @@ static pfvm_code pfvm__fz_regalloc(pfvm__fz_prog *p, const int *out_slot, pfvm_s
     pfvm__free(reg);
     pfvm__free(free_regs);
     p->regs = (float *)pfvm__calloc((size_t)(p->n_regs ? p->n_regs : 1) * PFVM_FUSE_BLOCK, sizeof(float));
-    if (!p->regs)
+    p->ptr = (float **)pfvm__calloc((size_t)p->n_regs + 1, sizeof *p->ptr);
+    p->out_direct = (unsigned char *)pfvm__calloc((size_t)p->n_out + 1, 1);
+    if (!p->regs || !p->ptr || !p->out_direct)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    for (j = 0; j < p->n_regs; j++)
+        p->ptr[j] = p->regs + (size_t)j * PFVM_FUSE_BLOCK;
+    /* A full block can compute an output's register in the output itself
+     * (what its register holds earlier in the block is overwritten by the
+     * time the block ends), unless the register is an input's or another
+     * output's. */
+    for (j = 0; j < p->n_out; j++) {
+        int r = p->out_reg[j], k2, ok = 1;
+        for (k2 = 0; k2 < p->n_in; k2++)
+            ok &= p->in_reg[k2] != r;
+        for (k2 = 0; k2 < j; k2++)
+            ok &= p->out_reg[k2] != r;
+        p->out_direct[j] = (unsigned char)ok;
+    }
     return PFVM_OK;
 }
 
@@ -478,8 +498,8 @@ static void pfvm__fz_exec_block(pfvm__fz_prog *p)
     for (i = 0; i < n; i++) {
         const pfvm__fz_ins *in = &p->ins[i];
         for (j = 0; j < in->n_src; j++)
-            src[j] = p->regs + (size_t)in->s[j] * PFVM_FUSE_BLOCK;
-        in->fn(p->regs + (size_t)in->d * PFVM_FUSE_BLOCK, src, &in->p);
+            src[j] = p->ptr[in->s[j]];
+        in->fn(p->ptr[in->d], src, &in->p);
     }
 }
 
@@ -488,7 +508,37 @@ static void pfvm__fz_store_block(pfvm__fz_prog *p, pfvm_kctx *k, int64_t pos, in
     int j;
     for (j = 0; j < p->n_out; j++)
         if (k->out[j])
-            pfvm__fz_store(k->out[j], pos, p->regs + (size_t)p->out_reg[j] * PFVM_FUSE_BLOCK, m);
+            pfvm__fz_store(k->out[j], pos, p->ptr[p->out_reg[j]], m);
+}
+
+/* A full block whose inputs are all within one row: float32 inputs read
+ * in place (stride 1), float32 outputs computed in place. */
+static void pfvm__fz_direct_block(pfvm__fz_prog *p, pfvm_kctx *k, int r, int64_t c, int64_t bpos)
+{
+    int j;
+    for (j = 0; j < p->n_in; j++) {
+        int64_t sj;
+        float *reg;
+        if (p->in_reg[j] < 0 || p->fixed[j])
+            continue;
+        sj = p->st[(size_t)j * PFVM_MAX_RANK + r - 1];
+        reg = p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK;
+        if (sj == 1 && k->in[j]->dtype == PFVM_FLOAT) {
+            p->ptr[p->in_reg[j]] = (float *)k->in[j]->data + p->off[j] + c;
+        } else {
+            p->ptr[p->in_reg[j]] = reg;
+            pfvm__fz_load(reg, k->in[j], p->off[j] + c * sj, sj, PFVM_FUSE_BLOCK);
+        }
+    }
+    for (j = 0; j < p->n_out; j++)
+        if (p->out_direct[j] && k->out[j] && k->out[j]->dtype == PFVM_FLOAT)
+            p->ptr[p->out_reg[j]] = (float *)k->out[j]->data + bpos;
+    pfvm__fz_exec_block(p);
+    for (j = 0; j < p->n_out; j++)
+        if (k->out[j] && !(p->out_direct[j] && k->out[j]->dtype == PFVM_FLOAT))
+            pfvm__fz_store(k->out[j], bpos, p->ptr[p->out_reg[j]], PFVM_FUSE_BLOCK);
+    for (j = 0; j < p->n_regs; j++)
+        p->ptr[j] = p->regs + (size_t)j * PFVM_FUSE_BLOCK;
 }
 
 /* Runs p over the output. Returns PFVM_OK with *fallback set (and nothing
@@ -606,6 +656,12 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
         int64_t fill = 0, bpos = 0, m;
         for (pos = 0; pos < total; pos += inner) {
             for (c = 0; c < inner; c += m) {
+                if (fill == 0 && inner - c >= PFVM_FUSE_BLOCK) {
+                    m = PFVM_FUSE_BLOCK;
+                    pfvm__fz_direct_block(p, k, r, c, bpos);
+                    bpos += m;
+                    continue;
+                }
                 m = inner - c < PFVM_FUSE_BLOCK - fill ? inner - c : PFVM_FUSE_BLOCK - fill;
                 for (j = 0; j < p->n_in && r > 0; j++) {
                     int64_t sj;
@@ -720,6 +776,13 @@ static pfvm_code pfvm__fz_infer(pfvm_ictx *c)
     for (j = 0; j < c->n_out; j++)
         if (c->out[j])
             *c->out[j] = iv[body->outputs[j]->id];
+    /* body values without a type (a function read from a file) take what
+     * this call gives them, like value_info of the body */
+    for (i = 0; i < nv; i++) {
+        pfvm_value *v = body->values[i];
+        if (v->type.kind == PFVM_KIND_UNKNOWN && iv[i].type.kind == PFVM_KIND_TENSOR && !iv[i].type.elem)
+            v->type = iv[i].type;
+    }
     return PFVM_OK;
 }
 

@@ -368,7 +368,50 @@ typedef struct pfvm__ew_op {
  * float result is that same value (one IEEE operation on float operands,
  * comparisons, selections), which lets compilers vectorize them. An
  * expression names its compute type pfvm__ew_ct (for constants). */
-#define PFVM__EW_UNARY_CT(name, OT, CT, expr)                                                               \
+/* The float32 loop of an operator computed in float: the fused kernel
+ * over blocks gathered from the operands (a scalar operand filled once), so
+ * that the loop vectorizes and gives exactly what a fused group gives. `o`
+ * holds float or (osize 1) bool; it may be the first operand itself. */
+static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len,
+                            const void *p, pfvm_fuse_kernel z, int n_in)
+{
+    float xa[PFVM_FUSE_BLOCK], xb[PFVM_FUSE_BLOCK], y[PFVM_FUSE_BLOCK];
+    const float *src[2];
+    int64_t e0, e, n;
+    src[0] = xa;
+    src[1] = xb;
+    if (n_in < 2 || sb == 0)
+        for (e = 0; e < PFVM_FUSE_BLOCK; e++)
+            xb[e] = n_in < 2 ? 0.0f : b[0];
+    for (e0 = 0; e0 < len; e0 += n) {
+        n = len - e0 < PFVM_FUSE_BLOCK ? len - e0 : PFVM_FUSE_BLOCK;
+        if (sa == 1)
+            memcpy(xa, a + e0, sizeof(float) * (size_t)n);
+        else
+            for (e = 0; e < n; e++)
+                xa[e] = a[(e0 + e) * sa];
+        if (n_in > 1 && sb != 0) {
+            if (sb == 1)
+                memcpy(xb, b + e0, sizeof(float) * (size_t)n);
+            else
+                for (e = 0; e < n; e++)
+                    xb[e] = b[(e0 + e) * sb];
+        }
+        for (e = n; e < PFVM_FUSE_BLOCK; e++) { /* defined values in the unused lanes */
+            xa[e] = 0.0f;
+            if (n_in > 1 && sb != 0)
+                xb[e] = 0.0f;
+        }
+        z(y, src, p);
+        if (osize == sizeof(float))
+            memcpy((float *)o + e0, y, sizeof(float) * (size_t)n);
+        else
+            for (e = 0; e < n; e++)
+                ((uint8_t *)o)[e0 + e] = y[e] != 0;
+    }
+}
+
+#define PFVM__EW_UNARY_CT(name, OT, CT, expr)                                                                \
     static double pfvm__ew_f_##name(const double *x, const pfvm__ew_params *p)                               \
     {                                                                                                        \
         typedef double pfvm__ew_ct;                                                                          \
@@ -376,6 +419,19 @@ typedef struct pfvm__ew_op {
         (void)p;                                                                                             \
         (void)sizeof(pfvm__ew_ct);                                                                           \
         return (double)(expr);                                                                               \
+    }                                                                                                        \
+    static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv)             \
+    {                                                                                                        \
+        typedef CT pfvm__ew_ct;                                                                              \
+        const float *a = s[0];                                                                               \
+        const pfvm__ew_params *p = (const pfvm__ew_params *)pv;                                              \
+        int e;                                                                                               \
+        (void)p;                                                                                             \
+        (void)sizeof(pfvm__ew_ct);                                                                           \
+        for (e = 0; e < PFVM_FUSE_BLOCK; e++) {                                                              \
+            CT x0 = a[e];                                                                                    \
+            y[e] = (float)(expr);                                                                            \
+        }                                                                                                    \
     }                                                                                                        \
     static void pfvm__ew_s_##name(void *o, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len, \
                                   const pfvm__ew_params *p)                                                  \
@@ -387,6 +443,10 @@ typedef struct pfvm__ew_op {
         (void)sb;                                                                                            \
         (void)p;                                                                                             \
         (void)sizeof(pfvm__ew_ct);                                                                           \
+        if (sizeof(CT) == sizeof(float)) {                                                                   \
+            pfvm__ew_blocks(o, sizeof(OT), a, sa, b, sb, len, p, pfvm__ew_z_##name, 1);                      \
+            return;                                                                                          \
+        }                                                                                                    \
         if (sa == 1) {                                                                                       \
             for (e = 0; e < len; e++) {                                                                      \
                 CT x0 = a[e];                                                                                \
@@ -398,22 +458,9 @@ typedef struct pfvm__ew_op {
                 y[e] = (OT)(expr);                                                                           \
             }                                                                                                \
         }                                                                                                    \
-    }                                                                                                        \
-    static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv)                           \
-    {                                                                                                        \
-        typedef CT pfvm__ew_ct;                                                                              \
-        const float *a = s[0];                                                                 \
-        const pfvm__ew_params *p = (const pfvm__ew_params *)pv;                                              \
-        int e;                                                                                               \
-        (void)p;                                                                                             \
-        (void)sizeof(pfvm__ew_ct);                                                                           \
-        for (e = 0; e < PFVM_FUSE_BLOCK; e++) {                                                              \
-            CT x0 = a[e];                                                                                    \
-            y[e] = (float)(expr);                                                                            \
-        }                                                                                                    \
     }
 
-#define PFVM__EW_BINARY_CT(name, OT, CT, expr)                                                              \
+#define PFVM__EW_BINARY_CT(name, OT, CT, expr)                                                               \
     static double pfvm__ew_f_##name(const double *x, const pfvm__ew_params *p)                               \
     {                                                                                                        \
         typedef double pfvm__ew_ct;                                                                          \
@@ -421,6 +468,20 @@ typedef struct pfvm__ew_op {
         (void)p;                                                                                             \
         (void)sizeof(pfvm__ew_ct);                                                                           \
         return (double)(expr);                                                                               \
+    }                                                                                                        \
+    static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv)             \
+    {                                                                                                        \
+        typedef CT pfvm__ew_ct;                                                                              \
+        const float *a = s[0];                                                                               \
+        const float *b = s[1];                                                                               \
+        const pfvm__ew_params *p = (const pfvm__ew_params *)pv;                                              \
+        int e;                                                                                               \
+        (void)p;                                                                                             \
+        (void)sizeof(pfvm__ew_ct);                                                                           \
+        for (e = 0; e < PFVM_FUSE_BLOCK; e++) {                                                              \
+            CT x0 = a[e], x1 = b[e];                                                                         \
+            y[e] = (float)(expr);                                                                            \
+        }                                                                                                    \
     }                                                                                                        \
     static void pfvm__ew_s_##name(void *o, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len, \
                                   const pfvm__ew_params *p)                                                  \
@@ -430,6 +491,10 @@ typedef struct pfvm__ew_op {
         int64_t e;                                                                                           \
         (void)p;                                                                                             \
         (void)sizeof(pfvm__ew_ct);                                                                           \
+        if (sizeof(CT) == sizeof(float)) {                                                                   \
+            pfvm__ew_blocks(o, sizeof(OT), a, sa, b, sb, len, p, pfvm__ew_z_##name, 2);                      \
+            return;                                                                                          \
+        }                                                                                                    \
         if (sa == 1 && sb == 1) {                                                                            \
             for (e = 0; e < len; e++) {                                                                      \
                 CT x0 = a[e], x1 = b[e];                                                                     \
@@ -452,20 +517,6 @@ typedef struct pfvm__ew_op {
                 CT x0 = a[e * sa], x1 = b[e * sb];                                                           \
                 y[e] = (OT)(expr);                                                                           \
             }                                                                                                \
-        }                                                                                                    \
-    }                                                                                                        \
-    static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv)                           \
-    {                                                                                                        \
-        typedef CT pfvm__ew_ct;                                                                              \
-        const float *a = s[0];                                                                 \
-        const float *b = s[1];                                                                 \
-        const pfvm__ew_params *p = (const pfvm__ew_params *)pv;                                              \
-        int e;                                                                                               \
-        (void)p;                                                                                             \
-        (void)sizeof(pfvm__ew_ct);                                                                           \
-        for (e = 0; e < PFVM_FUSE_BLOCK; e++) {                                                              \
-            CT x0 = a[e], x1 = b[e];                                                                         \
-            y[e] = (float)(expr);                                                                            \
         }                                                                                                    \
     }
 
@@ -531,6 +582,115 @@ static double pfvm__ew_clamp(double v, double lo, double hi)
     return v > hi ? hi : v;
 }
 
+/* float32 exp, erf, tanh and sigmoid for the float32 loops and the fused
+ * kernels: branch-free (selects only) so compilers vectorize them, within
+ * 1 ulp of the correctly rounded result (sigmoid 3), with inf, NaN, signed
+ * zeros and subnormal results handled. exp is Cephes' polynomial after a
+ * Cody-Waite reduction, scaled by 2^k in two steps (subnormal results
+ * round once); erf and tanh are odd polynomials near 0 and 1 - exp(...)
+ * beyond (erf's coefficients are those of onnxruntime's MLAS). Selects
+ * go through pfvm__ew_sel: gcc does not if-convert a ?: whose arm it
+ * rewrote into arithmetic that may trap, and then vectorizes nothing. */
+#if defined(__GNUC__)
+#define PFVM__EW_INLINE inline __attribute__((always_inline))
+#else
+#define PFVM__EW_INLINE inline
+#endif
+
+static PFVM__EW_INLINE float pfvm__ew_bits_f(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* c ? a : b on the bits: both sides are computed, so compilers that keep
+ * floating-point traps (the default) still see no control flow. */
+static PFVM__EW_INLINE float pfvm__ew_sel(int c, float a, float b)
+{
+    uint32_t ua, ub, m = 0u - (uint32_t)(c != 0);
+    memcpy(&ua, &a, sizeof ua);
+    memcpy(&ub, &b, sizeof ub);
+    return pfvm__ew_bits_f((ua & m) | (ub & ~m));
+}
+
+static PFVM__EW_INLINE float pfvm__ew_expf(float x)
+{
+    int nan = x != x;
+    float xc = pfvm__ew_sel(nan, 0.0f, x), kf, r, p;
+    int32_t k, k1;
+    xc = pfvm__ew_sel(xc > 89.0f, 89.0f, xc);
+    xc = pfvm__ew_sel(xc < -104.0f, -104.0f, xc);
+    kf = xc * 1.44269504088896341f + 12582912.0f; /* round to an integer */
+    kf -= 12582912.0f;
+    r = xc - kf * 0.693359375f;
+    r = r - kf * -2.12194440e-4f;
+    p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    k = (int32_t)kf; /* -150..129 */
+    k1 = k / 2;
+    p = p * pfvm__ew_bits_f((uint32_t)(k1 + 127) << 23) * pfvm__ew_bits_f((uint32_t)(k - k1 + 127) << 23);
+    return pfvm__ew_sel(nan, x, p);
+}
+
+static PFVM__EW_INLINE float pfvm__ew_erff(float x)
+{
+    float ax = fabsf(x), r = x * x, p, q, e;
+    p = -5.99104969e-4f;
+    p = p * r + 4.99339588e-3f;
+    p = p * r + -2.67667342e-2f;
+    p = p * r + 1.12818025e-1f;
+    p = p * r + -3.76124859e-1f;
+    p = p * r + 1.28379151e-1f;
+    p = p * x + x;
+    q = pfvm__ew_sel(ax > 3.925f, 3.925f, ax);
+    e = 1.72948930e-5f;
+    e = e * q + -3.83208680e-4f;
+    e = e * q + 3.88393435e-3f;
+    e = e * q + -2.42545605e-2f;
+    e = e * q + 1.06777847e-1f;
+    e = e * q + 6.34846687e-1f;
+    e = e * q + 1.28717512e-1f;
+    e = e * q + q;
+    e = 1.0f - pfvm__ew_expf(-e);
+    e = pfvm__ew_sel(ax > 3.925f, 1.0f, e);
+    e = pfvm__ew_sel(x < 0, -e, e);
+    e = pfvm__ew_sel(x != x, x, e);
+    return pfvm__ew_sel(ax <= 0.921875f, p, e);
+}
+
+static PFVM__EW_INLINE float pfvm__ew_tanhf(float x)
+{
+    float ax = fabsf(x), z = x * x, p, t;
+    p = -5.70498872745e-3f;
+    p = p * z + 2.06390887954e-2f;
+    p = p * z + -5.37397155531e-2f;
+    p = p * z + 1.33314422036e-1f;
+    p = p * z + -3.33332819422e-1f;
+    p = p * z * x + x;
+    p = pfvm__ew_sel(x == 0, x, p); /* keeps -0 */
+    t = 1.0f - 2.0f / (pfvm__ew_expf(2.0f * ax) + 1.0f);
+    t = pfvm__ew_sel(x < 0, -t, t);
+    t = pfvm__ew_sel(x != x, x, t);
+    return pfvm__ew_sel(ax < 0.625f, p, t);
+}
+
+static PFVM__EW_INLINE float pfvm__ew_sigmoidf(float x)
+{
+    float ax = fabsf(x), e = pfvm__ew_expf(-ax), r = 1.0f / (1.0f + e);
+    r = pfvm__ew_sel(x >= 0, r, e * r);
+    return pfvm__ew_sel(x != x, x, r);
+}
+
+/* f(x) in the compute type: the float32 version above, or libm's double. */
+#define PFVM__EW_MATH(ff, df, x) \
+    (sizeof(pfvm__ew_ct) == sizeof(float) ? (pfvm__ew_ct)pfvm__ew_##ff((float)(x)) : (pfvm__ew_ct)df((double)(x)))
+
 /* NaN wins, as in numpy's maximum/minimum */
 #define PFVM__EW_PICK(a, b, cond) ((a) != (a) ? (a) : (b) != (b) ? (b) : (cond) ? (a) : (b))
 
@@ -538,7 +698,7 @@ PFVM__EW_UNARY_X(abs, float, fabs(x0))
 PFVM__EW_INT1(abs, u || x0 >= 0 ? x0 : PFVM__EW_NEG(x0))
 PFVM__EW_UNARY_X(neg, float, -x0)
 PFVM__EW_INT1(neg, PFVM__EW_NEG(x0))
-PFVM__EW_UNARY(exp, float, exp(x0))
+PFVM__EW_UNARY_X(exp, float, PFVM__EW_MATH(expf, exp, x0))
 PFVM__EW_UNARY(log, float, log(x0))
 PFVM__EW_UNARY(sqrt, float, sqrt(x0))
 PFVM__EW_UNARY_X(reciprocal, float, (pfvm__ew_ct)1 / x0)
@@ -555,12 +715,12 @@ PFVM__EW_UNARY(acos, float, acos(x0))
 PFVM__EW_UNARY(atan, float, atan(x0))
 PFVM__EW_UNARY(sinh, float, sinh(x0))
 PFVM__EW_UNARY(cosh, float, cosh(x0))
-PFVM__EW_UNARY(tanh, float, tanh(x0))
+PFVM__EW_UNARY_X(tanh, float, PFVM__EW_MATH(tanhf, tanh, x0))
 PFVM__EW_UNARY(asinh, float, asinh(x0))
 PFVM__EW_UNARY(acosh, float, acosh(x0))
 PFVM__EW_UNARY(atanh, float, atanh(x0))
-PFVM__EW_UNARY(erf, float, erf(x0))
-PFVM__EW_UNARY(sigmoid, float, pfvm__ew_sigmoid(x0))
+PFVM__EW_UNARY_X(erf, float, PFVM__EW_MATH(erff, erf, x0))
+PFVM__EW_UNARY_X(sigmoid, float, PFVM__EW_MATH(sigmoidf, pfvm__ew_sigmoid, x0))
 PFVM__EW_UNARY_X(relu, float, x0 > 0 ? x0 : (pfvm__ew_ct)0)
 PFVM__EW_INT1(relu, u || x0 > 0 ? x0 : 0)
 PFVM__EW_UNARY_X(leakyrelu, float, x0 >= 0 ? x0 : (pfvm__ew_ct)p->alpha * x0)

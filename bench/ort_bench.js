@@ -1,0 +1,37 @@
+// Median latency of onnxruntime-node (one thread) on a model, inputs random
+// float32 with symbolic dims bound by NAME=VALUE arguments.
+//   node bench/ort_bench.js MODEL ITERS [NAME=VALUE]...
+// Prints "median X ms". onnxruntime-node is installed by bench/fusion.sh
+// into bench/.ort (git-ignored).
+const path = require('path');
+const ort = require(path.join(__dirname, '.ort', 'node_modules', 'onnxruntime-node'));
+
+async function main() {
+  const [model, itersArg, ...dimArgs] = process.argv.slice(2);
+  const iters = parseInt(itersArg || '10', 10);
+  const dims = {};
+  for (const a of dimArgs) {
+    const [k, v] = a.split('=');
+    dims[k] = parseInt(v, 10);
+  }
+  const s = await ort.InferenceSession.create(model, {intraOpNumThreads: 1, interOpNumThreads: 1,
+                                                     executionMode: 'sequential'});
+  const feeds = {};
+  for (const meta of s.inputMetadata) {
+    const shape = meta.shape.map(d => (typeof d === 'number' ? d : dims[d]));
+    const n = shape.reduce((a, b) => a * b, 1);
+    const data = new Float32Array(n);
+    for (let i = 0; i < n; i++) data[i] = ((i * 2654435761) % 1000) / 250 - 2;
+    feeds[meta.name] = new ort.Tensor('float32', data, shape);
+  }
+  await s.run(feeds);
+  const t = [];
+  for (let i = 0; i < iters; i++) {
+    const t0 = process.hrtime.bigint();
+    await s.run(feeds);
+    t.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  t.sort((a, b) => a - b);
+  console.log('median ' + t[Math.floor(iters / 2)].toFixed(3) + ' ms');
+}
+main().catch(e => { console.error('ort_bench: ' + e.message); process.exit(1); });
