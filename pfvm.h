@@ -1400,6 +1400,19 @@ PFVM_API pfvm_value *pfvm_grad_ge(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *y
  * statistics): the builder then reads what the forward pass computed. */
 PFVM_API pfvm_value *pfvm_grad_forward_output(pfvm_grad_ctx *g, int i);
 
+/* Control flow. The outer values the node's subgraphs read that need
+ * gradients (its inputs excluded), deduplicated, into out[0..cap): the
+ * count, or -1 when more than cap. */
+PFVM_API int pfvm_grad_captures(pfvm_grad_ctx *g, pfvm_value **out, int cap);
+/* The backward graph of `body` (a subgraph of the node, such as an If
+ * branch) as a new subgraph of the context's graph: it recomputes body
+ * (a copy, reading local Identity copies of the captured values caps) and
+ * returns the gradients of caps[0..n_caps) given seeds[i] for body's output
+ * i (NULL: none), zeros where body does not use a capture. The caller sets
+ * the graph's owner and puts it in an attribute. NULL on failure. */
+PFVM_API pfvm_graph *pfvm_grad_subgraph(pfvm_grad_ctx *g, const pfvm_graph *body, pfvm_value *const *seeds,
+                                        pfvm_value *const *caps, int n_caps);
+
 /* Fails with "node 'n' (Op): gradient: <message>" and returns the code. */
 PFVM_API pfvm_code pfvm_grad_fail(pfvm_grad_ctx *g, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -5914,8 +5927,52 @@ static pfvm_code pfvm__cf_k_get(pfvm_kctx *k)
     return pfvm__cf_move_out(k, k->out[0], c);
 }
 
+/* ---- gradients ---------------------------------------------------------------------------- */
+
+#define PFVM__CF_MAX_CAPS 256
+
+/* If: the gradient flows to the outer values the branches read. The
+ * backward node is an If on the same condition whose branches recompute
+ * their forward branch and return the gradients of those values (zeros
+ * where a branch does not read one). */
+static pfvm_code pfvm__cf_g_if(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    const pfvm_attr *tb = pfvm_node_attr(n, "then_branch"), *eb = pfvm_node_attr(n, "else_branch");
+    pfvm_value *caps[PFVM__CF_MAX_CAPS], **seeds = NULL;
+    pfvm_graph *tg, *eg;
+    pfvm_node *nd;
+    pfvm_attr *a;
+    int n_caps, i;
+    if (!tb || !tb->g || !eb || !eb->g)
+        return pfvm_grad_fail(g, "branches missing");
+    if ((n_caps = pfvm_grad_captures(g, caps, PFVM__CF_MAX_CAPS)) < 0)
+        return pfvm_grad_fail(g, "more than %d captured values", PFVM__CF_MAX_CAPS);
+    if (!n_caps)
+        return PFVM_OK;
+    for (i = 0; i < n->n_outputs; i++)
+        stbds_arrput(seeds, pfvm_grad_out(g, i));
+    tg = pfvm_grad_subgraph(g, tb->g, seeds, caps, n_caps);
+    eg = tg ? pfvm_grad_subgraph(g, eb->g, seeds, caps, n_caps) : NULL;
+    stbds_arrfree(seeds);
+    if (!eg)
+        return g->st->code;
+    nd = pfvm_grad_node(g, "If", n->inputs, 1, n_caps);
+    if (!nd || !(a = pfvm_node_add_attr(nd, "then_branch", PFVM_ATTR_GRAPH, g->st)))
+        return g->st->code;
+    a->g = tg;
+    tg->owner = nd;
+    if (!(a = pfvm_node_add_attr(nd, "else_branch", PFVM_ATTR_GRAPH, g->st)))
+        return g->st->code;
+    a->g = eg;
+    eg->owner = nd;
+    for (i = 0; i < n_caps; i++)
+        if (pfvm_grad_add(g, caps[i], nd->outputs[i]))
+            return g->st->code;
+    return PFVM_OK;
+}
+
 const pfvm_op_def pfvm__ops_control[] = {
-    {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
+    {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_if, NULL},
     {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
     {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
     {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
@@ -20871,6 +20928,255 @@ pfvm_value *pfvm_grad_forward_output(pfvm_grad_ctx *g, int i)
     if (pfvm__grad_infer(g, n, 1))
         return NULL;
     return v;
+}
+
+/* ---- control flow: subgraphs -------------------------------------------------------- */
+
+int pfvm_grad_captures(pfvm_grad_ctx *g, pfvm_value **out, int cap)
+{
+    pfvm_value **deps = NULL;
+    int i, j, n = 0;
+    if (!g->node)
+        return 0;
+    pfvm__node_deps(g->node, &deps);
+    for (i = 0; i < (int)stbds_arrlen(deps); i++) {
+        pfvm_value *v = deps[i];
+        int dup = 0;
+        for (j = 0; j < g->node->n_inputs && !dup; j++)
+            dup = g->node->inputs[j] == v;
+        for (j = 0; j < n && !dup; j++)
+            dup = out[j] == v;
+        if (dup || !pfvm__grad_val_needed(g, v))
+            continue;
+        if (n == cap) {
+            stbds_arrfree(deps);
+            return -1;
+        }
+        out[n++] = v;
+    }
+    stbds_arrfree(deps);
+    return n;
+}
+
+#define PFVM__GRAD_COPY_DEPTH 16
+
+/* Copying a subgraph tree: src[k] is copied into dst[k]; values of the
+ * copied graphs take the suffix, captures listed in caps read locals. */
+typedef struct pfvm__grad_copy {
+    pfvm_grad_ctx *g;
+    const pfvm_graph *src[PFVM__GRAD_COPY_DEPTH];
+    pfvm_graph *dst[PFVM__GRAD_COPY_DEPTH];
+    int depth;
+    pfvm_value *const *caps;
+    pfvm_value **locals;
+    int n_caps;
+} pfvm__grad_copy;
+
+static pfvm_value *pfvm__grad_copy_value(pfvm__grad_copy *c, const pfvm_value *v)
+{
+    char name[300];
+    int i;
+    if (!v)
+        return NULL;
+    for (i = 0; i < c->n_caps; i++)
+        if (c->caps[i] == v)
+            return c->locals[i];
+    for (i = 0; i < c->depth; i++)
+        if (v->graph == c->src[i]) {
+            pfvm_value *w;
+            pfvm__snprintf(name, sizeof name, "%s__bwd", v->name);
+            w = pfvm_graph_value(c->dst[i], name, c->g->st);
+            if (w && w->type.kind == PFVM_KIND_UNKNOWN) {
+                w->type = v->type;
+                w->has_type_info = v->has_type_info;
+            }
+            if (w && v->init && !w->init) {
+                pfvm_tensor *t = pfvm_model_tensor(c->g->m, v->init->dtype, v->init->rank, v->init->dims, v->init->data,
+                                                   c->g->st);
+                if (!t || pfvm_graph_add_init(c->dst[i], w, t, c->g->st))
+                    return NULL;
+            }
+            return w;
+        }
+    return (pfvm_value *)v; /* an outer value, visible from the copy too */
+}
+
+static pfvm_code pfvm__grad_copy_graph(pfvm__grad_copy *c, const pfvm_graph *src, pfvm_graph *dst, int outputs)
+{
+    pfvm_grad_ctx *g = c->g;
+    int i, j, l;
+    if (c->depth == PFVM__GRAD_COPY_DEPTH)
+        return pfvm_grad_fail(g, "subgraphs nest too deep");
+    c->src[c->depth] = src;
+    c->dst[c->depth] = dst;
+    c->depth++;
+    for (i = 0; i < (int)stbds_arrlen(src->inputs); i++) {
+        pfvm_value *v = pfvm__grad_copy_value(c, src->inputs[i]);
+        if (!v || pfvm_graph_add_input(dst, v, g->st))
+            return g->st->code ? g->st->code : PFVM_ERR_NOMEM;
+    }
+    for (i = 0; i < (int)stbds_arrlen(src->inits); i++)
+        if (!pfvm__grad_copy_value(c, src->inits[i]))
+            return g->st->code;
+    for (i = 0; i < (int)stbds_arrlen(src->nodes); i++) {
+        const pfvm_node *n = src->nodes[i];
+        pfvm_value **in = NULL, **out = NULL;
+        pfvm_node *cn;
+        char name[300];
+        for (j = 0; j < n->n_inputs; j++)
+            stbds_arrput(in, n->inputs[j] ? pfvm__grad_copy_value(c, n->inputs[j]) : NULL);
+        for (j = 0; j < n->n_outputs; j++)
+            stbds_arrput(out, n->outputs[j] ? pfvm__grad_copy_value(c, n->outputs[j]) : NULL);
+        pfvm__snprintf(name, sizeof name, "%s__bwd", n->name ? n->name : "");
+        cn = pfvm_graph_add_node(dst, n->op_type, n->domain, n->name && n->name[0] ? name : "", in, n->n_inputs, out,
+                                 n->n_outputs, g->st);
+        stbds_arrfree(in);
+        stbds_arrfree(out);
+        if (!cn)
+            return g->st->code;
+        cn->opset = n->opset;
+        cn->op = n->op;
+        if (n->n_attrs) {
+            cn->attrs = (pfvm_attr *)pfvm_model_alloc(g->m, sizeof(pfvm_attr) * (size_t)n->n_attrs);
+            if (!cn->attrs)
+                return pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+            memcpy(cn->attrs, n->attrs, sizeof(pfvm_attr) * (size_t)n->n_attrs);
+            cn->n_attrs = n->n_attrs;
+        }
+        for (j = 0; j < cn->n_attrs; j++) {
+            pfvm_attr *a = &cn->attrs[j];
+            if (a->type == PFVM_ATTR_GRAPH && a->g) {
+                pfvm_graph *sub = pfvm_graph_new(g->m, dst, a->g->name, g->st);
+                if (!sub || pfvm__grad_copy_graph(c, a->g, sub, 1))
+                    return g->st->code;
+                sub->owner = cn;
+                a->g = sub;
+            } else if (a->type == PFVM_ATTR_GRAPHS && a->n > 0) {
+                pfvm_graph **gs = (pfvm_graph **)pfvm_model_alloc(g->m, sizeof(pfvm_graph *) * (size_t)a->n);
+                if (!gs)
+                    return pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+                for (l = 0; l < a->n; l++) {
+                    if (!(gs[l] = pfvm_graph_new(g->m, dst, a->graphs[l]->name, g->st)) ||
+                        pfvm__grad_copy_graph(c, a->graphs[l], gs[l], 1))
+                        return g->st->code;
+                    gs[l]->owner = cn;
+                }
+                a->graphs = gs;
+            }
+        }
+    }
+    for (i = 0; outputs && i < (int)stbds_arrlen(src->outputs); i++) {
+        pfvm_value *v = pfvm__grad_copy_value(c, src->outputs[i]);
+        if (!v || pfvm_graph_add_output(dst, v, g->st))
+            return g->st->code ? g->st->code : PFVM_ERR_NOMEM;
+    }
+    c->depth--;
+    return PFVM_OK;
+}
+
+pfvm_graph *pfvm_grad_subgraph(pfvm_grad_ctx *g, const pfvm_graph *body, pfvm_value *const *seeds,
+                               pfvm_value *const *caps, int n_caps)
+{
+    pfvm__grad_copy c;
+    pfvm_graph *dst;
+    pfvm_value **ys = NULL, **sd = NULL;
+    const char **wrt = NULL;
+    pfvm_autodiff_opts o;
+    pfvm_autodiff_result res;
+    char name[300];
+    int i, n_out;
+    if (pfvm__grad_failed(g))
+        return NULL;
+    memset(&c, 0, sizeof c);
+    c.g = g;
+    c.caps = caps;
+    c.n_caps = n_caps;
+    pfvm__snprintf(name, sizeof name, "%s_grad", body->name && body->name[0] ? body->name : "body");
+    dst = pfvm_graph_new(g->m, g->g, name, g->st);
+    c.locals = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(n_caps + 1));
+    if (!dst || !c.locals) {
+        pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    /* local copies of the captured values: the values to differentiate */
+    for (i = 0; i < n_caps; i++) {
+        pfvm_node *nd;
+        pfvm_value *in = caps[i];
+        pfvm__snprintf(name, sizeof name, "%s__local", caps[i]->name);
+        c.locals[i] = pfvm_graph_find(dst, name) ? pfvm_graph_new_value(dst, name, g->st) : pfvm_graph_value(dst, name, g->st);
+        if (!c.locals[i] || !(nd = pfvm_graph_add_node(dst, "Identity", "", name, &in, 1, &c.locals[i], 1, g->st)))
+            return NULL;
+        nd->opset = g->opset;
+        nd->op = pfvm_op_find("", "Identity", g->opset);
+        c.locals[i]->type = caps[i]->type;
+        stbds_arrput(wrt, c.locals[i]->name);
+    }
+    if (pfvm__grad_copy_graph(&c, body, dst, 0))
+        goto fail;
+    c.depth = 1; /* body's values map to the copy's again (src[0], dst[0]) */
+    /* the seeds, as local copies of the outer gradients */
+    n_out = (int)stbds_arrlen(body->outputs);
+    for (i = 0; i < n_out; i++) {
+        pfvm_value *y, *s, *in;
+        pfvm_node *nd;
+        if (!seeds[i])
+            continue;
+        y = pfvm__grad_copy_value(&c, body->outputs[i]);
+        if (!y || y->graph != dst)
+            continue; /* an outer value that needs no gradient here */
+        in = seeds[i];
+        pfvm__snprintf(name, sizeof name, "%s__seed", y->name);
+        s = pfvm_graph_new_value(dst, name, g->st);
+        if (!s || !(nd = pfvm_graph_add_node(dst, "Identity", "", s->name, &in, 1, &s, 1, g->st)))
+            goto fail;
+        nd->opset = g->opset;
+        nd->op = pfvm_op_find("", "Identity", g->opset);
+        s->type = seeds[i]->type;
+        stbds_arrput(ys, y);
+        stbds_arrput(sd, s);
+    }
+    memset(&o, 0, sizeof o);
+    o.ys = ys;
+    o.seeds = sd;
+    o.n_ys = (int)stbds_arrlen(ys);
+    o.wrt = wrt;
+    o.n_wrt = n_caps;
+    o.flags = PFVM_AUTODIFF_NO_OUTPUTS;
+    if (pfvm_autodiff(g->m, dst, &o, &res, g->st))
+        goto fail;
+    for (i = 0; i < res.n_wrt; i++) {
+        pfvm_value *v = res.grads[i];
+        int j;
+        /* each output its own value (ONNX outputs are names) */
+        for (j = 0; j < i; j++)
+            if (res.grads[j] == v)
+                break;
+        if (j < i || v->is_input || v->graph != dst) {
+            pfvm_node *nd;
+            pfvm_value *cp = pfvm_graph_new_value(dst, "grad_out", g->st);
+            if (!cp || !(nd = pfvm_graph_add_node(dst, "Identity", "", cp->name, &v, 1, &cp, 1, g->st)))
+                goto fail;
+            nd->opset = g->opset;
+            nd->op = pfvm_op_find("", "Identity", g->opset);
+            cp->type = v->type;
+            v = cp;
+        }
+        if (pfvm_graph_add_output(dst, v, g->st))
+            goto fail;
+    }
+    stbds_arrfree(ys);
+    stbds_arrfree(sd);
+    stbds_arrfree(wrt);
+    if (pfvm_graph_toposort(dst, g->st) || pfvm_infer_shapes(dst, 0, g->st))
+        return NULL;
+    return dst;
+fail:
+    stbds_arrfree(ys);
+    stbds_arrfree(sd);
+    stbds_arrfree(wrt);
+    if (!g->st->code)
+        pfvm_grad_fail(g, "building the backward subgraph of '%s'", body->name);
+    return NULL;
 }
 
 /* ---- the sweep ------------------------------------------------------------------- */

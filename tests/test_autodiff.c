@@ -1470,6 +1470,58 @@ static void test_resize(void)
     resize("Resize nearest (opset 10)", 10, "1,2,3,4", "nearest", NULL, up2, NULL, NULL, 4);
 }
 
+/* ---- control flow ----------------------------------------------------------------------------- */
+
+/* A subgraph node: out = op(a, b) (b NULL for one input), in graph sub. */
+static pfvm_value *sub_op(pfvm_graph *sub, const char *op, pfvm_value *a, pfvm_value *b, const char *out_name)
+{
+    pfvm_value *in[2], *out = pfvm_graph_value(sub, out_name, NULL);
+    in[0] = a;
+    in[1] = b;
+    pfvm_graph_add_node(sub, op, "", out_name, in, b ? 2 : 1, &out, 1, NULL);
+    return out;
+}
+
+static void if_case(int cond_value)
+{
+    tb t;
+    pfvm_value *x, *w, *c, *in[2], *y;
+    pfvm_graph *tg, *eg;
+    pfvm_node *n;
+    pfvm_attr *a;
+    int64_t cv = cond_value;
+    char label[64];
+    snprintf(label, sizeof label, "If (%s branch)", cond_value ? "then" : "else");
+    tb_begin(&t, label, 13);
+    x = tb_in(&t, "x", PFVM_DOUBLE, "2,3", -1, 1, 1);
+    w = tb_in(&t, "w", PFVM_DOUBLE, "3", -1, 1, 1);
+    c = tb_in_ints(&t, "c", PFVM_BOOL, "", &cv);
+    /* then: sin(x * w); else: x + exp(x) (w unused) */
+    tg = pfvm_graph_new(t.m, t.g, "then", NULL);
+    pfvm_graph_add_output(tg, sub_op(tg, "Sin", sub_op(tg, "Mul", x, w, "tm"), NULL, "ts"), NULL);
+    eg = pfvm_graph_new(t.m, t.g, "else", NULL);
+    pfvm_graph_add_output(eg, sub_op(eg, "Add", x, sub_op(eg, "Exp", x, NULL, "ee"), "ea"), NULL);
+    n = tb_node(&t, "If", &c, 1, 1);
+    a = pfvm_node_add_attr(n, "then_branch", PFVM_ATTR_GRAPH, NULL);
+    a->g = tg;
+    tg->owner = n;
+    a = pfvm_node_add_attr(n, "else_branch", PFVM_ATTR_GRAPH, NULL);
+    a->g = eg;
+    eg->owner = n;
+    y = n->outputs[0];
+    /* x is read outside the If too */
+    in[0] = y;
+    in[1] = x;
+    tb_op(&t, "Mul", in, 2, 1);
+    tb_check(&t);
+}
+
+static void test_control(void)
+{
+    if_case(1);
+    if_case(0);
+}
+
 /* ---- sum_to ------------------------------------------------------------------------- */
 
 /* y = max(a, b) with a, b of the given shapes: the number of ReduceSum
@@ -1530,6 +1582,7 @@ int main(int argc, char **argv)
     test_nn();
     test_indexing();
     test_resize();
+    test_control();
     test_sum_to();
     test_api();
     test_torch();

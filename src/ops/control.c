@@ -8,6 +8,7 @@
  * outputs, sequences and optionals are heap values: the sizes of what
  * control flow produces are known only while running. */
 #include "ops_common.h"
+#include "../passes/autodiff.h"
 #include "../exec/exec.h"
 
 /* ---- helpers --------------------------------------------------------------------------- */
@@ -1049,8 +1050,52 @@ static pfvm_code pfvm__cf_k_get(pfvm_kctx *k)
     return pfvm__cf_move_out(k, k->out[0], c);
 }
 
+/* ---- gradients ---------------------------------------------------------------------------- */
+
+#define PFVM__CF_MAX_CAPS 256
+
+/* If: the gradient flows to the outer values the branches read. The
+ * backward node is an If on the same condition whose branches recompute
+ * their forward branch and return the gradients of those values (zeros
+ * where a branch does not read one). */
+static pfvm_code pfvm__cf_g_if(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    const pfvm_attr *tb = pfvm_node_attr(n, "then_branch"), *eb = pfvm_node_attr(n, "else_branch");
+    pfvm_value *caps[PFVM__CF_MAX_CAPS], **seeds = NULL;
+    pfvm_graph *tg, *eg;
+    pfvm_node *nd;
+    pfvm_attr *a;
+    int n_caps, i;
+    if (!tb || !tb->g || !eb || !eb->g)
+        return pfvm_grad_fail(g, "branches missing");
+    if ((n_caps = pfvm_grad_captures(g, caps, PFVM__CF_MAX_CAPS)) < 0)
+        return pfvm_grad_fail(g, "more than %d captured values", PFVM__CF_MAX_CAPS);
+    if (!n_caps)
+        return PFVM_OK;
+    for (i = 0; i < n->n_outputs; i++)
+        stbds_arrput(seeds, pfvm_grad_out(g, i));
+    tg = pfvm_grad_subgraph(g, tb->g, seeds, caps, n_caps);
+    eg = tg ? pfvm_grad_subgraph(g, eb->g, seeds, caps, n_caps) : NULL;
+    stbds_arrfree(seeds);
+    if (!eg)
+        return g->st->code;
+    nd = pfvm_grad_node(g, "If", n->inputs, 1, n_caps);
+    if (!nd || !(a = pfvm_node_add_attr(nd, "then_branch", PFVM_ATTR_GRAPH, g->st)))
+        return g->st->code;
+    a->g = tg;
+    tg->owner = nd;
+    if (!(a = pfvm_node_add_attr(nd, "else_branch", PFVM_ATTR_GRAPH, g->st)))
+        return g->st->code;
+    a->g = eg;
+    eg->owner = nd;
+    for (i = 0; i < n_caps; i++)
+        if (pfvm_grad_add(g, caps[i], nd->outputs[i]))
+            return g->st->code;
+    return PFVM_OK;
+}
+
 const pfvm_op_def pfvm__ops_control[] = {
-    {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
+    {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_if, NULL},
     {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
     {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
     {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},

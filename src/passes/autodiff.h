@@ -241,6 +241,19 @@ PFVM_API pfvm_value *pfvm_grad_ge(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *y
  * statistics): the builder then reads what the forward pass computed. */
 PFVM_API pfvm_value *pfvm_grad_forward_output(pfvm_grad_ctx *g, int i);
 
+/* Control flow. The outer values the node's subgraphs read that need
+ * gradients (its inputs excluded), deduplicated, into out[0..cap): the
+ * count, or -1 when more than cap. */
+PFVM_API int pfvm_grad_captures(pfvm_grad_ctx *g, pfvm_value **out, int cap);
+/* The backward graph of `body` (a subgraph of the node, such as an If
+ * branch) as a new subgraph of the context's graph: it recomputes body
+ * (a copy, reading local Identity copies of the captured values caps) and
+ * returns the gradients of caps[0..n_caps) given seeds[i] for body's output
+ * i (NULL: none), zeros where body does not use a capture. The caller sets
+ * the graph's owner and puts it in an attribute. NULL on failure. */
+PFVM_API pfvm_graph *pfvm_grad_subgraph(pfvm_grad_ctx *g, const pfvm_graph *body, pfvm_value *const *seeds,
+                                        pfvm_value *const *caps, int n_caps);
+
 /* Fails with "node 'n' (Op): gradient: <message>" and returns the code. */
 PFVM_API pfvm_code pfvm_grad_fail(pfvm_grad_ctx *g, const char *fmt, ...)
 #if defined(__GNUC__)
