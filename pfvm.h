@@ -1866,12 +1866,45 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_alias(pfvm_fuse_ctx *f, int d, int src);
  * into the status when the caller gave one). */
 PFVM_INTERNAL pfvm_code pfvm_fuse_refuse(pfvm_fuse_ctx *f, const char *why);
 
+/* The node's input i when its contents are known (an initializer while
+ * the pass decides, the call's input tensor while a group compiles), or
+ * NULL: hooks read axes and exponents here. */
+PFVM_INTERNAL const pfvm_tensor *pfvm_fuse_const(const pfvm_fuse_ctx *f, int i);
+
+/* Reductions end a group: the node's output d (PFVM_FUSE_OUT(j)) is the
+ * reduction of operand src over `axes` (n_axes of them; none: every axis)
+ * of the group's shape, with or without the reduced dims (keepdims). Its
+ * elements start at `init`; `accum` folds a run of n values into them
+ * (v[e] into acc[e*inc], inc 0: all into acc[0], in order), in double like
+ * the Reduce kernels; `finish` turns an accumulator and the number of
+ * values folded into the result. A reduction's result cannot be read
+ * inside its group. */
+typedef void (*pfvm_fuse_accum)(double *acc, int64_t inc, const float *v, int64_t n);
+typedef double (*pfvm_fuse_finish)(double acc, int64_t count);
+typedef struct pfvm_fuse_reducer {
+    double init;
+    pfvm_fuse_accum accum;
+    pfvm_fuse_finish finish; /* NULL: the accumulator itself */
+} pfvm_fuse_reducer;
+PFVM_INTERNAL pfvm_code pfvm_fuse_reduce(pfvm_fuse_ctx *f, int d, int src, const pfvm_fuse_reducer *r,
+                                         const int64_t *axes, int n_axes, int keepdims);
+
 /* ---- for the fusion pass ---------------------------------------------------- */
 
+/* What a hook said about a node. */
+typedef struct pfvm_fuse_info {
+    int reduction;   /* it reduces: its outputs have another shape */
+    int iter_input;  /* then: the input whose shape the group walks, or -1 */
+    unsigned used;   /* bit i: input i is read element by element (the others,
+                        axes and the like, need no broadcasting) */
+} pfvm_fuse_info;
+
 /* 1 when `n` can be part of a fused group given the element types of its
- * inputs (in_dtypes[i], PFVM_UNDEFINED for omitted ones): its operator has
- * a fuse hook and the hook accepts the node. */
-PFVM_INTERNAL int pfvm_fuse_accepts(const pfvm_node *n, const pfvm_dtype *in_dtypes);
+ * inputs (in_dtypes[i], PFVM_UNDEFINED for omitted ones) and their known
+ * contents (consts, may be NULL): its operator has a fuse hook and the
+ * hook accepts the node. Fills *info when given. */
+PFVM_INTERNAL int pfvm_fuse_accepts(const pfvm_node *n, const pfvm_dtype *in_dtypes, const pfvm_tensor *const *consts,
+                                    pfvm_fuse_info *info);
 
 /* The model-local function a node calls (by domain and op_type), or NULL. */
 PFVM_API const pfvm_function *pfvm_model_function(const pfvm_model *m, const char *domain, const char *name);
@@ -7364,7 +7397,31 @@ PFVM__EW_KERNEL(add, PFVM__EW_OP_FI(add, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(sub, PFVM__EW_OP_FI(sub, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(mul, PFVM__EW_OP_FI(mul, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(div, PFVM__EW_OP_FI(div, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(pow, PFVM__EW_OP_FI(pow, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+static pfvm_code pfvm__ew_k_pow(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(pow, PFVM_FLOAT);
+    pfvm__ew_params p;
+    pfvm__ew_read_params(k->node, &p, 0, 0);
+    return pfvm__ew_run_node(k, &op, &p, PFVM_UNDEFINED);
+}
+
+/* x^2 with a constant exponent 2 is x*x: pow of floats computed in double
+ * and rounded once is the correctly rounded square, as is float x*x. */
+static pfvm_code pfvm__ew_k_pow_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(pow, PFVM_FLOAT);
+    static const pfvm__ew_op mul = PFVM__EW_OP_FI(mul, PFVM_FLOAT);
+    const pfvm_tensor *e = pfvm_fuse_const(f, 1);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    if (e && pfvm_tensor_numel(e) == 1 && (pfvm_dtype_is_float(e->dtype) || pfvm_dtype_is_int(e->dtype)) &&
+        pfvm_tensor_get_f64(e, 0) == 2.0 &&
+        pfvm_fuse_dtype(f, 0) == PFVM_FLOAT && n->opset >= 7) {
+        static const int src[2] = {PFVM_FUSE_IN(0), PFVM_FUSE_IN(0)};
+        return pfvm_fuse_emit(f, mul.z, &p, sizeof p, PFVM_FUSE_OUT(0), 2, src);
+    }
+    return pfvm__ew_fuse_op(f, n, &op, &p);
+}
 PFVM__EW_KERNEL(equal, PFVM__EW_OP_FI(equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(greater, PFVM__EW_OP_FI(greater, PFVM_BOOL), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(less, PFVM__EW_OP_FI(less, PFVM_BOOL), PFVM_BOOL, 0, 0)
@@ -15178,6 +15235,109 @@ PFVM__RED_KERNEL(logsum, PFVM__RED_LOGSUM)
 PFVM__RED_KERNEL(logsumexp, PFVM__RED_LOGSUMEXP)
 PFVM__RED_KERNEL(sumsq, PFVM__RED_SUMSQ)
 
+/* ---- in fused groups: an element-wise prologue folded as it is computed ------------------ */
+
+/* Accumulators in double, folded in the kernel's order: one running value
+ * per output element (inc 0: the run belongs to one element). */
+#define PFVM__RED_ZACC(name, step)                                                    \
+    static void pfvm__red_z_##name(double *acc, int64_t inc, const float *v, int64_t n) \
+    {                                                                                 \
+        int64_t e;                                                                    \
+        if (!inc) {                                                                   \
+            double a = acc[0];                                                        \
+            for (e = 0; e < n; e++) {                                                 \
+                double x = v[e];                                                      \
+                a = (step);                                                           \
+            }                                                                         \
+            acc[0] = a;                                                               \
+            return;                                                                   \
+        }                                                                             \
+        for (e = 0; e < n; e++) {                                                     \
+            double x = v[e], a = acc[e * inc];                                        \
+            acc[e * inc] = (step);                                                    \
+        }                                                                             \
+    }
+PFVM__RED_ZACC(sum, a + x)
+PFVM__RED_ZACC(sumsq, a + x * x)
+PFVM__RED_ZACC(l1, a + fabs(x))
+PFVM__RED_ZACC(prod, a * x)
+PFVM__RED_ZACC(max, x > a || x != x ? x : a)
+PFVM__RED_ZACC(min, x < a || x != x ? x : a)
+
+static double pfvm__red_z_mean(double a, int64_t count)
+{
+    return count ? a / (double)count : NAN;
+}
+
+static double pfvm__red_z_sqrt(double a, int64_t count)
+{
+    (void)count;
+    return sqrt(a);
+}
+
+static double pfvm__red_z_log(double a, int64_t count)
+{
+    (void)count;
+    return log(a);
+}
+
+/* A float32 reduction over constant axes ends a fused group. */
+static pfvm_code pfvm__red_fuse(pfvm_fuse_ctx *f, const pfvm_node *n, const pfvm_fuse_reducer *r)
+{
+    int64_t axes[PFVM__RED_MAX_AXES];
+    int cnt = 0, i;
+    if (pfvm_fuse_dtype(f, 0) != PFVM_FLOAT)
+        return pfvm_fuse_refuse(f, "float32 only");
+    if (pfvm__red_axes_from_input(n)) {
+        if (n->n_inputs > 1 && n->inputs[1]) {
+            const pfvm_tensor *t = pfvm_fuse_const(f, 1);
+            int64_t m;
+            if (!t || !pfvm__red_is_intlike(t->dtype) || (m = pfvm_tensor_numel(t)) > PFVM__RED_MAX_AXES)
+                return pfvm_fuse_refuse(f, "axes not constant");
+            for (i = 0; i < (int)m; i++)
+                axes[i] = pfvm_tensor_get_i64(t, i);
+            cnt = (int)m;
+        }
+    } else {
+        const int64_t *a;
+        cnt = pfvm_node_attr_ints(n, "axes", &a);
+        if (cnt > PFVM__RED_MAX_AXES)
+            return pfvm_fuse_refuse(f, "axes");
+        for (i = 0; i < cnt; i++)
+            axes[i] = a[i];
+        cnt = cnt < 0 ? 0 : cnt;
+    }
+    if (!cnt && pfvm_node_attr_int(n, "noop_with_empty_axes", 0))
+        return pfvm_fuse_refuse(f, "no-op reduction");
+    if (cnt > PFVM_MAX_RANK)
+        return pfvm_fuse_refuse(f, "axes");
+    return pfvm_fuse_reduce(f, PFVM_FUSE_OUT(0), PFVM_FUSE_IN(0), r, axes, cnt,
+                            pfvm_node_attr_int(n, "keepdims", 1) != 0);
+}
+
+#define PFVM__RED_FUSE(name, init, acc, finish)                                  \
+    static pfvm_code pfvm__red_k_##name##_fuse(pfvm_fuse_ctx *f, const pfvm_node *n) \
+    {                                                                            \
+        static const pfvm_fuse_reducer r = {init, pfvm__red_z_##acc, finish};      \
+        return pfvm__red_fuse(f, n, &r);                                         \
+    }
+PFVM__RED_FUSE(sum, 0.0, sum, NULL)
+PFVM__RED_FUSE(mean, 0.0, sum, pfvm__red_z_mean)
+PFVM__RED_FUSE(max, -INFINITY, max, NULL)
+PFVM__RED_FUSE(min, INFINITY, min, NULL)
+PFVM__RED_FUSE(prod, 1.0, prod, NULL)
+PFVM__RED_FUSE(l1, 0.0, l1, NULL)
+PFVM__RED_FUSE(l2, 0.0, sumsq, pfvm__red_z_sqrt)
+PFVM__RED_FUSE(logsum, 0.0, sum, pfvm__red_z_log)
+PFVM__RED_FUSE(sumsq, 0.0, sumsq, NULL)
+
+/* LogSumExp takes two passes (the maximum first): not in a single walk. */
+static pfvm_code pfvm__red_k_logsumexp_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    (void)n;
+    return pfvm_fuse_refuse(f, "two passes");
+}
+
 /* ---- ArgMax, ArgMin ----------------------------------------------------------------------------- */
 
 static pfvm_code pfvm__red_infer_arg(pfvm_ictx *c)
@@ -15902,9 +16062,10 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 /* ---- the table ------------------------------------------------------------------------------------------ */
 
 #define PFVM__RED_T "float,double,float16,bfloat16,int8,uint8,int16,uint16,int32,uint32,int64,uint64"
-/* Every reduction takes the builder named after its kernel, `<kern>_grad`. */
+/* Every reduction takes the builder named after its kernel, `<kern>_grad`,
+ * and the fuse hook `<kern>_fuse`. */
 #define PFVM__RED_OP(name, kern) \
-    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, NULL}
+    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse}
 
 const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__RED_OP("ReduceSum", pfvm__red_k_sum),
@@ -22200,6 +22361,9 @@ typedef struct pfvm__fuse_state {
     pfvm_graph *g;
     int n;
     unsigned char *cand;   /* per node: may join a group */
+    unsigned char *red;    /* per node: a reduction (its outputs cannot be read in its group) */
+    unsigned *used;        /* per node: inputs read element by element */
+    const pfvm_shape **shape; /* per node: the shape its group walks */
     int *group;            /* per node: group id or -1 */
     int **members;         /* stb_ds per group: node indices, ascending */
     int *visit;            /* per node: search stamp */
@@ -22241,30 +22405,49 @@ static int pfvm__fuse_has_subgraph(const pfvm_node *n)
     return 0;
 }
 
-/* May n be part of a group? Its hook accepts it for its input types and
- * its outputs are tensors of one known shape. */
-static int pfvm__fuse_candidate(const pfvm_node *n)
+/* May node i be part of a group? Its hook accepts it for its input types
+ * (and the contents of constant inputs), and it has one shape to walk: its
+ * outputs' (all equal), or for a reduction its input's. */
+static int pfvm__fuse_candidate(pfvm__fuse_state *s, int i)
 {
+    const pfvm_node *n = s->g->nodes[i];
     pfvm_dtype dt[16];
+    const pfvm_tensor *cs[16];
+    pfvm_fuse_info info;
     int j;
     if (!n->op || !n->op->fuse || n->n_inputs > 16 || n->n_outputs < 1 || pfvm__fuse_has_subgraph(n))
         return 0;
     for (j = 0; j < n->n_outputs; j++) {
         const pfvm_value *v = n->outputs[j];
-        if (!v || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0 ||
-            !pfvm__fuse_same_shape(&v->type.shape, &n->outputs[0]->type.shape))
+        if (!v || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0)
             return 0;
     }
     for (j = 0; j < n->n_inputs; j++) {
         const pfvm_value *v = n->inputs[j];
         dt[j] = PFVM_UNDEFINED;
+        cs[j] = NULL;
         if (!v)
             continue;
         if (v->type.kind != PFVM_KIND_TENSOR || v->type.dtype == PFVM_UNDEFINED || v->type.shape.rank < 0)
             return 0;
         dt[j] = v->type.dtype;
+        cs[j] = v->init;
     }
-    return pfvm_fuse_accepts(n, dt);
+    if (!pfvm_fuse_accepts(n, dt, cs, &info))
+        return 0;
+    s->red[i] = (unsigned char)info.reduction;
+    s->used[i] = info.used;
+    if (info.reduction) {
+        if (info.iter_input < 0 || info.iter_input >= n->n_inputs || !n->inputs[info.iter_input])
+            return 0;
+        s->shape[i] = &n->inputs[info.iter_input]->type.shape;
+        return 1;
+    }
+    s->shape[i] = &n->outputs[0]->type.shape;
+    for (j = 1; j < n->n_outputs; j++)
+        if (!pfvm__fuse_same_shape(&n->outputs[j]->type.shape, s->shape[i]))
+            return 0;
+    return 1;
 }
 
 /* The node of g producing v, or -1 (inputs, initializers, outer values). */
@@ -22310,7 +22493,7 @@ static int pfvm__fuse_reaches(pfvm__fuse_state *s, int q, int lo, int **stack)
 static int pfvm__fuse_can_merge(pfvm__fuse_state *s, int i, const int *gs, int ng)
 {
     const pfvm_node *n = s->g->nodes[i];
-    const pfvm_shape *S = &n->outputs[0]->type.shape;
+    const pfvm_shape *S = s->shape[i];
     int *stack = NULL, k, m, j, lo = i, ok = 1;
     s->in_u[i] = 1;
     for (k = 0; k < ng; k++)
@@ -22322,7 +22505,11 @@ static int pfvm__fuse_can_merge(pfvm__fuse_state *s, int i, const int *gs, int n
         }
     for (j = 0; ok && j < n->n_inputs; j++) {
         int p = pfvm__fuse_producer(s, n->inputs[j]);
-        if (n->inputs[j] && (p < 0 || !s->in_u[p]) && !pfvm__fuse_broadcasts(&n->inputs[j]->type.shape, S))
+        int used = j >= 32 || (s->used[i] & (1u << j));
+        if (n->inputs[j] && used && (p < 0 || !s->in_u[p]) && !pfvm__fuse_broadcasts(&n->inputs[j]->type.shape, S))
+            ok = 0;
+        /* a reduction's result exists only once the group has run */
+        if (n->inputs[j] && p >= 0 && s->in_u[p] && s->red[p])
             ok = 0;
     }
     /* acyclic: no input from outside depends on the union */
@@ -22360,13 +22547,13 @@ static int pfvm__fuse_cmp_int(const void *a, const void *b)
 static pfvm_code pfvm__fuse_place(pfvm__fuse_state *s, int i, pfvm_status *st)
 {
     const pfvm_node *n = s->g->nodes[i];
-    const pfvm_shape *S = &n->outputs[0]->type.shape;
+    const pfvm_shape *S = s->shape[i];
     int gs[64], ng = 0, j, k, target = -1;
     for (j = 0; j < n->n_inputs && ng < 64; j++) {
         int p = pfvm__fuse_producer(s, n->inputs[j]), gp, dup = 0;
-        if (p < 0 || (gp = s->group[p]) < 0)
+        if (p < 0 || (gp = s->group[p]) < 0 || s->red[p])
             continue;
-        if (!pfvm__fuse_same_shape(&s->g->nodes[s->members[gp][0]]->outputs[0]->type.shape, S))
+        if (!pfvm__fuse_same_shape(s->shape[s->members[gp][0]], S))
             continue;
         for (k = 0; k < ng; k++)
             dup |= gs[k] == gp;
@@ -22606,16 +22793,19 @@ PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_
     s.g = g;
     s.n = n;
     s.cand = (unsigned char *)pfvm__calloc((size_t)n + 1, 1);
+    s.red = (unsigned char *)pfvm__calloc((size_t)n + 1, 1);
+    s.used = (unsigned *)pfvm__calloc((size_t)n + 1, sizeof *s.used);
+    s.shape = (const pfvm_shape **)pfvm__calloc((size_t)n + 1, sizeof *s.shape);
     s.group = (int *)pfvm__calloc((size_t)n + 1, sizeof *s.group);
     s.visit = (int *)pfvm__calloc((size_t)n + 1, sizeof *s.visit);
     s.in_u = (unsigned char *)pfvm__calloc((size_t)n + 1, 1);
-    if (!s.cand || !s.group || !s.visit || !s.in_u) {
+    if (!s.cand || !s.red || !s.used || !s.shape || !s.group || !s.visit || !s.in_u) {
         rc = pfvm__fuse_nomem(st);
         goto done;
     }
     for (i = 0; i < n; i++) {
         s.group[i] = -1;
-        s.cand[i] = (unsigned char)pfvm__fuse_candidate(g->nodes[i]);
+        s.cand[i] = (unsigned char)pfvm__fuse_candidate(&s, i);
     }
     for (i = 0; i < n && !rc; i++)
         if (s.cand[i])
@@ -22645,6 +22835,9 @@ done:
     stbds_arrfree(s.members);
     stbds_arrfree(dead);
     pfvm__free(s.cand);
+    pfvm__free(s.red);
+    pfvm__free(s.used);
+    pfvm__free(s.shape);
     pfvm__free(s.group);
     pfvm__free(s.visit);
     pfvm__free(s.in_u);
@@ -24436,14 +24629,32 @@ typedef struct pfvm__fz_ins {
     } p;
 } pfvm__fz_ins;
 
+/* A reduction ending the group. */
+typedef struct pfvm__fz_sink {
+    int src;                   /* slot, then register, of the values folded */
+    int slot;                  /* the result's slot */
+    pfvm_fuse_reducer r;
+    int64_t axes[PFVM_MAX_RANK];
+    int n_axes, keepdims;
+    /* run time */
+    int out;                   /* the group output it makes */
+    int64_t st[PFVM_MAX_RANK]; /* strides of the result over the walk (0 on reduced axes) */
+    int64_t off;               /* offset at the walk's current row */
+    double *acc;
+    int64_t n_acc, count;
+} pfvm__fz_sink;
+
 /* A compiled group: slots 0..n_in-1 are the group's inputs; every value
  * computed gets a slot; slots map to registers. */
 typedef struct pfvm__fz_prog {
-    pfvm__fz_ins *ins;   /* stb_ds */
+    pfvm__fz_ins *ins;    /* stb_ds */
+    pfvm__fz_sink *sinks; /* stb_ds */
+    int *slot_sink;       /* stb_ds per slot: sink index or -1 */
     int n_slots, n_in, n_out, n_regs;
     pfvm_dtype *in_dtype; /* the input types it was compiled for */
     int *in_reg;          /* per input: register, -1 when unused */
-    int *out_reg;         /* per output: register */
+    int *out_reg;         /* per output: register, -1 for a reduction */
+    int *out_sink;        /* per output: sink index or -1 */
     float *regs;          /* n_regs * PFVM_FUSE_BLOCK */
     float **ptr;          /* per register: its storage for the block being run */
     unsigned char *out_direct; /* per output: its register may live in the output */
@@ -24451,22 +24662,37 @@ typedef struct pfvm__fz_prog {
     int64_t *st;          /* n_in * PFVM_MAX_RANK strides */
     int64_t *off;         /* n_in offsets */
     unsigned char *fixed; /* n_in: the input is one value for the whole run */
+    void **in_copy;       /* n_in: contents of inputs the hooks read (the program assumes them), or NULL */
+    size_t *in_copy_size;
+    int n_chunks;         /* runs of the block being filled (reductions) */
+    int64_t *chunk_at, *chunk_len, *chunk_off; /* PFVM_FUSE_BLOCK each; offs per sink */
 } pfvm__fz_prog;
 
 static void pfvm__fz_prog_free(pfvm__fz_prog *p)
 {
+    int i;
     if (!p)
         return;
     stbds_arrfree(p->ins);
+    stbds_arrfree(p->sinks);
+    stbds_arrfree(p->slot_sink);
     pfvm__free(p->in_dtype);
     pfvm__free(p->in_reg);
     pfvm__free(p->out_reg);
+    pfvm__free(p->out_sink);
     pfvm__free(p->regs);
     pfvm__free(p->ptr);
     pfvm__free(p->out_direct);
     pfvm__free(p->st);
     pfvm__free(p->off);
     pfvm__free(p->fixed);
+    for (i = 0; p->in_copy && i < p->n_in; i++)
+        pfvm__free(p->in_copy[i]);
+    pfvm__free(p->in_copy);
+    pfvm__free(p->in_copy_size);
+    pfvm__free(p->chunk_at);
+    pfvm__free(p->chunk_len);
+    pfvm__free(p->chunk_off);
     pfvm__free(p);
 }
 
@@ -24474,14 +24700,18 @@ static void pfvm__fz_prog_free(pfvm__fz_prog *p)
 
 struct pfvm_fuse_ctx {
     const pfvm_node *node;
-    const pfvm_dtype *in_dtype; /* per node input */
-    const int *in_slot;         /* per node input (compiling) */
+    const pfvm_dtype *in_dtype;      /* per node input */
+    const pfvm_tensor *const *in_const; /* per node input, or NULL */
+    const int *in_slot;              /* per node input (compiling) */
     int out_slot[PFVM__FZ_MAX_NODE_OUT];
+    unsigned out_sink;               /* bit j: output j is a reduction */
     int tmp_slot[PFVM__FZ_MAX_TMP];
     int n_tmp;
-    int n_slots;                /* slots made while only checking */
-    pfvm__fz_prog *prog;        /* NULL: only checking */
-    const char *why;            /* a refusal's reason */
+    int n_slots;                     /* slots made while only checking */
+    pfvm__fz_prog *prog;             /* NULL: only checking */
+    const char *why;                 /* a refusal's reason */
+    unsigned const_used;             /* bit i: the hook read input i's contents */
+    pfvm_fuse_info info;
 };
 
 PFVM_INTERNAL pfvm_dtype pfvm_fuse_dtype(const pfvm_fuse_ctx *f, int i)
@@ -24489,6 +24719,18 @@ PFVM_INTERNAL pfvm_dtype pfvm_fuse_dtype(const pfvm_fuse_ctx *f, int i)
     if (i < 0 || i >= f->node->n_inputs || !f->node->inputs[i])
         return PFVM_UNDEFINED;
     return f->in_dtype[i];
+}
+
+PFVM_INTERNAL const pfvm_tensor *pfvm_fuse_const(const pfvm_fuse_ctx *f, int i)
+{
+    const pfvm_tensor *t;
+    if (i < 0 || i >= f->node->n_inputs || !f->node->inputs[i] || !f->in_const)
+        return NULL;
+    t = f->in_const[i];
+    if (!t || t->kind != PFVM_KIND_TENSOR || (!t->data && pfvm_tensor_numel(t)) || t->dtype == PFVM_STRING || i >= 32)
+        return NULL;
+    ((pfvm_fuse_ctx *)f)->const_used |= 1u << i;
+    return t;
 }
 
 PFVM_INTERNAL int pfvm_fuse_tmp(pfvm_fuse_ctx *f)
@@ -24506,17 +24748,29 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_refuse(pfvm_fuse_ctx *f, const char *why)
     return PFVM_ERR_UNSUPPORTED;
 }
 
-/* The slot an operand reads, or -1 when it names nothing defined. */
-static int pfvm__fz_src_slot(const pfvm_fuse_ctx *f, int o)
+/* The slot an operand reads, or -1 when it names nothing defined (or a
+ * reduction's result, which the group cannot read). */
+static int pfvm__fz_src_slot(pfvm_fuse_ctx *f, int o)
 {
     const pfvm_node *n = f->node;
-    if (o >= 0 && o < n->n_inputs)
-        return n->inputs[o] ? (f->prog ? f->in_slot[o] : 0) : -1;
-    if (o >= PFVM_FUSE_OUT(0) && o < PFVM_FUSE_OUT(0) + n->n_outputs && o - PFVM_FUSE_OUT(0) < PFVM__FZ_MAX_NODE_OUT)
-        return f->out_slot[o - PFVM_FUSE_OUT(0)];
-    if (o >= PFVM__FZ_TMP0 && o < PFVM__FZ_TMP0 + f->n_tmp)
-        return f->tmp_slot[o - PFVM__FZ_TMP0];
-    return -1;
+    int s = -1;
+    if (o >= 0 && o < n->n_inputs) {
+        if (!n->inputs[o])
+            return -1;
+        if (o < 32)
+            f->info.used |= 1u << o;
+        s = f->prog ? f->in_slot[o] : 0;
+    } else if (o >= PFVM_FUSE_OUT(0) && o < PFVM_FUSE_OUT(0) + n->n_outputs &&
+               o - PFVM_FUSE_OUT(0) < PFVM__FZ_MAX_NODE_OUT) {
+        if (f->out_sink & (1u << (o - PFVM_FUSE_OUT(0))))
+            return -1;
+        s = f->out_slot[o - PFVM_FUSE_OUT(0)];
+    } else if (o >= PFVM__FZ_TMP0 && o < PFVM__FZ_TMP0 + f->n_tmp) {
+        s = f->tmp_slot[o - PFVM__FZ_TMP0];
+    }
+    if (s >= 0 && f->prog && (s >= (int)stbds_arrlen(f->prog->slot_sink) || f->prog->slot_sink[s] >= 0))
+        return -1;
+    return s;
 }
 
 /* Where a destination's slot is recorded, or NULL when it is not a fresh
@@ -24531,6 +24785,15 @@ static int *pfvm__fz_dst(pfvm_fuse_ctx *f, int o)
     else if (o >= PFVM__FZ_TMP0 && o < PFVM__FZ_TMP0 + f->n_tmp)
         d = &f->tmp_slot[o - PFVM__FZ_TMP0];
     return d && *d < 0 ? d : NULL;
+}
+
+/* A new slot (sink: the index of the reduction making it, or -1). */
+static int pfvm__fz_new_slot(pfvm_fuse_ctx *f, int sink)
+{
+    if (!f->prog)
+        return f->n_slots++;
+    stbds_arrput(f->prog->slot_sink, sink);
+    return f->prog->n_slots++;
 }
 
 PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, const void *params, size_t size, int d,
@@ -24548,13 +24811,11 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, co
             return pfvm_fuse_refuse(f, "instruction reads an undefined operand");
     if (size)
         memcpy(&ins.p, params, size);
-    if (!f->prog) {
-        *dst = f->n_slots++;
-        return PFVM_OK;
+    *dst = pfvm__fz_new_slot(f, -1);
+    if (f->prog) {
+        ins.d = *dst;
+        stbds_arrput(f->prog->ins, ins);
     }
-    ins.d = f->prog->n_slots;
-    stbds_arrput(f->prog->ins, ins);
-    *dst = f->prog->n_slots++;
     return PFVM_OK;
 }
 
@@ -24567,17 +24828,42 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_alias(pfvm_fuse_ctx *f, int d, int src)
     return PFVM_OK;
 }
 
+PFVM_INTERNAL pfvm_code pfvm_fuse_reduce(pfvm_fuse_ctx *f, int d, int src, const pfvm_fuse_reducer *r,
+                                         const int64_t *axes, int n_axes, int keepdims)
+{
+    int j = d - PFVM_FUSE_OUT(0), s = pfvm__fz_src_slot(f, src), *dst = pfvm__fz_dst(f, d);
+    pfvm__fz_sink k;
+    if (!r || !r->accum || j < 0 || j >= f->node->n_outputs || !dst || s < 0 || n_axes < 0 || n_axes > PFVM_MAX_RANK)
+        return pfvm_fuse_refuse(f, "malformed reduction");
+    f->info.reduction = 1;
+    f->info.iter_input = src >= 0 && src < f->node->n_inputs ? src : -1;
+    f->out_sink |= 1u << j;
+    memset(&k, 0, sizeof k);
+    k.src = s;
+    k.r = *r;
+    if (n_axes)
+        memcpy(k.axes, axes, sizeof(int64_t) * (size_t)n_axes);
+    k.n_axes = n_axes;
+    k.keepdims = keepdims != 0;
+    k.slot = *dst = pfvm__fz_new_slot(f, f->prog ? (int)stbds_arrlen(f->prog->sinks) : 0);
+    if (f->prog)
+        stbds_arrput(f->prog->sinks, k);
+    return PFVM_OK;
+}
+
 /* Runs n's hook. in_slot NULL and prog NULL: only checking. */
-static pfvm_code pfvm__fz_node(pfvm_fuse_ctx *f, const pfvm_node *n, const pfvm_dtype *in_dtype, const int *in_slot,
-                               pfvm__fz_prog *prog)
+static pfvm_code pfvm__fz_node(pfvm_fuse_ctx *f, const pfvm_node *n, const pfvm_dtype *in_dtype,
+                               const pfvm_tensor *const *in_const, const int *in_slot, pfvm__fz_prog *prog)
 {
     pfvm_code rc;
     int j;
     memset(f, 0, sizeof *f);
     f->node = n;
     f->in_dtype = in_dtype;
+    f->in_const = in_const;
     f->in_slot = in_slot;
     f->prog = prog;
+    f->info.iter_input = -1;
     for (j = 0; j < PFVM__FZ_MAX_NODE_OUT; j++)
         f->out_slot[j] = -1;
     if (!n->op || !n->op->fuse || n->n_outputs > PFVM__FZ_MAX_NODE_OUT)
@@ -24587,13 +24873,20 @@ static pfvm_code pfvm__fz_node(pfvm_fuse_ctx *f, const pfvm_node *n, const pfvm_
     for (j = 0; j < n->n_outputs; j++)
         if (n->outputs[j] && f->out_slot[j] < 0)
             return pfvm_fuse_refuse(f, "an output is not computed");
+    /* a reduction's other outputs would have the walk's shape: keep it simple */
+    if (f->info.reduction && (f->out_sink != (1u << n->n_outputs) - 1u || f->info.iter_input < 0))
+        return pfvm_fuse_refuse(f, "a reduction with other outputs");
     return PFVM_OK;
 }
 
-PFVM_INTERNAL int pfvm_fuse_accepts(const pfvm_node *n, const pfvm_dtype *in_dtypes)
+PFVM_INTERNAL int pfvm_fuse_accepts(const pfvm_node *n, const pfvm_dtype *in_dtypes, const pfvm_tensor *const *consts,
+                                    pfvm_fuse_info *info)
 {
     pfvm_fuse_ctx f;
-    return pfvm__fz_node(&f, n, in_dtypes, NULL, NULL) == PFVM_OK;
+    int ok = pfvm__fz_node(&f, n, in_dtypes, consts, NULL, NULL) == PFVM_OK;
+    if (info)
+        *info = f.info;
+    return ok;
 }
 
 /* ---- compiling --------------------------------------------------------------------- */
@@ -24652,9 +24945,10 @@ static int pfvm__fz_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, p
 }
 
 /* Maps slots to registers: inputs keep theirs for the whole program (a
- * fixed input is loaded once per run), outputs to the end, everything else
- * from its instruction to its last reader. A destination never shares a
- * register with a source of its own instruction. */
+ * fixed input is loaded once per run), outputs and the values reductions
+ * fold to the end, everything else from its instruction to its last
+ * reader. A destination never shares a register with a source of its own
+ * instruction. */
 static pfvm_code pfvm__fz_regalloc(pfvm__fz_prog *p, const int *out_slot, pfvm_status *st)
 {
     int n = (int)stbds_arrlen(p->ins), i, j, n_free = 0;
@@ -24676,9 +24970,11 @@ static pfvm_code pfvm__fz_regalloc(pfvm__fz_prog *p, const int *out_slot, pfvm_s
             last[p->ins[i].s[j]] = i;
     for (j = 0; j < p->n_out; j++)
         last[out_slot[j]] = INT_MAX;
+    for (j = 0; j < (int)stbds_arrlen(p->sinks); j++)
+        last[p->sinks[j].src] = INT_MAX;
     p->n_regs = 0;
     for (j = 0; j < p->n_in; j++)
-        if (last[j] >= 0) {
+        if (last[j] >= 0 && p->slot_sink[j] < 0) {
             last[j] = INT_MAX;
             reg[j] = p->n_regs++;
         }
@@ -24700,42 +24996,63 @@ static pfvm_code pfvm__fz_regalloc(pfvm__fz_prog *p, const int *out_slot, pfvm_s
     }
     for (j = 0; j < p->n_in; j++)
         p->in_reg[j] = reg[j];
-    for (j = 0; j < p->n_out; j++)
-        p->out_reg[j] = reg[out_slot[j]];
+    for (j = 0; j < p->n_out; j++) {
+        p->out_sink[j] = p->slot_sink[out_slot[j]];
+        p->out_reg[j] = p->out_sink[j] >= 0 ? -1 : reg[out_slot[j]];
+    }
+    for (j = 0; j < (int)stbds_arrlen(p->sinks); j++) {
+        int k2;
+        p->sinks[j].src = reg[p->sinks[j].src];
+        p->sinks[j].out = -1;
+        for (k2 = 0; k2 < p->n_out; k2++)
+            if (p->out_sink[k2] == j && p->sinks[j].out < 0)
+                p->sinks[j].out = k2;
+    }
     pfvm__free(last);
     pfvm__free(reg);
     pfvm__free(free_regs);
+    for (j = 0; j < (int)stbds_arrlen(p->sinks); j++)
+        if (p->sinks[j].out < 0 || p->sinks[j].src < 0)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "fused group: a reduction that is not an output");
     p->regs = (float *)pfvm__calloc((size_t)(p->n_regs ? p->n_regs : 1) * PFVM_FUSE_BLOCK, sizeof(float));
     p->ptr = (float **)pfvm__calloc((size_t)p->n_regs + 1, sizeof *p->ptr);
     p->out_direct = (unsigned char *)pfvm__calloc((size_t)p->n_out + 1, 1);
-    if (!p->regs || !p->ptr || !p->out_direct)
+    p->chunk_at = (int64_t *)pfvm__calloc(PFVM_FUSE_BLOCK, sizeof *p->chunk_at);
+    p->chunk_len = (int64_t *)pfvm__calloc(PFVM_FUSE_BLOCK, sizeof *p->chunk_len);
+    p->chunk_off = (int64_t *)pfvm__calloc((size_t)PFVM_FUSE_BLOCK * (stbds_arrlen(p->sinks) + 1), sizeof *p->chunk_off);
+    if (!p->regs || !p->ptr || !p->out_direct || !p->chunk_at || !p->chunk_len || !p->chunk_off)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     for (j = 0; j < p->n_regs; j++)
         p->ptr[j] = p->regs + (size_t)j * PFVM_FUSE_BLOCK;
     /* A full block can compute an output's register in the output itself
      * (what its register holds earlier in the block is overwritten by the
-     * time the block ends), unless the register is an input's or another
-     * output's. */
+     * time the block ends), unless the register is an input's, another
+     * output's, or folded by a reduction. */
     for (j = 0; j < p->n_out; j++) {
-        int r = p->out_reg[j], k2, ok = 1;
+        int r = p->out_reg[j], k2, ok = r >= 0;
         for (k2 = 0; k2 < p->n_in; k2++)
             ok &= p->in_reg[k2] != r;
         for (k2 = 0; k2 < j; k2++)
             ok &= p->out_reg[k2] != r;
+        for (k2 = 0; k2 < (int)stbds_arrlen(p->sinks); k2++)
+            ok &= p->sinks[k2].src != r;
         p->out_direct[j] = (unsigned char)ok;
     }
     return PFVM_OK;
 }
 
-/* Compiles the body of `fn` for inputs of the given types. *out is NULL
- * (and PFVM_OK returned) when the body cannot be compiled. */
-static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_dtype, int n_in, pfvm_symtab *syms,
+/* Compiles the body of `fn` for inputs of the given types (and contents,
+ * for hooks that read constants). *out is NULL (and PFVM_OK returned) when
+ * the body cannot be compiled. */
+static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_dtype,
+                                  const pfvm_tensor *const *in_tensors, int n_in, pfvm_symtab *syms,
                                   pfvm__fz_prog **out, pfvm_status *st)
 {
     const pfvm_graph *body = fn->body;
     int nv = (int)stbds_arrlen(body->values), i, j, ok = 1;
     int *vslot = NULL, *in_slot = NULL, *out_slot = NULL;
     pfvm_dtype *vdt = NULL, *ndt = NULL;
+    const pfvm_tensor **nconst = NULL;
     pfvm__fz_prog *p;
     pfvm_code rc = PFVM_OK;
     *out = NULL;
@@ -24754,11 +25071,15 @@ static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_
     p->in_dtype = (pfvm_dtype *)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_dtype);
     p->in_reg = (int *)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_reg);
     p->out_reg = (int *)pfvm__calloc((size_t)p->n_out + 1, sizeof *p->out_reg);
+    p->out_sink = (int *)pfvm__calloc((size_t)p->n_out + 1, sizeof *p->out_sink);
     p->st = (int64_t *)pfvm__calloc((size_t)n_in * PFVM_MAX_RANK + 1, sizeof *p->st);
     p->off = (int64_t *)pfvm__calloc((size_t)n_in + 1, sizeof *p->off);
     p->fixed = (unsigned char *)pfvm__calloc((size_t)n_in + 1, 1);
+    p->in_copy = (void **)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_copy);
+    p->in_copy_size = (size_t *)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_copy_size);
     out_slot = (int *)pfvm__calloc((size_t)p->n_out + 1, sizeof *out_slot);
-    if (!p->in_dtype || !p->in_reg || !p->out_reg || !p->st || !p->off || !p->fixed || !out_slot) {
+    if (!p->in_dtype || !p->in_reg || !p->out_reg || !p->out_sink || !p->st || !p->off || !p->fixed || !out_slot ||
+        !p->in_copy || !p->in_copy_size) {
         rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
         goto done;
     }
@@ -24769,29 +25090,49 @@ static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_
     }
     for (i = 0; i < nv; i++)
         vslot[i] = -1;
-    for (i = 0; i < n_in; i++)
+    for (i = 0; i < n_in; i++) {
         vslot[body->inputs[i]->id] = i;
+        stbds_arrput(p->slot_sink, -1);
+    }
     p->n_slots = n_in;
     for (i = 0; ok && i < (int)stbds_arrlen(body->nodes); i++) {
         const pfvm_node *n = body->nodes[i];
         pfvm_fuse_ctx f;
         stbds_arrsetlen(in_slot, n->n_inputs + 1);
         stbds_arrsetlen(ndt, n->n_inputs + 1);
+        stbds_arrsetlen(nconst, n->n_inputs + 1);
         for (j = 0; j < n->n_inputs; j++) {
             const pfvm_value *v = n->inputs[j];
             int local = v && v->graph == body;
             in_slot[j] = local ? vslot[v->id] : -1;
             ndt[j] = local ? vdt[v->id] : PFVM_UNDEFINED;
+            nconst[j] = local && in_slot[j] >= 0 && in_slot[j] < n_in && in_tensors ? in_tensors[in_slot[j]] : NULL;
             if (v && (!local || in_slot[j] < 0))
                 ok = 0;
         }
-        if (!ok || pfvm__fz_node(&f, n, ndt, in_slot, p) != PFVM_OK) {
+        if (!ok || pfvm__fz_node(&f, n, ndt, nconst, in_slot, p) != PFVM_OK) {
             ok = 0;
             break;
         }
         for (j = 0; j < n->n_outputs; j++)
             if (n->outputs[j])
                 vslot[n->outputs[j]->id] = f.out_slot[j];
+        /* the program now assumes these inputs' contents: keep a copy */
+        for (j = 0; j < n->n_inputs && j < 32; j++) {
+            const pfvm_tensor *t = nconst[j];
+            int g = in_slot[j];
+            size_t bytes;
+            if (!(f.const_used & (1u << j)) || !t || p->in_copy[g])
+                continue;
+            bytes = (size_t)pfvm_tensor_numel(t) * pfvm_dtype_size(t->dtype);
+            if (!(p->in_copy[g] = pfvm__malloc(bytes ? bytes : 1))) {
+                rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+                goto done;
+            }
+            if (bytes)
+                memcpy(p->in_copy[g], t->data, bytes);
+            p->in_copy_size[g] = bytes;
+        }
     }
     for (j = 0; ok && j < p->n_out; j++)
         if ((out_slot[j] = vslot[body->outputs[j]->id]) < 0)
@@ -24804,6 +25145,7 @@ done:
     pfvm__free(out_slot);
     stbds_arrfree(in_slot);
     stbds_arrfree(ndt);
+    stbds_arrfree(nconst);
     if (rc == PFVM_OK && ok) {
         *out = p;
         return PFVM_OK;
@@ -24903,23 +25245,45 @@ static void pfvm__fz_store(pfvm_tensor *t, int64_t pos, const float *PFVM_RESTRI
     }
 }
 
+/* Runs the instructions over the block, then folds the block's chunks
+ * (runs of one row each) into the reductions. */
 static void pfvm__fz_exec_block(pfvm__fz_prog *p)
 {
     const float *src[PFVM_FUSE_MAX_SRC];
-    int n = (int)stbds_arrlen(p->ins), i, j;
+    int n = (int)stbds_arrlen(p->ins), ns = (int)stbds_arrlen(p->sinks), i, j, c;
     for (i = 0; i < n; i++) {
         const pfvm__fz_ins *in = &p->ins[i];
         for (j = 0; j < in->n_src; j++)
             src[j] = p->ptr[in->s[j]];
         in->fn(p->ptr[in->d], src, &in->p);
     }
+    for (j = 0; j < ns; j++) {
+        const pfvm__fz_sink *k = &p->sinks[j];
+        const float *v = p->ptr[k->src];
+        for (c = 0; c < p->n_chunks; c++)
+            k->r.accum(k->acc + p->chunk_off[(size_t)j * PFVM_FUSE_BLOCK + c], k->st[0], v + p->chunk_at[c],
+                       p->chunk_len[c]);
+    }
+    p->n_chunks = 0;
+}
+
+/* Records a chunk of the block being filled: m values from position `at`,
+ * from column c of the current row (r merged dims). */
+static void pfvm__fz_chunk(pfvm__fz_prog *p, int64_t at, int64_t m, int64_t c)
+{
+    int j, ns = (int)stbds_arrlen(p->sinks);
+    for (j = 0; j < ns; j++)
+        p->chunk_off[(size_t)j * PFVM_FUSE_BLOCK + p->n_chunks] = p->sinks[j].off + c * p->sinks[j].st[0];
+    p->chunk_at[p->n_chunks] = at;
+    p->chunk_len[p->n_chunks] = m;
+    p->n_chunks++;
 }
 
 static void pfvm__fz_store_block(pfvm__fz_prog *p, pfvm_kctx *k, int64_t pos, int64_t m)
 {
     int j;
     for (j = 0; j < p->n_out; j++)
-        if (k->out[j])
+        if (k->out[j] && p->out_reg[j] >= 0)
             pfvm__fz_store(k->out[j], pos, p->ptr[p->out_reg[j]], m);
 }
 
@@ -24945,57 +25309,122 @@ static void pfvm__fz_direct_block(pfvm__fz_prog *p, pfvm_kctx *k, int r, int64_t
     for (j = 0; j < p->n_out; j++)
         if (p->out_direct[j] && k->out[j] && k->out[j]->dtype == PFVM_FLOAT)
             p->ptr[p->out_reg[j]] = (float *)k->out[j]->data + bpos;
+    pfvm__fz_chunk(p, 0, PFVM_FUSE_BLOCK, c);
     pfvm__fz_exec_block(p);
     for (j = 0; j < p->n_out; j++)
-        if (k->out[j] && !(p->out_direct[j] && k->out[j]->dtype == PFVM_FLOAT))
+        if (k->out[j] && p->out_reg[j] >= 0 && !(p->out_direct[j] && k->out[j]->dtype == PFVM_FLOAT))
             pfvm__fz_store(k->out[j], bpos, p->ptr[p->out_reg[j]], PFVM_FUSE_BLOCK);
     for (j = 0; j < p->n_regs; j++)
         p->ptr[j] = p->regs + (size_t)j * PFVM_FUSE_BLOCK;
 }
 
+/* The shape of reduction k's result over the walk's shape S, and its
+ * strides over S (0 along reduced axes); 0 when an axis is out of range. */
+static int pfvm__fz_sink_shape(pfvm__fz_sink *k, const int64_t *S, int rank, int64_t *dims, int *out_rank,
+                               int64_t *full_st)
+{
+    unsigned char mask[PFVM_MAX_RANK];
+    int64_t s = 1;
+    int i, d, r = 0;
+    memset(mask, k->n_axes ? 0 : 1, sizeof mask);
+    for (i = 0; i < k->n_axes; i++) {
+        int64_t a = k->axes[i] < 0 ? k->axes[i] + rank : k->axes[i];
+        if (a < 0 || a >= rank)
+            return 0;
+        mask[a] = 1;
+    }
+    k->count = 1;
+    for (d = 0; d < rank; d++) {
+        if (mask[d])
+            k->count *= S[d];
+        if (!mask[d] || k->keepdims)
+            dims[r++] = mask[d] ? 1 : S[d];
+    }
+    *out_rank = r;
+    for (d = rank - 1; d >= 0; d--) {
+        full_st[d] = mask[d] || S[d] == 1 ? 0 : s;
+        if (!mask[d])
+            s *= S[d];
+    }
+    return 1;
+}
+
 /* Runs p over the output. Returns PFVM_OK with *fallback set (and nothing
  * written) when this call is outside what the program handles: outputs of
- * different shapes or types it cannot store, inputs that do not broadcast
- * to the output. */
+ * unexpected shapes or of types it cannot store, inputs that do not
+ * broadcast to the walk's shape. */
 static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
 {
-    int64_t S[PFVM_MAX_RANK], D[PFVM_MAX_RANK], idx[PFVM_MAX_RANK], total = 1, inner, pos, c;
-    int rank = -1, r = 0, j, d;
+    int64_t S[PFVM_MAX_RANK], D[PFVM_MAX_RANK], idx[PFVM_MAX_RANK], total = 1, inner, pos, c, n_acc = 0;
+    int64_t sst[PFVM_MAX_RANK][PFVM_MAX_RANK];
+    int ns = (int)stbds_arrlen(p->sinks), rank = -1, r = 0, j, d;
+    double *acc;
     *fallback = 1;
-    if (k->n_in != p->n_in || k->n_out != p->n_out)
+    if (k->n_in != p->n_in || k->n_out != p->n_out || ns > PFVM_MAX_RANK)
         return PFVM_OK;
     for (j = 0; j < p->n_in; j++) {
         const pfvm_tensor *t = k->in[j];
         if (p->in_reg[j] < 0)
             continue;
-        if (!t || t->kind != PFVM_KIND_TENSOR || t->dtype != p->in_dtype[j] || !pfvm__fz_loadable(t->dtype))
+        if (!t || t->kind != PFVM_KIND_TENSOR || t->dtype != p->in_dtype[j] || !pfvm__fz_loadable(t->dtype) ||
+            t->rank < 0 || t->rank > PFVM_MAX_RANK)
             return PFVM_OK;
     }
-    /* the iteration shape: the planned outputs', or the inputs' broadcast */
+    for (j = 0; j < p->n_in; j++)
+        if (p->in_copy[j] && (!k->in[j] || (size_t)pfvm_tensor_numel(k->in[j]) * pfvm_dtype_size(k->in[j]->dtype) !=
+                                                 p->in_copy_size[j] ||
+                              (p->in_copy_size[j] && memcmp(k->in[j]->data, p->in_copy[j], p->in_copy_size[j]))))
+            return PFVM_OK;
+    /* the walk's shape: a planned element-wise output's, else the used
+     * inputs' broadcast */
     for (j = 0; j < p->n_out; j++) {
         const pfvm_tensor *t = k->out[j];
         if (!t)
             continue;
-        if (t->kind != PFVM_KIND_TENSOR || !pfvm__fz_storable(t->dtype))
+        if (t->kind != PFVM_KIND_TENSOR || !pfvm__fz_storable(t->dtype) ||
+            (p->out_sink[j] >= 0 && !pfvm_dtype_is_float(t->dtype)))
             return PFVM_OK;
-        if (t->data && rank < 0) {
+        if (t->data && rank < 0 && p->out_sink[j] < 0) {
             rank = t->rank;
             memcpy(S, t->dims, sizeof(int64_t) * (size_t)rank);
         }
     }
     if (rank < 0) {
-        pfvm_status tmp;
-        pfvm_kctx kk = *k;
-        kk.st = &tmp;
+        rank = 0;
         for (j = 0; j < p->n_in; j++)
-            if (!k->in[j] || k->in[j]->kind != PFVM_KIND_TENSOR)
-                return PFVM_OK;
-        if (pfvm_ew_broadcast_dims(&kk, k->in, p->n_in, &rank, S))
-            return PFVM_OK;
+            if (p->in_reg[j] >= 0 && k->in[j]->rank > rank)
+                rank = k->in[j]->rank;
+        for (d = 0; d < rank; d++)
+            S[d] = 1;
+        for (j = 0; j < p->n_in; j++) {
+            const pfvm_tensor *t = k->in[j];
+            if (p->in_reg[j] < 0)
+                continue;
+            for (d = 0; d < t->rank; d++) {
+                int64_t v = t->dims[d], *o = &S[rank - t->rank + d];
+                if (v == 1)
+                    continue;
+                if (*o != 1 && *o != v)
+                    return PFVM_OK;
+                *o = v;
+            }
+        }
     }
     for (j = 0; j < p->n_out; j++) {
         const pfvm_tensor *t = k->out[j];
-        if (t && t->data && (t->rank != rank || (rank && memcmp(t->dims, S, sizeof(int64_t) * (size_t)rank))))
+        if (t && t->data && p->out_sink[j] < 0 &&
+            (t->rank != rank || (rank && memcmp(t->dims, S, sizeof(int64_t) * (size_t)rank))))
+            return PFVM_OK;
+    }
+    /* reductions: result shapes and strides */
+    for (j = 0; j < ns; j++) {
+        pfvm__fz_sink *kk = &p->sinks[j];
+        const pfvm_tensor *t = k->out[kk->out];
+        int64_t dims[PFVM_MAX_RANK];
+        int orank;
+        if (!t || !pfvm__fz_sink_shape(kk, S, rank, dims, &orank, sst[j]))
+            return PFVM_OK;
+        if (t->data && (t->rank != orank || (orank && memcmp(t->dims, dims, sizeof(int64_t) * (size_t)orank))))
             return PFVM_OK;
     }
     /* every used input's strides over S */
@@ -25017,95 +25446,142 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
         }
     }
     *fallback = 0;
-    for (j = 0; j < p->n_out; j++)
-        if (k->out[j] && !k->out[j]->data && pfvm_kctx_output(k, j, k->out[j]->dtype, rank, S))
-            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    for (j = 0; j < p->n_out; j++) {
+        pfvm_tensor *t = k->out[j];
+        if (!t || t->data)
+            continue;
+        if (p->out_sink[j] < 0) {
+            if (pfvm_kctx_output(k, j, t->dtype, rank, S))
+                return k->st ? k->st->code : PFVM_ERR_NOMEM;
+        } else {
+            int64_t dims[PFVM_MAX_RANK], tmp[PFVM_MAX_RANK];
+            int orank;
+            pfvm__fz_sink_shape(&p->sinks[p->out_sink[j]], S, rank, dims, &orank, tmp);
+            if (pfvm_kctx_output(k, j, t->dtype, orank, dims))
+                return k->st ? k->st->code : PFVM_ERR_NOMEM;
+        }
+    }
     for (d = 0; d < rank; d++)
         if (!pfvm__mul_i64(total, S[d], &total))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output too large");
-    if (total == 0)
-        return PFVM_OK;
-    /* merge dims every input walks contiguously (in place: D and the
-     * strides' first r entries) */
-    for (d = 0; d < rank; d++) {
-        int merge = r > 0;
-        if (S[d] == 1)
-            continue;
-        for (j = 0; j < p->n_in && merge; j++) {
-            const int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
-            if (p->in_reg[j] >= 0)
-                merge = st[r - 1] == st[d] * S[d];
+    /* accumulators (the executor's workspace), set to their initial value */
+    for (j = 0; j < ns; j++) {
+        p->sinks[j].n_acc = pfvm_tensor_numel(k->out[p->sinks[j].out]);
+        n_acc += p->sinks[j].n_acc;
+    }
+    acc = ns ? (double *)pfvm_kctx_scratch(k, sizeof(double) * (size_t)(n_acc ? n_acc : 1)) : NULL;
+    if (ns && !acc)
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    for (j = 0; j < ns; j++) {
+        int64_t o;
+        p->sinks[j].acc = acc;
+        for (o = 0; o < p->sinks[j].n_acc; o++)
+            acc[o] = p->sinks[j].r.init;
+        acc += p->sinks[j].n_acc;
+    }
+    if (total > 0) {
+        /* merge dims every input and reduction walks contiguously (in
+         * place: D and the strides' first r entries) */
+        for (d = 0; d < rank; d++) {
+            int merge = r > 0;
+            if (S[d] == 1)
+                continue;
+            for (j = 0; j < p->n_in && merge; j++) {
+                const int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
+                if (p->in_reg[j] >= 0)
+                    merge = st[r - 1] == st[d] * S[d];
+            }
+            for (j = 0; j < ns && merge; j++)
+                merge = sst[j][r - 1] == sst[j][d] * S[d];
+            for (j = 0; j < p->n_in; j++) {
+                int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
+                if (p->in_reg[j] >= 0)
+                    st[merge ? r - 1 : r] = st[d];
+            }
+            for (j = 0; j < ns; j++)
+                sst[j][merge ? r - 1 : r] = sst[j][d];
+            if (merge)
+                D[r - 1] *= S[d];
+            else
+                D[r++] = S[d];
+        }
+        inner = r ? D[r - 1] : 1;
+        for (j = 0; j < ns; j++) {
+            p->sinks[j].off = 0;
+            p->sinks[j].st[0] = r ? sst[j][r - 1] : 0;
         }
         for (j = 0; j < p->n_in; j++) {
-            int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
+            const int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
+            int fixed = 1;
+            p->off[j] = 0;
             if (p->in_reg[j] < 0)
                 continue;
-            if (merge)
-                st[r - 1] = st[d];
-            else
-                st[r] = st[d];
+            for (d = 0; d < r; d++)
+                fixed &= st[d] == 0;
+            p->fixed[j] = (unsigned char)fixed;
+            if (fixed)
+                pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK, k->in[j], 0, 0, PFVM_FUSE_BLOCK);
         }
-        if (merge)
-            D[r - 1] *= S[d];
-        else
-            D[r++] = S[d];
-    }
-    inner = r ? D[r - 1] : 1;
-    for (j = 0; j < p->n_in; j++) {
-        const int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
-        int fixed = 1;
-        p->off[j] = 0;
-        if (p->in_reg[j] < 0)
-            continue;
-        for (d = 0; d < r; d++)
-            fixed &= st[d] == 0;
-        p->fixed[j] = (unsigned char)fixed;
-        if (fixed)
-            pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK, k->in[j], 0, 0, PFVM_FUSE_BLOCK);
-    }
-    memset(idx, 0, sizeof idx);
-    {
-        int64_t fill = 0, bpos = 0, m;
-        for (pos = 0; pos < total; pos += inner) {
-            for (c = 0; c < inner; c += m) {
-                if (fill == 0 && inner - c >= PFVM_FUSE_BLOCK) {
-                    m = PFVM_FUSE_BLOCK;
-                    pfvm__fz_direct_block(p, k, r, c, bpos);
-                    bpos += m;
-                    continue;
-                }
-                m = inner - c < PFVM_FUSE_BLOCK - fill ? inner - c : PFVM_FUSE_BLOCK - fill;
-                for (j = 0; j < p->n_in && r > 0; j++) {
-                    int64_t sj;
-                    if (p->in_reg[j] < 0 || p->fixed[j])
+        memset(idx, 0, sizeof idx);
+        p->n_chunks = 0;
+        {
+            int64_t fill = 0, bpos = 0, m;
+            for (pos = 0; pos < total; pos += inner) {
+                for (c = 0; c < inner; c += m) {
+                    if (fill == 0 && inner - c >= PFVM_FUSE_BLOCK) {
+                        m = PFVM_FUSE_BLOCK;
+                        pfvm__fz_direct_block(p, k, r, c, bpos);
+                        bpos += m;
                         continue;
-                    sj = p->st[(size_t)j * PFVM_MAX_RANK + r - 1];
-                    pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK + fill, k->in[j],
-                                  p->off[j] + c * sj, sj, m);
+                    }
+                    m = inner - c < PFVM_FUSE_BLOCK - fill ? inner - c : PFVM_FUSE_BLOCK - fill;
+                    for (j = 0; j < p->n_in && r > 0; j++) {
+                        int64_t sj;
+                        if (p->in_reg[j] < 0 || p->fixed[j])
+                            continue;
+                        sj = p->st[(size_t)j * PFVM_MAX_RANK + r - 1];
+                        pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK + fill, k->in[j],
+                                      p->off[j] + c * sj, sj, m);
+                    }
+                    pfvm__fz_chunk(p, fill, m, c);
+                    fill += m;
+                    if (fill == PFVM_FUSE_BLOCK) {
+                        pfvm__fz_exec_block(p);
+                        pfvm__fz_store_block(p, k, bpos, fill);
+                        bpos += fill;
+                        fill = 0;
+                    }
                 }
-                fill += m;
-                if (fill == PFVM_FUSE_BLOCK) {
-                    pfvm__fz_exec_block(p);
-                    pfvm__fz_store_block(p, k, bpos, fill);
-                    bpos += fill;
-                    fill = 0;
+                for (d = r - 2; d >= 0; d--) {
+                    for (j = 0; j < p->n_in; j++)
+                        if (p->in_reg[j] >= 0)
+                            p->off[j] += p->st[(size_t)j * PFVM_MAX_RANK + d];
+                    for (j = 0; j < ns; j++)
+                        p->sinks[j].off += sst[j][d];
+                    if (++idx[d] < D[d])
+                        break;
+                    for (j = 0; j < p->n_in; j++)
+                        if (p->in_reg[j] >= 0)
+                            p->off[j] -= p->st[(size_t)j * PFVM_MAX_RANK + d] * D[d];
+                    for (j = 0; j < ns; j++)
+                        p->sinks[j].off -= sst[j][d] * D[d];
+                    idx[d] = 0;
                 }
             }
-            for (d = r - 2; d >= 0; d--) {
-                for (j = 0; j < p->n_in; j++)
-                    if (p->in_reg[j] >= 0)
-                        p->off[j] += p->st[(size_t)j * PFVM_MAX_RANK + d];
-                if (++idx[d] < D[d])
-                    break;
-                for (j = 0; j < p->n_in; j++)
-                    if (p->in_reg[j] >= 0)
-                        p->off[j] -= p->st[(size_t)j * PFVM_MAX_RANK + d] * D[d];
-                idx[d] = 0;
+            if (fill) {
+                pfvm__fz_exec_block(p);
+                pfvm__fz_store_block(p, k, bpos, fill);
             }
         }
-        if (fill) {
-            pfvm__fz_exec_block(p);
-            pfvm__fz_store_block(p, k, bpos, fill);
+    }
+    /* the reductions' results */
+    for (j = 0; j < ns; j++) {
+        const pfvm__fz_sink *kk = &p->sinks[j];
+        pfvm_tensor *t = k->out[kk->out];
+        int64_t o;
+        for (o = 0; o < kk->n_acc; o++) {
+            double v = kk->r.finish ? kk->r.finish(kk->acc[o], kk->count) : kk->acc[o];
+            pfvm_red_store(t, o, v);
         }
     }
     return PFVM_OK;
@@ -25289,7 +25765,7 @@ static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
         if (k->n_in <= 64) {
             for (j = 0; j < k->n_in; j++)
                 dt[j] = k->in[j] && k->in[j]->kind == PFVM_KIND_TENSOR ? k->in[j]->dtype : PFVM_UNDEFINED;
-            rc = pfvm__fz_compile(f, dt, k->n_in, k->node->graph->model->syms, &p, k->st);
+            rc = pfvm__fz_compile(f, dt, k->in, k->n_in, k->node->graph->model->syms, &p, k->st);
         }
         if (rc)
             return rc;

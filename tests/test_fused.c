@@ -71,6 +71,21 @@ static pfvm_value *tb_scalar(tb *b, float x)
     return v;
 }
 
+static pfvm_value *tb_ints(tb *b, const int64_t *v, int n)
+{
+    char name[32];
+    pfvm_value *x;
+    pfvm_tensor *t;
+    int64_t dims[1];
+    dims[0] = n;
+    snprintf(name, sizeof name, "i%d", b->k++);
+    x = pfvm_graph_value(b->g, name, &b->st);
+    t = pfvm_model_tensor(b->m, PFVM_INT64, 1, dims, NULL, &b->st);
+    memcpy(t->data, v, sizeof(int64_t) * (size_t)n);
+    pfvm_graph_add_init(b->g, x, t, &b->st);
+    return x;
+}
+
 static pfvm_node *tb_node(tb *b, const char *op, pfvm_value **in, int n_in, pfvm_value **out)
 {
     char name[32];
@@ -195,6 +210,9 @@ static int count_op_prefix(const pfvm_graph *g, const char *prefix)
     return n;
 }
 
+/* The opset check_fused builds with (0: 18). */
+static int red_opset;
+
 /* A model builder: fills a fresh tb. */
 typedef void (*build_fn)(tb *b, const void *arg);
 
@@ -207,8 +225,8 @@ static int check_fused(const char *what, build_fn build, const void *arg, const 
     pfvm_exec *e;
     pfvm_tensor **ins, **ra, **rb;
     int na = 0, nb = 0, i, groups;
-    tb_init(&a, 18);
-    tb_init(&b, 18);
+    tb_init(&a, red_opset ? red_opset : 18);
+    tb_init(&b, red_opset ? red_opset : 18);
     build(&a, arg);
     build(&b, arg);
     e = pfvm_exec_new(a.m, NULL, &a.st);
@@ -492,6 +510,68 @@ static void test_groups(void)
     }
 }
 
+/* ---- reductions ending a group ------------------------------------------------------- */
+
+typedef struct red_case {
+    const char *op;
+    const char *shape;
+    int64_t axes[4];
+    int n_axes, keepdims, opset;
+} red_case;
+
+
+static void build_reduce(tb *b, const void *arg)
+{
+    const red_case *c = (const red_case *)arg;
+    pfvm_value *x = tb_in(b, "x", PFVM_FLOAT, c->shape), *y = tb_in(b, "y", PFVM_FLOAT, c->shape), *t, *in[2], *r;
+    pfvm_node *n;
+    /* a prologue: (x - y)^2 * 0.5 + exp(x) (the squares stay in registers) */
+    t = tb_op(b, "Sub", x, y, NULL);
+    t = tb_op(b, "Pow", t, tb_scalar(b, 2.0f), NULL);
+    t = tb_op(b, "Mul", t, tb_scalar(b, 0.5f), NULL);
+    t = tb_op(b, "Add", t, tb_op(b, "Exp", x, NULL, NULL), NULL);
+    if (!strcmp(c->op, "ReduceMin") || !strcmp(c->op, "ReduceMax") || !strcmp(c->op, "ReduceL1"))
+        t = tb_op(b, "Sub", t, tb_scalar(b, 1.5f), NULL);
+    in[0] = t;
+    in[1] = NULL;
+    if (c->opset >= 18 || (!strcmp(c->op, "ReduceSum") && c->opset >= 13)) {
+        in[1] = c->n_axes ? tb_ints(b, c->axes, c->n_axes) : NULL;
+        n = tb_node(b, c->op, in, in[1] ? 2 : 1, &r);
+    } else {
+        n = tb_node(b, c->op, in, 1, &r);
+        if (c->n_axes)
+            pfvm_node_set_attr_ints(n, "axes", c->axes, c->n_axes, &b->st);
+    }
+    pfvm_node_set_attr_int(n, "keepdims", c->keepdims, &b->st);
+    tb_out(b, r);
+    tb_out(b, t); /* also read outside: a second output of the group */
+}
+
+static void test_reduce(void)
+{
+    static const char *ops[] = {"ReduceSum", "ReduceMean", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceMax",
+                                "ReduceMin", "ReduceProd", "ReduceLogSum"};
+    static const red_case shapes[] = {
+        {NULL, "6,300", {-1}, 1, 1, 18},   {NULL, "6,300", {0}, 1, 0, 18},   {NULL, "4,5,70", {1}, 1, 1, 18},
+        {NULL, "4,5,70", {0, 2}, 2, 0, 18}, {NULL, "4,5,70", {0}, 0, 1, 18}, {NULL, "300,3", {1}, 1, 1, 18},
+        {NULL, "n,64", {-1}, 1, 1, 18},    {NULL, "6,300", {-1}, 1, 1, 13},  {NULL, "3,1,7", {1, 2}, 2, 0, 13}};
+    int i, j;
+    for (i = 0; i < (int)(sizeof ops / sizeof ops[0]); i++)
+        for (j = 0; j < (int)(sizeof shapes / sizeof shapes[0]); j++) {
+            red_case c = shapes[j];
+            char what[96];
+            int64_t bind[4] = {37, 37, 37, 37};
+            int g;
+            c.op = ops[i];
+            red_opset = c.opset;
+            snprintf(what, sizeof what, "%s [%s] axes %d keep %d opset %d", c.op, c.shape, c.n_axes, c.keepdims,
+                     c.opset);
+            g = check_fused(what, build_reduce, &c, bind, 4, -1.0f, 1.0f);
+            CHECK_MSG(g == 1, "%s: %d groups", what, g);
+        }
+    red_opset = 0;
+}
+
 /* ---- save, load, run; memory ------------------------------------------------------------ */
 
 static void build_chain(tb *b, const void *arg)
@@ -643,6 +723,7 @@ int main(void)
     test_unary();
     test_binary();
     test_misc();
+    test_reduce();
     test_groups();
     test_roundtrip();
     test_bytes_avoided();

@@ -83,12 +83,45 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_alias(pfvm_fuse_ctx *f, int d, int src);
  * into the status when the caller gave one). */
 PFVM_INTERNAL pfvm_code pfvm_fuse_refuse(pfvm_fuse_ctx *f, const char *why);
 
+/* The node's input i when its contents are known (an initializer while
+ * the pass decides, the call's input tensor while a group compiles), or
+ * NULL: hooks read axes and exponents here. */
+PFVM_INTERNAL const pfvm_tensor *pfvm_fuse_const(const pfvm_fuse_ctx *f, int i);
+
+/* Reductions end a group: the node's output d (PFVM_FUSE_OUT(j)) is the
+ * reduction of operand src over `axes` (n_axes of them; none: every axis)
+ * of the group's shape, with or without the reduced dims (keepdims). Its
+ * elements start at `init`; `accum` folds a run of n values into them
+ * (v[e] into acc[e*inc], inc 0: all into acc[0], in order), in double like
+ * the Reduce kernels; `finish` turns an accumulator and the number of
+ * values folded into the result. A reduction's result cannot be read
+ * inside its group. */
+typedef void (*pfvm_fuse_accum)(double *acc, int64_t inc, const float *v, int64_t n);
+typedef double (*pfvm_fuse_finish)(double acc, int64_t count);
+typedef struct pfvm_fuse_reducer {
+    double init;
+    pfvm_fuse_accum accum;
+    pfvm_fuse_finish finish; /* NULL: the accumulator itself */
+} pfvm_fuse_reducer;
+PFVM_INTERNAL pfvm_code pfvm_fuse_reduce(pfvm_fuse_ctx *f, int d, int src, const pfvm_fuse_reducer *r,
+                                         const int64_t *axes, int n_axes, int keepdims);
+
 /* ---- for the fusion pass ---------------------------------------------------- */
 
+/* What a hook said about a node. */
+typedef struct pfvm_fuse_info {
+    int reduction;   /* it reduces: its outputs have another shape */
+    int iter_input;  /* then: the input whose shape the group walks, or -1 */
+    unsigned used;   /* bit i: input i is read element by element (the others,
+                        axes and the like, need no broadcasting) */
+} pfvm_fuse_info;
+
 /* 1 when `n` can be part of a fused group given the element types of its
- * inputs (in_dtypes[i], PFVM_UNDEFINED for omitted ones): its operator has
- * a fuse hook and the hook accepts the node. */
-PFVM_INTERNAL int pfvm_fuse_accepts(const pfvm_node *n, const pfvm_dtype *in_dtypes);
+ * inputs (in_dtypes[i], PFVM_UNDEFINED for omitted ones) and their known
+ * contents (consts, may be NULL): its operator has a fuse hook and the
+ * hook accepts the node. Fills *info when given. */
+PFVM_INTERNAL int pfvm_fuse_accepts(const pfvm_node *n, const pfvm_dtype *in_dtypes, const pfvm_tensor *const *consts,
+                                    pfvm_fuse_info *info);
 
 /* The model-local function a node calls (by domain and op_type), or NULL. */
 PFVM_API const pfvm_function *pfvm_model_function(const pfvm_model *m, const char *domain, const char *name);

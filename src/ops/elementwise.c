@@ -1115,7 +1115,31 @@ PFVM__EW_KERNEL(add, PFVM__EW_OP_FI(add, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(sub, PFVM__EW_OP_FI(sub, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(mul, PFVM__EW_OP_FI(mul, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(div, PFVM__EW_OP_FI(div, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(pow, PFVM__EW_OP_FI(pow, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+static pfvm_code pfvm__ew_k_pow(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(pow, PFVM_FLOAT);
+    pfvm__ew_params p;
+    pfvm__ew_read_params(k->node, &p, 0, 0);
+    return pfvm__ew_run_node(k, &op, &p, PFVM_UNDEFINED);
+}
+
+/* x^2 with a constant exponent 2 is x*x: pow of floats computed in double
+ * and rounded once is the correctly rounded square, as is float x*x. */
+static pfvm_code pfvm__ew_k_pow_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_FI(pow, PFVM_FLOAT);
+    static const pfvm__ew_op mul = PFVM__EW_OP_FI(mul, PFVM_FLOAT);
+    const pfvm_tensor *e = pfvm_fuse_const(f, 1);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    if (e && pfvm_tensor_numel(e) == 1 && (pfvm_dtype_is_float(e->dtype) || pfvm_dtype_is_int(e->dtype)) &&
+        pfvm_tensor_get_f64(e, 0) == 2.0 &&
+        pfvm_fuse_dtype(f, 0) == PFVM_FLOAT && n->opset >= 7) {
+        static const int src[2] = {PFVM_FUSE_IN(0), PFVM_FUSE_IN(0)};
+        return pfvm_fuse_emit(f, mul.z, &p, sizeof p, PFVM_FUSE_OUT(0), 2, src);
+    }
+    return pfvm__ew_fuse_op(f, n, &op, &p);
+}
 PFVM__EW_KERNEL(equal, PFVM__EW_OP_FI(equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(greater, PFVM__EW_OP_FI(greater, PFVM_BOOL), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(less, PFVM__EW_OP_FI(less, PFVM_BOOL), PFVM_BOOL, 0, 0)

@@ -10,6 +10,7 @@
  * needed. The single-axis operators (ArgMax/ArgMin, TopK, CumSum) view
  * their input as (outer, axis, inner) blocks. */
 #include "ops_common.h"
+#include "../exec/fused.h"
 #include "../passes/autodiff.h"
 
 #include <math.h>
@@ -470,6 +471,109 @@ PFVM__RED_KERNEL(l2, PFVM__RED_L2)
 PFVM__RED_KERNEL(logsum, PFVM__RED_LOGSUM)
 PFVM__RED_KERNEL(logsumexp, PFVM__RED_LOGSUMEXP)
 PFVM__RED_KERNEL(sumsq, PFVM__RED_SUMSQ)
+
+/* ---- in fused groups: an element-wise prologue folded as it is computed ------------------ */
+
+/* Accumulators in double, folded in the kernel's order: one running value
+ * per output element (inc 0: the run belongs to one element). */
+#define PFVM__RED_ZACC(name, step)                                                    \
+    static void pfvm__red_z_##name(double *acc, int64_t inc, const float *v, int64_t n) \
+    {                                                                                 \
+        int64_t e;                                                                    \
+        if (!inc) {                                                                   \
+            double a = acc[0];                                                        \
+            for (e = 0; e < n; e++) {                                                 \
+                double x = v[e];                                                      \
+                a = (step);                                                           \
+            }                                                                         \
+            acc[0] = a;                                                               \
+            return;                                                                   \
+        }                                                                             \
+        for (e = 0; e < n; e++) {                                                     \
+            double x = v[e], a = acc[e * inc];                                        \
+            acc[e * inc] = (step);                                                    \
+        }                                                                             \
+    }
+PFVM__RED_ZACC(sum, a + x)
+PFVM__RED_ZACC(sumsq, a + x * x)
+PFVM__RED_ZACC(l1, a + fabs(x))
+PFVM__RED_ZACC(prod, a * x)
+PFVM__RED_ZACC(max, x > a || x != x ? x : a)
+PFVM__RED_ZACC(min, x < a || x != x ? x : a)
+
+static double pfvm__red_z_mean(double a, int64_t count)
+{
+    return count ? a / (double)count : NAN;
+}
+
+static double pfvm__red_z_sqrt(double a, int64_t count)
+{
+    (void)count;
+    return sqrt(a);
+}
+
+static double pfvm__red_z_log(double a, int64_t count)
+{
+    (void)count;
+    return log(a);
+}
+
+/* A float32 reduction over constant axes ends a fused group. */
+static pfvm_code pfvm__red_fuse(pfvm_fuse_ctx *f, const pfvm_node *n, const pfvm_fuse_reducer *r)
+{
+    int64_t axes[PFVM__RED_MAX_AXES];
+    int cnt = 0, i;
+    if (pfvm_fuse_dtype(f, 0) != PFVM_FLOAT)
+        return pfvm_fuse_refuse(f, "float32 only");
+    if (pfvm__red_axes_from_input(n)) {
+        if (n->n_inputs > 1 && n->inputs[1]) {
+            const pfvm_tensor *t = pfvm_fuse_const(f, 1);
+            int64_t m;
+            if (!t || !pfvm__red_is_intlike(t->dtype) || (m = pfvm_tensor_numel(t)) > PFVM__RED_MAX_AXES)
+                return pfvm_fuse_refuse(f, "axes not constant");
+            for (i = 0; i < (int)m; i++)
+                axes[i] = pfvm_tensor_get_i64(t, i);
+            cnt = (int)m;
+        }
+    } else {
+        const int64_t *a;
+        cnt = pfvm_node_attr_ints(n, "axes", &a);
+        if (cnt > PFVM__RED_MAX_AXES)
+            return pfvm_fuse_refuse(f, "axes");
+        for (i = 0; i < cnt; i++)
+            axes[i] = a[i];
+        cnt = cnt < 0 ? 0 : cnt;
+    }
+    if (!cnt && pfvm_node_attr_int(n, "noop_with_empty_axes", 0))
+        return pfvm_fuse_refuse(f, "no-op reduction");
+    if (cnt > PFVM_MAX_RANK)
+        return pfvm_fuse_refuse(f, "axes");
+    return pfvm_fuse_reduce(f, PFVM_FUSE_OUT(0), PFVM_FUSE_IN(0), r, axes, cnt,
+                            pfvm_node_attr_int(n, "keepdims", 1) != 0);
+}
+
+#define PFVM__RED_FUSE(name, init, acc, finish)                                  \
+    static pfvm_code pfvm__red_k_##name##_fuse(pfvm_fuse_ctx *f, const pfvm_node *n) \
+    {                                                                            \
+        static const pfvm_fuse_reducer r = {init, pfvm__red_z_##acc, finish};      \
+        return pfvm__red_fuse(f, n, &r);                                         \
+    }
+PFVM__RED_FUSE(sum, 0.0, sum, NULL)
+PFVM__RED_FUSE(mean, 0.0, sum, pfvm__red_z_mean)
+PFVM__RED_FUSE(max, -INFINITY, max, NULL)
+PFVM__RED_FUSE(min, INFINITY, min, NULL)
+PFVM__RED_FUSE(prod, 1.0, prod, NULL)
+PFVM__RED_FUSE(l1, 0.0, l1, NULL)
+PFVM__RED_FUSE(l2, 0.0, sumsq, pfvm__red_z_sqrt)
+PFVM__RED_FUSE(logsum, 0.0, sum, pfvm__red_z_log)
+PFVM__RED_FUSE(sumsq, 0.0, sumsq, NULL)
+
+/* LogSumExp takes two passes (the maximum first): not in a single walk. */
+static pfvm_code pfvm__red_k_logsumexp_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    (void)n;
+    return pfvm_fuse_refuse(f, "two passes");
+}
 
 /* ---- ArgMax, ArgMin ----------------------------------------------------------------------------- */
 
@@ -1195,9 +1299,10 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 /* ---- the table ------------------------------------------------------------------------------------------ */
 
 #define PFVM__RED_T "float,double,float16,bfloat16,int8,uint8,int16,uint16,int32,uint32,int64,uint64"
-/* Every reduction takes the builder named after its kernel, `<kern>_grad`. */
+/* Every reduction takes the builder named after its kernel, `<kern>_grad`,
+ * and the fuse hook `<kern>_fuse`. */
 #define PFVM__RED_OP(name, kern) \
-    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, NULL}
+    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse}
 
 const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__RED_OP("ReduceSum", pfvm__red_k_sum),

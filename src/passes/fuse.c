@@ -21,6 +21,9 @@ typedef struct pfvm__fuse_state {
     pfvm_graph *g;
     int n;
     unsigned char *cand;   /* per node: may join a group */
+    unsigned char *red;    /* per node: a reduction (its outputs cannot be read in its group) */
+    unsigned *used;        /* per node: inputs read element by element */
+    const pfvm_shape **shape; /* per node: the shape its group walks */
     int *group;            /* per node: group id or -1 */
     int **members;         /* stb_ds per group: node indices, ascending */
     int *visit;            /* per node: search stamp */
@@ -62,30 +65,49 @@ static int pfvm__fuse_has_subgraph(const pfvm_node *n)
     return 0;
 }
 
-/* May n be part of a group? Its hook accepts it for its input types and
- * its outputs are tensors of one known shape. */
-static int pfvm__fuse_candidate(const pfvm_node *n)
+/* May node i be part of a group? Its hook accepts it for its input types
+ * (and the contents of constant inputs), and it has one shape to walk: its
+ * outputs' (all equal), or for a reduction its input's. */
+static int pfvm__fuse_candidate(pfvm__fuse_state *s, int i)
 {
+    const pfvm_node *n = s->g->nodes[i];
     pfvm_dtype dt[16];
+    const pfvm_tensor *cs[16];
+    pfvm_fuse_info info;
     int j;
     if (!n->op || !n->op->fuse || n->n_inputs > 16 || n->n_outputs < 1 || pfvm__fuse_has_subgraph(n))
         return 0;
     for (j = 0; j < n->n_outputs; j++) {
         const pfvm_value *v = n->outputs[j];
-        if (!v || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0 ||
-            !pfvm__fuse_same_shape(&v->type.shape, &n->outputs[0]->type.shape))
+        if (!v || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0)
             return 0;
     }
     for (j = 0; j < n->n_inputs; j++) {
         const pfvm_value *v = n->inputs[j];
         dt[j] = PFVM_UNDEFINED;
+        cs[j] = NULL;
         if (!v)
             continue;
         if (v->type.kind != PFVM_KIND_TENSOR || v->type.dtype == PFVM_UNDEFINED || v->type.shape.rank < 0)
             return 0;
         dt[j] = v->type.dtype;
+        cs[j] = v->init;
     }
-    return pfvm_fuse_accepts(n, dt);
+    if (!pfvm_fuse_accepts(n, dt, cs, &info))
+        return 0;
+    s->red[i] = (unsigned char)info.reduction;
+    s->used[i] = info.used;
+    if (info.reduction) {
+        if (info.iter_input < 0 || info.iter_input >= n->n_inputs || !n->inputs[info.iter_input])
+            return 0;
+        s->shape[i] = &n->inputs[info.iter_input]->type.shape;
+        return 1;
+    }
+    s->shape[i] = &n->outputs[0]->type.shape;
+    for (j = 1; j < n->n_outputs; j++)
+        if (!pfvm__fuse_same_shape(&n->outputs[j]->type.shape, s->shape[i]))
+            return 0;
+    return 1;
 }
 
 /* The node of g producing v, or -1 (inputs, initializers, outer values). */
@@ -131,7 +153,7 @@ static int pfvm__fuse_reaches(pfvm__fuse_state *s, int q, int lo, int **stack)
 static int pfvm__fuse_can_merge(pfvm__fuse_state *s, int i, const int *gs, int ng)
 {
     const pfvm_node *n = s->g->nodes[i];
-    const pfvm_shape *S = &n->outputs[0]->type.shape;
+    const pfvm_shape *S = s->shape[i];
     int *stack = NULL, k, m, j, lo = i, ok = 1;
     s->in_u[i] = 1;
     for (k = 0; k < ng; k++)
@@ -143,7 +165,11 @@ static int pfvm__fuse_can_merge(pfvm__fuse_state *s, int i, const int *gs, int n
         }
     for (j = 0; ok && j < n->n_inputs; j++) {
         int p = pfvm__fuse_producer(s, n->inputs[j]);
-        if (n->inputs[j] && (p < 0 || !s->in_u[p]) && !pfvm__fuse_broadcasts(&n->inputs[j]->type.shape, S))
+        int used = j >= 32 || (s->used[i] & (1u << j));
+        if (n->inputs[j] && used && (p < 0 || !s->in_u[p]) && !pfvm__fuse_broadcasts(&n->inputs[j]->type.shape, S))
+            ok = 0;
+        /* a reduction's result exists only once the group has run */
+        if (n->inputs[j] && p >= 0 && s->in_u[p] && s->red[p])
             ok = 0;
     }
     /* acyclic: no input from outside depends on the union */
@@ -181,13 +207,13 @@ static int pfvm__fuse_cmp_int(const void *a, const void *b)
 static pfvm_code pfvm__fuse_place(pfvm__fuse_state *s, int i, pfvm_status *st)
 {
     const pfvm_node *n = s->g->nodes[i];
-    const pfvm_shape *S = &n->outputs[0]->type.shape;
+    const pfvm_shape *S = s->shape[i];
     int gs[64], ng = 0, j, k, target = -1;
     for (j = 0; j < n->n_inputs && ng < 64; j++) {
         int p = pfvm__fuse_producer(s, n->inputs[j]), gp, dup = 0;
-        if (p < 0 || (gp = s->group[p]) < 0)
+        if (p < 0 || (gp = s->group[p]) < 0 || s->red[p])
             continue;
-        if (!pfvm__fuse_same_shape(&s->g->nodes[s->members[gp][0]]->outputs[0]->type.shape, S))
+        if (!pfvm__fuse_same_shape(s->shape[s->members[gp][0]], S))
             continue;
         for (k = 0; k < ng; k++)
             dup |= gs[k] == gp;
@@ -427,16 +453,19 @@ PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_
     s.g = g;
     s.n = n;
     s.cand = (unsigned char *)pfvm__calloc((size_t)n + 1, 1);
+    s.red = (unsigned char *)pfvm__calloc((size_t)n + 1, 1);
+    s.used = (unsigned *)pfvm__calloc((size_t)n + 1, sizeof *s.used);
+    s.shape = (const pfvm_shape **)pfvm__calloc((size_t)n + 1, sizeof *s.shape);
     s.group = (int *)pfvm__calloc((size_t)n + 1, sizeof *s.group);
     s.visit = (int *)pfvm__calloc((size_t)n + 1, sizeof *s.visit);
     s.in_u = (unsigned char *)pfvm__calloc((size_t)n + 1, 1);
-    if (!s.cand || !s.group || !s.visit || !s.in_u) {
+    if (!s.cand || !s.red || !s.used || !s.shape || !s.group || !s.visit || !s.in_u) {
         rc = pfvm__fuse_nomem(st);
         goto done;
     }
     for (i = 0; i < n; i++) {
         s.group[i] = -1;
-        s.cand[i] = (unsigned char)pfvm__fuse_candidate(g->nodes[i]);
+        s.cand[i] = (unsigned char)pfvm__fuse_candidate(&s, i);
     }
     for (i = 0; i < n && !rc; i++)
         if (s.cand[i])
@@ -466,6 +495,9 @@ done:
     stbds_arrfree(s.members);
     stbds_arrfree(dead);
     pfvm__free(s.cand);
+    pfvm__free(s.red);
+    pfvm__free(s.used);
+    pfvm__free(s.shape);
     pfvm__free(s.group);
     pfvm__free(s.visit);
     pfvm__free(s.in_u);
