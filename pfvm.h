@@ -22593,6 +22593,93 @@ static pfvm_code pfvm__fuse_place(pfvm__fuse_state *s, int i, pfvm_status *st)
     return PFVM_OK;
 }
 
+/* ---- heads: out-fusable producers ------------------------------------------------------- */
+
+/* Does some member of group m (not a reduction) make a float32 value of
+ * the group's shape that is read outside it? (The head computes into that
+ * output's storage.) */
+static int pfvm__fuse_has_buffer(pfvm__fuse_state *s, const pfvm_uses *u, const int *mem, int cnt)
+{
+    int i, j, k, found = 0;
+    for (i = 0; i < cnt; i++)
+        s->in_u[mem[i]] = 1;
+    for (i = 0; !found && i < cnt; i++) {
+        const pfvm_node *n = s->g->nodes[mem[i]];
+        if (s->red[mem[i]])
+            continue;
+        for (j = 0; !found && j < n->n_outputs; j++) {
+            const pfvm_value *v = n->outputs[j];
+            const pfvm_use *us;
+            int cu;
+            if (!v || v->type.dtype != PFVM_FLOAT)
+                continue;
+            us = pfvm_uses_of(u, v, &cu);
+            for (k = 0; k < cu; k++)
+                found |= !us[k].top || !s->in_u[us[k].top->id];
+        }
+    }
+    for (i = 0; i < cnt; i++)
+        s->in_u[mem[i]] = 0;
+    return found;
+}
+
+/* A Conv, Gemm or MatMul (fusion kind out-fusable) whose float32 result of
+ * the group's shape is read only by the group joins it: its kernel runs
+ * first, into the storage of one of the group's outputs, and the group's
+ * loop reads it from there (bias, activation and residual epilogues). One
+ * per group. */
+static void pfvm__fuse_heads(pfvm__fuse_state *s, const pfvm_uses *u)
+{
+    int gi, i, j, k, *stack = NULL;
+    for (gi = 0; gi < (int)stbds_arrlen(s->members); gi++) {
+        int *mem = s->members[gi], cnt = (int)stbds_arrlen(mem), done = 0;
+        const pfvm_shape *S;
+        if (!cnt || !pfvm__fuse_has_buffer(s, u, mem, cnt))
+            continue;
+        S = s->shape[mem[0]];
+        for (i = 0; i < cnt && !done; i++) {
+            const pfvm_node *x = s->g->nodes[mem[i]];
+            for (j = 0; j < x->n_inputs && j < 32 && !done; j++) {
+                const pfvm_value *v = x->inputs[j];
+                const pfvm_node *h;
+                const pfvm_use *us;
+                int hp = pfvm__fuse_producer(s, v), cu, only = 1, lo = mem[0], ok = 1;
+                if (!v || !(s->used[mem[i]] & (1u << j)) || hp < 0 || s->group[hp] >= 0)
+                    continue;
+                h = s->g->nodes[hp];
+                if (!h->op || h->op->fuse || h->op->fusion != PFVM_FUSE_OUT_FUSABLE || !h->op->kernel ||
+                    h->n_outputs != 1 || pfvm__fuse_has_subgraph(h) || v->type.kind != PFVM_KIND_TENSOR ||
+                    v->type.dtype != PFVM_FLOAT || !pfvm__fuse_same_shape(&v->type.shape, S) || h->n_inputs > 16)
+                    continue;
+                for (k = 0; k < cnt; k++)
+                    s->in_u[mem[k]] = 1;
+                us = pfvm_uses_of(u, v, &cu);
+                for (k = 0; k < cu; k++)
+                    only &= us[k].node && us[k].top == us[k].node && s->in_u[us[k].top->id];
+                /* nothing the head reads may depend on the group */
+                s->stamp++;
+                for (k = 0; ok && only && k < h->n_inputs; k++) {
+                    int q = pfvm__fuse_producer(s, h->inputs[k]);
+                    if (q < 0 || q < lo)
+                        continue;
+                    if (s->in_u[q] || pfvm__fuse_reaches(s, q, lo, &stack))
+                        ok = 0;
+                }
+                for (k = 0; k < cnt; k++)
+                    s->in_u[mem[k]] = 0;
+                if (!only || !ok)
+                    continue;
+                stbds_arrput(s->members[gi], hp);
+                s->group[hp] = gi;
+                mem = s->members[gi];
+                qsort(mem, (size_t)stbds_arrlen(mem), sizeof(int), pfvm__fuse_cmp_int);
+                done = 1;
+            }
+        }
+    }
+    stbds_arrfree(stack);
+}
+
 /* ---- turning a group into a function call ------------------------------------------ */
 
 static int pfvm__fuse_value_bytes(const pfvm_value *v, int64_t *bytes)
@@ -22812,6 +22899,7 @@ PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_
             rc = pfvm__fuse_place(&s, i, st);
     if (rc || (rc = pfvm_uses_build(&u, g, st)) != PFVM_OK)
         goto done;
+    pfvm__fuse_heads(&s, &u);
     for (i = 0; !rc && i < (int)stbds_arrlen(s.members); i++)
         if (stbds_arrlen(s.members[i]) >= 2) {
             rc = pfvm__fuse_build(&s, m, &u, s.members[i], (int)stbds_arrlen(s.members[i]), &dead, stats, st);
@@ -24651,6 +24739,11 @@ typedef struct pfvm__fz_prog {
     pfvm__fz_sink *sinks; /* stb_ds */
     int *slot_sink;       /* stb_ds per slot: sink index or -1 */
     int n_slots, n_in, n_out, n_regs;
+    int n_ld;             /* values loaded block by block: the inputs, then the head's result */
+    const pfvm_node *head; /* an out-fusable node (Conv, Gemm, MatMul) run first, or NULL */
+    int *head_in;         /* per input of the head: the group input it reads, or -1 */
+    const pfvm_tensor **inp; /* n_ld: what each loaded value is read from, this run */
+    pfvm_tensor head_buf; /* the head's result: one of the group's outputs, until overwritten */
     pfvm_dtype *in_dtype; /* the input types it was compiled for */
     int *in_reg;          /* per input: register, -1 when unused */
     int *out_reg;         /* per output: register, -1 for a reduction */
@@ -24677,6 +24770,8 @@ static void pfvm__fz_prog_free(pfvm__fz_prog *p)
     stbds_arrfree(p->sinks);
     stbds_arrfree(p->slot_sink);
     pfvm__free(p->in_dtype);
+    pfvm__free(p->head_in);
+    pfvm__free(p->inp);
     pfvm__free(p->in_reg);
     pfvm__free(p->out_reg);
     pfvm__free(p->out_sink);
@@ -24973,7 +25068,7 @@ static pfvm_code pfvm__fz_regalloc(pfvm__fz_prog *p, const int *out_slot, pfvm_s
     for (j = 0; j < (int)stbds_arrlen(p->sinks); j++)
         last[p->sinks[j].src] = INT_MAX;
     p->n_regs = 0;
-    for (j = 0; j < p->n_in; j++)
+    for (j = 0; j < p->n_ld; j++)
         if (last[j] >= 0 && p->slot_sink[j] < 0) {
             last[j] = INT_MAX;
             reg[j] = p->n_regs++;
@@ -24994,7 +25089,7 @@ static pfvm_code pfvm__fz_regalloc(pfvm__fz_prog *p, const int *out_slot, pfvm_s
         if (last[d] == -1)
             free_regs[n_free++] = reg[d]; /* nobody reads it */
     }
-    for (j = 0; j < p->n_in; j++)
+    for (j = 0; j < p->n_ld; j++)
         p->in_reg[j] = reg[j];
     for (j = 0; j < p->n_out; j++) {
         p->out_sink[j] = p->slot_sink[out_slot[j]];
@@ -25030,7 +25125,7 @@ static pfvm_code pfvm__fz_regalloc(pfvm__fz_prog *p, const int *out_slot, pfvm_s
      * output's, or folded by a reduction. */
     for (j = 0; j < p->n_out; j++) {
         int r = p->out_reg[j], k2, ok = r >= 0;
-        for (k2 = 0; k2 < p->n_in; k2++)
+        for (k2 = 0; k2 < p->n_ld; k2++)
             ok &= p->in_reg[k2] != r;
         for (k2 = 0; k2 < j; k2++)
             ok &= p->out_reg[k2] != r;
@@ -25066,20 +25161,21 @@ static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_
         rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
         goto done;
     }
-    p->n_in = n_in;
+    p->n_in = p->n_ld = n_in;
     p->n_out = (int)stbds_arrlen(body->outputs);
-    p->in_dtype = (pfvm_dtype *)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_dtype);
-    p->in_reg = (int *)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_reg);
+    p->in_dtype = (pfvm_dtype *)pfvm__calloc((size_t)n_in + 2, sizeof *p->in_dtype);
+    p->in_reg = (int *)pfvm__calloc((size_t)n_in + 2, sizeof *p->in_reg);
+    p->inp = (const pfvm_tensor **)pfvm__calloc((size_t)n_in + 2, sizeof *p->inp);
     p->out_reg = (int *)pfvm__calloc((size_t)p->n_out + 1, sizeof *p->out_reg);
     p->out_sink = (int *)pfvm__calloc((size_t)p->n_out + 1, sizeof *p->out_sink);
-    p->st = (int64_t *)pfvm__calloc((size_t)n_in * PFVM_MAX_RANK + 1, sizeof *p->st);
-    p->off = (int64_t *)pfvm__calloc((size_t)n_in + 1, sizeof *p->off);
-    p->fixed = (unsigned char *)pfvm__calloc((size_t)n_in + 1, 1);
+    p->st = (int64_t *)pfvm__calloc((size_t)(n_in + 1) * PFVM_MAX_RANK + 1, sizeof *p->st);
+    p->off = (int64_t *)pfvm__calloc((size_t)n_in + 2, sizeof *p->off);
+    p->fixed = (unsigned char *)pfvm__calloc((size_t)n_in + 2, 1);
     p->in_copy = (void **)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_copy);
     p->in_copy_size = (size_t *)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_copy_size);
     out_slot = (int *)pfvm__calloc((size_t)p->n_out + 1, sizeof *out_slot);
-    if (!p->in_dtype || !p->in_reg || !p->out_reg || !p->out_sink || !p->st || !p->off || !p->fixed || !out_slot ||
-        !p->in_copy || !p->in_copy_size) {
+    if (!p->in_dtype || !p->in_reg || !p->inp || !p->out_reg || !p->out_sink || !p->st || !p->off || !p->fixed ||
+        !out_slot || !p->in_copy || !p->in_copy_size) {
         rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
         goto done;
     }
@@ -25095,9 +25191,38 @@ static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_
         stbds_arrput(p->slot_sink, -1);
     }
     p->n_slots = n_in;
+    /* a head: one out-fusable node without a hook that reads only group
+     * inputs; its float32 result is loaded like an input */
+    for (i = 0; ok && i < (int)stbds_arrlen(body->nodes); i++) {
+        const pfvm_node *n = body->nodes[i];
+        int all_in = n->n_outputs == 1 && n->outputs[0];
+        if (!n->op || n->op->fuse || n->op->fusion != PFVM_FUSE_OUT_FUSABLE || !n->op->kernel)
+            continue;
+        for (j = 0; all_in && j < n->n_inputs; j++)
+            all_in = !n->inputs[j] || (n->inputs[j]->graph == body && vslot[n->inputs[j]->id] >= 0 &&
+                                        vslot[n->inputs[j]->id] < n_in);
+        if (!all_in || p->head || vdt[n->outputs[0]->id] != PFVM_FLOAT) {
+            ok = 0;
+            break;
+        }
+        p->head = n;
+        p->head_in = (int *)pfvm__calloc((size_t)n->n_inputs + 1, sizeof *p->head_in);
+        if (!p->head_in) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        for (j = 0; j < n->n_inputs; j++)
+            p->head_in[j] = n->inputs[j] ? vslot[n->inputs[j]->id] : -1;
+        vslot[n->outputs[0]->id] = n_in;
+        p->in_dtype[n_in] = PFVM_FLOAT;
+        stbds_arrput(p->slot_sink, -1);
+        p->n_slots = p->n_ld = n_in + 1;
+    }
     for (i = 0; ok && i < (int)stbds_arrlen(body->nodes); i++) {
         const pfvm_node *n = body->nodes[i];
         pfvm_fuse_ctx f;
+        if (n == p->head)
+            continue;
         stbds_arrsetlen(in_slot, n->n_inputs + 1);
         stbds_arrsetlen(ndt, n->n_inputs + 1);
         stbds_arrsetlen(nconst, n->n_inputs + 1);
@@ -25292,18 +25417,19 @@ static void pfvm__fz_store_block(pfvm__fz_prog *p, pfvm_kctx *k, int64_t pos, in
 static void pfvm__fz_direct_block(pfvm__fz_prog *p, pfvm_kctx *k, int r, int64_t c, int64_t bpos)
 {
     int j;
-    for (j = 0; j < p->n_in; j++) {
+    for (j = 0; j < p->n_ld; j++) {
         int64_t sj;
         float *reg;
         if (p->in_reg[j] < 0 || p->fixed[j])
             continue;
         sj = p->st[(size_t)j * PFVM_MAX_RANK + r - 1];
         reg = p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK;
-        if (sj == 1 && k->in[j]->dtype == PFVM_FLOAT) {
-            p->ptr[p->in_reg[j]] = (float *)k->in[j]->data + p->off[j] + c;
+        /* (the head's result shares an output's storage: copied first) */
+        if (sj == 1 && p->inp[j]->dtype == PFVM_FLOAT && j < p->n_in) {
+            p->ptr[p->in_reg[j]] = (float *)p->inp[j]->data + p->off[j] + c;
         } else {
             p->ptr[p->in_reg[j]] = reg;
-            pfvm__fz_load(reg, k->in[j], p->off[j] + c * sj, sj, PFVM_FUSE_BLOCK);
+            pfvm__fz_load(reg, p->inp[j], p->off[j] + c * sj, sj, PFVM_FUSE_BLOCK);
         }
     }
     for (j = 0; j < p->n_out; j++)
@@ -25353,6 +25479,39 @@ static int pfvm__fz_sink_shape(pfvm__fz_sink *k, const int64_t *S, int rank, int
  * written) when this call is outside what the program handles: outputs of
  * unexpected shapes or of types it cannot store, inputs that do not
  * broadcast to the walk's shape. */
+/* Does the head read group input j? */
+static int pfvm__fz_head_reads(const pfvm__fz_prog *p, int j)
+{
+    int i;
+    for (i = 0; i < p->head->n_inputs; i++)
+        if (p->head_in[i] == j)
+            return 1;
+    return 0;
+}
+
+/* Runs the head's own kernel into head_buf (an output's storage). */
+static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k)
+{
+    const pfvm_tensor *in[16];
+    pfvm_tensor *out[1];
+    pfvm_kctx kk;
+    int i;
+    if (p->head->n_inputs > 16)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "fused head with %d inputs", p->head->n_inputs);
+    for (i = 0; i < p->head->n_inputs; i++)
+        in[i] = p->head_in[i] >= 0 ? k->in[p->head_in[i]] : NULL;
+    out[0] = &p->head_buf;
+    memset(&kk, 0, sizeof kk);
+    kk.node = p->head;
+    kk.n_in = p->head->n_inputs;
+    kk.n_out = 1;
+    kk.in = in;
+    kk.out = out;
+    kk.st = k->st;
+    kk.exec = k->exec;
+    return p->head->op->kernel(&kk);
+}
+
 static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
 {
     int64_t S[PFVM_MAX_RANK], D[PFVM_MAX_RANK], idx[PFVM_MAX_RANK], total = 1, inner, pos, c, n_acc = 0;
@@ -25362,9 +25521,11 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
     *fallback = 1;
     if (k->n_in != p->n_in || k->n_out != p->n_out || ns > PFVM_MAX_RANK)
         return PFVM_OK;
+    for (j = 0; j < p->n_ld; j++)
+        p->inp[j] = j < p->n_in ? k->in[j] : NULL;
     for (j = 0; j < p->n_in; j++) {
         const pfvm_tensor *t = k->in[j];
-        if (p->in_reg[j] < 0)
+        if (p->in_reg[j] < 0 && !(p->head && pfvm__fz_head_reads(p, j)))
             continue;
         if (!t || t->kind != PFVM_KIND_TENSOR || t->dtype != p->in_dtype[j] || !pfvm__fz_loadable(t->dtype) ||
             t->rank < 0 || t->rank > PFVM_MAX_RANK)
@@ -25389,6 +25550,8 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
             memcpy(S, t->dims, sizeof(int64_t) * (size_t)rank);
         }
     }
+    if (rank < 0 && p->head)
+        return PFVM_OK; /* the head writes into a planned output */
     if (rank < 0) {
         rank = 0;
         for (j = 0; j < p->n_in; j++)
@@ -25427,9 +25590,20 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
         if (t->data && (t->rank != orank || (orank && memcmp(t->dims, dims, sizeof(int64_t) * (size_t)orank))))
             return PFVM_OK;
     }
+    /* the head's result goes to the first float32 output of shape S */
+    if (p->head) {
+        for (j = 0; j < p->n_out; j++)
+            if (k->out[j] && p->out_sink[j] < 0 && k->out[j]->dtype == PFVM_FLOAT && k->out[j]->data)
+                break;
+        if (j == p->n_out)
+            return PFVM_OK;
+        p->head_buf = *k->out[j];
+        p->head_buf.owns_data = p->head_buf.owns_strings = 0;
+        p->inp[p->n_in] = &p->head_buf;
+    }
     /* every used input's strides over S */
-    for (j = 0; j < p->n_in; j++) {
-        const pfvm_tensor *t = k->in[j];
+    for (j = 0; j < p->n_ld; j++) {
+        const pfvm_tensor *t = p->inp[j];
         int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK, s = 1;
         int o;
         if (p->in_reg[j] < 0)
@@ -25464,6 +25638,11 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
     for (d = 0; d < rank; d++)
         if (!pfvm__mul_i64(total, S[d], &total))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output too large");
+    if (p->head) {
+        pfvm_code rc = pfvm__fz_run_head(p, k);
+        if (rc)
+            return rc;
+    }
     /* accumulators (the executor's workspace), set to their initial value */
     for (j = 0; j < ns; j++) {
         p->sinks[j].n_acc = pfvm_tensor_numel(k->out[p->sinks[j].out]);
@@ -25486,14 +25665,14 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
             int merge = r > 0;
             if (S[d] == 1)
                 continue;
-            for (j = 0; j < p->n_in && merge; j++) {
+            for (j = 0; j < p->n_ld && merge; j++) {
                 const int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
                 if (p->in_reg[j] >= 0)
                     merge = st[r - 1] == st[d] * S[d];
             }
             for (j = 0; j < ns && merge; j++)
                 merge = sst[j][r - 1] == sst[j][d] * S[d];
-            for (j = 0; j < p->n_in; j++) {
+            for (j = 0; j < p->n_ld; j++) {
                 int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
                 if (p->in_reg[j] >= 0)
                     st[merge ? r - 1 : r] = st[d];
@@ -25510,7 +25689,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
             p->sinks[j].off = 0;
             p->sinks[j].st[0] = r ? sst[j][r - 1] : 0;
         }
-        for (j = 0; j < p->n_in; j++) {
+        for (j = 0; j < p->n_ld; j++) {
             const int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
             int fixed = 1;
             p->off[j] = 0;
@@ -25520,7 +25699,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
                 fixed &= st[d] == 0;
             p->fixed[j] = (unsigned char)fixed;
             if (fixed)
-                pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK, k->in[j], 0, 0, PFVM_FUSE_BLOCK);
+                pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK, p->inp[j], 0, 0, PFVM_FUSE_BLOCK);
         }
         memset(idx, 0, sizeof idx);
         p->n_chunks = 0;
@@ -25535,12 +25714,12 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
                         continue;
                     }
                     m = inner - c < PFVM_FUSE_BLOCK - fill ? inner - c : PFVM_FUSE_BLOCK - fill;
-                    for (j = 0; j < p->n_in && r > 0; j++) {
+                    for (j = 0; j < p->n_ld && r > 0; j++) {
                         int64_t sj;
                         if (p->in_reg[j] < 0 || p->fixed[j])
                             continue;
                         sj = p->st[(size_t)j * PFVM_MAX_RANK + r - 1];
-                        pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK + fill, k->in[j],
+                        pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK + fill, p->inp[j],
                                       p->off[j] + c * sj, sj, m);
                     }
                     pfvm__fz_chunk(p, fill, m, c);
@@ -25553,14 +25732,14 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
                     }
                 }
                 for (d = r - 2; d >= 0; d--) {
-                    for (j = 0; j < p->n_in; j++)
+                    for (j = 0; j < p->n_ld; j++)
                         if (p->in_reg[j] >= 0)
                             p->off[j] += p->st[(size_t)j * PFVM_MAX_RANK + d];
                     for (j = 0; j < ns; j++)
                         p->sinks[j].off += sst[j][d];
                     if (++idx[d] < D[d])
                         break;
-                    for (j = 0; j < p->n_in; j++)
+                    for (j = 0; j < p->n_ld; j++)
                         if (p->in_reg[j] >= 0)
                             p->off[j] -= p->st[(size_t)j * PFVM_MAX_RANK + d] * D[d];
                     for (j = 0; j < ns; j++)

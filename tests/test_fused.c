@@ -475,7 +475,7 @@ static void build_proofs(tb *b, const void *arg)
         t = tb_op(b, "Add", t, y, NULL);                                    /* [4,8] */
         tb_out(b, tb_op(b, "Neg", t, NULL, NULL));
         break;
-    case 3: /* a path through an opaque node: no cycle */
+    case 3: /* a path through MatMul: Relu and Add stay apart; MatMul heads Add's group */
         x = tb_in(b, "x", PFVM_FLOAT, "4,4");
         t = tb_op(b, "Relu", x, NULL, NULL);
         y = tb_op(b, "MatMul", t, t, NULL);
@@ -486,7 +486,7 @@ static void build_proofs(tb *b, const void *arg)
 
 static void test_groups(void)
 {
-    int i, expect[4] = {0, 1, 2, 1};
+    int i, expect[4] = {0, 1, 2, 2};
     int64_t bind[2] = {5, 5};
     for (i = 0; i < 4; i++) {
         char what[32];
@@ -496,16 +496,16 @@ static void test_groups(void)
         CHECK_MSG(g == expect[i], "%s: %d groups, expected %d", what, g, expect[i]);
     }
     {
-        /* the cycle case: Relu and Add around MatMul stay apart, and Neg
-         * joins Relu's group only */
+        /* the cycle case: Relu and Add around MatMul stay apart, Neg joins
+         * Relu's group, MatMul heads Add's */
         tb b;
         pfvm_opt_report r;
         i = 3;
         tb_init(&b, 17);
         build_proofs(&b, &i);
         CHECK(pfvm_optimize(b.m, "fuse", &r, &b.st) == PFVM_OK);
-        CHECK(r.n == 1 && r.runs[0].stats.groups == 1 && r.runs[0].stats.nodes_before == 4 &&
-              r.runs[0].stats.nodes_after == 3);
+        CHECK(r.n == 1 && r.runs[0].stats.groups == 2 && r.runs[0].stats.nodes_before == 4 &&
+              r.runs[0].stats.nodes_after == 2);
         pfvm_model_free(b.m);
     }
 }
@@ -660,49 +660,61 @@ static void test_bytes_avoided(void)
     pfvm_model_free(b.m);
 }
 
-/* A model-local function the engine cannot compile (MatMul inside) runs
- * as a subgraph. */
+/* Model-local functions read from a file: one the engine compiles
+ * (MatMul heading Relu), one it cannot (Transpose inside), which runs as a
+ * subgraph. */
+static pfvm_function *add_function(tb *b, const char *name, const char *op1, const char *op2)
+{
+    pfvm_function *f = (pfvm_function *)pfvm_model_alloc(b->m, sizeof *f);
+    pfvm_graph *body;
+    pfvm_value *fx, *ft, *fy, *in[2];
+    memset(f, 0, sizeof *f);
+    f->name = name;
+    f->domain = "local";
+    f->doc = "";
+    body = pfvm_graph_new(b->m, NULL, name, &b->st);
+    f->body = body;
+    stbds_arrput(b->m->functions, f);
+    fx = pfvm_graph_value(body, "a", &b->st);
+    pfvm_graph_add_input(body, fx, &b->st);
+    ft = pfvm_graph_value(body, "p", &b->st);
+    fy = pfvm_graph_value(body, "r", &b->st);
+    in[0] = in[1] = fx;
+    pfvm_graph_add_node(body, op1, "", "n1", in, !strcmp(op1, "MatMul") ? 2 : 1, &ft, 1, &b->st);
+    pfvm_graph_add_node(body, op2, "", "n2", &ft, 1, &fy, 1, &b->st);
+    pfvm_graph_add_output(body, fy, &b->st);
+    return f;
+}
+
 static void test_function_call(void)
 {
     tb b;
-    pfvm_function *f;
-    pfvm_graph *body;
-    pfvm_value *x, *y, *fx, *fy, *ft, *in[2];
+    pfvm_value *x, *y, *z;
     pfvm_tensor **ins, **outs;
     int n_out = 0, i;
     tb_init(&b, 17);
     pfvm_model_set_opset(b.m, "local", 1, &b.st);
-    f = (pfvm_function *)pfvm_model_alloc(b.m, sizeof *f);
-    memset(f, 0, sizeof *f);
-    f->name = "MatRelu";
-    f->domain = "local";
-    f->doc = "";
-    body = pfvm_graph_new(b.m, NULL, "MatRelu", &b.st);
-    f->body = body;
-    stbds_arrput(b.m->functions, f);
-    fx = pfvm_graph_value(body, "a", &b.st);
-    pfvm_graph_add_input(body, fx, &b.st);
-    ft = pfvm_graph_value(body, "p", &b.st);
-    fy = pfvm_graph_value(body, "r", &b.st);
-    in[0] = in[1] = fx;
-    pfvm_graph_add_node(body, "MatMul", "", "mm", in, 2, &ft, 1, &b.st);
-    pfvm_graph_add_node(body, "Relu", "", "re", &ft, 1, &fy, 1, &b.st);
-    pfvm_graph_add_output(body, fy, &b.st);
+    add_function(&b, "MatRelu", "MatMul", "Relu");
+    add_function(&b, "TRelu", "Transpose", "Relu");
     x = tb_in(&b, "x", PFVM_FLOAT, "3,3");
     y = pfvm_graph_value(b.g, "y", &b.st);
+    z = pfvm_graph_value(b.g, "z", &b.st);
     pfvm_graph_add_node(b.g, "MatRelu", "local", "call", &x, 1, &y, 1, &b.st);
+    pfvm_graph_add_node(b.g, "TRelu", "local", "call2", &x, 1, &z, 1, &b.st);
     tb_out(&b, y);
+    tb_out(&b, z);
     {
         pfvm_exec *e = pfvm_exec_new(b.m, NULL, &b.st);
         CHECK_MSG(e != NULL, "%s", b.st.msg);
         ins = make_inputs(e, NULL, 0, -1, 1, 5);
         pfvm_exec_free(e);
     }
-    CHECK(pfvm_infer_shapes(b.g, 0, &b.st) == PFVM_OK && y->type.shape.rank == 2);
+    CHECK(pfvm_infer_shapes(b.g, 0, &b.st) == PFVM_OK && y->type.shape.rank == 2 && z->type.shape.rank == 2);
     outs = run_model(b.m, NULL, ins, &n_out, NULL, &b.st);
-    CHECK_MSG(outs && n_out == 1, "%s", b.st.msg);
+    CHECK_MSG(outs && n_out == 2, "%s", b.st.msg);
     if (outs) {
         const float *a = (const float *)ins[0]->data, *r = (const float *)outs[0]->data;
+        const float *t = (const float *)outs[1]->data;
         int bad = 0, j, k;
         for (i = 0; i < 3; i++)
             for (j = 0; j < 3; j++) {
@@ -710,12 +722,83 @@ static void test_function_call(void)
                 for (k = 0; k < 3; k++)
                     s += a[i * 3 + k] * a[k * 3 + j];
                 bad |= fabsf((s > 0 ? s : 0) - r[i * 3 + j]) > 1e-5f;
+                bad |= t[i * 3 + j] != (a[j * 3 + i] > 0 ? a[j * 3 + i] : 0);
             }
         CHECK(!bad);
         free_tensors(outs, n_out);
     }
     free_tensors(ins, 1);
     pfvm_model_free(b.m);
+}
+
+/* ---- epilogues: Conv, Gemm, MatMul heading their element-wise consumers ------------------- */
+
+static void build_epilogue(tb *b, const void *arg)
+{
+    int which = *(const int *)arg;
+    pfvm_value *x, *w, *bias, *t, *in[3];
+    pfvm_node *n;
+    switch (which) {
+    case 0: /* MatMul + bias + GELU-ish (x * sigmoid(1.702 x)) */
+        x = tb_in(b, "x", PFVM_FLOAT, "n,64");
+        w = tb_in(b, "w", PFVM_FLOAT, "64,300");
+        bias = tb_in(b, "bias", PFVM_FLOAT, "300");
+        t = tb_op(b, "Add", tb_op(b, "MatMul", x, w, NULL), bias, NULL);
+        t = tb_op(b, "Mul", t, tb_op(b, "Sigmoid", tb_op(b, "Mul", t, tb_scalar(b, 1.702f), NULL), NULL, NULL), NULL);
+        tb_out(b, t);
+        break;
+    case 1: /* Gemm (transB, bias inside) + Relu */
+        x = tb_in(b, "x", PFVM_FLOAT, "n,48");
+        w = tb_in(b, "w", PFVM_FLOAT, "20,48");
+        bias = tb_in(b, "bias", PFVM_FLOAT, "20");
+        in[0] = x;
+        in[1] = w;
+        in[2] = bias;
+        n = tb_node(b, "Gemm", in, 3, &t);
+        pfvm_node_set_attr_int(n, "transB", 1, &b->st);
+        tb_out(b, tb_op(b, "Relu", t, NULL, NULL));
+        break;
+    case 2: { /* Conv + channel bias + residual + Relu */
+        pfvm_value *cb = tb_in(b, "cb", PFVM_FLOAT, "8,1,1");
+        x = tb_in(b, "x", PFVM_FLOAT, "2,8,10,10");
+        w = tb_in(b, "w", PFVM_FLOAT, "8,8,3,3");
+        in[0] = x;
+        in[1] = w;
+        n = tb_node(b, "Conv", in, 2, &t);
+        pfvm_node_set_attr_ints(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4, &b->st);
+        t = tb_op(b, "Add", t, cb, NULL);
+        t = tb_op(b, "Add", t, x, NULL);
+        tb_out(b, tb_op(b, "Relu", t, NULL, NULL));
+        break;
+    }
+    case 3: /* MatMul read twice inside and once outside: stays apart */
+        x = tb_in(b, "x", PFVM_FLOAT, "5,6");
+        w = tb_in(b, "w", PFVM_FLOAT, "6,7");
+        t = tb_op(b, "MatMul", x, w, NULL);
+        tb_out(b, tb_op(b, "Tanh", tb_op(b, "Abs", t, NULL, NULL), NULL, NULL));
+        tb_out(b, t);
+        break;
+    }
+}
+
+static void test_epilogue(void)
+{
+    int i, expect_nodes[4] = {1, 1, 1, 2};
+    int64_t bind[2] = {33, 33};
+    for (i = 0; i < 4; i++) {
+        char what[32];
+        int g;
+        tb b;
+        pfvm_opt_report r;
+        snprintf(what, sizeof what, "epilogue %d", i);
+        g = check_fused(what, build_epilogue, &i, bind, 2, -1.0f, 1.0f);
+        CHECK_MSG(g == 1, "%s: %d groups", what, g);
+        tb_init(&b, 18);
+        build_epilogue(&b, &i);
+        CHECK(pfvm_optimize(b.m, "fuse", &r, &b.st) == PFVM_OK);
+        CHECK_MSG(r.runs[0].stats.nodes_after == expect_nodes[i], "%s: %d nodes", what, r.runs[0].stats.nodes_after);
+        pfvm_model_free(b.m);
+    }
 }
 
 int main(void)
@@ -728,5 +811,6 @@ int main(void)
     test_roundtrip();
     test_bytes_avoided();
     test_function_call();
+    test_epilogue();
     return CHECK_END();
 }

@@ -253,6 +253,93 @@ static pfvm_code pfvm__fuse_place(pfvm__fuse_state *s, int i, pfvm_status *st)
     return PFVM_OK;
 }
 
+/* ---- heads: out-fusable producers ------------------------------------------------------- */
+
+/* Does some member of group m (not a reduction) make a float32 value of
+ * the group's shape that is read outside it? (The head computes into that
+ * output's storage.) */
+static int pfvm__fuse_has_buffer(pfvm__fuse_state *s, const pfvm_uses *u, const int *mem, int cnt)
+{
+    int i, j, k, found = 0;
+    for (i = 0; i < cnt; i++)
+        s->in_u[mem[i]] = 1;
+    for (i = 0; !found && i < cnt; i++) {
+        const pfvm_node *n = s->g->nodes[mem[i]];
+        if (s->red[mem[i]])
+            continue;
+        for (j = 0; !found && j < n->n_outputs; j++) {
+            const pfvm_value *v = n->outputs[j];
+            const pfvm_use *us;
+            int cu;
+            if (!v || v->type.dtype != PFVM_FLOAT)
+                continue;
+            us = pfvm_uses_of(u, v, &cu);
+            for (k = 0; k < cu; k++)
+                found |= !us[k].top || !s->in_u[us[k].top->id];
+        }
+    }
+    for (i = 0; i < cnt; i++)
+        s->in_u[mem[i]] = 0;
+    return found;
+}
+
+/* A Conv, Gemm or MatMul (fusion kind out-fusable) whose float32 result of
+ * the group's shape is read only by the group joins it: its kernel runs
+ * first, into the storage of one of the group's outputs, and the group's
+ * loop reads it from there (bias, activation and residual epilogues). One
+ * per group. */
+static void pfvm__fuse_heads(pfvm__fuse_state *s, const pfvm_uses *u)
+{
+    int gi, i, j, k, *stack = NULL;
+    for (gi = 0; gi < (int)stbds_arrlen(s->members); gi++) {
+        int *mem = s->members[gi], cnt = (int)stbds_arrlen(mem), done = 0;
+        const pfvm_shape *S;
+        if (!cnt || !pfvm__fuse_has_buffer(s, u, mem, cnt))
+            continue;
+        S = s->shape[mem[0]];
+        for (i = 0; i < cnt && !done; i++) {
+            const pfvm_node *x = s->g->nodes[mem[i]];
+            for (j = 0; j < x->n_inputs && j < 32 && !done; j++) {
+                const pfvm_value *v = x->inputs[j];
+                const pfvm_node *h;
+                const pfvm_use *us;
+                int hp = pfvm__fuse_producer(s, v), cu, only = 1, lo = mem[0], ok = 1;
+                if (!v || !(s->used[mem[i]] & (1u << j)) || hp < 0 || s->group[hp] >= 0)
+                    continue;
+                h = s->g->nodes[hp];
+                if (!h->op || h->op->fuse || h->op->fusion != PFVM_FUSE_OUT_FUSABLE || !h->op->kernel ||
+                    h->n_outputs != 1 || pfvm__fuse_has_subgraph(h) || v->type.kind != PFVM_KIND_TENSOR ||
+                    v->type.dtype != PFVM_FLOAT || !pfvm__fuse_same_shape(&v->type.shape, S) || h->n_inputs > 16)
+                    continue;
+                for (k = 0; k < cnt; k++)
+                    s->in_u[mem[k]] = 1;
+                us = pfvm_uses_of(u, v, &cu);
+                for (k = 0; k < cu; k++)
+                    only &= us[k].node && us[k].top == us[k].node && s->in_u[us[k].top->id];
+                /* nothing the head reads may depend on the group */
+                s->stamp++;
+                for (k = 0; ok && only && k < h->n_inputs; k++) {
+                    int q = pfvm__fuse_producer(s, h->inputs[k]);
+                    if (q < 0 || q < lo)
+                        continue;
+                    if (s->in_u[q] || pfvm__fuse_reaches(s, q, lo, &stack))
+                        ok = 0;
+                }
+                for (k = 0; k < cnt; k++)
+                    s->in_u[mem[k]] = 0;
+                if (!only || !ok)
+                    continue;
+                stbds_arrput(s->members[gi], hp);
+                s->group[hp] = gi;
+                mem = s->members[gi];
+                qsort(mem, (size_t)stbds_arrlen(mem), sizeof(int), pfvm__fuse_cmp_int);
+                done = 1;
+            }
+        }
+    }
+    stbds_arrfree(stack);
+}
+
 /* ---- turning a group into a function call ------------------------------------------ */
 
 static int pfvm__fuse_value_bytes(const pfvm_value *v, int64_t *bytes)
@@ -472,6 +559,7 @@ PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_
             rc = pfvm__fuse_place(&s, i, st);
     if (rc || (rc = pfvm_uses_build(&u, g, st)) != PFVM_OK)
         goto done;
+    pfvm__fuse_heads(&s, &u);
     for (i = 0; !rc && i < (int)stbds_arrlen(s.members); i++)
         if (stbds_arrlen(s.members[i]) >= 2) {
             rc = pfvm__fuse_build(&s, m, &u, s.members[i], (int)stbds_arrlen(s.members[i]), &dead, stats, st);
