@@ -878,6 +878,8 @@ typedef pfvm_code (*pfvm_fuse_fn)(pfvm_fuse_ctx *f, const pfvm_node *node);
 
 /* pfvm_op_def.flags */
 #define PFVM_OP_NONDETERMINISTIC 1u /* random generators: never folded */
+#define PFVM_OP_IN_PLACE 2u /* the kernel is right with output 0 in input 0's storage (a fused group
+                               computes a row op's input into its output, then runs it there) */
 
 struct pfvm_op_def {
     const char *name;
@@ -13419,7 +13421,8 @@ static pfvm_code pfvm__nn_k_lpnorm(pfvm_kctx *k)
 enum { PFVM__NN_SOFTMAX = 0, PFVM__NN_LOGSOFTMAX, PFVM__NN_HARDMAX };
 
 /* One float vector of len elements at stride st: softmax with a single
- * exp per element (exps are kept in y). */
+ * exp per element (exps are kept in y). y may be x (the family is
+ * PFVM_OP_IN_PLACE: every element is read before it is written). */
 static void pfvm__nn_softmax_f32(const float *x, float *y, int64_t len, int64_t st, int kind)
 {
     float mx = -INFINITY;
@@ -14338,9 +14341,9 @@ const pfvm_op_def pfvm__ops_nn[] = {
     {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL},
     {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
     {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL},
-    {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_softmax_grad, NULL},
-    {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_logsoftmax_grad, NULL},
-    {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL},
+    {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL},
+    {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL},
+    {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 };
 /* ---- src/ops/quant.c ---- */
@@ -22680,6 +22683,67 @@ static void pfvm__fuse_heads(pfvm__fuse_state *s, const pfvm_uses *u)
     stbds_arrfree(stack);
 }
 
+/* ---- tails: in-place row operators -------------------------------------------------------- */
+
+/* A Softmax-like node (PFVM_OP_IN_PLACE, one input, one output) that alone
+ * reads a float32 value of a group's shape joins the group: the group
+ * stores that value into the node's output, where its kernel then runs in
+ * place (an attention's scale and mask before Softmax). One per group. */
+static void pfvm__fuse_tails(pfvm__fuse_state *s, const pfvm_uses *u)
+{
+    int gi, i, j, k;
+    for (gi = 0; gi < (int)stbds_arrlen(s->members); gi++) {
+        int *mem = s->members[gi], cnt = (int)stbds_arrlen(mem), done = 0;
+        const pfvm_shape *S;
+        if (!cnt)
+            continue;
+        S = NULL;
+        for (k = 0; k < cnt; k++) {
+            s->in_u[mem[k]] = 1;
+            if (!S)
+                S = s->shape[mem[k]]; /* (a head has none) */
+        }
+        for (i = 0; i < cnt && !done; i++) {
+            const pfvm_node *x = s->g->nodes[mem[i]];
+            if (s->red[mem[i]] || !s->shape[mem[i]])
+                continue;
+            for (j = 0; j < x->n_outputs && !done; j++) {
+                const pfvm_value *v = x->outputs[j], *y;
+                const pfvm_use *us;
+                const pfvm_node *t;
+                int cu, ti, inside = 0;
+                if (!v || v->type.dtype != PFVM_FLOAT || !S)
+                    continue;
+                us = pfvm_uses_of(u, v, &cu);
+                if (cu != 1 || !us[0].node || us[0].top != us[0].node || us[0].index != 0)
+                    continue;
+                t = us[0].node;
+                ti = t->id;
+                if (ti < 0 || ti >= s->n || s->group[ti] >= 0 || !t->op || t->op->fuse || !t->op->kernel ||
+                    !(t->op->flags & PFVM_OP_IN_PLACE) || t->n_inputs != 1 || t->n_outputs != 1 || !(y = t->outputs[0]) ||
+                    pfvm__fuse_has_subgraph(t) || y->type.kind != PFVM_KIND_TENSOR || y->type.dtype != PFVM_FLOAT ||
+                    !pfvm__fuse_same_shape(&y->type.shape, S) || !pfvm__fuse_same_shape(&v->type.shape, S))
+                    continue;
+                /* its result is read outside the group only */
+                us = pfvm_uses_of(u, y, &cu);
+                for (k = 0; k < cu; k++)
+                    inside |= us[k].top && s->in_u[us[k].top->id];
+                if (inside)
+                    continue;
+                stbds_arrput(s->members[gi], ti);
+                s->group[ti] = gi;
+                s->in_u[ti] = 1;
+                done = 1;
+            }
+        }
+        mem = s->members[gi];
+        cnt = (int)stbds_arrlen(mem);
+        qsort(mem, (size_t)cnt, sizeof(int), pfvm__fuse_cmp_int);
+        for (k = 0; k < cnt; k++)
+            s->in_u[mem[k]] = 0;
+    }
+}
+
 /* ---- turning a group into a function call ------------------------------------------ */
 
 static int pfvm__fuse_value_bytes(const pfvm_value *v, int64_t *bytes)
@@ -22900,6 +22964,7 @@ PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_
     if (rc || (rc = pfvm_uses_build(&u, g, st)) != PFVM_OK)
         goto done;
     pfvm__fuse_heads(&s, &u);
+    pfvm__fuse_tails(&s, &u);
     for (i = 0; !rc && i < (int)stbds_arrlen(s.members); i++)
         if (stbds_arrlen(s.members[i]) >= 2) {
             rc = pfvm__fuse_build(&s, m, &u, s.members[i], (int)stbds_arrlen(s.members[i]), &dead, stats, st);
@@ -24744,6 +24809,8 @@ typedef struct pfvm__fz_prog {
     int *head_in;         /* per input of the head: the group input it reads, or -1 */
     const pfvm_tensor **inp; /* n_ld: what each loaded value is read from, this run */
     pfvm_tensor head_buf; /* the head's result: one of the group's outputs, until overwritten */
+    const pfvm_node *tail; /* an in-place row op (Softmax) run last on its output, or NULL */
+    int tail_out;         /* the group output it makes */
     pfvm_dtype *in_dtype; /* the input types it was compiled for */
     int *in_reg;          /* per input: register, -1 when unused */
     int *out_reg;         /* per output: register, -1 for a reduction */
@@ -25223,6 +25290,17 @@ static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_
         pfvm_fuse_ctx f;
         if (n == p->head)
             continue;
+        /* a tail: the last node, an in-place row op over a value of the
+         * group; the group stores that value into the tail's output */
+        if (n->op && !n->op->fuse && (n->op->flags & PFVM_OP_IN_PLACE) && n->op->kernel && !p->tail &&
+            i == (int)stbds_arrlen(body->nodes) - 1 && n->n_inputs == 1 && n->n_outputs == 1 && n->inputs[0] &&
+            n->outputs[0] && n->inputs[0]->graph == body && vslot[n->inputs[0]->id] >= p->n_ld &&
+            p->slot_sink[vslot[n->inputs[0]->id]] < 0 && vdt[n->inputs[0]->id] == PFVM_FLOAT &&
+            vdt[n->outputs[0]->id] == PFVM_FLOAT) {
+            p->tail = n;
+            vslot[n->outputs[0]->id] = vslot[n->inputs[0]->id];
+            continue;
+        }
         stbds_arrsetlen(in_slot, n->n_inputs + 1);
         stbds_arrsetlen(ndt, n->n_inputs + 1);
         stbds_arrsetlen(nconst, n->n_inputs + 1);
@@ -25262,6 +25340,17 @@ static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_
     for (j = 0; ok && j < p->n_out; j++)
         if ((out_slot[j] = vslot[body->outputs[j]->id]) < 0)
             ok = 0;
+    if (ok && p->tail) {
+        /* its output once, its input never: a group output */
+        p->tail_out = -1;
+        for (j = 0; j < p->n_out; j++) {
+            if (body->outputs[j] == p->tail->inputs[0] || (body->outputs[j] == p->tail->outputs[0] && p->tail_out >= 0))
+                ok = 0;
+            if (body->outputs[j] == p->tail->outputs[0])
+                p->tail_out = j;
+        }
+        ok &= p->tail_out >= 0;
+    }
     if (ok)
         rc = pfvm__fz_regalloc(p, out_slot, st);
 done:
@@ -25552,6 +25641,8 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
     }
     if (rank < 0 && p->head)
         return PFVM_OK; /* the head writes into a planned output */
+    if (p->tail && (!k->out[p->tail_out] || k->out[p->tail_out]->dtype != PFVM_FLOAT))
+        return PFVM_OK;
     if (rank < 0) {
         rank = 0;
         for (j = 0; j < p->n_in; j++)
@@ -25752,6 +25843,23 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
                 pfvm__fz_store_block(p, k, bpos, fill);
             }
         }
+    }
+    /* the tail, in place on its output */
+    if (p->tail) {
+        const pfvm_tensor *in[1];
+        pfvm_tensor *out[1];
+        pfvm_kctx kk;
+        pfvm_code rc;
+        in[0] = out[0] = k->out[p->tail_out];
+        memset(&kk, 0, sizeof kk);
+        kk.node = p->tail;
+        kk.n_in = kk.n_out = 1;
+        kk.in = in;
+        kk.out = out;
+        kk.st = k->st;
+        kk.exec = k->exec;
+        if ((rc = p->tail->op->kernel(&kk)) != PFVM_OK)
+            return rc;
     }
     /* the reductions' results */
     for (j = 0; j < ns; j++) {

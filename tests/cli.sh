@@ -89,6 +89,23 @@ else
     bad "opt: $(cat "$tmp/err")"
 fi
 
+# Fused models (groups saved as model-local functions in domain pfvm) load
+# back, run, and pass onnx's checker; dot draws the groups as clusters.
+for m in gpt_small resnet18; do
+    if "$INTERP" opt "tests/models/$m/model.onnx" -o "$tmp/fused.onnx" 2>"$tmp/err" &&
+        grep -q '^fuse .* [1-9][0-9]* ' "$tmp/err"; then ok; else bad "fuse $m: $(cat "$tmp/err")"; fi
+    rm -rf "$tmp/fcase"
+    mkdir -p "$tmp/fcase"
+    cp "$tmp/fused.onnx" "$tmp/fcase/model.onnx"
+    cp -r "tests/models/$m/test_data_set_0" "$tmp/fcase/"
+    if "$INTERP" test --atol 1e-5 --no-opt "$tmp/fcase" >"$tmp/out" 2>&1; then ok; else bad "fused $m: $(tail -n 3 "$tmp/out")"; fi
+    if /usr/bin/python3 -c "import onnx.checker" 2>/dev/null; then
+        if /usr/bin/python3 tools/onnx_check.py "$tmp/fused.onnx" >"$tmp/out" 2>&1; then ok; else bad "checker $m fused: $(tail -n 3 "$tmp/out")"; fi
+    fi
+done
+if "$INTERP" dot tests/models/gpt_small/model.onnx --opt -o "$tmp/g.dot" && grep -q 'subgraph cluster_' "$tmp/g.dot" &&
+    grep -q 'label="float\[' "$tmp/g.dot"; then ok; else bad "dot: $(head -n 3 "$tmp/g.dot")"; fi
+
 # shapes prints one line per value; plan reports an arena.
 if "$INTERP" shapes "$MODEL/model.onnx" >"$tmp/out" 2>&1 && grep -q "$(printf '\t')float$(printf '\t')\[" "$tmp/out"; then ok; else bad "shapes: $(head -n 3 "$tmp/out")"; fi
 if "$INTERP" plan "$MODEL/model.onnx" >"$tmp/out" 2>&1 && grep -q '^symbolic arena bytes' "$tmp/out"; then ok; else bad "plan: $(head -n 3 "$tmp/out")"; fi

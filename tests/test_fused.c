@@ -771,6 +771,27 @@ static void build_epilogue(tb *b, const void *arg)
         tb_out(b, tb_op(b, "Relu", t, NULL, NULL));
         break;
     }
+    case 4: /* attention scores: MatMul, scale, mask, Softmax (head and tail) */
+    case 5: /* the same with LogSoftmax, opset 11 (2-D flattening) */
+    case 6: { /* Hardmax after a prologue without head */
+        pfvm_value *mask = tb_in(b, "mask", PFVM_FLOAT, "16,16");
+        pfvm_node *sm;
+        x = tb_in(b, "q", PFVM_FLOAT, "n,16,32");
+        w = tb_in(b, "kt", PFVM_FLOAT, "32,16");
+        t = which == 6 ? tb_op(b, "Tanh", x, NULL, NULL) : tb_op(b, "MatMul", x, w, NULL);
+        if (which == 6)
+            t = tb_op(b, "Add", tb_op(b, "Mul", t, tb_scalar(b, 3.0f), NULL), tb_op(b, "Sin", x, NULL, NULL), NULL);
+        else
+            t = tb_op(b, "Add", tb_op(b, "Mul", t, tb_scalar(b, 0.125f), NULL), mask, NULL);
+        in[0] = t;
+        sm = tb_node(b, which == 4 ? "Softmax" : which == 5 ? "LogSoftmax" : "Hardmax", in, 1, &t);
+        if (which == 5)
+            pfvm_node_set_attr_int(sm, "axis", 1, &b->st);
+        tb_out(b, t);
+        if (which == 6)
+            tb_out(b, mask);
+        break;
+    }
     case 3: /* MatMul read twice inside and once outside: stays apart */
         x = tb_in(b, "x", PFVM_FLOAT, "5,6");
         w = tb_in(b, "w", PFVM_FLOAT, "6,7");
@@ -783,17 +804,19 @@ static void build_epilogue(tb *b, const void *arg)
 
 static void test_epilogue(void)
 {
-    int i, expect_nodes[4] = {1, 1, 1, 2};
+    int i, expect_nodes[7] = {1, 1, 1, 2, 1, 1, 1};
     int64_t bind[2] = {33, 33};
-    for (i = 0; i < 4; i++) {
+    for (i = 0; i < 7; i++) {
         char what[32];
         int g;
         tb b;
         pfvm_opt_report r;
         snprintf(what, sizeof what, "epilogue %d", i);
+        red_opset = i == 5 ? 11 : 0;
         g = check_fused(what, build_epilogue, &i, bind, 2, -1.0f, 1.0f);
+        red_opset = 0;
         CHECK_MSG(g == 1, "%s: %d groups", what, g);
-        tb_init(&b, 18);
+        tb_init(&b, i == 5 ? 11 : 18);
         build_epilogue(&b, &i);
         CHECK(pfvm_optimize(b.m, "fuse", &r, &b.st) == PFVM_OK);
         CHECK_MSG(r.runs[0].stats.nodes_after == expect_nodes[i], "%s: %d nodes", what, r.runs[0].stats.nodes_after);

@@ -51,6 +51,8 @@ typedef struct pfvm__fz_prog {
     int *head_in;         /* per input of the head: the group input it reads, or -1 */
     const pfvm_tensor **inp; /* n_ld: what each loaded value is read from, this run */
     pfvm_tensor head_buf; /* the head's result: one of the group's outputs, until overwritten */
+    const pfvm_node *tail; /* an in-place row op (Softmax) run last on its output, or NULL */
+    int tail_out;         /* the group output it makes */
     pfvm_dtype *in_dtype; /* the input types it was compiled for */
     int *in_reg;          /* per input: register, -1 when unused */
     int *out_reg;         /* per output: register, -1 for a reduction */
@@ -530,6 +532,17 @@ static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_
         pfvm_fuse_ctx f;
         if (n == p->head)
             continue;
+        /* a tail: the last node, an in-place row op over a value of the
+         * group; the group stores that value into the tail's output */
+        if (n->op && !n->op->fuse && (n->op->flags & PFVM_OP_IN_PLACE) && n->op->kernel && !p->tail &&
+            i == (int)stbds_arrlen(body->nodes) - 1 && n->n_inputs == 1 && n->n_outputs == 1 && n->inputs[0] &&
+            n->outputs[0] && n->inputs[0]->graph == body && vslot[n->inputs[0]->id] >= p->n_ld &&
+            p->slot_sink[vslot[n->inputs[0]->id]] < 0 && vdt[n->inputs[0]->id] == PFVM_FLOAT &&
+            vdt[n->outputs[0]->id] == PFVM_FLOAT) {
+            p->tail = n;
+            vslot[n->outputs[0]->id] = vslot[n->inputs[0]->id];
+            continue;
+        }
         stbds_arrsetlen(in_slot, n->n_inputs + 1);
         stbds_arrsetlen(ndt, n->n_inputs + 1);
         stbds_arrsetlen(nconst, n->n_inputs + 1);
@@ -569,6 +582,17 @@ static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_
     for (j = 0; ok && j < p->n_out; j++)
         if ((out_slot[j] = vslot[body->outputs[j]->id]) < 0)
             ok = 0;
+    if (ok && p->tail) {
+        /* its output once, its input never: a group output */
+        p->tail_out = -1;
+        for (j = 0; j < p->n_out; j++) {
+            if (body->outputs[j] == p->tail->inputs[0] || (body->outputs[j] == p->tail->outputs[0] && p->tail_out >= 0))
+                ok = 0;
+            if (body->outputs[j] == p->tail->outputs[0])
+                p->tail_out = j;
+        }
+        ok &= p->tail_out >= 0;
+    }
     if (ok)
         rc = pfvm__fz_regalloc(p, out_slot, st);
 done:
@@ -859,6 +883,8 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
     }
     if (rank < 0 && p->head)
         return PFVM_OK; /* the head writes into a planned output */
+    if (p->tail && (!k->out[p->tail_out] || k->out[p->tail_out]->dtype != PFVM_FLOAT))
+        return PFVM_OK;
     if (rank < 0) {
         rank = 0;
         for (j = 0; j < p->n_in; j++)
@@ -1059,6 +1085,23 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
                 pfvm__fz_store_block(p, k, bpos, fill);
             }
         }
+    }
+    /* the tail, in place on its output */
+    if (p->tail) {
+        const pfvm_tensor *in[1];
+        pfvm_tensor *out[1];
+        pfvm_kctx kk;
+        pfvm_code rc;
+        in[0] = out[0] = k->out[p->tail_out];
+        memset(&kk, 0, sizeof kk);
+        kk.node = p->tail;
+        kk.n_in = kk.n_out = 1;
+        kk.in = in;
+        kk.out = out;
+        kk.st = k->st;
+        kk.exec = k->exec;
+        if ((rc = p->tail->op->kernel(&kk)) != PFVM_OK)
+            return rc;
     }
     /* the reductions' results */
     for (j = 0; j < ns; j++) {

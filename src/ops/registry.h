@@ -105,6 +105,8 @@ typedef pfvm_code (*pfvm_fuse_fn)(pfvm_fuse_ctx *f, const pfvm_node *node);
 
 /* pfvm_op_def.flags */
 #define PFVM_OP_NONDETERMINISTIC 1u /* random generators: never folded */
+#define PFVM_OP_IN_PLACE 2u /* the kernel is right with output 0 in input 0's storage (a fused group
+                               computes a row op's input into its output, then runs it there) */
 
 struct pfvm_op_def {
     const char *name;

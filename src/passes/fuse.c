@@ -340,6 +340,67 @@ static void pfvm__fuse_heads(pfvm__fuse_state *s, const pfvm_uses *u)
     stbds_arrfree(stack);
 }
 
+/* ---- tails: in-place row operators -------------------------------------------------------- */
+
+/* A Softmax-like node (PFVM_OP_IN_PLACE, one input, one output) that alone
+ * reads a float32 value of a group's shape joins the group: the group
+ * stores that value into the node's output, where its kernel then runs in
+ * place (an attention's scale and mask before Softmax). One per group. */
+static void pfvm__fuse_tails(pfvm__fuse_state *s, const pfvm_uses *u)
+{
+    int gi, i, j, k;
+    for (gi = 0; gi < (int)stbds_arrlen(s->members); gi++) {
+        int *mem = s->members[gi], cnt = (int)stbds_arrlen(mem), done = 0;
+        const pfvm_shape *S;
+        if (!cnt)
+            continue;
+        S = NULL;
+        for (k = 0; k < cnt; k++) {
+            s->in_u[mem[k]] = 1;
+            if (!S)
+                S = s->shape[mem[k]]; /* (a head has none) */
+        }
+        for (i = 0; i < cnt && !done; i++) {
+            const pfvm_node *x = s->g->nodes[mem[i]];
+            if (s->red[mem[i]] || !s->shape[mem[i]])
+                continue;
+            for (j = 0; j < x->n_outputs && !done; j++) {
+                const pfvm_value *v = x->outputs[j], *y;
+                const pfvm_use *us;
+                const pfvm_node *t;
+                int cu, ti, inside = 0;
+                if (!v || v->type.dtype != PFVM_FLOAT || !S)
+                    continue;
+                us = pfvm_uses_of(u, v, &cu);
+                if (cu != 1 || !us[0].node || us[0].top != us[0].node || us[0].index != 0)
+                    continue;
+                t = us[0].node;
+                ti = t->id;
+                if (ti < 0 || ti >= s->n || s->group[ti] >= 0 || !t->op || t->op->fuse || !t->op->kernel ||
+                    !(t->op->flags & PFVM_OP_IN_PLACE) || t->n_inputs != 1 || t->n_outputs != 1 || !(y = t->outputs[0]) ||
+                    pfvm__fuse_has_subgraph(t) || y->type.kind != PFVM_KIND_TENSOR || y->type.dtype != PFVM_FLOAT ||
+                    !pfvm__fuse_same_shape(&y->type.shape, S) || !pfvm__fuse_same_shape(&v->type.shape, S))
+                    continue;
+                /* its result is read outside the group only */
+                us = pfvm_uses_of(u, y, &cu);
+                for (k = 0; k < cu; k++)
+                    inside |= us[k].top && s->in_u[us[k].top->id];
+                if (inside)
+                    continue;
+                stbds_arrput(s->members[gi], ti);
+                s->group[ti] = gi;
+                s->in_u[ti] = 1;
+                done = 1;
+            }
+        }
+        mem = s->members[gi];
+        cnt = (int)stbds_arrlen(mem);
+        qsort(mem, (size_t)cnt, sizeof(int), pfvm__fuse_cmp_int);
+        for (k = 0; k < cnt; k++)
+            s->in_u[mem[k]] = 0;
+    }
+}
+
 /* ---- turning a group into a function call ------------------------------------------ */
 
 static int pfvm__fuse_value_bytes(const pfvm_value *v, int64_t *bytes)
@@ -560,6 +621,7 @@ PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_
     if (rc || (rc = pfvm_uses_build(&u, g, st)) != PFVM_OK)
         goto done;
     pfvm__fuse_heads(&s, &u);
+    pfvm__fuse_tails(&s, &u);
     for (i = 0; !rc && i < (int)stbds_arrlen(s.members); i++)
         if (stbds_arrlen(s.members[i]) >= 2) {
             rc = pfvm__fuse_build(&s, m, &u, s.members[i], (int)stbds_arrlen(s.members[i]), &dead, stats, st);
