@@ -1193,9 +1193,11 @@ PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena);
  * - Only floating-point values carry gradients: integer and boolean inputs
  *   (indices, shapes, masks) are never differentiated, and a node whose
  *   outputs are not floating point stops the backward flow.
- * - Statistics outputs are not differentiated: BatchNormalization's
- *   running mean and variance, LayerNormalization's mean and inverse
- *   standard deviation, Dropout's mask, MaxPool's indices (as in torch).
+ * - Integer outputs (MaxPool's indices, Dropout's mask before opset 10
+ *   aside) carry no gradient; statistics outputs that are functions of the
+ *   input do (BatchNormalization's running and saved statistics,
+ *   LayerNormalization's mean and inverse standard deviation), when
+ *   something reads them.
  * - Errors name the forward node and operator: a node on the path whose
  *   operator has no gradient builder, or a builder that needs something
  *   the model's opset or shapes do not offer. */
@@ -8542,7 +8544,10 @@ static pfvm_code pfvm__ew_g_legacy(pfvm_grad_ctx *g, const pfvm_node *n)
 #define PFVM__EW_K(v) pfvm__ew_gk(g, x, v)
 #define PFVM__EW_ATTR(name, def) ((double)pfvm_node_attr_float(n, name, (float)(def)))
 
-PFVM__EW_GRAD1(pfvm__ew_k_abs, PFVM__EW_F("Sign", x))
+/* Sign from opset 9; (x > 0) - (x < 0) before */
+PFVM__EW_GRAD1(pfvm__ew_k_abs, g->opset >= 9 ? PFVM__EW_F("Sign", x)
+                                             : PFVM__EW_SUB(pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 0), x),
+                                                            pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 1), x)))
 PFVM__EW_GRAD1(pfvm__ew_k_neg, PFVM__EW_K(-1))
 PFVM__EW_GRAD1(pfvm__ew_k_exp, y)
 PFVM__EW_GRAD1(pfvm__ew_k_log, PFVM__EW_F("Reciprocal", x))
@@ -8730,20 +8735,26 @@ static pfvm_code pfvm__ew_k_mod_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, b, pfvm_grad_sum_to(g, PFVM__EW_MUL(pfvm_grad_op1(g, "Neg", gy), q), b));
 }
 
-/* y = x < 0 ? s*x : x */
+/* y = x < 0 ? s*x : x (before opset 7 a 1-D slope is per channel, dim 1) */
 static pfvm_code pfvm__ew_k_prelu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 {
-    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *s = n->inputs[1], *neg;
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *s = n->inputs[1], *s2 = s, *neg;
+    int rx = pfvm_grad_type(g, x)->shape.rank, rs = pfvm_grad_type(g, s)->shape.rank;
     if (!gy)
         return PFVM_OK;
-    if (n->opset < 7 && pfvm_grad_type(g, s)->shape.rank == 1 && pfvm_grad_type(g, x)->shape.rank > 2)
-        return pfvm_grad_fail(g, "per-channel slopes of opset %d", n->opset);
+    if (n->opset < 7 && rs == 1 && rx > 2) {
+        int64_t axes[PFVM_MAX_RANK];
+        int i;
+        for (i = 0; i < rx - 2; i++)
+            axes[i] = i + 1;
+        s2 = pfvm_grad_unsqueeze(g, s, axes, rx - 2);
+    }
     neg = pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 1), x);
     if (pfvm_grad_needed(g, x) &&
-        pfvm_grad_add(g, x, PFVM__EW_MUL(gy, PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_MUL(neg, PFVM__EW_SUB(s, PFVM__EW_K(1)))))))
+        pfvm_grad_add(g, x, PFVM__EW_MUL(gy, PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_MUL(neg, PFVM__EW_SUB(s2, PFVM__EW_K(1)))))))
         return g->st->code;
     if (pfvm_grad_needed(g, s))
-        return pfvm_grad_add(g, s, pfvm_grad_sum_to(g, PFVM__EW_MUL(PFVM__EW_MUL(gy, x), neg), s));
+        return pfvm_grad_add(g, s, pfvm_grad_reshape_like(g, pfvm_grad_sum_to(g, PFVM__EW_MUL(PFVM__EW_MUL(gy, x), neg), s2), s));
     return PFVM_OK;
 }
 
@@ -13818,9 +13829,19 @@ static pfvm_code pfvm__nn_k_convt_grad(pfvm_grad_ctx *g, const pfvm_node *n)
         int64_t pe[PFVM__NN_SP];
         /* the convolution with the same window gives back at least in[i]
          * positions: pad the end so that it gives exactly that many */
-        for (i = 0; i < r - 2; i++)
+        int64_t starts[PFVM__NN_SP], ends[PFVM__NN_SP], axes2[PFVM__NN_SP];
+        int n_crop = 0;
+        for (i = 0; i < r - 2; i++) {
             pe[i] = (in[i] - 1) * w.s[i] + pfvm__nn_extent(&w, i) - out[i] - w.pb[i];
-        in2[0] = gy;
+            if (pe[i] < 0) {
+                /* output_padding made Y longer than the convolution reads */
+                starts[n_crop] = 0;
+                ends[n_crop] = out[i] + pe[i];
+                axes2[n_crop++] = i + 2;
+                pe[i] = 0;
+            }
+        }
+        in2[0] = pfvm_grad_slice(g, gy, starts, ends, axes2, n_crop);
         in2[1] = W;
         nd = pfvm_grad_node(g, "Conv", in2, 2, 1);
         if (pfvm__nn_gwin_attrs(g, nd, r - 2, w.s, w.d, w.pb, pe, group, NULL) || pfvm_grad_add(g, x, nd->outputs[0]))
@@ -14119,25 +14140,53 @@ static pfvm_code pfvm__nn_k_gmp_grad(pfvm_grad_ctx *g, const pfvm_node *n)
                                              pfvm_grad_reduce(g, "ReduceSum", m, axes, r - 2, 1)));
 }
 
-/* Normalisation over `axes` (keepdims): with xhat = (x - mean) * inv and
- * h = dY * scale, dX = inv * (h - mean(h) - xhat * mean(h * xhat)). Returns
- * dX and sets *xhat_out. */
-static pfvm_value *pfvm__nn_gnorm(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *h, const int64_t *axes, int n_axes,
-                                  double eps, pfvm_value **xhat_out)
+/* The statistics of a normalisation over `axes` (kept as 1s): mean, x -
+ * mean, 1/sqrt(var + eps), xhat, and the element count of one group. */
+typedef struct pfvm__nn_gstats {
+    pfvm_value *mean, *xc, *inv, *xhat, *count;
+} pfvm__nn_gstats;
+
+static void pfvm__nn_gstats_make(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes, double eps,
+                                 pfvm__nn_gstats *s)
 {
-    pfvm_value *mean, *xc, *var, *inv, *xhat, *t;
-    mean = pfvm_grad_reduce(g, "ReduceMean", x, axes, n_axes, 1);
-    xc = pfvm_grad_op2(g, "Sub", x, mean);
-    var = pfvm_grad_reduce(g, "ReduceMean", pfvm_grad_op2(g, "Mul", xc, xc), axes, n_axes, 1);
-    inv = pfvm_grad_op1(g, "Reciprocal", pfvm_grad_op1(g, "Sqrt", pfvm_grad_op2(g, "Add", var, pfvm_grad_scalar_like(g, x, eps))));
-    xhat = pfvm_grad_op2(g, "Mul", xc, inv);
-    if (xhat_out)
-        *xhat_out = xhat;
-    if (!h)
-        return NULL;
-    t = pfvm_grad_op2(g, "Sub", h, pfvm_grad_reduce(g, "ReduceMean", h, axes, n_axes, 1));
-    t = pfvm_grad_op2(g, "Sub", t, pfvm_grad_op2(g, "Mul", xhat, pfvm_grad_reduce(g, "ReduceMean", pfvm_grad_op2(g, "Mul", h, xhat), axes, n_axes, 1)));
-    return pfvm_grad_op2(g, "Mul", inv, t);
+    const pfvm_type *t = pfvm_grad_type(g, x);
+    pfvm_value *var;
+    int64_t count = 1, dim;
+    int i;
+    s->mean = pfvm_grad_reduce(g, "ReduceMean", x, axes, n_axes, 1);
+    s->xc = pfvm_grad_op2(g, "Sub", x, s->mean);
+    var = pfvm_grad_reduce(g, "ReduceMean", pfvm_grad_op2(g, "Mul", s->xc, s->xc), axes, n_axes, 1);
+    s->inv = pfvm_grad_op1(g, "Reciprocal", pfvm_grad_op1(g, "Sqrt", pfvm_grad_op2(g, "Add", var, pfvm_grad_scalar_like(g, x, eps))));
+    s->xhat = pfvm_grad_op2(g, "Mul", s->xc, s->inv);
+    for (i = 0; t && i < n_axes && count > 0; i++)
+        count = pfvm_sym_is_const(t->shape.dims[axes[i]], &dim) ? count * dim : -1;
+    s->count = count > 0 ? pfvm_grad_scalar_like(g, x, (double)count)
+                         : pfvm_grad_cast(g, pfvm_grad_op2(g, "Div", pfvm_grad_op1(g, "Size", x), pfvm_grad_op1(g, "Size", s->mean)),
+                                          pfvm_grad_dtype(g, x));
+}
+
+/* dX of a normalisation y = xhat given h = dY * scale:
+ * inv * (h - mean(h) - xhat * mean(h * xhat)); plus, for gradients of the
+ * statistics themselves (kept shapes, NULL: none), gm / count for the mean
+ * and gv * 2 (x - mean) / count for the variance. */
+static pfvm_value *pfvm__nn_gnorm_dx(pfvm_grad_ctx *g, const pfvm__nn_gstats *s, pfvm_value *h, pfvm_value *gm,
+                                     pfvm_value *gv, const int64_t *axes, int n_axes)
+{
+    pfvm_value *dx = NULL, *t;
+    if (h) {
+        t = pfvm_grad_op2(g, "Sub", h, pfvm_grad_reduce(g, "ReduceMean", h, axes, n_axes, 1));
+        t = pfvm_grad_op2(g, "Sub", t, pfvm_grad_op2(g, "Mul", s->xhat, pfvm_grad_reduce(g, "ReduceMean", pfvm_grad_op2(g, "Mul", h, s->xhat), axes, n_axes, 1)));
+        dx = pfvm_grad_op2(g, "Mul", s->inv, t);
+    }
+    if (gm) {
+        t = pfvm_grad_op2(g, "Mul", pfvm_grad_op2(g, "Div", gm, s->count), pfvm_grad_ones_like(g, s->xc));
+        dx = dx ? pfvm_grad_op2(g, "Add", dx, t) : t;
+    }
+    if (gv) {
+        t = pfvm_grad_op2(g, "Mul", pfvm_grad_op2(g, "Div", pfvm_grad_op2(g, "Mul", gv, pfvm_grad_scalar_like(g, s->xc, 2)), s->count), s->xc);
+        dx = dx ? pfvm_grad_op2(g, "Add", dx, t) : t;
+    }
+    return dx;
 }
 
 /* p ([C]) as [C, 1, ...] against a rank-r [N, C, ...] tensor. */
@@ -14159,18 +14208,18 @@ static int pfvm__nn_gbn_training(const pfvm_node *n)
     return n->n_outputs > 1 && n->outputs[1];
 }
 
-/* BatchNormalization. Training: the batch statistics are functions of X
- * (their outputs, running statistics, are not differentiated); inference:
- * the given mean and variance are inputs like the others. */
+/* BatchNormalization. Training: Y normalises with the batch statistics,
+ * functions of X; the running statistics out (1, 2) are
+ * input * momentum + batch statistic * (1 - momentum), and before opset 14
+ * outputs 3 and 4 are the batch mean and (biased) variance themselves.
+ * Inference: the given mean and variance are inputs like the others. */
 static pfvm_code pfvm__nn_k_bn_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 {
     pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *s = n->inputs[1], *b = n->inputs[2];
     pfvm_value *mean = n->inputs[3], *var = n->inputs[4], *xhat = NULL, *sc;
-    double eps = pfvm_node_attr_float(n, "epsilon", 1e-5f);
+    double eps = pfvm_node_attr_float(n, "epsilon", 1e-5f), mom = pfvm_node_attr_float(n, "momentum", 0.9f);
     int64_t axes[PFVM_MAX_RANK];
     int r, na;
-    if (!gy)
-        return PFVM_OK;
     r = pfvm_grad_type(g, x)->shape.rank;
     if (r < 2)
         return pfvm_grad_fail(g, "input of rank %d", r);
@@ -14179,12 +14228,43 @@ static pfvm_code pfvm__nn_k_bn_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     na = pfvm__nn_gaxes(r, 1, axes);
     sc = pfvm__nn_gchan(g, s, r);
     if (pfvm__nn_gbn_training(n)) {
-        pfvm_value *dx = pfvm__nn_gnorm(g, x, pfvm_grad_op2(g, "Mul", gy, sc), axes, na, eps, &xhat);
-        if (pfvm_grad_needed(g, x) && pfvm_grad_add(g, x, dx))
-            return g->st->code;
+        pfvm__nn_gstats st;
+        pfvm_value *grm = pfvm_grad_out(g, 1), *grv = pfvm_grad_out(g, 2), *gm = NULL, *gv = NULL, *dx;
+        pfvm_value *gsm = pfvm_grad_out(g, 3), *gsv = pfvm_grad_out(g, 4);
+        pfvm_dtype dt = pfvm_grad_dtype(g, x);
+        if (!gy && !grm && !grv && !gsm && !gsv)
+            return PFVM_OK;
+        pfvm__nn_gstats_make(g, x, axes, na, eps, &st);
+        xhat = st.xhat;
+        if (grm) {
+            if (pfvm_grad_needed(g, mean) && pfvm_grad_add(g, mean, pfvm_grad_op2(g, "Mul", grm, pfvm_grad_scalar_like(g, grm, mom))))
+                return g->st->code;
+            gm = pfvm_grad_op2(g, "Mul", grm, pfvm_grad_scalar_like(g, grm, 1 - mom));
+        }
+        if (grv) {
+            if (pfvm_grad_needed(g, var) && pfvm_grad_add(g, var, pfvm_grad_op2(g, "Mul", grv, pfvm_grad_scalar_like(g, grv, mom))))
+                return g->st->code;
+            gv = pfvm_grad_op2(g, "Mul", grv, pfvm_grad_scalar_like(g, grv, 1 - mom));
+        }
+        if (gsm)
+            gm = gm ? pfvm_grad_op2(g, "Add", gm, gsm) : gsm;
+        if (gsv)
+            gv = gv ? pfvm_grad_op2(g, "Add", gv, gsv) : gsv;
+        gm = gm ? pfvm__nn_gchan(g, pfvm_grad_cast(g, gm, dt), r) : NULL;
+        gv = gv ? pfvm__nn_gchan(g, pfvm_grad_cast(g, gv, dt), r) : NULL;
+        if (pfvm_grad_needed(g, x)) {
+            dx = pfvm__nn_gnorm_dx(g, &st, gy ? pfvm_grad_op2(g, "Mul", gy, sc) : NULL, gm, gv, axes, na);
+            if (pfvm_grad_add(g, x, dx))
+                return g->st->code;
+        }
+        if (!gy)
+            return PFVM_OK;
     } else {
-        pfvm_value *inv = pfvm__nn_gchan(g, pfvm_grad_op1(g, "Reciprocal", pfvm_grad_op1(g, "Sqrt", pfvm_grad_op2(g, "Add", var, pfvm_grad_scalar_like(g, var, eps)))), r);
-        pfvm_value *xc = pfvm_grad_op2(g, "Sub", x, pfvm__nn_gchan(g, mean, r)), *gsum;
+        pfvm_value *inv, *xc, *gsum;
+        if (!gy)
+            return PFVM_OK;
+        inv = pfvm__nn_gchan(g, pfvm_grad_op1(g, "Reciprocal", pfvm_grad_op1(g, "Sqrt", pfvm_grad_op2(g, "Add", var, pfvm_grad_scalar_like(g, var, eps)))), r);
+        xc = pfvm_grad_op2(g, "Sub", x, pfvm__nn_gchan(g, mean, r));
         xhat = pfvm_grad_op2(g, "Mul", xc, inv);
         if (pfvm_grad_needed(g, x) && pfvm_grad_add(g, x, pfvm_grad_op2(g, "Mul", gy, pfvm_grad_op2(g, "Mul", sc, inv))))
             return g->st->code;
@@ -14208,26 +14288,39 @@ static pfvm_code pfvm__nn_k_bn_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return PFVM_OK;
 }
 
-/* LayerNormalization over the axes from `axis` on (its Mean and InvStdDev
- * outputs are not differentiated). */
+/* LayerNormalization over the axes from `axis` on; its Mean and InvStdDev
+ * outputs (stash type) are functions of X too: d inv / d var = -inv^3 / 2. */
 static pfvm_code pfvm__nn_k_ln_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 {
     pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *s = n->inputs[1], *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
-    pfvm_value *xhat = NULL, *dx;
+    pfvm_value *gm = pfvm_grad_out(g, 1), *gi = pfvm_grad_out(g, 2), *gv = NULL, *dx;
     double eps = pfvm_node_attr_float(n, "epsilon", 1e-5f);
     int64_t axes[PFVM_MAX_RANK];
+    pfvm__nn_gstats st;
+    pfvm_dtype dt;
     int r, a, i;
-    if (!gy)
+    if (!gy && !gm && !gi)
         return PFVM_OK;
     r = pfvm_grad_type(g, x)->shape.rank;
     if (r < 1 || (a = pfvm__axis(pfvm_node_attr_int(n, "axis", -1), r)) < 0)
         return pfvm_grad_fail(g, "axis out of range");
     for (i = a; i < r; i++)
         axes[i - a] = i;
-    dx = pfvm__nn_gnorm(g, x, pfvm_grad_op2(g, "Mul", gy, s), axes, r - a, eps, &xhat);
-    if (pfvm_grad_needed(g, x) && pfvm_grad_add(g, x, dx))
-        return g->st->code;
-    if (pfvm_grad_needed(g, s) && pfvm_grad_add(g, s, pfvm_grad_sum_to(g, pfvm_grad_op2(g, "Mul", gy, xhat), s)))
+    dt = pfvm_grad_dtype(g, x);
+    pfvm__nn_gstats_make(g, x, axes, r - a, eps, &st);
+    if (gi && pfvm_grad_needed(g, x)) {
+        pfvm_value *i3 = pfvm_grad_op2(g, "Mul", st.inv, pfvm_grad_op2(g, "Mul", st.inv, st.inv));
+        gv = pfvm_grad_op2(g, "Mul", pfvm_grad_cast(g, gi, dt), pfvm_grad_op2(g, "Mul", i3, pfvm_grad_scalar_like(g, x, -0.5)));
+    }
+    if (pfvm_grad_needed(g, x)) {
+        dx = pfvm__nn_gnorm_dx(g, &st, gy ? pfvm_grad_op2(g, "Mul", gy, s) : NULL, gm ? pfvm_grad_cast(g, gm, dt) : NULL, gv,
+                               axes, r - a);
+        if (pfvm_grad_add(g, x, dx))
+            return g->st->code;
+    }
+    if (!gy)
+        return PFVM_OK;
+    if (pfvm_grad_needed(g, s) && pfvm_grad_add(g, s, pfvm_grad_sum_to(g, pfvm_grad_op2(g, "Mul", gy, st.xhat), s)))
         return g->st->code;
     if (b && pfvm_grad_needed(g, b))
         return pfvm_grad_add(g, b, pfvm_grad_sum_to(g, gy, b));
@@ -14237,9 +14330,10 @@ static pfvm_code pfvm__nn_k_ln_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 /* InstanceNormalization: per sample and channel, over the spatial axes. */
 static pfvm_code pfvm__nn_k_instnorm_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 {
-    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *s = n->inputs[1], *b = n->inputs[2], *xhat = NULL, *dx;
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *s = n->inputs[1], *b = n->inputs[2];
     double eps = pfvm_node_attr_float(n, "epsilon", 1e-5f);
     int64_t axes[PFVM_MAX_RANK], ca[PFVM_MAX_RANK];
+    pfvm__nn_gstats st;
     int r, i;
     if (!gy)
         return PFVM_OK;
@@ -14248,11 +14342,12 @@ static pfvm_code pfvm__nn_k_instnorm_grad(pfvm_grad_ctx *g, const pfvm_node *n)
         return pfvm_grad_fail(g, "input of rank %d", r);
     for (i = 2; i < r; i++)
         axes[i - 2] = i;
-    dx = pfvm__nn_gnorm(g, x, pfvm_grad_op2(g, "Mul", gy, pfvm__nn_gchan(g, s, r)), axes, r - 2, eps, &xhat);
-    if (pfvm_grad_needed(g, x) && pfvm_grad_add(g, x, dx))
+    pfvm__nn_gstats_make(g, x, axes, r - 2, eps, &st);
+    if (pfvm_grad_needed(g, x) &&
+        pfvm_grad_add(g, x, pfvm__nn_gnorm_dx(g, &st, pfvm_grad_op2(g, "Mul", gy, pfvm__nn_gchan(g, s, r)), NULL, NULL, axes, r - 2)))
         return g->st->code;
     if (pfvm_grad_needed(g, s) &&
-        pfvm_grad_add(g, s, pfvm_grad_reduce(g, "ReduceSum", pfvm_grad_op2(g, "Mul", gy, xhat), ca, pfvm__nn_gaxes(r, 1, ca), 0)))
+        pfvm_grad_add(g, s, pfvm_grad_reduce(g, "ReduceSum", pfvm_grad_op2(g, "Mul", gy, st.xhat), ca, pfvm__nn_gaxes(r, 1, ca), 0)))
         return g->st->code;
     if (pfvm_grad_needed(g, b))
         return pfvm_grad_add(g, b, pfvm_grad_reduce(g, "ReduceSum", gy, ca, pfvm__nn_gaxes(r, 1, ca), 0));
@@ -15781,7 +15876,7 @@ static int pfvm__red_gaxes(pfvm_grad_ctx *g, const pfvm_node *n, int r, int64_t 
     if (pfvm__red_axes_from_input(n)) {
         cnt = n->n_inputs > 1 && n->inputs[1] ? pfvm_grad_known_ints(g, n->inputs[1], axes, PFVM__RED_MAX_AXES) : 0;
         if (cnt < 0)
-            return pfvm_grad_fail(g, "axes not known before running"), -1;
+            return -2; /* axes known only at run time */
     } else {
         const int64_t *a;
         cnt = pfvm_node_attr_ints(n, "axes", &a);
@@ -15813,6 +15908,55 @@ static pfvm_value *pfvm__red_gkeep(pfvm_grad_ctx *g, const pfvm_node *n, pfvm_va
 enum { PFVM__RED_G_SUM, PFVM__RED_G_MEAN, PFVM__RED_G_EXTREMUM, PFVM__RED_G_PROD, PFVM__RED_G_L1, PFVM__RED_G_L2,
        PFVM__RED_G_LOGSUM, PFVM__RED_G_LOGSUMEXP, PFVM__RED_G_SUMSQ };
 
+/* The same with axes given at run time (an input): Unsqueeze and ReduceSum
+ * take that input as it is. An empty list reduces everything (the kept
+ * gradient is then a scalar Expand spreads) or, with
+ * noop_with_empty_axes, nothing (then y = x and the rules hold as well,
+ * Unsqueeze of no axes being the identity). */
+static pfvm_code pfvm__red_grad_dynamic(pfvm_grad_ctx *g, const pfvm_node *n, int kind)
+{
+    pfvm_value *x = n->inputs[0], *axes = n->inputs[1], *gy = pfvm_grad_out(g, 0), *in[2], *gk, *yk, *d = NULL;
+    int keep = pfvm_node_attr_int(n, "keepdims", 1) != 0;
+    pfvm_node *nd;
+    in[1] = axes;
+    if (keep) {
+        gk = gy;
+        yk = n->outputs[0];
+    } else {
+        in[0] = gy;
+        gk = (nd = pfvm_grad_node(g, "Unsqueeze", in, 2, 1)) ? nd->outputs[0] : NULL;
+        in[0] = n->outputs[0];
+        yk = (nd = pfvm_grad_node(g, "Unsqueeze", in, 2, 1)) ? nd->outputs[0] : NULL;
+    }
+    gk = pfvm_grad_expand(g, gk, x);
+    switch (kind) {
+    case PFVM__RED_G_SUM: d = gk; break;
+    case PFVM__RED_G_MEAN:
+        d = pfvm_grad_op2(g, "Div", gk,
+                          pfvm_grad_cast(g, pfvm_grad_op2(g, "Div", pfvm_grad_op1(g, "Size", x), pfvm_grad_op1(g, "Size", n->outputs[0])),
+                                         pfvm_grad_dtype(g, x)));
+        break;
+    case PFVM__RED_G_EXTREMUM: {
+        pfvm_value *m = pfvm_grad_cast(g, pfvm_grad_op2(g, "Equal", x, yk), pfvm_grad_dtype(g, x)), *cnt;
+        in[0] = m;
+        nd = pfvm_grad_node(g, "ReduceSum", in, 2, 1);
+        if (!nd || pfvm_node_set_attr_int(nd, "keepdims", 1, g->st) ||
+            pfvm_node_set_attr_int(nd, "noop_with_empty_axes", pfvm_node_attr_int(n, "noop_with_empty_axes", 0), g->st))
+            return g->st->code;
+        cnt = nd->outputs[0];
+        d = pfvm_grad_op2(g, "Div", pfvm_grad_op2(g, "Mul", gk, m), cnt);
+        break;
+    }
+    case PFVM__RED_G_PROD: d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op2(g, "Div", yk, x)); break;
+    case PFVM__RED_G_L1: d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op1(g, "Sign", x)); break;
+    case PFVM__RED_G_L2: d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op2(g, "Div", x, yk)); break;
+    case PFVM__RED_G_LOGSUM: d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op1(g, "Exp", pfvm_grad_op1(g, "Neg", yk))); break;
+    case PFVM__RED_G_LOGSUMEXP: d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op1(g, "Exp", pfvm_grad_op2(g, "Sub", x, yk))); break;
+    case PFVM__RED_G_SUMSQ: d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op2(g, "Mul", x, pfvm_grad_scalar_like(g, x, 2))); break;
+    }
+    return pfvm_grad_add(g, x, d);
+}
+
 static pfvm_code pfvm__red_grad(pfvm_grad_ctx *g, const pfvm_node *n, int kind)
 {
     pfvm_value *x = n->inputs[0], *gy = pfvm_grad_out(g, 0), *gk, *yk, *d = NULL;
@@ -15821,7 +15965,9 @@ static pfvm_code pfvm__red_grad(pfvm_grad_ctx *g, const pfvm_node *n, int kind)
     if (!gy)
         return PFVM_OK;
     r = pfvm_grad_type(g, x)->shape.rank;
-    if ((cnt = pfvm__red_gaxes(g, n, r, axes)) < 0)
+    if ((cnt = pfvm__red_gaxes(g, n, r, axes)) == -2)
+        return pfvm__red_grad_dynamic(g, n, kind);
+    if (cnt < 0)
         return g->st->code;
     if (cnt == 0) /* no axes with noop_with_empty_axes: y = x */
         return pfvm_grad_add(g, x, gy);
@@ -19392,28 +19538,29 @@ static pfvm_code pfvm__tn_k_expand_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return gy ? pfvm_grad_add(g, n->inputs[0], pfvm_grad_sum_to(g, gy, n->inputs[0])) : PFVM_OK;
 }
 
-/* Tile: gY as [r0, d0, r1, d1, ...] summed over the repeats. */
+/* Tile: gY as [r0, d0, r1, d1, ...] summed over the repeats (the even
+ * axes, whatever the repeats are; read at run time when not known). */
 static pfvm_code pfvm__tn_k_tile_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 {
-    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *parts[2 * PFVM_MAX_RANK], *s;
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *parts[2 * PFVM_MAX_RANK], *s, *rv;
     int64_t reps[PFVM_MAX_RANK], axes[PFVM_MAX_RANK];
-    int r, i, n_axes = 0;
+    int r, i, n_axes = 0, known;
     if (!gy || (r = pfvm__tn_grank(g, x)) < 0)
         return g->st->code;
-    if (pfvm_grad_known_ints(g, n->inputs[1], reps, PFVM_MAX_RANK) != r)
-        return pfvm_grad_fail(g, "repeats not known");
+    known = pfvm_grad_known_ints(g, n->inputs[1], reps, PFVM_MAX_RANK) == r;
+    if (2 * r > PFVM_MAX_RANK)
+        return pfvm_grad_fail(g, "rank %d is too large to fold the repeats", r);
     s = pfvm_grad_shape(g, x);
+    rv = known ? NULL : pfvm_grad_cast(g, n->inputs[1], PFVM_INT64);
     for (i = 0; i < r; i++) {
         int64_t d = pfvm__tn_gdim(g, x, i), a0 = i, a1 = i + 1, z = 0;
-        parts[2 * i] = pfvm_grad_ints(g, &reps[i], 1);
+        parts[2 * i] = known ? pfvm_grad_ints(g, &reps[i], 1) : pfvm_grad_slice(g, rv, &a0, &a1, &z, 1);
         parts[2 * i + 1] = d >= 0 ? pfvm_grad_ints(g, &d, 1) : pfvm_grad_slice(g, s, &a0, &a1, &z, 1);
-        if (reps[i] != 1)
+        if (!known || reps[i] != 1)
             axes[n_axes++] = 2 * i;
     }
     if (!n_axes)
         return pfvm_grad_add(g, x, gy);
-    if (2 * r > PFVM_MAX_RANK)
-        return pfvm_grad_fail(g, "rank %d is too large to fold the repeats", r);
     gy = pfvm_grad_op2(g, "Reshape", gy, pfvm_grad_concat(g, parts, 2 * r, 0));
     return pfvm_grad_add(g, x, pfvm_grad_reshape_like(g, pfvm_grad_reduce(g, "ReduceSum", gy, axes, n_axes, 0), x));
 }
@@ -19465,6 +19612,17 @@ static pfvm_code pfvm__tn_k_pad_grad(pfvm_grad_ctx *g, const pfvm_node *n)
         in[2] = pfvm_grad_op2(g, "Add", in[1], pfvm_grad_shape(g, x));
         in[3] = pfvm_grad_ints(g, axes, n_axes);
         nd = pfvm_grad_node(g, "Slice", in, 4, 1);
+        if (nd && n->n_inputs > 2 && n->inputs[2] && pfvm_grad_needed(g, n->inputs[2]) && r > 0) {
+            /* the padding value: everything but the part that came from x */
+            int64_t all[PFVM_MAX_RANK];
+            for (i = 0; i < r; i++)
+                all[i] = i;
+            if (pfvm_grad_add(g, n->inputs[2],
+                              pfvm_grad_reshape_like(g, pfvm_grad_op2(g, "Sub", pfvm_grad_reduce(g, "ReduceSum", gy, all, r, 0),
+                                                                      pfvm_grad_reduce(g, "ReduceSum", nd->outputs[0], all, r, 0)),
+                                                     n->inputs[2])))
+                return g->st->code;
+        }
         return pfvm_grad_add(g, x, nd ? nd->outputs[0] : NULL);
     }
     if (cnt != 2 * n_axes)
@@ -19490,10 +19648,23 @@ static pfvm_code pfvm__tn_k_pad_grad(pfvm_grad_ctx *g, const pfvm_node *n)
         if (crop[i] || crop[r + i])
             any_crop = 1;
     }
-    gy = pfvm_grad_slice(g, gy, starts, ends, axes, r);
-    if (any_crop)
-        gy = pfvm_grad_pad(g, gy, crop, r);
-    return pfvm_grad_add(g, x, gy);
+    {
+        pfvm_value *inner = pfvm_grad_slice(g, gy, starts, ends, axes, r), *v = n->opset >= 11 && n->n_inputs > 2 ? n->inputs[2] : NULL;
+        if (v && pfvm_grad_needed(g, v)) {
+            /* the padding value: everything but the part that came from x */
+            int64_t all[PFVM_MAX_RANK];
+            for (i = 0; i < r; i++)
+                all[i] = i;
+            if (pfvm_grad_add(g, v, pfvm_grad_reshape_like(g, r ? pfvm_grad_op2(g, "Sub", pfvm_grad_reduce(g, "ReduceSum", gy, all, r, 0),
+                                                                                pfvm_grad_reduce(g, "ReduceSum", inner, all, r, 0))
+                                                               : pfvm_grad_scalar_like(g, v, 0),
+                                                           v)))
+                return g->st->code;
+        }
+        if (any_crop)
+            inner = pfvm_grad_pad(g, inner, crop, r);
+        return pfvm_grad_add(g, x, inner);
+    }
 }
 
 /* Trilu keeps a triangle: so does its gradient. */
@@ -20669,6 +20840,8 @@ static pfvm_value *pfvm__grad_fill_like(pfvm_grad_ctx *g, pfvm_value *v, double 
     if (!v || pfvm__grad_failed(g))
         return NULL;
     dt = pfvm_grad_dtype(g, v);
+    if (g->opset < 9) /* no ConstantOfShape: v * 0 + fill (v is a finite forward value) */
+        return pfvm_grad_op2(g, "Add", pfvm_grad_op2(g, "Mul", v, pfvm_grad_scalar(g, dt, 0)), pfvm_grad_scalar(g, dt, fill));
     s = pfvm_grad_shape(g, v);
     n = pfvm_grad_node(g, "ConstantOfShape", &s, 1, 1);
     if (!n)
@@ -20692,11 +20865,16 @@ pfvm_value *pfvm_grad_ones_like(pfvm_grad_ctx *g, pfvm_value *v)
 
 pfvm_value *pfvm_grad_reshape_like(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like)
 {
+    pfvm_value *r;
     if (!x || !like || pfvm__grad_failed(g))
         return NULL;
     if (pfvm_grad_same_shape(g, x, like))
         return x;
-    return pfvm_grad_op2(g, "Reshape", x, pfvm_grad_shape(g, like));
+    r = pfvm_grad_op2(g, "Reshape", x, pfvm_grad_shape(g, like));
+    /* the target is a real shape: a 0 in it is a 0, not "copy" */
+    if (r && g->opset >= 14 && pfvm_node_set_attr_int(r->producer, "allowzero", 1, g->st))
+        return NULL;
+    return r;
 }
 
 pfvm_value *pfvm_grad_expand(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like)
@@ -20705,6 +20883,9 @@ pfvm_value *pfvm_grad_expand(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like)
         return NULL;
     if (pfvm_grad_same_shape(g, x, like))
         return x;
+    if (g->opset < 8) /* no Expand: broadcast by adding like * 0 (a finite forward value) */
+        return pfvm_grad_op2(g, "Add", x, pfvm_grad_cast(g, pfvm_grad_op2(g, "Mul", like, pfvm_grad_scalar_like(g, like, 0)),
+                                                            pfvm_grad_dtype(g, x)));
     return pfvm_grad_op2(g, "Expand", x, pfvm_grad_shape(g, like));
 }
 

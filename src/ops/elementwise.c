@@ -2258,7 +2258,10 @@ static pfvm_code pfvm__ew_g_legacy(pfvm_grad_ctx *g, const pfvm_node *n)
 #define PFVM__EW_K(v) pfvm__ew_gk(g, x, v)
 #define PFVM__EW_ATTR(name, def) ((double)pfvm_node_attr_float(n, name, (float)(def)))
 
-PFVM__EW_GRAD1(pfvm__ew_k_abs, PFVM__EW_F("Sign", x))
+/* Sign from opset 9; (x > 0) - (x < 0) before */
+PFVM__EW_GRAD1(pfvm__ew_k_abs, g->opset >= 9 ? PFVM__EW_F("Sign", x)
+                                             : PFVM__EW_SUB(pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 0), x),
+                                                            pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 1), x)))
 PFVM__EW_GRAD1(pfvm__ew_k_neg, PFVM__EW_K(-1))
 PFVM__EW_GRAD1(pfvm__ew_k_exp, y)
 PFVM__EW_GRAD1(pfvm__ew_k_log, PFVM__EW_F("Reciprocal", x))
@@ -2446,20 +2449,26 @@ static pfvm_code pfvm__ew_k_mod_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, b, pfvm_grad_sum_to(g, PFVM__EW_MUL(pfvm_grad_op1(g, "Neg", gy), q), b));
 }
 
-/* y = x < 0 ? s*x : x */
+/* y = x < 0 ? s*x : x (before opset 7 a 1-D slope is per channel, dim 1) */
 static pfvm_code pfvm__ew_k_prelu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 {
-    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *s = n->inputs[1], *neg;
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *s = n->inputs[1], *s2 = s, *neg;
+    int rx = pfvm_grad_type(g, x)->shape.rank, rs = pfvm_grad_type(g, s)->shape.rank;
     if (!gy)
         return PFVM_OK;
-    if (n->opset < 7 && pfvm_grad_type(g, s)->shape.rank == 1 && pfvm_grad_type(g, x)->shape.rank > 2)
-        return pfvm_grad_fail(g, "per-channel slopes of opset %d", n->opset);
+    if (n->opset < 7 && rs == 1 && rx > 2) {
+        int64_t axes[PFVM_MAX_RANK];
+        int i;
+        for (i = 0; i < rx - 2; i++)
+            axes[i] = i + 1;
+        s2 = pfvm_grad_unsqueeze(g, s, axes, rx - 2);
+    }
     neg = pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 1), x);
     if (pfvm_grad_needed(g, x) &&
-        pfvm_grad_add(g, x, PFVM__EW_MUL(gy, PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_MUL(neg, PFVM__EW_SUB(s, PFVM__EW_K(1)))))))
+        pfvm_grad_add(g, x, PFVM__EW_MUL(gy, PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_MUL(neg, PFVM__EW_SUB(s2, PFVM__EW_K(1)))))))
         return g->st->code;
     if (pfvm_grad_needed(g, s))
-        return pfvm_grad_add(g, s, pfvm_grad_sum_to(g, PFVM__EW_MUL(PFVM__EW_MUL(gy, x), neg), s));
+        return pfvm_grad_add(g, s, pfvm_grad_reshape_like(g, pfvm_grad_sum_to(g, PFVM__EW_MUL(PFVM__EW_MUL(gy, x), neg), s2), s));
     return PFVM_OK;
 }
 

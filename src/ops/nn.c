@@ -1843,9 +1843,19 @@ static pfvm_code pfvm__nn_k_convt_grad(pfvm_grad_ctx *g, const pfvm_node *n)
         int64_t pe[PFVM__NN_SP];
         /* the convolution with the same window gives back at least in[i]
          * positions: pad the end so that it gives exactly that many */
-        for (i = 0; i < r - 2; i++)
+        int64_t starts[PFVM__NN_SP], ends[PFVM__NN_SP], axes2[PFVM__NN_SP];
+        int n_crop = 0;
+        for (i = 0; i < r - 2; i++) {
             pe[i] = (in[i] - 1) * w.s[i] + pfvm__nn_extent(&w, i) - out[i] - w.pb[i];
-        in2[0] = gy;
+            if (pe[i] < 0) {
+                /* output_padding made Y longer than the convolution reads */
+                starts[n_crop] = 0;
+                ends[n_crop] = out[i] + pe[i];
+                axes2[n_crop++] = i + 2;
+                pe[i] = 0;
+            }
+        }
+        in2[0] = pfvm_grad_slice(g, gy, starts, ends, axes2, n_crop);
         in2[1] = W;
         nd = pfvm_grad_node(g, "Conv", in2, 2, 1);
         if (pfvm__nn_gwin_attrs(g, nd, r - 2, w.s, w.d, w.pb, pe, group, NULL) || pfvm_grad_add(g, x, nd->outputs[0]))
@@ -2144,25 +2154,53 @@ static pfvm_code pfvm__nn_k_gmp_grad(pfvm_grad_ctx *g, const pfvm_node *n)
                                              pfvm_grad_reduce(g, "ReduceSum", m, axes, r - 2, 1)));
 }
 
-/* Normalisation over `axes` (keepdims): with xhat = (x - mean) * inv and
- * h = dY * scale, dX = inv * (h - mean(h) - xhat * mean(h * xhat)). Returns
- * dX and sets *xhat_out. */
-static pfvm_value *pfvm__nn_gnorm(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *h, const int64_t *axes, int n_axes,
-                                  double eps, pfvm_value **xhat_out)
+/* The statistics of a normalisation over `axes` (kept as 1s): mean, x -
+ * mean, 1/sqrt(var + eps), xhat, and the element count of one group. */
+typedef struct pfvm__nn_gstats {
+    pfvm_value *mean, *xc, *inv, *xhat, *count;
+} pfvm__nn_gstats;
+
+static void pfvm__nn_gstats_make(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes, double eps,
+                                 pfvm__nn_gstats *s)
 {
-    pfvm_value *mean, *xc, *var, *inv, *xhat, *t;
-    mean = pfvm_grad_reduce(g, "ReduceMean", x, axes, n_axes, 1);
-    xc = pfvm_grad_op2(g, "Sub", x, mean);
-    var = pfvm_grad_reduce(g, "ReduceMean", pfvm_grad_op2(g, "Mul", xc, xc), axes, n_axes, 1);
-    inv = pfvm_grad_op1(g, "Reciprocal", pfvm_grad_op1(g, "Sqrt", pfvm_grad_op2(g, "Add", var, pfvm_grad_scalar_like(g, x, eps))));
-    xhat = pfvm_grad_op2(g, "Mul", xc, inv);
-    if (xhat_out)
-        *xhat_out = xhat;
-    if (!h)
-        return NULL;
-    t = pfvm_grad_op2(g, "Sub", h, pfvm_grad_reduce(g, "ReduceMean", h, axes, n_axes, 1));
-    t = pfvm_grad_op2(g, "Sub", t, pfvm_grad_op2(g, "Mul", xhat, pfvm_grad_reduce(g, "ReduceMean", pfvm_grad_op2(g, "Mul", h, xhat), axes, n_axes, 1)));
-    return pfvm_grad_op2(g, "Mul", inv, t);
+    const pfvm_type *t = pfvm_grad_type(g, x);
+    pfvm_value *var;
+    int64_t count = 1, dim;
+    int i;
+    s->mean = pfvm_grad_reduce(g, "ReduceMean", x, axes, n_axes, 1);
+    s->xc = pfvm_grad_op2(g, "Sub", x, s->mean);
+    var = pfvm_grad_reduce(g, "ReduceMean", pfvm_grad_op2(g, "Mul", s->xc, s->xc), axes, n_axes, 1);
+    s->inv = pfvm_grad_op1(g, "Reciprocal", pfvm_grad_op1(g, "Sqrt", pfvm_grad_op2(g, "Add", var, pfvm_grad_scalar_like(g, x, eps))));
+    s->xhat = pfvm_grad_op2(g, "Mul", s->xc, s->inv);
+    for (i = 0; t && i < n_axes && count > 0; i++)
+        count = pfvm_sym_is_const(t->shape.dims[axes[i]], &dim) ? count * dim : -1;
+    s->count = count > 0 ? pfvm_grad_scalar_like(g, x, (double)count)
+                         : pfvm_grad_cast(g, pfvm_grad_op2(g, "Div", pfvm_grad_op1(g, "Size", x), pfvm_grad_op1(g, "Size", s->mean)),
+                                          pfvm_grad_dtype(g, x));
+}
+
+/* dX of a normalisation y = xhat given h = dY * scale:
+ * inv * (h - mean(h) - xhat * mean(h * xhat)); plus, for gradients of the
+ * statistics themselves (kept shapes, NULL: none), gm / count for the mean
+ * and gv * 2 (x - mean) / count for the variance. */
+static pfvm_value *pfvm__nn_gnorm_dx(pfvm_grad_ctx *g, const pfvm__nn_gstats *s, pfvm_value *h, pfvm_value *gm,
+                                     pfvm_value *gv, const int64_t *axes, int n_axes)
+{
+    pfvm_value *dx = NULL, *t;
+    if (h) {
+        t = pfvm_grad_op2(g, "Sub", h, pfvm_grad_reduce(g, "ReduceMean", h, axes, n_axes, 1));
+        t = pfvm_grad_op2(g, "Sub", t, pfvm_grad_op2(g, "Mul", s->xhat, pfvm_grad_reduce(g, "ReduceMean", pfvm_grad_op2(g, "Mul", h, s->xhat), axes, n_axes, 1)));
+        dx = pfvm_grad_op2(g, "Mul", s->inv, t);
+    }
+    if (gm) {
+        t = pfvm_grad_op2(g, "Mul", pfvm_grad_op2(g, "Div", gm, s->count), pfvm_grad_ones_like(g, s->xc));
+        dx = dx ? pfvm_grad_op2(g, "Add", dx, t) : t;
+    }
+    if (gv) {
+        t = pfvm_grad_op2(g, "Mul", pfvm_grad_op2(g, "Div", pfvm_grad_op2(g, "Mul", gv, pfvm_grad_scalar_like(g, s->xc, 2)), s->count), s->xc);
+        dx = dx ? pfvm_grad_op2(g, "Add", dx, t) : t;
+    }
+    return dx;
 }
 
 /* p ([C]) as [C, 1, ...] against a rank-r [N, C, ...] tensor. */
@@ -2184,18 +2222,18 @@ static int pfvm__nn_gbn_training(const pfvm_node *n)
     return n->n_outputs > 1 && n->outputs[1];
 }
 
-/* BatchNormalization. Training: the batch statistics are functions of X
- * (their outputs, running statistics, are not differentiated); inference:
- * the given mean and variance are inputs like the others. */
+/* BatchNormalization. Training: Y normalises with the batch statistics,
+ * functions of X; the running statistics out (1, 2) are
+ * input * momentum + batch statistic * (1 - momentum), and before opset 14
+ * outputs 3 and 4 are the batch mean and (biased) variance themselves.
+ * Inference: the given mean and variance are inputs like the others. */
 static pfvm_code pfvm__nn_k_bn_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 {
     pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *s = n->inputs[1], *b = n->inputs[2];
     pfvm_value *mean = n->inputs[3], *var = n->inputs[4], *xhat = NULL, *sc;
-    double eps = pfvm_node_attr_float(n, "epsilon", 1e-5f);
+    double eps = pfvm_node_attr_float(n, "epsilon", 1e-5f), mom = pfvm_node_attr_float(n, "momentum", 0.9f);
     int64_t axes[PFVM_MAX_RANK];
     int r, na;
-    if (!gy)
-        return PFVM_OK;
     r = pfvm_grad_type(g, x)->shape.rank;
     if (r < 2)
         return pfvm_grad_fail(g, "input of rank %d", r);
@@ -2204,12 +2242,43 @@ static pfvm_code pfvm__nn_k_bn_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     na = pfvm__nn_gaxes(r, 1, axes);
     sc = pfvm__nn_gchan(g, s, r);
     if (pfvm__nn_gbn_training(n)) {
-        pfvm_value *dx = pfvm__nn_gnorm(g, x, pfvm_grad_op2(g, "Mul", gy, sc), axes, na, eps, &xhat);
-        if (pfvm_grad_needed(g, x) && pfvm_grad_add(g, x, dx))
-            return g->st->code;
+        pfvm__nn_gstats st;
+        pfvm_value *grm = pfvm_grad_out(g, 1), *grv = pfvm_grad_out(g, 2), *gm = NULL, *gv = NULL, *dx;
+        pfvm_value *gsm = pfvm_grad_out(g, 3), *gsv = pfvm_grad_out(g, 4);
+        pfvm_dtype dt = pfvm_grad_dtype(g, x);
+        if (!gy && !grm && !grv && !gsm && !gsv)
+            return PFVM_OK;
+        pfvm__nn_gstats_make(g, x, axes, na, eps, &st);
+        xhat = st.xhat;
+        if (grm) {
+            if (pfvm_grad_needed(g, mean) && pfvm_grad_add(g, mean, pfvm_grad_op2(g, "Mul", grm, pfvm_grad_scalar_like(g, grm, mom))))
+                return g->st->code;
+            gm = pfvm_grad_op2(g, "Mul", grm, pfvm_grad_scalar_like(g, grm, 1 - mom));
+        }
+        if (grv) {
+            if (pfvm_grad_needed(g, var) && pfvm_grad_add(g, var, pfvm_grad_op2(g, "Mul", grv, pfvm_grad_scalar_like(g, grv, mom))))
+                return g->st->code;
+            gv = pfvm_grad_op2(g, "Mul", grv, pfvm_grad_scalar_like(g, grv, 1 - mom));
+        }
+        if (gsm)
+            gm = gm ? pfvm_grad_op2(g, "Add", gm, gsm) : gsm;
+        if (gsv)
+            gv = gv ? pfvm_grad_op2(g, "Add", gv, gsv) : gsv;
+        gm = gm ? pfvm__nn_gchan(g, pfvm_grad_cast(g, gm, dt), r) : NULL;
+        gv = gv ? pfvm__nn_gchan(g, pfvm_grad_cast(g, gv, dt), r) : NULL;
+        if (pfvm_grad_needed(g, x)) {
+            dx = pfvm__nn_gnorm_dx(g, &st, gy ? pfvm_grad_op2(g, "Mul", gy, sc) : NULL, gm, gv, axes, na);
+            if (pfvm_grad_add(g, x, dx))
+                return g->st->code;
+        }
+        if (!gy)
+            return PFVM_OK;
     } else {
-        pfvm_value *inv = pfvm__nn_gchan(g, pfvm_grad_op1(g, "Reciprocal", pfvm_grad_op1(g, "Sqrt", pfvm_grad_op2(g, "Add", var, pfvm_grad_scalar_like(g, var, eps)))), r);
-        pfvm_value *xc = pfvm_grad_op2(g, "Sub", x, pfvm__nn_gchan(g, mean, r)), *gsum;
+        pfvm_value *inv, *xc, *gsum;
+        if (!gy)
+            return PFVM_OK;
+        inv = pfvm__nn_gchan(g, pfvm_grad_op1(g, "Reciprocal", pfvm_grad_op1(g, "Sqrt", pfvm_grad_op2(g, "Add", var, pfvm_grad_scalar_like(g, var, eps)))), r);
+        xc = pfvm_grad_op2(g, "Sub", x, pfvm__nn_gchan(g, mean, r));
         xhat = pfvm_grad_op2(g, "Mul", xc, inv);
         if (pfvm_grad_needed(g, x) && pfvm_grad_add(g, x, pfvm_grad_op2(g, "Mul", gy, pfvm_grad_op2(g, "Mul", sc, inv))))
             return g->st->code;
@@ -2233,26 +2302,39 @@ static pfvm_code pfvm__nn_k_bn_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return PFVM_OK;
 }
 
-/* LayerNormalization over the axes from `axis` on (its Mean and InvStdDev
- * outputs are not differentiated). */
+/* LayerNormalization over the axes from `axis` on; its Mean and InvStdDev
+ * outputs (stash type) are functions of X too: d inv / d var = -inv^3 / 2. */
 static pfvm_code pfvm__nn_k_ln_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 {
     pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *s = n->inputs[1], *b = n->n_inputs > 2 ? n->inputs[2] : NULL;
-    pfvm_value *xhat = NULL, *dx;
+    pfvm_value *gm = pfvm_grad_out(g, 1), *gi = pfvm_grad_out(g, 2), *gv = NULL, *dx;
     double eps = pfvm_node_attr_float(n, "epsilon", 1e-5f);
     int64_t axes[PFVM_MAX_RANK];
+    pfvm__nn_gstats st;
+    pfvm_dtype dt;
     int r, a, i;
-    if (!gy)
+    if (!gy && !gm && !gi)
         return PFVM_OK;
     r = pfvm_grad_type(g, x)->shape.rank;
     if (r < 1 || (a = pfvm__axis(pfvm_node_attr_int(n, "axis", -1), r)) < 0)
         return pfvm_grad_fail(g, "axis out of range");
     for (i = a; i < r; i++)
         axes[i - a] = i;
-    dx = pfvm__nn_gnorm(g, x, pfvm_grad_op2(g, "Mul", gy, s), axes, r - a, eps, &xhat);
-    if (pfvm_grad_needed(g, x) && pfvm_grad_add(g, x, dx))
-        return g->st->code;
-    if (pfvm_grad_needed(g, s) && pfvm_grad_add(g, s, pfvm_grad_sum_to(g, pfvm_grad_op2(g, "Mul", gy, xhat), s)))
+    dt = pfvm_grad_dtype(g, x);
+    pfvm__nn_gstats_make(g, x, axes, r - a, eps, &st);
+    if (gi && pfvm_grad_needed(g, x)) {
+        pfvm_value *i3 = pfvm_grad_op2(g, "Mul", st.inv, pfvm_grad_op2(g, "Mul", st.inv, st.inv));
+        gv = pfvm_grad_op2(g, "Mul", pfvm_grad_cast(g, gi, dt), pfvm_grad_op2(g, "Mul", i3, pfvm_grad_scalar_like(g, x, -0.5)));
+    }
+    if (pfvm_grad_needed(g, x)) {
+        dx = pfvm__nn_gnorm_dx(g, &st, gy ? pfvm_grad_op2(g, "Mul", gy, s) : NULL, gm ? pfvm_grad_cast(g, gm, dt) : NULL, gv,
+                               axes, r - a);
+        if (pfvm_grad_add(g, x, dx))
+            return g->st->code;
+    }
+    if (!gy)
+        return PFVM_OK;
+    if (pfvm_grad_needed(g, s) && pfvm_grad_add(g, s, pfvm_grad_sum_to(g, pfvm_grad_op2(g, "Mul", gy, st.xhat), s)))
         return g->st->code;
     if (b && pfvm_grad_needed(g, b))
         return pfvm_grad_add(g, b, pfvm_grad_sum_to(g, gy, b));
@@ -2262,9 +2344,10 @@ static pfvm_code pfvm__nn_k_ln_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 /* InstanceNormalization: per sample and channel, over the spatial axes. */
 static pfvm_code pfvm__nn_k_instnorm_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 {
-    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *s = n->inputs[1], *b = n->inputs[2], *xhat = NULL, *dx;
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *s = n->inputs[1], *b = n->inputs[2];
     double eps = pfvm_node_attr_float(n, "epsilon", 1e-5f);
     int64_t axes[PFVM_MAX_RANK], ca[PFVM_MAX_RANK];
+    pfvm__nn_gstats st;
     int r, i;
     if (!gy)
         return PFVM_OK;
@@ -2273,11 +2356,12 @@ static pfvm_code pfvm__nn_k_instnorm_grad(pfvm_grad_ctx *g, const pfvm_node *n)
         return pfvm_grad_fail(g, "input of rank %d", r);
     for (i = 2; i < r; i++)
         axes[i - 2] = i;
-    dx = pfvm__nn_gnorm(g, x, pfvm_grad_op2(g, "Mul", gy, pfvm__nn_gchan(g, s, r)), axes, r - 2, eps, &xhat);
-    if (pfvm_grad_needed(g, x) && pfvm_grad_add(g, x, dx))
+    pfvm__nn_gstats_make(g, x, axes, r - 2, eps, &st);
+    if (pfvm_grad_needed(g, x) &&
+        pfvm_grad_add(g, x, pfvm__nn_gnorm_dx(g, &st, pfvm_grad_op2(g, "Mul", gy, pfvm__nn_gchan(g, s, r)), NULL, NULL, axes, r - 2)))
         return g->st->code;
     if (pfvm_grad_needed(g, s) &&
-        pfvm_grad_add(g, s, pfvm_grad_reduce(g, "ReduceSum", pfvm_grad_op2(g, "Mul", gy, xhat), ca, pfvm__nn_gaxes(r, 1, ca), 0)))
+        pfvm_grad_add(g, s, pfvm_grad_reduce(g, "ReduceSum", pfvm_grad_op2(g, "Mul", gy, st.xhat), ca, pfvm__nn_gaxes(r, 1, ca), 0)))
         return g->st->code;
     if (pfvm_grad_needed(g, b))
         return pfvm_grad_add(g, b, pfvm_grad_reduce(g, "ReduceSum", gy, ca, pfvm__nn_gaxes(r, 1, ca), 0));

@@ -1015,7 +1015,7 @@ static int pfvm__red_gaxes(pfvm_grad_ctx *g, const pfvm_node *n, int r, int64_t 
     if (pfvm__red_axes_from_input(n)) {
         cnt = n->n_inputs > 1 && n->inputs[1] ? pfvm_grad_known_ints(g, n->inputs[1], axes, PFVM__RED_MAX_AXES) : 0;
         if (cnt < 0)
-            return pfvm_grad_fail(g, "axes not known before running"), -1;
+            return -2; /* axes known only at run time */
     } else {
         const int64_t *a;
         cnt = pfvm_node_attr_ints(n, "axes", &a);
@@ -1047,6 +1047,55 @@ static pfvm_value *pfvm__red_gkeep(pfvm_grad_ctx *g, const pfvm_node *n, pfvm_va
 enum { PFVM__RED_G_SUM, PFVM__RED_G_MEAN, PFVM__RED_G_EXTREMUM, PFVM__RED_G_PROD, PFVM__RED_G_L1, PFVM__RED_G_L2,
        PFVM__RED_G_LOGSUM, PFVM__RED_G_LOGSUMEXP, PFVM__RED_G_SUMSQ };
 
+/* The same with axes given at run time (an input): Unsqueeze and ReduceSum
+ * take that input as it is. An empty list reduces everything (the kept
+ * gradient is then a scalar Expand spreads) or, with
+ * noop_with_empty_axes, nothing (then y = x and the rules hold as well,
+ * Unsqueeze of no axes being the identity). */
+static pfvm_code pfvm__red_grad_dynamic(pfvm_grad_ctx *g, const pfvm_node *n, int kind)
+{
+    pfvm_value *x = n->inputs[0], *axes = n->inputs[1], *gy = pfvm_grad_out(g, 0), *in[2], *gk, *yk, *d = NULL;
+    int keep = pfvm_node_attr_int(n, "keepdims", 1) != 0;
+    pfvm_node *nd;
+    in[1] = axes;
+    if (keep) {
+        gk = gy;
+        yk = n->outputs[0];
+    } else {
+        in[0] = gy;
+        gk = (nd = pfvm_grad_node(g, "Unsqueeze", in, 2, 1)) ? nd->outputs[0] : NULL;
+        in[0] = n->outputs[0];
+        yk = (nd = pfvm_grad_node(g, "Unsqueeze", in, 2, 1)) ? nd->outputs[0] : NULL;
+    }
+    gk = pfvm_grad_expand(g, gk, x);
+    switch (kind) {
+    case PFVM__RED_G_SUM: d = gk; break;
+    case PFVM__RED_G_MEAN:
+        d = pfvm_grad_op2(g, "Div", gk,
+                          pfvm_grad_cast(g, pfvm_grad_op2(g, "Div", pfvm_grad_op1(g, "Size", x), pfvm_grad_op1(g, "Size", n->outputs[0])),
+                                         pfvm_grad_dtype(g, x)));
+        break;
+    case PFVM__RED_G_EXTREMUM: {
+        pfvm_value *m = pfvm_grad_cast(g, pfvm_grad_op2(g, "Equal", x, yk), pfvm_grad_dtype(g, x)), *cnt;
+        in[0] = m;
+        nd = pfvm_grad_node(g, "ReduceSum", in, 2, 1);
+        if (!nd || pfvm_node_set_attr_int(nd, "keepdims", 1, g->st) ||
+            pfvm_node_set_attr_int(nd, "noop_with_empty_axes", pfvm_node_attr_int(n, "noop_with_empty_axes", 0), g->st))
+            return g->st->code;
+        cnt = nd->outputs[0];
+        d = pfvm_grad_op2(g, "Div", pfvm_grad_op2(g, "Mul", gk, m), cnt);
+        break;
+    }
+    case PFVM__RED_G_PROD: d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op2(g, "Div", yk, x)); break;
+    case PFVM__RED_G_L1: d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op1(g, "Sign", x)); break;
+    case PFVM__RED_G_L2: d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op2(g, "Div", x, yk)); break;
+    case PFVM__RED_G_LOGSUM: d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op1(g, "Exp", pfvm_grad_op1(g, "Neg", yk))); break;
+    case PFVM__RED_G_LOGSUMEXP: d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op1(g, "Exp", pfvm_grad_op2(g, "Sub", x, yk))); break;
+    case PFVM__RED_G_SUMSQ: d = pfvm_grad_op2(g, "Mul", gk, pfvm_grad_op2(g, "Mul", x, pfvm_grad_scalar_like(g, x, 2))); break;
+    }
+    return pfvm_grad_add(g, x, d);
+}
+
 static pfvm_code pfvm__red_grad(pfvm_grad_ctx *g, const pfvm_node *n, int kind)
 {
     pfvm_value *x = n->inputs[0], *gy = pfvm_grad_out(g, 0), *gk, *yk, *d = NULL;
@@ -1055,7 +1104,9 @@ static pfvm_code pfvm__red_grad(pfvm_grad_ctx *g, const pfvm_node *n, int kind)
     if (!gy)
         return PFVM_OK;
     r = pfvm_grad_type(g, x)->shape.rank;
-    if ((cnt = pfvm__red_gaxes(g, n, r, axes)) < 0)
+    if ((cnt = pfvm__red_gaxes(g, n, r, axes)) == -2)
+        return pfvm__red_grad_dynamic(g, n, kind);
+    if (cnt < 0)
         return g->st->code;
     if (cnt == 0) /* no axes with noop_with_empty_axes: y = x */
         return pfvm_grad_add(g, x, gy);

@@ -2770,28 +2770,29 @@ static pfvm_code pfvm__tn_k_expand_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return gy ? pfvm_grad_add(g, n->inputs[0], pfvm_grad_sum_to(g, gy, n->inputs[0])) : PFVM_OK;
 }
 
-/* Tile: gY as [r0, d0, r1, d1, ...] summed over the repeats. */
+/* Tile: gY as [r0, d0, r1, d1, ...] summed over the repeats (the even
+ * axes, whatever the repeats are; read at run time when not known). */
 static pfvm_code pfvm__tn_k_tile_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 {
-    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *parts[2 * PFVM_MAX_RANK], *s;
+    pfvm_value *gy = pfvm_grad_out(g, 0), *x = n->inputs[0], *parts[2 * PFVM_MAX_RANK], *s, *rv;
     int64_t reps[PFVM_MAX_RANK], axes[PFVM_MAX_RANK];
-    int r, i, n_axes = 0;
+    int r, i, n_axes = 0, known;
     if (!gy || (r = pfvm__tn_grank(g, x)) < 0)
         return g->st->code;
-    if (pfvm_grad_known_ints(g, n->inputs[1], reps, PFVM_MAX_RANK) != r)
-        return pfvm_grad_fail(g, "repeats not known");
+    known = pfvm_grad_known_ints(g, n->inputs[1], reps, PFVM_MAX_RANK) == r;
+    if (2 * r > PFVM_MAX_RANK)
+        return pfvm_grad_fail(g, "rank %d is too large to fold the repeats", r);
     s = pfvm_grad_shape(g, x);
+    rv = known ? NULL : pfvm_grad_cast(g, n->inputs[1], PFVM_INT64);
     for (i = 0; i < r; i++) {
         int64_t d = pfvm__tn_gdim(g, x, i), a0 = i, a1 = i + 1, z = 0;
-        parts[2 * i] = pfvm_grad_ints(g, &reps[i], 1);
+        parts[2 * i] = known ? pfvm_grad_ints(g, &reps[i], 1) : pfvm_grad_slice(g, rv, &a0, &a1, &z, 1);
         parts[2 * i + 1] = d >= 0 ? pfvm_grad_ints(g, &d, 1) : pfvm_grad_slice(g, s, &a0, &a1, &z, 1);
-        if (reps[i] != 1)
+        if (!known || reps[i] != 1)
             axes[n_axes++] = 2 * i;
     }
     if (!n_axes)
         return pfvm_grad_add(g, x, gy);
-    if (2 * r > PFVM_MAX_RANK)
-        return pfvm_grad_fail(g, "rank %d is too large to fold the repeats", r);
     gy = pfvm_grad_op2(g, "Reshape", gy, pfvm_grad_concat(g, parts, 2 * r, 0));
     return pfvm_grad_add(g, x, pfvm_grad_reshape_like(g, pfvm_grad_reduce(g, "ReduceSum", gy, axes, n_axes, 0), x));
 }
@@ -2843,6 +2844,17 @@ static pfvm_code pfvm__tn_k_pad_grad(pfvm_grad_ctx *g, const pfvm_node *n)
         in[2] = pfvm_grad_op2(g, "Add", in[1], pfvm_grad_shape(g, x));
         in[3] = pfvm_grad_ints(g, axes, n_axes);
         nd = pfvm_grad_node(g, "Slice", in, 4, 1);
+        if (nd && n->n_inputs > 2 && n->inputs[2] && pfvm_grad_needed(g, n->inputs[2]) && r > 0) {
+            /* the padding value: everything but the part that came from x */
+            int64_t all[PFVM_MAX_RANK];
+            for (i = 0; i < r; i++)
+                all[i] = i;
+            if (pfvm_grad_add(g, n->inputs[2],
+                              pfvm_grad_reshape_like(g, pfvm_grad_op2(g, "Sub", pfvm_grad_reduce(g, "ReduceSum", gy, all, r, 0),
+                                                                      pfvm_grad_reduce(g, "ReduceSum", nd->outputs[0], all, r, 0)),
+                                                     n->inputs[2])))
+                return g->st->code;
+        }
         return pfvm_grad_add(g, x, nd ? nd->outputs[0] : NULL);
     }
     if (cnt != 2 * n_axes)
@@ -2868,10 +2880,23 @@ static pfvm_code pfvm__tn_k_pad_grad(pfvm_grad_ctx *g, const pfvm_node *n)
         if (crop[i] || crop[r + i])
             any_crop = 1;
     }
-    gy = pfvm_grad_slice(g, gy, starts, ends, axes, r);
-    if (any_crop)
-        gy = pfvm_grad_pad(g, gy, crop, r);
-    return pfvm_grad_add(g, x, gy);
+    {
+        pfvm_value *inner = pfvm_grad_slice(g, gy, starts, ends, axes, r), *v = n->opset >= 11 && n->n_inputs > 2 ? n->inputs[2] : NULL;
+        if (v && pfvm_grad_needed(g, v)) {
+            /* the padding value: everything but the part that came from x */
+            int64_t all[PFVM_MAX_RANK];
+            for (i = 0; i < r; i++)
+                all[i] = i;
+            if (pfvm_grad_add(g, v, pfvm_grad_reshape_like(g, r ? pfvm_grad_op2(g, "Sub", pfvm_grad_reduce(g, "ReduceSum", gy, all, r, 0),
+                                                                                pfvm_grad_reduce(g, "ReduceSum", inner, all, r, 0))
+                                                               : pfvm_grad_scalar_like(g, v, 0),
+                                                           v)))
+                return g->st->code;
+        }
+        if (any_crop)
+            inner = pfvm_grad_pad(g, inner, crop, r);
+        return pfvm_grad_add(g, x, inner);
+    }
 }
 
 /* Trilu keeps a triangle: so does its gradient. */

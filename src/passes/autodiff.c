@@ -365,6 +365,8 @@ static pfvm_value *pfvm__grad_fill_like(pfvm_grad_ctx *g, pfvm_value *v, double 
     if (!v || pfvm__grad_failed(g))
         return NULL;
     dt = pfvm_grad_dtype(g, v);
+    if (g->opset < 9) /* no ConstantOfShape: v * 0 + fill (v is a finite forward value) */
+        return pfvm_grad_op2(g, "Add", pfvm_grad_op2(g, "Mul", v, pfvm_grad_scalar(g, dt, 0)), pfvm_grad_scalar(g, dt, fill));
     s = pfvm_grad_shape(g, v);
     n = pfvm_grad_node(g, "ConstantOfShape", &s, 1, 1);
     if (!n)
@@ -388,11 +390,16 @@ pfvm_value *pfvm_grad_ones_like(pfvm_grad_ctx *g, pfvm_value *v)
 
 pfvm_value *pfvm_grad_reshape_like(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like)
 {
+    pfvm_value *r;
     if (!x || !like || pfvm__grad_failed(g))
         return NULL;
     if (pfvm_grad_same_shape(g, x, like))
         return x;
-    return pfvm_grad_op2(g, "Reshape", x, pfvm_grad_shape(g, like));
+    r = pfvm_grad_op2(g, "Reshape", x, pfvm_grad_shape(g, like));
+    /* the target is a real shape: a 0 in it is a 0, not "copy" */
+    if (r && g->opset >= 14 && pfvm_node_set_attr_int(r->producer, "allowzero", 1, g->st))
+        return NULL;
+    return r;
 }
 
 pfvm_value *pfvm_grad_expand(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like)
@@ -401,6 +408,9 @@ pfvm_value *pfvm_grad_expand(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like)
         return NULL;
     if (pfvm_grad_same_shape(g, x, like))
         return x;
+    if (g->opset < 8) /* no Expand: broadcast by adding like * 0 (a finite forward value) */
+        return pfvm_grad_op2(g, "Add", x, pfvm_grad_cast(g, pfvm_grad_op2(g, "Mul", like, pfvm_grad_scalar_like(g, like, 0)),
+                                                            pfvm_grad_dtype(g, x)));
     return pfvm_grad_op2(g, "Expand", x, pfvm_grad_shape(g, like));
 }
 

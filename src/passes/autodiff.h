@@ -31,9 +31,11 @@
  * - Only floating-point values carry gradients: integer and boolean inputs
  *   (indices, shapes, masks) are never differentiated, and a node whose
  *   outputs are not floating point stops the backward flow.
- * - Statistics outputs are not differentiated: BatchNormalization's
- *   running mean and variance, LayerNormalization's mean and inverse
- *   standard deviation, Dropout's mask, MaxPool's indices (as in torch).
+ * - Integer outputs (MaxPool's indices, Dropout's mask before opset 10
+ *   aside) carry no gradient; statistics outputs that are functions of the
+ *   input do (BatchNormalization's running and saved statistics,
+ *   LayerNormalization's mean and inverse standard deviation), when
+ *   something reads them.
  * - Errors name the forward node and operator: a node on the path whose
  *   operator has no gradient builder, or a builder that needs something
  *   the model's opset or shapes do not offer. */
