@@ -1,21 +1,22 @@
 #!/usr/bin/python3
 """Element-wise-heavy models for bench/fusion.sh (dev-time: needs onnx).
 
-    /usr/bin/python3 bench/make_fusion_models.py OUTDIR [N]
+    /usr/bin/python3 bench/make_fusion_models.py OUTDIR [ROWS]
 
-N is the element count of the large tensors (default 4194304 = 4M). Writes:
+The large tensors are [ROWS, 1024] (default ROWS 4096: 4M elements), with
+static shapes so that the fusion pass can count the bytes it avoids
+(dynamic dims are covered by tests/test_fused.c). Writes:
   gelu.onnx          GELU as transformer exports write it: x*0.5*(1+erf(x/sqrt2))
   gelu_tanh.onnx     the tanh approximation 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3)))
   layernorm.onnx     LayerNorm as opset<17 exports write it: ReduceMean, Sub, Pow,
                      ReduceMean, Add eps, Sqrt, Div, Mul gamma, Add beta; rows of 1024
-  swish.onnx         EfficientNet's x*sigmoid(x) on [1,64,H,W]
+  swish.onnx         EfficientNet's x*sigmoid(x) on [1,64,ROWS/16,256]
   chain_K.onnx       K = 1..8 cheap element-wise ops in a chain (Mul, Add, Relu, Sub, Neg, Max, Abs, Min)
   maxgrad.onnx       backward of y = max(a, b): gy' = where(a == b, gy/2, gy);
                      ga = gy' * cast(a >= b); gb = gy' * cast(a < b)
   maxgrad_bcast.onnx the same with b of shape [cols] (broadcast along rows):
                      gb = ReduceSum(gy' * cast(a < b), axes=[0])
-All inputs are float32; the first dim of every input is the symbol `n`
-(dynamic), so the benches bind it with --dim n=ROWS.
+All inputs are float32.
 """
 import math
 import os
@@ -44,6 +45,9 @@ def vi(name, shape):
     return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
 
 
+ROWS = 4096
+
+
 def gelu(cols):
     n = helper.make_node
     nodes = [
@@ -53,7 +57,7 @@ def gelu(cols):
         n("Mul", ["x", "a"], ["m"]),
         n("Mul", ["m", "half"], ["y"]),
     ]
-    return model("gelu", nodes, [vi("x", ["n", cols])], [vi("y", ["n", cols])],
+    return model("gelu", nodes, [vi("x", [ROWS, cols])], [vi("y", [ROWS, cols])],
                  [const("sqrt2", math.sqrt(2.0)), const("one", 1.0), const("half", 0.5)])
 
 
@@ -70,7 +74,7 @@ def gelu_tanh(cols):
         n("Mul", ["x", "a"], ["m"]),
         n("Mul", ["m", "half"], ["y"]),
     ]
-    return model("gelu_tanh", nodes, [vi("x", ["n", cols])], [vi("y", ["n", cols])],
+    return model("gelu_tanh", nodes, [vi("x", [ROWS, cols])], [vi("y", [ROWS, cols])],
                  [const("c", 0.044715), const("k", math.sqrt(2.0 / math.pi)), const("one", 1.0),
                   const("half", 0.5)])
 
@@ -91,14 +95,14 @@ def layernorm(cols):
         n("Mul", ["nrm", "gamma"], ["sc"]),
         n("Add", ["sc", "beta"], ["y"]),
     ]
-    return model("layernorm", nodes, [vi("x", ["n", cols])], [vi("y", ["n", cols])],
+    return model("layernorm", nodes, [vi("x", [ROWS, cols])], [vi("y", [ROWS, cols])],
                  [const("two", 2.0), const("eps", 1e-5), gamma, beta])
 
 
 def swish(h, w):
     n = helper.make_node
     nodes = [n("Sigmoid", ["x"], ["s"]), n("Mul", ["x", "s"], ["y"])]
-    return model("swish", nodes, [vi("x", ["n", 64, h, w])], [vi("y", ["n", 64, h, w])])
+    return model("swish", nodes, [vi("x", [1, 64, h, w])], [vi("y", [1, 64, h, w])])
 
 
 def chain(k, cols):
@@ -113,13 +117,13 @@ def chain(k, cols):
         cur = out
     inits = [const("c1", 1.5), const("c2", 0.25), const("c3", 0.5), const("c4", -0.75), const("c5", 2.0)]
     used = {x for nd in nodes for x in nd.input}
-    return model("chain_%d" % k, nodes, [vi("x", ["n", cols])], [vi("y", ["n", cols])],
+    return model("chain_%d" % k, nodes, [vi("x", [ROWS, cols])], [vi("y", [ROWS, cols])],
                  [t for t in inits if t.name in used])
 
 
 def maxgrad(cols, bcast):
     n = helper.make_node
-    bshape = [cols] if bcast else ["n", cols]
+    bshape = [cols] if bcast else [ROWS, cols]
     nodes = [
         n("Equal", ["a", "b"], ["eq"]),
         n("Div", ["gy", "two"], ["half"]),
@@ -137,15 +141,18 @@ def maxgrad(cols, bcast):
     if bcast:
         inits.append(helper.make_tensor("axes0", TensorProto.INT64, [1], [0]))
     return model("maxgrad_bcast" if bcast else "maxgrad", nodes,
-                 [vi("a", ["n", cols]), vi("b", bshape), vi("gy", ["n", cols])],
-                 [vi("ga", ["n", cols]), vi("gb", bshape)], inits)
+                 [vi("a", [ROWS, cols]), vi("b", bshape), vi("gy", [ROWS, cols])],
+                 [vi("ga", [ROWS, cols]), vi("gb", bshape)], inits)
 
 
 def main():
+    global ROWS
     out = sys.argv[1]
+    if len(sys.argv) > 2:
+        ROWS = int(sys.argv[2])
     os.makedirs(out, exist_ok=True)
     models = {
-        "gelu": gelu(1024), "gelu_tanh": gelu_tanh(1024), "layernorm": layernorm(1024), "swish": swish(256, 256),
+        "gelu": gelu(1024), "gelu_tanh": gelu_tanh(1024), "layernorm": layernorm(1024), "swish": swish(max(1, ROWS // 16), 256),
         "maxgrad": maxgrad(1024, False), "maxgrad_bcast": maxgrad(1024, True),
     }
     for k in range(1, 9):

@@ -1,7 +1,7 @@
 // Median latency of onnxruntime-node (one thread) on a model, inputs random
 // float32 with symbolic dims bound by NAME=VALUE arguments.
 //   node bench/ort_bench.js MODEL ITERS [NAME=VALUE]...
-// Prints "median X ms". onnxruntime-node is installed by bench/fusion.sh
+// Prints "median X ms (min Y)". onnxruntime-node is installed by bench/fusion.sh
 // into bench/.ort (git-ignored).
 const path = require('path');
 const ort = require(path.join(__dirname, '.ort', 'node_modules', 'onnxruntime-node'));
@@ -32,6 +32,6 @@ async function main() {
     t.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
   t.sort((a, b) => a - b);
-  console.log('median ' + t[Math.floor(iters / 2)].toFixed(3) + ' ms');
+  console.log('median ' + t[Math.floor(iters / 2)].toFixed(3) + ' ms (min ' + t[0].toFixed(3) + ')');
 }
 main().catch(e => { console.error('ort_bench: ' + e.message); process.exit(1); });

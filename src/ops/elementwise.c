@@ -691,8 +691,11 @@ static PFVM__EW_INLINE float pfvm__ew_sigmoidf(float x)
 #define PFVM__EW_MATH(ff, df, x) \
     (sizeof(pfvm__ew_ct) == sizeof(float) ? (pfvm__ew_ct)pfvm__ew_##ff((float)(x)) : (pfvm__ew_ct)df((double)(x)))
 
-/* NaN wins, as in numpy's maximum/minimum */
-#define PFVM__EW_PICK(a, b, cond) ((a) != (a) ? (a) : (b) != (b) ? (b) : (cond) ? (a) : (b))
+/* NaN wins, as in numpy's maximum/minimum; a on ties. Written so that
+ * compilers use max/min instructions (b > a ? b : a is maxps, which gives
+ * a when either is NaN), then a NaN b goes through. */
+#define PFVM__EW_MAX(a, b) ((b) != (b) ? (b) : (b) > (a) ? (b) : (a))
+#define PFVM__EW_MIN(a, b) ((b) != (b) ? (b) : (b) < (a) ? (b) : (a))
 
 PFVM__EW_UNARY_X(abs, float, fabs(x0))
 PFVM__EW_INT1(abs, u || x0 >= 0 ? x0 : PFVM__EW_NEG(x0))
@@ -751,9 +754,9 @@ PFVM__EW_INT2(mul, (uint64_t)x0 * (uint64_t)x1)
 PFVM__EW_BINARY_X(div, float, x0 / x1)
 PFVM__EW_BINARY(pow, float, pow(x0, x1))
 PFVM__EW_BINARY(mod, float, pfvm__ew_fmod(x0, x1, p->mode))
-PFVM__EW_BINARY_X(max, float, PFVM__EW_PICK(x0, x1, x0 >= x1))
+PFVM__EW_BINARY_X(max, float, PFVM__EW_MAX(x0, x1))
 PFVM__EW_INT2(max, PFVM__EW_LT(x0, x1) ? x1 : x0)
-PFVM__EW_BINARY_X(min, float, PFVM__EW_PICK(x0, x1, x0 <= x1))
+PFVM__EW_BINARY_X(min, float, PFVM__EW_MIN(x0, x1))
 PFVM__EW_INT2(min, PFVM__EW_LT(x1, x0) ? x1 : x0)
 PFVM__EW_BINARY_X(prelu, float, x0 < 0 ? x1 * x0 : x0)
 PFVM__EW_INT2(prelu, u || x0 >= 0 ? x0 : (int64_t)((uint64_t)x1 * (uint64_t)x0))

@@ -320,6 +320,25 @@ static void pfvm__red_fold_float(pfvm__red_acc *a, double v)
 static void pfvm__red_fold_run(pfvm__red_acc *a, const pfvm_tensor *X, int64_t off, int64_t len, int64_t stride)
 {
     int64_t e;
+    if (!a->is_int && X->dtype == PFVM_FLOAT && len > 0 &&
+        (a->kind == PFVM__RED_SUM || a->kind == PFVM__RED_MEAN || a->kind == PFVM__RED_LOGSUM ||
+         a->kind == PFVM__RED_SUMSQ || a->kind == PFVM__RED_L2)) {
+        /* float32 sums: the same double folds in the same order, without a
+         * conversion call per element */
+        const float *x = (const float *)X->data + off;
+        double f = a->f;
+        if (a->kind == PFVM__RED_SUMSQ || a->kind == PFVM__RED_L2)
+            for (e = 0; e < len; e++) {
+                double v = x[e * stride];
+                f += v * v;
+            }
+        else
+            for (e = 0; e < len; e++)
+                f += x[e * stride];
+        a->f = f;
+        a->any = 1;
+        return;
+    }
     if (a->is_int) {
         for (e = 0; e < len; e++, off += stride)
             pfvm__red_fold_int(a, X->dtype == PFVM_UINT64 ? ((const uint64_t *)X->data)[off]
