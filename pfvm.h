@@ -1328,6 +1328,10 @@ PFVM_API pfvm_code pfvm_grad_add(pfvm_grad_ctx *g, const pfvm_value *v, pfvm_val
  * any helper that needs types (pfvm_grad_type, _sum_to, _shape...) runs. */
 PFVM_API pfvm_node *pfvm_grad_node(pfvm_grad_ctx *g, const char *op_type, pfvm_value *const *in, int n_in,
                                    int n_out);
+/* The same in another graph dst (a subgraph being built: its nodes are
+ * inferred when that graph is, not on demand). */
+PFVM_API pfvm_node *pfvm_grad_node_in(pfvm_grad_ctx *g, pfvm_graph *dst, const char *op_type, pfvm_value *const *in,
+                                      int n_in, int n_out);
 /* One-output nodes without attributes. */
 PFVM_API pfvm_value *pfvm_grad_op1(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a);
 PFVM_API pfvm_value *pfvm_grad_op2(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b);
@@ -1416,6 +1420,18 @@ PFVM_API int pfvm_grad_captures(pfvm_grad_ctx *g, pfvm_value **out, int cap);
  * the graph's owner and puts it in an attribute. NULL on failure. */
 PFVM_API pfvm_graph *pfvm_grad_subgraph(pfvm_grad_ctx *g, const pfvm_graph *body, pfvm_value *const *seeds,
                                         pfvm_value *const *caps, int n_caps);
+
+/* The general form under pfvm_grad_subgraph: copies body's nodes into dst
+ * (a graph being built, whose nodes so far compute what the copy reads),
+ * body's values from[i] read to[i] instead (its formal inputs, captured
+ * values), seeds[i] (NULL: none) seeds body output i, and differentiates
+ * dst with respect to wrt[0..n_wrt) (values of dst): grads[i] gets the
+ * gradient of wrt[i], made in dst. Loop's builder uses it. */
+PFVM_API pfvm_code pfvm_grad_body(pfvm_grad_ctx *g, pfvm_graph *dst, const pfvm_graph *body, pfvm_value *const *from,
+                                  pfvm_value *const *to, int n_map, pfvm_value *const *seeds, pfvm_value *const *wrt,
+                                  int n_wrt, pfvm_value **grads);
+/* v copied into graph dst by an Identity named after hint (v's type). */
+PFVM_API pfvm_value *pfvm_grad_identity_in(pfvm_grad_ctx *g, pfvm_graph *dst, pfvm_value *v, const char *hint);
 
 /* Fails with "node 'n' (Op): gradient: <message>" and returns the code. */
 PFVM_API pfvm_code pfvm_grad_fail(pfvm_grad_ctx *g, const char *fmt, ...)
@@ -6008,9 +6024,212 @@ static pfvm_code pfvm__cf_g_if(pfvm_grad_ctx *g, const pfvm_node *n)
     return PFVM_OK;
 }
 
+/* Loop: reverse mode over the iterations. The forward node also stacks
+ * each iteration's carried inputs and iteration number as extra scan
+ * outputs (a tape; the node gets those outputs). The backward node is a
+ * Loop of T (the iterations run) steps going from the last iteration back:
+ * step i recomputes forward iteration t = T-1-i from the stacked state,
+ * seeds its carried outputs with the carried gradients and its scan
+ * outputs with row t of theirs, and carries on the gradients of the
+ * carried inputs, accumulating those of the captured outer values. */
+static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    const pfvm_attr *ba = pfvm_node_attr(n, "body");
+    pfvm_graph *body = ba ? ba->g : NULL, *bw;
+    pfvm_value *caps[PFVM__CF_MAX_CAPS], **tape = NULL, **from = NULL, **to = NULL, **seeds = NULL, **wrt = NULL, **grads;
+    pfvm_value **bin = NULL, **bout = NULL, *T, *t, *in[3];
+    pfvm_node *nd;
+    pfvm_attr *a;
+    int n_caps, N = n->n_inputs - 2, K, i, j, n_float = 0;
+    int64_t zero = 0;
+    pfvm_code rc = PFVM_OK;
+    char name[256];
+    if (!body || N < 0 || (int)stbds_arrlen(body->inputs) != N + 2)
+        return pfvm_grad_fail(g, "a body with %d inputs for %d carried values", body ? (int)stbds_arrlen(body->inputs) : 0, N);
+    K = n->n_outputs - N;
+    if (K < 0 || (int)stbds_arrlen(body->outputs) != 1 + N + K)
+        return pfvm_grad_fail(g, "body outputs do not match the node's");
+    if ((n_caps = pfvm_grad_captures(g, caps, PFVM__CF_MAX_CAPS)) < 0)
+        return pfvm_grad_fail(g, "more than %d captured values", PFVM__CF_MAX_CAPS);
+    for (j = 0; j < N; j++) {
+        const pfvm_type *ty = pfvm_grad_type(g, n->inputs[2 + j]);
+        if (!n->inputs[2 + j] || ty->kind != PFVM_KIND_TENSOR)
+            return pfvm_grad_fail(g, "carried value %d is not a tensor", j);
+    }
+    /* the tape: forward body outputs v_in_j (j < N) then iteration_num */
+    for (j = 0; j <= N; j++) {
+        pfvm_value *src = body->inputs[j == N ? 0 : 2 + j], *v;
+        pfvm__snprintf(name, sizeof name, "%s__tape", src->name);
+        if (!(v = pfvm_grad_identity_in(g, body, src, name)) || pfvm_graph_add_output(body, v, g->st))
+            return g->st->code ? g->st->code : PFVM_ERR_NOMEM;
+        stbds_arrput(tape, pfvm_grad_forward_output(g, N + K + j));
+        if (!tape[j])
+            goto fail;
+    }
+    {
+        /* stacked types: [trips, ...] */
+        const pfvm_sym *trips = NULL;
+        if (K > 0 && n->outputs[N] && n->outputs[N]->type.shape.rank > 0)
+            trips = n->outputs[N]->type.shape.dims[0];
+        if (!trips) {
+            pfvm__snprintf(name, sizeof name, "%s_trips", n->outputs[0] ? n->outputs[0]->name : "loop");
+            trips = pfvm_sym_fresh(g->m->syms, name);
+        }
+        for (j = 0; j <= N; j++) {
+            const pfvm_type *src = j == N ? NULL : &n->inputs[2 + j]->type;
+            pfvm_type *ty = &tape[j]->type;
+            int d;
+            memset(ty, 0, sizeof *ty);
+            ty->kind = PFVM_KIND_TENSOR;
+            ty->dtype = src ? src->dtype : PFVM_INT64;
+            ty->shape.rank = src ? src->shape.rank + 1 : 1;
+            ty->shape.dims[0] = trips;
+            for (d = 0; src && d < src->shape.rank && d + 1 < PFVM_MAX_RANK; d++)
+                ty->shape.dims[d + 1] = src->shape.dims[d];
+        }
+    }
+    /* T, a scalar */
+    T = pfvm_grad_op2(g, "Reshape", pfvm_grad_op1(g, "Shape", tape[N]), pfvm_grad_ints(g, NULL, 0));
+    /* the backward body: (i, cond, dv_j for float carried j, acc_c) */
+    pfvm__snprintf(name, sizeof name, "%s_grad", body->name && body->name[0] ? body->name : "body");
+    if (!(bw = pfvm_graph_new(g->m, g->g, name, g->st)))
+        goto fail;
+    for (j = 0; j < N + 2 + n_caps; j++) {
+        pfvm_value *v;
+        int fl = j >= 2 && j < N + 2 && pfvm_dtype_is_float(n->inputs[j]->type.dtype);
+        if (j >= 2 && j < N + 2 && !fl)
+            continue;
+        pfvm__snprintf(name, sizeof name, "%s__bwd_in%d", body->name ? body->name : "body", j);
+        if (!(v = pfvm_graph_new_value(bw, name, g->st)))
+            goto fail;
+        if (j < 2) {
+            v->type.kind = PFVM_KIND_TENSOR;
+            v->type.dtype = j ? PFVM_BOOL : PFVM_INT64;
+            v->type.shape.rank = 0;
+        } else {
+            v->type = j < N + 2 ? n->inputs[j]->type : caps[j - N - 2]->type;
+        }
+        v->has_type_info = 1;
+        pfvm_graph_add_input(bw, v, g->st);
+        stbds_arrput(bin, v);
+        n_float += fl;
+    }
+    /* t = T - 1 - i */
+    in[0] = T;
+    in[1] = pfvm_grad_scalar(g, PFVM_INT64, 1);
+    nd = pfvm_grad_node_in(g, bw, "Sub", in, 2, 1);
+    in[0] = nd ? nd->outputs[0] : NULL;
+    in[1] = bin[0];
+    nd = pfvm_grad_node_in(g, bw, "Sub", in, 2, 1);
+    t = nd ? nd->outputs[0] : NULL;
+    /* the forward body's inputs: t, true, the carried values of iteration t */
+    stbds_arrput(from, body->inputs[0]);
+    stbds_arrput(to, t);
+    {
+        pfvm_value *tr = pfvm_grad_identity_in(g, bw, pfvm_grad_cast(g, pfvm_grad_scalar(g, PFVM_INT64, 1), PFVM_BOOL), "loop_true");
+        stbds_arrput(from, body->inputs[1]);
+        stbds_arrput(to, tr);
+    }
+    for (j = 0; j < N; j++) {
+        in[0] = tape[j];
+        in[1] = t;
+        nd = pfvm_grad_node_in(g, bw, "Gather", in, 2, 1);
+        if (!nd)
+            goto fail;
+        nd->outputs[0]->type = n->inputs[2 + j]->type;
+        stbds_arrput(from, body->inputs[2 + j]);
+        stbds_arrput(to, nd->outputs[0]);
+        if (pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype))
+            stbds_arrput(wrt, nd->outputs[0]);
+    }
+    for (j = 0; j < n_caps; j++) {
+        pfvm_value *l;
+        pfvm__snprintf(name, sizeof name, "%s__local", caps[j]->name);
+        if (!(l = pfvm_grad_identity_in(g, bw, caps[j], name)))
+            goto fail;
+        stbds_arrput(from, caps[j]);
+        stbds_arrput(to, l);
+        stbds_arrput(wrt, l);
+    }
+    /* seeds: the carried gradients, and row t of the scan outputs' */
+    stbds_arrput(seeds, NULL);
+    for (j = 0, i = 2; j < N; j++)
+        stbds_arrput(seeds, pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype) ? bin[i++] : NULL);
+    for (j = 0; j < K; j++) {
+        pfvm_value *gs = pfvm_grad_out(g, N + j), *row = NULL;
+        if (gs) {
+            in[0] = gs;
+            in[1] = t;
+            nd = pfvm_grad_node_in(g, bw, "Gather", in, 2, 1);
+            row = nd ? nd->outputs[0] : NULL;
+            if (row)
+                row->type = body->outputs[1 + N + j]->type;
+        }
+        stbds_arrput(seeds, row);
+    }
+    for (j = 0; j <= N; j++) /* the tape outputs */
+        stbds_arrput(seeds, NULL);
+    grads = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(stbds_arrlen(wrt) + 1));
+    if (!grads || g->st->code)
+        goto fail;
+    if (pfvm_grad_body(g, bw, body, from, to, (int)stbds_arrlen(from), seeds, wrt, (int)stbds_arrlen(wrt), grads))
+        goto fail;
+    /* outputs: cond, the carried inputs' gradients, the accumulators */
+    stbds_arrput(bout, pfvm_grad_identity_in(g, bw, bin[1], "loop_cond"));
+    for (j = 0; j < n_float; j++)
+        stbds_arrput(bout, pfvm_grad_identity_in(g, bw, grads[j], "loop_dv"));
+    for (j = 0; j < n_caps; j++) {
+        in[0] = bin[2 + n_float + j];
+        in[1] = grads[n_float + j];
+        nd = pfvm_grad_node_in(g, bw, "Add", in, 2, 1);
+        stbds_arrput(bout, nd ? nd->outputs[0] : NULL);
+    }
+    for (j = 0; j < (int)stbds_arrlen(bout); j++)
+        if (!bout[j] || pfvm_graph_add_output(bw, bout[j], g->st))
+            goto fail;
+    if (pfvm_graph_toposort(bw, g->st) || pfvm_infer_shapes(bw, 0, g->st))
+        goto fail;
+    /* the backward Loop: M = T, no condition, dv from the final values' gradients */
+    {
+        pfvm_value **lin = NULL;
+        stbds_arrput(lin, T);
+        stbds_arrput(lin, NULL);
+        for (j = 0; j < N; j++)
+            if (pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype))
+                stbds_arrput(lin, pfvm_grad_out_or_zeros(g, j));
+        for (j = 0; j < n_caps; j++)
+            stbds_arrput(lin, pfvm_grad_zeros_like(g, caps[j]));
+        nd = pfvm_grad_node(g, "Loop", lin, (int)stbds_arrlen(lin), n_float + n_caps);
+        stbds_arrfree(lin);
+    }
+    if (!nd || !(a = pfvm_node_add_attr(nd, "body", PFVM_ATTR_GRAPH, g->st)))
+        goto fail;
+    a->g = bw;
+    bw->owner = nd;
+    for (j = 0, i = 0; j < N; j++)
+        if (pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype) && pfvm_grad_add(g, n->inputs[2 + j], nd->outputs[i++]))
+            goto fail;
+    for (j = 0; j < n_caps; j++)
+        if (pfvm_grad_add(g, caps[j], nd->outputs[n_float + j]))
+            goto fail;
+    (void)zero;
+    goto done;
+fail:
+    rc = g->st->code ? g->st->code : pfvm_grad_fail(g, "building the backward loop");
+done:
+    stbds_arrfree(tape);
+    stbds_arrfree(from);
+    stbds_arrfree(to);
+    stbds_arrfree(seeds);
+    stbds_arrfree(wrt);
+    stbds_arrfree(bin);
+    stbds_arrfree(bout);
+    return rc;
+}
+
 const pfvm_op_def pfvm__ops_control[] = {
     {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_if, NULL},
-    {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
+    {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_loop, NULL},
     {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
     {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
     {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
@@ -6283,8 +6502,114 @@ static pfvm_code pfvm__es_k(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+/* ---- gradient ------------------------------------------------------------------------- */
+
+#define PFVM__ES_GMAX 16
+
+/* The labels of each term of an equation without ellipses ("ij,jk->ik"):
+ * terms[0..n_in) the operands', terms[n_in] the output's (implicit form:
+ * the labels used once, sorted). 0 when the equation has another form. */
+static int pfvm__es_gterms(const char *eq, int n_in, char terms[][PFVM__ES_GMAX + 1])
+{
+    int t = 0, len = 0, i, counts[128];
+    const char *p;
+    memset(counts, 0, sizeof counts);
+    if (n_in + 1 > PFVM__ES_GMAX)
+        return 0;
+    for (p = eq; *p && !(p[0] == '-' && p[1] == '>'); p++) {
+        if (*p == ' ')
+            continue;
+        if (*p == ',') {
+            terms[t++][len] = 0;
+            len = 0;
+            if (t >= n_in)
+                return 0;
+            continue;
+        }
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) || len >= PFVM__ES_GMAX)
+            return 0;
+        counts[(int)*p]++;
+        terms[t][len++] = *p;
+    }
+    terms[t++][len] = 0;
+    if (t != n_in)
+        return 0;
+    len = 0;
+    if (*p) {
+        for (p += 2; *p; p++) {
+            if (*p == ' ')
+                continue;
+            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) || len >= PFVM__ES_GMAX)
+                return 0;
+            terms[n_in][len++] = *p;
+        }
+    } else {
+        for (i = 'A'; i <= 'z'; i++)
+            if (i < 128 && counts[i] == 1 && len < PFVM__ES_GMAX)
+                terms[n_in][len++] = (char)i;
+    }
+    terms[n_in][len] = 0;
+    return 1;
+}
+
+/* Operand k's gradient is the Einsum of dY with the other operands into
+ * k's labels; labels only k has (summed there) come back by broadcasting.
+ * Operands with a repeated label (diagonals) and ellipses are refused. */
+static pfvm_code pfvm__es_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *ins[PFVM__ES_GMAX];
+    const char *eq = pfvm_node_attr_string(n, "equation", "");
+    char terms[PFVM__ES_GMAX + 1][PFVM__ES_GMAX + 1], geq[512];
+    int k, i, j;
+    if (!gy)
+        return PFVM_OK;
+    if (!pfvm__es_gterms(eq, n->n_inputs, terms))
+        return pfvm_grad_fail(g, "equation '%s' (ellipses or more than %d labels)", eq, PFVM__ES_GMAX);
+    for (k = 0; k < n->n_inputs; k++) {
+        char keep[PFVM__ES_GMAX + 1];
+        int64_t lone[PFVM__ES_GMAX];
+        int n_keep = 0, n_lone = 0, n_ins = 1, at;
+        pfvm_node *nd;
+        pfvm_value *d;
+        if (!pfvm_grad_needed(g, n->inputs[k]))
+            continue;
+        for (i = 0; terms[k][i]; i++) {
+            int seen = 0;
+            for (j = 0; j < i; j++)
+                if (terms[k][j] == terms[k][i])
+                    return pfvm_grad_fail(g, "repeated label '%c' in operand %d", terms[k][i], k);
+            seen = strchr(terms[n->n_inputs], terms[k][i]) != NULL;
+            for (j = 0; j < n->n_inputs && !seen; j++)
+                seen = j != k && strchr(terms[j], terms[k][i]) != NULL;
+            if (seen)
+                keep[n_keep++] = terms[k][i];
+            else
+                lone[n_lone++] = i;
+        }
+        keep[n_keep] = 0;
+        /* "out,others...->keep" */
+        at = pfvm__snprintf(geq, sizeof geq, "%s", terms[n->n_inputs]);
+        ins[0] = gy;
+        for (j = 0; j < n->n_inputs; j++)
+            if (j != k) {
+                at += pfvm__snprintf(geq + at, sizeof geq - (size_t)at, ",%s", terms[j]);
+                ins[n_ins++] = n->inputs[j];
+            }
+        pfvm__snprintf(geq + at, sizeof geq - (size_t)at, "->%s", keep);
+        nd = pfvm_grad_node(g, "Einsum", ins, n_ins, 1);
+        if (!nd || pfvm_node_set_attr_string(nd, "equation", geq, g->st))
+            return g->st->code;
+        d = nd->outputs[0];
+        if (n_lone)
+            d = pfvm_grad_expand(g, pfvm_grad_unsqueeze(g, d, lone, n_lone), n->inputs[k]);
+        if (pfvm_grad_add(g, n->inputs[k], d))
+            return g->st->code;
+    }
+    return PFVM_OK;
+}
+
 const pfvm_op_def pfvm__ops_einsum[] = {
-    {"Einsum", "", 12, 0, 1, -1, 1, 1, pfvm__es_infer, pfvm__es_k, NULL, PFVM_FUSE_OPAQUE, "float,double,int32,int64", NULL, 0, NULL, NULL, NULL},
+    {"Einsum", "", 12, 0, 1, -1, 1, 1, pfvm__es_infer, pfvm__es_k, NULL, PFVM_FUSE_OPAQUE, "float,double,int32,int64", NULL, 0, NULL, pfvm__es_grad, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 };
 /* ---- src/ops/elementwise.c ---- */
@@ -20701,7 +21026,8 @@ static pfvm_value *pfvm__grad_new_value(pfvm_grad_ctx *g)
     return pfvm_graph_new_value(g->g, hint, g->st);
 }
 
-pfvm_node *pfvm_grad_node(pfvm_grad_ctx *g, const char *op_type, pfvm_value *const *in, int n_in, int n_out)
+pfvm_node *pfvm_grad_node_in(pfvm_grad_ctx *g, pfvm_graph *dst, const char *op_type, pfvm_value *const *in, int n_in,
+                             int n_out)
 {
     pfvm_value *outs[16];
     char name[160], lb[96];
@@ -20713,15 +21039,20 @@ pfvm_node *pfvm_grad_node(pfvm_grad_ctx *g, const char *op_type, pfvm_value *con
         pfvm_grad_fail(g, "%d outputs for %s", n_out, op_type);
         return NULL;
     }
-    for (j = 0; j < n_out; j++)
-        if (!(outs[j] = pfvm__grad_new_value(g)))
+    for (j = 0; j < n_out; j++) {
+        if (dst == g->g)
+            outs[j] = pfvm__grad_new_value(g);
+        else
+            outs[j] = pfvm_graph_new_value(dst, "bwd", g->st);
+        if (!outs[j])
             return NULL;
+    }
     if (g->node)
         pfvm__snprintf(name, sizeof name, "%.100s/grad%d", pfvm__grad_label(g->node, lb, sizeof lb), g->n_emitted);
     else
         pfvm__snprintf(name, sizeof name, "%s%d", g->name_prefix ? g->name_prefix : "grad", g->n_emitted);
     g->n_emitted++;
-    n = pfvm_graph_add_node(g->g, op_type, "", name, (pfvm_value **)in, n_in, outs, n_out, g->st);
+    n = pfvm_graph_add_node(dst, op_type, "", name, (pfvm_value **)in, n_in, outs, n_out, g->st);
     if (!n)
         return NULL;
     n->opset = g->opset;
@@ -20741,6 +21072,11 @@ pfvm_node *pfvm_grad_node(pfvm_grad_ctx *g, const char *op_type, pfvm_value *con
         }
     pfvm__gv(g, NULL);
     return n;
+}
+
+pfvm_node *pfvm_grad_node(pfvm_grad_ctx *g, const char *op_type, pfvm_value *const *in, int n_in, int n_out)
+{
+    return pfvm_grad_node_in(g, g->g, op_type, in, n_in, n_out);
 }
 
 pfvm_value *pfvm_grad_op1(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a)
@@ -21368,7 +21704,7 @@ static pfvm_value *pfvm__grad_copy_value(pfvm__grad_copy *c, const pfvm_value *v
     return (pfvm_value *)v; /* an outer value, visible from the copy too */
 }
 
-static pfvm_code pfvm__grad_copy_graph(pfvm__grad_copy *c, const pfvm_graph *src, pfvm_graph *dst, int outputs)
+static pfvm_code pfvm__grad_copy_graph(pfvm__grad_copy *c, const pfvm_graph *src, pfvm_graph *dst, int outputs, int skip_inputs)
 {
     pfvm_grad_ctx *g = c->g;
     int i, j, l;
@@ -21377,7 +21713,7 @@ static pfvm_code pfvm__grad_copy_graph(pfvm__grad_copy *c, const pfvm_graph *src
     c->src[c->depth] = src;
     c->dst[c->depth] = dst;
     c->depth++;
-    for (i = 0; i < (int)stbds_arrlen(src->inputs); i++) {
+    for (i = 0; i < (int)stbds_arrlen(src->inputs) && !skip_inputs; i++) {
         pfvm_value *v = pfvm__grad_copy_value(c, src->inputs[i]);
         if (!v || pfvm_graph_add_input(dst, v, g->st))
             return g->st->code ? g->st->code : PFVM_ERR_NOMEM;
@@ -21414,7 +21750,7 @@ static pfvm_code pfvm__grad_copy_graph(pfvm__grad_copy *c, const pfvm_graph *src
             pfvm_attr *a = &cn->attrs[j];
             if (a->type == PFVM_ATTR_GRAPH && a->g) {
                 pfvm_graph *sub = pfvm_graph_new(g->m, dst, a->g->name, g->st);
-                if (!sub || pfvm__grad_copy_graph(c, a->g, sub, 1))
+                if (!sub || pfvm__grad_copy_graph(c, a->g, sub, 1, 0))
                     return g->st->code;
                 sub->owner = cn;
                 a->g = sub;
@@ -21424,7 +21760,7 @@ static pfvm_code pfvm__grad_copy_graph(pfvm__grad_copy *c, const pfvm_graph *src
                     return pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
                 for (l = 0; l < a->n; l++) {
                     if (!(gs[l] = pfvm_graph_new(g->m, dst, a->graphs[l]->name, g->st)) ||
-                        pfvm__grad_copy_graph(c, a->graphs[l], gs[l], 1))
+                        pfvm__grad_copy_graph(c, a->graphs[l], gs[l], 1, 0))
                         return g->st->code;
                     gs[l]->owner = cn;
                 }
@@ -21441,47 +21777,29 @@ static pfvm_code pfvm__grad_copy_graph(pfvm__grad_copy *c, const pfvm_graph *src
     return PFVM_OK;
 }
 
-pfvm_graph *pfvm_grad_subgraph(pfvm_grad_ctx *g, const pfvm_graph *body, pfvm_value *const *seeds,
-                               pfvm_value *const *caps, int n_caps)
+pfvm_code pfvm_grad_body(pfvm_grad_ctx *g, pfvm_graph *dst, const pfvm_graph *body, pfvm_value *const *from,
+                         pfvm_value *const *to, int n_map, pfvm_value *const *seeds, pfvm_value *const *wrt, int n_wrt,
+                         pfvm_value **grads)
 {
     pfvm__grad_copy c;
-    pfvm_graph *dst;
     pfvm_value **ys = NULL, **sd = NULL;
-    const char **wrt = NULL;
+    const char **names = NULL;
     pfvm_autodiff_opts o;
     pfvm_autodiff_result res;
     char name[300];
     int i, n_out;
+    pfvm_code rc = PFVM_OK;
     if (pfvm__grad_failed(g))
-        return NULL;
+        return g->st->code;
     memset(&c, 0, sizeof c);
     c.g = g;
-    c.caps = caps;
-    c.n_caps = n_caps;
-    pfvm__snprintf(name, sizeof name, "%s_grad", body->name && body->name[0] ? body->name : "body");
-    dst = pfvm_graph_new(g->m, g->g, name, g->st);
-    c.locals = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(n_caps + 1));
-    if (!dst || !c.locals) {
-        pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
-    /* local copies of the captured values: the values to differentiate */
-    for (i = 0; i < n_caps; i++) {
-        pfvm_node *nd;
-        pfvm_value *in = caps[i];
-        pfvm__snprintf(name, sizeof name, "%s__local", caps[i]->name);
-        c.locals[i] = pfvm_graph_find(dst, name) ? pfvm_graph_new_value(dst, name, g->st) : pfvm_graph_value(dst, name, g->st);
-        if (!c.locals[i] || !(nd = pfvm_graph_add_node(dst, "Identity", "", name, &in, 1, &c.locals[i], 1, g->st)))
-            return NULL;
-        nd->opset = g->opset;
-        nd->op = pfvm_op_find("", "Identity", g->opset);
-        c.locals[i]->type = caps[i]->type;
-        stbds_arrput(wrt, c.locals[i]->name);
-    }
-    if (pfvm__grad_copy_graph(&c, body, dst, 0))
+    c.caps = from;
+    c.locals = (pfvm_value **)to;
+    c.n_caps = n_map;
+    if (pfvm__grad_copy_graph(&c, body, dst, 0, 1))
         goto fail;
     c.depth = 1; /* body's values map to the copy's again (src[0], dst[0]) */
-    /* the seeds, as local copies of the outer gradients */
+    /* the seeds, as local copies */
     n_out = (int)stbds_arrlen(body->outputs);
     for (i = 0; i < n_out; i++) {
         pfvm_value *y, *s, *in;
@@ -21502,48 +21820,86 @@ pfvm_graph *pfvm_grad_subgraph(pfvm_grad_ctx *g, const pfvm_graph *body, pfvm_va
         stbds_arrput(ys, y);
         stbds_arrput(sd, s);
     }
+    for (i = 0; i < n_wrt; i++)
+        stbds_arrput(names, wrt[i]->name);
     memset(&o, 0, sizeof o);
     o.ys = ys;
     o.seeds = sd;
     o.n_ys = (int)stbds_arrlen(ys);
-    o.wrt = wrt;
-    o.n_wrt = n_caps;
+    o.wrt = names;
+    o.n_wrt = n_wrt;
     o.flags = PFVM_AUTODIFF_NO_OUTPUTS;
     if (pfvm_autodiff(g->m, dst, &o, &res, g->st))
         goto fail;
-    for (i = 0; i < res.n_wrt; i++) {
-        pfvm_value *v = res.grads[i];
+    for (i = 0; i < n_wrt; i++)
+        grads[i] = res.grads[i];
+    goto done;
+fail:
+    if (!g->st->code)
+        pfvm_grad_fail(g, "building the backward subgraph of '%s'", body->name);
+    rc = g->st->code;
+done:
+    stbds_arrfree(ys);
+    stbds_arrfree(sd);
+    stbds_arrfree(names);
+    return rc;
+}
+
+pfvm_value *pfvm_grad_identity_in(pfvm_grad_ctx *g, pfvm_graph *dst, pfvm_value *v, const char *hint)
+{
+    pfvm_node *nd;
+    pfvm_value *out;
+    if (!v || pfvm__grad_failed(g))
+        return NULL;
+    out = pfvm_graph_find(dst, hint) ? pfvm_graph_new_value(dst, hint, g->st) : pfvm_graph_value(dst, hint, g->st);
+    if (!out || !(nd = pfvm_graph_add_node(dst, "Identity", "", out->name, &v, 1, &out, 1, g->st)))
+        return NULL;
+    nd->opset = g->opset;
+    nd->op = pfvm_op_find("", "Identity", g->opset);
+    out->type = v->type;
+    return out;
+}
+
+pfvm_graph *pfvm_grad_subgraph(pfvm_grad_ctx *g, const pfvm_graph *body, pfvm_value *const *seeds,
+                               pfvm_value *const *caps, int n_caps)
+{
+    pfvm_graph *dst;
+    pfvm_value **locals, **grads;
+    char name[300];
+    int i;
+    if (pfvm__grad_failed(g))
+        return NULL;
+    pfvm__snprintf(name, sizeof name, "%s_grad", body->name && body->name[0] ? body->name : "body");
+    dst = pfvm_graph_new(g->m, g->g, name, g->st);
+    locals = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(n_caps + 1));
+    grads = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(n_caps + 1));
+    if (!dst || !locals || !grads) {
+        pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    /* local copies of the captured values: the values to differentiate */
+    for (i = 0; i < n_caps; i++) {
+        pfvm__snprintf(name, sizeof name, "%s__local", caps[i]->name);
+        if (!(locals[i] = pfvm_grad_identity_in(g, dst, caps[i], name)))
+            return NULL;
+    }
+    if (pfvm_grad_body(g, dst, body, caps, locals, n_caps, seeds, locals, n_caps, grads))
+        return NULL;
+    for (i = 0; i < n_caps; i++) {
+        pfvm_value *v = grads[i];
         int j;
         /* each output its own value (ONNX outputs are names) */
         for (j = 0; j < i; j++)
-            if (res.grads[j] == v)
+            if (grads[j] == v)
                 break;
-        if (j < i || v->is_input || v->graph != dst) {
-            pfvm_node *nd;
-            pfvm_value *cp = pfvm_graph_new_value(dst, "grad_out", g->st);
-            if (!cp || !(nd = pfvm_graph_add_node(dst, "Identity", "", cp->name, &v, 1, &cp, 1, g->st)))
-                goto fail;
-            nd->opset = g->opset;
-            nd->op = pfvm_op_find("", "Identity", g->opset);
-            cp->type = v->type;
-            v = cp;
-        }
-        if (pfvm_graph_add_output(dst, v, g->st))
-            goto fail;
+        if (j < i || v->is_input || v->graph != dst)
+            v = pfvm_grad_identity_in(g, dst, v, "grad_out");
+        if (!v || pfvm_graph_add_output(dst, v, g->st))
+            return NULL;
     }
-    stbds_arrfree(ys);
-    stbds_arrfree(sd);
-    stbds_arrfree(wrt);
     if (pfvm_graph_toposort(dst, g->st) || pfvm_infer_shapes(dst, 0, g->st))
         return NULL;
     return dst;
-fail:
-    stbds_arrfree(ys);
-    stbds_arrfree(sd);
-    stbds_arrfree(wrt);
-    if (!g->st->code)
-        pfvm_grad_fail(g, "building the backward subgraph of '%s'", body->name);
-    return NULL;
 }
 
 /* ---- the sweep ------------------------------------------------------------------- */

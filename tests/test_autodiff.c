@@ -1687,10 +1687,87 @@ static void if_case(int cond_value)
     tb_check(&t);
 }
 
+/* v_{t+1} = v_t * w + sin(x) * t for M iterations (x, w captured); scan
+ * output v_t * x. */
+static void loop_case(int trips)
+{
+    tb t;
+    pfvm_value *v0, *x, *w, *m, *in[4], *bi, *bc, *bv, *vn;
+    pfvm_graph *b;
+    pfvm_node *n;
+    pfvm_attr *a;
+    int64_t mv = trips;
+    char label[64];
+    snprintf(label, sizeof label, "Loop %d trips", trips);
+    tb_begin(&t, label, 13);
+    v0 = tb_in(&t, "v0", PFVM_DOUBLE, "2,3", -1, 1, 1);
+    x = tb_in(&t, "x", PFVM_DOUBLE, "3", -1, 1, 1);
+    w = tb_in(&t, "w", PFVM_DOUBLE, "2,1", -1, 1, 1);
+    m = tb_in_ints(&t, "m", PFVM_INT64, "", &mv);
+    b = pfvm_graph_new(t.m, t.g, "body", NULL);
+    bi = pfvm_graph_value(b, "i", NULL);
+    bi->type.kind = PFVM_KIND_TENSOR;
+    bi->type.dtype = PFVM_INT64;
+    bi->type.shape.rank = 0;
+    bc = pfvm_graph_value(b, "cin", NULL);
+    bc->type.kind = PFVM_KIND_TENSOR;
+    bc->type.dtype = PFVM_BOOL;
+    bc->type.shape.rank = 0;
+    bv = pfvm_graph_value(b, "vin", NULL);
+    bv->type = v0->type;
+    pfvm_graph_add_input(b, bi, NULL);
+    pfvm_graph_add_input(b, bc, NULL);
+    pfvm_graph_add_input(b, bv, NULL);
+    vn = sub_op(b, "Add", sub_op(b, "Mul", bv, w, "vw"), sub_op(b, "Mul", sub_op(b, "Sin", x, NULL, "sx"), sub_op(b, "Cast", bi, NULL, "fi"), "sxi"),
+                "vnext");
+    pfvm_node_set_attr_int(vn->producer->inputs[1]->producer->inputs[1]->producer, "to", PFVM_DOUBLE, NULL);
+    pfvm_graph_add_output(b, bc, NULL);
+    pfvm_graph_add_output(b, vn, NULL);
+    pfvm_graph_add_output(b, sub_op(b, "Mul", bv, x, "scan"), NULL);
+    in[0] = m;
+    in[1] = NULL;
+    in[2] = v0;
+    n = tb_node(&t, "Loop", in, 3, 2);
+    a = pfvm_node_add_attr(n, "body", PFVM_ATTR_GRAPH, NULL);
+    a->g = b;
+    b->owner = n;
+    tb_out(&t, n->outputs[0]);
+    tb_out(&t, n->outputs[1]);
+    tb_check(&t);
+}
+
 static void test_control(void)
 {
     if_case(1);
     if_case(0);
+    loop_case(3);
+    loop_case(1);
+}
+
+static void einsum(const char *eq, const char *sa, const char *sb)
+{
+    tb t;
+    pfvm_value *in[2];
+    pfvm_node *n;
+    char label[64];
+    snprintf(label, sizeof label, "Einsum %s", eq);
+    tb_begin(&t, label, 13);
+    in[0] = tb_in(&t, "a", PFVM_DOUBLE, sa, -1, 1, 1);
+    if (sb)
+        in[1] = tb_in(&t, "b", PFVM_DOUBLE, sb, -1, 1, 1);
+    n = tb_op(&t, "Einsum", in, sb ? 2 : 1, 1);
+    pfvm_node_set_attr_string(n, "equation", eq, NULL);
+    tb_check(&t);
+}
+
+static void test_einsum(void)
+{
+    einsum("ij,jk->ik", "2,3", "3,4");
+    einsum("bij,bjk->bik", "2,2,3", "2,3,2");
+    einsum("ij,kj", "2,3", "4,3");
+    einsum("ij->ji", "2,3", NULL);
+    einsum("ijk->j", "2,3,2", NULL);
+    einsum("ij,k->ik", "2,3", "4");
 }
 
 /* ---- sum_to ------------------------------------------------------------------------- */
@@ -1754,6 +1831,7 @@ int main(int argc, char **argv)
     test_indexing();
     test_resize();
     test_control();
+    test_einsum();
     test_sum_to();
     test_api();
     test_torch();

@@ -1094,9 +1094,212 @@ static pfvm_code pfvm__cf_g_if(pfvm_grad_ctx *g, const pfvm_node *n)
     return PFVM_OK;
 }
 
+/* Loop: reverse mode over the iterations. The forward node also stacks
+ * each iteration's carried inputs and iteration number as extra scan
+ * outputs (a tape; the node gets those outputs). The backward node is a
+ * Loop of T (the iterations run) steps going from the last iteration back:
+ * step i recomputes forward iteration t = T-1-i from the stacked state,
+ * seeds its carried outputs with the carried gradients and its scan
+ * outputs with row t of theirs, and carries on the gradients of the
+ * carried inputs, accumulating those of the captured outer values. */
+static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    const pfvm_attr *ba = pfvm_node_attr(n, "body");
+    pfvm_graph *body = ba ? ba->g : NULL, *bw;
+    pfvm_value *caps[PFVM__CF_MAX_CAPS], **tape = NULL, **from = NULL, **to = NULL, **seeds = NULL, **wrt = NULL, **grads;
+    pfvm_value **bin = NULL, **bout = NULL, *T, *t, *in[3];
+    pfvm_node *nd;
+    pfvm_attr *a;
+    int n_caps, N = n->n_inputs - 2, K, i, j, n_float = 0;
+    int64_t zero = 0;
+    pfvm_code rc = PFVM_OK;
+    char name[256];
+    if (!body || N < 0 || (int)stbds_arrlen(body->inputs) != N + 2)
+        return pfvm_grad_fail(g, "a body with %d inputs for %d carried values", body ? (int)stbds_arrlen(body->inputs) : 0, N);
+    K = n->n_outputs - N;
+    if (K < 0 || (int)stbds_arrlen(body->outputs) != 1 + N + K)
+        return pfvm_grad_fail(g, "body outputs do not match the node's");
+    if ((n_caps = pfvm_grad_captures(g, caps, PFVM__CF_MAX_CAPS)) < 0)
+        return pfvm_grad_fail(g, "more than %d captured values", PFVM__CF_MAX_CAPS);
+    for (j = 0; j < N; j++) {
+        const pfvm_type *ty = pfvm_grad_type(g, n->inputs[2 + j]);
+        if (!n->inputs[2 + j] || ty->kind != PFVM_KIND_TENSOR)
+            return pfvm_grad_fail(g, "carried value %d is not a tensor", j);
+    }
+    /* the tape: forward body outputs v_in_j (j < N) then iteration_num */
+    for (j = 0; j <= N; j++) {
+        pfvm_value *src = body->inputs[j == N ? 0 : 2 + j], *v;
+        pfvm__snprintf(name, sizeof name, "%s__tape", src->name);
+        if (!(v = pfvm_grad_identity_in(g, body, src, name)) || pfvm_graph_add_output(body, v, g->st))
+            return g->st->code ? g->st->code : PFVM_ERR_NOMEM;
+        stbds_arrput(tape, pfvm_grad_forward_output(g, N + K + j));
+        if (!tape[j])
+            goto fail;
+    }
+    {
+        /* stacked types: [trips, ...] */
+        const pfvm_sym *trips = NULL;
+        if (K > 0 && n->outputs[N] && n->outputs[N]->type.shape.rank > 0)
+            trips = n->outputs[N]->type.shape.dims[0];
+        if (!trips) {
+            pfvm__snprintf(name, sizeof name, "%s_trips", n->outputs[0] ? n->outputs[0]->name : "loop");
+            trips = pfvm_sym_fresh(g->m->syms, name);
+        }
+        for (j = 0; j <= N; j++) {
+            const pfvm_type *src = j == N ? NULL : &n->inputs[2 + j]->type;
+            pfvm_type *ty = &tape[j]->type;
+            int d;
+            memset(ty, 0, sizeof *ty);
+            ty->kind = PFVM_KIND_TENSOR;
+            ty->dtype = src ? src->dtype : PFVM_INT64;
+            ty->shape.rank = src ? src->shape.rank + 1 : 1;
+            ty->shape.dims[0] = trips;
+            for (d = 0; src && d < src->shape.rank && d + 1 < PFVM_MAX_RANK; d++)
+                ty->shape.dims[d + 1] = src->shape.dims[d];
+        }
+    }
+    /* T, a scalar */
+    T = pfvm_grad_op2(g, "Reshape", pfvm_grad_op1(g, "Shape", tape[N]), pfvm_grad_ints(g, NULL, 0));
+    /* the backward body: (i, cond, dv_j for float carried j, acc_c) */
+    pfvm__snprintf(name, sizeof name, "%s_grad", body->name && body->name[0] ? body->name : "body");
+    if (!(bw = pfvm_graph_new(g->m, g->g, name, g->st)))
+        goto fail;
+    for (j = 0; j < N + 2 + n_caps; j++) {
+        pfvm_value *v;
+        int fl = j >= 2 && j < N + 2 && pfvm_dtype_is_float(n->inputs[j]->type.dtype);
+        if (j >= 2 && j < N + 2 && !fl)
+            continue;
+        pfvm__snprintf(name, sizeof name, "%s__bwd_in%d", body->name ? body->name : "body", j);
+        if (!(v = pfvm_graph_new_value(bw, name, g->st)))
+            goto fail;
+        if (j < 2) {
+            v->type.kind = PFVM_KIND_TENSOR;
+            v->type.dtype = j ? PFVM_BOOL : PFVM_INT64;
+            v->type.shape.rank = 0;
+        } else {
+            v->type = j < N + 2 ? n->inputs[j]->type : caps[j - N - 2]->type;
+        }
+        v->has_type_info = 1;
+        pfvm_graph_add_input(bw, v, g->st);
+        stbds_arrput(bin, v);
+        n_float += fl;
+    }
+    /* t = T - 1 - i */
+    in[0] = T;
+    in[1] = pfvm_grad_scalar(g, PFVM_INT64, 1);
+    nd = pfvm_grad_node_in(g, bw, "Sub", in, 2, 1);
+    in[0] = nd ? nd->outputs[0] : NULL;
+    in[1] = bin[0];
+    nd = pfvm_grad_node_in(g, bw, "Sub", in, 2, 1);
+    t = nd ? nd->outputs[0] : NULL;
+    /* the forward body's inputs: t, true, the carried values of iteration t */
+    stbds_arrput(from, body->inputs[0]);
+    stbds_arrput(to, t);
+    {
+        pfvm_value *tr = pfvm_grad_identity_in(g, bw, pfvm_grad_cast(g, pfvm_grad_scalar(g, PFVM_INT64, 1), PFVM_BOOL), "loop_true");
+        stbds_arrput(from, body->inputs[1]);
+        stbds_arrput(to, tr);
+    }
+    for (j = 0; j < N; j++) {
+        in[0] = tape[j];
+        in[1] = t;
+        nd = pfvm_grad_node_in(g, bw, "Gather", in, 2, 1);
+        if (!nd)
+            goto fail;
+        nd->outputs[0]->type = n->inputs[2 + j]->type;
+        stbds_arrput(from, body->inputs[2 + j]);
+        stbds_arrput(to, nd->outputs[0]);
+        if (pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype))
+            stbds_arrput(wrt, nd->outputs[0]);
+    }
+    for (j = 0; j < n_caps; j++) {
+        pfvm_value *l;
+        pfvm__snprintf(name, sizeof name, "%s__local", caps[j]->name);
+        if (!(l = pfvm_grad_identity_in(g, bw, caps[j], name)))
+            goto fail;
+        stbds_arrput(from, caps[j]);
+        stbds_arrput(to, l);
+        stbds_arrput(wrt, l);
+    }
+    /* seeds: the carried gradients, and row t of the scan outputs' */
+    stbds_arrput(seeds, NULL);
+    for (j = 0, i = 2; j < N; j++)
+        stbds_arrput(seeds, pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype) ? bin[i++] : NULL);
+    for (j = 0; j < K; j++) {
+        pfvm_value *gs = pfvm_grad_out(g, N + j), *row = NULL;
+        if (gs) {
+            in[0] = gs;
+            in[1] = t;
+            nd = pfvm_grad_node_in(g, bw, "Gather", in, 2, 1);
+            row = nd ? nd->outputs[0] : NULL;
+            if (row)
+                row->type = body->outputs[1 + N + j]->type;
+        }
+        stbds_arrput(seeds, row);
+    }
+    for (j = 0; j <= N; j++) /* the tape outputs */
+        stbds_arrput(seeds, NULL);
+    grads = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(stbds_arrlen(wrt) + 1));
+    if (!grads || g->st->code)
+        goto fail;
+    if (pfvm_grad_body(g, bw, body, from, to, (int)stbds_arrlen(from), seeds, wrt, (int)stbds_arrlen(wrt), grads))
+        goto fail;
+    /* outputs: cond, the carried inputs' gradients, the accumulators */
+    stbds_arrput(bout, pfvm_grad_identity_in(g, bw, bin[1], "loop_cond"));
+    for (j = 0; j < n_float; j++)
+        stbds_arrput(bout, pfvm_grad_identity_in(g, bw, grads[j], "loop_dv"));
+    for (j = 0; j < n_caps; j++) {
+        in[0] = bin[2 + n_float + j];
+        in[1] = grads[n_float + j];
+        nd = pfvm_grad_node_in(g, bw, "Add", in, 2, 1);
+        stbds_arrput(bout, nd ? nd->outputs[0] : NULL);
+    }
+    for (j = 0; j < (int)stbds_arrlen(bout); j++)
+        if (!bout[j] || pfvm_graph_add_output(bw, bout[j], g->st))
+            goto fail;
+    if (pfvm_graph_toposort(bw, g->st) || pfvm_infer_shapes(bw, 0, g->st))
+        goto fail;
+    /* the backward Loop: M = T, no condition, dv from the final values' gradients */
+    {
+        pfvm_value **lin = NULL;
+        stbds_arrput(lin, T);
+        stbds_arrput(lin, NULL);
+        for (j = 0; j < N; j++)
+            if (pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype))
+                stbds_arrput(lin, pfvm_grad_out_or_zeros(g, j));
+        for (j = 0; j < n_caps; j++)
+            stbds_arrput(lin, pfvm_grad_zeros_like(g, caps[j]));
+        nd = pfvm_grad_node(g, "Loop", lin, (int)stbds_arrlen(lin), n_float + n_caps);
+        stbds_arrfree(lin);
+    }
+    if (!nd || !(a = pfvm_node_add_attr(nd, "body", PFVM_ATTR_GRAPH, g->st)))
+        goto fail;
+    a->g = bw;
+    bw->owner = nd;
+    for (j = 0, i = 0; j < N; j++)
+        if (pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype) && pfvm_grad_add(g, n->inputs[2 + j], nd->outputs[i++]))
+            goto fail;
+    for (j = 0; j < n_caps; j++)
+        if (pfvm_grad_add(g, caps[j], nd->outputs[n_float + j]))
+            goto fail;
+    (void)zero;
+    goto done;
+fail:
+    rc = g->st->code ? g->st->code : pfvm_grad_fail(g, "building the backward loop");
+done:
+    stbds_arrfree(tape);
+    stbds_arrfree(from);
+    stbds_arrfree(to);
+    stbds_arrfree(seeds);
+    stbds_arrfree(wrt);
+    stbds_arrfree(bin);
+    stbds_arrfree(bout);
+    return rc;
+}
+
 const pfvm_op_def pfvm__ops_control[] = {
     {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_if, NULL},
-    {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
+    {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_loop, NULL},
     {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
     {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},
     {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL},

@@ -6,6 +6,7 @@
  * walks the diagonal). The kernel then loops over output labels and, inside,
  * over the summed labels. */
 #include "ops_common.h"
+#include "../passes/autodiff.h"
 
 #define PFVM__ES_MAXL 32 /* distinct labels */
 #define PFVM__ES_MAXIN 8
@@ -254,7 +255,113 @@ static pfvm_code pfvm__es_k(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+/* ---- gradient ------------------------------------------------------------------------- */
+
+#define PFVM__ES_GMAX 16
+
+/* The labels of each term of an equation without ellipses ("ij,jk->ik"):
+ * terms[0..n_in) the operands', terms[n_in] the output's (implicit form:
+ * the labels used once, sorted). 0 when the equation has another form. */
+static int pfvm__es_gterms(const char *eq, int n_in, char terms[][PFVM__ES_GMAX + 1])
+{
+    int t = 0, len = 0, i, counts[128];
+    const char *p;
+    memset(counts, 0, sizeof counts);
+    if (n_in + 1 > PFVM__ES_GMAX)
+        return 0;
+    for (p = eq; *p && !(p[0] == '-' && p[1] == '>'); p++) {
+        if (*p == ' ')
+            continue;
+        if (*p == ',') {
+            terms[t++][len] = 0;
+            len = 0;
+            if (t >= n_in)
+                return 0;
+            continue;
+        }
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) || len >= PFVM__ES_GMAX)
+            return 0;
+        counts[(int)*p]++;
+        terms[t][len++] = *p;
+    }
+    terms[t++][len] = 0;
+    if (t != n_in)
+        return 0;
+    len = 0;
+    if (*p) {
+        for (p += 2; *p; p++) {
+            if (*p == ' ')
+                continue;
+            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) || len >= PFVM__ES_GMAX)
+                return 0;
+            terms[n_in][len++] = *p;
+        }
+    } else {
+        for (i = 'A'; i <= 'z'; i++)
+            if (i < 128 && counts[i] == 1 && len < PFVM__ES_GMAX)
+                terms[n_in][len++] = (char)i;
+    }
+    terms[n_in][len] = 0;
+    return 1;
+}
+
+/* Operand k's gradient is the Einsum of dY with the other operands into
+ * k's labels; labels only k has (summed there) come back by broadcasting.
+ * Operands with a repeated label (diagonals) and ellipses are refused. */
+static pfvm_code pfvm__es_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *gy = pfvm_grad_out(g, 0), *ins[PFVM__ES_GMAX];
+    const char *eq = pfvm_node_attr_string(n, "equation", "");
+    char terms[PFVM__ES_GMAX + 1][PFVM__ES_GMAX + 1], geq[512];
+    int k, i, j;
+    if (!gy)
+        return PFVM_OK;
+    if (!pfvm__es_gterms(eq, n->n_inputs, terms))
+        return pfvm_grad_fail(g, "equation '%s' (ellipses or more than %d labels)", eq, PFVM__ES_GMAX);
+    for (k = 0; k < n->n_inputs; k++) {
+        char keep[PFVM__ES_GMAX + 1];
+        int64_t lone[PFVM__ES_GMAX];
+        int n_keep = 0, n_lone = 0, n_ins = 1, at;
+        pfvm_node *nd;
+        pfvm_value *d;
+        if (!pfvm_grad_needed(g, n->inputs[k]))
+            continue;
+        for (i = 0; terms[k][i]; i++) {
+            int seen = 0;
+            for (j = 0; j < i; j++)
+                if (terms[k][j] == terms[k][i])
+                    return pfvm_grad_fail(g, "repeated label '%c' in operand %d", terms[k][i], k);
+            seen = strchr(terms[n->n_inputs], terms[k][i]) != NULL;
+            for (j = 0; j < n->n_inputs && !seen; j++)
+                seen = j != k && strchr(terms[j], terms[k][i]) != NULL;
+            if (seen)
+                keep[n_keep++] = terms[k][i];
+            else
+                lone[n_lone++] = i;
+        }
+        keep[n_keep] = 0;
+        /* "out,others...->keep" */
+        at = pfvm__snprintf(geq, sizeof geq, "%s", terms[n->n_inputs]);
+        ins[0] = gy;
+        for (j = 0; j < n->n_inputs; j++)
+            if (j != k) {
+                at += pfvm__snprintf(geq + at, sizeof geq - (size_t)at, ",%s", terms[j]);
+                ins[n_ins++] = n->inputs[j];
+            }
+        pfvm__snprintf(geq + at, sizeof geq - (size_t)at, "->%s", keep);
+        nd = pfvm_grad_node(g, "Einsum", ins, n_ins, 1);
+        if (!nd || pfvm_node_set_attr_string(nd, "equation", geq, g->st))
+            return g->st->code;
+        d = nd->outputs[0];
+        if (n_lone)
+            d = pfvm_grad_expand(g, pfvm_grad_unsqueeze(g, d, lone, n_lone), n->inputs[k]);
+        if (pfvm_grad_add(g, n->inputs[k], d))
+            return g->st->code;
+    }
+    return PFVM_OK;
+}
+
 const pfvm_op_def pfvm__ops_einsum[] = {
-    {"Einsum", "", 12, 0, 1, -1, 1, 1, pfvm__es_infer, pfvm__es_k, NULL, PFVM_FUSE_OPAQUE, "float,double,int32,int64", NULL, 0, NULL, NULL, NULL},
+    {"Einsum", "", 12, 0, 1, -1, 1, 1, pfvm__es_infer, pfvm__es_k, NULL, PFVM_FUSE_OPAQUE, "float,double,int32,int64", NULL, 0, NULL, pfvm__es_grad, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 };

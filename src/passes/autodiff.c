@@ -204,7 +204,8 @@ static pfvm_value *pfvm__grad_new_value(pfvm_grad_ctx *g)
     return pfvm_graph_new_value(g->g, hint, g->st);
 }
 
-pfvm_node *pfvm_grad_node(pfvm_grad_ctx *g, const char *op_type, pfvm_value *const *in, int n_in, int n_out)
+pfvm_node *pfvm_grad_node_in(pfvm_grad_ctx *g, pfvm_graph *dst, const char *op_type, pfvm_value *const *in, int n_in,
+                             int n_out)
 {
     pfvm_value *outs[16];
     char name[160], lb[96];
@@ -216,15 +217,20 @@ pfvm_node *pfvm_grad_node(pfvm_grad_ctx *g, const char *op_type, pfvm_value *con
         pfvm_grad_fail(g, "%d outputs for %s", n_out, op_type);
         return NULL;
     }
-    for (j = 0; j < n_out; j++)
-        if (!(outs[j] = pfvm__grad_new_value(g)))
+    for (j = 0; j < n_out; j++) {
+        if (dst == g->g)
+            outs[j] = pfvm__grad_new_value(g);
+        else
+            outs[j] = pfvm_graph_new_value(dst, "bwd", g->st);
+        if (!outs[j])
             return NULL;
+    }
     if (g->node)
         pfvm__snprintf(name, sizeof name, "%.100s/grad%d", pfvm__grad_label(g->node, lb, sizeof lb), g->n_emitted);
     else
         pfvm__snprintf(name, sizeof name, "%s%d", g->name_prefix ? g->name_prefix : "grad", g->n_emitted);
     g->n_emitted++;
-    n = pfvm_graph_add_node(g->g, op_type, "", name, (pfvm_value **)in, n_in, outs, n_out, g->st);
+    n = pfvm_graph_add_node(dst, op_type, "", name, (pfvm_value **)in, n_in, outs, n_out, g->st);
     if (!n)
         return NULL;
     n->opset = g->opset;
@@ -244,6 +250,11 @@ pfvm_node *pfvm_grad_node(pfvm_grad_ctx *g, const char *op_type, pfvm_value *con
         }
     pfvm__gv(g, NULL);
     return n;
+}
+
+pfvm_node *pfvm_grad_node(pfvm_grad_ctx *g, const char *op_type, pfvm_value *const *in, int n_in, int n_out)
+{
+    return pfvm_grad_node_in(g, g->g, op_type, in, n_in, n_out);
 }
 
 pfvm_value *pfvm_grad_op1(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a)
@@ -871,7 +882,7 @@ static pfvm_value *pfvm__grad_copy_value(pfvm__grad_copy *c, const pfvm_value *v
     return (pfvm_value *)v; /* an outer value, visible from the copy too */
 }
 
-static pfvm_code pfvm__grad_copy_graph(pfvm__grad_copy *c, const pfvm_graph *src, pfvm_graph *dst, int outputs)
+static pfvm_code pfvm__grad_copy_graph(pfvm__grad_copy *c, const pfvm_graph *src, pfvm_graph *dst, int outputs, int skip_inputs)
 {
     pfvm_grad_ctx *g = c->g;
     int i, j, l;
@@ -880,7 +891,7 @@ static pfvm_code pfvm__grad_copy_graph(pfvm__grad_copy *c, const pfvm_graph *src
     c->src[c->depth] = src;
     c->dst[c->depth] = dst;
     c->depth++;
-    for (i = 0; i < (int)stbds_arrlen(src->inputs); i++) {
+    for (i = 0; i < (int)stbds_arrlen(src->inputs) && !skip_inputs; i++) {
         pfvm_value *v = pfvm__grad_copy_value(c, src->inputs[i]);
         if (!v || pfvm_graph_add_input(dst, v, g->st))
             return g->st->code ? g->st->code : PFVM_ERR_NOMEM;
@@ -917,7 +928,7 @@ static pfvm_code pfvm__grad_copy_graph(pfvm__grad_copy *c, const pfvm_graph *src
             pfvm_attr *a = &cn->attrs[j];
             if (a->type == PFVM_ATTR_GRAPH && a->g) {
                 pfvm_graph *sub = pfvm_graph_new(g->m, dst, a->g->name, g->st);
-                if (!sub || pfvm__grad_copy_graph(c, a->g, sub, 1))
+                if (!sub || pfvm__grad_copy_graph(c, a->g, sub, 1, 0))
                     return g->st->code;
                 sub->owner = cn;
                 a->g = sub;
@@ -927,7 +938,7 @@ static pfvm_code pfvm__grad_copy_graph(pfvm__grad_copy *c, const pfvm_graph *src
                     return pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
                 for (l = 0; l < a->n; l++) {
                     if (!(gs[l] = pfvm_graph_new(g->m, dst, a->graphs[l]->name, g->st)) ||
-                        pfvm__grad_copy_graph(c, a->graphs[l], gs[l], 1))
+                        pfvm__grad_copy_graph(c, a->graphs[l], gs[l], 1, 0))
                         return g->st->code;
                     gs[l]->owner = cn;
                 }
@@ -944,47 +955,29 @@ static pfvm_code pfvm__grad_copy_graph(pfvm__grad_copy *c, const pfvm_graph *src
     return PFVM_OK;
 }
 
-pfvm_graph *pfvm_grad_subgraph(pfvm_grad_ctx *g, const pfvm_graph *body, pfvm_value *const *seeds,
-                               pfvm_value *const *caps, int n_caps)
+pfvm_code pfvm_grad_body(pfvm_grad_ctx *g, pfvm_graph *dst, const pfvm_graph *body, pfvm_value *const *from,
+                         pfvm_value *const *to, int n_map, pfvm_value *const *seeds, pfvm_value *const *wrt, int n_wrt,
+                         pfvm_value **grads)
 {
     pfvm__grad_copy c;
-    pfvm_graph *dst;
     pfvm_value **ys = NULL, **sd = NULL;
-    const char **wrt = NULL;
+    const char **names = NULL;
     pfvm_autodiff_opts o;
     pfvm_autodiff_result res;
     char name[300];
     int i, n_out;
+    pfvm_code rc = PFVM_OK;
     if (pfvm__grad_failed(g))
-        return NULL;
+        return g->st->code;
     memset(&c, 0, sizeof c);
     c.g = g;
-    c.caps = caps;
-    c.n_caps = n_caps;
-    pfvm__snprintf(name, sizeof name, "%s_grad", body->name && body->name[0] ? body->name : "body");
-    dst = pfvm_graph_new(g->m, g->g, name, g->st);
-    c.locals = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(n_caps + 1));
-    if (!dst || !c.locals) {
-        pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
-    /* local copies of the captured values: the values to differentiate */
-    for (i = 0; i < n_caps; i++) {
-        pfvm_node *nd;
-        pfvm_value *in = caps[i];
-        pfvm__snprintf(name, sizeof name, "%s__local", caps[i]->name);
-        c.locals[i] = pfvm_graph_find(dst, name) ? pfvm_graph_new_value(dst, name, g->st) : pfvm_graph_value(dst, name, g->st);
-        if (!c.locals[i] || !(nd = pfvm_graph_add_node(dst, "Identity", "", name, &in, 1, &c.locals[i], 1, g->st)))
-            return NULL;
-        nd->opset = g->opset;
-        nd->op = pfvm_op_find("", "Identity", g->opset);
-        c.locals[i]->type = caps[i]->type;
-        stbds_arrput(wrt, c.locals[i]->name);
-    }
-    if (pfvm__grad_copy_graph(&c, body, dst, 0))
+    c.caps = from;
+    c.locals = (pfvm_value **)to;
+    c.n_caps = n_map;
+    if (pfvm__grad_copy_graph(&c, body, dst, 0, 1))
         goto fail;
     c.depth = 1; /* body's values map to the copy's again (src[0], dst[0]) */
-    /* the seeds, as local copies of the outer gradients */
+    /* the seeds, as local copies */
     n_out = (int)stbds_arrlen(body->outputs);
     for (i = 0; i < n_out; i++) {
         pfvm_value *y, *s, *in;
@@ -1005,48 +998,86 @@ pfvm_graph *pfvm_grad_subgraph(pfvm_grad_ctx *g, const pfvm_graph *body, pfvm_va
         stbds_arrput(ys, y);
         stbds_arrput(sd, s);
     }
+    for (i = 0; i < n_wrt; i++)
+        stbds_arrput(names, wrt[i]->name);
     memset(&o, 0, sizeof o);
     o.ys = ys;
     o.seeds = sd;
     o.n_ys = (int)stbds_arrlen(ys);
-    o.wrt = wrt;
-    o.n_wrt = n_caps;
+    o.wrt = names;
+    o.n_wrt = n_wrt;
     o.flags = PFVM_AUTODIFF_NO_OUTPUTS;
     if (pfvm_autodiff(g->m, dst, &o, &res, g->st))
         goto fail;
-    for (i = 0; i < res.n_wrt; i++) {
-        pfvm_value *v = res.grads[i];
+    for (i = 0; i < n_wrt; i++)
+        grads[i] = res.grads[i];
+    goto done;
+fail:
+    if (!g->st->code)
+        pfvm_grad_fail(g, "building the backward subgraph of '%s'", body->name);
+    rc = g->st->code;
+done:
+    stbds_arrfree(ys);
+    stbds_arrfree(sd);
+    stbds_arrfree(names);
+    return rc;
+}
+
+pfvm_value *pfvm_grad_identity_in(pfvm_grad_ctx *g, pfvm_graph *dst, pfvm_value *v, const char *hint)
+{
+    pfvm_node *nd;
+    pfvm_value *out;
+    if (!v || pfvm__grad_failed(g))
+        return NULL;
+    out = pfvm_graph_find(dst, hint) ? pfvm_graph_new_value(dst, hint, g->st) : pfvm_graph_value(dst, hint, g->st);
+    if (!out || !(nd = pfvm_graph_add_node(dst, "Identity", "", out->name, &v, 1, &out, 1, g->st)))
+        return NULL;
+    nd->opset = g->opset;
+    nd->op = pfvm_op_find("", "Identity", g->opset);
+    out->type = v->type;
+    return out;
+}
+
+pfvm_graph *pfvm_grad_subgraph(pfvm_grad_ctx *g, const pfvm_graph *body, pfvm_value *const *seeds,
+                               pfvm_value *const *caps, int n_caps)
+{
+    pfvm_graph *dst;
+    pfvm_value **locals, **grads;
+    char name[300];
+    int i;
+    if (pfvm__grad_failed(g))
+        return NULL;
+    pfvm__snprintf(name, sizeof name, "%s_grad", body->name && body->name[0] ? body->name : "body");
+    dst = pfvm_graph_new(g->m, g->g, name, g->st);
+    locals = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(n_caps + 1));
+    grads = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(n_caps + 1));
+    if (!dst || !locals || !grads) {
+        pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    /* local copies of the captured values: the values to differentiate */
+    for (i = 0; i < n_caps; i++) {
+        pfvm__snprintf(name, sizeof name, "%s__local", caps[i]->name);
+        if (!(locals[i] = pfvm_grad_identity_in(g, dst, caps[i], name)))
+            return NULL;
+    }
+    if (pfvm_grad_body(g, dst, body, caps, locals, n_caps, seeds, locals, n_caps, grads))
+        return NULL;
+    for (i = 0; i < n_caps; i++) {
+        pfvm_value *v = grads[i];
         int j;
         /* each output its own value (ONNX outputs are names) */
         for (j = 0; j < i; j++)
-            if (res.grads[j] == v)
+            if (grads[j] == v)
                 break;
-        if (j < i || v->is_input || v->graph != dst) {
-            pfvm_node *nd;
-            pfvm_value *cp = pfvm_graph_new_value(dst, "grad_out", g->st);
-            if (!cp || !(nd = pfvm_graph_add_node(dst, "Identity", "", cp->name, &v, 1, &cp, 1, g->st)))
-                goto fail;
-            nd->opset = g->opset;
-            nd->op = pfvm_op_find("", "Identity", g->opset);
-            cp->type = v->type;
-            v = cp;
-        }
-        if (pfvm_graph_add_output(dst, v, g->st))
-            goto fail;
+        if (j < i || v->is_input || v->graph != dst)
+            v = pfvm_grad_identity_in(g, dst, v, "grad_out");
+        if (!v || pfvm_graph_add_output(dst, v, g->st))
+            return NULL;
     }
-    stbds_arrfree(ys);
-    stbds_arrfree(sd);
-    stbds_arrfree(wrt);
     if (pfvm_graph_toposort(dst, g->st) || pfvm_infer_shapes(dst, 0, g->st))
         return NULL;
     return dst;
-fail:
-    stbds_arrfree(ys);
-    stbds_arrfree(sd);
-    stbds_arrfree(wrt);
-    if (!g->st->code)
-        pfvm_grad_fail(g, "building the backward subgraph of '%s'", body->name);
-    return NULL;
 }
 
 /* ---- the sweep ------------------------------------------------------------------- */

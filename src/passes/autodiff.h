@@ -167,6 +167,10 @@ PFVM_API pfvm_code pfvm_grad_add(pfvm_grad_ctx *g, const pfvm_value *v, pfvm_val
  * any helper that needs types (pfvm_grad_type, _sum_to, _shape...) runs. */
 PFVM_API pfvm_node *pfvm_grad_node(pfvm_grad_ctx *g, const char *op_type, pfvm_value *const *in, int n_in,
                                    int n_out);
+/* The same in another graph dst (a subgraph being built: its nodes are
+ * inferred when that graph is, not on demand). */
+PFVM_API pfvm_node *pfvm_grad_node_in(pfvm_grad_ctx *g, pfvm_graph *dst, const char *op_type, pfvm_value *const *in,
+                                      int n_in, int n_out);
 /* One-output nodes without attributes. */
 PFVM_API pfvm_value *pfvm_grad_op1(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a);
 PFVM_API pfvm_value *pfvm_grad_op2(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b);
@@ -255,6 +259,18 @@ PFVM_API int pfvm_grad_captures(pfvm_grad_ctx *g, pfvm_value **out, int cap);
  * the graph's owner and puts it in an attribute. NULL on failure. */
 PFVM_API pfvm_graph *pfvm_grad_subgraph(pfvm_grad_ctx *g, const pfvm_graph *body, pfvm_value *const *seeds,
                                         pfvm_value *const *caps, int n_caps);
+
+/* The general form under pfvm_grad_subgraph: copies body's nodes into dst
+ * (a graph being built, whose nodes so far compute what the copy reads),
+ * body's values from[i] read to[i] instead (its formal inputs, captured
+ * values), seeds[i] (NULL: none) seeds body output i, and differentiates
+ * dst with respect to wrt[0..n_wrt) (values of dst): grads[i] gets the
+ * gradient of wrt[i], made in dst. Loop's builder uses it. */
+PFVM_API pfvm_code pfvm_grad_body(pfvm_grad_ctx *g, pfvm_graph *dst, const pfvm_graph *body, pfvm_value *const *from,
+                                  pfvm_value *const *to, int n_map, pfvm_value *const *seeds, pfvm_value *const *wrt,
+                                  int n_wrt, pfvm_value **grads);
+/* v copied into graph dst by an Identity named after hint (v's type). */
+PFVM_API pfvm_value *pfvm_grad_identity_in(pfvm_grad_ctx *g, pfvm_graph *dst, pfvm_value *v, const char *hint);
 
 /* Fails with "node 'n' (Op): gradient: <message>" and returns the code. */
 PFVM_API pfvm_code pfvm_grad_fail(pfvm_grad_ctx *g, const char *fmt, ...)
