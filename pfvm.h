@@ -6613,8 +6613,8 @@ const pfvm_op_def pfvm__ops_einsum[] = {
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
 };
 /* ---- src/ops/elementwise.c ---- */
-/* ops/elementwise: unary math and activations, broadcasting binary and
- * variadic operators, comparisons and logic, Where, Clip, Cast.
+/* ops/elementwise: unary math and activations (Gelu included), broadcasting
+ * binary and variadic operators, comparisons and logic, Where, Clip, Cast.
  *
  * One engine serves them all. pfvm_ew_apply walks the output once with
  * every input's broadcast strides, after dropping size-1 dims and merging
@@ -7348,6 +7348,11 @@ PFVM__EW_UNARY(softsign, float, x0 / (1.0 + fabs(x0)))
 PFVM__EW_UNARY(mish, float, x0 * tanh(pfvm__ew_softplus(x0)))
 PFVM__EW_UNARY_X(thresholdedrelu, float, x0 > (pfvm__ew_ct)p->alpha ? x0 : (pfvm__ew_ct)0)
 PFVM__EW_UNARY(shrink, float, x0 < -p->alpha ? x0 + p->beta : x0 > p->alpha ? x0 - p->beta : 0.0)
+/* Gelu (opset 20): x * Phi(x), or with approximate = "tanh" (mode 1)
+ * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+PFVM__EW_UNARY(gelu, float,
+               p->mode ? 0.5 * x0 * (1.0 + tanh(0.7978845608028654 * (x0 + 0.044715 * x0 * x0 * x0)))
+                       : 0.5 * x0 * (1.0 + erf(x0 * 0.7071067811865476)))
 PFVM__EW_UNARY_X(isnan, uint8_t, x0 != x0)
 PFVM__EW_UNARY(isinf, uint8_t, isinf(x0) && (x0 > 0 ? p->alpha != 0 : p->beta != 0))
 PFVM__EW_UNARY_X(divby, float, x0 / (pfvm__ew_ct)p->alpha)
@@ -7783,6 +7788,38 @@ static pfvm_code pfvm__ew_k_shrink_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
     memset(&p, 0, sizeof p);
     p.alpha = pfvm_node_attr_float(n, "lambd", 0.5f);
     p.beta = pfvm_node_attr_float(n, "bias", 0.0f);
+    return pfvm__ew_fuse_op(f, n, &op, &p);
+}
+
+/* Gelu's `approximate`: "none" (0) or "tanh" (1); -1 otherwise. */
+static int pfvm__ew_gelu_mode(const pfvm_node *n)
+{
+    const char *a = pfvm_node_attr_string(n, "approximate", "none");
+    return !strcmp(a, "none") ? 0 : !strcmp(a, "tanh") ? 1 : -1;
+}
+
+static pfvm_code pfvm__ew_check_gelu(const pfvm_node *n, pfvm_status *st)
+{
+    if (pfvm__ew_gelu_mode(n) < 0)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "approximate must be none or tanh");
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__ew_k_gelu(pfvm_kctx *k)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_F(gelu, PFVM_FLOAT);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    p.mode = pfvm__ew_gelu_mode(k->node) == 1;
+    return pfvm__ew_run_node(k, &op, &p, PFVM_UNDEFINED);
+}
+
+static pfvm_code pfvm__ew_k_gelu_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
+{
+    static const pfvm__ew_op op = PFVM__EW_OP_F(gelu, PFVM_FLOAT);
+    pfvm__ew_params p;
+    memset(&p, 0, sizeof p);
+    p.mode = pfvm__ew_gelu_mode(n) == 1;
     return pfvm__ew_fuse_op(f, n, &op, &p);
 }
 
@@ -8967,6 +9004,28 @@ static pfvm_code pfvm__ew_k_shrink_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, x, PFVM__EW_MUL(gy, pfvm__ew_gmask(g, m, x)));
 }
 
+/* Gelu: Phi(x) + x phi(x); tanh form with u = c (x + a x^3), t = tanh(u):
+ * 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2) */
+static pfvm_code pfvm__ew_k_gelu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *x = n->inputs[0], *gy = pfvm_grad_out(g, 0), *d;
+    if (!gy)
+        return PFVM_OK;
+    if (pfvm__ew_gelu_mode(n) == 1) {
+        pfvm_value *x2 = PFVM__EW_MUL(x, x), *t;
+        t = PFVM__EW_F("Tanh", PFVM__EW_MUL(PFVM__EW_K(0.7978845608028654), PFVM__EW_ADD(x, PFVM__EW_MUL(PFVM__EW_K(0.044715), PFVM__EW_MUL(x2, x)))));
+        d = PFVM__EW_MUL(PFVM__EW_K(0.5), PFVM__EW_ADD(PFVM__EW_ADD(PFVM__EW_K(1), t),
+                                                       PFVM__EW_MUL(PFVM__EW_MUL(x, PFVM__EW_SUB(PFVM__EW_K(1), PFVM__EW_MUL(t, t))),
+                                                                    PFVM__EW_MUL(PFVM__EW_K(0.7978845608028654),
+                                                                                 PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_MUL(PFVM__EW_K(3 * 0.044715), x2))))));
+    } else {
+        pfvm_value *cdf = PFVM__EW_MUL(PFVM__EW_K(0.5), PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_F("Erf", PFVM__EW_MUL(x, PFVM__EW_K(0.7071067811865476)))));
+        pfvm_value *pdf = PFVM__EW_MUL(PFVM__EW_K(0.3989422804014327), PFVM__EW_F("Exp", PFVM__EW_MUL(PFVM__EW_MUL(x, x), PFVM__EW_K(-0.5))));
+        d = PFVM__EW_ADD(cdf, PFVM__EW_MUL(x, pdf));
+    }
+    return pfvm_grad_add(g, x, PFVM__EW_MUL(gy, d));
+}
+
 #define pfvm__ew_k_isnan_grad NULL
 #define pfvm__ew_k_isinf_grad NULL
 #define pfvm__ew_k_not_grad NULL
@@ -9225,6 +9284,7 @@ static const pfvm_attr_spec pfvm__ew_a_alpha_beta[] = {
     {"alpha", PFVM_ATTR_FLOAT, 0}, {"beta", PFVM_ATTR_FLOAT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
 static const pfvm_attr_spec pfvm__ew_a_selu[] = {
     {"alpha", PFVM_ATTR_FLOAT, 0}, {"gamma", PFVM_ATTR_FLOAT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
+static const pfvm_attr_spec pfvm__ew_a_gelu[] = {{"approximate", PFVM_ATTR_STRING, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
 static const pfvm_attr_spec pfvm__ew_a_shrink[] = {
     {"lambd", PFVM_ATTR_FLOAT, 0}, {"bias", PFVM_ATTR_FLOAT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
 static const pfvm_attr_spec pfvm__ew_a_isinf[] = {
@@ -9285,6 +9345,8 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_U("Mish", 18, pfvm__ew_k_mish, PFVM__EW_FLOATS, NULL),
     PFVM__EW_U("ThresholdedRelu", 10, pfvm__ew_k_thresholdedrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
     PFVM__EW_U("Shrink", 9, pfvm__ew_k_shrink, PFVM__EW_NUMERIC, pfvm__ew_a_shrink),
+    {"Gelu", "", 20, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_gelu, pfvm__ew_check_gelu, PFVM_FUSE_ELEMENTWISE,
+     PFVM__EW_FLOATS, pfvm__ew_a_gelu, 0, NULL, pfvm__ew_k_gelu_grad, pfvm__ew_k_gelu_fuse},
     {"IsNaN", "", 9, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isnan, NULL, PFVM_FUSE_ELEMENTWISE,
      PFVM__EW_FLOATS, NULL, 0, NULL, NULL, pfvm__ew_k_isnan_fuse},
     {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE,

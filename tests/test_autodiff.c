@@ -371,6 +371,59 @@ done:
 
 /* ---- element-wise --------------------------------------------------------------------- */
 
+static void unary_at(const char *op, int opset, double lo, double hi, const char *sattr, const char *sval)
+{
+    pfvm_dtype dts[2] = {PFVM_DOUBLE, PFVM_FLOAT};
+    int d;
+    for (d = 0; d < 2; d++) {
+        tb t;
+        pfvm_value *x;
+        pfvm_node *n;
+        char label[64];
+        snprintf(label, sizeof label, "%s %s (%s)", op, sval ? sval : "", d ? "float" : "double");
+        tb_begin(&t, label, opset);
+        if (d) {
+            t.rtol = 2e-2;
+            t.atol = 2e-3;
+        }
+        x = tb_in(&t, "x", dts[d], "2,3", lo, hi, 1);
+        n = tb_op(&t, op, &x, 1, 1);
+        if (sattr)
+            pfvm_node_set_attr_string(n, sattr, sval, NULL);
+        tb_check(&t);
+    }
+}
+
+/* Gelu's values: x * Phi(x) at 1 and -0.5, and the tanh form. */
+static void gelu_values(void)
+{
+    static const char *modes[2] = {"none", "tanh"};
+    static const double want[2][2] = {{0.8413447460685429, -0.15426876936299344}, {0.8411919906082768, -0.15428599017485606}};
+    int m;
+    for (m = 0; m < 2; m++) {
+        tb t;
+        pfvm_value *x;
+        pfvm_node *n;
+        pfvm_exec *e;
+        tb_begin(&t, "Gelu values", 20);
+        x = tb_in(&t, "x", PFVM_DOUBLE, "2", 0, 0, 0);
+        ((double *)t.ins[0]->data)[0] = 1;
+        ((double *)t.ins[0]->data)[1] = -0.5;
+        n = tb_op(&t, "Gelu", &x, 1, 1);
+        pfvm_node_set_attr_string(n, "approximate", modes[m], NULL);
+        e = pfvm_exec_new(t.m, NULL, &t.st);
+        CHECK(e && !pfvm_exec_bind(e, (const pfvm_tensor *const *)t.ins, 1, &t.st) && !pfvm_exec_run(e, &t.st));
+        if (e) {
+            const double *y = (const double *)pfvm_exec_output(e, 0)->data;
+            CHECK_MSG(fabs(y[0] - want[m][0]) < 1e-12 && fabs(y[1] - want[m][1]) < 1e-12, "gelu %s: %.17g %.17g", modes[m],
+                      y[0], y[1]);
+        }
+        pfvm_exec_free(e);
+        pfvm_tensor_free(t.ins[0]);
+        pfvm_model_free(t.m);
+    }
+}
+
 static void unary(const char *op, double lo, double hi, const char *attr, double av)
 {
     pfvm_dtype dts[2] = {PFVM_DOUBLE, PFVM_FLOAT};
@@ -445,6 +498,9 @@ static void test_elementwise(void)
     unary("Mish", -3, 3, NULL, 0);
     unary("ThresholdedRelu", -2, 2, "alpha", 0.5);
     unary("Shrink", -2, 2, "lambd", 0.7);
+    unary_at("Gelu", 20, -3, 3, NULL, NULL);
+    unary_at("Gelu", 20, -3, 3, "approximate", "tanh");
+    gelu_values();
     binary("Add", "2,3", "2,3", -2, 2, -2, 2);
     binary("Add", "2,3", "3", -2, 2, -2, 2);
     binary("Add", "2,1", "1,3", -2, 2, -2, 2);
