@@ -370,7 +370,8 @@ typedef struct pfvm__ew_op {
  * expression names its compute type pfvm__ew_ct (for constants). */
 /* The float32 loop of an operator computed in float: the fused kernel
  * over blocks gathered from the operands (a scalar operand filled once), so
- * that the loop vectorizes and gives exactly what a fused group gives. `o`
+ * that the loop vectorizes and gives exactly what a fused group gives (runs
+ * shorter than 32 elements evaluate the same expression one by one). `o`
  * holds float or (osize 1) bool; it may be the first operand itself. */
 static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len,
                             const void *p, pfvm_fuse_kernel z, int n_in)
@@ -443,7 +444,7 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
         (void)sb;                                                                                            \
         (void)p;                                                                                             \
         (void)sizeof(pfvm__ew_ct);                                                                           \
-        if (sizeof(CT) == sizeof(float)) {                                                                   \
+        if (sizeof(CT) == sizeof(float) && len >= 32) {                                                      \
             pfvm__ew_blocks(o, sizeof(OT), a, sa, b, sb, len, p, pfvm__ew_z_##name, 1);                      \
             return;                                                                                          \
         }                                                                                                    \
@@ -491,7 +492,7 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
         int64_t e;                                                                                           \
         (void)p;                                                                                             \
         (void)sizeof(pfvm__ew_ct);                                                                           \
-        if (sizeof(CT) == sizeof(float)) {                                                                   \
+        if (sizeof(CT) == sizeof(float) && len >= 32) {                                                      \
             pfvm__ew_blocks(o, sizeof(OT), a, sa, b, sb, len, p, pfvm__ew_z_##name, 2);                      \
             return;                                                                                          \
         }                                                                                                    \
