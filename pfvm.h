@@ -1253,6 +1253,14 @@ typedef struct pfvm_autodiff_result {
 PFVM_API pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *g, const pfvm_autodiff_opts *opts,
                                  pfvm_autodiff_result *res, pfvm_status *st);
 
+/* The forward values the backward nodes read: the activations a training
+ * run keeps alive from the forward pass to the backward one (what the
+ * recompute pass trades for recomputation). Values made by forward nodes
+ * only (not inputs or initializers), each once, in forward order; fills
+ * out[0..cap) and returns the count (which may exceed cap). Valid while
+ * g->nodes[res->n_forward..] are still the backward nodes. */
+PFVM_API int pfvm_autodiff_saved(const pfvm_graph *g, const pfvm_autodiff_result *res, pfvm_value **out, int cap);
+
 /* ---- optimizers (training graphs) --------------------------------------------- */
 
 typedef enum pfvm_optimizer_kind {
@@ -1357,6 +1365,11 @@ PFVM_API pfvm_value *pfvm_grad_tensor(pfvm_grad_ctx *g, pfvm_dtype dtype, int ra
 /* Shape of v as a 1-D int64 value: a constant when every dim is known,
  * else Shape(v). */
 PFVM_API pfvm_value *pfvm_grad_shape(pfvm_grad_ctx *g, pfvm_value *v);
+/* A tensor of the given shape (a 1-D int64 value) filled with v. */
+PFVM_API pfvm_value *pfvm_grad_fill(pfvm_grad_ctx *g, pfvm_value *shape, pfvm_dtype dtype, double v);
+/* v's element count as a 1-element int64 value (a constant when v's shape
+ * is known: no reader of v then). */
+PFVM_API pfvm_value *pfvm_grad_numel(pfvm_grad_ctx *g, pfvm_value *v);
 /* Zeros / ones shaped like v, of v's element type. */
 PFVM_API pfvm_value *pfvm_grad_zeros_like(pfvm_grad_ctx *g, pfvm_value *v);
 PFVM_API pfvm_value *pfvm_grad_ones_like(pfvm_grad_ctx *g, pfvm_value *v);
@@ -14402,7 +14415,7 @@ static pfvm_code pfvm__nn_k_maxpool_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     idx = pfvm_grad_forward_output(g, 1);
     if (g->opset < (overlap ? 16 : 11))
         return pfvm_grad_add(g, x, pfvm__nn_gmaxpool_onehot(g, x, gy, idx, &w));
-    in[0] = pfvm_grad_zeros_like(g, pfvm_grad_op2(g, "Reshape", x, pfvm_grad_ints(g, &minus1, 1)));
+    in[0] = pfvm_grad_fill(g, pfvm_grad_numel(g, x), pfvm_grad_dtype(g, x), 0);
     in[1] = pfvm_grad_op2(g, "Reshape", idx, pfvm_grad_ints(g, &minus1, 1));
     in[2] = pfvm_grad_op2(g, "Reshape", gy, pfvm_grad_ints(g, &minus1, 1));
     nd = pfvm_grad_node(g, "ScatterElements", in, 3, 1);
@@ -16327,6 +16340,7 @@ static pfvm_code pfvm__red_grad_dynamic(pfvm_grad_ctx *g, const pfvm_node *n, in
 {
     pfvm_value *x = n->inputs[0], *axes = n->inputs[1], *gy = pfvm_grad_out(g, 0), *in[2], *gk, *yk, *d = NULL;
     int keep = pfvm_node_attr_int(n, "keepdims", 1) != 0;
+    int uses_y = !(kind == PFVM__RED_G_SUM || kind == PFVM__RED_G_MEAN || kind == PFVM__RED_G_L1 || kind == PFVM__RED_G_SUMSQ);
     pfvm_node *nd;
     in[1] = axes;
     if (keep) {
@@ -16336,7 +16350,7 @@ static pfvm_code pfvm__red_grad_dynamic(pfvm_grad_ctx *g, const pfvm_node *n, in
         in[0] = gy;
         gk = (nd = pfvm_grad_node(g, "Unsqueeze", in, 2, 1)) ? nd->outputs[0] : NULL;
         in[0] = n->outputs[0];
-        yk = (nd = pfvm_grad_node(g, "Unsqueeze", in, 2, 1)) ? nd->outputs[0] : NULL;
+        yk = !uses_y ? NULL : (nd = pfvm_grad_node(g, "Unsqueeze", in, 2, 1)) ? nd->outputs[0] : NULL;
     }
     gk = pfvm_grad_expand(g, gk, x);
     switch (kind) {
@@ -16382,7 +16396,10 @@ static pfvm_code pfvm__red_grad(pfvm_grad_ctx *g, const pfvm_node *n, int kind)
     if (cnt == 0) /* no axes with noop_with_empty_axes: y = x */
         return pfvm_grad_add(g, x, gy);
     gk = pfvm_grad_expand(g, pfvm__red_gkeep(g, n, gy, axes, cnt), x);
-    yk = pfvm__red_gkeep(g, n, n->outputs[0], axes, cnt);
+    /* the output, kept, only for the rules that read it */
+    yk = kind == PFVM__RED_G_SUM || kind == PFVM__RED_G_MEAN || kind == PFVM__RED_G_L1 || kind == PFVM__RED_G_SUMSQ
+             ? NULL
+             : pfvm__red_gkeep(g, n, n->outputs[0], axes, cnt);
     switch (kind) {
     case PFVM__RED_G_SUM:
         d = gk;
@@ -19801,7 +19818,7 @@ static pfvm_value *pfvm__tn_g_scatter_back(pfvm_grad_ctx *g, const pfvm_node *n,
     nd->attrs = n->attrs;
     nd->n_attrs = n->n_attrs;
     idx = pfvm_grad_op2(g, "Reshape", nd->outputs[0], pfvm_grad_ints(g, &minus1, 1));
-    zeros = pfvm_grad_zeros_like(g, pfvm_grad_op2(g, "Reshape", x, pfvm_grad_ints(g, &minus1, 1)));
+    zeros = pfvm_grad_fill(g, pfvm_grad_numel(g, x), pfvm_grad_dtype(g, x), 0);
     in[0] = zeros;
     in[1] = idx;
     in[2] = pfvm_grad_op2(g, "Reshape", gy, pfvm_grad_ints(g, &minus1, 1));
@@ -21251,20 +21268,14 @@ pfvm_value *pfvm_grad_shape(pfvm_grad_ctx *g, pfvm_value *v)
     return s;
 }
 
-static pfvm_value *pfvm__grad_fill_like(pfvm_grad_ctx *g, pfvm_value *v, double fill)
+pfvm_value *pfvm_grad_fill(pfvm_grad_ctx *g, pfvm_value *shape, pfvm_dtype dt, double fill)
 {
     pfvm_node *n;
     pfvm_attr *a;
-    pfvm_value *s;
-    pfvm_dtype dt;
     int64_t one = 1;
-    if (!v || pfvm__grad_failed(g))
+    if (!shape || pfvm__grad_failed(g))
         return NULL;
-    dt = pfvm_grad_dtype(g, v);
-    if (g->opset < 9) /* no ConstantOfShape: v * 0 + fill (v is a finite forward value) */
-        return pfvm_grad_op2(g, "Add", pfvm_grad_op2(g, "Mul", v, pfvm_grad_scalar(g, dt, 0)), pfvm_grad_scalar(g, dt, fill));
-    s = pfvm_grad_shape(g, v);
-    n = pfvm_grad_node(g, "ConstantOfShape", &s, 1, 1);
+    n = pfvm_grad_node(g, "ConstantOfShape", &shape, 1, 1);
     if (!n)
         return NULL;
     a = pfvm_node_add_attr(n, "value", PFVM_ATTR_TENSOR, g->st);
@@ -21272,6 +21283,31 @@ static pfvm_value *pfvm__grad_fill_like(pfvm_grad_ctx *g, pfvm_value *v, double 
         return NULL;
     pfvm_red_store(a->t, 0, fill);
     return n->outputs[0];
+}
+
+static pfvm_value *pfvm__grad_fill_like(pfvm_grad_ctx *g, pfvm_value *v, double fill)
+{
+    pfvm_dtype dt;
+    if (!v || pfvm__grad_failed(g))
+        return NULL;
+    dt = pfvm_grad_dtype(g, v);
+    if (g->opset < 9) /* no ConstantOfShape: v * 0 + fill (v is a finite forward value) */
+        return pfvm_grad_op2(g, "Add", pfvm_grad_op2(g, "Mul", v, pfvm_grad_scalar(g, dt, 0)), pfvm_grad_scalar(g, dt, fill));
+    return pfvm_grad_fill(g, pfvm_grad_shape(g, v), dt, fill);
+}
+
+pfvm_value *pfvm_grad_numel(pfvm_grad_ctx *g, pfvm_value *v)
+{
+    const pfvm_type *t = pfvm_grad_type(g, v);
+    int64_t n = 1, d, minus1 = -1;
+    int i;
+    if (!t || pfvm__grad_failed(g))
+        return NULL;
+    for (i = 0; i < t->shape.rank && n >= 0; i++)
+        n = pfvm_sym_is_const(t->shape.dims[i], &d) && pfvm__mul_i64(n, d, &n) ? n : -1;
+    if (t->shape.rank >= 0 && n >= 0)
+        return pfvm_grad_ints(g, &n, 1);
+    return pfvm_grad_op2(g, "Reshape", pfvm_grad_op1(g, "Size", v), pfvm_grad_ints(g, &minus1, 1));
 }
 
 pfvm_value *pfvm_grad_zeros_like(pfvm_grad_ctx *g, pfvm_value *v)
@@ -22265,6 +22301,38 @@ done:
     if (!rc)
         rc = pfvm_infer_shapes(gr, 0, st);
     return rc;
+}
+
+int pfvm_autodiff_saved(const pfvm_graph *g, const pfvm_autodiff_result *res, pfvm_value **out, int cap)
+{
+    int n_nodes = (int)stbds_arrlen(g->nodes), n_vals = (int)stbds_arrlen(g->values), i, j, count = 0;
+    unsigned char *mark;
+    pfvm_value **deps = NULL;
+    if (!res || res->n_forward > n_nodes || !(mark = (unsigned char *)pfvm__calloc((size_t)n_vals + 1, 1)))
+        return 0;
+    for (i = res->n_forward; i < n_nodes; i++) {
+        pfvm__node_deps(g->nodes[i], &deps);
+        for (j = 0; j < (int)stbds_arrlen(deps); j++) {
+            const pfvm_value *v = deps[j];
+            if (v->graph == g && v->id >= 0 && v->id < n_vals && v->producer && v->producer->graph == g &&
+                v->producer->id < res->n_forward)
+                mark[v->id] = 1;
+        }
+    }
+    stbds_arrfree(deps);
+    /* in forward order: by producer, then output slot */
+    for (i = 0; i < res->n_forward; i++)
+        for (j = 0; j < g->nodes[i]->n_outputs; j++) {
+            pfvm_value *v = g->nodes[i]->outputs[j];
+            if (v && v->id >= 0 && v->id < n_vals && mark[v->id]) {
+                if (count < cap)
+                    out[count] = v;
+                count++;
+                mark[v->id] = 0;
+            }
+        }
+    pfvm__free(mark);
+    return count;
 }
 
 /* ---- optimizers ------------------------------------------------------------------- */

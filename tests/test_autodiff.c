@@ -1203,6 +1203,22 @@ static void test_api(void)
         pfvm_model_free(t.m);
     }
 
+    /* the activations the backward reads: y (Add's output) for the loss's
+     * Mul, not MatMul's output (Add's gradient needs nothing) */
+    {
+        pfvm_value *saved[8];
+        int n_saved;
+        api_model(&t, 18);
+        memset(&o, 0, sizeof o);
+        o.loss = "loss";
+        CHECK(pfvm_autodiff(t.m, NULL, &o, &res, &t.st) == PFVM_OK);
+        n_saved = pfvm_autodiff_saved(t.g, &res, saved, 8);
+        CHECK_MSG(n_saved == 1 && saved[0] == pfvm_graph_find(t.g, "t8"), "%d saved, first '%s'", n_saved,
+                  n_saved ? saved[0]->name : "");
+        pfvm_tensor_free(t.ins[0]);
+        pfvm_model_free(t.m);
+    }
+
     /* errors name the node and the operator */
     {
         pfvm_value *x;

@@ -2025,7 +2025,7 @@ static pfvm_code pfvm__nn_k_maxpool_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     idx = pfvm_grad_forward_output(g, 1);
     if (g->opset < (overlap ? 16 : 11))
         return pfvm_grad_add(g, x, pfvm__nn_gmaxpool_onehot(g, x, gy, idx, &w));
-    in[0] = pfvm_grad_zeros_like(g, pfvm_grad_op2(g, "Reshape", x, pfvm_grad_ints(g, &minus1, 1)));
+    in[0] = pfvm_grad_fill(g, pfvm_grad_numel(g, x), pfvm_grad_dtype(g, x), 0);
     in[1] = pfvm_grad_op2(g, "Reshape", idx, pfvm_grad_ints(g, &minus1, 1));
     in[2] = pfvm_grad_op2(g, "Reshape", gy, pfvm_grad_ints(g, &minus1, 1));
     nd = pfvm_grad_node(g, "ScatterElements", in, 3, 1);

@@ -1075,6 +1075,7 @@ static pfvm_code pfvm__red_grad_dynamic(pfvm_grad_ctx *g, const pfvm_node *n, in
 {
     pfvm_value *x = n->inputs[0], *axes = n->inputs[1], *gy = pfvm_grad_out(g, 0), *in[2], *gk, *yk, *d = NULL;
     int keep = pfvm_node_attr_int(n, "keepdims", 1) != 0;
+    int uses_y = !(kind == PFVM__RED_G_SUM || kind == PFVM__RED_G_MEAN || kind == PFVM__RED_G_L1 || kind == PFVM__RED_G_SUMSQ);
     pfvm_node *nd;
     in[1] = axes;
     if (keep) {
@@ -1084,7 +1085,7 @@ static pfvm_code pfvm__red_grad_dynamic(pfvm_grad_ctx *g, const pfvm_node *n, in
         in[0] = gy;
         gk = (nd = pfvm_grad_node(g, "Unsqueeze", in, 2, 1)) ? nd->outputs[0] : NULL;
         in[0] = n->outputs[0];
-        yk = (nd = pfvm_grad_node(g, "Unsqueeze", in, 2, 1)) ? nd->outputs[0] : NULL;
+        yk = !uses_y ? NULL : (nd = pfvm_grad_node(g, "Unsqueeze", in, 2, 1)) ? nd->outputs[0] : NULL;
     }
     gk = pfvm_grad_expand(g, gk, x);
     switch (kind) {
@@ -1130,7 +1131,10 @@ static pfvm_code pfvm__red_grad(pfvm_grad_ctx *g, const pfvm_node *n, int kind)
     if (cnt == 0) /* no axes with noop_with_empty_axes: y = x */
         return pfvm_grad_add(g, x, gy);
     gk = pfvm_grad_expand(g, pfvm__red_gkeep(g, n, gy, axes, cnt), x);
-    yk = pfvm__red_gkeep(g, n, n->outputs[0], axes, cnt);
+    /* the output, kept, only for the rules that read it */
+    yk = kind == PFVM__RED_G_SUM || kind == PFVM__RED_G_MEAN || kind == PFVM__RED_G_L1 || kind == PFVM__RED_G_SUMSQ
+             ? NULL
+             : pfvm__red_gkeep(g, n, n->outputs[0], axes, cnt);
     switch (kind) {
     case PFVM__RED_G_SUM:
         d = gk;

@@ -2623,7 +2623,7 @@ static pfvm_value *pfvm__tn_g_scatter_back(pfvm_grad_ctx *g, const pfvm_node *n,
     nd->attrs = n->attrs;
     nd->n_attrs = n->n_attrs;
     idx = pfvm_grad_op2(g, "Reshape", nd->outputs[0], pfvm_grad_ints(g, &minus1, 1));
-    zeros = pfvm_grad_zeros_like(g, pfvm_grad_op2(g, "Reshape", x, pfvm_grad_ints(g, &minus1, 1)));
+    zeros = pfvm_grad_fill(g, pfvm_grad_numel(g, x), pfvm_grad_dtype(g, x), 0);
     in[0] = zeros;
     in[1] = idx;
     in[2] = pfvm_grad_op2(g, "Reshape", gy, pfvm_grad_ints(g, &minus1, 1));

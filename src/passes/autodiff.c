@@ -366,20 +366,14 @@ pfvm_value *pfvm_grad_shape(pfvm_grad_ctx *g, pfvm_value *v)
     return s;
 }
 
-static pfvm_value *pfvm__grad_fill_like(pfvm_grad_ctx *g, pfvm_value *v, double fill)
+pfvm_value *pfvm_grad_fill(pfvm_grad_ctx *g, pfvm_value *shape, pfvm_dtype dt, double fill)
 {
     pfvm_node *n;
     pfvm_attr *a;
-    pfvm_value *s;
-    pfvm_dtype dt;
     int64_t one = 1;
-    if (!v || pfvm__grad_failed(g))
+    if (!shape || pfvm__grad_failed(g))
         return NULL;
-    dt = pfvm_grad_dtype(g, v);
-    if (g->opset < 9) /* no ConstantOfShape: v * 0 + fill (v is a finite forward value) */
-        return pfvm_grad_op2(g, "Add", pfvm_grad_op2(g, "Mul", v, pfvm_grad_scalar(g, dt, 0)), pfvm_grad_scalar(g, dt, fill));
-    s = pfvm_grad_shape(g, v);
-    n = pfvm_grad_node(g, "ConstantOfShape", &s, 1, 1);
+    n = pfvm_grad_node(g, "ConstantOfShape", &shape, 1, 1);
     if (!n)
         return NULL;
     a = pfvm_node_add_attr(n, "value", PFVM_ATTR_TENSOR, g->st);
@@ -387,6 +381,31 @@ static pfvm_value *pfvm__grad_fill_like(pfvm_grad_ctx *g, pfvm_value *v, double 
         return NULL;
     pfvm_red_store(a->t, 0, fill);
     return n->outputs[0];
+}
+
+static pfvm_value *pfvm__grad_fill_like(pfvm_grad_ctx *g, pfvm_value *v, double fill)
+{
+    pfvm_dtype dt;
+    if (!v || pfvm__grad_failed(g))
+        return NULL;
+    dt = pfvm_grad_dtype(g, v);
+    if (g->opset < 9) /* no ConstantOfShape: v * 0 + fill (v is a finite forward value) */
+        return pfvm_grad_op2(g, "Add", pfvm_grad_op2(g, "Mul", v, pfvm_grad_scalar(g, dt, 0)), pfvm_grad_scalar(g, dt, fill));
+    return pfvm_grad_fill(g, pfvm_grad_shape(g, v), dt, fill);
+}
+
+pfvm_value *pfvm_grad_numel(pfvm_grad_ctx *g, pfvm_value *v)
+{
+    const pfvm_type *t = pfvm_grad_type(g, v);
+    int64_t n = 1, d, minus1 = -1;
+    int i;
+    if (!t || pfvm__grad_failed(g))
+        return NULL;
+    for (i = 0; i < t->shape.rank && n >= 0; i++)
+        n = pfvm_sym_is_const(t->shape.dims[i], &d) && pfvm__mul_i64(n, d, &n) ? n : -1;
+    if (t->shape.rank >= 0 && n >= 0)
+        return pfvm_grad_ints(g, &n, 1);
+    return pfvm_grad_op2(g, "Reshape", pfvm_grad_op1(g, "Size", v), pfvm_grad_ints(g, &minus1, 1));
 }
 
 pfvm_value *pfvm_grad_zeros_like(pfvm_grad_ctx *g, pfvm_value *v)
@@ -1380,6 +1399,38 @@ done:
     if (!rc)
         rc = pfvm_infer_shapes(gr, 0, st);
     return rc;
+}
+
+int pfvm_autodiff_saved(const pfvm_graph *g, const pfvm_autodiff_result *res, pfvm_value **out, int cap)
+{
+    int n_nodes = (int)stbds_arrlen(g->nodes), n_vals = (int)stbds_arrlen(g->values), i, j, count = 0;
+    unsigned char *mark;
+    pfvm_value **deps = NULL;
+    if (!res || res->n_forward > n_nodes || !(mark = (unsigned char *)pfvm__calloc((size_t)n_vals + 1, 1)))
+        return 0;
+    for (i = res->n_forward; i < n_nodes; i++) {
+        pfvm__node_deps(g->nodes[i], &deps);
+        for (j = 0; j < (int)stbds_arrlen(deps); j++) {
+            const pfvm_value *v = deps[j];
+            if (v->graph == g && v->id >= 0 && v->id < n_vals && v->producer && v->producer->graph == g &&
+                v->producer->id < res->n_forward)
+                mark[v->id] = 1;
+        }
+    }
+    stbds_arrfree(deps);
+    /* in forward order: by producer, then output slot */
+    for (i = 0; i < res->n_forward; i++)
+        for (j = 0; j < g->nodes[i]->n_outputs; j++) {
+            pfvm_value *v = g->nodes[i]->outputs[j];
+            if (v && v->id >= 0 && v->id < n_vals && mark[v->id]) {
+                if (count < cap)
+                    out[count] = v;
+                count++;
+                mark[v->id] = 0;
+            }
+        }
+    pfvm__free(mark);
+    return count;
 }
 
 /* ---- optimizers ------------------------------------------------------------------- */

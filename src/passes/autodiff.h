@@ -92,6 +92,14 @@ typedef struct pfvm_autodiff_result {
 PFVM_API pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *g, const pfvm_autodiff_opts *opts,
                                  pfvm_autodiff_result *res, pfvm_status *st);
 
+/* The forward values the backward nodes read: the activations a training
+ * run keeps alive from the forward pass to the backward one (what the
+ * recompute pass trades for recomputation). Values made by forward nodes
+ * only (not inputs or initializers), each once, in forward order; fills
+ * out[0..cap) and returns the count (which may exceed cap). Valid while
+ * g->nodes[res->n_forward..] are still the backward nodes. */
+PFVM_API int pfvm_autodiff_saved(const pfvm_graph *g, const pfvm_autodiff_result *res, pfvm_value **out, int cap);
+
 /* ---- optimizers (training graphs) --------------------------------------------- */
 
 typedef enum pfvm_optimizer_kind {
@@ -196,6 +204,11 @@ PFVM_API pfvm_value *pfvm_grad_tensor(pfvm_grad_ctx *g, pfvm_dtype dtype, int ra
 /* Shape of v as a 1-D int64 value: a constant when every dim is known,
  * else Shape(v). */
 PFVM_API pfvm_value *pfvm_grad_shape(pfvm_grad_ctx *g, pfvm_value *v);
+/* A tensor of the given shape (a 1-D int64 value) filled with v. */
+PFVM_API pfvm_value *pfvm_grad_fill(pfvm_grad_ctx *g, pfvm_value *shape, pfvm_dtype dtype, double v);
+/* v's element count as a 1-element int64 value (a constant when v's shape
+ * is known: no reader of v then). */
+PFVM_API pfvm_value *pfvm_grad_numel(pfvm_grad_ctx *g, pfvm_value *v);
 /* Zeros / ones shaped like v, of v's element type. */
 PFVM_API pfvm_value *pfvm_grad_zeros_like(pfvm_grad_ctx *g, pfvm_value *v);
 PFVM_API pfvm_value *pfvm_grad_ones_like(pfvm_grad_ctx *g, pfvm_value *v);
