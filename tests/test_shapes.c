@@ -22,10 +22,10 @@ static void fx_init(fixture *f, int opset)
     pfvm_model_set_opset(f->m, "", opset, &f->st);
 }
 
-/* A graph input with dims given as text: "batch", "3", ... */
-static pfvm_value *fx_input(fixture *f, const char *name, pfvm_dtype dt, int rank, const char *const *dims)
+/* A value of graph g with a declared tensor type (dims as text). */
+static pfvm_value *fx_typed(fixture *f, pfvm_graph *g, const char *name, pfvm_dtype dt, int rank, const char *const *dims)
 {
-    pfvm_value *v = pfvm_graph_value(f->g, name, &f->st);
+    pfvm_value *v = pfvm_graph_value(g, name, &f->st);
     int i;
     v->type.kind = PFVM_KIND_TENSOR;
     v->type.dtype = dt;
@@ -35,7 +35,14 @@ static pfvm_value *fx_input(fixture *f, const char *name, pfvm_dtype dt, int ran
         long long x = strtoll(dims[i], &end, 10);
         v->type.shape.dims[i] = *end ? pfvm_sym_var(f->m->syms, dims[i], 1) : pfvm_sym_const(f->m->syms, x);
     }
-    v->has_type_info = 1;
+    v->has_type_info = rank >= 0;
+    return v;
+}
+
+/* A graph input with dims given as text: "batch", "3", ... */
+static pfvm_value *fx_input(fixture *f, const char *name, pfvm_dtype dt, int rank, const char *const *dims)
+{
+    pfvm_value *v = fx_typed(f, f->g, name, dt, rank, dims);
     pfvm_graph_add_input(f->g, v, &f->st);
     return v;
 }
@@ -165,23 +172,6 @@ static void test_broadcast_symbolic(void)
     CHECK_MSG(pfvm_infer_shapes(f.g, 1, &f.st) == PFVM_OK, "%s", f.st.msg);
     CHECK(shape_is(y, "[n,k,d]"));
     pfvm_model_free(f.m);
-}
-
-/* A value of graph g with a declared tensor type (dims as text). */
-static pfvm_value *fx_typed(fixture *f, pfvm_graph *g, const char *name, pfvm_dtype dt, int rank, const char *const *dims)
-{
-    pfvm_value *v = pfvm_graph_value(g, name, &f->st);
-    int i;
-    v->type.kind = PFVM_KIND_TENSOR;
-    v->type.dtype = dt;
-    v->type.shape.rank = rank;
-    for (i = 0; i < rank; i++) {
-        char *end;
-        long long x = strtoll(dims[i], &end, 10);
-        v->type.shape.dims[i] = *end ? pfvm_sym_var(f->m->syms, dims[i], 1) : pfvm_sym_const(f->m->syms, x);
-    }
-    v->has_type_info = rank >= 0;
-    return v;
 }
 
 static pfvm_graph *fx_subgraph(fixture *f, pfvm_node *owner, const char *attr)
