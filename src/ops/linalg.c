@@ -582,10 +582,34 @@ static pfvm_code pfvm__la_k_gemm_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return PFVM_OK;
 }
 
+/* ---- cost ------------------------------------------------------------------------------ */
+
+/* A multiply-add per output element and step of the contracted axis. */
+static double pfvm__la_matmul_flops(const pfvm_node *n, const pfvm_dims *in, int n_in, const pfvm_dims *out,
+                                    int n_out)
+{
+    double y = n_out ? pfvm_dims_numel(&out[0]) : -1;
+    (void)n;
+    if (n_in < 2 || y < 0 || in[0].rank < 1)
+        return -1;
+    return 2.0 * y * (double)in[0].d[in[0].rank - 1];
+}
+
+static double pfvm__la_gemm_flops(const pfvm_node *n, const pfvm_dims *in, int n_in, const pfvm_dims *out,
+                                  int n_out)
+{
+    double y = n_out ? pfvm_dims_numel(&out[0]) : -1;
+    int64_t k;
+    if (n_in < 2 || y < 0 || in[0].rank != 2)
+        return -1;
+    k = in[0].d[pfvm_node_attr_int(n, "transA", 0) ? 0 : 1];
+    return 2.0 * y * (double)k + (n_in > 2 && in[2].rank >= 0 ? y : 0);
+}
+
 const pfvm_op_def pfvm__ops_linalg[] = {
     {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops},
     {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL},
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL}
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops},
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };

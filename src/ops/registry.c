@@ -139,6 +139,49 @@ static pfvm_code pfvm__resolve_graph(pfvm_graph *g, int strict, pfvm_status *st)
     return PFVM_OK;
 }
 
+double pfvm_dims_numel(const pfvm_dims *d)
+{
+    double n = 1;
+    int i;
+    if (d->rank < 0)
+        return -1;
+    for (i = 0; i < d->rank; i++)
+        n *= (double)d->d[i];
+    return n;
+}
+
+/* Concrete dims of an optional value under b (rank -1 when unknown). */
+static void pfvm__value_dims(const pfvm_value *v, const pfvm_binding *b, pfvm_dims *d)
+{
+    d->rank = -1;
+    if (v && v->type.kind == PFVM_KIND_TENSOR && pfvm_shape_eval(&v->type.shape, b, d->d))
+        d->rank = v->type.shape.rank;
+}
+
+double pfvm_node_flops(const pfvm_node *n, const pfvm_binding *b)
+{
+    pfvm_dims in[16], out[8];
+    int n_in = n->n_inputs < 16 ? n->n_inputs : 16, n_out = n->n_outputs < 8 ? n->n_outputs : 8, i;
+    double most = -1;
+    for (i = 0; i < n_in; i++)
+        pfvm__value_dims(n->inputs[i], b, &in[i]);
+    for (i = 0; i < n_out; i++)
+        pfvm__value_dims(n->outputs[i], b, &out[i]);
+    if (n->op && n->op->flops)
+        return n->op->flops(n, in, n_in, out, n_out);
+    /* a reduction does one operation per element it reads */
+    if (n->op && n->op->fusion == PFVM_FUSE_REDUCTION)
+        return n_in ? pfvm_dims_numel(&in[0]) : -1;
+    for (i = 0; i < n_out; i++)
+        if (n->outputs[i]) {
+            double e = pfvm_dims_numel(&out[i]);
+            if (e < 0)
+                return -1;
+            most = e > most ? e : most;
+        }
+    return most < 0 ? 0 : most;
+}
+
 pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
 {
     int i;

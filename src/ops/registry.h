@@ -103,6 +103,21 @@ typedef pfvm_code (*pfvm_grad_fn)(pfvm_grad_ctx *g, const pfvm_node *node);
 /* Emits the fused-loop code of `node` inside a fused group. */
 typedef pfvm_code (*pfvm_fuse_fn)(pfvm_fuse_ctx *f, const pfvm_node *node);
 
+/* Concrete dims of one input or output, for cost hooks (rank -1: unknown). */
+typedef struct pfvm_dims {
+    int rank;
+    int64_t d[PFVM_MAX_RANK];
+} pfvm_dims;
+
+/* Arithmetic operations one run of `node` performs, given the concrete
+ * dims of its inputs and outputs (omitted ones have rank -1), or -1 when
+ * they do not say. A multiply-add counts 2. Operators whose work is not
+ * about one operation per output element (contractions: MatMul, Gemm,
+ * Conv...) define it; pfvm_node_flops counts the others. Used to weigh
+ * recomputation against memory (src/passes/recompute). */
+typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int n_in, const pfvm_dims *out,
+                                int n_out);
+
 /* pfvm_op_def.flags */
 #define PFVM_OP_NONDETERMINISTIC 1u /* random generators: never folded */
 #define PFVM_OP_IN_PLACE 2u /* the kernel is right with output 0 in input 0's storage (a fused group
@@ -124,6 +139,7 @@ struct pfvm_op_def {
     pfvm_simplify_fn simplify; /* or NULL */
     pfvm_grad_fn grad;         /* or NULL: not differentiable (yet) */
     pfvm_fuse_fn fuse;         /* or NULL: never inside a fused group */
+    pfvm_flops_fn flops;       /* or NULL: the default count (see pfvm_flops_fn) */
 };
 
 /* Finds the definition for (domain, name) at an opset version; NULL when
@@ -131,6 +147,13 @@ struct pfvm_op_def {
 PFVM_API const pfvm_op_def *pfvm_op_find(const char *domain, const char *name, int64_t opset);
 /* Iterates over every definition (for docs): returns NULL past the end. */
 PFVM_API const pfvm_op_def *pfvm_op_at(int index);
+/* Operations one run of node n performs with its value types evaluated
+ * under binding b (NULL: constant shapes only): the operator's flops hook,
+ * else one per element of the largest output, or of the largest input for
+ * reductions. -1 when a shape it needs is not known. */
+PFVM_API double pfvm_node_flops(const pfvm_node *n, const pfvm_binding *b);
+/* Elements of d (1 for rank 0), or -1 when the rank is unknown. */
+PFVM_API double pfvm_dims_numel(const pfvm_dims *d);
 /* Resolves node->op and node->opset for every node of g and its subgraphs.
  * Unknown ops are an error only when `strict`. */
 PFVM_API pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st);
