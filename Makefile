@@ -1,6 +1,8 @@
 # pfvm build. `make` builds the headers, interp, the unit tests and examples;
 # `make test` runs everything (see tests/run.sh); `make asan` builds the
-# tests with AddressSanitizer + UndefinedBehaviorSanitizer into build-asan/.
+# tests with AddressSanitizer + UndefinedBehaviorSanitizer into build-asan/
+# (with PFVM_NO_DISPATCH: the kernels' baseline versions, which a CPU with
+# AVX2 never runs otherwise).
 
 CC      ?= cc
 OPT     ?= -O2 -g
@@ -53,7 +55,7 @@ test: all
 	sh tests/run.sh $(BUILD)
 
 asan:
-	$(MAKE) BUILD=build-asan OPT="-O1 -g" SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	$(MAKE) BUILD=build-asan OPT="-O1 -g -DPFVM_NO_DISPATCH" SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	    build-asan/interp $(patsubst $(BUILD)/%,build-asan/%,$(TESTS))
 
 check-headers:

@@ -1888,6 +1888,30 @@ extern "C" {
 #endif
 #endif
 
+/* Runtime CPU dispatch for the float32 kernels (fused-loop kernels and the
+ * element-wise operators' float32 loops, which call them): on x86-64 with
+ * glibc, compilers that have `target_clones` (gcc 6+, clang 14+) build
+ * each kernel for AVX-512, AVX2 and the baseline, and the loader picks one
+ * for the CPU once (an ifunc), so a default build runs 16 or 8 floats per
+ * instruction where the CPU can. Contraction into fused multiply-adds is
+ * off in every version (gcc here, clang with the STDC pragma around the
+ * kernels), so all of them round like the baseline. Elsewhere (other
+ * compilers, Arm, musl, Windows), or with PFVM_NO_DISPATCH defined, kernels
+ * are compiled once for the target the build names. */
+#if !defined(PFVM_NO_DISPATCH) && defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && \
+    defined(__GLIBC__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#if defined(__clang__)
+#define PFVM_DISPATCH __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define PFVM_DISPATCH __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+#endif
+#endif
+#endif
+#ifndef PFVM_DISPATCH
+#define PFVM_DISPATCH
+#endif
+
 #define PFVM_FUSE_MAX_SRC 3     /* sources of one instruction */
 #define PFVM_FUSE_PARAM_BYTES 64 /* parameters of one instruction */
 
@@ -6713,6 +6737,13 @@ const pfvm_op_def pfvm__ops_einsum[] = {
 #include <stdlib.h>
 #include <string.h>
 
+/* Kernels round the same in every version PFVM_DISPATCH builds: no
+ * contraction into fused multiply-adds (clang's default; gcc's is set in
+ * PFVM_DISPATCH). Restored to the command line's at the end of the file. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
 #define PFVM__EW_MAX_IN 8 /* inputs pfvm_ew_apply walks together */
 #define PFVM__EW_ARITY 2  /* inputs of one scalar function */
 #define PFVM__EW_CHUNK 32 /* elements converted per step on generic paths (stack use) */
@@ -7111,7 +7142,7 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
         (void)sizeof(pfvm__ew_ct);                                                                           \
         return (double)(expr);                                                                               \
     }                                                                                                        \
-    static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv)             \
+    PFVM_DISPATCH static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv) \
     {                                                                                                        \
         typedef CT pfvm__ew_ct;                                                                              \
         const float *a = s[0];                                                                               \
@@ -7160,7 +7191,7 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
         (void)sizeof(pfvm__ew_ct);                                                                           \
         return (double)(expr);                                                                               \
     }                                                                                                        \
-    static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv)             \
+    PFVM_DISPATCH static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv) \
     {                                                                                                        \
         typedef CT pfvm__ew_ct;                                                                              \
         const float *a = s[0];                                                                               \
@@ -7475,7 +7506,7 @@ PFVM__EW_INT2(bitxor, x0 ^ x1)
 
 /* Fused kernels of the logic operators over 0/1 registers. */
 #define PFVM__EW_ZL(name, n_in, expr)                                           \
-    static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv) \
+    PFVM_DISPATCH static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv) \
     {                                                                           \
         const float *a = s[0];                                    \
         const float *b = s[n_in - 1];                             \
@@ -8233,7 +8264,7 @@ static pfvm_code pfvm__ew_k_where(pfvm_kctx *k)
     return w.rc;
 }
 
-static void pfvm__ew_z_where(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+PFVM_DISPATCH static void pfvm__ew_z_where(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
 {
     const float *c = s[0];
     const float *a = s[1];
@@ -8309,7 +8340,7 @@ static pfvm_code pfvm__ew_k_clip(pfvm_kctx *k)
 
 /* Clip's bounds from inputs, one at a time, in the kernel's order: the
  * lower bound first (NaN stays NaN). */
-static void pfvm__ew_z_clip_lo(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+PFVM_DISPATCH static void pfvm__ew_z_clip_lo(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
 {
     const float *a = s[0];
     const float *lo = s[1];
@@ -8319,7 +8350,7 @@ static void pfvm__ew_z_clip_lo(float *PFVM_RESTRICT y, const float *const *s, co
         y[e] = a[e] < lo[e] ? lo[e] : a[e];
 }
 
-static void pfvm__ew_z_clip_hi(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+PFVM_DISPATCH static void pfvm__ew_z_clip_hi(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
 {
     const float *a = s[0];
     const float *hi = s[1];
@@ -8576,7 +8607,7 @@ static pfvm_code pfvm__ew_k_castlike(pfvm_kctx *k)
  * free, casts to float16/bfloat16 round in place, casts to bool compare
  * with 0, and casts to double keep values that are exact in float; the
  * rest (to integers, from double to bool or double) stay out. */
-static void pfvm__ew_z_to_half(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+PFVM_DISPATCH static void pfvm__ew_z_to_half(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
 {
     const float *a = s[0];
     int e;
@@ -8585,7 +8616,7 @@ static void pfvm__ew_z_to_half(float *PFVM_RESTRICT y, const float *const *s, co
         y[e] = pfvm_half_to_float(pfvm_float_to_half(a[e]));
 }
 
-static void pfvm__ew_z_to_bf16(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+PFVM_DISPATCH static void pfvm__ew_z_to_bf16(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
 {
     const float *a = s[0];
     int e;
@@ -8594,7 +8625,7 @@ static void pfvm__ew_z_to_bf16(float *PFVM_RESTRICT y, const float *const *s, co
         y[e] = pfvm_bf16_to_float(pfvm_float_to_bf16(a[e]));
 }
 
-static void pfvm__ew_z_to_bool(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+PFVM_DISPATCH static void pfvm__ew_z_to_bool(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
 {
     const float *a = s[0];
     int e;
@@ -9469,6 +9500,10 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
      "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_castlike_grad, pfvm__ew_k_castlike_fuse, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT DEFAULT
+#endif
 /* ---- src/ops/image.c ---- */
 /* ops/image: resampling — Resize (nearest, n-linear, cubic; every
  * coordinate transformation), Upsample (its older form), GridSample and
@@ -25620,7 +25655,8 @@ typedef struct pfvm__fz_prog {
     int *in_reg;          /* per input: register, -1 when unused */
     int *out_reg;         /* per output: register, -1 for a reduction */
     int *out_sink;        /* per output: sink index or -1 */
-    float *regs;          /* n_regs * PFVM_FUSE_BLOCK */
+    float *regs;          /* n_regs * PFVM_FUSE_BLOCK, 64-byte aligned within regs_mem */
+    void *regs_mem;
     float **ptr;          /* per register: its storage for the block being run */
     unsigned char *out_direct; /* per output: its register may live in the output */
     /* run-time scratch, sized at compile time so that runs allocate nothing */
@@ -25647,7 +25683,7 @@ static void pfvm__fz_prog_free(pfvm__fz_prog *p)
     pfvm__free(p->in_reg);
     pfvm__free(p->out_reg);
     pfvm__free(p->out_sink);
-    pfvm__free(p->regs);
+    pfvm__free(p->regs_mem);
     pfvm__free(p->ptr);
     pfvm__free(p->out_direct);
     pfvm__free(p->st);
@@ -25981,7 +26017,11 @@ static pfvm_code pfvm__fz_regalloc(pfvm__fz_prog *p, const int *out_slot, pfvm_s
     for (j = 0; j < (int)stbds_arrlen(p->sinks); j++)
         if (p->sinks[j].out < 0 || p->sinks[j].src < 0)
             return pfvm__fail(st, PFVM_ERR_INVALID, "fused group: a reduction that is not an output");
-    p->regs = (float *)pfvm__calloc((size_t)(p->n_regs ? p->n_regs : 1) * PFVM_FUSE_BLOCK, sizeof(float));
+    /* registers on cache lines of their own: vector loads and stores of
+     * a block never straddle two lines */
+    p->regs_mem = pfvm__calloc((size_t)(p->n_regs ? p->n_regs : 1) * PFVM_FUSE_BLOCK + 16, sizeof(float));
+    if (p->regs_mem)
+        p->regs = (float *)((char *)p->regs_mem + (64 - (size_t)((uintptr_t)p->regs_mem % 64)) % 64);
     p->ptr = (float **)pfvm__calloc((size_t)p->n_regs + 1, sizeof *p->ptr);
     p->out_direct = (unsigned char *)pfvm__calloc((size_t)p->n_out + 1, 1);
     p->chunk_at = (int64_t *)pfvm__calloc(PFVM_FUSE_BLOCK, sizeof *p->chunk_at);

@@ -57,7 +57,8 @@ typedef struct pfvm__fz_prog {
     int *in_reg;          /* per input: register, -1 when unused */
     int *out_reg;         /* per output: register, -1 for a reduction */
     int *out_sink;        /* per output: sink index or -1 */
-    float *regs;          /* n_regs * PFVM_FUSE_BLOCK */
+    float *regs;          /* n_regs * PFVM_FUSE_BLOCK, 64-byte aligned within regs_mem */
+    void *regs_mem;
     float **ptr;          /* per register: its storage for the block being run */
     unsigned char *out_direct; /* per output: its register may live in the output */
     /* run-time scratch, sized at compile time so that runs allocate nothing */
@@ -84,7 +85,7 @@ static void pfvm__fz_prog_free(pfvm__fz_prog *p)
     pfvm__free(p->in_reg);
     pfvm__free(p->out_reg);
     pfvm__free(p->out_sink);
-    pfvm__free(p->regs);
+    pfvm__free(p->regs_mem);
     pfvm__free(p->ptr);
     pfvm__free(p->out_direct);
     pfvm__free(p->st);
@@ -418,7 +419,11 @@ static pfvm_code pfvm__fz_regalloc(pfvm__fz_prog *p, const int *out_slot, pfvm_s
     for (j = 0; j < (int)stbds_arrlen(p->sinks); j++)
         if (p->sinks[j].out < 0 || p->sinks[j].src < 0)
             return pfvm__fail(st, PFVM_ERR_INVALID, "fused group: a reduction that is not an output");
-    p->regs = (float *)pfvm__calloc((size_t)(p->n_regs ? p->n_regs : 1) * PFVM_FUSE_BLOCK, sizeof(float));
+    /* registers on cache lines of their own: vector loads and stores of
+     * a block never straddle two lines */
+    p->regs_mem = pfvm__calloc((size_t)(p->n_regs ? p->n_regs : 1) * PFVM_FUSE_BLOCK + 16, sizeof(float));
+    if (p->regs_mem)
+        p->regs = (float *)((char *)p->regs_mem + (64 - (size_t)((uintptr_t)p->regs_mem % 64)) % 64);
     p->ptr = (float **)pfvm__calloc((size_t)p->n_regs + 1, sizeof *p->ptr);
     p->out_direct = (unsigned char *)pfvm__calloc((size_t)p->n_out + 1, 1);
     p->chunk_at = (int64_t *)pfvm__calloc(PFVM_FUSE_BLOCK, sizeof *p->chunk_at);

@@ -49,6 +49,30 @@ extern "C" {
 #endif
 #endif
 
+/* Runtime CPU dispatch for the float32 kernels (fused-loop kernels and the
+ * element-wise operators' float32 loops, which call them): on x86-64 with
+ * glibc, compilers that have `target_clones` (gcc 6+, clang 14+) build
+ * each kernel for AVX-512, AVX2 and the baseline, and the loader picks one
+ * for the CPU once (an ifunc), so a default build runs 16 or 8 floats per
+ * instruction where the CPU can. Contraction into fused multiply-adds is
+ * off in every version (gcc here, clang with the STDC pragma around the
+ * kernels), so all of them round like the baseline. Elsewhere (other
+ * compilers, Arm, musl, Windows), or with PFVM_NO_DISPATCH defined, kernels
+ * are compiled once for the target the build names. */
+#if !defined(PFVM_NO_DISPATCH) && defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && \
+    defined(__GLIBC__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#if defined(__clang__)
+#define PFVM_DISPATCH __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define PFVM_DISPATCH __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+#endif
+#endif
+#endif
+#ifndef PFVM_DISPATCH
+#define PFVM_DISPATCH
+#endif
+
 #define PFVM_FUSE_MAX_SRC 3     /* sources of one instruction */
 #define PFVM_FUSE_PARAM_BYTES 64 /* parameters of one instruction */
 

@@ -23,6 +23,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Kernels round the same in every version PFVM_DISPATCH builds: no
+ * contraction into fused multiply-adds (clang's default; gcc's is set in
+ * PFVM_DISPATCH). Restored to the command line's at the end of the file. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
 #define PFVM__EW_MAX_IN 8 /* inputs pfvm_ew_apply walks together */
 #define PFVM__EW_ARITY 2  /* inputs of one scalar function */
 #define PFVM__EW_CHUNK 32 /* elements converted per step on generic paths (stack use) */
@@ -421,7 +428,7 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
         (void)sizeof(pfvm__ew_ct);                                                                           \
         return (double)(expr);                                                                               \
     }                                                                                                        \
-    static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv)             \
+    PFVM_DISPATCH static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv) \
     {                                                                                                        \
         typedef CT pfvm__ew_ct;                                                                              \
         const float *a = s[0];                                                                               \
@@ -470,7 +477,7 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
         (void)sizeof(pfvm__ew_ct);                                                                           \
         return (double)(expr);                                                                               \
     }                                                                                                        \
-    static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv)             \
+    PFVM_DISPATCH static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv) \
     {                                                                                                        \
         typedef CT pfvm__ew_ct;                                                                              \
         const float *a = s[0];                                                                               \
@@ -785,7 +792,7 @@ PFVM__EW_INT2(bitxor, x0 ^ x1)
 
 /* Fused kernels of the logic operators over 0/1 registers. */
 #define PFVM__EW_ZL(name, n_in, expr)                                           \
-    static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv) \
+    PFVM_DISPATCH static void pfvm__ew_z_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv) \
     {                                                                           \
         const float *a = s[0];                                    \
         const float *b = s[n_in - 1];                             \
@@ -1543,7 +1550,7 @@ static pfvm_code pfvm__ew_k_where(pfvm_kctx *k)
     return w.rc;
 }
 
-static void pfvm__ew_z_where(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+PFVM_DISPATCH static void pfvm__ew_z_where(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
 {
     const float *c = s[0];
     const float *a = s[1];
@@ -1619,7 +1626,7 @@ static pfvm_code pfvm__ew_k_clip(pfvm_kctx *k)
 
 /* Clip's bounds from inputs, one at a time, in the kernel's order: the
  * lower bound first (NaN stays NaN). */
-static void pfvm__ew_z_clip_lo(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+PFVM_DISPATCH static void pfvm__ew_z_clip_lo(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
 {
     const float *a = s[0];
     const float *lo = s[1];
@@ -1629,7 +1636,7 @@ static void pfvm__ew_z_clip_lo(float *PFVM_RESTRICT y, const float *const *s, co
         y[e] = a[e] < lo[e] ? lo[e] : a[e];
 }
 
-static void pfvm__ew_z_clip_hi(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+PFVM_DISPATCH static void pfvm__ew_z_clip_hi(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
 {
     const float *a = s[0];
     const float *hi = s[1];
@@ -1886,7 +1893,7 @@ static pfvm_code pfvm__ew_k_castlike(pfvm_kctx *k)
  * free, casts to float16/bfloat16 round in place, casts to bool compare
  * with 0, and casts to double keep values that are exact in float; the
  * rest (to integers, from double to bool or double) stay out. */
-static void pfvm__ew_z_to_half(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+PFVM_DISPATCH static void pfvm__ew_z_to_half(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
 {
     const float *a = s[0];
     int e;
@@ -1895,7 +1902,7 @@ static void pfvm__ew_z_to_half(float *PFVM_RESTRICT y, const float *const *s, co
         y[e] = pfvm_half_to_float(pfvm_float_to_half(a[e]));
 }
 
-static void pfvm__ew_z_to_bf16(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+PFVM_DISPATCH static void pfvm__ew_z_to_bf16(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
 {
     const float *a = s[0];
     int e;
@@ -1904,7 +1911,7 @@ static void pfvm__ew_z_to_bf16(float *PFVM_RESTRICT y, const float *const *s, co
         y[e] = pfvm_bf16_to_float(pfvm_float_to_bf16(a[e]));
 }
 
-static void pfvm__ew_z_to_bool(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
+PFVM_DISPATCH static void pfvm__ew_z_to_bool(float *PFVM_RESTRICT y, const float *const *s, const void *pv)
 {
     const float *a = s[0];
     int e;
@@ -2779,3 +2786,7 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
      "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_castlike_grad, pfvm__ew_k_castlike_fuse, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT DEFAULT
+#endif
