@@ -47,6 +47,8 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libpfvm.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc -Itests $< $(BUILD)/libpfvm.a -o $@ $(LDLIBS)
 
+$(BUILD)/tests/test_infer_table: tests/infer_table.inc
+
 $(BUILD)/examples/%: examples/%.c pfvm.h pfvm_onnx.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -I. $< -o $@ $(LDLIBS)

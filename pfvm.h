@@ -369,6 +369,11 @@ PFVM_API int pfvm_sym_print(const pfvm_sym *s, char *buf, size_t n);
 /* Proofs from the facts known to the table (dims >= 0, dim_params >= 1). */
 PFVM_API int pfvm_sym_proven_nonneg(const pfvm_sym *s);
 PFVM_API int pfvm_sym_proven_eq(const pfvm_sym *a, const pfvm_sym *b);
+/* s >= v for every binding (lower bounds from the same facts). */
+PFVM_API int pfvm_sym_proven_ge(pfvm_symtab *t, const pfvm_sym *s, int64_t v);
+/* a != b for every binding: a - b is proven >= 1 or <= -1 (two dims that
+ * can never match, e.g. n and n+1, or n and 2*n). */
+PFVM_API int pfvm_sym_proven_ne(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b);
 
 /* Number of symbols in the table and the symbol with a given id or name. */
 PFVM_API int pfvm_symtab_count(const pfvm_symtab *t);
@@ -972,6 +977,16 @@ PFVM_INTERNAL pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c);
 PFVM_INTERNAL pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in);
 /* Numpy-style multidirectional broadcast of the shapes of inputs. */
 PFVM_INTERNAL pfvm_code pfvm_infer_broadcast(pfvm_ictx *c, const pfvm_shape *const *shapes, int n, pfvm_shape *out);
+/* Fails with "<what> differ: a vs b" (PFVM_ERR_SHAPE) when dims a and b
+ * are provably different (3 vs 4, n vs n+1); PFVM_OK otherwise, unknown
+ * included. */
+PFVM_INTERNAL pfvm_code pfvm_infer_check_eq(pfvm_ictx *c, const pfvm_sym *a, const pfvm_sym *b, const char *what);
+/* Input j, when present and of known rank, must be 1-D of length `len`
+ * (a bias, scale, per-channel vector); fails naming `what` otherwise. */
+PFVM_INTERNAL pfvm_code pfvm_infer_check_vec(pfvm_ictx *c, int j, const pfvm_sym *len, const char *what);
+/* Normalises an axis attribute for a rank into *out, failing with "axis
+ * A is out of range for rank R" when it is not in [-rank, rank). */
+PFVM_INTERNAL pfvm_code pfvm_infer_axis(pfvm_ictx *c, int64_t axis, int rank, int *out);
 /* Known contents of input i as int64s (from value or sym); returns count
  * or -1 if not known. `out` holds at most `cap` entries. */
 PFVM_INTERNAL int pfvm_ival_ints(const pfvm_ival *v, int64_t *out, int cap);
@@ -3340,9 +3355,80 @@ int pfvm_sym_print(const pfvm_sym *s, char *buf, size_t n)
     return (int)b.len;
 }
 
+/* A lower bound of s over every binding, from the facts (dims >= 0,
+ * dim_params >= 1): 1 and *lb set when one is found. */
+static int pfvm__sym_lb(const pfvm_sym *s, int64_t *lb, int depth)
+{
+    int64_t x, y;
+    if (!s || depth > 64)
+        return 0;
+    switch (s->kind) {
+    case PFVM_SYM_CONST:
+        *lb = s->value;
+        return 1;
+    case PFVM_SYM_VAR:
+        *lb = s->pos ? 1 : 0;
+        return 1;
+    case PFVM_SYM_ADD:
+        if (!pfvm__sym_lb(s->a, &x, depth + 1) || !pfvm__sym_lb(s->b, &y, depth + 1) || !pfvm__add_i64(x, y, lb))
+            return 0;
+        return 1;
+    case PFVM_SYM_MUL:
+        if (s->a->kind == PFVM_SYM_CONST || s->b->kind == PFVM_SYM_CONST) {
+            const pfvm_sym *k = s->a->kind == PFVM_SYM_CONST ? s->a : s->b, *o = k == s->a ? s->b : s->a;
+            return k->value >= 0 && pfvm__sym_lb(o, &y, depth + 1) && pfvm__mul_i64(k->value, y, lb);
+        }
+        return pfvm__sym_lb(s->a, &x, depth + 1) && pfvm__sym_lb(s->b, &y, depth + 1) && x >= 0 && y >= 0 &&
+               pfvm__mul_i64(x, y, lb);
+    case PFVM_SYM_DIV:
+        if (s->b->kind != PFVM_SYM_CONST || s->b->value <= 0 || !pfvm__sym_lb(s->a, &x, depth + 1))
+            return 0;
+        *lb = x >= 0 ? x / s->b->value : -((-x + s->b->value - 1) / s->b->value);
+        return 1;
+    case PFVM_SYM_MOD:
+        if (!s->b->pos)
+            return 0;
+        *lb = 0;
+        return 1;
+    case PFVM_SYM_MIN:
+        if (!pfvm__sym_lb(s->a, &x, depth + 1) || !pfvm__sym_lb(s->b, &y, depth + 1))
+            return 0;
+        *lb = x < y ? x : y;
+        return 1;
+    case PFVM_SYM_MAX: {
+        int ha = pfvm__sym_lb(s->a, &x, depth + 1), hb = pfvm__sym_lb(s->b, &y, depth + 1);
+        if (!ha && !hb)
+            return 0;
+        *lb = !ha ? y : !hb ? x : x > y ? x : y;
+        return 1;
+    }
+    }
+    return 0;
+}
+
 int pfvm_sym_proven_nonneg(const pfvm_sym *s)
 {
-    return s && s->nonneg;
+    int64_t lb;
+    return s && (s->nonneg || (pfvm__sym_lb(s, &lb, 0) && lb >= 0));
+}
+
+int pfvm_sym_proven_ge(pfvm_symtab *t, const pfvm_sym *s, int64_t v)
+{
+    int64_t lb;
+    if (!s)
+        return 0;
+    if (pfvm__sym_lb(s, &lb, 0) && lb >= v)
+        return 1;
+    return pfvm_sym_proven_nonneg(pfvm_sym_addi(t, s, -v));
+}
+
+int pfvm_sym_proven_ne(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    const pfvm_sym *d;
+    if (!a || !b || a == b)
+        return 0;
+    d = pfvm_sym_sub(t, a, b);
+    return d && (pfvm_sym_proven_ge(t, d, 1) || pfvm_sym_proven_ge(t, pfvm_sym_muli(t, d, -1), 1));
 }
 
 int pfvm_sym_proven_eq(const pfvm_sym *a, const pfvm_sym *b)
@@ -4913,8 +4999,16 @@ PFVM_INTERNAL pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c)
     return pfvm_infer_same_as(c, 0, 0);
 }
 
+/* s printed (for messages). */
+static const char *pfvm__sym_str(const pfvm_sym *s, char *buf, size_t n)
+{
+    pfvm_sym_print(s, buf, n);
+    return buf;
+}
+
 PFVM_INTERNAL pfvm_code pfvm_infer_broadcast(pfvm_ictx *c, const pfvm_shape *const *shapes, int n, pfvm_shape *out)
 {
+    char sb[96], sb2[96];
     int i, d, rank = 0;
     pfvm_symtab *t = c->syms;
     for (i = 0; i < n; i++) {
@@ -4942,13 +5036,20 @@ PFVM_INTERNAL pfvm_code pfvm_infer_broadcast(pfvm_ictx *c, const pfvm_shape *con
                 if (rv >= 0 && rv != v)
                     return pfvm__fail(c->st, PFVM_ERR_SHAPE,
                                       "cannot broadcast dimension %d: %lld vs %lld", d, (long long)rv, (long long)v);
-                if (r && rv < 0) {
-                    /* a symbol meets a constant: the constant wins (the symbol must equal it or be 1) */
-                }
+                /* a symbol meets a constant: the constant wins (the symbol
+                 * must equal it or be 1), unless it provably is neither */
+                if (r && rv < 0 && pfvm_sym_proven_ge(t, r, 2) && pfvm_sym_proven_ne(t, r, s))
+                    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "cannot broadcast dimension %d: %s vs %lld", d,
+                                      pfvm__sym_str(r, sb, sizeof sb), (long long)v);
                 rv = v;
                 r = s;
             } else if (!r) {
                 r = s;
+            } else if (r != s && pfvm_sym_proven_ge(t, s, 2) && (rv >= 0 || pfvm_sym_proven_ge(t, r, 2)) &&
+                       pfvm_sym_proven_ne(t, r, s)) {
+                /* neither can be 1 and they never match */
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "cannot broadcast dimension %d: %s vs %s", d,
+                                  pfvm__sym_str(r, sb, sizeof sb), pfvm__sym_str(s, sb2, sizeof sb2));
             } else if (rv < 0 && r != s) {
                 /* two different symbols: the result is max (each is 1 or equal) */
                 r = pfvm_sym_max(t, r, s);
@@ -4958,6 +5059,34 @@ PFVM_INTERNAL pfvm_code pfvm_infer_broadcast(pfvm_ictx *c, const pfvm_shape *con
         if (!out->dims[d])
             return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
     }
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_infer_check_eq(pfvm_ictx *c, const pfvm_sym *a, const pfvm_sym *b, const char *what)
+{
+    char sa[96], sb[96];
+    if (!a || !b || !pfvm_sym_proven_ne(c->syms, a, b))
+        return PFVM_OK;
+    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s differ: %s vs %s", what, pfvm__sym_str(a, sa, sizeof sa),
+                      pfvm__sym_str(b, sb, sizeof sb));
+}
+
+PFVM_INTERNAL pfvm_code pfvm_infer_check_vec(pfvm_ictx *c, int j, const pfvm_sym *len, const char *what)
+{
+    const pfvm_ival *v = j < c->n_in ? c->in[j] : NULL;
+    if (!v || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0)
+        return PFVM_OK;
+    if (v->type.shape.rank != 1)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must be 1-D, not rank %d", what, v->type.shape.rank);
+    return pfvm_infer_check_eq(c, v->type.shape.dims[0], len, what);
+}
+
+PFVM_INTERNAL pfvm_code pfvm_infer_axis(pfvm_ictx *c, int64_t axis, int rank, int *out)
+{
+    int a = pfvm__axis(axis, rank);
+    if (a < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d", (long long)axis, rank);
+    *out = a;
     return PFVM_OK;
 }
 
@@ -5745,7 +5874,21 @@ static const pfvm_type *pfvm__cf_elem_of(const pfvm_ival *v)
 
 static pfvm_code pfvm__cf_infer_seq_same(pfvm_ictx *c)
 {
-    return pfvm__cf_set_seq(c, 0, pfvm__cf_elem_of(c->in[0]));
+    const pfvm_type *e = pfvm__cf_elem_of(c->in[0]);
+    if (c->in[0]->type.kind != PFVM_KIND_UNKNOWN && c->in[0]->type.kind != PFVM_KIND_SEQUENCE)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "input 0 must be a sequence");
+    return pfvm__cf_set_seq(c, 0, e);
+}
+
+/* SequenceInsert: the tensor's element type is the sequence's. */
+static pfvm_code pfvm__cf_infer_seq_insert(pfvm_ictx *c)
+{
+    const pfvm_type *e = pfvm__cf_elem_of(c->in[0]);
+    if (e && e->dtype != PFVM_UNDEFINED && c->in[1]->type.kind == PFVM_KIND_TENSOR &&
+        c->in[1]->type.dtype != PFVM_UNDEFINED && c->in[1]->type.dtype != e->dtype)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "the tensor is %s, the sequence holds %s",
+                          pfvm_dtype_name(c->in[1]->type.dtype), pfvm_dtype_name(e->dtype));
+    return pfvm__cf_infer_seq_same(c);
 }
 
 static pfvm_code pfvm__cf_infer_seq_of_input(pfvm_ictx *c)
@@ -5756,6 +5899,18 @@ static pfvm_code pfvm__cf_infer_seq_of_input(pfvm_ictx *c)
     t = c->in[0]->type;
     pfvm_shape_unknown(&t.shape); /* elements may differ in shape */
     return pfvm__cf_set_seq(c, 0, &t);
+}
+
+/* SequenceConstruct: every input has one element type. */
+static pfvm_code pfvm__cf_infer_seq_construct(pfvm_ictx *c)
+{
+    int j;
+    for (j = 1; j < c->n_in; j++)
+        if (c->in[j] && c->in[j]->type.dtype != PFVM_UNDEFINED && c->in[0]->type.dtype != PFVM_UNDEFINED &&
+            c->in[j]->type.dtype != c->in[0]->type.dtype)
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "input %d is %s, input 0 is %s", j,
+                              pfvm_dtype_name(c->in[j]->type.dtype), pfvm_dtype_name(c->in[0]->type.dtype));
+    return pfvm__cf_infer_seq_of_input(c);
 }
 
 static pfvm_code pfvm__cf_infer_seq_empty(pfvm_ictx *c)
@@ -5829,6 +5984,8 @@ static pfvm_code pfvm__cf_k_seq_erase(pfvm_kctx *k)
 static pfvm_code pfvm__cf_infer_seq_at(pfvm_ictx *c)
 {
     const pfvm_type *e = pfvm__cf_elem_of(c->in[0]);
+    if (c->in[0]->type.kind != PFVM_KIND_UNKNOWN && c->in[0]->type.kind != PFVM_KIND_SEQUENCE)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "input 0 must be a sequence");
     pfvm__cf_set_dynamic(c, 0, e);
     return PFVM_OK;
 }
@@ -6336,8 +6493,8 @@ const pfvm_op_def pfvm__ops_control[] = {
     {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
     {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
     {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_of_input, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
+    {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_construct, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
+    {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_insert, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
     {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
     {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
     {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
@@ -6507,12 +6664,14 @@ static pfvm_code pfvm__es_parse(const char *eq, int n_in, const int *ranks, cons
     return PFVM_OK;
 }
 
+/* Symbolic: the equation is parsed for its labels only, then each label's
+ * size comes from the operands' dims (a size 1 broadcasts, as in the
+ * kernel; two sizes that provably differ and are not 1 are an error). */
 static pfvm_code pfvm__es_infer(pfvm_ictx *c)
 {
     const char *eq = pfvm_node_attr_string(c->node, "equation", NULL);
     int ranks[PFVM__ES_MAXIN], j, i;
-    int64_t dimv[PFVM__ES_MAXIN][PFVM_MAX_RANK];
-    const int64_t *dims[PFVM__ES_MAXIN];
+    const pfvm_sym *size[PFVM__ES_MAXL];
     pfvm__es e;
     pfvm_shape out;
     if (!eq)
@@ -6520,22 +6679,40 @@ static pfvm_code pfvm__es_infer(pfvm_ictx *c)
     if (c->n_in > PFVM__ES_MAXIN)
         return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "too many operands");
     for (j = 0; j < c->n_in; j++) {
-        const pfvm_shape *s = &c->in[j]->type.shape;
-        ranks[j] = s->rank;
-        dims[j] = dimv[j];
-        if (s->rank < 0)
-            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
-        for (i = 0; i < s->rank; i++)
-            if (!pfvm_sym_is_const(s->dims[i], &dimv[j][i]))
-                dims[j] = NULL;
-        if (!dims[j])
+        ranks[j] = c->in[j]->type.shape.rank;
+        if (ranks[j] < 0)
             return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
     }
-    if (pfvm__es_parse(eq, c->n_in, ranks, dims, &e, c->st))
+    if (pfvm__es_parse(eq, c->n_in, ranks, NULL, &e, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
+    for (i = 0; i < e.n_labels; i++)
+        size[i] = NULL;
+    for (j = 0; j < c->n_in; j++)
+        for (i = 0; e.term[j][i]; i++) {
+            int l = pfvm__es_find(&e, e.term[j][i]);
+            const pfvm_sym *d = c->in[j]->type.shape.dims[i], *cur = size[l];
+            int64_t v;
+            if (!cur || (pfvm_sym_is_const(cur, &v) && v == 1)) {
+                size[l] = d;
+            } else if (pfvm_sym_is_const(d, &v) && v == 1) {
+            } else if (cur != d) {
+                if (pfvm_sym_proven_ge(c->syms, cur, 2) && pfvm_sym_proven_ge(c->syms, d, 2) &&
+                    pfvm_sym_proven_ne(c->syms, cur, d)) {
+                    char a[64], b[64];
+                    pfvm_sym_print(cur, a, sizeof a);
+                    pfvm_sym_print(d, b, sizeof b);
+                    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "label '%c' has sizes %s and %s",
+                                      e.term[j][i] > 16 ? e.term[j][i] : '.', a, b);
+                }
+                size[l] = pfvm_sym_is_const(cur, NULL) ? cur : pfvm_sym_is_const(d, NULL) ? d : pfvm_sym_max(c->syms, cur, d);
+            }
+        }
     out.rank = e.n_out;
-    for (i = 0; i < e.n_out; i++)
-        out.dims[i] = pfvm_sym_const(c->syms, e.size[i]);
+    for (i = 0; i < e.n_out; i++) {
+        out.dims[i] = size[i] ? size[i] : pfvm_sym_const(c->syms, 1);
+        if (!out.dims[i])
+            return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    }
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     return PFVM_OK;
 }
@@ -8684,6 +8861,43 @@ static pfvm_code pfvm__ew_infer_unary(pfvm_ictx *c)
     return pfvm_infer_same_as(c, 0, 0);
 }
 
+/* PRelu: the slope broadcasts into X (one per channel before opset 7). */
+static pfvm_code pfvm__ew_infer_prelu(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape, *sl = &c->in[1]->type.shape, *shapes[2];
+    pfvm_shape out;
+    int d;
+    if (x->rank >= 0 && sl->rank >= 0) {
+        if (sl->rank > x->rank)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "slope has rank %d, more than X's %d", sl->rank, x->rank);
+        if (c->node->opset >= 7 || sl->rank != 1 || x->rank < 2) {
+            shapes[0] = x;
+            shapes[1] = sl;
+            if (pfvm_infer_broadcast(c, shapes, 2, &out))
+                return c->st ? c->st->code : PFVM_ERR_SHAPE;
+            for (d = 0; d < x->rank; d++)
+                if (out.dims[d] != x->dims[d] && pfvm_sym_proven_ne(c->syms, out.dims[d], x->dims[d]))
+                    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "slope does not broadcast into X (dimension %d)", d);
+        }
+    }
+    return pfvm_infer_same_as(c, 0, 0);
+}
+
+/* Clip (opset 11): min and max are scalars. */
+static pfvm_code pfvm__ew_infer_clip(pfvm_ictx *c)
+{
+    int j, d;
+    for (j = 1; j < c->n_in; j++) {
+        const pfvm_shape *s = c->in[j] ? &c->in[j]->type.shape : NULL;
+        if (!s || c->in[j]->type.kind != PFVM_KIND_TENSOR)
+            continue;
+        for (d = 0; d < s->rank; d++)
+            if (pfvm_sym_proven_ge(c->syms, s->dims[d], 2))
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must be a scalar", j == 1 ? "min" : "max");
+    }
+    return pfvm_infer_same_as(c, 0, 0);
+}
+
 PFVM_INTERNAL pfvm_code pfvm_ew_infer_broadcast_to(pfvm_ictx *c, pfvm_dtype dtype)
 {
     const pfvm_shape **shapes;
@@ -9472,7 +9686,7 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, pfvm__ew_a_mod),
     PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64",
                pfvm__ew_check_bitshift, pfvm__ew_a_bitshift),
-    PFVM__EW_B("PRelu", 1, pfvm__ew_k_prelu, pfvm__ew_infer_unary, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("PRelu", 1, pfvm__ew_k_prelu, pfvm__ew_infer_prelu, PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_B("Equal", 1, pfvm__ew_k_equal, pfvm__ew_infer_equal, "bool," PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_B("Greater", 1, pfvm__ew_k_greater, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_B("Less", 1, pfvm__ew_k_less, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
@@ -9492,7 +9706,7 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
      "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_where_grad, pfvm__ew_k_where_fuse, NULL},
     {"Clip", "", 6, 10, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
      PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL},
-    {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
+    {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_clip, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
      PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL},
     {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, pfvm__ew_check_cast, PFVM_FUSE_ELEMENTWISE,
      "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, pfvm__ew_k_cast_grad, pfvm__ew_k_cast_fuse, NULL},
@@ -10724,7 +10938,25 @@ static pfvm_code pfvm__ix_infer_scatter(pfvm_ictx *c)
             return pfvm__fail(c->st, PFVM_ERR_SHAPE, "indices must have rank >= 1");
         if (x->rank >= 0 && i->rank > 0 && pfvm_sym_is_const(i->dims[i->rank - 1], &last) && (last < 1 || last > x->rank))
             return pfvm__fail(c->st, PFVM_ERR_SHAPE, "index tuples of length %lld do not fit rank %d", (long long)last, x->rank);
+        /* updates: indices.shape[:-1] + data.shape[last:] */
+        if (x->rank >= 0 && i->rank > 0 && u->rank >= 0 && pfvm_sym_is_const(i->dims[i->rank - 1], &last)) {
+            int d;
+            if (u->rank != i->rank - 1 + x->rank - (int)last)
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "updates have rank %d, expected %d", u->rank,
+                                  i->rank - 1 + x->rank - (int)last);
+            for (d = 0; d < u->rank; d++)
+                if (pfvm_infer_check_eq(c, u->dims[d], d < i->rank - 1 ? i->dims[d] : x->dims[d - (i->rank - 1) + last],
+                                        "updates and indices/data dims"))
+                    return c->st ? c->st->code : PFVM_ERR_SHAPE;
+        }
     } else {
+        const char *r = pfvm_node_attr_string(c->node, "reduction", "none");
+        int d;
+        if (strcmp(r, "none") && strcmp(r, "add") && strcmp(r, "mul") && strcmp(r, "max") && strcmp(r, "min"))
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "reduction '%s' is not valid", r);
+        for (d = 0; i->rank >= 0 && i->rank == u->rank && d < i->rank; d++)
+            if (pfvm_infer_check_eq(c, i->dims[d], u->dims[d], "indices and updates dims"))
+                return c->st ? c->st->code : PFVM_ERR_SHAPE;
         if ((x->rank >= 0 && i->rank >= 0 && x->rank != i->rank) || (i->rank >= 0 && u->rank >= 0 && i->rank != u->rank))
             return pfvm__fail(c->st, PFVM_ERR_SHAPE, "data, indices and updates must have one rank");
         if (x->rank >= 0 && pfvm__axis(pfvm_node_attr_int(c->node, "axis", 0), x->rank) < 0)
@@ -10898,6 +11130,9 @@ static pfvm_code pfvm__ix_infer_onehot(pfvm_ictx *c)
     a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", -1), ix->rank + 1);
     if (a < 0)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", ix->rank + 1);
+    if (c->in[2]->type.shape.rank > 1 ||
+        (c->in[2]->type.shape.rank == 1 && pfvm_sym_proven_ne(c->syms, c->in[2]->type.shape.dims[0], pfvm_sym_const(c->syms, 2))))
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "values must hold two elements (off, on)");
     if (c->in[1]->value) {
         if ((depth = pfvm__ix_depth(c->in[1]->value)) < 0)
             return pfvm__fail(c->st, PFVM_ERR_INVALID, "depth must be one positive number");
@@ -11007,8 +11242,19 @@ static pfvm_code pfvm__ix_infer_compress(pfvm_ictx *c)
     if (ax && x->rank >= 0 && (a = pfvm__axis(ax->i, x->rank)) < 0)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
     if (!cond || (ax && x->rank < 0) || (n = pfvm_tensor_numel(cond)) > PFVM__IX_COUNT_LIMIT || n < 0 ||
-        cond->dtype == PFVM_STRING)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, ax ? x->rank : 1);
+        cond->dtype == PFVM_STRING) {
+        /* unknown count along the axis; the other dims stay */
+        if (pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, ax ? x->rank : 1))
+            return c->st ? c->st->code : PFVM_ERR_NOMEM;
+        if (ax && x->rank >= 0) {
+            out = c->out[0]->type.shape;
+            for (i = 0; i < x->rank; i++)
+                if (i != a)
+                    out.dims[i] = x->dims[i];
+            pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+        }
+        return PFVM_OK;
+    }
     /* a known condition gives the exact count */
     for (i = 0; i < n; i++)
         kept += pfvm__ix_nonzero(cond, i);
@@ -11218,6 +11464,9 @@ static pfvm_code pfvm__ix_infer_revseq(pfvm_ictx *c)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input must have rank >= 2");
     if (c->in[1]->type.shape.rank >= 0 && c->in[1]->type.shape.rank != 1)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "sequence_lens must be 1-D");
+    if (c->in[0]->type.shape.rank > ba && c->in[0]->type.shape.rank > ta && c->in[1]->type.shape.rank == 1 &&
+        pfvm_infer_check_eq(c, c->in[1]->type.shape.dims[0], c->in[0]->type.shape.dims[ba], "sequence_lens length and batch"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     return pfvm_infer_same_as_first(c);
 }
 
@@ -11548,7 +11797,6 @@ static pfvm_code pfvm__la_infer_matmul(pfvm_ictx *c)
     pfvm_shape a = c->in[0]->type.shape, b = c->in[1]->type.shape, ba, bb, batch, out;
     const pfvm_shape *sh[2];
     int i, ra, rb;
-    int64_t x, y;
     if (a.rank < 0 || b.rank < 0)
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
     if (a.rank == 0 || b.rank == 0)
@@ -11565,8 +11813,8 @@ static pfvm_code pfvm__la_infer_matmul(pfvm_ictx *c)
         b.dims[1] = pfvm_sym_const(c->syms, 1);
         b.rank = 2;
     }
-    if (pfvm_sym_is_const(a.dims[a.rank - 1], &x) && pfvm_sym_is_const(b.dims[b.rank - 2], &y) && x != y)
-        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "inner dimensions differ: %lld vs %lld", (long long)x, (long long)y);
+    if (pfvm_infer_check_eq(c, a.dims[a.rank - 1], b.dims[b.rank - 2], "inner dimensions"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     ba = a;
     ba.rank -= 2;
     bb = b;
@@ -11672,16 +11920,27 @@ static pfvm_code pfvm__la_infer_gemm(pfvm_ictx *c)
     const pfvm_shape *a = &c->in[0]->type.shape, *b = &c->in[1]->type.shape;
     int ta = pfvm_node_attr_int(c->node, "transA", 0) != 0, tb = pfvm_node_attr_int(c->node, "transB", 0) != 0;
     pfvm_shape out;
-    int64_t x, y;
     if (a->rank < 0 || b->rank < 0)
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 2);
     if (a->rank != 2 || b->rank != 2)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "Gemm inputs must be matrices (ranks %d and %d)", a->rank, b->rank);
-    if (pfvm_sym_is_const(a->dims[ta ? 0 : 1], &x) && pfvm_sym_is_const(b->dims[tb ? 1 : 0], &y) && x != y)
-        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "inner dimensions differ: %lld vs %lld", (long long)x, (long long)y);
+    if (pfvm_infer_check_eq(c, a->dims[ta ? 0 : 1], b->dims[tb ? 1 : 0], "inner dimensions"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     out.rank = 2;
     out.dims[0] = a->dims[ta ? 1 : 0];
     out.dims[1] = b->dims[tb ? 0 : 1];
+    /* C broadcasts (unidirectionally) into [M, N] */
+    if (c->n_in > 2 && c->in[2] && c->in[2]->type.shape.rank >= 0) {
+        const pfvm_shape *cs = &c->in[2]->type.shape;
+        int d;
+        if (cs->rank > 2)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "C has rank %d, more than 2", cs->rank);
+        for (d = 0; d < cs->rank; d++) {
+            const pfvm_sym *o = out.dims[2 - cs->rank + d];
+            if (pfvm_sym_proven_ge(c->syms, cs->dims[d], 2) && pfvm_sym_proven_ne(c->syms, cs->dims[d], o))
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "C does not broadcast into the output (dimension %d)", d);
+        }
+    }
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     return PFVM_OK;
 }
@@ -12106,7 +12365,9 @@ static pfvm_code pfvm__ms_infer_det(pfvm_ictx *c)
     pfvm_shape s = c->in[0]->type.shape;
     if (s.rank < 2)
         return s.rank < 0 ? pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1)
-                          : pfvm__fail(c->st, PFVM_ERR_SHAPE, "Det needs square matrices");
+                          : pfvm__fail(c->st, PFVM_ERR_SHAPE, "Det needs rank >= 2, not %d", s.rank);
+    if (pfvm_infer_check_eq(c, s.dims[s.rank - 2], s.dims[s.rank - 1], "Det needs square matrices: dims"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     s.rank -= 2;
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &s);
     return PFVM_OK;
@@ -12162,6 +12423,17 @@ static pfvm_code pfvm__ms_k_det(pfvm_kctx *k)
 }
 
 /* ---- MeanVarianceNormalization ------------------------------------------------------------ */
+
+/* MeanVarianceNormalization: every axis exists. */
+static pfvm_code pfvm__ms_infer_mvn(pfvm_ictx *c)
+{
+    const int64_t *ax;
+    int cnt = pfvm_node_attr_ints(c->node, "axes", &ax), rank = c->in[0]->type.shape.rank, i, a;
+    for (i = 0; rank >= 0 && i < cnt; i++)
+        if (pfvm_infer_axis(c, ax[i], rank, &a))
+            return c->st ? c->st->code : PFVM_ERR_INVALID;
+    return pfvm_infer_same_as_first(c);
+}
 
 static pfvm_code pfvm__ms_k_mvn(pfvm_kctx *k)
 {
@@ -12509,7 +12781,7 @@ const pfvm_op_def pfvm__ops_misc[] = {
     {"HammingWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hamming, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL},
     {"BlackmanWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_blackman, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL},
     {"Det", "", 11, 0, 1, 1, 1, 1, pfvm__ms_infer_det, pfvm__ms_k_det, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL},
-    {"MeanVarianceNormalization", "", 9, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__ms_k_mvn, NULL, PFVM_FUSE_REDUCTION, "float,double", NULL, 0, NULL, NULL, NULL, NULL},
+    {"MeanVarianceNormalization", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_mvn, pfvm__ms_k_mvn, NULL, PFVM_FUSE_REDUCTION, "float,double", NULL, 0, NULL, NULL, NULL, NULL},
     {"StringNormalizer", "", 10, 0, 1, 1, 1, 1, pfvm__ms_infer_strnorm, pfvm__ms_k_strnorm, NULL, PFVM_FUSE_OPAQUE, "string", NULL, 0, NULL, NULL, NULL, NULL},
     {"TfIdfVectorizer", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_tfidf, pfvm__ms_k_tfidf, NULL, PFVM_FUSE_OPAQUE, "string,int32,int64 -> float", NULL, 0, NULL, NULL, NULL, NULL},
     {"Unique", "", 11, 0, 1, 1, 1, 4, pfvm__ms_infer_unique, pfvm__ms_k_unique, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL},
@@ -12687,7 +12959,7 @@ static const pfvm_sym *pfvm__nn_out_sym(pfvm_symtab *t, const pfvm__nn_win *w, i
 static pfvm_code pfvm__nn_check_len(pfvm_ictx *c, const pfvm_sym *len)
 {
     int64_t v;
-    if (pfvm_sym_is_const(len, &v) && v < 0)
+    if ((pfvm_sym_is_const(len, &v) && v < 0) || pfvm_sym_proven_ge(c->syms, pfvm_sym_muli(c->syms, len, -1), 1))
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "a spatial size is smaller than the window");
     return PFVM_OK;
 }
@@ -12787,9 +13059,13 @@ static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
     if (pfvm_sym_is_const(x->dims[1], &xc) && pfvm_sym_is_const(wt->dims[1], &wc) && xc != wc * group)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld input channels do not fit weight channels %lld x group %lld",
                           (long long)xc, (long long)wc, (long long)group);
+    if (pfvm_infer_check_eq(c, x->dims[1], pfvm_sym_muli(c->syms, wt->dims[1], group), "input channels and weight channels x group"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     if (pfvm_sym_is_const(wt->dims[0], &m) && m % group)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld output channels are not a multiple of group %lld", (long long)m,
                           (long long)group);
+    if (c->n_in > 2 && pfvm_infer_check_vec(c, 2, wt->dims[0], "bias length and output channels"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     nsp = x->rank - 2;
     if (pfvm__nn_conv_window(c->node, wt, nsp, &w, &known, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
@@ -13681,9 +13957,57 @@ static void pfvm__nn_affine(const pfvm_tensor *x, pfvm_tensor *y, int64_t off, i
 
 /* Output j (1 or more) of BatchNormalization: running or saved statistics,
  * typed like mean/var (outputs 1, 2) or scale (3, 4). */
+/* InstanceNormalization: scale and B have one entry per channel. */
+static pfvm_code pfvm__nn_infer_instnorm(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape;
+    if (x->rank >= 0 && x->rank < 3)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "X has rank %d, needs at least 3", x->rank);
+    if (x->rank >= 3 && (pfvm_infer_check_vec(c, 1, x->dims[1], "scale length and channels") ||
+                         pfvm_infer_check_vec(c, 2, x->dims[1], "bias length and channels")))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    return pfvm_infer_same_as_first(c);
+}
+
+/* LRN: `size` is required and positive. */
+static pfvm_code pfvm__nn_infer_lrn(pfvm_ictx *c)
+{
+    if (pfvm_node_attr_int(c->node, "size", 0) < 1)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "attribute 'size' must be a positive integer");
+    return pfvm_infer_same_as_first(c);
+}
+
+/* The axis attribute (default `def`) must exist. */
+static pfvm_code pfvm__nn_infer_axis_op(pfvm_ictx *c, int64_t def)
+{
+    int rank = c->in[0]->type.shape.rank, a;
+    if (rank >= 0 && pfvm_infer_axis(c, pfvm_node_attr_int(c->node, "axis", def), rank > 0 ? rank : 1, &a))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    return pfvm_infer_same_as_first(c);
+}
+
+/* Softmax, LogSoftmax, Hardmax: default axis 1 before opset 13, -1 from it. */
+static pfvm_code pfvm__nn_infer_softmax(pfvm_ictx *c)
+{
+    return pfvm__nn_infer_axis_op(c, c->node->opset >= 13 ? -1 : 1);
+}
+
+static pfvm_code pfvm__nn_infer_lpnorm(pfvm_ictx *c)
+{
+    return pfvm__nn_infer_axis_op(c, -1);
+}
+
 static pfvm_code pfvm__nn_infer_bn(pfvm_ictx *c)
 {
+    static const char *const what[5] = {"", "scale length and channels", "bias length and channels",
+                                        "mean length and channels", "var length and channels"};
     int j;
+    if (c->in[0]->type.shape.rank == 0 || c->in[0]->type.shape.rank == 1)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "X has rank %d, needs a channel dim", c->in[0]->type.shape.rank);
+    if (c->in[0]->type.shape.rank >= 2)
+        for (j = 1; j < 5 && j < c->n_in; j++)
+            if (pfvm_infer_check_vec(c, j, c->in[0]->type.shape.dims[1], what[j]))
+                return c->st ? c->st->code : PFVM_ERR_SHAPE;
     c->out[0]->type = c->in[0]->type;
     for (j = 1; j < c->n_out; j++)
         if (c->out[j])
@@ -13784,6 +14108,22 @@ static pfvm_code pfvm__nn_infer_ln(pfvm_ictx *c)
     c->out[0]->type = c->in[0]->type;
     if (x->rank >= 0 && (a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", -1), x->rank)) < 0)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
+    /* Scale and B broadcast into the normalised dims X[axis:] */
+    for (j = 1; j < c->n_in && x->rank >= 0; j++) {
+        const pfvm_shape *p = c->in[j] ? &c->in[j]->type.shape : NULL;
+        int d;
+        if (!p || p->rank < 0)
+            continue;
+        if (p->rank > x->rank - a)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s has rank %d, more than the %d normalised dims",
+                              j == 1 ? "Scale" : "B", p->rank, x->rank - a);
+        for (d = 0; d < p->rank; d++) {
+            const pfvm_sym *xd = x->dims[x->rank - p->rank + d];
+            if (pfvm_sym_proven_ge(c->syms, p->dims[d], 2) && pfvm_sym_proven_ne(c->syms, p->dims[d], xd))
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s does not broadcast into the normalised dims",
+                                  j == 1 ? "Scale" : "B");
+        }
+    }
     for (j = 1; j < c->n_out; j++) {
         pfvm_shape s = *x;
         int i;
@@ -14987,12 +15327,12 @@ const pfvm_op_def pfvm__ops_nn[] = {
     {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL},
     {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL},
     {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_ln_grad, NULL, NULL},
-    {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL},
-    {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL},
-    {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL},
-    {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL},
-    {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL, NULL},
-    {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL},
+    {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL},
+    {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL},
+    {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL},
+    {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL},
+    {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL, NULL},
+    {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
 /* ---- src/ops/quant.c ---- */
@@ -16121,6 +16461,19 @@ static pfvm_code pfvm__red_k_cumsum(pfvm_kctx *k)
 
 /* ---- TopK --------------------------------------------------------------------------------------------- */
 
+/* CumSum: the axis (a scalar input) must exist. */
+static pfvm_code pfvm__red_infer_cumsum(pfvm_ictx *c)
+{
+    const pfvm_shape *as = &c->in[1]->type.shape;
+    int64_t ax;
+    int a, rank = c->in[0]->type.shape.rank;
+    if (as->rank > 1 || (as->rank == 1 && pfvm_sym_proven_ne(c->syms, as->dims[0], pfvm_sym_const(c->syms, 1))))
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "axis must be a scalar");
+    if (rank >= 0 && pfvm_ival_ints(c->in[1], &ax, 1) == 1 && pfvm_infer_axis(c, ax, rank, &a))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    return pfvm_infer_same_as_first(c);
+}
+
 static pfvm_code pfvm__red_infer_topk(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
@@ -16135,6 +16488,11 @@ static pfvm_code pfvm__red_infer_topk(pfvm_ictx *c)
     a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", -1), x->rank);
     if (a < 0)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
+    if (c->node->opset >= 10 && c->n_in > 1 && c->in[1] && c->in[1]->type.shape.rank >= 0) {
+        const pfvm_shape *ks = &c->in[1]->type.shape;
+        if (ks->rank > 1 || (ks->rank == 1 && pfvm_sym_proven_ne(c->syms, ks->dims[0], pfvm_sym_const(c->syms, 1))))
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "K must hold a single value");
+    }
     if (c->node->opset < 10) {
         kv[0] = pfvm_node_attr_int(c->node, "k", -1);
         kd = pfvm_sym_const(c->syms, kv[0]);
@@ -16291,7 +16649,6 @@ static pfvm_code pfvm__red_infer_loss(pfvm_ictx *c)
     const pfvm_shape *x = &c->in[0]->type.shape, *t = &c->in[1]->type.shape;
     const pfvm_ival *w = c->n_in > 2 ? c->in[2] : NULL;
     int red = pfvm__red_loss_reduction(c->node), i;
-    int64_t a, b;
     pfvm_shape out;
     if (red < 0)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "reduction must be none, sum or mean");
@@ -16301,13 +16658,11 @@ static pfvm_code pfvm__red_infer_loss(pfvm_ictx *c)
         if (t->rank != x->rank - 1)
             return pfvm__fail(c->st, PFVM_ERR_SHAPE, "the target has rank %d for an input of rank %d", t->rank, x->rank);
         for (i = 0; i < t->rank; i++)
-            if (pfvm_sym_is_const(t->dims[i], &a) && pfvm_sym_is_const(x->dims[i ? i + 1 : 0], &b) && a != b)
-                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "target dim %d is %lld where the input has %lld", i, (long long)a,
-                                  (long long)b);
+            if (pfvm_infer_check_eq(c, t->dims[i], x->dims[i ? i + 1 : 0], "target and input dims"))
+                return c->st ? c->st->code : PFVM_ERR_SHAPE;
     }
-    if (w && x->rank >= 0 && w->type.shape.rank == 1 && pfvm_sym_is_const(w->type.shape.dims[0], &a) &&
-        pfvm_sym_is_const(x->dims[1], &b) && a != b)
-        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld weights for %lld classes", (long long)a, (long long)b);
+    if (w && x->rank >= 2 && pfvm_infer_check_vec(c, 2, x->dims[1], "weight length and classes"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     if (red == 0) {
         if (t->rank < 0)
             pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 ? x->rank - 1 : -1);
@@ -16806,7 +17161,7 @@ const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__RED_OP("ReduceSumSquare", pfvm__red_k_sumsq),
     {"ArgMax", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmax, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL},
     {"ArgMin", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmin, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL},
-    {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm_infer_same_as_first, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_cumsum_grad, NULL, NULL},
+    {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm__red_infer_cumsum, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_cumsum_grad, NULL, NULL},
     {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_topk_grad, NULL, NULL},
     {"NegativeLogLikelihoodLoss", "", 12, 0, 2, 3, 1, 1, pfvm__red_infer_loss, pfvm__red_k_nll, pfvm__red_check_loss,
      PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_nll_grad, NULL, NULL},
@@ -17787,6 +18142,10 @@ static pfvm_code pfvm__tn_infer_dropout(pfvm_ictx *c)
     const pfvm_ival *x = c->in[0];
     if (!pfvm_dtype_is_float(x->type.dtype) && x->type.dtype != PFVM_UNDEFINED)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "data must be a float tensor, not %s", pfvm_dtype_name(x->type.dtype));
+    if (c->n_in > 1 && c->in[1] && c->in[1]->type.shape.rank > 0)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "ratio must be a scalar");
+    if (c->n_in > 2 && c->in[2] && c->in[2]->type.shape.rank > 0)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "training_mode must be a scalar");
     pfvm_ival_set_tensor(c->out[0], x->type.dtype, &x->type.shape);
     if (c->n_out > 1 && c->out[1])
         pfvm_ival_set_tensor(c->out[1], pfvm__tn_mask_dtype(c->node, x->type.dtype), &x->type.shape);
@@ -18117,6 +18476,8 @@ static pfvm_code pfvm__tn_infer_reshape(pfvm_ictx *c)
     pfvm_dtype dt = c->in[0]->type.dtype;
     pfvm_shape out;
     int64_t kv, tv;
+    if (c->n_in > 1 && c->in[1] && c->in[1]->type.shape.rank >= 0 && c->in[1]->type.shape.rank != 1)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "the shape input must be 1-D, not rank %d", c->in[1]->type.shape.rank);
     r = pfvm__tn_reshape_target(c, v);
     if (r == -2)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "needs a target shape");
@@ -18525,6 +18886,8 @@ static pfvm_code pfvm__tn_infer_concat(pfvm_ictx *c)
                 if (x != y)
                     return pfvm__fail(c->st, PFVM_ERR_SHAPE, "dimension %d differs: %lld in input 0, %lld in input %d", d,
                                       (long long)x, (long long)y, j);
+            } else if (pfvm_infer_check_eq(c, out.dims[d], s->dims[d], "dims outside the axis")) {
+                return c->st ? c->st->code : PFVM_ERR_SHAPE;
             } else if (pfvm_sym_is_const(s->dims[d], NULL)) {
                 out.dims[d] = s->dims[d]; /* a constant says more than a name */
             }
@@ -18997,6 +19360,8 @@ static pfvm_code pfvm__tn_infer_gather(pfvm_ictx *c)
     int64_t idx[PFVM__TN_MAXV], dim;
     pfvm_shape out;
     int a, i, n, len;
+    if (c->in[1]->type.dtype != PFVM_UNDEFINED && c->in[1]->type.dtype != PFVM_INT64 && c->in[1]->type.dtype != PFVM_INT32)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "indices must be int32 or int64, not %s", pfvm_dtype_name(c->in[1]->type.dtype));
     if (s->rank < 0 || is->rank < 0)
         return pfvm__tn_unknown(c, 0, -1);
     a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", 0), s->rank);
@@ -19422,6 +19787,9 @@ static pfvm_code pfvm__tn_infer_range(pfvm_ictx *c)
     for (i = 1; i < 3; i++)
         if (c->in[i]->type.dtype != dt && c->in[i]->type.dtype != PFVM_UNDEFINED && dt != PFVM_UNDEFINED)
             return pfvm__fail(c->st, PFVM_ERR_INVALID, "start, limit and delta must have one type");
+    for (i = 0; i < 3; i++)
+        if (c->in[i]->type.shape.rank > 0)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must be a scalar", i == 0 ? "start" : i == 1 ? "limit" : "delta");
     if (pfvm_dtype_is_int(dt)) {
         int64_t a, b, d;
         for (i = 0; i < 3; i++)
@@ -19501,6 +19869,8 @@ static pfvm_code pfvm__tn_infer_trilu(pfvm_ictx *c)
     const pfvm_shape *s = &c->in[0]->type.shape;
     if (s->rank >= 0 && s->rank < 2)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input must have rank >= 2, has %d", s->rank);
+    if (c->n_in > 1 && c->in[1] && c->in[1]->type.shape.rank > 0)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "k must be a scalar");
     return pfvm_infer_same_as_first(c);
 }
 

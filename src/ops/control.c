@@ -712,7 +712,21 @@ static const pfvm_type *pfvm__cf_elem_of(const pfvm_ival *v)
 
 static pfvm_code pfvm__cf_infer_seq_same(pfvm_ictx *c)
 {
-    return pfvm__cf_set_seq(c, 0, pfvm__cf_elem_of(c->in[0]));
+    const pfvm_type *e = pfvm__cf_elem_of(c->in[0]);
+    if (c->in[0]->type.kind != PFVM_KIND_UNKNOWN && c->in[0]->type.kind != PFVM_KIND_SEQUENCE)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "input 0 must be a sequence");
+    return pfvm__cf_set_seq(c, 0, e);
+}
+
+/* SequenceInsert: the tensor's element type is the sequence's. */
+static pfvm_code pfvm__cf_infer_seq_insert(pfvm_ictx *c)
+{
+    const pfvm_type *e = pfvm__cf_elem_of(c->in[0]);
+    if (e && e->dtype != PFVM_UNDEFINED && c->in[1]->type.kind == PFVM_KIND_TENSOR &&
+        c->in[1]->type.dtype != PFVM_UNDEFINED && c->in[1]->type.dtype != e->dtype)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "the tensor is %s, the sequence holds %s",
+                          pfvm_dtype_name(c->in[1]->type.dtype), pfvm_dtype_name(e->dtype));
+    return pfvm__cf_infer_seq_same(c);
 }
 
 static pfvm_code pfvm__cf_infer_seq_of_input(pfvm_ictx *c)
@@ -723,6 +737,18 @@ static pfvm_code pfvm__cf_infer_seq_of_input(pfvm_ictx *c)
     t = c->in[0]->type;
     pfvm_shape_unknown(&t.shape); /* elements may differ in shape */
     return pfvm__cf_set_seq(c, 0, &t);
+}
+
+/* SequenceConstruct: every input has one element type. */
+static pfvm_code pfvm__cf_infer_seq_construct(pfvm_ictx *c)
+{
+    int j;
+    for (j = 1; j < c->n_in; j++)
+        if (c->in[j] && c->in[j]->type.dtype != PFVM_UNDEFINED && c->in[0]->type.dtype != PFVM_UNDEFINED &&
+            c->in[j]->type.dtype != c->in[0]->type.dtype)
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "input %d is %s, input 0 is %s", j,
+                              pfvm_dtype_name(c->in[j]->type.dtype), pfvm_dtype_name(c->in[0]->type.dtype));
+    return pfvm__cf_infer_seq_of_input(c);
 }
 
 static pfvm_code pfvm__cf_infer_seq_empty(pfvm_ictx *c)
@@ -796,6 +822,8 @@ static pfvm_code pfvm__cf_k_seq_erase(pfvm_kctx *k)
 static pfvm_code pfvm__cf_infer_seq_at(pfvm_ictx *c)
 {
     const pfvm_type *e = pfvm__cf_elem_of(c->in[0]);
+    if (c->in[0]->type.kind != PFVM_KIND_UNKNOWN && c->in[0]->type.kind != PFVM_KIND_SEQUENCE)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "input 0 must be a sequence");
     pfvm__cf_set_dynamic(c, 0, e);
     return PFVM_OK;
 }
@@ -1303,8 +1331,8 @@ const pfvm_op_def pfvm__ops_control[] = {
     {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
     {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
     {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_of_input, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
+    {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_construct, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
+    {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_insert, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
     {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
     {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
     {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},

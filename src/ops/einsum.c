@@ -157,12 +157,14 @@ static pfvm_code pfvm__es_parse(const char *eq, int n_in, const int *ranks, cons
     return PFVM_OK;
 }
 
+/* Symbolic: the equation is parsed for its labels only, then each label's
+ * size comes from the operands' dims (a size 1 broadcasts, as in the
+ * kernel; two sizes that provably differ and are not 1 are an error). */
 static pfvm_code pfvm__es_infer(pfvm_ictx *c)
 {
     const char *eq = pfvm_node_attr_string(c->node, "equation", NULL);
     int ranks[PFVM__ES_MAXIN], j, i;
-    int64_t dimv[PFVM__ES_MAXIN][PFVM_MAX_RANK];
-    const int64_t *dims[PFVM__ES_MAXIN];
+    const pfvm_sym *size[PFVM__ES_MAXL];
     pfvm__es e;
     pfvm_shape out;
     if (!eq)
@@ -170,22 +172,40 @@ static pfvm_code pfvm__es_infer(pfvm_ictx *c)
     if (c->n_in > PFVM__ES_MAXIN)
         return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "too many operands");
     for (j = 0; j < c->n_in; j++) {
-        const pfvm_shape *s = &c->in[j]->type.shape;
-        ranks[j] = s->rank;
-        dims[j] = dimv[j];
-        if (s->rank < 0)
-            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
-        for (i = 0; i < s->rank; i++)
-            if (!pfvm_sym_is_const(s->dims[i], &dimv[j][i]))
-                dims[j] = NULL;
-        if (!dims[j])
+        ranks[j] = c->in[j]->type.shape.rank;
+        if (ranks[j] < 0)
             return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
     }
-    if (pfvm__es_parse(eq, c->n_in, ranks, dims, &e, c->st))
+    if (pfvm__es_parse(eq, c->n_in, ranks, NULL, &e, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
+    for (i = 0; i < e.n_labels; i++)
+        size[i] = NULL;
+    for (j = 0; j < c->n_in; j++)
+        for (i = 0; e.term[j][i]; i++) {
+            int l = pfvm__es_find(&e, e.term[j][i]);
+            const pfvm_sym *d = c->in[j]->type.shape.dims[i], *cur = size[l];
+            int64_t v;
+            if (!cur || (pfvm_sym_is_const(cur, &v) && v == 1)) {
+                size[l] = d;
+            } else if (pfvm_sym_is_const(d, &v) && v == 1) {
+            } else if (cur != d) {
+                if (pfvm_sym_proven_ge(c->syms, cur, 2) && pfvm_sym_proven_ge(c->syms, d, 2) &&
+                    pfvm_sym_proven_ne(c->syms, cur, d)) {
+                    char a[64], b[64];
+                    pfvm_sym_print(cur, a, sizeof a);
+                    pfvm_sym_print(d, b, sizeof b);
+                    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "label '%c' has sizes %s and %s",
+                                      e.term[j][i] > 16 ? e.term[j][i] : '.', a, b);
+                }
+                size[l] = pfvm_sym_is_const(cur, NULL) ? cur : pfvm_sym_is_const(d, NULL) ? d : pfvm_sym_max(c->syms, cur, d);
+            }
+        }
     out.rank = e.n_out;
-    for (i = 0; i < e.n_out; i++)
-        out.dims[i] = pfvm_sym_const(c->syms, e.size[i]);
+    for (i = 0; i < e.n_out; i++) {
+        out.dims[i] = size[i] ? size[i] : pfvm_sym_const(c->syms, 1);
+        if (!out.dims[i])
+            return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    }
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     return PFVM_OK;
 }

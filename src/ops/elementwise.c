@@ -1970,6 +1970,43 @@ static pfvm_code pfvm__ew_infer_unary(pfvm_ictx *c)
     return pfvm_infer_same_as(c, 0, 0);
 }
 
+/* PRelu: the slope broadcasts into X (one per channel before opset 7). */
+static pfvm_code pfvm__ew_infer_prelu(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape, *sl = &c->in[1]->type.shape, *shapes[2];
+    pfvm_shape out;
+    int d;
+    if (x->rank >= 0 && sl->rank >= 0) {
+        if (sl->rank > x->rank)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "slope has rank %d, more than X's %d", sl->rank, x->rank);
+        if (c->node->opset >= 7 || sl->rank != 1 || x->rank < 2) {
+            shapes[0] = x;
+            shapes[1] = sl;
+            if (pfvm_infer_broadcast(c, shapes, 2, &out))
+                return c->st ? c->st->code : PFVM_ERR_SHAPE;
+            for (d = 0; d < x->rank; d++)
+                if (out.dims[d] != x->dims[d] && pfvm_sym_proven_ne(c->syms, out.dims[d], x->dims[d]))
+                    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "slope does not broadcast into X (dimension %d)", d);
+        }
+    }
+    return pfvm_infer_same_as(c, 0, 0);
+}
+
+/* Clip (opset 11): min and max are scalars. */
+static pfvm_code pfvm__ew_infer_clip(pfvm_ictx *c)
+{
+    int j, d;
+    for (j = 1; j < c->n_in; j++) {
+        const pfvm_shape *s = c->in[j] ? &c->in[j]->type.shape : NULL;
+        if (!s || c->in[j]->type.kind != PFVM_KIND_TENSOR)
+            continue;
+        for (d = 0; d < s->rank; d++)
+            if (pfvm_sym_proven_ge(c->syms, s->dims[d], 2))
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must be a scalar", j == 1 ? "min" : "max");
+    }
+    return pfvm_infer_same_as(c, 0, 0);
+}
+
 PFVM_INTERNAL pfvm_code pfvm_ew_infer_broadcast_to(pfvm_ictx *c, pfvm_dtype dtype)
 {
     const pfvm_shape **shapes;
@@ -2758,7 +2795,7 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, pfvm__ew_a_mod),
     PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64",
                pfvm__ew_check_bitshift, pfvm__ew_a_bitshift),
-    PFVM__EW_B("PRelu", 1, pfvm__ew_k_prelu, pfvm__ew_infer_unary, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("PRelu", 1, pfvm__ew_k_prelu, pfvm__ew_infer_prelu, PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_B("Equal", 1, pfvm__ew_k_equal, pfvm__ew_infer_equal, "bool," PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_B("Greater", 1, pfvm__ew_k_greater, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_B("Less", 1, pfvm__ew_k_less, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
@@ -2778,7 +2815,7 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
      "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_where_grad, pfvm__ew_k_where_fuse, NULL},
     {"Clip", "", 6, 10, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
      PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL},
-    {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
+    {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_clip, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
      PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL},
     {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, pfvm__ew_check_cast, PFVM_FUSE_ELEMENTWISE,
      "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, pfvm__ew_k_cast_grad, pfvm__ew_k_cast_fuse, NULL},

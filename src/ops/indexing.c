@@ -171,7 +171,25 @@ static pfvm_code pfvm__ix_infer_scatter(pfvm_ictx *c)
             return pfvm__fail(c->st, PFVM_ERR_SHAPE, "indices must have rank >= 1");
         if (x->rank >= 0 && i->rank > 0 && pfvm_sym_is_const(i->dims[i->rank - 1], &last) && (last < 1 || last > x->rank))
             return pfvm__fail(c->st, PFVM_ERR_SHAPE, "index tuples of length %lld do not fit rank %d", (long long)last, x->rank);
+        /* updates: indices.shape[:-1] + data.shape[last:] */
+        if (x->rank >= 0 && i->rank > 0 && u->rank >= 0 && pfvm_sym_is_const(i->dims[i->rank - 1], &last)) {
+            int d;
+            if (u->rank != i->rank - 1 + x->rank - (int)last)
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "updates have rank %d, expected %d", u->rank,
+                                  i->rank - 1 + x->rank - (int)last);
+            for (d = 0; d < u->rank; d++)
+                if (pfvm_infer_check_eq(c, u->dims[d], d < i->rank - 1 ? i->dims[d] : x->dims[d - (i->rank - 1) + last],
+                                        "updates and indices/data dims"))
+                    return c->st ? c->st->code : PFVM_ERR_SHAPE;
+        }
     } else {
+        const char *r = pfvm_node_attr_string(c->node, "reduction", "none");
+        int d;
+        if (strcmp(r, "none") && strcmp(r, "add") && strcmp(r, "mul") && strcmp(r, "max") && strcmp(r, "min"))
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "reduction '%s' is not valid", r);
+        for (d = 0; i->rank >= 0 && i->rank == u->rank && d < i->rank; d++)
+            if (pfvm_infer_check_eq(c, i->dims[d], u->dims[d], "indices and updates dims"))
+                return c->st ? c->st->code : PFVM_ERR_SHAPE;
         if ((x->rank >= 0 && i->rank >= 0 && x->rank != i->rank) || (i->rank >= 0 && u->rank >= 0 && i->rank != u->rank))
             return pfvm__fail(c->st, PFVM_ERR_SHAPE, "data, indices and updates must have one rank");
         if (x->rank >= 0 && pfvm__axis(pfvm_node_attr_int(c->node, "axis", 0), x->rank) < 0)
@@ -345,6 +363,9 @@ static pfvm_code pfvm__ix_infer_onehot(pfvm_ictx *c)
     a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", -1), ix->rank + 1);
     if (a < 0)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", ix->rank + 1);
+    if (c->in[2]->type.shape.rank > 1 ||
+        (c->in[2]->type.shape.rank == 1 && pfvm_sym_proven_ne(c->syms, c->in[2]->type.shape.dims[0], pfvm_sym_const(c->syms, 2))))
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "values must hold two elements (off, on)");
     if (c->in[1]->value) {
         if ((depth = pfvm__ix_depth(c->in[1]->value)) < 0)
             return pfvm__fail(c->st, PFVM_ERR_INVALID, "depth must be one positive number");
@@ -454,8 +475,19 @@ static pfvm_code pfvm__ix_infer_compress(pfvm_ictx *c)
     if (ax && x->rank >= 0 && (a = pfvm__axis(ax->i, x->rank)) < 0)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
     if (!cond || (ax && x->rank < 0) || (n = pfvm_tensor_numel(cond)) > PFVM__IX_COUNT_LIMIT || n < 0 ||
-        cond->dtype == PFVM_STRING)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, ax ? x->rank : 1);
+        cond->dtype == PFVM_STRING) {
+        /* unknown count along the axis; the other dims stay */
+        if (pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, ax ? x->rank : 1))
+            return c->st ? c->st->code : PFVM_ERR_NOMEM;
+        if (ax && x->rank >= 0) {
+            out = c->out[0]->type.shape;
+            for (i = 0; i < x->rank; i++)
+                if (i != a)
+                    out.dims[i] = x->dims[i];
+            pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+        }
+        return PFVM_OK;
+    }
     /* a known condition gives the exact count */
     for (i = 0; i < n; i++)
         kept += pfvm__ix_nonzero(cond, i);
@@ -665,6 +697,9 @@ static pfvm_code pfvm__ix_infer_revseq(pfvm_ictx *c)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input must have rank >= 2");
     if (c->in[1]->type.shape.rank >= 0 && c->in[1]->type.shape.rank != 1)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "sequence_lens must be 1-D");
+    if (c->in[0]->type.shape.rank > ba && c->in[0]->type.shape.rank > ta && c->in[1]->type.shape.rank == 1 &&
+        pfvm_infer_check_eq(c, c->in[1]->type.shape.dims[0], c->in[0]->type.shape.dims[ba], "sequence_lens length and batch"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     return pfvm_infer_same_as_first(c);
 }
 

@@ -131,7 +131,6 @@ static pfvm_code pfvm__la_infer_matmul(pfvm_ictx *c)
     pfvm_shape a = c->in[0]->type.shape, b = c->in[1]->type.shape, ba, bb, batch, out;
     const pfvm_shape *sh[2];
     int i, ra, rb;
-    int64_t x, y;
     if (a.rank < 0 || b.rank < 0)
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
     if (a.rank == 0 || b.rank == 0)
@@ -148,8 +147,8 @@ static pfvm_code pfvm__la_infer_matmul(pfvm_ictx *c)
         b.dims[1] = pfvm_sym_const(c->syms, 1);
         b.rank = 2;
     }
-    if (pfvm_sym_is_const(a.dims[a.rank - 1], &x) && pfvm_sym_is_const(b.dims[b.rank - 2], &y) && x != y)
-        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "inner dimensions differ: %lld vs %lld", (long long)x, (long long)y);
+    if (pfvm_infer_check_eq(c, a.dims[a.rank - 1], b.dims[b.rank - 2], "inner dimensions"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     ba = a;
     ba.rank -= 2;
     bb = b;
@@ -255,16 +254,27 @@ static pfvm_code pfvm__la_infer_gemm(pfvm_ictx *c)
     const pfvm_shape *a = &c->in[0]->type.shape, *b = &c->in[1]->type.shape;
     int ta = pfvm_node_attr_int(c->node, "transA", 0) != 0, tb = pfvm_node_attr_int(c->node, "transB", 0) != 0;
     pfvm_shape out;
-    int64_t x, y;
     if (a->rank < 0 || b->rank < 0)
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 2);
     if (a->rank != 2 || b->rank != 2)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "Gemm inputs must be matrices (ranks %d and %d)", a->rank, b->rank);
-    if (pfvm_sym_is_const(a->dims[ta ? 0 : 1], &x) && pfvm_sym_is_const(b->dims[tb ? 1 : 0], &y) && x != y)
-        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "inner dimensions differ: %lld vs %lld", (long long)x, (long long)y);
+    if (pfvm_infer_check_eq(c, a->dims[ta ? 0 : 1], b->dims[tb ? 1 : 0], "inner dimensions"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     out.rank = 2;
     out.dims[0] = a->dims[ta ? 1 : 0];
     out.dims[1] = b->dims[tb ? 0 : 1];
+    /* C broadcasts (unidirectionally) into [M, N] */
+    if (c->n_in > 2 && c->in[2] && c->in[2]->type.shape.rank >= 0) {
+        const pfvm_shape *cs = &c->in[2]->type.shape;
+        int d;
+        if (cs->rank > 2)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "C has rank %d, more than 2", cs->rank);
+        for (d = 0; d < cs->rank; d++) {
+            const pfvm_sym *o = out.dims[2 - cs->rank + d];
+            if (pfvm_sym_proven_ge(c->syms, cs->dims[d], 2) && pfvm_sym_proven_ne(c->syms, cs->dims[d], o))
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "C does not broadcast into the output (dimension %d)", d);
+        }
+    }
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     return PFVM_OK;
 }

@@ -74,7 +74,9 @@ static pfvm_code pfvm__ms_infer_det(pfvm_ictx *c)
     pfvm_shape s = c->in[0]->type.shape;
     if (s.rank < 2)
         return s.rank < 0 ? pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1)
-                          : pfvm__fail(c->st, PFVM_ERR_SHAPE, "Det needs square matrices");
+                          : pfvm__fail(c->st, PFVM_ERR_SHAPE, "Det needs rank >= 2, not %d", s.rank);
+    if (pfvm_infer_check_eq(c, s.dims[s.rank - 2], s.dims[s.rank - 1], "Det needs square matrices: dims"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     s.rank -= 2;
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &s);
     return PFVM_OK;
@@ -130,6 +132,17 @@ static pfvm_code pfvm__ms_k_det(pfvm_kctx *k)
 }
 
 /* ---- MeanVarianceNormalization ------------------------------------------------------------ */
+
+/* MeanVarianceNormalization: every axis exists. */
+static pfvm_code pfvm__ms_infer_mvn(pfvm_ictx *c)
+{
+    const int64_t *ax;
+    int cnt = pfvm_node_attr_ints(c->node, "axes", &ax), rank = c->in[0]->type.shape.rank, i, a;
+    for (i = 0; rank >= 0 && i < cnt; i++)
+        if (pfvm_infer_axis(c, ax[i], rank, &a))
+            return c->st ? c->st->code : PFVM_ERR_INVALID;
+    return pfvm_infer_same_as_first(c);
+}
 
 static pfvm_code pfvm__ms_k_mvn(pfvm_kctx *k)
 {
@@ -477,7 +490,7 @@ const pfvm_op_def pfvm__ops_misc[] = {
     {"HammingWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hamming, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL},
     {"BlackmanWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_blackman, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL},
     {"Det", "", 11, 0, 1, 1, 1, 1, pfvm__ms_infer_det, pfvm__ms_k_det, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL},
-    {"MeanVarianceNormalization", "", 9, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__ms_k_mvn, NULL, PFVM_FUSE_REDUCTION, "float,double", NULL, 0, NULL, NULL, NULL, NULL},
+    {"MeanVarianceNormalization", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_mvn, pfvm__ms_k_mvn, NULL, PFVM_FUSE_REDUCTION, "float,double", NULL, 0, NULL, NULL, NULL, NULL},
     {"StringNormalizer", "", 10, 0, 1, 1, 1, 1, pfvm__ms_infer_strnorm, pfvm__ms_k_strnorm, NULL, PFVM_FUSE_OPAQUE, "string", NULL, 0, NULL, NULL, NULL, NULL},
     {"TfIdfVectorizer", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_tfidf, pfvm__ms_k_tfidf, NULL, PFVM_FUSE_OPAQUE, "string,int32,int64 -> float", NULL, 0, NULL, NULL, NULL, NULL},
     {"Unique", "", 11, 0, 1, 1, 1, 4, pfvm__ms_infer_unique, pfvm__ms_k_unique, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL},

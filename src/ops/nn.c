@@ -172,7 +172,7 @@ static const pfvm_sym *pfvm__nn_out_sym(pfvm_symtab *t, const pfvm__nn_win *w, i
 static pfvm_code pfvm__nn_check_len(pfvm_ictx *c, const pfvm_sym *len)
 {
     int64_t v;
-    if (pfvm_sym_is_const(len, &v) && v < 0)
+    if ((pfvm_sym_is_const(len, &v) && v < 0) || pfvm_sym_proven_ge(c->syms, pfvm_sym_muli(c->syms, len, -1), 1))
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "a spatial size is smaller than the window");
     return PFVM_OK;
 }
@@ -272,9 +272,13 @@ static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
     if (pfvm_sym_is_const(x->dims[1], &xc) && pfvm_sym_is_const(wt->dims[1], &wc) && xc != wc * group)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld input channels do not fit weight channels %lld x group %lld",
                           (long long)xc, (long long)wc, (long long)group);
+    if (pfvm_infer_check_eq(c, x->dims[1], pfvm_sym_muli(c->syms, wt->dims[1], group), "input channels and weight channels x group"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     if (pfvm_sym_is_const(wt->dims[0], &m) && m % group)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld output channels are not a multiple of group %lld", (long long)m,
                           (long long)group);
+    if (c->n_in > 2 && pfvm_infer_check_vec(c, 2, wt->dims[0], "bias length and output channels"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     nsp = x->rank - 2;
     if (pfvm__nn_conv_window(c->node, wt, nsp, &w, &known, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
@@ -1166,9 +1170,57 @@ static void pfvm__nn_affine(const pfvm_tensor *x, pfvm_tensor *y, int64_t off, i
 
 /* Output j (1 or more) of BatchNormalization: running or saved statistics,
  * typed like mean/var (outputs 1, 2) or scale (3, 4). */
+/* InstanceNormalization: scale and B have one entry per channel. */
+static pfvm_code pfvm__nn_infer_instnorm(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape;
+    if (x->rank >= 0 && x->rank < 3)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "X has rank %d, needs at least 3", x->rank);
+    if (x->rank >= 3 && (pfvm_infer_check_vec(c, 1, x->dims[1], "scale length and channels") ||
+                         pfvm_infer_check_vec(c, 2, x->dims[1], "bias length and channels")))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    return pfvm_infer_same_as_first(c);
+}
+
+/* LRN: `size` is required and positive. */
+static pfvm_code pfvm__nn_infer_lrn(pfvm_ictx *c)
+{
+    if (pfvm_node_attr_int(c->node, "size", 0) < 1)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "attribute 'size' must be a positive integer");
+    return pfvm_infer_same_as_first(c);
+}
+
+/* The axis attribute (default `def`) must exist. */
+static pfvm_code pfvm__nn_infer_axis_op(pfvm_ictx *c, int64_t def)
+{
+    int rank = c->in[0]->type.shape.rank, a;
+    if (rank >= 0 && pfvm_infer_axis(c, pfvm_node_attr_int(c->node, "axis", def), rank > 0 ? rank : 1, &a))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    return pfvm_infer_same_as_first(c);
+}
+
+/* Softmax, LogSoftmax, Hardmax: default axis 1 before opset 13, -1 from it. */
+static pfvm_code pfvm__nn_infer_softmax(pfvm_ictx *c)
+{
+    return pfvm__nn_infer_axis_op(c, c->node->opset >= 13 ? -1 : 1);
+}
+
+static pfvm_code pfvm__nn_infer_lpnorm(pfvm_ictx *c)
+{
+    return pfvm__nn_infer_axis_op(c, -1);
+}
+
 static pfvm_code pfvm__nn_infer_bn(pfvm_ictx *c)
 {
+    static const char *const what[5] = {"", "scale length and channels", "bias length and channels",
+                                        "mean length and channels", "var length and channels"};
     int j;
+    if (c->in[0]->type.shape.rank == 0 || c->in[0]->type.shape.rank == 1)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "X has rank %d, needs a channel dim", c->in[0]->type.shape.rank);
+    if (c->in[0]->type.shape.rank >= 2)
+        for (j = 1; j < 5 && j < c->n_in; j++)
+            if (pfvm_infer_check_vec(c, j, c->in[0]->type.shape.dims[1], what[j]))
+                return c->st ? c->st->code : PFVM_ERR_SHAPE;
     c->out[0]->type = c->in[0]->type;
     for (j = 1; j < c->n_out; j++)
         if (c->out[j])
@@ -1269,6 +1321,22 @@ static pfvm_code pfvm__nn_infer_ln(pfvm_ictx *c)
     c->out[0]->type = c->in[0]->type;
     if (x->rank >= 0 && (a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", -1), x->rank)) < 0)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
+    /* Scale and B broadcast into the normalised dims X[axis:] */
+    for (j = 1; j < c->n_in && x->rank >= 0; j++) {
+        const pfvm_shape *p = c->in[j] ? &c->in[j]->type.shape : NULL;
+        int d;
+        if (!p || p->rank < 0)
+            continue;
+        if (p->rank > x->rank - a)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s has rank %d, more than the %d normalised dims",
+                              j == 1 ? "Scale" : "B", p->rank, x->rank - a);
+        for (d = 0; d < p->rank; d++) {
+            const pfvm_sym *xd = x->dims[x->rank - p->rank + d];
+            if (pfvm_sym_proven_ge(c->syms, p->dims[d], 2) && pfvm_sym_proven_ne(c->syms, p->dims[d], xd))
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s does not broadcast into the normalised dims",
+                                  j == 1 ? "Scale" : "B");
+        }
+    }
     for (j = 1; j < c->n_out; j++) {
         pfvm_shape s = *x;
         int i;
@@ -2472,11 +2540,11 @@ const pfvm_op_def pfvm__ops_nn[] = {
     {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL},
     {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL},
     {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_ln_grad, NULL, NULL},
-    {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL},
-    {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL},
-    {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL},
-    {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL},
-    {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL, NULL},
-    {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm_infer_same_as_first, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL},
+    {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL},
+    {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL},
+    {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL},
+    {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL},
+    {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL, NULL},
+    {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };

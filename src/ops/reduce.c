@@ -706,6 +706,19 @@ static pfvm_code pfvm__red_k_cumsum(pfvm_kctx *k)
 
 /* ---- TopK --------------------------------------------------------------------------------------------- */
 
+/* CumSum: the axis (a scalar input) must exist. */
+static pfvm_code pfvm__red_infer_cumsum(pfvm_ictx *c)
+{
+    const pfvm_shape *as = &c->in[1]->type.shape;
+    int64_t ax;
+    int a, rank = c->in[0]->type.shape.rank;
+    if (as->rank > 1 || (as->rank == 1 && pfvm_sym_proven_ne(c->syms, as->dims[0], pfvm_sym_const(c->syms, 1))))
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "axis must be a scalar");
+    if (rank >= 0 && pfvm_ival_ints(c->in[1], &ax, 1) == 1 && pfvm_infer_axis(c, ax, rank, &a))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    return pfvm_infer_same_as_first(c);
+}
+
 static pfvm_code pfvm__red_infer_topk(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
@@ -720,6 +733,11 @@ static pfvm_code pfvm__red_infer_topk(pfvm_ictx *c)
     a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", -1), x->rank);
     if (a < 0)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis is out of range for rank %d", x->rank);
+    if (c->node->opset >= 10 && c->n_in > 1 && c->in[1] && c->in[1]->type.shape.rank >= 0) {
+        const pfvm_shape *ks = &c->in[1]->type.shape;
+        if (ks->rank > 1 || (ks->rank == 1 && pfvm_sym_proven_ne(c->syms, ks->dims[0], pfvm_sym_const(c->syms, 1))))
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "K must hold a single value");
+    }
     if (c->node->opset < 10) {
         kv[0] = pfvm_node_attr_int(c->node, "k", -1);
         kd = pfvm_sym_const(c->syms, kv[0]);
@@ -876,7 +894,6 @@ static pfvm_code pfvm__red_infer_loss(pfvm_ictx *c)
     const pfvm_shape *x = &c->in[0]->type.shape, *t = &c->in[1]->type.shape;
     const pfvm_ival *w = c->n_in > 2 ? c->in[2] : NULL;
     int red = pfvm__red_loss_reduction(c->node), i;
-    int64_t a, b;
     pfvm_shape out;
     if (red < 0)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "reduction must be none, sum or mean");
@@ -886,13 +903,11 @@ static pfvm_code pfvm__red_infer_loss(pfvm_ictx *c)
         if (t->rank != x->rank - 1)
             return pfvm__fail(c->st, PFVM_ERR_SHAPE, "the target has rank %d for an input of rank %d", t->rank, x->rank);
         for (i = 0; i < t->rank; i++)
-            if (pfvm_sym_is_const(t->dims[i], &a) && pfvm_sym_is_const(x->dims[i ? i + 1 : 0], &b) && a != b)
-                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "target dim %d is %lld where the input has %lld", i, (long long)a,
-                                  (long long)b);
+            if (pfvm_infer_check_eq(c, t->dims[i], x->dims[i ? i + 1 : 0], "target and input dims"))
+                return c->st ? c->st->code : PFVM_ERR_SHAPE;
     }
-    if (w && x->rank >= 0 && w->type.shape.rank == 1 && pfvm_sym_is_const(w->type.shape.dims[0], &a) &&
-        pfvm_sym_is_const(x->dims[1], &b) && a != b)
-        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld weights for %lld classes", (long long)a, (long long)b);
+    if (w && x->rank >= 2 && pfvm_infer_check_vec(c, 2, x->dims[1], "weight length and classes"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     if (red == 0) {
         if (t->rank < 0)
             pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 ? x->rank - 1 : -1);
@@ -1391,7 +1406,7 @@ const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__RED_OP("ReduceSumSquare", pfvm__red_k_sumsq),
     {"ArgMax", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmax, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL},
     {"ArgMin", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmin, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL},
-    {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm_infer_same_as_first, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_cumsum_grad, NULL, NULL},
+    {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm__red_infer_cumsum, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_cumsum_grad, NULL, NULL},
     {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_topk_grad, NULL, NULL},
     {"NegativeLogLikelihoodLoss", "", 12, 0, 2, 3, 1, 1, pfvm__red_infer_loss, pfvm__red_k_nll, pfvm__red_check_loss,
      PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_nll_grad, NULL, NULL},

@@ -252,8 +252,16 @@ PFVM_INTERNAL pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c)
     return pfvm_infer_same_as(c, 0, 0);
 }
 
+/* s printed (for messages). */
+static const char *pfvm__sym_str(const pfvm_sym *s, char *buf, size_t n)
+{
+    pfvm_sym_print(s, buf, n);
+    return buf;
+}
+
 PFVM_INTERNAL pfvm_code pfvm_infer_broadcast(pfvm_ictx *c, const pfvm_shape *const *shapes, int n, pfvm_shape *out)
 {
+    char sb[96], sb2[96];
     int i, d, rank = 0;
     pfvm_symtab *t = c->syms;
     for (i = 0; i < n; i++) {
@@ -281,13 +289,20 @@ PFVM_INTERNAL pfvm_code pfvm_infer_broadcast(pfvm_ictx *c, const pfvm_shape *con
                 if (rv >= 0 && rv != v)
                     return pfvm__fail(c->st, PFVM_ERR_SHAPE,
                                       "cannot broadcast dimension %d: %lld vs %lld", d, (long long)rv, (long long)v);
-                if (r && rv < 0) {
-                    /* a symbol meets a constant: the constant wins (the symbol must equal it or be 1) */
-                }
+                /* a symbol meets a constant: the constant wins (the symbol
+                 * must equal it or be 1), unless it provably is neither */
+                if (r && rv < 0 && pfvm_sym_proven_ge(t, r, 2) && pfvm_sym_proven_ne(t, r, s))
+                    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "cannot broadcast dimension %d: %s vs %lld", d,
+                                      pfvm__sym_str(r, sb, sizeof sb), (long long)v);
                 rv = v;
                 r = s;
             } else if (!r) {
                 r = s;
+            } else if (r != s && pfvm_sym_proven_ge(t, s, 2) && (rv >= 0 || pfvm_sym_proven_ge(t, r, 2)) &&
+                       pfvm_sym_proven_ne(t, r, s)) {
+                /* neither can be 1 and they never match */
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "cannot broadcast dimension %d: %s vs %s", d,
+                                  pfvm__sym_str(r, sb, sizeof sb), pfvm__sym_str(s, sb2, sizeof sb2));
             } else if (rv < 0 && r != s) {
                 /* two different symbols: the result is max (each is 1 or equal) */
                 r = pfvm_sym_max(t, r, s);
@@ -297,6 +312,34 @@ PFVM_INTERNAL pfvm_code pfvm_infer_broadcast(pfvm_ictx *c, const pfvm_shape *con
         if (!out->dims[d])
             return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
     }
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_infer_check_eq(pfvm_ictx *c, const pfvm_sym *a, const pfvm_sym *b, const char *what)
+{
+    char sa[96], sb[96];
+    if (!a || !b || !pfvm_sym_proven_ne(c->syms, a, b))
+        return PFVM_OK;
+    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s differ: %s vs %s", what, pfvm__sym_str(a, sa, sizeof sa),
+                      pfvm__sym_str(b, sb, sizeof sb));
+}
+
+PFVM_INTERNAL pfvm_code pfvm_infer_check_vec(pfvm_ictx *c, int j, const pfvm_sym *len, const char *what)
+{
+    const pfvm_ival *v = j < c->n_in ? c->in[j] : NULL;
+    if (!v || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0)
+        return PFVM_OK;
+    if (v->type.shape.rank != 1)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must be 1-D, not rank %d", what, v->type.shape.rank);
+    return pfvm_infer_check_eq(c, v->type.shape.dims[0], len, what);
+}
+
+PFVM_INTERNAL pfvm_code pfvm_infer_axis(pfvm_ictx *c, int64_t axis, int rank, int *out)
+{
+    int a = pfvm__axis(axis, rank);
+    if (a < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d", (long long)axis, rank);
+    *out = a;
     return PFVM_OK;
 }
 

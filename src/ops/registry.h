@@ -199,6 +199,16 @@ PFVM_INTERNAL pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c);
 PFVM_INTERNAL pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in);
 /* Numpy-style multidirectional broadcast of the shapes of inputs. */
 PFVM_INTERNAL pfvm_code pfvm_infer_broadcast(pfvm_ictx *c, const pfvm_shape *const *shapes, int n, pfvm_shape *out);
+/* Fails with "<what> differ: a vs b" (PFVM_ERR_SHAPE) when dims a and b
+ * are provably different (3 vs 4, n vs n+1); PFVM_OK otherwise, unknown
+ * included. */
+PFVM_INTERNAL pfvm_code pfvm_infer_check_eq(pfvm_ictx *c, const pfvm_sym *a, const pfvm_sym *b, const char *what);
+/* Input j, when present and of known rank, must be 1-D of length `len`
+ * (a bias, scale, per-channel vector); fails naming `what` otherwise. */
+PFVM_INTERNAL pfvm_code pfvm_infer_check_vec(pfvm_ictx *c, int j, const pfvm_sym *len, const char *what);
+/* Normalises an axis attribute for a rank into *out, failing with "axis
+ * A is out of range for rank R" when it is not in [-rank, rank). */
+PFVM_INTERNAL pfvm_code pfvm_infer_axis(pfvm_ictx *c, int64_t axis, int rank, int *out);
 /* Known contents of input i as int64s (from value or sym); returns count
  * or -1 if not known. `out` holds at most `cap` entries. */
 PFVM_INTERNAL int pfvm_ival_ints(const pfvm_ival *v, int64_t *out, int cap);

@@ -442,6 +442,10 @@ static pfvm_code pfvm__tn_infer_dropout(pfvm_ictx *c)
     const pfvm_ival *x = c->in[0];
     if (!pfvm_dtype_is_float(x->type.dtype) && x->type.dtype != PFVM_UNDEFINED)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "data must be a float tensor, not %s", pfvm_dtype_name(x->type.dtype));
+    if (c->n_in > 1 && c->in[1] && c->in[1]->type.shape.rank > 0)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "ratio must be a scalar");
+    if (c->n_in > 2 && c->in[2] && c->in[2]->type.shape.rank > 0)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "training_mode must be a scalar");
     pfvm_ival_set_tensor(c->out[0], x->type.dtype, &x->type.shape);
     if (c->n_out > 1 && c->out[1])
         pfvm_ival_set_tensor(c->out[1], pfvm__tn_mask_dtype(c->node, x->type.dtype), &x->type.shape);
@@ -772,6 +776,8 @@ static pfvm_code pfvm__tn_infer_reshape(pfvm_ictx *c)
     pfvm_dtype dt = c->in[0]->type.dtype;
     pfvm_shape out;
     int64_t kv, tv;
+    if (c->n_in > 1 && c->in[1] && c->in[1]->type.shape.rank >= 0 && c->in[1]->type.shape.rank != 1)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "the shape input must be 1-D, not rank %d", c->in[1]->type.shape.rank);
     r = pfvm__tn_reshape_target(c, v);
     if (r == -2)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "needs a target shape");
@@ -1180,6 +1186,8 @@ static pfvm_code pfvm__tn_infer_concat(pfvm_ictx *c)
                 if (x != y)
                     return pfvm__fail(c->st, PFVM_ERR_SHAPE, "dimension %d differs: %lld in input 0, %lld in input %d", d,
                                       (long long)x, (long long)y, j);
+            } else if (pfvm_infer_check_eq(c, out.dims[d], s->dims[d], "dims outside the axis")) {
+                return c->st ? c->st->code : PFVM_ERR_SHAPE;
             } else if (pfvm_sym_is_const(s->dims[d], NULL)) {
                 out.dims[d] = s->dims[d]; /* a constant says more than a name */
             }
@@ -1652,6 +1660,8 @@ static pfvm_code pfvm__tn_infer_gather(pfvm_ictx *c)
     int64_t idx[PFVM__TN_MAXV], dim;
     pfvm_shape out;
     int a, i, n, len;
+    if (c->in[1]->type.dtype != PFVM_UNDEFINED && c->in[1]->type.dtype != PFVM_INT64 && c->in[1]->type.dtype != PFVM_INT32)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "indices must be int32 or int64, not %s", pfvm_dtype_name(c->in[1]->type.dtype));
     if (s->rank < 0 || is->rank < 0)
         return pfvm__tn_unknown(c, 0, -1);
     a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", 0), s->rank);
@@ -2077,6 +2087,9 @@ static pfvm_code pfvm__tn_infer_range(pfvm_ictx *c)
     for (i = 1; i < 3; i++)
         if (c->in[i]->type.dtype != dt && c->in[i]->type.dtype != PFVM_UNDEFINED && dt != PFVM_UNDEFINED)
             return pfvm__fail(c->st, PFVM_ERR_INVALID, "start, limit and delta must have one type");
+    for (i = 0; i < 3; i++)
+        if (c->in[i]->type.shape.rank > 0)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must be a scalar", i == 0 ? "start" : i == 1 ? "limit" : "delta");
     if (pfvm_dtype_is_int(dt)) {
         int64_t a, b, d;
         for (i = 0; i < 3; i++)
@@ -2156,6 +2169,8 @@ static pfvm_code pfvm__tn_infer_trilu(pfvm_ictx *c)
     const pfvm_shape *s = &c->in[0]->type.shape;
     if (s->rank >= 0 && s->rank < 2)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input must have rank >= 2, has %d", s->rank);
+    if (c->n_in > 1 && c->in[1] && c->in[1]->type.shape.rank > 0)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "k must be a scalar");
     return pfvm_infer_same_as_first(c);
 }
 

@@ -840,9 +840,80 @@ int pfvm_sym_print(const pfvm_sym *s, char *buf, size_t n)
     return (int)b.len;
 }
 
+/* A lower bound of s over every binding, from the facts (dims >= 0,
+ * dim_params >= 1): 1 and *lb set when one is found. */
+static int pfvm__sym_lb(const pfvm_sym *s, int64_t *lb, int depth)
+{
+    int64_t x, y;
+    if (!s || depth > 64)
+        return 0;
+    switch (s->kind) {
+    case PFVM_SYM_CONST:
+        *lb = s->value;
+        return 1;
+    case PFVM_SYM_VAR:
+        *lb = s->pos ? 1 : 0;
+        return 1;
+    case PFVM_SYM_ADD:
+        if (!pfvm__sym_lb(s->a, &x, depth + 1) || !pfvm__sym_lb(s->b, &y, depth + 1) || !pfvm__add_i64(x, y, lb))
+            return 0;
+        return 1;
+    case PFVM_SYM_MUL:
+        if (s->a->kind == PFVM_SYM_CONST || s->b->kind == PFVM_SYM_CONST) {
+            const pfvm_sym *k = s->a->kind == PFVM_SYM_CONST ? s->a : s->b, *o = k == s->a ? s->b : s->a;
+            return k->value >= 0 && pfvm__sym_lb(o, &y, depth + 1) && pfvm__mul_i64(k->value, y, lb);
+        }
+        return pfvm__sym_lb(s->a, &x, depth + 1) && pfvm__sym_lb(s->b, &y, depth + 1) && x >= 0 && y >= 0 &&
+               pfvm__mul_i64(x, y, lb);
+    case PFVM_SYM_DIV:
+        if (s->b->kind != PFVM_SYM_CONST || s->b->value <= 0 || !pfvm__sym_lb(s->a, &x, depth + 1))
+            return 0;
+        *lb = x >= 0 ? x / s->b->value : -((-x + s->b->value - 1) / s->b->value);
+        return 1;
+    case PFVM_SYM_MOD:
+        if (!s->b->pos)
+            return 0;
+        *lb = 0;
+        return 1;
+    case PFVM_SYM_MIN:
+        if (!pfvm__sym_lb(s->a, &x, depth + 1) || !pfvm__sym_lb(s->b, &y, depth + 1))
+            return 0;
+        *lb = x < y ? x : y;
+        return 1;
+    case PFVM_SYM_MAX: {
+        int ha = pfvm__sym_lb(s->a, &x, depth + 1), hb = pfvm__sym_lb(s->b, &y, depth + 1);
+        if (!ha && !hb)
+            return 0;
+        *lb = !ha ? y : !hb ? x : x > y ? x : y;
+        return 1;
+    }
+    }
+    return 0;
+}
+
 int pfvm_sym_proven_nonneg(const pfvm_sym *s)
 {
-    return s && s->nonneg;
+    int64_t lb;
+    return s && (s->nonneg || (pfvm__sym_lb(s, &lb, 0) && lb >= 0));
+}
+
+int pfvm_sym_proven_ge(pfvm_symtab *t, const pfvm_sym *s, int64_t v)
+{
+    int64_t lb;
+    if (!s)
+        return 0;
+    if (pfvm__sym_lb(s, &lb, 0) && lb >= v)
+        return 1;
+    return pfvm_sym_proven_nonneg(pfvm_sym_addi(t, s, -v));
+}
+
+int pfvm_sym_proven_ne(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    const pfvm_sym *d;
+    if (!a || !b || a == b)
+        return 0;
+    d = pfvm_sym_sub(t, a, b);
+    return d && (pfvm_sym_proven_ge(t, d, 1) || pfvm_sym_proven_ge(t, pfvm_sym_muli(t, d, -1), 1));
 }
 
 int pfvm_sym_proven_eq(const pfvm_sym *a, const pfvm_sym *b)

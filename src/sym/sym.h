@@ -91,6 +91,11 @@ PFVM_API int pfvm_sym_print(const pfvm_sym *s, char *buf, size_t n);
 /* Proofs from the facts known to the table (dims >= 0, dim_params >= 1). */
 PFVM_API int pfvm_sym_proven_nonneg(const pfvm_sym *s);
 PFVM_API int pfvm_sym_proven_eq(const pfvm_sym *a, const pfvm_sym *b);
+/* s >= v for every binding (lower bounds from the same facts). */
+PFVM_API int pfvm_sym_proven_ge(pfvm_symtab *t, const pfvm_sym *s, int64_t v);
+/* a != b for every binding: a - b is proven >= 1 or <= -1 (two dims that
+ * can never match, e.g. n and n+1, or n and 2*n). */
+PFVM_API int pfvm_sym_proven_ne(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b);
 
 /* Number of symbols in the table and the symbol with a given id or name. */
 PFVM_API int pfvm_symtab_count(const pfvm_symtab *t);
