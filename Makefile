@@ -58,7 +58,7 @@ test: all
 
 asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -DPFVM_NO_DISPATCH" SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	    build-asan/interp $(patsubst $(BUILD)/%,build-asan/%,$(TESTS))
+	    build-asan/interp $(patsubst $(BUILD)/%,build-asan/%,$(TESTS) $(EXAMPLES))
 
 check-headers:
 	python3 amalgamate.py --check

@@ -10,6 +10,11 @@
 
 enum { PFVM__V_ARENA = 0, PFVM__V_KNOWN = 1, PFVM__V_DYNAMIC = 2, PFVM__V_EXTERNAL = 3 };
 
+/* Training state: initializer `state` takes output `next` after each run. */
+typedef struct pfvm__feedback {
+    pfvm_value *state, *next;
+} pfvm__feedback;
+
 typedef struct pfvm__child {
     const pfvm_graph *g;
     pfvm_exec *e;
@@ -38,6 +43,7 @@ struct pfvm_exec {
     size_t lower_bound, folded_bytes;
     int n_folded;
     pfvm__child *children;     /* stb_ds */
+    pfvm__feedback *feedback;  /* stb_ds: training state carried between runs */
     pfvm_node *running;        /* node whose kernel runs (for subgraphs) */
     int random_used;           /* a kernel drew random numbers in the last run */
     uint64_t rng;              /* state of the executor's generator */
@@ -133,6 +139,7 @@ void pfvm_exec_free(pfvm_exec *e)
     for (i = 0; i < (int)stbds_arrlen(e->children); i++)
         pfvm_exec_free(e->children[i].e);
     stbds_arrfree(e->children);
+    stbds_arrfree(e->feedback);
     stbds_arrfree(e->ins);
     stbds_arrfree(e->bound);
     stbds_arrfree(e->sig);
@@ -435,6 +442,9 @@ static pfvm_code pfvm__plan_types(pfvm_exec *e, pfvm_status *st)
             e->vkind[i] = PFVM__V_EXTERNAL;
         }
     }
+    /* training state: a variable, never folded */
+    for (i = 0; i < (int)stbds_arrlen(e->feedback); i++)
+        pfvm__ival_from_tensor(e, &e->iv[e->feedback[i].state->id], e->feedback[i].state->init, 0);
     for (i = 0; i < (int)stbds_arrlen(e->ins); i++) {
         pfvm_value *v = e->ins[i];
         const pfvm_tensor *t = e->bound[i];
@@ -864,6 +874,35 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
     return PFVM_OK;
 }
 
+/* 1 when tensor t has initializer s's element type and dims. */
+static int pfvm__same_layout(const pfvm_tensor *t, const pfvm_tensor *s)
+{
+    return t->kind == PFVM_KIND_TENSOR && t->dtype == s->dtype && t->rank == s->rank &&
+           (!t->rank || !memcmp(t->dims, s->dims, sizeof(int64_t) * (size_t)t->rank));
+}
+
+/* Copies every fed-back output into its state (after a run). The outputs
+ * live in the arena or in storage of their own, never in a state. */
+static pfvm_code pfvm__feed_back(pfvm_exec *e, pfvm_status *st)
+{
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(e->feedback); i++) {
+        const pfvm__feedback *f = &e->feedback[i];
+        const pfvm_tensor *t = &e->vals[f->next->id];
+        pfvm_tensor *s = f->state->init;
+        char a[64], b[64];
+        if (!pfvm__same_layout(t, s)) {
+            pfvm_tensor_describe(t, a, sizeof a);
+            pfvm_tensor_describe(s, b, sizeof b);
+            return pfvm__fail(st, PFVM_ERR_SHAPE, "training state '%s' is %s, its next value '%s' is %s",
+                              f->state->name, b, f->next->name, a);
+        }
+        if (t->data != s->data && pfvm_tensor_numel(s))
+            memcpy(s->data, t->data, (size_t)pfvm_tensor_numel(s) * pfvm_dtype_size(s->dtype));
+    }
+    return PFVM_OK;
+}
+
 pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
 {
     int i, j;
@@ -890,7 +929,7 @@ pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
                                   pfvm__node_label(n, lb, sizeof lb), n->op_type, j);
         }
     }
-    return PFVM_OK;
+    return pfvm__feed_back(e, st);
 }
 
 const pfvm_tensor *pfvm_exec_output(const pfvm_exec *e, int i)
@@ -899,6 +938,90 @@ const pfvm_tensor *pfvm_exec_output(const pfvm_exec *e, int i)
     if (!v)
         return NULL;
     return pfvm__tensor_of((pfvm_exec *)e, v);
+}
+
+/* ---- training state ------------------------------------------------------------ */
+
+pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, pfvm_status *st)
+{
+    pfvm_value *s = state ? pfvm_graph_find_local(e->g, state) : NULL;
+    pfvm_value *n = next ? pfvm_graph_find_local(e->g, next) : NULL;
+    pfvm_tensor *t;
+    pfvm__feedback f;
+    int64_t dims[PFVM_MAX_RANK];
+    size_t bytes;
+    int i, is_output = 0;
+    if (!s || !s->init)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "training state '%s' is not an initializer of graph '%s'",
+                          state ? state : "(null)", e->g->name);
+    t = s->init;
+    if (t->kind != PFVM_KIND_TENSOR || t->dtype == PFVM_STRING || !pfvm_dtype_size(t->dtype))
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "training state '%s': only numeric tensors", s->name);
+    for (i = 0; n && i < (int)stbds_arrlen(e->g->outputs); i++)
+        if (e->g->outputs[i] == n)
+            is_output = 1;
+    if (!n || !is_output || !n->producer)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "training state '%s': '%s' is not a graph output made by a node",
+                          s->name, next ? next : "(null)");
+    if (n->type.kind == PFVM_KIND_TENSOR &&
+        ((n->type.dtype && n->type.dtype != t->dtype) ||
+         (pfvm__shape_const(&n->type, dims) &&
+          (n->type.shape.rank != t->rank || (t->rank && memcmp(dims, t->dims, sizeof(int64_t) * (size_t)t->rank)))))) {
+        char a[64], b[64];
+        pfvm_type_print(&n->type, a, sizeof a);
+        pfvm_tensor_describe(t, b, sizeof b);
+        return pfvm__fail(st, PFVM_ERR_SHAPE, "training state '%s' is %s, its next value '%s' is %s", s->name, b,
+                          n->name, a);
+    }
+    /* the state is written after each run: into memory the model owns */
+    bytes = (size_t)pfvm_tensor_numel(t) * pfvm_dtype_size(t->dtype);
+    if (!t->owns_data) {
+        int owned = 0;
+        for (i = 0; i < (int)stbds_arrlen(e->m->owned_blocks); i++)
+            if (e->m->owned_blocks[i] == t->data)
+                owned = 1;
+        if (!owned) {
+            void *copy = pfvm__malloc(bytes ? bytes : 1);
+            if (!copy)
+                return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory copying training state '%s'", s->name);
+            if (bytes)
+                memcpy(copy, t->data, bytes);
+            stbds_arrput(e->m->owned_blocks, copy);
+            t->data = copy;
+            t->nbytes = bytes;
+        }
+    }
+    e->planned = 0;
+    for (i = 0; i < (int)stbds_arrlen(e->feedback); i++)
+        if (e->feedback[i].state == s) {
+            e->feedback[i].next = n;
+            return PFVM_OK;
+        }
+    f.state = s;
+    f.next = n;
+    stbds_arrput(e->feedback, f);
+    return PFVM_OK;
+}
+
+int pfvm_exec_feedback_all(pfvm_exec *e, pfvm_status *st)
+{
+    int i, j, count = 0;
+    for (i = 0; i < (int)stbds_arrlen(e->g->outputs); i++) {
+        const char *name = e->g->outputs[i]->name;
+        size_t len = strlen(name);
+        if (len <= 4 || strcmp(name + len - 4, "_new"))
+            continue;
+        for (j = 0; j < (int)stbds_arrlen(e->g->inits); j++) {
+            const char *s = e->g->inits[j]->name;
+            if (strlen(s) != len - 4 || strncmp(s, name, len - 4))
+                continue;
+            if (pfvm_exec_feedback(e, s, name, st))
+                return -1;
+            count++;
+            break;
+        }
+    }
+    return count;
 }
 
 /* ---- subgraphs --------------------------------------------------------------- */

@@ -47,6 +47,32 @@ PFVM_API const pfvm_tensor *pfvm_exec_output(const pfvm_exec *e, int i);
  * training mode): its outputs are samples, comparable by shape and type. */
 PFVM_API int pfvm_exec_was_random(const pfvm_exec *e);
 
+/* ---- training state ------------------------------------------------------------
+ *
+ * A training graph (pfvm_autodiff_optimizer) reads its state S (the
+ * parameters, the optimizer's moments and step count) from initializers
+ * and computes the next state as graph outputs; a training step replaces
+ * S by its output. pfvm_exec_feedback makes one executor carry that state
+ * from run to run: after every successful pfvm_exec_run the output `next`
+ * is copied into the initializer `state`, so the next run reads it and the
+ * model holds the current values at every step (save the model, or view
+ * the initializer's data, to use them). The plan treats such an
+ * initializer as a variable: nothing that reads it is folded, so one plan
+ * (one bind per new input shape) serves every step. */
+
+/* Carries output `next` (made by a node) into initializer `state` (of the
+ * executor's graph) after each run. Both must have one element type and
+ * shape (checked now where the shapes are static, else after the run).
+ * The initializer's data moves to storage the model owns and pfvm may
+ * write (a copy, unless the model allocated it), so weights viewed in
+ * caller memory are never written. Drops the plan: the next bind plans
+ * again. Declaring a state again replaces its `next`. */
+PFVM_API pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, pfvm_status *st);
+/* pfvm_exec_feedback for every graph output named `<S>_new` whose S is an
+ * initializer of the graph (the convention of pfvm_autodiff_optimizer):
+ * the number of pairs, or -1 on error (st set). */
+PFVM_API int pfvm_exec_feedback_all(pfvm_exec *e, pfvm_status *st);
+
 /* The memory plan of the current binding. */
 typedef struct pfvm_plan_entry {
     const pfvm_value *value;
