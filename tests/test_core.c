@@ -122,6 +122,20 @@ static void test_sym(void)
     CHECK(pfvm_sym_subst(t, e, &b) == pfvm_sym_const(t, 18));
     CHECK(pfvm_sym_proven_nonneg(pfvm_sym_div(t, h, two)));
     CHECK(!pfvm_sym_proven_nonneg(pfvm_sym_sub(t, h, n)));
+    /* lower bounds from the facts (n, h >= 1): n-1 >= 0, 2n+2 >= 4; dims
+     * that can never be equal (n vs n+1, n+1 vs 2n+2, n vs 2n since n >= 1)
+     * and ones that can (n vs h, min(n,h) vs 1) */
+    CHECK(pfvm_sym_proven_nonneg(pfvm_sym_addi(t, n, -1)));
+    CHECK(!pfvm_sym_proven_nonneg(pfvm_sym_addi(t, n, -2)));
+    CHECK(pfvm_sym_proven_ge(t, pfvm_sym_addi(t, pfvm_sym_muli(t, n, 2), 2), 4));
+    CHECK(!pfvm_sym_proven_ge(t, pfvm_sym_addi(t, pfvm_sym_muli(t, n, 2), 2), 5));
+    CHECK(pfvm_sym_proven_ge(t, pfvm_sym_div(t, pfvm_sym_addi(t, h, 7), pfvm_sym_const(t, 4)), 2));
+    CHECK(pfvm_sym_proven_ne(t, n, pfvm_sym_addi(t, n, 1)));
+    CHECK(pfvm_sym_proven_ne(t, pfvm_sym_addi(t, n, 1), pfvm_sym_addi(t, pfvm_sym_muli(t, n, 2), 2)));
+    CHECK(pfvm_sym_proven_ne(t, n, pfvm_sym_muli(t, n, 2)));
+    CHECK(!pfvm_sym_proven_ne(t, n, h));
+    CHECK(!pfvm_sym_proven_ne(t, n, n));
+    CHECK(!pfvm_sym_proven_ne(t, pfvm_sym_min(t, n, h), pfvm_sym_const(t, 1)));
     CHECK(pfvm_sym_fresh(t, "n") != n);
     pfvm_binding_free(&b);
     pfvm_symtab_free(t);
