@@ -8,6 +8,7 @@
  *   interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt]
  *   interp opt MODEL -o OUT.onnx [--passes LIST]
  *   interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]
+ *               [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...
  *   interp dot MODEL [--opt] [-o FILE]
  *
  * Errors: one line on stderr, exit status 1. */
@@ -39,6 +40,7 @@ static const char *usage_text =
     "  interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt]\n"
     "  interp opt MODEL -o OUT.onnx [--passes LIST]   LIST: comma-separated pass names, or none\n"
     "  interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]\n"
+    "             [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...\n"
     "  interp dot MODEL [--opt] [-o FILE]   Graphviz: fused groups as clusters, shapes on edges\n"
     "  interp ops                      the operator table (markdown)\n"
     "run, test and bench optimize the model with the default passes first; --no-opt runs it as loaded.\n";
@@ -1046,24 +1048,99 @@ static int cmd_opt(int argc, char **argv)
 
 /* ---- grad: the training graph ------------------------------------------------------ */
 
+static void print_bytes(const char *label, double bytes)
+{
+    printf("%s%.0f bytes (%.2f MB)", label, bytes, bytes / 1048576.0);
+}
+
+/* Plans (and applies) recomputation on the training graph m made with
+ * res, and prints what it did. `budget` is bytes, or "P%" of the peak
+ * without recomputation. */
+static pfvm_code grad_recompute(pfvm_model *m, const pfvm_autodiff_result *res, const char *policy,
+                                const char *budget, int stride, const pfvm_binding *b, pfvm_status *st)
+{
+    pfvm_recompute_opts ro;
+    pfvm_recompute_report rep;
+    char *end;
+    double v;
+    memset(&ro, 0, sizeof ro);
+    ro.n_forward = res->n_forward;
+    ro.binding = b;
+    ro.stride = stride;
+    if (!strcmp(policy, "chen"))
+        ro.policy = PFVM_RECOMPUTE_CHEN;
+    else if (!strcmp(policy, "dp"))
+        ro.policy = PFVM_RECOMPUTE_DP;
+    else if (strcmp(policy, "none"))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "--recompute '%s': expected chen, dp or none", policy);
+    if (budget) {
+        v = strtod(budget, &end);
+        if (end == budget || !(v > 0) || (*end && strcmp(end, "%")))
+            return pfvm__fail(st, PFVM_ERR_INVALID, "--budget '%s': expected bytes or a percentage like 50%%", budget);
+        if (*end) { /* a share of the peak without recomputation */
+            pfvm_recompute_opts probe = ro;
+            probe.policy = PFVM_RECOMPUTE_NONE;
+            probe.flags = PFVM_RECOMPUTE_PLAN_ONLY;
+            if (pfvm_recompute(m, NULL, &probe, &rep, st))
+                return st->code;
+            v = rep.peak_before * v / 100.0;
+        }
+        ro.budget = v;
+    }
+    if (pfvm_recompute(m, NULL, &ro, &rep, st))
+        return st->code;
+    printf("recompute (%s): %d cuts, %d kept, %d forward nodes recomputed\n", policy, rep.n_cuts, rep.n_kept,
+           rep.n_recomputed);
+    print_bytes("  peak ", rep.peak_before);
+    print_bytes(" -> ", rep.peak_after);
+    if (ro.budget > 0)
+        printf(", budget %.0f bytes: %s", ro.budget, rep.within_budget ? "within" : "NOT within (the smallest peak found)");
+    printf("\n  operations: forward %.4g, training step %.4g, recomputed %.4g (%.1f%% of the forward pass)\n",
+           rep.flops_forward, rep.flops_total, rep.extra_flops,
+           rep.flops_forward > 0 ? 100.0 * rep.extra_flops / rep.flops_forward : 0.0);
+    if (rep.peak_expr) {
+        char buf[512];
+        pfvm_sym_print(rep.peak_expr, buf, sizeof buf);
+        printf("  peak as an expression of the dims: %s bytes\n", buf);
+    }
+    return PFVM_OK;
+}
+
 /* Writes the model with its backward graph: outputs are the original ones,
  * then `<p>_grad` for every parameter p (the floating-point initializers,
  * or the --wrt names), then with --optimizer the updated parameters (and
  * Adam's state). Without --loss, every floating-point output y gets a seed
- * input `<y>_grad`. */
+ * input `<y>_grad`. With --recompute, activations are dropped and
+ * recomputed in the backward pass (src/passes/recompute.h). */
 static int cmd_grad(int argc, char **argv)
 {
     const char *model = NULL, *out = NULL, *loss = NULL, *wrt_arg = NULL, *optimizer = NULL, *lr_arg = NULL;
+    const char *policy = NULL, *budget = NULL;
     const char *wrt[256];
     char *wrt_buf = NULL;
-    int i, n_wrt = 0, rc = 1;
+    int i, n_wrt = 0, rc = 1, stride = 0, n_dims = 0;
+    dim_arg dims[64];
+    pfvm_binding b;
     pfvm_status st;
     pfvm_model *m = NULL;
     pfvm_autodiff_opts o;
     pfvm_autodiff_result res;
     pfvm_optimizer_opts oo;
+    memset(&b, 0, sizeof b);
     for (i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "-o") && i + 1 < argc)
+        if (!strcmp(argv[i], "--recompute") && i + 1 < argc)
+            policy = argv[++i];
+        else if (!strcmp(argv[i], "--budget") && i + 1 < argc)
+            budget = argv[++i];
+        else if (!strcmp(argv[i], "--stride") && i + 1 < argc) {
+            stride = atoi(argv[++i]);
+            if (stride < 1)
+                return fail("grad: bad --stride '%s'", argv[i]);
+        } else if (!strcmp(argv[i], "--dim") && i + 1 < argc) {
+            if (n_dims >= 64 || !parse_dim(argv[++i], &dims[n_dims]))
+                return fail("grad: bad --dim '%s': expected NAME=VALUE", argv[i]);
+            n_dims++;
+        } else if (!strcmp(argv[i], "-o") && i + 1 < argc)
             out = argv[++i];
         else if (!strcmp(argv[i], "--loss") && i + 1 < argc)
             loss = argv[++i];
@@ -1080,7 +1157,10 @@ static int cmd_grad(int argc, char **argv)
     }
     if (!model || !out)
         return fail("%s", "grad: usage: interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] "
-                          "[--optimizer sgd|adam --lr X]");
+                          "[--optimizer sgd|adam --lr X] [--recompute chen|dp [--budget BYTES|P%] [--stride S]] "
+                          "[--dim NAME=VALUE]...");
+    if ((budget || stride) && !policy)
+        return fail("%s", "grad: --budget and --stride need --recompute");
     memset(&oo, 0, sizeof oo);
     if (optimizer) {
         char *end;
@@ -1122,15 +1202,20 @@ static int cmd_grad(int argc, char **argv)
         free(wrt_buf);
         return fail_status(&st);
     }
-    if (pfvm_autodiff(m, NULL, &o, &res, &st) || (optimizer && pfvm_autodiff_optimizer(m, NULL, &res, &oo, &st)) ||
-        pfvm_onnx_save_file(m, out, &st)) {
+    if (pfvm_autodiff(m, NULL, &o, &res, &st) || (optimizer && pfvm_autodiff_optimizer(m, NULL, &res, &oo, &st))) {
         fail_status(&st);
         goto done;
     }
     printf("%d gradients (%d zero: the outputs do not depend on them), %d backward nodes\n", res.n_wrt,
            res.n_unreachable, (int)stbds_arrlen(m->graph->nodes) - res.n_forward);
+    if ((policy && (bind_dims(m, dims, n_dims, &b, &st) || grad_recompute(m, &res, policy, budget, stride, &b, &st))) ||
+        pfvm_onnx_save_file(m, out, &st)) {
+        fail_status(&st);
+        goto done;
+    }
     rc = 0;
 done:
+    pfvm_binding_free(&b);
     free(wrt_buf);
     pfvm_model_free(m);
     return rc;

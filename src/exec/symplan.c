@@ -4,9 +4,7 @@
 
 #include <string.h>
 
-/* Bytes of a tensor type rounded up to the alignment, or NULL when the
- * type has no size expression. */
-static const pfvm_sym *pfvm__symplan_bytes(pfvm_symtab *t, const pfvm_type *ty)
+const pfvm_sym *pfvm__symplan_bytes(pfvm_symtab *t, const pfvm_type *ty)
 {
     const pfvm_sym *n;
     int d;
@@ -114,11 +112,7 @@ static const pfvm_sym *pfvm__symplan_peak(pfvm_symtab *t, const pfvm_symplan *p)
     return peak;
 }
 
-/* Marks the values of g known before running: initializers, and outputs
- * of deterministic nodes without subgraphs whose inputs are all known
- * (Constant, weight casts, shape arithmetic on constants). The executor
- * folds these when it binds, so they take no arena space. */
-static unsigned char *pfvm__symplan_constants(const pfvm_graph *g)
+unsigned char *pfvm__symplan_constants(const pfvm_graph *g)
 {
     int nv = (int)stbds_arrlen(g->values), i, j;
     unsigned char *known = (unsigned char *)pfvm__calloc((size_t)nv + 1, 1);

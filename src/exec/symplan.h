@@ -47,6 +47,17 @@ typedef struct pfvm_symplan {
 PFVM_API pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *st);
 PFVM_API void pfvm_symplan_free(pfvm_symplan *p);
 
+/* internal, shared with the recompute pass (the same accounting) */
+/* Bytes of a tensor type rounded up to the alignment, or NULL when the
+ * type has no size expression. */
+PFVM_INTERNAL const pfvm_sym *pfvm__symplan_bytes(pfvm_symtab *t, const pfvm_type *ty);
+/* Flags (by value id, heap, pfvm__free) the values of g known before
+ * running: initializers, and outputs of deterministic nodes without
+ * subgraphs whose inputs are all known (Constant, weight casts, shape
+ * arithmetic on constants). The executor folds these when it binds, so
+ * they take no arena space. NULL when out of memory. */
+PFVM_INTERNAL unsigned char *pfvm__symplan_constants(const pfvm_graph *g);
+
 #ifdef __cplusplus
 }
 #endif

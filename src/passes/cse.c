@@ -4,6 +4,7 @@
  * subgraphs) compute the same thing, so the later one's readers read the
  * earlier one's outputs and it goes. Nodes are visited in topological
  * order, so chains of duplicates collapse in one walk. */
+#include "recompute.h"
 #include "rewrite.h"
 
 /* Initializers up to this many bytes are compared by content. */
@@ -108,7 +109,9 @@ static int pfvm__cse_same(const pfvm_node *a, const pfvm_node *b)
 static int pfvm__cse_candidate(const pfvm_node *n)
 {
     int j;
-    if (!n->op || (n->op->flags & PFVM_OP_NONDETERMINISTIC) || n->n_outputs < 1)
+    /* a recomputation duplicates on purpose: merged back, it would keep its
+       activation alive again */
+    if (!n->op || (n->op->flags & PFVM_OP_NONDETERMINISTIC) || n->n_outputs < 1 || pfvm_node_is_recompute(n))
         return 0;
     for (j = 0; j < n->n_attrs; j++)
         if (n->attrs[j].type == PFVM_ATTR_GRAPH || n->attrs[j].type == PFVM_ATTR_GRAPHS)

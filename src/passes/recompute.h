@@ -1,0 +1,95 @@
+/* recompute: automatic checkpointing of training graphs. A training graph
+ * (pfvm_autodiff's forward nodes followed by its backward nodes) keeps
+ * every activation the backward pass reads alive from the forward pass to
+ * the backward one, so its peak memory grows with depth. This pass drops
+ * some of them after their forward use and recomputes them from a kept
+ * activation (a checkpoint) just before the backward nodes that read
+ * them, trading extra forward operations for memory. The rewritten graph
+ * computes the same values with the same operators in the same order of
+ * arithmetic, so gradients do not change (bit for bit).
+ *
+ * Where it can cut. A checkpoint candidate (a "cut") is a forward value
+ * that is, when its producer has run, the only non-constant forward value
+ * still waiting for a forward reader: keeping it is enough to recompute
+ * everything after it up to the next kept cut. Chains (MLPs, transformer
+ * layers) have a cut after nearly every node, residual networks one per
+ * block. Outputs of random operators, of nodes with subgraphs and graph
+ * outputs are always kept.
+ *
+ * Policies. Chen et al. 2016 (arXiv:1604.06174): keep every s-th cut,
+ * s = ceil(sqrt(n)) for n cuts (O(sqrt n) memory for one extra forward
+ * pass). DP: dynamic programming over the prefixes the cuts delimit (the
+ * lower sets of a chain, as in Kusumoto et al. 2019, arXiv:1911.13214):
+ * among all sets of kept cuts whose estimated peak fits the budget, the
+ * one with the fewest recomputed operations; its estimate is then checked
+ * against the exact peak of the rewritten schedule and the DP re-run with
+ * a tighter internal budget until the exact peak fits.
+ *
+ * Memory is what the symbolic planner (src/exec/symplan) counts: the peak
+ * of live intermediate bytes over the node order (inputs and initializers
+ * aside; graph outputs live to the end), evaluated under a binding of the
+ * dim symbols when shapes are dynamic. Operations come from
+ * pfvm_node_flops. */
+#ifndef PFVM_RECOMPUTE_H
+#define PFVM_RECOMPUTE_H
+
+#include "passes.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum pfvm_recompute_policy {
+    PFVM_RECOMPUTE_NONE = 0, /* keep every activation: measure only */
+    PFVM_RECOMPUTE_CHEN,     /* every s-th cut (opts.stride; 0: sqrt(n), or with a budget the stride with the
+                                fewest extra operations that fits) */
+    PFVM_RECOMPUTE_DP        /* the fewest extra operations within the budget */
+} pfvm_recompute_policy;
+
+/* pfvm_recompute_opts.flags */
+#define PFVM_RECOMPUTE_PLAN_ONLY 1u /* choose and report, leave the graph alone */
+
+typedef struct pfvm_recompute_opts {
+    pfvm_recompute_policy policy;
+    int n_forward;       /* g->nodes[0..n_forward) are the forward pass (pfvm_autodiff_result.n_forward) */
+    double budget;       /* peak bytes to stay within; 0: none (DP then returns the smallest peak it finds) */
+    int stride;          /* CHEN: keep every stride-th cut; 0: see the policy */
+    const pfvm_binding *binding; /* values of the dim symbols sizes depend on, or NULL */
+    unsigned flags;      /* PFVM_RECOMPUTE_* */
+} pfvm_recompute_opts;
+
+typedef struct pfvm_recompute_report {
+    double peak_before, peak_after;   /* live-bytes peak under the binding, without / with the plan */
+    double flops_forward;             /* operations of the forward pass */
+    double flops_total;               /* of the whole training graph before the pass */
+    double extra_flops;               /* recomputed operations the plan adds */
+    const pfvm_sym *peak_expr;        /* the rewritten graph's peak as an expression of the dim symbols
+                                         (NULL with PLAN_ONLY) */
+    int n_cuts;                       /* checkpoint candidates */
+    int n_kept;                       /* cuts kept */
+    int n_recomputed;                 /* forward nodes copied into the backward pass */
+    int stride;                       /* CHEN: the stride used */
+    int within_budget;                /* 1 when there is no budget or peak_after fits it */
+} pfvm_recompute_report;
+
+/* Chooses the activations of training graph g to recompute under the
+ * policy and, unless PLAN_ONLY, rewrites g: copies of the forward nodes
+ * that recompute a dropped activation are inserted right before the first
+ * backward node that reads it, and the backward nodes read the copies.
+ * The copies carry the doc string PFVM_RECOMPUTE_DOC, which the cse pass
+ * respects (it would otherwise merge them back). g's types must be
+ * inferred. Errors: no forward/backward split, sizes that depend on dims
+ * the binding leaves open (the message names the value). When no plan
+ * fits the budget, the one with the smallest peak is applied and
+ * report->within_budget is 0 (not an error). */
+PFVM_API pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts *opts,
+                                  pfvm_recompute_report *report, pfvm_status *st);
+
+/* Doc string of the nodes pfvm_recompute adds, and a test for it. */
+#define PFVM_RECOMPUTE_DOC "pfvm: recomputation of a dropped activation"
+PFVM_API int pfvm_node_is_recompute(const pfvm_node *n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PFVM_RECOMPUTE_H */

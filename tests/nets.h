@@ -1,0 +1,135 @@
+/* Deep models for the recompute tests and bench/recompute.c, built in C
+ * with the IR API (no fixture files): an MLP of any depth with a symbolic
+ * batch, and a loaded model whose batch dim becomes a symbol. Include after
+ * the pfvm headers. */
+#ifndef PFVM_TESTS_NETS_H
+#define PFVM_TESTS_NETS_H
+
+#include <string.h>
+
+static uint64_t nets_rng = 0x9e3779b97f4a7c15ull;
+
+static double nets_urand(void)
+{
+    nets_rng ^= nets_rng << 13;
+    nets_rng ^= nets_rng >> 7;
+    nets_rng ^= nets_rng << 17;
+    return (double)(nets_rng >> 11) / 9007199254740992.0;
+}
+
+static pfvm_value *nets_value(pfvm_graph *g, const char *name, pfvm_dtype dt, int rank, const pfvm_sym *const *dims,
+                              pfvm_status *st)
+{
+    pfvm_value *v = pfvm_graph_value(g, name, st);
+    int i;
+    if (!v)
+        return NULL;
+    v->type.kind = PFVM_KIND_TENSOR;
+    v->type.dtype = dt;
+    v->type.shape.rank = rank;
+    for (i = 0; i < rank; i++)
+        v->type.shape.dims[i] = dims[i];
+    v->has_type_info = 1;
+    return v;
+}
+
+/* A float initializer of the given dims, uniform in [-scale, scale]. */
+static pfvm_value *nets_param(pfvm_graph *g, const char *name, int rank, const int64_t *dims, double scale,
+                              pfvm_status *st)
+{
+    const pfvm_sym *sd[4];
+    pfvm_tensor *t = pfvm_model_tensor(g->model, PFVM_FLOAT, rank, dims, NULL, st);
+    pfvm_value *v;
+    int64_t i, n;
+    int k;
+    if (!t)
+        return NULL;
+    n = pfvm_tensor_numel(t);
+    for (i = 0; i < n; i++)
+        ((float *)t->data)[i] = (float)((2 * nets_urand() - 1) * scale);
+    for (k = 0; k < rank; k++)
+        sd[k] = pfvm_sym_const(g->model->syms, dims[k]);
+    v = nets_value(g, name, PFVM_FLOAT, rank, sd, st);
+    if (!v || pfvm_graph_add_init(g, v, t, st))
+        return NULL;
+    return v;
+}
+
+/* x [N, width] -> `layers` x (Gemm width x width, Relu) -> Gemm to 10
+ * classes -> SoftmaxCrossEntropyLoss with labels [N] (int64): the scalar
+ * output `loss`. Opset 13; the batch is the symbol N. NULL on failure. */
+static pfvm_model *nets_mlp(int layers, int width, pfvm_status *st)
+{
+    pfvm_model *m = pfvm_model_new(st);
+    pfvm_graph *g;
+    const pfvm_sym *dims[2];
+    pfvm_value *h, *lab, *loss;
+    int64_t wd[2], bd[1];
+    char name[64];
+    int l;
+    if (!m || !(g = pfvm_graph_new(m, NULL, "mlp", st)) || pfvm_model_set_opset(m, "", 13, st))
+        return NULL;
+    m->graph = g;
+    dims[0] = pfvm_sym_var(m->syms, "N", 1);
+    dims[1] = pfvm_sym_const(m->syms, width);
+    if (!(h = nets_value(g, "x", PFVM_FLOAT, 2, dims, st)) || pfvm_graph_add_input(g, h, st) ||
+        !(lab = nets_value(g, "labels", PFVM_INT64, 1, dims, st)) || pfvm_graph_add_input(g, lab, st))
+        return NULL;
+    for (l = 0; l <= layers; l++) {
+        pfvm_value *in[3], *out;
+        int last = l == layers;
+        wd[0] = last ? 10 : width;
+        wd[1] = width;
+        bd[0] = wd[0];
+        sprintf(name, "w%d", l);
+        in[0] = h;
+        in[1] = nets_param(g, name, 2, wd, 1.4 / sqrt((double)width), st);
+        sprintf(name, "b%d", l);
+        in[2] = nets_param(g, name, 1, bd, 0.1, st);
+        sprintf(name, "h%d", l);
+        if (!in[1] || !in[2] || !(out = pfvm_graph_value(g, name, st)))
+            return NULL;
+        sprintf(name, "fc%d", l);
+        {
+            pfvm_node *n = pfvm_graph_add_node(g, "Gemm", "", name, in, 3, &out, 1, st);
+            if (!n || pfvm_node_set_attr_int(n, "transB", 1, st))
+                return NULL;
+        }
+        h = out;
+        if (!last) {
+            sprintf(name, "a%d", l);
+            if (!(out = pfvm_graph_value(g, name, st)))
+                return NULL;
+            sprintf(name, "relu%d", l);
+            if (!pfvm_graph_add_node(g, "Relu", "", name, &h, 1, &out, 1, st))
+                return NULL;
+            h = out;
+        }
+    }
+    {
+        pfvm_value *in[2];
+        in[0] = h;
+        in[1] = lab;
+        if (!(loss = pfvm_graph_value(g, "loss", st)) ||
+            !pfvm_graph_add_node(g, "SoftmaxCrossEntropyLoss", "", "xent", in, 2, &loss, 1, st) ||
+            pfvm_graph_add_output(g, loss, st))
+            return NULL;
+    }
+    return m;
+}
+
+/* Makes dim 0 of every graph input and output the symbol `name` (a model
+ * exported with a fixed batch, such as tests/models/resnet18). */
+static void nets_batch_symbol(pfvm_model *m, const char *name)
+{
+    const pfvm_sym *n = pfvm_sym_var(m->syms, name, 1);
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(m->graph->inputs); i++)
+        if (!m->graph->inputs[i]->init && m->graph->inputs[i]->type.shape.rank > 0)
+            m->graph->inputs[i]->type.shape.dims[0] = n;
+    for (i = 0; i < (int)stbds_arrlen(m->graph->outputs); i++)
+        if (m->graph->outputs[i]->type.shape.rank > 0)
+            m->graph->outputs[i]->type.shape.dims[0] = n;
+}
+
+#endif /* PFVM_TESTS_NETS_H */

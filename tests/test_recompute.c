@@ -1,0 +1,304 @@
+/* The recompute pass (src/passes/recompute.c): recomputation leaves every
+ * output of a training step unchanged (bit for bit), the planned peak
+ * equals the symbolic planner's peak of the rewritten graph and fits the
+ * budget, a 50-layer MLP fits half of its unconstrained peak, the DP is
+ * never worse than Chen's plans, cse keeps the copies, and errors name
+ * the problem. Also the cost hooks behind the operation counts. */
+#include "exec/exec.h"
+#include "exec/symplan.h"
+#include "onnx/onnx_io.h"
+#include "passes/autodiff.h"
+#include "passes/recompute.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "nets.h"
+
+/* A training graph of the MLP (N left symbolic), seeded the same way
+ * each time so that two builds are identical. */
+static pfvm_model *mlp_train(int layers, int width, int *n_forward, pfvm_status *st)
+{
+    pfvm_model *m;
+    pfvm_autodiff_opts o;
+    pfvm_autodiff_result res;
+    nets_rng = 0x9e3779b97f4a7c15ull;
+    if (!(m = nets_mlp(layers, width, st)))
+        return NULL;
+    memset(&o, 0, sizeof o);
+    o.loss = "loss";
+    if (pfvm_infer_shapes(m->graph, 0, st) || pfvm_autodiff(m, NULL, &o, &res, st)) {
+        pfvm_model_free(m);
+        return NULL;
+    }
+    *n_forward = res.n_forward;
+    return m;
+}
+
+static pfvm_binding bind_n(pfvm_model *m, int64_t n)
+{
+    pfvm_binding b;
+    pfvm_status st;
+    memset(&b, 0, sizeof b);
+    pfvm_binding_set(&b, pfvm_symtab_find(m->syms, "N"), n, &st);
+    return b;
+}
+
+static int count_copies(const pfvm_graph *g)
+{
+    int i, n = 0;
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
+        n += pfvm_node_is_recompute(g->nodes[i]);
+    return n;
+}
+
+/* Runs the MLP training graph on fixed data; returns its outputs (clones). */
+static int run_mlp(pfvm_model *m, int width, int64_t n, pfvm_tensor **outs, int cap)
+{
+    pfvm_status st;
+    pfvm_exec *e = pfvm_exec_new(m, NULL, &st);
+    int64_t xd[2], i;
+    pfvm_tensor *in[2];
+    int k, no = 0;
+    xd[0] = n;
+    xd[1] = width;
+    in[0] = pfvm_tensor_new(PFVM_FLOAT, 2, xd, &st);
+    in[1] = pfvm_tensor_new(PFVM_INT64, 1, xd, &st);
+    for (i = 0; i < n * width; i++)
+        ((float *)in[0]->data)[i] = (float)sin((double)i * 0.37);
+    for (i = 0; i < n; i++)
+        ((int64_t *)in[1]->data)[i] = (i * 7) % 10;
+    if (!e || pfvm_exec_bind(e, (const pfvm_tensor *const *)in, 2, &st) || pfvm_exec_run(e, &st)) {
+        fprintf(stderr, "run: %s\n", st.msg);
+    } else {
+        no = pfvm_exec_num_outputs(e);
+        for (k = 0; k < no && k < cap; k++)
+            outs[k] = pfvm_tensor_clone(pfvm_exec_output(e, k), &st);
+    }
+    pfvm_exec_free(e);
+    pfvm_tensor_free(in[0]);
+    pfvm_tensor_free(in[1]);
+    return no < cap ? no : cap;
+}
+
+static int same_bits(const pfvm_tensor *a, const pfvm_tensor *b)
+{
+    int64_t n;
+    if (!a || !b || a->dtype != b->dtype || pfvm_tensor_numel(a) != pfvm_tensor_numel(b))
+        return 0;
+    n = pfvm_tensor_numel(a);
+    return !n || !memcmp(a->data, b->data, (size_t)n * pfvm_dtype_size(a->dtype));
+}
+
+/* Plans and rewrites a fresh MLP training graph under `policy`, runs it
+ * against an unrewritten one and checks outputs, budget and peak. */
+static void check_unchanged(pfvm_recompute_policy policy, double share, int stride)
+{
+    const int layers = 8, width = 32;
+    const int64_t n = 64;
+    pfvm_status st;
+    int nf0, nf1, k, n0, n1;
+    pfvm_model *m0 = mlp_train(layers, width, &nf0, &st), *m1 = mlp_train(layers, width, &nf1, &st);
+    pfvm_recompute_opts o;
+    pfvm_recompute_report r;
+    pfvm_binding b;
+    pfvm_tensor *y0[32], *y1[32];
+    pfvm_symplan plan;
+    int64_t peak = -1;
+    CHECK(m0 && m1 && nf0 == nf1);
+    if (!m0 || !m1)
+        return;
+    b = bind_n(m1, n);
+    memset(&o, 0, sizeof o);
+    o.policy = PFVM_RECOMPUTE_NONE;
+    o.n_forward = nf1;
+    o.binding = &b;
+    o.flags = PFVM_RECOMPUTE_PLAN_ONLY;
+    CHECK(pfvm_recompute(m1, NULL, &o, &r, &st) == PFVM_OK);
+    CHECK(r.peak_before > 0 && r.peak_after == r.peak_before && r.n_recomputed == 0 && r.n_cuts >= 2 * layers);
+    o.policy = policy;
+    o.flags = 0;
+    o.stride = stride;
+    o.budget = share * r.peak_before;
+    CHECK_MSG(pfvm_recompute(m1, NULL, &o, &r, &st) == PFVM_OK, "%s", st.msg);
+    CHECK_MSG(r.n_recomputed > 0 && r.extra_flops > 0 && r.peak_after < r.peak_before,
+              "policy %d: %d recomputed, peak %.0f -> %.0f", (int)policy, r.n_recomputed, r.peak_before, r.peak_after);
+    CHECK(share <= 0 || (r.within_budget && r.peak_after <= o.budget));
+    CHECK(count_copies(m1->graph) == r.n_recomputed);
+    /* the plan's peak is the symbolic planner's, for this N */
+    CHECK(r.peak_expr && pfvm_sym_eval(r.peak_expr, &b, &peak) && (double)peak == r.peak_after);
+    CHECK(pfvm_symplan_build(m1->graph, &plan, &st) == PFVM_OK);
+    CHECK(pfvm_sym_eval(plan.peak, &b, &peak) && (double)peak == r.peak_after);
+    pfvm_symplan_free(&plan);
+    /* cse must not merge the copies back into the forward nodes */
+    CHECK(pfvm_optimize(m1, "cse", NULL, &st) == PFVM_OK);
+    CHECK(count_copies(m1->graph) == r.n_recomputed);
+    n0 = run_mlp(m0, width, n, y0, 32);
+    n1 = run_mlp(m1, width, n, y1, 32);
+    CHECK(n0 == n1 && n0 == 1 + 2 * (layers + 1));
+    for (k = 0; k < n0 && k < n1; k++) {
+        CHECK_MSG(same_bits(y0[k], y1[k]), "policy %d: output %d differs", (int)policy, k);
+        pfvm_tensor_free(y0[k]);
+        pfvm_tensor_free(y1[k]);
+    }
+    pfvm_binding_free(&b);
+    pfvm_model_free(m0);
+    pfvm_model_free(m1);
+}
+
+static pfvm_recompute_report plan_only(pfvm_model *m, int nf, const pfvm_binding *b, pfvm_recompute_policy p,
+                                       double budget, int stride)
+{
+    pfvm_recompute_opts o;
+    pfvm_recompute_report r;
+    pfvm_status st;
+    memset(&o, 0, sizeof o);
+    memset(&r, 0, sizeof r);
+    o.policy = p;
+    o.n_forward = nf;
+    o.binding = b;
+    o.budget = budget;
+    o.stride = stride;
+    o.flags = PFVM_RECOMPUTE_PLAN_ONLY;
+    CHECK_MSG(pfvm_recompute(m, NULL, &o, &r, &st) == PFVM_OK, "%s", st.msg);
+    return r;
+}
+
+/* The issue's target: a deep model fits half of its unconstrained peak,
+ * and the DP beats Chen's sqrt(n) plan on operations at equal budget. */
+static void test_deep_mlp(void)
+{
+    pfvm_status st;
+    int nf, s;
+    pfvm_model *m = mlp_train(50, 256, &nf, &st);
+    pfvm_binding b;
+    pfvm_recompute_report none, dp, chen, chen_s;
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    b = bind_n(m, 1024);
+    none = plan_only(m, nf, &b, PFVM_RECOMPUTE_NONE, 0, 0);
+    dp = plan_only(m, nf, &b, PFVM_RECOMPUTE_DP, 0.5 * none.peak_before, 0);
+    chen = plan_only(m, nf, &b, PFVM_RECOMPUTE_CHEN, 0, 0);
+    CHECK(none.n_cuts == 101);
+    CHECK_MSG(dp.within_budget && dp.peak_after <= 0.5 * none.peak_before, "DP peak %.0f of %.0f", dp.peak_after,
+              none.peak_before);
+    CHECK(chen.stride == 11 && chen.peak_after < none.peak_before);
+    /* where Chen's sqrt(n) plan fits, the DP fits with fewer recomputed operations */
+    dp = plan_only(m, nf, &b, PFVM_RECOMPUTE_DP, chen.peak_after, 0);
+    CHECK_MSG(dp.within_budget && dp.extra_flops < chen.extra_flops, "DP %.3g ops vs Chen %.3g", dp.extra_flops,
+              chen.extra_flops);
+    /* and it is never worse than any stride */
+    for (s = 2; s <= 16; s *= 2) {
+        chen_s = plan_only(m, nf, &b, PFVM_RECOMPUTE_CHEN, 0, s);
+        dp = plan_only(m, nf, &b, PFVM_RECOMPUTE_DP, chen_s.peak_after, 0);
+        CHECK(dp.within_budget && dp.extra_flops <= chen_s.extra_flops);
+    }
+    pfvm_binding_free(&b);
+    pfvm_model_free(m);
+}
+
+/* resnet18 (tests/models, 47 MB), batch made symbolic: the DP halves
+ * nothing below the stem's backward working set, but it must fit 70% with
+ * fewer operations than Chen's best stride, and beat Chen's sqrt(n). */
+static void test_resnet18(void)
+{
+    const char *path = "tests/models/resnet18/model.onnx";
+    pfvm_status st;
+    pfvm_model *m;
+    pfvm_autodiff_opts o;
+    pfvm_autodiff_result res;
+    pfvm_binding b;
+    pfvm_recompute_report none, dp, chen;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        printf("skip: %s missing\n", path);
+        return;
+    }
+    fclose(f);
+    m = pfvm_onnx_load_file(path, 0, &st);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    nets_batch_symbol(m, "N");
+    pfvm_model_set_opset(m, "", 16, &st);
+    memset(&o, 0, sizeof o);
+    CHECK(pfvm_infer_shapes(m->graph, 0, &st) == PFVM_OK && pfvm_autodiff(m, NULL, &o, &res, &st) == PFVM_OK);
+    b = bind_n(m, 16);
+    none = plan_only(m, res.n_forward, &b, PFVM_RECOMPUTE_NONE, 0, 0);
+    chen = plan_only(m, res.n_forward, &b, PFVM_RECOMPUTE_CHEN, 0, 0);
+    dp = plan_only(m, res.n_forward, &b, PFVM_RECOMPUTE_DP, 0.7 * none.peak_before, 0);
+    CHECK(none.n_cuts == 21);
+    CHECK_MSG(dp.within_budget && dp.peak_after < chen.peak_after, "DP %.0f, Chen %.0f of %.0f", dp.peak_after,
+              chen.peak_after, none.peak_before);
+    pfvm_binding_free(&b);
+    pfvm_model_free(m);
+}
+
+static void test_errors(void)
+{
+    pfvm_status st;
+    int nf;
+    pfvm_model *m = mlp_train(2, 8, &nf, &st);
+    pfvm_recompute_opts o;
+    pfvm_recompute_report r;
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    memset(&o, 0, sizeof o);
+    o.policy = PFVM_RECOMPUTE_DP;
+    CHECK(pfvm_recompute(m, NULL, &o, &r, &st) == PFVM_ERR_INVALID && strstr(st.msg, "n_forward"));
+    o.n_forward = nf;
+    /* N unbound: sizes cannot be weighed */
+    CHECK(pfvm_recompute(m, NULL, &o, &r, &st) == PFVM_ERR_INVALID && strstr(st.msg, "binding leaves open") &&
+          strstr(st.msg, "float[N,"));
+    o.policy = (pfvm_recompute_policy)7;
+    {
+        pfvm_binding b = bind_n(m, 4);
+        o.binding = &b;
+        CHECK(pfvm_recompute(m, NULL, &o, &r, &st) == PFVM_ERR_INVALID && strstr(st.msg, "unknown policy"));
+        pfvm_binding_free(&b);
+    }
+    pfvm_model_free(m);
+}
+
+/* Cost hooks: contractions count their multiply-adds, others their elements. */
+static void test_flops(void)
+{
+    pfvm_status st;
+    int nf, i;
+    pfvm_model *m = mlp_train(1, 8, &nf, &st);
+    pfvm_binding b;
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    b = bind_n(m, 4);
+    for (i = 0; i < nf; i++) {
+        const pfvm_node *n = m->graph->nodes[i];
+        double f = pfvm_node_flops(n, &b);
+        if (!strcmp(n->op_type, "Gemm") && !strcmp(n->name, "fc0"))
+            CHECK(f == 2.0 * 4 * 8 * 8 + 4 * 8);
+        else if (!strcmp(n->op_type, "Relu"))
+            CHECK(f == 4 * 8);
+    }
+    /* without the binding the shapes do not say */
+    CHECK(pfvm_node_flops(m->graph->nodes[0], NULL) < 0);
+    pfvm_binding_free(&b);
+    pfvm_model_free(m);
+}
+
+int main(void)
+{
+    check_unchanged(PFVM_RECOMPUTE_DP, 0.6, 0);
+    check_unchanged(PFVM_RECOMPUTE_DP, 0, 0);
+    check_unchanged(PFVM_RECOMPUTE_CHEN, 0, 2);
+    check_unchanged(PFVM_RECOMPUTE_CHEN, 0, 0);
+    test_deep_mlp();
+    test_resnet18();
+    test_errors();
+    test_flops();
+    return CHECK_END();
+}
