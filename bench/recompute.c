@@ -96,14 +96,42 @@ static void curve(const char *title, pfvm_model *m, int n_forward, const pfvm_bi
     printf("\n");
 }
 
-/* The symbolic peak of the rewritten graph at a 50% budget. */
+/* The executor's own plan for g under b (bind only, nothing runs): its
+ * arena and its lower bound (peak of live bytes), or 0 on failure. */
+static int exec_arena(pfvm_model *m, const pfvm_binding *b, pfvm_plan_info *info)
+{
+    pfvm_status st;
+    pfvm_exec *e = pfvm_exec_new(m, NULL, &st);
+    pfvm_tensor *ins[16];
+    int i, n = e ? pfvm_exec_num_inputs(e) : 0, ok = 0;
+    for (i = 0; i < n && i < 16; i++) {
+        const pfvm_value *v = pfvm_exec_input(e, i);
+        int64_t dims[PFVM_MAX_RANK];
+        ins[i] = pfvm_shape_eval(&v->type.shape, b, dims)
+                     ? pfvm_tensor_new(v->type.dtype, v->type.shape.rank, dims, &st)
+                     : NULL;
+    }
+    if (e && n <= 16 && !pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, n, &st) &&
+        !pfvm_exec_plan_info(e, info, &st))
+        ok = 1;
+    else
+        fprintf(stderr, "bind: %s\n", st.msg);
+    for (i = 0; i < n && i < 16; i++)
+        pfvm_tensor_free(ins[i]);
+    pfvm_exec_free(e);
+    return ok;
+}
+
+/* The symbolic peak of the rewritten graph at a 50% budget, and the
+ * executor's arena before and after. */
 static void peak_expression(pfvm_model *m, int n_forward, const pfvm_binding *b)
 {
+    pfvm_plan_info before, after;
     pfvm_recompute_opts o;
     pfvm_recompute_report r, none;
     pfvm_status st;
     char buf[512];
-    if (!plan(m, n_forward, b, PFVM_RECOMPUTE_NONE, 0, 0, &none))
+    if (!plan(m, n_forward, b, PFVM_RECOMPUTE_NONE, 0, 0, &none) || !exec_arena(m, b, &before))
         return;
     memset(&o, 0, sizeof o);
     o.policy = PFVM_RECOMPUTE_DP;
@@ -133,6 +161,11 @@ static void peak_expression(pfvm_model *m, int n_forward, const pfvm_binding *b)
         }
         printf(".\n\n");
     }
+    if (exec_arena(m, b, &after))
+        printf("The executor's own plan (pfvm_exec_bind, no optimization passes): arena %.1f MB -> %.1f MB, "
+               "its peak of live bytes %.1f MB -> %.1f MB.\n\n",
+               mb((double)before.arena_bytes), mb((double)after.arena_bytes), mb((double)before.lower_bound),
+               mb((double)after.lower_bound));
 }
 
 static int differentiate(pfvm_model *m, const char *loss, pfvm_autodiff_result *res)

@@ -124,7 +124,8 @@ done
 # grad: the training graph of each small fixture. It runs (seed inputs get
 # random values), onnx's checker accepts it when python3-onnx is present,
 # and onnxruntime gives pfvm's gradients when onnxruntime-node is installed
-# (tools/ort_case.js; skipped otherwise).
+# (tools/ort_case.js; skipped otherwise). The dp/chen cases add
+# recomputation (--recompute): the rewritten graph must pass the same checks.
 expect_clean_error "grad without -o" "$INTERP" grad "$MODEL/model.onnx"
 expect_clean_error "grad unknown loss" "$INTERP" grad "$MODEL/model.onnx" -o "$tmp/g.onnx" --loss nothing
 expect_clean_error "grad bad optimizer" "$INTERP" grad "$MODEL/model.onnx" -o "$tmp/g.onnx" --optimizer rmsprop --lr 1
@@ -133,17 +134,27 @@ have_checker=0
 /usr/bin/python3 -c "import onnx.checker" 2>/dev/null && have_checker=1
 have_ort=0
 node -e "require('onnxruntime-node')" 2>/dev/null && have_ort=1
-for spec in mlp: cnn_small: transformer_encoder: gpt_small: mlp:adam cnn_small:sgd; do
+expect_clean_error "grad bad recompute" "$INTERP" grad "$MODEL/model.onnx" -o "$tmp/g.onnx" --recompute sometimes
+expect_clean_error "grad budget without recompute" "$INTERP" grad "$MODEL/model.onnx" -o "$tmp/g.onnx" --budget 50%
+for spec in mlp: cnn_small: transformer_encoder: gpt_small: mlp:adam cnn_small:sgd cnn_small:dp transformer_encoder:chen; do
     m=${spec%%:*}
     opt=${spec#*:}
     d="$tmp/grad_${m}_$opt"
     mkdir -p "$d"
-    if [ -n "$opt" ]; then set -- --optimizer "$opt" --lr 0.01; else set --; fi
+    case "$opt" in
+    "") set -- ;;
+    dp) set -- --recompute dp --budget 70% ;;
+    chen) set -- --recompute chen ;;
+    *) set -- --optimizer "$opt" --lr 0.01 ;;
+    esac
     if ! "$INTERP" grad "tests/models/$m/model.onnx" -o "$d/model.onnx" "$@" >"$tmp/out" 2>&1; then
         bad "grad $m $opt: $(tail -n 2 "$tmp/out")"
         continue
     fi
     ok
+    case "$opt" in
+    dp | chen) if grep -qE '^recompute \(.*[1-9][0-9]* forward nodes recomputed' "$tmp/out"; then ok; else bad "grad $m $opt: nothing recomputed: $(cat "$tmp/out")"; fi ;;
+    esac
     if [ $have_checker = 1 ]; then
         if /usr/bin/python3 tools/onnx_check.py "$d/model.onnx" >"$tmp/out" 2>&1; then ok; else bad "grad $m $opt checker: $(tail -n 2 "$tmp/out")"; fi
     fi
