@@ -13,7 +13,8 @@
  * top, lets pfvm_autodiff append the backward graph and
  * pfvm_autodiff_optimizer the Adam update, and runs that training graph
  * with one executor over shuffled minibatches: pfvm_exec_feedback_all
- * carries the parameters and Adam's state from step to step. After each
+ * carries the parameters and Adam's state from step to step, and the
+ * labels are declared varying so that one plan serves every step. After each
  * epoch a second graph, the forward pass with the parameters as inputs,
  * scores the test set. It prints the loss and accuracies per epoch and
  * exits with status 1 when the final test accuracy is below 95%.
@@ -291,7 +292,8 @@ int main(int argc, char **argv)
     oo.kind = PFVM_OPTIMIZER_ADAM;
     oo.lr = LR;
     if (pfvm_autodiff(train.m, NULL, &ao, &ar, &st) || pfvm_autodiff_optimizer(train.m, NULL, &ar, &oo, &st) ||
-        !(et = pfvm_exec_new(train.m, NULL, &st)) || (n_state = pfvm_exec_feedback_all(et, &st)) < 0)
+        !(et = pfvm_exec_new(train.m, NULL, &st)) || (n_state = pfvm_exec_feedback_all(et, &st)) < 0 ||
+        pfvm_exec_set_input_varying(et, 1, 1, &st)) /* new labels each step: keep the plan */
         goto fail;
 
     /* the forward pass for scoring, reading the training graph's parameters */

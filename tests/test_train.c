@@ -1,7 +1,8 @@
 /* Training loops (src/exec): pfvm_exec_feedback carries training state
  * from run to run — outputs copied into initializers after each run, the
  * state never folded, caller memory never written — and, with autodiff's
- * optimizers, a whole training loop on one executor converges. */
+ * optimizers, a whole training loop on one executor converges; inputs
+ * declared varying (labels) are never read at plan time. */
 #include "exec/exec.h"
 #include "passes/autodiff.h"
 
@@ -213,10 +214,72 @@ static void test_fit(void)
     pfvm_model_free(m);
 }
 
+/* Labels whose contents change each step: a varying input is never read
+ * at plan time (nothing folded from it), and one that feeds a shape still
+ * gets the right shape while running. */
+static void test_varying(void)
+{
+    pfvm_model *m = pfvm_model_new(&st);
+    pfvm_graph *g = pfvm_graph_new(m, NULL, "g", &st);
+    int64_t d23[2] = {2, 3}, d2 = 2;
+    pfvm_value *x, *lab, *shp, *in2[1];
+    pfvm_node *n;
+    pfvm_tensor *xt, *lt, *st_;
+    const pfvm_tensor *ins[3], *a, *r;
+    pfvm_plan_info info;
+    pfvm_exec *e;
+    int k;
+    pfvm_model_set_opset(m, "", 17, &st);
+    x = input(m, g, "x", 2, d23);
+    lab = input(m, g, "labels", 1, &d2);
+    lab->type.dtype = PFVM_INT64;
+    shp = input(m, g, "shape", 1, &d2);
+    shp->type.dtype = PFVM_INT64;
+    in2[0] = pfvm_graph_value(g, "a", &st);
+    n = pfvm_graph_add_node(g, "Cast", "", NULL, &lab, 1, in2, 1, &st);
+    pfvm_node_set_attr_int(n, "to", PFVM_FLOAT, &st);
+    pfvm_graph_add_output(g, in2[0], &st);
+    pfvm_graph_add_output(g, node2(g, "Reshape", x, shp, "r"), &st);
+    xt = pfvm_tensor_new(PFVM_FLOAT, 2, d23, &st);
+    lt = pfvm_tensor_new(PFVM_INT64, 1, &d2, &st);
+    st_ = pfvm_tensor_new(PFVM_INT64, 1, &d2, &st);
+    ((int64_t *)lt->data)[0] = 1;
+    ((int64_t *)lt->data)[1] = 2;
+    ((int64_t *)st_->data)[0] = 3;
+    ((int64_t *)st_->data)[1] = 2;
+    ins[0] = xt;
+    ins[1] = lt;
+    ins[2] = st_;
+    e = pfvm_exec_new(m, NULL, &st);
+    CHECK(e && !pfvm_exec_bind(e, ins, 3, &st) && !pfvm_exec_plan_info(e, &info, &st) && info.n_folded == 1);
+    CHECK(e && pfvm_exec_set_input_varying(e, 3, 1, &st) == PFVM_ERR_INVALID && strstr(st.msg, "no input 3"));
+    CHECK(e && !pfvm_exec_set_input_varying(e, 1, 1, &st) && !pfvm_exec_set_input_varying(e, 2, 1, &st));
+    for (k = 0; e && k < 3; k++) {
+        ((int64_t *)lt->data)[0] = 5 * k;
+        ((int64_t *)lt->data)[1] = 7 * k;
+        ((int64_t *)st_->data)[0] = k == 1 ? 2 : 3;
+        ((int64_t *)st_->data)[1] = k == 1 ? 3 : 2;
+        CHECK(!pfvm_exec_bind(e, ins, 3, &st) && !pfvm_exec_run(e, &st));
+        a = pfvm_exec_output(e, 0);
+        r = pfvm_exec_output(e, 1);
+        CHECK_MSG(pfvm_tensor_get_f64(a, 0) == 5 * k && pfvm_tensor_get_f64(a, 1) == 7 * k, "step %d: %g %g", k,
+                  pfvm_tensor_get_f64(a, 0), pfvm_tensor_get_f64(a, 1));
+        CHECK_MSG(r->rank == 2 && r->dims[0] == (k == 1 ? 2 : 3) && r->dims[1] == (k == 1 ? 3 : 2), "step %d: r %lldx%lld",
+                  k, (long long)r->dims[0], (long long)r->dims[1]);
+    }
+    CHECK(e && !pfvm_exec_plan_info(e, &info, &st) && info.n_folded == 0);
+    pfvm_tensor_free(xt);
+    pfvm_tensor_free(lt);
+    pfvm_tensor_free(st_);
+    pfvm_exec_free(e);
+    pfvm_model_free(m);
+}
+
 int main(void)
 {
     test_counter();
     test_view_and_errors();
     test_fit();
+    test_varying();
     return CHECK_END();
 }

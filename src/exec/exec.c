@@ -26,6 +26,7 @@ struct pfvm_exec {
     pfvm_exec *parent;
     int nv, nn;
     pfvm_value **ins;          /* stb_ds: caller-provided inputs */
+    unsigned char *varying;    /* per input: contents never read at plan time */
     pfvm_tensor *vals;         /* run-time tensor per value id */
     pfvm_ival *iv;             /* inference result per value id */
     unsigned char *vkind;      /* PFVM__V_* per value id */
@@ -71,6 +72,7 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     for (i = 0; i < (int)stbds_arrlen(g->inputs); i++)
         if (!g->inputs[i]->init)
             stbds_arrput(e->ins, g->inputs[i]);
+    e->varying = (unsigned char *)pfvm__calloc((size_t)stbds_arrlen(e->ins) + 1, 1);
     e->vals = (pfvm_tensor *)pfvm__calloc((size_t)e->nv + 1, sizeof *e->vals);
     e->iv = (pfvm_ival *)pfvm__calloc((size_t)e->nv + 1, sizeof *e->iv);
     e->vkind = (unsigned char *)pfvm__calloc((size_t)e->nv + 1, 1);
@@ -87,7 +89,7 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     e->kout = (pfvm_tensor **)pfvm__calloc((size_t)maxio, sizeof *e->kout);
     e->iin = (const pfvm_ival **)pfvm__calloc((size_t)maxio, sizeof *e->iin);
     e->iout = (pfvm_ival **)pfvm__calloc((size_t)maxio, sizeof *e->iout);
-    if (!e->vals || !e->iv || !e->vkind || !e->skip || !e->state || !e->state_free || !e->kin || !e->kout || !e->iin ||
+    if (!e->varying || !e->vals || !e->iv || !e->vkind || !e->skip || !e->state || !e->state_free || !e->kin || !e->kout || !e->iin ||
         !e->iout)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     return PFVM_OK;
@@ -141,6 +143,7 @@ void pfvm_exec_free(pfvm_exec *e)
     stbds_arrfree(e->children);
     stbds_arrfree(e->feedback);
     stbds_arrfree(e->ins);
+    pfvm__free(e->varying);
     stbds_arrfree(e->bound);
     stbds_arrfree(e->sig);
     stbds_arrfree(e->entries);
@@ -179,6 +182,17 @@ const pfvm_value *pfvm_exec_output_value(const pfvm_exec *e, int i)
     return i >= 0 && i < pfvm_exec_num_outputs(e) ? e->g->outputs[i] : NULL;
 }
 
+pfvm_code pfvm_exec_set_input_varying(pfvm_exec *e, int i, int varying, pfvm_status *st)
+{
+    if (i < 0 || i >= pfvm_exec_num_inputs(e))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s' has no input %d (%d inputs)", e->g->name, i,
+                          pfvm_exec_num_inputs(e));
+    if (e->varying[i] != (varying != 0))
+        e->planned = 0;
+    e->varying[i] = varying != 0;
+    return PFVM_OK;
+}
+
 void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size)
 {
     e->user_arena = (unsigned char *)buf;
@@ -215,10 +229,17 @@ static int pfvm__small_int(const pfvm_tensor *t)
            pfvm_tensor_numel(t) <= PFVM_FOLD_LIMIT;
 }
 
+/* 1 when the plan reads input i's contents: a small integer tensor not
+ * declared varying. */
+static int pfvm__input_known(const pfvm_exec *e, int i, const pfvm_tensor *t)
+{
+    return pfvm__small_int(t) && !e->varying[i];
+}
+
 /* The signature decides whether a new binding can reuse the plan: input
- * kinds, dtypes and dims, and the contents of small integer inputs (the
- * plan may have folded them). */
-static void pfvm__signature(const pfvm_tensor *const *in, int n, int64_t **sig)
+ * kinds, dtypes and dims, and the contents the plan read (small integer
+ * inputs: the plan may have folded them). */
+static void pfvm__signature(const pfvm_exec *e, const pfvm_tensor *const *in, int n, int64_t **sig)
 {
     int i, d;
     stbds_arrsetlen(*sig, 0);
@@ -236,7 +257,7 @@ static void pfvm__signature(const pfvm_tensor *const *in, int n, int64_t **sig)
         stbds_arrput(*sig, (int64_t)t->rank);
         for (d = 0; d < t->rank; d++)
             stbds_arrput(*sig, t->dims[d]);
-        if (pfvm__small_int(t)) {
+        if (pfvm__input_known(e, i, t)) {
             int64_t k, numel = pfvm_tensor_numel(t);
             for (k = 0; k < numel; k++)
                 stbds_arrput(*sig, pfvm_tensor_get_i64(t, k));
@@ -294,7 +315,7 @@ pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, 
     stbds_arrsetlen(e->bound, n);
     for (i = 0; i < n; i++)
         e->bound[i] = inputs[i];
-    pfvm__signature(inputs, n, &sig);
+    pfvm__signature(e, inputs, n, &sig);
     if (e->planned && stbds_arrlen(sig) == stbds_arrlen(e->sig) &&
         !memcmp(sig, e->sig, sizeof(int64_t) * stbds_arrlen(sig))) {
         stbds_arrfree(sig);
@@ -450,7 +471,7 @@ static pfvm_code pfvm__plan_types(pfvm_exec *e, pfvm_status *st)
         const pfvm_tensor *t = e->bound[i];
         e->vals[v->id] = *t;
         e->vals[v->id].owns_data = e->vals[v->id].owns_strings = 0;
-        pfvm__ival_from_tensor(e, &e->iv[v->id], t, pfvm__small_int(t));
+        pfvm__ival_from_tensor(e, &e->iv[v->id], t, pfvm__input_known(e, i, t));
         e->vkind[v->id] = PFVM__V_EXTERNAL;
     }
     /* subgraph inputs without a binding (child executors bind all) */

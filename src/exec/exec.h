@@ -30,6 +30,16 @@ PFVM_API const pfvm_value *pfvm_exec_input(const pfvm_exec *e, int i);
 PFVM_API int pfvm_exec_num_outputs(const pfvm_exec *e);
 PFVM_API const pfvm_value *pfvm_exec_output_value(const pfvm_exec *e, int i);
 
+/* Declares that input i's contents change from run to run and that no
+ * shape depends on them (labels, token ids): the plan never reads them, so
+ * binding new contents keeps the plan. By default the contents of small
+ * integer inputs (up to PFVM_FOLD_LIMIT elements) are read when planning,
+ * as they may be shapes or axes, and binding other contents plans again. A
+ * varying input that does feed a shape still works: the shapes it decides
+ * are found while running (as for data-dependent sizes). Changing the
+ * setting drops the plan. */
+PFVM_API pfvm_code pfvm_exec_set_input_varying(pfvm_exec *e, int i, int varying, pfvm_status *st);
+
 /* Uses caller memory as the arena (for heap-free runs); it must hold at
  * least the planned arena size, 64-byte aligned. NULL returns to an arena
  * the executor allocates. */
