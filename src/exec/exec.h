@@ -68,7 +68,11 @@ PFVM_API int pfvm_exec_was_random(const pfvm_exec *e);
  * model holds the current values at every step (save the model, or view
  * the initializer's data, to use them). The plan treats such an
  * initializer as a variable: nothing that reads it is folded, so one plan
- * (one bind per new input shape) serves every step. */
+ * (one bind per new input shape) serves every step. The optimization
+ * passes take initializers for constants: before pfvm_optimize on a
+ * training graph, list its states as graph inputs too (initializers that
+ * are inputs are defaults the passes leave alone; the executor still reads
+ * them as initializers), as examples/train_digits.c does. */
 
 /* Carries output `next` (made by a node) into initializer `state` (of the
  * executor's graph) after each run. Both must have one element type and
