@@ -2026,9 +2026,16 @@ extern "C" {
 #endif
 
 /* Elements per register. Kernels loop over exactly this many, so compilers
- * unroll and vectorize them (gcc -O2 vectorizes only constant trip counts). */
+ * unroll and vectorize them (gcc -O2 vectorizes only constant trip counts).
+ * 1024 (4 KB registers) on 64-bit hosts: with 16-float vectors a kernel call
+ * then runs 64 iterations, not 16, and a group's registers still fit a
+ * 32-48 KB L1 cache; 256 elsewhere (microcontrollers: stack and RAM). */
 #ifndef PFVM_FUSE_BLOCK
+#if defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__) || defined(_M_ARM64)
+#define PFVM_FUSE_BLOCK 1024
+#else
 #define PFVM_FUSE_BLOCK 256
+#endif
 #endif
 
 /* `restrict` for kernels (a C99 keyword; C++ compilers spell it __restrict). */
@@ -2092,6 +2099,10 @@ PFVM_INTERNAL int pfvm_fuse_tmp(pfvm_fuse_ctx *f);
  * PFVM_FUSE_PARAM_BYTES; NULL/0 for none). */
 PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, const void *params, size_t size, int d,
                                        int n_src, const int *src);
+/* The instruction just emitted (two sources) may run `fn` instead when its
+ * second source is one value for the whole run (a scalar group input):
+ * `fn` computes the same results reading only s[1][0]. */
+PFVM_INTERNAL pfvm_code pfvm_fuse_variant(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn);
 /* Output or temporary d is the same value as operand src (no work). */
 PFVM_INTERNAL pfvm_code pfvm_fuse_alias(pfvm_fuse_ctx *f, int d, int src);
 /* The node cannot be fused: returns PFVM_ERR_UNSUPPORTED (the reason goes
@@ -7403,6 +7414,7 @@ typedef struct pfvm__ew_op {
     pfvm_dtype s_out;  /* PFVM_FLOAT or PFVM_BOOL */
     pfvm_fuse_kernel z; /* fused-loop kernel over z_in inputs, or NULL */
     pfvm_dtype z_in;   /* PFVM_FLOAT (float32 math) or PFVM_BOOL (logic) */
+    pfvm_fuse_kernel zc; /* binary: z with a second operand that is one value (read from s[1][0]), or NULL */
 } pfvm__ew_op;
 
 /* One scalar expression over x0 (and x1) becomes three functions: the double
@@ -7418,20 +7430,33 @@ typedef struct pfvm__ew_op {
  * over blocks gathered from the operands (a scalar operand filled once), so
  * that the loop vectorizes and gives exactly what a fused group gives (runs
  * shorter than 32 elements evaluate the same expression one by one). `o`
- * holds float or (osize 1) bool; it may be the first operand itself. */
+ * holds float or (osize 1) bool; it may be the first operand itself (then
+ * each block is computed aside and copied). */
 static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len,
-                            const void *p, pfvm_fuse_kernel z, int n_in)
+                            const void *p, pfvm_fuse_kernel z, pfvm_fuse_kernel zc, int n_in)
 {
     float xa[PFVM_FUSE_BLOCK], xb[PFVM_FUSE_BLOCK], y[PFVM_FUSE_BLOCK];
     const float *src[2];
     int64_t e0, e, n;
     src[0] = xa;
     src[1] = xb;
+    if (n_in > 1 && sb == 0 && zc)
+        z = zc; /* the same values, without reading a block of copies */
     if (n_in < 2 || sb == 0)
         for (e = 0; e < PFVM_FUSE_BLOCK; e++)
             xb[e] = n_in < 2 ? 0.0f : b[0];
     for (e0 = 0; e0 < len; e0 += n) {
         n = len - e0 < PFVM_FUSE_BLOCK ? len - e0 : PFVM_FUSE_BLOCK;
+        /* a full block of contiguous operands and a float32 output that is
+         * not one of them: read and written in place */
+        if (n == PFVM_FUSE_BLOCK && sa == 1 && (n_in < 2 || sb == 0 || sb == 1) && osize == sizeof(float) &&
+            (float *)o != a && (n_in < 2 || sb == 0 || (float *)o != b)) {
+            const float *d[2];
+            d[0] = a + e0;
+            d[1] = n_in > 1 && sb == 1 ? b + e0 : xb;
+            z((float *)o + e0, d, p);
+            continue;
+        }
         if (sa == 1)
             memcpy(xa, a + e0, sizeof(float) * (size_t)n);
         else
@@ -7491,7 +7516,7 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
         (void)p;                                                                                             \
         (void)sizeof(pfvm__ew_ct);                                                                           \
         if (sizeof(CT) == sizeof(float) && len >= 32) {                                                      \
-            pfvm__ew_blocks(o, sizeof(OT), a, sa, b, sb, len, p, pfvm__ew_z_##name, 1);                      \
+            pfvm__ew_blocks(o, sizeof(OT), a, sa, b, sb, len, p, pfvm__ew_z_##name, NULL, 1);                      \
             return;                                                                                          \
         }                                                                                                    \
         if (sa == 1) {                                                                                       \
@@ -7530,6 +7555,20 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
             y[e] = (float)(expr);                                                                            \
         }                                                                                                    \
     }                                                                                                        \
+    PFVM_DISPATCH static void pfvm__ew_zc_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv) \
+    {                                                                                                         \
+        typedef CT pfvm__ew_ct;                                                                               \
+        const float *a = s[0];                                                                                \
+        const CT x1 = s[1][0];                                                                                \
+        const pfvm__ew_params *p = (const pfvm__ew_params *)pv;                                               \
+        int e;                                                                                                \
+        (void)p;                                                                                              \
+        (void)sizeof(pfvm__ew_ct);                                                                            \
+        for (e = 0; e < PFVM_FUSE_BLOCK; e++) {                                                               \
+            CT x0 = a[e];                                                                                     \
+            y[e] = (float)(expr);                                                                             \
+        }                                                                                                     \
+    }                                                                                                         \
     static void pfvm__ew_s_##name(void *o, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len, \
                                   const pfvm__ew_params *p)                                                  \
     {                                                                                                        \
@@ -7539,7 +7578,7 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
         (void)p;                                                                                             \
         (void)sizeof(pfvm__ew_ct);                                                                           \
         if (sizeof(CT) == sizeof(float) && len >= 32) {                                                      \
-            pfvm__ew_blocks(o, sizeof(OT), a, sa, b, sb, len, p, pfvm__ew_z_##name, 2);                      \
+            pfvm__ew_blocks(o, sizeof(OT), a, sa, b, sb, len, p, pfvm__ew_z_##name, pfvm__ew_zc_##name, 2);                      \
             return;                                                                                          \
         }                                                                                                    \
         if (sa == 1 && sb == 1) {                                                                            \
@@ -8079,11 +8118,13 @@ static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, double 
 
 /* ---- kernels ------------------------------------------------------------------------ */
 
-#define PFVM__EW_OP_FI(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT}
-#define PFVM__EW_OP_F(name, out) {pfvm__ew_f_##name, NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT}
-#define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, NULL, PFVM_UNDEFINED}
+#define PFVM__EW_OP_FI(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL}
+#define PFVM__EW_OP_F(name, out) {pfvm__ew_f_##name, NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL}
+/* binary (PFVM__EW_BINARY): with the kernel for a second operand that is one value */
+#define PFVM__EW_OP_FI2(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name}
+#define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, NULL, PFVM_UNDEFINED, NULL}
 /* logic on bools, with a fused kernel over 0/1 registers */
-#define PFVM__EW_OP_L(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, pfvm__ew_z_##name, PFVM_BOOL}
+#define PFVM__EW_OP_L(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, pfvm__ew_z_##name, PFVM_BOOL, NULL}
 
 /* ---- fuse hooks ---------------------------------------------------------------------- */
 
@@ -8094,6 +8135,7 @@ static pfvm_code pfvm__ew_fuse_op(pfvm_fuse_ctx *f, const pfvm_node *n, const pf
                                   const pfvm__ew_params *p)
 {
     int src[PFVM__EW_ARITY], j, k = 0;
+    pfvm_code rc;
     if (!op->z)
         return pfvm_fuse_refuse(f, "no fused kernel");
     if (n->opset < 7 && pfvm_node_attr_int(n, "broadcast", 0))
@@ -8107,7 +8149,8 @@ static pfvm_code pfvm__ew_fuse_op(pfvm_fuse_ctx *f, const pfvm_node *n, const pf
     }
     if (!k || n->n_outputs < 1 || !n->outputs[0])
         return pfvm_fuse_refuse(f, "arity");
-    return pfvm_fuse_emit(f, op->z, p, sizeof *p, PFVM_FUSE_OUT(0), k, src);
+    rc = pfvm_fuse_emit(f, op->z, p, sizeof *p, PFVM_FUSE_OUT(0), k, src);
+    return rc == PFVM_OK && k == 2 && op->zc ? pfvm_fuse_variant(f, op->zc) : rc;
 }
 
 /* A kernel whose output has the first input's type (out_t UNDEFINED) or
@@ -8166,13 +8209,13 @@ PFVM__EW_KERNEL(thresholdedrelu, PFVM__EW_OP_F(thresholdedrelu, PFVM_FLOAT), PFV
 PFVM__EW_KERNEL(isnan, PFVM__EW_OP_F(isnan, PFVM_BOOL), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(not, PFVM__EW_OP_L(not), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(bitnot, PFVM__EW_OP_I(bitnot), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(add, PFVM__EW_OP_FI(add, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(sub, PFVM__EW_OP_FI(sub, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(mul, PFVM__EW_OP_FI(mul, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(div, PFVM__EW_OP_FI(div, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(add, PFVM__EW_OP_FI2(add, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(sub, PFVM__EW_OP_FI2(sub, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(mul, PFVM__EW_OP_FI2(mul, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(div, PFVM__EW_OP_FI2(div, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 static pfvm_code pfvm__ew_k_pow(pfvm_kctx *k)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(pow, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(pow, PFVM_FLOAT);
     pfvm__ew_params p;
     pfvm__ew_read_params(k->node, &p, 0, 0);
     return pfvm__ew_run_node(k, &op, &p, PFVM_UNDEFINED);
@@ -8182,8 +8225,8 @@ static pfvm_code pfvm__ew_k_pow(pfvm_kctx *k)
  * and rounded once is the correctly rounded square, as is float x*x. */
 static pfvm_code pfvm__ew_k_pow_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(pow, PFVM_FLOAT);
-    static const pfvm__ew_op mul = PFVM__EW_OP_FI(mul, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(pow, PFVM_FLOAT);
+    static const pfvm__ew_op mul = PFVM__EW_OP_FI2(mul, PFVM_FLOAT);
     const pfvm_tensor *e = pfvm_fuse_const(f, 1);
     pfvm__ew_params p;
     memset(&p, 0, sizeof p);
@@ -8195,11 +8238,11 @@ static pfvm_code pfvm__ew_k_pow_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
     }
     return pfvm__ew_fuse_op(f, n, &op, &p);
 }
-PFVM__EW_KERNEL(equal, PFVM__EW_OP_FI(equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
-PFVM__EW_KERNEL(greater, PFVM__EW_OP_FI(greater, PFVM_BOOL), PFVM_BOOL, 0, 0)
-PFVM__EW_KERNEL(less, PFVM__EW_OP_FI(less, PFVM_BOOL), PFVM_BOOL, 0, 0)
-PFVM__EW_KERNEL(greater_equal, PFVM__EW_OP_FI(greater_equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
-PFVM__EW_KERNEL(less_equal, PFVM__EW_OP_FI(less_equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(equal, PFVM__EW_OP_FI2(equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(greater, PFVM__EW_OP_FI2(greater, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(less, PFVM__EW_OP_FI2(less, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(greater_equal, PFVM__EW_OP_FI2(greater_equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(less_equal, PFVM__EW_OP_FI2(less_equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(and, PFVM__EW_OP_L(and), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(or, PFVM__EW_OP_L(or), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(xor, PFVM__EW_OP_L(xor), PFVM_BOOL, 0, 0)
@@ -8281,7 +8324,7 @@ static pfvm_code pfvm__ew_k_isinf_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 
 static pfvm_code pfvm__ew_k_mod(pfvm_kctx *k)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(mod, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(mod, PFVM_FLOAT);
     pfvm__ew_params p;
     memset(&p, 0, sizeof p);
     p.mode = pfvm_node_attr_int(k->node, "fmod", 0) != 0;
@@ -8290,7 +8333,7 @@ static pfvm_code pfvm__ew_k_mod(pfvm_kctx *k)
 
 static pfvm_code pfvm__ew_k_mod_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(mod, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(mod, PFVM_FLOAT);
     pfvm__ew_params p;
     memset(&p, 0, sizeof p);
     p.mode = pfvm_node_attr_int(n, "fmod", 0) != 0;
@@ -8324,7 +8367,7 @@ static pfvm_code pfvm__ew_check_bitshift(const pfvm_node *n, pfvm_status *st)
  * broadcast the slope numpy-style into X's shape. */
 static pfvm_code pfvm__ew_k_prelu(pfvm_kctx *k)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(prelu, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(prelu, PFVM_FLOAT);
     const pfvm_tensor *ins[2];
     pfvm_tensor view;
     pfvm__ew_params p;
@@ -8348,7 +8391,7 @@ static pfvm_code pfvm__ew_k_prelu(pfvm_kctx *k)
 
 static pfvm_code pfvm__ew_k_prelu_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(prelu, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(prelu, PFVM_FLOAT);
     pfvm__ew_params p;
     memset(&p, 0, sizeof p);
     if (n->opset < 7)
@@ -8422,25 +8465,25 @@ static pfvm_code pfvm__ew_fold(pfvm_kctx *k, const pfvm__ew_op *op, int mean)
 
 static pfvm_code pfvm__ew_k_sum(pfvm_kctx *k)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(add, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(add, PFVM_FLOAT);
     return pfvm__ew_fold(k, &op, 0);
 }
 
 static pfvm_code pfvm__ew_k_mean(pfvm_kctx *k)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(add, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(add, PFVM_FLOAT);
     return pfvm__ew_fold(k, &op, 1);
 }
 
 static pfvm_code pfvm__ew_k_max(pfvm_kctx *k)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(max, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(max, PFVM_FLOAT);
     return pfvm__ew_fold(k, &op, 0);
 }
 
 static pfvm_code pfvm__ew_k_min(pfvm_kctx *k)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(min, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(min, PFVM_FLOAT);
     return pfvm__ew_fold(k, &op, 0);
 }
 
@@ -8465,7 +8508,8 @@ static pfvm_code pfvm__ew_fuse_fold(pfvm_fuse_ctx *f, const pfvm_node *n, const 
         pfvm_code rc;
         src[0] = acc;
         src[1] = PFVM_FUSE_IN(j);
-        if ((rc = pfvm_fuse_emit(f, op->z, &p, sizeof p, d, 2, src)) != PFVM_OK)
+        if ((rc = pfvm_fuse_emit(f, op->z, &p, sizeof p, d, 2, src)) != PFVM_OK ||
+            (op->zc && (rc = pfvm_fuse_variant(f, op->zc)) != PFVM_OK))
             return rc;
         acc = d;
     }
@@ -8477,25 +8521,25 @@ static pfvm_code pfvm__ew_fuse_fold(pfvm_fuse_ctx *f, const pfvm_node *n, const 
 
 static pfvm_code pfvm__ew_k_sum_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(add, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(add, PFVM_FLOAT);
     return pfvm__ew_fuse_fold(f, n, &op, 0);
 }
 
 static pfvm_code pfvm__ew_k_mean_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(add, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(add, PFVM_FLOAT);
     return pfvm__ew_fuse_fold(f, n, &op, 1);
 }
 
 static pfvm_code pfvm__ew_k_max_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(max, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(max, PFVM_FLOAT);
     return pfvm__ew_fuse_fold(f, n, &op, 0);
 }
 
 static pfvm_code pfvm__ew_k_min_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(min, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(min, PFVM_FLOAT);
     return pfvm__ew_fuse_fold(f, n, &op, 0);
 }
 
@@ -8505,10 +8549,10 @@ PFVM_INTERNAL pfvm_code pfvm_ew_broadcast_binary(pfvm_kctx *k, pfvm_ew_binop op,
                                                  const pfvm_tensor *b, pfvm_tensor *out)
 {
     static const pfvm__ew_op ops[] = {
-        PFVM__EW_OP_FI(add, PFVM_FLOAT), PFVM__EW_OP_FI(sub, PFVM_FLOAT),       PFVM__EW_OP_FI(mul, PFVM_FLOAT),
-        PFVM__EW_OP_FI(div, PFVM_FLOAT), PFVM__EW_OP_FI(pow, PFVM_FLOAT),       PFVM__EW_OP_FI(max, PFVM_FLOAT),
-        PFVM__EW_OP_FI(min, PFVM_FLOAT), PFVM__EW_OP_FI(equal, PFVM_BOOL),      PFVM__EW_OP_FI(less, PFVM_BOOL),
-        PFVM__EW_OP_FI(greater, PFVM_BOOL)};
+        PFVM__EW_OP_FI2(add, PFVM_FLOAT), PFVM__EW_OP_FI2(sub, PFVM_FLOAT),       PFVM__EW_OP_FI2(mul, PFVM_FLOAT),
+        PFVM__EW_OP_FI2(div, PFVM_FLOAT), PFVM__EW_OP_FI2(pow, PFVM_FLOAT),       PFVM__EW_OP_FI2(max, PFVM_FLOAT),
+        PFVM__EW_OP_FI2(min, PFVM_FLOAT), PFVM__EW_OP_FI2(equal, PFVM_BOOL),      PFVM__EW_OP_FI2(less, PFVM_BOOL),
+        PFVM__EW_OP_FI2(greater, PFVM_BOOL)};
     const pfvm_tensor *ins[2];
     pfvm__ew_params p;
     if ((unsigned)op >= sizeof ops / sizeof ops[0])
@@ -27082,6 +27126,8 @@ PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph 
 
 typedef struct pfvm__fz_ins {
     pfvm_fuse_kernel fn;
+    pfvm_fuse_kernel fn_c;     /* fn when s[1] is one value (pfvm_fuse_variant), or NULL */
+    pfvm_fuse_kernel run;      /* what this run calls: fn or fn_c */
     int d, n_src;              /* slots while compiling, registers after */
     int s[PFVM_FUSE_MAX_SRC];
     union {
@@ -27286,6 +27332,19 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, co
     if (f->prog) {
         ins.d = *dst;
         stbds_arrput(f->prog->ins, ins);
+    }
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_fuse_variant(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn)
+{
+    if (!fn)
+        return pfvm_fuse_refuse(f, "malformed variant");
+    if (f->prog && stbds_arrlen(f->prog->ins)) {
+        pfvm__fz_ins *in = &f->prog->ins[stbds_arrlen(f->prog->ins) - 1];
+        if (in->n_src != 2)
+            return pfvm_fuse_refuse(f, "malformed variant");
+        in->fn_c = fn;
     }
     return PFVM_OK;
 }
@@ -27782,7 +27841,7 @@ static void pfvm__fz_exec_block(pfvm__fz_prog *p)
         const pfvm__fz_ins *in = &p->ins[i];
         for (j = 0; j < in->n_src; j++)
             src[j] = p->ptr[in->s[j]];
-        in->fn(p->ptr[in->d], src, &in->p);
+        in->run(p->ptr[in->d], src, &in->p);
     }
     for (j = 0; j < ns; j++) {
         const pfvm__fz_sink *k = &p->sinks[j];
@@ -27816,7 +27875,28 @@ static void pfvm__fz_store_block(pfvm__fz_prog *p, pfvm_kctx *k, int64_t pos, in
 
 /* A full block whose inputs are all within one row: float32 inputs read
  * in place (stride 1), float32 outputs computed in place. */
-static void pfvm__fz_direct_block(pfvm__fz_prog *p, pfvm_kctx *k, int r, int64_t c, int64_t bpos)
+#if defined(__GNUC__)
+#define PFVM__FZ_PREFETCH(a, w) __builtin_prefetch((a), (w))
+#else
+#define PFVM__FZ_PREFETCH(a, w) ((void)(a))
+#endif
+
+/* Asks for the cache lines of the block after the one at `a` (reading, or
+ * writing with w = 1) while this block computes: the loop's compute and
+ * its memory traffic then overlap. */
+static void pfvm__fz_prefetch_next(const float *a, int w)
+{
+    int e;
+    for (e = 0; e < PFVM_FUSE_BLOCK; e += 16) {
+        if (w)
+            PFVM__FZ_PREFETCH(a + PFVM_FUSE_BLOCK + e, 1);
+        else
+            PFVM__FZ_PREFETCH(a + PFVM_FUSE_BLOCK + e, 0);
+    }
+}
+
+/* `ahead`: the row holds another full block after this one. */
+static void pfvm__fz_direct_block(pfvm__fz_prog *p, pfvm_kctx *k, int r, int64_t c, int64_t bpos, int ahead)
 {
     int j;
     for (j = 0; j < p->n_ld; j++) {
@@ -27829,14 +27909,19 @@ static void pfvm__fz_direct_block(pfvm__fz_prog *p, pfvm_kctx *k, int r, int64_t
         /* (the head's result shares an output's storage: copied first) */
         if (sj == 1 && p->inp[j]->dtype == PFVM_FLOAT && j < p->n_in) {
             p->ptr[p->in_reg[j]] = (float *)p->inp[j]->data + p->off[j] + c;
+            if (ahead)
+                pfvm__fz_prefetch_next(p->ptr[p->in_reg[j]], 0);
         } else {
             p->ptr[p->in_reg[j]] = reg;
             pfvm__fz_load(reg, p->inp[j], p->off[j] + c * sj, sj, PFVM_FUSE_BLOCK);
         }
     }
     for (j = 0; j < p->n_out; j++)
-        if (p->out_direct[j] && k->out[j] && k->out[j]->dtype == PFVM_FLOAT)
+        if (p->out_direct[j] && k->out[j] && k->out[j]->dtype == PFVM_FLOAT) {
             p->ptr[p->out_reg[j]] = (float *)k->out[j]->data + bpos;
+            if (ahead)
+                pfvm__fz_prefetch_next(p->ptr[p->out_reg[j]], 1);
+        }
     pfvm__fz_chunk(p, 0, PFVM_FUSE_BLOCK, c);
     pfvm__fz_exec_block(p);
     for (j = 0; j < p->n_out; j++)
@@ -27918,7 +28003,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
 {
     int64_t S[PFVM_MAX_RANK], D[PFVM_MAX_RANK], idx[PFVM_MAX_RANK], total = 1, inner, pos, c, n_acc = 0;
     int64_t sst[PFVM_MAX_RANK][PFVM_MAX_RANK];
-    int ns = (int)stbds_arrlen(p->sinks), rank = -1, r = 0, j, d;
+    int ns = (int)stbds_arrlen(p->sinks), rank = -1, r = 0, i, j, d;
     double *acc;
     *fallback = 1;
     if (k->n_in != p->n_in || k->n_out != p->n_out || ns > PFVM_MAX_RANK)
@@ -28105,6 +28190,14 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
             if (fixed)
                 pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK, p->inp[j], 0, 0, PFVM_FUSE_BLOCK);
         }
+        /* instructions whose second source is a fixed input: their variant */
+        for (i = 0; i < (int)stbds_arrlen(p->ins); i++) {
+            pfvm__fz_ins *in = &p->ins[i];
+            in->run = in->fn;
+            for (j = 0; in->fn_c && j < p->n_ld; j++)
+                if (p->in_reg[j] == in->s[1] && p->fixed[j])
+                    in->run = in->fn_c;
+        }
         memset(idx, 0, sizeof idx);
         p->n_chunks = 0;
         {
@@ -28113,7 +28206,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
                 for (c = 0; c < inner; c += m) {
                     if (fill == 0 && inner - c >= PFVM_FUSE_BLOCK) {
                         m = PFVM_FUSE_BLOCK;
-                        pfvm__fz_direct_block(p, k, r, c, bpos);
+                        pfvm__fz_direct_block(p, k, r, c, bpos, inner - c >= 2 * PFVM_FUSE_BLOCK);
                         bpos += m;
                         continue;
                     }

@@ -16,6 +16,8 @@
 
 typedef struct pfvm__fz_ins {
     pfvm_fuse_kernel fn;
+    pfvm_fuse_kernel fn_c;     /* fn when s[1] is one value (pfvm_fuse_variant), or NULL */
+    pfvm_fuse_kernel run;      /* what this run calls: fn or fn_c */
     int d, n_src;              /* slots while compiling, registers after */
     int s[PFVM_FUSE_MAX_SRC];
     union {
@@ -220,6 +222,19 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, co
     if (f->prog) {
         ins.d = *dst;
         stbds_arrput(f->prog->ins, ins);
+    }
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_fuse_variant(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn)
+{
+    if (!fn)
+        return pfvm_fuse_refuse(f, "malformed variant");
+    if (f->prog && stbds_arrlen(f->prog->ins)) {
+        pfvm__fz_ins *in = &f->prog->ins[stbds_arrlen(f->prog->ins) - 1];
+        if (in->n_src != 2)
+            return pfvm_fuse_refuse(f, "malformed variant");
+        in->fn_c = fn;
     }
     return PFVM_OK;
 }
@@ -716,7 +731,7 @@ static void pfvm__fz_exec_block(pfvm__fz_prog *p)
         const pfvm__fz_ins *in = &p->ins[i];
         for (j = 0; j < in->n_src; j++)
             src[j] = p->ptr[in->s[j]];
-        in->fn(p->ptr[in->d], src, &in->p);
+        in->run(p->ptr[in->d], src, &in->p);
     }
     for (j = 0; j < ns; j++) {
         const pfvm__fz_sink *k = &p->sinks[j];
@@ -750,7 +765,28 @@ static void pfvm__fz_store_block(pfvm__fz_prog *p, pfvm_kctx *k, int64_t pos, in
 
 /* A full block whose inputs are all within one row: float32 inputs read
  * in place (stride 1), float32 outputs computed in place. */
-static void pfvm__fz_direct_block(pfvm__fz_prog *p, pfvm_kctx *k, int r, int64_t c, int64_t bpos)
+#if defined(__GNUC__)
+#define PFVM__FZ_PREFETCH(a, w) __builtin_prefetch((a), (w))
+#else
+#define PFVM__FZ_PREFETCH(a, w) ((void)(a))
+#endif
+
+/* Asks for the cache lines of the block after the one at `a` (reading, or
+ * writing with w = 1) while this block computes: the loop's compute and
+ * its memory traffic then overlap. */
+static void pfvm__fz_prefetch_next(const float *a, int w)
+{
+    int e;
+    for (e = 0; e < PFVM_FUSE_BLOCK; e += 16) {
+        if (w)
+            PFVM__FZ_PREFETCH(a + PFVM_FUSE_BLOCK + e, 1);
+        else
+            PFVM__FZ_PREFETCH(a + PFVM_FUSE_BLOCK + e, 0);
+    }
+}
+
+/* `ahead`: the row holds another full block after this one. */
+static void pfvm__fz_direct_block(pfvm__fz_prog *p, pfvm_kctx *k, int r, int64_t c, int64_t bpos, int ahead)
 {
     int j;
     for (j = 0; j < p->n_ld; j++) {
@@ -763,14 +799,19 @@ static void pfvm__fz_direct_block(pfvm__fz_prog *p, pfvm_kctx *k, int r, int64_t
         /* (the head's result shares an output's storage: copied first) */
         if (sj == 1 && p->inp[j]->dtype == PFVM_FLOAT && j < p->n_in) {
             p->ptr[p->in_reg[j]] = (float *)p->inp[j]->data + p->off[j] + c;
+            if (ahead)
+                pfvm__fz_prefetch_next(p->ptr[p->in_reg[j]], 0);
         } else {
             p->ptr[p->in_reg[j]] = reg;
             pfvm__fz_load(reg, p->inp[j], p->off[j] + c * sj, sj, PFVM_FUSE_BLOCK);
         }
     }
     for (j = 0; j < p->n_out; j++)
-        if (p->out_direct[j] && k->out[j] && k->out[j]->dtype == PFVM_FLOAT)
+        if (p->out_direct[j] && k->out[j] && k->out[j]->dtype == PFVM_FLOAT) {
             p->ptr[p->out_reg[j]] = (float *)k->out[j]->data + bpos;
+            if (ahead)
+                pfvm__fz_prefetch_next(p->ptr[p->out_reg[j]], 1);
+        }
     pfvm__fz_chunk(p, 0, PFVM_FUSE_BLOCK, c);
     pfvm__fz_exec_block(p);
     for (j = 0; j < p->n_out; j++)
@@ -852,7 +893,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
 {
     int64_t S[PFVM_MAX_RANK], D[PFVM_MAX_RANK], idx[PFVM_MAX_RANK], total = 1, inner, pos, c, n_acc = 0;
     int64_t sst[PFVM_MAX_RANK][PFVM_MAX_RANK];
-    int ns = (int)stbds_arrlen(p->sinks), rank = -1, r = 0, j, d;
+    int ns = (int)stbds_arrlen(p->sinks), rank = -1, r = 0, i, j, d;
     double *acc;
     *fallback = 1;
     if (k->n_in != p->n_in || k->n_out != p->n_out || ns > PFVM_MAX_RANK)
@@ -1039,6 +1080,14 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
             if (fixed)
                 pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK, p->inp[j], 0, 0, PFVM_FUSE_BLOCK);
         }
+        /* instructions whose second source is a fixed input: their variant */
+        for (i = 0; i < (int)stbds_arrlen(p->ins); i++) {
+            pfvm__fz_ins *in = &p->ins[i];
+            in->run = in->fn;
+            for (j = 0; in->fn_c && j < p->n_ld; j++)
+                if (p->in_reg[j] == in->s[1] && p->fixed[j])
+                    in->run = in->fn_c;
+        }
         memset(idx, 0, sizeof idx);
         p->n_chunks = 0;
         {
@@ -1047,7 +1096,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
                 for (c = 0; c < inner; c += m) {
                     if (fill == 0 && inner - c >= PFVM_FUSE_BLOCK) {
                         m = PFVM_FUSE_BLOCK;
-                        pfvm__fz_direct_block(p, k, r, c, bpos);
+                        pfvm__fz_direct_block(p, k, r, c, bpos, inner - c >= 2 * PFVM_FUSE_BLOCK);
                         bpos += m;
                         continue;
                     }

@@ -35,9 +35,16 @@ extern "C" {
 #endif
 
 /* Elements per register. Kernels loop over exactly this many, so compilers
- * unroll and vectorize them (gcc -O2 vectorizes only constant trip counts). */
+ * unroll and vectorize them (gcc -O2 vectorizes only constant trip counts).
+ * 1024 (4 KB registers) on 64-bit hosts: with 16-float vectors a kernel call
+ * then runs 64 iterations, not 16, and a group's registers still fit a
+ * 32-48 KB L1 cache; 256 elsewhere (microcontrollers: stack and RAM). */
 #ifndef PFVM_FUSE_BLOCK
+#if defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__) || defined(_M_ARM64)
+#define PFVM_FUSE_BLOCK 1024
+#else
 #define PFVM_FUSE_BLOCK 256
+#endif
 #endif
 
 /* `restrict` for kernels (a C99 keyword; C++ compilers spell it __restrict). */
@@ -101,6 +108,10 @@ PFVM_INTERNAL int pfvm_fuse_tmp(pfvm_fuse_ctx *f);
  * PFVM_FUSE_PARAM_BYTES; NULL/0 for none). */
 PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, const void *params, size_t size, int d,
                                        int n_src, const int *src);
+/* The instruction just emitted (two sources) may run `fn` instead when its
+ * second source is one value for the whole run (a scalar group input):
+ * `fn` computes the same results reading only s[1][0]. */
+PFVM_INTERNAL pfvm_code pfvm_fuse_variant(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn);
 /* Output or temporary d is the same value as operand src (no work). */
 PFVM_INTERNAL pfvm_code pfvm_fuse_alias(pfvm_fuse_ctx *f, int d, int src);
 /* The node cannot be fused: returns PFVM_ERR_UNSUPPORTED (the reason goes

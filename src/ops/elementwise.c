@@ -364,6 +364,7 @@ typedef struct pfvm__ew_op {
     pfvm_dtype s_out;  /* PFVM_FLOAT or PFVM_BOOL */
     pfvm_fuse_kernel z; /* fused-loop kernel over z_in inputs, or NULL */
     pfvm_dtype z_in;   /* PFVM_FLOAT (float32 math) or PFVM_BOOL (logic) */
+    pfvm_fuse_kernel zc; /* binary: z with a second operand that is one value (read from s[1][0]), or NULL */
 } pfvm__ew_op;
 
 /* One scalar expression over x0 (and x1) becomes three functions: the double
@@ -379,20 +380,33 @@ typedef struct pfvm__ew_op {
  * over blocks gathered from the operands (a scalar operand filled once), so
  * that the loop vectorizes and gives exactly what a fused group gives (runs
  * shorter than 32 elements evaluate the same expression one by one). `o`
- * holds float or (osize 1) bool; it may be the first operand itself. */
+ * holds float or (osize 1) bool; it may be the first operand itself (then
+ * each block is computed aside and copied). */
 static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len,
-                            const void *p, pfvm_fuse_kernel z, int n_in)
+                            const void *p, pfvm_fuse_kernel z, pfvm_fuse_kernel zc, int n_in)
 {
     float xa[PFVM_FUSE_BLOCK], xb[PFVM_FUSE_BLOCK], y[PFVM_FUSE_BLOCK];
     const float *src[2];
     int64_t e0, e, n;
     src[0] = xa;
     src[1] = xb;
+    if (n_in > 1 && sb == 0 && zc)
+        z = zc; /* the same values, without reading a block of copies */
     if (n_in < 2 || sb == 0)
         for (e = 0; e < PFVM_FUSE_BLOCK; e++)
             xb[e] = n_in < 2 ? 0.0f : b[0];
     for (e0 = 0; e0 < len; e0 += n) {
         n = len - e0 < PFVM_FUSE_BLOCK ? len - e0 : PFVM_FUSE_BLOCK;
+        /* a full block of contiguous operands and a float32 output that is
+         * not one of them: read and written in place */
+        if (n == PFVM_FUSE_BLOCK && sa == 1 && (n_in < 2 || sb == 0 || sb == 1) && osize == sizeof(float) &&
+            (float *)o != a && (n_in < 2 || sb == 0 || (float *)o != b)) {
+            const float *d[2];
+            d[0] = a + e0;
+            d[1] = n_in > 1 && sb == 1 ? b + e0 : xb;
+            z((float *)o + e0, d, p);
+            continue;
+        }
         if (sa == 1)
             memcpy(xa, a + e0, sizeof(float) * (size_t)n);
         else
@@ -452,7 +466,7 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
         (void)p;                                                                                             \
         (void)sizeof(pfvm__ew_ct);                                                                           \
         if (sizeof(CT) == sizeof(float) && len >= 32) {                                                      \
-            pfvm__ew_blocks(o, sizeof(OT), a, sa, b, sb, len, p, pfvm__ew_z_##name, 1);                      \
+            pfvm__ew_blocks(o, sizeof(OT), a, sa, b, sb, len, p, pfvm__ew_z_##name, NULL, 1);                      \
             return;                                                                                          \
         }                                                                                                    \
         if (sa == 1) {                                                                                       \
@@ -491,6 +505,20 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
             y[e] = (float)(expr);                                                                            \
         }                                                                                                    \
     }                                                                                                        \
+    PFVM_DISPATCH static void pfvm__ew_zc_##name(float *PFVM_RESTRICT y, const float *const *s, const void *pv) \
+    {                                                                                                         \
+        typedef CT pfvm__ew_ct;                                                                               \
+        const float *a = s[0];                                                                                \
+        const CT x1 = s[1][0];                                                                                \
+        const pfvm__ew_params *p = (const pfvm__ew_params *)pv;                                               \
+        int e;                                                                                                \
+        (void)p;                                                                                              \
+        (void)sizeof(pfvm__ew_ct);                                                                            \
+        for (e = 0; e < PFVM_FUSE_BLOCK; e++) {                                                               \
+            CT x0 = a[e];                                                                                     \
+            y[e] = (float)(expr);                                                                             \
+        }                                                                                                     \
+    }                                                                                                         \
     static void pfvm__ew_s_##name(void *o, const float *a, int64_t sa, const float *b, int64_t sb, int64_t len, \
                                   const pfvm__ew_params *p)                                                  \
     {                                                                                                        \
@@ -500,7 +528,7 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
         (void)p;                                                                                             \
         (void)sizeof(pfvm__ew_ct);                                                                           \
         if (sizeof(CT) == sizeof(float) && len >= 32) {                                                      \
-            pfvm__ew_blocks(o, sizeof(OT), a, sa, b, sb, len, p, pfvm__ew_z_##name, 2);                      \
+            pfvm__ew_blocks(o, sizeof(OT), a, sa, b, sb, len, p, pfvm__ew_z_##name, pfvm__ew_zc_##name, 2);                      \
             return;                                                                                          \
         }                                                                                                    \
         if (sa == 1 && sb == 1) {                                                                            \
@@ -1040,11 +1068,13 @@ static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, double 
 
 /* ---- kernels ------------------------------------------------------------------------ */
 
-#define PFVM__EW_OP_FI(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT}
-#define PFVM__EW_OP_F(name, out) {pfvm__ew_f_##name, NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT}
-#define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, NULL, PFVM_UNDEFINED}
+#define PFVM__EW_OP_FI(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL}
+#define PFVM__EW_OP_F(name, out) {pfvm__ew_f_##name, NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL}
+/* binary (PFVM__EW_BINARY): with the kernel for a second operand that is one value */
+#define PFVM__EW_OP_FI2(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name}
+#define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, NULL, PFVM_UNDEFINED, NULL}
 /* logic on bools, with a fused kernel over 0/1 registers */
-#define PFVM__EW_OP_L(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, pfvm__ew_z_##name, PFVM_BOOL}
+#define PFVM__EW_OP_L(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, pfvm__ew_z_##name, PFVM_BOOL, NULL}
 
 /* ---- fuse hooks ---------------------------------------------------------------------- */
 
@@ -1055,6 +1085,7 @@ static pfvm_code pfvm__ew_fuse_op(pfvm_fuse_ctx *f, const pfvm_node *n, const pf
                                   const pfvm__ew_params *p)
 {
     int src[PFVM__EW_ARITY], j, k = 0;
+    pfvm_code rc;
     if (!op->z)
         return pfvm_fuse_refuse(f, "no fused kernel");
     if (n->opset < 7 && pfvm_node_attr_int(n, "broadcast", 0))
@@ -1068,7 +1099,8 @@ static pfvm_code pfvm__ew_fuse_op(pfvm_fuse_ctx *f, const pfvm_node *n, const pf
     }
     if (!k || n->n_outputs < 1 || !n->outputs[0])
         return pfvm_fuse_refuse(f, "arity");
-    return pfvm_fuse_emit(f, op->z, p, sizeof *p, PFVM_FUSE_OUT(0), k, src);
+    rc = pfvm_fuse_emit(f, op->z, p, sizeof *p, PFVM_FUSE_OUT(0), k, src);
+    return rc == PFVM_OK && k == 2 && op->zc ? pfvm_fuse_variant(f, op->zc) : rc;
 }
 
 /* A kernel whose output has the first input's type (out_t UNDEFINED) or
@@ -1127,13 +1159,13 @@ PFVM__EW_KERNEL(thresholdedrelu, PFVM__EW_OP_F(thresholdedrelu, PFVM_FLOAT), PFV
 PFVM__EW_KERNEL(isnan, PFVM__EW_OP_F(isnan, PFVM_BOOL), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(not, PFVM__EW_OP_L(not), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(bitnot, PFVM__EW_OP_I(bitnot), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(add, PFVM__EW_OP_FI(add, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(sub, PFVM__EW_OP_FI(sub, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(mul, PFVM__EW_OP_FI(mul, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(div, PFVM__EW_OP_FI(div, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(add, PFVM__EW_OP_FI2(add, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(sub, PFVM__EW_OP_FI2(sub, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(mul, PFVM__EW_OP_FI2(mul, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(div, PFVM__EW_OP_FI2(div, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 static pfvm_code pfvm__ew_k_pow(pfvm_kctx *k)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(pow, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(pow, PFVM_FLOAT);
     pfvm__ew_params p;
     pfvm__ew_read_params(k->node, &p, 0, 0);
     return pfvm__ew_run_node(k, &op, &p, PFVM_UNDEFINED);
@@ -1143,8 +1175,8 @@ static pfvm_code pfvm__ew_k_pow(pfvm_kctx *k)
  * and rounded once is the correctly rounded square, as is float x*x. */
 static pfvm_code pfvm__ew_k_pow_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(pow, PFVM_FLOAT);
-    static const pfvm__ew_op mul = PFVM__EW_OP_FI(mul, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(pow, PFVM_FLOAT);
+    static const pfvm__ew_op mul = PFVM__EW_OP_FI2(mul, PFVM_FLOAT);
     const pfvm_tensor *e = pfvm_fuse_const(f, 1);
     pfvm__ew_params p;
     memset(&p, 0, sizeof p);
@@ -1156,11 +1188,11 @@ static pfvm_code pfvm__ew_k_pow_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
     }
     return pfvm__ew_fuse_op(f, n, &op, &p);
 }
-PFVM__EW_KERNEL(equal, PFVM__EW_OP_FI(equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
-PFVM__EW_KERNEL(greater, PFVM__EW_OP_FI(greater, PFVM_BOOL), PFVM_BOOL, 0, 0)
-PFVM__EW_KERNEL(less, PFVM__EW_OP_FI(less, PFVM_BOOL), PFVM_BOOL, 0, 0)
-PFVM__EW_KERNEL(greater_equal, PFVM__EW_OP_FI(greater_equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
-PFVM__EW_KERNEL(less_equal, PFVM__EW_OP_FI(less_equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(equal, PFVM__EW_OP_FI2(equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(greater, PFVM__EW_OP_FI2(greater, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(less, PFVM__EW_OP_FI2(less, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(greater_equal, PFVM__EW_OP_FI2(greater_equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
+PFVM__EW_KERNEL(less_equal, PFVM__EW_OP_FI2(less_equal, PFVM_BOOL), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(and, PFVM__EW_OP_L(and), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(or, PFVM__EW_OP_L(or), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(xor, PFVM__EW_OP_L(xor), PFVM_BOOL, 0, 0)
@@ -1242,7 +1274,7 @@ static pfvm_code pfvm__ew_k_isinf_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 
 static pfvm_code pfvm__ew_k_mod(pfvm_kctx *k)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(mod, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(mod, PFVM_FLOAT);
     pfvm__ew_params p;
     memset(&p, 0, sizeof p);
     p.mode = pfvm_node_attr_int(k->node, "fmod", 0) != 0;
@@ -1251,7 +1283,7 @@ static pfvm_code pfvm__ew_k_mod(pfvm_kctx *k)
 
 static pfvm_code pfvm__ew_k_mod_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(mod, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(mod, PFVM_FLOAT);
     pfvm__ew_params p;
     memset(&p, 0, sizeof p);
     p.mode = pfvm_node_attr_int(n, "fmod", 0) != 0;
@@ -1285,7 +1317,7 @@ static pfvm_code pfvm__ew_check_bitshift(const pfvm_node *n, pfvm_status *st)
  * broadcast the slope numpy-style into X's shape. */
 static pfvm_code pfvm__ew_k_prelu(pfvm_kctx *k)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(prelu, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(prelu, PFVM_FLOAT);
     const pfvm_tensor *ins[2];
     pfvm_tensor view;
     pfvm__ew_params p;
@@ -1309,7 +1341,7 @@ static pfvm_code pfvm__ew_k_prelu(pfvm_kctx *k)
 
 static pfvm_code pfvm__ew_k_prelu_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(prelu, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(prelu, PFVM_FLOAT);
     pfvm__ew_params p;
     memset(&p, 0, sizeof p);
     if (n->opset < 7)
@@ -1383,25 +1415,25 @@ static pfvm_code pfvm__ew_fold(pfvm_kctx *k, const pfvm__ew_op *op, int mean)
 
 static pfvm_code pfvm__ew_k_sum(pfvm_kctx *k)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(add, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(add, PFVM_FLOAT);
     return pfvm__ew_fold(k, &op, 0);
 }
 
 static pfvm_code pfvm__ew_k_mean(pfvm_kctx *k)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(add, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(add, PFVM_FLOAT);
     return pfvm__ew_fold(k, &op, 1);
 }
 
 static pfvm_code pfvm__ew_k_max(pfvm_kctx *k)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(max, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(max, PFVM_FLOAT);
     return pfvm__ew_fold(k, &op, 0);
 }
 
 static pfvm_code pfvm__ew_k_min(pfvm_kctx *k)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(min, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(min, PFVM_FLOAT);
     return pfvm__ew_fold(k, &op, 0);
 }
 
@@ -1426,7 +1458,8 @@ static pfvm_code pfvm__ew_fuse_fold(pfvm_fuse_ctx *f, const pfvm_node *n, const 
         pfvm_code rc;
         src[0] = acc;
         src[1] = PFVM_FUSE_IN(j);
-        if ((rc = pfvm_fuse_emit(f, op->z, &p, sizeof p, d, 2, src)) != PFVM_OK)
+        if ((rc = pfvm_fuse_emit(f, op->z, &p, sizeof p, d, 2, src)) != PFVM_OK ||
+            (op->zc && (rc = pfvm_fuse_variant(f, op->zc)) != PFVM_OK))
             return rc;
         acc = d;
     }
@@ -1438,25 +1471,25 @@ static pfvm_code pfvm__ew_fuse_fold(pfvm_fuse_ctx *f, const pfvm_node *n, const 
 
 static pfvm_code pfvm__ew_k_sum_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(add, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(add, PFVM_FLOAT);
     return pfvm__ew_fuse_fold(f, n, &op, 0);
 }
 
 static pfvm_code pfvm__ew_k_mean_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(add, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(add, PFVM_FLOAT);
     return pfvm__ew_fuse_fold(f, n, &op, 1);
 }
 
 static pfvm_code pfvm__ew_k_max_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(max, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(max, PFVM_FLOAT);
     return pfvm__ew_fuse_fold(f, n, &op, 0);
 }
 
 static pfvm_code pfvm__ew_k_min_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI(min, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2(min, PFVM_FLOAT);
     return pfvm__ew_fuse_fold(f, n, &op, 0);
 }
 
@@ -1466,10 +1499,10 @@ PFVM_INTERNAL pfvm_code pfvm_ew_broadcast_binary(pfvm_kctx *k, pfvm_ew_binop op,
                                                  const pfvm_tensor *b, pfvm_tensor *out)
 {
     static const pfvm__ew_op ops[] = {
-        PFVM__EW_OP_FI(add, PFVM_FLOAT), PFVM__EW_OP_FI(sub, PFVM_FLOAT),       PFVM__EW_OP_FI(mul, PFVM_FLOAT),
-        PFVM__EW_OP_FI(div, PFVM_FLOAT), PFVM__EW_OP_FI(pow, PFVM_FLOAT),       PFVM__EW_OP_FI(max, PFVM_FLOAT),
-        PFVM__EW_OP_FI(min, PFVM_FLOAT), PFVM__EW_OP_FI(equal, PFVM_BOOL),      PFVM__EW_OP_FI(less, PFVM_BOOL),
-        PFVM__EW_OP_FI(greater, PFVM_BOOL)};
+        PFVM__EW_OP_FI2(add, PFVM_FLOAT), PFVM__EW_OP_FI2(sub, PFVM_FLOAT),       PFVM__EW_OP_FI2(mul, PFVM_FLOAT),
+        PFVM__EW_OP_FI2(div, PFVM_FLOAT), PFVM__EW_OP_FI2(pow, PFVM_FLOAT),       PFVM__EW_OP_FI2(max, PFVM_FLOAT),
+        PFVM__EW_OP_FI2(min, PFVM_FLOAT), PFVM__EW_OP_FI2(equal, PFVM_BOOL),      PFVM__EW_OP_FI2(less, PFVM_BOOL),
+        PFVM__EW_OP_FI2(greater, PFVM_BOOL)};
     const pfvm_tensor *ins[2];
     pfvm__ew_params p;
     if ((unsigned)op >= sizeof ops / sizeof ops[0])
