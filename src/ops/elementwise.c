@@ -620,11 +620,16 @@ static double pfvm__ew_clamp(double v, double lo, double hi)
 
 /* float32 exp, erf, tanh and sigmoid for the float32 loops and the fused
  * kernels: branch-free (selects only) so compilers vectorize them, within
- * 1 ulp of the correctly rounded result (sigmoid 3), with inf, NaN, signed
+ * 1.4 ulp of the correctly rounded result (sigmoid 3), with inf, NaN, signed
  * zeros and subnormal results handled. exp is Cephes' polynomial after a
  * Cody-Waite reduction, scaled by 2^k in two steps (subnormal results
  * round once); erf and tanh are odd polynomials near 0 and 1 - exp(...)
- * beyond (erf's coefficients are those of onnxruntime's MLAS). Selects
+ * beyond (erf's coefficients are those of onnxruntime's MLAS). The
+ * polynomials are evaluated in Estrin's form (powers r^2, r^4 and
+ * independent pairs) rather than Horner's: half the dependent steps, so
+ * the vector loops are not bound by latency; worst errors measured against
+ * double over every 211th float: exp 0.995 ulp, erf 1.26, tanh 1.33,
+ * sigmoid 2.83 (as with Horner's form). Selects
  * go through pfvm__ew_sel: gcc does not if-convert a ?: whose arm it
  * rewrote into arithmetic that may trap, and then vectorizes nothing. */
 #if defined(__GNUC__)
@@ -653,7 +658,7 @@ static PFVM__EW_INLINE float pfvm__ew_sel(int c, float a, float b)
 static PFVM__EW_INLINE float pfvm__ew_expf(float x)
 {
     int nan = x != x;
-    float xc = pfvm__ew_sel(nan, 0.0f, x), kf, r, p;
+    float xc = pfvm__ew_sel(nan, 0.0f, x), kf, r, r2, p;
     int32_t k, k1;
     xc = pfvm__ew_sel(xc > 89.0f, 89.0f, xc);
     xc = pfvm__ew_sel(xc < -104.0f, -104.0f, xc);
@@ -661,13 +666,10 @@ static PFVM__EW_INLINE float pfvm__ew_expf(float x)
     kf -= 12582912.0f;
     r = xc - kf * 0.693359375f;
     r = r - kf * -2.12194440e-4f;
-    p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
+    r2 = r * r;
+    p = (1.9875691500e-4f * r + 1.3981999507e-3f) * r2 + (8.3334519073e-3f * r + 4.1665795894e-2f);
+    p = p * r2 + (1.6666665459e-1f * r + 5.0000001201e-1f);
+    p = p * r2 + r + 1.0f;
     k = (int32_t)kf; /* -150..129 */
     k1 = k / 2;
     p = p * pfvm__ew_bits_f((uint32_t)(k1 + 127) << 23) * pfvm__ew_bits_f((uint32_t)(k - k1 + 127) << 23);
@@ -676,22 +678,15 @@ static PFVM__EW_INLINE float pfvm__ew_expf(float x)
 
 static PFVM__EW_INLINE float pfvm__ew_erff(float x)
 {
-    float ax = fabsf(x), r = x * x, p, q, e;
-    p = -5.99104969e-4f;
-    p = p * r + 4.99339588e-3f;
-    p = p * r + -2.67667342e-2f;
-    p = p * r + 1.12818025e-1f;
-    p = p * r + -3.76124859e-1f;
-    p = p * r + 1.28379151e-1f;
+    float ax = fabsf(x), r = x * x, r2, p, q, q2, e;
+    r2 = r * r;
+    p = (-5.99104969e-4f * r + 4.99339588e-3f) * r2 + (-2.67667342e-2f * r + 1.12818025e-1f);
+    p = p * r2 + (-3.76124859e-1f * r + 1.28379151e-1f);
     p = p * x + x;
     q = pfvm__ew_sel(ax > 3.925f, 3.925f, ax);
-    e = 1.72948930e-5f;
-    e = e * q + -3.83208680e-4f;
-    e = e * q + 3.88393435e-3f;
-    e = e * q + -2.42545605e-2f;
-    e = e * q + 1.06777847e-1f;
-    e = e * q + 6.34846687e-1f;
-    e = e * q + 1.28717512e-1f;
+    q2 = q * q;
+    e = 1.72948930e-5f * q2 + (-3.83208680e-4f * q + 3.88393435e-3f);
+    e = e * (q2 * q2) + ((-2.42545605e-2f * q + 1.06777847e-1f) * q2 + (6.34846687e-1f * q + 1.28717512e-1f));
     e = e * q + q;
     e = 1.0f - pfvm__ew_expf(-e);
     e = pfvm__ew_sel(ax > 3.925f, 1.0f, e);
@@ -702,11 +697,9 @@ static PFVM__EW_INLINE float pfvm__ew_erff(float x)
 
 static PFVM__EW_INLINE float pfvm__ew_tanhf(float x)
 {
-    float ax = fabsf(x), z = x * x, p, t;
-    p = -5.70498872745e-3f;
-    p = p * z + 2.06390887954e-2f;
-    p = p * z + -5.37397155531e-2f;
-    p = p * z + 1.33314422036e-1f;
+    float ax = fabsf(x), z = x * x, z2, p, t;
+    z2 = z * z;
+    p = (-5.70498872745e-3f * z + 2.06390887954e-2f) * z2 + (-5.37397155531e-2f * z + 1.33314422036e-1f);
     p = p * z + -3.33332819422e-1f;
     p = p * z * x + x;
     p = pfvm__ew_sel(x == 0, x, p); /* keeps -0 */
