@@ -1,6 +1,6 @@
 /* train_digits — trains a small network from scratch with pfvm alone.
  *
- *   train_digits [--data DIR] [--epochs N] [--seed N] [--save MODEL.onnx]
+ *   train_digits [--cnn] [--data DIR] [--epochs N] [--seed N] [--save MODEL.onnx]
  *
  * The data are the 1797 handwritten 8x8 digits Debian's python3-sklearn
  * ships, written as ONNX TensorProto files by tools/make_digits_data.py:
@@ -8,17 +8,18 @@
  * DIR/digits_labels.pb (uint8 [1797]); the first 80% (1437) train, the rest
  * (360) test. DIR defaults to examples/data (run from the repository root).
  *
- * The program builds the network with the IR builder (an MLP 64-64-10 with
- * ReLU, He-initialized from a fixed seed), puts a SoftmaxCrossEntropyLoss on
- * top, lets pfvm_autodiff append the backward graph and
- * pfvm_autodiff_optimizer the Adam update, optimizes the result with the
- * default passes (fusion included), and runs that training graph
+ * The program builds the network with the IR builder (an MLP 64-64-10
+ * with ReLU, or with --cnn a small CNN: 8 3x3 filters, ReLU, 2x2 max
+ * pooling and a linear layer; He-initialized from a fixed seed), puts a
+ * SoftmaxCrossEntropyLoss on top, lets pfvm_autodiff append the backward
+ * graph and pfvm_autodiff_optimizer the Adam update, optimizes the result
+ * with the default passes (fusion included), and runs that training graph
  * with one executor over shuffled minibatches: pfvm_exec_feedback_all
  * carries the parameters and Adam's state from step to step, and the
- * labels are declared varying so that one plan serves every step. After each
- * epoch a second graph, the forward pass with the parameters as inputs,
- * scores the test set. It prints the loss and accuracies per epoch and
- * exits with status 1 when the final test accuracy is below 95%.
+ * labels are declared varying so that one plan serves every step. After
+ * each epoch a second graph, the forward pass with the parameters as
+ * inputs, scores the test set. It prints the loss and accuracies per epoch
+ * and exits with status 1 when the final test accuracy is below 95%.
  * --save writes the trained inference model (input float [N,1,8,8], pixels
  * 0..1; output logits [N,10]), which examples/digits can run. */
 #define _POSIX_C_SOURCE 200809L
@@ -70,18 +71,27 @@ static double now(void)
 /* ---- the network -------------------------------------------------------------------- */
 
 /* The parameters: name, shape, fan-in (0: a bias, zero at the start). */
-static const struct {
+typedef struct param {
     const char *name;
     int rank;
-    int64_t dims[2];
+    int64_t dims[4];
     int fan_in;
-} params[] = {
-    {"W1", 2, {64, HIDDEN}, 64},
-    {"b1", 1, {HIDDEN, 0}, 0},
-    {"W2", 2, {HIDDEN, CLASSES}, HIDDEN},
-    {"b2", 1, {CLASSES, 0}, 0},
-};
+} param;
 #define N_PARAMS 4
+static const param mlp_params[N_PARAMS] = {
+    {"W1", 2, {64, HIDDEN}, 64},
+    {"b1", 1, {HIDDEN}, 0},
+    {"W2", 2, {HIDDEN, CLASSES}, HIDDEN},
+    {"b2", 1, {CLASSES}, 0},
+};
+/* --cnn: 8 3x3 filters (padded), ReLU, 2x2 max pooling, then 8*4*4 -> 10 */
+static const param cnn_params[N_PARAMS] = {
+    {"W1", 4, {8, 1, 3, 3}, 9},
+    {"b1", 1, {8}, 0},
+    {"W2", 2, {8 * 4 * 4, CLASSES}, 8 * 4 * 4},
+    {"b2", 1, {CLASSES}, 0},
+};
+static int use_cnn;
 
 typedef struct net {
     pfvm_model *m;
@@ -122,12 +132,14 @@ static pfvm_node *op(net *n, const char *op_type, const char *out, pfvm_value *a
     return y ? pfvm_graph_add_node(n->g, op_type, "", NULL, in, n_in, &y, 1, st) : NULL;
 }
 
-/* Builds x [N,1,8,8] -> Flatten -> Gemm -> Relu -> Gemm -> logits [N,10].
+/* Builds x [N,1,8,8] -> Flatten -> Gemm -> Relu -> Gemm -> logits [N,10]
+ * (the CNN: x -> Conv -> Relu -> MaxPool -> Flatten -> Gemm -> logits).
  * The parameters are initializers holding `data` (random when NULL), or
  * graph inputs after x when as_inputs. */
 static pfvm_code net_build(net *n, const float *const *data, int as_inputs, pfvm_status *st)
 {
-    static const int64_t xdims[4] = {-1, 1, 8, 8};
+    static const int64_t xdims[4] = {-1, 1, 8, 8}, pads[4] = {1, 1, 1, 1}, two[2] = {2, 2};
+    const param *params = use_cnn ? cnn_params : mlp_params;
     pfvm_node *nd;
     int i;
     memset(n, 0, sizeof *n);
@@ -158,9 +170,21 @@ static pfvm_code net_build(net *n, const float *const *data, int as_inputs, pfvm
                 return st->code;
         }
     }
-    nd = op(n, "Flatten", NULL, n->x, NULL, NULL, st);
-    nd = nd ? op(n, "Gemm", NULL, nd->outputs[0], n->p[0], n->p[1], st) : NULL;
-    nd = nd ? op(n, "Relu", NULL, nd->outputs[0], NULL, NULL, st) : NULL;
+    if (use_cnn) {
+        nd = op(n, "Conv", NULL, n->x, n->p[0], n->p[1], st);
+        if (!nd || pfvm_node_set_attr_ints(nd, "pads", pads, 4, st))
+            return st->code;
+        nd = op(n, "Relu", NULL, nd->outputs[0], NULL, NULL, st);
+        nd = nd ? op(n, "MaxPool", NULL, nd->outputs[0], NULL, NULL, st) : NULL;
+        if (!nd || pfvm_node_set_attr_ints(nd, "kernel_shape", two, 2, st) ||
+            pfvm_node_set_attr_ints(nd, "strides", two, 2, st))
+            return st->code;
+        nd = op(n, "Flatten", NULL, nd->outputs[0], NULL, NULL, st);
+    } else {
+        nd = op(n, "Flatten", NULL, n->x, NULL, NULL, st);
+        nd = nd ? op(n, "Gemm", NULL, nd->outputs[0], n->p[0], n->p[1], st) : NULL;
+        nd = nd ? op(n, "Relu", NULL, nd->outputs[0], NULL, NULL, st) : NULL;
+    }
     nd = nd ? op(n, "Gemm", "logits", nd->outputs[0], n->p[2], n->p[3], st) : NULL;
     if (!nd)
         return st->code;
@@ -274,13 +298,15 @@ int main(int argc, char **argv)
             dir = argv[++i];
         else if (!strcmp(argv[i], "--save") && i + 1 < argc)
             save = argv[++i];
+        else if (!strcmp(argv[i], "--cnn"))
+            use_cnn = 1;
         else if (!strcmp(argv[i], "--epochs") && i + 1 < argc && (epochs = (int)strtol(argv[++i], &end, 10)) > 0 &&
                  !*end)
             continue;
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc && (seed = strtoul(argv[++i], &end, 10), !*end))
             continue;
         else {
-            fprintf(stderr, "usage: train_digits [--data DIR] [--epochs N] [--seed N] [--save MODEL.onnx]\n");
+            fprintf(stderr, "usage: train_digits [--cnn] [--data DIR] [--epochs N] [--seed N] [--save MODEL.onnx]\n");
             return 2;
         }
     }
@@ -326,8 +352,11 @@ int main(int argc, char **argv)
     if (net_build(&eval, NULL, 1, &st) || !(ee = pfvm_exec_new(eval.m, NULL, &st)))
         goto fail;
 
-    printf("train_digits: MLP 64-%d-%d, %d training and %d test images, Adam lr %g, batch %d, seed %lu\n", HIDDEN,
-           CLASSES, n_train, n_test, LR, BATCH, seed);
+    if (use_cnn)
+        printf("train_digits: CNN (8 3x3 filters, ReLU, 2x2 max pool, 128-%d)", CLASSES);
+    else
+        printf("train_digits: MLP 64-%d-%d", HIDDEN, CLASSES);
+    printf(", %d training and %d test images, Adam lr %g, batch %d, seed %lu\n", n_train, n_test, LR, BATCH, seed);
     printf("training graph: %d forward nodes, %d backward and update nodes, %d after pfvm_optimize; %d state tensors\n",
            n_fwd, n_all - n_fwd, (int)stbds_arrlen(train.g->nodes), n_state);
 

@@ -164,14 +164,17 @@ for spec in mlp: cnn_small: transformer_encoder: gpt_small: mlp:adam cnn_small:s
     fi
 done
 
-# The training example: trains an MLP on the digits from scratch with pfvm
-# alone (deterministic: a fixed seed) and must reach 95% test accuracy; the
-# model it saves classifies the demo's digits.
+# The training example: trains an MLP, and a small CNN, on the digits from
+# scratch with pfvm alone (deterministic: a fixed seed); each must reach 95%
+# test accuracy, and the model it saves classifies the demo's digits.
 TRAIN=$BUILD/examples/train_digits
 if [ -x "$TRAIN" ]; then
-    if "$TRAIN" --save "$tmp/trained.onnx" >"$tmp/out" 2>&1 && grep -q '^final test accuracy' "$tmp/out"; then ok; else bad "train_digits: $(tail -n 3 "$tmp/out")"; fi
-    if "$BUILD/examples/digits" "$tmp/trained.onnx" models/digits_samples >"$tmp/out" 2>&1 &&
-        grep -qE '^[56] of 6 digits right' "$tmp/out"; then ok; else bad "digits with the trained model: $(tail -n 2 "$tmp/out")"; fi
+    for arch in mlp cnn; do
+        if [ $arch = cnn ]; then set -- --cnn; else set --; fi
+        if "$TRAIN" "$@" --save "$tmp/trained.onnx" >"$tmp/out" 2>&1 && grep -q '^final test accuracy' "$tmp/out"; then ok; else bad "train_digits $arch: $(tail -n 3 "$tmp/out")"; fi
+        if "$BUILD/examples/digits" "$tmp/trained.onnx" models/digits_samples >"$tmp/out" 2>&1 &&
+            grep -qE '^[56] of 6 digits right' "$tmp/out"; then ok; else bad "digits with the trained $arch: $(tail -n 2 "$tmp/out")"; fi
+    done
     "$TRAIN" --data "$tmp/nowhere" >"$tmp/out" 2>&1
     if [ $? -eq 1 ]; then ok; else bad "train_digits without data: $(tail -n 2 "$tmp/out")"; fi
 else
