@@ -27876,7 +27876,8 @@ static void pfvm__fz_store_block(pfvm__fz_prog *p, pfvm_kctx *k, int64_t pos, in
 
 /* Asks for the cache lines of the block after the one at `a` (reading, or
  * writing with w = 1) while this block computes: the loop's compute and
- * its memory traffic then overlap. */
+ * its memory traffic then overlap. Only for walks of 256K elements or more
+ * (beyond a core's L2; smaller ones stay cached and would pay for nothing). */
 static void pfvm__fz_prefetch_next(const float *a, int w)
 {
     int e;
@@ -28199,7 +28200,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
                 for (c = 0; c < inner; c += m) {
                     if (fill == 0 && inner - c >= PFVM_FUSE_BLOCK) {
                         m = PFVM_FUSE_BLOCK;
-                        pfvm__fz_direct_block(p, k, r, c, bpos, inner - c >= 2 * PFVM_FUSE_BLOCK);
+                        pfvm__fz_direct_block(p, k, r, c, bpos, inner - c >= 2 * PFVM_FUSE_BLOCK && total >= (1 << 18));
                         bpos += m;
                         continue;
                     }
