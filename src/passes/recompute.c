@@ -569,21 +569,27 @@ static double pfvm__rc_eval(pfvm__rc *R, const unsigned char *chosen, unsigned c
     return pfvm__rc_simulate(R, kept, extra, &copies);
 }
 
-static pfvm_code pfvm__rc_policy_chen(pfvm__rc *R, const pfvm_recompute_opts *o, unsigned char *chosen,
-                                      unsigned char *kept, pfvm__rc_plan *best)
+/* Chen's plans for strides lo..hi, each weighed against the budget. */
+static void pfvm__rc_strides(pfvm__rc *R, int lo, int hi, double budget, unsigned char *chosen, unsigned char *kept,
+                             pfvm__rc_plan *best)
 {
-    int s, lo, hi;
     double extra, peak;
-    if (o->stride > 0 || o->budget <= 0) {
-        lo = hi = o->stride > 0 ? o->stride : (int)ceil(sqrt((double)R->n_cuts));
-    } else {
-        lo = 1;
-        hi = R->n_cuts + 1;
-    }
+    int s;
     for (s = lo < 1 ? 1 : lo; s <= hi && !R->rc; s++) {
         pfvm__rc_stride(R, s, chosen);
         peak = pfvm__rc_eval(R, chosen, kept, &extra);
-        pfvm__rc_consider(R, o->stride > 0 || o->budget <= 0 ? 0 : o->budget, best, chosen, peak, extra, s);
+        pfvm__rc_consider(R, budget, best, chosen, peak, extra, s);
+    }
+}
+
+static pfvm_code pfvm__rc_policy_chen(pfvm__rc *R, const pfvm_recompute_opts *o, unsigned char *chosen,
+                                      unsigned char *kept, pfvm__rc_plan *best)
+{
+    if (o->stride > 0 || o->budget <= 0) {
+        int s = o->stride > 0 ? o->stride : (int)ceil(sqrt((double)R->n_cuts));
+        pfvm__rc_strides(R, s, s, 0, chosen, kept, best);
+    } else {
+        pfvm__rc_strides(R, 1, R->n_cuts + 1, o->budget, chosen, kept, best);
     }
     return R->rc;
 }
@@ -619,11 +625,7 @@ static pfvm_code pfvm__rc_policy_dp(pfvm__rc *R, const pfvm_recompute_opts *o, u
         }
     }
     /* never worse than Chen's plans: every stride is a candidate too */
-    for (it = 1; it <= R->n_cuts + 1 && !R->rc; it++) {
-        pfvm__rc_stride(R, it, chosen);
-        peak = pfvm__rc_eval(R, chosen, kept, &extra);
-        pfvm__rc_consider(R, o->budget, best, chosen, peak, extra, 0);
-    }
+    pfvm__rc_strides(R, 1, R->n_cuts + 1, o->budget, chosen, kept, best);
     if (o->budget <= 0 || !best->valid || best->peak > o->budget) {
         /* no budget, or none fits: the smallest exact peak over a sweep of
            internal limits */
