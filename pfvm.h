@@ -318,6 +318,8 @@ struct pfvm_sym {
     pfvm_sym *next;      /* hash-consing chain of equal full_hash */
     unsigned nonneg : 1; /* proven >= 0 for every binding */
     unsigned pos : 1;    /* proven >= 1 */
+    unsigned inferred : 1; /* VAR made by inference for a dim it could not
+                            * derive (pfvm_sym_unknown), not a model's name */
 };
 
 typedef struct pfvm_symtab pfvm_symtab;
@@ -332,6 +334,11 @@ PFVM_API const pfvm_sym *pfvm_sym_const(pfvm_symtab *t, int64_t v);
 /* The symbol named `name` (created on first use). A symbol is at least
  * `min` (0 for an unknown dim, 1 for a dim_param by ONNX convention). */
 PFVM_API const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min);
+/* The symbol `name` for a dim that inference could not derive: like
+ * pfvm_sym_var(t, name, 0), but a symbol it creates is marked `inferred`,
+ * so that a name the model declares may replace it (graph-input dims and
+ * dim_params never are). */
+PFVM_API const pfvm_sym *pfvm_sym_unknown(pfvm_symtab *t, const char *name);
 /* A fresh symbol `base`, or `base_2`, `base_3`... if the name is taken. */
 PFVM_API const pfvm_sym *pfvm_sym_fresh(pfvm_symtab *t, const char *base);
 PFVM_API const pfvm_sym *pfvm_sym_add(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b);
@@ -2871,6 +2878,15 @@ const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min)
     return s;
 }
 
+const pfvm_sym *pfvm_sym_unknown(pfvm_symtab *t, const char *name)
+{
+    int known = stbds_shgeti(t->names, name) >= 0;
+    pfvm_sym *s = (pfvm_sym *)pfvm_sym_var(t, name, 0);
+    if (s && !known)
+        s->inferred = 1;
+    return s;
+}
+
 const pfvm_sym *pfvm_sym_fresh(pfvm_symtab *t, const char *base)
 {
     char buf[256];
@@ -5296,7 +5312,7 @@ PFVM_INTERNAL const pfvm_sym *pfvm_infer_node_sym(pfvm_ictx *c, const char *suff
 {
     char base[200];
     pfvm__infer_sym_name(c, suffix, base, sizeof base);
-    return pfvm_sym_var(c->syms, base, 0);
+    return pfvm_sym_unknown(c->syms, base);
 }
 
 PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank)
@@ -21401,7 +21417,7 @@ struct pfvm__infer_driver {
 static int pfvm__infer_keep_declared(const pfvm_sym *declared, const pfvm_sym *given)
 {
     return declared && given && pfvm_sym_is_const(declared, NULL) && !pfvm_sym_is_const(given, NULL) &&
-           given->kind == PFVM_SYM_VAR && !given->pos;
+           given->inferred;
 }
 
 PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n)
@@ -21548,14 +21564,14 @@ static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *are
                     (outs[j]->type.kind != v->type.kind ||
                      (v->type.kind == PFVM_KIND_TENSOR && outs[j]->type.shape.rank < 0)))
                     continue;
-                /* dims inference could not name (fresh unknowns) keep what
-                 * the model declared */
+                /* dims inference could not derive (its fresh unknowns, not
+                 * graph-input dims) take what the model declared */
                 if (v->has_type_info && v->type.kind == PFVM_KIND_TENSOR &&
                     v->type.shape.rank == outs[j]->type.shape.rank) {
                     int d;
                     for (d = 0; d < v->type.shape.rank; d++) {
                         const pfvm_sym *x = outs[j]->type.shape.dims[d];
-                        if (x && x->kind == PFVM_SYM_VAR && !x->pos)
+                        if (x && x->inferred)
                             outs[j]->type.shape.dims[d] = v->type.shape.dims[d];
                     }
                 }

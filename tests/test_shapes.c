@@ -351,8 +351,38 @@ static void test_specialize(void)
     }
 }
 
+/* A declared dim replaces only a symbol inference made up: an unnamed
+ * graph-input dim (`x_d0`, made by the reader) stays, while NonZero's
+ * fresh count takes the name the model declares. */
+static void test_declared_merge(void)
+{
+    static const char *yd[] = {"declared_n"}, *zd[] = {"1", "declared_k"};
+    fixture f;
+    pfvm_value *x, *y, *z;
+    fx_init(&f, 17);
+    x = pfvm_graph_value(f.g, "x", &f.st);
+    x->type.kind = PFVM_KIND_TENSOR;
+    x->type.dtype = PFVM_FLOAT;
+    x->type.shape.rank = 1;
+    x->type.shape.dims[0] = pfvm_sym_fresh(f.m->syms, "x_d0");
+    x->has_type_info = 1;
+    pfvm_graph_add_input(f.g, x, &f.st);
+    y = fx_typed(&f, f.g, "y", PFVM_FLOAT, 1, yd);
+    z = fx_typed(&f, f.g, "z", PFVM_INT64, 2, zd);
+    pfvm_graph_add_node(f.g, "Identity", "", "ident", &x, 1, &y, 1, &f.st);
+    pfvm_graph_add_node(f.g, "NonZero", "", "nz", &x, 1, &z, 1, &f.st);
+    pfvm_graph_add_output(f.g, y, &f.st);
+    pfvm_graph_add_output(f.g, z, &f.st);
+    CHECK_MSG(pfvm_infer_shapes(f.g, 1, &f.st) == PFVM_OK, "%s", f.st.msg);
+    CHECK(shape_is(y, "[x_d0]"));
+    CHECK(shape_is(z, "[1,declared_k]"));
+    CHECK(!pfvm_symtab_find(f.m->syms, "x_d0")->inferred);
+    pfvm_model_free(f.m);
+}
+
 int main(void)
 {
+    test_declared_merge();
     test_conv_pool();
     test_reshape_shape_chain();
     test_errors();

@@ -390,7 +390,7 @@ PFVM_INTERNAL const pfvm_sym *pfvm_infer_node_sym(pfvm_ictx *c, const char *suff
 {
     char base[200];
     pfvm__infer_sym_name(c, suffix, base, sizeof base);
-    return pfvm_sym_var(c->syms, base, 0);
+    return pfvm_sym_unknown(c->syms, base);
 }
 
 PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank)

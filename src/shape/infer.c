@@ -185,7 +185,7 @@ struct pfvm__infer_driver {
 static int pfvm__infer_keep_declared(const pfvm_sym *declared, const pfvm_sym *given)
 {
     return declared && given && pfvm_sym_is_const(declared, NULL) && !pfvm_sym_is_const(given, NULL) &&
-           given->kind == PFVM_SYM_VAR && !given->pos;
+           given->inferred;
 }
 
 PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n)
@@ -332,14 +332,14 @@ static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *are
                     (outs[j]->type.kind != v->type.kind ||
                      (v->type.kind == PFVM_KIND_TENSOR && outs[j]->type.shape.rank < 0)))
                     continue;
-                /* dims inference could not name (fresh unknowns) keep what
-                 * the model declared */
+                /* dims inference could not derive (its fresh unknowns, not
+                 * graph-input dims) take what the model declared */
                 if (v->has_type_info && v->type.kind == PFVM_KIND_TENSOR &&
                     v->type.shape.rank == outs[j]->type.shape.rank) {
                     int d;
                     for (d = 0; d < v->type.shape.rank; d++) {
                         const pfvm_sym *x = outs[j]->type.shape.dims[d];
-                        if (x && x->kind == PFVM_SYM_VAR && !x->pos)
+                        if (x && x->inferred)
                             outs[j]->type.shape.dims[d] = v->type.shape.dims[d];
                     }
                 }

@@ -197,6 +197,15 @@ const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min)
     return s;
 }
 
+const pfvm_sym *pfvm_sym_unknown(pfvm_symtab *t, const char *name)
+{
+    int known = stbds_shgeti(t->names, name) >= 0;
+    pfvm_sym *s = (pfvm_sym *)pfvm_sym_var(t, name, 0);
+    if (s && !known)
+        s->inferred = 1;
+    return s;
+}
+
 const pfvm_sym *pfvm_sym_fresh(pfvm_symtab *t, const char *base)
 {
     char buf[256];

@@ -38,6 +38,8 @@ struct pfvm_sym {
     pfvm_sym *next;      /* hash-consing chain of equal full_hash */
     unsigned nonneg : 1; /* proven >= 0 for every binding */
     unsigned pos : 1;    /* proven >= 1 */
+    unsigned inferred : 1; /* VAR made by inference for a dim it could not
+                            * derive (pfvm_sym_unknown), not a model's name */
 };
 
 typedef struct pfvm_symtab pfvm_symtab;
@@ -52,6 +54,11 @@ PFVM_API const pfvm_sym *pfvm_sym_const(pfvm_symtab *t, int64_t v);
 /* The symbol named `name` (created on first use). A symbol is at least
  * `min` (0 for an unknown dim, 1 for a dim_param by ONNX convention). */
 PFVM_API const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min);
+/* The symbol `name` for a dim that inference could not derive: like
+ * pfvm_sym_var(t, name, 0), but a symbol it creates is marked `inferred`,
+ * so that a name the model declares may replace it (graph-input dims and
+ * dim_params never are). */
+PFVM_API const pfvm_sym *pfvm_sym_unknown(pfvm_symtab *t, const char *name);
 /* A fresh symbol `base`, or `base_2`, `base_3`... if the name is taken. */
 PFVM_API const pfvm_sym *pfvm_sym_fresh(pfvm_symtab *t, const char *base);
 PFVM_API const pfvm_sym *pfvm_sym_add(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b);
