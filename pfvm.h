@@ -7695,7 +7695,12 @@ static double pfvm__ew_clamp(double v, double lo, double hi)
  * independent pairs) rather than Horner's: half the dependent steps, so
  * the vector loops are not bound by latency; worst errors measured against
  * double over every 211th float: exp 0.995 ulp, erf 1.26, tanh 1.33,
- * sigmoid 2.83 (as with Horner's form). Selects
+ * sigmoid 2.83 (as with Horner's form). erf and sigmoid call exp through
+ * pfvm__ew_expneg*f, the same computation specialized to the arguments they
+ * pass (no clamps or NaN selects they do not need, 2^k from the rounding
+ * constant's bits): same results for every float (NaN payloads aside),
+ * checked exhaustively; GELU and swish (64K floats, in cache) take 0.62x
+ * the time they took with pfvm__ew_expf. Selects
  * go through pfvm__ew_sel: gcc does not if-convert a ?: whose arm it
  * rewrote into arithmetic that may trap, and then vectorizes nothing. */
 #if defined(__GNUC__)
@@ -7742,23 +7747,70 @@ static PFVM__EW_INLINE float pfvm__ew_expf(float x)
     return pfvm__ew_sel(nan, x, p);
 }
 
+/* exp(-t) for 0 <= t <= 104 (or NaN), as pfvm__ew_expf(-t) computes it
+ * (the same reduction, polynomial and scaling, so the same results) with
+ * what that range does not need left out: no clamps, no NaN select, and 2^k
+ * read from the rounding constant's low bits instead of a conversion to
+ * int. k is -150..0: two scale steps, the first exact. */
+static PFVM__EW_INLINE float pfvm__ew_expnegf(float t)
+{
+    float kb, kf, r, r2, p;
+    uint32_t kk, k1;
+    kb = t * -1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23 + k */
+    kf = kb - 12582912.0f;
+    r = kf * -0.693359375f - t;
+    r = r - kf * -2.12194440e-4f;
+    r2 = r * r;
+    p = (1.9875691500e-4f * r + 1.3981999507e-3f) * r2 + (8.3334519073e-3f * r + 4.1665795894e-2f);
+    p = p * r2 + (1.6666665459e-1f * r + 5.0000001201e-1f);
+    p = p * r2 + r + 1.0f;
+    memcpy(&kk, &kb, sizeof kk);
+    kk = kk - 0x4B400000u + 150u; /* k + 150: 0..150 (NaN: anything; p is NaN) */
+    k1 = kk >> 1;
+    /* 2^(k1 - 75) * 2^(kk - k1 - 75), both at least 2^-75 */
+    return p * pfvm__ew_bits_f((k1 + 52u) << 23) * pfvm__ew_bits_f((kk - k1 + 52u) << 23);
+}
+
+/* exp(-t) for 0 <= t <= 18 (erf's tail): one scale step, 2^k straight from
+ * the biased rounding constant (1.5 * 2^23 + 127 + k). Same results as
+ * pfvm__ew_expf(-t). */
+static PFVM__EW_INLINE float pfvm__ew_expneg18f(float t)
+{
+    float kb, kf, r, r2, p;
+    uint32_t kk;
+    kb = t * -1.44269504088896341f + 12583039.0f;
+    kf = kb - 12583039.0f;
+    r = kf * -0.693359375f - t;
+    r = r - kf * -2.12194440e-4f;
+    r2 = r * r;
+    p = (1.9875691500e-4f * r + 1.3981999507e-3f) * r2 + (8.3334519073e-3f * r + 4.1665795894e-2f);
+    p = p * r2 + (1.6666665459e-1f * r + 5.0000001201e-1f);
+    p = p * r2 + r + 1.0f;
+    memcpy(&kk, &kb, sizeof kk);
+    return p * pfvm__ew_bits_f(kk << 23);
+}
+
+/* |x| <= 0.921875: an odd polynomial; beyond, 1 - exp(-e(|x|)) with |x|
+ * clamped to 3.925 (where that is 1.0f) and x's sign put on. A NaN goes
+ * through the polynomial. */
 static PFVM__EW_INLINE float pfvm__ew_erff(float x)
 {
     float ax = fabsf(x), r = x * x, r2, p, q, q2, e;
+    uint32_t ux, ue;
     r2 = r * r;
     p = (-5.99104969e-4f * r + 4.99339588e-3f) * r2 + (-2.67667342e-2f * r + 1.12818025e-1f);
     p = p * r2 + (-3.76124859e-1f * r + 1.28379151e-1f);
     p = p * x + x;
-    q = pfvm__ew_sel(ax > 3.925f, 3.925f, ax);
+    q = pfvm__ew_sel(ax <= 3.925f, ax, 3.925f); /* NaN: 3.925 */
     q2 = q * q;
     e = 1.72948930e-5f * q2 + (-3.83208680e-4f * q + 3.88393435e-3f);
     e = e * (q2 * q2) + ((-2.42545605e-2f * q + 1.06777847e-1f) * q2 + (6.34846687e-1f * q + 1.28717512e-1f));
     e = e * q + q;
-    e = 1.0f - pfvm__ew_expf(-e);
-    e = pfvm__ew_sel(ax > 3.925f, 1.0f, e);
-    e = pfvm__ew_sel(x < 0, -e, e);
-    e = pfvm__ew_sel(x != x, x, e);
-    return pfvm__ew_sel(ax <= 0.921875f, p, e);
+    e = 1.0f - pfvm__ew_expneg18f(e);
+    memcpy(&ux, &x, sizeof ux);
+    memcpy(&ue, &e, sizeof ue);
+    e = pfvm__ew_bits_f(ue | (ux & 0x80000000u));
+    return pfvm__ew_sel(ax > 0.921875f, e, p);
 }
 
 static PFVM__EW_INLINE float pfvm__ew_tanhf(float x)
@@ -7775,11 +7827,13 @@ static PFVM__EW_INLINE float pfvm__ew_tanhf(float x)
     return pfvm__ew_sel(ax < 0.625f, p, t);
 }
 
+/* NaN goes through exp(-|x|) (not clamped: the comparison is false) */
 static PFVM__EW_INLINE float pfvm__ew_sigmoidf(float x)
 {
-    float ax = fabsf(x), e = pfvm__ew_expf(-ax), r = 1.0f / (1.0f + e);
-    r = pfvm__ew_sel(x >= 0, r, e * r);
-    return pfvm__ew_sel(x != x, x, r);
+    float ax = fabsf(x), e, r;
+    e = pfvm__ew_expnegf(pfvm__ew_sel(ax > 104.0f, 104.0f, ax));
+    r = 1.0f / (1.0f + e);
+    return pfvm__ew_sel(x < 0, e * r, r);
 }
 
 /* f(x) in the compute type: the float32 version above, or libm's double. */
