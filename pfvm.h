@@ -2110,6 +2110,29 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, co
  * second source is one value for the whole run (a scalar group input):
  * `fn` computes the same results reading only s[1][0]. */
 PFVM_INTERNAL pfvm_code pfvm_fuse_variant(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn);
+/* Micro-ops: simple float32 operations that the engine runs several of in
+ * one pass over a block, values kept in CPU registers between them, when
+ * instructions chain (each result read only by the next instruction, as
+ * its first source). A hook declares with pfvm_fuse_uop that the
+ * instruction it just emitted computes exactly, element by element, what
+ * the micro-op computes (s0, s1: its sources; s1 may be one value for the
+ * run or a register); the engine then gives the same results either way. */
+enum {
+    PFVM_FUSE_U_NONE,
+    PFVM_FUSE_U_ADD,  /* s0 + s1 */
+    PFVM_FUSE_U_SUB,  /* s0 - s1 */
+    PFVM_FUSE_U_MUL,  /* s0 * s1 */
+    PFVM_FUSE_U_DIV,  /* s0 / s1 */
+    PFVM_FUSE_U_MAX,  /* s1 if s1 != s1 or s1 > s0, else s0 */
+    PFVM_FUSE_U_MIN,  /* s1 if s1 != s1 or s1 < s0, else s0 */
+    PFVM_FUSE_U_RELU, /* s0 > 0 ? s0 : 0 */
+    PFVM_FUSE_U_NEG,  /* -s0 (the sign bit flipped) */
+    PFVM_FUSE_U_ABS,  /* s0 with its sign bit cleared */
+    PFVM_FUSE_U_COUNT
+};
+/* The instruction just emitted is micro-op `uop` (binary ones need two
+ * sources, unary ones one). */
+PFVM_INTERNAL pfvm_code pfvm_fuse_uop(pfvm_fuse_ctx *f, int uop);
 /* Output or temporary d is the same value as operand src (no work). */
 PFVM_INTERNAL pfvm_code pfvm_fuse_alias(pfvm_fuse_ctx *f, int d, int src);
 /* The node cannot be fused: returns PFVM_ERR_UNSUPPORTED (the reason goes
@@ -7431,6 +7454,7 @@ typedef struct pfvm__ew_op {
     pfvm_fuse_kernel z; /* fused-loop kernel over z_in inputs, or NULL */
     pfvm_dtype z_in;   /* PFVM_FLOAT (float32 math) or PFVM_BOOL (logic) */
     pfvm_fuse_kernel zc; /* binary: z with a second operand that is one value (read from s[1][0]), or NULL */
+    int uop;           /* the micro-op z is (PFVM_FUSE_U_*, src/exec/fused.h), or 0 */
 } pfvm__ew_op;
 
 /* One scalar expression over x0 (and x1) becomes three functions: the double
@@ -8181,13 +8205,16 @@ static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, double 
 
 /* ---- kernels ------------------------------------------------------------------------ */
 
-#define PFVM__EW_OP_FI(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL}
-#define PFVM__EW_OP_F(name, out) {pfvm__ew_f_##name, NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL}
+#define PFVM__EW_OP_FI(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
+#define PFVM__EW_OP_F(name, out) {pfvm__ew_f_##name, NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
 /* binary (PFVM__EW_BINARY): with the kernel for a second operand that is one value */
-#define PFVM__EW_OP_FI2(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name}
-#define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, NULL, PFVM_UNDEFINED, NULL}
+#define PFVM__EW_OP_FI2(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, 0}
+/* the same, declaring the fused kernel micro-op u */
+#define PFVM__EW_OP_FIU(name, out, u) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, u}
+#define PFVM__EW_OP_FI2U(name, out, u) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, u}
+#define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, NULL, PFVM_UNDEFINED, NULL, 0}
 /* logic on bools, with a fused kernel over 0/1 registers */
-#define PFVM__EW_OP_L(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, pfvm__ew_z_##name, PFVM_BOOL, NULL}
+#define PFVM__EW_OP_L(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, pfvm__ew_z_##name, PFVM_BOOL, NULL, 0}
 
 /* ---- fuse hooks ---------------------------------------------------------------------- */
 
@@ -8212,8 +8239,11 @@ static pfvm_code pfvm__ew_fuse_op(pfvm_fuse_ctx *f, const pfvm_node *n, const pf
     }
     if (!k || n->n_outputs < 1 || !n->outputs[0])
         return pfvm_fuse_refuse(f, "arity");
-    rc = pfvm_fuse_emit(f, op->z, p, sizeof *p, PFVM_FUSE_OUT(0), k, src);
-    return rc == PFVM_OK && k == 2 && op->zc ? pfvm_fuse_variant(f, op->zc) : rc;
+    if ((rc = pfvm_fuse_emit(f, op->z, p, sizeof *p, PFVM_FUSE_OUT(0), k, src)) != PFVM_OK)
+        return rc;
+    if (k == 2 && op->zc && (rc = pfvm_fuse_variant(f, op->zc)) != PFVM_OK)
+        return rc;
+    return op->uop ? pfvm_fuse_uop(f, op->uop) : PFVM_OK;
 }
 
 /* A kernel whose output has the first input's type (out_t UNDEFINED) or
@@ -8234,8 +8264,8 @@ static pfvm_code pfvm__ew_fuse_op(pfvm_fuse_ctx *f, const pfvm_node *n, const pf
         return pfvm__ew_fuse_op(f, n, &op, &p);                                   \
     }
 
-PFVM__EW_KERNEL(abs, PFVM__EW_OP_FI(abs, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(neg, PFVM__EW_OP_FI(neg, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(abs, PFVM__EW_OP_FIU(abs, PFVM_FLOAT, PFVM_FUSE_U_ABS), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(neg, PFVM__EW_OP_FIU(neg, PFVM_FLOAT, PFVM_FUSE_U_NEG), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(exp, PFVM__EW_OP_F(exp, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(log, PFVM__EW_OP_F(log, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(sqrt, PFVM__EW_OP_F(sqrt, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
@@ -8258,7 +8288,7 @@ PFVM__EW_KERNEL(acosh, PFVM__EW_OP_F(acosh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(atanh, PFVM__EW_OP_F(atanh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(erf, PFVM__EW_OP_F(erf, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(sigmoid, PFVM__EW_OP_F(sigmoid, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(relu, PFVM__EW_OP_FI(relu, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(relu, PFVM__EW_OP_FIU(relu, PFVM_FLOAT, PFVM_FUSE_U_RELU), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(leakyrelu, PFVM__EW_OP_F(leakyrelu, PFVM_FLOAT), PFVM_UNDEFINED, 0.01, 0)
 PFVM__EW_KERNEL(elu, PFVM__EW_OP_F(elu, PFVM_FLOAT), PFVM_UNDEFINED, 1.0, 0)
 PFVM__EW_KERNEL(selu, PFVM__EW_OP_F(selu, PFVM_FLOAT), PFVM_UNDEFINED, 1.67326319217681884765625, 0)
@@ -8272,10 +8302,10 @@ PFVM__EW_KERNEL(thresholdedrelu, PFVM__EW_OP_F(thresholdedrelu, PFVM_FLOAT), PFV
 PFVM__EW_KERNEL(isnan, PFVM__EW_OP_F(isnan, PFVM_BOOL), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(not, PFVM__EW_OP_L(not), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(bitnot, PFVM__EW_OP_I(bitnot), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(add, PFVM__EW_OP_FI2(add, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(sub, PFVM__EW_OP_FI2(sub, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(mul, PFVM__EW_OP_FI2(mul, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(div, PFVM__EW_OP_FI2(div, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(add, PFVM__EW_OP_FI2U(add, PFVM_FLOAT, PFVM_FUSE_U_ADD), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(sub, PFVM__EW_OP_FI2U(sub, PFVM_FLOAT, PFVM_FUSE_U_SUB), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(mul, PFVM__EW_OP_FI2U(mul, PFVM_FLOAT, PFVM_FUSE_U_MUL), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(div, PFVM__EW_OP_FI2U(div, PFVM_FLOAT, PFVM_FUSE_U_DIV), PFVM_UNDEFINED, 0, 0)
 static pfvm_code pfvm__ew_k_pow(pfvm_kctx *k)
 {
     static const pfvm__ew_op op = PFVM__EW_OP_FI2(pow, PFVM_FLOAT);
@@ -8572,7 +8602,8 @@ static pfvm_code pfvm__ew_fuse_fold(pfvm_fuse_ctx *f, const pfvm_node *n, const 
         src[0] = acc;
         src[1] = PFVM_FUSE_IN(j);
         if ((rc = pfvm_fuse_emit(f, op->z, &p, sizeof p, d, 2, src)) != PFVM_OK ||
-            (op->zc && (rc = pfvm_fuse_variant(f, op->zc)) != PFVM_OK))
+            (op->zc && (rc = pfvm_fuse_variant(f, op->zc)) != PFVM_OK) ||
+            (op->uop && (rc = pfvm_fuse_uop(f, op->uop)) != PFVM_OK))
             return rc;
         acc = d;
     }
@@ -8584,25 +8615,25 @@ static pfvm_code pfvm__ew_fuse_fold(pfvm_fuse_ctx *f, const pfvm_node *n, const 
 
 static pfvm_code pfvm__ew_k_sum_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI2(add, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2U(add, PFVM_FLOAT, PFVM_FUSE_U_ADD);
     return pfvm__ew_fuse_fold(f, n, &op, 0);
 }
 
 static pfvm_code pfvm__ew_k_mean_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI2(add, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2U(add, PFVM_FLOAT, PFVM_FUSE_U_ADD);
     return pfvm__ew_fuse_fold(f, n, &op, 1);
 }
 
 static pfvm_code pfvm__ew_k_max_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI2(max, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2U(max, PFVM_FLOAT, PFVM_FUSE_U_MAX);
     return pfvm__ew_fuse_fold(f, n, &op, 0);
 }
 
 static pfvm_code pfvm__ew_k_min_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI2(min, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2U(min, PFVM_FLOAT, PFVM_FUSE_U_MIN);
     return pfvm__ew_fuse_fold(f, n, &op, 0);
 }
 
@@ -27193,6 +27224,8 @@ typedef struct pfvm__fz_ins {
     pfvm_fuse_kernel fn;
     pfvm_fuse_kernel fn_c;     /* fn when s[1] is one value (pfvm_fuse_variant), or NULL */
     pfvm_fuse_kernel run;      /* what this run calls: fn or fn_c */
+    int uop;                   /* PFVM_FUSE_U_*: the micro-op it also is, or PFVM_FUSE_U_NONE */
+    int chain;                 /* this run: instructions run as one micro-op chain from here (0, 1: none) */
     int d, n_src;              /* slots while compiling, registers after */
     int s[PFVM_FUSE_MAX_SRC];
     union {
@@ -27410,6 +27443,20 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_variant(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn)
         if (in->n_src != 2)
             return pfvm_fuse_refuse(f, "malformed variant");
         in->fn_c = fn;
+    }
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_fuse_uop(pfvm_fuse_ctx *f, int uop)
+{
+    int binary = uop >= PFVM_FUSE_U_ADD && uop <= PFVM_FUSE_U_MIN;
+    if (uop <= PFVM_FUSE_U_NONE || uop >= PFVM_FUSE_U_COUNT)
+        return pfvm_fuse_refuse(f, "malformed micro-op");
+    if (f->prog && stbds_arrlen(f->prog->ins)) {
+        pfvm__fz_ins *in = &f->prog->ins[stbds_arrlen(f->prog->ins) - 1];
+        if (in->n_src != (binary ? 2 : 1))
+            return pfvm_fuse_refuse(f, "malformed micro-op");
+        in->uop = uop;
     }
     return PFVM_OK;
 }
@@ -27896,6 +27943,224 @@ static void pfvm__fz_store(pfvm_tensor *t, int64_t pos, const float *PFVM_RESTRI
     }
 }
 
+/* ---- micro-op chains ------------------------------------------------------------------ */
+
+#define PFVM__FZ_MAX_CHAIN 16 /* instructions in one chain */
+#define PFVM__FZ_UCHUNK 128   /* floats a chain carries through all its ops at once */
+
+/* One micro-op of a chain: s1 is b[e] (a scalar input's register holds
+ * a block of copies: read like any other, which keeps the vector code
+ * simple), NULL for unary ones. */
+typedef struct pfvm__fz_uop {
+    int code;
+    const float *b;
+} pfvm__fz_uop;
+
+/* The chain kernel exists where PFVM_DISPATCH does (x86-64 glibc, gcc or
+ * clang), for AVX-512 only: generic vectors (a compiler extension), eight
+ * 16-float values a chunk, which the compiler keeps in CPU registers from
+ * op to op. It is picked at run time when the CPU has AVX-512; elsewhere
+ * (and with PFVM_NO_DISPATCH) instructions run one by one, as always.
+ * (gcc 12 scalarizes comparisons of such vectors in target_clones
+ * versions, hence one target and a check of our own.) */
+#if !defined(PFVM_NO_DISPATCH) && !defined(PFVM_NO_UCHAIN) && defined(__x86_64__) && defined(__GNUC__) && \
+    defined(__linux__) && defined(__GLIBC__) && defined(__has_attribute)
+#if __has_attribute(target) && __has_attribute(vector_size)
+#define PFVM__FZ_UCHAIN 1
+#endif
+#endif
+#ifdef PFVM__FZ_UCHAIN
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF /* rounds like the kernels: no fused multiply-adds */
+#define PFVM__FZ_AVX512 __attribute__((target("avx512f")))
+#else
+#define PFVM__FZ_AVX512 __attribute__((target("avx512f"), optimize("fp-contract=off")))
+#endif
+typedef float pfvm__fz_vf __attribute__((vector_size(64)));
+typedef int32_t pfvm__fz_vi __attribute__((vector_size(64)));
+#define PFVM__FZ_SEL(m, a, b) ((pfvm__fz_vf)(((m) & (pfvm__fz_vi)(a)) | (~(m) & (pfvm__fz_vi)(b))))
+#define PFVM__FZ_ADD(x, b) ((x) + (b))
+#define PFVM__FZ_SUB(x, b) ((x) - (b))
+#define PFVM__FZ_MUL(x, b) ((x) * (b))
+#define PFVM__FZ_DIV(x, b) ((x) / (b))
+#define PFVM__FZ_MAX(x, b) PFVM__FZ_SEL(((b) != (b)) | ((b) > (x)), (b), (x))
+#define PFVM__FZ_MIN(x, b) PFVM__FZ_SEL(((b) != (b)) | ((b) < (x)), (b), (x))
+#define PFVM__FZ_RELU(x, b) PFVM__FZ_SEL((x) > zero, (x), zero)
+#define PFVM__FZ_NEG(x, b) ((pfvm__fz_vf)((pfvm__fz_vi)(x) ^ sign))
+#define PFVM__FZ_ABS(x, b) ((pfvm__fz_vf)((pfvm__fz_vi)(x) & ~sign))
+#define PFVM__FZ_ALL8(F)          \
+    do {                          \
+        x0 = F(x0, b0);           \
+        x1 = F(x1, b1);           \
+        x2 = F(x2, b2);           \
+        x3 = F(x3, b3);           \
+        x4 = F(x4, b4);           \
+        x5 = F(x5, b5);           \
+        x6 = F(x6, b6);           \
+        x7 = F(x7, b7);           \
+    } while (0)
+#define PFVM__FZ_CASE(U, F) \
+    case U: PFVM__FZ_ALL8(F); break;
+PFVM__FZ_AVX512 static void pfvm__fz_uchain(float *d, const float *a, const pfvm__fz_uop *u, int n)
+{
+    const pfvm__fz_vf zero = {0};
+    const pfvm__fz_vi sign = (pfvm__fz_vi){0} + (int32_t)(-2147483647 - 1);
+    int c, i;
+    for (c = 0; c < PFVM_FUSE_BLOCK; c += PFVM__FZ_UCHUNK) {
+        pfvm__fz_vf x0, x1, x2, x3, x4, x5, x6, x7, b0, b1, b2, b3, b4, b5, b6, b7;
+        memcpy(&x0, a + c, sizeof x0);
+        memcpy(&x1, a + c + 16, sizeof x1);
+        memcpy(&x2, a + c + 32, sizeof x2);
+        memcpy(&x3, a + c + 48, sizeof x3);
+        memcpy(&x4, a + c + 64, sizeof x4);
+        memcpy(&x5, a + c + 80, sizeof x5);
+        memcpy(&x6, a + c + 96, sizeof x6);
+        memcpy(&x7, a + c + 112, sizeof x7);
+        for (i = 0; i < n; i++) {
+            const pfvm__fz_uop *o = &u[i];
+            if (o->b) {
+                memcpy(&b0, o->b + c, sizeof b0);
+                memcpy(&b1, o->b + c + 16, sizeof b1);
+                memcpy(&b2, o->b + c + 32, sizeof b2);
+                memcpy(&b3, o->b + c + 48, sizeof b3);
+                memcpy(&b4, o->b + c + 64, sizeof b4);
+                memcpy(&b5, o->b + c + 80, sizeof b5);
+                memcpy(&b6, o->b + c + 96, sizeof b6);
+                memcpy(&b7, o->b + c + 112, sizeof b7);
+            } else {
+                b0 = b1 = b2 = b3 = b4 = b5 = b6 = b7 = zero;
+            }
+            switch (o->code) {
+                PFVM__FZ_CASE(PFVM_FUSE_U_ADD, PFVM__FZ_ADD)
+                PFVM__FZ_CASE(PFVM_FUSE_U_SUB, PFVM__FZ_SUB)
+                PFVM__FZ_CASE(PFVM_FUSE_U_MUL, PFVM__FZ_MUL)
+                PFVM__FZ_CASE(PFVM_FUSE_U_DIV, PFVM__FZ_DIV)
+                PFVM__FZ_CASE(PFVM_FUSE_U_MAX, PFVM__FZ_MAX)
+                PFVM__FZ_CASE(PFVM_FUSE_U_MIN, PFVM__FZ_MIN)
+                PFVM__FZ_CASE(PFVM_FUSE_U_RELU, PFVM__FZ_RELU)
+                PFVM__FZ_CASE(PFVM_FUSE_U_NEG, PFVM__FZ_NEG)
+                PFVM__FZ_CASE(PFVM_FUSE_U_ABS, PFVM__FZ_ABS)
+            default: break;
+            }
+        }
+        memcpy(d + c, &x0, sizeof x0);
+        memcpy(d + c + 16, &x1, sizeof x1);
+        memcpy(d + c + 32, &x2, sizeof x2);
+        memcpy(d + c + 48, &x3, sizeof x3);
+        memcpy(d + c + 64, &x4, sizeof x4);
+        memcpy(d + c + 80, &x5, sizeof x5);
+        memcpy(d + c + 96, &x6, sizeof x6);
+        memcpy(d + c + 112, &x7, sizeof x7);
+    }
+}
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT DEFAULT
+#endif
+
+/* 1 when the CPU (and the OS) run AVX-512 code. */
+static int pfvm__fz_uchain_ok(void)
+{
+    static int ok = -1;
+    if (ok < 0) {
+        __builtin_cpu_init();
+        ok = __builtin_cpu_supports("avx512f") != 0;
+    }
+    return ok;
+}
+#else
+static int pfvm__fz_uchain_ok(void)
+{
+    return 0;
+}
+#endif
+
+/* Does register r hold a value nobody reads after instruction i (it is
+ * overwritten first, or never read again and no output or reduction's)? */
+static int pfvm__fz_dead_after(const pfvm__fz_prog *p, int r, int i)
+{
+    int n = (int)stbds_arrlen(p->ins), m, j;
+    for (m = i + 1; m < n; m++) {
+        for (j = 0; j < p->ins[m].n_src; j++)
+            if (p->ins[m].s[j] == r)
+                return 0;
+        if (p->ins[m].d == r)
+            return 1;
+    }
+    for (j = 0; j < p->n_out; j++)
+        if (p->out_reg[j] == r)
+            return 0;
+    for (j = 0; j < (int)stbds_arrlen(p->sinks); j++)
+        if (p->sinks[j].src == r)
+            return 0;
+    for (j = 0; j < p->n_ld; j++)
+        if (p->in_reg[j] == r)
+            return 0;
+    return 1;
+}
+
+/* Can instruction `in` run in a chain with the same results as alone? Add
+ * and Mul of two NaNs give one of them, and which one depends on the
+ * operand order the compiler picked for each kernel (the operations
+ * commute); so they chain only with a second operand that is one value
+ * for the run and not NaN. Sub, Div (ordered), the selects of Max, Min and
+ * Relu, and the sign-bit ops give one answer. */
+static int pfvm__fz_uop_ok(const pfvm__fz_prog *p, const pfvm__fz_ins *in)
+{
+    int j;
+    if (!in->uop)
+        return 0;
+    if (in->uop != PFVM_FUSE_U_ADD && in->uop != PFVM_FUSE_U_MUL)
+        return 1;
+    for (j = 0; j < p->n_ld; j++)
+        if (p->in_reg[j] == in->s[1] && p->fixed[j])
+            return p->ptr[in->s[1]][0] == p->ptr[in->s[1]][0];
+    return 0;
+}
+
+/* Marks this run's chains: runs of micro-op instructions where each result
+ * is the next one's first source and read by nothing else. */
+static void pfvm__fz_chains(pfvm__fz_prog *p)
+{
+    int n = (int)stbds_arrlen(p->ins), i, len;
+    for (i = 0; i < n; i++)
+        p->ins[i].chain = 0;
+    if (!pfvm__fz_uchain_ok())
+        return;
+    for (i = 0; i < n; i += len) {
+        len = 1;
+        if (!pfvm__fz_uop_ok(p, &p->ins[i]))
+            continue;
+        while (i + len < n && len < PFVM__FZ_MAX_CHAIN) {
+            const pfvm__fz_ins *a = &p->ins[i + len - 1], *b = &p->ins[i + len];
+            if (!pfvm__fz_uop_ok(p, b) || b->s[0] != a->d || (b->n_src > 1 && b->s[1] == a->d) ||
+                !pfvm__fz_dead_after(p, a->d, i + len))
+                break;
+            len++;
+        }
+        p->ins[i].chain = len;
+    }
+}
+
+/* Runs the chain of `len` instructions from ins[i]. */
+static void pfvm__fz_exec_chain(pfvm__fz_prog *p, int i, int len)
+{
+#ifdef PFVM__FZ_UCHAIN
+    pfvm__fz_uop u[PFVM__FZ_MAX_CHAIN];
+    int j;
+    for (j = 0; j < len; j++) {
+        const pfvm__fz_ins *in = &p->ins[i + j];
+        u[j].code = in->uop;
+        u[j].b = in->n_src > 1 ? p->ptr[in->s[1]] : NULL;
+    }
+    pfvm__fz_uchain(p->ptr[p->ins[i + len - 1].d], p->ptr[p->ins[i].s[0]], u, len);
+#else
+    (void)p;
+    (void)i;
+    (void)len;
+#endif
+}
+
 /* Runs the instructions over the block, then folds the block's chunks
  * (runs of one row each) into the reductions. */
 static void pfvm__fz_exec_block(pfvm__fz_prog *p)
@@ -27904,6 +28169,11 @@ static void pfvm__fz_exec_block(pfvm__fz_prog *p)
     int n = (int)stbds_arrlen(p->ins), ns = (int)stbds_arrlen(p->sinks), i, j, c;
     for (i = 0; i < n; i++) {
         const pfvm__fz_ins *in = &p->ins[i];
+        if (in->chain > 1) {
+            pfvm__fz_exec_chain(p, i, in->chain);
+            i += in->chain - 1;
+            continue;
+        }
         for (j = 0; j < in->n_src; j++)
             src[j] = p->ptr[in->s[j]];
         in->run(p->ptr[in->d], src, &in->p);
@@ -28264,6 +28534,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
                 if (p->in_reg[j] == in->s[1] && p->fixed[j])
                     in->run = in->fn_c;
         }
+        pfvm__fz_chains(p);
         memset(idx, 0, sizeof idx);
         p->n_chunks = 0;
         {

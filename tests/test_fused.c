@@ -824,8 +824,53 @@ static void test_epilogue(void)
     }
 }
 
+/* ---- micro-op chains -------------------------------------------------------------------
+ * Runs of Mul/Add/Sub/Div/Max/Min/Relu/Neg/Abs/Sum the engine may run as
+ * one chain kernel (src/exec/fused.c): scalar and full second operands,
+ * NaNs from Log of negatives (and -inf from Log 0 via Div), a NaN scalar
+ * for Min, a partial last block; variant 1 also outputs a value inside
+ * the chain, variant 2 reads it again after the chain (both cut it). */
+
+static void build_uchain(tb *b, const void *arg)
+{
+    int v = *(const int *)arg;
+    pfvm_value *x = tb_in(b, "x", PFVM_FLOAT, "3,700"), *y = tb_in(b, "y", PFVM_FLOAT, "3,700");
+    pfvm_value *xl = tb_op(b, "Log", x, NULL, NULL), *yl = tb_op(b, "Log", y, NULL, NULL), *t, *m, *in[3];
+    t = tb_op(b, "Mul", xl, tb_scalar(b, 1.5f), NULL);
+    t = tb_op(b, "Add", t, y, NULL);
+    t = tb_op(b, "Relu", t, NULL, NULL);
+    t = tb_op(b, "Max", t, yl, NULL);
+    m = t;
+    t = tb_op(b, "Min", t, tb_scalar(b, v == 0 ? (float)NAN : -0.0f), NULL);
+    t = tb_op(b, "Neg", t, NULL, NULL);
+    t = tb_op(b, "Sub", t, tb_scalar(b, 0.25f), NULL);
+    t = tb_op(b, "Abs", t, NULL, NULL);
+    t = tb_op(b, "Div", t, y, NULL);
+    t = tb_op(b, "Max", t, tb_scalar(b, -1.0f), NULL);
+    in[0] = t;
+    in[1] = x;
+    in[2] = yl;
+    tb_node(b, "Sum", in, 3, &t);
+    t = tb_op(b, "Min", t, xl, NULL);
+    if (v == 2)
+        t = tb_op(b, "Add", t, m, NULL);
+    tb_out(b, t);
+    if (v == 1)
+        tb_out(b, m);
+}
+
+static void test_chains(void)
+{
+    int v;
+    for (v = 0; v < 3; v++) {
+        int g = check_fused("micro-op chain", build_uchain, &v, NULL, 0, -1.0f, 1.0f);
+        CHECK_MSG(g == 1, "chain variant %d: %d groups", v, g);
+    }
+}
+
 int main(void)
 {
+    test_chains();
     test_unary();
     test_binary();
     test_misc();

@@ -18,6 +18,8 @@ typedef struct pfvm__fz_ins {
     pfvm_fuse_kernel fn;
     pfvm_fuse_kernel fn_c;     /* fn when s[1] is one value (pfvm_fuse_variant), or NULL */
     pfvm_fuse_kernel run;      /* what this run calls: fn or fn_c */
+    int uop;                   /* PFVM_FUSE_U_*: the micro-op it also is, or PFVM_FUSE_U_NONE */
+    int chain;                 /* this run: instructions run as one micro-op chain from here (0, 1: none) */
     int d, n_src;              /* slots while compiling, registers after */
     int s[PFVM_FUSE_MAX_SRC];
     union {
@@ -235,6 +237,20 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_variant(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn)
         if (in->n_src != 2)
             return pfvm_fuse_refuse(f, "malformed variant");
         in->fn_c = fn;
+    }
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_fuse_uop(pfvm_fuse_ctx *f, int uop)
+{
+    int binary = uop >= PFVM_FUSE_U_ADD && uop <= PFVM_FUSE_U_MIN;
+    if (uop <= PFVM_FUSE_U_NONE || uop >= PFVM_FUSE_U_COUNT)
+        return pfvm_fuse_refuse(f, "malformed micro-op");
+    if (f->prog && stbds_arrlen(f->prog->ins)) {
+        pfvm__fz_ins *in = &f->prog->ins[stbds_arrlen(f->prog->ins) - 1];
+        if (in->n_src != (binary ? 2 : 1))
+            return pfvm_fuse_refuse(f, "malformed micro-op");
+        in->uop = uop;
     }
     return PFVM_OK;
 }
@@ -721,6 +737,224 @@ static void pfvm__fz_store(pfvm_tensor *t, int64_t pos, const float *PFVM_RESTRI
     }
 }
 
+/* ---- micro-op chains ------------------------------------------------------------------ */
+
+#define PFVM__FZ_MAX_CHAIN 16 /* instructions in one chain */
+#define PFVM__FZ_UCHUNK 128   /* floats a chain carries through all its ops at once */
+
+/* One micro-op of a chain: s1 is b[e] (a scalar input's register holds
+ * a block of copies: read like any other, which keeps the vector code
+ * simple), NULL for unary ones. */
+typedef struct pfvm__fz_uop {
+    int code;
+    const float *b;
+} pfvm__fz_uop;
+
+/* The chain kernel exists where PFVM_DISPATCH does (x86-64 glibc, gcc or
+ * clang), for AVX-512 only: generic vectors (a compiler extension), eight
+ * 16-float values a chunk, which the compiler keeps in CPU registers from
+ * op to op. It is picked at run time when the CPU has AVX-512; elsewhere
+ * (and with PFVM_NO_DISPATCH) instructions run one by one, as always.
+ * (gcc 12 scalarizes comparisons of such vectors in target_clones
+ * versions, hence one target and a check of our own.) */
+#if !defined(PFVM_NO_DISPATCH) && !defined(PFVM_NO_UCHAIN) && defined(__x86_64__) && defined(__GNUC__) && \
+    defined(__linux__) && defined(__GLIBC__) && defined(__has_attribute)
+#if __has_attribute(target) && __has_attribute(vector_size)
+#define PFVM__FZ_UCHAIN 1
+#endif
+#endif
+#ifdef PFVM__FZ_UCHAIN
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF /* rounds like the kernels: no fused multiply-adds */
+#define PFVM__FZ_AVX512 __attribute__((target("avx512f")))
+#else
+#define PFVM__FZ_AVX512 __attribute__((target("avx512f"), optimize("fp-contract=off")))
+#endif
+typedef float pfvm__fz_vf __attribute__((vector_size(64)));
+typedef int32_t pfvm__fz_vi __attribute__((vector_size(64)));
+#define PFVM__FZ_SEL(m, a, b) ((pfvm__fz_vf)(((m) & (pfvm__fz_vi)(a)) | (~(m) & (pfvm__fz_vi)(b))))
+#define PFVM__FZ_ADD(x, b) ((x) + (b))
+#define PFVM__FZ_SUB(x, b) ((x) - (b))
+#define PFVM__FZ_MUL(x, b) ((x) * (b))
+#define PFVM__FZ_DIV(x, b) ((x) / (b))
+#define PFVM__FZ_MAX(x, b) PFVM__FZ_SEL(((b) != (b)) | ((b) > (x)), (b), (x))
+#define PFVM__FZ_MIN(x, b) PFVM__FZ_SEL(((b) != (b)) | ((b) < (x)), (b), (x))
+#define PFVM__FZ_RELU(x, b) PFVM__FZ_SEL((x) > zero, (x), zero)
+#define PFVM__FZ_NEG(x, b) ((pfvm__fz_vf)((pfvm__fz_vi)(x) ^ sign))
+#define PFVM__FZ_ABS(x, b) ((pfvm__fz_vf)((pfvm__fz_vi)(x) & ~sign))
+#define PFVM__FZ_ALL8(F)          \
+    do {                          \
+        x0 = F(x0, b0);           \
+        x1 = F(x1, b1);           \
+        x2 = F(x2, b2);           \
+        x3 = F(x3, b3);           \
+        x4 = F(x4, b4);           \
+        x5 = F(x5, b5);           \
+        x6 = F(x6, b6);           \
+        x7 = F(x7, b7);           \
+    } while (0)
+#define PFVM__FZ_CASE(U, F) \
+    case U: PFVM__FZ_ALL8(F); break;
+PFVM__FZ_AVX512 static void pfvm__fz_uchain(float *d, const float *a, const pfvm__fz_uop *u, int n)
+{
+    const pfvm__fz_vf zero = {0};
+    const pfvm__fz_vi sign = (pfvm__fz_vi){0} + (int32_t)(-2147483647 - 1);
+    int c, i;
+    for (c = 0; c < PFVM_FUSE_BLOCK; c += PFVM__FZ_UCHUNK) {
+        pfvm__fz_vf x0, x1, x2, x3, x4, x5, x6, x7, b0, b1, b2, b3, b4, b5, b6, b7;
+        memcpy(&x0, a + c, sizeof x0);
+        memcpy(&x1, a + c + 16, sizeof x1);
+        memcpy(&x2, a + c + 32, sizeof x2);
+        memcpy(&x3, a + c + 48, sizeof x3);
+        memcpy(&x4, a + c + 64, sizeof x4);
+        memcpy(&x5, a + c + 80, sizeof x5);
+        memcpy(&x6, a + c + 96, sizeof x6);
+        memcpy(&x7, a + c + 112, sizeof x7);
+        for (i = 0; i < n; i++) {
+            const pfvm__fz_uop *o = &u[i];
+            if (o->b) {
+                memcpy(&b0, o->b + c, sizeof b0);
+                memcpy(&b1, o->b + c + 16, sizeof b1);
+                memcpy(&b2, o->b + c + 32, sizeof b2);
+                memcpy(&b3, o->b + c + 48, sizeof b3);
+                memcpy(&b4, o->b + c + 64, sizeof b4);
+                memcpy(&b5, o->b + c + 80, sizeof b5);
+                memcpy(&b6, o->b + c + 96, sizeof b6);
+                memcpy(&b7, o->b + c + 112, sizeof b7);
+            } else {
+                b0 = b1 = b2 = b3 = b4 = b5 = b6 = b7 = zero;
+            }
+            switch (o->code) {
+                PFVM__FZ_CASE(PFVM_FUSE_U_ADD, PFVM__FZ_ADD)
+                PFVM__FZ_CASE(PFVM_FUSE_U_SUB, PFVM__FZ_SUB)
+                PFVM__FZ_CASE(PFVM_FUSE_U_MUL, PFVM__FZ_MUL)
+                PFVM__FZ_CASE(PFVM_FUSE_U_DIV, PFVM__FZ_DIV)
+                PFVM__FZ_CASE(PFVM_FUSE_U_MAX, PFVM__FZ_MAX)
+                PFVM__FZ_CASE(PFVM_FUSE_U_MIN, PFVM__FZ_MIN)
+                PFVM__FZ_CASE(PFVM_FUSE_U_RELU, PFVM__FZ_RELU)
+                PFVM__FZ_CASE(PFVM_FUSE_U_NEG, PFVM__FZ_NEG)
+                PFVM__FZ_CASE(PFVM_FUSE_U_ABS, PFVM__FZ_ABS)
+            default: break;
+            }
+        }
+        memcpy(d + c, &x0, sizeof x0);
+        memcpy(d + c + 16, &x1, sizeof x1);
+        memcpy(d + c + 32, &x2, sizeof x2);
+        memcpy(d + c + 48, &x3, sizeof x3);
+        memcpy(d + c + 64, &x4, sizeof x4);
+        memcpy(d + c + 80, &x5, sizeof x5);
+        memcpy(d + c + 96, &x6, sizeof x6);
+        memcpy(d + c + 112, &x7, sizeof x7);
+    }
+}
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT DEFAULT
+#endif
+
+/* 1 when the CPU (and the OS) run AVX-512 code. */
+static int pfvm__fz_uchain_ok(void)
+{
+    static int ok = -1;
+    if (ok < 0) {
+        __builtin_cpu_init();
+        ok = __builtin_cpu_supports("avx512f") != 0;
+    }
+    return ok;
+}
+#else
+static int pfvm__fz_uchain_ok(void)
+{
+    return 0;
+}
+#endif
+
+/* Does register r hold a value nobody reads after instruction i (it is
+ * overwritten first, or never read again and no output or reduction's)? */
+static int pfvm__fz_dead_after(const pfvm__fz_prog *p, int r, int i)
+{
+    int n = (int)stbds_arrlen(p->ins), m, j;
+    for (m = i + 1; m < n; m++) {
+        for (j = 0; j < p->ins[m].n_src; j++)
+            if (p->ins[m].s[j] == r)
+                return 0;
+        if (p->ins[m].d == r)
+            return 1;
+    }
+    for (j = 0; j < p->n_out; j++)
+        if (p->out_reg[j] == r)
+            return 0;
+    for (j = 0; j < (int)stbds_arrlen(p->sinks); j++)
+        if (p->sinks[j].src == r)
+            return 0;
+    for (j = 0; j < p->n_ld; j++)
+        if (p->in_reg[j] == r)
+            return 0;
+    return 1;
+}
+
+/* Can instruction `in` run in a chain with the same results as alone? Add
+ * and Mul of two NaNs give one of them, and which one depends on the
+ * operand order the compiler picked for each kernel (the operations
+ * commute); so they chain only with a second operand that is one value
+ * for the run and not NaN. Sub, Div (ordered), the selects of Max, Min and
+ * Relu, and the sign-bit ops give one answer. */
+static int pfvm__fz_uop_ok(const pfvm__fz_prog *p, const pfvm__fz_ins *in)
+{
+    int j;
+    if (!in->uop)
+        return 0;
+    if (in->uop != PFVM_FUSE_U_ADD && in->uop != PFVM_FUSE_U_MUL)
+        return 1;
+    for (j = 0; j < p->n_ld; j++)
+        if (p->in_reg[j] == in->s[1] && p->fixed[j])
+            return p->ptr[in->s[1]][0] == p->ptr[in->s[1]][0];
+    return 0;
+}
+
+/* Marks this run's chains: runs of micro-op instructions where each result
+ * is the next one's first source and read by nothing else. */
+static void pfvm__fz_chains(pfvm__fz_prog *p)
+{
+    int n = (int)stbds_arrlen(p->ins), i, len;
+    for (i = 0; i < n; i++)
+        p->ins[i].chain = 0;
+    if (!pfvm__fz_uchain_ok())
+        return;
+    for (i = 0; i < n; i += len) {
+        len = 1;
+        if (!pfvm__fz_uop_ok(p, &p->ins[i]))
+            continue;
+        while (i + len < n && len < PFVM__FZ_MAX_CHAIN) {
+            const pfvm__fz_ins *a = &p->ins[i + len - 1], *b = &p->ins[i + len];
+            if (!pfvm__fz_uop_ok(p, b) || b->s[0] != a->d || (b->n_src > 1 && b->s[1] == a->d) ||
+                !pfvm__fz_dead_after(p, a->d, i + len))
+                break;
+            len++;
+        }
+        p->ins[i].chain = len;
+    }
+}
+
+/* Runs the chain of `len` instructions from ins[i]. */
+static void pfvm__fz_exec_chain(pfvm__fz_prog *p, int i, int len)
+{
+#ifdef PFVM__FZ_UCHAIN
+    pfvm__fz_uop u[PFVM__FZ_MAX_CHAIN];
+    int j;
+    for (j = 0; j < len; j++) {
+        const pfvm__fz_ins *in = &p->ins[i + j];
+        u[j].code = in->uop;
+        u[j].b = in->n_src > 1 ? p->ptr[in->s[1]] : NULL;
+    }
+    pfvm__fz_uchain(p->ptr[p->ins[i + len - 1].d], p->ptr[p->ins[i].s[0]], u, len);
+#else
+    (void)p;
+    (void)i;
+    (void)len;
+#endif
+}
+
 /* Runs the instructions over the block, then folds the block's chunks
  * (runs of one row each) into the reductions. */
 static void pfvm__fz_exec_block(pfvm__fz_prog *p)
@@ -729,6 +963,11 @@ static void pfvm__fz_exec_block(pfvm__fz_prog *p)
     int n = (int)stbds_arrlen(p->ins), ns = (int)stbds_arrlen(p->sinks), i, j, c;
     for (i = 0; i < n; i++) {
         const pfvm__fz_ins *in = &p->ins[i];
+        if (in->chain > 1) {
+            pfvm__fz_exec_chain(p, i, in->chain);
+            i += in->chain - 1;
+            continue;
+        }
         for (j = 0; j < in->n_src; j++)
             src[j] = p->ptr[in->s[j]];
         in->run(p->ptr[in->d], src, &in->p);
@@ -1089,6 +1328,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
                 if (p->in_reg[j] == in->s[1] && p->fixed[j])
                     in->run = in->fn_c;
         }
+        pfvm__fz_chains(p);
         memset(idx, 0, sizeof idx);
         p->n_chunks = 0;
         {

@@ -112,6 +112,29 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, co
  * second source is one value for the whole run (a scalar group input):
  * `fn` computes the same results reading only s[1][0]. */
 PFVM_INTERNAL pfvm_code pfvm_fuse_variant(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn);
+/* Micro-ops: simple float32 operations that the engine runs several of in
+ * one pass over a block, values kept in CPU registers between them, when
+ * instructions chain (each result read only by the next instruction, as
+ * its first source). A hook declares with pfvm_fuse_uop that the
+ * instruction it just emitted computes exactly, element by element, what
+ * the micro-op computes (s0, s1: its sources; s1 may be one value for the
+ * run or a register); the engine then gives the same results either way. */
+enum {
+    PFVM_FUSE_U_NONE,
+    PFVM_FUSE_U_ADD,  /* s0 + s1 */
+    PFVM_FUSE_U_SUB,  /* s0 - s1 */
+    PFVM_FUSE_U_MUL,  /* s0 * s1 */
+    PFVM_FUSE_U_DIV,  /* s0 / s1 */
+    PFVM_FUSE_U_MAX,  /* s1 if s1 != s1 or s1 > s0, else s0 */
+    PFVM_FUSE_U_MIN,  /* s1 if s1 != s1 or s1 < s0, else s0 */
+    PFVM_FUSE_U_RELU, /* s0 > 0 ? s0 : 0 */
+    PFVM_FUSE_U_NEG,  /* -s0 (the sign bit flipped) */
+    PFVM_FUSE_U_ABS,  /* s0 with its sign bit cleared */
+    PFVM_FUSE_U_COUNT
+};
+/* The instruction just emitted is micro-op `uop` (binary ones need two
+ * sources, unary ones one). */
+PFVM_INTERNAL pfvm_code pfvm_fuse_uop(pfvm_fuse_ctx *f, int uop);
 /* Output or temporary d is the same value as operand src (no work). */
 PFVM_INTERNAL pfvm_code pfvm_fuse_alias(pfvm_fuse_ctx *f, int d, int src);
 /* The node cannot be fused: returns PFVM_ERR_UNSUPPORTED (the reason goes

@@ -365,6 +365,7 @@ typedef struct pfvm__ew_op {
     pfvm_fuse_kernel z; /* fused-loop kernel over z_in inputs, or NULL */
     pfvm_dtype z_in;   /* PFVM_FLOAT (float32 math) or PFVM_BOOL (logic) */
     pfvm_fuse_kernel zc; /* binary: z with a second operand that is one value (read from s[1][0]), or NULL */
+    int uop;           /* the micro-op z is (PFVM_FUSE_U_*, src/exec/fused.h), or 0 */
 } pfvm__ew_op;
 
 /* One scalar expression over x0 (and x1) becomes three functions: the double
@@ -1115,13 +1116,16 @@ static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, double 
 
 /* ---- kernels ------------------------------------------------------------------------ */
 
-#define PFVM__EW_OP_FI(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL}
-#define PFVM__EW_OP_F(name, out) {pfvm__ew_f_##name, NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL}
+#define PFVM__EW_OP_FI(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
+#define PFVM__EW_OP_F(name, out) {pfvm__ew_f_##name, NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
 /* binary (PFVM__EW_BINARY): with the kernel for a second operand that is one value */
-#define PFVM__EW_OP_FI2(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name}
-#define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, NULL, PFVM_UNDEFINED, NULL}
+#define PFVM__EW_OP_FI2(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, 0}
+/* the same, declaring the fused kernel micro-op u */
+#define PFVM__EW_OP_FIU(name, out, u) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, u}
+#define PFVM__EW_OP_FI2U(name, out, u) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, u}
+#define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, NULL, PFVM_UNDEFINED, NULL, 0}
 /* logic on bools, with a fused kernel over 0/1 registers */
-#define PFVM__EW_OP_L(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, pfvm__ew_z_##name, PFVM_BOOL, NULL}
+#define PFVM__EW_OP_L(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, pfvm__ew_z_##name, PFVM_BOOL, NULL, 0}
 
 /* ---- fuse hooks ---------------------------------------------------------------------- */
 
@@ -1146,8 +1150,11 @@ static pfvm_code pfvm__ew_fuse_op(pfvm_fuse_ctx *f, const pfvm_node *n, const pf
     }
     if (!k || n->n_outputs < 1 || !n->outputs[0])
         return pfvm_fuse_refuse(f, "arity");
-    rc = pfvm_fuse_emit(f, op->z, p, sizeof *p, PFVM_FUSE_OUT(0), k, src);
-    return rc == PFVM_OK && k == 2 && op->zc ? pfvm_fuse_variant(f, op->zc) : rc;
+    if ((rc = pfvm_fuse_emit(f, op->z, p, sizeof *p, PFVM_FUSE_OUT(0), k, src)) != PFVM_OK)
+        return rc;
+    if (k == 2 && op->zc && (rc = pfvm_fuse_variant(f, op->zc)) != PFVM_OK)
+        return rc;
+    return op->uop ? pfvm_fuse_uop(f, op->uop) : PFVM_OK;
 }
 
 /* A kernel whose output has the first input's type (out_t UNDEFINED) or
@@ -1168,8 +1175,8 @@ static pfvm_code pfvm__ew_fuse_op(pfvm_fuse_ctx *f, const pfvm_node *n, const pf
         return pfvm__ew_fuse_op(f, n, &op, &p);                                   \
     }
 
-PFVM__EW_KERNEL(abs, PFVM__EW_OP_FI(abs, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(neg, PFVM__EW_OP_FI(neg, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(abs, PFVM__EW_OP_FIU(abs, PFVM_FLOAT, PFVM_FUSE_U_ABS), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(neg, PFVM__EW_OP_FIU(neg, PFVM_FLOAT, PFVM_FUSE_U_NEG), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(exp, PFVM__EW_OP_F(exp, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(log, PFVM__EW_OP_F(log, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(sqrt, PFVM__EW_OP_F(sqrt, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
@@ -1192,7 +1199,7 @@ PFVM__EW_KERNEL(acosh, PFVM__EW_OP_F(acosh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(atanh, PFVM__EW_OP_F(atanh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(erf, PFVM__EW_OP_F(erf, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(sigmoid, PFVM__EW_OP_F(sigmoid, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(relu, PFVM__EW_OP_FI(relu, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(relu, PFVM__EW_OP_FIU(relu, PFVM_FLOAT, PFVM_FUSE_U_RELU), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(leakyrelu, PFVM__EW_OP_F(leakyrelu, PFVM_FLOAT), PFVM_UNDEFINED, 0.01, 0)
 PFVM__EW_KERNEL(elu, PFVM__EW_OP_F(elu, PFVM_FLOAT), PFVM_UNDEFINED, 1.0, 0)
 PFVM__EW_KERNEL(selu, PFVM__EW_OP_F(selu, PFVM_FLOAT), PFVM_UNDEFINED, 1.67326319217681884765625, 0)
@@ -1206,10 +1213,10 @@ PFVM__EW_KERNEL(thresholdedrelu, PFVM__EW_OP_F(thresholdedrelu, PFVM_FLOAT), PFV
 PFVM__EW_KERNEL(isnan, PFVM__EW_OP_F(isnan, PFVM_BOOL), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(not, PFVM__EW_OP_L(not), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(bitnot, PFVM__EW_OP_I(bitnot), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(add, PFVM__EW_OP_FI2(add, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(sub, PFVM__EW_OP_FI2(sub, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(mul, PFVM__EW_OP_FI2(mul, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(div, PFVM__EW_OP_FI2(div, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(add, PFVM__EW_OP_FI2U(add, PFVM_FLOAT, PFVM_FUSE_U_ADD), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(sub, PFVM__EW_OP_FI2U(sub, PFVM_FLOAT, PFVM_FUSE_U_SUB), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(mul, PFVM__EW_OP_FI2U(mul, PFVM_FLOAT, PFVM_FUSE_U_MUL), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(div, PFVM__EW_OP_FI2U(div, PFVM_FLOAT, PFVM_FUSE_U_DIV), PFVM_UNDEFINED, 0, 0)
 static pfvm_code pfvm__ew_k_pow(pfvm_kctx *k)
 {
     static const pfvm__ew_op op = PFVM__EW_OP_FI2(pow, PFVM_FLOAT);
@@ -1506,7 +1513,8 @@ static pfvm_code pfvm__ew_fuse_fold(pfvm_fuse_ctx *f, const pfvm_node *n, const 
         src[0] = acc;
         src[1] = PFVM_FUSE_IN(j);
         if ((rc = pfvm_fuse_emit(f, op->z, &p, sizeof p, d, 2, src)) != PFVM_OK ||
-            (op->zc && (rc = pfvm_fuse_variant(f, op->zc)) != PFVM_OK))
+            (op->zc && (rc = pfvm_fuse_variant(f, op->zc)) != PFVM_OK) ||
+            (op->uop && (rc = pfvm_fuse_uop(f, op->uop)) != PFVM_OK))
             return rc;
         acc = d;
     }
@@ -1518,25 +1526,25 @@ static pfvm_code pfvm__ew_fuse_fold(pfvm_fuse_ctx *f, const pfvm_node *n, const 
 
 static pfvm_code pfvm__ew_k_sum_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI2(add, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2U(add, PFVM_FLOAT, PFVM_FUSE_U_ADD);
     return pfvm__ew_fuse_fold(f, n, &op, 0);
 }
 
 static pfvm_code pfvm__ew_k_mean_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI2(add, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2U(add, PFVM_FLOAT, PFVM_FUSE_U_ADD);
     return pfvm__ew_fuse_fold(f, n, &op, 1);
 }
 
 static pfvm_code pfvm__ew_k_max_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI2(max, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2U(max, PFVM_FLOAT, PFVM_FUSE_U_MAX);
     return pfvm__ew_fuse_fold(f, n, &op, 0);
 }
 
 static pfvm_code pfvm__ew_k_min_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
-    static const pfvm__ew_op op = PFVM__EW_OP_FI2(min, PFVM_FLOAT);
+    static const pfvm__ew_op op = PFVM__EW_OP_FI2U(min, PFVM_FLOAT, PFVM_FUSE_U_MIN);
     return pfvm__ew_fuse_fold(f, n, &op, 0);
 }
 
