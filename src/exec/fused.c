@@ -20,6 +20,7 @@ typedef struct pfvm__fz_ins {
     pfvm_fuse_kernel run;      /* what this run calls: fn or fn_c */
     int uop;                   /* PFVM_FUSE_U_*: the micro-op it also is, or PFVM_FUSE_U_NONE */
     int chain;                 /* this run: instructions run as one micro-op chain from here (0, 1: none) */
+    int s1_fixed;              /* this run: s[1] is one value for the whole run (a fixed input) */
     int d, n_src;              /* slots while compiling, registers after */
     int s[PFVM_FUSE_MAX_SRC];
     union {
@@ -742,11 +743,11 @@ static void pfvm__fz_store(pfvm_tensor *t, int64_t pos, const float *PFVM_RESTRI
 #define PFVM__FZ_MAX_CHAIN 16 /* instructions in one chain */
 #define PFVM__FZ_UCHUNK 128   /* floats a chain carries through all its ops at once */
 
-/* One micro-op of a chain: s1 is b[e] (a scalar input's register holds
- * a block of copies: read like any other, which keeps the vector code
- * simple), NULL for unary ones. */
+/* One micro-op of a chain: s1 is b[e], or k when b is NULL (a scalar, and
+ * unary ops). */
 typedef struct pfvm__fz_uop {
     int code;
+    float k;
     const float *b;
 } pfvm__fz_uop;
 
@@ -822,7 +823,8 @@ PFVM__FZ_AVX512 static void pfvm__fz_uchain(float *d, const float *a, const pfvm
                 memcpy(&b6, o->b + c + 96, sizeof b6);
                 memcpy(&b7, o->b + c + 112, sizeof b7);
             } else {
-                b0 = b1 = b2 = b3 = b4 = b5 = b6 = b7 = zero;
+                b0 = zero + o->k;
+                b1 = b2 = b3 = b4 = b5 = b6 = b7 = b0;
             }
             switch (o->code) {
                 PFVM__FZ_CASE(PFVM_FUSE_U_ADD, PFVM__FZ_ADD)
@@ -945,7 +947,8 @@ static void pfvm__fz_exec_chain(pfvm__fz_prog *p, int i, int len)
     for (j = 0; j < len; j++) {
         const pfvm__fz_ins *in = &p->ins[i + j];
         u[j].code = in->uop;
-        u[j].b = in->n_src > 1 ? p->ptr[in->s[1]] : NULL;
+        u[j].k = in->s1_fixed ? p->ptr[in->s[1]][0] : 0.0f;
+        u[j].b = in->n_src > 1 && !in->s1_fixed ? p->ptr[in->s[1]] : NULL;
     }
     pfvm__fz_uchain(p->ptr[p->ins[i + len - 1].d], p->ptr[p->ins[i].s[0]], u, len);
 #else
@@ -1324,9 +1327,13 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
         for (i = 0; i < (int)stbds_arrlen(p->ins); i++) {
             pfvm__fz_ins *in = &p->ins[i];
             in->run = in->fn;
-            for (j = 0; in->fn_c && j < p->n_ld; j++)
-                if (p->in_reg[j] == in->s[1] && p->fixed[j])
-                    in->run = in->fn_c;
+            in->s1_fixed = 0;
+            for (j = 0; in->n_src > 1 && j < p->n_ld; j++)
+                if (p->in_reg[j] == in->s[1] && p->fixed[j]) {
+                    in->s1_fixed = 1;
+                    if (in->fn_c)
+                        in->run = in->fn_c;
+                }
         }
         pfvm__fz_chains(p);
         memset(idx, 0, sizeof idx);
