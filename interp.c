@@ -35,7 +35,8 @@ static const char *usage_text =
     "usage:\n"
     "  interp run MODEL [-i INPUT.pb]... [-o OUTDIR] [--quiet] [--no-opt]\n"
     "  interp test [--known FILE] [--atol X] [--rtol X] [--verbose] [--no-fork] [--no-opt] DIR...\n"
-    "  interp shapes MODEL [--dim NAME=VALUE]...\n"
+    "  interp shapes MODEL [--dim NAME=VALUE]...   SHAPE: [d0,d1,...], ? (unknown rank), or per case of an\n"
+    "             undecided If on dims: COND ? SHAPE : SHAPE, COND being EXPR==EXPR or EXPR!=EXPR\n"
     "  interp plan MODEL [--dim NAME=VALUE]...\n"
     "  interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt]\n"
     "  interp opt MODEL -o OUT.onnx [--passes LIST]   LIST: comma-separated pass names, or none\n"
@@ -706,24 +707,33 @@ static int cmd_test(int argc, char **argv)
 /* One line of `interp shapes`: name, dtype, symbolic shape, and with a
  * binding the shape `bound` (the same value in the model specialized to
  * the binding, whose control flow the bound dims may have decided). */
-static void print_value(const char *prefix, const pfvm_value *v, const pfvm_value *bound, const pfvm_binding *b)
+typedef struct shape_cases2 {
+    const pfvm_shape_cases *c, *c2; /* the model's and the specialized model's cases (or NULL) */
+} shape_cases2;
+
+static void print_value(const char *prefix, const pfvm_value *v, const pfvm_value *bound, const pfvm_binding *b,
+                        const shape_cases2 *sc)
 {
-    char buf[1024];
+    char buf[4096];
     const pfvm_type *t = &v->type;
     printf("%s%s\t", prefix, v->name);
     if (t->kind == PFVM_KIND_TENSOR) {
-        pfvm_shape_print(&t->shape, buf, sizeof buf);
+        pfvm_shape_cases_print(sc->c, v, buf, sizeof buf);
         printf("%s\t%s", pfvm_dtype_name(t->dtype), buf);
         if (bound && bound->type.kind == PFVM_KIND_TENSOR) {
             int64_t dims[PFVM_MAX_RANK];
             int i;
-            if (pfvm_shape_eval(&bound->type.shape, b, dims)) {
+            pfvm_shape sh;
+            if (!pfvm_shape_cases_shape(sc->c2, bound, &sh)) {
+                pfvm_shape_cases_print(sc->c2, bound, buf, sizeof buf);
+                printf("\t= %s", buf); /* still a case form under the binding */
+            } else if (pfvm_shape_eval(&sh, b, dims)) {
                 printf("\t= [");
-                for (i = 0; i < bound->type.shape.rank; i++)
+                for (i = 0; i < sh.rank; i++)
                     printf(i ? ",%lld" : "%lld", (long long)dims[i]);
                 printf("]");
             } else {
-                pfvm_shape_print(&bound->type.shape, buf, sizeof buf);
+                pfvm_shape_print(&sh, buf, sizeof buf);
                 printf("\t= %s", buf);
             }
         }
@@ -736,32 +746,33 @@ static void print_value(const char *prefix, const pfvm_value *v, const pfvm_valu
 
 /* Prints g's values; `g2` is the same graph of the specialized model (or
  * NULL), walked in step. */
-static void print_graph_shapes(const pfvm_graph *g, const char *prefix, const pfvm_graph *g2, const pfvm_binding *b)
+static void print_graph_shapes(const pfvm_graph *g, const char *prefix, const pfvm_graph *g2, const pfvm_binding *b,
+                               const shape_cases2 *sc)
 {
     int i, j, k;
 #define PFVM__TWIN(arr, idx) (g2 ? g2->arr[idx] : NULL)
     for (i = 0; i < (int)stbds_arrlen(g->inputs); i++)
         if (!g->inputs[i]->init)
-            print_value(prefix, g->inputs[i], PFVM__TWIN(inputs, i), b);
+            print_value(prefix, g->inputs[i], PFVM__TWIN(inputs, i), b, sc);
     for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
         const pfvm_node *n = g->nodes[i], *n2 = PFVM__TWIN(nodes, i);
         for (j = 0; j < n->n_outputs; j++)
             if (n->outputs[j])
-                print_value(prefix, n->outputs[j], n2 ? n2->outputs[j] : NULL, b);
+                print_value(prefix, n->outputs[j], n2 ? n2->outputs[j] : NULL, b, sc);
         for (j = 0; j < n->n_attrs; j++) {
             const pfvm_attr *a = &n->attrs[j], *a2 = n2 ? &n2->attrs[j] : NULL;
             char sub[1024], lb[96];
             snprintf(sub, sizeof sub, "%s%s/", prefix, pfvm__node_label(n, lb, sizeof lb));
             if (a->g)
-                print_graph_shapes(a->g, sub, a2 ? a2->g : NULL, b);
+                print_graph_shapes(a->g, sub, a2 ? a2->g : NULL, b, sc);
             for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
-                print_graph_shapes(a->graphs[k], sub, a2 ? a2->graphs[k] : NULL, b);
+                print_graph_shapes(a->graphs[k], sub, a2 ? a2->graphs[k] : NULL, b, sc);
         }
     }
     for (i = 0; i < (int)stbds_arrlen(g->outputs); i++) {
         const pfvm_value *v = g->outputs[i];
         if (!v->producer && !v->is_input)
-            print_value(prefix, v, PFVM__TWIN(outputs, i), b);
+            print_value(prefix, v, PFVM__TWIN(outputs, i), b, sc);
     }
 #undef PFVM__TWIN
 }
@@ -808,26 +819,34 @@ static int cmd_shapes(int argc, char **argv)
     pfvm_status st;
     pfvm_model *m, *m2 = NULL;
     pfvm_binding b;
+    pfvm_shape_cases *c = NULL, *c2 = NULL;
+    shape_cases2 sc;
     memset(&b, 0, sizeof b);
     if (!parse_model_and_dims(argc, argv, &model, dims, &n_dims, NULL, NULL))
         return 1;
     m = pfvm_onnx_load_file(model, 0, &st);
     if (!m)
         return fail_status(&st);
-    if (pfvm_infer_shapes(m->graph, 0, &st))
+    /* shapes per case where an If on undecided dims (`T==1`) picks them */
+    if (pfvm_infer_shape_cases(m->graph, &c, &st))
         goto done;
     if (n_dims) {
         /* a second copy specialized to the binding: its If conditions on
          * bound dims are decided, so shapes resolve past them */
         if (!(m2 = pfvm_onnx_load_file(model, 0, &st)) || pfvm_infer_shapes(m2->graph, 0, &st) ||
-            bind_dims(m2, dims, n_dims, &b, &st) || pfvm_infer_shapes_bound(m2->graph, &b, 0, &st))
+            bind_dims(m2, dims, n_dims, &b, &st) || pfvm_infer_shapes_bound(m2->graph, &b, 0, &st) ||
+            pfvm_infer_shape_cases(m2->graph, &c2, &st))
             goto done;
     }
-    print_graph_shapes(m->graph, "", m2 ? m2->graph : NULL, &b);
+    sc.c = c;
+    sc.c2 = c2;
+    print_graph_shapes(m->graph, "", m2 ? m2->graph : NULL, &b, &sc);
     rc = 0;
 done:
     if (rc)
         fail_status(&st);
+    pfvm_shape_cases_free(c);
+    pfvm_shape_cases_free(c2);
     pfvm_binding_free(&b);
     pfvm_model_free(m);
     pfvm_model_free(m2);

@@ -353,6 +353,17 @@ PFVM_API const pfvm_sym *pfvm_sym_max(pfvm_symtab *t, const pfvm_sym *a, const p
 PFVM_API const pfvm_sym *pfvm_sym_addi(pfvm_symtab *t, const pfvm_sym *a, int64_t b);
 PFVM_API const pfvm_sym *pfvm_sym_muli(pfvm_symtab *t, const pfvm_sym *a, int64_t b);
 
+/* Symbolic booleans (If conditions on dims). eq(a,b) is 1 when a == b and
+ * 0 otherwise, built in the same algebra as `1-min(1,max(a-b,b-a))` (a
+ * constant when provably equal or different; eq(a,b) and eq(b,a) are the
+ * same node); not(s) is `1-s`. */
+PFVM_API const pfvm_sym *pfvm_sym_eq(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b);
+PFVM_API const pfvm_sym *pfvm_sym_not(pfvm_symtab *t, const pfvm_sym *s);
+/* Prints a symbolic boolean: `L==R` or `L!=R` for eq/not-eq forms (the
+ * difference's positive terms on the left, negative ones on the right:
+ * `(h+1)/2==1`), otherwise `EXPR!=0`. Returns the length it needed. */
+PFVM_API int pfvm_sym_print_cond(pfvm_symtab *t, const pfvm_sym *s, char *buf, size_t n);
+
 /* 1 and *out set when s is a constant. */
 PFVM_API int pfvm_sym_is_const(const pfvm_sym *s, int64_t *out);
 
@@ -1018,6 +1029,11 @@ PFVM_INTERNAL const pfvm_sym *pfvm_infer_node_sym(pfvm_ictx *c, const char *suff
  * it does nothing and returns PFVM_OK: body types are those of the static
  * analysis. Defined in src/shape/infer.c. */
 PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n);
+/* Decides a control-flow condition `cond` (a symbolic boolean such as
+ * pfvm_sym_eq's `T == 1`): returns 1 and *v (0 or 1) when it is a
+ * constant or when the case analysis (pfvm_infer_shape_cases) assumes it;
+ * otherwise records it as a condition to split on and returns 0. */
+PFVM_INTERNAL int pfvm_ictx_decide(pfvm_ictx *c, const pfvm_sym *cond, int64_t *v);
 
 #ifdef __cplusplus
 }
@@ -1178,6 +1194,32 @@ PFVM_API pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
  * symbolic. The model keeps the specialized input types (load the model
  * again for another binding). For users who know a dim ("n = 100000"). */
 PFVM_API pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st);
+
+/* Shapes per case of a condition inference cannot decide. When an If's
+ * condition compares dims whose equality depends on the input (`T == 1`
+ * with T an expression of the input length: Squeeze when it holds,
+ * Identity when not), a value's rank or dims can differ by case, and no
+ * single shape is right. pfvm_infer_shape_cases infers g like
+ * pfvm_infer_shapes and leaves the same plain types in the graph (an
+ * unknown rank or fresh symbols where the branches differ: what passes,
+ * the planner and autodiff use); then it infers g again under each outcome
+ * of such conditions (conditions over the model's own dim names only,
+ * nested up to 4 deep), the If decided each time, and keeps the results in
+ * *out (NULL when no condition arose). A case in which inference proves
+ * the run fails (an operator's shape error on the only path) is left out:
+ * its values never reach the outputs. */
+typedef struct pfvm_shape_cases pfvm_shape_cases;
+PFVM_API pfvm_code pfvm_infer_shape_cases(pfvm_graph *g, pfvm_shape_cases **out, pfvm_status *st);
+/* Prints v's shape over the cases, like pfvm_shape_print when every case
+ * that has v agrees (or c is NULL, or v is in no case), else
+ * `COND ? SHAPE : SHAPE` with COND printed by pfvm_sym_print_cond
+ * (`(h+1)/2==1`) and a nested case form in parentheses. Returns the
+ * length it needed, like snprintf. */
+PFVM_API int pfvm_shape_cases_print(const pfvm_shape_cases *c, const pfvm_value *v, char *buf, size_t n);
+/* The shape of v when every case that has v agrees (its plain shape when
+ * c is NULL or v is in no case): 1 and *out; 0 when it differs by case. */
+PFVM_API int pfvm_shape_cases_shape(const pfvm_shape_cases *c, const pfvm_value *v, pfvm_shape *out);
+PFVM_API void pfvm_shape_cases_free(pfvm_shape_cases *c);
 
 /* Receives what inference learned about the values of one graph (g itself
  * or a subgraph): iv[i] describes g->values[i] (type and, when known,
@@ -3629,6 +3671,91 @@ int pfvm_sym_proven_ne(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
     return d && (pfvm_sym_proven_ge(t, d, 1) || pfvm_sym_proven_ge(t, pfvm_sym_muli(t, d, -1), 1));
 }
 
+const pfvm_sym *pfvm_sym_eq(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    const pfvm_sym *d, *one = pfvm_sym_const(t, 1);
+    if (!a || !b || !one)
+        return NULL;
+    if (a == b)
+        return one;
+    if (pfvm_sym_proven_ne(t, a, b))
+        return pfvm_sym_const(t, 0);
+    d = pfvm_sym_sub(t, a, b);
+    return pfvm_sym_sub(t, one, pfvm_sym_min(t, one, pfvm_sym_max(t, d, pfvm_sym_muli(t, d, -1))));
+}
+
+const pfvm_sym *pfvm_sym_not(pfvm_symtab *t, const pfvm_sym *s)
+{
+    return pfvm_sym_sub(t, pfvm_sym_const(t, 1), s);
+}
+
+/* d when s is min(1,max(d,-d)) (then s is `d != 0`), else NULL. */
+static const pfvm_sym *pfvm__ne_form(pfvm_symtab *t, const pfvm_sym *s)
+{
+    const pfvm_sym *m;
+    if (!s || s->kind != PFVM_SYM_MIN)
+        return NULL;
+    m = s->a->kind == PFVM_SYM_CONST ? s->b : s->a;
+    if ((m == s->a ? s->b : s->a)->kind != PFVM_SYM_CONST || (m == s->a ? s->b : s->a)->value != 1 ||
+        m->kind != PFVM_SYM_MAX || pfvm_sym_muli(t, m->a, -1) != m->b)
+        return NULL;
+    return m->a;
+}
+
+/* Adds to *l (coefficient > 0) or *r (< 0, negated) each term of d. */
+static void pfvm__split_sides(pfvm_symtab *t, const pfvm_sym *d, const pfvm_sym **l, const pfvm_sym **r)
+{
+    int64_t k;
+    const pfvm_sym *m;
+    if (!d)
+        return;
+    if (d->kind == PFVM_SYM_ADD) {
+        pfvm__split_sides(t, d->a, l, r);
+        pfvm__split_sides(t, d->b, l, r);
+        return;
+    }
+    if (d->kind == PFVM_SYM_CONST) {
+        if (d->value >= 0)
+            *l = pfvm_sym_add(t, *l, d);
+        else
+            *r = pfvm_sym_add(t, *r, pfvm_sym_muli(t, d, -1));
+        return;
+    }
+    m = pfvm__split_coef(d, &k);
+    if (k >= 0)
+        *l = pfvm_sym_add(t, *l, d);
+    else
+        *r = pfvm_sym_add(t, *r, pfvm_sym_muli(t, m, -k));
+}
+
+int pfvm_sym_print_cond(pfvm_symtab *t, const pfvm_sym *s, char *buf, size_t n)
+{
+    const pfvm_sym *d = pfvm__ne_form(t, s), *l, *r;
+    const char *op = "!=";
+    pfvm__sbuf b;
+    b.buf = buf;
+    b.n = buf ? n : 0;
+    b.len = 0;
+    if (b.n)
+        buf[0] = 0;
+    if (!d && (d = pfvm__ne_form(t, pfvm_sym_not(t, s))) != NULL)
+        op = "==";
+    l = r = pfvm_sym_const(t, 0);
+    if (d)
+        pfvm__split_sides(t, d, &l, &r);
+    if (!d || !l || !r) {
+        l = s;
+        r = pfvm_sym_const(t, 0);
+        op = "!=";
+    }
+    if (!l || !r)
+        return 0;
+    pfvm__sprint(&b, l, 0);
+    pfvm__sput(&b, op);
+    pfvm__sprint(&b, r, 0);
+    return (int)b.len;
+}
+
 int pfvm_sym_proven_eq(const pfvm_sym *a, const pfvm_sym *b)
 {
     return a && a == b;
@@ -5549,25 +5676,58 @@ static pfvm_code pfvm__cf_stack(pfvm_kctx *k, int i, pfvm_tensor *const *parts, 
 
 /* If's outputs merge the branches' output types (inferred before the node
  * by the driver): a dim equal in both is kept, a differing one becomes a
- * fresh symbol named after the output; other kinds stay dynamic. */
+ * fresh symbol named after the output; other kinds stay dynamic. A
+ * condition known before running (a constant, or a symbolic `T == 1` the
+ * case analysis assumes) picks its branch's types. A branch whose
+ * inference fails with an error of the model (shape, invalid, range)
+ * cannot run without failing, so the outputs, whenever they exist, have
+ * the other branch's types. */
+static void pfvm__cf_if_take(pfvm_ictx *c, const pfvm_attr *taken)
+{
+    int j;
+    for (j = 0; j < c->n_out; j++)
+        if (c->out[j] && taken && taken->g && j < (int)stbds_arrlen(taken->g->outputs))
+            c->out[j]->type = taken->g->outputs[j]->type;
+}
+
+/* Errors that say the model cannot run that way (not pfvm's limits). */
+static int pfvm__cf_model_error(pfvm_code rc)
+{
+    return rc == PFVM_ERR_SHAPE || rc == PFVM_ERR_INVALID || rc == PFVM_ERR_RANGE;
+}
+
 static pfvm_code pfvm__cf_infer_if(pfvm_ictx *c)
 {
     const pfvm_attr *tb = pfvm_node_attr(c->node, "then_branch"), *eb = pfvm_node_attr(c->node, "else_branch");
     int j, d;
     int64_t cond;
+    pfvm_code rt = PFVM_OK, re = PFVM_OK;
+    pfvm_status keep;
+    memset(&keep, 0, sizeof keep);
     /* a condition known before running picks its branch's types; the
      * other branch is dead code */
-    if (pfvm_ival_ints(c->in[0], &cond, 1) == 1) {
+    if (pfvm_ival_ints(c->in[0], &cond, 1) == 1 ||
+        (c->in[0] && c->in[0]->sym && c->in[0]->n_sym == 1 && pfvm_ictx_decide(c, c->in[0]->sym[0], &cond))) {
         const pfvm_attr *taken = cond ? tb : eb;
         if (taken && pfvm_ictx_infer_graph(c, taken->g, NULL, 0))
             return c->st ? c->st->code : PFVM_ERR_SHAPE;
-        for (j = 0; j < c->n_out; j++)
-            if (c->out[j] && taken && taken->g && j < (int)stbds_arrlen(taken->g->outputs))
-                c->out[j]->type = taken->g->outputs[j]->type;
+        pfvm__cf_if_take(c, taken);
         return PFVM_OK;
     }
-    if ((tb && pfvm_ictx_infer_graph(c, tb->g, NULL, 0)) || (eb && pfvm_ictx_infer_graph(c, eb->g, NULL, 0)))
-        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    if (c->st)
+        keep = *c->st;
+    if (tb && (rt = pfvm_ictx_infer_graph(c, tb->g, NULL, 0)) != PFVM_OK && !pfvm__cf_model_error(rt))
+        return rt;
+    if (rt && c->st)
+        *c->st = keep;
+    if (eb && (re = pfvm_ictx_infer_graph(c, eb->g, NULL, 0)) != PFVM_OK && (!pfvm__cf_model_error(re) || rt))
+        return re;
+    if (rt || re) {
+        if (c->st)
+            *c->st = keep;
+        pfvm__cf_if_take(c, rt ? eb : tb);
+        return PFVM_OK;
+    }
     for (j = 0; j < c->n_out; j++) {
         const pfvm_type *a = tb && tb->g && j < (int)stbds_arrlen(tb->g->outputs) ? &tb->g->outputs[j]->type : NULL;
         const pfvm_type *b = eb && eb->g && j < (int)stbds_arrlen(eb->g->outputs) ? &eb->g->outputs[j]->type : NULL;
@@ -9295,8 +9455,9 @@ static pfvm_code pfvm__ew_infer_bool_unary(pfvm_ictx *c)
     return PFVM_OK;
 }
 
-/* Equal on shape values: true when provably equal, false when both are
- * different constants; anything else stays unknown. */
+/* Equal on shape values: true when provably equal, false when provably
+ * different; otherwise the symbolic boolean eq(a,b) (pfvm_sym_eq), which an
+ * If on it can decide under an assumption (pfvm_ictx_decide). */
 static pfvm_code pfvm__ew_infer_equal(pfvm_ictx *c)
 {
     pfvm_code rc = pfvm_ew_infer_broadcast_to(c, PFVM_BOOL);
@@ -9314,10 +9475,24 @@ static pfvm_code pfvm__ew_infer_equal(pfvm_ictx *c)
             r[k] = pfvm_sym_const(c->syms, x == y);
         else if ((pfvm_sym_is_const(a[k], &x) && x == 0 && b[k]->pos) || (pfvm_sym_is_const(b[k], &y) && y == 0 && a[k]->pos))
             r[k] = pfvm_sym_const(c->syms, 0); /* a dim_param is >= 1 */
-        else
+        else if (!(r[k] = pfvm_sym_eq(c->syms, a[k], b[k])))
             return PFVM_OK;
     }
     return pfvm_ival_set_sym(c, c->out[0], r, n);
+}
+
+/* Not keeps symbolic booleans symbolic (1-x). */
+static pfvm_code pfvm__ew_infer_not(pfvm_ictx *c)
+{
+    const pfvm_sym *r[64];
+    int k;
+    pfvm_code rc = pfvm_infer_same_as(c, 0, 0);
+    if (rc || !c->in[0]->sym || c->in[0]->n_sym > 64 || c->in[0]->type.dtype != PFVM_BOOL)
+        return rc;
+    for (k = 0; k < c->in[0]->n_sym; k++)
+        if (!(r[k] = pfvm_sym_not(c->syms, c->in[0]->sym[k])))
+            return PFVM_OK;
+    return pfvm_ival_set_sym(c, c->out[0], r, c->in[0]->n_sym);
 }
 
 
@@ -9962,7 +10137,8 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
      PFVM__EW_FLOATS, NULL, 0, NULL, NULL, pfvm__ew_k_isnan_fuse, NULL},
     {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE,
      PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0, NULL, NULL, pfvm__ew_k_isinf_fuse, NULL},
-    PFVM__EW_U("Not", 1, pfvm__ew_k_not, "bool", NULL),
+    {"Not", "", 1, 0, 1, 1, 1, 1, pfvm__ew_infer_not, pfvm__ew_k_not, NULL, PFVM_FUSE_ELEMENTWISE, "bool", NULL, 0, NULL,
+     pfvm__ew_k_not_grad, pfvm__ew_k_not_fuse, NULL},
     PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, PFVM__EW_INTS, NULL),
     PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_add, PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_sub, PFVM__EW_NUMERIC, NULL, NULL),
@@ -17567,42 +17743,95 @@ static pfvm_code pfvm__rnn_config(const pfvm_node *n, int type, pfvm__rnn *r, pf
     return PFVM_OK;
 }
 
+/* Input j, when of known rank, must be `rank`-D with the given dims (NULL
+ * dims are not checked). */
+static pfvm_code pfvm__rnn_check(pfvm_ictx *c, int j, const char *what, int rank, const pfvm_sym *d0, const pfvm_sym *d1,
+                                 const pfvm_sym *d2)
+{
+    const pfvm_ival *v = j < c->n_in ? c->in[j] : NULL;
+    const pfvm_sym *want[3];
+    int d;
+    char buf[64];
+    if (!v || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0)
+        return PFVM_OK;
+    if (v->type.shape.rank != rank)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must be %d-D, not rank %d", what, rank, v->type.shape.rank);
+    want[0] = d0;
+    want[1] = d1;
+    want[2] = d2;
+    for (d = 0; d < rank; d++) {
+        pfvm__snprintf(buf, sizeof buf, "%s dim %d and the expected size", what, d);
+        if (pfvm_infer_check_eq(c, v->type.shape.dims[d], want[d], buf))
+            return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    }
+    return PFVM_OK;
+}
+
+/* X is [T,B,I] ([B,T,I] with layout 1); W [D,G*H,I], R [D,G*H,H], B
+ * [D,2*G*H], sequence_lens [B], initial_h/initial_c [D,B,H] ([B,D,H]),
+ * P [D,3*H]. Y is [T,D,B,H] ([B,T,D,H]); Y_h and Y_c like initial_h. H
+ * comes from hidden_size or R. With X of unknown rank, D, H and (from an
+ * initial state) B still resolve. */
 static pfvm_code pfvm__rnn_infer(pfvm_ictx *c, int type)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
+    const pfvm_shape *rs = c->n_in > 2 && c->in[2] ? &c->in[2]->type.shape : NULL;
     pfvm__rnn r;
     pfvm_shape y, h;
-    const pfvm_sym *T, *B, *H, *D;
+    const pfvm_sym *T = NULL, *B = NULL, *H, *D, *I = NULL, *GH = NULL;
     int64_t hs = pfvm_node_attr_int(c->node, "hidden_size", 0);
     int j;
     if (pfvm__rnn_config(c->node, type, &r, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
-    if (x->rank != 3) {
-        for (j = 0; j < c->n_out; j++)
-            pfvm_infer_unknown(c, j, c->in[0]->type.dtype, j ? 3 : 4);
-        return PFVM_OK;
+    if (x->rank >= 0 && x->rank != 3)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "X must be 3-D, not rank %d", x->rank);
+    if (x->rank == 3) {
+        T = x->dims[r.layout ? 1 : 0];
+        B = x->dims[r.layout ? 0 : 1];
+        I = x->dims[2];
     }
-    T = x->dims[r.layout ? 1 : 0];
-    B = x->dims[r.layout ? 0 : 1];
-    H = hs > 0 ? pfvm_sym_const(c->syms, hs) : c->in[2]->type.shape.rank == 3 ? c->in[2]->type.shape.dims[2] : NULL;
+    H = hs > 0 ? pfvm_sym_const(c->syms, hs) : rs && rs->rank == 3 ? rs->dims[2] : NULL;
     D = pfvm_sym_const(c->syms, r.dirs);
+    if (H)
+        GH = pfvm_sym_muli(c->syms, H, r.G);
+    if (pfvm__rnn_check(c, 1, "W", 3, D, GH, I) || pfvm__rnn_check(c, 2, "R", 3, D, GH, H) ||
+        pfvm__rnn_check(c, 3, "B", 2, D, GH ? pfvm_sym_muli(c->syms, GH, 2) : NULL, NULL) ||
+        pfvm__rnn_check(c, 4, "sequence_lens", 1, B, NULL, NULL) ||
+        pfvm__rnn_check(c, 5, "initial_h", 3, r.layout ? B : D, r.layout ? D : B, H) ||
+        (type == PFVM__RNN_LSTM && (pfvm__rnn_check(c, 6, "initial_c", 3, r.layout ? B : D, r.layout ? D : B, H) ||
+                                    pfvm__rnn_check(c, 7, "P", 2, D, H ? pfvm_sym_muli(c->syms, H, 3) : NULL, NULL))))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    if (!B && c->n_in > 5 && c->in[5] && c->in[5]->type.shape.rank == 3)
+        B = c->in[5]->type.shape.dims[r.layout ? 0 : 1];
+    for (j = 0; j < c->n_out; j++)
+        if (pfvm_infer_unknown(c, j, c->in[0]->type.dtype, j ? 3 : 4))
+            return c->st ? c->st->code : PFVM_ERR_NOMEM;
     if (!H)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
-    y.rank = 4;
-    if (r.layout) {
-        y.dims[0] = B; y.dims[1] = T; y.dims[2] = D; y.dims[3] = H;
-    } else {
-        y.dims[0] = T; y.dims[1] = D; y.dims[2] = B; y.dims[3] = H;
-    }
-    h.rank = 3;
-    h.dims[0] = r.layout ? B : D;
-    h.dims[1] = r.layout ? D : B;
-    h.dims[2] = H;
-    if (c->n_out > 0 && c->out[0])
+        return PFVM_OK;
+    if (c->n_out > 0 && c->out[0]) {
+        y = c->out[0]->type.shape;
+        if (r.layout) {
+            y.dims[0] = B ? B : y.dims[0];
+            y.dims[1] = T ? T : y.dims[1];
+            y.dims[2] = D;
+            y.dims[3] = H;
+        } else {
+            y.dims[0] = T ? T : y.dims[0];
+            y.dims[1] = D;
+            y.dims[2] = B ? B : y.dims[2];
+            y.dims[3] = H;
+        }
         pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &y);
+    }
     for (j = 1; j < c->n_out; j++)
-        if (c->out[j])
+        if (c->out[j]) {
+            h = c->out[j]->type.shape;
+            h.dims[r.layout ? 1 : 0] = D;
+            if (B)
+                h.dims[r.layout ? 0 : 1] = B;
+            h.dims[2] = H;
             pfvm_ival_set_tensor(c->out[j], c->in[0]->type.dtype, &h);
+        }
     return PFVM_OK;
 }
 
@@ -21473,6 +21702,21 @@ static void pfvm__infer_fold(const pfvm_node *n, const pfvm_ival *const *in, pfv
             out[j]->value = kout[j];
 }
 
+/* The case analysis' state during one inference run: the conditions it
+ * assumes, the undecided ones met (candidates to split on, in the order
+ * met) and the subgraphs whose inference failed (their values do not exist
+ * in this case). */
+#define PFVM__CASE_MAX_ASSUMED 4
+#define PFVM__CASE_MAX_SEEN 16
+typedef struct pfvm__infer_cases {
+    const pfvm_sym *assumed[PFVM__CASE_MAX_ASSUMED];
+    int value[PFVM__CASE_MAX_ASSUMED];
+    int n_assumed;
+    const pfvm_sym *seen[PFVM__CASE_MAX_SEEN];
+    int n_seen;
+    const pfvm_graph **failed; /* stb_ds array */
+} pfvm__infer_cases;
+
 /* The inference state of one graph; subgraphs see their parents' frames,
  * so outer-scope values keep their known contents (constants, shapes). */
 typedef struct pfvm__infer_frame {
@@ -21481,7 +21725,21 @@ typedef struct pfvm__infer_frame {
     const struct pfvm__infer_frame *up;
     pfvm_infer_keep_fn keep; /* or NULL */
     void *user;
+    pfvm__infer_cases *cases; /* or NULL */
 } pfvm__infer_frame;
+
+/* Whether every symbol of s is a name of the model (a graph-input dim or a
+ * dim_param), not one inference made up: only conditions over those are
+ * worth a case split. */
+static int pfvm__sym_named(const pfvm_sym *s)
+{
+    if (!s)
+        return 0;
+    if (s->kind == PFVM_SYM_VAR)
+        return !s->inferred;
+    return (!s->a || pfvm__sym_named(s->a)) && (!s->b || pfvm__sym_named(s->b));
+}
+
 
 static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *arena, const pfvm__infer_frame *up,
                                       pfvm_status *st);
@@ -21496,6 +21754,35 @@ struct pfvm__infer_driver {
     const pfvm_graph *visited[PFVM__INFER_MAX_VISITED];
     int n_visited;
 };
+
+PFVM_INTERNAL int pfvm_ictx_decide(pfvm_ictx *c, const pfvm_sym *cond, int64_t *v)
+{
+    pfvm__infer_cases *k = c->driver && c->driver->frame ? c->driver->frame->cases : NULL;
+    int i;
+    if (!cond)
+        return 0;
+    if (pfvm_sym_is_const(cond, v)) {
+        *v = *v != 0;
+        return 1;
+    }
+    if (!k)
+        return 0;
+    for (i = 0; i < k->n_assumed; i++) {
+        if (k->assumed[i] == cond) {
+            *v = k->value[i];
+            return 1;
+        }
+        if (pfvm_sym_not(c->syms, k->assumed[i]) == cond) {
+            *v = !k->value[i];
+            return 1;
+        }
+    }
+    for (i = 0; i < k->n_seen && k->seen[i] != cond; i++) {
+    }
+    if (i == k->n_seen && k->n_seen < PFVM__CASE_MAX_SEEN && pfvm__sym_named(cond))
+        k->seen[k->n_seen++] = cond;
+    return 0;
+}
 
 /* Whether a declared dim should survive a type handed to a subgraph input:
  * a number the model wrote down beats a symbol inference made up. */
@@ -21528,7 +21815,12 @@ PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const
     }
     if (i == d->n_visited && d->n_visited < PFVM__INFER_MAX_VISITED)
         d->visited[d->n_visited++] = g;
-    return pfvm__infer_graph_in(g, d->strict, d->arena, d->frame, c->st);
+    {
+        pfvm_code rc = pfvm__infer_graph_in(g, d->strict, d->arena, d->frame, c->st);
+        if (rc && d->frame->cases)
+            stbds_arrput(d->frame->cases->failed, g);
+        return rc;
+    }
 }
 
 /* Infers the subgraphs of n its operator did not ask for. They are dead
@@ -21545,21 +21837,23 @@ static void pfvm__infer_rest(const pfvm_node *n, const struct pfvm__infer_driver
             pfvm_status ignored;
             for (i = 0; i < d->n_visited && d->visited[i] != g; i++) {
             }
-            if (i == d->n_visited)
-                pfvm__infer_graph_in(g, d->strict, d->arena, d->frame, &ignored);
+            if (i == d->n_visited && pfvm__infer_graph_in(g, d->strict, d->arena, d->frame, &ignored) &&
+                d->frame->cases)
+                stbds_arrput(d->frame->cases->failed, g);
         }
     }
 }
 
 static pfvm_code pfvm__infer_graph(pfvm_graph *g, int strict, pfvm_arena *arena, pfvm_infer_keep_fn keep, void *user,
-                                   pfvm_status *st)
+                                   pfvm__infer_cases *cases, pfvm_status *st)
 {
     pfvm__infer_frame top;
-    top.g = NULL; /* matches no value's graph: only carries keep */
+    top.g = NULL; /* matches no value's graph: only carries keep and cases */
     top.iv = NULL;
     top.up = NULL;
     top.keep = keep;
     top.user = user;
+    top.cases = cases;
     return pfvm__infer_graph_in(g, strict, arena, &top, st);
 }
 
@@ -21585,6 +21879,7 @@ static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *are
     me.up = up;
     me.keep = up ? up->keep : NULL;
     me.user = up ? up->user : NULL;
+    me.cases = up ? up->cases : NULL;
     for (i = 0; i < (int)stbds_arrlen(g->nodes) && !rc; i++) {
         pfvm_node *n = g->nodes[i];
         stbds_arrsetlen(ins, n->n_inputs);
@@ -21677,7 +21972,7 @@ pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
     /* types may point at storage made during inference (sequence element
      * types): keep it with the model */
     if (!rc)
-        rc = pfvm__infer_graph(g, strict, &g->model->arena, NULL, NULL, st);
+        rc = pfvm__infer_graph(g, strict, &g->model->arena, NULL, NULL, NULL, st);
     return rc;
 }
 
@@ -21685,7 +21980,7 @@ PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_f
 {
     pfvm_code rc = pfvm_graph_resolve_ops(g, 0, st);
     if (!rc)
-        rc = pfvm__infer_graph(g, 0, &g->model->arena, keep, user, st);
+        rc = pfvm__infer_graph(g, 0, &g->model->arena, keep, user, NULL, st);
     return rc;
 }
 
@@ -21706,6 +22001,343 @@ pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int stri
         }
     }
     return pfvm_infer_shapes(g, strict, st);
+}
+
+/* ---- case analysis ------------------------------------------------------------- */
+
+/* A node of the case tree: a split on `cond` (child[1] when it holds,
+ * child[0] when not) or a leaf (an inference run under the assumptions on
+ * the path; `leaf` indexes the snapshots, -1 for a run that failed). */
+typedef struct pfvm__case_node {
+    const pfvm_sym *cond;
+    int child[2];
+    int leaf;
+} pfvm__case_node;
+
+typedef struct pfvm__case_index {
+    const pfvm_value *key;
+    int value;
+} pfvm__case_index;
+
+#define PFVM__CASE_MAX_LEAVES 16
+
+struct pfvm_shape_cases {
+    pfvm_symtab *syms;
+    pfvm_value **vals;        /* every value of every graph, in walk order */
+    pfvm__case_index *index;  /* value -> position in vals (stb_ds map) */
+    pfvm_type *types;         /* per leaf, per value */
+    unsigned char *live;      /* per leaf, per value: exists in that case */
+    int n_leaves;
+    pfvm__case_node *nodes;   /* stb_ds array; nodes[0] is the root */
+};
+
+static void pfvm__cases_collect(pfvm_shape_cases *c, pfvm_graph *g)
+{
+    int i, j, k;
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        stbds_hmput(c->index, g->values[i], (int)stbds_arrlen(c->vals));
+        stbds_arrput(c->vals, g->values[i]);
+    }
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
+        for (j = 0; j < g->nodes[i]->n_attrs; j++) {
+            const pfvm_attr *a = &g->nodes[i]->attrs[j];
+            if (a->type == PFVM_ATTR_GRAPH && a->g)
+                pfvm__cases_collect(c, a->g);
+            for (k = 0; a->type == PFVM_ATTR_GRAPHS && k < a->n; k++)
+                pfvm__cases_collect(c, a->graphs[k]);
+        }
+}
+
+static void pfvm__cases_save(const pfvm_shape_cases *c, pfvm_type *to)
+{
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(c->vals); i++)
+        to[i] = c->vals[i]->type;
+}
+
+static void pfvm__cases_restore(const pfvm_shape_cases *c, const pfvm_type *from)
+{
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(c->vals); i++)
+        c->vals[i]->type = from[i];
+}
+
+/* Marks dead the values of g and its subgraphs. */
+static void pfvm__cases_kill(pfvm_shape_cases *c, const pfvm_graph *g, unsigned char *live)
+{
+    int i, j, k;
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        ptrdiff_t at = stbds_hmgeti(c->index, g->values[i]);
+        if (at >= 0)
+            live[c->index[at].value] = 0;
+    }
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
+        for (j = 0; j < g->nodes[i]->n_attrs; j++) {
+            const pfvm_attr *a = &g->nodes[i]->attrs[j];
+            if (a->type == PFVM_ATTR_GRAPH && a->g)
+                pfvm__cases_kill(c, a->g, live);
+            for (k = 0; a->type == PFVM_ATTR_GRAPHS && k < a->n; k++)
+                pfvm__cases_kill(c, a->graphs[k], live);
+        }
+}
+
+/* One inference run under k's assumptions, from the types `start`. */
+static pfvm_code pfvm__cases_run(pfvm_shape_cases *c, pfvm_graph *g, const pfvm_type *start, pfvm__infer_cases *k,
+                                 pfvm_status *st)
+{
+    pfvm__cases_restore(c, start);
+    k->n_seen = 0;
+    stbds_arrsetlen(k->failed, 0);
+    return pfvm__infer_graph(g, 0, &g->model->arena, NULL, NULL, k, st);
+}
+
+/* Explores the cases under k's assumptions; returns the node's index, or
+ * -1 with *rc set on an error that is not the model's (out of memory). */
+static int pfvm__cases_explore(pfvm_shape_cases *c, pfvm_graph *g, const pfvm_type *start, pfvm__infer_cases *k,
+                               pfvm_code *rc, pfvm_status *st)
+{
+    pfvm__case_node node;
+    pfvm_status ignored;
+    pfvm_code r = pfvm__cases_run(c, g, start, k, &ignored);
+    int me = (int)stbds_arrlen(c->nodes), i, v;
+    node.cond = NULL;
+    node.child[0] = node.child[1] = -1;
+    node.leaf = -1;
+    if (r == PFVM_ERR_NOMEM) {
+        *rc = pfvm__fail(st, r, "out of memory");
+        return -1;
+    }
+    if (!r && k->n_seen && k->n_assumed < PFVM__CASE_MAX_ASSUMED && c->n_leaves + 2 <= PFVM__CASE_MAX_LEAVES) {
+        node.cond = k->seen[0];
+        stbds_arrput(c->nodes, node);
+        for (v = 1; v >= 0; v--) {
+            int child;
+            k->assumed[k->n_assumed] = node.cond;
+            k->value[k->n_assumed++] = v;
+            child = pfvm__cases_explore(c, g, start, k, rc, st);
+            k->n_assumed--;
+            if (child < 0)
+                return -1;
+            c->nodes[me].child[v] = child;
+        }
+        return me;
+    }
+    if (!r) {
+        /* a leaf: snapshot the types and which values exist */
+        int nv = (int)stbds_arrlen(c->vals), l = c->n_leaves;
+        pfvm_type *t = (pfvm_type *)pfvm__realloc(c->types, sizeof *t * (size_t)nv * (size_t)(l + 1));
+        unsigned char *lv;
+        if (t)
+            c->types = t;
+        lv = t ? (unsigned char *)pfvm__realloc(c->live, (size_t)nv * (size_t)(l + 1)) : NULL;
+        if (!lv) {
+            *rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            return -1;
+        }
+        c->live = lv;
+        pfvm__cases_save(c, c->types + (size_t)l * (size_t)nv);
+        memset(c->live + (size_t)l * (size_t)nv, 1, (size_t)nv);
+        for (i = 0; i < (int)stbds_arrlen(k->failed); i++)
+            pfvm__cases_kill(c, k->failed[i], c->live + (size_t)l * (size_t)nv);
+        node.leaf = c->n_leaves++;
+    }
+    stbds_arrput(c->nodes, node);
+    return me;
+}
+
+void pfvm_shape_cases_free(pfvm_shape_cases *c)
+{
+    if (!c)
+        return;
+    stbds_arrfree(c->vals);
+    stbds_hmfree(c->index);
+    stbds_arrfree(c->nodes);
+    pfvm__free(c->types);
+    pfvm__free(c->live);
+    pfvm__free(c);
+}
+
+pfvm_code pfvm_infer_shape_cases(pfvm_graph *g, pfvm_shape_cases **out, pfvm_status *st)
+{
+    pfvm_shape_cases *c;
+    pfvm__infer_cases k;
+    pfvm_type *start = NULL, *plain = NULL;
+    pfvm_code rc;
+    int nv;
+    *out = NULL;
+    if ((rc = pfvm_graph_resolve_ops(g, 0, st)) != PFVM_OK)
+        return rc;
+    c = (pfvm_shape_cases *)pfvm__calloc(1, sizeof *c);
+    if (!c)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    memset(&k, 0, sizeof k);
+    c->syms = g->model->syms;
+    pfvm__cases_collect(c, g);
+    nv = (int)stbds_arrlen(c->vals);
+    start = (pfvm_type *)pfvm__malloc(sizeof *start * (size_t)(nv + 1));
+    plain = (pfvm_type *)pfvm__malloc(sizeof *plain * (size_t)(nv + 1));
+    if (!start || !plain) {
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    pfvm__cases_save(c, start);
+    /* the plain inference (what every other consumer sees) also finds the
+     * conditions to split on */
+    if ((rc = pfvm__cases_run(c, g, start, &k, st)) != PFVM_OK)
+        goto done;
+    pfvm__cases_save(c, plain);
+    if (k.n_seen) {
+        int root = pfvm__cases_explore(c, g, start, &k, &rc, st);
+        pfvm__cases_restore(c, plain);
+        if (root < 0)
+            goto done;
+        *out = c;
+        c = NULL;
+    }
+done:
+    stbds_arrfree(k.failed);
+    pfvm__free(start);
+    pfvm__free(plain);
+    pfvm_shape_cases_free(c);
+    return rc;
+}
+
+static int pfvm__shape_same(const pfvm_type *a, const pfvm_type *b)
+{
+    int d;
+    if (a->kind != b->kind || a->shape.rank != b->shape.rank)
+        return 0;
+    for (d = 0; d < a->shape.rank; d++)
+        if (a->shape.dims[d] != b->shape.dims[d])
+            return 0;
+    return 1;
+}
+
+/* Whether the live types of value vi agree over the leaves under node n:
+ * 0 when none is live, 1 when they agree (*first set), 2 when not. */
+static int pfvm__cases_agree(const pfvm_shape_cases *c, int n, int vi, const pfvm_type **first)
+{
+    const pfvm__case_node *node = &c->nodes[n];
+    size_t nv = stbds_arrlen(c->vals);
+    if (node->cond) {
+        const pfvm_type *a = NULL, *b = NULL;
+        int ra = pfvm__cases_agree(c, node->child[1], vi, &a), rb = pfvm__cases_agree(c, node->child[0], vi, &b);
+        if (ra == 2 || rb == 2)
+            return 2;
+        if (!ra || !rb) {
+            *first = ra ? a : b;
+            return ra | rb;
+        }
+        *first = a;
+        return pfvm__shape_same(a, b) ? 1 : 2;
+    }
+    if (node->leaf < 0 || !c->live[(size_t)node->leaf * nv + (size_t)vi])
+        return 0;
+    *first = &c->types[(size_t)node->leaf * nv + (size_t)vi];
+    return 1;
+}
+
+static void pfvm__cases_put(char *buf, size_t n, size_t *len, const char *s)
+{
+    size_t l = strlen(s);
+    if (*len < n) {
+        size_t room = n - *len - 1, k = l < room ? l : room;
+        memcpy(buf + *len, s, k);
+        buf[*len + k] = 0;
+    }
+    *len += l;
+}
+
+static void pfvm__cases_str(const pfvm_shape_cases *c, int n, int vi, char *buf, size_t cap, size_t *len)
+{
+    const pfvm_type *t = NULL;
+    int r = pfvm__cases_agree(c, n, vi, &t);
+    char tmp[1024];
+    if (r == 1) {
+        pfvm_shape_print(&t->shape, tmp, sizeof tmp);
+        pfvm__cases_put(buf, cap, len, tmp);
+        return;
+    }
+    /* r == 2: a split whose two sides both have live, different types */
+    {
+        const pfvm__case_node *node = &c->nodes[n];
+        int s, ra = pfvm__cases_agree(c, node->child[1], vi, &t), rb = pfvm__cases_agree(c, node->child[0], vi, &t);
+        if (!ra || !rb) {
+            pfvm__cases_str(c, node->child[ra ? 1 : 0], vi, buf, cap, len);
+            return;
+        }
+        {
+            /* the two sides printed apart: equal text (the cases below
+             * split on something else) prints once */
+            char *side[2];
+            size_t sl[2] = {0, 0}, need;
+            for (s = 0; s < 2; s++) {
+                pfvm__cases_str(c, node->child[s], vi, NULL, 0, &sl[s]);
+                need = sl[s] + 1;
+                side[s] = (char *)pfvm__malloc(need);
+                if (!side[s]) {
+                    if (s)
+                        pfvm__free(side[0]);
+                    return;
+                }
+                sl[s] = 0;
+                side[s][0] = 0;
+                pfvm__cases_str(c, node->child[s], vi, side[s], need, &sl[s]);
+            }
+            if (!strcmp(side[0], side[1])) {
+                pfvm__cases_put(buf, cap, len, side[1]);
+            } else {
+                pfvm_sym_print_cond(c->syms, node->cond, tmp, sizeof tmp);
+                pfvm__cases_put(buf, cap, len, tmp);
+                pfvm__cases_put(buf, cap, len, " ? ");
+                for (s = 1; s >= 0; s--) {
+                    int nested = strstr(side[s], " ? ") != NULL;
+                    if (nested)
+                        pfvm__cases_put(buf, cap, len, "(");
+                    pfvm__cases_put(buf, cap, len, side[s]);
+                    if (nested)
+                        pfvm__cases_put(buf, cap, len, ")");
+                    if (s)
+                        pfvm__cases_put(buf, cap, len, " : ");
+                }
+            }
+            pfvm__free(side[0]);
+            pfvm__free(side[1]);
+        }
+    }
+}
+
+int pfvm_shape_cases_print(const pfvm_shape_cases *c, const pfvm_value *v, char *buf, size_t n)
+{
+    pfvm__case_index *index = c ? c->index : NULL;
+    ptrdiff_t at = index ? stbds_hmgeti(index, v) : -1;
+    const pfvm_type *t = NULL;
+    size_t len = 0;
+    if (n)
+        buf[0] = 0;
+    if (at < 0 || v->type.kind != PFVM_KIND_TENSOR || !pfvm__cases_agree(c, 0, c->index[at].value, &t)) {
+        char tmp[1024];
+        pfvm_shape_print(&v->type.shape, tmp, sizeof tmp);
+        pfvm__cases_put(buf, n, &len, tmp);
+        return (int)len;
+    }
+    pfvm__cases_str(c, 0, c->index[at].value, buf, n, &len);
+    return (int)len;
+}
+
+int pfvm_shape_cases_shape(const pfvm_shape_cases *c, const pfvm_value *v, pfvm_shape *out)
+{
+    pfvm__case_index *index = c ? c->index : NULL;
+    ptrdiff_t at = index ? stbds_hmgeti(index, v) : -1;
+    const pfvm_type *t = NULL;
+    int r;
+    *out = v->type.shape;
+    if (at < 0 || v->type.kind != PFVM_KIND_TENSOR || !(r = pfvm__cases_agree(c, 0, c->index[at].value, &t)))
+        return 1;
+    if (r == 2)
+        return 0;
+    *out = t->shape;
+    return 1;
 }
 /* ---- src/passes/autodiff.c ---- */
 /* autodiff: the reverse sweep, gradient accumulation, the helpers gradient

@@ -137,6 +137,32 @@ static void test_sym(void)
     CHECK(!pfvm_sym_proven_ne(t, n, n));
     CHECK(!pfvm_sym_proven_ne(t, pfvm_sym_min(t, n, h), pfvm_sym_const(t, 1)));
     CHECK(pfvm_sym_fresh(t, "n") != n);
+    CHECK(!n->inferred && pfvm_sym_unknown(t, "made_up")->inferred && !pfvm_sym_unknown(t, "n")->inferred);
+    /* symbolic booleans: eq(a,b) is 1 exactly when a == b, for every binding */
+    {
+        const pfvm_sym *q = pfvm_sym_div(t, pfvm_sym_addi(t, h, 3), pfvm_sym_const(t, 4));
+        const pfvm_sym *eq = pfvm_sym_eq(t, q, pfvm_sym_const(t, 1)), *ne = pfvm_sym_not(t, eq);
+        char buf[128];
+        int64_t hv;
+        CHECK(eq == pfvm_sym_eq(t, pfvm_sym_const(t, 1), q));
+        CHECK(pfvm_sym_eq(t, n, n) == pfvm_sym_const(t, 1));
+        CHECK(pfvm_sym_eq(t, n, pfvm_sym_addi(t, n, 1)) == pfvm_sym_const(t, 0));
+        CHECK(pfvm_sym_not(t, ne) == eq);
+        for (hv = 1; hv <= 9; hv++) {
+            int64_t x = -1, y = -1;
+            pfvm_binding_clear(&b);
+            pfvm_binding_set(&b, h, hv, NULL);
+            CHECK(pfvm_sym_eval(eq, &b, &x) && x == ((hv + 3) / 4 == 1));
+            CHECK(pfvm_sym_eval(ne, &b, &y) && y == !x);
+        }
+        pfvm_sym_print_cond(t, eq, buf, sizeof buf);
+        CHECK_MSG(!strcmp(buf, "(h+3)/4==1"), "%s", buf);
+        pfvm_sym_print_cond(t, ne, buf, sizeof buf);
+        CHECK_MSG(!strcmp(buf, "(h+3)/4!=1"), "%s", buf);
+        pfvm_sym_print_cond(t, pfvm_sym_eq(t, n, h), buf, sizeof buf);
+        CHECK_MSG(!strcmp(buf, "h==n") || !strcmp(buf, "n==h"), "%s", buf);
+        CHECK(pfvm_sym_print_cond(t, eq, buf, 4) == 10 && strlen(buf) == 3);
+    }
     pfvm_binding_free(&b);
     pfvm_symtab_free(t);
 }

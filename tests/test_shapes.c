@@ -380,8 +380,102 @@ static void test_declared_merge(void)
     pfvm_model_free(f.m);
 }
 
+static int cases_is(const pfvm_shape_cases *c, const pfvm_value *v, const char *want)
+{
+    char buf[512];
+    pfvm_shape_cases_print(c, v, buf, sizeof buf);
+    if (strcmp(buf, want))
+        fprintf(stderr, "  %s: got %s, expected %s\n", v->name, buf, want);
+    return !strcmp(buf, want);
+}
+
+/* The rank-polymorphic If: inferred per case of `seq == 1`, its output
+ * prints as a case shape, while the graph keeps the plain unknown rank
+ * (what the planner and the passes see). */
+static void test_cases(void)
+{
+    fixture f;
+    pfvm_value *y, *z, *w;
+    pfvm_shape_cases *c = NULL;
+    pfvm_shape sh;
+    pfvm_node *n;
+    static const int64_t perm[2] = {1, 0};
+    build_rank_if(&f, &y);
+    CHECK_MSG(pfvm_infer_shape_cases(f.g, &c, &f.st) == PFVM_OK, "%s", f.st.msg);
+    CHECK(c != NULL);
+    CHECK(shape_is(y, "?"));
+    CHECK(cases_is(c, y, "seq==1 ? [b] : [b,seq]"));
+    CHECK(!pfvm_shape_cases_shape(c, y, &sh));
+    CHECK(cases_is(c, f.g->inputs[0], "[b,seq]"));
+    CHECK(pfvm_shape_cases_shape(c, f.g->inputs[0], &sh) && sh.rank == 2);
+    pfvm_shape_cases_free(c);
+    pfvm_model_free(f.m);
+
+    /* a consumer that needs rank 2 (Transpose with a 2-long perm) makes the
+     * seq == 1 case fail: every run that succeeds has seq != 1, so y and z
+     * have one shape */
+    build_rank_if(&f, &y);
+    z = pfvm_graph_value(f.g, "z", &f.st);
+    n = pfvm_graph_add_node(f.g, "Transpose", "", "tr", &y, 1, &z, 1, &f.st);
+    pfvm_node_set_attr_ints(n, "perm", perm, 2, &f.st);
+    pfvm_graph_add_output(f.g, z, &f.st);
+    CHECK_MSG(pfvm_infer_shape_cases(f.g, &c, &f.st) == PFVM_OK, "%s", f.st.msg);
+    CHECK(shape_is(y, "?"));
+    CHECK(cases_is(c, y, "[b,seq]"));
+    CHECK(cases_is(c, z, "[seq,b]"));
+    CHECK(pfvm_shape_cases_shape(c, z, &sh) && sh.rank == 2);
+    pfvm_shape_cases_free(c);
+    pfvm_model_free(f.m);
+
+    /* no undecided condition: no cases, plain shapes */
+    {
+        static const char *xd[] = {"b", "3"};
+        fx_init(&f, 17);
+        y = fx_input(&f, "x", PFVM_FLOAT, 2, xd);
+        w = pfvm_graph_value(f.g, "w", &f.st);
+        pfvm_graph_add_node(f.g, "Relu", "", "relu", &y, 1, &w, 1, &f.st);
+        pfvm_graph_add_output(f.g, w, &f.st);
+        CHECK(pfvm_infer_shape_cases(f.g, &c, &f.st) == PFVM_OK && c == NULL);
+        CHECK(cases_is(NULL, w, "[b,3]"));
+        pfvm_model_free(f.m);
+    }
+}
+
+/* An If on a value (not decidable): a branch whose inference fails with a
+ * shape error cannot run, so the outputs take the other branch's type
+ * instead of failing the whole inference. */
+static void test_if_branch_error(void)
+{
+    static const char *xd[] = {"b", "seq"}, *cd[] = {NULL};
+    static const int64_t perm[3] = {0, 1, 2};
+    fixture f;
+    pfvm_value *x, *cond, *y, *yt, *ye;
+    pfvm_node *n, *t;
+    pfvm_graph *tb, *eb;
+    fx_init(&f, 17);
+    x = fx_input(&f, "x", PFVM_FLOAT, 2, xd);
+    cond = fx_input(&f, "cond", PFVM_BOOL, 0, cd);
+    y = pfvm_graph_value(f.g, "y", &f.st);
+    n = pfvm_graph_add_node(f.g, "If", "", "if", &cond, 1, &y, 1, &f.st);
+    tb = fx_subgraph(&f, n, "then_branch");
+    eb = fx_subgraph(&f, n, "else_branch");
+    yt = pfvm_graph_value(tb, "yt", &f.st);
+    t = pfvm_graph_add_node(tb, "Transpose", "", "bad", &x, 1, &yt, 1, &f.st);
+    pfvm_node_set_attr_ints(t, "perm", perm, 3, &f.st); /* rank 3 perm on a rank-2 x */
+    pfvm_graph_add_output(tb, yt, &f.st);
+    ye = pfvm_graph_value(eb, "ye", &f.st);
+    pfvm_graph_add_node(eb, "Identity", "", "ident", &x, 1, &ye, 1, &f.st);
+    pfvm_graph_add_output(eb, ye, &f.st);
+    pfvm_graph_add_output(f.g, y, &f.st);
+    CHECK_MSG(pfvm_infer_shapes(f.g, 1, &f.st) == PFVM_OK, "%s", f.st.msg);
+    CHECK(shape_is(y, "[b,seq]"));
+    pfvm_model_free(f.m);
+}
+
 int main(void)
 {
+    test_cases();
+    test_if_branch_error();
     test_declared_merge();
     test_conv_pool();
     test_reshape_shape_chain();

@@ -189,25 +189,58 @@ static pfvm_code pfvm__cf_stack(pfvm_kctx *k, int i, pfvm_tensor *const *parts, 
 
 /* If's outputs merge the branches' output types (inferred before the node
  * by the driver): a dim equal in both is kept, a differing one becomes a
- * fresh symbol named after the output; other kinds stay dynamic. */
+ * fresh symbol named after the output; other kinds stay dynamic. A
+ * condition known before running (a constant, or a symbolic `T == 1` the
+ * case analysis assumes) picks its branch's types. A branch whose
+ * inference fails with an error of the model (shape, invalid, range)
+ * cannot run without failing, so the outputs, whenever they exist, have
+ * the other branch's types. */
+static void pfvm__cf_if_take(pfvm_ictx *c, const pfvm_attr *taken)
+{
+    int j;
+    for (j = 0; j < c->n_out; j++)
+        if (c->out[j] && taken && taken->g && j < (int)stbds_arrlen(taken->g->outputs))
+            c->out[j]->type = taken->g->outputs[j]->type;
+}
+
+/* Errors that say the model cannot run that way (not pfvm's limits). */
+static int pfvm__cf_model_error(pfvm_code rc)
+{
+    return rc == PFVM_ERR_SHAPE || rc == PFVM_ERR_INVALID || rc == PFVM_ERR_RANGE;
+}
+
 static pfvm_code pfvm__cf_infer_if(pfvm_ictx *c)
 {
     const pfvm_attr *tb = pfvm_node_attr(c->node, "then_branch"), *eb = pfvm_node_attr(c->node, "else_branch");
     int j, d;
     int64_t cond;
+    pfvm_code rt = PFVM_OK, re = PFVM_OK;
+    pfvm_status keep;
+    memset(&keep, 0, sizeof keep);
     /* a condition known before running picks its branch's types; the
      * other branch is dead code */
-    if (pfvm_ival_ints(c->in[0], &cond, 1) == 1) {
+    if (pfvm_ival_ints(c->in[0], &cond, 1) == 1 ||
+        (c->in[0] && c->in[0]->sym && c->in[0]->n_sym == 1 && pfvm_ictx_decide(c, c->in[0]->sym[0], &cond))) {
         const pfvm_attr *taken = cond ? tb : eb;
         if (taken && pfvm_ictx_infer_graph(c, taken->g, NULL, 0))
             return c->st ? c->st->code : PFVM_ERR_SHAPE;
-        for (j = 0; j < c->n_out; j++)
-            if (c->out[j] && taken && taken->g && j < (int)stbds_arrlen(taken->g->outputs))
-                c->out[j]->type = taken->g->outputs[j]->type;
+        pfvm__cf_if_take(c, taken);
         return PFVM_OK;
     }
-    if ((tb && pfvm_ictx_infer_graph(c, tb->g, NULL, 0)) || (eb && pfvm_ictx_infer_graph(c, eb->g, NULL, 0)))
-        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    if (c->st)
+        keep = *c->st;
+    if (tb && (rt = pfvm_ictx_infer_graph(c, tb->g, NULL, 0)) != PFVM_OK && !pfvm__cf_model_error(rt))
+        return rt;
+    if (rt && c->st)
+        *c->st = keep;
+    if (eb && (re = pfvm_ictx_infer_graph(c, eb->g, NULL, 0)) != PFVM_OK && (!pfvm__cf_model_error(re) || rt))
+        return re;
+    if (rt || re) {
+        if (c->st)
+            *c->st = keep;
+        pfvm__cf_if_take(c, rt ? eb : tb);
+        return PFVM_OK;
+    }
     for (j = 0; j < c->n_out; j++) {
         const pfvm_type *a = tb && tb->g && j < (int)stbds_arrlen(tb->g->outputs) ? &tb->g->outputs[j]->type : NULL;
         const pfvm_type *b = eb && eb->g && j < (int)stbds_arrlen(eb->g->outputs) ? &eb->g->outputs[j]->type : NULL;

@@ -2206,8 +2206,9 @@ static pfvm_code pfvm__ew_infer_bool_unary(pfvm_ictx *c)
     return PFVM_OK;
 }
 
-/* Equal on shape values: true when provably equal, false when both are
- * different constants; anything else stays unknown. */
+/* Equal on shape values: true when provably equal, false when provably
+ * different; otherwise the symbolic boolean eq(a,b) (pfvm_sym_eq), which an
+ * If on it can decide under an assumption (pfvm_ictx_decide). */
 static pfvm_code pfvm__ew_infer_equal(pfvm_ictx *c)
 {
     pfvm_code rc = pfvm_ew_infer_broadcast_to(c, PFVM_BOOL);
@@ -2225,10 +2226,24 @@ static pfvm_code pfvm__ew_infer_equal(pfvm_ictx *c)
             r[k] = pfvm_sym_const(c->syms, x == y);
         else if ((pfvm_sym_is_const(a[k], &x) && x == 0 && b[k]->pos) || (pfvm_sym_is_const(b[k], &y) && y == 0 && a[k]->pos))
             r[k] = pfvm_sym_const(c->syms, 0); /* a dim_param is >= 1 */
-        else
+        else if (!(r[k] = pfvm_sym_eq(c->syms, a[k], b[k])))
             return PFVM_OK;
     }
     return pfvm_ival_set_sym(c, c->out[0], r, n);
+}
+
+/* Not keeps symbolic booleans symbolic (1-x). */
+static pfvm_code pfvm__ew_infer_not(pfvm_ictx *c)
+{
+    const pfvm_sym *r[64];
+    int k;
+    pfvm_code rc = pfvm_infer_same_as(c, 0, 0);
+    if (rc || !c->in[0]->sym || c->in[0]->n_sym > 64 || c->in[0]->type.dtype != PFVM_BOOL)
+        return rc;
+    for (k = 0; k < c->in[0]->n_sym; k++)
+        if (!(r[k] = pfvm_sym_not(c->syms, c->in[0]->sym[k])))
+            return PFVM_OK;
+    return pfvm_ival_set_sym(c, c->out[0], r, c->in[0]->n_sym);
 }
 
 
@@ -2873,7 +2888,8 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
      PFVM__EW_FLOATS, NULL, 0, NULL, NULL, pfvm__ew_k_isnan_fuse, NULL},
     {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE,
      PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0, NULL, NULL, pfvm__ew_k_isinf_fuse, NULL},
-    PFVM__EW_U("Not", 1, pfvm__ew_k_not, "bool", NULL),
+    {"Not", "", 1, 0, 1, 1, 1, 1, pfvm__ew_infer_not, pfvm__ew_k_not, NULL, PFVM_FUSE_ELEMENTWISE, "bool", NULL, 0, NULL,
+     pfvm__ew_k_not_grad, pfvm__ew_k_not_fuse, NULL},
     PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, PFVM__EW_INTS, NULL),
     PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_add, PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_sub, PFVM__EW_NUMERIC, NULL, NULL),

@@ -231,6 +231,11 @@ PFVM_INTERNAL const pfvm_sym *pfvm_infer_node_sym(pfvm_ictx *c, const char *suff
  * it does nothing and returns PFVM_OK: body types are those of the static
  * analysis. Defined in src/shape/infer.c. */
 PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n);
+/* Decides a control-flow condition `cond` (a symbolic boolean such as
+ * pfvm_sym_eq's `T == 1`): returns 1 and *v (0 or 1) when it is a
+ * constant or when the case analysis (pfvm_infer_shape_cases) assumes it;
+ * otherwise records it as a condition to split on and returns 0. */
+PFVM_INTERNAL int pfvm_ictx_decide(pfvm_ictx *c, const pfvm_sym *cond, int64_t *v);
 
 #ifdef __cplusplus
 }

@@ -110,42 +110,95 @@ static pfvm_code pfvm__rnn_config(const pfvm_node *n, int type, pfvm__rnn *r, pf
     return PFVM_OK;
 }
 
+/* Input j, when of known rank, must be `rank`-D with the given dims (NULL
+ * dims are not checked). */
+static pfvm_code pfvm__rnn_check(pfvm_ictx *c, int j, const char *what, int rank, const pfvm_sym *d0, const pfvm_sym *d1,
+                                 const pfvm_sym *d2)
+{
+    const pfvm_ival *v = j < c->n_in ? c->in[j] : NULL;
+    const pfvm_sym *want[3];
+    int d;
+    char buf[64];
+    if (!v || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0)
+        return PFVM_OK;
+    if (v->type.shape.rank != rank)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must be %d-D, not rank %d", what, rank, v->type.shape.rank);
+    want[0] = d0;
+    want[1] = d1;
+    want[2] = d2;
+    for (d = 0; d < rank; d++) {
+        pfvm__snprintf(buf, sizeof buf, "%s dim %d and the expected size", what, d);
+        if (pfvm_infer_check_eq(c, v->type.shape.dims[d], want[d], buf))
+            return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    }
+    return PFVM_OK;
+}
+
+/* X is [T,B,I] ([B,T,I] with layout 1); W [D,G*H,I], R [D,G*H,H], B
+ * [D,2*G*H], sequence_lens [B], initial_h/initial_c [D,B,H] ([B,D,H]),
+ * P [D,3*H]. Y is [T,D,B,H] ([B,T,D,H]); Y_h and Y_c like initial_h. H
+ * comes from hidden_size or R. With X of unknown rank, D, H and (from an
+ * initial state) B still resolve. */
 static pfvm_code pfvm__rnn_infer(pfvm_ictx *c, int type)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
+    const pfvm_shape *rs = c->n_in > 2 && c->in[2] ? &c->in[2]->type.shape : NULL;
     pfvm__rnn r;
     pfvm_shape y, h;
-    const pfvm_sym *T, *B, *H, *D;
+    const pfvm_sym *T = NULL, *B = NULL, *H, *D, *I = NULL, *GH = NULL;
     int64_t hs = pfvm_node_attr_int(c->node, "hidden_size", 0);
     int j;
     if (pfvm__rnn_config(c->node, type, &r, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
-    if (x->rank != 3) {
-        for (j = 0; j < c->n_out; j++)
-            pfvm_infer_unknown(c, j, c->in[0]->type.dtype, j ? 3 : 4);
-        return PFVM_OK;
+    if (x->rank >= 0 && x->rank != 3)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "X must be 3-D, not rank %d", x->rank);
+    if (x->rank == 3) {
+        T = x->dims[r.layout ? 1 : 0];
+        B = x->dims[r.layout ? 0 : 1];
+        I = x->dims[2];
     }
-    T = x->dims[r.layout ? 1 : 0];
-    B = x->dims[r.layout ? 0 : 1];
-    H = hs > 0 ? pfvm_sym_const(c->syms, hs) : c->in[2]->type.shape.rank == 3 ? c->in[2]->type.shape.dims[2] : NULL;
+    H = hs > 0 ? pfvm_sym_const(c->syms, hs) : rs && rs->rank == 3 ? rs->dims[2] : NULL;
     D = pfvm_sym_const(c->syms, r.dirs);
+    if (H)
+        GH = pfvm_sym_muli(c->syms, H, r.G);
+    if (pfvm__rnn_check(c, 1, "W", 3, D, GH, I) || pfvm__rnn_check(c, 2, "R", 3, D, GH, H) ||
+        pfvm__rnn_check(c, 3, "B", 2, D, GH ? pfvm_sym_muli(c->syms, GH, 2) : NULL, NULL) ||
+        pfvm__rnn_check(c, 4, "sequence_lens", 1, B, NULL, NULL) ||
+        pfvm__rnn_check(c, 5, "initial_h", 3, r.layout ? B : D, r.layout ? D : B, H) ||
+        (type == PFVM__RNN_LSTM && (pfvm__rnn_check(c, 6, "initial_c", 3, r.layout ? B : D, r.layout ? D : B, H) ||
+                                    pfvm__rnn_check(c, 7, "P", 2, D, H ? pfvm_sym_muli(c->syms, H, 3) : NULL, NULL))))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    if (!B && c->n_in > 5 && c->in[5] && c->in[5]->type.shape.rank == 3)
+        B = c->in[5]->type.shape.dims[r.layout ? 0 : 1];
+    for (j = 0; j < c->n_out; j++)
+        if (pfvm_infer_unknown(c, j, c->in[0]->type.dtype, j ? 3 : 4))
+            return c->st ? c->st->code : PFVM_ERR_NOMEM;
     if (!H)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
-    y.rank = 4;
-    if (r.layout) {
-        y.dims[0] = B; y.dims[1] = T; y.dims[2] = D; y.dims[3] = H;
-    } else {
-        y.dims[0] = T; y.dims[1] = D; y.dims[2] = B; y.dims[3] = H;
-    }
-    h.rank = 3;
-    h.dims[0] = r.layout ? B : D;
-    h.dims[1] = r.layout ? D : B;
-    h.dims[2] = H;
-    if (c->n_out > 0 && c->out[0])
+        return PFVM_OK;
+    if (c->n_out > 0 && c->out[0]) {
+        y = c->out[0]->type.shape;
+        if (r.layout) {
+            y.dims[0] = B ? B : y.dims[0];
+            y.dims[1] = T ? T : y.dims[1];
+            y.dims[2] = D;
+            y.dims[3] = H;
+        } else {
+            y.dims[0] = T ? T : y.dims[0];
+            y.dims[1] = D;
+            y.dims[2] = B ? B : y.dims[2];
+            y.dims[3] = H;
+        }
         pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &y);
+    }
     for (j = 1; j < c->n_out; j++)
-        if (c->out[j])
+        if (c->out[j]) {
+            h = c->out[j]->type.shape;
+            h.dims[r.layout ? 1 : 0] = D;
+            if (B)
+                h.dims[r.layout ? 0 : 1] = B;
+            h.dims[2] = H;
             pfvm_ival_set_tensor(c->out[j], c->in[0]->type.dtype, &h);
+        }
     return PFVM_OK;
 }
 

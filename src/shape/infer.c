@@ -156,6 +156,21 @@ static void pfvm__infer_fold(const pfvm_node *n, const pfvm_ival *const *in, pfv
             out[j]->value = kout[j];
 }
 
+/* The case analysis' state during one inference run: the conditions it
+ * assumes, the undecided ones met (candidates to split on, in the order
+ * met) and the subgraphs whose inference failed (their values do not exist
+ * in this case). */
+#define PFVM__CASE_MAX_ASSUMED 4
+#define PFVM__CASE_MAX_SEEN 16
+typedef struct pfvm__infer_cases {
+    const pfvm_sym *assumed[PFVM__CASE_MAX_ASSUMED];
+    int value[PFVM__CASE_MAX_ASSUMED];
+    int n_assumed;
+    const pfvm_sym *seen[PFVM__CASE_MAX_SEEN];
+    int n_seen;
+    const pfvm_graph **failed; /* stb_ds array */
+} pfvm__infer_cases;
+
 /* The inference state of one graph; subgraphs see their parents' frames,
  * so outer-scope values keep their known contents (constants, shapes). */
 typedef struct pfvm__infer_frame {
@@ -164,7 +179,21 @@ typedef struct pfvm__infer_frame {
     const struct pfvm__infer_frame *up;
     pfvm_infer_keep_fn keep; /* or NULL */
     void *user;
+    pfvm__infer_cases *cases; /* or NULL */
 } pfvm__infer_frame;
+
+/* Whether every symbol of s is a name of the model (a graph-input dim or a
+ * dim_param), not one inference made up: only conditions over those are
+ * worth a case split. */
+static int pfvm__sym_named(const pfvm_sym *s)
+{
+    if (!s)
+        return 0;
+    if (s->kind == PFVM_SYM_VAR)
+        return !s->inferred;
+    return (!s->a || pfvm__sym_named(s->a)) && (!s->b || pfvm__sym_named(s->b));
+}
+
 
 static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *arena, const pfvm__infer_frame *up,
                                       pfvm_status *st);
@@ -179,6 +208,35 @@ struct pfvm__infer_driver {
     const pfvm_graph *visited[PFVM__INFER_MAX_VISITED];
     int n_visited;
 };
+
+PFVM_INTERNAL int pfvm_ictx_decide(pfvm_ictx *c, const pfvm_sym *cond, int64_t *v)
+{
+    pfvm__infer_cases *k = c->driver && c->driver->frame ? c->driver->frame->cases : NULL;
+    int i;
+    if (!cond)
+        return 0;
+    if (pfvm_sym_is_const(cond, v)) {
+        *v = *v != 0;
+        return 1;
+    }
+    if (!k)
+        return 0;
+    for (i = 0; i < k->n_assumed; i++) {
+        if (k->assumed[i] == cond) {
+            *v = k->value[i];
+            return 1;
+        }
+        if (pfvm_sym_not(c->syms, k->assumed[i]) == cond) {
+            *v = !k->value[i];
+            return 1;
+        }
+    }
+    for (i = 0; i < k->n_seen && k->seen[i] != cond; i++) {
+    }
+    if (i == k->n_seen && k->n_seen < PFVM__CASE_MAX_SEEN && pfvm__sym_named(cond))
+        k->seen[k->n_seen++] = cond;
+    return 0;
+}
 
 /* Whether a declared dim should survive a type handed to a subgraph input:
  * a number the model wrote down beats a symbol inference made up. */
@@ -211,7 +269,12 @@ PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const
     }
     if (i == d->n_visited && d->n_visited < PFVM__INFER_MAX_VISITED)
         d->visited[d->n_visited++] = g;
-    return pfvm__infer_graph_in(g, d->strict, d->arena, d->frame, c->st);
+    {
+        pfvm_code rc = pfvm__infer_graph_in(g, d->strict, d->arena, d->frame, c->st);
+        if (rc && d->frame->cases)
+            stbds_arrput(d->frame->cases->failed, g);
+        return rc;
+    }
 }
 
 /* Infers the subgraphs of n its operator did not ask for. They are dead
@@ -228,21 +291,23 @@ static void pfvm__infer_rest(const pfvm_node *n, const struct pfvm__infer_driver
             pfvm_status ignored;
             for (i = 0; i < d->n_visited && d->visited[i] != g; i++) {
             }
-            if (i == d->n_visited)
-                pfvm__infer_graph_in(g, d->strict, d->arena, d->frame, &ignored);
+            if (i == d->n_visited && pfvm__infer_graph_in(g, d->strict, d->arena, d->frame, &ignored) &&
+                d->frame->cases)
+                stbds_arrput(d->frame->cases->failed, g);
         }
     }
 }
 
 static pfvm_code pfvm__infer_graph(pfvm_graph *g, int strict, pfvm_arena *arena, pfvm_infer_keep_fn keep, void *user,
-                                   pfvm_status *st)
+                                   pfvm__infer_cases *cases, pfvm_status *st)
 {
     pfvm__infer_frame top;
-    top.g = NULL; /* matches no value's graph: only carries keep */
+    top.g = NULL; /* matches no value's graph: only carries keep and cases */
     top.iv = NULL;
     top.up = NULL;
     top.keep = keep;
     top.user = user;
+    top.cases = cases;
     return pfvm__infer_graph_in(g, strict, arena, &top, st);
 }
 
@@ -268,6 +333,7 @@ static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *are
     me.up = up;
     me.keep = up ? up->keep : NULL;
     me.user = up ? up->user : NULL;
+    me.cases = up ? up->cases : NULL;
     for (i = 0; i < (int)stbds_arrlen(g->nodes) && !rc; i++) {
         pfvm_node *n = g->nodes[i];
         stbds_arrsetlen(ins, n->n_inputs);
@@ -360,7 +426,7 @@ pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
     /* types may point at storage made during inference (sequence element
      * types): keep it with the model */
     if (!rc)
-        rc = pfvm__infer_graph(g, strict, &g->model->arena, NULL, NULL, st);
+        rc = pfvm__infer_graph(g, strict, &g->model->arena, NULL, NULL, NULL, st);
     return rc;
 }
 
@@ -368,7 +434,7 @@ PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_f
 {
     pfvm_code rc = pfvm_graph_resolve_ops(g, 0, st);
     if (!rc)
-        rc = pfvm__infer_graph(g, 0, &g->model->arena, keep, user, st);
+        rc = pfvm__infer_graph(g, 0, &g->model->arena, keep, user, NULL, st);
     return rc;
 }
 
@@ -389,4 +455,341 @@ pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int stri
         }
     }
     return pfvm_infer_shapes(g, strict, st);
+}
+
+/* ---- case analysis ------------------------------------------------------------- */
+
+/* A node of the case tree: a split on `cond` (child[1] when it holds,
+ * child[0] when not) or a leaf (an inference run under the assumptions on
+ * the path; `leaf` indexes the snapshots, -1 for a run that failed). */
+typedef struct pfvm__case_node {
+    const pfvm_sym *cond;
+    int child[2];
+    int leaf;
+} pfvm__case_node;
+
+typedef struct pfvm__case_index {
+    const pfvm_value *key;
+    int value;
+} pfvm__case_index;
+
+#define PFVM__CASE_MAX_LEAVES 16
+
+struct pfvm_shape_cases {
+    pfvm_symtab *syms;
+    pfvm_value **vals;        /* every value of every graph, in walk order */
+    pfvm__case_index *index;  /* value -> position in vals (stb_ds map) */
+    pfvm_type *types;         /* per leaf, per value */
+    unsigned char *live;      /* per leaf, per value: exists in that case */
+    int n_leaves;
+    pfvm__case_node *nodes;   /* stb_ds array; nodes[0] is the root */
+};
+
+static void pfvm__cases_collect(pfvm_shape_cases *c, pfvm_graph *g)
+{
+    int i, j, k;
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        stbds_hmput(c->index, g->values[i], (int)stbds_arrlen(c->vals));
+        stbds_arrput(c->vals, g->values[i]);
+    }
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
+        for (j = 0; j < g->nodes[i]->n_attrs; j++) {
+            const pfvm_attr *a = &g->nodes[i]->attrs[j];
+            if (a->type == PFVM_ATTR_GRAPH && a->g)
+                pfvm__cases_collect(c, a->g);
+            for (k = 0; a->type == PFVM_ATTR_GRAPHS && k < a->n; k++)
+                pfvm__cases_collect(c, a->graphs[k]);
+        }
+}
+
+static void pfvm__cases_save(const pfvm_shape_cases *c, pfvm_type *to)
+{
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(c->vals); i++)
+        to[i] = c->vals[i]->type;
+}
+
+static void pfvm__cases_restore(const pfvm_shape_cases *c, const pfvm_type *from)
+{
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(c->vals); i++)
+        c->vals[i]->type = from[i];
+}
+
+/* Marks dead the values of g and its subgraphs. */
+static void pfvm__cases_kill(pfvm_shape_cases *c, const pfvm_graph *g, unsigned char *live)
+{
+    int i, j, k;
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        ptrdiff_t at = stbds_hmgeti(c->index, g->values[i]);
+        if (at >= 0)
+            live[c->index[at].value] = 0;
+    }
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
+        for (j = 0; j < g->nodes[i]->n_attrs; j++) {
+            const pfvm_attr *a = &g->nodes[i]->attrs[j];
+            if (a->type == PFVM_ATTR_GRAPH && a->g)
+                pfvm__cases_kill(c, a->g, live);
+            for (k = 0; a->type == PFVM_ATTR_GRAPHS && k < a->n; k++)
+                pfvm__cases_kill(c, a->graphs[k], live);
+        }
+}
+
+/* One inference run under k's assumptions, from the types `start`. */
+static pfvm_code pfvm__cases_run(pfvm_shape_cases *c, pfvm_graph *g, const pfvm_type *start, pfvm__infer_cases *k,
+                                 pfvm_status *st)
+{
+    pfvm__cases_restore(c, start);
+    k->n_seen = 0;
+    stbds_arrsetlen(k->failed, 0);
+    return pfvm__infer_graph(g, 0, &g->model->arena, NULL, NULL, k, st);
+}
+
+/* Explores the cases under k's assumptions; returns the node's index, or
+ * -1 with *rc set on an error that is not the model's (out of memory). */
+static int pfvm__cases_explore(pfvm_shape_cases *c, pfvm_graph *g, const pfvm_type *start, pfvm__infer_cases *k,
+                               pfvm_code *rc, pfvm_status *st)
+{
+    pfvm__case_node node;
+    pfvm_status ignored;
+    pfvm_code r = pfvm__cases_run(c, g, start, k, &ignored);
+    int me = (int)stbds_arrlen(c->nodes), i, v;
+    node.cond = NULL;
+    node.child[0] = node.child[1] = -1;
+    node.leaf = -1;
+    if (r == PFVM_ERR_NOMEM) {
+        *rc = pfvm__fail(st, r, "out of memory");
+        return -1;
+    }
+    if (!r && k->n_seen && k->n_assumed < PFVM__CASE_MAX_ASSUMED && c->n_leaves + 2 <= PFVM__CASE_MAX_LEAVES) {
+        node.cond = k->seen[0];
+        stbds_arrput(c->nodes, node);
+        for (v = 1; v >= 0; v--) {
+            int child;
+            k->assumed[k->n_assumed] = node.cond;
+            k->value[k->n_assumed++] = v;
+            child = pfvm__cases_explore(c, g, start, k, rc, st);
+            k->n_assumed--;
+            if (child < 0)
+                return -1;
+            c->nodes[me].child[v] = child;
+        }
+        return me;
+    }
+    if (!r) {
+        /* a leaf: snapshot the types and which values exist */
+        int nv = (int)stbds_arrlen(c->vals), l = c->n_leaves;
+        pfvm_type *t = (pfvm_type *)pfvm__realloc(c->types, sizeof *t * (size_t)nv * (size_t)(l + 1));
+        unsigned char *lv;
+        if (t)
+            c->types = t;
+        lv = t ? (unsigned char *)pfvm__realloc(c->live, (size_t)nv * (size_t)(l + 1)) : NULL;
+        if (!lv) {
+            *rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            return -1;
+        }
+        c->live = lv;
+        pfvm__cases_save(c, c->types + (size_t)l * (size_t)nv);
+        memset(c->live + (size_t)l * (size_t)nv, 1, (size_t)nv);
+        for (i = 0; i < (int)stbds_arrlen(k->failed); i++)
+            pfvm__cases_kill(c, k->failed[i], c->live + (size_t)l * (size_t)nv);
+        node.leaf = c->n_leaves++;
+    }
+    stbds_arrput(c->nodes, node);
+    return me;
+}
+
+void pfvm_shape_cases_free(pfvm_shape_cases *c)
+{
+    if (!c)
+        return;
+    stbds_arrfree(c->vals);
+    stbds_hmfree(c->index);
+    stbds_arrfree(c->nodes);
+    pfvm__free(c->types);
+    pfvm__free(c->live);
+    pfvm__free(c);
+}
+
+pfvm_code pfvm_infer_shape_cases(pfvm_graph *g, pfvm_shape_cases **out, pfvm_status *st)
+{
+    pfvm_shape_cases *c;
+    pfvm__infer_cases k;
+    pfvm_type *start = NULL, *plain = NULL;
+    pfvm_code rc;
+    int nv;
+    *out = NULL;
+    if ((rc = pfvm_graph_resolve_ops(g, 0, st)) != PFVM_OK)
+        return rc;
+    c = (pfvm_shape_cases *)pfvm__calloc(1, sizeof *c);
+    if (!c)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    memset(&k, 0, sizeof k);
+    c->syms = g->model->syms;
+    pfvm__cases_collect(c, g);
+    nv = (int)stbds_arrlen(c->vals);
+    start = (pfvm_type *)pfvm__malloc(sizeof *start * (size_t)(nv + 1));
+    plain = (pfvm_type *)pfvm__malloc(sizeof *plain * (size_t)(nv + 1));
+    if (!start || !plain) {
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    pfvm__cases_save(c, start);
+    /* the plain inference (what every other consumer sees) also finds the
+     * conditions to split on */
+    if ((rc = pfvm__cases_run(c, g, start, &k, st)) != PFVM_OK)
+        goto done;
+    pfvm__cases_save(c, plain);
+    if (k.n_seen) {
+        int root = pfvm__cases_explore(c, g, start, &k, &rc, st);
+        pfvm__cases_restore(c, plain);
+        if (root < 0)
+            goto done;
+        *out = c;
+        c = NULL;
+    }
+done:
+    stbds_arrfree(k.failed);
+    pfvm__free(start);
+    pfvm__free(plain);
+    pfvm_shape_cases_free(c);
+    return rc;
+}
+
+static int pfvm__shape_same(const pfvm_type *a, const pfvm_type *b)
+{
+    int d;
+    if (a->kind != b->kind || a->shape.rank != b->shape.rank)
+        return 0;
+    for (d = 0; d < a->shape.rank; d++)
+        if (a->shape.dims[d] != b->shape.dims[d])
+            return 0;
+    return 1;
+}
+
+/* Whether the live types of value vi agree over the leaves under node n:
+ * 0 when none is live, 1 when they agree (*first set), 2 when not. */
+static int pfvm__cases_agree(const pfvm_shape_cases *c, int n, int vi, const pfvm_type **first)
+{
+    const pfvm__case_node *node = &c->nodes[n];
+    size_t nv = stbds_arrlen(c->vals);
+    if (node->cond) {
+        const pfvm_type *a = NULL, *b = NULL;
+        int ra = pfvm__cases_agree(c, node->child[1], vi, &a), rb = pfvm__cases_agree(c, node->child[0], vi, &b);
+        if (ra == 2 || rb == 2)
+            return 2;
+        if (!ra || !rb) {
+            *first = ra ? a : b;
+            return ra | rb;
+        }
+        *first = a;
+        return pfvm__shape_same(a, b) ? 1 : 2;
+    }
+    if (node->leaf < 0 || !c->live[(size_t)node->leaf * nv + (size_t)vi])
+        return 0;
+    *first = &c->types[(size_t)node->leaf * nv + (size_t)vi];
+    return 1;
+}
+
+static void pfvm__cases_put(char *buf, size_t n, size_t *len, const char *s)
+{
+    size_t l = strlen(s);
+    if (*len < n) {
+        size_t room = n - *len - 1, k = l < room ? l : room;
+        memcpy(buf + *len, s, k);
+        buf[*len + k] = 0;
+    }
+    *len += l;
+}
+
+static void pfvm__cases_str(const pfvm_shape_cases *c, int n, int vi, char *buf, size_t cap, size_t *len)
+{
+    const pfvm_type *t = NULL;
+    int r = pfvm__cases_agree(c, n, vi, &t);
+    char tmp[1024];
+    if (r == 1) {
+        pfvm_shape_print(&t->shape, tmp, sizeof tmp);
+        pfvm__cases_put(buf, cap, len, tmp);
+        return;
+    }
+    /* r == 2: a split whose two sides both have live, different types */
+    {
+        const pfvm__case_node *node = &c->nodes[n];
+        int s, ra = pfvm__cases_agree(c, node->child[1], vi, &t), rb = pfvm__cases_agree(c, node->child[0], vi, &t);
+        if (!ra || !rb) {
+            pfvm__cases_str(c, node->child[ra ? 1 : 0], vi, buf, cap, len);
+            return;
+        }
+        {
+            /* the two sides printed apart: equal text (the cases below
+             * split on something else) prints once */
+            char *side[2];
+            size_t sl[2] = {0, 0}, need;
+            for (s = 0; s < 2; s++) {
+                pfvm__cases_str(c, node->child[s], vi, NULL, 0, &sl[s]);
+                need = sl[s] + 1;
+                side[s] = (char *)pfvm__malloc(need);
+                if (!side[s]) {
+                    if (s)
+                        pfvm__free(side[0]);
+                    return;
+                }
+                sl[s] = 0;
+                side[s][0] = 0;
+                pfvm__cases_str(c, node->child[s], vi, side[s], need, &sl[s]);
+            }
+            if (!strcmp(side[0], side[1])) {
+                pfvm__cases_put(buf, cap, len, side[1]);
+            } else {
+                pfvm_sym_print_cond(c->syms, node->cond, tmp, sizeof tmp);
+                pfvm__cases_put(buf, cap, len, tmp);
+                pfvm__cases_put(buf, cap, len, " ? ");
+                for (s = 1; s >= 0; s--) {
+                    int nested = strstr(side[s], " ? ") != NULL;
+                    if (nested)
+                        pfvm__cases_put(buf, cap, len, "(");
+                    pfvm__cases_put(buf, cap, len, side[s]);
+                    if (nested)
+                        pfvm__cases_put(buf, cap, len, ")");
+                    if (s)
+                        pfvm__cases_put(buf, cap, len, " : ");
+                }
+            }
+            pfvm__free(side[0]);
+            pfvm__free(side[1]);
+        }
+    }
+}
+
+int pfvm_shape_cases_print(const pfvm_shape_cases *c, const pfvm_value *v, char *buf, size_t n)
+{
+    pfvm__case_index *index = c ? c->index : NULL;
+    ptrdiff_t at = index ? stbds_hmgeti(index, v) : -1;
+    const pfvm_type *t = NULL;
+    size_t len = 0;
+    if (n)
+        buf[0] = 0;
+    if (at < 0 || v->type.kind != PFVM_KIND_TENSOR || !pfvm__cases_agree(c, 0, c->index[at].value, &t)) {
+        char tmp[1024];
+        pfvm_shape_print(&v->type.shape, tmp, sizeof tmp);
+        pfvm__cases_put(buf, n, &len, tmp);
+        return (int)len;
+    }
+    pfvm__cases_str(c, 0, c->index[at].value, buf, n, &len);
+    return (int)len;
+}
+
+int pfvm_shape_cases_shape(const pfvm_shape_cases *c, const pfvm_value *v, pfvm_shape *out)
+{
+    pfvm__case_index *index = c ? c->index : NULL;
+    ptrdiff_t at = index ? stbds_hmgeti(index, v) : -1;
+    const pfvm_type *t = NULL;
+    int r;
+    *out = v->type.shape;
+    if (at < 0 || v->type.kind != PFVM_KIND_TENSOR || !(r = pfvm__cases_agree(c, 0, c->index[at].value, &t)))
+        return 1;
+    if (r == 2)
+        return 0;
+    *out = t->shape;
+    return 1;
 }

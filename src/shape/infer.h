@@ -27,6 +27,32 @@ PFVM_API pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
  * again for another binding). For users who know a dim ("n = 100000"). */
 PFVM_API pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st);
 
+/* Shapes per case of a condition inference cannot decide. When an If's
+ * condition compares dims whose equality depends on the input (`T == 1`
+ * with T an expression of the input length: Squeeze when it holds,
+ * Identity when not), a value's rank or dims can differ by case, and no
+ * single shape is right. pfvm_infer_shape_cases infers g like
+ * pfvm_infer_shapes and leaves the same plain types in the graph (an
+ * unknown rank or fresh symbols where the branches differ: what passes,
+ * the planner and autodiff use); then it infers g again under each outcome
+ * of such conditions (conditions over the model's own dim names only,
+ * nested up to 4 deep), the If decided each time, and keeps the results in
+ * *out (NULL when no condition arose). A case in which inference proves
+ * the run fails (an operator's shape error on the only path) is left out:
+ * its values never reach the outputs. */
+typedef struct pfvm_shape_cases pfvm_shape_cases;
+PFVM_API pfvm_code pfvm_infer_shape_cases(pfvm_graph *g, pfvm_shape_cases **out, pfvm_status *st);
+/* Prints v's shape over the cases, like pfvm_shape_print when every case
+ * that has v agrees (or c is NULL, or v is in no case), else
+ * `COND ? SHAPE : SHAPE` with COND printed by pfvm_sym_print_cond
+ * (`(h+1)/2==1`) and a nested case form in parentheses. Returns the
+ * length it needed, like snprintf. */
+PFVM_API int pfvm_shape_cases_print(const pfvm_shape_cases *c, const pfvm_value *v, char *buf, size_t n);
+/* The shape of v when every case that has v agrees (its plain shape when
+ * c is NULL or v is in no case): 1 and *out; 0 when it differs by case. */
+PFVM_API int pfvm_shape_cases_shape(const pfvm_shape_cases *c, const pfvm_value *v, pfvm_shape *out);
+PFVM_API void pfvm_shape_cases_free(pfvm_shape_cases *c);
+
 /* Receives what inference learned about the values of one graph (g itself
  * or a subgraph): iv[i] describes g->values[i] (type and, when known,
  * contents: a constant tensor or symbolic scalars), n entries. The tensors

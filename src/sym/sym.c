@@ -925,6 +925,91 @@ int pfvm_sym_proven_ne(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
     return d && (pfvm_sym_proven_ge(t, d, 1) || pfvm_sym_proven_ge(t, pfvm_sym_muli(t, d, -1), 1));
 }
 
+const pfvm_sym *pfvm_sym_eq(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    const pfvm_sym *d, *one = pfvm_sym_const(t, 1);
+    if (!a || !b || !one)
+        return NULL;
+    if (a == b)
+        return one;
+    if (pfvm_sym_proven_ne(t, a, b))
+        return pfvm_sym_const(t, 0);
+    d = pfvm_sym_sub(t, a, b);
+    return pfvm_sym_sub(t, one, pfvm_sym_min(t, one, pfvm_sym_max(t, d, pfvm_sym_muli(t, d, -1))));
+}
+
+const pfvm_sym *pfvm_sym_not(pfvm_symtab *t, const pfvm_sym *s)
+{
+    return pfvm_sym_sub(t, pfvm_sym_const(t, 1), s);
+}
+
+/* d when s is min(1,max(d,-d)) (then s is `d != 0`), else NULL. */
+static const pfvm_sym *pfvm__ne_form(pfvm_symtab *t, const pfvm_sym *s)
+{
+    const pfvm_sym *m;
+    if (!s || s->kind != PFVM_SYM_MIN)
+        return NULL;
+    m = s->a->kind == PFVM_SYM_CONST ? s->b : s->a;
+    if ((m == s->a ? s->b : s->a)->kind != PFVM_SYM_CONST || (m == s->a ? s->b : s->a)->value != 1 ||
+        m->kind != PFVM_SYM_MAX || pfvm_sym_muli(t, m->a, -1) != m->b)
+        return NULL;
+    return m->a;
+}
+
+/* Adds to *l (coefficient > 0) or *r (< 0, negated) each term of d. */
+static void pfvm__split_sides(pfvm_symtab *t, const pfvm_sym *d, const pfvm_sym **l, const pfvm_sym **r)
+{
+    int64_t k;
+    const pfvm_sym *m;
+    if (!d)
+        return;
+    if (d->kind == PFVM_SYM_ADD) {
+        pfvm__split_sides(t, d->a, l, r);
+        pfvm__split_sides(t, d->b, l, r);
+        return;
+    }
+    if (d->kind == PFVM_SYM_CONST) {
+        if (d->value >= 0)
+            *l = pfvm_sym_add(t, *l, d);
+        else
+            *r = pfvm_sym_add(t, *r, pfvm_sym_muli(t, d, -1));
+        return;
+    }
+    m = pfvm__split_coef(d, &k);
+    if (k >= 0)
+        *l = pfvm_sym_add(t, *l, d);
+    else
+        *r = pfvm_sym_add(t, *r, pfvm_sym_muli(t, m, -k));
+}
+
+int pfvm_sym_print_cond(pfvm_symtab *t, const pfvm_sym *s, char *buf, size_t n)
+{
+    const pfvm_sym *d = pfvm__ne_form(t, s), *l, *r;
+    const char *op = "!=";
+    pfvm__sbuf b;
+    b.buf = buf;
+    b.n = buf ? n : 0;
+    b.len = 0;
+    if (b.n)
+        buf[0] = 0;
+    if (!d && (d = pfvm__ne_form(t, pfvm_sym_not(t, s))) != NULL)
+        op = "==";
+    l = r = pfvm_sym_const(t, 0);
+    if (d)
+        pfvm__split_sides(t, d, &l, &r);
+    if (!d || !l || !r) {
+        l = s;
+        r = pfvm_sym_const(t, 0);
+        op = "!=";
+    }
+    if (!l || !r)
+        return 0;
+    pfvm__sprint(&b, l, 0);
+    pfvm__sput(&b, op);
+    pfvm__sprint(&b, r, 0);
+    return (int)b.len;
+}
+
 int pfvm_sym_proven_eq(const pfvm_sym *a, const pfvm_sym *b)
 {
     return a && a == b;

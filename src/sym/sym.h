@@ -73,6 +73,17 @@ PFVM_API const pfvm_sym *pfvm_sym_max(pfvm_symtab *t, const pfvm_sym *a, const p
 PFVM_API const pfvm_sym *pfvm_sym_addi(pfvm_symtab *t, const pfvm_sym *a, int64_t b);
 PFVM_API const pfvm_sym *pfvm_sym_muli(pfvm_symtab *t, const pfvm_sym *a, int64_t b);
 
+/* Symbolic booleans (If conditions on dims). eq(a,b) is 1 when a == b and
+ * 0 otherwise, built in the same algebra as `1-min(1,max(a-b,b-a))` (a
+ * constant when provably equal or different; eq(a,b) and eq(b,a) are the
+ * same node); not(s) is `1-s`. */
+PFVM_API const pfvm_sym *pfvm_sym_eq(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b);
+PFVM_API const pfvm_sym *pfvm_sym_not(pfvm_symtab *t, const pfvm_sym *s);
+/* Prints a symbolic boolean: `L==R` or `L!=R` for eq/not-eq forms (the
+ * difference's positive terms on the left, negative ones on the right:
+ * `(h+1)/2==1`), otherwise `EXPR!=0`. Returns the length it needed. */
+PFVM_API int pfvm_sym_print_cond(pfvm_symtab *t, const pfvm_sym *s, char *buf, size_t n);
+
 /* 1 and *out set when s is a constant. */
 PFVM_API int pfvm_sym_is_const(const pfvm_sym *s, int64_t *out);
 
