@@ -919,7 +919,12 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
 /* pfvm_op_def.flags */
 #define PFVM_OP_NONDETERMINISTIC 1u /* random generators: never folded */
 #define PFVM_OP_IN_PLACE 2u /* the kernel is right with output 0 in input 0's storage (a fused group
-                               computes a row op's input into its output, then runs it there) */
+                               computes a row op's input into its output, then runs it there; the
+                               memory planners store output 0 over a dead input 0 of the same size:
+                               Softmax, the Scatter family, and Reshape and its family as views) */
+#define PFVM_OP_SHAPE_ONLY 4u /* reads only its inputs' types and shapes, never their elements: once the
+                                 shapes are bound it is folded, and its inputs' storage need not outlive
+                                 their last other reader (src/exec/symplan: pfvm__node_data_deps) */
 
 struct pfvm_op_def {
     const char *name;
@@ -2012,6 +2017,8 @@ typedef struct pfvm_plan_entry {
     size_t offset, bytes;
     int first, last;        /* node indices of definition and last use */
     int kind;               /* 0 arena, 1 folded constant, 2 dynamic (run time), 3 input/initializer */
+    int in_place;           /* arena: 1 when stored over its node's input 0 (same offset), which that
+                               node reads last (PFVM_OP_IN_PLACE kernels such as ScatterElements) */
 } pfvm_plan_entry;
 
 typedef struct pfvm_plan_info {
@@ -2256,6 +2263,8 @@ typedef struct pfvm_symplan_entry {
     const pfvm_sym *offset; /* in the arena */
     int first, last;        /* index of the producing node and of the last reader (n_nodes: a graph output) */
     int slot;               /* arena slot; values sharing a slot never live at once */
+    int in_place;           /* 1: stored over the storage of its node's input 0, which n reads last
+                               (PFVM_OP_IN_PLACE, pfvm__node_in_place); counted from first + 1 */
 } pfvm_symplan_entry;
 
 typedef struct pfvm_symplan {
@@ -2292,6 +2301,20 @@ PFVM_INTERNAL const pfvm_sym *pfvm__symplan_bytes(pfvm_symtab *t, const pfvm_typ
  * arithmetic on constants). The executor folds these when it binds, so
  * they take no arena space. NULL when out of memory. */
 PFVM_INTERNAL unsigned char *pfvm__symplan_constants(const pfvm_graph *g);
+/* The values whose storage node n reads (into *out, an stb_ds array it
+ * resets): pfvm__node_deps without the inputs of a PFVM_OP_SHAPE_ONLY node
+ * (Shape, Size) whose rank is known, since binding the shapes folds such
+ * a node before anything runs. A gradient's Shape(x) then no longer keeps
+ * a large activation x alive. */
+PFVM_INTERNAL void pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out);
+/* Whether n's output 0 may take the storage of its input 0 when n is the
+ * last reader of that input: a PFVM_OP_IN_PLACE kernel (ScatterElements,
+ * Softmax, Reshape as a view...), input 0 made by a node of the same graph,
+ * not a graph output, read once by n, with output 0's dtype and provably
+ * its element count.
+ * The three planners (the executor's, the symbolic one and the recompute
+ * simulation) apply the same rule, so that their numbers agree. */
+PFVM_INTERNAL int pfvm__node_in_place(const pfvm_node *n);
 
 #ifdef __cplusplus
 }
@@ -9723,7 +9746,17 @@ PFVM__EW_GRAD1(pfvm__ew_k_atanh, PFVM__EW_F("Reciprocal", PFVM__EW_SUB(PFVM__EW_
 /* erf'(x) = 2/sqrt(pi) exp(-x^2) */
 PFVM__EW_GRAD1(pfvm__ew_k_erf, PFVM__EW_MUL(PFVM__EW_K(1.1283791670955126), PFVM__EW_F("Exp", PFVM__EW_F("Neg", PFVM__EW_MUL(x, x)))))
 PFVM__EW_GRAD1(pfvm__ew_k_sigmoid, PFVM__EW_MUL(y, PFVM__EW_SUB(PFVM__EW_K(1), y)))
-PFVM__EW_GRAD1(pfvm__ew_k_relu, pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 0), x))
+/* where(y > 0, gy, 0): the mask reads the output, which the next layer
+ * usually keeps anyway, so the input need not outlive the forward pass;
+ * and a Where stores no float mask */
+static pfvm_code pfvm__ew_k_relu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *y = n->outputs[0], *gy = pfvm_grad_out(g, 0);
+    if (!gy)
+        return PFVM_OK;
+    return pfvm_grad_add(g, n->inputs[0],
+                         pfvm_grad_op3(g, "Where", pfvm__ew_gcmp(g, y, 0, 0), gy, pfvm_grad_scalar_like(g, gy, 0)));
+}
 /* x >= 0 ? 1 : alpha  ==  1 + (alpha - 1) * (x < 0) */
 PFVM__EW_GRAD1(pfvm__ew_k_leakyrelu, PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_MUL(PFVM__EW_K(PFVM__EW_ATTR("alpha", 0.01) - 1), pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 1), x))))
 /* x >= 0 ? 1 : y + alpha */
@@ -12115,10 +12148,10 @@ static pfvm_code pfvm__ix_g_d2s(pfvm_grad_ctx *g, const pfvm_node *n)
 
 const pfvm_op_def pfvm__ops_indexing[] = {
     {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0, NULL, pfvm__ix_g_gather_elements, NULL, NULL},
-    {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, 0, NULL, pfvm__ix_g_scatter_elements, NULL, NULL},
-    {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL},
+    {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_elements, NULL, NULL},
+    {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL},
     {"GatherND", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_nd, pfvm__ix_k_gather_nd, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_gather_nd, 0, NULL, pfvm__ix_g_gather_nd, NULL, NULL},
-    {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, 0, NULL, pfvm__ix_g_scatter_nd, NULL, NULL},
+    {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_nd, NULL, NULL},
     {"OneHot", "", 9, 0, 3, 3, 1, 1, pfvm__ix_infer_onehot, pfvm__ix_k_onehot, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL},
     {"EyeLike", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_eyelike, pfvm__ix_k_eyelike, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__ix_a_eyelike, 0, NULL, NULL, NULL, NULL},
     {"Compress", "", 9, 0, 2, 2, 1, 1, pfvm__ix_infer_compress, pfvm__ix_k_compress, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL},
@@ -21146,18 +21179,18 @@ static pfvm_code pfvm__tn_k_trilu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 }
 
 const pfvm_op_def pfvm__ops_tensor[] = {
-    {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL, NULL},
+    {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL, NULL},
     {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, pfvm__tn_k_dropout_grad, NULL, NULL},
-    {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, 0, NULL, NULL, NULL, NULL},
-    {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL, NULL},
+    {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL},
+    {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL},
     {"Constant", "", 1, 0, 0, 0, 1, 1, pfvm__tn_infer_constant, pfvm__tn_k_constant, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL, NULL},
     {"ConstantOfShape", "", 9, 0, 1, 1, 1, 1, pfvm__tn_infer_cos, pfvm__tn_k_cos, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__tn_a_cos, 0, NULL, NULL, NULL, NULL},
-    {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, 0, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
-    {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, 0, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
-    {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
-    {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, 0, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
-    {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, 0, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
-    {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
+    {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
+    {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
+    {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
+    {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
+    {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
+    {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
     {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, pfvm__tn_simp_transpose, pfvm__tn_k_transpose_grad, NULL, NULL},
     {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL},
     {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL},
@@ -25298,6 +25331,9 @@ typedef struct pfvm__rc {
     int *last_orig, *last_clone;
     pfvm_value **clone_val; /* by value id, when rewriting */
     int n_steps;
+    struct pfvm__rc_inplace {
+        int step, x, x_clone, y;
+    } *in_place;            /* stb_ds: in-place nodes of the schedule (pfvm__node_in_place) */
     int rewriting;
     pfvm_code rc;
 } pfvm__rc;
@@ -25358,7 +25394,7 @@ static pfvm_code pfvm__rc_analyse(pfvm__rc *R)
         int keep = i < R->nf && (!n->op || (n->op->flags & PFVM_OP_NONDETERMINISTIC) || pfvm__rc_has_subgraph(n));
         double f = pfvm_node_flops(n, R->b);
         R->flops[i] = f > 0 ? f : 0;
-        pfvm__node_deps(n, &R->deps[i]);
+        pfvm__node_data_deps(n, &R->deps[i]);
         for (j = 0; j < n->n_outputs; j++) {
             const pfvm_value *v = n->outputs[j];
             if (!v)
@@ -25375,8 +25411,10 @@ static pfvm_code pfvm__rc_analyse(pfvm__rc *R)
     return pfvm__rc_sizes(R);
 }
 
-/* Cuts: forward values that are, once made, the only non-constant forward
- * value a later forward node still reads. */
+/* Cuts: forward values that the backward pass reads and that are, once
+ * made, the only non-constant forward value a later forward node still
+ * reads. (A value the backward pass never reads is no candidate: keeping
+ * it would cost its bytes for nothing but a shorter recomputation.) */
 static pfvm_code pfvm__rc_find_cuts(pfvm__rc *R)
 {
     int *lastf = (int *)pfvm__calloc((size_t)R->nv + 1, sizeof *lastf);
@@ -25412,7 +25450,7 @@ static pfvm_code pfvm__rc_find_cuts(pfvm__rc *R)
             continue;
         for (j = 0; j < nd->n_outputs; j++) {
             const pfvm_value *v = nd->outputs[j];
-            if (v && R->fwd[v->id] && lastf[v->id] > i) {
+            if (v && R->fwd[v->id] && R->bwd[v->id] && lastf[v->id] > i) {
                 R->cut[n++] = v->id;
                 break;
             }
@@ -25520,6 +25558,22 @@ static pfvm_code pfvm__rc_copy_node(pfvm__rc *R, const unsigned char *kept, int 
     return PFVM_OK;
 }
 
+/* Notes node n at `step` when its output 0 may take input 0's storage;
+ * pfvm__rc_schedule decides once the input's last reader is known. */
+static void pfvm__rc_note_in_place(pfvm__rc *R, const unsigned char *kept, const pfvm_node *n, int step,
+                                   int reads_clones)
+{
+    struct pfvm__rc_inplace e;
+    if (!pfvm__node_in_place(n) || R->bytes[n->inputs[0]->id] <= 0 ||
+        R->bytes[n->inputs[0]->id] != R->bytes[n->outputs[0]->id])
+        return;
+    e.step = step;
+    e.x = n->inputs[0]->id;
+    e.x_clone = reads_clones && pfvm__rc_dropped(R, kept, n->inputs[0]);
+    e.y = n->outputs[0]->id;
+    stbds_arrput(R->in_place, e);
+}
+
 /* Recomputes dropped value v (and, first, what its producer reads). */
 static void pfvm__rc_ensure(pfvm__rc *R, const unsigned char *kept, const pfvm_value *v, pfvm_node ***order,
                             double *extra, int *copies)
@@ -25533,6 +25587,7 @@ static void pfvm__rc_ensure(pfvm__rc *R, const unsigned char *kept, const pfvm_v
         if (pfvm__rc_dropped(R, kept, R->deps[p][j]))
             pfvm__rc_ensure(R, kept, R->deps[p][j], order, extra, copies);
     s = R->n_steps++;
+    pfvm__rc_note_in_place(R, kept, n, s, 1);
     if (R->rewriting)
         R->rc = pfvm__rc_copy_node(R, kept, p, s, order);
     else
@@ -25557,6 +25612,7 @@ static double pfvm__rc_schedule(pfvm__rc *R, const unsigned char *kept, double *
     *extra = 0;
     *copies = 0;
     R->n_steps = 0;
+    stbds_arrsetlen(R->in_place, 0);
     for (i = 0; i < R->nv; i++) {
         R->clone_step[i] = -1;
         R->last_orig[i] = R->last_clone[i] = -1;
@@ -25568,6 +25624,7 @@ static double pfvm__rc_schedule(pfvm__rc *R, const unsigned char *kept, double *
                 if (pfvm__rc_dropped(R, kept, R->deps[i][j]))
                     pfvm__rc_ensure(R, kept, R->deps[i][j], order, extra, copies);
         R->step_of[i] = R->n_steps++;
+        pfvm__rc_note_in_place(R, kept, n, R->step_of[i], i >= R->nf);
         for (j = 0; j < (int)stbds_arrlen(R->deps[i]); j++) {
             pfvm_value *v = R->deps[i][j], *r;
             if (i < R->nf) {
@@ -25605,6 +25662,15 @@ static double pfvm__rc_schedule(pfvm__rc *R, const unsigned char *kept, double *
             last = R->last_clone[i] < first ? first : R->last_clone[i];
             delta[first] += R->bytes[i];
             delta[last + 1] -= R->bytes[i];
+        }
+    }
+    /* an output stored over its input: one buffer at that step */
+    for (i = 0; i < (int)stbds_arrlen(R->in_place); i++) {
+        const struct pfvm__rc_inplace *p = &R->in_place[i];
+        int x_last = p->x_clone ? R->last_clone[p->x] : R->last_orig[p->x];
+        if (x_last == p->step) {
+            delta[p->step] -= R->bytes[p->y];
+            delta[p->step + 1] += R->bytes[p->y];
         }
     }
     for (i = 0; i <= total; i++) {
@@ -25982,6 +26048,7 @@ static void pfvm__rc_free(pfvm__rc *R)
     pfvm__free(R->last_orig);
     pfvm__free(R->last_clone);
     pfvm__free(R->clone_val);
+    stbds_arrfree(R->in_place);
 }
 
 pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts *opts,
@@ -27257,14 +27324,50 @@ static pfvm_code pfvm__plan_types(pfvm_exec *e, pfvm_status *st)
     return PFVM_OK;
 }
 
+/* Marks the arena entries stored over their node's input 0
+ * (pfvm__node_in_place, that input read last by the node, the same
+ * size). span[k] becomes, for a root entry, the last step of it and of the
+ * chain stored over it, and for an in-place entry, its root's index. */
+static void pfvm__plan_in_place(pfvm_exec *e, int *span)
+{
+    int n = (int)stbds_arrlen(e->entries), k, step;
+    for (k = 0; k < n; k++) {
+        pfvm_plan_entry *pe = &e->entries[k];
+        if (pe->kind == 0 && pe->last < 0)
+            pe->last = pe->first; /* unused output: still written */
+        pe->in_place = 0;
+        span[k] = pe->last;
+    }
+    /* entries follow value order; chains need node order */
+    for (step = 0; step < e->nn; step++) {
+        const pfvm_node *nd = e->g->nodes[step];
+        int ky = -1, kx = -1;
+        if (e->skip[step] || !pfvm__node_in_place(nd))
+            continue;
+        for (k = 0; k < n && (ky < 0 || kx < 0); k++) {
+            if (e->entries[k].value == nd->outputs[0])
+                ky = k;
+            else if (e->entries[k].value == nd->inputs[0])
+                kx = k;
+        }
+        if (ky < 0 || kx < 0 || e->entries[ky].kind != 0 || e->entries[kx].kind != 0 || e->entries[kx].last != step ||
+            e->entries[kx].bytes != e->entries[ky].bytes)
+            continue;
+        if (e->entries[kx].in_place)
+            kx = span[kx];
+        e->entries[ky].in_place = 1;
+        span[kx] = span[ky] > span[kx] ? span[ky] : span[kx];
+        span[ky] = kx;
+    }
+}
+
 /* Chooses arena or dynamic storage, computes lifetimes and offsets. */
 static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
 {
     int i, j, k, n_arena = 0;
     int *last;
     pfvm_value **deps = NULL;
-    size_t *order_bytes;
-    int *order;
+    int *order, *span;
     size_t peak = 0;
     stbds_arrsetlen(e->entries, 0);
     last = (int *)pfvm__calloc((size_t)e->nv + 1, sizeof *last);
@@ -27273,6 +27376,8 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     for (i = 0; i < e->nv; i++)
         last[i] = -1;
     for (i = 0; i < e->nn; i++) {
+        if (e->skip[i])
+            continue; /* folded while binding: reads nothing when running */
         pfvm__node_deps(e->g->nodes[i], &deps);
         for (j = 0; j < (int)stbds_arrlen(deps); j++)
             if (deps[j]->graph == e->g)
@@ -27334,18 +27439,20 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
         }
     }
     pfvm__free(last);
-    /* offsets: largest first, each at the lowest offset that does not overlap
-     * a placed tensor whose lifetime overlaps */
     order = (int *)pfvm__calloc((size_t)stbds_arrlen(e->entries) + 1, sizeof *order);
-    order_bytes = (size_t *)pfvm__calloc((size_t)stbds_arrlen(e->entries) + 1, sizeof *order_bytes);
-    if (!order || !order_bytes) {
+    span = (int *)pfvm__calloc((size_t)stbds_arrlen(e->entries) + 1, sizeof *span);
+    if (!order || !span) {
         pfvm__free(order);
-        pfvm__free(order_bytes);
+        pfvm__free(span);
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     }
+    pfvm__plan_in_place(e, span);
+    /* offsets: largest first, each at the lowest offset that does not overlap
+     * a placed tensor whose lifetime overlaps; a tensor stored in place
+     * takes its input's offset, whose lifetime (span) it extends */
     n_arena = 0;
     for (i = 0; i < (int)stbds_arrlen(e->entries); i++)
-        if (e->entries[i].kind == 0)
+        if (e->entries[i].kind == 0 && !e->entries[i].in_place)
             order[n_arena++] = i;
     /* insertion sort by size, descending (stable, deterministic) */
     for (i = 1; i < n_arena; i++) {
@@ -27359,13 +27466,11 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
         pfvm_plan_entry *pi = &e->entries[order[i]];
         size_t off = 0;
         int moved = 1;
-        if (pi->last < 0)
-            pi->last = pi->first; /* unused output: still written */
         while (moved) {
             moved = 0;
             for (j = 0; j < i; j++) {
                 pfvm_plan_entry *pj = &e->entries[order[j]];
-                int overlap_time = !(pj->last < pi->first || pi->last < pj->first);
+                int overlap_time = !(span[order[j]] < pi->first || span[order[i]] < pj->first);
                 if (overlap_time && off < pj->offset + pj->bytes && pj->offset < off + pi->bytes) {
                     off = pj->offset + pj->bytes;
                     moved = 1;
@@ -27376,12 +27481,15 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
         if (off + pi->bytes > e->arena_size)
             e->arena_size = off + pi->bytes;
     }
+    for (i = 0; i < (int)stbds_arrlen(e->entries); i++)
+        if (e->entries[i].in_place)
+            e->entries[i].offset = e->entries[span[i]].offset; /* span: the root entry */
     /* lower bound: the largest sum of sizes live at one step */
     for (k = 0; k <= e->nn; k++) {
         size_t live = 0;
         for (i = 0; i < n_arena; i++) {
             pfvm_plan_entry *pi = &e->entries[order[i]];
-            if (pi->first <= k && k <= pi->last)
+            if (pi->first <= k && k <= span[order[i]])
                 live += pi->bytes;
         }
         if (live > peak)
@@ -27389,7 +27497,7 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     }
     e->lower_bound = peak;
     pfvm__free(order);
-    pfvm__free(order_bytes);
+    pfvm__free(span);
     return PFVM_OK;
 }
 
@@ -29490,6 +29598,46 @@ static int pfvm__symplan_ge(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b
     return d && pfvm_sym_proven_nonneg(d);
 }
 
+void pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out)
+{
+    int j;
+    pfvm__node_deps(n, out);
+    if (!n->op || !(n->op->flags & PFVM_OP_SHAPE_ONLY))
+        return;
+    for (j = 0; j < (int)stbds_arrlen(*out);)
+        if ((*out)[j]->type.kind == PFVM_KIND_TENSOR && (*out)[j]->type.shape.rank >= 0)
+            stbds_arrdel(*out, j);
+        else
+            j++;
+}
+
+/* Element count (hash-consed: equal counts are the same pointer). */
+static const pfvm_sym *pfvm__symplan_numel(pfvm_symtab *t, const pfvm_type *ty)
+{
+    const pfvm_sym *n = pfvm_sym_const(t, 1);
+    int d;
+    for (d = 0; d < ty->shape.rank && n; d++)
+        n = pfvm_sym_mul(t, n, ty->shape.dims[d]);
+    return n;
+}
+
+int pfvm__node_in_place(const pfvm_node *n)
+{
+    const pfvm_value *x, *y;
+    int j;
+    if (!n->op || !(n->op->flags & PFVM_OP_IN_PLACE) || n->n_inputs < 1 || n->n_outputs < 1 ||
+        !(x = n->inputs[0]) || !(y = n->outputs[0]) || !x->producer || x->graph != n->graph || x->is_output ||
+        x->type.kind != PFVM_KIND_TENSOR || y->type.kind != PFVM_KIND_TENSOR || x->type.dtype != y->type.dtype ||
+        x->type.dtype == PFVM_STRING || x->type.shape.rank < 0 || y->type.shape.rank < 0 ||
+        pfvm__symplan_numel(n->graph->model->syms, &x->type) != pfvm__symplan_numel(n->graph->model->syms, &y->type) ||
+        !pfvm__symplan_numel(n->graph->model->syms, &x->type))
+        return 0;
+    for (j = 1; j < n->n_inputs; j++)
+        if (n->inputs[j] == x)
+            return 0;
+    return 1;
+}
+
 /* Index of the last node of g that reads each value of g (graph outputs
  * count as read after the last node); -1 when never read. */
 static int *pfvm__symplan_last_use(const pfvm_graph *g, int n_nodes)
@@ -29502,7 +29650,7 @@ static int *pfvm__symplan_last_use(const pfvm_graph *g, int n_nodes)
     for (i = 0; i < nv; i++)
         last[i] = -1;
     for (i = 0; i < n_nodes; i++) {
-        pfvm__node_deps(g->nodes[i], &deps);
+        pfvm__node_data_deps(g->nodes[i], &deps);
         for (j = 0; j < (int)stbds_arrlen(deps); j++)
             if (deps[j]->graph == g)
                 last[deps[j]->id] = i;
@@ -29556,7 +29704,7 @@ static const pfvm_sym *pfvm__symplan_peak(pfvm_symtab *t, const pfvm_symplan *p)
         const pfvm_sym *live = pfvm_sym_const(t, 0);
         int covered = 0;
         for (i = 0; i < p->n_entries && live; i++)
-            if (p->entries[i].first <= step && step <= p->entries[i].last)
+            if (p->entries[i].first + p->entries[i].in_place <= step && step <= p->entries[i].last)
                 live = pfvm_sym_add(t, live, p->entries[i].bytes);
         if (!live)
             break;
@@ -29597,6 +29745,19 @@ unsigned char *pfvm__symplan_constants(const pfvm_graph *g)
                 known[n->outputs[j]->id] = 1;
     }
     return known;
+}
+
+/* The entry (before i) whose storage entry i takes in place, or -1. */
+static int pfvm__symplan_in_place_of(const pfvm_symplan_entry *entries, int i)
+{
+    const pfvm_node *n = entries[i].value->producer;
+    int k;
+    if (entries[i].value->producer_index != 0 || !pfvm__node_in_place(n))
+        return -1;
+    for (k = i - 1; k >= 0; k--)
+        if (entries[k].value == n->inputs[0])
+            return entries[k].last == entries[i].first && entries[k].bytes == entries[i].bytes ? k : -1;
+    return -1;
 }
 
 pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *st)
@@ -29641,8 +29802,16 @@ pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *
     }
     pfvm__free(last);
     pfvm__free(known);
-    for (i = 0; i < (int)stbds_arrlen(entries); i++)
-        entries[i].slot = pfvm__symplan_place(t, &slots, &entries[i]);
+    for (i = 0; i < (int)stbds_arrlen(entries); i++) {
+        int x = pfvm__symplan_in_place_of(entries, i);
+        if (x >= 0) {
+            entries[i].in_place = 1;
+            entries[i].slot = entries[x].slot;
+            slots[entries[x].slot].busy_until = entries[i].last;
+        } else {
+            entries[i].slot = pfvm__symplan_place(t, &slots, &entries[i]);
+        }
+    }
     /* slots are laid out in creation order: offsets are prefix sums */
     p->arena = pfvm_sym_const(t, 0);
     for (k = 0; k < (int)stbds_arrlen(slots) && p->arena; k++) {

@@ -1,4 +1,5 @@
 #include "exec.h"
+#include "symplan.h"
 
 /* Outputs at most this many elements are folded at plan time when all of a
  * node's inputs are known: shape arithmetic, not tensor math. */
@@ -513,14 +514,50 @@ static pfvm_code pfvm__plan_types(pfvm_exec *e, pfvm_status *st)
     return PFVM_OK;
 }
 
+/* Marks the arena entries stored over their node's input 0
+ * (pfvm__node_in_place, that input read last by the node, the same
+ * size). span[k] becomes, for a root entry, the last step of it and of the
+ * chain stored over it, and for an in-place entry, its root's index. */
+static void pfvm__plan_in_place(pfvm_exec *e, int *span)
+{
+    int n = (int)stbds_arrlen(e->entries), k, step;
+    for (k = 0; k < n; k++) {
+        pfvm_plan_entry *pe = &e->entries[k];
+        if (pe->kind == 0 && pe->last < 0)
+            pe->last = pe->first; /* unused output: still written */
+        pe->in_place = 0;
+        span[k] = pe->last;
+    }
+    /* entries follow value order; chains need node order */
+    for (step = 0; step < e->nn; step++) {
+        const pfvm_node *nd = e->g->nodes[step];
+        int ky = -1, kx = -1;
+        if (e->skip[step] || !pfvm__node_in_place(nd))
+            continue;
+        for (k = 0; k < n && (ky < 0 || kx < 0); k++) {
+            if (e->entries[k].value == nd->outputs[0])
+                ky = k;
+            else if (e->entries[k].value == nd->inputs[0])
+                kx = k;
+        }
+        if (ky < 0 || kx < 0 || e->entries[ky].kind != 0 || e->entries[kx].kind != 0 || e->entries[kx].last != step ||
+            e->entries[kx].bytes != e->entries[ky].bytes)
+            continue;
+        if (e->entries[kx].in_place)
+            kx = span[kx];
+        e->entries[ky].in_place = 1;
+        span[kx] = span[ky] > span[kx] ? span[ky] : span[kx];
+        span[ky] = kx;
+    }
+}
+
 /* Chooses arena or dynamic storage, computes lifetimes and offsets. */
 static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
 {
     int i, j, k, n_arena = 0;
     int *last;
     pfvm_value **deps = NULL;
-    size_t *order_bytes;
-    int *order;
+    int *order, *span;
     size_t peak = 0;
     stbds_arrsetlen(e->entries, 0);
     last = (int *)pfvm__calloc((size_t)e->nv + 1, sizeof *last);
@@ -529,6 +566,8 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     for (i = 0; i < e->nv; i++)
         last[i] = -1;
     for (i = 0; i < e->nn; i++) {
+        if (e->skip[i])
+            continue; /* folded while binding: reads nothing when running */
         pfvm__node_deps(e->g->nodes[i], &deps);
         for (j = 0; j < (int)stbds_arrlen(deps); j++)
             if (deps[j]->graph == e->g)
@@ -590,18 +629,20 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
         }
     }
     pfvm__free(last);
-    /* offsets: largest first, each at the lowest offset that does not overlap
-     * a placed tensor whose lifetime overlaps */
     order = (int *)pfvm__calloc((size_t)stbds_arrlen(e->entries) + 1, sizeof *order);
-    order_bytes = (size_t *)pfvm__calloc((size_t)stbds_arrlen(e->entries) + 1, sizeof *order_bytes);
-    if (!order || !order_bytes) {
+    span = (int *)pfvm__calloc((size_t)stbds_arrlen(e->entries) + 1, sizeof *span);
+    if (!order || !span) {
         pfvm__free(order);
-        pfvm__free(order_bytes);
+        pfvm__free(span);
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     }
+    pfvm__plan_in_place(e, span);
+    /* offsets: largest first, each at the lowest offset that does not overlap
+     * a placed tensor whose lifetime overlaps; a tensor stored in place
+     * takes its input's offset, whose lifetime (span) it extends */
     n_arena = 0;
     for (i = 0; i < (int)stbds_arrlen(e->entries); i++)
-        if (e->entries[i].kind == 0)
+        if (e->entries[i].kind == 0 && !e->entries[i].in_place)
             order[n_arena++] = i;
     /* insertion sort by size, descending (stable, deterministic) */
     for (i = 1; i < n_arena; i++) {
@@ -615,13 +656,11 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
         pfvm_plan_entry *pi = &e->entries[order[i]];
         size_t off = 0;
         int moved = 1;
-        if (pi->last < 0)
-            pi->last = pi->first; /* unused output: still written */
         while (moved) {
             moved = 0;
             for (j = 0; j < i; j++) {
                 pfvm_plan_entry *pj = &e->entries[order[j]];
-                int overlap_time = !(pj->last < pi->first || pi->last < pj->first);
+                int overlap_time = !(span[order[j]] < pi->first || span[order[i]] < pj->first);
                 if (overlap_time && off < pj->offset + pj->bytes && pj->offset < off + pi->bytes) {
                     off = pj->offset + pj->bytes;
                     moved = 1;
@@ -632,12 +671,15 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
         if (off + pi->bytes > e->arena_size)
             e->arena_size = off + pi->bytes;
     }
+    for (i = 0; i < (int)stbds_arrlen(e->entries); i++)
+        if (e->entries[i].in_place)
+            e->entries[i].offset = e->entries[span[i]].offset; /* span: the root entry */
     /* lower bound: the largest sum of sizes live at one step */
     for (k = 0; k <= e->nn; k++) {
         size_t live = 0;
         for (i = 0; i < n_arena; i++) {
             pfvm_plan_entry *pi = &e->entries[order[i]];
-            if (pi->first <= k && k <= pi->last)
+            if (pi->first <= k && k <= span[order[i]])
                 live += pi->bytes;
         }
         if (live > peak)
@@ -645,7 +687,7 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     }
     e->lower_bound = peak;
     pfvm__free(order);
-    pfvm__free(order_bytes);
+    pfvm__free(span);
     return PFVM_OK;
 }
 

@@ -93,6 +93,8 @@ typedef struct pfvm_plan_entry {
     size_t offset, bytes;
     int first, last;        /* node indices of definition and last use */
     int kind;               /* 0 arena, 1 folded constant, 2 dynamic (run time), 3 input/initializer */
+    int in_place;           /* arena: 1 when stored over its node's input 0 (same offset), which that
+                               node reads last (PFVM_OP_IN_PLACE kernels such as ScatterElements) */
 } pfvm_plan_entry;
 
 typedef struct pfvm_plan_info {

@@ -25,6 +25,46 @@ static int pfvm__symplan_ge(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b
     return d && pfvm_sym_proven_nonneg(d);
 }
 
+void pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out)
+{
+    int j;
+    pfvm__node_deps(n, out);
+    if (!n->op || !(n->op->flags & PFVM_OP_SHAPE_ONLY))
+        return;
+    for (j = 0; j < (int)stbds_arrlen(*out);)
+        if ((*out)[j]->type.kind == PFVM_KIND_TENSOR && (*out)[j]->type.shape.rank >= 0)
+            stbds_arrdel(*out, j);
+        else
+            j++;
+}
+
+/* Element count (hash-consed: equal counts are the same pointer). */
+static const pfvm_sym *pfvm__symplan_numel(pfvm_symtab *t, const pfvm_type *ty)
+{
+    const pfvm_sym *n = pfvm_sym_const(t, 1);
+    int d;
+    for (d = 0; d < ty->shape.rank && n; d++)
+        n = pfvm_sym_mul(t, n, ty->shape.dims[d]);
+    return n;
+}
+
+int pfvm__node_in_place(const pfvm_node *n)
+{
+    const pfvm_value *x, *y;
+    int j;
+    if (!n->op || !(n->op->flags & PFVM_OP_IN_PLACE) || n->n_inputs < 1 || n->n_outputs < 1 ||
+        !(x = n->inputs[0]) || !(y = n->outputs[0]) || !x->producer || x->graph != n->graph || x->is_output ||
+        x->type.kind != PFVM_KIND_TENSOR || y->type.kind != PFVM_KIND_TENSOR || x->type.dtype != y->type.dtype ||
+        x->type.dtype == PFVM_STRING || x->type.shape.rank < 0 || y->type.shape.rank < 0 ||
+        pfvm__symplan_numel(n->graph->model->syms, &x->type) != pfvm__symplan_numel(n->graph->model->syms, &y->type) ||
+        !pfvm__symplan_numel(n->graph->model->syms, &x->type))
+        return 0;
+    for (j = 1; j < n->n_inputs; j++)
+        if (n->inputs[j] == x)
+            return 0;
+    return 1;
+}
+
 /* Index of the last node of g that reads each value of g (graph outputs
  * count as read after the last node); -1 when never read. */
 static int *pfvm__symplan_last_use(const pfvm_graph *g, int n_nodes)
@@ -37,7 +77,7 @@ static int *pfvm__symplan_last_use(const pfvm_graph *g, int n_nodes)
     for (i = 0; i < nv; i++)
         last[i] = -1;
     for (i = 0; i < n_nodes; i++) {
-        pfvm__node_deps(g->nodes[i], &deps);
+        pfvm__node_data_deps(g->nodes[i], &deps);
         for (j = 0; j < (int)stbds_arrlen(deps); j++)
             if (deps[j]->graph == g)
                 last[deps[j]->id] = i;
@@ -91,7 +131,7 @@ static const pfvm_sym *pfvm__symplan_peak(pfvm_symtab *t, const pfvm_symplan *p)
         const pfvm_sym *live = pfvm_sym_const(t, 0);
         int covered = 0;
         for (i = 0; i < p->n_entries && live; i++)
-            if (p->entries[i].first <= step && step <= p->entries[i].last)
+            if (p->entries[i].first + p->entries[i].in_place <= step && step <= p->entries[i].last)
                 live = pfvm_sym_add(t, live, p->entries[i].bytes);
         if (!live)
             break;
@@ -132,6 +172,19 @@ unsigned char *pfvm__symplan_constants(const pfvm_graph *g)
                 known[n->outputs[j]->id] = 1;
     }
     return known;
+}
+
+/* The entry (before i) whose storage entry i takes in place, or -1. */
+static int pfvm__symplan_in_place_of(const pfvm_symplan_entry *entries, int i)
+{
+    const pfvm_node *n = entries[i].value->producer;
+    int k;
+    if (entries[i].value->producer_index != 0 || !pfvm__node_in_place(n))
+        return -1;
+    for (k = i - 1; k >= 0; k--)
+        if (entries[k].value == n->inputs[0])
+            return entries[k].last == entries[i].first && entries[k].bytes == entries[i].bytes ? k : -1;
+    return -1;
 }
 
 pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *st)
@@ -176,8 +229,16 @@ pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *
     }
     pfvm__free(last);
     pfvm__free(known);
-    for (i = 0; i < (int)stbds_arrlen(entries); i++)
-        entries[i].slot = pfvm__symplan_place(t, &slots, &entries[i]);
+    for (i = 0; i < (int)stbds_arrlen(entries); i++) {
+        int x = pfvm__symplan_in_place_of(entries, i);
+        if (x >= 0) {
+            entries[i].in_place = 1;
+            entries[i].slot = entries[x].slot;
+            slots[entries[x].slot].busy_until = entries[i].last;
+        } else {
+            entries[i].slot = pfvm__symplan_place(t, &slots, &entries[i]);
+        }
+    }
     /* slots are laid out in creation order: offsets are prefix sums */
     p->arena = pfvm_sym_const(t, 0);
     for (k = 0; k < (int)stbds_arrlen(slots) && p->arena; k++) {

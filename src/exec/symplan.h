@@ -21,6 +21,8 @@ typedef struct pfvm_symplan_entry {
     const pfvm_sym *offset; /* in the arena */
     int first, last;        /* index of the producing node and of the last reader (n_nodes: a graph output) */
     int slot;               /* arena slot; values sharing a slot never live at once */
+    int in_place;           /* 1: stored over the storage of its node's input 0, which n reads last
+                               (PFVM_OP_IN_PLACE, pfvm__node_in_place); counted from first + 1 */
 } pfvm_symplan_entry;
 
 typedef struct pfvm_symplan {
@@ -57,6 +59,20 @@ PFVM_INTERNAL const pfvm_sym *pfvm__symplan_bytes(pfvm_symtab *t, const pfvm_typ
  * arithmetic on constants). The executor folds these when it binds, so
  * they take no arena space. NULL when out of memory. */
 PFVM_INTERNAL unsigned char *pfvm__symplan_constants(const pfvm_graph *g);
+/* The values whose storage node n reads (into *out, an stb_ds array it
+ * resets): pfvm__node_deps without the inputs of a PFVM_OP_SHAPE_ONLY node
+ * (Shape, Size) whose rank is known, since binding the shapes folds such
+ * a node before anything runs. A gradient's Shape(x) then no longer keeps
+ * a large activation x alive. */
+PFVM_INTERNAL void pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out);
+/* Whether n's output 0 may take the storage of its input 0 when n is the
+ * last reader of that input: a PFVM_OP_IN_PLACE kernel (ScatterElements,
+ * Softmax, Reshape as a view...), input 0 made by a node of the same graph,
+ * not a graph output, read once by n, with output 0's dtype and provably
+ * its element count.
+ * The three planners (the executor's, the symbolic one and the recompute
+ * simulation) apply the same rule, so that their numbers agree. */
+PFVM_INTERNAL int pfvm__node_in_place(const pfvm_node *n);
 
 #ifdef __cplusplus
 }

@@ -2474,7 +2474,17 @@ PFVM__EW_GRAD1(pfvm__ew_k_atanh, PFVM__EW_F("Reciprocal", PFVM__EW_SUB(PFVM__EW_
 /* erf'(x) = 2/sqrt(pi) exp(-x^2) */
 PFVM__EW_GRAD1(pfvm__ew_k_erf, PFVM__EW_MUL(PFVM__EW_K(1.1283791670955126), PFVM__EW_F("Exp", PFVM__EW_F("Neg", PFVM__EW_MUL(x, x)))))
 PFVM__EW_GRAD1(pfvm__ew_k_sigmoid, PFVM__EW_MUL(y, PFVM__EW_SUB(PFVM__EW_K(1), y)))
-PFVM__EW_GRAD1(pfvm__ew_k_relu, pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 0), x))
+/* where(y > 0, gy, 0): the mask reads the output, which the next layer
+ * usually keeps anyway, so the input need not outlive the forward pass;
+ * and a Where stores no float mask */
+static pfvm_code pfvm__ew_k_relu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
+{
+    pfvm_value *y = n->outputs[0], *gy = pfvm_grad_out(g, 0);
+    if (!gy)
+        return PFVM_OK;
+    return pfvm_grad_add(g, n->inputs[0],
+                         pfvm_grad_op3(g, "Where", pfvm__ew_gcmp(g, y, 0, 0), gy, pfvm_grad_scalar_like(g, gy, 0)));
+}
 /* x >= 0 ? 1 : alpha  ==  1 + (alpha - 1) * (x < 0) */
 PFVM__EW_GRAD1(pfvm__ew_k_leakyrelu, PFVM__EW_ADD(PFVM__EW_K(1), PFVM__EW_MUL(PFVM__EW_K(PFVM__EW_ATTR("alpha", 0.01) - 1), pfvm__ew_gmask(g, pfvm__ew_gcmp(g, x, 0, 1), x))))
 /* x >= 0 ? 1 : y + alpha */

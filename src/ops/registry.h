@@ -121,7 +121,12 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
 /* pfvm_op_def.flags */
 #define PFVM_OP_NONDETERMINISTIC 1u /* random generators: never folded */
 #define PFVM_OP_IN_PLACE 2u /* the kernel is right with output 0 in input 0's storage (a fused group
-                               computes a row op's input into its output, then runs it there) */
+                               computes a row op's input into its output, then runs it there; the
+                               memory planners store output 0 over a dead input 0 of the same size:
+                               Softmax, the Scatter family, and Reshape and its family as views) */
+#define PFVM_OP_SHAPE_ONLY 4u /* reads only its inputs' types and shapes, never their elements: once the
+                                 shapes are bound it is folded, and its inputs' storage need not outlive
+                                 their last other reader (src/exec/symplan: pfvm__node_data_deps) */
 
 struct pfvm_op_def {
     const char *name;

@@ -35,6 +35,9 @@ typedef struct pfvm__rc {
     int *last_orig, *last_clone;
     pfvm_value **clone_val; /* by value id, when rewriting */
     int n_steps;
+    struct pfvm__rc_inplace {
+        int step, x, x_clone, y;
+    } *in_place;            /* stb_ds: in-place nodes of the schedule (pfvm__node_in_place) */
     int rewriting;
     pfvm_code rc;
 } pfvm__rc;
@@ -95,7 +98,7 @@ static pfvm_code pfvm__rc_analyse(pfvm__rc *R)
         int keep = i < R->nf && (!n->op || (n->op->flags & PFVM_OP_NONDETERMINISTIC) || pfvm__rc_has_subgraph(n));
         double f = pfvm_node_flops(n, R->b);
         R->flops[i] = f > 0 ? f : 0;
-        pfvm__node_deps(n, &R->deps[i]);
+        pfvm__node_data_deps(n, &R->deps[i]);
         for (j = 0; j < n->n_outputs; j++) {
             const pfvm_value *v = n->outputs[j];
             if (!v)
@@ -112,8 +115,10 @@ static pfvm_code pfvm__rc_analyse(pfvm__rc *R)
     return pfvm__rc_sizes(R);
 }
 
-/* Cuts: forward values that are, once made, the only non-constant forward
- * value a later forward node still reads. */
+/* Cuts: forward values that the backward pass reads and that are, once
+ * made, the only non-constant forward value a later forward node still
+ * reads. (A value the backward pass never reads is no candidate: keeping
+ * it would cost its bytes for nothing but a shorter recomputation.) */
 static pfvm_code pfvm__rc_find_cuts(pfvm__rc *R)
 {
     int *lastf = (int *)pfvm__calloc((size_t)R->nv + 1, sizeof *lastf);
@@ -149,7 +154,7 @@ static pfvm_code pfvm__rc_find_cuts(pfvm__rc *R)
             continue;
         for (j = 0; j < nd->n_outputs; j++) {
             const pfvm_value *v = nd->outputs[j];
-            if (v && R->fwd[v->id] && lastf[v->id] > i) {
+            if (v && R->fwd[v->id] && R->bwd[v->id] && lastf[v->id] > i) {
                 R->cut[n++] = v->id;
                 break;
             }
@@ -257,6 +262,22 @@ static pfvm_code pfvm__rc_copy_node(pfvm__rc *R, const unsigned char *kept, int 
     return PFVM_OK;
 }
 
+/* Notes node n at `step` when its output 0 may take input 0's storage;
+ * pfvm__rc_schedule decides once the input's last reader is known. */
+static void pfvm__rc_note_in_place(pfvm__rc *R, const unsigned char *kept, const pfvm_node *n, int step,
+                                   int reads_clones)
+{
+    struct pfvm__rc_inplace e;
+    if (!pfvm__node_in_place(n) || R->bytes[n->inputs[0]->id] <= 0 ||
+        R->bytes[n->inputs[0]->id] != R->bytes[n->outputs[0]->id])
+        return;
+    e.step = step;
+    e.x = n->inputs[0]->id;
+    e.x_clone = reads_clones && pfvm__rc_dropped(R, kept, n->inputs[0]);
+    e.y = n->outputs[0]->id;
+    stbds_arrput(R->in_place, e);
+}
+
 /* Recomputes dropped value v (and, first, what its producer reads). */
 static void pfvm__rc_ensure(pfvm__rc *R, const unsigned char *kept, const pfvm_value *v, pfvm_node ***order,
                             double *extra, int *copies)
@@ -270,6 +291,7 @@ static void pfvm__rc_ensure(pfvm__rc *R, const unsigned char *kept, const pfvm_v
         if (pfvm__rc_dropped(R, kept, R->deps[p][j]))
             pfvm__rc_ensure(R, kept, R->deps[p][j], order, extra, copies);
     s = R->n_steps++;
+    pfvm__rc_note_in_place(R, kept, n, s, 1);
     if (R->rewriting)
         R->rc = pfvm__rc_copy_node(R, kept, p, s, order);
     else
@@ -294,6 +316,7 @@ static double pfvm__rc_schedule(pfvm__rc *R, const unsigned char *kept, double *
     *extra = 0;
     *copies = 0;
     R->n_steps = 0;
+    stbds_arrsetlen(R->in_place, 0);
     for (i = 0; i < R->nv; i++) {
         R->clone_step[i] = -1;
         R->last_orig[i] = R->last_clone[i] = -1;
@@ -305,6 +328,7 @@ static double pfvm__rc_schedule(pfvm__rc *R, const unsigned char *kept, double *
                 if (pfvm__rc_dropped(R, kept, R->deps[i][j]))
                     pfvm__rc_ensure(R, kept, R->deps[i][j], order, extra, copies);
         R->step_of[i] = R->n_steps++;
+        pfvm__rc_note_in_place(R, kept, n, R->step_of[i], i >= R->nf);
         for (j = 0; j < (int)stbds_arrlen(R->deps[i]); j++) {
             pfvm_value *v = R->deps[i][j], *r;
             if (i < R->nf) {
@@ -342,6 +366,15 @@ static double pfvm__rc_schedule(pfvm__rc *R, const unsigned char *kept, double *
             last = R->last_clone[i] < first ? first : R->last_clone[i];
             delta[first] += R->bytes[i];
             delta[last + 1] -= R->bytes[i];
+        }
+    }
+    /* an output stored over its input: one buffer at that step */
+    for (i = 0; i < (int)stbds_arrlen(R->in_place); i++) {
+        const struct pfvm__rc_inplace *p = &R->in_place[i];
+        int x_last = p->x_clone ? R->last_clone[p->x] : R->last_orig[p->x];
+        if (x_last == p->step) {
+            delta[p->step] -= R->bytes[p->y];
+            delta[p->step + 1] += R->bytes[p->y];
         }
     }
     for (i = 0; i <= total; i++) {
@@ -719,6 +752,7 @@ static void pfvm__rc_free(pfvm__rc *R)
     pfvm__free(R->last_orig);
     pfvm__free(R->last_clone);
     pfvm__free(R->clone_val);
+    stbds_arrfree(R->in_place);
 }
 
 pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts *opts,
