@@ -1002,6 +1002,10 @@ PFVM_INTERNAL pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c);
 PFVM_INTERNAL pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in);
 /* Numpy-style multidirectional broadcast of the shapes of inputs. */
 PFVM_INTERNAL pfvm_code pfvm_infer_broadcast(pfvm_ictx *c, const pfvm_shape *const *shapes, int n, pfvm_shape *out);
+/* Output 0 = numpy matmul of shapes a and b (1-D operands promoted, batch
+ * dims broadcast, inner dims checked) with the given dtype. Defined in
+ * src/ops/linalg.c (MatMul, MatMulInteger, QLinearMatMul). */
+PFVM_INTERNAL pfvm_code pfvm_infer_matmul(pfvm_ictx *c, const pfvm_shape *a, const pfvm_shape *b, pfvm_dtype dtype);
 /* Fails with "<what> differ: a vs b" (PFVM_ERR_SHAPE) when dims a and b
  * are provably different (3 vs 4, n vs n+1); PFVM_OK otherwise, unknown
  * included. */
@@ -10841,12 +10845,21 @@ static double pfvm__img_gs_sample(const pfvm__img_gs *g, double gx, double gy)
     }
 }
 
+/* X [N,C,H,W], grid [N,Ho,Wo,2] -> [N,C,Ho,Wo]. */
 static pfvm_code pfvm__img_infer_gs(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape, *g = &c->in[1]->type.shape;
     pfvm_shape out;
+    if (x->rank >= 0 && x->rank != 4)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "X must be 4-D [N,C,H,W], not rank %d", x->rank);
+    if (g->rank >= 0 && g->rank != 4)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "grid must be 4-D [N,Ho,Wo,2], not rank %d", g->rank);
+    if (g->rank == 4 && pfvm_infer_check_eq(c, g->dims[3], pfvm_sym_const(c->syms, 2), "grid's last dim and 2"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     if (x->rank != 4 || g->rank != 4)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 ? x->rank : g->rank);
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
+    if (pfvm_infer_check_eq(c, x->dims[0], g->dims[0], "the batch sizes of X and grid"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     out.rank = 4;
     out.dims[0] = x->dims[0];
     out.dims[1] = x->dims[1];
@@ -10913,16 +10926,26 @@ static pfvm_code pfvm__img_check_roialign(const pfvm_node *n, pfvm_status *st)
     return PFVM_OK;
 }
 
+/* X [N,C,H,W], rois [R,4], batch_indices [R] -> [R,C,oh,ow]. */
 static pfvm_code pfvm__img_infer_roialign(pfvm_ictx *c)
 {
-    const pfvm_shape *x = &c->in[0]->type.shape, *r = &c->in[1]->type.shape;
+    const pfvm_shape *x = &c->in[0]->type.shape, *r = &c->in[1]->type.shape, *bi = &c->in[2]->type.shape;
     pfvm_shape out;
     if (pfvm__img_check_roialign(c->node, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
-    if (x->rank != 4 || r->rank != 2)
+    if (x->rank >= 0 && x->rank != 4)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "X must be 4-D [N,C,H,W], not rank %d", x->rank);
+    if (r->rank >= 0 && r->rank != 2)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "rois must be 2-D [R,4], not rank %d", r->rank);
+    if (bi->rank >= 0 && bi->rank != 1)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "batch_indices must be 1-D [R], not rank %d", bi->rank);
+    if (r->rank == 2 && (pfvm_infer_check_eq(c, r->dims[1], pfvm_sym_const(c->syms, 4), "rois' second dim and 4") ||
+                         (bi->rank == 1 && pfvm_infer_check_eq(c, r->dims[0], bi->dims[0], "the counts of rois and batch_indices"))))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    if (x->rank != 4 || (r->rank != 2 && bi->rank != 1))
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
     out.rank = 4;
-    out.dims[0] = r->dims[0];
+    out.dims[0] = r->rank == 2 ? r->dims[0] : bi->dims[0];
     out.dims[1] = x->dims[1];
     out.dims[2] = pfvm_sym_const(c->syms, pfvm_node_attr_int(c->node, "output_height", 1));
     out.dims[3] = pfvm_sym_const(c->syms, pfvm_node_attr_int(c->node, "output_width", 1));
@@ -12287,13 +12310,13 @@ static void pfvm__la_gemm_any(int64_t m, int64_t n, int64_t k, const pfvm_tensor
 
 /* ---- MatMul ------------------------------------------------------------------------- */
 
-static pfvm_code pfvm__la_infer_matmul(pfvm_ictx *c)
+PFVM_INTERNAL pfvm_code pfvm_infer_matmul(pfvm_ictx *c, const pfvm_shape *sa, const pfvm_shape *sb, pfvm_dtype dtype)
 {
-    pfvm_shape a = c->in[0]->type.shape, b = c->in[1]->type.shape, ba, bb, batch, out;
+    pfvm_shape a = *sa, b = *sb, ba, bb, batch, out;
     const pfvm_shape *sh[2];
     int i, ra, rb;
     if (a.rank < 0 || b.rank < 0)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+        return pfvm_infer_unknown(c, 0, dtype, -1);
     if (a.rank == 0 || b.rank == 0)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "MatMul inputs must have rank >= 1");
     ra = a.rank;
@@ -12326,8 +12349,13 @@ static pfvm_code pfvm__la_infer_matmul(pfvm_ictx *c)
     for (i = 0; i < out.rank; i++)
         if (!out.dims[i])
             return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    pfvm_ival_set_tensor(c->out[0], dtype, &out);
     return PFVM_OK;
+}
+
+static pfvm_code pfvm__la_infer_matmul(pfvm_ictx *c)
+{
+    return pfvm_infer_matmul(c, &c->in[0]->type.shape, &c->in[1]->type.shape, c->in[0]->type.dtype);
 }
 
 /* Batch dims of A and B broadcast together (right-aligned), checked. */
@@ -15871,9 +15899,51 @@ static void pfvm__q_axis(const pfvm_node *n, const pfvm_tensor *x, int64_t *inne
         *inner *= x->dims[d];
 }
 
+/* Input j (a scale or zero point), when present and of known rank, is a
+ * scalar, a 1-element vector or, when `per` is given, a 1-D [per]. */
+static pfvm_code pfvm__q_check_zp(pfvm_ictx *c, int j, const pfvm_sym *per, const char *what)
+{
+    const pfvm_ival *v = j < c->n_in ? c->in[j] : NULL;
+    const pfvm_shape *s;
+    if (!v || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0)
+        return PFVM_OK;
+    s = &v->type.shape;
+    if (s->rank > 1)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must be a scalar or 1-D, not rank %d", what, s->rank);
+    if (s->rank == 1 && !pfvm_sym_is_const(s->dims[0], NULL))
+        return PFVM_OK;
+    if (s->rank == 1 && s->dims[0]->value != 1 && !per)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must have one element, not %lld", what, (long long)s->dims[0]->value);
+    if (s->rank == 1 && s->dims[0]->value != 1)
+        return pfvm_infer_check_eq(c, s->dims[0], per, what);
+    return PFVM_OK;
+}
+
+/* x, y_scale and y_zero_point: per tensor (scalar scale) or, from opset
+ * 13, per axis (1-D scale of x's size along `axis`); the zero point has
+ * the scale's shape. */
 static pfvm_code pfvm__q_infer_quantize(pfvm_ictx *c)
 {
     pfvm_dtype dt = c->n_in > 2 && c->in[2] ? c->in[2]->type.dtype : PFVM_UINT8;
+    const pfvm_shape *x = &c->in[0]->type.shape, *sc = &c->in[1]->type.shape;
+    const pfvm_sym *per = NULL;
+    if (pfvm_node_attr_int(c->node, "block_size", 0)) { /* blocked (opset 21): the kernel decides */
+        pfvm_ival_set_tensor(c->out[0], dt, &c->in[0]->type.shape);
+        return PFVM_OK;
+    }
+    if (sc->rank == 1 && x->rank >= 0 && c->node->opset >= 13) {
+        int ax = pfvm__axis(pfvm_node_attr_int(c->node, "axis", 1), x->rank);
+        if (ax < 0)
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d",
+                              (long long)pfvm_node_attr_int(c->node, "axis", 1), x->rank);
+        per = x->dims[ax];
+    }
+    if (pfvm__q_check_zp(c, 1, per, "y_scale") || pfvm__q_check_zp(c, 2, per, "y_zero_point"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    if (c->n_in > 2 && c->in[2] && sc->rank >= 0 && c->in[2]->type.shape.rank >= 0 &&
+        (sc->rank != c->in[2]->type.shape.rank ||
+         (sc->rank == 1 && pfvm_infer_check_eq(c, sc->dims[0], c->in[2]->type.shape.dims[0], "the sizes of y_scale and y_zero_point"))))
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "y_zero_point must have y_scale's shape");
     pfvm_ival_set_tensor(c->out[0], dt, &c->in[0]->type.shape);
     return PFVM_OK;
 }
@@ -15989,15 +16059,16 @@ static void pfvm__q_post_int32(void *user, int64_t idx, double acc)
     ((int32_t *)((pfvm_tensor *)user)->data)[idx] = (int32_t)acc;
 }
 
+/* A [..,N,K] x B [..,K,M] (numpy matmul rules) -> int32; a zero point is a
+ * scalar or, per row of A / column of B, [N] / [M]. */
 static pfvm_code pfvm__q_infer_int_matmul(pfvm_ictx *c)
 {
     const pfvm_shape *a = &c->in[0]->type.shape, *b = &c->in[1]->type.shape;
-    pfvm_shape out;
-    if (a->rank < 1 || b->rank < 1)
-        return pfvm_infer_unknown(c, 0, PFVM_INT32, -1);
-    out = *a;
-    out.dims[a->rank - 1] = b->dims[b->rank - 1];
-    pfvm_ival_set_tensor(c->out[0], PFVM_INT32, &out);
+    if (pfvm_infer_matmul(c, a, b, PFVM_INT32))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    if (pfvm__q_check_zp(c, 2, a->rank >= 2 ? a->dims[a->rank - 2] : NULL, "a_zero_point") ||
+        pfvm__q_check_zp(c, 3, b->rank >= 2 ? b->dims[b->rank - 1] : NULL, "b_zero_point"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     return PFVM_OK;
 }
 
@@ -16021,15 +16092,22 @@ static void pfvm__q_post_requant(void *user, int64_t idx, double acc)
     pfvm_red_store(r->y, idx, pfvm__q_round(acc * r->mult) + r->zp);
 }
 
+/* a [..,N,K] (scale, zero point), b [..,K,M] (scale, zero point), y's
+ * scale and zero point -> y's type, numpy matmul shape. Scales and zero
+ * points are per tensor or per row of a (a's, y's) / column of b (b's). */
 static pfvm_code pfvm__q_infer_qlinear_matmul(pfvm_ictx *c)
 {
     const pfvm_shape *a = &c->in[0]->type.shape, *b = &c->in[3]->type.shape;
-    pfvm_shape out;
-    if (a->rank < 1 || b->rank < 1)
-        return pfvm_infer_unknown(c, 0, c->in[7]->type.dtype, -1);
-    out = *a;
-    out.dims[a->rank - 1] = b->dims[b->rank - 1];
-    pfvm_ival_set_tensor(c->out[0], c->in[7]->type.dtype, &out);
+    int j;
+    if (pfvm_infer_matmul(c, a, b, c->in[7]->type.dtype))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    for (j = 0; j < 8; j++) {
+        static const char *const names[8] = {"", "a_scale", "a_zero_point", "", "b_scale", "b_zero_point", "y_scale", "y_zero_point"};
+        const pfvm_sym *per = j == 1 || j == 2 || j == 6 || j == 7 ? (a->rank >= 2 ? a->dims[a->rank - 2] : NULL)
+                              : j == 4 || j == 5 ? (b->rank >= 2 ? b->dims[b->rank - 1] : NULL) : NULL;
+        if (names[j][0] && pfvm__q_check_zp(c, j, per, names[j]))
+            return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    }
     return PFVM_OK;
 }
 
@@ -18032,24 +18110,52 @@ static int pfvm__sg_dft_sizes(const pfvm_node *n, int64_t signal_len, const pfvm
     return 1;
 }
 
+/* The signal's last dim: 1 (real) or 2 (complex), when known. */
+static pfvm_code pfvm__sg_check_signal(pfvm_ictx *c, const pfvm_shape *x, int exact_rank)
+{
+    int64_t comp;
+    if (x->rank >= 0 && (exact_rank ? x->rank != 3 : x->rank < 3))
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "the signal must be %s[batch, length, 1 or 2], not rank %d",
+                          exact_rank ? "" : "at least ", x->rank);
+    if (x->rank >= 3 && pfvm_sym_is_const(x->dims[x->rank - 1], &comp) && comp != 1 && comp != 2)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "the signal's last dim must be 1 (real) or 2 (complex), not %lld",
+                          (long long)comp);
+    return PFVM_OK;
+}
+
+/* [batch, ..., n, ..., 1 or 2] -> the same with n -> bins along `axis` and
+ * 2 last; bins = dft_length (n when absent), halved plus one when
+ * onesided. Symbolic in n when dft_length is absent. */
 static pfvm_code pfvm__sg_infer_dft(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
     int a;
-    int64_t sl, len, bins;
+    int64_t len, bins;
+    const pfvm_sym *b;
     pfvm_shape out;
+    if (pfvm__sg_check_signal(c, x, 0))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     if (x->rank < 3)
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
     a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", 1), x->rank);
     if (a < 1 || a == x->rank - 1)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis must be a signal dimension");
-    if (!pfvm_sym_is_const(x->dims[a], &sl) ||
-        (c->n_in > 1 && c->in[1] && !c->in[1]->value) ||
-        !pfvm__sg_dft_sizes(c->node, sl, c->n_in > 1 && c->in[1] ? c->in[1]->value : NULL, &len, &bins))
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
+    if (c->n_in > 1 && c->in[1]) {
+        if (!c->in[1]->value)
+            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
+        if (!pfvm__sg_dft_sizes(c->node, 1, c->in[1]->value, &len, &bins))
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "dft_length must be positive");
+        b = pfvm_sym_const(c->syms, bins);
+    } else {
+        b = x->dims[a];
+        if (pfvm_node_attr_int(c->node, "onesided", 0))
+            b = pfvm_sym_addi(c->syms, pfvm_sym_div(c->syms, b, pfvm_sym_const(c->syms, 2)), 1);
+    }
     out = *x;
-    out.dims[a] = pfvm_sym_const(c->syms, bins);
+    out.dims[a] = b;
     out.dims[x->rank - 1] = pfvm_sym_const(c->syms, 2);
+    if (!b)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     return PFVM_OK;
 }
@@ -18111,33 +18217,50 @@ static int pfvm__sg_stft_sizes(const pfvm_node *n, int64_t sl, const pfvm_tensor
     return 1;
 }
 
+/* [batch, n, 1 or 2] -> [batch, frames, bins, 2]: the frame length fl is
+ * frame_length or the window's length (equal when both are given),
+ * frames = (n - fl) / frame_step + 1 (symbolic in n), bins = fl/2+1 when
+ * onesided (the default), else fl. */
 static pfvm_code pfvm__sg_infer_stft(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
-    const pfvm_tensor *step = c->in[1]->value, *win = c->n_in > 2 && c->in[2] ? c->in[2]->value : NULL;
-    const pfvm_tensor *len = c->n_in > 3 && c->in[3] ? c->in[3]->value : NULL;
-    int64_t sl, st, fl, fr, bins;
+    const pfvm_tensor *step = c->in[1]->value, *len = c->n_in > 3 && c->in[3] ? c->in[3]->value : NULL;
+    const pfvm_ival *win = c->n_in > 2 ? c->in[2] : NULL;
+    const pfvm_sym *wl = NULL, *fr;
+    int64_t sl, st, fl = 0, w;
     pfvm_shape out;
-    if (x->rank != 3 || !step || (c->n_in > 3 && c->in[3] && !len) || !pfvm_sym_is_const(x->dims[1], &sl))
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
-    if (!win && c->n_in > 2 && c->in[2]) {
-        /* the window's length is its shape, even when its values are unknown */
-        int64_t wl;
-        if (c->in[2]->type.shape.rank != 1 || !pfvm_sym_is_const(c->in[2]->type.shape.dims[0], &wl))
-            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
-        st = pfvm_tensor_get_i64(step, 0);
-        fl = len ? pfvm_tensor_get_i64(len, 0) : wl;
-        if (st < 1 || fl < 1 || fl > sl)
-            return pfvm__fail(c->st, PFVM_ERR_INVALID, "frame step or length does not fit the signal");
-        fr = (sl - fl) / st + 1;
-        bins = pfvm_node_attr_int(c->node, "onesided", 1) ? fl / 2 + 1 : fl;
-    } else if (!pfvm__sg_stft_sizes(c->node, sl, step, win, len, &st, &fl, &fr, &bins)) {
-        return pfvm__fail(c->st, PFVM_ERR_INVALID, "frame step, window or length does not fit the signal");
+    if (pfvm__sg_check_signal(c, x, 1))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    if (win && win->type.kind == PFVM_KIND_TENSOR && win->type.shape.rank >= 0) {
+        if (win->type.shape.rank != 1)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "window must be 1-D, not rank %d", win->type.shape.rank);
+        wl = win->type.shape.dims[0];
     }
+    if (x->rank != 3 || !step || (c->n_in > 3 && c->in[3] && !len))
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
+    st = pfvm_tensor_get_i64(step, 0);
+    if (len && pfvm_tensor_numel(len))
+        fl = pfvm_tensor_get_i64(len, 0);
+    else if (wl && pfvm_sym_is_const(wl, &w))
+        fl = w;
+    else if (wl || !win)
+        return wl ? pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4)
+                  : pfvm__fail(c->st, PFVM_ERR_INVALID, "neither a window nor frame_length gives the frame length");
+    if (st < 1 || fl < 1)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "frame_step (%lld) and the frame length (%lld) must be positive",
+                          (long long)st, (long long)fl);
+    if (wl && pfvm_infer_check_eq(c, wl, pfvm_sym_const(c->syms, fl), "the window's length and frame_length"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    if (pfvm_sym_is_const(x->dims[1], &sl) && fl > sl)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "the frame length %lld exceeds the signal length %lld", (long long)fl,
+                          (long long)sl);
+    fr = pfvm_sym_addi(c->syms, pfvm_sym_div(c->syms, pfvm_sym_addi(c->syms, x->dims[1], -fl), pfvm_sym_const(c->syms, st)), 1);
+    if (!fr)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
     out.rank = 4;
     out.dims[0] = x->dims[0];
-    out.dims[1] = pfvm_sym_const(c->syms, fr);
-    out.dims[2] = pfvm_sym_const(c->syms, bins);
+    out.dims[1] = fr;
+    out.dims[2] = pfvm_sym_const(c->syms, pfvm_node_attr_int(c->node, "onesided", 1) ? fl / 2 + 1 : fl);
     out.dims[3] = pfvm_sym_const(c->syms, 2);
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     return PFVM_OK;

@@ -627,12 +627,21 @@ static double pfvm__img_gs_sample(const pfvm__img_gs *g, double gx, double gy)
     }
 }
 
+/* X [N,C,H,W], grid [N,Ho,Wo,2] -> [N,C,Ho,Wo]. */
 static pfvm_code pfvm__img_infer_gs(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape, *g = &c->in[1]->type.shape;
     pfvm_shape out;
+    if (x->rank >= 0 && x->rank != 4)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "X must be 4-D [N,C,H,W], not rank %d", x->rank);
+    if (g->rank >= 0 && g->rank != 4)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "grid must be 4-D [N,Ho,Wo,2], not rank %d", g->rank);
+    if (g->rank == 4 && pfvm_infer_check_eq(c, g->dims[3], pfvm_sym_const(c->syms, 2), "grid's last dim and 2"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     if (x->rank != 4 || g->rank != 4)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 ? x->rank : g->rank);
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
+    if (pfvm_infer_check_eq(c, x->dims[0], g->dims[0], "the batch sizes of X and grid"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     out.rank = 4;
     out.dims[0] = x->dims[0];
     out.dims[1] = x->dims[1];
@@ -699,16 +708,26 @@ static pfvm_code pfvm__img_check_roialign(const pfvm_node *n, pfvm_status *st)
     return PFVM_OK;
 }
 
+/* X [N,C,H,W], rois [R,4], batch_indices [R] -> [R,C,oh,ow]. */
 static pfvm_code pfvm__img_infer_roialign(pfvm_ictx *c)
 {
-    const pfvm_shape *x = &c->in[0]->type.shape, *r = &c->in[1]->type.shape;
+    const pfvm_shape *x = &c->in[0]->type.shape, *r = &c->in[1]->type.shape, *bi = &c->in[2]->type.shape;
     pfvm_shape out;
     if (pfvm__img_check_roialign(c->node, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
-    if (x->rank != 4 || r->rank != 2)
+    if (x->rank >= 0 && x->rank != 4)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "X must be 4-D [N,C,H,W], not rank %d", x->rank);
+    if (r->rank >= 0 && r->rank != 2)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "rois must be 2-D [R,4], not rank %d", r->rank);
+    if (bi->rank >= 0 && bi->rank != 1)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "batch_indices must be 1-D [R], not rank %d", bi->rank);
+    if (r->rank == 2 && (pfvm_infer_check_eq(c, r->dims[1], pfvm_sym_const(c->syms, 4), "rois' second dim and 4") ||
+                         (bi->rank == 1 && pfvm_infer_check_eq(c, r->dims[0], bi->dims[0], "the counts of rois and batch_indices"))))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    if (x->rank != 4 || (r->rank != 2 && bi->rank != 1))
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
     out.rank = 4;
-    out.dims[0] = r->dims[0];
+    out.dims[0] = r->rank == 2 ? r->dims[0] : bi->dims[0];
     out.dims[1] = x->dims[1];
     out.dims[2] = pfvm_sym_const(c->syms, pfvm_node_attr_int(c->node, "output_height", 1));
     out.dims[3] = pfvm_sym_const(c->syms, pfvm_node_attr_int(c->node, "output_width", 1));

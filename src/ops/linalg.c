@@ -126,13 +126,13 @@ static void pfvm__la_gemm_any(int64_t m, int64_t n, int64_t k, const pfvm_tensor
 
 /* ---- MatMul ------------------------------------------------------------------------- */
 
-static pfvm_code pfvm__la_infer_matmul(pfvm_ictx *c)
+PFVM_INTERNAL pfvm_code pfvm_infer_matmul(pfvm_ictx *c, const pfvm_shape *sa, const pfvm_shape *sb, pfvm_dtype dtype)
 {
-    pfvm_shape a = c->in[0]->type.shape, b = c->in[1]->type.shape, ba, bb, batch, out;
+    pfvm_shape a = *sa, b = *sb, ba, bb, batch, out;
     const pfvm_shape *sh[2];
     int i, ra, rb;
     if (a.rank < 0 || b.rank < 0)
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, -1);
+        return pfvm_infer_unknown(c, 0, dtype, -1);
     if (a.rank == 0 || b.rank == 0)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "MatMul inputs must have rank >= 1");
     ra = a.rank;
@@ -165,8 +165,13 @@ static pfvm_code pfvm__la_infer_matmul(pfvm_ictx *c)
     for (i = 0; i < out.rank; i++)
         if (!out.dims[i])
             return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
-    pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
+    pfvm_ival_set_tensor(c->out[0], dtype, &out);
     return PFVM_OK;
+}
+
+static pfvm_code pfvm__la_infer_matmul(pfvm_ictx *c)
+{
+    return pfvm_infer_matmul(c, &c->in[0]->type.shape, &c->in[1]->type.shape, c->in[0]->type.dtype);
 }
 
 /* Batch dims of A and B broadcast together (right-aligned), checked. */

@@ -39,9 +39,51 @@ static void pfvm__q_axis(const pfvm_node *n, const pfvm_tensor *x, int64_t *inne
         *inner *= x->dims[d];
 }
 
+/* Input j (a scale or zero point), when present and of known rank, is a
+ * scalar, a 1-element vector or, when `per` is given, a 1-D [per]. */
+static pfvm_code pfvm__q_check_zp(pfvm_ictx *c, int j, const pfvm_sym *per, const char *what)
+{
+    const pfvm_ival *v = j < c->n_in ? c->in[j] : NULL;
+    const pfvm_shape *s;
+    if (!v || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0)
+        return PFVM_OK;
+    s = &v->type.shape;
+    if (s->rank > 1)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must be a scalar or 1-D, not rank %d", what, s->rank);
+    if (s->rank == 1 && !pfvm_sym_is_const(s->dims[0], NULL))
+        return PFVM_OK;
+    if (s->rank == 1 && s->dims[0]->value != 1 && !per)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must have one element, not %lld", what, (long long)s->dims[0]->value);
+    if (s->rank == 1 && s->dims[0]->value != 1)
+        return pfvm_infer_check_eq(c, s->dims[0], per, what);
+    return PFVM_OK;
+}
+
+/* x, y_scale and y_zero_point: per tensor (scalar scale) or, from opset
+ * 13, per axis (1-D scale of x's size along `axis`); the zero point has
+ * the scale's shape. */
 static pfvm_code pfvm__q_infer_quantize(pfvm_ictx *c)
 {
     pfvm_dtype dt = c->n_in > 2 && c->in[2] ? c->in[2]->type.dtype : PFVM_UINT8;
+    const pfvm_shape *x = &c->in[0]->type.shape, *sc = &c->in[1]->type.shape;
+    const pfvm_sym *per = NULL;
+    if (pfvm_node_attr_int(c->node, "block_size", 0)) { /* blocked (opset 21): the kernel decides */
+        pfvm_ival_set_tensor(c->out[0], dt, &c->in[0]->type.shape);
+        return PFVM_OK;
+    }
+    if (sc->rank == 1 && x->rank >= 0 && c->node->opset >= 13) {
+        int ax = pfvm__axis(pfvm_node_attr_int(c->node, "axis", 1), x->rank);
+        if (ax < 0)
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d",
+                              (long long)pfvm_node_attr_int(c->node, "axis", 1), x->rank);
+        per = x->dims[ax];
+    }
+    if (pfvm__q_check_zp(c, 1, per, "y_scale") || pfvm__q_check_zp(c, 2, per, "y_zero_point"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    if (c->n_in > 2 && c->in[2] && sc->rank >= 0 && c->in[2]->type.shape.rank >= 0 &&
+        (sc->rank != c->in[2]->type.shape.rank ||
+         (sc->rank == 1 && pfvm_infer_check_eq(c, sc->dims[0], c->in[2]->type.shape.dims[0], "the sizes of y_scale and y_zero_point"))))
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "y_zero_point must have y_scale's shape");
     pfvm_ival_set_tensor(c->out[0], dt, &c->in[0]->type.shape);
     return PFVM_OK;
 }
@@ -157,15 +199,16 @@ static void pfvm__q_post_int32(void *user, int64_t idx, double acc)
     ((int32_t *)((pfvm_tensor *)user)->data)[idx] = (int32_t)acc;
 }
 
+/* A [..,N,K] x B [..,K,M] (numpy matmul rules) -> int32; a zero point is a
+ * scalar or, per row of A / column of B, [N] / [M]. */
 static pfvm_code pfvm__q_infer_int_matmul(pfvm_ictx *c)
 {
     const pfvm_shape *a = &c->in[0]->type.shape, *b = &c->in[1]->type.shape;
-    pfvm_shape out;
-    if (a->rank < 1 || b->rank < 1)
-        return pfvm_infer_unknown(c, 0, PFVM_INT32, -1);
-    out = *a;
-    out.dims[a->rank - 1] = b->dims[b->rank - 1];
-    pfvm_ival_set_tensor(c->out[0], PFVM_INT32, &out);
+    if (pfvm_infer_matmul(c, a, b, PFVM_INT32))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    if (pfvm__q_check_zp(c, 2, a->rank >= 2 ? a->dims[a->rank - 2] : NULL, "a_zero_point") ||
+        pfvm__q_check_zp(c, 3, b->rank >= 2 ? b->dims[b->rank - 1] : NULL, "b_zero_point"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     return PFVM_OK;
 }
 
@@ -189,15 +232,22 @@ static void pfvm__q_post_requant(void *user, int64_t idx, double acc)
     pfvm_red_store(r->y, idx, pfvm__q_round(acc * r->mult) + r->zp);
 }
 
+/* a [..,N,K] (scale, zero point), b [..,K,M] (scale, zero point), y's
+ * scale and zero point -> y's type, numpy matmul shape. Scales and zero
+ * points are per tensor or per row of a (a's, y's) / column of b (b's). */
 static pfvm_code pfvm__q_infer_qlinear_matmul(pfvm_ictx *c)
 {
     const pfvm_shape *a = &c->in[0]->type.shape, *b = &c->in[3]->type.shape;
-    pfvm_shape out;
-    if (a->rank < 1 || b->rank < 1)
-        return pfvm_infer_unknown(c, 0, c->in[7]->type.dtype, -1);
-    out = *a;
-    out.dims[a->rank - 1] = b->dims[b->rank - 1];
-    pfvm_ival_set_tensor(c->out[0], c->in[7]->type.dtype, &out);
+    int j;
+    if (pfvm_infer_matmul(c, a, b, c->in[7]->type.dtype))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    for (j = 0; j < 8; j++) {
+        static const char *const names[8] = {"", "a_scale", "a_zero_point", "", "b_scale", "b_zero_point", "y_scale", "y_zero_point"};
+        const pfvm_sym *per = j == 1 || j == 2 || j == 6 || j == 7 ? (a->rank >= 2 ? a->dims[a->rank - 2] : NULL)
+                              : j == 4 || j == 5 ? (b->rank >= 2 ? b->dims[b->rank - 1] : NULL) : NULL;
+        if (names[j][0] && pfvm__q_check_zp(c, j, per, names[j]))
+            return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    }
     return PFVM_OK;
 }
 

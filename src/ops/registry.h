@@ -204,6 +204,10 @@ PFVM_INTERNAL pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c);
 PFVM_INTERNAL pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in);
 /* Numpy-style multidirectional broadcast of the shapes of inputs. */
 PFVM_INTERNAL pfvm_code pfvm_infer_broadcast(pfvm_ictx *c, const pfvm_shape *const *shapes, int n, pfvm_shape *out);
+/* Output 0 = numpy matmul of shapes a and b (1-D operands promoted, batch
+ * dims broadcast, inner dims checked) with the given dtype. Defined in
+ * src/ops/linalg.c (MatMul, MatMulInteger, QLinearMatMul). */
+PFVM_INTERNAL pfvm_code pfvm_infer_matmul(pfvm_ictx *c, const pfvm_shape *a, const pfvm_shape *b, pfvm_dtype dtype);
 /* Fails with "<what> differ: a vs b" (PFVM_ERR_SHAPE) when dims a and b
  * are provably different (3 vs 4, n vs n+1); PFVM_OK otherwise, unknown
  * included. */

@@ -21,24 +21,52 @@ static int pfvm__sg_dft_sizes(const pfvm_node *n, int64_t signal_len, const pfvm
     return 1;
 }
 
+/* The signal's last dim: 1 (real) or 2 (complex), when known. */
+static pfvm_code pfvm__sg_check_signal(pfvm_ictx *c, const pfvm_shape *x, int exact_rank)
+{
+    int64_t comp;
+    if (x->rank >= 0 && (exact_rank ? x->rank != 3 : x->rank < 3))
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "the signal must be %s[batch, length, 1 or 2], not rank %d",
+                          exact_rank ? "" : "at least ", x->rank);
+    if (x->rank >= 3 && pfvm_sym_is_const(x->dims[x->rank - 1], &comp) && comp != 1 && comp != 2)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "the signal's last dim must be 1 (real) or 2 (complex), not %lld",
+                          (long long)comp);
+    return PFVM_OK;
+}
+
+/* [batch, ..., n, ..., 1 or 2] -> the same with n -> bins along `axis` and
+ * 2 last; bins = dft_length (n when absent), halved plus one when
+ * onesided. Symbolic in n when dft_length is absent. */
 static pfvm_code pfvm__sg_infer_dft(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
     int a;
-    int64_t sl, len, bins;
+    int64_t len, bins;
+    const pfvm_sym *b;
     pfvm_shape out;
+    if (pfvm__sg_check_signal(c, x, 0))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     if (x->rank < 3)
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
     a = pfvm__axis(pfvm_node_attr_int(c->node, "axis", 1), x->rank);
     if (a < 1 || a == x->rank - 1)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis must be a signal dimension");
-    if (!pfvm_sym_is_const(x->dims[a], &sl) ||
-        (c->n_in > 1 && c->in[1] && !c->in[1]->value) ||
-        !pfvm__sg_dft_sizes(c->node, sl, c->n_in > 1 && c->in[1] ? c->in[1]->value : NULL, &len, &bins))
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
+    if (c->n_in > 1 && c->in[1]) {
+        if (!c->in[1]->value)
+            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank);
+        if (!pfvm__sg_dft_sizes(c->node, 1, c->in[1]->value, &len, &bins))
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "dft_length must be positive");
+        b = pfvm_sym_const(c->syms, bins);
+    } else {
+        b = x->dims[a];
+        if (pfvm_node_attr_int(c->node, "onesided", 0))
+            b = pfvm_sym_addi(c->syms, pfvm_sym_div(c->syms, b, pfvm_sym_const(c->syms, 2)), 1);
+    }
     out = *x;
-    out.dims[a] = pfvm_sym_const(c->syms, bins);
+    out.dims[a] = b;
     out.dims[x->rank - 1] = pfvm_sym_const(c->syms, 2);
+    if (!b)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     return PFVM_OK;
 }
@@ -100,33 +128,50 @@ static int pfvm__sg_stft_sizes(const pfvm_node *n, int64_t sl, const pfvm_tensor
     return 1;
 }
 
+/* [batch, n, 1 or 2] -> [batch, frames, bins, 2]: the frame length fl is
+ * frame_length or the window's length (equal when both are given),
+ * frames = (n - fl) / frame_step + 1 (symbolic in n), bins = fl/2+1 when
+ * onesided (the default), else fl. */
 static pfvm_code pfvm__sg_infer_stft(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
-    const pfvm_tensor *step = c->in[1]->value, *win = c->n_in > 2 && c->in[2] ? c->in[2]->value : NULL;
-    const pfvm_tensor *len = c->n_in > 3 && c->in[3] ? c->in[3]->value : NULL;
-    int64_t sl, st, fl, fr, bins;
+    const pfvm_tensor *step = c->in[1]->value, *len = c->n_in > 3 && c->in[3] ? c->in[3]->value : NULL;
+    const pfvm_ival *win = c->n_in > 2 ? c->in[2] : NULL;
+    const pfvm_sym *wl = NULL, *fr;
+    int64_t sl, st, fl = 0, w;
     pfvm_shape out;
-    if (x->rank != 3 || !step || (c->n_in > 3 && c->in[3] && !len) || !pfvm_sym_is_const(x->dims[1], &sl))
-        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
-    if (!win && c->n_in > 2 && c->in[2]) {
-        /* the window's length is its shape, even when its values are unknown */
-        int64_t wl;
-        if (c->in[2]->type.shape.rank != 1 || !pfvm_sym_is_const(c->in[2]->type.shape.dims[0], &wl))
-            return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
-        st = pfvm_tensor_get_i64(step, 0);
-        fl = len ? pfvm_tensor_get_i64(len, 0) : wl;
-        if (st < 1 || fl < 1 || fl > sl)
-            return pfvm__fail(c->st, PFVM_ERR_INVALID, "frame step or length does not fit the signal");
-        fr = (sl - fl) / st + 1;
-        bins = pfvm_node_attr_int(c->node, "onesided", 1) ? fl / 2 + 1 : fl;
-    } else if (!pfvm__sg_stft_sizes(c->node, sl, step, win, len, &st, &fl, &fr, &bins)) {
-        return pfvm__fail(c->st, PFVM_ERR_INVALID, "frame step, window or length does not fit the signal");
+    if (pfvm__sg_check_signal(c, x, 1))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    if (win && win->type.kind == PFVM_KIND_TENSOR && win->type.shape.rank >= 0) {
+        if (win->type.shape.rank != 1)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "window must be 1-D, not rank %d", win->type.shape.rank);
+        wl = win->type.shape.dims[0];
     }
+    if (x->rank != 3 || !step || (c->n_in > 3 && c->in[3] && !len))
+        return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4);
+    st = pfvm_tensor_get_i64(step, 0);
+    if (len && pfvm_tensor_numel(len))
+        fl = pfvm_tensor_get_i64(len, 0);
+    else if (wl && pfvm_sym_is_const(wl, &w))
+        fl = w;
+    else if (wl || !win)
+        return wl ? pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, 4)
+                  : pfvm__fail(c->st, PFVM_ERR_INVALID, "neither a window nor frame_length gives the frame length");
+    if (st < 1 || fl < 1)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "frame_step (%lld) and the frame length (%lld) must be positive",
+                          (long long)st, (long long)fl);
+    if (wl && pfvm_infer_check_eq(c, wl, pfvm_sym_const(c->syms, fl), "the window's length and frame_length"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    if (pfvm_sym_is_const(x->dims[1], &sl) && fl > sl)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "the frame length %lld exceeds the signal length %lld", (long long)fl,
+                          (long long)sl);
+    fr = pfvm_sym_addi(c->syms, pfvm_sym_div(c->syms, pfvm_sym_addi(c->syms, x->dims[1], -fl), pfvm_sym_const(c->syms, st)), 1);
+    if (!fr)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
     out.rank = 4;
     out.dims[0] = x->dims[0];
-    out.dims[1] = pfvm_sym_const(c->syms, fr);
-    out.dims[2] = pfvm_sym_const(c->syms, bins);
+    out.dims[1] = fr;
+    out.dims[2] = pfvm_sym_const(c->syms, pfvm_node_attr_int(c->node, "onesided", 1) ? fl / 2 + 1 : fl);
     out.dims[3] = pfvm_sym_const(c->syms, 2);
     pfvm_ival_set_tensor(c->out[0], c->in[0]->type.dtype, &out);
     return PFVM_OK;
