@@ -1013,6 +1013,9 @@ PFVM_INTERNAL pfvm_code pfvm_infer_check_eq(pfvm_ictx *c, const pfvm_sym *a, con
 /* Input j, when present and of known rank, must be 1-D of length `len`
  * (a bias, scale, per-channel vector); fails naming `what` otherwise. */
 PFVM_INTERNAL pfvm_code pfvm_infer_check_vec(pfvm_ictx *c, int j, const pfvm_sym *len, const char *what);
+/* Input j, when present and of known rank, must have the given rank;
+ * fails with "<what> must be a scalar" / "<what> must have rank R". */
+PFVM_INTERNAL pfvm_code pfvm_infer_check_rank(pfvm_ictx *c, int j, int rank, const char *what);
 /* Normalises an axis attribute for a rank into *out, failing with "axis
  * A is out of range for rank R" when it is not in [-rank, rank). */
 PFVM_INTERNAL pfvm_code pfvm_infer_axis(pfvm_ictx *c, int64_t axis, int rank, int *out);
@@ -5431,6 +5434,16 @@ PFVM_INTERNAL pfvm_code pfvm_infer_check_vec(pfvm_ictx *c, int j, const pfvm_sym
     if (v->type.shape.rank != 1)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must be 1-D, not rank %d", what, v->type.shape.rank);
     return pfvm_infer_check_eq(c, v->type.shape.dims[0], len, what);
+}
+
+PFVM_INTERNAL pfvm_code pfvm_infer_check_rank(pfvm_ictx *c, int j, int rank, const char *what)
+{
+    const pfvm_ival *v = j < c->n_in ? c->in[j] : NULL;
+    if (!v || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0 || v->type.shape.rank == rank)
+        return PFVM_OK;
+    if (rank == 0)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must be a scalar, not rank %d", what, v->type.shape.rank);
+    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must have rank %d, not %d", what, rank, v->type.shape.rank);
 }
 
 PFVM_INTERNAL pfvm_code pfvm_infer_axis(pfvm_ictx *c, int64_t axis, int rank, int *out)
@@ -11076,9 +11089,20 @@ static pfvm_code pfvm__img_k_roialign(pfvm_kctx *k)
 
 /* ---- NonMaxSuppression ------------------------------------------------------------------ */
 
+/* boxes [B, N, 4] and scores [B, C, N]. */
 static pfvm_code pfvm__img_infer_nms(pfvm_ictx *c)
 {
-    pfvm_code rc = pfvm_infer_unknown(c, 0, PFVM_INT64, 2);
+    const pfvm_shape *b = &c->in[0]->type.shape, *s = &c->in[1]->type.shape;
+    pfvm_code rc;
+    if ((rc = pfvm_infer_check_rank(c, 0, 3, "boxes")) || (rc = pfvm_infer_check_rank(c, 1, 3, "scores")))
+        return rc;
+    if (b->rank == 3 && ((rc = pfvm_infer_check_eq(c, b->dims[2], pfvm_sym_const(c->syms, 4), "the box size (boxes dim 2) and 4"))))
+        return rc;
+    if (b->rank == 3 && s->rank == 3 &&
+        ((rc = pfvm_infer_check_eq(c, b->dims[0], s->dims[0], "the batch sizes of boxes and scores")) ||
+         (rc = pfvm_infer_check_eq(c, b->dims[1], s->dims[2], "the box counts of boxes (dim 1) and scores (dim 2)"))))
+        return rc;
+    rc = pfvm_infer_unknown(c, 0, PFVM_INT64, 2);
     if (!rc)
         c->out[0]->type.shape.dims[1] = pfvm_sym_const(c->syms, 3);
     return rc;
@@ -12829,6 +12853,9 @@ static pfvm_code pfvm__ms_infer_window(pfvm_ictx *c)
     int64_t n[1];
     pfvm_dtype dt = (pfvm_dtype)pfvm_node_attr_int(c->node, "output_datatype", PFVM_FLOAT);
     pfvm_shape s;
+    pfvm_code rc = pfvm_infer_check_rank(c, 0, 0, "size");
+    if (rc)
+        return rc;
     if (pfvm_ival_ints(c->in[0], n, 1) != 1)
         return pfvm_infer_unknown(c, 0, dt, 1);
     if (n[0] < 0)
@@ -13124,6 +13151,8 @@ static pfvm_code pfvm__ms_infer_tfidf(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
     pfvm_shape out;
+    if (x->rank > 2 || x->rank == 0)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "X must be 1-D [C] or 2-D [N, C], not rank %d", x->rank);
     if (x->rank != 1 && x->rank != 2)
         return pfvm_infer_unknown(c, 0, PFVM_FLOAT, -1);
     out.rank = x->rank;
@@ -13197,7 +13226,10 @@ static pfvm_code pfvm__ms_k_tfidf(pfvm_kctx *k)
 static pfvm_code pfvm__ms_infer_unique(pfvm_ictx *c)
 {
     const pfvm_attr *ax = pfvm_node_attr(c->node, "axis");
-    int j;
+    int j, a;
+    if (ax && c->in[0]->type.shape.rank >= 0 &&
+        pfvm_infer_axis(c, pfvm_node_attr_int(c->node, "axis", 0), c->in[0]->type.shape.rank, &a))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
     pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, ax ? c->in[0]->type.shape.rank : 1);
     for (j = 1; j < c->n_out; j++)
         pfvm_infer_unknown(c, j, PFVM_INT64, 1);
@@ -15919,18 +15951,17 @@ static pfvm_code pfvm__q_check_zp(pfvm_ictx *c, int j, const pfvm_sym *per, cons
     return PFVM_OK;
 }
 
-/* x, y_scale and y_zero_point: per tensor (scalar scale) or, from opset
- * 13, per axis (1-D scale of x's size along `axis`); the zero point has
- * the scale's shape. */
-static pfvm_code pfvm__q_infer_quantize(pfvm_ictx *c)
+/* x, its scale (input 1) and zero point (input 2): per tensor (scalar
+ * scale) or, from opset 13, per axis (1-D scale of x's size along
+ * `axis`); the zero point has the scale's shape. Blocked quantization
+ * (block_size, opset 21) is left to the kernel. */
+static pfvm_code pfvm__q_check_params(pfvm_ictx *c, const char *scale, const char *zp)
 {
-    pfvm_dtype dt = c->n_in > 2 && c->in[2] ? c->in[2]->type.dtype : PFVM_UINT8;
     const pfvm_shape *x = &c->in[0]->type.shape, *sc = &c->in[1]->type.shape;
     const pfvm_sym *per = NULL;
-    if (pfvm_node_attr_int(c->node, "block_size", 0)) { /* blocked (opset 21): the kernel decides */
-        pfvm_ival_set_tensor(c->out[0], dt, &c->in[0]->type.shape);
+    char what[64];
+    if (pfvm_node_attr_int(c->node, "block_size", 0))
         return PFVM_OK;
-    }
     if (sc->rank == 1 && x->rank >= 0 && c->node->opset >= 13) {
         int ax = pfvm__axis(pfvm_node_attr_int(c->node, "axis", 1), x->rank);
         if (ax < 0)
@@ -15938,12 +15969,21 @@ static pfvm_code pfvm__q_infer_quantize(pfvm_ictx *c)
                               (long long)pfvm_node_attr_int(c->node, "axis", 1), x->rank);
         per = x->dims[ax];
     }
-    if (pfvm__q_check_zp(c, 1, per, "y_scale") || pfvm__q_check_zp(c, 2, per, "y_zero_point"))
+    if (pfvm__q_check_zp(c, 1, per, scale) || pfvm__q_check_zp(c, 2, per, zp))
         return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    snprintf(what, sizeof what, "the sizes of %s and %s", scale, zp);
     if (c->n_in > 2 && c->in[2] && sc->rank >= 0 && c->in[2]->type.shape.rank >= 0 &&
         (sc->rank != c->in[2]->type.shape.rank ||
-         (sc->rank == 1 && pfvm_infer_check_eq(c, sc->dims[0], c->in[2]->type.shape.dims[0], "the sizes of y_scale and y_zero_point"))))
-        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "y_zero_point must have y_scale's shape");
+         (sc->rank == 1 && pfvm_infer_check_eq(c, sc->dims[0], c->in[2]->type.shape.dims[0], what))))
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must have %s's shape", zp, scale);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__q_infer_quantize(pfvm_ictx *c)
+{
+    pfvm_dtype dt = c->n_in > 2 && c->in[2] ? c->in[2]->type.dtype : PFVM_UINT8;
+    if (pfvm__q_check_params(c, "y_scale", "y_zero_point"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     pfvm_ival_set_tensor(c->out[0], dt, &c->in[0]->type.shape);
     return PFVM_OK;
 }
@@ -15966,6 +16006,8 @@ static pfvm_code pfvm__q_k_quantize(pfvm_kctx *k)
 
 static pfvm_code pfvm__q_infer_dequantize(pfvm_ictx *c)
 {
+    if (pfvm__q_check_params(c, "x_scale", "x_zero_point"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     pfvm_ival_set_tensor(c->out[0], c->in[1]->type.dtype ? c->in[1]->type.dtype : PFVM_FLOAT, &c->in[0]->type.shape);
     return PFVM_OK;
 }
@@ -16284,6 +16326,9 @@ static pfvm_code pfvm__rnd_infer_multinomial(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
     pfvm_shape out;
+    pfvm_code rc = pfvm_infer_check_rank(c, 0, 2, "input");
+    if (rc)
+        return rc;
     if (x->rank != 2)
         return pfvm_infer_unknown(c, 0, pfvm__rnd_dtype(c->node, PFVM_INT32), 2);
     out.rank = 2;
@@ -16535,6 +16580,8 @@ static pfvm_code pfvm__red_infer(pfvm_ictx *c)
     unsigned char mask[PFVM_MAX_RANK];
     pfvm_shape out;
     if (cnt == -3)
+        return pfvm__red_code(c->st);
+    if (c->n_in > 1 && pfvm_infer_check_rank(c, 1, 1, "axes"))
         return pfvm__red_code(c->st);
     if (x->rank < 0 || cnt == -2)
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 && keep ? x->rank : -1);
@@ -18311,6 +18358,13 @@ static pfvm_code pfvm__sg_infer_mel(pfvm_ictx *c)
     int64_t bins[1], dft[1];
     pfvm_dtype dt = (pfvm_dtype)pfvm_node_attr_int(c->node, "output_datatype", PFVM_FLOAT);
     pfvm_shape s;
+    static const char *const names[] = {"num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz"};
+    int j;
+    for (j = 0; j < 5 && j < c->n_in; j++) {
+        pfvm_code rc = pfvm_infer_check_rank(c, j, 0, names[j]);
+        if (rc)
+            return rc;
+    }
     if (pfvm_ival_ints(c->in[0], bins, 1) != 1 || pfvm_ival_ints(c->in[1], dft, 1) != 1)
         return pfvm_infer_unknown(c, 0, dt, 2);
     if (bins[0] < 1 || dft[0] < 1)
@@ -21352,6 +21406,22 @@ static pfvm_code pfvm__tr_infer(pfvm_ictx *c, int groups)
     if (n < 1 || c->n_out != n * (groups - 1))
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "%d inputs and %d outputs do not describe %d-tensor groups", c->n_in,
                           c->n_out, groups);
+    if (pfvm_infer_check_rank(c, 0, 0, "R") || pfvm_infer_check_rank(c, 1, 0, "T"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    for (j = 2 + n; j < c->n_in; j++) { /* gradients and states have their tensor's shape */
+        const pfvm_shape *x = &c->in[2 + (j - 2) % n]->type.shape, *y = &c->in[j]->type.shape;
+        char what[80];
+        int d;
+        if (x->rank < 0 || y->rank < 0)
+            continue;
+        if (x->rank != y->rank)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input %d has rank %d, its tensor (input %d) rank %d", j, y->rank,
+                              2 + (j - 2) % n, x->rank);
+        snprintf(what, sizeof what, "the shapes of input %d and its tensor (input %d)", j, 2 + (j - 2) % n);
+        for (d = 0; d < x->rank; d++)
+            if (pfvm_infer_check_eq(c, x->dims[d], y->dims[d], what))
+                return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    }
     for (j = 0; j < c->n_out; j++)
         if (c->out[j])
             c->out[j]->type = c->in[2 + j % n]->type;
@@ -21359,7 +21429,13 @@ static pfvm_code pfvm__tr_infer(pfvm_ictx *c, int groups)
 }
 
 static pfvm_code pfvm__tr_infer_adagrad(pfvm_ictx *c) { return pfvm__tr_infer(c, 3); }
-static pfvm_code pfvm__tr_infer_momentum(pfvm_ictx *c) { return pfvm__tr_infer(c, 3); }
+static pfvm_code pfvm__tr_infer_momentum(pfvm_ictx *c)
+{
+    const char *mode = pfvm_node_attr_string(c->node, "mode", "standard");
+    if (strcmp(mode, "standard") && strcmp(mode, "nesterov"))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "mode '%s' is not 'standard' or 'nesterov'", mode);
+    return pfvm__tr_infer(c, 3);
+}
 static pfvm_code pfvm__tr_infer_adam(pfvm_ictx *c) { return pfvm__tr_infer(c, 4); }
 
 static pfvm_code pfvm__tr_k_adagrad(pfvm_kctx *k)

@@ -858,9 +858,20 @@ static pfvm_code pfvm__img_k_roialign(pfvm_kctx *k)
 
 /* ---- NonMaxSuppression ------------------------------------------------------------------ */
 
+/* boxes [B, N, 4] and scores [B, C, N]. */
 static pfvm_code pfvm__img_infer_nms(pfvm_ictx *c)
 {
-    pfvm_code rc = pfvm_infer_unknown(c, 0, PFVM_INT64, 2);
+    const pfvm_shape *b = &c->in[0]->type.shape, *s = &c->in[1]->type.shape;
+    pfvm_code rc;
+    if ((rc = pfvm_infer_check_rank(c, 0, 3, "boxes")) || (rc = pfvm_infer_check_rank(c, 1, 3, "scores")))
+        return rc;
+    if (b->rank == 3 && ((rc = pfvm_infer_check_eq(c, b->dims[2], pfvm_sym_const(c->syms, 4), "the box size (boxes dim 2) and 4"))))
+        return rc;
+    if (b->rank == 3 && s->rank == 3 &&
+        ((rc = pfvm_infer_check_eq(c, b->dims[0], s->dims[0], "the batch sizes of boxes and scores")) ||
+         (rc = pfvm_infer_check_eq(c, b->dims[1], s->dims[2], "the box counts of boxes (dim 1) and scores (dim 2)"))))
+        return rc;
+    rc = pfvm_infer_unknown(c, 0, PFVM_INT64, 2);
     if (!rc)
         c->out[0]->type.shape.dims[1] = pfvm_sym_const(c->syms, 3);
     return rc;

@@ -15,6 +15,9 @@ static pfvm_code pfvm__ms_infer_window(pfvm_ictx *c)
     int64_t n[1];
     pfvm_dtype dt = (pfvm_dtype)pfvm_node_attr_int(c->node, "output_datatype", PFVM_FLOAT);
     pfvm_shape s;
+    pfvm_code rc = pfvm_infer_check_rank(c, 0, 0, "size");
+    if (rc)
+        return rc;
     if (pfvm_ival_ints(c->in[0], n, 1) != 1)
         return pfvm_infer_unknown(c, 0, dt, 1);
     if (n[0] < 0)
@@ -310,6 +313,8 @@ static pfvm_code pfvm__ms_infer_tfidf(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
     pfvm_shape out;
+    if (x->rank > 2 || x->rank == 0)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "X must be 1-D [C] or 2-D [N, C], not rank %d", x->rank);
     if (x->rank != 1 && x->rank != 2)
         return pfvm_infer_unknown(c, 0, PFVM_FLOAT, -1);
     out.rank = x->rank;
@@ -383,7 +388,10 @@ static pfvm_code pfvm__ms_k_tfidf(pfvm_kctx *k)
 static pfvm_code pfvm__ms_infer_unique(pfvm_ictx *c)
 {
     const pfvm_attr *ax = pfvm_node_attr(c->node, "axis");
-    int j;
+    int j, a;
+    if (ax && c->in[0]->type.shape.rank >= 0 &&
+        pfvm_infer_axis(c, pfvm_node_attr_int(c->node, "axis", 0), c->in[0]->type.shape.rank, &a))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
     pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, ax ? c->in[0]->type.shape.rank : 1);
     for (j = 1; j < c->n_out; j++)
         pfvm_infer_unknown(c, j, PFVM_INT64, 1);

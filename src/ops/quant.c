@@ -59,18 +59,17 @@ static pfvm_code pfvm__q_check_zp(pfvm_ictx *c, int j, const pfvm_sym *per, cons
     return PFVM_OK;
 }
 
-/* x, y_scale and y_zero_point: per tensor (scalar scale) or, from opset
- * 13, per axis (1-D scale of x's size along `axis`); the zero point has
- * the scale's shape. */
-static pfvm_code pfvm__q_infer_quantize(pfvm_ictx *c)
+/* x, its scale (input 1) and zero point (input 2): per tensor (scalar
+ * scale) or, from opset 13, per axis (1-D scale of x's size along
+ * `axis`); the zero point has the scale's shape. Blocked quantization
+ * (block_size, opset 21) is left to the kernel. */
+static pfvm_code pfvm__q_check_params(pfvm_ictx *c, const char *scale, const char *zp)
 {
-    pfvm_dtype dt = c->n_in > 2 && c->in[2] ? c->in[2]->type.dtype : PFVM_UINT8;
     const pfvm_shape *x = &c->in[0]->type.shape, *sc = &c->in[1]->type.shape;
     const pfvm_sym *per = NULL;
-    if (pfvm_node_attr_int(c->node, "block_size", 0)) { /* blocked (opset 21): the kernel decides */
-        pfvm_ival_set_tensor(c->out[0], dt, &c->in[0]->type.shape);
+    char what[64];
+    if (pfvm_node_attr_int(c->node, "block_size", 0))
         return PFVM_OK;
-    }
     if (sc->rank == 1 && x->rank >= 0 && c->node->opset >= 13) {
         int ax = pfvm__axis(pfvm_node_attr_int(c->node, "axis", 1), x->rank);
         if (ax < 0)
@@ -78,12 +77,21 @@ static pfvm_code pfvm__q_infer_quantize(pfvm_ictx *c)
                               (long long)pfvm_node_attr_int(c->node, "axis", 1), x->rank);
         per = x->dims[ax];
     }
-    if (pfvm__q_check_zp(c, 1, per, "y_scale") || pfvm__q_check_zp(c, 2, per, "y_zero_point"))
+    if (pfvm__q_check_zp(c, 1, per, scale) || pfvm__q_check_zp(c, 2, per, zp))
         return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    snprintf(what, sizeof what, "the sizes of %s and %s", scale, zp);
     if (c->n_in > 2 && c->in[2] && sc->rank >= 0 && c->in[2]->type.shape.rank >= 0 &&
         (sc->rank != c->in[2]->type.shape.rank ||
-         (sc->rank == 1 && pfvm_infer_check_eq(c, sc->dims[0], c->in[2]->type.shape.dims[0], "the sizes of y_scale and y_zero_point"))))
-        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "y_zero_point must have y_scale's shape");
+         (sc->rank == 1 && pfvm_infer_check_eq(c, sc->dims[0], c->in[2]->type.shape.dims[0], what))))
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must have %s's shape", zp, scale);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__q_infer_quantize(pfvm_ictx *c)
+{
+    pfvm_dtype dt = c->n_in > 2 && c->in[2] ? c->in[2]->type.dtype : PFVM_UINT8;
+    if (pfvm__q_check_params(c, "y_scale", "y_zero_point"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     pfvm_ival_set_tensor(c->out[0], dt, &c->in[0]->type.shape);
     return PFVM_OK;
 }
@@ -106,6 +114,8 @@ static pfvm_code pfvm__q_k_quantize(pfvm_kctx *k)
 
 static pfvm_code pfvm__q_infer_dequantize(pfvm_ictx *c)
 {
+    if (pfvm__q_check_params(c, "x_scale", "x_zero_point"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     pfvm_ival_set_tensor(c->out[0], c->in[1]->type.dtype ? c->in[1]->type.dtype : PFVM_FLOAT, &c->in[0]->type.shape);
     return PFVM_OK;
 }

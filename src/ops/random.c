@@ -85,6 +85,9 @@ static pfvm_code pfvm__rnd_infer_multinomial(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
     pfvm_shape out;
+    pfvm_code rc = pfvm_infer_check_rank(c, 0, 2, "input");
+    if (rc)
+        return rc;
     if (x->rank != 2)
         return pfvm_infer_unknown(c, 0, pfvm__rnd_dtype(c->node, PFVM_INT32), 2);
     out.rank = 2;

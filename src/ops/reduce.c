@@ -208,6 +208,8 @@ static pfvm_code pfvm__red_infer(pfvm_ictx *c)
     pfvm_shape out;
     if (cnt == -3)
         return pfvm__red_code(c->st);
+    if (c->n_in > 1 && pfvm_infer_check_rank(c, 1, 1, "axes"))
+        return pfvm__red_code(c->st);
     if (x->rank < 0 || cnt == -2)
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 && keep ? x->rank : -1);
     if (cnt <= 0 && noop) {

@@ -334,6 +334,16 @@ PFVM_INTERNAL pfvm_code pfvm_infer_check_vec(pfvm_ictx *c, int j, const pfvm_sym
     return pfvm_infer_check_eq(c, v->type.shape.dims[0], len, what);
 }
 
+PFVM_INTERNAL pfvm_code pfvm_infer_check_rank(pfvm_ictx *c, int j, int rank, const char *what)
+{
+    const pfvm_ival *v = j < c->n_in ? c->in[j] : NULL;
+    if (!v || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0 || v->type.shape.rank == rank)
+        return PFVM_OK;
+    if (rank == 0)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must be a scalar, not rank %d", what, v->type.shape.rank);
+    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must have rank %d, not %d", what, rank, v->type.shape.rank);
+}
+
 PFVM_INTERNAL pfvm_code pfvm_infer_axis(pfvm_ictx *c, int64_t axis, int rank, int *out)
 {
     int a = pfvm__axis(axis, rank);

@@ -215,6 +215,9 @@ PFVM_INTERNAL pfvm_code pfvm_infer_check_eq(pfvm_ictx *c, const pfvm_sym *a, con
 /* Input j, when present and of known rank, must be 1-D of length `len`
  * (a bias, scale, per-channel vector); fails naming `what` otherwise. */
 PFVM_INTERNAL pfvm_code pfvm_infer_check_vec(pfvm_ictx *c, int j, const pfvm_sym *len, const char *what);
+/* Input j, when present and of known rank, must have the given rank;
+ * fails with "<what> must be a scalar" / "<what> must have rank R". */
+PFVM_INTERNAL pfvm_code pfvm_infer_check_rank(pfvm_ictx *c, int j, int rank, const char *what);
 /* Normalises an axis attribute for a rank into *out, failing with "axis
  * A is out of range for rank R" when it is not in [-rank, rank). */
 PFVM_INTERNAL pfvm_code pfvm_infer_axis(pfvm_ictx *c, int64_t axis, int rank, int *out);

@@ -222,6 +222,13 @@ static pfvm_code pfvm__sg_infer_mel(pfvm_ictx *c)
     int64_t bins[1], dft[1];
     pfvm_dtype dt = (pfvm_dtype)pfvm_node_attr_int(c->node, "output_datatype", PFVM_FLOAT);
     pfvm_shape s;
+    static const char *const names[] = {"num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz"};
+    int j;
+    for (j = 0; j < 5 && j < c->n_in; j++) {
+        pfvm_code rc = pfvm_infer_check_rank(c, j, 0, names[j]);
+        if (rc)
+            return rc;
+    }
     if (pfvm_ival_ints(c->in[0], bins, 1) != 1 || pfvm_ival_ints(c->in[1], dft, 1) != 1)
         return pfvm_infer_unknown(c, 0, dt, 2);
     if (bins[0] < 1 || dft[0] < 1)

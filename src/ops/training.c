@@ -24,6 +24,22 @@ static pfvm_code pfvm__tr_infer(pfvm_ictx *c, int groups)
     if (n < 1 || c->n_out != n * (groups - 1))
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "%d inputs and %d outputs do not describe %d-tensor groups", c->n_in,
                           c->n_out, groups);
+    if (pfvm_infer_check_rank(c, 0, 0, "R") || pfvm_infer_check_rank(c, 1, 0, "T"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    for (j = 2 + n; j < c->n_in; j++) { /* gradients and states have their tensor's shape */
+        const pfvm_shape *x = &c->in[2 + (j - 2) % n]->type.shape, *y = &c->in[j]->type.shape;
+        char what[80];
+        int d;
+        if (x->rank < 0 || y->rank < 0)
+            continue;
+        if (x->rank != y->rank)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input %d has rank %d, its tensor (input %d) rank %d", j, y->rank,
+                              2 + (j - 2) % n, x->rank);
+        snprintf(what, sizeof what, "the shapes of input %d and its tensor (input %d)", j, 2 + (j - 2) % n);
+        for (d = 0; d < x->rank; d++)
+            if (pfvm_infer_check_eq(c, x->dims[d], y->dims[d], what))
+                return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    }
     for (j = 0; j < c->n_out; j++)
         if (c->out[j])
             c->out[j]->type = c->in[2 + j % n]->type;
@@ -31,7 +47,13 @@ static pfvm_code pfvm__tr_infer(pfvm_ictx *c, int groups)
 }
 
 static pfvm_code pfvm__tr_infer_adagrad(pfvm_ictx *c) { return pfvm__tr_infer(c, 3); }
-static pfvm_code pfvm__tr_infer_momentum(pfvm_ictx *c) { return pfvm__tr_infer(c, 3); }
+static pfvm_code pfvm__tr_infer_momentum(pfvm_ictx *c)
+{
+    const char *mode = pfvm_node_attr_string(c->node, "mode", "standard");
+    if (strcmp(mode, "standard") && strcmp(mode, "nesterov"))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "mode '%s' is not 'standard' or 'nesterov'", mode);
+    return pfvm__tr_infer(c, 3);
+}
 static pfvm_code pfvm__tr_infer_adam(pfvm_ictx *c) { return pfvm__tr_infer(c, 4); }
 
 static pfvm_code pfvm__tr_k_adagrad(pfvm_kctx *k)
