@@ -756,12 +756,13 @@ typedef struct pfvm__fz_uop {
  * clang), for AVX-512 only: generic vectors (a compiler extension), eight
  * 16-float values a chunk, which the compiler keeps in CPU registers from
  * op to op. It is picked at run time when the CPU has AVX-512; elsewhere
- * (and with PFVM_NO_DISPATCH) instructions run one by one, as always.
+ * (and with PFVM_NO_DISPATCH, or blocks that are not whole chunks)
+ * instructions run one by one, as always.
  * (gcc 12 scalarizes comparisons of such vectors in target_clones
  * versions, hence one target and a check of our own.) */
 #if !defined(PFVM_NO_DISPATCH) && !defined(PFVM_NO_UCHAIN) && defined(__x86_64__) && defined(__GNUC__) && \
     defined(__linux__) && defined(__GLIBC__) && defined(__has_attribute)
-#if __has_attribute(target) && __has_attribute(vector_size)
+#if __has_attribute(target) && __has_attribute(vector_size) && PFVM_FUSE_BLOCK % PFVM__FZ_UCHUNK == 0
 #define PFVM__FZ_UCHAIN 1
 #endif
 #endif
