@@ -6286,6 +6286,12 @@ static pfvm_code pfvm__cf_infer_seq_insert(pfvm_ictx *c)
         c->in[1]->type.dtype != PFVM_UNDEFINED && c->in[1]->type.dtype != e->dtype)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "the tensor is %s, the sequence holds %s",
                           pfvm_dtype_name(c->in[1]->type.dtype), pfvm_dtype_name(e->dtype));
+    if (c->n_in > 2 && c->in[2] && c->in[2]->type.kind == PFVM_KIND_TENSOR) { /* a scalar (the tests also use [1]) */
+        const pfvm_shape *p = &c->in[2]->type.shape;
+        int64_t len;
+        if (p->rank > 1 || (p->rank == 1 && pfvm_sym_is_const(p->dims[0], &len) && len != 1))
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "position must be a scalar (or one element), not rank %d", p->rank);
+    }
     return pfvm__cf_infer_seq_same(c);
 }
 
@@ -6297,6 +6303,30 @@ static pfvm_code pfvm__cf_infer_seq_of_input(pfvm_ictx *c)
     t = c->in[0]->type;
     pfvm_shape_unknown(&t.shape); /* elements may differ in shape */
     return pfvm__cf_set_seq(c, 0, &t);
+}
+
+/* SplitToSequence: axis within x's rank; split a positive scalar or a
+ * 1-D list of sizes that sum to the axis' length. */
+static pfvm_code pfvm__cf_infer_split_to_seq(pfvm_ictx *c)
+{
+    const pfvm_shape *x = &c->in[0]->type.shape;
+    const pfvm_ival *sp = c->n_in > 1 ? c->in[1] : NULL;
+    int64_t v[PFVM_MAX_RANK * 16], sum = 0, len;
+    int a = 0, n, i;
+    if (x->rank >= 0 && pfvm_infer_axis(c, pfvm_node_attr_int(c->node, "axis", 0), x->rank, &a))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    if (sp && sp->type.kind == PFVM_KIND_TENSOR && sp->type.shape.rank > 1)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "split must be a scalar or 1-D, not rank %d", sp->type.shape.rank);
+    n = sp && sp->type.shape.rank >= 0 ? pfvm_ival_ints(sp, v, (int)(sizeof v / sizeof v[0])) : -1;
+    for (i = 0; i < n; i++) {
+        if (v[i] < 0 || (sp->type.shape.rank == 0 && v[i] == 0))
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "split must be positive, not %lld", (long long)v[i]);
+        sum += v[i];
+    }
+    if (n >= 0 && sp->type.shape.rank == 1 && x->rank >= 0 && pfvm_sym_is_const(x->dims[a], &len) && sum != len)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "split sums to %lld, axis %d has length %lld", (long long)sum, a,
+                          (long long)len);
+    return pfvm__cf_infer_seq_of_input(c);
 }
 
 /* SequenceConstruct: every input has one element type. */
@@ -6314,6 +6344,9 @@ static pfvm_code pfvm__cf_infer_seq_construct(pfvm_ictx *c)
 static pfvm_code pfvm__cf_infer_seq_empty(pfvm_ictx *c)
 {
     pfvm_type t;
+    int64_t dt = pfvm_node_attr_int(c->node, "dtype", PFVM_FLOAT);
+    if (dt <= 0 || dt >= PFVM_DTYPE_COUNT)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "attribute 'dtype' is not a valid element type (%lld)", (long long)dt);
     memset(&t, 0, sizeof t);
     t.kind = PFVM_KIND_TENSOR;
     t.dtype = (pfvm_dtype)pfvm_node_attr_int(c->node, "dtype", PFVM_FLOAT);
@@ -6404,6 +6437,8 @@ static pfvm_code pfvm__cf_k_seq_at(pfvm_kctx *k)
 static pfvm_code pfvm__cf_infer_seq_len(pfvm_ictx *c)
 {
     pfvm_shape s;
+    if (c->in[0]->type.kind != PFVM_KIND_UNKNOWN && c->in[0]->type.kind != PFVM_KIND_SEQUENCE)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "input 0 must be a sequence");
     s.rank = 0;
     pfvm_ival_set_tensor(c->out[0], PFVM_INT64, &s);
     return PFVM_OK;
@@ -6467,6 +6502,10 @@ static pfvm_code pfvm__cf_k_split_to_seq(pfvm_kctx *k)
 static pfvm_code pfvm__cf_infer_concat_seq(pfvm_ictx *c)
 {
     const pfvm_type *e = pfvm__cf_elem_of(c->in[0]);
+    int new_axis = pfvm_node_attr_int(c->node, "new_axis", 0) != 0, a;
+    if (e && e->kind == PFVM_KIND_TENSOR && e->shape.rank >= 0 &&
+        pfvm_infer_axis(c, pfvm_node_attr_int(c->node, "axis", 0), e->shape.rank + new_axis, &a))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
     pfvm__cf_set_dynamic(c, 0, e);
     if (e)
         c->out[0]->type.dtype = e->dtype;
@@ -6577,6 +6616,8 @@ static pfvm_code pfvm__cf_infer_optional(pfvm_ictx *c)
 {
     const pfvm_attr *tp = pfvm_node_attr(c->node, "type");
     pfvm_ival *o = c->out[0];
+    if ((!c->n_in || !c->in[0]) && !(tp && tp->tp))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "without an input, attribute 'type' is required");
     memset(&o->type, 0, sizeof o->type);
     o->type.kind = PFVM_KIND_OPTIONAL;
     pfvm_shape_unknown(&o->type.shape);
@@ -6896,7 +6937,7 @@ const pfvm_op_def pfvm__ops_control[] = {
     {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
     {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
     {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SplitToSequence", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_of_input, pfvm__cf_k_split_to_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
+    {"SplitToSequence", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_split_to_seq, pfvm__cf_k_split_to_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
     {"ConcatFromSequence", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_concat_seq, pfvm__cf_k_concat_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
     {"SequenceMap", "", 17, 0, 1, -1, 1, -1, pfvm__cf_infer_seq_map, pfvm__cf_k_seq_map, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
     {"Optional", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_optional, pfvm__cf_k_optional, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
@@ -16030,6 +16071,9 @@ static pfvm_code pfvm__q_k_dequantize(pfvm_kctx *k)
 static pfvm_code pfvm__q_infer_dynamic(pfvm_ictx *c)
 {
     pfvm_shape scalar;
+    pfvm_dtype dt = c->in[0]->type.dtype;
+    if (dt != PFVM_UNDEFINED && !pfvm_dtype_is_float(dt))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "x must be float, not %s", pfvm_dtype_name(dt));
     scalar.rank = 0;
     pfvm_ival_set_tensor(c->out[0], PFVM_UINT8, &c->in[0]->type.shape);
     pfvm_ival_set_tensor(c->out[1], PFVM_FLOAT, &scalar);
@@ -16295,6 +16339,15 @@ static pfvm_code pfvm__rnd_infer_like(pfvm_ictx *c)
     return PFVM_OK;
 }
 
+/* Bernoulli: the input holds probabilities (a float type). */
+static pfvm_code pfvm__rnd_infer_bernoulli(pfvm_ictx *c)
+{
+    pfvm_dtype dt = c->in[0]->type.dtype;
+    if (dt != PFVM_UNDEFINED && !pfvm_dtype_is_float(dt))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "input must be a float type, not %s", pfvm_dtype_name(dt));
+    return pfvm__rnd_infer_like(c);
+}
+
 static pfvm_code pfvm__rnd_fill(pfvm_kctx *k, int normal)
 {
     int64_t i, n = pfvm_tensor_numel(k->out[0]);
@@ -16369,7 +16422,7 @@ const pfvm_op_def pfvm__ops_random[] = {
     {"RandomNormal", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
     {"RandomUniformLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
     {"RandomNormalLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
-    {"Bernoulli", "", 15, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_bernoulli, NULL, PFVM_FUSE_OPAQUE, "float,double -> numeric,bool", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
+    {"Bernoulli", "", 15, 0, 1, 1, 1, 1, pfvm__rnd_infer_bernoulli, pfvm__rnd_k_bernoulli, NULL, PFVM_FUSE_OPAQUE, "float,double -> numeric,bool", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
     {"Multinomial", "", 7, 0, 1, 1, 1, 1, pfvm__rnd_infer_multinomial, pfvm__rnd_k_multinomial, NULL, PFVM_FUSE_OPAQUE, "float,double -> int32,int64", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };

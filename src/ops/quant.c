@@ -138,6 +138,9 @@ static pfvm_code pfvm__q_k_dequantize(pfvm_kctx *k)
 static pfvm_code pfvm__q_infer_dynamic(pfvm_ictx *c)
 {
     pfvm_shape scalar;
+    pfvm_dtype dt = c->in[0]->type.dtype;
+    if (dt != PFVM_UNDEFINED && !pfvm_dtype_is_float(dt))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "x must be float, not %s", pfvm_dtype_name(dt));
     scalar.rank = 0;
     pfvm_ival_set_tensor(c->out[0], PFVM_UINT8, &c->in[0]->type.shape);
     pfvm_ival_set_tensor(c->out[1], PFVM_FLOAT, &scalar);

@@ -54,6 +54,15 @@ static pfvm_code pfvm__rnd_infer_like(pfvm_ictx *c)
     return PFVM_OK;
 }
 
+/* Bernoulli: the input holds probabilities (a float type). */
+static pfvm_code pfvm__rnd_infer_bernoulli(pfvm_ictx *c)
+{
+    pfvm_dtype dt = c->in[0]->type.dtype;
+    if (dt != PFVM_UNDEFINED && !pfvm_dtype_is_float(dt))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "input must be a float type, not %s", pfvm_dtype_name(dt));
+    return pfvm__rnd_infer_like(c);
+}
+
 static pfvm_code pfvm__rnd_fill(pfvm_kctx *k, int normal)
 {
     int64_t i, n = pfvm_tensor_numel(k->out[0]);
@@ -128,7 +137,7 @@ const pfvm_op_def pfvm__ops_random[] = {
     {"RandomNormal", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
     {"RandomUniformLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
     {"RandomNormalLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
-    {"Bernoulli", "", 15, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_bernoulli, NULL, PFVM_FUSE_OPAQUE, "float,double -> numeric,bool", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
+    {"Bernoulli", "", 15, 0, 1, 1, 1, 1, pfvm__rnd_infer_bernoulli, pfvm__rnd_k_bernoulli, NULL, PFVM_FUSE_OPAQUE, "float,double -> numeric,bool", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
     {"Multinomial", "", 7, 0, 1, 1, 1, 1, pfvm__rnd_infer_multinomial, pfvm__rnd_k_multinomial, NULL, PFVM_FUSE_OPAQUE, "float,double -> int32,int64", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
