@@ -13129,8 +13129,17 @@ static int pfvm__ms_stopword(const pfvm_node *n, const char *s, int sensitive)
     return 0;
 }
 
+/* X is [C] or [1, C]; case_change_action LOWER, UPPER or NONE. */
 static pfvm_code pfvm__ms_infer_strnorm(pfvm_ictx *c)
 {
+    const char *action = pfvm_node_attr_string(c->node, "case_change_action", "NONE");
+    const pfvm_shape *x = &c->in[0]->type.shape;
+    if (strcmp(action, "UPPER") && strcmp(action, "LOWER") && strcmp(action, "NONE"))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "case_change_action '%s' is not valid", action);
+    if (x->rank == 0 || x->rank > 2)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input must be [C] or [1, C], not rank %d", x->rank);
+    if (x->rank == 2 && pfvm_infer_check_eq(c, x->dims[0], pfvm_sym_const(c->syms, 1), "input dim 0 and 1"))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
     return pfvm_infer_unknown(c, 0, PFVM_STRING, c->in[0]->type.shape.rank);
 }
 
