@@ -8012,6 +8012,22 @@ static PFVM__EW_INLINE float pfvm__ew_expf(float x)
     return pfvm__ew_sel(nan, x, p);
 }
 
+/* exp(-t) = p * 2^k with pfvm__ew_expf's reduction and polynomial: returns
+ * p, and leaves c + k in *kb (c: a rounding constant 1.5 * 2^23 + bias, so
+ * that the low bits of *kb hold k + bias). */
+static PFVM__EW_INLINE float pfvm__ew_expneg_poly(float t, float c, float *kb)
+{
+    float kf, r, r2, p;
+    *kb = t * -1.44269504088896341f + c;
+    kf = *kb - c;
+    r = kf * -0.693359375f - t;
+    r = r - kf * -2.12194440e-4f;
+    r2 = r * r;
+    p = (1.9875691500e-4f * r + 1.3981999507e-3f) * r2 + (8.3334519073e-3f * r + 4.1665795894e-2f);
+    p = p * r2 + (1.6666665459e-1f * r + 5.0000001201e-1f);
+    return p * r2 + r + 1.0f;
+}
+
 /* exp(-t) for 0 <= t <= 104 (or NaN), as pfvm__ew_expf(-t) computes it
  * (the same reduction, polynomial and scaling, so the same results) with
  * what that range does not need left out: no clamps, no NaN select, and 2^k
@@ -8019,16 +8035,8 @@ static PFVM__EW_INLINE float pfvm__ew_expf(float x)
  * int. k is -150..0: two scale steps, the first exact. */
 static PFVM__EW_INLINE float pfvm__ew_expnegf(float t)
 {
-    float kb, kf, r, r2, p;
+    float kb, p = pfvm__ew_expneg_poly(t, 12582912.0f, &kb); /* 1.5 * 2^23 + k */
     uint32_t kk, k1;
-    kb = t * -1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23 + k */
-    kf = kb - 12582912.0f;
-    r = kf * -0.693359375f - t;
-    r = r - kf * -2.12194440e-4f;
-    r2 = r * r;
-    p = (1.9875691500e-4f * r + 1.3981999507e-3f) * r2 + (8.3334519073e-3f * r + 4.1665795894e-2f);
-    p = p * r2 + (1.6666665459e-1f * r + 5.0000001201e-1f);
-    p = p * r2 + r + 1.0f;
     memcpy(&kk, &kb, sizeof kk);
     kk = kk - 0x4B400000u + 150u; /* k + 150: 0..150 (NaN: anything; p is NaN) */
     k1 = kk >> 1;
@@ -8041,16 +8049,8 @@ static PFVM__EW_INLINE float pfvm__ew_expnegf(float t)
  * pfvm__ew_expf(-t). */
 static PFVM__EW_INLINE float pfvm__ew_expneg18f(float t)
 {
-    float kb, kf, r, r2, p;
+    float kb, p = pfvm__ew_expneg_poly(t, 12583039.0f, &kb);
     uint32_t kk;
-    kb = t * -1.44269504088896341f + 12583039.0f;
-    kf = kb - 12583039.0f;
-    r = kf * -0.693359375f - t;
-    r = r - kf * -2.12194440e-4f;
-    r2 = r * r;
-    p = (1.9875691500e-4f * r + 1.3981999507e-3f) * r2 + (8.3334519073e-3f * r + 4.1665795894e-2f);
-    p = p * r2 + (1.6666665459e-1f * r + 5.0000001201e-1f);
-    p = p * r2 + r + 1.0f;
     memcpy(&kk, &kb, sizeof kk);
     return p * pfvm__ew_bits_f(kk << 23);
 }
