@@ -27588,29 +27588,30 @@ static pfvm_code pfvm__plan_types(pfvm_exec *e, pfvm_status *st)
 /* Marks the arena entries stored over their node's input 0
  * (pfvm__node_in_place, that input read last by the node, the same
  * size). span[k] becomes, for a root entry, the last step of it and of the
- * chain stored over it, and for an in-place entry, its root's index. */
-static void pfvm__plan_in_place(pfvm_exec *e, int *span)
+ * chain stored over it, and for an in-place entry, its root's index.
+ * entry_of: scratch of e->nv ints. */
+static void pfvm__plan_in_place(pfvm_exec *e, int *span, int *entry_of)
 {
     int n = (int)stbds_arrlen(e->entries), k, step;
+    for (k = 0; k < e->nv; k++)
+        entry_of[k] = -1;
     for (k = 0; k < n; k++) {
         pfvm_plan_entry *pe = &e->entries[k];
         if (pe->kind == 0 && pe->last < 0)
             pe->last = pe->first; /* unused output: still written */
         pe->in_place = 0;
         span[k] = pe->last;
+        if (pe->value->graph == e->g)
+            entry_of[pe->value->id] = k;
     }
     /* entries follow value order; chains need node order */
     for (step = 0; step < e->nn; step++) {
         const pfvm_node *nd = e->g->nodes[step];
-        int ky = -1, kx = -1;
+        int ky, kx;
         if (e->skip[step] || !pfvm__node_in_place(nd))
             continue;
-        for (k = 0; k < n && (ky < 0 || kx < 0); k++) {
-            if (e->entries[k].value == nd->outputs[0])
-                ky = k;
-            else if (e->entries[k].value == nd->inputs[0])
-                kx = k;
-        }
+        ky = entry_of[nd->outputs[0]->id];
+        kx = entry_of[nd->inputs[0]->id];
         if (ky < 0 || kx < 0 || e->entries[ky].kind != 0 || e->entries[kx].kind != 0 || e->entries[kx].last != step ||
             e->entries[kx].bytes != e->entries[ky].bytes)
             continue;
@@ -27701,13 +27702,13 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     }
     pfvm__free(last);
     order = (int *)pfvm__calloc((size_t)stbds_arrlen(e->entries) + 1, sizeof *order);
-    span = (int *)pfvm__calloc((size_t)stbds_arrlen(e->entries) + 1, sizeof *span);
+    span = (int *)pfvm__calloc((size_t)stbds_arrlen(e->entries) + (size_t)e->nv + 1, sizeof *span);
     if (!order || !span) {
         pfvm__free(order);
         pfvm__free(span);
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     }
-    pfvm__plan_in_place(e, span);
+    pfvm__plan_in_place(e, span, span + stbds_arrlen(e->entries));
     /* offsets: largest first, each at the lowest offset that does not overlap
      * a placed tensor whose lifetime overlaps; a tensor stored in place
      * takes its input's offset, whose lifetime (span) it extends */

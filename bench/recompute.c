@@ -30,16 +30,8 @@ static double mb(double b)
 static int plan(pfvm_model *m, int n_forward, const pfvm_binding *b, pfvm_recompute_policy policy, double budget,
                 int stride, pfvm_recompute_report *r)
 {
-    pfvm_recompute_opts o;
     pfvm_status st;
-    memset(&o, 0, sizeof o);
-    o.policy = policy;
-    o.n_forward = n_forward;
-    o.budget = budget;
-    o.stride = stride;
-    o.binding = b;
-    o.flags = PFVM_RECOMPUTE_PLAN_ONLY;
-    if (pfvm_recompute(m, NULL, &o, r, &st)) {
+    if (nets_plan(m, n_forward, b, policy, budget, stride, r, &st)) {
         fprintf(stderr, "recompute: %s\n", st.msg);
         return 0;
     }
@@ -96,30 +88,15 @@ static void curve(const char *title, pfvm_model *m, int n_forward, const pfvm_bi
     printf("\n");
 }
 
-/* The executor's own plan for g under b (bind only, nothing runs): its
- * arena and its lower bound (peak of live bytes), or 0 on failure. */
+/* The executor's own plan (bind only, nothing runs), or 0 on failure. */
 static int exec_arena(pfvm_model *m, const pfvm_binding *b, pfvm_plan_info *info)
 {
     pfvm_status st;
-    pfvm_exec *e = pfvm_exec_new(m, NULL, &st);
-    pfvm_tensor *ins[16];
-    int i, n = e ? pfvm_exec_num_inputs(e) : 0, ok = 0;
-    for (i = 0; i < n && i < 16; i++) {
-        const pfvm_value *v = pfvm_exec_input(e, i);
-        int64_t dims[PFVM_MAX_RANK];
-        ins[i] = pfvm_shape_eval(&v->type.shape, b, dims)
-                     ? pfvm_tensor_new(v->type.dtype, v->type.shape.rank, dims, &st)
-                     : NULL;
-    }
-    if (e && n <= 16 && !pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, n, &st) &&
-        !pfvm_exec_plan_info(e, info, &st))
-        ok = 1;
-    else
+    if (nets_exec_plan(m, b, info, &st)) {
         fprintf(stderr, "bind: %s\n", st.msg);
-    for (i = 0; i < n && i < 16; i++)
-        pfvm_tensor_free(ins[i]);
-    pfvm_exec_free(e);
-    return ok;
+        return 0;
+    }
+    return 1;
 }
 
 /* The symbolic peak of the rewritten graph at a 50% budget, and the

@@ -118,6 +118,52 @@ static pfvm_model *nets_mlp(int layers, int width, pfvm_status *st)
     return m;
 }
 
+/* Plans (PFVM_RECOMPUTE_PLAN_ONLY: the graph stays as it is) a training
+ * graph under a policy into *r. */
+static pfvm_code nets_plan(pfvm_model *m, int n_forward, const pfvm_binding *b, pfvm_recompute_policy policy,
+                           double budget, int stride, pfvm_recompute_report *r, pfvm_status *st)
+{
+    pfvm_recompute_opts o;
+    memset(&o, 0, sizeof o);
+    memset(r, 0, sizeof *r);
+    o.policy = policy;
+    o.n_forward = n_forward;
+    o.budget = budget;
+    o.stride = stride;
+    o.binding = b;
+    o.flags = PFVM_RECOMPUTE_PLAN_ONLY;
+    return pfvm_recompute(m, NULL, &o, r, st);
+}
+
+/* The executor's own plan of m for zero inputs shaped by b (bound, nothing
+ * runs): arena, lower bound and entries in *info. */
+static pfvm_code nets_exec_plan(pfvm_model *m, const pfvm_binding *b, pfvm_plan_info *info, pfvm_status *st)
+{
+    pfvm_exec *e = pfvm_exec_new(m, NULL, st);
+    pfvm_tensor *ins[16] = {NULL};
+    int i, n = e ? pfvm_exec_num_inputs(e) : 0;
+    pfvm_code rc;
+    if (!e)
+        return st->code;
+    if (n > 16) {
+        pfvm_exec_free(e);
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "more than 16 inputs");
+    }
+    for (i = 0; i < n; i++) {
+        const pfvm_value *v = pfvm_exec_input(e, i);
+        int64_t dims[PFVM_MAX_RANK];
+        if (pfvm_shape_eval(&v->type.shape, b, dims))
+            ins[i] = pfvm_tensor_new(v->type.dtype, v->type.shape.rank, dims, st);
+    }
+    rc = pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, n, st);
+    if (!rc)
+        rc = pfvm_exec_plan_info(e, info, st);
+    for (i = 0; i < n; i++)
+        pfvm_tensor_free(ins[i]);
+    pfvm_exec_free(e);
+    return rc;
+}
+
 /* Makes dim 0 of every graph input and output the symbol `name` (a model
  * exported with a fixed batch, such as tests/models/resnet18). */
 static void nets_batch_symbol(pfvm_model *m, const char *name)

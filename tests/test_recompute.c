@@ -154,18 +154,9 @@ static void check_unchanged(pfvm_recompute_policy policy, double share, int stri
 static pfvm_recompute_report plan_only(pfvm_model *m, int nf, const pfvm_binding *b, pfvm_recompute_policy p,
                                        double budget, int stride)
 {
-    pfvm_recompute_opts o;
     pfvm_recompute_report r;
     pfvm_status st;
-    memset(&o, 0, sizeof o);
-    memset(&r, 0, sizeof r);
-    o.policy = p;
-    o.n_forward = nf;
-    o.binding = b;
-    o.budget = budget;
-    o.stride = stride;
-    o.flags = PFVM_RECOMPUTE_PLAN_ONLY;
-    CHECK_MSG(pfvm_recompute(m, NULL, &o, &r, &st) == PFVM_OK, "%s", st.msg);
+    CHECK_MSG(nets_plan(m, nf, b, p, budget, stride, &r, &st) == PFVM_OK, "%s", st.msg);
     return r;
 }
 
@@ -201,28 +192,6 @@ static void test_deep_mlp(void)
     }
     pfvm_binding_free(&b);
     pfvm_model_free(m);
-}
-
-/* The executor's plan for zero inputs shaped by the binding (bound, not run). */
-static int exec_plan(pfvm_model *m, const pfvm_binding *b, pfvm_plan_info *info)
-{
-    pfvm_status st;
-    pfvm_exec *e = pfvm_exec_new(m, NULL, &st);
-    pfvm_tensor *ins[8] = {NULL};
-    int i, n = e ? pfvm_exec_num_inputs(e) : 0, ok = 0;
-    for (i = 0; i < n && i < 8; i++) {
-        const pfvm_value *v = pfvm_exec_input(e, i);
-        int64_t dims[PFVM_MAX_RANK];
-        if (pfvm_shape_eval(&v->type.shape, b, dims))
-            ins[i] = pfvm_tensor_new(v->type.dtype, v->type.shape.rank, dims, &st);
-    }
-    ok = e && n <= 8 && !pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, n, &st) &&
-         !pfvm_exec_plan_info(e, info, &st);
-    CHECK_MSG(ok, "%s", st.msg);
-    for (i = 0; i < n && i < 8; i++)
-        pfvm_tensor_free(ins[i]);
-    pfvm_exec_free(e);
-    return ok;
 }
 
 /* resnet18 (tests/models, 47 MB), batch made symbolic: nothing goes below
@@ -280,8 +249,8 @@ static void test_resnet18(void)
         CHECK(pfvm_sym_eval(plan.peak, &b, &peak) && (double)peak == r.peak_after);
         pfvm_symplan_free(&plan);
         /* the executor also folds Shape's few-byte outputs when it binds */
-        CHECK_MSG(exec_plan(m, &b, &info) && (double)info.lower_bound <= r.peak_after &&
-                      r.peak_after - (double)info.lower_bound < 4096,
+        CHECK_MSG(nets_exec_plan(m, &b, &info, &st) == PFVM_OK, "%s", st.msg);
+        CHECK_MSG((double)info.lower_bound <= r.peak_after && r.peak_after - (double)info.lower_bound < 4096,
                   "executor %.0f, planned %.0f", (double)info.lower_bound, r.peak_after);
     }
     pfvm_binding_free(&b);
