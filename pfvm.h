@@ -2112,22 +2112,27 @@ extern "C" {
 
 /* Runtime CPU dispatch for the float32 kernels (fused-loop kernels and the
  * element-wise operators' float32 loops, which call them): on x86-64 with
- * glibc, compilers that have `target_clones` (gcc 6+, clang 14+) build
- * each kernel for AVX-512, AVX2 and the baseline, and the loader picks one
- * for the CPU once (an ifunc), so a default build runs 16 or 8 floats per
- * instruction where the CPU can. Contraction into fused multiply-adds is
- * off in every version (gcc here, clang with the STDC pragma around the
- * kernels), so all of them round like the baseline. Elsewhere (other
- * compilers, Arm, musl, Windows), or with PFVM_NO_DISPATCH defined, kernels
- * are compiled once for the target the build names. */
+ * glibc, compilers that have `target_clones` (gcc 11+, clang 14+) build
+ * each kernel for x86-64-v4 (AVX-512), x86-64-v3 (AVX2 and FMA) and the
+ * baseline, and the loader picks one for the CPU once (an ifunc), so a
+ * default build runs 16 or 8 floats per instruction where the CPU can.
+ * The compiler contracts nothing into fused multiply-adds in any version
+ * (gcc here, clang with the STDC pragma around the kernels); the float32
+ * exp/erf/tanh/sigmoid polynomials ask for them by name (PFVM__EW_FMA in
+ * src/ops/elementwise.c): one instruction in the v3 and v4 versions,
+ * libm's fmaf in the baseline one, so all versions round alike. Elsewhere
+ * (other compilers, Arm, musl, Windows), or with PFVM_NO_DISPATCH
+ * defined, kernels are compiled once for the target the build names. */
 #if !defined(PFVM_NO_DISPATCH) && defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && \
     defined(__GLIBC__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
+#if __has_attribute(target_clones) && (defined(__clang__) || __GNUC__ >= 11)
 #if defined(__clang__)
-#define PFVM_DISPATCH __attribute__((target_clones("avx512f", "avx2", "default")))
+#define PFVM_DISPATCH __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
-#define PFVM_DISPATCH __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+#define PFVM_DISPATCH \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("fp-contract=off")))
 #endif
+#define PFVM_DISPATCH_CLONES 1
 #endif
 #endif
 #ifndef PFVM_DISPATCH
@@ -7951,27 +7956,43 @@ static double pfvm__ew_clamp(double v, double lo, double hi)
 
 /* float32 exp, erf, tanh and sigmoid for the float32 loops and the fused
  * kernels: branch-free (selects only) so compilers vectorize them, within
- * 1.4 ulp of the correctly rounded result (sigmoid 3), with inf, NaN, signed
- * zeros and subnormal results handled. exp is Cephes' polynomial after a
- * Cody-Waite reduction, scaled by 2^k in two steps (subnormal results
- * round once); erf and tanh are odd polynomials near 0 and 1 - exp(...)
- * beyond (erf's coefficients are those of onnxruntime's MLAS). The
- * polynomials are evaluated in Estrin's form (powers r^2, r^4 and
- * independent pairs) rather than Horner's: half the dependent steps, so
- * the vector loops are not bound by latency; worst errors measured against
- * double over every 211th float: exp 0.995 ulp, erf 1.26, tanh 1.33,
- * sigmoid 2.83 (as with Horner's form). erf and sigmoid call exp through
- * pfvm__ew_expneg*f, the same computation specialized to the arguments they
- * pass (no clamps or NaN selects they do not need, 2^k from the rounding
- * constant's bits): same results for every float (NaN payloads aside),
- * checked exhaustively; GELU and swish (64K floats, in cache) take 0.62x
- * the time they took with pfvm__ew_expf. Selects
- * go through pfvm__ew_sel: gcc does not if-convert a ?: whose arm it
- * rewrote into arithmetic that may trap, and then vectorizes nothing. */
+ * 1.4 ulp of the correctly rounded result (sigmoid 2.9), with inf, NaN,
+ * signed zeros and subnormal results handled. exp is Cephes' polynomial
+ * after a Cody-Waite reduction, scaled by 2^k in two steps (subnormal
+ * results round once); erf and tanh are odd polynomials near 0 and
+ * 1 - exp(...) beyond (erf's coefficients are those of onnxruntime's
+ * MLAS). The polynomials are evaluated in Estrin's form (powers r^2, r^4
+ * and independent pairs) rather than Horner's: half the dependent steps,
+ * so the vector loops are not bound by latency; each step is a fused
+ * multiply-add (PFVM__EW_FMA), which on Zen 5 with AVX-512 makes erf 0.52
+ * -> 0.33 ns per element in cache and x * sigmoid(x) 0.41 -> 0.31. Worst errors
+ * against libm's double, over all 2^32 floats (tools/ulp_check.c): exp
+ * 1.03 ulp, erf 1.10, tanh 1.33, sigmoid 2.83 (rounding every step
+ * instead, over every 211th float: 0.995, 1.26, 1.33, 2.83). erf and sigmoid call exp through pfvm__ew_expneg*f, the same computation
+ * specialized to the arguments they pass (no clamps or NaN selects they do
+ * not need, 2^k from the rounding constant's bits): same results as
+ * pfvm__ew_expf for every float (NaN payloads aside). Selects go through
+ * pfvm__ew_sel: gcc does not if-convert a ?: whose arm it rewrote into
+ * arithmetic that may trap, and then vectorizes nothing. */
 #if defined(__GNUC__)
 #define PFVM__EW_INLINE inline __attribute__((always_inline))
 #else
 #define PFVM__EW_INLINE inline
+#endif
+
+/* a * b + c rounded once, where that is one instruction (and in every
+ * version PFVM_DISPATCH builds: the baseline one calls libm's fmaf, exact
+ * too, so all of them give the same bits); a * b + c rounded twice on
+ * targets without it (PFVM_EXACT_FMA asks for fmaf there as well: the same
+ * bits as everywhere else, slowly). */
+#if defined(PFVM_DISPATCH_CLONES) || defined(__FMA__) || defined(__ARM_FEATURE_FMA) || defined(PFVM_EXACT_FMA)
+#if defined(__GNUC__)
+#define PFVM__EW_FMA(a, b, c) __builtin_fmaf(a, b, c)
+#else
+#define PFVM__EW_FMA(a, b, c) fmaf(a, b, c)
+#endif
+#else
+#define PFVM__EW_FMA(a, b, c) ((a) * (b) + (c))
 #endif
 
 static PFVM__EW_INLINE float pfvm__ew_bits_f(uint32_t u)
@@ -7991,21 +8012,28 @@ static PFVM__EW_INLINE float pfvm__ew_sel(int c, float a, float b)
     return pfvm__ew_bits_f((ua & m) | (ub & ~m));
 }
 
+/* exp(r) for |r| <= ln(2)/2: Cephes' polynomial in Estrin's form. */
+static PFVM__EW_INLINE float pfvm__ew_exp_poly(float r)
+{
+    float r2 = r * r, p;
+    p = PFVM__EW_FMA(PFVM__EW_FMA(1.9875691500e-4f, r, 1.3981999507e-3f), r2,
+                     PFVM__EW_FMA(8.3334519073e-3f, r, 4.1665795894e-2f));
+    p = PFVM__EW_FMA(p, r2, PFVM__EW_FMA(1.6666665459e-1f, r, 5.0000001201e-1f));
+    return PFVM__EW_FMA(p, r2, r) + 1.0f;
+}
+
 static PFVM__EW_INLINE float pfvm__ew_expf(float x)
 {
     int nan = x != x;
-    float xc = pfvm__ew_sel(nan, 0.0f, x), kf, r, r2, p;
+    float xc = pfvm__ew_sel(nan, 0.0f, x), kf, r, p;
     int32_t k, k1;
     xc = pfvm__ew_sel(xc > 89.0f, 89.0f, xc);
     xc = pfvm__ew_sel(xc < -104.0f, -104.0f, xc);
-    kf = xc * 1.44269504088896341f + 12582912.0f; /* round to an integer */
+    kf = PFVM__EW_FMA(xc, 1.44269504088896341f, 12582912.0f); /* round to an integer */
     kf -= 12582912.0f;
-    r = xc - kf * 0.693359375f;
-    r = r - kf * -2.12194440e-4f;
-    r2 = r * r;
-    p = (1.9875691500e-4f * r + 1.3981999507e-3f) * r2 + (8.3334519073e-3f * r + 4.1665795894e-2f);
-    p = p * r2 + (1.6666665459e-1f * r + 5.0000001201e-1f);
-    p = p * r2 + r + 1.0f;
+    r = PFVM__EW_FMA(-kf, 0.693359375f, xc);
+    r = PFVM__EW_FMA(kf, 2.12194440e-4f, r);
+    p = pfvm__ew_exp_poly(r);
     k = (int32_t)kf; /* -150..129 */
     k1 = k / 2;
     p = p * pfvm__ew_bits_f((uint32_t)(k1 + 127) << 23) * pfvm__ew_bits_f((uint32_t)(k - k1 + 127) << 23);
@@ -8017,15 +8045,12 @@ static PFVM__EW_INLINE float pfvm__ew_expf(float x)
  * that the low bits of *kb hold k + bias). */
 static PFVM__EW_INLINE float pfvm__ew_expneg_poly(float t, float c, float *kb)
 {
-    float kf, r, r2, p;
-    *kb = t * -1.44269504088896341f + c;
+    float kf, r;
+    *kb = PFVM__EW_FMA(t, -1.44269504088896341f, c);
     kf = *kb - c;
-    r = kf * -0.693359375f - t;
-    r = r - kf * -2.12194440e-4f;
-    r2 = r * r;
-    p = (1.9875691500e-4f * r + 1.3981999507e-3f) * r2 + (8.3334519073e-3f * r + 4.1665795894e-2f);
-    p = p * r2 + (1.6666665459e-1f * r + 5.0000001201e-1f);
-    return p * r2 + r + 1.0f;
+    r = PFVM__EW_FMA(kf, -0.693359375f, -t);
+    r = PFVM__EW_FMA(kf, 2.12194440e-4f, r);
+    return pfvm__ew_exp_poly(r);
 }
 
 /* exp(-t) for 0 <= t <= 104 (or NaN), as pfvm__ew_expf(-t) computes it
@@ -8063,14 +8088,17 @@ static PFVM__EW_INLINE float pfvm__ew_erff(float x)
     float ax = fabsf(x), r = x * x, r2, p, q, q2, e;
     uint32_t ux, ue;
     r2 = r * r;
-    p = (-5.99104969e-4f * r + 4.99339588e-3f) * r2 + (-2.67667342e-2f * r + 1.12818025e-1f);
-    p = p * r2 + (-3.76124859e-1f * r + 1.28379151e-1f);
-    p = p * x + x;
+    p = PFVM__EW_FMA(PFVM__EW_FMA(-5.99104969e-4f, r, 4.99339588e-3f), r2,
+                     PFVM__EW_FMA(-2.67667342e-2f, r, 1.12818025e-1f));
+    p = PFVM__EW_FMA(p, r2, PFVM__EW_FMA(-3.76124859e-1f, r, 1.28379151e-1f));
+    p = PFVM__EW_FMA(p, x, x);
     q = pfvm__ew_sel(ax <= 3.925f, ax, 3.925f); /* NaN: 3.925 */
     q2 = q * q;
-    e = 1.72948930e-5f * q2 + (-3.83208680e-4f * q + 3.88393435e-3f);
-    e = e * (q2 * q2) + ((-2.42545605e-2f * q + 1.06777847e-1f) * q2 + (6.34846687e-1f * q + 1.28717512e-1f));
-    e = e * q + q;
+    e = PFVM__EW_FMA(1.72948930e-5f, q2, PFVM__EW_FMA(-3.83208680e-4f, q, 3.88393435e-3f));
+    e = PFVM__EW_FMA(e, q2 * q2,
+                     PFVM__EW_FMA(PFVM__EW_FMA(-2.42545605e-2f, q, 1.06777847e-1f), q2,
+                                  PFVM__EW_FMA(6.34846687e-1f, q, 1.28717512e-1f)));
+    e = PFVM__EW_FMA(e, q, q);
     e = 1.0f - pfvm__ew_expneg18f(e);
     memcpy(&ux, &x, sizeof ux);
     memcpy(&ue, &e, sizeof ue);
@@ -8082,9 +8110,10 @@ static PFVM__EW_INLINE float pfvm__ew_tanhf(float x)
 {
     float ax = fabsf(x), z = x * x, z2, p, t;
     z2 = z * z;
-    p = (-5.70498872745e-3f * z + 2.06390887954e-2f) * z2 + (-5.37397155531e-2f * z + 1.33314422036e-1f);
-    p = p * z + -3.33332819422e-1f;
-    p = p * z * x + x;
+    p = PFVM__EW_FMA(PFVM__EW_FMA(-5.70498872745e-3f, z, 2.06390887954e-2f), z2,
+                     PFVM__EW_FMA(-5.37397155531e-2f, z, 1.33314422036e-1f));
+    p = PFVM__EW_FMA(p, z, -3.33332819422e-1f);
+    p = PFVM__EW_FMA(p * z, x, x);
     p = pfvm__ew_sel(x == 0, x, p); /* keeps -0 */
     t = 1.0f - 2.0f / (pfvm__ew_expf(2.0f * ax) + 1.0f);
     t = pfvm__ew_sel(x < 0, -t, t);

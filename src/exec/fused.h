@@ -58,22 +58,27 @@ extern "C" {
 
 /* Runtime CPU dispatch for the float32 kernels (fused-loop kernels and the
  * element-wise operators' float32 loops, which call them): on x86-64 with
- * glibc, compilers that have `target_clones` (gcc 6+, clang 14+) build
- * each kernel for AVX-512, AVX2 and the baseline, and the loader picks one
- * for the CPU once (an ifunc), so a default build runs 16 or 8 floats per
- * instruction where the CPU can. Contraction into fused multiply-adds is
- * off in every version (gcc here, clang with the STDC pragma around the
- * kernels), so all of them round like the baseline. Elsewhere (other
- * compilers, Arm, musl, Windows), or with PFVM_NO_DISPATCH defined, kernels
- * are compiled once for the target the build names. */
+ * glibc, compilers that have `target_clones` (gcc 11+, clang 14+) build
+ * each kernel for x86-64-v4 (AVX-512), x86-64-v3 (AVX2 and FMA) and the
+ * baseline, and the loader picks one for the CPU once (an ifunc), so a
+ * default build runs 16 or 8 floats per instruction where the CPU can.
+ * The compiler contracts nothing into fused multiply-adds in any version
+ * (gcc here, clang with the STDC pragma around the kernels); the float32
+ * exp/erf/tanh/sigmoid polynomials ask for them by name (PFVM__EW_FMA in
+ * src/ops/elementwise.c): one instruction in the v3 and v4 versions,
+ * libm's fmaf in the baseline one, so all versions round alike. Elsewhere
+ * (other compilers, Arm, musl, Windows), or with PFVM_NO_DISPATCH
+ * defined, kernels are compiled once for the target the build names. */
 #if !defined(PFVM_NO_DISPATCH) && defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && \
     defined(__GLIBC__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
+#if __has_attribute(target_clones) && (defined(__clang__) || __GNUC__ >= 11)
 #if defined(__clang__)
-#define PFVM_DISPATCH __attribute__((target_clones("avx512f", "avx2", "default")))
+#define PFVM_DISPATCH __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
-#define PFVM_DISPATCH __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+#define PFVM_DISPATCH \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("fp-contract=off")))
 #endif
+#define PFVM_DISPATCH_CLONES 1
 #endif
 #endif
 #ifndef PFVM_DISPATCH
