@@ -1114,6 +1114,11 @@ static pfvm_code grad_recompute(pfvm_model *m, const pfvm_autodiff_result *res, 
     print_bytes(" -> ", rep.peak_after);
     if (ro.budget > 0)
         printf(", budget %.0f bytes: %s", ro.budget, rep.within_budget ? "within" : "NOT within (the smallest peak found)");
+    if (rep.n_moved) {
+        printf("\n  %d backward nodes (weight-gradient chains) moved to the end: peak without recomputation ",
+               rep.n_moved);
+        print_bytes("", rep.peak_reordered);
+    }
     printf("\n  operations: forward %.4g, training step %.4g, recomputed %.4g (%.1f%% of the forward pass)\n",
            rep.flops_forward, rep.flops_total, rep.extra_flops,
            rep.flops_forward > 0 ? 100.0 * rep.extra_flops / rep.flops_forward : 0.0);

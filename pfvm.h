@@ -1657,6 +1657,15 @@ PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_
  * against the exact peak of the rewritten schedule and the DP re-run with
  * a tighter internal budget until the exact peak fits.
  *
+ * Backward order. Before choosing, the pass may move "tail chains" to the
+ * end of the schedule: backward nodes whose outputs only feed each other
+ * or graph outputs (a weight gradient and its transposes), when their
+ * outputs outweigh the values they read from outside. pfvm_autodiff makes
+ * each weight gradient where its layer's gradient is made, so without this
+ * the last layers' gradients stay alive through the whole backward pass.
+ * The order is kept only when it lowers the peak without recomputation
+ * (report->peak_reordered); it changes when values are made, not how.
+ *
  * Memory is what the symbolic planner (src/exec/symplan) counts: the peak
  * of live intermediate bytes over the node order (inputs and initializers
  * aside; graph outputs live to the end), evaluated under a binding of the
@@ -1691,6 +1700,8 @@ typedef struct pfvm_recompute_opts {
 
 typedef struct pfvm_recompute_report {
     double peak_before, peak_after;   /* live-bytes peak under the binding, without / with the plan */
+    double peak_reordered;            /* without recomputation, in the backward order the plan uses (tail
+                                         chains moved last, see below); peak_before when nothing moved */
     double flops_forward;             /* operations of the forward pass */
     double flops_total;               /* of the whole training graph before the pass */
     double extra_flops;               /* recomputed operations the plan adds */
@@ -1699,6 +1710,7 @@ typedef struct pfvm_recompute_report {
     int n_cuts;                       /* checkpoint candidates */
     int n_kept;                       /* cuts kept */
     int n_recomputed;                 /* forward nodes copied into the backward pass */
+    int n_moved;                      /* backward nodes moved to the end (tail chains) */
     int stride;                       /* CHEN: the stride used */
     int within_budget;                /* 1 when there is no budget or peak_after fits it */
 } pfvm_recompute_report;
@@ -25614,6 +25626,8 @@ typedef struct pfvm__rc {
     double *flops;          /* by node */
     pfvm_value ***deps;     /* by node: the values it reads (stb_ds arrays, captures included) */
     int *cut;               /* value ids of the cuts, in forward order */
+    int *order;             /* node indices in schedule order: the forward nodes, then the backward ones in the
+                               order pfvm__rc_sink_order chose */
     int n_cuts;
     /* simulation */
     int *step_of;           /* by node: its step in the schedule */
@@ -25898,7 +25912,7 @@ static double pfvm__rc_schedule(pfvm__rc *R, const unsigned char *kept, double *
                                 pfvm_node ***order)
 {
     double *delta, live = 0, peak = 0;
-    int i, j, total;
+    int i, j, k, total;
     *extra = 0;
     *copies = 0;
     R->n_steps = 0;
@@ -25907,8 +25921,8 @@ static double pfvm__rc_schedule(pfvm__rc *R, const unsigned char *kept, double *
         R->clone_step[i] = -1;
         R->last_orig[i] = R->last_clone[i] = -1;
     }
-    for (i = 0; i < R->nn && !R->rc; i++) {
-        pfvm_node *n = R->g->nodes[i];
+    for (k = 0; k < R->nn && !R->rc; k++) {
+        pfvm_node *n = R->g->nodes[i = R->order[k]];
         if (i >= R->nf)
             for (j = 0; j < (int)stbds_arrlen(R->deps[i]); j++)
                 if (pfvm__rc_dropped(R, kept, R->deps[i][j]))
@@ -25974,6 +25988,85 @@ static double pfvm__rc_schedule(pfvm__rc *R, const unsigned char *kept, double *
 static double pfvm__rc_simulate(pfvm__rc *R, const unsigned char *kept, double *extra, int *copies)
 {
     return pfvm__rc_schedule(R, kept, extra, copies, NULL);
+}
+
+/* ---- the backward order ------------------------------------------------------------------
+ *
+ * pfvm_autodiff emits each weight gradient right where the gradient flowing
+ * through its layer is made, so the gradients of the last layers (graph
+ * outputs, alive to the end) are held through the whole backward pass.
+ * Where a gradient weighs more than what computing it reads (layer 4 of a
+ * resnet: 9 MB of weights from 1.5 MB activations), computing it last
+ * lowers the peak. A "tail chain" is the set of backward nodes whose
+ * outputs reach one graph output and nothing else (a weight gradient with
+ * its transposes, an optimizer update); it moves to the end when its
+ * outputs outweigh the values it reads from outside.
+ * Moving nodes changes no arithmetic, only when it happens. */
+
+/* The tail chain a node belongs to: -1 when its outputs reach no graph
+ * output, -2 when they reach several, else the index of the node making
+ * the one graph output they reach. */
+static int pfvm__rc_merge(int a, int b)
+{
+    return b == -1 ? a : a == -1 ? b : a == b ? a : -2;
+}
+
+/* Fills order[] with the forward nodes, then the backward nodes that stay,
+ * then the tail chains worth moving; returns how many nodes moved. */
+static int pfvm__rc_sink_order(pfvm__rc *R, int *order)
+{
+    int *chain = (int *)pfvm__calloc((size_t)R->nn + 1, sizeof *chain);
+    double *out_b = (double *)pfvm__calloc((size_t)R->nn + 1, sizeof *out_b);
+    double *in_b = (double *)pfvm__calloc((size_t)R->nn + 1, sizeof *in_b);
+    int i, j, k, n = 0, moved = 0;
+    if (!chain || !out_b || !in_b) {
+        R->rc = pfvm__fail(R->st, PFVM_ERR_NOMEM, "recompute: out of memory");
+        goto done;
+    }
+    for (i = 0; i < R->nn; i++)
+        chain[i] = -1;
+    /* readers come later: walking backwards, a node's chain is known when
+       it is reached, and passes on to the producers of what it reads */
+    for (i = R->nn - 1; i >= R->nf; i--) {
+        const pfvm_node *nd = R->g->nodes[i];
+        for (j = 0; j < nd->n_outputs; j++)
+            if (nd->outputs[j] && nd->outputs[j]->is_output)
+                chain[i] = pfvm__rc_merge(chain[i], i);
+        if (!nd->op || (nd->op->flags & PFVM_OP_NONDETERMINISTIC))
+            chain[i] = -2;
+        for (j = 0; j < (int)stbds_arrlen(R->deps[i]); j++) {
+            int p = R->deps[i][j]->graph == R->g ? R->prod[R->deps[i][j]->id] : -1;
+            if (p >= R->nf)
+                chain[p] = pfvm__rc_merge(chain[p], chain[i] == -1 ? -1 : chain[i]);
+        }
+    }
+    for (i = R->nf; i < R->nn; i++) {
+        const pfvm_node *nd = R->g->nodes[i];
+        int c = chain[i];
+        if (c < 0)
+            continue;
+        for (j = 0; j < nd->n_outputs; j++)
+            if (nd->outputs[j] && nd->outputs[j]->is_output)
+                out_b[c] += R->bytes[nd->outputs[j]->id];
+        for (j = 0; j < (int)stbds_arrlen(R->deps[i]); j++) {
+            const pfvm_value *v = R->deps[i][j];
+            int p = v->graph == R->g ? R->prod[v->id] : -1;
+            if (p >= 0 && (p < R->nf || chain[p] != c))
+                in_b[c] += R->bytes[v->id];
+        }
+    }
+    for (i = 0; i < R->nn; i++)
+        if (i < R->nf || chain[i] < 0 || out_b[chain[i]] <= in_b[chain[i]])
+            order[n++] = i;
+    for (k = n, i = R->nf; i < R->nn; i++)
+        if (chain[i] >= 0 && out_b[chain[i]] > in_b[chain[i]])
+            order[n++] = i;
+    moved = n - k;
+done:
+    pfvm__free(chain);
+    pfvm__free(out_b);
+    pfvm__free(in_b);
+    return moved;
 }
 
 /* ---- policies -------------------------------------------------------------------------------- */
@@ -26324,6 +26417,7 @@ static void pfvm__rc_free(pfvm__rc *R)
     int i;
     for (i = 0; i < R->nn && R->deps; i++)
         stbds_arrfree(R->deps[i]);
+    pfvm__free(R->order);
     pfvm__free(R->deps);
     pfvm__free(R->bytes);
     pfvm__free(R->konst);
@@ -26348,8 +26442,9 @@ pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts
     pfvm_recompute_report rep;
     pfvm__rc_plan best;
     unsigned char *chosen = NULL, *kept = NULL, *all = NULL;
+    int *sunk = NULL;
     double extra;
-    int i, copies;
+    int i, copies, reordered = 0;
     memset(&R, 0, sizeof R);
     memset(&rep, 0, sizeof rep);
     memset(&best, 0, sizeof best);
@@ -26374,13 +26469,33 @@ pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts
     best.chosen = (unsigned char *)pfvm__calloc((size_t)R.n_cuts + 2, 1);
     kept = (unsigned char *)pfvm__calloc((size_t)R.nv + 1, 1);
     all = (unsigned char *)pfvm__calloc((size_t)R.nv + 1, 1);
-    if (!R.step_of || !R.clone_step || !R.last_orig || !R.last_clone || !chosen || !best.chosen || !kept || !all) {
+    R.order = (int *)pfvm__calloc((size_t)R.nn + 1, sizeof *R.order);
+    sunk = (int *)pfvm__calloc((size_t)R.nn + 1, sizeof *sunk);
+    if (!R.order || !sunk || !R.step_of || !R.clone_step || !R.last_orig || !R.last_clone || !chosen || !best.chosen || !kept || !all) {
         R.rc = pfvm__fail(st, PFVM_ERR_NOMEM, "recompute: out of memory");
         goto done;
     }
     memset(all, 1, (size_t)R.nv + 1);
     rep.n_cuts = R.n_cuts;
-    rep.peak_before = pfvm__rc_simulate(&R, all, &extra, &copies);
+    for (i = 0; i < R.nn; i++)
+        R.order[i] = i;
+    rep.peak_before = rep.peak_reordered = pfvm__rc_simulate(&R, all, &extra, &copies);
+    if (opts->policy != PFVM_RECOMPUTE_NONE && (reordered = pfvm__rc_sink_order(&R, sunk)) > 0) {
+        int *t = R.order;
+        R.order = sunk;
+        sunk = t;
+        rep.peak_reordered = pfvm__rc_simulate(&R, all, &extra, &copies);
+        if (rep.peak_reordered >= rep.peak_before) { /* no better: the autodiff order stays */
+            t = R.order;
+            R.order = sunk;
+            sunk = t;
+            rep.peak_reordered = rep.peak_before;
+            reordered = 0;
+        }
+    }
+    if (R.rc)
+        goto done;
+    rep.n_moved = reordered;
     for (i = 0; i < R.nn; i++)
             if (i < R.nf)
             rep.flops_forward += R.flops[i];
@@ -26408,7 +26523,7 @@ pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts
         rep.n_kept += kept[R.cut[i]];
     rep.stride = best.stride;
     rep.within_budget = opts->budget <= 0 || rep.peak_after <= opts->budget;
-    if (!(opts->flags & PFVM_RECOMPUTE_PLAN_ONLY) && rep.n_recomputed && !pfvm__rc_rewrite(&R, kept)) {
+    if (!(opts->flags & PFVM_RECOMPUTE_PLAN_ONLY) && (rep.n_recomputed || reordered) && !pfvm__rc_rewrite(&R, kept)) {
         pfvm_symplan plan;
         if (!(R.rc = pfvm_symplan_build(g, &plan, st))) {
             rep.peak_expr = plan.peak;
@@ -26417,6 +26532,7 @@ pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts
     }
 done:
     pfvm__free(chosen);
+    pfvm__free(sunk);
     pfvm__free(best.chosen);
     pfvm__free(kept);
     pfvm__free(all);

@@ -55,9 +55,16 @@ static void curve(const char *title, pfvm_model *m, int n_forward, const pfvm_bi
         return;
     printf("### %s\n\n", title);
     printf("%d nodes (%d forward), %d cuts; peak without recomputation %.1f MB; forward pass %.3g operations, "
-           "training step %.3g.\n\n",
+           "training step %.3g.",
            (int)stbds_arrlen(m->graph->nodes), n_forward, none.n_cuts, mb(none.peak_before), none.flops_forward,
            none.flops_total);
+    if (plan(m, n_forward, b, PFVM_RECOMPUTE_DP, 0, 0, &r) && r.n_moved)
+        printf(" Chen and DP plans first move %d backward nodes (weight-gradient tail chains) to the end: "
+               "%.1f MB (%.2f of none) before any recomputation.",
+               r.n_moved, mb(r.peak_reordered), r.peak_reordered / none.peak_before);
+    else
+        printf(" No tail chain is worth moving: Chen and DP plans keep autodiff's backward order.");
+    printf("\n\n");
     printf("| policy | parameter | peak MB | peak / none | cuts kept | nodes recomputed | extra ops (%% of forward) "
            "| within budget |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
     row("none", "", &none, 0);

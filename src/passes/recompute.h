@@ -25,6 +25,15 @@
  * against the exact peak of the rewritten schedule and the DP re-run with
  * a tighter internal budget until the exact peak fits.
  *
+ * Backward order. Before choosing, the pass may move "tail chains" to the
+ * end of the schedule: backward nodes whose outputs only feed each other
+ * or graph outputs (a weight gradient and its transposes), when their
+ * outputs outweigh the values they read from outside. pfvm_autodiff makes
+ * each weight gradient where its layer's gradient is made, so without this
+ * the last layers' gradients stay alive through the whole backward pass.
+ * The order is kept only when it lowers the peak without recomputation
+ * (report->peak_reordered); it changes when values are made, not how.
+ *
  * Memory is what the symbolic planner (src/exec/symplan) counts: the peak
  * of live intermediate bytes over the node order (inputs and initializers
  * aside; graph outputs live to the end), evaluated under a binding of the
@@ -60,6 +69,8 @@ typedef struct pfvm_recompute_opts {
 
 typedef struct pfvm_recompute_report {
     double peak_before, peak_after;   /* live-bytes peak under the binding, without / with the plan */
+    double peak_reordered;            /* without recomputation, in the backward order the plan uses (tail
+                                         chains moved last, see below); peak_before when nothing moved */
     double flops_forward;             /* operations of the forward pass */
     double flops_total;               /* of the whole training graph before the pass */
     double extra_flops;               /* recomputed operations the plan adds */
@@ -68,6 +79,7 @@ typedef struct pfvm_recompute_report {
     int n_cuts;                       /* checkpoint candidates */
     int n_kept;                       /* cuts kept */
     int n_recomputed;                 /* forward nodes copied into the backward pass */
+    int n_moved;                      /* backward nodes moved to the end (tail chains) */
     int stride;                       /* CHEN: the stride used */
     int within_budget;                /* 1 when there is no budget or peak_after fits it */
 } pfvm_recompute_report;
