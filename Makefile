@@ -43,7 +43,7 @@ $(BUILD)/interp: interp.c pfvm.h pfvm_onnx.h
 interp: $(BUILD)/interp
 	cp $< $@
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libpfvm.a
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(BUILD)/libpfvm.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc -Itests $< $(BUILD)/libpfvm.a -o $@ $(LDLIBS)
 

@@ -1114,6 +1114,9 @@ static pfvm_code grad_recompute(pfvm_model *m, const pfvm_autodiff_result *res, 
     print_bytes(" -> ", rep.peak_after);
     if (ro.budget > 0)
         printf(", budget %.0f bytes: %s", ro.budget, rep.within_budget ? "within" : "NOT within (the smallest peak found)");
+    if (rep.n_slices)
+        printf("\n  the input segment's backward pass runs in %d channel slices (no plan of the graph as it was fit)",
+               rep.n_slices);
     if (rep.n_moved) {
         printf("\n  %d backward nodes (weight-gradient chains) moved to the end: peak without recomputation ",
                rep.n_moved);

@@ -11,7 +11,9 @@
  * that MaxPool's gradient is one ScatterElements add instead of the
  * one-hot masks opset 13 allows, whose transients dominate the peak).
  * For each: Chen et al.'s sqrt(n) plan, Chen's stride swept, and the DP
- * plan at budgets from 90% down to 10% of the peak without recomputation.
+ * plan at budgets from 90% down to 10% of the peak without recomputation;
+ * where no plan of the graph fits, the DP again on a fresh graph that the
+ * pass may rewrite (slicing the input segment's backward pass).
  * Only planning: nothing runs. */
 #define PFVM_IMPLEMENTATION
 #include "pfvm_onnx.h"
@@ -25,6 +27,40 @@
 static double mb(double b)
 {
     return b / 1048576.0;
+}
+
+/* The model being measured, rebuilt for each plan that rewrites the graph
+ * (slicing the input segment is a rewrite: PLAN_ONLY plans never slice). */
+static pfvm_model *(*fresh_model)(pfvm_status *st);
+static const char *fresh_loss;
+static int64_t fresh_n;
+
+static int differentiate(pfvm_model *m, const char *loss, pfvm_autodiff_result *res);
+
+/* A DP plan that rewrites a fresh training graph (so that the input
+ * segment may be sliced), or 0. */
+static int rewritten(double budget, pfvm_recompute_report *r)
+{
+    pfvm_status st;
+    pfvm_model *m = fresh_model(&st);
+    pfvm_autodiff_result res;
+    pfvm_recompute_opts o;
+    pfvm_binding b;
+    int ok = 0;
+    memset(&b, 0, sizeof b);
+    if (m && differentiate(m, fresh_loss, &res) && !pfvm_binding_set(&b, pfvm_symtab_find(m->syms, "N"), fresh_n, &st)) {
+        memset(&o, 0, sizeof o);
+        o.policy = PFVM_RECOMPUTE_DP;
+        o.n_forward = res.n_forward;
+        o.budget = budget;
+        o.binding = &b;
+        ok = !pfvm_recompute(m, NULL, &o, r, &st);
+        if (!ok)
+            fprintf(stderr, "recompute: %s\n", st.msg);
+    }
+    pfvm_binding_free(&b);
+    pfvm_model_free(m);
+    return ok;
 }
 
 static int plan(pfvm_model *m, int n_forward, const pfvm_binding *b, pfvm_recompute_policy policy, double budget,
@@ -89,6 +125,11 @@ static void curve(const char *title, pfvm_model *m, int n_forward, const pfvm_bi
         }
         if (plan(m, n_forward, b, PFVM_RECOMPUTE_DP, budget, 0, &r))
             row("DP", param, &r, budget);
+        if (!r.within_budget && rewritten(budget, &r) && r.n_slices) {
+            char p2[80];
+            sprintf(p2, "%s, stem in %d slices", param, r.n_slices);
+            row("DP", p2, &r, budget);
+        }
     }
     if (plan(m, n_forward, b, PFVM_RECOMPUTE_DP, 0, 0, &r))
         row("DP", "smallest peak", &r, 0);
@@ -167,6 +208,8 @@ static int differentiate(pfvm_model *m, const char *loss, pfvm_autodiff_result *
 
 static void bench(const char *title, pfvm_model *m, const char *loss, int64_t n)
 {
+    fresh_loss = loss;
+    fresh_n = n;
     pfvm_autodiff_result res;
     pfvm_binding b;
     pfvm_status st;
@@ -178,23 +221,41 @@ static void bench(const char *title, pfvm_model *m, const char *loss, int64_t n)
     pfvm_binding_free(&b);
 }
 
+static const char *resnet_path = "tests/models/resnet18/model.onnx";
+
+static pfvm_model *make_mlp(pfvm_status *st)
+{
+    return nets_mlp(50, 256, st);
+}
+
+static pfvm_model *make_resnet(pfvm_status *st)
+{
+    pfvm_model *m = pfvm_onnx_load_file(resnet_path, 0, st);
+    if (m) {
+        nets_batch_symbol(m, "N");
+        pfvm_model_set_opset(m, "", 16, st);
+    }
+    return m;
+}
+
 int main(int argc, char **argv)
 {
-    const char *resnet = argc > 1 ? argv[1] : "tests/models/resnet18/model.onnx";
     pfvm_status st;
     pfvm_model *m;
-    if (!(m = nets_mlp(50, 256, &st))) {
+    if (argc > 1)
+        resnet_path = argv[1];
+    fresh_model = make_mlp;
+    if (!(m = make_mlp(&st))) {
         fprintf(stderr, "mlp: %s\n", st.msg);
         return 1;
     }
     bench("50-layer MLP (width 256, batch N = 1024)", m, "loss", 1024);
     pfvm_model_free(m);
-    if (!(m = pfvm_onnx_load_file(resnet, 0, &st))) {
-        fprintf(stderr, "%s: %s\n", resnet, st.msg);
+    fresh_model = make_resnet;
+    if (!(m = make_resnet(&st))) {
+        fprintf(stderr, "%s: %s\n", resnet_path, st.msg);
         return 1;
     }
-    nets_batch_symbol(m, "N");
-    pfvm_model_set_opset(m, "", 16, &st);
     bench("resnet18 (224x224, batch N = 16)", m, NULL, 16);
     pfvm_model_free(m);
     return 0;

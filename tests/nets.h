@@ -1,6 +1,7 @@
 /* Deep models for the recompute tests and bench/recompute.c, built in C
  * with the IR API (no fixture files): an MLP of any depth with a symbolic
- * batch, and a loaded model whose batch dim becomes a symbol. Include after
+ * batch, a small CNN with a resnet-like stem, and a loaded model whose
+ * batch dim becomes a symbol. Include after
  * the pfvm headers. */
 #ifndef PFVM_TESTS_NETS_H
 #define PFVM_TESTS_NETS_H
@@ -115,6 +116,71 @@ static pfvm_model *nets_mlp(int layers, int width, pfvm_status *st)
             pfvm_graph_add_output(g, loss, st))
             return NULL;
     }
+    return m;
+}
+
+/* A node with one new output `out_name` (*out; in may point at *out). */
+static pfvm_node *nets_node(pfvm_graph *g, const char *op, const char *name, pfvm_value **in, int n_in,
+                            const char *out_name, pfvm_value **out, pfvm_status *st)
+{
+    pfvm_value *ins[4];
+    int i;
+    for (i = 0; i < n_in && i < 4; i++)
+        ins[i] = in[i];
+    if (!(*out = pfvm_graph_value(g, out_name, st)))
+        return NULL;
+    return pfvm_graph_add_node(g, op, "", name, ins, n_in, out, 1, st);
+}
+
+/* A small CNN with a resnet-like stem: x [N,3,16,16] -> Conv 3x3 to 8
+ * channels (pads 1) -> Relu -> MaxPool 2x2 -> Conv 3x3 to 8 -> Relu ->
+ * GlobalAveragePool -> Flatten -> Gemm to 10 classes ->
+ * SoftmaxCrossEntropyLoss with labels [N] (int64): the scalar output
+ * `loss`. Opset 16 (MaxPool's gradient scatters with reduction add). */
+static pfvm_model *nets_stem_cnn(pfvm_status *st)
+{
+    static const int64_t w0[] = {8, 3, 3, 3}, w1[] = {8, 8, 3, 3}, w2[] = {10, 8}, c8[] = {8}, c10[] = {10};
+    static const int64_t pads[] = {1, 1, 1, 1}, k2[] = {2, 2};
+    pfvm_model *m = pfvm_model_new(st);
+    pfvm_graph *g;
+    const pfvm_sym *dims[4];
+    pfvm_value *x, *lab, *in[3], *h;
+    pfvm_node *n;
+    if (!m || !(g = pfvm_graph_new(m, NULL, "stem_cnn", st)) || pfvm_model_set_opset(m, "", 16, st))
+        return NULL;
+    m->graph = g;
+    dims[0] = pfvm_sym_var(m->syms, "N", 1);
+    dims[1] = pfvm_sym_const(m->syms, 3);
+    dims[2] = dims[3] = pfvm_sym_const(m->syms, 16);
+    if (!(x = nets_value(g, "x", PFVM_FLOAT, 4, dims, st)) || pfvm_graph_add_input(g, x, st) ||
+        !(lab = nets_value(g, "labels", PFVM_INT64, 1, dims, st)) || pfvm_graph_add_input(g, lab, st))
+        return NULL;
+    in[0] = x;
+    in[1] = nets_param(g, "w0", 4, w0, 0.4, st);
+    in[2] = nets_param(g, "b0", 1, c8, 0.1, st);
+    if (!in[1] || !in[2] || !(n = nets_node(g, "Conv", "stem", in, 3, "c0", &h, st)) ||
+        pfvm_node_set_attr_ints(n, "pads", pads, 4, st) || !nets_node(g, "Relu", "stem_relu", &h, 1, "r0", &h, st) ||
+        !(n = nets_node(g, "MaxPool", "pool", &h, 1, "p0", &h, st)) ||
+        pfvm_node_set_attr_ints(n, "kernel_shape", k2, 2, st) || pfvm_node_set_attr_ints(n, "strides", k2, 2, st))
+        return NULL;
+    in[0] = h;
+    in[1] = nets_param(g, "w1", 4, w1, 0.2, st);
+    in[2] = nets_param(g, "b1", 1, c8, 0.1, st);
+    if (!in[1] || !in[2] || !(n = nets_node(g, "Conv", "conv1", in, 3, "c1", &h, st)) ||
+        pfvm_node_set_attr_ints(n, "pads", pads, 4, st) || !nets_node(g, "Relu", "relu1", &h, 1, "r1", &h, st) ||
+        !nets_node(g, "GlobalAveragePool", "gap", &h, 1, "gap", &h, st) ||
+        !nets_node(g, "Flatten", "flat", &h, 1, "flat", &h, st))
+        return NULL;
+    in[0] = h;
+    in[1] = nets_param(g, "w2", 2, w2, 0.5, st);
+    in[2] = nets_param(g, "b2", 1, c10, 0.1, st);
+    if (!in[1] || !in[2] || !(n = nets_node(g, "Gemm", "fc", in, 3, "logits", &h, st)) ||
+        pfvm_node_set_attr_int(n, "transB", 1, st))
+        return NULL;
+    in[0] = h;
+    in[1] = lab;
+    if (!nets_node(g, "SoftmaxCrossEntropyLoss", "xent", in, 2, "loss", &h, st) || pfvm_graph_add_output(g, h, st))
+        return NULL;
     return m;
 }
 

@@ -35,6 +35,21 @@ class SmallCNN(nn.Module):
         return self.body(x)
 
 
+class StemCNN(nn.Module):
+    """A resnet-like stem (strided Conv, ReLU, MaxPool) on a batch of 8: its
+    backward pass is where a training step peaks, which the recompute pass
+    runs in channel slices."""
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv2d(3, 16, 5, stride=2, padding=2), nn.ReLU(), nn.MaxPool2d(3, stride=2, padding=1),
+            nn.Conv2d(16, 16, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+            nn.Linear(16, 10))
+
+    def forward(self, x):
+        return self.body(x)
+
+
 class MLP(nn.Module):
     def __init__(self):
         super().__init__()
@@ -141,6 +156,7 @@ def cnn_small():
 # an inference BatchNormalization) keeps it as a node of its own.
 FIXTURES = {
     "cnn_small": (cnn_small, lambda: torch.randn(2, 3, 16, 16), 13, True),
+    "cnn_stem": (StemCNN, lambda: torch.randn(8, 3, 32, 32), 16),
     "mlp": (MLP, lambda: torch.randn(4, 20), 17),
     "transformer_encoder": (encoder, lambda: torch.randn(2, 5, 32), 14),
     "gpt_small": (GPT, lambda: torch.randint(0, 50, (1, 8)), 15),

@@ -127,6 +127,12 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
 #define PFVM_OP_SHAPE_ONLY 4u /* reads only its inputs' types and shapes, never their elements: once the
                                  shapes are bound it is folded, and its inputs' storage need not outlive
                                  their last other reader (src/exec/symplan: pfvm__node_data_deps) */
+#define PFVM_OP_PER_CHANNEL 8u /* channel c (axis 1) of each output is made from channel c of input 0 alone
+                                  (pooling; an element-wise op with one input is per channel without the
+                                  flag): src/passes/recompute_slice.c slices chains of them by channel */
+#define PFVM_OP_CHANNEL_ROWS 16u /* channel c (axis 1) of output 0 is made from all of input 0 and row c
+                                    (axis 0) of each other input, when input 1's axis 1 spans input 0's
+                                    (no channel groups): Conv */
 
 struct pfvm_op_def {
     const char *name;

@@ -41,6 +41,7 @@ typedef struct pfvm__rc {
         int step, x, x_clone, y;
     } *in_place;            /* stb_ds: in-place nodes of the schedule (pfvm__node_in_place) */
     int rewriting;
+    int peak_step;          /* step of the last simulated schedule's peak */
     pfvm_code rc;
 } pfvm__rc;
 
@@ -379,9 +380,13 @@ static double pfvm__rc_schedule(pfvm__rc *R, const unsigned char *kept, double *
             delta[p->step + 1] += R->bytes[p->y];
         }
     }
+    R->peak_step = 0;
     for (i = 0; i <= total; i++) {
         live += delta[i];
-        peak = live > peak ? live : peak;
+        if (live > peak) {
+            peak = live;
+            R->peak_step = i;
+        }
     }
     pfvm__free(delta);
     return peak;
@@ -837,6 +842,34 @@ static void pfvm__rc_free(pfvm__rc *R)
     stbds_arrfree(R->in_place);
 }
 
+/* No plan fits: slices the input segment's backward pass when there is
+ * one and the best plan's peak lies in it (peak_at, the node at the peak
+ * step; elsewhere slicing could only add work), and plans the sliced
+ * graph (*sliced). rep keeps the unconstrained numbers of
+ * the graph as given; the slices' copies count as recomputation. */
+static pfvm_code pfvm__rc_plan_sliced(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts *opts,
+                                      const pfvm_node *peak_at, pfvm_recompute_report *rep, int *sliced,
+                                      pfvm_status *st)
+{
+    pfvm__rc_sliced sl;
+    pfvm_recompute_opts o = *opts;
+    pfvm_recompute_report r;
+    pfvm_code rc = pfvm__rc_slice_input(g, opts->n_forward, opts->binding, peak_at, &sl, st);
+    if (rc || !(*sliced = sl.slices > 0))
+        return rc;
+    o.flags |= PFVM__RECOMPUTE_SLICED;
+    if ((rc = pfvm_recompute(m, g, &o, &r, st)) != PFVM_OK)
+        return rc;
+    r.peak_before = rep->peak_before;
+    r.flops_forward = rep->flops_forward;
+    r.flops_total = rep->flops_total;
+    r.extra_flops += sl.extra_flops;
+    r.n_recomputed += sl.n_copies;
+    r.n_slices = sl.slices;
+    *rep = r;
+    return PFVM_OK;
+}
+
 pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts *opts,
                          pfvm_recompute_report *report, pfvm_status *st)
 {
@@ -925,8 +958,21 @@ pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts
         rep.n_kept += kept[R.cut[i]];
     rep.stride = best.stride;
     rep.within_budget = opts->budget <= 0 || rep.peak_after <= opts->budget;
-    if (!(opts->flags & PFVM_RECOMPUTE_PLAN_ONLY) && (rep.n_recomputed || reordered) && !pfvm__rc_rewrite(&R, kept)) {
+    if (!rep.within_budget && opts->policy != PFVM_RECOMPUTE_NONE &&
+        !(opts->flags & (PFVM_RECOMPUTE_PLAN_ONLY | PFVM_RECOMPUTE_NO_SLICE | PFVM__RECOMPUTE_SLICED))) {
+        const pfvm_node *at = NULL;
+        int sliced = 0;
+        for (i = 0; i < R.nn; i++)
+            if (R.step_of[i] == R.peak_step)
+                at = g->nodes[i];
+        if ((R.rc = pfvm__rc_plan_sliced(m, g, opts, at, &rep, &sliced, st)) != PFVM_OK || sliced)
+            goto done;
+    }
+    if (!(opts->flags & PFVM_RECOMPUTE_PLAN_ONLY) &&
+        (rep.n_recomputed || reordered || (opts->flags & PFVM__RECOMPUTE_SLICED))) {
         pfvm_symplan plan;
+        if ((rep.n_recomputed || reordered) && (R.rc = pfvm__rc_rewrite(&R, kept)) != PFVM_OK)
+            goto done;
         if (!(R.rc = pfvm_symplan_build(g, &plan, st))) {
             rep.peak_expr = plan.peak;
             pfvm_symplan_free(&plan);

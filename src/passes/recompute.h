@@ -34,6 +34,21 @@
  * The order is kept only when it lowers the peak without recomputation
  * (report->peak_reordered); it changes when values are made, not how.
  *
+ * Slicing the input segment. When no plan fits the budget and the graph
+ * is to be rewritten, the pass looks for the input segment of a CNN: a
+ * Conv of a graph input (PFVM_OP_CHANNEL_ROWS) followed by per-channel
+ * nodes (PFVM_OP_PER_CHANNEL, one-input element-wise ops), such as the
+ * stem Conv, ReLU, MaxPool. Its backward pass holds the network's largest
+ * tensors at once, whatever is kept. It is replaced by K slices over the
+ * convolution's output channels: each recomputes the segment for its
+ * channels and differentiates that alone (pfvm_autodiff with the sliced
+ * gradient as seed); a Concat joins the rows of the weight and bias
+ * gradients. K is the smallest power of two that makes the segment's
+ * largest tensor no larger than its output. It is done only when the best
+ * plan peaks inside that backward pass. The slices' copies count as
+ * recomputed nodes; every value computed is the same arithmetic on the
+ * same operands. Then the plan is chosen again on the sliced graph.
+ *
  * Memory is what the symbolic planner (src/exec/symplan) counts: the peak
  * of live intermediate bytes over the node order (inputs and initializers
  * aside; graph outputs live to the end), evaluated under a binding of the
@@ -56,7 +71,8 @@ typedef enum pfvm_recompute_policy {
 } pfvm_recompute_policy;
 
 /* pfvm_recompute_opts.flags */
-#define PFVM_RECOMPUTE_PLAN_ONLY 1u /* choose and report, leave the graph alone */
+#define PFVM_RECOMPUTE_PLAN_ONLY 1u /* choose and report, leave the graph alone (no slicing, see above) */
+#define PFVM_RECOMPUTE_NO_SLICE 2u  /* never run the input segment's backward pass in channel slices */
 
 typedef struct pfvm_recompute_opts {
     pfvm_recompute_policy policy;
@@ -80,6 +96,7 @@ typedef struct pfvm_recompute_report {
     int n_kept;                       /* cuts kept */
     int n_recomputed;                 /* forward nodes copied into the backward pass */
     int n_moved;                      /* backward nodes moved to the end (tail chains) */
+    int n_slices;                     /* channel slices of the input segment's backward pass (0: none) */
     int stride;                       /* CHEN: the stride used */
     int within_budget;                /* 1 when there is no budget or peak_after fits it */
 } pfvm_recompute_report;
@@ -96,6 +113,20 @@ typedef struct pfvm_recompute_report {
  * report->within_budget is 0 (not an error). */
 PFVM_API pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts *opts,
                                   pfvm_recompute_report *report, pfvm_status *st);
+
+/* internal: the input segment's backward pass in channel slices
+ * (recompute_slice.c). Finds the segment (Conv of a graph input, then
+ * per-channel nodes) and its backward pass; when both qualify, rewrites
+ * the gradients of the segment's parameters as slices and removes the old
+ * backward nodes, unless node peak_at (where the best plan peaks) is not
+ * one of them. info->slices is 0 when nothing was done. */
+typedef struct pfvm__rc_sliced {
+    int slices, n_copies, n_removed;
+    double extra_flops;
+} pfvm__rc_sliced;
+PFVM_INTERNAL pfvm_code pfvm__rc_slice_input(pfvm_graph *g, int n_forward, const pfvm_binding *b,
+                                             const pfvm_node *peak_at, pfvm__rc_sliced *info, pfvm_status *st);
+#define PFVM__RECOMPUTE_SLICED 0x100u /* internal: the graph was sliced before this plan */
 
 /* Doc string of the nodes pfvm_recompute adds, and a test for it. */
 #define PFVM_RECOMPUTE_DOC "pfvm: recomputation of a dropped activation"
