@@ -26648,6 +26648,7 @@ done:
 
 #define PFVM__RCS_MAX_CHAIN 16
 #define PFVM__RCS_MAX_PARAMS 4
+#define PFVM__RCS_MAX_OUTPUTS 8
 
 typedef struct pfvm__rcs {
     pfvm_graph *g;
@@ -26668,7 +26669,8 @@ typedef struct pfvm__rcs {
 static int pfvm__rcs_per_channel(const pfvm_node *n)
 {
     int i, ins = 0;
-    if (!n->op || (n->op->flags & PFVM_OP_NONDETERMINISTIC))
+    if (!n->op || !n->op->grad || (n->op->flags & PFVM_OP_NONDETERMINISTIC) ||
+        n->n_inputs > PFVM__RCS_MAX_PARAMS + 1 || n->n_outputs > PFVM__RCS_MAX_OUTPUTS)
         return 0;
     for (i = 0; i < n->n_inputs; i++)
         ins += n->inputs[i] != NULL;
@@ -26696,7 +26698,9 @@ static int pfvm__rcs_forward_readers(const pfvm__rcs *S, const pfvm_value *v, pf
 /* The segment: a forward Conv-like node (PFVM_OP_CHANNEL_ROWS, without
  * groups) of a graph input read by nothing else, whose other inputs are
  * parameters (initializers or inputs, rows = output channels), then
- * per-channel nodes each the only forward reader of the one before. */
+ * per-channel nodes each the only forward reader of the one before. Every
+ * operator has a gradient builder, so that differentiating a slice cannot
+ * fail once the graph is being edited. */
 static int pfvm__rcs_find_chain(pfvm__rcs *S)
 {
     int i, j;
@@ -26704,7 +26708,8 @@ static int pfvm__rcs_find_chain(pfvm__rcs *S)
         pfvm_node *n = S->g->nodes[i], *next;
         const pfvm_type *x, *w;
         S->n_chain = S->n_param = 0;
-        if (!n->op || !(n->op->flags & PFVM_OP_CHANNEL_ROWS) || n->n_inputs < 2 || !n->inputs[0] ||
+        if (!n->op || !(n->op->flags & PFVM_OP_CHANNEL_ROWS) || !n->op->grad || n->n_inputs < 2 ||
+            n->n_outputs > PFVM__RCS_MAX_OUTPUTS || !n->inputs[0] ||
             !n->inputs[1] || n->inputs[0]->producer || n->n_outputs < 1 || !n->outputs[0])
             continue;
         x = &n->inputs[0]->type;
@@ -26942,10 +26947,10 @@ static pfvm_code pfvm__rcs_one(pfvm__rcs *S, int64_t a, int64_t b, pfvm_value **
     }
     for (i = 0; i < S->n_chain; i++) {
         const pfvm_node *src = S->chain[i];
-        pfvm_value *in[PFVM__RCS_MAX_PARAMS + 1], *out[8] = {NULL};
+        pfvm_value *in[PFVM__RCS_MAX_PARAMS + 1], *out[PFVM__RCS_MAX_OUTPUTS] = {NULL};
         pfvm_node *c;
         char name[256];
-        int n_out = src->n_outputs < 8 ? src->n_outputs : 8;
+        int n_out = src->n_outputs; /* at most PFVM__RCS_MAX_OUTPUTS (pfvm__rcs_find_chain) */
         for (j = 0; j < src->n_inputs && j <= PFVM__RCS_MAX_PARAMS; j++)
             in[j] = i ? (j ? src->inputs[j] : prev) : (j ? wk[j - 1] : src->inputs[0]);
         pfvm__snprintf(name, sizeof name, "%s_ch%lld_%lld", src->name && *src->name ? src->name : src->op_type,

@@ -306,6 +306,25 @@ static void test_sliced_stem(void)
     CHECK(pfvm_symplan_build(m1->graph, &plan, &st) == PFVM_OK);
     CHECK(pfvm_sym_eval(plan.peak, &b, &peak) && (double)peak == r.peak_after);
     pfvm_symplan_free(&plan);
+    /* PFVM_RECOMPUTE_NO_SLICE: the best plan of the graph as it is */
+    {
+        int nf2;
+        pfvm_model *m2 = stem_train(&nf2, &st);
+        pfvm_recompute_report r2;
+        pfvm_binding b2;
+        CHECK(m2 != NULL);
+        if (m2) {
+            b2 = bind_n(m2, n);
+            o.n_forward = nf2;
+            o.binding = &b2;
+            o.flags = PFVM_RECOMPUTE_NO_SLICE;
+            CHECK(pfvm_recompute(m2, NULL, &o, &r2, &st) == PFVM_OK);
+            CHECK(r2.n_slices == 0 && r2.peak_after == unsliced.peak_after &&
+                  count_copies(m2->graph) == r2.n_recomputed);
+            pfvm_binding_free(&b2);
+            pfvm_model_free(m2);
+        }
+    }
     n0 = run_stem(m0, n, y0, 32);
     n1 = run_stem(m1, n, y1, 32);
     CHECK(n0 == n1 && n0 == 7);
