@@ -26749,14 +26749,21 @@ static int pfvm__rcs_find_chain(pfvm__rcs *S)
     return 0;
 }
 
+static int pfvm__rcs_is_param(const pfvm__rcs *S, const pfvm_value *v)
+{
+    int i;
+    for (i = 0; i < S->n_param; i++)
+        if (v == S->param[i])
+            return 1;
+    return 0;
+}
+
+/* The input and the values the segment makes inside (not its output). */
 static int pfvm__rcs_in_segment(const pfvm__rcs *S, const pfvm_value *v)
 {
     int i, j;
     if (v == S->chain[0]->inputs[0])
         return 1;
-    for (i = 0; i < S->n_param; i++)
-        if (v == S->param[i])
-            return 1;
     for (i = 0; i < S->n_chain; i++)
         for (j = 0; j < S->chain[i]->n_outputs; j++)
             if (v == S->chain[i]->outputs[j] && v != S->cut)
@@ -26792,9 +26799,10 @@ static int pfvm__rcs_claim(pfvm__rcs *S, pfvm_value *v)
 
 /* The segment's backward pass: walking the backward nodes in order, a node
  * belongs to it when it reads the segment's values or what such nodes
- * made, and otherwise only constants and one gradient from outside: the
- * gradient of the cut, which the first such node (MaxPool's gradient)
- * names. What the rest of the graph reads from it (its exits) must be
+ * made (a graph output among those, a parameter's gradient, ends it: an
+ * optimizer's update reads it), and otherwise only constants, parameters
+ * and one gradient from outside: the gradient of the cut, which the first
+ * such node (MaxPool's gradient) names. What the rest of the graph reads from it (its exits) must be
  * one gradient contribution per parameter: the parameter's gradient
  * output, or the term autodiff sums with the contributions of the
  * parameter's other readers. */
@@ -26810,9 +26818,10 @@ static int pfvm__rcs_find_backward(pfvm__rcs *S, const unsigned char *konst)
         for (j = 0; j < (int)stbds_arrlen(deps); j++) {
             pfvm_value *v = deps[j];
             const pfvm_node *p = v->graph == S->g ? v->producer : NULL;
-            if (pfvm__rcs_in_segment(S, v) || (p && S->in_bwd[p->id]))
+            if (pfvm__rcs_in_segment(S, v) || (p && S->in_bwd[p->id] && !v->is_output))
                 touch = 1;
-            else if (v->graph == S->g && !konst[v->id] && v != S->cut && v != other) {
+            else if (v->graph == S->g && !konst[v->id] && v != S->cut && v != other && !pfvm__rcs_is_param(S, v) &&
+                     !(p && S->in_bwd[p->id])) {
                 other = v;
                 n_other++;
             }
