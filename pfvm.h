@@ -8106,16 +8106,17 @@ static PFVM__EW_INLINE float pfvm__ew_expneg_poly(float t, float c, float *kb)
  * (the same reduction, polynomial and scaling, so the same results) with
  * what that range does not need left out: no clamps, no NaN select, and 2^k
  * read from the rounding constant's low bits instead of a conversion to
- * int. k is -150..0: two scale steps, the first exact. */
+ * int. k is -150..0, so p * 2^k may be subnormal: p * 2^(k + 65) is
+ * exact (normal), and the multiplication by 2^-65 rounds once, as
+ * pfvm__ew_expf's two steps do. The constant is 1.5 * 2^23 + 192: even,
+ * like expf's, so that ties round to the same k. */
 static PFVM__EW_INLINE float pfvm__ew_expnegf(float t)
 {
-    float kb, p = pfvm__ew_expneg_poly(t, 12582912.0f, &kb); /* 1.5 * 2^23 + k */
-    uint32_t kk, k1;
+    float kb, p = pfvm__ew_expneg_poly(t, 12583104.0f, &kb); /* 1.5 * 2^23 + 192 + k */
+    uint32_t kk;
     memcpy(&kk, &kb, sizeof kk);
-    kk = kk - 0x4B400000u + 150u; /* k + 150: 0..150 (NaN: anything; p is NaN) */
-    k1 = kk >> 1;
-    /* 2^(k1 - 75) * 2^(kk - k1 - 75), both at least 2^-75 */
-    return p * pfvm__ew_bits_f((k1 + 52u) << 23) * pfvm__ew_bits_f((kk - k1 + 52u) << 23);
+    /* the low 9 bits are 192 + k (42..192; NaN: anything, p is NaN): 2^(k + 65) */
+    return p * pfvm__ew_bits_f(kk << 23) * 0x1p-65f;
 }
 
 /* exp(-t) for 0 <= t <= 18 (erf's tail): one scale step, 2^k straight from
