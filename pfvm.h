@@ -6403,7 +6403,7 @@ static pfvm_code pfvm__cf_infer_seq_empty(pfvm_ictx *c)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "attribute 'dtype' is not a valid element type (%lld)", (long long)dt);
     memset(&t, 0, sizeof t);
     t.kind = PFVM_KIND_TENSOR;
-    t.dtype = (pfvm_dtype)pfvm_node_attr_int(c->node, "dtype", PFVM_FLOAT);
+    t.dtype = (pfvm_dtype)dt;
     pfvm_shape_unknown(&t.shape);
     return pfvm__cf_set_seq(c, 0, &t);
 }
@@ -25665,8 +25665,8 @@ typedef struct pfvm__rc {
     double *flops;          /* by node */
     pfvm_value ***deps;     /* by node: the values it reads (stb_ds arrays, captures included) */
     int *cut;               /* value ids of the cuts, in forward order */
-    int *order;             /* node indices in schedule order: the forward nodes, then the backward ones in the
-                               order pfvm__rc_sink_order chose */
+    const int *order;       /* node indices in schedule order: the forward nodes, then the backward ones in the
+                               order pfvm__rc_sink_order chose (not owned) */
     int n_cuts;
     /* simulation */
     int *step_of;           /* by node: its step in the schedule */
@@ -26081,7 +26081,7 @@ static int pfvm__rc_sink_order(pfvm__rc *R, int *order)
         for (j = 0; j < (int)stbds_arrlen(R->deps[i]); j++) {
             int p = R->deps[i][j]->graph == R->g ? R->prod[R->deps[i][j]->id] : -1;
             if (p >= R->nf)
-                chain[p] = pfvm__rc_merge(chain[p], chain[i] == -1 ? -1 : chain[i]);
+                chain[p] = pfvm__rc_merge(chain[p], chain[i]);
         }
     }
     for (i = R->nf; i < R->nn; i++) {
@@ -26461,7 +26461,6 @@ static void pfvm__rc_free(pfvm__rc *R)
     int i;
     for (i = 0; i < R->nn && R->deps; i++)
         stbds_arrfree(R->deps[i]);
-    pfvm__free(R->order);
     pfvm__free(R->deps);
     pfvm__free(R->bytes);
     pfvm__free(R->konst);
@@ -26514,7 +26513,7 @@ pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts
     pfvm_recompute_report rep;
     pfvm__rc_plan best;
     unsigned char *chosen = NULL, *kept = NULL, *all = NULL;
-    int *sunk = NULL;
+    int *ident = NULL, *sunk = NULL;
     double extra;
     int i, copies, reordered = 0;
     memset(&R, 0, sizeof R);
@@ -26541,26 +26540,23 @@ pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts
     best.chosen = (unsigned char *)pfvm__calloc((size_t)R.n_cuts + 2, 1);
     kept = (unsigned char *)pfvm__calloc((size_t)R.nv + 1, 1);
     all = (unsigned char *)pfvm__calloc((size_t)R.nv + 1, 1);
-    R.order = (int *)pfvm__calloc((size_t)R.nn + 1, sizeof *R.order);
+    ident = (int *)pfvm__calloc((size_t)R.nn + 1, sizeof *ident);
     sunk = (int *)pfvm__calloc((size_t)R.nn + 1, sizeof *sunk);
-    if (!R.order || !sunk || !R.step_of || !R.clone_step || !R.last_orig || !R.last_clone || !chosen || !best.chosen || !kept || !all) {
+    if (!ident || !sunk || !R.step_of || !R.clone_step || !R.last_orig || !R.last_clone || !chosen || !best.chosen || !kept || !all) {
         R.rc = pfvm__fail(st, PFVM_ERR_NOMEM, "recompute: out of memory");
         goto done;
     }
     memset(all, 1, (size_t)R.nv + 1);
     rep.n_cuts = R.n_cuts;
     for (i = 0; i < R.nn; i++)
-        R.order[i] = i;
+        ident[i] = i;
+    R.order = ident;
     rep.peak_before = rep.peak_reordered = pfvm__rc_simulate(&R, all, &extra, &copies);
     if (opts->policy != PFVM_RECOMPUTE_NONE && (reordered = pfvm__rc_sink_order(&R, sunk)) > 0) {
-        int *t = R.order;
         R.order = sunk;
-        sunk = t;
         rep.peak_reordered = pfvm__rc_simulate(&R, all, &extra, &copies);
         if (rep.peak_reordered >= rep.peak_before) { /* no better: the autodiff order stays */
-            t = R.order;
-            R.order = sunk;
-            sunk = t;
+            R.order = ident;
             rep.peak_reordered = rep.peak_before;
             reordered = 0;
         }
@@ -26617,6 +26613,7 @@ pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts
     }
 done:
     pfvm__free(chosen);
+    pfvm__free(ident);
     pfvm__free(sunk);
     pfvm__free(best.chosen);
     pfvm__free(kept);
@@ -26666,6 +26663,7 @@ typedef struct pfvm__rcs {
     int n_param;
     int64_t channels;
     unsigned char *in_bwd;                    /* by node index: the segment's backward pass */
+    pfvm_uses uses;                           /* consumer lists of g before any edit */
 } pfvm__rcs;
 
 static int pfvm__rcs_per_channel(const pfvm_node *n)
@@ -26680,20 +26678,18 @@ static int pfvm__rcs_per_channel(const pfvm_node *n)
            ((n->op->flags & PFVM_OP_PER_CHANNEL) || n->op->fusion == PFVM_FUSE_ELEMENTWISE);
 }
 
-/* Readers of v among the forward nodes. */
+/* Forward nodes that read v (each once), from the consumer lists; *only
+ * receives the last of them. */
 static int pfvm__rcs_forward_readers(const pfvm__rcs *S, const pfvm_value *v, pfvm_node **only)
 {
-    int i, j, n = 0;
-    for (i = 0; i < S->nf; i++) {
-        const pfvm_node *nd = S->g->nodes[i];
-        for (j = 0; j < nd->n_inputs; j++)
-            if (nd->inputs[j] == v) {
-                n++;
-                if (only)
-                    *only = S->g->nodes[i];
-                break;
-            }
-    }
+    int n_uses, k, n = 0;
+    const pfvm_use *u = pfvm_uses_of(&S->uses, v, &n_uses);
+    for (k = 0; k < n_uses; k++)
+        if (u[k].top && u[k].top->id < S->nf && (k == 0 || u[k].top != u[k - 1].top)) {
+            n++;
+            if (only)
+                *only = u[k].top;
+        }
     return n;
 }
 
@@ -26843,11 +26839,11 @@ static int pfvm__rcs_find_backward(pfvm__rcs *S, const unsigned char *konst)
            !pfvm__rcs_same_type(&S->seed->type, &S->cut->type)) {
         pfvm_node *p = S->seed->producer;
         pfvm_value *up = NULL;
-        int n_up = 0;
-        for (i = S->nf; i < nn && ok; i++) {
-            pfvm__node_deps(S->g->nodes[i], &deps);
-            for (j = 0; j < (int)stbds_arrlen(deps) && ok; j++)
-                ok = S->in_bwd[i] || deps[j]->producer != p;
+        int n_up = 0, n_uses, k;
+        for (j = 0; j < p->n_outputs && ok; j++) {
+            const pfvm_use *u = p->outputs[j] ? pfvm_uses_of(&S->uses, p->outputs[j], &n_uses) : NULL;
+            for (k = 0; u && k < n_uses && ok; k++)
+                ok = !u[k].top || S->in_bwd[u[k].top->id];
         }
         pfvm__node_deps(p, &deps);
         for (j = 0; j < (int)stbds_arrlen(deps); j++)
@@ -27008,10 +27004,9 @@ static pfvm_code pfvm__rcs_join(pfvm__rcs *S, int q, pfvm_value **rows, int k)
     pfvm_node *c;
     char name[256];
     pfvm__snprintf(name, sizeof name, "%s_sliced", S->grad[q]->name);
-    if (!(c = pfvm__rcs_node(S, "Concat", name, rows, k, &out, 1)) || pfvm_node_set_attr_int(c, "axis", 0, S->st) ||
-        pfvm_graph_resolve_ops(S->g, 0, S->st) || pfvm_infer_shapes(S->g, 0, S->st))
+    if (!(c = pfvm__rcs_node(S, "Concat", name, rows, k, &out, 1)) || pfvm_node_set_attr_int(c, "axis", 0, S->st))
         return S->st->code;
-    out->type = S->grad[q]->type;
+    out->type = S->grad[q]->type; /* the rows' concatenation: inferred again at the end */
     return pfvm_graph_replace_uses(S->g, S->grad[q], out, S->st);
 }
 
@@ -27094,8 +27089,10 @@ pfvm_code pfvm__rc_slice_input(pfvm_graph *g, int n_forward, const pfvm_binding 
     S.b = b;
     S.st = st;
     S.nf = n_forward;
+    if ((rc = pfvm_uses_build(&S.uses, g, st)) != PFVM_OK)
+        return rc;
     if (!pfvm__rcs_find_chain(&S))
-        return PFVM_OK;
+        goto done;
     S.in_bwd = (unsigned char *)pfvm__calloc((size_t)nn + 1, 1);
     konst = pfvm__symplan_constants(g);
     if (!S.in_bwd || !konst) {
@@ -27124,20 +27121,23 @@ pfvm_code pfvm__rc_slice_input(pfvm_graph *g, int n_forward, const pfvm_binding 
             rc = pfvm__rcs_join(&S, q, rows + q * info->slices, info->slices);
     if (rc)
         goto done;
-    for (i = n0; i < (int)stbds_arrlen(g->nodes); i++)
-        if (pfvm_node_is_recompute(g->nodes[i]))
-            info->extra_flops += pfvm_node_flops(g->nodes[i], b) > 0 ? pfvm_node_flops(g->nodes[i], b) : 0;
+    for (i = n0; i < (int)stbds_arrlen(g->nodes); i++) {
+        double f = pfvm_node_is_recompute(g->nodes[i]) ? pfvm_node_flops(g->nodes[i], b) : 0;
+        info->extra_flops += f > 0 ? f : 0;
+    }
     info->n_removed = (int)stbds_arrlen(old);
     for (i = 0; i < (int)stbds_arrlen(old); i++)
         for (k = 0; k < old[i]->n_inputs; k++)
             if (old[i]->inputs[k] && old[i]->inputs[k]->graph == g &&
                 (!old[i]->inputs[k]->producer || old[i]->inputs[k]->producer->id >= n_forward))
                 stbds_arrput(consts, old[i]->inputs[k]);
-    if ((rc = pfvm_graph_remove_nodes(g, old, (int)stbds_arrlen(old), st)) != PFVM_OK ||
+    if ((rc = pfvm_graph_resolve_ops(g, 0, st)) != PFVM_OK ||
+        (rc = pfvm_graph_remove_nodes(g, old, (int)stbds_arrlen(old), st)) != PFVM_OK ||
         (rc = pfvm__rcs_drop_unread(g, n_forward, &consts, st)) != PFVM_OK || (rc = pfvm_graph_toposort(g, st)) != PFVM_OK)
         goto done;
     rc = pfvm_infer_shapes(g, 0, st);
 done:
+    pfvm_uses_free(&S.uses);
     stbds_arrfree(consts);
     stbds_arrfree(rows);
     stbds_arrfree(old);

@@ -132,6 +132,28 @@ static pfvm_node *nets_node(pfvm_graph *g, const char *op, const char *name, pfv
     return pfvm_graph_add_node(g, op, "", name, ins, n_in, out, 1, st);
 }
 
+/* Relu(Conv(x, <name>_w, <name>_b)), 3x3 padded by 1: weights wd [C,Cin,3,3]
+ * uniform in [-scale, scale], biases in [-0.1, 0.1]. */
+static pfvm_value *nets_conv_relu(pfvm_graph *g, const char *name, pfvm_value *x, const int64_t *wd, double scale,
+                                  pfvm_status *st)
+{
+    static const int64_t pads[] = {1, 1, 1, 1};
+    pfvm_value *in[3], *h;
+    pfvm_node *n;
+    char buf[64];
+    in[0] = x;
+    sprintf(buf, "%s_w", name);
+    in[1] = nets_param(g, buf, 4, wd, scale, st);
+    sprintf(buf, "%s_b", name);
+    in[2] = nets_param(g, buf, 1, wd, 0.1, st);
+    sprintf(buf, "%s_out", name);
+    if (!in[1] || !in[2] || !(n = nets_node(g, "Conv", name, in, 3, buf, &h, st)) ||
+        pfvm_node_set_attr_ints(n, "pads", pads, 4, st))
+        return NULL;
+    sprintf(buf, "%s_relu", name);
+    return nets_node(g, "Relu", buf, &h, 1, buf, &h, st) ? h : NULL;
+}
+
 /* A small CNN with a resnet-like stem: x [N,3,16,16] -> Conv 3x3 to 8
  * channels (pads 1) -> Relu -> MaxPool 2x2 -> Conv 3x3 to 8 -> Relu ->
  * GlobalAveragePool -> Flatten -> Gemm to 10 classes ->
@@ -139,8 +161,7 @@ static pfvm_node *nets_node(pfvm_graph *g, const char *op, const char *name, pfv
  * `loss`. Opset 16 (MaxPool's gradient scatters with reduction add). */
 static pfvm_model *nets_stem_cnn(pfvm_status *st)
 {
-    static const int64_t w0[] = {8, 3, 3, 3}, w1[] = {8, 8, 3, 3}, w2[] = {10, 8}, c8[] = {8}, c10[] = {10};
-    static const int64_t pads[] = {1, 1, 1, 1}, k2[] = {2, 2};
+    static const int64_t w0[] = {8, 3, 3, 3}, w1[] = {8, 8, 3, 3}, w2[] = {10, 8}, c10[] = {10}, k2[] = {2, 2};
     pfvm_model *m = pfvm_model_new(st);
     pfvm_graph *g;
     const pfvm_sym *dims[4];
@@ -155,19 +176,9 @@ static pfvm_model *nets_stem_cnn(pfvm_status *st)
     if (!(x = nets_value(g, "x", PFVM_FLOAT, 4, dims, st)) || pfvm_graph_add_input(g, x, st) ||
         !(lab = nets_value(g, "labels", PFVM_INT64, 1, dims, st)) || pfvm_graph_add_input(g, lab, st))
         return NULL;
-    in[0] = x;
-    in[1] = nets_param(g, "w0", 4, w0, 0.4, st);
-    in[2] = nets_param(g, "b0", 1, c8, 0.1, st);
-    if (!in[1] || !in[2] || !(n = nets_node(g, "Conv", "stem", in, 3, "c0", &h, st)) ||
-        pfvm_node_set_attr_ints(n, "pads", pads, 4, st) || !nets_node(g, "Relu", "stem_relu", &h, 1, "r0", &h, st) ||
-        !(n = nets_node(g, "MaxPool", "pool", &h, 1, "p0", &h, st)) ||
-        pfvm_node_set_attr_ints(n, "kernel_shape", k2, 2, st) || pfvm_node_set_attr_ints(n, "strides", k2, 2, st))
-        return NULL;
-    in[0] = h;
-    in[1] = nets_param(g, "w1", 4, w1, 0.2, st);
-    in[2] = nets_param(g, "b1", 1, c8, 0.1, st);
-    if (!in[1] || !in[2] || !(n = nets_node(g, "Conv", "conv1", in, 3, "c1", &h, st)) ||
-        pfvm_node_set_attr_ints(n, "pads", pads, 4, st) || !nets_node(g, "Relu", "relu1", &h, 1, "r1", &h, st) ||
+    if (!(h = nets_conv_relu(g, "stem", x, w0, 0.4, st)) || !(n = nets_node(g, "MaxPool", "pool", &h, 1, "p0", &h, st)) ||
+        pfvm_node_set_attr_ints(n, "kernel_shape", k2, 2, st) || pfvm_node_set_attr_ints(n, "strides", k2, 2, st) ||
+        !(h = nets_conv_relu(g, "conv1", h, w1, 0.2, st)) ||
         !nets_node(g, "GlobalAveragePool", "gap", &h, 1, "gap", &h, st) ||
         !nets_node(g, "Flatten", "flat", &h, 1, "flat", &h, st))
         return NULL;

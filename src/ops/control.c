@@ -822,7 +822,7 @@ static pfvm_code pfvm__cf_infer_seq_empty(pfvm_ictx *c)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "attribute 'dtype' is not a valid element type (%lld)", (long long)dt);
     memset(&t, 0, sizeof t);
     t.kind = PFVM_KIND_TENSOR;
-    t.dtype = (pfvm_dtype)pfvm_node_attr_int(c->node, "dtype", PFVM_FLOAT);
+    t.dtype = (pfvm_dtype)dt;
     pfvm_shape_unknown(&t.shape);
     return pfvm__cf_set_seq(c, 0, &t);
 }

@@ -28,8 +28,8 @@ typedef struct pfvm__rc {
     double *flops;          /* by node */
     pfvm_value ***deps;     /* by node: the values it reads (stb_ds arrays, captures included) */
     int *cut;               /* value ids of the cuts, in forward order */
-    int *order;             /* node indices in schedule order: the forward nodes, then the backward ones in the
-                               order pfvm__rc_sink_order chose */
+    const int *order;       /* node indices in schedule order: the forward nodes, then the backward ones in the
+                               order pfvm__rc_sink_order chose (not owned) */
     int n_cuts;
     /* simulation */
     int *step_of;           /* by node: its step in the schedule */
@@ -444,7 +444,7 @@ static int pfvm__rc_sink_order(pfvm__rc *R, int *order)
         for (j = 0; j < (int)stbds_arrlen(R->deps[i]); j++) {
             int p = R->deps[i][j]->graph == R->g ? R->prod[R->deps[i][j]->id] : -1;
             if (p >= R->nf)
-                chain[p] = pfvm__rc_merge(chain[p], chain[i] == -1 ? -1 : chain[i]);
+                chain[p] = pfvm__rc_merge(chain[p], chain[i]);
         }
     }
     for (i = R->nf; i < R->nn; i++) {
@@ -824,7 +824,6 @@ static void pfvm__rc_free(pfvm__rc *R)
     int i;
     for (i = 0; i < R->nn && R->deps; i++)
         stbds_arrfree(R->deps[i]);
-    pfvm__free(R->order);
     pfvm__free(R->deps);
     pfvm__free(R->bytes);
     pfvm__free(R->konst);
@@ -877,7 +876,7 @@ pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts
     pfvm_recompute_report rep;
     pfvm__rc_plan best;
     unsigned char *chosen = NULL, *kept = NULL, *all = NULL;
-    int *sunk = NULL;
+    int *ident = NULL, *sunk = NULL;
     double extra;
     int i, copies, reordered = 0;
     memset(&R, 0, sizeof R);
@@ -904,26 +903,23 @@ pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts
     best.chosen = (unsigned char *)pfvm__calloc((size_t)R.n_cuts + 2, 1);
     kept = (unsigned char *)pfvm__calloc((size_t)R.nv + 1, 1);
     all = (unsigned char *)pfvm__calloc((size_t)R.nv + 1, 1);
-    R.order = (int *)pfvm__calloc((size_t)R.nn + 1, sizeof *R.order);
+    ident = (int *)pfvm__calloc((size_t)R.nn + 1, sizeof *ident);
     sunk = (int *)pfvm__calloc((size_t)R.nn + 1, sizeof *sunk);
-    if (!R.order || !sunk || !R.step_of || !R.clone_step || !R.last_orig || !R.last_clone || !chosen || !best.chosen || !kept || !all) {
+    if (!ident || !sunk || !R.step_of || !R.clone_step || !R.last_orig || !R.last_clone || !chosen || !best.chosen || !kept || !all) {
         R.rc = pfvm__fail(st, PFVM_ERR_NOMEM, "recompute: out of memory");
         goto done;
     }
     memset(all, 1, (size_t)R.nv + 1);
     rep.n_cuts = R.n_cuts;
     for (i = 0; i < R.nn; i++)
-        R.order[i] = i;
+        ident[i] = i;
+    R.order = ident;
     rep.peak_before = rep.peak_reordered = pfvm__rc_simulate(&R, all, &extra, &copies);
     if (opts->policy != PFVM_RECOMPUTE_NONE && (reordered = pfvm__rc_sink_order(&R, sunk)) > 0) {
-        int *t = R.order;
         R.order = sunk;
-        sunk = t;
         rep.peak_reordered = pfvm__rc_simulate(&R, all, &extra, &copies);
         if (rep.peak_reordered >= rep.peak_before) { /* no better: the autodiff order stays */
-            t = R.order;
-            R.order = sunk;
-            sunk = t;
+            R.order = ident;
             rep.peak_reordered = rep.peak_before;
             reordered = 0;
         }
@@ -980,6 +976,7 @@ pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts
     }
 done:
     pfvm__free(chosen);
+    pfvm__free(ident);
     pfvm__free(sunk);
     pfvm__free(best.chosen);
     pfvm__free(kept);

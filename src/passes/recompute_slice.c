@@ -40,6 +40,7 @@ typedef struct pfvm__rcs {
     int n_param;
     int64_t channels;
     unsigned char *in_bwd;                    /* by node index: the segment's backward pass */
+    pfvm_uses uses;                           /* consumer lists of g before any edit */
 } pfvm__rcs;
 
 static int pfvm__rcs_per_channel(const pfvm_node *n)
@@ -54,20 +55,18 @@ static int pfvm__rcs_per_channel(const pfvm_node *n)
            ((n->op->flags & PFVM_OP_PER_CHANNEL) || n->op->fusion == PFVM_FUSE_ELEMENTWISE);
 }
 
-/* Readers of v among the forward nodes. */
+/* Forward nodes that read v (each once), from the consumer lists; *only
+ * receives the last of them. */
 static int pfvm__rcs_forward_readers(const pfvm__rcs *S, const pfvm_value *v, pfvm_node **only)
 {
-    int i, j, n = 0;
-    for (i = 0; i < S->nf; i++) {
-        const pfvm_node *nd = S->g->nodes[i];
-        for (j = 0; j < nd->n_inputs; j++)
-            if (nd->inputs[j] == v) {
-                n++;
-                if (only)
-                    *only = S->g->nodes[i];
-                break;
-            }
-    }
+    int n_uses, k, n = 0;
+    const pfvm_use *u = pfvm_uses_of(&S->uses, v, &n_uses);
+    for (k = 0; k < n_uses; k++)
+        if (u[k].top && u[k].top->id < S->nf && (k == 0 || u[k].top != u[k - 1].top)) {
+            n++;
+            if (only)
+                *only = u[k].top;
+        }
     return n;
 }
 
@@ -217,11 +216,11 @@ static int pfvm__rcs_find_backward(pfvm__rcs *S, const unsigned char *konst)
            !pfvm__rcs_same_type(&S->seed->type, &S->cut->type)) {
         pfvm_node *p = S->seed->producer;
         pfvm_value *up = NULL;
-        int n_up = 0;
-        for (i = S->nf; i < nn && ok; i++) {
-            pfvm__node_deps(S->g->nodes[i], &deps);
-            for (j = 0; j < (int)stbds_arrlen(deps) && ok; j++)
-                ok = S->in_bwd[i] || deps[j]->producer != p;
+        int n_up = 0, n_uses, k;
+        for (j = 0; j < p->n_outputs && ok; j++) {
+            const pfvm_use *u = p->outputs[j] ? pfvm_uses_of(&S->uses, p->outputs[j], &n_uses) : NULL;
+            for (k = 0; u && k < n_uses && ok; k++)
+                ok = !u[k].top || S->in_bwd[u[k].top->id];
         }
         pfvm__node_deps(p, &deps);
         for (j = 0; j < (int)stbds_arrlen(deps); j++)
@@ -382,10 +381,9 @@ static pfvm_code pfvm__rcs_join(pfvm__rcs *S, int q, pfvm_value **rows, int k)
     pfvm_node *c;
     char name[256];
     pfvm__snprintf(name, sizeof name, "%s_sliced", S->grad[q]->name);
-    if (!(c = pfvm__rcs_node(S, "Concat", name, rows, k, &out, 1)) || pfvm_node_set_attr_int(c, "axis", 0, S->st) ||
-        pfvm_graph_resolve_ops(S->g, 0, S->st) || pfvm_infer_shapes(S->g, 0, S->st))
+    if (!(c = pfvm__rcs_node(S, "Concat", name, rows, k, &out, 1)) || pfvm_node_set_attr_int(c, "axis", 0, S->st))
         return S->st->code;
-    out->type = S->grad[q]->type;
+    out->type = S->grad[q]->type; /* the rows' concatenation: inferred again at the end */
     return pfvm_graph_replace_uses(S->g, S->grad[q], out, S->st);
 }
 
@@ -468,8 +466,10 @@ pfvm_code pfvm__rc_slice_input(pfvm_graph *g, int n_forward, const pfvm_binding 
     S.b = b;
     S.st = st;
     S.nf = n_forward;
+    if ((rc = pfvm_uses_build(&S.uses, g, st)) != PFVM_OK)
+        return rc;
     if (!pfvm__rcs_find_chain(&S))
-        return PFVM_OK;
+        goto done;
     S.in_bwd = (unsigned char *)pfvm__calloc((size_t)nn + 1, 1);
     konst = pfvm__symplan_constants(g);
     if (!S.in_bwd || !konst) {
@@ -498,20 +498,23 @@ pfvm_code pfvm__rc_slice_input(pfvm_graph *g, int n_forward, const pfvm_binding 
             rc = pfvm__rcs_join(&S, q, rows + q * info->slices, info->slices);
     if (rc)
         goto done;
-    for (i = n0; i < (int)stbds_arrlen(g->nodes); i++)
-        if (pfvm_node_is_recompute(g->nodes[i]))
-            info->extra_flops += pfvm_node_flops(g->nodes[i], b) > 0 ? pfvm_node_flops(g->nodes[i], b) : 0;
+    for (i = n0; i < (int)stbds_arrlen(g->nodes); i++) {
+        double f = pfvm_node_is_recompute(g->nodes[i]) ? pfvm_node_flops(g->nodes[i], b) : 0;
+        info->extra_flops += f > 0 ? f : 0;
+    }
     info->n_removed = (int)stbds_arrlen(old);
     for (i = 0; i < (int)stbds_arrlen(old); i++)
         for (k = 0; k < old[i]->n_inputs; k++)
             if (old[i]->inputs[k] && old[i]->inputs[k]->graph == g &&
                 (!old[i]->inputs[k]->producer || old[i]->inputs[k]->producer->id >= n_forward))
                 stbds_arrput(consts, old[i]->inputs[k]);
-    if ((rc = pfvm_graph_remove_nodes(g, old, (int)stbds_arrlen(old), st)) != PFVM_OK ||
+    if ((rc = pfvm_graph_resolve_ops(g, 0, st)) != PFVM_OK ||
+        (rc = pfvm_graph_remove_nodes(g, old, (int)stbds_arrlen(old), st)) != PFVM_OK ||
         (rc = pfvm__rcs_drop_unread(g, n_forward, &consts, st)) != PFVM_OK || (rc = pfvm_graph_toposort(g, st)) != PFVM_OK)
         goto done;
     rc = pfvm_infer_shapes(g, 0, st);
 done:
+    pfvm_uses_free(&S.uses);
     stbds_arrfree(consts);
     stbds_arrfree(rows);
     stbds_arrfree(old);
