@@ -5,7 +5,7 @@
  *   interp test [--known FILE] [--verbose] [--no-opt] DIR...
  *   interp shapes MODEL [--dim NAME=VALUE]...
  *   interp plan MODEL [--dim NAME=VALUE]...
- *   interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt]
+ *   interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt | --compare]
  *   interp opt MODEL -o OUT.onnx [--passes LIST]
  *   interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]
  *               [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...
@@ -38,7 +38,8 @@ static const char *usage_text =
     "  interp shapes MODEL [--dim NAME=VALUE]...   SHAPE: [d0,d1,...], ? (unknown rank), or per case of an\n"
     "             undecided If on dims: COND ? SHAPE : SHAPE, COND being EXPR==EXPR or EXPR!=EXPR\n"
     "  interp plan MODEL [--dim NAME=VALUE]...\n"
-    "  interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt]\n"
+    "  interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt | --compare]   --compare: passes off and on,\n"
+    "             alternating runs, with the median of the pairs' off/on ratios\n"
     "  interp opt MODEL -o OUT.onnx [--passes LIST]   LIST: comma-separated pass names, or none\n"
     "  interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]\n"
     "             [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...\n"
@@ -109,8 +110,29 @@ static pfvm_code bind_dims(pfvm_model *m, const dim_arg *dims, int n, pfvm_bindi
     return PFVM_OK;
 }
 
-/* Zero-filled tensors for the graph inputs, shaped by their declared types
- * under the binding (for plan and bench). */
+/* Fills a floating-point tensor with values in [-2, 2), the pattern
+ * bench/ort_bench.js gives onnxruntime; other types stay zero (indices and
+ * shapes must stay in range). Zeros would not do for timing: a calloc'd
+ * tensor that is never written maps every page to the one zero page, so
+ * reading it costs no memory traffic at all. */
+static void fill_bench_input(pfvm_tensor *t)
+{
+    int64_t i, n = pfvm_tensor_numel(t);
+    for (i = 0; i < n; i++) {
+        float v = (float)(((uint64_t)i * 2654435761u) % 1000) / 250.0f - 2.0f;
+        switch (t->dtype) {
+        case PFVM_FLOAT: ((float *)t->data)[i] = v; break;
+        case PFVM_DOUBLE: ((double *)t->data)[i] = v; break;
+        case PFVM_FLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_half(v); break;
+        case PFVM_BFLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_bf16(v); break;
+        default: return;
+        }
+    }
+}
+
+/* Tensors for the graph inputs, shaped by their declared types under the
+ * binding (for plan and bench): floating-point ones filled by
+ * fill_bench_input, the others zero. */
 static pfvm_code make_inputs(pfvm_exec *e, const pfvm_binding *b, pfvm_tensor ***out, pfvm_status *st)
 {
     int i, n = pfvm_exec_num_inputs(e);
@@ -136,6 +158,7 @@ static pfvm_code make_inputs(pfvm_exec *e, const pfvm_binding *b, pfvm_tensor **
             *out = ins;
             return st->code;
         }
+        fill_bench_input(ins[i]);
     }
     *out = ins;
     return PFVM_OK;
@@ -979,33 +1002,108 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Times `iters` runs of e after one warm-up run: t[i] in ms. */
+static pfvm_code time_runs(pfvm_exec *e, double *t, int iters, pfvm_status *st)
+{
+    int i;
+    for (i = 0; i < iters; i++) {
+        double t0 = now_ms();
+        if (pfvm_exec_run(e, st))
+            return st->code;
+        t[i] = now_ms() - t0;
+    }
+    return PFVM_OK;
+}
+
+/* Sorts t and returns its median. */
+static double median_of(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    return t[n / 2];
+}
+
+/* --compare: the model with the passes off and on in one process, runs
+ * alternating (off-on, then on-off) so that both see the same machine
+ * load; the ratio is the median of each pair's off/on, which the machine's
+ * slow phases (seconds long, here up to 2x) move much less than a ratio of
+ * two separate medians. */
+static int bench_compare(const char *model, const dim_arg *dims, int n_dims, int iters)
+{
+    pfvm_status st;
+    pfvm_model *m[2] = {NULL, NULL};
+    pfvm_exec *e[2] = {NULL, NULL};
+    pfvm_tensor **ins[2] = {NULL, NULL};
+    double *t = (double *)calloc((size_t)iters * 3, sizeof *t), *r;
+    int i, k, rc = 1;
+    if (!t)
+        return fail("%s", "bench: out of memory");
+    r = t + 2 * (size_t)iters;
+    for (k = 0; k < 2; k++)
+        if (setup_bound(model, k == 0, dims, n_dims, &m[k], &e[k], &ins[k], &st) || pfvm_exec_run(e[k], &st)) {
+            fail_status(&st);
+            goto done;
+        }
+    for (i = 0; i < iters; i++) {
+        for (k = 0; k < 2; k++) {
+            int side = (i & 1) ? 1 - k : k;
+            if (time_runs(e[side], &t[(size_t)side * iters + i], 1, &st)) {
+                fail_status(&st);
+                goto done;
+            }
+        }
+        r[i] = t[i] / t[(size_t)iters + i];
+    }
+    {
+        double off = median_of(t, iters), on = median_of(t + iters, iters), ratio = median_of(r, iters);
+        printf("off median %.3f ms (min %.3f), on median %.3f ms (min %.3f), off/on median %.2f over %d pairs\n",
+               off, t[0], on, t[iters], ratio, iters);
+    }
+    rc = 0;
+done:
+    for (k = 0; k < 2; k++) {
+        if (e[k])
+            free_inputs(ins[k], pfvm_exec_num_inputs(e[k]));
+        pfvm_exec_free(e[k]);
+        pfvm_model_free(m[k]);
+    }
+    free(t);
+    return rc;
+}
+
 static int cmd_bench(int argc, char **argv)
 {
     const char *model;
     dim_arg dims[64];
-    int n_dims, i, iters = 10, rc = 1, no_opt = 0;
+    int n_dims, i, j, iters = 10, rc = 1, no_opt = 0, compare = 0;
     pfvm_status st;
     pfvm_model *m = NULL;
     pfvm_exec *e = NULL;
     pfvm_tensor **ins = NULL;
     double *t = NULL;
-    if (!parse_model_and_dims(argc, argv, &model, dims, &n_dims, &iters, &no_opt))
+    for (i = j = 0; i < argc; i++) /* --compare, then the common options */
+        if (!strcmp(argv[i], "--compare"))
+            compare = 1;
+        else
+            argv[j++] = argv[i];
+    if (!parse_model_and_dims(j, argv, &model, dims, &n_dims, &iters, &no_opt))
         return 1;
+    if (compare && no_opt)
+        return fail("%s", "bench: --compare runs both ways; leave out --no-opt");
+    if (compare)
+        return bench_compare(model, dims, n_dims, iters);
     if (setup_bound(model, no_opt, dims, n_dims, &m, &e, &ins, &st) || pfvm_exec_run(e, &st)) {
         fail_status(&st);
         goto done;
     }
     t = (double *)calloc((size_t)iters, sizeof *t);
-    for (i = 0; t && i < iters; i++) {
-        double t0 = now_ms();
-        if (pfvm_exec_run(e, &st)) {
-            fail_status(&st);
-            goto done;
-        }
-        t[i] = now_ms() - t0;
+    if (t && time_runs(e, t, iters, &st)) {
+        fail_status(&st);
+        goto done;
     }
-    qsort(t, (size_t)iters, sizeof *t, cmp_double);
-    printf("median %.3f ms over %d runs (min %.3f, max %.3f)\n", t[iters / 2], iters, t[0], t[iters - 1]);
+    if (t) {
+        double med = median_of(t, iters);
+        printf("median %.3f ms over %d runs (min %.3f, max %.3f)\n", med, iters, t[0], t[iters - 1]);
+    }
     rc = 0;
 done:
     free(t);
