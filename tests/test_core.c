@@ -24,7 +24,7 @@ static void test_base(void)
     unsigned char buf[4096];
     pfvm_bump b;
     pfvm_allocator a;
-    void *p, *q;
+    void *p, *q, *r;
     pfvm_status st;
     CHECK(pfvm_dtype_size(PFVM_FLOAT) == 4 && pfvm_dtype_size(PFVM_BOOL) == 1 && pfvm_dtype_size(PFVM_INT64) == 8);
     CHECK(pfvm_dtype_from_name("float16") == PFVM_FLOAT16);
@@ -44,8 +44,11 @@ static void test_base(void)
     pfvm_set_allocator(&a);
     p = pfvm__malloc(100);
     q = pfvm__malloc(8000);
+    r = pfvm__data_alloc(100, 1); /* tensor storage: aligned, from the same allocator */
     pfvm_set_allocator(NULL);
     CHECK(p && (unsigned char *)p >= buf && (unsigned char *)p < buf + sizeof buf);
+    CHECK(r && (unsigned char *)r >= buf && (unsigned char *)r + 100 <= buf + sizeof buf &&
+          (uintptr_t)r % PFVM_DATA_ALIGN == 0 && ((unsigned char *)r)[99] == 0);
     CHECK(q == NULL);
     CHECK(pfvm__fail(&st, PFVM_ERR_SHAPE, "x %d", 3) == PFVM_ERR_SHAPE && !strcmp(st.msg, "x 3"));
     pfvm__prefix(&st, "node 'a'");
@@ -223,6 +226,8 @@ static void test_tensor(void)
     ((float *)t->data)[5] = 2.5f;
     c = pfvm_tensor_clone(t, &st);
     CHECK(c && ((float *)c->data)[5] == 2.5f && c->data != t->data);
+    /* tensor data starts on a cache line, so vector loops never split a load over two */
+    CHECK((uintptr_t)t->data % PFVM_DATA_ALIGN == 0 && (uintptr_t)c->data % PFVM_DATA_ALIGN == 0);
     pfvm_tensor_describe(t, buf, sizeof buf);
     CHECK(!strcmp(buf, "float[2,3,4]"));
     CHECK(pfvm_tensor_new(PFVM_FLOAT, 2, big, &st) == NULL && st.code == PFVM_ERR_NOMEM);
@@ -270,6 +275,7 @@ static void test_planner(void)
               info.lower_bound);
     /* relu(abs(...)) = abs(x) */
     CHECK(((const float *)pfvm_exec_output(e, 0)->data)[40] == 8.0f);
+    CHECK((uintptr_t)pfvm_exec_output(e, 0)->data % PFVM_DATA_ALIGN == 0); /* the arena is aligned too */
     CHECK(((const float *)pfvm_exec_output(e, 0)->data)[3] == 29.0f);
     /* a wrong input shape is a clear error naming the input */
     {

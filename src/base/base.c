@@ -54,6 +54,33 @@ PFVM_INTERNAL void *pfvm__calloc(size_t n, size_t size)
     return p;
 }
 
+/* Tensor data and the executor's arena start on a cache line (and an
+ * AVX-512 vector): malloc's 16-byte alignment makes every 64-byte vector
+ * access of a float loop span two lines, which on Zen 5 made the fused
+ * x * sigmoid(x) loop over 64M floats about 25% slower. The byte before
+ * the block holds its distance from what the allocator returned (1..64). */
+PFVM_INTERNAL void *pfvm__data_alloc(size_t size, int zero)
+{
+    size_t total;
+    unsigned char *raw, *p;
+    if (!pfvm__add_size(size ? size : 1, PFVM_DATA_ALIGN, &total))
+        return NULL;
+    raw = (unsigned char *)pfvm__malloc(total);
+    if (!raw)
+        return NULL;
+    p = raw + PFVM_DATA_ALIGN - ((uintptr_t)raw & (PFVM_DATA_ALIGN - 1));
+    p[-1] = (unsigned char)(p - raw);
+    if (zero)
+        memset(p, 0, size);
+    return p;
+}
+
+PFVM_INTERNAL void pfvm__data_free(void *p)
+{
+    if (p)
+        pfvm__free((unsigned char *)p - ((unsigned char *)p)[-1]);
+}
+
 PFVM_INTERNAL char *pfvm__strndup(const char *s, size_t n)
 {
     char *r = (char *)pfvm__malloc(n + 1);

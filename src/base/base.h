@@ -41,6 +41,12 @@
 #define PFVM_MAX_RANK 8
 #endif
 
+/* Alignment of tensor data and of the executor's arena and its slots: a
+ * cache line. A power of two from 16 to 128. */
+#ifndef PFVM_DATA_ALIGN
+#define PFVM_DATA_ALIGN 64
+#endif
+
 /* Route stb_ds's allocation through pfvm's allocator. Use its arrays and
  * string maps only: its hash of 4- and 8-byte binary keys shifts signed ints
  * past their width (undefined behaviour that UBSan reports). */
@@ -160,6 +166,10 @@ PFVM_INTERNAL void *pfvm__realloc(void *p, size_t size);
 PFVM_INTERNAL void pfvm__free(void *p);
 PFVM_INTERNAL void *pfvm__malloc(size_t size);
 PFVM_INTERNAL void *pfvm__calloc(size_t n, size_t size);
+/* Tensor storage: PFVM_DATA_ALIGN-aligned (zeroed when `zero`), from the
+ * same allocator; freed only with pfvm__data_free. */
+PFVM_INTERNAL void *pfvm__data_alloc(size_t size, int zero);
+PFVM_INTERNAL void pfvm__data_free(void *p);
 PFVM_INTERNAL char *pfvm__strdup(const char *s);
 PFVM_INTERNAL char *pfvm__strndup(const char *s, size_t n);
 

@@ -7,7 +7,7 @@
 #define PFVM_FOLD_LIMIT 4096
 #endif
 
-#define PFVM__ALIGN 64
+#define PFVM__ALIGN PFVM_DATA_ALIGN
 
 enum { PFVM__V_ARENA = 0, PFVM__V_KNOWN = 1, PFVM__V_DYNAMIC = 2, PFVM__V_EXTERNAL = 3 };
 
@@ -157,7 +157,7 @@ void pfvm_exec_free(pfvm_exec *e)
     pfvm__free(e->iin);
     pfvm__free(e->iout);
     if (e->arena_owned)
-        pfvm__free(e->arena);
+        pfvm__data_free(e->arena);
     pfvm__free(e->scratch);
     pfvm__arena_free(&e->plan_arena);
     pfvm__free(e);
@@ -700,13 +700,13 @@ static pfvm_code pfvm__plan_arena(pfvm_exec *e, pfvm_status *st)
             return pfvm__fail(st, PFVM_ERR_NOMEM, "the arena given holds %zu bytes, the plan needs %zu",
                               e->user_arena_size, e->arena_size);
         if (e->arena_owned)
-            pfvm__free(e->arena);
+            pfvm__data_free(e->arena);
         e->arena = e->user_arena;
         e->arena_owned = 0;
     } else if (!e->arena_owned || e->arena_size > 0) {
         if (e->arena_owned)
-            pfvm__free(e->arena);
-        e->arena = (unsigned char *)pfvm__malloc(e->arena_size ? e->arena_size : 1);
+            pfvm__data_free(e->arena);
+        e->arena = (unsigned char *)pfvm__data_alloc(e->arena_size, 0);
         e->arena_owned = 1;
         if (!e->arena)
             return pfvm__fail(st, PFVM_ERR_NOMEM, "cannot allocate an arena of %zu bytes", e->arena_size);
@@ -777,7 +777,7 @@ PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, 
     t->kind = PFVM_KIND_TENSOR;
     t->dtype = dtype;
     pfvm_tensor_set_shape(t, rank, dims, NULL);
-    t->data = pfvm__calloc(1, bytes ? bytes : 1);
+    t->data = pfvm__data_alloc(bytes, 1);
     if (!t->data)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "cannot allocate %zu bytes for output %d", bytes, i);
     t->nbytes = bytes;

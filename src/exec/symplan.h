@@ -38,7 +38,7 @@ typedef struct pfvm_symplan {
 } pfvm_symplan;
 
 /* Alignment of every arena offset and size, in bytes (as the executor). */
-#define PFVM_SYMPLAN_ALIGN 64
+#define PFVM_SYMPLAN_ALIGN PFVM_DATA_ALIGN
 
 /* Plans g's intermediate tensors (node outputs; inputs and initializers
  * live outside the arena) from the types pfvm_infer_shapes gave them.

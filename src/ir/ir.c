@@ -70,7 +70,7 @@ pfvm_tensor *pfvm_tensor_new(pfvm_dtype dtype, int rank, const int64_t *dims, pf
         pfvm__free(t);
         return NULL;
     }
-    t->data = pfvm__calloc(1, bytes ? bytes : 1);
+    t->data = pfvm__data_alloc(bytes, 1);
     if (!t->data) {
         pfvm__free(t);
         pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory allocating %zu bytes", bytes);
@@ -115,7 +115,7 @@ void pfvm_tensor_release(pfvm_tensor *t)
             pfvm__free(((char **)t->data)[i]);
     }
     if (t->owns_data)
-        pfvm__free(t->data);
+        pfvm__data_free(t->data);
     t->data = NULL;
     t->nbytes = 0;
     t->owns_data = 0;
