@@ -12,7 +12,10 @@
 # Needs the dev-time tools: /usr/bin/python3 with onnx, and npm (installs
 # onnxruntime-node into bench/.ort, git-ignored; without npm the ORT column
 # is empty). Times are medians (and minimums) of ITERS runs after a warm-up;
-# "bytes avoided" is pfvm_pass_stats.bytes_avoided of the fuse pass.
+# pfvm's runs with the passes off and on alternate in one process (interp
+# bench --compare), and off/on is the median of the pairs' ratios, which the
+# machine's slow phases move less than they move either median; "bytes
+# avoided" is pfvm_pass_stats.bytes_avoided of the fuse pass.
 set -eu
 cd "$(dirname "$0")/.."
 ROWS=${ROWS:-4096}
@@ -48,12 +51,14 @@ for m in gelu gelu_tanh layernorm swish maxgrad maxgrad_bcast chain_1 chain_2 ch
     after=$(awk '$1 != "pass" {a = $3} END {print a}' "$tmp/rep")
     groups=$(awk '$1 == "fuse" {print $6}' "$tmp/rep")
     avoided=$(awk '$1 == "fuse" {print $7}' "$tmp/rep")
-    set -- $($B/interp bench "$f" --no-opt -n "$ITERS" | ms_of)
+    # off and on alternating in one process; ratio: median of the pairs' off/on
+    set -- $($B/interp bench "$f" --compare -n "$ITERS" |
+        sed -E 's/^off median ([0-9.]+) ms \(min ([0-9.]+)\), on median ([0-9.]+) ms \(min ([0-9.]+)\), off\/on median ([0-9.]+).*/\1 \2 \3 \4 \5/')
     off=$1
     off_min=$2
-    set -- $($B/interp bench "$f" -n "$ITERS" | ms_of)
-    on=$1
-    on_min=$2
+    on=$3
+    on_min=$4
+    ratio=$5
     ort="" ortmin=""
     if [ $ORT = 1 ]; then
         set -- $(node bench/ort_bench.js "$f" "$ITERS" | sed -E 's/^median ([0-9.]+) ms \(min ([0-9.]+)\)/\1 \2/')
@@ -61,9 +66,8 @@ for m in gelu gelu_tanh layernorm swish maxgrad maxgrad_bcast chain_1 chain_2 ch
         ortmin=$2
     fi
     elems=$((ROWS * 1024))
-    echo "$m $elems $before $after $groups $avoided $off $off_min $on $on_min $ort $ortmin" | awk '{
-        r = $9 > 0 ? $7 / $9 : 0
-        o = ($12 != "" && $10 > 0) ? sprintf("%.2f", $12 / $10) : ""
+    echo "$m $elems $before $after $groups $avoided $off $off_min $on $on_min $ratio $ort $ortmin" | awk '{
+        o = ($13 != "" && $10 > 0) ? sprintf("%.2f", $13 / $10) : ""
         printf "| %s | %d | %d → %d | %d | %.1f MB | %.3f (%.3f) | %.3f (%.3f) | %.2f | %s%s | %s |\n",
-            $1, $2, $3, $4, $5, $6 / 1048576, $7, $8, $9, $10, r, $11, ($12 != "" ? " (" $12 ")" : ""), o }'
+            $1, $2, $3, $4, $5, $6 / 1048576, $7, $8, $9, $10, $11, $12, ($13 != "" ? " (" $13 ")" : ""), o }'
 done

@@ -6,6 +6,8 @@
  *
  *   cc -O2 -I. tools/ulp_check.c -o ulp -lprotobuf-nanopb -lm
  *   ./ulp [STEP]                      (default 211)
+ * It also checks that sigmoid's block kernel (the AVX-512 one where the
+ * CPU has it) gives the scalar function's bits.
  *   cc -O2 -march=x86-64-v4 ... / -DPFVM_NO_DISPATCH ...: the same hash
  *   where fused multiply-adds are used (PFVM__EW_FMA), another without.
  * Dev-time tool: not part of the tests. */
@@ -76,11 +78,37 @@ static void check_expneg(uint64_t step)
            (unsigned long long)bad18);
 }
 
+/* The block kernel sigmoid runs in (hand-written for AVX-512 where the
+ * CPU has it) against pfvm__ew_sigmoidf, float by float: the number of
+ * floats whose bits differ (NaN results by class). */
+static void check_sigmoid_kernel(uint64_t step)
+{
+    static float x[PFVM_FUSE_BLOCK], y[PFVM_FUSE_BLOCK];
+    const float *s[1];
+    uint64_t u = 0, bad = 0;
+    int n, i;
+    s[0] = x;
+    while (u <= 0xffffffffull) {
+        for (n = 0; n < PFVM_FUSE_BLOCK && u <= 0xffffffffull; n++, u += step) {
+            uint32_t b = (uint32_t)u;
+            memcpy(&x[n], &b, 4);
+        }
+        pfvm__ew_z_sigmoid(y, s, NULL);
+        for (i = 0; i < n; i++) {
+            float want = pfvm__ew_sigmoidf(x[i]);
+            bad += (want != want) != (y[i] != y[i]) || (want == want && memcmp(&want, &y[i], 4) != 0);
+        }
+    }
+    printf("sigmoid's block kernel (%s) differs at %llu floats\n", pfvm__have_avx512() ? "AVX-512" : "C",
+           (unsigned long long)bad);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t step = argc > 1 ? strtoull(argv[1], NULL, 10) : 211, u;
     int k;
     check_expneg(step);
+    check_sigmoid_kernel(step);
     for (k = 0; k < FNS; k++) {
         double worst = 0;
         float at = 0;

@@ -859,12 +859,7 @@ PFVM__FZ_AVX512 static void pfvm__fz_uchain(float *d, const float *a, const pfvm
 /* 1 when the CPU (and the OS) run AVX-512 code. */
 static int pfvm__fz_uchain_ok(void)
 {
-    static int ok = -1;
-    if (ok < 0) {
-        __builtin_cpu_init();
-        ok = __builtin_cpu_supports("avx512f") != 0;
-    }
-    return ok;
+    return pfvm__have_avx512();
 }
 #else
 static int pfvm__fz_uchain_ok(void)
@@ -872,6 +867,20 @@ static int pfvm__fz_uchain_ok(void)
     return 0;
 }
 #endif
+
+PFVM_INTERNAL int pfvm__have_avx512(void)
+{
+#if defined(PFVM_AVX512_KERNELS) || defined(PFVM__FZ_UCHAIN)
+    static int ok = -1;
+    if (ok < 0) {
+        __builtin_cpu_init();
+        ok = __builtin_cpu_supports("avx512f") != 0;
+    }
+    return ok;
+#else
+    return 0;
+#endif
+}
 
 /* Does register r hold a value nobody reads after instruction i (it is
  * overwritten first, or never read again and no output or reduction's)? */

@@ -85,6 +85,17 @@ extern "C" {
 #define PFVM_DISPATCH
 #endif
 
+/* Where the dispatch is, kernels may also come hand-written for AVX-512
+ * (target("avx512f") functions picked at run time with
+ * pfvm__have_avx512): the fused loop's chain kernel, and float32 sigmoid.
+ * Each gives the same bits as the portable version. PFVM_NO_AVX512
+ * leaves them out. */
+#if defined(PFVM_DISPATCH_CLONES) && !defined(PFVM_NO_AVX512)
+#define PFVM_AVX512_KERNELS 1
+#endif
+/* 1 when the CPU runs AVX-512F (checked once), 0 elsewhere. */
+PFVM_INTERNAL int pfvm__have_avx512(void);
+
 #define PFVM_FUSE_MAX_SRC 3     /* sources of one instruction */
 #define PFVM_FUSE_PARAM_BYTES 64 /* parameters of one instruction */
 
