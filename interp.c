@@ -118,15 +118,16 @@ static pfvm_code bind_dims(pfvm_model *m, const dim_arg *dims, int n, pfvm_bindi
 static void fill_bench_input(pfvm_tensor *t)
 {
     int64_t i, n = pfvm_tensor_numel(t);
+    if (t->dtype != PFVM_FLOAT && t->dtype != PFVM_DOUBLE && t->dtype != PFVM_FLOAT16 && t->dtype != PFVM_BFLOAT16)
+        return;
     for (i = 0; i < n; i++) {
         float v = (float)(((uint64_t)i * 2654435761u) % 1000) / 250.0f - 2.0f;
-        switch (t->dtype) {
-        case PFVM_FLOAT: ((float *)t->data)[i] = v; break;
-        case PFVM_DOUBLE: ((double *)t->data)[i] = v; break;
-        case PFVM_FLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_half(v); break;
-        case PFVM_BFLOAT16: ((uint16_t *)t->data)[i] = pfvm_float_to_bf16(v); break;
-        default: return;
-        }
+        if (t->dtype == PFVM_FLOAT)
+            ((float *)t->data)[i] = v;
+        else if (t->dtype == PFVM_DOUBLE)
+            ((double *)t->data)[i] = v;
+        else
+            ((uint16_t *)t->data)[i] = t->dtype == PFVM_FLOAT16 ? pfvm_float_to_half(v) : pfvm_float_to_bf16(v);
     }
 }
 
@@ -1002,7 +1003,7 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Times `iters` runs of e after one warm-up run: t[i] in ms. */
+/* Times `iters` runs of e: t[i] in ms. */
 static pfvm_code time_runs(pfvm_exec *e, double *t, int iters, pfvm_status *st)
 {
     int i;

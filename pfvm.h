@@ -8119,13 +8119,27 @@ static PFVM__EW_INLINE float pfvm__ew_sel(int c, float a, float b)
     return pfvm__ew_bits_f((ua & m) | (ub & ~m));
 }
 
+/* exp's constants, shared by the C functions and the AVX-512 sigmoid
+ * kernel (which must give the same bits): log2(e), ln(2) in two parts
+ * (Cody-Waite: HI has few bits, so k * HI is exact), and Cephes'
+ * polynomial for |r| <= ln(2)/2, highest degree first. */
+#define PFVM__EW_LOG2E 1.44269504088896341f
+#define PFVM__EW_LN2_HI 0.693359375f
+#define PFVM__EW_LN2_LO (-2.12194440e-4f)
+#define PFVM__EW_EXP_P0 1.9875691500e-4f
+#define PFVM__EW_EXP_P1 1.3981999507e-3f
+#define PFVM__EW_EXP_P2 8.3334519073e-3f
+#define PFVM__EW_EXP_P3 4.1665795894e-2f
+#define PFVM__EW_EXP_P4 1.6666665459e-1f
+#define PFVM__EW_EXP_P5 5.0000001201e-1f
+
 /* exp(r) for |r| <= ln(2)/2: Cephes' polynomial in Estrin's form. */
 static PFVM__EW_INLINE float pfvm__ew_exp_poly(float r)
 {
     float r2 = r * r, p;
-    p = PFVM__EW_FMA(PFVM__EW_FMA(1.9875691500e-4f, r, 1.3981999507e-3f), r2,
-                     PFVM__EW_FMA(8.3334519073e-3f, r, 4.1665795894e-2f));
-    p = PFVM__EW_FMA(p, r2, PFVM__EW_FMA(1.6666665459e-1f, r, 5.0000001201e-1f));
+    p = PFVM__EW_FMA(PFVM__EW_FMA(PFVM__EW_EXP_P0, r, PFVM__EW_EXP_P1), r2,
+                     PFVM__EW_FMA(PFVM__EW_EXP_P2, r, PFVM__EW_EXP_P3));
+    p = PFVM__EW_FMA(p, r2, PFVM__EW_FMA(PFVM__EW_EXP_P4, r, PFVM__EW_EXP_P5));
     return PFVM__EW_FMA(p, r2, r) + 1.0f;
 }
 
@@ -8136,10 +8150,10 @@ static PFVM__EW_INLINE float pfvm__ew_expf(float x)
     int32_t k, k1;
     xc = pfvm__ew_sel(xc > 89.0f, 89.0f, xc);
     xc = pfvm__ew_sel(xc < -104.0f, -104.0f, xc);
-    kf = PFVM__EW_FMA(xc, 1.44269504088896341f, 12582912.0f); /* round to an integer */
+    kf = PFVM__EW_FMA(xc, PFVM__EW_LOG2E, 12582912.0f); /* round to an integer */
     kf -= 12582912.0f;
-    r = PFVM__EW_FMA(-kf, 0.693359375f, xc);
-    r = PFVM__EW_FMA(kf, 2.12194440e-4f, r);
+    r = PFVM__EW_FMA(-kf, PFVM__EW_LN2_HI, xc);
+    r = PFVM__EW_FMA(-kf, PFVM__EW_LN2_LO, r);
     p = pfvm__ew_exp_poly(r);
     k = (int32_t)kf; /* -150..129 */
     k1 = k / 2;
@@ -8153,10 +8167,10 @@ static PFVM__EW_INLINE float pfvm__ew_expf(float x)
 static PFVM__EW_INLINE float pfvm__ew_expneg_poly(float t, float c, float *kb)
 {
     float kf, r;
-    *kb = PFVM__EW_FMA(t, -1.44269504088896341f, c);
+    *kb = PFVM__EW_FMA(t, -PFVM__EW_LOG2E, c);
     kf = *kb - c;
-    r = PFVM__EW_FMA(kf, -0.693359375f, -t);
-    r = PFVM__EW_FMA(kf, 2.12194440e-4f, r);
+    r = PFVM__EW_FMA(kf, -PFVM__EW_LN2_HI, -t);
+    r = PFVM__EW_FMA(kf, -PFVM__EW_LN2_LO, r);
     return pfvm__ew_exp_poly(r);
 }
 
@@ -8168,9 +8182,10 @@ static PFVM__EW_INLINE float pfvm__ew_expneg_poly(float t, float c, float *kb)
  * exact (normal), and the multiplication by 2^-65 rounds once, as
  * pfvm__ew_expf's two steps do. The constant is 1.5 * 2^23 + 192: even,
  * like expf's, so that ties round to the same k. */
+#define PFVM__EW_EXPNEG_ROUND 12583104.0f
 static PFVM__EW_INLINE float pfvm__ew_expnegf(float t)
 {
-    float kb, p = pfvm__ew_expneg_poly(t, 12583104.0f, &kb); /* 1.5 * 2^23 + 192 + k */
+    float kb, p = pfvm__ew_expneg_poly(t, PFVM__EW_EXPNEG_ROUND, &kb); /* 1.5 * 2^23 + 192 + k */
     uint32_t kk;
     memcpy(&kk, &kb, sizeof kk);
     /* the low 9 bits are 192 + k (42..192; NaN: anything, p is NaN): 2^(k + 65) */
@@ -8229,13 +8244,16 @@ static PFVM__EW_INLINE float pfvm__ew_tanhf(float x)
     return pfvm__ew_sel(ax < 0.625f, p, t);
 }
 
+/* sigmoid's |x| clamp, shared with the AVX-512 kernel */
+#define PFVM__EW_SIGMOID_CLAMP 104.0f
+
 /* 1 / (1 + e) for x >= 0, e / (1 + e) below, e = exp(-|x|): one division
  * either way (a select picks the numerator). NaN goes through exp(-|x|)
  * (not clamped: the comparison is false). */
 static PFVM__EW_INLINE float pfvm__ew_sigmoidf(float x)
 {
     float ax = fabsf(x), e;
-    e = pfvm__ew_expnegf(pfvm__ew_sel(ax > 104.0f, 104.0f, ax));
+    e = pfvm__ew_expnegf(pfvm__ew_sel(ax > PFVM__EW_SIGMOID_CLAMP, PFVM__EW_SIGMOID_CLAMP, ax));
     return pfvm__ew_sel(x < 0, e, 1.0f) / (1.0f + e);
 }
 
@@ -8252,21 +8270,21 @@ __attribute__((target("avx512f"))) static void pfvm__ew_z_sigmoid_avx512(float *
                                                                           const float *const *s, const void *pv)
 {
     const float *a = s[0];
-    const __m512 one = _mm512_set1_ps(1.0f), c = _mm512_set1_ps(12583104.0f);
+    const __m512 one = _mm512_set1_ps(1.0f), c = _mm512_set1_ps(PFVM__EW_EXPNEG_ROUND);
     int e;
     (void)pv;
     for (e = 0; e < PFVM_FUSE_BLOCK; e += 16) {
         __m512 x = _mm512_loadu_ps(a + e), t, kf, r, r2, p, ex;
         __mmask16 neg = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
-        t = _mm512_min_ps(_mm512_set1_ps(104.0f), _mm512_abs_ps(x)); /* a NaN |x| stays */
-        kf = _mm512_sub_ps(_mm512_fmadd_ps(t, _mm512_set1_ps(-1.44269504088896341f), c), c);
-        r = _mm512_fmsub_ps(kf, _mm512_set1_ps(-0.693359375f), t);
-        r = _mm512_fmadd_ps(kf, _mm512_set1_ps(2.12194440e-4f), r);
+        t = _mm512_min_ps(_mm512_set1_ps(PFVM__EW_SIGMOID_CLAMP), _mm512_abs_ps(x)); /* a NaN |x| stays */
+        kf = _mm512_sub_ps(_mm512_fmadd_ps(t, _mm512_set1_ps(-PFVM__EW_LOG2E), c), c);
+        r = _mm512_fmsub_ps(kf, _mm512_set1_ps(-PFVM__EW_LN2_HI), t);
+        r = _mm512_fmadd_ps(kf, _mm512_set1_ps(-PFVM__EW_LN2_LO), r);
         r2 = _mm512_mul_ps(r, r);
-        p = _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_set1_ps(1.9875691500e-4f), r, _mm512_set1_ps(1.3981999507e-3f)), r2,
-                            _mm512_fmadd_ps(_mm512_set1_ps(8.3334519073e-3f), r, _mm512_set1_ps(4.1665795894e-2f)));
+        p = _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_set1_ps(PFVM__EW_EXP_P0), r, _mm512_set1_ps(PFVM__EW_EXP_P1)), r2,
+                            _mm512_fmadd_ps(_mm512_set1_ps(PFVM__EW_EXP_P2), r, _mm512_set1_ps(PFVM__EW_EXP_P3)));
         p = _mm512_fmadd_ps(p, r2,
-                            _mm512_fmadd_ps(_mm512_set1_ps(1.6666665459e-1f), r, _mm512_set1_ps(5.0000001201e-1f)));
+                            _mm512_fmadd_ps(_mm512_set1_ps(PFVM__EW_EXP_P4), r, _mm512_set1_ps(PFVM__EW_EXP_P5)));
         p = _mm512_add_ps(_mm512_fmadd_ps(p, r2, r), one);
         ex = _mm512_scalef_ps(p, kf); /* p * 2^k, k = kf, rounded once */
         _mm512_storeu_ps(y + e, _mm512_div_ps(_mm512_mask_blend_ps(neg, one, ex), _mm512_add_ps(one, ex)));
@@ -27923,8 +27941,6 @@ PFVM_INTERNAL pfvm_code pfvm__pass_bnfold(pfvm_model *m, pfvm_graph *g, pfvm_pas
 #define PFVM_FOLD_LIMIT 4096
 #endif
 
-#define PFVM__ALIGN PFVM_DATA_ALIGN
-
 enum { PFVM__V_ARENA = 0, PFVM__V_KNOWN = 1, PFVM__V_DYNAMIC = 2, PFVM__V_EXTERNAL = 3 };
 
 /* Training state: initializer `state` takes output `next` after each run. */
@@ -28526,13 +28542,13 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
                         fixed = 0;
                 if (fixed && !pfvm__mul_size((size_t)numel, pfvm_dtype_size(ty->dtype), &bytes))
                     fixed = 0;
-                if (fixed && ((size_t)-1) - bytes < PFVM__ALIGN)
+                if (fixed && ((size_t)-1) - bytes < PFVM_DATA_ALIGN)
                     fixed = 0;
             }
             if (fixed) {
                 pfvm_tensor_set_shape(t, ty->shape.rank, dims, NULL);
                 t->nbytes = bytes;
-                pe.bytes = (bytes + PFVM__ALIGN - 1) & ~(size_t)(PFVM__ALIGN - 1);
+                pe.bytes = (bytes + PFVM_DATA_ALIGN - 1) & ~(size_t)(PFVM_DATA_ALIGN - 1);
                 pe.kind = 0;
                 e->vkind[i] = PFVM__V_ARENA;
                 n_arena++;
@@ -29909,17 +29925,17 @@ PFVM__FZ_AVX512 static void pfvm__fz_uchain(float *d, const float *a, const pfvm
 #pragma STDC FP_CONTRACT DEFAULT
 #endif
 
-/* 1 when the CPU (and the OS) run AVX-512 code. */
-static int pfvm__fz_uchain_ok(void)
-{
-    return pfvm__have_avx512();
-}
-#else
-static int pfvm__fz_uchain_ok(void)
-{
-    return 0;
-}
 #endif
+
+/* 1 when the chain kernel is compiled in and the CPU runs AVX-512 code. */
+static int pfvm__fz_uchain_ok(void)
+{
+#ifdef PFVM__FZ_UCHAIN
+    return pfvm__have_avx512();
+#else
+    return 0;
+#endif
+}
 
 PFVM_INTERNAL int pfvm__have_avx512(void)
 {

@@ -7,8 +7,6 @@
 #define PFVM_FOLD_LIMIT 4096
 #endif
 
-#define PFVM__ALIGN PFVM_DATA_ALIGN
-
 enum { PFVM__V_ARENA = 0, PFVM__V_KNOWN = 1, PFVM__V_DYNAMIC = 2, PFVM__V_EXTERNAL = 3 };
 
 /* Training state: initializer `state` takes output `next` after each run. */
@@ -610,13 +608,13 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
                         fixed = 0;
                 if (fixed && !pfvm__mul_size((size_t)numel, pfvm_dtype_size(ty->dtype), &bytes))
                     fixed = 0;
-                if (fixed && ((size_t)-1) - bytes < PFVM__ALIGN)
+                if (fixed && ((size_t)-1) - bytes < PFVM_DATA_ALIGN)
                     fixed = 0;
             }
             if (fixed) {
                 pfvm_tensor_set_shape(t, ty->shape.rank, dims, NULL);
                 t->nbytes = bytes;
-                pe.bytes = (bytes + PFVM__ALIGN - 1) & ~(size_t)(PFVM__ALIGN - 1);
+                pe.bytes = (bytes + PFVM_DATA_ALIGN - 1) & ~(size_t)(PFVM_DATA_ALIGN - 1);
                 pe.kind = 0;
                 e->vkind[i] = PFVM__V_ARENA;
                 n_arena++;

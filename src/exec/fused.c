@@ -856,17 +856,17 @@ PFVM__FZ_AVX512 static void pfvm__fz_uchain(float *d, const float *a, const pfvm
 #pragma STDC FP_CONTRACT DEFAULT
 #endif
 
-/* 1 when the CPU (and the OS) run AVX-512 code. */
-static int pfvm__fz_uchain_ok(void)
-{
-    return pfvm__have_avx512();
-}
-#else
-static int pfvm__fz_uchain_ok(void)
-{
-    return 0;
-}
 #endif
+
+/* 1 when the chain kernel is compiled in and the CPU runs AVX-512 code. */
+static int pfvm__fz_uchain_ok(void)
+{
+#ifdef PFVM__FZ_UCHAIN
+    return pfvm__have_avx512();
+#else
+    return 0;
+#endif
+}
 
 PFVM_INTERNAL int pfvm__have_avx512(void)
 {
