@@ -1057,6 +1057,22 @@ PFVM_INTERNAL const pfvm_sym *pfvm_infer_node_sym(pfvm_ictx *c, const char *suff
  * it does nothing and returns PFVM_OK: body types are those of the static
  * analysis. Defined in src/shape/infer.c. */
 PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n);
+/* pfvm_ictx_infer_graph that gives g's inputs exactly in_types (no dim
+ * the graph declares is kept): for a loop's fixed point, which merges the
+ * declared types itself. */
+PFVM_INTERNAL pfvm_code pfvm_ictx_infer_body(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n);
+/* The types of every value of g and of its subgraphs, saved so that a
+ * fixed-point iteration starts each round from what the graph declared,
+ * not from the previous round's guesses. NULL when out of memory. */
+typedef struct pfvm_types_saved pfvm_types_saved;
+PFVM_INTERNAL pfvm_types_saved *pfvm_types_save(pfvm_graph *g);
+PFVM_INTERNAL void pfvm_types_restore(const pfvm_types_saved *s);
+PFVM_INTERNAL void pfvm_types_saved_free(pfvm_types_saved *s);
+/* Tells the driver that input i of subgraph g, whose type was `decl`
+ * before this inference, is fed values of type `fed` over all iterations
+ * (the fixed point); the pass manager's guard (pfvm__infer_check_fed)
+ * records the inputs whose decl does not hold for fed. */
+PFVM_INTERNAL void pfvm_ictx_fed(pfvm_ictx *c, const pfvm_graph *g, int i, const pfvm_type *decl, const pfvm_type *fed);
 /* Decides a control-flow condition `cond` (a symbolic boolean such as
  * pfvm_sym_eq's `T == 1`): returns 1 and *v (0 or 1) when it is a
  * constant or when the case analysis (pfvm_infer_shape_cases) assumes it;
@@ -1260,6 +1276,14 @@ typedef void (*pfvm_infer_keep_fn)(void *user, const pfvm_graph *g, const pfvm_i
  * keep: passes read known contents (shape values, folded constants) this
  * way. */
 PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st);
+
+/* pfvm_infer_shapes (not strict) that also checks what every subgraph
+ * input is fed: a Loop's or Scan's body input whose type, as stored in the
+ * graph before this run, does not hold for every value its node feeds it
+ * over all iterations (a dim fixed to the first iteration's size, a symbol
+ * of the main graph that is not proven) counts in *count, and the first
+ * is described in first (n bytes). The pass manager's guard. */
+PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *first, size_t n, pfvm_status *st);
 
 /* Runs one node's inference: in/out are indexed like node->inputs and
  * node->outputs (NULL entries for omitted values). Errors are prefixed with
@@ -5913,9 +5937,11 @@ static pfvm_code pfvm__cf_k_if(pfvm_kctx *k)
 
 /* Joins the type a loop-carried value had before an iteration (`cur`) with
  * the one the body gives it (`next`): dims provably equal stay, others
- * become the loop's own symbol for that dim (`Loop_3_c0_d1`), a rank that
- * changes becomes unknown. Returns 1 when cur changed. */
-static int pfvm__cf_join(pfvm_ictx *c, pfvm_type *cur, const pfvm_type *next, const char *tag, int j)
+ * become the loop's own symbol for that dim (`Loop_3_c0_d1`, and widened[d]
+ * is set), a rank that changes becomes unknown. Returns 1 when cur
+ * changed. */
+static int pfvm__cf_join(pfvm_ictx *c, pfvm_type *cur, const pfvm_type *next, const char *tag, int j,
+                         unsigned char *widened)
 {
     int d, changed = 0;
     char suffix[48];
@@ -5935,33 +5961,87 @@ static int pfvm__cf_join(pfvm_ictx *c, pfvm_type *cur, const pfvm_type *next, co
             cur->shape.dims[d] = x;
             changed = 1;
         }
+        widened[d] = 1;
     }
     return changed;
 }
 
+/* The type a body input gets in one round: what the loop feeds it (`fed`),
+ * except that a dim the graph declares as a number stays where inference
+ * made up a symbol it could not derive, unless the loop widened that dim
+ * (it changes between iterations, so no number holds). Named dims the
+ * body declares are never narrowed: fed is sound for every round. */
+static void pfvm__cf_merge(pfvm_type *out, const pfvm_type *fed, const pfvm_type *decl, const unsigned char *widened)
+{
+    int d;
+    *out = *fed;
+    if (!decl || decl->kind != PFVM_KIND_TENSOR || out->kind != PFVM_KIND_TENSOR ||
+        decl->shape.rank != out->shape.rank)
+        return;
+    for (d = 0; d < out->shape.rank; d++) {
+        const pfvm_sym *x = out->shape.dims[d], *y = decl->shape.dims[d];
+        if (y && x && pfvm_sym_is_const(y, NULL) && x->kind == PFVM_SYM_VAR && x->inferred && !(widened && widened[d]))
+            out->shape.dims[d] = y;
+    }
+}
+
 /* Iterates the body's inference until the carried types stop changing
  * (each dim can only turn into the loop's symbol once, so this ends).
- * `tin` holds the body inputs' types; carried state starts at tin[skip]. */
+ * `tin` holds the types the node feeds the body inputs; carried state
+ * starts at tin[skip]. Each round starts from the types the body had
+ * before (what the model declared, or a previous analysis proved for
+ * every iteration), so nothing one round assumed about the first
+ * iterations survives into the next; the last round's types, the fixed
+ * point, stay in the graph. */
 #define PFVM__CF_FIXPOINT_ROUNDS 4
 static pfvm_code pfvm__cf_fixpoint(pfvm_ictx *c, pfvm_graph *body, pfvm_type *tin, const pfvm_type **ptr, int n_in,
                                    int skip, int out_skip, int n_carried)
 {
-    int round, j;
-    for (j = 0; j < n_in; j++)
-        ptr[j] = &tin[j];
-    for (round = 0; round < PFVM__CF_FIXPOINT_ROUNDS; round++) {
-        int changed = 0;
-        if (pfvm_ictx_infer_graph(c, body, ptr, n_in))
-            return c->st ? c->st->code : PFVM_ERR_SHAPE;
-        for (j = 0; j < n_carried && out_skip + j < (int)stbds_arrlen(body->outputs); j++)
-            changed |= pfvm__cf_join(c, &tin[skip + j], &body->outputs[out_skip + j]->type, "c", j);
-        if (!changed)
-            return PFVM_OK;
+    int round, j, n_bin = (int)stbds_arrlen(body->inputs);
+    pfvm_types_saved *saved;
+    pfvm_type *decl, *given;
+    unsigned char *widened;
+    pfvm_code rc = PFVM_OK;
+    decl = (pfvm_type *)pfvm_ictx_alloc(c, sizeof *decl * (size_t)(n_in + 1));
+    given = (pfvm_type *)pfvm_ictx_alloc(c, sizeof *given * (size_t)(n_in + 1));
+    widened = (unsigned char *)pfvm_ictx_alloc(c, (size_t)(n_in + 1) * PFVM_MAX_RANK);
+    if (!decl || !given || !widened || !(saved = pfvm_types_save(body)))
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    memset(widened, 0, (size_t)(n_in + 1) * PFVM_MAX_RANK);
+    for (j = 0; j < n_in; j++) {
+        if (j < n_bin)
+            decl[j] = body->inputs[j]->type;
+        else
+            memset(&decl[j], 0, sizeof decl[j]);
+        ptr[j] = &given[j];
     }
-    /* not settled (cannot happen with the joins above): say nothing */
-    for (j = 0; j < n_carried; j++)
-        pfvm_shape_unknown(&tin[skip + j].shape);
-    return pfvm_ictx_infer_graph(c, body, ptr, n_in);
+    for (round = 0; round <= PFVM__CF_FIXPOINT_ROUNDS; round++) {
+        int changed = 0;
+        if (round == PFVM__CF_FIXPOINT_ROUNDS) {
+            /* not settled (cannot happen with the joins above): say nothing */
+            for (j = 0; j < n_carried; j++)
+                pfvm_shape_unknown(&tin[skip + j].shape);
+        }
+        pfvm_types_restore(saved);
+        for (j = 0; j < n_in; j++)
+            pfvm__cf_merge(&given[j], &tin[j], &decl[j], widened + (size_t)j * PFVM_MAX_RANK);
+        if (pfvm_ictx_infer_body(c, body, ptr, n_in)) {
+            rc = c->st ? c->st->code : PFVM_ERR_SHAPE;
+            break;
+        }
+        if (round == PFVM__CF_FIXPOINT_ROUNDS)
+            break;
+        for (j = 0; j < n_carried && out_skip + j < (int)stbds_arrlen(body->outputs); j++)
+            changed |= pfvm__cf_join(c, &tin[skip + j], &body->outputs[out_skip + j]->type, "c", j,
+                                     widened + (size_t)(skip + j) * PFVM_MAX_RANK);
+        if (!changed)
+            break;
+    }
+    if (!rc)
+        for (j = 0; j < n_in && j < n_bin; j++)
+            pfvm_ictx_fed(c, body, j, &decl[j], &given[j]);
+    pfvm_types_saved_free(saved);
+    return rc;
 }
 
 /* A scan output: the body's per-iteration type stacked along `axis` with
@@ -9182,14 +9262,41 @@ static pfvm_code pfvm__ew_k_where_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
     return pfvm_fuse_emit(f, pfvm__ew_z_where, NULL, 0, PFVM_FUSE_OUT(0), 3, src);
 }
 
+static int pfvm__ew_sym_vec(pfvm_ictx *c, int i, int n, const pfvm_sym **out);
+static int pfvm__ew_sym_len_of(pfvm_ictx *c, int n_in);
+
+/* Where on shape values (the exporters' `-1` idiom: Where(Equal(shape, -1),
+ * ones, shape)): a decided condition picks its side, equal sides need no
+ * condition, and an undecided symbolic boolean b gives b*x + (1-b)*y. */
 static pfvm_code pfvm__ew_infer_where(pfvm_ictx *c)
 {
     pfvm_dtype cd = c->in[0]->type.dtype, xd = c->in[1]->type.dtype, yd = c->in[2]->type.dtype;
+    const pfvm_sym *b[64], *x[64], *y[64], *r[64];
+    pfvm_code rc;
+    int n, k;
     if (cd != PFVM_UNDEFINED && cd != PFVM_BOOL)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "condition has type %s, not bool", pfvm_dtype_name(cd));
     if (xd != PFVM_UNDEFINED && yd != PFVM_UNDEFINED && xd != yd)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "X is %s but Y is %s", pfvm_dtype_name(xd), pfvm_dtype_name(yd));
-    return pfvm_ew_infer_broadcast_to(c, xd != PFVM_UNDEFINED ? xd : yd);
+    rc = pfvm_ew_infer_broadcast_to(c, xd != PFVM_UNDEFINED ? xd : yd);
+    if (rc || !(n = pfvm__ew_sym_len_of(c, 3)) || c->out[0]->type.shape.rank > 1 ||
+        !pfvm_dtype_is_int(c->out[0]->type.dtype))
+        return rc;
+    if (!pfvm__ew_sym_vec(c, 0, n, b) || !pfvm__ew_sym_vec(c, 1, n, x) || !pfvm__ew_sym_vec(c, 2, n, y))
+        return PFVM_OK;
+    for (k = 0; k < n; k++) {
+        int64_t v;
+        if (pfvm_sym_is_const(b[k], &v))
+            r[k] = v ? x[k] : y[k];
+        else if (pfvm_sym_proven_eq(x[k], y[k]))
+            r[k] = x[k];
+        else
+            r[k] = pfvm_sym_add(c->syms, pfvm_sym_mul(c->syms, b[k], x[k]),
+                                pfvm_sym_mul(c->syms, pfvm_sym_not(c->syms, b[k]), y[k]));
+        if (!r[k])
+            return PFVM_OK;
+    }
+    return pfvm_ival_set_sym(c, c->out[0], r, n);
 }
 
 /* Clip's bound from input i (opset 11+): absent or empty means none. */
@@ -9672,16 +9779,27 @@ static int pfvm__ew_sym_vec(pfvm_ictx *c, int i, int n, const pfvm_sym **out)
     return 1;
 }
 
+/* The length of the inputs' symbolic contents (the longest; the others
+ * must match or be scalars, which pfvm__ew_sym_vec checks), or 0 when no
+ * input of the n_in has symbolic contents. */
+static int pfvm__ew_sym_len_of(pfvm_ictx *c, int n_in)
+{
+    int n = 0, j;
+    if (c->n_in != n_in || !c->out[0])
+        return 0;
+    for (j = 0; j < n_in; j++)
+        if (!c->in[j])
+            return 0;
+    for (j = 0; j < n_in; j++)
+        if (c->in[j]->sym && c->in[j]->n_sym > n)
+            n = c->in[j]->n_sym;
+    return n >= 1 && n <= 64 ? n : 0;
+}
+
 /* The common length of two inputs' symbolic contents, or 0. */
 static int pfvm__ew_sym_len(pfvm_ictx *c)
 {
-    int n;
-    if (c->n_in != 2 || !c->in[0] || !c->in[1] || !c->out[0])
-        return 0;
-    n = c->in[0]->sym ? c->in[0]->n_sym : c->in[1]->sym ? c->in[1]->n_sym : 0;
-    if (c->in[1]->sym && c->in[1]->n_sym > n)
-        n = c->in[1]->n_sym;
-    return n >= 1 && n <= 64 ? n : 0;
+    return pfvm__ew_sym_len_of(c, 2);
 }
 
 /* Shape arithmetic: Add/Sub/Mul/Div of small integer vectors whose
@@ -9719,10 +9837,116 @@ static pfvm_code pfvm__ew_infer_sub(pfvm_ictx *c) { return pfvm__ew_infer_arith(
 static pfvm_code pfvm__ew_infer_mul(pfvm_ictx *c) { return pfvm__ew_infer_arith(c, pfvm_sym_mul); }
 static pfvm_code pfvm__ew_infer_div(pfvm_ictx *c) { return pfvm__ew_infer_arith(c, pfvm__ew_sym_div); }
 
-static pfvm_code pfvm__ew_infer_bool(pfvm_ictx *c)
+/* Comparisons and logic on shape values give symbolic booleans (0 or 1)
+ * in the same algebra as pfvm_sym_eq: for integers a > b is
+ * min(1, max(0, a-b)), a constant when the symbols' bounds decide it;
+ * And/Or/Xor of booleans are min, max and max-min. */
+static const pfvm_sym *pfvm__ew_sym_gt(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
 {
-    return pfvm_ew_infer_broadcast_to(c, PFVM_BOOL);
+    const pfvm_sym *d = pfvm_sym_sub(t, a, b);
+    if (!d)
+        return NULL;
+    if (pfvm_sym_proven_ge(t, d, 1))
+        return pfvm_sym_const(t, 1);
+    if (pfvm_sym_proven_ge(t, pfvm_sym_muli(t, d, -1), 0))
+        return pfvm_sym_const(t, 0);
+    return pfvm_sym_min(t, pfvm_sym_const(t, 1), pfvm_sym_max(t, pfvm_sym_const(t, 0), d));
 }
+static const pfvm_sym *pfvm__ew_sym_lt(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    return pfvm__ew_sym_gt(t, b, a);
+}
+static const pfvm_sym *pfvm__ew_sym_ge(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    return pfvm__ew_sym_gt(t, pfvm_sym_addi(t, a, 1), b);
+}
+static const pfvm_sym *pfvm__ew_sym_le(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    return pfvm__ew_sym_ge(t, b, a);
+}
+static const pfvm_sym *pfvm__ew_sym_xor(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    return pfvm_sym_sub(t, pfvm_sym_max(t, a, b), pfvm_sym_min(t, a, b));
+}
+
+/* A comparison (or boolean logic when `logic`) of two inputs' symbolic
+ * contents: integer operands for comparisons, bool ones for logic. */
+static pfvm_code pfvm__ew_infer_cmp(pfvm_ictx *c, pfvm__ew_sym_op op, int logic)
+{
+    pfvm_code rc = pfvm_ew_infer_broadcast_to(c, PFVM_BOOL);
+    const pfvm_sym *a[64], *b[64], *r[64];
+    pfvm_dtype dt;
+    int n, k;
+    if (rc || !(n = pfvm__ew_sym_len(c)) || c->out[0]->type.shape.rank > 1)
+        return rc;
+    dt = c->in[0]->type.dtype;
+    if (logic ? dt != PFVM_BOOL : !pfvm_dtype_is_int(dt))
+        return PFVM_OK;
+    if (!pfvm__ew_sym_vec(c, 0, n, a) || !pfvm__ew_sym_vec(c, 1, n, b))
+        return PFVM_OK;
+    for (k = 0; k < n; k++)
+        if (!(r[k] = op(c->syms, a[k], b[k])))
+            return PFVM_OK;
+    return pfvm_ival_set_sym(c, c->out[0], r, n);
+}
+
+static pfvm_code pfvm__ew_infer_greater(pfvm_ictx *c) { return pfvm__ew_infer_cmp(c, pfvm__ew_sym_gt, 0); }
+static pfvm_code pfvm__ew_infer_less(pfvm_ictx *c) { return pfvm__ew_infer_cmp(c, pfvm__ew_sym_lt, 0); }
+static pfvm_code pfvm__ew_infer_greater_eq(pfvm_ictx *c) { return pfvm__ew_infer_cmp(c, pfvm__ew_sym_ge, 0); }
+static pfvm_code pfvm__ew_infer_less_eq(pfvm_ictx *c) { return pfvm__ew_infer_cmp(c, pfvm__ew_sym_le, 0); }
+static pfvm_code pfvm__ew_infer_and(pfvm_ictx *c) { return pfvm__ew_infer_cmp(c, pfvm_sym_min, 1); }
+static pfvm_code pfvm__ew_infer_or(pfvm_ictx *c) { return pfvm__ew_infer_cmp(c, pfvm_sym_max, 1); }
+static pfvm_code pfvm__ew_infer_xor(pfvm_ictx *c) { return pfvm__ew_infer_cmp(c, pfvm__ew_sym_xor, 1); }
+
+/* Max/Min of shape values (any number of inputs). */
+static pfvm_code pfvm__ew_infer_minmax(pfvm_ictx *c, pfvm__ew_sym_op op)
+{
+    pfvm_code rc = pfvm__ew_infer_bcast(c);
+    const pfvm_sym *a[64], *r[64];
+    int n = 0, j, k;
+    if (rc || !c->out[0] || c->out[0]->type.shape.rank > 1 || !pfvm_dtype_is_int(c->out[0]->type.dtype))
+        return rc;
+    for (j = 0; j < c->n_in; j++) {
+        if (!c->in[j])
+            return PFVM_OK;
+        if (c->in[j]->sym && c->in[j]->n_sym > n)
+            n = c->in[j]->n_sym;
+    }
+    if (n < 1 || n > 64)
+        return PFVM_OK;
+    for (j = 0; j < c->n_in; j++) {
+        if (!pfvm__ew_sym_vec(c, j, n, a))
+            return PFVM_OK;
+        for (k = 0; k < n; k++)
+            if (!(r[k] = j ? op(c->syms, r[k], a[k]) : a[k]))
+                return PFVM_OK;
+    }
+    return pfvm_ival_set_sym(c, c->out[0], r, n);
+}
+
+static pfvm_code pfvm__ew_infer_max(pfvm_ictx *c) { return pfvm__ew_infer_minmax(c, pfvm_sym_max); }
+static pfvm_code pfvm__ew_infer_min(pfvm_ictx *c) { return pfvm__ew_infer_minmax(c, pfvm_sym_min); }
+
+/* Abs and Neg of shape values. */
+static pfvm_code pfvm__ew_infer_sign_op(pfvm_ictx *c, int neg)
+{
+    pfvm_code rc = pfvm__ew_infer_unary(c);
+    const pfvm_sym *r[64];
+    int k;
+    if (rc || !c->out[0] || !c->in[0]->sym || c->in[0]->n_sym > 64 || !pfvm_dtype_is_int(c->in[0]->type.dtype))
+        return rc;
+    for (k = 0; k < c->in[0]->n_sym; k++) {
+        const pfvm_sym *x = c->in[0]->sym[k], *m = pfvm_sym_muli(c->syms, x, -1);
+        r[k] = neg ? m : pfvm_sym_proven_nonneg(x) ? x : pfvm_sym_max(c->syms, x, m);
+        if (!r[k])
+            return PFVM_OK;
+    }
+    return pfvm_ival_set_sym(c, c->out[0], r, c->in[0]->n_sym);
+}
+
+static pfvm_code pfvm__ew_infer_abs(pfvm_ictx *c) { return pfvm__ew_infer_sign_op(c, 0); }
+static pfvm_code pfvm__ew_infer_neg(pfvm_ictx *c) { return pfvm__ew_infer_sign_op(c, 1); }
+
 
 static pfvm_code pfvm__ew_infer_bool_unary(pfvm_ictx *c)
 {
@@ -10376,12 +10600,16 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
     {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL}
 #define PFVM__EW_B(name, since, kern, infer, types, check, attrs) \
     {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL}
-#define PFVM__EW_V(name, since, kern, types) \
-    {name, "", since, 0, 1, -1, 1, 1, pfvm__ew_infer_bcast, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, kern##_grad, kern##_fuse, NULL}
+#define PFVM__EW_V(name, since, kern, types) PFVM__EW_VI(name, since, kern, pfvm__ew_infer_bcast, types)
+#define PFVM__EW_VI(name, since, kern, infer, types) \
+    {name, "", since, 0, 1, -1, 1, 1, infer, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, kern##_grad, kern##_fuse, NULL}
+/* a unary operator with its own inference (data propagation) */
+#define PFVM__EW_UI(name, since, kern, infer, types, attrs) \
+    {name, "", since, 0, 1, 1, 1, 1, infer, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL}
 
 const pfvm_op_def pfvm__ops_elementwise[] = {
-    PFVM__EW_U("Abs", 1, pfvm__ew_k_abs, PFVM__EW_NUMERIC, NULL),
-    PFVM__EW_U("Neg", 1, pfvm__ew_k_neg, PFVM__EW_SIGNED, NULL),
+    PFVM__EW_UI("Abs", 1, pfvm__ew_k_abs, pfvm__ew_infer_abs, PFVM__EW_NUMERIC, NULL),
+    PFVM__EW_UI("Neg", 1, pfvm__ew_k_neg, pfvm__ew_infer_neg, PFVM__EW_SIGNED, NULL),
     PFVM__EW_U("Exp", 1, pfvm__ew_k_exp, PFVM__EW_FLOATS, NULL),
     PFVM__EW_U("Log", 1, pfvm__ew_k_log, PFVM__EW_FLOATS, NULL),
     PFVM__EW_U("Sqrt", 1, pfvm__ew_k_sqrt, PFVM__EW_FLOATS, NULL),
@@ -10435,20 +10663,20 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
                pfvm__ew_check_bitshift, pfvm__ew_a_bitshift),
     PFVM__EW_B("PRelu", 1, pfvm__ew_k_prelu, pfvm__ew_infer_prelu, PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_B("Equal", 1, pfvm__ew_k_equal, pfvm__ew_infer_equal, "bool," PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Greater", 1, pfvm__ew_k_greater, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Less", 1, pfvm__ew_k_less, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("GreaterOrEqual", 12, pfvm__ew_k_greater_equal, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("LessOrEqual", 12, pfvm__ew_k_less_equal, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("And", 1, pfvm__ew_k_and, pfvm__ew_infer_bool, "bool", NULL, NULL),
-    PFVM__EW_B("Or", 1, pfvm__ew_k_or, pfvm__ew_infer_bool, "bool", NULL, NULL),
-    PFVM__EW_B("Xor", 1, pfvm__ew_k_xor, pfvm__ew_infer_bool, "bool", NULL, NULL),
+    PFVM__EW_B("Greater", 1, pfvm__ew_k_greater, pfvm__ew_infer_greater, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Less", 1, pfvm__ew_k_less, pfvm__ew_infer_less, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("GreaterOrEqual", 12, pfvm__ew_k_greater_equal, pfvm__ew_infer_greater_eq, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("LessOrEqual", 12, pfvm__ew_k_less_equal, pfvm__ew_infer_less_eq, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("And", 1, pfvm__ew_k_and, pfvm__ew_infer_and, "bool", NULL, NULL),
+    PFVM__EW_B("Or", 1, pfvm__ew_k_or, pfvm__ew_infer_or, "bool", NULL, NULL),
+    PFVM__EW_B("Xor", 1, pfvm__ew_k_xor, pfvm__ew_infer_xor, "bool", NULL, NULL),
     PFVM__EW_B("BitwiseAnd", 18, pfvm__ew_k_bitand, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL),
     PFVM__EW_B("BitwiseOr", 18, pfvm__ew_k_bitor, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL),
     PFVM__EW_B("BitwiseXor", 18, pfvm__ew_k_bitxor, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL),
     PFVM__EW_V("Sum", 1, pfvm__ew_k_sum, PFVM__EW_NUMERIC),
     PFVM__EW_V("Mean", 1, pfvm__ew_k_mean, PFVM__EW_FLOATS),
-    PFVM__EW_V("Max", 1, pfvm__ew_k_max, PFVM__EW_NUMERIC),
-    PFVM__EW_V("Min", 1, pfvm__ew_k_min, PFVM__EW_NUMERIC),
+    PFVM__EW_VI("Max", 1, pfvm__ew_k_max, pfvm__ew_infer_max, PFVM__EW_NUMERIC),
+    PFVM__EW_VI("Min", 1, pfvm__ew_k_min, pfvm__ew_infer_min, PFVM__EW_NUMERIC),
     {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST,
      "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_where_grad, pfvm__ew_k_where_fuse, NULL},
     {"Clip", "", 6, 10, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
@@ -22214,7 +22442,16 @@ typedef struct pfvm__infer_frame {
     pfvm_infer_keep_fn keep; /* or NULL */
     void *user;
     pfvm__infer_cases *cases; /* or NULL */
+    struct pfvm__infer_fedcheck *fed; /* or NULL: pfvm__infer_check_fed's record */
 } pfvm__infer_frame;
+
+/* What pfvm__infer_check_fed collects: subgraph inputs whose stored type
+ * is not implied by what their node feeds them over every iteration. */
+typedef struct pfvm__infer_fedcheck {
+    int count;
+    char first[320];
+    const pfvm_sym **outer; /* stb_ds: the symbols of the main graph's inputs */
+} pfvm__infer_fedcheck;
 
 /* Whether every symbol of s is a name of the model (a graph-input dim or a
  * dim_param), not one inference made up: only conditions over those are
@@ -22280,7 +22517,8 @@ static int pfvm__infer_keep_declared(const pfvm_sym *declared, const pfvm_sym *g
            given->inferred;
 }
 
-PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n)
+static pfvm_code pfvm__ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n,
+                                        int merge)
 {
     struct pfvm__infer_driver *d = c->driver;
     int i, k;
@@ -22292,7 +22530,7 @@ PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const
         if (!in_types || !in_types[i] || in_types[i]->kind == PFVM_KIND_UNKNOWN)
             continue;
         t = *in_types[i];
-        if (v->has_type_info && v->type.kind == PFVM_KIND_TENSOR && t.kind == PFVM_KIND_TENSOR &&
+        if (merge && v->has_type_info && v->type.kind == PFVM_KIND_TENSOR && t.kind == PFVM_KIND_TENSOR &&
             v->type.shape.rank == t.shape.rank)
             for (k = 0; k < t.shape.rank; k++)
                 if (pfvm__infer_keep_declared(v->type.shape.dims[k], t.shape.dims[k]))
@@ -22308,6 +22546,128 @@ PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const
         if (rc && d->frame->cases)
             stbds_arrput(d->frame->cases->failed, g);
         return rc;
+    }
+}
+
+PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n)
+{
+    return pfvm__ictx_infer_graph(c, g, in_types, n, 1);
+}
+
+PFVM_INTERNAL pfvm_code pfvm_ictx_infer_body(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n)
+{
+    return pfvm__ictx_infer_graph(c, g, in_types, n, 0);
+}
+
+/* ---- saved types ----------------------------------------------------------------- */
+
+struct pfvm_types_saved {
+    pfvm_value **v;  /* stb_ds */
+    pfvm_type *t;    /* stb_ds */
+};
+
+static void pfvm__types_collect(pfvm_types_saved *s, pfvm_graph *g, int depth)
+{
+    int i, j, k;
+    if (!g || depth > 64)
+        return;
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        stbds_arrput(s->v, g->values[i]);
+        stbds_arrput(s->t, g->values[i]->type);
+    }
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+        const pfvm_node *n = g->nodes[i];
+        for (j = 0; j < n->n_attrs; j++) {
+            const pfvm_attr *a = &n->attrs[j];
+            if (a->type == PFVM_ATTR_GRAPH)
+                pfvm__types_collect(s, a->g, depth + 1);
+            else if (a->type == PFVM_ATTR_GRAPHS)
+                for (k = 0; k < a->n; k++)
+                    pfvm__types_collect(s, a->graphs[k], depth + 1);
+        }
+    }
+}
+
+PFVM_INTERNAL pfvm_types_saved *pfvm_types_save(pfvm_graph *g)
+{
+    pfvm_types_saved *s = (pfvm_types_saved *)pfvm__calloc(1, sizeof *s);
+    if (s)
+        pfvm__types_collect(s, g, 0);
+    return s;
+}
+
+PFVM_INTERNAL void pfvm_types_restore(const pfvm_types_saved *s)
+{
+    int i;
+    for (i = 0; s && i < (int)stbds_arrlen(s->v); i++)
+        s->v[i]->type = s->t[i];
+}
+
+PFVM_INTERNAL void pfvm_types_saved_free(pfvm_types_saved *s)
+{
+    if (!s)
+        return;
+    stbds_arrfree(s->v);
+    stbds_arrfree(s->t);
+    pfvm__free(s);
+}
+
+/* ---- what a subgraph is fed ------------------------------------------------------- */
+
+static int pfvm__sym_outer(const pfvm__infer_fedcheck *f, const pfvm_sym *s)
+{
+    int i;
+    if (!s)
+        return 0;
+    if (s->kind == PFVM_SYM_VAR) {
+        for (i = 0; i < (int)stbds_arrlen(f->outer); i++)
+            if (f->outer[i] == s)
+                return 1;
+        return 0;
+    }
+    return pfvm__sym_outer(f, s->a) || pfvm__sym_outer(f, s->b);
+}
+
+/* Whether `decl` (a subgraph input's stored type) holds for every value of
+ * type `fed`: same kind and element type, same rank, and each dim proven
+ * equal, unless the stored dim is a free name (a symbol of no main-graph
+ * input, which any value may take). */
+static int pfvm__fed_implies(const pfvm__infer_fedcheck *f, const pfvm_type *decl, const pfvm_type *fed, int *bad_dim)
+{
+    int d;
+    *bad_dim = -1;
+    if (decl->kind != PFVM_KIND_TENSOR || decl->shape.rank < 0)
+        return 1;
+    if (fed->kind != PFVM_KIND_TENSOR)
+        return fed->kind == PFVM_KIND_UNKNOWN;
+    if (decl->dtype && fed->dtype && decl->dtype != fed->dtype)
+        return 0;
+    if (fed->shape.rank != decl->shape.rank)
+        return 0;
+    for (d = 0; d < decl->shape.rank; d++) {
+        const pfvm_sym *x = decl->shape.dims[d], *y = fed->shape.dims[d];
+        if (!x || pfvm_sym_proven_eq(x, y))
+            continue;
+        if (x->kind == PFVM_SYM_VAR && !pfvm__sym_outer(f, x))
+            continue;
+        *bad_dim = d;
+        return 0;
+    }
+    return 1;
+}
+
+PFVM_INTERNAL void pfvm_ictx_fed(pfvm_ictx *c, const pfvm_graph *g, int i, const pfvm_type *decl, const pfvm_type *fed)
+{
+    pfvm__infer_fedcheck *f = c->driver && c->driver->frame ? c->driver->frame->fed : NULL;
+    int bad;
+    if (!f || !g || i >= (int)stbds_arrlen(g->inputs) || pfvm__fed_implies(f, decl, fed, &bad))
+        return;
+    if (!f->count++) {
+        char a[128], b[128], lb[96];
+        pfvm_type_print(decl, a, sizeof a);
+        pfvm_type_print(fed, b, sizeof b);
+        pfvm__snprintf(f->first, sizeof f->first, "input '%s' of node '%s' (%s) is declared %s, but it is fed %s",
+                       g->inputs[i]->name, pfvm__node_label(c->node, lb, sizeof lb), c->node->op_type, a, b);
     }
 }
 
@@ -22342,6 +22702,7 @@ static pfvm_code pfvm__infer_graph(pfvm_graph *g, int strict, pfvm_arena *arena,
     top.keep = keep;
     top.user = user;
     top.cases = cases;
+    top.fed = NULL;
     return pfvm__infer_graph_in(g, strict, arena, &top, st);
 }
 
@@ -22368,6 +22729,7 @@ static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *are
     me.keep = up ? up->keep : NULL;
     me.user = up ? up->user : NULL;
     me.cases = up ? up->cases : NULL;
+    me.fed = up ? up->fed : NULL;
     for (i = 0; i < (int)stbds_arrlen(g->nodes) && !rc; i++) {
         pfvm_node *n = g->nodes[i];
         stbds_arrsetlen(ins, n->n_inputs);
@@ -22469,6 +22831,32 @@ PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_f
     pfvm_code rc = pfvm_graph_resolve_ops(g, 0, st);
     if (!rc)
         rc = pfvm__infer_graph(g, 0, &g->model->arena, keep, user, NULL, st);
+    return rc;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *first, size_t n, pfvm_status *st)
+{
+    pfvm__infer_frame top;
+    pfvm__infer_fedcheck f;
+    pfvm_code rc;
+    int i, d;
+    memset(&f, 0, sizeof f);
+    for (i = 0; i < (int)stbds_arrlen(g->inputs); i++) {
+        const pfvm_type *t = &g->inputs[i]->type;
+        if (t->kind == PFVM_KIND_TENSOR)
+            for (d = 0; d < t->shape.rank; d++)
+                if (t->shape.dims[d] && t->shape.dims[d]->kind == PFVM_SYM_VAR)
+                    stbds_arrput(f.outer, t->shape.dims[d]);
+    }
+    memset(&top, 0, sizeof top);
+    top.fed = &f;
+    rc = pfvm_graph_resolve_ops(g, 0, st);
+    if (!rc)
+        rc = pfvm__infer_graph_in(g, 0, &g->model->arena, &top, st);
+    *count = f.count;
+    if (n)
+        pfvm__snprintf(first, n, "%s", f.first);
+    stbds_arrfree(f.outer);
     return rc;
 }
 

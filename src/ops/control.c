@@ -284,9 +284,11 @@ static pfvm_code pfvm__cf_k_if(pfvm_kctx *k)
 
 /* Joins the type a loop-carried value had before an iteration (`cur`) with
  * the one the body gives it (`next`): dims provably equal stay, others
- * become the loop's own symbol for that dim (`Loop_3_c0_d1`), a rank that
- * changes becomes unknown. Returns 1 when cur changed. */
-static int pfvm__cf_join(pfvm_ictx *c, pfvm_type *cur, const pfvm_type *next, const char *tag, int j)
+ * become the loop's own symbol for that dim (`Loop_3_c0_d1`, and widened[d]
+ * is set), a rank that changes becomes unknown. Returns 1 when cur
+ * changed. */
+static int pfvm__cf_join(pfvm_ictx *c, pfvm_type *cur, const pfvm_type *next, const char *tag, int j,
+                         unsigned char *widened)
 {
     int d, changed = 0;
     char suffix[48];
@@ -306,33 +308,87 @@ static int pfvm__cf_join(pfvm_ictx *c, pfvm_type *cur, const pfvm_type *next, co
             cur->shape.dims[d] = x;
             changed = 1;
         }
+        widened[d] = 1;
     }
     return changed;
 }
 
+/* The type a body input gets in one round: what the loop feeds it (`fed`),
+ * except that a dim the graph declares as a number stays where inference
+ * made up a symbol it could not derive, unless the loop widened that dim
+ * (it changes between iterations, so no number holds). Named dims the
+ * body declares are never narrowed: fed is sound for every round. */
+static void pfvm__cf_merge(pfvm_type *out, const pfvm_type *fed, const pfvm_type *decl, const unsigned char *widened)
+{
+    int d;
+    *out = *fed;
+    if (!decl || decl->kind != PFVM_KIND_TENSOR || out->kind != PFVM_KIND_TENSOR ||
+        decl->shape.rank != out->shape.rank)
+        return;
+    for (d = 0; d < out->shape.rank; d++) {
+        const pfvm_sym *x = out->shape.dims[d], *y = decl->shape.dims[d];
+        if (y && x && pfvm_sym_is_const(y, NULL) && x->kind == PFVM_SYM_VAR && x->inferred && !(widened && widened[d]))
+            out->shape.dims[d] = y;
+    }
+}
+
 /* Iterates the body's inference until the carried types stop changing
  * (each dim can only turn into the loop's symbol once, so this ends).
- * `tin` holds the body inputs' types; carried state starts at tin[skip]. */
+ * `tin` holds the types the node feeds the body inputs; carried state
+ * starts at tin[skip]. Each round starts from the types the body had
+ * before (what the model declared, or a previous analysis proved for
+ * every iteration), so nothing one round assumed about the first
+ * iterations survives into the next; the last round's types, the fixed
+ * point, stay in the graph. */
 #define PFVM__CF_FIXPOINT_ROUNDS 4
 static pfvm_code pfvm__cf_fixpoint(pfvm_ictx *c, pfvm_graph *body, pfvm_type *tin, const pfvm_type **ptr, int n_in,
                                    int skip, int out_skip, int n_carried)
 {
-    int round, j;
-    for (j = 0; j < n_in; j++)
-        ptr[j] = &tin[j];
-    for (round = 0; round < PFVM__CF_FIXPOINT_ROUNDS; round++) {
-        int changed = 0;
-        if (pfvm_ictx_infer_graph(c, body, ptr, n_in))
-            return c->st ? c->st->code : PFVM_ERR_SHAPE;
-        for (j = 0; j < n_carried && out_skip + j < (int)stbds_arrlen(body->outputs); j++)
-            changed |= pfvm__cf_join(c, &tin[skip + j], &body->outputs[out_skip + j]->type, "c", j);
-        if (!changed)
-            return PFVM_OK;
+    int round, j, n_bin = (int)stbds_arrlen(body->inputs);
+    pfvm_types_saved *saved;
+    pfvm_type *decl, *given;
+    unsigned char *widened;
+    pfvm_code rc = PFVM_OK;
+    decl = (pfvm_type *)pfvm_ictx_alloc(c, sizeof *decl * (size_t)(n_in + 1));
+    given = (pfvm_type *)pfvm_ictx_alloc(c, sizeof *given * (size_t)(n_in + 1));
+    widened = (unsigned char *)pfvm_ictx_alloc(c, (size_t)(n_in + 1) * PFVM_MAX_RANK);
+    if (!decl || !given || !widened || !(saved = pfvm_types_save(body)))
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    memset(widened, 0, (size_t)(n_in + 1) * PFVM_MAX_RANK);
+    for (j = 0; j < n_in; j++) {
+        if (j < n_bin)
+            decl[j] = body->inputs[j]->type;
+        else
+            memset(&decl[j], 0, sizeof decl[j]);
+        ptr[j] = &given[j];
     }
-    /* not settled (cannot happen with the joins above): say nothing */
-    for (j = 0; j < n_carried; j++)
-        pfvm_shape_unknown(&tin[skip + j].shape);
-    return pfvm_ictx_infer_graph(c, body, ptr, n_in);
+    for (round = 0; round <= PFVM__CF_FIXPOINT_ROUNDS; round++) {
+        int changed = 0;
+        if (round == PFVM__CF_FIXPOINT_ROUNDS) {
+            /* not settled (cannot happen with the joins above): say nothing */
+            for (j = 0; j < n_carried; j++)
+                pfvm_shape_unknown(&tin[skip + j].shape);
+        }
+        pfvm_types_restore(saved);
+        for (j = 0; j < n_in; j++)
+            pfvm__cf_merge(&given[j], &tin[j], &decl[j], widened + (size_t)j * PFVM_MAX_RANK);
+        if (pfvm_ictx_infer_body(c, body, ptr, n_in)) {
+            rc = c->st ? c->st->code : PFVM_ERR_SHAPE;
+            break;
+        }
+        if (round == PFVM__CF_FIXPOINT_ROUNDS)
+            break;
+        for (j = 0; j < n_carried && out_skip + j < (int)stbds_arrlen(body->outputs); j++)
+            changed |= pfvm__cf_join(c, &tin[skip + j], &body->outputs[out_skip + j]->type, "c", j,
+                                     widened + (size_t)(skip + j) * PFVM_MAX_RANK);
+        if (!changed)
+            break;
+    }
+    if (!rc)
+        for (j = 0; j < n_in && j < n_bin; j++)
+            pfvm_ictx_fed(c, body, j, &decl[j], &given[j]);
+    pfvm_types_saved_free(saved);
+    return rc;
 }
 
 /* A scan output: the body's per-iteration type stacked along `axis` with

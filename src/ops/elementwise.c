@@ -1750,14 +1750,41 @@ static pfvm_code pfvm__ew_k_where_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
     return pfvm_fuse_emit(f, pfvm__ew_z_where, NULL, 0, PFVM_FUSE_OUT(0), 3, src);
 }
 
+static int pfvm__ew_sym_vec(pfvm_ictx *c, int i, int n, const pfvm_sym **out);
+static int pfvm__ew_sym_len_of(pfvm_ictx *c, int n_in);
+
+/* Where on shape values (the exporters' `-1` idiom: Where(Equal(shape, -1),
+ * ones, shape)): a decided condition picks its side, equal sides need no
+ * condition, and an undecided symbolic boolean b gives b*x + (1-b)*y. */
 static pfvm_code pfvm__ew_infer_where(pfvm_ictx *c)
 {
     pfvm_dtype cd = c->in[0]->type.dtype, xd = c->in[1]->type.dtype, yd = c->in[2]->type.dtype;
+    const pfvm_sym *b[64], *x[64], *y[64], *r[64];
+    pfvm_code rc;
+    int n, k;
     if (cd != PFVM_UNDEFINED && cd != PFVM_BOOL)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "condition has type %s, not bool", pfvm_dtype_name(cd));
     if (xd != PFVM_UNDEFINED && yd != PFVM_UNDEFINED && xd != yd)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "X is %s but Y is %s", pfvm_dtype_name(xd), pfvm_dtype_name(yd));
-    return pfvm_ew_infer_broadcast_to(c, xd != PFVM_UNDEFINED ? xd : yd);
+    rc = pfvm_ew_infer_broadcast_to(c, xd != PFVM_UNDEFINED ? xd : yd);
+    if (rc || !(n = pfvm__ew_sym_len_of(c, 3)) || c->out[0]->type.shape.rank > 1 ||
+        !pfvm_dtype_is_int(c->out[0]->type.dtype))
+        return rc;
+    if (!pfvm__ew_sym_vec(c, 0, n, b) || !pfvm__ew_sym_vec(c, 1, n, x) || !pfvm__ew_sym_vec(c, 2, n, y))
+        return PFVM_OK;
+    for (k = 0; k < n; k++) {
+        int64_t v;
+        if (pfvm_sym_is_const(b[k], &v))
+            r[k] = v ? x[k] : y[k];
+        else if (pfvm_sym_proven_eq(x[k], y[k]))
+            r[k] = x[k];
+        else
+            r[k] = pfvm_sym_add(c->syms, pfvm_sym_mul(c->syms, b[k], x[k]),
+                                pfvm_sym_mul(c->syms, pfvm_sym_not(c->syms, b[k]), y[k]));
+        if (!r[k])
+            return PFVM_OK;
+    }
+    return pfvm_ival_set_sym(c, c->out[0], r, n);
 }
 
 /* Clip's bound from input i (opset 11+): absent or empty means none. */
@@ -2240,16 +2267,27 @@ static int pfvm__ew_sym_vec(pfvm_ictx *c, int i, int n, const pfvm_sym **out)
     return 1;
 }
 
+/* The length of the inputs' symbolic contents (the longest; the others
+ * must match or be scalars, which pfvm__ew_sym_vec checks), or 0 when no
+ * input of the n_in has symbolic contents. */
+static int pfvm__ew_sym_len_of(pfvm_ictx *c, int n_in)
+{
+    int n = 0, j;
+    if (c->n_in != n_in || !c->out[0])
+        return 0;
+    for (j = 0; j < n_in; j++)
+        if (!c->in[j])
+            return 0;
+    for (j = 0; j < n_in; j++)
+        if (c->in[j]->sym && c->in[j]->n_sym > n)
+            n = c->in[j]->n_sym;
+    return n >= 1 && n <= 64 ? n : 0;
+}
+
 /* The common length of two inputs' symbolic contents, or 0. */
 static int pfvm__ew_sym_len(pfvm_ictx *c)
 {
-    int n;
-    if (c->n_in != 2 || !c->in[0] || !c->in[1] || !c->out[0])
-        return 0;
-    n = c->in[0]->sym ? c->in[0]->n_sym : c->in[1]->sym ? c->in[1]->n_sym : 0;
-    if (c->in[1]->sym && c->in[1]->n_sym > n)
-        n = c->in[1]->n_sym;
-    return n >= 1 && n <= 64 ? n : 0;
+    return pfvm__ew_sym_len_of(c, 2);
 }
 
 /* Shape arithmetic: Add/Sub/Mul/Div of small integer vectors whose
@@ -2287,10 +2325,116 @@ static pfvm_code pfvm__ew_infer_sub(pfvm_ictx *c) { return pfvm__ew_infer_arith(
 static pfvm_code pfvm__ew_infer_mul(pfvm_ictx *c) { return pfvm__ew_infer_arith(c, pfvm_sym_mul); }
 static pfvm_code pfvm__ew_infer_div(pfvm_ictx *c) { return pfvm__ew_infer_arith(c, pfvm__ew_sym_div); }
 
-static pfvm_code pfvm__ew_infer_bool(pfvm_ictx *c)
+/* Comparisons and logic on shape values give symbolic booleans (0 or 1)
+ * in the same algebra as pfvm_sym_eq: for integers a > b is
+ * min(1, max(0, a-b)), a constant when the symbols' bounds decide it;
+ * And/Or/Xor of booleans are min, max and max-min. */
+static const pfvm_sym *pfvm__ew_sym_gt(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
 {
-    return pfvm_ew_infer_broadcast_to(c, PFVM_BOOL);
+    const pfvm_sym *d = pfvm_sym_sub(t, a, b);
+    if (!d)
+        return NULL;
+    if (pfvm_sym_proven_ge(t, d, 1))
+        return pfvm_sym_const(t, 1);
+    if (pfvm_sym_proven_ge(t, pfvm_sym_muli(t, d, -1), 0))
+        return pfvm_sym_const(t, 0);
+    return pfvm_sym_min(t, pfvm_sym_const(t, 1), pfvm_sym_max(t, pfvm_sym_const(t, 0), d));
 }
+static const pfvm_sym *pfvm__ew_sym_lt(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    return pfvm__ew_sym_gt(t, b, a);
+}
+static const pfvm_sym *pfvm__ew_sym_ge(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    return pfvm__ew_sym_gt(t, pfvm_sym_addi(t, a, 1), b);
+}
+static const pfvm_sym *pfvm__ew_sym_le(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    return pfvm__ew_sym_ge(t, b, a);
+}
+static const pfvm_sym *pfvm__ew_sym_xor(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
+{
+    return pfvm_sym_sub(t, pfvm_sym_max(t, a, b), pfvm_sym_min(t, a, b));
+}
+
+/* A comparison (or boolean logic when `logic`) of two inputs' symbolic
+ * contents: integer operands for comparisons, bool ones for logic. */
+static pfvm_code pfvm__ew_infer_cmp(pfvm_ictx *c, pfvm__ew_sym_op op, int logic)
+{
+    pfvm_code rc = pfvm_ew_infer_broadcast_to(c, PFVM_BOOL);
+    const pfvm_sym *a[64], *b[64], *r[64];
+    pfvm_dtype dt;
+    int n, k;
+    if (rc || !(n = pfvm__ew_sym_len(c)) || c->out[0]->type.shape.rank > 1)
+        return rc;
+    dt = c->in[0]->type.dtype;
+    if (logic ? dt != PFVM_BOOL : !pfvm_dtype_is_int(dt))
+        return PFVM_OK;
+    if (!pfvm__ew_sym_vec(c, 0, n, a) || !pfvm__ew_sym_vec(c, 1, n, b))
+        return PFVM_OK;
+    for (k = 0; k < n; k++)
+        if (!(r[k] = op(c->syms, a[k], b[k])))
+            return PFVM_OK;
+    return pfvm_ival_set_sym(c, c->out[0], r, n);
+}
+
+static pfvm_code pfvm__ew_infer_greater(pfvm_ictx *c) { return pfvm__ew_infer_cmp(c, pfvm__ew_sym_gt, 0); }
+static pfvm_code pfvm__ew_infer_less(pfvm_ictx *c) { return pfvm__ew_infer_cmp(c, pfvm__ew_sym_lt, 0); }
+static pfvm_code pfvm__ew_infer_greater_eq(pfvm_ictx *c) { return pfvm__ew_infer_cmp(c, pfvm__ew_sym_ge, 0); }
+static pfvm_code pfvm__ew_infer_less_eq(pfvm_ictx *c) { return pfvm__ew_infer_cmp(c, pfvm__ew_sym_le, 0); }
+static pfvm_code pfvm__ew_infer_and(pfvm_ictx *c) { return pfvm__ew_infer_cmp(c, pfvm_sym_min, 1); }
+static pfvm_code pfvm__ew_infer_or(pfvm_ictx *c) { return pfvm__ew_infer_cmp(c, pfvm_sym_max, 1); }
+static pfvm_code pfvm__ew_infer_xor(pfvm_ictx *c) { return pfvm__ew_infer_cmp(c, pfvm__ew_sym_xor, 1); }
+
+/* Max/Min of shape values (any number of inputs). */
+static pfvm_code pfvm__ew_infer_minmax(pfvm_ictx *c, pfvm__ew_sym_op op)
+{
+    pfvm_code rc = pfvm__ew_infer_bcast(c);
+    const pfvm_sym *a[64], *r[64];
+    int n = 0, j, k;
+    if (rc || !c->out[0] || c->out[0]->type.shape.rank > 1 || !pfvm_dtype_is_int(c->out[0]->type.dtype))
+        return rc;
+    for (j = 0; j < c->n_in; j++) {
+        if (!c->in[j])
+            return PFVM_OK;
+        if (c->in[j]->sym && c->in[j]->n_sym > n)
+            n = c->in[j]->n_sym;
+    }
+    if (n < 1 || n > 64)
+        return PFVM_OK;
+    for (j = 0; j < c->n_in; j++) {
+        if (!pfvm__ew_sym_vec(c, j, n, a))
+            return PFVM_OK;
+        for (k = 0; k < n; k++)
+            if (!(r[k] = j ? op(c->syms, r[k], a[k]) : a[k]))
+                return PFVM_OK;
+    }
+    return pfvm_ival_set_sym(c, c->out[0], r, n);
+}
+
+static pfvm_code pfvm__ew_infer_max(pfvm_ictx *c) { return pfvm__ew_infer_minmax(c, pfvm_sym_max); }
+static pfvm_code pfvm__ew_infer_min(pfvm_ictx *c) { return pfvm__ew_infer_minmax(c, pfvm_sym_min); }
+
+/* Abs and Neg of shape values. */
+static pfvm_code pfvm__ew_infer_sign_op(pfvm_ictx *c, int neg)
+{
+    pfvm_code rc = pfvm__ew_infer_unary(c);
+    const pfvm_sym *r[64];
+    int k;
+    if (rc || !c->out[0] || !c->in[0]->sym || c->in[0]->n_sym > 64 || !pfvm_dtype_is_int(c->in[0]->type.dtype))
+        return rc;
+    for (k = 0; k < c->in[0]->n_sym; k++) {
+        const pfvm_sym *x = c->in[0]->sym[k], *m = pfvm_sym_muli(c->syms, x, -1);
+        r[k] = neg ? m : pfvm_sym_proven_nonneg(x) ? x : pfvm_sym_max(c->syms, x, m);
+        if (!r[k])
+            return PFVM_OK;
+    }
+    return pfvm_ival_set_sym(c, c->out[0], r, c->in[0]->n_sym);
+}
+
+static pfvm_code pfvm__ew_infer_abs(pfvm_ictx *c) { return pfvm__ew_infer_sign_op(c, 0); }
+static pfvm_code pfvm__ew_infer_neg(pfvm_ictx *c) { return pfvm__ew_infer_sign_op(c, 1); }
+
 
 static pfvm_code pfvm__ew_infer_bool_unary(pfvm_ictx *c)
 {
@@ -2944,12 +3088,16 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
     {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL}
 #define PFVM__EW_B(name, since, kern, infer, types, check, attrs) \
     {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL}
-#define PFVM__EW_V(name, since, kern, types) \
-    {name, "", since, 0, 1, -1, 1, 1, pfvm__ew_infer_bcast, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, kern##_grad, kern##_fuse, NULL}
+#define PFVM__EW_V(name, since, kern, types) PFVM__EW_VI(name, since, kern, pfvm__ew_infer_bcast, types)
+#define PFVM__EW_VI(name, since, kern, infer, types) \
+    {name, "", since, 0, 1, -1, 1, 1, infer, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, kern##_grad, kern##_fuse, NULL}
+/* a unary operator with its own inference (data propagation) */
+#define PFVM__EW_UI(name, since, kern, infer, types, attrs) \
+    {name, "", since, 0, 1, 1, 1, 1, infer, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL}
 
 const pfvm_op_def pfvm__ops_elementwise[] = {
-    PFVM__EW_U("Abs", 1, pfvm__ew_k_abs, PFVM__EW_NUMERIC, NULL),
-    PFVM__EW_U("Neg", 1, pfvm__ew_k_neg, PFVM__EW_SIGNED, NULL),
+    PFVM__EW_UI("Abs", 1, pfvm__ew_k_abs, pfvm__ew_infer_abs, PFVM__EW_NUMERIC, NULL),
+    PFVM__EW_UI("Neg", 1, pfvm__ew_k_neg, pfvm__ew_infer_neg, PFVM__EW_SIGNED, NULL),
     PFVM__EW_U("Exp", 1, pfvm__ew_k_exp, PFVM__EW_FLOATS, NULL),
     PFVM__EW_U("Log", 1, pfvm__ew_k_log, PFVM__EW_FLOATS, NULL),
     PFVM__EW_U("Sqrt", 1, pfvm__ew_k_sqrt, PFVM__EW_FLOATS, NULL),
@@ -3003,20 +3151,20 @@ const pfvm_op_def pfvm__ops_elementwise[] = {
                pfvm__ew_check_bitshift, pfvm__ew_a_bitshift),
     PFVM__EW_B("PRelu", 1, pfvm__ew_k_prelu, pfvm__ew_infer_prelu, PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_B("Equal", 1, pfvm__ew_k_equal, pfvm__ew_infer_equal, "bool," PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Greater", 1, pfvm__ew_k_greater, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Less", 1, pfvm__ew_k_less, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("GreaterOrEqual", 12, pfvm__ew_k_greater_equal, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("LessOrEqual", 12, pfvm__ew_k_less_equal, pfvm__ew_infer_bool, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("And", 1, pfvm__ew_k_and, pfvm__ew_infer_bool, "bool", NULL, NULL),
-    PFVM__EW_B("Or", 1, pfvm__ew_k_or, pfvm__ew_infer_bool, "bool", NULL, NULL),
-    PFVM__EW_B("Xor", 1, pfvm__ew_k_xor, pfvm__ew_infer_bool, "bool", NULL, NULL),
+    PFVM__EW_B("Greater", 1, pfvm__ew_k_greater, pfvm__ew_infer_greater, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("Less", 1, pfvm__ew_k_less, pfvm__ew_infer_less, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("GreaterOrEqual", 12, pfvm__ew_k_greater_equal, pfvm__ew_infer_greater_eq, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("LessOrEqual", 12, pfvm__ew_k_less_equal, pfvm__ew_infer_less_eq, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_B("And", 1, pfvm__ew_k_and, pfvm__ew_infer_and, "bool", NULL, NULL),
+    PFVM__EW_B("Or", 1, pfvm__ew_k_or, pfvm__ew_infer_or, "bool", NULL, NULL),
+    PFVM__EW_B("Xor", 1, pfvm__ew_k_xor, pfvm__ew_infer_xor, "bool", NULL, NULL),
     PFVM__EW_B("BitwiseAnd", 18, pfvm__ew_k_bitand, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL),
     PFVM__EW_B("BitwiseOr", 18, pfvm__ew_k_bitor, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL),
     PFVM__EW_B("BitwiseXor", 18, pfvm__ew_k_bitxor, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL),
     PFVM__EW_V("Sum", 1, pfvm__ew_k_sum, PFVM__EW_NUMERIC),
     PFVM__EW_V("Mean", 1, pfvm__ew_k_mean, PFVM__EW_FLOATS),
-    PFVM__EW_V("Max", 1, pfvm__ew_k_max, PFVM__EW_NUMERIC),
-    PFVM__EW_V("Min", 1, pfvm__ew_k_min, PFVM__EW_NUMERIC),
+    PFVM__EW_VI("Max", 1, pfvm__ew_k_max, pfvm__ew_infer_max, PFVM__EW_NUMERIC),
+    PFVM__EW_VI("Min", 1, pfvm__ew_k_min, pfvm__ew_infer_min, PFVM__EW_NUMERIC),
     {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST,
      "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_where_grad, pfvm__ew_k_where_fuse, NULL},
     {"Clip", "", 6, 10, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,

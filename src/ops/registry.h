@@ -249,6 +249,22 @@ PFVM_INTERNAL const pfvm_sym *pfvm_infer_node_sym(pfvm_ictx *c, const char *suff
  * it does nothing and returns PFVM_OK: body types are those of the static
  * analysis. Defined in src/shape/infer.c. */
 PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n);
+/* pfvm_ictx_infer_graph that gives g's inputs exactly in_types (no dim
+ * the graph declares is kept): for a loop's fixed point, which merges the
+ * declared types itself. */
+PFVM_INTERNAL pfvm_code pfvm_ictx_infer_body(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n);
+/* The types of every value of g and of its subgraphs, saved so that a
+ * fixed-point iteration starts each round from what the graph declared,
+ * not from the previous round's guesses. NULL when out of memory. */
+typedef struct pfvm_types_saved pfvm_types_saved;
+PFVM_INTERNAL pfvm_types_saved *pfvm_types_save(pfvm_graph *g);
+PFVM_INTERNAL void pfvm_types_restore(const pfvm_types_saved *s);
+PFVM_INTERNAL void pfvm_types_saved_free(pfvm_types_saved *s);
+/* Tells the driver that input i of subgraph g, whose type was `decl`
+ * before this inference, is fed values of type `fed` over all iterations
+ * (the fixed point); the pass manager's guard (pfvm__infer_check_fed)
+ * records the inputs whose decl does not hold for fed. */
+PFVM_INTERNAL void pfvm_ictx_fed(pfvm_ictx *c, const pfvm_graph *g, int i, const pfvm_type *decl, const pfvm_type *fed);
 /* Decides a control-flow condition `cond` (a symbolic boolean such as
  * pfvm_sym_eq's `T == 1`): returns 1 and *v (0 or 1) when it is a
  * constant or when the case analysis (pfvm_infer_shape_cases) assumes it;

@@ -180,7 +180,16 @@ typedef struct pfvm__infer_frame {
     pfvm_infer_keep_fn keep; /* or NULL */
     void *user;
     pfvm__infer_cases *cases; /* or NULL */
+    struct pfvm__infer_fedcheck *fed; /* or NULL: pfvm__infer_check_fed's record */
 } pfvm__infer_frame;
+
+/* What pfvm__infer_check_fed collects: subgraph inputs whose stored type
+ * is not implied by what their node feeds them over every iteration. */
+typedef struct pfvm__infer_fedcheck {
+    int count;
+    char first[320];
+    const pfvm_sym **outer; /* stb_ds: the symbols of the main graph's inputs */
+} pfvm__infer_fedcheck;
 
 /* Whether every symbol of s is a name of the model (a graph-input dim or a
  * dim_param), not one inference made up: only conditions over those are
@@ -246,7 +255,8 @@ static int pfvm__infer_keep_declared(const pfvm_sym *declared, const pfvm_sym *g
            given->inferred;
 }
 
-PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n)
+static pfvm_code pfvm__ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n,
+                                        int merge)
 {
     struct pfvm__infer_driver *d = c->driver;
     int i, k;
@@ -258,7 +268,7 @@ PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const
         if (!in_types || !in_types[i] || in_types[i]->kind == PFVM_KIND_UNKNOWN)
             continue;
         t = *in_types[i];
-        if (v->has_type_info && v->type.kind == PFVM_KIND_TENSOR && t.kind == PFVM_KIND_TENSOR &&
+        if (merge && v->has_type_info && v->type.kind == PFVM_KIND_TENSOR && t.kind == PFVM_KIND_TENSOR &&
             v->type.shape.rank == t.shape.rank)
             for (k = 0; k < t.shape.rank; k++)
                 if (pfvm__infer_keep_declared(v->type.shape.dims[k], t.shape.dims[k]))
@@ -274,6 +284,128 @@ PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const
         if (rc && d->frame->cases)
             stbds_arrput(d->frame->cases->failed, g);
         return rc;
+    }
+}
+
+PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n)
+{
+    return pfvm__ictx_infer_graph(c, g, in_types, n, 1);
+}
+
+PFVM_INTERNAL pfvm_code pfvm_ictx_infer_body(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n)
+{
+    return pfvm__ictx_infer_graph(c, g, in_types, n, 0);
+}
+
+/* ---- saved types ----------------------------------------------------------------- */
+
+struct pfvm_types_saved {
+    pfvm_value **v;  /* stb_ds */
+    pfvm_type *t;    /* stb_ds */
+};
+
+static void pfvm__types_collect(pfvm_types_saved *s, pfvm_graph *g, int depth)
+{
+    int i, j, k;
+    if (!g || depth > 64)
+        return;
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        stbds_arrput(s->v, g->values[i]);
+        stbds_arrput(s->t, g->values[i]->type);
+    }
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+        const pfvm_node *n = g->nodes[i];
+        for (j = 0; j < n->n_attrs; j++) {
+            const pfvm_attr *a = &n->attrs[j];
+            if (a->type == PFVM_ATTR_GRAPH)
+                pfvm__types_collect(s, a->g, depth + 1);
+            else if (a->type == PFVM_ATTR_GRAPHS)
+                for (k = 0; k < a->n; k++)
+                    pfvm__types_collect(s, a->graphs[k], depth + 1);
+        }
+    }
+}
+
+PFVM_INTERNAL pfvm_types_saved *pfvm_types_save(pfvm_graph *g)
+{
+    pfvm_types_saved *s = (pfvm_types_saved *)pfvm__calloc(1, sizeof *s);
+    if (s)
+        pfvm__types_collect(s, g, 0);
+    return s;
+}
+
+PFVM_INTERNAL void pfvm_types_restore(const pfvm_types_saved *s)
+{
+    int i;
+    for (i = 0; s && i < (int)stbds_arrlen(s->v); i++)
+        s->v[i]->type = s->t[i];
+}
+
+PFVM_INTERNAL void pfvm_types_saved_free(pfvm_types_saved *s)
+{
+    if (!s)
+        return;
+    stbds_arrfree(s->v);
+    stbds_arrfree(s->t);
+    pfvm__free(s);
+}
+
+/* ---- what a subgraph is fed ------------------------------------------------------- */
+
+static int pfvm__sym_outer(const pfvm__infer_fedcheck *f, const pfvm_sym *s)
+{
+    int i;
+    if (!s)
+        return 0;
+    if (s->kind == PFVM_SYM_VAR) {
+        for (i = 0; i < (int)stbds_arrlen(f->outer); i++)
+            if (f->outer[i] == s)
+                return 1;
+        return 0;
+    }
+    return pfvm__sym_outer(f, s->a) || pfvm__sym_outer(f, s->b);
+}
+
+/* Whether `decl` (a subgraph input's stored type) holds for every value of
+ * type `fed`: same kind and element type, same rank, and each dim proven
+ * equal, unless the stored dim is a free name (a symbol of no main-graph
+ * input, which any value may take). */
+static int pfvm__fed_implies(const pfvm__infer_fedcheck *f, const pfvm_type *decl, const pfvm_type *fed, int *bad_dim)
+{
+    int d;
+    *bad_dim = -1;
+    if (decl->kind != PFVM_KIND_TENSOR || decl->shape.rank < 0)
+        return 1;
+    if (fed->kind != PFVM_KIND_TENSOR)
+        return fed->kind == PFVM_KIND_UNKNOWN;
+    if (decl->dtype && fed->dtype && decl->dtype != fed->dtype)
+        return 0;
+    if (fed->shape.rank != decl->shape.rank)
+        return 0;
+    for (d = 0; d < decl->shape.rank; d++) {
+        const pfvm_sym *x = decl->shape.dims[d], *y = fed->shape.dims[d];
+        if (!x || pfvm_sym_proven_eq(x, y))
+            continue;
+        if (x->kind == PFVM_SYM_VAR && !pfvm__sym_outer(f, x))
+            continue;
+        *bad_dim = d;
+        return 0;
+    }
+    return 1;
+}
+
+PFVM_INTERNAL void pfvm_ictx_fed(pfvm_ictx *c, const pfvm_graph *g, int i, const pfvm_type *decl, const pfvm_type *fed)
+{
+    pfvm__infer_fedcheck *f = c->driver && c->driver->frame ? c->driver->frame->fed : NULL;
+    int bad;
+    if (!f || !g || i >= (int)stbds_arrlen(g->inputs) || pfvm__fed_implies(f, decl, fed, &bad))
+        return;
+    if (!f->count++) {
+        char a[128], b[128], lb[96];
+        pfvm_type_print(decl, a, sizeof a);
+        pfvm_type_print(fed, b, sizeof b);
+        pfvm__snprintf(f->first, sizeof f->first, "input '%s' of node '%s' (%s) is declared %s, but it is fed %s",
+                       g->inputs[i]->name, pfvm__node_label(c->node, lb, sizeof lb), c->node->op_type, a, b);
     }
 }
 
@@ -308,6 +440,7 @@ static pfvm_code pfvm__infer_graph(pfvm_graph *g, int strict, pfvm_arena *arena,
     top.keep = keep;
     top.user = user;
     top.cases = cases;
+    top.fed = NULL;
     return pfvm__infer_graph_in(g, strict, arena, &top, st);
 }
 
@@ -334,6 +467,7 @@ static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *are
     me.keep = up ? up->keep : NULL;
     me.user = up ? up->user : NULL;
     me.cases = up ? up->cases : NULL;
+    me.fed = up ? up->fed : NULL;
     for (i = 0; i < (int)stbds_arrlen(g->nodes) && !rc; i++) {
         pfvm_node *n = g->nodes[i];
         stbds_arrsetlen(ins, n->n_inputs);
@@ -435,6 +569,32 @@ PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_f
     pfvm_code rc = pfvm_graph_resolve_ops(g, 0, st);
     if (!rc)
         rc = pfvm__infer_graph(g, 0, &g->model->arena, keep, user, NULL, st);
+    return rc;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *first, size_t n, pfvm_status *st)
+{
+    pfvm__infer_frame top;
+    pfvm__infer_fedcheck f;
+    pfvm_code rc;
+    int i, d;
+    memset(&f, 0, sizeof f);
+    for (i = 0; i < (int)stbds_arrlen(g->inputs); i++) {
+        const pfvm_type *t = &g->inputs[i]->type;
+        if (t->kind == PFVM_KIND_TENSOR)
+            for (d = 0; d < t->shape.rank; d++)
+                if (t->shape.dims[d] && t->shape.dims[d]->kind == PFVM_SYM_VAR)
+                    stbds_arrput(f.outer, t->shape.dims[d]);
+    }
+    memset(&top, 0, sizeof top);
+    top.fed = &f;
+    rc = pfvm_graph_resolve_ops(g, 0, st);
+    if (!rc)
+        rc = pfvm__infer_graph_in(g, 0, &g->model->arena, &top, st);
+    *count = f.count;
+    if (n)
+        pfvm__snprintf(first, n, "%s", f.first);
+    stbds_arrfree(f.outer);
     return rc;
 }
 

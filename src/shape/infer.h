@@ -65,6 +65,14 @@ typedef void (*pfvm_infer_keep_fn)(void *user, const pfvm_graph *g, const pfvm_i
  * way. */
 PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st);
 
+/* pfvm_infer_shapes (not strict) that also checks what every subgraph
+ * input is fed: a Loop's or Scan's body input whose type, as stored in the
+ * graph before this run, does not hold for every value its node feeds it
+ * over all iterations (a dim fixed to the first iteration's size, a symbol
+ * of the main graph that is not proven) counts in *count, and the first
+ * is described in first (n bytes). The pass manager's guard. */
+PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *first, size_t n, pfvm_status *st);
+
 /* Runs one node's inference: in/out are indexed like node->inputs and
  * node->outputs (NULL entries for omitted values). Errors are prefixed with
  * the node's name and op. */
