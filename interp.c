@@ -507,6 +507,8 @@ static int run_case(const char *dir, char *why, size_t n)
         pfvm_model_free(m);
         return 0;
     }
+    /* every value's inferred shape, loop bodies at every iteration */
+    pfvm_exec_check_shapes(e, 1);
     for (set = 0; ok; set++) {
         char sdir[4096];
         int n_in, n_out;

@@ -1651,8 +1651,18 @@ typedef struct pfvm_opt_report {
 /* Optimizes the model's main graph in place. `passes` is a comma-separated
  * list of pass names run in that order, NULL for the default pipeline, or
  * "" / "none" for nothing. Unknown names are an error that lists the known
- * ones. `report` may be NULL. */
+ * ones. `report` may be NULL. The default pipeline checks, after each pass
+ * on a model with subgraphs, that every subgraph input's type still holds
+ * for what the outer graph feeds it (see pfvm__run_pipeline). */
 PFVM_API pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st);
+
+/* Runs passes[0..n) on m like pfvm_optimize. With `guard` (the default
+ * pipeline's setting) on a model with subgraphs, after each pass every
+ * subgraph input's stored type must still hold for what its node feeds it
+ * over every iteration (pfvm__infer_check_fed): a pass that breaks one
+ * fails with a message naming the pass and the input. */
+PFVM_INTERNAL pfvm_code pfvm__run_pipeline(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
+                                           pfvm_opt_report *report, pfvm_status *st);
 
 /* Counts nodes of g and its subgraphs. */
 PFVM_API int pfvm_graph_count_nodes(const pfvm_graph *g);
@@ -2066,6 +2076,17 @@ PFVM_API pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs
 PFVM_API pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st);
 /* Output i of the last run; valid until the next bind, run or free. */
 PFVM_API const pfvm_tensor *pfvm_exec_output(const pfvm_exec *e, int i);
+
+/* Checks shapes while running (for tests: `interp test` turns it on): after
+ * each node, every output's shape must agree with the type inference left
+ * in the graph (value->type, from pfvm_infer_shapes before the executor
+ * was made), in this graph and in every subgraph at each of its runs, so a
+ * loop body is checked at every iteration. Each run binds the symbols it
+ * meets to the dims it sees first (graph inputs, then outer-scope values,
+ * then outputs in order); a dim that then evaluates to another size fails
+ * the run with a message naming the node, the value, both shapes and the
+ * run. Off by default: it costs a binding per run (and may allocate). */
+PFVM_API void pfvm_exec_check_shapes(pfvm_exec *e, int on);
 
 /* 1 when the last run drew random numbers (random generators, Dropout in
  * training mode): its outputs are samples, comparable by shape and type. */
@@ -22449,6 +22470,7 @@ typedef struct pfvm__infer_frame {
  * is not implied by what their node feeds them over every iteration. */
 typedef struct pfvm__infer_fedcheck {
     int count;
+    const pfvm_value **seen; /* stb_ds: the inputs counted (each once, however many rounds infer it) */
     char first[320];
     const pfvm_sym **outer; /* stb_ds: the symbols of the main graph's inputs */
 } pfvm__infer_fedcheck;
@@ -22659,9 +22681,13 @@ static int pfvm__fed_implies(const pfvm__infer_fedcheck *f, const pfvm_type *dec
 PFVM_INTERNAL void pfvm_ictx_fed(pfvm_ictx *c, const pfvm_graph *g, int i, const pfvm_type *decl, const pfvm_type *fed)
 {
     pfvm__infer_fedcheck *f = c->driver && c->driver->frame ? c->driver->frame->fed : NULL;
-    int bad;
+    int bad, k;
     if (!f || !g || i >= (int)stbds_arrlen(g->inputs) || pfvm__fed_implies(f, decl, fed, &bad))
         return;
+    for (k = 0; k < (int)stbds_arrlen(f->seen); k++)
+        if (f->seen[k] == g->inputs[i])
+            return;
+    stbds_arrput(f->seen, g->inputs[i]);
     if (!f->count++) {
         char a[128], b[128], lb[96];
         pfvm_type_print(decl, a, sizeof a);
@@ -22857,6 +22883,7 @@ PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *f
     if (n)
         pfvm__snprintf(first, n, "%s", f.first);
     stbds_arrfree(f.outer);
+    stbds_arrfree(f.seen);
     return rc;
 }
 
@@ -26054,7 +26081,25 @@ int pfvm_graph_count_nodes(const pfvm_graph *g)
     return count;
 }
 
-static pfvm_code pfvm__run_pass(pfvm_model *m, const pfvm_pass *p, pfvm_opt_report *report, pfvm_status *st)
+static int pfvm__has_subgraphs(const pfvm_graph *g)
+{
+    int i, j;
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
+        for (j = 0; j < g->nodes[i]->n_attrs; j++)
+            if (g->nodes[i]->attrs[j].type == PFVM_ATTR_GRAPH || g->nodes[i]->attrs[j].type == PFVM_ATTR_GRAPHS)
+                return 1;
+    return 0;
+}
+
+/* The guard: how many subgraph inputs have a stored type that what their
+ * node feeds them (over every iteration) does not imply. */
+static pfvm_code pfvm__fed_violations(pfvm_model *m, int *count, char *first, size_t n, pfvm_status *st)
+{
+    return pfvm__infer_check_fed(m->graph, count, first, n, st);
+}
+
+static pfvm_code pfvm__run_pass(pfvm_model *m, const pfvm_pass *p, pfvm_opt_report *report, int *guard,
+                                pfvm_status *st)
 {
     pfvm_pass_stats stats;
     pfvm_code rc;
@@ -26067,12 +26112,42 @@ static pfvm_code pfvm__run_pass(pfvm_model *m, const pfvm_pass *p, pfvm_opt_repo
     if (rc != PFVM_OK)
         return rc;
     stats.nodes_after = pfvm_graph_count_nodes(m->graph);
+    if (guard) {
+        char first[320];
+        int count = 0;
+        if ((rc = pfvm__fed_violations(m, &count, first, sizeof first, st)) != PFVM_OK) {
+            char msg[sizeof first];
+            pfvm__snprintf(msg, sizeof msg, "%s", st ? st->msg : "shape inference failed");
+            return pfvm__fail(st, rc, "after pass '%s': %s", p->name, msg);
+        }
+        if (count > *guard)
+            return pfvm__fail(st, PFVM_ERR_SHAPE,
+                              "pass '%s' broke a subgraph's input types: %s (a shape that holds only for some "
+                              "iterations)", p->name, first);
+    }
     if (report && report->n < PFVM_OPT_MAX_RUNS) {
         report->runs[report->n].name = p->name;
         report->runs[report->n].stats = stats;
         report->n++;
     }
     return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__run_pipeline(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
+                                           pfvm_opt_report *report, pfvm_status *st)
+{
+    int i, before = 0, *g = NULL;
+    char first[320];
+    if (guard && pfvm__has_subgraphs(m->graph)) {
+        /* what the model already gets wrong is not a pass's doing */
+        if (pfvm__fed_violations(m, &before, first, sizeof first, st))
+            return st ? st->code : PFVM_ERR_SHAPE;
+        g = &before;
+    }
+    for (i = 0; i < n; i++)
+        if (pfvm__run_pass(m, passes[i], report, g, st) != PFVM_OK)
+            return st ? st->code : PFVM_ERR_INVALID;
+    return pfvm_infer_shapes(m->graph, 0, st);
 }
 
 static pfvm_code pfvm__unknown_pass(const char *name, size_t len, pfvm_status *st)
@@ -26107,10 +26182,13 @@ pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *repo
     if (!m || !m->graph)
         return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_optimize: no model");
     if (!passes) {
-        for (i = 0; (p = pfvm_pass_at(i)) != NULL; i++)
-            if (p->default_on && pfvm__run_pass(m, p, report, st) != PFVM_OK)
-                return st->code;
-        return pfvm_infer_shapes(m->graph, 0, st);
+        /* the default pipeline, guarded on models with subgraphs */
+        const pfvm_pass *list[32];
+        int n = 0;
+        for (i = 0; (p = pfvm_pass_at(i)) != NULL && n < 32; i++)
+            if (p->default_on)
+                list[n++] = p;
+        return pfvm__run_pipeline(m, list, n, 1, report, st);
     }
     if (!strcmp(passes, "none"))
         return PFVM_OK;
@@ -26132,7 +26210,7 @@ pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *repo
         for (i = 0; (p = pfvm_pass_at(i)) != NULL; i++)
             if (len && strlen(p->name) == len && !strncmp(p->name, s, len))
                 break;
-        if (p && pfvm__run_pass(m, p, report, st) != PFVM_OK)
+        if (p && pfvm__run_pass(m, p, report, NULL, st) != PFVM_OK)
             return st->code;
         s += len + (e ? 1 : 0);
     }
@@ -28378,6 +28456,10 @@ struct pfvm_exec {
     pfvm_tensor **kout;
     const pfvm_ival **iin;
     pfvm_ival **iout;
+    /* pfvm_exec_check_shapes: the symbols' values in the current run */
+    int check_shapes;
+    int runs;
+    pfvm_binding check_b;
 };
 
 /* ---- setup ----------------------------------------------------------------- */
@@ -28476,6 +28558,7 @@ void pfvm_exec_free(pfvm_exec *e)
     pfvm__free(e->kout);
     pfvm__free(e->iin);
     pfvm__free(e->iout);
+    pfvm_binding_free(&e->check_b);
     if (e->arena_owned)
         pfvm__data_free(e->arena);
     pfvm__free(e->scratch);
@@ -29287,6 +29370,93 @@ static pfvm_code pfvm__feed_back(pfvm_exec *e, pfvm_status *st)
     return PFVM_OK;
 }
 
+/* ---- shape checks (pfvm_exec_check_shapes) ------------------------------------ */
+
+void pfvm_exec_check_shapes(pfvm_exec *e, int on)
+{
+    int i;
+    e->check_shapes = on != 0;
+    for (i = 0; i < (int)stbds_arrlen(e->children); i++)
+        pfvm_exec_check_shapes(e->children[i].e, on);
+}
+
+static int pfvm__check_bound(const pfvm_binding *b, const pfvm_sym *x)
+{
+    return x->value >= 0 && x->value < b->n && b->set[x->value];
+}
+
+/* Compares the shape of v's tensor t in this run with v's inferred type:
+ * symbols met for the first time in this run take t's dims, every dim
+ * that evaluates must equal t's. `n` is v's producer (NULL: an input). */
+static pfvm_code pfvm__check_value(pfvm_exec *e, const pfvm_node *n, const pfvm_value *v, const pfvm_tensor *t,
+                                   pfvm_status *st)
+{
+    const pfvm_type *ty = &v->type;
+    int d, bad = -1;
+    int64_t want = 0;
+    if (!t || t->kind != PFVM_KIND_TENSOR || ty->kind != PFVM_KIND_TENSOR || ty->shape.rank < 0)
+        return PFVM_OK;
+    if (ty->shape.rank == t->rank) {
+        for (d = 0; d < t->rank; d++) {
+            const pfvm_sym *x = ty->shape.dims[d];
+            if (x && x->kind == PFVM_SYM_VAR && !pfvm__check_bound(&e->check_b, x) &&
+                pfvm_binding_set(&e->check_b, x, t->dims[d], st))
+                return st ? st->code : PFVM_ERR_NOMEM;
+        }
+        for (d = 0; d < t->rank && bad < 0; d++)
+            if (ty->shape.dims[d] && pfvm_sym_eval(ty->shape.dims[d], &e->check_b, &want) && want != t->dims[d])
+                bad = d;
+        if (bad < 0)
+            return PFVM_OK;
+    }
+    {
+        char a[160], b[128], lb[96], where[200];
+        pfvm_shape_print(&ty->shape, a, sizeof a);
+        pfvm_tensor_describe(t, b, sizeof b);
+        if (n)
+            pfvm__snprintf(where, sizeof where, "node '%s' (%s): output '%s'", pfvm__node_label(n, lb, sizeof lb),
+                           n->op_type, v->name);
+        else
+            pfvm__snprintf(where, sizeof where, "input '%s'", v->name);
+        if (bad < 0)
+            return pfvm__fail(st, PFVM_ERR_SHAPE, "%s is %s, inference said %s (rank %d), in run %d of graph '%s'",
+                              where, b, a, ty->shape.rank, e->runs, e->g->name);
+        return pfvm__fail(st, PFVM_ERR_SHAPE,
+                          "%s is %s, inference said %s (dim %d evaluates to %lld), in run %d of graph '%s'", where, b,
+                          a, bad, (long long)want, e->runs, e->g->name);
+    }
+}
+
+static pfvm_code pfvm__check_begin(pfvm_exec *e, pfvm_status *st)
+{
+    int i;
+    e->runs++;
+    /* a subgraph counts its runs (a loop's iterations) from here */
+    for (i = 0; i < (int)stbds_arrlen(e->children); i++)
+        e->children[i].e->runs = 0;
+    pfvm_binding_clear(&e->check_b);
+    for (i = 0; i < (int)stbds_arrlen(e->g->inputs); i++) {
+        const pfvm_value *v = e->g->inputs[i];
+        if (pfvm__check_value(e, NULL, v, pfvm__tensor_of(e, v), st))
+            return st ? st->code : PFVM_ERR_SHAPE;
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__check_node(pfvm_exec *e, const pfvm_node *n, pfvm_status *st)
+{
+    int j;
+    /* outer-scope values first: their symbols take this run's values */
+    for (j = 0; j < n->n_inputs; j++)
+        if (n->inputs[j] && n->inputs[j]->graph != e->g &&
+            pfvm__check_value(e, NULL, n->inputs[j], pfvm__tensor_of(e, n->inputs[j]), st))
+            return st ? st->code : PFVM_ERR_SHAPE;
+    for (j = 0; j < n->n_outputs; j++)
+        if (n->outputs[j] && pfvm__check_value(e, n, n->outputs[j], pfvm__tensor_of(e, n->outputs[j]), st))
+            return st ? st->code : PFVM_ERR_SHAPE;
+    return PFVM_OK;
+}
+
 pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
 {
     int i, j;
@@ -29294,10 +29464,15 @@ pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
         return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s': bind inputs before running", e->g->name);
     if (!e->parent)
         e->random_used = 0;
+    if (e->check_shapes && pfvm__check_begin(e, st))
+        return st ? st->code : PFVM_ERR_SHAPE;
     for (i = 0; i < e->nn; i++) {
         pfvm_node *n = e->g->nodes[i];
-        if (e->skip[i])
+        if (e->skip[i]) {
+            if (e->check_shapes && pfvm__check_node(e, n, st))
+                return st ? st->code : PFVM_ERR_SHAPE;
             continue;
+        }
         if (!n->op || !n->op->kernel) {
             char lb[96];
             return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): no kernel", pfvm__node_label(n, lb, sizeof lb),
@@ -29312,6 +29487,8 @@ pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
                 return pfvm__fail(st, PFVM_ERR_RUNTIME, "node '%s' (%s): output %d was not produced",
                                   pfvm__node_label(n, lb, sizeof lb), n->op_type, j);
         }
+        if (e->check_shapes && pfvm__check_node(e, n, st))
+            return st ? st->code : PFVM_ERR_SHAPE;
     }
     return pfvm__feed_back(e, st);
 }
@@ -29430,6 +29607,7 @@ PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph 
             pfvm_exec_free(c);
             return st ? st->code : PFVM_ERR_NOMEM;
         }
+        c->check_shapes = parent->check_shapes;
         ch.g = g;
         ch.e = c;
         stbds_arrput(parent->children, ch);

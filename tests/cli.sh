@@ -19,6 +19,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 ok() { pass=$((pass + 1)); }
+have_ort_root=0
+command -v node >/dev/null 2>&1 && node -e "require('onnxruntime-node')" >/dev/null 2>&1 && have_ort_root=1
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
 
 # A command that must fail cleanly: exit 1 and one line on stderr.
@@ -126,6 +128,45 @@ done
 if "$INTERP" shapes tests/shapes/rank_if.onnx >"$tmp/out" 2>&1 && grep -q "^z$(printf '\t')float$(printf '\t')n==1 ? \[b\] : \[b,n\]\$" "$tmp/out" &&
     "$INTERP" shapes tests/shapes/rank_if.onnx --dim n=1 >"$tmp/out" 2>&1 && grep -q "^z$(printf '\t').*= \[b\]\$" "$tmp/out" &&
     "$INTERP" shapes tests/shapes/rank_if.onnx --dim n=5 --dim b=2 >"$tmp/out" 2>&1 && grep -q "^z$(printf '\t').*= \[2,5\]\$" "$tmp/out"; then ok; else bad "shapes rank_if: $(cat "$tmp/out")"; fi
+
+# Shape values through the exporters' -1 idiom (tools/make_loop_fixtures.py):
+# torch's opset-11 Expand target goes through ConstantOfShape, Mul by -1,
+# Equal and Where; the Expand is [batch,N] and the Reshape after it N*batch.
+T=$(printf '\t')
+if "$INTERP" shapes tests/models/expand_where/model.onnx >"$tmp/out" 2>&1 &&
+    grep -q "^/Expand_output_0${T}int64${T}\[batch,N\]\$" "$tmp/out" && grep -q "^idx${T}int64${T}\[N\*batch\]\$" "$tmp/out"; then ok; else bad "shapes expand_where: $(grep -E 'Expand|^idx' "$tmp/out")"; fi
+# Loop-carried values that grow: the body's input is the loop's own symbol
+# for the growing dim, never the first iteration's width.
+if "$INTERP" shapes tests/models/loop_greedy/model.onnx >"$tmp/out" 2>&1 &&
+    grep -q "^/Loop/toks.11${T}int64${T}\[batch,_Loop_c0_d1\]\$" "$tmp/out" &&
+    grep -q "^/Loop//Concat_2_output_0${T}int64${T}\[batch,_Loop_c0_d1+1\]\$" "$tmp/out"; then ok; else bad "shapes loop_greedy: $(grep -E 'toks|_Loop_c0' "$tmp/out")"; fi
+# Each loop fixture runs the same with the default passes, with each pass
+# alone, and as loaded; onnxruntime runs pfvm's optimized model to the same
+# outputs when onnxruntime-node is installed.
+for m in loop_greedy loop_concat loop_nested expand_where; do
+    d=tests/models/$m
+    set --
+    for f in "$d"/test_data_set_0/input_*.pb; do set -- "$@" -i "$f"; done
+    rm -rf "$tmp/ro" "$tmp/rn"
+    if "$INTERP" run "$d/model.onnx" "$@" -o "$tmp/ro" --quiet >"$tmp/out" 2>&1 &&
+        "$INTERP" run --no-opt "$d/model.onnx" "$@" -o "$tmp/rn" --quiet >>"$tmp/out" 2>&1 &&
+        diff -r "$tmp/ro" "$tmp/rn" >/dev/null; then ok; else bad "run $m optimized vs --no-opt: $(tail -n 2 "$tmp/out")"; fi
+    for p in fold simplify cse bnfold dce fuse; do
+        rm -rf "$tmp/pcase"
+        mkdir -p "$tmp/pcase"
+        cp -r "$d/test_data_set_0" "$tmp/pcase/"
+        if "$INTERP" opt "$d/model.onnx" -o "$tmp/pcase/model.onnx" --passes $p 2>"$tmp/out" &&
+            "$INTERP" test --no-opt "$tmp/pcase" >>"$tmp/out" 2>&1; then ok; else bad "$m --passes $p: $(tail -n 2 "$tmp/out")"; fi
+    done
+    if [ $have_ort_root = 1 ]; then
+        rm -rf "$tmp/ocase"
+        mkdir -p "$tmp/ocase"
+        if "$INTERP" opt "$d/model.onnx" -o "$tmp/opt_$m.onnx" 2>/dev/null &&
+            node tools/ort_case.js "$tmp/opt_$m.onnx" "$tmp/ocase" "$d"/test_data_set_0/input_*.pb >"$tmp/out" 2>&1 &&
+            "$INTERP" test --no-opt "$tmp/ocase" >>"$tmp/out" 2>&1 &&
+            "$INTERP" test "$d" >>"$tmp/out" 2>&1; then ok; else bad "$m optimized vs onnxruntime: $(tail -n 3 "$tmp/out")"; fi
+    fi
+done
 
 # grad: the training graph of each small fixture. It runs (seed inputs get
 # random values), onnx's checker accepts it when python3-onnx is present,

@@ -7,8 +7,9 @@
 # Debian's libonnx-testdata run by `interp test` (known failures in
 # tests/known_failures.txt count as skipped; one that passes is a failure,
 # so the list only shrinks; the node suite runs twice, optimized as
-# `interp test` does by default and with --no-opt), the torch-exported model fixtures under
-# tests/models, and the command-line checks in tests/cli.sh. With
+# `interp test` does by default and with --no-opt), the model fixtures under
+# tests/models (optimized and with --no-opt), and the command-line checks in
+# tests/cli.sh. With
 # PFVM_ASAN=1 the same suites run again with the AddressSanitizer +
 # UndefinedBehaviorSanitizer build in build-asan/.
 set -u
@@ -75,6 +76,7 @@ suites() {
         total_fail=$((total_fail + 1))
     fi
     run_part "${tag}models" "$bdir/interp" test $fork --atol 1e-5 tests/models
+    run_part "${tag}models-noopt" "$bdir/interp" test $fork --no-opt --atol 1e-5 tests/models
     if [ -f tests/cli.sh ]; then
         run_part "${tag}cli" sh tests/cli.sh "$bdir"
     fi

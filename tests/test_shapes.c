@@ -1,6 +1,8 @@
 /* Symbolic shape inference of single operators, built with the IR builder:
  * results are compared as printed shapes; error cases must name the node
  * and the op. */
+#include "exec/exec.h"
+#include "passes/passes.h"
 #include "shape/infer.h"
 
 #include <stdio.h>
@@ -472,8 +474,208 @@ static void test_if_branch_error(void)
     pfvm_model_free(f.m);
 }
 
+/* ---- data propagation through comparisons and selection ---------------------------------- */
+
+static pfvm_value *fx_op(fixture *f, const char *op, pfvm_value *a, pfvm_value *b, const char *name)
+{
+    pfvm_value *in[2], *y = pfvm_graph_value(f->g, name, &f->st);
+    in[0] = a;
+    in[1] = b;
+    pfvm_graph_add_node(f->g, op, "", name, in, b ? 2 : 1, &y, 1, &f->st);
+    return y;
+}
+
+/* A value whose shape shows v's contents: ConstantOfShape(Cast(v, int64)). */
+static pfvm_value *fx_show(fixture *f, pfvm_value *v, const char *name)
+{
+    char buf[64];
+    pfvm_value *c, *y = pfvm_graph_value(f->g, name, &f->st);
+    snprintf(buf, sizeof buf, "%s_i", name);
+    c = pfvm_graph_value(f->g, buf, &f->st);
+    pfvm_node_set_attr_int(pfvm_graph_add_node(f->g, "Cast", "", buf, &v, 1, &c, 1, &f->st), "to", PFVM_INT64, &f->st);
+    pfvm_graph_add_node(f->g, "ConstantOfShape", "", name, &c, 1, &y, 1, &f->st);
+    return y;
+}
+
+/* Shape values flow through Equal, Where, Not, And/Or/Xor,
+ * Greater/Less(OrEqual), Max/Min, Abs, Neg and Mul by constants: torch's
+ * opset-11 Expand target (ConstantOfShape, Mul by -1, Equal, Where over
+ * the shape vector) resolves, and so does the Reshape after it. */
+static void test_data_prop_select(void)
+{
+    fixture f;
+    static const char *xd[] = {"batch", "N"}, *yd[] = {"batch", "1"};
+    static const int64_t k01[2] = {0, 1}, k10[2] = {1, 0}, k11[2] = {1, 1}, k00[2] = {0, 0}, k22[2] = {2, 2},
+                         k30[2] = {3, 0}, kneg[1] = {-1}, kflat[1] = {-1};
+    pfvm_value *x, *y, *s, *u, *ones, *m1, *e, *w, *ex, *r, *ne, *v[16], *shows[16], *in[3];
+    int i = 0;
+    fx_init(&f, 13);
+    x = fx_input(&f, "x", PFVM_FLOAT, 2, xd);
+    y = fx_input(&f, "y", PFVM_INT64, 2, yd);
+    s = fx_op(&f, "Shape", x, NULL, "s");
+    /* u = s * [0,1] - [1,0] = [-1, N]: Mul and Sub by constants */
+    u = fx_op(&f, "Sub", fx_op(&f, "Mul", s, fx_const_ints(&f, "k01", k01, 2), "s01"), fx_const_ints(&f, "k10", k10, 2),
+              "u");
+    ones = fx_const_ints(&f, "ones", k11, 2);
+    m1 = fx_op(&f, "Mul", ones, fx_const_ints(&f, "neg", kneg, 1), "m1");
+    e = fx_op(&f, "Equal", u, m1, "e"); /* [1, 0]: N is a dim_param, never -1 */
+    in[0] = e;
+    in[1] = ones;
+    in[2] = u;
+    w = pfvm_graph_value(f.g, "w", &f.st);
+    pfvm_graph_add_node(f.g, "Where", "", "where", in, 3, &w, 1, &f.st);
+    ex = fx_op(&f, "Expand", y, w, "ex");
+    r = fx_op(&f, "Reshape", ex, fx_const_ints(&f, "flat", kflat, 1), "r");
+    ne = fx_op(&f, "Not", e, NULL, "ne");
+    v[i++] = e;
+    v[i++] = ne;
+    v[i++] = fx_op(&f, "And", e, ne, "and");
+    v[i++] = fx_op(&f, "Or", e, ne, "or");
+    v[i++] = fx_op(&f, "Xor", e, e, "xor");
+    v[i++] = fx_op(&f, "Greater", s, fx_const_ints(&f, "k00", k00, 2), "gt");
+    v[i++] = fx_op(&f, "Less", s, fx_const_ints(&f, "k00b", k00, 2), "lt");
+    v[i++] = fx_op(&f, "GreaterOrEqual", s, ones, "ge");
+    v[i++] = fx_op(&f, "LessOrEqual", s, fx_const_ints(&f, "k00c", k00, 2), "le");
+    v[i++] = fx_op(&f, "Max", s, fx_const_ints(&f, "k30", k30, 2), "max");
+    v[i++] = fx_op(&f, "Min", s, fx_const_ints(&f, "k30b", k30, 2), "min");
+    v[i++] = fx_op(&f, "Abs", fx_op(&f, "Neg", s, NULL, "neg_s"), NULL, "abs");
+    v[i++] = fx_op(&f, "Abs", u, NULL, "abs_u");
+    v[i++] = fx_op(&f, "Greater", s, fx_const_ints(&f, "k22", k22, 2), "gt2");
+    for (int j = 0; j < i; j++) {
+        char name[32];
+        snprintf(name, sizeof name, "show%d", j);
+        shows[j] = fx_show(&f, v[j], name);
+        pfvm_graph_add_output(f.g, shows[j], &f.st);
+    }
+    pfvm_graph_add_output(f.g, r, &f.st);
+    CHECK_MSG(pfvm_infer_shapes(f.g, 1, &f.st) == PFVM_OK, "%s", f.st.msg);
+    CHECK(shape_is(ex, "[batch,N]"));
+    CHECK(shape_is(r, "[N*batch]"));
+    CHECK(shape_is(shows[0], "[1,0]"));  /* Equal */
+    CHECK(shape_is(shows[1], "[0,1]"));  /* Not */
+    CHECK(shape_is(shows[2], "[0,0]"));  /* And */
+    CHECK(shape_is(shows[3], "[1,1]"));  /* Or */
+    CHECK(shape_is(shows[4], "[0,0]"));  /* Xor */
+    CHECK(shape_is(shows[5], "[1,1]"));  /* Greater: dims are >= 1 */
+    CHECK(shape_is(shows[6], "[0,0]"));  /* Less */
+    CHECK(shape_is(shows[7], "[1,1]"));  /* GreaterOrEqual */
+    CHECK(shape_is(shows[8], "[0,0]"));  /* LessOrEqual */
+    CHECK(shape_is(shows[9], "[max(3,batch),N]"));
+    CHECK(shape_is(shows[10], "[min(3,batch),0]"));
+    CHECK(shape_is(shows[11], "[batch,N]")); /* Abs(Neg(s)) */
+    CHECK(shape_is(shows[12], "[1,N]"));     /* Abs([-1, N]) */
+    CHECK(shape_is(shows[13], "[min(1,max(0,batch-2)),min(1,max(0,N-2))]")); /* undecided: symbolic */
+    pfvm_model_free(f.m);
+}
+
+/* ---- loop-carried shapes that change between iterations ----------------------------------- */
+
+static pfvm_value *g_corrupt; /* what the test pass below breaks */
+
+static pfvm_code corrupt_pass(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st)
+{
+    (void)g;
+    (void)stats;
+    (void)st;
+    g_corrupt->type.shape.dims[1] = pfvm_sym_const(m->syms, 0); /* the first iteration's width */
+    return PFVM_OK;
+}
+
+/* toks starts [batch,0] and grows by a column per iteration (Concat); the
+ * body declares its input [t0,t1]. Inference widens dim 1 to the loop's
+ * symbol and keeps it over repeated runs (as the passes run it), never
+ * [batch,0]; the guard notices a body input narrowed to one iteration,
+ * and the executor's shape check sees it at the second iteration. */
+static void test_loop_growing(void)
+{
+    fixture f;
+    static const char *xd[] = {"batch", "0"}, *cd[] = {"batch", "1"}, *bd[] = {"t0", "t1"}, *none[] = {""};
+    static int64_t three = 3;
+    static const pfvm_pass bad = {"corrupt", "test pass", corrupt_pass, 0};
+    const pfvm_pass *list[1];
+    pfvm_value *in[3], *out, *bi[3], *bo[2], *x, *col, *m, *tmp[2];
+    pfvm_tensor *ti[2];
+    pfvm_node *loop;
+    pfvm_graph *body;
+    pfvm_exec *e;
+    char msg[320];
+    int count = -1, k;
+    fx_init(&f, 17);
+    x = fx_input(&f, "x", PFVM_FLOAT, 2, xd);
+    col = fx_input(&f, "col", PFVM_FLOAT, 2, cd);
+    m = pfvm_graph_value(f.g, "M", &f.st);
+    pfvm_graph_add_init(f.g, m, pfvm_model_tensor(f.m, PFVM_INT64, 0, NULL, &three, &f.st), &f.st);
+    in[0] = m;
+    in[1] = NULL;
+    in[2] = x;
+    out = pfvm_graph_value(f.g, "toks", &f.st);
+    loop = pfvm_graph_add_node(f.g, "Loop", "", "loop", in, 3, &out, 1, &f.st);
+    body = fx_subgraph(&f, loop, "body");
+    bi[0] = fx_typed(&f, body, "i", PFVM_INT64, 0, none);
+    bi[1] = fx_typed(&f, body, "cond", PFVM_BOOL, 0, none);
+    bi[2] = fx_typed(&f, body, "tb", PFVM_FLOAT, 2, bd);
+    for (k = 0; k < 3; k++)
+        pfvm_graph_add_input(body, bi[k], &f.st);
+    bo[0] = bi[1];
+    bo[1] = pfvm_graph_value(body, "tn", &f.st);
+    tmp[0] = bi[2];
+    tmp[1] = col; /* outer scope */
+    pfvm_node_set_attr_int(pfvm_graph_add_node(body, "Concat", "", "cat", tmp, 2, &bo[1], 1, &f.st), "axis", 1, &f.st);
+    pfvm_graph_add_output(body, bo[0], &f.st);
+    pfvm_graph_add_output(body, bo[1], &f.st);
+    pfvm_graph_add_output(f.g, out, &f.st);
+    for (k = 0; k < 3; k++) {
+        CHECK_MSG(pfvm_infer_shapes(f.g, 1, &f.st) == PFVM_OK, "%s", f.st.msg);
+        CHECK(shape_is(bi[2], "[batch,loop_c0_d1]"));
+        CHECK(shape_is(bo[1], "[batch,loop_c0_d1+1]"));
+        CHECK(shape_is(out, "[batch,loop_c0_d1]"));
+    }
+    /* the guard: nothing wrong now, then a body input fixed to width 0 */
+    CHECK(pfvm__infer_check_fed(f.g, &count, msg, sizeof msg, &f.st) == PFVM_OK && count == 0);
+    bi[2]->type.shape.dims[1] = pfvm_sym_const(f.m->syms, 0);
+    CHECK(pfvm__infer_check_fed(f.g, &count, msg, sizeof msg, &f.st) == PFVM_OK && count == 1);
+    CHECK_MSG(strstr(msg, "'tb'") && strstr(msg, "[batch,0]") && strstr(msg, "loop_c0_d1"), "%s", msg);
+    /* ... which repaired it: inference never keeps a narrowed dim */
+    CHECK(shape_is(bi[2], "[batch,loop_c0_d1]"));
+    /* the pass manager names the pass that breaks it */
+    g_corrupt = bi[2];
+    list[0] = &bad;
+    CHECK(pfvm__run_pipeline(f.m, list, 1, 1, NULL, &f.st) == PFVM_ERR_SHAPE);
+    CHECK_MSG(strstr(f.st.msg, "pass 'corrupt'") && strstr(f.st.msg, "'tb'"), "%s", f.st.msg);
+    CHECK(pfvm__run_pipeline(f.m, list, 1, 0, NULL, &f.st) == PFVM_OK); /* unguarded */
+    /* the executor's per-iteration check: sound types pass every iteration */
+    CHECK_MSG(pfvm_infer_shapes(f.g, 1, &f.st) == PFVM_OK, "%s", f.st.msg);
+    {
+        int64_t d0[2] = {2, 0}, d1[2] = {2, 1};
+        ti[0] = pfvm_tensor_new(PFVM_FLOAT, 2, d0, &f.st);
+        ti[1] = pfvm_tensor_new(PFVM_FLOAT, 2, d1, &f.st);
+    }
+    e = pfvm_exec_new(f.m, NULL, &f.st);
+    CHECK(e != NULL);
+    if (e) {
+        pfvm_exec_check_shapes(e, 1);
+        CHECK_MSG(pfvm_exec_bind(e, (const pfvm_tensor *const *)ti, 2, &f.st) == PFVM_OK &&
+                      pfvm_exec_run(e, &f.st) == PFVM_OK,
+                  "%s", f.st.msg);
+        CHECK(pfvm_exec_output(e, 0)->dims[1] == 3);
+        /* a body value typed for the first iteration only fails at the second */
+        bo[1]->type.shape.dims[1] = pfvm_sym_const(f.m->syms, 1);
+        CHECK(pfvm_exec_run(e, &f.st) == PFVM_ERR_SHAPE);
+        CHECK_MSG(strstr(f.st.msg, "'tn'") && strstr(f.st.msg, "'cat'") && strstr(f.st.msg, "run 2 of graph 'body'"),
+                  "%s", f.st.msg);
+        pfvm_exec_check_shapes(e, 0);
+        CHECK_MSG(pfvm_exec_run(e, &f.st) == PFVM_OK, "%s", f.st.msg);
+        pfvm_exec_free(e);
+    }
+    pfvm_tensor_free(ti[0]);
+    pfvm_tensor_free(ti[1]);
+    pfvm_model_free(f.m);
+}
+
 int main(void)
 {
+    test_loop_growing();
+    test_data_prop_select();
     test_cases();
     test_if_branch_error();
     test_declared_merge();

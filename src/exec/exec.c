@@ -56,6 +56,10 @@ struct pfvm_exec {
     pfvm_tensor **kout;
     const pfvm_ival **iin;
     pfvm_ival **iout;
+    /* pfvm_exec_check_shapes: the symbols' values in the current run */
+    int check_shapes;
+    int runs;
+    pfvm_binding check_b;
 };
 
 /* ---- setup ----------------------------------------------------------------- */
@@ -154,6 +158,7 @@ void pfvm_exec_free(pfvm_exec *e)
     pfvm__free(e->kout);
     pfvm__free(e->iin);
     pfvm__free(e->iout);
+    pfvm_binding_free(&e->check_b);
     if (e->arena_owned)
         pfvm__data_free(e->arena);
     pfvm__free(e->scratch);
@@ -965,6 +970,93 @@ static pfvm_code pfvm__feed_back(pfvm_exec *e, pfvm_status *st)
     return PFVM_OK;
 }
 
+/* ---- shape checks (pfvm_exec_check_shapes) ------------------------------------ */
+
+void pfvm_exec_check_shapes(pfvm_exec *e, int on)
+{
+    int i;
+    e->check_shapes = on != 0;
+    for (i = 0; i < (int)stbds_arrlen(e->children); i++)
+        pfvm_exec_check_shapes(e->children[i].e, on);
+}
+
+static int pfvm__check_bound(const pfvm_binding *b, const pfvm_sym *x)
+{
+    return x->value >= 0 && x->value < b->n && b->set[x->value];
+}
+
+/* Compares the shape of v's tensor t in this run with v's inferred type:
+ * symbols met for the first time in this run take t's dims, every dim
+ * that evaluates must equal t's. `n` is v's producer (NULL: an input). */
+static pfvm_code pfvm__check_value(pfvm_exec *e, const pfvm_node *n, const pfvm_value *v, const pfvm_tensor *t,
+                                   pfvm_status *st)
+{
+    const pfvm_type *ty = &v->type;
+    int d, bad = -1;
+    int64_t want = 0;
+    if (!t || t->kind != PFVM_KIND_TENSOR || ty->kind != PFVM_KIND_TENSOR || ty->shape.rank < 0)
+        return PFVM_OK;
+    if (ty->shape.rank == t->rank) {
+        for (d = 0; d < t->rank; d++) {
+            const pfvm_sym *x = ty->shape.dims[d];
+            if (x && x->kind == PFVM_SYM_VAR && !pfvm__check_bound(&e->check_b, x) &&
+                pfvm_binding_set(&e->check_b, x, t->dims[d], st))
+                return st ? st->code : PFVM_ERR_NOMEM;
+        }
+        for (d = 0; d < t->rank && bad < 0; d++)
+            if (ty->shape.dims[d] && pfvm_sym_eval(ty->shape.dims[d], &e->check_b, &want) && want != t->dims[d])
+                bad = d;
+        if (bad < 0)
+            return PFVM_OK;
+    }
+    {
+        char a[160], b[128], lb[96], where[200];
+        pfvm_shape_print(&ty->shape, a, sizeof a);
+        pfvm_tensor_describe(t, b, sizeof b);
+        if (n)
+            pfvm__snprintf(where, sizeof where, "node '%s' (%s): output '%s'", pfvm__node_label(n, lb, sizeof lb),
+                           n->op_type, v->name);
+        else
+            pfvm__snprintf(where, sizeof where, "input '%s'", v->name);
+        if (bad < 0)
+            return pfvm__fail(st, PFVM_ERR_SHAPE, "%s is %s, inference said %s (rank %d), in run %d of graph '%s'",
+                              where, b, a, ty->shape.rank, e->runs, e->g->name);
+        return pfvm__fail(st, PFVM_ERR_SHAPE,
+                          "%s is %s, inference said %s (dim %d evaluates to %lld), in run %d of graph '%s'", where, b,
+                          a, bad, (long long)want, e->runs, e->g->name);
+    }
+}
+
+static pfvm_code pfvm__check_begin(pfvm_exec *e, pfvm_status *st)
+{
+    int i;
+    e->runs++;
+    /* a subgraph counts its runs (a loop's iterations) from here */
+    for (i = 0; i < (int)stbds_arrlen(e->children); i++)
+        e->children[i].e->runs = 0;
+    pfvm_binding_clear(&e->check_b);
+    for (i = 0; i < (int)stbds_arrlen(e->g->inputs); i++) {
+        const pfvm_value *v = e->g->inputs[i];
+        if (pfvm__check_value(e, NULL, v, pfvm__tensor_of(e, v), st))
+            return st ? st->code : PFVM_ERR_SHAPE;
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__check_node(pfvm_exec *e, const pfvm_node *n, pfvm_status *st)
+{
+    int j;
+    /* outer-scope values first: their symbols take this run's values */
+    for (j = 0; j < n->n_inputs; j++)
+        if (n->inputs[j] && n->inputs[j]->graph != e->g &&
+            pfvm__check_value(e, NULL, n->inputs[j], pfvm__tensor_of(e, n->inputs[j]), st))
+            return st ? st->code : PFVM_ERR_SHAPE;
+    for (j = 0; j < n->n_outputs; j++)
+        if (n->outputs[j] && pfvm__check_value(e, n, n->outputs[j], pfvm__tensor_of(e, n->outputs[j]), st))
+            return st ? st->code : PFVM_ERR_SHAPE;
+    return PFVM_OK;
+}
+
 pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
 {
     int i, j;
@@ -972,10 +1064,15 @@ pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
         return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s': bind inputs before running", e->g->name);
     if (!e->parent)
         e->random_used = 0;
+    if (e->check_shapes && pfvm__check_begin(e, st))
+        return st ? st->code : PFVM_ERR_SHAPE;
     for (i = 0; i < e->nn; i++) {
         pfvm_node *n = e->g->nodes[i];
-        if (e->skip[i])
+        if (e->skip[i]) {
+            if (e->check_shapes && pfvm__check_node(e, n, st))
+                return st ? st->code : PFVM_ERR_SHAPE;
             continue;
+        }
         if (!n->op || !n->op->kernel) {
             char lb[96];
             return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): no kernel", pfvm__node_label(n, lb, sizeof lb),
@@ -990,6 +1087,8 @@ pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
                 return pfvm__fail(st, PFVM_ERR_RUNTIME, "node '%s' (%s): output %d was not produced",
                                   pfvm__node_label(n, lb, sizeof lb), n->op_type, j);
         }
+        if (e->check_shapes && pfvm__check_node(e, n, st))
+            return st ? st->code : PFVM_ERR_SHAPE;
     }
     return pfvm__feed_back(e, st);
 }
@@ -1108,6 +1207,7 @@ PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph 
             pfvm_exec_free(c);
             return st ? st->code : PFVM_ERR_NOMEM;
         }
+        c->check_shapes = parent->check_shapes;
         ch.g = g;
         ch.e = c;
         stbds_arrput(parent->children, ch);

@@ -53,6 +53,17 @@ PFVM_API pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st);
 /* Output i of the last run; valid until the next bind, run or free. */
 PFVM_API const pfvm_tensor *pfvm_exec_output(const pfvm_exec *e, int i);
 
+/* Checks shapes while running (for tests: `interp test` turns it on): after
+ * each node, every output's shape must agree with the type inference left
+ * in the graph (value->type, from pfvm_infer_shapes before the executor
+ * was made), in this graph and in every subgraph at each of its runs, so a
+ * loop body is checked at every iteration. Each run binds the symbols it
+ * meets to the dims it sees first (graph inputs, then outer-scope values,
+ * then outputs in order); a dim that then evaluates to another size fails
+ * the run with a message naming the node, the value, both shapes and the
+ * run. Off by default: it costs a binding per run (and may allocate). */
+PFVM_API void pfvm_exec_check_shapes(pfvm_exec *e, int on);
+
 /* 1 when the last run drew random numbers (random generators, Dropout in
  * training mode): its outputs are samples, comparable by shape and type. */
 PFVM_API int pfvm_exec_was_random(const pfvm_exec *e);

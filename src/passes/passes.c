@@ -50,7 +50,25 @@ int pfvm_graph_count_nodes(const pfvm_graph *g)
     return count;
 }
 
-static pfvm_code pfvm__run_pass(pfvm_model *m, const pfvm_pass *p, pfvm_opt_report *report, pfvm_status *st)
+static int pfvm__has_subgraphs(const pfvm_graph *g)
+{
+    int i, j;
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
+        for (j = 0; j < g->nodes[i]->n_attrs; j++)
+            if (g->nodes[i]->attrs[j].type == PFVM_ATTR_GRAPH || g->nodes[i]->attrs[j].type == PFVM_ATTR_GRAPHS)
+                return 1;
+    return 0;
+}
+
+/* The guard: how many subgraph inputs have a stored type that what their
+ * node feeds them (over every iteration) does not imply. */
+static pfvm_code pfvm__fed_violations(pfvm_model *m, int *count, char *first, size_t n, pfvm_status *st)
+{
+    return pfvm__infer_check_fed(m->graph, count, first, n, st);
+}
+
+static pfvm_code pfvm__run_pass(pfvm_model *m, const pfvm_pass *p, pfvm_opt_report *report, int *guard,
+                                pfvm_status *st)
 {
     pfvm_pass_stats stats;
     pfvm_code rc;
@@ -63,12 +81,42 @@ static pfvm_code pfvm__run_pass(pfvm_model *m, const pfvm_pass *p, pfvm_opt_repo
     if (rc != PFVM_OK)
         return rc;
     stats.nodes_after = pfvm_graph_count_nodes(m->graph);
+    if (guard) {
+        char first[320];
+        int count = 0;
+        if ((rc = pfvm__fed_violations(m, &count, first, sizeof first, st)) != PFVM_OK) {
+            char msg[sizeof first];
+            pfvm__snprintf(msg, sizeof msg, "%s", st ? st->msg : "shape inference failed");
+            return pfvm__fail(st, rc, "after pass '%s': %s", p->name, msg);
+        }
+        if (count > *guard)
+            return pfvm__fail(st, PFVM_ERR_SHAPE,
+                              "pass '%s' broke a subgraph's input types: %s (a shape that holds only for some "
+                              "iterations)", p->name, first);
+    }
     if (report && report->n < PFVM_OPT_MAX_RUNS) {
         report->runs[report->n].name = p->name;
         report->runs[report->n].stats = stats;
         report->n++;
     }
     return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__run_pipeline(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
+                                           pfvm_opt_report *report, pfvm_status *st)
+{
+    int i, before = 0, *g = NULL;
+    char first[320];
+    if (guard && pfvm__has_subgraphs(m->graph)) {
+        /* what the model already gets wrong is not a pass's doing */
+        if (pfvm__fed_violations(m, &before, first, sizeof first, st))
+            return st ? st->code : PFVM_ERR_SHAPE;
+        g = &before;
+    }
+    for (i = 0; i < n; i++)
+        if (pfvm__run_pass(m, passes[i], report, g, st) != PFVM_OK)
+            return st ? st->code : PFVM_ERR_INVALID;
+    return pfvm_infer_shapes(m->graph, 0, st);
 }
 
 static pfvm_code pfvm__unknown_pass(const char *name, size_t len, pfvm_status *st)
@@ -103,10 +151,13 @@ pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *repo
     if (!m || !m->graph)
         return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_optimize: no model");
     if (!passes) {
-        for (i = 0; (p = pfvm_pass_at(i)) != NULL; i++)
-            if (p->default_on && pfvm__run_pass(m, p, report, st) != PFVM_OK)
-                return st->code;
-        return pfvm_infer_shapes(m->graph, 0, st);
+        /* the default pipeline, guarded on models with subgraphs */
+        const pfvm_pass *list[32];
+        int n = 0;
+        for (i = 0; (p = pfvm_pass_at(i)) != NULL && n < 32; i++)
+            if (p->default_on)
+                list[n++] = p;
+        return pfvm__run_pipeline(m, list, n, 1, report, st);
     }
     if (!strcmp(passes, "none"))
         return PFVM_OK;
@@ -128,7 +179,7 @@ pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *repo
         for (i = 0; (p = pfvm_pass_at(i)) != NULL; i++)
             if (len && strlen(p->name) == len && !strncmp(p->name, s, len))
                 break;
-        if (p && pfvm__run_pass(m, p, report, st) != PFVM_OK)
+        if (p && pfvm__run_pass(m, p, report, NULL, st) != PFVM_OK)
             return st->code;
         s += len + (e ? 1 : 0);
     }

@@ -51,8 +51,18 @@ typedef struct pfvm_opt_report {
 /* Optimizes the model's main graph in place. `passes` is a comma-separated
  * list of pass names run in that order, NULL for the default pipeline, or
  * "" / "none" for nothing. Unknown names are an error that lists the known
- * ones. `report` may be NULL. */
+ * ones. `report` may be NULL. The default pipeline checks, after each pass
+ * on a model with subgraphs, that every subgraph input's type still holds
+ * for what the outer graph feeds it (see pfvm__run_pipeline). */
 PFVM_API pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st);
+
+/* Runs passes[0..n) on m like pfvm_optimize. With `guard` (the default
+ * pipeline's setting) on a model with subgraphs, after each pass every
+ * subgraph input's stored type must still hold for what its node feeds it
+ * over every iteration (pfvm__infer_check_fed): a pass that breaks one
+ * fails with a message naming the pass and the input. */
+PFVM_INTERNAL pfvm_code pfvm__run_pipeline(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
+                                           pfvm_opt_report *report, pfvm_status *st);
 
 /* Counts nodes of g and its subgraphs. */
 PFVM_API int pfvm_graph_count_nodes(const pfvm_graph *g);

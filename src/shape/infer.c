@@ -187,6 +187,7 @@ typedef struct pfvm__infer_frame {
  * is not implied by what their node feeds them over every iteration. */
 typedef struct pfvm__infer_fedcheck {
     int count;
+    const pfvm_value **seen; /* stb_ds: the inputs counted (each once, however many rounds infer it) */
     char first[320];
     const pfvm_sym **outer; /* stb_ds: the symbols of the main graph's inputs */
 } pfvm__infer_fedcheck;
@@ -397,9 +398,13 @@ static int pfvm__fed_implies(const pfvm__infer_fedcheck *f, const pfvm_type *dec
 PFVM_INTERNAL void pfvm_ictx_fed(pfvm_ictx *c, const pfvm_graph *g, int i, const pfvm_type *decl, const pfvm_type *fed)
 {
     pfvm__infer_fedcheck *f = c->driver && c->driver->frame ? c->driver->frame->fed : NULL;
-    int bad;
+    int bad, k;
     if (!f || !g || i >= (int)stbds_arrlen(g->inputs) || pfvm__fed_implies(f, decl, fed, &bad))
         return;
+    for (k = 0; k < (int)stbds_arrlen(f->seen); k++)
+        if (f->seen[k] == g->inputs[i])
+            return;
+    stbds_arrput(f->seen, g->inputs[i]);
     if (!f->count++) {
         char a[128], b[128], lb[96];
         pfvm_type_print(decl, a, sizeof a);
@@ -595,6 +600,7 @@ PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *f
     if (n)
         pfvm__snprintf(first, n, "%s", f.first);
     stbds_arrfree(f.outer);
+    stbds_arrfree(f.seen);
     return rc;
 }
 
