@@ -8,7 +8,8 @@
 # tests/known_failures.txt count as skipped; one that passes is a failure,
 # so the list only shrinks; the node suite runs twice, optimized as
 # `interp test` does by default and with --no-opt), the torch-exported model fixtures under
-# tests/models, and the command-line checks in tests/cli.sh. With
+# tests/models, the command-line checks in tests/cli.sh and the headers'
+# public boundary in tests/boundary.sh. With
 # PFVM_ASAN=1 the same suites run again with the AddressSanitizer +
 # UndefinedBehaviorSanitizer build in build-asan/.
 set -u
@@ -77,6 +78,11 @@ suites() {
     run_part "${tag}models" "$bdir/interp" test $fork --atol 1e-5 tests/models
     if [ -f tests/cli.sh ]; then
         run_part "${tag}cli" sh tests/cli.sh "$bdir"
+    fi
+    # the headers' public boundary (exported symbols, private stb_ds, two
+    # PFVM_STATIC copies, C++): once, not per build
+    if [ -z "$tag" ] && [ -f tests/boundary.sh ]; then
+        run_part "boundary" sh tests/boundary.sh "$bdir"
     fi
 }
 

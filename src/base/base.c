@@ -459,9 +459,10 @@ uint16_t pfvm_float_to_bf16(float f)
     return (uint16_t)(x >> 16);
 }
 
-/* stb_ds's implementation lives here, once. A program that already builds
- * stb_ds itself defines PFVM_NO_STB_DS_IMPLEMENTATION. */
-#ifndef PFVM_NO_STB_DS_IMPLEMENTATION
+/* stb_ds's implementation lives here, once. In the amalgamation it is a
+ * private (static, renamed) copy; the per-module build of src/ skips it when
+ * PFVM_NO_STB_DS_IMPLEMENTATION is defined. */
+#if defined(PFVM__AMALGAMATION) || !defined(PFVM_NO_STB_DS_IMPLEMENTATION)
 #define STB_DS_IMPLEMENTATION
 #include <stb/stb_ds.h>
 #endif

@@ -200,10 +200,15 @@ PFVM_INTERNAL int pfvm_fuse_accepts(const pfvm_node *n, const pfvm_dtype *in_dty
 /* The model-local function a node calls (by domain and op_type), or NULL. */
 PFVM_API const pfvm_function *pfvm_model_function(const pfvm_model *m, const char *domain, const char *name);
 
+/* pfvm:internal-begin */
 /* The definition every call of a model-local function resolves to (when
  * no operator of that name exists): inference through the body, and a
- * kernel that runs the fused-loop engine or, failing that, the body. */
+ * kernel that runs the fused-loop engine or, failing that, the body. (In
+ * the amalgamation it is static and defined before registry.c reads it.) */
+#ifndef PFVM__AMALGAMATION
 extern const pfvm_op_def pfvm__op_function_call;
+#endif
+/* pfvm:internal-end */
 
 #ifdef __cplusplus
 }

@@ -2947,7 +2947,7 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
 #define PFVM__EW_V(name, since, kern, types) \
     {name, "", since, 0, 1, -1, 1, 1, pfvm__ew_infer_bcast, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, kern##_grad, kern##_fuse, NULL}
 
-const pfvm_op_def pfvm__ops_elementwise[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_U("Abs", 1, pfvm__ew_k_abs, PFVM__EW_NUMERIC, NULL),
     PFVM__EW_U("Neg", 1, pfvm__ew_k_neg, PFVM__EW_SIGNED, NULL),
     PFVM__EW_U("Exp", 1, pfvm__ew_k_exp, PFVM__EW_FLOATS, NULL),

@@ -22,9 +22,12 @@
     X(random)             \
     X(signal)
 
+/* (The amalgamation defines the tables, static, before this file.) */
+#ifndef PFVM__AMALGAMATION
 #define PFVM__DECLARE(f) extern const pfvm_op_def pfvm__ops_##f[];
 PFVM__FAMILIES(PFVM__DECLARE)
 #undef PFVM__DECLARE
+#endif
 
 #define PFVM__LIST(f) pfvm__ops_##f,
 static const pfvm_op_def *const pfvm__families[] = {PFVM__FAMILIES(PFVM__LIST) NULL};
