@@ -14,6 +14,8 @@ Each header has three sections, the way sqlite's amalgamation does:
    tables never leave the implementation's object file;
 3. the implementation (every module .c file).
 
+The text of LICENSE (MIT) closes each header.
+
 In the per-module build of src/ (build/libpfvm.a, which the unit tests link)
 PFVM__AMALGAMATION is not defined and internal functions keep external
 linkage, so tests can reach them.
@@ -190,6 +192,9 @@ def build(header, guard, doc, mods, includes):
     parts.extend(code)
     parts.extend(last)
     parts.append("\n#endif /* %s_IMPLEMENTED */\n#endif /* PFVM_IMPLEMENTATION */\n" % guard)
+    with open(os.path.join(ROOT, "LICENSE")) as f:
+        lic = f.read().rstrip("\n").split("\n")
+    parts.append("\n/*\n" + "".join((" * " + l).rstrip() + "\n" for l in lic) + " */\n")
     return "".join(parts)
 
 

@@ -8,8 +8,9 @@
 # tests/known_failures.txt count as skipped; one that passes is a failure,
 # so the list only shrinks; the node suite runs twice, optimized as
 # `interp test` does by default and with --no-opt), the torch-exported model fixtures under
-# tests/models, the command-line checks in tests/cli.sh and the headers'
-# public boundary in tests/boundary.sh. With
+# tests/models, the command-line checks in tests/cli.sh, the headers'
+# public boundary in tests/boundary.sh and the packages (make install,
+# pkg-config, CMake) in tests/packaging.sh. With
 # PFVM_ASAN=1 the same suites run again with the AddressSanitizer +
 # UndefinedBehaviorSanitizer build in build-asan/.
 set -u
@@ -83,6 +84,9 @@ suites() {
     # PFVM_STATIC copies, C++): once, not per build
     if [ -z "$tag" ] && [ -f tests/boundary.sh ]; then
         run_part "boundary" sh tests/boundary.sh "$bdir"
+    fi
+    if [ -z "$tag" ] && [ -f tests/packaging.sh ]; then
+        run_part "packaging" sh tests/packaging.sh
     fi
 }
 

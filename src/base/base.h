@@ -8,6 +8,13 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* Version of pfvm: PFVM_VERSION is major * 10000 + minor * 100 + patch. */
+#define PFVM_VERSION_MAJOR 0
+#define PFVM_VERSION_MINOR 1
+#define PFVM_VERSION_PATCH 0
+#define PFVM_VERSION_STRING "0.1.0"
+#define PFVM_VERSION (PFVM_VERSION_MAJOR * 10000 + PFVM_VERSION_MINOR * 100 + PFVM_VERSION_PATCH)
+
 #ifndef PFVM_API
 #ifdef PFVM_STATIC
 #if defined(__GNUC__) || defined(__clang__)
