@@ -2,7 +2,8 @@
 # Packaging: `make install` into a temporary prefix, then a consumer
 # (tests/consumer: app.c, and impl.c with PFVM_IMPLEMENTATION) built with
 # pkg-config, with CMake's find_package(pfvm), with FetchContent of this
-# source tree, and `cmake --install` of CMakeLists.txt. Prints
+# source tree, and `cmake --install` of CMakeLists.txt; library.json
+# (PlatformIO) and zephyr/module.yml against schemas. Prints
 # "N passed, M failed".
 set -u
 cd "$(dirname "$0")/.."
@@ -81,6 +82,58 @@ C
 else
     bad "cmake not installed"
 fi
+
+# PlatformIO's library.json and the Zephyr module, against the schemas in
+# tests/schemas (pio and west are not installed here), and their files exist
+if python3 - <<'PY' >"$tmp/log" 2>&1
+import json, os, re, sys
+import yaml
+
+
+def validate(x, sch, where="$"):
+    """The subset of JSON Schema that tests/schemas uses."""
+    t = sch.get("type")
+    types = {"object": dict, "array": list, "string": str, "boolean": bool}
+    if t and not isinstance(x, types[t]):
+        raise AssertionError("%s: not a %s" % (where, t))
+    if "anyOf" in sch:
+        errs = []
+        for alt in sch["anyOf"]:
+            try:
+                return validate(x, alt, where)
+            except AssertionError as e:
+                errs.append(str(e))
+        raise AssertionError("; ".join(errs))
+    if isinstance(x, str):
+        if len(x) > sch.get("maxLength", len(x)) or ("pattern" in sch and not re.search(sch["pattern"], x)):
+            raise AssertionError("%s: %r does not fit" % (where, x))
+    if isinstance(x, list):
+        for i, e in enumerate(x):
+            validate(e, sch.get("items", {}), "%s[%d]" % (where, i))
+    if isinstance(x, dict):
+        for k in sch.get("required", []):
+            if k not in x:
+                raise AssertionError("%s: %s missing" % (where, k))
+        props = sch.get("properties", {})
+        for k, v in x.items():
+            if k in props:
+                validate(v, props[k], where + "." + k)
+            elif sch.get("additionalProperties") is False:
+                raise AssertionError("%s: unknown field %s" % (where, k))
+
+
+ver = re.search(r'#define PFVM_VERSION_STRING "(.*)"', open("src/base/base.h").read()).group(1)
+lib = json.load(open("library.json"))
+validate(lib, json.load(open("tests/schemas/platformio_library.json")))
+assert lib["version"] == ver, "library.json version %s, pfvm %s" % (lib["version"], ver)
+for f in lib["headers"] + lib["export"]["include"] + lib.get("examples", []):
+    assert os.path.exists(f), f
+mod = yaml.safe_load(open("zephyr/module.yml"))
+validate(mod, json.load(open("tests/schemas/zephyr_module.json")))
+assert os.path.exists(os.path.join(mod["build"]["cmake"], "CMakeLists.txt"))
+assert os.path.exists(mod["build"]["kconfig"])
+PY
+then ok; else bad "library.json / zephyr/module.yml"; cat "$tmp/log"; fi
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
