@@ -5,8 +5,10 @@
  *     #define PFVM_IMPLEMENTATION
  *     #include "pfvm.h"        (or pfvm_onnx.h, which includes pfvm.h)
  *
- * Everywhere else just #include "pfvm.h". Needs stb_ds (<stb/stb_ds.h>,
- * Debian: libstb-dev) and libm.
+ * Everywhere else just #include "pfvm.h". The implementation needs stb_ds's
+ * header (<stb/stb_ds.h>, Debian: libstb-dev); the program links libm.
+ * Keeping the implementation in a file of its own (pfvm_impl.c) means the
+ * program's other files recompile in moments: the implementation is large.
  *
  * What it does: a graph IR whose dims are symbolic expressions; shape
  * inference; an operator registry with reference kernels; optimization
@@ -32,30 +34,60 @@
  *     int64_t dims[1] = {4};
  *     float data[4] = {-1, 2, -3, 4};
  *     pfvm_tensor *in = pfvm_tensor_view(PFVM_FLOAT, 1, dims, data, &st);
- *     if (pfvm_exec_bind(e, (const pfvm_tensor *const *)&in, 1, &st) || pfvm_exec_run(e, &st))
+ *     if (pfvm_exec_bind_one(e, in, &st) || pfvm_exec_run(e, &st))
  *         printf("error: %s\n", st.msg);
  *     const float *out = (const float *)pfvm_exec_output(e, 0)->data;  // 0 2 0 4
  *     pfvm_tensor_free(in); pfvm_exec_free(e); pfvm_model_free(m);
  *
- * Configuration macros (define before including):
+ * Configuration macros. Define them before including the header in the
+ * file that defines PFVM_IMPLEMENTATION (the implementation reads them);
+ * PFVM_STATIC, PFVM_API and PFVM_STATUS_MSG must be the same in every file.
  *
  *   PFVM_IMPLEMENTATION   compile the implementation (one file only)
- *   PFVM_STATIC           make every function static (a private copy)
- *   PFVM_API              decoration of public declarations (default extern)
- *   PFVM_MALLOC(sz), PFVM_REALLOC(p,sz), PFVM_FREE(p)
- *                         replace the C library allocator (define all three);
- *                         pfvm_set_allocator() overrides them at run time,
- *                         and pfvm_bump_allocator() gives a heap-free build
- *   PFVM_ASSERT(x)        replaces assert
+ *   PFVM_STATIC           make every function static: a private copy for
+ *                         one file (two copies link into one program)
+ *   PFVM_API              decoration of public declarations (default
+ *                         extern; static under PFVM_STATIC)
+ *   PFVM_REALLOC(p,sz), PFVM_FREE(p)
+ *                         replace the C library allocator (each on its own;
+ *                         pfvm allocates with realloc only, PFVM_MALLOC is
+ *                         accepted and unused); pfvm_set_allocator()
+ *                         overrides them at run time, and
+ *                         pfvm_bump_allocator() gives a heap-free build
+ *   PFVM_ASSERT(x)        replaces assert (pfvm reports errors as values and
+ *                         asserts nothing at present)
  *   PFVM_MAX_RANK         largest tensor rank (default 8)
+ *   PFVM_STATUS_MSG       bytes of pfvm_status's message (384)
+ *   PFVM_DATA_ALIGN       alignment of tensor data and of the executor's
+ *                         arena, a power of two from 16 to 128 (64)
  *   PFVM_NO_STDIO         drop every FILE* path (dumps, file loading)
  *   PFVM_FOLD_LIMIT       largest tensor (elements) folded at plan time (4096)
  *   PFVM_FOLD_MAX_ELEMS   largest tensor (elements) the fold pass computes (1M)
  *   PFVM_LA_KC            depth of the float matrix engine's panels (128: about
  *                         17 KB of stack per call; 32 brings it near 4 KB for
  *                         small stacks, ~18% slower)
- *   PFVM_NO_STB_DS_IMPLEMENTATION
- *                         the program builds stb_ds itself elsewhere
+ *   PFVM_FUSE_BLOCK       floats per register of the fused-loop engine (1024
+ *                         on 64-bit hosts, 256 elsewhere; a multiple of 16
+ *                         keeps the AVX-512 kernels)
+ *   PFVM_RESTRICT         the `restrict` spelling of the kernels (restrict;
+ *                         __restrict in C++)
+ *   PFVM_NO_DISPATCH      no run-time CPU dispatch: on x86-64 glibc with gcc
+ *                         11+ or clang 14+ the float32 kernels are otherwise
+ *                         built for x86-64-v4, x86-64-v3 and the baseline and
+ *                         picked once per CPU (all round alike)
+ *   PFVM_NO_AVX512        leave out the hand-written AVX-512 kernels (the
+ *                         fused loop's chain kernel and float32 sigmoid)
+ *   PFVM_NO_UCHAIN        leave out the AVX-512 chain kernel only (fused
+ *                         instructions then run one by one)
+ *   PFVM_EXACT_FMA        use fmaf for the float32 polynomials on targets
+ *                         without a fused multiply-add instruction (the same
+ *                         bits as everywhere else, slowly)
+ *
+ * The implementation includes stb_ds (<stb/stb_ds.h>) privately: its
+ * functions are static and renamed, so the program may use its own stb_ds
+ * in any file, before or after pfvm.h. The public API needs neither stb_ds
+ * nor anything but <stddef.h>, <stdint.h>, <stdarg.h>, <string.h> and,
+ * without PFVM_NO_STDIO, <stdio.h>.
  *
  * Errors are values: every fallible call takes a pfvm_status * (may be NULL)
  * and returns a pfvm_code; the status message names the node, the op and the
@@ -104,17 +136,6 @@ extern "C" {
 #endif
 
 
-#ifndef PFVM_MALLOC
-#include <stdlib.h>
-#define PFVM_MALLOC(sz) malloc(sz)
-#define PFVM_REALLOC(p, sz) realloc(p, sz)
-#define PFVM_FREE(p) free(p)
-#endif
-
-#ifndef PFVM_ASSERT
-#include <assert.h>
-#define PFVM_ASSERT(x) assert(x)
-#endif
 
 /* Largest tensor rank pfvm handles; tensors keep their dims inline. */
 #ifndef PFVM_MAX_RANK
@@ -157,6 +178,20 @@ typedef struct pfvm_status {
 
 /* Name of an error code ("invalid", "unsupported", ...). */
 PFVM_API const char *pfvm_code_name(pfvm_code c);
+
+/* For programs' own errors: sets *st (if non-NULL) to code and a
+ * printf-style message, and returns code. */
+PFVM_API pfvm_code pfvm_status_set(pfvm_status *st, pfvm_code code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Prepends "prefix: " to st's message (for context such as a file name). */
+PFVM_API void pfvm_status_prefix(pfvm_status *st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* ---- allocator --------------------------------------------------------- */
 
@@ -740,6 +775,30 @@ PFVM_API void pfvm_graph_dump(const pfvm_graph *g, FILE *f);
 #endif
 
 
+
+/* ---- lists, counts and setters for programs (no stb_ds in user code) ---- */
+
+/* Sizes of a graph's lists, and their elements (NULL when i is out of
+ * range): nodes (topological order once sorted), graph inputs, graph
+ * outputs, initializers. */
+PFVM_API int pfvm_graph_num_nodes(const pfvm_graph *g);
+PFVM_API pfvm_node *pfvm_graph_node(const pfvm_graph *g, int i);
+PFVM_API int pfvm_graph_num_inputs(const pfvm_graph *g);
+PFVM_API pfvm_value *pfvm_graph_input(const pfvm_graph *g, int i);
+PFVM_API int pfvm_graph_num_outputs(const pfvm_graph *g);
+PFVM_API pfvm_value *pfvm_graph_output(const pfvm_graph *g, int i);
+PFVM_API int pfvm_graph_num_initializers(const pfvm_graph *g);
+PFVM_API pfvm_value *pfvm_graph_initializer(const pfvm_graph *g, int i);
+/* Elements of a sequence or optional tensor (0 / NULL for a plain tensor). */
+PFVM_API int pfvm_tensor_num_elems(const pfvm_tensor *t);
+PFVM_API pfvm_tensor *pfvm_tensor_elem(const pfvm_tensor *t, int i);
+/* The node's name, or "op_type#id" written into buf when it has none. */
+PFVM_API const char *pfvm_node_label(const pfvm_node *n, char *buf, size_t size);
+/* Declares v a tensor of dtype with the given dims (rank <= PFVM_MAX_RANK;
+ * dims from pfvm_sym_const/pfvm_sym_var of the model's symbol table), as a
+ * value_info or graph input of the model would. */
+PFVM_API pfvm_code pfvm_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, const pfvm_sym *const *dims,
+                                              pfvm_status *st);
 
 #endif /* PFVM_IR_H */
 /* ---- src/ops/registry.h ---- */
@@ -1383,6 +1442,8 @@ PFVM_API void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size);
 /* Binds inputs (viewed, not copied: they must stay alive during the run)
  * and plans if needed. n must equal pfvm_exec_num_inputs. */
 PFVM_API pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st);
+/* pfvm_exec_bind for a graph of one input (no cast from pfvm_tensor **). */
+PFVM_API pfvm_code pfvm_exec_bind_one(pfvm_exec *e, const pfvm_tensor *input, pfvm_status *st);
 /* Runs the bound graph. */
 PFVM_API pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st);
 /* Output i of the last run; valid until the next bind, run or free. */
@@ -1481,65 +1542,6 @@ PFVM_API pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info,
 
 
 
-/* Elements per register. Kernels loop over exactly this many, so compilers
- * unroll and vectorize them (gcc -O2 vectorizes only constant trip counts).
- * 1024 (4 KB registers) on 64-bit hosts: with 16-float vectors a kernel call
- * then runs 64 iterations, not 16, and a group's registers still fit a
- * 32-48 KB L1 cache; 256 elsewhere (microcontrollers: stack and RAM). */
-#ifndef PFVM_FUSE_BLOCK
-#if defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__) || defined(_M_ARM64)
-#define PFVM_FUSE_BLOCK 1024
-#else
-#define PFVM_FUSE_BLOCK 256
-#endif
-#endif
-
-/* `restrict` for kernels (a C99 keyword; C++ compilers spell it __restrict). */
-#ifndef PFVM_RESTRICT
-#if defined(__cplusplus)
-#define PFVM_RESTRICT __restrict
-#else
-#define PFVM_RESTRICT restrict
-#endif
-#endif
-
-/* Runtime CPU dispatch for the float32 kernels (fused-loop kernels and the
- * element-wise operators' float32 loops, which call them): on x86-64 with
- * glibc, compilers that have `target_clones` (gcc 11+, clang 14+) build
- * each kernel for x86-64-v4 (AVX-512), x86-64-v3 (AVX2 and FMA) and the
- * baseline, and the loader picks one for the CPU once (an ifunc), so a
- * default build runs 16 or 8 floats per instruction where the CPU can.
- * The compiler contracts nothing into fused multiply-adds in any version
- * (gcc here, clang with the STDC pragma around the kernels); the float32
- * exp/erf/tanh/sigmoid polynomials ask for them by name (PFVM__EW_FMA in
- * src/ops/elementwise.c): one instruction in the v3 and v4 versions,
- * libm's fmaf in the baseline one, so all versions round alike. Elsewhere
- * (other compilers, Arm, musl, Windows), or with PFVM_NO_DISPATCH
- * defined, kernels are compiled once for the target the build names. */
-#if !defined(PFVM_NO_DISPATCH) && defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && \
-    defined(__GLIBC__) && defined(__has_attribute)
-#if __has_attribute(target_clones) && (defined(__clang__) || __GNUC__ >= 11)
-#if defined(__clang__)
-#define PFVM_DISPATCH __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define PFVM_DISPATCH \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("fp-contract=off")))
-#endif
-#define PFVM_DISPATCH_CLONES 1
-#endif
-#endif
-#ifndef PFVM_DISPATCH
-#define PFVM_DISPATCH
-#endif
-
-/* Where the dispatch is, kernels may also come hand-written for AVX-512
- * (target("avx512f") functions picked at run time with
- * pfvm__have_avx512): the fused loop's chain kernel, and float32 sigmoid.
- * Each gives the same bits as the portable version. PFVM_NO_AVX512
- * leaves them out. */
-#if defined(PFVM_DISPATCH_CLONES) && !defined(PFVM_NO_AVX512)
-#define PFVM_AVX512_KERNELS 1
-#endif
 
 #define PFVM_FUSE_MAX_SRC 3     /* sources of one instruction */
 #define PFVM_FUSE_PARAM_BYTES 64 /* parameters of one instruction */
@@ -1684,6 +1686,25 @@ PFVM_API void pfvm_symplan_free(pfvm_symplan *p);
 #endif
 
 /* ---- src/base/base.h ---- */
+/* The C library's allocator, unless the program names its own (each macro
+ * on its own). pfvm allocates with PFVM_REALLOC and frees with PFVM_FREE
+ * only; PFVM_MALLOC is accepted for symmetry and never called. */
+#ifndef PFVM_REALLOC
+#include <stdlib.h>
+#define PFVM_REALLOC(p, sz) realloc(p, sz)
+#endif
+#ifndef PFVM_FREE
+#include <stdlib.h>
+#define PFVM_FREE(p) free(p)
+#endif
+#ifndef PFVM_MALLOC
+#define PFVM_MALLOC(sz) PFVM_REALLOC(NULL, sz)
+#endif
+
+#ifndef PFVM_ASSERT
+#include <assert.h>
+#define PFVM_ASSERT(x) assert(x)
+#endif
 /* Internal functions and tables (pfvm__*, and the helpers of operator hooks)
  * are declared PFVM_INTERNAL. In the amalgamated headers (amalgamate.py
  * defines PFVM__AMALGAMATION) they are static: an object file built with
@@ -2364,6 +2385,65 @@ PFVM_INTERNAL pfvm_code pfvm__for_graphs(pfvm_graph *g, pfvm_code (*f)(void *use
 PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph *g, const pfvm_tensor *const *inputs,
                                             int n_inputs, pfvm_tensor **outputs, int n_outputs, pfvm_status *st);
 /* ---- src/exec/fused.h ---- */
+/* Elements per register. Kernels loop over exactly this many, so compilers
+ * unroll and vectorize them (gcc -O2 vectorizes only constant trip counts).
+ * 1024 (4 KB registers) on 64-bit hosts: with 16-float vectors a kernel call
+ * then runs 64 iterations, not 16, and a group's registers still fit a
+ * 32-48 KB L1 cache; 256 elsewhere (microcontrollers: stack and RAM). */
+#ifndef PFVM_FUSE_BLOCK
+#if defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__) || defined(_M_ARM64)
+#define PFVM_FUSE_BLOCK 1024
+#else
+#define PFVM_FUSE_BLOCK 256
+#endif
+#endif
+
+/* `restrict` for kernels (a C99 keyword; C++ compilers spell it __restrict). */
+#ifndef PFVM_RESTRICT
+#if defined(__cplusplus)
+#define PFVM_RESTRICT __restrict
+#else
+#define PFVM_RESTRICT restrict
+#endif
+#endif
+
+/* Runtime CPU dispatch for the float32 kernels (fused-loop kernels and the
+ * element-wise operators' float32 loops, which call them): on x86-64 with
+ * glibc, compilers that have `target_clones` (gcc 11+, clang 14+) build
+ * each kernel for x86-64-v4 (AVX-512), x86-64-v3 (AVX2 and FMA) and the
+ * baseline, and the loader picks one for the CPU once (an ifunc), so a
+ * default build runs 16 or 8 floats per instruction where the CPU can.
+ * The compiler contracts nothing into fused multiply-adds in any version
+ * (gcc here, clang with the STDC pragma around the kernels); the float32
+ * exp/erf/tanh/sigmoid polynomials ask for them by name (PFVM__EW_FMA in
+ * src/ops/elementwise.c): one instruction in the v3 and v4 versions,
+ * libm's fmaf in the baseline one, so all versions round alike. Elsewhere
+ * (other compilers, Arm, musl, Windows), or with PFVM_NO_DISPATCH
+ * defined, kernels are compiled once for the target the build names. */
+#if !defined(PFVM_NO_DISPATCH) && defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && \
+    defined(__GLIBC__) && defined(__has_attribute)
+#if __has_attribute(target_clones) && (defined(__clang__) || __GNUC__ >= 11)
+#if defined(__clang__)
+#define PFVM_DISPATCH __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define PFVM_DISPATCH \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("fp-contract=off")))
+#endif
+#define PFVM_DISPATCH_CLONES 1
+#endif
+#endif
+#ifndef PFVM_DISPATCH
+#define PFVM_DISPATCH
+#endif
+
+/* Where the dispatch is, kernels may also come hand-written for AVX-512
+ * (target("avx512f") functions picked at run time with
+ * pfvm__have_avx512): the fused loop's chain kernel, and float32 sigmoid.
+ * Each gives the same bits as the portable version. PFVM_NO_AVX512
+ * leaves them out. */
+#if defined(PFVM_DISPATCH_CLONES) && !defined(PFVM_NO_AVX512)
+#define PFVM_AVX512_KERNELS 1
+#endif
 /* 1 when the CPU runs AVX-512F (checked once), 0 elsewhere. */
 PFVM_INTERNAL int pfvm__have_avx512(void);
 /* Element type of the node's input i; PFVM_UNDEFINED when it is omitted. */
@@ -2900,6 +2980,32 @@ uint16_t pfvm_float_to_bf16(float f)
 #define STB_DS_IMPLEMENTATION
 #include <stb/stb_ds.h>
 #endif
+
+/* ---- status for programs ------------------------------------------------- */
+
+pfvm_code pfvm_status_set(pfvm_status *st, pfvm_code code, const char *fmt, ...)
+{
+    if (st) {
+        va_list ap;
+        st->code = code;
+        va_start(ap, fmt);
+        pfvm__vsnprintf(st->msg, sizeof st->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+void pfvm_status_prefix(pfvm_status *st, const char *fmt, ...)
+{
+    char pre[PFVM_STATUS_MSG];
+    va_list ap;
+    if (!st)
+        return;
+    va_start(ap, fmt);
+    pfvm__vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    pfvm__prefix(st, "%s", pre);
+}
 /* ---- src/sym/sym.c ---- */
 
 #include <stdio.h>
@@ -5227,6 +5333,58 @@ void pfvm_graph_dump(const pfvm_graph *g, FILE *f)
     }
 }
 #endif
+
+/* ---- lists, counts and setters for programs ------------------------------- */
+
+int pfvm_graph_num_nodes(const pfvm_graph *g) { return g ? (int)stbds_arrlen(g->nodes) : 0; }
+pfvm_node *pfvm_graph_node(const pfvm_graph *g, int i)
+{
+    return i >= 0 && i < pfvm_graph_num_nodes(g) ? g->nodes[i] : NULL;
+}
+int pfvm_graph_num_inputs(const pfvm_graph *g) { return g ? (int)stbds_arrlen(g->inputs) : 0; }
+pfvm_value *pfvm_graph_input(const pfvm_graph *g, int i)
+{
+    return i >= 0 && i < pfvm_graph_num_inputs(g) ? g->inputs[i] : NULL;
+}
+int pfvm_graph_num_outputs(const pfvm_graph *g) { return g ? (int)stbds_arrlen(g->outputs) : 0; }
+pfvm_value *pfvm_graph_output(const pfvm_graph *g, int i)
+{
+    return i >= 0 && i < pfvm_graph_num_outputs(g) ? g->outputs[i] : NULL;
+}
+int pfvm_graph_num_initializers(const pfvm_graph *g) { return g ? (int)stbds_arrlen(g->inits) : 0; }
+pfvm_value *pfvm_graph_initializer(const pfvm_graph *g, int i)
+{
+    return i >= 0 && i < pfvm_graph_num_initializers(g) ? g->inits[i] : NULL;
+}
+int pfvm_tensor_num_elems(const pfvm_tensor *t) { return t ? (int)stbds_arrlen(t->elems) : 0; }
+pfvm_tensor *pfvm_tensor_elem(const pfvm_tensor *t, int i)
+{
+    return i >= 0 && i < pfvm_tensor_num_elems(t) ? t->elems[i] : NULL;
+}
+
+const char *pfvm_node_label(const pfvm_node *n, char *buf, size_t size)
+{
+    return pfvm__node_label(n, buf, size);
+}
+
+pfvm_code pfvm_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, const pfvm_sym *const *dims,
+                                     pfvm_status *st)
+{
+    int i;
+    if (!v || rank < 0 || rank > PFVM_MAX_RANK || (rank > 0 && !dims))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_value_set_tensor_type: bad value or rank %d", rank);
+    for (i = 0; i < rank; i++)
+        if (!dims[i])
+            return pfvm__fail(st, PFVM_ERR_INVALID, "value '%s': dim %d is NULL", v->name, i);
+    v->type.kind = PFVM_KIND_TENSOR;
+    v->type.dtype = dtype;
+    v->type.shape.rank = rank;
+    for (i = 0; i < rank; i++)
+        v->type.shape.dims[i] = dims[i];
+    v->has_type_info = 1;
+    pfvm__ok(st);
+    return PFVM_OK;
+}
 /* ---- src/ops/control.c ---- */
 /* ops/control: control flow (If, Loop, Scan), sequences (SequenceEmpty,
  * SequenceConstruct, SequenceInsert, SequenceErase, SequenceAt,
@@ -28668,6 +28826,11 @@ PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph 
         }
     }
     return PFVM_OK;
+}
+
+pfvm_code pfvm_exec_bind_one(pfvm_exec *e, const pfvm_tensor *input, pfvm_status *st)
+{
+    return pfvm_exec_bind(e, &input, 1, st);
 }
 /* ---- src/exec/fused.c ---- */
 /* The fused-loop engine: compiling a function body into a block program,

@@ -5,8 +5,9 @@
  *     #define PFVM_IMPLEMENTATION
  *     #include "pfvm_onnx.h"     (includes pfvm.h)
  *
- * Needs nanopb's runtime (Debian: libnanopb-dev; link -lprotobuf-nanopb),
- * stb_ds (libstb-dev) and libm.
+ * The implementation needs nanopb's runtime (Debian: libnanopb-dev; link
+ * -lprotobuf-nanopb) and stb_ds (libstb-dev); both stay inside it: the
+ * public API (10 functions) brings in neither <pb.h> nor nanopb's structs.
  *
  * Example (load a model, run it on one input file, save the output):
  *
@@ -14,7 +15,7 @@
  *     pfvm_model *m = pfvm_onnx_load_file("model.onnx", 0, &st);
  *     pfvm_exec *e = m ? pfvm_exec_new(m, NULL, &st) : NULL;
  *     pfvm_tensor *x = e ? pfvm_onnx_read_value_file("input_0.pb", PFVM_KIND_TENSOR, &st) : NULL;
- *     if (!x || pfvm_exec_bind(e, (const pfvm_tensor *const *)&x, 1, &st) || pfvm_exec_run(e, &st))
+ *     if (!x || pfvm_exec_bind_one(e, x, &st) || pfvm_exec_run(e, &st))
  *         fprintf(stderr, "error: %s\n", st.msg);
  *     else
  *         pfvm_onnx_write_value_file(pfvm_exec_output(e, 0), "output_0.pb", &st);
@@ -24,7 +25,8 @@
  * bytes live; pfvm_onnx_load_file keeps its own copy of the file.
  *
  * Configuration macros: those of pfvm.h (PFVM_NO_STDIO drops the file
- * functions: load from memory only), plus
+ * functions: load from memory only; PFVM_STATIC makes both headers' code
+ * private), plus
  *   PFVM_NO_ONNX_WRITER   drop the writer (smaller firmware)
  *   PFVM_ONNX_MAX_SPARSE_BYTES
  *                         largest dense size of a sparse tensor (1 GiB)

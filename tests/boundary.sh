@@ -10,7 +10,11 @@
 # - a program's own stb_ds (included before or after pfvm, its own
 #   STB_DS_IMPLEMENTATION in another file) links with pfvm;
 # - two private copies (PFVM_STATIC) link into one program, warning-free;
-# - the implementation compiles as C++ (g++), warning-free.
+# - the implementation compiles as C++ (g++), warning-free;
+# - interp.c, the examples and tests/consumer compile against the public
+#   API alone (the unit tests, tests/test_*.c, link build/libpfvm.a built
+#   per module and may test internals);
+# - every configuration macro is documented in a header's top comment.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -138,7 +142,7 @@ int copy_$c(void)
         return -1;
     e = pfvm_exec_new(m, NULL, &st);
     t = pfvm_tensor_view(PFVM_FLOAT, 1, dims, x, &st);
-    if (e && t && !pfvm_exec_bind(e, (const pfvm_tensor *const *)&t, 1, &st) && !pfvm_exec_run(e, &st))
+    if (e && t && !pfvm_exec_bind_one(e, t, &st) && !pfvm_exec_run(e, &st))
         r = ((const float *)pfvm_exec_output(e, 0)->data)[1];
     pfvm_tensor_free(t);
     pfvm_exec_free(e);
@@ -182,6 +186,31 @@ if command -v "$CXX" >/dev/null; then
 else
     bad "$CXX not installed"
 fi
+
+# ---- interp.c and the examples use the public API only ----
+# (each defines PFVM_IMPLEMENTATION; without it they must still compile)
+for f in interp.c examples/*.c tests/consumer/app.c; do
+    sed '/^#define PFVM_IMPLEMENTATION$/d' "$f" > "$tmp/public_only.c"
+    if $CC -std=c99 $WARN -pedantic -fsyntax-only -I. "$tmp/public_only.c" 2>"$tmp/err"; then
+        ok
+    else
+        bad "$f needs more than the public API"; grep -m 10 'error' "$tmp/err"
+    fi
+done
+
+# ---- every configuration macro is documented in a header's top comment ----
+# (header guards, PFVM__ names and the macros the code derives itself aside)
+missing=
+for m in $(grep -ohE '(#[[:space:]]*ifn?def|defined[[:space:]]*\(?)[[:space:]]*PFVM_[A-Z0-9_]+' src/*/*.[ch] |
+    grep -oE 'PFVM_[A-Z0-9_]+' | sort -u); do
+    case $m in
+    PFVM__* | *_H | PFVM_DISPATCH | PFVM_DISPATCH_CLONES | PFVM_AVX512_KERNELS | PFVM_NO_STB_DS_IMPLEMENTATION) continue ;;
+    esac
+    if ! { sed -n '1,/\*\//p' pfvm.h; sed -n '1,/\*\//p' pfvm_onnx.h; } | grep -q "$m"; then
+        missing="$missing $m"
+    fi
+done
+if [ -z "$missing" ]; then ok; else bad "configuration macros not in the headers' top comments:$missing"; fi
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

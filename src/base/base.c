@@ -466,3 +466,29 @@ uint16_t pfvm_float_to_bf16(float f)
 #define STB_DS_IMPLEMENTATION
 #include <stb/stb_ds.h>
 #endif
+
+/* ---- status for programs ------------------------------------------------- */
+
+pfvm_code pfvm_status_set(pfvm_status *st, pfvm_code code, const char *fmt, ...)
+{
+    if (st) {
+        va_list ap;
+        st->code = code;
+        va_start(ap, fmt);
+        pfvm__vsnprintf(st->msg, sizeof st->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+void pfvm_status_prefix(pfvm_status *st, const char *fmt, ...)
+{
+    char pre[PFVM_STATUS_MSG];
+    va_list ap;
+    if (!st)
+        return;
+    va_start(ap, fmt);
+    pfvm__vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    pfvm__prefix(st, "%s", pre);
+}

@@ -28,17 +28,27 @@
 #endif
 
 
-#ifndef PFVM_MALLOC
+/* pfvm:internal-begin */
+/* The C library's allocator, unless the program names its own (each macro
+ * on its own). pfvm allocates with PFVM_REALLOC and frees with PFVM_FREE
+ * only; PFVM_MALLOC is accepted for symmetry and never called. */
+#ifndef PFVM_REALLOC
 #include <stdlib.h>
-#define PFVM_MALLOC(sz) malloc(sz)
 #define PFVM_REALLOC(p, sz) realloc(p, sz)
+#endif
+#ifndef PFVM_FREE
+#include <stdlib.h>
 #define PFVM_FREE(p) free(p)
+#endif
+#ifndef PFVM_MALLOC
+#define PFVM_MALLOC(sz) PFVM_REALLOC(NULL, sz)
 #endif
 
 #ifndef PFVM_ASSERT
 #include <assert.h>
 #define PFVM_ASSERT(x) assert(x)
 #endif
+/* pfvm:internal-end */
 
 /* Largest tensor rank pfvm handles; tensors keep their dims inline. */
 #ifndef PFVM_MAX_RANK
@@ -162,6 +172,20 @@ typedef struct pfvm_status {
 
 /* Name of an error code ("invalid", "unsupported", ...). */
 PFVM_API const char *pfvm_code_name(pfvm_code c);
+
+/* For programs' own errors: sets *st (if non-NULL) to code and a
+ * printf-style message, and returns code. */
+PFVM_API pfvm_code pfvm_status_set(pfvm_status *st, pfvm_code code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Prepends "prefix: " to st's message (for context such as a file name). */
+PFVM_API void pfvm_status_prefix(pfvm_status *st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* ---- allocator --------------------------------------------------------- */
 

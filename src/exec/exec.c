@@ -1134,3 +1134,8 @@ PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph 
     }
     return PFVM_OK;
 }
+
+pfvm_code pfvm_exec_bind_one(pfvm_exec *e, const pfvm_tensor *input, pfvm_status *st)
+{
+    return pfvm_exec_bind(e, &input, 1, st);
+}

@@ -34,6 +34,7 @@
 extern "C" {
 #endif
 
+/* pfvm:internal-begin */
 /* Elements per register. Kernels loop over exactly this many, so compilers
  * unroll and vectorize them (gcc -O2 vectorizes only constant trip counts).
  * 1024 (4 KB registers) on 64-bit hosts: with 16-float vectors a kernel call
@@ -93,6 +94,7 @@ extern "C" {
 #if defined(PFVM_DISPATCH_CLONES) && !defined(PFVM_NO_AVX512)
 #define PFVM_AVX512_KERNELS 1
 #endif
+/* pfvm:internal-end */
 /* 1 when the CPU runs AVX-512F (checked once), 0 elsewhere. */
 PFVM_INTERNAL int pfvm__have_avx512(void);
 

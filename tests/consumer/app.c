@@ -20,7 +20,7 @@ int main(void)
     pfvm_graph_add_output(g, y, &st);
     e = pfvm_exec_new(m, NULL, &st);
     in = pfvm_tensor_view(PFVM_FLOAT, 1, dims, data, &st);
-    if (!e || !in || pfvm_exec_bind(e, (const pfvm_tensor *const *)&in, 1, &st) || pfvm_exec_run(e, &st)) {
+    if (!e || !in || pfvm_exec_bind_one(e, in, &st) || pfvm_exec_run(e, &st)) {
         fprintf(stderr, "error: %s\n", st.msg);
         return 1;
     }
