@@ -10,7 +10,8 @@
 # `interp test` does by default and with --no-opt), the torch-exported model fixtures under
 # tests/models, the command-line checks in tests/cli.sh, the headers'
 # public boundary in tests/boundary.sh and the packages (make install,
-# pkg-config, CMake) in tests/packaging.sh. With
+# pkg-config, CMake) in tests/packaging.sh, the layers' separate links
+# in tests/layers.sh. With
 # PFVM_ASAN=1 the same suites run again with the AddressSanitizer +
 # UndefinedBehaviorSanitizer build in build-asan/.
 set -u
@@ -84,6 +85,9 @@ suites() {
     # PFVM_STATIC copies, C++): once, not per build
     if [ -z "$tag" ] && [ -f tests/boundary.sh ]; then
         run_part "boundary" sh tests/boundary.sh "$bdir"
+    fi
+    if [ -z "$tag" ] && [ -f tests/layers.sh ]; then
+        run_part "layers" sh tests/layers.sh "$bdir"
     fi
     if [ -z "$tag" ] && [ -f tests/packaging.sh ]; then
         run_part "packaging" sh tests/packaging.sh
