@@ -57,6 +57,8 @@
  *   PFVM_ASSERT(x)        replaces assert (pfvm reports errors as values and
  *                         asserts nothing at present)
  *   PFVM_MAX_RANK         largest tensor rank (default 8)
+ *   PFVM_MAX_USER_OPS     operators a program can register with
+ *                         pfvm_op_register (64)
  *   PFVM_STATUS_MSG       bytes of pfvm_status's message (384)
  *   PFVM_DATA_ALIGN       alignment of tensor data and of the executor's
  *                         arena, a power of two from 16 to 128 (64)
@@ -958,6 +960,17 @@ struct pfvm_op_def {
 PFVM_API const pfvm_op_def *pfvm_op_find(const char *domain, const char *name, int64_t opset);
 /* Iterates over every definition (for docs): returns NULL past the end. */
 PFVM_API const pfvm_op_def *pfvm_op_at(int index);
+
+/* Registers a program's own operator (the definition must outlive its
+ * use; typically a static const). It is found before pfvm's own, by domain,
+ * name and opset range, when models are loaded or nodes added afterwards.
+ * Its hooks: `infer` (pfvm_infer_same_as_first, or pfvm_ival_set_tensor on
+ * c->out[i]) and `kernel` (outputs arrive shaped and with storage when the
+ * planner knows their shapes; otherwise pfvm_kctx_output); the other hooks
+ * (simplify, grad, fuse) may be NULL. Process-wide, not thread-safe: call
+ * it before building or loading models. At most PFVM_MAX_USER_OPS (64)
+ * registrations. */
+PFVM_API pfvm_code pfvm_op_register(const pfvm_op_def *def, pfvm_status *st);
 /* Operations one run of node n performs with its value types evaluated
  * under binding b (NULL: constant shapes only): the operator's flops hook,
  * else one per element of the largest output, or of the largest input for
@@ -971,11 +984,28 @@ PFVM_API pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status
 
 /* ---- helpers for operator implementations (internal) ----------------------- */
 
+/* Gives output i the shape `dims` and storage for this run (for outputs
+ * whose shape the planner could not know). */
+PFVM_API pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims);
+
+/* Workspace for a kernel that needs one (recurrent state, ...): valid
+ * until the kernel returns. The executor keeps one buffer, grown on first
+ * need, so runs after the first allocate nothing. NULL on failure (the
+ * status says why). */
+PFVM_API void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes);
 
 
 
 
-
+PFVM_API void pfvm_ival_set_tensor(pfvm_ival *v, pfvm_dtype dtype, const pfvm_shape *shape);
+/* Output 0 = input 0's type (an inference function for the table). */
+PFVM_API pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c);
+/* Output i = input j's type. */
+PFVM_API pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in);
+/* Output i gets dtype and an unknown shape of the given rank (symbols
+ * named after the node, output and dim: `Node_o0_d1`, so the same unknown
+ * is the same symbol everywhere), or unknown rank if rank < 0. */
+PFVM_API pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank);
 
 #endif /* PFVM_REGISTRY_H */
 /* ---- src/shape/infer.h ---- */
@@ -1828,14 +1858,6 @@ PFVM_INTERNAL void pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
 /* Name of a node for messages: its name, or "op_type#index". */
 PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t size);
 /* ---- src/ops/registry.h ---- */
-/* Gives output i the shape `dims` and storage for this run (for outputs
- * whose shape the planner could not know). */
-PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims);
-/* Workspace for a kernel that needs one (recurrent state, ...): valid
- * until the kernel returns. The executor keeps one buffer, grown on first
- * need, so runs after the first allocate nothing. NULL on failure (the
- * status says why). */
-PFVM_INTERNAL void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes);
 /* Keeps `state` for this node until the executor is freed, which calls
  * free_fn(state); later runs find it in k->state (compiled programs,
  * caches). Replaces and frees a previous state. Without an executor the
@@ -1855,11 +1877,6 @@ PFVM_INTERNAL pfvm_code pfvm__op_fail(pfvm_status *st, const pfvm_node *n, pfvm_
 PFVM_INTERNAL void *pfvm_ictx_alloc(pfvm_ictx *c, size_t size);
 /* Sets out->sym to n symbolic scalars (copied into the ictx arena). */
 PFVM_INTERNAL pfvm_code pfvm_ival_set_sym(pfvm_ictx *c, pfvm_ival *out, const pfvm_sym *const *vals, int n);
-PFVM_INTERNAL void pfvm_ival_set_tensor(pfvm_ival *v, pfvm_dtype dtype, const pfvm_shape *shape);
-/* Output 0 = input 0's type (an inference function for the table). */
-PFVM_INTERNAL pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c);
-/* Output i = input j's type. */
-PFVM_INTERNAL pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in);
 /* Numpy-style multidirectional broadcast of the shapes of inputs. */
 PFVM_INTERNAL pfvm_code pfvm_infer_broadcast(pfvm_ictx *c, const pfvm_shape *const *shapes, int n, pfvm_shape *out);
 /* Output 0 = numpy matmul of shapes a and b (1-D operands promoted, batch
@@ -1884,10 +1901,6 @@ PFVM_INTERNAL pfvm_code pfvm_infer_axis(pfvm_ictx *c, int64_t axis, int rank, in
 PFVM_INTERNAL int pfvm_ival_ints(const pfvm_ival *v, int64_t *out, int cap);
 /* Normalises axis (negative counts from the end) for a rank; -1 on error. */
 PFVM_INTERNAL int pfvm__axis(int64_t axis, int rank);
-/* Output i gets dtype and an unknown shape of the given rank (symbols
- * named after the node, output and dim: `Node_o0_d1`, so the same unknown
- * is the same symbol everywhere), or unknown rank if rank < 0. */
-PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank);
 /* The symbol named after the node and `suffix` (`Loop_2_trip`): the same
  * symbol every time it is asked for; NULL when out of memory. */
 PFVM_INTERNAL const pfvm_sym *pfvm_infer_node_sym(pfvm_ictx *c, const char *suffix);
@@ -28442,7 +28455,7 @@ pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_sta
 
 /* ---- running ------------------------------------------------------------------ */
 
-PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims)
+pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims)
 {
     pfvm_tensor *t;
     size_t bytes;
@@ -28525,7 +28538,7 @@ PFVM_INTERNAL void pfvm_kctx_set_state(pfvm_kctx *k, void *state, void (*free_fn
     k->state = state;
 }
 
-PFVM_INTERNAL void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes)
+void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes)
 {
     pfvm_exec *e = k->exec;
     if (!e) {
@@ -30794,6 +30807,25 @@ static int pfvm__domain_eq(const char *a, const char *b)
     return !strcmp(a, b);
 }
 
+/* Operators the program registered (pfvm_op_register), searched first. */
+#ifndef PFVM_MAX_USER_OPS
+#define PFVM_MAX_USER_OPS 64
+#endif
+static const pfvm_op_def *pfvm__user_ops[PFVM_MAX_USER_OPS];
+static int pfvm__n_user_ops;
+
+pfvm_code pfvm_op_register(const pfvm_op_def *def, pfvm_status *st)
+{
+    if (!def || !def->name || !def->name[0] || !def->infer || !def->kernel)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_op_register: an operator needs a name, infer and kernel");
+    if (pfvm__n_user_ops == PFVM_MAX_USER_OPS)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "pfvm_op_register: more than %d operators (PFVM_MAX_USER_OPS)",
+                          PFVM_MAX_USER_OPS);
+    pfvm__user_ops[pfvm__n_user_ops++] = def;
+    pfvm__ok(st);
+    return PFVM_OK;
+}
+
 const pfvm_op_def *pfvm_op_at(int index)
 {
     int f;
@@ -30803,12 +30835,18 @@ const pfvm_op_def *pfvm_op_at(int index)
             if (index-- == 0)
                 return d;
     }
-    return NULL;
+    return index < pfvm__n_user_ops ? pfvm__user_ops[index] : NULL;
 }
 
 const pfvm_op_def *pfvm_op_find(const char *domain, const char *name, int64_t opset)
 {
     int f;
+    for (f = pfvm__n_user_ops - 1; f >= 0; f--) {
+        const pfvm_op_def *d = pfvm__user_ops[f];
+        if (!strcmp(d->name, name) && pfvm__domain_eq(d->domain, domain) && opset >= d->since &&
+            (d->until == 0 || opset <= d->until))
+            return d;
+    }
     for (f = 0; pfvm__families[f]; f++) {
         const pfvm_op_def *d;
         for (d = pfvm__families[f]; d->name; d++)
@@ -30982,7 +31020,7 @@ PFVM_INTERNAL pfvm_code pfvm_ival_set_sym(pfvm_ictx *c, pfvm_ival *out, const pf
     return PFVM_OK;
 }
 
-PFVM_INTERNAL void pfvm_ival_set_tensor(pfvm_ival *v, pfvm_dtype dtype, const pfvm_shape *shape)
+void pfvm_ival_set_tensor(pfvm_ival *v, pfvm_dtype dtype, const pfvm_shape *shape)
 {
     v->type.kind = PFVM_KIND_TENSOR;
     v->type.dtype = dtype;
@@ -30992,7 +31030,7 @@ PFVM_INTERNAL void pfvm_ival_set_tensor(pfvm_ival *v, pfvm_dtype dtype, const pf
         pfvm_shape_unknown(&v->type.shape);
 }
 
-PFVM_INTERNAL pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in)
+pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in)
 {
     if (out >= c->n_out || !c->out[out])
         return PFVM_OK;
@@ -31002,7 +31040,7 @@ PFVM_INTERNAL pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in)
     return PFVM_OK;
 }
 
-PFVM_INTERNAL pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c)
+pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c)
 {
     return pfvm_infer_same_as(c, 0, 0);
 }
@@ -31158,7 +31196,7 @@ PFVM_INTERNAL const pfvm_sym *pfvm_infer_node_sym(pfvm_ictx *c, const char *suff
     return pfvm_sym_unknown(c->syms, base);
 }
 
-PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank)
+pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank)
 {
     pfvm_ival *o;
     char suffix[32];

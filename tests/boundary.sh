@@ -198,6 +198,14 @@ for f in interp.c examples/*.c tests/consumer/app.c; do
     fi
 done
 
+# ---- a program's own operator (examples/custom_op.c, built by make) ----
+if [ -x "$BUILD/examples/custom_op" ]; then
+    got=$("$BUILD/examples/custom_op" 2>&1)
+    if [ "$got" = "my.ops.Scale(alpha=2.5): -2.5 5 -7.5 10" ]; then ok; else bad "examples/custom_op: $got"; fi
+else
+    bad "$BUILD/examples/custom_op not built (make all)"
+fi
+
 # ---- every configuration macro is documented in a header's top comment ----
 # (header guards, PFVM__ names and the macros the code derives itself aside)
 missing=
