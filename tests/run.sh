@@ -85,6 +85,9 @@ suites() {
     # PFVM_STATIC copies, C++): once, not per build
     if [ -z "$tag" ] && [ -f tests/boundary.sh ]; then
         run_part "boundary" sh tests/boundary.sh "$bdir"
+        if command -v clang >/dev/null && command -v clang++ >/dev/null; then
+            run_part "boundary-clang" env CC=clang CXX=clang++ sh tests/boundary.sh "$bdir"
+        fi
     fi
     if [ -z "$tag" ] && [ -f tests/layers.sh ]; then
         run_part "layers" sh tests/layers.sh "$bdir"

@@ -70,6 +70,12 @@ extern "C" {
  * libm's fmaf in the baseline one, so all versions round alike. Elsewhere
  * (other compilers, Arm, musl, Windows), or with PFVM_NO_DISPATCH
  * defined, kernels are compiled once for the target the build names. */
+/* clang (14) gives a static target_clones function an external resolver
+ * symbol (<name>.resolver), so two PFVM_STATIC copies built by clang would
+ * clash: such a copy compiles its kernels once, for the build's target. */
+#if defined(__clang__) && defined(PFVM__AMALGAMATION) && defined(PFVM_STATIC) && !defined(PFVM_NO_DISPATCH)
+#define PFVM_NO_DISPATCH
+#endif
 #if !defined(PFVM_NO_DISPATCH) && defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && \
     defined(__GLIBC__) && defined(__has_attribute)
 #if __has_attribute(target_clones) && (defined(__clang__) || __GNUC__ >= 11)
