@@ -1196,34 +1196,6 @@ typedef struct pfvm_optimizer_opts {
 PFVM_API pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *g, const pfvm_autodiff_result *res,
                                            const pfvm_optimizer_opts *opts, pfvm_status *st);
 
-/* ---- the context gradient builders use ---------------------------------------- */
-
-/* Builders (pfvm_grad_fn in an operator's definition) receive the context
- * and the forward node. They read the gradients of the node's outputs with
- * pfvm_grad_out, emit backward nodes with the helpers below and hand each
- * input's gradient to pfvm_grad_add. Helpers that make a value return NULL
- * on failure with the status set; every helper accepts NULL operands and
- * then returns NULL without a new message, so a builder can chain calls
- * and check once (pfvm_grad_add reports the failure). Fields other than
- * those documented are internal. */
-struct pfvm_grad_ctx {
-    pfvm_model *m;
-    pfvm_graph *g;
-    pfvm_status *st;
-    const pfvm_node *node; /* the forward node whose builder runs */
-    int opset;             /* the model's default-domain opset */
-    /* internal */
-    struct pfvm__grad_val *vals; /* stb_ds, by value id */
-    pfvm_arena arena;
-    int n_forward_values;
-    int inferred;          /* g->nodes before this index are inferred */
-    int n_emitted;
-    unsigned flags;
-    const char *name_prefix; /* names of nodes made outside any builder */
-    pfvm_status own_st;    /* used when the caller passes no status */
-    const pfvm_ival **tmp_in;
-    pfvm_ival **tmp_out;
-};
 
 
 
@@ -1408,17 +1380,6 @@ typedef struct pfvm_recompute_report {
 PFVM_API pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts *opts,
                                   pfvm_recompute_report *report, pfvm_status *st);
 
-/* internal: the input segment's backward pass in channel slices
- * (recompute_slice.c). Finds the segment (Conv of a graph input, then
- * per-channel nodes) and its backward pass; when both qualify, rewrites
- * the gradients of the segment's parameters as slices and removes the old
- * backward nodes, unless node peak_at (where the best plan peaks) is not
- * one of them. info->slices is 0 when nothing was done. */
-typedef struct pfvm__rc_sliced {
-    int slices, n_copies, n_removed;
-    double extra_flops;
-} pfvm__rc_sliced;
-#define PFVM__RECOMPUTE_SLICED 0x100u /* internal: the graph was sliced before this plan */
 
 /* Doc string of the nodes pfvm_recompute adds, and a test for it. */
 #define PFVM_RECOMPUTE_DOC "pfvm: recomputation of a dropped activation"
@@ -2055,6 +2016,34 @@ PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *co
  * arena so that kernels can read them. Returns 1 if ival->value is set. */
 PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena);
 /* ---- src/passes/autodiff.h ---- */
+/* ---- the context gradient builders use ---------------------------------------- */
+
+/* Builders (pfvm_grad_fn in an operator's definition) receive the context
+ * and the forward node. They read the gradients of the node's outputs with
+ * pfvm_grad_out, emit backward nodes with the helpers below and hand each
+ * input's gradient to pfvm_grad_add. Helpers that make a value return NULL
+ * on failure with the status set; every helper accepts NULL operands and
+ * then returns NULL without a new message, so a builder can chain calls
+ * and check once (pfvm_grad_add reports the failure). Fields other than
+ * those documented are internal. */
+struct pfvm_grad_ctx {
+    pfvm_model *m;
+    pfvm_graph *g;
+    pfvm_status *st;
+    const pfvm_node *node; /* the forward node whose builder runs */
+    int opset;             /* the model's default-domain opset */
+    /* internal */
+    struct pfvm__grad_val *vals; /* stb_ds, by value id */
+    pfvm_arena arena;
+    int n_forward_values;
+    int inferred;          /* g->nodes before this index are inferred */
+    int n_emitted;
+    unsigned flags;
+    const char *name_prefix; /* names of nodes made outside any builder */
+    pfvm_status own_st;    /* used when the caller passes no status */
+    const pfvm_ival **tmp_in;
+    pfvm_ival **tmp_out;
+};
 /* Gradient of output i of the node (the sum of what its readers added), or
  * NULL when nothing reads it (its gradient is zero). */
 PFVM_INTERNAL pfvm_value *pfvm_grad_out(pfvm_grad_ctx *g, int i);
@@ -2190,8 +2179,19 @@ PFVM_INTERNAL pfvm_code pfvm__pass_bnfold(pfvm_model *m, pfvm_graph *g, pfvm_pas
 PFVM_INTERNAL pfvm_code pfvm__pass_dce(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 /* ---- src/passes/recompute.h ---- */
+/* internal: the input segment's backward pass in channel slices
+ * (recompute_slice.c). Finds the segment (Conv of a graph input, then
+ * per-channel nodes) and its backward pass; when both qualify, rewrites
+ * the gradients of the segment's parameters as slices and removes the old
+ * backward nodes, unless node peak_at (where the best plan peaks) is not
+ * one of them. info->slices is 0 when nothing was done. */
+typedef struct pfvm__rc_sliced {
+    int slices, n_copies, n_removed;
+    double extra_flops;
+} pfvm__rc_sliced;
 PFVM_INTERNAL pfvm_code pfvm__rc_slice_input(pfvm_graph *g, int n_forward, const pfvm_binding *b,
                                              const pfvm_node *peak_at, pfvm__rc_sliced *info, pfvm_status *st);
+#define PFVM__RECOMPUTE_SLICED 0x100u /* internal: the graph was sliced before this plan */
 /* ---- src/passes/rewrite.h ---- */
 /* rewrite: the context of the operators' `simplify` hooks (pfvm_op_def)
  * and the helpers a hook uses to read what is known about values and to

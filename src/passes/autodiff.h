@@ -126,6 +126,7 @@ typedef struct pfvm_optimizer_opts {
 PFVM_API pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *g, const pfvm_autodiff_result *res,
                                            const pfvm_optimizer_opts *opts, pfvm_status *st);
 
+/* pfvm:internal-begin */
 /* ---- the context gradient builders use ---------------------------------------- */
 
 /* Builders (pfvm_grad_fn in an operator's definition) receive the context
@@ -154,6 +155,7 @@ struct pfvm_grad_ctx {
     const pfvm_ival **tmp_in;
     pfvm_ival **tmp_out;
 };
+/* pfvm:internal-end */
 
 /* Gradient of output i of the node (the sum of what its readers added), or
  * NULL when nothing reads it (its gradient is zero). */
