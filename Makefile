@@ -10,6 +10,9 @@ WARN    := -std=c99 -Wall -Wextra -pedantic
 CFLAGS  ?=
 LDLIBS  := -lprotobuf-nanopb -lm
 BUILD   ?= build
+PREFIX  ?= /usr/local
+DESTDIR ?=
+VERSION := $(shell sed -n 's/^\#define PFVM_VERSION_STRING "\(.*\)"/\1/p' src/base/base.h)
 SAN     ?=
 
 SRC     := $(sort $(wildcard src/*/*.c))
@@ -19,12 +22,12 @@ TESTS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(sort $(wildcard tests/test_*.
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(sort $(wildcard examples/*.c)))
 ALL_CFLAGS = $(WARN) $(OPT) $(SAN) $(CFLAGS)
 
-.PHONY: all headers test asan clean check-headers arm
+.PHONY: all headers test asan clean check-headers arm install uninstall
 all: headers $(BUILD)/interp interp $(BUILD)/libpfvm.a $(TESTS) $(EXAMPLES)
 
 # The three headers are generated from src/ (amalgamate.py --check in CI).
 headers: pfvm.h
-pfvm.h pfvm_onnx.h: amalgamate.py $(SRC) $(HDR) $(wildcard src/doc/*.txt)
+pfvm.h pfvm_onnx.h: amalgamate.py LICENSE $(SRC) $(HDR) $(wildcard src/doc/*.txt)
 	python3 amalgamate.py
 
 $(BUILD)/%.o: %.c $(HDR)
@@ -59,6 +62,25 @@ test: all
 asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -DPFVM_NO_DISPATCH" SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	    build-asan/interp $(patsubst $(BUILD)/%,build-asan/%,$(TESTS) $(EXAMPLES))
+
+# The headers, pkg-config files (pfvm, pfvm-onnx) and the CMake package
+# (find_package(pfvm): pfvm::pfvm, pfvm::onnx). `make install PREFIX=/opt/x`
+# or DESTDIR=... for staging; CMake users can also `cmake --install`.
+install: pfvm.h pfvm_onnx.h
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/cmake/pfvm
+	install -m 644 pfvm.h pfvm_onnx.h $(DESTDIR)$(PREFIX)/include/
+	for pc in pfvm pfvm-onnx; do \
+	    sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' packaging/$$pc.pc.in \
+	        > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc || exit 1; \
+	done
+	install -m 644 cmake/pfvmConfig.cmake $(DESTDIR)$(PREFIX)/lib/cmake/pfvm/
+	sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@VERSION_MAJOR_MINOR@|$(basename $(VERSION))|g' \
+	    cmake/pfvmConfigVersion.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/pfvm/pfvmConfigVersion.cmake
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/include/pfvm.h $(DESTDIR)$(PREFIX)/include/pfvm_onnx.h \
+	    $(DESTDIR)$(PREFIX)/lib/pkgconfig/pfvm.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/pfvm-onnx.pc
+	rm -rf $(DESTDIR)$(PREFIX)/lib/cmake/pfvm
 
 check-headers:
 	python3 amalgamate.py --check

@@ -1,11 +1,28 @@
 #!/usr/bin/env python3
 """Builds the single-file headers pfvm.h, pfvm_onnx.h and pfvm_accel.h from src/.
 
-Each header is STB style: the doc comment (src/doc/<header>.txt), the API
-(every module header, in dependency order, under one include guard), then the
-implementation (every module .c file) under #ifdef PFVM_IMPLEMENTATION.
+Each header has three sections, the way sqlite's amalgamation does:
+
+1. the public API (types and PFVM_API prototypes of every module header, in
+   dependency order, under one include guard): no stb_ds, no nanopb;
+2. the internal declarations, under #ifdef PFVM_IMPLEMENTATION: every
+   PFVM_INTERNAL declaration of a module header (with the comment right
+   above it), every region between the lines `/* pfvm:internal-begin */` and
+   `/* pfvm:internal-end */`, and the headers listed in INTERNAL_HEADERS
+   whole. The amalgamation defines PFVM__AMALGAMATION, which makes
+   PFVM_INTERNAL `static` (src/base/base.h), so internal functions and
+   tables never leave the implementation's object file;
+3. the implementation (every module .c file).
+
+The text of LICENSE (MIT) closes each header.
+
+In the per-module build of src/ (build/libpfvm.a, which the unit tests link)
+PFVM__AMALGAMATION is not defined and internal functions keep external
+linkage, so tests can reach them.
+
 Quoted #include lines are dropped (everything is in one file); system
-includes stay.
+includes stay. The `extern "C"` wrappers of the module headers are replaced
+by one around the public section.
 
     python3 amalgamate.py           write the headers
     python3 amalgamate.py --check   fail if a committed header is stale
@@ -17,7 +34,7 @@ import sys
 ROOT = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.join(ROOT, "src")
 
-# (header, guard, doc, [module dirs or files in dependency order], includes)
+# (header, guard, doc, [module dirs in dependency order], includes)
 HEADERS = [
     ("pfvm.h", "PFVM_H", "pfvm.h.txt",
      ["base", "sym", "ir", "ops", "shape", "passes", "exec"], []),
@@ -34,9 +51,17 @@ FIRST = {
     "base": ["base.h"],
 }
 # Implementation files that must come first within a module.
-FIRST_C = {"ops": ["registry.c"], "onnx": ["onnx.pb.c"]}
+FIRST_C = {"onnx": ["onnx.pb.c"]}
+# Implementation files that come after every module of their header: the
+# operator registry takes the addresses of the (static) operator tables of
+# src/ops and of exec's function-call operator, which must be defined first.
+LAST_C = {"ops": ["registry.c"]}
+# Module headers that are internal as a whole.
+INTERNAL_HEADERS = {"ops/ops_common.h", "passes/rewrite.h", "onnx/onnx.pb.h"}
 
 QUOTED = re.compile(r'^\s*#\s*include\s+"[^"]+"')
+BEGIN = "/* pfvm:internal-begin */"
+END = "/* pfvm:internal-end */"
 
 
 def module_files(mod, ext):
@@ -45,20 +70,93 @@ def module_files(mod, ext):
         return []
     names = sorted(n for n in os.listdir(path) if n.endswith(ext))
     first = (FIRST if ext == ".h" else FIRST_C).get(mod, [])
-    ordered = [n for n in first if n in names] + [n for n in names if n not in first]
-    return [os.path.join(path, n) for n in ordered]
+    last = LAST_C.get(mod, []) if ext == ".c" else []
+    ordered = [n for n in first if n in names] + \
+        [n for n in names if n not in first and n not in last]
+    return [os.path.join(path, n) for n in ordered], \
+        [os.path.join(path, n) for n in last if n in names]
 
 
-def strip(path):
-    out = ["/* ---- %s ---- */\n" % os.path.relpath(path, ROOT)]
+def read_lines(path):
     with open(path) as f:
-        for line in f:
-            if QUOTED.match(line):
-                continue
-            out.append(line)
-    if not out[-1].endswith("\n"):
-        out.append("\n")
-    return "".join(out)
+        lines = [l for l in f if not QUOTED.match(l)]
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    return lines
+
+
+def drop_extern_c(lines):
+    """Removes the three-line `#ifdef __cplusplus / extern "C" { / #endif`
+    wrappers (and their closing `}`) of a module header."""
+    out = []
+    i = 0
+    while i < len(lines):
+        s = [l.strip() for l in lines[i:i + 3]]
+        if len(s) == 3 and s[0] == "#ifdef __cplusplus" and s[2] == "#endif" and \
+                re.match(r'^(extern "C" \{|\}( /\* extern "C" \*/)?)$', s[1]):
+            i += 3
+            continue
+        out.append(lines[i])
+        i += 1
+    return out
+
+
+def comment_start(pub):
+    """Index in pub where the comment block that ends pub starts, or None."""
+    if not pub or not pub[-1].rstrip().endswith("*/"):
+        return None
+    j = len(pub) - 1
+    while j >= 0:
+        s = pub[j].strip()
+        if "/*" in s:
+            return j if s.startswith("/*") else None
+        if j != len(pub) - 1 and "*/" in s:
+            return None
+        j -= 1
+    return None
+
+
+def split_header(path):
+    """(public lines, internal lines) of a module header."""
+    rel = os.path.relpath(path, SRC)
+    tag = "/* ---- src/%s ---- */\n" % rel
+    lines = drop_extern_c(read_lines(path))
+    if rel in INTERNAL_HEADERS:
+        return [], [tag] + lines
+    pub, priv = [tag], [tag]
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        s = line.strip()
+        if s == BEGIN:
+            i += 1
+            while i < len(lines) and lines[i].strip() != END:
+                priv.append(lines[i])
+                i += 1
+            if i == len(lines):
+                raise SystemExit("%s: %s without %s" % (path, BEGIN, END))
+            i += 1
+            continue
+        if s.startswith("PFVM_INTERNAL ") and not line[0].isspace():
+            c = comment_start(pub)
+            if c is not None and c > 0:
+                priv.extend(pub[c:])
+                del pub[c:]
+            depth = 0
+            start = i
+            while True:
+                if i >= len(lines) or i - start > 20:
+                    raise SystemExit("%s:%d: PFVM_INTERNAL declaration without ';'" % (path, start + 1))
+                l = lines[i]
+                priv.append(l)
+                depth += l.count("(") - l.count(")")
+                i += 1
+                if depth == 0 and l.rstrip().endswith(";") and not l.lstrip().startswith("#"):
+                    break
+            continue
+        pub.append(line)
+        i += 1
+    return pub, priv
 
 
 def build(header, guard, doc, mods, includes):
@@ -69,16 +167,34 @@ def build(header, guard, doc, mods, includes):
     parts.append("#ifndef %s\n#define %s\n\n" % (guard, guard))
     for inc in includes:
         parts.append('#include "%s"\n' % inc)
+    public, internal, code, last = [], [], [], []
     for mod in mods:
-        for h in module_files(mod, ".h"):
-            parts.append(strip(h))
+        hs, _ = module_files(mod, ".h")
+        for h in hs:
+            pub, priv = split_header(h)
+            public.append("".join(pub))
+            internal.append("".join(priv))
+        cs, ls = module_files(mod, ".c")
+        for c in cs:
+            code.append("/* ---- %s ---- */\n" % os.path.relpath(c, ROOT) + "".join(read_lines(c)))
+        for c in ls:
+            last.append("/* ---- %s ---- */\n" % os.path.relpath(c, ROOT) + "".join(read_lines(c)))
+    parts.append("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n")
+    parts.extend(public)
+    parts.append("\n#ifdef __cplusplus\n}\n#endif\n")
     parts.append("\n#endif /* %s */\n\n" % guard)
     parts.append("#ifdef PFVM_IMPLEMENTATION\n#ifndef %s_IMPLEMENTED\n#define %s_IMPLEMENTED\n\n"
                  % (guard, guard))
-    for mod in mods:
-        for c in module_files(mod, ".c"):
-            parts.append(strip(c))
+    parts.append("/* ======== internal declarations (the implementation's only) ======== */\n\n")
+    parts.append("#ifndef PFVM__AMALGAMATION\n#define PFVM__AMALGAMATION 1\n#endif\n\n")
+    parts.extend(internal)
+    parts.append("\n/* ======== implementation ======== */\n\n")
+    parts.extend(code)
+    parts.extend(last)
     parts.append("\n#endif /* %s_IMPLEMENTED */\n#endif /* PFVM_IMPLEMENTATION */\n" % guard)
+    with open(os.path.join(ROOT, "LICENSE")) as f:
+        lic = f.read().rstrip("\n").split("\n")
+    parts.append("\n/*\n" + "".join((" * " + l).rstrip() + "\n" for l in lic) + " */\n")
     return "".join(parts)
 
 

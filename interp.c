@@ -102,7 +102,7 @@ static pfvm_code bind_dims(pfvm_model *m, const dim_arg *dims, int n, pfvm_bindi
     for (i = 0; i < n; i++) {
         const pfvm_sym *s = pfvm_symtab_find(m->syms, dims[i].name);
         if (!s)
-            return pfvm__fail(st, PFVM_ERR_INVALID, "--dim %s: the model has no dimension named '%s'", dims[i].name,
+            return pfvm_status_set(st, PFVM_ERR_INVALID, "--dim %s: the model has no dimension named '%s'", dims[i].name,
                               dims[i].name);
         if (pfvm_binding_set(b, s, dims[i].value, st))
             return st->code;
@@ -139,19 +139,19 @@ static pfvm_code make_inputs(pfvm_exec *e, const pfvm_binding *b, pfvm_tensor **
     int i, n = pfvm_exec_num_inputs(e);
     pfvm_tensor **ins = (pfvm_tensor **)calloc((size_t)n + 1, sizeof *ins);
     if (!ins)
-        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return pfvm_status_set(st, PFVM_ERR_NOMEM, "out of memory");
     for (i = 0; i < n; i++) {
         const pfvm_value *v = pfvm_exec_input(e, i);
         int64_t dims[PFVM_MAX_RANK];
         if (v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0) {
             *out = ins;
-            return pfvm__fail(st, PFVM_ERR_INVALID, "input '%s' has no declared tensor shape", v->name);
+            return pfvm_status_set(st, PFVM_ERR_INVALID, "input '%s' has no declared tensor shape", v->name);
         }
         if (!pfvm_shape_eval(&v->type.shape, b, dims)) {
             char buf[256];
             pfvm_shape_print(&v->type.shape, buf, sizeof buf);
             *out = ins;
-            return pfvm__fail(st, PFVM_ERR_INVALID, "input '%s' has shape %s: give its dims with --dim NAME=VALUE",
+            return pfvm_status_set(st, PFVM_ERR_INVALID, "input '%s' has shape %s: give its dims with --dim NAME=VALUE",
                               v->name, buf);
         }
         ins[i] = pfvm_tensor_new(v->type.dtype ? v->type.dtype : PFVM_FLOAT, v->type.shape.rank, dims, st);
@@ -182,7 +182,7 @@ static pfvm_model *load_model(const char *path, int no_opt, pfvm_status *st)
 {
     pfvm_model *m = pfvm_onnx_load_file(path, 0, st);
     if (m && !no_opt && pfvm_optimize(m, NULL, NULL, st)) {
-        pfvm__prefix(st, "optimizing %s", path);
+        pfvm_status_prefix(st, "optimizing %s", path);
         pfvm_model_free(m);
         return NULL;
     }
@@ -258,7 +258,7 @@ static int cmd_run(int argc, char **argv)
     for (i = 0; i < n_in; i++) {
         ins[i] = pfvm_onnx_read_value_file(inputs[i], pfvm_exec_input(e, i)->type.kind, &st);
         if (!ins[i]) {
-            pfvm__prefix(&st, "%s", inputs[i]);
+            pfvm_status_prefix(&st, "%s", inputs[i]);
             goto done_status;
         }
     }
@@ -359,7 +359,7 @@ static int compare_values(const pfvm_tensor *got, const pfvm_tensor *want, int s
         return 0;
     }
     if (got->kind == PFVM_KIND_SEQUENCE || got->kind == PFVM_KIND_OPTIONAL) {
-        int ng = (int)stbds_arrlen(got->elems), nw = (int)stbds_arrlen(want->elems);
+        int ng = pfvm_tensor_num_elems(got), nw = pfvm_tensor_num_elems(want);
         if (got->kind == PFVM_KIND_OPTIONAL && got->has_value != want->has_value) {
             snprintf(why, n, "optional has_value %d, expected %d", got->has_value, want->has_value);
             return 0;
@@ -777,10 +777,10 @@ static void print_graph_shapes(const pfvm_graph *g, const char *prefix, const pf
 {
     int i, j, k;
 #define PFVM__TWIN(arr, idx) (g2 ? g2->arr[idx] : NULL)
-    for (i = 0; i < (int)stbds_arrlen(g->inputs); i++)
+    for (i = 0; i < pfvm_graph_num_inputs(g); i++)
         if (!g->inputs[i]->init)
             print_value(prefix, g->inputs[i], PFVM__TWIN(inputs, i), b, sc);
-    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++) {
         const pfvm_node *n = g->nodes[i], *n2 = PFVM__TWIN(nodes, i);
         for (j = 0; j < n->n_outputs; j++)
             if (n->outputs[j])
@@ -788,14 +788,14 @@ static void print_graph_shapes(const pfvm_graph *g, const char *prefix, const pf
         for (j = 0; j < n->n_attrs; j++) {
             const pfvm_attr *a = &n->attrs[j], *a2 = n2 ? &n2->attrs[j] : NULL;
             char sub[1024], lb[96];
-            snprintf(sub, sizeof sub, "%s%s/", prefix, pfvm__node_label(n, lb, sizeof lb));
+            snprintf(sub, sizeof sub, "%s%s/", prefix, pfvm_node_label(n, lb, sizeof lb));
             if (a->g)
                 print_graph_shapes(a->g, sub, a2 ? a2->g : NULL, b, sc);
             for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
                 print_graph_shapes(a->graphs[k], sub, a2 ? a2->graphs[k] : NULL, b, sc);
         }
     }
-    for (i = 0; i < (int)stbds_arrlen(g->outputs); i++) {
+    for (i = 0; i < pfvm_graph_num_outputs(g); i++) {
         const pfvm_value *v = g->outputs[i];
         if (!v->producer && !v->is_input)
             print_value(prefix, v, PFVM__TWIN(outputs, i), b, sc);
@@ -1192,11 +1192,11 @@ static pfvm_code grad_recompute(pfvm_model *m, const pfvm_autodiff_result *res, 
     else if (!strcmp(policy, "dp"))
         ro.policy = PFVM_RECOMPUTE_DP;
     else if (strcmp(policy, "none"))
-        return pfvm__fail(st, PFVM_ERR_INVALID, "--recompute '%s': expected chen, dp or none", policy);
+        return pfvm_status_set(st, PFVM_ERR_INVALID, "--recompute '%s': expected chen, dp or none", policy);
     if (budget) {
         v = strtod(budget, &end);
         if (end == budget || !(v > 0) || (*end && strcmp(end, "%")))
-            return pfvm__fail(st, PFVM_ERR_INVALID, "--budget '%s': expected bytes or a percentage like 50%%", budget);
+            return pfvm_status_set(st, PFVM_ERR_INVALID, "--budget '%s': expected bytes or a percentage like 50%%", budget);
         if (*end) { /* a share of the peak without recomputation */
             pfvm_recompute_opts probe = ro;
             probe.policy = PFVM_RECOMPUTE_NONE;
@@ -1335,7 +1335,7 @@ static int cmd_grad(int argc, char **argv)
         goto done;
     }
     printf("%d gradients (%d zero: the outputs do not depend on them), %d backward nodes\n", res.n_wrt,
-           res.n_unreachable, (int)stbds_arrlen(m->graph->nodes) - res.n_forward);
+           res.n_unreachable, pfvm_graph_num_nodes(m->graph) - res.n_forward);
     if ((policy && (bind_dims(m, dims, n_dims, &b, &st) || grad_recompute(m, &res, policy, budget, stride, &b, &st))) ||
         pfvm_onnx_save_file(m, out, &st)) {
         fail_status(&st);
@@ -1382,7 +1382,7 @@ static void dot_source(FILE *f, const pfvm_value *v)
         return;
     }
     if ((body = dot_body(p)) != NULL) {
-        for (j = 0; j < p->n_outputs && j < (int)stbds_arrlen(body->outputs); j++)
+        for (j = 0; j < p->n_outputs && j < pfvm_graph_num_outputs(body); j++)
             if (p->outputs[j] == v) {
                 const pfvm_value *bv = body->outputs[j];
                 int k;
@@ -1390,7 +1390,7 @@ static void dot_source(FILE *f, const pfvm_value *v)
                     fprintf(f, "n%d_%d", p->id, bv->producer->id);
                     return;
                 }
-                for (k = 0; k < (int)stbds_arrlen(body->inputs) && k < p->n_inputs; k++)
+                for (k = 0; k < pfvm_graph_num_inputs(body) && k < p->n_inputs; k++)
                     if (body->inputs[k] == bv && p->inputs[k]) {
                         dot_source(f, p->inputs[k]);
                         return;
@@ -1416,16 +1416,16 @@ static void dot_graph(FILE *f, const pfvm_graph *g)
     dot_str(f, g->name);
     fprintf(f, "\" {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n"
                "  edge [fontname=\"Helvetica\", fontsize=8];\n");
-    for (i = 0; i < (int)stbds_arrlen(g->inputs); i++) {
+    for (i = 0; i < pfvm_graph_num_inputs(g); i++) {
         const pfvm_value *v = g->inputs[i];
         fprintf(f, "  v%d [shape=%s, label=\"", v->id, v->init ? "note, style=filled, fillcolor=gray90" : "ellipse");
         dot_str(f, v->name);
         fprintf(f, "\"];\n");
     }
-    for (i = 0; i < (int)stbds_arrlen(g->inits); i++) {
+    for (i = 0; i < pfvm_graph_num_initializers(g); i++) {
         const pfvm_value *v = g->inits[i];
         int listed = 0;
-        for (k = 0; k < (int)stbds_arrlen(g->inputs); k++)
+        for (k = 0; k < pfvm_graph_num_inputs(g); k++)
             listed |= g->inputs[k] == v;
         if (listed)
             continue;
@@ -1433,7 +1433,7 @@ static void dot_graph(FILE *f, const pfvm_graph *g)
         dot_str(f, v->name);
         fprintf(f, "\"];\n");
     }
-    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++) {
         const pfvm_node *n = g->nodes[i];
         const pfvm_graph *body = dot_body(n);
         if (!body) {
@@ -1457,7 +1457,7 @@ static void dot_graph(FILE *f, const pfvm_graph *g)
         fprintf(f, ".");
         dot_str(f, n->op_type);
         fprintf(f, "\";\n");
-        for (k = 0; k < (int)stbds_arrlen(body->nodes); k++) {
+        for (k = 0; k < pfvm_graph_num_nodes(body); k++) {
             const pfvm_node *b = body->nodes[k];
             fprintf(f, "    n%d_%d [shape=box, style=filled, fillcolor=white, label=\"", i, k);
             dot_str(f, b->op_type);
@@ -1466,7 +1466,7 @@ static void dot_graph(FILE *f, const pfvm_graph *g)
             fprintf(f, "\"];\n");
         }
         fprintf(f, "  }\n");
-        for (k = 0; k < (int)stbds_arrlen(body->nodes); k++) {
+        for (k = 0; k < pfvm_graph_num_nodes(body); k++) {
             const pfvm_node *b = body->nodes[k];
             for (j = 0; j < b->n_inputs; j++) {
                 const pfvm_value *bv = b->inputs[j];
@@ -1478,7 +1478,7 @@ static void dot_graph(FILE *f, const pfvm_graph *g)
                     dot_edge_label(f, bv);
                     continue;
                 }
-                for (m2 = 0; !found && m2 < (int)stbds_arrlen(body->inputs) && m2 < n->n_inputs; m2++)
+                for (m2 = 0; !found && m2 < pfvm_graph_num_inputs(body) && m2 < n->n_inputs; m2++)
                     if (body->inputs[m2] == bv && n->inputs[m2] && n->inputs[m2]->graph == g) {
                         fprintf(f, "  ");
                         dot_source(f, n->inputs[m2]);
@@ -1489,7 +1489,7 @@ static void dot_graph(FILE *f, const pfvm_graph *g)
             }
         }
     }
-    for (i = 0; i < (int)stbds_arrlen(g->outputs); i++) {
+    for (i = 0; i < pfvm_graph_num_outputs(g); i++) {
         const pfvm_value *v = g->outputs[i];
         fprintf(f, "  out%d [shape=ellipse, style=bold, label=\"", i);
         dot_str(f, v->name);

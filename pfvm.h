@@ -5,8 +5,10 @@
  *     #define PFVM_IMPLEMENTATION
  *     #include "pfvm.h"        (or pfvm_onnx.h, which includes pfvm.h)
  *
- * Everywhere else just #include "pfvm.h". Needs stb_ds (<stb/stb_ds.h>,
- * Debian: libstb-dev) and libm.
+ * Everywhere else just #include "pfvm.h". The implementation needs stb_ds's
+ * header (<stb/stb_ds.h>, Debian: libstb-dev); the program links libm.
+ * Keeping the implementation in a file of its own (pfvm_impl.c) means the
+ * program's other files recompile in moments: the implementation is large.
  *
  * What it does: a graph IR whose dims are symbolic expressions; shape
  * inference; an operator registry with reference kernels; optimization
@@ -32,41 +34,78 @@
  *     int64_t dims[1] = {4};
  *     float data[4] = {-1, 2, -3, 4};
  *     pfvm_tensor *in = pfvm_tensor_view(PFVM_FLOAT, 1, dims, data, &st);
- *     if (pfvm_exec_bind(e, (const pfvm_tensor *const *)&in, 1, &st) || pfvm_exec_run(e, &st))
+ *     if (pfvm_exec_bind_one(e, in, &st) || pfvm_exec_run(e, &st))
  *         printf("error: %s\n", st.msg);
  *     const float *out = (const float *)pfvm_exec_output(e, 0)->data;  // 0 2 0 4
  *     pfvm_tensor_free(in); pfvm_exec_free(e); pfvm_model_free(m);
  *
- * Configuration macros (define before including):
+ * Configuration macros. Define them before including the header in the
+ * file that defines PFVM_IMPLEMENTATION (the implementation reads them);
+ * PFVM_STATIC, PFVM_API and PFVM_STATUS_MSG must be the same in every file.
  *
  *   PFVM_IMPLEMENTATION   compile the implementation (one file only)
- *   PFVM_STATIC           make every function static (a private copy)
- *   PFVM_API              decoration of public declarations (default extern)
- *   PFVM_MALLOC(sz), PFVM_REALLOC(p,sz), PFVM_FREE(p)
- *                         replace the C library allocator (define all three);
- *                         pfvm_set_allocator() overrides them at run time,
- *                         and pfvm_bump_allocator() gives a heap-free build
- *   PFVM_ASSERT(x)        replaces assert
+ *   PFVM_STATIC           make every function static: a private copy for
+ *                         one file (two copies link into one program)
+ *   PFVM_API              decoration of public declarations (default
+ *                         extern; static under PFVM_STATIC)
+ *   PFVM_REALLOC(p,sz), PFVM_FREE(p)
+ *                         replace the C library allocator (each on its own;
+ *                         pfvm allocates with realloc only, PFVM_MALLOC is
+ *                         accepted and unused); pfvm_set_allocator()
+ *                         overrides them at run time, and
+ *                         pfvm_bump_allocator() gives a heap-free build
+ *   PFVM_ASSERT(x)        replaces assert (pfvm reports errors as values and
+ *                         asserts nothing at present)
  *   PFVM_MAX_RANK         largest tensor rank (default 8)
+ *   PFVM_MAX_USER_OPS     operators a program can register with
+ *                         pfvm_op_register (64)
+ *   PFVM_STATUS_MSG       bytes of pfvm_status's message (384)
+ *   PFVM_DATA_ALIGN       alignment of tensor data and of the executor's
+ *                         arena, a power of two from 16 to 128 (64)
  *   PFVM_NO_STDIO         drop every FILE* path (dumps, file loading)
  *   PFVM_FOLD_LIMIT       largest tensor (elements) folded at plan time (4096)
  *   PFVM_FOLD_MAX_ELEMS   largest tensor (elements) the fold pass computes (1M)
  *   PFVM_LA_KC            depth of the float matrix engine's panels (128: about
  *                         17 KB of stack per call; 32 brings it near 4 KB for
  *                         small stacks, ~18% slower)
- *   PFVM_NO_STB_DS_IMPLEMENTATION
- *                         the program builds stb_ds itself elsewhere
+ *   PFVM_FUSE_BLOCK       floats per register of the fused-loop engine (1024
+ *                         on 64-bit hosts, 256 elsewhere; a multiple of 16
+ *                         keeps the AVX-512 kernels)
+ *   PFVM_RESTRICT         the `restrict` spelling of the kernels (restrict;
+ *                         __restrict in C++)
+ *   PFVM_NO_DISPATCH      no run-time CPU dispatch: on x86-64 glibc with gcc
+ *                         11+ or clang 14+ the float32 kernels are otherwise
+ *                         built for x86-64-v4, x86-64-v3 and the baseline and
+ *                         picked once per CPU (all round alike)
+ *   PFVM_NO_AVX512        leave out the hand-written AVX-512 kernels (the
+ *                         fused loop's chain kernel and float32 sigmoid)
+ *   PFVM_NO_UCHAIN        leave out the AVX-512 chain kernel only (fused
+ *                         instructions then run one by one)
+ *   PFVM_EXACT_FMA        use fmaf for the float32 polynomials on targets
+ *                         without a fused multiply-add instruction (the same
+ *                         bits as everywhere else, slowly)
+ *
+ * The implementation includes stb_ds (<stb/stb_ds.h>) privately: its
+ * functions are static and renamed, so the program may use its own stb_ds
+ * in any file, before or after pfvm.h. The public API needs neither stb_ds
+ * nor anything but <stddef.h>, <stdint.h>, <stdarg.h>, <string.h> and,
+ * without PFVM_NO_STDIO, <stdio.h>.
  *
  * Errors are values: every fallible call takes a pfvm_status * (may be NULL)
  * and returns a pfvm_code; the status message names the node, the op and the
  * problem. Library code never exits or aborts on bad input.
  *
- * License: MIT.
+ * License: MIT (the text is at the end of this file and in LICENSE).
+ * Copyright (c) 2026 the pfvm authors.
  */
 
 /* Generated by amalgamate.py from src/: edit the sources, not this file. */
 #ifndef PFVM_H
 #define PFVM_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* ---- src/base/base.h ---- */
 /* base: configuration macros, status and errors, allocators and arenas,
@@ -79,33 +118,26 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* Version of pfvm: PFVM_VERSION is major * 10000 + minor * 100 + patch. */
+#define PFVM_VERSION_MAJOR 0
+#define PFVM_VERSION_MINOR 1
+#define PFVM_VERSION_PATCH 0
+#define PFVM_VERSION_STRING "0.1.0"
+#define PFVM_VERSION (PFVM_VERSION_MAJOR * 10000 + PFVM_VERSION_MINOR * 100 + PFVM_VERSION_PATCH)
+
 #ifndef PFVM_API
 #ifdef PFVM_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define PFVM_API static __attribute__((unused))
+#else
 #define PFVM_API static
+#endif
 #else
 #define PFVM_API extern
 #endif
 #endif
 
-/* Internal functions are visible across modules of the implementation but
- * become static with PFVM_STATIC, so a private copy never clashes. */
-#ifdef PFVM_STATIC
-#define PFVM_INTERNAL static
-#else
-#define PFVM_INTERNAL
-#endif
 
-#ifndef PFVM_MALLOC
-#include <stdlib.h>
-#define PFVM_MALLOC(sz) malloc(sz)
-#define PFVM_REALLOC(p, sz) realloc(p, sz)
-#define PFVM_FREE(p) free(p)
-#endif
-
-#ifndef PFVM_ASSERT
-#include <assert.h>
-#define PFVM_ASSERT(x) assert(x)
-#endif
 
 /* Largest tensor rank pfvm handles; tensors keep their dims inline. */
 #ifndef PFVM_MAX_RANK
@@ -118,21 +150,7 @@
 #define PFVM_DATA_ALIGN 64
 #endif
 
-/* Route stb_ds's allocation through pfvm's allocator. Use its arrays and
- * string maps only: its hash of 4- and 8-byte binary keys shifts signed ints
- * past their width (undefined behaviour that UBSan reports). */
-#define STBDS_NO_SHORT_NAMES
-#define STBDS_REALLOC(ctx, p, sz) pfvm__realloc(p, sz)
-#define STBDS_FREE(ctx, p) pfvm__free(p)
-#include <stb/stb_ds.h>
-/* stb_ds takes keys' addresses with a GNU `typeof` extension that strict
- * C99 lacks; pfvm always passes lvalue keys, so the plain form serves. */
-#undef STBDS_ADDRESSOF
-#define STBDS_ADDRESSOF(typevar, value) &(value)
 
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 /* ---- status ------------------------------------------------------------ */
 
@@ -162,6 +180,20 @@ typedef struct pfvm_status {
 
 /* Name of an error code ("invalid", "unsupported", ...). */
 PFVM_API const char *pfvm_code_name(pfvm_code c);
+
+/* For programs' own errors: sets *st (if non-NULL) to code and a
+ * printf-style message, and returns code. */
+PFVM_API pfvm_code pfvm_status_set(pfvm_status *st, pfvm_code code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Prepends "prefix: " to st's message (for context such as a file name). */
+PFVM_API void pfvm_status_prefix(pfvm_status *st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* ---- allocator --------------------------------------------------------- */
 
@@ -233,42 +265,8 @@ PFVM_API uint16_t pfvm_float_to_bf16(float f);
 
 /* ---- internal helpers (shared by the modules) --------------------------- */
 
-PFVM_INTERNAL void *pfvm__realloc(void *p, size_t size);
-PFVM_INTERNAL void pfvm__free(void *p);
-PFVM_INTERNAL void *pfvm__malloc(size_t size);
-PFVM_INTERNAL void *pfvm__calloc(size_t n, size_t size);
-/* Tensor storage: PFVM_DATA_ALIGN-aligned (zeroed when `zero`), from the
- * same allocator; freed only with pfvm__data_free. */
-PFVM_INTERNAL void *pfvm__data_alloc(size_t size, int zero);
-PFVM_INTERNAL void pfvm__data_free(void *p);
-PFVM_INTERNAL char *pfvm__strdup(const char *s);
-PFVM_INTERNAL char *pfvm__strndup(const char *s, size_t n);
 
-/* Sets *st (if non-NULL) and returns code. printf-style message. */
-PFVM_INTERNAL pfvm_code pfvm__fail(pfvm_status *st, pfvm_code code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-PFVM_INTERNAL void pfvm__ok(pfvm_status *st);
-/* Prepends "prefix: " to an existing message (for context such as a node). */
-PFVM_INTERNAL void pfvm__prefix(pfvm_status *st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list ap);
-PFVM_INTERNAL int pfvm__snprintf(char *buf, size_t n, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 
-/* Checked arithmetic: return 0 on overflow, 1 on success. */
-PFVM_INTERNAL int pfvm__mul_size(size_t a, size_t b, size_t *out);
-PFVM_INTERNAL int pfvm__add_size(size_t a, size_t b, size_t *out);
-PFVM_INTERNAL int pfvm__mul_i64(int64_t a, int64_t b, int64_t *out);
-PFVM_INTERNAL int pfvm__add_i64(int64_t a, int64_t b, int64_t *out);
 
 /* ---- arena: chunked bump allocation freed all at once ------------------ */
 
@@ -278,15 +276,7 @@ typedef struct pfvm_arena {
     size_t total;
 } pfvm_arena;
 
-/* Zeroed, 16-byte aligned memory owned by the arena; NULL on failure. */
-PFVM_INTERNAL void *pfvm__arena_alloc(pfvm_arena *a, size_t size);
-PFVM_INTERNAL char *pfvm__arena_strdup(pfvm_arena *a, const char *s);
-PFVM_INTERNAL char *pfvm__arena_strndup(pfvm_arena *a, const char *s, size_t n);
-PFVM_INTERNAL void pfvm__arena_free(pfvm_arena *a);
 
-#ifdef __cplusplus
-}
-#endif
 #endif /* PFVM_BASE_H */
 /* ---- src/sym/sym.h ---- */
 /* sym: symbolic integer expressions for tensor dimensions.
@@ -302,9 +292,6 @@ PFVM_INTERNAL void pfvm__arena_free(pfvm_arena *a);
 #define PFVM_SYM_H
 
 
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 typedef enum pfvm_sym_kind {
     PFVM_SYM_CONST,
@@ -410,9 +397,6 @@ PFVM_API int pfvm_symtab_count(const pfvm_symtab *t);
 PFVM_API const pfvm_sym *pfvm_symtab_get(const pfvm_symtab *t, int id);
 PFVM_API const pfvm_sym *pfvm_symtab_find(const pfvm_symtab *t, const char *name);
 
-#ifdef __cplusplus
-}
-#endif
 #endif /* PFVM_SYM_H */
 /* ---- src/ir/ir.h ---- */
 /* ir: the graph IR — tensors, types, values, nodes, attributes, graphs,
@@ -426,9 +410,6 @@ PFVM_API const pfvm_sym *pfvm_symtab_find(const pfvm_symtab *t, const char *name
 #define PFVM_IR_H
 
 
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 typedef struct pfvm_model pfvm_model;
 typedef struct pfvm_graph pfvm_graph;
@@ -795,16 +776,32 @@ PFVM_API int pfvm_type_print(const pfvm_type *t, char *buf, size_t n);
 PFVM_API void pfvm_graph_dump(const pfvm_graph *g, FILE *f);
 #endif
 
-/* Values a node reads: its inputs plus outer-scope values its subgraphs
- * capture (stb_ds array, reset first). */
-PFVM_INTERNAL void pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
 
-/* Name of a node for messages: its name, or "op_type#index". */
-PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t size);
 
-#ifdef __cplusplus
-}
-#endif
+/* ---- lists, counts and setters for programs (no stb_ds in user code) ---- */
+
+/* Sizes of a graph's lists, and their elements (NULL when i is out of
+ * range): nodes (topological order once sorted), graph inputs, graph
+ * outputs, initializers. */
+PFVM_API int pfvm_graph_num_nodes(const pfvm_graph *g);
+PFVM_API pfvm_node *pfvm_graph_node(const pfvm_graph *g, int i);
+PFVM_API int pfvm_graph_num_inputs(const pfvm_graph *g);
+PFVM_API pfvm_value *pfvm_graph_input(const pfvm_graph *g, int i);
+PFVM_API int pfvm_graph_num_outputs(const pfvm_graph *g);
+PFVM_API pfvm_value *pfvm_graph_output(const pfvm_graph *g, int i);
+PFVM_API int pfvm_graph_num_initializers(const pfvm_graph *g);
+PFVM_API pfvm_value *pfvm_graph_initializer(const pfvm_graph *g, int i);
+/* Elements of a sequence or optional tensor (0 / NULL for a plain tensor). */
+PFVM_API int pfvm_tensor_num_elems(const pfvm_tensor *t);
+PFVM_API pfvm_tensor *pfvm_tensor_elem(const pfvm_tensor *t, int i);
+/* The node's name, or "op_type#id" written into buf when it has none. */
+PFVM_API const char *pfvm_node_label(const pfvm_node *n, char *buf, size_t size);
+/* Declares v a tensor of dtype with the given dims (rank <= PFVM_MAX_RANK;
+ * dims from pfvm_sym_const/pfvm_sym_var of the model's symbol table), as a
+ * value_info or graph input of the model would. */
+PFVM_API pfvm_code pfvm_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, const pfvm_sym *const *dims,
+                                              pfvm_status *st);
+
 #endif /* PFVM_IR_H */
 /* ---- src/ops/registry.h ---- */
 /* ops: the operator registry. Everything pfvm knows about an operator lives
@@ -818,9 +815,6 @@ PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t
 #define PFVM_REGISTRY_H
 
 
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 /* TVM-style fusion categories. */
 typedef enum pfvm_fusion_kind {
@@ -966,6 +960,17 @@ struct pfvm_op_def {
 PFVM_API const pfvm_op_def *pfvm_op_find(const char *domain, const char *name, int64_t opset);
 /* Iterates over every definition (for docs): returns NULL past the end. */
 PFVM_API const pfvm_op_def *pfvm_op_at(int index);
+
+/* Registers a program's own operator (the definition must outlive its
+ * use; typically a static const). It is found before pfvm's own, by domain,
+ * name and opset range, when models are loaded or nodes added afterwards.
+ * Its hooks: `infer` (pfvm_infer_same_as_first, or pfvm_ival_set_tensor on
+ * c->out[i]) and `kernel` (outputs arrive shaped and with storage when the
+ * planner knows their shapes; otherwise pfvm_kctx_output); the other hooks
+ * (simplify, grad, fuse) may be NULL. Process-wide, not thread-safe: call
+ * it before building or loading models. At most PFVM_MAX_USER_OPS (64)
+ * registrations. */
+PFVM_API pfvm_code pfvm_op_register(const pfvm_op_def *def, pfvm_status *st);
 /* Operations one run of node n performs with its value types evaluated
  * under binding b (NULL: constant shapes only): the operator's flops hook,
  * else one per element of the largest output, or of the largest input for
@@ -981,41 +986,877 @@ PFVM_API pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status
 
 /* Gives output i the shape `dims` and storage for this run (for outputs
  * whose shape the planner could not know). */
-PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims);
+PFVM_API pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims);
 
 /* Workspace for a kernel that needs one (recurrent state, ...): valid
  * until the kernel returns. The executor keeps one buffer, grown on first
  * need, so runs after the first allocate nothing. NULL on failure (the
  * status says why). */
-PFVM_INTERNAL void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes);
+PFVM_API void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes);
 
+
+
+
+PFVM_API void pfvm_ival_set_tensor(pfvm_ival *v, pfvm_dtype dtype, const pfvm_shape *shape);
+/* Output 0 = input 0's type (an inference function for the table). */
+PFVM_API pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c);
+/* Output i = input j's type. */
+PFVM_API pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in);
+/* Output i gets dtype and an unknown shape of the given rank (symbols
+ * named after the node, output and dim: `Node_o0_d1`, so the same unknown
+ * is the same symbol everywhere), or unknown rank if rank < 0. */
+PFVM_API pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank);
+/* The types of every value of g and of its subgraphs, saved so that a
+ * fixed-point iteration starts each round from what the graph declared,
+ * not from the previous round's guesses. NULL when out of memory. */
+typedef struct pfvm_types_saved pfvm_types_saved;
+
+#endif /* PFVM_REGISTRY_H */
+/* ---- src/shape/infer.h ---- */
+/* shape: the inference driver. It walks a graph in topological order and
+ * asks each node's operator definition for its outputs' types, shapes and
+ * (for small integer tensors) symbolic contents. The same walk serves the
+ * static analysis (symbolic dims) and the executor's bind-time planning
+ * (constant dims), so every operator has exactly one inference function. */
+#ifndef PFVM_INFER_H
+#define PFVM_INFER_H
+
+
+
+/* Infers the type of every value of g (and its subgraphs) symbolically and
+ * stores it in value->type. Graph inputs keep their declared types; dims
+ * without a value or a name become named symbols. Unsupported operators
+ * leave their outputs with unknown types unless `strict`. */
+PFVM_API pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st);
+
+/* Specializes g (a main graph) to a binding of some of its dim symbols:
+ * every bound symbol in the graph inputs' shapes becomes its value, and
+ * the graph's types are inferred again. Shapes that depend on a bound dim
+ * through control flow (an If on `seq == 1`, a rank that a condition
+ * picks) resolve once the condition is decided; dims still unbound stay
+ * symbolic. The model keeps the specialized input types (load the model
+ * again for another binding). For users who know a dim ("n = 100000"). */
+PFVM_API pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st);
+
+/* Shapes per case of a condition inference cannot decide. When an If's
+ * condition compares dims whose equality depends on the input (`T == 1`
+ * with T an expression of the input length: Squeeze when it holds,
+ * Identity when not), a value's rank or dims can differ by case, and no
+ * single shape is right. pfvm_infer_shape_cases infers g like
+ * pfvm_infer_shapes and leaves the same plain types in the graph (an
+ * unknown rank or fresh symbols where the branches differ: what passes,
+ * the planner and autodiff use); then it infers g again under each outcome
+ * of such conditions (conditions over the model's own dim names only,
+ * nested up to 4 deep), the If decided each time, and keeps the results in
+ * *out (NULL when no condition arose). A case in which inference proves
+ * the run fails (an operator's shape error on the only path) is left out:
+ * its values never reach the outputs. */
+typedef struct pfvm_shape_cases pfvm_shape_cases;
+PFVM_API pfvm_code pfvm_infer_shape_cases(pfvm_graph *g, pfvm_shape_cases **out, pfvm_status *st);
+/* Prints v's shape over the cases, like pfvm_shape_print when every case
+ * that has v agrees (or c is NULL, or v is in no case), else
+ * `COND ? SHAPE : SHAPE` with COND printed by pfvm_sym_print_cond
+ * (`(h+1)/2==1`) and a nested case form in parentheses. Returns the
+ * length it needed, like snprintf. */
+PFVM_API int pfvm_shape_cases_print(const pfvm_shape_cases *c, const pfvm_value *v, char *buf, size_t n);
+/* The shape of v when every case that has v agrees (its plain shape when
+ * c is NULL or v is in no case): 1 and *out; 0 when it differs by case. */
+PFVM_API int pfvm_shape_cases_shape(const pfvm_shape_cases *c, const pfvm_value *v, pfvm_shape *out);
+PFVM_API void pfvm_shape_cases_free(pfvm_shape_cases *c);
+
+/* Receives what inference learned about the values of one graph (g itself
+ * or a subgraph): iv[i] describes g->values[i] (type and, when known,
+ * contents: a constant tensor or symbolic scalars), n entries. The tensors
+ * and symbol arrays it points to live in the model's arena; iv itself is
+ * freed when keep returns, so copy the entries. */
+typedef void (*pfvm_infer_keep_fn)(void *user, const pfvm_graph *g, const pfvm_ival *iv, int n);
+
+
+
+
+
+#endif /* PFVM_INFER_H */
+/* ---- src/passes/autodiff.h ---- */
+/* autodiff: reverse-mode differentiation of ONNX graphs into plain ONNX.
+ *
+ * pfvm_autodiff appends the backward graph of a model's graph to the same
+ * graph: for a scalar loss (seed 1) or for given seeds of graph outputs, it
+ * adds the nodes that compute the gradient of every chosen value (by
+ * default every floating-point initializer) and, unless told otherwise,
+ * makes those gradients graph outputs named `<value>_grad`. The backward
+ * nodes are ordinary ONNX operators of the default domain at the model's
+ * opset (no custom ops), so the training graph saves as ONNX that onnx's
+ * checker accepts and other runtimes run.
+ *
+ * How it works. The forward nodes that lie on a path from a chosen value
+ * to a seeded value are visited in reverse topological order; for each,
+ * its operator's gradient builder (pfvm_op_def.grad, written next to the
+ * operator's kernel in src/ops) reads the gradients of the node's outputs
+ * and adds gradients to its inputs through the pfvm_grad_* helpers below.
+ * The gradients a value receives from several readers are summed (Add for
+ * two, Sum for more) when the value's own producer asks for them. Every
+ * emitted node is type-inferred on the spot, so builders see symbolic
+ * shapes and pfvm_grad_sum_to emits a reduction only where the shapes
+ * cannot be proven equal.
+ *
+ * Conventions (what callers can rely on):
+ * - Backward nodes are appended after the forward nodes, already in a valid
+ *   topological order: g->nodes[res.n_forward ..] are the backward nodes
+ *   (the recompute pass and the planner use this split).
+ * - A gradient has its value's element type and shape.
+ * - A chosen value the seeds do not depend on gets a zero gradient
+ *   (ConstantOfShape of its shape), so a training graph always has one
+ *   gradient output per parameter, whatever the loss reads.
+ * - Only floating-point values carry gradients: integer and boolean inputs
+ *   (indices, shapes, masks) are never differentiated, and a node whose
+ *   outputs are not floating point stops the backward flow.
+ * - Integer outputs (MaxPool's indices, Dropout's mask before opset 10
+ *   aside) carry no gradient; statistics outputs that are functions of the
+ *   input do (BatchNormalization's running and saved statistics,
+ *   LayerNormalization's mean and inverse standard deviation), when
+ *   something reads them.
+ * - Errors name the forward node and operator: a node on the path whose
+ *   operator has no gradient builder, or a builder that needs something
+ *   the model's opset or shapes do not offer. */
+#ifndef PFVM_AUTODIFF_H
+#define PFVM_AUTODIFF_H
+
+
+
+/* ---- the pass --------------------------------------------------------------- */
+
+/* pfvm_autodiff_opts.flags */
+#define PFVM_AUTODIFF_NO_OUTPUTS 1u /* do not add the gradients as graph outputs */
+
+typedef struct pfvm_autodiff_opts {
+    /* What to differentiate (in this order of precedence):
+     * - `loss`: the name of a value with one element (a scalar loss); its
+     *   seed is 1;
+     * - `ys`/`seeds` (n_ys pairs): seed values given by the caller, each
+     *   shaped like its y (the gradient of some scalar with respect to y);
+     * - neither: every floating-point graph output y gets a new graph input
+     *   `<y>_grad` of y's type as its seed (inputs are appended in output
+     *   order). */
+    const char *loss;
+    pfvm_value *const *ys;
+    pfvm_value *const *seeds;
+    int n_ys;
+    /* Names of the values to differentiate with respect to (initializers,
+     * graph inputs or intermediates), or NULL for every floating-point
+     * initializer in initializer order. */
+    const char *const *wrt;
+    int n_wrt;
+    unsigned flags; /* PFVM_AUTODIFF_* */
+} pfvm_autodiff_opts;
+
+/* What pfvm_autodiff did. Arrays are owned by the model. */
+typedef struct pfvm_autodiff_result {
+    int n_forward;        /* nodes of g before the call: g->nodes[n_forward..] are backward */
+    int n_wrt;
+    pfvm_value **wrt;     /* the values differentiated with respect to */
+    pfvm_value **grads;   /* grads[i]: gradient of wrt[i] (a graph output `<wrt>_grad` unless NO_OUTPUTS) */
+    int n_seeds;
+    pfvm_value **ys;      /* the seeded values */
+    pfvm_value **seeds;   /* their seeds (a Constant 1 for a loss, the new `<y>_grad` inputs, or the caller's) */
+    int n_unreachable;    /* wrt values that got zero gradients */
+} pfvm_autodiff_result;
+
+/* Appends the backward graph of g (the model's main graph when NULL) to g.
+ * Infers shapes first and after. `res` may be NULL. On error the graph may
+ * hold part of the backward nodes. */
+PFVM_API pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *g, const pfvm_autodiff_opts *opts,
+                                 pfvm_autodiff_result *res, pfvm_status *st);
+
+/* The forward values the backward nodes read: the activations a training
+ * run keeps alive from the forward pass to the backward one (what the
+ * recompute pass trades for recomputation). Values made by forward nodes
+ * only (not inputs or initializers), each once, in forward order; fills
+ * out[0..cap) and returns the count (which may exceed cap). Valid while
+ * g->nodes[res->n_forward..] are still the backward nodes. */
+PFVM_API int pfvm_autodiff_saved(const pfvm_graph *g, const pfvm_autodiff_result *res, pfvm_value **out, int cap);
+
+/* ---- optimizers (training graphs) --------------------------------------------- */
+
+typedef enum pfvm_optimizer_kind {
+    PFVM_OPTIMIZER_SGD = 1, /* p_new = p - lr * g */
+    PFVM_OPTIMIZER_ADAM     /* Kingma & Ba, bias-corrected */
+} pfvm_optimizer_kind;
+
+typedef struct pfvm_optimizer_opts {
+    pfvm_optimizer_kind kind;
+    double lr;
+    double beta1, beta2, epsilon; /* Adam; 0 means the defaults 0.9, 0.999, 1e-8 */
+} pfvm_optimizer_opts;
+
+/* Appends the update of every res->wrt[i] with its gradient as plain ONNX
+ * arithmetic, and graph outputs after the existing ones:
+ *   SGD:  `<p>_new` for each parameter p, in res->wrt order;
+ *   Adam: `<p>_new` for each p, then `<p>_adam_m_new` and `<p>_adam_v_new`
+ *         for each p, then `adam_step_new`.
+ * Adam's state is new float initializers of the graph, zero at the start:
+ * `<p>_adam_m` and `<p>_adam_v` (shaped like p, p's element type) and the
+ * scalar `adam_step` (float, the number of steps taken). The convention
+ * for every training state S (parameters included) is the same: one
+ * training step runs the graph and replaces S by the output `S_new`. */
+PFVM_API pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *g, const pfvm_autodiff_result *res,
+                                           const pfvm_optimizer_opts *opts, pfvm_status *st);
+
+
+
+
+
+
+
+
+
+
+
+
+
+#endif /* PFVM_AUTODIFF_H */
+/* ---- src/passes/passes.h ---- */
+/* passes: graph transformations and the pass manager. A pass is a function
+ * over a graph that reports what it did; the manager runs a named, ordered
+ * list of them (the default pipeline, or the user's `--passes LIST`). Passes
+ * ask the operator registry (src/ops) for per-operator knowledge — rewrites,
+ * gradients, fusion kinds — and never switch on op names they do not own. */
+#ifndef PFVM_PASSES_H
+#define PFVM_PASSES_H
+
+
+
+/* What one pass did to a graph (and its subgraphs). */
+typedef struct pfvm_pass_stats {
+    int nodes_before, nodes_after;
+    int removed;            /* nodes deleted */
+    int rewritten;          /* nodes replaced by cheaper ones or changed */
+    int groups;             /* fused groups formed */
+    int64_t bytes_avoided;  /* intermediate bytes no longer materialised, when shapes are constant */
+} pfvm_pass_stats;
+
+/* A pass transforms g in place. The graph's value types are inferred before
+ * each pass runs; a pass that changes the graph leaves it valid (toposorted,
+ * every input produced). */
+typedef pfvm_code (*pfvm_pass_fn)(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+
+typedef struct pfvm_pass {
+    const char *name;   /* as in --passes: "fold", "dce", "fuse", ... */
+    const char *doc;    /* one line */
+    pfvm_pass_fn run;
+    int default_on;     /* part of the default pipeline */
+} pfvm_pass;
+
+/* The known passes, in pipeline order; NULL past the end. */
+PFVM_API const pfvm_pass *pfvm_pass_at(int index);
+PFVM_API const pfvm_pass *pfvm_pass_find(const char *name);
+
+#define PFVM_OPT_MAX_RUNS 64
+
+/* What pfvm_optimize did, one entry per pass run. */
+typedef struct pfvm_opt_report {
+    int n;
+    struct {
+        const char *name;
+        pfvm_pass_stats stats;
+    } runs[PFVM_OPT_MAX_RUNS];
+} pfvm_opt_report;
+
+/* Optimizes the model's main graph in place. `passes` is a comma-separated
+ * list of pass names run in that order, NULL for the default pipeline, or
+ * "" / "none" for nothing. Unknown names are an error that lists the known
+ * ones. `report` may be NULL. The default pipeline checks, after each pass
+ * on a model with subgraphs, that every subgraph input's type still holds
+ * for what the outer graph feeds it (see pfvm__run_pipeline). */
+PFVM_API pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st);
+
+
+/* Counts nodes of g and its subgraphs. */
+PFVM_API int pfvm_graph_count_nodes(const pfvm_graph *g);
+
+
+#endif /* PFVM_PASSES_H */
+/* ---- src/passes/recompute.h ---- */
+/* recompute: automatic checkpointing of training graphs. A training graph
+ * (pfvm_autodiff's forward nodes followed by its backward nodes) keeps
+ * every activation the backward pass reads alive from the forward pass to
+ * the backward one, so its peak memory grows with depth. This pass drops
+ * some of them after their forward use and recomputes them from a kept
+ * activation (a checkpoint) just before the backward nodes that read
+ * them, trading extra forward operations for memory. The rewritten graph
+ * computes the same values with the same operators in the same order of
+ * arithmetic, so gradients do not change (bit for bit).
+ *
+ * Where it can cut. A checkpoint candidate (a "cut") is a forward value
+ * that is, when its producer has run, the only non-constant forward value
+ * still waiting for a forward reader: keeping it is enough to recompute
+ * everything after it up to the next kept cut. Chains (MLPs, transformer
+ * layers) have a cut after nearly every node, residual networks one per
+ * block. Outputs of random operators, of nodes with subgraphs and graph
+ * outputs are always kept.
+ *
+ * Policies. Chen et al. 2016 (arXiv:1604.06174): keep every s-th cut,
+ * s = ceil(sqrt(n)) for n cuts (O(sqrt n) memory for one extra forward
+ * pass). DP: dynamic programming over the prefixes the cuts delimit (the
+ * lower sets of a chain, as in Kusumoto et al. 2019, arXiv:1911.13214):
+ * among all sets of kept cuts whose estimated peak fits the budget, the
+ * one with the fewest recomputed operations; its estimate is then checked
+ * against the exact peak of the rewritten schedule and the DP re-run with
+ * a tighter internal budget until the exact peak fits.
+ *
+ * Backward order. Before choosing, the pass may move "tail chains" to the
+ * end of the schedule: backward nodes whose outputs only feed each other
+ * or graph outputs (a weight gradient and its transposes), when their
+ * outputs outweigh the values they read from outside. pfvm_autodiff makes
+ * each weight gradient where its layer's gradient is made, so without this
+ * the last layers' gradients stay alive through the whole backward pass.
+ * The order is kept only when it lowers the peak without recomputation
+ * (report->peak_reordered); it changes when values are made, not how.
+ *
+ * Slicing the input segment. When no plan fits the budget and the graph
+ * is to be rewritten, the pass looks for the input segment of a CNN: a
+ * Conv of a graph input (PFVM_OP_CHANNEL_ROWS) followed by per-channel
+ * nodes (PFVM_OP_PER_CHANNEL, one-input element-wise ops), such as the
+ * stem Conv, ReLU, MaxPool. Its backward pass holds the network's largest
+ * tensors at once, whatever is kept. It is replaced by K slices over the
+ * convolution's output channels: each recomputes the segment for its
+ * channels and differentiates that alone (pfvm_autodiff with the sliced
+ * gradient as seed); a Concat joins the rows of the weight and bias
+ * gradients. K is the smallest power of two that makes the segment's
+ * largest tensor no larger than its output. It is done only when the best
+ * plan peaks inside that backward pass. The slices' copies count as
+ * recomputed nodes; every value computed is the same arithmetic on the
+ * same operands. Then the plan is chosen again on the sliced graph.
+ *
+ * Memory is what the symbolic planner (src/exec/symplan) counts: the peak
+ * of live intermediate bytes over the node order (inputs and initializers
+ * aside; graph outputs live to the end), evaluated under a binding of the
+ * dim symbols when shapes are dynamic. Operations come from
+ * pfvm_node_flops. */
+#ifndef PFVM_RECOMPUTE_H
+#define PFVM_RECOMPUTE_H
+
+
+
+typedef enum pfvm_recompute_policy {
+    PFVM_RECOMPUTE_NONE = 0, /* keep every activation: measure only */
+    PFVM_RECOMPUTE_CHEN,     /* every s-th cut (opts.stride; 0: sqrt(n), or with a budget the stride with the
+                                fewest extra operations that fits) */
+    PFVM_RECOMPUTE_DP        /* the fewest extra operations within the budget */
+} pfvm_recompute_policy;
+
+/* pfvm_recompute_opts.flags */
+#define PFVM_RECOMPUTE_PLAN_ONLY 1u /* choose and report, leave the graph alone (no slicing, see above) */
+#define PFVM_RECOMPUTE_NO_SLICE 2u  /* never run the input segment's backward pass in channel slices */
+
+typedef struct pfvm_recompute_opts {
+    pfvm_recompute_policy policy;
+    int n_forward;       /* g->nodes[0..n_forward) are the forward pass (pfvm_autodiff_result.n_forward) */
+    double budget;       /* peak bytes to stay within; 0: none (DP then returns the smallest peak it finds) */
+    int stride;          /* CHEN: keep every stride-th cut; 0: see the policy */
+    const pfvm_binding *binding; /* values of the dim symbols sizes depend on, or NULL */
+    unsigned flags;      /* PFVM_RECOMPUTE_* */
+} pfvm_recompute_opts;
+
+typedef struct pfvm_recompute_report {
+    double peak_before, peak_after;   /* live-bytes peak under the binding, without / with the plan */
+    double peak_reordered;            /* without recomputation, in the backward order the plan uses (tail
+                                         chains moved last, see below); peak_before when nothing moved */
+    double flops_forward;             /* operations of the forward pass */
+    double flops_total;               /* of the whole training graph before the pass */
+    double extra_flops;               /* recomputed operations the plan adds */
+    const pfvm_sym *peak_expr;        /* the rewritten graph's peak as an expression of the dim symbols
+                                         (NULL with PLAN_ONLY) */
+    int n_cuts;                       /* checkpoint candidates */
+    int n_kept;                       /* cuts kept */
+    int n_recomputed;                 /* forward nodes copied into the backward pass */
+    int n_moved;                      /* backward nodes moved to the end (tail chains) */
+    int n_slices;                     /* channel slices of the input segment's backward pass (0: none) */
+    int stride;                       /* CHEN: the stride used */
+    int within_budget;                /* 1 when there is no budget or peak_after fits it */
+} pfvm_recompute_report;
+
+/* Chooses the activations of training graph g to recompute under the
+ * policy and, unless PLAN_ONLY, rewrites g: copies of the forward nodes
+ * that recompute a dropped activation are inserted right before the first
+ * backward node that reads it, and the backward nodes read the copies.
+ * The copies carry the doc string PFVM_RECOMPUTE_DOC, which the cse pass
+ * respects (it would otherwise merge them back). g's types must be
+ * inferred. Errors: no forward/backward split, sizes that depend on dims
+ * the binding leaves open (the message names the value). When no plan
+ * fits the budget, the one with the smallest peak is applied and
+ * report->within_budget is 0 (not an error). */
+PFVM_API pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts *opts,
+                                  pfvm_recompute_report *report, pfvm_status *st);
+
+
+/* Doc string of the nodes pfvm_recompute adds, and a test for it. */
+#define PFVM_RECOMPUTE_DOC "pfvm: recomputation of a dropped activation"
+PFVM_API int pfvm_node_is_recompute(const pfvm_node *n);
+
+#endif /* PFVM_RECOMPUTE_H */
+/* ---- src/exec/exec.h ---- */
+/* exec: the planner and the executor.
+ *
+ * An executor runs one graph. Binding inputs plans the run: the inference
+ * driver gives every value a concrete shape, small integer tensors whose
+ * contents are known (shape arithmetic) are folded right away, and every
+ * other intermediate tensor gets an offset in one arena, reused between
+ * values whose lifetimes do not overlap. Running then executes the kernels
+ * in order and allocates nothing, except for outputs whose size depends on
+ * data (NonZero, Unique, ...), strings, and sequences. The plan is kept
+ * until the input shapes (or the contents of small integer inputs) change. */
+#ifndef PFVM_EXEC_H
+#define PFVM_EXEC_H
+
+
+
+/* Creates an executor for g (NULL: the model's main graph). Resolves every
+ * node's operator; an operator pfvm does not know is an error here. The
+ * model must outlive the executor. */
+PFVM_API pfvm_exec *pfvm_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_status *st);
+PFVM_API void pfvm_exec_free(pfvm_exec *e);
+
+/* The inputs a caller provides: graph inputs that are not initializers, in
+ * graph order. */
+PFVM_API int pfvm_exec_num_inputs(const pfvm_exec *e);
+PFVM_API const pfvm_value *pfvm_exec_input(const pfvm_exec *e, int i);
+PFVM_API int pfvm_exec_num_outputs(const pfvm_exec *e);
+PFVM_API const pfvm_value *pfvm_exec_output_value(const pfvm_exec *e, int i);
+
+/* Declares that input i's contents change from run to run and that no
+ * shape depends on them (labels, token ids): the plan never reads them, so
+ * binding new contents keeps the plan. By default the contents of small
+ * integer inputs (up to PFVM_FOLD_LIMIT elements) are read when planning,
+ * as they may be shapes or axes, and binding other contents plans again. A
+ * varying input that does feed a shape still works: the shapes it decides
+ * are found while running (as for data-dependent sizes). Changing the
+ * setting drops the plan. */
+PFVM_API pfvm_code pfvm_exec_set_input_varying(pfvm_exec *e, int i, int varying, pfvm_status *st);
+
+/* Uses caller memory as the arena (for heap-free runs); it must hold at
+ * least the planned arena size, 64-byte aligned. NULL returns to an arena
+ * the executor allocates. */
+PFVM_API void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size);
+
+/* Binds inputs (viewed, not copied: they must stay alive during the run)
+ * and plans if needed. n must equal pfvm_exec_num_inputs. */
+PFVM_API pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st);
+/* pfvm_exec_bind for a graph of one input (no cast from pfvm_tensor **). */
+PFVM_API pfvm_code pfvm_exec_bind_one(pfvm_exec *e, const pfvm_tensor *input, pfvm_status *st);
+/* Runs the bound graph. */
+PFVM_API pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st);
+/* Output i of the last run; valid until the next bind, run or free. */
+PFVM_API const pfvm_tensor *pfvm_exec_output(const pfvm_exec *e, int i);
+
+/* Checks shapes while running (for tests: `interp test` turns it on): after
+ * each node, every output's shape must agree with the type inference left
+ * in the graph (value->type, from pfvm_infer_shapes before the executor
+ * was made), in this graph and in every subgraph at each of its runs, so a
+ * loop body is checked at every iteration. Each run binds the symbols it
+ * meets to the dims it sees first (graph inputs, then outer-scope values,
+ * then outputs in order); a dim that then evaluates to another size fails
+ * the run with a message naming the node, the value, both shapes and the
+ * run. Off by default: it costs a binding per run (and may allocate). */
+PFVM_API void pfvm_exec_check_shapes(pfvm_exec *e, int on);
+
+/* 1 when the last run drew random numbers (random generators, Dropout in
+ * training mode): its outputs are samples, comparable by shape and type. */
+PFVM_API int pfvm_exec_was_random(const pfvm_exec *e);
+
+/* ---- training state ------------------------------------------------------------
+ *
+ * A training graph (pfvm_autodiff_optimizer) reads its state S (the
+ * parameters, the optimizer's moments and step count) from initializers
+ * and computes the next state as graph outputs; a training step replaces
+ * S by its output. pfvm_exec_feedback makes one executor carry that state
+ * from run to run: after every successful pfvm_exec_run the output `next`
+ * is copied into the initializer `state`, so the next run reads it and the
+ * model holds the current values at every step (save the model, or view
+ * the initializer's data, to use them). The plan treats such an
+ * initializer as a variable: nothing that reads it is folded, so one plan
+ * (one bind per new input shape) serves every step. The optimization
+ * passes take initializers for constants: before pfvm_optimize on a
+ * training graph, list its states as graph inputs too (initializers that
+ * are inputs are defaults the passes leave alone; the executor still reads
+ * them as initializers), as examples/train_digits.c does. */
+
+/* Carries output `next` (made by a node) into initializer `state` (of the
+ * executor's graph) after each run. Both must have one element type and
+ * shape (checked now where the shapes are static, else after the run).
+ * The initializer's data moves to storage the model owns and pfvm may
+ * write (a copy, unless the model allocated it), so weights viewed in
+ * caller memory are never written. Drops the plan: the next bind plans
+ * again. Declaring a state again replaces its `next`. */
+PFVM_API pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, pfvm_status *st);
+/* pfvm_exec_feedback for every graph output named `<S>_new` whose S is an
+ * initializer of the graph (the convention of pfvm_autodiff_optimizer):
+ * the number of pairs, or -1 on error (st set). */
+PFVM_API int pfvm_exec_feedback_all(pfvm_exec *e, pfvm_status *st);
+
+/* The memory plan of the current binding. */
+typedef struct pfvm_plan_entry {
+    const pfvm_value *value;
+    size_t offset, bytes;
+    int first, last;        /* node indices of definition and last use */
+    int kind;               /* 0 arena, 1 folded constant, 2 dynamic (run time), 3 input/initializer */
+    int in_place;           /* arena: 1 when stored over its node's input 0 (same offset), which that
+                               node reads last (PFVM_OP_IN_PLACE kernels such as ScatterElements) */
+} pfvm_plan_entry;
+
+typedef struct pfvm_plan_info {
+    size_t arena_bytes;       /* the arena the plan needs */
+    size_t lower_bound;       /* peak of live bytes: no plan can do better */
+    size_t folded_bytes;      /* constants folded at plan time */
+    int n_nodes, n_folded;    /* nodes, and nodes folded at plan time */
+    const pfvm_plan_entry *entries;
+    int n_entries;
+} pfvm_plan_info;
+
+/* Fills info for the current plan (after pfvm_exec_bind). */
+PFVM_API pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_status *st);
+
+/* ---- internal: used by control-flow kernels -------------------------------- */
+
+
+#endif /* PFVM_EXEC_H */
+/* ---- src/exec/fused.h ---- */
+/* exec/fused: fused groups and the fused-loop engine.
+ *
+ * The fusion pass (src/passes/fuse.c) turns a group of element-wise and
+ * broadcast nodes into one node of domain `pfvm` that calls a model-local
+ * function (ONNX FunctionProto) holding the group's nodes. This module runs
+ * such calls. The group's body is compiled once per node into a small
+ * program over block registers: arrays of PFVM_FUSE_BLOCK floats. Each
+ * operator's `fuse` hook (in its own definition, src/ops/...) emits its
+ * instruction(s): a kernel function that computes one block,
+ * d[e] = f(s0[e], s1[e], s2[e]) for e < PFVM_FUSE_BLOCK, with parameters
+ * copied into the instruction. Running walks the output block by block:
+ * group inputs are loaded into registers with their broadcast strides
+ * (a scalar once per run, a row or a column as the walk reaches it; no
+ * broadcast is ever materialized), the instructions run, and the group's
+ * outputs are stored. A group's intermediate values live in registers
+ * only: the planner never sees them.
+ *
+ * Registers hold float32; booleans are 0 and 1, other element types are
+ * converted when loaded and stored. A hook accepts a node only when the
+ * result is exactly what the node's own kernel computes (float32 math,
+ * comparisons, Where, Cast between float types and bool); otherwise it
+ * refuses and the node stays out of groups.
+ *
+ * Calls to model-local functions whose body cannot be compiled (a node
+ * without a fuse hook, an element type a hook refuses, outputs of
+ * different shapes) run the body as a subgraph, so every model-local
+ * function without attributes runs. */
+#ifndef PFVM_FUSED_H
+#define PFVM_FUSED_H
+
+
+
+
+#define PFVM_FUSE_MAX_SRC 3     /* sources of one instruction */
+#define PFVM_FUSE_PARAM_BYTES 64 /* parameters of one instruction */
+
+/* One instruction's work: d[e] = f(s[0][e], ...) for e < PFVM_FUSE_BLOCK.
+ * `d` never aliases a source. `params` is the copy made by
+ * pfvm_fuse_emit, aligned for doubles and 64-bit integers. */
+typedef void (*pfvm_fuse_kernel)(float *d, const float *const *s, const void *params);
+
+/* ---- for operators' fuse hooks --------------------------------------------
+ *
+ * A hook reads its node's attributes, asks the element types of its inputs
+ * with pfvm_fuse_dtype, and emits instructions over operands: the node's
+ * inputs (PFVM_FUSE_IN(i)), its outputs (PFVM_FUSE_OUT(j), each written
+ * once) and temporaries (pfvm_fuse_tmp). A hook that cannot compute the node
+ * exactly as its kernel does calls pfvm_fuse_refuse and emits nothing. The
+ * same hook runs when the fusion pass decides whether a node may join a
+ * group (emission is then only checked) and when a group is compiled. */
+#define PFVM_FUSE_IN(i) (i)
+#define PFVM_FUSE_OUT(j) (4096 + (j))
+
+/* Micro-ops: simple float32 operations that the engine runs several of in
+ * one pass over a block, values kept in CPU registers between them, when
+ * instructions chain (each result read only by the next instruction, as
+ * its first source). A hook declares with pfvm_fuse_uop that the
+ * instruction it just emitted computes exactly, element by element, what
+ * the micro-op computes (s0, s1: its sources; s1 may be one value for the
+ * run or a register); the engine then gives the same results either way. */
+enum {
+    PFVM_FUSE_U_NONE,
+    PFVM_FUSE_U_ADD,  /* s0 + s1 */
+    PFVM_FUSE_U_SUB,  /* s0 - s1 */
+    PFVM_FUSE_U_MUL,  /* s0 * s1 */
+    PFVM_FUSE_U_DIV,  /* s0 / s1 */
+    PFVM_FUSE_U_MAX,  /* s1 if s1 != s1 or s1 > s0, else s0 */
+    PFVM_FUSE_U_MIN,  /* s1 if s1 != s1 or s1 < s0, else s0 */
+    PFVM_FUSE_U_RELU, /* s0 > 0 ? s0 : 0 */
+    PFVM_FUSE_U_NEG,  /* -s0 (the sign bit flipped) */
+    PFVM_FUSE_U_ABS,  /* s0 with its sign bit cleared */
+    PFVM_FUSE_U_COUNT
+};
+
+
+/* Reductions end a group: the node's output d (PFVM_FUSE_OUT(j)) is the
+ * reduction of operand src over `axes` (n_axes of them; none: every axis)
+ * of the group's shape, with or without the reduced dims (keepdims). Its
+ * elements start at `init`; `accum` folds a run of n values into them
+ * (v[e] into acc[e*inc], inc 0: all into acc[0], in order), in double like
+ * the Reduce kernels; `finish` turns an accumulator and the number of
+ * values folded into the result. A reduction's result cannot be read
+ * inside its group. */
+typedef void (*pfvm_fuse_accum)(double *acc, int64_t inc, const float *v, int64_t n);
+typedef double (*pfvm_fuse_finish)(double acc, int64_t count);
+typedef struct pfvm_fuse_reducer {
+    double init;
+    pfvm_fuse_accum accum;
+    pfvm_fuse_finish finish; /* NULL: the accumulator itself */
+} pfvm_fuse_reducer;
+
+/* ---- for the fusion pass ---------------------------------------------------- */
+
+/* What a hook said about a node. */
+typedef struct pfvm_fuse_info {
+    int reduction;   /* it reduces: its outputs have another shape */
+    int iter_input;  /* then: the input whose shape the group walks, or -1 */
+    unsigned used;   /* bit i: input i is read element by element (the others,
+                        axes and the like, need no broadcasting) */
+} pfvm_fuse_info;
+
+
+/* The model-local function a node calls (by domain and op_type), or NULL. */
+PFVM_API const pfvm_function *pfvm_model_function(const pfvm_model *m, const char *domain, const char *name);
+
+
+#endif /* PFVM_FUSED_H */
+/* ---- src/exec/symplan.h ---- */
+/* exec/symplan: the memory plan as expressions of the dim symbols. Before
+ * any input is bound, it answers "how big an arena does this model need
+ * for batch b and sequence s?" with one formula, valid for every binding:
+ * each intermediate tensor's size, its offset in the arena, the arena
+ * size, and the peak of live bytes (the lower bound no plan can beat).
+ * The executor still plans each binding with numbers (pfvm_exec_bind);
+ * this plan is what a user with dynamic axes budgets against, and what
+ * checkpointing weighs when it trades memory for recomputation. */
+#ifndef PFVM_SYMPLAN_H
+#define PFVM_SYMPLAN_H
+
+
+
+typedef struct pfvm_symplan_entry {
+    const pfvm_value *value;
+    const pfvm_sym *bytes;  /* size rounded up to the arena alignment */
+    const pfvm_sym *offset; /* in the arena */
+    int first, last;        /* index of the producing node and of the last reader (n_nodes: a graph output) */
+    int slot;               /* arena slot; values sharing a slot never live at once */
+    int in_place;           /* 1: stored over the storage of its node's input 0, which n reads last
+                               (PFVM_OP_IN_PLACE, pfvm__node_in_place); counted from first + 1 */
+} pfvm_symplan_entry;
+
+typedef struct pfvm_symplan {
+    const pfvm_sym *arena;  /* arena bytes */
+    const pfvm_sym *peak;   /* largest sum of live bytes at one step: a lower bound for any plan */
+    pfvm_symplan_entry *entries; /* one per planned tensor, in node order */
+    int n_entries;
+    int n_slots;
+    int n_dynamic;          /* tensors without a size expression (unknown rank, strings, sequences):
+                               allocated when they are produced, outside the arena */
+    int n_constant;         /* node outputs known before running (folded when binding, no arena space) */
+    int n_nodes;
+} pfvm_symplan;
+
+/* Alignment of every arena offset and size, in bytes (as the executor). */
+#define PFVM_SYMPLAN_ALIGN PFVM_DATA_ALIGN
+
+/* Plans g's intermediate tensors (node outputs; inputs and initializers
+ * live outside the arena) from the types pfvm_infer_shapes gave them.
+ * Outputs computable from constants alone are folded by the executor
+ * and take no space here. Tensors share an arena slot when their lifetimes are disjoint and the
+ * symbolic sizes prove that the slot fits for every binding, so the plan
+ * is valid whatever the dims turn out to be. Free with pfvm_symplan_free. */
+PFVM_API pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *st);
+PFVM_API void pfvm_symplan_free(pfvm_symplan *p);
+
+/* internal, shared with the recompute pass (the same accounting) */
+
+#endif /* PFVM_SYMPLAN_H */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PFVM_H */
+
+#ifdef PFVM_IMPLEMENTATION
+#ifndef PFVM_H_IMPLEMENTED
+#define PFVM_H_IMPLEMENTED
+
+/* ======== internal declarations (the implementation's only) ======== */
+
+#ifndef PFVM__AMALGAMATION
+#define PFVM__AMALGAMATION 1
+#endif
+
+/* ---- src/base/base.h ---- */
+/* The C library's allocator, unless the program names its own (each macro
+ * on its own). pfvm allocates with PFVM_REALLOC and frees with PFVM_FREE
+ * only; PFVM_MALLOC is accepted for symmetry and never called. */
+#ifndef PFVM_REALLOC
+#include <stdlib.h>
+#define PFVM_REALLOC(p, sz) realloc(p, sz)
+#endif
+#ifndef PFVM_FREE
+#include <stdlib.h>
+#define PFVM_FREE(p) free(p)
+#endif
+#ifndef PFVM_MALLOC
+#define PFVM_MALLOC(sz) PFVM_REALLOC(NULL, sz)
+#endif
+
+#ifndef PFVM_ASSERT
+#include <assert.h>
+#define PFVM_ASSERT(x) assert(x)
+#endif
+/* Internal functions and tables (pfvm__*, and the helpers of operator hooks)
+ * are declared PFVM_INTERNAL. In the amalgamated headers (amalgamate.py
+ * defines PFVM__AMALGAMATION) they are static: an object file built with
+ * PFVM_IMPLEMENTATION exports the public API only, and two copies built with
+ * PFVM_STATIC link into one program. In the per-module build of src/ (the
+ * unit tests' libpfvm.a) they keep external linkage. `unused`: a program
+ * calls only part of the library. */
+#ifdef PFVM__AMALGAMATION
+#if defined(__GNUC__) || defined(__clang__)
+#define PFVM_INTERNAL static __attribute__((unused))
+#else
+#define PFVM_INTERNAL static
+#endif
+#else
+#define PFVM_INTERNAL
+#endif
+
+/* stb_ds, private to the implementation. Its allocation goes through pfvm's
+ * allocator. Use its arrays and string maps only: its hash of 4- and 8-byte
+ * binary keys shifts signed ints past their width (undefined behaviour that
+ * UBSan reports). In the amalgamation its functions are renamed pfvm__stbds_*
+ * and declared static before stb_ds declares them (a later extern
+ * declaration keeps the internal linkage), so that a program's own stb_ds,
+ * included before or after pfvm or built elsewhere, never meets pfvm's. */
+#ifdef PFVM__AMALGAMATION
+#define stbds_rand_seed pfvm__stbds_rand_seed
+#define stbds_hash_bytes pfvm__stbds_hash_bytes
+#define stbds_hash_string pfvm__stbds_hash_string
+#define stbds_stralloc pfvm__stbds_stralloc
+#define stbds_strreset pfvm__stbds_strreset
+#define stbds_unit_tests pfvm__stbds_unit_tests
+#define stbds_arrgrowf pfvm__stbds_arrgrowf
+#define stbds_arrfreef pfvm__stbds_arrfreef
+#define stbds_hmfree_func pfvm__stbds_hmfree_func
+#define stbds_hmget_key pfvm__stbds_hmget_key
+#define stbds_hmget_key_ts pfvm__stbds_hmget_key_ts
+#define stbds_hmput_default pfvm__stbds_hmput_default
+#define stbds_hmput_key pfvm__stbds_hmput_key
+#define stbds_hmdel_key pfvm__stbds_hmdel_key
+#define stbds_shmode_func pfvm__stbds_shmode_func
+#if defined(__cplusplus) /* (kept by amalgamate.py, which drops #ifdef __cplusplus wrappers) */
+extern "C" {
+#endif
+struct stbds_string_arena;
+PFVM_INTERNAL void stbds_rand_seed(size_t seed);
+PFVM_INTERNAL size_t stbds_hash_bytes(void *p, size_t len, size_t seed);
+PFVM_INTERNAL size_t stbds_hash_string(char *str, size_t seed);
+PFVM_INTERNAL char *stbds_stralloc(struct stbds_string_arena *a, char *str);
+PFVM_INTERNAL void stbds_strreset(struct stbds_string_arena *a);
+PFVM_INTERNAL void *stbds_arrgrowf(void *a, size_t elemsize, size_t addlen, size_t min_cap);
+PFVM_INTERNAL void stbds_arrfreef(void *a);
+PFVM_INTERNAL void stbds_hmfree_func(void *p, size_t elemsize);
+PFVM_INTERNAL void *stbds_hmget_key(void *a, size_t elemsize, void *key, size_t keysize, int mode);
+PFVM_INTERNAL void *stbds_hmget_key_ts(void *a, size_t elemsize, void *key, size_t keysize, ptrdiff_t *temp,
+                                       int mode);
+PFVM_INTERNAL void *stbds_hmput_default(void *a, size_t elemsize);
+PFVM_INTERNAL void *stbds_hmput_key(void *a, size_t elemsize, void *key, size_t keysize, int mode);
+PFVM_INTERNAL void *stbds_hmdel_key(void *a, size_t elemsize, void *key, size_t keysize, size_t keyoffset,
+                                    int mode);
+PFVM_INTERNAL void *stbds_shmode_func(size_t elemsize, int mode);
+#if defined(__cplusplus)
+}
+#endif
+#endif
+#ifndef STBDS_NO_SHORT_NAMES
+#define STBDS_NO_SHORT_NAMES
+#endif
+#undef STBDS_REALLOC
+#undef STBDS_FREE
+#define STBDS_REALLOC(ctx, p, sz) pfvm__realloc(p, sz)
+#define STBDS_FREE(ctx, p) pfvm__free(p)
+#include <stb/stb_ds.h>
+/* stb_ds takes keys' addresses with a GNU `typeof` extension that strict
+ * C99 lacks; pfvm always passes lvalue keys, so the plain form serves. */
+#undef STBDS_ADDRESSOF
+#define STBDS_ADDRESSOF(typevar, value) &(value)
+PFVM_INTERNAL void *pfvm__realloc(void *p, size_t size);
+PFVM_INTERNAL void pfvm__free(void *p);
+PFVM_INTERNAL void *pfvm__malloc(size_t size);
+PFVM_INTERNAL void *pfvm__calloc(size_t n, size_t size);
+/* Tensor storage: PFVM_DATA_ALIGN-aligned (zeroed when `zero`), from the
+ * same allocator; freed only with pfvm__data_free. */
+PFVM_INTERNAL void *pfvm__data_alloc(size_t size, int zero);
+PFVM_INTERNAL void pfvm__data_free(void *p);
+PFVM_INTERNAL char *pfvm__strdup(const char *s);
+PFVM_INTERNAL char *pfvm__strndup(const char *s, size_t n);
+/* Sets *st (if non-NULL) and returns code. printf-style message. */
+PFVM_INTERNAL pfvm_code pfvm__fail(pfvm_status *st, pfvm_code code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+PFVM_INTERNAL void pfvm__ok(pfvm_status *st);
+/* Prepends "prefix: " to an existing message (for context such as a node). */
+PFVM_INTERNAL void pfvm__prefix(pfvm_status *st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list ap);
+PFVM_INTERNAL int pfvm__snprintf(char *buf, size_t n, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Checked arithmetic: return 0 on overflow, 1 on success. */
+PFVM_INTERNAL int pfvm__mul_size(size_t a, size_t b, size_t *out);
+PFVM_INTERNAL int pfvm__add_size(size_t a, size_t b, size_t *out);
+PFVM_INTERNAL int pfvm__mul_i64(int64_t a, int64_t b, int64_t *out);
+PFVM_INTERNAL int pfvm__add_i64(int64_t a, int64_t b, int64_t *out);
+/* Zeroed, 16-byte aligned memory owned by the arena; NULL on failure. */
+PFVM_INTERNAL void *pfvm__arena_alloc(pfvm_arena *a, size_t size);
+PFVM_INTERNAL char *pfvm__arena_strdup(pfvm_arena *a, const char *s);
+PFVM_INTERNAL char *pfvm__arena_strndup(pfvm_arena *a, const char *s, size_t n);
+PFVM_INTERNAL void pfvm__arena_free(pfvm_arena *a);
+/* ---- src/sym/sym.h ---- */
+/* ---- src/ir/ir.h ---- */
+/* Values a node reads: its inputs plus outer-scope values its subgraphs
+ * capture (stb_ds array, reset first). */
+PFVM_INTERNAL void pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
+/* Name of a node for messages: its name, or "op_type#index". */
+PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t size);
+/* ---- src/ops/registry.h ---- */
 /* Keeps `state` for this node until the executor is freed, which calls
  * free_fn(state); later runs find it in k->state (compiled programs,
  * caches). Replaces and frees a previous state. Without an executor the
  * state is freed at once and k->state is NULL. */
 PFVM_INTERNAL void pfvm_kctx_set_state(pfvm_kctx *k, void *state, void (*free_fn)(void *));
-
 /* The executor's random generator (64 random bits); marks the run as
  * random. pfvm_kctx_seed restarts the sequence (the `seed` attribute). */
 PFVM_INTERNAL uint64_t pfvm_kctx_random(pfvm_kctx *k);
 PFVM_INTERNAL void pfvm_kctx_seed(pfvm_kctx *k, uint64_t seed);
-
 /* Fails with "node 'n' (Op): <message>". */
 PFVM_INTERNAL pfvm_code pfvm__op_fail(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
-
 /* Inference helpers. */
 PFVM_INTERNAL void *pfvm_ictx_alloc(pfvm_ictx *c, size_t size);
 /* Sets out->sym to n symbolic scalars (copied into the ictx arena). */
 PFVM_INTERNAL pfvm_code pfvm_ival_set_sym(pfvm_ictx *c, pfvm_ival *out, const pfvm_sym *const *vals, int n);
-PFVM_INTERNAL void pfvm_ival_set_tensor(pfvm_ival *v, pfvm_dtype dtype, const pfvm_shape *shape);
-/* Output 0 = input 0's type (an inference function for the table). */
-PFVM_INTERNAL pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c);
-/* Output i = input j's type. */
-PFVM_INTERNAL pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in);
 /* Numpy-style multidirectional broadcast of the shapes of inputs. */
 PFVM_INTERNAL pfvm_code pfvm_infer_broadcast(pfvm_ictx *c, const pfvm_shape *const *shapes, int n, pfvm_shape *out);
 /* Output 0 = numpy matmul of shapes a and b (1-D operands promoted, batch
@@ -1040,10 +1881,6 @@ PFVM_INTERNAL pfvm_code pfvm_infer_axis(pfvm_ictx *c, int64_t axis, int rank, in
 PFVM_INTERNAL int pfvm_ival_ints(const pfvm_ival *v, int64_t *out, int cap);
 /* Normalises axis (negative counts from the end) for a rank; -1 on error. */
 PFVM_INTERNAL int pfvm__axis(int64_t axis, int rank);
-/* Output i gets dtype and an unknown shape of the given rank (symbols
- * named after the node, output and dim: `Node_o0_d1`, so the same unknown
- * is the same symbol everywhere), or unknown rank if rank < 0. */
-PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank);
 /* The symbol named after the node and `suffix` (`Loop_2_trip`): the same
  * symbol every time it is asked for; NULL when out of memory. */
 PFVM_INTERNAL const pfvm_sym *pfvm_infer_node_sym(pfvm_ictx *c, const char *suffix);
@@ -1061,10 +1898,6 @@ PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const
  * the graph declares is kept): for a loop's fixed point, which merges the
  * declared types itself. */
 PFVM_INTERNAL pfvm_code pfvm_ictx_infer_body(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n);
-/* The types of every value of g and of its subgraphs, saved so that a
- * fixed-point iteration starts each round from what the graph declared,
- * not from the previous round's guesses. NULL when out of memory. */
-typedef struct pfvm_types_saved pfvm_types_saved;
 PFVM_INTERNAL pfvm_types_saved *pfvm_types_save(pfvm_graph *g);
 PFVM_INTERNAL void pfvm_types_restore(const pfvm_types_saved *s);
 PFVM_INTERNAL void pfvm_types_saved_free(pfvm_types_saved *s);
@@ -1078,11 +1911,6 @@ PFVM_INTERNAL void pfvm_ictx_fed(pfvm_ictx *c, const pfvm_graph *g, int i, const
  * constant or when the case analysis (pfvm_infer_shape_cases) assumes it;
  * otherwise records it as a condition to split on and returns 0. */
 PFVM_INTERNAL int pfvm_ictx_decide(pfvm_ictx *c, const pfvm_sym *cond, int64_t *v);
-
-#ifdef __cplusplus
-}
-#endif
-#endif /* PFVM_REGISTRY_H */
 /* ---- src/ops/ops_common.h ---- */
 /* ops_common: helpers shared between operator families (declared here,
  * defined in the family that owns them). */
@@ -1090,9 +1918,6 @@ PFVM_INTERNAL int pfvm_ictx_decide(pfvm_ictx *c, const pfvm_sym *cond, int64_t *
 #define PFVM_OPS_COMMON_H
 
 
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 /* ---- elementwise.c: the broadcasting engine ---- */
 
@@ -1206,77 +2031,12 @@ PFVM_INTERNAL int64_t pfvm_tn_index(const pfvm_tensor *t, int64_t i, int64_t dim
  * keep the low bits (wrapping like numpy), floats round. */
 PFVM_INTERNAL void pfvm_tn_store_i64(pfvm_tensor *t, int64_t i, int64_t v);
 
-#ifdef __cplusplus
-}
-#endif
 #endif /* PFVM_OPS_COMMON_H */
 /* ---- src/shape/infer.h ---- */
-/* shape: the inference driver. It walks a graph in topological order and
- * asks each node's operator definition for its outputs' types, shapes and
- * (for small integer tensors) symbolic contents. The same walk serves the
- * static analysis (symbolic dims) and the executor's bind-time planning
- * (constant dims), so every operator has exactly one inference function. */
-#ifndef PFVM_INFER_H
-#define PFVM_INFER_H
-
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* Infers the type of every value of g (and its subgraphs) symbolically and
- * stores it in value->type. Graph inputs keep their declared types; dims
- * without a value or a name become named symbols. Unsupported operators
- * leave their outputs with unknown types unless `strict`. */
-PFVM_API pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st);
-
-/* Specializes g (a main graph) to a binding of some of its dim symbols:
- * every bound symbol in the graph inputs' shapes becomes its value, and
- * the graph's types are inferred again. Shapes that depend on a bound dim
- * through control flow (an If on `seq == 1`, a rank that a condition
- * picks) resolve once the condition is decided; dims still unbound stay
- * symbolic. The model keeps the specialized input types (load the model
- * again for another binding). For users who know a dim ("n = 100000"). */
-PFVM_API pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st);
-
-/* Shapes per case of a condition inference cannot decide. When an If's
- * condition compares dims whose equality depends on the input (`T == 1`
- * with T an expression of the input length: Squeeze when it holds,
- * Identity when not), a value's rank or dims can differ by case, and no
- * single shape is right. pfvm_infer_shape_cases infers g like
- * pfvm_infer_shapes and leaves the same plain types in the graph (an
- * unknown rank or fresh symbols where the branches differ: what passes,
- * the planner and autodiff use); then it infers g again under each outcome
- * of such conditions (conditions over the model's own dim names only,
- * nested up to 4 deep), the If decided each time, and keeps the results in
- * *out (NULL when no condition arose). A case in which inference proves
- * the run fails (an operator's shape error on the only path) is left out:
- * its values never reach the outputs. */
-typedef struct pfvm_shape_cases pfvm_shape_cases;
-PFVM_API pfvm_code pfvm_infer_shape_cases(pfvm_graph *g, pfvm_shape_cases **out, pfvm_status *st);
-/* Prints v's shape over the cases, like pfvm_shape_print when every case
- * that has v agrees (or c is NULL, or v is in no case), else
- * `COND ? SHAPE : SHAPE` with COND printed by pfvm_sym_print_cond
- * (`(h+1)/2==1`) and a nested case form in parentheses. Returns the
- * length it needed, like snprintf. */
-PFVM_API int pfvm_shape_cases_print(const pfvm_shape_cases *c, const pfvm_value *v, char *buf, size_t n);
-/* The shape of v when every case that has v agrees (its plain shape when
- * c is NULL or v is in no case): 1 and *out; 0 when it differs by case. */
-PFVM_API int pfvm_shape_cases_shape(const pfvm_shape_cases *c, const pfvm_value *v, pfvm_shape *out);
-PFVM_API void pfvm_shape_cases_free(pfvm_shape_cases *c);
-
-/* Receives what inference learned about the values of one graph (g itself
- * or a subgraph): iv[i] describes g->values[i] (type and, when known,
- * contents: a constant tensor or symbolic scalars), n entries. The tensors
- * and symbol arrays it points to live in the model's arena; iv itself is
- * freed when keep returns, so copy the entries. */
-typedef void (*pfvm_infer_keep_fn)(void *user, const pfvm_graph *g, const pfvm_ival *iv, int n);
-
 /* pfvm_infer_shapes (not strict) that also hands each graph's knowledge to
  * keep: passes read known contents (shape values, folded constants) this
  * way. */
 PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st);
-
 /* pfvm_infer_shapes (not strict) that also checks what every subgraph
  * input is fed: a Loop's or Scan's body input whose type, as stored in the
  * graph before this run, does not hold for every value its node feeds it
@@ -1284,150 +2044,16 @@ PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_f
  * of the main graph that is not proven) counts in *count, and the first
  * is described in first (n bytes). The pass manager's guard. */
 PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *first, size_t n, pfvm_status *st);
-
 /* Runs one node's inference: in/out are indexed like node->inputs and
  * node->outputs (NULL entries for omitted values). Errors are prefixed with
  * the node's name and op. */
 PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
                                          pfvm_symtab *syms, pfvm_arena *arena, pfvm_status *st);
-
 /* When an ival has fully constant symbolic contents (or the shape is known
  * and the value is a scalar), materialises them as a value tensor in the
  * arena so that kernels can read them. Returns 1 if ival->value is set. */
 PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena);
-
-#ifdef __cplusplus
-}
-#endif
-#endif /* PFVM_INFER_H */
 /* ---- src/passes/autodiff.h ---- */
-/* autodiff: reverse-mode differentiation of ONNX graphs into plain ONNX.
- *
- * pfvm_autodiff appends the backward graph of a model's graph to the same
- * graph: for a scalar loss (seed 1) or for given seeds of graph outputs, it
- * adds the nodes that compute the gradient of every chosen value (by
- * default every floating-point initializer) and, unless told otherwise,
- * makes those gradients graph outputs named `<value>_grad`. The backward
- * nodes are ordinary ONNX operators of the default domain at the model's
- * opset (no custom ops), so the training graph saves as ONNX that onnx's
- * checker accepts and other runtimes run.
- *
- * How it works. The forward nodes that lie on a path from a chosen value
- * to a seeded value are visited in reverse topological order; for each,
- * its operator's gradient builder (pfvm_op_def.grad, written next to the
- * operator's kernel in src/ops) reads the gradients of the node's outputs
- * and adds gradients to its inputs through the pfvm_grad_* helpers below.
- * The gradients a value receives from several readers are summed (Add for
- * two, Sum for more) when the value's own producer asks for them. Every
- * emitted node is type-inferred on the spot, so builders see symbolic
- * shapes and pfvm_grad_sum_to emits a reduction only where the shapes
- * cannot be proven equal.
- *
- * Conventions (what callers can rely on):
- * - Backward nodes are appended after the forward nodes, already in a valid
- *   topological order: g->nodes[res.n_forward ..] are the backward nodes
- *   (the recompute pass and the planner use this split).
- * - A gradient has its value's element type and shape.
- * - A chosen value the seeds do not depend on gets a zero gradient
- *   (ConstantOfShape of its shape), so a training graph always has one
- *   gradient output per parameter, whatever the loss reads.
- * - Only floating-point values carry gradients: integer and boolean inputs
- *   (indices, shapes, masks) are never differentiated, and a node whose
- *   outputs are not floating point stops the backward flow.
- * - Integer outputs (MaxPool's indices, Dropout's mask before opset 10
- *   aside) carry no gradient; statistics outputs that are functions of the
- *   input do (BatchNormalization's running and saved statistics,
- *   LayerNormalization's mean and inverse standard deviation), when
- *   something reads them.
- * - Errors name the forward node and operator: a node on the path whose
- *   operator has no gradient builder, or a builder that needs something
- *   the model's opset or shapes do not offer. */
-#ifndef PFVM_AUTODIFF_H
-#define PFVM_AUTODIFF_H
-
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* ---- the pass --------------------------------------------------------------- */
-
-/* pfvm_autodiff_opts.flags */
-#define PFVM_AUTODIFF_NO_OUTPUTS 1u /* do not add the gradients as graph outputs */
-
-typedef struct pfvm_autodiff_opts {
-    /* What to differentiate (in this order of precedence):
-     * - `loss`: the name of a value with one element (a scalar loss); its
-     *   seed is 1;
-     * - `ys`/`seeds` (n_ys pairs): seed values given by the caller, each
-     *   shaped like its y (the gradient of some scalar with respect to y);
-     * - neither: every floating-point graph output y gets a new graph input
-     *   `<y>_grad` of y's type as its seed (inputs are appended in output
-     *   order). */
-    const char *loss;
-    pfvm_value *const *ys;
-    pfvm_value *const *seeds;
-    int n_ys;
-    /* Names of the values to differentiate with respect to (initializers,
-     * graph inputs or intermediates), or NULL for every floating-point
-     * initializer in initializer order. */
-    const char *const *wrt;
-    int n_wrt;
-    unsigned flags; /* PFVM_AUTODIFF_* */
-} pfvm_autodiff_opts;
-
-/* What pfvm_autodiff did. Arrays are owned by the model. */
-typedef struct pfvm_autodiff_result {
-    int n_forward;        /* nodes of g before the call: g->nodes[n_forward..] are backward */
-    int n_wrt;
-    pfvm_value **wrt;     /* the values differentiated with respect to */
-    pfvm_value **grads;   /* grads[i]: gradient of wrt[i] (a graph output `<wrt>_grad` unless NO_OUTPUTS) */
-    int n_seeds;
-    pfvm_value **ys;      /* the seeded values */
-    pfvm_value **seeds;   /* their seeds (a Constant 1 for a loss, the new `<y>_grad` inputs, or the caller's) */
-    int n_unreachable;    /* wrt values that got zero gradients */
-} pfvm_autodiff_result;
-
-/* Appends the backward graph of g (the model's main graph when NULL) to g.
- * Infers shapes first and after. `res` may be NULL. On error the graph may
- * hold part of the backward nodes. */
-PFVM_API pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *g, const pfvm_autodiff_opts *opts,
-                                 pfvm_autodiff_result *res, pfvm_status *st);
-
-/* The forward values the backward nodes read: the activations a training
- * run keeps alive from the forward pass to the backward one (what the
- * recompute pass trades for recomputation). Values made by forward nodes
- * only (not inputs or initializers), each once, in forward order; fills
- * out[0..cap) and returns the count (which may exceed cap). Valid while
- * g->nodes[res->n_forward..] are still the backward nodes. */
-PFVM_API int pfvm_autodiff_saved(const pfvm_graph *g, const pfvm_autodiff_result *res, pfvm_value **out, int cap);
-
-/* ---- optimizers (training graphs) --------------------------------------------- */
-
-typedef enum pfvm_optimizer_kind {
-    PFVM_OPTIMIZER_SGD = 1, /* p_new = p - lr * g */
-    PFVM_OPTIMIZER_ADAM     /* Kingma & Ba, bias-corrected */
-} pfvm_optimizer_kind;
-
-typedef struct pfvm_optimizer_opts {
-    pfvm_optimizer_kind kind;
-    double lr;
-    double beta1, beta2, epsilon; /* Adam; 0 means the defaults 0.9, 0.999, 1e-8 */
-} pfvm_optimizer_opts;
-
-/* Appends the update of every res->wrt[i] with its gradient as plain ONNX
- * arithmetic, and graph outputs after the existing ones:
- *   SGD:  `<p>_new` for each parameter p, in res->wrt order;
- *   Adam: `<p>_new` for each p, then `<p>_adam_m_new` and `<p>_adam_v_new`
- *         for each p, then `adam_step_new`.
- * Adam's state is new float initializers of the graph, zero at the start:
- * `<p>_adam_m` and `<p>_adam_v` (shaped like p, p's element type) and the
- * scalar `adam_step` (float, the number of steps taken). The convention
- * for every training state S (parameters included) is the same: one
- * training step runs the graph and replaces S by the output `S_new`. */
-PFVM_API pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *g, const pfvm_autodiff_result *res,
-                                           const pfvm_optimizer_opts *opts, pfvm_status *st);
-
 /* ---- the context gradient builders use ---------------------------------------- */
 
 /* Builders (pfvm_grad_fn in an operator's definition) receive the context
@@ -1456,206 +2082,133 @@ struct pfvm_grad_ctx {
     const pfvm_ival **tmp_in;
     pfvm_ival **tmp_out;
 };
-
 /* Gradient of output i of the node (the sum of what its readers added), or
  * NULL when nothing reads it (its gradient is zero). */
-PFVM_API pfvm_value *pfvm_grad_out(pfvm_grad_ctx *g, int i);
+PFVM_INTERNAL pfvm_value *pfvm_grad_out(pfvm_grad_ctx *g, int i);
 /* The same, but zeros of the output's shape instead of NULL. */
-PFVM_API pfvm_value *pfvm_grad_out_or_zeros(pfvm_grad_ctx *g, int i);
+PFVM_INTERNAL pfvm_value *pfvm_grad_out_or_zeros(pfvm_grad_ctx *g, int i);
 /* 1 when value v (an input of the node) needs a gradient: builders may skip
  * work for inputs that do not. */
-PFVM_API int pfvm_grad_needed(const pfvm_grad_ctx *g, const pfvm_value *v);
+PFVM_INTERNAL int pfvm_grad_needed(const pfvm_grad_ctx *g, const pfvm_value *v);
 /* Adds dv to the gradient of v. dv must have v's shape (use
  * pfvm_grad_sum_to after broadcasting). Ignored when v needs no gradient.
  * Returns the status code: an error when dv is NULL (a failed helper). */
-PFVM_API pfvm_code pfvm_grad_add(pfvm_grad_ctx *g, const pfvm_value *v, pfvm_value *dv);
-
+PFVM_INTERNAL pfvm_code pfvm_grad_add(pfvm_grad_ctx *g, const pfvm_value *v, pfvm_value *dv);
 /* Emits a node of the default domain reading `in` (NULL entries: omitted
  * optional inputs) with n_out new outputs (node->outputs). Set its
  * attributes with pfvm_node_set_attr_* right away: the node is inferred
  * when a type is first asked for, so attributes must be complete before
  * any helper that needs types (pfvm_grad_type, _sum_to, _shape...) runs. */
-PFVM_API pfvm_node *pfvm_grad_node(pfvm_grad_ctx *g, const char *op_type, pfvm_value *const *in, int n_in,
+PFVM_INTERNAL pfvm_node *pfvm_grad_node(pfvm_grad_ctx *g, const char *op_type, pfvm_value *const *in, int n_in,
                                    int n_out);
 /* The same in another graph dst (a subgraph being built: its nodes are
  * inferred when that graph is, not on demand). */
-PFVM_API pfvm_node *pfvm_grad_node_in(pfvm_grad_ctx *g, pfvm_graph *dst, const char *op_type, pfvm_value *const *in,
+PFVM_INTERNAL pfvm_node *pfvm_grad_node_in(pfvm_grad_ctx *g, pfvm_graph *dst, const char *op_type, pfvm_value *const *in,
                                       int n_in, int n_out);
 /* One-output nodes without attributes. */
-PFVM_API pfvm_value *pfvm_grad_op1(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a);
-PFVM_API pfvm_value *pfvm_grad_op2(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b);
-PFVM_API pfvm_value *pfvm_grad_op3(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b,
+PFVM_INTERNAL pfvm_value *pfvm_grad_op1(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a);
+PFVM_INTERNAL pfvm_value *pfvm_grad_op2(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b);
+PFVM_INTERNAL pfvm_value *pfvm_grad_op3(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b,
                                    pfvm_value *c);
 /* The (inferred) type of a value, or NULL when v is NULL. */
-PFVM_API const pfvm_type *pfvm_grad_type(pfvm_grad_ctx *g, const pfvm_value *v);
+PFVM_INTERNAL const pfvm_type *pfvm_grad_type(pfvm_grad_ctx *g, const pfvm_value *v);
 /* Element type of v's tensors (PFVM_UNDEFINED when v is NULL). */
-PFVM_API pfvm_dtype pfvm_grad_dtype(pfvm_grad_ctx *g, const pfvm_value *v);
+PFVM_INTERNAL pfvm_dtype pfvm_grad_dtype(pfvm_grad_ctx *g, const pfvm_value *v);
 /* 1 when a and b have proven-equal shapes (symbolic dims included). */
-PFVM_API int pfvm_grad_same_shape(pfvm_grad_ctx *g, const pfvm_value *a, const pfvm_value *b);
-
+PFVM_INTERNAL int pfvm_grad_same_shape(pfvm_grad_ctx *g, const pfvm_value *a, const pfvm_value *b);
 /* Constants (Constant nodes, never initializers). */
-PFVM_API pfvm_value *pfvm_grad_scalar(pfvm_grad_ctx *g, pfvm_dtype dtype, double v);
+PFVM_INTERNAL pfvm_value *pfvm_grad_scalar(pfvm_grad_ctx *g, pfvm_dtype dtype, double v);
 /* A scalar of like's element type. */
-PFVM_API pfvm_value *pfvm_grad_scalar_like(pfvm_grad_ctx *g, const pfvm_value *like, double v);
+PFVM_INTERNAL pfvm_value *pfvm_grad_scalar_like(pfvm_grad_ctx *g, const pfvm_value *like, double v);
 /* A 1-D int64 constant. */
-PFVM_API pfvm_value *pfvm_grad_ints(pfvm_grad_ctx *g, const int64_t *v, int n);
+PFVM_INTERNAL pfvm_value *pfvm_grad_ints(pfvm_grad_ctx *g, const int64_t *v, int n);
 /* A constant tensor of any shape (data copied; dtype's element size). */
-PFVM_API pfvm_value *pfvm_grad_tensor(pfvm_grad_ctx *g, pfvm_dtype dtype, int rank, const int64_t *dims,
+PFVM_INTERNAL pfvm_value *pfvm_grad_tensor(pfvm_grad_ctx *g, pfvm_dtype dtype, int rank, const int64_t *dims,
                                       const void *data);
-
 /* Shape of v as a 1-D int64 value: a constant when every dim is known,
  * else Shape(v). */
-PFVM_API pfvm_value *pfvm_grad_shape(pfvm_grad_ctx *g, pfvm_value *v);
+PFVM_INTERNAL pfvm_value *pfvm_grad_shape(pfvm_grad_ctx *g, pfvm_value *v);
 /* A tensor of the given shape (a 1-D int64 value) filled with v. */
-PFVM_API pfvm_value *pfvm_grad_fill(pfvm_grad_ctx *g, pfvm_value *shape, pfvm_dtype dtype, double v);
+PFVM_INTERNAL pfvm_value *pfvm_grad_fill(pfvm_grad_ctx *g, pfvm_value *shape, pfvm_dtype dtype, double v);
 /* v's element count as a 1-element int64 value (a constant when v's shape
  * is known: no reader of v then). */
-PFVM_API pfvm_value *pfvm_grad_numel(pfvm_grad_ctx *g, pfvm_value *v);
+PFVM_INTERNAL pfvm_value *pfvm_grad_numel(pfvm_grad_ctx *g, pfvm_value *v);
 /* Zeros / ones shaped like v, of v's element type. */
-PFVM_API pfvm_value *pfvm_grad_zeros_like(pfvm_grad_ctx *g, pfvm_value *v);
-PFVM_API pfvm_value *pfvm_grad_ones_like(pfvm_grad_ctx *g, pfvm_value *v);
+PFVM_INTERNAL pfvm_value *pfvm_grad_zeros_like(pfvm_grad_ctx *g, pfvm_value *v);
+PFVM_INTERNAL pfvm_value *pfvm_grad_ones_like(pfvm_grad_ctx *g, pfvm_value *v);
 /* x reshaped to like's shape (x itself when the shapes are proven equal). */
-PFVM_API pfvm_value *pfvm_grad_reshape_like(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like);
+PFVM_INTERNAL pfvm_value *pfvm_grad_reshape_like(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like);
 /* x cast to dtype (x itself when it already is). */
-PFVM_API pfvm_value *pfvm_grad_cast(pfvm_grad_ctx *g, pfvm_value *x, pfvm_dtype dtype);
-
+PFVM_INTERNAL pfvm_value *pfvm_grad_cast(pfvm_grad_ctx *g, pfvm_value *x, pfvm_dtype dtype);
 /* Known contents of an integer value (a constant, an initializer, or shape
  * arithmetic inference resolved): the count, or -1 when not known or
  * longer than cap. */
-PFVM_API int pfvm_grad_known_ints(pfvm_grad_ctx *g, const pfvm_value *v, int64_t *out, int cap);
+PFVM_INTERNAL int pfvm_grad_known_ints(pfvm_grad_ctx *g, const pfvm_value *v, int64_t *out, int cap);
 /* The contents of v when known before running (a constant, an
  * initializer, or what inference folded), or NULL. Valid during the call. */
-PFVM_API const pfvm_tensor *pfvm_grad_known_value(pfvm_grad_ctx *g, const pfvm_value *v);
+PFVM_INTERNAL const pfvm_tensor *pfvm_grad_known_value(pfvm_grad_ctx *g, const pfvm_value *v);
 /* x broadcast to like's shape (Expand; x itself when already equal). */
-PFVM_API pfvm_value *pfvm_grad_expand(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like);
-
+PFVM_INTERNAL pfvm_value *pfvm_grad_expand(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like);
 /* Sums dx (shaped like a broadcast of target) down to target's shape:
  * ReduceSum over the broadcast axes, then Reshape when leading axes went.
  * Returns dx itself when the shapes are proven equal; axes whose sizes
  * cannot be decided symbolically are found at run time (Shape, Equal,
  * NonZero feeding ReduceSum's axes input, opset 13 and later). */
-PFVM_API pfvm_value *pfvm_grad_sum_to(pfvm_grad_ctx *g, pfvm_value *dx, pfvm_value *target);
-
+PFVM_INTERNAL pfvm_value *pfvm_grad_sum_to(pfvm_grad_ctx *g, pfvm_value *dx, pfvm_value *target);
 /* Reductions and axis edits in the form the model's opset wants (axes as
  * an attribute or as an input). `op` is ReduceSum, ReduceMean, ReduceMax...
  * Negative axes count from the end. */
-PFVM_API pfvm_value *pfvm_grad_reduce(pfvm_grad_ctx *g, const char *op, pfvm_value *x, const int64_t *axes, int n_axes,
+PFVM_INTERNAL pfvm_value *pfvm_grad_reduce(pfvm_grad_ctx *g, const char *op, pfvm_value *x, const int64_t *axes, int n_axes,
                                       int keepdims);
-PFVM_API pfvm_value *pfvm_grad_unsqueeze(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes);
-PFVM_API pfvm_value *pfvm_grad_squeeze(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes);
-PFVM_API pfvm_value *pfvm_grad_transpose(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *perm, int rank);
+PFVM_INTERNAL pfvm_value *pfvm_grad_unsqueeze(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes);
+PFVM_INTERNAL pfvm_value *pfvm_grad_squeeze(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes);
+PFVM_INTERNAL pfvm_value *pfvm_grad_transpose(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *perm, int rank);
 /* x[starts:ends] along `axes` (step 1; constants), as Slice in the form
  * of the model's opset. */
-PFVM_API pfvm_value *pfvm_grad_slice(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *starts, const int64_t *ends,
+PFVM_INTERNAL pfvm_value *pfvm_grad_slice(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *starts, const int64_t *ends,
                                      const int64_t *axes, int n);
 /* x padded with zeros: pads[a] before and pads[rank + a] after axis a
  * (non-negative), as Pad in the form of the opset. */
-PFVM_API pfvm_value *pfvm_grad_pad(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *pads, int rank);
+PFVM_INTERNAL pfvm_value *pfvm_grad_pad(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *pads, int rank);
 /* Concat of n values along axis. */
-PFVM_API pfvm_value *pfvm_grad_concat(pfvm_grad_ctx *g, pfvm_value *const *xs, int n, int64_t axis);
+PFVM_INTERNAL pfvm_value *pfvm_grad_concat(pfvm_grad_ctx *g, pfvm_value *const *xs, int n, int64_t axis);
 /* Element-wise x >= y (x <= y when `le`) as a bool value, in a form the
  * opset has. */
-PFVM_API pfvm_value *pfvm_grad_ge(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *y, int le);
-
+PFVM_INTERNAL pfvm_value *pfvm_grad_ge(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *y, int le);
 /* Output i of the forward node, adding it to the node when the model left
  * it out (Dropout's mask, MaxPool's indices, LayerNormalization's
  * statistics): the builder then reads what the forward pass computed. */
-PFVM_API pfvm_value *pfvm_grad_forward_output(pfvm_grad_ctx *g, int i);
-
+PFVM_INTERNAL pfvm_value *pfvm_grad_forward_output(pfvm_grad_ctx *g, int i);
 /* Control flow. The outer values the node's subgraphs read that need
  * gradients (its inputs excluded), deduplicated, into out[0..cap): the
  * count, or -1 when more than cap. */
-PFVM_API int pfvm_grad_captures(pfvm_grad_ctx *g, pfvm_value **out, int cap);
+PFVM_INTERNAL int pfvm_grad_captures(pfvm_grad_ctx *g, pfvm_value **out, int cap);
 /* The backward graph of `body` (a subgraph of the node, such as an If
  * branch) as a new subgraph of the context's graph: it recomputes body
  * (a copy, reading local Identity copies of the captured values caps) and
  * returns the gradients of caps[0..n_caps) given seeds[i] for body's output
  * i (NULL: none), zeros where body does not use a capture. The caller sets
  * the graph's owner and puts it in an attribute. NULL on failure. */
-PFVM_API pfvm_graph *pfvm_grad_subgraph(pfvm_grad_ctx *g, const pfvm_graph *body, pfvm_value *const *seeds,
+PFVM_INTERNAL pfvm_graph *pfvm_grad_subgraph(pfvm_grad_ctx *g, const pfvm_graph *body, pfvm_value *const *seeds,
                                         pfvm_value *const *caps, int n_caps);
-
 /* The general form under pfvm_grad_subgraph: copies body's nodes into dst
  * (a graph being built, whose nodes so far compute what the copy reads),
  * body's values from[i] read to[i] instead (its formal inputs, captured
  * values), seeds[i] (NULL: none) seeds body output i, and differentiates
  * dst with respect to wrt[0..n_wrt) (values of dst): grads[i] gets the
  * gradient of wrt[i], made in dst. Loop's builder uses it. */
-PFVM_API pfvm_code pfvm_grad_body(pfvm_grad_ctx *g, pfvm_graph *dst, const pfvm_graph *body, pfvm_value *const *from,
+PFVM_INTERNAL pfvm_code pfvm_grad_body(pfvm_grad_ctx *g, pfvm_graph *dst, const pfvm_graph *body, pfvm_value *const *from,
                                   pfvm_value *const *to, int n_map, pfvm_value *const *seeds, pfvm_value *const *wrt,
                                   int n_wrt, pfvm_value **grads);
 /* v copied into graph dst by an Identity named after hint (v's type). */
-PFVM_API pfvm_value *pfvm_grad_identity_in(pfvm_grad_ctx *g, pfvm_graph *dst, pfvm_value *v, const char *hint);
-
+PFVM_INTERNAL pfvm_value *pfvm_grad_identity_in(pfvm_grad_ctx *g, pfvm_graph *dst, pfvm_value *v, const char *hint);
 /* Fails with "node 'n' (Op): gradient: <message>" and returns the code. */
-PFVM_API pfvm_code pfvm_grad_fail(pfvm_grad_ctx *g, const char *fmt, ...)
+PFVM_INTERNAL pfvm_code pfvm_grad_fail(pfvm_grad_ctx *g, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-
-#ifdef __cplusplus
-}
-#endif
-#endif /* PFVM_AUTODIFF_H */
 /* ---- src/passes/passes.h ---- */
-/* passes: graph transformations and the pass manager. A pass is a function
- * over a graph that reports what it did; the manager runs a named, ordered
- * list of them (the default pipeline, or the user's `--passes LIST`). Passes
- * ask the operator registry (src/ops) for per-operator knowledge — rewrites,
- * gradients, fusion kinds — and never switch on op names they do not own. */
-#ifndef PFVM_PASSES_H
-#define PFVM_PASSES_H
-
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* What one pass did to a graph (and its subgraphs). */
-typedef struct pfvm_pass_stats {
-    int nodes_before, nodes_after;
-    int removed;            /* nodes deleted */
-    int rewritten;          /* nodes replaced by cheaper ones or changed */
-    int groups;             /* fused groups formed */
-    int64_t bytes_avoided;  /* intermediate bytes no longer materialised, when shapes are constant */
-} pfvm_pass_stats;
-
-/* A pass transforms g in place. The graph's value types are inferred before
- * each pass runs; a pass that changes the graph leaves it valid (toposorted,
- * every input produced). */
-typedef pfvm_code (*pfvm_pass_fn)(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
-
-typedef struct pfvm_pass {
-    const char *name;   /* as in --passes: "fold", "dce", "fuse", ... */
-    const char *doc;    /* one line */
-    pfvm_pass_fn run;
-    int default_on;     /* part of the default pipeline */
-} pfvm_pass;
-
-/* The known passes, in pipeline order; NULL past the end. */
-PFVM_API const pfvm_pass *pfvm_pass_at(int index);
-PFVM_API const pfvm_pass *pfvm_pass_find(const char *name);
-
-#define PFVM_OPT_MAX_RUNS 64
-
-/* What pfvm_optimize did, one entry per pass run. */
-typedef struct pfvm_opt_report {
-    int n;
-    struct {
-        const char *name;
-        pfvm_pass_stats stats;
-    } runs[PFVM_OPT_MAX_RUNS];
-} pfvm_opt_report;
-
-/* Optimizes the model's main graph in place. `passes` is a comma-separated
- * list of pass names run in that order, NULL for the default pipeline, or
- * "" / "none" for nothing. Unknown names are an error that lists the known
- * ones. `report` may be NULL. The default pipeline checks, after each pass
- * on a model with subgraphs, that every subgraph input's type still holds
- * for what the outer graph feeds it (see pfvm__run_pipeline). */
-PFVM_API pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st);
-
 /* Runs passes[0..n) on m like pfvm_optimize. With `guard` (the default
  * pipeline's setting) on a model with subgraphs, after each pass every
  * subgraph input's stored type must still hold for what its node feeds it
@@ -1663,10 +2216,6 @@ PFVM_API pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_rep
  * fails with a message naming the pass and the input. */
 PFVM_INTERNAL pfvm_code pfvm__run_pipeline(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
                                            pfvm_opt_report *report, pfvm_status *st);
-
-/* Counts nodes of g and its subgraphs. */
-PFVM_API int pfvm_graph_count_nodes(const pfvm_graph *g);
-
 /* The passes (each in its own file, listed in passes.c). */
 PFVM_INTERNAL pfvm_code pfvm__pass_fold(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_simplify(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
@@ -1674,127 +2223,7 @@ PFVM_INTERNAL pfvm_code pfvm__pass_cse(pfvm_model *m, pfvm_graph *g, pfvm_pass_s
 PFVM_INTERNAL pfvm_code pfvm__pass_bnfold(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_dce(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
-
-#ifdef __cplusplus
-}
-#endif
-#endif /* PFVM_PASSES_H */
 /* ---- src/passes/recompute.h ---- */
-/* recompute: automatic checkpointing of training graphs. A training graph
- * (pfvm_autodiff's forward nodes followed by its backward nodes) keeps
- * every activation the backward pass reads alive from the forward pass to
- * the backward one, so its peak memory grows with depth. This pass drops
- * some of them after their forward use and recomputes them from a kept
- * activation (a checkpoint) just before the backward nodes that read
- * them, trading extra forward operations for memory. The rewritten graph
- * computes the same values with the same operators in the same order of
- * arithmetic, so gradients do not change (bit for bit).
- *
- * Where it can cut. A checkpoint candidate (a "cut") is a forward value
- * that is, when its producer has run, the only non-constant forward value
- * still waiting for a forward reader: keeping it is enough to recompute
- * everything after it up to the next kept cut. Chains (MLPs, transformer
- * layers) have a cut after nearly every node, residual networks one per
- * block. Outputs of random operators, of nodes with subgraphs and graph
- * outputs are always kept.
- *
- * Policies. Chen et al. 2016 (arXiv:1604.06174): keep every s-th cut,
- * s = ceil(sqrt(n)) for n cuts (O(sqrt n) memory for one extra forward
- * pass). DP: dynamic programming over the prefixes the cuts delimit (the
- * lower sets of a chain, as in Kusumoto et al. 2019, arXiv:1911.13214):
- * among all sets of kept cuts whose estimated peak fits the budget, the
- * one with the fewest recomputed operations; its estimate is then checked
- * against the exact peak of the rewritten schedule and the DP re-run with
- * a tighter internal budget until the exact peak fits.
- *
- * Backward order. Before choosing, the pass may move "tail chains" to the
- * end of the schedule: backward nodes whose outputs only feed each other
- * or graph outputs (a weight gradient and its transposes), when their
- * outputs outweigh the values they read from outside. pfvm_autodiff makes
- * each weight gradient where its layer's gradient is made, so without this
- * the last layers' gradients stay alive through the whole backward pass.
- * The order is kept only when it lowers the peak without recomputation
- * (report->peak_reordered); it changes when values are made, not how.
- *
- * Slicing the input segment. When no plan fits the budget and the graph
- * is to be rewritten, the pass looks for the input segment of a CNN: a
- * Conv of a graph input (PFVM_OP_CHANNEL_ROWS) followed by per-channel
- * nodes (PFVM_OP_PER_CHANNEL, one-input element-wise ops), such as the
- * stem Conv, ReLU, MaxPool. Its backward pass holds the network's largest
- * tensors at once, whatever is kept. It is replaced by K slices over the
- * convolution's output channels: each recomputes the segment for its
- * channels and differentiates that alone (pfvm_autodiff with the sliced
- * gradient as seed); a Concat joins the rows of the weight and bias
- * gradients. K is the smallest power of two that makes the segment's
- * largest tensor no larger than its output. It is done only when the best
- * plan peaks inside that backward pass. The slices' copies count as
- * recomputed nodes; every value computed is the same arithmetic on the
- * same operands. Then the plan is chosen again on the sliced graph.
- *
- * Memory is what the symbolic planner (src/exec/symplan) counts: the peak
- * of live intermediate bytes over the node order (inputs and initializers
- * aside; graph outputs live to the end), evaluated under a binding of the
- * dim symbols when shapes are dynamic. Operations come from
- * pfvm_node_flops. */
-#ifndef PFVM_RECOMPUTE_H
-#define PFVM_RECOMPUTE_H
-
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-typedef enum pfvm_recompute_policy {
-    PFVM_RECOMPUTE_NONE = 0, /* keep every activation: measure only */
-    PFVM_RECOMPUTE_CHEN,     /* every s-th cut (opts.stride; 0: sqrt(n), or with a budget the stride with the
-                                fewest extra operations that fits) */
-    PFVM_RECOMPUTE_DP        /* the fewest extra operations within the budget */
-} pfvm_recompute_policy;
-
-/* pfvm_recompute_opts.flags */
-#define PFVM_RECOMPUTE_PLAN_ONLY 1u /* choose and report, leave the graph alone (no slicing, see above) */
-#define PFVM_RECOMPUTE_NO_SLICE 2u  /* never run the input segment's backward pass in channel slices */
-
-typedef struct pfvm_recompute_opts {
-    pfvm_recompute_policy policy;
-    int n_forward;       /* g->nodes[0..n_forward) are the forward pass (pfvm_autodiff_result.n_forward) */
-    double budget;       /* peak bytes to stay within; 0: none (DP then returns the smallest peak it finds) */
-    int stride;          /* CHEN: keep every stride-th cut; 0: see the policy */
-    const pfvm_binding *binding; /* values of the dim symbols sizes depend on, or NULL */
-    unsigned flags;      /* PFVM_RECOMPUTE_* */
-} pfvm_recompute_opts;
-
-typedef struct pfvm_recompute_report {
-    double peak_before, peak_after;   /* live-bytes peak under the binding, without / with the plan */
-    double peak_reordered;            /* without recomputation, in the backward order the plan uses (tail
-                                         chains moved last, see below); peak_before when nothing moved */
-    double flops_forward;             /* operations of the forward pass */
-    double flops_total;               /* of the whole training graph before the pass */
-    double extra_flops;               /* recomputed operations the plan adds */
-    const pfvm_sym *peak_expr;        /* the rewritten graph's peak as an expression of the dim symbols
-                                         (NULL with PLAN_ONLY) */
-    int n_cuts;                       /* checkpoint candidates */
-    int n_kept;                       /* cuts kept */
-    int n_recomputed;                 /* forward nodes copied into the backward pass */
-    int n_moved;                      /* backward nodes moved to the end (tail chains) */
-    int n_slices;                     /* channel slices of the input segment's backward pass (0: none) */
-    int stride;                       /* CHEN: the stride used */
-    int within_budget;                /* 1 when there is no budget or peak_after fits it */
-} pfvm_recompute_report;
-
-/* Chooses the activations of training graph g to recompute under the
- * policy and, unless PLAN_ONLY, rewrites g: copies of the forward nodes
- * that recompute a dropped activation are inserted right before the first
- * backward node that reads it, and the backward nodes read the copies.
- * The copies carry the doc string PFVM_RECOMPUTE_DOC, which the cse pass
- * respects (it would otherwise merge them back). g's types must be
- * inferred. Errors: no forward/backward split, sizes that depend on dims
- * the binding leaves open (the message names the value). When no plan
- * fits the budget, the one with the smallest peak is applied and
- * report->within_budget is 0 (not an error). */
-PFVM_API pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts *opts,
-                                  pfvm_recompute_report *report, pfvm_status *st);
-
 /* internal: the input segment's backward pass in channel slices
  * (recompute_slice.c). Finds the segment (Conv of a graph input, then
  * per-channel nodes) and its backward pass; when both qualify, rewrites
@@ -1808,15 +2237,6 @@ typedef struct pfvm__rc_sliced {
 PFVM_INTERNAL pfvm_code pfvm__rc_slice_input(pfvm_graph *g, int n_forward, const pfvm_binding *b,
                                              const pfvm_node *peak_at, pfvm__rc_sliced *info, pfvm_status *st);
 #define PFVM__RECOMPUTE_SLICED 0x100u /* internal: the graph was sliced before this plan */
-
-/* Doc string of the nodes pfvm_recompute adds, and a test for it. */
-#define PFVM_RECOMPUTE_DOC "pfvm: recomputation of a dropped activation"
-PFVM_API int pfvm_node_is_recompute(const pfvm_node *n);
-
-#ifdef __cplusplus
-}
-#endif
-#endif /* PFVM_RECOMPUTE_H */
 /* ---- src/passes/rewrite.h ---- */
 /* rewrite: the context of the operators' `simplify` hooks (pfvm_op_def)
  * and the helpers a hook uses to read what is known about values and to
@@ -1841,9 +2261,6 @@ PFVM_API int pfvm_node_is_recompute(const pfvm_node *n);
 #define PFVM_REWRITE_H
 
 
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 /* What a pass asks of the hooks (pfvm_rw_mode). */
 #define PFVM_RW_SIMPLIFY 1u /* local rewrites: x*1 -> x, Reshape to the same shape -> its input, ... */
@@ -1892,64 +2309,64 @@ struct pfvm_rewrite {
 /* Infers the model's types (pfvm_infer_shapes, not strict) and keeps the
  * facts. rw is then ready for the main graph; pfvm_rw_set_graph moves it
  * to a subgraph. */
-PFVM_API pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st);
+PFVM_INTERNAL pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st);
 /* Works on g (a graph of the model) from now on. */
-PFVM_API void pfvm_rw_set_graph(pfvm_rewrite *rw, pfvm_graph *g);
+PFVM_INTERNAL void pfvm_rw_set_graph(pfvm_rewrite *rw, pfvm_graph *g);
 /* Removes the forwarded nodes of every graph that have no reader left,
  * re-sorts edited graphs and frees the facts. Adds the removed nodes to
  * *removed when given. */
-PFVM_API pfvm_code pfvm_rw_end(pfvm_rewrite *rw, int *removed);
+PFVM_INTERNAL pfvm_code pfvm_rw_end(pfvm_rewrite *rw, int *removed);
 /* Frees the context without editing (after an error). */
-PFVM_API void pfvm_rw_free(pfvm_rewrite *rw);
+PFVM_INTERNAL void pfvm_rw_free(pfvm_rewrite *rw);
 /* Calls node->op->simplify when it has one; returns its code. */
-PFVM_API pfvm_code pfvm_rw_run_hook(pfvm_rewrite *rw, pfvm_node *node);
+PFVM_INTERNAL pfvm_code pfvm_rw_run_hook(pfvm_rewrite *rw, pfvm_node *node);
 
 /* ---- facts ------------------------------------------------------------------ */
 
 /* What the running pass asks for: PFVM_RW_SIMPLIFY or PFVM_RW_AFFINE. */
-PFVM_API unsigned pfvm_rw_mode(const pfvm_rewrite *rw);
-PFVM_API pfvm_model *pfvm_rw_model(const pfvm_rewrite *rw);
-PFVM_API pfvm_symtab *pfvm_rw_symtab(const pfvm_rewrite *rw);
+PFVM_INTERNAL unsigned pfvm_rw_mode(const pfvm_rewrite *rw);
+PFVM_INTERNAL pfvm_model *pfvm_rw_model(const pfvm_rewrite *rw);
+PFVM_INTERNAL pfvm_symtab *pfvm_rw_symtab(const pfvm_rewrite *rw);
 /* The graph being rewritten. */
-PFVM_API pfvm_graph *pfvm_rw_graph(const pfvm_rewrite *rw);
+PFVM_INTERNAL pfvm_graph *pfvm_rw_graph(const pfvm_rewrite *rw);
 /* Opset in effect for a domain ("" = ONNX). */
-PFVM_API int64_t pfvm_rw_opset(const pfvm_rewrite *rw, const char *domain);
+PFVM_INTERNAL int64_t pfvm_rw_opset(const pfvm_rewrite *rw, const char *domain);
 
 /* The inferred type of v; NULL when v is NULL or its kind is unknown. */
-PFVM_API const pfvm_type *pfvm_rw_type(const pfvm_rewrite *rw, const pfvm_value *v);
+PFVM_INTERNAL const pfvm_type *pfvm_rw_type(const pfvm_rewrite *rw, const pfvm_value *v);
 /* v's symbolic shape when v is a tensor of known rank, else NULL. */
-PFVM_API const pfvm_shape *pfvm_rw_shape(const pfvm_rewrite *rw, const pfvm_value *v);
+PFVM_INTERNAL const pfvm_shape *pfvm_rw_shape(const pfvm_rewrite *rw, const pfvm_value *v);
 /* v's contents when they are a known constant: an initializer, a Constant,
  * or what inference computed (small shape arithmetic). NULL otherwise. The
  * tensor lives as long as the model; never modify it. */
-PFVM_API const pfvm_tensor *pfvm_rw_value(const pfvm_rewrite *rw, const pfvm_value *v);
+PFVM_INTERNAL const pfvm_tensor *pfvm_rw_value(const pfvm_rewrite *rw, const pfvm_value *v);
 /* v's contents as int64s (an integer or bool tensor with known constant
  * contents, symbolic ones included when they are constants): the count,
  * or -1 when unknown or longer than cap. */
-PFVM_API int pfvm_rw_ints(const pfvm_rewrite *rw, const pfvm_value *v, int64_t *out, int cap);
+PFVM_INTERNAL int pfvm_rw_ints(const pfvm_rewrite *rw, const pfvm_value *v, int64_t *out, int cap);
 /* v's contents as symbolic scalars (data propagation; constants become
  * constant symbols): the count, or -1 when unknown or longer than cap. */
-PFVM_API int pfvm_rw_syms(const pfvm_rewrite *rw, const pfvm_value *v, const pfvm_sym **out, int cap);
+PFVM_INTERNAL int pfvm_rw_syms(const pfvm_rewrite *rw, const pfvm_value *v, const pfvm_sym **out, int cap);
 /* 1 when v is a known constant of a numeric type whose every element
  * equals x (an empty tensor does not qualify). */
-PFVM_API int pfvm_rw_is_all(const pfvm_rewrite *rw, const pfvm_value *v, double x);
+PFVM_INTERNAL int pfvm_rw_is_all(const pfvm_rewrite *rw, const pfvm_value *v, double x);
 /* Number of readers of v (node inputs, subgraph captures, graph outputs);
  * v must belong to the graph being rewritten or an enclosing one (readers
  * counted in that graph). */
-PFVM_API int pfvm_rw_readers(pfvm_rewrite *rw, const pfvm_value *v);
+PFVM_INTERNAL int pfvm_rw_readers(pfvm_rewrite *rw, const pfvm_value *v);
 /* The node that makes v, or NULL (inputs, initializers). */
-PFVM_API pfvm_node *pfvm_rw_producer(const pfvm_rewrite *rw, const pfvm_value *v);
+PFVM_INTERNAL pfvm_node *pfvm_rw_producer(const pfvm_rewrite *rw, const pfvm_value *v);
 /* 1 when a node's output i is absent or has no reader. */
-PFVM_API int pfvm_rw_output_unused(pfvm_rewrite *rw, const pfvm_node *node, int i);
+PFVM_INTERNAL int pfvm_rw_output_unused(pfvm_rewrite *rw, const pfvm_node *node, int i);
 
 /* ---- proofs ------------------------------------------------------------------ */
 
 /* 1 when both shapes have known, equal ranks and every pair of dims is
  * proven equal for every binding of the symbols. */
-PFVM_API int pfvm_rw_same_shape(const pfvm_shape *a, const pfvm_shape *b);
+PFVM_INTERNAL int pfvm_rw_same_shape(const pfvm_shape *a, const pfvm_shape *b);
 /* 1 when a and b are tensors of the same element type and proven equal
  * shapes: one can stand for the other. */
-PFVM_API int pfvm_rw_same_type(const pfvm_rewrite *rw, const pfvm_value *a, const pfvm_value *b);
+PFVM_INTERNAL int pfvm_rw_same_type(const pfvm_rewrite *rw, const pfvm_value *a, const pfvm_value *b);
 
 /* ---- edits -------------------------------------------------------------------- */
 
@@ -1959,7 +2376,7 @@ PFVM_API int pfvm_rw_same_type(const pfvm_rewrite *rw, const pfvm_value *a, cons
  * output is a graph output and v could not take its place without an
  * extra Identity (v is a graph input, initializer or another output, or v
  * is not made inside a subgraph whose output it would become). */
-PFVM_API pfvm_code pfvm_rw_forward(pfvm_rewrite *rw, pfvm_node *node, int i, pfvm_value *v);
+PFVM_INTERNAL pfvm_code pfvm_rw_forward(pfvm_rewrite *rw, pfvm_node *node, int i, pfvm_value *v);
 /* Adds a node of the default ONNX domain (at the model's opset) reading
  * `inputs` (NULL entries for omitted optionals), with n_out fresh outputs
  * named after like's outputs (like may be NULL), and infers its outputs
@@ -1967,28 +2384,28 @@ PFVM_API pfvm_code pfvm_rw_forward(pfvm_rewrite *rw, pfvm_node *node, int i, pfv
  * pfvm_node_set_attr_*, then call pfvm_rw_infer_node. NULL when the
  * operator is unknown at the model's opset (the status is untouched) or on
  * failure (the status says why: pfvm_rw_failed). */
-PFVM_API pfvm_node *pfvm_rw_add_node(pfvm_rewrite *rw, const char *op_type, pfvm_value *const *inputs, int n_in,
+PFVM_INTERNAL pfvm_node *pfvm_rw_add_node(pfvm_rewrite *rw, const char *op_type, pfvm_value *const *inputs, int n_in,
                                      int n_out, const pfvm_node *like);
 /* Copies src's attributes to dst, except those named in `skip`
  * (NULL-terminated list, or NULL). */
-PFVM_API pfvm_code pfvm_rw_copy_attrs(pfvm_rewrite *rw, pfvm_node *dst, const pfvm_node *src, const char *const *skip);
+PFVM_INTERNAL pfvm_code pfvm_rw_copy_attrs(pfvm_rewrite *rw, pfvm_node *dst, const pfvm_node *src, const char *const *skip);
 /* (Re)infers the outputs of a node added with pfvm_rw_add_node after its
  * attributes are set. */
-PFVM_API pfvm_code pfvm_rw_infer_node(pfvm_rewrite *rw, pfvm_node *node);
+PFVM_INTERNAL pfvm_code pfvm_rw_infer_node(pfvm_rewrite *rw, pfvm_node *node);
 /* A new initializer of the graph being rewritten holding a copy of t (a
  * dense tensor; strings copied too). NULL on failure. */
-PFVM_API pfvm_value *pfvm_rw_const(pfvm_rewrite *rw, const pfvm_tensor *t, const char *hint);
+PFVM_INTERNAL pfvm_value *pfvm_rw_const(pfvm_rewrite *rw, const pfvm_tensor *t, const char *hint);
 /* A new zero-filled initializer of this type and shape; *data receives its
  * tensor to fill in. */
-PFVM_API pfvm_value *pfvm_rw_const_new(pfvm_rewrite *rw, pfvm_dtype dtype, int rank, const int64_t *dims,
+PFVM_INTERNAL pfvm_value *pfvm_rw_const_new(pfvm_rewrite *rw, pfvm_dtype dtype, int rank, const int64_t *dims,
                                        const char *hint, pfvm_tensor **data);
 /* A new 1-D int64 initializer. */
-PFVM_API pfvm_value *pfvm_rw_const_ints(pfvm_rewrite *rw, const int64_t *v, int n, const char *hint);
+PFVM_INTERNAL pfvm_value *pfvm_rw_const_ints(pfvm_rewrite *rw, const int64_t *v, int n, const char *hint);
 /* 1 when the last helper failed (the status holds the error). */
-PFVM_API int pfvm_rw_failed(const pfvm_rewrite *rw);
+PFVM_INTERNAL int pfvm_rw_failed(const pfvm_rewrite *rw);
 /* The code to return from a hook after a helper returned NULL: the error,
  * or PFVM_OK when the helper only declined. */
-PFVM_API pfvm_code pfvm_rw_code(const pfvm_rewrite *rw);
+PFVM_INTERNAL pfvm_code pfvm_rw_code(const pfvm_rewrite *rw);
 
 /* ---- absorbing per-channel affine maps (bnfold) --------------------------------- */
 
@@ -1996,10 +2413,10 @@ PFVM_API pfvm_code pfvm_rw_code(const pfvm_rewrite *rw);
  * its output 0 times a->scale plus a->shift along a->axis. On return
  * a->result is that value, or NULL when the producer cannot absorb it. The
  * caller checks that the producer's output has no other reader. */
-PFVM_API pfvm_code pfvm_rw_absorb(pfvm_rewrite *rw, pfvm_node *producer, pfvm_rw_affine *a);
+PFVM_INTERNAL pfvm_code pfvm_rw_absorb(pfvm_rewrite *rw, pfvm_node *producer, pfvm_rw_affine *a);
 /* Inside a hook: the pending absorb request for this node, or NULL (then
  * the hook does its ordinary work). */
-PFVM_API pfvm_rw_affine *pfvm_rw_request(const pfvm_rewrite *rw);
+PFVM_INTERNAL pfvm_rw_affine *pfvm_rw_request(const pfvm_rewrite *rw);
 
 /* ---- for passes that edit without hooks (cse, fold) --------------------------- */
 
@@ -2018,180 +2435,14 @@ PFVM_INTERNAL pfvm_code pfvm__rw_set_fact(pfvm_rewrite *rw, const pfvm_value *v,
 /* Calls f on g and every graph nested in it, outer graphs first. */
 PFVM_INTERNAL pfvm_code pfvm__for_graphs(pfvm_graph *g, pfvm_code (*f)(void *user, pfvm_graph *g), void *user);
 
-#ifdef __cplusplus
-}
-#endif
 #endif /* PFVM_REWRITE_H */
 /* ---- src/exec/exec.h ---- */
-/* exec: the planner and the executor.
- *
- * An executor runs one graph. Binding inputs plans the run: the inference
- * driver gives every value a concrete shape, small integer tensors whose
- * contents are known (shape arithmetic) are folded right away, and every
- * other intermediate tensor gets an offset in one arena, reused between
- * values whose lifetimes do not overlap. Running then executes the kernels
- * in order and allocates nothing, except for outputs whose size depends on
- * data (NonZero, Unique, ...), strings, and sequences. The plan is kept
- * until the input shapes (or the contents of small integer inputs) change. */
-#ifndef PFVM_EXEC_H
-#define PFVM_EXEC_H
-
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* Creates an executor for g (NULL: the model's main graph). Resolves every
- * node's operator; an operator pfvm does not know is an error here. The
- * model must outlive the executor. */
-PFVM_API pfvm_exec *pfvm_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_status *st);
-PFVM_API void pfvm_exec_free(pfvm_exec *e);
-
-/* The inputs a caller provides: graph inputs that are not initializers, in
- * graph order. */
-PFVM_API int pfvm_exec_num_inputs(const pfvm_exec *e);
-PFVM_API const pfvm_value *pfvm_exec_input(const pfvm_exec *e, int i);
-PFVM_API int pfvm_exec_num_outputs(const pfvm_exec *e);
-PFVM_API const pfvm_value *pfvm_exec_output_value(const pfvm_exec *e, int i);
-
-/* Declares that input i's contents change from run to run and that no
- * shape depends on them (labels, token ids): the plan never reads them, so
- * binding new contents keeps the plan. By default the contents of small
- * integer inputs (up to PFVM_FOLD_LIMIT elements) are read when planning,
- * as they may be shapes or axes, and binding other contents plans again. A
- * varying input that does feed a shape still works: the shapes it decides
- * are found while running (as for data-dependent sizes). Changing the
- * setting drops the plan. */
-PFVM_API pfvm_code pfvm_exec_set_input_varying(pfvm_exec *e, int i, int varying, pfvm_status *st);
-
-/* Uses caller memory as the arena (for heap-free runs); it must hold at
- * least the planned arena size, 64-byte aligned. NULL returns to an arena
- * the executor allocates. */
-PFVM_API void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size);
-
-/* Binds inputs (viewed, not copied: they must stay alive during the run)
- * and plans if needed. n must equal pfvm_exec_num_inputs. */
-PFVM_API pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st);
-/* Runs the bound graph. */
-PFVM_API pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st);
-/* Output i of the last run; valid until the next bind, run or free. */
-PFVM_API const pfvm_tensor *pfvm_exec_output(const pfvm_exec *e, int i);
-
-/* Checks shapes while running (for tests: `interp test` turns it on): after
- * each node, every output's shape must agree with the type inference left
- * in the graph (value->type, from pfvm_infer_shapes before the executor
- * was made), in this graph and in every subgraph at each of its runs, so a
- * loop body is checked at every iteration. Each run binds the symbols it
- * meets to the dims it sees first (graph inputs, then outer-scope values,
- * then outputs in order); a dim that then evaluates to another size fails
- * the run with a message naming the node, the value, both shapes and the
- * run. Off by default: it costs a binding per run (and may allocate). */
-PFVM_API void pfvm_exec_check_shapes(pfvm_exec *e, int on);
-
-/* 1 when the last run drew random numbers (random generators, Dropout in
- * training mode): its outputs are samples, comparable by shape and type. */
-PFVM_API int pfvm_exec_was_random(const pfvm_exec *e);
-
-/* ---- training state ------------------------------------------------------------
- *
- * A training graph (pfvm_autodiff_optimizer) reads its state S (the
- * parameters, the optimizer's moments and step count) from initializers
- * and computes the next state as graph outputs; a training step replaces
- * S by its output. pfvm_exec_feedback makes one executor carry that state
- * from run to run: after every successful pfvm_exec_run the output `next`
- * is copied into the initializer `state`, so the next run reads it and the
- * model holds the current values at every step (save the model, or view
- * the initializer's data, to use them). The plan treats such an
- * initializer as a variable: nothing that reads it is folded, so one plan
- * (one bind per new input shape) serves every step. The optimization
- * passes take initializers for constants: before pfvm_optimize on a
- * training graph, list its states as graph inputs too (initializers that
- * are inputs are defaults the passes leave alone; the executor still reads
- * them as initializers), as examples/train_digits.c does. */
-
-/* Carries output `next` (made by a node) into initializer `state` (of the
- * executor's graph) after each run. Both must have one element type and
- * shape (checked now where the shapes are static, else after the run).
- * The initializer's data moves to storage the model owns and pfvm may
- * write (a copy, unless the model allocated it), so weights viewed in
- * caller memory are never written. Drops the plan: the next bind plans
- * again. Declaring a state again replaces its `next`. */
-PFVM_API pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, pfvm_status *st);
-/* pfvm_exec_feedback for every graph output named `<S>_new` whose S is an
- * initializer of the graph (the convention of pfvm_autodiff_optimizer):
- * the number of pairs, or -1 on error (st set). */
-PFVM_API int pfvm_exec_feedback_all(pfvm_exec *e, pfvm_status *st);
-
-/* The memory plan of the current binding. */
-typedef struct pfvm_plan_entry {
-    const pfvm_value *value;
-    size_t offset, bytes;
-    int first, last;        /* node indices of definition and last use */
-    int kind;               /* 0 arena, 1 folded constant, 2 dynamic (run time), 3 input/initializer */
-    int in_place;           /* arena: 1 when stored over its node's input 0 (same offset), which that
-                               node reads last (PFVM_OP_IN_PLACE kernels such as ScatterElements) */
-} pfvm_plan_entry;
-
-typedef struct pfvm_plan_info {
-    size_t arena_bytes;       /* the arena the plan needs */
-    size_t lower_bound;       /* peak of live bytes: no plan can do better */
-    size_t folded_bytes;      /* constants folded at plan time */
-    int n_nodes, n_folded;    /* nodes, and nodes folded at plan time */
-    const pfvm_plan_entry *entries;
-    int n_entries;
-} pfvm_plan_info;
-
-/* Fills info for the current plan (after pfvm_exec_bind). */
-PFVM_API pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_status *st);
-
-/* ---- internal: used by control-flow kernels -------------------------------- */
-
 /* Runs subgraph g of the running node with the given inputs (g's formal
  * inputs, in order). Outer-scope values resolve to the caller's. Outputs
  * are deep copies the caller owns (free with pfvm_tensor_free). */
 PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph *g, const pfvm_tensor *const *inputs,
                                             int n_inputs, pfvm_tensor **outputs, int n_outputs, pfvm_status *st);
-
-#ifdef __cplusplus
-}
-#endif
-#endif /* PFVM_EXEC_H */
 /* ---- src/exec/fused.h ---- */
-/* exec/fused: fused groups and the fused-loop engine.
- *
- * The fusion pass (src/passes/fuse.c) turns a group of element-wise and
- * broadcast nodes into one node of domain `pfvm` that calls a model-local
- * function (ONNX FunctionProto) holding the group's nodes. This module runs
- * such calls. The group's body is compiled once per node into a small
- * program over block registers: arrays of PFVM_FUSE_BLOCK floats. Each
- * operator's `fuse` hook (in its own definition, src/ops/...) emits its
- * instruction(s): a kernel function that computes one block,
- * d[e] = f(s0[e], s1[e], s2[e]) for e < PFVM_FUSE_BLOCK, with parameters
- * copied into the instruction. Running walks the output block by block:
- * group inputs are loaded into registers with their broadcast strides
- * (a scalar once per run, a row or a column as the walk reaches it; no
- * broadcast is ever materialized), the instructions run, and the group's
- * outputs are stored. A group's intermediate values live in registers
- * only: the planner never sees them.
- *
- * Registers hold float32; booleans are 0 and 1, other element types are
- * converted when loaded and stored. A hook accepts a node only when the
- * result is exactly what the node's own kernel computes (float32 math,
- * comparisons, Where, Cast between float types and bool); otherwise it
- * refuses and the node stays out of groups.
- *
- * Calls to model-local functions whose body cannot be compiled (a node
- * without a fuse hook, an element type a hook refuses, outputs of
- * different shapes) run the body as a subgraph, so every model-local
- * function without attributes runs. */
-#ifndef PFVM_FUSED_H
-#define PFVM_FUSED_H
-
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* Elements per register. Kernels loop over exactly this many, so compilers
  * unroll and vectorize them (gcc -O2 vectorizes only constant trip counts).
  * 1024 (4 KB registers) on 64-bit hosts: with 16-float vectors a kernel call
@@ -2227,6 +2478,12 @@ extern "C" {
  * libm's fmaf in the baseline one, so all versions round alike. Elsewhere
  * (other compilers, Arm, musl, Windows), or with PFVM_NO_DISPATCH
  * defined, kernels are compiled once for the target the build names. */
+/* clang (14) gives a static target_clones function an external resolver
+ * symbol (<name>.resolver), so two PFVM_STATIC copies built by clang would
+ * clash: such a copy compiles its kernels once, for the build's target. */
+#if defined(__clang__) && defined(PFVM__AMALGAMATION) && defined(PFVM_STATIC) && !defined(PFVM_NO_DISPATCH)
+#define PFVM_NO_DISPATCH
+#endif
 #if !defined(PFVM_NO_DISPATCH) && defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && \
     defined(__GLIBC__) && defined(__has_attribute)
 #if __has_attribute(target_clones) && (defined(__clang__) || __GNUC__ >= 11)
@@ -2253,27 +2510,6 @@ extern "C" {
 #endif
 /* 1 when the CPU runs AVX-512F (checked once), 0 elsewhere. */
 PFVM_INTERNAL int pfvm__have_avx512(void);
-
-#define PFVM_FUSE_MAX_SRC 3     /* sources of one instruction */
-#define PFVM_FUSE_PARAM_BYTES 64 /* parameters of one instruction */
-
-/* One instruction's work: d[e] = f(s[0][e], ...) for e < PFVM_FUSE_BLOCK.
- * `d` never aliases a source. `params` is the copy made by
- * pfvm_fuse_emit, aligned for doubles and 64-bit integers. */
-typedef void (*pfvm_fuse_kernel)(float *d, const float *const *s, const void *params);
-
-/* ---- for operators' fuse hooks --------------------------------------------
- *
- * A hook reads its node's attributes, asks the element types of its inputs
- * with pfvm_fuse_dtype, and emits instructions over operands: the node's
- * inputs (PFVM_FUSE_IN(i)), its outputs (PFVM_FUSE_OUT(j), each written
- * once) and temporaries (pfvm_fuse_tmp). A hook that cannot compute the node
- * exactly as its kernel does calls pfvm_fuse_refuse and emits nothing. The
- * same hook runs when the fusion pass decides whether a node may join a
- * group (emission is then only checked) and when a group is compiled. */
-#define PFVM_FUSE_IN(i) (i)
-#define PFVM_FUSE_OUT(j) (4096 + (j))
-
 /* Element type of the node's input i; PFVM_UNDEFINED when it is omitted. */
 PFVM_INTERNAL pfvm_dtype pfvm_fuse_dtype(const pfvm_fuse_ctx *f, int i);
 /* A new temporary operand (valid within this node), or -1 when out of memory. */
@@ -2286,26 +2522,6 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, co
  * second source is one value for the whole run (a scalar group input):
  * `fn` computes the same results reading only s[1][0]. */
 PFVM_INTERNAL pfvm_code pfvm_fuse_variant(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn);
-/* Micro-ops: simple float32 operations that the engine runs several of in
- * one pass over a block, values kept in CPU registers between them, when
- * instructions chain (each result read only by the next instruction, as
- * its first source). A hook declares with pfvm_fuse_uop that the
- * instruction it just emitted computes exactly, element by element, what
- * the micro-op computes (s0, s1: its sources; s1 may be one value for the
- * run or a register); the engine then gives the same results either way. */
-enum {
-    PFVM_FUSE_U_NONE,
-    PFVM_FUSE_U_ADD,  /* s0 + s1 */
-    PFVM_FUSE_U_SUB,  /* s0 - s1 */
-    PFVM_FUSE_U_MUL,  /* s0 * s1 */
-    PFVM_FUSE_U_DIV,  /* s0 / s1 */
-    PFVM_FUSE_U_MAX,  /* s1 if s1 != s1 or s1 > s0, else s0 */
-    PFVM_FUSE_U_MIN,  /* s1 if s1 != s1 or s1 < s0, else s0 */
-    PFVM_FUSE_U_RELU, /* s0 > 0 ? s0 : 0 */
-    PFVM_FUSE_U_NEG,  /* -s0 (the sign bit flipped) */
-    PFVM_FUSE_U_ABS,  /* s0 with its sign bit cleared */
-    PFVM_FUSE_U_COUNT
-};
 /* The instruction just emitted is micro-op `uop` (binary ones need two
  * sources, unary ones one). */
 PFVM_INTERNAL pfvm_code pfvm_fuse_uop(pfvm_fuse_ctx *f, int uop);
@@ -2314,111 +2530,26 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_alias(pfvm_fuse_ctx *f, int d, int src);
 /* The node cannot be fused: returns PFVM_ERR_UNSUPPORTED (the reason goes
  * into the status when the caller gave one). */
 PFVM_INTERNAL pfvm_code pfvm_fuse_refuse(pfvm_fuse_ctx *f, const char *why);
-
 /* The node's input i when its contents are known (an initializer while
  * the pass decides, the call's input tensor while a group compiles), or
  * NULL: hooks read axes and exponents here. */
 PFVM_INTERNAL const pfvm_tensor *pfvm_fuse_const(const pfvm_fuse_ctx *f, int i);
-
-/* Reductions end a group: the node's output d (PFVM_FUSE_OUT(j)) is the
- * reduction of operand src over `axes` (n_axes of them; none: every axis)
- * of the group's shape, with or without the reduced dims (keepdims). Its
- * elements start at `init`; `accum` folds a run of n values into them
- * (v[e] into acc[e*inc], inc 0: all into acc[0], in order), in double like
- * the Reduce kernels; `finish` turns an accumulator and the number of
- * values folded into the result. A reduction's result cannot be read
- * inside its group. */
-typedef void (*pfvm_fuse_accum)(double *acc, int64_t inc, const float *v, int64_t n);
-typedef double (*pfvm_fuse_finish)(double acc, int64_t count);
-typedef struct pfvm_fuse_reducer {
-    double init;
-    pfvm_fuse_accum accum;
-    pfvm_fuse_finish finish; /* NULL: the accumulator itself */
-} pfvm_fuse_reducer;
 PFVM_INTERNAL pfvm_code pfvm_fuse_reduce(pfvm_fuse_ctx *f, int d, int src, const pfvm_fuse_reducer *r,
                                          const int64_t *axes, int n_axes, int keepdims);
-
-/* ---- for the fusion pass ---------------------------------------------------- */
-
-/* What a hook said about a node. */
-typedef struct pfvm_fuse_info {
-    int reduction;   /* it reduces: its outputs have another shape */
-    int iter_input;  /* then: the input whose shape the group walks, or -1 */
-    unsigned used;   /* bit i: input i is read element by element (the others,
-                        axes and the like, need no broadcasting) */
-} pfvm_fuse_info;
-
 /* 1 when `n` can be part of a fused group given the element types of its
  * inputs (in_dtypes[i], PFVM_UNDEFINED for omitted ones) and their known
  * contents (consts, may be NULL): its operator has a fuse hook and the
  * hook accepts the node. Fills *info when given. */
 PFVM_INTERNAL int pfvm_fuse_accepts(const pfvm_node *n, const pfvm_dtype *in_dtypes, const pfvm_tensor *const *consts,
                                     pfvm_fuse_info *info);
-
-/* The model-local function a node calls (by domain and op_type), or NULL. */
-PFVM_API const pfvm_function *pfvm_model_function(const pfvm_model *m, const char *domain, const char *name);
-
 /* The definition every call of a model-local function resolves to (when
  * no operator of that name exists): inference through the body, and a
- * kernel that runs the fused-loop engine or, failing that, the body. */
+ * kernel that runs the fused-loop engine or, failing that, the body. (In
+ * the amalgamation it is static and defined before registry.c reads it.) */
+#ifndef PFVM__AMALGAMATION
 extern const pfvm_op_def pfvm__op_function_call;
-
-#ifdef __cplusplus
-}
 #endif
-#endif /* PFVM_FUSED_H */
 /* ---- src/exec/symplan.h ---- */
-/* exec/symplan: the memory plan as expressions of the dim symbols. Before
- * any input is bound, it answers "how big an arena does this model need
- * for batch b and sequence s?" with one formula, valid for every binding:
- * each intermediate tensor's size, its offset in the arena, the arena
- * size, and the peak of live bytes (the lower bound no plan can beat).
- * The executor still plans each binding with numbers (pfvm_exec_bind);
- * this plan is what a user with dynamic axes budgets against, and what
- * checkpointing weighs when it trades memory for recomputation. */
-#ifndef PFVM_SYMPLAN_H
-#define PFVM_SYMPLAN_H
-
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-typedef struct pfvm_symplan_entry {
-    const pfvm_value *value;
-    const pfvm_sym *bytes;  /* size rounded up to the arena alignment */
-    const pfvm_sym *offset; /* in the arena */
-    int first, last;        /* index of the producing node and of the last reader (n_nodes: a graph output) */
-    int slot;               /* arena slot; values sharing a slot never live at once */
-    int in_place;           /* 1: stored over the storage of its node's input 0, which n reads last
-                               (PFVM_OP_IN_PLACE, pfvm__node_in_place); counted from first + 1 */
-} pfvm_symplan_entry;
-
-typedef struct pfvm_symplan {
-    const pfvm_sym *arena;  /* arena bytes */
-    const pfvm_sym *peak;   /* largest sum of live bytes at one step: a lower bound for any plan */
-    pfvm_symplan_entry *entries; /* one per planned tensor, in node order */
-    int n_entries;
-    int n_slots;
-    int n_dynamic;          /* tensors without a size expression (unknown rank, strings, sequences):
-                               allocated when they are produced, outside the arena */
-    int n_constant;         /* node outputs known before running (folded when binding, no arena space) */
-    int n_nodes;
-} pfvm_symplan;
-
-/* Alignment of every arena offset and size, in bytes (as the executor). */
-#define PFVM_SYMPLAN_ALIGN PFVM_DATA_ALIGN
-
-/* Plans g's intermediate tensors (node outputs; inputs and initializers
- * live outside the arena) from the types pfvm_infer_shapes gave them.
- * Outputs computable from constants alone are folded by the executor
- * and take no space here. Tensors share an arena slot when their lifetimes are disjoint and the
- * symbolic sizes prove that the slot fits for every binding, so the plan
- * is valid whatever the dims turn out to be. Free with pfvm_symplan_free. */
-PFVM_API pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *st);
-PFVM_API void pfvm_symplan_free(pfvm_symplan *p);
-
-/* internal, shared with the recompute pass (the same accounting) */
 /* Bytes of a tensor type rounded up to the alignment, or NULL when the
  * type has no size expression. */
 PFVM_INTERNAL const pfvm_sym *pfvm__symplan_bytes(pfvm_symtab *t, const pfvm_type *ty);
@@ -2443,16 +2574,7 @@ PFVM_INTERNAL void pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out);
  * simulation) apply the same rule, so that their numbers agree. */
 PFVM_INTERNAL int pfvm__node_in_place(const pfvm_node *n);
 
-#ifdef __cplusplus
-}
-#endif
-#endif /* PFVM_SYMPLAN_H */
-
-#endif /* PFVM_H */
-
-#ifdef PFVM_IMPLEMENTATION
-#ifndef PFVM_H_IMPLEMENTED
-#define PFVM_H_IMPLEMENTED
+/* ======== implementation ======== */
 
 /* ---- src/base/base.c ---- */
 
@@ -2915,12 +3037,39 @@ uint16_t pfvm_float_to_bf16(float f)
     return (uint16_t)(x >> 16);
 }
 
-/* stb_ds's implementation lives here, once. A program that already builds
- * stb_ds itself defines PFVM_NO_STB_DS_IMPLEMENTATION. */
-#ifndef PFVM_NO_STB_DS_IMPLEMENTATION
+/* stb_ds's implementation lives here, once. In the amalgamation it is a
+ * private (static, renamed) copy; the per-module build of src/ skips it when
+ * PFVM_NO_STB_DS_IMPLEMENTATION is defined. */
+#if defined(PFVM__AMALGAMATION) || !defined(PFVM_NO_STB_DS_IMPLEMENTATION)
 #define STB_DS_IMPLEMENTATION
 #include <stb/stb_ds.h>
 #endif
+
+/* ---- status for programs ------------------------------------------------- */
+
+pfvm_code pfvm_status_set(pfvm_status *st, pfvm_code code, const char *fmt, ...)
+{
+    if (st) {
+        va_list ap;
+        st->code = code;
+        va_start(ap, fmt);
+        pfvm__vsnprintf(st->msg, sizeof st->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+void pfvm_status_prefix(pfvm_status *st, const char *fmt, ...)
+{
+    char pre[PFVM_STATUS_MSG];
+    va_list ap;
+    if (!st)
+        return;
+    va_start(ap, fmt);
+    pfvm__vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    pfvm__prefix(st, "%s", pre);
+}
 /* ---- src/sym/sym.c ---- */
 
 #include <stdio.h>
@@ -5248,430 +5397,56 @@ void pfvm_graph_dump(const pfvm_graph *g, FILE *f)
     }
 }
 #endif
-/* ---- src/ops/registry.c ---- */
 
-#include <stdio.h>
+/* ---- lists, counts and setters for programs ------------------------------- */
 
-/* The operator families. Each file of src/ops defines one table, ended by
- * an entry whose name is NULL. Adding a family adds one line here. */
-#define PFVM__FAMILIES(X) \
-    X(elementwise)        \
-    X(linalg)             \
-    X(nn)                 \
-    X(reduce)             \
-    X(tensor)             \
-    X(indexing)           \
-    X(image)              \
-    X(control)            \
-    X(quant)              \
-    X(misc)               \
-    X(rnn)                \
-    X(training)           \
-    X(einsum)             \
-    X(random)             \
-    X(signal)
-
-#define PFVM__DECLARE(f) extern const pfvm_op_def pfvm__ops_##f[];
-PFVM__FAMILIES(PFVM__DECLARE)
-#undef PFVM__DECLARE
-
-#define PFVM__LIST(f) pfvm__ops_##f,
-static const pfvm_op_def *const pfvm__families[] = {PFVM__FAMILIES(PFVM__LIST) NULL};
-#undef PFVM__LIST
-
-static int pfvm__domain_eq(const char *a, const char *b)
+int pfvm_graph_num_nodes(const pfvm_graph *g) { return g ? (int)stbds_arrlen(g->nodes) : 0; }
+pfvm_node *pfvm_graph_node(const pfvm_graph *g, int i)
 {
-    if (!a || !strcmp(a, "ai.onnx"))
-        a = "";
-    if (!b || !strcmp(b, "ai.onnx"))
-        b = "";
-    return !strcmp(a, b);
+    return i >= 0 && i < pfvm_graph_num_nodes(g) ? g->nodes[i] : NULL;
+}
+int pfvm_graph_num_inputs(const pfvm_graph *g) { return g ? (int)stbds_arrlen(g->inputs) : 0; }
+pfvm_value *pfvm_graph_input(const pfvm_graph *g, int i)
+{
+    return i >= 0 && i < pfvm_graph_num_inputs(g) ? g->inputs[i] : NULL;
+}
+int pfvm_graph_num_outputs(const pfvm_graph *g) { return g ? (int)stbds_arrlen(g->outputs) : 0; }
+pfvm_value *pfvm_graph_output(const pfvm_graph *g, int i)
+{
+    return i >= 0 && i < pfvm_graph_num_outputs(g) ? g->outputs[i] : NULL;
+}
+int pfvm_graph_num_initializers(const pfvm_graph *g) { return g ? (int)stbds_arrlen(g->inits) : 0; }
+pfvm_value *pfvm_graph_initializer(const pfvm_graph *g, int i)
+{
+    return i >= 0 && i < pfvm_graph_num_initializers(g) ? g->inits[i] : NULL;
+}
+int pfvm_tensor_num_elems(const pfvm_tensor *t) { return t ? (int)stbds_arrlen(t->elems) : 0; }
+pfvm_tensor *pfvm_tensor_elem(const pfvm_tensor *t, int i)
+{
+    return i >= 0 && i < pfvm_tensor_num_elems(t) ? t->elems[i] : NULL;
 }
 
-const pfvm_op_def *pfvm_op_at(int index)
+const char *pfvm_node_label(const pfvm_node *n, char *buf, size_t size)
 {
-    int f;
-    for (f = 0; pfvm__families[f]; f++) {
-        const pfvm_op_def *d = pfvm__families[f];
-        for (; d->name; d++)
-            if (index-- == 0)
-                return d;
-    }
-    return NULL;
+    return pfvm__node_label(n, buf, size);
 }
 
-const pfvm_op_def *pfvm_op_find(const char *domain, const char *name, int64_t opset)
-{
-    int f;
-    for (f = 0; pfvm__families[f]; f++) {
-        const pfvm_op_def *d;
-        for (d = pfvm__families[f]; d->name; d++)
-            if (!strcmp(d->name, name) && pfvm__domain_eq(d->domain, domain) && opset >= d->since &&
-                (d->until == 0 || opset <= d->until))
-                return d;
-    }
-    return NULL;
-}
-
-/* Opset of a node's domain: the model's import, or for domains the model
- * does not import, the newest version pfvm knows (functions may omit). */
-static int64_t pfvm__node_opset(const pfvm_model *m, const char *domain)
-{
-    int64_t v = pfvm_model_opset(m, domain);
-    if (v)
-        return v;
-    if (!domain[0])
-        return 1;
-    return 1;
-}
-
-static pfvm_code pfvm__resolve_graph(pfvm_graph *g, int strict, pfvm_status *st)
-{
-    int i, j, k;
-    char lb[96];
-    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
-        pfvm_node *n = g->nodes[i];
-        n->opset = (int)pfvm__node_opset(g->model, n->domain);
-        n->op = pfvm_op_find(n->domain, n->op_type, n->opset);
-        /* a call of a model-local function (fused groups are such calls) */
-        if (!n->op && pfvm_model_function(g->model, n->domain, n->op_type))
-            n->op = &pfvm__op_function_call;
-        if (!n->op && strict)
-            return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s%s%s): operator not supported at opset %d",
-                              pfvm__node_label(n, lb, sizeof lb), n->domain, n->domain[0] ? "." : "", n->op_type,
-                              n->opset);
-        if (n->op) {
-            const pfvm_op_def *d = n->op;
-            int present = n->n_inputs;
-            if (n->n_inputs < d->min_inputs || (d->max_inputs >= 0 && n->n_inputs > d->max_inputs))
-                return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): %d inputs, expected %d to %d",
-                                  pfvm__node_label(n, lb, sizeof lb), n->op_type, present, d->min_inputs,
-                                  d->max_inputs);
-            if (n->n_outputs < d->min_outputs || (d->max_outputs >= 0 && n->n_outputs > d->max_outputs))
-                return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): %d outputs, expected %d to %d",
-                                  pfvm__node_label(n, lb, sizeof lb), n->op_type, n->n_outputs, d->min_outputs,
-                                  d->max_outputs);
-            for (j = 0; j < d->min_inputs && j < n->n_inputs; j++)
-                if (!n->inputs[j])
-                    return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): required input %d is missing",
-                                      pfvm__node_label(n, lb, sizeof lb), n->op_type, j);
-            for (j = 0; j < d->min_outputs && j < n->n_outputs; j++)
-                if (!n->outputs[j])
-                    return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): required output %d is missing",
-                                      pfvm__node_label(n, lb, sizeof lb), n->op_type, j);
-            if (d->attrs) {
-                const pfvm_attr_spec *a;
-                for (a = d->attrs; a->name; a++) {
-                    const pfvm_attr *at = pfvm_node_attr(n, a->name);
-                    if (!at && a->required)
-                        return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): required attribute '%s' is missing",
-                                          pfvm__node_label(n, lb, sizeof lb), n->op_type, a->name);
-                    if (at && at->type != a->type && !at->ref_attr_name)
-                        return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): attribute '%s' has the wrong type",
-                                          pfvm__node_label(n, lb, sizeof lb), n->op_type, a->name);
-                }
-            }
-            if (d->check && d->check(n, st)) {
-                pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
-                return st ? st->code : PFVM_ERR_INVALID;
-            }
-        }
-        for (j = 0; j < n->n_attrs; j++) {
-            pfvm_attr *a = &n->attrs[j];
-            if (a->g && pfvm__resolve_graph(a->g, strict, st))
-                return st ? st->code : PFVM_ERR_INVALID;
-            for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
-                if (pfvm__resolve_graph(a->graphs[k], strict, st))
-                    return st ? st->code : PFVM_ERR_INVALID;
-        }
-    }
-    return PFVM_OK;
-}
-
-double pfvm_dims_numel(const pfvm_dims *d)
-{
-    double n = 1;
-    int i;
-    if (d->rank < 0)
-        return -1;
-    for (i = 0; i < d->rank; i++)
-        n *= (double)d->d[i];
-    return n;
-}
-
-/* Concrete dims of an optional value under b (rank -1 when unknown). */
-static void pfvm__value_dims(const pfvm_value *v, const pfvm_binding *b, pfvm_dims *d)
-{
-    d->rank = -1;
-    if (v && v->type.kind == PFVM_KIND_TENSOR && pfvm_shape_eval(&v->type.shape, b, d->d))
-        d->rank = v->type.shape.rank;
-}
-
-double pfvm_node_flops(const pfvm_node *n, const pfvm_binding *b)
-{
-    pfvm_dims in[16], out[8];
-    int n_in = n->n_inputs < 16 ? n->n_inputs : 16, n_out = n->n_outputs < 8 ? n->n_outputs : 8, i;
-    double most = -1;
-    for (i = 0; i < n_in; i++)
-        pfvm__value_dims(n->inputs[i], b, &in[i]);
-    for (i = 0; i < n_out; i++)
-        pfvm__value_dims(n->outputs[i], b, &out[i]);
-    if (n->op && n->op->flops)
-        return n->op->flops(n, in, n_in, out, n_out);
-    /* a reduction does one operation per element it reads */
-    if (n->op && n->op->fusion == PFVM_FUSE_REDUCTION)
-        return n_in ? pfvm_dims_numel(&in[0]) : -1;
-    for (i = 0; i < n_out; i++)
-        if (n->outputs[i]) {
-            double e = pfvm_dims_numel(&out[i]);
-            if (e < 0)
-                return -1;
-            most = e > most ? e : most;
-        }
-    return most < 0 ? 0 : most;
-}
-
-pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
+pfvm_code pfvm_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, const pfvm_sym *const *dims,
+                                     pfvm_status *st)
 {
     int i;
-    /* with the main graph, the bodies of model-local functions (operators
-     * they use that pfvm lacks matter only when they are called) */
-    if (g && g->model && g == g->model->graph)
-        for (i = 0; i < (int)stbds_arrlen(g->model->functions); i++)
-            if (g->model->functions[i]->body && pfvm__resolve_graph(g->model->functions[i]->body, 0, st))
-                return st ? st->code : PFVM_ERR_INVALID;
-    return pfvm__resolve_graph(g, strict, st);
-}
-
-/* ---- helpers for operator implementations --------------------------------- */
-
-PFVM_INTERNAL pfvm_code pfvm__op_fail(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *fmt, ...)
-{
-    char msg[PFVM_STATUS_MSG], lb[96];
-    va_list ap;
-    va_start(ap, fmt);
-    pfvm__vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return pfvm__fail(st, code, "node '%s' (%s): %s", pfvm__node_label(n, lb, sizeof lb), n->op_type, msg);
-}
-
-PFVM_INTERNAL void *pfvm_ictx_alloc(pfvm_ictx *c, size_t size)
-{
-    return pfvm__arena_alloc(c->arena, size);
-}
-
-PFVM_INTERNAL pfvm_code pfvm_ival_set_sym(pfvm_ictx *c, pfvm_ival *out, const pfvm_sym *const *vals, int n)
-{
-    const pfvm_sym **s = (const pfvm_sym **)pfvm_ictx_alloc(c, sizeof(*s) * (size_t)(n + 1));
-    int i;
-    if (!s)
-        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
-    for (i = 0; i < n; i++) {
-        if (!vals[i])
-            return PFVM_OK; /* an unknown element: leave the value unknown */
-        s[i] = vals[i];
-    }
-    out->sym = s;
-    out->n_sym = n;
-    return PFVM_OK;
-}
-
-PFVM_INTERNAL void pfvm_ival_set_tensor(pfvm_ival *v, pfvm_dtype dtype, const pfvm_shape *shape)
-{
+    if (!v || rank < 0 || rank > PFVM_MAX_RANK || (rank > 0 && !dims))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_value_set_tensor_type: bad value or rank %d", rank);
+    for (i = 0; i < rank; i++)
+        if (!dims[i])
+            return pfvm__fail(st, PFVM_ERR_INVALID, "value '%s': dim %d is NULL", v->name, i);
     v->type.kind = PFVM_KIND_TENSOR;
     v->type.dtype = dtype;
-    if (shape)
-        v->type.shape = *shape;
-    else
-        pfvm_shape_unknown(&v->type.shape);
-}
-
-PFVM_INTERNAL pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in)
-{
-    if (out >= c->n_out || !c->out[out])
-        return PFVM_OK;
-    if (in >= c->n_in || !c->in[in])
-        return pfvm__fail(c->st, PFVM_ERR_INVALID, "input %d is missing", in);
-    c->out[out]->type = c->in[in]->type;
-    return PFVM_OK;
-}
-
-PFVM_INTERNAL pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c)
-{
-    return pfvm_infer_same_as(c, 0, 0);
-}
-
-/* s printed (for messages). */
-static const char *pfvm__sym_str(const pfvm_sym *s, char *buf, size_t n)
-{
-    pfvm_sym_print(s, buf, n);
-    return buf;
-}
-
-PFVM_INTERNAL pfvm_code pfvm_infer_broadcast(pfvm_ictx *c, const pfvm_shape *const *shapes, int n, pfvm_shape *out)
-{
-    char sb[96], sb2[96];
-    int i, d, rank = 0;
-    pfvm_symtab *t = c->syms;
-    for (i = 0; i < n; i++) {
-        if (shapes[i]->rank < 0) {
-            pfvm_shape_unknown(out);
-            return PFVM_OK;
-        }
-        if (shapes[i]->rank > rank)
-            rank = shapes[i]->rank;
-    }
-    out->rank = rank;
-    for (d = 0; d < rank; d++) {
-        const pfvm_sym *r = NULL;
-        int64_t rv = -1;
-        for (i = 0; i < n; i++) {
-            int off = rank - shapes[i]->rank;
-            const pfvm_sym *s;
-            int64_t v;
-            if (d < off)
-                continue;
-            s = shapes[i]->dims[d - off];
-            if (pfvm_sym_is_const(s, &v)) {
-                if (v == 1)
-                    continue;
-                if (rv >= 0 && rv != v)
-                    return pfvm__fail(c->st, PFVM_ERR_SHAPE,
-                                      "cannot broadcast dimension %d: %lld vs %lld", d, (long long)rv, (long long)v);
-                /* a symbol meets a constant: the constant wins (the symbol
-                 * must equal it or be 1), unless it provably is neither */
-                if (r && rv < 0 && pfvm_sym_proven_ge(t, r, 2) && pfvm_sym_proven_ne(t, r, s))
-                    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "cannot broadcast dimension %d: %s vs %lld", d,
-                                      pfvm__sym_str(r, sb, sizeof sb), (long long)v);
-                rv = v;
-                r = s;
-            } else if (!r) {
-                r = s;
-            } else if (r != s && pfvm_sym_proven_ge(t, s, 2) && (rv >= 0 || pfvm_sym_proven_ge(t, r, 2)) &&
-                       pfvm_sym_proven_ne(t, r, s)) {
-                /* neither can be 1 and they never match */
-                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "cannot broadcast dimension %d: %s vs %s", d,
-                                  pfvm__sym_str(r, sb, sizeof sb), pfvm__sym_str(s, sb2, sizeof sb2));
-            } else if (rv < 0 && r != s) {
-                /* two different symbols: the result is max (each is 1 or equal) */
-                r = pfvm_sym_max(t, r, s);
-            }
-        }
-        out->dims[d] = r ? r : pfvm_sym_const(t, 1);
-        if (!out->dims[d])
-            return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
-    }
-    return PFVM_OK;
-}
-
-PFVM_INTERNAL pfvm_code pfvm_infer_check_eq(pfvm_ictx *c, const pfvm_sym *a, const pfvm_sym *b, const char *what)
-{
-    char sa[96], sb[96];
-    if (!a || !b || !pfvm_sym_proven_ne(c->syms, a, b))
-        return PFVM_OK;
-    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s differ: %s vs %s", what, pfvm__sym_str(a, sa, sizeof sa),
-                      pfvm__sym_str(b, sb, sizeof sb));
-}
-
-PFVM_INTERNAL pfvm_code pfvm_infer_check_vec(pfvm_ictx *c, int j, const pfvm_sym *len, const char *what)
-{
-    const pfvm_ival *v = j < c->n_in ? c->in[j] : NULL;
-    if (!v || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0)
-        return PFVM_OK;
-    if (v->type.shape.rank != 1)
-        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must be 1-D, not rank %d", what, v->type.shape.rank);
-    return pfvm_infer_check_eq(c, v->type.shape.dims[0], len, what);
-}
-
-PFVM_INTERNAL pfvm_code pfvm_infer_check_rank(pfvm_ictx *c, int j, int rank, const char *what)
-{
-    const pfvm_ival *v = j < c->n_in ? c->in[j] : NULL;
-    if (!v || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0 || v->type.shape.rank == rank)
-        return PFVM_OK;
-    if (rank == 0)
-        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must be a scalar, not rank %d", what, v->type.shape.rank);
-    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must have rank %d, not %d", what, rank, v->type.shape.rank);
-}
-
-PFVM_INTERNAL pfvm_code pfvm_infer_axis(pfvm_ictx *c, int64_t axis, int rank, int *out)
-{
-    int a = pfvm__axis(axis, rank);
-    if (a < 0)
-        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d", (long long)axis, rank);
-    *out = a;
-    return PFVM_OK;
-}
-
-PFVM_INTERNAL int pfvm_ival_ints(const pfvm_ival *v, int64_t *out, int cap)
-{
-    int i;
-    if (!v)
-        return -1;
-    if (v->value && v->value->kind == PFVM_KIND_TENSOR &&
-        (pfvm_dtype_is_int(v->value->dtype) || v->value->dtype == PFVM_BOOL)) {
-        int64_t n = pfvm_tensor_numel(v->value);
-        if (n < 0 || n > cap)
-            return -1;
-        for (i = 0; i < n; i++)
-            out[i] = pfvm_tensor_get_i64(v->value, i);
-        return (int)n;
-    }
-    if (v->sym && v->n_sym <= cap) {
-        for (i = 0; i < v->n_sym; i++)
-            if (!pfvm_sym_is_const(v->sym[i], &out[i]))
-                return -1;
-        return v->n_sym;
-    }
-    return -1;
-}
-
-PFVM_INTERNAL int pfvm__axis(int64_t axis, int rank)
-{
-    if (axis < -rank || axis >= rank)
-        return -1;
-    return (int)(axis < 0 ? axis + rank : axis);
-}
-
-/* "<node label>_<suffix>" made an identifier. */
-static void pfvm__infer_sym_name(const pfvm_ictx *c, const char *suffix, char *base, size_t n)
-{
-    char lb[96], *p;
-    pfvm__snprintf(base, n, "%s_%s", pfvm__node_label(c->node, lb, sizeof lb), suffix);
-    /* symbol names must be identifiers */
-    for (p = base; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
-            *p = '_';
-    if (base[0] >= '0' && base[0] <= '9')
-        base[0] = '_';
-}
-
-PFVM_INTERNAL const pfvm_sym *pfvm_infer_node_sym(pfvm_ictx *c, const char *suffix)
-{
-    char base[200];
-    pfvm__infer_sym_name(c, suffix, base, sizeof base);
-    return pfvm_sym_unknown(c->syms, base);
-}
-
-PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank)
-{
-    pfvm_ival *o;
-    char suffix[32];
-    int i;
-    if (out >= c->n_out || !(o = c->out[out]))
-        return PFVM_OK;
-    o->type.kind = PFVM_KIND_TENSOR;
-    o->type.dtype = dtype;
-    if (rank < 0 || rank > PFVM_MAX_RANK) {
-        pfvm_shape_unknown(&o->type.shape);
-        return PFVM_OK;
-    }
-    o->type.shape.rank = rank;
-    for (i = 0; i < rank; i++) {
-        pfvm__snprintf(suffix, sizeof suffix, "o%d_d%d", out, i);
-        o->type.shape.dims[i] = pfvm_infer_node_sym(c, suffix);
-        if (!o->type.shape.dims[i])
-            return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
-    }
+    v->type.shape.rank = rank;
+    for (i = 0; i < rank; i++)
+        v->type.shape.dims[i] = dims[i];
+    v->has_type_info = 1;
+    pfvm__ok(st);
     return PFVM_OK;
 }
 /* ---- src/ops/control.c ---- */
@@ -7129,7 +6904,7 @@ done:
     return rc;
 }
 
-const pfvm_op_def pfvm__ops_control[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_control[] = {
     {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_if, NULL, NULL},
     {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_loop, NULL, NULL},
     {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
@@ -7530,7 +7305,7 @@ static pfvm_code pfvm__es_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return PFVM_OK;
 }
 
-const pfvm_op_def pfvm__ops_einsum[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_einsum[] = {
     {"Einsum", "", 12, 0, 1, -1, 1, 1, pfvm__es_infer, pfvm__es_k, NULL, PFVM_FUSE_OPAQUE, "float,double,int32,int64", NULL, 0, NULL, pfvm__es_grad, NULL, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
@@ -10628,7 +10403,7 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
 #define PFVM__EW_UI(name, since, kern, infer, types, attrs) \
     {name, "", since, 0, 1, 1, 1, 1, infer, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL}
 
-const pfvm_op_def pfvm__ops_elementwise[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_UI("Abs", 1, pfvm__ew_k_abs, pfvm__ew_infer_abs, PFVM__EW_NUMERIC, NULL),
     PFVM__EW_UI("Neg", 1, pfvm__ew_k_neg, pfvm__ew_infer_neg, PFVM__EW_SIGNED, NULL),
     PFVM__EW_U("Exp", 1, pfvm__ew_k_exp, PFVM__EW_FLOATS, NULL),
@@ -11779,7 +11554,7 @@ static pfvm_code pfvm__img_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, x, gy);
 }
 
-const pfvm_op_def pfvm__ops_image[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_image[] = {
     {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
      PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL},
     {"Upsample", "", 7, 0, 1, 2, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
@@ -12677,7 +12452,7 @@ static pfvm_code pfvm__ix_g_d2s(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, x, pfvm_grad_reshape_like(g, gy, x));
 }
 
-const pfvm_op_def pfvm__ops_indexing[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_indexing[] = {
     {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0, NULL, pfvm__ix_g_gather_elements, NULL, NULL},
     {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_elements, NULL, NULL},
     {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL},
@@ -13313,7 +13088,7 @@ static double pfvm__la_gemm_flops(const pfvm_node *n, const pfvm_dims *in, int n
     return 2.0 * y * (double)k + (n_in > 2 && in[2].rank >= 0 ? y : 0);
 }
 
-const pfvm_op_def pfvm__ops_linalg[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
     {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
      "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops},
     {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
@@ -13824,7 +13599,7 @@ static pfvm_code pfvm__ms_k_unique(pfvm_kctx *k)
     return PFVM_OK;
 }
 
-const pfvm_op_def pfvm__ops_misc[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_misc[] = {
     {"HannWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hann, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL},
     {"HammingWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hamming, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL},
     {"BlackmanWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_blackman, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL},
@@ -16361,7 +16136,7 @@ static double pfvm__nn_convt_flops(const pfvm_node *n, const pfvm_dims *in, int 
     return pfvm__nn_conv_cost(in, n_in, n_in ? pfvm_dims_numel(&in[0]) : -1, n_out ? pfvm_dims_numel(&out[0]) : -1);
 }
 
-const pfvm_op_def pfvm__ops_nn[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
     {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops},
     {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops},
     {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL},
@@ -16725,7 +16500,7 @@ static pfvm_code pfvm__q_infer_qlinear_conv(pfvm_ictx *c)
     return pfvm__q_infer_conv(c, 0, 3, c->in[7]->type.dtype);
 }
 
-const pfvm_op_def pfvm__ops_quant[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
     {"QuantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_quantize, pfvm__q_k_quantize, NULL, PFVM_FUSE_ELEMENTWISE, "float,int32 -> uint8,int8", NULL, 0, NULL, NULL, NULL, NULL},
     {"DequantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_dequantize, pfvm__q_k_dequantize, NULL, PFVM_FUSE_ELEMENTWISE, "uint8,int8,int32 -> float", NULL, 0, NULL, NULL, NULL, NULL},
     {"DynamicQuantizeLinear", "", 11, 0, 1, 1, 3, 3, pfvm__q_infer_dynamic, pfvm__q_k_dynamic, NULL, PFVM_FUSE_OPAQUE, "float -> uint8", NULL, 0, NULL, NULL, NULL, NULL},
@@ -16869,7 +16644,7 @@ static pfvm_code pfvm__rnd_k_multinomial(pfvm_kctx *k)
 
 #define PFVM__RND PFVM_OP_NONDETERMINISTIC
 
-const pfvm_op_def pfvm__ops_random[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_random[] = {
     {"RandomUniform", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
     {"RandomNormal", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
     {"RandomUniformLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
@@ -18273,7 +18048,7 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define PFVM__RED_OP(name, kern) \
     {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL}
 
-const pfvm_op_def pfvm__ops_reduce[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__RED_OP("ReduceSum", pfvm__red_k_sum),
     PFVM__RED_OP("ReduceMean", pfvm__red_k_mean),
     PFVM__RED_OP("ReduceMax", pfvm__red_k_max),
@@ -18633,7 +18408,7 @@ static pfvm_code pfvm__rnn_k_rnn(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__R
 static pfvm_code pfvm__rnn_k_gru(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__RNN_GRU); }
 static pfvm_code pfvm__rnn_k_lstm(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__RNN_LSTM); }
 
-const pfvm_op_def pfvm__ops_rnn[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_rnn[] = {
     {"RNN", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_rnn, pfvm__rnn_k_rnn, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
     {"GRU", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_gru, pfvm__rnn_k_gru, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
     {"LSTM", "", 7, 0, 3, 8, 0, 3, pfvm__rnn_infer_lstm, pfvm__rnn_k_lstm, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
@@ -18925,7 +18700,7 @@ static pfvm_code pfvm__sg_k_mel(pfvm_kctx *k)
     return PFVM_OK;
 }
 
-const pfvm_op_def pfvm__ops_signal[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_signal[] = {
     {"DFT", "", 17, 0, 1, 2, 1, 1, pfvm__sg_infer_dft, pfvm__sg_k_dft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
     {"STFT", "", 17, 0, 2, 4, 1, 1, pfvm__sg_infer_stft, pfvm__sg_k_stft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
     {"MelWeightMatrix", "", 17, 0, 5, 5, 1, 1, pfvm__sg_infer_mel, pfvm__sg_k_mel, NULL, PFVM_FUSE_OPAQUE, "-> float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
@@ -21860,7 +21635,7 @@ static pfvm_code pfvm__tn_k_trilu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, n->inputs[0], nd->outputs[0]);
 }
 
-const pfvm_op_def pfvm__ops_tensor[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_tensor[] = {
     {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL, NULL},
     {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, pfvm__tn_k_dropout_grad, NULL, NULL},
     {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL},
@@ -22274,7 +22049,7 @@ done:
     return rc;
 }
 
-const pfvm_op_def pfvm__ops_training[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_training[] = {
     {"Adagrad", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_adagrad, pfvm__tr_k_adagrad, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL},
     {"Momentum", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_momentum, pfvm__tr_k_momentum, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL},
     {"Adam", PFVM__TR_DOMAIN, 1, 0, 6, -1, 3, -1, pfvm__tr_infer_adam, pfvm__tr_k_adam, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL},
@@ -26231,6 +26006,11 @@ pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *repo
 /* Internal-budget refinements of the DP against the exact simulation. */
 #define PFVM__RC_REFINE 28
 
+/* (file scope rather than nested, for C++) */
+struct pfvm__rc_inplace {
+    int step, x, x_clone, y;
+};
+
 typedef struct pfvm__rc {
     pfvm_graph *g;
     const pfvm_binding *b;
@@ -26254,9 +26034,7 @@ typedef struct pfvm__rc {
     int *last_orig, *last_clone;
     pfvm_value **clone_val; /* by value id, when rewriting */
     int n_steps;
-    struct pfvm__rc_inplace {
-        int step, x, x_clone, y;
-    } *in_place;            /* stb_ds: in-place nodes of the schedule (pfvm__node_in_place) */
+    struct pfvm__rc_inplace *in_place; /* stb_ds: in-place nodes of the schedule (pfvm__node_in_place) */
     int rewriting;
     int peak_step;          /* step of the last simulated schedule's peak */
     pfvm_code rc;
@@ -29154,7 +28932,7 @@ pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_sta
 
 /* ---- running ------------------------------------------------------------------ */
 
-PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims)
+pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims)
 {
     pfvm_tensor *t;
     size_t bytes;
@@ -29237,7 +29015,7 @@ PFVM_INTERNAL void pfvm_kctx_set_state(pfvm_kctx *k, void *state, void (*free_fn
     k->state = state;
 }
 
-PFVM_INTERNAL void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes)
+void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes)
 {
     pfvm_exec *e = k->exec;
     if (!e) {
@@ -29633,6 +29411,11 @@ PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph 
         }
     }
     return PFVM_OK;
+}
+
+pfvm_code pfvm_exec_bind_one(pfvm_exec *e, const pfvm_tensor *input, pfvm_status *st)
+{
+    return pfvm_exec_bind(e, &input, 1, st);
 }
 /* ---- src/exec/fused.c ---- */
 /* The fused-loop engine: compiling a function body into a block program,
@@ -31278,7 +31061,7 @@ static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
     return fallback ? pfvm__fz_run_body(k, f) : PFVM_OK;
 }
 
-const pfvm_op_def pfvm__op_function_call = {
+PFVM_INTERNAL const pfvm_op_def pfvm__op_function_call = {
     "(model-local function)", "", 1, 0, 0, -1, 0, -1, pfvm__fz_infer, pfvm__fz_kernel, NULL, PFVM_FUSE_OPAQUE,
     "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL, NULL};
 /* ---- src/exec/symplan.c ---- */
@@ -31553,6 +31336,484 @@ void pfvm_symplan_free(pfvm_symplan *p)
     pfvm__free(p->entries);
     memset(p, 0, sizeof *p);
 }
+/* ---- src/ops/registry.c ---- */
+
+#include <stdio.h>
+
+/* The operator families. Each file of src/ops defines one table, ended by
+ * an entry whose name is NULL. Adding a family adds one line here. */
+#define PFVM__FAMILIES(X) \
+    X(elementwise)        \
+    X(linalg)             \
+    X(nn)                 \
+    X(reduce)             \
+    X(tensor)             \
+    X(indexing)           \
+    X(image)              \
+    X(control)            \
+    X(quant)              \
+    X(misc)               \
+    X(rnn)                \
+    X(training)           \
+    X(einsum)             \
+    X(random)             \
+    X(signal)
+
+/* (The amalgamation defines the tables, static, before this file.) */
+#ifndef PFVM__AMALGAMATION
+#define PFVM__DECLARE(f) extern const pfvm_op_def pfvm__ops_##f[];
+PFVM__FAMILIES(PFVM__DECLARE)
+#undef PFVM__DECLARE
+#endif
+
+#define PFVM__LIST(f) pfvm__ops_##f,
+static const pfvm_op_def *const pfvm__families[] = {PFVM__FAMILIES(PFVM__LIST) NULL};
+#undef PFVM__LIST
+
+static int pfvm__domain_eq(const char *a, const char *b)
+{
+    if (!a || !strcmp(a, "ai.onnx"))
+        a = "";
+    if (!b || !strcmp(b, "ai.onnx"))
+        b = "";
+    return !strcmp(a, b);
+}
+
+/* Operators the program registered (pfvm_op_register), searched first. */
+#ifndef PFVM_MAX_USER_OPS
+#define PFVM_MAX_USER_OPS 64
+#endif
+static const pfvm_op_def *pfvm__user_ops[PFVM_MAX_USER_OPS];
+static int pfvm__n_user_ops;
+
+pfvm_code pfvm_op_register(const pfvm_op_def *def, pfvm_status *st)
+{
+    if (!def || !def->name || !def->name[0] || !def->infer || !def->kernel)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_op_register: an operator needs a name, infer and kernel");
+    if (pfvm__n_user_ops == PFVM_MAX_USER_OPS)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "pfvm_op_register: more than %d operators (PFVM_MAX_USER_OPS)",
+                          PFVM_MAX_USER_OPS);
+    pfvm__user_ops[pfvm__n_user_ops++] = def;
+    pfvm__ok(st);
+    return PFVM_OK;
+}
+
+const pfvm_op_def *pfvm_op_at(int index)
+{
+    int f;
+    for (f = 0; pfvm__families[f]; f++) {
+        const pfvm_op_def *d = pfvm__families[f];
+        for (; d->name; d++)
+            if (index-- == 0)
+                return d;
+    }
+    return index < pfvm__n_user_ops ? pfvm__user_ops[index] : NULL;
+}
+
+const pfvm_op_def *pfvm_op_find(const char *domain, const char *name, int64_t opset)
+{
+    int f;
+    for (f = pfvm__n_user_ops - 1; f >= 0; f--) {
+        const pfvm_op_def *d = pfvm__user_ops[f];
+        if (!strcmp(d->name, name) && pfvm__domain_eq(d->domain, domain) && opset >= d->since &&
+            (d->until == 0 || opset <= d->until))
+            return d;
+    }
+    for (f = 0; pfvm__families[f]; f++) {
+        const pfvm_op_def *d;
+        for (d = pfvm__families[f]; d->name; d++)
+            if (!strcmp(d->name, name) && pfvm__domain_eq(d->domain, domain) && opset >= d->since &&
+                (d->until == 0 || opset <= d->until))
+                return d;
+    }
+    return NULL;
+}
+
+/* Opset of a node's domain: the model's import, or for domains the model
+ * does not import, the newest version pfvm knows (functions may omit). */
+static int64_t pfvm__node_opset(const pfvm_model *m, const char *domain)
+{
+    int64_t v = pfvm_model_opset(m, domain);
+    if (v)
+        return v;
+    if (!domain[0])
+        return 1;
+    return 1;
+}
+
+static pfvm_code pfvm__resolve_graph(pfvm_graph *g, int strict, pfvm_status *st)
+{
+    int i, j, k;
+    char lb[96];
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+        pfvm_node *n = g->nodes[i];
+        n->opset = (int)pfvm__node_opset(g->model, n->domain);
+        n->op = pfvm_op_find(n->domain, n->op_type, n->opset);
+        /* a call of a model-local function (fused groups are such calls) */
+        if (!n->op && pfvm_model_function(g->model, n->domain, n->op_type))
+            n->op = &pfvm__op_function_call;
+        if (!n->op && strict)
+            return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s%s%s): operator not supported at opset %d",
+                              pfvm__node_label(n, lb, sizeof lb), n->domain, n->domain[0] ? "." : "", n->op_type,
+                              n->opset);
+        if (n->op) {
+            const pfvm_op_def *d = n->op;
+            int present = n->n_inputs;
+            if (n->n_inputs < d->min_inputs || (d->max_inputs >= 0 && n->n_inputs > d->max_inputs))
+                return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): %d inputs, expected %d to %d",
+                                  pfvm__node_label(n, lb, sizeof lb), n->op_type, present, d->min_inputs,
+                                  d->max_inputs);
+            if (n->n_outputs < d->min_outputs || (d->max_outputs >= 0 && n->n_outputs > d->max_outputs))
+                return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): %d outputs, expected %d to %d",
+                                  pfvm__node_label(n, lb, sizeof lb), n->op_type, n->n_outputs, d->min_outputs,
+                                  d->max_outputs);
+            for (j = 0; j < d->min_inputs && j < n->n_inputs; j++)
+                if (!n->inputs[j])
+                    return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): required input %d is missing",
+                                      pfvm__node_label(n, lb, sizeof lb), n->op_type, j);
+            for (j = 0; j < d->min_outputs && j < n->n_outputs; j++)
+                if (!n->outputs[j])
+                    return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): required output %d is missing",
+                                      pfvm__node_label(n, lb, sizeof lb), n->op_type, j);
+            if (d->attrs) {
+                const pfvm_attr_spec *a;
+                for (a = d->attrs; a->name; a++) {
+                    const pfvm_attr *at = pfvm_node_attr(n, a->name);
+                    if (!at && a->required)
+                        return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): required attribute '%s' is missing",
+                                          pfvm__node_label(n, lb, sizeof lb), n->op_type, a->name);
+                    if (at && at->type != a->type && !at->ref_attr_name)
+                        return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): attribute '%s' has the wrong type",
+                                          pfvm__node_label(n, lb, sizeof lb), n->op_type, a->name);
+                }
+            }
+            if (d->check && d->check(n, st)) {
+                pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
+                return st ? st->code : PFVM_ERR_INVALID;
+            }
+        }
+        for (j = 0; j < n->n_attrs; j++) {
+            pfvm_attr *a = &n->attrs[j];
+            if (a->g && pfvm__resolve_graph(a->g, strict, st))
+                return st ? st->code : PFVM_ERR_INVALID;
+            for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
+                if (pfvm__resolve_graph(a->graphs[k], strict, st))
+                    return st ? st->code : PFVM_ERR_INVALID;
+        }
+    }
+    return PFVM_OK;
+}
+
+double pfvm_dims_numel(const pfvm_dims *d)
+{
+    double n = 1;
+    int i;
+    if (d->rank < 0)
+        return -1;
+    for (i = 0; i < d->rank; i++)
+        n *= (double)d->d[i];
+    return n;
+}
+
+/* Concrete dims of an optional value under b (rank -1 when unknown). */
+static void pfvm__value_dims(const pfvm_value *v, const pfvm_binding *b, pfvm_dims *d)
+{
+    d->rank = -1;
+    if (v && v->type.kind == PFVM_KIND_TENSOR && pfvm_shape_eval(&v->type.shape, b, d->d))
+        d->rank = v->type.shape.rank;
+}
+
+double pfvm_node_flops(const pfvm_node *n, const pfvm_binding *b)
+{
+    pfvm_dims in[16], out[8];
+    int n_in = n->n_inputs < 16 ? n->n_inputs : 16, n_out = n->n_outputs < 8 ? n->n_outputs : 8, i;
+    double most = -1;
+    for (i = 0; i < n_in; i++)
+        pfvm__value_dims(n->inputs[i], b, &in[i]);
+    for (i = 0; i < n_out; i++)
+        pfvm__value_dims(n->outputs[i], b, &out[i]);
+    if (n->op && n->op->flops)
+        return n->op->flops(n, in, n_in, out, n_out);
+    /* a reduction does one operation per element it reads */
+    if (n->op && n->op->fusion == PFVM_FUSE_REDUCTION)
+        return n_in ? pfvm_dims_numel(&in[0]) : -1;
+    for (i = 0; i < n_out; i++)
+        if (n->outputs[i]) {
+            double e = pfvm_dims_numel(&out[i]);
+            if (e < 0)
+                return -1;
+            most = e > most ? e : most;
+        }
+    return most < 0 ? 0 : most;
+}
+
+pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
+{
+    int i;
+    /* with the main graph, the bodies of model-local functions (operators
+     * they use that pfvm lacks matter only when they are called) */
+    if (g && g->model && g == g->model->graph)
+        for (i = 0; i < (int)stbds_arrlen(g->model->functions); i++)
+            if (g->model->functions[i]->body && pfvm__resolve_graph(g->model->functions[i]->body, 0, st))
+                return st ? st->code : PFVM_ERR_INVALID;
+    return pfvm__resolve_graph(g, strict, st);
+}
+
+/* ---- helpers for operator implementations --------------------------------- */
+
+PFVM_INTERNAL pfvm_code pfvm__op_fail(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *fmt, ...)
+{
+    char msg[PFVM_STATUS_MSG], lb[96];
+    va_list ap;
+    va_start(ap, fmt);
+    pfvm__vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return pfvm__fail(st, code, "node '%s' (%s): %s", pfvm__node_label(n, lb, sizeof lb), n->op_type, msg);
+}
+
+PFVM_INTERNAL void *pfvm_ictx_alloc(pfvm_ictx *c, size_t size)
+{
+    return pfvm__arena_alloc(c->arena, size);
+}
+
+PFVM_INTERNAL pfvm_code pfvm_ival_set_sym(pfvm_ictx *c, pfvm_ival *out, const pfvm_sym *const *vals, int n)
+{
+    const pfvm_sym **s = (const pfvm_sym **)pfvm_ictx_alloc(c, sizeof(*s) * (size_t)(n + 1));
+    int i;
+    if (!s)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    for (i = 0; i < n; i++) {
+        if (!vals[i])
+            return PFVM_OK; /* an unknown element: leave the value unknown */
+        s[i] = vals[i];
+    }
+    out->sym = s;
+    out->n_sym = n;
+    return PFVM_OK;
+}
+
+void pfvm_ival_set_tensor(pfvm_ival *v, pfvm_dtype dtype, const pfvm_shape *shape)
+{
+    v->type.kind = PFVM_KIND_TENSOR;
+    v->type.dtype = dtype;
+    if (shape)
+        v->type.shape = *shape;
+    else
+        pfvm_shape_unknown(&v->type.shape);
+}
+
+pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in)
+{
+    if (out >= c->n_out || !c->out[out])
+        return PFVM_OK;
+    if (in >= c->n_in || !c->in[in])
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "input %d is missing", in);
+    c->out[out]->type = c->in[in]->type;
+    return PFVM_OK;
+}
+
+pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c)
+{
+    return pfvm_infer_same_as(c, 0, 0);
+}
+
+/* s printed (for messages). */
+static const char *pfvm__sym_str(const pfvm_sym *s, char *buf, size_t n)
+{
+    pfvm_sym_print(s, buf, n);
+    return buf;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_infer_broadcast(pfvm_ictx *c, const pfvm_shape *const *shapes, int n, pfvm_shape *out)
+{
+    char sb[96], sb2[96];
+    int i, d, rank = 0;
+    pfvm_symtab *t = c->syms;
+    for (i = 0; i < n; i++) {
+        if (shapes[i]->rank < 0) {
+            pfvm_shape_unknown(out);
+            return PFVM_OK;
+        }
+        if (shapes[i]->rank > rank)
+            rank = shapes[i]->rank;
+    }
+    out->rank = rank;
+    for (d = 0; d < rank; d++) {
+        const pfvm_sym *r = NULL;
+        int64_t rv = -1;
+        for (i = 0; i < n; i++) {
+            int off = rank - shapes[i]->rank;
+            const pfvm_sym *s;
+            int64_t v;
+            if (d < off)
+                continue;
+            s = shapes[i]->dims[d - off];
+            if (pfvm_sym_is_const(s, &v)) {
+                if (v == 1)
+                    continue;
+                if (rv >= 0 && rv != v)
+                    return pfvm__fail(c->st, PFVM_ERR_SHAPE,
+                                      "cannot broadcast dimension %d: %lld vs %lld", d, (long long)rv, (long long)v);
+                /* a symbol meets a constant: the constant wins (the symbol
+                 * must equal it or be 1), unless it provably is neither */
+                if (r && rv < 0 && pfvm_sym_proven_ge(t, r, 2) && pfvm_sym_proven_ne(t, r, s))
+                    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "cannot broadcast dimension %d: %s vs %lld", d,
+                                      pfvm__sym_str(r, sb, sizeof sb), (long long)v);
+                rv = v;
+                r = s;
+            } else if (!r) {
+                r = s;
+            } else if (r != s && pfvm_sym_proven_ge(t, s, 2) && (rv >= 0 || pfvm_sym_proven_ge(t, r, 2)) &&
+                       pfvm_sym_proven_ne(t, r, s)) {
+                /* neither can be 1 and they never match */
+                return pfvm__fail(c->st, PFVM_ERR_SHAPE, "cannot broadcast dimension %d: %s vs %s", d,
+                                  pfvm__sym_str(r, sb, sizeof sb), pfvm__sym_str(s, sb2, sizeof sb2));
+            } else if (rv < 0 && r != s) {
+                /* two different symbols: the result is max (each is 1 or equal) */
+                r = pfvm_sym_max(t, r, s);
+            }
+        }
+        out->dims[d] = r ? r : pfvm_sym_const(t, 1);
+        if (!out->dims[d])
+            return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    }
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_infer_check_eq(pfvm_ictx *c, const pfvm_sym *a, const pfvm_sym *b, const char *what)
+{
+    char sa[96], sb[96];
+    if (!a || !b || !pfvm_sym_proven_ne(c->syms, a, b))
+        return PFVM_OK;
+    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s differ: %s vs %s", what, pfvm__sym_str(a, sa, sizeof sa),
+                      pfvm__sym_str(b, sb, sizeof sb));
+}
+
+PFVM_INTERNAL pfvm_code pfvm_infer_check_vec(pfvm_ictx *c, int j, const pfvm_sym *len, const char *what)
+{
+    const pfvm_ival *v = j < c->n_in ? c->in[j] : NULL;
+    if (!v || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0)
+        return PFVM_OK;
+    if (v->type.shape.rank != 1)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must be 1-D, not rank %d", what, v->type.shape.rank);
+    return pfvm_infer_check_eq(c, v->type.shape.dims[0], len, what);
+}
+
+PFVM_INTERNAL pfvm_code pfvm_infer_check_rank(pfvm_ictx *c, int j, int rank, const char *what)
+{
+    const pfvm_ival *v = j < c->n_in ? c->in[j] : NULL;
+    if (!v || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0 || v->type.shape.rank == rank)
+        return PFVM_OK;
+    if (rank == 0)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must be a scalar, not rank %d", what, v->type.shape.rank);
+    return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%s must have rank %d, not %d", what, rank, v->type.shape.rank);
+}
+
+PFVM_INTERNAL pfvm_code pfvm_infer_axis(pfvm_ictx *c, int64_t axis, int rank, int *out)
+{
+    int a = pfvm__axis(axis, rank);
+    if (a < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "axis %lld is out of range for rank %d", (long long)axis, rank);
+    *out = a;
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL int pfvm_ival_ints(const pfvm_ival *v, int64_t *out, int cap)
+{
+    int i;
+    if (!v)
+        return -1;
+    if (v->value && v->value->kind == PFVM_KIND_TENSOR &&
+        (pfvm_dtype_is_int(v->value->dtype) || v->value->dtype == PFVM_BOOL)) {
+        int64_t n = pfvm_tensor_numel(v->value);
+        if (n < 0 || n > cap)
+            return -1;
+        for (i = 0; i < n; i++)
+            out[i] = pfvm_tensor_get_i64(v->value, i);
+        return (int)n;
+    }
+    if (v->sym && v->n_sym <= cap) {
+        for (i = 0; i < v->n_sym; i++)
+            if (!pfvm_sym_is_const(v->sym[i], &out[i]))
+                return -1;
+        return v->n_sym;
+    }
+    return -1;
+}
+
+PFVM_INTERNAL int pfvm__axis(int64_t axis, int rank)
+{
+    if (axis < -rank || axis >= rank)
+        return -1;
+    return (int)(axis < 0 ? axis + rank : axis);
+}
+
+/* "<node label>_<suffix>" made an identifier. */
+static void pfvm__infer_sym_name(const pfvm_ictx *c, const char *suffix, char *base, size_t n)
+{
+    char lb[96], *p;
+    pfvm__snprintf(base, n, "%s_%s", pfvm__node_label(c->node, lb, sizeof lb), suffix);
+    /* symbol names must be identifiers */
+    for (p = base; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+            *p = '_';
+    if (base[0] >= '0' && base[0] <= '9')
+        base[0] = '_';
+}
+
+PFVM_INTERNAL const pfvm_sym *pfvm_infer_node_sym(pfvm_ictx *c, const char *suffix)
+{
+    char base[200];
+    pfvm__infer_sym_name(c, suffix, base, sizeof base);
+    return pfvm_sym_unknown(c->syms, base);
+}
+
+pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank)
+{
+    pfvm_ival *o;
+    char suffix[32];
+    int i;
+    if (out >= c->n_out || !(o = c->out[out]))
+        return PFVM_OK;
+    o->type.kind = PFVM_KIND_TENSOR;
+    o->type.dtype = dtype;
+    if (rank < 0 || rank > PFVM_MAX_RANK) {
+        pfvm_shape_unknown(&o->type.shape);
+        return PFVM_OK;
+    }
+    o->type.shape.rank = rank;
+    for (i = 0; i < rank; i++) {
+        pfvm__snprintf(suffix, sizeof suffix, "o%d_d%d", out, i);
+        o->type.shape.dims[i] = pfvm_infer_node_sym(c, suffix);
+        if (!o->type.shape.dims[i])
+            return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    }
+    return PFVM_OK;
+}
 
 #endif /* PFVM_H_IMPLEMENTED */
 #endif /* PFVM_IMPLEMENTATION */
+
+/*
+ * MIT License
+ *
+ * Copyright (c) 2026 the pfvm authors
+ *
+ * Permission is hereby granted, free of charge, to any person obtaining a copy
+ * of this software and associated documentation files (the "Software"), to deal
+ * in the Software without restriction, including without limitation the rights
+ * to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+ * copies of the Software, and to permit persons to whom the Software is
+ * furnished to do so, subject to the following conditions:
+ *
+ * The above copyright notice and this permission notice shall be included in all
+ * copies or substantial portions of the Software.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+ * IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+ * FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+ * AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+ * LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+ * OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+ * SOFTWARE.
+ */

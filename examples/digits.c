@@ -80,7 +80,7 @@ int main(int argc, char **argv)
         pfvm_model_free(m);
         return 1;
     }
-    printf("pfvm: %s (%d nodes, opset %lld) on %s\n\n", argv[1], (int)stbds_arrlen(m->graph->nodes),
+    printf("pfvm: %s (%d nodes, opset %lld) on %s\n\n", argv[1], pfvm_graph_num_nodes(m->graph),
            (long long)pfvm_model_opset(m, ""), argv[2]);
     while (fgets(line, sizeof line, labels)) {
         char file[256];
@@ -91,7 +91,7 @@ int main(int argc, char **argv)
             continue;
         snprintf(path, sizeof path, "%s/%s", argv[2], file);
         img = pfvm_onnx_read_value_file(path, PFVM_KIND_TENSOR, &st);
-        if (!img || pfvm_exec_bind(e, (const pfvm_tensor *const *)&img, 1, &st) || pfvm_exec_run(e, &st)) {
+        if (!img || pfvm_exec_bind_one(e, img, &st) || pfvm_exec_run(e, &st)) {
             fprintf(stderr, "digits: %s: %s\n", file, st.msg);
             pfvm_tensor_free(img);
             fclose(labels);

@@ -29,7 +29,7 @@ int main(void)
 
     e = pfvm_exec_new(m, NULL, &st);
     in = pfvm_tensor_view(PFVM_FLOAT, 1, dims, a, &st);
-    if (!e || !in || pfvm_exec_bind(e, (const pfvm_tensor *const *)&in, 1, &st) || pfvm_exec_run(e, &st)) {
+    if (!e || !in || pfvm_exec_bind_one(e, in, &st) || pfvm_exec_run(e, &st)) {
         printf("error: %s\n", st.msg);
         return 1;
     }

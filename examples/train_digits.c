@@ -103,16 +103,13 @@ typedef struct net {
 static pfvm_value *typed(net *n, const char *name, pfvm_dtype dt, int rank, const int64_t *dims, pfvm_status *st)
 {
     pfvm_value *v = pfvm_graph_value(n->g, name, st);
+    const pfvm_sym *d[PFVM_MAX_RANK];
     int i;
-    if (!v)
+    if (!v || rank > PFVM_MAX_RANK)
         return NULL;
-    v->type.kind = PFVM_KIND_TENSOR;
-    v->type.dtype = dt;
-    v->type.shape.rank = rank;
     for (i = 0; i < rank; i++)
-        v->type.shape.dims[i] = dims[i] < 0 ? pfvm_sym_var(n->m->syms, "N", 1) : pfvm_sym_const(n->m->syms, dims[i]);
-    v->has_type_info = 1;
-    return v;
+        d[i] = dims[i] < 0 ? pfvm_sym_var(n->m->syms, "N", 1) : pfvm_sym_const(n->m->syms, dims[i]);
+    return pfvm_value_set_tensor_type(v, dt, rank, d, st) ? NULL : v;
 }
 
 /* A node with one output named `out` (NULL: a fresh name); NULL on error. */
@@ -199,11 +196,11 @@ static pfvm_code net_build(net *n, const float *const *data, int as_inputs, pfvm
  * passes leave alone. The executor still reads them as initializers. */
 static pfvm_code optimize_training(net *n, pfvm_status *st)
 {
-    int i, j, n_inits = (int)stbds_arrlen(n->g->inits);
+    int i, j, n_inits = pfvm_graph_num_initializers(n->g);
     for (i = 0; i < n_inits; i++) {
         pfvm_value *v = n->g->inits[i];
         size_t len = strlen(v->name);
-        for (j = 0; j < (int)stbds_arrlen(n->g->outputs); j++) {
+        for (j = 0; j < pfvm_graph_num_outputs(n->g); j++) {
             const char *o = n->g->outputs[j]->name;
             if (!strncmp(o, v->name, len) && !strcmp(o + len, "_new")) {
                 if (pfvm_graph_add_input(n->g, v, st))
@@ -334,7 +331,7 @@ int main(int argc, char **argv)
             pfvm_graph_add_output(train.g, loss->outputs[0], &st))
             goto fail;
     }
-    n_fwd = (int)stbds_arrlen(train.g->nodes);
+    n_fwd = pfvm_graph_num_nodes(train.g);
     memset(&ao, 0, sizeof ao);
     ao.loss = "loss";
     ao.flags = PFVM_AUTODIFF_NO_OUTPUTS;
@@ -343,7 +340,7 @@ int main(int argc, char **argv)
     oo.lr = LR;
     if (pfvm_autodiff(train.m, NULL, &ao, &ar, &st) || pfvm_autodiff_optimizer(train.m, NULL, &ar, &oo, &st))
         goto fail;
-    n_all = (int)stbds_arrlen(train.g->nodes);
+    n_all = pfvm_graph_num_nodes(train.g);
     if (optimize_training(&train, &st) || !(et = pfvm_exec_new(train.m, NULL, &st)) || (n_state = pfvm_exec_feedback_all(et, &st)) < 0 ||
         pfvm_exec_set_input_varying(et, 1, 1, &st)) /* new labels each step: keep the plan */
         goto fail;
@@ -358,7 +355,7 @@ int main(int argc, char **argv)
         printf("train_digits: MLP 64-%d-%d", HIDDEN, CLASSES);
     printf(", %d training and %d test images, Adam lr %g, batch %d, seed %lu\n", n_train, n_test, LR, BATCH, seed);
     printf("training graph: %d forward nodes, %d backward and update nodes, %d after pfvm_optimize; %d state tensors\n",
-           n_fwd, n_all - n_fwd, (int)stbds_arrlen(train.g->nodes), n_state);
+           n_fwd, n_all - n_fwd, pfvm_graph_num_nodes(train.g), n_state);
 
     dims[0] = BATCH;
     dims[1] = 1;

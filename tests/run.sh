@@ -8,8 +8,10 @@
 # tests/known_failures.txt count as skipped; one that passes is a failure,
 # so the list only shrinks; the node suite runs twice, optimized as
 # `interp test` does by default and with --no-opt), the model fixtures under
-# tests/models (optimized and with --no-opt), and the command-line checks in
-# tests/cli.sh. With
+# tests/models (optimized and with --no-opt), the command-line checks in tests/cli.sh, the headers'
+# public boundary in tests/boundary.sh and the packages (make install,
+# pkg-config, CMake) in tests/packaging.sh, the layers' separate links
+# in tests/layers.sh. With
 # PFVM_ASAN=1 the same suites run again with the AddressSanitizer +
 # UndefinedBehaviorSanitizer build in build-asan/.
 set -u
@@ -79,6 +81,20 @@ suites() {
     run_part "${tag}models-noopt" "$bdir/interp" test $fork --no-opt --atol 1e-5 tests/models
     if [ -f tests/cli.sh ]; then
         run_part "${tag}cli" sh tests/cli.sh "$bdir"
+    fi
+    # the headers' public boundary (exported symbols, private stb_ds, two
+    # PFVM_STATIC copies, C++): once, not per build
+    if [ -z "$tag" ] && [ -f tests/boundary.sh ]; then
+        run_part "boundary" sh tests/boundary.sh "$bdir"
+        if command -v clang >/dev/null && command -v clang++ >/dev/null; then
+            run_part "boundary-clang" env CC=clang CXX=clang++ sh tests/boundary.sh "$bdir"
+        fi
+    fi
+    if [ -z "$tag" ] && [ -f tests/layers.sh ]; then
+        run_part "layers" sh tests/layers.sh "$bdir"
+    fi
+    if [ -z "$tag" ] && [ -f tests/packaging.sh ]; then
+        run_part "packaging" sh tests/packaging.sh
     fi
 }
 

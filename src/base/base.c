@@ -459,9 +459,36 @@ uint16_t pfvm_float_to_bf16(float f)
     return (uint16_t)(x >> 16);
 }
 
-/* stb_ds's implementation lives here, once. A program that already builds
- * stb_ds itself defines PFVM_NO_STB_DS_IMPLEMENTATION. */
-#ifndef PFVM_NO_STB_DS_IMPLEMENTATION
+/* stb_ds's implementation lives here, once. In the amalgamation it is a
+ * private (static, renamed) copy; the per-module build of src/ skips it when
+ * PFVM_NO_STB_DS_IMPLEMENTATION is defined. */
+#if defined(PFVM__AMALGAMATION) || !defined(PFVM_NO_STB_DS_IMPLEMENTATION)
 #define STB_DS_IMPLEMENTATION
 #include <stb/stb_ds.h>
 #endif
+
+/* ---- status for programs ------------------------------------------------- */
+
+pfvm_code pfvm_status_set(pfvm_status *st, pfvm_code code, const char *fmt, ...)
+{
+    if (st) {
+        va_list ap;
+        st->code = code;
+        va_start(ap, fmt);
+        pfvm__vsnprintf(st->msg, sizeof st->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+void pfvm_status_prefix(pfvm_status *st, const char *fmt, ...)
+{
+    char pre[PFVM_STATUS_MSG];
+    va_list ap;
+    if (!st)
+        return;
+    va_start(ap, fmt);
+    pfvm__vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    pfvm__prefix(st, "%s", pre);
+}

@@ -8,33 +8,47 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* Version of pfvm: PFVM_VERSION is major * 10000 + minor * 100 + patch. */
+#define PFVM_VERSION_MAJOR 0
+#define PFVM_VERSION_MINOR 1
+#define PFVM_VERSION_PATCH 0
+#define PFVM_VERSION_STRING "0.1.0"
+#define PFVM_VERSION (PFVM_VERSION_MAJOR * 10000 + PFVM_VERSION_MINOR * 100 + PFVM_VERSION_PATCH)
+
 #ifndef PFVM_API
 #ifdef PFVM_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define PFVM_API static __attribute__((unused))
+#else
 #define PFVM_API static
+#endif
 #else
 #define PFVM_API extern
 #endif
 #endif
 
-/* Internal functions are visible across modules of the implementation but
- * become static with PFVM_STATIC, so a private copy never clashes. */
-#ifdef PFVM_STATIC
-#define PFVM_INTERNAL static
-#else
-#define PFVM_INTERNAL
-#endif
 
-#ifndef PFVM_MALLOC
+/* pfvm:internal-begin */
+/* The C library's allocator, unless the program names its own (each macro
+ * on its own). pfvm allocates with PFVM_REALLOC and frees with PFVM_FREE
+ * only; PFVM_MALLOC is accepted for symmetry and never called. */
+#ifndef PFVM_REALLOC
 #include <stdlib.h>
-#define PFVM_MALLOC(sz) malloc(sz)
 #define PFVM_REALLOC(p, sz) realloc(p, sz)
+#endif
+#ifndef PFVM_FREE
+#include <stdlib.h>
 #define PFVM_FREE(p) free(p)
+#endif
+#ifndef PFVM_MALLOC
+#define PFVM_MALLOC(sz) PFVM_REALLOC(NULL, sz)
 #endif
 
 #ifndef PFVM_ASSERT
 #include <assert.h>
 #define PFVM_ASSERT(x) assert(x)
 #endif
+/* pfvm:internal-end */
 
 /* Largest tensor rank pfvm handles; tensors keep their dims inline. */
 #ifndef PFVM_MAX_RANK
@@ -47,10 +61,76 @@
 #define PFVM_DATA_ALIGN 64
 #endif
 
-/* Route stb_ds's allocation through pfvm's allocator. Use its arrays and
- * string maps only: its hash of 4- and 8-byte binary keys shifts signed ints
- * past their width (undefined behaviour that UBSan reports). */
+/* pfvm:internal-begin */
+/* Internal functions and tables (pfvm__*, and the helpers of operator hooks)
+ * are declared PFVM_INTERNAL. In the amalgamated headers (amalgamate.py
+ * defines PFVM__AMALGAMATION) they are static: an object file built with
+ * PFVM_IMPLEMENTATION exports the public API only, and two copies built with
+ * PFVM_STATIC link into one program. In the per-module build of src/ (the
+ * unit tests' libpfvm.a) they keep external linkage. `unused`: a program
+ * calls only part of the library. */
+#ifdef PFVM__AMALGAMATION
+#if defined(__GNUC__) || defined(__clang__)
+#define PFVM_INTERNAL static __attribute__((unused))
+#else
+#define PFVM_INTERNAL static
+#endif
+#else
+#define PFVM_INTERNAL
+#endif
+
+/* stb_ds, private to the implementation. Its allocation goes through pfvm's
+ * allocator. Use its arrays and string maps only: its hash of 4- and 8-byte
+ * binary keys shifts signed ints past their width (undefined behaviour that
+ * UBSan reports). In the amalgamation its functions are renamed pfvm__stbds_*
+ * and declared static before stb_ds declares them (a later extern
+ * declaration keeps the internal linkage), so that a program's own stb_ds,
+ * included before or after pfvm or built elsewhere, never meets pfvm's. */
+#ifdef PFVM__AMALGAMATION
+#define stbds_rand_seed pfvm__stbds_rand_seed
+#define stbds_hash_bytes pfvm__stbds_hash_bytes
+#define stbds_hash_string pfvm__stbds_hash_string
+#define stbds_stralloc pfvm__stbds_stralloc
+#define stbds_strreset pfvm__stbds_strreset
+#define stbds_unit_tests pfvm__stbds_unit_tests
+#define stbds_arrgrowf pfvm__stbds_arrgrowf
+#define stbds_arrfreef pfvm__stbds_arrfreef
+#define stbds_hmfree_func pfvm__stbds_hmfree_func
+#define stbds_hmget_key pfvm__stbds_hmget_key
+#define stbds_hmget_key_ts pfvm__stbds_hmget_key_ts
+#define stbds_hmput_default pfvm__stbds_hmput_default
+#define stbds_hmput_key pfvm__stbds_hmput_key
+#define stbds_hmdel_key pfvm__stbds_hmdel_key
+#define stbds_shmode_func pfvm__stbds_shmode_func
+#if defined(__cplusplus) /* (kept by amalgamate.py, which drops #ifdef __cplusplus wrappers) */
+extern "C" {
+#endif
+struct stbds_string_arena;
+PFVM_INTERNAL void stbds_rand_seed(size_t seed);
+PFVM_INTERNAL size_t stbds_hash_bytes(void *p, size_t len, size_t seed);
+PFVM_INTERNAL size_t stbds_hash_string(char *str, size_t seed);
+PFVM_INTERNAL char *stbds_stralloc(struct stbds_string_arena *a, char *str);
+PFVM_INTERNAL void stbds_strreset(struct stbds_string_arena *a);
+PFVM_INTERNAL void *stbds_arrgrowf(void *a, size_t elemsize, size_t addlen, size_t min_cap);
+PFVM_INTERNAL void stbds_arrfreef(void *a);
+PFVM_INTERNAL void stbds_hmfree_func(void *p, size_t elemsize);
+PFVM_INTERNAL void *stbds_hmget_key(void *a, size_t elemsize, void *key, size_t keysize, int mode);
+PFVM_INTERNAL void *stbds_hmget_key_ts(void *a, size_t elemsize, void *key, size_t keysize, ptrdiff_t *temp,
+                                       int mode);
+PFVM_INTERNAL void *stbds_hmput_default(void *a, size_t elemsize);
+PFVM_INTERNAL void *stbds_hmput_key(void *a, size_t elemsize, void *key, size_t keysize, int mode);
+PFVM_INTERNAL void *stbds_hmdel_key(void *a, size_t elemsize, void *key, size_t keysize, size_t keyoffset,
+                                    int mode);
+PFVM_INTERNAL void *stbds_shmode_func(size_t elemsize, int mode);
+#if defined(__cplusplus)
+}
+#endif
+#endif
+#ifndef STBDS_NO_SHORT_NAMES
 #define STBDS_NO_SHORT_NAMES
+#endif
+#undef STBDS_REALLOC
+#undef STBDS_FREE
 #define STBDS_REALLOC(ctx, p, sz) pfvm__realloc(p, sz)
 #define STBDS_FREE(ctx, p) pfvm__free(p)
 #include <stb/stb_ds.h>
@@ -58,6 +138,7 @@
  * C99 lacks; pfvm always passes lvalue keys, so the plain form serves. */
 #undef STBDS_ADDRESSOF
 #define STBDS_ADDRESSOF(typevar, value) &(value)
+/* pfvm:internal-end */
 
 #ifdef __cplusplus
 extern "C" {
@@ -91,6 +172,20 @@ typedef struct pfvm_status {
 
 /* Name of an error code ("invalid", "unsupported", ...). */
 PFVM_API const char *pfvm_code_name(pfvm_code c);
+
+/* For programs' own errors: sets *st (if non-NULL) to code and a
+ * printf-style message, and returns code. */
+PFVM_API pfvm_code pfvm_status_set(pfvm_status *st, pfvm_code code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Prepends "prefix: " to st's message (for context such as a file name). */
+PFVM_API void pfvm_status_prefix(pfvm_status *st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* ---- allocator --------------------------------------------------------- */
 

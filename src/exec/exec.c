@@ -754,7 +754,7 @@ pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_sta
 
 /* ---- running ------------------------------------------------------------------ */
 
-PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims)
+pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims)
 {
     pfvm_tensor *t;
     size_t bytes;
@@ -837,7 +837,7 @@ PFVM_INTERNAL void pfvm_kctx_set_state(pfvm_kctx *k, void *state, void (*free_fn
     k->state = state;
 }
 
-PFVM_INTERNAL void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes)
+void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes)
 {
     pfvm_exec *e = k->exec;
     if (!e) {
@@ -1233,4 +1233,9 @@ PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph 
         }
     }
     return PFVM_OK;
+}
+
+pfvm_code pfvm_exec_bind_one(pfvm_exec *e, const pfvm_tensor *input, pfvm_status *st)
+{
+    return pfvm_exec_bind(e, &input, 1, st);
 }

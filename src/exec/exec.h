@@ -48,6 +48,8 @@ PFVM_API void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size);
 /* Binds inputs (viewed, not copied: they must stay alive during the run)
  * and plans if needed. n must equal pfvm_exec_num_inputs. */
 PFVM_API pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st);
+/* pfvm_exec_bind for a graph of one input (no cast from pfvm_tensor **). */
+PFVM_API pfvm_code pfvm_exec_bind_one(pfvm_exec *e, const pfvm_tensor *input, pfvm_status *st);
 /* Runs the bound graph. */
 PFVM_API pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st);
 /* Output i of the last run; valid until the next bind, run or free. */

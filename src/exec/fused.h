@@ -34,6 +34,7 @@
 extern "C" {
 #endif
 
+/* pfvm:internal-begin */
 /* Elements per register. Kernels loop over exactly this many, so compilers
  * unroll and vectorize them (gcc -O2 vectorizes only constant trip counts).
  * 1024 (4 KB registers) on 64-bit hosts: with 16-float vectors a kernel call
@@ -69,6 +70,12 @@ extern "C" {
  * libm's fmaf in the baseline one, so all versions round alike. Elsewhere
  * (other compilers, Arm, musl, Windows), or with PFVM_NO_DISPATCH
  * defined, kernels are compiled once for the target the build names. */
+/* clang (14) gives a static target_clones function an external resolver
+ * symbol (<name>.resolver), so two PFVM_STATIC copies built by clang would
+ * clash: such a copy compiles its kernels once, for the build's target. */
+#if defined(__clang__) && defined(PFVM__AMALGAMATION) && defined(PFVM_STATIC) && !defined(PFVM_NO_DISPATCH)
+#define PFVM_NO_DISPATCH
+#endif
 #if !defined(PFVM_NO_DISPATCH) && defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && \
     defined(__GLIBC__) && defined(__has_attribute)
 #if __has_attribute(target_clones) && (defined(__clang__) || __GNUC__ >= 11)
@@ -93,6 +100,7 @@ extern "C" {
 #if defined(PFVM_DISPATCH_CLONES) && !defined(PFVM_NO_AVX512)
 #define PFVM_AVX512_KERNELS 1
 #endif
+/* pfvm:internal-end */
 /* 1 when the CPU runs AVX-512F (checked once), 0 elsewhere. */
 PFVM_INTERNAL int pfvm__have_avx512(void);
 
@@ -200,10 +208,15 @@ PFVM_INTERNAL int pfvm_fuse_accepts(const pfvm_node *n, const pfvm_dtype *in_dty
 /* The model-local function a node calls (by domain and op_type), or NULL. */
 PFVM_API const pfvm_function *pfvm_model_function(const pfvm_model *m, const char *domain, const char *name);
 
+/* pfvm:internal-begin */
 /* The definition every call of a model-local function resolves to (when
  * no operator of that name exists): inference through the body, and a
- * kernel that runs the fused-loop engine or, failing that, the body. */
+ * kernel that runs the fused-loop engine or, failing that, the body. (In
+ * the amalgamation it is static and defined before registry.c reads it.) */
+#ifndef PFVM__AMALGAMATION
 extern const pfvm_op_def pfvm__op_function_call;
+#endif
+/* pfvm:internal-end */
 
 #ifdef __cplusplus
 }

@@ -1292,3 +1292,55 @@ void pfvm_graph_dump(const pfvm_graph *g, FILE *f)
     }
 }
 #endif
+
+/* ---- lists, counts and setters for programs ------------------------------- */
+
+int pfvm_graph_num_nodes(const pfvm_graph *g) { return g ? (int)stbds_arrlen(g->nodes) : 0; }
+pfvm_node *pfvm_graph_node(const pfvm_graph *g, int i)
+{
+    return i >= 0 && i < pfvm_graph_num_nodes(g) ? g->nodes[i] : NULL;
+}
+int pfvm_graph_num_inputs(const pfvm_graph *g) { return g ? (int)stbds_arrlen(g->inputs) : 0; }
+pfvm_value *pfvm_graph_input(const pfvm_graph *g, int i)
+{
+    return i >= 0 && i < pfvm_graph_num_inputs(g) ? g->inputs[i] : NULL;
+}
+int pfvm_graph_num_outputs(const pfvm_graph *g) { return g ? (int)stbds_arrlen(g->outputs) : 0; }
+pfvm_value *pfvm_graph_output(const pfvm_graph *g, int i)
+{
+    return i >= 0 && i < pfvm_graph_num_outputs(g) ? g->outputs[i] : NULL;
+}
+int pfvm_graph_num_initializers(const pfvm_graph *g) { return g ? (int)stbds_arrlen(g->inits) : 0; }
+pfvm_value *pfvm_graph_initializer(const pfvm_graph *g, int i)
+{
+    return i >= 0 && i < pfvm_graph_num_initializers(g) ? g->inits[i] : NULL;
+}
+int pfvm_tensor_num_elems(const pfvm_tensor *t) { return t ? (int)stbds_arrlen(t->elems) : 0; }
+pfvm_tensor *pfvm_tensor_elem(const pfvm_tensor *t, int i)
+{
+    return i >= 0 && i < pfvm_tensor_num_elems(t) ? t->elems[i] : NULL;
+}
+
+const char *pfvm_node_label(const pfvm_node *n, char *buf, size_t size)
+{
+    return pfvm__node_label(n, buf, size);
+}
+
+pfvm_code pfvm_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, const pfvm_sym *const *dims,
+                                     pfvm_status *st)
+{
+    int i;
+    if (!v || rank < 0 || rank > PFVM_MAX_RANK || (rank > 0 && !dims))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_value_set_tensor_type: bad value or rank %d", rank);
+    for (i = 0; i < rank; i++)
+        if (!dims[i])
+            return pfvm__fail(st, PFVM_ERR_INVALID, "value '%s': dim %d is NULL", v->name, i);
+    v->type.kind = PFVM_KIND_TENSOR;
+    v->type.dtype = dtype;
+    v->type.shape.rank = rank;
+    for (i = 0; i < rank; i++)
+        v->type.shape.dims[i] = dims[i];
+    v->has_type_info = 1;
+    pfvm__ok(st);
+    return PFVM_OK;
+}

@@ -387,6 +387,30 @@ PFVM_INTERNAL void pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
 /* Name of a node for messages: its name, or "op_type#index". */
 PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t size);
 
+/* ---- lists, counts and setters for programs (no stb_ds in user code) ---- */
+
+/* Sizes of a graph's lists, and their elements (NULL when i is out of
+ * range): nodes (topological order once sorted), graph inputs, graph
+ * outputs, initializers. */
+PFVM_API int pfvm_graph_num_nodes(const pfvm_graph *g);
+PFVM_API pfvm_node *pfvm_graph_node(const pfvm_graph *g, int i);
+PFVM_API int pfvm_graph_num_inputs(const pfvm_graph *g);
+PFVM_API pfvm_value *pfvm_graph_input(const pfvm_graph *g, int i);
+PFVM_API int pfvm_graph_num_outputs(const pfvm_graph *g);
+PFVM_API pfvm_value *pfvm_graph_output(const pfvm_graph *g, int i);
+PFVM_API int pfvm_graph_num_initializers(const pfvm_graph *g);
+PFVM_API pfvm_value *pfvm_graph_initializer(const pfvm_graph *g, int i);
+/* Elements of a sequence or optional tensor (0 / NULL for a plain tensor). */
+PFVM_API int pfvm_tensor_num_elems(const pfvm_tensor *t);
+PFVM_API pfvm_tensor *pfvm_tensor_elem(const pfvm_tensor *t, int i);
+/* The node's name, or "op_type#id" written into buf when it has none. */
+PFVM_API const char *pfvm_node_label(const pfvm_node *n, char *buf, size_t size);
+/* Declares v a tensor of dtype with the given dims (rank <= PFVM_MAX_RANK;
+ * dims from pfvm_sym_const/pfvm_sym_var of the model's symbol table), as a
+ * value_info or graph input of the model would. */
+PFVM_API pfvm_code pfvm_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, const pfvm_sym *const *dims,
+                                              pfvm_status *st);
+
 #ifdef __cplusplus
 }
 #endif

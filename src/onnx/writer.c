@@ -168,7 +168,7 @@ static bool pfvm__onnx_enc_sparse_part(pb_ostream_t *s, const void *arg)
         nnz += (size_t)pfvm__onnx_nonzero(t, i, es);
     width = sp->indices ? 8 : es;
     if (!pfvm__onnx_put_int(s, pfvm__pb_TensorProto_dims_tag, (int64_t)nnz) ||
-        !pfvm__onnx_put_int(s, pfvm__pb_TensorProto_data_type_tag, sp->indices ? PFVM_INT64 : (int64_t)t->dtype) ||
+        !pfvm__onnx_put_int(s, pfvm__pb_TensorProto_data_type_tag, sp->indices ? (int64_t)PFVM_INT64 : (int64_t)t->dtype) ||
         (!sp->indices && !pfvm__onnx_put_str(s, pfvm__pb_TensorProto_name_tag, t->name)) ||
         !pb_encode_tag(s, PB_WT_STRING, pfvm__pb_TensorProto_raw_data_tag) || !pb_encode_varint(s, (uint64_t)(nnz * width)))
         return false;

@@ -3095,7 +3095,7 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
 #define PFVM__EW_UI(name, since, kern, infer, types, attrs) \
     {name, "", since, 0, 1, 1, 1, 1, infer, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL}
 
-const pfvm_op_def pfvm__ops_elementwise[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_UI("Abs", 1, pfvm__ew_k_abs, pfvm__ew_infer_abs, PFVM__EW_NUMERIC, NULL),
     PFVM__EW_UI("Neg", 1, pfvm__ew_k_neg, pfvm__ew_infer_neg, PFVM__EW_SIGNED, NULL),
     PFVM__EW_U("Exp", 1, pfvm__ew_k_exp, PFVM__EW_FLOATS, NULL),

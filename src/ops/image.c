@@ -1064,7 +1064,7 @@ static pfvm_code pfvm__img_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, x, gy);
 }
 
-const pfvm_op_def pfvm__ops_image[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_image[] = {
     {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
      PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL},
     {"Upsample", "", 7, 0, 1, 2, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,

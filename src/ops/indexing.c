@@ -884,7 +884,7 @@ static pfvm_code pfvm__ix_g_d2s(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, x, pfvm_grad_reshape_like(g, gy, x));
 }
 
-const pfvm_op_def pfvm__ops_indexing[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_indexing[] = {
     {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0, NULL, pfvm__ix_g_gather_elements, NULL, NULL},
     {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_elements, NULL, NULL},
     {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL},

@@ -621,7 +621,7 @@ static double pfvm__la_gemm_flops(const pfvm_node *n, const pfvm_dims *in, int n
     return 2.0 * y * (double)k + (n_in > 2 && in[2].rank >= 0 ? y : 0);
 }
 
-const pfvm_op_def pfvm__ops_linalg[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
     {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
      "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops},
     {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,

@@ -502,7 +502,7 @@ static pfvm_code pfvm__ms_k_unique(pfvm_kctx *k)
     return PFVM_OK;
 }
 
-const pfvm_op_def pfvm__ops_misc[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_misc[] = {
     {"HannWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hann, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL},
     {"HammingWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hamming, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL},
     {"BlackmanWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_blackman, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL},

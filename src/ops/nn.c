@@ -2526,7 +2526,7 @@ static double pfvm__nn_convt_flops(const pfvm_node *n, const pfvm_dims *in, int 
     return pfvm__nn_conv_cost(in, n_in, n_in ? pfvm_dims_numel(&in[0]) : -1, n_out ? pfvm_dims_numel(&out[0]) : -1);
 }
 
-const pfvm_op_def pfvm__ops_nn[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
     {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops},
     {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops},
     {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL},

@@ -340,7 +340,7 @@ static pfvm_code pfvm__q_infer_qlinear_conv(pfvm_ictx *c)
     return pfvm__q_infer_conv(c, 0, 3, c->in[7]->type.dtype);
 }
 
-const pfvm_op_def pfvm__ops_quant[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
     {"QuantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_quantize, pfvm__q_k_quantize, NULL, PFVM_FUSE_ELEMENTWISE, "float,int32 -> uint8,int8", NULL, 0, NULL, NULL, NULL, NULL},
     {"DequantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_dequantize, pfvm__q_k_dequantize, NULL, PFVM_FUSE_ELEMENTWISE, "uint8,int8,int32 -> float", NULL, 0, NULL, NULL, NULL, NULL},
     {"DynamicQuantizeLinear", "", 11, 0, 1, 1, 3, 3, pfvm__q_infer_dynamic, pfvm__q_k_dynamic, NULL, PFVM_FUSE_OPAQUE, "float -> uint8", NULL, 0, NULL, NULL, NULL, NULL},

@@ -132,7 +132,7 @@ static pfvm_code pfvm__rnd_k_multinomial(pfvm_kctx *k)
 
 #define PFVM__RND PFVM_OP_NONDETERMINISTIC
 
-const pfvm_op_def pfvm__ops_random[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_random[] = {
     {"RandomUniform", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
     {"RandomNormal", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
     {"RandomUniformLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},

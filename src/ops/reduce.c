@@ -1395,7 +1395,7 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define PFVM__RED_OP(name, kern) \
     {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL}
 
-const pfvm_op_def pfvm__ops_reduce[] = {
+PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__RED_OP("ReduceSum", pfvm__red_k_sum),
     PFVM__RED_OP("ReduceMean", pfvm__red_k_mean),
     PFVM__RED_OP("ReduceMax", pfvm__red_k_max),

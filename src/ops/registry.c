@@ -22,9 +22,12 @@
     X(random)             \
     X(signal)
 
+/* (The amalgamation defines the tables, static, before this file.) */
+#ifndef PFVM__AMALGAMATION
 #define PFVM__DECLARE(f) extern const pfvm_op_def pfvm__ops_##f[];
 PFVM__FAMILIES(PFVM__DECLARE)
 #undef PFVM__DECLARE
+#endif
 
 #define PFVM__LIST(f) pfvm__ops_##f,
 static const pfvm_op_def *const pfvm__families[] = {PFVM__FAMILIES(PFVM__LIST) NULL};
@@ -39,6 +42,25 @@ static int pfvm__domain_eq(const char *a, const char *b)
     return !strcmp(a, b);
 }
 
+/* Operators the program registered (pfvm_op_register), searched first. */
+#ifndef PFVM_MAX_USER_OPS
+#define PFVM_MAX_USER_OPS 64
+#endif
+static const pfvm_op_def *pfvm__user_ops[PFVM_MAX_USER_OPS];
+static int pfvm__n_user_ops;
+
+pfvm_code pfvm_op_register(const pfvm_op_def *def, pfvm_status *st)
+{
+    if (!def || !def->name || !def->name[0] || !def->infer || !def->kernel)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_op_register: an operator needs a name, infer and kernel");
+    if (pfvm__n_user_ops == PFVM_MAX_USER_OPS)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "pfvm_op_register: more than %d operators (PFVM_MAX_USER_OPS)",
+                          PFVM_MAX_USER_OPS);
+    pfvm__user_ops[pfvm__n_user_ops++] = def;
+    pfvm__ok(st);
+    return PFVM_OK;
+}
+
 const pfvm_op_def *pfvm_op_at(int index)
 {
     int f;
@@ -48,12 +70,18 @@ const pfvm_op_def *pfvm_op_at(int index)
             if (index-- == 0)
                 return d;
     }
-    return NULL;
+    return index < pfvm__n_user_ops ? pfvm__user_ops[index] : NULL;
 }
 
 const pfvm_op_def *pfvm_op_find(const char *domain, const char *name, int64_t opset)
 {
     int f;
+    for (f = pfvm__n_user_ops - 1; f >= 0; f--) {
+        const pfvm_op_def *d = pfvm__user_ops[f];
+        if (!strcmp(d->name, name) && pfvm__domain_eq(d->domain, domain) && opset >= d->since &&
+            (d->until == 0 || opset <= d->until))
+            return d;
+    }
     for (f = 0; pfvm__families[f]; f++) {
         const pfvm_op_def *d;
         for (d = pfvm__families[f]; d->name; d++)
@@ -227,7 +255,7 @@ PFVM_INTERNAL pfvm_code pfvm_ival_set_sym(pfvm_ictx *c, pfvm_ival *out, const pf
     return PFVM_OK;
 }
 
-PFVM_INTERNAL void pfvm_ival_set_tensor(pfvm_ival *v, pfvm_dtype dtype, const pfvm_shape *shape)
+void pfvm_ival_set_tensor(pfvm_ival *v, pfvm_dtype dtype, const pfvm_shape *shape)
 {
     v->type.kind = PFVM_KIND_TENSOR;
     v->type.dtype = dtype;
@@ -237,7 +265,7 @@ PFVM_INTERNAL void pfvm_ival_set_tensor(pfvm_ival *v, pfvm_dtype dtype, const pf
         pfvm_shape_unknown(&v->type.shape);
 }
 
-PFVM_INTERNAL pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in)
+pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in)
 {
     if (out >= c->n_out || !c->out[out])
         return PFVM_OK;
@@ -247,7 +275,7 @@ PFVM_INTERNAL pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in)
     return PFVM_OK;
 }
 
-PFVM_INTERNAL pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c)
+pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c)
 {
     return pfvm_infer_same_as(c, 0, 0);
 }
@@ -403,7 +431,7 @@ PFVM_INTERNAL const pfvm_sym *pfvm_infer_node_sym(pfvm_ictx *c, const char *suff
     return pfvm_sym_unknown(c->syms, base);
 }
 
-PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank)
+pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank)
 {
     pfvm_ival *o;
     char suffix[32];

@@ -158,6 +158,17 @@ struct pfvm_op_def {
 PFVM_API const pfvm_op_def *pfvm_op_find(const char *domain, const char *name, int64_t opset);
 /* Iterates over every definition (for docs): returns NULL past the end. */
 PFVM_API const pfvm_op_def *pfvm_op_at(int index);
+
+/* Registers a program's own operator (the definition must outlive its
+ * use; typically a static const). It is found before pfvm's own, by domain,
+ * name and opset range, when models are loaded or nodes added afterwards.
+ * Its hooks: `infer` (pfvm_infer_same_as_first, or pfvm_ival_set_tensor on
+ * c->out[i]) and `kernel` (outputs arrive shaped and with storage when the
+ * planner knows their shapes; otherwise pfvm_kctx_output); the other hooks
+ * (simplify, grad, fuse) may be NULL. Process-wide, not thread-safe: call
+ * it before building or loading models. At most PFVM_MAX_USER_OPS (64)
+ * registrations. */
+PFVM_API pfvm_code pfvm_op_register(const pfvm_op_def *def, pfvm_status *st);
 /* Operations one run of node n performs with its value types evaluated
  * under binding b (NULL: constant shapes only): the operator's flops hook,
  * else one per element of the largest output, or of the largest input for
@@ -173,13 +184,13 @@ PFVM_API pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status
 
 /* Gives output i the shape `dims` and storage for this run (for outputs
  * whose shape the planner could not know). */
-PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims);
+PFVM_API pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims);
 
 /* Workspace for a kernel that needs one (recurrent state, ...): valid
  * until the kernel returns. The executor keeps one buffer, grown on first
  * need, so runs after the first allocate nothing. NULL on failure (the
  * status says why). */
-PFVM_INTERNAL void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes);
+PFVM_API void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes);
 
 /* Keeps `state` for this node until the executor is freed, which calls
  * free_fn(state); later runs find it in k->state (compiled programs,
@@ -203,11 +214,11 @@ PFVM_INTERNAL pfvm_code pfvm__op_fail(pfvm_status *st, const pfvm_node *n, pfvm_
 PFVM_INTERNAL void *pfvm_ictx_alloc(pfvm_ictx *c, size_t size);
 /* Sets out->sym to n symbolic scalars (copied into the ictx arena). */
 PFVM_INTERNAL pfvm_code pfvm_ival_set_sym(pfvm_ictx *c, pfvm_ival *out, const pfvm_sym *const *vals, int n);
-PFVM_INTERNAL void pfvm_ival_set_tensor(pfvm_ival *v, pfvm_dtype dtype, const pfvm_shape *shape);
+PFVM_API void pfvm_ival_set_tensor(pfvm_ival *v, pfvm_dtype dtype, const pfvm_shape *shape);
 /* Output 0 = input 0's type (an inference function for the table). */
-PFVM_INTERNAL pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c);
+PFVM_API pfvm_code pfvm_infer_same_as_first(pfvm_ictx *c);
 /* Output i = input j's type. */
-PFVM_INTERNAL pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in);
+PFVM_API pfvm_code pfvm_infer_same_as(pfvm_ictx *c, int out, int in);
 /* Numpy-style multidirectional broadcast of the shapes of inputs. */
 PFVM_INTERNAL pfvm_code pfvm_infer_broadcast(pfvm_ictx *c, const pfvm_shape *const *shapes, int n, pfvm_shape *out);
 /* Output 0 = numpy matmul of shapes a and b (1-D operands promoted, batch
@@ -235,7 +246,7 @@ PFVM_INTERNAL int pfvm__axis(int64_t axis, int rank);
 /* Output i gets dtype and an unknown shape of the given rank (symbols
  * named after the node, output and dim: `Node_o0_d1`, so the same unknown
  * is the same symbol everywhere), or unknown rank if rank < 0. */
-PFVM_INTERNAL pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank);
+PFVM_API pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, int rank);
 /* The symbol named after the node and `suffix` (`Loop_2_trip`): the same
  * symbol every time it is asked for; NULL when out of memory. */
 PFVM_INTERNAL const pfvm_sym *pfvm_infer_node_sym(pfvm_ictx *c, const char *suffix);

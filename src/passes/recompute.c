@@ -14,6 +14,11 @@
 /* Internal-budget refinements of the DP against the exact simulation. */
 #define PFVM__RC_REFINE 28
 
+/* (file scope rather than nested, for C++) */
+struct pfvm__rc_inplace {
+    int step, x, x_clone, y;
+};
+
 typedef struct pfvm__rc {
     pfvm_graph *g;
     const pfvm_binding *b;
@@ -37,9 +42,7 @@ typedef struct pfvm__rc {
     int *last_orig, *last_clone;
     pfvm_value **clone_val; /* by value id, when rewriting */
     int n_steps;
-    struct pfvm__rc_inplace {
-        int step, x, x_clone, y;
-    } *in_place;            /* stb_ds: in-place nodes of the schedule (pfvm__node_in_place) */
+    struct pfvm__rc_inplace *in_place; /* stb_ds: in-place nodes of the schedule (pfvm__node_in_place) */
     int rewriting;
     int peak_step;          /* step of the last simulated schedule's peak */
     pfvm_code rc;

@@ -114,6 +114,7 @@ typedef struct pfvm_recompute_report {
 PFVM_API pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts *opts,
                                   pfvm_recompute_report *report, pfvm_status *st);
 
+/* pfvm:internal-begin */
 /* internal: the input segment's backward pass in channel slices
  * (recompute_slice.c). Finds the segment (Conv of a graph input, then
  * per-channel nodes) and its backward pass; when both qualify, rewrites
@@ -127,6 +128,7 @@ typedef struct pfvm__rc_sliced {
 PFVM_INTERNAL pfvm_code pfvm__rc_slice_input(pfvm_graph *g, int n_forward, const pfvm_binding *b,
                                              const pfvm_node *peak_at, pfvm__rc_sliced *info, pfvm_status *st);
 #define PFVM__RECOMPUTE_SLICED 0x100u /* internal: the graph was sliced before this plan */
+/* pfvm:internal-end */
 
 /* Doc string of the nodes pfvm_recompute adds, and a test for it. */
 #define PFVM_RECOMPUTE_DOC "pfvm: recomputation of a dropped activation"

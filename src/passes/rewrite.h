@@ -73,64 +73,64 @@ struct pfvm_rewrite {
 /* Infers the model's types (pfvm_infer_shapes, not strict) and keeps the
  * facts. rw is then ready for the main graph; pfvm_rw_set_graph moves it
  * to a subgraph. */
-PFVM_API pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st);
+PFVM_INTERNAL pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st);
 /* Works on g (a graph of the model) from now on. */
-PFVM_API void pfvm_rw_set_graph(pfvm_rewrite *rw, pfvm_graph *g);
+PFVM_INTERNAL void pfvm_rw_set_graph(pfvm_rewrite *rw, pfvm_graph *g);
 /* Removes the forwarded nodes of every graph that have no reader left,
  * re-sorts edited graphs and frees the facts. Adds the removed nodes to
  * *removed when given. */
-PFVM_API pfvm_code pfvm_rw_end(pfvm_rewrite *rw, int *removed);
+PFVM_INTERNAL pfvm_code pfvm_rw_end(pfvm_rewrite *rw, int *removed);
 /* Frees the context without editing (after an error). */
-PFVM_API void pfvm_rw_free(pfvm_rewrite *rw);
+PFVM_INTERNAL void pfvm_rw_free(pfvm_rewrite *rw);
 /* Calls node->op->simplify when it has one; returns its code. */
-PFVM_API pfvm_code pfvm_rw_run_hook(pfvm_rewrite *rw, pfvm_node *node);
+PFVM_INTERNAL pfvm_code pfvm_rw_run_hook(pfvm_rewrite *rw, pfvm_node *node);
 
 /* ---- facts ------------------------------------------------------------------ */
 
 /* What the running pass asks for: PFVM_RW_SIMPLIFY or PFVM_RW_AFFINE. */
-PFVM_API unsigned pfvm_rw_mode(const pfvm_rewrite *rw);
-PFVM_API pfvm_model *pfvm_rw_model(const pfvm_rewrite *rw);
-PFVM_API pfvm_symtab *pfvm_rw_symtab(const pfvm_rewrite *rw);
+PFVM_INTERNAL unsigned pfvm_rw_mode(const pfvm_rewrite *rw);
+PFVM_INTERNAL pfvm_model *pfvm_rw_model(const pfvm_rewrite *rw);
+PFVM_INTERNAL pfvm_symtab *pfvm_rw_symtab(const pfvm_rewrite *rw);
 /* The graph being rewritten. */
-PFVM_API pfvm_graph *pfvm_rw_graph(const pfvm_rewrite *rw);
+PFVM_INTERNAL pfvm_graph *pfvm_rw_graph(const pfvm_rewrite *rw);
 /* Opset in effect for a domain ("" = ONNX). */
-PFVM_API int64_t pfvm_rw_opset(const pfvm_rewrite *rw, const char *domain);
+PFVM_INTERNAL int64_t pfvm_rw_opset(const pfvm_rewrite *rw, const char *domain);
 
 /* The inferred type of v; NULL when v is NULL or its kind is unknown. */
-PFVM_API const pfvm_type *pfvm_rw_type(const pfvm_rewrite *rw, const pfvm_value *v);
+PFVM_INTERNAL const pfvm_type *pfvm_rw_type(const pfvm_rewrite *rw, const pfvm_value *v);
 /* v's symbolic shape when v is a tensor of known rank, else NULL. */
-PFVM_API const pfvm_shape *pfvm_rw_shape(const pfvm_rewrite *rw, const pfvm_value *v);
+PFVM_INTERNAL const pfvm_shape *pfvm_rw_shape(const pfvm_rewrite *rw, const pfvm_value *v);
 /* v's contents when they are a known constant: an initializer, a Constant,
  * or what inference computed (small shape arithmetic). NULL otherwise. The
  * tensor lives as long as the model; never modify it. */
-PFVM_API const pfvm_tensor *pfvm_rw_value(const pfvm_rewrite *rw, const pfvm_value *v);
+PFVM_INTERNAL const pfvm_tensor *pfvm_rw_value(const pfvm_rewrite *rw, const pfvm_value *v);
 /* v's contents as int64s (an integer or bool tensor with known constant
  * contents, symbolic ones included when they are constants): the count,
  * or -1 when unknown or longer than cap. */
-PFVM_API int pfvm_rw_ints(const pfvm_rewrite *rw, const pfvm_value *v, int64_t *out, int cap);
+PFVM_INTERNAL int pfvm_rw_ints(const pfvm_rewrite *rw, const pfvm_value *v, int64_t *out, int cap);
 /* v's contents as symbolic scalars (data propagation; constants become
  * constant symbols): the count, or -1 when unknown or longer than cap. */
-PFVM_API int pfvm_rw_syms(const pfvm_rewrite *rw, const pfvm_value *v, const pfvm_sym **out, int cap);
+PFVM_INTERNAL int pfvm_rw_syms(const pfvm_rewrite *rw, const pfvm_value *v, const pfvm_sym **out, int cap);
 /* 1 when v is a known constant of a numeric type whose every element
  * equals x (an empty tensor does not qualify). */
-PFVM_API int pfvm_rw_is_all(const pfvm_rewrite *rw, const pfvm_value *v, double x);
+PFVM_INTERNAL int pfvm_rw_is_all(const pfvm_rewrite *rw, const pfvm_value *v, double x);
 /* Number of readers of v (node inputs, subgraph captures, graph outputs);
  * v must belong to the graph being rewritten or an enclosing one (readers
  * counted in that graph). */
-PFVM_API int pfvm_rw_readers(pfvm_rewrite *rw, const pfvm_value *v);
+PFVM_INTERNAL int pfvm_rw_readers(pfvm_rewrite *rw, const pfvm_value *v);
 /* The node that makes v, or NULL (inputs, initializers). */
-PFVM_API pfvm_node *pfvm_rw_producer(const pfvm_rewrite *rw, const pfvm_value *v);
+PFVM_INTERNAL pfvm_node *pfvm_rw_producer(const pfvm_rewrite *rw, const pfvm_value *v);
 /* 1 when a node's output i is absent or has no reader. */
-PFVM_API int pfvm_rw_output_unused(pfvm_rewrite *rw, const pfvm_node *node, int i);
+PFVM_INTERNAL int pfvm_rw_output_unused(pfvm_rewrite *rw, const pfvm_node *node, int i);
 
 /* ---- proofs ------------------------------------------------------------------ */
 
 /* 1 when both shapes have known, equal ranks and every pair of dims is
  * proven equal for every binding of the symbols. */
-PFVM_API int pfvm_rw_same_shape(const pfvm_shape *a, const pfvm_shape *b);
+PFVM_INTERNAL int pfvm_rw_same_shape(const pfvm_shape *a, const pfvm_shape *b);
 /* 1 when a and b are tensors of the same element type and proven equal
  * shapes: one can stand for the other. */
-PFVM_API int pfvm_rw_same_type(const pfvm_rewrite *rw, const pfvm_value *a, const pfvm_value *b);
+PFVM_INTERNAL int pfvm_rw_same_type(const pfvm_rewrite *rw, const pfvm_value *a, const pfvm_value *b);
 
 /* ---- edits -------------------------------------------------------------------- */
 
@@ -140,7 +140,7 @@ PFVM_API int pfvm_rw_same_type(const pfvm_rewrite *rw, const pfvm_value *a, cons
  * output is a graph output and v could not take its place without an
  * extra Identity (v is a graph input, initializer or another output, or v
  * is not made inside a subgraph whose output it would become). */
-PFVM_API pfvm_code pfvm_rw_forward(pfvm_rewrite *rw, pfvm_node *node, int i, pfvm_value *v);
+PFVM_INTERNAL pfvm_code pfvm_rw_forward(pfvm_rewrite *rw, pfvm_node *node, int i, pfvm_value *v);
 /* Adds a node of the default ONNX domain (at the model's opset) reading
  * `inputs` (NULL entries for omitted optionals), with n_out fresh outputs
  * named after like's outputs (like may be NULL), and infers its outputs
@@ -148,28 +148,28 @@ PFVM_API pfvm_code pfvm_rw_forward(pfvm_rewrite *rw, pfvm_node *node, int i, pfv
  * pfvm_node_set_attr_*, then call pfvm_rw_infer_node. NULL when the
  * operator is unknown at the model's opset (the status is untouched) or on
  * failure (the status says why: pfvm_rw_failed). */
-PFVM_API pfvm_node *pfvm_rw_add_node(pfvm_rewrite *rw, const char *op_type, pfvm_value *const *inputs, int n_in,
+PFVM_INTERNAL pfvm_node *pfvm_rw_add_node(pfvm_rewrite *rw, const char *op_type, pfvm_value *const *inputs, int n_in,
                                      int n_out, const pfvm_node *like);
 /* Copies src's attributes to dst, except those named in `skip`
  * (NULL-terminated list, or NULL). */
-PFVM_API pfvm_code pfvm_rw_copy_attrs(pfvm_rewrite *rw, pfvm_node *dst, const pfvm_node *src, const char *const *skip);
+PFVM_INTERNAL pfvm_code pfvm_rw_copy_attrs(pfvm_rewrite *rw, pfvm_node *dst, const pfvm_node *src, const char *const *skip);
 /* (Re)infers the outputs of a node added with pfvm_rw_add_node after its
  * attributes are set. */
-PFVM_API pfvm_code pfvm_rw_infer_node(pfvm_rewrite *rw, pfvm_node *node);
+PFVM_INTERNAL pfvm_code pfvm_rw_infer_node(pfvm_rewrite *rw, pfvm_node *node);
 /* A new initializer of the graph being rewritten holding a copy of t (a
  * dense tensor; strings copied too). NULL on failure. */
-PFVM_API pfvm_value *pfvm_rw_const(pfvm_rewrite *rw, const pfvm_tensor *t, const char *hint);
+PFVM_INTERNAL pfvm_value *pfvm_rw_const(pfvm_rewrite *rw, const pfvm_tensor *t, const char *hint);
 /* A new zero-filled initializer of this type and shape; *data receives its
  * tensor to fill in. */
-PFVM_API pfvm_value *pfvm_rw_const_new(pfvm_rewrite *rw, pfvm_dtype dtype, int rank, const int64_t *dims,
+PFVM_INTERNAL pfvm_value *pfvm_rw_const_new(pfvm_rewrite *rw, pfvm_dtype dtype, int rank, const int64_t *dims,
                                        const char *hint, pfvm_tensor **data);
 /* A new 1-D int64 initializer. */
-PFVM_API pfvm_value *pfvm_rw_const_ints(pfvm_rewrite *rw, const int64_t *v, int n, const char *hint);
+PFVM_INTERNAL pfvm_value *pfvm_rw_const_ints(pfvm_rewrite *rw, const int64_t *v, int n, const char *hint);
 /* 1 when the last helper failed (the status holds the error). */
-PFVM_API int pfvm_rw_failed(const pfvm_rewrite *rw);
+PFVM_INTERNAL int pfvm_rw_failed(const pfvm_rewrite *rw);
 /* The code to return from a hook after a helper returned NULL: the error,
  * or PFVM_OK when the helper only declined. */
-PFVM_API pfvm_code pfvm_rw_code(const pfvm_rewrite *rw);
+PFVM_INTERNAL pfvm_code pfvm_rw_code(const pfvm_rewrite *rw);
 
 /* ---- absorbing per-channel affine maps (bnfold) --------------------------------- */
 
@@ -177,10 +177,10 @@ PFVM_API pfvm_code pfvm_rw_code(const pfvm_rewrite *rw);
  * its output 0 times a->scale plus a->shift along a->axis. On return
  * a->result is that value, or NULL when the producer cannot absorb it. The
  * caller checks that the producer's output has no other reader. */
-PFVM_API pfvm_code pfvm_rw_absorb(pfvm_rewrite *rw, pfvm_node *producer, pfvm_rw_affine *a);
+PFVM_INTERNAL pfvm_code pfvm_rw_absorb(pfvm_rewrite *rw, pfvm_node *producer, pfvm_rw_affine *a);
 /* Inside a hook: the pending absorb request for this node, or NULL (then
  * the hook does its ordinary work). */
-PFVM_API pfvm_rw_affine *pfvm_rw_request(const pfvm_rewrite *rw);
+PFVM_INTERNAL pfvm_rw_affine *pfvm_rw_request(const pfvm_rewrite *rw);
 
 /* ---- for passes that edit without hooks (cse, fold) --------------------------- */
 
