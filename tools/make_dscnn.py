@@ -1,5 +1,8 @@
 #!/usr/bin/python3
-"""Makes tests/models/dscnn: a keyword-spotting-class DS-CNN (the shape of
+"""Makes the firmware benchmark's models that tools/make_fixtures.py does not:
+tests/models/dscnn and tests/models/mlp_mnist.
+
+dscnn: a keyword-spotting-class DS-CNN (the shape of
 ARM's ML-zoo "DS-CNN small" for Google Speech Commands: 49 frames x 10 MFCC
 features in, 12 classes out), for the firmware tests (tests/mcu/run.sh) and
 bench/mcu.sh.
@@ -11,7 +14,11 @@ blocks (depthwise 3x3 + BatchNorm + ReLU, pointwise 1x1 + BatchNorm +
 ReLU); average pool over the whole map; Linear to 12. Random weights and
 BatchNorm statistics from torch.manual_seed(0) (no training, no download);
 eval mode, so the export folds BatchNorm into the convolutions. Opset 13.
-Writes model.onnx and test_data_set_0/{input_0,output_0}.pb (the output is
+mlp_mnist: the classic 784-128-10 MLP (Linear, ReLU, Linear; 101,770
+parameters, about 400 KB of float weights), input [1,784]: the "400 KB
+MLP" of the firmware RAM figures. Same seed, opset 13.
+
+Each folder gets model.onnx and test_data_set_0/{input_0,output_0}.pb (the output is
 torch's), the ONNX backend-test layout that `interp test tests/models`
 reads. Reruns reproduce the files byte for byte."""
 import os
@@ -22,7 +29,7 @@ import torch
 import torch.nn as nn
 from onnx import numpy_helper
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models", "dscnn")
+MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models")
 
 
 def bn(c):
@@ -56,10 +63,15 @@ def save_pb(array, path, name):
         f.write(numpy_helper.from_array(np.ascontiguousarray(array), name).SerializeToString())
 
 
-def main():
+def mlp_mnist():
+    return nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
+
+
+def make(name, ctor, shape):
+    OUT = os.path.join(MODELS, name)
     torch.manual_seed(0)
-    model = DSCNN().eval()
-    x = torch.randn(1, 1, 49, 10)
+    model = ctor().eval()
+    x = torch.randn(*shape)
     os.makedirs(os.path.join(OUT, "test_data_set_0"), exist_ok=True)
     path = os.path.join(OUT, "model.onnx")
     torch.onnx.export(model, x, path, opset_version=13, input_names=["input"], output_names=["output"],
@@ -71,9 +83,10 @@ def main():
     save_pb(x.numpy(), os.path.join(OUT, "test_data_set_0", "input_0.pb"), "input")
     save_pb(y.numpy(), os.path.join(OUT, "test_data_set_0", "output_0.pb"), "output")
     params = sum(int(np.prod(t.dims)) for t in m.graph.initializer)
-    print("dscnn: %d nodes, %d parameters, %.1f KB: %s" % (len(m.graph.node), params, os.path.getsize(path) / 1e3,
+    print("%s: %d nodes, %d parameters, %.1f KB: %s" % (name, len(m.graph.node), params, os.path.getsize(path) / 1e3,
                                                           " ".join(sorted(set(n.op_type for n in m.graph.node)))))
 
 
 if __name__ == "__main__":
-    main()
+    make("dscnn", DSCNN, (1, 1, 49, 10))
+    make("mlp_mnist", mlp_mnist, (1, 784))

@@ -27,7 +27,8 @@ HOST_PFVM_FLAGS=${MCU_HOST_FLAGS:-}
 MODELS="digits models/digits.onnx models/digits_samples/digit_0.pb
 mlp tests/models/mlp/model.onnx tests/models/mlp/test_data_set_0/input_0.pb
 cnn_small tests/models/cnn_small/model.onnx tests/models/cnn_small/test_data_set_0/input_0.pb
-dscnn tests/models/dscnn/model.onnx tests/models/dscnn/test_data_set_0/input_0.pb"
+dscnn tests/models/dscnn/model.onnx tests/models/dscnn/test_data_set_0/input_0.pb
+mlp_mnist tests/models/mlp_mnist/model.onnx tests/models/mlp_mnist/test_data_set_0/input_0.pb"
 BOARDS="an386 an500"
 
 for tool in $CROSS qemu-system-arm; do
