@@ -79,6 +79,16 @@ size_t mcu_stack_used(void)
     return (size_t)((const char *)&__stack_top - (const char *)p);
 }
 
+/* Paints the stack region below the caller's frame again, so that
+ * mcu_stack_used() afterwards measures what runs after this call. */
+void __attribute__((noinline)) mcu_stack_repaint(void)
+{
+    uint32_t *p;
+    register uint32_t *sp __asm__("sp");
+    for (p = &__stack_limit; p < sp - 16; p++)
+        *p = STACK_PAINT;
+}
+
 static char *heap_brk;
 size_t mcu_heap_brk_max; /* bytes the heap ever took from RAM (malloc's footprint) */
 
