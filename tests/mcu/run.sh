@@ -148,7 +148,7 @@ echo "$MODELS" | while read -r name model input; do
         fi
         start=$(date +%s)
         timeout "$TIMEOUT" qemu-system-arm -M "$(board_machine $board)" -icount shift=0 \
-            -display none -monitor none -serial none -nodefaults \
+            -display none -monitor none -serial none -nodefaults -net none \
             -semihosting-config enable=on,target=native -kernel "$d.elf" >"$d.out" 2>&1
         rc=$?
         secs=$(($(date +%s) - start))
@@ -162,7 +162,12 @@ echo "$MODELS" | while read -r name model input; do
             diff "$h.bits" "$d.bits" | head -n 6
             echo x >>"$B/.fails"
         else
-            echo "ok   $name $board: $(grep -c . "$d.bits") lines bit-exact, $insns instructions/inference, ${secs}s"
+            # flash: code + rodata (+ .data's initial values), the model apart; RAM: static + heap + stack
+            flash=$(arm-none-eabi-size -A "$d.elf" | awk '$1 ~ /^\.(text|rodata|data|ARM\.ex(idx|tab)|(pre)?init_array|fini_array)$/ { s += $2 } END { print s }')
+            static=$(arm-none-eabi-size -A "$d.elf" | awk '$1 == ".data" || $1 == ".bss" { s += $2 } END { print s }')
+            heap=$(sed -n 's/^stat heap_sbrk //p' "$d.out")
+            stack=$(sed -n 's/^stat stack_\(setup\|run\) //p' "$d.out" | sort -n | tail -n 1)
+            echo "ok   $name $board: bit-exact ($(grep -c '^v ' "$d.bits") lines); flash $flash B; RAM $((static + heap + stack)) B (static $static + heap $heap + stack $stack); $insns instructions/inference; ${secs}s"
             echo x >>"$B/.passes"
         fi
     done
