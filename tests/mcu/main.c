@@ -24,6 +24,32 @@ extern const unsigned char mcu_model[], mcu_model_end[], mcu_input[], mcu_input_
 
 #ifdef MCU_HOST
 #include <stdio.h>
+
+/* Host build with an argument DIR: compares each output with the
+ * DIR/output_K.pb that `interp run` wrote, bit for bit ("interp K same" or
+ * "FAIL interp K differs"), so device == host program == interp. */
+static int same_as_file(const pfvm_tensor *y, const char *dir, int k)
+{
+    char path[4096];
+    static unsigned char buf[1 << 22];
+    size_t n;
+    pfvm_status st;
+    pfvm_tensor *t;
+    FILE *f;
+    int same;
+    snprintf(path, sizeof path, "%s/output_%d.pb", dir, k);
+    if (!(f = fopen(path, "rb")))
+        return 0;
+    n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    if (!(t = pfvm_onnx_read_value(buf, n, PFVM_KIND_TENSOR, &st)))
+        return 0;
+    same = t->dtype == y->dtype && pfvm_tensor_numel(t) == pfvm_tensor_numel(y) &&
+           !memcmp(t->data, y->data, (size_t)pfvm_tensor_numel(y) * pfvm_dtype_size(y->dtype));
+    pfvm_tensor_free(t);
+    return same;
+}
+
 static void mcu_puts(const char *s) { fputs(s, stdout); }
 static uint64_t mcu_ticks(void) { return 0; }
 static size_t mcu_stack_used(void) { return 0; }
@@ -201,7 +227,11 @@ static int fail(const char *what, const pfvm_status *st)
     return 1;
 }
 
+#ifdef MCU_HOST
+int main(int argc, char **argv)
+#else
 int main(void)
+#endif
 {
     pfvm_status st;
     pfvm_allocator a = {count_realloc, NULL};
@@ -280,6 +310,14 @@ int main(void)
                 flush_line();
         }
     }
+#ifdef MCU_HOST
+    for (i = 0; argc > 1 && i < pfvm_exec_num_outputs(e); i++) {
+        put_str(same_as_file(pfvm_exec_output(e, i), argv[1], i) ? "interp " : "FAIL interp ");
+        put_u64((uint64_t)i);
+        put_str(same_as_file(pfvm_exec_output(e, i), argv[1], i) ? " same" : " differs");
+        flush_line();
+    }
+#endif
     stat("heap_peak", heap_peak);
     stat("heap_sbrk", mcu_heap_brk_max);
     stat("run_alloc_bytes", run_bytes);

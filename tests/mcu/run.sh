@@ -3,7 +3,8 @@
 # mps2-an500 (Cortex-M7) with arm-none-eabi-gcc and newlib-nano, runs each
 # model under `qemu-system-arm -icount shift=0` (output over semihosting)
 # and compares every output with the same program built for the host, bit
-# for bit. One line per model and board, then "N passed, M failed".
+# for bit (and that program's outputs with `build/interp run`'s, when
+# build/interp exists). One line per model and board, then "N passed, M failed".
 #
 #   sh tests/mcu/run.sh [MODEL...]      (names from the list below)
 #
@@ -126,9 +127,16 @@ echo "$MODELS" | while read -r name model input; do
             $HOSTCC "$B/host/main.o" "$B/host/pfvm_impl.o" "$h.model.o" -o "$h" -lprotobuf-nanopb -lm ||
             { echo "FAIL $name host: link"; echo x >>"$B/.fails"; continue; }
     fi
-    "$h" >"$h.out" 2>&1
+    # and the host program against `interp run` itself, when it is built
+    ref=""
+    if [ -x build/interp ]; then
+        ref="$h.interp"
+        rm -rf "$ref"
+        build/interp run "$model" -i "$input" -o "$ref" --quiet >/dev/null 2>&1 || ref="$h.interp-failed"
+    fi
+    "$h" $ref >"$h.out" 2>&1
     grep -E '^(out|v) ' "$h.out" >"$h.bits"
-    if ! grep -q '^done$' "$h.out" || [ ! -s "$h.bits" ]; then
+    if ! grep -q '^done$' "$h.out" || [ ! -s "$h.bits" ] || grep -q '^FAIL' "$h.out"; then
         echo "FAIL $name host: $(grep -m1 FAIL "$h.out")"
         echo x >>"$B/.fails"
         continue
@@ -167,7 +175,9 @@ echo "$MODELS" | while read -r name model input; do
             static=$(arm-none-eabi-size -A "$d.elf" | awk '$1 == ".data" || $1 == ".bss" { s += $2 } END { print s }')
             heap=$(sed -n 's/^stat heap_sbrk //p' "$d.out")
             stack=$(sed -n 's/^stat stack_\(setup\|run\) //p' "$d.out" | sort -n | tail -n 1)
-            echo "ok   $name $board: bit-exact ($(grep -c '^v ' "$d.bits") lines); flash $flash B; RAM $((static + heap + stack)) B (static $static + heap $heap + stack $stack); $insns instructions/inference; ${secs}s"
+            vals=$(awk '$1 == "out" { s += $4 } END { print s }' "$d.bits")
+            same=$([ -n "$ref" ] && echo "host and interp" || echo "host")
+            echo "ok   $name $board: $vals values bit-exact with the $same; flash $flash B; RAM $((static + heap + stack)) B (static $static + heap $heap + stack $stack); $insns instructions/inference; ${secs}s"
             echo x >>"$B/.passes"
         fi
     done
