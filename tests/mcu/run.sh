@@ -63,7 +63,7 @@ mkdir -p "$B/sysinc" "$B/host"
 ln -sfn /usr/include/stb "$B/sysinc/stb" # stb_ds.h only, not the host's libc headers
 # -std=c99 keeps floating-point contraction off, as on the host: no fused
 # multiply-adds the host build would not make
-COMMON="-std=c99 -Wall -Wextra -pedantic -Os -g -ffunction-sections -fdata-sections -I. -isystem build/nanopb-src -idirafter $B/sysinc"
+COMMON="-std=c99 -Wall -Wextra -pedantic -Os -ffunction-sections -fdata-sections -I. -isystem build/nanopb-src -idirafter $B/sysinc"
 NANOPB="pb_common pb_decode pb_encode"
 
 # Rebuilds $2 from the sources $3... when any of them (or the headers) is newer.
