@@ -8,10 +8,11 @@
 # tests/known_failures.txt count as skipped; one that passes is a failure,
 # so the list only shrinks; the node suite runs twice, optimized as
 # `interp test` does by default and with --no-opt), the model fixtures under
-# tests/models (optimized and with --no-opt), the command-line checks in tests/cli.sh, the headers'
-# public boundary in tests/boundary.sh and the packages (make install,
-# pkg-config, CMake) in tests/packaging.sh, the layers' separate links
-# in tests/layers.sh. With
+# tests/models (optimized and with --no-opt), the command-line checks in
+# tests/cli.sh, the headers' public boundary in tests/boundary.sh, the
+# packages (make install, pkg-config, CMake) in tests/packaging.sh, the
+# layers' separate links in tests/layers.sh and the firmware tests under
+# QEMU (tests/mcu/run.sh). With
 # PFVM_ASAN=1 the same suites run again with the AddressSanitizer +
 # UndefinedBehaviorSanitizer build in build-asan/.
 set -u
@@ -99,6 +100,11 @@ suites() {
 }
 
 suites "$BUILD" "" ""
+# firmware: every model on QEMU's Cortex-M4F and Cortex-M7 boards, bit for
+# bit against the host (tests/mcu/run.sh; PFVM_MCU=0 leaves it out)
+if [ "${PFVM_MCU:-1}" = 1 ]; then
+    run_part mcu sh tests/mcu/run.sh
+fi
 if [ "${PFVM_ASAN:-0}" = 1 ]; then
     # in one process, so that LeakSanitizer sees every case at exit (a
     # forked child ends with _exit, which skips the leak check)

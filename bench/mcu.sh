@@ -1,0 +1,168 @@
+#!/bin/sh
+# Firmware baseline: builds and runs the firmware tests (tests/mcu/run.sh:
+# -Os, newlib-nano, --gc-sections, QEMU -icount shift=0) and writes
+# bench/mcu.md: per model, flash (code + rodata, the model's bytes apart),
+# RAM (static, heap peak, stack), heap allocated during pfvm_exec_run,
+# instructions per inference and per MAC on mps2-an386 (Cortex-M4F), the
+# Cortex-M7's instructions beside them, and soft-double call sites.
+#
+#   sh bench/mcu.sh
+set -eu
+cd "$(dirname "$0")/.."
+B=${MCU_BUILD:-build/mcu}
+OUT=bench/mcu.md
+MODELS="digits mlp cnn_small dscnn mlp_mnist"
+sh tests/mcu/run.sh $MODELS >"$B/run.log" 2>&1 || { cat "$B/run.log"; exit 1; }
+run_summary=$(tail -n 1 "$B/run.log")
+
+stat() { sed -n "s/^stat $2 //p" "$1" | head -n 1; }
+kb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1024 }'; }
+
+# Flash by origin from the linker map: code and rodata (and .data's initial
+# values, exception tables) of each input object that --gc-sections kept.
+flash_by_origin() {
+    awk '
+    /^Linker script and memory map/ { on = 1; next }
+    !on { next }
+    /^[^ ]/ { out = $1 }
+    function hex(s,    n, i, c) {
+        n = 0
+        s = tolower(substr(s, 3))
+        for (i = 1; i <= length(s); i++) {
+            c = index("0123456789abcdef", substr(s, i, 1)) - 1
+            n = n * 16 + c
+        }
+        return n
+    }
+    function add(size, file) {
+        if (out !~ /^\.(text|rodata|data|ARM\.extab|ARM\.exidx|preinit_array|init_array|fini_array)$/) return
+        if (file ~ /pfvm_impl\.o$/) k = "pfvm"
+        else if (file ~ /pb_(common|decode|encode)\.o$/) k = "nanopb"
+        else if (file ~ /(main|startup)\.o$/) k = "harness"
+        else if (file ~ /model\.o$/) k = "model"
+        else k = "libc"
+        sum[k] += hex(size)
+    }
+    /^ \*fill\*/ { next }
+    /^ \.[^ ]+$/ { pending = 1; next }
+    pending && $1 ~ /^0x/ && NF >= 3 { add($2, $3); pending = 0; next }
+    { pending = 0 }
+    /^ \.[^ ]+ +0x[0-9a-f]+ +0x[0-9a-f]+ / { add($3, $4) }
+    END { printf "%d %d %d %d\n", sum["pfvm"], sum["nanopb"], sum["libc"], sum["harness"] }
+    ' "$1"
+}
+
+# calls and tail calls into libgcc's soft-double routines
+soft_double() {
+    arm-none-eabi-objdump -d "$1" |
+        grep -cE '\s(bl|b\.w|b)\s+[0-9a-f]+ <__aeabi_(d[a-z0-9]+|[a-z0-9]+2d|cd[a-z0-9]+)>' || true
+}
+
+{
+    echo "# Firmware baseline (Cortex-M4F, QEMU)"
+    echo
+    echo "Made by \`sh bench/mcu.sh\` on $(date -u +%Y-%m-%d) ($(git rev-parse --short HEAD 2>/dev/null || echo '?'));"
+    echo "firmware tests: $run_summary (every output bit-exact with the host build)."
+    echo "Build: \`arm-none-eabi-gcc\` $(arm-none-eabi-gcc -dumpversion), \`-std=c99 -Os -ffunction-sections"
+    echo "-fdata-sections\`, \`-mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16\`, newlib-nano"
+    echo "(\`--specs=nano.specs\`), \`-Wl,--gc-sections\`; pfvm.h + pfvm_onnx.h with \`PFVM_NO_STDIO\`"
+    echo "and \`PFVM_NO_ONNX_WRITER\`, nanopb $(dpkg-query -W -f '${Version}' nanopb 2>/dev/null) runtime from Debian's"
+    echo "source package. The program (tests/mcu/main.c) does what \`interp run\` does: load the"
+    echo "model from flash, run the default passes (fusion included), plan, bind, run once."
+    echo "QEMU $(qemu-system-arm --version | head -n 1 | awk '{print $4}') \`-M mps2-an386 -icount shift=0\`."
+    echo "CI time of tests/mcu/run.sh from an empty build/mcu: about 2 minutes on 2 shared cores"
+    echo "(127 s measured: pfvm compiled three times, for both boards and the host; each QEMU run under 1 s)."
+    echo
+    echo "| model | MACs | flash: pfvm | nanopb | libc, libm, libgcc | model bytes | RAM: static | heap peak | stack (setup / run) | total | heap in run (bytes / calls) | setup insns | insns / inference | insns / MAC | M7 insns / inference | soft-double call sites |"
+    echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    for m in $MODELS; do
+        d="$B/an386/$m"
+        h="$B/host/$m.out"
+        macs=$(stat "$h" macs)
+        set -- $(flash_by_origin "$d.map")
+        fp=$1 fn=$2 fl=$3
+        model_bytes=$(arm-none-eabi-size -A "$d.elf" | awk '$1 == ".model" { print $2 }')
+        static=$(arm-none-eabi-size -A "$d.elf" | awk '$1 == ".data" || $1 == ".bss" { s += $2 } END { print s }')
+        heap=$(stat "$d.out" heap_sbrk)
+        stack=$(stat "$d.out" stack_setup)
+        stack_run=$(stat "$d.out" stack_run)
+        [ "$stack_run" -gt "$stack" ] && stack=$stack_run
+        insns=$(($(stat "$d.out" run_ticks) * 40))
+        setup=$(($(stat "$d.out" setup_ticks) * 40))
+        m7=$(($(stat "$B/an500/$m.out" run_ticks) * 40))
+        per_mac=$(awk -v i="$insns" -v m="$macs" 'BEGIN { printf "%.1f", m ? i / m : 0 }')
+        echo "| $m | $macs | $(kb $fp) KB | $(kb $fn) KB | $(kb $fl) KB | $(kb $model_bytes) KB | $(kb $static) KB | $(kb $heap) KB | $(kb $(stat "$d.out" stack_setup)) / $(kb $stack_run) KB | $(kb $((static + heap + stack))) KB | $(kb $(stat "$d.out" run_alloc_bytes)) KB / $(stat "$d.out" run_alloc_calls) | $setup | $insns | $per_mac | $m7 | $(soft_double "$d.elf") |"
+    done
+    cat <<'MD'
+
+How each column is measured:
+
+- **flash**: code + rodata (+ `.data` initial values and exception tables) that
+  `--gc-sections` kept, summed per input object from the linker map
+  (`build/mcu/an386/MODEL.map`): `pfvm` is the amalgamated headers' one
+  implementation file (tests/mcu/pfvm_impl.c), `nanopb` its runtime
+  (pb_common.c, pb_decode.c, pb_encode.c), `libc, libm, libgcc` what those pull
+  from newlib-nano and libgcc (printf core, malloc, soft-double and 64-bit
+  routines, math). The test harness (main.c, startup.c, about 2 KB) and the
+  embedded model (`model bytes`, section `.model`, ONNX file + input) are not
+  counted in them.
+- **RAM**: static = `.data` + `.bss`; heap peak = the most the heap ever took
+  from RAM (`_sbrk`'s high-water mark, so newlib-nano's headers and
+  fragmentation included; main.c's counting allocator adds 8 bytes per
+  block); stack = high-water mark of the painted 64 KiB stack region, for the setup
+  (load, optimize, plan, bind) and, painted again, for `pfvm_exec_run`; the
+  total counts the larger. Weights
+  that pfvm cannot use in place (an initializer the optimizer rewrites, or
+  raw_data not aligned in the file) are copied to the heap: mlp_mnist shows it.
+- **heap in run**: bytes (and calls) allocated inside `pfvm_exec_run`; the
+  design's goal is zero.
+- **instructions**: QEMU's `-icount shift=0` makes the virtual clock advance
+  1 ns per instruction; SysTick runs from the 25 MHz processor clock, so one
+  tick is 40 instructions (checked at every start on a 2,000,000-instruction
+  loop: `stat calib_ticks_per_2M_insns 50001` in each `.out`). `setup` is load
+  + optimize + plan + bind; `inference` is one `pfvm_exec_run`. QEMU counts
+  instructions, not cycles: no wait states, no cache or pipeline effects.
+- **MACs**: Conv (output elements x weights per output channel), Gemm and MatMul
+  (output elements x K) of the graph as loaded, counted by the host build of
+  main.c.
+- **soft-double call sites**: `bl`/`b` to libgcc's `__aeabi_d*`, `*2d` and
+  `__aeabi_cd*` routines in the whole image (the M4F's FPU is single precision).
+
+## What the numbers say (baseline)
+
+- Flash is the whole library: every operator's kernel, shape inference, the
+  optimizer, the planner and the ONNX reader are linked, because the device
+  still loads, optimizes and plans; `--gc-sections` cannot drop what the
+  operator registry references. The same image serves all five models.
+- libgcc's soft-double routines are called from a couple of thousand places:
+  double-precision arithmetic in kernels and shape code on an FPU that has
+  single precision only (the M7 build has a double-precision FPU, which is
+  part of why it needs fewer instructions).
+- `pfvm_exec_run` allocates (DESIGN.md: "running never does"): tens to
+  hundreds of KB per inference (where from is not itemised yet;
+  the counting allocator in main.c can break it down).
+- mlp_mnist's weights are copied to RAM: torch's file puts `0.weight`'s
+  raw_data at file offset 330 (not 4-byte aligned), so the reader cannot view
+  it in place and copies its 392 KB to the heap. The planned firmware form
+  (aligned raw_data) would keep it in flash.
+- Instructions per MAC: 13 for the convolutions with large inner loops
+  (digits, DS-CNN), 19 for the 784-128-10 MLP, 35 for cnn_small (small
+  maps, BatchNorm kept as a node, LogSoftmax), 68 for the tiny mlp (its 3,200
+  MACs are dwarfed by GELU and LayerNorm).
+
+## Published figures of other runtimes (their numbers, not measured here)
+
+| runtime | what | flash | source |
+| --- | --- | --- | --- |
+| TensorFlow Lite Micro | interpreter core | "16 KB" advertised for the core runtime on a Cortex-M3; users measure 160 KB and more once operators (reference kernels) and their resolver are linked | tensorflow.org/lite/microcontrollers overview; community measurements |
+| onnx2c | generated C per model | about 4-8 KB of code for small models (no runtime, no parser: the graph is compiled to C) | onnx2c README / author's notes |
+| cONNXr | ONNX runtime in C99 | about 44 KB | cONNXr README |
+| libonnx | ONNX runtime in C99 | about 266 KB | libonnx README |
+
+These are different things: pfvm here includes an ONNX (protobuf) reader, the
+optimizer and the planner on the device, which the firmware path in DESIGN.md
+moves to the host; onnx2c compiles the model away. The numbers above are a
+baseline to improve, not a comparison of equals.
+MD
+} >"$OUT"
+cat "$OUT"

@@ -1,0 +1,188 @@
+#!/bin/sh
+# Firmware tests: builds pfvm for QEMU's mps2-an386 (Cortex-M4F) and
+# mps2-an500 (Cortex-M7) with arm-none-eabi-gcc and newlib-nano, runs each
+# model under `qemu-system-arm -icount shift=0` (output over semihosting)
+# and compares every output with the same program built for the host, bit
+# for bit (and that program's outputs with `build/interp run`'s, when
+# build/interp exists). One line per model and board, then "N passed, M failed".
+#
+#   sh tests/mcu/run.sh [MODEL...]      (names from the list below)
+#
+# Needs gcc-arm-none-eabi, libnewlib-arm-none-eabi, qemu-system-arm (see
+# tools/setup.sh) and nanopb's runtime sources, which tools/fetch_nanopb.sh
+# takes from Debian's source package into build/nanopb-src (cached).
+# Build products go to build/mcu/ (MCU_BUILD overrides); each run's
+# semihosting output is kept there as BOARD/MODEL.out, which bench/mcu.sh
+# reads. MCU_TIMEOUT (seconds, default 120) bounds each QEMU run.
+set -u
+cd "$(dirname "$0")/../.."
+B=${MCU_BUILD:-build/mcu}
+TIMEOUT=${MCU_TIMEOUT:-120}
+CROSS=arm-none-eabi-gcc
+HOSTCC=${CC:-cc}
+# the host reference: pfvm as interp builds it (run-time dispatch to the
+# CPU's kernels); MCU_HOST_FLAGS=-DPFVM_NO_DISPATCH\ -DPFVM_EXACT_FMA for the portable ones
+HOST_PFVM_FLAGS=${MCU_HOST_FLAGS:-}
+
+# name  model  input
+MODELS="digits models/digits.onnx models/digits_samples/digit_0.pb
+mlp tests/models/mlp/model.onnx tests/models/mlp/test_data_set_0/input_0.pb
+cnn_small tests/models/cnn_small/model.onnx tests/models/cnn_small/test_data_set_0/input_0.pb
+dscnn tests/models/dscnn/model.onnx tests/models/dscnn/test_data_set_0/input_0.pb
+mlp_mnist tests/models/mlp_mnist/model.onnx tests/models/mlp_mnist/test_data_set_0/input_0.pb"
+BOARDS="an386 an500"
+
+for tool in $CROSS qemu-system-arm; do
+    if ! command -v $tool >/dev/null; then
+        echo "mcu: $tool not installed (sh tools/setup.sh)"
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+done
+if ! sh tools/fetch_nanopb.sh build/nanopb-src; then
+    echo "mcu: could not fetch nanopb's runtime sources"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+want=${*:-}
+
+board_flags() {
+    case $1 in
+        an386) echo "-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16" ;;
+        an500) echo "-mcpu=cortex-m7 -mthumb -mfloat-abi=hard -mfpu=fpv5-d16" ;;
+    esac
+}
+board_machine() {
+    case $1 in
+        an386) echo "mps2-an386" ;;
+        an500) echo "mps2-an500" ;;
+    esac
+}
+
+mkdir -p "$B/sysinc" "$B/host"
+ln -sfn /usr/include/stb "$B/sysinc/stb" # stb_ds.h only, not the host's libc headers
+# -std=c99 keeps floating-point contraction off, as on the host: no fused
+# multiply-adds the host build would not make
+COMMON="-std=c99 -Wall -Wextra -pedantic -Os -ffunction-sections -fdata-sections -I. -isystem build/nanopb-src -idirafter $B/sysinc"
+NANOPB="pb_common pb_decode pb_encode"
+
+# Rebuilds $2 from the sources $3... when any of them (or the headers) is newer.
+stale() {
+    out=$1
+    shift
+    [ -f "$out" ] || return 0
+    for s in "$@" pfvm.h pfvm_onnx.h tests/mcu/run.sh; do
+        [ "$s" -nt "$out" ] && return 0
+    done
+    return 1
+}
+
+build_fail=0
+compile() { # CC FLAGS OUT SRC [EXTRA...]
+    cc=$1 flags=$2 out=$3 src=$4
+    shift 4
+    if stale "$out" "$src" tests/mcu/main.c; then
+        # shellcheck disable=SC2086
+        if ! nice $cc $COMMON $flags "$@" -c "$src" -o "$out" 2>"$out.log"; then
+            echo "mcu: compiling $src for $out failed:"
+            head -n 20 "$out.log"
+            build_fail=1
+        fi
+    fi
+}
+
+# the libraries, once per board and for the host (in parallel: two jobs)
+pids=""
+for board in $BOARDS; do
+    mkdir -p "$B/$board"
+    (
+        f=$(board_flags $board)
+        compile $CROSS "$f" "$B/$board/pfvm_impl.o" tests/mcu/pfvm_impl.c
+        for n in $NANOPB; do compile $CROSS "$f" "$B/$board/$n.o" build/nanopb-src/$n.c; done
+        compile $CROSS "$f" "$B/$board/startup.o" tests/mcu/startup.c
+        compile $CROSS "$f" "$B/$board/main.o" tests/mcu/main.c
+        [ $build_fail = 0 ]
+    ) &
+    pids="$pids $!"
+done
+(
+    compile $HOSTCC "-O2 $HOST_PFVM_FLAGS" "$B/host/pfvm_impl.o" tests/mcu/pfvm_impl.c
+    compile $HOSTCC "-O2" "$B/host/main.o" tests/mcu/main.c -DMCU_HOST
+    [ $build_fail = 0 ]
+) &
+pids="$pids $!"
+for p in $pids; do wait $p || build_fail=1; done
+if [ $build_fail != 0 ]; then
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+rm -f "$B/.fails" "$B/.passes"
+echo "$MODELS" | while read -r name model input; do
+    if [ -n "$want" ] && ! echo " $want " | grep -q " $name "; then continue; fi
+    # host reference: same program, same embedded bytes, portable kernels
+    h="$B/host/$name"
+    if stale "$h" "$model" "$input" tests/mcu/model.S "$B/host/main.o" "$B/host/pfvm_impl.o"; then
+        $HOSTCC -c tests/mcu/model.S -DMODEL_FILE="\"$model\"" -DINPUT_FILE="\"$input\"" -o "$h.model.o" &&
+            $HOSTCC "$B/host/main.o" "$B/host/pfvm_impl.o" "$h.model.o" -o "$h" -lprotobuf-nanopb -lm ||
+            { echo "FAIL $name host: link"; echo x >>"$B/.fails"; continue; }
+    fi
+    # and the host program against `interp run` itself, when it is built
+    ref=""
+    if [ -x build/interp ]; then
+        ref="$h.interp"
+        rm -rf "$ref"
+        build/interp run "$model" -i "$input" -o "$ref" --quiet >/dev/null 2>&1 || ref="$h.interp-failed"
+    fi
+    "$h" $ref >"$h.out" 2>&1
+    grep -E '^(out|v) ' "$h.out" >"$h.bits"
+    if ! grep -q '^done$' "$h.out" || [ ! -s "$h.bits" ] || grep -q '^FAIL' "$h.out"; then
+        echo "FAIL $name host: $(grep -m1 FAIL "$h.out")"
+        echo x >>"$B/.fails"
+        continue
+    fi
+    for board in $BOARDS; do
+        d="$B/$board/$name"
+        f=$(board_flags $board)
+        if stale "$d.elf" "$model" "$input" tests/mcu/model.S tests/mcu/mps2.ld "$B/$board/main.o" "$B/$board/pfvm_impl.o"; then
+            # shellcheck disable=SC2086
+            $CROSS $f -c tests/mcu/model.S -DMODEL_FILE="\"$model\"" -DINPUT_FILE="\"$input\"" -o "$d.model.o" &&
+                $CROSS $f --specs=nano.specs --specs=nosys.specs -nostartfiles -T tests/mcu/mps2.ld \
+                    -Wl,--gc-sections -Wl,-Map="$d.map" -Wl,--no-warn-rwx-segments \
+                    "$B/$board/startup.o" "$B/$board/main.o" "$B/$board/pfvm_impl.o" \
+                    "$B/$board/pb_common.o" "$B/$board/pb_decode.o" "$B/$board/pb_encode.o" "$d.model.o" \
+                    -lm -o "$d.elf" 2>"$d.link.log" ||
+                { echo "FAIL $name $board: link: $(head -c 300 "$d.link.log")"; echo x >>"$B/.fails"; continue; }
+        fi
+        start=$(date +%s)
+        timeout "$TIMEOUT" qemu-system-arm -M "$(board_machine $board)" -icount shift=0 \
+            -display none -monitor none -serial none -nodefaults -net none \
+            -semihosting-config enable=on,target=native -kernel "$d.elf" >"$d.out" 2>&1
+        rc=$?
+        secs=$(($(date +%s) - start))
+        grep -E '^(out|v) ' "$d.out" >"$d.bits"
+        insns=$(($(sed -n 's/^stat run_ticks //p' "$d.out" | head -n 1) * 40))
+        if [ $rc -ne 0 ] || ! grep -q '^done$' "$d.out"; then
+            echo "FAIL $name $board: exit $rc$([ $rc = 124 ] && echo ' (timeout)'): $(grep -v -E '^(out|v|stat) ' "$d.out" | head -n 3 | tr '\n' ' ')"
+            echo x >>"$B/.fails"
+        elif ! cmp -s "$h.bits" "$d.bits"; then
+            echo "FAIL $name $board: outputs differ from the host's ($(diff "$h.bits" "$d.bits" | grep -c '^>') lines)"
+            diff "$h.bits" "$d.bits" | head -n 6
+            echo x >>"$B/.fails"
+        else
+            # flash: code + rodata (+ .data's initial values), the model apart; RAM: static + heap + stack
+            flash=$(arm-none-eabi-size -A "$d.elf" | awk '$1 ~ /^\.(text|rodata|data|ARM\.ex(idx|tab)|(pre)?init_array|fini_array)$/ { s += $2 } END { print s }')
+            static=$(arm-none-eabi-size -A "$d.elf" | awk '$1 == ".data" || $1 == ".bss" { s += $2 } END { print s }')
+            heap=$(sed -n 's/^stat heap_sbrk //p' "$d.out")
+            stack=$(sed -n 's/^stat stack_\(setup\|run\) //p' "$d.out" | sort -n | tail -n 1)
+            vals=$(awk '$1 == "out" { s += $4 } END { print s }' "$d.bits")
+            same=$([ -n "$ref" ] && echo "host and interp" || echo "host")
+            echo "ok   $name $board: $vals values bit-exact with the $same; flash $flash B; RAM $((static + heap + stack)) B (static $static + heap $heap + stack $stack); $insns instructions/inference; ${secs}s"
+            echo x >>"$B/.passes"
+        fi
+    done
+done
+pass=$(cat "$B/.passes" 2>/dev/null | wc -l)
+fail=$(cat "$B/.fails" 2>/dev/null | wc -l)
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
