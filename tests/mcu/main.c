@@ -174,8 +174,8 @@ static int64_t count_macs(void)
         pfvm_model_free(m);
         return -1;
     }
-    for (i = 0; i < (ptrdiff_t)stbds_arrlen(m->graph->nodes); i++) {
-        const pfvm_node *n = m->graph->nodes[i];
+    for (i = 0; i < (ptrdiff_t)pfvm_graph_num_nodes(m->graph); i++) {
+        const pfvm_node *n = pfvm_graph_node(m->graph, (int)i);
         int64_t y = n->n_outputs ? numel_of(n->outputs[0]) : -1, a, w, d;
         if (!strcmp(n->op_type, "Conv") || !strcmp(n->op_type, "ConvTranspose")) {
             w = numel_of(n->inputs[1]);
