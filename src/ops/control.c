@@ -499,10 +499,18 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
 
 static int64_t pfvm__cf_attr_at(const pfvm_node *n, const char *name, int i, int64_t def);
 
+/* num_scan_inputs, checked against the node's inputs (the attribute is an
+ * int64 that a model may set to anything): -1 when it does not fit. */
+static int pfvm__cf_num_scan(const pfvm_node *n, int n_in)
+{
+    int64_t m = pfvm_node_attr_int(n, "num_scan_inputs", 0);
+    return m >= 1 && m <= n_in ? (int)m : -1;
+}
+
 static pfvm_code pfvm__cf_infer_scan(pfvm_ictx *c)
 {
     int first = c->node->opset < 9; /* opset 8 starts with sequence_lens and has a batch axis */
-    int m = (int)pfvm_node_attr_int(c->node, "num_scan_inputs", 0);
+    int m = pfvm__cf_num_scan(c->node, c->n_in - first);
     int j, d, n_state = c->n_in - first - m, n_body_out;
     const pfvm_attr *g = pfvm_node_attr(c->node, "body");
     pfvm_graph *body = g ? g->g : NULL;
@@ -510,6 +518,9 @@ static pfvm_code pfvm__cf_infer_scan(pfvm_ictx *c)
     const pfvm_type **ptr;
     const pfvm_sym *len = NULL;
     pfvm_code rc;
+    if (m < 0)
+        return pfvm__op_fail(c->st, c->node, PFVM_ERR_INVALID, "num_scan_inputs %lld does not fit the %d inputs",
+                             (long long)pfvm_node_attr_int(c->node, "num_scan_inputs", 0), c->n_in - first);
     if (!c->driver || !body || first || n_state < 0 || m < 1) {
         for (j = 0; j < c->n_out; j++)
             pfvm__cf_set_dynamic(c, j, j < n_state && c->in[first + j] ? &c->in[first + j]->type : NULL);
@@ -571,7 +582,7 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
 {
     const pfvm_attr *a = pfvm_node_attr(k->node, "body");
     const pfvm_graph *body = a ? a->g : NULL;
-    int m = (int)pfvm_node_attr_int(k->node, "num_scan_inputs", 0), n = k->n_in - m, n_out_scan = k->n_out - n, j;
+    int m = pfvm__cf_num_scan(k->node, k->n_in), n = k->n_in - m, n_out_scan = k->n_out - n, j;
     int64_t T = -1, t;
     pfvm_tensor **state = NULL, **outs = NULL, ***scans = NULL, **slices = NULL;
     const pfvm_tensor **ins = NULL;
@@ -580,7 +591,10 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "body or num_scan_inputs does not fit the inputs");
     for (j = 0; j < m; j++) {
         const pfvm_tensor *x = k->in[n + j];
-        int ax = pfvm__axis(pfvm__cf_attr_at(k->node, "scan_input_axes", j, 0), x->rank);
+        int ax;
+        if (!x || x->kind != PFVM_KIND_TENSOR)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scan input %d is missing or not a tensor", j);
+        ax = pfvm__axis(pfvm__cf_attr_at(k->node, "scan_input_axes", j, 0), x->rank);
         if (ax < 0)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scan input axis is out of range");
         if (T >= 0 && x->dims[ax] != T)
