@@ -2,7 +2,7 @@
 # Installs the Debian packages pfvm's build and tests need, if missing.
 # Idempotent; needs root (or sudo) only when something is missing.
 set -eu
-PKGS="make gcc clang python3 nanopb libnanopb-dev libstb-dev libonnx-testdata gcc-arm-none-eabi libnewlib-arm-none-eabi"
+PKGS="make gcc clang libclang-rt-dev python3 nanopb libnanopb-dev libstb-dev libonnx-testdata gcc-arm-none-eabi libnewlib-arm-none-eabi"
 missing=""
 for p in $PKGS; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
