@@ -111,7 +111,15 @@ static void pfvm__la_gemm_any(int64_t m, int64_t n, int64_t k, const pfvm_tensor
                 for (p = 0; p < k; p++)
                     acc += (uint64_t)pfvm_tensor_get_i64(a, aoff + i * as_m + p * as_k) *
                            (uint64_t)pfvm_tensor_get_i64(b, boff + p * bs_k + j * bs_n);
-                v = alpha == 1.0 ? (int64_t)acc : (int64_t)(alpha * (double)(int64_t)acc);
+                if (alpha == 1.0) {
+                    v = (int64_t)acc;
+                } else {
+                    /* alpha * acc saturates: converting a double outside
+                     * int64's range (or NaN, as 0) is undefined in C */
+                    double f = alpha * (double)(int64_t)acc;
+                    v = f != f ? 0 : f >= 9223372036854775807.0 ? INT64_MAX : f <= -9223372036854775808.0 ? INT64_MIN
+                                                                                                         : (int64_t)f;
+                }
                 if (accumulate)
                     v = (int64_t)((uint64_t)v + (uint64_t)pfvm_tensor_get_i64(c, at));
                 switch (pfvm_dtype_size(c->dtype)) {
