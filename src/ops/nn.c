@@ -269,6 +269,9 @@ static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
                           wt->rank);
     if (group < 1)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "group %lld must be positive", (long long)group);
+    if (pfvm_sym_is_const(wt->dims[1], &wc) && !pfvm__mul_i64(wc, group, &m))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "weight channels %lld x group %lld overflows",
+                             (long long)wc, (long long)group);
     if (pfvm_sym_is_const(x->dims[1], &xc) && pfvm_sym_is_const(wt->dims[1], &wc) && xc != wc * group)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld input channels do not fit weight channels %lld x group %lld",
                           (long long)xc, (long long)wc, (long long)group);
