@@ -519,7 +519,7 @@ static pfvm_code pfvm__cf_infer_scan(pfvm_ictx *c)
     const pfvm_sym *len = NULL;
     pfvm_code rc;
     if (m < 0)
-        return pfvm__op_fail(c->st, c->node, PFVM_ERR_INVALID, "num_scan_inputs %lld does not fit the %d inputs",
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "num_scan_inputs %lld does not fit the %d inputs",
                              (long long)pfvm_node_attr_int(c->node, "num_scan_inputs", 0), c->n_in - first);
     if (!c->driver || !body || first || n_state < 0 || m < 1) {
         for (j = 0; j < c->n_out; j++)
