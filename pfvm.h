@@ -6128,10 +6128,18 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
 
 static int64_t pfvm__cf_attr_at(const pfvm_node *n, const char *name, int i, int64_t def);
 
+/* num_scan_inputs, checked against the node's inputs (the attribute is an
+ * int64 that a model may set to anything): -1 when it does not fit. */
+static int pfvm__cf_num_scan(const pfvm_node *n, int n_in)
+{
+    int64_t m = pfvm_node_attr_int(n, "num_scan_inputs", 0);
+    return m >= 1 && m <= n_in ? (int)m : -1;
+}
+
 static pfvm_code pfvm__cf_infer_scan(pfvm_ictx *c)
 {
     int first = c->node->opset < 9; /* opset 8 starts with sequence_lens and has a batch axis */
-    int m = (int)pfvm_node_attr_int(c->node, "num_scan_inputs", 0);
+    int m = pfvm__cf_num_scan(c->node, c->n_in - first);
     int j, d, n_state = c->n_in - first - m, n_body_out;
     const pfvm_attr *g = pfvm_node_attr(c->node, "body");
     pfvm_graph *body = g ? g->g : NULL;
@@ -6139,6 +6147,9 @@ static pfvm_code pfvm__cf_infer_scan(pfvm_ictx *c)
     const pfvm_type **ptr;
     const pfvm_sym *len = NULL;
     pfvm_code rc;
+    if (m < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "num_scan_inputs %lld does not fit the %d inputs",
+                             (long long)pfvm_node_attr_int(c->node, "num_scan_inputs", 0), c->n_in - first);
     if (!c->driver || !body || first || n_state < 0 || m < 1) {
         for (j = 0; j < c->n_out; j++)
             pfvm__cf_set_dynamic(c, j, j < n_state && c->in[first + j] ? &c->in[first + j]->type : NULL);
@@ -6200,7 +6211,7 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
 {
     const pfvm_attr *a = pfvm_node_attr(k->node, "body");
     const pfvm_graph *body = a ? a->g : NULL;
-    int m = (int)pfvm_node_attr_int(k->node, "num_scan_inputs", 0), n = k->n_in - m, n_out_scan = k->n_out - n, j;
+    int m = pfvm__cf_num_scan(k->node, k->n_in), n = k->n_in - m, n_out_scan = k->n_out - n, j;
     int64_t T = -1, t;
     pfvm_tensor **state = NULL, **outs = NULL, ***scans = NULL, **slices = NULL;
     const pfvm_tensor **ins = NULL;
@@ -6209,7 +6220,10 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "body or num_scan_inputs does not fit the inputs");
     for (j = 0; j < m; j++) {
         const pfvm_tensor *x = k->in[n + j];
-        int ax = pfvm__axis(pfvm__cf_attr_at(k->node, "scan_input_axes", j, 0), x->rank);
+        int ax;
+        if (!x || x->kind != PFVM_KIND_TENSOR)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scan input %d is missing or not a tensor", j);
+        ax = pfvm__axis(pfvm__cf_attr_at(k->node, "scan_input_axes", j, 0), x->rank);
         if (ax < 0)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scan input axis is out of range");
         if (T >= 0 && x->dims[ax] != T)
@@ -7219,6 +7233,9 @@ static pfvm_code pfvm__es_infer(pfvm_ictx *c)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "attribute 'equation' is missing");
     if (c->n_in > PFVM__ES_MAXIN)
         return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "too many operands");
+    for (j = 0; j < c->n_in; j++)
+        if (!c->in[j])
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "operand %d is missing", j);
     for (j = 0; j < c->n_in; j++) {
         ranks[j] = c->in[j]->type.shape.rank;
         if (ranks[j] < 0)
@@ -7267,6 +7284,8 @@ static pfvm_code pfvm__es_k(pfvm_kctx *k)
     pfvm__es e;
     pfvm_tensor *Y = k->out[0];
     for (j = 0; j < k->n_in && j < PFVM__ES_MAXIN; j++) {
+        if (!k->in[j] || k->in[j]->kind != PFVM_KIND_TENSOR)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "operand %d is missing or not a tensor", j);
         ranks[j] = k->in[j]->rank;
         dims[j] = k->in[j]->dims;
     }
@@ -12554,7 +12573,15 @@ static void pfvm__la_gemm_any(int64_t m, int64_t n, int64_t k, const pfvm_tensor
                 for (p = 0; p < k; p++)
                     acc += (uint64_t)pfvm_tensor_get_i64(a, aoff + i * as_m + p * as_k) *
                            (uint64_t)pfvm_tensor_get_i64(b, boff + p * bs_k + j * bs_n);
-                v = alpha == 1.0 ? (int64_t)acc : (int64_t)(alpha * (double)(int64_t)acc);
+                if (alpha == 1.0) {
+                    v = (int64_t)acc;
+                } else {
+                    /* alpha * acc saturates: converting a double outside
+                     * int64's range (or NaN, as 0) is undefined in C */
+                    double f = alpha * (double)(int64_t)acc;
+                    v = f != f ? 0 : f >= 9223372036854775807.0 ? INT64_MAX : f <= -9223372036854775808.0 ? INT64_MIN
+                                                                                                         : (int64_t)f;
+                }
                 if (accumulate)
                     v = (int64_t)((uint64_t)v + (uint64_t)pfvm_tensor_get_i64(c, at));
                 switch (pfvm_dtype_size(c->dtype)) {
@@ -13855,6 +13882,9 @@ static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
                           wt->rank);
     if (group < 1)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "group %lld must be positive", (long long)group);
+    if (pfvm_sym_is_const(wt->dims[1], &wc) && !pfvm__mul_i64(wc, group, &m))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "weight channels %lld x group %lld overflows",
+                             (long long)wc, (long long)group);
     if (pfvm_sym_is_const(x->dims[1], &xc) && pfvm_sym_is_const(wt->dims[1], &wc) && xc != wc * group)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld input channels do not fit weight channels %lld x group %lld",
                           (long long)xc, (long long)wc, (long long)group);
@@ -21662,6 +21692,10 @@ static pfvm_code pfvm__tr_infer(pfvm_ictx *c, int groups)
     if (n < 1 || c->n_out != n * (groups - 1))
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "%d inputs and %d outputs do not describe %d-tensor groups", c->n_in,
                           c->n_out, groups);
+    /* every input is required (the lists are variadic, not optional) */
+    for (j = 0; j < c->n_in; j++)
+        if (!c->in[j])
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "input %d is missing", j);
     if (pfvm_infer_check_rank(c, 0, 0, "R") || pfvm_infer_check_rank(c, 1, 0, "T"))
         return c->st ? c->st->code : PFVM_ERR_SHAPE;
     for (j = 2 + n; j < c->n_in; j++) { /* gradients and states have their tensor's shape */
@@ -21694,7 +21728,17 @@ static pfvm_code pfvm__tr_infer_momentum(pfvm_ictx *c)
 }
 static pfvm_code pfvm__tr_infer_adam(pfvm_ictx *c) { return pfvm__tr_infer(c, 4); }
 
-static pfvm_code pfvm__tr_k_adagrad(pfvm_kctx *k)
+/* The kernels read every input: each must be there, and be a tensor. */
+static pfvm_code pfvm__tr_check_inputs(pfvm_kctx *k)
+{
+    int j;
+    for (j = 0; j < k->n_in; j++)
+        if (!k->in[j] || k->in[j]->kind != PFVM_KIND_TENSOR)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input %d is missing or not a tensor", j);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tr_k_adagrad_run(pfvm_kctx *k)
 {
     int n = pfvm__tr_count(k->n_in, 3), j;
     double R = pfvm_tensor_get_f64(k->in[0], 0), T = (double)pfvm_tensor_get_i64(k->in[1], 0);
@@ -21714,7 +21758,13 @@ static pfvm_code pfvm__tr_k_adagrad(pfvm_kctx *k)
     return PFVM_OK;
 }
 
-static pfvm_code pfvm__tr_k_momentum(pfvm_kctx *k)
+static pfvm_code pfvm__tr_k_adagrad(pfvm_kctx *k)
+{
+    pfvm_code rc = pfvm__tr_check_inputs(k);
+    return rc ? rc : pfvm__tr_k_adagrad_run(k);
+}
+
+static pfvm_code pfvm__tr_k_momentum_run(pfvm_kctx *k)
 {
     int n = pfvm__tr_count(k->n_in, 3), j;
     double R = pfvm_tensor_get_f64(k->in[0], 0), T = (double)pfvm_tensor_get_i64(k->in[1], 0);
@@ -21738,7 +21788,13 @@ static pfvm_code pfvm__tr_k_momentum(pfvm_kctx *k)
     return PFVM_OK;
 }
 
-static pfvm_code pfvm__tr_k_adam(pfvm_kctx *k)
+static pfvm_code pfvm__tr_k_momentum(pfvm_kctx *k)
+{
+    pfvm_code rc = pfvm__tr_check_inputs(k);
+    return rc ? rc : pfvm__tr_k_momentum_run(k);
+}
+
+static pfvm_code pfvm__tr_k_adam_run(pfvm_kctx *k)
 {
     int n = pfvm__tr_count(k->n_in, 4), j;
     double R = pfvm_tensor_get_f64(k->in[0], 0), T = (double)pfvm_tensor_get_i64(k->in[1], 0);
@@ -21761,6 +21817,12 @@ static pfvm_code pfvm__tr_k_adam(pfvm_kctx *k)
         }
     }
     return PFVM_OK;
+}
+
+static pfvm_code pfvm__tr_k_adam(pfvm_kctx *k)
+{
+    pfvm_code rc = pfvm__tr_check_inputs(k);
+    return rc ? rc : pfvm__tr_k_adam_run(k);
 }
 
 /* ---- Gradient -------------------------------------------------------------------------
