@@ -65,10 +65,11 @@ static int fill_input(pfvm_tensor *t, uint64_t h)
         case PFVM_INT16: case PFVM_UINT16: ((uint16_t *)t->data)[i] = (uint16_t)k; break;
         case PFVM_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)(i & 1); break;
         case PFVM_STRING: {
-            char *s = (char *)malloc(3);
+            const char *src = i & 1 ? "bc" : "a";
+            char *s = (char *)malloc(strlen(src) + 1);
             if (!s)
                 return 0;
-            memcpy(s, i & 1 ? "bc" : "a", 3);
+            memcpy(s, src, strlen(src) + 1);
             ((char **)t->data)[i] = s;
             break;
         }
