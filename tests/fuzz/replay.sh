@@ -4,10 +4,13 @@
 #
 #   sh tests/fuzz/replay.sh            (tests/run.sh calls it as part "fuzz")
 #
-# Each file of tests/fuzz/regress/TARGET/ is one case: it passes when the
+# Each file of tests/fuzz/regress/TARGET/ (findings, named for what they
+# hit) and tests/fuzz/corpus/TARGET/ (a coverage corpus: the campaign's
+# corpus merged by libFuzzer, files under 2 KB) is one case: it passes when the
 # target runs it without a sanitizer report, a failed check, a timeout
 # (10 s) or going past 2 GiB. Files listed in tests/fuzz/pending.txt (fixed
-# on another branch, not merged yet) are skipped and counted as such. The
+# on another branch, not merged yet; named as regress/TARGET/FILE) are
+# skipped and counted as such. The
 # last line is "N passed, M failed, K skipped". Without clang/libFuzzer
 # the part fails with a message (test.sh installs clang).
 set -u
@@ -28,7 +31,8 @@ OPTS="-rss_limit_mb=2048 -timeout=10"
 pending() {
     grep -v '^#' tests/fuzz/pending.txt 2>/dev/null | awk '{print $1}' | grep -qxF "$1"
 }
-for dir in tests/fuzz/regress/*/; do
+for dir in tests/fuzz/regress/*/ tests/fuzz/corpus/*/; do
+    [ -d "$dir" ] || continue
     t=$(basename "$dir")
     bin=build-fuzz/fuzz/$t
     if [ ! -x "$bin" ]; then
@@ -40,7 +44,7 @@ for dir in tests/fuzz/regress/*/; do
     n=0
     for f in "$dir"*; do
         [ -f "$f" ] || continue
-        if pending "$t/$(basename "$f")"; then
+        if pending "${dir#tests/fuzz/}$(basename "$f")"; then
             skip=$((skip + 1))
             continue
         fi

@@ -6,9 +6,10 @@
 #
 # model targets (fuzz_load_infer, fuzz_roundtrip, fuzz_run): every
 #   model.onnx of node, pytorch-converted, pytorch-operator and simple,
-#   named <suite>_<test>.onnx, plus the committed regression inputs;
+#   named <suite>_<test>.onnx;
 # fuzz_value: input_0.pb and output_0.pb of each test's first data set;
-# fuzz_sym: a few stack programs (the target's byte code, see fuzz_sym.c).
+# fuzz_sym: a few stack programs (the target's byte code, see fuzz_sym.c);
+# every target: the committed tests/fuzz/regress and tests/fuzz/corpus files.
 # libFuzzer merges duplicates by coverage when it loads a corpus.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -31,9 +32,9 @@ for t in fuzz_load_infer fuzz_roundtrip fuzz_run; do
     cp -n $C/models/* $C/$t/ 2>/dev/null || true
 done
 for t in fuzz_load_infer fuzz_roundtrip fuzz_run fuzz_value fuzz_sym; do
-    if [ -d tests/fuzz/regress/$t ]; then
-        cp -n tests/fuzz/regress/$t/* $C/$t/ 2>/dev/null || true
-    fi
+    for d in tests/fuzz/regress/$t tests/fuzz/corpus/$t; do
+        [ -d $d ] && { cp -n $d/* $C/$t/ 2>/dev/null || true; }
+    done
 done
 # fuzz_sym: (a+1)*2, floor(c/2)*2 + c mod 2, min(a,b)-max(a,b), eq(d, d+0)
 printf '\002\000\000\001\017\000\002\005' >$C/fuzz_sym/seed_addmul
