@@ -259,9 +259,15 @@ static pfvm_code pfvm__cf_infer_if(pfvm_ictx *c)
 
 static pfvm_code pfvm__cf_k_if(pfvm_kctx *k)
 {
-    int cond = pfvm_tensor_numel(k->in[0]) > 0 && pfvm_tensor_get_i64(k->in[0], 0) != 0, j;
-    const pfvm_attr *a = pfvm_node_attr(k->node, cond ? "then_branch" : "else_branch");
+    const pfvm_tensor *c = k->in[0];
+    int cond, j;
+    const pfvm_attr *a;
     pfvm_tensor *outs[64];
+    /* a sequence or optional has no data to read (its numel is 1) */
+    if (!c || c->kind != PFVM_KIND_TENSOR || c->dtype == PFVM_STRING)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "cond is not a numeric or bool tensor");
+    cond = pfvm_tensor_numel(c) > 0 && pfvm_tensor_get_i64(c, 0) != 0;
+    a = pfvm_node_attr(k->node, cond ? "then_branch" : "else_branch");
     if (!a || !a->g)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the %s branch is missing", cond ? "then" : "else");
     if (k->n_out > 64)
@@ -849,8 +855,12 @@ static pfvm_code pfvm__cf_k_seq_empty(pfvm_kctx *k)
 
 static pfvm_code pfvm__cf_k_seq_construct(pfvm_kctx *k)
 {
-    pfvm_tensor *s = pfvm__cf_seq_out(k, 0, k->in[0]->dtype);
+    pfvm_tensor *s;
     int j;
+    for (j = 0; j < k->n_in; j++)
+        if (!k->in[j] || k->in[j]->kind != PFVM_KIND_TENSOR)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input %d is missing or not a tensor", j);
+    s = pfvm__cf_seq_out(k, 0, k->in[0]->dtype);
     for (j = 0; j < k->n_in; j++)
         if (pfvm__cf_seq_push(k, s, k->in[j]))
             return k->st ? k->st->code : PFVM_ERR_NOMEM;
