@@ -181,6 +181,9 @@ static pfvm_code pfvm__tr_infer_gradient(pfvm_ictx *c)
     int j;
     if (!xs || xs->type != PFVM_ATTR_STRINGS || xs->n != c->n_out || c->n_in < xs->n)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "needs one output per name in xs, and xs's values as the first inputs");
+    for (j = 0; j < c->n_in; j++)
+        if (!c->in[j])
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "input %d is missing", j);
     for (j = 0; j < c->n_out; j++)
         if (c->out[j])
             c->out[j]->type = c->in[j]->type;
