@@ -5888,9 +5888,15 @@ static pfvm_code pfvm__cf_infer_if(pfvm_ictx *c)
 
 static pfvm_code pfvm__cf_k_if(pfvm_kctx *k)
 {
-    int cond = pfvm_tensor_numel(k->in[0]) > 0 && pfvm_tensor_get_i64(k->in[0], 0) != 0, j;
-    const pfvm_attr *a = pfvm_node_attr(k->node, cond ? "then_branch" : "else_branch");
+    const pfvm_tensor *c = k->in[0];
+    int cond, j;
+    const pfvm_attr *a;
     pfvm_tensor *outs[64];
+    /* a sequence or optional has no data to read (its numel is 1) */
+    if (!c || c->kind != PFVM_KIND_TENSOR || c->dtype == PFVM_STRING)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "cond is not a numeric or bool tensor");
+    cond = pfvm_tensor_numel(c) > 0 && pfvm_tensor_get_i64(c, 0) != 0;
+    a = pfvm_node_attr(k->node, cond ? "then_branch" : "else_branch");
     if (!a || !a->g)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the %s branch is missing", cond ? "then" : "else");
     if (k->n_out > 64)
@@ -6478,8 +6484,12 @@ static pfvm_code pfvm__cf_k_seq_empty(pfvm_kctx *k)
 
 static pfvm_code pfvm__cf_k_seq_construct(pfvm_kctx *k)
 {
-    pfvm_tensor *s = pfvm__cf_seq_out(k, 0, k->in[0]->dtype);
+    pfvm_tensor *s;
     int j;
+    for (j = 0; j < k->n_in; j++)
+        if (!k->in[j] || k->in[j]->kind != PFVM_KIND_TENSOR)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input %d is missing or not a tensor", j);
+    s = pfvm__cf_seq_out(k, 0, k->in[0]->dtype);
     for (j = 0; j < k->n_in; j++)
         if (pfvm__cf_seq_push(k, s, k->in[j]))
             return k->st ? k->st->code : PFVM_ERR_NOMEM;
@@ -12544,6 +12554,19 @@ PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int6
     }
 }
 
+/* A double as int64, saturating (NaN as 0): converting a value outside
+ * int64's range is undefined in C, and alpha/beta scale integer products. */
+static int64_t pfvm__la_sat_i64(double f)
+{
+    if (f != f)
+        return 0;
+    if (f >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (f <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)f;
+}
+
 /* C (m x n, row-major, at c_off) (+)= alpha * A * B for any numeric types,
  * accumulating in double for floats and int64 for integers. */
 static void pfvm__la_gemm_any(int64_t m, int64_t n, int64_t k, const pfvm_tensor *a, int64_t aoff, int64_t as_m,
@@ -12573,15 +12596,7 @@ static void pfvm__la_gemm_any(int64_t m, int64_t n, int64_t k, const pfvm_tensor
                 for (p = 0; p < k; p++)
                     acc += (uint64_t)pfvm_tensor_get_i64(a, aoff + i * as_m + p * as_k) *
                            (uint64_t)pfvm_tensor_get_i64(b, boff + p * bs_k + j * bs_n);
-                if (alpha == 1.0) {
-                    v = (int64_t)acc;
-                } else {
-                    /* alpha * acc saturates: converting a double outside
-                     * int64's range (or NaN, as 0) is undefined in C */
-                    double f = alpha * (double)(int64_t)acc;
-                    v = f != f ? 0 : f >= 9223372036854775807.0 ? INT64_MAX : f <= -9223372036854775808.0 ? INT64_MIN
-                                                                                                         : (int64_t)f;
-                }
+                v = alpha == 1.0 ? (int64_t)acc : pfvm__la_sat_i64(alpha * (double)(int64_t)acc);
                 if (accumulate)
                     v = (int64_t)((uint64_t)v + (uint64_t)pfvm_tensor_get_i64(c, at));
                 switch (pfvm_dtype_size(c->dtype)) {
@@ -12777,7 +12792,7 @@ static void pfvm__la_bias_span(void *user, int64_t pos, int64_t len, const int64
         } else {
             int64_t v = pfvm_tensor_get_i64(b->c, src);
             if (b->beta != 1.0)
-                v = (int64_t)(b->beta * (double)v);
+                v = pfvm__la_sat_i64(b->beta * (double)v);
             switch (pfvm_dtype_size(b->y->dtype)) {
             case 8: ((int64_t *)b->y->data)[at] = v; break;
             case 4: ((int32_t *)b->y->data)[at] = (int32_t)v; break;
@@ -16290,13 +16305,20 @@ static pfvm_code pfvm__q_k_dequantize(pfvm_kctx *k)
 {
     const pfvm_tensor *x = k->in[0], *s = k->in[1], *z = k->n_in > 2 ? k->in[2] : NULL;
     int64_t i, n = pfvm_tensor_numel(x), inner, len;
+    /* the output has the scale's type: float, double, float16 or bfloat16
+     * (another type from a malformed model must not be written as float) */
+    if (!pfvm_dtype_is_float(k->out[0]->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "output type %s (the scale's) is not a float type",
+                             pfvm_dtype_name(k->out[0]->dtype));
     pfvm__q_axis(k->node, x, &inner, &len);
     for (i = 0; i < n; i++) {
         double v = (pfvm_tensor_get_f64(x, i) - pfvm__q_param(z, i, inner, len, 0)) * pfvm__q_param(s, i, inner, len, 1);
         if (k->out[0]->dtype == PFVM_DOUBLE)
             ((double *)k->out[0]->data)[i] = v;
-        else
+        else if (k->out[0]->dtype == PFVM_FLOAT)
             ((float *)k->out[0]->data)[i] = (float)v;
+        else
+            pfvm_red_store(k->out[0], i, v);
     }
     return PFVM_OK;
 }
@@ -21849,6 +21871,9 @@ static pfvm_code pfvm__tr_infer_gradient(pfvm_ictx *c)
     int j;
     if (!xs || xs->type != PFVM_ATTR_STRINGS || xs->n != c->n_out || c->n_in < xs->n)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "needs one output per name in xs, and xs's values as the first inputs");
+    for (j = 0; j < c->n_in; j++)
+        if (!c->in[j])
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "input %d is missing", j);
     for (j = 0; j < c->n_out; j++)
         if (c->out[j])
             c->out[j]->type = c->in[j]->type;
