@@ -987,9 +987,21 @@ static pfvm_code pfvm__cf_k_split_to_seq(pfvm_kctx *k)
         if (!part)
             return k->st ? k->st->code : PFVM_ERR_NOMEM;
         for (o = 0; o < outer; o++)
-            for (p = 0; p < size; p++)
-                memcpy((char *)part->data + (size_t)((o * size + p) * inner) * es,
-                       (const char *)x->data + (size_t)((o * len + at + p) * inner) * es, (size_t)inner * es);
+            for (p = 0; p < size; p++) {
+                int64_t to = (o * size + p) * inner, from = (o * len + at + p) * inner, e;
+                if (x->dtype == PFVM_STRING) {
+                    /* the part owns its strings: copies, not the input's pointers (freed twice) */
+                    for (e = 0; e < inner; e++)
+                        if (((char *const *)x->data)[from + e] &&
+                            !(((char **)part->data)[to + e] = pfvm__strdup(((char *const *)x->data)[from + e]))) {
+                            pfvm_tensor_free(part);
+                            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+                        }
+                } else {
+                    memcpy((char *)part->data + (size_t)to * es, (const char *)x->data + (size_t)from * es,
+                           (size_t)inner * es);
+                }
+            }
         stbds_arrput(s->elems, part);
         at += size;
     }
