@@ -6616,9 +6616,21 @@ static pfvm_code pfvm__cf_k_split_to_seq(pfvm_kctx *k)
         if (!part)
             return k->st ? k->st->code : PFVM_ERR_NOMEM;
         for (o = 0; o < outer; o++)
-            for (p = 0; p < size; p++)
-                memcpy((char *)part->data + (size_t)((o * size + p) * inner) * es,
-                       (const char *)x->data + (size_t)((o * len + at + p) * inner) * es, (size_t)inner * es);
+            for (p = 0; p < size; p++) {
+                int64_t to = (o * size + p) * inner, from = (o * len + at + p) * inner, e;
+                if (x->dtype == PFVM_STRING) {
+                    /* the part owns its strings: copies, not the input's pointers (freed twice) */
+                    for (e = 0; e < inner; e++)
+                        if (((char *const *)x->data)[from + e] &&
+                            !(((char **)part->data)[to + e] = pfvm__strdup(((char *const *)x->data)[from + e]))) {
+                            pfvm_tensor_free(part);
+                            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+                        }
+                } else {
+                    memcpy((char *)part->data + (size_t)to * es, (const char *)x->data + (size_t)from * es,
+                           (size_t)inner * es);
+                }
+            }
         stbds_arrput(s->elems, part);
         at += size;
     }
@@ -8997,6 +9009,10 @@ static pfvm_code pfvm__ew_fold(pfvm_kctx *k, const pfvm__ew_op *op, int mean)
     if (k->n_in == 1) {
         if (ins[0]->data == out->data)
             return PFVM_OK;
+        /* copying string pointers would give the output strings it does
+         * not own (freed twice); these operators are numeric only */
+        if (ins[0]->dtype == PFVM_STRING || out->dtype == PFVM_STRING)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type string");
         if (ins[0]->dtype == out->dtype && ins[0]->rank == out->rank &&
             !memcmp(ins[0]->dims, out->dims, sizeof(int64_t) * (size_t)out->rank)) {
             memcpy(out->data, ins[0]->data, (size_t)pfvm_tensor_numel(out) * pfvm_dtype_size(out->dtype));
@@ -14267,9 +14283,16 @@ static pfvm_code pfvm__nn_infer_convt(pfvm_ictx *c)
                 o.dims[i + 2] = pfvm_sym_const(c->syms, t.oshape[i]);
             else if (pfvm__nn_convt_same(&w))
                 o.dims[i + 2] = pfvm_sym_muli(c->syms, in, w.s[i]);
-            else
+            else {
+                /* attributes are any int64: bound them before the sum */
+                const int64_t lim = (int64_t)1 << 40, ext = pfvm__nn_extent(&w, i);
+                if (t.opad[i] < -lim || t.opad[i] > lim || ext < -lim || ext > lim || w.s[i] < -lim || w.s[i] > lim ||
+                    w.pb[i] < -lim || w.pb[i] > lim || w.pe[i] < -lim || w.pe[i] > lim)
+                    return pfvm__fail(c->st, PFVM_ERR_INVALID,
+                                      "output_padding, kernel extent, strides or pads of axis %d exceed 2^40", i);
                 o.dims[i + 2] = pfvm_sym_addi(c->syms, pfvm_sym_muli(c->syms, in, w.s[i]),
-                                              t.opad[i] + pfvm__nn_extent(&w, i) - w.s[i] - w.pb[i] - w.pe[i]);
+                                              t.opad[i] + ext - w.s[i] - w.pb[i] - w.pe[i]);
+            }
         }
     }
     o.dims[0] = x->dims[0];
@@ -16558,11 +16581,20 @@ static double pfvm__rnd_normal(pfvm_kctx *k)
     return sqrt(-2.0 * log(u > 0 ? u : 1e-300)) * cos(2 * 3.14159265358979323846 * v);
 }
 
+static uint32_t pfvm__rnd_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
 static void pfvm__rnd_seed(pfvm_kctx *k)
 {
     const pfvm_attr *s = pfvm_node_attr(k->node, "seed");
     if (s && s->type == PFVM_ATTR_FLOAT)
-        pfvm_kctx_seed(k, (uint64_t)(int64_t)s->f);
+        /* the float's value as an integer seed; one outside int64's range
+         * (or NaN) would be an undefined conversion, so it seeds by its bits */
+        pfvm_kctx_seed(k, s->f >= -9.2e18f && s->f <= 9.2e18f ? (uint64_t)(int64_t)s->f : (uint64_t)pfvm__rnd_bits(s->f));
 }
 
 /* dtype attribute, or the input's (Like forms), or float. */
