@@ -52,20 +52,27 @@ for dir in tests/fuzz/regress/*/ tests/fuzz/corpus/*/; do
         n=$((n + 1))
     done
     [ $n -gt 0 ] || continue
-    # one process for the whole folder; on failure, each file alone to name it
+    # one process for the whole folder; libFuzzer prints "Running: FILE"
+    # before each, so a failure names its file: count it, and go on with
+    # the files after it
     # shellcheck disable=SC2086
-    if "$bin" $OPTS $files >/dev/null 2>&1; then
-        pass=$((pass + n))
-        continue
-    fi
-    for f in $files; do
-        if "$bin" $OPTS "$f" >"$log" 2>&1; then
-            pass=$((pass + 1))
-        else
-            echo "FAIL $t $f"
-            grep -E 'ERROR|runtime error|fuzz check failed|SUMMARY' "$log" | head -n 5
-            fail=$((fail + 1))
+    set -- $files
+    while [ $# -gt 0 ]; do
+        if "$bin" $OPTS "$@" >"$log" 2>&1; then
+            pass=$((pass + $#))
+            break
         fi
+        bad=$(grep '^Running: ' "$log" | tail -n 1 | sed 's/^Running: //')
+        echo "FAIL $t ${bad:-(no file named)}"
+        grep -E 'ERROR|runtime error|fuzz check failed|SUMMARY' "$log" | head -n 5
+        fail=$((fail + 1))
+        [ -n "$bad" ] || break
+        # the files before the failing one passed; drop them and it
+        while [ $# -gt 0 ] && [ "$1" != "$bad" ]; do
+            pass=$((pass + 1))
+            shift
+        done
+        [ $# -gt 0 ] && shift
     done
 done
 echo "$pass passed, $fail failed, $skip skipped"
