@@ -374,13 +374,16 @@ typedef struct pfvm_binding {
 PFVM_API pfvm_code pfvm_binding_set(pfvm_binding *b, const pfvm_sym *var, int64_t v, pfvm_status *st);
 PFVM_API void pfvm_binding_clear(pfvm_binding *b);
 PFVM_API void pfvm_binding_free(pfvm_binding *b);
-/* Evaluates s; 0 when a symbol is unbound, a division by zero or overflow. */
+/* Evaluates s; 0 when a symbol is unbound, a division by zero or overflow,
+ * or when s (a DAG walked as a tree) has more than 4M nodes. */
 PFVM_API int pfvm_sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out);
 /* Substitutes bound symbols by their values and re-simplifies. */
 PFVM_API const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b);
 
 /* Prints s in pfvm's grammar (`batch*64`, `(h+1)/2`, `min(a,b)`); returns
- * the length it needed, like snprintf. */
+ * the length it needed, like snprintf, up to about 64 KiB: printing stops
+ * there (shared subexpressions can make a small expression's text
+ * exponentially long). */
 PFVM_API int pfvm_sym_print(const pfvm_sym *s, char *buf, size_t n);
 
 /* Proofs from the facts known to the table (dims >= 0, dim_params >= 1). */
@@ -3614,7 +3617,8 @@ const pfvm_sym *pfvm_sym_div(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *
             /* (x + q*d + r) / d = (x + r)/d + q: whole multiples leave the floor */
             if (rest != a && (c < 0 || c >= b->value)) {
                 int64_t q = pfvm__floordiv(c, b->value);
-                return pfvm_sym_addi(t, pfvm_sym_div(t, pfvm_sym_addi(t, rest, c - q * b->value), b), q);
+                /* c - q*d is floormod(c, d), without the product that can overflow */
+                return pfvm_sym_addi(t, pfvm_sym_div(t, pfvm_sym_addi(t, rest, pfvm__floormod(c, b->value)), b), q);
             }
         }
     }
@@ -3732,10 +3736,15 @@ void pfvm_binding_free(pfvm_binding *b)
     b->n = 0;
 }
 
-int pfvm_sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out)
+/* Evaluation walks the DAG as a tree (shared subexpressions again), so a
+ * small expression can take exponential time: past this many nodes it
+ * gives up (as for an unbound symbol). */
+#define PFVM__SYM_EVAL_MAX_NODES ((long)1 << 22)
+
+static int pfvm__sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out, long *budget)
 {
     int64_t x, y;
-    if (!s)
+    if (!s || --*budget < 0)
         return 0;
     switch (s->kind) {
     case PFVM_SYM_CONST:
@@ -3749,7 +3758,7 @@ int pfvm_sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out)
     default:
         break;
     }
-    if (!pfvm_sym_eval(s->a, b, &x) || !pfvm_sym_eval(s->b, b, &y))
+    if (!pfvm__sym_eval(s->a, b, &x, budget) || !pfvm__sym_eval(s->b, b, &y, budget))
         return 0;
     switch (s->kind) {
     case PFVM_SYM_ADD: return pfvm__add_i64(x, y, out);
@@ -3768,6 +3777,12 @@ int pfvm_sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out)
     case PFVM_SYM_MAX: *out = x > y ? x : y; return 1;
     default: return 0;
     }
+}
+
+int pfvm_sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out)
+{
+    long budget = PFVM__SYM_EVAL_MAX_NODES;
+    return pfvm__sym_eval(s, b, out, &budget);
 }
 
 const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b)
@@ -3827,10 +3842,19 @@ static int pfvm__prec(const pfvm_sym *s)
     }
 }
 
+/* Printing walks the expression as a tree, but it is a DAG (hash-consed
+ * subexpressions are shared), so a small one can print exponentially long
+ * (min(x,x+1) nested 30 deep): past this length printing stops, and the
+ * length returned only says "at least this long". */
+#define PFVM__SYM_PRINT_MAX ((size_t)1 << 16)
+
 static void pfvm__sprint(pfvm__sbuf *b, const pfvm_sym *s, int min_prec)
 {
     char tmp[32];
-    int paren = pfvm__prec(s) < min_prec;
+    int paren;
+    if (b->len > PFVM__SYM_PRINT_MAX)
+        return;
+    paren = pfvm__prec(s) < min_prec;
     if (paren)
         pfvm__sput(b, "(");
     switch (s->kind) {
@@ -5708,9 +5732,15 @@ static pfvm_code pfvm__cf_infer_if(pfvm_ictx *c)
 
 static pfvm_code pfvm__cf_k_if(pfvm_kctx *k)
 {
-    int cond = pfvm_tensor_numel(k->in[0]) > 0 && pfvm_tensor_get_i64(k->in[0], 0) != 0, j;
-    const pfvm_attr *a = pfvm_node_attr(k->node, cond ? "then_branch" : "else_branch");
+    const pfvm_tensor *c = k->in[0];
+    int cond, j;
+    const pfvm_attr *a;
     pfvm_tensor *outs[64];
+    /* a sequence or optional has no data to read (its numel is 1) */
+    if (!c || c->kind != PFVM_KIND_TENSOR || c->dtype == PFVM_STRING)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "cond is not a numeric or bool tensor");
+    cond = pfvm_tensor_numel(c) > 0 && pfvm_tensor_get_i64(c, 0) != 0;
+    a = pfvm_node_attr(k->node, cond ? "then_branch" : "else_branch");
     if (!a || !a->g)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the %s branch is missing", cond ? "then" : "else");
     if (k->n_out > 64)
@@ -6004,10 +6034,18 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
 
 static int64_t pfvm__cf_attr_at(const pfvm_node *n, const char *name, int i, int64_t def);
 
+/* num_scan_inputs, checked against the node's inputs (the attribute is an
+ * int64 that a model may set to anything): -1 when it does not fit. */
+static int pfvm__cf_num_scan(const pfvm_node *n, int n_in)
+{
+    int64_t m = pfvm_node_attr_int(n, "num_scan_inputs", 0);
+    return m >= 1 && m <= n_in ? (int)m : -1;
+}
+
 static pfvm_code pfvm__cf_infer_scan(pfvm_ictx *c)
 {
     int first = c->node->opset < 9; /* opset 8 starts with sequence_lens and has a batch axis */
-    int m = (int)pfvm_node_attr_int(c->node, "num_scan_inputs", 0);
+    int m = pfvm__cf_num_scan(c->node, c->n_in - first);
     int j, d, n_state = c->n_in - first - m, n_body_out;
     const pfvm_attr *g = pfvm_node_attr(c->node, "body");
     pfvm_graph *body = g ? g->g : NULL;
@@ -6015,6 +6053,9 @@ static pfvm_code pfvm__cf_infer_scan(pfvm_ictx *c)
     const pfvm_type **ptr;
     const pfvm_sym *len = NULL;
     pfvm_code rc;
+    if (m < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "num_scan_inputs %lld does not fit the %d inputs",
+                             (long long)pfvm_node_attr_int(c->node, "num_scan_inputs", 0), c->n_in - first);
     if (!c->driver || !body || first || n_state < 0 || m < 1) {
         for (j = 0; j < c->n_out; j++)
             pfvm__cf_set_dynamic(c, j, j < n_state && c->in[first + j] ? &c->in[first + j]->type : NULL);
@@ -6076,7 +6117,7 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
 {
     const pfvm_attr *a = pfvm_node_attr(k->node, "body");
     const pfvm_graph *body = a ? a->g : NULL;
-    int m = (int)pfvm_node_attr_int(k->node, "num_scan_inputs", 0), n = k->n_in - m, n_out_scan = k->n_out - n, j;
+    int m = pfvm__cf_num_scan(k->node, k->n_in), n = k->n_in - m, n_out_scan = k->n_out - n, j;
     int64_t T = -1, t;
     pfvm_tensor **state = NULL, **outs = NULL, ***scans = NULL, **slices = NULL;
     const pfvm_tensor **ins = NULL;
@@ -6085,7 +6126,10 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "body or num_scan_inputs does not fit the inputs");
     for (j = 0; j < m; j++) {
         const pfvm_tensor *x = k->in[n + j];
-        int ax = pfvm__axis(pfvm__cf_attr_at(k->node, "scan_input_axes", j, 0), x->rank);
+        int ax;
+        if (!x || x->kind != PFVM_KIND_TENSOR)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scan input %d is missing or not a tensor", j);
+        ax = pfvm__axis(pfvm__cf_attr_at(k->node, "scan_input_axes", j, 0), x->rank);
         if (ax < 0)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scan input axis is out of range");
         if (T >= 0 && x->dims[ax] != T)
@@ -6340,8 +6384,12 @@ static pfvm_code pfvm__cf_k_seq_empty(pfvm_kctx *k)
 
 static pfvm_code pfvm__cf_k_seq_construct(pfvm_kctx *k)
 {
-    pfvm_tensor *s = pfvm__cf_seq_out(k, 0, k->in[0]->dtype);
+    pfvm_tensor *s;
     int j;
+    for (j = 0; j < k->n_in; j++)
+        if (!k->in[j] || k->in[j]->kind != PFVM_KIND_TENSOR)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input %d is missing or not a tensor", j);
+    s = pfvm__cf_seq_out(k, 0, k->in[0]->dtype);
     for (j = 0; j < k->n_in; j++)
         if (pfvm__cf_seq_push(k, s, k->in[j]))
             return k->st ? k->st->code : PFVM_ERR_NOMEM;
@@ -6468,9 +6516,21 @@ static pfvm_code pfvm__cf_k_split_to_seq(pfvm_kctx *k)
         if (!part)
             return k->st ? k->st->code : PFVM_ERR_NOMEM;
         for (o = 0; o < outer; o++)
-            for (p = 0; p < size; p++)
-                memcpy((char *)part->data + (size_t)((o * size + p) * inner) * es,
-                       (const char *)x->data + (size_t)((o * len + at + p) * inner) * es, (size_t)inner * es);
+            for (p = 0; p < size; p++) {
+                int64_t to = (o * size + p) * inner, from = (o * len + at + p) * inner, e;
+                if (x->dtype == PFVM_STRING) {
+                    /* the part owns its strings: copies, not the input's pointers (freed twice) */
+                    for (e = 0; e < inner; e++)
+                        if (((char *const *)x->data)[from + e] &&
+                            !(((char **)part->data)[to + e] = pfvm__strdup(((char *const *)x->data)[from + e]))) {
+                            pfvm_tensor_free(part);
+                            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+                        }
+                } else {
+                    memcpy((char *)part->data + (size_t)to * es, (const char *)x->data + (size_t)from * es,
+                           (size_t)inner * es);
+                }
+            }
         stbds_arrput(s->elems, part);
         at += size;
     }
@@ -7095,6 +7155,9 @@ static pfvm_code pfvm__es_infer(pfvm_ictx *c)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "attribute 'equation' is missing");
     if (c->n_in > PFVM__ES_MAXIN)
         return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "too many operands");
+    for (j = 0; j < c->n_in; j++)
+        if (!c->in[j])
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "operand %d is missing", j);
     for (j = 0; j < c->n_in; j++) {
         ranks[j] = c->in[j]->type.shape.rank;
         if (ranks[j] < 0)
@@ -7143,6 +7206,8 @@ static pfvm_code pfvm__es_k(pfvm_kctx *k)
     pfvm__es e;
     pfvm_tensor *Y = k->out[0];
     for (j = 0; j < k->n_in && j < PFVM__ES_MAXIN; j++) {
+        if (!k->in[j] || k->in[j]->kind != PFVM_KIND_TENSOR)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "operand %d is missing or not a tensor", j);
         ranks[j] = k->in[j]->rank;
         dims[j] = k->in[j]->dims;
     }
@@ -8844,6 +8909,10 @@ static pfvm_code pfvm__ew_fold(pfvm_kctx *k, const pfvm__ew_op *op, int mean)
     if (k->n_in == 1) {
         if (ins[0]->data == out->data)
             return PFVM_OK;
+        /* copying string pointers would give the output strings it does
+         * not own (freed twice); these operators are numeric only */
+        if (ins[0]->dtype == PFVM_STRING || out->dtype == PFVM_STRING)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type string");
         if (ins[0]->dtype == out->dtype && ins[0]->rank == out->rank &&
             !memcmp(ins[0]->dims, out->dims, sizeof(int64_t) * (size_t)out->rank)) {
             memcpy(out->data, ins[0]->data, (size_t)pfvm_tensor_numel(out) * pfvm_dtype_size(out->dtype));
@@ -12549,6 +12618,19 @@ PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int6
     }
 }
 
+/* A double as int64, saturating (NaN as 0): converting a value outside
+ * int64's range is undefined in C, and alpha/beta scale integer products. */
+static int64_t pfvm__la_sat_i64(double f)
+{
+    if (f != f)
+        return 0;
+    if (f >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (f <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)f;
+}
+
 /* C (m x n, row-major, at c_off) (+)= alpha * A * B for any numeric types,
  * accumulating in double for floats and int64 for integers. */
 static void pfvm__la_gemm_any(int64_t m, int64_t n, int64_t k, const pfvm_tensor *a, int64_t aoff, int64_t as_m,
@@ -12578,7 +12660,7 @@ static void pfvm__la_gemm_any(int64_t m, int64_t n, int64_t k, const pfvm_tensor
                 for (p = 0; p < k; p++)
                     acc += (uint64_t)pfvm_tensor_get_i64(a, aoff + i * as_m + p * as_k) *
                            (uint64_t)pfvm_tensor_get_i64(b, boff + p * bs_k + j * bs_n);
-                v = alpha == 1.0 ? (int64_t)acc : (int64_t)(alpha * (double)(int64_t)acc);
+                v = alpha == 1.0 ? (int64_t)acc : pfvm__la_sat_i64(alpha * (double)(int64_t)acc);
                 if (accumulate)
                     v = (int64_t)((uint64_t)v + (uint64_t)pfvm_tensor_get_i64(c, at));
                 switch (pfvm_dtype_size(c->dtype)) {
@@ -12774,7 +12856,7 @@ static void pfvm__la_bias_span(void *user, int64_t pos, int64_t len, const int64
         } else {
             int64_t v = pfvm_tensor_get_i64(b->c, src);
             if (b->beta != 1.0)
-                v = (int64_t)(b->beta * (double)v);
+                v = pfvm__la_sat_i64(b->beta * (double)v);
             switch (pfvm_dtype_size(b->y->dtype)) {
             case 8: ((int64_t *)b->y->data)[at] = v; break;
             case 4: ((int32_t *)b->y->data)[at] = (int32_t)v; break;
@@ -13879,6 +13961,9 @@ static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
                           wt->rank);
     if (group < 1)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "group %lld must be positive", (long long)group);
+    if (pfvm_sym_is_const(wt->dims[1], &wc) && !pfvm__mul_i64(wc, group, &m))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "weight channels %lld x group %lld overflows",
+                             (long long)wc, (long long)group);
     if (pfvm_sym_is_const(x->dims[1], &xc) && pfvm_sym_is_const(wt->dims[1], &wc) && xc != wc * group)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld input channels do not fit weight channels %lld x group %lld",
                           (long long)xc, (long long)wc, (long long)group);
@@ -14246,9 +14331,16 @@ static pfvm_code pfvm__nn_infer_convt(pfvm_ictx *c)
                 o.dims[i + 2] = pfvm_sym_const(c->syms, t.oshape[i]);
             else if (pfvm__nn_convt_same(&w))
                 o.dims[i + 2] = pfvm_sym_muli(c->syms, in, w.s[i]);
-            else
+            else {
+                /* attributes are any int64: bound them before the sum */
+                const int64_t lim = (int64_t)1 << 40, ext = pfvm__nn_extent(&w, i);
+                if (t.opad[i] < -lim || t.opad[i] > lim || ext < -lim || ext > lim || w.s[i] < -lim || w.s[i] > lim ||
+                    w.pb[i] < -lim || w.pb[i] > lim || w.pe[i] < -lim || w.pe[i] > lim)
+                    return pfvm__fail(c->st, PFVM_ERR_INVALID,
+                                      "output_padding, kernel extent, strides or pads of axis %d exceed 2^40", i);
                 o.dims[i + 2] = pfvm_sym_addi(c->syms, pfvm_sym_muli(c->syms, in, w.s[i]),
-                                              t.opad[i] + pfvm__nn_extent(&w, i) - w.s[i] - w.pb[i] - w.pe[i]);
+                                              t.opad[i] + ext - w.s[i] - w.pb[i] - w.pe[i]);
+            }
         }
     }
     o.dims[0] = x->dims[0];
@@ -16284,13 +16376,20 @@ static pfvm_code pfvm__q_k_dequantize(pfvm_kctx *k)
 {
     const pfvm_tensor *x = k->in[0], *s = k->in[1], *z = k->n_in > 2 ? k->in[2] : NULL;
     int64_t i, n = pfvm_tensor_numel(x), inner, len;
+    /* the output has the scale's type: float, double, float16 or bfloat16
+     * (another type from a malformed model must not be written as float) */
+    if (!pfvm_dtype_is_float(k->out[0]->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "output type %s (the scale's) is not a float type",
+                             pfvm_dtype_name(k->out[0]->dtype));
     pfvm__q_axis(k->node, x, &inner, &len);
     for (i = 0; i < n; i++) {
         double v = (pfvm_tensor_get_f64(x, i) - pfvm__q_param(z, i, inner, len, 0)) * pfvm__q_param(s, i, inner, len, 1);
         if (k->out[0]->dtype == PFVM_DOUBLE)
             ((double *)k->out[0]->data)[i] = v;
-        else
+        else if (k->out[0]->dtype == PFVM_FLOAT)
             ((float *)k->out[0]->data)[i] = (float)v;
+        else
+            pfvm_red_store(k->out[0], i, v);
     }
     return PFVM_OK;
 }
@@ -16530,11 +16629,20 @@ static double pfvm__rnd_normal(pfvm_kctx *k)
     return sqrt(-2.0 * log(u > 0 ? u : 1e-300)) * cos(2 * 3.14159265358979323846 * v);
 }
 
+static uint32_t pfvm__rnd_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
 static void pfvm__rnd_seed(pfvm_kctx *k)
 {
     const pfvm_attr *s = pfvm_node_attr(k->node, "seed");
     if (s && s->type == PFVM_ATTR_FLOAT)
-        pfvm_kctx_seed(k, (uint64_t)(int64_t)s->f);
+        /* the float's value as an integer seed; one outside int64's range
+         * (or NaN) would be an undefined conversion, so it seeds by its bits */
+        pfvm_kctx_seed(k, s->f >= -9.2e18f && s->f <= 9.2e18f ? (uint64_t)(int64_t)s->f : (uint64_t)pfvm__rnd_bits(s->f));
 }
 
 /* dtype attribute, or the input's (Like forms), or float. */
@@ -21686,6 +21794,10 @@ static pfvm_code pfvm__tr_infer(pfvm_ictx *c, int groups)
     if (n < 1 || c->n_out != n * (groups - 1))
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "%d inputs and %d outputs do not describe %d-tensor groups", c->n_in,
                           c->n_out, groups);
+    /* every input is required (the lists are variadic, not optional) */
+    for (j = 0; j < c->n_in; j++)
+        if (!c->in[j])
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "input %d is missing", j);
     if (pfvm_infer_check_rank(c, 0, 0, "R") || pfvm_infer_check_rank(c, 1, 0, "T"))
         return c->st ? c->st->code : PFVM_ERR_SHAPE;
     for (j = 2 + n; j < c->n_in; j++) { /* gradients and states have their tensor's shape */
@@ -21718,7 +21830,17 @@ static pfvm_code pfvm__tr_infer_momentum(pfvm_ictx *c)
 }
 static pfvm_code pfvm__tr_infer_adam(pfvm_ictx *c) { return pfvm__tr_infer(c, 4); }
 
-static pfvm_code pfvm__tr_k_adagrad(pfvm_kctx *k)
+/* The kernels read every input: each must be there, and be a tensor. */
+static pfvm_code pfvm__tr_check_inputs(pfvm_kctx *k)
+{
+    int j;
+    for (j = 0; j < k->n_in; j++)
+        if (!k->in[j] || k->in[j]->kind != PFVM_KIND_TENSOR)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input %d is missing or not a tensor", j);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tr_k_adagrad_run(pfvm_kctx *k)
 {
     int n = pfvm__tr_count(k->n_in, 3), j;
     double R = pfvm_tensor_get_f64(k->in[0], 0), T = (double)pfvm_tensor_get_i64(k->in[1], 0);
@@ -21738,7 +21860,13 @@ static pfvm_code pfvm__tr_k_adagrad(pfvm_kctx *k)
     return PFVM_OK;
 }
 
-static pfvm_code pfvm__tr_k_momentum(pfvm_kctx *k)
+static pfvm_code pfvm__tr_k_adagrad(pfvm_kctx *k)
+{
+    pfvm_code rc = pfvm__tr_check_inputs(k);
+    return rc ? rc : pfvm__tr_k_adagrad_run(k);
+}
+
+static pfvm_code pfvm__tr_k_momentum_run(pfvm_kctx *k)
 {
     int n = pfvm__tr_count(k->n_in, 3), j;
     double R = pfvm_tensor_get_f64(k->in[0], 0), T = (double)pfvm_tensor_get_i64(k->in[1], 0);
@@ -21762,7 +21890,13 @@ static pfvm_code pfvm__tr_k_momentum(pfvm_kctx *k)
     return PFVM_OK;
 }
 
-static pfvm_code pfvm__tr_k_adam(pfvm_kctx *k)
+static pfvm_code pfvm__tr_k_momentum(pfvm_kctx *k)
+{
+    pfvm_code rc = pfvm__tr_check_inputs(k);
+    return rc ? rc : pfvm__tr_k_momentum_run(k);
+}
+
+static pfvm_code pfvm__tr_k_adam_run(pfvm_kctx *k)
 {
     int n = pfvm__tr_count(k->n_in, 4), j;
     double R = pfvm_tensor_get_f64(k->in[0], 0), T = (double)pfvm_tensor_get_i64(k->in[1], 0);
@@ -21785,6 +21919,12 @@ static pfvm_code pfvm__tr_k_adam(pfvm_kctx *k)
         }
     }
     return PFVM_OK;
+}
+
+static pfvm_code pfvm__tr_k_adam(pfvm_kctx *k)
+{
+    pfvm_code rc = pfvm__tr_check_inputs(k);
+    return rc ? rc : pfvm__tr_k_adam_run(k);
 }
 
 /* ---- Gradient -------------------------------------------------------------------------
@@ -21811,6 +21951,9 @@ static pfvm_code pfvm__tr_infer_gradient(pfvm_ictx *c)
     int j;
     if (!xs || xs->type != PFVM_ATTR_STRINGS || xs->n != c->n_out || c->n_in < xs->n)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "needs one output per name in xs, and xs's values as the first inputs");
+    for (j = 0; j < c->n_in; j++)
+        if (!c->in[j])
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "input %d is missing", j);
     for (j = 0; j < c->n_out; j++)
         if (c->out[j])
             c->out[j]->type = c->in[j]->type;

@@ -1648,7 +1648,8 @@ PB_BIND(pfvm__pb_OptionalProto, pfvm__pb_OptionalProto, AUTO)
  * few levels, a malicious file could nest until the stack ends. */
 #define PFVM__ONNX_MAX_DEPTH 64
 
-/* Longer dim_params are treated as unnamed dims. */
+/* Longer dim_params, and those holding a NUL byte (whose C name would be
+ * cut short: "\0" would name the symbol ""), are treated as unnamed dims. */
 #define PFVM__ONNX_MAX_DIM_PARAM 1024
 
 /* A byte range inside the input; strings and submessages are spans. */
@@ -2422,7 +2423,7 @@ static const pfvm_sym *pfvm__onnx_dim(pfvm__onnx_rd *r, pfvm__onnx_slice sp, con
     }
     if (has_value) {
         d = pfvm_sym_const(r->m->syms, value);
-    } else if (param.n && param.n < PFVM__ONNX_MAX_DIM_PARAM) {
+    } else if (param.n && param.n < PFVM__ONNX_MAX_DIM_PARAM && !memchr(param.p, 0, param.n)) {
         /* kept verbatim, so that saving writes the same name back (pfvm's
          * own expressions are saved as their printed form, which then reads
          * back as one opaque symbol) */

@@ -14,7 +14,9 @@
 # layers' separate links in tests/layers.sh and the firmware tests under
 # QEMU (tests/mcu/run.sh). With
 # PFVM_ASAN=1 the same suites run again with the AddressSanitizer +
-# UndefinedBehaviorSanitizer build in build-asan/.
+# UndefinedBehaviorSanitizer build in build-asan/, and the fuzz targets
+# (tests/fuzz, clang + libFuzzer + ASan + UBSan) replay the committed
+# regression corpus under tests/fuzz/regress (part "fuzz").
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -111,6 +113,7 @@ if [ "${PFVM_ASAN:-0}" = 1 ]; then
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
     export ASAN_OPTIONS
     suites build-asan "asan:" --no-fork
+    run_part fuzz sh tests/fuzz/replay.sh
 fi
 
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"

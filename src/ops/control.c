@@ -259,9 +259,15 @@ static pfvm_code pfvm__cf_infer_if(pfvm_ictx *c)
 
 static pfvm_code pfvm__cf_k_if(pfvm_kctx *k)
 {
-    int cond = pfvm_tensor_numel(k->in[0]) > 0 && pfvm_tensor_get_i64(k->in[0], 0) != 0, j;
-    const pfvm_attr *a = pfvm_node_attr(k->node, cond ? "then_branch" : "else_branch");
+    const pfvm_tensor *c = k->in[0];
+    int cond, j;
+    const pfvm_attr *a;
     pfvm_tensor *outs[64];
+    /* a sequence or optional has no data to read (its numel is 1) */
+    if (!c || c->kind != PFVM_KIND_TENSOR || c->dtype == PFVM_STRING)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "cond is not a numeric or bool tensor");
+    cond = pfvm_tensor_numel(c) > 0 && pfvm_tensor_get_i64(c, 0) != 0;
+    a = pfvm_node_attr(k->node, cond ? "then_branch" : "else_branch");
     if (!a || !a->g)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the %s branch is missing", cond ? "then" : "else");
     if (k->n_out > 64)
@@ -555,10 +561,18 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
 
 static int64_t pfvm__cf_attr_at(const pfvm_node *n, const char *name, int i, int64_t def);
 
+/* num_scan_inputs, checked against the node's inputs (the attribute is an
+ * int64 that a model may set to anything): -1 when it does not fit. */
+static int pfvm__cf_num_scan(const pfvm_node *n, int n_in)
+{
+    int64_t m = pfvm_node_attr_int(n, "num_scan_inputs", 0);
+    return m >= 1 && m <= n_in ? (int)m : -1;
+}
+
 static pfvm_code pfvm__cf_infer_scan(pfvm_ictx *c)
 {
     int first = c->node->opset < 9; /* opset 8 starts with sequence_lens and has a batch axis */
-    int m = (int)pfvm_node_attr_int(c->node, "num_scan_inputs", 0);
+    int m = pfvm__cf_num_scan(c->node, c->n_in - first);
     int j, d, n_state = c->n_in - first - m, n_body_out;
     const pfvm_attr *g = pfvm_node_attr(c->node, "body");
     pfvm_graph *body = g ? g->g : NULL;
@@ -566,6 +580,9 @@ static pfvm_code pfvm__cf_infer_scan(pfvm_ictx *c)
     const pfvm_type **ptr;
     const pfvm_sym *len = NULL;
     pfvm_code rc;
+    if (m < 0)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "num_scan_inputs %lld does not fit the %d inputs",
+                             (long long)pfvm_node_attr_int(c->node, "num_scan_inputs", 0), c->n_in - first);
     if (!c->driver || !body || first || n_state < 0 || m < 1) {
         for (j = 0; j < c->n_out; j++)
             pfvm__cf_set_dynamic(c, j, j < n_state && c->in[first + j] ? &c->in[first + j]->type : NULL);
@@ -627,7 +644,7 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
 {
     const pfvm_attr *a = pfvm_node_attr(k->node, "body");
     const pfvm_graph *body = a ? a->g : NULL;
-    int m = (int)pfvm_node_attr_int(k->node, "num_scan_inputs", 0), n = k->n_in - m, n_out_scan = k->n_out - n, j;
+    int m = pfvm__cf_num_scan(k->node, k->n_in), n = k->n_in - m, n_out_scan = k->n_out - n, j;
     int64_t T = -1, t;
     pfvm_tensor **state = NULL, **outs = NULL, ***scans = NULL, **slices = NULL;
     const pfvm_tensor **ins = NULL;
@@ -636,7 +653,10 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "body or num_scan_inputs does not fit the inputs");
     for (j = 0; j < m; j++) {
         const pfvm_tensor *x = k->in[n + j];
-        int ax = pfvm__axis(pfvm__cf_attr_at(k->node, "scan_input_axes", j, 0), x->rank);
+        int ax;
+        if (!x || x->kind != PFVM_KIND_TENSOR)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scan input %d is missing or not a tensor", j);
+        ax = pfvm__axis(pfvm__cf_attr_at(k->node, "scan_input_axes", j, 0), x->rank);
         if (ax < 0)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scan input axis is out of range");
         if (T >= 0 && x->dims[ax] != T)
@@ -891,8 +911,12 @@ static pfvm_code pfvm__cf_k_seq_empty(pfvm_kctx *k)
 
 static pfvm_code pfvm__cf_k_seq_construct(pfvm_kctx *k)
 {
-    pfvm_tensor *s = pfvm__cf_seq_out(k, 0, k->in[0]->dtype);
+    pfvm_tensor *s;
     int j;
+    for (j = 0; j < k->n_in; j++)
+        if (!k->in[j] || k->in[j]->kind != PFVM_KIND_TENSOR)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input %d is missing or not a tensor", j);
+    s = pfvm__cf_seq_out(k, 0, k->in[0]->dtype);
     for (j = 0; j < k->n_in; j++)
         if (pfvm__cf_seq_push(k, s, k->in[j]))
             return k->st ? k->st->code : PFVM_ERR_NOMEM;
@@ -1019,9 +1043,21 @@ static pfvm_code pfvm__cf_k_split_to_seq(pfvm_kctx *k)
         if (!part)
             return k->st ? k->st->code : PFVM_ERR_NOMEM;
         for (o = 0; o < outer; o++)
-            for (p = 0; p < size; p++)
-                memcpy((char *)part->data + (size_t)((o * size + p) * inner) * es,
-                       (const char *)x->data + (size_t)((o * len + at + p) * inner) * es, (size_t)inner * es);
+            for (p = 0; p < size; p++) {
+                int64_t to = (o * size + p) * inner, from = (o * len + at + p) * inner, e;
+                if (x->dtype == PFVM_STRING) {
+                    /* the part owns its strings: copies, not the input's pointers (freed twice) */
+                    for (e = 0; e < inner; e++)
+                        if (((char *const *)x->data)[from + e] &&
+                            !(((char **)part->data)[to + e] = pfvm__strdup(((char *const *)x->data)[from + e]))) {
+                            pfvm_tensor_free(part);
+                            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+                        }
+                } else {
+                    memcpy((char *)part->data + (size_t)to * es, (const char *)x->data + (size_t)from * es,
+                           (size_t)inner * es);
+                }
+            }
         stbds_arrput(s->elems, part);
         at += size;
     }

@@ -171,6 +171,9 @@ static pfvm_code pfvm__es_infer(pfvm_ictx *c)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "attribute 'equation' is missing");
     if (c->n_in > PFVM__ES_MAXIN)
         return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "too many operands");
+    for (j = 0; j < c->n_in; j++)
+        if (!c->in[j])
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "operand %d is missing", j);
     for (j = 0; j < c->n_in; j++) {
         ranks[j] = c->in[j]->type.shape.rank;
         if (ranks[j] < 0)
@@ -219,6 +222,8 @@ static pfvm_code pfvm__es_k(pfvm_kctx *k)
     pfvm__es e;
     pfvm_tensor *Y = k->out[0];
     for (j = 0; j < k->n_in && j < PFVM__ES_MAXIN; j++) {
+        if (!k->in[j] || k->in[j]->kind != PFVM_KIND_TENSOR)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "operand %d is missing or not a tensor", j);
         ranks[j] = k->in[j]->rank;
         dims[j] = k->in[j]->dims;
     }

@@ -1536,6 +1536,10 @@ static pfvm_code pfvm__ew_fold(pfvm_kctx *k, const pfvm__ew_op *op, int mean)
     if (k->n_in == 1) {
         if (ins[0]->data == out->data)
             return PFVM_OK;
+        /* copying string pointers would give the output strings it does
+         * not own (freed twice); these operators are numeric only */
+        if (ins[0]->dtype == PFVM_STRING || out->dtype == PFVM_STRING)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "element type string");
         if (ins[0]->dtype == out->dtype && ins[0]->rank == out->rank &&
             !memcmp(ins[0]->dims, out->dims, sizeof(int64_t) * (size_t)out->rank)) {
             memcpy(out->data, ins[0]->data, (size_t)pfvm_tensor_numel(out) * pfvm_dtype_size(out->dtype));

@@ -82,6 +82,19 @@ PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int6
     }
 }
 
+/* A double as int64, saturating (NaN as 0): converting a value outside
+ * int64's range is undefined in C, and alpha/beta scale integer products. */
+static int64_t pfvm__la_sat_i64(double f)
+{
+    if (f != f)
+        return 0;
+    if (f >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (f <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)f;
+}
+
 /* C (m x n, row-major, at c_off) (+)= alpha * A * B for any numeric types,
  * accumulating in double for floats and int64 for integers. */
 static void pfvm__la_gemm_any(int64_t m, int64_t n, int64_t k, const pfvm_tensor *a, int64_t aoff, int64_t as_m,
@@ -111,7 +124,7 @@ static void pfvm__la_gemm_any(int64_t m, int64_t n, int64_t k, const pfvm_tensor
                 for (p = 0; p < k; p++)
                     acc += (uint64_t)pfvm_tensor_get_i64(a, aoff + i * as_m + p * as_k) *
                            (uint64_t)pfvm_tensor_get_i64(b, boff + p * bs_k + j * bs_n);
-                v = alpha == 1.0 ? (int64_t)acc : (int64_t)(alpha * (double)(int64_t)acc);
+                v = alpha == 1.0 ? (int64_t)acc : pfvm__la_sat_i64(alpha * (double)(int64_t)acc);
                 if (accumulate)
                     v = (int64_t)((uint64_t)v + (uint64_t)pfvm_tensor_get_i64(c, at));
                 switch (pfvm_dtype_size(c->dtype)) {
@@ -307,7 +320,7 @@ static void pfvm__la_bias_span(void *user, int64_t pos, int64_t len, const int64
         } else {
             int64_t v = pfvm_tensor_get_i64(b->c, src);
             if (b->beta != 1.0)
-                v = (int64_t)(b->beta * (double)v);
+                v = pfvm__la_sat_i64(b->beta * (double)v);
             switch (pfvm_dtype_size(b->y->dtype)) {
             case 8: ((int64_t *)b->y->data)[at] = v; break;
             case 4: ((int32_t *)b->y->data)[at] = (int32_t)v; break;

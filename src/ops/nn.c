@@ -269,6 +269,9 @@ static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
                           wt->rank);
     if (group < 1)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "group %lld must be positive", (long long)group);
+    if (pfvm_sym_is_const(wt->dims[1], &wc) && !pfvm__mul_i64(wc, group, &m))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "weight channels %lld x group %lld overflows",
+                             (long long)wc, (long long)group);
     if (pfvm_sym_is_const(x->dims[1], &xc) && pfvm_sym_is_const(wt->dims[1], &wc) && xc != wc * group)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld input channels do not fit weight channels %lld x group %lld",
                           (long long)xc, (long long)wc, (long long)group);
@@ -636,9 +639,16 @@ static pfvm_code pfvm__nn_infer_convt(pfvm_ictx *c)
                 o.dims[i + 2] = pfvm_sym_const(c->syms, t.oshape[i]);
             else if (pfvm__nn_convt_same(&w))
                 o.dims[i + 2] = pfvm_sym_muli(c->syms, in, w.s[i]);
-            else
+            else {
+                /* attributes are any int64: bound them before the sum */
+                const int64_t lim = (int64_t)1 << 40, ext = pfvm__nn_extent(&w, i);
+                if (t.opad[i] < -lim || t.opad[i] > lim || ext < -lim || ext > lim || w.s[i] < -lim || w.s[i] > lim ||
+                    w.pb[i] < -lim || w.pb[i] > lim || w.pe[i] < -lim || w.pe[i] > lim)
+                    return pfvm__fail(c->st, PFVM_ERR_INVALID,
+                                      "output_padding, kernel extent, strides or pads of axis %d exceed 2^40", i);
                 o.dims[i + 2] = pfvm_sym_addi(c->syms, pfvm_sym_muli(c->syms, in, w.s[i]),
-                                              t.opad[i] + pfvm__nn_extent(&w, i) - w.s[i] - w.pb[i] - w.pe[i]);
+                                              t.opad[i] + ext - w.s[i] - w.pb[i] - w.pe[i]);
+            }
         }
     }
     o.dims[0] = x->dims[0];

@@ -124,13 +124,20 @@ static pfvm_code pfvm__q_k_dequantize(pfvm_kctx *k)
 {
     const pfvm_tensor *x = k->in[0], *s = k->in[1], *z = k->n_in > 2 ? k->in[2] : NULL;
     int64_t i, n = pfvm_tensor_numel(x), inner, len;
+    /* the output has the scale's type: float, double, float16 or bfloat16
+     * (another type from a malformed model must not be written as float) */
+    if (!pfvm_dtype_is_float(k->out[0]->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "output type %s (the scale's) is not a float type",
+                             pfvm_dtype_name(k->out[0]->dtype));
     pfvm__q_axis(k->node, x, &inner, &len);
     for (i = 0; i < n; i++) {
         double v = (pfvm_tensor_get_f64(x, i) - pfvm__q_param(z, i, inner, len, 0)) * pfvm__q_param(s, i, inner, len, 1);
         if (k->out[0]->dtype == PFVM_DOUBLE)
             ((double *)k->out[0]->data)[i] = v;
-        else
+        else if (k->out[0]->dtype == PFVM_FLOAT)
             ((float *)k->out[0]->data)[i] = (float)v;
+        else
+            pfvm_red_store(k->out[0], i, v);
     }
     return PFVM_OK;
 }

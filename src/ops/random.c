@@ -18,11 +18,20 @@ static double pfvm__rnd_normal(pfvm_kctx *k)
     return sqrt(-2.0 * log(u > 0 ? u : 1e-300)) * cos(2 * 3.14159265358979323846 * v);
 }
 
+static uint32_t pfvm__rnd_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
 static void pfvm__rnd_seed(pfvm_kctx *k)
 {
     const pfvm_attr *s = pfvm_node_attr(k->node, "seed");
     if (s && s->type == PFVM_ATTR_FLOAT)
-        pfvm_kctx_seed(k, (uint64_t)(int64_t)s->f);
+        /* the float's value as an integer seed; one outside int64's range
+         * (or NaN) would be an undefined conversion, so it seeds by its bits */
+        pfvm_kctx_seed(k, s->f >= -9.2e18f && s->f <= 9.2e18f ? (uint64_t)(int64_t)s->f : (uint64_t)pfvm__rnd_bits(s->f));
 }
 
 /* dtype attribute, or the input's (Like forms), or float. */

@@ -24,6 +24,10 @@ static pfvm_code pfvm__tr_infer(pfvm_ictx *c, int groups)
     if (n < 1 || c->n_out != n * (groups - 1))
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "%d inputs and %d outputs do not describe %d-tensor groups", c->n_in,
                           c->n_out, groups);
+    /* every input is required (the lists are variadic, not optional) */
+    for (j = 0; j < c->n_in; j++)
+        if (!c->in[j])
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "input %d is missing", j);
     if (pfvm_infer_check_rank(c, 0, 0, "R") || pfvm_infer_check_rank(c, 1, 0, "T"))
         return c->st ? c->st->code : PFVM_ERR_SHAPE;
     for (j = 2 + n; j < c->n_in; j++) { /* gradients and states have their tensor's shape */
@@ -56,7 +60,17 @@ static pfvm_code pfvm__tr_infer_momentum(pfvm_ictx *c)
 }
 static pfvm_code pfvm__tr_infer_adam(pfvm_ictx *c) { return pfvm__tr_infer(c, 4); }
 
-static pfvm_code pfvm__tr_k_adagrad(pfvm_kctx *k)
+/* The kernels read every input: each must be there, and be a tensor. */
+static pfvm_code pfvm__tr_check_inputs(pfvm_kctx *k)
+{
+    int j;
+    for (j = 0; j < k->n_in; j++)
+        if (!k->in[j] || k->in[j]->kind != PFVM_KIND_TENSOR)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input %d is missing or not a tensor", j);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__tr_k_adagrad_run(pfvm_kctx *k)
 {
     int n = pfvm__tr_count(k->n_in, 3), j;
     double R = pfvm_tensor_get_f64(k->in[0], 0), T = (double)pfvm_tensor_get_i64(k->in[1], 0);
@@ -76,7 +90,13 @@ static pfvm_code pfvm__tr_k_adagrad(pfvm_kctx *k)
     return PFVM_OK;
 }
 
-static pfvm_code pfvm__tr_k_momentum(pfvm_kctx *k)
+static pfvm_code pfvm__tr_k_adagrad(pfvm_kctx *k)
+{
+    pfvm_code rc = pfvm__tr_check_inputs(k);
+    return rc ? rc : pfvm__tr_k_adagrad_run(k);
+}
+
+static pfvm_code pfvm__tr_k_momentum_run(pfvm_kctx *k)
 {
     int n = pfvm__tr_count(k->n_in, 3), j;
     double R = pfvm_tensor_get_f64(k->in[0], 0), T = (double)pfvm_tensor_get_i64(k->in[1], 0);
@@ -100,7 +120,13 @@ static pfvm_code pfvm__tr_k_momentum(pfvm_kctx *k)
     return PFVM_OK;
 }
 
-static pfvm_code pfvm__tr_k_adam(pfvm_kctx *k)
+static pfvm_code pfvm__tr_k_momentum(pfvm_kctx *k)
+{
+    pfvm_code rc = pfvm__tr_check_inputs(k);
+    return rc ? rc : pfvm__tr_k_momentum_run(k);
+}
+
+static pfvm_code pfvm__tr_k_adam_run(pfvm_kctx *k)
 {
     int n = pfvm__tr_count(k->n_in, 4), j;
     double R = pfvm_tensor_get_f64(k->in[0], 0), T = (double)pfvm_tensor_get_i64(k->in[1], 0);
@@ -123,6 +149,12 @@ static pfvm_code pfvm__tr_k_adam(pfvm_kctx *k)
         }
     }
     return PFVM_OK;
+}
+
+static pfvm_code pfvm__tr_k_adam(pfvm_kctx *k)
+{
+    pfvm_code rc = pfvm__tr_check_inputs(k);
+    return rc ? rc : pfvm__tr_k_adam_run(k);
 }
 
 /* ---- Gradient -------------------------------------------------------------------------
@@ -149,6 +181,9 @@ static pfvm_code pfvm__tr_infer_gradient(pfvm_ictx *c)
     int j;
     if (!xs || xs->type != PFVM_ATTR_STRINGS || xs->n != c->n_out || c->n_in < xs->n)
         return pfvm__fail(c->st, PFVM_ERR_INVALID, "needs one output per name in xs, and xs's values as the first inputs");
+    for (j = 0; j < c->n_in; j++)
+        if (!c->in[j])
+            return pfvm__fail(c->st, PFVM_ERR_INVALID, "input %d is missing", j);
     for (j = 0; j < c->n_out; j++)
         if (c->out[j])
             c->out[j]->type = c->in[j]->type;

@@ -542,7 +542,8 @@ const pfvm_sym *pfvm_sym_div(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *
             /* (x + q*d + r) / d = (x + r)/d + q: whole multiples leave the floor */
             if (rest != a && (c < 0 || c >= b->value)) {
                 int64_t q = pfvm__floordiv(c, b->value);
-                return pfvm_sym_addi(t, pfvm_sym_div(t, pfvm_sym_addi(t, rest, c - q * b->value), b), q);
+                /* c - q*d is floormod(c, d), without the product that can overflow */
+                return pfvm_sym_addi(t, pfvm_sym_div(t, pfvm_sym_addi(t, rest, pfvm__floormod(c, b->value)), b), q);
             }
         }
     }
@@ -660,10 +661,15 @@ void pfvm_binding_free(pfvm_binding *b)
     b->n = 0;
 }
 
-int pfvm_sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out)
+/* Evaluation walks the DAG as a tree (shared subexpressions again), so a
+ * small expression can take exponential time: past this many nodes it
+ * gives up (as for an unbound symbol). */
+#define PFVM__SYM_EVAL_MAX_NODES ((long)1 << 22)
+
+static int pfvm__sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out, long *budget)
 {
     int64_t x, y;
-    if (!s)
+    if (!s || --*budget < 0)
         return 0;
     switch (s->kind) {
     case PFVM_SYM_CONST:
@@ -677,7 +683,7 @@ int pfvm_sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out)
     default:
         break;
     }
-    if (!pfvm_sym_eval(s->a, b, &x) || !pfvm_sym_eval(s->b, b, &y))
+    if (!pfvm__sym_eval(s->a, b, &x, budget) || !pfvm__sym_eval(s->b, b, &y, budget))
         return 0;
     switch (s->kind) {
     case PFVM_SYM_ADD: return pfvm__add_i64(x, y, out);
@@ -696,6 +702,12 @@ int pfvm_sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out)
     case PFVM_SYM_MAX: *out = x > y ? x : y; return 1;
     default: return 0;
     }
+}
+
+int pfvm_sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out)
+{
+    long budget = PFVM__SYM_EVAL_MAX_NODES;
+    return pfvm__sym_eval(s, b, out, &budget);
 }
 
 const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b)
@@ -755,10 +767,19 @@ static int pfvm__prec(const pfvm_sym *s)
     }
 }
 
+/* Printing walks the expression as a tree, but it is a DAG (hash-consed
+ * subexpressions are shared), so a small one can print exponentially long
+ * (min(x,x+1) nested 30 deep): past this length printing stops, and the
+ * length returned only says "at least this long". */
+#define PFVM__SYM_PRINT_MAX ((size_t)1 << 16)
+
 static void pfvm__sprint(pfvm__sbuf *b, const pfvm_sym *s, int min_prec)
 {
     char tmp[32];
-    int paren = pfvm__prec(s) < min_prec;
+    int paren;
+    if (b->len > PFVM__SYM_PRINT_MAX)
+        return;
+    paren = pfvm__prec(s) < min_prec;
     if (paren)
         pfvm__sput(b, "(");
     switch (s->kind) {

@@ -97,13 +97,16 @@ typedef struct pfvm_binding {
 PFVM_API pfvm_code pfvm_binding_set(pfvm_binding *b, const pfvm_sym *var, int64_t v, pfvm_status *st);
 PFVM_API void pfvm_binding_clear(pfvm_binding *b);
 PFVM_API void pfvm_binding_free(pfvm_binding *b);
-/* Evaluates s; 0 when a symbol is unbound, a division by zero or overflow. */
+/* Evaluates s; 0 when a symbol is unbound, a division by zero or overflow,
+ * or when s (a DAG walked as a tree) has more than 4M nodes. */
 PFVM_API int pfvm_sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out);
 /* Substitutes bound symbols by their values and re-simplifies. */
 PFVM_API const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b);
 
 /* Prints s in pfvm's grammar (`batch*64`, `(h+1)/2`, `min(a,b)`); returns
- * the length it needed, like snprintf. */
+ * the length it needed, like snprintf, up to about 64 KiB: printing stops
+ * there (shared subexpressions can make a small expression's text
+ * exponentially long). */
 PFVM_API int pfvm_sym_print(const pfvm_sym *s, char *buf, size_t n);
 
 /* Proofs from the facts known to the table (dims >= 0, dim_params >= 1). */
