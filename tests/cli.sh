@@ -75,6 +75,33 @@ while [ $i -lt 300 ]; do
     i=$((i + 1))
 done
 
+# Hostile models (tests/hostile/README.md): each is rejected with one clean
+# line naming the problem, optimized and not, at run, shapes and plan.
+H=tests/hostile
+expect_error_matching() {
+    what=$1
+    pattern=$2
+    shift 2
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    status=$?
+    if [ $status -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "^interp: .*$pattern" "$tmp/err"; then
+        ok
+    else
+        bad "$what: exit $status: $(head -c 300 "$tmp/err")"
+    fi
+}
+while IFS='|' read -r name pattern; do
+    case "$name" in "#"* | "") continue ;; esac
+    for o in "" --no-opt; do
+        expect_error_matching "hostile $name run $o" "$pattern" "$INTERP" run "$H/$name.onnx" -i "$H/tfidf_input.pb" -o "$tmp/o" $o
+    done
+    expect_error_matching "hostile $name shapes" "$pattern" "$INTERP" shapes "$H/$name.onnx"
+done <<'TABLE'
+tfidf_negative_count|ngram_counts\[1\] = -1000000 is outside the pool
+tfidf_large_count|ngram_counts\[1\] = 1000000 is outside the pool
+tfidf_index_int64_max|ngram_indexes\[2\] = 9223372036854775807 is not an output column
+TABLE
+
 # Save and load again: same outputs.
 if "$INTERP" opt "$MODEL/model.onnx" -o "$tmp/saved.onnx" 2>"$tmp/err"; then
     mkdir -p "$tmp/case"
