@@ -51,6 +51,13 @@
  *   PFVM_NO_STDIO         drop every FILE* path (dumps, file loading)
  *   PFVM_FOLD_LIMIT       largest tensor (elements) folded at plan time (4096)
  *   PFVM_FOLD_MAX_ELEMS   largest tensor (elements) the fold pass computes (1M)
+ *   PFVM_MAX_TENSOR_BYTES, PFVM_MAX_ARENA_BYTES, PFVM_MAX_TOTAL_BYTES
+ *                         default resource limits of an executor (pfvm_limits,
+ *                         pfvm_exec_set_limits): one tensor, the planned arena,
+ *                         and arena + folded + run-time tensors together (4, 8,
+ *                         16 GiB on 64-bit targets, half the address space on
+ *                         32-bit); a model needing more fails at bind, before
+ *                         the arena is allocated
  *   PFVM_LA_KC            depth of the float matrix engine's panels (128: about
  *                         17 KB of stack per call; 32 brings it near 4 KB for
  *                         small stacks, ~18% slower)
@@ -2034,6 +2041,55 @@ PFVM_API pfvm_code pfvm_exec_set_input_varying(pfvm_exec *e, int i, int varying,
  * least the planned arena size, 64-byte aligned. NULL returns to an arena
  * the executor allocates. */
 PFVM_API void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size);
+
+/* ---- resource limits ------------------------------------------------------------
+ *
+ * What one executor may allocate for a model's tensors, so that a small
+ * hostile model cannot make pfvm allocate gigabytes. Checked when binding
+ * plans (before the arena is allocated: a model that needs more fails
+ * there with one error naming the value and the limit) and when a kernel
+ * sizes an output at run time (data-dependent sizes, strings).
+ *
+ *   max_arena_bytes   the planned arena (every intermediate tensor whose
+ *                     size is known when binding, offsets shared)
+ *   max_tensor_bytes  any one tensor the executor stores: in the arena,
+ *                     folded at plan time, or sized by a kernel while running
+ *   max_total_bytes   the arena, the constants folded at plan time and the
+ *                     tensors kernels size while running, together
+ *
+ * 0 in a field means its default: PFVM_MAX_ARENA_BYTES,
+ * PFVM_MAX_TENSOR_BYTES, PFVM_MAX_TOTAL_BYTES (compile-time macros: 8, 4
+ * and 16 GiB on 64-bit targets, half the address space on 32-bit ones;
+ * define them smaller for firmware). (size_t)-1 means no limit. Subgraph
+ * executors (If, Loop, Scan bodies) take their parent's limits, each on its
+ * own. Inputs, initializers and the executor's bookkeeping are not counted;
+ * use a run-time allocator (pfvm_set_allocator) to bound every byte. */
+#ifndef PFVM_MAX_TENSOR_BYTES
+#define PFVM_MAX_TENSOR_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)4 << 30 : SIZE_MAX / 2))
+#endif
+#ifndef PFVM_MAX_ARENA_BYTES
+#define PFVM_MAX_ARENA_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)8 << 30 : SIZE_MAX / 2))
+#endif
+#ifndef PFVM_MAX_TOTAL_BYTES
+#define PFVM_MAX_TOTAL_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)16 << 30 : SIZE_MAX / 2))
+#endif
+
+typedef struct pfvm_limits {
+    size_t max_arena_bytes;
+    size_t max_tensor_bytes;
+    size_t max_total_bytes;
+} pfvm_limits;
+
+/* The defaults (the macros above). */
+PFVM_API pfvm_limits pfvm_limits_default(void);
+/* Limits with every field at most `bytes` (the defaults where they are
+ * lower): what `interp --max-memory BYTES` sets. */
+PFVM_API pfvm_limits pfvm_limits_max(size_t bytes);
+/* Sets the executor's limits (NULL: the defaults; 0 fields: their
+ * defaults). Drops the plan: the next bind checks the new limits. */
+PFVM_API void pfvm_exec_set_limits(pfvm_exec *e, const pfvm_limits *limits);
+/* The limits in force (0 fields resolved to their defaults). */
+PFVM_API pfvm_limits pfvm_exec_limits(const pfvm_exec *e);
 
 /* Binds inputs (viewed, not copied: they must stay alive during the run)
  * and plans if needed. n must equal pfvm_exec_num_inputs. */
@@ -28022,6 +28078,8 @@ struct pfvm_exec {
     size_t user_arena_size;
     pfvm_plan_entry *entries;  /* stb_ds */
     size_t lower_bound, folded_bytes;
+    pfvm_limits limits;        /* resolved: no 0 fields */
+    size_t dynamic_bytes;      /* tensors sized by kernels while running (owned by vals) */
     int n_folded;
     pfvm__child *children;     /* stb_ds */
     pfvm__feedback *feedback;  /* stb_ds: training state carried between runs */
@@ -28047,6 +28105,10 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     e->m = m;
     e->g = g;
     e->parent = parent;
+    if (parent)
+        e->limits = parent->limits;
+    else
+        pfvm_exec_set_limits(e, NULL);
     e->nv = (int)stbds_arrlen(g->values);
     e->nn = (int)stbds_arrlen(g->nodes);
     for (i = 0; i < (int)stbds_arrlen(g->inputs); i++)
@@ -28104,6 +28166,70 @@ static void pfvm__release_dynamic(pfvm_exec *e)
     for (i = 0; i < e->nv; i++)
         if (e->vkind[i] == PFVM__V_DYNAMIC)
             pfvm_tensor_release(&e->vals[i]);
+    e->dynamic_bytes = 0;
+}
+
+/* ---- resource limits ------------------------------------------------------------ */
+
+pfvm_limits pfvm_limits_default(void)
+{
+    pfvm_limits l;
+    l.max_arena_bytes = PFVM_MAX_ARENA_BYTES;
+    l.max_tensor_bytes = PFVM_MAX_TENSOR_BYTES;
+    l.max_total_bytes = PFVM_MAX_TOTAL_BYTES;
+    return l;
+}
+
+pfvm_limits pfvm_limits_max(size_t bytes)
+{
+    pfvm_limits l = pfvm_limits_default();
+    if (l.max_arena_bytes > bytes)
+        l.max_arena_bytes = bytes;
+    if (l.max_tensor_bytes > bytes)
+        l.max_tensor_bytes = bytes;
+    if (l.max_total_bytes > bytes)
+        l.max_total_bytes = bytes;
+    return l;
+}
+
+void pfvm_exec_set_limits(pfvm_exec *e, const pfvm_limits *limits)
+{
+    pfvm_limits d = pfvm_limits_default();
+    e->limits = d;
+    if (limits) {
+        if (limits->max_arena_bytes)
+            e->limits.max_arena_bytes = limits->max_arena_bytes;
+        if (limits->max_tensor_bytes)
+            e->limits.max_tensor_bytes = limits->max_tensor_bytes;
+        if (limits->max_total_bytes)
+            e->limits.max_total_bytes = limits->max_total_bytes;
+    }
+    e->planned = 0;
+}
+
+pfvm_limits pfvm_exec_limits(const pfvm_exec *e)
+{
+    return e->limits;
+}
+
+/* Fails unless a tensor of `bytes` for value v fits the per-tensor limit
+ * and, with `committed` bytes already held, the total. */
+static pfvm_code pfvm__limit_tensor(const pfvm_exec *e, const pfvm_value *v, size_t bytes, size_t committed,
+                                    pfvm_status *st)
+{
+    char lb[64];
+    const char *who = v && v->producer ? pfvm__node_label(v->producer, lb, sizeof lb) : "";
+    const char *op = v && v->producer ? v->producer->op_type : "";
+    const char *name = v && v->name ? v->name : "?";
+    if (bytes > e->limits.max_tensor_bytes)
+        return pfvm__fail(st, PFVM_ERR_NOMEM,
+                          "node '%s' (%s): output '%s' needs %zu bytes, over the limit of %zu bytes per tensor", who, op,
+                          name, bytes, e->limits.max_tensor_bytes);
+    if (committed > e->limits.max_total_bytes || bytes > e->limits.max_total_bytes - committed)
+        return pfvm__fail(st, PFVM_ERR_NOMEM,
+                          "node '%s' (%s): output '%s' needs %zu bytes with %zu held, over the limit of %zu bytes in all",
+                          who, op, name, bytes, committed, e->limits.max_total_bytes);
+    return PFVM_OK;
 }
 
 void pfvm_exec_free(pfvm_exec *e)
@@ -28368,7 +28494,10 @@ static pfvm_code pfvm__fold_node(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
         t->dtype = e->iv[v->id].type.dtype;
         pfvm__shape_const(&e->iv[v->id].type, dims);
         pfvm_tensor_set_shape(t, e->iv[v->id].type.shape.rank, dims, NULL);
-        bytes = (size_t)pfvm_tensor_numel(t) * pfvm_dtype_size(t->dtype);
+        if (!pfvm__mul_size((size_t)pfvm_tensor_numel(t), pfvm_dtype_size(t->dtype), &bytes))
+            bytes = (size_t)-1;
+        if (pfvm__limit_tensor(e, v, bytes, e->folded_bytes, st))
+            return st ? st->code : PFVM_ERR_NOMEM;
         t->data = pfvm__arena_alloc(&e->plan_arena, bytes ? bytes : 1);
         if (!t->data)
             return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
@@ -28583,14 +28712,24 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
             t->dtype = ty->dtype;
             t->rank = -1;
             if (fixed) {
+                /* a size known now is checked now: too large (or past
+                 * size_t) fails the bind before anything is allocated */
                 int64_t numel = 1;
+                int over = 0;
                 for (k = 0; k < ty->shape.rank; k++)
-                    if (!pfvm__mul_i64(numel, dims[k], &numel))
-                        fixed = 0;
-                if (fixed && !pfvm__mul_size((size_t)numel, pfvm_dtype_size(ty->dtype), &bytes))
-                    fixed = 0;
-                if (fixed && ((size_t)-1) - bytes < PFVM_DATA_ALIGN)
-                    fixed = 0;
+                    if (dims[k] < 0)
+                        fixed = 0; /* left to the kernel, which rejects it */
+                    else if (!pfvm__mul_i64(numel, dims[k], &numel))
+                        over = 1;
+                if (!fixed)
+                    bytes = 0;
+                else if (over || (uint64_t)numel > SIZE_MAX || !pfvm__mul_size((size_t)numel, pfvm_dtype_size(ty->dtype), &bytes) ||
+                    ((size_t)-1) - bytes < PFVM_DATA_ALIGN)
+                    bytes = (size_t)-1;
+                if (pfvm__limit_tensor(e, v, bytes, 0, st)) {
+                    pfvm__free(last);
+                    return st ? st->code : PFVM_ERR_NOMEM;
+                }
             }
             if (fixed) {
                 pfvm_tensor_set_shape(t, ty->shape.rank, dims, NULL);
@@ -28654,6 +28793,18 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     for (i = 0; i < (int)stbds_arrlen(e->entries); i++)
         if (e->entries[i].in_place)
             e->entries[i].offset = e->entries[span[i]].offset; /* span: the root entry */
+    if (e->arena_size > e->limits.max_arena_bytes || e->arena_size > e->limits.max_total_bytes ||
+        e->folded_bytes > e->limits.max_total_bytes - e->arena_size) {
+        pfvm__free(order);
+        pfvm__free(span);
+        if (e->arena_size > e->limits.max_arena_bytes)
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "graph '%s': the plan needs an arena of %zu bytes, over the limit of %zu",
+                              e->g->name ? e->g->name : "", e->arena_size, e->limits.max_arena_bytes);
+        return pfvm__fail(st, PFVM_ERR_NOMEM,
+                          "graph '%s': the plan needs %zu bytes (arena %zu, folded constants %zu), over the limit of %zu in all",
+                          e->g->name ? e->g->name : "", e->arena_size + e->folded_bytes, e->arena_size, e->folded_bytes,
+                          e->limits.max_total_bytes);
+    }
     /* lower bound: the largest sum of sizes live at one step */
     for (k = 0; k <= e->nn; k++) {
         size_t live = 0;
@@ -28750,9 +28901,28 @@ PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, 
                                  "output %d has a different shape or type than planned", i);
         return PFVM_OK;
     }
+    if (k->exec && t->owns_data && t->data)
+        k->exec->dynamic_bytes -= t->nbytes < k->exec->dynamic_bytes ? t->nbytes : k->exec->dynamic_bytes;
     pfvm_tensor_release(t);
     if ((uint64_t)numel > SIZE_MAX || !pfvm__mul_size((size_t)numel, pfvm_dtype_size(dtype), &bytes))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output %d is too large", i);
+    {
+        /* without an executor (a pass folding a node), the default limits */
+        pfvm_limits lim = k->exec ? k->exec->limits : pfvm_limits_default();
+        size_t held = 0;
+        if (k->exec && !pfvm__add_size(k->exec->arena_size, k->exec->folded_bytes, &held))
+            held = (size_t)-1;
+        if (k->exec && !pfvm__add_size(held, k->exec->dynamic_bytes, &held))
+            held = (size_t)-1;
+        if (bytes > lim.max_tensor_bytes)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM,
+                                 "output %d needs %zu bytes, over the limit of %zu bytes per tensor", i, bytes,
+                                 lim.max_tensor_bytes);
+        if (held > lim.max_total_bytes || bytes > lim.max_total_bytes - held)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM,
+                                 "output %d needs %zu bytes with %zu held, over the limit of %zu bytes in all", i, bytes,
+                                 held, lim.max_total_bytes);
+    }
     t->kind = PFVM_KIND_TENSOR;
     t->dtype = dtype;
     pfvm_tensor_set_shape(t, rank, dims, NULL);
@@ -28762,6 +28932,8 @@ PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, 
     t->nbytes = bytes;
     t->owns_data = 1;
     t->owns_strings = dtype == PFVM_STRING;
+    if (k->exec)
+        k->exec->dynamic_bytes += bytes;
     return PFVM_OK;
 }
 

@@ -101,6 +101,19 @@ tfidf_negative_count|ngram_counts\[1\] = -1000000 is outside the pool
 tfidf_large_count|ngram_counts\[1\] = 1000000 is outside the pool
 tfidf_index_int64_max|ngram_indexes\[2\] = 9223372036854775807 is not an output column
 TABLE
+# Resource limits: the 7.5 GB output fails at bind under the default limit
+# of 4 GiB per tensor, and --max-memory sets firmware-sized limits.
+for o in "" --no-opt; do
+    expect_error_matching "hostile tfidf_huge_output $o" "output 'Y' needs 7515865040 bytes, over the limit of 4294967296 bytes per tensor" \
+        "$INTERP" run "$H/tfidf_huge_output.onnx" -i "$H/tfidf_input.pb" -o "$tmp/o" $o
+done
+expect_error_matching "--max-memory 1M" "over the limit of 1048576 bytes per tensor" \
+    "$INTERP" run "$H/tfidf_huge_output.onnx" -i "$H/tfidf_input.pb" -o "$tmp/o" --max-memory 1M
+expect_error_matching "--max-memory 10k" "over the limit of 10240 bytes" \
+    "$INTERP" run "$MODEL/model.onnx" -i "$MODEL/test_data_set_0/input_0.pb" -o "$tmp/o" --max-memory 10k
+if "$INTERP" run "$MODEL/model.onnx" -i "$MODEL/test_data_set_0/input_0.pb" -o "$tmp/o" --max-memory 4M --quiet >"$tmp/out" 2>&1; then ok; else bad "--max-memory 4M: $(head -c 300 "$tmp/out")"; fi
+expect_clean_error "bad --max-memory" "$INTERP" run "$MODEL/model.onnx" --max-memory lots
+expect_clean_error "--max-memory on opt" "$INTERP" opt "$MODEL/model.onnx" -o "$tmp/o.onnx" --max-memory 1M
 
 # Save and load again: same outputs.
 if "$INTERP" opt "$MODEL/model.onnx" -o "$tmp/saved.onnx" 2>"$tmp/err"; then

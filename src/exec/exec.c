@@ -41,6 +41,8 @@ struct pfvm_exec {
     size_t user_arena_size;
     pfvm_plan_entry *entries;  /* stb_ds */
     size_t lower_bound, folded_bytes;
+    pfvm_limits limits;        /* resolved: no 0 fields */
+    size_t dynamic_bytes;      /* tensors sized by kernels while running (owned by vals) */
     int n_folded;
     pfvm__child *children;     /* stb_ds */
     pfvm__feedback *feedback;  /* stb_ds: training state carried between runs */
@@ -66,6 +68,10 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     e->m = m;
     e->g = g;
     e->parent = parent;
+    if (parent)
+        e->limits = parent->limits;
+    else
+        pfvm_exec_set_limits(e, NULL);
     e->nv = (int)stbds_arrlen(g->values);
     e->nn = (int)stbds_arrlen(g->nodes);
     for (i = 0; i < (int)stbds_arrlen(g->inputs); i++)
@@ -123,6 +129,70 @@ static void pfvm__release_dynamic(pfvm_exec *e)
     for (i = 0; i < e->nv; i++)
         if (e->vkind[i] == PFVM__V_DYNAMIC)
             pfvm_tensor_release(&e->vals[i]);
+    e->dynamic_bytes = 0;
+}
+
+/* ---- resource limits ------------------------------------------------------------ */
+
+pfvm_limits pfvm_limits_default(void)
+{
+    pfvm_limits l;
+    l.max_arena_bytes = PFVM_MAX_ARENA_BYTES;
+    l.max_tensor_bytes = PFVM_MAX_TENSOR_BYTES;
+    l.max_total_bytes = PFVM_MAX_TOTAL_BYTES;
+    return l;
+}
+
+pfvm_limits pfvm_limits_max(size_t bytes)
+{
+    pfvm_limits l = pfvm_limits_default();
+    if (l.max_arena_bytes > bytes)
+        l.max_arena_bytes = bytes;
+    if (l.max_tensor_bytes > bytes)
+        l.max_tensor_bytes = bytes;
+    if (l.max_total_bytes > bytes)
+        l.max_total_bytes = bytes;
+    return l;
+}
+
+void pfvm_exec_set_limits(pfvm_exec *e, const pfvm_limits *limits)
+{
+    pfvm_limits d = pfvm_limits_default();
+    e->limits = d;
+    if (limits) {
+        if (limits->max_arena_bytes)
+            e->limits.max_arena_bytes = limits->max_arena_bytes;
+        if (limits->max_tensor_bytes)
+            e->limits.max_tensor_bytes = limits->max_tensor_bytes;
+        if (limits->max_total_bytes)
+            e->limits.max_total_bytes = limits->max_total_bytes;
+    }
+    e->planned = 0;
+}
+
+pfvm_limits pfvm_exec_limits(const pfvm_exec *e)
+{
+    return e->limits;
+}
+
+/* Fails unless a tensor of `bytes` for value v fits the per-tensor limit
+ * and, with `committed` bytes already held, the total. */
+static pfvm_code pfvm__limit_tensor(const pfvm_exec *e, const pfvm_value *v, size_t bytes, size_t committed,
+                                    pfvm_status *st)
+{
+    char lb[64];
+    const char *who = v && v->producer ? pfvm__node_label(v->producer, lb, sizeof lb) : "";
+    const char *op = v && v->producer ? v->producer->op_type : "";
+    const char *name = v && v->name ? v->name : "?";
+    if (bytes > e->limits.max_tensor_bytes)
+        return pfvm__fail(st, PFVM_ERR_NOMEM,
+                          "node '%s' (%s): output '%s' needs %zu bytes, over the limit of %zu bytes per tensor", who, op,
+                          name, bytes, e->limits.max_tensor_bytes);
+    if (committed > e->limits.max_total_bytes || bytes > e->limits.max_total_bytes - committed)
+        return pfvm__fail(st, PFVM_ERR_NOMEM,
+                          "node '%s' (%s): output '%s' needs %zu bytes with %zu held, over the limit of %zu bytes in all",
+                          who, op, name, bytes, committed, e->limits.max_total_bytes);
+    return PFVM_OK;
 }
 
 void pfvm_exec_free(pfvm_exec *e)
@@ -387,7 +457,10 @@ static pfvm_code pfvm__fold_node(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
         t->dtype = e->iv[v->id].type.dtype;
         pfvm__shape_const(&e->iv[v->id].type, dims);
         pfvm_tensor_set_shape(t, e->iv[v->id].type.shape.rank, dims, NULL);
-        bytes = (size_t)pfvm_tensor_numel(t) * pfvm_dtype_size(t->dtype);
+        if (!pfvm__mul_size((size_t)pfvm_tensor_numel(t), pfvm_dtype_size(t->dtype), &bytes))
+            bytes = (size_t)-1;
+        if (pfvm__limit_tensor(e, v, bytes, e->folded_bytes, st))
+            return st ? st->code : PFVM_ERR_NOMEM;
         t->data = pfvm__arena_alloc(&e->plan_arena, bytes ? bytes : 1);
         if (!t->data)
             return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
@@ -602,14 +675,24 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
             t->dtype = ty->dtype;
             t->rank = -1;
             if (fixed) {
+                /* a size known now is checked now: too large (or past
+                 * size_t) fails the bind before anything is allocated */
                 int64_t numel = 1;
+                int over = 0;
                 for (k = 0; k < ty->shape.rank; k++)
-                    if (!pfvm__mul_i64(numel, dims[k], &numel))
-                        fixed = 0;
-                if (fixed && !pfvm__mul_size((size_t)numel, pfvm_dtype_size(ty->dtype), &bytes))
-                    fixed = 0;
-                if (fixed && ((size_t)-1) - bytes < PFVM_DATA_ALIGN)
-                    fixed = 0;
+                    if (dims[k] < 0)
+                        fixed = 0; /* left to the kernel, which rejects it */
+                    else if (!pfvm__mul_i64(numel, dims[k], &numel))
+                        over = 1;
+                if (!fixed)
+                    bytes = 0;
+                else if (over || (uint64_t)numel > SIZE_MAX || !pfvm__mul_size((size_t)numel, pfvm_dtype_size(ty->dtype), &bytes) ||
+                    ((size_t)-1) - bytes < PFVM_DATA_ALIGN)
+                    bytes = (size_t)-1;
+                if (pfvm__limit_tensor(e, v, bytes, 0, st)) {
+                    pfvm__free(last);
+                    return st ? st->code : PFVM_ERR_NOMEM;
+                }
             }
             if (fixed) {
                 pfvm_tensor_set_shape(t, ty->shape.rank, dims, NULL);
@@ -673,6 +756,18 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     for (i = 0; i < (int)stbds_arrlen(e->entries); i++)
         if (e->entries[i].in_place)
             e->entries[i].offset = e->entries[span[i]].offset; /* span: the root entry */
+    if (e->arena_size > e->limits.max_arena_bytes || e->arena_size > e->limits.max_total_bytes ||
+        e->folded_bytes > e->limits.max_total_bytes - e->arena_size) {
+        pfvm__free(order);
+        pfvm__free(span);
+        if (e->arena_size > e->limits.max_arena_bytes)
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "graph '%s': the plan needs an arena of %zu bytes, over the limit of %zu",
+                              e->g->name ? e->g->name : "", e->arena_size, e->limits.max_arena_bytes);
+        return pfvm__fail(st, PFVM_ERR_NOMEM,
+                          "graph '%s': the plan needs %zu bytes (arena %zu, folded constants %zu), over the limit of %zu in all",
+                          e->g->name ? e->g->name : "", e->arena_size + e->folded_bytes, e->arena_size, e->folded_bytes,
+                          e->limits.max_total_bytes);
+    }
     /* lower bound: the largest sum of sizes live at one step */
     for (k = 0; k <= e->nn; k++) {
         size_t live = 0;
@@ -769,9 +864,28 @@ PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, 
                                  "output %d has a different shape or type than planned", i);
         return PFVM_OK;
     }
+    if (k->exec && t->owns_data && t->data)
+        k->exec->dynamic_bytes -= t->nbytes < k->exec->dynamic_bytes ? t->nbytes : k->exec->dynamic_bytes;
     pfvm_tensor_release(t);
     if ((uint64_t)numel > SIZE_MAX || !pfvm__mul_size((size_t)numel, pfvm_dtype_size(dtype), &bytes))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output %d is too large", i);
+    {
+        /* without an executor (a pass folding a node), the default limits */
+        pfvm_limits lim = k->exec ? k->exec->limits : pfvm_limits_default();
+        size_t held = 0;
+        if (k->exec && !pfvm__add_size(k->exec->arena_size, k->exec->folded_bytes, &held))
+            held = (size_t)-1;
+        if (k->exec && !pfvm__add_size(held, k->exec->dynamic_bytes, &held))
+            held = (size_t)-1;
+        if (bytes > lim.max_tensor_bytes)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM,
+                                 "output %d needs %zu bytes, over the limit of %zu bytes per tensor", i, bytes,
+                                 lim.max_tensor_bytes);
+        if (held > lim.max_total_bytes || bytes > lim.max_total_bytes - held)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM,
+                                 "output %d needs %zu bytes with %zu held, over the limit of %zu bytes in all", i, bytes,
+                                 held, lim.max_total_bytes);
+    }
     t->kind = PFVM_KIND_TENSOR;
     t->dtype = dtype;
     pfvm_tensor_set_shape(t, rank, dims, NULL);
@@ -781,6 +895,8 @@ PFVM_INTERNAL pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, 
     t->nbytes = bytes;
     t->owns_data = 1;
     t->owns_strings = dtype == PFVM_STRING;
+    if (k->exec)
+        k->exec->dynamic_bytes += bytes;
     return PFVM_OK;
 }
 
