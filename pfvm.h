@@ -137,6 +137,25 @@
 #undef STBDS_ADDRESSOF
 #define STBDS_ADDRESSOF(typevar, value) &(value)
 
+/* Checked growth of stb_ds arrays. stb_ds's own growth (inside
+ * stbds_arrput, stbds_arrsetlen, stbds_arraddnptr) writes its header
+ * through the NULL that a failed realloc returns, so pfvm never lets it
+ * grow an array: every push reserves first through pfvm__arr_grow, which
+ * leaves the array as it was when memory runs out. Each macro evaluates to
+ * 1 on success and 0 when out of memory (pfvm__arraddn: the new elements,
+ * or NULL); `a` is an lvalue, evaluated more than once. */
+#define pfvm__arrreserve(a, n) \
+    ((size_t)(n) <= stbds_arrcap(a) || ((a) = pfvm__arr_grow((a), sizeof *(a), (size_t)(n)), (size_t)(n) <= stbds_arrcap(a)))
+#define pfvm__arrpush(a, v) (pfvm__arrreserve((a), (size_t)stbds_arrlen(a) + 1) ? (stbds_arrput((a), (v)), 1) : 0)
+#define pfvm__arrsetlen(a, n) (pfvm__arrreserve((a), (n)) ? (stbds_arrsetlen((a), (n)), 1) : 0)
+/* Shortens an array (never grows it). */
+#define pfvm__arrtrunc(a, n) \
+    stbds_arrsetlen((a), (size_t)(n) < (size_t)stbds_arrlen(a) ? (size_t)(n) : (size_t)stbds_arrlen(a))
+#define pfvm__arraddn(a, n) \
+    ((size_t)stbds_arrlen(a) <= (size_t)-1 - (size_t)(n) && pfvm__arrreserve((a), (size_t)stbds_arrlen(a) + (size_t)(n)) \
+         ? stbds_arraddnptr((a), (n))                                                                      \
+         : NULL)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -276,6 +295,37 @@ PFVM_INTERNAL int pfvm__mul_size(size_t a, size_t b, size_t *out);
 PFVM_INTERNAL int pfvm__add_size(size_t a, size_t b, size_t *out);
 PFVM_INTERNAL int pfvm__mul_i64(int64_t a, int64_t b, int64_t *out);
 PFVM_INTERNAL int pfvm__add_i64(int64_t a, int64_t b, int64_t *out);
+
+/* The stb_ds array `a` (elements of elemsize bytes) with room for at least
+ * mincap elements: the same array, or a new one that replaces it; on
+ * overflow or when the allocator fails, `a` unchanged (callers compare the
+ * capacity: pfvm__arrreserve). */
+PFVM_INTERNAL void *pfvm__arr_grow(void *a, size_t elemsize, size_t mincap);
+
+/* ---- hash map: string or pointer keys to pointers ------------------------ */
+
+/* Open addressing; keys are not copied (a string key must outlive its
+ * entry). Replaces stb_ds's hash maps, whose growth writes through a failed
+ * realloc's NULL and whose string arena indexes past its declared array.
+ * Zero-initialized it is an empty pointer-keyed map; pfvm__map_init(m, 1)
+ * makes a string-keyed one. */
+typedef struct pfvm__map_slot {
+    const void *key; /* NULL: empty; &pfvm__map_tomb: deleted */
+    void *val;
+} pfvm__map_slot;
+typedef struct pfvm__map {
+    pfvm__map_slot *slots;
+    size_t cap, used, n; /* used: live entries and tombstones */
+    int strkeys;
+} pfvm__map;
+PFVM_INTERNAL void pfvm__map_init(pfvm__map *m, int strkeys);
+/* 1 and *val (if val) when key is present, else 0. */
+PFVM_INTERNAL int pfvm__map_get(const pfvm__map *m, const void *key, void **val);
+/* Adds or replaces (the entry then keeps the new key pointer); 0 when out
+ * of memory (the map unchanged). */
+PFVM_INTERNAL int pfvm__map_put(pfvm__map *m, const void *key, void *val);
+PFVM_INTERNAL void pfvm__map_del(pfvm__map *m, const void *key);
+PFVM_INTERNAL void pfvm__map_free(pfvm__map *m);
 
 /* ---- arena: chunked bump allocation freed all at once ------------------ */
 
@@ -604,7 +654,7 @@ struct pfvm_graph {
     pfvm_value **outputs;       /* stb_ds array */
     pfvm_value **inits;         /* stb_ds array: values with initializers */
     pfvm_value **value_infos;   /* stb_ds array: values named in value_info */
-    struct pfvm__valmap *by_name; /* stb_ds string map name -> value */
+    pfvm__map by_name;          /* name -> value (keys: the values' names) */
     pfvm_graph **subgraphs;     /* stb_ds array, freed with the graph */
     int next_auto_name;
 };
@@ -803,8 +853,8 @@ PFVM_API void pfvm_graph_dump(const pfvm_graph *g, FILE *f);
 #endif
 
 /* Values a node reads: its inputs plus outer-scope values its subgraphs
- * capture (stb_ds array, reset first). */
-PFVM_INTERNAL void pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
+ * capture (stb_ds array, reset first). 0 when out of memory. */
+PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
 
 /* Name of a node for messages: its name, or "op_type#index". */
 PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t size);
@@ -1858,6 +1908,7 @@ struct pfvm_rewrite {
     pfvm_node **forwarded;      /* stb_ds: nodes with an output forwarded, removed when unused */
     pfvm_graph **edited;        /* stb_ds: graphs with new nodes or forwards (re-sorted at the end) */
     int n_new;                  /* nodes added */
+    int oom;                    /* a list could not grow: pfvm_rw_end fails */
 };
 
 /* ---- context (for passes) --------------------------------------------------- */
@@ -2443,8 +2494,8 @@ PFVM_INTERNAL unsigned char *pfvm__symplan_constants(const pfvm_graph *g);
  * resets): pfvm__node_deps without the inputs of a PFVM_OP_SHAPE_ONLY node
  * (Shape, Size) whose rank is known, since binding the shapes folds such
  * a node before anything runs. A gradient's Shape(x) then no longer keeps
- * a large activation x alive. */
-PFVM_INTERNAL void pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out);
+ * a large activation x alive. 0 when out of memory. */
+PFVM_INTERNAL int pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out);
 /* Whether n's output 0 may take the storage of its input 0 when n is the
  * last reader of that input: a PFVM_OP_IN_PLACE kernel (ScatterElements,
  * Softmax, Reshape as a view...), input 0 made by a node of the same graph,
@@ -2725,6 +2776,153 @@ PFVM_INTERNAL int pfvm__add_i64(int64_t a, int64_t b, int64_t *out)
 #endif
 }
 
+/* ---- checked stb_ds growth ------------------------------------------------ */
+
+PFVM_INTERNAL void *pfvm__arr_grow(void *a, size_t elemsize, size_t mincap)
+{
+    size_t cap = stbds_arrcap(a), bytes;
+    stbds_array_header *h;
+    if (mincap <= cap)
+        return a;
+    if (cap <= (size_t)-1 / 2 && mincap < 2 * cap)
+        mincap = 2 * cap;
+    if (mincap < 4)
+        mincap = 4;
+    if (!pfvm__mul_size(elemsize, mincap, &bytes) || !pfvm__add_size(bytes, sizeof *h, &bytes))
+        return a;
+    h = (stbds_array_header *)pfvm__realloc(a ? (void *)stbds_header(a) : NULL, bytes);
+    if (!h)
+        return a;
+    if (!a) {
+        h->length = 0;
+        h->hash_table = NULL;
+        h->temp = 0;
+    }
+    h->capacity = mincap;
+    return h + 1;
+}
+
+/* ---- hash map ------------------------------------------------------------- */
+
+static const char pfvm__map_tomb = 0;
+
+PFVM_INTERNAL void pfvm__map_init(pfvm__map *m, int strkeys)
+{
+    memset(m, 0, sizeof *m);
+    m->strkeys = strkeys;
+}
+
+static size_t pfvm__map_hash(const pfvm__map *m, const void *key)
+{
+    uint64_t h;
+    if (m->strkeys) {
+        const unsigned char *p = (const unsigned char *)key;
+        h = 14695981039346656037ull;
+        for (; *p; p++)
+            h = (h ^ *p) * 1099511628211ull;
+    } else {
+        h = (uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+    }
+    return (size_t)h;
+}
+
+static int pfvm__map_eq(const pfvm__map *m, const void *a, const void *b)
+{
+    return a == b || (m->strkeys && !strcmp((const char *)a, (const char *)b));
+}
+
+/* The slot holding key, or -1. */
+static ptrdiff_t pfvm__map_find(const pfvm__map *m, const void *key)
+{
+    size_t i, k;
+    if (!m->cap)
+        return -1;
+    i = pfvm__map_hash(m, key) & (m->cap - 1);
+    for (k = 0; k < m->cap; k++, i = (i + 1) & (m->cap - 1)) {
+        const void *s = m->slots[i].key;
+        if (!s)
+            return -1;
+        if (s != &pfvm__map_tomb && pfvm__map_eq(m, s, key))
+            return (ptrdiff_t)i;
+    }
+    return -1;
+}
+
+PFVM_INTERNAL int pfvm__map_get(const pfvm__map *m, const void *key, void **val)
+{
+    ptrdiff_t at = pfvm__map_find(m, key);
+    if (at < 0)
+        return 0;
+    if (val)
+        *val = m->slots[at].val;
+    return 1;
+}
+
+/* Puts into a map known to have a free slot and not to hold key. */
+static void pfvm__map_insert(pfvm__map *m, const void *key, void *val)
+{
+    size_t i = pfvm__map_hash(m, key) & (m->cap - 1);
+    while (m->slots[i].key && m->slots[i].key != &pfvm__map_tomb)
+        i = (i + 1) & (m->cap - 1);
+    if (!m->slots[i].key)
+        m->used++;
+    m->slots[i].key = key;
+    m->slots[i].val = val;
+    m->n++;
+}
+
+PFVM_INTERNAL int pfvm__map_put(pfvm__map *m, const void *key, void *val)
+{
+    ptrdiff_t at = pfvm__map_find(m, key);
+    if (at >= 0) {
+        m->slots[at].key = key;
+        m->slots[at].val = val;
+        return 1;
+    }
+    /* at most 3/4 full, tombstones included */
+    if ((m->used + 1) > m->cap / 4 * 3) {
+        size_t cap = 16, i;
+        pfvm__map_slot *old = m->slots;
+        size_t old_cap = m->cap;
+        while (cap / 4 * 3 < (m->n + 1) * 2) {
+            if (cap > (size_t)-1 / 2 / sizeof *old)
+                return 0;
+            cap *= 2;
+        }
+        m->slots = (pfvm__map_slot *)pfvm__calloc(cap, sizeof *m->slots);
+        if (!m->slots) {
+            m->slots = old;
+            return 0;
+        }
+        m->cap = cap;
+        m->used = m->n = 0;
+        for (i = 0; i < old_cap; i++)
+            if (old[i].key && old[i].key != &pfvm__map_tomb)
+                pfvm__map_insert(m, old[i].key, old[i].val);
+        pfvm__free(old);
+    }
+    pfvm__map_insert(m, key, val);
+    return 1;
+}
+
+PFVM_INTERNAL void pfvm__map_del(pfvm__map *m, const void *key)
+{
+    ptrdiff_t at = pfvm__map_find(m, key);
+    if (at < 0)
+        return;
+    m->slots[at].key = &pfvm__map_tomb;
+    m->slots[at].val = NULL;
+    m->n--;
+}
+
+PFVM_INTERNAL void pfvm__map_free(pfvm__map *m)
+{
+    pfvm__free(m->slots);
+    m->slots = NULL;
+    m->cap = m->used = m->n = 0;
+}
+
 /* ---- arena --------------------------------------------------------------- */
 
 struct pfvm__chunk {
@@ -2947,16 +3145,11 @@ typedef struct pfvm__symkey {
 } pfvm__symkey;
 
 
-typedef struct pfvm__symname {
-    char *key;
-    pfvm_sym *value;
-} pfvm__symname;
-
 struct pfvm_symtab {
     pfvm_arena arena;
     pfvm_sym **slots;      /* open addressing by hash; chains hold equal hashes */
     size_t n_slots, n_nodes;
-    pfvm__symname *names;  /* stb_ds string map */
+    pfvm__map names;       /* name -> variable (keys: the symbols' names) */
     pfvm_sym **vars;       /* stb_ds array: id -> symbol */
 };
 
@@ -2965,7 +3158,7 @@ pfvm_symtab *pfvm_symtab_new(void)
     pfvm_symtab *t = (pfvm_symtab *)pfvm__calloc(1, sizeof *t);
     if (!t)
         return NULL;
-    stbds_sh_new_arena(t->names);
+    pfvm__map_init(&t->names, 1);
     return t;
 }
 
@@ -2974,7 +3167,7 @@ void pfvm_symtab_free(pfvm_symtab *t)
     if (!t)
         return;
     pfvm__free(t->slots);
-    stbds_shfree(t->names);
+    pfvm__map_free(&t->names);
     stbds_arrfree(t->vars);
     pfvm__arena_free(&t->arena);
     pfvm__free(t);
@@ -3105,10 +3298,10 @@ const pfvm_sym *pfvm_sym_const(pfvm_symtab *t, int64_t v)
 
 const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min)
 {
-    ptrdiff_t at = stbds_shgeti(t->names, name);
+    void *found;
     pfvm_sym *s;
-    if (at >= 0)
-        return t->names[at].value;
+    if (pfvm__map_get(&t->names, name, &found))
+        return (const pfvm_sym *)found;
     s = (pfvm_sym *)pfvm__arena_alloc(&t->arena, sizeof *s);
     if (!s)
         return NULL;
@@ -3126,14 +3319,15 @@ const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min)
     }
     s->nonneg = 1;
     s->pos = min >= 1;
-    stbds_shput(t->names, name, s);
+    if (!pfvm__arrreserve(t->vars, (size_t)stbds_arrlen(t->vars) + 1) || !pfvm__map_put(&t->names, s->name, s))
+        return NULL;
     stbds_arrput(t->vars, s);
     return s;
 }
 
 const pfvm_sym *pfvm_sym_unknown(pfvm_symtab *t, const char *name)
 {
-    int known = stbds_shgeti(t->names, name) >= 0;
+    int known = pfvm__map_get(&t->names, name, NULL);
     pfvm_sym *s = (pfvm_sym *)pfvm_sym_var(t, name, 0);
     if (s && !known)
         s->inferred = 1;
@@ -3144,13 +3338,13 @@ const pfvm_sym *pfvm_sym_fresh(pfvm_symtab *t, const char *base)
 {
     char buf[256];
     int i;
-    if (stbds_shgeti(t->names, base) < 0)
+    if (!pfvm__map_get(&t->names, base, NULL))
         return pfvm_sym_var(t, base, 0);
     for (i = 2;; i++) {
         /* the base is cut so that the suffix always fits (else every
          * candidate would be the same name and this would never end) */
         snprintf(buf, sizeof buf, "%.200s_%d", base, i);
-        if (stbds_shgeti(t->names, buf) < 0)
+        if (!pfvm__map_get(&t->names, buf, NULL))
             return pfvm_sym_var(t, buf, 0);
     }
 }
@@ -3961,18 +4155,12 @@ const pfvm_sym *pfvm_symtab_get(const pfvm_symtab *t, int id)
 
 const pfvm_sym *pfvm_symtab_find(const pfvm_symtab *t, const char *name)
 {
-    pfvm_symtab *w = (pfvm_symtab *)t;
-    ptrdiff_t at = stbds_shgeti(w->names, name);
-    return at >= 0 ? w->names[at].value : NULL;
+    void *found;
+    return pfvm__map_get(&t->names, name, &found) ? (const pfvm_sym *)found : NULL;
 }
 /* ---- src/ir/ir.c ---- */
 
 #include <stdio.h>
-
-struct pfvm__valmap {
-    char *key;
-    pfvm_value *value;
-};
 
 /* ---- tensors --------------------------------------------------------------- */
 
@@ -4116,11 +4304,13 @@ pfvm_tensor *pfvm_tensor_clone(const pfvm_tensor *t, pfvm_status *st)
         r->has_value = t->has_value;
         for (i = 0; i < (int64_t)stbds_arrlen(t->elems); i++) {
             pfvm_tensor *e = pfvm_tensor_clone(t->elems[i], st);
-            if (!e) {
+            if (!e || !pfvm__arrpush(r->elems, e)) {
+                if (e)
+                    pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+                pfvm_tensor_free(e);
                 pfvm_tensor_free(r);
                 return NULL;
             }
-            stbds_arrput(r->elems, e);
         }
         return r;
     }
@@ -4244,7 +4434,7 @@ static void pfvm__graph_free(pfvm_graph *g)
     stbds_arrfree(g->outputs);
     stbds_arrfree(g->inits);
     stbds_arrfree(g->value_infos);
-    stbds_shfree(g->by_name);
+    pfvm__map_free(&g->by_name);
 }
 
 void pfvm_model_free(pfvm_model *m)
@@ -4293,9 +4483,8 @@ pfvm_code pfvm_model_set_opset(pfvm_model *m, const char *domain, int64_t versio
         }
     imp.domain = pfvm_model_strdup(m, domain);
     imp.version = version;
-    if (!imp.domain)
+    if (!imp.domain || !pfvm__arrpush(m->opsets, imp))
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
-    stbds_arrput(m->opsets, imp);
     return PFVM_OK;
 }
 
@@ -4316,8 +4505,8 @@ const char *pfvm_model_strndup(pfvm_model *m, const char *s, size_t n)
 
 pfvm_code pfvm_model_own(pfvm_model *m, void *block, pfvm_status *st)
 {
-    (void)st;
-    stbds_arrput(m->owned_blocks, block);
+    if (!pfvm__arrpush(m->owned_blocks, block))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     return PFVM_OK;
 }
 
@@ -4348,7 +4537,12 @@ pfvm_tensor *pfvm_model_tensor(pfvm_model *m, pfvm_dtype dtype, int rank, const 
             return NULL;
         }
         /* freed with the model; string elements come from the model arena */
-        stbds_arrput(m->owned_blocks, t->data);
+        if (!pfvm__arrpush(m->owned_blocks, t->data)) {
+            pfvm__free(t->data);
+            t->data = NULL;
+            pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            return NULL;
+        }
     }
     return t;
 }
@@ -4376,19 +4570,20 @@ pfvm_graph *pfvm_graph_new(pfvm_model *m, pfvm_graph *parent, const char *name, 
     g->parent = parent;
     g->name = pfvm_model_strdup(m, name ? name : "");
     g->doc = "";
-    stbds_sh_new_arena(g->by_name);
-    if (parent)
-        stbds_arrput(parent->subgraphs, g);
-    else if (!m->graph)
+    pfvm__map_init(&g->by_name, 1);
+    if (!g->name || (parent && !pfvm__arrpush(parent->subgraphs, g))) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (!parent && !m->graph)
         m->graph = g;
     return g;
 }
 
 pfvm_value *pfvm_graph_find_local(const pfvm_graph *g, const char *name)
 {
-    pfvm_graph *w = (pfvm_graph *)g;
-    ptrdiff_t at = stbds_shgeti(w->by_name, name);
-    return at >= 0 ? w->by_name[at].value : NULL;
+    void *v = NULL;
+    return pfvm__map_get(&g->by_name, name, &v) ? (pfvm_value *)v : NULL;
 }
 
 pfvm_value *pfvm_graph_find(const pfvm_graph *g, const char *name)
@@ -4415,8 +4610,11 @@ pfvm_value *pfvm_graph_value(pfvm_graph *g, const char *name, pfvm_status *st)
     v->type.shape.rank = -1;
     v->doc = "";
     v->id = (int)stbds_arrlen(g->values);
+    if (!pfvm__arrreserve(g->values, stbds_arrlen(g->values) + 1) || !pfvm__map_put(&g->by_name, v->name, v)) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
     stbds_arrput(g->values, v);
-    stbds_shput(g->by_name, name, v);
     return v;
 }
 
@@ -4431,17 +4629,17 @@ pfvm_value *pfvm_graph_new_value(pfvm_graph *g, const char *hint, pfvm_status *s
 
 pfvm_code pfvm_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
 {
-    (void)st;
+    if (!pfvm__arrpush(g->inputs, v))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     v->is_input = 1;
-    stbds_arrput(g->inputs, v);
     return PFVM_OK;
 }
 
 pfvm_code pfvm_graph_add_output(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
 {
-    (void)st;
+    if (!pfvm__arrpush(g->outputs, v))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     v->is_output = 1;
-    stbds_arrput(g->outputs, v);
     return PFVM_OK;
 }
 
@@ -4449,6 +4647,8 @@ pfvm_code pfvm_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_tensor *t, pfvm
 {
     if (v->init)
         return pfvm__fail(st, PFVM_ERR_INVALID, "initializer '%s' is defined twice", v->name);
+    if (!pfvm__arrreserve(g->inits, stbds_arrlen(g->inits) + 1))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     v->init = t;
     t->name = v->name;
     if (v->type.kind == PFVM_KIND_UNKNOWN || !v->has_type_info) {
@@ -4477,7 +4677,8 @@ pfvm_node *pfvm_graph_add_node(pfvm_graph *g, const char *op_type, const char *d
     n->overload = "";
     n->inputs = (pfvm_value **)pfvm_model_alloc(m, sizeof(pfvm_value *) * (size_t)(n_inputs + 1));
     n->outputs = (pfvm_value **)pfvm_model_alloc(m, sizeof(pfvm_value *) * (size_t)(n_outputs + 1));
-    if (!n->op_type || !n->domain || !n->name || !n->inputs || !n->outputs)
+    if (!n->op_type || !n->domain || !n->name || !n->inputs || !n->outputs ||
+        !pfvm__arrreserve(g->nodes, stbds_arrlen(g->nodes) + 1))
         goto nomem;
     for (i = 0; i < n_inputs; i++)
         n->inputs[i] = inputs[i];
@@ -4636,43 +4837,47 @@ PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t
 
 /* Every value a node reads, including those its subgraphs capture from the
  * enclosing scope: an If reading `x` inside its branch depends on x. */
-static void pfvm__collect_captures(const pfvm_graph *sub, const pfvm_graph *scope, pfvm_value ***out)
+static int pfvm__collect_captures(const pfvm_graph *sub, const pfvm_graph *scope, pfvm_value ***out)
 {
     int i, j, k;
     for (i = 0; i < (int)stbds_arrlen(sub->nodes); i++) {
         const pfvm_node *n = sub->nodes[i];
         for (j = 0; j < n->n_inputs; j++) {
             pfvm_value *v = n->inputs[j];
-            if (v && v->graph == scope)
-                stbds_arrput(*out, v);
+            if (v && v->graph == scope && !pfvm__arrpush(*out, v))
+                return 0;
         }
         for (j = 0; j < n->n_attrs; j++) {
             const pfvm_attr *a = &n->attrs[j];
-            if (a->g)
-                pfvm__collect_captures(a->g, scope, out);
+            if (a->g && !pfvm__collect_captures(a->g, scope, out))
+                return 0;
             for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
-                pfvm__collect_captures(a->graphs[k], scope, out);
+                if (!pfvm__collect_captures(a->graphs[k], scope, out))
+                    return 0;
         }
     }
     for (i = 0; i < (int)stbds_arrlen(sub->outputs); i++)
-        if (sub->outputs[i]->graph == scope)
-            stbds_arrput(*out, sub->outputs[i]);
+        if (sub->outputs[i]->graph == scope && !pfvm__arrpush(*out, sub->outputs[i]))
+            return 0;
+    return 1;
 }
 
-PFVM_INTERNAL void pfvm__node_deps(const pfvm_node *n, pfvm_value ***out)
+PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out)
 {
     int j, k;
-    stbds_arrsetlen(*out, 0);
+    pfvm__arrtrunc(*out, 0);
     for (j = 0; j < n->n_inputs; j++)
-        if (n->inputs[j])
-            stbds_arrput(*out, n->inputs[j]);
+        if (n->inputs[j] && !pfvm__arrpush(*out, n->inputs[j]))
+            return 0;
     for (j = 0; j < n->n_attrs; j++) {
         const pfvm_attr *a = &n->attrs[j];
-        if (a->g)
-            pfvm__collect_captures(a->g, n->graph, out);
+        if (a->g && !pfvm__collect_captures(a->g, n->graph, out))
+            return 0;
         for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
-            pfvm__collect_captures(a->graphs[k], n->graph, out);
+            if (!pfvm__collect_captures(a->graphs[k], n->graph, out))
+                return 0;
     }
+    return 1;
 }
 
 /* Min-heap of node positions (the ready set of the toposort). */
@@ -4717,18 +4922,23 @@ pfvm_code pfvm_graph_toposort(pfvm_graph *g, pfvm_status *st)
         g->nodes[i]->id = i;
     /* edges producer -> reader, one per read (a node reading x twice waits
      * for it twice and is released twice) */
-    for (i = 0; i < n; i++) {
-        pfvm__node_deps(g->nodes[i], &deps);
-        for (j = 0; j < (int)stbds_arrlen(deps); j++) {
+    for (i = 0; i < n && !rc; i++) {
+        if (!pfvm__node_deps(g->nodes[i], &deps))
+            rc = PFVM_ERR_NOMEM;
+        for (j = 0; j < (int)stbds_arrlen(deps) && !rc; j++) {
             const pfvm_value *v = deps[j];
             if (v->graph == g && v->producer && v->producer->graph == g && v->producer->id < n &&
-                g->nodes[v->producer->id] == v->producer) {
-                stbds_arrput(edge_from, v->producer->id);
-                stbds_arrput(edge_dst, i);
-            }
+                g->nodes[v->producer->id] == v->producer &&
+                (!pfvm__arrpush(edge_from, v->producer->id) || !pfvm__arrpush(edge_dst, i)))
+                rc = PFVM_ERR_NOMEM;
         }
     }
     stbds_arrfree(deps);
+    if (rc || stbds_arrlen(edge_from) != stbds_arrlen(edge_dst)) {
+        stbds_arrfree(edge_from);
+        stbds_arrfree(edge_dst);
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
     n_edges = (int)stbds_arrlen(edge_from);
     indeg = (int *)pfvm__calloc((size_t)n + 1, sizeof(int));
     heap = (int *)pfvm__calloc((size_t)n + 1, sizeof(int));
@@ -4795,30 +5005,34 @@ static pfvm_code pfvm__uses_add(pfvm_uses *u, pfvm_value *v, pfvm_node *node, in
     use.index = index;
     use.graph = graph;
     use.top = top;
-    stbds_arrput(u->by_value[v->id], use);
+    if (!pfvm__arrpush(u->by_value[v->id], use))
+        return PFVM_ERR_NOMEM;
     return PFVM_OK;
 }
 
 /* Readers in `sub` (g itself or a graph nested in it) of values of u->g. */
-static void pfvm__uses_scan(pfvm_uses *u, pfvm_graph *sub, pfvm_node *top)
+static pfvm_code pfvm__uses_scan(pfvm_uses *u, pfvm_graph *sub, pfvm_node *top)
 {
     int i, j, k;
     for (i = 0; i < (int)stbds_arrlen(sub->nodes); i++) {
         pfvm_node *n = sub->nodes[i];
         pfvm_node *t = top ? top : n;
         for (j = 0; j < n->n_inputs; j++)
-            if (n->inputs[j])
-                pfvm__uses_add(u, n->inputs[j], n, j, sub, t);
+            if (n->inputs[j] && pfvm__uses_add(u, n->inputs[j], n, j, sub, t))
+                return PFVM_ERR_NOMEM;
         for (j = 0; j < n->n_attrs; j++) {
             const pfvm_attr *a = &n->attrs[j];
-            if (a->g)
-                pfvm__uses_scan(u, a->g, t);
+            if (a->g && pfvm__uses_scan(u, a->g, t))
+                return PFVM_ERR_NOMEM;
             for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
-                pfvm__uses_scan(u, a->graphs[k], t);
+                if (pfvm__uses_scan(u, a->graphs[k], t))
+                    return PFVM_ERR_NOMEM;
         }
     }
     for (i = 0; i < (int)stbds_arrlen(sub->outputs); i++)
-        pfvm__uses_add(u, sub->outputs[i], NULL, i, sub, top);
+        if (pfvm__uses_add(u, sub->outputs[i], NULL, i, sub, top))
+            return PFVM_ERR_NOMEM;
+    return PFVM_OK;
 }
 
 pfvm_code pfvm_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st)
@@ -4831,7 +5045,10 @@ pfvm_code pfvm_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     for (i = 0; i < u->n; i++)
         g->values[i]->id = i;
-    pfvm__uses_scan(u, (pfvm_graph *)g, NULL);
+    if (pfvm__uses_scan(u, (pfvm_graph *)g, NULL)) {
+        pfvm_uses_free(u);
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
     return PFVM_OK;
 }
 
@@ -4873,11 +5090,12 @@ pfvm_code pfvm_value_rename(pfvm_value *v, const char *name, pfvm_status *st)
     copy = pfvm_model_strdup(g->model, name);
     if (!copy)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
-    (void)stbds_shdel(g->by_name, v->name);
+    if (!pfvm__map_put(&g->by_name, copy, v))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    pfvm__map_del(&g->by_name, v->name);
     v->name = copy;
     if (v->init)
         v->init->name = copy;
-    stbds_shput(g->by_name, copy, v);
     return PFVM_OK;
 }
 
@@ -4986,21 +5204,21 @@ static void pfvm__drop_values(pfvm_graph *g, const unsigned char *drop)
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
         pfvm_value *v = g->values[i];
         if (drop[i]) {
-            (void)stbds_shdel(g->by_name, v->name);
+            pfvm__map_del(&g->by_name, v->name);
             continue;
         }
         v->id = k;
         g->values[k++] = v;
     }
-    stbds_arrsetlen(g->values, k);
+    pfvm__arrtrunc(g->values, k);
     for (i = 0, k = 0; i < (int)stbds_arrlen(g->inits); i++)
         if (!(g->inits[i]->graph == g && pfvm_graph_find_local(g, g->inits[i]->name) != g->inits[i]))
             g->inits[k++] = g->inits[i];
-    stbds_arrsetlen(g->inits, k);
+    pfvm__arrtrunc(g->inits, k);
     for (i = 0, k = 0; i < (int)stbds_arrlen(g->value_infos); i++)
         if (pfvm_graph_find_local(g, g->value_infos[i]->name) == g->value_infos[i])
             g->value_infos[k++] = g->value_infos[i];
-    stbds_arrsetlen(g->value_infos, k);
+    pfvm__arrtrunc(g->value_infos, k);
 }
 
 static unsigned char *pfvm__mark_values(pfvm_graph *g, pfvm_status *st)
@@ -5044,7 +5262,7 @@ static void pfvm__free_subgraph(pfvm_graph *g, pfvm_graph *sub)
             g->subgraphs[k++] = g->subgraphs[i];
     if (k == (int)stbds_arrlen(g->subgraphs))
         return;
-    stbds_arrsetlen(g->subgraphs, k);
+    pfvm__arrtrunc(g->subgraphs, k);
     pfvm__graph_free(sub);
 }
 
@@ -5095,7 +5313,7 @@ pfvm_code pfvm_graph_remove_nodes(pfvm_graph *g, pfvm_node *const *nodes, int co
             g->nodes[k]->id = k;
             k++;
         }
-    stbds_arrsetlen(g->nodes, k);
+    pfvm__arrtrunc(g->nodes, k);
     pfvm__drop_values(g, drop);
     pfvm__free(dead);
     pfvm__free(drop);
@@ -5747,7 +5965,10 @@ static pfvm_code pfvm__cf_seq_push(pfvm_kctx *k, pfvm_tensor *seq, const pfvm_te
     pfvm_tensor *c = pfvm_tensor_clone(x, k->st);
     if (!c)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    stbds_arrput(seq->elems, c);
+    if (!pfvm__arrpush(seq->elems, c)) {
+        pfvm_tensor_free(c);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    }
     if (x->kind == PFVM_KIND_TENSOR)
         seq->elem_dtype = seq->dtype = x->dtype;
     return PFVM_OK;
@@ -6118,10 +6339,14 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
     n_scan = (int)stbds_arrlen(body->outputs) - 1 - n_carried;
     if (n_scan < 0 || k->n_out != n_carried + n_scan)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body's outputs do not match the loop");
-    stbds_arrsetlen(cur, n_carried);
-    stbds_arrsetlen(outs, 1 + n_carried + n_scan);
-    stbds_arrsetlen(ins, 2 + n_carried);
-    stbds_arrsetlen(scans, n_scan);
+    if (!pfvm__arrsetlen(cur, n_carried) || !pfvm__arrsetlen(outs, 1 + n_carried + n_scan) ||
+        !pfvm__arrsetlen(ins, 2 + n_carried) || !pfvm__arrsetlen(scans, n_scan)) {
+        stbds_arrfree(cur);
+        stbds_arrfree(outs);
+        stbds_arrfree(ins);
+        stbds_arrfree(scans);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    }
     for (j = 0; j < n_scan; j++)
         scans[j] = NULL;
     for (j = 0; j < n_carried; j++)
@@ -6155,7 +6380,11 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
             cur[j] = outs[1 + j];
         }
         for (j = 0; j < n_scan; j++)
-            stbds_arrput(scans[j], outs[1 + n_carried + j]);
+            if (!pfvm__arrpush(scans[j], outs[1 + n_carried + j])) {
+                pfvm_tensor_free(outs[1 + n_carried + j]);
+                rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory after %lld iterations",
+                                   (long long)it);
+            }
     }
     for (j = 0; !rc && j < n_carried; j++) {
         if (k->out[j]) {
@@ -6272,11 +6501,15 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "scan inputs differ in length");
         T = x->dims[ax];
     }
-    stbds_arrsetlen(state, n);
-    stbds_arrsetlen(outs, n + n_out_scan);
-    stbds_arrsetlen(ins, n + m);
-    stbds_arrsetlen(slices, m);
-    stbds_arrsetlen(scans, n_out_scan);
+    if (!pfvm__arrsetlen(state, n) || !pfvm__arrsetlen(outs, n + n_out_scan) || !pfvm__arrsetlen(ins, n + m) ||
+        !pfvm__arrsetlen(slices, m) || !pfvm__arrsetlen(scans, n_out_scan)) {
+        stbds_arrfree(state);
+        stbds_arrfree(outs);
+        stbds_arrfree(ins);
+        stbds_arrfree(slices);
+        stbds_arrfree(scans);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    }
     for (j = 0; j < n_out_scan; j++)
         scans[j] = NULL;
     for (j = 0; j < m; j++)
@@ -6309,7 +6542,10 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
             state[j] = outs[j];
         }
         for (j = 0; j < n_out_scan; j++)
-            stbds_arrput(scans[j], outs[n + j]);
+            if (!pfvm__arrpush(scans[j], outs[n + j])) {
+                pfvm_tensor_free(outs[n + j]);
+                rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+            }
     }
     for (j = 0; !rc && j < n; j++)
         if (k->out[j]) {
@@ -6357,8 +6593,11 @@ static pfvm_code pfvm__cf_k_scan8(pfvm_kctx *k)
     if (n_in < 1 || !k->in[1] || k->in[1]->rank < 1)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "needs inputs with a batch axis");
     B = k->in[1]->dims[0];
-    stbds_arrsetlen(slices, n_in);
-    stbds_arrsetlen(results, (size_t)(B * k->n_out));
+    if (B < 0 || B > INT32_MAX || !pfvm__arrsetlen(slices, n_in) || !pfvm__arrsetlen(results, (size_t)(B * k->n_out))) {
+        stbds_arrfree(slices);
+        stbds_arrfree(results);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    }
     memset(results, 0, sizeof(pfvm_tensor *) * (size_t)(B * k->n_out));
     for (j = 0; j < n_in; j++)
         slices[j] = NULL;
@@ -6651,7 +6890,10 @@ static pfvm_code pfvm__cf_k_split_to_seq(pfvm_kctx *k)
             for (p = 0; p < size; p++)
                 memcpy((char *)part->data + (size_t)((o * size + p) * inner) * es,
                        (const char *)x->data + (size_t)((o * len + at + p) * inner) * es, (size_t)inner * es);
-        stbds_arrput(s->elems, part);
+        if (!pfvm__arrpush(s->elems, part)) {
+            pfvm_tensor_free(part);
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+        }
         at += size;
     }
     return PFVM_OK;
@@ -6761,8 +7003,12 @@ static pfvm_code pfvm__cf_k_seq_map(pfvm_kctx *k)
         if (pfvm__exec_subgraph(k->exec, a->g, ins, k->n_in, outs, k->n_out, k->st))
             return k->st ? k->st->code : PFVM_ERR_RUNTIME;
         for (j = 0; j < k->n_out; j++) {
-            stbds_arrput(k->out[j]->elems, outs[j]);
             k->out[j]->elem_dtype = k->out[j]->dtype = outs[j]->dtype;
+            if (!pfvm__arrpush(k->out[j]->elems, outs[j])) {
+                for (; j < k->n_out; j++)
+                    pfvm_tensor_free(outs[j]);
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+            }
         }
     }
     return PFVM_OK;
@@ -19197,7 +19443,10 @@ static pfvm_code pfvm__tn_clone_container(pfvm_kctx *k, const pfvm_tensor *x, pf
         pfvm_tensor *e = pfvm_tensor_clone(x->elems[i], k->st);
         if (!e)
             return pfvm__tn_code(k, PFVM_ERR_NOMEM);
-        stbds_arrput(y->elems, e);
+        if (!pfvm__arrpush(y->elems, e)) {
+            pfvm_tensor_free(e);
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+        }
     }
     return PFVM_OK;
 }
@@ -22100,7 +22349,10 @@ static pfvm_code pfvm__tr_k_gradient(pfvm_kctx *k)
         for (j = 0; j < n_xs + n_zs; j++)
             if (!strcmp(j < n_xs ? xs->strings[j] : zs->strings[j - n_xs], v->name))
                 break;
-        stbds_arrput(ins, (pfvm_value *)k->in[j]);
+        if (!pfvm__arrpush(ins, (pfvm_value *)k->in[j])) {
+            pfvm__fail(&st, PFVM_ERR_NOMEM, "out of memory");
+            goto fail;
+        }
     }
     if (pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, pfvm_exec_num_inputs(e), &st) || pfvm_exec_run(e, &st))
         goto fail;
@@ -22306,6 +22558,7 @@ typedef struct pfvm__infer_cases {
     const pfvm_sym *seen[PFVM__CASE_MAX_SEEN];
     int n_seen;
     const pfvm_graph **failed; /* stb_ds array */
+    int nomem;                 /* `failed` could not grow */
 } pfvm__infer_cases;
 
 /* The inference state of one graph; subgraphs see their parents' frames,
@@ -22408,8 +22661,8 @@ PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const
         d->visited[d->n_visited++] = g;
     {
         pfvm_code rc = pfvm__infer_graph_in(g, d->strict, d->arena, d->frame, c->st);
-        if (rc && d->frame->cases)
-            stbds_arrput(d->frame->cases->failed, g);
+        if (rc && d->frame->cases && !pfvm__arrpush(d->frame->cases->failed, g))
+            return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
         return rc;
     }
 }
@@ -22429,8 +22682,8 @@ static void pfvm__infer_rest(const pfvm_node *n, const struct pfvm__infer_driver
             for (i = 0; i < d->n_visited && d->visited[i] != g; i++) {
             }
             if (i == d->n_visited && pfvm__infer_graph_in(g, d->strict, d->arena, d->frame, &ignored) &&
-                d->frame->cases)
-                stbds_arrput(d->frame->cases->failed, g);
+                d->frame->cases && !pfvm__arrpush(d->frame->cases->failed, g))
+                d->frame->cases->nomem = 1; /* reported by the case explorer */
         }
     }
 }
@@ -22473,8 +22726,10 @@ static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *are
     me.cases = up ? up->cases : NULL;
     for (i = 0; i < (int)stbds_arrlen(g->nodes) && !rc; i++) {
         pfvm_node *n = g->nodes[i];
-        stbds_arrsetlen(ins, n->n_inputs);
-        stbds_arrsetlen(outs, n->n_outputs);
+        if (!pfvm__arrsetlen(ins, n->n_inputs) || !pfvm__arrsetlen(outs, n->n_outputs)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            break;
+        }
         for (j = 0; j < n->n_inputs; j++) {
             pfvm_value *v = n->inputs[j];
             ins[j] = NULL;
@@ -22605,38 +22860,43 @@ typedef struct pfvm__case_node {
     int leaf;
 } pfvm__case_node;
 
-typedef struct pfvm__case_index {
-    const pfvm_value *key;
-    int value;
-} pfvm__case_index;
-
 #define PFVM__CASE_MAX_LEAVES 16
 
 struct pfvm_shape_cases {
     pfvm_symtab *syms;
     pfvm_value **vals;        /* every value of every graph, in walk order */
-    pfvm__case_index *index;  /* value -> position in vals (stb_ds map) */
+    pfvm__map index;          /* value -> position in vals, plus 1 */
     pfvm_type *types;         /* per leaf, per value */
     unsigned char *live;      /* per leaf, per value: exists in that case */
     int n_leaves;
     pfvm__case_node *nodes;   /* stb_ds array; nodes[0] is the root */
 };
 
-static void pfvm__cases_collect(pfvm_shape_cases *c, pfvm_graph *g)
+/* 0 when out of memory. */
+static int pfvm__cases_collect(pfvm_shape_cases *c, pfvm_graph *g)
 {
     int i, j, k;
-    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
-        stbds_hmput(c->index, g->values[i], (int)stbds_arrlen(c->vals));
-        stbds_arrput(c->vals, g->values[i]);
-    }
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++)
+        if (!pfvm__map_put(&c->index, g->values[i], (void *)(uintptr_t)(stbds_arrlen(c->vals) + 1)) ||
+            !pfvm__arrpush(c->vals, g->values[i]))
+            return 0;
     for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
         for (j = 0; j < g->nodes[i]->n_attrs; j++) {
             const pfvm_attr *a = &g->nodes[i]->attrs[j];
-            if (a->type == PFVM_ATTR_GRAPH && a->g)
-                pfvm__cases_collect(c, a->g);
+            if (a->type == PFVM_ATTR_GRAPH && a->g && !pfvm__cases_collect(c, a->g))
+                return 0;
             for (k = 0; a->type == PFVM_ATTR_GRAPHS && k < a->n; k++)
-                pfvm__cases_collect(c, a->graphs[k]);
+                if (!pfvm__cases_collect(c, a->graphs[k]))
+                    return 0;
         }
+    return 1;
+}
+
+/* Position of v in c->vals, or -1. */
+static ptrdiff_t pfvm__cases_at(const pfvm_shape_cases *c, const pfvm_value *v)
+{
+    void *p;
+    return c && pfvm__map_get(&c->index, v, &p) ? (ptrdiff_t)(uintptr_t)p - 1 : -1;
 }
 
 static void pfvm__cases_save(const pfvm_shape_cases *c, pfvm_type *to)
@@ -22658,9 +22918,9 @@ static void pfvm__cases_kill(pfvm_shape_cases *c, const pfvm_graph *g, unsigned 
 {
     int i, j, k;
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
-        ptrdiff_t at = stbds_hmgeti(c->index, g->values[i]);
+        ptrdiff_t at = pfvm__cases_at(c, g->values[i]);
         if (at >= 0)
-            live[c->index[at].value] = 0;
+            live[at] = 0;
     }
     for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
         for (j = 0; j < g->nodes[i]->n_attrs; j++) {
@@ -22678,7 +22938,8 @@ static pfvm_code pfvm__cases_run(pfvm_shape_cases *c, pfvm_graph *g, const pfvm_
 {
     pfvm__cases_restore(c, start);
     k->n_seen = 0;
-    stbds_arrsetlen(k->failed, 0);
+    k->nomem = 0;
+    pfvm__arrtrunc(k->failed, 0);
     return pfvm__infer_graph(g, 0, &g->model->arena, NULL, NULL, k, st);
 }
 
@@ -22694,13 +22955,13 @@ static int pfvm__cases_explore(pfvm_shape_cases *c, pfvm_graph *g, const pfvm_ty
     node.cond = NULL;
     node.child[0] = node.child[1] = -1;
     node.leaf = -1;
-    if (r == PFVM_ERR_NOMEM) {
-        *rc = pfvm__fail(st, r, "out of memory");
+    if (r == PFVM_ERR_NOMEM || k->nomem || !pfvm__arrreserve(c->nodes, (size_t)me + 1)) {
+        *rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
         return -1;
     }
     if (!r && k->n_seen && k->n_assumed < PFVM__CASE_MAX_ASSUMED && c->n_leaves + 2 <= PFVM__CASE_MAX_LEAVES) {
         node.cond = k->seen[0];
-        stbds_arrput(c->nodes, node);
+        stbds_arrput(c->nodes, node); /* reserved above */
         for (v = 1; v >= 0; v--) {
             int child;
             k->assumed[k->n_assumed] = node.cond;
@@ -22732,7 +22993,7 @@ static int pfvm__cases_explore(pfvm_shape_cases *c, pfvm_graph *g, const pfvm_ty
             pfvm__cases_kill(c, k->failed[i], c->live + (size_t)l * (size_t)nv);
         node.leaf = c->n_leaves++;
     }
-    stbds_arrput(c->nodes, node);
+    stbds_arrput(c->nodes, node); /* reserved above */
     return me;
 }
 
@@ -22741,7 +23002,7 @@ void pfvm_shape_cases_free(pfvm_shape_cases *c)
     if (!c)
         return;
     stbds_arrfree(c->vals);
-    stbds_hmfree(c->index);
+    pfvm__map_free(&c->index);
     stbds_arrfree(c->nodes);
     pfvm__free(c->types);
     pfvm__free(c->live);
@@ -22763,7 +23024,10 @@ pfvm_code pfvm_infer_shape_cases(pfvm_graph *g, pfvm_shape_cases **out, pfvm_sta
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     memset(&k, 0, sizeof k);
     c->syms = g->model->syms;
-    pfvm__cases_collect(c, g);
+    if (!pfvm__cases_collect(c, g)) {
+        pfvm_shape_cases_free(c);
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
     nv = (int)stbds_arrlen(c->vals);
     start = (pfvm_type *)pfvm__malloc(sizeof *start * (size_t)(nv + 1));
     plain = (pfvm_type *)pfvm__malloc(sizeof *plain * (size_t)(nv + 1));
@@ -22900,30 +23164,28 @@ static void pfvm__cases_str(const pfvm_shape_cases *c, int n, int vi, char *buf,
 
 int pfvm_shape_cases_print(const pfvm_shape_cases *c, const pfvm_value *v, char *buf, size_t n)
 {
-    pfvm__case_index *index = c ? c->index : NULL;
-    ptrdiff_t at = index ? stbds_hmgeti(index, v) : -1;
+    ptrdiff_t at = pfvm__cases_at(c, v);
     const pfvm_type *t = NULL;
     size_t len = 0;
     if (n)
         buf[0] = 0;
-    if (at < 0 || v->type.kind != PFVM_KIND_TENSOR || !pfvm__cases_agree(c, 0, c->index[at].value, &t)) {
+    if (at < 0 || v->type.kind != PFVM_KIND_TENSOR || !pfvm__cases_agree(c, 0, (int)at, &t)) {
         char tmp[1024];
         pfvm_shape_print(&v->type.shape, tmp, sizeof tmp);
         pfvm__cases_put(buf, n, &len, tmp);
         return (int)len;
     }
-    pfvm__cases_str(c, 0, c->index[at].value, buf, n, &len);
+    pfvm__cases_str(c, 0, (int)at, buf, n, &len);
     return (int)len;
 }
 
 int pfvm_shape_cases_shape(const pfvm_shape_cases *c, const pfvm_value *v, pfvm_shape *out)
 {
-    pfvm__case_index *index = c ? c->index : NULL;
-    ptrdiff_t at = index ? stbds_hmgeti(index, v) : -1;
+    ptrdiff_t at = pfvm__cases_at(c, v);
     const pfvm_type *t = NULL;
     int r;
     *out = v->type.shape;
-    if (at < 0 || v->type.kind != PFVM_KIND_TENSOR || !(r = pfvm__cases_agree(c, 0, c->index[at].value, &t)))
+    if (at < 0 || v->type.kind != PFVM_KIND_TENSOR || !(r = pfvm__cases_agree(c, 0, (int)at, &t)))
         return 1;
     if (r == 2)
         return 0;
@@ -24481,11 +24743,6 @@ pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *gr, const pfvm_auto
 /* Initializers up to this many bytes are compared by content. */
 #define PFVM__CSE_INIT_BYTES 65536
 
-typedef struct pfvm__cse_bucket {
-    char *key;
-    int value; /* index into the list of buckets */
-} pfvm__cse_bucket;
-
 typedef struct pfvm__cse {
     pfvm_pass_stats *stats;
     pfvm_status *st;
@@ -24600,8 +24857,8 @@ static uint64_t pfvm__cse_hash(const void *p, size_t n)
     return h;
 }
 
-/* Appends to an stb_ds char buffer. */
-static void pfvm__cse_put(char **buf, const char *fmt, ...)
+/* Appends to an stb_ds char buffer; sets *oom when it cannot grow. */
+static void pfvm__cse_put(char **buf, int *oom, const char *fmt, ...)
 {
     char tmp[128];
     va_list ap;
@@ -24609,100 +24866,125 @@ static void pfvm__cse_put(char **buf, const char *fmt, ...)
     va_start(ap, fmt);
     n = pfvm__vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
-    for (i = 0; i < n && i < (int)sizeof tmp - 1; i++)
-        stbds_arrput(*buf, tmp[i]);
+    for (i = 0; i < n && i < (int)sizeof tmp - 1 && !*oom; i++)
+        if (!pfvm__arrpush(*buf, tmp[i]))
+            *oom = 1;
+}
+
+/* The bucket of `key` (a copy kept in keys), made when new; -1 when out of
+ * memory. The map's values are bucket indexes plus 1. */
+static int pfvm__cse_bucket_of(pfvm__map *map, pfvm_arena *keys, const char *key, void ***buckets)
+{
+    void *found;
+    const char *copy;
+    if (pfvm__map_get(map, key, &found))
+        return (int)(uintptr_t)found - 1;
+    if (!pfvm__arrreserve(*buckets, (size_t)stbds_arrlen(*buckets) + 1) || !(copy = pfvm__arena_strdup(keys, key)) ||
+        !pfvm__map_put(map, copy, (void *)(uintptr_t)(stbds_arrlen(*buckets) + 1)))
+        return -1;
+    stbds_arrput(*buckets, NULL);
+    return (int)stbds_arrlen(*buckets) - 1;
 }
 
 /* Merges small initializers with equal contents. */
 static pfvm_code pfvm__cse_inits(pfvm__cse *C, pfvm_graph *g)
 {
-    pfvm__cse_bucket *map = NULL;
-    pfvm_value ***buckets = NULL, **gone = NULL;
+    pfvm__map map;
+    pfvm_arena keys;
+    void **buckets = NULL; /* each an stb_ds array of pfvm_value * */
+    pfvm_value **gone = NULL;
     char *key = NULL;
     pfvm_code rc = PFVM_OK;
-    int i, j, k, n = (int)stbds_arrlen(g->inits);
-    stbds_sh_new_arena(map);
-    for (i = 0; i < n && !rc; i++) {
+    int i, j, k, n = (int)stbds_arrlen(g->inits), oom = 0;
+    pfvm__map_init(&map, 1);
+    memset(&keys, 0, sizeof keys);
+    for (i = 0; i < n && !rc && !oom; i++) {
         pfvm_value *v = g->inits[i];
         const pfvm_tensor *t = v->init;
-        ptrdiff_t at;
-        int merged = 0;
+        pfvm_value **b;
+        int at, merged = 0;
         if (v->graph != g || v->is_input || v->is_output || !t || t->kind != PFVM_KIND_TENSOR ||
             t->dtype == PFVM_STRING || (!t->data && pfvm_tensor_numel(t)) || pfvm__cse_bytes(t) > PFVM__CSE_INIT_BYTES)
             continue;
-        stbds_arrsetlen(key, 0);
-        pfvm__cse_put(&key, "%d:%d", (int)t->dtype, t->rank);
+        pfvm__arrtrunc(key, 0);
+        pfvm__cse_put(&key, &oom, "%d:%d", (int)t->dtype, t->rank);
         for (k = 0; k < t->rank; k++)
-            pfvm__cse_put(&key, ",%lld", (long long)t->dims[k]);
-        pfvm__cse_put(&key, ":%llx", (unsigned long long)pfvm__cse_hash(t->data, pfvm__cse_bytes(t)));
-        stbds_arrput(key, 0);
-        at = stbds_shgeti(map, key);
-        if (at >= 0) {
-            pfvm_value **b = buckets[map[at].value];
-            for (j = 0; j < (int)stbds_arrlen(b) && !merged; j++)
-                if (pfvm__cse_tensor_eq(b[j]->init, t)) {
-                    if ((rc = pfvm__rw_replace_value(g, v, b[j], &merged, C->st)) != PFVM_OK)
-                        break;
-                }
-            if (merged) {
-                stbds_arrput(gone, v);
-                continue;
-            }
-            stbds_arrput(buckets[map[at].value], v);
-        } else {
-            pfvm_value **b = NULL;
-            stbds_arrput(b, v);
-            stbds_shput(map, key, (int)stbds_arrlen(buckets));
-            stbds_arrput(buckets, b);
+            pfvm__cse_put(&key, &oom, ",%lld", (long long)t->dims[k]);
+        pfvm__cse_put(&key, &oom, ":%llx", (unsigned long long)pfvm__cse_hash(t->data, pfvm__cse_bytes(t)));
+        if (oom || !pfvm__arrpush(key, 0) || (at = pfvm__cse_bucket_of(&map, &keys, key, &buckets)) < 0) {
+            oom = 1;
+            break;
         }
+        b = (pfvm_value **)buckets[at];
+        for (j = 0; j < (int)stbds_arrlen(b) && !merged; j++)
+            if (pfvm__cse_tensor_eq(b[j]->init, t)) {
+                if ((rc = pfvm__rw_replace_value(g, v, b[j], &merged, C->st)) != PFVM_OK)
+                    break;
+            }
+        if (rc)
+            break;
+        if (merged) {
+            if (!pfvm__arrpush(gone, v))
+                oom = 1;
+            continue;
+        }
+        if (!pfvm__arrpush(b, v))
+            oom = 1;
+        buckets[at] = b;
     }
+    if (oom && !rc)
+        rc = pfvm__fail(C->st, PFVM_ERR_NOMEM, "out of memory");
     if (!rc && stbds_arrlen(gone))
         rc = pfvm_graph_remove_values(g, gone, (int)stbds_arrlen(gone), C->st);
-    for (i = 0; i < (int)stbds_arrlen(buckets); i++)
-        stbds_arrfree(buckets[i]);
+    for (i = 0; i < (int)stbds_arrlen(buckets); i++) {
+        pfvm_value **b = (pfvm_value **)buckets[i];
+        stbds_arrfree(b);
+    }
     stbds_arrfree(buckets);
     stbds_arrfree(gone);
     stbds_arrfree(key);
-    stbds_shfree(map);
+    pfvm__map_free(&map);
+    pfvm__arena_free(&keys);
     return rc;
 }
 
 static pfvm_code pfvm__cse_graph(void *user, pfvm_graph *g)
 {
     pfvm__cse *C = (pfvm__cse *)user;
-    pfvm__cse_bucket *map = NULL;
-    pfvm_node ***buckets = NULL, **dead = NULL;
+    pfvm__map map;
+    pfvm_arena keys;
+    void **buckets = NULL; /* each an stb_ds array of pfvm_node * */
+    pfvm_node **dead = NULL;
     char *key = NULL;
     pfvm_code rc = pfvm__cse_inits(C, g);
-    int i, j, n;
+    int i, j, n, oom = 0;
     if (rc || (rc = pfvm_graph_toposort(g, C->st)) != PFVM_OK)
         return rc;
     n = (int)stbds_arrlen(g->nodes);
-    stbds_sh_new_arena(map);
-    for (i = 0; i < n && !rc; i++) {
+    pfvm__map_init(&map, 1);
+    memset(&keys, 0, sizeof keys);
+    for (i = 0; i < n && !rc && !oom; i++) {
         pfvm_node *nd = g->nodes[i];
-        ptrdiff_t at;
-        pfvm_node *same = NULL;
+        pfvm_node *same = NULL, **b;
+        int at;
         if (!pfvm__cse_candidate(nd))
             continue;
-        stbds_arrsetlen(key, 0);
-        pfvm__cse_put(&key, "%s:%s:%d", nd->domain, nd->op_type, nd->n_outputs);
+        pfvm__arrtrunc(key, 0);
+        pfvm__cse_put(&key, &oom, "%s:%s:%d", nd->domain, nd->op_type, nd->n_outputs);
         for (j = 0; j < nd->n_inputs; j++)
-            pfvm__cse_put(&key, ",%p", (void *)nd->inputs[j]);
-        stbds_arrput(key, 0);
-        at = stbds_shgeti(map, key);
-        if (at < 0) {
-            pfvm_node **b = NULL;
-            stbds_arrput(b, nd);
-            stbds_shput(map, key, (int)stbds_arrlen(buckets));
-            stbds_arrput(buckets, b);
-            continue;
+            pfvm__cse_put(&key, &oom, ",%p", (void *)nd->inputs[j]);
+        if (oom || !pfvm__arrpush(key, 0) || (at = pfvm__cse_bucket_of(&map, &keys, key, &buckets)) < 0) {
+            oom = 1;
+            break;
         }
-        for (j = 0; j < (int)stbds_arrlen(buckets[map[at].value]) && !same; j++)
-            if (pfvm__cse_same(buckets[map[at].value][j], nd))
-                same = buckets[map[at].value][j];
+        b = (pfvm_node **)buckets[at];
+        for (j = 0; j < (int)stbds_arrlen(b) && !same; j++)
+            if (pfvm__cse_same(b[j], nd))
+                same = b[j];
         if (!same) {
-            stbds_arrput(buckets[map[at].value], nd);
+            if (!pfvm__arrpush(b, nd))
+                oom = 1;
+            buckets[at] = b;
             continue;
         }
         {
@@ -24713,22 +24995,28 @@ static pfvm_code pfvm__cse_graph(void *user, pfvm_graph *g)
                 rc = pfvm__rw_replace_value(g, nd->outputs[j], same->outputs[j], &done, C->st);
                 all &= done;
             }
-            if (all) {
-                stbds_arrput(dead, nd);
+            if (all && !rc) {
+                if (!pfvm__arrpush(dead, nd))
+                    oom = 1;
                 C->stats->rewritten++;
             }
         }
     }
+    if (oom && !rc)
+        rc = pfvm__fail(C->st, PFVM_ERR_NOMEM, "out of memory");
     if (!rc && stbds_arrlen(dead)) {
         rc = pfvm_graph_remove_nodes(g, dead, (int)stbds_arrlen(dead), C->st);
         C->stats->removed += (int)stbds_arrlen(dead);
     }
-    for (i = 0; i < (int)stbds_arrlen(buckets); i++)
-        stbds_arrfree(buckets[i]);
+    for (i = 0; i < (int)stbds_arrlen(buckets); i++) {
+        pfvm_node **b = (pfvm_node **)buckets[i];
+        stbds_arrfree(b);
+    }
     stbds_arrfree(buckets);
     stbds_arrfree(dead);
     stbds_arrfree(key);
-    stbds_shfree(map);
+    pfvm__map_free(&map);
+    pfvm__arena_free(&keys);
     return rc;
 }
 
@@ -24793,15 +25081,21 @@ static pfvm_code pfvm__dce_graph(pfvm_graph *g, pfvm_pass_stats *stats, pfvm_sta
             if (nd->outputs[j] && nd->outputs[j]->graph == g && need[nd->outputs[j]->id])
                 live = 1;
         if (!live) {
-            stbds_arrput(dead, nd);
+            if (!pfvm__arrpush(dead, nd)) {
+                rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+                break;
+            }
             continue;
         }
-        pfvm__node_deps(nd, &deps);
+        if (!pfvm__node_deps(nd, &deps)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            break;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++)
             if (deps[j]->graph == g)
                 need[deps[j]->id] = 1;
     }
-    if (stbds_arrlen(dead)) {
+    if (!rc && stbds_arrlen(dead)) {
         rc = pfvm_graph_remove_nodes(g, dead, (int)stbds_arrlen(dead), st);
         stats->removed += (int)stbds_arrlen(dead);
     }
@@ -24810,10 +25104,11 @@ static pfvm_code pfvm__dce_graph(pfvm_graph *g, pfvm_pass_stats *stats, pfvm_sta
         for (i = 0; i < (int)stbds_arrlen(g->inits); i++) {
             pfvm_value *v = g->inits[i];
             if (v->graph == g && !v->is_input && !v->is_output && !v->producer && !pfvm_uses_count(&u, v))
-                stbds_arrput(unused, v);
+                if (!pfvm__arrpush(unused, v))
+                    rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
         }
         pfvm_uses_free(&u);
-        if (stbds_arrlen(unused))
+        if (!rc && stbds_arrlen(unused))
             rc = pfvm_graph_remove_values(g, unused, (int)stbds_arrlen(unused), st);
     }
     stbds_arrfree(deps);
@@ -25036,12 +25331,14 @@ static pfvm_code pfvm__fold_graph(void *user, pfvm_graph *g)
             for (j = 0; j < nd->n_outputs; j++)
                 if (nd->outputs[j] && pfvm_uses_count(&u, nd->outputs[j]))
                     used = 1;
-            if (!used)
-                stbds_arrput(dead, nd);
+            if (!used && !pfvm__arrpush(dead, nd)) {
+                rc = pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
+                break;
+            }
         }
         pfvm_uses_free(&u);
         /* readers removed first would leave nothing stale: remove all at once */
-        if (stbds_arrlen(dead)) {
+        if (!rc && stbds_arrlen(dead)) {
             rc = pfvm_graph_remove_nodes(g, dead, (int)stbds_arrlen(dead), rw->st);
             F->stats->removed += (int)stbds_arrlen(dead);
         }
@@ -25093,6 +25390,7 @@ typedef struct pfvm__fuse_state {
     int *visit;            /* per node: search stamp */
     int stamp;
     unsigned char *in_u;   /* per node: in the set being checked */
+    int oom;               /* a list could not grow: the pass fails */
 } pfvm__fuse_state;
 
 static int pfvm__fuse_same_shape(const pfvm_shape *a, const pfvm_shape *b)
@@ -25190,12 +25488,18 @@ static int pfvm__fuse_reaches(pfvm__fuse_state *s, int q, int lo, int **stack)
 {
     pfvm_value **deps = NULL;
     int found = 0, j;
-    stbds_arrsetlen(*stack, 0);
-    stbds_arrput(*stack, q);
+    pfvm__arrtrunc(*stack, 0);
+    if (!pfvm__arrpush(*stack, q)) {
+        s->oom = 1;
+        return 1; /* "reaches": nothing merges */
+    }
     s->visit[q] = s->stamp;
     while (!found && stbds_arrlen(*stack)) {
         int x = stbds_arrpop(*stack);
-        pfvm__node_deps(s->g->nodes[x], &deps);
+        if (!pfvm__node_deps(s->g->nodes[x], &deps)) {
+            s->oom = found = 1;
+            break;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++) {
             int p = pfvm__fuse_producer(s, deps[j]);
             if (p < lo || s->visit[p] == s->stamp)
@@ -25205,7 +25509,10 @@ static int pfvm__fuse_reaches(pfvm__fuse_state *s, int q, int lo, int **stack)
                 break;
             }
             s->visit[p] = s->stamp;
-            stbds_arrput(*stack, p);
+            if (!pfvm__arrpush(*stack, p)) {
+                s->oom = found = 1;
+                break;
+            }
         }
     }
     stbds_arrfree(deps);
@@ -25290,7 +25597,8 @@ static pfvm_code pfvm__fuse_place(pfvm__fuse_state *s, int i, pfvm_status *st)
             int m;
             for (m = 0; m < (int)stbds_arrlen(s->members[gs[k]]); m++) {
                 int x = s->members[gs[k]][m];
-                stbds_arrput(s->members[target], x);
+                if (!pfvm__arrpush(s->members[target], x))
+                    return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
                 s->group[x] = target;
             }
             stbds_arrfree(s->members[gs[k]]);
@@ -25307,13 +25615,14 @@ static pfvm_code pfvm__fuse_place(pfvm__fuse_state *s, int i, pfvm_status *st)
             target = gs[best];
         else if (pfvm__fuse_can_merge(s, i, NULL, 0)) {
             target = (int)stbds_arrlen(s->members);
-            stbds_arrput(s->members, NULL);
+            if (!pfvm__arrpush(s->members, NULL))
+                return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
         } else
             return PFVM_OK;
     }
-    stbds_arrput(s->members[target], i);
+    if (!pfvm__arrpush(s->members[target], i))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     s->group[i] = target;
-    (void)st;
     return PFVM_OK;
 }
 
@@ -25393,7 +25702,10 @@ static void pfvm__fuse_heads(pfvm__fuse_state *s, const pfvm_uses *u)
                     s->in_u[mem[k]] = 0;
                 if (!only || !ok)
                     continue;
-                stbds_arrput(s->members[gi], hp);
+                if (!pfvm__arrpush(s->members[gi], hp)) {
+                    s->oom = 1;
+                    return;
+                }
                 s->group[hp] = gi;
                 mem = s->members[gi];
                 qsort(mem, (size_t)stbds_arrlen(mem), sizeof(int), pfvm__fuse_cmp_int);
@@ -25451,7 +25763,10 @@ static void pfvm__fuse_tails(pfvm__fuse_state *s, const pfvm_uses *u)
                     inside |= us[k].top && s->in_u[us[k].top->id];
                 if (inside)
                     continue;
-                stbds_arrput(s->members[gi], ti);
+                if (!pfvm__arrpush(s->members[gi], ti)) {
+                    s->oom = 1;
+                    return;
+                }
                 s->group[ti] = gi;
                 s->in_u[ti] = 1;
                 done = 1;
@@ -25534,8 +25849,8 @@ static pfvm_code pfvm__fuse_build(pfvm__fuse_state *s, pfvm_model *m, const pfvm
                 continue;
             for (k = 0; k < (int)stbds_arrlen(ext); k++)
                 dup |= ext[k] == v;
-            if (!dup)
-                stbds_arrput(ext, v);
+            if (!dup && !pfvm__arrpush(ext, v))
+                rc = PFVM_ERR_NOMEM;
         }
         for (j = 0; j < n->n_outputs; j++) {
             pfvm_value *v = n->outputs[j];
@@ -25547,14 +25862,19 @@ static pfvm_code pfvm__fuse_build(pfvm__fuse_state *s, pfvm_model *m, const pfvm
             us = pfvm_uses_of(u, v, &cu);
             for (k = 0; k < cu; k++)
                 outside |= !us[k].top || !s->in_u[us[k].top->id];
-            if (outside)
-                stbds_arrput(outs, v);
-            else if (pfvm__fuse_value_bytes(v, &b))
+            if (outside) {
+                if (!pfvm__arrpush(outs, v))
+                    rc = PFVM_ERR_NOMEM;
+            } else if (pfvm__fuse_value_bytes(v, &b))
                 avoided += b;
         }
     }
     for (i = 0; i < cnt; i++)
         s->in_u[mem[i]] = 0;
+    if (rc || !pfvm__arrreserve(*dead, (size_t)stbds_arrlen(*dead) + (size_t)cnt)) {
+        rc = pfvm__fuse_nomem(st);
+        goto done;
+    }
     if (!stbds_arrlen(outs))
         goto done; /* dead code: left to dce */
     f = (pfvm_function *)pfvm_model_alloc(m, sizeof *f);
@@ -25573,7 +25893,10 @@ static pfvm_code pfvm__fuse_build(pfvm__fuse_state *s, pfvm_model *m, const pfvm
         goto done;
     }
     f->body = body;
-    stbds_arrput(m->functions, f);
+    if (!pfvm__arrpush(m->functions, f)) {
+        rc = pfvm__fuse_nomem(st);
+        goto done;
+    }
     /* the body: formal inputs, copies of the nodes, formal outputs */
     for (i = 0; !rc && i < (int)stbds_arrlen(ext); i++) {
         pfvm_value *v = pfvm_graph_value(body, ext[i]->name, st);
@@ -25629,7 +25952,8 @@ static pfvm_code pfvm__fuse_build(pfvm__fuse_state *s, pfvm_model *m, const pfvm
             break;
         }
         v->type = outs[i]->type;
-        stbds_arrput(call_outs, v);
+        if (!pfvm__arrpush(call_outs, v))
+            rc = pfvm__fuse_nomem(st);
     }
     if (!rc && !(call = pfvm_graph_add_node(g, name, "pfvm", name, ext, (int)stbds_arrlen(ext), call_outs,
                                             (int)stbds_arrlen(call_outs), st)))
@@ -25638,7 +25962,7 @@ static pfvm_code pfvm__fuse_build(pfvm__fuse_state *s, pfvm_model *m, const pfvm
         rc = pfvm_graph_replace_uses(g, outs[i], call_outs[i], st);
     if (!rc) {
         for (i = 0; i < cnt; i++)
-            stbds_arrput(*dead, g->nodes[mem[i]]);
+            stbds_arrput(*dead, g->nodes[mem[i]]); /* reserved above */
         stats->groups++;
         stats->removed += cnt;
         stats->bytes_avoided += avoided;
@@ -25685,7 +26009,12 @@ PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_
     if (rc || (rc = pfvm_uses_build(&u, g, st)) != PFVM_OK)
         goto done;
     pfvm__fuse_heads(&s, &u);
-    pfvm__fuse_tails(&s, &u);
+    if (!s.oom)
+        pfvm__fuse_tails(&s, &u);
+    if (s.oom) {
+        rc = pfvm__fuse_nomem(st);
+        goto done;
+    }
     for (i = 0; !rc && i < (int)stbds_arrlen(s.members); i++)
         if (stbds_arrlen(s.members[i]) >= 2) {
             rc = pfvm__fuse_build(&s, m, &u, s.members[i], (int)stbds_arrlen(s.members[i]), &dead, stats, st);
@@ -27370,14 +27699,14 @@ done:
 
 /* ---- facts ------------------------------------------------------------------- */
 
-/* Adds g to a list of graphs unless it is there. */
-static void pfvm__rw_note_graph(pfvm_graph ***gs, pfvm_graph *g)
+/* Adds g to a list of graphs unless it is there; 0 when out of memory. */
+static int pfvm__rw_note_graph(pfvm_graph ***gs, pfvm_graph *g)
 {
     int i;
     for (i = 0; i < (int)stbds_arrlen(*gs); i++)
         if ((*gs)[i] == g)
-            return;
-    stbds_arrput(*gs, g);
+            return 1;
+    return pfvm__arrpush(*gs, g);
 }
 
 static pfvm__rw_graph_facts *pfvm__rw_entry(const pfvm_rewrite *rw, const pfvm_graph *g)
@@ -27407,12 +27736,18 @@ PFVM_INTERNAL pfvm_code pfvm__rw_set_fact(pfvm_rewrite *rw, const pfvm_value *v,
         pfvm__rw_graph_facts ne;
         ne.g = v->graph;
         ne.facts = NULL;
-        stbds_arrput(rw->known, ne);
+        if (!pfvm__arrpush(rw->known, ne)) {
+            rw->oom = 1;
+            return PFVM_ERR_NOMEM;
+        }
         e = &rw->known[stbds_arrlen(rw->known) - 1];
     }
     old = (int)stbds_arrlen(e->facts);
     if (v->id >= old) {
-        stbds_arrsetlen(e->facts, v->id + 1);
+        if (!pfvm__arrsetlen(e->facts, v->id + 1)) {
+            rw->oom = 1;
+            return PFVM_ERR_NOMEM;
+        }
         memset(&e->facts[old], 0, sizeof(pfvm__rw_slot) * (size_t)(v->id + 1 - old));
     }
     e->facts[v->id].v = v;
@@ -27454,7 +27789,10 @@ static pfvm_code pfvm__rw_taint_graph(void *user, pfvm_graph *g)
     for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
         pfvm_node *n = g->nodes[i];
         int tainted = 0;
-        pfvm__node_deps(n, &deps);
+        if (!pfvm__node_deps(n, &deps)) {
+            stbds_arrfree(deps);
+            return pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++) {
             const pfvm__rw_slot *f = pfvm__rw_fact_mut(rw, deps[j]);
             tainted |= pfvm__rw_overridable(deps[j]) || (f && f->tainted);
@@ -27490,13 +27828,15 @@ pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_sta
     rw->g = m->graph;
     rw->mode = mode;
     rw->st = st;
-    if (pfvm__infer_shapes_keep(m->graph, pfvm__rw_keep, rw, st)) {
+    if (pfvm__infer_shapes_keep(m->graph, pfvm__rw_keep, rw, st) || rw->oom) {
         pfvm_rw_free(rw);
-        return st ? st->code : PFVM_ERR_SHAPE;
+        return rw->oom ? pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory") : st ? st->code : PFVM_ERR_SHAPE;
     }
     pfvm__for_graphs(m->graph, pfvm__rw_has_overridable, &any);
-    if (any)
-        pfvm__for_graphs(m->graph, pfvm__rw_taint_graph, rw);
+    if (any && pfvm__for_graphs(m->graph, pfvm__rw_taint_graph, rw)) {
+        pfvm_rw_free(rw);
+        return st ? st->code : PFVM_ERR_NOMEM;
+    }
     return PFVM_OK;
 }
 
@@ -27527,14 +27867,17 @@ pfvm_code pfvm_rw_end(pfvm_rewrite *rw, int *removed)
     pfvm_node **dead = NULL;
     pfvm_code rc = PFVM_OK;
     int i, j, k;
-    for (i = 0; i < (int)stbds_arrlen(rw->edited); i++)
-        pfvm__rw_note_graph(&gs, rw->edited[i]);
+    if (rw->oom)
+        rc = pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
+    for (i = 0; !rc && i < (int)stbds_arrlen(rw->edited); i++)
+        if (!pfvm__rw_note_graph(&gs, rw->edited[i]))
+            rc = pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
     pfvm_uses_free(&rw->uses);
     rw->uses_valid = 0;
     for (i = 0; !rc && i < (int)stbds_arrlen(gs); i++) {
         pfvm_uses u;
         pfvm_graph *g = gs[i];
-        stbds_arrsetlen(dead, 0);
+        pfvm__arrtrunc(dead, 0);
         if ((rc = pfvm_uses_build(&u, g, rw->st)) != PFVM_OK)
             break;
         for (j = 0; j < (int)stbds_arrlen(rw->forwarded); j++) {
@@ -27547,11 +27890,11 @@ pfvm_code pfvm_rw_end(pfvm_rewrite *rw, int *removed)
             for (k = 0; k < n->n_outputs; k++)
                 if (n->outputs[k] && pfvm_uses_count(&u, n->outputs[k]))
                     used = 1;
-            if (!used && !seen)
-                stbds_arrput(dead, n);
+            if (!used && !seen && !pfvm__arrpush(dead, n))
+                rc = pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
         }
         pfvm_uses_free(&u);
-        if (stbds_arrlen(dead)) {
+        if (!rc && stbds_arrlen(dead)) {
             rc = pfvm_graph_remove_nodes(g, dead, (int)stbds_arrlen(dead), rw->st);
             if (removed)
                 *removed += (int)stbds_arrlen(dead);
@@ -27769,8 +28112,8 @@ pfvm_code pfvm_rw_forward(pfvm_rewrite *rw, pfvm_node *node, int i, pfvm_value *
         return rc;
     rw->changes++;
     rw->uses_valid = 0;
-    stbds_arrput(rw->forwarded, node);
-    pfvm__rw_note_graph(&rw->edited, node->graph);
+    if (!pfvm__arrpush(rw->forwarded, node) || !pfvm__rw_note_graph(&rw->edited, node->graph))
+        rw->oom = 1;
     return PFVM_OK;
 }
 
@@ -27812,7 +28155,8 @@ pfvm_node *pfvm_rw_add_node(pfvm_rewrite *rw, const char *op_type, pfvm_value *c
     n->op = def;
     n->opset = (int)opset;
     rw->n_new++;
-    pfvm__rw_note_graph(&rw->edited, g);
+    if (!pfvm__rw_note_graph(&rw->edited, g))
+        rw->oom = 1;
     return n;
 }
 
@@ -27991,7 +28335,8 @@ static pfvm_code pfvm__simplify_graph(void *user, pfvm_graph *g)
     int i, n = (int)stbds_arrlen(g->nodes);
     pfvm_rw_set_graph(rw, g);
     /* hooks append nodes: walk the nodes as they were */
-    stbds_arrsetlen(todo, n);
+    if (!pfvm__arrsetlen(todo, n))
+        return pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
     for (i = 0; i < n; i++)
         todo[i] = g->nodes[i];
     for (i = 0; i < n && !rc; i++)
@@ -28112,8 +28457,8 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     e->nv = (int)stbds_arrlen(g->values);
     e->nn = (int)stbds_arrlen(g->nodes);
     for (i = 0; i < (int)stbds_arrlen(g->inputs); i++)
-        if (!g->inputs[i]->init)
-            stbds_arrput(e->ins, g->inputs[i]);
+        if (!g->inputs[i]->init && !pfvm__arrpush(e->ins, g->inputs[i]))
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     e->varying = (unsigned char *)pfvm__calloc((size_t)stbds_arrlen(e->ins) + 1, 1);
     e->vals = (pfvm_tensor *)pfvm__calloc((size_t)e->nv + 1, sizeof *e->vals);
     e->iv = (pfvm_ival *)pfvm__calloc((size_t)e->nv + 1, sizeof *e->iv);
@@ -28163,7 +28508,7 @@ pfvm_exec *pfvm_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_status *st)
 static void pfvm__release_dynamic(pfvm_exec *e)
 {
     int i;
-    for (i = 0; i < e->nv; i++)
+    for (i = 0; e->vkind && i < e->nv; i++)
         if (e->vkind[i] == PFVM__V_DYNAMIC)
             pfvm_tensor_release(&e->vals[i]);
     e->dynamic_bytes = 0;
@@ -28345,30 +28690,31 @@ static int pfvm__input_known(const pfvm_exec *e, int i, const pfvm_tensor *t)
 /* The signature decides whether a new binding can reuse the plan: input
  * kinds, dtypes and dims, and the contents the plan read (small integer
  * inputs: the plan may have folded them). */
-static void pfvm__signature(const pfvm_exec *e, const pfvm_tensor *const *in, int n, int64_t **sig)
+static int pfvm__signature(const pfvm_exec *e, const pfvm_tensor *const *in, int n, int64_t **sig)
 {
-    int i, d;
-    stbds_arrsetlen(*sig, 0);
-    stbds_arrput(*sig, (int64_t)n); /* never empty */
-    for (i = 0; i < n; i++) {
+    int i, d, ok;
+    pfvm__arrtrunc(*sig, 0);
+    ok = pfvm__arrpush(*sig, (int64_t)n); /* never empty */
+    for (i = 0; i < n && ok; i++) {
         const pfvm_tensor *t = in[i];
-        stbds_arrput(*sig, (int64_t)t->kind);
+        ok &= pfvm__arrpush(*sig, (int64_t)t->kind);
         if (t->kind != PFVM_KIND_TENSOR) {
             /* sequences and optionals: replan each time (rare, cheap graphs) */
-            stbds_arrput(*sig, (int64_t)(intptr_t)t);
-            stbds_arrput(*sig, -7);
+            ok &= pfvm__arrpush(*sig, (int64_t)(intptr_t)t);
+            ok &= pfvm__arrpush(*sig, -7);
             continue;
         }
-        stbds_arrput(*sig, (int64_t)t->dtype);
-        stbds_arrput(*sig, (int64_t)t->rank);
+        ok &= pfvm__arrpush(*sig, (int64_t)t->dtype);
+        ok &= pfvm__arrpush(*sig, (int64_t)t->rank);
         for (d = 0; d < t->rank; d++)
-            stbds_arrput(*sig, t->dims[d]);
+            ok &= pfvm__arrpush(*sig, t->dims[d]);
         if (pfvm__input_known(e, i, t)) {
             int64_t k, numel = pfvm_tensor_numel(t);
-            for (k = 0; k < numel; k++)
-                stbds_arrput(*sig, pfvm_tensor_get_i64(t, k));
+            for (k = 0; k < numel && ok; k++)
+                ok &= pfvm__arrpush(*sig, pfvm_tensor_get_i64(t, k));
         }
     }
+    return ok;
 }
 
 static pfvm_code pfvm__check_input(const pfvm_value *v, const pfvm_tensor *t, pfvm_status *st)
@@ -28418,10 +28764,15 @@ pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, 
     for (i = 0; i < n; i++)
         if ((rc = pfvm__check_input(e->ins[i], inputs[i], st)) != PFVM_OK)
             return rc;
-    stbds_arrsetlen(e->bound, n);
+    if (!pfvm__arrsetlen(e->bound, n))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     for (i = 0; i < n; i++)
         e->bound[i] = inputs[i];
-    pfvm__signature(e, inputs, n, &sig);
+    if (!pfvm__signature(e, inputs, n, &sig) || !sig) {
+        stbds_arrfree(sig);
+        e->planned = 0;
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
     if (e->planned && stbds_arrlen(sig) == stbds_arrlen(e->sig) &&
         !memcmp(sig, e->sig, sizeof(int64_t) * stbds_arrlen(sig))) {
         stbds_arrfree(sig);
@@ -28668,7 +29019,7 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     pfvm_value **deps = NULL;
     int *order, *span;
     size_t peak = 0;
-    stbds_arrsetlen(e->entries, 0);
+    pfvm__arrtrunc(e->entries, 0);
     last = (int *)pfvm__calloc((size_t)e->nv + 1, sizeof *last);
     if (!last)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
@@ -28677,7 +29028,11 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     for (i = 0; i < e->nn; i++) {
         if (e->skip[i])
             continue; /* folded while binding: reads nothing when running */
-        pfvm__node_deps(e->g->nodes[i], &deps);
+        if (!pfvm__node_deps(e->g->nodes[i], &deps)) {
+            stbds_arrfree(deps);
+            pfvm__free(last);
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++)
             if (deps[j]->graph == e->g)
                 last[deps[j]->id] = i;
@@ -28697,7 +29052,10 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
         if (e->vkind[i] == PFVM__V_EXTERNAL || e->vkind[i] == PFVM__V_KNOWN) {
             pe.kind = e->vkind[i] == PFVM__V_KNOWN ? 1 : 3;
             pe.bytes = e->vals[i].nbytes;
-            stbds_arrput(e->entries, pe);
+            if (!pfvm__arrpush(e->entries, pe)) {
+                pfvm__free(last);
+                return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            }
             continue;
         }
         if (!v->producer)
@@ -28744,7 +29102,10 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
                 pe.kind = 2;
                 e->vkind[i] = PFVM__V_DYNAMIC;
             }
-            stbds_arrput(e->entries, pe);
+            if (!pfvm__arrpush(e->entries, pe)) {
+                pfvm__free(last);
+                return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            }
         }
     }
     pfvm__free(last);
@@ -29197,11 +29558,12 @@ pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, 
                 owned = 1;
         if (!owned) {
             void *copy = pfvm__malloc(bytes ? bytes : 1);
-            if (!copy)
+            if (!copy || !pfvm__arrpush(e->m->owned_blocks, copy)) {
+                pfvm__free(copy);
                 return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory copying training state '%s'", s->name);
+            }
             if (bytes)
                 memcpy(copy, t->data, bytes);
-            stbds_arrput(e->m->owned_blocks, copy);
             t->data = copy;
             t->nbytes = bytes;
         }
@@ -29214,7 +29576,8 @@ pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, 
         }
     f.state = s;
     f.next = n;
-    stbds_arrput(e->feedback, f);
+    if (!pfvm__arrpush(e->feedback, f))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     return PFVM_OK;
 }
 
@@ -29263,7 +29626,10 @@ PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph 
         }
         ch.g = g;
         ch.e = c;
-        stbds_arrput(parent->children, ch);
+        if (!pfvm__arrpush(parent->children, ch)) {
+            pfvm_exec_free(c);
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        }
     }
     /* outer-scope values may change between calls (loop-carried): replan */
     c->planned = 0;
@@ -29486,12 +29852,14 @@ static int *pfvm__fz_dst(pfvm_fuse_ctx *f, int o)
     return d && *d < 0 ? d : NULL;
 }
 
-/* A new slot (sink: the index of the reduction making it, or -1). */
+/* A new slot (sink: the index of the reduction making it, or -1); -1
+ * when out of memory. */
 static int pfvm__fz_new_slot(pfvm_fuse_ctx *f, int sink)
 {
     if (!f->prog)
         return f->n_slots++;
-    stbds_arrput(f->prog->slot_sink, sink);
+    if (!pfvm__arrpush(f->prog->slot_sink, sink))
+        return -1;
     return f->prog->n_slots++;
 }
 
@@ -29510,10 +29878,13 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, co
             return pfvm_fuse_refuse(f, "instruction reads an undefined operand");
     if (size)
         memcpy(&ins.p, params, size);
-    *dst = pfvm__fz_new_slot(f, -1);
+    if (f->prog && !pfvm__arrreserve(f->prog->ins, (size_t)stbds_arrlen(f->prog->ins) + 1))
+        return pfvm_fuse_refuse(f, "out of memory");
+    if ((*dst = pfvm__fz_new_slot(f, -1)) < 0)
+        return pfvm_fuse_refuse(f, "out of memory");
     if (f->prog) {
         ins.d = *dst;
-        stbds_arrput(f->prog->ins, ins);
+        stbds_arrput(f->prog->ins, ins); /* reserved above */
     }
     return PFVM_OK;
 }
@@ -29571,9 +29942,13 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_reduce(pfvm_fuse_ctx *f, int d, int src, const
         memcpy(k.axes, axes, sizeof(int64_t) * (size_t)n_axes);
     k.n_axes = n_axes;
     k.keepdims = keepdims != 0;
+    if (f->prog && !pfvm__arrreserve(f->prog->sinks, (size_t)stbds_arrlen(f->prog->sinks) + 1))
+        return pfvm_fuse_refuse(f, "out of memory");
     k.slot = *dst = pfvm__fz_new_slot(f, f->prog ? (int)stbds_arrlen(f->prog->sinks) : 0);
+    if (*dst < 0)
+        return pfvm_fuse_refuse(f, "out of memory");
     if (f->prog)
-        stbds_arrput(f->prog->sinks, k);
+        stbds_arrput(f->prog->sinks, k); /* reserved above */
     return PFVM_OK;
 }
 
@@ -29653,8 +30028,10 @@ static int pfvm__fz_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, p
     }
     for (i = 0; ok && i < (int)stbds_arrlen(body->nodes); i++) {
         const pfvm_node *n = body->nodes[i];
-        stbds_arrsetlen(in, n->n_inputs);
-        stbds_arrsetlen(out, n->n_outputs);
+        if (!pfvm__arrsetlen(in, n->n_inputs) || !pfvm__arrsetlen(out, n->n_outputs)) {
+            ok = 0;
+            break;
+        }
         for (j = 0; j < n->n_inputs; j++)
             in[j] = n->inputs[j] && n->inputs[j]->graph == body ? &iv[n->inputs[j]->id] : NULL;
         for (j = 0; j < n->n_outputs; j++)
@@ -29823,7 +30200,10 @@ static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_
         vslot[i] = -1;
     for (i = 0; i < n_in; i++) {
         vslot[body->inputs[i]->id] = i;
-        stbds_arrput(p->slot_sink, -1);
+        if (!pfvm__arrpush(p->slot_sink, -1)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
     }
     p->n_slots = n_in;
     /* a head: one out-fusable node without a hook that reads only group
@@ -29850,7 +30230,10 @@ static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_
             p->head_in[j] = n->inputs[j] ? vslot[n->inputs[j]->id] : -1;
         vslot[n->outputs[0]->id] = n_in;
         p->in_dtype[n_in] = PFVM_FLOAT;
-        stbds_arrput(p->slot_sink, -1);
+        if (!pfvm__arrpush(p->slot_sink, -1)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
         p->n_slots = p->n_ld = n_in + 1;
     }
     for (i = 0; ok && i < (int)stbds_arrlen(body->nodes); i++) {
@@ -29869,9 +30252,11 @@ static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_
             vslot[n->outputs[0]->id] = vslot[n->inputs[0]->id];
             continue;
         }
-        stbds_arrsetlen(in_slot, n->n_inputs + 1);
-        stbds_arrsetlen(ndt, n->n_inputs + 1);
-        stbds_arrsetlen(nconst, n->n_inputs + 1);
+        if (!pfvm__arrsetlen(in_slot, n->n_inputs + 1) || !pfvm__arrsetlen(ndt, n->n_inputs + 1) ||
+            !pfvm__arrsetlen(nconst, n->n_inputs + 1)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
         for (j = 0; j < n->n_inputs; j++) {
             const pfvm_value *v = n->inputs[j];
             int local = v && v->graph == body;
@@ -30787,8 +31172,10 @@ static pfvm_code pfvm__fz_infer(pfvm_ictx *c)
             iv[body->inputs[i]->id] = *c->in[i];
     for (i = 0; !rc && i < (int)stbds_arrlen(body->nodes); i++) {
         const pfvm_node *n = body->nodes[i];
-        stbds_arrsetlen(in, n->n_inputs + 1);
-        stbds_arrsetlen(out, n->n_outputs + 1);
+        if (!pfvm__arrsetlen(in, n->n_inputs + 1) || !pfvm__arrsetlen(out, n->n_outputs + 1)) {
+            rc = pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+            break;
+        }
         for (j = 0; j < n->n_inputs; j++)
             in[j] = n->inputs[j] && n->inputs[j]->graph == body ? &iv[n->inputs[j]->id] : NULL;
         for (j = 0; j < n->n_outputs; j++)
@@ -30961,17 +31348,19 @@ static int pfvm__symplan_ge(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b
     return d && pfvm_sym_proven_nonneg(d);
 }
 
-void pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out)
+int pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out)
 {
     int j;
-    pfvm__node_deps(n, out);
+    if (!pfvm__node_deps(n, out))
+        return 0;
     if (!n->op || !(n->op->flags & PFVM_OP_SHAPE_ONLY))
-        return;
+        return 1;
     for (j = 0; j < (int)stbds_arrlen(*out);)
         if ((*out)[j]->type.kind == PFVM_KIND_TENSOR && (*out)[j]->type.shape.rank >= 0)
             stbds_arrdel(*out, j);
         else
             j++;
+    return 1;
 }
 
 /* Element count (hash-consed: equal counts are the same pointer). */
@@ -31013,7 +31402,11 @@ static int *pfvm__symplan_last_use(const pfvm_graph *g, int n_nodes)
     for (i = 0; i < nv; i++)
         last[i] = -1;
     for (i = 0; i < n_nodes; i++) {
-        pfvm__node_data_deps(g->nodes[i], &deps);
+        if (!pfvm__node_data_deps(g->nodes[i], &deps)) {
+            stbds_arrfree(deps);
+            pfvm__free(last);
+            return NULL;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++)
             if (deps[j]->graph == g)
                 last[deps[j]->id] = i;
@@ -31054,7 +31447,8 @@ static int pfvm__symplan_place(pfvm_symtab *t, pfvm__symslot **slots, pfvm_sympl
     }
     s.size = e->bytes;
     s.busy_until = e->last;
-    stbds_arrput(*slots, s);
+    if (!pfvm__arrpush(*slots, s))
+        return -1;
     return n;
 }
 
@@ -31080,7 +31474,10 @@ static const pfvm_sym *pfvm__symplan_peak(pfvm_symtab *t, const pfvm_symplan *p)
                 stbds_arrdel(cand, j);
             else
                 j++;
-        stbds_arrput(cand, live);
+        if (!pfvm__arrpush(cand, live)) {
+            peak = NULL;
+            break;
+        }
     }
     for (j = 0; j < (int)stbds_arrlen(cand) && peak; j++)
         peak = pfvm_sym_max(t, peak, cand[j]);
@@ -31128,7 +31525,7 @@ pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *
     unsigned char *known;
     pfvm_symtab *t = g->model->syms;
     int n_nodes = (int)stbds_arrlen(g->nodes), i, j, k;
-    int *last;
+    int *last, oom = 0;
     pfvm__symslot *slots = NULL;
     const pfvm_sym **offsets = NULL;
     pfvm_symplan_entry *entries = NULL;
@@ -31160,25 +31557,30 @@ pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *
                 p->n_dynamic++;
                 continue;
             }
-            stbds_arrput(entries, e);
+            if (!pfvm__arrpush(entries, e))
+                oom = 1;
         }
     }
     pfvm__free(last);
     pfvm__free(known);
-    for (i = 0; i < (int)stbds_arrlen(entries); i++) {
+    for (i = 0; i < (int)stbds_arrlen(entries) && !oom; i++) {
         int x = pfvm__symplan_in_place_of(entries, i);
         if (x >= 0) {
             entries[i].in_place = 1;
             entries[i].slot = entries[x].slot;
             slots[entries[x].slot].busy_until = entries[i].last;
-        } else {
-            entries[i].slot = pfvm__symplan_place(t, &slots, &entries[i]);
+        } else if ((entries[i].slot = pfvm__symplan_place(t, &slots, &entries[i])) < 0) {
+            oom = 1;
+            break;
         }
     }
     /* slots are laid out in creation order: offsets are prefix sums */
-    p->arena = pfvm_sym_const(t, 0);
+    p->arena = oom ? NULL : pfvm_sym_const(t, 0);
     for (k = 0; k < (int)stbds_arrlen(slots) && p->arena; k++) {
-        stbds_arrput(offsets, p->arena);
+        if (!pfvm__arrpush(offsets, p->arena)) {
+            p->arena = NULL;
+            break;
+        }
         p->arena = pfvm_sym_add(t, p->arena, slots[k].size);
     }
     for (i = 0; i < (int)stbds_arrlen(entries) && p->arena; i++)

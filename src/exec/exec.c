@@ -75,8 +75,8 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     e->nv = (int)stbds_arrlen(g->values);
     e->nn = (int)stbds_arrlen(g->nodes);
     for (i = 0; i < (int)stbds_arrlen(g->inputs); i++)
-        if (!g->inputs[i]->init)
-            stbds_arrput(e->ins, g->inputs[i]);
+        if (!g->inputs[i]->init && !pfvm__arrpush(e->ins, g->inputs[i]))
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     e->varying = (unsigned char *)pfvm__calloc((size_t)stbds_arrlen(e->ins) + 1, 1);
     e->vals = (pfvm_tensor *)pfvm__calloc((size_t)e->nv + 1, sizeof *e->vals);
     e->iv = (pfvm_ival *)pfvm__calloc((size_t)e->nv + 1, sizeof *e->iv);
@@ -126,7 +126,7 @@ pfvm_exec *pfvm_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_status *st)
 static void pfvm__release_dynamic(pfvm_exec *e)
 {
     int i;
-    for (i = 0; i < e->nv; i++)
+    for (i = 0; e->vkind && i < e->nv; i++)
         if (e->vkind[i] == PFVM__V_DYNAMIC)
             pfvm_tensor_release(&e->vals[i]);
     e->dynamic_bytes = 0;
@@ -308,30 +308,31 @@ static int pfvm__input_known(const pfvm_exec *e, int i, const pfvm_tensor *t)
 /* The signature decides whether a new binding can reuse the plan: input
  * kinds, dtypes and dims, and the contents the plan read (small integer
  * inputs: the plan may have folded them). */
-static void pfvm__signature(const pfvm_exec *e, const pfvm_tensor *const *in, int n, int64_t **sig)
+static int pfvm__signature(const pfvm_exec *e, const pfvm_tensor *const *in, int n, int64_t **sig)
 {
-    int i, d;
-    stbds_arrsetlen(*sig, 0);
-    stbds_arrput(*sig, (int64_t)n); /* never empty */
-    for (i = 0; i < n; i++) {
+    int i, d, ok;
+    pfvm__arrtrunc(*sig, 0);
+    ok = pfvm__arrpush(*sig, (int64_t)n); /* never empty */
+    for (i = 0; i < n && ok; i++) {
         const pfvm_tensor *t = in[i];
-        stbds_arrput(*sig, (int64_t)t->kind);
+        ok &= pfvm__arrpush(*sig, (int64_t)t->kind);
         if (t->kind != PFVM_KIND_TENSOR) {
             /* sequences and optionals: replan each time (rare, cheap graphs) */
-            stbds_arrput(*sig, (int64_t)(intptr_t)t);
-            stbds_arrput(*sig, -7);
+            ok &= pfvm__arrpush(*sig, (int64_t)(intptr_t)t);
+            ok &= pfvm__arrpush(*sig, -7);
             continue;
         }
-        stbds_arrput(*sig, (int64_t)t->dtype);
-        stbds_arrput(*sig, (int64_t)t->rank);
+        ok &= pfvm__arrpush(*sig, (int64_t)t->dtype);
+        ok &= pfvm__arrpush(*sig, (int64_t)t->rank);
         for (d = 0; d < t->rank; d++)
-            stbds_arrput(*sig, t->dims[d]);
+            ok &= pfvm__arrpush(*sig, t->dims[d]);
         if (pfvm__input_known(e, i, t)) {
             int64_t k, numel = pfvm_tensor_numel(t);
-            for (k = 0; k < numel; k++)
-                stbds_arrput(*sig, pfvm_tensor_get_i64(t, k));
+            for (k = 0; k < numel && ok; k++)
+                ok &= pfvm__arrpush(*sig, pfvm_tensor_get_i64(t, k));
         }
     }
+    return ok;
 }
 
 static pfvm_code pfvm__check_input(const pfvm_value *v, const pfvm_tensor *t, pfvm_status *st)
@@ -381,10 +382,15 @@ pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, 
     for (i = 0; i < n; i++)
         if ((rc = pfvm__check_input(e->ins[i], inputs[i], st)) != PFVM_OK)
             return rc;
-    stbds_arrsetlen(e->bound, n);
+    if (!pfvm__arrsetlen(e->bound, n))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     for (i = 0; i < n; i++)
         e->bound[i] = inputs[i];
-    pfvm__signature(e, inputs, n, &sig);
+    if (!pfvm__signature(e, inputs, n, &sig) || !sig) {
+        stbds_arrfree(sig);
+        e->planned = 0;
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
     if (e->planned && stbds_arrlen(sig) == stbds_arrlen(e->sig) &&
         !memcmp(sig, e->sig, sizeof(int64_t) * stbds_arrlen(sig))) {
         stbds_arrfree(sig);
@@ -631,7 +637,7 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     pfvm_value **deps = NULL;
     int *order, *span;
     size_t peak = 0;
-    stbds_arrsetlen(e->entries, 0);
+    pfvm__arrtrunc(e->entries, 0);
     last = (int *)pfvm__calloc((size_t)e->nv + 1, sizeof *last);
     if (!last)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
@@ -640,7 +646,11 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     for (i = 0; i < e->nn; i++) {
         if (e->skip[i])
             continue; /* folded while binding: reads nothing when running */
-        pfvm__node_deps(e->g->nodes[i], &deps);
+        if (!pfvm__node_deps(e->g->nodes[i], &deps)) {
+            stbds_arrfree(deps);
+            pfvm__free(last);
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++)
             if (deps[j]->graph == e->g)
                 last[deps[j]->id] = i;
@@ -660,7 +670,10 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
         if (e->vkind[i] == PFVM__V_EXTERNAL || e->vkind[i] == PFVM__V_KNOWN) {
             pe.kind = e->vkind[i] == PFVM__V_KNOWN ? 1 : 3;
             pe.bytes = e->vals[i].nbytes;
-            stbds_arrput(e->entries, pe);
+            if (!pfvm__arrpush(e->entries, pe)) {
+                pfvm__free(last);
+                return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            }
             continue;
         }
         if (!v->producer)
@@ -707,7 +720,10 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
                 pe.kind = 2;
                 e->vkind[i] = PFVM__V_DYNAMIC;
             }
-            stbds_arrput(e->entries, pe);
+            if (!pfvm__arrpush(e->entries, pe)) {
+                pfvm__free(last);
+                return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            }
         }
     }
     pfvm__free(last);
@@ -1160,11 +1176,12 @@ pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, 
                 owned = 1;
         if (!owned) {
             void *copy = pfvm__malloc(bytes ? bytes : 1);
-            if (!copy)
+            if (!copy || !pfvm__arrpush(e->m->owned_blocks, copy)) {
+                pfvm__free(copy);
                 return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory copying training state '%s'", s->name);
+            }
             if (bytes)
                 memcpy(copy, t->data, bytes);
-            stbds_arrput(e->m->owned_blocks, copy);
             t->data = copy;
             t->nbytes = bytes;
         }
@@ -1177,7 +1194,8 @@ pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, 
         }
     f.state = s;
     f.next = n;
-    stbds_arrput(e->feedback, f);
+    if (!pfvm__arrpush(e->feedback, f))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     return PFVM_OK;
 }
 
@@ -1226,7 +1244,10 @@ PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph 
         }
         ch.g = g;
         ch.e = c;
-        stbds_arrput(parent->children, ch);
+        if (!pfvm__arrpush(parent->children, ch)) {
+            pfvm_exec_free(c);
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        }
     }
     /* outer-scope values may change between calls (loop-carried): replan */
     c->planned = 0;

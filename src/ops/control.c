@@ -62,7 +62,10 @@ static pfvm_code pfvm__cf_seq_push(pfvm_kctx *k, pfvm_tensor *seq, const pfvm_te
     pfvm_tensor *c = pfvm_tensor_clone(x, k->st);
     if (!c)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    stbds_arrput(seq->elems, c);
+    if (!pfvm__arrpush(seq->elems, c)) {
+        pfvm_tensor_free(c);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    }
     if (x->kind == PFVM_KIND_TENSOR)
         seq->elem_dtype = seq->dtype = x->dtype;
     return PFVM_OK;
@@ -433,10 +436,14 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
     n_scan = (int)stbds_arrlen(body->outputs) - 1 - n_carried;
     if (n_scan < 0 || k->n_out != n_carried + n_scan)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body's outputs do not match the loop");
-    stbds_arrsetlen(cur, n_carried);
-    stbds_arrsetlen(outs, 1 + n_carried + n_scan);
-    stbds_arrsetlen(ins, 2 + n_carried);
-    stbds_arrsetlen(scans, n_scan);
+    if (!pfvm__arrsetlen(cur, n_carried) || !pfvm__arrsetlen(outs, 1 + n_carried + n_scan) ||
+        !pfvm__arrsetlen(ins, 2 + n_carried) || !pfvm__arrsetlen(scans, n_scan)) {
+        stbds_arrfree(cur);
+        stbds_arrfree(outs);
+        stbds_arrfree(ins);
+        stbds_arrfree(scans);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    }
     for (j = 0; j < n_scan; j++)
         scans[j] = NULL;
     for (j = 0; j < n_carried; j++)
@@ -470,7 +477,11 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
             cur[j] = outs[1 + j];
         }
         for (j = 0; j < n_scan; j++)
-            stbds_arrput(scans[j], outs[1 + n_carried + j]);
+            if (!pfvm__arrpush(scans[j], outs[1 + n_carried + j])) {
+                pfvm_tensor_free(outs[1 + n_carried + j]);
+                rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory after %lld iterations",
+                                   (long long)it);
+            }
     }
     for (j = 0; !rc && j < n_carried; j++) {
         if (k->out[j]) {
@@ -587,11 +598,15 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "scan inputs differ in length");
         T = x->dims[ax];
     }
-    stbds_arrsetlen(state, n);
-    stbds_arrsetlen(outs, n + n_out_scan);
-    stbds_arrsetlen(ins, n + m);
-    stbds_arrsetlen(slices, m);
-    stbds_arrsetlen(scans, n_out_scan);
+    if (!pfvm__arrsetlen(state, n) || !pfvm__arrsetlen(outs, n + n_out_scan) || !pfvm__arrsetlen(ins, n + m) ||
+        !pfvm__arrsetlen(slices, m) || !pfvm__arrsetlen(scans, n_out_scan)) {
+        stbds_arrfree(state);
+        stbds_arrfree(outs);
+        stbds_arrfree(ins);
+        stbds_arrfree(slices);
+        stbds_arrfree(scans);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    }
     for (j = 0; j < n_out_scan; j++)
         scans[j] = NULL;
     for (j = 0; j < m; j++)
@@ -624,7 +639,10 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
             state[j] = outs[j];
         }
         for (j = 0; j < n_out_scan; j++)
-            stbds_arrput(scans[j], outs[n + j]);
+            if (!pfvm__arrpush(scans[j], outs[n + j])) {
+                pfvm_tensor_free(outs[n + j]);
+                rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+            }
     }
     for (j = 0; !rc && j < n; j++)
         if (k->out[j]) {
@@ -672,8 +690,11 @@ static pfvm_code pfvm__cf_k_scan8(pfvm_kctx *k)
     if (n_in < 1 || !k->in[1] || k->in[1]->rank < 1)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "needs inputs with a batch axis");
     B = k->in[1]->dims[0];
-    stbds_arrsetlen(slices, n_in);
-    stbds_arrsetlen(results, (size_t)(B * k->n_out));
+    if (B < 0 || B > INT32_MAX || !pfvm__arrsetlen(slices, n_in) || !pfvm__arrsetlen(results, (size_t)(B * k->n_out))) {
+        stbds_arrfree(slices);
+        stbds_arrfree(results);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    }
     memset(results, 0, sizeof(pfvm_tensor *) * (size_t)(B * k->n_out));
     for (j = 0; j < n_in; j++)
         slices[j] = NULL;
@@ -966,7 +987,10 @@ static pfvm_code pfvm__cf_k_split_to_seq(pfvm_kctx *k)
             for (p = 0; p < size; p++)
                 memcpy((char *)part->data + (size_t)((o * size + p) * inner) * es,
                        (const char *)x->data + (size_t)((o * len + at + p) * inner) * es, (size_t)inner * es);
-        stbds_arrput(s->elems, part);
+        if (!pfvm__arrpush(s->elems, part)) {
+            pfvm_tensor_free(part);
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+        }
         at += size;
     }
     return PFVM_OK;
@@ -1076,8 +1100,12 @@ static pfvm_code pfvm__cf_k_seq_map(pfvm_kctx *k)
         if (pfvm__exec_subgraph(k->exec, a->g, ins, k->n_in, outs, k->n_out, k->st))
             return k->st ? k->st->code : PFVM_ERR_RUNTIME;
         for (j = 0; j < k->n_out; j++) {
-            stbds_arrput(k->out[j]->elems, outs[j]);
             k->out[j]->elem_dtype = k->out[j]->dtype = outs[j]->dtype;
+            if (!pfvm__arrpush(k->out[j]->elems, outs[j])) {
+                for (; j < k->n_out; j++)
+                    pfvm_tensor_free(outs[j]);
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+            }
         }
     }
     return PFVM_OK;
