@@ -90,25 +90,31 @@ expect_error_matching() {
         bad "$what: exit $status: $(head -c 300 "$tmp/err")"
     fi
 }
-while IFS='|' read -r name pattern; do
+while IFS='|' read -r name inputs pattern; do
     case "$name" in "#"* | "") continue ;; esac
+    set --
+    for f in "$H/${inputs}"_input_*.pb; do set -- "$@" -i "$f"; done
     for o in "" --no-opt; do
-        expect_error_matching "hostile $name run $o" "$pattern" "$INTERP" run "$H/$name.onnx" -i "$H/tfidf_input.pb" -o "$tmp/o" $o
+        expect_error_matching "hostile $name run $o" "$pattern" "$INTERP" run "$H/$name.onnx" "$@" -o "$tmp/o" $o
     done
     expect_error_matching "hostile $name shapes" "$pattern" "$INTERP" shapes "$H/$name.onnx"
 done <<'TABLE'
-tfidf_negative_count|ngram_counts\[1\] = -1000000 is outside the pool
-tfidf_large_count|ngram_counts\[1\] = 1000000 is outside the pool
-tfidf_index_int64_max|ngram_indexes\[2\] = 9223372036854775807 is not an output column
+tfidf_negative_count|tfidf|ngram_counts\[1\] = -1000000 is outside the pool
+tfidf_large_count|tfidf|ngram_counts\[1\] = 1000000 is outside the pool
+tfidf_index_int64_max|tfidf|ngram_indexes\[2\] = 9223372036854775807 is not an output column
+conv_pads_int64_max|conv|pads 9223372036854775807, 1 past 2^31
+convtranspose_strides_int64_max|convtranspose|stride 9223372036854775807, .* past 2^31
+maxpool_pads_int64_max|maxpool|pads 2, 9223372036854775807 past 2^31
+roialign_sampling_ratio_int64_max|roialign|sampling_ratio must be in \[0, 65536\]
 TABLE
 # Resource limits: the 7.5 GB output fails at bind under the default limit
 # of 4 GiB per tensor, and --max-memory sets firmware-sized limits.
 for o in "" --no-opt; do
     expect_error_matching "hostile tfidf_huge_output $o" "output 'Y' needs 7515865040 bytes, over the limit of 4294967296 bytes per tensor" \
-        "$INTERP" run "$H/tfidf_huge_output.onnx" -i "$H/tfidf_input.pb" -o "$tmp/o" $o
+        "$INTERP" run "$H/tfidf_huge_output.onnx" -i "$H/tfidf_input_0.pb" -o "$tmp/o" $o
 done
 expect_error_matching "--max-memory 1M" "over the limit of 1048576 bytes per tensor" \
-    "$INTERP" run "$H/tfidf_huge_output.onnx" -i "$H/tfidf_input.pb" -o "$tmp/o" --max-memory 1M
+    "$INTERP" run "$H/tfidf_huge_output.onnx" -i "$H/tfidf_input_0.pb" -o "$tmp/o" --max-memory 1M
 expect_error_matching "--max-memory 10k" "over the limit of 10240 bytes" \
     "$INTERP" run "$MODEL/model.onnx" -i "$MODEL/test_data_set_0/input_0.pb" -o "$tmp/o" --max-memory 10k
 if "$INTERP" run "$MODEL/model.onnx" -i "$MODEL/test_data_set_0/input_0.pb" -o "$tmp/o" --max-memory 4M --quiet >"$tmp/out" 2>&1; then ok; else bad "--max-memory 4M: $(head -c 300 "$tmp/out")"; fi

@@ -37,7 +37,7 @@ static void test_huge_output(void)
     pfvm_status st;
     pfvm_allocator hook = {counting_realloc, NULL};
     pfvm_model *m = pfvm_onnx_load_file("tests/hostile/tfidf_huge_output.onnx", 0, &st);
-    pfvm_tensor *x = pfvm_onnx_read_value_file("tests/hostile/tfidf_input.pb", PFVM_KIND_TENSOR, &st);
+    pfvm_tensor *x = pfvm_onnx_read_value_file("tests/hostile/tfidf_input_0.pb", PFVM_KIND_TENSOR, &st);
     pfvm_exec *e;
     pfvm_limits l;
     CHECK(m && x);
