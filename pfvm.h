@@ -6334,6 +6334,8 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
     int64_t iter_v = 0;
     uint8_t cond_v = 1;
     pfvm_code rc = PFVM_OK;
+    /* the scan outputs kept so far count against the executor's total */
+    size_t kept = 0, limit = k->exec ? pfvm_exec_limits(k->exec).max_total_bytes : pfvm_limits_default().max_total_bytes;
     if (!body || n_carried < 0)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body or the M and cond input slots are missing");
     n_scan = (int)stbds_arrlen(body->outputs) - 1 - n_carried;
@@ -6379,12 +6381,20 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
             pfvm_tensor_free(cur[j]);
             cur[j] = outs[1 + j];
         }
-        for (j = 0; j < n_scan; j++)
-            if (!pfvm__arrpush(scans[j], outs[1 + n_carried + j])) {
-                pfvm_tensor_free(outs[1 + n_carried + j]);
-                rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory after %lld iterations",
-                                   (long long)it);
+        for (j = 0; j < n_scan; j++) {
+            pfvm_tensor *y = outs[1 + n_carried + j];
+            if (rc || !pfvm__arrpush(scans[j], y)) {
+                pfvm_tensor_free(y);
+                if (!rc)
+                    rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory after %lld iterations",
+                                       (long long)it);
+                continue;
             }
+            if (!pfvm__add_size(kept, y->nbytes, &kept) || kept > limit)
+                rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM,
+                                   "the scan outputs of %lld iterations take more than the limit of %zu bytes in all",
+                                   (long long)it + 1, limit);
+        }
     }
     for (j = 0; !rc && j < n_carried; j++) {
         if (k->out[j]) {

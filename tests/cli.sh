@@ -118,6 +118,12 @@ expect_error_matching "--max-memory 1M" "over the limit of 1048576 bytes per ten
 expect_error_matching "--max-memory 10k" "over the limit of 10240 bytes" \
     "$INTERP" run "$MODEL/model.onnx" -i "$MODEL/test_data_set_0/input_0.pb" -o "$tmp/o" --max-memory 10k
 if "$INTERP" run "$MODEL/model.onnx" -i "$MODEL/test_data_set_0/input_0.pb" -o "$tmp/o" --max-memory 4M --quiet >"$tmp/out" 2>&1; then ok; else bad "--max-memory 4M: $(head -c 300 "$tmp/out")"; fi
+# A Loop with M = INT64_MAX and a condition that stays true, keeping 4 MB of
+# scan output per iteration: its kept outputs count against the limit.
+for o in "" --no-opt; do
+    expect_error_matching "hostile loop_endless_scan $o" "scan outputs of 17 iterations take more than the limit of 67108864 bytes" \
+        "$INTERP" run "$H/loop_endless_scan.onnx" -o "$tmp/o" --max-memory 64M $o
+done
 expect_clean_error "bad --max-memory" "$INTERP" run "$MODEL/model.onnx" --max-memory lots
 expect_clean_error "--max-memory on opt" "$INTERP" opt "$MODEL/model.onnx" -o "$tmp/o.onnx" --max-memory 1M
 
