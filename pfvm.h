@@ -6423,10 +6423,18 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
 
 static int64_t pfvm__cf_attr_at(const pfvm_node *n, const char *name, int i, int64_t def);
 
+/* num_scan_inputs as an int: 0 (rejected by the callers) when it is not
+ * in [1, the node's input count]. */
+static int pfvm__cf_num_scan_inputs(const pfvm_node *n)
+{
+    int64_t m = pfvm_node_attr_int(n, "num_scan_inputs", 0);
+    return m >= 1 && m <= n->n_inputs ? (int)m : 0;
+}
+
 static pfvm_code pfvm__cf_infer_scan(pfvm_ictx *c)
 {
     int first = c->node->opset < 9; /* opset 8 starts with sequence_lens and has a batch axis */
-    int m = (int)pfvm_node_attr_int(c->node, "num_scan_inputs", 0);
+    int m = pfvm__cf_num_scan_inputs(c->node);
     int j, d, n_state = c->n_in - first - m, n_body_out;
     const pfvm_attr *g = pfvm_node_attr(c->node, "body");
     pfvm_graph *body = g ? g->g : NULL;
@@ -6495,7 +6503,7 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
 {
     const pfvm_attr *a = pfvm_node_attr(k->node, "body");
     const pfvm_graph *body = a ? a->g : NULL;
-    int m = (int)pfvm_node_attr_int(k->node, "num_scan_inputs", 0), n = k->n_in - m, n_out_scan = k->n_out - n, j;
+    int m = pfvm__cf_num_scan_inputs(k->node), n = k->n_in - m, n_out_scan = k->n_out - n, j;
     int64_t T = -1, t;
     pfvm_tensor **state = NULL, **outs = NULL, ***scans = NULL, **slices = NULL;
     const pfvm_tensor **ins = NULL;
