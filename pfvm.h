@@ -26314,7 +26314,8 @@ static pfvm_code pfvm__rc_analyse(pfvm__rc *R)
         int keep = i < R->nf && (!n->op || (n->op->flags & PFVM_OP_NONDETERMINISTIC) || pfvm__rc_has_subgraph(n));
         double f = pfvm_node_flops(n, R->b);
         R->flops[i] = f > 0 ? f : 0;
-        pfvm__node_data_deps(n, &R->deps[i]);
+        if (!pfvm__node_data_deps(n, &R->deps[i]))
+            return pfvm__fail(R->st, PFVM_ERR_NOMEM, "recompute: out of memory");
         for (j = 0; j < n->n_outputs; j++) {
             const pfvm_value *v = n->outputs[j];
             if (!v)
@@ -26442,8 +26443,11 @@ static pfvm_code pfvm__rc_copy_node(pfvm__rc *R, const unsigned char *kept, int 
     pfvm_node *c;
     char name[256];
     int i;
-    stbds_arrsetlen(in, src->n_inputs + 1);
-    stbds_arrsetlen(out, src->n_outputs + 1);
+    if (!pfvm__arrsetlen(in, src->n_inputs + 1) || !pfvm__arrsetlen(out, src->n_outputs + 1)) {
+        stbds_arrfree(in);
+        stbds_arrfree(out);
+        return pfvm__fail(R->st, PFVM_ERR_NOMEM, "recompute: out of memory");
+    }
     for (i = 0; i < src->n_inputs; i++)
         in[i] = src->inputs[i] ? pfvm__rc_read(R, kept, src->inputs[i], step) : NULL;
     for (i = 0; i < src->n_outputs; i++) {
@@ -26474,7 +26478,8 @@ static pfvm_code pfvm__rc_copy_node(pfvm__rc *R, const unsigned char *kept, int 
     c->op = src->op;
     c->opset = src->opset;
     c->overload = src->overload;
-    stbds_arrput(*order, c);
+    if (!pfvm__arrpush(*order, c))
+        return pfvm__fail(R->st, PFVM_ERR_NOMEM, "recompute: out of memory");
     return PFVM_OK;
 }
 
@@ -26491,7 +26496,8 @@ static void pfvm__rc_note_in_place(pfvm__rc *R, const unsigned char *kept, const
     e.x = n->inputs[0]->id;
     e.x_clone = reads_clones && pfvm__rc_dropped(R, kept, n->inputs[0]);
     e.y = n->outputs[0]->id;
-    stbds_arrput(R->in_place, e);
+    if (!pfvm__arrpush(R->in_place, e) && !R->rc)
+        R->rc = pfvm__fail(R->st, PFVM_ERR_NOMEM, "recompute: out of memory");
 }
 
 /* Recomputes dropped value v (and, first, what its producer reads). */
@@ -26532,7 +26538,7 @@ static double pfvm__rc_schedule(pfvm__rc *R, const unsigned char *kept, double *
     *extra = 0;
     *copies = 0;
     R->n_steps = 0;
-    stbds_arrsetlen(R->in_place, 0);
+    pfvm__arrtrunc(R->in_place, 0);
     for (i = 0; i < R->nv; i++) {
         R->clone_step[i] = -1;
         R->last_orig[i] = R->last_clone[i] = -1;
@@ -26556,8 +26562,8 @@ static double pfvm__rc_schedule(pfvm__rc *R, const unsigned char *kept, double *
             if (R->rewriting && r != v)
                 pfvm__rc_redirect(n, v, r);
         }
-        if (R->rewriting)
-            stbds_arrput(*order, n);
+        if (R->rewriting && !pfvm__arrpush(*order, n) && !R->rc)
+            R->rc = pfvm__fail(R->st, PFVM_ERR_NOMEM, "recompute: out of memory");
     }
     if (R->rc)
         return -1;
@@ -26809,22 +26815,23 @@ static void pfvm__rc_prune(pfvm__rc_state **front)
             f[m++] = f[(int)((double)i * (k - 1) / (PFVM__RC_FRONT - 1))];
         k = m;
     }
-    stbds_arrsetlen(*front, k);
+    pfvm__arrtrunc(*front, k);
 }
 
 /* The cuts to keep so that every group's estimate fits `limit`, with the
  * fewest recomputed operations; 0 when none does. */
 static int pfvm__rc_dp(const pfvm__rc_tables *T, double limit, unsigned char *chosen)
 {
-    int n = T->n, i, j, e, best = -1, ok = 0;
+    int n = T->n, i, j, e, best = -1, ok = 0, oom = 0;
     pfvm__rc_state **front = (pfvm__rc_state **)pfvm__calloc((size_t)n, sizeof *front), s;
     if (!front)
         return 0;
     memset(&s, 0, sizeof s);
     s.from = -1;
-    stbds_arrput(front[0], s);
-    for (j = 1; j < n; j++) {
-        for (i = j - 1; i >= 0; i--) {
+    /* out of memory: no plan, as when none fits */
+    oom = !pfvm__arrpush(front[0], s);
+    for (j = 1; j < n && !oom; j++) {
+        for (i = j - 1; i >= 0 && !oom; i--) {
             double mem = T->mem[i * n + j];
             if (mem < 0)
                 break;
@@ -26836,12 +26843,15 @@ static int pfvm__rc_dp(const pfvm__rc_tables *T, double limit, unsigned char *ch
                 s.ops = x->ops + T->ops[i * n + j];
                 s.from = i;
                 s.at = e;
-                stbds_arrput(front[j], s);
+                if (!pfvm__arrpush(front[j], s)) {
+                    oom = 1;
+                    break;
+                }
             }
         }
         pfvm__rc_prune(&front[j]);
     }
-    for (e = 0; e < (int)stbds_arrlen(front[n - 1]); e++)
+    for (e = 0; !oom && e < (int)stbds_arrlen(front[n - 1]); e++)
         if (best < 0 || front[n - 1][e].ops < front[n - 1][best].ops)
             best = e;
     if (best >= 0) {
@@ -27388,7 +27398,10 @@ static int pfvm__rcs_find_backward(pfvm__rcs *S, const unsigned char *konst)
     for (i = S->nf; i < nn; i++) {
         pfvm_value *other = NULL;
         int touch = 0, n_other = 0;
-        pfvm__node_deps(S->g->nodes[i], &deps);
+        if (!pfvm__node_deps(S->g->nodes[i], &deps)) { /* out of memory: not sliced */
+            stbds_arrfree(deps);
+            return 0;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++) {
             pfvm_value *v = deps[j];
             const pfvm_node *p = v->graph == S->g ? v->producer : NULL;
@@ -27421,7 +27434,10 @@ static int pfvm__rcs_find_backward(pfvm__rcs *S, const unsigned char *konst)
             for (k = 0; u && k < n_uses && ok; k++)
                 ok = !u[k].top || S->in_bwd[u[k].top->id];
         }
-        pfvm__node_deps(p, &deps);
+        if (!pfvm__node_deps(p, &deps)) { /* out of memory: not sliced */
+            stbds_arrfree(deps);
+            return 0;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++)
             if (deps[j]->graph == S->g && !konst[deps[j]->id] && deps[j] != up) {
                 up = deps[j];
@@ -27437,7 +27453,10 @@ static int pfvm__rcs_find_backward(pfvm__rcs *S, const unsigned char *konst)
         S->grad[q] = NULL;
     for (i = S->nf; i < nn && ok; i++) {
         const pfvm_node *nd = S->g->nodes[i];
-        pfvm__node_deps(nd, &deps);
+        if (!pfvm__node_deps(nd, &deps)) { /* out of memory: not sliced */
+            stbds_arrfree(deps);
+            return 0;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps) && ok; j++) {
             pfvm_value *v = deps[j];
             if (!S->in_bwd[i] && v->graph == S->g && v->producer && S->in_bwd[v->producer->id])
@@ -27612,22 +27631,22 @@ static pfvm_code pfvm__rcs_drop_unread(pfvm_graph *g, int n_forward, pfvm_value 
             if (!p) {
                 for (j = 0; j < (int)stbds_arrlen(dead) && dead[j] != v; j++)
                     ;
-                if (j == (int)stbds_arrlen(dead) && v->init && pfvm_uses_count(&u, v) == 0)
-                    stbds_arrput(dead, v);
+                if (j == (int)stbds_arrlen(dead) && v->init && pfvm_uses_count(&u, v) == 0 && !pfvm__arrpush(dead, v))
+                    rc = PFVM_ERR_NOMEM;
                 continue;
             }
             for (j = 0; j < p->n_outputs && unread; j++)
                 unread = !p->outputs[j] || (!p->outputs[j]->is_output && pfvm_uses_count(&u, p->outputs[j]) == 0);
             for (j = 0; j < (int)stbds_arrlen(dead_nodes) && dead_nodes[j] != p; j++)
                 ;
-            if (unread && j == (int)stbds_arrlen(dead_nodes))
-                stbds_arrput(dead_nodes, p);
+            if (unread && j == (int)stbds_arrlen(dead_nodes) && !pfvm__arrpush(dead_nodes, p))
+                rc = PFVM_ERR_NOMEM;
         }
         pfvm_uses_free(&u);
         for (i = 0; i < (int)stbds_arrlen(dead_nodes); i++)
             for (k = 0; k < dead_nodes[i]->n_inputs; k++)
-                if (dead_nodes[i]->inputs[k])
-                    stbds_arrput(*cands, dead_nodes[i]->inputs[k]);
+                if (dead_nodes[i]->inputs[k] && !pfvm__arrpush(*cands, dead_nodes[i]->inputs[k]))
+                    rc = PFVM_ERR_NOMEM;
         for (i = 0; i < (int)stbds_arrlen(*cands); i++) {
             pfvm_value *v = (*cands)[i];
             for (j = 0; v && j < (int)stbds_arrlen(dead_nodes); j++)
@@ -27638,8 +27657,10 @@ static pfvm_code pfvm__rcs_drop_unread(pfvm_graph *g, int n_forward, pfvm_value 
                 if (dead[j] == v)
                     (*cands)[i] = NULL;
         }
-        changed = stbds_arrlen(dead) || stbds_arrlen(dead_nodes);
-        if (stbds_arrlen(dead_nodes))
+        if (rc)
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "recompute: out of memory");
+        changed = !rc && (stbds_arrlen(dead) || stbds_arrlen(dead_nodes));
+        if (!rc && stbds_arrlen(dead_nodes))
             rc = pfvm_graph_remove_nodes(g, dead_nodes, (int)stbds_arrlen(dead_nodes), st);
         if (!rc && stbds_arrlen(dead))
             rc = pfvm_graph_remove_values(g, dead, (int)stbds_arrlen(dead), st);
@@ -27681,9 +27702,12 @@ pfvm_code pfvm__rc_slice_input(pfvm_graph *g, int n_forward, const pfvm_binding 
         goto done;
     }
     for (i = n_forward; i < nn; i++)
-        if (S.in_bwd[i])
-            stbds_arrput(old, g->nodes[i]);
-    stbds_arrsetlen(rows, (size_t)info->slices * (size_t)S.n_param);
+        if (S.in_bwd[i] && !pfvm__arrpush(old, g->nodes[i]))
+            rc = PFVM_ERR_NOMEM;
+    if (rc || !pfvm__arrsetlen(rows, (size_t)info->slices * (size_t)S.n_param)) {
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "recompute: out of memory");
+        goto done;
+    }
     n0 = nn;
     for (k = 0; k < info->slices && !rc; k++) {
         pfvm_value *gr[PFVM__RCS_MAX_PARAMS];
@@ -27705,9 +27729,10 @@ pfvm_code pfvm__rc_slice_input(pfvm_graph *g, int n_forward, const pfvm_binding 
     for (i = 0; i < (int)stbds_arrlen(old); i++)
         for (k = 0; k < old[i]->n_inputs; k++)
             if (old[i]->inputs[k] && old[i]->inputs[k]->graph == g &&
-                (!old[i]->inputs[k]->producer || old[i]->inputs[k]->producer->id >= n_forward))
-                stbds_arrput(consts, old[i]->inputs[k]);
-    if ((rc = pfvm_graph_resolve_ops(g, 0, st)) != PFVM_OK ||
+                (!old[i]->inputs[k]->producer || old[i]->inputs[k]->producer->id >= n_forward) &&
+                !pfvm__arrpush(consts, old[i]->inputs[k]))
+                rc = pfvm__fail(st, PFVM_ERR_NOMEM, "recompute: out of memory");
+    if (rc || (rc = pfvm_graph_resolve_ops(g, 0, st)) != PFVM_OK ||
         (rc = pfvm_graph_remove_nodes(g, old, (int)stbds_arrlen(old), st)) != PFVM_OK ||
         (rc = pfvm__rcs_drop_unread(g, n_forward, &consts, st)) != PFVM_OK || (rc = pfvm_graph_toposort(g, st)) != PFVM_OK)
         goto done;
