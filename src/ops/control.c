@@ -1221,7 +1221,10 @@ static pfvm_code pfvm__cf_g_if(pfvm_grad_ctx *g, const pfvm_node *n)
     if (!n_caps)
         return PFVM_OK;
     for (i = 0; i < n->n_outputs; i++)
-        stbds_arrput(seeds, pfvm_grad_out(g, i));
+        if (!pfvm__arrpush(seeds, pfvm_grad_out(g, i))) {
+            stbds_arrfree(seeds);
+            return pfvm_grad_fail(g, "out of memory");
+        }
     tg = pfvm_grad_subgraph(g, tb->g, seeds, caps, n_caps);
     eg = tg ? pfvm_grad_subgraph(g, eb->g, seeds, caps, n_caps) : NULL;
     stbds_arrfree(seeds);
@@ -1280,7 +1283,8 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
         pfvm__snprintf(name, sizeof name, "%s__tape", src->name);
         if (!(v = pfvm_grad_identity_in(g, body, src, name)) || pfvm_graph_add_output(body, v, g->st))
             return g->st->code ? g->st->code : PFVM_ERR_NOMEM;
-        stbds_arrput(tape, pfvm_grad_forward_output(g, N + K + j));
+        if (!pfvm__arrpush(tape, pfvm_grad_forward_output(g, N + K + j)))
+            goto nomem;
         if (!tape[j])
             goto fail;
     }
@@ -1329,7 +1333,8 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
         }
         v->has_type_info = 1;
         pfvm_graph_add_input(bw, v, g->st);
-        stbds_arrput(bin, v);
+        if (!pfvm__arrpush(bin, v))
+            goto nomem;
         n_float += fl;
     }
     /* t = T - 1 - i */
@@ -1341,12 +1346,16 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
     nd = pfvm_grad_node_in(g, bw, "Sub", in, 2, 1);
     t = nd ? nd->outputs[0] : NULL;
     /* the forward body's inputs: t, true, the carried values of iteration t */
-    stbds_arrput(from, body->inputs[0]);
-    stbds_arrput(to, t);
+    if (!pfvm__arrpush(from, body->inputs[0]))
+        goto nomem;
+    if (!pfvm__arrpush(to, t))
+        goto nomem;
     {
         pfvm_value *tr = pfvm_grad_identity_in(g, bw, pfvm_grad_cast(g, pfvm_grad_scalar(g, PFVM_INT64, 1), PFVM_BOOL), "loop_true");
-        stbds_arrput(from, body->inputs[1]);
-        stbds_arrput(to, tr);
+        if (!pfvm__arrpush(from, body->inputs[1]))
+            goto nomem;
+        if (!pfvm__arrpush(to, tr))
+            goto nomem;
     }
     for (j = 0; j < N; j++) {
         in[0] = tape[j];
@@ -1355,24 +1364,32 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
         if (!nd)
             goto fail;
         nd->outputs[0]->type = n->inputs[2 + j]->type;
-        stbds_arrput(from, body->inputs[2 + j]);
-        stbds_arrput(to, nd->outputs[0]);
+        if (!pfvm__arrpush(from, body->inputs[2 + j]))
+            goto nomem;
+        if (!pfvm__arrpush(to, nd->outputs[0]))
+            goto nomem;
         if (pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype))
-            stbds_arrput(wrt, nd->outputs[0]);
+            if (!pfvm__arrpush(wrt, nd->outputs[0]))
+                goto nomem;
     }
     for (j = 0; j < n_caps; j++) {
         pfvm_value *l;
         pfvm__snprintf(name, sizeof name, "%s__local", caps[j]->name);
         if (!(l = pfvm_grad_identity_in(g, bw, caps[j], name)))
             goto fail;
-        stbds_arrput(from, caps[j]);
-        stbds_arrput(to, l);
-        stbds_arrput(wrt, l);
+        if (!pfvm__arrpush(from, caps[j]))
+            goto nomem;
+        if (!pfvm__arrpush(to, l))
+            goto nomem;
+        if (!pfvm__arrpush(wrt, l))
+            goto nomem;
     }
     /* seeds: the carried gradients, and row t of the scan outputs' */
-    stbds_arrput(seeds, NULL);
+    if (!pfvm__arrpush(seeds, NULL))
+        goto nomem;
     for (j = 0, i = 2; j < N; j++)
-        stbds_arrput(seeds, pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype) ? bin[i++] : NULL);
+        if (!pfvm__arrpush(seeds, pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype) ? bin[i++] : NULL))
+            goto nomem;
     for (j = 0; j < K; j++) {
         pfvm_value *gs = pfvm_grad_out(g, N + j), *row = NULL;
         if (gs) {
@@ -1383,24 +1400,29 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
             if (row)
                 row->type = body->outputs[1 + N + j]->type;
         }
-        stbds_arrput(seeds, row);
+        if (!pfvm__arrpush(seeds, row))
+            goto nomem;
     }
     for (j = 0; j <= N; j++) /* the tape outputs */
-        stbds_arrput(seeds, NULL);
+        if (!pfvm__arrpush(seeds, NULL))
+            goto nomem;
     grads = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(stbds_arrlen(wrt) + 1));
     if (!grads || g->st->code)
         goto fail;
     if (pfvm_grad_body(g, bw, body, from, to, (int)stbds_arrlen(from), seeds, wrt, (int)stbds_arrlen(wrt), grads))
         goto fail;
     /* outputs: cond, the carried inputs' gradients, the accumulators */
-    stbds_arrput(bout, pfvm_grad_identity_in(g, bw, bin[1], "loop_cond"));
+    if (!pfvm__arrpush(bout, pfvm_grad_identity_in(g, bw, bin[1], "loop_cond")))
+        goto nomem;
     for (j = 0; j < n_float; j++)
-        stbds_arrput(bout, pfvm_grad_identity_in(g, bw, grads[j], "loop_dv"));
+        if (!pfvm__arrpush(bout, pfvm_grad_identity_in(g, bw, grads[j], "loop_dv")))
+            goto nomem;
     for (j = 0; j < n_caps; j++) {
         in[0] = bin[2 + n_float + j];
         in[1] = grads[n_float + j];
         nd = pfvm_grad_node_in(g, bw, "Add", in, 2, 1);
-        stbds_arrput(bout, nd ? nd->outputs[0] : NULL);
+        if (!pfvm__arrpush(bout, nd ? nd->outputs[0] : NULL))
+            goto nomem;
     }
     for (j = 0; j < (int)stbds_arrlen(bout); j++)
         if (!bout[j] || pfvm_graph_add_output(bw, bout[j], g->st))
@@ -1410,13 +1432,17 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
     /* the backward Loop: M = T, no condition, dv from the final values' gradients */
     {
         pfvm_value **lin = NULL;
-        stbds_arrput(lin, T);
-        stbds_arrput(lin, NULL);
+        if (!pfvm__arrpush(lin, T))
+            goto nomem;
+        if (!pfvm__arrpush(lin, NULL))
+            goto nomem;
         for (j = 0; j < N; j++)
             if (pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype))
-                stbds_arrput(lin, pfvm_grad_out_or_zeros(g, j));
+                if (!pfvm__arrpush(lin, pfvm_grad_out_or_zeros(g, j)))
+                    goto nomem;
         for (j = 0; j < n_caps; j++)
-            stbds_arrput(lin, pfvm_grad_zeros_like(g, caps[j]));
+            if (!pfvm__arrpush(lin, pfvm_grad_zeros_like(g, caps[j])))
+                goto nomem;
         nd = pfvm_grad_node(g, "Loop", lin, (int)stbds_arrlen(lin), n_float + n_caps);
         stbds_arrfree(lin);
     }
@@ -1431,6 +1457,9 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
         if (pfvm_grad_add(g, caps[j], nd->outputs[n_float + j]))
             goto fail;
     (void)zero;
+    goto done;
+nomem:
+    rc = pfvm_grad_fail(g, "out of memory");
     goto done;
 fail:
     rc = g->st->code ? g->st->code : pfvm_grad_fail(g, "building the backward loop");
