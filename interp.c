@@ -10,6 +10,7 @@
  *   interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]
  *               [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...
  *   interp dot MODEL [--opt] [-o FILE]
+ *   run, test, plan and bench: [--max-memory BYTES] (pfvm_limits_max)
  *
  * Errors: one line on stderr, exit status 1. */
 #define _POSIX_C_SOURCE 200809L
@@ -45,7 +46,10 @@ static const char *usage_text =
     "             [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...\n"
     "  interp dot MODEL [--opt] [-o FILE]   Graphviz: fused groups as clusters, shapes on edges\n"
     "  interp ops                      the operator table (markdown)\n"
-    "run, test and bench optimize the model with the default passes first; --no-opt runs it as loaded.\n";
+    "run, test and bench optimize the model with the default passes first; --no-opt runs it as loaded.\n"
+    "run, test, plan and bench take --max-memory BYTES (k, M, G: powers of 1024): no tensor, arena or\n"
+    "             total of the executor's tensors may exceed it (pfvm_limits); a model that needs more fails\n"
+    "             when its inputs are bound, before the arena is allocated.\n";
 
 static int fail(const char *fmt, const char *arg)
 {
@@ -53,6 +57,43 @@ static int fail(const char *fmt, const char *arg)
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\n");
     return 1;
+}
+
+/* --max-memory BYTES (run, test, plan, bench): every executor's limits
+ * (pfvm_limits_max); 0 when not given (the library's defaults). */
+static size_t max_memory;
+
+/* Parses BYTES with an optional k, M or G (powers of 1024); 0 on error. */
+static size_t parse_bytes(const char *s)
+{
+    char *end;
+    unsigned long long v, mul = 1;
+    if (*s < '0' || *s > '9')
+        return 0;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno)
+        return 0;
+    if (*end == 'k' || *end == 'K')
+        mul = 1024ull, end++;
+    else if (*end == 'm' || *end == 'M')
+        mul = 1024ull * 1024, end++;
+    else if (*end == 'g' || *end == 'G')
+        mul = 1024ull * 1024 * 1024, end++;
+    if (*end || v > (unsigned long long)SIZE_MAX / mul)
+        return 0;
+    return (size_t)(v * mul);
+}
+
+/* pfvm_exec_new with the limits of --max-memory. */
+static pfvm_exec *new_exec(pfvm_model *m, pfvm_status *st)
+{
+    pfvm_exec *e = pfvm_exec_new(m, NULL, st);
+    if (e && max_memory) {
+        pfvm_limits l = pfvm_limits_max(max_memory);
+        pfvm_exec_set_limits(e, &l);
+    }
+    return e;
 }
 
 static int fail_status(const pfvm_status *st)
@@ -245,7 +286,7 @@ static int cmd_run(int argc, char **argv)
     m = load_model(model, no_opt, &st);
     if (!m)
         goto done_status;
-    e = pfvm_exec_new(m, NULL, &st);
+    e = new_exec(m, &st);
     if (!e)
         goto done_status;
     if (n_in != pfvm_exec_num_inputs(e)) {
@@ -501,7 +542,7 @@ static int run_case(const char *dir, char *why, size_t n)
         pfvm_model_free(m);
         return 0;
     }
-    e = pfvm_exec_new(m, NULL, &st);
+    e = new_exec(m, &st);
     if (!e) {
         snprintf(why, n, "%s", st.msg);
         pfvm_model_free(m);
@@ -890,7 +931,7 @@ static pfvm_code setup_bound(const char *model, int no_opt, const dim_arg *dims,
     *pm = load_model(model, no_opt, st);
     if (!*pm)
         return st->code;
-    *pe = pfvm_exec_new(*pm, NULL, st);
+    *pe = new_exec(*pm, st);
     if (!*pe)
         return st->code;
     rc = bind_dims(*pm, dims, n_dims, &b, st);
@@ -1594,6 +1635,20 @@ int main(int argc, char **argv)
         return argc < 2;
     }
     cmd = argv[1];
+    if (!strcmp(cmd, "run") || !strcmp(cmd, "test") || !strcmp(cmd, "plan") || !strcmp(cmd, "bench")) {
+        int i, j;
+        for (i = j = 2; i < argc; i++) {
+            if (!strcmp(argv[i], "--max-memory")) {
+                if (i + 1 >= argc || !(max_memory = parse_bytes(argv[i + 1])))
+                    return fail("bad --max-memory '%s': expected BYTES (a count, or with k, M or G)",
+                                i + 1 < argc ? argv[i + 1] : "");
+                i++;
+                continue;
+            }
+            argv[j++] = argv[i];
+        }
+        argc = j;
+    }
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "test"))

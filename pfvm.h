@@ -65,6 +65,13 @@
  *   PFVM_NO_STDIO         drop every FILE* path (dumps, file loading)
  *   PFVM_FOLD_LIMIT       largest tensor (elements) folded at plan time (4096)
  *   PFVM_FOLD_MAX_ELEMS   largest tensor (elements) the fold pass computes (1M)
+ *   PFVM_MAX_TENSOR_BYTES, PFVM_MAX_ARENA_BYTES, PFVM_MAX_TOTAL_BYTES
+ *                         default resource limits of an executor (pfvm_limits,
+ *                         pfvm_exec_set_limits): one tensor, the planned arena,
+ *                         and arena + folded + run-time tensors together (4, 8,
+ *                         16 GiB on 64-bit targets, half the address space on
+ *                         32-bit); a model needing more fails at bind, before
+ *                         the arena is allocated
  *   PFVM_LA_KC            depth of the float matrix engine's panels (128: about
  *                         17 KB of stack per call; 32 brings it near 4 KB for
  *                         small stacks, ~18% slower)
@@ -152,121 +159,23 @@ extern "C" {
 
 
 
-/* ---- status ------------------------------------------------------------ */
 
-typedef enum pfvm_code {
-    PFVM_OK = 0,
-    PFVM_ERR_INVALID,     /* malformed model or argument */
-    PFVM_ERR_PARSE,       /* bytes are not a valid protobuf / file format */
-    PFVM_ERR_UNSUPPORTED, /* valid ONNX that pfvm does not implement */
-    PFVM_ERR_SHAPE,       /* shapes or types do not agree */
-    PFVM_ERR_NOMEM,       /* an allocation failed or a size overflowed */
-    PFVM_ERR_IO,          /* a file could not be read or written */
-    PFVM_ERR_RANGE,       /* an index or value is out of range */
-    PFVM_ERR_RUNTIME      /* a kernel failed while running */
-} pfvm_code;
+/* ---- hash map: string or pointer keys to pointers ------------------------ */
 
-#ifndef PFVM_STATUS_MSG
-#define PFVM_STATUS_MSG 384
-#endif
-
-/* Every fallible call takes a `pfvm_status *` (may be NULL) and returns a
- * pfvm_code; on failure the status holds the code and a message that names
- * the node, the op and the problem. */
-typedef struct pfvm_status {
-    pfvm_code code;
-    char msg[PFVM_STATUS_MSG];
-} pfvm_status;
-
-/* Name of an error code ("invalid", "unsupported", ...). */
-PFVM_API const char *pfvm_code_name(pfvm_code c);
-
-/* For programs' own errors: sets *st (if non-NULL) to code and a
- * printf-style message, and returns code. */
-PFVM_API pfvm_code pfvm_status_set(pfvm_status *st, pfvm_code code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-/* Prepends "prefix: " to st's message (for context such as a file name). */
-PFVM_API void pfvm_status_prefix(pfvm_status *st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-/* ---- allocator --------------------------------------------------------- */
-
-/* A run-time allocator overrides PFVM_MALLOC/REALLOC/FREE for every
- * allocation pfvm makes (including stb_ds's). realloc with size 0 frees. */
-typedef struct pfvm_allocator {
-    void *(*realloc)(void *user, void *ptr, size_t size);
-    void *user;
-} pfvm_allocator;
-
-/* Install a process-wide allocator (NULL restores the macros). */
-PFVM_API void pfvm_set_allocator(const pfvm_allocator *a);
-
-/* A bump allocator over a caller buffer, for heap-free builds: pass
- * pfvm_bump_allocator(&b) to pfvm_set_allocator. Freed blocks are not reused
- * except the last one. */
-typedef struct pfvm_bump {
-    unsigned char *buf;
-    size_t size, used, last;
-} pfvm_bump;
-PFVM_API void pfvm_bump_init(pfvm_bump *b, void *buf, size_t size);
-PFVM_API pfvm_allocator pfvm_bump_allocator(pfvm_bump *b);
-
-/* ---- element types (values are ONNX TensorProto.DataType) -------------- */
-
-typedef enum pfvm_dtype {
-    PFVM_UNDEFINED = 0,
-    PFVM_FLOAT = 1,
-    PFVM_UINT8 = 2,
-    PFVM_INT8 = 3,
-    PFVM_UINT16 = 4,
-    PFVM_INT16 = 5,
-    PFVM_INT32 = 6,
-    PFVM_INT64 = 7,
-    PFVM_STRING = 8,
-    PFVM_BOOL = 9,
-    PFVM_FLOAT16 = 10,
-    PFVM_DOUBLE = 11,
-    PFVM_UINT32 = 12,
-    PFVM_UINT64 = 13,
-    PFVM_COMPLEX64 = 14,
-    PFVM_COMPLEX128 = 15,
-    PFVM_BFLOAT16 = 16,
-    PFVM_FLOAT8E4M3FN = 17,
-    PFVM_FLOAT8E4M3FNUZ = 18,
-    PFVM_FLOAT8E5M2 = 19,
-    PFVM_FLOAT8E5M2FNUZ = 20,
-    PFVM_UINT4 = 21,
-    PFVM_INT4 = 22,
-    PFVM_DTYPE_COUNT
-} pfvm_dtype;
-
-/* Bytes per element (strings: sizeof(char*); 4-bit types: 1, unpacked). 0
- * for undefined/unknown codes. */
-PFVM_API size_t pfvm_dtype_size(pfvm_dtype t);
-/* Lower-case ONNX-style name: "float", "int64", "bool", "float16"... */
-PFVM_API const char *pfvm_dtype_name(pfvm_dtype t);
-/* Parses a name from pfvm_dtype_name; PFVM_UNDEFINED when unknown. */
-PFVM_API pfvm_dtype pfvm_dtype_from_name(const char *name);
-PFVM_API int pfvm_dtype_is_float(pfvm_dtype t);  /* float16/bfloat16/float/double */
-PFVM_API int pfvm_dtype_is_int(pfvm_dtype t);    /* signed or unsigned integer */
-PFVM_API int pfvm_dtype_is_signed(pfvm_dtype t);
-
-/* float16 / bfloat16 conversions (round to nearest even). */
-PFVM_API float pfvm_half_to_float(uint16_t h);
-PFVM_API uint16_t pfvm_float_to_half(float f);
-PFVM_API float pfvm_bf16_to_float(uint16_t h);
-PFVM_API uint16_t pfvm_float_to_bf16(float f);
-
-/* ---- internal helpers (shared by the modules) --------------------------- */
-
-
-
+/* Open addressing; keys are not copied (a string key must outlive its
+ * entry). Replaces stb_ds's hash maps, whose growth writes through a failed
+ * realloc's NULL and whose string arena indexes past its declared array.
+ * Zero-initialized it is an empty pointer-keyed map; pfvm__map_init(m, 1)
+ * makes a string-keyed one. */
+typedef struct pfvm__map_slot {
+    const void *key; /* NULL: empty; &pfvm__map_tomb: deleted */
+    void *val;
+} pfvm__map_slot;
+typedef struct pfvm__map {
+    pfvm__map_slot *slots;
+    size_t cap, used, n; /* used: live entries and tombstones */
+    int strkeys;
+} pfvm__map;
 
 /* ---- arena: chunked bump allocation freed all at once ------------------ */
 
@@ -581,7 +490,7 @@ struct pfvm_graph {
     pfvm_value **outputs;       /* stb_ds array */
     pfvm_value **inits;         /* stb_ds array: values with initializers */
     pfvm_value **value_infos;   /* stb_ds array: values named in value_info */
-    struct pfvm__valmap *by_name; /* stb_ds string map name -> value */
+    pfvm__map by_name;          /* name -> value (keys: the values' names) */
     pfvm_graph **subgraphs;     /* stb_ds array, freed with the graph */
     int next_auto_name;
 };
@@ -1441,6 +1350,55 @@ PFVM_API pfvm_code pfvm_exec_set_input_varying(pfvm_exec *e, int i, int varying,
  * the executor allocates. */
 PFVM_API void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size);
 
+/* ---- resource limits ------------------------------------------------------------
+ *
+ * What one executor may allocate for a model's tensors, so that a small
+ * hostile model cannot make pfvm allocate gigabytes. Checked when binding
+ * plans (before the arena is allocated: a model that needs more fails
+ * there with one error naming the value and the limit) and when a kernel
+ * sizes an output at run time (data-dependent sizes, strings).
+ *
+ *   max_arena_bytes   the planned arena (every intermediate tensor whose
+ *                     size is known when binding, offsets shared)
+ *   max_tensor_bytes  any one tensor the executor stores: in the arena,
+ *                     folded at plan time, or sized by a kernel while running
+ *   max_total_bytes   the arena, the constants folded at plan time and the
+ *                     tensors kernels size while running, together
+ *
+ * 0 in a field means its default: PFVM_MAX_ARENA_BYTES,
+ * PFVM_MAX_TENSOR_BYTES, PFVM_MAX_TOTAL_BYTES (compile-time macros: 8, 4
+ * and 16 GiB on 64-bit targets, half the address space on 32-bit ones;
+ * define them smaller for firmware). (size_t)-1 means no limit. Subgraph
+ * executors (If, Loop, Scan bodies) take their parent's limits, each on its
+ * own. Inputs, initializers and the executor's bookkeeping are not counted;
+ * use a run-time allocator (pfvm_set_allocator) to bound every byte. */
+#ifndef PFVM_MAX_TENSOR_BYTES
+#define PFVM_MAX_TENSOR_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)4 << 30 : SIZE_MAX / 2))
+#endif
+#ifndef PFVM_MAX_ARENA_BYTES
+#define PFVM_MAX_ARENA_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)8 << 30 : SIZE_MAX / 2))
+#endif
+#ifndef PFVM_MAX_TOTAL_BYTES
+#define PFVM_MAX_TOTAL_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)16 << 30 : SIZE_MAX / 2))
+#endif
+
+typedef struct pfvm_limits {
+    size_t max_arena_bytes;
+    size_t max_tensor_bytes;
+    size_t max_total_bytes;
+} pfvm_limits;
+
+/* The defaults (the macros above). */
+PFVM_API pfvm_limits pfvm_limits_default(void);
+/* Limits with every field at most `bytes` (the defaults where they are
+ * lower): what `interp --max-memory BYTES` sets. */
+PFVM_API pfvm_limits pfvm_limits_max(size_t bytes);
+/* Sets the executor's limits (NULL: the defaults; 0 fields: their
+ * defaults). Drops the plan: the next bind checks the new limits. */
+PFVM_API void pfvm_exec_set_limits(pfvm_exec *e, const pfvm_limits *limits);
+/* The limits in force (0 fields resolved to their defaults). */
+PFVM_API pfvm_limits pfvm_exec_limits(const pfvm_exec *e);
+
 /* Binds inputs (viewed, not copied: they must stay alive during the run)
  * and plans if needed. n must equal pfvm_exec_num_inputs. */
 PFVM_API pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st);
@@ -1794,6 +1752,139 @@ PFVM_INTERNAL void *stbds_shmode_func(size_t elemsize, int mode);
  * C99 lacks; pfvm always passes lvalue keys, so the plain form serves. */
 #undef STBDS_ADDRESSOF
 #define STBDS_ADDRESSOF(typevar, value) &(value)
+/* Checked growth of stb_ds arrays. stb_ds's own growth (inside
+ * stbds_arrput, stbds_arrsetlen, stbds_arraddnptr) writes its header
+ * through the NULL that a failed realloc returns, so pfvm never lets it
+ * grow an array: every push reserves first through pfvm__arr_grow, which
+ * leaves the array as it was when memory runs out. Each macro evaluates to
+ * 1 on success and 0 when out of memory (pfvm__arraddn: the new elements,
+ * or NULL); `a` is an lvalue, evaluated more than once. */
+#define pfvm__arrreserve(a, n) \
+    ((size_t)(n) <= stbds_arrcap(a) || ((a) = pfvm__arr_grow((a), sizeof *(a), (size_t)(n)), (size_t)(n) <= stbds_arrcap(a)))
+#define pfvm__arrpush(a, v) (pfvm__arrreserve((a), (size_t)stbds_arrlen(a) + 1) ? (stbds_arrput((a), (v)), 1) : 0)
+#define pfvm__arrsetlen(a, n) (pfvm__arrreserve((a), (n)) ? (stbds_arrsetlen((a), (n)), 1) : 0)
+/* Shortens an array (never grows it). */
+#define pfvm__arrtrunc(a, n) \
+    stbds_arrsetlen((a), (size_t)(n) < (size_t)stbds_arrlen(a) ? (size_t)(n) : (size_t)stbds_arrlen(a))
+#define pfvm__arraddn(a, n) \
+    ((size_t)stbds_arrlen(a) <= (size_t)-1 - (size_t)(n) && pfvm__arrreserve((a), (size_t)stbds_arrlen(a) + (size_t)(n)) \
+         ? stbds_arraddnptr((a), (n))                                                                      \
+         : NULL)
+
+
+/* ---- status ------------------------------------------------------------ */
+
+typedef enum pfvm_code {
+    PFVM_OK = 0,
+    PFVM_ERR_INVALID,     /* malformed model or argument */
+    PFVM_ERR_PARSE,       /* bytes are not a valid protobuf / file format */
+    PFVM_ERR_UNSUPPORTED, /* valid ONNX that pfvm does not implement */
+    PFVM_ERR_SHAPE,       /* shapes or types do not agree */
+    PFVM_ERR_NOMEM,       /* an allocation failed or a size overflowed */
+    PFVM_ERR_IO,          /* a file could not be read or written */
+    PFVM_ERR_RANGE,       /* an index or value is out of range */
+    PFVM_ERR_RUNTIME      /* a kernel failed while running */
+} pfvm_code;
+
+#ifndef PFVM_STATUS_MSG
+#define PFVM_STATUS_MSG 384
+#endif
+
+/* Every fallible call takes a `pfvm_status *` (may be NULL) and returns a
+ * pfvm_code; on failure the status holds the code and a message that names
+ * the node, the op and the problem. */
+typedef struct pfvm_status {
+    pfvm_code code;
+    char msg[PFVM_STATUS_MSG];
+} pfvm_status;
+
+/* Name of an error code ("invalid", "unsupported", ...). */
+PFVM_API const char *pfvm_code_name(pfvm_code c);
+
+/* For programs' own errors: sets *st (if non-NULL) to code and a
+ * printf-style message, and returns code. */
+PFVM_API pfvm_code pfvm_status_set(pfvm_status *st, pfvm_code code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Prepends "prefix: " to st's message (for context such as a file name). */
+PFVM_API void pfvm_status_prefix(pfvm_status *st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- allocator --------------------------------------------------------- */
+
+/* A run-time allocator overrides PFVM_MALLOC/REALLOC/FREE for every
+ * allocation pfvm makes (including stb_ds's). realloc with size 0 frees. */
+typedef struct pfvm_allocator {
+    void *(*realloc)(void *user, void *ptr, size_t size);
+    void *user;
+} pfvm_allocator;
+
+/* Install a process-wide allocator (NULL restores the macros). */
+PFVM_API void pfvm_set_allocator(const pfvm_allocator *a);
+
+/* A bump allocator over a caller buffer, for heap-free builds: pass
+ * pfvm_bump_allocator(&b) to pfvm_set_allocator. Freed blocks are not reused
+ * except the last one. */
+typedef struct pfvm_bump {
+    unsigned char *buf;
+    size_t size, used, last;
+} pfvm_bump;
+PFVM_API void pfvm_bump_init(pfvm_bump *b, void *buf, size_t size);
+PFVM_API pfvm_allocator pfvm_bump_allocator(pfvm_bump *b);
+
+/* ---- element types (values are ONNX TensorProto.DataType) -------------- */
+
+typedef enum pfvm_dtype {
+    PFVM_UNDEFINED = 0,
+    PFVM_FLOAT = 1,
+    PFVM_UINT8 = 2,
+    PFVM_INT8 = 3,
+    PFVM_UINT16 = 4,
+    PFVM_INT16 = 5,
+    PFVM_INT32 = 6,
+    PFVM_INT64 = 7,
+    PFVM_STRING = 8,
+    PFVM_BOOL = 9,
+    PFVM_FLOAT16 = 10,
+    PFVM_DOUBLE = 11,
+    PFVM_UINT32 = 12,
+    PFVM_UINT64 = 13,
+    PFVM_COMPLEX64 = 14,
+    PFVM_COMPLEX128 = 15,
+    PFVM_BFLOAT16 = 16,
+    PFVM_FLOAT8E4M3FN = 17,
+    PFVM_FLOAT8E4M3FNUZ = 18,
+    PFVM_FLOAT8E5M2 = 19,
+    PFVM_FLOAT8E5M2FNUZ = 20,
+    PFVM_UINT4 = 21,
+    PFVM_INT4 = 22,
+    PFVM_DTYPE_COUNT
+} pfvm_dtype;
+
+/* Bytes per element (strings: sizeof(char*); 4-bit types: 1, unpacked). 0
+ * for undefined/unknown codes. */
+PFVM_API size_t pfvm_dtype_size(pfvm_dtype t);
+/* Lower-case ONNX-style name: "float", "int64", "bool", "float16"... */
+PFVM_API const char *pfvm_dtype_name(pfvm_dtype t);
+/* Parses a name from pfvm_dtype_name; PFVM_UNDEFINED when unknown. */
+PFVM_API pfvm_dtype pfvm_dtype_from_name(const char *name);
+PFVM_API int pfvm_dtype_is_float(pfvm_dtype t);  /* float16/bfloat16/float/double */
+PFVM_API int pfvm_dtype_is_int(pfvm_dtype t);    /* signed or unsigned integer */
+PFVM_API int pfvm_dtype_is_signed(pfvm_dtype t);
+
+/* float16 / bfloat16 conversions (round to nearest even). */
+PFVM_API float pfvm_half_to_float(uint16_t h);
+PFVM_API uint16_t pfvm_float_to_half(float f);
+PFVM_API float pfvm_bf16_to_float(uint16_t h);
+PFVM_API uint16_t pfvm_float_to_bf16(float f);
+
+/* ---- internal helpers (shared by the modules) --------------------------- */
+
 PFVM_INTERNAL void *pfvm__realloc(void *p, size_t size);
 PFVM_INTERNAL void pfvm__free(void *p);
 PFVM_INTERNAL void *pfvm__malloc(size_t size);
@@ -1804,6 +1895,7 @@ PFVM_INTERNAL void *pfvm__data_alloc(size_t size, int zero);
 PFVM_INTERNAL void pfvm__data_free(void *p);
 PFVM_INTERNAL char *pfvm__strdup(const char *s);
 PFVM_INTERNAL char *pfvm__strndup(const char *s, size_t n);
+
 /* Sets *st (if non-NULL) and returns code. printf-style message. */
 PFVM_INTERNAL pfvm_code pfvm__fail(pfvm_status *st, pfvm_code code, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -1823,11 +1915,25 @@ PFVM_INTERNAL int pfvm__snprintf(char *buf, size_t n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
 /* Checked arithmetic: return 0 on overflow, 1 on success. */
 PFVM_INTERNAL int pfvm__mul_size(size_t a, size_t b, size_t *out);
 PFVM_INTERNAL int pfvm__add_size(size_t a, size_t b, size_t *out);
 PFVM_INTERNAL int pfvm__mul_i64(int64_t a, int64_t b, int64_t *out);
 PFVM_INTERNAL int pfvm__add_i64(int64_t a, int64_t b, int64_t *out);
+/* The stb_ds array `a` (elements of elemsize bytes) with room for at least
+ * mincap elements: the same array, or a new one that replaces it; on
+ * overflow or when the allocator fails, `a` unchanged (callers compare the
+ * capacity: pfvm__arrreserve). */
+PFVM_INTERNAL void *pfvm__arr_grow(void *a, size_t elemsize, size_t mincap);
+PFVM_INTERNAL void pfvm__map_init(pfvm__map *m, int strkeys);
+/* 1 and *val (if val) when key is present, else 0. */
+PFVM_INTERNAL int pfvm__map_get(const pfvm__map *m, const void *key, void **val);
+/* Adds or replaces (the entry then keeps the new key pointer); 0 when out
+ * of memory (the map unchanged). */
+PFVM_INTERNAL int pfvm__map_put(pfvm__map *m, const void *key, void *val);
+PFVM_INTERNAL void pfvm__map_del(pfvm__map *m, const void *key);
+PFVM_INTERNAL void pfvm__map_free(pfvm__map *m);
 /* Zeroed, 16-byte aligned memory owned by the arena; NULL on failure. */
 PFVM_INTERNAL void *pfvm__arena_alloc(pfvm_arena *a, size_t size);
 PFVM_INTERNAL char *pfvm__arena_strdup(pfvm_arena *a, const char *s);
@@ -1836,8 +1942,8 @@ PFVM_INTERNAL void pfvm__arena_free(pfvm_arena *a);
 /* ---- src/sym/sym.h ---- */
 /* ---- src/ir/ir.h ---- */
 /* Values a node reads: its inputs plus outer-scope values its subgraphs
- * capture (stb_ds array, reset first). */
-PFVM_INTERNAL void pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
+ * capture (stb_ds array, reset first). 0 when out of memory. */
+PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
 /* Name of a node for messages: its name, or "op_type#index". */
 PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t size);
 /* ---- src/ops/registry.h ---- */
@@ -2305,6 +2411,7 @@ struct pfvm_rewrite {
     pfvm_node **forwarded;      /* stb_ds: nodes with an output forwarded, removed when unused */
     pfvm_graph **edited;        /* stb_ds: graphs with new nodes or forwards (re-sorted at the end) */
     int n_new;                  /* nodes added */
+    int oom;                    /* a list could not grow: pfvm_rw_end fails */
 };
 
 /* ---- context (for passes) --------------------------------------------------- */
@@ -2566,8 +2673,8 @@ PFVM_INTERNAL unsigned char *pfvm__symplan_constants(const pfvm_graph *g);
  * resets): pfvm__node_deps without the inputs of a PFVM_OP_SHAPE_ONLY node
  * (Shape, Size) whose rank is known, since binding the shapes folds such
  * a node before anything runs. A gradient's Shape(x) then no longer keeps
- * a large activation x alive. */
-PFVM_INTERNAL void pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out);
+ * a large activation x alive. 0 when out of memory. */
+PFVM_INTERNAL int pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out);
 /* Whether n's output 0 may take the storage of its input 0 when n is the
  * last reader of that input: a PFVM_OP_IN_PLACE kernel (ScatterElements,
  * Softmax, Reshape as a view...), input 0 made by a node of the same graph,
@@ -2839,6 +2946,153 @@ PFVM_INTERNAL int pfvm__add_i64(int64_t a, int64_t b, int64_t *out)
 #endif
 }
 
+/* ---- checked stb_ds growth ------------------------------------------------ */
+
+PFVM_INTERNAL void *pfvm__arr_grow(void *a, size_t elemsize, size_t mincap)
+{
+    size_t cap = stbds_arrcap(a), bytes;
+    stbds_array_header *h;
+    if (mincap <= cap)
+        return a;
+    if (cap <= (size_t)-1 / 2 && mincap < 2 * cap)
+        mincap = 2 * cap;
+    if (mincap < 4)
+        mincap = 4;
+    if (!pfvm__mul_size(elemsize, mincap, &bytes) || !pfvm__add_size(bytes, sizeof *h, &bytes))
+        return a;
+    h = (stbds_array_header *)pfvm__realloc(a ? (void *)stbds_header(a) : NULL, bytes);
+    if (!h)
+        return a;
+    if (!a) {
+        h->length = 0;
+        h->hash_table = NULL;
+        h->temp = 0;
+    }
+    h->capacity = mincap;
+    return h + 1;
+}
+
+/* ---- hash map ------------------------------------------------------------- */
+
+static const char pfvm__map_tomb = 0;
+
+PFVM_INTERNAL void pfvm__map_init(pfvm__map *m, int strkeys)
+{
+    memset(m, 0, sizeof *m);
+    m->strkeys = strkeys;
+}
+
+static size_t pfvm__map_hash(const pfvm__map *m, const void *key)
+{
+    uint64_t h;
+    if (m->strkeys) {
+        const unsigned char *p = (const unsigned char *)key;
+        h = 14695981039346656037ull;
+        for (; *p; p++)
+            h = (h ^ *p) * 1099511628211ull;
+    } else {
+        h = (uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+    }
+    return (size_t)h;
+}
+
+static int pfvm__map_eq(const pfvm__map *m, const void *a, const void *b)
+{
+    return a == b || (m->strkeys && !strcmp((const char *)a, (const char *)b));
+}
+
+/* The slot holding key, or -1. */
+static ptrdiff_t pfvm__map_find(const pfvm__map *m, const void *key)
+{
+    size_t i, k;
+    if (!m->cap)
+        return -1;
+    i = pfvm__map_hash(m, key) & (m->cap - 1);
+    for (k = 0; k < m->cap; k++, i = (i + 1) & (m->cap - 1)) {
+        const void *s = m->slots[i].key;
+        if (!s)
+            return -1;
+        if (s != &pfvm__map_tomb && pfvm__map_eq(m, s, key))
+            return (ptrdiff_t)i;
+    }
+    return -1;
+}
+
+PFVM_INTERNAL int pfvm__map_get(const pfvm__map *m, const void *key, void **val)
+{
+    ptrdiff_t at = pfvm__map_find(m, key);
+    if (at < 0)
+        return 0;
+    if (val)
+        *val = m->slots[at].val;
+    return 1;
+}
+
+/* Puts into a map known to have a free slot and not to hold key. */
+static void pfvm__map_insert(pfvm__map *m, const void *key, void *val)
+{
+    size_t i = pfvm__map_hash(m, key) & (m->cap - 1);
+    while (m->slots[i].key && m->slots[i].key != &pfvm__map_tomb)
+        i = (i + 1) & (m->cap - 1);
+    if (!m->slots[i].key)
+        m->used++;
+    m->slots[i].key = key;
+    m->slots[i].val = val;
+    m->n++;
+}
+
+PFVM_INTERNAL int pfvm__map_put(pfvm__map *m, const void *key, void *val)
+{
+    ptrdiff_t at = pfvm__map_find(m, key);
+    if (at >= 0) {
+        m->slots[at].key = key;
+        m->slots[at].val = val;
+        return 1;
+    }
+    /* at most 3/4 full, tombstones included */
+    if ((m->used + 1) > m->cap / 4 * 3) {
+        size_t cap = 16, i;
+        pfvm__map_slot *old = m->slots;
+        size_t old_cap = m->cap;
+        while (cap / 4 * 3 < (m->n + 1) * 2) {
+            if (cap > (size_t)-1 / 2 / sizeof *old)
+                return 0;
+            cap *= 2;
+        }
+        m->slots = (pfvm__map_slot *)pfvm__calloc(cap, sizeof *m->slots);
+        if (!m->slots) {
+            m->slots = old;
+            return 0;
+        }
+        m->cap = cap;
+        m->used = m->n = 0;
+        for (i = 0; i < old_cap; i++)
+            if (old[i].key && old[i].key != &pfvm__map_tomb)
+                pfvm__map_insert(m, old[i].key, old[i].val);
+        pfvm__free(old);
+    }
+    pfvm__map_insert(m, key, val);
+    return 1;
+}
+
+PFVM_INTERNAL void pfvm__map_del(pfvm__map *m, const void *key)
+{
+    ptrdiff_t at = pfvm__map_find(m, key);
+    if (at < 0)
+        return;
+    m->slots[at].key = &pfvm__map_tomb;
+    m->slots[at].val = NULL;
+    m->n--;
+}
+
+PFVM_INTERNAL void pfvm__map_free(pfvm__map *m)
+{
+    pfvm__free(m->slots);
+    m->slots = NULL;
+    m->cap = m->used = m->n = 0;
+}
+
 /* ---- arena --------------------------------------------------------------- */
 
 struct pfvm__chunk {
@@ -3088,16 +3342,11 @@ typedef struct pfvm__symkey {
 } pfvm__symkey;
 
 
-typedef struct pfvm__symname {
-    char *key;
-    pfvm_sym *value;
-} pfvm__symname;
-
 struct pfvm_symtab {
     pfvm_arena arena;
     pfvm_sym **slots;      /* open addressing by hash; chains hold equal hashes */
     size_t n_slots, n_nodes;
-    pfvm__symname *names;  /* stb_ds string map */
+    pfvm__map names;       /* name -> variable (keys: the symbols' names) */
     pfvm_sym **vars;       /* stb_ds array: id -> symbol */
 };
 
@@ -3106,7 +3355,7 @@ pfvm_symtab *pfvm_symtab_new(void)
     pfvm_symtab *t = (pfvm_symtab *)pfvm__calloc(1, sizeof *t);
     if (!t)
         return NULL;
-    stbds_sh_new_arena(t->names);
+    pfvm__map_init(&t->names, 1);
     return t;
 }
 
@@ -3115,7 +3364,7 @@ void pfvm_symtab_free(pfvm_symtab *t)
     if (!t)
         return;
     pfvm__free(t->slots);
-    stbds_shfree(t->names);
+    pfvm__map_free(&t->names);
     stbds_arrfree(t->vars);
     pfvm__arena_free(&t->arena);
     pfvm__free(t);
@@ -3246,10 +3495,10 @@ const pfvm_sym *pfvm_sym_const(pfvm_symtab *t, int64_t v)
 
 const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min)
 {
-    ptrdiff_t at = stbds_shgeti(t->names, name);
+    void *found;
     pfvm_sym *s;
-    if (at >= 0)
-        return t->names[at].value;
+    if (pfvm__map_get(&t->names, name, &found))
+        return (const pfvm_sym *)found;
     s = (pfvm_sym *)pfvm__arena_alloc(&t->arena, sizeof *s);
     if (!s)
         return NULL;
@@ -3267,14 +3516,15 @@ const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min)
     }
     s->nonneg = 1;
     s->pos = min >= 1;
-    stbds_shput(t->names, name, s);
+    if (!pfvm__arrreserve(t->vars, (size_t)stbds_arrlen(t->vars) + 1) || !pfvm__map_put(&t->names, s->name, s))
+        return NULL;
     stbds_arrput(t->vars, s);
     return s;
 }
 
 const pfvm_sym *pfvm_sym_unknown(pfvm_symtab *t, const char *name)
 {
-    int known = stbds_shgeti(t->names, name) >= 0;
+    int known = pfvm__map_get(&t->names, name, NULL);
     pfvm_sym *s = (pfvm_sym *)pfvm_sym_var(t, name, 0);
     if (s && !known)
         s->inferred = 1;
@@ -3285,13 +3535,13 @@ const pfvm_sym *pfvm_sym_fresh(pfvm_symtab *t, const char *base)
 {
     char buf[256];
     int i;
-    if (stbds_shgeti(t->names, base) < 0)
+    if (!pfvm__map_get(&t->names, base, NULL))
         return pfvm_sym_var(t, base, 0);
     for (i = 2;; i++) {
         /* the base is cut so that the suffix always fits (else every
          * candidate would be the same name and this would never end) */
         snprintf(buf, sizeof buf, "%.200s_%d", base, i);
-        if (stbds_shgeti(t->names, buf) < 0)
+        if (!pfvm__map_get(&t->names, buf, NULL))
             return pfvm_sym_var(t, buf, 0);
     }
 }
@@ -4123,18 +4373,12 @@ const pfvm_sym *pfvm_symtab_get(const pfvm_symtab *t, int id)
 
 const pfvm_sym *pfvm_symtab_find(const pfvm_symtab *t, const char *name)
 {
-    pfvm_symtab *w = (pfvm_symtab *)t;
-    ptrdiff_t at = stbds_shgeti(w->names, name);
-    return at >= 0 ? w->names[at].value : NULL;
+    void *found;
+    return pfvm__map_get(&t->names, name, &found) ? (const pfvm_sym *)found : NULL;
 }
 /* ---- src/ir/ir.c ---- */
 
 #include <stdio.h>
-
-struct pfvm__valmap {
-    char *key;
-    pfvm_value *value;
-};
 
 /* ---- tensors --------------------------------------------------------------- */
 
@@ -4278,11 +4522,13 @@ pfvm_tensor *pfvm_tensor_clone(const pfvm_tensor *t, pfvm_status *st)
         r->has_value = t->has_value;
         for (i = 0; i < (int64_t)stbds_arrlen(t->elems); i++) {
             pfvm_tensor *e = pfvm_tensor_clone(t->elems[i], st);
-            if (!e) {
+            if (!e || !pfvm__arrpush(r->elems, e)) {
+                if (e)
+                    pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+                pfvm_tensor_free(e);
                 pfvm_tensor_free(r);
                 return NULL;
             }
-            stbds_arrput(r->elems, e);
         }
         return r;
     }
@@ -4406,7 +4652,7 @@ static void pfvm__graph_free(pfvm_graph *g)
     stbds_arrfree(g->outputs);
     stbds_arrfree(g->inits);
     stbds_arrfree(g->value_infos);
-    stbds_shfree(g->by_name);
+    pfvm__map_free(&g->by_name);
 }
 
 void pfvm_model_free(pfvm_model *m)
@@ -4455,9 +4701,8 @@ pfvm_code pfvm_model_set_opset(pfvm_model *m, const char *domain, int64_t versio
         }
     imp.domain = pfvm_model_strdup(m, domain);
     imp.version = version;
-    if (!imp.domain)
+    if (!imp.domain || !pfvm__arrpush(m->opsets, imp))
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
-    stbds_arrput(m->opsets, imp);
     return PFVM_OK;
 }
 
@@ -4478,8 +4723,8 @@ const char *pfvm_model_strndup(pfvm_model *m, const char *s, size_t n)
 
 pfvm_code pfvm_model_own(pfvm_model *m, void *block, pfvm_status *st)
 {
-    (void)st;
-    stbds_arrput(m->owned_blocks, block);
+    if (!pfvm__arrpush(m->owned_blocks, block))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     return PFVM_OK;
 }
 
@@ -4510,7 +4755,12 @@ pfvm_tensor *pfvm_model_tensor(pfvm_model *m, pfvm_dtype dtype, int rank, const 
             return NULL;
         }
         /* freed with the model; string elements come from the model arena */
-        stbds_arrput(m->owned_blocks, t->data);
+        if (!pfvm__arrpush(m->owned_blocks, t->data)) {
+            pfvm__free(t->data);
+            t->data = NULL;
+            pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            return NULL;
+        }
     }
     return t;
 }
@@ -4538,19 +4788,20 @@ pfvm_graph *pfvm_graph_new(pfvm_model *m, pfvm_graph *parent, const char *name, 
     g->parent = parent;
     g->name = pfvm_model_strdup(m, name ? name : "");
     g->doc = "";
-    stbds_sh_new_arena(g->by_name);
-    if (parent)
-        stbds_arrput(parent->subgraphs, g);
-    else if (!m->graph)
+    pfvm__map_init(&g->by_name, 1);
+    if (!g->name || (parent && !pfvm__arrpush(parent->subgraphs, g))) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (!parent && !m->graph)
         m->graph = g;
     return g;
 }
 
 pfvm_value *pfvm_graph_find_local(const pfvm_graph *g, const char *name)
 {
-    pfvm_graph *w = (pfvm_graph *)g;
-    ptrdiff_t at = stbds_shgeti(w->by_name, name);
-    return at >= 0 ? w->by_name[at].value : NULL;
+    void *v = NULL;
+    return pfvm__map_get(&g->by_name, name, &v) ? (pfvm_value *)v : NULL;
 }
 
 pfvm_value *pfvm_graph_find(const pfvm_graph *g, const char *name)
@@ -4577,8 +4828,11 @@ pfvm_value *pfvm_graph_value(pfvm_graph *g, const char *name, pfvm_status *st)
     v->type.shape.rank = -1;
     v->doc = "";
     v->id = (int)stbds_arrlen(g->values);
+    if (!pfvm__arrreserve(g->values, stbds_arrlen(g->values) + 1) || !pfvm__map_put(&g->by_name, v->name, v)) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
     stbds_arrput(g->values, v);
-    stbds_shput(g->by_name, name, v);
     return v;
 }
 
@@ -4593,17 +4847,17 @@ pfvm_value *pfvm_graph_new_value(pfvm_graph *g, const char *hint, pfvm_status *s
 
 pfvm_code pfvm_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
 {
-    (void)st;
+    if (!pfvm__arrpush(g->inputs, v))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     v->is_input = 1;
-    stbds_arrput(g->inputs, v);
     return PFVM_OK;
 }
 
 pfvm_code pfvm_graph_add_output(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
 {
-    (void)st;
+    if (!pfvm__arrpush(g->outputs, v))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     v->is_output = 1;
-    stbds_arrput(g->outputs, v);
     return PFVM_OK;
 }
 
@@ -4611,6 +4865,8 @@ pfvm_code pfvm_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_tensor *t, pfvm
 {
     if (v->init)
         return pfvm__fail(st, PFVM_ERR_INVALID, "initializer '%s' is defined twice", v->name);
+    if (!pfvm__arrreserve(g->inits, stbds_arrlen(g->inits) + 1))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     v->init = t;
     t->name = v->name;
     if (v->type.kind == PFVM_KIND_UNKNOWN || !v->has_type_info) {
@@ -4639,7 +4895,8 @@ pfvm_node *pfvm_graph_add_node(pfvm_graph *g, const char *op_type, const char *d
     n->overload = "";
     n->inputs = (pfvm_value **)pfvm_model_alloc(m, sizeof(pfvm_value *) * (size_t)(n_inputs + 1));
     n->outputs = (pfvm_value **)pfvm_model_alloc(m, sizeof(pfvm_value *) * (size_t)(n_outputs + 1));
-    if (!n->op_type || !n->domain || !n->name || !n->inputs || !n->outputs)
+    if (!n->op_type || !n->domain || !n->name || !n->inputs || !n->outputs ||
+        !pfvm__arrreserve(g->nodes, stbds_arrlen(g->nodes) + 1))
         goto nomem;
     for (i = 0; i < n_inputs; i++)
         n->inputs[i] = inputs[i];
@@ -4798,43 +5055,47 @@ PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t
 
 /* Every value a node reads, including those its subgraphs capture from the
  * enclosing scope: an If reading `x` inside its branch depends on x. */
-static void pfvm__collect_captures(const pfvm_graph *sub, const pfvm_graph *scope, pfvm_value ***out)
+static int pfvm__collect_captures(const pfvm_graph *sub, const pfvm_graph *scope, pfvm_value ***out)
 {
     int i, j, k;
     for (i = 0; i < (int)stbds_arrlen(sub->nodes); i++) {
         const pfvm_node *n = sub->nodes[i];
         for (j = 0; j < n->n_inputs; j++) {
             pfvm_value *v = n->inputs[j];
-            if (v && v->graph == scope)
-                stbds_arrput(*out, v);
+            if (v && v->graph == scope && !pfvm__arrpush(*out, v))
+                return 0;
         }
         for (j = 0; j < n->n_attrs; j++) {
             const pfvm_attr *a = &n->attrs[j];
-            if (a->g)
-                pfvm__collect_captures(a->g, scope, out);
+            if (a->g && !pfvm__collect_captures(a->g, scope, out))
+                return 0;
             for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
-                pfvm__collect_captures(a->graphs[k], scope, out);
+                if (!pfvm__collect_captures(a->graphs[k], scope, out))
+                    return 0;
         }
     }
     for (i = 0; i < (int)stbds_arrlen(sub->outputs); i++)
-        if (sub->outputs[i]->graph == scope)
-            stbds_arrput(*out, sub->outputs[i]);
+        if (sub->outputs[i]->graph == scope && !pfvm__arrpush(*out, sub->outputs[i]))
+            return 0;
+    return 1;
 }
 
-PFVM_INTERNAL void pfvm__node_deps(const pfvm_node *n, pfvm_value ***out)
+PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out)
 {
     int j, k;
-    stbds_arrsetlen(*out, 0);
+    pfvm__arrtrunc(*out, 0);
     for (j = 0; j < n->n_inputs; j++)
-        if (n->inputs[j])
-            stbds_arrput(*out, n->inputs[j]);
+        if (n->inputs[j] && !pfvm__arrpush(*out, n->inputs[j]))
+            return 0;
     for (j = 0; j < n->n_attrs; j++) {
         const pfvm_attr *a = &n->attrs[j];
-        if (a->g)
-            pfvm__collect_captures(a->g, n->graph, out);
+        if (a->g && !pfvm__collect_captures(a->g, n->graph, out))
+            return 0;
         for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
-            pfvm__collect_captures(a->graphs[k], n->graph, out);
+            if (!pfvm__collect_captures(a->graphs[k], n->graph, out))
+                return 0;
     }
+    return 1;
 }
 
 /* Min-heap of node positions (the ready set of the toposort). */
@@ -4879,18 +5140,23 @@ pfvm_code pfvm_graph_toposort(pfvm_graph *g, pfvm_status *st)
         g->nodes[i]->id = i;
     /* edges producer -> reader, one per read (a node reading x twice waits
      * for it twice and is released twice) */
-    for (i = 0; i < n; i++) {
-        pfvm__node_deps(g->nodes[i], &deps);
-        for (j = 0; j < (int)stbds_arrlen(deps); j++) {
+    for (i = 0; i < n && !rc; i++) {
+        if (!pfvm__node_deps(g->nodes[i], &deps))
+            rc = PFVM_ERR_NOMEM;
+        for (j = 0; j < (int)stbds_arrlen(deps) && !rc; j++) {
             const pfvm_value *v = deps[j];
             if (v->graph == g && v->producer && v->producer->graph == g && v->producer->id < n &&
-                g->nodes[v->producer->id] == v->producer) {
-                stbds_arrput(edge_from, v->producer->id);
-                stbds_arrput(edge_dst, i);
-            }
+                g->nodes[v->producer->id] == v->producer &&
+                (!pfvm__arrpush(edge_from, v->producer->id) || !pfvm__arrpush(edge_dst, i)))
+                rc = PFVM_ERR_NOMEM;
         }
     }
     stbds_arrfree(deps);
+    if (rc || stbds_arrlen(edge_from) != stbds_arrlen(edge_dst)) {
+        stbds_arrfree(edge_from);
+        stbds_arrfree(edge_dst);
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
     n_edges = (int)stbds_arrlen(edge_from);
     indeg = (int *)pfvm__calloc((size_t)n + 1, sizeof(int));
     heap = (int *)pfvm__calloc((size_t)n + 1, sizeof(int));
@@ -4957,30 +5223,34 @@ static pfvm_code pfvm__uses_add(pfvm_uses *u, pfvm_value *v, pfvm_node *node, in
     use.index = index;
     use.graph = graph;
     use.top = top;
-    stbds_arrput(u->by_value[v->id], use);
+    if (!pfvm__arrpush(u->by_value[v->id], use))
+        return PFVM_ERR_NOMEM;
     return PFVM_OK;
 }
 
 /* Readers in `sub` (g itself or a graph nested in it) of values of u->g. */
-static void pfvm__uses_scan(pfvm_uses *u, pfvm_graph *sub, pfvm_node *top)
+static pfvm_code pfvm__uses_scan(pfvm_uses *u, pfvm_graph *sub, pfvm_node *top)
 {
     int i, j, k;
     for (i = 0; i < (int)stbds_arrlen(sub->nodes); i++) {
         pfvm_node *n = sub->nodes[i];
         pfvm_node *t = top ? top : n;
         for (j = 0; j < n->n_inputs; j++)
-            if (n->inputs[j])
-                pfvm__uses_add(u, n->inputs[j], n, j, sub, t);
+            if (n->inputs[j] && pfvm__uses_add(u, n->inputs[j], n, j, sub, t))
+                return PFVM_ERR_NOMEM;
         for (j = 0; j < n->n_attrs; j++) {
             const pfvm_attr *a = &n->attrs[j];
-            if (a->g)
-                pfvm__uses_scan(u, a->g, t);
+            if (a->g && pfvm__uses_scan(u, a->g, t))
+                return PFVM_ERR_NOMEM;
             for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
-                pfvm__uses_scan(u, a->graphs[k], t);
+                if (pfvm__uses_scan(u, a->graphs[k], t))
+                    return PFVM_ERR_NOMEM;
         }
     }
     for (i = 0; i < (int)stbds_arrlen(sub->outputs); i++)
-        pfvm__uses_add(u, sub->outputs[i], NULL, i, sub, top);
+        if (pfvm__uses_add(u, sub->outputs[i], NULL, i, sub, top))
+            return PFVM_ERR_NOMEM;
+    return PFVM_OK;
 }
 
 pfvm_code pfvm_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st)
@@ -4993,7 +5263,10 @@ pfvm_code pfvm_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     for (i = 0; i < u->n; i++)
         g->values[i]->id = i;
-    pfvm__uses_scan(u, (pfvm_graph *)g, NULL);
+    if (pfvm__uses_scan(u, (pfvm_graph *)g, NULL)) {
+        pfvm_uses_free(u);
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
     return PFVM_OK;
 }
 
@@ -5035,11 +5308,12 @@ pfvm_code pfvm_value_rename(pfvm_value *v, const char *name, pfvm_status *st)
     copy = pfvm_model_strdup(g->model, name);
     if (!copy)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
-    (void)stbds_shdel(g->by_name, v->name);
+    if (!pfvm__map_put(&g->by_name, copy, v))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    pfvm__map_del(&g->by_name, v->name);
     v->name = copy;
     if (v->init)
         v->init->name = copy;
-    stbds_shput(g->by_name, copy, v);
     return PFVM_OK;
 }
 
@@ -5148,21 +5422,21 @@ static void pfvm__drop_values(pfvm_graph *g, const unsigned char *drop)
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
         pfvm_value *v = g->values[i];
         if (drop[i]) {
-            (void)stbds_shdel(g->by_name, v->name);
+            pfvm__map_del(&g->by_name, v->name);
             continue;
         }
         v->id = k;
         g->values[k++] = v;
     }
-    stbds_arrsetlen(g->values, k);
+    pfvm__arrtrunc(g->values, k);
     for (i = 0, k = 0; i < (int)stbds_arrlen(g->inits); i++)
         if (!(g->inits[i]->graph == g && pfvm_graph_find_local(g, g->inits[i]->name) != g->inits[i]))
             g->inits[k++] = g->inits[i];
-    stbds_arrsetlen(g->inits, k);
+    pfvm__arrtrunc(g->inits, k);
     for (i = 0, k = 0; i < (int)stbds_arrlen(g->value_infos); i++)
         if (pfvm_graph_find_local(g, g->value_infos[i]->name) == g->value_infos[i])
             g->value_infos[k++] = g->value_infos[i];
-    stbds_arrsetlen(g->value_infos, k);
+    pfvm__arrtrunc(g->value_infos, k);
 }
 
 static unsigned char *pfvm__mark_values(pfvm_graph *g, pfvm_status *st)
@@ -5206,7 +5480,7 @@ static void pfvm__free_subgraph(pfvm_graph *g, pfvm_graph *sub)
             g->subgraphs[k++] = g->subgraphs[i];
     if (k == (int)stbds_arrlen(g->subgraphs))
         return;
-    stbds_arrsetlen(g->subgraphs, k);
+    pfvm__arrtrunc(g->subgraphs, k);
     pfvm__graph_free(sub);
 }
 
@@ -5257,7 +5531,7 @@ pfvm_code pfvm_graph_remove_nodes(pfvm_graph *g, pfvm_node *const *nodes, int co
             g->nodes[k]->id = k;
             k++;
         }
-    stbds_arrsetlen(g->nodes, k);
+    pfvm__arrtrunc(g->nodes, k);
     pfvm__drop_values(g, drop);
     pfvm__free(dead);
     pfvm__free(drop);
@@ -5535,7 +5809,10 @@ static pfvm_code pfvm__cf_seq_push(pfvm_kctx *k, pfvm_tensor *seq, const pfvm_te
     pfvm_tensor *c = pfvm_tensor_clone(x, k->st);
     if (!c)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    stbds_arrput(seq->elems, c);
+    if (!pfvm__arrpush(seq->elems, c)) {
+        pfvm_tensor_free(c);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    }
     if (x->kind == PFVM_KIND_TENSOR)
         seq->elem_dtype = seq->dtype = x->dtype;
     return PFVM_OK;
@@ -5963,15 +6240,21 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
     int64_t iter_v = 0;
     uint8_t cond_v = 1;
     pfvm_code rc = PFVM_OK;
+    /* the scan outputs kept so far count against the executor's total */
+    size_t kept = 0, limit = k->exec ? pfvm_exec_limits(k->exec).max_total_bytes : pfvm_limits_default().max_total_bytes;
     if (!body || n_carried < 0)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body or the M and cond input slots are missing");
     n_scan = (int)stbds_arrlen(body->outputs) - 1 - n_carried;
     if (n_scan < 0 || k->n_out != n_carried + n_scan)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body's outputs do not match the loop");
-    stbds_arrsetlen(cur, n_carried);
-    stbds_arrsetlen(outs, 1 + n_carried + n_scan);
-    stbds_arrsetlen(ins, 2 + n_carried);
-    stbds_arrsetlen(scans, n_scan);
+    if (!pfvm__arrsetlen(cur, n_carried) || !pfvm__arrsetlen(outs, 1 + n_carried + n_scan) ||
+        !pfvm__arrsetlen(ins, 2 + n_carried) || !pfvm__arrsetlen(scans, n_scan)) {
+        stbds_arrfree(cur);
+        stbds_arrfree(outs);
+        stbds_arrfree(ins);
+        stbds_arrfree(scans);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    }
     for (j = 0; j < n_scan; j++)
         scans[j] = NULL;
     for (j = 0; j < n_carried; j++)
@@ -6004,8 +6287,20 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
             pfvm_tensor_free(cur[j]);
             cur[j] = outs[1 + j];
         }
-        for (j = 0; j < n_scan; j++)
-            stbds_arrput(scans[j], outs[1 + n_carried + j]);
+        for (j = 0; j < n_scan; j++) {
+            pfvm_tensor *y = outs[1 + n_carried + j];
+            if (rc || !pfvm__arrpush(scans[j], y)) {
+                pfvm_tensor_free(y);
+                if (!rc)
+                    rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory after %lld iterations",
+                                       (long long)it);
+                continue;
+            }
+            if (!pfvm__add_size(kept, y->nbytes, &kept) || kept > limit)
+                rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM,
+                                   "the scan outputs of %lld iterations take more than the limit of %zu bytes in all",
+                                   (long long)it + 1, limit);
+        }
     }
     for (j = 0; !rc && j < n_carried; j++) {
         if (k->out[j]) {
@@ -6136,11 +6431,15 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "scan inputs differ in length");
         T = x->dims[ax];
     }
-    stbds_arrsetlen(state, n);
-    stbds_arrsetlen(outs, n + n_out_scan);
-    stbds_arrsetlen(ins, n + m);
-    stbds_arrsetlen(slices, m);
-    stbds_arrsetlen(scans, n_out_scan);
+    if (!pfvm__arrsetlen(state, n) || !pfvm__arrsetlen(outs, n + n_out_scan) || !pfvm__arrsetlen(ins, n + m) ||
+        !pfvm__arrsetlen(slices, m) || !pfvm__arrsetlen(scans, n_out_scan)) {
+        stbds_arrfree(state);
+        stbds_arrfree(outs);
+        stbds_arrfree(ins);
+        stbds_arrfree(slices);
+        stbds_arrfree(scans);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    }
     for (j = 0; j < n_out_scan; j++)
         scans[j] = NULL;
     for (j = 0; j < m; j++)
@@ -6173,7 +6472,10 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
             state[j] = outs[j];
         }
         for (j = 0; j < n_out_scan; j++)
-            stbds_arrput(scans[j], outs[n + j]);
+            if (!pfvm__arrpush(scans[j], outs[n + j])) {
+                pfvm_tensor_free(outs[n + j]);
+                rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+            }
     }
     for (j = 0; !rc && j < n; j++)
         if (k->out[j]) {
@@ -6221,8 +6523,11 @@ static pfvm_code pfvm__cf_k_scan8(pfvm_kctx *k)
     if (n_in < 1 || !k->in[1] || k->in[1]->rank < 1)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "needs inputs with a batch axis");
     B = k->in[1]->dims[0];
-    stbds_arrsetlen(slices, n_in);
-    stbds_arrsetlen(results, (size_t)(B * k->n_out));
+    if (B < 0 || B > INT32_MAX || !pfvm__arrsetlen(slices, n_in) || !pfvm__arrsetlen(results, (size_t)(B * k->n_out))) {
+        stbds_arrfree(slices);
+        stbds_arrfree(results);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    }
     memset(results, 0, sizeof(pfvm_tensor *) * (size_t)(B * k->n_out));
     for (j = 0; j < n_in; j++)
         slices[j] = NULL;
@@ -6531,7 +6836,10 @@ static pfvm_code pfvm__cf_k_split_to_seq(pfvm_kctx *k)
                            (size_t)inner * es);
                 }
             }
-        stbds_arrput(s->elems, part);
+        if (!pfvm__arrpush(s->elems, part)) {
+            pfvm_tensor_free(part);
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+        }
         at += size;
     }
     return PFVM_OK;
@@ -6641,8 +6949,12 @@ static pfvm_code pfvm__cf_k_seq_map(pfvm_kctx *k)
         if (pfvm__exec_subgraph(k->exec, a->g, ins, k->n_in, outs, k->n_out, k->st))
             return k->st ? k->st->code : PFVM_ERR_RUNTIME;
         for (j = 0; j < k->n_out; j++) {
-            stbds_arrput(k->out[j]->elems, outs[j]);
             k->out[j]->elem_dtype = k->out[j]->dtype = outs[j]->dtype;
+            if (!pfvm__arrpush(k->out[j]->elems, outs[j])) {
+                for (; j < k->n_out; j++)
+                    pfvm_tensor_free(outs[j]);
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+            }
         }
     }
     return PFVM_OK;
@@ -6740,7 +7052,10 @@ static pfvm_code pfvm__cf_g_if(pfvm_grad_ctx *g, const pfvm_node *n)
     if (!n_caps)
         return PFVM_OK;
     for (i = 0; i < n->n_outputs; i++)
-        stbds_arrput(seeds, pfvm_grad_out(g, i));
+        if (!pfvm__arrpush(seeds, pfvm_grad_out(g, i))) {
+            stbds_arrfree(seeds);
+            return pfvm_grad_fail(g, "out of memory");
+        }
     tg = pfvm_grad_subgraph(g, tb->g, seeds, caps, n_caps);
     eg = tg ? pfvm_grad_subgraph(g, eb->g, seeds, caps, n_caps) : NULL;
     stbds_arrfree(seeds);
@@ -6799,7 +7114,8 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
         pfvm__snprintf(name, sizeof name, "%s__tape", src->name);
         if (!(v = pfvm_grad_identity_in(g, body, src, name)) || pfvm_graph_add_output(body, v, g->st))
             return g->st->code ? g->st->code : PFVM_ERR_NOMEM;
-        stbds_arrput(tape, pfvm_grad_forward_output(g, N + K + j));
+        if (!pfvm__arrpush(tape, pfvm_grad_forward_output(g, N + K + j)))
+            goto nomem;
         if (!tape[j])
             goto fail;
     }
@@ -6848,7 +7164,8 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
         }
         v->has_type_info = 1;
         pfvm_graph_add_input(bw, v, g->st);
-        stbds_arrput(bin, v);
+        if (!pfvm__arrpush(bin, v))
+            goto nomem;
         n_float += fl;
     }
     /* t = T - 1 - i */
@@ -6860,12 +7177,16 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
     nd = pfvm_grad_node_in(g, bw, "Sub", in, 2, 1);
     t = nd ? nd->outputs[0] : NULL;
     /* the forward body's inputs: t, true, the carried values of iteration t */
-    stbds_arrput(from, body->inputs[0]);
-    stbds_arrput(to, t);
+    if (!pfvm__arrpush(from, body->inputs[0]))
+        goto nomem;
+    if (!pfvm__arrpush(to, t))
+        goto nomem;
     {
         pfvm_value *tr = pfvm_grad_identity_in(g, bw, pfvm_grad_cast(g, pfvm_grad_scalar(g, PFVM_INT64, 1), PFVM_BOOL), "loop_true");
-        stbds_arrput(from, body->inputs[1]);
-        stbds_arrput(to, tr);
+        if (!pfvm__arrpush(from, body->inputs[1]))
+            goto nomem;
+        if (!pfvm__arrpush(to, tr))
+            goto nomem;
     }
     for (j = 0; j < N; j++) {
         in[0] = tape[j];
@@ -6874,24 +7195,32 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
         if (!nd)
             goto fail;
         nd->outputs[0]->type = n->inputs[2 + j]->type;
-        stbds_arrput(from, body->inputs[2 + j]);
-        stbds_arrput(to, nd->outputs[0]);
+        if (!pfvm__arrpush(from, body->inputs[2 + j]))
+            goto nomem;
+        if (!pfvm__arrpush(to, nd->outputs[0]))
+            goto nomem;
         if (pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype))
-            stbds_arrput(wrt, nd->outputs[0]);
+            if (!pfvm__arrpush(wrt, nd->outputs[0]))
+                goto nomem;
     }
     for (j = 0; j < n_caps; j++) {
         pfvm_value *l;
         pfvm__snprintf(name, sizeof name, "%s__local", caps[j]->name);
         if (!(l = pfvm_grad_identity_in(g, bw, caps[j], name)))
             goto fail;
-        stbds_arrput(from, caps[j]);
-        stbds_arrput(to, l);
-        stbds_arrput(wrt, l);
+        if (!pfvm__arrpush(from, caps[j]))
+            goto nomem;
+        if (!pfvm__arrpush(to, l))
+            goto nomem;
+        if (!pfvm__arrpush(wrt, l))
+            goto nomem;
     }
     /* seeds: the carried gradients, and row t of the scan outputs' */
-    stbds_arrput(seeds, NULL);
+    if (!pfvm__arrpush(seeds, NULL))
+        goto nomem;
     for (j = 0, i = 2; j < N; j++)
-        stbds_arrput(seeds, pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype) ? bin[i++] : NULL);
+        if (!pfvm__arrpush(seeds, pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype) ? bin[i++] : NULL))
+            goto nomem;
     for (j = 0; j < K; j++) {
         pfvm_value *gs = pfvm_grad_out(g, N + j), *row = NULL;
         if (gs) {
@@ -6902,24 +7231,29 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
             if (row)
                 row->type = body->outputs[1 + N + j]->type;
         }
-        stbds_arrput(seeds, row);
+        if (!pfvm__arrpush(seeds, row))
+            goto nomem;
     }
     for (j = 0; j <= N; j++) /* the tape outputs */
-        stbds_arrput(seeds, NULL);
+        if (!pfvm__arrpush(seeds, NULL))
+            goto nomem;
     grads = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(stbds_arrlen(wrt) + 1));
     if (!grads || g->st->code)
         goto fail;
     if (pfvm_grad_body(g, bw, body, from, to, (int)stbds_arrlen(from), seeds, wrt, (int)stbds_arrlen(wrt), grads))
         goto fail;
     /* outputs: cond, the carried inputs' gradients, the accumulators */
-    stbds_arrput(bout, pfvm_grad_identity_in(g, bw, bin[1], "loop_cond"));
+    if (!pfvm__arrpush(bout, pfvm_grad_identity_in(g, bw, bin[1], "loop_cond")))
+        goto nomem;
     for (j = 0; j < n_float; j++)
-        stbds_arrput(bout, pfvm_grad_identity_in(g, bw, grads[j], "loop_dv"));
+        if (!pfvm__arrpush(bout, pfvm_grad_identity_in(g, bw, grads[j], "loop_dv")))
+            goto nomem;
     for (j = 0; j < n_caps; j++) {
         in[0] = bin[2 + n_float + j];
         in[1] = grads[n_float + j];
         nd = pfvm_grad_node_in(g, bw, "Add", in, 2, 1);
-        stbds_arrput(bout, nd ? nd->outputs[0] : NULL);
+        if (!pfvm__arrpush(bout, nd ? nd->outputs[0] : NULL))
+            goto nomem;
     }
     for (j = 0; j < (int)stbds_arrlen(bout); j++)
         if (!bout[j] || pfvm_graph_add_output(bw, bout[j], g->st))
@@ -6929,13 +7263,17 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
     /* the backward Loop: M = T, no condition, dv from the final values' gradients */
     {
         pfvm_value **lin = NULL;
-        stbds_arrput(lin, T);
-        stbds_arrput(lin, NULL);
+        if (!pfvm__arrpush(lin, T))
+            goto nomem;
+        if (!pfvm__arrpush(lin, NULL))
+            goto nomem;
         for (j = 0; j < N; j++)
             if (pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype))
-                stbds_arrput(lin, pfvm_grad_out_or_zeros(g, j));
+                if (!pfvm__arrpush(lin, pfvm_grad_out_or_zeros(g, j)))
+                    goto nomem;
         for (j = 0; j < n_caps; j++)
-            stbds_arrput(lin, pfvm_grad_zeros_like(g, caps[j]));
+            if (!pfvm__arrpush(lin, pfvm_grad_zeros_like(g, caps[j])))
+                goto nomem;
         nd = pfvm_grad_node(g, "Loop", lin, (int)stbds_arrlen(lin), n_float + n_caps);
         stbds_arrfree(lin);
     }
@@ -6950,6 +7288,9 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
         if (pfvm_grad_add(g, caps[j], nd->outputs[n_float + j]))
             goto fail;
     (void)zero;
+    goto done;
+nomem:
+    rc = pfvm_grad_fail(g, "out of memory");
     goto done;
 fail:
     rc = g->st->code ? g->st->code : pfvm_grad_fail(g, "building the backward loop");
@@ -11262,8 +11603,8 @@ static pfvm_code pfvm__img_check_roialign(const pfvm_node *n, pfvm_status *st)
         return pfvm__fail(st, PFVM_ERR_INVALID, "coordinate_transformation_mode '%s' is not valid", t);
     if (pfvm_node_attr_int(n, "output_height", 1) < 1 || pfvm_node_attr_int(n, "output_width", 1) < 1)
         return pfvm__fail(st, PFVM_ERR_INVALID, "output_height and output_width must be positive");
-    if (pfvm_node_attr_int(n, "sampling_ratio", 0) < 0)
-        return pfvm__fail(st, PFVM_ERR_INVALID, "sampling_ratio must not be negative");
+    if (pfvm_node_attr_int(n, "sampling_ratio", 0) < 0 || pfvm_node_attr_int(n, "sampling_ratio", 0) > PFVM__IMG_ROI_MAX_GRID)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "sampling_ratio must be in [0, %d]", PFVM__IMG_ROI_MAX_GRID);
     return PFVM_OK;
 }
 
@@ -13486,21 +13827,60 @@ static pfvm_code pfvm__ms_k_strnorm(pfvm_kctx *k)
 
 /* ---- TfIdfVectorizer ----------------------------------------------------------------------- */
 
-static int64_t pfvm__ms_tfidf_width(const pfvm_node *n)
+/* Checks the attributes against each other and against what they index:
+ * the pool holds the right kind of tokens, ngram_counts are start offsets
+ * into it that never decrease, the gram lengths select existing counts,
+ * and every ngram index names an output column (>= 0). Sets *width to the output's last dimension. Every
+ * message names the node. */
+static pfvm_code pfvm__ms_tfidf_check(pfvm_status *st, const pfvm_node *n, pfvm_dtype xt, int64_t *width)
 {
-    const int64_t *ix;
-    int cnt = pfvm_node_attr_ints(n, "ngram_indexes", &ix), i;
-    int64_t w = 0;
-    for (i = 0; i < cnt; i++)
+    const pfvm_attr *ps = pfvm_node_attr(n, "pool_strings"), *pi = pfvm_node_attr(n, "pool_int64s");
+    const pfvm_attr *pool = xt == PFVM_STRING ? ps : xt == PFVM_UNDEFINED ? (ps ? ps : pi) : pi;
+    const int64_t *counts, *ix;
+    int n_counts = pfvm_node_attr_ints(n, "ngram_counts", &counts), n_idx = pfvm_node_attr_ints(n, "ngram_indexes", &ix), i;
+    int64_t minn = pfvm_node_attr_int(n, "min_gram_length", 1), maxn = pfvm_node_attr_int(n, "max_gram_length", 1);
+    int64_t skips = pfvm_node_attr_int(n, "max_skip_count", 0), pool_n, w = 0;
+    const char *mode = pfvm_node_attr_string(n, "mode", "TF");
+    if (!pool || (pool->type != PFVM_ATTR_STRINGS && pool->type != PFVM_ATTR_INTS))
+        return pfvm__op_fail(st, n, PFVM_ERR_INVALID, "%s is missing",
+                             xt == PFVM_STRING ? "pool_strings" : xt == PFVM_UNDEFINED ? "a pool" : "pool_int64s");
+    pool_n = pool->n;
+    if (n_counts < 1)
+        return pfvm__op_fail(st, n, PFVM_ERR_INVALID, "ngram_counts is missing or empty");
+    if (minn < 1 || maxn < minn || maxn > n_counts)
+        return pfvm__op_fail(st, n, PFVM_ERR_INVALID,
+                             "gram lengths %lld..%lld do not fit the %d ngram_counts", (long long)minn, (long long)maxn,
+                             n_counts);
+    if (skips < 0)
+        return pfvm__op_fail(st, n, PFVM_ERR_INVALID, "max_skip_count %lld is negative", (long long)skips);
+    if (strcmp(mode, "TF") && strcmp(mode, "IDF") && strcmp(mode, "TFIDF"))
+        return pfvm__op_fail(st, n, PFVM_ERR_INVALID, "mode '%s' is not valid", mode);
+    for (i = 0; i < n_counts; i++) {
+        if (counts[i] < 0 || counts[i] > pool_n)
+            return pfvm__op_fail(st, n, PFVM_ERR_RANGE, "ngram_counts[%d] = %lld is outside the pool of %lld tokens", i,
+                                 (long long)counts[i], (long long)pool_n);
+        if (i > 0 && counts[i] < counts[i - 1])
+            return pfvm__op_fail(st, n, PFVM_ERR_RANGE, "ngram_counts[%d] = %lld is below ngram_counts[%d] = %lld", i,
+                                 (long long)counts[i], i - 1, (long long)counts[i - 1]);
+    }
+    for (i = 0; i < n_idx; i++) {
+        if (ix[i] < 0 || ix[i] == INT64_MAX)
+            return pfvm__op_fail(st, n, PFVM_ERR_RANGE, "ngram_indexes[%d] = %lld is not an output column", i,
+                                 (long long)ix[i]);
         if (ix[i] + 1 > w)
             w = ix[i] + 1;
-    return w;
+    }
+    *width = w;
+    return PFVM_OK;
 }
 
 static pfvm_code pfvm__ms_infer_tfidf(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
     pfvm_shape out;
+    int64_t width;
+    if (pfvm__ms_tfidf_check(c->st, c->node, c->in[0]->type.dtype, &width))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
     if (x->rank > 2 || x->rank == 0)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "X must be 1-D [C] or 2-D [N, C], not rank %d", x->rank);
     if (x->rank != 1 && x->rank != 2)
@@ -13508,7 +13888,7 @@ static pfvm_code pfvm__ms_infer_tfidf(pfvm_ictx *c)
     out.rank = x->rank;
     if (x->rank == 2)
         out.dims[0] = x->dims[0];
-    out.dims[x->rank - 1] = pfvm_sym_const(c->syms, pfvm__ms_tfidf_width(c->node));
+    out.dims[x->rank - 1] = pfvm_sym_const(c->syms, width);
     pfvm_ival_set_tensor(c->out[0], PFVM_FLOAT, &out);
     return PFVM_OK;
 }
@@ -13516,8 +13896,10 @@ static pfvm_code pfvm__ms_infer_tfidf(pfvm_ictx *c)
 /* Token i of row r equals pool token p. */
 static int pfvm__ms_tok_eq(const pfvm_tensor *x, int64_t i, const pfvm_attr *pool, int64_t p)
 {
-    if (x->dtype == PFVM_STRING)
-        return pool->type == PFVM_ATTR_STRINGS && !strcmp(((char *const *)x->data)[i], pool->strings[p]);
+    if (x->dtype == PFVM_STRING) {
+        const char *s = ((char *const *)x->data)[i];
+        return pool->type == PFVM_ATTR_STRINGS && !strcmp(s ? s : "", pool->strings[p]);
+    }
     return pool->type == PFVM_ATTR_INTS && pfvm_tensor_get_i64(x, i) == pool->ints[p];
 }
 
@@ -13531,19 +13913,27 @@ static pfvm_code pfvm__ms_k_tfidf(pfvm_kctx *k)
     int n_counts = pfvm_node_attr_ints(n, "ngram_counts", &counts), n_idx = pfvm_node_attr_ints(n, "ngram_indexes", &indexes);
     int n_w = pfvm_node_attr_floats(n, "weights", &weights);
     int64_t minn = pfvm_node_attr_int(n, "min_gram_length", 1), maxn = pfvm_node_attr_int(n, "max_gram_length", 1);
-    int64_t skips = pfvm_node_attr_int(n, "max_skip_count", 0), width = pfvm__ms_tfidf_width(n);
+    int64_t skips = pfvm_node_attr_int(n, "max_skip_count", 0), width;
     const char *mode = pfvm_node_attr_string(n, "mode", "TF");
-    int64_t rows = x->rank == 2 ? x->dims[0] : 1, len = x->rank ? x->dims[x->rank - 1] : 1, r, gl, sk, i, e, g;
-    float *y = (float *)k->out[0]->data;
-    if (!pool || n_counts < 1 || n_idx < 0 || maxn < minn || minn < 1 || maxn > n_counts || skips < 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "pool, ngram_counts or gram lengths are not consistent");
-    memset(y, 0, sizeof(float) * (size_t)(rows * width));
+    int64_t rows = x->rank == 2 ? x->dims[0] : 1, len = x->rank ? x->dims[x->rank - 1] : 1, r, gl, sk, i, e, g, numel;
+    float *y;
+    if (pfvm__ms_tfidf_check(k->st, n, x->dtype, &width))
+        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    if (x->rank < 1 || x->rank > 2)
+        return pfvm__op_fail(k->st, n, PFVM_ERR_SHAPE, "X must be 1-D [C] or 2-D [N, C], not rank %d", x->rank);
+    if (!pfvm__mul_i64(rows, width, &numel) || k->out[0]->kind != PFVM_KIND_TENSOR ||
+        k->out[0]->dtype != PFVM_FLOAT || pfvm_tensor_numel(k->out[0]) != numel || !k->out[0]->data)
+        return pfvm__op_fail(k->st, n, PFVM_ERR_SHAPE, "output Y is not a float [%lld, %lld] tensor", (long long)rows,
+                             (long long)width);
+    y = (float *)k->out[0]->data;
+    memset(y, 0, sizeof(float) * (size_t)numel);
     for (r = 0; r < rows; r++)
         for (gl = minn; gl <= maxn; gl++) {
             int64_t start = counts[gl - 1], end = gl < n_counts ? counts[gl] : pool->n, first = 0;
             for (g = 0; g < gl - 1; g++)
                 first += ((g + 1 < n_counts ? counts[g + 1] : pool->n) - counts[g]) / (g + 1);
-            for (sk = 0; sk <= (gl == 1 ? 0 : skips); sk++)
+            /* skips past the row's length find nothing: stop there */
+            for (sk = 0; sk <= (gl == 1 ? 0 : skips) && (gl - 1) * (sk + 1) < len; sk++)
                 for (i = 0; i + (gl - 1) * (sk + 1) < len; i++) {
                     int64_t p;
                     for (p = start; p + gl <= end; p += gl) {
@@ -13559,14 +13949,12 @@ static pfvm_code pfvm__ms_k_tfidf(pfvm_kctx *k)
                     }
                 }
         }
-    for (i = 0; i < rows * width; i++) {
+    for (i = 0; i < numel; i++) {
         double w = n_w > 0 && i % width < n_w ? weights[i % width] : 1;
         if (!strcmp(mode, "IDF"))
             y[i] = y[i] > 0 ? (float)w : 0;
         else if (!strcmp(mode, "TFIDF"))
             y[i] = (float)(y[i] * w);
-        else if (strcmp(mode, "TF"))
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "mode '%s' is not valid", mode);
     }
     return PFVM_OK;
 }
@@ -13787,6 +14175,10 @@ static int pfvm__nn_attr_dims(const pfvm_node *node, const char *name, int want,
 /* Reads kernel_shape (or the weight's spatial dims kd, 0 where unknown),
  * strides, dilations, pads, auto_pad and ceil_mode, and validates them. A
  * kernel dim left 0 means unknown (inference with a symbolic weight). */
+/* Kernel sizes, strides, dilations and pads past this are rejected, so
+ * that the window arithmetic (extents, padded sizes) cannot overflow. */
+#define PFVM__NN_ATTR_MAX ((int64_t)1 << 31)
+
 static pfvm_code pfvm__nn_window(const pfvm_node *node, int nsp, const int64_t *kd, pfvm__nn_win *w, pfvm_status *st)
 {
     const char *ap = pfvm_node_attr_string(node, "auto_pad", "NOTSET");
@@ -13821,6 +14213,11 @@ static pfvm_code pfvm__nn_window(const pfvm_node *node, int nsp, const int64_t *
     for (i = 0; i < nsp; i++)
         if (w->k[i] < 0 || (w->k[i] == 0 && !kd) || w->s[i] < 1 || w->d[i] < 1 || w->pb[i] < 0 || w->pe[i] < 0)
             return pfvm__fail(st, PFVM_ERR_INVALID, "kernel, strides and dilations must be positive, pads non-negative");
+        else if (w->k[i] > PFVM__NN_ATTR_MAX || w->s[i] > PFVM__NN_ATTR_MAX || w->d[i] > PFVM__NN_ATTR_MAX ||
+                 w->pb[i] > PFVM__NN_ATTR_MAX || w->pe[i] > PFVM__NN_ATTR_MAX)
+            return pfvm__fail(st, PFVM_ERR_RANGE, "spatial dim %d: kernel %lld, stride %lld, dilation %lld or pads %lld, %lld past 2^31",
+                              i, (long long)w->k[i], (long long)w->s[i], (long long)w->d[i], (long long)w->pb[i],
+                              (long long)w->pe[i]);
     w->auto_pad = !strcmp(ap, "SAME_UPPER")   ? PFVM__NN_SAME_UPPER
                   : !strcmp(ap, "SAME_LOWER") ? PFVM__NN_SAME_LOWER
                   : !strcmp(ap, "VALID")      ? PFVM__NN_VALID
@@ -14252,15 +14649,15 @@ static pfvm_code pfvm__nn_convt_attrs(const pfvm_node *node, int nsp, pfvm__nn_t
         if (cnt != nsp)
             return pfvm__fail(st, PFVM_ERR_INVALID, "output_padding has %d entries for %d spatial dims", cnt, nsp);
         for (i = 0; i < nsp; i++)
-            if ((t->opad[i] = a[i]) < 0)
-                return pfvm__fail(st, PFVM_ERR_INVALID, "output_padding must be non-negative");
+            if ((t->opad[i] = a[i]) < 0 || a[i] > PFVM__NN_ATTR_MAX)
+                return pfvm__fail(st, PFVM_ERR_INVALID, "output_padding must be in [0, 2^31]");
     }
     if ((cnt = pfvm_node_attr_ints(node, "output_shape", &a)) >= 0) {
         if (cnt != nsp && cnt != nsp + 2)
             return pfvm__fail(st, PFVM_ERR_INVALID, "output_shape has %d entries for %d spatial dims", cnt, nsp);
         for (i = 0; i < nsp; i++)
-            if ((t->oshape[i] = a[cnt - nsp + i]) < 0)
-                return pfvm__fail(st, PFVM_ERR_INVALID, "output_shape must be non-negative");
+            if ((t->oshape[i] = a[cnt - nsp + i]) < 0 || t->oshape[i] > ((int64_t)1 << 48))
+                return pfvm__fail(st, PFVM_ERR_INVALID, "output_shape must be in [0, 2^48]");
         t->has_oshape = 1;
     }
     return PFVM_OK;
@@ -14279,10 +14676,13 @@ static pfvm_code pfvm__nn_convt_resolve(pfvm__nn_win *w, const pfvm__nn_tattr *t
 {
     int i;
     for (i = 0; i < w->n; i++) {
-        int64_t full = w->s[i] * (in[i] - 1) + t->opad[i] + pfvm__nn_extent(w, i);
+        int64_t full;
+        if (!pfvm__mul_i64(w->s[i], in[i] - 1, &full) || !pfvm__add_i64(full, t->opad[i] + pfvm__nn_extent(w, i), &full) ||
+            !pfvm__mul_i64(in[i], w->s[i], &out[i]))
+            return pfvm__fail(st, PFVM_ERR_RANGE, "spatial dim %d: the output size overflows", i);
         if (t->has_oshape || pfvm__nn_convt_same(w)) {
             int64_t total;
-            out[i] = t->has_oshape ? t->oshape[i] : in[i] * w->s[i];
+            out[i] = t->has_oshape ? t->oshape[i] : out[i];
             total = full - out[i];
             if (total < 0)
                 total = 0;
@@ -19226,7 +19626,10 @@ static pfvm_code pfvm__tn_clone_container(pfvm_kctx *k, const pfvm_tensor *x, pf
         pfvm_tensor *e = pfvm_tensor_clone(x->elems[i], k->st);
         if (!e)
             return pfvm__tn_code(k, PFVM_ERR_NOMEM);
-        stbds_arrput(y->elems, e);
+        if (!pfvm__arrpush(y->elems, e)) {
+            pfvm_tensor_free(e);
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+        }
     }
     return PFVM_OK;
 }
@@ -22164,7 +22567,10 @@ static pfvm_code pfvm__tr_k_gradient(pfvm_kctx *k)
         for (j = 0; j < n_xs + n_zs; j++)
             if (!strcmp(j < n_xs ? xs->strings[j] : zs->strings[j - n_xs], v->name))
                 break;
-        stbds_arrput(ins, (pfvm_value *)k->in[j]);
+        if (!pfvm__arrpush(ins, (pfvm_value *)k->in[j])) {
+            pfvm__fail(&st, PFVM_ERR_NOMEM, "out of memory");
+            goto fail;
+        }
     }
     if (pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, pfvm_exec_num_inputs(e), &st) || pfvm_exec_run(e, &st))
         goto fail;
@@ -22370,6 +22776,7 @@ typedef struct pfvm__infer_cases {
     const pfvm_sym *seen[PFVM__CASE_MAX_SEEN];
     int n_seen;
     const pfvm_graph **failed; /* stb_ds array */
+    int nomem;                 /* `failed` could not grow */
 } pfvm__infer_cases;
 
 /* The inference state of one graph; subgraphs see their parents' frames,
@@ -22483,8 +22890,8 @@ static pfvm_code pfvm__ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_
         d->visited[d->n_visited++] = g;
     {
         pfvm_code rc = pfvm__infer_graph_in(g, d->strict, d->arena, d->frame, c->st);
-        if (rc && d->frame->cases)
-            stbds_arrput(d->frame->cases->failed, g);
+        if (rc && d->frame->cases && !pfvm__arrpush(d->frame->cases->failed, g))
+            return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
         return rc;
     }
 }
@@ -22630,8 +23037,8 @@ static void pfvm__infer_rest(const pfvm_node *n, const struct pfvm__infer_driver
             for (i = 0; i < d->n_visited && d->visited[i] != g; i++) {
             }
             if (i == d->n_visited && pfvm__infer_graph_in(g, d->strict, d->arena, d->frame, &ignored) &&
-                d->frame->cases)
-                stbds_arrput(d->frame->cases->failed, g);
+                d->frame->cases && !pfvm__arrpush(d->frame->cases->failed, g))
+                d->frame->cases->nomem = 1; /* reported by the case explorer */
         }
     }
 }
@@ -22676,8 +23083,10 @@ static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *are
     me.fed = up ? up->fed : NULL;
     for (i = 0; i < (int)stbds_arrlen(g->nodes) && !rc; i++) {
         pfvm_node *n = g->nodes[i];
-        stbds_arrsetlen(ins, n->n_inputs);
-        stbds_arrsetlen(outs, n->n_outputs);
+        if (!pfvm__arrsetlen(ins, n->n_inputs) || !pfvm__arrsetlen(outs, n->n_outputs)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            break;
+        }
         for (j = 0; j < n->n_inputs; j++) {
             pfvm_value *v = n->inputs[j];
             ins[j] = NULL;
@@ -22835,38 +23244,43 @@ typedef struct pfvm__case_node {
     int leaf;
 } pfvm__case_node;
 
-typedef struct pfvm__case_index {
-    const pfvm_value *key;
-    int value;
-} pfvm__case_index;
-
 #define PFVM__CASE_MAX_LEAVES 16
 
 struct pfvm_shape_cases {
     pfvm_symtab *syms;
     pfvm_value **vals;        /* every value of every graph, in walk order */
-    pfvm__case_index *index;  /* value -> position in vals (stb_ds map) */
+    pfvm__map index;          /* value -> position in vals, plus 1 */
     pfvm_type *types;         /* per leaf, per value */
     unsigned char *live;      /* per leaf, per value: exists in that case */
     int n_leaves;
     pfvm__case_node *nodes;   /* stb_ds array; nodes[0] is the root */
 };
 
-static void pfvm__cases_collect(pfvm_shape_cases *c, pfvm_graph *g)
+/* 0 when out of memory. */
+static int pfvm__cases_collect(pfvm_shape_cases *c, pfvm_graph *g)
 {
     int i, j, k;
-    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
-        stbds_hmput(c->index, g->values[i], (int)stbds_arrlen(c->vals));
-        stbds_arrput(c->vals, g->values[i]);
-    }
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++)
+        if (!pfvm__map_put(&c->index, g->values[i], (void *)(uintptr_t)(stbds_arrlen(c->vals) + 1)) ||
+            !pfvm__arrpush(c->vals, g->values[i]))
+            return 0;
     for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
         for (j = 0; j < g->nodes[i]->n_attrs; j++) {
             const pfvm_attr *a = &g->nodes[i]->attrs[j];
-            if (a->type == PFVM_ATTR_GRAPH && a->g)
-                pfvm__cases_collect(c, a->g);
+            if (a->type == PFVM_ATTR_GRAPH && a->g && !pfvm__cases_collect(c, a->g))
+                return 0;
             for (k = 0; a->type == PFVM_ATTR_GRAPHS && k < a->n; k++)
-                pfvm__cases_collect(c, a->graphs[k]);
+                if (!pfvm__cases_collect(c, a->graphs[k]))
+                    return 0;
         }
+    return 1;
+}
+
+/* Position of v in c->vals, or -1. */
+static ptrdiff_t pfvm__cases_at(const pfvm_shape_cases *c, const pfvm_value *v)
+{
+    void *p;
+    return c && pfvm__map_get(&c->index, v, &p) ? (ptrdiff_t)(uintptr_t)p - 1 : -1;
 }
 
 static void pfvm__cases_save(const pfvm_shape_cases *c, pfvm_type *to)
@@ -22888,9 +23302,9 @@ static void pfvm__cases_kill(pfvm_shape_cases *c, const pfvm_graph *g, unsigned 
 {
     int i, j, k;
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
-        ptrdiff_t at = stbds_hmgeti(c->index, g->values[i]);
+        ptrdiff_t at = pfvm__cases_at(c, g->values[i]);
         if (at >= 0)
-            live[c->index[at].value] = 0;
+            live[at] = 0;
     }
     for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
         for (j = 0; j < g->nodes[i]->n_attrs; j++) {
@@ -22908,7 +23322,8 @@ static pfvm_code pfvm__cases_run(pfvm_shape_cases *c, pfvm_graph *g, const pfvm_
 {
     pfvm__cases_restore(c, start);
     k->n_seen = 0;
-    stbds_arrsetlen(k->failed, 0);
+    k->nomem = 0;
+    pfvm__arrtrunc(k->failed, 0);
     return pfvm__infer_graph(g, 0, &g->model->arena, NULL, NULL, k, st);
 }
 
@@ -22924,13 +23339,13 @@ static int pfvm__cases_explore(pfvm_shape_cases *c, pfvm_graph *g, const pfvm_ty
     node.cond = NULL;
     node.child[0] = node.child[1] = -1;
     node.leaf = -1;
-    if (r == PFVM_ERR_NOMEM) {
-        *rc = pfvm__fail(st, r, "out of memory");
+    if (r == PFVM_ERR_NOMEM || k->nomem || !pfvm__arrreserve(c->nodes, (size_t)me + 1)) {
+        *rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
         return -1;
     }
     if (!r && k->n_seen && k->n_assumed < PFVM__CASE_MAX_ASSUMED && c->n_leaves + 2 <= PFVM__CASE_MAX_LEAVES) {
         node.cond = k->seen[0];
-        stbds_arrput(c->nodes, node);
+        stbds_arrput(c->nodes, node); /* reserved above */
         for (v = 1; v >= 0; v--) {
             int child;
             k->assumed[k->n_assumed] = node.cond;
@@ -22962,7 +23377,7 @@ static int pfvm__cases_explore(pfvm_shape_cases *c, pfvm_graph *g, const pfvm_ty
             pfvm__cases_kill(c, k->failed[i], c->live + (size_t)l * (size_t)nv);
         node.leaf = c->n_leaves++;
     }
-    stbds_arrput(c->nodes, node);
+    stbds_arrput(c->nodes, node); /* reserved above */
     return me;
 }
 
@@ -22971,7 +23386,7 @@ void pfvm_shape_cases_free(pfvm_shape_cases *c)
     if (!c)
         return;
     stbds_arrfree(c->vals);
-    stbds_hmfree(c->index);
+    pfvm__map_free(&c->index);
     stbds_arrfree(c->nodes);
     pfvm__free(c->types);
     pfvm__free(c->live);
@@ -22993,7 +23408,10 @@ pfvm_code pfvm_infer_shape_cases(pfvm_graph *g, pfvm_shape_cases **out, pfvm_sta
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     memset(&k, 0, sizeof k);
     c->syms = g->model->syms;
-    pfvm__cases_collect(c, g);
+    if (!pfvm__cases_collect(c, g)) {
+        pfvm_shape_cases_free(c);
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
     nv = (int)stbds_arrlen(c->vals);
     start = (pfvm_type *)pfvm__malloc(sizeof *start * (size_t)(nv + 1));
     plain = (pfvm_type *)pfvm__malloc(sizeof *plain * (size_t)(nv + 1));
@@ -23130,30 +23548,28 @@ static void pfvm__cases_str(const pfvm_shape_cases *c, int n, int vi, char *buf,
 
 int pfvm_shape_cases_print(const pfvm_shape_cases *c, const pfvm_value *v, char *buf, size_t n)
 {
-    pfvm__case_index *index = c ? c->index : NULL;
-    ptrdiff_t at = index ? stbds_hmgeti(index, v) : -1;
+    ptrdiff_t at = pfvm__cases_at(c, v);
     const pfvm_type *t = NULL;
     size_t len = 0;
     if (n)
         buf[0] = 0;
-    if (at < 0 || v->type.kind != PFVM_KIND_TENSOR || !pfvm__cases_agree(c, 0, c->index[at].value, &t)) {
+    if (at < 0 || v->type.kind != PFVM_KIND_TENSOR || !pfvm__cases_agree(c, 0, (int)at, &t)) {
         char tmp[1024];
         pfvm_shape_print(&v->type.shape, tmp, sizeof tmp);
         pfvm__cases_put(buf, n, &len, tmp);
         return (int)len;
     }
-    pfvm__cases_str(c, 0, c->index[at].value, buf, n, &len);
+    pfvm__cases_str(c, 0, (int)at, buf, n, &len);
     return (int)len;
 }
 
 int pfvm_shape_cases_shape(const pfvm_shape_cases *c, const pfvm_value *v, pfvm_shape *out)
 {
-    pfvm__case_index *index = c ? c->index : NULL;
-    ptrdiff_t at = index ? stbds_hmgeti(index, v) : -1;
+    ptrdiff_t at = pfvm__cases_at(c, v);
     const pfvm_type *t = NULL;
     int r;
     *out = v->type.shape;
-    if (at < 0 || v->type.kind != PFVM_KIND_TENSOR || !(r = pfvm__cases_agree(c, 0, c->index[at].value, &t)))
+    if (at < 0 || v->type.kind != PFVM_KIND_TENSOR || !(r = pfvm__cases_agree(c, 0, (int)at, &t)))
         return 1;
     if (r == 2)
         return 0;
@@ -23178,13 +23594,17 @@ typedef struct pfvm__grad_val {
 
 /* ---- bookkeeping ---------------------------------------------------------------- */
 
-/* Grows the per-value table to the graph's value count. */
+/* Grows the per-value table to the graph's value count (out of memory:
+ * fails g, and values past the table get NULL). */
 static pfvm__grad_val *pfvm__gv(pfvm_grad_ctx *g, const pfvm_value *v)
 {
     ptrdiff_t n = stbds_arrlen(g->g->values), have = stbds_arrlen(g->vals);
     if (have < n) {
-        stbds_arrsetlen(g->vals, n);
-        memset(g->vals + have, 0, sizeof(pfvm__grad_val) * (size_t)(n - have));
+        if (pfvm__arrsetlen(g->vals, n))
+            memset(g->vals + have, 0, sizeof(pfvm__grad_val) * (size_t)(n - have));
+        else if (g->st->code == PFVM_OK)
+            pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+        n = stbds_arrlen(g->vals);
     }
     if (!v || v->graph != g->g || v->id < 0 || v->id >= n)
         return NULL;
@@ -23249,10 +23669,8 @@ static pfvm_code pfvm__grad_infer(pfvm_grad_ctx *g, pfvm_node *n, int keep_types
     pfvm_code rc;
     pfvm__gv(g, NULL);
     tmps = (pfvm_ival *)pfvm__arena_alloc(&g->arena, sizeof(pfvm_ival) * (size_t)(n->n_inputs + 1));
-    if (!tmps)
+    if (!tmps || !pfvm__arrsetlen(g->tmp_in, n->n_inputs + 1) || !pfvm__arrsetlen(g->tmp_out, n->n_outputs + 1))
         return pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
-    stbds_arrsetlen(g->tmp_in, n->n_inputs + 1);
-    stbds_arrsetlen(g->tmp_out, n->n_outputs + 1);
     for (j = 0; j < n->n_inputs; j++)
         g->tmp_in[j] = n->inputs[j] ? pfvm__grad_ival(g, n->inputs[j], &tmps[j]) : NULL;
     for (j = 0; j < n->n_outputs; j++) {
@@ -23893,7 +24311,10 @@ static pfvm_value *pfvm__grad_collect(pfvm_grad_ctx *g, const pfvm_value *v)
     if (!sum)
         return NULL;
     gv = pfvm__gv(g, v);
-    stbds_arrsetlen(gv->contrib, 1);
+    if (!gv || !pfvm__arrsetlen(gv->contrib, 1)) {
+        pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+        return NULL;
+    }
     gv->contrib[0] = sum;
     return sum;
 }
@@ -23950,7 +24371,8 @@ pfvm_code pfvm_grad_add(pfvm_grad_ctx *g, const pfvm_value *v, pfvm_value *dv)
         }
     }
     gv = pfvm__gv(g, v);
-    stbds_arrput(gv->contrib, dv);
+    if (!gv || !pfvm__arrpush(gv->contrib, dv))
+        return pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
     return PFVM_OK;
 }
 
@@ -23999,7 +24421,11 @@ int pfvm_grad_captures(pfvm_grad_ctx *g, pfvm_value **out, int cap)
     int i, j, n = 0;
     if (!g->node)
         return 0;
-    pfvm__node_deps(g->node, &deps);
+    if (!pfvm__node_deps(g->node, &deps)) {
+        stbds_arrfree(deps);
+        pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+        return -1;
+    }
     for (i = 0; i < (int)stbds_arrlen(deps); i++) {
         pfvm_value *v = deps[i];
         int dup = 0;
@@ -24711,11 +25137,6 @@ pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *gr, const pfvm_auto
 /* Initializers up to this many bytes are compared by content. */
 #define PFVM__CSE_INIT_BYTES 65536
 
-typedef struct pfvm__cse_bucket {
-    char *key;
-    int value; /* index into the list of buckets */
-} pfvm__cse_bucket;
-
 typedef struct pfvm__cse {
     pfvm_pass_stats *stats;
     pfvm_status *st;
@@ -24830,8 +25251,8 @@ static uint64_t pfvm__cse_hash(const void *p, size_t n)
     return h;
 }
 
-/* Appends to an stb_ds char buffer. */
-static void pfvm__cse_put(char **buf, const char *fmt, ...)
+/* Appends to an stb_ds char buffer; sets *oom when it cannot grow. */
+static void pfvm__cse_put(char **buf, int *oom, const char *fmt, ...)
 {
     char tmp[128];
     va_list ap;
@@ -24839,100 +25260,125 @@ static void pfvm__cse_put(char **buf, const char *fmt, ...)
     va_start(ap, fmt);
     n = pfvm__vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
-    for (i = 0; i < n && i < (int)sizeof tmp - 1; i++)
-        stbds_arrput(*buf, tmp[i]);
+    for (i = 0; i < n && i < (int)sizeof tmp - 1 && !*oom; i++)
+        if (!pfvm__arrpush(*buf, tmp[i]))
+            *oom = 1;
+}
+
+/* The bucket of `key` (a copy kept in keys), made when new; -1 when out of
+ * memory. The map's values are bucket indexes plus 1. */
+static int pfvm__cse_bucket_of(pfvm__map *map, pfvm_arena *keys, const char *key, void ***buckets)
+{
+    void *found;
+    const char *copy;
+    if (pfvm__map_get(map, key, &found))
+        return (int)(uintptr_t)found - 1;
+    if (!pfvm__arrreserve(*buckets, (size_t)stbds_arrlen(*buckets) + 1) || !(copy = pfvm__arena_strdup(keys, key)) ||
+        !pfvm__map_put(map, copy, (void *)(uintptr_t)(stbds_arrlen(*buckets) + 1)))
+        return -1;
+    stbds_arrput(*buckets, NULL);
+    return (int)stbds_arrlen(*buckets) - 1;
 }
 
 /* Merges small initializers with equal contents. */
 static pfvm_code pfvm__cse_inits(pfvm__cse *C, pfvm_graph *g)
 {
-    pfvm__cse_bucket *map = NULL;
-    pfvm_value ***buckets = NULL, **gone = NULL;
+    pfvm__map map;
+    pfvm_arena keys;
+    void **buckets = NULL; /* each an stb_ds array of pfvm_value * */
+    pfvm_value **gone = NULL;
     char *key = NULL;
     pfvm_code rc = PFVM_OK;
-    int i, j, k, n = (int)stbds_arrlen(g->inits);
-    stbds_sh_new_arena(map);
-    for (i = 0; i < n && !rc; i++) {
+    int i, j, k, n = (int)stbds_arrlen(g->inits), oom = 0;
+    pfvm__map_init(&map, 1);
+    memset(&keys, 0, sizeof keys);
+    for (i = 0; i < n && !rc && !oom; i++) {
         pfvm_value *v = g->inits[i];
         const pfvm_tensor *t = v->init;
-        ptrdiff_t at;
-        int merged = 0;
+        pfvm_value **b;
+        int at, merged = 0;
         if (v->graph != g || v->is_input || v->is_output || !t || t->kind != PFVM_KIND_TENSOR ||
             t->dtype == PFVM_STRING || (!t->data && pfvm_tensor_numel(t)) || pfvm__cse_bytes(t) > PFVM__CSE_INIT_BYTES)
             continue;
-        stbds_arrsetlen(key, 0);
-        pfvm__cse_put(&key, "%d:%d", (int)t->dtype, t->rank);
+        pfvm__arrtrunc(key, 0);
+        pfvm__cse_put(&key, &oom, "%d:%d", (int)t->dtype, t->rank);
         for (k = 0; k < t->rank; k++)
-            pfvm__cse_put(&key, ",%lld", (long long)t->dims[k]);
-        pfvm__cse_put(&key, ":%llx", (unsigned long long)pfvm__cse_hash(t->data, pfvm__cse_bytes(t)));
-        stbds_arrput(key, 0);
-        at = stbds_shgeti(map, key);
-        if (at >= 0) {
-            pfvm_value **b = buckets[map[at].value];
-            for (j = 0; j < (int)stbds_arrlen(b) && !merged; j++)
-                if (pfvm__cse_tensor_eq(b[j]->init, t)) {
-                    if ((rc = pfvm__rw_replace_value(g, v, b[j], &merged, C->st)) != PFVM_OK)
-                        break;
-                }
-            if (merged) {
-                stbds_arrput(gone, v);
-                continue;
-            }
-            stbds_arrput(buckets[map[at].value], v);
-        } else {
-            pfvm_value **b = NULL;
-            stbds_arrput(b, v);
-            stbds_shput(map, key, (int)stbds_arrlen(buckets));
-            stbds_arrput(buckets, b);
+            pfvm__cse_put(&key, &oom, ",%lld", (long long)t->dims[k]);
+        pfvm__cse_put(&key, &oom, ":%llx", (unsigned long long)pfvm__cse_hash(t->data, pfvm__cse_bytes(t)));
+        if (oom || !pfvm__arrpush(key, 0) || (at = pfvm__cse_bucket_of(&map, &keys, key, &buckets)) < 0) {
+            oom = 1;
+            break;
         }
+        b = (pfvm_value **)buckets[at];
+        for (j = 0; j < (int)stbds_arrlen(b) && !merged; j++)
+            if (pfvm__cse_tensor_eq(b[j]->init, t)) {
+                if ((rc = pfvm__rw_replace_value(g, v, b[j], &merged, C->st)) != PFVM_OK)
+                    break;
+            }
+        if (rc)
+            break;
+        if (merged) {
+            if (!pfvm__arrpush(gone, v))
+                oom = 1;
+            continue;
+        }
+        if (!pfvm__arrpush(b, v))
+            oom = 1;
+        buckets[at] = b;
     }
+    if (oom && !rc)
+        rc = pfvm__fail(C->st, PFVM_ERR_NOMEM, "out of memory");
     if (!rc && stbds_arrlen(gone))
         rc = pfvm_graph_remove_values(g, gone, (int)stbds_arrlen(gone), C->st);
-    for (i = 0; i < (int)stbds_arrlen(buckets); i++)
-        stbds_arrfree(buckets[i]);
+    for (i = 0; i < (int)stbds_arrlen(buckets); i++) {
+        pfvm_value **b = (pfvm_value **)buckets[i];
+        stbds_arrfree(b);
+    }
     stbds_arrfree(buckets);
     stbds_arrfree(gone);
     stbds_arrfree(key);
-    stbds_shfree(map);
+    pfvm__map_free(&map);
+    pfvm__arena_free(&keys);
     return rc;
 }
 
 static pfvm_code pfvm__cse_graph(void *user, pfvm_graph *g)
 {
     pfvm__cse *C = (pfvm__cse *)user;
-    pfvm__cse_bucket *map = NULL;
-    pfvm_node ***buckets = NULL, **dead = NULL;
+    pfvm__map map;
+    pfvm_arena keys;
+    void **buckets = NULL; /* each an stb_ds array of pfvm_node * */
+    pfvm_node **dead = NULL;
     char *key = NULL;
     pfvm_code rc = pfvm__cse_inits(C, g);
-    int i, j, n;
+    int i, j, n, oom = 0;
     if (rc || (rc = pfvm_graph_toposort(g, C->st)) != PFVM_OK)
         return rc;
     n = (int)stbds_arrlen(g->nodes);
-    stbds_sh_new_arena(map);
-    for (i = 0; i < n && !rc; i++) {
+    pfvm__map_init(&map, 1);
+    memset(&keys, 0, sizeof keys);
+    for (i = 0; i < n && !rc && !oom; i++) {
         pfvm_node *nd = g->nodes[i];
-        ptrdiff_t at;
-        pfvm_node *same = NULL;
+        pfvm_node *same = NULL, **b;
+        int at;
         if (!pfvm__cse_candidate(nd))
             continue;
-        stbds_arrsetlen(key, 0);
-        pfvm__cse_put(&key, "%s:%s:%d", nd->domain, nd->op_type, nd->n_outputs);
+        pfvm__arrtrunc(key, 0);
+        pfvm__cse_put(&key, &oom, "%s:%s:%d", nd->domain, nd->op_type, nd->n_outputs);
         for (j = 0; j < nd->n_inputs; j++)
-            pfvm__cse_put(&key, ",%p", (void *)nd->inputs[j]);
-        stbds_arrput(key, 0);
-        at = stbds_shgeti(map, key);
-        if (at < 0) {
-            pfvm_node **b = NULL;
-            stbds_arrput(b, nd);
-            stbds_shput(map, key, (int)stbds_arrlen(buckets));
-            stbds_arrput(buckets, b);
-            continue;
+            pfvm__cse_put(&key, &oom, ",%p", (void *)nd->inputs[j]);
+        if (oom || !pfvm__arrpush(key, 0) || (at = pfvm__cse_bucket_of(&map, &keys, key, &buckets)) < 0) {
+            oom = 1;
+            break;
         }
-        for (j = 0; j < (int)stbds_arrlen(buckets[map[at].value]) && !same; j++)
-            if (pfvm__cse_same(buckets[map[at].value][j], nd))
-                same = buckets[map[at].value][j];
+        b = (pfvm_node **)buckets[at];
+        for (j = 0; j < (int)stbds_arrlen(b) && !same; j++)
+            if (pfvm__cse_same(b[j], nd))
+                same = b[j];
         if (!same) {
-            stbds_arrput(buckets[map[at].value], nd);
+            if (!pfvm__arrpush(b, nd))
+                oom = 1;
+            buckets[at] = b;
             continue;
         }
         {
@@ -24943,22 +25389,28 @@ static pfvm_code pfvm__cse_graph(void *user, pfvm_graph *g)
                 rc = pfvm__rw_replace_value(g, nd->outputs[j], same->outputs[j], &done, C->st);
                 all &= done;
             }
-            if (all) {
-                stbds_arrput(dead, nd);
+            if (all && !rc) {
+                if (!pfvm__arrpush(dead, nd))
+                    oom = 1;
                 C->stats->rewritten++;
             }
         }
     }
+    if (oom && !rc)
+        rc = pfvm__fail(C->st, PFVM_ERR_NOMEM, "out of memory");
     if (!rc && stbds_arrlen(dead)) {
         rc = pfvm_graph_remove_nodes(g, dead, (int)stbds_arrlen(dead), C->st);
         C->stats->removed += (int)stbds_arrlen(dead);
     }
-    for (i = 0; i < (int)stbds_arrlen(buckets); i++)
-        stbds_arrfree(buckets[i]);
+    for (i = 0; i < (int)stbds_arrlen(buckets); i++) {
+        pfvm_node **b = (pfvm_node **)buckets[i];
+        stbds_arrfree(b);
+    }
     stbds_arrfree(buckets);
     stbds_arrfree(dead);
     stbds_arrfree(key);
-    stbds_shfree(map);
+    pfvm__map_free(&map);
+    pfvm__arena_free(&keys);
     return rc;
 }
 
@@ -25023,15 +25475,21 @@ static pfvm_code pfvm__dce_graph(pfvm_graph *g, pfvm_pass_stats *stats, pfvm_sta
             if (nd->outputs[j] && nd->outputs[j]->graph == g && need[nd->outputs[j]->id])
                 live = 1;
         if (!live) {
-            stbds_arrput(dead, nd);
+            if (!pfvm__arrpush(dead, nd)) {
+                rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+                break;
+            }
             continue;
         }
-        pfvm__node_deps(nd, &deps);
+        if (!pfvm__node_deps(nd, &deps)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            break;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++)
             if (deps[j]->graph == g)
                 need[deps[j]->id] = 1;
     }
-    if (stbds_arrlen(dead)) {
+    if (!rc && stbds_arrlen(dead)) {
         rc = pfvm_graph_remove_nodes(g, dead, (int)stbds_arrlen(dead), st);
         stats->removed += (int)stbds_arrlen(dead);
     }
@@ -25040,10 +25498,11 @@ static pfvm_code pfvm__dce_graph(pfvm_graph *g, pfvm_pass_stats *stats, pfvm_sta
         for (i = 0; i < (int)stbds_arrlen(g->inits); i++) {
             pfvm_value *v = g->inits[i];
             if (v->graph == g && !v->is_input && !v->is_output && !v->producer && !pfvm_uses_count(&u, v))
-                stbds_arrput(unused, v);
+                if (!pfvm__arrpush(unused, v))
+                    rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
         }
         pfvm_uses_free(&u);
-        if (stbds_arrlen(unused))
+        if (!rc && stbds_arrlen(unused))
             rc = pfvm_graph_remove_values(g, unused, (int)stbds_arrlen(unused), st);
     }
     stbds_arrfree(deps);
@@ -25266,12 +25725,14 @@ static pfvm_code pfvm__fold_graph(void *user, pfvm_graph *g)
             for (j = 0; j < nd->n_outputs; j++)
                 if (nd->outputs[j] && pfvm_uses_count(&u, nd->outputs[j]))
                     used = 1;
-            if (!used)
-                stbds_arrput(dead, nd);
+            if (!used && !pfvm__arrpush(dead, nd)) {
+                rc = pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
+                break;
+            }
         }
         pfvm_uses_free(&u);
         /* readers removed first would leave nothing stale: remove all at once */
-        if (stbds_arrlen(dead)) {
+        if (!rc && stbds_arrlen(dead)) {
             rc = pfvm_graph_remove_nodes(g, dead, (int)stbds_arrlen(dead), rw->st);
             F->stats->removed += (int)stbds_arrlen(dead);
         }
@@ -25323,6 +25784,7 @@ typedef struct pfvm__fuse_state {
     int *visit;            /* per node: search stamp */
     int stamp;
     unsigned char *in_u;   /* per node: in the set being checked */
+    int oom;               /* a list could not grow: the pass fails */
 } pfvm__fuse_state;
 
 static int pfvm__fuse_same_shape(const pfvm_shape *a, const pfvm_shape *b)
@@ -25420,12 +25882,18 @@ static int pfvm__fuse_reaches(pfvm__fuse_state *s, int q, int lo, int **stack)
 {
     pfvm_value **deps = NULL;
     int found = 0, j;
-    stbds_arrsetlen(*stack, 0);
-    stbds_arrput(*stack, q);
+    pfvm__arrtrunc(*stack, 0);
+    if (!pfvm__arrpush(*stack, q)) {
+        s->oom = 1;
+        return 1; /* "reaches": nothing merges */
+    }
     s->visit[q] = s->stamp;
     while (!found && stbds_arrlen(*stack)) {
         int x = stbds_arrpop(*stack);
-        pfvm__node_deps(s->g->nodes[x], &deps);
+        if (!pfvm__node_deps(s->g->nodes[x], &deps)) {
+            s->oom = found = 1;
+            break;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++) {
             int p = pfvm__fuse_producer(s, deps[j]);
             if (p < lo || s->visit[p] == s->stamp)
@@ -25435,7 +25903,10 @@ static int pfvm__fuse_reaches(pfvm__fuse_state *s, int q, int lo, int **stack)
                 break;
             }
             s->visit[p] = s->stamp;
-            stbds_arrput(*stack, p);
+            if (!pfvm__arrpush(*stack, p)) {
+                s->oom = found = 1;
+                break;
+            }
         }
     }
     stbds_arrfree(deps);
@@ -25520,7 +25991,8 @@ static pfvm_code pfvm__fuse_place(pfvm__fuse_state *s, int i, pfvm_status *st)
             int m;
             for (m = 0; m < (int)stbds_arrlen(s->members[gs[k]]); m++) {
                 int x = s->members[gs[k]][m];
-                stbds_arrput(s->members[target], x);
+                if (!pfvm__arrpush(s->members[target], x))
+                    return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
                 s->group[x] = target;
             }
             stbds_arrfree(s->members[gs[k]]);
@@ -25537,13 +26009,14 @@ static pfvm_code pfvm__fuse_place(pfvm__fuse_state *s, int i, pfvm_status *st)
             target = gs[best];
         else if (pfvm__fuse_can_merge(s, i, NULL, 0)) {
             target = (int)stbds_arrlen(s->members);
-            stbds_arrput(s->members, NULL);
+            if (!pfvm__arrpush(s->members, NULL))
+                return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
         } else
             return PFVM_OK;
     }
-    stbds_arrput(s->members[target], i);
+    if (!pfvm__arrpush(s->members[target], i))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     s->group[i] = target;
-    (void)st;
     return PFVM_OK;
 }
 
@@ -25623,7 +26096,10 @@ static void pfvm__fuse_heads(pfvm__fuse_state *s, const pfvm_uses *u)
                     s->in_u[mem[k]] = 0;
                 if (!only || !ok)
                     continue;
-                stbds_arrput(s->members[gi], hp);
+                if (!pfvm__arrpush(s->members[gi], hp)) {
+                    s->oom = 1;
+                    return;
+                }
                 s->group[hp] = gi;
                 mem = s->members[gi];
                 qsort(mem, (size_t)stbds_arrlen(mem), sizeof(int), pfvm__fuse_cmp_int);
@@ -25681,7 +26157,10 @@ static void pfvm__fuse_tails(pfvm__fuse_state *s, const pfvm_uses *u)
                     inside |= us[k].top && s->in_u[us[k].top->id];
                 if (inside)
                     continue;
-                stbds_arrput(s->members[gi], ti);
+                if (!pfvm__arrpush(s->members[gi], ti)) {
+                    s->oom = 1;
+                    return;
+                }
                 s->group[ti] = gi;
                 s->in_u[ti] = 1;
                 done = 1;
@@ -25764,8 +26243,8 @@ static pfvm_code pfvm__fuse_build(pfvm__fuse_state *s, pfvm_model *m, const pfvm
                 continue;
             for (k = 0; k < (int)stbds_arrlen(ext); k++)
                 dup |= ext[k] == v;
-            if (!dup)
-                stbds_arrput(ext, v);
+            if (!dup && !pfvm__arrpush(ext, v))
+                rc = PFVM_ERR_NOMEM;
         }
         for (j = 0; j < n->n_outputs; j++) {
             pfvm_value *v = n->outputs[j];
@@ -25777,14 +26256,19 @@ static pfvm_code pfvm__fuse_build(pfvm__fuse_state *s, pfvm_model *m, const pfvm
             us = pfvm_uses_of(u, v, &cu);
             for (k = 0; k < cu; k++)
                 outside |= !us[k].top || !s->in_u[us[k].top->id];
-            if (outside)
-                stbds_arrput(outs, v);
-            else if (pfvm__fuse_value_bytes(v, &b))
+            if (outside) {
+                if (!pfvm__arrpush(outs, v))
+                    rc = PFVM_ERR_NOMEM;
+            } else if (pfvm__fuse_value_bytes(v, &b))
                 avoided += b;
         }
     }
     for (i = 0; i < cnt; i++)
         s->in_u[mem[i]] = 0;
+    if (rc || !pfvm__arrreserve(*dead, (size_t)stbds_arrlen(*dead) + (size_t)cnt)) {
+        rc = pfvm__fuse_nomem(st);
+        goto done;
+    }
     if (!stbds_arrlen(outs))
         goto done; /* dead code: left to dce */
     f = (pfvm_function *)pfvm_model_alloc(m, sizeof *f);
@@ -25803,7 +26287,10 @@ static pfvm_code pfvm__fuse_build(pfvm__fuse_state *s, pfvm_model *m, const pfvm
         goto done;
     }
     f->body = body;
-    stbds_arrput(m->functions, f);
+    if (!pfvm__arrpush(m->functions, f)) {
+        rc = pfvm__fuse_nomem(st);
+        goto done;
+    }
     /* the body: formal inputs, copies of the nodes, formal outputs */
     for (i = 0; !rc && i < (int)stbds_arrlen(ext); i++) {
         pfvm_value *v = pfvm_graph_value(body, ext[i]->name, st);
@@ -25859,7 +26346,8 @@ static pfvm_code pfvm__fuse_build(pfvm__fuse_state *s, pfvm_model *m, const pfvm
             break;
         }
         v->type = outs[i]->type;
-        stbds_arrput(call_outs, v);
+        if (!pfvm__arrpush(call_outs, v))
+            rc = pfvm__fuse_nomem(st);
     }
     if (!rc && !(call = pfvm_graph_add_node(g, name, "pfvm", name, ext, (int)stbds_arrlen(ext), call_outs,
                                             (int)stbds_arrlen(call_outs), st)))
@@ -25868,7 +26356,7 @@ static pfvm_code pfvm__fuse_build(pfvm__fuse_state *s, pfvm_model *m, const pfvm
         rc = pfvm_graph_replace_uses(g, outs[i], call_outs[i], st);
     if (!rc) {
         for (i = 0; i < cnt; i++)
-            stbds_arrput(*dead, g->nodes[mem[i]]);
+            stbds_arrput(*dead, g->nodes[mem[i]]); /* reserved above */
         stats->groups++;
         stats->removed += cnt;
         stats->bytes_avoided += avoided;
@@ -25915,7 +26403,12 @@ PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_
     if (rc || (rc = pfvm_uses_build(&u, g, st)) != PFVM_OK)
         goto done;
     pfvm__fuse_heads(&s, &u);
-    pfvm__fuse_tails(&s, &u);
+    if (!s.oom)
+        pfvm__fuse_tails(&s, &u);
+    if (s.oom) {
+        rc = pfvm__fuse_nomem(st);
+        goto done;
+    }
     for (i = 0; !rc && i < (int)stbds_arrlen(s.members); i++)
         if (stbds_arrlen(s.members[i]) >= 2) {
             rc = pfvm__fuse_build(&s, m, &u, s.members[i], (int)stbds_arrlen(s.members[i]), &dead, stats, st);
@@ -26239,7 +26732,8 @@ static pfvm_code pfvm__rc_analyse(pfvm__rc *R)
         int keep = i < R->nf && (!n->op || (n->op->flags & PFVM_OP_NONDETERMINISTIC) || pfvm__rc_has_subgraph(n));
         double f = pfvm_node_flops(n, R->b);
         R->flops[i] = f > 0 ? f : 0;
-        pfvm__node_data_deps(n, &R->deps[i]);
+        if (!pfvm__node_data_deps(n, &R->deps[i]))
+            return pfvm__fail(R->st, PFVM_ERR_NOMEM, "recompute: out of memory");
         for (j = 0; j < n->n_outputs; j++) {
             const pfvm_value *v = n->outputs[j];
             if (!v)
@@ -26367,8 +26861,11 @@ static pfvm_code pfvm__rc_copy_node(pfvm__rc *R, const unsigned char *kept, int 
     pfvm_node *c;
     char name[256];
     int i;
-    stbds_arrsetlen(in, src->n_inputs + 1);
-    stbds_arrsetlen(out, src->n_outputs + 1);
+    if (!pfvm__arrsetlen(in, src->n_inputs + 1) || !pfvm__arrsetlen(out, src->n_outputs + 1)) {
+        stbds_arrfree(in);
+        stbds_arrfree(out);
+        return pfvm__fail(R->st, PFVM_ERR_NOMEM, "recompute: out of memory");
+    }
     for (i = 0; i < src->n_inputs; i++)
         in[i] = src->inputs[i] ? pfvm__rc_read(R, kept, src->inputs[i], step) : NULL;
     for (i = 0; i < src->n_outputs; i++) {
@@ -26399,7 +26896,8 @@ static pfvm_code pfvm__rc_copy_node(pfvm__rc *R, const unsigned char *kept, int 
     c->op = src->op;
     c->opset = src->opset;
     c->overload = src->overload;
-    stbds_arrput(*order, c);
+    if (!pfvm__arrpush(*order, c))
+        return pfvm__fail(R->st, PFVM_ERR_NOMEM, "recompute: out of memory");
     return PFVM_OK;
 }
 
@@ -26416,7 +26914,8 @@ static void pfvm__rc_note_in_place(pfvm__rc *R, const unsigned char *kept, const
     e.x = n->inputs[0]->id;
     e.x_clone = reads_clones && pfvm__rc_dropped(R, kept, n->inputs[0]);
     e.y = n->outputs[0]->id;
-    stbds_arrput(R->in_place, e);
+    if (!pfvm__arrpush(R->in_place, e) && !R->rc)
+        R->rc = pfvm__fail(R->st, PFVM_ERR_NOMEM, "recompute: out of memory");
 }
 
 /* Recomputes dropped value v (and, first, what its producer reads). */
@@ -26457,7 +26956,7 @@ static double pfvm__rc_schedule(pfvm__rc *R, const unsigned char *kept, double *
     *extra = 0;
     *copies = 0;
     R->n_steps = 0;
-    stbds_arrsetlen(R->in_place, 0);
+    pfvm__arrtrunc(R->in_place, 0);
     for (i = 0; i < R->nv; i++) {
         R->clone_step[i] = -1;
         R->last_orig[i] = R->last_clone[i] = -1;
@@ -26481,8 +26980,8 @@ static double pfvm__rc_schedule(pfvm__rc *R, const unsigned char *kept, double *
             if (R->rewriting && r != v)
                 pfvm__rc_redirect(n, v, r);
         }
-        if (R->rewriting)
-            stbds_arrput(*order, n);
+        if (R->rewriting && !pfvm__arrpush(*order, n) && !R->rc)
+            R->rc = pfvm__fail(R->st, PFVM_ERR_NOMEM, "recompute: out of memory");
     }
     if (R->rc)
         return -1;
@@ -26734,22 +27233,23 @@ static void pfvm__rc_prune(pfvm__rc_state **front)
             f[m++] = f[(int)((double)i * (k - 1) / (PFVM__RC_FRONT - 1))];
         k = m;
     }
-    stbds_arrsetlen(*front, k);
+    pfvm__arrtrunc(*front, k);
 }
 
 /* The cuts to keep so that every group's estimate fits `limit`, with the
  * fewest recomputed operations; 0 when none does. */
 static int pfvm__rc_dp(const pfvm__rc_tables *T, double limit, unsigned char *chosen)
 {
-    int n = T->n, i, j, e, best = -1, ok = 0;
+    int n = T->n, i, j, e, best = -1, ok = 0, oom = 0;
     pfvm__rc_state **front = (pfvm__rc_state **)pfvm__calloc((size_t)n, sizeof *front), s;
     if (!front)
         return 0;
     memset(&s, 0, sizeof s);
     s.from = -1;
-    stbds_arrput(front[0], s);
-    for (j = 1; j < n; j++) {
-        for (i = j - 1; i >= 0; i--) {
+    /* out of memory: no plan, as when none fits */
+    oom = !pfvm__arrpush(front[0], s);
+    for (j = 1; j < n && !oom; j++) {
+        for (i = j - 1; i >= 0 && !oom; i--) {
             double mem = T->mem[i * n + j];
             if (mem < 0)
                 break;
@@ -26761,12 +27261,15 @@ static int pfvm__rc_dp(const pfvm__rc_tables *T, double limit, unsigned char *ch
                 s.ops = x->ops + T->ops[i * n + j];
                 s.from = i;
                 s.at = e;
-                stbds_arrput(front[j], s);
+                if (!pfvm__arrpush(front[j], s)) {
+                    oom = 1;
+                    break;
+                }
             }
         }
         pfvm__rc_prune(&front[j]);
     }
-    for (e = 0; e < (int)stbds_arrlen(front[n - 1]); e++)
+    for (e = 0; !oom && e < (int)stbds_arrlen(front[n - 1]); e++)
         if (best < 0 || front[n - 1][e].ops < front[n - 1][best].ops)
             best = e;
     if (best >= 0) {
@@ -27313,7 +27816,10 @@ static int pfvm__rcs_find_backward(pfvm__rcs *S, const unsigned char *konst)
     for (i = S->nf; i < nn; i++) {
         pfvm_value *other = NULL;
         int touch = 0, n_other = 0;
-        pfvm__node_deps(S->g->nodes[i], &deps);
+        if (!pfvm__node_deps(S->g->nodes[i], &deps)) { /* out of memory: not sliced */
+            stbds_arrfree(deps);
+            return 0;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++) {
             pfvm_value *v = deps[j];
             const pfvm_node *p = v->graph == S->g ? v->producer : NULL;
@@ -27346,7 +27852,10 @@ static int pfvm__rcs_find_backward(pfvm__rcs *S, const unsigned char *konst)
             for (k = 0; u && k < n_uses && ok; k++)
                 ok = !u[k].top || S->in_bwd[u[k].top->id];
         }
-        pfvm__node_deps(p, &deps);
+        if (!pfvm__node_deps(p, &deps)) { /* out of memory: not sliced */
+            stbds_arrfree(deps);
+            return 0;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++)
             if (deps[j]->graph == S->g && !konst[deps[j]->id] && deps[j] != up) {
                 up = deps[j];
@@ -27362,7 +27871,10 @@ static int pfvm__rcs_find_backward(pfvm__rcs *S, const unsigned char *konst)
         S->grad[q] = NULL;
     for (i = S->nf; i < nn && ok; i++) {
         const pfvm_node *nd = S->g->nodes[i];
-        pfvm__node_deps(nd, &deps);
+        if (!pfvm__node_deps(nd, &deps)) { /* out of memory: not sliced */
+            stbds_arrfree(deps);
+            return 0;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps) && ok; j++) {
             pfvm_value *v = deps[j];
             if (!S->in_bwd[i] && v->graph == S->g && v->producer && S->in_bwd[v->producer->id])
@@ -27537,22 +28049,22 @@ static pfvm_code pfvm__rcs_drop_unread(pfvm_graph *g, int n_forward, pfvm_value 
             if (!p) {
                 for (j = 0; j < (int)stbds_arrlen(dead) && dead[j] != v; j++)
                     ;
-                if (j == (int)stbds_arrlen(dead) && v->init && pfvm_uses_count(&u, v) == 0)
-                    stbds_arrput(dead, v);
+                if (j == (int)stbds_arrlen(dead) && v->init && pfvm_uses_count(&u, v) == 0 && !pfvm__arrpush(dead, v))
+                    rc = PFVM_ERR_NOMEM;
                 continue;
             }
             for (j = 0; j < p->n_outputs && unread; j++)
                 unread = !p->outputs[j] || (!p->outputs[j]->is_output && pfvm_uses_count(&u, p->outputs[j]) == 0);
             for (j = 0; j < (int)stbds_arrlen(dead_nodes) && dead_nodes[j] != p; j++)
                 ;
-            if (unread && j == (int)stbds_arrlen(dead_nodes))
-                stbds_arrput(dead_nodes, p);
+            if (unread && j == (int)stbds_arrlen(dead_nodes) && !pfvm__arrpush(dead_nodes, p))
+                rc = PFVM_ERR_NOMEM;
         }
         pfvm_uses_free(&u);
         for (i = 0; i < (int)stbds_arrlen(dead_nodes); i++)
             for (k = 0; k < dead_nodes[i]->n_inputs; k++)
-                if (dead_nodes[i]->inputs[k])
-                    stbds_arrput(*cands, dead_nodes[i]->inputs[k]);
+                if (dead_nodes[i]->inputs[k] && !pfvm__arrpush(*cands, dead_nodes[i]->inputs[k]))
+                    rc = PFVM_ERR_NOMEM;
         for (i = 0; i < (int)stbds_arrlen(*cands); i++) {
             pfvm_value *v = (*cands)[i];
             for (j = 0; v && j < (int)stbds_arrlen(dead_nodes); j++)
@@ -27563,8 +28075,10 @@ static pfvm_code pfvm__rcs_drop_unread(pfvm_graph *g, int n_forward, pfvm_value 
                 if (dead[j] == v)
                     (*cands)[i] = NULL;
         }
-        changed = stbds_arrlen(dead) || stbds_arrlen(dead_nodes);
-        if (stbds_arrlen(dead_nodes))
+        if (rc)
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "recompute: out of memory");
+        changed = !rc && (stbds_arrlen(dead) || stbds_arrlen(dead_nodes));
+        if (!rc && stbds_arrlen(dead_nodes))
             rc = pfvm_graph_remove_nodes(g, dead_nodes, (int)stbds_arrlen(dead_nodes), st);
         if (!rc && stbds_arrlen(dead))
             rc = pfvm_graph_remove_values(g, dead, (int)stbds_arrlen(dead), st);
@@ -27606,9 +28120,12 @@ pfvm_code pfvm__rc_slice_input(pfvm_graph *g, int n_forward, const pfvm_binding 
         goto done;
     }
     for (i = n_forward; i < nn; i++)
-        if (S.in_bwd[i])
-            stbds_arrput(old, g->nodes[i]);
-    stbds_arrsetlen(rows, (size_t)info->slices * (size_t)S.n_param);
+        if (S.in_bwd[i] && !pfvm__arrpush(old, g->nodes[i]))
+            rc = PFVM_ERR_NOMEM;
+    if (rc || !pfvm__arrsetlen(rows, (size_t)info->slices * (size_t)S.n_param)) {
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "recompute: out of memory");
+        goto done;
+    }
     n0 = nn;
     for (k = 0; k < info->slices && !rc; k++) {
         pfvm_value *gr[PFVM__RCS_MAX_PARAMS];
@@ -27630,9 +28147,10 @@ pfvm_code pfvm__rc_slice_input(pfvm_graph *g, int n_forward, const pfvm_binding 
     for (i = 0; i < (int)stbds_arrlen(old); i++)
         for (k = 0; k < old[i]->n_inputs; k++)
             if (old[i]->inputs[k] && old[i]->inputs[k]->graph == g &&
-                (!old[i]->inputs[k]->producer || old[i]->inputs[k]->producer->id >= n_forward))
-                stbds_arrput(consts, old[i]->inputs[k]);
-    if ((rc = pfvm_graph_resolve_ops(g, 0, st)) != PFVM_OK ||
+                (!old[i]->inputs[k]->producer || old[i]->inputs[k]->producer->id >= n_forward) &&
+                !pfvm__arrpush(consts, old[i]->inputs[k]))
+                rc = pfvm__fail(st, PFVM_ERR_NOMEM, "recompute: out of memory");
+    if (rc || (rc = pfvm_graph_resolve_ops(g, 0, st)) != PFVM_OK ||
         (rc = pfvm_graph_remove_nodes(g, old, (int)stbds_arrlen(old), st)) != PFVM_OK ||
         (rc = pfvm__rcs_drop_unread(g, n_forward, &consts, st)) != PFVM_OK || (rc = pfvm_graph_toposort(g, st)) != PFVM_OK)
         goto done;
@@ -27654,14 +28172,14 @@ done:
 
 /* ---- facts ------------------------------------------------------------------- */
 
-/* Adds g to a list of graphs unless it is there. */
-static void pfvm__rw_note_graph(pfvm_graph ***gs, pfvm_graph *g)
+/* Adds g to a list of graphs unless it is there; 0 when out of memory. */
+static int pfvm__rw_note_graph(pfvm_graph ***gs, pfvm_graph *g)
 {
     int i;
     for (i = 0; i < (int)stbds_arrlen(*gs); i++)
         if ((*gs)[i] == g)
-            return;
-    stbds_arrput(*gs, g);
+            return 1;
+    return pfvm__arrpush(*gs, g);
 }
 
 static pfvm__rw_graph_facts *pfvm__rw_entry(const pfvm_rewrite *rw, const pfvm_graph *g)
@@ -27691,12 +28209,18 @@ PFVM_INTERNAL pfvm_code pfvm__rw_set_fact(pfvm_rewrite *rw, const pfvm_value *v,
         pfvm__rw_graph_facts ne;
         ne.g = v->graph;
         ne.facts = NULL;
-        stbds_arrput(rw->known, ne);
+        if (!pfvm__arrpush(rw->known, ne)) {
+            rw->oom = 1;
+            return PFVM_ERR_NOMEM;
+        }
         e = &rw->known[stbds_arrlen(rw->known) - 1];
     }
     old = (int)stbds_arrlen(e->facts);
     if (v->id >= old) {
-        stbds_arrsetlen(e->facts, v->id + 1);
+        if (!pfvm__arrsetlen(e->facts, v->id + 1)) {
+            rw->oom = 1;
+            return PFVM_ERR_NOMEM;
+        }
         memset(&e->facts[old], 0, sizeof(pfvm__rw_slot) * (size_t)(v->id + 1 - old));
     }
     e->facts[v->id].v = v;
@@ -27738,7 +28262,10 @@ static pfvm_code pfvm__rw_taint_graph(void *user, pfvm_graph *g)
     for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
         pfvm_node *n = g->nodes[i];
         int tainted = 0;
-        pfvm__node_deps(n, &deps);
+        if (!pfvm__node_deps(n, &deps)) {
+            stbds_arrfree(deps);
+            return pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++) {
             const pfvm__rw_slot *f = pfvm__rw_fact_mut(rw, deps[j]);
             tainted |= pfvm__rw_overridable(deps[j]) || (f && f->tainted);
@@ -27774,13 +28301,15 @@ pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_sta
     rw->g = m->graph;
     rw->mode = mode;
     rw->st = st;
-    if (pfvm__infer_shapes_keep(m->graph, pfvm__rw_keep, rw, st)) {
+    if (pfvm__infer_shapes_keep(m->graph, pfvm__rw_keep, rw, st) || rw->oom) {
         pfvm_rw_free(rw);
-        return st ? st->code : PFVM_ERR_SHAPE;
+        return rw->oom ? pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory") : st ? st->code : PFVM_ERR_SHAPE;
     }
     pfvm__for_graphs(m->graph, pfvm__rw_has_overridable, &any);
-    if (any)
-        pfvm__for_graphs(m->graph, pfvm__rw_taint_graph, rw);
+    if (any && pfvm__for_graphs(m->graph, pfvm__rw_taint_graph, rw)) {
+        pfvm_rw_free(rw);
+        return st ? st->code : PFVM_ERR_NOMEM;
+    }
     return PFVM_OK;
 }
 
@@ -27811,14 +28340,17 @@ pfvm_code pfvm_rw_end(pfvm_rewrite *rw, int *removed)
     pfvm_node **dead = NULL;
     pfvm_code rc = PFVM_OK;
     int i, j, k;
-    for (i = 0; i < (int)stbds_arrlen(rw->edited); i++)
-        pfvm__rw_note_graph(&gs, rw->edited[i]);
+    if (rw->oom)
+        rc = pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
+    for (i = 0; !rc && i < (int)stbds_arrlen(rw->edited); i++)
+        if (!pfvm__rw_note_graph(&gs, rw->edited[i]))
+            rc = pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
     pfvm_uses_free(&rw->uses);
     rw->uses_valid = 0;
     for (i = 0; !rc && i < (int)stbds_arrlen(gs); i++) {
         pfvm_uses u;
         pfvm_graph *g = gs[i];
-        stbds_arrsetlen(dead, 0);
+        pfvm__arrtrunc(dead, 0);
         if ((rc = pfvm_uses_build(&u, g, rw->st)) != PFVM_OK)
             break;
         for (j = 0; j < (int)stbds_arrlen(rw->forwarded); j++) {
@@ -27831,11 +28363,11 @@ pfvm_code pfvm_rw_end(pfvm_rewrite *rw, int *removed)
             for (k = 0; k < n->n_outputs; k++)
                 if (n->outputs[k] && pfvm_uses_count(&u, n->outputs[k]))
                     used = 1;
-            if (!used && !seen)
-                stbds_arrput(dead, n);
+            if (!used && !seen && !pfvm__arrpush(dead, n))
+                rc = pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
         }
         pfvm_uses_free(&u);
-        if (stbds_arrlen(dead)) {
+        if (!rc && stbds_arrlen(dead)) {
             rc = pfvm_graph_remove_nodes(g, dead, (int)stbds_arrlen(dead), rw->st);
             if (removed)
                 *removed += (int)stbds_arrlen(dead);
@@ -28053,8 +28585,8 @@ pfvm_code pfvm_rw_forward(pfvm_rewrite *rw, pfvm_node *node, int i, pfvm_value *
         return rc;
     rw->changes++;
     rw->uses_valid = 0;
-    stbds_arrput(rw->forwarded, node);
-    pfvm__rw_note_graph(&rw->edited, node->graph);
+    if (!pfvm__arrpush(rw->forwarded, node) || !pfvm__rw_note_graph(&rw->edited, node->graph))
+        rw->oom = 1;
     return PFVM_OK;
 }
 
@@ -28096,7 +28628,8 @@ pfvm_node *pfvm_rw_add_node(pfvm_rewrite *rw, const char *op_type, pfvm_value *c
     n->op = def;
     n->opset = (int)opset;
     rw->n_new++;
-    pfvm__rw_note_graph(&rw->edited, g);
+    if (!pfvm__rw_note_graph(&rw->edited, g))
+        rw->oom = 1;
     return n;
 }
 
@@ -28275,7 +28808,8 @@ static pfvm_code pfvm__simplify_graph(void *user, pfvm_graph *g)
     int i, n = (int)stbds_arrlen(g->nodes);
     pfvm_rw_set_graph(rw, g);
     /* hooks append nodes: walk the nodes as they were */
-    stbds_arrsetlen(todo, n);
+    if (!pfvm__arrsetlen(todo, n))
+        return pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
     for (i = 0; i < n; i++)
         todo[i] = g->nodes[i];
     for (i = 0; i < n && !rc; i++)
@@ -28362,6 +28896,8 @@ struct pfvm_exec {
     size_t user_arena_size;
     pfvm_plan_entry *entries;  /* stb_ds */
     size_t lower_bound, folded_bytes;
+    pfvm_limits limits;        /* resolved: no 0 fields */
+    size_t dynamic_bytes;      /* tensors sized by kernels while running (owned by vals) */
     int n_folded;
     pfvm__child *children;     /* stb_ds */
     pfvm__feedback *feedback;  /* stb_ds: training state carried between runs */
@@ -28391,11 +28927,15 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     e->m = m;
     e->g = g;
     e->parent = parent;
+    if (parent)
+        e->limits = parent->limits;
+    else
+        pfvm_exec_set_limits(e, NULL);
     e->nv = (int)stbds_arrlen(g->values);
     e->nn = (int)stbds_arrlen(g->nodes);
     for (i = 0; i < (int)stbds_arrlen(g->inputs); i++)
-        if (!g->inputs[i]->init)
-            stbds_arrput(e->ins, g->inputs[i]);
+        if (!g->inputs[i]->init && !pfvm__arrpush(e->ins, g->inputs[i]))
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     e->varying = (unsigned char *)pfvm__calloc((size_t)stbds_arrlen(e->ins) + 1, 1);
     e->vals = (pfvm_tensor *)pfvm__calloc((size_t)e->nv + 1, sizeof *e->vals);
     e->iv = (pfvm_ival *)pfvm__calloc((size_t)e->nv + 1, sizeof *e->iv);
@@ -28445,9 +28985,73 @@ pfvm_exec *pfvm_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_status *st)
 static void pfvm__release_dynamic(pfvm_exec *e)
 {
     int i;
-    for (i = 0; i < e->nv; i++)
+    for (i = 0; e->vkind && i < e->nv; i++)
         if (e->vkind[i] == PFVM__V_DYNAMIC)
             pfvm_tensor_release(&e->vals[i]);
+    e->dynamic_bytes = 0;
+}
+
+/* ---- resource limits ------------------------------------------------------------ */
+
+pfvm_limits pfvm_limits_default(void)
+{
+    pfvm_limits l;
+    l.max_arena_bytes = PFVM_MAX_ARENA_BYTES;
+    l.max_tensor_bytes = PFVM_MAX_TENSOR_BYTES;
+    l.max_total_bytes = PFVM_MAX_TOTAL_BYTES;
+    return l;
+}
+
+pfvm_limits pfvm_limits_max(size_t bytes)
+{
+    pfvm_limits l = pfvm_limits_default();
+    if (l.max_arena_bytes > bytes)
+        l.max_arena_bytes = bytes;
+    if (l.max_tensor_bytes > bytes)
+        l.max_tensor_bytes = bytes;
+    if (l.max_total_bytes > bytes)
+        l.max_total_bytes = bytes;
+    return l;
+}
+
+void pfvm_exec_set_limits(pfvm_exec *e, const pfvm_limits *limits)
+{
+    pfvm_limits d = pfvm_limits_default();
+    e->limits = d;
+    if (limits) {
+        if (limits->max_arena_bytes)
+            e->limits.max_arena_bytes = limits->max_arena_bytes;
+        if (limits->max_tensor_bytes)
+            e->limits.max_tensor_bytes = limits->max_tensor_bytes;
+        if (limits->max_total_bytes)
+            e->limits.max_total_bytes = limits->max_total_bytes;
+    }
+    e->planned = 0;
+}
+
+pfvm_limits pfvm_exec_limits(const pfvm_exec *e)
+{
+    return e->limits;
+}
+
+/* Fails unless a tensor of `bytes` for value v fits the per-tensor limit
+ * and, with `committed` bytes already held, the total. */
+static pfvm_code pfvm__limit_tensor(const pfvm_exec *e, const pfvm_value *v, size_t bytes, size_t committed,
+                                    pfvm_status *st)
+{
+    char lb[64];
+    const char *who = v && v->producer ? pfvm__node_label(v->producer, lb, sizeof lb) : "";
+    const char *op = v && v->producer ? v->producer->op_type : "";
+    const char *name = v && v->name ? v->name : "?";
+    if (bytes > e->limits.max_tensor_bytes)
+        return pfvm__fail(st, PFVM_ERR_NOMEM,
+                          "node '%s' (%s): output '%s' needs %zu bytes, over the limit of %zu bytes per tensor", who, op,
+                          name, bytes, e->limits.max_tensor_bytes);
+    if (committed > e->limits.max_total_bytes || bytes > e->limits.max_total_bytes - committed)
+        return pfvm__fail(st, PFVM_ERR_NOMEM,
+                          "node '%s' (%s): output '%s' needs %zu bytes with %zu held, over the limit of %zu bytes in all",
+                          who, op, name, bytes, committed, e->limits.max_total_bytes);
+    return PFVM_OK;
 }
 
 void pfvm_exec_free(pfvm_exec *e)
@@ -28564,30 +29168,31 @@ static int pfvm__input_known(const pfvm_exec *e, int i, const pfvm_tensor *t)
 /* The signature decides whether a new binding can reuse the plan: input
  * kinds, dtypes and dims, and the contents the plan read (small integer
  * inputs: the plan may have folded them). */
-static void pfvm__signature(const pfvm_exec *e, const pfvm_tensor *const *in, int n, int64_t **sig)
+static int pfvm__signature(const pfvm_exec *e, const pfvm_tensor *const *in, int n, int64_t **sig)
 {
-    int i, d;
-    stbds_arrsetlen(*sig, 0);
-    stbds_arrput(*sig, (int64_t)n); /* never empty */
-    for (i = 0; i < n; i++) {
+    int i, d, ok;
+    pfvm__arrtrunc(*sig, 0);
+    ok = pfvm__arrpush(*sig, (int64_t)n); /* never empty */
+    for (i = 0; i < n && ok; i++) {
         const pfvm_tensor *t = in[i];
-        stbds_arrput(*sig, (int64_t)t->kind);
+        ok &= pfvm__arrpush(*sig, (int64_t)t->kind);
         if (t->kind != PFVM_KIND_TENSOR) {
             /* sequences and optionals: replan each time (rare, cheap graphs) */
-            stbds_arrput(*sig, (int64_t)(intptr_t)t);
-            stbds_arrput(*sig, -7);
+            ok &= pfvm__arrpush(*sig, (int64_t)(intptr_t)t);
+            ok &= pfvm__arrpush(*sig, -7);
             continue;
         }
-        stbds_arrput(*sig, (int64_t)t->dtype);
-        stbds_arrput(*sig, (int64_t)t->rank);
+        ok &= pfvm__arrpush(*sig, (int64_t)t->dtype);
+        ok &= pfvm__arrpush(*sig, (int64_t)t->rank);
         for (d = 0; d < t->rank; d++)
-            stbds_arrput(*sig, t->dims[d]);
+            ok &= pfvm__arrpush(*sig, t->dims[d]);
         if (pfvm__input_known(e, i, t)) {
             int64_t k, numel = pfvm_tensor_numel(t);
-            for (k = 0; k < numel; k++)
-                stbds_arrput(*sig, pfvm_tensor_get_i64(t, k));
+            for (k = 0; k < numel && ok; k++)
+                ok &= pfvm__arrpush(*sig, pfvm_tensor_get_i64(t, k));
         }
     }
+    return ok;
 }
 
 static pfvm_code pfvm__check_input(const pfvm_value *v, const pfvm_tensor *t, pfvm_status *st)
@@ -28637,10 +29242,15 @@ pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, 
     for (i = 0; i < n; i++)
         if ((rc = pfvm__check_input(e->ins[i], inputs[i], st)) != PFVM_OK)
             return rc;
-    stbds_arrsetlen(e->bound, n);
+    if (!pfvm__arrsetlen(e->bound, n))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     for (i = 0; i < n; i++)
         e->bound[i] = inputs[i];
-    pfvm__signature(e, inputs, n, &sig);
+    if (!pfvm__signature(e, inputs, n, &sig) || !sig) {
+        stbds_arrfree(sig);
+        e->planned = 0;
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
     if (e->planned && stbds_arrlen(sig) == stbds_arrlen(e->sig) &&
         !memcmp(sig, e->sig, sizeof(int64_t) * stbds_arrlen(sig))) {
         stbds_arrfree(sig);
@@ -28713,7 +29323,10 @@ static pfvm_code pfvm__fold_node(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
         t->dtype = e->iv[v->id].type.dtype;
         pfvm__shape_const(&e->iv[v->id].type, dims);
         pfvm_tensor_set_shape(t, e->iv[v->id].type.shape.rank, dims, NULL);
-        bytes = (size_t)pfvm_tensor_numel(t) * pfvm_dtype_size(t->dtype);
+        if (!pfvm__mul_size((size_t)pfvm_tensor_numel(t), pfvm_dtype_size(t->dtype), &bytes))
+            bytes = (size_t)-1;
+        if (pfvm__limit_tensor(e, v, bytes, e->folded_bytes, st))
+            return st ? st->code : PFVM_ERR_NOMEM;
         t->data = pfvm__arena_alloc(&e->plan_arena, bytes ? bytes : 1);
         if (!t->data)
             return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
@@ -28884,7 +29497,7 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     pfvm_value **deps = NULL;
     int *order, *span;
     size_t peak = 0;
-    stbds_arrsetlen(e->entries, 0);
+    pfvm__arrtrunc(e->entries, 0);
     last = (int *)pfvm__calloc((size_t)e->nv + 1, sizeof *last);
     if (!last)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
@@ -28893,7 +29506,11 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     for (i = 0; i < e->nn; i++) {
         if (e->skip[i])
             continue; /* folded while binding: reads nothing when running */
-        pfvm__node_deps(e->g->nodes[i], &deps);
+        if (!pfvm__node_deps(e->g->nodes[i], &deps)) {
+            stbds_arrfree(deps);
+            pfvm__free(last);
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++)
             if (deps[j]->graph == e->g)
                 last[deps[j]->id] = i;
@@ -28913,7 +29530,10 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
         if (e->vkind[i] == PFVM__V_EXTERNAL || e->vkind[i] == PFVM__V_KNOWN) {
             pe.kind = e->vkind[i] == PFVM__V_KNOWN ? 1 : 3;
             pe.bytes = e->vals[i].nbytes;
-            stbds_arrput(e->entries, pe);
+            if (!pfvm__arrpush(e->entries, pe)) {
+                pfvm__free(last);
+                return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            }
             continue;
         }
         if (!v->producer)
@@ -28928,14 +29548,24 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
             t->dtype = ty->dtype;
             t->rank = -1;
             if (fixed) {
+                /* a size known now is checked now: too large (or past
+                 * size_t) fails the bind before anything is allocated */
                 int64_t numel = 1;
+                int over = 0;
                 for (k = 0; k < ty->shape.rank; k++)
-                    if (!pfvm__mul_i64(numel, dims[k], &numel))
-                        fixed = 0;
-                if (fixed && !pfvm__mul_size((size_t)numel, pfvm_dtype_size(ty->dtype), &bytes))
-                    fixed = 0;
-                if (fixed && ((size_t)-1) - bytes < PFVM_DATA_ALIGN)
-                    fixed = 0;
+                    if (dims[k] < 0)
+                        fixed = 0; /* left to the kernel, which rejects it */
+                    else if (!pfvm__mul_i64(numel, dims[k], &numel))
+                        over = 1;
+                if (!fixed)
+                    bytes = 0;
+                else if (over || (uint64_t)numel > SIZE_MAX || !pfvm__mul_size((size_t)numel, pfvm_dtype_size(ty->dtype), &bytes) ||
+                    ((size_t)-1) - bytes < PFVM_DATA_ALIGN)
+                    bytes = (size_t)-1;
+                if (pfvm__limit_tensor(e, v, bytes, 0, st)) {
+                    pfvm__free(last);
+                    return st ? st->code : PFVM_ERR_NOMEM;
+                }
             }
             if (fixed) {
                 pfvm_tensor_set_shape(t, ty->shape.rank, dims, NULL);
@@ -28950,7 +29580,10 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
                 pe.kind = 2;
                 e->vkind[i] = PFVM__V_DYNAMIC;
             }
-            stbds_arrput(e->entries, pe);
+            if (!pfvm__arrpush(e->entries, pe)) {
+                pfvm__free(last);
+                return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            }
         }
     }
     pfvm__free(last);
@@ -28999,6 +29632,18 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     for (i = 0; i < (int)stbds_arrlen(e->entries); i++)
         if (e->entries[i].in_place)
             e->entries[i].offset = e->entries[span[i]].offset; /* span: the root entry */
+    if (e->arena_size > e->limits.max_arena_bytes || e->arena_size > e->limits.max_total_bytes ||
+        e->folded_bytes > e->limits.max_total_bytes - e->arena_size) {
+        pfvm__free(order);
+        pfvm__free(span);
+        if (e->arena_size > e->limits.max_arena_bytes)
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "graph '%s': the plan needs an arena of %zu bytes, over the limit of %zu",
+                              e->g->name ? e->g->name : "", e->arena_size, e->limits.max_arena_bytes);
+        return pfvm__fail(st, PFVM_ERR_NOMEM,
+                          "graph '%s': the plan needs %zu bytes (arena %zu, folded constants %zu), over the limit of %zu in all",
+                          e->g->name ? e->g->name : "", e->arena_size + e->folded_bytes, e->arena_size, e->folded_bytes,
+                          e->limits.max_total_bytes);
+    }
     /* lower bound: the largest sum of sizes live at one step */
     for (k = 0; k <= e->nn; k++) {
         size_t live = 0;
@@ -29095,9 +29740,28 @@ pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, cons
                                  "output %d has a different shape or type than planned", i);
         return PFVM_OK;
     }
+    if (k->exec && t->owns_data && t->data)
+        k->exec->dynamic_bytes -= t->nbytes < k->exec->dynamic_bytes ? t->nbytes : k->exec->dynamic_bytes;
     pfvm_tensor_release(t);
     if ((uint64_t)numel > SIZE_MAX || !pfvm__mul_size((size_t)numel, pfvm_dtype_size(dtype), &bytes))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output %d is too large", i);
+    {
+        /* without an executor (a pass folding a node), the default limits */
+        pfvm_limits lim = k->exec ? k->exec->limits : pfvm_limits_default();
+        size_t held = 0;
+        if (k->exec && !pfvm__add_size(k->exec->arena_size, k->exec->folded_bytes, &held))
+            held = (size_t)-1;
+        if (k->exec && !pfvm__add_size(held, k->exec->dynamic_bytes, &held))
+            held = (size_t)-1;
+        if (bytes > lim.max_tensor_bytes)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM,
+                                 "output %d needs %zu bytes, over the limit of %zu bytes per tensor", i, bytes,
+                                 lim.max_tensor_bytes);
+        if (held > lim.max_total_bytes || bytes > lim.max_total_bytes - held)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM,
+                                 "output %d needs %zu bytes with %zu held, over the limit of %zu bytes in all", i, bytes,
+                                 held, lim.max_total_bytes);
+    }
     t->kind = PFVM_KIND_TENSOR;
     t->dtype = dtype;
     pfvm_tensor_set_shape(t, rank, dims, NULL);
@@ -29107,6 +29771,8 @@ pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, cons
     t->nbytes = bytes;
     t->owns_data = 1;
     t->owns_strings = dtype == PFVM_STRING;
+    if (k->exec)
+        k->exec->dynamic_bytes += bytes;
     return PFVM_OK;
 }
 
@@ -29464,11 +30130,12 @@ pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, 
                 owned = 1;
         if (!owned) {
             void *copy = pfvm__malloc(bytes ? bytes : 1);
-            if (!copy)
+            if (!copy || !pfvm__arrpush(e->m->owned_blocks, copy)) {
+                pfvm__free(copy);
                 return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory copying training state '%s'", s->name);
+            }
             if (bytes)
                 memcpy(copy, t->data, bytes);
-            stbds_arrput(e->m->owned_blocks, copy);
             t->data = copy;
             t->nbytes = bytes;
         }
@@ -29481,7 +30148,8 @@ pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, 
         }
     f.state = s;
     f.next = n;
-    stbds_arrput(e->feedback, f);
+    if (!pfvm__arrpush(e->feedback, f))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     return PFVM_OK;
 }
 
@@ -29531,7 +30199,10 @@ PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph 
         c->check_shapes = parent->check_shapes;
         ch.g = g;
         ch.e = c;
-        stbds_arrput(parent->children, ch);
+        if (!pfvm__arrpush(parent->children, ch)) {
+            pfvm_exec_free(c);
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        }
     }
     /* outer-scope values may change between calls (loop-carried): replan */
     c->planned = 0;
@@ -29759,12 +30430,14 @@ static int *pfvm__fz_dst(pfvm_fuse_ctx *f, int o)
     return d && *d < 0 ? d : NULL;
 }
 
-/* A new slot (sink: the index of the reduction making it, or -1). */
+/* A new slot (sink: the index of the reduction making it, or -1); -1
+ * when out of memory. */
 static int pfvm__fz_new_slot(pfvm_fuse_ctx *f, int sink)
 {
     if (!f->prog)
         return f->n_slots++;
-    stbds_arrput(f->prog->slot_sink, sink);
+    if (!pfvm__arrpush(f->prog->slot_sink, sink))
+        return -1;
     return f->prog->n_slots++;
 }
 
@@ -29783,10 +30456,13 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, co
             return pfvm_fuse_refuse(f, "instruction reads an undefined operand");
     if (size)
         memcpy(&ins.p, params, size);
-    *dst = pfvm__fz_new_slot(f, -1);
+    if (f->prog && !pfvm__arrreserve(f->prog->ins, (size_t)stbds_arrlen(f->prog->ins) + 1))
+        return pfvm_fuse_refuse(f, "out of memory");
+    if ((*dst = pfvm__fz_new_slot(f, -1)) < 0)
+        return pfvm_fuse_refuse(f, "out of memory");
     if (f->prog) {
         ins.d = *dst;
-        stbds_arrput(f->prog->ins, ins);
+        stbds_arrput(f->prog->ins, ins); /* reserved above */
     }
     return PFVM_OK;
 }
@@ -29844,9 +30520,13 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_reduce(pfvm_fuse_ctx *f, int d, int src, const
         memcpy(k.axes, axes, sizeof(int64_t) * (size_t)n_axes);
     k.n_axes = n_axes;
     k.keepdims = keepdims != 0;
+    if (f->prog && !pfvm__arrreserve(f->prog->sinks, (size_t)stbds_arrlen(f->prog->sinks) + 1))
+        return pfvm_fuse_refuse(f, "out of memory");
     k.slot = *dst = pfvm__fz_new_slot(f, f->prog ? (int)stbds_arrlen(f->prog->sinks) : 0);
+    if (*dst < 0)
+        return pfvm_fuse_refuse(f, "out of memory");
     if (f->prog)
-        stbds_arrput(f->prog->sinks, k);
+        stbds_arrput(f->prog->sinks, k); /* reserved above */
     return PFVM_OK;
 }
 
@@ -29926,8 +30606,10 @@ static int pfvm__fz_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, p
     }
     for (i = 0; ok && i < (int)stbds_arrlen(body->nodes); i++) {
         const pfvm_node *n = body->nodes[i];
-        stbds_arrsetlen(in, n->n_inputs);
-        stbds_arrsetlen(out, n->n_outputs);
+        if (!pfvm__arrsetlen(in, n->n_inputs) || !pfvm__arrsetlen(out, n->n_outputs)) {
+            ok = 0;
+            break;
+        }
         for (j = 0; j < n->n_inputs; j++)
             in[j] = n->inputs[j] && n->inputs[j]->graph == body ? &iv[n->inputs[j]->id] : NULL;
         for (j = 0; j < n->n_outputs; j++)
@@ -30096,7 +30778,10 @@ static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_
         vslot[i] = -1;
     for (i = 0; i < n_in; i++) {
         vslot[body->inputs[i]->id] = i;
-        stbds_arrput(p->slot_sink, -1);
+        if (!pfvm__arrpush(p->slot_sink, -1)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
     }
     p->n_slots = n_in;
     /* a head: one out-fusable node without a hook that reads only group
@@ -30123,7 +30808,10 @@ static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_
             p->head_in[j] = n->inputs[j] ? vslot[n->inputs[j]->id] : -1;
         vslot[n->outputs[0]->id] = n_in;
         p->in_dtype[n_in] = PFVM_FLOAT;
-        stbds_arrput(p->slot_sink, -1);
+        if (!pfvm__arrpush(p->slot_sink, -1)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
         p->n_slots = p->n_ld = n_in + 1;
     }
     for (i = 0; ok && i < (int)stbds_arrlen(body->nodes); i++) {
@@ -30142,9 +30830,11 @@ static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_
             vslot[n->outputs[0]->id] = vslot[n->inputs[0]->id];
             continue;
         }
-        stbds_arrsetlen(in_slot, n->n_inputs + 1);
-        stbds_arrsetlen(ndt, n->n_inputs + 1);
-        stbds_arrsetlen(nconst, n->n_inputs + 1);
+        if (!pfvm__arrsetlen(in_slot, n->n_inputs + 1) || !pfvm__arrsetlen(ndt, n->n_inputs + 1) ||
+            !pfvm__arrsetlen(nconst, n->n_inputs + 1)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
         for (j = 0; j < n->n_inputs; j++) {
             const pfvm_value *v = n->inputs[j];
             int local = v && v->graph == body;
@@ -31060,8 +31750,10 @@ static pfvm_code pfvm__fz_infer(pfvm_ictx *c)
             iv[body->inputs[i]->id] = *c->in[i];
     for (i = 0; !rc && i < (int)stbds_arrlen(body->nodes); i++) {
         const pfvm_node *n = body->nodes[i];
-        stbds_arrsetlen(in, n->n_inputs + 1);
-        stbds_arrsetlen(out, n->n_outputs + 1);
+        if (!pfvm__arrsetlen(in, n->n_inputs + 1) || !pfvm__arrsetlen(out, n->n_outputs + 1)) {
+            rc = pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+            break;
+        }
         for (j = 0; j < n->n_inputs; j++)
             in[j] = n->inputs[j] && n->inputs[j]->graph == body ? &iv[n->inputs[j]->id] : NULL;
         for (j = 0; j < n->n_outputs; j++)
@@ -31234,17 +31926,19 @@ static int pfvm__symplan_ge(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b
     return d && pfvm_sym_proven_nonneg(d);
 }
 
-void pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out)
+int pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out)
 {
     int j;
-    pfvm__node_deps(n, out);
+    if (!pfvm__node_deps(n, out))
+        return 0;
     if (!n->op || !(n->op->flags & PFVM_OP_SHAPE_ONLY))
-        return;
+        return 1;
     for (j = 0; j < (int)stbds_arrlen(*out);)
         if ((*out)[j]->type.kind == PFVM_KIND_TENSOR && (*out)[j]->type.shape.rank >= 0)
             stbds_arrdel(*out, j);
         else
             j++;
+    return 1;
 }
 
 /* Element count (hash-consed: equal counts are the same pointer). */
@@ -31286,7 +31980,11 @@ static int *pfvm__symplan_last_use(const pfvm_graph *g, int n_nodes)
     for (i = 0; i < nv; i++)
         last[i] = -1;
     for (i = 0; i < n_nodes; i++) {
-        pfvm__node_data_deps(g->nodes[i], &deps);
+        if (!pfvm__node_data_deps(g->nodes[i], &deps)) {
+            stbds_arrfree(deps);
+            pfvm__free(last);
+            return NULL;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++)
             if (deps[j]->graph == g)
                 last[deps[j]->id] = i;
@@ -31327,7 +32025,8 @@ static int pfvm__symplan_place(pfvm_symtab *t, pfvm__symslot **slots, pfvm_sympl
     }
     s.size = e->bytes;
     s.busy_until = e->last;
-    stbds_arrput(*slots, s);
+    if (!pfvm__arrpush(*slots, s))
+        return -1;
     return n;
 }
 
@@ -31353,7 +32052,10 @@ static const pfvm_sym *pfvm__symplan_peak(pfvm_symtab *t, const pfvm_symplan *p)
                 stbds_arrdel(cand, j);
             else
                 j++;
-        stbds_arrput(cand, live);
+        if (!pfvm__arrpush(cand, live)) {
+            peak = NULL;
+            break;
+        }
     }
     for (j = 0; j < (int)stbds_arrlen(cand) && peak; j++)
         peak = pfvm_sym_max(t, peak, cand[j]);
@@ -31401,7 +32103,7 @@ pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *
     unsigned char *known;
     pfvm_symtab *t = g->model->syms;
     int n_nodes = (int)stbds_arrlen(g->nodes), i, j, k;
-    int *last;
+    int *last, oom = 0;
     pfvm__symslot *slots = NULL;
     const pfvm_sym **offsets = NULL;
     pfvm_symplan_entry *entries = NULL;
@@ -31433,25 +32135,30 @@ pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *
                 p->n_dynamic++;
                 continue;
             }
-            stbds_arrput(entries, e);
+            if (!pfvm__arrpush(entries, e))
+                oom = 1;
         }
     }
     pfvm__free(last);
     pfvm__free(known);
-    for (i = 0; i < (int)stbds_arrlen(entries); i++) {
+    for (i = 0; i < (int)stbds_arrlen(entries) && !oom; i++) {
         int x = pfvm__symplan_in_place_of(entries, i);
         if (x >= 0) {
             entries[i].in_place = 1;
             entries[i].slot = entries[x].slot;
             slots[entries[x].slot].busy_until = entries[i].last;
-        } else {
-            entries[i].slot = pfvm__symplan_place(t, &slots, &entries[i]);
+        } else if ((entries[i].slot = pfvm__symplan_place(t, &slots, &entries[i])) < 0) {
+            oom = 1;
+            break;
         }
     }
     /* slots are laid out in creation order: offsets are prefix sums */
-    p->arena = pfvm_sym_const(t, 0);
+    p->arena = oom ? NULL : pfvm_sym_const(t, 0);
     for (k = 0; k < (int)stbds_arrlen(slots) && p->arena; k++) {
-        stbds_arrput(offsets, p->arena);
+        if (!pfvm__arrpush(offsets, p->arena)) {
+            p->arena = NULL;
+            break;
+        }
         p->arena = pfvm_sym_add(t, p->arena, slots[k].size);
     }
     for (i = 0; i < (int)stbds_arrlen(entries) && p->arena; i++)

@@ -1664,10 +1664,13 @@ typedef struct pfvm__onnx_rd {
     unsigned flags;
     int depth;            /* graphs, types and values being read, nested */
     char *scratch;        /* stb_ds: pfvm__onnx_name's buffer */
+    int oom;              /* a field decoder ran out of memory */
 } pfvm__onnx_rd;
 
 static pfvm_code pfvm__onnx_bad(pfvm__onnx_rd *r, const char *what)
 {
+    if (r->oom)
+        return pfvm__fail(r->st, PFVM_ERR_NOMEM, "out of memory reading %s", what);
     return pfvm__fail(r->st, PFVM_ERR_PARSE, "malformed ONNX: %s", what);
 }
 
@@ -1732,14 +1735,13 @@ static int pfvm__onnx_i64(pb_istream_t *s, pb_wire_type_t wt, int64_t *v)
 }
 
 /* Repeated varints, packed or not, appended to an stb_ds array. */
-static int pfvm__onnx_ints(pb_istream_t *s, pb_wire_type_t wt, int64_t **arr)
+static int pfvm__onnx_ints(pfvm__onnx_rd *r, pb_istream_t *s, pb_wire_type_t wt, int64_t **arr)
 {
     uint64_t u;
     if (wt == PB_WT_VARINT) {
         if (!pb_decode_varint(s, &u))
             return 0;
-        stbds_arrput(*arr, (int64_t)u);
-        return 1;
+        return pfvm__arrpush(*arr, (int64_t)u) || (r->oom = 1, 0);
     }
     if (wt == PB_WT_STRING) {
         pb_istream_t sub;
@@ -1750,7 +1752,11 @@ static int pfvm__onnx_ints(pb_istream_t *s, pb_wire_type_t wt, int64_t **arr)
                 pb_close_string_substream(s, &sub);
                 return 0;
             }
-            stbds_arrput(*arr, (int64_t)u);
+            if (!pfvm__arrpush(*arr, (int64_t)u)) {
+                r->oom = 1;
+                pb_close_string_substream(s, &sub);
+                return 0;
+            }
         }
         return pb_close_string_substream(s, &sub);
     }
@@ -1778,14 +1784,16 @@ static void pfvm__onnx_swap_bytes(void *data, size_t n, size_t width)
 }
 
 /* Repeated fixed-width values (4 or 8 bytes), packed or not. */
-static int pfvm__onnx_fixed(pb_istream_t *s, pb_wire_type_t wt, size_t width, unsigned char **arr)
+static int pfvm__onnx_fixed(pfvm__onnx_rd *r, pb_istream_t *s, pb_wire_type_t wt, size_t width, unsigned char **arr)
 {
-    unsigned char buf[8];
+    unsigned char buf[8], *dst;
     pb_wire_type_t want = width == 4 ? PB_WT_32BIT : PB_WT_64BIT;
     if (wt == want) {
         if (!(width == 4 ? pb_decode_fixed32(s, buf) : pb_decode_fixed64(s, buf)))
             return 0;
-        memcpy(stbds_arraddnptr(*arr, width), buf, width);
+        if (!(dst = (unsigned char *)pfvm__arraddn(*arr, width)))
+            return r->oom = 1, 0;
+        memcpy(dst, buf, width);
         return 1;
     }
     if (wt == PB_WT_STRING) {
@@ -1793,7 +1801,8 @@ static int pfvm__onnx_fixed(pb_istream_t *s, pb_wire_type_t wt, size_t width, un
         if (!pfvm__onnx_span(s, wt, &sp) || sp.n % width)
             return 0;
         if (sp.n) {
-            unsigned char *dst = stbds_arraddnptr(*arr, sp.n);
+            if (!(dst = (unsigned char *)pfvm__arraddn(*arr, sp.n)))
+                return r->oom = 1, 0;
             memcpy(dst, sp.p, sp.n);
             if (!pfvm__onnx_little_endian())
                 pfvm__onnx_swap_bytes(dst, sp.n, width);
@@ -1913,24 +1922,24 @@ static pfvm_code pfvm__onnx_parse_tp(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm
         pfvm__onnx_slice x;
         int64_t v = 0;
         switch (tag) {
-        case pfvm__pb_TensorProto_dims_tag: ok = pfvm__onnx_ints(&s, wt, &t->dims); break;
+        case pfvm__pb_TensorProto_dims_tag: ok = pfvm__onnx_ints(r, &s, wt, &t->dims); break;
         case pfvm__pb_TensorProto_data_type_tag: ok = pfvm__onnx_i64(&s, wt, &t->dtype); break;
         case pfvm__pb_TensorProto_segment_tag: t->has_segment = 1; ok = pb_skip_field(&s, wt); break;
-        case pfvm__pb_TensorProto_float_data_tag: ok = pfvm__onnx_fixed(&s, wt, 4, &t->f32); break;
-        case pfvm__pb_TensorProto_int32_data_tag: ok = pfvm__onnx_ints(&s, wt, &t->i32); break;
+        case pfvm__pb_TensorProto_float_data_tag: ok = pfvm__onnx_fixed(r, &s, wt, 4, &t->f32); break;
+        case pfvm__pb_TensorProto_int32_data_tag: ok = pfvm__onnx_ints(r, &s, wt, &t->i32); break;
         case pfvm__pb_TensorProto_string_data_tag:
             ok = pfvm__onnx_span(&s, wt, &x);
-            if (ok)
-                stbds_arrput(t->strs, x);
+            if (ok && !pfvm__arrpush(t->strs, x))
+                ok = 0, r->oom = 1;
             break;
-        case pfvm__pb_TensorProto_int64_data_tag: ok = pfvm__onnx_ints(&s, wt, &t->i64); break;
+        case pfvm__pb_TensorProto_int64_data_tag: ok = pfvm__onnx_ints(r, &s, wt, &t->i64); break;
         case pfvm__pb_TensorProto_name_tag: ok = pfvm__onnx_span(&s, wt, &t->name); break;
         case pfvm__pb_TensorProto_raw_data_tag:
             ok = pfvm__onnx_span(&s, wt, &t->raw);
             t->has_raw = 1;
             break;
-        case pfvm__pb_TensorProto_double_data_tag: ok = pfvm__onnx_fixed(&s, wt, 8, &t->f64); break;
-        case pfvm__pb_TensorProto_uint64_data_tag: ok = pfvm__onnx_ints(&s, wt, &t->u64); break;
+        case pfvm__pb_TensorProto_double_data_tag: ok = pfvm__onnx_fixed(r, &s, wt, 8, &t->f64); break;
+        case pfvm__pb_TensorProto_uint64_data_tag: ok = pfvm__onnx_ints(r, &s, wt, &t->u64); break;
         case pfvm__pb_TensorProto_external_data_tag:
             ok = pfvm__onnx_span(&s, wt, &x);
             if (ok && pfvm__onnx_ext_entry(r, x, t))
@@ -2306,7 +2315,7 @@ static pfvm_tensor *pfvm__onnx_sparse(pfvm__onnx_rd *r, pfvm__onnx_slice sp, con
     while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
         int ok = tag == pfvm__pb_SparseTensorProto_values_tag    ? pfvm__onnx_span(&s, wt, &vals)
                  : tag == pfvm__pb_SparseTensorProto_indices_tag ? pfvm__onnx_span(&s, wt, &idx)
-                 : tag == pfvm__pb_SparseTensorProto_dims_tag    ? pfvm__onnx_ints(&s, wt, &dims)
+                 : tag == pfvm__pb_SparseTensorProto_dims_tag    ? pfvm__onnx_ints(r, &s, wt, &dims)
                                                              : pb_skip_field(&s, wt);
         if (!ok) {
             pfvm__onnx_bad(r, "SparseTensorProto");
@@ -2627,7 +2636,10 @@ static const char *pfvm__onnx_name(pfvm__onnx_rd *r, pfvm__onnx_slice sp, const 
         pfvm__fail(r->st, PFVM_ERR_INVALID, "%s: a name contains a NUL byte", what);
         return NULL;
     }
-    stbds_arrsetlen(r->scratch, sp.n + 1);
+    if (!pfvm__arrsetlen(r->scratch, sp.n + 1)) {
+        pfvm__onnx_nomem(r);
+        return NULL;
+    }
     if (sp.n)
         memcpy(r->scratch, sp.p, sp.n);
     r->scratch[sp.n] = 0;
@@ -2733,8 +2745,9 @@ static pfvm_code pfvm__onnx_graph_value_info(pfvm__onnx_rd *r, pfvm_graph *g, pf
         return PFVM_OK;
     if (pfvm__onnx_vinfo_apply(r, &vi, v))
         return pfvm__onnx_err(r);
+    if (!pfvm__arrpush(g->value_infos, v))
+        return pfvm__onnx_nomem(r);
     v->has_value_info = 1;
-    stbds_arrput(g->value_infos, v);
     return PFVM_OK;
 }
 
@@ -2779,16 +2792,15 @@ static void pfvm__onnx_attr_parts_free(pfvm__onnx_attr_parts *p)
 }
 
 /* Appends a length-delimited field to a list of slices. */
-static int pfvm__onnx_span_push(pb_istream_t *s, pb_wire_type_t wt, pfvm__onnx_slice **list)
+static int pfvm__onnx_span_push(pfvm__onnx_rd *r, pb_istream_t *s, pb_wire_type_t wt, pfvm__onnx_slice **list)
 {
     pfvm__onnx_slice x;
     if (!pfvm__onnx_span(s, wt, &x))
         return 0;
-    stbds_arrput(*list, x);
-    return 1;
+    return pfvm__arrpush(*list, x) || (r->oom = 1, 0);
 }
 
-static int pfvm__onnx_attr_field(pb_istream_t *s, uint32_t tag, pb_wire_type_t wt, pfvm__onnx_attr_parts *p)
+static int pfvm__onnx_attr_field(pfvm__onnx_rd *r, pb_istream_t *s, uint32_t tag, pb_wire_type_t wt, pfvm__onnx_attr_parts *p)
 {
     switch (tag) {
     case pfvm__pb_AttributeProto_name_tag: return pfvm__onnx_span(s, wt, &p->name);
@@ -2802,13 +2814,13 @@ static int pfvm__onnx_attr_field(pb_istream_t *s, uint32_t tag, pb_wire_type_t w
     case pfvm__pb_AttributeProto_g_tag: return pfvm__onnx_span(s, wt, &p->g);
     case pfvm__pb_AttributeProto_tp_tag: return pfvm__onnx_span(s, wt, &p->tp);
     case pfvm__pb_AttributeProto_sparse_tensor_tag: return pfvm__onnx_span(s, wt, &p->sparse);
-    case pfvm__pb_AttributeProto_floats_tag: return pfvm__onnx_fixed(s, wt, 4, &p->floats);
-    case pfvm__pb_AttributeProto_ints_tag: return pfvm__onnx_ints(s, wt, &p->ints);
-    case pfvm__pb_AttributeProto_strings_tag: return pfvm__onnx_span_push(s, wt, &p->strs);
-    case pfvm__pb_AttributeProto_tensors_tag: return pfvm__onnx_span_push(s, wt, &p->tens);
-    case pfvm__pb_AttributeProto_graphs_tag: return pfvm__onnx_span_push(s, wt, &p->graphs);
-    case pfvm__pb_AttributeProto_type_protos_tag: return pfvm__onnx_span_push(s, wt, &p->tps);
-    case pfvm__pb_AttributeProto_sparse_tensors_tag: return pfvm__onnx_span_push(s, wt, &p->sparses);
+    case pfvm__pb_AttributeProto_floats_tag: return pfvm__onnx_fixed(r, s, wt, 4, &p->floats);
+    case pfvm__pb_AttributeProto_ints_tag: return pfvm__onnx_ints(r, s, wt, &p->ints);
+    case pfvm__pb_AttributeProto_strings_tag: return pfvm__onnx_span_push(r, s, wt, &p->strs);
+    case pfvm__pb_AttributeProto_tensors_tag: return pfvm__onnx_span_push(r, s, wt, &p->tens);
+    case pfvm__pb_AttributeProto_graphs_tag: return pfvm__onnx_span_push(r, s, wt, &p->graphs);
+    case pfvm__pb_AttributeProto_type_protos_tag: return pfvm__onnx_span_push(r, s, wt, &p->tps);
+    case pfvm__pb_AttributeProto_sparse_tensors_tag: return pfvm__onnx_span_push(r, s, wt, &p->sparses);
     default: return pb_skip_field(s, wt);
     }
 }
@@ -2821,10 +2833,10 @@ static pfvm_code pfvm__onnx_attr_read(pfvm__onnx_rd *r, pfvm__onnx_slice sp, con
     int k;
     memset(p, 0, sizeof *p);
     while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0)
-        if (!pfvm__onnx_attr_field(&s, tag, wt, p))
+        if (!pfvm__onnx_attr_field(r, &s, tag, wt, p))
             break;
     if (k != 0)
-        return pfvm__fail(r->st, PFVM_ERR_PARSE, "malformed ONNX: %s: AttributeProto", where);
+        return r->oom ? pfvm__onnx_nomem(r) : pfvm__fail(r->st, PFVM_ERR_PARSE, "malformed ONNX: %s: AttributeProto", where);
     if (!p->name.n)
         return pfvm__fail(r->st, PFVM_ERR_INVALID, "%s: an attribute has no name", where);
     return PFVM_OK;
@@ -3000,12 +3012,12 @@ static void pfvm__onnx_node_parts_free(pfvm__onnx_node_parts *p)
     stbds_arrfree(p->attrs);
 }
 
-static int pfvm__onnx_node_field(pb_istream_t *s, uint32_t tag, pb_wire_type_t wt, pfvm__onnx_node_parts *p)
+static int pfvm__onnx_node_field(pfvm__onnx_rd *r, pb_istream_t *s, uint32_t tag, pb_wire_type_t wt, pfvm__onnx_node_parts *p)
 {
     switch (tag) {
-    case pfvm__pb_NodeProto_input_tag: return pfvm__onnx_span_push(s, wt, &p->ins);
-    case pfvm__pb_NodeProto_output_tag: return pfvm__onnx_span_push(s, wt, &p->outs);
-    case pfvm__pb_NodeProto_attribute_tag: return pfvm__onnx_span_push(s, wt, &p->attrs);
+    case pfvm__pb_NodeProto_input_tag: return pfvm__onnx_span_push(r, s, wt, &p->ins);
+    case pfvm__pb_NodeProto_output_tag: return pfvm__onnx_span_push(r, s, wt, &p->outs);
+    case pfvm__pb_NodeProto_attribute_tag: return pfvm__onnx_span_push(r, s, wt, &p->attrs);
     case pfvm__pb_NodeProto_name_tag: return pfvm__onnx_span(s, wt, &p->name);
     case pfvm__pb_NodeProto_op_type_tag: return pfvm__onnx_span(s, wt, &p->op);
     case pfvm__pb_NodeProto_domain_tag: return pfvm__onnx_span(s, wt, &p->domain);
@@ -3023,10 +3035,10 @@ static pfvm_code pfvm__onnx_node_parts_read(pfvm__onnx_rd *r, pfvm__onnx_slice s
     int k;
     memset(p, 0, sizeof *p);
     while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0)
-        if (!pfvm__onnx_node_field(&s, tag, wt, p))
+        if (!pfvm__onnx_node_field(r, &s, tag, wt, p))
             break;
     if (k != 0)
-        return pfvm__fail(r->st, PFVM_ERR_PARSE, "malformed ONNX: graph '%s': NodeProto", g->name);
+        return r->oom ? pfvm__onnx_nomem(r) : pfvm__fail(r->st, PFVM_ERR_PARSE, "malformed ONNX: graph '%s': NodeProto", g->name);
     if (!p->op.n)
         return pfvm__fail(r->st, PFVM_ERR_INVALID, "graph '%s': node '%.*s' has no op_type", g->name,
                           (int)(p->name.n > 200 ? 200 : p->name.n), p->name.p ? (const char *)p->name.p : "");
@@ -3070,7 +3082,8 @@ static pfvm_code pfvm__onnx_node_values(pfvm__onnx_rd *r, pfvm_graph *g, const p
             if (!(v = pfvm_graph_find(g, nm)))
                 return pfvm__fail(r->st, PFVM_ERR_INVALID, "%s: input '%s' is not defined", where, nm);
         }
-        stbds_arrput(*ins, v);
+        if (!pfvm__arrpush(*ins, v))
+            return pfvm__onnx_nomem(r);
     }
     for (i = 0; i < (int)stbds_arrlen(p->outs); i++) {
         pfvm_value *v = NULL;
@@ -3081,7 +3094,8 @@ static pfvm_code pfvm__onnx_node_values(pfvm__onnx_rd *r, pfvm_graph *g, const p
             if (!(v = pfvm_graph_find_local(g, nm)))
                 return pfvm__fail(r->st, PFVM_ERR_INVALID, "%s: output '%s' was not declared", where, nm);
         }
-        stbds_arrput(*outs, v);
+        if (!pfvm__arrpush(*outs, v))
+            return pfvm__onnx_nomem(r);
     }
     return PFVM_OK;
 }
@@ -3150,12 +3164,12 @@ static pfvm_code pfvm__onnx_graph_parts_read(pfvm__onnx_rd *r, pfvm__onnx_slice 
     memset(p, 0, sizeof *p);
     while (ok && (k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
         switch (tag) {
-        case pfvm__pb_GraphProto_node_tag: ok = pfvm__onnx_span_push(&s, wt, &p->nodes); break;
-        case pfvm__pb_GraphProto_input_tag: ok = pfvm__onnx_span_push(&s, wt, &p->inputs); break;
-        case pfvm__pb_GraphProto_output_tag: ok = pfvm__onnx_span_push(&s, wt, &p->outputs); break;
-        case pfvm__pb_GraphProto_initializer_tag: ok = pfvm__onnx_span_push(&s, wt, &p->inits); break;
-        case pfvm__pb_GraphProto_value_info_tag: ok = pfvm__onnx_span_push(&s, wt, &p->infos); break;
-        case pfvm__pb_GraphProto_sparse_initializer_tag: ok = pfvm__onnx_span_push(&s, wt, &p->sparse); break;
+        case pfvm__pb_GraphProto_node_tag: ok = pfvm__onnx_span_push(r, &s, wt, &p->nodes); break;
+        case pfvm__pb_GraphProto_input_tag: ok = pfvm__onnx_span_push(r, &s, wt, &p->inputs); break;
+        case pfvm__pb_GraphProto_output_tag: ok = pfvm__onnx_span_push(r, &s, wt, &p->outputs); break;
+        case pfvm__pb_GraphProto_initializer_tag: ok = pfvm__onnx_span_push(r, &s, wt, &p->inits); break;
+        case pfvm__pb_GraphProto_value_info_tag: ok = pfvm__onnx_span_push(r, &s, wt, &p->infos); break;
+        case pfvm__pb_GraphProto_sparse_initializer_tag: ok = pfvm__onnx_span_push(r, &s, wt, &p->sparse); break;
         case pfvm__pb_GraphProto_name_tag: ok = pfvm__onnx_span(&s, wt, &p->name); break;
         case pfvm__pb_GraphProto_doc_string_tag: ok = pfvm__onnx_span(&s, wt, &p->doc); break;
         default: ok = pb_skip_field(&s, wt); break;
@@ -3308,12 +3322,12 @@ static pfvm_code pfvm__onnx_function_parts_read(pfvm__onnx_rd *r, pfvm__onnx_sli
         case pfvm__pb_FunctionProto_name_tag: ok = pfvm__onnx_span(&s, wt, &p->name); break;
         case pfvm__pb_FunctionProto_domain_tag: ok = pfvm__onnx_span(&s, wt, &p->domain); break;
         case pfvm__pb_FunctionProto_doc_string_tag: ok = pfvm__onnx_span(&s, wt, &p->doc); break;
-        case pfvm__pb_FunctionProto_input_tag: ok = pfvm__onnx_span_push(&s, wt, &p->ins); break;
-        case pfvm__pb_FunctionProto_output_tag: ok = pfvm__onnx_span_push(&s, wt, &p->outs); break;
-        case pfvm__pb_FunctionProto_attribute_tag: ok = pfvm__onnx_span_push(&s, wt, &p->attrs); break;
-        case pfvm__pb_FunctionProto_node_tag: ok = pfvm__onnx_span_push(&s, wt, &p->nodes); break;
-        case pfvm__pb_FunctionProto_opset_import_tag: ok = pfvm__onnx_span_push(&s, wt, &p->opsets); break;
-        case PFVM__ONNX_FUNCTION_ATTRIBUTE_PROTO_TAG: ok = pfvm__onnx_span_push(&s, wt, &p->attr_protos); break;
+        case pfvm__pb_FunctionProto_input_tag: ok = pfvm__onnx_span_push(r, &s, wt, &p->ins); break;
+        case pfvm__pb_FunctionProto_output_tag: ok = pfvm__onnx_span_push(r, &s, wt, &p->outs); break;
+        case pfvm__pb_FunctionProto_attribute_tag: ok = pfvm__onnx_span_push(r, &s, wt, &p->attrs); break;
+        case pfvm__pb_FunctionProto_node_tag: ok = pfvm__onnx_span_push(r, &s, wt, &p->nodes); break;
+        case pfvm__pb_FunctionProto_opset_import_tag: ok = pfvm__onnx_span_push(r, &s, wt, &p->opsets); break;
+        case PFVM__ONNX_FUNCTION_ATTRIBUTE_PROTO_TAG: ok = pfvm__onnx_span_push(r, &s, wt, &p->attr_protos); break;
         default: ok = pb_skip_field(&s, wt); break;
         }
     }
@@ -3395,8 +3409,9 @@ static pfvm_code pfvm__onnx_function(pfvm__onnx_rd *r, pfvm__onnx_slice sp)
      * it is in m->functions */
     if (!rc && !(f->body = pfvm_graph_new(r->m, NULL, NULL, r->st)))
         rc = pfvm__onnx_err(r);
+    if (!rc && !pfvm__arrpush(r->m->functions, f))
+        rc = pfvm__onnx_nomem(r); /* the new body holds no memory yet */
     if (!rc) {
-        stbds_arrput(r->m->functions, f);
         f->name = pfvm__onnx_str(r, p.name);
         f->domain = pfvm__onnx_str(r, p.domain);
         f->doc = pfvm__onnx_str(r, p.doc);
@@ -3429,14 +3444,15 @@ static pfvm_code pfvm__onnx_model_field(pfvm__onnx_rd *r, pb_istream_t *s, uint3
     case pfvm__pb_ModelProto_domain_tag: str = &m->domain; break;
     case pfvm__pb_ModelProto_doc_string_tag: str = &m->doc; break;
     case pfvm__pb_ModelProto_graph_tag: *has_graph = 1; return pfvm__onnx_span(s, wt, graph) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.graph");
-    case pfvm__pb_ModelProto_functions_tag: return pfvm__onnx_span_push(s, wt, functions) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.functions");
+    case pfvm__pb_ModelProto_functions_tag: return pfvm__onnx_span_push(r, s, wt, functions) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.functions");
     case pfvm__pb_ModelProto_opset_import_tag: {
         pfvm_opset_import imp;
         if (!pfvm__onnx_span(s, wt, &x))
             return pfvm__onnx_bad(r, "ModelProto.opset_import");
         if (pfvm__onnx_opset(r, x, &imp))
             return pfvm__onnx_err(r);
-        stbds_arrput(m->opsets, imp);
+        if (!pfvm__arrpush(m->opsets, imp))
+            return pfvm__onnx_nomem(r);
         return PFVM_OK;
     }
     case pfvm__pb_ModelProto_metadata_props_tag: {
@@ -3445,7 +3461,8 @@ static pfvm_code pfvm__onnx_model_field(pfvm__onnx_rd *r, pb_istream_t *s, uint3
             return pfvm__onnx_bad(r, "ModelProto.metadata_props");
         if (pfvm__onnx_string_pair(r, x, &kv))
             return pfvm__onnx_err(r);
-        stbds_arrput(m->metadata, kv);
+        if (!pfvm__arrpush(m->metadata, kv))
+            return pfvm__onnx_nomem(r);
         return PFVM_OK;
     }
     default: return pb_skip_field(s, wt) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto");
@@ -3559,7 +3576,10 @@ static pfvm_code pfvm__onnx_container_field(pfvm__onnx_rd *r, pb_istream_t *s, u
         return pfvm__fail(r->st, PFVM_ERR_PARSE, "malformed ONNX: %s element", what);
     if (!(e = pfvm__onnx_value(r, x, ek)))
         return pfvm__onnx_err(r);
-    stbds_arrput(out->elems, e);
+    if (!pfvm__arrpush(out->elems, e)) {
+        pfvm_tensor_free(e);
+        return pfvm__onnx_nomem(r);
+    }
     return PFVM_OK;
 }
 

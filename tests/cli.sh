@@ -77,6 +77,63 @@ while [ $i -lt 300 ]; do
     i=$((i + 1))
 done
 
+# Hostile models (tests/hostile/README.md): each is rejected with one clean
+# line naming the problem, optimized and not, at run, shapes and plan.
+H=tests/hostile
+expect_error_matching() {
+    what=$1
+    pattern=$2
+    shift 2
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    status=$?
+    if [ $status -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "^interp: .*$pattern" "$tmp/err"; then
+        ok
+    else
+        bad "$what: exit $status: $(head -c 300 "$tmp/err")"
+    fi
+}
+while IFS='|' read -r name inputs pattern; do
+    case "$name" in "#"* | "") continue ;; esac
+    set --
+    for f in "$H/${inputs}"_input_*.pb; do set -- "$@" -i "$f"; done
+    for o in "" --no-opt; do
+        expect_error_matching "hostile $name run $o" "$pattern" "$INTERP" run "$H/$name.onnx" "$@" -o "$tmp/o" $o
+    done
+    expect_error_matching "hostile $name shapes" "$pattern" "$INTERP" shapes "$H/$name.onnx"
+done <<'TABLE'
+tfidf_negative_count|tfidf|ngram_counts\[1\] = -1000000 is outside the pool
+tfidf_large_count|tfidf|ngram_counts\[1\] = 1000000 is outside the pool
+tfidf_index_int64_max|tfidf|ngram_indexes\[2\] = 9223372036854775807 is not an output column
+conv_pads_int64_max|conv|pads 9223372036854775807, 1 past 2^31
+convtranspose_strides_int64_max|convtranspose|stride 9223372036854775807, .* past 2^31
+maxpool_pads_int64_max|maxpool|pads 2, 9223372036854775807 past 2^31
+roialign_sampling_ratio_int64_max|roialign|sampling_ratio must be in \[0, 65536\]
+TABLE
+# Resource limits: the 7.5 GB output fails at bind under the default limit
+# of 4 GiB per tensor, and --max-memory sets firmware-sized limits.
+for o in "" --no-opt; do
+    expect_error_matching "hostile tfidf_huge_output $o" "output 'Y' needs 7515865040 bytes, over the limit of 4294967296 bytes per tensor" \
+        "$INTERP" run "$H/tfidf_huge_output.onnx" -i "$H/tfidf_input_0.pb" -o "$tmp/o" $o
+done
+expect_error_matching "--max-memory 1M" "over the limit of 1048576 bytes per tensor" \
+    "$INTERP" run "$H/tfidf_huge_output.onnx" -i "$H/tfidf_input_0.pb" -o "$tmp/o" --max-memory 1M
+expect_error_matching "--max-memory 10k" "over the limit of 10240 bytes" \
+    "$INTERP" run "$MODEL/model.onnx" -i "$MODEL/test_data_set_0/input_0.pb" -o "$tmp/o" --max-memory 10k
+if "$INTERP" run "$MODEL/model.onnx" -i "$MODEL/test_data_set_0/input_0.pb" -o "$tmp/o" --max-memory 4M --quiet >"$tmp/out" 2>&1; then ok; else bad "--max-memory 4M: $(head -c 300 "$tmp/out")"; fi
+# Scan with num_scan_inputs = 2^31 (no int overflow; shapes stay unknown)
+for o in "" --no-opt; do
+    expect_error_matching "hostile scan_num_scan_inputs_2e31 $o" "(Scan): body or num_scan_inputs does not fit the inputs" \
+        "$INTERP" run "$H/scan_num_scan_inputs_2e31.onnx" -i "$H/scan_input_0.pb" -i "$H/scan_input_1.pb" -o "$tmp/o" $o
+done
+# A Loop with M = INT64_MAX and a condition that stays true, keeping 4 MB of
+# scan output per iteration: its kept outputs count against the limit.
+for o in "" --no-opt; do
+    expect_error_matching "hostile loop_endless_scan $o" "scan outputs of 17 iterations take more than the limit of 67108864 bytes" \
+        "$INTERP" run "$H/loop_endless_scan.onnx" -o "$tmp/o" --max-memory 64M $o
+done
+expect_clean_error "bad --max-memory" "$INTERP" run "$MODEL/model.onnx" --max-memory lots
+expect_clean_error "--max-memory on opt" "$INTERP" opt "$MODEL/model.onnx" -o "$tmp/o.onnx" --max-memory 1M
+
 # Save and load again: same outputs.
 if "$INTERP" opt "$MODEL/model.onnx" -o "$tmp/saved.onnx" 2>"$tmp/err"; then
     mkdir -p "$tmp/case"

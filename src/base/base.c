@@ -258,6 +258,153 @@ PFVM_INTERNAL int pfvm__add_i64(int64_t a, int64_t b, int64_t *out)
 #endif
 }
 
+/* ---- checked stb_ds growth ------------------------------------------------ */
+
+PFVM_INTERNAL void *pfvm__arr_grow(void *a, size_t elemsize, size_t mincap)
+{
+    size_t cap = stbds_arrcap(a), bytes;
+    stbds_array_header *h;
+    if (mincap <= cap)
+        return a;
+    if (cap <= (size_t)-1 / 2 && mincap < 2 * cap)
+        mincap = 2 * cap;
+    if (mincap < 4)
+        mincap = 4;
+    if (!pfvm__mul_size(elemsize, mincap, &bytes) || !pfvm__add_size(bytes, sizeof *h, &bytes))
+        return a;
+    h = (stbds_array_header *)pfvm__realloc(a ? (void *)stbds_header(a) : NULL, bytes);
+    if (!h)
+        return a;
+    if (!a) {
+        h->length = 0;
+        h->hash_table = NULL;
+        h->temp = 0;
+    }
+    h->capacity = mincap;
+    return h + 1;
+}
+
+/* ---- hash map ------------------------------------------------------------- */
+
+static const char pfvm__map_tomb = 0;
+
+PFVM_INTERNAL void pfvm__map_init(pfvm__map *m, int strkeys)
+{
+    memset(m, 0, sizeof *m);
+    m->strkeys = strkeys;
+}
+
+static size_t pfvm__map_hash(const pfvm__map *m, const void *key)
+{
+    uint64_t h;
+    if (m->strkeys) {
+        const unsigned char *p = (const unsigned char *)key;
+        h = 14695981039346656037ull;
+        for (; *p; p++)
+            h = (h ^ *p) * 1099511628211ull;
+    } else {
+        h = (uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+    }
+    return (size_t)h;
+}
+
+static int pfvm__map_eq(const pfvm__map *m, const void *a, const void *b)
+{
+    return a == b || (m->strkeys && !strcmp((const char *)a, (const char *)b));
+}
+
+/* The slot holding key, or -1. */
+static ptrdiff_t pfvm__map_find(const pfvm__map *m, const void *key)
+{
+    size_t i, k;
+    if (!m->cap)
+        return -1;
+    i = pfvm__map_hash(m, key) & (m->cap - 1);
+    for (k = 0; k < m->cap; k++, i = (i + 1) & (m->cap - 1)) {
+        const void *s = m->slots[i].key;
+        if (!s)
+            return -1;
+        if (s != &pfvm__map_tomb && pfvm__map_eq(m, s, key))
+            return (ptrdiff_t)i;
+    }
+    return -1;
+}
+
+PFVM_INTERNAL int pfvm__map_get(const pfvm__map *m, const void *key, void **val)
+{
+    ptrdiff_t at = pfvm__map_find(m, key);
+    if (at < 0)
+        return 0;
+    if (val)
+        *val = m->slots[at].val;
+    return 1;
+}
+
+/* Puts into a map known to have a free slot and not to hold key. */
+static void pfvm__map_insert(pfvm__map *m, const void *key, void *val)
+{
+    size_t i = pfvm__map_hash(m, key) & (m->cap - 1);
+    while (m->slots[i].key && m->slots[i].key != &pfvm__map_tomb)
+        i = (i + 1) & (m->cap - 1);
+    if (!m->slots[i].key)
+        m->used++;
+    m->slots[i].key = key;
+    m->slots[i].val = val;
+    m->n++;
+}
+
+PFVM_INTERNAL int pfvm__map_put(pfvm__map *m, const void *key, void *val)
+{
+    ptrdiff_t at = pfvm__map_find(m, key);
+    if (at >= 0) {
+        m->slots[at].key = key;
+        m->slots[at].val = val;
+        return 1;
+    }
+    /* at most 3/4 full, tombstones included */
+    if ((m->used + 1) > m->cap / 4 * 3) {
+        size_t cap = 16, i;
+        pfvm__map_slot *old = m->slots;
+        size_t old_cap = m->cap;
+        while (cap / 4 * 3 < (m->n + 1) * 2) {
+            if (cap > (size_t)-1 / 2 / sizeof *old)
+                return 0;
+            cap *= 2;
+        }
+        m->slots = (pfvm__map_slot *)pfvm__calloc(cap, sizeof *m->slots);
+        if (!m->slots) {
+            m->slots = old;
+            return 0;
+        }
+        m->cap = cap;
+        m->used = m->n = 0;
+        for (i = 0; i < old_cap; i++)
+            if (old[i].key && old[i].key != &pfvm__map_tomb)
+                pfvm__map_insert(m, old[i].key, old[i].val);
+        pfvm__free(old);
+    }
+    pfvm__map_insert(m, key, val);
+    return 1;
+}
+
+PFVM_INTERNAL void pfvm__map_del(pfvm__map *m, const void *key)
+{
+    ptrdiff_t at = pfvm__map_find(m, key);
+    if (at < 0)
+        return;
+    m->slots[at].key = &pfvm__map_tomb;
+    m->slots[at].val = NULL;
+    m->n--;
+}
+
+PFVM_INTERNAL void pfvm__map_free(pfvm__map *m)
+{
+    pfvm__free(m->slots);
+    m->slots = NULL;
+    m->cap = m->used = m->n = 0;
+}
+
 /* ---- arena --------------------------------------------------------------- */
 
 struct pfvm__chunk {

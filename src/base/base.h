@@ -140,6 +140,26 @@ PFVM_INTERNAL void *stbds_shmode_func(size_t elemsize, int mode);
 #define STBDS_ADDRESSOF(typevar, value) &(value)
 /* pfvm:internal-end */
 
+/* pfvm:internal-begin */
+/* Checked growth of stb_ds arrays. stb_ds's own growth (inside
+ * stbds_arrput, stbds_arrsetlen, stbds_arraddnptr) writes its header
+ * through the NULL that a failed realloc returns, so pfvm never lets it
+ * grow an array: every push reserves first through pfvm__arr_grow, which
+ * leaves the array as it was when memory runs out. Each macro evaluates to
+ * 1 on success and 0 when out of memory (pfvm__arraddn: the new elements,
+ * or NULL); `a` is an lvalue, evaluated more than once. */
+#define pfvm__arrreserve(a, n) \
+    ((size_t)(n) <= stbds_arrcap(a) || ((a) = pfvm__arr_grow((a), sizeof *(a), (size_t)(n)), (size_t)(n) <= stbds_arrcap(a)))
+#define pfvm__arrpush(a, v) (pfvm__arrreserve((a), (size_t)stbds_arrlen(a) + 1) ? (stbds_arrput((a), (v)), 1) : 0)
+#define pfvm__arrsetlen(a, n) (pfvm__arrreserve((a), (n)) ? (stbds_arrsetlen((a), (n)), 1) : 0)
+/* Shortens an array (never grows it). */
+#define pfvm__arrtrunc(a, n) \
+    stbds_arrsetlen((a), (size_t)(n) < (size_t)stbds_arrlen(a) ? (size_t)(n) : (size_t)stbds_arrlen(a))
+#define pfvm__arraddn(a, n) \
+    ((size_t)stbds_arrlen(a) <= (size_t)-1 - (size_t)(n) && pfvm__arrreserve((a), (size_t)stbds_arrlen(a) + (size_t)(n)) \
+         ? stbds_arraddnptr((a), (n))                                                                      \
+         : NULL)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -288,11 +308,43 @@ PFVM_INTERNAL int pfvm__snprintf(char *buf, size_t n, const char *fmt, ...)
 #endif
     ;
 
+/* pfvm:internal-end */
 /* Checked arithmetic: return 0 on overflow, 1 on success. */
 PFVM_INTERNAL int pfvm__mul_size(size_t a, size_t b, size_t *out);
 PFVM_INTERNAL int pfvm__add_size(size_t a, size_t b, size_t *out);
 PFVM_INTERNAL int pfvm__mul_i64(int64_t a, int64_t b, int64_t *out);
 PFVM_INTERNAL int pfvm__add_i64(int64_t a, int64_t b, int64_t *out);
+
+/* The stb_ds array `a` (elements of elemsize bytes) with room for at least
+ * mincap elements: the same array, or a new one that replaces it; on
+ * overflow or when the allocator fails, `a` unchanged (callers compare the
+ * capacity: pfvm__arrreserve). */
+PFVM_INTERNAL void *pfvm__arr_grow(void *a, size_t elemsize, size_t mincap);
+
+/* ---- hash map: string or pointer keys to pointers ------------------------ */
+
+/* Open addressing; keys are not copied (a string key must outlive its
+ * entry). Replaces stb_ds's hash maps, whose growth writes through a failed
+ * realloc's NULL and whose string arena indexes past its declared array.
+ * Zero-initialized it is an empty pointer-keyed map; pfvm__map_init(m, 1)
+ * makes a string-keyed one. */
+typedef struct pfvm__map_slot {
+    const void *key; /* NULL: empty; &pfvm__map_tomb: deleted */
+    void *val;
+} pfvm__map_slot;
+typedef struct pfvm__map {
+    pfvm__map_slot *slots;
+    size_t cap, used, n; /* used: live entries and tombstones */
+    int strkeys;
+} pfvm__map;
+PFVM_INTERNAL void pfvm__map_init(pfvm__map *m, int strkeys);
+/* 1 and *val (if val) when key is present, else 0. */
+PFVM_INTERNAL int pfvm__map_get(const pfvm__map *m, const void *key, void **val);
+/* Adds or replaces (the entry then keeps the new key pointer); 0 when out
+ * of memory (the map unchanged). */
+PFVM_INTERNAL int pfvm__map_put(pfvm__map *m, const void *key, void *val);
+PFVM_INTERNAL void pfvm__map_del(pfvm__map *m, const void *key);
+PFVM_INTERNAL void pfvm__map_free(pfvm__map *m);
 
 /* ---- arena: chunked bump allocation freed all at once ------------------ */
 

@@ -41,6 +41,8 @@ struct pfvm_exec {
     size_t user_arena_size;
     pfvm_plan_entry *entries;  /* stb_ds */
     size_t lower_bound, folded_bytes;
+    pfvm_limits limits;        /* resolved: no 0 fields */
+    size_t dynamic_bytes;      /* tensors sized by kernels while running (owned by vals) */
     int n_folded;
     pfvm__child *children;     /* stb_ds */
     pfvm__feedback *feedback;  /* stb_ds: training state carried between runs */
@@ -70,11 +72,15 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     e->m = m;
     e->g = g;
     e->parent = parent;
+    if (parent)
+        e->limits = parent->limits;
+    else
+        pfvm_exec_set_limits(e, NULL);
     e->nv = (int)stbds_arrlen(g->values);
     e->nn = (int)stbds_arrlen(g->nodes);
     for (i = 0; i < (int)stbds_arrlen(g->inputs); i++)
-        if (!g->inputs[i]->init)
-            stbds_arrput(e->ins, g->inputs[i]);
+        if (!g->inputs[i]->init && !pfvm__arrpush(e->ins, g->inputs[i]))
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     e->varying = (unsigned char *)pfvm__calloc((size_t)stbds_arrlen(e->ins) + 1, 1);
     e->vals = (pfvm_tensor *)pfvm__calloc((size_t)e->nv + 1, sizeof *e->vals);
     e->iv = (pfvm_ival *)pfvm__calloc((size_t)e->nv + 1, sizeof *e->iv);
@@ -124,9 +130,73 @@ pfvm_exec *pfvm_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_status *st)
 static void pfvm__release_dynamic(pfvm_exec *e)
 {
     int i;
-    for (i = 0; i < e->nv; i++)
+    for (i = 0; e->vkind && i < e->nv; i++)
         if (e->vkind[i] == PFVM__V_DYNAMIC)
             pfvm_tensor_release(&e->vals[i]);
+    e->dynamic_bytes = 0;
+}
+
+/* ---- resource limits ------------------------------------------------------------ */
+
+pfvm_limits pfvm_limits_default(void)
+{
+    pfvm_limits l;
+    l.max_arena_bytes = PFVM_MAX_ARENA_BYTES;
+    l.max_tensor_bytes = PFVM_MAX_TENSOR_BYTES;
+    l.max_total_bytes = PFVM_MAX_TOTAL_BYTES;
+    return l;
+}
+
+pfvm_limits pfvm_limits_max(size_t bytes)
+{
+    pfvm_limits l = pfvm_limits_default();
+    if (l.max_arena_bytes > bytes)
+        l.max_arena_bytes = bytes;
+    if (l.max_tensor_bytes > bytes)
+        l.max_tensor_bytes = bytes;
+    if (l.max_total_bytes > bytes)
+        l.max_total_bytes = bytes;
+    return l;
+}
+
+void pfvm_exec_set_limits(pfvm_exec *e, const pfvm_limits *limits)
+{
+    pfvm_limits d = pfvm_limits_default();
+    e->limits = d;
+    if (limits) {
+        if (limits->max_arena_bytes)
+            e->limits.max_arena_bytes = limits->max_arena_bytes;
+        if (limits->max_tensor_bytes)
+            e->limits.max_tensor_bytes = limits->max_tensor_bytes;
+        if (limits->max_total_bytes)
+            e->limits.max_total_bytes = limits->max_total_bytes;
+    }
+    e->planned = 0;
+}
+
+pfvm_limits pfvm_exec_limits(const pfvm_exec *e)
+{
+    return e->limits;
+}
+
+/* Fails unless a tensor of `bytes` for value v fits the per-tensor limit
+ * and, with `committed` bytes already held, the total. */
+static pfvm_code pfvm__limit_tensor(const pfvm_exec *e, const pfvm_value *v, size_t bytes, size_t committed,
+                                    pfvm_status *st)
+{
+    char lb[64];
+    const char *who = v && v->producer ? pfvm__node_label(v->producer, lb, sizeof lb) : "";
+    const char *op = v && v->producer ? v->producer->op_type : "";
+    const char *name = v && v->name ? v->name : "?";
+    if (bytes > e->limits.max_tensor_bytes)
+        return pfvm__fail(st, PFVM_ERR_NOMEM,
+                          "node '%s' (%s): output '%s' needs %zu bytes, over the limit of %zu bytes per tensor", who, op,
+                          name, bytes, e->limits.max_tensor_bytes);
+    if (committed > e->limits.max_total_bytes || bytes > e->limits.max_total_bytes - committed)
+        return pfvm__fail(st, PFVM_ERR_NOMEM,
+                          "node '%s' (%s): output '%s' needs %zu bytes with %zu held, over the limit of %zu bytes in all",
+                          who, op, name, bytes, committed, e->limits.max_total_bytes);
+    return PFVM_OK;
 }
 
 void pfvm_exec_free(pfvm_exec *e)
@@ -243,30 +313,31 @@ static int pfvm__input_known(const pfvm_exec *e, int i, const pfvm_tensor *t)
 /* The signature decides whether a new binding can reuse the plan: input
  * kinds, dtypes and dims, and the contents the plan read (small integer
  * inputs: the plan may have folded them). */
-static void pfvm__signature(const pfvm_exec *e, const pfvm_tensor *const *in, int n, int64_t **sig)
+static int pfvm__signature(const pfvm_exec *e, const pfvm_tensor *const *in, int n, int64_t **sig)
 {
-    int i, d;
-    stbds_arrsetlen(*sig, 0);
-    stbds_arrput(*sig, (int64_t)n); /* never empty */
-    for (i = 0; i < n; i++) {
+    int i, d, ok;
+    pfvm__arrtrunc(*sig, 0);
+    ok = pfvm__arrpush(*sig, (int64_t)n); /* never empty */
+    for (i = 0; i < n && ok; i++) {
         const pfvm_tensor *t = in[i];
-        stbds_arrput(*sig, (int64_t)t->kind);
+        ok &= pfvm__arrpush(*sig, (int64_t)t->kind);
         if (t->kind != PFVM_KIND_TENSOR) {
             /* sequences and optionals: replan each time (rare, cheap graphs) */
-            stbds_arrput(*sig, (int64_t)(intptr_t)t);
-            stbds_arrput(*sig, -7);
+            ok &= pfvm__arrpush(*sig, (int64_t)(intptr_t)t);
+            ok &= pfvm__arrpush(*sig, -7);
             continue;
         }
-        stbds_arrput(*sig, (int64_t)t->dtype);
-        stbds_arrput(*sig, (int64_t)t->rank);
+        ok &= pfvm__arrpush(*sig, (int64_t)t->dtype);
+        ok &= pfvm__arrpush(*sig, (int64_t)t->rank);
         for (d = 0; d < t->rank; d++)
-            stbds_arrput(*sig, t->dims[d]);
+            ok &= pfvm__arrpush(*sig, t->dims[d]);
         if (pfvm__input_known(e, i, t)) {
             int64_t k, numel = pfvm_tensor_numel(t);
-            for (k = 0; k < numel; k++)
-                stbds_arrput(*sig, pfvm_tensor_get_i64(t, k));
+            for (k = 0; k < numel && ok; k++)
+                ok &= pfvm__arrpush(*sig, pfvm_tensor_get_i64(t, k));
         }
     }
+    return ok;
 }
 
 static pfvm_code pfvm__check_input(const pfvm_value *v, const pfvm_tensor *t, pfvm_status *st)
@@ -316,10 +387,15 @@ pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, 
     for (i = 0; i < n; i++)
         if ((rc = pfvm__check_input(e->ins[i], inputs[i], st)) != PFVM_OK)
             return rc;
-    stbds_arrsetlen(e->bound, n);
+    if (!pfvm__arrsetlen(e->bound, n))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     for (i = 0; i < n; i++)
         e->bound[i] = inputs[i];
-    pfvm__signature(e, inputs, n, &sig);
+    if (!pfvm__signature(e, inputs, n, &sig) || !sig) {
+        stbds_arrfree(sig);
+        e->planned = 0;
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
     if (e->planned && stbds_arrlen(sig) == stbds_arrlen(e->sig) &&
         !memcmp(sig, e->sig, sizeof(int64_t) * stbds_arrlen(sig))) {
         stbds_arrfree(sig);
@@ -392,7 +468,10 @@ static pfvm_code pfvm__fold_node(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
         t->dtype = e->iv[v->id].type.dtype;
         pfvm__shape_const(&e->iv[v->id].type, dims);
         pfvm_tensor_set_shape(t, e->iv[v->id].type.shape.rank, dims, NULL);
-        bytes = (size_t)pfvm_tensor_numel(t) * pfvm_dtype_size(t->dtype);
+        if (!pfvm__mul_size((size_t)pfvm_tensor_numel(t), pfvm_dtype_size(t->dtype), &bytes))
+            bytes = (size_t)-1;
+        if (pfvm__limit_tensor(e, v, bytes, e->folded_bytes, st))
+            return st ? st->code : PFVM_ERR_NOMEM;
         t->data = pfvm__arena_alloc(&e->plan_arena, bytes ? bytes : 1);
         if (!t->data)
             return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
@@ -563,7 +642,7 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     pfvm_value **deps = NULL;
     int *order, *span;
     size_t peak = 0;
-    stbds_arrsetlen(e->entries, 0);
+    pfvm__arrtrunc(e->entries, 0);
     last = (int *)pfvm__calloc((size_t)e->nv + 1, sizeof *last);
     if (!last)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
@@ -572,7 +651,11 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     for (i = 0; i < e->nn; i++) {
         if (e->skip[i])
             continue; /* folded while binding: reads nothing when running */
-        pfvm__node_deps(e->g->nodes[i], &deps);
+        if (!pfvm__node_deps(e->g->nodes[i], &deps)) {
+            stbds_arrfree(deps);
+            pfvm__free(last);
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++)
             if (deps[j]->graph == e->g)
                 last[deps[j]->id] = i;
@@ -592,7 +675,10 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
         if (e->vkind[i] == PFVM__V_EXTERNAL || e->vkind[i] == PFVM__V_KNOWN) {
             pe.kind = e->vkind[i] == PFVM__V_KNOWN ? 1 : 3;
             pe.bytes = e->vals[i].nbytes;
-            stbds_arrput(e->entries, pe);
+            if (!pfvm__arrpush(e->entries, pe)) {
+                pfvm__free(last);
+                return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            }
             continue;
         }
         if (!v->producer)
@@ -607,14 +693,24 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
             t->dtype = ty->dtype;
             t->rank = -1;
             if (fixed) {
+                /* a size known now is checked now: too large (or past
+                 * size_t) fails the bind before anything is allocated */
                 int64_t numel = 1;
+                int over = 0;
                 for (k = 0; k < ty->shape.rank; k++)
-                    if (!pfvm__mul_i64(numel, dims[k], &numel))
-                        fixed = 0;
-                if (fixed && !pfvm__mul_size((size_t)numel, pfvm_dtype_size(ty->dtype), &bytes))
-                    fixed = 0;
-                if (fixed && ((size_t)-1) - bytes < PFVM_DATA_ALIGN)
-                    fixed = 0;
+                    if (dims[k] < 0)
+                        fixed = 0; /* left to the kernel, which rejects it */
+                    else if (!pfvm__mul_i64(numel, dims[k], &numel))
+                        over = 1;
+                if (!fixed)
+                    bytes = 0;
+                else if (over || (uint64_t)numel > SIZE_MAX || !pfvm__mul_size((size_t)numel, pfvm_dtype_size(ty->dtype), &bytes) ||
+                    ((size_t)-1) - bytes < PFVM_DATA_ALIGN)
+                    bytes = (size_t)-1;
+                if (pfvm__limit_tensor(e, v, bytes, 0, st)) {
+                    pfvm__free(last);
+                    return st ? st->code : PFVM_ERR_NOMEM;
+                }
             }
             if (fixed) {
                 pfvm_tensor_set_shape(t, ty->shape.rank, dims, NULL);
@@ -629,7 +725,10 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
                 pe.kind = 2;
                 e->vkind[i] = PFVM__V_DYNAMIC;
             }
-            stbds_arrput(e->entries, pe);
+            if (!pfvm__arrpush(e->entries, pe)) {
+                pfvm__free(last);
+                return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            }
         }
     }
     pfvm__free(last);
@@ -678,6 +777,18 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     for (i = 0; i < (int)stbds_arrlen(e->entries); i++)
         if (e->entries[i].in_place)
             e->entries[i].offset = e->entries[span[i]].offset; /* span: the root entry */
+    if (e->arena_size > e->limits.max_arena_bytes || e->arena_size > e->limits.max_total_bytes ||
+        e->folded_bytes > e->limits.max_total_bytes - e->arena_size) {
+        pfvm__free(order);
+        pfvm__free(span);
+        if (e->arena_size > e->limits.max_arena_bytes)
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "graph '%s': the plan needs an arena of %zu bytes, over the limit of %zu",
+                              e->g->name ? e->g->name : "", e->arena_size, e->limits.max_arena_bytes);
+        return pfvm__fail(st, PFVM_ERR_NOMEM,
+                          "graph '%s': the plan needs %zu bytes (arena %zu, folded constants %zu), over the limit of %zu in all",
+                          e->g->name ? e->g->name : "", e->arena_size + e->folded_bytes, e->arena_size, e->folded_bytes,
+                          e->limits.max_total_bytes);
+    }
     /* lower bound: the largest sum of sizes live at one step */
     for (k = 0; k <= e->nn; k++) {
         size_t live = 0;
@@ -774,9 +885,28 @@ pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, cons
                                  "output %d has a different shape or type than planned", i);
         return PFVM_OK;
     }
+    if (k->exec && t->owns_data && t->data)
+        k->exec->dynamic_bytes -= t->nbytes < k->exec->dynamic_bytes ? t->nbytes : k->exec->dynamic_bytes;
     pfvm_tensor_release(t);
     if ((uint64_t)numel > SIZE_MAX || !pfvm__mul_size((size_t)numel, pfvm_dtype_size(dtype), &bytes))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output %d is too large", i);
+    {
+        /* without an executor (a pass folding a node), the default limits */
+        pfvm_limits lim = k->exec ? k->exec->limits : pfvm_limits_default();
+        size_t held = 0;
+        if (k->exec && !pfvm__add_size(k->exec->arena_size, k->exec->folded_bytes, &held))
+            held = (size_t)-1;
+        if (k->exec && !pfvm__add_size(held, k->exec->dynamic_bytes, &held))
+            held = (size_t)-1;
+        if (bytes > lim.max_tensor_bytes)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM,
+                                 "output %d needs %zu bytes, over the limit of %zu bytes per tensor", i, bytes,
+                                 lim.max_tensor_bytes);
+        if (held > lim.max_total_bytes || bytes > lim.max_total_bytes - held)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM,
+                                 "output %d needs %zu bytes with %zu held, over the limit of %zu bytes in all", i, bytes,
+                                 held, lim.max_total_bytes);
+    }
     t->kind = PFVM_KIND_TENSOR;
     t->dtype = dtype;
     pfvm_tensor_set_shape(t, rank, dims, NULL);
@@ -786,6 +916,8 @@ pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, cons
     t->nbytes = bytes;
     t->owns_data = 1;
     t->owns_strings = dtype == PFVM_STRING;
+    if (k->exec)
+        k->exec->dynamic_bytes += bytes;
     return PFVM_OK;
 }
 
@@ -1143,11 +1275,12 @@ pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, 
                 owned = 1;
         if (!owned) {
             void *copy = pfvm__malloc(bytes ? bytes : 1);
-            if (!copy)
+            if (!copy || !pfvm__arrpush(e->m->owned_blocks, copy)) {
+                pfvm__free(copy);
                 return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory copying training state '%s'", s->name);
+            }
             if (bytes)
                 memcpy(copy, t->data, bytes);
-            stbds_arrput(e->m->owned_blocks, copy);
             t->data = copy;
             t->nbytes = bytes;
         }
@@ -1160,7 +1293,8 @@ pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, 
         }
     f.state = s;
     f.next = n;
-    stbds_arrput(e->feedback, f);
+    if (!pfvm__arrpush(e->feedback, f))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     return PFVM_OK;
 }
 
@@ -1210,7 +1344,10 @@ PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph 
         c->check_shapes = parent->check_shapes;
         ch.g = g;
         ch.e = c;
-        stbds_arrput(parent->children, ch);
+        if (!pfvm__arrpush(parent->children, ch)) {
+            pfvm_exec_free(c);
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        }
     }
     /* outer-scope values may change between calls (loop-carried): replan */
     c->planned = 0;

@@ -45,6 +45,55 @@ PFVM_API pfvm_code pfvm_exec_set_input_varying(pfvm_exec *e, int i, int varying,
  * the executor allocates. */
 PFVM_API void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size);
 
+/* ---- resource limits ------------------------------------------------------------
+ *
+ * What one executor may allocate for a model's tensors, so that a small
+ * hostile model cannot make pfvm allocate gigabytes. Checked when binding
+ * plans (before the arena is allocated: a model that needs more fails
+ * there with one error naming the value and the limit) and when a kernel
+ * sizes an output at run time (data-dependent sizes, strings).
+ *
+ *   max_arena_bytes   the planned arena (every intermediate tensor whose
+ *                     size is known when binding, offsets shared)
+ *   max_tensor_bytes  any one tensor the executor stores: in the arena,
+ *                     folded at plan time, or sized by a kernel while running
+ *   max_total_bytes   the arena, the constants folded at plan time and the
+ *                     tensors kernels size while running, together
+ *
+ * 0 in a field means its default: PFVM_MAX_ARENA_BYTES,
+ * PFVM_MAX_TENSOR_BYTES, PFVM_MAX_TOTAL_BYTES (compile-time macros: 8, 4
+ * and 16 GiB on 64-bit targets, half the address space on 32-bit ones;
+ * define them smaller for firmware). (size_t)-1 means no limit. Subgraph
+ * executors (If, Loop, Scan bodies) take their parent's limits, each on its
+ * own. Inputs, initializers and the executor's bookkeeping are not counted;
+ * use a run-time allocator (pfvm_set_allocator) to bound every byte. */
+#ifndef PFVM_MAX_TENSOR_BYTES
+#define PFVM_MAX_TENSOR_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)4 << 30 : SIZE_MAX / 2))
+#endif
+#ifndef PFVM_MAX_ARENA_BYTES
+#define PFVM_MAX_ARENA_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)8 << 30 : SIZE_MAX / 2))
+#endif
+#ifndef PFVM_MAX_TOTAL_BYTES
+#define PFVM_MAX_TOTAL_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)16 << 30 : SIZE_MAX / 2))
+#endif
+
+typedef struct pfvm_limits {
+    size_t max_arena_bytes;
+    size_t max_tensor_bytes;
+    size_t max_total_bytes;
+} pfvm_limits;
+
+/* The defaults (the macros above). */
+PFVM_API pfvm_limits pfvm_limits_default(void);
+/* Limits with every field at most `bytes` (the defaults where they are
+ * lower): what `interp --max-memory BYTES` sets. */
+PFVM_API pfvm_limits pfvm_limits_max(size_t bytes);
+/* Sets the executor's limits (NULL: the defaults; 0 fields: their
+ * defaults). Drops the plan: the next bind checks the new limits. */
+PFVM_API void pfvm_exec_set_limits(pfvm_exec *e, const pfvm_limits *limits);
+/* The limits in force (0 fields resolved to their defaults). */
+PFVM_API pfvm_limits pfvm_exec_limits(const pfvm_exec *e);
+
 /* Binds inputs (viewed, not copied: they must stay alive during the run)
  * and plans if needed. n must equal pfvm_exec_num_inputs. */
 PFVM_API pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st);

@@ -198,12 +198,14 @@ static int *pfvm__fz_dst(pfvm_fuse_ctx *f, int o)
     return d && *d < 0 ? d : NULL;
 }
 
-/* A new slot (sink: the index of the reduction making it, or -1). */
+/* A new slot (sink: the index of the reduction making it, or -1); -1
+ * when out of memory. */
 static int pfvm__fz_new_slot(pfvm_fuse_ctx *f, int sink)
 {
     if (!f->prog)
         return f->n_slots++;
-    stbds_arrput(f->prog->slot_sink, sink);
+    if (!pfvm__arrpush(f->prog->slot_sink, sink))
+        return -1;
     return f->prog->n_slots++;
 }
 
@@ -222,10 +224,13 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, co
             return pfvm_fuse_refuse(f, "instruction reads an undefined operand");
     if (size)
         memcpy(&ins.p, params, size);
-    *dst = pfvm__fz_new_slot(f, -1);
+    if (f->prog && !pfvm__arrreserve(f->prog->ins, (size_t)stbds_arrlen(f->prog->ins) + 1))
+        return pfvm_fuse_refuse(f, "out of memory");
+    if ((*dst = pfvm__fz_new_slot(f, -1)) < 0)
+        return pfvm_fuse_refuse(f, "out of memory");
     if (f->prog) {
         ins.d = *dst;
-        stbds_arrput(f->prog->ins, ins);
+        stbds_arrput(f->prog->ins, ins); /* reserved above */
     }
     return PFVM_OK;
 }
@@ -283,9 +288,13 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_reduce(pfvm_fuse_ctx *f, int d, int src, const
         memcpy(k.axes, axes, sizeof(int64_t) * (size_t)n_axes);
     k.n_axes = n_axes;
     k.keepdims = keepdims != 0;
+    if (f->prog && !pfvm__arrreserve(f->prog->sinks, (size_t)stbds_arrlen(f->prog->sinks) + 1))
+        return pfvm_fuse_refuse(f, "out of memory");
     k.slot = *dst = pfvm__fz_new_slot(f, f->prog ? (int)stbds_arrlen(f->prog->sinks) : 0);
+    if (*dst < 0)
+        return pfvm_fuse_refuse(f, "out of memory");
     if (f->prog)
-        stbds_arrput(f->prog->sinks, k);
+        stbds_arrput(f->prog->sinks, k); /* reserved above */
     return PFVM_OK;
 }
 
@@ -365,8 +374,10 @@ static int pfvm__fz_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, p
     }
     for (i = 0; ok && i < (int)stbds_arrlen(body->nodes); i++) {
         const pfvm_node *n = body->nodes[i];
-        stbds_arrsetlen(in, n->n_inputs);
-        stbds_arrsetlen(out, n->n_outputs);
+        if (!pfvm__arrsetlen(in, n->n_inputs) || !pfvm__arrsetlen(out, n->n_outputs)) {
+            ok = 0;
+            break;
+        }
         for (j = 0; j < n->n_inputs; j++)
             in[j] = n->inputs[j] && n->inputs[j]->graph == body ? &iv[n->inputs[j]->id] : NULL;
         for (j = 0; j < n->n_outputs; j++)
@@ -535,7 +546,10 @@ static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_
         vslot[i] = -1;
     for (i = 0; i < n_in; i++) {
         vslot[body->inputs[i]->id] = i;
-        stbds_arrput(p->slot_sink, -1);
+        if (!pfvm__arrpush(p->slot_sink, -1)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
     }
     p->n_slots = n_in;
     /* a head: one out-fusable node without a hook that reads only group
@@ -562,7 +576,10 @@ static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_
             p->head_in[j] = n->inputs[j] ? vslot[n->inputs[j]->id] : -1;
         vslot[n->outputs[0]->id] = n_in;
         p->in_dtype[n_in] = PFVM_FLOAT;
-        stbds_arrput(p->slot_sink, -1);
+        if (!pfvm__arrpush(p->slot_sink, -1)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
         p->n_slots = p->n_ld = n_in + 1;
     }
     for (i = 0; ok && i < (int)stbds_arrlen(body->nodes); i++) {
@@ -581,9 +598,11 @@ static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_
             vslot[n->outputs[0]->id] = vslot[n->inputs[0]->id];
             continue;
         }
-        stbds_arrsetlen(in_slot, n->n_inputs + 1);
-        stbds_arrsetlen(ndt, n->n_inputs + 1);
-        stbds_arrsetlen(nconst, n->n_inputs + 1);
+        if (!pfvm__arrsetlen(in_slot, n->n_inputs + 1) || !pfvm__arrsetlen(ndt, n->n_inputs + 1) ||
+            !pfvm__arrsetlen(nconst, n->n_inputs + 1)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
         for (j = 0; j < n->n_inputs; j++) {
             const pfvm_value *v = n->inputs[j];
             int local = v && v->graph == body;
@@ -1499,8 +1518,10 @@ static pfvm_code pfvm__fz_infer(pfvm_ictx *c)
             iv[body->inputs[i]->id] = *c->in[i];
     for (i = 0; !rc && i < (int)stbds_arrlen(body->nodes); i++) {
         const pfvm_node *n = body->nodes[i];
-        stbds_arrsetlen(in, n->n_inputs + 1);
-        stbds_arrsetlen(out, n->n_outputs + 1);
+        if (!pfvm__arrsetlen(in, n->n_inputs + 1) || !pfvm__arrsetlen(out, n->n_outputs + 1)) {
+            rc = pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+            break;
+        }
         for (j = 0; j < n->n_inputs; j++)
             in[j] = n->inputs[j] && n->inputs[j]->graph == body ? &iv[n->inputs[j]->id] : NULL;
         for (j = 0; j < n->n_outputs; j++)

@@ -25,17 +25,19 @@ static int pfvm__symplan_ge(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b
     return d && pfvm_sym_proven_nonneg(d);
 }
 
-void pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out)
+int pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out)
 {
     int j;
-    pfvm__node_deps(n, out);
+    if (!pfvm__node_deps(n, out))
+        return 0;
     if (!n->op || !(n->op->flags & PFVM_OP_SHAPE_ONLY))
-        return;
+        return 1;
     for (j = 0; j < (int)stbds_arrlen(*out);)
         if ((*out)[j]->type.kind == PFVM_KIND_TENSOR && (*out)[j]->type.shape.rank >= 0)
             stbds_arrdel(*out, j);
         else
             j++;
+    return 1;
 }
 
 /* Element count (hash-consed: equal counts are the same pointer). */
@@ -77,7 +79,11 @@ static int *pfvm__symplan_last_use(const pfvm_graph *g, int n_nodes)
     for (i = 0; i < nv; i++)
         last[i] = -1;
     for (i = 0; i < n_nodes; i++) {
-        pfvm__node_data_deps(g->nodes[i], &deps);
+        if (!pfvm__node_data_deps(g->nodes[i], &deps)) {
+            stbds_arrfree(deps);
+            pfvm__free(last);
+            return NULL;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++)
             if (deps[j]->graph == g)
                 last[deps[j]->id] = i;
@@ -118,7 +124,8 @@ static int pfvm__symplan_place(pfvm_symtab *t, pfvm__symslot **slots, pfvm_sympl
     }
     s.size = e->bytes;
     s.busy_until = e->last;
-    stbds_arrput(*slots, s);
+    if (!pfvm__arrpush(*slots, s))
+        return -1;
     return n;
 }
 
@@ -144,7 +151,10 @@ static const pfvm_sym *pfvm__symplan_peak(pfvm_symtab *t, const pfvm_symplan *p)
                 stbds_arrdel(cand, j);
             else
                 j++;
-        stbds_arrput(cand, live);
+        if (!pfvm__arrpush(cand, live)) {
+            peak = NULL;
+            break;
+        }
     }
     for (j = 0; j < (int)stbds_arrlen(cand) && peak; j++)
         peak = pfvm_sym_max(t, peak, cand[j]);
@@ -192,7 +202,7 @@ pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *
     unsigned char *known;
     pfvm_symtab *t = g->model->syms;
     int n_nodes = (int)stbds_arrlen(g->nodes), i, j, k;
-    int *last;
+    int *last, oom = 0;
     pfvm__symslot *slots = NULL;
     const pfvm_sym **offsets = NULL;
     pfvm_symplan_entry *entries = NULL;
@@ -224,25 +234,30 @@ pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *
                 p->n_dynamic++;
                 continue;
             }
-            stbds_arrput(entries, e);
+            if (!pfvm__arrpush(entries, e))
+                oom = 1;
         }
     }
     pfvm__free(last);
     pfvm__free(known);
-    for (i = 0; i < (int)stbds_arrlen(entries); i++) {
+    for (i = 0; i < (int)stbds_arrlen(entries) && !oom; i++) {
         int x = pfvm__symplan_in_place_of(entries, i);
         if (x >= 0) {
             entries[i].in_place = 1;
             entries[i].slot = entries[x].slot;
             slots[entries[x].slot].busy_until = entries[i].last;
-        } else {
-            entries[i].slot = pfvm__symplan_place(t, &slots, &entries[i]);
+        } else if ((entries[i].slot = pfvm__symplan_place(t, &slots, &entries[i])) < 0) {
+            oom = 1;
+            break;
         }
     }
     /* slots are laid out in creation order: offsets are prefix sums */
-    p->arena = pfvm_sym_const(t, 0);
+    p->arena = oom ? NULL : pfvm_sym_const(t, 0);
     for (k = 0; k < (int)stbds_arrlen(slots) && p->arena; k++) {
-        stbds_arrput(offsets, p->arena);
+        if (!pfvm__arrpush(offsets, p->arena)) {
+            p->arena = NULL;
+            break;
+        }
         p->arena = pfvm_sym_add(t, p->arena, slots[k].size);
     }
     for (i = 0; i < (int)stbds_arrlen(entries) && p->arena; i++)

@@ -63,8 +63,8 @@ PFVM_INTERNAL unsigned char *pfvm__symplan_constants(const pfvm_graph *g);
  * resets): pfvm__node_deps without the inputs of a PFVM_OP_SHAPE_ONLY node
  * (Shape, Size) whose rank is known, since binding the shapes folds such
  * a node before anything runs. A gradient's Shape(x) then no longer keeps
- * a large activation x alive. */
-PFVM_INTERNAL void pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out);
+ * a large activation x alive. 0 when out of memory. */
+PFVM_INTERNAL int pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out);
 /* Whether n's output 0 may take the storage of its input 0 when n is the
  * last reader of that input: a PFVM_OP_IN_PLACE kernel (ScatterElements,
  * Softmax, Reshape as a view...), input 0 made by a node of the same graph,

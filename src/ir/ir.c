@@ -2,11 +2,6 @@
 
 #include <stdio.h>
 
-struct pfvm__valmap {
-    char *key;
-    pfvm_value *value;
-};
-
 /* ---- tensors --------------------------------------------------------------- */
 
 int64_t pfvm_tensor_numel(const pfvm_tensor *t)
@@ -149,11 +144,13 @@ pfvm_tensor *pfvm_tensor_clone(const pfvm_tensor *t, pfvm_status *st)
         r->has_value = t->has_value;
         for (i = 0; i < (int64_t)stbds_arrlen(t->elems); i++) {
             pfvm_tensor *e = pfvm_tensor_clone(t->elems[i], st);
-            if (!e) {
+            if (!e || !pfvm__arrpush(r->elems, e)) {
+                if (e)
+                    pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+                pfvm_tensor_free(e);
                 pfvm_tensor_free(r);
                 return NULL;
             }
-            stbds_arrput(r->elems, e);
         }
         return r;
     }
@@ -277,7 +274,7 @@ static void pfvm__graph_free(pfvm_graph *g)
     stbds_arrfree(g->outputs);
     stbds_arrfree(g->inits);
     stbds_arrfree(g->value_infos);
-    stbds_shfree(g->by_name);
+    pfvm__map_free(&g->by_name);
 }
 
 void pfvm_model_free(pfvm_model *m)
@@ -326,9 +323,8 @@ pfvm_code pfvm_model_set_opset(pfvm_model *m, const char *domain, int64_t versio
         }
     imp.domain = pfvm_model_strdup(m, domain);
     imp.version = version;
-    if (!imp.domain)
+    if (!imp.domain || !pfvm__arrpush(m->opsets, imp))
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
-    stbds_arrput(m->opsets, imp);
     return PFVM_OK;
 }
 
@@ -349,8 +345,8 @@ const char *pfvm_model_strndup(pfvm_model *m, const char *s, size_t n)
 
 pfvm_code pfvm_model_own(pfvm_model *m, void *block, pfvm_status *st)
 {
-    (void)st;
-    stbds_arrput(m->owned_blocks, block);
+    if (!pfvm__arrpush(m->owned_blocks, block))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     return PFVM_OK;
 }
 
@@ -381,7 +377,12 @@ pfvm_tensor *pfvm_model_tensor(pfvm_model *m, pfvm_dtype dtype, int rank, const 
             return NULL;
         }
         /* freed with the model; string elements come from the model arena */
-        stbds_arrput(m->owned_blocks, t->data);
+        if (!pfvm__arrpush(m->owned_blocks, t->data)) {
+            pfvm__free(t->data);
+            t->data = NULL;
+            pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            return NULL;
+        }
     }
     return t;
 }
@@ -409,19 +410,20 @@ pfvm_graph *pfvm_graph_new(pfvm_model *m, pfvm_graph *parent, const char *name, 
     g->parent = parent;
     g->name = pfvm_model_strdup(m, name ? name : "");
     g->doc = "";
-    stbds_sh_new_arena(g->by_name);
-    if (parent)
-        stbds_arrput(parent->subgraphs, g);
-    else if (!m->graph)
+    pfvm__map_init(&g->by_name, 1);
+    if (!g->name || (parent && !pfvm__arrpush(parent->subgraphs, g))) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (!parent && !m->graph)
         m->graph = g;
     return g;
 }
 
 pfvm_value *pfvm_graph_find_local(const pfvm_graph *g, const char *name)
 {
-    pfvm_graph *w = (pfvm_graph *)g;
-    ptrdiff_t at = stbds_shgeti(w->by_name, name);
-    return at >= 0 ? w->by_name[at].value : NULL;
+    void *v = NULL;
+    return pfvm__map_get(&g->by_name, name, &v) ? (pfvm_value *)v : NULL;
 }
 
 pfvm_value *pfvm_graph_find(const pfvm_graph *g, const char *name)
@@ -448,8 +450,11 @@ pfvm_value *pfvm_graph_value(pfvm_graph *g, const char *name, pfvm_status *st)
     v->type.shape.rank = -1;
     v->doc = "";
     v->id = (int)stbds_arrlen(g->values);
+    if (!pfvm__arrreserve(g->values, stbds_arrlen(g->values) + 1) || !pfvm__map_put(&g->by_name, v->name, v)) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
     stbds_arrput(g->values, v);
-    stbds_shput(g->by_name, name, v);
     return v;
 }
 
@@ -464,17 +469,17 @@ pfvm_value *pfvm_graph_new_value(pfvm_graph *g, const char *hint, pfvm_status *s
 
 pfvm_code pfvm_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
 {
-    (void)st;
+    if (!pfvm__arrpush(g->inputs, v))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     v->is_input = 1;
-    stbds_arrput(g->inputs, v);
     return PFVM_OK;
 }
 
 pfvm_code pfvm_graph_add_output(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
 {
-    (void)st;
+    if (!pfvm__arrpush(g->outputs, v))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     v->is_output = 1;
-    stbds_arrput(g->outputs, v);
     return PFVM_OK;
 }
 
@@ -482,6 +487,8 @@ pfvm_code pfvm_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_tensor *t, pfvm
 {
     if (v->init)
         return pfvm__fail(st, PFVM_ERR_INVALID, "initializer '%s' is defined twice", v->name);
+    if (!pfvm__arrreserve(g->inits, stbds_arrlen(g->inits) + 1))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     v->init = t;
     t->name = v->name;
     if (v->type.kind == PFVM_KIND_UNKNOWN || !v->has_type_info) {
@@ -510,7 +517,8 @@ pfvm_node *pfvm_graph_add_node(pfvm_graph *g, const char *op_type, const char *d
     n->overload = "";
     n->inputs = (pfvm_value **)pfvm_model_alloc(m, sizeof(pfvm_value *) * (size_t)(n_inputs + 1));
     n->outputs = (pfvm_value **)pfvm_model_alloc(m, sizeof(pfvm_value *) * (size_t)(n_outputs + 1));
-    if (!n->op_type || !n->domain || !n->name || !n->inputs || !n->outputs)
+    if (!n->op_type || !n->domain || !n->name || !n->inputs || !n->outputs ||
+        !pfvm__arrreserve(g->nodes, stbds_arrlen(g->nodes) + 1))
         goto nomem;
     for (i = 0; i < n_inputs; i++)
         n->inputs[i] = inputs[i];
@@ -669,43 +677,47 @@ PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t
 
 /* Every value a node reads, including those its subgraphs capture from the
  * enclosing scope: an If reading `x` inside its branch depends on x. */
-static void pfvm__collect_captures(const pfvm_graph *sub, const pfvm_graph *scope, pfvm_value ***out)
+static int pfvm__collect_captures(const pfvm_graph *sub, const pfvm_graph *scope, pfvm_value ***out)
 {
     int i, j, k;
     for (i = 0; i < (int)stbds_arrlen(sub->nodes); i++) {
         const pfvm_node *n = sub->nodes[i];
         for (j = 0; j < n->n_inputs; j++) {
             pfvm_value *v = n->inputs[j];
-            if (v && v->graph == scope)
-                stbds_arrput(*out, v);
+            if (v && v->graph == scope && !pfvm__arrpush(*out, v))
+                return 0;
         }
         for (j = 0; j < n->n_attrs; j++) {
             const pfvm_attr *a = &n->attrs[j];
-            if (a->g)
-                pfvm__collect_captures(a->g, scope, out);
+            if (a->g && !pfvm__collect_captures(a->g, scope, out))
+                return 0;
             for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
-                pfvm__collect_captures(a->graphs[k], scope, out);
+                if (!pfvm__collect_captures(a->graphs[k], scope, out))
+                    return 0;
         }
     }
     for (i = 0; i < (int)stbds_arrlen(sub->outputs); i++)
-        if (sub->outputs[i]->graph == scope)
-            stbds_arrput(*out, sub->outputs[i]);
+        if (sub->outputs[i]->graph == scope && !pfvm__arrpush(*out, sub->outputs[i]))
+            return 0;
+    return 1;
 }
 
-PFVM_INTERNAL void pfvm__node_deps(const pfvm_node *n, pfvm_value ***out)
+PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out)
 {
     int j, k;
-    stbds_arrsetlen(*out, 0);
+    pfvm__arrtrunc(*out, 0);
     for (j = 0; j < n->n_inputs; j++)
-        if (n->inputs[j])
-            stbds_arrput(*out, n->inputs[j]);
+        if (n->inputs[j] && !pfvm__arrpush(*out, n->inputs[j]))
+            return 0;
     for (j = 0; j < n->n_attrs; j++) {
         const pfvm_attr *a = &n->attrs[j];
-        if (a->g)
-            pfvm__collect_captures(a->g, n->graph, out);
+        if (a->g && !pfvm__collect_captures(a->g, n->graph, out))
+            return 0;
         for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
-            pfvm__collect_captures(a->graphs[k], n->graph, out);
+            if (!pfvm__collect_captures(a->graphs[k], n->graph, out))
+                return 0;
     }
+    return 1;
 }
 
 /* Min-heap of node positions (the ready set of the toposort). */
@@ -750,18 +762,23 @@ pfvm_code pfvm_graph_toposort(pfvm_graph *g, pfvm_status *st)
         g->nodes[i]->id = i;
     /* edges producer -> reader, one per read (a node reading x twice waits
      * for it twice and is released twice) */
-    for (i = 0; i < n; i++) {
-        pfvm__node_deps(g->nodes[i], &deps);
-        for (j = 0; j < (int)stbds_arrlen(deps); j++) {
+    for (i = 0; i < n && !rc; i++) {
+        if (!pfvm__node_deps(g->nodes[i], &deps))
+            rc = PFVM_ERR_NOMEM;
+        for (j = 0; j < (int)stbds_arrlen(deps) && !rc; j++) {
             const pfvm_value *v = deps[j];
             if (v->graph == g && v->producer && v->producer->graph == g && v->producer->id < n &&
-                g->nodes[v->producer->id] == v->producer) {
-                stbds_arrput(edge_from, v->producer->id);
-                stbds_arrput(edge_dst, i);
-            }
+                g->nodes[v->producer->id] == v->producer &&
+                (!pfvm__arrpush(edge_from, v->producer->id) || !pfvm__arrpush(edge_dst, i)))
+                rc = PFVM_ERR_NOMEM;
         }
     }
     stbds_arrfree(deps);
+    if (rc || stbds_arrlen(edge_from) != stbds_arrlen(edge_dst)) {
+        stbds_arrfree(edge_from);
+        stbds_arrfree(edge_dst);
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
     n_edges = (int)stbds_arrlen(edge_from);
     indeg = (int *)pfvm__calloc((size_t)n + 1, sizeof(int));
     heap = (int *)pfvm__calloc((size_t)n + 1, sizeof(int));
@@ -828,30 +845,34 @@ static pfvm_code pfvm__uses_add(pfvm_uses *u, pfvm_value *v, pfvm_node *node, in
     use.index = index;
     use.graph = graph;
     use.top = top;
-    stbds_arrput(u->by_value[v->id], use);
+    if (!pfvm__arrpush(u->by_value[v->id], use))
+        return PFVM_ERR_NOMEM;
     return PFVM_OK;
 }
 
 /* Readers in `sub` (g itself or a graph nested in it) of values of u->g. */
-static void pfvm__uses_scan(pfvm_uses *u, pfvm_graph *sub, pfvm_node *top)
+static pfvm_code pfvm__uses_scan(pfvm_uses *u, pfvm_graph *sub, pfvm_node *top)
 {
     int i, j, k;
     for (i = 0; i < (int)stbds_arrlen(sub->nodes); i++) {
         pfvm_node *n = sub->nodes[i];
         pfvm_node *t = top ? top : n;
         for (j = 0; j < n->n_inputs; j++)
-            if (n->inputs[j])
-                pfvm__uses_add(u, n->inputs[j], n, j, sub, t);
+            if (n->inputs[j] && pfvm__uses_add(u, n->inputs[j], n, j, sub, t))
+                return PFVM_ERR_NOMEM;
         for (j = 0; j < n->n_attrs; j++) {
             const pfvm_attr *a = &n->attrs[j];
-            if (a->g)
-                pfvm__uses_scan(u, a->g, t);
+            if (a->g && pfvm__uses_scan(u, a->g, t))
+                return PFVM_ERR_NOMEM;
             for (k = 0; k < (a->type == PFVM_ATTR_GRAPHS ? a->n : 0); k++)
-                pfvm__uses_scan(u, a->graphs[k], t);
+                if (pfvm__uses_scan(u, a->graphs[k], t))
+                    return PFVM_ERR_NOMEM;
         }
     }
     for (i = 0; i < (int)stbds_arrlen(sub->outputs); i++)
-        pfvm__uses_add(u, sub->outputs[i], NULL, i, sub, top);
+        if (pfvm__uses_add(u, sub->outputs[i], NULL, i, sub, top))
+            return PFVM_ERR_NOMEM;
+    return PFVM_OK;
 }
 
 pfvm_code pfvm_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st)
@@ -864,7 +885,10 @@ pfvm_code pfvm_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     for (i = 0; i < u->n; i++)
         g->values[i]->id = i;
-    pfvm__uses_scan(u, (pfvm_graph *)g, NULL);
+    if (pfvm__uses_scan(u, (pfvm_graph *)g, NULL)) {
+        pfvm_uses_free(u);
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
     return PFVM_OK;
 }
 
@@ -906,11 +930,12 @@ pfvm_code pfvm_value_rename(pfvm_value *v, const char *name, pfvm_status *st)
     copy = pfvm_model_strdup(g->model, name);
     if (!copy)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
-    (void)stbds_shdel(g->by_name, v->name);
+    if (!pfvm__map_put(&g->by_name, copy, v))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    pfvm__map_del(&g->by_name, v->name);
     v->name = copy;
     if (v->init)
         v->init->name = copy;
-    stbds_shput(g->by_name, copy, v);
     return PFVM_OK;
 }
 
@@ -1019,21 +1044,21 @@ static void pfvm__drop_values(pfvm_graph *g, const unsigned char *drop)
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
         pfvm_value *v = g->values[i];
         if (drop[i]) {
-            (void)stbds_shdel(g->by_name, v->name);
+            pfvm__map_del(&g->by_name, v->name);
             continue;
         }
         v->id = k;
         g->values[k++] = v;
     }
-    stbds_arrsetlen(g->values, k);
+    pfvm__arrtrunc(g->values, k);
     for (i = 0, k = 0; i < (int)stbds_arrlen(g->inits); i++)
         if (!(g->inits[i]->graph == g && pfvm_graph_find_local(g, g->inits[i]->name) != g->inits[i]))
             g->inits[k++] = g->inits[i];
-    stbds_arrsetlen(g->inits, k);
+    pfvm__arrtrunc(g->inits, k);
     for (i = 0, k = 0; i < (int)stbds_arrlen(g->value_infos); i++)
         if (pfvm_graph_find_local(g, g->value_infos[i]->name) == g->value_infos[i])
             g->value_infos[k++] = g->value_infos[i];
-    stbds_arrsetlen(g->value_infos, k);
+    pfvm__arrtrunc(g->value_infos, k);
 }
 
 static unsigned char *pfvm__mark_values(pfvm_graph *g, pfvm_status *st)
@@ -1077,7 +1102,7 @@ static void pfvm__free_subgraph(pfvm_graph *g, pfvm_graph *sub)
             g->subgraphs[k++] = g->subgraphs[i];
     if (k == (int)stbds_arrlen(g->subgraphs))
         return;
-    stbds_arrsetlen(g->subgraphs, k);
+    pfvm__arrtrunc(g->subgraphs, k);
     pfvm__graph_free(sub);
 }
 
@@ -1128,7 +1153,7 @@ pfvm_code pfvm_graph_remove_nodes(pfvm_graph *g, pfvm_node *const *nodes, int co
             g->nodes[k]->id = k;
             k++;
         }
-    stbds_arrsetlen(g->nodes, k);
+    pfvm__arrtrunc(g->nodes, k);
     pfvm__drop_values(g, drop);
     pfvm__free(dead);
     pfvm__free(drop);

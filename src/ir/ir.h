@@ -182,7 +182,7 @@ struct pfvm_graph {
     pfvm_value **outputs;       /* stb_ds array */
     pfvm_value **inits;         /* stb_ds array: values with initializers */
     pfvm_value **value_infos;   /* stb_ds array: values named in value_info */
-    struct pfvm__valmap *by_name; /* stb_ds string map name -> value */
+    pfvm__map by_name;          /* name -> value (keys: the values' names) */
     pfvm_graph **subgraphs;     /* stb_ds array, freed with the graph */
     int next_auto_name;
 };
@@ -381,8 +381,8 @@ PFVM_API void pfvm_graph_dump(const pfvm_graph *g, FILE *f);
 #endif
 
 /* Values a node reads: its inputs plus outer-scope values its subgraphs
- * capture (stb_ds array, reset first). */
-PFVM_INTERNAL void pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
+ * capture (stb_ds array, reset first). 0 when out of memory. */
+PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
 
 /* Name of a node for messages: its name, or "op_type#index". */
 PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t size);

@@ -62,7 +62,10 @@ static pfvm_code pfvm__cf_seq_push(pfvm_kctx *k, pfvm_tensor *seq, const pfvm_te
     pfvm_tensor *c = pfvm_tensor_clone(x, k->st);
     if (!c)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    stbds_arrput(seq->elems, c);
+    if (!pfvm__arrpush(seq->elems, c)) {
+        pfvm_tensor_free(c);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    }
     if (x->kind == PFVM_KIND_TENSOR)
         seq->elem_dtype = seq->dtype = x->dtype;
     return PFVM_OK;
@@ -490,15 +493,21 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
     int64_t iter_v = 0;
     uint8_t cond_v = 1;
     pfvm_code rc = PFVM_OK;
+    /* the scan outputs kept so far count against the executor's total */
+    size_t kept = 0, limit = k->exec ? pfvm_exec_limits(k->exec).max_total_bytes : pfvm_limits_default().max_total_bytes;
     if (!body || n_carried < 0)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body or the M and cond input slots are missing");
     n_scan = (int)stbds_arrlen(body->outputs) - 1 - n_carried;
     if (n_scan < 0 || k->n_out != n_carried + n_scan)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body's outputs do not match the loop");
-    stbds_arrsetlen(cur, n_carried);
-    stbds_arrsetlen(outs, 1 + n_carried + n_scan);
-    stbds_arrsetlen(ins, 2 + n_carried);
-    stbds_arrsetlen(scans, n_scan);
+    if (!pfvm__arrsetlen(cur, n_carried) || !pfvm__arrsetlen(outs, 1 + n_carried + n_scan) ||
+        !pfvm__arrsetlen(ins, 2 + n_carried) || !pfvm__arrsetlen(scans, n_scan)) {
+        stbds_arrfree(cur);
+        stbds_arrfree(outs);
+        stbds_arrfree(ins);
+        stbds_arrfree(scans);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    }
     for (j = 0; j < n_scan; j++)
         scans[j] = NULL;
     for (j = 0; j < n_carried; j++)
@@ -531,8 +540,20 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
             pfvm_tensor_free(cur[j]);
             cur[j] = outs[1 + j];
         }
-        for (j = 0; j < n_scan; j++)
-            stbds_arrput(scans[j], outs[1 + n_carried + j]);
+        for (j = 0; j < n_scan; j++) {
+            pfvm_tensor *y = outs[1 + n_carried + j];
+            if (rc || !pfvm__arrpush(scans[j], y)) {
+                pfvm_tensor_free(y);
+                if (!rc)
+                    rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory after %lld iterations",
+                                       (long long)it);
+                continue;
+            }
+            if (!pfvm__add_size(kept, y->nbytes, &kept) || kept > limit)
+                rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM,
+                                   "the scan outputs of %lld iterations take more than the limit of %zu bytes in all",
+                                   (long long)it + 1, limit);
+        }
     }
     for (j = 0; !rc && j < n_carried; j++) {
         if (k->out[j]) {
@@ -663,11 +684,15 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "scan inputs differ in length");
         T = x->dims[ax];
     }
-    stbds_arrsetlen(state, n);
-    stbds_arrsetlen(outs, n + n_out_scan);
-    stbds_arrsetlen(ins, n + m);
-    stbds_arrsetlen(slices, m);
-    stbds_arrsetlen(scans, n_out_scan);
+    if (!pfvm__arrsetlen(state, n) || !pfvm__arrsetlen(outs, n + n_out_scan) || !pfvm__arrsetlen(ins, n + m) ||
+        !pfvm__arrsetlen(slices, m) || !pfvm__arrsetlen(scans, n_out_scan)) {
+        stbds_arrfree(state);
+        stbds_arrfree(outs);
+        stbds_arrfree(ins);
+        stbds_arrfree(slices);
+        stbds_arrfree(scans);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    }
     for (j = 0; j < n_out_scan; j++)
         scans[j] = NULL;
     for (j = 0; j < m; j++)
@@ -700,7 +725,10 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
             state[j] = outs[j];
         }
         for (j = 0; j < n_out_scan; j++)
-            stbds_arrput(scans[j], outs[n + j]);
+            if (!pfvm__arrpush(scans[j], outs[n + j])) {
+                pfvm_tensor_free(outs[n + j]);
+                rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+            }
     }
     for (j = 0; !rc && j < n; j++)
         if (k->out[j]) {
@@ -748,8 +776,11 @@ static pfvm_code pfvm__cf_k_scan8(pfvm_kctx *k)
     if (n_in < 1 || !k->in[1] || k->in[1]->rank < 1)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "needs inputs with a batch axis");
     B = k->in[1]->dims[0];
-    stbds_arrsetlen(slices, n_in);
-    stbds_arrsetlen(results, (size_t)(B * k->n_out));
+    if (B < 0 || B > INT32_MAX || !pfvm__arrsetlen(slices, n_in) || !pfvm__arrsetlen(results, (size_t)(B * k->n_out))) {
+        stbds_arrfree(slices);
+        stbds_arrfree(results);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    }
     memset(results, 0, sizeof(pfvm_tensor *) * (size_t)(B * k->n_out));
     for (j = 0; j < n_in; j++)
         slices[j] = NULL;
@@ -1058,7 +1089,10 @@ static pfvm_code pfvm__cf_k_split_to_seq(pfvm_kctx *k)
                            (size_t)inner * es);
                 }
             }
-        stbds_arrput(s->elems, part);
+        if (!pfvm__arrpush(s->elems, part)) {
+            pfvm_tensor_free(part);
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+        }
         at += size;
     }
     return PFVM_OK;
@@ -1168,8 +1202,12 @@ static pfvm_code pfvm__cf_k_seq_map(pfvm_kctx *k)
         if (pfvm__exec_subgraph(k->exec, a->g, ins, k->n_in, outs, k->n_out, k->st))
             return k->st ? k->st->code : PFVM_ERR_RUNTIME;
         for (j = 0; j < k->n_out; j++) {
-            stbds_arrput(k->out[j]->elems, outs[j]);
             k->out[j]->elem_dtype = k->out[j]->dtype = outs[j]->dtype;
+            if (!pfvm__arrpush(k->out[j]->elems, outs[j])) {
+                for (; j < k->n_out; j++)
+                    pfvm_tensor_free(outs[j]);
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+            }
         }
     }
     return PFVM_OK;
@@ -1267,7 +1305,10 @@ static pfvm_code pfvm__cf_g_if(pfvm_grad_ctx *g, const pfvm_node *n)
     if (!n_caps)
         return PFVM_OK;
     for (i = 0; i < n->n_outputs; i++)
-        stbds_arrput(seeds, pfvm_grad_out(g, i));
+        if (!pfvm__arrpush(seeds, pfvm_grad_out(g, i))) {
+            stbds_arrfree(seeds);
+            return pfvm_grad_fail(g, "out of memory");
+        }
     tg = pfvm_grad_subgraph(g, tb->g, seeds, caps, n_caps);
     eg = tg ? pfvm_grad_subgraph(g, eb->g, seeds, caps, n_caps) : NULL;
     stbds_arrfree(seeds);
@@ -1326,7 +1367,8 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
         pfvm__snprintf(name, sizeof name, "%s__tape", src->name);
         if (!(v = pfvm_grad_identity_in(g, body, src, name)) || pfvm_graph_add_output(body, v, g->st))
             return g->st->code ? g->st->code : PFVM_ERR_NOMEM;
-        stbds_arrput(tape, pfvm_grad_forward_output(g, N + K + j));
+        if (!pfvm__arrpush(tape, pfvm_grad_forward_output(g, N + K + j)))
+            goto nomem;
         if (!tape[j])
             goto fail;
     }
@@ -1375,7 +1417,8 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
         }
         v->has_type_info = 1;
         pfvm_graph_add_input(bw, v, g->st);
-        stbds_arrput(bin, v);
+        if (!pfvm__arrpush(bin, v))
+            goto nomem;
         n_float += fl;
     }
     /* t = T - 1 - i */
@@ -1387,12 +1430,16 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
     nd = pfvm_grad_node_in(g, bw, "Sub", in, 2, 1);
     t = nd ? nd->outputs[0] : NULL;
     /* the forward body's inputs: t, true, the carried values of iteration t */
-    stbds_arrput(from, body->inputs[0]);
-    stbds_arrput(to, t);
+    if (!pfvm__arrpush(from, body->inputs[0]))
+        goto nomem;
+    if (!pfvm__arrpush(to, t))
+        goto nomem;
     {
         pfvm_value *tr = pfvm_grad_identity_in(g, bw, pfvm_grad_cast(g, pfvm_grad_scalar(g, PFVM_INT64, 1), PFVM_BOOL), "loop_true");
-        stbds_arrput(from, body->inputs[1]);
-        stbds_arrput(to, tr);
+        if (!pfvm__arrpush(from, body->inputs[1]))
+            goto nomem;
+        if (!pfvm__arrpush(to, tr))
+            goto nomem;
     }
     for (j = 0; j < N; j++) {
         in[0] = tape[j];
@@ -1401,24 +1448,32 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
         if (!nd)
             goto fail;
         nd->outputs[0]->type = n->inputs[2 + j]->type;
-        stbds_arrput(from, body->inputs[2 + j]);
-        stbds_arrput(to, nd->outputs[0]);
+        if (!pfvm__arrpush(from, body->inputs[2 + j]))
+            goto nomem;
+        if (!pfvm__arrpush(to, nd->outputs[0]))
+            goto nomem;
         if (pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype))
-            stbds_arrput(wrt, nd->outputs[0]);
+            if (!pfvm__arrpush(wrt, nd->outputs[0]))
+                goto nomem;
     }
     for (j = 0; j < n_caps; j++) {
         pfvm_value *l;
         pfvm__snprintf(name, sizeof name, "%s__local", caps[j]->name);
         if (!(l = pfvm_grad_identity_in(g, bw, caps[j], name)))
             goto fail;
-        stbds_arrput(from, caps[j]);
-        stbds_arrput(to, l);
-        stbds_arrput(wrt, l);
+        if (!pfvm__arrpush(from, caps[j]))
+            goto nomem;
+        if (!pfvm__arrpush(to, l))
+            goto nomem;
+        if (!pfvm__arrpush(wrt, l))
+            goto nomem;
     }
     /* seeds: the carried gradients, and row t of the scan outputs' */
-    stbds_arrput(seeds, NULL);
+    if (!pfvm__arrpush(seeds, NULL))
+        goto nomem;
     for (j = 0, i = 2; j < N; j++)
-        stbds_arrput(seeds, pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype) ? bin[i++] : NULL);
+        if (!pfvm__arrpush(seeds, pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype) ? bin[i++] : NULL))
+            goto nomem;
     for (j = 0; j < K; j++) {
         pfvm_value *gs = pfvm_grad_out(g, N + j), *row = NULL;
         if (gs) {
@@ -1429,24 +1484,29 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
             if (row)
                 row->type = body->outputs[1 + N + j]->type;
         }
-        stbds_arrput(seeds, row);
+        if (!pfvm__arrpush(seeds, row))
+            goto nomem;
     }
     for (j = 0; j <= N; j++) /* the tape outputs */
-        stbds_arrput(seeds, NULL);
+        if (!pfvm__arrpush(seeds, NULL))
+            goto nomem;
     grads = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(stbds_arrlen(wrt) + 1));
     if (!grads || g->st->code)
         goto fail;
     if (pfvm_grad_body(g, bw, body, from, to, (int)stbds_arrlen(from), seeds, wrt, (int)stbds_arrlen(wrt), grads))
         goto fail;
     /* outputs: cond, the carried inputs' gradients, the accumulators */
-    stbds_arrput(bout, pfvm_grad_identity_in(g, bw, bin[1], "loop_cond"));
+    if (!pfvm__arrpush(bout, pfvm_grad_identity_in(g, bw, bin[1], "loop_cond")))
+        goto nomem;
     for (j = 0; j < n_float; j++)
-        stbds_arrput(bout, pfvm_grad_identity_in(g, bw, grads[j], "loop_dv"));
+        if (!pfvm__arrpush(bout, pfvm_grad_identity_in(g, bw, grads[j], "loop_dv")))
+            goto nomem;
     for (j = 0; j < n_caps; j++) {
         in[0] = bin[2 + n_float + j];
         in[1] = grads[n_float + j];
         nd = pfvm_grad_node_in(g, bw, "Add", in, 2, 1);
-        stbds_arrput(bout, nd ? nd->outputs[0] : NULL);
+        if (!pfvm__arrpush(bout, nd ? nd->outputs[0] : NULL))
+            goto nomem;
     }
     for (j = 0; j < (int)stbds_arrlen(bout); j++)
         if (!bout[j] || pfvm_graph_add_output(bw, bout[j], g->st))
@@ -1456,13 +1516,17 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
     /* the backward Loop: M = T, no condition, dv from the final values' gradients */
     {
         pfvm_value **lin = NULL;
-        stbds_arrput(lin, T);
-        stbds_arrput(lin, NULL);
+        if (!pfvm__arrpush(lin, T))
+            goto nomem;
+        if (!pfvm__arrpush(lin, NULL))
+            goto nomem;
         for (j = 0; j < N; j++)
             if (pfvm_dtype_is_float(n->inputs[2 + j]->type.dtype))
-                stbds_arrput(lin, pfvm_grad_out_or_zeros(g, j));
+                if (!pfvm__arrpush(lin, pfvm_grad_out_or_zeros(g, j)))
+                    goto nomem;
         for (j = 0; j < n_caps; j++)
-            stbds_arrput(lin, pfvm_grad_zeros_like(g, caps[j]));
+            if (!pfvm__arrpush(lin, pfvm_grad_zeros_like(g, caps[j])))
+                goto nomem;
         nd = pfvm_grad_node(g, "Loop", lin, (int)stbds_arrlen(lin), n_float + n_caps);
         stbds_arrfree(lin);
     }
@@ -1477,6 +1541,9 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
         if (pfvm_grad_add(g, caps[j], nd->outputs[n_float + j]))
             goto fail;
     (void)zero;
+    goto done;
+nomem:
+    rc = pfvm_grad_fail(g, "out of memory");
     goto done;
 fail:
     rc = g->st->code ? g->st->code : pfvm_grad_fail(g, "building the backward loop");

@@ -703,8 +703,8 @@ static pfvm_code pfvm__img_check_roialign(const pfvm_node *n, pfvm_status *st)
         return pfvm__fail(st, PFVM_ERR_INVALID, "coordinate_transformation_mode '%s' is not valid", t);
     if (pfvm_node_attr_int(n, "output_height", 1) < 1 || pfvm_node_attr_int(n, "output_width", 1) < 1)
         return pfvm__fail(st, PFVM_ERR_INVALID, "output_height and output_width must be positive");
-    if (pfvm_node_attr_int(n, "sampling_ratio", 0) < 0)
-        return pfvm__fail(st, PFVM_ERR_INVALID, "sampling_ratio must not be negative");
+    if (pfvm_node_attr_int(n, "sampling_ratio", 0) < 0 || pfvm_node_attr_int(n, "sampling_ratio", 0) > PFVM__IMG_ROI_MAX_GRID)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "sampling_ratio must be in [0, %d]", PFVM__IMG_ROI_MAX_GRID);
     return PFVM_OK;
 }
 

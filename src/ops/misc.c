@@ -307,21 +307,60 @@ static pfvm_code pfvm__ms_k_strnorm(pfvm_kctx *k)
 
 /* ---- TfIdfVectorizer ----------------------------------------------------------------------- */
 
-static int64_t pfvm__ms_tfidf_width(const pfvm_node *n)
+/* Checks the attributes against each other and against what they index:
+ * the pool holds the right kind of tokens, ngram_counts are start offsets
+ * into it that never decrease, the gram lengths select existing counts,
+ * and every ngram index names an output column (>= 0). Sets *width to the output's last dimension. Every
+ * message names the node. */
+static pfvm_code pfvm__ms_tfidf_check(pfvm_status *st, const pfvm_node *n, pfvm_dtype xt, int64_t *width)
 {
-    const int64_t *ix;
-    int cnt = pfvm_node_attr_ints(n, "ngram_indexes", &ix), i;
-    int64_t w = 0;
-    for (i = 0; i < cnt; i++)
+    const pfvm_attr *ps = pfvm_node_attr(n, "pool_strings"), *pi = pfvm_node_attr(n, "pool_int64s");
+    const pfvm_attr *pool = xt == PFVM_STRING ? ps : xt == PFVM_UNDEFINED ? (ps ? ps : pi) : pi;
+    const int64_t *counts, *ix;
+    int n_counts = pfvm_node_attr_ints(n, "ngram_counts", &counts), n_idx = pfvm_node_attr_ints(n, "ngram_indexes", &ix), i;
+    int64_t minn = pfvm_node_attr_int(n, "min_gram_length", 1), maxn = pfvm_node_attr_int(n, "max_gram_length", 1);
+    int64_t skips = pfvm_node_attr_int(n, "max_skip_count", 0), pool_n, w = 0;
+    const char *mode = pfvm_node_attr_string(n, "mode", "TF");
+    if (!pool || (pool->type != PFVM_ATTR_STRINGS && pool->type != PFVM_ATTR_INTS))
+        return pfvm__op_fail(st, n, PFVM_ERR_INVALID, "%s is missing",
+                             xt == PFVM_STRING ? "pool_strings" : xt == PFVM_UNDEFINED ? "a pool" : "pool_int64s");
+    pool_n = pool->n;
+    if (n_counts < 1)
+        return pfvm__op_fail(st, n, PFVM_ERR_INVALID, "ngram_counts is missing or empty");
+    if (minn < 1 || maxn < minn || maxn > n_counts)
+        return pfvm__op_fail(st, n, PFVM_ERR_INVALID,
+                             "gram lengths %lld..%lld do not fit the %d ngram_counts", (long long)minn, (long long)maxn,
+                             n_counts);
+    if (skips < 0)
+        return pfvm__op_fail(st, n, PFVM_ERR_INVALID, "max_skip_count %lld is negative", (long long)skips);
+    if (strcmp(mode, "TF") && strcmp(mode, "IDF") && strcmp(mode, "TFIDF"))
+        return pfvm__op_fail(st, n, PFVM_ERR_INVALID, "mode '%s' is not valid", mode);
+    for (i = 0; i < n_counts; i++) {
+        if (counts[i] < 0 || counts[i] > pool_n)
+            return pfvm__op_fail(st, n, PFVM_ERR_RANGE, "ngram_counts[%d] = %lld is outside the pool of %lld tokens", i,
+                                 (long long)counts[i], (long long)pool_n);
+        if (i > 0 && counts[i] < counts[i - 1])
+            return pfvm__op_fail(st, n, PFVM_ERR_RANGE, "ngram_counts[%d] = %lld is below ngram_counts[%d] = %lld", i,
+                                 (long long)counts[i], i - 1, (long long)counts[i - 1]);
+    }
+    for (i = 0; i < n_idx; i++) {
+        if (ix[i] < 0 || ix[i] == INT64_MAX)
+            return pfvm__op_fail(st, n, PFVM_ERR_RANGE, "ngram_indexes[%d] = %lld is not an output column", i,
+                                 (long long)ix[i]);
         if (ix[i] + 1 > w)
             w = ix[i] + 1;
-    return w;
+    }
+    *width = w;
+    return PFVM_OK;
 }
 
 static pfvm_code pfvm__ms_infer_tfidf(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape;
     pfvm_shape out;
+    int64_t width;
+    if (pfvm__ms_tfidf_check(c->st, c->node, c->in[0]->type.dtype, &width))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
     if (x->rank > 2 || x->rank == 0)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "X must be 1-D [C] or 2-D [N, C], not rank %d", x->rank);
     if (x->rank != 1 && x->rank != 2)
@@ -329,7 +368,7 @@ static pfvm_code pfvm__ms_infer_tfidf(pfvm_ictx *c)
     out.rank = x->rank;
     if (x->rank == 2)
         out.dims[0] = x->dims[0];
-    out.dims[x->rank - 1] = pfvm_sym_const(c->syms, pfvm__ms_tfidf_width(c->node));
+    out.dims[x->rank - 1] = pfvm_sym_const(c->syms, width);
     pfvm_ival_set_tensor(c->out[0], PFVM_FLOAT, &out);
     return PFVM_OK;
 }
@@ -337,8 +376,10 @@ static pfvm_code pfvm__ms_infer_tfidf(pfvm_ictx *c)
 /* Token i of row r equals pool token p. */
 static int pfvm__ms_tok_eq(const pfvm_tensor *x, int64_t i, const pfvm_attr *pool, int64_t p)
 {
-    if (x->dtype == PFVM_STRING)
-        return pool->type == PFVM_ATTR_STRINGS && !strcmp(((char *const *)x->data)[i], pool->strings[p]);
+    if (x->dtype == PFVM_STRING) {
+        const char *s = ((char *const *)x->data)[i];
+        return pool->type == PFVM_ATTR_STRINGS && !strcmp(s ? s : "", pool->strings[p]);
+    }
     return pool->type == PFVM_ATTR_INTS && pfvm_tensor_get_i64(x, i) == pool->ints[p];
 }
 
@@ -352,19 +393,27 @@ static pfvm_code pfvm__ms_k_tfidf(pfvm_kctx *k)
     int n_counts = pfvm_node_attr_ints(n, "ngram_counts", &counts), n_idx = pfvm_node_attr_ints(n, "ngram_indexes", &indexes);
     int n_w = pfvm_node_attr_floats(n, "weights", &weights);
     int64_t minn = pfvm_node_attr_int(n, "min_gram_length", 1), maxn = pfvm_node_attr_int(n, "max_gram_length", 1);
-    int64_t skips = pfvm_node_attr_int(n, "max_skip_count", 0), width = pfvm__ms_tfidf_width(n);
+    int64_t skips = pfvm_node_attr_int(n, "max_skip_count", 0), width;
     const char *mode = pfvm_node_attr_string(n, "mode", "TF");
-    int64_t rows = x->rank == 2 ? x->dims[0] : 1, len = x->rank ? x->dims[x->rank - 1] : 1, r, gl, sk, i, e, g;
-    float *y = (float *)k->out[0]->data;
-    if (!pool || n_counts < 1 || n_idx < 0 || maxn < minn || minn < 1 || maxn > n_counts || skips < 0)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "pool, ngram_counts or gram lengths are not consistent");
-    memset(y, 0, sizeof(float) * (size_t)(rows * width));
+    int64_t rows = x->rank == 2 ? x->dims[0] : 1, len = x->rank ? x->dims[x->rank - 1] : 1, r, gl, sk, i, e, g, numel;
+    float *y;
+    if (pfvm__ms_tfidf_check(k->st, n, x->dtype, &width))
+        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    if (x->rank < 1 || x->rank > 2)
+        return pfvm__op_fail(k->st, n, PFVM_ERR_SHAPE, "X must be 1-D [C] or 2-D [N, C], not rank %d", x->rank);
+    if (!pfvm__mul_i64(rows, width, &numel) || k->out[0]->kind != PFVM_KIND_TENSOR ||
+        k->out[0]->dtype != PFVM_FLOAT || pfvm_tensor_numel(k->out[0]) != numel || !k->out[0]->data)
+        return pfvm__op_fail(k->st, n, PFVM_ERR_SHAPE, "output Y is not a float [%lld, %lld] tensor", (long long)rows,
+                             (long long)width);
+    y = (float *)k->out[0]->data;
+    memset(y, 0, sizeof(float) * (size_t)numel);
     for (r = 0; r < rows; r++)
         for (gl = minn; gl <= maxn; gl++) {
             int64_t start = counts[gl - 1], end = gl < n_counts ? counts[gl] : pool->n, first = 0;
             for (g = 0; g < gl - 1; g++)
                 first += ((g + 1 < n_counts ? counts[g + 1] : pool->n) - counts[g]) / (g + 1);
-            for (sk = 0; sk <= (gl == 1 ? 0 : skips); sk++)
+            /* skips past the row's length find nothing: stop there */
+            for (sk = 0; sk <= (gl == 1 ? 0 : skips) && (gl - 1) * (sk + 1) < len; sk++)
                 for (i = 0; i + (gl - 1) * (sk + 1) < len; i++) {
                     int64_t p;
                     for (p = start; p + gl <= end; p += gl) {
@@ -380,14 +429,12 @@ static pfvm_code pfvm__ms_k_tfidf(pfvm_kctx *k)
                     }
                 }
         }
-    for (i = 0; i < rows * width; i++) {
+    for (i = 0; i < numel; i++) {
         double w = n_w > 0 && i % width < n_w ? weights[i % width] : 1;
         if (!strcmp(mode, "IDF"))
             y[i] = y[i] > 0 ? (float)w : 0;
         else if (!strcmp(mode, "TFIDF"))
             y[i] = (float)(y[i] * w);
-        else if (strcmp(mode, "TF"))
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "mode '%s' is not valid", mode);
     }
     return PFVM_OK;
 }

@@ -95,6 +95,10 @@ static int pfvm__nn_attr_dims(const pfvm_node *node, const char *name, int want,
 /* Reads kernel_shape (or the weight's spatial dims kd, 0 where unknown),
  * strides, dilations, pads, auto_pad and ceil_mode, and validates them. A
  * kernel dim left 0 means unknown (inference with a symbolic weight). */
+/* Kernel sizes, strides, dilations and pads past this are rejected, so
+ * that the window arithmetic (extents, padded sizes) cannot overflow. */
+#define PFVM__NN_ATTR_MAX ((int64_t)1 << 31)
+
 static pfvm_code pfvm__nn_window(const pfvm_node *node, int nsp, const int64_t *kd, pfvm__nn_win *w, pfvm_status *st)
 {
     const char *ap = pfvm_node_attr_string(node, "auto_pad", "NOTSET");
@@ -129,6 +133,11 @@ static pfvm_code pfvm__nn_window(const pfvm_node *node, int nsp, const int64_t *
     for (i = 0; i < nsp; i++)
         if (w->k[i] < 0 || (w->k[i] == 0 && !kd) || w->s[i] < 1 || w->d[i] < 1 || w->pb[i] < 0 || w->pe[i] < 0)
             return pfvm__fail(st, PFVM_ERR_INVALID, "kernel, strides and dilations must be positive, pads non-negative");
+        else if (w->k[i] > PFVM__NN_ATTR_MAX || w->s[i] > PFVM__NN_ATTR_MAX || w->d[i] > PFVM__NN_ATTR_MAX ||
+                 w->pb[i] > PFVM__NN_ATTR_MAX || w->pe[i] > PFVM__NN_ATTR_MAX)
+            return pfvm__fail(st, PFVM_ERR_RANGE, "spatial dim %d: kernel %lld, stride %lld, dilation %lld or pads %lld, %lld past 2^31",
+                              i, (long long)w->k[i], (long long)w->s[i], (long long)w->d[i], (long long)w->pb[i],
+                              (long long)w->pe[i]);
     w->auto_pad = !strcmp(ap, "SAME_UPPER")   ? PFVM__NN_SAME_UPPER
                   : !strcmp(ap, "SAME_LOWER") ? PFVM__NN_SAME_LOWER
                   : !strcmp(ap, "VALID")      ? PFVM__NN_VALID
@@ -560,15 +569,15 @@ static pfvm_code pfvm__nn_convt_attrs(const pfvm_node *node, int nsp, pfvm__nn_t
         if (cnt != nsp)
             return pfvm__fail(st, PFVM_ERR_INVALID, "output_padding has %d entries for %d spatial dims", cnt, nsp);
         for (i = 0; i < nsp; i++)
-            if ((t->opad[i] = a[i]) < 0)
-                return pfvm__fail(st, PFVM_ERR_INVALID, "output_padding must be non-negative");
+            if ((t->opad[i] = a[i]) < 0 || a[i] > PFVM__NN_ATTR_MAX)
+                return pfvm__fail(st, PFVM_ERR_INVALID, "output_padding must be in [0, 2^31]");
     }
     if ((cnt = pfvm_node_attr_ints(node, "output_shape", &a)) >= 0) {
         if (cnt != nsp && cnt != nsp + 2)
             return pfvm__fail(st, PFVM_ERR_INVALID, "output_shape has %d entries for %d spatial dims", cnt, nsp);
         for (i = 0; i < nsp; i++)
-            if ((t->oshape[i] = a[cnt - nsp + i]) < 0)
-                return pfvm__fail(st, PFVM_ERR_INVALID, "output_shape must be non-negative");
+            if ((t->oshape[i] = a[cnt - nsp + i]) < 0 || t->oshape[i] > ((int64_t)1 << 48))
+                return pfvm__fail(st, PFVM_ERR_INVALID, "output_shape must be in [0, 2^48]");
         t->has_oshape = 1;
     }
     return PFVM_OK;
@@ -587,10 +596,13 @@ static pfvm_code pfvm__nn_convt_resolve(pfvm__nn_win *w, const pfvm__nn_tattr *t
 {
     int i;
     for (i = 0; i < w->n; i++) {
-        int64_t full = w->s[i] * (in[i] - 1) + t->opad[i] + pfvm__nn_extent(w, i);
+        int64_t full;
+        if (!pfvm__mul_i64(w->s[i], in[i] - 1, &full) || !pfvm__add_i64(full, t->opad[i] + pfvm__nn_extent(w, i), &full) ||
+            !pfvm__mul_i64(in[i], w->s[i], &out[i]))
+            return pfvm__fail(st, PFVM_ERR_RANGE, "spatial dim %d: the output size overflows", i);
         if (t->has_oshape || pfvm__nn_convt_same(w)) {
             int64_t total;
-            out[i] = t->has_oshape ? t->oshape[i] : in[i] * w->s[i];
+            out[i] = t->has_oshape ? t->oshape[i] : out[i];
             total = full - out[i];
             if (total < 0)
                 total = 0;

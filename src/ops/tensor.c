@@ -413,7 +413,10 @@ static pfvm_code pfvm__tn_clone_container(pfvm_kctx *k, const pfvm_tensor *x, pf
         pfvm_tensor *e = pfvm_tensor_clone(x->elems[i], k->st);
         if (!e)
             return pfvm__tn_code(k, PFVM_ERR_NOMEM);
-        stbds_arrput(y->elems, e);
+        if (!pfvm__arrpush(y->elems, e)) {
+            pfvm_tensor_free(e);
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+        }
     }
     return PFVM_OK;
 }

@@ -394,7 +394,10 @@ static pfvm_code pfvm__tr_k_gradient(pfvm_kctx *k)
         for (j = 0; j < n_xs + n_zs; j++)
             if (!strcmp(j < n_xs ? xs->strings[j] : zs->strings[j - n_xs], v->name))
                 break;
-        stbds_arrput(ins, (pfvm_value *)k->in[j]);
+        if (!pfvm__arrpush(ins, (pfvm_value *)k->in[j])) {
+            pfvm__fail(&st, PFVM_ERR_NOMEM, "out of memory");
+            goto fail;
+        }
     }
     if (pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, pfvm_exec_num_inputs(e), &st) || pfvm_exec_run(e, &st))
         goto fail;

@@ -17,13 +17,17 @@ typedef struct pfvm__grad_val {
 
 /* ---- bookkeeping ---------------------------------------------------------------- */
 
-/* Grows the per-value table to the graph's value count. */
+/* Grows the per-value table to the graph's value count (out of memory:
+ * fails g, and values past the table get NULL). */
 static pfvm__grad_val *pfvm__gv(pfvm_grad_ctx *g, const pfvm_value *v)
 {
     ptrdiff_t n = stbds_arrlen(g->g->values), have = stbds_arrlen(g->vals);
     if (have < n) {
-        stbds_arrsetlen(g->vals, n);
-        memset(g->vals + have, 0, sizeof(pfvm__grad_val) * (size_t)(n - have));
+        if (pfvm__arrsetlen(g->vals, n))
+            memset(g->vals + have, 0, sizeof(pfvm__grad_val) * (size_t)(n - have));
+        else if (g->st->code == PFVM_OK)
+            pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+        n = stbds_arrlen(g->vals);
     }
     if (!v || v->graph != g->g || v->id < 0 || v->id >= n)
         return NULL;
@@ -88,10 +92,8 @@ static pfvm_code pfvm__grad_infer(pfvm_grad_ctx *g, pfvm_node *n, int keep_types
     pfvm_code rc;
     pfvm__gv(g, NULL);
     tmps = (pfvm_ival *)pfvm__arena_alloc(&g->arena, sizeof(pfvm_ival) * (size_t)(n->n_inputs + 1));
-    if (!tmps)
+    if (!tmps || !pfvm__arrsetlen(g->tmp_in, n->n_inputs + 1) || !pfvm__arrsetlen(g->tmp_out, n->n_outputs + 1))
         return pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
-    stbds_arrsetlen(g->tmp_in, n->n_inputs + 1);
-    stbds_arrsetlen(g->tmp_out, n->n_outputs + 1);
     for (j = 0; j < n->n_inputs; j++)
         g->tmp_in[j] = n->inputs[j] ? pfvm__grad_ival(g, n->inputs[j], &tmps[j]) : NULL;
     for (j = 0; j < n->n_outputs; j++) {
@@ -732,7 +734,10 @@ static pfvm_value *pfvm__grad_collect(pfvm_grad_ctx *g, const pfvm_value *v)
     if (!sum)
         return NULL;
     gv = pfvm__gv(g, v);
-    stbds_arrsetlen(gv->contrib, 1);
+    if (!gv || !pfvm__arrsetlen(gv->contrib, 1)) {
+        pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+        return NULL;
+    }
     gv->contrib[0] = sum;
     return sum;
 }
@@ -789,7 +794,8 @@ pfvm_code pfvm_grad_add(pfvm_grad_ctx *g, const pfvm_value *v, pfvm_value *dv)
         }
     }
     gv = pfvm__gv(g, v);
-    stbds_arrput(gv->contrib, dv);
+    if (!gv || !pfvm__arrpush(gv->contrib, dv))
+        return pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
     return PFVM_OK;
 }
 
@@ -838,7 +844,11 @@ int pfvm_grad_captures(pfvm_grad_ctx *g, pfvm_value **out, int cap)
     int i, j, n = 0;
     if (!g->node)
         return 0;
-    pfvm__node_deps(g->node, &deps);
+    if (!pfvm__node_deps(g->node, &deps)) {
+        stbds_arrfree(deps);
+        pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+        return -1;
+    }
     for (i = 0; i < (int)stbds_arrlen(deps); i++) {
         pfvm_value *v = deps[i];
         int dup = 0;

@@ -10,11 +10,6 @@
 /* Initializers up to this many bytes are compared by content. */
 #define PFVM__CSE_INIT_BYTES 65536
 
-typedef struct pfvm__cse_bucket {
-    char *key;
-    int value; /* index into the list of buckets */
-} pfvm__cse_bucket;
-
 typedef struct pfvm__cse {
     pfvm_pass_stats *stats;
     pfvm_status *st;
@@ -129,8 +124,8 @@ static uint64_t pfvm__cse_hash(const void *p, size_t n)
     return h;
 }
 
-/* Appends to an stb_ds char buffer. */
-static void pfvm__cse_put(char **buf, const char *fmt, ...)
+/* Appends to an stb_ds char buffer; sets *oom when it cannot grow. */
+static void pfvm__cse_put(char **buf, int *oom, const char *fmt, ...)
 {
     char tmp[128];
     va_list ap;
@@ -138,100 +133,125 @@ static void pfvm__cse_put(char **buf, const char *fmt, ...)
     va_start(ap, fmt);
     n = pfvm__vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
-    for (i = 0; i < n && i < (int)sizeof tmp - 1; i++)
-        stbds_arrput(*buf, tmp[i]);
+    for (i = 0; i < n && i < (int)sizeof tmp - 1 && !*oom; i++)
+        if (!pfvm__arrpush(*buf, tmp[i]))
+            *oom = 1;
+}
+
+/* The bucket of `key` (a copy kept in keys), made when new; -1 when out of
+ * memory. The map's values are bucket indexes plus 1. */
+static int pfvm__cse_bucket_of(pfvm__map *map, pfvm_arena *keys, const char *key, void ***buckets)
+{
+    void *found;
+    const char *copy;
+    if (pfvm__map_get(map, key, &found))
+        return (int)(uintptr_t)found - 1;
+    if (!pfvm__arrreserve(*buckets, (size_t)stbds_arrlen(*buckets) + 1) || !(copy = pfvm__arena_strdup(keys, key)) ||
+        !pfvm__map_put(map, copy, (void *)(uintptr_t)(stbds_arrlen(*buckets) + 1)))
+        return -1;
+    stbds_arrput(*buckets, NULL);
+    return (int)stbds_arrlen(*buckets) - 1;
 }
 
 /* Merges small initializers with equal contents. */
 static pfvm_code pfvm__cse_inits(pfvm__cse *C, pfvm_graph *g)
 {
-    pfvm__cse_bucket *map = NULL;
-    pfvm_value ***buckets = NULL, **gone = NULL;
+    pfvm__map map;
+    pfvm_arena keys;
+    void **buckets = NULL; /* each an stb_ds array of pfvm_value * */
+    pfvm_value **gone = NULL;
     char *key = NULL;
     pfvm_code rc = PFVM_OK;
-    int i, j, k, n = (int)stbds_arrlen(g->inits);
-    stbds_sh_new_arena(map);
-    for (i = 0; i < n && !rc; i++) {
+    int i, j, k, n = (int)stbds_arrlen(g->inits), oom = 0;
+    pfvm__map_init(&map, 1);
+    memset(&keys, 0, sizeof keys);
+    for (i = 0; i < n && !rc && !oom; i++) {
         pfvm_value *v = g->inits[i];
         const pfvm_tensor *t = v->init;
-        ptrdiff_t at;
-        int merged = 0;
+        pfvm_value **b;
+        int at, merged = 0;
         if (v->graph != g || v->is_input || v->is_output || !t || t->kind != PFVM_KIND_TENSOR ||
             t->dtype == PFVM_STRING || (!t->data && pfvm_tensor_numel(t)) || pfvm__cse_bytes(t) > PFVM__CSE_INIT_BYTES)
             continue;
-        stbds_arrsetlen(key, 0);
-        pfvm__cse_put(&key, "%d:%d", (int)t->dtype, t->rank);
+        pfvm__arrtrunc(key, 0);
+        pfvm__cse_put(&key, &oom, "%d:%d", (int)t->dtype, t->rank);
         for (k = 0; k < t->rank; k++)
-            pfvm__cse_put(&key, ",%lld", (long long)t->dims[k]);
-        pfvm__cse_put(&key, ":%llx", (unsigned long long)pfvm__cse_hash(t->data, pfvm__cse_bytes(t)));
-        stbds_arrput(key, 0);
-        at = stbds_shgeti(map, key);
-        if (at >= 0) {
-            pfvm_value **b = buckets[map[at].value];
-            for (j = 0; j < (int)stbds_arrlen(b) && !merged; j++)
-                if (pfvm__cse_tensor_eq(b[j]->init, t)) {
-                    if ((rc = pfvm__rw_replace_value(g, v, b[j], &merged, C->st)) != PFVM_OK)
-                        break;
-                }
-            if (merged) {
-                stbds_arrput(gone, v);
-                continue;
-            }
-            stbds_arrput(buckets[map[at].value], v);
-        } else {
-            pfvm_value **b = NULL;
-            stbds_arrput(b, v);
-            stbds_shput(map, key, (int)stbds_arrlen(buckets));
-            stbds_arrput(buckets, b);
+            pfvm__cse_put(&key, &oom, ",%lld", (long long)t->dims[k]);
+        pfvm__cse_put(&key, &oom, ":%llx", (unsigned long long)pfvm__cse_hash(t->data, pfvm__cse_bytes(t)));
+        if (oom || !pfvm__arrpush(key, 0) || (at = pfvm__cse_bucket_of(&map, &keys, key, &buckets)) < 0) {
+            oom = 1;
+            break;
         }
+        b = (pfvm_value **)buckets[at];
+        for (j = 0; j < (int)stbds_arrlen(b) && !merged; j++)
+            if (pfvm__cse_tensor_eq(b[j]->init, t)) {
+                if ((rc = pfvm__rw_replace_value(g, v, b[j], &merged, C->st)) != PFVM_OK)
+                    break;
+            }
+        if (rc)
+            break;
+        if (merged) {
+            if (!pfvm__arrpush(gone, v))
+                oom = 1;
+            continue;
+        }
+        if (!pfvm__arrpush(b, v))
+            oom = 1;
+        buckets[at] = b;
     }
+    if (oom && !rc)
+        rc = pfvm__fail(C->st, PFVM_ERR_NOMEM, "out of memory");
     if (!rc && stbds_arrlen(gone))
         rc = pfvm_graph_remove_values(g, gone, (int)stbds_arrlen(gone), C->st);
-    for (i = 0; i < (int)stbds_arrlen(buckets); i++)
-        stbds_arrfree(buckets[i]);
+    for (i = 0; i < (int)stbds_arrlen(buckets); i++) {
+        pfvm_value **b = (pfvm_value **)buckets[i];
+        stbds_arrfree(b);
+    }
     stbds_arrfree(buckets);
     stbds_arrfree(gone);
     stbds_arrfree(key);
-    stbds_shfree(map);
+    pfvm__map_free(&map);
+    pfvm__arena_free(&keys);
     return rc;
 }
 
 static pfvm_code pfvm__cse_graph(void *user, pfvm_graph *g)
 {
     pfvm__cse *C = (pfvm__cse *)user;
-    pfvm__cse_bucket *map = NULL;
-    pfvm_node ***buckets = NULL, **dead = NULL;
+    pfvm__map map;
+    pfvm_arena keys;
+    void **buckets = NULL; /* each an stb_ds array of pfvm_node * */
+    pfvm_node **dead = NULL;
     char *key = NULL;
     pfvm_code rc = pfvm__cse_inits(C, g);
-    int i, j, n;
+    int i, j, n, oom = 0;
     if (rc || (rc = pfvm_graph_toposort(g, C->st)) != PFVM_OK)
         return rc;
     n = (int)stbds_arrlen(g->nodes);
-    stbds_sh_new_arena(map);
-    for (i = 0; i < n && !rc; i++) {
+    pfvm__map_init(&map, 1);
+    memset(&keys, 0, sizeof keys);
+    for (i = 0; i < n && !rc && !oom; i++) {
         pfvm_node *nd = g->nodes[i];
-        ptrdiff_t at;
-        pfvm_node *same = NULL;
+        pfvm_node *same = NULL, **b;
+        int at;
         if (!pfvm__cse_candidate(nd))
             continue;
-        stbds_arrsetlen(key, 0);
-        pfvm__cse_put(&key, "%s:%s:%d", nd->domain, nd->op_type, nd->n_outputs);
+        pfvm__arrtrunc(key, 0);
+        pfvm__cse_put(&key, &oom, "%s:%s:%d", nd->domain, nd->op_type, nd->n_outputs);
         for (j = 0; j < nd->n_inputs; j++)
-            pfvm__cse_put(&key, ",%p", (void *)nd->inputs[j]);
-        stbds_arrput(key, 0);
-        at = stbds_shgeti(map, key);
-        if (at < 0) {
-            pfvm_node **b = NULL;
-            stbds_arrput(b, nd);
-            stbds_shput(map, key, (int)stbds_arrlen(buckets));
-            stbds_arrput(buckets, b);
-            continue;
+            pfvm__cse_put(&key, &oom, ",%p", (void *)nd->inputs[j]);
+        if (oom || !pfvm__arrpush(key, 0) || (at = pfvm__cse_bucket_of(&map, &keys, key, &buckets)) < 0) {
+            oom = 1;
+            break;
         }
-        for (j = 0; j < (int)stbds_arrlen(buckets[map[at].value]) && !same; j++)
-            if (pfvm__cse_same(buckets[map[at].value][j], nd))
-                same = buckets[map[at].value][j];
+        b = (pfvm_node **)buckets[at];
+        for (j = 0; j < (int)stbds_arrlen(b) && !same; j++)
+            if (pfvm__cse_same(b[j], nd))
+                same = b[j];
         if (!same) {
-            stbds_arrput(buckets[map[at].value], nd);
+            if (!pfvm__arrpush(b, nd))
+                oom = 1;
+            buckets[at] = b;
             continue;
         }
         {
@@ -242,22 +262,28 @@ static pfvm_code pfvm__cse_graph(void *user, pfvm_graph *g)
                 rc = pfvm__rw_replace_value(g, nd->outputs[j], same->outputs[j], &done, C->st);
                 all &= done;
             }
-            if (all) {
-                stbds_arrput(dead, nd);
+            if (all && !rc) {
+                if (!pfvm__arrpush(dead, nd))
+                    oom = 1;
                 C->stats->rewritten++;
             }
         }
     }
+    if (oom && !rc)
+        rc = pfvm__fail(C->st, PFVM_ERR_NOMEM, "out of memory");
     if (!rc && stbds_arrlen(dead)) {
         rc = pfvm_graph_remove_nodes(g, dead, (int)stbds_arrlen(dead), C->st);
         C->stats->removed += (int)stbds_arrlen(dead);
     }
-    for (i = 0; i < (int)stbds_arrlen(buckets); i++)
-        stbds_arrfree(buckets[i]);
+    for (i = 0; i < (int)stbds_arrlen(buckets); i++) {
+        pfvm_node **b = (pfvm_node **)buckets[i];
+        stbds_arrfree(b);
+    }
     stbds_arrfree(buckets);
     stbds_arrfree(dead);
     stbds_arrfree(key);
-    stbds_shfree(map);
+    pfvm__map_free(&map);
+    pfvm__arena_free(&keys);
     return rc;
 }
 

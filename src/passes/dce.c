@@ -51,15 +51,21 @@ static pfvm_code pfvm__dce_graph(pfvm_graph *g, pfvm_pass_stats *stats, pfvm_sta
             if (nd->outputs[j] && nd->outputs[j]->graph == g && need[nd->outputs[j]->id])
                 live = 1;
         if (!live) {
-            stbds_arrput(dead, nd);
+            if (!pfvm__arrpush(dead, nd)) {
+                rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+                break;
+            }
             continue;
         }
-        pfvm__node_deps(nd, &deps);
+        if (!pfvm__node_deps(nd, &deps)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            break;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++)
             if (deps[j]->graph == g)
                 need[deps[j]->id] = 1;
     }
-    if (stbds_arrlen(dead)) {
+    if (!rc && stbds_arrlen(dead)) {
         rc = pfvm_graph_remove_nodes(g, dead, (int)stbds_arrlen(dead), st);
         stats->removed += (int)stbds_arrlen(dead);
     }
@@ -68,10 +74,11 @@ static pfvm_code pfvm__dce_graph(pfvm_graph *g, pfvm_pass_stats *stats, pfvm_sta
         for (i = 0; i < (int)stbds_arrlen(g->inits); i++) {
             pfvm_value *v = g->inits[i];
             if (v->graph == g && !v->is_input && !v->is_output && !v->producer && !pfvm_uses_count(&u, v))
-                stbds_arrput(unused, v);
+                if (!pfvm__arrpush(unused, v))
+                    rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
         }
         pfvm_uses_free(&u);
-        if (stbds_arrlen(unused))
+        if (!rc && stbds_arrlen(unused))
             rc = pfvm_graph_remove_values(g, unused, (int)stbds_arrlen(unused), st);
     }
     stbds_arrfree(deps);

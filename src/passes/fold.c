@@ -206,12 +206,14 @@ static pfvm_code pfvm__fold_graph(void *user, pfvm_graph *g)
             for (j = 0; j < nd->n_outputs; j++)
                 if (nd->outputs[j] && pfvm_uses_count(&u, nd->outputs[j]))
                     used = 1;
-            if (!used)
-                stbds_arrput(dead, nd);
+            if (!used && !pfvm__arrpush(dead, nd)) {
+                rc = pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
+                break;
+            }
         }
         pfvm_uses_free(&u);
         /* readers removed first would leave nothing stale: remove all at once */
-        if (stbds_arrlen(dead)) {
+        if (!rc && stbds_arrlen(dead)) {
             rc = pfvm_graph_remove_nodes(g, dead, (int)stbds_arrlen(dead), rw->st);
             F->stats->removed += (int)stbds_arrlen(dead);
         }

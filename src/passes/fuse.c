@@ -29,6 +29,7 @@ typedef struct pfvm__fuse_state {
     int *visit;            /* per node: search stamp */
     int stamp;
     unsigned char *in_u;   /* per node: in the set being checked */
+    int oom;               /* a list could not grow: the pass fails */
 } pfvm__fuse_state;
 
 static int pfvm__fuse_same_shape(const pfvm_shape *a, const pfvm_shape *b)
@@ -126,12 +127,18 @@ static int pfvm__fuse_reaches(pfvm__fuse_state *s, int q, int lo, int **stack)
 {
     pfvm_value **deps = NULL;
     int found = 0, j;
-    stbds_arrsetlen(*stack, 0);
-    stbds_arrput(*stack, q);
+    pfvm__arrtrunc(*stack, 0);
+    if (!pfvm__arrpush(*stack, q)) {
+        s->oom = 1;
+        return 1; /* "reaches": nothing merges */
+    }
     s->visit[q] = s->stamp;
     while (!found && stbds_arrlen(*stack)) {
         int x = stbds_arrpop(*stack);
-        pfvm__node_deps(s->g->nodes[x], &deps);
+        if (!pfvm__node_deps(s->g->nodes[x], &deps)) {
+            s->oom = found = 1;
+            break;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++) {
             int p = pfvm__fuse_producer(s, deps[j]);
             if (p < lo || s->visit[p] == s->stamp)
@@ -141,7 +148,10 @@ static int pfvm__fuse_reaches(pfvm__fuse_state *s, int q, int lo, int **stack)
                 break;
             }
             s->visit[p] = s->stamp;
-            stbds_arrput(*stack, p);
+            if (!pfvm__arrpush(*stack, p)) {
+                s->oom = found = 1;
+                break;
+            }
         }
     }
     stbds_arrfree(deps);
@@ -226,7 +236,8 @@ static pfvm_code pfvm__fuse_place(pfvm__fuse_state *s, int i, pfvm_status *st)
             int m;
             for (m = 0; m < (int)stbds_arrlen(s->members[gs[k]]); m++) {
                 int x = s->members[gs[k]][m];
-                stbds_arrput(s->members[target], x);
+                if (!pfvm__arrpush(s->members[target], x))
+                    return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
                 s->group[x] = target;
             }
             stbds_arrfree(s->members[gs[k]]);
@@ -243,13 +254,14 @@ static pfvm_code pfvm__fuse_place(pfvm__fuse_state *s, int i, pfvm_status *st)
             target = gs[best];
         else if (pfvm__fuse_can_merge(s, i, NULL, 0)) {
             target = (int)stbds_arrlen(s->members);
-            stbds_arrput(s->members, NULL);
+            if (!pfvm__arrpush(s->members, NULL))
+                return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
         } else
             return PFVM_OK;
     }
-    stbds_arrput(s->members[target], i);
+    if (!pfvm__arrpush(s->members[target], i))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     s->group[i] = target;
-    (void)st;
     return PFVM_OK;
 }
 
@@ -329,7 +341,10 @@ static void pfvm__fuse_heads(pfvm__fuse_state *s, const pfvm_uses *u)
                     s->in_u[mem[k]] = 0;
                 if (!only || !ok)
                     continue;
-                stbds_arrput(s->members[gi], hp);
+                if (!pfvm__arrpush(s->members[gi], hp)) {
+                    s->oom = 1;
+                    return;
+                }
                 s->group[hp] = gi;
                 mem = s->members[gi];
                 qsort(mem, (size_t)stbds_arrlen(mem), sizeof(int), pfvm__fuse_cmp_int);
@@ -387,7 +402,10 @@ static void pfvm__fuse_tails(pfvm__fuse_state *s, const pfvm_uses *u)
                     inside |= us[k].top && s->in_u[us[k].top->id];
                 if (inside)
                     continue;
-                stbds_arrput(s->members[gi], ti);
+                if (!pfvm__arrpush(s->members[gi], ti)) {
+                    s->oom = 1;
+                    return;
+                }
                 s->group[ti] = gi;
                 s->in_u[ti] = 1;
                 done = 1;
@@ -470,8 +488,8 @@ static pfvm_code pfvm__fuse_build(pfvm__fuse_state *s, pfvm_model *m, const pfvm
                 continue;
             for (k = 0; k < (int)stbds_arrlen(ext); k++)
                 dup |= ext[k] == v;
-            if (!dup)
-                stbds_arrput(ext, v);
+            if (!dup && !pfvm__arrpush(ext, v))
+                rc = PFVM_ERR_NOMEM;
         }
         for (j = 0; j < n->n_outputs; j++) {
             pfvm_value *v = n->outputs[j];
@@ -483,14 +501,19 @@ static pfvm_code pfvm__fuse_build(pfvm__fuse_state *s, pfvm_model *m, const pfvm
             us = pfvm_uses_of(u, v, &cu);
             for (k = 0; k < cu; k++)
                 outside |= !us[k].top || !s->in_u[us[k].top->id];
-            if (outside)
-                stbds_arrput(outs, v);
-            else if (pfvm__fuse_value_bytes(v, &b))
+            if (outside) {
+                if (!pfvm__arrpush(outs, v))
+                    rc = PFVM_ERR_NOMEM;
+            } else if (pfvm__fuse_value_bytes(v, &b))
                 avoided += b;
         }
     }
     for (i = 0; i < cnt; i++)
         s->in_u[mem[i]] = 0;
+    if (rc || !pfvm__arrreserve(*dead, (size_t)stbds_arrlen(*dead) + (size_t)cnt)) {
+        rc = pfvm__fuse_nomem(st);
+        goto done;
+    }
     if (!stbds_arrlen(outs))
         goto done; /* dead code: left to dce */
     f = (pfvm_function *)pfvm_model_alloc(m, sizeof *f);
@@ -509,7 +532,10 @@ static pfvm_code pfvm__fuse_build(pfvm__fuse_state *s, pfvm_model *m, const pfvm
         goto done;
     }
     f->body = body;
-    stbds_arrput(m->functions, f);
+    if (!pfvm__arrpush(m->functions, f)) {
+        rc = pfvm__fuse_nomem(st);
+        goto done;
+    }
     /* the body: formal inputs, copies of the nodes, formal outputs */
     for (i = 0; !rc && i < (int)stbds_arrlen(ext); i++) {
         pfvm_value *v = pfvm_graph_value(body, ext[i]->name, st);
@@ -565,7 +591,8 @@ static pfvm_code pfvm__fuse_build(pfvm__fuse_state *s, pfvm_model *m, const pfvm
             break;
         }
         v->type = outs[i]->type;
-        stbds_arrput(call_outs, v);
+        if (!pfvm__arrpush(call_outs, v))
+            rc = pfvm__fuse_nomem(st);
     }
     if (!rc && !(call = pfvm_graph_add_node(g, name, "pfvm", name, ext, (int)stbds_arrlen(ext), call_outs,
                                             (int)stbds_arrlen(call_outs), st)))
@@ -574,7 +601,7 @@ static pfvm_code pfvm__fuse_build(pfvm__fuse_state *s, pfvm_model *m, const pfvm
         rc = pfvm_graph_replace_uses(g, outs[i], call_outs[i], st);
     if (!rc) {
         for (i = 0; i < cnt; i++)
-            stbds_arrput(*dead, g->nodes[mem[i]]);
+            stbds_arrput(*dead, g->nodes[mem[i]]); /* reserved above */
         stats->groups++;
         stats->removed += cnt;
         stats->bytes_avoided += avoided;
@@ -621,7 +648,12 @@ PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_
     if (rc || (rc = pfvm_uses_build(&u, g, st)) != PFVM_OK)
         goto done;
     pfvm__fuse_heads(&s, &u);
-    pfvm__fuse_tails(&s, &u);
+    if (!s.oom)
+        pfvm__fuse_tails(&s, &u);
+    if (s.oom) {
+        rc = pfvm__fuse_nomem(st);
+        goto done;
+    }
     for (i = 0; !rc && i < (int)stbds_arrlen(s.members); i++)
         if (stbds_arrlen(s.members[i]) >= 2) {
             rc = pfvm__fuse_build(&s, m, &u, s.members[i], (int)stbds_arrlen(s.members[i]), &dead, stats, st);

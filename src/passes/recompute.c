@@ -104,7 +104,8 @@ static pfvm_code pfvm__rc_analyse(pfvm__rc *R)
         int keep = i < R->nf && (!n->op || (n->op->flags & PFVM_OP_NONDETERMINISTIC) || pfvm__rc_has_subgraph(n));
         double f = pfvm_node_flops(n, R->b);
         R->flops[i] = f > 0 ? f : 0;
-        pfvm__node_data_deps(n, &R->deps[i]);
+        if (!pfvm__node_data_deps(n, &R->deps[i]))
+            return pfvm__fail(R->st, PFVM_ERR_NOMEM, "recompute: out of memory");
         for (j = 0; j < n->n_outputs; j++) {
             const pfvm_value *v = n->outputs[j];
             if (!v)
@@ -232,8 +233,11 @@ static pfvm_code pfvm__rc_copy_node(pfvm__rc *R, const unsigned char *kept, int 
     pfvm_node *c;
     char name[256];
     int i;
-    stbds_arrsetlen(in, src->n_inputs + 1);
-    stbds_arrsetlen(out, src->n_outputs + 1);
+    if (!pfvm__arrsetlen(in, src->n_inputs + 1) || !pfvm__arrsetlen(out, src->n_outputs + 1)) {
+        stbds_arrfree(in);
+        stbds_arrfree(out);
+        return pfvm__fail(R->st, PFVM_ERR_NOMEM, "recompute: out of memory");
+    }
     for (i = 0; i < src->n_inputs; i++)
         in[i] = src->inputs[i] ? pfvm__rc_read(R, kept, src->inputs[i], step) : NULL;
     for (i = 0; i < src->n_outputs; i++) {
@@ -264,7 +268,8 @@ static pfvm_code pfvm__rc_copy_node(pfvm__rc *R, const unsigned char *kept, int 
     c->op = src->op;
     c->opset = src->opset;
     c->overload = src->overload;
-    stbds_arrput(*order, c);
+    if (!pfvm__arrpush(*order, c))
+        return pfvm__fail(R->st, PFVM_ERR_NOMEM, "recompute: out of memory");
     return PFVM_OK;
 }
 
@@ -281,7 +286,8 @@ static void pfvm__rc_note_in_place(pfvm__rc *R, const unsigned char *kept, const
     e.x = n->inputs[0]->id;
     e.x_clone = reads_clones && pfvm__rc_dropped(R, kept, n->inputs[0]);
     e.y = n->outputs[0]->id;
-    stbds_arrput(R->in_place, e);
+    if (!pfvm__arrpush(R->in_place, e) && !R->rc)
+        R->rc = pfvm__fail(R->st, PFVM_ERR_NOMEM, "recompute: out of memory");
 }
 
 /* Recomputes dropped value v (and, first, what its producer reads). */
@@ -322,7 +328,7 @@ static double pfvm__rc_schedule(pfvm__rc *R, const unsigned char *kept, double *
     *extra = 0;
     *copies = 0;
     R->n_steps = 0;
-    stbds_arrsetlen(R->in_place, 0);
+    pfvm__arrtrunc(R->in_place, 0);
     for (i = 0; i < R->nv; i++) {
         R->clone_step[i] = -1;
         R->last_orig[i] = R->last_clone[i] = -1;
@@ -346,8 +352,8 @@ static double pfvm__rc_schedule(pfvm__rc *R, const unsigned char *kept, double *
             if (R->rewriting && r != v)
                 pfvm__rc_redirect(n, v, r);
         }
-        if (R->rewriting)
-            stbds_arrput(*order, n);
+        if (R->rewriting && !pfvm__arrpush(*order, n) && !R->rc)
+            R->rc = pfvm__fail(R->st, PFVM_ERR_NOMEM, "recompute: out of memory");
     }
     if (R->rc)
         return -1;
@@ -599,22 +605,23 @@ static void pfvm__rc_prune(pfvm__rc_state **front)
             f[m++] = f[(int)((double)i * (k - 1) / (PFVM__RC_FRONT - 1))];
         k = m;
     }
-    stbds_arrsetlen(*front, k);
+    pfvm__arrtrunc(*front, k);
 }
 
 /* The cuts to keep so that every group's estimate fits `limit`, with the
  * fewest recomputed operations; 0 when none does. */
 static int pfvm__rc_dp(const pfvm__rc_tables *T, double limit, unsigned char *chosen)
 {
-    int n = T->n, i, j, e, best = -1, ok = 0;
+    int n = T->n, i, j, e, best = -1, ok = 0, oom = 0;
     pfvm__rc_state **front = (pfvm__rc_state **)pfvm__calloc((size_t)n, sizeof *front), s;
     if (!front)
         return 0;
     memset(&s, 0, sizeof s);
     s.from = -1;
-    stbds_arrput(front[0], s);
-    for (j = 1; j < n; j++) {
-        for (i = j - 1; i >= 0; i--) {
+    /* out of memory: no plan, as when none fits */
+    oom = !pfvm__arrpush(front[0], s);
+    for (j = 1; j < n && !oom; j++) {
+        for (i = j - 1; i >= 0 && !oom; i--) {
             double mem = T->mem[i * n + j];
             if (mem < 0)
                 break;
@@ -626,12 +633,15 @@ static int pfvm__rc_dp(const pfvm__rc_tables *T, double limit, unsigned char *ch
                 s.ops = x->ops + T->ops[i * n + j];
                 s.from = i;
                 s.at = e;
-                stbds_arrput(front[j], s);
+                if (!pfvm__arrpush(front[j], s)) {
+                    oom = 1;
+                    break;
+                }
             }
         }
         pfvm__rc_prune(&front[j]);
     }
-    for (e = 0; e < (int)stbds_arrlen(front[n - 1]); e++)
+    for (e = 0; !oom && e < (int)stbds_arrlen(front[n - 1]); e++)
         if (best < 0 || front[n - 1][e].ops < front[n - 1][best].ops)
             best = e;
     if (best >= 0) {

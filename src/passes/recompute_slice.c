@@ -189,7 +189,10 @@ static int pfvm__rcs_find_backward(pfvm__rcs *S, const unsigned char *konst)
     for (i = S->nf; i < nn; i++) {
         pfvm_value *other = NULL;
         int touch = 0, n_other = 0;
-        pfvm__node_deps(S->g->nodes[i], &deps);
+        if (!pfvm__node_deps(S->g->nodes[i], &deps)) { /* out of memory: not sliced */
+            stbds_arrfree(deps);
+            return 0;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++) {
             pfvm_value *v = deps[j];
             const pfvm_node *p = v->graph == S->g ? v->producer : NULL;
@@ -222,7 +225,10 @@ static int pfvm__rcs_find_backward(pfvm__rcs *S, const unsigned char *konst)
             for (k = 0; u && k < n_uses && ok; k++)
                 ok = !u[k].top || S->in_bwd[u[k].top->id];
         }
-        pfvm__node_deps(p, &deps);
+        if (!pfvm__node_deps(p, &deps)) { /* out of memory: not sliced */
+            stbds_arrfree(deps);
+            return 0;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++)
             if (deps[j]->graph == S->g && !konst[deps[j]->id] && deps[j] != up) {
                 up = deps[j];
@@ -238,7 +244,10 @@ static int pfvm__rcs_find_backward(pfvm__rcs *S, const unsigned char *konst)
         S->grad[q] = NULL;
     for (i = S->nf; i < nn && ok; i++) {
         const pfvm_node *nd = S->g->nodes[i];
-        pfvm__node_deps(nd, &deps);
+        if (!pfvm__node_deps(nd, &deps)) { /* out of memory: not sliced */
+            stbds_arrfree(deps);
+            return 0;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps) && ok; j++) {
             pfvm_value *v = deps[j];
             if (!S->in_bwd[i] && v->graph == S->g && v->producer && S->in_bwd[v->producer->id])
@@ -413,22 +422,22 @@ static pfvm_code pfvm__rcs_drop_unread(pfvm_graph *g, int n_forward, pfvm_value 
             if (!p) {
                 for (j = 0; j < (int)stbds_arrlen(dead) && dead[j] != v; j++)
                     ;
-                if (j == (int)stbds_arrlen(dead) && v->init && pfvm_uses_count(&u, v) == 0)
-                    stbds_arrput(dead, v);
+                if (j == (int)stbds_arrlen(dead) && v->init && pfvm_uses_count(&u, v) == 0 && !pfvm__arrpush(dead, v))
+                    rc = PFVM_ERR_NOMEM;
                 continue;
             }
             for (j = 0; j < p->n_outputs && unread; j++)
                 unread = !p->outputs[j] || (!p->outputs[j]->is_output && pfvm_uses_count(&u, p->outputs[j]) == 0);
             for (j = 0; j < (int)stbds_arrlen(dead_nodes) && dead_nodes[j] != p; j++)
                 ;
-            if (unread && j == (int)stbds_arrlen(dead_nodes))
-                stbds_arrput(dead_nodes, p);
+            if (unread && j == (int)stbds_arrlen(dead_nodes) && !pfvm__arrpush(dead_nodes, p))
+                rc = PFVM_ERR_NOMEM;
         }
         pfvm_uses_free(&u);
         for (i = 0; i < (int)stbds_arrlen(dead_nodes); i++)
             for (k = 0; k < dead_nodes[i]->n_inputs; k++)
-                if (dead_nodes[i]->inputs[k])
-                    stbds_arrput(*cands, dead_nodes[i]->inputs[k]);
+                if (dead_nodes[i]->inputs[k] && !pfvm__arrpush(*cands, dead_nodes[i]->inputs[k]))
+                    rc = PFVM_ERR_NOMEM;
         for (i = 0; i < (int)stbds_arrlen(*cands); i++) {
             pfvm_value *v = (*cands)[i];
             for (j = 0; v && j < (int)stbds_arrlen(dead_nodes); j++)
@@ -439,8 +448,10 @@ static pfvm_code pfvm__rcs_drop_unread(pfvm_graph *g, int n_forward, pfvm_value 
                 if (dead[j] == v)
                     (*cands)[i] = NULL;
         }
-        changed = stbds_arrlen(dead) || stbds_arrlen(dead_nodes);
-        if (stbds_arrlen(dead_nodes))
+        if (rc)
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "recompute: out of memory");
+        changed = !rc && (stbds_arrlen(dead) || stbds_arrlen(dead_nodes));
+        if (!rc && stbds_arrlen(dead_nodes))
             rc = pfvm_graph_remove_nodes(g, dead_nodes, (int)stbds_arrlen(dead_nodes), st);
         if (!rc && stbds_arrlen(dead))
             rc = pfvm_graph_remove_values(g, dead, (int)stbds_arrlen(dead), st);
@@ -482,9 +493,12 @@ pfvm_code pfvm__rc_slice_input(pfvm_graph *g, int n_forward, const pfvm_binding 
         goto done;
     }
     for (i = n_forward; i < nn; i++)
-        if (S.in_bwd[i])
-            stbds_arrput(old, g->nodes[i]);
-    stbds_arrsetlen(rows, (size_t)info->slices * (size_t)S.n_param);
+        if (S.in_bwd[i] && !pfvm__arrpush(old, g->nodes[i]))
+            rc = PFVM_ERR_NOMEM;
+    if (rc || !pfvm__arrsetlen(rows, (size_t)info->slices * (size_t)S.n_param)) {
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "recompute: out of memory");
+        goto done;
+    }
     n0 = nn;
     for (k = 0; k < info->slices && !rc; k++) {
         pfvm_value *gr[PFVM__RCS_MAX_PARAMS];
@@ -506,9 +520,10 @@ pfvm_code pfvm__rc_slice_input(pfvm_graph *g, int n_forward, const pfvm_binding 
     for (i = 0; i < (int)stbds_arrlen(old); i++)
         for (k = 0; k < old[i]->n_inputs; k++)
             if (old[i]->inputs[k] && old[i]->inputs[k]->graph == g &&
-                (!old[i]->inputs[k]->producer || old[i]->inputs[k]->producer->id >= n_forward))
-                stbds_arrput(consts, old[i]->inputs[k]);
-    if ((rc = pfvm_graph_resolve_ops(g, 0, st)) != PFVM_OK ||
+                (!old[i]->inputs[k]->producer || old[i]->inputs[k]->producer->id >= n_forward) &&
+                !pfvm__arrpush(consts, old[i]->inputs[k]))
+                rc = pfvm__fail(st, PFVM_ERR_NOMEM, "recompute: out of memory");
+    if (rc || (rc = pfvm_graph_resolve_ops(g, 0, st)) != PFVM_OK ||
         (rc = pfvm_graph_remove_nodes(g, old, (int)stbds_arrlen(old), st)) != PFVM_OK ||
         (rc = pfvm__rcs_drop_unread(g, n_forward, &consts, st)) != PFVM_OK || (rc = pfvm_graph_toposort(g, st)) != PFVM_OK)
         goto done;

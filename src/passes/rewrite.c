@@ -6,14 +6,14 @@
 
 /* ---- facts ------------------------------------------------------------------- */
 
-/* Adds g to a list of graphs unless it is there. */
-static void pfvm__rw_note_graph(pfvm_graph ***gs, pfvm_graph *g)
+/* Adds g to a list of graphs unless it is there; 0 when out of memory. */
+static int pfvm__rw_note_graph(pfvm_graph ***gs, pfvm_graph *g)
 {
     int i;
     for (i = 0; i < (int)stbds_arrlen(*gs); i++)
         if ((*gs)[i] == g)
-            return;
-    stbds_arrput(*gs, g);
+            return 1;
+    return pfvm__arrpush(*gs, g);
 }
 
 static pfvm__rw_graph_facts *pfvm__rw_entry(const pfvm_rewrite *rw, const pfvm_graph *g)
@@ -43,12 +43,18 @@ PFVM_INTERNAL pfvm_code pfvm__rw_set_fact(pfvm_rewrite *rw, const pfvm_value *v,
         pfvm__rw_graph_facts ne;
         ne.g = v->graph;
         ne.facts = NULL;
-        stbds_arrput(rw->known, ne);
+        if (!pfvm__arrpush(rw->known, ne)) {
+            rw->oom = 1;
+            return PFVM_ERR_NOMEM;
+        }
         e = &rw->known[stbds_arrlen(rw->known) - 1];
     }
     old = (int)stbds_arrlen(e->facts);
     if (v->id >= old) {
-        stbds_arrsetlen(e->facts, v->id + 1);
+        if (!pfvm__arrsetlen(e->facts, v->id + 1)) {
+            rw->oom = 1;
+            return PFVM_ERR_NOMEM;
+        }
         memset(&e->facts[old], 0, sizeof(pfvm__rw_slot) * (size_t)(v->id + 1 - old));
     }
     e->facts[v->id].v = v;
@@ -90,7 +96,10 @@ static pfvm_code pfvm__rw_taint_graph(void *user, pfvm_graph *g)
     for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
         pfvm_node *n = g->nodes[i];
         int tainted = 0;
-        pfvm__node_deps(n, &deps);
+        if (!pfvm__node_deps(n, &deps)) {
+            stbds_arrfree(deps);
+            return pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++) {
             const pfvm__rw_slot *f = pfvm__rw_fact_mut(rw, deps[j]);
             tainted |= pfvm__rw_overridable(deps[j]) || (f && f->tainted);
@@ -126,13 +135,15 @@ pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_sta
     rw->g = m->graph;
     rw->mode = mode;
     rw->st = st;
-    if (pfvm__infer_shapes_keep(m->graph, pfvm__rw_keep, rw, st)) {
+    if (pfvm__infer_shapes_keep(m->graph, pfvm__rw_keep, rw, st) || rw->oom) {
         pfvm_rw_free(rw);
-        return st ? st->code : PFVM_ERR_SHAPE;
+        return rw->oom ? pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory") : st ? st->code : PFVM_ERR_SHAPE;
     }
     pfvm__for_graphs(m->graph, pfvm__rw_has_overridable, &any);
-    if (any)
-        pfvm__for_graphs(m->graph, pfvm__rw_taint_graph, rw);
+    if (any && pfvm__for_graphs(m->graph, pfvm__rw_taint_graph, rw)) {
+        pfvm_rw_free(rw);
+        return st ? st->code : PFVM_ERR_NOMEM;
+    }
     return PFVM_OK;
 }
 
@@ -163,14 +174,17 @@ pfvm_code pfvm_rw_end(pfvm_rewrite *rw, int *removed)
     pfvm_node **dead = NULL;
     pfvm_code rc = PFVM_OK;
     int i, j, k;
-    for (i = 0; i < (int)stbds_arrlen(rw->edited); i++)
-        pfvm__rw_note_graph(&gs, rw->edited[i]);
+    if (rw->oom)
+        rc = pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
+    for (i = 0; !rc && i < (int)stbds_arrlen(rw->edited); i++)
+        if (!pfvm__rw_note_graph(&gs, rw->edited[i]))
+            rc = pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
     pfvm_uses_free(&rw->uses);
     rw->uses_valid = 0;
     for (i = 0; !rc && i < (int)stbds_arrlen(gs); i++) {
         pfvm_uses u;
         pfvm_graph *g = gs[i];
-        stbds_arrsetlen(dead, 0);
+        pfvm__arrtrunc(dead, 0);
         if ((rc = pfvm_uses_build(&u, g, rw->st)) != PFVM_OK)
             break;
         for (j = 0; j < (int)stbds_arrlen(rw->forwarded); j++) {
@@ -183,11 +197,11 @@ pfvm_code pfvm_rw_end(pfvm_rewrite *rw, int *removed)
             for (k = 0; k < n->n_outputs; k++)
                 if (n->outputs[k] && pfvm_uses_count(&u, n->outputs[k]))
                     used = 1;
-            if (!used && !seen)
-                stbds_arrput(dead, n);
+            if (!used && !seen && !pfvm__arrpush(dead, n))
+                rc = pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
         }
         pfvm_uses_free(&u);
-        if (stbds_arrlen(dead)) {
+        if (!rc && stbds_arrlen(dead)) {
             rc = pfvm_graph_remove_nodes(g, dead, (int)stbds_arrlen(dead), rw->st);
             if (removed)
                 *removed += (int)stbds_arrlen(dead);
@@ -405,8 +419,8 @@ pfvm_code pfvm_rw_forward(pfvm_rewrite *rw, pfvm_node *node, int i, pfvm_value *
         return rc;
     rw->changes++;
     rw->uses_valid = 0;
-    stbds_arrput(rw->forwarded, node);
-    pfvm__rw_note_graph(&rw->edited, node->graph);
+    if (!pfvm__arrpush(rw->forwarded, node) || !pfvm__rw_note_graph(&rw->edited, node->graph))
+        rw->oom = 1;
     return PFVM_OK;
 }
 
@@ -448,7 +462,8 @@ pfvm_node *pfvm_rw_add_node(pfvm_rewrite *rw, const char *op_type, pfvm_value *c
     n->op = def;
     n->opset = (int)opset;
     rw->n_new++;
-    pfvm__rw_note_graph(&rw->edited, g);
+    if (!pfvm__rw_note_graph(&rw->edited, g))
+        rw->oom = 1;
     return n;
 }
 

@@ -66,6 +66,7 @@ struct pfvm_rewrite {
     pfvm_node **forwarded;      /* stb_ds: nodes with an output forwarded, removed when unused */
     pfvm_graph **edited;        /* stb_ds: graphs with new nodes or forwards (re-sorted at the end) */
     int n_new;                  /* nodes added */
+    int oom;                    /* a list could not grow: pfvm_rw_end fails */
 };
 
 /* ---- context (for passes) --------------------------------------------------- */

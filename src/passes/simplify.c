@@ -14,7 +14,8 @@ static pfvm_code pfvm__simplify_graph(void *user, pfvm_graph *g)
     int i, n = (int)stbds_arrlen(g->nodes);
     pfvm_rw_set_graph(rw, g);
     /* hooks append nodes: walk the nodes as they were */
-    stbds_arrsetlen(todo, n);
+    if (!pfvm__arrsetlen(todo, n))
+        return pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
     for (i = 0; i < n; i++)
         todo[i] = g->nodes[i];
     for (i = 0; i < n && !rc; i++)

@@ -169,6 +169,7 @@ typedef struct pfvm__infer_cases {
     const pfvm_sym *seen[PFVM__CASE_MAX_SEEN];
     int n_seen;
     const pfvm_graph **failed; /* stb_ds array */
+    int nomem;                 /* `failed` could not grow */
 } pfvm__infer_cases;
 
 /* The inference state of one graph; subgraphs see their parents' frames,
@@ -282,8 +283,8 @@ static pfvm_code pfvm__ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_
         d->visited[d->n_visited++] = g;
     {
         pfvm_code rc = pfvm__infer_graph_in(g, d->strict, d->arena, d->frame, c->st);
-        if (rc && d->frame->cases)
-            stbds_arrput(d->frame->cases->failed, g);
+        if (rc && d->frame->cases && !pfvm__arrpush(d->frame->cases->failed, g))
+            return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
         return rc;
     }
 }
@@ -429,8 +430,8 @@ static void pfvm__infer_rest(const pfvm_node *n, const struct pfvm__infer_driver
             for (i = 0; i < d->n_visited && d->visited[i] != g; i++) {
             }
             if (i == d->n_visited && pfvm__infer_graph_in(g, d->strict, d->arena, d->frame, &ignored) &&
-                d->frame->cases)
-                stbds_arrput(d->frame->cases->failed, g);
+                d->frame->cases && !pfvm__arrpush(d->frame->cases->failed, g))
+                d->frame->cases->nomem = 1; /* reported by the case explorer */
         }
     }
 }
@@ -475,8 +476,10 @@ static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *are
     me.fed = up ? up->fed : NULL;
     for (i = 0; i < (int)stbds_arrlen(g->nodes) && !rc; i++) {
         pfvm_node *n = g->nodes[i];
-        stbds_arrsetlen(ins, n->n_inputs);
-        stbds_arrsetlen(outs, n->n_outputs);
+        if (!pfvm__arrsetlen(ins, n->n_inputs) || !pfvm__arrsetlen(outs, n->n_outputs)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            break;
+        }
         for (j = 0; j < n->n_inputs; j++) {
             pfvm_value *v = n->inputs[j];
             ins[j] = NULL;
@@ -634,38 +637,43 @@ typedef struct pfvm__case_node {
     int leaf;
 } pfvm__case_node;
 
-typedef struct pfvm__case_index {
-    const pfvm_value *key;
-    int value;
-} pfvm__case_index;
-
 #define PFVM__CASE_MAX_LEAVES 16
 
 struct pfvm_shape_cases {
     pfvm_symtab *syms;
     pfvm_value **vals;        /* every value of every graph, in walk order */
-    pfvm__case_index *index;  /* value -> position in vals (stb_ds map) */
+    pfvm__map index;          /* value -> position in vals, plus 1 */
     pfvm_type *types;         /* per leaf, per value */
     unsigned char *live;      /* per leaf, per value: exists in that case */
     int n_leaves;
     pfvm__case_node *nodes;   /* stb_ds array; nodes[0] is the root */
 };
 
-static void pfvm__cases_collect(pfvm_shape_cases *c, pfvm_graph *g)
+/* 0 when out of memory. */
+static int pfvm__cases_collect(pfvm_shape_cases *c, pfvm_graph *g)
 {
     int i, j, k;
-    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
-        stbds_hmput(c->index, g->values[i], (int)stbds_arrlen(c->vals));
-        stbds_arrput(c->vals, g->values[i]);
-    }
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++)
+        if (!pfvm__map_put(&c->index, g->values[i], (void *)(uintptr_t)(stbds_arrlen(c->vals) + 1)) ||
+            !pfvm__arrpush(c->vals, g->values[i]))
+            return 0;
     for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
         for (j = 0; j < g->nodes[i]->n_attrs; j++) {
             const pfvm_attr *a = &g->nodes[i]->attrs[j];
-            if (a->type == PFVM_ATTR_GRAPH && a->g)
-                pfvm__cases_collect(c, a->g);
+            if (a->type == PFVM_ATTR_GRAPH && a->g && !pfvm__cases_collect(c, a->g))
+                return 0;
             for (k = 0; a->type == PFVM_ATTR_GRAPHS && k < a->n; k++)
-                pfvm__cases_collect(c, a->graphs[k]);
+                if (!pfvm__cases_collect(c, a->graphs[k]))
+                    return 0;
         }
+    return 1;
+}
+
+/* Position of v in c->vals, or -1. */
+static ptrdiff_t pfvm__cases_at(const pfvm_shape_cases *c, const pfvm_value *v)
+{
+    void *p;
+    return c && pfvm__map_get(&c->index, v, &p) ? (ptrdiff_t)(uintptr_t)p - 1 : -1;
 }
 
 static void pfvm__cases_save(const pfvm_shape_cases *c, pfvm_type *to)
@@ -687,9 +695,9 @@ static void pfvm__cases_kill(pfvm_shape_cases *c, const pfvm_graph *g, unsigned 
 {
     int i, j, k;
     for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
-        ptrdiff_t at = stbds_hmgeti(c->index, g->values[i]);
+        ptrdiff_t at = pfvm__cases_at(c, g->values[i]);
         if (at >= 0)
-            live[c->index[at].value] = 0;
+            live[at] = 0;
     }
     for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
         for (j = 0; j < g->nodes[i]->n_attrs; j++) {
@@ -707,7 +715,8 @@ static pfvm_code pfvm__cases_run(pfvm_shape_cases *c, pfvm_graph *g, const pfvm_
 {
     pfvm__cases_restore(c, start);
     k->n_seen = 0;
-    stbds_arrsetlen(k->failed, 0);
+    k->nomem = 0;
+    pfvm__arrtrunc(k->failed, 0);
     return pfvm__infer_graph(g, 0, &g->model->arena, NULL, NULL, k, st);
 }
 
@@ -723,13 +732,13 @@ static int pfvm__cases_explore(pfvm_shape_cases *c, pfvm_graph *g, const pfvm_ty
     node.cond = NULL;
     node.child[0] = node.child[1] = -1;
     node.leaf = -1;
-    if (r == PFVM_ERR_NOMEM) {
-        *rc = pfvm__fail(st, r, "out of memory");
+    if (r == PFVM_ERR_NOMEM || k->nomem || !pfvm__arrreserve(c->nodes, (size_t)me + 1)) {
+        *rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
         return -1;
     }
     if (!r && k->n_seen && k->n_assumed < PFVM__CASE_MAX_ASSUMED && c->n_leaves + 2 <= PFVM__CASE_MAX_LEAVES) {
         node.cond = k->seen[0];
-        stbds_arrput(c->nodes, node);
+        stbds_arrput(c->nodes, node); /* reserved above */
         for (v = 1; v >= 0; v--) {
             int child;
             k->assumed[k->n_assumed] = node.cond;
@@ -761,7 +770,7 @@ static int pfvm__cases_explore(pfvm_shape_cases *c, pfvm_graph *g, const pfvm_ty
             pfvm__cases_kill(c, k->failed[i], c->live + (size_t)l * (size_t)nv);
         node.leaf = c->n_leaves++;
     }
-    stbds_arrput(c->nodes, node);
+    stbds_arrput(c->nodes, node); /* reserved above */
     return me;
 }
 
@@ -770,7 +779,7 @@ void pfvm_shape_cases_free(pfvm_shape_cases *c)
     if (!c)
         return;
     stbds_arrfree(c->vals);
-    stbds_hmfree(c->index);
+    pfvm__map_free(&c->index);
     stbds_arrfree(c->nodes);
     pfvm__free(c->types);
     pfvm__free(c->live);
@@ -792,7 +801,10 @@ pfvm_code pfvm_infer_shape_cases(pfvm_graph *g, pfvm_shape_cases **out, pfvm_sta
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     memset(&k, 0, sizeof k);
     c->syms = g->model->syms;
-    pfvm__cases_collect(c, g);
+    if (!pfvm__cases_collect(c, g)) {
+        pfvm_shape_cases_free(c);
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
     nv = (int)stbds_arrlen(c->vals);
     start = (pfvm_type *)pfvm__malloc(sizeof *start * (size_t)(nv + 1));
     plain = (pfvm_type *)pfvm__malloc(sizeof *plain * (size_t)(nv + 1));
@@ -929,30 +941,28 @@ static void pfvm__cases_str(const pfvm_shape_cases *c, int n, int vi, char *buf,
 
 int pfvm_shape_cases_print(const pfvm_shape_cases *c, const pfvm_value *v, char *buf, size_t n)
 {
-    pfvm__case_index *index = c ? c->index : NULL;
-    ptrdiff_t at = index ? stbds_hmgeti(index, v) : -1;
+    ptrdiff_t at = pfvm__cases_at(c, v);
     const pfvm_type *t = NULL;
     size_t len = 0;
     if (n)
         buf[0] = 0;
-    if (at < 0 || v->type.kind != PFVM_KIND_TENSOR || !pfvm__cases_agree(c, 0, c->index[at].value, &t)) {
+    if (at < 0 || v->type.kind != PFVM_KIND_TENSOR || !pfvm__cases_agree(c, 0, (int)at, &t)) {
         char tmp[1024];
         pfvm_shape_print(&v->type.shape, tmp, sizeof tmp);
         pfvm__cases_put(buf, n, &len, tmp);
         return (int)len;
     }
-    pfvm__cases_str(c, 0, c->index[at].value, buf, n, &len);
+    pfvm__cases_str(c, 0, (int)at, buf, n, &len);
     return (int)len;
 }
 
 int pfvm_shape_cases_shape(const pfvm_shape_cases *c, const pfvm_value *v, pfvm_shape *out)
 {
-    pfvm__case_index *index = c ? c->index : NULL;
-    ptrdiff_t at = index ? stbds_hmgeti(index, v) : -1;
+    ptrdiff_t at = pfvm__cases_at(c, v);
     const pfvm_type *t = NULL;
     int r;
     *out = v->type.shape;
-    if (at < 0 || v->type.kind != PFVM_KIND_TENSOR || !(r = pfvm__cases_agree(c, 0, c->index[at].value, &t)))
+    if (at < 0 || v->type.kind != PFVM_KIND_TENSOR || !(r = pfvm__cases_agree(c, 0, (int)at, &t)))
         return 1;
     if (r == 2)
         return 0;

@@ -13,16 +13,11 @@ typedef struct pfvm__symkey {
 } pfvm__symkey;
 
 
-typedef struct pfvm__symname {
-    char *key;
-    pfvm_sym *value;
-} pfvm__symname;
-
 struct pfvm_symtab {
     pfvm_arena arena;
     pfvm_sym **slots;      /* open addressing by hash; chains hold equal hashes */
     size_t n_slots, n_nodes;
-    pfvm__symname *names;  /* stb_ds string map */
+    pfvm__map names;       /* name -> variable (keys: the symbols' names) */
     pfvm_sym **vars;       /* stb_ds array: id -> symbol */
 };
 
@@ -31,7 +26,7 @@ pfvm_symtab *pfvm_symtab_new(void)
     pfvm_symtab *t = (pfvm_symtab *)pfvm__calloc(1, sizeof *t);
     if (!t)
         return NULL;
-    stbds_sh_new_arena(t->names);
+    pfvm__map_init(&t->names, 1);
     return t;
 }
 
@@ -40,7 +35,7 @@ void pfvm_symtab_free(pfvm_symtab *t)
     if (!t)
         return;
     pfvm__free(t->slots);
-    stbds_shfree(t->names);
+    pfvm__map_free(&t->names);
     stbds_arrfree(t->vars);
     pfvm__arena_free(&t->arena);
     pfvm__free(t);
@@ -171,10 +166,10 @@ const pfvm_sym *pfvm_sym_const(pfvm_symtab *t, int64_t v)
 
 const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min)
 {
-    ptrdiff_t at = stbds_shgeti(t->names, name);
+    void *found;
     pfvm_sym *s;
-    if (at >= 0)
-        return t->names[at].value;
+    if (pfvm__map_get(&t->names, name, &found))
+        return (const pfvm_sym *)found;
     s = (pfvm_sym *)pfvm__arena_alloc(&t->arena, sizeof *s);
     if (!s)
         return NULL;
@@ -192,14 +187,15 @@ const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min)
     }
     s->nonneg = 1;
     s->pos = min >= 1;
-    stbds_shput(t->names, name, s);
+    if (!pfvm__arrreserve(t->vars, (size_t)stbds_arrlen(t->vars) + 1) || !pfvm__map_put(&t->names, s->name, s))
+        return NULL;
     stbds_arrput(t->vars, s);
     return s;
 }
 
 const pfvm_sym *pfvm_sym_unknown(pfvm_symtab *t, const char *name)
 {
-    int known = stbds_shgeti(t->names, name) >= 0;
+    int known = pfvm__map_get(&t->names, name, NULL);
     pfvm_sym *s = (pfvm_sym *)pfvm_sym_var(t, name, 0);
     if (s && !known)
         s->inferred = 1;
@@ -210,13 +206,13 @@ const pfvm_sym *pfvm_sym_fresh(pfvm_symtab *t, const char *base)
 {
     char buf[256];
     int i;
-    if (stbds_shgeti(t->names, base) < 0)
+    if (!pfvm__map_get(&t->names, base, NULL))
         return pfvm_sym_var(t, base, 0);
     for (i = 2;; i++) {
         /* the base is cut so that the suffix always fits (else every
          * candidate would be the same name and this would never end) */
         snprintf(buf, sizeof buf, "%.200s_%d", base, i);
-        if (stbds_shgeti(t->names, buf) < 0)
+        if (!pfvm__map_get(&t->names, buf, NULL))
             return pfvm_sym_var(t, buf, 0);
     }
 }
@@ -1048,7 +1044,6 @@ const pfvm_sym *pfvm_symtab_get(const pfvm_symtab *t, int id)
 
 const pfvm_sym *pfvm_symtab_find(const pfvm_symtab *t, const char *name)
 {
-    pfvm_symtab *w = (pfvm_symtab *)t;
-    ptrdiff_t at = stbds_shgeti(w->names, name);
-    return at >= 0 ? w->names[at].value : NULL;
+    void *found;
+    return pfvm__map_get(&t->names, name, &found) ? (const pfvm_sym *)found : NULL;
 }

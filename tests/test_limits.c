@@ -1,0 +1,133 @@
+/* Resource limits (pfvm_limits, pfvm_exec_set_limits): a model that needs
+ * more than the executor may allocate fails when its inputs are bound, with
+ * one error naming the value and the limit, before the arena is allocated;
+ * within the limits it runs as before. Run from the repository root. */
+#include "exec/exec.h"
+#include "onnx/onnx_io.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+/* An allocator hook that records the largest request. */
+static size_t largest;
+static void *counting_realloc(void *user, void *p, size_t size)
+{
+    (void)user;
+    if (size == 0) {
+        free(p);
+        return NULL;
+    }
+    if (size > largest)
+        largest = size;
+    return realloc(p, size);
+}
+
+static pfvm_code bind_run(pfvm_exec *e, const pfvm_tensor *in, pfvm_status *st)
+{
+    pfvm_code rc = pfvm_exec_bind(e, &in, 1, st);
+    return rc ? rc : pfvm_exec_run(e, st);
+}
+
+/* The 307-byte model whose TfIdfVectorizer output takes 7.5 GB. */
+static void test_huge_output(void)
+{
+    pfvm_status st;
+    pfvm_allocator hook = {counting_realloc, NULL};
+    pfvm_model *m = pfvm_onnx_load_file("tests/hostile/tfidf_huge_output.onnx", 0, &st);
+    pfvm_tensor *x = pfvm_onnx_read_value_file("tests/hostile/tfidf_input_0.pb", PFVM_KIND_TENSOR, &st);
+    pfvm_exec *e;
+    pfvm_limits l;
+    CHECK(m && x);
+    if (!m || !x)
+        return;
+    e = pfvm_exec_new(m, NULL, &st);
+    CHECK(e);
+    if (!e)
+        return;
+    pfvm_set_allocator(&hook);
+    largest = 0;
+    CHECK(bind_run(e, x, &st) == PFVM_ERR_NOMEM);
+    CHECK_MSG(strstr(st.msg, "node 'TfIdfVectorizer#0' (TfIdfVectorizer): output 'Y' needs 7515865040 bytes") &&
+                  strstr(st.msg, "over the limit of 4294967296 bytes per tensor"),
+              "%s", st.msg);
+    CHECK_MSG(largest < 1 << 20, "largest allocation %zu", largest);
+    /* a firmware-sized limit */
+    l = pfvm_limits_max(64 << 10);
+    pfvm_exec_set_limits(e, &l);
+    CHECK(pfvm_exec_limits(e).max_tensor_bytes == 64 << 10 && pfvm_exec_limits(e).max_arena_bytes == 64 << 10);
+    CHECK(bind_run(e, x, &st) == PFVM_ERR_NOMEM && strstr(st.msg, "over the limit of 65536 bytes per tensor"));
+    CHECK_MSG(largest < 1 << 20, "largest allocation %zu", largest);
+    pfvm_set_allocator(NULL);
+    pfvm_exec_free(e);
+    pfvm_tensor_free(x);
+    pfvm_model_free(m);
+}
+
+/* A real model: limits at its plan's sizes pass, one byte less fails. */
+static void test_model_limits(void)
+{
+    pfvm_status st;
+    pfvm_model *m = pfvm_onnx_load_file("tests/models/cnn_small/model.onnx", 0, &st);
+    pfvm_tensor *x = pfvm_onnx_read_value_file("tests/models/cnn_small/test_data_set_0/input_0.pb", PFVM_KIND_TENSOR, &st);
+    pfvm_exec *e;
+    pfvm_plan_info info;
+    pfvm_limits l, d = pfvm_limits_default();
+    size_t arena, biggest = 0;
+    int i;
+    CHECK(m && x);
+    if (!m || !x)
+        return;
+    e = pfvm_exec_new(m, NULL, &st);
+    CHECK(e);
+    if (!e)
+        return;
+    CHECK(pfvm_exec_limits(e).max_arena_bytes == d.max_arena_bytes &&
+          pfvm_exec_limits(e).max_tensor_bytes == d.max_tensor_bytes &&
+          pfvm_exec_limits(e).max_total_bytes == d.max_total_bytes);
+    CHECK(bind_run(e, x, &st) == PFVM_OK);
+    CHECK(pfvm_exec_plan_info(e, &info, &st) == PFVM_OK);
+    arena = info.arena_bytes;
+    for (i = 0; i < info.n_entries; i++)
+        if (info.entries[i].kind == 0 && info.entries[i].value->producer &&
+            info.entries[i].bytes > biggest)
+            biggest = info.entries[i].bytes;
+    CHECK(arena > 0 && biggest > 0);
+    /* the arena limit */
+    memset(&l, 0, sizeof l);
+    l.max_arena_bytes = arena - 1;
+    pfvm_exec_set_limits(e, &l);
+    CHECK(pfvm_exec_limits(e).max_tensor_bytes == d.max_tensor_bytes);
+    CHECK(bind_run(e, x, &st) == PFVM_ERR_NOMEM);
+    CHECK_MSG(strstr(st.msg, "the plan needs an arena of") && strstr(st.msg, "over the limit"), "%s", st.msg);
+    l.max_arena_bytes = arena;
+    pfvm_exec_set_limits(e, &l);
+    CHECK(bind_run(e, x, &st) == PFVM_OK);
+    /* the total: the arena and the folded constants */
+    memset(&l, 0, sizeof l);
+    l.max_total_bytes = arena + info.folded_bytes - 1;
+    pfvm_exec_set_limits(e, &l);
+    CHECK(bind_run(e, x, &st) == PFVM_ERR_NOMEM && strstr(st.msg, "in all"));
+    l.max_total_bytes = arena + info.folded_bytes;
+    pfvm_exec_set_limits(e, &l);
+    CHECK_MSG(bind_run(e, x, &st) == PFVM_OK, "%s", st.msg);
+    /* one tensor: the largest arena slot rounds up to PFVM_DATA_ALIGN */
+    memset(&l, 0, sizeof l);
+    l.max_tensor_bytes = biggest - PFVM_DATA_ALIGN;
+    pfvm_exec_set_limits(e, &l);
+    CHECK(bind_run(e, x, &st) == PFVM_ERR_NOMEM && strstr(st.msg, "bytes per tensor") && strstr(st.msg, "node '"));
+    pfvm_exec_set_limits(e, NULL);
+    CHECK(bind_run(e, x, &st) == PFVM_OK);
+    pfvm_exec_free(e);
+    pfvm_tensor_free(x);
+    pfvm_model_free(m);
+}
+
+int main(void)
+{
+    test_huge_output();
+    test_model_limits();
+    return CHECK_END();
+}
