@@ -160,6 +160,123 @@ extern "C" {
 
 
 
+/* ---- status ------------------------------------------------------------ */
+
+typedef enum pfvm_code {
+    PFVM_OK = 0,
+    PFVM_ERR_INVALID,     /* malformed model or argument */
+    PFVM_ERR_PARSE,       /* bytes are not a valid protobuf / file format */
+    PFVM_ERR_UNSUPPORTED, /* valid ONNX that pfvm does not implement */
+    PFVM_ERR_SHAPE,       /* shapes or types do not agree */
+    PFVM_ERR_NOMEM,       /* an allocation failed or a size overflowed */
+    PFVM_ERR_IO,          /* a file could not be read or written */
+    PFVM_ERR_RANGE,       /* an index or value is out of range */
+    PFVM_ERR_RUNTIME      /* a kernel failed while running */
+} pfvm_code;
+
+#ifndef PFVM_STATUS_MSG
+#define PFVM_STATUS_MSG 384
+#endif
+
+/* Every fallible call takes a `pfvm_status *` (may be NULL) and returns a
+ * pfvm_code; on failure the status holds the code and a message that names
+ * the node, the op and the problem. */
+typedef struct pfvm_status {
+    pfvm_code code;
+    char msg[PFVM_STATUS_MSG];
+} pfvm_status;
+
+/* Name of an error code ("invalid", "unsupported", ...). */
+PFVM_API const char *pfvm_code_name(pfvm_code c);
+
+/* For programs' own errors: sets *st (if non-NULL) to code and a
+ * printf-style message, and returns code. */
+PFVM_API pfvm_code pfvm_status_set(pfvm_status *st, pfvm_code code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Prepends "prefix: " to st's message (for context such as a file name). */
+PFVM_API void pfvm_status_prefix(pfvm_status *st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- allocator --------------------------------------------------------- */
+
+/* A run-time allocator overrides PFVM_MALLOC/REALLOC/FREE for every
+ * allocation pfvm makes (including stb_ds's). realloc with size 0 frees. */
+typedef struct pfvm_allocator {
+    void *(*realloc)(void *user, void *ptr, size_t size);
+    void *user;
+} pfvm_allocator;
+
+/* Install a process-wide allocator (NULL restores the macros). */
+PFVM_API void pfvm_set_allocator(const pfvm_allocator *a);
+
+/* A bump allocator over a caller buffer, for heap-free builds: pass
+ * pfvm_bump_allocator(&b) to pfvm_set_allocator. Freed blocks are not reused
+ * except the last one. */
+typedef struct pfvm_bump {
+    unsigned char *buf;
+    size_t size, used, last;
+} pfvm_bump;
+PFVM_API void pfvm_bump_init(pfvm_bump *b, void *buf, size_t size);
+PFVM_API pfvm_allocator pfvm_bump_allocator(pfvm_bump *b);
+
+/* ---- element types (values are ONNX TensorProto.DataType) -------------- */
+
+typedef enum pfvm_dtype {
+    PFVM_UNDEFINED = 0,
+    PFVM_FLOAT = 1,
+    PFVM_UINT8 = 2,
+    PFVM_INT8 = 3,
+    PFVM_UINT16 = 4,
+    PFVM_INT16 = 5,
+    PFVM_INT32 = 6,
+    PFVM_INT64 = 7,
+    PFVM_STRING = 8,
+    PFVM_BOOL = 9,
+    PFVM_FLOAT16 = 10,
+    PFVM_DOUBLE = 11,
+    PFVM_UINT32 = 12,
+    PFVM_UINT64 = 13,
+    PFVM_COMPLEX64 = 14,
+    PFVM_COMPLEX128 = 15,
+    PFVM_BFLOAT16 = 16,
+    PFVM_FLOAT8E4M3FN = 17,
+    PFVM_FLOAT8E4M3FNUZ = 18,
+    PFVM_FLOAT8E5M2 = 19,
+    PFVM_FLOAT8E5M2FNUZ = 20,
+    PFVM_UINT4 = 21,
+    PFVM_INT4 = 22,
+    PFVM_DTYPE_COUNT
+} pfvm_dtype;
+
+/* Bytes per element (strings: sizeof(char*); 4-bit types: 1, unpacked). 0
+ * for undefined/unknown codes. */
+PFVM_API size_t pfvm_dtype_size(pfvm_dtype t);
+/* Lower-case ONNX-style name: "float", "int64", "bool", "float16"... */
+PFVM_API const char *pfvm_dtype_name(pfvm_dtype t);
+/* Parses a name from pfvm_dtype_name; PFVM_UNDEFINED when unknown. */
+PFVM_API pfvm_dtype pfvm_dtype_from_name(const char *name);
+PFVM_API int pfvm_dtype_is_float(pfvm_dtype t);  /* float16/bfloat16/float/double */
+PFVM_API int pfvm_dtype_is_int(pfvm_dtype t);    /* signed or unsigned integer */
+PFVM_API int pfvm_dtype_is_signed(pfvm_dtype t);
+
+/* float16 / bfloat16 conversions (round to nearest even). */
+PFVM_API float pfvm_half_to_float(uint16_t h);
+PFVM_API uint16_t pfvm_float_to_half(float f);
+PFVM_API float pfvm_bf16_to_float(uint16_t h);
+PFVM_API uint16_t pfvm_float_to_bf16(float f);
+
+/* ---- internal helpers (shared by the modules) --------------------------- */
+
+
+
+
+
 /* ---- hash map: string or pointer keys to pointers ------------------------ */
 
 /* Open addressing; keys are not copied (a string key must outlive its
@@ -1770,121 +1887,6 @@ PFVM_INTERNAL void *stbds_shmode_func(size_t elemsize, int mode);
     ((size_t)stbds_arrlen(a) <= (size_t)-1 - (size_t)(n) && pfvm__arrreserve((a), (size_t)stbds_arrlen(a) + (size_t)(n)) \
          ? stbds_arraddnptr((a), (n))                                                                      \
          : NULL)
-
-
-/* ---- status ------------------------------------------------------------ */
-
-typedef enum pfvm_code {
-    PFVM_OK = 0,
-    PFVM_ERR_INVALID,     /* malformed model or argument */
-    PFVM_ERR_PARSE,       /* bytes are not a valid protobuf / file format */
-    PFVM_ERR_UNSUPPORTED, /* valid ONNX that pfvm does not implement */
-    PFVM_ERR_SHAPE,       /* shapes or types do not agree */
-    PFVM_ERR_NOMEM,       /* an allocation failed or a size overflowed */
-    PFVM_ERR_IO,          /* a file could not be read or written */
-    PFVM_ERR_RANGE,       /* an index or value is out of range */
-    PFVM_ERR_RUNTIME      /* a kernel failed while running */
-} pfvm_code;
-
-#ifndef PFVM_STATUS_MSG
-#define PFVM_STATUS_MSG 384
-#endif
-
-/* Every fallible call takes a `pfvm_status *` (may be NULL) and returns a
- * pfvm_code; on failure the status holds the code and a message that names
- * the node, the op and the problem. */
-typedef struct pfvm_status {
-    pfvm_code code;
-    char msg[PFVM_STATUS_MSG];
-} pfvm_status;
-
-/* Name of an error code ("invalid", "unsupported", ...). */
-PFVM_API const char *pfvm_code_name(pfvm_code c);
-
-/* For programs' own errors: sets *st (if non-NULL) to code and a
- * printf-style message, and returns code. */
-PFVM_API pfvm_code pfvm_status_set(pfvm_status *st, pfvm_code code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-/* Prepends "prefix: " to st's message (for context such as a file name). */
-PFVM_API void pfvm_status_prefix(pfvm_status *st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-/* ---- allocator --------------------------------------------------------- */
-
-/* A run-time allocator overrides PFVM_MALLOC/REALLOC/FREE for every
- * allocation pfvm makes (including stb_ds's). realloc with size 0 frees. */
-typedef struct pfvm_allocator {
-    void *(*realloc)(void *user, void *ptr, size_t size);
-    void *user;
-} pfvm_allocator;
-
-/* Install a process-wide allocator (NULL restores the macros). */
-PFVM_API void pfvm_set_allocator(const pfvm_allocator *a);
-
-/* A bump allocator over a caller buffer, for heap-free builds: pass
- * pfvm_bump_allocator(&b) to pfvm_set_allocator. Freed blocks are not reused
- * except the last one. */
-typedef struct pfvm_bump {
-    unsigned char *buf;
-    size_t size, used, last;
-} pfvm_bump;
-PFVM_API void pfvm_bump_init(pfvm_bump *b, void *buf, size_t size);
-PFVM_API pfvm_allocator pfvm_bump_allocator(pfvm_bump *b);
-
-/* ---- element types (values are ONNX TensorProto.DataType) -------------- */
-
-typedef enum pfvm_dtype {
-    PFVM_UNDEFINED = 0,
-    PFVM_FLOAT = 1,
-    PFVM_UINT8 = 2,
-    PFVM_INT8 = 3,
-    PFVM_UINT16 = 4,
-    PFVM_INT16 = 5,
-    PFVM_INT32 = 6,
-    PFVM_INT64 = 7,
-    PFVM_STRING = 8,
-    PFVM_BOOL = 9,
-    PFVM_FLOAT16 = 10,
-    PFVM_DOUBLE = 11,
-    PFVM_UINT32 = 12,
-    PFVM_UINT64 = 13,
-    PFVM_COMPLEX64 = 14,
-    PFVM_COMPLEX128 = 15,
-    PFVM_BFLOAT16 = 16,
-    PFVM_FLOAT8E4M3FN = 17,
-    PFVM_FLOAT8E4M3FNUZ = 18,
-    PFVM_FLOAT8E5M2 = 19,
-    PFVM_FLOAT8E5M2FNUZ = 20,
-    PFVM_UINT4 = 21,
-    PFVM_INT4 = 22,
-    PFVM_DTYPE_COUNT
-} pfvm_dtype;
-
-/* Bytes per element (strings: sizeof(char*); 4-bit types: 1, unpacked). 0
- * for undefined/unknown codes. */
-PFVM_API size_t pfvm_dtype_size(pfvm_dtype t);
-/* Lower-case ONNX-style name: "float", "int64", "bool", "float16"... */
-PFVM_API const char *pfvm_dtype_name(pfvm_dtype t);
-/* Parses a name from pfvm_dtype_name; PFVM_UNDEFINED when unknown. */
-PFVM_API pfvm_dtype pfvm_dtype_from_name(const char *name);
-PFVM_API int pfvm_dtype_is_float(pfvm_dtype t);  /* float16/bfloat16/float/double */
-PFVM_API int pfvm_dtype_is_int(pfvm_dtype t);    /* signed or unsigned integer */
-PFVM_API int pfvm_dtype_is_signed(pfvm_dtype t);
-
-/* float16 / bfloat16 conversions (round to nearest even). */
-PFVM_API float pfvm_half_to_float(uint16_t h);
-PFVM_API uint16_t pfvm_float_to_half(float f);
-PFVM_API float pfvm_bf16_to_float(uint16_t h);
-PFVM_API uint16_t pfvm_float_to_bf16(float f);
-
-/* ---- internal helpers (shared by the modules) --------------------------- */
-
 PFVM_INTERNAL void *pfvm__realloc(void *p, size_t size);
 PFVM_INTERNAL void pfvm__free(void *p);
 PFVM_INTERNAL void *pfvm__malloc(size_t size);
@@ -1895,7 +1897,6 @@ PFVM_INTERNAL void *pfvm__data_alloc(size_t size, int zero);
 PFVM_INTERNAL void pfvm__data_free(void *p);
 PFVM_INTERNAL char *pfvm__strdup(const char *s);
 PFVM_INTERNAL char *pfvm__strndup(const char *s, size_t n);
-
 /* Sets *st (if non-NULL) and returns code. printf-style message. */
 PFVM_INTERNAL pfvm_code pfvm__fail(pfvm_status *st, pfvm_code code, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -1915,7 +1916,6 @@ PFVM_INTERNAL int pfvm__snprintf(char *buf, size_t n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-
 /* Checked arithmetic: return 0 on overflow, 1 on success. */
 PFVM_INTERNAL int pfvm__mul_size(size_t a, size_t b, size_t *out);
 PFVM_INTERNAL int pfvm__add_size(size_t a, size_t b, size_t *out);

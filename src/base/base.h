@@ -159,6 +159,7 @@ PFVM_INTERNAL void *stbds_shmode_func(size_t elemsize, int mode);
     ((size_t)stbds_arrlen(a) <= (size_t)-1 - (size_t)(n) && pfvm__arrreserve((a), (size_t)stbds_arrlen(a) + (size_t)(n)) \
          ? stbds_arraddnptr((a), (n))                                                                      \
          : NULL)
+/* pfvm:internal-end */
 
 #ifdef __cplusplus
 extern "C" {
@@ -308,7 +309,6 @@ PFVM_INTERNAL int pfvm__snprintf(char *buf, size_t n, const char *fmt, ...)
 #endif
     ;
 
-/* pfvm:internal-end */
 /* Checked arithmetic: return 0 on overflow, 1 on success. */
 PFVM_INTERNAL int pfvm__mul_size(size_t a, size_t b, size_t *out);
 PFVM_INTERNAL int pfvm__add_size(size_t a, size_t b, size_t *out);
