@@ -22,7 +22,11 @@
  *     pfvm_tensor_free(x); pfvm_exec_free(e); pfvm_model_free(m);
  *
  * Weights stored as raw_data are used in place (zero-copy) while the model
- * bytes live; pfvm_onnx_load_file keeps its own copy of the file.
+ * bytes live, when they are aligned for their element type in memory;
+ * pfvm_onnx_load_file keeps its own copy of the file. The writer aligns
+ * every raw_data in the file it saves (PFVM_ONNX_WRITE_ALIGN), so a model
+ * saved by pfvm (`interp opt model.onnx -o flash.onnx`) and embedded with
+ * that alignment keeps all its weights in flash.
  *
  * Configuration macros: those of pfvm.h (PFVM_NO_STDIO drops the file
  * functions: load from memory only; PFVM_STATIC makes both headers' code
@@ -30,6 +34,10 @@
  *   PFVM_NO_ONNX_WRITER   drop the writer (smaller firmware)
  *   PFVM_ONNX_MAX_SPARSE_BYTES
  *                         largest dense size of a sparse tensor (1 GiB)
+ *   PFVM_ONNX_WRITE_ALIGN file offset alignment of every raw_data the
+ *                         writer saves, by padding with an ignored
+ *                         TensorProto.doc_string (default PFVM_DATA_ALIGN,
+ *                         at least 16; a power of two up to 128; 0: none)
  *   PFVM_ONNX_PB_DESCRIPTORS
  *                         also compile nanopb's message descriptors (pfvm
  *                         itself walks the wire format and never uses them)
@@ -73,6 +81,14 @@ extern "C" {
  *   PFVM_NO_STDIO               no file functions (memory only)
  *   PFVM_NO_ONNX_WRITER         no writer
  *   PFVM_ONNX_MAX_SPARSE_BYTES  largest dense size of a sparse tensor (1 GiB)
+ *   PFVM_ONNX_WRITE_ALIGN       the writer puts every tensor's raw_data at a
+ *                               file offset that is a multiple of this
+ *                               (default: PFVM_DATA_ALIGN, at least 16), by
+ *                               padding before it with a TensorProto
+ *                               doc_string: models saved by pfvm (`interp
+ *                               opt`) load with their weights viewed in
+ *                               place (in flash) when their bytes are so
+ *                               aligned in memory; 0 writes no padding
  *   PFVM_ONNX_PB_DESCRIPTORS    also compile nanopb's message descriptors
  *                               for the generated structs (pfvm needs none) */
 #ifndef PFVM_ONNX_IO_H
@@ -84,6 +100,12 @@ extern "C" {
  * than the file holds, so this bounds what a corrupted file can ask for. */
 #ifndef PFVM_ONNX_MAX_SPARSE_BYTES
 #define PFVM_ONNX_MAX_SPARSE_BYTES ((size_t)1 << 30)
+#endif
+
+/* Alignment of raw_data in the files the writer saves (0 or 1: none; else
+ * a power of two up to 128). */
+#ifndef PFVM_ONNX_WRITE_ALIGN
+#define PFVM_ONNX_WRITE_ALIGN (PFVM_DATA_ALIGN > 16 ? PFVM_DATA_ALIGN : 16)
 #endif
 
 /* pfvm_onnx_load_memory / pfvm_onnx_load_file flags */
@@ -3753,20 +3775,95 @@ pfvm_tensor *pfvm_onnx_read_value_file(const char *path, pfvm_kind hint, pfvm_st
  * is written, so that the error can name the node and the field. */
 typedef bool (*pfvm__onnx_enc_fn)(pb_ostream_t *s, const void *arg);
 
+/* Flash-ready output: every tensor's raw_data starts at a file offset that
+ * is a multiple of PFVM_ONNX_WRITE_ALIGN, so that a model loaded from
+ * suitably aligned bytes (a file read by pfvm, a model embedded in flash
+ * with that alignment) has its initializers viewed in place, not copied.
+ * Protobuf has no alignment, so the writer pads: raw_data is the last
+ * field of its TensorProto and is preceded, where needed, by a
+ * TensorProto.doc_string of spaces (2 to 129 bytes with its tag and
+ * length; the reader, onnx and onnxruntime ignore it) whose length puts
+ * raw_data's first byte on an aligned offset. The padding depends on the
+ * absolute offset, so every stream, the sizing ones included, counts
+ * bytes from the start of the output: a submessage is sized at the offset
+ * it will be written at, and since its length prefix shifts it, sized
+ * again when the prefix turns out longer than assumed (a prefix never
+ * shrinks back: it is then written with redundant continuation bytes,
+ * which protobuf readers accept). 0 or 1 turns the padding off (output as
+ * compact as before); otherwise a power of two up to 128 (onnx_io.h). */
+#define PFVM__ONNX_W_ALIGN ((size_t)(PFVM_ONNX_WRITE_ALIGN > 1 ? PFVM_ONNX_WRITE_ALIGN : 1))
+typedef char pfvm__onnx_w_align_check[(PFVM__ONNX_W_ALIGN <= 128 && (PFVM__ONNX_W_ALIGN & (PFVM__ONNX_W_ALIGN - 1)) == 0) ? 1 : -1];
+
+static size_t pfvm__onnx_varint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 128) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/* v as a varint of exactly n bytes (n at least its minimal length). */
+static bool pfvm__onnx_put_len(pb_ostream_t *s, uint64_t v, size_t n)
+{
+    pb_byte_t b[10];
+    size_t i;
+    for (i = 0; i < n; i++) {
+        b[i] = (pb_byte_t)((v & 127u) | (i + 1 < n ? 128u : 0u));
+        v >>= 7;
+    }
+    return pb_write(s, b, n);
+}
+
 static bool pfvm__onnx_sub(pb_ostream_t *s, uint32_t tag, pfvm__onnx_enc_fn fn, const void *arg)
 {
-    pb_ostream_t sz = PB_OSTREAM_SIZING;
-    size_t before;
-    if (!fn(&sz, arg))
+    const pb_ostream_t sizing = PB_OSTREAM_SIZING;
+    pb_ostream_t sz;
+    size_t start, size, len = 1, need, before;
+    if (!pb_encode_tag(s, PB_WT_STRING, tag))
         return false;
-    if (!pb_encode_tag(s, PB_WT_STRING, tag) || !pb_encode_varint(s, (uint64_t)sz.bytes_written))
+    start = s->bytes_written;
+    for (;;) {
+        sz = sizing;
+        sz.bytes_written = start + len; /* absolute: padding depends on it */
+        if (!fn(&sz, arg))
+            return false;
+        size = sz.bytes_written - start - len;
+        need = pfvm__onnx_varint_len((uint64_t)size);
+        if (need <= len)
+            break;
+        len = need;
+        if (PFVM__ONNX_W_ALIGN == 1) /* no padding: the size does not move */
+            break;
+    }
+    if (!pfvm__onnx_put_len(s, (uint64_t)size, len))
         return false;
     if (!s->callback) { /* sizing the parent: the child's size is known */
-        s->bytes_written += sz.bytes_written;
+        s->bytes_written += size;
         return true;
     }
     before = s->bytes_written;
-    return fn(s, arg) && s->bytes_written - before == sz.bytes_written;
+    return fn(s, arg) && s->bytes_written - before == size;
+}
+
+/* Before raw_data of `bytes` bytes: a doc_string whose length aligns the
+ * data (see PFVM_ONNX_WRITE_ALIGN). */
+static bool pfvm__onnx_put_pad(pb_ostream_t *s, size_t bytes)
+{
+    pb_byte_t spaces[128];
+    size_t at, r, pad;
+    if (PFVM__ONNX_W_ALIGN == 1 || !bytes)
+        return true;
+    /* raw_data's tag (field 9) takes one byte, then its length */
+    at = s->bytes_written + 1 + pfvm__onnx_varint_len((uint64_t)bytes);
+    r = (PFVM__ONNX_W_ALIGN - at % PFVM__ONNX_W_ALIGN) % PFVM__ONNX_W_ALIGN;
+    if (!r)
+        return true;
+    pad = r >= 2 ? r : r + PFVM__ONNX_W_ALIGN; /* the field takes 2 bytes at least */
+    memset(spaces, ' ', sizeof spaces);
+    return pb_encode_tag(s, PB_WT_STRING, pfvm__pb_TensorProto_doc_string_tag) && pb_encode_varint(s, (uint64_t)(pad - 2)) &&
+           pb_write(s, spaces, pad - 2);
 }
 
 static bool pfvm__onnx_put_bytes(pb_ostream_t *s, uint32_t tag, const void *p, size_t n)
@@ -3833,6 +3930,8 @@ static bool pfvm__onnx_put_raw(pb_ostream_t *s, const pfvm_tensor *t)
     size_t bytes = pfvm__onnx_raw_bytes(t), width = pfvm__onnx_swap_width(t->dtype), done, i, j;
     const unsigned char *src = (const unsigned char *)t->data;
     int pack = pfvm__onnx_w_is_4bit(t->dtype), swap = !pfvm__onnx_host_le() && width > 1;
+    if (!pfvm__onnx_put_pad(s, bytes))
+        return false;
     if (!pack && !swap)
         return pfvm__onnx_put_bytes(s, pfvm__pb_TensorProto_raw_data_tag, src, bytes);
     if (!pb_encode_tag(s, PB_WT_STRING, pfvm__pb_TensorProto_raw_data_tag) || !pb_encode_varint(s, (uint64_t)bytes))

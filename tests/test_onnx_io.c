@@ -1328,6 +1328,98 @@ static void test_zero_copy(void)
     pb_free(&m);
 }
 
+/* The writer aligns every raw_data in the file (PFVM_ONNX_WRITE_ALIGN):
+ * a saved model, loaded from bytes so aligned, views every initializer in
+ * place. Odd sizes and names shift the offsets every way; the torch export
+ * mlp_mnist (unaligned raw_data: copied) comes back all in place. */
+static void check_saved_in_place(pfvm_model *model, const char *label)
+{
+    void *bytes = NULL;
+    unsigned char *buf;
+    size_t size = 0, wa = (size_t)PFVM_ONNX_WRITE_ALIGN;
+    pfvm_status st;
+    pfvm_model *back;
+    int i, n;
+    CHECK_MSG(pfvm_onnx_save_memory(model, &bytes, &size, &st) == PFVM_OK, "%s: %s", label, st.msg);
+    if (!bytes)
+        return;
+    buf = (unsigned char *)malloc(size + 256);
+    /* the bytes at a 128-aligned address, as in flash */
+    {
+        unsigned char *at = buf + (128 - (uintptr_t)buf % 128) % 128;
+        memcpy(at, bytes, size);
+        back = pfvm_onnx_load_memory(at, size, 0, &st);
+        CHECK_MSG(back != NULL, "%s: %s", label, st.msg);
+        n = back ? (int)stbds_arrlen(back->graph->inits) : 0;
+        CHECK(n == (int)stbds_arrlen(model->graph->inits));
+        for (i = 0; i < n; i++) {
+            const pfvm_tensor *t = back->graph->inits[i]->init, *o = model->graph->inits[i]->init;
+            const unsigned char *d = (const unsigned char *)t->data;
+            if (!t->nbytes)
+                continue;
+            if (wa > 1) { /* PFVM_ONNX_WRITE_ALIGN 0: no padding, no promise */
+                CHECK_MSG(d >= at && d + t->nbytes <= at + size, "%s: initializer '%s' was copied", label,
+                          back->graph->inits[i]->name);
+                CHECK_MSG((size_t)(d - at) % wa == 0, "%s: '%s' at offset %zu", label, back->graph->inits[i]->name,
+                          (size_t)(d - at));
+            }
+            CHECK(t->dtype == o->dtype && t->nbytes == o->nbytes && !memcmp(t->data, o->data, t->nbytes));
+        }
+        pfvm_model_free(back);
+    }
+    free(buf);
+    pfvm_onnx_free(bytes);
+}
+
+static void test_aligned_save(void)
+{
+    static const pfvm_dtype types[] = {PFVM_UINT8, PFVM_FLOAT, PFVM_DOUBLE, PFVM_INT16, PFVM_INT64, PFVM_INT8, PFVM_FLOAT16};
+    pb g = {NULL}, m = {NULL};
+    pfvm_status st;
+    pfvm_model *model;
+    void *mlp;
+    size_t size;
+    int k;
+    for (k = 0; k < 40; k++) {
+        pb t = {NULL};
+        char name[32];
+        static unsigned char raw[32768];
+        pfvm_dtype dt = types[k % 7];
+        int64_t numel = 1 + (k * 37) % 300 + (k == 39 ? 2000 : 0);
+        size_t j, nb = (size_t)numel * pfvm_dtype_size(dt);
+        /* names of 1 to 20 characters */
+        snprintf(name, sizeof name, "%.*s", 1 + k % 20, "w_abcdefghijklmnopqrstuvwxyz");
+        name[0] = (char)('a' + k % 26);
+        snprintf(name + strlen(name), sizeof name - strlen(name), "%d", k);
+        for (j = 0; j < nb; j++)
+            raw[j] = (unsigned char)(j * 7 + (size_t)k);
+        pb_int(&t, T_DIMS, numel);
+        pb_int(&t, T_TYPE, dt);
+        pb_str(&t, T_NAME, name);
+        pb_bytes(&t, T_RAW, raw, nb);
+        pb_msg(&g, G_INIT, &t);
+        pb_vinfo(&g, G_OUTPUT, name, -1, NULL);
+    }
+    pb_model(&m, &g);
+    model = load_pb(&m, &st);
+    CHECK_MSG(model != NULL, "%s", st.msg);
+    if (model) {
+        check_saved_in_place(model, "odd initializers");
+        pfvm_model_free(model);
+    }
+    pb_free(&m);
+    mlp = read_all("tests/models/mlp_mnist/model.onnx", &size);
+    if (mlp) {
+        model = pfvm_onnx_load_memory(mlp, size, PFVM_LOAD_COPY, &st);
+        CHECK_MSG(model != NULL, "%s", st.msg);
+        if (model) {
+            check_saved_in_place(model, "mlp_mnist");
+            pfvm_model_free(model);
+        }
+        pfvm_onnx_free(mlp);
+    }
+}
+
 /* External data: read relative to the model's directory, with path and
  * bounds checks. */
 static void write_file(const char *path, const void *data, size_t n)
@@ -1739,6 +1831,7 @@ int main(int argc, char **argv)
     test_typed_fields();
     test_all_attribute_kinds();
     test_zero_copy();
+    test_aligned_save();
     test_external();
     test_values();
     test_corruption(NODE_DIR "test_if/model.onnx", 300, 1);

@@ -23,6 +23,14 @@
  *   PFVM_NO_STDIO               no file functions (memory only)
  *   PFVM_NO_ONNX_WRITER         no writer
  *   PFVM_ONNX_MAX_SPARSE_BYTES  largest dense size of a sparse tensor (1 GiB)
+ *   PFVM_ONNX_WRITE_ALIGN       the writer puts every tensor's raw_data at a
+ *                               file offset that is a multiple of this
+ *                               (default: PFVM_DATA_ALIGN, at least 16), by
+ *                               padding before it with a TensorProto
+ *                               doc_string: models saved by pfvm (`interp
+ *                               opt`) load with their weights viewed in
+ *                               place (in flash) when their bytes are so
+ *                               aligned in memory; 0 writes no padding
  *   PFVM_ONNX_PB_DESCRIPTORS    also compile nanopb's message descriptors
  *                               for the generated structs (pfvm needs none) */
 #ifndef PFVM_ONNX_IO_H
@@ -38,6 +46,12 @@ extern "C" {
  * than the file holds, so this bounds what a corrupted file can ask for. */
 #ifndef PFVM_ONNX_MAX_SPARSE_BYTES
 #define PFVM_ONNX_MAX_SPARSE_BYTES ((size_t)1 << 30)
+#endif
+
+/* Alignment of raw_data in the files the writer saves (0 or 1: none; else
+ * a power of two up to 128). */
+#ifndef PFVM_ONNX_WRITE_ALIGN
+#define PFVM_ONNX_WRITE_ALIGN (PFVM_DATA_ALIGN > 16 ? PFVM_DATA_ALIGN : 16)
 #endif
 
 /* pfvm_onnx_load_memory / pfvm_onnx_load_file flags */
