@@ -6227,13 +6227,20 @@ static pfvm_code pfvm__cf_infer_loop(pfvm_ictx *c)
     return PFVM_OK;
 }
 
+/* M and cond are read as numbers: a sequence, a string tensor or a tensor
+ * without storage would be read through a wild or NULL pointer. */
+static int pfvm__cf_is_scalar_number(const pfvm_tensor *t)
+{
+    return t->kind == PFVM_KIND_TENSOR && t->dtype != PFVM_STRING && (t->data || !pfvm_tensor_numel(t));
+}
+
 static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
 {
     const pfvm_attr *a = pfvm_node_attr(k->node, "body");
     const pfvm_graph *body = a ? a->g : NULL;
     int n_carried = k->n_in - 2, n_scan, j;
-    int64_t max_trip = k->n_in > 0 && k->in[0] && pfvm_tensor_numel(k->in[0]) ? pfvm_tensor_get_i64(k->in[0], 0) : INT64_MAX, it;
-    int cond = k->n_in > 1 && k->in[1] && pfvm_tensor_numel(k->in[1]) ? pfvm_tensor_get_i64(k->in[1], 0) != 0 : 1;
+    int64_t max_trip = INT64_MAX, it;
+    int cond = 1;
     pfvm_tensor **cur = NULL, **outs = NULL, ***scans = NULL;
     const pfvm_tensor **ins = NULL;
     pfvm_tensor iter_t, cond_t;
@@ -6244,6 +6251,14 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
     size_t kept = 0, limit = k->exec ? pfvm_exec_limits(k->exec).max_total_bytes : pfvm_limits_default().max_total_bytes;
     if (!body || n_carried < 0)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body or the M and cond input slots are missing");
+    for (j = 0; j < 2; j++)
+        if (k->in[j] && !pfvm__cf_is_scalar_number(k->in[j]))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input %d (%s) is not a numeric tensor", j,
+                                 j ? "cond" : "M");
+    if (k->in[0] && pfvm_tensor_numel(k->in[0]))
+        max_trip = pfvm_tensor_get_i64(k->in[0], 0);
+    if (k->in[1] && pfvm_tensor_numel(k->in[1]))
+        cond = pfvm_tensor_get_i64(k->in[1], 0) != 0;
     n_scan = (int)stbds_arrlen(body->outputs) - 1 - n_carried;
     if (n_scan < 0 || k->n_out != n_carried + n_scan)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body's outputs do not match the loop");
@@ -13764,6 +13779,8 @@ static int pfvm__ms_stopword(const pfvm_node *n, const char *s, int sensitive)
 {
     const pfvm_attr *a = pfvm_node_attr(n, "stopwords");
     int i;
+    if (!s)
+        s = ""; /* a string tensor's unset element is the empty string */
     for (i = 0; a && a->type == PFVM_ATTR_STRINGS && i < a->n; i++)
         if (pfvm__ms_streq(s, a->strings[i], sensitive))
             return 1;
@@ -13793,6 +13810,8 @@ static pfvm_code pfvm__ms_k_strnorm(pfvm_kctx *k)
     int upper = !strcmp(action, "UPPER"), lower = !strcmp(action, "LOWER");
     if (!upper && !lower && strcmp(action, "NONE"))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "case_change_action '%s' is not valid", action);
+    if (x->kind != PFVM_KIND_TENSOR || x->dtype != PFVM_STRING)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input must be a string tensor");
     if (x->rank > 2 || (x->rank == 2 && x->dims[0] != 1))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input must be [C] or [1, C]");
     for (i = 0; i < n; i++)

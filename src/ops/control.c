@@ -480,13 +480,20 @@ static pfvm_code pfvm__cf_infer_loop(pfvm_ictx *c)
     return PFVM_OK;
 }
 
+/* M and cond are read as numbers: a sequence, a string tensor or a tensor
+ * without storage would be read through a wild or NULL pointer. */
+static int pfvm__cf_is_scalar_number(const pfvm_tensor *t)
+{
+    return t->kind == PFVM_KIND_TENSOR && t->dtype != PFVM_STRING && (t->data || !pfvm_tensor_numel(t));
+}
+
 static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
 {
     const pfvm_attr *a = pfvm_node_attr(k->node, "body");
     const pfvm_graph *body = a ? a->g : NULL;
     int n_carried = k->n_in - 2, n_scan, j;
-    int64_t max_trip = k->n_in > 0 && k->in[0] && pfvm_tensor_numel(k->in[0]) ? pfvm_tensor_get_i64(k->in[0], 0) : INT64_MAX, it;
-    int cond = k->n_in > 1 && k->in[1] && pfvm_tensor_numel(k->in[1]) ? pfvm_tensor_get_i64(k->in[1], 0) != 0 : 1;
+    int64_t max_trip = INT64_MAX, it;
+    int cond = 1;
     pfvm_tensor **cur = NULL, **outs = NULL, ***scans = NULL;
     const pfvm_tensor **ins = NULL;
     pfvm_tensor iter_t, cond_t;
@@ -497,6 +504,14 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
     size_t kept = 0, limit = k->exec ? pfvm_exec_limits(k->exec).max_total_bytes : pfvm_limits_default().max_total_bytes;
     if (!body || n_carried < 0)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body or the M and cond input slots are missing");
+    for (j = 0; j < 2; j++)
+        if (k->in[j] && !pfvm__cf_is_scalar_number(k->in[j]))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input %d (%s) is not a numeric tensor", j,
+                                 j ? "cond" : "M");
+    if (k->in[0] && pfvm_tensor_numel(k->in[0]))
+        max_trip = pfvm_tensor_get_i64(k->in[0], 0);
+    if (k->in[1] && pfvm_tensor_numel(k->in[1]))
+        cond = pfvm_tensor_get_i64(k->in[1], 0) != 0;
     n_scan = (int)stbds_arrlen(body->outputs) - 1 - n_carried;
     if (n_scan < 0 || k->n_out != n_carried + n_scan)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body's outputs do not match the loop");

@@ -244,6 +244,8 @@ static int pfvm__ms_stopword(const pfvm_node *n, const char *s, int sensitive)
 {
     const pfvm_attr *a = pfvm_node_attr(n, "stopwords");
     int i;
+    if (!s)
+        s = ""; /* a string tensor's unset element is the empty string */
     for (i = 0; a && a->type == PFVM_ATTR_STRINGS && i < a->n; i++)
         if (pfvm__ms_streq(s, a->strings[i], sensitive))
             return 1;
@@ -273,6 +275,8 @@ static pfvm_code pfvm__ms_k_strnorm(pfvm_kctx *k)
     int upper = !strcmp(action, "UPPER"), lower = !strcmp(action, "LOWER");
     if (!upper && !lower && strcmp(action, "NONE"))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "case_change_action '%s' is not valid", action);
+    if (x->kind != PFVM_KIND_TENSOR || x->dtype != PFVM_STRING)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input must be a string tensor");
     if (x->rank > 2 || (x->rank == 2 && x->dims[0] != 1))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input must be [C] or [1, C]");
     for (i = 0; i < n; i++)

@@ -11,10 +11,7 @@
 set -eu
 cd "$(dirname "$0")/../.."
 CC=${CC:-clang}
-# bounds is recoverable only so that tests/fuzz/ubsan-temporary.supp can
-# apply; the scripts run with UBSAN_OPTIONS=halt_on_error=1, so any other
-# report still ends the run (see tests/fuzz/env.sh)
-SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize-recover=bounds -fno-omit-frame-pointer"
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 OPT="-O1 -g -DPFVM_NO_DISPATCH"
 make -s -j2 BUILD=build-fuzz CC="$CC" OPT="$OPT" SAN="-fsanitize=fuzzer-no-link $SAN" build-fuzz/libpfvm.a
 mkdir -p build-fuzz/fuzz
