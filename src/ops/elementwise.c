@@ -2307,21 +2307,29 @@ static const pfvm_sym *pfvm__ew_sym_div(pfvm_symtab *t, const pfvm_sym *a, const
     return NULL;
 }
 
-static pfvm_code pfvm__ew_infer_arith(pfvm_ictx *c, pfvm__ew_sym_op op)
+/* The output's symbolic contents: op over the two inputs' n symbolic
+ * elements, or nothing (no error) when either has none or op gives up. */
+static pfvm_code pfvm__ew_sym_apply(pfvm_ictx *c, int n, pfvm__ew_sym_op op)
 {
-    pfvm_code rc = pfvm__ew_infer_bcast(c);
     const pfvm_sym *a[64], *b[64], *r[64];
-    int n, k;
-    if (rc || !(n = pfvm__ew_sym_len(c)) || !pfvm_dtype_is_int(c->out[0]->type.dtype))
-        return rc;
-    if (!(c->in[0]->sym || c->in[0]->value) || !(c->in[1]->sym || c->in[1]->value))
-        return PFVM_OK;
+    int k;
     if (!pfvm__ew_sym_vec(c, 0, n, a) || !pfvm__ew_sym_vec(c, 1, n, b))
         return PFVM_OK;
     for (k = 0; k < n; k++)
         if (!(r[k] = op(c->syms, a[k], b[k])))
             return PFVM_OK;
     return pfvm_ival_set_sym(c, c->out[0], r, n);
+}
+
+static pfvm_code pfvm__ew_infer_arith(pfvm_ictx *c, pfvm__ew_sym_op op)
+{
+    pfvm_code rc = pfvm__ew_infer_bcast(c);
+    int n;
+    if (rc || !(n = pfvm__ew_sym_len(c)) || !pfvm_dtype_is_int(c->out[0]->type.dtype))
+        return rc;
+    if (!(c->in[0]->sym || c->in[0]->value) || !(c->in[1]->sym || c->in[1]->value))
+        return PFVM_OK;
+    return pfvm__ew_sym_apply(c, n, op);
 }
 
 static pfvm_code pfvm__ew_infer_add(pfvm_ictx *c) { return pfvm__ew_infer_arith(c, pfvm_sym_add); }
@@ -2366,20 +2374,14 @@ static const pfvm_sym *pfvm__ew_sym_xor(pfvm_symtab *t, const pfvm_sym *a, const
 static pfvm_code pfvm__ew_infer_cmp(pfvm_ictx *c, pfvm__ew_sym_op op, int logic)
 {
     pfvm_code rc = pfvm_ew_infer_broadcast_to(c, PFVM_BOOL);
-    const pfvm_sym *a[64], *b[64], *r[64];
     pfvm_dtype dt;
-    int n, k;
+    int n;
     if (rc || !(n = pfvm__ew_sym_len(c)) || c->out[0]->type.shape.rank > 1)
         return rc;
     dt = c->in[0]->type.dtype;
     if (logic ? dt != PFVM_BOOL : !pfvm_dtype_is_int(dt))
         return PFVM_OK;
-    if (!pfvm__ew_sym_vec(c, 0, n, a) || !pfvm__ew_sym_vec(c, 1, n, b))
-        return PFVM_OK;
-    for (k = 0; k < n; k++)
-        if (!(r[k] = op(c->syms, a[k], b[k])))
-            return PFVM_OK;
-    return pfvm_ival_set_sym(c, c->out[0], r, n);
+    return pfvm__ew_sym_apply(c, n, op);
 }
 
 static pfvm_code pfvm__ew_infer_greater(pfvm_ictx *c) { return pfvm__ew_infer_cmp(c, pfvm__ew_sym_gt, 0); }
