@@ -898,6 +898,7 @@ typedef struct pfvm_kctx {
     pfvm_status *st;
     pfvm_exec *exec;              /* for subgraphs and dynamic outputs */
     void *state;                  /* per-node state kept with pfvm_kctx_set_state, or NULL */
+    size_t max_total_bytes;       /* the executor's bound on what it allocates (pfvm_limits); 0: the default */
 } pfvm_kctx;
 
 /* Computes the outputs. Output tensors arrive with dtype, shape and storage
@@ -1877,7 +1878,7 @@ PFVM_INTERNAL void *stbds_shmode_func(size_t elemsize, int mode);
  * 1 on success and 0 when out of memory (pfvm__arraddn: the new elements,
  * or NULL); `a` is an lvalue, evaluated more than once. */
 #define pfvm__arrreserve(a, n) \
-    ((size_t)(n) <= stbds_arrcap(a) || ((a) = pfvm__arr_grow((a), sizeof *(a), (size_t)(n)), (size_t)(n) <= stbds_arrcap(a)))
+    ((size_t)(n) <= stbds_arrcap(a) || ((a) = PFVM__ARR_GROW((a), sizeof *(a), (size_t)(n)), (size_t)(n) <= stbds_arrcap(a)))
 #define pfvm__arrpush(a, v) (pfvm__arrreserve((a), (size_t)stbds_arrlen(a) + 1) ? (stbds_arrput((a), (v)), 1) : 0)
 #define pfvm__arrsetlen(a, n) (pfvm__arrreserve((a), (n)) ? (stbds_arrsetlen((a), (n)), 1) : 0)
 /* Shortens an array (never grows it). */
@@ -1926,6 +1927,18 @@ PFVM_INTERNAL int pfvm__add_i64(int64_t a, int64_t b, int64_t *out);
  * overflow or when the allocator fails, `a` unchanged (callers compare the
  * capacity: pfvm__arrreserve). */
 PFVM_INTERNAL void *pfvm__arr_grow(void *a, size_t elemsize, size_t mincap);
+#ifdef __cplusplus
+/* C++ converts no void * implicitly: the same growth, typed. */
+extern "C++" {
+template <class T> static inline T *pfvm__arr_grow_typed(T *a, size_t elemsize, size_t mincap)
+{
+    return (T *)pfvm__arr_grow(a, elemsize, mincap);
+}
+}
+#define PFVM__ARR_GROW(a, elemsize, mincap) pfvm__arr_grow_typed((a), (elemsize), (mincap))
+#else
+#define PFVM__ARR_GROW(a, elemsize, mincap) pfvm__arr_grow((a), (elemsize), (mincap))
+#endif
 PFVM_INTERNAL void pfvm__map_init(pfvm__map *m, int strkeys);
 /* 1 and *val (if val) when key is present, else 0. */
 PFVM_INTERNAL int pfvm__map_get(const pfvm__map *m, const void *key, void **val);
@@ -6248,7 +6261,7 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
     uint8_t cond_v = 1;
     pfvm_code rc = PFVM_OK;
     /* the scan outputs kept so far count against the executor's total */
-    size_t kept = 0, limit = k->exec ? pfvm_exec_limits(k->exec).max_total_bytes : pfvm_limits_default().max_total_bytes;
+    size_t kept = 0, limit = k->max_total_bytes ? k->max_total_bytes : PFVM_MAX_TOTAL_BYTES;
     if (!body || n_carried < 0)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body or the M and cond input slots are missing");
     for (j = 0; j < 2; j++)
@@ -29937,6 +29950,7 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
     k.out = e->kout;
     k.st = st;
     k.exec = e;
+    k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
     k.state = n->id >= 0 && n->id < e->nn && e->g->nodes[n->id] == n ? e->state[n->id] : NULL;
     e->running = n;
     rc = n->op->kernel(&k);
@@ -31420,6 +31434,7 @@ static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k)
     kk.out = out;
     kk.st = k->st;
     kk.exec = k->exec;
+    kk.max_total_bytes = k->max_total_bytes;
     return p->head->op->kernel(&kk);
 }
 
@@ -31695,6 +31710,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
         kk.out = out;
         kk.st = k->st;
         kk.exec = k->exec;
+        kk.max_total_bytes = k->max_total_bytes;
         if ((rc = p->tail->op->kernel(&kk)) != PFVM_OK)
             return rc;
     }

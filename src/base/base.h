@@ -149,7 +149,7 @@ PFVM_INTERNAL void *stbds_shmode_func(size_t elemsize, int mode);
  * 1 on success and 0 when out of memory (pfvm__arraddn: the new elements,
  * or NULL); `a` is an lvalue, evaluated more than once. */
 #define pfvm__arrreserve(a, n) \
-    ((size_t)(n) <= stbds_arrcap(a) || ((a) = pfvm__arr_grow((a), sizeof *(a), (size_t)(n)), (size_t)(n) <= stbds_arrcap(a)))
+    ((size_t)(n) <= stbds_arrcap(a) || ((a) = PFVM__ARR_GROW((a), sizeof *(a), (size_t)(n)), (size_t)(n) <= stbds_arrcap(a)))
 #define pfvm__arrpush(a, v) (pfvm__arrreserve((a), (size_t)stbds_arrlen(a) + 1) ? (stbds_arrput((a), (v)), 1) : 0)
 #define pfvm__arrsetlen(a, n) (pfvm__arrreserve((a), (n)) ? (stbds_arrsetlen((a), (n)), 1) : 0)
 /* Shortens an array (never grows it). */
@@ -320,6 +320,20 @@ PFVM_INTERNAL int pfvm__add_i64(int64_t a, int64_t b, int64_t *out);
  * overflow or when the allocator fails, `a` unchanged (callers compare the
  * capacity: pfvm__arrreserve). */
 PFVM_INTERNAL void *pfvm__arr_grow(void *a, size_t elemsize, size_t mincap);
+/* pfvm:internal-begin */
+#ifdef __cplusplus
+/* C++ converts no void * implicitly: the same growth, typed. */
+extern "C++" {
+template <class T> static inline T *pfvm__arr_grow_typed(T *a, size_t elemsize, size_t mincap)
+{
+    return (T *)pfvm__arr_grow(a, elemsize, mincap);
+}
+}
+#define PFVM__ARR_GROW(a, elemsize, mincap) pfvm__arr_grow_typed((a), (elemsize), (mincap))
+#else
+#define PFVM__ARR_GROW(a, elemsize, mincap) pfvm__arr_grow((a), (elemsize), (mincap))
+#endif
+/* pfvm:internal-end */
 
 /* ---- hash map: string or pointer keys to pointers ------------------------ */
 

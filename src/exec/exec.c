@@ -1061,6 +1061,7 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
     k.out = e->kout;
     k.st = st;
     k.exec = e;
+    k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
     k.state = n->id >= 0 && n->id < e->nn && e->g->nodes[n->id] == n ? e->state[n->id] : NULL;
     e->running = n;
     rc = n->op->kernel(&k);

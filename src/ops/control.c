@@ -501,7 +501,7 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
     uint8_t cond_v = 1;
     pfvm_code rc = PFVM_OK;
     /* the scan outputs kept so far count against the executor's total */
-    size_t kept = 0, limit = k->exec ? pfvm_exec_limits(k->exec).max_total_bytes : pfvm_limits_default().max_total_bytes;
+    size_t kept = 0, limit = k->max_total_bytes ? k->max_total_bytes : PFVM_MAX_TOTAL_BYTES;
     if (!body || n_carried < 0)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body or the M and cond input slots are missing");
     for (j = 0; j < 2; j++)

@@ -67,6 +67,7 @@ typedef struct pfvm_kctx {
     pfvm_status *st;
     pfvm_exec *exec;              /* for subgraphs and dynamic outputs */
     void *state;                  /* per-node state kept with pfvm_kctx_set_state, or NULL */
+    size_t max_total_bytes;       /* the executor's bound on what it allocates (pfvm_limits); 0: the default */
 } pfvm_kctx;
 
 /* Computes the outputs. Output tensors arrive with dtype, shape and storage
