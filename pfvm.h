@@ -15,7 +15,8 @@
  * passes (pfvm_optimize: constant folding, the operators' own
  * simplifications, common subexpressions, BatchNorm folding, dead code); a
  * planner that puts every intermediate tensor in one arena; an executor
- * that allocates nothing while it runs; training graphs (pfvm_autodiff,
+ * that allocates nothing while it runs once shapes are bound (a fused
+ * group compiles its loop program on its first run); training graphs (pfvm_autodiff,
  * pfvm_autodiff_optimizer) whose state the executor carries from step to
  * step (pfvm_exec_feedback_all; examples/train_digits.c). Reading and
  * writing ONNX files is pfvm_onnx.h.
