@@ -24545,7 +24545,12 @@ static pfvm_code pfvm__grad_copy_graph(pfvm__grad_copy *c, const pfvm_graph *src
         pfvm_value **in = NULL, **out = NULL;
         pfvm_node *cn;
         char name[300];
-        for (j = 0; j < n->n_inputs; j++)
+        if (!pfvm__arrreserve(in, (size_t)n->n_inputs) || !pfvm__arrreserve(out, (size_t)n->n_outputs)) {
+            stbds_arrfree(in);
+            stbds_arrfree(out);
+            return pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+        }
+        for (j = 0; j < n->n_inputs; j++) /* reserved above */
             stbds_arrput(in, n->inputs[j] ? pfvm__grad_copy_value(c, n->inputs[j]) : NULL);
         for (j = 0; j < n->n_outputs; j++)
             stbds_arrput(out, n->outputs[j] ? pfvm__grad_copy_value(c, n->outputs[j]) : NULL);
@@ -24636,10 +24641,16 @@ pfvm_code pfvm_grad_body(pfvm_grad_ctx *g, pfvm_graph *dst, const pfvm_graph *bo
         nd->opset = g->opset;
         nd->op = pfvm_op_find("", "Identity", g->opset);
         s->type = seeds[i]->type;
-        stbds_arrput(ys, y);
-        stbds_arrput(sd, s);
+        if (!pfvm__arrpush(ys, y) || !pfvm__arrpush(sd, s)) {
+            pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+            goto fail;
+        }
     }
-    for (i = 0; i < n_wrt; i++)
+    if (!pfvm__arrreserve(names, (size_t)n_wrt)) {
+        pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+        goto fail;
+    }
+    for (i = 0; i < n_wrt; i++) /* reserved above */
         stbds_arrput(names, wrt[i]->name);
     memset(&o, 0, sizeof o);
     o.ys = ys;
@@ -24842,16 +24853,20 @@ pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_opts 
             rc = g->st->code;
             goto done;
         }
-        stbds_arrput(ys, y);
-        stbds_arrput(seeds, s);
+        if (!pfvm__arrpush(ys, y) || !pfvm__arrpush(seeds, s)) {
+            rc = pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+            goto done;
+        }
     } else if (opts->n_ys > 0) {
         for (i = 0; i < opts->n_ys; i++) {
             if (!opts->ys[i] || !opts->seeds[i] || opts->ys[i]->graph != gr) {
                 rc = pfvm__fail(g->st, PFVM_ERR_INVALID, "autodiff: seed %d is not a value of the graph", i);
                 goto done;
             }
-            stbds_arrput(ys, opts->ys[i]);
-            stbds_arrput(seeds, opts->seeds[i]);
+            if (!pfvm__arrpush(ys, opts->ys[i]) || !pfvm__arrpush(seeds, opts->seeds[i])) {
+                rc = pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+                goto done;
+            }
         }
     } else {
         int n_out = (int)stbds_arrlen(gr->outputs);
@@ -24869,8 +24884,10 @@ pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_opts 
             s->type = y->type;
             s->has_type_info = 1;
             pfvm_graph_add_input(gr, s, g->st);
-            stbds_arrput(ys, y);
-            stbds_arrput(seeds, s);
+            if (!pfvm__arrpush(ys, y) || !pfvm__arrpush(seeds, s)) {
+                rc = pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+                goto done;
+            }
         }
     }
     /* the values to differentiate with respect to */
@@ -24886,12 +24903,17 @@ pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_opts 
                 rc = pfvm__fail(g->st, PFVM_ERR_INVALID, "autodiff: '%s' is not a floating-point tensor", v->name);
                 goto done;
             }
-            stbds_arrput(wrt, v);
+            if (!pfvm__arrpush(wrt, v)) {
+                rc = pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+                goto done;
+            }
         }
     } else {
         for (i = 0; i < (int)stbds_arrlen(gr->inits); i++)
-            if (pfvm__is_float_tensor(&gr->inits[i]->type))
-                stbds_arrput(wrt, gr->inits[i]);
+            if (pfvm__is_float_tensor(&gr->inits[i]->type) && !pfvm__arrpush(wrt, gr->inits[i])) {
+                rc = pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+                goto done;
+            }
     }
     pfvm__gv(g, NULL);
     /* what depends on the wrt values, and what the seeds depend on */
@@ -24900,7 +24922,10 @@ pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_opts 
     for (i = 0; i < n_fwd; i++) {
         pfvm_node *n = gr->nodes[i];
         int hit = 0;
-        pfvm__node_deps(n, &deps);
+        if (!pfvm__node_deps(n, &deps)) {
+            rc = pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+            goto done;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps) && !hit; j++) {
             pfvm__grad_val *gv = pfvm__gv(g, deps[j]);
             hit = gv && gv->from_wrt;
@@ -24918,7 +24943,10 @@ pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_opts 
             hit = n->outputs[j] && pfvm__gv(g, n->outputs[j])->to_seed;
         if (!hit)
             continue;
-        pfvm__node_deps(n, &deps);
+        if (!pfvm__node_deps(n, &deps)) {
+            rc = pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+            goto done;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++) {
             pfvm__grad_val *gv = pfvm__gv(g, deps[j]);
             if (gv)
@@ -24946,7 +24974,10 @@ pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_opts 
             }
         if (!out_needed || !has_grad)
             continue;
-        pfvm__node_deps(n, &deps);
+        if (!pfvm__node_deps(n, &deps)) {
+            rc = pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+            goto done;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps) && !in_needed; j++)
             in_needed = pfvm__grad_val_needed(g, deps[j]);
         if (!in_needed)
@@ -25128,7 +25159,11 @@ pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *gr, const pfvm_auto
                                 pfvm_grad_op2(g, "Add", pfvm_grad_op1(g, "Sqrt", pfvm_grad_op2(g, "Div", vn, bc2)),
                                               pfvm_grad_scalar(g, dt, eps)));
             upd = pfvm_grad_op2(g, "Mul", upd, pfvm_grad_scalar(g, dt, opts->lr));
-            stbds_arrput(outs, mm);
+            if (!pfvm__arrreserve(outs, (size_t)stbds_arrlen(outs) + 4)) {
+                pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+                break;
+            }
+            stbds_arrput(outs, mm); /* reserved above */
             stbds_arrput(outs, mn);
             stbds_arrput(outs, vv);
             stbds_arrput(outs, vn);
