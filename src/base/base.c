@@ -173,13 +173,20 @@ PFVM_INTERNAL int pfvm__snprintf(char *buf, size_t n, const char *fmt, ...)
     return r;
 }
 
+/* The one place a status is filled (pfvm__fail inside, pfvm_status_set for
+ * programs). */
+static void pfvm__status_vset(pfvm_status *st, pfvm_code code, const char *fmt, va_list ap)
+{
+    st->code = code;
+    pfvm__vsnprintf(st->msg, sizeof st->msg, fmt, ap);
+}
+
 PFVM_INTERNAL pfvm_code pfvm__fail(pfvm_status *st, pfvm_code code, const char *fmt, ...)
 {
     if (st) {
         va_list ap;
-        st->code = code;
         va_start(ap, fmt);
-        vsnprintf(st->msg, sizeof st->msg, fmt, ap);
+        pfvm__status_vset(st, code, fmt, ap);
         va_end(ap);
     }
     return code;
@@ -620,9 +627,8 @@ pfvm_code pfvm_status_set(pfvm_status *st, pfvm_code code, const char *fmt, ...)
 {
     if (st) {
         va_list ap;
-        st->code = code;
         va_start(ap, fmt);
-        pfvm__vsnprintf(st->msg, sizeof st->msg, fmt, ap);
+        pfvm__status_vset(st, code, fmt, ap);
         va_end(ap);
     }
     return code;
