@@ -1447,10 +1447,16 @@ int pfvm_autodiff_saved(const pfvm_graph *g, const pfvm_autodiff_result *res, pf
     int n_nodes = (int)stbds_arrlen(g->nodes), n_vals = (int)stbds_arrlen(g->values), i, j, count = 0;
     unsigned char *mark;
     pfvm_value **deps = NULL;
-    if (!res || res->n_forward > n_nodes || !(mark = (unsigned char *)pfvm__calloc((size_t)n_vals + 1, 1)))
+    if (!res || res->n_forward > n_nodes)
         return 0;
+    if (!(mark = (unsigned char *)pfvm__calloc((size_t)n_vals + 1, 1)))
+        return -1;
     for (i = res->n_forward; i < n_nodes; i++) {
-        pfvm__node_deps(g->nodes[i], &deps);
+        if (!pfvm__node_deps(g->nodes[i], &deps)) {
+            stbds_arrfree(deps);
+            pfvm__free(mark);
+            return -1;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++) {
             const pfvm_value *v = deps[j];
             if (v->graph == g && v->id >= 0 && v->id < n_vals && v->producer && v->producer->graph == g &&

@@ -96,8 +96,9 @@ PFVM_API pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *g, const pfvm_autodi
  * run keeps alive from the forward pass to the backward one (what the
  * recompute pass trades for recomputation). Values made by forward nodes
  * only (not inputs or initializers), each once, in forward order; fills
- * out[0..cap) and returns the count (which may exceed cap). Valid while
- * g->nodes[res->n_forward..] are still the backward nodes. */
+ * out[0..cap) and returns the count (which may exceed cap), or -1 when out
+ * of memory. Valid while g->nodes[res->n_forward..] are still the backward
+ * nodes. */
 PFVM_API int pfvm_autodiff_saved(const pfvm_graph *g, const pfvm_autodiff_result *res, pfvm_value **out, int cap);
 
 /* ---- optimizers (training graphs) --------------------------------------------- */
