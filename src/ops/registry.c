@@ -1,5 +1,4 @@
-#include "registry.h"
-#include "../exec/fused.h"
+#include "fused.h"
 
 #include <stdio.h>
 
