@@ -991,6 +991,8 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
 #define PFVM_OP_CHANNEL_ROWS 16u /* channel c (axis 1) of output 0 is made from all of input 0 and row c
                                     (axis 0) of each other input, when input 1's axis 1 spans input 0's
                                     (no channel groups): Conv */
+#define PFVM_OP_PURE 32u /* a program's operator (pfvm_op_register) whose kernel is a function of its inputs and
+                            attributes alone: the passes may fold and merge its nodes like pfvm's own */
 
 struct pfvm_op_def {
     const char *name;
@@ -1023,7 +1025,14 @@ PFVM_API const pfvm_op_def *pfvm_op_at(int index);
  * Its hooks: `infer` (pfvm_infer_same_as_first, or pfvm_ival_set_tensor on
  * c->out[i]) and `kernel` (outputs arrive shaped and with storage when the
  * planner knows their shapes; otherwise pfvm_kctx_output); the other hooks
- * (simplify, grad, fuse) may be NULL. Process-wide, not thread-safe: call
+ * (simplify, grad, fuse) may be NULL. The passes treat it as opaque: a
+ * node is simplified, fused or differentiated only through the hook its
+ * definition gives (without `grad`, pfvm_autodiff through it fails with
+ * "no gradient for this operator"), and unless `flags` has PFVM_OP_PURE
+ * its kernel never runs before the model does (no folding at optimization,
+ * inference or plan time) and its nodes are never merged or recomputed:
+ * the registry keeps a copy of the definition with
+ * PFVM_OP_NONDETERMINISTIC added. Process-wide, not thread-safe: call
  * it before building or loading models. At most PFVM_MAX_USER_OPS (64)
  * registrations. */
 PFVM_API pfvm_code pfvm_op_register(const pfvm_op_def *def, pfvm_status *st);
@@ -14263,6 +14272,7 @@ static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k)
     kk.out = out;
     kk.st = k->st;
     kk.exec = k->exec;
+    kk.services = k->services;
     kk.max_total_bytes = k->max_total_bytes;
     return p->head->op->kernel(&kk);
 }
@@ -14539,6 +14549,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
         kk.out = out;
         kk.st = k->st;
         kk.exec = k->exec;
+        kk.services = k->services;
         kk.max_total_bytes = k->max_total_bytes;
         if ((rc = p->tail->op->kernel(&kk)) != PFVM_OK)
             return rc;
@@ -32630,6 +32641,8 @@ static int pfvm__domain_eq(const char *a, const char *b)
 #define PFVM_MAX_USER_OPS 64
 #endif
 static const pfvm_op_def *pfvm__user_ops[PFVM_MAX_USER_OPS];
+/* Their definitions as the passes see them: opaque unless PFVM_OP_PURE. */
+static pfvm_op_def pfvm__user_defs[PFVM_MAX_USER_OPS];
 static int pfvm__n_user_ops;
 
 pfvm_code pfvm_op_register(const pfvm_op_def *def, pfvm_status *st)
@@ -32639,7 +32652,14 @@ pfvm_code pfvm_op_register(const pfvm_op_def *def, pfvm_status *st)
     if (pfvm__n_user_ops == PFVM_MAX_USER_OPS)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "pfvm_op_register: more than %d operators (PFVM_MAX_USER_OPS)",
                           PFVM_MAX_USER_OPS);
-    pfvm__user_ops[pfvm__n_user_ops++] = def;
+    pfvm__user_defs[pfvm__n_user_ops] = *def;
+    /* a kernel pfvm knows nothing of may have effects or state: never
+     * run it at optimization, inference or plan time, never merge or
+     * recompute its nodes (what the nondeterministic flag means) */
+    if (!(def->flags & PFVM_OP_PURE))
+        pfvm__user_defs[pfvm__n_user_ops].flags |= PFVM_OP_NONDETERMINISTIC;
+    pfvm__user_ops[pfvm__n_user_ops] = &pfvm__user_defs[pfvm__n_user_ops];
+    pfvm__n_user_ops++;
     pfvm__ok(st);
     return PFVM_OK;
 }

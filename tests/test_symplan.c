@@ -6,7 +6,7 @@
 #include "plan/symplan.h"
 #include "exec/exec.h"
 #include "onnx/onnx_io.h"
-#include "ops/registry.h"
+#include "opi/opi.h"
 
 #include <math.h>
 #include <stdio.h>

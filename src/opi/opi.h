@@ -159,6 +159,8 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
 #define PFVM_OP_CHANNEL_ROWS 16u /* channel c (axis 1) of output 0 is made from all of input 0 and row c
                                     (axis 0) of each other input, when input 1's axis 1 spans input 0's
                                     (no channel groups): Conv */
+#define PFVM_OP_PURE 32u /* a program's operator (pfvm_op_register) whose kernel is a function of its inputs and
+                            attributes alone: the passes may fold and merge its nodes like pfvm's own */
 
 struct pfvm_op_def {
     const char *name;
@@ -191,7 +193,14 @@ PFVM_API const pfvm_op_def *pfvm_op_at(int index);
  * Its hooks: `infer` (pfvm_infer_same_as_first, or pfvm_ival_set_tensor on
  * c->out[i]) and `kernel` (outputs arrive shaped and with storage when the
  * planner knows their shapes; otherwise pfvm_kctx_output); the other hooks
- * (simplify, grad, fuse) may be NULL. Process-wide, not thread-safe: call
+ * (simplify, grad, fuse) may be NULL. The passes treat it as opaque: a
+ * node is simplified, fused or differentiated only through the hook its
+ * definition gives (without `grad`, pfvm_autodiff through it fails with
+ * "no gradient for this operator"), and unless `flags` has PFVM_OP_PURE
+ * its kernel never runs before the model does (no folding at optimization,
+ * inference or plan time) and its nodes are never merged or recomputed:
+ * the registry keeps a copy of the definition with
+ * PFVM_OP_NONDETERMINISTIC added. Process-wide, not thread-safe: call
  * it before building or loading models. At most PFVM_MAX_USER_OPS (64)
  * registrations. */
 PFVM_API pfvm_code pfvm_op_register(const pfvm_op_def *def, pfvm_status *st);

@@ -1167,6 +1167,7 @@ static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k)
     kk.out = out;
     kk.st = k->st;
     kk.exec = k->exec;
+    kk.services = k->services;
     kk.max_total_bytes = k->max_total_bytes;
     return p->head->op->kernel(&kk);
 }
@@ -1443,6 +1444,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
         kk.out = out;
         kk.st = k->st;
         kk.exec = k->exec;
+        kk.services = k->services;
         kk.max_total_bytes = k->max_total_bytes;
         if ((rc = p->tail->op->kernel(&kk)) != PFVM_OK)
             return rc;
