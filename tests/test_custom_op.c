@@ -21,7 +21,8 @@ static pfvm_code scale_kernel(pfvm_kctx *k)
     pfvm_tensor *y = k->out[0];
     float alpha = pfvm_node_attr_float(k->node, "alpha", 1.0f);
     int64_t i, n = pfvm_tensor_numel(x);
-    scale_runs++;
+    if (!strcmp(k->node->op_type, "Scale"))
+        scale_runs++; /* the opaque one's runs */
     for (i = 0; i < n; i++)
         ((float *)y->data)[i] = alpha * ((const float *)x->data)[i];
     return PFVM_OK;
@@ -114,7 +115,7 @@ static void test_optimize_and_run(void)
     scale_runs = 0;
     CHECK_MSG(pfvm_optimize(m, NULL, &rep, &st) == PFVM_OK, "%s", st.msg);
     /* the opaque Scale never ran: not folded, not merged; the pure one was folded */
-    CHECK_MSG(scale_runs <= 1, "Scale ran %d times while optimizing", scale_runs);
+    CHECK_MSG(scale_runs == 0, "Scale ran %d times while optimizing", scale_runs);
     CHECK_MSG(count_op(g, "Scale") == 2, "%d Scale nodes left", count_op(g, "Scale"));
     CHECK(count_op(g, "ScalePure") == 0);
 
