@@ -889,9 +889,6 @@ typedef struct pfvm_ictx {
  * freed when keep returns, so copy the entries. */
 typedef void (*pfvm_infer_keep_fn)(void *user, const pfvm_graph *g, const pfvm_ival *iv, int n);
 
-/* Whole-model inference that hands each graph's knowledge to keep
- * (pfvm__infer_shapes_keep, src/shape): what helpers get it through. */
-typedef pfvm_code (*pfvm_infer_keep_all_fn)(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st);
 
 /* Sets the types (and, where it can, symbolic values) of ctx->out. Called
  * with symbolic input shapes while analysing and with constant shapes at
@@ -2011,6 +2008,9 @@ PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
 /* Name of a node for messages: its name, or "op_type#index". */
 PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t size);
 /* ---- src/opi/opi.h ---- */
+/* Whole-model inference that hands each graph's knowledge to keep
+ * (pfvm__infer_shapes_keep, src/shape): what helpers get it through. */
+typedef pfvm_code (*pfvm_infer_keep_all_fn)(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st);
 /* Keeps `state` for this node until the executor is freed, which calls
  * free_fn(state); later runs find it in k->state (compiled programs,
  * caches). Replaces and frees a previous state. Without an executor the

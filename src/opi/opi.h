@@ -57,9 +57,11 @@ typedef struct pfvm_ictx {
  * freed when keep returns, so copy the entries. */
 typedef void (*pfvm_infer_keep_fn)(void *user, const pfvm_graph *g, const pfvm_ival *iv, int n);
 
+/* pfvm:internal-begin */
 /* Whole-model inference that hands each graph's knowledge to keep
  * (pfvm__infer_shapes_keep, src/shape): what helpers get it through. */
 typedef pfvm_code (*pfvm_infer_keep_all_fn)(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st);
+/* pfvm:internal-end */
 
 /* Sets the types (and, where it can, symbolic values) of ctx->out. Called
  * with symbolic input shapes while analysing and with constant shapes at
