@@ -11,7 +11,8 @@
 # tests/models (optimized and with --no-opt), the command-line checks in
 # tests/cli.sh, the headers' public boundary in tests/boundary.sh, the
 # packages (make install, pkg-config, CMake) in tests/packaging.sh, the
-# layers' separate links in tests/layers.sh and the firmware tests under
+# layers' separate links in tests/layers.sh, portable message formats in
+# tests/formats.sh and the firmware tests under
 # QEMU (tests/mcu/run.sh). With
 # PFVM_ASAN=1 the same suites run again with the AddressSanitizer +
 # UndefinedBehaviorSanitizer build in build-asan/, and the fuzz targets
@@ -98,6 +99,10 @@ suites() {
     fi
     if [ -z "$tag" ] && [ -f tests/packaging.sh ]; then
         run_part "packaging" sh tests/packaging.sh
+    fi
+    # no %lld / %zu reaches the C library (newlib prints them literally)
+    if [ -z "$tag" ] && [ -f tests/formats.sh ]; then
+        run_part "formats" env BUILD="$bdir" sh tests/formats.sh
     fi
 }
 
