@@ -2073,6 +2073,11 @@ typedef enum pfvm_ew_binop {
 PFVM_INTERNAL pfvm_code pfvm_ew_broadcast_binary(pfvm_kctx *k, pfvm_ew_binop op, const pfvm_tensor *a,
                                                  const pfvm_tensor *b, pfvm_tensor *out);
 
+/* float32 exp (within about 1 ulp, the same bits on every target: pfvm's
+ * own polynomial) and log (libm's logf), for other families' float32 math. */
+PFVM_INTERNAL float pfvm_ew_expf(float x);
+PFVM_INTERNAL float pfvm_ew_logf(float x);
+
 /* ---- nn.c: the reference convolution ---- */
 
 /* Receives each output element's accumulated sum (index, output channel). */
@@ -2673,6 +2678,16 @@ PFVM_INTERNAL int pfvm_fuse_accepts(const pfvm_node *n, const pfvm_dtype *in_dty
 #ifndef PFVM__AMALGAMATION
 extern const pfvm_op_def pfvm__op_function_call;
 #endif
+/* Compiles the program of a call of pfvm__op_function_call ahead of its
+ * first run (the executor's bind), so that running allocates nothing: k
+ * as for the kernel, in_dtype[j] each input's type, consts[j] the inputs
+ * whose contents are already fixed (else NULL). Sizes the executor's
+ * scratch for the program's reductions when the outputs are planned. A
+ * body that does not compile is left to the kernel (it runs as a subgraph). */
+PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtype, const pfvm_tensor *const *consts);
+/* Does n run through pfvm__op_function_call (a fused group or another
+ * model-local function)? */
+PFVM_INTERNAL int pfvm__fz_is_call(const pfvm_node *n);
 /* ---- src/exec/symplan.h ---- */
 /* Bytes of a tensor type rounded up to the alignment, or NULL when the
  * type has no size expression. */
@@ -2702,6 +2717,7 @@ PFVM_INTERNAL int pfvm__node_in_place(const pfvm_node *n);
 
 /* ---- src/base/base.c ---- */
 
+#include <limits.h>
 #include <stdio.h>
 #include <math.h>
 
@@ -2860,9 +2876,192 @@ const char *pfvm_code_name(pfvm_code c)
     return "error";
 }
 
+/* ---- message formatting ---- */
+
+/* Appends s (len bytes) to buf[*at..n), truncating; *at counts every byte
+ * asked for, as snprintf's result does. */
+static void pfvm__fmt_put(char *buf, size_t n, size_t *at, const char *s, size_t len)
+{
+    size_t i;
+    for (i = 0; i < len; i++, (*at)++)
+        if (*at + 1 < n)
+            buf[*at] = s[i];
+}
+
+/* One 64-bit integer conversion (d i u x X o) with its flags, width and
+ * precision, formatted here: newlib-nano prints %lld and %zu literally. */
+static void pfvm__fmt_int(char *buf, size_t n, size_t *at, const char *flags, int width, int prec, char conv,
+                          uint64_t mag, int neg)
+{
+    char digits[72], pre[4];
+    const char *set = conv == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
+    unsigned base = conv == 'x' || conv == 'X' ? 16u : conv == 'o' ? 8u : 10u;
+    size_t nd = 0, np = 0, len, pad, zeros = 0;
+    int left = strchr(flags, '-') != NULL, zero = strchr(flags, '0') != NULL && prec < 0 && !left;
+    while (mag) {
+        digits[sizeof digits - 1 - nd++] = set[mag % base];
+        mag /= base;
+    }
+    if (prec < 0 && nd == 0)
+        digits[sizeof digits - 1 - nd++] = '0';
+    if (neg)
+        pre[np++] = '-';
+    else if (conv == 'd' || conv == 'i')
+        if (strchr(flags, '+') || strchr(flags, ' '))
+            pre[np++] = strchr(flags, '+') ? '+' : ' ';
+    if (prec > 0 && (size_t)prec > nd)
+        zeros = (size_t)prec - nd;
+    len = np + zeros + nd;
+    pad = width > 0 && (size_t)width > len ? (size_t)width - len : 0;
+    if (zero) {
+        zeros += pad;
+        pad = 0;
+    }
+    for (; !left && pad; pad--)
+        pfvm__fmt_put(buf, n, at, " ", 1);
+    pfvm__fmt_put(buf, n, at, pre, np);
+    for (; zeros; zeros--)
+        pfvm__fmt_put(buf, n, at, "0", 1);
+    pfvm__fmt_put(buf, n, at, digits + sizeof digits - nd, nd);
+    for (; pad; pad--)
+        pfvm__fmt_put(buf, n, at, " ", 1);
+}
+
+/* vsnprintf whose 64-bit and size conversions (ll, z, j, t) are formatted
+ * by pfvm itself, so messages read the same with newlib-nano as with glibc;
+ * every other conversion goes to the C library one at a time. */
 PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list ap)
 {
-    return vsnprintf(buf, n, fmt, ap);
+    size_t at = 0;
+    const char *p = fmt;
+    while (*p) {
+        char spec[32], flags[8], piece[400];
+        const char *start = p;
+        int nf = 0, width = -1, prec = -1, len = 0, r = 0;
+        char conv;
+        if (*p != '%') {
+            const char *q = strchr(p, '%');
+            size_t lit = q ? (size_t)(q - p) : strlen(p);
+            pfvm__fmt_put(buf, n, &at, p, lit);
+            p += lit;
+            continue;
+        }
+        p++;
+        while (*p && strchr("-+ #0", *p)) {
+            if (nf < (int)sizeof flags - 1)
+                flags[nf++] = *p;
+            p++;
+        }
+        flags[nf] = 0;
+        if (*p == '*') {
+            width = va_arg(ap, int);
+            p++;
+        } else if (*p >= '0' && *p <= '9') {
+            for (width = 0; *p >= '0' && *p <= '9'; p++)
+                width = width * 10 + (*p - '0');
+        }
+        if (*p == '.') {
+            p++;
+            if (*p == '*') {
+                prec = va_arg(ap, int);
+                p++;
+            } else {
+                for (prec = 0; *p >= '0' && *p <= '9'; p++)
+                    prec = prec * 10 + (*p - '0');
+            }
+        }
+        /* length: 1 h, 2 hh, 3 l, 4 ll/j, 5 z, 6 t, 7 L */
+        if (p[0] == 'h') {
+            len = p[1] == 'h' ? 2 : 1;
+            p += len;
+        } else if (p[0] == 'l') {
+            len = p[1] == 'l' ? 4 : 3;
+            p += len - 2;
+        } else if (*p == 'j' || *p == 'z' || *p == 't' || *p == 'L') {
+            len = *p == 'j' ? 4 : *p == 'z' ? 5 : *p == 't' ? 6 : 7;
+            p++;
+        }
+        conv = *p ? *p++ : 0;
+        if (strchr("diuxXo", conv) && conv && len >= 4 && len <= 6) {
+            uint64_t mag;
+            int neg = 0;
+            if (conv == 'd' || conv == 'i') {
+                int64_t v = len == 4 ? (int64_t)va_arg(ap, long long) : len == 5 ? (int64_t)va_arg(ap, ptrdiff_t)
+                                                                                  : (int64_t)va_arg(ap, ptrdiff_t);
+                neg = v < 0;
+                mag = neg ? 0u - (uint64_t)v : (uint64_t)v;
+            } else {
+                mag = len == 4 ? (uint64_t)va_arg(ap, unsigned long long)
+                      : len == 5 ? (uint64_t)va_arg(ap, size_t) : (uint64_t)va_arg(ap, ptrdiff_t);
+            }
+            pfvm__fmt_int(buf, n, &at, flags, width, prec, conv, mag, neg);
+            continue;
+        }
+        /* one conversion through the C library, width and precision written out */
+        if (conv == 0 || (size_t)(p - start) + 24 > sizeof spec) {
+            pfvm__fmt_put(buf, n, &at, start, (size_t)(p - start));
+            continue;
+        }
+        {
+            char *w = spec + 1;
+            spec[0] = '%';
+            memcpy(w, flags, (size_t)nf);
+            w += nf;
+            if (width >= 0)
+                w += sprintf(w, "%d", width);
+            if (prec >= 0)
+                w += sprintf(w, ".%d", prec);
+            if (len == 1 || len == 2) {
+                *w++ = 'h';
+                if (len == 2)
+                    *w++ = 'h';
+            } else if (len == 3) {
+                *w++ = 'l';
+            } else if (len == 7) {
+                *w++ = 'L';
+            }
+            *w++ = conv;
+            *w = 0;
+        }
+        switch (conv) {
+        case 'd': case 'i': case 'c':
+            r = len == 3 ? snprintf(piece, sizeof piece, spec, va_arg(ap, long)) : snprintf(piece, sizeof piece, spec, va_arg(ap, int));
+            break;
+        case 'u': case 'x': case 'X': case 'o':
+            r = len == 3 ? snprintf(piece, sizeof piece, spec, va_arg(ap, unsigned long))
+                         : snprintf(piece, sizeof piece, spec, va_arg(ap, unsigned));
+            break;
+        case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A':
+            r = len == 7 ? snprintf(piece, sizeof piece, spec, va_arg(ap, long double))
+                         : snprintf(piece, sizeof piece, spec, va_arg(ap, double));
+            break;
+        case 's': { /* any length, without the piece buffer */
+            const char *str = va_arg(ap, const char *);
+            size_t sl = 0, pad;
+            if (!str)
+                str = "(null)";
+            while (str[sl] && (prec < 0 || sl < (size_t)prec))
+                sl++;
+            pad = width > 0 && (size_t)width > sl ? (size_t)width - sl : 0;
+            for (; !strchr(flags, '-') && pad; pad--)
+                pfvm__fmt_put(buf, n, &at, " ", 1);
+            pfvm__fmt_put(buf, n, &at, str, sl);
+            for (; pad; pad--)
+                pfvm__fmt_put(buf, n, &at, " ", 1);
+            continue;
+        }
+        case 'p': r = snprintf(piece, sizeof piece, spec, va_arg(ap, void *)); break;
+        case '%': r = snprintf(piece, sizeof piece, "%%"); break;
+        default: /* unknown: printed as written, its argument (if any) left alone */
+            pfvm__fmt_put(buf, n, &at, start, (size_t)(p - start));
+            continue;
+        }
+        if (r > 0)
+            pfvm__fmt_put(buf, n, &at, piece, (size_t)r < sizeof piece ? (size_t)r : sizeof piece - 1);
+    }
+    if (n)
+        buf[at < n ? at : n - 1] = 0;
+    return at > (size_t)INT_MAX ? INT_MAX : (int)at;
 }
 
 PFVM_INTERNAL int pfvm__snprintf(char *buf, size_t n, const char *fmt, ...)
@@ -2870,7 +3069,7 @@ PFVM_INTERNAL int pfvm__snprintf(char *buf, size_t n, const char *fmt, ...)
     va_list ap;
     int r;
     va_start(ap, fmt);
-    r = vsnprintf(buf, n, fmt, ap);
+    r = pfvm__vsnprintf(buf, n, fmt, ap);
     va_end(ap);
     return r;
 }
@@ -2909,7 +3108,7 @@ PFVM_INTERNAL void pfvm__prefix(pfvm_status *st, const char *fmt, ...)
     if (!st)
         return;
     va_start(ap, fmt);
-    vsnprintf(pre, sizeof pre, fmt, ap);
+    pfvm__vsnprintf(pre, sizeof pre, fmt, ap);
     va_end(ap);
     memcpy(old, st->msg, sizeof old);
     {
@@ -4129,7 +4328,7 @@ static void pfvm__sprint(pfvm__sbuf *b, const pfvm_sym *s, int min_prec)
         pfvm__sput(b, "(");
     switch (s->kind) {
     case PFVM_SYM_CONST:
-        snprintf(tmp, sizeof tmp, "%lld", (long long)s->value);
+        pfvm__snprintf(tmp, sizeof tmp, "%lld", (long long)s->value);
         pfvm__sput(b, tmp);
         break;
     case PFVM_SYM_VAR:
@@ -4154,7 +4353,7 @@ static void pfvm__sprint(pfvm__sbuf *b, const pfvm_sym *s, int min_prec)
                 if (k < 0) {
                     pfvm__sput(b, "-");
                     if (k != -1) {
-                        snprintf(tmp, sizeof tmp, "%lld*", (long long)-k);
+                        pfvm__snprintf(tmp, sizeof tmp, "%lld*", (long long)-k);
                         pfvm__sput(b, tmp);
                     }
                     pfvm__sprint(b, m, k != -1 ? 3 : 2);
@@ -4166,7 +4365,7 @@ static void pfvm__sprint(pfvm__sbuf *b, const pfvm_sym *s, int min_prec)
                 first = 0;
             }
         if (c) {
-            snprintf(tmp, sizeof tmp, c < 0 ? "%lld" : "+%lld", (long long)c);
+            pfvm__snprintf(tmp, sizeof tmp, c < 0 ? "%lld" : "+%lld", (long long)c);
             pfvm__sput(b, tmp);
         }
         break;
@@ -8097,7 +8296,17 @@ typedef struct pfvm__ew_params {
     double alpha, beta, gamma;
     int64_t lo, hi; /* Clip's integer bounds */
     int mode;       /* Mod: fmod; BitShift: right; Clip: 1 = has lo, 2 = has hi */
+    float fa, fb, fg; /* alpha, beta, gamma for the float32 loops (pfvm__ew_params_floats) */
 } pfvm__ew_params;
+
+/* Fills the float copies, once per node, so that float32 loops convert
+ * nothing from double per element (soft-float calls on Cortex-M4F). */
+static void pfvm__ew_params_floats(pfvm__ew_params *p)
+{
+    p->fa = (float)p->alpha;
+    p->fb = (float)p->beta;
+    p->fg = (float)p->gamma;
+}
 
 typedef double (*pfvm__ew_f)(const double *x, const pfvm__ew_params *p);
 /* `u`: the inputs are unsigned (their int64 values are uint64 bit patterns) */
@@ -8615,6 +8824,78 @@ __attribute__((target("avx512f"))) static void pfvm__ew_z_sigmoid_avx512(float *
 /* f(x) in the compute type: the float32 version above, or libm's double. */
 #define PFVM__EW_MATH(ff, df, x) \
     (sizeof(pfvm__ew_ct) == sizeof(float) ? (pfvm__ew_ct)pfvm__ew_##ff((float)(x)) : (pfvm__ew_ct)df((double)(x)))
+#define PFVM__EW_MATH2(ff, df, x, y)                                                                    \
+    (sizeof(pfvm__ew_ct) == sizeof(float) ? (pfvm__ew_ct)pfvm__ew_##ff((float)(x), (float)(y))         \
+                                          : (pfvm__ew_ct)df((double)(x), (double)(y)))
+/* a constant, and the node's alpha, beta, gamma, in the compute type */
+#define PFVM__EW_C(c) ((pfvm__ew_ct)(c))
+#define PFVM__EW_P(f, d) (sizeof(pfvm__ew_ct) == sizeof(float) ? (pfvm__ew_ct)p->f : (pfvm__ew_ct)p->d)
+#define PFVM__EW_PA PFVM__EW_P(fa, alpha)
+#define PFVM__EW_PB PFVM__EW_P(fb, beta)
+#define PFVM__EW_PG PFVM__EW_P(fg, gamma)
+
+/* libm's float functions where they are exact (sqrtf, floorf, ceilf, fmodf,
+ * fminf, fmaxf: the same bits everywhere) or the only float32 version pfvm
+ * has (the rest: within about 1-2 ulp in glibc and newlib, not bit-identical
+ * between them). */
+static float pfvm__ew_sqrtf(float x) { return sqrtf(x); }
+static float pfvm__ew_floorf(float x) { return floorf(x); }
+static float pfvm__ew_ceilf(float x) { return ceilf(x); }
+static float pfvm__ew_fabsf(float x) { return fabsf(x); }
+static float pfvm__ew_logf(float x) { return logf(x); }
+static float pfvm__ew_sinf(float x) { return sinf(x); }
+static float pfvm__ew_cosf(float x) { return cosf(x); }
+static float pfvm__ew_tanf(float x) { return tanf(x); }
+static float pfvm__ew_asinf(float x) { return asinf(x); }
+static float pfvm__ew_acosf(float x) { return acosf(x); }
+static float pfvm__ew_atanf(float x) { return atanf(x); }
+static float pfvm__ew_sinhf(float x) { return sinhf(x); }
+static float pfvm__ew_coshf(float x) { return coshf(x); }
+static float pfvm__ew_asinhf(float x) { return asinhf(x); }
+static float pfvm__ew_acoshf(float x) { return acoshf(x); }
+static float pfvm__ew_atanhf(float x) { return atanhf(x); }
+static float pfvm__ew_expm1f(float x) { return expm1f(x); }
+static float pfvm__ew_fminf(float x, float y) { return fminf(x, y); }
+static float pfvm__ew_fmaxf(float x, float y) { return fmaxf(x, y); }
+static float pfvm__ew_powf(float x, float y) { return powf(x, y); }
+
+PFVM_INTERNAL float pfvm_ew_expf(float x)
+{
+    return pfvm__ew_expf(x);
+}
+
+PFVM_INTERNAL float pfvm_ew_logf(float x)
+{
+    return logf(x);
+}
+
+/* round half to even: floorf and the subtraction are exact */
+static float pfvm__ew_round_evenf(float v)
+{
+    float r = floorf(v), d = v - r;
+    if (d > 0.5f || (d == 0.5f && fmodf(r, 2.0f) != 0))
+        r += 1.0f;
+    return r;
+}
+
+static float pfvm__ew_softplusf(float v)
+{
+    return v > 0 ? v + log1pf(pfvm__ew_expf(-v)) : log1pf(pfvm__ew_expf(v));
+}
+
+static float pfvm__ew_fmodf(float a, float b, int c_style)
+{
+    float r = fmodf(a, b);
+    if (!c_style && r != 0 && ((r < 0) != (b < 0)))
+        r += b;
+    return r;
+}
+
+static float pfvm__ew_clampf(float v, float lo, float hi)
+{
+    v = v < lo ? lo : v;
+    return v > hi ? hi : v;
+}
 
 /* NaN wins, as in numpy's maximum/minimum; a on ties. Written so that
  * compilers use max/min instructions (b > a ? b : a is maxps, which gives
@@ -8627,51 +8908,56 @@ PFVM__EW_INT1(abs, u || x0 >= 0 ? x0 : PFVM__EW_NEG(x0))
 PFVM__EW_UNARY_X(neg, float, -x0)
 PFVM__EW_INT1(neg, PFVM__EW_NEG(x0))
 PFVM__EW_UNARY_X(exp, float, PFVM__EW_MATH(expf, exp, x0))
-PFVM__EW_UNARY(log, float, log(x0))
-PFVM__EW_UNARY(sqrt, float, sqrt(x0))
+PFVM__EW_UNARY_X(log, float, PFVM__EW_MATH(logf, log, x0))
+PFVM__EW_UNARY_X(sqrt, float, PFVM__EW_MATH(sqrtf, sqrt, x0))
 PFVM__EW_UNARY_X(reciprocal, float, (pfvm__ew_ct)1 / x0)
-PFVM__EW_UNARY(floor, float, floor(x0))
-PFVM__EW_UNARY(ceil, float, ceil(x0))
-PFVM__EW_UNARY(round, float, pfvm__ew_round_even(x0))
+PFVM__EW_UNARY_X(floor, float, PFVM__EW_MATH(floorf, floor, x0))
+PFVM__EW_UNARY_X(ceil, float, PFVM__EW_MATH(ceilf, ceil, x0))
+PFVM__EW_UNARY_X(round, float, PFVM__EW_MATH(round_evenf, pfvm__ew_round_even, x0))
 PFVM__EW_UNARY_X(sign, float, x0 > 0 ? (pfvm__ew_ct)1 : x0 < 0 ? (pfvm__ew_ct)-1 : x0)
 PFVM__EW_INT1(sign, x0 == 0 ? 0 : u || x0 > 0 ? 1 : -1)
-PFVM__EW_UNARY(sin, float, sin(x0))
-PFVM__EW_UNARY(cos, float, cos(x0))
-PFVM__EW_UNARY(tan, float, tan(x0))
-PFVM__EW_UNARY(asin, float, asin(x0))
-PFVM__EW_UNARY(acos, float, acos(x0))
-PFVM__EW_UNARY(atan, float, atan(x0))
-PFVM__EW_UNARY(sinh, float, sinh(x0))
-PFVM__EW_UNARY(cosh, float, cosh(x0))
+PFVM__EW_UNARY_X(sin, float, PFVM__EW_MATH(sinf, sin, x0))
+PFVM__EW_UNARY_X(cos, float, PFVM__EW_MATH(cosf, cos, x0))
+PFVM__EW_UNARY_X(tan, float, PFVM__EW_MATH(tanf, tan, x0))
+PFVM__EW_UNARY_X(asin, float, PFVM__EW_MATH(asinf, asin, x0))
+PFVM__EW_UNARY_X(acos, float, PFVM__EW_MATH(acosf, acos, x0))
+PFVM__EW_UNARY_X(atan, float, PFVM__EW_MATH(atanf, atan, x0))
+PFVM__EW_UNARY_X(sinh, float, PFVM__EW_MATH(sinhf, sinh, x0))
+PFVM__EW_UNARY_X(cosh, float, PFVM__EW_MATH(coshf, cosh, x0))
 PFVM__EW_UNARY_X(tanh, float, PFVM__EW_MATH(tanhf, tanh, x0))
-PFVM__EW_UNARY(asinh, float, asinh(x0))
-PFVM__EW_UNARY(acosh, float, acosh(x0))
-PFVM__EW_UNARY(atanh, float, atanh(x0))
+PFVM__EW_UNARY_X(asinh, float, PFVM__EW_MATH(asinhf, asinh, x0))
+PFVM__EW_UNARY_X(acosh, float, PFVM__EW_MATH(acoshf, acosh, x0))
+PFVM__EW_UNARY_X(atanh, float, PFVM__EW_MATH(atanhf, atanh, x0))
 PFVM__EW_UNARY_X(erf, float, PFVM__EW_MATH(erff, erf, x0))
 PFVM__EW_UNARY_CTF(sigmoid, float, float, PFVM__EW_MATH(sigmoidf, pfvm__ew_sigmoid, x0), PFVM__EW_SIGMOID_FAST)
 PFVM__EW_UNARY_X(relu, float, x0 > 0 ? x0 : (pfvm__ew_ct)0)
 PFVM__EW_INT1(relu, u || x0 > 0 ? x0 : 0)
-PFVM__EW_UNARY_X(leakyrelu, float, x0 >= 0 ? x0 : (pfvm__ew_ct)p->alpha * x0)
-PFVM__EW_UNARY(elu, float, x0 >= 0 ? x0 : p->alpha * expm1(x0))
-PFVM__EW_UNARY(selu, float, x0 > 0 ? p->gamma * x0 : p->gamma * (p->alpha * exp(x0) - p->alpha))
-PFVM__EW_UNARY(celu, float, (x0 > 0 ? x0 : 0.0) + fmin(0.0, p->alpha * expm1(x0 / p->alpha)))
-PFVM__EW_UNARY(hardsigmoid, float, fmax(0.0, fmin(1.0, p->alpha * x0 + p->beta)))
-PFVM__EW_UNARY(hardswish, float, x0 * fmax(0.0, fmin(1.0, x0 / 6.0 + 0.5)))
-PFVM__EW_UNARY(softplus, float, pfvm__ew_softplus(x0))
-PFVM__EW_UNARY(softsign, float, x0 / (1.0 + fabs(x0)))
-PFVM__EW_UNARY(mish, float, x0 * tanh(pfvm__ew_softplus(x0)))
-PFVM__EW_UNARY_X(thresholdedrelu, float, x0 > (pfvm__ew_ct)p->alpha ? x0 : (pfvm__ew_ct)0)
-PFVM__EW_UNARY(shrink, float, x0 < -p->alpha ? x0 + p->beta : x0 > p->alpha ? x0 - p->beta : 0.0)
+PFVM__EW_UNARY_X(leakyrelu, float, x0 >= 0 ? x0 : PFVM__EW_PA * x0)
+PFVM__EW_UNARY_X(elu, float, x0 >= 0 ? x0 : PFVM__EW_PA * PFVM__EW_MATH(expm1f, expm1, x0))
+PFVM__EW_UNARY_X(selu, float, x0 > 0 ? PFVM__EW_PG * x0 : PFVM__EW_PG * (PFVM__EW_PA * PFVM__EW_MATH(expf, exp, x0) - PFVM__EW_PA))
+PFVM__EW_UNARY_X(celu, float,
+                 (x0 > 0 ? x0 : PFVM__EW_C(0)) +
+                     PFVM__EW_MATH2(fminf, fmin, 0, PFVM__EW_PA * PFVM__EW_MATH(expm1f, expm1, x0 / PFVM__EW_PA)))
+PFVM__EW_UNARY_X(hardsigmoid, float, PFVM__EW_MATH2(fmaxf, fmax, 0, PFVM__EW_MATH2(fminf, fmin, 1, PFVM__EW_PA * x0 + PFVM__EW_PB)))
+PFVM__EW_UNARY_X(hardswish, float,
+                 x0 * PFVM__EW_MATH2(fmaxf, fmax, 0, PFVM__EW_MATH2(fminf, fmin, 1, x0 / PFVM__EW_C(6) + PFVM__EW_C(0.5))))
+PFVM__EW_UNARY_X(softplus, float, PFVM__EW_MATH(softplusf, pfvm__ew_softplus, x0))
+PFVM__EW_UNARY_X(softsign, float, x0 / (PFVM__EW_C(1) + PFVM__EW_MATH(fabsf, fabs, x0)))
+PFVM__EW_UNARY_X(mish, float, x0 * PFVM__EW_MATH(tanhf, tanh, PFVM__EW_MATH(softplusf, pfvm__ew_softplus, x0)))
+PFVM__EW_UNARY_X(thresholdedrelu, float, x0 > PFVM__EW_PA ? x0 : (pfvm__ew_ct)0)
+PFVM__EW_UNARY_X(shrink, float, x0 < -PFVM__EW_PA ? x0 + PFVM__EW_PB : x0 > PFVM__EW_PA ? x0 - PFVM__EW_PB : PFVM__EW_C(0))
 /* Gelu (opset 20): x * Phi(x), or with approximate = "tanh" (mode 1)
  * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
 PFVM__EW_UNARY(gelu, float,
                p->mode ? 0.5 * x0 * (1.0 + tanh(0.7978845608028654 * (x0 + 0.044715 * x0 * x0 * x0)))
                        : 0.5 * x0 * (1.0 + erf(x0 * 0.7071067811865476)))
 PFVM__EW_UNARY_X(isnan, uint8_t, x0 != x0)
-PFVM__EW_UNARY(isinf, uint8_t, isinf(x0) && (x0 > 0 ? p->alpha != 0 : p->beta != 0))
-PFVM__EW_UNARY_X(divby, float, x0 / (pfvm__ew_ct)p->alpha)
+PFVM__EW_UNARY_X(isinf, uint8_t, isinf(x0) && (x0 > 0 ? PFVM__EW_PA != 0 : PFVM__EW_PB != 0))
+PFVM__EW_UNARY_X(divby, float, x0 / PFVM__EW_PA)
 /* Clip: lower bound first, so that min > max gives max (numpy's clip) */
-PFVM__EW_UNARY(clip, float, pfvm__ew_clamp(x0, p->alpha, p->beta))
+PFVM__EW_UNARY_X(clip, float,
+                 sizeof(pfvm__ew_ct) == sizeof(float) ? (pfvm__ew_ct)pfvm__ew_clampf((float)x0, p->fa, p->fb)
+                                                      : (pfvm__ew_ct)pfvm__ew_clamp((double)x0, p->alpha, p->beta))
 PFVM__EW_INT1(not, !x0)
 PFVM__EW_INT1(bitnot, ~x0)
 
@@ -8682,8 +8968,10 @@ PFVM__EW_INT2(sub, (uint64_t)x0 - (uint64_t)x1)
 PFVM__EW_BINARY_X(mul, float, x0 * x1)
 PFVM__EW_INT2(mul, (uint64_t)x0 * (uint64_t)x1)
 PFVM__EW_BINARY_X(div, float, x0 / x1)
-PFVM__EW_BINARY(pow, float, pow(x0, x1))
-PFVM__EW_BINARY(mod, float, pfvm__ew_fmod(x0, x1, p->mode))
+PFVM__EW_BINARY_X(pow, float, PFVM__EW_MATH2(powf, pow, x0, x1))
+PFVM__EW_BINARY_X(mod, float,
+                  sizeof(pfvm__ew_ct) == sizeof(float) ? (pfvm__ew_ct)pfvm__ew_fmodf((float)x0, (float)x1, p->mode)
+                                                       : (pfvm__ew_ct)pfvm__ew_fmod((double)x0, (double)x1, p->mode))
 PFVM__EW_BINARY_X(max, float, PFVM__EW_MAX(x0, x1))
 PFVM__EW_INT2(max, PFVM__EW_LT(x0, x1) ? x1 : x0)
 PFVM__EW_BINARY_X(min, float, PFVM__EW_MIN(x0, x1))
@@ -8881,6 +9169,7 @@ static pfvm_code pfvm__ew_map(pfvm_kctx *k, const pfvm__ew_op *op, const pfvm__e
                               const pfvm_tensor *const *in, int n, pfvm_tensor *out)
 {
     pfvm__ew_run r;
+    pfvm__ew_params q;
     int j;
     memset(&r, 0, sizeof r);
     for (j = 0; j < n; j++)
@@ -8888,7 +9177,9 @@ static pfvm_code pfvm__ew_map(pfvm_kctx *k, const pfvm__ew_op *op, const pfvm__e
     r.n = n;
     r.out = out;
     r.op = op;
-    r.p = p;
+    q = *p;
+    pfvm__ew_params_floats(&q);
+    r.p = &q;
     if (pfvm__ew_choose_path(k, &r))
         return k->st ? k->st->code : PFVM_ERR_UNSUPPORTED;
     r.out_size = pfvm_dtype_size(out->dtype);
@@ -8976,6 +9267,7 @@ static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, double 
 static pfvm_code pfvm__ew_fuse_op(pfvm_fuse_ctx *f, const pfvm_node *n, const pfvm__ew_op *op,
                                   const pfvm__ew_params *p)
 {
+    pfvm__ew_params q;
     int src[PFVM__EW_ARITY], j, k = 0;
     pfvm_code rc;
     if (!op->z)
@@ -8991,7 +9283,9 @@ static pfvm_code pfvm__ew_fuse_op(pfvm_fuse_ctx *f, const pfvm_node *n, const pf
     }
     if (!k || n->n_outputs < 1 || !n->outputs[0])
         return pfvm_fuse_refuse(f, "arity");
-    if ((rc = pfvm_fuse_emit(f, op->z, p, sizeof *p, PFVM_FUSE_OUT(0), k, src)) != PFVM_OK)
+    q = *p;
+    pfvm__ew_params_floats(&q);
+    if ((rc = pfvm_fuse_emit(f, op->z, &q, sizeof q, PFVM_FUSE_OUT(0), k, src)) != PFVM_OK)
         return rc;
     if (k == 2 && op->zc && (rc = pfvm_fuse_variant(f, op->zc)) != PFVM_OK)
         return rc;
@@ -9366,6 +9660,7 @@ static pfvm_code pfvm__ew_fuse_fold(pfvm_fuse_ctx *f, const pfvm_node *n, const 
     if (!mean)
         return PFVM_OK;
     p.alpha = (double)n->n_inputs;
+    pfvm__ew_params_floats(&p);
     return pfvm_fuse_emit(f, divby.z, &p, sizeof p, PFVM_FUSE_OUT(0), 1, &acc);
 }
 
@@ -9741,9 +10036,9 @@ static void pfvm__ew_to_text(const pfvm_tensor *x, int64_t i, char *buf, size_t 
     if (x->dtype == PFVM_BOOL)
         snprintf(buf, n, v ? "True" : "False");
     else if (x->dtype == PFVM_UINT64)
-        snprintf(buf, n, "%llu", (unsigned long long)(uint64_t)v);
+        pfvm__snprintf(buf, n, "%llu", (unsigned long long)(uint64_t)v);
     else
-        snprintf(buf, n, "%lld", (long long)v);
+        pfvm__snprintf(buf, n, "%lld", (long long)v);
 }
 
 /* Text to element i of a numeric tensor: integers exactly when the whole
@@ -13215,12 +13510,20 @@ typedef struct pfvm__la_bias {
     const pfvm_tensor *c;
     pfvm_tensor *y;
     double beta;
+    float fbeta; /* beta for float C and Y: one float product, the same value as in double */
 } pfvm__la_bias;
 
 static void pfvm__la_bias_span(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
 {
     pfvm__la_bias *b = (pfvm__la_bias *)user;
     int64_t e;
+    if (b->y->dtype == PFVM_FLOAT && b->c->dtype == PFVM_FLOAT) {
+        const float *c = (const float *)b->c->data + off[0];
+        float *y = (float *)b->y->data + pos;
+        for (e = 0; e < len; e++)
+            y[e] = b->fbeta * c[e * stride[0]];
+        return;
+    }
     for (e = 0; e < len; e++) {
         int64_t src = off[0] + e * stride[0], at = pos + e;
         if (pfvm_dtype_is_float(b->y->dtype)) {
@@ -13266,6 +13569,7 @@ static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, double 
     b.c = Cb;
     b.y = Y;
     b.beta = beta;
+    b.fbeta = (float)beta;
     return pfvm_ew_apply(k, &Cb, 1, Y, pfvm__la_bias_span, &b);
 }
 
@@ -14914,6 +15218,64 @@ static pfvm_code pfvm__nn_infer_pool(pfvm_ictx *c)
 
 enum { PFVM__NN_MAX = 0, PFVM__NN_AVG, PFVM__NN_LP };
 
+/* Max and average pooling of floats, in float: pfvm__nn_pool's loops with
+ * each kernel row read through a pointer (no per-element index products). */
+static void pfvm__nn_pool_f32(const pfvm_tensor *X, pfvm_tensor *Y, pfvm_tensor *I, int kind, int64_t NC,
+                              const int64_t *in_sp, const int64_t *out_sp, const pfvm__nn_win *w, int count_pad,
+                              int storage)
+{
+    const float *x = (const float *)X->data;
+    float *y = (float *)Y->data;
+    int64_t c, o[PFVM__NN_SP], kp[PFVM__NN_SP], at = 0;
+    int i;
+    for (c = 0; c < NC; c++)
+        for (o[0] = 0; o[0] < out_sp[0]; o[0]++)
+            for (o[1] = 0; o[1] < out_sp[1]; o[1]++)
+                for (o[2] = 0; o[2] < out_sp[2]; o[2]++, at++) {
+                    int64_t org[PFVM__NN_SP], ka[PFVM__NN_SP], kb[PFVM__NN_SP], cnt = 1, arg = -1;
+                    float best = 0, sum = 0;
+                    for (i = 0; i < PFVM__NN_SP; i++) {
+                        org[i] = o[i] * w->s[i] - w->pb[i];
+                        pfvm__nn_krange(org[i], w->d[i], w->k[i], 0, in_sp[i], &ka[i], &kb[i]);
+                        if (count_pad) {
+                            int64_t pa, pz;
+                            pfvm__nn_krange(org[i], w->d[i], w->k[i], -w->pb[i], in_sp[i] + w->pe[i], &pa, &pz);
+                            cnt *= pz - pa;
+                        } else {
+                            cnt *= kb[i] - ka[i];
+                        }
+                    }
+                    for (kp[0] = ka[0]; kp[0] < kb[0]; kp[0]++)
+                        for (kp[1] = ka[1]; kp[1] < kb[1]; kp[1]++) {
+                            int64_t q0 = org[0] + kp[0] * w->d[0], q1 = org[1] + kp[1] * w->d[1];
+                            int64_t row = ((c * in_sp[0] + q0) * in_sp[1] + q1) * in_sp[2] + org[2];
+                            const float *r = x + row;
+                            int64_t d2 = w->d[2];
+                            if (kind == PFVM__NN_MAX) {
+                                for (kp[2] = ka[2]; kp[2] < kb[2]; kp[2]++) {
+                                    float v = r[kp[2] * d2];
+                                    if (arg < 0 || v > best) {
+                                        int64_t q2 = org[2] + kp[2] * d2;
+                                        best = v;
+                                        arg = storage ? c * in_sp[0] * in_sp[1] * in_sp[2] + (q2 * in_sp[1] + q1) * in_sp[0] + q0
+                                                      : row + kp[2] * d2;
+                                    }
+                                }
+                            } else {
+                                for (kp[2] = ka[2]; kp[2] < kb[2]; kp[2]++)
+                                    sum += r[kp[2] * d2];
+                            }
+                        }
+                    if (kind == PFVM__NN_MAX) {
+                        y[at] = arg < 0 ? -INFINITY : best;
+                        if (I)
+                            ((int64_t *)I->data)[at] = arg < 0 ? 0 : arg;
+                    } else {
+                        y[at] = cnt ? sum / (float)cnt : 0.0f;
+                    }
+                }
+}
+
 /* Max, average and Lp pooling: for each output position, the kernel
  * positions that land in the input are found per dim first, so the inner
  * loops test nothing. */
@@ -14942,6 +15304,10 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     Y = k->out[0];
     NC = X->dims[0] * X->dims[1];
+    if (kind != PFVM__NN_LP && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
+        pfvm__nn_pool_f32(X, Y, I, kind, NC, in_sp, out_sp, &w, count_pad, storage);
+        return PFVM_OK;
+    }
     for (c = 0; c < NC; c++)
         for (o[0] = 0; o[0] < out_sp[0]; o[0]++)
             for (o[1] = 0; o[1] < out_sp[1]; o[1]++)
@@ -15035,6 +15401,16 @@ static pfvm_code pfvm__nn_global(pfvm_kctx *k, int kind)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     NC = X->dims[0] * X->dims[1];
     plane = pfvm__nn_plane(X);
+    if (kind != PFVM__NN_LP && X->dtype == PFVM_FLOAT && k->out[0]->dtype == PFVM_FLOAT) {
+        for (c = 0; c < NC; c++) {
+            const float *x = (const float *)X->data + c * plane;
+            float acc = kind == PFVM__NN_MAX ? -INFINITY : 0;
+            for (i = 0; i < plane; i++)
+                acc = kind == PFVM__NN_MAX ? (x[i] > acc ? x[i] : acc) : acc + x[i];
+            ((float *)k->out[0]->data)[c] = kind == PFVM__NN_AVG ? (plane ? acc / (float)plane : 0.0f) : acc;
+        }
+        return PFVM_OK;
+    }
     for (c = 0; c < NC; c++) {
         double acc = kind == PFVM__NN_MAX ? -INFINITY : 0;
         for (i = 0; i < plane; i++) {
@@ -15311,6 +15687,21 @@ static void pfvm__nn_affine(const pfvm_tensor *x, pfvm_tensor *y, int64_t off, i
     }
 }
 
+/* Mean and 1 / sqrt(variance + eps) of len floats, in float (the
+ * normalizations' float32 path: ONNX's stash type float). */
+static void pfvm__nn_moments_f32(const float *x, int64_t len, float eps, float *mean, float *inv)
+{
+    float s = 0, s2 = 0, m, n = (float)(len ? len : 1);
+    int64_t i;
+    for (i = 0; i < len; i++)
+        s += x[i];
+    m = s / n;
+    for (i = 0; i < len; i++)
+        s2 += (x[i] - m) * (x[i] - m);
+    *mean = m;
+    *inv = 1.0f / sqrtf(s2 / n + eps);
+}
+
 /* Output j (1 or more) of BatchNormalization: running or saved statistics,
  * typed like mean/var (outputs 1, 2) or scale (3, 4). */
 /* InstanceNormalization: scale and B have one entry per channel. */
@@ -15434,6 +15825,23 @@ static pfvm_code pfvm__nn_k_bn(pfvm_kctx *k)
     for (j = 1; j < k->n_out && j < 5; j++)
         if (pfvm_kctx_output(k, j, (j < 3 ? Mn : S)->dtype, (j < 3 ? Mn : S)->rank, (j < 3 ? Mn : S)->dims))
             return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    /* inference on floats: the per-channel scale and shift in float too */
+    if (!training && pfvm__nn_is_f32(X) && pfvm__nn_is_f32(S) && pfvm__nn_is_f32(B) && pfvm__nn_is_f32(Mn) &&
+        pfvm__nn_is_f32(V) && pfvm__nn_is_f32(k->out[0]) && k->n_out == 1) {
+        float feps = pfvm_node_attr_float(k->node, "epsilon", 1e-5f);
+        int64_t len = spatial ? plane : 1, stride = spatial ? C * plane : np, i;
+        for (c = 0; c < np; c++) {
+            float a = ((const float *)S->data)[c] / sqrtf(((const float *)V->data)[c] + feps);
+            float b = ((const float *)B->data)[c] - ((const float *)Mn->data)[c] * a;
+            for (n = 0; n < N; n++) {
+                const float *xp = (const float *)X->data + n * stride + c * len;
+                float *yp = (float *)k->out[0]->data + n * stride + c * len;
+                for (i = 0; i < len; i++)
+                    yp[i] = xp[i] * a + b;
+            }
+        }
+        return PFVM_OK;
+    }
     /* per channel, the whole plane; per activation, one element */
     for (c = 0; c < np; c++) {
         double run_mean = pfvm__nn_ld(Mn, c), run_var = pfvm__nn_ld(V, c), mean = run_mean, var = run_var, a, b;
@@ -15543,15 +15951,24 @@ static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
             return k->st ? k->st->code : PFVM_ERR_SHAPE;
     for (o = 0; o < outer; o++) {
         int64_t base = o * inner;
-        double mean = pfvm__nn_sum(X, base, inner) / (double)(inner ? inner : 1), inv;
-        inv = 1.0 / sqrt(pfvm__nn_sqdev(X, base, inner, mean) / (double)(inner ? inner : 1) + eps);
-        if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(S) && (!B || pfvm__nn_is_f32(B)) && pfvm__nn_is_f32(k->out[0])) {
+        double mean, inv;
+        if (stash == PFVM_FLOAT && pfvm__nn_is_f32(X) && pfvm__nn_is_f32(S) && (!B || pfvm__nn_is_f32(B)) &&
+            pfvm__nn_is_f32(k->out[0])) {
             const float *xp = (const float *)X->data + base, *sp = (const float *)S->data;
             const float *bp = B ? (const float *)B->data : NULL;
-            float *yp = (float *)k->out[0]->data + base, fm = (float)mean, fi = (float)inv;
+            float *yp = (float *)k->out[0]->data + base, fm, fi;
+            pfvm__nn_moments_f32(xp, inner, pfvm_node_attr_float(k->node, "epsilon", 1e-5f), &fm, &fi);
             for (i = 0; i < inner; i++)
                 yp[i] = (xp[i] - fm) * fi * sp[i % ns] + (bp ? bp[i % nb] : 0.0f);
-        } else {
+            if (k->n_out > 1 && k->out[1] && k->out[1]->dtype == PFVM_FLOAT)
+                ((float *)k->out[1]->data)[o] = fm;
+            if (k->n_out > 2 && k->out[2] && k->out[2]->dtype == PFVM_FLOAT)
+                ((float *)k->out[2]->data)[o] = fi;
+            continue;
+        }
+        mean = pfvm__nn_sum(X, base, inner) / (double)(inner ? inner : 1);
+        inv = 1.0 / sqrt(pfvm__nn_sqdev(X, base, inner, mean) / (double)(inner ? inner : 1) + eps);
+        {
             for (i = 0; i < inner; i++)
                 pfvm_red_store(k->out[0], base + i,
                             (pfvm__nn_ld(X, base + i) - mean) * inv * pfvm__nn_ld(S, i % ns) + (B ? pfvm__nn_ld(B, i % nb) : 0));
@@ -15581,7 +15998,19 @@ static pfvm_code pfvm__nn_k_instnorm(pfvm_kctx *k)
     for (n = 0; n < N; n++)
         for (c = 0; c < C; c++) {
             int64_t base = (n * C + c) * plane;
-            double mean = pfvm__nn_sum(X, base, plane) / (double)(plane ? plane : 1), a;
+            double mean, a;
+            if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(S) && pfvm__nn_is_f32(B) && pfvm__nn_is_f32(k->out[0])) {
+                const float *xp = (const float *)X->data + base;
+                float *yp = (float *)k->out[0]->data + base, fm, fi, fa, fb;
+                int64_t i;
+                pfvm__nn_moments_f32(xp, plane, pfvm_node_attr_float(k->node, "epsilon", 1e-5f), &fm, &fi);
+                fa = ((const float *)S->data)[c] * fi;
+                fb = ((const float *)B->data)[c] - fm * fa;
+                for (i = 0; i < plane; i++)
+                    yp[i] = xp[i] * fa + fb;
+                continue;
+            }
+            mean = pfvm__nn_sum(X, base, plane) / (double)(plane ? plane : 1);
             a = pfvm__nn_ld(S, c) / sqrt(pfvm__nn_sqdev(X, base, plane, mean) / (double)(plane ? plane : 1) + eps);
             pfvm__nn_affine(X, k->out[0], base, plane, a, pfvm__nn_ld(B, c) - mean * a);
         }
@@ -15661,25 +16090,24 @@ enum { PFVM__NN_SOFTMAX = 0, PFVM__NN_LOGSOFTMAX, PFVM__NN_HARDMAX };
  * PFVM_OP_IN_PLACE: every element is read before it is written). */
 static void pfvm__nn_softmax_f32(const float *x, float *y, int64_t len, int64_t st, int kind)
 {
-    float mx = -INFINITY;
-    double sum = 0;
+    float mx = -INFINITY, sum = 0;
     int64_t i;
     for (i = 0; i < len; i++)
         mx = x[i * st] > mx ? x[i * st] : mx;
     if (kind == PFVM__NN_SOFTMAX) {
         float inv;
         for (i = 0; i < len; i++) {
-            y[i * st] = (float)exp((double)(x[i * st] - mx));
+            y[i * st] = pfvm_ew_expf(x[i * st] - mx);
             sum += y[i * st];
         }
-        inv = (float)(1.0 / sum);
+        inv = 1.0f / sum;
         for (i = 0; i < len; i++)
             y[i * st] *= inv;
     } else {
         float lse;
         for (i = 0; i < len; i++)
-            sum += exp((double)(x[i * st] - mx));
-        lse = (float)log(sum);
+            sum += pfvm_ew_expf(x[i * st] - mx);
+        lse = pfvm_ew_logf(sum);
         for (i = 0; i < len; i++)
             y[i * st] = x[i * st] - mx - lse;
     }
@@ -29306,6 +29734,47 @@ static pfvm_code pfvm__check_input(const pfvm_value *v, const pfvm_tensor *t, pf
 }
 
 static pfvm_code pfvm__plan(pfvm_exec *e, pfvm_status *st);
+static void pfvm__node_io(pfvm_exec *e, const pfvm_node *n);
+
+/* Compiles every fused group's loop program at bind, for the planned
+ * input types, so that pfvm_exec_run allocates nothing (issue 19). Only
+ * inputs known at plan time count as constants for the compiler. */
+static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
+{
+    int i, j;
+    for (i = 0; i < e->nn; i++) {
+        pfvm_node *n = e->g->nodes[i];
+        pfvm_dtype dt[64];
+        const pfvm_tensor *consts[64];
+        pfvm_kctx k;
+        char lb[96];
+        pfvm_code rc;
+        if (e->skip[i] || !pfvm__fz_is_call(n) || n->n_inputs > 64)
+            continue;
+        pfvm__node_io(e, n);
+        for (j = 0; j < n->n_inputs; j++) {
+            const pfvm_value *v = n->inputs[j];
+            const pfvm_ival *iv = v ? &e->iv[v->id] : NULL;
+            dt[j] = iv && iv->type.kind == PFVM_KIND_TENSOR ? iv->type.dtype : PFVM_UNDEFINED;
+            consts[j] = v && e->vkind[v->id] == PFVM__V_KNOWN ? e->kin[j] : NULL;
+        }
+        memset(&k, 0, sizeof k);
+        k.node = n;
+        k.n_in = n->n_inputs;
+        k.n_out = n->n_outputs;
+        k.in = e->kin;
+        k.out = e->kout;
+        k.st = st;
+        k.exec = e;
+        k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
+        if ((rc = pfvm__fz_prepare(&k, dt, consts)) != PFVM_OK) {
+            if (st && strncmp(st->msg, "node '", 6))
+                pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
+            return rc;
+        }
+    }
+    return PFVM_OK;
+}
 
 pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st)
 {
@@ -29339,6 +29808,8 @@ pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, 
     e->sig = sig;
     e->planned = 0;
     rc = pfvm__plan(e, st);
+    if (!rc)
+        rc = pfvm__prepare_fused(e, st);
     if (!rc)
         e->planned = 1;
     return rc;
@@ -31930,6 +32401,41 @@ static pfvm_code pfvm__fz_run_once(pfvm_kctx *k, const pfvm_function *f, pfvm__f
     return fallback ? pfvm__fz_run_body(k, f) : PFVM_OK;
 }
 
+PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtype, const pfvm_tensor *const *consts)
+{
+    const pfvm_function *f = pfvm__fz_callee(k->node);
+    pfvm__fz_state *s;
+    pfvm__fz_prog *p = NULL;
+    pfvm_code rc;
+    int j;
+    if (!f || !f->body || k->n_in > 64)
+        return PFVM_OK; /* the kernel says why, when it runs */
+    rc = pfvm__fz_compile(f, in_dtype, consts, k->n_in, k->node->graph->model->syms, &p, k->st);
+    if (rc)
+        return rc;
+    s = (pfvm__fz_state *)pfvm__calloc(1, sizeof *s);
+    if (!s) {
+        pfvm__fz_prog_free(p);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    }
+    s->prog = p;
+    s->tried = 1;
+    pfvm_kctx_set_state(k, s, pfvm__fz_state_free);
+    if (p && stbds_arrlen(p->sinks)) {
+        /* the reductions' accumulators, as pfvm__fz_run asks for them */
+        int64_t n_acc = 0;
+        for (j = 0; j < (int)stbds_arrlen(p->sinks); j++) {
+            const pfvm_tensor *t = p->sinks[j].out < k->n_out ? k->out[p->sinks[j].out] : NULL;
+            if (!t || !t->data)
+                return PFVM_OK; /* not planned: sized on the first run */
+            n_acc += pfvm_tensor_numel(t);
+        }
+        if (!pfvm_kctx_scratch(k, sizeof(double) * (size_t)(n_acc ? n_acc : 1)))
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    }
+    return PFVM_OK;
+}
+
 static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
 {
     const pfvm_function *f = pfvm__fz_callee(k->node);
@@ -31978,6 +32484,11 @@ static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
 PFVM_INTERNAL const pfvm_op_def pfvm__op_function_call = {
     "(model-local function)", "", 1, 0, 0, -1, 0, -1, pfvm__fz_infer, pfvm__fz_kernel, NULL, PFVM_FUSE_OPAQUE,
     "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL, NULL};
+
+PFVM_INTERNAL int pfvm__fz_is_call(const pfvm_node *n)
+{
+    return n->op == &pfvm__op_function_call;
+}
 /* ---- src/exec/symplan.c ---- */
 /* The symbolic memory planner: lifetimes from the node order, sizes from
  * the symbolic shapes, slots reused only where a proof says they fit. */
