@@ -15,8 +15,8 @@
  * passes (pfvm_optimize: constant folding, the operators' own
  * simplifications, common subexpressions, BatchNorm folding, dead code); a
  * planner that puts every intermediate tensor in one arena; an executor
- * that allocates nothing while it runs once shapes are bound (a fused
- * group compiles its loop program on its first run); training graphs (pfvm_autodiff,
+ * that allocates nothing while it runs once shapes are bound (fused groups
+ * compile their loop programs at bind); training graphs (pfvm_autodiff,
  * pfvm_autodiff_optimizer) whose state the executor carries from step to
  * step (pfvm_exec_feedback_all; examples/train_digits.c). Reading and
  * writing ONNX files is pfvm_onnx.h.
@@ -966,6 +966,7 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
 #define PFVM_OP_CHANNEL_ROWS 16u /* channel c (axis 1) of output 0 is made from all of input 0 and row c
                                     (axis 0) of each other input, when input 1's axis 1 spans input 0's
                                     (no channel groups): Conv */
+
 
 struct pfvm_op_def {
     const char *name;
@@ -1961,6 +1962,29 @@ PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
 /* Name of a node for messages: its name, or "op_type#index". */
 PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t size);
 /* ---- src/ops/registry.h ---- */
+/* Operator selection. The amalgamation (amalgamate.py) writes every entry
+ * of the operator tables as PFVM__OP_SEL(Name, entry): the entry itself,
+ * or, when PFVM_OPS_SELECTED is defined, only where PFVM_OP_<Name> is
+ * defined as 1 (`interp ops --config MODEL...` writes such a header), so
+ * that the linker drops the other operators' kernels and hooks. */
+#ifdef PFVM_OPS_SELECTED
+#define PFVM__SEL_SECOND(a, b, ...) b
+#define PFVM__SEL_SECOND_X(...) PFVM__SEL_SECOND(__VA_ARGS__)
+#define PFVM__SEL_PROBE_1 ~, 1
+#define PFVM__SEL_ON_(v) PFVM__SEL_SECOND_X(PFVM__SEL_PROBE_##v, 0, ~)
+#define PFVM__SEL_ON(v) PFVM__SEL_ON_(v)
+#define PFVM__SEL_KEEP_1(...) __VA_ARGS__,
+#define PFVM__SEL_KEEP_0(...)
+#define PFVM__SEL_IF_(c, ...) PFVM__SEL_KEEP_##c(__VA_ARGS__)
+#define PFVM__SEL_IF(c, ...) PFVM__SEL_IF_(c, __VA_ARGS__)
+#define PFVM__OP_SEL(name, ...) PFVM__SEL_IF(PFVM__SEL_ON(PFVM_OP_##name), __VA_ARGS__)
+#if defined(__GNUC__)
+/* the operators left out leave their static kernels unused */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#endif
+#else
+#define PFVM__OP_SEL(name, ...) __VA_ARGS__,
+#endif
 /* Keeps `state` for this node until the executor is freed, which calls
  * free_fn(state); later runs find it in k->state (compiled programs,
  * caches). Replaces and frees a previous state. Without an executor the
@@ -7540,22 +7564,22 @@ done:
 }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_control[] = {
-    {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_if, NULL, NULL},
-    {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_loop, NULL, NULL},
-    {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_construct, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_insert, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SplitToSequence", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_split_to_seq, pfvm__cf_k_split_to_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"ConcatFromSequence", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_concat_seq, pfvm__cf_k_concat_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SequenceMap", "", 17, 0, 1, -1, 1, -1, pfvm__cf_infer_seq_map, pfvm__cf_k_seq_map, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"Optional", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_optional, pfvm__cf_k_optional, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"OptionalHasElement", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_has, pfvm__cf_k_has, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(If, {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_if, NULL, NULL})
+    PFVM__OP_SEL(Loop, {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_loop, NULL, NULL})
+    PFVM__OP_SEL(Scan, {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Scan, {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceEmpty, {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceConstruct, {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_construct, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceInsert, {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_insert, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceErase, {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceAt, {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceLength, {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SplitToSequence, {"SplitToSequence", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_split_to_seq, pfvm__cf_k_split_to_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ConcatFromSequence, {"ConcatFromSequence", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_concat_seq, pfvm__cf_k_concat_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceMap, {"SequenceMap", "", 17, 0, 1, -1, 1, -1, pfvm__cf_infer_seq_map, pfvm__cf_k_seq_map, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Optional, {"Optional", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_optional, pfvm__cf_k_optional, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(OptionalHasElement, {"OptionalHasElement", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_has, pfvm__cf_k_has, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(OptionalGetElement, {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
 /* ---- src/ops/einsum.c ---- */
@@ -7946,7 +7970,7 @@ static pfvm_code pfvm__es_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_einsum[] = {
-    {"Einsum", "", 12, 0, 1, -1, 1, 1, pfvm__es_infer, pfvm__es_k, NULL, PFVM_FUSE_OPAQUE, "float,double,int32,int64", NULL, 0, NULL, pfvm__es_grad, NULL, NULL},
+    PFVM__OP_SEL(Einsum, {"Einsum", "", 12, 0, 1, -1, 1, 1, pfvm__es_infer, pfvm__es_k, NULL, PFVM_FUSE_OPAQUE, "float,double,int32,int64", NULL, 0, NULL, pfvm__es_grad, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
 /* ---- src/ops/elementwise.c ---- */
@@ -11146,85 +11170,85 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
     {name, "", since, 0, 1, 1, 1, 1, infer, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL}
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
-    PFVM__EW_UI("Abs", 1, pfvm__ew_k_abs, pfvm__ew_infer_abs, PFVM__EW_NUMERIC, NULL),
-    PFVM__EW_UI("Neg", 1, pfvm__ew_k_neg, pfvm__ew_infer_neg, PFVM__EW_SIGNED, NULL),
-    PFVM__EW_U("Exp", 1, pfvm__ew_k_exp, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Log", 1, pfvm__ew_k_log, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Sqrt", 1, pfvm__ew_k_sqrt, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Reciprocal", 1, pfvm__ew_k_reciprocal, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Floor", 1, pfvm__ew_k_floor, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Ceil", 1, pfvm__ew_k_ceil, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Round", 11, pfvm__ew_k_round, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Sign", 9, pfvm__ew_k_sign, PFVM__EW_NUMERIC, NULL),
-    PFVM__EW_U("Sin", 7, pfvm__ew_k_sin, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Cos", 7, pfvm__ew_k_cos, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Tan", 7, pfvm__ew_k_tan, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Asin", 7, pfvm__ew_k_asin, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Acos", 7, pfvm__ew_k_acos, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Atan", 7, pfvm__ew_k_atan, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Sinh", 9, pfvm__ew_k_sinh, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Cosh", 9, pfvm__ew_k_cosh, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Tanh", 1, pfvm__ew_k_tanh, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Asinh", 9, pfvm__ew_k_asinh, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Acosh", 9, pfvm__ew_k_acosh, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Atanh", 9, pfvm__ew_k_atanh, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Erf", 9, pfvm__ew_k_erf, PFVM__EW_NUMERIC, NULL),
-    PFVM__EW_U("Sigmoid", 1, pfvm__ew_k_sigmoid, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Relu", 1, pfvm__ew_k_relu, PFVM__EW_SIGNED, NULL),
-    PFVM__EW_U("LeakyRelu", 1, pfvm__ew_k_leakyrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
-    PFVM__EW_U("Elu", 1, pfvm__ew_k_elu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
-    PFVM__EW_U("Selu", 1, pfvm__ew_k_selu, PFVM__EW_FLOATS, pfvm__ew_a_selu),
-    PFVM__EW_U("Celu", 12, pfvm__ew_k_celu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
-    PFVM__EW_U("HardSigmoid", 1, pfvm__ew_k_hardsigmoid, PFVM__EW_FLOATS, pfvm__ew_a_alpha_beta),
-    PFVM__EW_U("HardSwish", 14, pfvm__ew_k_hardswish, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Softplus", 1, pfvm__ew_k_softplus, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Softsign", 1, pfvm__ew_k_softsign, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Mish", 18, pfvm__ew_k_mish, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("ThresholdedRelu", 10, pfvm__ew_k_thresholdedrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
-    PFVM__EW_U("Shrink", 9, pfvm__ew_k_shrink, PFVM__EW_NUMERIC, pfvm__ew_a_shrink),
-    {"Gelu", "", 20, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_gelu, pfvm__ew_check_gelu, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, pfvm__ew_a_gelu, 0, NULL, pfvm__ew_k_gelu_grad, pfvm__ew_k_gelu_fuse, NULL},
-    {"IsNaN", "", 9, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isnan, NULL, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, NULL, 0, NULL, NULL, pfvm__ew_k_isnan_fuse, NULL},
-    {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0, NULL, NULL, pfvm__ew_k_isinf_fuse, NULL},
-    {"Not", "", 1, 0, 1, 1, 1, 1, pfvm__ew_infer_not, pfvm__ew_k_not, NULL, PFVM_FUSE_ELEMENTWISE, "bool", NULL, 0, NULL,
-     pfvm__ew_k_not_grad, pfvm__ew_k_not_fuse, NULL},
-    PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, PFVM__EW_INTS, NULL),
-    PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_add, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_sub, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_mul, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_div, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Pow", 1, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, pfvm__ew_a_mod),
-    PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64",
-               pfvm__ew_check_bitshift, pfvm__ew_a_bitshift),
-    PFVM__EW_B("PRelu", 1, pfvm__ew_k_prelu, pfvm__ew_infer_prelu, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Equal", 1, pfvm__ew_k_equal, pfvm__ew_infer_equal, "bool," PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Greater", 1, pfvm__ew_k_greater, pfvm__ew_infer_greater, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Less", 1, pfvm__ew_k_less, pfvm__ew_infer_less, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("GreaterOrEqual", 12, pfvm__ew_k_greater_equal, pfvm__ew_infer_greater_eq, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("LessOrEqual", 12, pfvm__ew_k_less_equal, pfvm__ew_infer_less_eq, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("And", 1, pfvm__ew_k_and, pfvm__ew_infer_and, "bool", NULL, NULL),
-    PFVM__EW_B("Or", 1, pfvm__ew_k_or, pfvm__ew_infer_or, "bool", NULL, NULL),
-    PFVM__EW_B("Xor", 1, pfvm__ew_k_xor, pfvm__ew_infer_xor, "bool", NULL, NULL),
-    PFVM__EW_B("BitwiseAnd", 18, pfvm__ew_k_bitand, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL),
-    PFVM__EW_B("BitwiseOr", 18, pfvm__ew_k_bitor, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL),
-    PFVM__EW_B("BitwiseXor", 18, pfvm__ew_k_bitxor, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL),
-    PFVM__EW_V("Sum", 1, pfvm__ew_k_sum, PFVM__EW_NUMERIC),
-    PFVM__EW_V("Mean", 1, pfvm__ew_k_mean, PFVM__EW_FLOATS),
-    PFVM__EW_VI("Max", 1, pfvm__ew_k_max, pfvm__ew_infer_max, PFVM__EW_NUMERIC),
-    PFVM__EW_VI("Min", 1, pfvm__ew_k_min, pfvm__ew_infer_min, PFVM__EW_NUMERIC),
-    {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_where_grad, pfvm__ew_k_where_fuse, NULL},
-    {"Clip", "", 6, 10, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL},
-    {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_clip, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL},
-    {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, pfvm__ew_check_cast, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, pfvm__ew_k_cast_grad, pfvm__ew_k_cast_fuse, NULL},
-    {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_castlike_grad, pfvm__ew_k_castlike_fuse, NULL},
+    PFVM__OP_SEL(Abs, PFVM__EW_UI("Abs", 1, pfvm__ew_k_abs, pfvm__ew_infer_abs, PFVM__EW_NUMERIC, NULL))
+    PFVM__OP_SEL(Neg, PFVM__EW_UI("Neg", 1, pfvm__ew_k_neg, pfvm__ew_infer_neg, PFVM__EW_SIGNED, NULL))
+    PFVM__OP_SEL(Exp, PFVM__EW_U("Exp", 1, pfvm__ew_k_exp, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Log, PFVM__EW_U("Log", 1, pfvm__ew_k_log, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Sqrt, PFVM__EW_U("Sqrt", 1, pfvm__ew_k_sqrt, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Reciprocal, PFVM__EW_U("Reciprocal", 1, pfvm__ew_k_reciprocal, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Floor, PFVM__EW_U("Floor", 1, pfvm__ew_k_floor, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Ceil, PFVM__EW_U("Ceil", 1, pfvm__ew_k_ceil, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Round, PFVM__EW_U("Round", 11, pfvm__ew_k_round, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Sign, PFVM__EW_U("Sign", 9, pfvm__ew_k_sign, PFVM__EW_NUMERIC, NULL))
+    PFVM__OP_SEL(Sin, PFVM__EW_U("Sin", 7, pfvm__ew_k_sin, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Cos, PFVM__EW_U("Cos", 7, pfvm__ew_k_cos, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Tan, PFVM__EW_U("Tan", 7, pfvm__ew_k_tan, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Asin, PFVM__EW_U("Asin", 7, pfvm__ew_k_asin, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Acos, PFVM__EW_U("Acos", 7, pfvm__ew_k_acos, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Atan, PFVM__EW_U("Atan", 7, pfvm__ew_k_atan, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Sinh, PFVM__EW_U("Sinh", 9, pfvm__ew_k_sinh, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Cosh, PFVM__EW_U("Cosh", 9, pfvm__ew_k_cosh, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Tanh, PFVM__EW_U("Tanh", 1, pfvm__ew_k_tanh, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Asinh, PFVM__EW_U("Asinh", 9, pfvm__ew_k_asinh, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Acosh, PFVM__EW_U("Acosh", 9, pfvm__ew_k_acosh, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Atanh, PFVM__EW_U("Atanh", 9, pfvm__ew_k_atanh, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Erf, PFVM__EW_U("Erf", 9, pfvm__ew_k_erf, PFVM__EW_NUMERIC, NULL))
+    PFVM__OP_SEL(Sigmoid, PFVM__EW_U("Sigmoid", 1, pfvm__ew_k_sigmoid, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Relu, PFVM__EW_U("Relu", 1, pfvm__ew_k_relu, PFVM__EW_SIGNED, NULL))
+    PFVM__OP_SEL(LeakyRelu, PFVM__EW_U("LeakyRelu", 1, pfvm__ew_k_leakyrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha))
+    PFVM__OP_SEL(Elu, PFVM__EW_U("Elu", 1, pfvm__ew_k_elu, PFVM__EW_FLOATS, pfvm__ew_a_alpha))
+    PFVM__OP_SEL(Selu, PFVM__EW_U("Selu", 1, pfvm__ew_k_selu, PFVM__EW_FLOATS, pfvm__ew_a_selu))
+    PFVM__OP_SEL(Celu, PFVM__EW_U("Celu", 12, pfvm__ew_k_celu, PFVM__EW_FLOATS, pfvm__ew_a_alpha))
+    PFVM__OP_SEL(HardSigmoid, PFVM__EW_U("HardSigmoid", 1, pfvm__ew_k_hardsigmoid, PFVM__EW_FLOATS, pfvm__ew_a_alpha_beta))
+    PFVM__OP_SEL(HardSwish, PFVM__EW_U("HardSwish", 14, pfvm__ew_k_hardswish, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Softplus, PFVM__EW_U("Softplus", 1, pfvm__ew_k_softplus, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Softsign, PFVM__EW_U("Softsign", 1, pfvm__ew_k_softsign, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Mish, PFVM__EW_U("Mish", 18, pfvm__ew_k_mish, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(ThresholdedRelu, PFVM__EW_U("ThresholdedRelu", 10, pfvm__ew_k_thresholdedrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha))
+    PFVM__OP_SEL(Shrink, PFVM__EW_U("Shrink", 9, pfvm__ew_k_shrink, PFVM__EW_NUMERIC, pfvm__ew_a_shrink))
+    PFVM__OP_SEL(Gelu, {"Gelu", "", 20, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_gelu, pfvm__ew_check_gelu, PFVM_FUSE_ELEMENTWISE,
+     PFVM__EW_FLOATS, pfvm__ew_a_gelu, 0, NULL, pfvm__ew_k_gelu_grad, pfvm__ew_k_gelu_fuse, NULL})
+    PFVM__OP_SEL(IsNaN, {"IsNaN", "", 9, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isnan, NULL, PFVM_FUSE_ELEMENTWISE,
+     PFVM__EW_FLOATS, NULL, 0, NULL, NULL, pfvm__ew_k_isnan_fuse, NULL})
+    PFVM__OP_SEL(IsInf, {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE,
+     PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0, NULL, NULL, pfvm__ew_k_isinf_fuse, NULL})
+    PFVM__OP_SEL(Not, {"Not", "", 1, 0, 1, 1, 1, 1, pfvm__ew_infer_not, pfvm__ew_k_not, NULL, PFVM_FUSE_ELEMENTWISE, "bool", NULL, 0, NULL,
+     pfvm__ew_k_not_grad, pfvm__ew_k_not_fuse, NULL})
+    PFVM__OP_SEL(BitwiseNot, PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, PFVM__EW_INTS, NULL))
+    PFVM__OP_SEL(Add, PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_add, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Sub, PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_sub, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Mul, PFVM__EW_B("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_mul, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Div, PFVM__EW_B("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_div, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Pow, PFVM__EW_B("Pow", 1, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Mod, PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, pfvm__ew_a_mod))
+    PFVM__OP_SEL(BitShift, PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64",
+               pfvm__ew_check_bitshift, pfvm__ew_a_bitshift))
+    PFVM__OP_SEL(PRelu, PFVM__EW_B("PRelu", 1, pfvm__ew_k_prelu, pfvm__ew_infer_prelu, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Equal, PFVM__EW_B("Equal", 1, pfvm__ew_k_equal, pfvm__ew_infer_equal, "bool," PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Greater, PFVM__EW_B("Greater", 1, pfvm__ew_k_greater, pfvm__ew_infer_greater, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Less, PFVM__EW_B("Less", 1, pfvm__ew_k_less, pfvm__ew_infer_less, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(GreaterOrEqual, PFVM__EW_B("GreaterOrEqual", 12, pfvm__ew_k_greater_equal, pfvm__ew_infer_greater_eq, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(LessOrEqual, PFVM__EW_B("LessOrEqual", 12, pfvm__ew_k_less_equal, pfvm__ew_infer_less_eq, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(And, PFVM__EW_B("And", 1, pfvm__ew_k_and, pfvm__ew_infer_and, "bool", NULL, NULL))
+    PFVM__OP_SEL(Or, PFVM__EW_B("Or", 1, pfvm__ew_k_or, pfvm__ew_infer_or, "bool", NULL, NULL))
+    PFVM__OP_SEL(Xor, PFVM__EW_B("Xor", 1, pfvm__ew_k_xor, pfvm__ew_infer_xor, "bool", NULL, NULL))
+    PFVM__OP_SEL(BitwiseAnd, PFVM__EW_B("BitwiseAnd", 18, pfvm__ew_k_bitand, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL))
+    PFVM__OP_SEL(BitwiseOr, PFVM__EW_B("BitwiseOr", 18, pfvm__ew_k_bitor, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL))
+    PFVM__OP_SEL(BitwiseXor, PFVM__EW_B("BitwiseXor", 18, pfvm__ew_k_bitxor, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL))
+    PFVM__OP_SEL(Sum, PFVM__EW_V("Sum", 1, pfvm__ew_k_sum, PFVM__EW_NUMERIC))
+    PFVM__OP_SEL(Mean, PFVM__EW_V("Mean", 1, pfvm__ew_k_mean, PFVM__EW_FLOATS))
+    PFVM__OP_SEL(Max, PFVM__EW_VI("Max", 1, pfvm__ew_k_max, pfvm__ew_infer_max, PFVM__EW_NUMERIC))
+    PFVM__OP_SEL(Min, PFVM__EW_VI("Min", 1, pfvm__ew_k_min, pfvm__ew_infer_min, PFVM__EW_NUMERIC))
+    PFVM__OP_SEL(Where, {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST,
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_where_grad, pfvm__ew_k_where_fuse, NULL})
+    PFVM__OP_SEL(Clip, {"Clip", "", 6, 10, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
+     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL})
+    PFVM__OP_SEL(Clip, {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_clip, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
+     PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL})
+    PFVM__OP_SEL(Cast, {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, pfvm__ew_check_cast, PFVM_FUSE_ELEMENTWISE,
+     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, pfvm__ew_k_cast_grad, pfvm__ew_k_cast_fuse, NULL})
+    PFVM__OP_SEL(CastLike, {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE,
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_castlike_grad, pfvm__ew_k_castlike_fuse, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
 
@@ -12297,16 +12321,16 @@ static pfvm_code pfvm__img_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_image[] = {
-    {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
-     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL},
-    {"Upsample", "", 7, 0, 1, 2, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
-     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL},
-    {"GridSample", "", 16, 0, 2, 2, 1, 1, pfvm__img_infer_gs, pfvm__img_k_gs, pfvm__img_check_gs, PFVM_FUSE_OPAQUE,
-     PFVM__IMG_T, NULL, 0, NULL, NULL, NULL, NULL},
-    {"RoiAlign", "", 10, 0, 3, 3, 1, 1, pfvm__img_infer_roialign, pfvm__img_k_roialign, pfvm__img_check_roialign,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, NULL, NULL, NULL},
-    {"NonMaxSuppression", "", 10, 0, 2, 5, 1, 1, pfvm__img_infer_nms, pfvm__img_k_nms, NULL, PFVM_FUSE_OPAQUE,
-     "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(Resize, {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
+     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL})
+    PFVM__OP_SEL(Upsample, {"Upsample", "", 7, 0, 1, 2, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
+     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL})
+    PFVM__OP_SEL(GridSample, {"GridSample", "", 16, 0, 2, 2, 1, 1, pfvm__img_infer_gs, pfvm__img_k_gs, pfvm__img_check_gs, PFVM_FUSE_OPAQUE,
+     PFVM__IMG_T, NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(RoiAlign, {"RoiAlign", "", 10, 0, 3, 3, 1, 1, pfvm__img_infer_roialign, pfvm__img_k_roialign, pfvm__img_check_roialign,
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(NonMaxSuppression, {"NonMaxSuppression", "", 10, 0, 2, 5, 1, 1, pfvm__img_infer_nms, pfvm__img_k_nms, NULL, PFVM_FUSE_OPAQUE,
+     "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
 /* ---- src/ops/indexing.c ---- */
@@ -13195,18 +13219,18 @@ static pfvm_code pfvm__ix_g_d2s(pfvm_grad_ctx *g, const pfvm_node *n)
 }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_indexing[] = {
-    {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0, NULL, pfvm__ix_g_gather_elements, NULL, NULL},
-    {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_elements, NULL, NULL},
-    {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL},
-    {"GatherND", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_nd, pfvm__ix_k_gather_nd, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_gather_nd, 0, NULL, pfvm__ix_g_gather_nd, NULL, NULL},
-    {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_nd, NULL, NULL},
-    {"OneHot", "", 9, 0, 3, 3, 1, 1, pfvm__ix_infer_onehot, pfvm__ix_k_onehot, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL},
-    {"EyeLike", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_eyelike, pfvm__ix_k_eyelike, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__ix_a_eyelike, 0, NULL, NULL, NULL, NULL},
-    {"Compress", "", 9, 0, 2, 2, 1, 1, pfvm__ix_infer_compress, pfvm__ix_k_compress, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL},
-    {"NonZero", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_nonzero, pfvm__ix_k_nonzero, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"DepthToSpace", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL},
-    {"SpaceToDepth", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL},
-    {"ReverseSequence", "", 10, 0, 2, 2, 1, 1, pfvm__ix_infer_revseq, pfvm__ix_k_revseq, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_revseq, 0, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(GatherElements, {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0, NULL, pfvm__ix_g_gather_elements, NULL, NULL})
+    PFVM__OP_SEL(ScatterElements, {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_elements, NULL, NULL})
+    PFVM__OP_SEL(Scatter, {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(GatherND, {"GatherND", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_nd, pfvm__ix_k_gather_nd, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_gather_nd, 0, NULL, pfvm__ix_g_gather_nd, NULL, NULL})
+    PFVM__OP_SEL(ScatterND, {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_nd, NULL, NULL})
+    PFVM__OP_SEL(OneHot, {"OneHot", "", 9, 0, 3, 3, 1, 1, pfvm__ix_infer_onehot, pfvm__ix_k_onehot, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(EyeLike, {"EyeLike", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_eyelike, pfvm__ix_k_eyelike, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__ix_a_eyelike, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Compress, {"Compress", "", 9, 0, 2, 2, 1, 1, pfvm__ix_infer_compress, pfvm__ix_k_compress, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(NonZero, {"NonZero", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_nonzero, pfvm__ix_k_nonzero, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(DepthToSpace, {"DepthToSpace", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL})
+    PFVM__OP_SEL(SpaceToDepth, {"SpaceToDepth", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL})
+    PFVM__OP_SEL(ReverseSequence, {"ReverseSequence", "", 10, 0, 2, 2, 1, 1, pfvm__ix_infer_revseq, pfvm__ix_k_revseq, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_revseq, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
 /* ---- src/ops/linalg.c ---- */
@@ -13853,10 +13877,10 @@ static double pfvm__la_gemm_flops(const pfvm_node *n, const pfvm_dims *in, int n
 }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
-    {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops},
-    {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops},
+    PFVM__OP_SEL(MatMul, {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops})
+    PFVM__OP_SEL(Gemm, {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
 /* ---- src/ops/misc.c ---- */
@@ -14415,14 +14439,14 @@ static pfvm_code pfvm__ms_k_unique(pfvm_kctx *k)
 }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_misc[] = {
-    {"HannWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hann, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL},
-    {"HammingWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hamming, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL},
-    {"BlackmanWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_blackman, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL},
-    {"Det", "", 11, 0, 1, 1, 1, 1, pfvm__ms_infer_det, pfvm__ms_k_det, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL},
-    {"MeanVarianceNormalization", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_mvn, pfvm__ms_k_mvn, NULL, PFVM_FUSE_REDUCTION, "float,double", NULL, 0, NULL, NULL, NULL, NULL},
-    {"StringNormalizer", "", 10, 0, 1, 1, 1, 1, pfvm__ms_infer_strnorm, pfvm__ms_k_strnorm, NULL, PFVM_FUSE_OPAQUE, "string", NULL, 0, NULL, NULL, NULL, NULL},
-    {"TfIdfVectorizer", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_tfidf, pfvm__ms_k_tfidf, NULL, PFVM_FUSE_OPAQUE, "string,int32,int64 -> float", NULL, 0, NULL, NULL, NULL, NULL},
-    {"Unique", "", 11, 0, 1, 1, 1, 4, pfvm__ms_infer_unique, pfvm__ms_k_unique, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(HannWindow, {"HannWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hann, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(HammingWindow, {"HammingWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hamming, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(BlackmanWindow, {"BlackmanWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_blackman, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Det, {"Det", "", 11, 0, 1, 1, 1, 1, pfvm__ms_infer_det, pfvm__ms_k_det, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MeanVarianceNormalization, {"MeanVarianceNormalization", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_mvn, pfvm__ms_k_mvn, NULL, PFVM_FUSE_REDUCTION, "float,double", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(StringNormalizer, {"StringNormalizer", "", 10, 0, 1, 1, 1, 1, pfvm__ms_infer_strnorm, pfvm__ms_k_strnorm, NULL, PFVM_FUSE_OPAQUE, "string", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(TfIdfVectorizer, {"TfIdfVectorizer", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_tfidf, pfvm__ms_k_tfidf, NULL, PFVM_FUSE_OPAQUE, "string,int32,int64 -> float", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Unique, {"Unique", "", 11, 0, 1, 1, 1, 4, pfvm__ms_infer_unique, pfvm__ms_k_unique, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
 /* ---- src/ops/nn.c ---- */
@@ -17098,25 +17122,25 @@ static double pfvm__nn_convt_flops(const pfvm_node *n, const pfvm_dims *in, int 
 }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
-    {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops},
-    {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops},
-    {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL},
-    {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL},
-    {"LpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_lppool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, NULL, NULL, NULL},
-    {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL},
-    {"MaxRoiPool", "", 1, 0, 2, 2, 1, 1, pfvm__nn_infer_roipool, pfvm__nn_k_roipool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL},
-    {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gap_grad, NULL, NULL},
-    {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gmp_grad, NULL, NULL},
-    {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL},
-    {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL},
-    {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL},
-    {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_ln_grad, NULL, NULL},
-    {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL},
-    {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL},
-    {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL},
-    {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL},
-    {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL, NULL},
-    {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(Conv, {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops})
+    PFVM__OP_SEL(ConvTranspose, {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops})
+    PFVM__OP_SEL(MaxPool, {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL})
+    PFVM__OP_SEL(AveragePool, {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL})
+    PFVM__OP_SEL(LpPool, {"LpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_lppool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MaxUnpool, {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MaxRoiPool, {"MaxRoiPool", "", 1, 0, 2, 2, 1, 1, pfvm__nn_infer_roipool, pfvm__nn_k_roipool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(GlobalAveragePool, {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gap_grad, NULL, NULL})
+    PFVM__OP_SEL(GlobalMaxPool, {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gmp_grad, NULL, NULL})
+    PFVM__OP_SEL(GlobalLpPool, {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL})
+    PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL})
+    PFVM__OP_SEL(LayerNormalization, {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_ln_grad, NULL, NULL})
+    PFVM__OP_SEL(InstanceNormalization, {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL})
+    PFVM__OP_SEL(LRN, {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(LpNormalization, {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL})
+    PFVM__OP_SEL(Softmax, {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL})
+    PFVM__OP_SEL(LogSoftmax, {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL, NULL})
+    PFVM__OP_SEL(Hardmax, {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
 /* ---- src/ops/quant.c ---- */
@@ -17469,13 +17493,13 @@ static pfvm_code pfvm__q_infer_qlinear_conv(pfvm_ictx *c)
 }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
-    {"QuantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_quantize, pfvm__q_k_quantize, NULL, PFVM_FUSE_ELEMENTWISE, "float,int32 -> uint8,int8", NULL, 0, NULL, NULL, NULL, NULL},
-    {"DequantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_dequantize, pfvm__q_k_dequantize, NULL, PFVM_FUSE_ELEMENTWISE, "uint8,int8,int32 -> float", NULL, 0, NULL, NULL, NULL, NULL},
-    {"DynamicQuantizeLinear", "", 11, 0, 1, 1, 3, 3, pfvm__q_infer_dynamic, pfvm__q_k_dynamic, NULL, PFVM_FUSE_OPAQUE, "float -> uint8", NULL, 0, NULL, NULL, NULL, NULL},
-    {"MatMulInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_int_matmul, pfvm__q_k_matmul_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL},
-    {"QLinearMatMul", "", 10, 0, 8, 8, 1, 1, pfvm__q_infer_qlinear_matmul, pfvm__q_k_qlinear_matmul, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL},
-    {"ConvInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_conv_integer, pfvm__q_k_conv_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL},
-    {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(QuantizeLinear, {"QuantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_quantize, pfvm__q_k_quantize, NULL, PFVM_FUSE_ELEMENTWISE, "float,int32 -> uint8,int8", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(DequantizeLinear, {"DequantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_dequantize, pfvm__q_k_dequantize, NULL, PFVM_FUSE_ELEMENTWISE, "uint8,int8,int32 -> float", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(DynamicQuantizeLinear, {"DynamicQuantizeLinear", "", 11, 0, 1, 1, 3, 3, pfvm__q_infer_dynamic, pfvm__q_k_dynamic, NULL, PFVM_FUSE_OPAQUE, "float -> uint8", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MatMulInteger, {"MatMulInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_int_matmul, pfvm__q_k_matmul_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(QLinearMatMul, {"QLinearMatMul", "", 10, 0, 8, 8, 1, 1, pfvm__q_infer_qlinear_matmul, pfvm__q_k_qlinear_matmul, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ConvInteger, {"ConvInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_conv_integer, pfvm__q_k_conv_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(QLinearConv, {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
 /* ---- src/ops/random.c ---- */
@@ -17622,12 +17646,12 @@ static pfvm_code pfvm__rnd_k_multinomial(pfvm_kctx *k)
 #define PFVM__RND PFVM_OP_NONDETERMINISTIC
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_random[] = {
-    {"RandomUniform", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
-    {"RandomNormal", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
-    {"RandomUniformLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
-    {"RandomNormalLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
-    {"Bernoulli", "", 15, 0, 1, 1, 1, 1, pfvm__rnd_infer_bernoulli, pfvm__rnd_k_bernoulli, NULL, PFVM_FUSE_OPAQUE, "float,double -> numeric,bool", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
-    {"Multinomial", "", 7, 0, 1, 1, 1, 1, pfvm__rnd_infer_multinomial, pfvm__rnd_k_multinomial, NULL, PFVM_FUSE_OPAQUE, "float,double -> int32,int64", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(RandomUniform, {"RandomUniform", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(RandomNormal, {"RandomNormal", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(RandomUniformLike, {"RandomUniformLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(RandomNormalLike, {"RandomNormalLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Bernoulli, {"Bernoulli", "", 15, 0, 1, 1, 1, 1, pfvm__rnd_infer_bernoulli, pfvm__rnd_k_bernoulli, NULL, PFVM_FUSE_OPAQUE, "float,double -> numeric,bool", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Multinomial, {"Multinomial", "", 7, 0, 1, 1, 1, 1, pfvm__rnd_infer_multinomial, pfvm__rnd_k_multinomial, NULL, PFVM_FUSE_OPAQUE, "float,double -> int32,int64", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
 /* ---- src/ops/reduce.c ---- */
@@ -19026,24 +19050,24 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL}
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
-    PFVM__RED_OP("ReduceSum", pfvm__red_k_sum),
-    PFVM__RED_OP("ReduceMean", pfvm__red_k_mean),
-    PFVM__RED_OP("ReduceMax", pfvm__red_k_max),
-    PFVM__RED_OP("ReduceMin", pfvm__red_k_min),
-    PFVM__RED_OP("ReduceProd", pfvm__red_k_prod),
-    PFVM__RED_OP("ReduceL1", pfvm__red_k_l1),
-    PFVM__RED_OP("ReduceL2", pfvm__red_k_l2),
-    PFVM__RED_OP("ReduceLogSum", pfvm__red_k_logsum),
-    PFVM__RED_OP("ReduceLogSumExp", pfvm__red_k_logsumexp),
-    PFVM__RED_OP("ReduceSumSquare", pfvm__red_k_sumsq),
-    {"ArgMax", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmax, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL},
-    {"ArgMin", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmin, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL},
-    {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm__red_infer_cumsum, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_cumsum_grad, NULL, NULL},
-    {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_topk_grad, NULL, NULL},
-    {"NegativeLogLikelihoodLoss", "", 12, 0, 2, 3, 1, 1, pfvm__red_infer_loss, pfvm__red_k_nll, pfvm__red_check_loss,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_nll_grad, NULL, NULL},
-    {"SoftmaxCrossEntropyLoss", "", 12, 0, 2, 3, 1, 2, pfvm__red_infer_loss, pfvm__red_k_sce, pfvm__red_check_loss,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_sce_grad, NULL, NULL},
+    PFVM__OP_SEL(ReduceSum, PFVM__RED_OP("ReduceSum", pfvm__red_k_sum))
+    PFVM__OP_SEL(ReduceMean, PFVM__RED_OP("ReduceMean", pfvm__red_k_mean))
+    PFVM__OP_SEL(ReduceMax, PFVM__RED_OP("ReduceMax", pfvm__red_k_max))
+    PFVM__OP_SEL(ReduceMin, PFVM__RED_OP("ReduceMin", pfvm__red_k_min))
+    PFVM__OP_SEL(ReduceProd, PFVM__RED_OP("ReduceProd", pfvm__red_k_prod))
+    PFVM__OP_SEL(ReduceL1, PFVM__RED_OP("ReduceL1", pfvm__red_k_l1))
+    PFVM__OP_SEL(ReduceL2, PFVM__RED_OP("ReduceL2", pfvm__red_k_l2))
+    PFVM__OP_SEL(ReduceLogSum, PFVM__RED_OP("ReduceLogSum", pfvm__red_k_logsum))
+    PFVM__OP_SEL(ReduceLogSumExp, PFVM__RED_OP("ReduceLogSumExp", pfvm__red_k_logsumexp))
+    PFVM__OP_SEL(ReduceSumSquare, PFVM__RED_OP("ReduceSumSquare", pfvm__red_k_sumsq))
+    PFVM__OP_SEL(ArgMax, {"ArgMax", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmax, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ArgMin, {"ArgMin", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmin, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(CumSum, {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm__red_infer_cumsum, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_cumsum_grad, NULL, NULL})
+    PFVM__OP_SEL(TopK, {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_topk_grad, NULL, NULL})
+    PFVM__OP_SEL(NegativeLogLikelihoodLoss, {"NegativeLogLikelihoodLoss", "", 12, 0, 2, 3, 1, 1, pfvm__red_infer_loss, pfvm__red_k_nll, pfvm__red_check_loss,
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_nll_grad, NULL, NULL})
+    PFVM__OP_SEL(SoftmaxCrossEntropyLoss, {"SoftmaxCrossEntropyLoss", "", 12, 0, 2, 3, 1, 2, pfvm__red_infer_loss, pfvm__red_k_sce, pfvm__red_check_loss,
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_sce_grad, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
 /* ---- src/ops/rnn.c ---- */
@@ -19386,9 +19410,9 @@ static pfvm_code pfvm__rnn_k_gru(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__R
 static pfvm_code pfvm__rnn_k_lstm(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__RNN_LSTM); }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_rnn[] = {
-    {"RNN", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_rnn, pfvm__rnn_k_rnn, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
-    {"GRU", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_gru, pfvm__rnn_k_gru, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
-    {"LSTM", "", 7, 0, 3, 8, 0, 3, pfvm__rnn_infer_lstm, pfvm__rnn_k_lstm, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(RNN, {"RNN", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_rnn, pfvm__rnn_k_rnn, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(GRU, {"GRU", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_gru, pfvm__rnn_k_gru, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(LSTM, {"LSTM", "", 7, 0, 3, 8, 0, 3, pfvm__rnn_infer_lstm, pfvm__rnn_k_lstm, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
 /* ---- src/ops/signal.c ---- */
@@ -19678,9 +19702,9 @@ static pfvm_code pfvm__sg_k_mel(pfvm_kctx *k)
 }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_signal[] = {
-    {"DFT", "", 17, 0, 1, 2, 1, 1, pfvm__sg_infer_dft, pfvm__sg_k_dft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
-    {"STFT", "", 17, 0, 2, 4, 1, 1, pfvm__sg_infer_stft, pfvm__sg_k_stft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
-    {"MelWeightMatrix", "", 17, 0, 5, 5, 1, 1, pfvm__sg_infer_mel, pfvm__sg_k_mel, NULL, PFVM_FUSE_OPAQUE, "-> float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(DFT, {"DFT", "", 17, 0, 1, 2, 1, 1, pfvm__sg_infer_dft, pfvm__sg_k_dft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(STFT, {"STFT", "", 17, 0, 2, 4, 1, 1, pfvm__sg_infer_stft, pfvm__sg_k_stft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MelWeightMatrix, {"MelWeightMatrix", "", 17, 0, 5, 5, 1, 1, pfvm__sg_infer_mel, pfvm__sg_k_mel, NULL, PFVM_FUSE_OPAQUE, "-> float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
 /* ---- src/ops/tensor.c ---- */
@@ -22616,31 +22640,31 @@ static pfvm_code pfvm__tn_k_trilu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_tensor[] = {
-    {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL, NULL},
-    {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, pfvm__tn_k_dropout_grad, NULL, NULL},
-    {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL},
-    {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL},
-    {"Constant", "", 1, 0, 0, 0, 1, 1, pfvm__tn_infer_constant, pfvm__tn_k_constant, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL, NULL},
-    {"ConstantOfShape", "", 9, 0, 1, 1, 1, 1, pfvm__tn_infer_cos, pfvm__tn_k_cos, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__tn_a_cos, 0, NULL, NULL, NULL, NULL},
-    {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
-    {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
-    {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
-    {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
-    {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
-    {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
-    {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, pfvm__tn_simp_transpose, pfvm__tn_k_transpose_grad, NULL, NULL},
-    {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL},
-    {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL},
-    {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, pfvm__tn_k_split_grad, NULL, NULL},
-    {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL},
-    {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL},
-    {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, pfvm__tn_k_gather_grad, NULL, NULL},
-    {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_expand_grad, NULL, NULL},
-    {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_tile_grad, NULL, NULL},
-    {"Pad", "", 2, 10, 1, 1, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "float,double,float16", pfvm__tn_a_pad2, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL},
-    {"Pad", "", 11, 0, 2, 4, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_pad, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL},
-    {"Range", "", 11, 0, 3, 3, 1, 1, pfvm__tn_infer_range, pfvm__tn_k_range, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL},
-    {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm__tn_infer_trilu, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_trilu, 0, NULL, pfvm__tn_k_trilu_grad, NULL, NULL},
+    PFVM__OP_SEL(Identity, {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL, NULL})
+    PFVM__OP_SEL(Dropout, {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, pfvm__tn_k_dropout_grad, NULL, NULL})
+    PFVM__OP_SEL(Shape, {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Size, {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Constant, {"Constant", "", 1, 0, 0, 0, 1, 1, pfvm__tn_infer_constant, pfvm__tn_k_constant, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ConstantOfShape, {"ConstantOfShape", "", 9, 0, 1, 1, 1, 1, pfvm__tn_infer_cos, pfvm__tn_k_cos, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__tn_a_cos, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Reshape, {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL})
+    PFVM__OP_SEL(Reshape, {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL})
+    PFVM__OP_SEL(Flatten, {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL})
+    PFVM__OP_SEL(Squeeze, {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL})
+    PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL})
+    PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL})
+    PFVM__OP_SEL(Transpose, {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, pfvm__tn_simp_transpose, pfvm__tn_k_transpose_grad, NULL, NULL})
+    PFVM__OP_SEL(Concat, {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL})
+    PFVM__OP_SEL(Concat, {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL})
+    PFVM__OP_SEL(Split, {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, pfvm__tn_k_split_grad, NULL, NULL})
+    PFVM__OP_SEL(Slice, {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL})
+    PFVM__OP_SEL(Slice, {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL})
+    PFVM__OP_SEL(Gather, {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, pfvm__tn_k_gather_grad, NULL, NULL})
+    PFVM__OP_SEL(Expand, {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_expand_grad, NULL, NULL})
+    PFVM__OP_SEL(Tile, {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_tile_grad, NULL, NULL})
+    PFVM__OP_SEL(Pad, {"Pad", "", 2, 10, 1, 1, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "float,double,float16", pfvm__tn_a_pad2, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL})
+    PFVM__OP_SEL(Pad, {"Pad", "", 11, 0, 2, 4, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_pad, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL})
+    PFVM__OP_SEL(Range, {"Range", "", 11, 0, 3, 3, 1, 1, pfvm__tn_infer_range, pfvm__tn_k_range, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Trilu, {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm__tn_infer_trilu, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_trilu, 0, NULL, pfvm__tn_k_trilu_grad, NULL, NULL})
     PFVM__TN_END
 };
 /* ---- src/ops/training.c ---- */
@@ -23068,10 +23092,10 @@ done:
 }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_training[] = {
-    {"Adagrad", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_adagrad, pfvm__tr_k_adagrad, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL},
-    {"Momentum", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_momentum, pfvm__tr_k_momentum, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL},
-    {"Adam", PFVM__TR_DOMAIN, 1, 0, 6, -1, 3, -1, pfvm__tr_infer_adam, pfvm__tr_k_adam, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL},
-    {"Gradient", PFVM__TR_DOMAIN, 1, 0, 1, -1, 1, -1, pfvm__tr_infer_gradient, pfvm__tr_k_gradient, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, PFVM_OP_NONDETERMINISTIC, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(Adagrad, {"Adagrad", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_adagrad, pfvm__tr_k_adagrad, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Momentum, {"Momentum", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_momentum, pfvm__tr_k_momentum, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Adam, {"Adam", PFVM__TR_DOMAIN, 1, 0, 6, -1, 3, -1, pfvm__tr_infer_adam, pfvm__tr_k_adam, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Gradient, {"Gradient", PFVM__TR_DOMAIN, 1, 0, 1, -1, 1, -1, pfvm__tr_infer_gradient, pfvm__tr_k_gradient, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, PFVM_OP_NONDETERMINISTIC, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
 /* ---- src/shape/infer.c ---- */

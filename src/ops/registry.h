@@ -135,6 +135,32 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
                                     (axis 0) of each other input, when input 1's axis 1 spans input 0's
                                     (no channel groups): Conv */
 
+/* pfvm:internal-begin */
+/* Operator selection. The amalgamation (amalgamate.py) writes every entry
+ * of the operator tables as PFVM__OP_SEL(Name, entry): the entry itself,
+ * or, when PFVM_OPS_SELECTED is defined, only where PFVM_OP_<Name> is
+ * defined as 1 (`interp ops --config MODEL...` writes such a header), so
+ * that the linker drops the other operators' kernels and hooks. */
+#ifdef PFVM_OPS_SELECTED
+#define PFVM__SEL_SECOND(a, b, ...) b
+#define PFVM__SEL_SECOND_X(...) PFVM__SEL_SECOND(__VA_ARGS__)
+#define PFVM__SEL_PROBE_1 ~, 1
+#define PFVM__SEL_ON_(v) PFVM__SEL_SECOND_X(PFVM__SEL_PROBE_##v, 0, ~)
+#define PFVM__SEL_ON(v) PFVM__SEL_ON_(v)
+#define PFVM__SEL_KEEP_1(...) __VA_ARGS__,
+#define PFVM__SEL_KEEP_0(...)
+#define PFVM__SEL_IF_(c, ...) PFVM__SEL_KEEP_##c(__VA_ARGS__)
+#define PFVM__SEL_IF(c, ...) PFVM__SEL_IF_(c, __VA_ARGS__)
+#define PFVM__OP_SEL(name, ...) PFVM__SEL_IF(PFVM__SEL_ON(PFVM_OP_##name), __VA_ARGS__)
+#if defined(__GNUC__)
+/* the operators left out leave their static kernels unused */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#endif
+#else
+#define PFVM__OP_SEL(name, ...) __VA_ARGS__,
+#endif
+/* pfvm:internal-end */
+
 struct pfvm_op_def {
     const char *name;
     const char *domain;      /* "" = default ONNX domain */
