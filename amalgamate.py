@@ -117,6 +117,26 @@ def split_entries(body):
     return pieces
 
 
+HOOKS = (("PFVM_NO_AUTODIFF", "_grad"), ("PFVM_NO_FUSION", "_fuse"))
+
+
+def hook_switches(text, body):
+    """The lines around an operator table that make its gradient builders
+    (PFVM_NO_AUTODIFF) or fusion hooks (PFVM_NO_FUSION) NULL: for every
+    identifier X of the table, X_grad / X_fuse (the names the tables and
+    their macros use) and X itself when it has that suffix."""
+    ids = set(re.findall(r'\bpfvm__\w+', re.sub(r'"(?:[^"\\]|\\.)*"', '', body)))
+    before, after = [], []
+    for macro, suffix in HOOKS:
+        names = sorted({i if i.endswith(suffix) else i + suffix for i in ids})
+        names = [n for n in names if not re.search(r'^#define %s\b' % n, text, re.M)]
+        if not names:
+            continue
+        before.append("#ifdef %s\n" % macro + "".join("#define %s NULL\n" % n for n in names) + "#endif\n")
+        after.append("#ifdef %s\n" % macro + "".join("#undef %s\n" % n for n in names) + "#endif\n")
+    return "".join(before), "".join(after)
+
+
 def select_ops(text, path):
     """Wraps every entry of an operator table in PFVM__OP_SEL(Name, ...)
     (src/ops/registry.h), so that a build with PFVM_OPS_SELECTED keeps only
@@ -128,6 +148,7 @@ def select_ops(text, path):
         body = text[m.end():end + 1]
         if re.search(r'^\s*#', body, re.M):
             raise SystemExit("%s: preprocessor line inside an operator table" % path)
+        hooks = hook_switches(text, body)
         pieces = []
         for piece in split_entries(body):
             code = re.sub(r'/\*.*?\*/', '', piece, flags=re.S)
@@ -137,9 +158,13 @@ def select_ops(text, path):
                 continue
             lead = piece[:len(piece) - len(piece.lstrip())]
             pieces.append("%sPFVM__OP_SEL(%s, %s)" % (lead, name.group(1), piece.strip()[:-1]))
-        out.append(text[pos:m.end()])
+        out.append(text[pos:m.start()])
+        out.append(hooks[0])
+        out.append(text[m.start():m.end()])
         out.append("".join(pieces))
-        pos = end + 1
+        out.append(text[end + 1:end + 4])
+        out.append(hooks[1])
+        pos = end + 4
     out.append(text[pos:])
     return "".join(out)
 

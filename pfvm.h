@@ -1978,12 +1978,15 @@ PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t
 #define PFVM__SEL_IF_(c, ...) PFVM__SEL_KEEP_##c(__VA_ARGS__)
 #define PFVM__SEL_IF(c, ...) PFVM__SEL_IF_(c, __VA_ARGS__)
 #define PFVM__OP_SEL(name, ...) PFVM__SEL_IF(PFVM__SEL_ON(PFVM_OP_##name), __VA_ARGS__)
-#if defined(__GNUC__)
-/* the operators left out leave their static kernels unused */
-#pragma GCC diagnostic ignored "-Wunused-function"
-#endif
 #else
 #define PFVM__OP_SEL(name, ...) __VA_ARGS__,
+#endif
+/* PFVM_NO_AUTODIFF and PFVM_NO_FUSION: the amalgamation defines the
+ * tables' gradient builders (X_grad) and fusion hooks (X_fuse) as NULL
+ * around each table. What is left out leaves static functions unused. */
+#if (defined(PFVM_OPS_SELECTED) || defined(PFVM_NO_AUTODIFF) || defined(PFVM_NO_FUSION)) && defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wunused-const-variable"
 #endif
 /* Keeps `state` for this node until the executor is freed, which calls
  * free_fn(state); later runs find it in k->state (compiled programs,
@@ -7563,6 +7566,76 @@ done:
     return rc;
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__cf_g_if_grad NULL
+#define pfvm__cf_g_loop_grad NULL
+#define pfvm__cf_infer_concat_seq_grad NULL
+#define pfvm__cf_infer_get_grad NULL
+#define pfvm__cf_infer_has_grad NULL
+#define pfvm__cf_infer_if_grad NULL
+#define pfvm__cf_infer_loop_grad NULL
+#define pfvm__cf_infer_optional_grad NULL
+#define pfvm__cf_infer_scan_grad NULL
+#define pfvm__cf_infer_seq_at_grad NULL
+#define pfvm__cf_infer_seq_construct_grad NULL
+#define pfvm__cf_infer_seq_empty_grad NULL
+#define pfvm__cf_infer_seq_insert_grad NULL
+#define pfvm__cf_infer_seq_len_grad NULL
+#define pfvm__cf_infer_seq_map_grad NULL
+#define pfvm__cf_infer_seq_same_grad NULL
+#define pfvm__cf_infer_split_to_seq_grad NULL
+#define pfvm__cf_k_concat_seq_grad NULL
+#define pfvm__cf_k_get_grad NULL
+#define pfvm__cf_k_has_grad NULL
+#define pfvm__cf_k_if_grad NULL
+#define pfvm__cf_k_loop_grad NULL
+#define pfvm__cf_k_optional_grad NULL
+#define pfvm__cf_k_scan8_grad NULL
+#define pfvm__cf_k_scan_grad NULL
+#define pfvm__cf_k_seq_at_grad NULL
+#define pfvm__cf_k_seq_construct_grad NULL
+#define pfvm__cf_k_seq_empty_grad NULL
+#define pfvm__cf_k_seq_erase_grad NULL
+#define pfvm__cf_k_seq_insert_grad NULL
+#define pfvm__cf_k_seq_len_grad NULL
+#define pfvm__cf_k_seq_map_grad NULL
+#define pfvm__cf_k_split_to_seq_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__cf_g_if_fuse NULL
+#define pfvm__cf_g_loop_fuse NULL
+#define pfvm__cf_infer_concat_seq_fuse NULL
+#define pfvm__cf_infer_get_fuse NULL
+#define pfvm__cf_infer_has_fuse NULL
+#define pfvm__cf_infer_if_fuse NULL
+#define pfvm__cf_infer_loop_fuse NULL
+#define pfvm__cf_infer_optional_fuse NULL
+#define pfvm__cf_infer_scan_fuse NULL
+#define pfvm__cf_infer_seq_at_fuse NULL
+#define pfvm__cf_infer_seq_construct_fuse NULL
+#define pfvm__cf_infer_seq_empty_fuse NULL
+#define pfvm__cf_infer_seq_insert_fuse NULL
+#define pfvm__cf_infer_seq_len_fuse NULL
+#define pfvm__cf_infer_seq_map_fuse NULL
+#define pfvm__cf_infer_seq_same_fuse NULL
+#define pfvm__cf_infer_split_to_seq_fuse NULL
+#define pfvm__cf_k_concat_seq_fuse NULL
+#define pfvm__cf_k_get_fuse NULL
+#define pfvm__cf_k_has_fuse NULL
+#define pfvm__cf_k_if_fuse NULL
+#define pfvm__cf_k_loop_fuse NULL
+#define pfvm__cf_k_optional_fuse NULL
+#define pfvm__cf_k_scan8_fuse NULL
+#define pfvm__cf_k_scan_fuse NULL
+#define pfvm__cf_k_seq_at_fuse NULL
+#define pfvm__cf_k_seq_construct_fuse NULL
+#define pfvm__cf_k_seq_empty_fuse NULL
+#define pfvm__cf_k_seq_erase_fuse NULL
+#define pfvm__cf_k_seq_insert_fuse NULL
+#define pfvm__cf_k_seq_len_fuse NULL
+#define pfvm__cf_k_seq_map_fuse NULL
+#define pfvm__cf_k_split_to_seq_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_control[] = {
     PFVM__OP_SEL(If, {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_if, NULL, NULL})
     PFVM__OP_SEL(Loop, {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_loop, NULL, NULL})
@@ -7582,6 +7655,76 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_control[] = {
     PFVM__OP_SEL(OptionalGetElement, {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__cf_g_if_grad
+#undef pfvm__cf_g_loop_grad
+#undef pfvm__cf_infer_concat_seq_grad
+#undef pfvm__cf_infer_get_grad
+#undef pfvm__cf_infer_has_grad
+#undef pfvm__cf_infer_if_grad
+#undef pfvm__cf_infer_loop_grad
+#undef pfvm__cf_infer_optional_grad
+#undef pfvm__cf_infer_scan_grad
+#undef pfvm__cf_infer_seq_at_grad
+#undef pfvm__cf_infer_seq_construct_grad
+#undef pfvm__cf_infer_seq_empty_grad
+#undef pfvm__cf_infer_seq_insert_grad
+#undef pfvm__cf_infer_seq_len_grad
+#undef pfvm__cf_infer_seq_map_grad
+#undef pfvm__cf_infer_seq_same_grad
+#undef pfvm__cf_infer_split_to_seq_grad
+#undef pfvm__cf_k_concat_seq_grad
+#undef pfvm__cf_k_get_grad
+#undef pfvm__cf_k_has_grad
+#undef pfvm__cf_k_if_grad
+#undef pfvm__cf_k_loop_grad
+#undef pfvm__cf_k_optional_grad
+#undef pfvm__cf_k_scan8_grad
+#undef pfvm__cf_k_scan_grad
+#undef pfvm__cf_k_seq_at_grad
+#undef pfvm__cf_k_seq_construct_grad
+#undef pfvm__cf_k_seq_empty_grad
+#undef pfvm__cf_k_seq_erase_grad
+#undef pfvm__cf_k_seq_insert_grad
+#undef pfvm__cf_k_seq_len_grad
+#undef pfvm__cf_k_seq_map_grad
+#undef pfvm__cf_k_split_to_seq_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__cf_g_if_fuse
+#undef pfvm__cf_g_loop_fuse
+#undef pfvm__cf_infer_concat_seq_fuse
+#undef pfvm__cf_infer_get_fuse
+#undef pfvm__cf_infer_has_fuse
+#undef pfvm__cf_infer_if_fuse
+#undef pfvm__cf_infer_loop_fuse
+#undef pfvm__cf_infer_optional_fuse
+#undef pfvm__cf_infer_scan_fuse
+#undef pfvm__cf_infer_seq_at_fuse
+#undef pfvm__cf_infer_seq_construct_fuse
+#undef pfvm__cf_infer_seq_empty_fuse
+#undef pfvm__cf_infer_seq_insert_fuse
+#undef pfvm__cf_infer_seq_len_fuse
+#undef pfvm__cf_infer_seq_map_fuse
+#undef pfvm__cf_infer_seq_same_fuse
+#undef pfvm__cf_infer_split_to_seq_fuse
+#undef pfvm__cf_k_concat_seq_fuse
+#undef pfvm__cf_k_get_fuse
+#undef pfvm__cf_k_has_fuse
+#undef pfvm__cf_k_if_fuse
+#undef pfvm__cf_k_loop_fuse
+#undef pfvm__cf_k_optional_fuse
+#undef pfvm__cf_k_scan8_fuse
+#undef pfvm__cf_k_scan_fuse
+#undef pfvm__cf_k_seq_at_fuse
+#undef pfvm__cf_k_seq_construct_fuse
+#undef pfvm__cf_k_seq_empty_fuse
+#undef pfvm__cf_k_seq_erase_fuse
+#undef pfvm__cf_k_seq_insert_fuse
+#undef pfvm__cf_k_seq_len_fuse
+#undef pfvm__cf_k_seq_map_fuse
+#undef pfvm__cf_k_split_to_seq_fuse
+#endif
 /* ---- src/ops/einsum.c ---- */
 /* ops/einsum: Einstein summation over any equation — explicit or implicit
  * output, ellipsis with broadcasting, repeated labels (diagonals, traces).
@@ -7969,10 +8112,30 @@ static pfvm_code pfvm__es_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return PFVM_OK;
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__es_grad NULL
+#define pfvm__es_infer_grad NULL
+#define pfvm__es_k_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__es_grad_fuse NULL
+#define pfvm__es_infer_fuse NULL
+#define pfvm__es_k_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_einsum[] = {
     PFVM__OP_SEL(Einsum, {"Einsum", "", 12, 0, 1, -1, 1, 1, pfvm__es_infer, pfvm__es_k, NULL, PFVM_FUSE_OPAQUE, "float,double,int32,int64", NULL, 0, NULL, pfvm__es_grad, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__es_grad
+#undef pfvm__es_infer_grad
+#undef pfvm__es_k_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__es_grad_fuse
+#undef pfvm__es_infer_fuse
+#undef pfvm__es_k_fuse
+#endif
 /* ---- src/ops/elementwise.c ---- */
 /* ops/elementwise: unary math and activations (Gelu included), broadcasting
  * binary and variadic operators, comparisons and logic, Where, Clip, Cast.
@@ -8147,7 +8310,7 @@ static pfvm_code pfvm__ew_shape_output(pfvm_kctx *k, pfvm_tensor *out, const pfv
                                        pfvm_dtype dtype)
 {
     int64_t dims[PFVM_MAX_RANK];
-    int rank, i;
+    int rank = 0, i;
     if (out->data)
         return PFVM_OK;
     for (i = 0; i < k->n_out && k->out[i] != out; i++) {
@@ -11169,6 +11332,221 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
 #define PFVM__EW_UI(name, since, kern, infer, types, attrs) \
     {name, "", since, 0, 1, 1, 1, 1, infer, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL}
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__ew_a_alpha_beta_grad NULL
+#define pfvm__ew_a_alpha_grad NULL
+#define pfvm__ew_a_bitshift_grad NULL
+#define pfvm__ew_a_cast_grad NULL
+#define pfvm__ew_a_clip6_grad NULL
+#define pfvm__ew_a_gelu_grad NULL
+#define pfvm__ew_a_isinf_grad NULL
+#define pfvm__ew_a_mod_grad NULL
+#define pfvm__ew_a_selu_grad NULL
+#define pfvm__ew_a_shrink_grad NULL
+#define pfvm__ew_check_bitshift_grad NULL
+#define pfvm__ew_check_cast_grad NULL
+#define pfvm__ew_check_gelu_grad NULL
+#define pfvm__ew_infer_abs_grad NULL
+#define pfvm__ew_infer_add_grad NULL
+#define pfvm__ew_infer_and_grad NULL
+#define pfvm__ew_infer_bcast_grad NULL
+#define pfvm__ew_infer_bool_unary_grad NULL
+#define pfvm__ew_infer_cast_grad NULL
+#define pfvm__ew_infer_castlike_grad NULL
+#define pfvm__ew_infer_clip_grad NULL
+#define pfvm__ew_infer_div_grad NULL
+#define pfvm__ew_infer_equal_grad NULL
+#define pfvm__ew_infer_greater_eq_grad NULL
+#define pfvm__ew_infer_greater_grad NULL
+#define pfvm__ew_infer_less_eq_grad NULL
+#define pfvm__ew_infer_less_grad NULL
+#define pfvm__ew_infer_max_grad NULL
+#define pfvm__ew_infer_min_grad NULL
+#define pfvm__ew_infer_mul_grad NULL
+#define pfvm__ew_infer_neg_grad NULL
+#define pfvm__ew_infer_not_grad NULL
+#define pfvm__ew_infer_or_grad NULL
+#define pfvm__ew_infer_prelu_grad NULL
+#define pfvm__ew_infer_sub_grad NULL
+#define pfvm__ew_infer_unary_grad NULL
+#define pfvm__ew_infer_where_grad NULL
+#define pfvm__ew_infer_xor_grad NULL
+#define pfvm__ew_k_abs_grad NULL
+#define pfvm__ew_k_acos_grad NULL
+#define pfvm__ew_k_acosh_grad NULL
+#define pfvm__ew_k_add_grad NULL
+#define pfvm__ew_k_asin_grad NULL
+#define pfvm__ew_k_asinh_grad NULL
+#define pfvm__ew_k_atan_grad NULL
+#define pfvm__ew_k_atanh_grad NULL
+#define pfvm__ew_k_cast_fuse_grad NULL
+#define pfvm__ew_k_cast_grad NULL
+#define pfvm__ew_k_castlike_fuse_grad NULL
+#define pfvm__ew_k_ceil_grad NULL
+#define pfvm__ew_k_celu_grad NULL
+#define pfvm__ew_k_clip_fuse_grad NULL
+#define pfvm__ew_k_clip_grad NULL
+#define pfvm__ew_k_cos_grad NULL
+#define pfvm__ew_k_cosh_grad NULL
+#define pfvm__ew_k_div_grad NULL
+#define pfvm__ew_k_elu_grad NULL
+#define pfvm__ew_k_erf_grad NULL
+#define pfvm__ew_k_exp_grad NULL
+#define pfvm__ew_k_floor_grad NULL
+#define pfvm__ew_k_gelu_fuse_grad NULL
+#define pfvm__ew_k_gelu_grad NULL
+#define pfvm__ew_k_hardsigmoid_grad NULL
+#define pfvm__ew_k_hardswish_grad NULL
+#define pfvm__ew_k_isinf_fuse_grad NULL
+#define pfvm__ew_k_isnan_fuse_grad NULL
+#define pfvm__ew_k_leakyrelu_grad NULL
+#define pfvm__ew_k_log_grad NULL
+#define pfvm__ew_k_max_grad NULL
+#define pfvm__ew_k_mean_grad NULL
+#define pfvm__ew_k_min_grad NULL
+#define pfvm__ew_k_mish_grad NULL
+#define pfvm__ew_k_mod_grad NULL
+#define pfvm__ew_k_mul_grad NULL
+#define pfvm__ew_k_neg_grad NULL
+#define pfvm__ew_k_not_fuse_grad NULL
+#define pfvm__ew_k_pow_grad NULL
+#define pfvm__ew_k_prelu_grad NULL
+#define pfvm__ew_k_reciprocal_grad NULL
+#define pfvm__ew_k_relu_grad NULL
+#define pfvm__ew_k_round_grad NULL
+#define pfvm__ew_k_selu_grad NULL
+#define pfvm__ew_k_shrink_grad NULL
+#define pfvm__ew_k_sigmoid_grad NULL
+#define pfvm__ew_k_sign_grad NULL
+#define pfvm__ew_k_sin_grad NULL
+#define pfvm__ew_k_sinh_grad NULL
+#define pfvm__ew_k_softplus_grad NULL
+#define pfvm__ew_k_softsign_grad NULL
+#define pfvm__ew_k_sqrt_grad NULL
+#define pfvm__ew_k_sub_grad NULL
+#define pfvm__ew_k_sum_grad NULL
+#define pfvm__ew_k_tan_grad NULL
+#define pfvm__ew_k_tanh_grad NULL
+#define pfvm__ew_k_thresholdedrelu_grad NULL
+#define pfvm__ew_k_where_fuse_grad NULL
+#define pfvm__ew_k_where_grad NULL
+#define pfvm__ew_simp_cast_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__ew_a_alpha_beta_fuse NULL
+#define pfvm__ew_a_alpha_fuse NULL
+#define pfvm__ew_a_bitshift_fuse NULL
+#define pfvm__ew_a_cast_fuse NULL
+#define pfvm__ew_a_clip6_fuse NULL
+#define pfvm__ew_a_gelu_fuse NULL
+#define pfvm__ew_a_isinf_fuse NULL
+#define pfvm__ew_a_mod_fuse NULL
+#define pfvm__ew_a_selu_fuse NULL
+#define pfvm__ew_a_shrink_fuse NULL
+#define pfvm__ew_check_bitshift_fuse NULL
+#define pfvm__ew_check_cast_fuse NULL
+#define pfvm__ew_check_gelu_fuse NULL
+#define pfvm__ew_infer_abs_fuse NULL
+#define pfvm__ew_infer_add_fuse NULL
+#define pfvm__ew_infer_and_fuse NULL
+#define pfvm__ew_infer_bcast_fuse NULL
+#define pfvm__ew_infer_bool_unary_fuse NULL
+#define pfvm__ew_infer_cast_fuse NULL
+#define pfvm__ew_infer_castlike_fuse NULL
+#define pfvm__ew_infer_clip_fuse NULL
+#define pfvm__ew_infer_div_fuse NULL
+#define pfvm__ew_infer_equal_fuse NULL
+#define pfvm__ew_infer_greater_eq_fuse NULL
+#define pfvm__ew_infer_greater_fuse NULL
+#define pfvm__ew_infer_less_eq_fuse NULL
+#define pfvm__ew_infer_less_fuse NULL
+#define pfvm__ew_infer_max_fuse NULL
+#define pfvm__ew_infer_min_fuse NULL
+#define pfvm__ew_infer_mul_fuse NULL
+#define pfvm__ew_infer_neg_fuse NULL
+#define pfvm__ew_infer_not_fuse NULL
+#define pfvm__ew_infer_or_fuse NULL
+#define pfvm__ew_infer_prelu_fuse NULL
+#define pfvm__ew_infer_sub_fuse NULL
+#define pfvm__ew_infer_unary_fuse NULL
+#define pfvm__ew_infer_where_fuse NULL
+#define pfvm__ew_infer_xor_fuse NULL
+#define pfvm__ew_k_abs_fuse NULL
+#define pfvm__ew_k_acos_fuse NULL
+#define pfvm__ew_k_acosh_fuse NULL
+#define pfvm__ew_k_add_fuse NULL
+#define pfvm__ew_k_and_fuse NULL
+#define pfvm__ew_k_asin_fuse NULL
+#define pfvm__ew_k_asinh_fuse NULL
+#define pfvm__ew_k_atan_fuse NULL
+#define pfvm__ew_k_atanh_fuse NULL
+#define pfvm__ew_k_bitand_fuse NULL
+#define pfvm__ew_k_bitnot_fuse NULL
+#define pfvm__ew_k_bitor_fuse NULL
+#define pfvm__ew_k_bitshift_fuse NULL
+#define pfvm__ew_k_bitxor_fuse NULL
+#define pfvm__ew_k_cast_fuse NULL
+#define pfvm__ew_k_cast_grad_fuse NULL
+#define pfvm__ew_k_castlike_fuse NULL
+#define pfvm__ew_k_castlike_grad_fuse NULL
+#define pfvm__ew_k_ceil_fuse NULL
+#define pfvm__ew_k_celu_fuse NULL
+#define pfvm__ew_k_clip_fuse NULL
+#define pfvm__ew_k_clip_grad_fuse NULL
+#define pfvm__ew_k_cos_fuse NULL
+#define pfvm__ew_k_cosh_fuse NULL
+#define pfvm__ew_k_div_fuse NULL
+#define pfvm__ew_k_elu_fuse NULL
+#define pfvm__ew_k_equal_fuse NULL
+#define pfvm__ew_k_erf_fuse NULL
+#define pfvm__ew_k_exp_fuse NULL
+#define pfvm__ew_k_floor_fuse NULL
+#define pfvm__ew_k_gelu_fuse NULL
+#define pfvm__ew_k_gelu_grad_fuse NULL
+#define pfvm__ew_k_greater_equal_fuse NULL
+#define pfvm__ew_k_greater_fuse NULL
+#define pfvm__ew_k_hardsigmoid_fuse NULL
+#define pfvm__ew_k_hardswish_fuse NULL
+#define pfvm__ew_k_isinf_fuse NULL
+#define pfvm__ew_k_isnan_fuse NULL
+#define pfvm__ew_k_leakyrelu_fuse NULL
+#define pfvm__ew_k_less_equal_fuse NULL
+#define pfvm__ew_k_less_fuse NULL
+#define pfvm__ew_k_log_fuse NULL
+#define pfvm__ew_k_max_fuse NULL
+#define pfvm__ew_k_mean_fuse NULL
+#define pfvm__ew_k_min_fuse NULL
+#define pfvm__ew_k_mish_fuse NULL
+#define pfvm__ew_k_mod_fuse NULL
+#define pfvm__ew_k_mul_fuse NULL
+#define pfvm__ew_k_neg_fuse NULL
+#define pfvm__ew_k_not_fuse NULL
+#define pfvm__ew_k_not_grad_fuse NULL
+#define pfvm__ew_k_or_fuse NULL
+#define pfvm__ew_k_pow_fuse NULL
+#define pfvm__ew_k_prelu_fuse NULL
+#define pfvm__ew_k_reciprocal_fuse NULL
+#define pfvm__ew_k_relu_fuse NULL
+#define pfvm__ew_k_round_fuse NULL
+#define pfvm__ew_k_selu_fuse NULL
+#define pfvm__ew_k_shrink_fuse NULL
+#define pfvm__ew_k_sigmoid_fuse NULL
+#define pfvm__ew_k_sign_fuse NULL
+#define pfvm__ew_k_sin_fuse NULL
+#define pfvm__ew_k_sinh_fuse NULL
+#define pfvm__ew_k_softplus_fuse NULL
+#define pfvm__ew_k_softsign_fuse NULL
+#define pfvm__ew_k_sqrt_fuse NULL
+#define pfvm__ew_k_sub_fuse NULL
+#define pfvm__ew_k_sum_fuse NULL
+#define pfvm__ew_k_tan_fuse NULL
+#define pfvm__ew_k_tanh_fuse NULL
+#define pfvm__ew_k_thresholdedrelu_fuse NULL
+#define pfvm__ew_k_where_fuse NULL
+#define pfvm__ew_k_where_grad_fuse NULL
+#define pfvm__ew_k_xor_fuse NULL
+#define pfvm__ew_simp_cast_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__OP_SEL(Abs, PFVM__EW_UI("Abs", 1, pfvm__ew_k_abs, pfvm__ew_infer_abs, PFVM__EW_NUMERIC, NULL))
     PFVM__OP_SEL(Neg, PFVM__EW_UI("Neg", 1, pfvm__ew_k_neg, pfvm__ew_infer_neg, PFVM__EW_SIGNED, NULL))
@@ -11251,6 +11629,221 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
      "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_castlike_grad, pfvm__ew_k_castlike_fuse, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__ew_a_alpha_beta_grad
+#undef pfvm__ew_a_alpha_grad
+#undef pfvm__ew_a_bitshift_grad
+#undef pfvm__ew_a_cast_grad
+#undef pfvm__ew_a_clip6_grad
+#undef pfvm__ew_a_gelu_grad
+#undef pfvm__ew_a_isinf_grad
+#undef pfvm__ew_a_mod_grad
+#undef pfvm__ew_a_selu_grad
+#undef pfvm__ew_a_shrink_grad
+#undef pfvm__ew_check_bitshift_grad
+#undef pfvm__ew_check_cast_grad
+#undef pfvm__ew_check_gelu_grad
+#undef pfvm__ew_infer_abs_grad
+#undef pfvm__ew_infer_add_grad
+#undef pfvm__ew_infer_and_grad
+#undef pfvm__ew_infer_bcast_grad
+#undef pfvm__ew_infer_bool_unary_grad
+#undef pfvm__ew_infer_cast_grad
+#undef pfvm__ew_infer_castlike_grad
+#undef pfvm__ew_infer_clip_grad
+#undef pfvm__ew_infer_div_grad
+#undef pfvm__ew_infer_equal_grad
+#undef pfvm__ew_infer_greater_eq_grad
+#undef pfvm__ew_infer_greater_grad
+#undef pfvm__ew_infer_less_eq_grad
+#undef pfvm__ew_infer_less_grad
+#undef pfvm__ew_infer_max_grad
+#undef pfvm__ew_infer_min_grad
+#undef pfvm__ew_infer_mul_grad
+#undef pfvm__ew_infer_neg_grad
+#undef pfvm__ew_infer_not_grad
+#undef pfvm__ew_infer_or_grad
+#undef pfvm__ew_infer_prelu_grad
+#undef pfvm__ew_infer_sub_grad
+#undef pfvm__ew_infer_unary_grad
+#undef pfvm__ew_infer_where_grad
+#undef pfvm__ew_infer_xor_grad
+#undef pfvm__ew_k_abs_grad
+#undef pfvm__ew_k_acos_grad
+#undef pfvm__ew_k_acosh_grad
+#undef pfvm__ew_k_add_grad
+#undef pfvm__ew_k_asin_grad
+#undef pfvm__ew_k_asinh_grad
+#undef pfvm__ew_k_atan_grad
+#undef pfvm__ew_k_atanh_grad
+#undef pfvm__ew_k_cast_fuse_grad
+#undef pfvm__ew_k_cast_grad
+#undef pfvm__ew_k_castlike_fuse_grad
+#undef pfvm__ew_k_ceil_grad
+#undef pfvm__ew_k_celu_grad
+#undef pfvm__ew_k_clip_fuse_grad
+#undef pfvm__ew_k_clip_grad
+#undef pfvm__ew_k_cos_grad
+#undef pfvm__ew_k_cosh_grad
+#undef pfvm__ew_k_div_grad
+#undef pfvm__ew_k_elu_grad
+#undef pfvm__ew_k_erf_grad
+#undef pfvm__ew_k_exp_grad
+#undef pfvm__ew_k_floor_grad
+#undef pfvm__ew_k_gelu_fuse_grad
+#undef pfvm__ew_k_gelu_grad
+#undef pfvm__ew_k_hardsigmoid_grad
+#undef pfvm__ew_k_hardswish_grad
+#undef pfvm__ew_k_isinf_fuse_grad
+#undef pfvm__ew_k_isnan_fuse_grad
+#undef pfvm__ew_k_leakyrelu_grad
+#undef pfvm__ew_k_log_grad
+#undef pfvm__ew_k_max_grad
+#undef pfvm__ew_k_mean_grad
+#undef pfvm__ew_k_min_grad
+#undef pfvm__ew_k_mish_grad
+#undef pfvm__ew_k_mod_grad
+#undef pfvm__ew_k_mul_grad
+#undef pfvm__ew_k_neg_grad
+#undef pfvm__ew_k_not_fuse_grad
+#undef pfvm__ew_k_pow_grad
+#undef pfvm__ew_k_prelu_grad
+#undef pfvm__ew_k_reciprocal_grad
+#undef pfvm__ew_k_relu_grad
+#undef pfvm__ew_k_round_grad
+#undef pfvm__ew_k_selu_grad
+#undef pfvm__ew_k_shrink_grad
+#undef pfvm__ew_k_sigmoid_grad
+#undef pfvm__ew_k_sign_grad
+#undef pfvm__ew_k_sin_grad
+#undef pfvm__ew_k_sinh_grad
+#undef pfvm__ew_k_softplus_grad
+#undef pfvm__ew_k_softsign_grad
+#undef pfvm__ew_k_sqrt_grad
+#undef pfvm__ew_k_sub_grad
+#undef pfvm__ew_k_sum_grad
+#undef pfvm__ew_k_tan_grad
+#undef pfvm__ew_k_tanh_grad
+#undef pfvm__ew_k_thresholdedrelu_grad
+#undef pfvm__ew_k_where_fuse_grad
+#undef pfvm__ew_k_where_grad
+#undef pfvm__ew_simp_cast_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__ew_a_alpha_beta_fuse
+#undef pfvm__ew_a_alpha_fuse
+#undef pfvm__ew_a_bitshift_fuse
+#undef pfvm__ew_a_cast_fuse
+#undef pfvm__ew_a_clip6_fuse
+#undef pfvm__ew_a_gelu_fuse
+#undef pfvm__ew_a_isinf_fuse
+#undef pfvm__ew_a_mod_fuse
+#undef pfvm__ew_a_selu_fuse
+#undef pfvm__ew_a_shrink_fuse
+#undef pfvm__ew_check_bitshift_fuse
+#undef pfvm__ew_check_cast_fuse
+#undef pfvm__ew_check_gelu_fuse
+#undef pfvm__ew_infer_abs_fuse
+#undef pfvm__ew_infer_add_fuse
+#undef pfvm__ew_infer_and_fuse
+#undef pfvm__ew_infer_bcast_fuse
+#undef pfvm__ew_infer_bool_unary_fuse
+#undef pfvm__ew_infer_cast_fuse
+#undef pfvm__ew_infer_castlike_fuse
+#undef pfvm__ew_infer_clip_fuse
+#undef pfvm__ew_infer_div_fuse
+#undef pfvm__ew_infer_equal_fuse
+#undef pfvm__ew_infer_greater_eq_fuse
+#undef pfvm__ew_infer_greater_fuse
+#undef pfvm__ew_infer_less_eq_fuse
+#undef pfvm__ew_infer_less_fuse
+#undef pfvm__ew_infer_max_fuse
+#undef pfvm__ew_infer_min_fuse
+#undef pfvm__ew_infer_mul_fuse
+#undef pfvm__ew_infer_neg_fuse
+#undef pfvm__ew_infer_not_fuse
+#undef pfvm__ew_infer_or_fuse
+#undef pfvm__ew_infer_prelu_fuse
+#undef pfvm__ew_infer_sub_fuse
+#undef pfvm__ew_infer_unary_fuse
+#undef pfvm__ew_infer_where_fuse
+#undef pfvm__ew_infer_xor_fuse
+#undef pfvm__ew_k_abs_fuse
+#undef pfvm__ew_k_acos_fuse
+#undef pfvm__ew_k_acosh_fuse
+#undef pfvm__ew_k_add_fuse
+#undef pfvm__ew_k_and_fuse
+#undef pfvm__ew_k_asin_fuse
+#undef pfvm__ew_k_asinh_fuse
+#undef pfvm__ew_k_atan_fuse
+#undef pfvm__ew_k_atanh_fuse
+#undef pfvm__ew_k_bitand_fuse
+#undef pfvm__ew_k_bitnot_fuse
+#undef pfvm__ew_k_bitor_fuse
+#undef pfvm__ew_k_bitshift_fuse
+#undef pfvm__ew_k_bitxor_fuse
+#undef pfvm__ew_k_cast_fuse
+#undef pfvm__ew_k_cast_grad_fuse
+#undef pfvm__ew_k_castlike_fuse
+#undef pfvm__ew_k_castlike_grad_fuse
+#undef pfvm__ew_k_ceil_fuse
+#undef pfvm__ew_k_celu_fuse
+#undef pfvm__ew_k_clip_fuse
+#undef pfvm__ew_k_clip_grad_fuse
+#undef pfvm__ew_k_cos_fuse
+#undef pfvm__ew_k_cosh_fuse
+#undef pfvm__ew_k_div_fuse
+#undef pfvm__ew_k_elu_fuse
+#undef pfvm__ew_k_equal_fuse
+#undef pfvm__ew_k_erf_fuse
+#undef pfvm__ew_k_exp_fuse
+#undef pfvm__ew_k_floor_fuse
+#undef pfvm__ew_k_gelu_fuse
+#undef pfvm__ew_k_gelu_grad_fuse
+#undef pfvm__ew_k_greater_equal_fuse
+#undef pfvm__ew_k_greater_fuse
+#undef pfvm__ew_k_hardsigmoid_fuse
+#undef pfvm__ew_k_hardswish_fuse
+#undef pfvm__ew_k_isinf_fuse
+#undef pfvm__ew_k_isnan_fuse
+#undef pfvm__ew_k_leakyrelu_fuse
+#undef pfvm__ew_k_less_equal_fuse
+#undef pfvm__ew_k_less_fuse
+#undef pfvm__ew_k_log_fuse
+#undef pfvm__ew_k_max_fuse
+#undef pfvm__ew_k_mean_fuse
+#undef pfvm__ew_k_min_fuse
+#undef pfvm__ew_k_mish_fuse
+#undef pfvm__ew_k_mod_fuse
+#undef pfvm__ew_k_mul_fuse
+#undef pfvm__ew_k_neg_fuse
+#undef pfvm__ew_k_not_fuse
+#undef pfvm__ew_k_not_grad_fuse
+#undef pfvm__ew_k_or_fuse
+#undef pfvm__ew_k_pow_fuse
+#undef pfvm__ew_k_prelu_fuse
+#undef pfvm__ew_k_reciprocal_fuse
+#undef pfvm__ew_k_relu_fuse
+#undef pfvm__ew_k_round_fuse
+#undef pfvm__ew_k_selu_fuse
+#undef pfvm__ew_k_shrink_fuse
+#undef pfvm__ew_k_sigmoid_fuse
+#undef pfvm__ew_k_sign_fuse
+#undef pfvm__ew_k_sin_fuse
+#undef pfvm__ew_k_sinh_fuse
+#undef pfvm__ew_k_softplus_fuse
+#undef pfvm__ew_k_softsign_fuse
+#undef pfvm__ew_k_sqrt_fuse
+#undef pfvm__ew_k_sub_fuse
+#undef pfvm__ew_k_sum_fuse
+#undef pfvm__ew_k_tan_fuse
+#undef pfvm__ew_k_tanh_fuse
+#undef pfvm__ew_k_thresholdedrelu_fuse
+#undef pfvm__ew_k_where_fuse
+#undef pfvm__ew_k_where_grad_fuse
+#undef pfvm__ew_k_xor_fuse
+#undef pfvm__ew_simp_cast_fuse
+#endif
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT DEFAULT
@@ -12320,6 +12913,34 @@ static pfvm_code pfvm__img_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, x, gy);
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__img_check_gs_grad NULL
+#define pfvm__img_check_resize_grad NULL
+#define pfvm__img_check_roialign_grad NULL
+#define pfvm__img_grad NULL
+#define pfvm__img_infer_grad NULL
+#define pfvm__img_infer_gs_grad NULL
+#define pfvm__img_infer_nms_grad NULL
+#define pfvm__img_infer_roialign_grad NULL
+#define pfvm__img_k_gs_grad NULL
+#define pfvm__img_k_nms_grad NULL
+#define pfvm__img_k_resize_grad NULL
+#define pfvm__img_k_roialign_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__img_check_gs_fuse NULL
+#define pfvm__img_check_resize_fuse NULL
+#define pfvm__img_check_roialign_fuse NULL
+#define pfvm__img_grad_fuse NULL
+#define pfvm__img_infer_fuse NULL
+#define pfvm__img_infer_gs_fuse NULL
+#define pfvm__img_infer_nms_fuse NULL
+#define pfvm__img_infer_roialign_fuse NULL
+#define pfvm__img_k_gs_fuse NULL
+#define pfvm__img_k_nms_fuse NULL
+#define pfvm__img_k_resize_fuse NULL
+#define pfvm__img_k_roialign_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_image[] = {
     PFVM__OP_SEL(Resize, {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
      PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL})
@@ -12333,6 +12954,34 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_image[] = {
      "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__img_check_gs_grad
+#undef pfvm__img_check_resize_grad
+#undef pfvm__img_check_roialign_grad
+#undef pfvm__img_grad
+#undef pfvm__img_infer_grad
+#undef pfvm__img_infer_gs_grad
+#undef pfvm__img_infer_nms_grad
+#undef pfvm__img_infer_roialign_grad
+#undef pfvm__img_k_gs_grad
+#undef pfvm__img_k_nms_grad
+#undef pfvm__img_k_resize_grad
+#undef pfvm__img_k_roialign_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__img_check_gs_fuse
+#undef pfvm__img_check_resize_fuse
+#undef pfvm__img_check_roialign_fuse
+#undef pfvm__img_grad_fuse
+#undef pfvm__img_infer_fuse
+#undef pfvm__img_infer_gs_fuse
+#undef pfvm__img_infer_nms_fuse
+#undef pfvm__img_infer_roialign_fuse
+#undef pfvm__img_k_gs_fuse
+#undef pfvm__img_k_nms_fuse
+#undef pfvm__img_k_resize_fuse
+#undef pfvm__img_k_roialign_fuse
+#endif
 /* ---- src/ops/indexing.c ---- */
 /* ops/indexing: element-level gathers and scatters, and the operators whose
  * output is an index pattern — GatherElements, GatherND, ScatterElements
@@ -13218,6 +13867,70 @@ static pfvm_code pfvm__ix_g_d2s(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, x, pfvm_grad_reshape_like(g, gy, x));
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__ix_a_axis_grad NULL
+#define pfvm__ix_a_d2s_grad NULL
+#define pfvm__ix_a_eyelike_grad NULL
+#define pfvm__ix_a_gather_nd_grad NULL
+#define pfvm__ix_a_revseq_grad NULL
+#define pfvm__ix_a_scatter_grad NULL
+#define pfvm__ix_g_d2s_grad NULL
+#define pfvm__ix_g_gather_elements_grad NULL
+#define pfvm__ix_g_gather_nd_grad NULL
+#define pfvm__ix_g_scatter_elements_grad NULL
+#define pfvm__ix_g_scatter_nd_grad NULL
+#define pfvm__ix_infer_compress_grad NULL
+#define pfvm__ix_infer_d2s_grad NULL
+#define pfvm__ix_infer_eyelike_grad NULL
+#define pfvm__ix_infer_gather_elements_grad NULL
+#define pfvm__ix_infer_gather_nd_grad NULL
+#define pfvm__ix_infer_nonzero_grad NULL
+#define pfvm__ix_infer_onehot_grad NULL
+#define pfvm__ix_infer_revseq_grad NULL
+#define pfvm__ix_infer_scatter_grad NULL
+#define pfvm__ix_k_compress_grad NULL
+#define pfvm__ix_k_d2s_grad NULL
+#define pfvm__ix_k_eyelike_grad NULL
+#define pfvm__ix_k_gather_elements_grad NULL
+#define pfvm__ix_k_gather_nd_grad NULL
+#define pfvm__ix_k_nonzero_grad NULL
+#define pfvm__ix_k_onehot_grad NULL
+#define pfvm__ix_k_revseq_grad NULL
+#define pfvm__ix_k_scatter_elements_grad NULL
+#define pfvm__ix_k_scatter_nd_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__ix_a_axis_fuse NULL
+#define pfvm__ix_a_d2s_fuse NULL
+#define pfvm__ix_a_eyelike_fuse NULL
+#define pfvm__ix_a_gather_nd_fuse NULL
+#define pfvm__ix_a_revseq_fuse NULL
+#define pfvm__ix_a_scatter_fuse NULL
+#define pfvm__ix_g_d2s_fuse NULL
+#define pfvm__ix_g_gather_elements_fuse NULL
+#define pfvm__ix_g_gather_nd_fuse NULL
+#define pfvm__ix_g_scatter_elements_fuse NULL
+#define pfvm__ix_g_scatter_nd_fuse NULL
+#define pfvm__ix_infer_compress_fuse NULL
+#define pfvm__ix_infer_d2s_fuse NULL
+#define pfvm__ix_infer_eyelike_fuse NULL
+#define pfvm__ix_infer_gather_elements_fuse NULL
+#define pfvm__ix_infer_gather_nd_fuse NULL
+#define pfvm__ix_infer_nonzero_fuse NULL
+#define pfvm__ix_infer_onehot_fuse NULL
+#define pfvm__ix_infer_revseq_fuse NULL
+#define pfvm__ix_infer_scatter_fuse NULL
+#define pfvm__ix_k_compress_fuse NULL
+#define pfvm__ix_k_d2s_fuse NULL
+#define pfvm__ix_k_eyelike_fuse NULL
+#define pfvm__ix_k_gather_elements_fuse NULL
+#define pfvm__ix_k_gather_nd_fuse NULL
+#define pfvm__ix_k_nonzero_fuse NULL
+#define pfvm__ix_k_onehot_fuse NULL
+#define pfvm__ix_k_revseq_fuse NULL
+#define pfvm__ix_k_scatter_elements_fuse NULL
+#define pfvm__ix_k_scatter_nd_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_indexing[] = {
     PFVM__OP_SEL(GatherElements, {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0, NULL, pfvm__ix_g_gather_elements, NULL, NULL})
     PFVM__OP_SEL(ScatterElements, {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_elements, NULL, NULL})
@@ -13233,6 +13946,70 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_indexing[] = {
     PFVM__OP_SEL(ReverseSequence, {"ReverseSequence", "", 10, 0, 2, 2, 1, 1, pfvm__ix_infer_revseq, pfvm__ix_k_revseq, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_revseq, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__ix_a_axis_grad
+#undef pfvm__ix_a_d2s_grad
+#undef pfvm__ix_a_eyelike_grad
+#undef pfvm__ix_a_gather_nd_grad
+#undef pfvm__ix_a_revseq_grad
+#undef pfvm__ix_a_scatter_grad
+#undef pfvm__ix_g_d2s_grad
+#undef pfvm__ix_g_gather_elements_grad
+#undef pfvm__ix_g_gather_nd_grad
+#undef pfvm__ix_g_scatter_elements_grad
+#undef pfvm__ix_g_scatter_nd_grad
+#undef pfvm__ix_infer_compress_grad
+#undef pfvm__ix_infer_d2s_grad
+#undef pfvm__ix_infer_eyelike_grad
+#undef pfvm__ix_infer_gather_elements_grad
+#undef pfvm__ix_infer_gather_nd_grad
+#undef pfvm__ix_infer_nonzero_grad
+#undef pfvm__ix_infer_onehot_grad
+#undef pfvm__ix_infer_revseq_grad
+#undef pfvm__ix_infer_scatter_grad
+#undef pfvm__ix_k_compress_grad
+#undef pfvm__ix_k_d2s_grad
+#undef pfvm__ix_k_eyelike_grad
+#undef pfvm__ix_k_gather_elements_grad
+#undef pfvm__ix_k_gather_nd_grad
+#undef pfvm__ix_k_nonzero_grad
+#undef pfvm__ix_k_onehot_grad
+#undef pfvm__ix_k_revseq_grad
+#undef pfvm__ix_k_scatter_elements_grad
+#undef pfvm__ix_k_scatter_nd_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__ix_a_axis_fuse
+#undef pfvm__ix_a_d2s_fuse
+#undef pfvm__ix_a_eyelike_fuse
+#undef pfvm__ix_a_gather_nd_fuse
+#undef pfvm__ix_a_revseq_fuse
+#undef pfvm__ix_a_scatter_fuse
+#undef pfvm__ix_g_d2s_fuse
+#undef pfvm__ix_g_gather_elements_fuse
+#undef pfvm__ix_g_gather_nd_fuse
+#undef pfvm__ix_g_scatter_elements_fuse
+#undef pfvm__ix_g_scatter_nd_fuse
+#undef pfvm__ix_infer_compress_fuse
+#undef pfvm__ix_infer_d2s_fuse
+#undef pfvm__ix_infer_eyelike_fuse
+#undef pfvm__ix_infer_gather_elements_fuse
+#undef pfvm__ix_infer_gather_nd_fuse
+#undef pfvm__ix_infer_nonzero_fuse
+#undef pfvm__ix_infer_onehot_fuse
+#undef pfvm__ix_infer_revseq_fuse
+#undef pfvm__ix_infer_scatter_fuse
+#undef pfvm__ix_k_compress_fuse
+#undef pfvm__ix_k_d2s_fuse
+#undef pfvm__ix_k_eyelike_fuse
+#undef pfvm__ix_k_gather_elements_fuse
+#undef pfvm__ix_k_gather_nd_fuse
+#undef pfvm__ix_k_nonzero_fuse
+#undef pfvm__ix_k_onehot_fuse
+#undef pfvm__ix_k_revseq_fuse
+#undef pfvm__ix_k_scatter_elements_fuse
+#undef pfvm__ix_k_scatter_nd_fuse
+#endif
 /* ---- src/ops/linalg.c ---- */
 /* ops/linalg: MatMul and Gemm, and the float matrix-multiply engine that
  * Conv (nn.c) shares.
@@ -13876,6 +14653,28 @@ static double pfvm__la_gemm_flops(const pfvm_node *n, const pfvm_dims *in, int n
     return 2.0 * y * (double)k + (n_in > 2 && in[2].rank >= 0 ? y : 0);
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__la_gemm_flops_grad NULL
+#define pfvm__la_infer_gemm_grad NULL
+#define pfvm__la_infer_matmul_grad NULL
+#define pfvm__la_k_gemm_grad NULL
+#define pfvm__la_k_matmul_grad NULL
+#define pfvm__la_matmul_flops_grad NULL
+#define pfvm__la_simp_gemm_grad NULL
+#define pfvm__la_simp_matmul_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__la_gemm_flops_fuse NULL
+#define pfvm__la_infer_gemm_fuse NULL
+#define pfvm__la_infer_matmul_fuse NULL
+#define pfvm__la_k_gemm_fuse NULL
+#define pfvm__la_k_gemm_grad_fuse NULL
+#define pfvm__la_k_matmul_fuse NULL
+#define pfvm__la_k_matmul_grad_fuse NULL
+#define pfvm__la_matmul_flops_fuse NULL
+#define pfvm__la_simp_gemm_fuse NULL
+#define pfvm__la_simp_matmul_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
     PFVM__OP_SEL(MatMul, {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
      "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops})
@@ -13883,6 +14682,28 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
      "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__la_gemm_flops_grad
+#undef pfvm__la_infer_gemm_grad
+#undef pfvm__la_infer_matmul_grad
+#undef pfvm__la_k_gemm_grad
+#undef pfvm__la_k_matmul_grad
+#undef pfvm__la_matmul_flops_grad
+#undef pfvm__la_simp_gemm_grad
+#undef pfvm__la_simp_matmul_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__la_gemm_flops_fuse
+#undef pfvm__la_infer_gemm_fuse
+#undef pfvm__la_infer_matmul_fuse
+#undef pfvm__la_k_gemm_fuse
+#undef pfvm__la_k_gemm_grad_fuse
+#undef pfvm__la_k_matmul_fuse
+#undef pfvm__la_k_matmul_grad_fuse
+#undef pfvm__la_matmul_flops_fuse
+#undef pfvm__la_simp_gemm_fuse
+#undef pfvm__la_simp_matmul_fuse
+#endif
 /* ---- src/ops/misc.c ---- */
 /* ops/misc: operators that share no engine with a family — the signal
  * windows (Hann, Hamming, Blackman), Det, MeanVarianceNormalization,
@@ -14438,6 +15259,38 @@ static pfvm_code pfvm__ms_k_unique(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__ms_infer_det_grad NULL
+#define pfvm__ms_infer_mvn_grad NULL
+#define pfvm__ms_infer_strnorm_grad NULL
+#define pfvm__ms_infer_tfidf_grad NULL
+#define pfvm__ms_infer_unique_grad NULL
+#define pfvm__ms_infer_window_grad NULL
+#define pfvm__ms_k_blackman_grad NULL
+#define pfvm__ms_k_det_grad NULL
+#define pfvm__ms_k_hamming_grad NULL
+#define pfvm__ms_k_hann_grad NULL
+#define pfvm__ms_k_mvn_grad NULL
+#define pfvm__ms_k_strnorm_grad NULL
+#define pfvm__ms_k_tfidf_grad NULL
+#define pfvm__ms_k_unique_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__ms_infer_det_fuse NULL
+#define pfvm__ms_infer_mvn_fuse NULL
+#define pfvm__ms_infer_strnorm_fuse NULL
+#define pfvm__ms_infer_tfidf_fuse NULL
+#define pfvm__ms_infer_unique_fuse NULL
+#define pfvm__ms_infer_window_fuse NULL
+#define pfvm__ms_k_blackman_fuse NULL
+#define pfvm__ms_k_det_fuse NULL
+#define pfvm__ms_k_hamming_fuse NULL
+#define pfvm__ms_k_hann_fuse NULL
+#define pfvm__ms_k_mvn_fuse NULL
+#define pfvm__ms_k_strnorm_fuse NULL
+#define pfvm__ms_k_tfidf_fuse NULL
+#define pfvm__ms_k_unique_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_misc[] = {
     PFVM__OP_SEL(HannWindow, {"HannWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hann, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(HammingWindow, {"HammingWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hamming, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL})
@@ -14449,6 +15302,38 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_misc[] = {
     PFVM__OP_SEL(Unique, {"Unique", "", 11, 0, 1, 1, 1, 4, pfvm__ms_infer_unique, pfvm__ms_k_unique, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__ms_infer_det_grad
+#undef pfvm__ms_infer_mvn_grad
+#undef pfvm__ms_infer_strnorm_grad
+#undef pfvm__ms_infer_tfidf_grad
+#undef pfvm__ms_infer_unique_grad
+#undef pfvm__ms_infer_window_grad
+#undef pfvm__ms_k_blackman_grad
+#undef pfvm__ms_k_det_grad
+#undef pfvm__ms_k_hamming_grad
+#undef pfvm__ms_k_hann_grad
+#undef pfvm__ms_k_mvn_grad
+#undef pfvm__ms_k_strnorm_grad
+#undef pfvm__ms_k_tfidf_grad
+#undef pfvm__ms_k_unique_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__ms_infer_det_fuse
+#undef pfvm__ms_infer_mvn_fuse
+#undef pfvm__ms_infer_strnorm_fuse
+#undef pfvm__ms_infer_tfidf_fuse
+#undef pfvm__ms_infer_unique_fuse
+#undef pfvm__ms_infer_window_fuse
+#undef pfvm__ms_k_blackman_fuse
+#undef pfvm__ms_k_det_fuse
+#undef pfvm__ms_k_hamming_fuse
+#undef pfvm__ms_k_hann_fuse
+#undef pfvm__ms_k_mvn_fuse
+#undef pfvm__ms_k_strnorm_fuse
+#undef pfvm__ms_k_tfidf_fuse
+#undef pfvm__ms_k_unique_fuse
+#endif
 /* ---- src/ops/nn.c ---- */
 /* ops/nn: convolution, pooling, normalisation and softmax.
  *
@@ -17121,6 +18006,90 @@ static double pfvm__nn_convt_flops(const pfvm_node *n, const pfvm_dims *in, int 
     return pfvm__nn_conv_cost(in, n_in, n_in ? pfvm_dims_numel(&in[0]) : -1, n_out ? pfvm_dims_numel(&out[0]) : -1);
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__nn_conv_flops_grad NULL
+#define pfvm__nn_convt_flops_grad NULL
+#define pfvm__nn_infer_bn_grad NULL
+#define pfvm__nn_infer_conv_grad NULL
+#define pfvm__nn_infer_convt_grad NULL
+#define pfvm__nn_infer_global_grad NULL
+#define pfvm__nn_infer_instnorm_grad NULL
+#define pfvm__nn_infer_ln_grad NULL
+#define pfvm__nn_infer_lpnorm_grad NULL
+#define pfvm__nn_infer_lrn_grad NULL
+#define pfvm__nn_infer_pool_grad NULL
+#define pfvm__nn_infer_roipool_grad NULL
+#define pfvm__nn_infer_softmax_grad NULL
+#define pfvm__nn_infer_unpool_grad NULL
+#define pfvm__nn_k_avgpool_grad NULL
+#define pfvm__nn_k_bn_grad NULL
+#define pfvm__nn_k_conv_grad NULL
+#define pfvm__nn_k_convt_grad NULL
+#define pfvm__nn_k_gap_grad NULL
+#define pfvm__nn_k_glp_grad NULL
+#define pfvm__nn_k_gmp_grad NULL
+#define pfvm__nn_k_hardmax_grad NULL
+#define pfvm__nn_k_instnorm_grad NULL
+#define pfvm__nn_k_ln_grad NULL
+#define pfvm__nn_k_logsoftmax_grad NULL
+#define pfvm__nn_k_lpnorm_grad NULL
+#define pfvm__nn_k_lppool_grad NULL
+#define pfvm__nn_k_lrn_grad NULL
+#define pfvm__nn_k_maxpool_grad NULL
+#define pfvm__nn_k_roipool_grad NULL
+#define pfvm__nn_k_softmax_grad NULL
+#define pfvm__nn_k_unpool_grad NULL
+#define pfvm__nn_simp_bn_grad NULL
+#define pfvm__nn_simp_conv_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__nn_conv_flops_fuse NULL
+#define pfvm__nn_convt_flops_fuse NULL
+#define pfvm__nn_infer_bn_fuse NULL
+#define pfvm__nn_infer_conv_fuse NULL
+#define pfvm__nn_infer_convt_fuse NULL
+#define pfvm__nn_infer_global_fuse NULL
+#define pfvm__nn_infer_instnorm_fuse NULL
+#define pfvm__nn_infer_ln_fuse NULL
+#define pfvm__nn_infer_lpnorm_fuse NULL
+#define pfvm__nn_infer_lrn_fuse NULL
+#define pfvm__nn_infer_pool_fuse NULL
+#define pfvm__nn_infer_roipool_fuse NULL
+#define pfvm__nn_infer_softmax_fuse NULL
+#define pfvm__nn_infer_unpool_fuse NULL
+#define pfvm__nn_k_avgpool_fuse NULL
+#define pfvm__nn_k_avgpool_grad_fuse NULL
+#define pfvm__nn_k_bn_fuse NULL
+#define pfvm__nn_k_bn_grad_fuse NULL
+#define pfvm__nn_k_conv_fuse NULL
+#define pfvm__nn_k_conv_grad_fuse NULL
+#define pfvm__nn_k_convt_fuse NULL
+#define pfvm__nn_k_convt_grad_fuse NULL
+#define pfvm__nn_k_gap_fuse NULL
+#define pfvm__nn_k_gap_grad_fuse NULL
+#define pfvm__nn_k_glp_fuse NULL
+#define pfvm__nn_k_gmp_fuse NULL
+#define pfvm__nn_k_gmp_grad_fuse NULL
+#define pfvm__nn_k_hardmax_fuse NULL
+#define pfvm__nn_k_instnorm_fuse NULL
+#define pfvm__nn_k_instnorm_grad_fuse NULL
+#define pfvm__nn_k_ln_fuse NULL
+#define pfvm__nn_k_ln_grad_fuse NULL
+#define pfvm__nn_k_logsoftmax_fuse NULL
+#define pfvm__nn_k_logsoftmax_grad_fuse NULL
+#define pfvm__nn_k_lpnorm_fuse NULL
+#define pfvm__nn_k_lpnorm_grad_fuse NULL
+#define pfvm__nn_k_lppool_fuse NULL
+#define pfvm__nn_k_lrn_fuse NULL
+#define pfvm__nn_k_maxpool_fuse NULL
+#define pfvm__nn_k_maxpool_grad_fuse NULL
+#define pfvm__nn_k_roipool_fuse NULL
+#define pfvm__nn_k_softmax_fuse NULL
+#define pfvm__nn_k_softmax_grad_fuse NULL
+#define pfvm__nn_k_unpool_fuse NULL
+#define pfvm__nn_simp_bn_fuse NULL
+#define pfvm__nn_simp_conv_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
     PFVM__OP_SEL(Conv, {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops})
     PFVM__OP_SEL(ConvTranspose, {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops})
@@ -17143,6 +18112,90 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
     PFVM__OP_SEL(Hardmax, {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__nn_conv_flops_grad
+#undef pfvm__nn_convt_flops_grad
+#undef pfvm__nn_infer_bn_grad
+#undef pfvm__nn_infer_conv_grad
+#undef pfvm__nn_infer_convt_grad
+#undef pfvm__nn_infer_global_grad
+#undef pfvm__nn_infer_instnorm_grad
+#undef pfvm__nn_infer_ln_grad
+#undef pfvm__nn_infer_lpnorm_grad
+#undef pfvm__nn_infer_lrn_grad
+#undef pfvm__nn_infer_pool_grad
+#undef pfvm__nn_infer_roipool_grad
+#undef pfvm__nn_infer_softmax_grad
+#undef pfvm__nn_infer_unpool_grad
+#undef pfvm__nn_k_avgpool_grad
+#undef pfvm__nn_k_bn_grad
+#undef pfvm__nn_k_conv_grad
+#undef pfvm__nn_k_convt_grad
+#undef pfvm__nn_k_gap_grad
+#undef pfvm__nn_k_glp_grad
+#undef pfvm__nn_k_gmp_grad
+#undef pfvm__nn_k_hardmax_grad
+#undef pfvm__nn_k_instnorm_grad
+#undef pfvm__nn_k_ln_grad
+#undef pfvm__nn_k_logsoftmax_grad
+#undef pfvm__nn_k_lpnorm_grad
+#undef pfvm__nn_k_lppool_grad
+#undef pfvm__nn_k_lrn_grad
+#undef pfvm__nn_k_maxpool_grad
+#undef pfvm__nn_k_roipool_grad
+#undef pfvm__nn_k_softmax_grad
+#undef pfvm__nn_k_unpool_grad
+#undef pfvm__nn_simp_bn_grad
+#undef pfvm__nn_simp_conv_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__nn_conv_flops_fuse
+#undef pfvm__nn_convt_flops_fuse
+#undef pfvm__nn_infer_bn_fuse
+#undef pfvm__nn_infer_conv_fuse
+#undef pfvm__nn_infer_convt_fuse
+#undef pfvm__nn_infer_global_fuse
+#undef pfvm__nn_infer_instnorm_fuse
+#undef pfvm__nn_infer_ln_fuse
+#undef pfvm__nn_infer_lpnorm_fuse
+#undef pfvm__nn_infer_lrn_fuse
+#undef pfvm__nn_infer_pool_fuse
+#undef pfvm__nn_infer_roipool_fuse
+#undef pfvm__nn_infer_softmax_fuse
+#undef pfvm__nn_infer_unpool_fuse
+#undef pfvm__nn_k_avgpool_fuse
+#undef pfvm__nn_k_avgpool_grad_fuse
+#undef pfvm__nn_k_bn_fuse
+#undef pfvm__nn_k_bn_grad_fuse
+#undef pfvm__nn_k_conv_fuse
+#undef pfvm__nn_k_conv_grad_fuse
+#undef pfvm__nn_k_convt_fuse
+#undef pfvm__nn_k_convt_grad_fuse
+#undef pfvm__nn_k_gap_fuse
+#undef pfvm__nn_k_gap_grad_fuse
+#undef pfvm__nn_k_glp_fuse
+#undef pfvm__nn_k_gmp_fuse
+#undef pfvm__nn_k_gmp_grad_fuse
+#undef pfvm__nn_k_hardmax_fuse
+#undef pfvm__nn_k_instnorm_fuse
+#undef pfvm__nn_k_instnorm_grad_fuse
+#undef pfvm__nn_k_ln_fuse
+#undef pfvm__nn_k_ln_grad_fuse
+#undef pfvm__nn_k_logsoftmax_fuse
+#undef pfvm__nn_k_logsoftmax_grad_fuse
+#undef pfvm__nn_k_lpnorm_fuse
+#undef pfvm__nn_k_lpnorm_grad_fuse
+#undef pfvm__nn_k_lppool_fuse
+#undef pfvm__nn_k_lrn_fuse
+#undef pfvm__nn_k_maxpool_fuse
+#undef pfvm__nn_k_maxpool_grad_fuse
+#undef pfvm__nn_k_roipool_fuse
+#undef pfvm__nn_k_softmax_fuse
+#undef pfvm__nn_k_softmax_grad_fuse
+#undef pfvm__nn_k_unpool_fuse
+#undef pfvm__nn_simp_bn_fuse
+#undef pfvm__nn_simp_conv_fuse
+#endif
 /* ---- src/ops/quant.c ---- */
 /* ops/quant: linear quantization — QuantizeLinear, DequantizeLinear,
  * DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul,
@@ -17492,6 +18545,38 @@ static pfvm_code pfvm__q_infer_qlinear_conv(pfvm_ictx *c)
     return pfvm__q_infer_conv(c, 0, 3, c->in[7]->type.dtype);
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__q_infer_conv_integer_grad NULL
+#define pfvm__q_infer_dequantize_grad NULL
+#define pfvm__q_infer_dynamic_grad NULL
+#define pfvm__q_infer_int_matmul_grad NULL
+#define pfvm__q_infer_qlinear_conv_grad NULL
+#define pfvm__q_infer_qlinear_matmul_grad NULL
+#define pfvm__q_infer_quantize_grad NULL
+#define pfvm__q_k_conv_integer_grad NULL
+#define pfvm__q_k_dequantize_grad NULL
+#define pfvm__q_k_dynamic_grad NULL
+#define pfvm__q_k_matmul_integer_grad NULL
+#define pfvm__q_k_qlinear_conv_grad NULL
+#define pfvm__q_k_qlinear_matmul_grad NULL
+#define pfvm__q_k_quantize_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__q_infer_conv_integer_fuse NULL
+#define pfvm__q_infer_dequantize_fuse NULL
+#define pfvm__q_infer_dynamic_fuse NULL
+#define pfvm__q_infer_int_matmul_fuse NULL
+#define pfvm__q_infer_qlinear_conv_fuse NULL
+#define pfvm__q_infer_qlinear_matmul_fuse NULL
+#define pfvm__q_infer_quantize_fuse NULL
+#define pfvm__q_k_conv_integer_fuse NULL
+#define pfvm__q_k_dequantize_fuse NULL
+#define pfvm__q_k_dynamic_fuse NULL
+#define pfvm__q_k_matmul_integer_fuse NULL
+#define pfvm__q_k_qlinear_conv_fuse NULL
+#define pfvm__q_k_qlinear_matmul_fuse NULL
+#define pfvm__q_k_quantize_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
     PFVM__OP_SEL(QuantizeLinear, {"QuantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_quantize, pfvm__q_k_quantize, NULL, PFVM_FUSE_ELEMENTWISE, "float,int32 -> uint8,int8", NULL, 0, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(DequantizeLinear, {"DequantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_dequantize, pfvm__q_k_dequantize, NULL, PFVM_FUSE_ELEMENTWISE, "uint8,int8,int32 -> float", NULL, 0, NULL, NULL, NULL, NULL})
@@ -17502,6 +18587,38 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
     PFVM__OP_SEL(QLinearConv, {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__q_infer_conv_integer_grad
+#undef pfvm__q_infer_dequantize_grad
+#undef pfvm__q_infer_dynamic_grad
+#undef pfvm__q_infer_int_matmul_grad
+#undef pfvm__q_infer_qlinear_conv_grad
+#undef pfvm__q_infer_qlinear_matmul_grad
+#undef pfvm__q_infer_quantize_grad
+#undef pfvm__q_k_conv_integer_grad
+#undef pfvm__q_k_dequantize_grad
+#undef pfvm__q_k_dynamic_grad
+#undef pfvm__q_k_matmul_integer_grad
+#undef pfvm__q_k_qlinear_conv_grad
+#undef pfvm__q_k_qlinear_matmul_grad
+#undef pfvm__q_k_quantize_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__q_infer_conv_integer_fuse
+#undef pfvm__q_infer_dequantize_fuse
+#undef pfvm__q_infer_dynamic_fuse
+#undef pfvm__q_infer_int_matmul_fuse
+#undef pfvm__q_infer_qlinear_conv_fuse
+#undef pfvm__q_infer_qlinear_matmul_fuse
+#undef pfvm__q_infer_quantize_fuse
+#undef pfvm__q_k_conv_integer_fuse
+#undef pfvm__q_k_dequantize_fuse
+#undef pfvm__q_k_dynamic_fuse
+#undef pfvm__q_k_matmul_integer_fuse
+#undef pfvm__q_k_qlinear_conv_fuse
+#undef pfvm__q_k_qlinear_matmul_fuse
+#undef pfvm__q_k_quantize_fuse
+#endif
 /* ---- src/ops/random.c ---- */
 /* ops/random: random generators — RandomUniform, RandomNormal, their
  * *Like forms, Bernoulli, Multinomial — drawing from the executor's
@@ -17645,6 +18762,26 @@ static pfvm_code pfvm__rnd_k_multinomial(pfvm_kctx *k)
 
 #define PFVM__RND PFVM_OP_NONDETERMINISTIC
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__rnd_infer_bernoulli_grad NULL
+#define pfvm__rnd_infer_like_grad NULL
+#define pfvm__rnd_infer_multinomial_grad NULL
+#define pfvm__rnd_infer_shape_attr_grad NULL
+#define pfvm__rnd_k_bernoulli_grad NULL
+#define pfvm__rnd_k_multinomial_grad NULL
+#define pfvm__rnd_k_normal_grad NULL
+#define pfvm__rnd_k_uniform_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__rnd_infer_bernoulli_fuse NULL
+#define pfvm__rnd_infer_like_fuse NULL
+#define pfvm__rnd_infer_multinomial_fuse NULL
+#define pfvm__rnd_infer_shape_attr_fuse NULL
+#define pfvm__rnd_k_bernoulli_fuse NULL
+#define pfvm__rnd_k_multinomial_fuse NULL
+#define pfvm__rnd_k_normal_fuse NULL
+#define pfvm__rnd_k_uniform_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_random[] = {
     PFVM__OP_SEL(RandomUniform, {"RandomUniform", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(RandomNormal, {"RandomNormal", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
@@ -17654,6 +18791,26 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_random[] = {
     PFVM__OP_SEL(Multinomial, {"Multinomial", "", 7, 0, 1, 1, 1, 1, pfvm__rnd_infer_multinomial, pfvm__rnd_k_multinomial, NULL, PFVM_FUSE_OPAQUE, "float,double -> int32,int64", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__rnd_infer_bernoulli_grad
+#undef pfvm__rnd_infer_like_grad
+#undef pfvm__rnd_infer_multinomial_grad
+#undef pfvm__rnd_infer_shape_attr_grad
+#undef pfvm__rnd_k_bernoulli_grad
+#undef pfvm__rnd_k_multinomial_grad
+#undef pfvm__rnd_k_normal_grad
+#undef pfvm__rnd_k_uniform_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__rnd_infer_bernoulli_fuse
+#undef pfvm__rnd_infer_like_fuse
+#undef pfvm__rnd_infer_multinomial_fuse
+#undef pfvm__rnd_infer_shape_attr_fuse
+#undef pfvm__rnd_k_bernoulli_fuse
+#undef pfvm__rnd_k_multinomial_fuse
+#undef pfvm__rnd_k_normal_fuse
+#undef pfvm__rnd_k_uniform_fuse
+#endif
 /* ---- src/ops/reduce.c ---- */
 /* ops/reduce: the Reduce family, ArgMax/ArgMin, TopK, CumSum and the
  * losses NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
@@ -19049,6 +20206,56 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define PFVM__RED_OP(name, kern) \
     {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL}
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__red_check_loss_grad NULL
+#define pfvm__red_infer_arg_grad NULL
+#define pfvm__red_infer_cumsum_grad NULL
+#define pfvm__red_infer_loss_grad NULL
+#define pfvm__red_infer_topk_grad NULL
+#define pfvm__red_k_argmax_grad NULL
+#define pfvm__red_k_argmin_grad NULL
+#define pfvm__red_k_cumsum_grad NULL
+#define pfvm__red_k_l1_grad NULL
+#define pfvm__red_k_l2_grad NULL
+#define pfvm__red_k_logsum_grad NULL
+#define pfvm__red_k_logsumexp_grad NULL
+#define pfvm__red_k_max_grad NULL
+#define pfvm__red_k_mean_grad NULL
+#define pfvm__red_k_min_grad NULL
+#define pfvm__red_k_nll_grad NULL
+#define pfvm__red_k_prod_grad NULL
+#define pfvm__red_k_sce_grad NULL
+#define pfvm__red_k_sum_grad NULL
+#define pfvm__red_k_sumsq_grad NULL
+#define pfvm__red_k_topk_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__red_check_loss_fuse NULL
+#define pfvm__red_infer_arg_fuse NULL
+#define pfvm__red_infer_cumsum_fuse NULL
+#define pfvm__red_infer_loss_fuse NULL
+#define pfvm__red_infer_topk_fuse NULL
+#define pfvm__red_k_argmax_fuse NULL
+#define pfvm__red_k_argmin_fuse NULL
+#define pfvm__red_k_cumsum_fuse NULL
+#define pfvm__red_k_cumsum_grad_fuse NULL
+#define pfvm__red_k_l1_fuse NULL
+#define pfvm__red_k_l2_fuse NULL
+#define pfvm__red_k_logsum_fuse NULL
+#define pfvm__red_k_logsumexp_fuse NULL
+#define pfvm__red_k_max_fuse NULL
+#define pfvm__red_k_mean_fuse NULL
+#define pfvm__red_k_min_fuse NULL
+#define pfvm__red_k_nll_fuse NULL
+#define pfvm__red_k_nll_grad_fuse NULL
+#define pfvm__red_k_prod_fuse NULL
+#define pfvm__red_k_sce_fuse NULL
+#define pfvm__red_k_sce_grad_fuse NULL
+#define pfvm__red_k_sum_fuse NULL
+#define pfvm__red_k_sumsq_fuse NULL
+#define pfvm__red_k_topk_fuse NULL
+#define pfvm__red_k_topk_grad_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__OP_SEL(ReduceSum, PFVM__RED_OP("ReduceSum", pfvm__red_k_sum))
     PFVM__OP_SEL(ReduceMean, PFVM__RED_OP("ReduceMean", pfvm__red_k_mean))
@@ -19070,6 +20277,56 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
      PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_sce_grad, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__red_check_loss_grad
+#undef pfvm__red_infer_arg_grad
+#undef pfvm__red_infer_cumsum_grad
+#undef pfvm__red_infer_loss_grad
+#undef pfvm__red_infer_topk_grad
+#undef pfvm__red_k_argmax_grad
+#undef pfvm__red_k_argmin_grad
+#undef pfvm__red_k_cumsum_grad
+#undef pfvm__red_k_l1_grad
+#undef pfvm__red_k_l2_grad
+#undef pfvm__red_k_logsum_grad
+#undef pfvm__red_k_logsumexp_grad
+#undef pfvm__red_k_max_grad
+#undef pfvm__red_k_mean_grad
+#undef pfvm__red_k_min_grad
+#undef pfvm__red_k_nll_grad
+#undef pfvm__red_k_prod_grad
+#undef pfvm__red_k_sce_grad
+#undef pfvm__red_k_sum_grad
+#undef pfvm__red_k_sumsq_grad
+#undef pfvm__red_k_topk_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__red_check_loss_fuse
+#undef pfvm__red_infer_arg_fuse
+#undef pfvm__red_infer_cumsum_fuse
+#undef pfvm__red_infer_loss_fuse
+#undef pfvm__red_infer_topk_fuse
+#undef pfvm__red_k_argmax_fuse
+#undef pfvm__red_k_argmin_fuse
+#undef pfvm__red_k_cumsum_fuse
+#undef pfvm__red_k_cumsum_grad_fuse
+#undef pfvm__red_k_l1_fuse
+#undef pfvm__red_k_l2_fuse
+#undef pfvm__red_k_logsum_fuse
+#undef pfvm__red_k_logsumexp_fuse
+#undef pfvm__red_k_max_fuse
+#undef pfvm__red_k_mean_fuse
+#undef pfvm__red_k_min_fuse
+#undef pfvm__red_k_nll_fuse
+#undef pfvm__red_k_nll_grad_fuse
+#undef pfvm__red_k_prod_fuse
+#undef pfvm__red_k_sce_fuse
+#undef pfvm__red_k_sce_grad_fuse
+#undef pfvm__red_k_sum_fuse
+#undef pfvm__red_k_sumsq_fuse
+#undef pfvm__red_k_topk_fuse
+#undef pfvm__red_k_topk_grad_fuse
+#endif
 /* ---- src/ops/rnn.c ---- */
 /* ops/rnn: the recurrent operators RNN, GRU and LSTM — every direction,
  * both layouts, custom activations (with alpha/beta), clip, initial states,
@@ -19409,12 +20666,44 @@ static pfvm_code pfvm__rnn_k_rnn(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__R
 static pfvm_code pfvm__rnn_k_gru(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__RNN_GRU); }
 static pfvm_code pfvm__rnn_k_lstm(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__RNN_LSTM); }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__rnn_infer_gru_grad NULL
+#define pfvm__rnn_infer_lstm_grad NULL
+#define pfvm__rnn_infer_rnn_grad NULL
+#define pfvm__rnn_k_gru_grad NULL
+#define pfvm__rnn_k_lstm_grad NULL
+#define pfvm__rnn_k_rnn_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__rnn_infer_gru_fuse NULL
+#define pfvm__rnn_infer_lstm_fuse NULL
+#define pfvm__rnn_infer_rnn_fuse NULL
+#define pfvm__rnn_k_gru_fuse NULL
+#define pfvm__rnn_k_lstm_fuse NULL
+#define pfvm__rnn_k_rnn_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_rnn[] = {
     PFVM__OP_SEL(RNN, {"RNN", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_rnn, pfvm__rnn_k_rnn, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(GRU, {"GRU", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_gru, pfvm__rnn_k_gru, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(LSTM, {"LSTM", "", 7, 0, 3, 8, 0, 3, pfvm__rnn_infer_lstm, pfvm__rnn_k_lstm, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__rnn_infer_gru_grad
+#undef pfvm__rnn_infer_lstm_grad
+#undef pfvm__rnn_infer_rnn_grad
+#undef pfvm__rnn_k_gru_grad
+#undef pfvm__rnn_k_lstm_grad
+#undef pfvm__rnn_k_rnn_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__rnn_infer_gru_fuse
+#undef pfvm__rnn_infer_lstm_fuse
+#undef pfvm__rnn_infer_rnn_fuse
+#undef pfvm__rnn_k_gru_fuse
+#undef pfvm__rnn_k_lstm_fuse
+#undef pfvm__rnn_k_rnn_fuse
+#endif
 /* ---- src/ops/signal.c ---- */
 /* ops/signal: spectral operators — DFT, STFT and MelWeightMatrix.
  *
@@ -19701,12 +20990,44 @@ static pfvm_code pfvm__sg_k_mel(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__sg_infer_dft_grad NULL
+#define pfvm__sg_infer_mel_grad NULL
+#define pfvm__sg_infer_stft_grad NULL
+#define pfvm__sg_k_dft_grad NULL
+#define pfvm__sg_k_mel_grad NULL
+#define pfvm__sg_k_stft_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__sg_infer_dft_fuse NULL
+#define pfvm__sg_infer_mel_fuse NULL
+#define pfvm__sg_infer_stft_fuse NULL
+#define pfvm__sg_k_dft_fuse NULL
+#define pfvm__sg_k_mel_fuse NULL
+#define pfvm__sg_k_stft_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_signal[] = {
     PFVM__OP_SEL(DFT, {"DFT", "", 17, 0, 1, 2, 1, 1, pfvm__sg_infer_dft, pfvm__sg_k_dft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(STFT, {"STFT", "", 17, 0, 2, 4, 1, 1, pfvm__sg_infer_stft, pfvm__sg_k_stft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(MelWeightMatrix, {"MelWeightMatrix", "", 17, 0, 5, 5, 1, 1, pfvm__sg_infer_mel, pfvm__sg_k_mel, NULL, PFVM_FUSE_OPAQUE, "-> float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__sg_infer_dft_grad
+#undef pfvm__sg_infer_mel_grad
+#undef pfvm__sg_infer_stft_grad
+#undef pfvm__sg_k_dft_grad
+#undef pfvm__sg_k_mel_grad
+#undef pfvm__sg_k_stft_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__sg_infer_dft_fuse
+#undef pfvm__sg_infer_mel_fuse
+#undef pfvm__sg_infer_stft_fuse
+#undef pfvm__sg_k_dft_fuse
+#undef pfvm__sg_k_mel_fuse
+#undef pfvm__sg_k_stft_fuse
+#endif
 /* ---- src/ops/tensor.c ---- */
 /* ops/tensor: shape manipulation and data movement — Identity, Dropout,
  * Shape, Size, Constant, ConstantOfShape, Reshape, Flatten, Squeeze,
@@ -22639,6 +23960,147 @@ static pfvm_code pfvm__tn_k_trilu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, n->inputs[0], nd->outputs[0]);
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__tn_a_axes_grad NULL
+#define pfvm__tn_a_axis_grad NULL
+#define pfvm__tn_a_axis_req_grad NULL
+#define pfvm__tn_a_cos_grad NULL
+#define pfvm__tn_a_dropout_grad NULL
+#define pfvm__tn_a_pad2_grad NULL
+#define pfvm__tn_a_pad_grad NULL
+#define pfvm__tn_a_reshape1_grad NULL
+#define pfvm__tn_a_reshape_grad NULL
+#define pfvm__tn_a_shape_grad NULL
+#define pfvm__tn_a_slice1_grad NULL
+#define pfvm__tn_a_split_grad NULL
+#define pfvm__tn_a_transpose_grad NULL
+#define pfvm__tn_a_trilu_grad NULL
+#define pfvm__tn_a_unsqueeze1_grad NULL
+#define pfvm__tn_g_reshape_grad NULL
+#define pfvm__tn_infer_concat_grad NULL
+#define pfvm__tn_infer_constant_grad NULL
+#define pfvm__tn_infer_cos_grad NULL
+#define pfvm__tn_infer_dropout_grad NULL
+#define pfvm__tn_infer_expand_grad NULL
+#define pfvm__tn_infer_flatten_grad NULL
+#define pfvm__tn_infer_gather_grad NULL
+#define pfvm__tn_infer_identity_grad NULL
+#define pfvm__tn_infer_pad_grad NULL
+#define pfvm__tn_infer_range_grad NULL
+#define pfvm__tn_infer_reshape_grad NULL
+#define pfvm__tn_infer_shape_grad NULL
+#define pfvm__tn_infer_size_grad NULL
+#define pfvm__tn_infer_slice_grad NULL
+#define pfvm__tn_infer_split_grad NULL
+#define pfvm__tn_infer_squeeze_grad NULL
+#define pfvm__tn_infer_tile_grad NULL
+#define pfvm__tn_infer_transpose_grad NULL
+#define pfvm__tn_infer_trilu_grad NULL
+#define pfvm__tn_infer_unsqueeze_grad NULL
+#define pfvm__tn_k_concat_grad NULL
+#define pfvm__tn_k_constant_grad NULL
+#define pfvm__tn_k_cos_grad NULL
+#define pfvm__tn_k_dropout_grad NULL
+#define pfvm__tn_k_expand_grad NULL
+#define pfvm__tn_k_flatten_grad NULL
+#define pfvm__tn_k_gather_grad NULL
+#define pfvm__tn_k_identity_grad NULL
+#define pfvm__tn_k_pad_grad NULL
+#define pfvm__tn_k_range_grad NULL
+#define pfvm__tn_k_reshape_grad NULL
+#define pfvm__tn_k_shape_grad NULL
+#define pfvm__tn_k_size_grad NULL
+#define pfvm__tn_k_slice_grad NULL
+#define pfvm__tn_k_split_grad NULL
+#define pfvm__tn_k_squeeze_grad NULL
+#define pfvm__tn_k_tile_grad NULL
+#define pfvm__tn_k_transpose_grad NULL
+#define pfvm__tn_k_trilu_grad NULL
+#define pfvm__tn_k_unsqueeze_grad NULL
+#define pfvm__tn_simp_concat_grad NULL
+#define pfvm__tn_simp_dropout_grad NULL
+#define pfvm__tn_simp_pad_grad NULL
+#define pfvm__tn_simp_reshape_grad NULL
+#define pfvm__tn_simp_same_grad NULL
+#define pfvm__tn_simp_slice_grad NULL
+#define pfvm__tn_simp_transpose_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__tn_a_axes_fuse NULL
+#define pfvm__tn_a_axis_fuse NULL
+#define pfvm__tn_a_axis_req_fuse NULL
+#define pfvm__tn_a_cos_fuse NULL
+#define pfvm__tn_a_dropout_fuse NULL
+#define pfvm__tn_a_pad2_fuse NULL
+#define pfvm__tn_a_pad_fuse NULL
+#define pfvm__tn_a_reshape1_fuse NULL
+#define pfvm__tn_a_reshape_fuse NULL
+#define pfvm__tn_a_shape_fuse NULL
+#define pfvm__tn_a_slice1_fuse NULL
+#define pfvm__tn_a_split_fuse NULL
+#define pfvm__tn_a_transpose_fuse NULL
+#define pfvm__tn_a_trilu_fuse NULL
+#define pfvm__tn_a_unsqueeze1_fuse NULL
+#define pfvm__tn_g_reshape_fuse NULL
+#define pfvm__tn_infer_concat_fuse NULL
+#define pfvm__tn_infer_constant_fuse NULL
+#define pfvm__tn_infer_cos_fuse NULL
+#define pfvm__tn_infer_dropout_fuse NULL
+#define pfvm__tn_infer_expand_fuse NULL
+#define pfvm__tn_infer_flatten_fuse NULL
+#define pfvm__tn_infer_gather_fuse NULL
+#define pfvm__tn_infer_identity_fuse NULL
+#define pfvm__tn_infer_pad_fuse NULL
+#define pfvm__tn_infer_range_fuse NULL
+#define pfvm__tn_infer_reshape_fuse NULL
+#define pfvm__tn_infer_shape_fuse NULL
+#define pfvm__tn_infer_size_fuse NULL
+#define pfvm__tn_infer_slice_fuse NULL
+#define pfvm__tn_infer_split_fuse NULL
+#define pfvm__tn_infer_squeeze_fuse NULL
+#define pfvm__tn_infer_tile_fuse NULL
+#define pfvm__tn_infer_transpose_fuse NULL
+#define pfvm__tn_infer_trilu_fuse NULL
+#define pfvm__tn_infer_unsqueeze_fuse NULL
+#define pfvm__tn_k_concat_fuse NULL
+#define pfvm__tn_k_concat_grad_fuse NULL
+#define pfvm__tn_k_constant_fuse NULL
+#define pfvm__tn_k_cos_fuse NULL
+#define pfvm__tn_k_dropout_fuse NULL
+#define pfvm__tn_k_dropout_grad_fuse NULL
+#define pfvm__tn_k_expand_fuse NULL
+#define pfvm__tn_k_expand_grad_fuse NULL
+#define pfvm__tn_k_flatten_fuse NULL
+#define pfvm__tn_k_gather_fuse NULL
+#define pfvm__tn_k_gather_grad_fuse NULL
+#define pfvm__tn_k_identity_fuse NULL
+#define pfvm__tn_k_identity_grad_fuse NULL
+#define pfvm__tn_k_pad_fuse NULL
+#define pfvm__tn_k_pad_grad_fuse NULL
+#define pfvm__tn_k_range_fuse NULL
+#define pfvm__tn_k_reshape_fuse NULL
+#define pfvm__tn_k_shape_fuse NULL
+#define pfvm__tn_k_size_fuse NULL
+#define pfvm__tn_k_slice_fuse NULL
+#define pfvm__tn_k_slice_grad_fuse NULL
+#define pfvm__tn_k_split_fuse NULL
+#define pfvm__tn_k_split_grad_fuse NULL
+#define pfvm__tn_k_squeeze_fuse NULL
+#define pfvm__tn_k_tile_fuse NULL
+#define pfvm__tn_k_tile_grad_fuse NULL
+#define pfvm__tn_k_transpose_fuse NULL
+#define pfvm__tn_k_transpose_grad_fuse NULL
+#define pfvm__tn_k_trilu_fuse NULL
+#define pfvm__tn_k_trilu_grad_fuse NULL
+#define pfvm__tn_k_unsqueeze_fuse NULL
+#define pfvm__tn_simp_concat_fuse NULL
+#define pfvm__tn_simp_dropout_fuse NULL
+#define pfvm__tn_simp_pad_fuse NULL
+#define pfvm__tn_simp_reshape_fuse NULL
+#define pfvm__tn_simp_same_fuse NULL
+#define pfvm__tn_simp_slice_fuse NULL
+#define pfvm__tn_simp_transpose_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_tensor[] = {
     PFVM__OP_SEL(Identity, {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL, NULL})
     PFVM__OP_SEL(Dropout, {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, pfvm__tn_k_dropout_grad, NULL, NULL})
@@ -22667,6 +24129,147 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_tensor[] = {
     PFVM__OP_SEL(Trilu, {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm__tn_infer_trilu, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_trilu, 0, NULL, pfvm__tn_k_trilu_grad, NULL, NULL})
     PFVM__TN_END
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__tn_a_axes_grad
+#undef pfvm__tn_a_axis_grad
+#undef pfvm__tn_a_axis_req_grad
+#undef pfvm__tn_a_cos_grad
+#undef pfvm__tn_a_dropout_grad
+#undef pfvm__tn_a_pad2_grad
+#undef pfvm__tn_a_pad_grad
+#undef pfvm__tn_a_reshape1_grad
+#undef pfvm__tn_a_reshape_grad
+#undef pfvm__tn_a_shape_grad
+#undef pfvm__tn_a_slice1_grad
+#undef pfvm__tn_a_split_grad
+#undef pfvm__tn_a_transpose_grad
+#undef pfvm__tn_a_trilu_grad
+#undef pfvm__tn_a_unsqueeze1_grad
+#undef pfvm__tn_g_reshape_grad
+#undef pfvm__tn_infer_concat_grad
+#undef pfvm__tn_infer_constant_grad
+#undef pfvm__tn_infer_cos_grad
+#undef pfvm__tn_infer_dropout_grad
+#undef pfvm__tn_infer_expand_grad
+#undef pfvm__tn_infer_flatten_grad
+#undef pfvm__tn_infer_gather_grad
+#undef pfvm__tn_infer_identity_grad
+#undef pfvm__tn_infer_pad_grad
+#undef pfvm__tn_infer_range_grad
+#undef pfvm__tn_infer_reshape_grad
+#undef pfvm__tn_infer_shape_grad
+#undef pfvm__tn_infer_size_grad
+#undef pfvm__tn_infer_slice_grad
+#undef pfvm__tn_infer_split_grad
+#undef pfvm__tn_infer_squeeze_grad
+#undef pfvm__tn_infer_tile_grad
+#undef pfvm__tn_infer_transpose_grad
+#undef pfvm__tn_infer_trilu_grad
+#undef pfvm__tn_infer_unsqueeze_grad
+#undef pfvm__tn_k_concat_grad
+#undef pfvm__tn_k_constant_grad
+#undef pfvm__tn_k_cos_grad
+#undef pfvm__tn_k_dropout_grad
+#undef pfvm__tn_k_expand_grad
+#undef pfvm__tn_k_flatten_grad
+#undef pfvm__tn_k_gather_grad
+#undef pfvm__tn_k_identity_grad
+#undef pfvm__tn_k_pad_grad
+#undef pfvm__tn_k_range_grad
+#undef pfvm__tn_k_reshape_grad
+#undef pfvm__tn_k_shape_grad
+#undef pfvm__tn_k_size_grad
+#undef pfvm__tn_k_slice_grad
+#undef pfvm__tn_k_split_grad
+#undef pfvm__tn_k_squeeze_grad
+#undef pfvm__tn_k_tile_grad
+#undef pfvm__tn_k_transpose_grad
+#undef pfvm__tn_k_trilu_grad
+#undef pfvm__tn_k_unsqueeze_grad
+#undef pfvm__tn_simp_concat_grad
+#undef pfvm__tn_simp_dropout_grad
+#undef pfvm__tn_simp_pad_grad
+#undef pfvm__tn_simp_reshape_grad
+#undef pfvm__tn_simp_same_grad
+#undef pfvm__tn_simp_slice_grad
+#undef pfvm__tn_simp_transpose_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__tn_a_axes_fuse
+#undef pfvm__tn_a_axis_fuse
+#undef pfvm__tn_a_axis_req_fuse
+#undef pfvm__tn_a_cos_fuse
+#undef pfvm__tn_a_dropout_fuse
+#undef pfvm__tn_a_pad2_fuse
+#undef pfvm__tn_a_pad_fuse
+#undef pfvm__tn_a_reshape1_fuse
+#undef pfvm__tn_a_reshape_fuse
+#undef pfvm__tn_a_shape_fuse
+#undef pfvm__tn_a_slice1_fuse
+#undef pfvm__tn_a_split_fuse
+#undef pfvm__tn_a_transpose_fuse
+#undef pfvm__tn_a_trilu_fuse
+#undef pfvm__tn_a_unsqueeze1_fuse
+#undef pfvm__tn_g_reshape_fuse
+#undef pfvm__tn_infer_concat_fuse
+#undef pfvm__tn_infer_constant_fuse
+#undef pfvm__tn_infer_cos_fuse
+#undef pfvm__tn_infer_dropout_fuse
+#undef pfvm__tn_infer_expand_fuse
+#undef pfvm__tn_infer_flatten_fuse
+#undef pfvm__tn_infer_gather_fuse
+#undef pfvm__tn_infer_identity_fuse
+#undef pfvm__tn_infer_pad_fuse
+#undef pfvm__tn_infer_range_fuse
+#undef pfvm__tn_infer_reshape_fuse
+#undef pfvm__tn_infer_shape_fuse
+#undef pfvm__tn_infer_size_fuse
+#undef pfvm__tn_infer_slice_fuse
+#undef pfvm__tn_infer_split_fuse
+#undef pfvm__tn_infer_squeeze_fuse
+#undef pfvm__tn_infer_tile_fuse
+#undef pfvm__tn_infer_transpose_fuse
+#undef pfvm__tn_infer_trilu_fuse
+#undef pfvm__tn_infer_unsqueeze_fuse
+#undef pfvm__tn_k_concat_fuse
+#undef pfvm__tn_k_concat_grad_fuse
+#undef pfvm__tn_k_constant_fuse
+#undef pfvm__tn_k_cos_fuse
+#undef pfvm__tn_k_dropout_fuse
+#undef pfvm__tn_k_dropout_grad_fuse
+#undef pfvm__tn_k_expand_fuse
+#undef pfvm__tn_k_expand_grad_fuse
+#undef pfvm__tn_k_flatten_fuse
+#undef pfvm__tn_k_gather_fuse
+#undef pfvm__tn_k_gather_grad_fuse
+#undef pfvm__tn_k_identity_fuse
+#undef pfvm__tn_k_identity_grad_fuse
+#undef pfvm__tn_k_pad_fuse
+#undef pfvm__tn_k_pad_grad_fuse
+#undef pfvm__tn_k_range_fuse
+#undef pfvm__tn_k_reshape_fuse
+#undef pfvm__tn_k_shape_fuse
+#undef pfvm__tn_k_size_fuse
+#undef pfvm__tn_k_slice_fuse
+#undef pfvm__tn_k_slice_grad_fuse
+#undef pfvm__tn_k_split_fuse
+#undef pfvm__tn_k_split_grad_fuse
+#undef pfvm__tn_k_squeeze_fuse
+#undef pfvm__tn_k_tile_fuse
+#undef pfvm__tn_k_tile_grad_fuse
+#undef pfvm__tn_k_transpose_fuse
+#undef pfvm__tn_k_transpose_grad_fuse
+#undef pfvm__tn_k_trilu_fuse
+#undef pfvm__tn_k_trilu_grad_fuse
+#undef pfvm__tn_k_unsqueeze_fuse
+#undef pfvm__tn_simp_concat_fuse
+#undef pfvm__tn_simp_dropout_fuse
+#undef pfvm__tn_simp_pad_fuse
+#undef pfvm__tn_simp_reshape_fuse
+#undef pfvm__tn_simp_same_fuse
+#undef pfvm__tn_simp_slice_fuse
+#undef pfvm__tn_simp_transpose_fuse
+#endif
 /* ---- src/ops/training.c ---- */
 /* ops/training: the ai.onnx.preview.training optimizers Adagrad, Momentum
  * and Adam, and the Gradient operator (through src/passes/autodiff). Each updates n tensors at once: inputs are the learning rate R,
@@ -23091,6 +24694,26 @@ done:
     return rc;
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__tr_infer_adagrad_grad NULL
+#define pfvm__tr_infer_adam_grad NULL
+#define pfvm__tr_infer_gradient_grad NULL
+#define pfvm__tr_infer_momentum_grad NULL
+#define pfvm__tr_k_adagrad_grad NULL
+#define pfvm__tr_k_adam_grad NULL
+#define pfvm__tr_k_gradient_grad NULL
+#define pfvm__tr_k_momentum_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__tr_infer_adagrad_fuse NULL
+#define pfvm__tr_infer_adam_fuse NULL
+#define pfvm__tr_infer_gradient_fuse NULL
+#define pfvm__tr_infer_momentum_fuse NULL
+#define pfvm__tr_k_adagrad_fuse NULL
+#define pfvm__tr_k_adam_fuse NULL
+#define pfvm__tr_k_gradient_fuse NULL
+#define pfvm__tr_k_momentum_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_training[] = {
     PFVM__OP_SEL(Adagrad, {"Adagrad", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_adagrad, pfvm__tr_k_adagrad, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(Momentum, {"Momentum", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_momentum, pfvm__tr_k_momentum, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL})
@@ -23098,6 +24721,26 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_training[] = {
     PFVM__OP_SEL(Gradient, {"Gradient", PFVM__TR_DOMAIN, 1, 0, 1, -1, 1, -1, pfvm__tr_infer_gradient, pfvm__tr_k_gradient, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, PFVM_OP_NONDETERMINISTIC, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__tr_infer_adagrad_grad
+#undef pfvm__tr_infer_adam_grad
+#undef pfvm__tr_infer_gradient_grad
+#undef pfvm__tr_infer_momentum_grad
+#undef pfvm__tr_k_adagrad_grad
+#undef pfvm__tr_k_adam_grad
+#undef pfvm__tr_k_gradient_grad
+#undef pfvm__tr_k_momentum_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__tr_infer_adagrad_fuse
+#undef pfvm__tr_infer_adam_fuse
+#undef pfvm__tr_infer_gradient_fuse
+#undef pfvm__tr_infer_momentum_fuse
+#undef pfvm__tr_k_adagrad_fuse
+#undef pfvm__tr_k_adam_fuse
+#undef pfvm__tr_k_gradient_fuse
+#undef pfvm__tr_k_momentum_fuse
+#endif
 /* ---- src/shape/infer.c ---- */
 
 static pfvm_code pfvm__infer_node_in(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,

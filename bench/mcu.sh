@@ -11,7 +11,7 @@ set -eu
 cd "$(dirname "$0")/.."
 B=${MCU_BUILD:-build/mcu}
 OUT=bench/mcu.md
-MODELS="digits mlp cnn_small dscnn mlp_mnist"
+MODELS="digits mlp cnn_small dscnn mlp_mnist digits_sel"
 sh tests/mcu/run.sh $MODELS >"$B/run.log" 2>&1 || { cat "$B/run.log"; exit 1; }
 run_summary=$(tail -n 1 "$B/run.log")
 
@@ -36,7 +36,7 @@ flash_by_origin() {
     }
     function add(size, file) {
         if (out !~ /^\.(text|rodata|data|ARM\.extab|ARM\.exidx|preinit_array|init_array|fini_array)$/) return
-        if (file ~ /pfvm_impl\.o$/) k = "pfvm"
+        if (file ~ /pfvm_impl(_sel)?\.o$/) k = "pfvm"
         else if (file ~ /pb_(common|decode|encode)\.o$/) k = "nanopb"
         else if (file ~ /(main|startup)\.o$/) k = "harness"
         else if (file ~ /model\.o$/) k = "model"
@@ -79,6 +79,7 @@ soft_double() {
         d="$B/an386/$m"
         h="$B/host/$m.out"
         macs=$(stat "$h" macs)
+        [ -n "$macs" ] || macs=$(stat "$B/host/digits.out" macs) # digits_sel: digits, prepared
         set -- $(flash_by_origin "$d.map")
         fp=$1 fn=$2 fl=$3
         model_bytes=$(arm-none-eabi-size -A "$d.elf" | awk '$1 == ".model" { print $2 }')

@@ -175,7 +175,7 @@ static pfvm_code pfvm__ew_shape_output(pfvm_kctx *k, pfvm_tensor *out, const pfv
                                        pfvm_dtype dtype)
 {
     int64_t dims[PFVM_MAX_RANK];
-    int rank, i;
+    int rank = 0, i;
     if (out->data)
         return PFVM_OK;
     for (i = 0; i < k->n_out && k->out[i] != out; i++) {

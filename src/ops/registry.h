@@ -152,12 +152,15 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
 #define PFVM__SEL_IF_(c, ...) PFVM__SEL_KEEP_##c(__VA_ARGS__)
 #define PFVM__SEL_IF(c, ...) PFVM__SEL_IF_(c, __VA_ARGS__)
 #define PFVM__OP_SEL(name, ...) PFVM__SEL_IF(PFVM__SEL_ON(PFVM_OP_##name), __VA_ARGS__)
-#if defined(__GNUC__)
-/* the operators left out leave their static kernels unused */
-#pragma GCC diagnostic ignored "-Wunused-function"
-#endif
 #else
 #define PFVM__OP_SEL(name, ...) __VA_ARGS__,
+#endif
+/* PFVM_NO_AUTODIFF and PFVM_NO_FUSION: the amalgamation defines the
+ * tables' gradient builders (X_grad) and fusion hooks (X_fuse) as NULL
+ * around each table. What is left out leaves static functions unused. */
+#if (defined(PFVM_OPS_SELECTED) || defined(PFVM_NO_AUTODIFF) || defined(PFVM_NO_FUSION)) && defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wunused-const-variable"
 #endif
 /* pfvm:internal-end */
 

@@ -26,8 +26,11 @@ HOSTCC=${CC:-cc}
 # CPU's kernels); MCU_HOST_FLAGS=-DPFVM_NO_DISPATCH\ -DPFVM_EXACT_FMA for the portable ones
 HOST_PFVM_FLAGS=${MCU_HOST_FLAGS:-}
 
-# name  model  input
+# name  model  input  [variant: sel = pfvm compiled with PFVM_NO_AUTODIFF and only the operators
+# the model uses (PFVM_OPS_SELECTED), the model prepared by `interp opt`;
+# both made by build/interp into $B]
 MODELS="digits models/digits.onnx models/digits_samples/digit_0.pb
+digits_sel $B/digits_sel.onnx models/digits_samples/digit_0.pb sel
 mlp tests/models/mlp/model.onnx tests/models/mlp/test_data_set_0/input_0.pb
 cnn_small tests/models/cnn_small/model.onnx tests/models/cnn_small/test_data_set_0/input_0.pb
 dscnn tests/models/dscnn/model.onnx tests/models/dscnn/test_data_set_0/input_0.pb
@@ -93,6 +96,22 @@ compile() { # CC FLAGS OUT SRC [EXTRA...]
     fi
 }
 
+# the operator-selected variant: the prepared model and its selection header
+sel=0
+if [ -z "$want" ] || echo " $want " | grep -q " digits_sel "; then
+    if [ -x build/interp ]; then
+        if stale "$B/digits_sel.onnx" models/digits.onnx build/interp; then
+            rm -f "$B"/*/pfvm_impl_sel.o
+            build/interp opt models/digits.onnx -o "$B/digits_sel.onnx" >"$B/digits_sel.log" 2>&1 &&
+                build/interp ops --config "$B/digits_sel.onnx" -o "$B/digits_ops.h" || build_fail=1
+        fi
+        sel=1
+    else
+        echo "mcu: digits_sel needs build/interp (make), left out"
+    fi
+fi
+SEL_FLAGS="-include $B/digits_ops.h -DPFVM_NO_AUTODIFF"
+
 # the libraries, once per board and for the host (in parallel: two jobs)
 pids=""
 for board in $BOARDS; do
@@ -100,6 +119,7 @@ for board in $BOARDS; do
     (
         f=$(board_flags $board)
         compile $CROSS "$f" "$B/$board/pfvm_impl.o" tests/mcu/pfvm_impl.c
+        [ $sel = 1 ] && compile $CROSS "$f $SEL_FLAGS" "$B/$board/pfvm_impl_sel.o" tests/mcu/pfvm_impl.c
         for n in $NANOPB; do compile $CROSS "$f" "$B/$board/$n.o" build/nanopb-src/$n.c; done
         compile $CROSS "$f" "$B/$board/startup.o" tests/mcu/startup.c
         compile $CROSS "$f" "$B/$board/main.o" tests/mcu/main.c
@@ -109,6 +129,7 @@ for board in $BOARDS; do
 done
 (
     compile $HOSTCC "-O2 $HOST_PFVM_FLAGS" "$B/host/pfvm_impl.o" tests/mcu/pfvm_impl.c
+    [ $sel = 1 ] && compile $HOSTCC "-O2 $HOST_PFVM_FLAGS $SEL_FLAGS" "$B/host/pfvm_impl_sel.o" tests/mcu/pfvm_impl.c
     compile $HOSTCC "-O2" "$B/host/main.o" tests/mcu/main.c -DMCU_HOST
     [ $build_fail = 0 ]
 ) &
@@ -120,13 +141,15 @@ if [ $build_fail != 0 ]; then
 fi
 
 rm -f "$B/.fails" "$B/.passes"
-echo "$MODELS" | while read -r name model input; do
+echo "$MODELS" | while read -r name model input variant; do
     if [ -n "$want" ] && ! echo " $want " | grep -q " $name "; then continue; fi
+    if [ "$variant" = sel ] && [ $sel = 0 ]; then continue; fi
+    impl=pfvm_impl${variant:+_$variant}.o
     # host reference: same program, same embedded bytes, portable kernels
     h="$B/host/$name"
-    if stale "$h" "$model" "$input" tests/mcu/model.S "$B/host/main.o" "$B/host/pfvm_impl.o"; then
+    if stale "$h" "$model" "$input" tests/mcu/model.S "$B/host/main.o" "$B/host/$impl"; then
         $HOSTCC -c tests/mcu/model.S -DMODEL_FILE="\"$model\"" -DINPUT_FILE="\"$input\"" -o "$h.model.o" &&
-            $HOSTCC "$B/host/main.o" "$B/host/pfvm_impl.o" "$h.model.o" -o "$h" -lprotobuf-nanopb -lm ||
+            $HOSTCC "$B/host/main.o" "$B/host/$impl" "$h.model.o" -o "$h" -lprotobuf-nanopb -lm ||
             { echo "FAIL $name host: link"; echo x >>"$B/.fails"; continue; }
     fi
     # and the host program against `interp run` itself, when it is built
@@ -146,12 +169,12 @@ echo "$MODELS" | while read -r name model input; do
     for board in $BOARDS; do
         d="$B/$board/$name"
         f=$(board_flags $board)
-        if stale "$d.elf" "$model" "$input" tests/mcu/model.S tests/mcu/mps2.ld "$B/$board/main.o" "$B/$board/pfvm_impl.o"; then
+        if stale "$d.elf" "$model" "$input" tests/mcu/model.S tests/mcu/mps2.ld "$B/$board/main.o" "$B/$board/$impl"; then
             # shellcheck disable=SC2086
             $CROSS $f -c tests/mcu/model.S -DMODEL_FILE="\"$model\"" -DINPUT_FILE="\"$input\"" -o "$d.model.o" &&
                 $CROSS $f --specs=nano.specs --specs=nosys.specs -nostartfiles -T tests/mcu/mps2.ld \
                     -Wl,--gc-sections -Wl,-Map="$d.map" -Wl,--no-warn-rwx-segments \
-                    "$B/$board/startup.o" "$B/$board/main.o" "$B/$board/pfvm_impl.o" \
+                    "$B/$board/startup.o" "$B/$board/main.o" "$B/$board/$impl" \
                     "$B/$board/pb_common.o" "$B/$board/pb_decode.o" "$B/$board/pb_encode.o" "$d.model.o" \
                     -lm -o "$d.elf" 2>"$d.link.log" ||
                 { echo "FAIL $name $board: link: $(head -c 300 "$d.link.log")"; echo x >>"$B/.fails"; continue; }
