@@ -93,6 +93,24 @@
  *                         without a fused multiply-add instruction (the same
  *                         bits as everywhere else, slowly)
  *
+ * Firmware switches (pay only for what you use; the amalgamated header
+ * only, in the file that defines PFVM_IMPLEMENTATION):
+ *   PFVM_OPS_SELECTED     keep only the operators whose PFVM_OP_<Name> is
+ *                         defined as 1 (`interp ops --config MODEL... -o
+ *                         ops.h` writes both; include ops.h before this
+ *                         header); a model using another operator fails to
+ *                         load with "operator not supported". digits on a
+ *                         Cortex-M4F: pfvm's flash 422 KB -> about 123 KB
+ *   PFVM_NO_AUTODIFF      the operators' gradient builders are left out
+ *                         (pfvm_autodiff then finds none)
+ *   PFVM_NO_FUSION        the operators' fusion hooks are left out: the fuse
+ *                         pass fuses nothing and a fused group of a prepared
+ *                         model runs its body node by node (allocating while
+ *                         it runs): prepare models for such builds with
+ *                         `interp opt --passes fold,simplify,cse,bnfold,dce`
+ *   (tests/switches.sh builds each; unused static functions are then
+ *   expected, and the header turns -Wunused-function off for them)
+ *
  * The implementation includes stb_ds (<stb/stb_ds.h>) privately: its
  * functions are static and renamed, so the program may use its own stb_ds
  * in any file, before or after pfvm.h. The public API needs neither stb_ds

@@ -12,7 +12,8 @@
 # tests/cli.sh, the headers' public boundary in tests/boundary.sh, the
 # packages (make install, pkg-config, CMake) in tests/packaging.sh, the
 # layers' separate links in tests/layers.sh, portable message formats in
-# tests/formats.sh and the firmware tests under
+# tests/formats.sh, the firmware switches in tests/switches.sh and the
+# firmware tests under
 # QEMU (tests/mcu/run.sh). With
 # PFVM_ASAN=1 the same suites run again with the AddressSanitizer +
 # UndefinedBehaviorSanitizer build in build-asan/, and the fuzz targets
@@ -99,6 +100,10 @@ suites() {
     fi
     if [ -z "$tag" ] && [ -f tests/packaging.sh ]; then
         run_part "packaging" sh tests/packaging.sh
+    fi
+    # the firmware switches (PFVM_NO_AUTODIFF, PFVM_NO_FUSION, operator selection)
+    if [ -z "$tag" ] && [ -f tests/switches.sh ]; then
+        run_part "switches" sh tests/switches.sh "$bdir"
     fi
     # no %lld / %zu reaches the C library (newlib prints them literally)
     if [ -z "$tag" ] && [ -f tests/formats.sh ]; then
