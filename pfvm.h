@@ -9041,8 +9041,10 @@ __attribute__((target("avx512f"))) static void pfvm__ew_z_sigmoid_avx512(float *
 
 /* libm's float functions where they are exact (sqrtf, floorf, ceilf, fmodf,
  * fminf, fmaxf: the same bits everywhere) or the only float32 version pfvm
- * has (the rest: within about 1-2 ulp in glibc and newlib, not bit-identical
- * between them). */
+ * has (the rest, not bit-identical between C libraries: glibc 2.36's worst
+ * over every 2111th float, tools/ulp_check.c: logf 0.76 ulp, sinf/cosf
+ * 0.56, tanf 0.91, asinf/acosf/atanf 0.85, sinhf/coshf 1.62, asinhf 1.48,
+ * acoshf 1.80, atanhf 1.55, expm1f 0.76; softplus below 1.48). */
 static float pfvm__ew_sqrtf(float x) { return sqrtf(x); }
 static float pfvm__ew_floorf(float x) { return floorf(x); }
 static float pfvm__ew_ceilf(float x) { return ceilf(x); }
