@@ -100,7 +100,8 @@
  *                         ops.h` writes both; include ops.h before this
  *                         header); a model using another operator fails to
  *                         load with "operator not supported". digits on a
- *                         Cortex-M4F: pfvm's flash 422 KB -> about 123 KB
+ *                         Cortex-M4F, with PFVM_NO_AUTODIFF: pfvm's flash
+ *                         363 KB -> 116 KB (bench/mcu.md)
  *   PFVM_NO_AUTODIFF      the operators' gradient builders are left out
  *                         (pfvm_autodiff then finds none)
  *   PFVM_NO_FUSION        the operators' fusion hooks are left out: the fuse

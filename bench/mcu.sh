@@ -71,7 +71,8 @@ soft_double() {
     echo "model from flash, run the default passes (fusion included), plan, bind, run once."
     echo "QEMU $(qemu-system-arm --version | head -n 1 | awk '{print $4}') \`-M mps2-an386 -icount shift=0\`."
     echo "CI time of tests/mcu/run.sh from an empty build/mcu: about 2 minutes on 2 shared cores"
-    echo "(127 s measured: pfvm compiled three times, for both boards and the host; each QEMU run under 1 s)."
+    echo "(127 s measured before digits_sel: pfvm compiled three times, for both boards and the host, now five;
+each QEMU run under 1 s)."
     echo
     echo "| model | MACs | flash: pfvm | nanopb | libc, libm, libgcc | model bytes | RAM: static | heap peak | stack (setup / run) | total | heap in run (bytes / calls) | setup insns | insns / inference | insns / MAC | M7 insns / inference | soft-double call sites |"
     echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
