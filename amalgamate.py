@@ -87,6 +87,90 @@ def read_lines(path):
     return lines
 
 
+TABLE = re.compile(r'^PFVM_INTERNAL const pfvm_op_def pfvm__ops_\w+\[\] = \{\n', re.M)
+NAME = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def split_entries(body):
+    """Splits an initializer list at its top-level commas (outside
+    brackets, strings and comments); each piece keeps its comma."""
+    pieces, depth, i, start = [], 0, 0, 0
+    while i < len(body):
+        c = body[i]
+        if body.startswith("/*", i):
+            i = body.index("*/", i) + 2
+            continue
+        if body.startswith("//", i):
+            i = body.index("\n", i)
+            continue
+        if c == '"':
+            i += 1
+            while body[i] != '"':
+                i += 2 if body[i] == "\\" else 1
+        elif c in "({[":
+            depth += 1
+        elif c in ")}]":
+            depth -= 1
+        elif c == "," and depth == 0:
+            pieces.append(body[start:i + 1])
+            start = i + 1
+        i += 1
+    pieces.append(body[start:])
+    return pieces
+
+
+HOOKS = (("PFVM_NO_AUTODIFF", "_grad"), ("PFVM_NO_FUSION", "_fuse"))
+
+
+def hook_switches(text, body):
+    """The lines around an operator table that make its gradient builders
+    (PFVM_NO_AUTODIFF) or fusion hooks (PFVM_NO_FUSION) NULL: for every
+    identifier X of the table, X_grad / X_fuse (the names the tables and
+    their macros use) and X itself when it has that suffix."""
+    ids = set(re.findall(r'\bpfvm__\w+', re.sub(r'"(?:[^"\\]|\\.)*"', '', body)))
+    before, after = [], []
+    for macro, suffix in HOOKS:
+        names = sorted({i if i.endswith(suffix) else i + suffix for i in ids})
+        names = [n for n in names if not re.search(r'^#define %s\b' % n, text, re.M)]
+        if not names:
+            continue
+        before.append("#ifdef %s\n" % macro + "".join("#define %s NULL\n" % n for n in names) + "#endif\n")
+        after.append("#ifdef %s\n" % macro + "".join("#undef %s\n" % n for n in names) + "#endif\n")
+    return "".join(before), "".join(after)
+
+
+def select_ops(text, path):
+    """Wraps every entry of an operator table in PFVM__OP_SEL(Name, ...)
+    (src/ops/registry.h), so that a build with PFVM_OPS_SELECTED keeps only
+    the operators whose PFVM_OP_<Name> is 1 and --gc-sections drops the
+    rest's kernels and hooks. The sources keep plain initializers."""
+    out, pos = [], 0
+    for m in TABLE.finditer(text):
+        end = text.index("\n};", m.end())
+        body = text[m.end():end + 1]
+        if re.search(r'^\s*#', body, re.M):
+            raise SystemExit("%s: preprocessor line inside an operator table" % path)
+        hooks = hook_switches(text, body)
+        pieces = []
+        for piece in split_entries(body):
+            code = re.sub(r'/\*.*?\*/', '', piece, flags=re.S)
+            name = NAME.search(code)
+            if not name or not re.match(r'^[A-Za-z_]\w*$', name.group(1)) or not piece.rstrip().endswith(","):
+                pieces.append(piece)
+                continue
+            lead = piece[:len(piece) - len(piece.lstrip())]
+            pieces.append("%sPFVM__OP_SEL(%s, %s)" % (lead, name.group(1), piece.strip()[:-1]))
+        out.append(text[pos:m.start()])
+        out.append(hooks[0])
+        out.append(text[m.start():m.end()])
+        out.append("".join(pieces))
+        out.append(text[end + 1:end + 4])
+        out.append(hooks[1])
+        pos = end + 4
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def drop_extern_c(lines):
     """Removes the three-line `#ifdef __cplusplus / extern "C" { / #endif`
     wrappers (and their closing `}`) of a module header."""
@@ -178,7 +262,10 @@ def build(header, guard, doc, mods, includes):
             internal.append("".join(priv))
         cs, ls = module_files(mod, ".c")
         for c in cs:
-            code.append("/* ---- %s ---- */\n" % os.path.relpath(c, ROOT) + "".join(read_lines(c)))
+            body = "".join(read_lines(c))
+            if mod == "ops":
+                body = select_ops(body, c)
+            code.append("/* ---- %s ---- */\n" % os.path.relpath(c, ROOT) + body)
         for c in ls:
             last.append("/* ---- %s ---- */\n" % os.path.relpath(c, ROOT) + "".join(read_lines(c)))
     parts.append("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n")

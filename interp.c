@@ -17,6 +17,7 @@
 #define PFVM_IMPLEMENTATION
 #include "pfvm_onnx.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -46,6 +47,8 @@ static const char *usage_text =
     "             [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...\n"
     "  interp dot MODEL [--opt] [-o FILE]   Graphviz: fused groups as clusters, shapes on edges\n"
     "  interp ops                      the operator table (markdown)\n"
+    "  interp ops --config MODEL... [-o FILE]   a header selecting only the operators the models use\n"
+    "             (include it before pfvm.h in firmware builds)\n"
     "run, test and bench optimize the model with the default passes first; --no-opt runs it as loaded.\n"
     "run, test, plan and bench take --max-memory BYTES (k, M, G: powers of 1024): no tensor, arena or\n"
     "             total of the executor's tensors may exceed it (pfvm_limits); a model that needs more fails\n"
@@ -1581,14 +1584,103 @@ static int cmd_dot(int argc, char **argv)
 
 /* ---- ops: the operator table, from the registry -------------------------------- */
 
+/* Operator names a graph uses (its nodes, subgraphs and the bodies of the
+ * model-local functions it calls: fused groups), appended to names[] once. */
+static void collect_ops(const pfvm_model *m, const pfvm_graph *g, const char **names, int *n, int cap, int depth)
+{
+    int i, j, k;
+    if (depth > 16)
+        return;
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++) {
+        const pfvm_node *nd = pfvm_graph_node(g, i);
+        const pfvm_function *f = pfvm_model_function(m, nd->domain, nd->op_type);
+        for (k = 0; k < *n && strcmp(names[k], nd->op_type); k++) {
+        }
+        if (k == *n && *n < cap && !f)
+            names[(*n)++] = nd->op_type;
+        if (f && f->body)
+            collect_ops(m, f->body, names, n, cap, depth + 1);
+        for (j = 0; j < nd->n_attrs; j++) {
+            const pfvm_attr *a = &nd->attrs[j];
+            if (a->type == PFVM_ATTR_GRAPH && a->g)
+                collect_ops(m, a->g, names, n, cap, depth + 1);
+            for (k = 0; a->type == PFVM_ATTR_GRAPHS && k < a->n; k++)
+                collect_ops(m, a->graphs[k], names, n, cap, depth + 1);
+        }
+    }
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* interp ops --config MODEL... [-o FILE]: the operator-selection header
+ * for firmware builds (PFVM_OPS_SELECTED, PFVM_OP_<Name> 1 each). */
+static int cmd_ops_config(int argc, char **argv)
+{
+    const char *names[512], *out = NULL;
+    pfvm_model *models[64];
+    int i, n = 0, nm = 0, rc = 0;
+    FILE *f = stdout;
+    for (i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            out = argv[++i];
+        } else if (nm < 64) {
+            pfvm_status st;
+            if (!(models[nm] = pfvm_onnx_load_file(argv[i], 0, &st))) {
+                rc = fail("ops: %s", st.msg);
+                goto done;
+            }
+            collect_ops(models[nm], models[nm]->graph, names, &n, 512, 0);
+            nm++;
+        }
+    }
+    if (!nm) {
+        rc = fail("%s", "ops: usage: interp ops --config MODEL... [-o FILE]");
+        goto done;
+    }
+    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    if (out && !(f = fopen(out, "w"))) {
+        rc = fail("ops: cannot write '%s'", out);
+        goto done;
+    }
+    fprintf(f, "/* Operator selection for pfvm.h, written by `interp ops --config`: include\n"
+               " * it before pfvm.h in the file that defines PFVM_IMPLEMENTATION. Only these\n"
+               " * operators are compiled in; a model using another fails to load. Models:");
+    for (i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-o")) {
+            i++;
+            continue;
+        }
+        fprintf(f, " %s", argv[i]);
+    }
+    fprintf(f, " */\n#define PFVM_OPS_SELECTED 1\n");
+    for (i = 0; i < n; i++) {
+        const char *c = names[i];
+        int ok = (*c == '_' || isalpha((unsigned char)*c)) != 0;
+        for (; ok && *c; c++)
+            ok = *c == '_' || isalnum((unsigned char)*c);
+        if (ok)
+            fprintf(f, "#define PFVM_OP_%s 1\n", names[i]);
+    }
+    if (out && fclose(f))
+        rc = fail("ops: cannot write '%s'", out);
+done:
+    for (i = 0; i < nm; i++)
+        pfvm_model_free(models[i]);
+    return rc;
+}
+
 static int cmd_ops(int argc, char **argv)
 {
     static const char *fusion[] = {"opaque", "elementwise", "broadcast", "injective", "reduction", "out-fusable"};
     const pfvm_op_def *d;
     int i, j, n = 0, n_grad = 0;
-    (void)argv;
+    if (argc && !strcmp(argv[0], "--config"))
+        return cmd_ops_config(argc - 1, argv + 1);
     if (argc)
-        return fail("%s", "ops: takes no arguments");
+        return fail("%s", "ops: takes no arguments, or --config MODEL... [-o FILE]");
     printf("| operator | opsets | types | fusion | gradient |\n| --- | --- | --- | --- | --- |\n");
     for (i = 0; (d = pfvm_op_at(i)) != NULL; i++) {
         char ranges[256] = "";

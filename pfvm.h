@@ -15,8 +15,8 @@
  * passes (pfvm_optimize: constant folding, the operators' own
  * simplifications, common subexpressions, BatchNorm folding, dead code); a
  * planner that puts every intermediate tensor in one arena; an executor
- * that allocates nothing while it runs once shapes are bound (a fused
- * group compiles its loop program on its first run); training graphs (pfvm_autodiff,
+ * that allocates nothing while it runs once shapes are bound (fused groups
+ * compile their loop programs at bind); training graphs (pfvm_autodiff,
  * pfvm_autodiff_optimizer) whose state the executor carries from step to
  * step (pfvm_exec_feedback_all; examples/train_digits.c). Reading and
  * writing ONNX files is pfvm_onnx.h.
@@ -92,6 +92,25 @@
  *   PFVM_EXACT_FMA        use fmaf for the float32 polynomials on targets
  *                         without a fused multiply-add instruction (the same
  *                         bits as everywhere else, slowly)
+ *
+ * Firmware switches (pay only for what you use; the amalgamated header
+ * only, in the file that defines PFVM_IMPLEMENTATION):
+ *   PFVM_OPS_SELECTED     keep only the operators whose PFVM_OP_<Name> is
+ *                         defined as 1 (`interp ops --config MODEL... -o
+ *                         ops.h` writes both; include ops.h before this
+ *                         header); a model using another operator fails to
+ *                         load with "operator not supported". digits on a
+ *                         Cortex-M4F, with PFVM_NO_AUTODIFF: pfvm's flash
+ *                         363 KB -> 116 KB (bench/mcu.md)
+ *   PFVM_NO_AUTODIFF      the operators' gradient builders are left out
+ *                         (pfvm_autodiff then finds none)
+ *   PFVM_NO_FUSION        the operators' fusion hooks are left out: the fuse
+ *                         pass fuses nothing and a fused group of a prepared
+ *                         model runs its body node by node (allocating while
+ *                         it runs): prepare models for such builds with
+ *                         `interp opt --passes fold,simplify,cse,bnfold,dce`
+ *   (tests/switches.sh builds each; unused static functions are then
+ *   expected, and the header turns -Wunused-function off for them)
  *
  * The implementation includes stb_ds (<stb/stb_ds.h>) privately: its
  * functions are static and renamed, so the program may use its own stb_ds
@@ -992,6 +1011,7 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
                                     (no channel groups): Conv */
 #define PFVM_OP_PURE 32u /* a program's operator (pfvm_op_register) whose kernel is a function of its inputs and
                             attributes alone: the passes may fold and merge its nodes like pfvm's own */
+
 
 struct pfvm_op_def {
     const char *name;
@@ -2014,6 +2034,32 @@ PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t
 /* Whole-model inference that hands each graph's knowledge to keep
  * (pfvm__infer_shapes_keep, src/shape): what helpers get it through. */
 typedef pfvm_code (*pfvm_infer_keep_all_fn)(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st);
+/* Operator selection. The amalgamation (amalgamate.py) writes every entry
+ * of the operator tables as PFVM__OP_SEL(Name, entry): the entry itself,
+ * or, when PFVM_OPS_SELECTED is defined, only where PFVM_OP_<Name> is
+ * defined as 1 (`interp ops --config MODEL...` writes such a header), so
+ * that the linker drops the other operators' kernels and hooks. */
+#ifdef PFVM_OPS_SELECTED
+#define PFVM__SEL_SECOND(a, b, ...) b
+#define PFVM__SEL_SECOND_X(...) PFVM__SEL_SECOND(__VA_ARGS__)
+#define PFVM__SEL_PROBE_1 ~, 1
+#define PFVM__SEL_ON_(v) PFVM__SEL_SECOND_X(PFVM__SEL_PROBE_##v, 0, ~)
+#define PFVM__SEL_ON(v) PFVM__SEL_ON_(v)
+#define PFVM__SEL_KEEP_1(...) __VA_ARGS__,
+#define PFVM__SEL_KEEP_0(...)
+#define PFVM__SEL_IF_(c, ...) PFVM__SEL_KEEP_##c(__VA_ARGS__)
+#define PFVM__SEL_IF(c, ...) PFVM__SEL_IF_(c, __VA_ARGS__)
+#define PFVM__OP_SEL(name, ...) PFVM__SEL_IF(PFVM__SEL_ON(PFVM_OP_##name), __VA_ARGS__)
+#else
+#define PFVM__OP_SEL(name, ...) __VA_ARGS__,
+#endif
+/* PFVM_NO_AUTODIFF and PFVM_NO_FUSION: the amalgamation defines the
+ * tables' gradient builders (X_grad) and fusion hooks (X_fuse) as NULL
+ * around each table. What is left out leaves static functions unused. */
+#if (defined(PFVM_OPS_SELECTED) || defined(PFVM_NO_AUTODIFF) || defined(PFVM_NO_FUSION)) && defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wunused-const-variable"
+#endif
 /* Keeps `state` for this node until the executor is freed, which calls
  * free_fn(state); later runs find it in k->state (compiled programs,
  * caches). Replaces and frees a previous state. Without an executor the
@@ -2644,6 +2690,16 @@ PFVM_INTERNAL int pfvm_fuse_accepts(const pfvm_node *n, const pfvm_dtype *in_dty
 #ifndef PFVM__AMALGAMATION
 extern const pfvm_op_def pfvm__op_function_call;
 #endif
+/* Compiles the program of a call of pfvm__op_function_call ahead of its
+ * first run (the executor's bind), so that running allocates nothing: k
+ * as for the kernel, in_dtype[j] each input's type, consts[j] the inputs
+ * whose contents are already fixed (else NULL). Sizes the executor's
+ * scratch for the program's reductions when the outputs are planned. A
+ * body that does not compile is left to the kernel (it runs as a subgraph). */
+PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtype, const pfvm_tensor *const *consts);
+/* Does n run through pfvm__op_function_call (a fused group or another
+ * model-local function)? */
+PFVM_INTERNAL int pfvm__fz_is_call(const pfvm_node *n);
 /* ---- src/ops/ops_common.h ---- */
 /* ops_common: helpers shared between operator families (declared here,
  * defined in the family that owns them). */
@@ -2682,6 +2738,11 @@ typedef enum pfvm_ew_binop {
  * may alias a or b when it has that operand's shape. */
 PFVM_INTERNAL pfvm_code pfvm_ew_broadcast_binary(pfvm_kctx *k, pfvm_ew_binop op, const pfvm_tensor *a,
                                                  const pfvm_tensor *b, pfvm_tensor *out);
+
+/* float32 exp (within about 1 ulp, the same bits on every target: pfvm's
+ * own polynomial) and log (libm's logf), for other families' float32 math. */
+PFVM_INTERNAL float pfvm_ew_expf(float x);
+PFVM_INTERNAL float pfvm_ew_logf(float x);
 
 /* ---- nn.c: the reference convolution ---- */
 
@@ -2845,6 +2906,7 @@ PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph 
 
 /* ---- src/base/base.c ---- */
 
+#include <limits.h>
 #include <stdio.h>
 #include <math.h>
 
@@ -3003,9 +3065,192 @@ const char *pfvm_code_name(pfvm_code c)
     return "error";
 }
 
+/* ---- message formatting ---- */
+
+/* Appends s (len bytes) to buf[*at..n), truncating; *at counts every byte
+ * asked for, as snprintf's result does. */
+static void pfvm__fmt_put(char *buf, size_t n, size_t *at, const char *s, size_t len)
+{
+    size_t i;
+    for (i = 0; i < len; i++, (*at)++)
+        if (*at + 1 < n)
+            buf[*at] = s[i];
+}
+
+/* One 64-bit integer conversion (d i u x X o) with its flags, width and
+ * precision, formatted here: newlib-nano prints %lld and %zu literally. */
+static void pfvm__fmt_int(char *buf, size_t n, size_t *at, const char *flags, int width, int prec, char conv,
+                          uint64_t mag, int neg)
+{
+    char digits[72], pre[4];
+    const char *set = conv == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
+    unsigned base = conv == 'x' || conv == 'X' ? 16u : conv == 'o' ? 8u : 10u;
+    size_t nd = 0, np = 0, len, pad, zeros = 0;
+    int left = strchr(flags, '-') != NULL, zero = strchr(flags, '0') != NULL && prec < 0 && !left;
+    while (mag) {
+        digits[sizeof digits - 1 - nd++] = set[mag % base];
+        mag /= base;
+    }
+    if (prec < 0 && nd == 0)
+        digits[sizeof digits - 1 - nd++] = '0';
+    if (neg)
+        pre[np++] = '-';
+    else if (conv == 'd' || conv == 'i')
+        if (strchr(flags, '+') || strchr(flags, ' '))
+            pre[np++] = strchr(flags, '+') ? '+' : ' ';
+    if (prec > 0 && (size_t)prec > nd)
+        zeros = (size_t)prec - nd;
+    len = np + zeros + nd;
+    pad = width > 0 && (size_t)width > len ? (size_t)width - len : 0;
+    if (zero) {
+        zeros += pad;
+        pad = 0;
+    }
+    for (; !left && pad; pad--)
+        pfvm__fmt_put(buf, n, at, " ", 1);
+    pfvm__fmt_put(buf, n, at, pre, np);
+    for (; zeros; zeros--)
+        pfvm__fmt_put(buf, n, at, "0", 1);
+    pfvm__fmt_put(buf, n, at, digits + sizeof digits - nd, nd);
+    for (; pad; pad--)
+        pfvm__fmt_put(buf, n, at, " ", 1);
+}
+
+/* vsnprintf whose 64-bit and size conversions (ll, z, j, t) are formatted
+ * by pfvm itself, so messages read the same with newlib-nano as with glibc;
+ * every other conversion goes to the C library one at a time. */
 PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list ap)
 {
-    return vsnprintf(buf, n, fmt, ap);
+    size_t at = 0;
+    const char *p = fmt;
+    while (*p) {
+        char spec[32], flags[8], piece[400];
+        const char *start = p;
+        int nf = 0, width = -1, prec = -1, len = 0, r = 0;
+        char conv;
+        if (*p != '%') {
+            const char *q = strchr(p, '%');
+            size_t lit = q ? (size_t)(q - p) : strlen(p);
+            pfvm__fmt_put(buf, n, &at, p, lit);
+            p += lit;
+            continue;
+        }
+        p++;
+        while (*p && strchr("-+ #0", *p)) {
+            if (nf < (int)sizeof flags - 1)
+                flags[nf++] = *p;
+            p++;
+        }
+        flags[nf] = 0;
+        if (*p == '*') {
+            width = va_arg(ap, int);
+            p++;
+        } else if (*p >= '0' && *p <= '9') {
+            for (width = 0; *p >= '0' && *p <= '9'; p++)
+                width = width * 10 + (*p - '0');
+        }
+        if (*p == '.') {
+            p++;
+            if (*p == '*') {
+                prec = va_arg(ap, int);
+                p++;
+            } else {
+                for (prec = 0; *p >= '0' && *p <= '9'; p++)
+                    prec = prec * 10 + (*p - '0');
+            }
+        }
+        /* length: 1 h, 2 hh, 3 l, 4 ll/j, 5 z, 6 t, 7 L */
+        if (p[0] == 'h') {
+            len = p[1] == 'h' ? 2 : 1;
+            p += len;
+        } else if (p[0] == 'l') {
+            len = p[1] == 'l' ? 4 : 3;
+            p += len - 2;
+        } else if (*p == 'j' || *p == 'z' || *p == 't' || *p == 'L') {
+            len = *p == 'j' ? 4 : *p == 'z' ? 5 : *p == 't' ? 6 : 7;
+            p++;
+        }
+        conv = *p ? *p++ : 0;
+        if (strchr("diuxXo", conv) && conv && len >= 4 && len <= 6) {
+            uint64_t mag;
+            int neg = 0;
+            if (conv == 'd' || conv == 'i') {
+                int64_t v = len == 4 ? (int64_t)va_arg(ap, long long) : len == 5 ? (int64_t)va_arg(ap, ptrdiff_t)
+                                                                                  : (int64_t)va_arg(ap, ptrdiff_t);
+                neg = v < 0;
+                mag = neg ? 0u - (uint64_t)v : (uint64_t)v;
+            } else {
+                mag = len == 4 ? (uint64_t)va_arg(ap, unsigned long long)
+                      : len == 5 ? (uint64_t)va_arg(ap, size_t) : (uint64_t)va_arg(ap, ptrdiff_t);
+            }
+            pfvm__fmt_int(buf, n, &at, flags, width, prec, conv, mag, neg);
+            continue;
+        }
+        /* one conversion through the C library, width and precision written out */
+        if (conv == 0 || (size_t)(p - start) + 24 > sizeof spec) {
+            pfvm__fmt_put(buf, n, &at, start, (size_t)(p - start));
+            continue;
+        }
+        {
+            char *w = spec + 1;
+            spec[0] = '%';
+            memcpy(w, flags, (size_t)nf);
+            w += nf;
+            if (width >= 0)
+                w += sprintf(w, "%d", width);
+            if (prec >= 0)
+                w += sprintf(w, ".%d", prec);
+            if (len == 1 || len == 2) {
+                *w++ = 'h';
+                if (len == 2)
+                    *w++ = 'h';
+            } else if (len == 3) {
+                *w++ = 'l';
+            } else if (len == 7) {
+                *w++ = 'L';
+            }
+            *w++ = conv;
+            *w = 0;
+        }
+        switch (conv) {
+        case 'd': case 'i': case 'c':
+            r = len == 3 ? snprintf(piece, sizeof piece, spec, va_arg(ap, long)) : snprintf(piece, sizeof piece, spec, va_arg(ap, int));
+            break;
+        case 'u': case 'x': case 'X': case 'o':
+            r = len == 3 ? snprintf(piece, sizeof piece, spec, va_arg(ap, unsigned long))
+                         : snprintf(piece, sizeof piece, spec, va_arg(ap, unsigned));
+            break;
+        case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A':
+            r = len == 7 ? snprintf(piece, sizeof piece, spec, va_arg(ap, long double))
+                         : snprintf(piece, sizeof piece, spec, va_arg(ap, double));
+            break;
+        case 's': { /* any length, without the piece buffer */
+            const char *str = va_arg(ap, const char *);
+            size_t sl = 0, pad;
+            if (!str)
+                str = "(null)";
+            while (str[sl] && (prec < 0 || sl < (size_t)prec))
+                sl++;
+            pad = width > 0 && (size_t)width > sl ? (size_t)width - sl : 0;
+            for (; !strchr(flags, '-') && pad; pad--)
+                pfvm__fmt_put(buf, n, &at, " ", 1);
+            pfvm__fmt_put(buf, n, &at, str, sl);
+            for (; pad; pad--)
+                pfvm__fmt_put(buf, n, &at, " ", 1);
+            continue;
+        }
+        case 'p': r = snprintf(piece, sizeof piece, spec, va_arg(ap, void *)); break;
+        case '%': r = snprintf(piece, sizeof piece, "%%"); break;
+        default: /* unknown: printed as written, its argument (if any) left alone */
+            pfvm__fmt_put(buf, n, &at, start, (size_t)(p - start));
+            continue;
+        }
+        if (r > 0)
+            pfvm__fmt_put(buf, n, &at, piece, (size_t)r < sizeof piece ? (size_t)r : sizeof piece - 1);
+    }
+    if (n)
+        buf[at < n ? at : n - 1] = 0;
+    return at > (size_t)INT_MAX ? INT_MAX : (int)at;
 }
 
 PFVM_INTERNAL int pfvm__snprintf(char *buf, size_t n, const char *fmt, ...)
@@ -3013,7 +3258,7 @@ PFVM_INTERNAL int pfvm__snprintf(char *buf, size_t n, const char *fmt, ...)
     va_list ap;
     int r;
     va_start(ap, fmt);
-    r = vsnprintf(buf, n, fmt, ap);
+    r = pfvm__vsnprintf(buf, n, fmt, ap);
     va_end(ap);
     return r;
 }
@@ -3052,7 +3297,7 @@ PFVM_INTERNAL void pfvm__prefix(pfvm_status *st, const char *fmt, ...)
     if (!st)
         return;
     va_start(ap, fmt);
-    vsnprintf(pre, sizeof pre, fmt, ap);
+    pfvm__vsnprintf(pre, sizeof pre, fmt, ap);
     va_end(ap);
     memcpy(old, st->msg, sizeof old);
     {
@@ -4339,7 +4584,7 @@ static void pfvm__sprint(pfvm__sbuf *b, const pfvm_sym *s, int min_prec)
         pfvm__sput(b, "(");
     switch (s->kind) {
     case PFVM_SYM_CONST:
-        snprintf(tmp, sizeof tmp, "%lld", (long long)s->value);
+        pfvm__snprintf(tmp, sizeof tmp, "%lld", (long long)s->value);
         pfvm__sput(b, tmp);
         break;
     case PFVM_SYM_VAR:
@@ -4364,7 +4609,7 @@ static void pfvm__sprint(pfvm__sbuf *b, const pfvm_sym *s, int min_prec)
                 if (k < 0) {
                     pfvm__sput(b, "-");
                     if (k != -1) {
-                        snprintf(tmp, sizeof tmp, "%lld*", (long long)-k);
+                        pfvm__snprintf(tmp, sizeof tmp, "%lld*", (long long)-k);
                         pfvm__sput(b, tmp);
                     }
                     pfvm__sprint(b, m, k != -1 ? 3 : 2);
@@ -4376,7 +4621,7 @@ static void pfvm__sprint(pfvm__sbuf *b, const pfvm_sym *s, int min_prec)
                 first = 0;
             }
         if (c) {
-            snprintf(tmp, sizeof tmp, c < 0 ? "%lld" : "+%lld", (long long)c);
+            pfvm__snprintf(tmp, sizeof tmp, c < 0 ? "%lld" : "+%lld", (long long)c);
             pfvm__sput(b, tmp);
         }
         break;
@@ -9582,25 +9827,165 @@ done:
     return rc;
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__cf_g_if_grad NULL
+#define pfvm__cf_g_loop_grad NULL
+#define pfvm__cf_infer_concat_seq_grad NULL
+#define pfvm__cf_infer_get_grad NULL
+#define pfvm__cf_infer_has_grad NULL
+#define pfvm__cf_infer_if_grad NULL
+#define pfvm__cf_infer_loop_grad NULL
+#define pfvm__cf_infer_optional_grad NULL
+#define pfvm__cf_infer_scan_grad NULL
+#define pfvm__cf_infer_seq_at_grad NULL
+#define pfvm__cf_infer_seq_construct_grad NULL
+#define pfvm__cf_infer_seq_empty_grad NULL
+#define pfvm__cf_infer_seq_insert_grad NULL
+#define pfvm__cf_infer_seq_len_grad NULL
+#define pfvm__cf_infer_seq_map_grad NULL
+#define pfvm__cf_infer_seq_same_grad NULL
+#define pfvm__cf_infer_split_to_seq_grad NULL
+#define pfvm__cf_k_concat_seq_grad NULL
+#define pfvm__cf_k_get_grad NULL
+#define pfvm__cf_k_has_grad NULL
+#define pfvm__cf_k_if_grad NULL
+#define pfvm__cf_k_loop_grad NULL
+#define pfvm__cf_k_optional_grad NULL
+#define pfvm__cf_k_scan8_grad NULL
+#define pfvm__cf_k_scan_grad NULL
+#define pfvm__cf_k_seq_at_grad NULL
+#define pfvm__cf_k_seq_construct_grad NULL
+#define pfvm__cf_k_seq_empty_grad NULL
+#define pfvm__cf_k_seq_erase_grad NULL
+#define pfvm__cf_k_seq_insert_grad NULL
+#define pfvm__cf_k_seq_len_grad NULL
+#define pfvm__cf_k_seq_map_grad NULL
+#define pfvm__cf_k_split_to_seq_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__cf_g_if_fuse NULL
+#define pfvm__cf_g_loop_fuse NULL
+#define pfvm__cf_infer_concat_seq_fuse NULL
+#define pfvm__cf_infer_get_fuse NULL
+#define pfvm__cf_infer_has_fuse NULL
+#define pfvm__cf_infer_if_fuse NULL
+#define pfvm__cf_infer_loop_fuse NULL
+#define pfvm__cf_infer_optional_fuse NULL
+#define pfvm__cf_infer_scan_fuse NULL
+#define pfvm__cf_infer_seq_at_fuse NULL
+#define pfvm__cf_infer_seq_construct_fuse NULL
+#define pfvm__cf_infer_seq_empty_fuse NULL
+#define pfvm__cf_infer_seq_insert_fuse NULL
+#define pfvm__cf_infer_seq_len_fuse NULL
+#define pfvm__cf_infer_seq_map_fuse NULL
+#define pfvm__cf_infer_seq_same_fuse NULL
+#define pfvm__cf_infer_split_to_seq_fuse NULL
+#define pfvm__cf_k_concat_seq_fuse NULL
+#define pfvm__cf_k_get_fuse NULL
+#define pfvm__cf_k_has_fuse NULL
+#define pfvm__cf_k_if_fuse NULL
+#define pfvm__cf_k_loop_fuse NULL
+#define pfvm__cf_k_optional_fuse NULL
+#define pfvm__cf_k_scan8_fuse NULL
+#define pfvm__cf_k_scan_fuse NULL
+#define pfvm__cf_k_seq_at_fuse NULL
+#define pfvm__cf_k_seq_construct_fuse NULL
+#define pfvm__cf_k_seq_empty_fuse NULL
+#define pfvm__cf_k_seq_erase_fuse NULL
+#define pfvm__cf_k_seq_insert_fuse NULL
+#define pfvm__cf_k_seq_len_fuse NULL
+#define pfvm__cf_k_seq_map_fuse NULL
+#define pfvm__cf_k_split_to_seq_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_control[] = {
-    {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_if, NULL, NULL},
-    {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_loop, NULL, NULL},
-    {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_construct, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_insert, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SplitToSequence", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_split_to_seq, pfvm__cf_k_split_to_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"ConcatFromSequence", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_concat_seq, pfvm__cf_k_concat_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"SequenceMap", "", 17, 0, 1, -1, 1, -1, pfvm__cf_infer_seq_map, pfvm__cf_k_seq_map, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"Optional", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_optional, pfvm__cf_k_optional, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"OptionalHasElement", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_has, pfvm__cf_k_has, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(If, {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_if, NULL, NULL})
+    PFVM__OP_SEL(Loop, {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_loop, NULL, NULL})
+    PFVM__OP_SEL(Scan, {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Scan, {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceEmpty, {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceConstruct, {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_construct, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceInsert, {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_insert, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceErase, {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceAt, {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceLength, {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SplitToSequence, {"SplitToSequence", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_split_to_seq, pfvm__cf_k_split_to_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ConcatFromSequence, {"ConcatFromSequence", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_concat_seq, pfvm__cf_k_concat_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceMap, {"SequenceMap", "", 17, 0, 1, -1, 1, -1, pfvm__cf_infer_seq_map, pfvm__cf_k_seq_map, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Optional, {"Optional", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_optional, pfvm__cf_k_optional, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(OptionalHasElement, {"OptionalHasElement", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_has, pfvm__cf_k_has, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(OptionalGetElement, {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__cf_g_if_grad
+#undef pfvm__cf_g_loop_grad
+#undef pfvm__cf_infer_concat_seq_grad
+#undef pfvm__cf_infer_get_grad
+#undef pfvm__cf_infer_has_grad
+#undef pfvm__cf_infer_if_grad
+#undef pfvm__cf_infer_loop_grad
+#undef pfvm__cf_infer_optional_grad
+#undef pfvm__cf_infer_scan_grad
+#undef pfvm__cf_infer_seq_at_grad
+#undef pfvm__cf_infer_seq_construct_grad
+#undef pfvm__cf_infer_seq_empty_grad
+#undef pfvm__cf_infer_seq_insert_grad
+#undef pfvm__cf_infer_seq_len_grad
+#undef pfvm__cf_infer_seq_map_grad
+#undef pfvm__cf_infer_seq_same_grad
+#undef pfvm__cf_infer_split_to_seq_grad
+#undef pfvm__cf_k_concat_seq_grad
+#undef pfvm__cf_k_get_grad
+#undef pfvm__cf_k_has_grad
+#undef pfvm__cf_k_if_grad
+#undef pfvm__cf_k_loop_grad
+#undef pfvm__cf_k_optional_grad
+#undef pfvm__cf_k_scan8_grad
+#undef pfvm__cf_k_scan_grad
+#undef pfvm__cf_k_seq_at_grad
+#undef pfvm__cf_k_seq_construct_grad
+#undef pfvm__cf_k_seq_empty_grad
+#undef pfvm__cf_k_seq_erase_grad
+#undef pfvm__cf_k_seq_insert_grad
+#undef pfvm__cf_k_seq_len_grad
+#undef pfvm__cf_k_seq_map_grad
+#undef pfvm__cf_k_split_to_seq_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__cf_g_if_fuse
+#undef pfvm__cf_g_loop_fuse
+#undef pfvm__cf_infer_concat_seq_fuse
+#undef pfvm__cf_infer_get_fuse
+#undef pfvm__cf_infer_has_fuse
+#undef pfvm__cf_infer_if_fuse
+#undef pfvm__cf_infer_loop_fuse
+#undef pfvm__cf_infer_optional_fuse
+#undef pfvm__cf_infer_scan_fuse
+#undef pfvm__cf_infer_seq_at_fuse
+#undef pfvm__cf_infer_seq_construct_fuse
+#undef pfvm__cf_infer_seq_empty_fuse
+#undef pfvm__cf_infer_seq_insert_fuse
+#undef pfvm__cf_infer_seq_len_fuse
+#undef pfvm__cf_infer_seq_map_fuse
+#undef pfvm__cf_infer_seq_same_fuse
+#undef pfvm__cf_infer_split_to_seq_fuse
+#undef pfvm__cf_k_concat_seq_fuse
+#undef pfvm__cf_k_get_fuse
+#undef pfvm__cf_k_has_fuse
+#undef pfvm__cf_k_if_fuse
+#undef pfvm__cf_k_loop_fuse
+#undef pfvm__cf_k_optional_fuse
+#undef pfvm__cf_k_scan8_fuse
+#undef pfvm__cf_k_scan_fuse
+#undef pfvm__cf_k_seq_at_fuse
+#undef pfvm__cf_k_seq_construct_fuse
+#undef pfvm__cf_k_seq_empty_fuse
+#undef pfvm__cf_k_seq_erase_fuse
+#undef pfvm__cf_k_seq_insert_fuse
+#undef pfvm__cf_k_seq_len_fuse
+#undef pfvm__cf_k_seq_map_fuse
+#undef pfvm__cf_k_split_to_seq_fuse
+#endif
 /* ---- src/ops/einsum.c ---- */
 /* ops/einsum: Einstein summation over any equation — explicit or implicit
  * output, ellipsis with broadcasting, repeated labels (diagonals, traces).
@@ -9988,10 +10373,30 @@ static pfvm_code pfvm__es_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return PFVM_OK;
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__es_grad NULL
+#define pfvm__es_infer_grad NULL
+#define pfvm__es_k_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__es_grad_fuse NULL
+#define pfvm__es_infer_fuse NULL
+#define pfvm__es_k_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_einsum[] = {
-    {"Einsum", "", 12, 0, 1, -1, 1, 1, pfvm__es_infer, pfvm__es_k, NULL, PFVM_FUSE_OPAQUE, "float,double,int32,int64", NULL, 0, NULL, pfvm__es_grad, NULL, NULL},
+    PFVM__OP_SEL(Einsum, {"Einsum", "", 12, 0, 1, -1, 1, 1, pfvm__es_infer, pfvm__es_k, NULL, PFVM_FUSE_OPAQUE, "float,double,int32,int64", NULL, 0, NULL, pfvm__es_grad, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__es_grad
+#undef pfvm__es_infer_grad
+#undef pfvm__es_k_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__es_grad_fuse
+#undef pfvm__es_infer_fuse
+#undef pfvm__es_k_fuse
+#endif
 /* ---- src/ops/elementwise.c ---- */
 /* ops/elementwise: unary math and activations (Gelu included), broadcasting
  * binary and variadic operators, comparisons and logic, Where, Clip, Cast.
@@ -10166,7 +10571,7 @@ static pfvm_code pfvm__ew_shape_output(pfvm_kctx *k, pfvm_tensor *out, const pfv
                                        pfvm_dtype dtype)
 {
     int64_t dims[PFVM_MAX_RANK];
-    int rank, i;
+    int rank = 0, i;
     if (out->data)
         return PFVM_OK;
     for (i = 0; i < k->n_out && k->out[i] != out; i++) {
@@ -10339,7 +10744,17 @@ typedef struct pfvm__ew_params {
     double alpha, beta, gamma;
     int64_t lo, hi; /* Clip's integer bounds */
     int mode;       /* Mod: fmod; BitShift: right; Clip: 1 = has lo, 2 = has hi */
+    float fa, fb, fg; /* alpha, beta, gamma for the float32 loops (pfvm__ew_params_floats) */
 } pfvm__ew_params;
+
+/* Fills the float copies, once per node, so that float32 loops convert
+ * nothing from double per element (soft-float calls on Cortex-M4F). */
+static void pfvm__ew_params_floats(pfvm__ew_params *p)
+{
+    p->fa = (float)p->alpha;
+    p->fb = (float)p->beta;
+    p->fg = (float)p->gamma;
+}
 
 typedef double (*pfvm__ew_f)(const double *x, const pfvm__ew_params *p);
 /* `u`: the inputs are unsigned (their int64 values are uint64 bit patterns) */
@@ -10857,6 +11272,80 @@ __attribute__((target("avx512f"))) static void pfvm__ew_z_sigmoid_avx512(float *
 /* f(x) in the compute type: the float32 version above, or libm's double. */
 #define PFVM__EW_MATH(ff, df, x) \
     (sizeof(pfvm__ew_ct) == sizeof(float) ? (pfvm__ew_ct)pfvm__ew_##ff((float)(x)) : (pfvm__ew_ct)df((double)(x)))
+#define PFVM__EW_MATH2(ff, df, x, y)                                                                    \
+    (sizeof(pfvm__ew_ct) == sizeof(float) ? (pfvm__ew_ct)pfvm__ew_##ff((float)(x), (float)(y))         \
+                                          : (pfvm__ew_ct)df((double)(x), (double)(y)))
+/* a constant, and the node's alpha, beta, gamma, in the compute type */
+#define PFVM__EW_C(c) ((pfvm__ew_ct)(c))
+#define PFVM__EW_P(f, d) (sizeof(pfvm__ew_ct) == sizeof(float) ? (pfvm__ew_ct)p->f : (pfvm__ew_ct)p->d)
+#define PFVM__EW_PA PFVM__EW_P(fa, alpha)
+#define PFVM__EW_PB PFVM__EW_P(fb, beta)
+#define PFVM__EW_PG PFVM__EW_P(fg, gamma)
+
+/* libm's float functions where they are exact (sqrtf, floorf, ceilf, fmodf,
+ * fminf, fmaxf: the same bits everywhere) or the only float32 version pfvm
+ * has (the rest, not bit-identical between C libraries: glibc 2.36's worst
+ * over every 2111th float, tools/ulp_check.c: logf 0.76 ulp, sinf/cosf
+ * 0.56, tanf 0.91, asinf/acosf/atanf 0.85, sinhf/coshf 1.62, asinhf 1.48,
+ * acoshf 1.80, atanhf 1.55, expm1f 0.76; softplus below 1.48). */
+static float pfvm__ew_sqrtf(float x) { return sqrtf(x); }
+static float pfvm__ew_floorf(float x) { return floorf(x); }
+static float pfvm__ew_ceilf(float x) { return ceilf(x); }
+static float pfvm__ew_fabsf(float x) { return fabsf(x); }
+static float pfvm__ew_logf(float x) { return logf(x); }
+static float pfvm__ew_sinf(float x) { return sinf(x); }
+static float pfvm__ew_cosf(float x) { return cosf(x); }
+static float pfvm__ew_tanf(float x) { return tanf(x); }
+static float pfvm__ew_asinf(float x) { return asinf(x); }
+static float pfvm__ew_acosf(float x) { return acosf(x); }
+static float pfvm__ew_atanf(float x) { return atanf(x); }
+static float pfvm__ew_sinhf(float x) { return sinhf(x); }
+static float pfvm__ew_coshf(float x) { return coshf(x); }
+static float pfvm__ew_asinhf(float x) { return asinhf(x); }
+static float pfvm__ew_acoshf(float x) { return acoshf(x); }
+static float pfvm__ew_atanhf(float x) { return atanhf(x); }
+static float pfvm__ew_expm1f(float x) { return expm1f(x); }
+static float pfvm__ew_fminf(float x, float y) { return fminf(x, y); }
+static float pfvm__ew_fmaxf(float x, float y) { return fmaxf(x, y); }
+static float pfvm__ew_powf(float x, float y) { return powf(x, y); }
+
+PFVM_INTERNAL float pfvm_ew_expf(float x)
+{
+    return pfvm__ew_expf(x);
+}
+
+PFVM_INTERNAL float pfvm_ew_logf(float x)
+{
+    return logf(x);
+}
+
+/* round half to even: floorf and the subtraction are exact */
+static float pfvm__ew_round_evenf(float v)
+{
+    float r = floorf(v), d = v - r;
+    if (d > 0.5f || (d == 0.5f && fmodf(r, 2.0f) != 0))
+        r += 1.0f;
+    return r;
+}
+
+static float pfvm__ew_softplusf(float v)
+{
+    return v > 0 ? v + log1pf(pfvm__ew_expf(-v)) : log1pf(pfvm__ew_expf(v));
+}
+
+static float pfvm__ew_fmodf(float a, float b, int c_style)
+{
+    float r = fmodf(a, b);
+    if (!c_style && r != 0 && ((r < 0) != (b < 0)))
+        r += b;
+    return r;
+}
+
+static float pfvm__ew_clampf(float v, float lo, float hi)
+{
+    v = v < lo ? lo : v;
+    return v > hi ? hi : v;
+}
 
 /* NaN wins, as in numpy's maximum/minimum; a on ties. Written so that
  * compilers use max/min instructions (b > a ? b : a is maxps, which gives
@@ -10869,51 +11358,56 @@ PFVM__EW_INT1(abs, u || x0 >= 0 ? x0 : PFVM__EW_NEG(x0))
 PFVM__EW_UNARY_X(neg, float, -x0)
 PFVM__EW_INT1(neg, PFVM__EW_NEG(x0))
 PFVM__EW_UNARY_X(exp, float, PFVM__EW_MATH(expf, exp, x0))
-PFVM__EW_UNARY(log, float, log(x0))
-PFVM__EW_UNARY(sqrt, float, sqrt(x0))
+PFVM__EW_UNARY_X(log, float, PFVM__EW_MATH(logf, log, x0))
+PFVM__EW_UNARY_X(sqrt, float, PFVM__EW_MATH(sqrtf, sqrt, x0))
 PFVM__EW_UNARY_X(reciprocal, float, (pfvm__ew_ct)1 / x0)
-PFVM__EW_UNARY(floor, float, floor(x0))
-PFVM__EW_UNARY(ceil, float, ceil(x0))
-PFVM__EW_UNARY(round, float, pfvm__ew_round_even(x0))
+PFVM__EW_UNARY_X(floor, float, PFVM__EW_MATH(floorf, floor, x0))
+PFVM__EW_UNARY_X(ceil, float, PFVM__EW_MATH(ceilf, ceil, x0))
+PFVM__EW_UNARY_X(round, float, PFVM__EW_MATH(round_evenf, pfvm__ew_round_even, x0))
 PFVM__EW_UNARY_X(sign, float, x0 > 0 ? (pfvm__ew_ct)1 : x0 < 0 ? (pfvm__ew_ct)-1 : x0)
 PFVM__EW_INT1(sign, x0 == 0 ? 0 : u || x0 > 0 ? 1 : -1)
-PFVM__EW_UNARY(sin, float, sin(x0))
-PFVM__EW_UNARY(cos, float, cos(x0))
-PFVM__EW_UNARY(tan, float, tan(x0))
-PFVM__EW_UNARY(asin, float, asin(x0))
-PFVM__EW_UNARY(acos, float, acos(x0))
-PFVM__EW_UNARY(atan, float, atan(x0))
-PFVM__EW_UNARY(sinh, float, sinh(x0))
-PFVM__EW_UNARY(cosh, float, cosh(x0))
+PFVM__EW_UNARY_X(sin, float, PFVM__EW_MATH(sinf, sin, x0))
+PFVM__EW_UNARY_X(cos, float, PFVM__EW_MATH(cosf, cos, x0))
+PFVM__EW_UNARY_X(tan, float, PFVM__EW_MATH(tanf, tan, x0))
+PFVM__EW_UNARY_X(asin, float, PFVM__EW_MATH(asinf, asin, x0))
+PFVM__EW_UNARY_X(acos, float, PFVM__EW_MATH(acosf, acos, x0))
+PFVM__EW_UNARY_X(atan, float, PFVM__EW_MATH(atanf, atan, x0))
+PFVM__EW_UNARY_X(sinh, float, PFVM__EW_MATH(sinhf, sinh, x0))
+PFVM__EW_UNARY_X(cosh, float, PFVM__EW_MATH(coshf, cosh, x0))
 PFVM__EW_UNARY_X(tanh, float, PFVM__EW_MATH(tanhf, tanh, x0))
-PFVM__EW_UNARY(asinh, float, asinh(x0))
-PFVM__EW_UNARY(acosh, float, acosh(x0))
-PFVM__EW_UNARY(atanh, float, atanh(x0))
+PFVM__EW_UNARY_X(asinh, float, PFVM__EW_MATH(asinhf, asinh, x0))
+PFVM__EW_UNARY_X(acosh, float, PFVM__EW_MATH(acoshf, acosh, x0))
+PFVM__EW_UNARY_X(atanh, float, PFVM__EW_MATH(atanhf, atanh, x0))
 PFVM__EW_UNARY_X(erf, float, PFVM__EW_MATH(erff, erf, x0))
 PFVM__EW_UNARY_CTF(sigmoid, float, float, PFVM__EW_MATH(sigmoidf, pfvm__ew_sigmoid, x0), PFVM__EW_SIGMOID_FAST)
 PFVM__EW_UNARY_X(relu, float, x0 > 0 ? x0 : (pfvm__ew_ct)0)
 PFVM__EW_INT1(relu, u || x0 > 0 ? x0 : 0)
-PFVM__EW_UNARY_X(leakyrelu, float, x0 >= 0 ? x0 : (pfvm__ew_ct)p->alpha * x0)
-PFVM__EW_UNARY(elu, float, x0 >= 0 ? x0 : p->alpha * expm1(x0))
-PFVM__EW_UNARY(selu, float, x0 > 0 ? p->gamma * x0 : p->gamma * (p->alpha * exp(x0) - p->alpha))
-PFVM__EW_UNARY(celu, float, (x0 > 0 ? x0 : 0.0) + fmin(0.0, p->alpha * expm1(x0 / p->alpha)))
-PFVM__EW_UNARY(hardsigmoid, float, fmax(0.0, fmin(1.0, p->alpha * x0 + p->beta)))
-PFVM__EW_UNARY(hardswish, float, x0 * fmax(0.0, fmin(1.0, x0 / 6.0 + 0.5)))
-PFVM__EW_UNARY(softplus, float, pfvm__ew_softplus(x0))
-PFVM__EW_UNARY(softsign, float, x0 / (1.0 + fabs(x0)))
-PFVM__EW_UNARY(mish, float, x0 * tanh(pfvm__ew_softplus(x0)))
-PFVM__EW_UNARY_X(thresholdedrelu, float, x0 > (pfvm__ew_ct)p->alpha ? x0 : (pfvm__ew_ct)0)
-PFVM__EW_UNARY(shrink, float, x0 < -p->alpha ? x0 + p->beta : x0 > p->alpha ? x0 - p->beta : 0.0)
+PFVM__EW_UNARY_X(leakyrelu, float, x0 >= 0 ? x0 : PFVM__EW_PA * x0)
+PFVM__EW_UNARY_X(elu, float, x0 >= 0 ? x0 : PFVM__EW_PA * PFVM__EW_MATH(expm1f, expm1, x0))
+PFVM__EW_UNARY_X(selu, float, x0 > 0 ? PFVM__EW_PG * x0 : PFVM__EW_PG * (PFVM__EW_PA * PFVM__EW_MATH(expf, exp, x0) - PFVM__EW_PA))
+PFVM__EW_UNARY_X(celu, float,
+                 (x0 > 0 ? x0 : PFVM__EW_C(0)) +
+                     PFVM__EW_MATH2(fminf, fmin, 0, PFVM__EW_PA * PFVM__EW_MATH(expm1f, expm1, x0 / PFVM__EW_PA)))
+PFVM__EW_UNARY_X(hardsigmoid, float, PFVM__EW_MATH2(fmaxf, fmax, 0, PFVM__EW_MATH2(fminf, fmin, 1, PFVM__EW_PA * x0 + PFVM__EW_PB)))
+PFVM__EW_UNARY_X(hardswish, float,
+                 x0 * PFVM__EW_MATH2(fmaxf, fmax, 0, PFVM__EW_MATH2(fminf, fmin, 1, x0 / PFVM__EW_C(6) + PFVM__EW_C(0.5))))
+PFVM__EW_UNARY_X(softplus, float, PFVM__EW_MATH(softplusf, pfvm__ew_softplus, x0))
+PFVM__EW_UNARY_X(softsign, float, x0 / (PFVM__EW_C(1) + PFVM__EW_MATH(fabsf, fabs, x0)))
+PFVM__EW_UNARY_X(mish, float, x0 * PFVM__EW_MATH(tanhf, tanh, PFVM__EW_MATH(softplusf, pfvm__ew_softplus, x0)))
+PFVM__EW_UNARY_X(thresholdedrelu, float, x0 > PFVM__EW_PA ? x0 : (pfvm__ew_ct)0)
+PFVM__EW_UNARY_X(shrink, float, x0 < -PFVM__EW_PA ? x0 + PFVM__EW_PB : x0 > PFVM__EW_PA ? x0 - PFVM__EW_PB : PFVM__EW_C(0))
 /* Gelu (opset 20): x * Phi(x), or with approximate = "tanh" (mode 1)
  * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
 PFVM__EW_UNARY(gelu, float,
                p->mode ? 0.5 * x0 * (1.0 + tanh(0.7978845608028654 * (x0 + 0.044715 * x0 * x0 * x0)))
                        : 0.5 * x0 * (1.0 + erf(x0 * 0.7071067811865476)))
 PFVM__EW_UNARY_X(isnan, uint8_t, x0 != x0)
-PFVM__EW_UNARY(isinf, uint8_t, isinf(x0) && (x0 > 0 ? p->alpha != 0 : p->beta != 0))
-PFVM__EW_UNARY_X(divby, float, x0 / (pfvm__ew_ct)p->alpha)
+PFVM__EW_UNARY_X(isinf, uint8_t, isinf(x0) && (x0 > 0 ? PFVM__EW_PA != 0 : PFVM__EW_PB != 0))
+PFVM__EW_UNARY_X(divby, float, x0 / PFVM__EW_PA)
 /* Clip: lower bound first, so that min > max gives max (numpy's clip) */
-PFVM__EW_UNARY(clip, float, pfvm__ew_clamp(x0, p->alpha, p->beta))
+PFVM__EW_UNARY_X(clip, float,
+                 sizeof(pfvm__ew_ct) == sizeof(float) ? (pfvm__ew_ct)pfvm__ew_clampf((float)x0, p->fa, p->fb)
+                                                      : (pfvm__ew_ct)pfvm__ew_clamp((double)x0, p->alpha, p->beta))
 PFVM__EW_INT1(not, !x0)
 PFVM__EW_INT1(bitnot, ~x0)
 
@@ -10924,8 +11418,10 @@ PFVM__EW_INT2(sub, (uint64_t)x0 - (uint64_t)x1)
 PFVM__EW_BINARY_X(mul, float, x0 * x1)
 PFVM__EW_INT2(mul, (uint64_t)x0 * (uint64_t)x1)
 PFVM__EW_BINARY_X(div, float, x0 / x1)
-PFVM__EW_BINARY(pow, float, pow(x0, x1))
-PFVM__EW_BINARY(mod, float, pfvm__ew_fmod(x0, x1, p->mode))
+PFVM__EW_BINARY_X(pow, float, PFVM__EW_MATH2(powf, pow, x0, x1))
+PFVM__EW_BINARY_X(mod, float,
+                  sizeof(pfvm__ew_ct) == sizeof(float) ? (pfvm__ew_ct)pfvm__ew_fmodf((float)x0, (float)x1, p->mode)
+                                                       : (pfvm__ew_ct)pfvm__ew_fmod((double)x0, (double)x1, p->mode))
 PFVM__EW_BINARY_X(max, float, PFVM__EW_MAX(x0, x1))
 PFVM__EW_INT2(max, PFVM__EW_LT(x0, x1) ? x1 : x0)
 PFVM__EW_BINARY_X(min, float, PFVM__EW_MIN(x0, x1))
@@ -11123,6 +11619,7 @@ static pfvm_code pfvm__ew_map(pfvm_kctx *k, const pfvm__ew_op *op, const pfvm__e
                               const pfvm_tensor *const *in, int n, pfvm_tensor *out)
 {
     pfvm__ew_run r;
+    pfvm__ew_params q;
     int j;
     memset(&r, 0, sizeof r);
     for (j = 0; j < n; j++)
@@ -11130,7 +11627,9 @@ static pfvm_code pfvm__ew_map(pfvm_kctx *k, const pfvm__ew_op *op, const pfvm__e
     r.n = n;
     r.out = out;
     r.op = op;
-    r.p = p;
+    q = *p;
+    pfvm__ew_params_floats(&q);
+    r.p = &q;
     if (pfvm__ew_choose_path(k, &r))
         return k->st ? k->st->code : PFVM_ERR_UNSUPPORTED;
     r.out_size = pfvm_dtype_size(out->dtype);
@@ -11218,6 +11717,7 @@ static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, double 
 static pfvm_code pfvm__ew_fuse_op(pfvm_fuse_ctx *f, const pfvm_node *n, const pfvm__ew_op *op,
                                   const pfvm__ew_params *p)
 {
+    pfvm__ew_params q;
     int src[PFVM__EW_ARITY], j, k = 0;
     pfvm_code rc;
     if (!op->z)
@@ -11233,7 +11733,9 @@ static pfvm_code pfvm__ew_fuse_op(pfvm_fuse_ctx *f, const pfvm_node *n, const pf
     }
     if (!k || n->n_outputs < 1 || !n->outputs[0])
         return pfvm_fuse_refuse(f, "arity");
-    if ((rc = pfvm_fuse_emit(f, op->z, p, sizeof *p, PFVM_FUSE_OUT(0), k, src)) != PFVM_OK)
+    q = *p;
+    pfvm__ew_params_floats(&q);
+    if ((rc = pfvm_fuse_emit(f, op->z, &q, sizeof q, PFVM_FUSE_OUT(0), k, src)) != PFVM_OK)
         return rc;
     if (k == 2 && op->zc && (rc = pfvm_fuse_variant(f, op->zc)) != PFVM_OK)
         return rc;
@@ -11608,6 +12110,7 @@ static pfvm_code pfvm__ew_fuse_fold(pfvm_fuse_ctx *f, const pfvm_node *n, const 
     if (!mean)
         return PFVM_OK;
     p.alpha = (double)n->n_inputs;
+    pfvm__ew_params_floats(&p);
     return pfvm_fuse_emit(f, divby.z, &p, sizeof p, PFVM_FUSE_OUT(0), 1, &acc);
 }
 
@@ -11983,9 +12486,9 @@ static void pfvm__ew_to_text(const pfvm_tensor *x, int64_t i, char *buf, size_t 
     if (x->dtype == PFVM_BOOL)
         snprintf(buf, n, v ? "True" : "False");
     else if (x->dtype == PFVM_UINT64)
-        snprintf(buf, n, "%llu", (unsigned long long)(uint64_t)v);
+        pfvm__snprintf(buf, n, "%llu", (unsigned long long)(uint64_t)v);
     else
-        snprintf(buf, n, "%lld", (long long)v);
+        pfvm__snprintf(buf, n, "%lld", (long long)v);
 }
 
 /* Text to element i of a numeric tensor: integers exactly when the whole
@@ -13092,88 +13595,518 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
 #define PFVM__EW_UI(name, since, kern, infer, types, attrs) \
     {name, "", since, 0, 1, 1, 1, 1, infer, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL}
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__ew_a_alpha_beta_grad NULL
+#define pfvm__ew_a_alpha_grad NULL
+#define pfvm__ew_a_bitshift_grad NULL
+#define pfvm__ew_a_cast_grad NULL
+#define pfvm__ew_a_clip6_grad NULL
+#define pfvm__ew_a_gelu_grad NULL
+#define pfvm__ew_a_isinf_grad NULL
+#define pfvm__ew_a_mod_grad NULL
+#define pfvm__ew_a_selu_grad NULL
+#define pfvm__ew_a_shrink_grad NULL
+#define pfvm__ew_check_bitshift_grad NULL
+#define pfvm__ew_check_cast_grad NULL
+#define pfvm__ew_check_gelu_grad NULL
+#define pfvm__ew_infer_abs_grad NULL
+#define pfvm__ew_infer_add_grad NULL
+#define pfvm__ew_infer_and_grad NULL
+#define pfvm__ew_infer_bcast_grad NULL
+#define pfvm__ew_infer_bool_unary_grad NULL
+#define pfvm__ew_infer_cast_grad NULL
+#define pfvm__ew_infer_castlike_grad NULL
+#define pfvm__ew_infer_clip_grad NULL
+#define pfvm__ew_infer_div_grad NULL
+#define pfvm__ew_infer_equal_grad NULL
+#define pfvm__ew_infer_greater_eq_grad NULL
+#define pfvm__ew_infer_greater_grad NULL
+#define pfvm__ew_infer_less_eq_grad NULL
+#define pfvm__ew_infer_less_grad NULL
+#define pfvm__ew_infer_max_grad NULL
+#define pfvm__ew_infer_min_grad NULL
+#define pfvm__ew_infer_mul_grad NULL
+#define pfvm__ew_infer_neg_grad NULL
+#define pfvm__ew_infer_not_grad NULL
+#define pfvm__ew_infer_or_grad NULL
+#define pfvm__ew_infer_prelu_grad NULL
+#define pfvm__ew_infer_sub_grad NULL
+#define pfvm__ew_infer_unary_grad NULL
+#define pfvm__ew_infer_where_grad NULL
+#define pfvm__ew_infer_xor_grad NULL
+#define pfvm__ew_k_abs_grad NULL
+#define pfvm__ew_k_acos_grad NULL
+#define pfvm__ew_k_acosh_grad NULL
+#define pfvm__ew_k_add_grad NULL
+#define pfvm__ew_k_asin_grad NULL
+#define pfvm__ew_k_asinh_grad NULL
+#define pfvm__ew_k_atan_grad NULL
+#define pfvm__ew_k_atanh_grad NULL
+#define pfvm__ew_k_cast_fuse_grad NULL
+#define pfvm__ew_k_cast_grad NULL
+#define pfvm__ew_k_castlike_fuse_grad NULL
+#define pfvm__ew_k_ceil_grad NULL
+#define pfvm__ew_k_celu_grad NULL
+#define pfvm__ew_k_clip_fuse_grad NULL
+#define pfvm__ew_k_clip_grad NULL
+#define pfvm__ew_k_cos_grad NULL
+#define pfvm__ew_k_cosh_grad NULL
+#define pfvm__ew_k_div_grad NULL
+#define pfvm__ew_k_elu_grad NULL
+#define pfvm__ew_k_erf_grad NULL
+#define pfvm__ew_k_exp_grad NULL
+#define pfvm__ew_k_floor_grad NULL
+#define pfvm__ew_k_gelu_fuse_grad NULL
+#define pfvm__ew_k_gelu_grad NULL
+#define pfvm__ew_k_hardsigmoid_grad NULL
+#define pfvm__ew_k_hardswish_grad NULL
+#define pfvm__ew_k_isinf_fuse_grad NULL
+#define pfvm__ew_k_isnan_fuse_grad NULL
+#define pfvm__ew_k_leakyrelu_grad NULL
+#define pfvm__ew_k_log_grad NULL
+#define pfvm__ew_k_max_grad NULL
+#define pfvm__ew_k_mean_grad NULL
+#define pfvm__ew_k_min_grad NULL
+#define pfvm__ew_k_mish_grad NULL
+#define pfvm__ew_k_mod_grad NULL
+#define pfvm__ew_k_mul_grad NULL
+#define pfvm__ew_k_neg_grad NULL
+#define pfvm__ew_k_not_fuse_grad NULL
+#define pfvm__ew_k_pow_grad NULL
+#define pfvm__ew_k_prelu_grad NULL
+#define pfvm__ew_k_reciprocal_grad NULL
+#define pfvm__ew_k_relu_grad NULL
+#define pfvm__ew_k_round_grad NULL
+#define pfvm__ew_k_selu_grad NULL
+#define pfvm__ew_k_shrink_grad NULL
+#define pfvm__ew_k_sigmoid_grad NULL
+#define pfvm__ew_k_sign_grad NULL
+#define pfvm__ew_k_sin_grad NULL
+#define pfvm__ew_k_sinh_grad NULL
+#define pfvm__ew_k_softplus_grad NULL
+#define pfvm__ew_k_softsign_grad NULL
+#define pfvm__ew_k_sqrt_grad NULL
+#define pfvm__ew_k_sub_grad NULL
+#define pfvm__ew_k_sum_grad NULL
+#define pfvm__ew_k_tan_grad NULL
+#define pfvm__ew_k_tanh_grad NULL
+#define pfvm__ew_k_thresholdedrelu_grad NULL
+#define pfvm__ew_k_where_fuse_grad NULL
+#define pfvm__ew_k_where_grad NULL
+#define pfvm__ew_simp_cast_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__ew_a_alpha_beta_fuse NULL
+#define pfvm__ew_a_alpha_fuse NULL
+#define pfvm__ew_a_bitshift_fuse NULL
+#define pfvm__ew_a_cast_fuse NULL
+#define pfvm__ew_a_clip6_fuse NULL
+#define pfvm__ew_a_gelu_fuse NULL
+#define pfvm__ew_a_isinf_fuse NULL
+#define pfvm__ew_a_mod_fuse NULL
+#define pfvm__ew_a_selu_fuse NULL
+#define pfvm__ew_a_shrink_fuse NULL
+#define pfvm__ew_check_bitshift_fuse NULL
+#define pfvm__ew_check_cast_fuse NULL
+#define pfvm__ew_check_gelu_fuse NULL
+#define pfvm__ew_infer_abs_fuse NULL
+#define pfvm__ew_infer_add_fuse NULL
+#define pfvm__ew_infer_and_fuse NULL
+#define pfvm__ew_infer_bcast_fuse NULL
+#define pfvm__ew_infer_bool_unary_fuse NULL
+#define pfvm__ew_infer_cast_fuse NULL
+#define pfvm__ew_infer_castlike_fuse NULL
+#define pfvm__ew_infer_clip_fuse NULL
+#define pfvm__ew_infer_div_fuse NULL
+#define pfvm__ew_infer_equal_fuse NULL
+#define pfvm__ew_infer_greater_eq_fuse NULL
+#define pfvm__ew_infer_greater_fuse NULL
+#define pfvm__ew_infer_less_eq_fuse NULL
+#define pfvm__ew_infer_less_fuse NULL
+#define pfvm__ew_infer_max_fuse NULL
+#define pfvm__ew_infer_min_fuse NULL
+#define pfvm__ew_infer_mul_fuse NULL
+#define pfvm__ew_infer_neg_fuse NULL
+#define pfvm__ew_infer_not_fuse NULL
+#define pfvm__ew_infer_or_fuse NULL
+#define pfvm__ew_infer_prelu_fuse NULL
+#define pfvm__ew_infer_sub_fuse NULL
+#define pfvm__ew_infer_unary_fuse NULL
+#define pfvm__ew_infer_where_fuse NULL
+#define pfvm__ew_infer_xor_fuse NULL
+#define pfvm__ew_k_abs_fuse NULL
+#define pfvm__ew_k_acos_fuse NULL
+#define pfvm__ew_k_acosh_fuse NULL
+#define pfvm__ew_k_add_fuse NULL
+#define pfvm__ew_k_and_fuse NULL
+#define pfvm__ew_k_asin_fuse NULL
+#define pfvm__ew_k_asinh_fuse NULL
+#define pfvm__ew_k_atan_fuse NULL
+#define pfvm__ew_k_atanh_fuse NULL
+#define pfvm__ew_k_bitand_fuse NULL
+#define pfvm__ew_k_bitnot_fuse NULL
+#define pfvm__ew_k_bitor_fuse NULL
+#define pfvm__ew_k_bitshift_fuse NULL
+#define pfvm__ew_k_bitxor_fuse NULL
+#define pfvm__ew_k_cast_fuse NULL
+#define pfvm__ew_k_cast_grad_fuse NULL
+#define pfvm__ew_k_castlike_fuse NULL
+#define pfvm__ew_k_castlike_grad_fuse NULL
+#define pfvm__ew_k_ceil_fuse NULL
+#define pfvm__ew_k_celu_fuse NULL
+#define pfvm__ew_k_clip_fuse NULL
+#define pfvm__ew_k_clip_grad_fuse NULL
+#define pfvm__ew_k_cos_fuse NULL
+#define pfvm__ew_k_cosh_fuse NULL
+#define pfvm__ew_k_div_fuse NULL
+#define pfvm__ew_k_elu_fuse NULL
+#define pfvm__ew_k_equal_fuse NULL
+#define pfvm__ew_k_erf_fuse NULL
+#define pfvm__ew_k_exp_fuse NULL
+#define pfvm__ew_k_floor_fuse NULL
+#define pfvm__ew_k_gelu_fuse NULL
+#define pfvm__ew_k_gelu_grad_fuse NULL
+#define pfvm__ew_k_greater_equal_fuse NULL
+#define pfvm__ew_k_greater_fuse NULL
+#define pfvm__ew_k_hardsigmoid_fuse NULL
+#define pfvm__ew_k_hardswish_fuse NULL
+#define pfvm__ew_k_isinf_fuse NULL
+#define pfvm__ew_k_isnan_fuse NULL
+#define pfvm__ew_k_leakyrelu_fuse NULL
+#define pfvm__ew_k_less_equal_fuse NULL
+#define pfvm__ew_k_less_fuse NULL
+#define pfvm__ew_k_log_fuse NULL
+#define pfvm__ew_k_max_fuse NULL
+#define pfvm__ew_k_mean_fuse NULL
+#define pfvm__ew_k_min_fuse NULL
+#define pfvm__ew_k_mish_fuse NULL
+#define pfvm__ew_k_mod_fuse NULL
+#define pfvm__ew_k_mul_fuse NULL
+#define pfvm__ew_k_neg_fuse NULL
+#define pfvm__ew_k_not_fuse NULL
+#define pfvm__ew_k_not_grad_fuse NULL
+#define pfvm__ew_k_or_fuse NULL
+#define pfvm__ew_k_pow_fuse NULL
+#define pfvm__ew_k_prelu_fuse NULL
+#define pfvm__ew_k_reciprocal_fuse NULL
+#define pfvm__ew_k_relu_fuse NULL
+#define pfvm__ew_k_round_fuse NULL
+#define pfvm__ew_k_selu_fuse NULL
+#define pfvm__ew_k_shrink_fuse NULL
+#define pfvm__ew_k_sigmoid_fuse NULL
+#define pfvm__ew_k_sign_fuse NULL
+#define pfvm__ew_k_sin_fuse NULL
+#define pfvm__ew_k_sinh_fuse NULL
+#define pfvm__ew_k_softplus_fuse NULL
+#define pfvm__ew_k_softsign_fuse NULL
+#define pfvm__ew_k_sqrt_fuse NULL
+#define pfvm__ew_k_sub_fuse NULL
+#define pfvm__ew_k_sum_fuse NULL
+#define pfvm__ew_k_tan_fuse NULL
+#define pfvm__ew_k_tanh_fuse NULL
+#define pfvm__ew_k_thresholdedrelu_fuse NULL
+#define pfvm__ew_k_where_fuse NULL
+#define pfvm__ew_k_where_grad_fuse NULL
+#define pfvm__ew_k_xor_fuse NULL
+#define pfvm__ew_simp_cast_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
-    PFVM__EW_UI("Abs", 1, pfvm__ew_k_abs, pfvm__ew_infer_abs, PFVM__EW_NUMERIC, NULL),
-    PFVM__EW_UI("Neg", 1, pfvm__ew_k_neg, pfvm__ew_infer_neg, PFVM__EW_SIGNED, NULL),
-    PFVM__EW_U("Exp", 1, pfvm__ew_k_exp, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Log", 1, pfvm__ew_k_log, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Sqrt", 1, pfvm__ew_k_sqrt, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Reciprocal", 1, pfvm__ew_k_reciprocal, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Floor", 1, pfvm__ew_k_floor, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Ceil", 1, pfvm__ew_k_ceil, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Round", 11, pfvm__ew_k_round, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Sign", 9, pfvm__ew_k_sign, PFVM__EW_NUMERIC, NULL),
-    PFVM__EW_U("Sin", 7, pfvm__ew_k_sin, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Cos", 7, pfvm__ew_k_cos, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Tan", 7, pfvm__ew_k_tan, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Asin", 7, pfvm__ew_k_asin, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Acos", 7, pfvm__ew_k_acos, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Atan", 7, pfvm__ew_k_atan, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Sinh", 9, pfvm__ew_k_sinh, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Cosh", 9, pfvm__ew_k_cosh, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Tanh", 1, pfvm__ew_k_tanh, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Asinh", 9, pfvm__ew_k_asinh, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Acosh", 9, pfvm__ew_k_acosh, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Atanh", 9, pfvm__ew_k_atanh, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Erf", 9, pfvm__ew_k_erf, PFVM__EW_NUMERIC, NULL),
-    PFVM__EW_U("Sigmoid", 1, pfvm__ew_k_sigmoid, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Relu", 1, pfvm__ew_k_relu, PFVM__EW_SIGNED, NULL),
-    PFVM__EW_U("LeakyRelu", 1, pfvm__ew_k_leakyrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
-    PFVM__EW_U("Elu", 1, pfvm__ew_k_elu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
-    PFVM__EW_U("Selu", 1, pfvm__ew_k_selu, PFVM__EW_FLOATS, pfvm__ew_a_selu),
-    PFVM__EW_U("Celu", 12, pfvm__ew_k_celu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
-    PFVM__EW_U("HardSigmoid", 1, pfvm__ew_k_hardsigmoid, PFVM__EW_FLOATS, pfvm__ew_a_alpha_beta),
-    PFVM__EW_U("HardSwish", 14, pfvm__ew_k_hardswish, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Softplus", 1, pfvm__ew_k_softplus, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Softsign", 1, pfvm__ew_k_softsign, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Mish", 18, pfvm__ew_k_mish, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("ThresholdedRelu", 10, pfvm__ew_k_thresholdedrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
-    PFVM__EW_U("Shrink", 9, pfvm__ew_k_shrink, PFVM__EW_NUMERIC, pfvm__ew_a_shrink),
-    {"Gelu", "", 20, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_gelu, pfvm__ew_check_gelu, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, pfvm__ew_a_gelu, 0, NULL, pfvm__ew_k_gelu_grad, pfvm__ew_k_gelu_fuse, NULL},
-    {"IsNaN", "", 9, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isnan, NULL, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, NULL, 0, NULL, NULL, pfvm__ew_k_isnan_fuse, NULL},
-    {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0, NULL, NULL, pfvm__ew_k_isinf_fuse, NULL},
-    {"Not", "", 1, 0, 1, 1, 1, 1, pfvm__ew_infer_not, pfvm__ew_k_not, NULL, PFVM_FUSE_ELEMENTWISE, "bool", NULL, 0, NULL,
-     pfvm__ew_k_not_grad, pfvm__ew_k_not_fuse, NULL},
-    PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, PFVM__EW_INTS, NULL),
-    PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_add, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_sub, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_mul, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_div, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Pow", 1, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, pfvm__ew_a_mod),
-    PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64",
-               pfvm__ew_check_bitshift, pfvm__ew_a_bitshift),
-    PFVM__EW_B("PRelu", 1, pfvm__ew_k_prelu, pfvm__ew_infer_prelu, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Equal", 1, pfvm__ew_k_equal, pfvm__ew_infer_equal, "bool," PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Greater", 1, pfvm__ew_k_greater, pfvm__ew_infer_greater, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Less", 1, pfvm__ew_k_less, pfvm__ew_infer_less, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("GreaterOrEqual", 12, pfvm__ew_k_greater_equal, pfvm__ew_infer_greater_eq, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("LessOrEqual", 12, pfvm__ew_k_less_equal, pfvm__ew_infer_less_eq, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("And", 1, pfvm__ew_k_and, pfvm__ew_infer_and, "bool", NULL, NULL),
-    PFVM__EW_B("Or", 1, pfvm__ew_k_or, pfvm__ew_infer_or, "bool", NULL, NULL),
-    PFVM__EW_B("Xor", 1, pfvm__ew_k_xor, pfvm__ew_infer_xor, "bool", NULL, NULL),
-    PFVM__EW_B("BitwiseAnd", 18, pfvm__ew_k_bitand, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL),
-    PFVM__EW_B("BitwiseOr", 18, pfvm__ew_k_bitor, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL),
-    PFVM__EW_B("BitwiseXor", 18, pfvm__ew_k_bitxor, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL),
-    PFVM__EW_V("Sum", 1, pfvm__ew_k_sum, PFVM__EW_NUMERIC),
-    PFVM__EW_V("Mean", 1, pfvm__ew_k_mean, PFVM__EW_FLOATS),
-    PFVM__EW_VI("Max", 1, pfvm__ew_k_max, pfvm__ew_infer_max, PFVM__EW_NUMERIC),
-    PFVM__EW_VI("Min", 1, pfvm__ew_k_min, pfvm__ew_infer_min, PFVM__EW_NUMERIC),
-    {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_where_grad, pfvm__ew_k_where_fuse, NULL},
-    {"Clip", "", 6, 10, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL},
-    {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_clip, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL},
-    {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, pfvm__ew_check_cast, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, pfvm__ew_k_cast_grad, pfvm__ew_k_cast_fuse, NULL},
-    {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_castlike_grad, pfvm__ew_k_castlike_fuse, NULL},
+    PFVM__OP_SEL(Abs, PFVM__EW_UI("Abs", 1, pfvm__ew_k_abs, pfvm__ew_infer_abs, PFVM__EW_NUMERIC, NULL))
+    PFVM__OP_SEL(Neg, PFVM__EW_UI("Neg", 1, pfvm__ew_k_neg, pfvm__ew_infer_neg, PFVM__EW_SIGNED, NULL))
+    PFVM__OP_SEL(Exp, PFVM__EW_U("Exp", 1, pfvm__ew_k_exp, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Log, PFVM__EW_U("Log", 1, pfvm__ew_k_log, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Sqrt, PFVM__EW_U("Sqrt", 1, pfvm__ew_k_sqrt, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Reciprocal, PFVM__EW_U("Reciprocal", 1, pfvm__ew_k_reciprocal, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Floor, PFVM__EW_U("Floor", 1, pfvm__ew_k_floor, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Ceil, PFVM__EW_U("Ceil", 1, pfvm__ew_k_ceil, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Round, PFVM__EW_U("Round", 11, pfvm__ew_k_round, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Sign, PFVM__EW_U("Sign", 9, pfvm__ew_k_sign, PFVM__EW_NUMERIC, NULL))
+    PFVM__OP_SEL(Sin, PFVM__EW_U("Sin", 7, pfvm__ew_k_sin, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Cos, PFVM__EW_U("Cos", 7, pfvm__ew_k_cos, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Tan, PFVM__EW_U("Tan", 7, pfvm__ew_k_tan, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Asin, PFVM__EW_U("Asin", 7, pfvm__ew_k_asin, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Acos, PFVM__EW_U("Acos", 7, pfvm__ew_k_acos, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Atan, PFVM__EW_U("Atan", 7, pfvm__ew_k_atan, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Sinh, PFVM__EW_U("Sinh", 9, pfvm__ew_k_sinh, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Cosh, PFVM__EW_U("Cosh", 9, pfvm__ew_k_cosh, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Tanh, PFVM__EW_U("Tanh", 1, pfvm__ew_k_tanh, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Asinh, PFVM__EW_U("Asinh", 9, pfvm__ew_k_asinh, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Acosh, PFVM__EW_U("Acosh", 9, pfvm__ew_k_acosh, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Atanh, PFVM__EW_U("Atanh", 9, pfvm__ew_k_atanh, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Erf, PFVM__EW_U("Erf", 9, pfvm__ew_k_erf, PFVM__EW_NUMERIC, NULL))
+    PFVM__OP_SEL(Sigmoid, PFVM__EW_U("Sigmoid", 1, pfvm__ew_k_sigmoid, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Relu, PFVM__EW_U("Relu", 1, pfvm__ew_k_relu, PFVM__EW_SIGNED, NULL))
+    PFVM__OP_SEL(LeakyRelu, PFVM__EW_U("LeakyRelu", 1, pfvm__ew_k_leakyrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha))
+    PFVM__OP_SEL(Elu, PFVM__EW_U("Elu", 1, pfvm__ew_k_elu, PFVM__EW_FLOATS, pfvm__ew_a_alpha))
+    PFVM__OP_SEL(Selu, PFVM__EW_U("Selu", 1, pfvm__ew_k_selu, PFVM__EW_FLOATS, pfvm__ew_a_selu))
+    PFVM__OP_SEL(Celu, PFVM__EW_U("Celu", 12, pfvm__ew_k_celu, PFVM__EW_FLOATS, pfvm__ew_a_alpha))
+    PFVM__OP_SEL(HardSigmoid, PFVM__EW_U("HardSigmoid", 1, pfvm__ew_k_hardsigmoid, PFVM__EW_FLOATS, pfvm__ew_a_alpha_beta))
+    PFVM__OP_SEL(HardSwish, PFVM__EW_U("HardSwish", 14, pfvm__ew_k_hardswish, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Softplus, PFVM__EW_U("Softplus", 1, pfvm__ew_k_softplus, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Softsign, PFVM__EW_U("Softsign", 1, pfvm__ew_k_softsign, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Mish, PFVM__EW_U("Mish", 18, pfvm__ew_k_mish, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(ThresholdedRelu, PFVM__EW_U("ThresholdedRelu", 10, pfvm__ew_k_thresholdedrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha))
+    PFVM__OP_SEL(Shrink, PFVM__EW_U("Shrink", 9, pfvm__ew_k_shrink, PFVM__EW_NUMERIC, pfvm__ew_a_shrink))
+    PFVM__OP_SEL(Gelu, {"Gelu", "", 20, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_gelu, pfvm__ew_check_gelu, PFVM_FUSE_ELEMENTWISE,
+     PFVM__EW_FLOATS, pfvm__ew_a_gelu, 0, NULL, pfvm__ew_k_gelu_grad, pfvm__ew_k_gelu_fuse, NULL})
+    PFVM__OP_SEL(IsNaN, {"IsNaN", "", 9, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isnan, NULL, PFVM_FUSE_ELEMENTWISE,
+     PFVM__EW_FLOATS, NULL, 0, NULL, NULL, pfvm__ew_k_isnan_fuse, NULL})
+    PFVM__OP_SEL(IsInf, {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE,
+     PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0, NULL, NULL, pfvm__ew_k_isinf_fuse, NULL})
+    PFVM__OP_SEL(Not, {"Not", "", 1, 0, 1, 1, 1, 1, pfvm__ew_infer_not, pfvm__ew_k_not, NULL, PFVM_FUSE_ELEMENTWISE, "bool", NULL, 0, NULL,
+     pfvm__ew_k_not_grad, pfvm__ew_k_not_fuse, NULL})
+    PFVM__OP_SEL(BitwiseNot, PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, PFVM__EW_INTS, NULL))
+    PFVM__OP_SEL(Add, PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_add, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Sub, PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_sub, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Mul, PFVM__EW_B("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_mul, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Div, PFVM__EW_B("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_div, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Pow, PFVM__EW_B("Pow", 1, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Mod, PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, pfvm__ew_a_mod))
+    PFVM__OP_SEL(BitShift, PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64",
+               pfvm__ew_check_bitshift, pfvm__ew_a_bitshift))
+    PFVM__OP_SEL(PRelu, PFVM__EW_B("PRelu", 1, pfvm__ew_k_prelu, pfvm__ew_infer_prelu, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Equal, PFVM__EW_B("Equal", 1, pfvm__ew_k_equal, pfvm__ew_infer_equal, "bool," PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Greater, PFVM__EW_B("Greater", 1, pfvm__ew_k_greater, pfvm__ew_infer_greater, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Less, PFVM__EW_B("Less", 1, pfvm__ew_k_less, pfvm__ew_infer_less, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(GreaterOrEqual, PFVM__EW_B("GreaterOrEqual", 12, pfvm__ew_k_greater_equal, pfvm__ew_infer_greater_eq, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(LessOrEqual, PFVM__EW_B("LessOrEqual", 12, pfvm__ew_k_less_equal, pfvm__ew_infer_less_eq, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(And, PFVM__EW_B("And", 1, pfvm__ew_k_and, pfvm__ew_infer_and, "bool", NULL, NULL))
+    PFVM__OP_SEL(Or, PFVM__EW_B("Or", 1, pfvm__ew_k_or, pfvm__ew_infer_or, "bool", NULL, NULL))
+    PFVM__OP_SEL(Xor, PFVM__EW_B("Xor", 1, pfvm__ew_k_xor, pfvm__ew_infer_xor, "bool", NULL, NULL))
+    PFVM__OP_SEL(BitwiseAnd, PFVM__EW_B("BitwiseAnd", 18, pfvm__ew_k_bitand, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL))
+    PFVM__OP_SEL(BitwiseOr, PFVM__EW_B("BitwiseOr", 18, pfvm__ew_k_bitor, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL))
+    PFVM__OP_SEL(BitwiseXor, PFVM__EW_B("BitwiseXor", 18, pfvm__ew_k_bitxor, pfvm__ew_infer_bcast, PFVM__EW_INTS, NULL, NULL))
+    PFVM__OP_SEL(Sum, PFVM__EW_V("Sum", 1, pfvm__ew_k_sum, PFVM__EW_NUMERIC))
+    PFVM__OP_SEL(Mean, PFVM__EW_V("Mean", 1, pfvm__ew_k_mean, PFVM__EW_FLOATS))
+    PFVM__OP_SEL(Max, PFVM__EW_VI("Max", 1, pfvm__ew_k_max, pfvm__ew_infer_max, PFVM__EW_NUMERIC))
+    PFVM__OP_SEL(Min, PFVM__EW_VI("Min", 1, pfvm__ew_k_min, pfvm__ew_infer_min, PFVM__EW_NUMERIC))
+    PFVM__OP_SEL(Where, {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST,
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_where_grad, pfvm__ew_k_where_fuse, NULL})
+    PFVM__OP_SEL(Clip, {"Clip", "", 6, 10, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
+     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL})
+    PFVM__OP_SEL(Clip, {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_clip, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
+     PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL})
+    PFVM__OP_SEL(Cast, {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, pfvm__ew_check_cast, PFVM_FUSE_ELEMENTWISE,
+     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, pfvm__ew_k_cast_grad, pfvm__ew_k_cast_fuse, NULL})
+    PFVM__OP_SEL(CastLike, {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE,
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_castlike_grad, pfvm__ew_k_castlike_fuse, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__ew_a_alpha_beta_grad
+#undef pfvm__ew_a_alpha_grad
+#undef pfvm__ew_a_bitshift_grad
+#undef pfvm__ew_a_cast_grad
+#undef pfvm__ew_a_clip6_grad
+#undef pfvm__ew_a_gelu_grad
+#undef pfvm__ew_a_isinf_grad
+#undef pfvm__ew_a_mod_grad
+#undef pfvm__ew_a_selu_grad
+#undef pfvm__ew_a_shrink_grad
+#undef pfvm__ew_check_bitshift_grad
+#undef pfvm__ew_check_cast_grad
+#undef pfvm__ew_check_gelu_grad
+#undef pfvm__ew_infer_abs_grad
+#undef pfvm__ew_infer_add_grad
+#undef pfvm__ew_infer_and_grad
+#undef pfvm__ew_infer_bcast_grad
+#undef pfvm__ew_infer_bool_unary_grad
+#undef pfvm__ew_infer_cast_grad
+#undef pfvm__ew_infer_castlike_grad
+#undef pfvm__ew_infer_clip_grad
+#undef pfvm__ew_infer_div_grad
+#undef pfvm__ew_infer_equal_grad
+#undef pfvm__ew_infer_greater_eq_grad
+#undef pfvm__ew_infer_greater_grad
+#undef pfvm__ew_infer_less_eq_grad
+#undef pfvm__ew_infer_less_grad
+#undef pfvm__ew_infer_max_grad
+#undef pfvm__ew_infer_min_grad
+#undef pfvm__ew_infer_mul_grad
+#undef pfvm__ew_infer_neg_grad
+#undef pfvm__ew_infer_not_grad
+#undef pfvm__ew_infer_or_grad
+#undef pfvm__ew_infer_prelu_grad
+#undef pfvm__ew_infer_sub_grad
+#undef pfvm__ew_infer_unary_grad
+#undef pfvm__ew_infer_where_grad
+#undef pfvm__ew_infer_xor_grad
+#undef pfvm__ew_k_abs_grad
+#undef pfvm__ew_k_acos_grad
+#undef pfvm__ew_k_acosh_grad
+#undef pfvm__ew_k_add_grad
+#undef pfvm__ew_k_asin_grad
+#undef pfvm__ew_k_asinh_grad
+#undef pfvm__ew_k_atan_grad
+#undef pfvm__ew_k_atanh_grad
+#undef pfvm__ew_k_cast_fuse_grad
+#undef pfvm__ew_k_cast_grad
+#undef pfvm__ew_k_castlike_fuse_grad
+#undef pfvm__ew_k_ceil_grad
+#undef pfvm__ew_k_celu_grad
+#undef pfvm__ew_k_clip_fuse_grad
+#undef pfvm__ew_k_clip_grad
+#undef pfvm__ew_k_cos_grad
+#undef pfvm__ew_k_cosh_grad
+#undef pfvm__ew_k_div_grad
+#undef pfvm__ew_k_elu_grad
+#undef pfvm__ew_k_erf_grad
+#undef pfvm__ew_k_exp_grad
+#undef pfvm__ew_k_floor_grad
+#undef pfvm__ew_k_gelu_fuse_grad
+#undef pfvm__ew_k_gelu_grad
+#undef pfvm__ew_k_hardsigmoid_grad
+#undef pfvm__ew_k_hardswish_grad
+#undef pfvm__ew_k_isinf_fuse_grad
+#undef pfvm__ew_k_isnan_fuse_grad
+#undef pfvm__ew_k_leakyrelu_grad
+#undef pfvm__ew_k_log_grad
+#undef pfvm__ew_k_max_grad
+#undef pfvm__ew_k_mean_grad
+#undef pfvm__ew_k_min_grad
+#undef pfvm__ew_k_mish_grad
+#undef pfvm__ew_k_mod_grad
+#undef pfvm__ew_k_mul_grad
+#undef pfvm__ew_k_neg_grad
+#undef pfvm__ew_k_not_fuse_grad
+#undef pfvm__ew_k_pow_grad
+#undef pfvm__ew_k_prelu_grad
+#undef pfvm__ew_k_reciprocal_grad
+#undef pfvm__ew_k_relu_grad
+#undef pfvm__ew_k_round_grad
+#undef pfvm__ew_k_selu_grad
+#undef pfvm__ew_k_shrink_grad
+#undef pfvm__ew_k_sigmoid_grad
+#undef pfvm__ew_k_sign_grad
+#undef pfvm__ew_k_sin_grad
+#undef pfvm__ew_k_sinh_grad
+#undef pfvm__ew_k_softplus_grad
+#undef pfvm__ew_k_softsign_grad
+#undef pfvm__ew_k_sqrt_grad
+#undef pfvm__ew_k_sub_grad
+#undef pfvm__ew_k_sum_grad
+#undef pfvm__ew_k_tan_grad
+#undef pfvm__ew_k_tanh_grad
+#undef pfvm__ew_k_thresholdedrelu_grad
+#undef pfvm__ew_k_where_fuse_grad
+#undef pfvm__ew_k_where_grad
+#undef pfvm__ew_simp_cast_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__ew_a_alpha_beta_fuse
+#undef pfvm__ew_a_alpha_fuse
+#undef pfvm__ew_a_bitshift_fuse
+#undef pfvm__ew_a_cast_fuse
+#undef pfvm__ew_a_clip6_fuse
+#undef pfvm__ew_a_gelu_fuse
+#undef pfvm__ew_a_isinf_fuse
+#undef pfvm__ew_a_mod_fuse
+#undef pfvm__ew_a_selu_fuse
+#undef pfvm__ew_a_shrink_fuse
+#undef pfvm__ew_check_bitshift_fuse
+#undef pfvm__ew_check_cast_fuse
+#undef pfvm__ew_check_gelu_fuse
+#undef pfvm__ew_infer_abs_fuse
+#undef pfvm__ew_infer_add_fuse
+#undef pfvm__ew_infer_and_fuse
+#undef pfvm__ew_infer_bcast_fuse
+#undef pfvm__ew_infer_bool_unary_fuse
+#undef pfvm__ew_infer_cast_fuse
+#undef pfvm__ew_infer_castlike_fuse
+#undef pfvm__ew_infer_clip_fuse
+#undef pfvm__ew_infer_div_fuse
+#undef pfvm__ew_infer_equal_fuse
+#undef pfvm__ew_infer_greater_eq_fuse
+#undef pfvm__ew_infer_greater_fuse
+#undef pfvm__ew_infer_less_eq_fuse
+#undef pfvm__ew_infer_less_fuse
+#undef pfvm__ew_infer_max_fuse
+#undef pfvm__ew_infer_min_fuse
+#undef pfvm__ew_infer_mul_fuse
+#undef pfvm__ew_infer_neg_fuse
+#undef pfvm__ew_infer_not_fuse
+#undef pfvm__ew_infer_or_fuse
+#undef pfvm__ew_infer_prelu_fuse
+#undef pfvm__ew_infer_sub_fuse
+#undef pfvm__ew_infer_unary_fuse
+#undef pfvm__ew_infer_where_fuse
+#undef pfvm__ew_infer_xor_fuse
+#undef pfvm__ew_k_abs_fuse
+#undef pfvm__ew_k_acos_fuse
+#undef pfvm__ew_k_acosh_fuse
+#undef pfvm__ew_k_add_fuse
+#undef pfvm__ew_k_and_fuse
+#undef pfvm__ew_k_asin_fuse
+#undef pfvm__ew_k_asinh_fuse
+#undef pfvm__ew_k_atan_fuse
+#undef pfvm__ew_k_atanh_fuse
+#undef pfvm__ew_k_bitand_fuse
+#undef pfvm__ew_k_bitnot_fuse
+#undef pfvm__ew_k_bitor_fuse
+#undef pfvm__ew_k_bitshift_fuse
+#undef pfvm__ew_k_bitxor_fuse
+#undef pfvm__ew_k_cast_fuse
+#undef pfvm__ew_k_cast_grad_fuse
+#undef pfvm__ew_k_castlike_fuse
+#undef pfvm__ew_k_castlike_grad_fuse
+#undef pfvm__ew_k_ceil_fuse
+#undef pfvm__ew_k_celu_fuse
+#undef pfvm__ew_k_clip_fuse
+#undef pfvm__ew_k_clip_grad_fuse
+#undef pfvm__ew_k_cos_fuse
+#undef pfvm__ew_k_cosh_fuse
+#undef pfvm__ew_k_div_fuse
+#undef pfvm__ew_k_elu_fuse
+#undef pfvm__ew_k_equal_fuse
+#undef pfvm__ew_k_erf_fuse
+#undef pfvm__ew_k_exp_fuse
+#undef pfvm__ew_k_floor_fuse
+#undef pfvm__ew_k_gelu_fuse
+#undef pfvm__ew_k_gelu_grad_fuse
+#undef pfvm__ew_k_greater_equal_fuse
+#undef pfvm__ew_k_greater_fuse
+#undef pfvm__ew_k_hardsigmoid_fuse
+#undef pfvm__ew_k_hardswish_fuse
+#undef pfvm__ew_k_isinf_fuse
+#undef pfvm__ew_k_isnan_fuse
+#undef pfvm__ew_k_leakyrelu_fuse
+#undef pfvm__ew_k_less_equal_fuse
+#undef pfvm__ew_k_less_fuse
+#undef pfvm__ew_k_log_fuse
+#undef pfvm__ew_k_max_fuse
+#undef pfvm__ew_k_mean_fuse
+#undef pfvm__ew_k_min_fuse
+#undef pfvm__ew_k_mish_fuse
+#undef pfvm__ew_k_mod_fuse
+#undef pfvm__ew_k_mul_fuse
+#undef pfvm__ew_k_neg_fuse
+#undef pfvm__ew_k_not_fuse
+#undef pfvm__ew_k_not_grad_fuse
+#undef pfvm__ew_k_or_fuse
+#undef pfvm__ew_k_pow_fuse
+#undef pfvm__ew_k_prelu_fuse
+#undef pfvm__ew_k_reciprocal_fuse
+#undef pfvm__ew_k_relu_fuse
+#undef pfvm__ew_k_round_fuse
+#undef pfvm__ew_k_selu_fuse
+#undef pfvm__ew_k_shrink_fuse
+#undef pfvm__ew_k_sigmoid_fuse
+#undef pfvm__ew_k_sign_fuse
+#undef pfvm__ew_k_sin_fuse
+#undef pfvm__ew_k_sinh_fuse
+#undef pfvm__ew_k_softplus_fuse
+#undef pfvm__ew_k_softsign_fuse
+#undef pfvm__ew_k_sqrt_fuse
+#undef pfvm__ew_k_sub_fuse
+#undef pfvm__ew_k_sum_fuse
+#undef pfvm__ew_k_tan_fuse
+#undef pfvm__ew_k_tanh_fuse
+#undef pfvm__ew_k_thresholdedrelu_fuse
+#undef pfvm__ew_k_where_fuse
+#undef pfvm__ew_k_where_grad_fuse
+#undef pfvm__ew_k_xor_fuse
+#undef pfvm__ew_simp_cast_fuse
+#endif
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT DEFAULT
@@ -14802,6 +15735,41 @@ static pfvm_code pfvm__fz_run_once(pfvm_kctx *k, const pfvm_function *f, pfvm__f
     return fallback ? pfvm__fz_run_body(k, f) : PFVM_OK;
 }
 
+PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtype, const pfvm_tensor *const *consts)
+{
+    const pfvm_function *f = pfvm__fz_callee(k->node);
+    pfvm__fz_state *s;
+    pfvm__fz_prog *p = NULL;
+    pfvm_code rc;
+    int j;
+    if (!f || !f->body || k->n_in > 64)
+        return PFVM_OK; /* the kernel says why, when it runs */
+    rc = pfvm__fz_compile(f, in_dtype, consts, k->n_in, k->node->graph->model->syms, &p, k->st);
+    if (rc)
+        return rc;
+    s = (pfvm__fz_state *)pfvm__calloc(1, sizeof *s);
+    if (!s) {
+        pfvm__fz_prog_free(p);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    }
+    s->prog = p;
+    s->tried = 1;
+    pfvm_kctx_set_state(k, s, pfvm__fz_state_free);
+    if (p && stbds_arrlen(p->sinks)) {
+        /* the reductions' accumulators, as pfvm__fz_run asks for them */
+        int64_t n_acc = 0;
+        for (j = 0; j < (int)stbds_arrlen(p->sinks); j++) {
+            const pfvm_tensor *t = p->sinks[j].out < k->n_out ? k->out[p->sinks[j].out] : NULL;
+            if (!t || !t->data)
+                return PFVM_OK; /* not planned: sized on the first run */
+            n_acc += pfvm_tensor_numel(t);
+        }
+        if (!pfvm_kctx_scratch(k, sizeof(double) * (size_t)(n_acc ? n_acc : 1)))
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    }
+    return PFVM_OK;
+}
+
 static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
 {
     const pfvm_function *f = pfvm__fz_callee(k->node);
@@ -14850,6 +15818,11 @@ static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
 PFVM_INTERNAL const pfvm_op_def pfvm__op_function_call = {
     "(model-local function)", "", 1, 0, 0, -1, 0, -1, pfvm__fz_infer, pfvm__fz_kernel, NULL, PFVM_FUSE_OPAQUE,
     "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL, NULL};
+
+PFVM_INTERNAL int pfvm__fz_is_call(const pfvm_node *n)
+{
+    return n->op == &pfvm__op_function_call;
+}
 /* ---- src/ops/image.c ---- */
 /* ops/image: resampling — Resize (nearest, n-linear, cubic; every
  * coordinate transformation), Upsample (its older form), GridSample and
@@ -15915,19 +16888,75 @@ static pfvm_code pfvm__img_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, x, gy);
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__img_check_gs_grad NULL
+#define pfvm__img_check_resize_grad NULL
+#define pfvm__img_check_roialign_grad NULL
+#define pfvm__img_grad NULL
+#define pfvm__img_infer_grad NULL
+#define pfvm__img_infer_gs_grad NULL
+#define pfvm__img_infer_nms_grad NULL
+#define pfvm__img_infer_roialign_grad NULL
+#define pfvm__img_k_gs_grad NULL
+#define pfvm__img_k_nms_grad NULL
+#define pfvm__img_k_resize_grad NULL
+#define pfvm__img_k_roialign_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__img_check_gs_fuse NULL
+#define pfvm__img_check_resize_fuse NULL
+#define pfvm__img_check_roialign_fuse NULL
+#define pfvm__img_grad_fuse NULL
+#define pfvm__img_infer_fuse NULL
+#define pfvm__img_infer_gs_fuse NULL
+#define pfvm__img_infer_nms_fuse NULL
+#define pfvm__img_infer_roialign_fuse NULL
+#define pfvm__img_k_gs_fuse NULL
+#define pfvm__img_k_nms_fuse NULL
+#define pfvm__img_k_resize_fuse NULL
+#define pfvm__img_k_roialign_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_image[] = {
-    {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
-     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL},
-    {"Upsample", "", 7, 0, 1, 2, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
-     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL},
-    {"GridSample", "", 16, 0, 2, 2, 1, 1, pfvm__img_infer_gs, pfvm__img_k_gs, pfvm__img_check_gs, PFVM_FUSE_OPAQUE,
-     PFVM__IMG_T, NULL, 0, NULL, NULL, NULL, NULL},
-    {"RoiAlign", "", 10, 0, 3, 3, 1, 1, pfvm__img_infer_roialign, pfvm__img_k_roialign, pfvm__img_check_roialign,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, NULL, NULL, NULL},
-    {"NonMaxSuppression", "", 10, 0, 2, 5, 1, 1, pfvm__img_infer_nms, pfvm__img_k_nms, NULL, PFVM_FUSE_OPAQUE,
-     "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(Resize, {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
+     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL})
+    PFVM__OP_SEL(Upsample, {"Upsample", "", 7, 0, 1, 2, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
+     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL})
+    PFVM__OP_SEL(GridSample, {"GridSample", "", 16, 0, 2, 2, 1, 1, pfvm__img_infer_gs, pfvm__img_k_gs, pfvm__img_check_gs, PFVM_FUSE_OPAQUE,
+     PFVM__IMG_T, NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(RoiAlign, {"RoiAlign", "", 10, 0, 3, 3, 1, 1, pfvm__img_infer_roialign, pfvm__img_k_roialign, pfvm__img_check_roialign,
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(NonMaxSuppression, {"NonMaxSuppression", "", 10, 0, 2, 5, 1, 1, pfvm__img_infer_nms, pfvm__img_k_nms, NULL, PFVM_FUSE_OPAQUE,
+     "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__img_check_gs_grad
+#undef pfvm__img_check_resize_grad
+#undef pfvm__img_check_roialign_grad
+#undef pfvm__img_grad
+#undef pfvm__img_infer_grad
+#undef pfvm__img_infer_gs_grad
+#undef pfvm__img_infer_nms_grad
+#undef pfvm__img_infer_roialign_grad
+#undef pfvm__img_k_gs_grad
+#undef pfvm__img_k_nms_grad
+#undef pfvm__img_k_resize_grad
+#undef pfvm__img_k_roialign_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__img_check_gs_fuse
+#undef pfvm__img_check_resize_fuse
+#undef pfvm__img_check_roialign_fuse
+#undef pfvm__img_grad_fuse
+#undef pfvm__img_infer_fuse
+#undef pfvm__img_infer_gs_fuse
+#undef pfvm__img_infer_nms_fuse
+#undef pfvm__img_infer_roialign_fuse
+#undef pfvm__img_k_gs_fuse
+#undef pfvm__img_k_nms_fuse
+#undef pfvm__img_k_resize_fuse
+#undef pfvm__img_k_roialign_fuse
+#endif
 /* ---- src/ops/indexing.c ---- */
 /* ops/indexing: element-level gathers and scatters, and the operators whose
  * output is an index pattern — GatherElements, GatherND, ScatterElements
@@ -16813,21 +17842,149 @@ static pfvm_code pfvm__ix_g_d2s(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, x, pfvm_grad_reshape_like(g, gy, x));
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__ix_a_axis_grad NULL
+#define pfvm__ix_a_d2s_grad NULL
+#define pfvm__ix_a_eyelike_grad NULL
+#define pfvm__ix_a_gather_nd_grad NULL
+#define pfvm__ix_a_revseq_grad NULL
+#define pfvm__ix_a_scatter_grad NULL
+#define pfvm__ix_g_d2s_grad NULL
+#define pfvm__ix_g_gather_elements_grad NULL
+#define pfvm__ix_g_gather_nd_grad NULL
+#define pfvm__ix_g_scatter_elements_grad NULL
+#define pfvm__ix_g_scatter_nd_grad NULL
+#define pfvm__ix_infer_compress_grad NULL
+#define pfvm__ix_infer_d2s_grad NULL
+#define pfvm__ix_infer_eyelike_grad NULL
+#define pfvm__ix_infer_gather_elements_grad NULL
+#define pfvm__ix_infer_gather_nd_grad NULL
+#define pfvm__ix_infer_nonzero_grad NULL
+#define pfvm__ix_infer_onehot_grad NULL
+#define pfvm__ix_infer_revseq_grad NULL
+#define pfvm__ix_infer_scatter_grad NULL
+#define pfvm__ix_k_compress_grad NULL
+#define pfvm__ix_k_d2s_grad NULL
+#define pfvm__ix_k_eyelike_grad NULL
+#define pfvm__ix_k_gather_elements_grad NULL
+#define pfvm__ix_k_gather_nd_grad NULL
+#define pfvm__ix_k_nonzero_grad NULL
+#define pfvm__ix_k_onehot_grad NULL
+#define pfvm__ix_k_revseq_grad NULL
+#define pfvm__ix_k_scatter_elements_grad NULL
+#define pfvm__ix_k_scatter_nd_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__ix_a_axis_fuse NULL
+#define pfvm__ix_a_d2s_fuse NULL
+#define pfvm__ix_a_eyelike_fuse NULL
+#define pfvm__ix_a_gather_nd_fuse NULL
+#define pfvm__ix_a_revseq_fuse NULL
+#define pfvm__ix_a_scatter_fuse NULL
+#define pfvm__ix_g_d2s_fuse NULL
+#define pfvm__ix_g_gather_elements_fuse NULL
+#define pfvm__ix_g_gather_nd_fuse NULL
+#define pfvm__ix_g_scatter_elements_fuse NULL
+#define pfvm__ix_g_scatter_nd_fuse NULL
+#define pfvm__ix_infer_compress_fuse NULL
+#define pfvm__ix_infer_d2s_fuse NULL
+#define pfvm__ix_infer_eyelike_fuse NULL
+#define pfvm__ix_infer_gather_elements_fuse NULL
+#define pfvm__ix_infer_gather_nd_fuse NULL
+#define pfvm__ix_infer_nonzero_fuse NULL
+#define pfvm__ix_infer_onehot_fuse NULL
+#define pfvm__ix_infer_revseq_fuse NULL
+#define pfvm__ix_infer_scatter_fuse NULL
+#define pfvm__ix_k_compress_fuse NULL
+#define pfvm__ix_k_d2s_fuse NULL
+#define pfvm__ix_k_eyelike_fuse NULL
+#define pfvm__ix_k_gather_elements_fuse NULL
+#define pfvm__ix_k_gather_nd_fuse NULL
+#define pfvm__ix_k_nonzero_fuse NULL
+#define pfvm__ix_k_onehot_fuse NULL
+#define pfvm__ix_k_revseq_fuse NULL
+#define pfvm__ix_k_scatter_elements_fuse NULL
+#define pfvm__ix_k_scatter_nd_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_indexing[] = {
-    {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0, NULL, pfvm__ix_g_gather_elements, NULL, NULL},
-    {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_elements, NULL, NULL},
-    {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL},
-    {"GatherND", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_nd, pfvm__ix_k_gather_nd, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_gather_nd, 0, NULL, pfvm__ix_g_gather_nd, NULL, NULL},
-    {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_nd, NULL, NULL},
-    {"OneHot", "", 9, 0, 3, 3, 1, 1, pfvm__ix_infer_onehot, pfvm__ix_k_onehot, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL},
-    {"EyeLike", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_eyelike, pfvm__ix_k_eyelike, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__ix_a_eyelike, 0, NULL, NULL, NULL, NULL},
-    {"Compress", "", 9, 0, 2, 2, 1, 1, pfvm__ix_infer_compress, pfvm__ix_k_compress, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL},
-    {"NonZero", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_nonzero, pfvm__ix_k_nonzero, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL},
-    {"DepthToSpace", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL},
-    {"SpaceToDepth", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL},
-    {"ReverseSequence", "", 10, 0, 2, 2, 1, 1, pfvm__ix_infer_revseq, pfvm__ix_k_revseq, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_revseq, 0, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(GatherElements, {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0, NULL, pfvm__ix_g_gather_elements, NULL, NULL})
+    PFVM__OP_SEL(ScatterElements, {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_elements, NULL, NULL})
+    PFVM__OP_SEL(Scatter, {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(GatherND, {"GatherND", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_nd, pfvm__ix_k_gather_nd, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_gather_nd, 0, NULL, pfvm__ix_g_gather_nd, NULL, NULL})
+    PFVM__OP_SEL(ScatterND, {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_nd, NULL, NULL})
+    PFVM__OP_SEL(OneHot, {"OneHot", "", 9, 0, 3, 3, 1, 1, pfvm__ix_infer_onehot, pfvm__ix_k_onehot, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(EyeLike, {"EyeLike", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_eyelike, pfvm__ix_k_eyelike, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__ix_a_eyelike, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Compress, {"Compress", "", 9, 0, 2, 2, 1, 1, pfvm__ix_infer_compress, pfvm__ix_k_compress, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(NonZero, {"NonZero", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_nonzero, pfvm__ix_k_nonzero, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(DepthToSpace, {"DepthToSpace", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL})
+    PFVM__OP_SEL(SpaceToDepth, {"SpaceToDepth", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL})
+    PFVM__OP_SEL(ReverseSequence, {"ReverseSequence", "", 10, 0, 2, 2, 1, 1, pfvm__ix_infer_revseq, pfvm__ix_k_revseq, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_revseq, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__ix_a_axis_grad
+#undef pfvm__ix_a_d2s_grad
+#undef pfvm__ix_a_eyelike_grad
+#undef pfvm__ix_a_gather_nd_grad
+#undef pfvm__ix_a_revseq_grad
+#undef pfvm__ix_a_scatter_grad
+#undef pfvm__ix_g_d2s_grad
+#undef pfvm__ix_g_gather_elements_grad
+#undef pfvm__ix_g_gather_nd_grad
+#undef pfvm__ix_g_scatter_elements_grad
+#undef pfvm__ix_g_scatter_nd_grad
+#undef pfvm__ix_infer_compress_grad
+#undef pfvm__ix_infer_d2s_grad
+#undef pfvm__ix_infer_eyelike_grad
+#undef pfvm__ix_infer_gather_elements_grad
+#undef pfvm__ix_infer_gather_nd_grad
+#undef pfvm__ix_infer_nonzero_grad
+#undef pfvm__ix_infer_onehot_grad
+#undef pfvm__ix_infer_revseq_grad
+#undef pfvm__ix_infer_scatter_grad
+#undef pfvm__ix_k_compress_grad
+#undef pfvm__ix_k_d2s_grad
+#undef pfvm__ix_k_eyelike_grad
+#undef pfvm__ix_k_gather_elements_grad
+#undef pfvm__ix_k_gather_nd_grad
+#undef pfvm__ix_k_nonzero_grad
+#undef pfvm__ix_k_onehot_grad
+#undef pfvm__ix_k_revseq_grad
+#undef pfvm__ix_k_scatter_elements_grad
+#undef pfvm__ix_k_scatter_nd_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__ix_a_axis_fuse
+#undef pfvm__ix_a_d2s_fuse
+#undef pfvm__ix_a_eyelike_fuse
+#undef pfvm__ix_a_gather_nd_fuse
+#undef pfvm__ix_a_revseq_fuse
+#undef pfvm__ix_a_scatter_fuse
+#undef pfvm__ix_g_d2s_fuse
+#undef pfvm__ix_g_gather_elements_fuse
+#undef pfvm__ix_g_gather_nd_fuse
+#undef pfvm__ix_g_scatter_elements_fuse
+#undef pfvm__ix_g_scatter_nd_fuse
+#undef pfvm__ix_infer_compress_fuse
+#undef pfvm__ix_infer_d2s_fuse
+#undef pfvm__ix_infer_eyelike_fuse
+#undef pfvm__ix_infer_gather_elements_fuse
+#undef pfvm__ix_infer_gather_nd_fuse
+#undef pfvm__ix_infer_nonzero_fuse
+#undef pfvm__ix_infer_onehot_fuse
+#undef pfvm__ix_infer_revseq_fuse
+#undef pfvm__ix_infer_scatter_fuse
+#undef pfvm__ix_k_compress_fuse
+#undef pfvm__ix_k_d2s_fuse
+#undef pfvm__ix_k_eyelike_fuse
+#undef pfvm__ix_k_gather_elements_fuse
+#undef pfvm__ix_k_gather_nd_fuse
+#undef pfvm__ix_k_nonzero_fuse
+#undef pfvm__ix_k_onehot_fuse
+#undef pfvm__ix_k_revseq_fuse
+#undef pfvm__ix_k_scatter_elements_fuse
+#undef pfvm__ix_k_scatter_nd_fuse
+#endif
 /* ---- src/ops/linalg.c ---- */
 /* ops/linalg: MatMul and Gemm, and the float matrix-multiply engine that
  * Conv (nn.c) shares.
@@ -17129,12 +18286,20 @@ typedef struct pfvm__la_bias {
     const pfvm_tensor *c;
     pfvm_tensor *y;
     double beta;
+    float fbeta; /* beta for float C and Y: one float product, the same value as in double */
 } pfvm__la_bias;
 
 static void pfvm__la_bias_span(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
 {
     pfvm__la_bias *b = (pfvm__la_bias *)user;
     int64_t e;
+    if (b->y->dtype == PFVM_FLOAT && b->c->dtype == PFVM_FLOAT) {
+        const float *c = (const float *)b->c->data + off[0];
+        float *y = (float *)b->y->data + pos;
+        for (e = 0; e < len; e++)
+            y[e] = b->fbeta * c[e * stride[0]];
+        return;
+    }
     for (e = 0; e < len; e++) {
         int64_t src = off[0] + e * stride[0], at = pos + e;
         if (pfvm_dtype_is_float(b->y->dtype)) {
@@ -17180,6 +18345,7 @@ static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, double 
     b.c = Cb;
     b.y = Y;
     b.beta = beta;
+    b.fbeta = (float)beta;
     return pfvm_ew_apply(k, &Cb, 1, Y, pfvm__la_bias_span, &b);
 }
 
@@ -17462,13 +18628,57 @@ static double pfvm__la_gemm_flops(const pfvm_node *n, const pfvm_dims *in, int n
     return 2.0 * y * (double)k + (n_in > 2 && in[2].rank >= 0 ? y : 0);
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__la_gemm_flops_grad NULL
+#define pfvm__la_infer_gemm_grad NULL
+#define pfvm__la_infer_matmul_grad NULL
+#define pfvm__la_k_gemm_grad NULL
+#define pfvm__la_k_matmul_grad NULL
+#define pfvm__la_matmul_flops_grad NULL
+#define pfvm__la_simp_gemm_grad NULL
+#define pfvm__la_simp_matmul_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__la_gemm_flops_fuse NULL
+#define pfvm__la_infer_gemm_fuse NULL
+#define pfvm__la_infer_matmul_fuse NULL
+#define pfvm__la_k_gemm_fuse NULL
+#define pfvm__la_k_gemm_grad_fuse NULL
+#define pfvm__la_k_matmul_fuse NULL
+#define pfvm__la_k_matmul_grad_fuse NULL
+#define pfvm__la_matmul_flops_fuse NULL
+#define pfvm__la_simp_gemm_fuse NULL
+#define pfvm__la_simp_matmul_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
-    {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops},
-    {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops},
+    PFVM__OP_SEL(MatMul, {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops})
+    PFVM__OP_SEL(Gemm, {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__la_gemm_flops_grad
+#undef pfvm__la_infer_gemm_grad
+#undef pfvm__la_infer_matmul_grad
+#undef pfvm__la_k_gemm_grad
+#undef pfvm__la_k_matmul_grad
+#undef pfvm__la_matmul_flops_grad
+#undef pfvm__la_simp_gemm_grad
+#undef pfvm__la_simp_matmul_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__la_gemm_flops_fuse
+#undef pfvm__la_infer_gemm_fuse
+#undef pfvm__la_infer_matmul_fuse
+#undef pfvm__la_k_gemm_fuse
+#undef pfvm__la_k_gemm_grad_fuse
+#undef pfvm__la_k_matmul_fuse
+#undef pfvm__la_k_matmul_grad_fuse
+#undef pfvm__la_matmul_flops_fuse
+#undef pfvm__la_simp_gemm_fuse
+#undef pfvm__la_simp_matmul_fuse
+#endif
 /* ---- src/ops/misc.c ---- */
 /* ops/misc: operators that share no engine with a family — the signal
  * windows (Hann, Hamming, Blackman), Det, MeanVarianceNormalization,
@@ -18024,17 +19234,81 @@ static pfvm_code pfvm__ms_k_unique(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__ms_infer_det_grad NULL
+#define pfvm__ms_infer_mvn_grad NULL
+#define pfvm__ms_infer_strnorm_grad NULL
+#define pfvm__ms_infer_tfidf_grad NULL
+#define pfvm__ms_infer_unique_grad NULL
+#define pfvm__ms_infer_window_grad NULL
+#define pfvm__ms_k_blackman_grad NULL
+#define pfvm__ms_k_det_grad NULL
+#define pfvm__ms_k_hamming_grad NULL
+#define pfvm__ms_k_hann_grad NULL
+#define pfvm__ms_k_mvn_grad NULL
+#define pfvm__ms_k_strnorm_grad NULL
+#define pfvm__ms_k_tfidf_grad NULL
+#define pfvm__ms_k_unique_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__ms_infer_det_fuse NULL
+#define pfvm__ms_infer_mvn_fuse NULL
+#define pfvm__ms_infer_strnorm_fuse NULL
+#define pfvm__ms_infer_tfidf_fuse NULL
+#define pfvm__ms_infer_unique_fuse NULL
+#define pfvm__ms_infer_window_fuse NULL
+#define pfvm__ms_k_blackman_fuse NULL
+#define pfvm__ms_k_det_fuse NULL
+#define pfvm__ms_k_hamming_fuse NULL
+#define pfvm__ms_k_hann_fuse NULL
+#define pfvm__ms_k_mvn_fuse NULL
+#define pfvm__ms_k_strnorm_fuse NULL
+#define pfvm__ms_k_tfidf_fuse NULL
+#define pfvm__ms_k_unique_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_misc[] = {
-    {"HannWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hann, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL},
-    {"HammingWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hamming, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL},
-    {"BlackmanWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_blackman, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL},
-    {"Det", "", 11, 0, 1, 1, 1, 1, pfvm__ms_infer_det, pfvm__ms_k_det, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL},
-    {"MeanVarianceNormalization", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_mvn, pfvm__ms_k_mvn, NULL, PFVM_FUSE_REDUCTION, "float,double", NULL, 0, NULL, NULL, NULL, NULL},
-    {"StringNormalizer", "", 10, 0, 1, 1, 1, 1, pfvm__ms_infer_strnorm, pfvm__ms_k_strnorm, NULL, PFVM_FUSE_OPAQUE, "string", NULL, 0, NULL, NULL, NULL, NULL},
-    {"TfIdfVectorizer", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_tfidf, pfvm__ms_k_tfidf, NULL, PFVM_FUSE_OPAQUE, "string,int32,int64 -> float", NULL, 0, NULL, NULL, NULL, NULL},
-    {"Unique", "", 11, 0, 1, 1, 1, 4, pfvm__ms_infer_unique, pfvm__ms_k_unique, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(HannWindow, {"HannWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hann, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(HammingWindow, {"HammingWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hamming, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(BlackmanWindow, {"BlackmanWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_blackman, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Det, {"Det", "", 11, 0, 1, 1, 1, 1, pfvm__ms_infer_det, pfvm__ms_k_det, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MeanVarianceNormalization, {"MeanVarianceNormalization", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_mvn, pfvm__ms_k_mvn, NULL, PFVM_FUSE_REDUCTION, "float,double", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(StringNormalizer, {"StringNormalizer", "", 10, 0, 1, 1, 1, 1, pfvm__ms_infer_strnorm, pfvm__ms_k_strnorm, NULL, PFVM_FUSE_OPAQUE, "string", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(TfIdfVectorizer, {"TfIdfVectorizer", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_tfidf, pfvm__ms_k_tfidf, NULL, PFVM_FUSE_OPAQUE, "string,int32,int64 -> float", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Unique, {"Unique", "", 11, 0, 1, 1, 1, 4, pfvm__ms_infer_unique, pfvm__ms_k_unique, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__ms_infer_det_grad
+#undef pfvm__ms_infer_mvn_grad
+#undef pfvm__ms_infer_strnorm_grad
+#undef pfvm__ms_infer_tfidf_grad
+#undef pfvm__ms_infer_unique_grad
+#undef pfvm__ms_infer_window_grad
+#undef pfvm__ms_k_blackman_grad
+#undef pfvm__ms_k_det_grad
+#undef pfvm__ms_k_hamming_grad
+#undef pfvm__ms_k_hann_grad
+#undef pfvm__ms_k_mvn_grad
+#undef pfvm__ms_k_strnorm_grad
+#undef pfvm__ms_k_tfidf_grad
+#undef pfvm__ms_k_unique_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__ms_infer_det_fuse
+#undef pfvm__ms_infer_mvn_fuse
+#undef pfvm__ms_infer_strnorm_fuse
+#undef pfvm__ms_infer_tfidf_fuse
+#undef pfvm__ms_infer_unique_fuse
+#undef pfvm__ms_infer_window_fuse
+#undef pfvm__ms_k_blackman_fuse
+#undef pfvm__ms_k_det_fuse
+#undef pfvm__ms_k_hamming_fuse
+#undef pfvm__ms_k_hann_fuse
+#undef pfvm__ms_k_mvn_fuse
+#undef pfvm__ms_k_strnorm_fuse
+#undef pfvm__ms_k_tfidf_fuse
+#undef pfvm__ms_k_unique_fuse
+#endif
 /* ---- src/ops/nn.c ---- */
 /* ops/nn: convolution, pooling, normalisation and softmax.
  *
@@ -18828,6 +20102,64 @@ static pfvm_code pfvm__nn_infer_pool(pfvm_ictx *c)
 
 enum { PFVM__NN_MAX = 0, PFVM__NN_AVG, PFVM__NN_LP };
 
+/* Max and average pooling of floats, in float: pfvm__nn_pool's loops with
+ * each kernel row read through a pointer (no per-element index products). */
+static void pfvm__nn_pool_f32(const pfvm_tensor *X, pfvm_tensor *Y, pfvm_tensor *I, int kind, int64_t NC,
+                              const int64_t *in_sp, const int64_t *out_sp, const pfvm__nn_win *w, int count_pad,
+                              int storage)
+{
+    const float *x = (const float *)X->data;
+    float *y = (float *)Y->data;
+    int64_t c, o[PFVM__NN_SP], kp[PFVM__NN_SP], at = 0;
+    int i;
+    for (c = 0; c < NC; c++)
+        for (o[0] = 0; o[0] < out_sp[0]; o[0]++)
+            for (o[1] = 0; o[1] < out_sp[1]; o[1]++)
+                for (o[2] = 0; o[2] < out_sp[2]; o[2]++, at++) {
+                    int64_t org[PFVM__NN_SP], ka[PFVM__NN_SP], kb[PFVM__NN_SP], cnt = 1, arg = -1;
+                    float best = 0, sum = 0;
+                    for (i = 0; i < PFVM__NN_SP; i++) {
+                        org[i] = o[i] * w->s[i] - w->pb[i];
+                        pfvm__nn_krange(org[i], w->d[i], w->k[i], 0, in_sp[i], &ka[i], &kb[i]);
+                        if (count_pad) {
+                            int64_t pa, pz;
+                            pfvm__nn_krange(org[i], w->d[i], w->k[i], -w->pb[i], in_sp[i] + w->pe[i], &pa, &pz);
+                            cnt *= pz - pa;
+                        } else {
+                            cnt *= kb[i] - ka[i];
+                        }
+                    }
+                    for (kp[0] = ka[0]; kp[0] < kb[0]; kp[0]++)
+                        for (kp[1] = ka[1]; kp[1] < kb[1]; kp[1]++) {
+                            int64_t q0 = org[0] + kp[0] * w->d[0], q1 = org[1] + kp[1] * w->d[1];
+                            int64_t row = ((c * in_sp[0] + q0) * in_sp[1] + q1) * in_sp[2] + org[2];
+                            const float *r = x + row;
+                            int64_t d2 = w->d[2];
+                            if (kind == PFVM__NN_MAX) {
+                                for (kp[2] = ka[2]; kp[2] < kb[2]; kp[2]++) {
+                                    float v = r[kp[2] * d2];
+                                    if (arg < 0 || v > best) {
+                                        int64_t q2 = org[2] + kp[2] * d2;
+                                        best = v;
+                                        arg = storage ? c * in_sp[0] * in_sp[1] * in_sp[2] + (q2 * in_sp[1] + q1) * in_sp[0] + q0
+                                                      : row + kp[2] * d2;
+                                    }
+                                }
+                            } else {
+                                for (kp[2] = ka[2]; kp[2] < kb[2]; kp[2]++)
+                                    sum += r[kp[2] * d2];
+                            }
+                        }
+                    if (kind == PFVM__NN_MAX) {
+                        y[at] = arg < 0 ? -INFINITY : best;
+                        if (I)
+                            ((int64_t *)I->data)[at] = arg < 0 ? 0 : arg;
+                    } else {
+                        y[at] = cnt ? sum / (float)cnt : 0.0f;
+                    }
+                }
+}
+
 /* Max, average and Lp pooling: for each output position, the kernel
  * positions that land in the input are found per dim first, so the inner
  * loops test nothing. */
@@ -18856,6 +20188,10 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     Y = k->out[0];
     NC = X->dims[0] * X->dims[1];
+    if (kind != PFVM__NN_LP && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
+        pfvm__nn_pool_f32(X, Y, I, kind, NC, in_sp, out_sp, &w, count_pad, storage);
+        return PFVM_OK;
+    }
     for (c = 0; c < NC; c++)
         for (o[0] = 0; o[0] < out_sp[0]; o[0]++)
             for (o[1] = 0; o[1] < out_sp[1]; o[1]++)
@@ -18949,6 +20285,16 @@ static pfvm_code pfvm__nn_global(pfvm_kctx *k, int kind)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     NC = X->dims[0] * X->dims[1];
     plane = pfvm__nn_plane(X);
+    if (kind != PFVM__NN_LP && X->dtype == PFVM_FLOAT && k->out[0]->dtype == PFVM_FLOAT) {
+        for (c = 0; c < NC; c++) {
+            const float *x = (const float *)X->data + c * plane;
+            float acc = kind == PFVM__NN_MAX ? -INFINITY : 0;
+            for (i = 0; i < plane; i++)
+                acc = kind == PFVM__NN_MAX ? (x[i] > acc ? x[i] : acc) : acc + x[i];
+            ((float *)k->out[0]->data)[c] = kind == PFVM__NN_AVG ? (plane ? acc / (float)plane : 0.0f) : acc;
+        }
+        return PFVM_OK;
+    }
     for (c = 0; c < NC; c++) {
         double acc = kind == PFVM__NN_MAX ? -INFINITY : 0;
         for (i = 0; i < plane; i++) {
@@ -19225,6 +20571,21 @@ static void pfvm__nn_affine(const pfvm_tensor *x, pfvm_tensor *y, int64_t off, i
     }
 }
 
+/* Mean and 1 / sqrt(variance + eps) of len floats, in float (the
+ * normalizations' float32 path: ONNX's stash type float). */
+static void pfvm__nn_moments_f32(const float *x, int64_t len, float eps, float *mean, float *inv)
+{
+    float s = 0, s2 = 0, m, n = (float)(len ? len : 1);
+    int64_t i;
+    for (i = 0; i < len; i++)
+        s += x[i];
+    m = s / n;
+    for (i = 0; i < len; i++)
+        s2 += (x[i] - m) * (x[i] - m);
+    *mean = m;
+    *inv = 1.0f / sqrtf(s2 / n + eps);
+}
+
 /* Output j (1 or more) of BatchNormalization: running or saved statistics,
  * typed like mean/var (outputs 1, 2) or scale (3, 4). */
 /* InstanceNormalization: scale and B have one entry per channel. */
@@ -19348,6 +20709,23 @@ static pfvm_code pfvm__nn_k_bn(pfvm_kctx *k)
     for (j = 1; j < k->n_out && j < 5; j++)
         if (pfvm_kctx_output(k, j, (j < 3 ? Mn : S)->dtype, (j < 3 ? Mn : S)->rank, (j < 3 ? Mn : S)->dims))
             return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    /* inference on floats: the per-channel scale and shift in float too */
+    if (!training && pfvm__nn_is_f32(X) && pfvm__nn_is_f32(S) && pfvm__nn_is_f32(B) && pfvm__nn_is_f32(Mn) &&
+        pfvm__nn_is_f32(V) && pfvm__nn_is_f32(k->out[0]) && k->n_out == 1) {
+        float feps = pfvm_node_attr_float(k->node, "epsilon", 1e-5f);
+        int64_t len = spatial ? plane : 1, stride = spatial ? C * plane : np, i;
+        for (c = 0; c < np; c++) {
+            float a = ((const float *)S->data)[c] / sqrtf(((const float *)V->data)[c] + feps);
+            float b = ((const float *)B->data)[c] - ((const float *)Mn->data)[c] * a;
+            for (n = 0; n < N; n++) {
+                const float *xp = (const float *)X->data + n * stride + c * len;
+                float *yp = (float *)k->out[0]->data + n * stride + c * len;
+                for (i = 0; i < len; i++)
+                    yp[i] = xp[i] * a + b;
+            }
+        }
+        return PFVM_OK;
+    }
     /* per channel, the whole plane; per activation, one element */
     for (c = 0; c < np; c++) {
         double run_mean = pfvm__nn_ld(Mn, c), run_var = pfvm__nn_ld(V, c), mean = run_mean, var = run_var, a, b;
@@ -19457,15 +20835,24 @@ static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
             return k->st ? k->st->code : PFVM_ERR_SHAPE;
     for (o = 0; o < outer; o++) {
         int64_t base = o * inner;
-        double mean = pfvm__nn_sum(X, base, inner) / (double)(inner ? inner : 1), inv;
-        inv = 1.0 / sqrt(pfvm__nn_sqdev(X, base, inner, mean) / (double)(inner ? inner : 1) + eps);
-        if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(S) && (!B || pfvm__nn_is_f32(B)) && pfvm__nn_is_f32(k->out[0])) {
+        double mean, inv;
+        if (stash == PFVM_FLOAT && pfvm__nn_is_f32(X) && pfvm__nn_is_f32(S) && (!B || pfvm__nn_is_f32(B)) &&
+            pfvm__nn_is_f32(k->out[0])) {
             const float *xp = (const float *)X->data + base, *sp = (const float *)S->data;
             const float *bp = B ? (const float *)B->data : NULL;
-            float *yp = (float *)k->out[0]->data + base, fm = (float)mean, fi = (float)inv;
+            float *yp = (float *)k->out[0]->data + base, fm, fi;
+            pfvm__nn_moments_f32(xp, inner, pfvm_node_attr_float(k->node, "epsilon", 1e-5f), &fm, &fi);
             for (i = 0; i < inner; i++)
                 yp[i] = (xp[i] - fm) * fi * sp[i % ns] + (bp ? bp[i % nb] : 0.0f);
-        } else {
+            if (k->n_out > 1 && k->out[1] && k->out[1]->dtype == PFVM_FLOAT)
+                ((float *)k->out[1]->data)[o] = fm;
+            if (k->n_out > 2 && k->out[2] && k->out[2]->dtype == PFVM_FLOAT)
+                ((float *)k->out[2]->data)[o] = fi;
+            continue;
+        }
+        mean = pfvm__nn_sum(X, base, inner) / (double)(inner ? inner : 1);
+        inv = 1.0 / sqrt(pfvm__nn_sqdev(X, base, inner, mean) / (double)(inner ? inner : 1) + eps);
+        {
             for (i = 0; i < inner; i++)
                 pfvm_red_store(k->out[0], base + i,
                             (pfvm__nn_ld(X, base + i) - mean) * inv * pfvm__nn_ld(S, i % ns) + (B ? pfvm__nn_ld(B, i % nb) : 0));
@@ -19495,7 +20882,19 @@ static pfvm_code pfvm__nn_k_instnorm(pfvm_kctx *k)
     for (n = 0; n < N; n++)
         for (c = 0; c < C; c++) {
             int64_t base = (n * C + c) * plane;
-            double mean = pfvm__nn_sum(X, base, plane) / (double)(plane ? plane : 1), a;
+            double mean, a;
+            if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(S) && pfvm__nn_is_f32(B) && pfvm__nn_is_f32(k->out[0])) {
+                const float *xp = (const float *)X->data + base;
+                float *yp = (float *)k->out[0]->data + base, fm, fi, fa, fb;
+                int64_t i;
+                pfvm__nn_moments_f32(xp, plane, pfvm_node_attr_float(k->node, "epsilon", 1e-5f), &fm, &fi);
+                fa = ((const float *)S->data)[c] * fi;
+                fb = ((const float *)B->data)[c] - fm * fa;
+                for (i = 0; i < plane; i++)
+                    yp[i] = xp[i] * fa + fb;
+                continue;
+            }
+            mean = pfvm__nn_sum(X, base, plane) / (double)(plane ? plane : 1);
             a = pfvm__nn_ld(S, c) / sqrt(pfvm__nn_sqdev(X, base, plane, mean) / (double)(plane ? plane : 1) + eps);
             pfvm__nn_affine(X, k->out[0], base, plane, a, pfvm__nn_ld(B, c) - mean * a);
         }
@@ -19575,25 +20974,24 @@ enum { PFVM__NN_SOFTMAX = 0, PFVM__NN_LOGSOFTMAX, PFVM__NN_HARDMAX };
  * PFVM_OP_IN_PLACE: every element is read before it is written). */
 static void pfvm__nn_softmax_f32(const float *x, float *y, int64_t len, int64_t st, int kind)
 {
-    float mx = -INFINITY;
-    double sum = 0;
+    float mx = -INFINITY, sum = 0;
     int64_t i;
     for (i = 0; i < len; i++)
         mx = x[i * st] > mx ? x[i * st] : mx;
     if (kind == PFVM__NN_SOFTMAX) {
         float inv;
         for (i = 0; i < len; i++) {
-            y[i * st] = (float)exp((double)(x[i * st] - mx));
+            y[i * st] = pfvm_ew_expf(x[i * st] - mx);
             sum += y[i * st];
         }
-        inv = (float)(1.0 / sum);
+        inv = 1.0f / sum;
         for (i = 0; i < len; i++)
             y[i * st] *= inv;
     } else {
         float lse;
         for (i = 0; i < len; i++)
-            sum += exp((double)(x[i * st] - mx));
-        lse = (float)log(sum);
+            sum += pfvm_ew_expf(x[i * st] - mx);
+        lse = pfvm_ew_logf(sum);
         for (i = 0; i < len; i++)
             y[i * st] = x[i * st] - mx - lse;
     }
@@ -20583,28 +21981,196 @@ static double pfvm__nn_convt_flops(const pfvm_node *n, const pfvm_dims *in, int 
     return pfvm__nn_conv_cost(in, n_in, n_in ? pfvm_dims_numel(&in[0]) : -1, n_out ? pfvm_dims_numel(&out[0]) : -1);
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__nn_conv_flops_grad NULL
+#define pfvm__nn_convt_flops_grad NULL
+#define pfvm__nn_infer_bn_grad NULL
+#define pfvm__nn_infer_conv_grad NULL
+#define pfvm__nn_infer_convt_grad NULL
+#define pfvm__nn_infer_global_grad NULL
+#define pfvm__nn_infer_instnorm_grad NULL
+#define pfvm__nn_infer_ln_grad NULL
+#define pfvm__nn_infer_lpnorm_grad NULL
+#define pfvm__nn_infer_lrn_grad NULL
+#define pfvm__nn_infer_pool_grad NULL
+#define pfvm__nn_infer_roipool_grad NULL
+#define pfvm__nn_infer_softmax_grad NULL
+#define pfvm__nn_infer_unpool_grad NULL
+#define pfvm__nn_k_avgpool_grad NULL
+#define pfvm__nn_k_bn_grad NULL
+#define pfvm__nn_k_conv_grad NULL
+#define pfvm__nn_k_convt_grad NULL
+#define pfvm__nn_k_gap_grad NULL
+#define pfvm__nn_k_glp_grad NULL
+#define pfvm__nn_k_gmp_grad NULL
+#define pfvm__nn_k_hardmax_grad NULL
+#define pfvm__nn_k_instnorm_grad NULL
+#define pfvm__nn_k_ln_grad NULL
+#define pfvm__nn_k_logsoftmax_grad NULL
+#define pfvm__nn_k_lpnorm_grad NULL
+#define pfvm__nn_k_lppool_grad NULL
+#define pfvm__nn_k_lrn_grad NULL
+#define pfvm__nn_k_maxpool_grad NULL
+#define pfvm__nn_k_roipool_grad NULL
+#define pfvm__nn_k_softmax_grad NULL
+#define pfvm__nn_k_unpool_grad NULL
+#define pfvm__nn_simp_bn_grad NULL
+#define pfvm__nn_simp_conv_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__nn_conv_flops_fuse NULL
+#define pfvm__nn_convt_flops_fuse NULL
+#define pfvm__nn_infer_bn_fuse NULL
+#define pfvm__nn_infer_conv_fuse NULL
+#define pfvm__nn_infer_convt_fuse NULL
+#define pfvm__nn_infer_global_fuse NULL
+#define pfvm__nn_infer_instnorm_fuse NULL
+#define pfvm__nn_infer_ln_fuse NULL
+#define pfvm__nn_infer_lpnorm_fuse NULL
+#define pfvm__nn_infer_lrn_fuse NULL
+#define pfvm__nn_infer_pool_fuse NULL
+#define pfvm__nn_infer_roipool_fuse NULL
+#define pfvm__nn_infer_softmax_fuse NULL
+#define pfvm__nn_infer_unpool_fuse NULL
+#define pfvm__nn_k_avgpool_fuse NULL
+#define pfvm__nn_k_avgpool_grad_fuse NULL
+#define pfvm__nn_k_bn_fuse NULL
+#define pfvm__nn_k_bn_grad_fuse NULL
+#define pfvm__nn_k_conv_fuse NULL
+#define pfvm__nn_k_conv_grad_fuse NULL
+#define pfvm__nn_k_convt_fuse NULL
+#define pfvm__nn_k_convt_grad_fuse NULL
+#define pfvm__nn_k_gap_fuse NULL
+#define pfvm__nn_k_gap_grad_fuse NULL
+#define pfvm__nn_k_glp_fuse NULL
+#define pfvm__nn_k_gmp_fuse NULL
+#define pfvm__nn_k_gmp_grad_fuse NULL
+#define pfvm__nn_k_hardmax_fuse NULL
+#define pfvm__nn_k_instnorm_fuse NULL
+#define pfvm__nn_k_instnorm_grad_fuse NULL
+#define pfvm__nn_k_ln_fuse NULL
+#define pfvm__nn_k_ln_grad_fuse NULL
+#define pfvm__nn_k_logsoftmax_fuse NULL
+#define pfvm__nn_k_logsoftmax_grad_fuse NULL
+#define pfvm__nn_k_lpnorm_fuse NULL
+#define pfvm__nn_k_lpnorm_grad_fuse NULL
+#define pfvm__nn_k_lppool_fuse NULL
+#define pfvm__nn_k_lrn_fuse NULL
+#define pfvm__nn_k_maxpool_fuse NULL
+#define pfvm__nn_k_maxpool_grad_fuse NULL
+#define pfvm__nn_k_roipool_fuse NULL
+#define pfvm__nn_k_softmax_fuse NULL
+#define pfvm__nn_k_softmax_grad_fuse NULL
+#define pfvm__nn_k_unpool_fuse NULL
+#define pfvm__nn_simp_bn_fuse NULL
+#define pfvm__nn_simp_conv_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
-    {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops},
-    {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops},
-    {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL},
-    {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL},
-    {"LpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_lppool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, NULL, NULL, NULL},
-    {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL},
-    {"MaxRoiPool", "", 1, 0, 2, 2, 1, 1, pfvm__nn_infer_roipool, pfvm__nn_k_roipool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL},
-    {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gap_grad, NULL, NULL},
-    {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gmp_grad, NULL, NULL},
-    {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL},
-    {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL},
-    {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL},
-    {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_ln_grad, NULL, NULL},
-    {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL},
-    {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL},
-    {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL},
-    {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL},
-    {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL, NULL},
-    {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(Conv, {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops})
+    PFVM__OP_SEL(ConvTranspose, {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops})
+    PFVM__OP_SEL(MaxPool, {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL})
+    PFVM__OP_SEL(AveragePool, {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL})
+    PFVM__OP_SEL(LpPool, {"LpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_lppool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MaxUnpool, {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MaxRoiPool, {"MaxRoiPool", "", 1, 0, 2, 2, 1, 1, pfvm__nn_infer_roipool, pfvm__nn_k_roipool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(GlobalAveragePool, {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gap_grad, NULL, NULL})
+    PFVM__OP_SEL(GlobalMaxPool, {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gmp_grad, NULL, NULL})
+    PFVM__OP_SEL(GlobalLpPool, {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL})
+    PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL})
+    PFVM__OP_SEL(LayerNormalization, {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_ln_grad, NULL, NULL})
+    PFVM__OP_SEL(InstanceNormalization, {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL})
+    PFVM__OP_SEL(LRN, {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(LpNormalization, {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL})
+    PFVM__OP_SEL(Softmax, {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL})
+    PFVM__OP_SEL(LogSoftmax, {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL, NULL})
+    PFVM__OP_SEL(Hardmax, {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__nn_conv_flops_grad
+#undef pfvm__nn_convt_flops_grad
+#undef pfvm__nn_infer_bn_grad
+#undef pfvm__nn_infer_conv_grad
+#undef pfvm__nn_infer_convt_grad
+#undef pfvm__nn_infer_global_grad
+#undef pfvm__nn_infer_instnorm_grad
+#undef pfvm__nn_infer_ln_grad
+#undef pfvm__nn_infer_lpnorm_grad
+#undef pfvm__nn_infer_lrn_grad
+#undef pfvm__nn_infer_pool_grad
+#undef pfvm__nn_infer_roipool_grad
+#undef pfvm__nn_infer_softmax_grad
+#undef pfvm__nn_infer_unpool_grad
+#undef pfvm__nn_k_avgpool_grad
+#undef pfvm__nn_k_bn_grad
+#undef pfvm__nn_k_conv_grad
+#undef pfvm__nn_k_convt_grad
+#undef pfvm__nn_k_gap_grad
+#undef pfvm__nn_k_glp_grad
+#undef pfvm__nn_k_gmp_grad
+#undef pfvm__nn_k_hardmax_grad
+#undef pfvm__nn_k_instnorm_grad
+#undef pfvm__nn_k_ln_grad
+#undef pfvm__nn_k_logsoftmax_grad
+#undef pfvm__nn_k_lpnorm_grad
+#undef pfvm__nn_k_lppool_grad
+#undef pfvm__nn_k_lrn_grad
+#undef pfvm__nn_k_maxpool_grad
+#undef pfvm__nn_k_roipool_grad
+#undef pfvm__nn_k_softmax_grad
+#undef pfvm__nn_k_unpool_grad
+#undef pfvm__nn_simp_bn_grad
+#undef pfvm__nn_simp_conv_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__nn_conv_flops_fuse
+#undef pfvm__nn_convt_flops_fuse
+#undef pfvm__nn_infer_bn_fuse
+#undef pfvm__nn_infer_conv_fuse
+#undef pfvm__nn_infer_convt_fuse
+#undef pfvm__nn_infer_global_fuse
+#undef pfvm__nn_infer_instnorm_fuse
+#undef pfvm__nn_infer_ln_fuse
+#undef pfvm__nn_infer_lpnorm_fuse
+#undef pfvm__nn_infer_lrn_fuse
+#undef pfvm__nn_infer_pool_fuse
+#undef pfvm__nn_infer_roipool_fuse
+#undef pfvm__nn_infer_softmax_fuse
+#undef pfvm__nn_infer_unpool_fuse
+#undef pfvm__nn_k_avgpool_fuse
+#undef pfvm__nn_k_avgpool_grad_fuse
+#undef pfvm__nn_k_bn_fuse
+#undef pfvm__nn_k_bn_grad_fuse
+#undef pfvm__nn_k_conv_fuse
+#undef pfvm__nn_k_conv_grad_fuse
+#undef pfvm__nn_k_convt_fuse
+#undef pfvm__nn_k_convt_grad_fuse
+#undef pfvm__nn_k_gap_fuse
+#undef pfvm__nn_k_gap_grad_fuse
+#undef pfvm__nn_k_glp_fuse
+#undef pfvm__nn_k_gmp_fuse
+#undef pfvm__nn_k_gmp_grad_fuse
+#undef pfvm__nn_k_hardmax_fuse
+#undef pfvm__nn_k_instnorm_fuse
+#undef pfvm__nn_k_instnorm_grad_fuse
+#undef pfvm__nn_k_ln_fuse
+#undef pfvm__nn_k_ln_grad_fuse
+#undef pfvm__nn_k_logsoftmax_fuse
+#undef pfvm__nn_k_logsoftmax_grad_fuse
+#undef pfvm__nn_k_lpnorm_fuse
+#undef pfvm__nn_k_lpnorm_grad_fuse
+#undef pfvm__nn_k_lppool_fuse
+#undef pfvm__nn_k_lrn_fuse
+#undef pfvm__nn_k_maxpool_fuse
+#undef pfvm__nn_k_maxpool_grad_fuse
+#undef pfvm__nn_k_roipool_fuse
+#undef pfvm__nn_k_softmax_fuse
+#undef pfvm__nn_k_softmax_grad_fuse
+#undef pfvm__nn_k_unpool_fuse
+#undef pfvm__nn_simp_bn_fuse
+#undef pfvm__nn_simp_conv_fuse
+#endif
 /* ---- src/ops/quant.c ---- */
 /* ops/quant: linear quantization — QuantizeLinear, DequantizeLinear,
  * DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul,
@@ -20954,16 +22520,80 @@ static pfvm_code pfvm__q_infer_qlinear_conv(pfvm_ictx *c)
     return pfvm__q_infer_conv(c, 0, 3, c->in[7]->type.dtype);
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__q_infer_conv_integer_grad NULL
+#define pfvm__q_infer_dequantize_grad NULL
+#define pfvm__q_infer_dynamic_grad NULL
+#define pfvm__q_infer_int_matmul_grad NULL
+#define pfvm__q_infer_qlinear_conv_grad NULL
+#define pfvm__q_infer_qlinear_matmul_grad NULL
+#define pfvm__q_infer_quantize_grad NULL
+#define pfvm__q_k_conv_integer_grad NULL
+#define pfvm__q_k_dequantize_grad NULL
+#define pfvm__q_k_dynamic_grad NULL
+#define pfvm__q_k_matmul_integer_grad NULL
+#define pfvm__q_k_qlinear_conv_grad NULL
+#define pfvm__q_k_qlinear_matmul_grad NULL
+#define pfvm__q_k_quantize_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__q_infer_conv_integer_fuse NULL
+#define pfvm__q_infer_dequantize_fuse NULL
+#define pfvm__q_infer_dynamic_fuse NULL
+#define pfvm__q_infer_int_matmul_fuse NULL
+#define pfvm__q_infer_qlinear_conv_fuse NULL
+#define pfvm__q_infer_qlinear_matmul_fuse NULL
+#define pfvm__q_infer_quantize_fuse NULL
+#define pfvm__q_k_conv_integer_fuse NULL
+#define pfvm__q_k_dequantize_fuse NULL
+#define pfvm__q_k_dynamic_fuse NULL
+#define pfvm__q_k_matmul_integer_fuse NULL
+#define pfvm__q_k_qlinear_conv_fuse NULL
+#define pfvm__q_k_qlinear_matmul_fuse NULL
+#define pfvm__q_k_quantize_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
-    {"QuantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_quantize, pfvm__q_k_quantize, NULL, PFVM_FUSE_ELEMENTWISE, "float,int32 -> uint8,int8", NULL, 0, NULL, NULL, NULL, NULL},
-    {"DequantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_dequantize, pfvm__q_k_dequantize, NULL, PFVM_FUSE_ELEMENTWISE, "uint8,int8,int32 -> float", NULL, 0, NULL, NULL, NULL, NULL},
-    {"DynamicQuantizeLinear", "", 11, 0, 1, 1, 3, 3, pfvm__q_infer_dynamic, pfvm__q_k_dynamic, NULL, PFVM_FUSE_OPAQUE, "float -> uint8", NULL, 0, NULL, NULL, NULL, NULL},
-    {"MatMulInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_int_matmul, pfvm__q_k_matmul_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL},
-    {"QLinearMatMul", "", 10, 0, 8, 8, 1, 1, pfvm__q_infer_qlinear_matmul, pfvm__q_k_qlinear_matmul, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL},
-    {"ConvInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_conv_integer, pfvm__q_k_conv_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL},
-    {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(QuantizeLinear, {"QuantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_quantize, pfvm__q_k_quantize, NULL, PFVM_FUSE_ELEMENTWISE, "float,int32 -> uint8,int8", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(DequantizeLinear, {"DequantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_dequantize, pfvm__q_k_dequantize, NULL, PFVM_FUSE_ELEMENTWISE, "uint8,int8,int32 -> float", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(DynamicQuantizeLinear, {"DynamicQuantizeLinear", "", 11, 0, 1, 1, 3, 3, pfvm__q_infer_dynamic, pfvm__q_k_dynamic, NULL, PFVM_FUSE_OPAQUE, "float -> uint8", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MatMulInteger, {"MatMulInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_int_matmul, pfvm__q_k_matmul_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(QLinearMatMul, {"QLinearMatMul", "", 10, 0, 8, 8, 1, 1, pfvm__q_infer_qlinear_matmul, pfvm__q_k_qlinear_matmul, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ConvInteger, {"ConvInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_conv_integer, pfvm__q_k_conv_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(QLinearConv, {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__q_infer_conv_integer_grad
+#undef pfvm__q_infer_dequantize_grad
+#undef pfvm__q_infer_dynamic_grad
+#undef pfvm__q_infer_int_matmul_grad
+#undef pfvm__q_infer_qlinear_conv_grad
+#undef pfvm__q_infer_qlinear_matmul_grad
+#undef pfvm__q_infer_quantize_grad
+#undef pfvm__q_k_conv_integer_grad
+#undef pfvm__q_k_dequantize_grad
+#undef pfvm__q_k_dynamic_grad
+#undef pfvm__q_k_matmul_integer_grad
+#undef pfvm__q_k_qlinear_conv_grad
+#undef pfvm__q_k_qlinear_matmul_grad
+#undef pfvm__q_k_quantize_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__q_infer_conv_integer_fuse
+#undef pfvm__q_infer_dequantize_fuse
+#undef pfvm__q_infer_dynamic_fuse
+#undef pfvm__q_infer_int_matmul_fuse
+#undef pfvm__q_infer_qlinear_conv_fuse
+#undef pfvm__q_infer_qlinear_matmul_fuse
+#undef pfvm__q_infer_quantize_fuse
+#undef pfvm__q_k_conv_integer_fuse
+#undef pfvm__q_k_dequantize_fuse
+#undef pfvm__q_k_dynamic_fuse
+#undef pfvm__q_k_matmul_integer_fuse
+#undef pfvm__q_k_qlinear_conv_fuse
+#undef pfvm__q_k_qlinear_matmul_fuse
+#undef pfvm__q_k_quantize_fuse
+#endif
 /* ---- src/ops/random.c ---- */
 /* ops/random: random generators — RandomUniform, RandomNormal, their
  * *Like forms, Bernoulli, Multinomial — drawing from the executor's
@@ -21107,15 +22737,55 @@ static pfvm_code pfvm__rnd_k_multinomial(pfvm_kctx *k)
 
 #define PFVM__RND PFVM_OP_NONDETERMINISTIC
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__rnd_infer_bernoulli_grad NULL
+#define pfvm__rnd_infer_like_grad NULL
+#define pfvm__rnd_infer_multinomial_grad NULL
+#define pfvm__rnd_infer_shape_attr_grad NULL
+#define pfvm__rnd_k_bernoulli_grad NULL
+#define pfvm__rnd_k_multinomial_grad NULL
+#define pfvm__rnd_k_normal_grad NULL
+#define pfvm__rnd_k_uniform_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__rnd_infer_bernoulli_fuse NULL
+#define pfvm__rnd_infer_like_fuse NULL
+#define pfvm__rnd_infer_multinomial_fuse NULL
+#define pfvm__rnd_infer_shape_attr_fuse NULL
+#define pfvm__rnd_k_bernoulli_fuse NULL
+#define pfvm__rnd_k_multinomial_fuse NULL
+#define pfvm__rnd_k_normal_fuse NULL
+#define pfvm__rnd_k_uniform_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_random[] = {
-    {"RandomUniform", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
-    {"RandomNormal", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
-    {"RandomUniformLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
-    {"RandomNormalLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
-    {"Bernoulli", "", 15, 0, 1, 1, 1, 1, pfvm__rnd_infer_bernoulli, pfvm__rnd_k_bernoulli, NULL, PFVM_FUSE_OPAQUE, "float,double -> numeric,bool", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
-    {"Multinomial", "", 7, 0, 1, 1, 1, 1, pfvm__rnd_infer_multinomial, pfvm__rnd_k_multinomial, NULL, PFVM_FUSE_OPAQUE, "float,double -> int32,int64", NULL, PFVM__RND, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(RandomUniform, {"RandomUniform", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(RandomNormal, {"RandomNormal", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(RandomUniformLike, {"RandomUniformLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(RandomNormalLike, {"RandomNormalLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Bernoulli, {"Bernoulli", "", 15, 0, 1, 1, 1, 1, pfvm__rnd_infer_bernoulli, pfvm__rnd_k_bernoulli, NULL, PFVM_FUSE_OPAQUE, "float,double -> numeric,bool", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Multinomial, {"Multinomial", "", 7, 0, 1, 1, 1, 1, pfvm__rnd_infer_multinomial, pfvm__rnd_k_multinomial, NULL, PFVM_FUSE_OPAQUE, "float,double -> int32,int64", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__rnd_infer_bernoulli_grad
+#undef pfvm__rnd_infer_like_grad
+#undef pfvm__rnd_infer_multinomial_grad
+#undef pfvm__rnd_infer_shape_attr_grad
+#undef pfvm__rnd_k_bernoulli_grad
+#undef pfvm__rnd_k_multinomial_grad
+#undef pfvm__rnd_k_normal_grad
+#undef pfvm__rnd_k_uniform_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__rnd_infer_bernoulli_fuse
+#undef pfvm__rnd_infer_like_fuse
+#undef pfvm__rnd_infer_multinomial_fuse
+#undef pfvm__rnd_infer_shape_attr_fuse
+#undef pfvm__rnd_k_bernoulli_fuse
+#undef pfvm__rnd_k_multinomial_fuse
+#undef pfvm__rnd_k_normal_fuse
+#undef pfvm__rnd_k_uniform_fuse
+#endif
 /* ---- src/ops/reduce.c ---- */
 /* ops/reduce: the Reduce family, ArgMax/ArgMin, TopK, CumSum and the
  * losses NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
@@ -22511,27 +24181,127 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define PFVM__RED_OP(name, kern) \
     {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL}
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__red_check_loss_grad NULL
+#define pfvm__red_infer_arg_grad NULL
+#define pfvm__red_infer_cumsum_grad NULL
+#define pfvm__red_infer_loss_grad NULL
+#define pfvm__red_infer_topk_grad NULL
+#define pfvm__red_k_argmax_grad NULL
+#define pfvm__red_k_argmin_grad NULL
+#define pfvm__red_k_cumsum_grad NULL
+#define pfvm__red_k_l1_grad NULL
+#define pfvm__red_k_l2_grad NULL
+#define pfvm__red_k_logsum_grad NULL
+#define pfvm__red_k_logsumexp_grad NULL
+#define pfvm__red_k_max_grad NULL
+#define pfvm__red_k_mean_grad NULL
+#define pfvm__red_k_min_grad NULL
+#define pfvm__red_k_nll_grad NULL
+#define pfvm__red_k_prod_grad NULL
+#define pfvm__red_k_sce_grad NULL
+#define pfvm__red_k_sum_grad NULL
+#define pfvm__red_k_sumsq_grad NULL
+#define pfvm__red_k_topk_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__red_check_loss_fuse NULL
+#define pfvm__red_infer_arg_fuse NULL
+#define pfvm__red_infer_cumsum_fuse NULL
+#define pfvm__red_infer_loss_fuse NULL
+#define pfvm__red_infer_topk_fuse NULL
+#define pfvm__red_k_argmax_fuse NULL
+#define pfvm__red_k_argmin_fuse NULL
+#define pfvm__red_k_cumsum_fuse NULL
+#define pfvm__red_k_cumsum_grad_fuse NULL
+#define pfvm__red_k_l1_fuse NULL
+#define pfvm__red_k_l2_fuse NULL
+#define pfvm__red_k_logsum_fuse NULL
+#define pfvm__red_k_logsumexp_fuse NULL
+#define pfvm__red_k_max_fuse NULL
+#define pfvm__red_k_mean_fuse NULL
+#define pfvm__red_k_min_fuse NULL
+#define pfvm__red_k_nll_fuse NULL
+#define pfvm__red_k_nll_grad_fuse NULL
+#define pfvm__red_k_prod_fuse NULL
+#define pfvm__red_k_sce_fuse NULL
+#define pfvm__red_k_sce_grad_fuse NULL
+#define pfvm__red_k_sum_fuse NULL
+#define pfvm__red_k_sumsq_fuse NULL
+#define pfvm__red_k_topk_fuse NULL
+#define pfvm__red_k_topk_grad_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
-    PFVM__RED_OP("ReduceSum", pfvm__red_k_sum),
-    PFVM__RED_OP("ReduceMean", pfvm__red_k_mean),
-    PFVM__RED_OP("ReduceMax", pfvm__red_k_max),
-    PFVM__RED_OP("ReduceMin", pfvm__red_k_min),
-    PFVM__RED_OP("ReduceProd", pfvm__red_k_prod),
-    PFVM__RED_OP("ReduceL1", pfvm__red_k_l1),
-    PFVM__RED_OP("ReduceL2", pfvm__red_k_l2),
-    PFVM__RED_OP("ReduceLogSum", pfvm__red_k_logsum),
-    PFVM__RED_OP("ReduceLogSumExp", pfvm__red_k_logsumexp),
-    PFVM__RED_OP("ReduceSumSquare", pfvm__red_k_sumsq),
-    {"ArgMax", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmax, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL},
-    {"ArgMin", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmin, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL},
-    {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm__red_infer_cumsum, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_cumsum_grad, NULL, NULL},
-    {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_topk_grad, NULL, NULL},
-    {"NegativeLogLikelihoodLoss", "", 12, 0, 2, 3, 1, 1, pfvm__red_infer_loss, pfvm__red_k_nll, pfvm__red_check_loss,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_nll_grad, NULL, NULL},
-    {"SoftmaxCrossEntropyLoss", "", 12, 0, 2, 3, 1, 2, pfvm__red_infer_loss, pfvm__red_k_sce, pfvm__red_check_loss,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_sce_grad, NULL, NULL},
+    PFVM__OP_SEL(ReduceSum, PFVM__RED_OP("ReduceSum", pfvm__red_k_sum))
+    PFVM__OP_SEL(ReduceMean, PFVM__RED_OP("ReduceMean", pfvm__red_k_mean))
+    PFVM__OP_SEL(ReduceMax, PFVM__RED_OP("ReduceMax", pfvm__red_k_max))
+    PFVM__OP_SEL(ReduceMin, PFVM__RED_OP("ReduceMin", pfvm__red_k_min))
+    PFVM__OP_SEL(ReduceProd, PFVM__RED_OP("ReduceProd", pfvm__red_k_prod))
+    PFVM__OP_SEL(ReduceL1, PFVM__RED_OP("ReduceL1", pfvm__red_k_l1))
+    PFVM__OP_SEL(ReduceL2, PFVM__RED_OP("ReduceL2", pfvm__red_k_l2))
+    PFVM__OP_SEL(ReduceLogSum, PFVM__RED_OP("ReduceLogSum", pfvm__red_k_logsum))
+    PFVM__OP_SEL(ReduceLogSumExp, PFVM__RED_OP("ReduceLogSumExp", pfvm__red_k_logsumexp))
+    PFVM__OP_SEL(ReduceSumSquare, PFVM__RED_OP("ReduceSumSquare", pfvm__red_k_sumsq))
+    PFVM__OP_SEL(ArgMax, {"ArgMax", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmax, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ArgMin, {"ArgMin", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmin, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(CumSum, {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm__red_infer_cumsum, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_cumsum_grad, NULL, NULL})
+    PFVM__OP_SEL(TopK, {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_topk_grad, NULL, NULL})
+    PFVM__OP_SEL(NegativeLogLikelihoodLoss, {"NegativeLogLikelihoodLoss", "", 12, 0, 2, 3, 1, 1, pfvm__red_infer_loss, pfvm__red_k_nll, pfvm__red_check_loss,
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_nll_grad, NULL, NULL})
+    PFVM__OP_SEL(SoftmaxCrossEntropyLoss, {"SoftmaxCrossEntropyLoss", "", 12, 0, 2, 3, 1, 2, pfvm__red_infer_loss, pfvm__red_k_sce, pfvm__red_check_loss,
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_sce_grad, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__red_check_loss_grad
+#undef pfvm__red_infer_arg_grad
+#undef pfvm__red_infer_cumsum_grad
+#undef pfvm__red_infer_loss_grad
+#undef pfvm__red_infer_topk_grad
+#undef pfvm__red_k_argmax_grad
+#undef pfvm__red_k_argmin_grad
+#undef pfvm__red_k_cumsum_grad
+#undef pfvm__red_k_l1_grad
+#undef pfvm__red_k_l2_grad
+#undef pfvm__red_k_logsum_grad
+#undef pfvm__red_k_logsumexp_grad
+#undef pfvm__red_k_max_grad
+#undef pfvm__red_k_mean_grad
+#undef pfvm__red_k_min_grad
+#undef pfvm__red_k_nll_grad
+#undef pfvm__red_k_prod_grad
+#undef pfvm__red_k_sce_grad
+#undef pfvm__red_k_sum_grad
+#undef pfvm__red_k_sumsq_grad
+#undef pfvm__red_k_topk_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__red_check_loss_fuse
+#undef pfvm__red_infer_arg_fuse
+#undef pfvm__red_infer_cumsum_fuse
+#undef pfvm__red_infer_loss_fuse
+#undef pfvm__red_infer_topk_fuse
+#undef pfvm__red_k_argmax_fuse
+#undef pfvm__red_k_argmin_fuse
+#undef pfvm__red_k_cumsum_fuse
+#undef pfvm__red_k_cumsum_grad_fuse
+#undef pfvm__red_k_l1_fuse
+#undef pfvm__red_k_l2_fuse
+#undef pfvm__red_k_logsum_fuse
+#undef pfvm__red_k_logsumexp_fuse
+#undef pfvm__red_k_max_fuse
+#undef pfvm__red_k_mean_fuse
+#undef pfvm__red_k_min_fuse
+#undef pfvm__red_k_nll_fuse
+#undef pfvm__red_k_nll_grad_fuse
+#undef pfvm__red_k_prod_fuse
+#undef pfvm__red_k_sce_fuse
+#undef pfvm__red_k_sce_grad_fuse
+#undef pfvm__red_k_sum_fuse
+#undef pfvm__red_k_sumsq_fuse
+#undef pfvm__red_k_topk_fuse
+#undef pfvm__red_k_topk_grad_fuse
+#endif
 /* ---- src/ops/rnn.c ---- */
 /* ops/rnn: the recurrent operators RNN, GRU and LSTM — every direction,
  * both layouts, custom activations (with alpha/beta), clip, initial states,
@@ -22871,12 +24641,44 @@ static pfvm_code pfvm__rnn_k_rnn(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__R
 static pfvm_code pfvm__rnn_k_gru(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__RNN_GRU); }
 static pfvm_code pfvm__rnn_k_lstm(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__RNN_LSTM); }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__rnn_infer_gru_grad NULL
+#define pfvm__rnn_infer_lstm_grad NULL
+#define pfvm__rnn_infer_rnn_grad NULL
+#define pfvm__rnn_k_gru_grad NULL
+#define pfvm__rnn_k_lstm_grad NULL
+#define pfvm__rnn_k_rnn_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__rnn_infer_gru_fuse NULL
+#define pfvm__rnn_infer_lstm_fuse NULL
+#define pfvm__rnn_infer_rnn_fuse NULL
+#define pfvm__rnn_k_gru_fuse NULL
+#define pfvm__rnn_k_lstm_fuse NULL
+#define pfvm__rnn_k_rnn_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_rnn[] = {
-    {"RNN", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_rnn, pfvm__rnn_k_rnn, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
-    {"GRU", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_gru, pfvm__rnn_k_gru, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
-    {"LSTM", "", 7, 0, 3, 8, 0, 3, pfvm__rnn_infer_lstm, pfvm__rnn_k_lstm, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(RNN, {"RNN", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_rnn, pfvm__rnn_k_rnn, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(GRU, {"GRU", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_gru, pfvm__rnn_k_gru, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(LSTM, {"LSTM", "", 7, 0, 3, 8, 0, 3, pfvm__rnn_infer_lstm, pfvm__rnn_k_lstm, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__rnn_infer_gru_grad
+#undef pfvm__rnn_infer_lstm_grad
+#undef pfvm__rnn_infer_rnn_grad
+#undef pfvm__rnn_k_gru_grad
+#undef pfvm__rnn_k_lstm_grad
+#undef pfvm__rnn_k_rnn_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__rnn_infer_gru_fuse
+#undef pfvm__rnn_infer_lstm_fuse
+#undef pfvm__rnn_infer_rnn_fuse
+#undef pfvm__rnn_k_gru_fuse
+#undef pfvm__rnn_k_lstm_fuse
+#undef pfvm__rnn_k_rnn_fuse
+#endif
 /* ---- src/ops/signal.c ---- */
 /* ops/signal: spectral operators — DFT, STFT and MelWeightMatrix.
  *
@@ -23163,12 +24965,44 @@ static pfvm_code pfvm__sg_k_mel(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__sg_infer_dft_grad NULL
+#define pfvm__sg_infer_mel_grad NULL
+#define pfvm__sg_infer_stft_grad NULL
+#define pfvm__sg_k_dft_grad NULL
+#define pfvm__sg_k_mel_grad NULL
+#define pfvm__sg_k_stft_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__sg_infer_dft_fuse NULL
+#define pfvm__sg_infer_mel_fuse NULL
+#define pfvm__sg_infer_stft_fuse NULL
+#define pfvm__sg_k_dft_fuse NULL
+#define pfvm__sg_k_mel_fuse NULL
+#define pfvm__sg_k_stft_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_signal[] = {
-    {"DFT", "", 17, 0, 1, 2, 1, 1, pfvm__sg_infer_dft, pfvm__sg_k_dft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
-    {"STFT", "", 17, 0, 2, 4, 1, 1, pfvm__sg_infer_stft, pfvm__sg_k_stft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
-    {"MelWeightMatrix", "", 17, 0, 5, 5, 1, 1, pfvm__sg_infer_mel, pfvm__sg_k_mel, NULL, PFVM_FUSE_OPAQUE, "-> float,double,float16", NULL, 0, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(DFT, {"DFT", "", 17, 0, 1, 2, 1, 1, pfvm__sg_infer_dft, pfvm__sg_k_dft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(STFT, {"STFT", "", 17, 0, 2, 4, 1, 1, pfvm__sg_infer_stft, pfvm__sg_k_stft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MelWeightMatrix, {"MelWeightMatrix", "", 17, 0, 5, 5, 1, 1, pfvm__sg_infer_mel, pfvm__sg_k_mel, NULL, PFVM_FUSE_OPAQUE, "-> float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__sg_infer_dft_grad
+#undef pfvm__sg_infer_mel_grad
+#undef pfvm__sg_infer_stft_grad
+#undef pfvm__sg_k_dft_grad
+#undef pfvm__sg_k_mel_grad
+#undef pfvm__sg_k_stft_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__sg_infer_dft_fuse
+#undef pfvm__sg_infer_mel_fuse
+#undef pfvm__sg_infer_stft_fuse
+#undef pfvm__sg_k_dft_fuse
+#undef pfvm__sg_k_mel_fuse
+#undef pfvm__sg_k_stft_fuse
+#endif
 /* ---- src/ops/tensor.c ---- */
 /* ops/tensor: shape manipulation and data movement — Identity, Dropout,
  * Shape, Size, Constant, ConstantOfShape, Reshape, Flatten, Squeeze,
@@ -26101,34 +27935,316 @@ static pfvm_code pfvm__tn_k_trilu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, n->inputs[0], nd->outputs[0]);
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__tn_a_axes_grad NULL
+#define pfvm__tn_a_axis_grad NULL
+#define pfvm__tn_a_axis_req_grad NULL
+#define pfvm__tn_a_cos_grad NULL
+#define pfvm__tn_a_dropout_grad NULL
+#define pfvm__tn_a_pad2_grad NULL
+#define pfvm__tn_a_pad_grad NULL
+#define pfvm__tn_a_reshape1_grad NULL
+#define pfvm__tn_a_reshape_grad NULL
+#define pfvm__tn_a_shape_grad NULL
+#define pfvm__tn_a_slice1_grad NULL
+#define pfvm__tn_a_split_grad NULL
+#define pfvm__tn_a_transpose_grad NULL
+#define pfvm__tn_a_trilu_grad NULL
+#define pfvm__tn_a_unsqueeze1_grad NULL
+#define pfvm__tn_g_reshape_grad NULL
+#define pfvm__tn_infer_concat_grad NULL
+#define pfvm__tn_infer_constant_grad NULL
+#define pfvm__tn_infer_cos_grad NULL
+#define pfvm__tn_infer_dropout_grad NULL
+#define pfvm__tn_infer_expand_grad NULL
+#define pfvm__tn_infer_flatten_grad NULL
+#define pfvm__tn_infer_gather_grad NULL
+#define pfvm__tn_infer_identity_grad NULL
+#define pfvm__tn_infer_pad_grad NULL
+#define pfvm__tn_infer_range_grad NULL
+#define pfvm__tn_infer_reshape_grad NULL
+#define pfvm__tn_infer_shape_grad NULL
+#define pfvm__tn_infer_size_grad NULL
+#define pfvm__tn_infer_slice_grad NULL
+#define pfvm__tn_infer_split_grad NULL
+#define pfvm__tn_infer_squeeze_grad NULL
+#define pfvm__tn_infer_tile_grad NULL
+#define pfvm__tn_infer_transpose_grad NULL
+#define pfvm__tn_infer_trilu_grad NULL
+#define pfvm__tn_infer_unsqueeze_grad NULL
+#define pfvm__tn_k_concat_grad NULL
+#define pfvm__tn_k_constant_grad NULL
+#define pfvm__tn_k_cos_grad NULL
+#define pfvm__tn_k_dropout_grad NULL
+#define pfvm__tn_k_expand_grad NULL
+#define pfvm__tn_k_flatten_grad NULL
+#define pfvm__tn_k_gather_grad NULL
+#define pfvm__tn_k_identity_grad NULL
+#define pfvm__tn_k_pad_grad NULL
+#define pfvm__tn_k_range_grad NULL
+#define pfvm__tn_k_reshape_grad NULL
+#define pfvm__tn_k_shape_grad NULL
+#define pfvm__tn_k_size_grad NULL
+#define pfvm__tn_k_slice_grad NULL
+#define pfvm__tn_k_split_grad NULL
+#define pfvm__tn_k_squeeze_grad NULL
+#define pfvm__tn_k_tile_grad NULL
+#define pfvm__tn_k_transpose_grad NULL
+#define pfvm__tn_k_trilu_grad NULL
+#define pfvm__tn_k_unsqueeze_grad NULL
+#define pfvm__tn_simp_concat_grad NULL
+#define pfvm__tn_simp_dropout_grad NULL
+#define pfvm__tn_simp_pad_grad NULL
+#define pfvm__tn_simp_reshape_grad NULL
+#define pfvm__tn_simp_same_grad NULL
+#define pfvm__tn_simp_slice_grad NULL
+#define pfvm__tn_simp_transpose_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__tn_a_axes_fuse NULL
+#define pfvm__tn_a_axis_fuse NULL
+#define pfvm__tn_a_axis_req_fuse NULL
+#define pfvm__tn_a_cos_fuse NULL
+#define pfvm__tn_a_dropout_fuse NULL
+#define pfvm__tn_a_pad2_fuse NULL
+#define pfvm__tn_a_pad_fuse NULL
+#define pfvm__tn_a_reshape1_fuse NULL
+#define pfvm__tn_a_reshape_fuse NULL
+#define pfvm__tn_a_shape_fuse NULL
+#define pfvm__tn_a_slice1_fuse NULL
+#define pfvm__tn_a_split_fuse NULL
+#define pfvm__tn_a_transpose_fuse NULL
+#define pfvm__tn_a_trilu_fuse NULL
+#define pfvm__tn_a_unsqueeze1_fuse NULL
+#define pfvm__tn_g_reshape_fuse NULL
+#define pfvm__tn_infer_concat_fuse NULL
+#define pfvm__tn_infer_constant_fuse NULL
+#define pfvm__tn_infer_cos_fuse NULL
+#define pfvm__tn_infer_dropout_fuse NULL
+#define pfvm__tn_infer_expand_fuse NULL
+#define pfvm__tn_infer_flatten_fuse NULL
+#define pfvm__tn_infer_gather_fuse NULL
+#define pfvm__tn_infer_identity_fuse NULL
+#define pfvm__tn_infer_pad_fuse NULL
+#define pfvm__tn_infer_range_fuse NULL
+#define pfvm__tn_infer_reshape_fuse NULL
+#define pfvm__tn_infer_shape_fuse NULL
+#define pfvm__tn_infer_size_fuse NULL
+#define pfvm__tn_infer_slice_fuse NULL
+#define pfvm__tn_infer_split_fuse NULL
+#define pfvm__tn_infer_squeeze_fuse NULL
+#define pfvm__tn_infer_tile_fuse NULL
+#define pfvm__tn_infer_transpose_fuse NULL
+#define pfvm__tn_infer_trilu_fuse NULL
+#define pfvm__tn_infer_unsqueeze_fuse NULL
+#define pfvm__tn_k_concat_fuse NULL
+#define pfvm__tn_k_concat_grad_fuse NULL
+#define pfvm__tn_k_constant_fuse NULL
+#define pfvm__tn_k_cos_fuse NULL
+#define pfvm__tn_k_dropout_fuse NULL
+#define pfvm__tn_k_dropout_grad_fuse NULL
+#define pfvm__tn_k_expand_fuse NULL
+#define pfvm__tn_k_expand_grad_fuse NULL
+#define pfvm__tn_k_flatten_fuse NULL
+#define pfvm__tn_k_gather_fuse NULL
+#define pfvm__tn_k_gather_grad_fuse NULL
+#define pfvm__tn_k_identity_fuse NULL
+#define pfvm__tn_k_identity_grad_fuse NULL
+#define pfvm__tn_k_pad_fuse NULL
+#define pfvm__tn_k_pad_grad_fuse NULL
+#define pfvm__tn_k_range_fuse NULL
+#define pfvm__tn_k_reshape_fuse NULL
+#define pfvm__tn_k_shape_fuse NULL
+#define pfvm__tn_k_size_fuse NULL
+#define pfvm__tn_k_slice_fuse NULL
+#define pfvm__tn_k_slice_grad_fuse NULL
+#define pfvm__tn_k_split_fuse NULL
+#define pfvm__tn_k_split_grad_fuse NULL
+#define pfvm__tn_k_squeeze_fuse NULL
+#define pfvm__tn_k_tile_fuse NULL
+#define pfvm__tn_k_tile_grad_fuse NULL
+#define pfvm__tn_k_transpose_fuse NULL
+#define pfvm__tn_k_transpose_grad_fuse NULL
+#define pfvm__tn_k_trilu_fuse NULL
+#define pfvm__tn_k_trilu_grad_fuse NULL
+#define pfvm__tn_k_unsqueeze_fuse NULL
+#define pfvm__tn_simp_concat_fuse NULL
+#define pfvm__tn_simp_dropout_fuse NULL
+#define pfvm__tn_simp_pad_fuse NULL
+#define pfvm__tn_simp_reshape_fuse NULL
+#define pfvm__tn_simp_same_fuse NULL
+#define pfvm__tn_simp_slice_fuse NULL
+#define pfvm__tn_simp_transpose_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_tensor[] = {
-    {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL, NULL},
-    {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, pfvm__tn_k_dropout_grad, NULL, NULL},
-    {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL},
-    {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL},
-    {"Constant", "", 1, 0, 0, 0, 1, 1, pfvm__tn_infer_constant, pfvm__tn_k_constant, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL, NULL},
-    {"ConstantOfShape", "", 9, 0, 1, 1, 1, 1, pfvm__tn_infer_cos, pfvm__tn_k_cos, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__tn_a_cos, 0, NULL, NULL, NULL, NULL},
-    {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
-    {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
-    {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
-    {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
-    {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
-    {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL},
-    {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, pfvm__tn_simp_transpose, pfvm__tn_k_transpose_grad, NULL, NULL},
-    {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL},
-    {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL},
-    {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, pfvm__tn_k_split_grad, NULL, NULL},
-    {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL},
-    {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL},
-    {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, pfvm__tn_k_gather_grad, NULL, NULL},
-    {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_expand_grad, NULL, NULL},
-    {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_tile_grad, NULL, NULL},
-    {"Pad", "", 2, 10, 1, 1, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "float,double,float16", pfvm__tn_a_pad2, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL},
-    {"Pad", "", 11, 0, 2, 4, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_pad, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL},
-    {"Range", "", 11, 0, 3, 3, 1, 1, pfvm__tn_infer_range, pfvm__tn_k_range, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL},
-    {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm__tn_infer_trilu, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_trilu, 0, NULL, pfvm__tn_k_trilu_grad, NULL, NULL},
+    PFVM__OP_SEL(Identity, {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL, NULL})
+    PFVM__OP_SEL(Dropout, {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, pfvm__tn_k_dropout_grad, NULL, NULL})
+    PFVM__OP_SEL(Shape, {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Size, {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Constant, {"Constant", "", 1, 0, 0, 0, 1, 1, pfvm__tn_infer_constant, pfvm__tn_k_constant, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ConstantOfShape, {"ConstantOfShape", "", 9, 0, 1, 1, 1, 1, pfvm__tn_infer_cos, pfvm__tn_k_cos, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__tn_a_cos, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Reshape, {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL})
+    PFVM__OP_SEL(Reshape, {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL})
+    PFVM__OP_SEL(Flatten, {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL})
+    PFVM__OP_SEL(Squeeze, {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL})
+    PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL})
+    PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL})
+    PFVM__OP_SEL(Transpose, {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, pfvm__tn_simp_transpose, pfvm__tn_k_transpose_grad, NULL, NULL})
+    PFVM__OP_SEL(Concat, {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL})
+    PFVM__OP_SEL(Concat, {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL})
+    PFVM__OP_SEL(Split, {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, pfvm__tn_k_split_grad, NULL, NULL})
+    PFVM__OP_SEL(Slice, {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL})
+    PFVM__OP_SEL(Slice, {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL})
+    PFVM__OP_SEL(Gather, {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, pfvm__tn_k_gather_grad, NULL, NULL})
+    PFVM__OP_SEL(Expand, {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_expand_grad, NULL, NULL})
+    PFVM__OP_SEL(Tile, {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_tile_grad, NULL, NULL})
+    PFVM__OP_SEL(Pad, {"Pad", "", 2, 10, 1, 1, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "float,double,float16", pfvm__tn_a_pad2, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL})
+    PFVM__OP_SEL(Pad, {"Pad", "", 11, 0, 2, 4, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_pad, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL})
+    PFVM__OP_SEL(Range, {"Range", "", 11, 0, 3, 3, 1, 1, pfvm__tn_infer_range, pfvm__tn_k_range, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Trilu, {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm__tn_infer_trilu, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_trilu, 0, NULL, pfvm__tn_k_trilu_grad, NULL, NULL})
     PFVM__TN_END
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__tn_a_axes_grad
+#undef pfvm__tn_a_axis_grad
+#undef pfvm__tn_a_axis_req_grad
+#undef pfvm__tn_a_cos_grad
+#undef pfvm__tn_a_dropout_grad
+#undef pfvm__tn_a_pad2_grad
+#undef pfvm__tn_a_pad_grad
+#undef pfvm__tn_a_reshape1_grad
+#undef pfvm__tn_a_reshape_grad
+#undef pfvm__tn_a_shape_grad
+#undef pfvm__tn_a_slice1_grad
+#undef pfvm__tn_a_split_grad
+#undef pfvm__tn_a_transpose_grad
+#undef pfvm__tn_a_trilu_grad
+#undef pfvm__tn_a_unsqueeze1_grad
+#undef pfvm__tn_g_reshape_grad
+#undef pfvm__tn_infer_concat_grad
+#undef pfvm__tn_infer_constant_grad
+#undef pfvm__tn_infer_cos_grad
+#undef pfvm__tn_infer_dropout_grad
+#undef pfvm__tn_infer_expand_grad
+#undef pfvm__tn_infer_flatten_grad
+#undef pfvm__tn_infer_gather_grad
+#undef pfvm__tn_infer_identity_grad
+#undef pfvm__tn_infer_pad_grad
+#undef pfvm__tn_infer_range_grad
+#undef pfvm__tn_infer_reshape_grad
+#undef pfvm__tn_infer_shape_grad
+#undef pfvm__tn_infer_size_grad
+#undef pfvm__tn_infer_slice_grad
+#undef pfvm__tn_infer_split_grad
+#undef pfvm__tn_infer_squeeze_grad
+#undef pfvm__tn_infer_tile_grad
+#undef pfvm__tn_infer_transpose_grad
+#undef pfvm__tn_infer_trilu_grad
+#undef pfvm__tn_infer_unsqueeze_grad
+#undef pfvm__tn_k_concat_grad
+#undef pfvm__tn_k_constant_grad
+#undef pfvm__tn_k_cos_grad
+#undef pfvm__tn_k_dropout_grad
+#undef pfvm__tn_k_expand_grad
+#undef pfvm__tn_k_flatten_grad
+#undef pfvm__tn_k_gather_grad
+#undef pfvm__tn_k_identity_grad
+#undef pfvm__tn_k_pad_grad
+#undef pfvm__tn_k_range_grad
+#undef pfvm__tn_k_reshape_grad
+#undef pfvm__tn_k_shape_grad
+#undef pfvm__tn_k_size_grad
+#undef pfvm__tn_k_slice_grad
+#undef pfvm__tn_k_split_grad
+#undef pfvm__tn_k_squeeze_grad
+#undef pfvm__tn_k_tile_grad
+#undef pfvm__tn_k_transpose_grad
+#undef pfvm__tn_k_trilu_grad
+#undef pfvm__tn_k_unsqueeze_grad
+#undef pfvm__tn_simp_concat_grad
+#undef pfvm__tn_simp_dropout_grad
+#undef pfvm__tn_simp_pad_grad
+#undef pfvm__tn_simp_reshape_grad
+#undef pfvm__tn_simp_same_grad
+#undef pfvm__tn_simp_slice_grad
+#undef pfvm__tn_simp_transpose_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__tn_a_axes_fuse
+#undef pfvm__tn_a_axis_fuse
+#undef pfvm__tn_a_axis_req_fuse
+#undef pfvm__tn_a_cos_fuse
+#undef pfvm__tn_a_dropout_fuse
+#undef pfvm__tn_a_pad2_fuse
+#undef pfvm__tn_a_pad_fuse
+#undef pfvm__tn_a_reshape1_fuse
+#undef pfvm__tn_a_reshape_fuse
+#undef pfvm__tn_a_shape_fuse
+#undef pfvm__tn_a_slice1_fuse
+#undef pfvm__tn_a_split_fuse
+#undef pfvm__tn_a_transpose_fuse
+#undef pfvm__tn_a_trilu_fuse
+#undef pfvm__tn_a_unsqueeze1_fuse
+#undef pfvm__tn_g_reshape_fuse
+#undef pfvm__tn_infer_concat_fuse
+#undef pfvm__tn_infer_constant_fuse
+#undef pfvm__tn_infer_cos_fuse
+#undef pfvm__tn_infer_dropout_fuse
+#undef pfvm__tn_infer_expand_fuse
+#undef pfvm__tn_infer_flatten_fuse
+#undef pfvm__tn_infer_gather_fuse
+#undef pfvm__tn_infer_identity_fuse
+#undef pfvm__tn_infer_pad_fuse
+#undef pfvm__tn_infer_range_fuse
+#undef pfvm__tn_infer_reshape_fuse
+#undef pfvm__tn_infer_shape_fuse
+#undef pfvm__tn_infer_size_fuse
+#undef pfvm__tn_infer_slice_fuse
+#undef pfvm__tn_infer_split_fuse
+#undef pfvm__tn_infer_squeeze_fuse
+#undef pfvm__tn_infer_tile_fuse
+#undef pfvm__tn_infer_transpose_fuse
+#undef pfvm__tn_infer_trilu_fuse
+#undef pfvm__tn_infer_unsqueeze_fuse
+#undef pfvm__tn_k_concat_fuse
+#undef pfvm__tn_k_concat_grad_fuse
+#undef pfvm__tn_k_constant_fuse
+#undef pfvm__tn_k_cos_fuse
+#undef pfvm__tn_k_dropout_fuse
+#undef pfvm__tn_k_dropout_grad_fuse
+#undef pfvm__tn_k_expand_fuse
+#undef pfvm__tn_k_expand_grad_fuse
+#undef pfvm__tn_k_flatten_fuse
+#undef pfvm__tn_k_gather_fuse
+#undef pfvm__tn_k_gather_grad_fuse
+#undef pfvm__tn_k_identity_fuse
+#undef pfvm__tn_k_identity_grad_fuse
+#undef pfvm__tn_k_pad_fuse
+#undef pfvm__tn_k_pad_grad_fuse
+#undef pfvm__tn_k_range_fuse
+#undef pfvm__tn_k_reshape_fuse
+#undef pfvm__tn_k_shape_fuse
+#undef pfvm__tn_k_size_fuse
+#undef pfvm__tn_k_slice_fuse
+#undef pfvm__tn_k_slice_grad_fuse
+#undef pfvm__tn_k_split_fuse
+#undef pfvm__tn_k_split_grad_fuse
+#undef pfvm__tn_k_squeeze_fuse
+#undef pfvm__tn_k_tile_fuse
+#undef pfvm__tn_k_tile_grad_fuse
+#undef pfvm__tn_k_transpose_fuse
+#undef pfvm__tn_k_transpose_grad_fuse
+#undef pfvm__tn_k_trilu_fuse
+#undef pfvm__tn_k_trilu_grad_fuse
+#undef pfvm__tn_k_unsqueeze_fuse
+#undef pfvm__tn_simp_concat_fuse
+#undef pfvm__tn_simp_dropout_fuse
+#undef pfvm__tn_simp_pad_fuse
+#undef pfvm__tn_simp_reshape_fuse
+#undef pfvm__tn_simp_same_fuse
+#undef pfvm__tn_simp_slice_fuse
+#undef pfvm__tn_simp_transpose_fuse
+#endif
 /* ---- src/ops/training.c ---- */
 /* ops/training: the ai.onnx.preview.training optimizers Adagrad, Momentum
  * and Adam, and the Gradient operator (through src/passes/autodiff). Each updates n tensors at once: inputs are the learning rate R,
@@ -26522,13 +28638,53 @@ done:
     return rc;
 }
 
+#ifdef PFVM_NO_AUTODIFF
+#define pfvm__tr_infer_adagrad_grad NULL
+#define pfvm__tr_infer_adam_grad NULL
+#define pfvm__tr_infer_gradient_grad NULL
+#define pfvm__tr_infer_momentum_grad NULL
+#define pfvm__tr_k_adagrad_grad NULL
+#define pfvm__tr_k_adam_grad NULL
+#define pfvm__tr_k_gradient_grad NULL
+#define pfvm__tr_k_momentum_grad NULL
+#endif
+#ifdef PFVM_NO_FUSION
+#define pfvm__tr_infer_adagrad_fuse NULL
+#define pfvm__tr_infer_adam_fuse NULL
+#define pfvm__tr_infer_gradient_fuse NULL
+#define pfvm__tr_infer_momentum_fuse NULL
+#define pfvm__tr_k_adagrad_fuse NULL
+#define pfvm__tr_k_adam_fuse NULL
+#define pfvm__tr_k_gradient_fuse NULL
+#define pfvm__tr_k_momentum_fuse NULL
+#endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_training[] = {
-    {"Adagrad", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_adagrad, pfvm__tr_k_adagrad, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL},
-    {"Momentum", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_momentum, pfvm__tr_k_momentum, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL},
-    {"Adam", PFVM__TR_DOMAIN, 1, 0, 6, -1, 3, -1, pfvm__tr_infer_adam, pfvm__tr_k_adam, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL},
-    {"Gradient", PFVM__TR_DOMAIN, 1, 0, 1, -1, 1, -1, pfvm__tr_infer_gradient, pfvm__tr_k_gradient, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, PFVM_OP_NONDETERMINISTIC, NULL, NULL, NULL, NULL},
+    PFVM__OP_SEL(Adagrad, {"Adagrad", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_adagrad, pfvm__tr_k_adagrad, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Momentum, {"Momentum", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_momentum, pfvm__tr_k_momentum, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Adam, {"Adam", PFVM__TR_DOMAIN, 1, 0, 6, -1, 3, -1, pfvm__tr_infer_adam, pfvm__tr_k_adam, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Gradient, {"Gradient", PFVM__TR_DOMAIN, 1, 0, 1, -1, 1, -1, pfvm__tr_infer_gradient, pfvm__tr_k_gradient, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, PFVM_OP_NONDETERMINISTIC, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_AUTODIFF
+#undef pfvm__tr_infer_adagrad_grad
+#undef pfvm__tr_infer_adam_grad
+#undef pfvm__tr_infer_gradient_grad
+#undef pfvm__tr_infer_momentum_grad
+#undef pfvm__tr_k_adagrad_grad
+#undef pfvm__tr_k_adam_grad
+#undef pfvm__tr_k_gradient_grad
+#undef pfvm__tr_k_momentum_grad
+#endif
+#ifdef PFVM_NO_FUSION
+#undef pfvm__tr_infer_adagrad_fuse
+#undef pfvm__tr_infer_adam_fuse
+#undef pfvm__tr_infer_gradient_fuse
+#undef pfvm__tr_infer_momentum_fuse
+#undef pfvm__tr_k_adagrad_fuse
+#undef pfvm__tr_k_adam_fuse
+#undef pfvm__tr_k_gradient_fuse
+#undef pfvm__tr_k_momentum_fuse
+#endif
 /* ---- src/shape/infer.c ---- */
 
 /* Folds a node whose inputs are all known and whose outputs are small
@@ -31642,6 +33798,47 @@ static pfvm_code pfvm__check_input(const pfvm_value *v, const pfvm_tensor *t, pf
 }
 
 static pfvm_code pfvm__plan(pfvm_exec *e, pfvm_status *st);
+static void pfvm__node_io(pfvm_exec *e, const pfvm_node *n);
+
+/* Compiles every fused group's loop program at bind, for the planned
+ * input types, so that pfvm_exec_run allocates nothing (issue 19). Only
+ * inputs known at plan time count as constants for the compiler. */
+static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
+{
+    int i, j;
+    for (i = 0; i < e->nn; i++) {
+        pfvm_node *n = e->g->nodes[i];
+        pfvm_dtype dt[64];
+        const pfvm_tensor *consts[64];
+        pfvm_kctx k;
+        char lb[96];
+        pfvm_code rc;
+        if (e->skip[i] || !pfvm__fz_is_call(n) || n->n_inputs > 64)
+            continue;
+        pfvm__node_io(e, n);
+        for (j = 0; j < n->n_inputs; j++) {
+            const pfvm_value *v = n->inputs[j];
+            const pfvm_ival *iv = v ? &e->iv[v->id] : NULL;
+            dt[j] = iv && iv->type.kind == PFVM_KIND_TENSOR ? iv->type.dtype : PFVM_UNDEFINED;
+            consts[j] = v && e->vkind[v->id] == PFVM__V_KNOWN ? e->kin[j] : NULL;
+        }
+        memset(&k, 0, sizeof k);
+        k.node = n;
+        k.n_in = n->n_inputs;
+        k.n_out = n->n_outputs;
+        k.in = e->kin;
+        k.out = e->kout;
+        k.st = st;
+        k.exec = e;
+        k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
+        if ((rc = pfvm__fz_prepare(&k, dt, consts)) != PFVM_OK) {
+            if (st && strncmp(st->msg, "node '", 6))
+                pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
+            return rc;
+        }
+    }
+    return PFVM_OK;
+}
 
 pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st)
 {
@@ -31675,6 +33872,8 @@ pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, 
     e->sig = sig;
     e->planned = 0;
     rc = pfvm__plan(e, st);
+    if (!rc)
+        rc = pfvm__prepare_fused(e, st);
     if (!rc)
         e->planned = 1;
     return rc;

@@ -11,7 +11,7 @@ set -eu
 cd "$(dirname "$0")/.."
 B=${MCU_BUILD:-build/mcu}
 OUT=bench/mcu.md
-MODELS="digits mlp cnn_small dscnn mlp_mnist"
+MODELS="digits mlp cnn_small dscnn mlp_mnist digits_sel"
 sh tests/mcu/run.sh $MODELS >"$B/run.log" 2>&1 || { cat "$B/run.log"; exit 1; }
 run_summary=$(tail -n 1 "$B/run.log")
 
@@ -36,7 +36,7 @@ flash_by_origin() {
     }
     function add(size, file) {
         if (out !~ /^\.(text|rodata|data|ARM\.extab|ARM\.exidx|preinit_array|init_array|fini_array)$/) return
-        if (file ~ /pfvm_impl\.o$/) k = "pfvm"
+        if (file ~ /pfvm_impl(_sel)?\.o$/) k = "pfvm"
         else if (file ~ /pb_(common|decode|encode)\.o$/) k = "nanopb"
         else if (file ~ /(main|startup)\.o$/) k = "harness"
         else if (file ~ /model\.o$/) k = "model"
@@ -59,7 +59,7 @@ soft_double() {
 }
 
 {
-    echo "# Firmware baseline (Cortex-M4F, QEMU)"
+    echo "# Firmware (Cortex-M4F, QEMU)"
     echo
     echo "Made by \`sh bench/mcu.sh\` on $(date -u +%Y-%m-%d) ($(git rev-parse --short HEAD 2>/dev/null || echo '?'));"
     echo "firmware tests: $run_summary (every output bit-exact with the host build)."
@@ -71,7 +71,8 @@ soft_double() {
     echo "model from flash, run the default passes (fusion included), plan, bind, run once."
     echo "QEMU $(qemu-system-arm --version | head -n 1 | awk '{print $4}') \`-M mps2-an386 -icount shift=0\`."
     echo "CI time of tests/mcu/run.sh from an empty build/mcu: about 2 minutes on 2 shared cores"
-    echo "(127 s measured: pfvm compiled three times, for both boards and the host; each QEMU run under 1 s)."
+    echo "(127 s measured before digits_sel: pfvm compiled three times, for both boards and the host, now five;
+each QEMU run under 1 s)."
     echo
     echo "| model | MACs | flash: pfvm | nanopb | libc, libm, libgcc | model bytes | RAM: static | heap peak | stack (setup / run) | total | heap in run (bytes / calls) | setup insns | insns / inference | insns / MAC | M7 insns / inference | soft-double call sites |"
     echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
@@ -79,6 +80,9 @@ soft_double() {
         d="$B/an386/$m"
         h="$B/host/$m.out"
         macs=$(stat "$h" macs)
+        # digits_sel is digits prepared by interp opt: its Conv and Gemm sit
+        # inside fused groups, which main.c's count does not enter
+        [ "$m" = digits_sel ] && macs=$(stat "$B/host/digits.out" macs)
         set -- $(flash_by_origin "$d.map")
         fp=$1 fn=$2 fl=$3
         model_bytes=$(arm-none-eabi-size -A "$d.elf" | awk '$1 == ".model" { print $2 }')
@@ -128,31 +132,52 @@ How each column is measured:
 - **soft-double call sites**: `bl`/`b` to libgcc's `__aeabi_d*`, `*2d` and
   `__aeabi_cd*` routines in the whole image (the M4F's FPU is single precision).
 
-## What the numbers say (baseline)
+## What the numbers say
 
-- Flash is the whole library: every operator's kernel, shape inference, the
-  optimizer, the planner and the ONNX reader are linked, because the device
-  still loads, optimizes and plans; `--gc-sections` cannot drop what the
-  operator registry references. The same image serves all five models.
-- libgcc's soft-double routines are called from a couple of thousand places:
-  double-precision arithmetic in kernels and shape code on an FPU that has
-  single precision only (the M7 build has a double-precision FPU, which is
-  part of why it needs fewer instructions).
-- `pfvm_exec_run` allocates (DESIGN.md: "running never does"): tens to
-  hundreds of KB per inference (where from is not itemised yet;
-  the counting allocator in main.c can break it down).
+`digits_sel` is digits prepared on the host (`interp opt`: optimized, fused,
+weights aligned) and run by a pfvm built with the selection header `interp
+ops --config` writes for it (Conv, Flatten, Gemm, MaxPool, Relu) and
+`PFVM_NO_AUTODIFF`; every other row links the whole library.
+
+Before and after issue 19's second round (before: the table of 2026-11-25
+at 0ab3f7d, same machine and build flags):
+
+| | before | after |
+| --- | ---: | ---: |
+| pfvm flash, digits (whole library) | 346.6 KB | 362.8 KB |
+| pfvm flash, digits with its operators and `PFVM_NO_AUTODIFF` (`digits_sel`) | - | 116.4 KB (+ 10.7 KB libc/libm/libgcc instead of 69.6) |
+| heap in `pfvm_exec_run`, digits / dscnn / mlp_mnist | 77.0 KB in 104 calls / 229.3 KB in 306 / 26.0 KB in 36 | 0 / 0 / 0 (every model; tests/mcu/run.sh fails otherwise) |
+| instructions per MAC, digits / mlp / cnn_small / dscnn / mlp_mnist | 13.2 / 68.5 / 34.7 / 13.4 / 19.2 | 12.7 / 40.2 / 33.0 / 12.9 / 18.8 |
+| soft-double call sites (whole library / digits_sel) | 2,178 / - | 1,915 / 105 |
+
+- Flash: the whole library grew by 16 KB (float32 versions of the element-wise
+  math next to the double ones, the message formatter, bind-time fused
+  compilation). Operator selection is what shrinks it: 116 KB is then mostly
+  the ONNX reader, shape inference, the optimizer's passes and the planner,
+  which the device still runs (no planned model format yet: issue 19's
+  targets of 32 KB and 16 KB need it).
+- Heap while running: zero everywhere: fused groups compile their programs
+  and size their reduction scratch in `pfvm_exec_bind`. The heap peak moved
+  into the setup (digits 141.4 -> 154.4 KB: the programs now exist before
+  the first run).
+- float32 math: the tiny mlp (GELU as Erf/Div/Mul, LayerNorm) went from 219,280
+  to 128,640 instructions per inference: LayerNorm and the element-wise tail
+  compute in float; MaxPool compares floats (digits 4.46 -> 4.28 M
+  instructions). The convolution and GEMM kernels are unchanged here (13
+  instructions per MAC on the M4).
+- Soft-double call sites: what is left in digits_sel (105) is the generic
+  element-wise path for non-float32 tensors, Gemm's alpha/beta handling,
+  pfvm_red_store and the tensor accessors, the cost model (flops hooks) and
+  the simplify hooks' constant arithmetic; with every operator, the kernels
+  that still compute in double (Conv's reference path, Resize and RoiAlign,
+  the RNNs, signal ops, training ops, Gelu) and libm's double functions for
+  double tensors. Zero needs a float32-only build switch for those paths.
 - mlp_mnist's weights are copied to RAM: torch's file puts `0.weight`'s
   raw_data at file offset 330 (not 4-byte aligned), so the reader cannot view
   it in place and copies its 392 KB to the heap. pfvm's writer aligns every
   raw_data (PFVM_ONNX_WRITE_ALIGN): the same model through `interp opt`
-  keeps its weights in flash, RAM 500,052 -> 97,976 B on an386 (heap
-  479,328 -> 77,252 B; same outputs, instructions within 0.04%), measured
-  by hand with tests/mcu/run.sh on the `interp opt` output (the fixture
-  here stays torch's file).
-- Instructions per MAC: 13 for the convolutions with large inner loops
-  (digits, DS-CNN), 19 for the 784-128-10 MLP, 35 for cnn_small (small
-  maps, BatchNorm kept as a node, LogSoftmax), 68 for the tiny mlp (its 3,200
-  MACs are dwarfed by GELU and LayerNorm).
+  keeps its weights in flash (RAM 500,052 -> 97,976 B on an386, measured
+  by hand earlier; the fixture here stays torch's file).
 
 ## Published figures of other runtimes (their numbers, not measured here)
 

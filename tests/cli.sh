@@ -329,5 +329,12 @@ if command -v node >/dev/null 2>&1 && (cd bench && node -e "require('onnxruntime
     if sh bench/opt_check.sh --build "$BUILD" >"$tmp/out" 2>&1; then ok; else bad "opt_check: $(grep -E '^FAIL|passed' "$tmp/out" | head -n 5)"; fi
 fi
 
+# interp ops --config: the selection header of the operators a model uses
+if "$INTERP" ops --config models/digits.onnx -o "$tmp/ops.h" >"$tmp/out" 2>&1 &&
+    grep -q '^#define PFVM_OPS_SELECTED 1$' "$tmp/ops.h" && grep -q '^#define PFVM_OP_Conv 1$' "$tmp/ops.h" &&
+    [ "$(grep -c '^#define PFVM_OP_' "$tmp/ops.h")" = 5 ]; then ok; else bad "ops --config: $(cat "$tmp/out" "$tmp/ops.h" | head -n 8)"; fi
+expect_clean_error "ops --config without a model" "$INTERP" ops --config
+expect_clean_error "ops --config missing model" "$INTERP" ops --config "$tmp/nope.onnx"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

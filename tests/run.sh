@@ -11,9 +11,10 @@
 # tests/models (optimized and with --no-opt), the command-line checks in
 # tests/cli.sh, the headers' public boundary in tests/boundary.sh, the
 # packages (make install, pkg-config, CMake) in tests/packaging.sh, the
-# layers' separate links in tests/layers.sh, the firmware tests under
-# QEMU (tests/mcu/run.sh) and the suites on 64-bit Arm under qemu-aarch64
-# (tests/aarch64.sh). With
+# layers' separate links in tests/layers.sh, portable message formats in
+# tests/formats.sh, the firmware switches in tests/switches.sh, the
+# firmware tests under QEMU (tests/mcu/run.sh) and the suites on 64-bit Arm
+# under qemu-aarch64 (tests/aarch64.sh). With
 # PFVM_ASAN=1 the same suites run again with the AddressSanitizer +
 # UndefinedBehaviorSanitizer build in build-asan/, and the fuzz targets
 # (tests/fuzz, clang + libFuzzer + ASan + UBSan) replay the committed
@@ -99,6 +100,14 @@ suites() {
     fi
     if [ -z "$tag" ] && [ -f tests/packaging.sh ]; then
         run_part "packaging" sh tests/packaging.sh
+    fi
+    # the firmware switches (PFVM_NO_AUTODIFF, PFVM_NO_FUSION, operator selection)
+    if [ -z "$tag" ] && [ -f tests/switches.sh ]; then
+        run_part "switches" sh tests/switches.sh "$bdir"
+    fi
+    # no %lld / %zu reaches the C library (newlib prints them literally)
+    if [ -z "$tag" ] && [ -f tests/formats.sh ]; then
+        run_part "formats" env BUILD="$bdir" sh tests/formats.sh
     fi
 }
 

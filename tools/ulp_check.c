@@ -1,5 +1,6 @@
 /* ulp_check: worst error, in units in the last place, of pfvm's float32
- * exp, erf, tanh and sigmoid (src/ops/elementwise.c) against libm's double
+ * exp, erf, tanh, sigmoid and softplus (src/ops/elementwise.c) and of the
+ * C library's float functions the float32 paths call, against libm's double
  * functions, over every STEP-th float (1: all 2^32), and a hash of all
  * result bits, so that builds for different instruction sets can be
  * compared bit for bit (NaN results count by class, not payload).
@@ -34,8 +35,12 @@ static double ulps(float got, double want)
     return fabs((double)got - want) / u;
 }
 
-#define FNS 4
-static const char *names[FNS] = {"exp", "erf", "tanh", "sigmoid"};
+/* pfvm's polynomials, then the C library's float functions that the
+ * float32 paths call (their errors are the library's: glibc here, newlib
+ * on the firmware), then softplus, which combines both. */
+#define FNS 18
+static const char *names[FNS] = {"exp", "erf", "tanh", "sigmoid", "logf", "sinf", "cosf", "tanf", "asinf", "acosf",
+                                 "atanf", "sinhf", "coshf", "asinhf", "acoshf", "atanhf", "expm1f", "softplus"};
 
 static float f32(int k, float x)
 {
@@ -43,7 +48,21 @@ static float f32(int k, float x)
     case 0: return pfvm__ew_expf(x);
     case 1: return pfvm__ew_erff(x);
     case 2: return pfvm__ew_tanhf(x);
-    default: return pfvm__ew_sigmoidf(x);
+    case 3: return pfvm__ew_sigmoidf(x);
+    case 4: return logf(x);
+    case 5: return sinf(x);
+    case 6: return cosf(x);
+    case 7: return tanf(x);
+    case 8: return asinf(x);
+    case 9: return acosf(x);
+    case 10: return atanf(x);
+    case 11: return sinhf(x);
+    case 12: return coshf(x);
+    case 13: return asinhf(x);
+    case 14: return acoshf(x);
+    case 15: return atanhf(x);
+    case 16: return expm1f(x);
+    default: return pfvm__ew_softplusf(x);
     }
 }
 
@@ -53,7 +72,21 @@ static double f64(int k, double x)
     case 0: return exp(x);
     case 1: return erf(x);
     case 2: return tanh(x);
-    default: return pfvm__ew_sigmoid(x); /* the double reference the kernels use */
+    case 3: return pfvm__ew_sigmoid(x); /* the double reference the kernels use */
+    case 4: return log(x);
+    case 5: return sin(x);
+    case 6: return cos(x);
+    case 7: return tan(x);
+    case 8: return asin(x);
+    case 9: return acos(x);
+    case 10: return atan(x);
+    case 11: return sinh(x);
+    case 12: return cosh(x);
+    case 13: return asinh(x);
+    case 14: return acosh(x);
+    case 15: return atanh(x);
+    case 16: return expm1(x);
+    default: return pfvm__ew_softplus(x);
     }
 }
 

@@ -1,5 +1,6 @@
 #include "base.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <math.h>
 
@@ -158,9 +159,192 @@ const char *pfvm_code_name(pfvm_code c)
     return "error";
 }
 
+/* ---- message formatting ---- */
+
+/* Appends s (len bytes) to buf[*at..n), truncating; *at counts every byte
+ * asked for, as snprintf's result does. */
+static void pfvm__fmt_put(char *buf, size_t n, size_t *at, const char *s, size_t len)
+{
+    size_t i;
+    for (i = 0; i < len; i++, (*at)++)
+        if (*at + 1 < n)
+            buf[*at] = s[i];
+}
+
+/* One 64-bit integer conversion (d i u x X o) with its flags, width and
+ * precision, formatted here: newlib-nano prints %lld and %zu literally. */
+static void pfvm__fmt_int(char *buf, size_t n, size_t *at, const char *flags, int width, int prec, char conv,
+                          uint64_t mag, int neg)
+{
+    char digits[72], pre[4];
+    const char *set = conv == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
+    unsigned base = conv == 'x' || conv == 'X' ? 16u : conv == 'o' ? 8u : 10u;
+    size_t nd = 0, np = 0, len, pad, zeros = 0;
+    int left = strchr(flags, '-') != NULL, zero = strchr(flags, '0') != NULL && prec < 0 && !left;
+    while (mag) {
+        digits[sizeof digits - 1 - nd++] = set[mag % base];
+        mag /= base;
+    }
+    if (prec < 0 && nd == 0)
+        digits[sizeof digits - 1 - nd++] = '0';
+    if (neg)
+        pre[np++] = '-';
+    else if (conv == 'd' || conv == 'i')
+        if (strchr(flags, '+') || strchr(flags, ' '))
+            pre[np++] = strchr(flags, '+') ? '+' : ' ';
+    if (prec > 0 && (size_t)prec > nd)
+        zeros = (size_t)prec - nd;
+    len = np + zeros + nd;
+    pad = width > 0 && (size_t)width > len ? (size_t)width - len : 0;
+    if (zero) {
+        zeros += pad;
+        pad = 0;
+    }
+    for (; !left && pad; pad--)
+        pfvm__fmt_put(buf, n, at, " ", 1);
+    pfvm__fmt_put(buf, n, at, pre, np);
+    for (; zeros; zeros--)
+        pfvm__fmt_put(buf, n, at, "0", 1);
+    pfvm__fmt_put(buf, n, at, digits + sizeof digits - nd, nd);
+    for (; pad; pad--)
+        pfvm__fmt_put(buf, n, at, " ", 1);
+}
+
+/* vsnprintf whose 64-bit and size conversions (ll, z, j, t) are formatted
+ * by pfvm itself, so messages read the same with newlib-nano as with glibc;
+ * every other conversion goes to the C library one at a time. */
 PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list ap)
 {
-    return vsnprintf(buf, n, fmt, ap);
+    size_t at = 0;
+    const char *p = fmt;
+    while (*p) {
+        char spec[32], flags[8], piece[400];
+        const char *start = p;
+        int nf = 0, width = -1, prec = -1, len = 0, r = 0;
+        char conv;
+        if (*p != '%') {
+            const char *q = strchr(p, '%');
+            size_t lit = q ? (size_t)(q - p) : strlen(p);
+            pfvm__fmt_put(buf, n, &at, p, lit);
+            p += lit;
+            continue;
+        }
+        p++;
+        while (*p && strchr("-+ #0", *p)) {
+            if (nf < (int)sizeof flags - 1)
+                flags[nf++] = *p;
+            p++;
+        }
+        flags[nf] = 0;
+        if (*p == '*') {
+            width = va_arg(ap, int);
+            p++;
+        } else if (*p >= '0' && *p <= '9') {
+            for (width = 0; *p >= '0' && *p <= '9'; p++)
+                width = width * 10 + (*p - '0');
+        }
+        if (*p == '.') {
+            p++;
+            if (*p == '*') {
+                prec = va_arg(ap, int);
+                p++;
+            } else {
+                for (prec = 0; *p >= '0' && *p <= '9'; p++)
+                    prec = prec * 10 + (*p - '0');
+            }
+        }
+        /* length: 1 h, 2 hh, 3 l, 4 ll/j, 5 z, 6 t, 7 L */
+        if (p[0] == 'h') {
+            len = p[1] == 'h' ? 2 : 1;
+            p += len;
+        } else if (p[0] == 'l') {
+            len = p[1] == 'l' ? 4 : 3;
+            p += len - 2;
+        } else if (*p == 'j' || *p == 'z' || *p == 't' || *p == 'L') {
+            len = *p == 'j' ? 4 : *p == 'z' ? 5 : *p == 't' ? 6 : 7;
+            p++;
+        }
+        conv = *p ? *p++ : 0;
+        if (strchr("diuxXo", conv) && conv && len >= 4 && len <= 6) {
+            uint64_t mag;
+            int neg = 0;
+            if (conv == 'd' || conv == 'i') {
+                int64_t v = len == 4 ? (int64_t)va_arg(ap, long long) : len == 5 ? (int64_t)va_arg(ap, ptrdiff_t)
+                                                                                  : (int64_t)va_arg(ap, ptrdiff_t);
+                neg = v < 0;
+                mag = neg ? 0u - (uint64_t)v : (uint64_t)v;
+            } else {
+                mag = len == 4 ? (uint64_t)va_arg(ap, unsigned long long)
+                      : len == 5 ? (uint64_t)va_arg(ap, size_t) : (uint64_t)va_arg(ap, ptrdiff_t);
+            }
+            pfvm__fmt_int(buf, n, &at, flags, width, prec, conv, mag, neg);
+            continue;
+        }
+        /* one conversion through the C library, width and precision written out */
+        if (conv == 0 || (size_t)(p - start) + 24 > sizeof spec) {
+            pfvm__fmt_put(buf, n, &at, start, (size_t)(p - start));
+            continue;
+        }
+        {
+            char *w = spec + 1;
+            spec[0] = '%';
+            memcpy(w, flags, (size_t)nf);
+            w += nf;
+            if (width >= 0)
+                w += sprintf(w, "%d", width);
+            if (prec >= 0)
+                w += sprintf(w, ".%d", prec);
+            if (len == 1 || len == 2) {
+                *w++ = 'h';
+                if (len == 2)
+                    *w++ = 'h';
+            } else if (len == 3) {
+                *w++ = 'l';
+            } else if (len == 7) {
+                *w++ = 'L';
+            }
+            *w++ = conv;
+            *w = 0;
+        }
+        switch (conv) {
+        case 'd': case 'i': case 'c':
+            r = len == 3 ? snprintf(piece, sizeof piece, spec, va_arg(ap, long)) : snprintf(piece, sizeof piece, spec, va_arg(ap, int));
+            break;
+        case 'u': case 'x': case 'X': case 'o':
+            r = len == 3 ? snprintf(piece, sizeof piece, spec, va_arg(ap, unsigned long))
+                         : snprintf(piece, sizeof piece, spec, va_arg(ap, unsigned));
+            break;
+        case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A':
+            r = len == 7 ? snprintf(piece, sizeof piece, spec, va_arg(ap, long double))
+                         : snprintf(piece, sizeof piece, spec, va_arg(ap, double));
+            break;
+        case 's': { /* any length, without the piece buffer */
+            const char *str = va_arg(ap, const char *);
+            size_t sl = 0, pad;
+            if (!str)
+                str = "(null)";
+            while (str[sl] && (prec < 0 || sl < (size_t)prec))
+                sl++;
+            pad = width > 0 && (size_t)width > sl ? (size_t)width - sl : 0;
+            for (; !strchr(flags, '-') && pad; pad--)
+                pfvm__fmt_put(buf, n, &at, " ", 1);
+            pfvm__fmt_put(buf, n, &at, str, sl);
+            for (; pad; pad--)
+                pfvm__fmt_put(buf, n, &at, " ", 1);
+            continue;
+        }
+        case 'p': r = snprintf(piece, sizeof piece, spec, va_arg(ap, void *)); break;
+        case '%': r = snprintf(piece, sizeof piece, "%%"); break;
+        default: /* unknown: printed as written, its argument (if any) left alone */
+            pfvm__fmt_put(buf, n, &at, start, (size_t)(p - start));
+            continue;
+        }
+        if (r > 0)
+            pfvm__fmt_put(buf, n, &at, piece, (size_t)r < sizeof piece ? (size_t)r : sizeof piece - 1);
+    }
+    if (n)
+        buf[at < n ? at : n - 1] = 0;
+    return at > (size_t)INT_MAX ? INT_MAX : (int)at;
 }
 
 PFVM_INTERNAL int pfvm__snprintf(char *buf, size_t n, const char *fmt, ...)
@@ -168,7 +352,7 @@ PFVM_INTERNAL int pfvm__snprintf(char *buf, size_t n, const char *fmt, ...)
     va_list ap;
     int r;
     va_start(ap, fmt);
-    r = vsnprintf(buf, n, fmt, ap);
+    r = pfvm__vsnprintf(buf, n, fmt, ap);
     va_end(ap);
     return r;
 }
@@ -207,7 +391,7 @@ PFVM_INTERNAL void pfvm__prefix(pfvm_status *st, const char *fmt, ...)
     if (!st)
         return;
     va_start(ap, fmt);
-    vsnprintf(pre, sizeof pre, fmt, ap);
+    pfvm__vsnprintf(pre, sizeof pre, fmt, ap);
     va_end(ap);
     memcpy(old, st->msg, sizeof old);
     {

@@ -1,6 +1,7 @@
 #include "exec.h"
 #include "../plan/symplan.h"
 #include "../passes/autodiff.h"
+#include "../ops/fused.h"
 
 /* Outputs at most this many elements are folded at plan time when all of a
  * node's inputs are known: shape arithmetic, not tensor math. */
@@ -376,6 +377,47 @@ static pfvm_code pfvm__check_input(const pfvm_value *v, const pfvm_tensor *t, pf
 }
 
 static pfvm_code pfvm__plan(pfvm_exec *e, pfvm_status *st);
+static void pfvm__node_io(pfvm_exec *e, const pfvm_node *n);
+
+/* Compiles every fused group's loop program at bind, for the planned
+ * input types, so that pfvm_exec_run allocates nothing (issue 19). Only
+ * inputs known at plan time count as constants for the compiler. */
+static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
+{
+    int i, j;
+    for (i = 0; i < e->nn; i++) {
+        pfvm_node *n = e->g->nodes[i];
+        pfvm_dtype dt[64];
+        const pfvm_tensor *consts[64];
+        pfvm_kctx k;
+        char lb[96];
+        pfvm_code rc;
+        if (e->skip[i] || !pfvm__fz_is_call(n) || n->n_inputs > 64)
+            continue;
+        pfvm__node_io(e, n);
+        for (j = 0; j < n->n_inputs; j++) {
+            const pfvm_value *v = n->inputs[j];
+            const pfvm_ival *iv = v ? &e->iv[v->id] : NULL;
+            dt[j] = iv && iv->type.kind == PFVM_KIND_TENSOR ? iv->type.dtype : PFVM_UNDEFINED;
+            consts[j] = v && e->vkind[v->id] == PFVM__V_KNOWN ? e->kin[j] : NULL;
+        }
+        memset(&k, 0, sizeof k);
+        k.node = n;
+        k.n_in = n->n_inputs;
+        k.n_out = n->n_outputs;
+        k.in = e->kin;
+        k.out = e->kout;
+        k.st = st;
+        k.exec = e;
+        k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
+        if ((rc = pfvm__fz_prepare(&k, dt, consts)) != PFVM_OK) {
+            if (st && strncmp(st->msg, "node '", 6))
+                pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
+            return rc;
+        }
+    }
+    return PFVM_OK;
+}
 
 pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st)
 {
@@ -409,6 +451,8 @@ pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, 
     e->sig = sig;
     e->planned = 0;
     rc = pfvm__plan(e, st);
+    if (!rc)
+        rc = pfvm__prepare_fused(e, st);
     if (!rc)
         e->planned = 1;
     return rc;

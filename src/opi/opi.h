@@ -164,6 +164,35 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
 #define PFVM_OP_PURE 32u /* a program's operator (pfvm_op_register) whose kernel is a function of its inputs and
                             attributes alone: the passes may fold and merge its nodes like pfvm's own */
 
+/* pfvm:internal-begin */
+/* Operator selection. The amalgamation (amalgamate.py) writes every entry
+ * of the operator tables as PFVM__OP_SEL(Name, entry): the entry itself,
+ * or, when PFVM_OPS_SELECTED is defined, only where PFVM_OP_<Name> is
+ * defined as 1 (`interp ops --config MODEL...` writes such a header), so
+ * that the linker drops the other operators' kernels and hooks. */
+#ifdef PFVM_OPS_SELECTED
+#define PFVM__SEL_SECOND(a, b, ...) b
+#define PFVM__SEL_SECOND_X(...) PFVM__SEL_SECOND(__VA_ARGS__)
+#define PFVM__SEL_PROBE_1 ~, 1
+#define PFVM__SEL_ON_(v) PFVM__SEL_SECOND_X(PFVM__SEL_PROBE_##v, 0, ~)
+#define PFVM__SEL_ON(v) PFVM__SEL_ON_(v)
+#define PFVM__SEL_KEEP_1(...) __VA_ARGS__,
+#define PFVM__SEL_KEEP_0(...)
+#define PFVM__SEL_IF_(c, ...) PFVM__SEL_KEEP_##c(__VA_ARGS__)
+#define PFVM__SEL_IF(c, ...) PFVM__SEL_IF_(c, __VA_ARGS__)
+#define PFVM__OP_SEL(name, ...) PFVM__SEL_IF(PFVM__SEL_ON(PFVM_OP_##name), __VA_ARGS__)
+#else
+#define PFVM__OP_SEL(name, ...) __VA_ARGS__,
+#endif
+/* PFVM_NO_AUTODIFF and PFVM_NO_FUSION: the amalgamation defines the
+ * tables' gradient builders (X_grad) and fusion hooks (X_fuse) as NULL
+ * around each table. What is left out leaves static functions unused. */
+#if (defined(PFVM_OPS_SELECTED) || defined(PFVM_NO_AUTODIFF) || defined(PFVM_NO_FUSION)) && defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wunused-const-variable"
+#endif
+/* pfvm:internal-end */
+
 struct pfvm_op_def {
     const char *name;
     const char *domain;      /* "" = default ONNX domain */

@@ -172,7 +172,7 @@ static pfvm_code pfvm__ew_shape_output(pfvm_kctx *k, pfvm_tensor *out, const pfv
                                        pfvm_dtype dtype)
 {
     int64_t dims[PFVM_MAX_RANK];
-    int rank, i;
+    int rank = 0, i;
     if (out->data)
         return PFVM_OK;
     for (i = 0; i < k->n_out && k->out[i] != out; i++) {
@@ -345,7 +345,17 @@ typedef struct pfvm__ew_params {
     double alpha, beta, gamma;
     int64_t lo, hi; /* Clip's integer bounds */
     int mode;       /* Mod: fmod; BitShift: right; Clip: 1 = has lo, 2 = has hi */
+    float fa, fb, fg; /* alpha, beta, gamma for the float32 loops (pfvm__ew_params_floats) */
 } pfvm__ew_params;
+
+/* Fills the float copies, once per node, so that float32 loops convert
+ * nothing from double per element (soft-float calls on Cortex-M4F). */
+static void pfvm__ew_params_floats(pfvm__ew_params *p)
+{
+    p->fa = (float)p->alpha;
+    p->fb = (float)p->beta;
+    p->fg = (float)p->gamma;
+}
 
 typedef double (*pfvm__ew_f)(const double *x, const pfvm__ew_params *p);
 /* `u`: the inputs are unsigned (their int64 values are uint64 bit patterns) */
@@ -863,6 +873,80 @@ __attribute__((target("avx512f"))) static void pfvm__ew_z_sigmoid_avx512(float *
 /* f(x) in the compute type: the float32 version above, or libm's double. */
 #define PFVM__EW_MATH(ff, df, x) \
     (sizeof(pfvm__ew_ct) == sizeof(float) ? (pfvm__ew_ct)pfvm__ew_##ff((float)(x)) : (pfvm__ew_ct)df((double)(x)))
+#define PFVM__EW_MATH2(ff, df, x, y)                                                                    \
+    (sizeof(pfvm__ew_ct) == sizeof(float) ? (pfvm__ew_ct)pfvm__ew_##ff((float)(x), (float)(y))         \
+                                          : (pfvm__ew_ct)df((double)(x), (double)(y)))
+/* a constant, and the node's alpha, beta, gamma, in the compute type */
+#define PFVM__EW_C(c) ((pfvm__ew_ct)(c))
+#define PFVM__EW_P(f, d) (sizeof(pfvm__ew_ct) == sizeof(float) ? (pfvm__ew_ct)p->f : (pfvm__ew_ct)p->d)
+#define PFVM__EW_PA PFVM__EW_P(fa, alpha)
+#define PFVM__EW_PB PFVM__EW_P(fb, beta)
+#define PFVM__EW_PG PFVM__EW_P(fg, gamma)
+
+/* libm's float functions where they are exact (sqrtf, floorf, ceilf, fmodf,
+ * fminf, fmaxf: the same bits everywhere) or the only float32 version pfvm
+ * has (the rest, not bit-identical between C libraries: glibc 2.36's worst
+ * over every 2111th float, tools/ulp_check.c: logf 0.76 ulp, sinf/cosf
+ * 0.56, tanf 0.91, asinf/acosf/atanf 0.85, sinhf/coshf 1.62, asinhf 1.48,
+ * acoshf 1.80, atanhf 1.55, expm1f 0.76; softplus below 1.48). */
+static float pfvm__ew_sqrtf(float x) { return sqrtf(x); }
+static float pfvm__ew_floorf(float x) { return floorf(x); }
+static float pfvm__ew_ceilf(float x) { return ceilf(x); }
+static float pfvm__ew_fabsf(float x) { return fabsf(x); }
+static float pfvm__ew_logf(float x) { return logf(x); }
+static float pfvm__ew_sinf(float x) { return sinf(x); }
+static float pfvm__ew_cosf(float x) { return cosf(x); }
+static float pfvm__ew_tanf(float x) { return tanf(x); }
+static float pfvm__ew_asinf(float x) { return asinf(x); }
+static float pfvm__ew_acosf(float x) { return acosf(x); }
+static float pfvm__ew_atanf(float x) { return atanf(x); }
+static float pfvm__ew_sinhf(float x) { return sinhf(x); }
+static float pfvm__ew_coshf(float x) { return coshf(x); }
+static float pfvm__ew_asinhf(float x) { return asinhf(x); }
+static float pfvm__ew_acoshf(float x) { return acoshf(x); }
+static float pfvm__ew_atanhf(float x) { return atanhf(x); }
+static float pfvm__ew_expm1f(float x) { return expm1f(x); }
+static float pfvm__ew_fminf(float x, float y) { return fminf(x, y); }
+static float pfvm__ew_fmaxf(float x, float y) { return fmaxf(x, y); }
+static float pfvm__ew_powf(float x, float y) { return powf(x, y); }
+
+PFVM_INTERNAL float pfvm_ew_expf(float x)
+{
+    return pfvm__ew_expf(x);
+}
+
+PFVM_INTERNAL float pfvm_ew_logf(float x)
+{
+    return logf(x);
+}
+
+/* round half to even: floorf and the subtraction are exact */
+static float pfvm__ew_round_evenf(float v)
+{
+    float r = floorf(v), d = v - r;
+    if (d > 0.5f || (d == 0.5f && fmodf(r, 2.0f) != 0))
+        r += 1.0f;
+    return r;
+}
+
+static float pfvm__ew_softplusf(float v)
+{
+    return v > 0 ? v + log1pf(pfvm__ew_expf(-v)) : log1pf(pfvm__ew_expf(v));
+}
+
+static float pfvm__ew_fmodf(float a, float b, int c_style)
+{
+    float r = fmodf(a, b);
+    if (!c_style && r != 0 && ((r < 0) != (b < 0)))
+        r += b;
+    return r;
+}
+
+static float pfvm__ew_clampf(float v, float lo, float hi)
+{
+    v = v < lo ? lo : v;
+    return v > hi ? hi : v;
+}
 
 /* NaN wins, as in numpy's maximum/minimum; a on ties. Written so that
  * compilers use max/min instructions (b > a ? b : a is maxps, which gives
@@ -875,51 +959,56 @@ PFVM__EW_INT1(abs, u || x0 >= 0 ? x0 : PFVM__EW_NEG(x0))
 PFVM__EW_UNARY_X(neg, float, -x0)
 PFVM__EW_INT1(neg, PFVM__EW_NEG(x0))
 PFVM__EW_UNARY_X(exp, float, PFVM__EW_MATH(expf, exp, x0))
-PFVM__EW_UNARY(log, float, log(x0))
-PFVM__EW_UNARY(sqrt, float, sqrt(x0))
+PFVM__EW_UNARY_X(log, float, PFVM__EW_MATH(logf, log, x0))
+PFVM__EW_UNARY_X(sqrt, float, PFVM__EW_MATH(sqrtf, sqrt, x0))
 PFVM__EW_UNARY_X(reciprocal, float, (pfvm__ew_ct)1 / x0)
-PFVM__EW_UNARY(floor, float, floor(x0))
-PFVM__EW_UNARY(ceil, float, ceil(x0))
-PFVM__EW_UNARY(round, float, pfvm__ew_round_even(x0))
+PFVM__EW_UNARY_X(floor, float, PFVM__EW_MATH(floorf, floor, x0))
+PFVM__EW_UNARY_X(ceil, float, PFVM__EW_MATH(ceilf, ceil, x0))
+PFVM__EW_UNARY_X(round, float, PFVM__EW_MATH(round_evenf, pfvm__ew_round_even, x0))
 PFVM__EW_UNARY_X(sign, float, x0 > 0 ? (pfvm__ew_ct)1 : x0 < 0 ? (pfvm__ew_ct)-1 : x0)
 PFVM__EW_INT1(sign, x0 == 0 ? 0 : u || x0 > 0 ? 1 : -1)
-PFVM__EW_UNARY(sin, float, sin(x0))
-PFVM__EW_UNARY(cos, float, cos(x0))
-PFVM__EW_UNARY(tan, float, tan(x0))
-PFVM__EW_UNARY(asin, float, asin(x0))
-PFVM__EW_UNARY(acos, float, acos(x0))
-PFVM__EW_UNARY(atan, float, atan(x0))
-PFVM__EW_UNARY(sinh, float, sinh(x0))
-PFVM__EW_UNARY(cosh, float, cosh(x0))
+PFVM__EW_UNARY_X(sin, float, PFVM__EW_MATH(sinf, sin, x0))
+PFVM__EW_UNARY_X(cos, float, PFVM__EW_MATH(cosf, cos, x0))
+PFVM__EW_UNARY_X(tan, float, PFVM__EW_MATH(tanf, tan, x0))
+PFVM__EW_UNARY_X(asin, float, PFVM__EW_MATH(asinf, asin, x0))
+PFVM__EW_UNARY_X(acos, float, PFVM__EW_MATH(acosf, acos, x0))
+PFVM__EW_UNARY_X(atan, float, PFVM__EW_MATH(atanf, atan, x0))
+PFVM__EW_UNARY_X(sinh, float, PFVM__EW_MATH(sinhf, sinh, x0))
+PFVM__EW_UNARY_X(cosh, float, PFVM__EW_MATH(coshf, cosh, x0))
 PFVM__EW_UNARY_X(tanh, float, PFVM__EW_MATH(tanhf, tanh, x0))
-PFVM__EW_UNARY(asinh, float, asinh(x0))
-PFVM__EW_UNARY(acosh, float, acosh(x0))
-PFVM__EW_UNARY(atanh, float, atanh(x0))
+PFVM__EW_UNARY_X(asinh, float, PFVM__EW_MATH(asinhf, asinh, x0))
+PFVM__EW_UNARY_X(acosh, float, PFVM__EW_MATH(acoshf, acosh, x0))
+PFVM__EW_UNARY_X(atanh, float, PFVM__EW_MATH(atanhf, atanh, x0))
 PFVM__EW_UNARY_X(erf, float, PFVM__EW_MATH(erff, erf, x0))
 PFVM__EW_UNARY_CTF(sigmoid, float, float, PFVM__EW_MATH(sigmoidf, pfvm__ew_sigmoid, x0), PFVM__EW_SIGMOID_FAST)
 PFVM__EW_UNARY_X(relu, float, x0 > 0 ? x0 : (pfvm__ew_ct)0)
 PFVM__EW_INT1(relu, u || x0 > 0 ? x0 : 0)
-PFVM__EW_UNARY_X(leakyrelu, float, x0 >= 0 ? x0 : (pfvm__ew_ct)p->alpha * x0)
-PFVM__EW_UNARY(elu, float, x0 >= 0 ? x0 : p->alpha * expm1(x0))
-PFVM__EW_UNARY(selu, float, x0 > 0 ? p->gamma * x0 : p->gamma * (p->alpha * exp(x0) - p->alpha))
-PFVM__EW_UNARY(celu, float, (x0 > 0 ? x0 : 0.0) + fmin(0.0, p->alpha * expm1(x0 / p->alpha)))
-PFVM__EW_UNARY(hardsigmoid, float, fmax(0.0, fmin(1.0, p->alpha * x0 + p->beta)))
-PFVM__EW_UNARY(hardswish, float, x0 * fmax(0.0, fmin(1.0, x0 / 6.0 + 0.5)))
-PFVM__EW_UNARY(softplus, float, pfvm__ew_softplus(x0))
-PFVM__EW_UNARY(softsign, float, x0 / (1.0 + fabs(x0)))
-PFVM__EW_UNARY(mish, float, x0 * tanh(pfvm__ew_softplus(x0)))
-PFVM__EW_UNARY_X(thresholdedrelu, float, x0 > (pfvm__ew_ct)p->alpha ? x0 : (pfvm__ew_ct)0)
-PFVM__EW_UNARY(shrink, float, x0 < -p->alpha ? x0 + p->beta : x0 > p->alpha ? x0 - p->beta : 0.0)
+PFVM__EW_UNARY_X(leakyrelu, float, x0 >= 0 ? x0 : PFVM__EW_PA * x0)
+PFVM__EW_UNARY_X(elu, float, x0 >= 0 ? x0 : PFVM__EW_PA * PFVM__EW_MATH(expm1f, expm1, x0))
+PFVM__EW_UNARY_X(selu, float, x0 > 0 ? PFVM__EW_PG * x0 : PFVM__EW_PG * (PFVM__EW_PA * PFVM__EW_MATH(expf, exp, x0) - PFVM__EW_PA))
+PFVM__EW_UNARY_X(celu, float,
+                 (x0 > 0 ? x0 : PFVM__EW_C(0)) +
+                     PFVM__EW_MATH2(fminf, fmin, 0, PFVM__EW_PA * PFVM__EW_MATH(expm1f, expm1, x0 / PFVM__EW_PA)))
+PFVM__EW_UNARY_X(hardsigmoid, float, PFVM__EW_MATH2(fmaxf, fmax, 0, PFVM__EW_MATH2(fminf, fmin, 1, PFVM__EW_PA * x0 + PFVM__EW_PB)))
+PFVM__EW_UNARY_X(hardswish, float,
+                 x0 * PFVM__EW_MATH2(fmaxf, fmax, 0, PFVM__EW_MATH2(fminf, fmin, 1, x0 / PFVM__EW_C(6) + PFVM__EW_C(0.5))))
+PFVM__EW_UNARY_X(softplus, float, PFVM__EW_MATH(softplusf, pfvm__ew_softplus, x0))
+PFVM__EW_UNARY_X(softsign, float, x0 / (PFVM__EW_C(1) + PFVM__EW_MATH(fabsf, fabs, x0)))
+PFVM__EW_UNARY_X(mish, float, x0 * PFVM__EW_MATH(tanhf, tanh, PFVM__EW_MATH(softplusf, pfvm__ew_softplus, x0)))
+PFVM__EW_UNARY_X(thresholdedrelu, float, x0 > PFVM__EW_PA ? x0 : (pfvm__ew_ct)0)
+PFVM__EW_UNARY_X(shrink, float, x0 < -PFVM__EW_PA ? x0 + PFVM__EW_PB : x0 > PFVM__EW_PA ? x0 - PFVM__EW_PB : PFVM__EW_C(0))
 /* Gelu (opset 20): x * Phi(x), or with approximate = "tanh" (mode 1)
  * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
 PFVM__EW_UNARY(gelu, float,
                p->mode ? 0.5 * x0 * (1.0 + tanh(0.7978845608028654 * (x0 + 0.044715 * x0 * x0 * x0)))
                        : 0.5 * x0 * (1.0 + erf(x0 * 0.7071067811865476)))
 PFVM__EW_UNARY_X(isnan, uint8_t, x0 != x0)
-PFVM__EW_UNARY(isinf, uint8_t, isinf(x0) && (x0 > 0 ? p->alpha != 0 : p->beta != 0))
-PFVM__EW_UNARY_X(divby, float, x0 / (pfvm__ew_ct)p->alpha)
+PFVM__EW_UNARY_X(isinf, uint8_t, isinf(x0) && (x0 > 0 ? PFVM__EW_PA != 0 : PFVM__EW_PB != 0))
+PFVM__EW_UNARY_X(divby, float, x0 / PFVM__EW_PA)
 /* Clip: lower bound first, so that min > max gives max (numpy's clip) */
-PFVM__EW_UNARY(clip, float, pfvm__ew_clamp(x0, p->alpha, p->beta))
+PFVM__EW_UNARY_X(clip, float,
+                 sizeof(pfvm__ew_ct) == sizeof(float) ? (pfvm__ew_ct)pfvm__ew_clampf((float)x0, p->fa, p->fb)
+                                                      : (pfvm__ew_ct)pfvm__ew_clamp((double)x0, p->alpha, p->beta))
 PFVM__EW_INT1(not, !x0)
 PFVM__EW_INT1(bitnot, ~x0)
 
@@ -930,8 +1019,10 @@ PFVM__EW_INT2(sub, (uint64_t)x0 - (uint64_t)x1)
 PFVM__EW_BINARY_X(mul, float, x0 * x1)
 PFVM__EW_INT2(mul, (uint64_t)x0 * (uint64_t)x1)
 PFVM__EW_BINARY_X(div, float, x0 / x1)
-PFVM__EW_BINARY(pow, float, pow(x0, x1))
-PFVM__EW_BINARY(mod, float, pfvm__ew_fmod(x0, x1, p->mode))
+PFVM__EW_BINARY_X(pow, float, PFVM__EW_MATH2(powf, pow, x0, x1))
+PFVM__EW_BINARY_X(mod, float,
+                  sizeof(pfvm__ew_ct) == sizeof(float) ? (pfvm__ew_ct)pfvm__ew_fmodf((float)x0, (float)x1, p->mode)
+                                                       : (pfvm__ew_ct)pfvm__ew_fmod((double)x0, (double)x1, p->mode))
 PFVM__EW_BINARY_X(max, float, PFVM__EW_MAX(x0, x1))
 PFVM__EW_INT2(max, PFVM__EW_LT(x0, x1) ? x1 : x0)
 PFVM__EW_BINARY_X(min, float, PFVM__EW_MIN(x0, x1))
@@ -1129,6 +1220,7 @@ static pfvm_code pfvm__ew_map(pfvm_kctx *k, const pfvm__ew_op *op, const pfvm__e
                               const pfvm_tensor *const *in, int n, pfvm_tensor *out)
 {
     pfvm__ew_run r;
+    pfvm__ew_params q;
     int j;
     memset(&r, 0, sizeof r);
     for (j = 0; j < n; j++)
@@ -1136,7 +1228,9 @@ static pfvm_code pfvm__ew_map(pfvm_kctx *k, const pfvm__ew_op *op, const pfvm__e
     r.n = n;
     r.out = out;
     r.op = op;
-    r.p = p;
+    q = *p;
+    pfvm__ew_params_floats(&q);
+    r.p = &q;
     if (pfvm__ew_choose_path(k, &r))
         return k->st ? k->st->code : PFVM_ERR_UNSUPPORTED;
     r.out_size = pfvm_dtype_size(out->dtype);
@@ -1224,6 +1318,7 @@ static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, double 
 static pfvm_code pfvm__ew_fuse_op(pfvm_fuse_ctx *f, const pfvm_node *n, const pfvm__ew_op *op,
                                   const pfvm__ew_params *p)
 {
+    pfvm__ew_params q;
     int src[PFVM__EW_ARITY], j, k = 0;
     pfvm_code rc;
     if (!op->z)
@@ -1239,7 +1334,9 @@ static pfvm_code pfvm__ew_fuse_op(pfvm_fuse_ctx *f, const pfvm_node *n, const pf
     }
     if (!k || n->n_outputs < 1 || !n->outputs[0])
         return pfvm_fuse_refuse(f, "arity");
-    if ((rc = pfvm_fuse_emit(f, op->z, p, sizeof *p, PFVM_FUSE_OUT(0), k, src)) != PFVM_OK)
+    q = *p;
+    pfvm__ew_params_floats(&q);
+    if ((rc = pfvm_fuse_emit(f, op->z, &q, sizeof q, PFVM_FUSE_OUT(0), k, src)) != PFVM_OK)
         return rc;
     if (k == 2 && op->zc && (rc = pfvm_fuse_variant(f, op->zc)) != PFVM_OK)
         return rc;
@@ -1614,6 +1711,7 @@ static pfvm_code pfvm__ew_fuse_fold(pfvm_fuse_ctx *f, const pfvm_node *n, const 
     if (!mean)
         return PFVM_OK;
     p.alpha = (double)n->n_inputs;
+    pfvm__ew_params_floats(&p);
     return pfvm_fuse_emit(f, divby.z, &p, sizeof p, PFVM_FUSE_OUT(0), 1, &acc);
 }
 
@@ -1989,9 +2087,9 @@ static void pfvm__ew_to_text(const pfvm_tensor *x, int64_t i, char *buf, size_t 
     if (x->dtype == PFVM_BOOL)
         snprintf(buf, n, v ? "True" : "False");
     else if (x->dtype == PFVM_UINT64)
-        snprintf(buf, n, "%llu", (unsigned long long)(uint64_t)v);
+        pfvm__snprintf(buf, n, "%llu", (unsigned long long)(uint64_t)v);
     else
-        snprintf(buf, n, "%lld", (long long)v);
+        pfvm__snprintf(buf, n, "%lld", (long long)v);
 }
 
 /* Text to element i of a numeric tensor: integers exactly when the whole

@@ -1623,6 +1623,41 @@ static pfvm_code pfvm__fz_run_once(pfvm_kctx *k, const pfvm_function *f, pfvm__f
     return fallback ? pfvm__fz_run_body(k, f) : PFVM_OK;
 }
 
+PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtype, const pfvm_tensor *const *consts)
+{
+    const pfvm_function *f = pfvm__fz_callee(k->node);
+    pfvm__fz_state *s;
+    pfvm__fz_prog *p = NULL;
+    pfvm_code rc;
+    int j;
+    if (!f || !f->body || k->n_in > 64)
+        return PFVM_OK; /* the kernel says why, when it runs */
+    rc = pfvm__fz_compile(f, in_dtype, consts, k->n_in, k->node->graph->model->syms, &p, k->st);
+    if (rc)
+        return rc;
+    s = (pfvm__fz_state *)pfvm__calloc(1, sizeof *s);
+    if (!s) {
+        pfvm__fz_prog_free(p);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    }
+    s->prog = p;
+    s->tried = 1;
+    pfvm_kctx_set_state(k, s, pfvm__fz_state_free);
+    if (p && stbds_arrlen(p->sinks)) {
+        /* the reductions' accumulators, as pfvm__fz_run asks for them */
+        int64_t n_acc = 0;
+        for (j = 0; j < (int)stbds_arrlen(p->sinks); j++) {
+            const pfvm_tensor *t = p->sinks[j].out < k->n_out ? k->out[p->sinks[j].out] : NULL;
+            if (!t || !t->data)
+                return PFVM_OK; /* not planned: sized on the first run */
+            n_acc += pfvm_tensor_numel(t);
+        }
+        if (!pfvm_kctx_scratch(k, sizeof(double) * (size_t)(n_acc ? n_acc : 1)))
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    }
+    return PFVM_OK;
+}
+
 static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
 {
     const pfvm_function *f = pfvm__fz_callee(k->node);
@@ -1671,3 +1706,8 @@ static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
 PFVM_INTERNAL const pfvm_op_def pfvm__op_function_call = {
     "(model-local function)", "", 1, 0, 0, -1, 0, -1, pfvm__fz_infer, pfvm__fz_kernel, NULL, PFVM_FUSE_OPAQUE,
     "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL, NULL};
+
+PFVM_INTERNAL int pfvm__fz_is_call(const pfvm_node *n)
+{
+    return n->op == &pfvm__op_function_call;
+}

@@ -299,12 +299,20 @@ typedef struct pfvm__la_bias {
     const pfvm_tensor *c;
     pfvm_tensor *y;
     double beta;
+    float fbeta; /* beta for float C and Y: one float product, the same value as in double */
 } pfvm__la_bias;
 
 static void pfvm__la_bias_span(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
 {
     pfvm__la_bias *b = (pfvm__la_bias *)user;
     int64_t e;
+    if (b->y->dtype == PFVM_FLOAT && b->c->dtype == PFVM_FLOAT) {
+        const float *c = (const float *)b->c->data + off[0];
+        float *y = (float *)b->y->data + pos;
+        for (e = 0; e < len; e++)
+            y[e] = b->fbeta * c[e * stride[0]];
+        return;
+    }
     for (e = 0; e < len; e++) {
         int64_t src = off[0] + e * stride[0], at = pos + e;
         if (pfvm_dtype_is_float(b->y->dtype)) {
@@ -350,6 +358,7 @@ static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, double 
     b.c = Cb;
     b.y = Y;
     b.beta = beta;
+    b.fbeta = (float)beta;
     return pfvm_ew_apply(k, &Cb, 1, Y, pfvm__la_bias_span, &b);
 }
 

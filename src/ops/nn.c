@@ -791,6 +791,64 @@ static pfvm_code pfvm__nn_infer_pool(pfvm_ictx *c)
 
 enum { PFVM__NN_MAX = 0, PFVM__NN_AVG, PFVM__NN_LP };
 
+/* Max and average pooling of floats, in float: pfvm__nn_pool's loops with
+ * each kernel row read through a pointer (no per-element index products). */
+static void pfvm__nn_pool_f32(const pfvm_tensor *X, pfvm_tensor *Y, pfvm_tensor *I, int kind, int64_t NC,
+                              const int64_t *in_sp, const int64_t *out_sp, const pfvm__nn_win *w, int count_pad,
+                              int storage)
+{
+    const float *x = (const float *)X->data;
+    float *y = (float *)Y->data;
+    int64_t c, o[PFVM__NN_SP], kp[PFVM__NN_SP], at = 0;
+    int i;
+    for (c = 0; c < NC; c++)
+        for (o[0] = 0; o[0] < out_sp[0]; o[0]++)
+            for (o[1] = 0; o[1] < out_sp[1]; o[1]++)
+                for (o[2] = 0; o[2] < out_sp[2]; o[2]++, at++) {
+                    int64_t org[PFVM__NN_SP], ka[PFVM__NN_SP], kb[PFVM__NN_SP], cnt = 1, arg = -1;
+                    float best = 0, sum = 0;
+                    for (i = 0; i < PFVM__NN_SP; i++) {
+                        org[i] = o[i] * w->s[i] - w->pb[i];
+                        pfvm__nn_krange(org[i], w->d[i], w->k[i], 0, in_sp[i], &ka[i], &kb[i]);
+                        if (count_pad) {
+                            int64_t pa, pz;
+                            pfvm__nn_krange(org[i], w->d[i], w->k[i], -w->pb[i], in_sp[i] + w->pe[i], &pa, &pz);
+                            cnt *= pz - pa;
+                        } else {
+                            cnt *= kb[i] - ka[i];
+                        }
+                    }
+                    for (kp[0] = ka[0]; kp[0] < kb[0]; kp[0]++)
+                        for (kp[1] = ka[1]; kp[1] < kb[1]; kp[1]++) {
+                            int64_t q0 = org[0] + kp[0] * w->d[0], q1 = org[1] + kp[1] * w->d[1];
+                            int64_t row = ((c * in_sp[0] + q0) * in_sp[1] + q1) * in_sp[2] + org[2];
+                            const float *r = x + row;
+                            int64_t d2 = w->d[2];
+                            if (kind == PFVM__NN_MAX) {
+                                for (kp[2] = ka[2]; kp[2] < kb[2]; kp[2]++) {
+                                    float v = r[kp[2] * d2];
+                                    if (arg < 0 || v > best) {
+                                        int64_t q2 = org[2] + kp[2] * d2;
+                                        best = v;
+                                        arg = storage ? c * in_sp[0] * in_sp[1] * in_sp[2] + (q2 * in_sp[1] + q1) * in_sp[0] + q0
+                                                      : row + kp[2] * d2;
+                                    }
+                                }
+                            } else {
+                                for (kp[2] = ka[2]; kp[2] < kb[2]; kp[2]++)
+                                    sum += r[kp[2] * d2];
+                            }
+                        }
+                    if (kind == PFVM__NN_MAX) {
+                        y[at] = arg < 0 ? -INFINITY : best;
+                        if (I)
+                            ((int64_t *)I->data)[at] = arg < 0 ? 0 : arg;
+                    } else {
+                        y[at] = cnt ? sum / (float)cnt : 0.0f;
+                    }
+                }
+}
+
 /* Max, average and Lp pooling: for each output position, the kernel
  * positions that land in the input are found per dim first, so the inner
  * loops test nothing. */
@@ -819,6 +877,10 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     Y = k->out[0];
     NC = X->dims[0] * X->dims[1];
+    if (kind != PFVM__NN_LP && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
+        pfvm__nn_pool_f32(X, Y, I, kind, NC, in_sp, out_sp, &w, count_pad, storage);
+        return PFVM_OK;
+    }
     for (c = 0; c < NC; c++)
         for (o[0] = 0; o[0] < out_sp[0]; o[0]++)
             for (o[1] = 0; o[1] < out_sp[1]; o[1]++)
@@ -912,6 +974,16 @@ static pfvm_code pfvm__nn_global(pfvm_kctx *k, int kind)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     NC = X->dims[0] * X->dims[1];
     plane = pfvm__nn_plane(X);
+    if (kind != PFVM__NN_LP && X->dtype == PFVM_FLOAT && k->out[0]->dtype == PFVM_FLOAT) {
+        for (c = 0; c < NC; c++) {
+            const float *x = (const float *)X->data + c * plane;
+            float acc = kind == PFVM__NN_MAX ? -INFINITY : 0;
+            for (i = 0; i < plane; i++)
+                acc = kind == PFVM__NN_MAX ? (x[i] > acc ? x[i] : acc) : acc + x[i];
+            ((float *)k->out[0]->data)[c] = kind == PFVM__NN_AVG ? (plane ? acc / (float)plane : 0.0f) : acc;
+        }
+        return PFVM_OK;
+    }
     for (c = 0; c < NC; c++) {
         double acc = kind == PFVM__NN_MAX ? -INFINITY : 0;
         for (i = 0; i < plane; i++) {
@@ -1188,6 +1260,21 @@ static void pfvm__nn_affine(const pfvm_tensor *x, pfvm_tensor *y, int64_t off, i
     }
 }
 
+/* Mean and 1 / sqrt(variance + eps) of len floats, in float (the
+ * normalizations' float32 path: ONNX's stash type float). */
+static void pfvm__nn_moments_f32(const float *x, int64_t len, float eps, float *mean, float *inv)
+{
+    float s = 0, s2 = 0, m, n = (float)(len ? len : 1);
+    int64_t i;
+    for (i = 0; i < len; i++)
+        s += x[i];
+    m = s / n;
+    for (i = 0; i < len; i++)
+        s2 += (x[i] - m) * (x[i] - m);
+    *mean = m;
+    *inv = 1.0f / sqrtf(s2 / n + eps);
+}
+
 /* Output j (1 or more) of BatchNormalization: running or saved statistics,
  * typed like mean/var (outputs 1, 2) or scale (3, 4). */
 /* InstanceNormalization: scale and B have one entry per channel. */
@@ -1311,6 +1398,23 @@ static pfvm_code pfvm__nn_k_bn(pfvm_kctx *k)
     for (j = 1; j < k->n_out && j < 5; j++)
         if (pfvm_kctx_output(k, j, (j < 3 ? Mn : S)->dtype, (j < 3 ? Mn : S)->rank, (j < 3 ? Mn : S)->dims))
             return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    /* inference on floats: the per-channel scale and shift in float too */
+    if (!training && pfvm__nn_is_f32(X) && pfvm__nn_is_f32(S) && pfvm__nn_is_f32(B) && pfvm__nn_is_f32(Mn) &&
+        pfvm__nn_is_f32(V) && pfvm__nn_is_f32(k->out[0]) && k->n_out == 1) {
+        float feps = pfvm_node_attr_float(k->node, "epsilon", 1e-5f);
+        int64_t len = spatial ? plane : 1, stride = spatial ? C * plane : np, i;
+        for (c = 0; c < np; c++) {
+            float a = ((const float *)S->data)[c] / sqrtf(((const float *)V->data)[c] + feps);
+            float b = ((const float *)B->data)[c] - ((const float *)Mn->data)[c] * a;
+            for (n = 0; n < N; n++) {
+                const float *xp = (const float *)X->data + n * stride + c * len;
+                float *yp = (float *)k->out[0]->data + n * stride + c * len;
+                for (i = 0; i < len; i++)
+                    yp[i] = xp[i] * a + b;
+            }
+        }
+        return PFVM_OK;
+    }
     /* per channel, the whole plane; per activation, one element */
     for (c = 0; c < np; c++) {
         double run_mean = pfvm__nn_ld(Mn, c), run_var = pfvm__nn_ld(V, c), mean = run_mean, var = run_var, a, b;
@@ -1420,15 +1524,24 @@ static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
             return k->st ? k->st->code : PFVM_ERR_SHAPE;
     for (o = 0; o < outer; o++) {
         int64_t base = o * inner;
-        double mean = pfvm__nn_sum(X, base, inner) / (double)(inner ? inner : 1), inv;
-        inv = 1.0 / sqrt(pfvm__nn_sqdev(X, base, inner, mean) / (double)(inner ? inner : 1) + eps);
-        if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(S) && (!B || pfvm__nn_is_f32(B)) && pfvm__nn_is_f32(k->out[0])) {
+        double mean, inv;
+        if (stash == PFVM_FLOAT && pfvm__nn_is_f32(X) && pfvm__nn_is_f32(S) && (!B || pfvm__nn_is_f32(B)) &&
+            pfvm__nn_is_f32(k->out[0])) {
             const float *xp = (const float *)X->data + base, *sp = (const float *)S->data;
             const float *bp = B ? (const float *)B->data : NULL;
-            float *yp = (float *)k->out[0]->data + base, fm = (float)mean, fi = (float)inv;
+            float *yp = (float *)k->out[0]->data + base, fm, fi;
+            pfvm__nn_moments_f32(xp, inner, pfvm_node_attr_float(k->node, "epsilon", 1e-5f), &fm, &fi);
             for (i = 0; i < inner; i++)
                 yp[i] = (xp[i] - fm) * fi * sp[i % ns] + (bp ? bp[i % nb] : 0.0f);
-        } else {
+            if (k->n_out > 1 && k->out[1] && k->out[1]->dtype == PFVM_FLOAT)
+                ((float *)k->out[1]->data)[o] = fm;
+            if (k->n_out > 2 && k->out[2] && k->out[2]->dtype == PFVM_FLOAT)
+                ((float *)k->out[2]->data)[o] = fi;
+            continue;
+        }
+        mean = pfvm__nn_sum(X, base, inner) / (double)(inner ? inner : 1);
+        inv = 1.0 / sqrt(pfvm__nn_sqdev(X, base, inner, mean) / (double)(inner ? inner : 1) + eps);
+        {
             for (i = 0; i < inner; i++)
                 pfvm_red_store(k->out[0], base + i,
                             (pfvm__nn_ld(X, base + i) - mean) * inv * pfvm__nn_ld(S, i % ns) + (B ? pfvm__nn_ld(B, i % nb) : 0));
@@ -1458,7 +1571,19 @@ static pfvm_code pfvm__nn_k_instnorm(pfvm_kctx *k)
     for (n = 0; n < N; n++)
         for (c = 0; c < C; c++) {
             int64_t base = (n * C + c) * plane;
-            double mean = pfvm__nn_sum(X, base, plane) / (double)(plane ? plane : 1), a;
+            double mean, a;
+            if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(S) && pfvm__nn_is_f32(B) && pfvm__nn_is_f32(k->out[0])) {
+                const float *xp = (const float *)X->data + base;
+                float *yp = (float *)k->out[0]->data + base, fm, fi, fa, fb;
+                int64_t i;
+                pfvm__nn_moments_f32(xp, plane, pfvm_node_attr_float(k->node, "epsilon", 1e-5f), &fm, &fi);
+                fa = ((const float *)S->data)[c] * fi;
+                fb = ((const float *)B->data)[c] - fm * fa;
+                for (i = 0; i < plane; i++)
+                    yp[i] = xp[i] * fa + fb;
+                continue;
+            }
+            mean = pfvm__nn_sum(X, base, plane) / (double)(plane ? plane : 1);
             a = pfvm__nn_ld(S, c) / sqrt(pfvm__nn_sqdev(X, base, plane, mean) / (double)(plane ? plane : 1) + eps);
             pfvm__nn_affine(X, k->out[0], base, plane, a, pfvm__nn_ld(B, c) - mean * a);
         }
@@ -1538,25 +1663,24 @@ enum { PFVM__NN_SOFTMAX = 0, PFVM__NN_LOGSOFTMAX, PFVM__NN_HARDMAX };
  * PFVM_OP_IN_PLACE: every element is read before it is written). */
 static void pfvm__nn_softmax_f32(const float *x, float *y, int64_t len, int64_t st, int kind)
 {
-    float mx = -INFINITY;
-    double sum = 0;
+    float mx = -INFINITY, sum = 0;
     int64_t i;
     for (i = 0; i < len; i++)
         mx = x[i * st] > mx ? x[i * st] : mx;
     if (kind == PFVM__NN_SOFTMAX) {
         float inv;
         for (i = 0; i < len; i++) {
-            y[i * st] = (float)exp((double)(x[i * st] - mx));
+            y[i * st] = pfvm_ew_expf(x[i * st] - mx);
             sum += y[i * st];
         }
-        inv = (float)(1.0 / sum);
+        inv = 1.0f / sum;
         for (i = 0; i < len; i++)
             y[i * st] *= inv;
     } else {
         float lse;
         for (i = 0; i < len; i++)
-            sum += exp((double)(x[i * st] - mx));
-        lse = (float)log(sum);
+            sum += pfvm_ew_expf(x[i * st] - mx);
+        lse = pfvm_ew_logf(sum);
         for (i = 0; i < len; i++)
             y[i * st] = x[i * st] - mx - lse;
     }

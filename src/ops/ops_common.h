@@ -43,6 +43,11 @@ typedef enum pfvm_ew_binop {
 PFVM_INTERNAL pfvm_code pfvm_ew_broadcast_binary(pfvm_kctx *k, pfvm_ew_binop op, const pfvm_tensor *a,
                                                  const pfvm_tensor *b, pfvm_tensor *out);
 
+/* float32 exp (within about 1 ulp, the same bits on every target: pfvm's
+ * own polynomial) and log (libm's logf), for other families' float32 math. */
+PFVM_INTERNAL float pfvm_ew_expf(float x);
+PFVM_INTERNAL float pfvm_ew_logf(float x);
+
 /* ---- nn.c: the reference convolution ---- */
 
 /* Receives each output element's accumulated sum (index, output channel). */

@@ -847,7 +847,7 @@ static void pfvm__sprint(pfvm__sbuf *b, const pfvm_sym *s, int min_prec)
         pfvm__sput(b, "(");
     switch (s->kind) {
     case PFVM_SYM_CONST:
-        snprintf(tmp, sizeof tmp, "%lld", (long long)s->value);
+        pfvm__snprintf(tmp, sizeof tmp, "%lld", (long long)s->value);
         pfvm__sput(b, tmp);
         break;
     case PFVM_SYM_VAR:
@@ -872,7 +872,7 @@ static void pfvm__sprint(pfvm__sbuf *b, const pfvm_sym *s, int min_prec)
                 if (k < 0) {
                     pfvm__sput(b, "-");
                     if (k != -1) {
-                        snprintf(tmp, sizeof tmp, "%lld*", (long long)-k);
+                        pfvm__snprintf(tmp, sizeof tmp, "%lld*", (long long)-k);
                         pfvm__sput(b, tmp);
                     }
                     pfvm__sprint(b, m, k != -1 ? 3 : 2);
@@ -884,7 +884,7 @@ static void pfvm__sprint(pfvm__sbuf *b, const pfvm_sym *s, int min_prec)
                 first = 0;
             }
         if (c) {
-            snprintf(tmp, sizeof tmp, c < 0 ? "%lld" : "+%lld", (long long)c);
+            pfvm__snprintf(tmp, sizeof tmp, c < 0 ? "%lld" : "+%lld", (long long)c);
             pfvm__sput(b, tmp);
         }
         break;

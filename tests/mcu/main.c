@@ -249,6 +249,10 @@ int main(void)
     t1 = mcu_ticks();
     stat("calib_ticks_per_2M_insns", t1 - t0);
 #endif
+    /* newlib-nano prints %lld and %zu literally; pfvm's messages must not */
+    pfvm_status_set(&st, PFVM_ERR_SHAPE, "dimension %lld of %zu", (long long)-5000000000LL, (size_t)3);
+    if (strcmp(st.msg, "dimension -5000000000 of 3") != 0)
+        return fail("message format", &st);
     t0 = mcu_ticks();
     m = pfvm_onnx_load_memory(mcu_model, (size_t)(mcu_model_end - mcu_model), 0, &st);
     if (!m)

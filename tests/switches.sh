@@ -1,0 +1,64 @@
+#!/bin/sh
+# Firmware switches: builds the amalgamated headers with PFVM_NO_AUTODIFF,
+# PFVM_NO_FUSION, both, and both with the operator selection that
+# `interp ops --config` writes for the model, each with -Werror (gcc, and
+# clang when installed), and runs models/digits.onnx prepared on the host
+# by `interp opt` (without the fuse pass for PFVM_NO_FUSION builds) as
+# loaded: its outputs must be the plain build's, bit for bit. Needs
+# build/interp (make). One line per build, then "N passed, M failed".
+#
+#   sh tests/switches.sh [BUILD_DIR]
+set -u
+cd "$(dirname "$0")/.."
+B=${1:-build}/switches
+mkdir -p "$B"
+CC=${CC:-cc}
+MODEL=models/digits.onnx
+INPUT=models/digits_samples/digit_0.pb
+pass=0 fail=0
+if [ ! -x "${1:-build}/interp" ]; then
+    echo "FAIL switches: ${1:-build}/interp not built"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+I=${1:-build}/interp
+$I opt $MODEL -o "$B/fused.onnx" >/dev/null 2>&1 &&
+    $I opt $MODEL -o "$B/plain.onnx" --passes fold,simplify,cse,bnfold,dce >/dev/null 2>&1 &&
+    $I ops --config "$B/fused.onnx" -o "$B/ops.h" || {
+    echo "FAIL switches: interp opt / ops --config"
+    echo "0 passed, 1 failed"
+    exit 1
+}
+build() { # NAME COMPILER FLAGS...
+    name=$1 cc=$2
+    shift 2
+    # shellcheck disable=SC2068
+    nice $cc -std=c99 -Wall -Wextra -pedantic -Werror -O2 -I. $@ tests/switches_main.c -o "$B/$name" \
+        -lprotobuf-nanopb -lm 2>"$B/$name.log"
+}
+build ref "$CC" || { echo "FAIL switches: the plain build:"; head -n 5 "$B/ref.log"; echo "0 passed, 1 failed"; exit 1; }
+"$B/ref" "$B/fused.onnx" $INPUT >"$B/ref.out" || { echo "FAIL switches: the plain build does not run"; exit 1; }
+compilers=$CC
+command -v clang >/dev/null && [ "$CC" != clang ] && compilers="$compilers clang"
+for cc in $compilers; do
+    for v in "noautodiff:fused:-DPFVM_NO_AUTODIFF" "nofusion:plain:-DPFVM_NO_FUSION" \
+        "both:plain:-DPFVM_NO_AUTODIFF -DPFVM_NO_FUSION" "selected:plain:-DPFVM_NO_AUTODIFF -DPFVM_NO_FUSION -include $B/ops.h" \
+        "selected_fused:fused:-DPFVM_NO_AUTODIFF -include $B/ops.h"; do
+        name=${v%%:*} rest=${v#*:}
+        model=${rest%%:*} flags=${rest#*:}
+        exe="$name-$(basename "$cc")"
+        if ! build "$exe" "$cc" $flags; then
+            echo "FAIL $exe ($flags): compile:"
+            head -n 5 "$B/$exe.log"
+            fail=$((fail + 1))
+        elif ! "$B/$exe" "$B/$model.onnx" $INPUT >"$B/$exe.out" 2>&1 || ! cmp -s "$B/ref.out" "$B/$exe.out"; then
+            echo "FAIL $exe ($flags, $model.onnx): outputs differ from the plain build's: $(head -n 2 "$B/$exe.out" | tr '\n' ' ')"
+            fail=$((fail + 1))
+        else
+            echo "ok   $exe ($flags, $model.onnx): $(wc -l <"$B/ref.out") outputs bit-exact; $(size "$B/$exe" | awk 'NR == 2 { print $1 }') B text (plain $(size "$B/ref" | awk 'NR == 2 { print $1 }'))"
+            pass=$((pass + 1))
+        fi
+    done
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

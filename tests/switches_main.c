@@ -1,0 +1,63 @@
+/* tests/switches.sh's program: pfvm.h + pfvm_onnx.h as a firmware build
+ * compiles them (the switches come from the command line, the operator
+ * selection through -include), running a model prepared on the host as
+ * loaded (no passes): prints output 0's element bits, one per line. */
+#define PFVM_IMPLEMENTATION
+#define PFVM_NO_ONNX_WRITER
+#include "pfvm_onnx.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned char *read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf = NULL;
+    long len;
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (buf = (unsigned char *)malloc((size_t)len + 1)) && fread(buf, 1, (size_t)len, f) != (size_t)len) {
+        free(buf);
+        buf = NULL;
+    }
+    if (buf)
+        *n = (size_t)len;
+    fclose(f);
+    return buf;
+}
+
+int main(int argc, char **argv)
+{
+    pfvm_status st;
+    size_t mn = 0, in = 0;
+    unsigned char *mb = argc > 2 ? read_file(argv[1], &mn) : NULL, *ib = argc > 2 ? read_file(argv[2], &in) : NULL;
+    pfvm_model *m;
+    pfvm_exec *e;
+    pfvm_tensor *x;
+    const pfvm_tensor *y;
+    int64_t i;
+    if (!mb || !ib) {
+        fprintf(stderr, "usage: switches_main MODEL.onnx INPUT.pb\n");
+        return 2;
+    }
+    if (!(m = pfvm_onnx_load_memory(mb, mn, 0, &st)) || !(e = pfvm_exec_new(m, NULL, &st)) ||
+        !(x = pfvm_onnx_read_value(ib, in, PFVM_KIND_TENSOR, &st)) ||
+        pfvm_exec_bind(e, (const pfvm_tensor *const *)&x, 1, &st) || pfvm_exec_run(e, &st)) {
+        fprintf(stderr, "FAIL: %s\n", st.msg);
+        return 1;
+    }
+    y = pfvm_exec_output(e, 0);
+    for (i = 0; y->dtype == PFVM_FLOAT && i < pfvm_tensor_numel(y); i++) {
+        unsigned u;
+        memcpy(&u, (const float *)y->data + i, 4);
+        printf("%08x\n", u);
+    }
+    pfvm_tensor_free(x);
+    pfvm_exec_free(e);
+    pfvm_model_free(m);
+    free(mb);
+    free(ib);
+    return 0;
+}

@@ -1,0 +1,114 @@
+/* pfvm_exec_run allocates nothing: for models that the optimizer fuses
+ * (models/digits.onnx, tests/models/mlp_mnist, tests/models/mlp), a
+ * counting allocator (pfvm_set_allocator) sees zero allocations inside
+ * pfvm_exec_run, on the first run after bind as on later ones, and the
+ * fused groups' programs are compiled by pfvm_exec_bind (issue 19).
+ * Run from the repository root:
+ *
+ *   build/tests/test_run_alloc [MODEL.onnx INPUT.pb]...
+ */
+#include "exec/exec.h"
+#include "onnx/onnx_io.h"
+#include "passes/passes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+static long calls, bytes;
+
+static void *counting_realloc(void *user, void *p, size_t size)
+{
+    (void)user;
+    if (size == 0) {
+        free(p);
+        return NULL;
+    }
+    calls++;
+    bytes += (long)size;
+    return realloc(p, size);
+}
+
+static unsigned char *read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf = NULL;
+    long len;
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (buf = (unsigned char *)malloc((size_t)len + 1)) && fread(buf, 1, (size_t)len, f) != (size_t)len) {
+        free(buf);
+        buf = NULL;
+    }
+    if (buf)
+        *n = (size_t)len;
+    fclose(f);
+    return buf;
+}
+
+static int count_fused(const pfvm_model *m)
+{
+    const pfvm_graph *g = m->graph;
+    int i, n = 0;
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++)
+        n += !strcmp(pfvm_graph_node(g, i)->domain, "pfvm");
+    return n;
+}
+
+static void check_model(const char *model_path, const char *input_path)
+{
+    pfvm_allocator hook = {counting_realloc, NULL};
+    pfvm_status st;
+    size_t model_n = 0, input_n = 0;
+    unsigned char *model = read_file(model_path, &model_n), *input = read_file(input_path, &input_n);
+    pfvm_model *m = NULL;
+    pfvm_exec *e = NULL;
+    pfvm_tensor *x = NULL;
+    int r;
+    CHECK_MSG(model && input, "%s, %s: cannot read", model_path, input_path);
+    if (!model || !input)
+        goto out;
+    pfvm_set_allocator(&hook);
+    m = pfvm_onnx_load_memory(model, model_n, 0, &st);
+    CHECK_MSG(m != NULL, "%s: %s", model_path, st.msg);
+    if (!m)
+        goto out;
+    CHECK_MSG(pfvm_optimize(m, NULL, NULL, &st) == PFVM_OK, "%s: %s", model_path, st.msg);
+    CHECK_MSG(count_fused(m) > 0, "%s: the optimizer made no fused group", model_path);
+    e = pfvm_exec_new(m, NULL, &st);
+    x = pfvm_onnx_read_value(input, input_n, PFVM_KIND_TENSOR, &st);
+    CHECK_MSG(e && x, "%s: %s", model_path, st.msg);
+    if (!e || !x)
+        goto out;
+    CHECK_MSG(pfvm_exec_bind(e, (const pfvm_tensor *const *)&x, 1, &st) == PFVM_OK, "%s: %s", model_path, st.msg);
+    for (r = 0; r < 2; r++) {
+        calls = bytes = 0;
+        CHECK_MSG(pfvm_exec_run(e, &st) == PFVM_OK, "%s: %s", model_path, st.msg);
+        CHECK_MSG(calls == 0, "%s: run %d allocated %ld times (%ld bytes)", model_path, r + 1, calls, bytes);
+    }
+    printf("%s: %d fused groups, runs allocate %ld bytes\n", model_path, count_fused(m), bytes);
+out:
+    pfvm_set_allocator(NULL);
+    pfvm_tensor_free(x);
+    pfvm_exec_free(e);
+    pfvm_model_free(m);
+    free(model);
+    free(input);
+}
+
+int main(int argc, char **argv)
+{
+    int i;
+    if (argc > 2) {
+        for (i = 1; i + 1 < argc; i += 2)
+            check_model(argv[i], argv[i + 1]);
+    } else {
+        check_model("models/digits.onnx", "models/digits_samples/digit_0.pb");
+        check_model("tests/models/mlp_mnist/model.onnx", "tests/models/mlp_mnist/test_data_set_0/input_0.pb");
+        check_model("tests/models/mlp/model.onnx", "tests/models/mlp/test_data_set_0/input_0.pb");
+    }
+    return CHECK_END();
+}
