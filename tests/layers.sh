@@ -6,7 +6,8 @@
 #   sh tests/layers.sh [BUILD_DIR]      (after make: uses BUILD_DIR/src/*/*.o)
 #
 # Intended order: base -> sym -> ir -> operator interface -> ops -> shape,
-# passes, exec -> onnx. Not yet: ops, passes and exec form a cycle (operator
+# passes, exec -> onnx; accel (pfvm_accel.h) sits on base..exec beside onnx,
+# and nothing below it may need it. Not yet: ops, passes and exec form a cycle (operator
 # hooks call autodiff's, rewrite's and the fused-loop engine's helpers;
 # the registry calls exec's function-call operator; autodiff calls reduce's
 # helper), so base+sym+ir+ops+shape still needs the symbols listed in
@@ -32,7 +33,8 @@ undefined() { # layers...
     nm -u "$tmp/layer.o" | awk '{print $2}' | grep -E '^(pfvm|stbds)' | LC_ALL=C sort -u
 }
 
-for set in "base" "base sym" "base sym ir" "base sym ir ops shape passes exec" "base sym ir ops shape passes exec onnx"; do
+for set in "base" "base sym" "base sym ir" "base sym ir ops shape passes exec" "base sym ir ops shape passes exec onnx" \
+    "base sym ir ops shape passes exec accel"; do
     u=$(undefined $set)
     if [ $? -eq 0 ] && [ -z "$u" ]; then
         ok

@@ -332,8 +332,6 @@ pfvm_code pfvm__accel_moves(const pfvm_accel_target *t, const pfvm_accel_layout 
             pfvm_accel_layout_locate(src, t, index, sc, &soff);
             accel_nearest(src, t, dc, sc);
             spe = pfvm_accel_pe_number(t, sc);
-            if (spe == pe && soff == off)
-                continue;
             last = stbds_arrlen(*moves) ? &(*moves)[stbds_arrlen(*moves) - 1] : NULL;
             if (last && last->src_pe == spe && last->dst_pe == pe && last->src_off + last->count == soff &&
                 last->dst_off + last->count == off) {

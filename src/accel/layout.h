@@ -91,8 +91,9 @@ typedef struct pfvm_accel_move {
 
 /* The moves that turn a tensor in layout src into layout dst (same shape),
  * every element of every copy of dst fed from the nearest copy in src;
- * runs are merged, no-op copies left out. *moves is an stb_ds array the
- * caller frees with pfvm__accel_moves_free. */
+ * runs are merged (the destination is a new buffer, so an element that
+ * stays in its PE at the same offset is still a local copy). *moves is an
+ * stb_ds array the caller frees with pfvm__accel_moves_free. */
 PFVM_INTERNAL pfvm_code pfvm__accel_moves(const pfvm_accel_target *t, const pfvm_accel_layout *src,
                                           const pfvm_accel_layout *dst, pfvm_accel_move **moves,
                                           pfvm_status *st);
