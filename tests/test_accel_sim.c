@@ -89,6 +89,33 @@ static void check_gemm(pfvm_accel_sim *s)
             ok &= fabsf(((const float *)y->data)[i * 2 + j] - r) < 1e-6f;
         }
     CHECK(y && ok);
+    /* the same with B^T stored (transB 1) and PEs 0-1 and 2-3 as two ranges */
+    {
+        float bt[6] = {1, 0.5f, -2, -1, 2, 0};
+        int64_t dbt[2] = {2, 3};
+        pfvm_tensor *tbt = pfvm_tensor_view(PFVM_FLOAT, 2, dbt, bt, &st);
+        const pfvm_tensor *y2;
+        CHECK_MSG(pfvm_accel_sim_run(s,
+                                     "program tiny\n"
+                                     "input 0 0 4x3 pe:4*local:1, local:3\n"
+                                     "weight B 12 2x3 local:2, local:3 | rep pe\n"
+                                     "on 0 1 2 3\n"
+                                     "gemm 40 0 12 1 2 3 1\n"
+                                     "output 0 40 4x2 pe:4*local:1, local:2\n",
+                                     ins, 1, one_weight, tbt, &st) == PFVM_OK,
+                  "%s", st.msg);
+        y2 = pfvm_accel_sim_output(s, 0);
+        ok = y2 != NULL;
+        for (i = 0; y2 && i < 4; i++)
+            for (j = 0; j < 2; j++) {
+                float r = 0;
+                for (l = 0; l < 3; l++)
+                    r += a[i * 3 + l] * b[l * 2 + j];
+                ok &= fabsf(((const float *)y2->data)[i * 2 + j] - r) < 1e-6f;
+            }
+        CHECK(ok);
+        pfvm_tensor_free(tbt);
+    }
     pfvm_tensor_free(ta);
     pfvm_tensor_free(tb);
 }
@@ -161,6 +188,7 @@ static void check_bad(pfvm_accel_sim *s)
     bad(s, "program tiny\ninput 0 0 12 pe:4*local:3\ncopy 0 0 16 0 12\n", "operand 3 '16' is not an integer from 0 to 15");
     bad(s, "program tiny\ninput 0 0 12 pe:4*local:3\noutput 0 0 12 pe:2*local:6\n", "reads byte 12");
     bad(s, "program tiny\non 3 2\n", "operand 2 '2' is not an integer from 3 to 15");
+    bad(s, "program tiny\non 3\n", "expected pairs FIRST LAST");
 }
 
 int main(void)

@@ -17,7 +17,7 @@ struct pfvm_accel_sim {
     double cycles, transfer_cycles;
     pfvm_tensor *outputs[ACCEL_SIM_MAX_OUTPUTS];
     int noutputs;
-    int64_t on_first, on_last; /* PEs that run compute instructions */
+    unsigned char *active; /* PEs that run compute instructions (`on`) */
 };
 
 typedef struct accel_sim_ctx {
@@ -55,7 +55,8 @@ pfvm_accel_sim *pfvm_accel_sim_new(const pfvm_accel_target *t, pfvm_status *st)
     s->mem = (float *)pfvm__malloc(cells * sizeof *s->mem + 1);
     s->written = (unsigned char *)pfvm__calloc(cells + 1, 1);
     s->pe_cycles = (double *)pfvm__calloc((size_t)s->npes, sizeof *s->pe_cycles);
-    if (!s->mem || !s->written || !s->pe_cycles)
+    s->active = (unsigned char *)pfvm__calloc((size_t)s->npes, 1);
+    if (!s->mem || !s->written || !s->pe_cycles || !s->active)
         goto nomem;
     for (k = 0; k < t->nlevels; k++) {
         size_t n = (size_t)pfvm_accel_target_instances(t, k);
@@ -93,6 +94,7 @@ void pfvm_accel_sim_free(pfvm_accel_sim *s)
     pfvm__free(s->mem);
     pfvm__free(s->written);
     pfvm__free(s->pe_cycles);
+    pfvm__free(s->active);
     pfvm__free(s);
 }
 
@@ -421,7 +423,7 @@ static pfvm_code accel_sim_compute(accel_sim_ctx *c)
     int is_un = !strcmp(k, "un"), is_bin = !strcmp(k, "bin"), is_imm = !strcmp(k, "imm");
     int is_row = !strcmp(k, "row"), is_col = !strcmp(k, "col"), is_red = !strcmp(k, "red");
     int is_gemm = !strcmp(k, "gemm") || !strcmp(k, "gemma");
-    int64_t pe, dw, aw, bw = 0, n = 0, rows = 0, cols = 0, m = 0, nn = 0, kk = 0, i, j, l;
+    int64_t pe, dw, aw, bw = 0, n = 0, rows = 0, cols = 0, m = 0, nn = 0, kk = 0, i, j, l, tb = 0;
     int op = 0, opnd = is_gemm ? 1 : 2; /* index of the first offset */
     double imm = 0, cyc;
     if (!is_gemm && (op = accel_sim_opname(c, is_un ? accel_un_ops : is_red ? accel_red_ops : accel_bin_ops)) < 0)
@@ -441,7 +443,7 @@ static pfvm_code accel_sim_compute(accel_sim_ctx *c)
             return c->st->code;
     } else {
         if (!accel_sim_int(c, 4, 1, 1 << 30, &m) || !accel_sim_int(c, 5, 1, 1 << 30, &nn) ||
-            !accel_sim_int(c, 6, 1, 1 << 30, &kk))
+            !accel_sim_int(c, 6, 1, 1 << 30, &kk) || (c->n > 7 && !accel_sim_int(c, 7, 0, 1, &tb)))
             return c->st->code;
     }
     if (is_imm) {
@@ -466,9 +468,11 @@ static pfvm_code accel_sim_compute(accel_sim_ctx *c)
         cyc = ceil((double)m * (double)nn * (double)kk / pfvm_accel_target_macs(&c->s->t, PFVM_FLOAT));
     else
         cyc = ceil((double)(is_red ? rows * cols : n) / c->s->t.simd);
-    for (pe = c->s->on_first; pe <= c->s->on_last; pe++) {
+    for (pe = 0; pe < c->s->npes; pe++) {
         const float *a, *b = NULL;
         float *d;
+        if (!c->s->active[pe])
+            continue;
         if (is_gemm) {
             float *tmp;
             int acc = !strcmp(k, "gemma");
@@ -481,7 +485,7 @@ static pfvm_code accel_sim_compute(accel_sim_ctx *c)
                 for (j = 0; j < nn; j++) {
                     float s = acc ? c->s->mem[pe * c->s->words + dw + i * nn + j] : 0.0f;
                     for (l = 0; l < kk; l++)
-                        s += a[i * kk + l] * b[l * nn + j];
+                        s += a[i * kk + l] * (tb ? b[j * kk + l] : b[l * nn + j]);
                     tmp[i * nn + j] = s;
                 }
             memcpy(accel_sim_write(c, pe, dw, m * nn), tmp, (size_t)(m * nn) * sizeof *tmp);
@@ -533,10 +537,15 @@ static pfvm_code accel_sim_line(accel_sim_ctx *c, const pfvm_tensor *const *inpu
     }
     if (!strcmp(k, "on")) {
         int64_t a, b;
-        if (!accel_sim_int(c, 1, 0, c->s->npes - 1, &a) || !accel_sim_int(c, 2, a, c->s->npes - 1, &b))
-            return c->st->code;
-        c->s->on_first = a;
-        c->s->on_last = b;
+        int i;
+        if (c->n < 3 || c->n % 2 == 0)
+            return accel_sim_bad(c, PFVM_ERR_PARSE, "expected pairs FIRST LAST of PE numbers");
+        memset(c->s->active, 0, (size_t)c->s->npes);
+        for (i = 1; i < c->n; i += 2) {
+            if (!accel_sim_int(c, i, 0, c->s->npes - 1, &a) || !accel_sim_int(c, i + 1, a, c->s->npes - 1, &b))
+                return c->st->code;
+            memset(c->s->active + a, 1, (size_t)(b - a + 1));
+        }
         return PFVM_OK;
     }
     if (!strcmp(k, "input")) {
@@ -577,8 +586,7 @@ pfvm_code pfvm_accel_sim_run(pfvm_accel_sim *s, const char *program, const pfvm_
     accel_sim_clear_outputs(s);
     memset(s->written, 0, (size_t)(s->npes * s->words));
     s->cycles = s->transfer_cycles = 0;
-    s->on_first = 0;
-    s->on_last = s->npes - 1;
+    memset(s->active, 1, (size_t)s->npes);
     while (*p && rc == PFVM_OK) {
         const char *e = strchr(p, '\n');
         size_t len = e ? (size_t)(e - p) : strlen(p), i;
