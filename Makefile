@@ -39,7 +39,7 @@ $(BUILD)/libpfvm.a: $(OBJ)
 	ar rcs $@ $(OBJ)
 
 # interp is built from the amalgamated headers: it is what users compile.
-$(BUILD)/interp: interp.c pfvm.h pfvm_onnx.h
+$(BUILD)/interp: interp.c pfvm.h pfvm_onnx.h pfvm_accel.h
 	@mkdir -p $(BUILD)
 	$(CC) $(ALL_CFLAGS) -I. interp.c -o $@ $(LDLIBS)
 

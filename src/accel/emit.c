@@ -218,7 +218,7 @@ static void accel_em_shape_text(const pfvm_value *v, char *buf, size_t size)
 {
     int i;
     size_t len = 0;
-    int64_t d;
+    int64_t d = 0;
     if (v->type.shape.rank == 0)
         pfvm__snprintf(buf, size, "scalar");
     for (i = 0; i < v->type.shape.rank; i++) {
