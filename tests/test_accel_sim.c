@@ -116,6 +116,13 @@ static void check_gemm(pfvm_accel_sim *s)
         CHECK(ok);
         pfvm_tensor_free(tbt);
     }
+    /* B on all 16 PEs: each PE link carries its 24 bytes (6 cycles at 4 per
+     * cycle); the group and cluster links broadcast, so carry them once
+     * (3 and 2 cycles), not 4 or 8 times */
+    CHECK_MSG(pfvm_accel_sim_run(s, "program tiny\nweight B 0 3x2 local:3, local:2 | rep cluster group pe\n", ins, 1,
+                                 one_weight, tb, &st) == PFVM_OK,
+              "%s", st.msg);
+    CHECK_MSG(pfvm_accel_sim_cycles(s) == 6, "%g cycles", pfvm_accel_sim_cycles(s));
     pfvm_tensor_free(ta);
     pfvm_tensor_free(tb);
 }

@@ -267,11 +267,63 @@ static int64_t accel_sim_flat(const pfvm_accel_layout *l, const int64_t *idx)
     return f;
 }
 
+/* Link bytes of a host -> PEs transfer in which PE p needs the flat
+ * elements need[p][0..count[p]) (elements, 4 bytes each): the link into an
+ * instance of level k carries, when its children's links broadcast, each
+ * element its subtree needs once, else what its children's links carry. */
+static pfvm_code accel_sim_fanout_cost(accel_sim_ctx *c, const int64_t *need, const int64_t *count, int64_t block,
+                                       int64_t numel)
+{
+    pfvm_accel_sim *s = c->s;
+    int nl = s->t.nlevels, k;
+    int64_t pe, i, span = 1;
+    double *carried = (double *)pfvm__calloc((size_t)s->npes + 1, sizeof(double)); /* per instance of level k+1 */
+    unsigned char *seen = (unsigned char *)pfvm__calloc((size_t)numel + 1, 1);
+    if (!carried || !seen) {
+        pfvm__free(carried);
+        pfvm__free(seen);
+        return accel_sim_bad(c, PFVM_ERR_NOMEM, "out of memory");
+    }
+    for (pe = 0; pe < s->npes; pe++) {
+        carried[pe] = (double)count[pe] * 4;
+        s->link[nl - 1][0][pe] += carried[pe];
+    }
+    for (k = nl - 2; k >= 1; k--) {
+        int64_t n = pfvm_accel_target_instances(&s->t, k), fan = s->t.levels[k + 1].fanout, inst;
+        span *= fan; /* PEs under one instance of level k */
+        for (inst = 0; inst < n; inst++) {
+            double bytes = 0;
+            if (s->t.levels[k + 1].broadcast) {
+                int64_t distinct = 0;
+                for (pe = inst * span; pe < (inst + 1) * span; pe++)
+                    for (i = 0; i < count[pe]; i++)
+                        if (!seen[need[pe * block + i]]) {
+                            seen[need[pe * block + i]] = 1;
+                            distinct++;
+                        }
+                for (pe = inst * span; pe < (inst + 1) * span; pe++)
+                    for (i = 0; i < count[pe]; i++)
+                        seen[need[pe * block + i]] = 0;
+                bytes = (double)distinct * 4;
+            } else {
+                for (i = 0; i < fan; i++)
+                    bytes += carried[inst * fan + i];
+            }
+            carried[inst] = bytes; /* children's entries are no longer needed */
+            s->link[k][0][inst] += bytes;
+        }
+    }
+    pfvm__free(carried);
+    pfvm__free(seen);
+    return PFVM_OK;
+}
+
 /* input / weight: the host's tensor into every PE's block at the offset. */
 static pfvm_code accel_sim_scatter(accel_sim_ctx *c, const pfvm_tensor *x, int first_layout_tok)
 {
     pfvm_accel_layout l;
-    int64_t word, block, pe, off, coords[PFVM_ACCEL_MAX_LEVELS], idx[PFVM_MAX_RANK];
+    int64_t word, block, pe, off, coords[PFVM_ACCEL_MAX_LEVELS], idx[PFVM_MAX_RANK], *need, *count;
+    pfvm_code rc;
     int a;
     if (!accel_sim_layout(c, first_layout_tok, &l))
         return c->st ? c->st->code : PFVM_ERR_PARSE;
@@ -284,18 +336,26 @@ static pfvm_code accel_sim_scatter(accel_sim_ctx *c, const pfvm_tensor *x, int f
         if (x->dims[a] != l.dims[a])
             return accel_sim_bad(c, PFVM_ERR_SHAPE, "the tensor's axis %d has size %lld, the program says %lld", a,
                                  (long long)x->dims[a], (long long)l.dims[a]);
+    need = (int64_t *)pfvm__malloc(((size_t)(c->s->npes * block) + 1) * sizeof *need);
+    count = (int64_t *)pfvm__calloc((size_t)c->s->npes + 1, sizeof *count);
+    if (!need || !count) {
+        pfvm__free(need);
+        pfvm__free(count);
+        return accel_sim_bad(c, PFVM_ERR_NOMEM, "out of memory");
+    }
     for (pe = 0; pe < c->s->npes; pe++) {
-        int64_t held = 0;
         pfvm_accel_pe_coords(&c->s->t, pe, coords);
         for (off = 0; off < block; off++)
             if (pfvm_accel_layout_element(&l, &c->s->t, coords, off, idx)) {
-                *accel_sim_write(c, pe, word + off, 1) = ((const float *)x->data)[accel_sim_flat(&l, idx)];
-                held++;
+                int64_t f = accel_sim_flat(&l, idx);
+                *accel_sim_write(c, pe, word + off, 1) = ((const float *)x->data)[f];
+                need[pe * block + count[pe]++] = f;
             }
-        if (held)
-            accel_sim_route(c->s, -1, pe, (double)held * 4);
     }
-    return PFVM_OK;
+    rc = accel_sim_fanout_cost(c, need, count, block, pfvm_tensor_numel(x));
+    pfvm__free(need);
+    pfvm__free(count);
+    return rc;
 }
 
 static pfvm_code accel_sim_output(accel_sim_ctx *c)

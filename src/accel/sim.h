@@ -7,7 +7,9 @@
  * (and its end). Within a phase, transfers and compute overlap: the phase
  * takes the largest of (bytes over one link instance / its bandwidth, in
  * each direction) and (one PE's compute cycles: ceil(elements / simd) for
- * a vector instruction, ceil(M*N*K / float MACs per cycle) for gemm). */
+ * a vector instruction, ceil(M*N*K / float MACs per cycle) for gemm).
+ * A transfer from the host into the PEs sends an element once over a link
+ * whose instance's children links can broadcast (README.md has the rest). */
 #ifndef PFVM_ACCEL_SIM_H
 #define PFVM_ACCEL_SIM_H
 
