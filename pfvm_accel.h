@@ -7,11 +7,13 @@
  *     #define PFVM_IMPLEMENTATION
  *     #include "pfvm_accel.h"    (includes pfvm.h)
  *
- * What it has so far: targets as data (a text format, the files in targets/ of the
- * repository; pfvm_accel_target_load) and tensor layouts over a target's
- * PEs (a text notation, index math both ways), and a simulator of accel
- * programs (a line-oriented text format) on per-PE memories that counts
- * cycles. README.md, "accel", documents the three formats.
+ * What it has so far: targets as data (a text format, the files in targets/
+ * of the repository; pfvm_accel_target_load), tensor layouts over a
+ * target's PEs (a text notation, index math both ways), an emitter that
+ * lowers a graph through the operators' accel hooks with one fixed plan
+ * (pfvm_accel_emit), and a simulator of the emitted programs (a
+ * line-oriented text format) on per-PE memories that counts cycles
+ * (pfvm_accel_sim_*). README.md, "accel", documents the three formats.
  *
  *     pfvm_status st;
  *     pfvm_accel_target t;
