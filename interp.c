@@ -1632,6 +1632,57 @@ static int cmd_ops(int argc, char **argv)
     return 0;
 }
 
+/* Bytes of a value with a static shape (0 if not static). */
+static double accel_value_bytes(const pfvm_value *v)
+{
+    double n = (double)pfvm_dtype_size(v->type.dtype);
+    int i;
+    for (i = 0; i < v->type.shape.rank; i++) {
+        int64_t d;
+        if (!pfvm_sym_is_const(v->type.shape.dims[i], &d))
+            return 0;
+        n *= (double)d;
+    }
+    return n;
+}
+
+/* One line per node from the program's "# node NAME (OP) -> LAYOUT"
+ * comments: its output layout, the PEs its `on` line names and, after a
+ * simulation, the cycles of its phase (the phases are counted by the
+ * barriers before the comment). */
+static void accel_report_nodes(const char *prog, const pfvm_accel_sim *sim)
+{
+    const char *p = prog;
+    int phase = 0;
+    long long pes = 0;
+    while (*p) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len >= 7 && !strncmp(p, "barrier", 7)) {
+            phase++;
+        } else if (len > 3 && !strncmp(p, "on ", 3)) {
+            const char *q = p + 3;
+            char *end;
+            pes = 0;
+            for (;;) {
+                long long a = strtoll(q, &end, 10), b;
+                if (end == q)
+                    break;
+                b = strtoll(end, &end, 10);
+                pes += b - a + 1;
+                q = end;
+            }
+        } else if (len > 7 && !strncmp(p, "# node ", 7)) {
+            if (sim)
+                printf("  %.*s  [PEs %lld, %.0f cycles]\n", (int)(len - 7), p + 7, pes,
+                       pfvm_accel_sim_phase_cycles(sim, phase));
+            else
+                printf("  %.*s  [PEs %lld]\n", (int)(len - 7), p + 7, pes);
+        }
+        p += len + (e != NULL);
+    }
+}
+
 /* The weights a simulated program reads: the model's initializers. */
 static const pfvm_tensor *accel_weight(void *user, const char *name)
 {
@@ -1696,7 +1747,22 @@ static int cmd_accel(int argc, char **argv)
            (long long)stats.peak_bytes, (long long)stats.weight_bytes);
     printf("compute lower bound %.0f cycles (flops / 2 / %.0f float MACs per cycle)\n",
            peak_macs > 0 ? ceil(stats.flops / 2 / peak_macs) : 0, peak_macs);
-    if (simulate) {
+    {
+        /* compulsory traffic: inputs and weights down, outputs up, through
+         * the links below the root (all instances of level 1 together) */
+        double down = (double)stats.weight_bytes, up = 0, n1 = (double)pfvm_accel_target_instances(&t, 1);
+        for (i = 0; i < pfvm_graph_num_inputs(m->graph); i++)
+            if (!pfvm_graph_input(m->graph, i)->init)
+                down += accel_value_bytes(pfvm_graph_input(m->graph, i));
+        for (i = 0; i < pfvm_graph_num_outputs(m->graph); i++)
+            up += accel_value_bytes(pfvm_graph_output(m->graph, i));
+        printf("traffic lower bound %.0f cycles (%.0f bytes in, %.0f out over the %s links)\n",
+               ceil(fmax(down / (t.levels[1].down * n1), up / (t.levels[1].up * n1))), down, up, t.levels[1].name);
+    }
+    if (!simulate) {
+        printf("per node (the output's layout):\n");
+        accel_report_nodes(prog, NULL);
+    } else {
         const pfvm_graph *g = m->graph;
         int n_graph_in = 0;
         for (i = 0; i < pfvm_graph_num_inputs(g); i++)
@@ -1715,6 +1781,8 @@ static int cmd_accel(int argc, char **argv)
         if (!(sim = pfvm_accel_sim_new(&t, &st)) ||
             pfvm_accel_sim_run(sim, prog, (const pfvm_tensor *const *)ins, n_in, accel_weight, m, &st))
             goto done_status;
+        printf("per node (the output's layout):\n");
+        accel_report_nodes(prog, sim);
         printf("simulated %.0f cycles (%.0f of them bound by transfers)\n", pfvm_accel_sim_cycles(sim),
                pfvm_accel_sim_transfer_cycles(sim));
         mkdir(outdir, 0777);

@@ -274,6 +274,10 @@ PFVM_API int pfvm_accel_sim_noutputs(const pfvm_accel_sim *s);
 /* Cycles of the last run, and the part of them spent waiting on links. */
 PFVM_API double pfvm_accel_sim_cycles(const pfvm_accel_sim *s);
 PFVM_API double pfvm_accel_sim_transfer_cycles(const pfvm_accel_sim *s);
+/* Phases of the last run (each ended by `barrier` or the program's end)
+ * and the cycles of phase i. */
+PFVM_API int pfvm_accel_sim_phases(const pfvm_accel_sim *s);
+PFVM_API double pfvm_accel_sim_phase_cycles(const pfvm_accel_sim *s, int i);
 
 
 #endif
@@ -663,7 +667,9 @@ static pfvm_code accel_em_node(accel_em_emitter *e, const pfvm_node *n, int inde
     if (n->n_outputs && n->outputs[0] &&
         (rc = accel_em_on(e, &e->places[n->outputs[0]->id], n->outputs[0])) != PFVM_OK)
         return rc;
-    if ((rc = accel_em_line(e, "# node %s (%s)", n->name, n->op_type)) != PFVM_OK || (rc = n->op->accel(&c)) != PFVM_OK ||
+    if ((rc = accel_em_line(e, "# node %s (%s) -> %s", n->name, n->op_type,
+                            n->n_outputs && n->outputs[0] ? e->places[n->outputs[0]->id].layout : "-")) != PFVM_OK ||
+        (rc = n->op->accel(&c)) != PFVM_OK ||
         (rc = accel_em_line(e, "barrier")) != PFVM_OK)
         return rc;
     for (i = 0; i + 1 < (int)stbds_arrlen(e->scratch); i += 2)
@@ -1182,6 +1188,7 @@ struct pfvm_accel_sim {
     double *link[PFVM_ACCEL_MAX_LEVELS][2]; /* bytes per instance this phase: [0] down, [1] up */
     double *pe_cycles;                      /* this phase */
     double cycles, transfer_cycles;
+    double *phases; /* stb_ds: cycles of each phase of the last run */
     pfvm_tensor *outputs[ACCEL_SIM_MAX_OUTPUTS];
     int noutputs;
     unsigned char *active; /* PEs that run compute instructions (`on`) */
@@ -1262,6 +1269,7 @@ void pfvm_accel_sim_free(pfvm_accel_sim *s)
     pfvm__free(s->written);
     pfvm__free(s->pe_cycles);
     pfvm__free(s->active);
+    stbds_arrfree(s->phases);
     pfvm__free(s);
 }
 
@@ -1285,8 +1293,18 @@ double pfvm_accel_sim_transfer_cycles(const pfvm_accel_sim *s)
     return s->transfer_cycles;
 }
 
+int pfvm_accel_sim_phases(const pfvm_accel_sim *s)
+{
+    return (int)stbds_arrlen(s->phases);
+}
+
+double pfvm_accel_sim_phase_cycles(const pfvm_accel_sim *s, int i)
+{
+    return i >= 0 && i < (int)stbds_arrlen(s->phases) ? s->phases[i] : 0;
+}
+
 /* Ends a phase: it lasts as long as its busiest link or PE. */
-static void accel_sim_phase(pfvm_accel_sim *s)
+static pfvm_code accel_sim_phase(pfvm_accel_sim *s, pfvm_status *st)
 {
     double link = 0, pe = 0;
     int k, d;
@@ -1309,6 +1327,9 @@ static void accel_sim_phase(pfvm_accel_sim *s)
     }
     s->cycles += ceil(link > pe ? link : pe);
     s->transfer_cycles += ceil(link);
+    if (!pfvm__arrpush(s->phases, ceil(link > pe ? link : pe)))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "accel simulator: out of memory");
+    return PFVM_OK;
 }
 
 /* Instance of level k that holds PE pe. */
@@ -1758,10 +1779,8 @@ static pfvm_code accel_sim_line(accel_sim_ctx *c, const pfvm_tensor *const *inpu
     }
     if (c->line == 1)
         return accel_sim_bad(c, PFVM_ERR_PARSE, "the first line must be 'program TARGET'");
-    if (!strcmp(k, "barrier")) {
-        accel_sim_phase(c->s);
-        return PFVM_OK;
-    }
+    if (!strcmp(k, "barrier"))
+        return accel_sim_phase(c->s, c->st);
     if (!strcmp(k, "on")) {
         int64_t a, b;
         int i;
@@ -1813,6 +1832,7 @@ pfvm_code pfvm_accel_sim_run(pfvm_accel_sim *s, const char *program, const pfvm_
     accel_sim_clear_outputs(s);
     memset(s->written, 0, (size_t)(s->npes * s->words));
     s->cycles = s->transfer_cycles = 0;
+    stbds_arrsetlen(s->phases, 0);
     memset(s->active, 1, (size_t)s->npes);
     while (*p && rc == PFVM_OK) {
         const char *e = strchr(p, '\n');
@@ -1843,10 +1863,8 @@ pfvm_code pfvm_accel_sim_run(pfvm_accel_sim *s, const char *program, const pfvm_
             rc = accel_sim_bad(&c, PFVM_ERR_PARSE, "the first line must be 'program TARGET'");
         p += len + (e != NULL);
     }
-    if (rc == PFVM_OK) {
-        accel_sim_phase(s);
+    if (rc == PFVM_OK && (rc = accel_sim_phase(s, c.st)) == PFVM_OK)
         pfvm__ok(st);
-    }
     return rc;
 }
 /* ---- src/accel/target.c ---- */

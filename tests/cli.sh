@@ -334,7 +334,9 @@ MLP=tests/models/mlp
 if "$INTERP" accel "$MLP/model.onnx" --target targets/mncore2.txt -o "$tmp/mlp.accel" \
     --simulate -i "$MLP/test_data_set_0/input_0.pb" --out "$tmp/accel" >"$tmp/out" 2>"$tmp/err" &&
     [ -f "$tmp/accel/output_0.pb" ] && head -n 1 "$tmp/mlp.accel" | grep -q '^program mncore2$' &&
-    grep -q '^simulated [0-9]* cycles' "$tmp/out" && grep -q '^compute lower bound' "$tmp/out"; then
+    grep -q '^simulated [0-9]* cycles' "$tmp/out" && grep -q '^compute lower bound' "$tmp/out" &&
+    grep -q '^traffic lower bound' "$tmp/out" &&
+    grep -q '^  /net/net.0/Gemm (Gemm) -> pe:4\*local:1, local:32  \[PEs 4, [0-9]* cycles\]$' "$tmp/out"; then
     ok
 else
     bad "accel mlp --simulate: $(head -c 300 "$tmp/err")"

@@ -56,6 +56,9 @@ static void check_relu(pfvm_accel_sim *s)
      * output: 6 again */
     CHECK_MSG(pfvm_accel_sim_cycles(s) == 13, "%g cycles", pfvm_accel_sim_cycles(s));
     CHECK(pfvm_accel_sim_transfer_cycles(s) == 12);
+    CHECK(pfvm_accel_sim_phases(s) == 3 && pfvm_accel_sim_phase_cycles(s, 0) == 6 &&
+          pfvm_accel_sim_phase_cycles(s, 1) == 1 && pfvm_accel_sim_phase_cycles(s, 2) == 6 &&
+          pfvm_accel_sim_phase_cycles(s, 3) == 0);
     pfvm_tensor_free(in);
 }
 

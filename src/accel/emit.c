@@ -342,7 +342,9 @@ static pfvm_code accel_em_node(accel_em_emitter *e, const pfvm_node *n, int inde
     if (n->n_outputs && n->outputs[0] &&
         (rc = accel_em_on(e, &e->places[n->outputs[0]->id], n->outputs[0])) != PFVM_OK)
         return rc;
-    if ((rc = accel_em_line(e, "# node %s (%s)", n->name, n->op_type)) != PFVM_OK || (rc = n->op->accel(&c)) != PFVM_OK ||
+    if ((rc = accel_em_line(e, "# node %s (%s) -> %s", n->name, n->op_type,
+                            n->n_outputs && n->outputs[0] ? e->places[n->outputs[0]->id].layout : "-")) != PFVM_OK ||
+        (rc = n->op->accel(&c)) != PFVM_OK ||
         (rc = accel_em_line(e, "barrier")) != PFVM_OK)
         return rc;
     for (i = 0; i + 1 < (int)stbds_arrlen(e->scratch); i += 2)

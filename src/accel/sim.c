@@ -15,6 +15,7 @@ struct pfvm_accel_sim {
     double *link[PFVM_ACCEL_MAX_LEVELS][2]; /* bytes per instance this phase: [0] down, [1] up */
     double *pe_cycles;                      /* this phase */
     double cycles, transfer_cycles;
+    double *phases; /* stb_ds: cycles of each phase of the last run */
     pfvm_tensor *outputs[ACCEL_SIM_MAX_OUTPUTS];
     int noutputs;
     unsigned char *active; /* PEs that run compute instructions (`on`) */
@@ -95,6 +96,7 @@ void pfvm_accel_sim_free(pfvm_accel_sim *s)
     pfvm__free(s->written);
     pfvm__free(s->pe_cycles);
     pfvm__free(s->active);
+    stbds_arrfree(s->phases);
     pfvm__free(s);
 }
 
@@ -118,8 +120,18 @@ double pfvm_accel_sim_transfer_cycles(const pfvm_accel_sim *s)
     return s->transfer_cycles;
 }
 
+int pfvm_accel_sim_phases(const pfvm_accel_sim *s)
+{
+    return (int)stbds_arrlen(s->phases);
+}
+
+double pfvm_accel_sim_phase_cycles(const pfvm_accel_sim *s, int i)
+{
+    return i >= 0 && i < (int)stbds_arrlen(s->phases) ? s->phases[i] : 0;
+}
+
 /* Ends a phase: it lasts as long as its busiest link or PE. */
-static void accel_sim_phase(pfvm_accel_sim *s)
+static pfvm_code accel_sim_phase(pfvm_accel_sim *s, pfvm_status *st)
 {
     double link = 0, pe = 0;
     int k, d;
@@ -142,6 +154,9 @@ static void accel_sim_phase(pfvm_accel_sim *s)
     }
     s->cycles += ceil(link > pe ? link : pe);
     s->transfer_cycles += ceil(link);
+    if (!pfvm__arrpush(s->phases, ceil(link > pe ? link : pe)))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "accel simulator: out of memory");
+    return PFVM_OK;
 }
 
 /* Instance of level k that holds PE pe. */
@@ -591,10 +606,8 @@ static pfvm_code accel_sim_line(accel_sim_ctx *c, const pfvm_tensor *const *inpu
     }
     if (c->line == 1)
         return accel_sim_bad(c, PFVM_ERR_PARSE, "the first line must be 'program TARGET'");
-    if (!strcmp(k, "barrier")) {
-        accel_sim_phase(c->s);
-        return PFVM_OK;
-    }
+    if (!strcmp(k, "barrier"))
+        return accel_sim_phase(c->s, c->st);
     if (!strcmp(k, "on")) {
         int64_t a, b;
         int i;
@@ -646,6 +659,7 @@ pfvm_code pfvm_accel_sim_run(pfvm_accel_sim *s, const char *program, const pfvm_
     accel_sim_clear_outputs(s);
     memset(s->written, 0, (size_t)(s->npes * s->words));
     s->cycles = s->transfer_cycles = 0;
+    stbds_arrsetlen(s->phases, 0);
     memset(s->active, 1, (size_t)s->npes);
     while (*p && rc == PFVM_OK) {
         const char *e = strchr(p, '\n');
@@ -676,9 +690,7 @@ pfvm_code pfvm_accel_sim_run(pfvm_accel_sim *s, const char *program, const pfvm_
             rc = accel_sim_bad(&c, PFVM_ERR_PARSE, "the first line must be 'program TARGET'");
         p += len + (e != NULL);
     }
-    if (rc == PFVM_OK) {
-        accel_sim_phase(s);
+    if (rc == PFVM_OK && (rc = accel_sim_phase(s, c.st)) == PFVM_OK)
         pfvm__ok(st);
-    }
     return rc;
 }

@@ -39,6 +39,10 @@ PFVM_API int pfvm_accel_sim_noutputs(const pfvm_accel_sim *s);
 /* Cycles of the last run, and the part of them spent waiting on links. */
 PFVM_API double pfvm_accel_sim_cycles(const pfvm_accel_sim *s);
 PFVM_API double pfvm_accel_sim_transfer_cycles(const pfvm_accel_sim *s);
+/* Phases of the last run (each ended by `barrier` or the program's end)
+ * and the cycles of phase i. */
+PFVM_API int pfvm_accel_sim_phases(const pfvm_accel_sim *s);
+PFVM_API double pfvm_accel_sim_phase_cycles(const pfvm_accel_sim *s, int i);
 
 #ifdef __cplusplus
 }
