@@ -16858,6 +16858,31 @@ static pfvm_code pfvm__nn_accel_ln(pfvm_accel_ctx *c)
     return rc;
 }
 
+/* accel lowering (see pfvm_accel_fn) of Softmax over the last axis, each
+ * row whole on its PE: row max, shifted exp, row sum, divide. */
+static pfvm_code pfvm__nn_accel_softmax(pfvm_accel_ctx *c)
+{
+    const pfvm_node *n = c->node;
+    const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
+    int64_t axis = pfvm_node_attr_int(n, "axis", n->opset >= 13 ? -1 : 1), cols, rows, red;
+    long long Y, X, R, C;
+    pfvm_code rc;
+    if (x->rank < 1 || (axis < 0 ? axis + x->rank : axis) != x->rank - 1 || x->replicated)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "node %s (Softmax): accel lowers the last axis with rows on PEs only",
+                          n->name);
+    cols = x->dims[x->rank - 1];
+    rows = x->elems / cols;
+    if ((red = c->scratch(c, rows * 4)) < 0)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "node %s (Softmax): no PE memory for temporaries", n->name);
+    Y = y->off, X = x->off, R = rows, C = cols;
+    if ((rc = c->emit(c, "red max %lld %lld %lld %lld", (long long)red, X, R, C)) != PFVM_OK ||
+        (rc = c->emit(c, "row sub %lld %lld %lld %lld %lld", Y, X, (long long)red, R, C)) != PFVM_OK ||
+        (rc = c->emit(c, "un exp %lld %lld %lld", Y, Y, R * C)) != PFVM_OK ||
+        (rc = c->emit(c, "red sum %lld %lld %lld %lld", (long long)red, Y, R, C)) != PFVM_OK)
+        return rc;
+    return c->emit(c, "row div %lld %lld %lld %lld %lld", Y, Y, (long long)red, R, C);
+}
+
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
     {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, NULL},
     {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops, NULL},
@@ -16875,7 +16900,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
     {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL, NULL},
     {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL},
     {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL, NULL},
-    {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL, NULL},
+    {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL, pfvm__nn_accel_softmax},
     {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL, NULL, NULL},
     {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}

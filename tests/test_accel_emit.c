@@ -83,6 +83,86 @@ done:
     pfvm_model_free(m);
 }
 
+/* X (4, 10) -> MatMul W (10, 6) -> Softmax -> Sub bias (6) -> Relu, built
+ * here: the operators the fixtures do not combine. */
+static void check_built_graph(void)
+{
+    pfvm_status st;
+    pfvm_model *m[2];
+    pfvm_accel_target t;
+    pfvm_exec *e = NULL;
+    pfvm_accel_sim *s = NULL;
+    char *prog = NULL;
+    float xv[40], wv[60], bv[6];
+    int64_t dx[2] = {4, 10}, dw[2] = {10, 6}, db[1] = {6};
+    pfvm_tensor *x = pfvm_tensor_view(PFVM_FLOAT, 2, dx, xv, &st);
+    const pfvm_tensor *ins[1];
+    double worst = 0;
+    int i, k;
+    for (i = 0; i < 40; i++)
+        xv[i] = (float)((i * 7) % 11) / 5.0f - 1.0f;
+    for (i = 0; i < 60; i++)
+        wv[i] = (float)((i * 5) % 13) / 6.0f - 1.0f;
+    for (i = 0; i < 6; i++)
+        bv[i] = 0.05f * (float)i;
+    for (k = 0; k < 2; k++) {
+        pfvm_graph *g;
+        pfvm_value *vx, *vw, *vb, *mm, *sm, *sb, *y;
+        const pfvm_sym *sx[2], *sw[2], *sbd[1];
+        pfvm_value *in2[2];
+        pfvm_tensor *tw, *tb;
+        m[k] = pfvm_model_new(&st);
+        g = pfvm_graph_new(m[k], NULL, "g", &st);
+        pfvm_model_set_opset(m[k], "", 17, &st);
+        vx = pfvm_graph_value(g, "x", &st);
+        vw = pfvm_graph_value(g, "w", &st);
+        vb = pfvm_graph_value(g, "b", &st);
+        mm = pfvm_graph_value(g, "mm", &st);
+        sm = pfvm_graph_value(g, "sm", &st);
+        sb = pfvm_graph_value(g, "sb", &st);
+        y = pfvm_graph_value(g, "y", &st);
+        sx[0] = pfvm_sym_const(m[k]->syms, 4);
+        sx[1] = pfvm_sym_const(m[k]->syms, 10);
+        sw[0] = sx[1];
+        sw[1] = pfvm_sym_const(m[k]->syms, 6);
+        sbd[0] = sw[1];
+        pfvm_value_set_tensor_type(vx, PFVM_FLOAT, 2, sx, &st);
+        pfvm_graph_add_input(g, vx, &st);
+        tw = pfvm_model_tensor(m[k], PFVM_FLOAT, 2, dw, wv, &st);
+        tb = pfvm_model_tensor(m[k], PFVM_FLOAT, 1, db, bv, &st);
+        pfvm_graph_add_init(g, vw, tw, &st);
+        pfvm_graph_add_init(g, vb, tb, &st);
+        (void)sbd;
+        in2[0] = vx;
+        in2[1] = vw;
+        pfvm_graph_add_node(g, "MatMul", "", "mm", in2, 2, &mm, 1, &st);
+        pfvm_graph_add_node(g, "Softmax", "", "softmax", &mm, 1, &sm, 1, &st);
+        in2[0] = sm;
+        in2[1] = vb;
+        pfvm_graph_add_node(g, "Sub", "", "sub", in2, 2, &sb, 1, &st);
+        pfvm_graph_add_node(g, "Relu", "", "relu", &sb, 1, &y, 1, &st);
+        pfvm_graph_add_output(g, y, &st);
+    }
+    CHECK_MSG(pfvm_accel_target_load("targets/tiny.txt", &t, &st) == PFVM_OK, "%s", st.msg);
+    e = pfvm_exec_new(m[0], NULL, &st);
+    CHECK_MSG(e && !pfvm_exec_bind_one(e, x, &st) && !pfvm_exec_run(e, &st), "built graph: %s", st.msg);
+    CHECK_MSG(pfvm_accel_emit(m[1], &t, &prog, NULL, &st) == PFVM_OK, "built graph on tiny: %s", st.msg);
+    ins[0] = x;
+    if (prog && e) {
+        s = pfvm_accel_sim_new(&t, &st);
+        CHECK_MSG(s && pfvm_accel_sim_run(s, prog, ins, 1, find_weight, m[1], &st) == PFVM_OK, "built graph: %s", st.msg);
+        CHECK_MSG(s && pfvm_accel_sim_output(s, 0) &&
+                      close_enough(pfvm_accel_sim_output(s, 0), pfvm_exec_output(e, 0), &worst),
+                  "built graph differs from the interpreter by %g", worst);
+    }
+    pfvm_accel_free(prog);
+    pfvm_accel_sim_free(s);
+    pfvm_exec_free(e);
+    pfvm_tensor_free(x);
+    pfvm_model_free(m[0]);
+    pfvm_model_free(m[1]);
+}
+
 static void emit_error(const char *model, const char *tfile, pfvm_code code, const char *what)
 {
     pfvm_status st;
@@ -112,6 +192,7 @@ static void check_errors(void)
 int main(void)
 {
     check_model("tests/models/mlp", "targets/mncore2.txt");
+    check_built_graph();
     check_errors();
     return CHECK_END();
 }
