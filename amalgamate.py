@@ -37,7 +37,7 @@ SRC = os.path.join(ROOT, "src")
 # (header, guard, doc, [module dirs in dependency order], includes)
 HEADERS = [
     ("pfvm.h", "PFVM_H", "pfvm.h.txt",
-     ["base", "sym", "ir", "ops", "shape", "passes", "exec"], []),
+     ["base", "sym", "ir", "opi", "ops", "shape", "plan", "passes", "exec"], []),
     ("pfvm_onnx.h", "PFVM_ONNX_H", "pfvm_onnx.h.txt",
      ["onnx"], ["pfvm.h"]),
     ("pfvm_accel.h", "PFVM_ACCEL_H", "pfvm_accel.h.txt",
@@ -46,7 +46,8 @@ HEADERS = [
 
 # Headers inside a module that must come first (others follow sorted).
 FIRST = {
-    "ops": ["registry.h", "ops_common.h"],
+    "opi": ["opi.h", "grad.h", "rewrite.h"],
+    "ops": ["fused.h", "ops_common.h"],
     "onnx": ["onnx.pb.h"],
     "base": ["base.h"],
     "accel": ["target.h"],
@@ -55,10 +56,11 @@ FIRST = {
 FIRST_C = {"onnx": ["onnx.pb.c"]}
 # Implementation files that come after every module of their header: the
 # operator registry takes the addresses of the (static) operator tables of
-# src/ops and of exec's function-call operator, which must be defined first.
+# src/ops, the function-call operator of src/ops/fused.c included, which
+# must be defined first.
 LAST_C = {"ops": ["registry.c"]}
 # Module headers that are internal as a whole.
-INTERNAL_HEADERS = {"ops/ops_common.h", "passes/rewrite.h", "onnx/onnx.pb.h"}
+INTERNAL_HEADERS = {"ops/ops_common.h", "opi/rewrite.h", "onnx/onnx.pb.h"}
 
 QUOTED = re.compile(r'^\s*#\s*include\s+"[^"]+"')
 BEGIN = "/* pfvm:internal-begin */"

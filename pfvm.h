@@ -401,10 +401,12 @@ typedef struct pfvm_binding {
 PFVM_API pfvm_code pfvm_binding_set(pfvm_binding *b, const pfvm_sym *var, int64_t v, pfvm_status *st);
 PFVM_API void pfvm_binding_clear(pfvm_binding *b);
 PFVM_API void pfvm_binding_free(pfvm_binding *b);
-/* Evaluates s; 0 when a symbol is unbound, a division by zero or overflow,
- * or when s (a DAG walked as a tree) has more than 4M nodes. */
+/* Evaluates s; 0 when a symbol is unbound, a division by zero or overflow
+ * (or out of memory: a large shared DAG is walked with a map of results).
+ * Time is linear in the number of distinct subexpressions. */
 PFVM_API int pfvm_sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out);
-/* Substitutes bound symbols by their values and re-simplifies. */
+/* Substitutes bound symbols by their values and re-simplifies, visiting
+ * each distinct subexpression once; NULL when out of memory. */
 PFVM_API const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b);
 
 /* Prints s in pfvm's grammar (`batch*64`, `(h+1)/2`, `min(a,b)`); returns
@@ -833,7 +835,7 @@ PFVM_API pfvm_code pfvm_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, i
                                               pfvm_status *st);
 
 #endif /* PFVM_IR_H */
-/* ---- src/ops/registry.h ---- */
+/* ---- src/opi/opi.h ---- */
 /* ops: the operator registry. Everything pfvm knows about an operator lives
  * in its pfvm_op_def: name, domain and opset range, arity, type and shape
  * inference, reference kernel, and fusion kind. Passes and the executor ask
@@ -841,8 +843,8 @@ PFVM_API pfvm_code pfvm_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, i
  *
  * Each operator family is one file (src/ops/elementwise.c, nn.c, ...) that
  * exports a table; registry.c lists the tables. */
-#ifndef PFVM_REGISTRY_H
-#define PFVM_REGISTRY_H
+#ifndef PFVM_OPI_H
+#define PFVM_OPI_H
 
 
 
@@ -879,7 +881,16 @@ typedef struct pfvm_ictx {
     pfvm_status *st;
     pfvm_arena *arena;          /* storage for `sym` arrays, freed with the results */
     struct pfvm__infer_driver *driver; /* the whole-graph analysis (src/shape), or NULL at bind time */
+    const struct pfvm__ictx_services *services; /* the driver's, with it */
 } pfvm_ictx;
+
+/* Receives what inference learned about the values of one graph (g itself
+ * or a subgraph): iv[i] describes g->values[i] (type and, when known,
+ * contents: a constant tensor or symbolic scalars), n entries. The tensors
+ * and symbol arrays it points to live in the model's arena; iv itself is
+ * freed when keep returns, so copy the entries. */
+typedef void (*pfvm_infer_keep_fn)(void *user, const pfvm_graph *g, const pfvm_ival *iv, int n);
+
 
 /* Sets the types (and, where it can, symbolic values) of ctx->out. Called
  * with symbolic input shapes while analysing and with constant shapes at
@@ -888,6 +899,18 @@ typedef struct pfvm_ictx {
 typedef pfvm_code (*pfvm_infer_fn)(pfvm_ictx *ctx);
 
 /* ---- kernels ------------------------------------------------------------------ */
+
+/* Default bounds on what kernels allocate (pfvm_limits, src/exec/exec.h). */
+#ifndef PFVM_MAX_TENSOR_BYTES
+#define PFVM_MAX_TENSOR_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)4 << 30 : SIZE_MAX / 2))
+#endif
+#ifndef PFVM_MAX_ARENA_BYTES
+#define PFVM_MAX_ARENA_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)8 << 30 : SIZE_MAX / 2))
+#endif
+#ifndef PFVM_MAX_TOTAL_BYTES
+#define PFVM_MAX_TOTAL_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)16 << 30 : SIZE_MAX / 2))
+#endif
+
 
 typedef struct pfvm_exec pfvm_exec;
 
@@ -900,6 +923,7 @@ typedef struct pfvm_kctx {
     pfvm_exec *exec;              /* for subgraphs and dynamic outputs */
     void *state;                  /* per-node state kept with pfvm_kctx_set_state, or NULL */
     size_t max_total_bytes;       /* the executor's bound on what it allocates (pfvm_limits); 0: the default */
+    const struct pfvm__kctx_services *services; /* the executor's (src/exec), or NULL: none */
 } pfvm_kctx;
 
 /* Computes the outputs. Output tensors arrive with dtype, shape and storage
@@ -920,7 +944,7 @@ typedef struct pfvm_attr_spec {
 /* ---- hooks owned by passes ------------------------------------------------ */
 
 /* Contexts defined by the modules that call the hooks: src/passes/simplify
- * (pfvm_rewrite), src/passes/autodiff (pfvm_grad_ctx), src/exec/fused
+ * (pfvm_rewrite), src/passes/autodiff (pfvm_grad_ctx), src/ops/fused
  * (pfvm_fuse_ctx). An operator's definition fills the hooks that apply. */
 typedef struct pfvm_rewrite pfvm_rewrite;
 typedef struct pfvm_grad_ctx pfvm_grad_ctx;
@@ -959,13 +983,15 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
                                Softmax, the Scatter family, and Reshape and its family as views) */
 #define PFVM_OP_SHAPE_ONLY 4u /* reads only its inputs' types and shapes, never their elements: once the
                                  shapes are bound it is folded, and its inputs' storage need not outlive
-                                 their last other reader (src/exec/symplan: pfvm__node_data_deps) */
+                                 their last other reader (src/plan/symplan: pfvm__node_data_deps) */
 #define PFVM_OP_PER_CHANNEL 8u /* channel c (axis 1) of each output is made from channel c of input 0 alone
                                   (pooling; an element-wise op with one input is per channel without the
                                   flag): src/passes/recompute_slice.c slices chains of them by channel */
 #define PFVM_OP_CHANNEL_ROWS 16u /* channel c (axis 1) of output 0 is made from all of input 0 and row c
                                     (axis 0) of each other input, when input 1's axis 1 spans input 0's
                                     (no channel groups): Conv */
+#define PFVM_OP_PURE 32u /* a program's operator (pfvm_op_register) whose kernel is a function of its inputs and
+                            attributes alone: the passes may fold and merge its nodes like pfvm's own */
 
 /* Lowering of one node for pfvm_accel.h (src/accel): the accel layer has
  * placed every input and output in each PE's memory (arg: byte offset,
@@ -1029,7 +1055,14 @@ PFVM_API const pfvm_op_def *pfvm_op_at(int index);
  * Its hooks: `infer` (pfvm_infer_same_as_first, or pfvm_ival_set_tensor on
  * c->out[i]) and `kernel` (outputs arrive shaped and with storage when the
  * planner knows their shapes; otherwise pfvm_kctx_output); the other hooks
- * (simplify, grad, fuse) may be NULL. Process-wide, not thread-safe: call
+ * (simplify, grad, fuse) may be NULL. The passes treat it as opaque: a
+ * node is simplified, fused or differentiated only through the hook its
+ * definition gives (without `grad`, pfvm_autodiff through it fails with
+ * "no gradient for this operator"), and unless `flags` has PFVM_OP_PURE
+ * its kernel never runs before the model does (no folding at optimization,
+ * inference or plan time) and its nodes are never merged or recomputed:
+ * the registry keeps a copy of the definition with
+ * PFVM_OP_NONDETERMINISTIC added. Process-wide, not thread-safe: call
  * it before building or loading models. At most PFVM_MAX_USER_OPS (64)
  * registrations. */
 PFVM_API pfvm_code pfvm_op_register(const pfvm_op_def *def, pfvm_status *st);
@@ -1073,7 +1106,158 @@ PFVM_API pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, i
  * not from the previous round's guesses. NULL when out of memory. */
 typedef struct pfvm_types_saved pfvm_types_saved;
 
-#endif /* PFVM_REGISTRY_H */
+
+/* ---- services of the layers above ---------------------------------------------
+ *
+ * What operator hooks need of the layers above the operators (the shape
+ * inference driver, the executor, autodiff) comes through their contexts:
+ * those layers fill in these tables, the functions above call through them
+ * (dependency inversion), so src/opi and src/ops link without the layers
+ * above. NULL tables mean "not available" (a kernel run to fold a node at
+ * inference time has no executor), and each function says what it then
+ * does. */
+
+
+
+
+#endif /* PFVM_OPI_H */
+/* ---- src/opi/grad.h ---- */
+/* opi/grad: the context of the operators' gradient builders
+ * (pfvm_op_def.grad) and the helpers they emit backward nodes with. The
+ * sweep that calls the builders is src/passes/autodiff.c; what a helper
+ * needs of it (differentiating a subgraph's copy, inferring a new
+ * subgraph) it reaches through the context's services, so the helpers
+ * and the operators that call them link without the passes. */
+#ifndef PFVM_GRAD_H
+#define PFVM_GRAD_H
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+/* ---- between the sweep (src/passes/autodiff.c) and the helpers ------------------ */
+
+
+#endif /* PFVM_GRAD_H */
+/* ---- src/ops/fused.h ---- */
+/* exec/fused: fused groups and the fused-loop engine.
+ *
+ * The fusion pass (src/passes/fuse.c) turns a group of element-wise and
+ * broadcast nodes into one node of domain `pfvm` that calls a model-local
+ * function (ONNX FunctionProto) holding the group's nodes. This module runs
+ * such calls. The group's body is compiled once per node into a small
+ * program over block registers: arrays of PFVM_FUSE_BLOCK floats. Each
+ * operator's `fuse` hook (in its own definition, src/ops/...) emits its
+ * instruction(s): a kernel function that computes one block,
+ * d[e] = f(s0[e], s1[e], s2[e]) for e < PFVM_FUSE_BLOCK, with parameters
+ * copied into the instruction. Running walks the output block by block:
+ * group inputs are loaded into registers with their broadcast strides
+ * (a scalar once per run, a row or a column as the walk reaches it; no
+ * broadcast is ever materialized), the instructions run, and the group's
+ * outputs are stored. A group's intermediate values live in registers
+ * only: the planner never sees them.
+ *
+ * Registers hold float32; booleans are 0 and 1, other element types are
+ * converted when loaded and stored. A hook accepts a node only when the
+ * result is exactly what the node's own kernel computes (float32 math,
+ * comparisons, Where, Cast between float types and bool); otherwise it
+ * refuses and the node stays out of groups.
+ *
+ * Calls to model-local functions whose body cannot be compiled (a node
+ * without a fuse hook, an element type a hook refuses, outputs of
+ * different shapes) run the body as a subgraph, so every model-local
+ * function without attributes runs. */
+#ifndef PFVM_FUSED_H
+#define PFVM_FUSED_H
+
+
+
+
+#define PFVM_FUSE_MAX_SRC 3     /* sources of one instruction */
+#define PFVM_FUSE_PARAM_BYTES 64 /* parameters of one instruction */
+
+/* One instruction's work: d[e] = f(s[0][e], ...) for e < PFVM_FUSE_BLOCK.
+ * `d` never aliases a source. `params` is the copy made by
+ * pfvm_fuse_emit, aligned for doubles and 64-bit integers. */
+typedef void (*pfvm_fuse_kernel)(float *d, const float *const *s, const void *params);
+
+/* ---- for operators' fuse hooks --------------------------------------------
+ *
+ * A hook reads its node's attributes, asks the element types of its inputs
+ * with pfvm_fuse_dtype, and emits instructions over operands: the node's
+ * inputs (PFVM_FUSE_IN(i)), its outputs (PFVM_FUSE_OUT(j), each written
+ * once) and temporaries (pfvm_fuse_tmp). A hook that cannot compute the node
+ * exactly as its kernel does calls pfvm_fuse_refuse and emits nothing. The
+ * same hook runs when the fusion pass decides whether a node may join a
+ * group (emission is then only checked) and when a group is compiled. */
+#define PFVM_FUSE_IN(i) (i)
+#define PFVM_FUSE_OUT(j) (4096 + (j))
+
+/* Micro-ops: simple float32 operations that the engine runs several of in
+ * one pass over a block, values kept in CPU registers between them, when
+ * instructions chain (each result read only by the next instruction, as
+ * its first source). A hook declares with pfvm_fuse_uop that the
+ * instruction it just emitted computes exactly, element by element, what
+ * the micro-op computes (s0, s1: its sources; s1 may be one value for the
+ * run or a register); the engine then gives the same results either way. */
+enum {
+    PFVM_FUSE_U_NONE,
+    PFVM_FUSE_U_ADD,  /* s0 + s1 */
+    PFVM_FUSE_U_SUB,  /* s0 - s1 */
+    PFVM_FUSE_U_MUL,  /* s0 * s1 */
+    PFVM_FUSE_U_DIV,  /* s0 / s1 */
+    PFVM_FUSE_U_MAX,  /* s1 if s1 != s1 or s1 > s0, else s0 */
+    PFVM_FUSE_U_MIN,  /* s1 if s1 != s1 or s1 < s0, else s0 */
+    PFVM_FUSE_U_RELU, /* s0 > 0 ? s0 : 0 */
+    PFVM_FUSE_U_NEG,  /* -s0 (the sign bit flipped) */
+    PFVM_FUSE_U_ABS,  /* s0 with its sign bit cleared */
+    PFVM_FUSE_U_COUNT
+};
+
+
+/* Reductions end a group: the node's output d (PFVM_FUSE_OUT(j)) is the
+ * reduction of operand src over `axes` (n_axes of them; none: every axis)
+ * of the group's shape, with or without the reduced dims (keepdims). Its
+ * elements start at `init`; `accum` folds a run of n values into them
+ * (v[e] into acc[e*inc], inc 0: all into acc[0], in order), in double like
+ * the Reduce kernels; `finish` turns an accumulator and the number of
+ * values folded into the result. A reduction's result cannot be read
+ * inside its group. */
+typedef void (*pfvm_fuse_accum)(double *acc, int64_t inc, const float *v, int64_t n);
+typedef double (*pfvm_fuse_finish)(double acc, int64_t count);
+typedef struct pfvm_fuse_reducer {
+    double init;
+    pfvm_fuse_accum accum;
+    pfvm_fuse_finish finish; /* NULL: the accumulator itself */
+} pfvm_fuse_reducer;
+
+/* ---- for the fusion pass ---------------------------------------------------- */
+
+/* What a hook said about a node. */
+typedef struct pfvm_fuse_info {
+    int reduction;   /* it reduces: its outputs have another shape */
+    int iter_input;  /* then: the input whose shape the group walks, or -1 */
+    unsigned used;   /* bit i: input i is read element by element (the others,
+                        axes and the like, need no broadcasting) */
+} pfvm_fuse_info;
+
+
+/* The model-local function a node calls (by domain and op_type), or NULL. */
+PFVM_API const pfvm_function *pfvm_model_function(const pfvm_model *m, const char *domain, const char *name);
+
+
+#endif /* PFVM_FUSED_H */
 /* ---- src/shape/infer.h ---- */
 /* shape: the inference driver. It walks a graph in topological order and
  * asks each node's operator definition for its outputs' types, shapes and
@@ -1126,18 +1310,60 @@ PFVM_API int pfvm_shape_cases_print(const pfvm_shape_cases *c, const pfvm_value 
 PFVM_API int pfvm_shape_cases_shape(const pfvm_shape_cases *c, const pfvm_value *v, pfvm_shape *out);
 PFVM_API void pfvm_shape_cases_free(pfvm_shape_cases *c);
 
-/* Receives what inference learned about the values of one graph (g itself
- * or a subgraph): iv[i] describes g->values[i] (type and, when known,
- * contents: a constant tensor or symbolic scalars), n entries. The tensors
- * and symbol arrays it points to live in the model's arena; iv itself is
- * freed when keep returns, so copy the entries. */
-typedef void (*pfvm_infer_keep_fn)(void *user, const pfvm_graph *g, const pfvm_ival *iv, int n);
-
-
-
 
 
 #endif /* PFVM_INFER_H */
+/* ---- src/plan/symplan.h ---- */
+/* plan/symplan: the memory plan as expressions of the dim symbols. Before
+ * any input is bound, it answers "how big an arena does this model need
+ * for batch b and sequence s?" with one formula, valid for every binding:
+ * each intermediate tensor's size, its offset in the arena, the arena
+ * size, and the peak of live bytes (the lower bound no plan can beat).
+ * The executor still plans each binding with numbers (pfvm_exec_bind);
+ * this plan is what a user with dynamic axes budgets against, and what
+ * checkpointing weighs when it trades memory for recomputation. */
+#ifndef PFVM_SYMPLAN_H
+#define PFVM_SYMPLAN_H
+
+
+
+typedef struct pfvm_symplan_entry {
+    const pfvm_value *value;
+    const pfvm_sym *bytes;  /* size rounded up to the arena alignment */
+    const pfvm_sym *offset; /* in the arena */
+    int first, last;        /* index of the producing node and of the last reader (n_nodes: a graph output) */
+    int slot;               /* arena slot; values sharing a slot never live at once */
+    int in_place;           /* 1: stored over the storage of its node's input 0, which n reads last
+                               (PFVM_OP_IN_PLACE, pfvm__node_in_place); counted from first + 1 */
+} pfvm_symplan_entry;
+
+typedef struct pfvm_symplan {
+    const pfvm_sym *arena;  /* arena bytes */
+    const pfvm_sym *peak;   /* largest sum of live bytes at one step: a lower bound for any plan */
+    pfvm_symplan_entry *entries; /* one per planned tensor, in node order */
+    int n_entries;
+    int n_slots;
+    int n_dynamic;          /* tensors without a size expression (unknown rank, strings, sequences):
+                               allocated when they are produced, outside the arena */
+    int n_constant;         /* node outputs known before running (folded when binding, no arena space) */
+    int n_nodes;
+} pfvm_symplan;
+
+/* Alignment of every arena offset and size, in bytes (as the executor). */
+#define PFVM_SYMPLAN_ALIGN PFVM_DATA_ALIGN
+
+/* Plans g's intermediate tensors (node outputs; inputs and initializers
+ * live outside the arena) from the types pfvm_infer_shapes gave them.
+ * Outputs computable from constants alone are folded by the executor
+ * and take no space here. Tensors share an arena slot when their lifetimes are disjoint and the
+ * symbolic sizes prove that the slot fits for every binding, so the plan
+ * is valid whatever the dims turn out to be. Free with pfvm_symplan_free. */
+PFVM_API pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *st);
+PFVM_API void pfvm_symplan_free(pfvm_symplan *p);
+
+/* internal, shared with the recompute pass (the same accounting) */
+
+#endif /* PFVM_SYMPLAN_H */
 /* ---- src/passes/autodiff.h ---- */
 /* autodiff: reverse-mode differentiation of ONNX graphs into plain ONNX.
  *
@@ -1233,8 +1459,9 @@ PFVM_API pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *g, const pfvm_autodi
  * run keeps alive from the forward pass to the backward one (what the
  * recompute pass trades for recomputation). Values made by forward nodes
  * only (not inputs or initializers), each once, in forward order; fills
- * out[0..cap) and returns the count (which may exceed cap). Valid while
- * g->nodes[res->n_forward..] are still the backward nodes. */
+ * out[0..cap) and returns the count (which may exceed cap), or -1 when out
+ * of memory. Valid while g->nodes[res->n_forward..] are still the backward
+ * nodes. */
 PFVM_API int pfvm_autodiff_saved(const pfvm_graph *g, const pfvm_autodiff_result *res, pfvm_value **out, int cap);
 
 /* ---- optimizers (training graphs) --------------------------------------------- */
@@ -1262,18 +1489,6 @@ typedef struct pfvm_optimizer_opts {
  * training step runs the graph and replaces S by the output `S_new`. */
 PFVM_API pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *g, const pfvm_autodiff_result *res,
                                            const pfvm_optimizer_opts *opts, pfvm_status *st);
-
-
-
-
-
-
-
-
-
-
-
-
 
 #endif /* PFVM_AUTODIFF_H */
 /* ---- src/passes/passes.h ---- */
@@ -1330,6 +1545,7 @@ typedef struct pfvm_opt_report {
  * on a model with subgraphs, that every subgraph input's type still holds
  * for what the outer graph feeds it (see pfvm__run_pipeline). */
 PFVM_API pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st);
+
 
 
 /* Counts nodes of g and its subgraphs. */
@@ -1389,7 +1605,7 @@ PFVM_API int pfvm_graph_count_nodes(const pfvm_graph *g);
  * recomputed nodes; every value computed is the same arithmetic on the
  * same operands. Then the plan is chosen again on the sliced graph.
  *
- * Memory is what the symbolic planner (src/exec/symplan) counts: the peak
+ * Memory is what the symbolic planner (src/plan/symplan) counts: the peak
  * of live intermediate bytes over the node order (inputs and initializers
  * aside; graph outputs live to the end), evaluated under a binding of the
  * dim symbols when shapes are dynamic. Operations come from
@@ -1522,15 +1738,8 @@ PFVM_API void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size);
  * executors (If, Loop, Scan bodies) take their parent's limits, each on its
  * own. Inputs, initializers and the executor's bookkeeping are not counted;
  * use a run-time allocator (pfvm_set_allocator) to bound every byte. */
-#ifndef PFVM_MAX_TENSOR_BYTES
-#define PFVM_MAX_TENSOR_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)4 << 30 : SIZE_MAX / 2))
-#endif
-#ifndef PFVM_MAX_ARENA_BYTES
-#define PFVM_MAX_ARENA_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)8 << 30 : SIZE_MAX / 2))
-#endif
-#ifndef PFVM_MAX_TOTAL_BYTES
-#define PFVM_MAX_TOTAL_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)16 << 30 : SIZE_MAX / 2))
-#endif
+/* (The macros are defined in src/opi/opi.h: kernels that size outputs
+ * without an executor check the defaults.) */
 
 typedef struct pfvm_limits {
     size_t max_arena_bytes;
@@ -1630,165 +1839,6 @@ PFVM_API pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info,
 
 
 #endif /* PFVM_EXEC_H */
-/* ---- src/exec/fused.h ---- */
-/* exec/fused: fused groups and the fused-loop engine.
- *
- * The fusion pass (src/passes/fuse.c) turns a group of element-wise and
- * broadcast nodes into one node of domain `pfvm` that calls a model-local
- * function (ONNX FunctionProto) holding the group's nodes. This module runs
- * such calls. The group's body is compiled once per node into a small
- * program over block registers: arrays of PFVM_FUSE_BLOCK floats. Each
- * operator's `fuse` hook (in its own definition, src/ops/...) emits its
- * instruction(s): a kernel function that computes one block,
- * d[e] = f(s0[e], s1[e], s2[e]) for e < PFVM_FUSE_BLOCK, with parameters
- * copied into the instruction. Running walks the output block by block:
- * group inputs are loaded into registers with their broadcast strides
- * (a scalar once per run, a row or a column as the walk reaches it; no
- * broadcast is ever materialized), the instructions run, and the group's
- * outputs are stored. A group's intermediate values live in registers
- * only: the planner never sees them.
- *
- * Registers hold float32; booleans are 0 and 1, other element types are
- * converted when loaded and stored. A hook accepts a node only when the
- * result is exactly what the node's own kernel computes (float32 math,
- * comparisons, Where, Cast between float types and bool); otherwise it
- * refuses and the node stays out of groups.
- *
- * Calls to model-local functions whose body cannot be compiled (a node
- * without a fuse hook, an element type a hook refuses, outputs of
- * different shapes) run the body as a subgraph, so every model-local
- * function without attributes runs. */
-#ifndef PFVM_FUSED_H
-#define PFVM_FUSED_H
-
-
-
-
-#define PFVM_FUSE_MAX_SRC 3     /* sources of one instruction */
-#define PFVM_FUSE_PARAM_BYTES 64 /* parameters of one instruction */
-
-/* One instruction's work: d[e] = f(s[0][e], ...) for e < PFVM_FUSE_BLOCK.
- * `d` never aliases a source. `params` is the copy made by
- * pfvm_fuse_emit, aligned for doubles and 64-bit integers. */
-typedef void (*pfvm_fuse_kernel)(float *d, const float *const *s, const void *params);
-
-/* ---- for operators' fuse hooks --------------------------------------------
- *
- * A hook reads its node's attributes, asks the element types of its inputs
- * with pfvm_fuse_dtype, and emits instructions over operands: the node's
- * inputs (PFVM_FUSE_IN(i)), its outputs (PFVM_FUSE_OUT(j), each written
- * once) and temporaries (pfvm_fuse_tmp). A hook that cannot compute the node
- * exactly as its kernel does calls pfvm_fuse_refuse and emits nothing. The
- * same hook runs when the fusion pass decides whether a node may join a
- * group (emission is then only checked) and when a group is compiled. */
-#define PFVM_FUSE_IN(i) (i)
-#define PFVM_FUSE_OUT(j) (4096 + (j))
-
-/* Micro-ops: simple float32 operations that the engine runs several of in
- * one pass over a block, values kept in CPU registers between them, when
- * instructions chain (each result read only by the next instruction, as
- * its first source). A hook declares with pfvm_fuse_uop that the
- * instruction it just emitted computes exactly, element by element, what
- * the micro-op computes (s0, s1: its sources; s1 may be one value for the
- * run or a register); the engine then gives the same results either way. */
-enum {
-    PFVM_FUSE_U_NONE,
-    PFVM_FUSE_U_ADD,  /* s0 + s1 */
-    PFVM_FUSE_U_SUB,  /* s0 - s1 */
-    PFVM_FUSE_U_MUL,  /* s0 * s1 */
-    PFVM_FUSE_U_DIV,  /* s0 / s1 */
-    PFVM_FUSE_U_MAX,  /* s1 if s1 != s1 or s1 > s0, else s0 */
-    PFVM_FUSE_U_MIN,  /* s1 if s1 != s1 or s1 < s0, else s0 */
-    PFVM_FUSE_U_RELU, /* s0 > 0 ? s0 : 0 */
-    PFVM_FUSE_U_NEG,  /* -s0 (the sign bit flipped) */
-    PFVM_FUSE_U_ABS,  /* s0 with its sign bit cleared */
-    PFVM_FUSE_U_COUNT
-};
-
-
-/* Reductions end a group: the node's output d (PFVM_FUSE_OUT(j)) is the
- * reduction of operand src over `axes` (n_axes of them; none: every axis)
- * of the group's shape, with or without the reduced dims (keepdims). Its
- * elements start at `init`; `accum` folds a run of n values into them
- * (v[e] into acc[e*inc], inc 0: all into acc[0], in order), in double like
- * the Reduce kernels; `finish` turns an accumulator and the number of
- * values folded into the result. A reduction's result cannot be read
- * inside its group. */
-typedef void (*pfvm_fuse_accum)(double *acc, int64_t inc, const float *v, int64_t n);
-typedef double (*pfvm_fuse_finish)(double acc, int64_t count);
-typedef struct pfvm_fuse_reducer {
-    double init;
-    pfvm_fuse_accum accum;
-    pfvm_fuse_finish finish; /* NULL: the accumulator itself */
-} pfvm_fuse_reducer;
-
-/* ---- for the fusion pass ---------------------------------------------------- */
-
-/* What a hook said about a node. */
-typedef struct pfvm_fuse_info {
-    int reduction;   /* it reduces: its outputs have another shape */
-    int iter_input;  /* then: the input whose shape the group walks, or -1 */
-    unsigned used;   /* bit i: input i is read element by element (the others,
-                        axes and the like, need no broadcasting) */
-} pfvm_fuse_info;
-
-
-/* The model-local function a node calls (by domain and op_type), or NULL. */
-PFVM_API const pfvm_function *pfvm_model_function(const pfvm_model *m, const char *domain, const char *name);
-
-
-#endif /* PFVM_FUSED_H */
-/* ---- src/exec/symplan.h ---- */
-/* exec/symplan: the memory plan as expressions of the dim symbols. Before
- * any input is bound, it answers "how big an arena does this model need
- * for batch b and sequence s?" with one formula, valid for every binding:
- * each intermediate tensor's size, its offset in the arena, the arena
- * size, and the peak of live bytes (the lower bound no plan can beat).
- * The executor still plans each binding with numbers (pfvm_exec_bind);
- * this plan is what a user with dynamic axes budgets against, and what
- * checkpointing weighs when it trades memory for recomputation. */
-#ifndef PFVM_SYMPLAN_H
-#define PFVM_SYMPLAN_H
-
-
-
-typedef struct pfvm_symplan_entry {
-    const pfvm_value *value;
-    const pfvm_sym *bytes;  /* size rounded up to the arena alignment */
-    const pfvm_sym *offset; /* in the arena */
-    int first, last;        /* index of the producing node and of the last reader (n_nodes: a graph output) */
-    int slot;               /* arena slot; values sharing a slot never live at once */
-    int in_place;           /* 1: stored over the storage of its node's input 0, which n reads last
-                               (PFVM_OP_IN_PLACE, pfvm__node_in_place); counted from first + 1 */
-} pfvm_symplan_entry;
-
-typedef struct pfvm_symplan {
-    const pfvm_sym *arena;  /* arena bytes */
-    const pfvm_sym *peak;   /* largest sum of live bytes at one step: a lower bound for any plan */
-    pfvm_symplan_entry *entries; /* one per planned tensor, in node order */
-    int n_entries;
-    int n_slots;
-    int n_dynamic;          /* tensors without a size expression (unknown rank, strings, sequences):
-                               allocated when they are produced, outside the arena */
-    int n_constant;         /* node outputs known before running (folded when binding, no arena space) */
-    int n_nodes;
-} pfvm_symplan;
-
-/* Alignment of every arena offset and size, in bytes (as the executor). */
-#define PFVM_SYMPLAN_ALIGN PFVM_DATA_ALIGN
-
-/* Plans g's intermediate tensors (node outputs; inputs and initializers
- * live outside the arena) from the types pfvm_infer_shapes gave them.
- * Outputs computable from constants alone are folded by the executor
- * and take no space here. Tensors share an arena slot when their lifetimes are disjoint and the
- * symbolic sizes prove that the slot fits for every binding, so the plan
- * is valid whatever the dims turn out to be. Free with pfvm_symplan_free. */
-PFVM_API pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *st);
-PFVM_API void pfvm_symplan_free(pfvm_symplan *p);
-
-/* internal, shared with the recompute pass (the same accounting) */
-
-#endif /* PFVM_SYMPLAN_H */
 
 #ifdef __cplusplus
 }
@@ -1991,7 +2041,10 @@ PFVM_INTERNAL void pfvm__arena_free(pfvm_arena *a);
 PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
 /* Name of a node for messages: its name, or "op_type#index". */
 PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t size);
-/* ---- src/ops/registry.h ---- */
+/* ---- src/opi/opi.h ---- */
+/* Whole-model inference that hands each graph's knowledge to keep
+ * (pfvm__infer_shapes_keep, src/shape): what helpers get it through. */
+typedef pfvm_code (*pfvm_infer_keep_all_fn)(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st);
 /* Keeps `state` for this node until the executor is freed, which calls
  * free_fn(state); later runs find it in k->state (compiled programs,
  * caches). Replaces and frees a previous state. Without an executor the
@@ -2065,6 +2118,563 @@ PFVM_INTERNAL void pfvm_ictx_fed(pfvm_ictx *c, const pfvm_graph *g, int i, const
  * constant or when the case analysis (pfvm_infer_shape_cases) assumes it;
  * otherwise records it as a condition to split on and returns 0. */
 PFVM_INTERNAL int pfvm_ictx_decide(pfvm_ictx *c, const pfvm_sym *cond, int64_t *v);
+/* The inference driver's (src/shape/infer.c), through pfvm_ictx.services. */
+typedef struct pfvm__ictx_services {
+    /* pfvm_ictx_infer_graph (merge 1) and pfvm_ictx_infer_body (merge 0) */
+    pfvm_code (*infer_graph)(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n, int merge);
+    void (*fed)(pfvm_ictx *c, const pfvm_graph *g, int i, const pfvm_type *decl, const pfvm_type *fed);
+    int (*decide)(pfvm_ictx *c, const pfvm_sym *cond, int64_t *v); /* a non-constant cond */
+} pfvm__ictx_services;
+
+/* The executor's (src/exec/exec.c), through pfvm_kctx.services. */
+typedef struct pfvm__kctx_services {
+    pfvm_code (*output)(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims);
+    void *(*scratch)(pfvm_kctx *k, size_t bytes);
+    void (*set_state)(pfvm_kctx *k, void *state, void (*free_fn)(void *));
+    uint64_t (*random)(pfvm_kctx *k);
+    void (*seed)(pfvm_kctx *k, uint64_t seed);
+    pfvm_code (*subgraph)(pfvm_kctx *k, const pfvm_graph *g, const pfvm_tensor *const *in, int n_in,
+                          pfvm_tensor **out, int n_out, pfvm_status *st);
+    /* pfvm_infer_shapes */
+    pfvm_code (*infer_shapes)(pfvm_graph *g, int strict, pfvm_status *st);
+    /* pfvm_kctx_gradient */
+    pfvm_code (*gradient)(pfvm_kctx *k, pfvm_model *m, pfvm_value *y, pfvm_value *seed, const char *const *names,
+                          int n_wrt, int n_names, pfvm_status *st);
+} pfvm__kctx_services;
+/* Runs subgraph g of the running node with the given inputs (g's formal
+ * inputs, in order); outer-scope values resolve to the caller's. Outputs
+ * are deep copies the caller owns (free with pfvm_tensor_free). Without an
+ * executor: PFVM_ERR_UNSUPPORTED. */
+PFVM_INTERNAL pfvm_code pfvm_kctx_subgraph(pfvm_kctx *k, const pfvm_graph *g, const pfvm_tensor *const *in, int n_in,
+                                           pfvm_tensor **out, int n_out, pfvm_status *st);
+/* Shape inference of a graph a kernel built (pfvm_infer_shapes). Without
+ * an executor: PFVM_ERR_UNSUPPORTED. */
+PFVM_INTERNAL pfvm_code pfvm_kctx_infer_shapes(pfvm_kctx *k, pfvm_graph *g, int strict, pfvm_status *st);
+/* The Gradient operator's run: differentiates y of m's main graph (seeded
+ * with the initializer `seed`) with respect to the values named
+ * names[0..n_wrt), runs that with the graph inputs named names[i] bound to
+ * k->in[i] (i < n_names), and gives k->out[i] the gradient of names[i].
+ * Errors go to st (the caller names the node). Without an executor:
+ * PFVM_ERR_UNSUPPORTED. */
+PFVM_INTERNAL pfvm_code pfvm_kctx_gradient(pfvm_kctx *k, pfvm_model *m, pfvm_value *y, pfvm_value *seed,
+                                           const char *const *names, int n_wrt, int n_names, pfvm_status *st);
+/* pfvm_kctx_output's work for a caller that accounts for what it holds:
+ * limits max_tensor and max_total, `held` bytes held besides *dynamic
+ * (the bytes kernels sized so far, updated; NULL: none). */
+PFVM_INTERNAL pfvm_code pfvm__kctx_alloc_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims,
+                                                size_t max_tensor, size_t max_total, size_t held, size_t *dynamic);
+/* Runs one node's inference: in/out are indexed like node->inputs and
+ * node->outputs (NULL entries for omitted values). Errors are prefixed with
+ * the node's name and op. */
+PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
+                                         pfvm_symtab *syms, pfvm_arena *arena, pfvm_status *st);
+/* The same within the driver's walk (driver and services: its own, for
+ * the node's pfvm_ictx). */
+PFVM_INTERNAL pfvm_code pfvm__infer_node_in(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
+                                            pfvm_symtab *syms, pfvm_arena *arena, struct pfvm__infer_driver *driver,
+                                            const pfvm__ictx_services *services, pfvm_status *st);
+/* When an ival has fully constant symbolic contents (or the shape is known
+ * and the value is a scalar), materialises them as a value tensor in the
+ * arena so that kernels can read them. Returns 1 if ival->value is set. */
+PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena);
+/* ---- src/opi/grad.h ---- */
+/* ---- the context gradient builders use ---------------------------------------- */
+
+/* Builders (pfvm_grad_fn in an operator's definition) receive the context
+ * and the forward node. They read the gradients of the node's outputs with
+ * pfvm_grad_out, emit backward nodes with the helpers below and hand each
+ * input's gradient to pfvm_grad_add. Helpers that make a value return NULL
+ * on failure with the status set; every helper accepts NULL operands and
+ * then returns NULL without a new message, so a builder can chain calls
+ * and check once (pfvm_grad_add reports the failure). Fields other than
+ * those documented are internal. */
+struct pfvm_grad_ctx {
+    pfvm_model *m;
+    pfvm_graph *g;
+    pfvm_status *st;
+    const pfvm_node *node; /* the forward node whose builder runs */
+    int opset;             /* the model's default-domain opset */
+    /* internal */
+    struct pfvm__grad_val *vals; /* stb_ds, by value id */
+    pfvm_arena arena;
+    int n_forward_values;
+    int inferred;          /* g->nodes before this index are inferred */
+    int n_emitted;
+    unsigned flags;
+    const char *name_prefix; /* names of nodes made outside any builder */
+    pfvm_status own_st;    /* used when the caller passes no status */
+    const pfvm_ival **tmp_in;
+    pfvm_ival **tmp_out;
+    /* The sweep's services (set by pfvm_autodiff): differentiate dst with
+     * respect to the values wrt[0..n_wrt), seeds[i] seeding ys[i], the
+     * gradients into grads (pfvm_grad_body); sort and infer a graph made
+     * by a builder (pfvm_grad_infer_graph). */
+    pfvm_code (*differentiate)(pfvm_grad_ctx *g, pfvm_graph *dst, pfvm_value *const *ys, pfvm_value *const *seeds,
+                               int n_ys, pfvm_value *const *wrt, int n_wrt, pfvm_value **grads);
+    pfvm_code (*infer_graph)(pfvm_graph *sub, pfvm_status *st);
+};
+/* Gradient of output i of the node (the sum of what its readers added), or
+ * NULL when nothing reads it (its gradient is zero). */
+PFVM_INTERNAL pfvm_value *pfvm_grad_out(pfvm_grad_ctx *g, int i);
+/* The same, but zeros of the output's shape instead of NULL. */
+PFVM_INTERNAL pfvm_value *pfvm_grad_out_or_zeros(pfvm_grad_ctx *g, int i);
+/* 1 when value v (an input of the node) needs a gradient: builders may skip
+ * work for inputs that do not. */
+PFVM_INTERNAL int pfvm_grad_needed(const pfvm_grad_ctx *g, const pfvm_value *v);
+/* Adds dv to the gradient of v. dv must have v's shape (use
+ * pfvm_grad_sum_to after broadcasting). Ignored when v needs no gradient.
+ * Returns the status code: an error when dv is NULL (a failed helper). */
+PFVM_INTERNAL pfvm_code pfvm_grad_add(pfvm_grad_ctx *g, const pfvm_value *v, pfvm_value *dv);
+/* Emits a node of the default domain reading `in` (NULL entries: omitted
+ * optional inputs) with n_out new outputs (node->outputs). Set its
+ * attributes with pfvm_node_set_attr_* right away: the node is inferred
+ * when a type is first asked for, so attributes must be complete before
+ * any helper that needs types (pfvm_grad_type, _sum_to, _shape...) runs. */
+PFVM_INTERNAL pfvm_node *pfvm_grad_node(pfvm_grad_ctx *g, const char *op_type, pfvm_value *const *in, int n_in,
+                                   int n_out);
+/* The same in another graph dst (a subgraph being built: its nodes are
+ * inferred when that graph is, not on demand). */
+PFVM_INTERNAL pfvm_node *pfvm_grad_node_in(pfvm_grad_ctx *g, pfvm_graph *dst, const char *op_type, pfvm_value *const *in,
+                                      int n_in, int n_out);
+/* One-output nodes without attributes. */
+PFVM_INTERNAL pfvm_value *pfvm_grad_op1(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a);
+PFVM_INTERNAL pfvm_value *pfvm_grad_op2(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b);
+PFVM_INTERNAL pfvm_value *pfvm_grad_op3(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b,
+                                   pfvm_value *c);
+/* The (inferred) type of a value, or NULL when v is NULL. */
+PFVM_INTERNAL const pfvm_type *pfvm_grad_type(pfvm_grad_ctx *g, const pfvm_value *v);
+/* Element type of v's tensors (PFVM_UNDEFINED when v is NULL). */
+PFVM_INTERNAL pfvm_dtype pfvm_grad_dtype(pfvm_grad_ctx *g, const pfvm_value *v);
+/* 1 when a and b have proven-equal shapes (symbolic dims included). */
+PFVM_INTERNAL int pfvm_grad_same_shape(pfvm_grad_ctx *g, const pfvm_value *a, const pfvm_value *b);
+/* Constants (Constant nodes, never initializers). */
+PFVM_INTERNAL pfvm_value *pfvm_grad_scalar(pfvm_grad_ctx *g, pfvm_dtype dtype, double v);
+/* A scalar of like's element type. */
+PFVM_INTERNAL pfvm_value *pfvm_grad_scalar_like(pfvm_grad_ctx *g, const pfvm_value *like, double v);
+/* A 1-D int64 constant. */
+PFVM_INTERNAL pfvm_value *pfvm_grad_ints(pfvm_grad_ctx *g, const int64_t *v, int n);
+/* A constant tensor of any shape (data copied; dtype's element size). */
+PFVM_INTERNAL pfvm_value *pfvm_grad_tensor(pfvm_grad_ctx *g, pfvm_dtype dtype, int rank, const int64_t *dims,
+                                      const void *data);
+/* Shape of v as a 1-D int64 value: a constant when every dim is known,
+ * else Shape(v). */
+PFVM_INTERNAL pfvm_value *pfvm_grad_shape(pfvm_grad_ctx *g, pfvm_value *v);
+/* A tensor of the given shape (a 1-D int64 value) filled with v. */
+PFVM_INTERNAL pfvm_value *pfvm_grad_fill(pfvm_grad_ctx *g, pfvm_value *shape, pfvm_dtype dtype, double v);
+/* v's element count as a 1-element int64 value (a constant when v's shape
+ * is known: no reader of v then). */
+PFVM_INTERNAL pfvm_value *pfvm_grad_numel(pfvm_grad_ctx *g, pfvm_value *v);
+/* Zeros / ones shaped like v, of v's element type. */
+PFVM_INTERNAL pfvm_value *pfvm_grad_zeros_like(pfvm_grad_ctx *g, pfvm_value *v);
+PFVM_INTERNAL pfvm_value *pfvm_grad_ones_like(pfvm_grad_ctx *g, pfvm_value *v);
+/* x reshaped to like's shape (x itself when the shapes are proven equal). */
+PFVM_INTERNAL pfvm_value *pfvm_grad_reshape_like(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like);
+/* x cast to dtype (x itself when it already is). */
+PFVM_INTERNAL pfvm_value *pfvm_grad_cast(pfvm_grad_ctx *g, pfvm_value *x, pfvm_dtype dtype);
+/* Known contents of an integer value (a constant, an initializer, or shape
+ * arithmetic inference resolved): the count, or -1 when not known or
+ * longer than cap. */
+PFVM_INTERNAL int pfvm_grad_known_ints(pfvm_grad_ctx *g, const pfvm_value *v, int64_t *out, int cap);
+/* The contents of v when known before running (a constant, an
+ * initializer, or what inference folded), or NULL. Valid during the call. */
+PFVM_INTERNAL const pfvm_tensor *pfvm_grad_known_value(pfvm_grad_ctx *g, const pfvm_value *v);
+/* x broadcast to like's shape (Expand; x itself when already equal). */
+PFVM_INTERNAL pfvm_value *pfvm_grad_expand(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like);
+/* Sums dx (shaped like a broadcast of target) down to target's shape:
+ * ReduceSum over the broadcast axes, then Reshape when leading axes went.
+ * Returns dx itself when the shapes are proven equal; axes whose sizes
+ * cannot be decided symbolically are found at run time (Shape, Equal,
+ * NonZero feeding ReduceSum's axes input, opset 13 and later). */
+PFVM_INTERNAL pfvm_value *pfvm_grad_sum_to(pfvm_grad_ctx *g, pfvm_value *dx, pfvm_value *target);
+/* Reductions and axis edits in the form the model's opset wants (axes as
+ * an attribute or as an input). `op` is ReduceSum, ReduceMean, ReduceMax...
+ * Negative axes count from the end. */
+PFVM_INTERNAL pfvm_value *pfvm_grad_reduce(pfvm_grad_ctx *g, const char *op, pfvm_value *x, const int64_t *axes, int n_axes,
+                                      int keepdims);
+PFVM_INTERNAL pfvm_value *pfvm_grad_unsqueeze(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes);
+PFVM_INTERNAL pfvm_value *pfvm_grad_squeeze(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes);
+PFVM_INTERNAL pfvm_value *pfvm_grad_transpose(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *perm, int rank);
+/* x[starts:ends] along `axes` (step 1; constants), as Slice in the form
+ * of the model's opset. */
+PFVM_INTERNAL pfvm_value *pfvm_grad_slice(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *starts, const int64_t *ends,
+                                     const int64_t *axes, int n);
+/* x padded with zeros: pads[a] before and pads[rank + a] after axis a
+ * (non-negative), as Pad in the form of the opset. */
+PFVM_INTERNAL pfvm_value *pfvm_grad_pad(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *pads, int rank);
+/* Concat of n values along axis. */
+PFVM_INTERNAL pfvm_value *pfvm_grad_concat(pfvm_grad_ctx *g, pfvm_value *const *xs, int n, int64_t axis);
+/* Element-wise x >= y (x <= y when `le`) as a bool value, in a form the
+ * opset has. */
+PFVM_INTERNAL pfvm_value *pfvm_grad_ge(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *y, int le);
+/* Output i of the forward node, adding it to the node when the model left
+ * it out (Dropout's mask, MaxPool's indices, LayerNormalization's
+ * statistics): the builder then reads what the forward pass computed. */
+PFVM_INTERNAL pfvm_value *pfvm_grad_forward_output(pfvm_grad_ctx *g, int i);
+/* Control flow. The outer values the node's subgraphs read that need
+ * gradients (its inputs excluded), deduplicated, into out[0..cap): the
+ * count, or -1 when more than cap. */
+PFVM_INTERNAL int pfvm_grad_captures(pfvm_grad_ctx *g, pfvm_value **out, int cap);
+/* The backward graph of `body` (a subgraph of the node, such as an If
+ * branch) as a new subgraph of the context's graph: it recomputes body
+ * (a copy, reading local Identity copies of the captured values caps) and
+ * returns the gradients of caps[0..n_caps) given seeds[i] for body's output
+ * i (NULL: none), zeros where body does not use a capture. The caller sets
+ * the graph's owner and puts it in an attribute. NULL on failure. */
+PFVM_INTERNAL pfvm_graph *pfvm_grad_subgraph(pfvm_grad_ctx *g, const pfvm_graph *body, pfvm_value *const *seeds,
+                                        pfvm_value *const *caps, int n_caps);
+/* The general form under pfvm_grad_subgraph: copies body's nodes into dst
+ * (a graph being built, whose nodes so far compute what the copy reads),
+ * body's values from[i] read to[i] instead (its formal inputs, captured
+ * values), seeds[i] (NULL: none) seeds body output i, and differentiates
+ * dst with respect to wrt[0..n_wrt) (values of dst): grads[i] gets the
+ * gradient of wrt[i], made in dst. Loop's builder uses it. */
+PFVM_INTERNAL pfvm_code pfvm_grad_body(pfvm_grad_ctx *g, pfvm_graph *dst, const pfvm_graph *body, pfvm_value *const *from,
+                                  pfvm_value *const *to, int n_map, pfvm_value *const *seeds, pfvm_value *const *wrt,
+                                  int n_wrt, pfvm_value **grads);
+/* Sorts and infers sub (a graph a builder made, such as a backward body)
+ * the way the sweep infers graphs. */
+PFVM_INTERNAL pfvm_code pfvm_grad_infer_graph(pfvm_grad_ctx *g, pfvm_graph *sub);
+/* v copied into graph dst by an Identity named after hint (v's type). */
+PFVM_INTERNAL pfvm_value *pfvm_grad_identity_in(pfvm_grad_ctx *g, pfvm_graph *dst, pfvm_value *v, const char *hint);
+/* Fails with "node 'n' (Op): gradient: <message>" and returns the code. */
+PFVM_INTERNAL pfvm_code pfvm_grad_fail(pfvm_grad_ctx *g, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* What the sweep knows about one value of the graph (by value id). */
+typedef struct pfvm__grad_val {
+    pfvm_value **contrib;  /* stb_ds: gradients added so far (summed on first read) */
+    pfvm_ival iv;          /* type and known contents */
+    pfvm_value *shape;     /* pfvm_grad_shape's value, made once */
+    unsigned char has_iv, from_wrt, to_seed;
+} pfvm__grad_val;
+/* The sweep's record of v (a value of g->g), the table grown to the graph's
+ * values first; NULL for other values or when out of memory (g failed). */
+PFVM_INTERNAL pfvm__grad_val *pfvm__gv(pfvm_grad_ctx *g, const pfvm_value *v);
+/* 1 once g's status holds an error. */
+PFVM_INTERNAL int pfvm__grad_failed(const pfvm_grad_ctx *g);
+PFVM_INTERNAL const char *pfvm__grad_label(const pfvm_node *n, char *buf, size_t size);
+PFVM_INTERNAL int pfvm__is_float_tensor(const pfvm_type *t);
+/* Infers node n (of g->g) and records its outputs' types and contents;
+ * `keep_types`: n is a forward node whose types stay as inferred. */
+PFVM_INTERNAL pfvm_code pfvm__grad_infer(pfvm_grad_ctx *g, pfvm_node *n, int keep_types);
+/* Infers the emitted nodes up to and including g->g->nodes[upto]. */
+PFVM_INTERNAL pfvm_code pfvm__grad_flush(pfvm_grad_ctx *g, int upto);
+/* 1 when v lies between a chosen value and a seed (pfvm_grad_needed). */
+PFVM_INTERNAL int pfvm__grad_val_needed(const pfvm_grad_ctx *g, const pfvm_value *v);
+/* v's gradient so far, its contributions summed; NULL when none. */
+PFVM_INTERNAL pfvm_value *pfvm__grad_collect(pfvm_grad_ctx *g, const pfvm_value *v);
+/* ---- src/opi/rewrite.h ---- */
+/* rewrite: the context of the operators' `simplify` hooks (pfvm_op_def)
+ * and the helpers a hook uses to read what is known about values and to
+ * edit the graph.
+ *
+ * A pass that runs hooks (simplify, bnfold) infers the model's types
+ * first and keeps what inference learned: every value's type and
+ * symbolic shape, and for small integer tensors their contents (constant,
+ * or symbolic from data propagation: Shape -> Gather -> Concat gives
+ * [batch, seq, 64]). A hook reads those facts, proves that a cheaper form
+ * computes the same values (symbolic shape equality included), and edits
+ * with the helpers: forward an output to an existing value, or build new
+ * nodes and constants and forward to their outputs. Nodes whose outputs
+ * were all forwarded are removed by the pass; it re-infers and runs the
+ * hooks again until nothing changes.
+ *
+ * A hook does nothing when a proof fails: an unknown shape or value means
+ * "leave it". Helpers that edit return a pfvm_code; a declined edit (the
+ * types differ, the output must keep its producer) returns PFVM_OK and
+ * changes nothing, so hooks can `return pfvm_rw_forward(...)`. */
+#ifndef PFVM_REWRITE_H
+#define PFVM_REWRITE_H
+
+
+
+/* What a pass asks of the hooks (pfvm_rw_mode). */
+#define PFVM_RW_SIMPLIFY 1u /* local rewrites: x*1 -> x, Reshape to the same shape -> its input, ... */
+#define PFVM_RW_AFFINE 2u   /* fold per-channel scale/shift nodes (BatchNormalization) into their producer */
+
+/* A request to absorb y = out * scale + shift (per channel along `axis`
+ * of the node's output 0) into the node that makes out (pfvm_rw_absorb). */
+typedef struct pfvm_rw_affine {
+    int axis;            /* normalised axis of output 0 */
+    int n;               /* channels: output 0's size along axis */
+    const double *scale; /* n entries */
+    const double *shift; /* n entries, or NULL for no shift */
+    pfvm_value *result;  /* set by the absorbing hook (pfvm_rw_answer) */
+} pfvm_rw_affine;
+
+/* Facts about one value, from inference. */
+typedef struct pfvm__rw_slot {
+    const pfvm_value *v;
+    pfvm_ival iv;
+    int tainted; /* computed from an overridable initializer: contents not constant */
+} pfvm__rw_slot;
+
+typedef struct pfvm__rw_graph_facts {
+    const pfvm_graph *g;
+    pfvm__rw_slot *facts; /* stb_ds array indexed by value id */
+} pfvm__rw_graph_facts;
+
+/* The context. Hooks use the functions below, not the fields. */
+struct pfvm_rewrite {
+    pfvm_model *m;
+    pfvm_graph *g;              /* graph being rewritten (main graph or a subgraph) */
+    unsigned mode;              /* PFVM_RW_* */
+    pfvm_status *st;
+    pfvm__rw_graph_facts *known; /* stb_ds array, one entry per graph inference visited */
+    pfvm_uses uses;             /* consumer lists of g, rebuilt after edits when asked */
+    int uses_valid;
+    pfvm_rw_affine *request;    /* pending pfvm_rw_absorb, or NULL */
+    int changes;                /* edits made (forwards, new nodes) */
+    pfvm_node **forwarded;      /* stb_ds: nodes with an output forwarded, removed when unused */
+    pfvm_graph **edited;        /* stb_ds: graphs with new nodes or forwards (re-sorted at the end) */
+    int n_new;                  /* nodes added */
+    int oom;                    /* a list could not grow: pfvm_rw_end fails */
+};
+
+/* ---- context (for passes) --------------------------------------------------- */
+
+/* Starts rw on m: `infer` infers the model's types (not strict) handing
+ * each graph's facts to its keep function (the shape layer's
+ * pfvm__infer_shapes_keep: passes call pfvm_rw_begin, src/passes/passes.h).
+ * rw is then ready for the main graph; pfvm_rw_set_graph moves it to a
+ * subgraph. */
+PFVM_INTERNAL pfvm_code pfvm__rw_begin_with(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_infer_keep_all_fn infer,
+                                           pfvm_status *st);
+/* Works on g (a graph of the model) from now on. */
+PFVM_INTERNAL void pfvm_rw_set_graph(pfvm_rewrite *rw, pfvm_graph *g);
+/* Removes the forwarded nodes of every graph that have no reader left,
+ * re-sorts edited graphs and frees the facts. Adds the removed nodes to
+ * *removed when given. */
+PFVM_INTERNAL pfvm_code pfvm_rw_end(pfvm_rewrite *rw, int *removed);
+/* Frees the context without editing (after an error). */
+PFVM_INTERNAL void pfvm_rw_free(pfvm_rewrite *rw);
+/* Calls node->op->simplify when it has one; returns its code. */
+PFVM_INTERNAL pfvm_code pfvm_rw_run_hook(pfvm_rewrite *rw, pfvm_node *node);
+
+/* ---- facts ------------------------------------------------------------------ */
+
+/* What the running pass asks for: PFVM_RW_SIMPLIFY or PFVM_RW_AFFINE. */
+PFVM_INTERNAL unsigned pfvm_rw_mode(const pfvm_rewrite *rw);
+PFVM_INTERNAL pfvm_model *pfvm_rw_model(const pfvm_rewrite *rw);
+PFVM_INTERNAL pfvm_symtab *pfvm_rw_symtab(const pfvm_rewrite *rw);
+/* The graph being rewritten. */
+PFVM_INTERNAL pfvm_graph *pfvm_rw_graph(const pfvm_rewrite *rw);
+/* Opset in effect for a domain ("" = ONNX). */
+PFVM_INTERNAL int64_t pfvm_rw_opset(const pfvm_rewrite *rw, const char *domain);
+
+/* The inferred type of v; NULL when v is NULL or its kind is unknown. */
+PFVM_INTERNAL const pfvm_type *pfvm_rw_type(const pfvm_rewrite *rw, const pfvm_value *v);
+/* v's symbolic shape when v is a tensor of known rank, else NULL. */
+PFVM_INTERNAL const pfvm_shape *pfvm_rw_shape(const pfvm_rewrite *rw, const pfvm_value *v);
+/* v's contents when they are a known constant: an initializer, a Constant,
+ * or what inference computed (small shape arithmetic). NULL otherwise. The
+ * tensor lives as long as the model; never modify it. */
+PFVM_INTERNAL const pfvm_tensor *pfvm_rw_value(const pfvm_rewrite *rw, const pfvm_value *v);
+/* v's contents as int64s (an integer or bool tensor with known constant
+ * contents, symbolic ones included when they are constants): the count,
+ * or -1 when unknown or longer than cap. */
+PFVM_INTERNAL int pfvm_rw_ints(const pfvm_rewrite *rw, const pfvm_value *v, int64_t *out, int cap);
+/* v's contents as symbolic scalars (data propagation; constants become
+ * constant symbols): the count, or -1 when unknown or longer than cap. */
+PFVM_INTERNAL int pfvm_rw_syms(const pfvm_rewrite *rw, const pfvm_value *v, const pfvm_sym **out, int cap);
+/* 1 when v is a known constant of a numeric type whose every element
+ * equals x (an empty tensor does not qualify). */
+PFVM_INTERNAL int pfvm_rw_is_all(const pfvm_rewrite *rw, const pfvm_value *v, double x);
+/* Number of readers of v (node inputs, subgraph captures, graph outputs);
+ * v must belong to the graph being rewritten or an enclosing one (readers
+ * counted in that graph). */
+PFVM_INTERNAL int pfvm_rw_readers(pfvm_rewrite *rw, const pfvm_value *v);
+/* The node that makes v, or NULL (inputs, initializers). */
+PFVM_INTERNAL pfvm_node *pfvm_rw_producer(const pfvm_rewrite *rw, const pfvm_value *v);
+/* 1 when a node's output i is absent or has no reader. */
+PFVM_INTERNAL int pfvm_rw_output_unused(pfvm_rewrite *rw, const pfvm_node *node, int i);
+
+/* ---- proofs ------------------------------------------------------------------ */
+
+/* 1 when both shapes have known, equal ranks and every pair of dims is
+ * proven equal for every binding of the symbols. */
+PFVM_INTERNAL int pfvm_rw_same_shape(const pfvm_shape *a, const pfvm_shape *b);
+/* 1 when a and b are tensors of the same element type and proven equal
+ * shapes: one can stand for the other. */
+PFVM_INTERNAL int pfvm_rw_same_type(const pfvm_rewrite *rw, const pfvm_value *a, const pfvm_value *b);
+
+/* ---- edits -------------------------------------------------------------------- */
+
+/* Makes every reader of node's output i read v instead (v must have the
+ * same type: pfvm_rw_same_type). Declines (PFVM_OK, nothing changed) when
+ * the types are not proven equal, when v is the output itself, or when the
+ * output is a graph output and v could not take its place without an
+ * extra Identity (v is a graph input, initializer or another output, or v
+ * is not made inside a subgraph whose output it would become). */
+PFVM_INTERNAL pfvm_code pfvm_rw_forward(pfvm_rewrite *rw, pfvm_node *node, int i, pfvm_value *v);
+/* Adds a node of the default ONNX domain (at the model's opset) reading
+ * `inputs` (NULL entries for omitted optionals), with n_out fresh outputs
+ * named after like's outputs (like may be NULL), and infers its outputs
+ * right away. Copy attributes with pfvm_rw_copy_attrs or set them with
+ * pfvm_node_set_attr_*, then call pfvm_rw_infer_node. NULL when the
+ * operator is unknown at the model's opset (the status is untouched) or on
+ * failure (the status says why: pfvm_rw_failed). */
+PFVM_INTERNAL pfvm_node *pfvm_rw_add_node(pfvm_rewrite *rw, const char *op_type, pfvm_value *const *inputs, int n_in,
+                                     int n_out, const pfvm_node *like);
+/* Copies src's attributes to dst, except those named in `skip`
+ * (NULL-terminated list, or NULL). */
+PFVM_INTERNAL pfvm_code pfvm_rw_copy_attrs(pfvm_rewrite *rw, pfvm_node *dst, const pfvm_node *src, const char *const *skip);
+/* (Re)infers the outputs of a node added with pfvm_rw_add_node after its
+ * attributes are set. */
+PFVM_INTERNAL pfvm_code pfvm_rw_infer_node(pfvm_rewrite *rw, pfvm_node *node);
+/* A new initializer of the graph being rewritten holding a copy of t (a
+ * dense tensor; strings copied too). NULL on failure. */
+PFVM_INTERNAL pfvm_value *pfvm_rw_const(pfvm_rewrite *rw, const pfvm_tensor *t, const char *hint);
+/* A new zero-filled initializer of this type and shape; *data receives its
+ * tensor to fill in. */
+PFVM_INTERNAL pfvm_value *pfvm_rw_const_new(pfvm_rewrite *rw, pfvm_dtype dtype, int rank, const int64_t *dims,
+                                       const char *hint, pfvm_tensor **data);
+/* A new 1-D int64 initializer. */
+PFVM_INTERNAL pfvm_value *pfvm_rw_const_ints(pfvm_rewrite *rw, const int64_t *v, int n, const char *hint);
+/* 1 when the last helper failed (the status holds the error). */
+PFVM_INTERNAL int pfvm_rw_failed(const pfvm_rewrite *rw);
+/* The code to return from a hook after a helper returned NULL: the error,
+ * or PFVM_OK when the helper only declined. */
+PFVM_INTERNAL pfvm_code pfvm_rw_code(const pfvm_rewrite *rw);
+
+/* ---- absorbing per-channel affine maps (bnfold) --------------------------------- */
+
+/* Asks `producer` (through its simplify hook) to build a value equal to
+ * its output 0 times a->scale plus a->shift along a->axis. On return
+ * a->result is that value, or NULL when the producer cannot absorb it. The
+ * caller checks that the producer's output has no other reader. */
+PFVM_INTERNAL pfvm_code pfvm_rw_absorb(pfvm_rewrite *rw, pfvm_node *producer, pfvm_rw_affine *a);
+/* Inside a hook: the pending absorb request for this node, or NULL (then
+ * the hook does its ordinary work). */
+PFVM_INTERNAL pfvm_rw_affine *pfvm_rw_request(const pfvm_rewrite *rw);
+
+/* ---- for passes that edit without hooks (cse, fold) --------------------------- */
+
+/* pfvm_graph_replace_uses(g, old, repl) unless old is an output of g (or
+ * of the main graph) that repl cannot replace without an extra Identity:
+ * then nothing happens and *done is 0. */
+PFVM_INTERNAL pfvm_code pfvm__rw_replace_value(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, int *done,
+                                               pfvm_status *st);
+/* Notes that a pass adds initializers that are not graph inputs (the
+ * model's IR version becomes at least 4, which allows them). */
+PFVM_INTERNAL void pfvm__rw_new_init(pfvm_model *m);
+/* Facts about v kept by pfvm_rw_begin, or NULL. */
+PFVM_INTERNAL const pfvm_ival *pfvm__rw_fact(const pfvm_rewrite *rw, const pfvm_value *v);
+/* Stores facts about v (a new value). */
+PFVM_INTERNAL pfvm_code pfvm__rw_set_fact(pfvm_rewrite *rw, const pfvm_value *v, const pfvm_ival *iv);
+/* Calls f on g and every graph nested in it, outer graphs first. */
+PFVM_INTERNAL pfvm_code pfvm__for_graphs(pfvm_graph *g, pfvm_code (*f)(void *user, pfvm_graph *g), void *user);
+
+#endif /* PFVM_REWRITE_H */
+/* ---- src/ops/fused.h ---- */
+/* Elements per register. Kernels loop over exactly this many, so compilers
+ * unroll and vectorize them (gcc -O2 vectorizes only constant trip counts).
+ * 1024 (4 KB registers) on 64-bit hosts: with 16-float vectors a kernel call
+ * then runs 64 iterations, not 16, and a group's registers still fit a
+ * 32-48 KB L1 cache; 256 elsewhere (microcontrollers: stack and RAM). */
+#ifndef PFVM_FUSE_BLOCK
+#if defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__) || defined(_M_ARM64)
+#define PFVM_FUSE_BLOCK 1024
+#else
+#define PFVM_FUSE_BLOCK 256
+#endif
+#endif
+
+/* `restrict` for kernels (a C99 keyword; C++ compilers spell it __restrict). */
+#ifndef PFVM_RESTRICT
+#if defined(__cplusplus)
+#define PFVM_RESTRICT __restrict
+#else
+#define PFVM_RESTRICT restrict
+#endif
+#endif
+
+/* Runtime CPU dispatch for the float32 kernels (fused-loop kernels and the
+ * element-wise operators' float32 loops, which call them): on x86-64 with
+ * glibc, compilers that have `target_clones` (gcc 11+, clang 14+) build
+ * each kernel for x86-64-v4 (AVX-512), x86-64-v3 (AVX2 and FMA) and the
+ * baseline, and the loader picks one for the CPU once (an ifunc), so a
+ * default build runs 16 or 8 floats per instruction where the CPU can.
+ * The compiler contracts nothing into fused multiply-adds in any version
+ * (gcc here, clang with the STDC pragma around the kernels); the float32
+ * exp/erf/tanh/sigmoid polynomials ask for them by name (PFVM__EW_FMA in
+ * src/ops/elementwise.c): one instruction in the v3 and v4 versions,
+ * libm's fmaf in the baseline one, so all versions round alike. Elsewhere
+ * (other compilers, Arm, musl, Windows), or with PFVM_NO_DISPATCH
+ * defined, kernels are compiled once for the target the build names. */
+/* clang (14) gives a static target_clones function an external resolver
+ * symbol (<name>.resolver), so two PFVM_STATIC copies built by clang would
+ * clash: such a copy compiles its kernels once, for the build's target. */
+#if defined(__clang__) && defined(PFVM__AMALGAMATION) && defined(PFVM_STATIC) && !defined(PFVM_NO_DISPATCH)
+#define PFVM_NO_DISPATCH
+#endif
+#if !defined(PFVM_NO_DISPATCH) && defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && \
+    defined(__GLIBC__) && defined(__has_attribute)
+#if __has_attribute(target_clones) && (defined(__clang__) || __GNUC__ >= 11)
+#if defined(__clang__)
+#define PFVM_DISPATCH __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define PFVM_DISPATCH \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("fp-contract=off")))
+#endif
+#define PFVM_DISPATCH_CLONES 1
+#endif
+#endif
+#ifndef PFVM_DISPATCH
+#define PFVM_DISPATCH
+#endif
+
+/* Where the dispatch is, kernels may also come hand-written for AVX-512
+ * (target("avx512f") functions picked at run time with
+ * pfvm__have_avx512): the fused loop's chain kernel, and float32 sigmoid.
+ * Each gives the same bits as the portable version. PFVM_NO_AVX512
+ * leaves them out. */
+#if defined(PFVM_DISPATCH_CLONES) && !defined(PFVM_NO_AVX512)
+#define PFVM_AVX512_KERNELS 1
+#endif
+/* 1 when the CPU runs AVX-512F (checked once), 0 elsewhere. */
+PFVM_INTERNAL int pfvm__have_avx512(void);
+/* Element type of the node's input i; PFVM_UNDEFINED when it is omitted. */
+PFVM_INTERNAL pfvm_dtype pfvm_fuse_dtype(const pfvm_fuse_ctx *f, int i);
+/* A new temporary operand (valid within this node), or -1 when out of memory. */
+PFVM_INTERNAL int pfvm_fuse_tmp(pfvm_fuse_ctx *f);
+/* Appends d = fn(src...) with `size` bytes of parameters (at most
+ * PFVM_FUSE_PARAM_BYTES; NULL/0 for none). */
+PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, const void *params, size_t size, int d,
+                                       int n_src, const int *src);
+/* The instruction just emitted (two sources) may run `fn` instead when its
+ * second source is one value for the whole run (a scalar group input):
+ * `fn` computes the same results reading only s[1][0]. */
+PFVM_INTERNAL pfvm_code pfvm_fuse_variant(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn);
+/* The instruction just emitted is micro-op `uop` (binary ones need two
+ * sources, unary ones one). */
+PFVM_INTERNAL pfvm_code pfvm_fuse_uop(pfvm_fuse_ctx *f, int uop);
+/* Output or temporary d is the same value as operand src (no work). */
+PFVM_INTERNAL pfvm_code pfvm_fuse_alias(pfvm_fuse_ctx *f, int d, int src);
+/* The node cannot be fused: returns PFVM_ERR_UNSUPPORTED (the reason goes
+ * into the status when the caller gave one). */
+PFVM_INTERNAL pfvm_code pfvm_fuse_refuse(pfvm_fuse_ctx *f, const char *why);
+/* The node's input i when its contents are known (an initializer while
+ * the pass decides, the call's input tensor while a group compiles), or
+ * NULL: hooks read axes and exponents here. */
+PFVM_INTERNAL const pfvm_tensor *pfvm_fuse_const(const pfvm_fuse_ctx *f, int i);
+PFVM_INTERNAL pfvm_code pfvm_fuse_reduce(pfvm_fuse_ctx *f, int d, int src, const pfvm_fuse_reducer *r,
+                                         const int64_t *axes, int n_axes, int keepdims);
+/* 1 when `n` can be part of a fused group given the element types of its
+ * inputs (in_dtypes[i], PFVM_UNDEFINED for omitted ones) and their known
+ * contents (consts, may be NULL): its operator has a fuse hook and the
+ * hook accepts the node. Fills *info when given. */
+PFVM_INTERNAL int pfvm_fuse_accepts(const pfvm_node *n, const pfvm_dtype *in_dtypes, const pfvm_tensor *const *consts,
+                                    pfvm_fuse_info *info);
+/* The definition every call of a model-local function resolves to (when
+ * no operator of that name exists): inference through the body, and a
+ * kernel that runs the fused-loop engine or, failing that, the body. (In
+ * the amalgamation it is static and defined before registry.c reads it.) */
+#ifndef PFVM__AMALGAMATION
+extern const pfvm_op_def pfvm__op_function_call;
+#endif
 /* ---- src/ops/ops_common.h ---- */
 /* ops_common: helpers shared between operator families (declared here,
  * defined in the family that owns them). */
@@ -2198,513 +2808,7 @@ PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_f
  * of the main graph that is not proven) counts in *count, and the first
  * is described in first (n bytes). The pass manager's guard. */
 PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *first, size_t n, pfvm_status *st);
-/* Runs one node's inference: in/out are indexed like node->inputs and
- * node->outputs (NULL entries for omitted values). Errors are prefixed with
- * the node's name and op. */
-PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
-                                         pfvm_symtab *syms, pfvm_arena *arena, pfvm_status *st);
-/* When an ival has fully constant symbolic contents (or the shape is known
- * and the value is a scalar), materialises them as a value tensor in the
- * arena so that kernels can read them. Returns 1 if ival->value is set. */
-PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena);
-/* ---- src/passes/autodiff.h ---- */
-/* ---- the context gradient builders use ---------------------------------------- */
-
-/* Builders (pfvm_grad_fn in an operator's definition) receive the context
- * and the forward node. They read the gradients of the node's outputs with
- * pfvm_grad_out, emit backward nodes with the helpers below and hand each
- * input's gradient to pfvm_grad_add. Helpers that make a value return NULL
- * on failure with the status set; every helper accepts NULL operands and
- * then returns NULL without a new message, so a builder can chain calls
- * and check once (pfvm_grad_add reports the failure). Fields other than
- * those documented are internal. */
-struct pfvm_grad_ctx {
-    pfvm_model *m;
-    pfvm_graph *g;
-    pfvm_status *st;
-    const pfvm_node *node; /* the forward node whose builder runs */
-    int opset;             /* the model's default-domain opset */
-    /* internal */
-    struct pfvm__grad_val *vals; /* stb_ds, by value id */
-    pfvm_arena arena;
-    int n_forward_values;
-    int inferred;          /* g->nodes before this index are inferred */
-    int n_emitted;
-    unsigned flags;
-    const char *name_prefix; /* names of nodes made outside any builder */
-    pfvm_status own_st;    /* used when the caller passes no status */
-    const pfvm_ival **tmp_in;
-    pfvm_ival **tmp_out;
-};
-/* Gradient of output i of the node (the sum of what its readers added), or
- * NULL when nothing reads it (its gradient is zero). */
-PFVM_INTERNAL pfvm_value *pfvm_grad_out(pfvm_grad_ctx *g, int i);
-/* The same, but zeros of the output's shape instead of NULL. */
-PFVM_INTERNAL pfvm_value *pfvm_grad_out_or_zeros(pfvm_grad_ctx *g, int i);
-/* 1 when value v (an input of the node) needs a gradient: builders may skip
- * work for inputs that do not. */
-PFVM_INTERNAL int pfvm_grad_needed(const pfvm_grad_ctx *g, const pfvm_value *v);
-/* Adds dv to the gradient of v. dv must have v's shape (use
- * pfvm_grad_sum_to after broadcasting). Ignored when v needs no gradient.
- * Returns the status code: an error when dv is NULL (a failed helper). */
-PFVM_INTERNAL pfvm_code pfvm_grad_add(pfvm_grad_ctx *g, const pfvm_value *v, pfvm_value *dv);
-/* Emits a node of the default domain reading `in` (NULL entries: omitted
- * optional inputs) with n_out new outputs (node->outputs). Set its
- * attributes with pfvm_node_set_attr_* right away: the node is inferred
- * when a type is first asked for, so attributes must be complete before
- * any helper that needs types (pfvm_grad_type, _sum_to, _shape...) runs. */
-PFVM_INTERNAL pfvm_node *pfvm_grad_node(pfvm_grad_ctx *g, const char *op_type, pfvm_value *const *in, int n_in,
-                                   int n_out);
-/* The same in another graph dst (a subgraph being built: its nodes are
- * inferred when that graph is, not on demand). */
-PFVM_INTERNAL pfvm_node *pfvm_grad_node_in(pfvm_grad_ctx *g, pfvm_graph *dst, const char *op_type, pfvm_value *const *in,
-                                      int n_in, int n_out);
-/* One-output nodes without attributes. */
-PFVM_INTERNAL pfvm_value *pfvm_grad_op1(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a);
-PFVM_INTERNAL pfvm_value *pfvm_grad_op2(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b);
-PFVM_INTERNAL pfvm_value *pfvm_grad_op3(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b,
-                                   pfvm_value *c);
-/* The (inferred) type of a value, or NULL when v is NULL. */
-PFVM_INTERNAL const pfvm_type *pfvm_grad_type(pfvm_grad_ctx *g, const pfvm_value *v);
-/* Element type of v's tensors (PFVM_UNDEFINED when v is NULL). */
-PFVM_INTERNAL pfvm_dtype pfvm_grad_dtype(pfvm_grad_ctx *g, const pfvm_value *v);
-/* 1 when a and b have proven-equal shapes (symbolic dims included). */
-PFVM_INTERNAL int pfvm_grad_same_shape(pfvm_grad_ctx *g, const pfvm_value *a, const pfvm_value *b);
-/* Constants (Constant nodes, never initializers). */
-PFVM_INTERNAL pfvm_value *pfvm_grad_scalar(pfvm_grad_ctx *g, pfvm_dtype dtype, double v);
-/* A scalar of like's element type. */
-PFVM_INTERNAL pfvm_value *pfvm_grad_scalar_like(pfvm_grad_ctx *g, const pfvm_value *like, double v);
-/* A 1-D int64 constant. */
-PFVM_INTERNAL pfvm_value *pfvm_grad_ints(pfvm_grad_ctx *g, const int64_t *v, int n);
-/* A constant tensor of any shape (data copied; dtype's element size). */
-PFVM_INTERNAL pfvm_value *pfvm_grad_tensor(pfvm_grad_ctx *g, pfvm_dtype dtype, int rank, const int64_t *dims,
-                                      const void *data);
-/* Shape of v as a 1-D int64 value: a constant when every dim is known,
- * else Shape(v). */
-PFVM_INTERNAL pfvm_value *pfvm_grad_shape(pfvm_grad_ctx *g, pfvm_value *v);
-/* A tensor of the given shape (a 1-D int64 value) filled with v. */
-PFVM_INTERNAL pfvm_value *pfvm_grad_fill(pfvm_grad_ctx *g, pfvm_value *shape, pfvm_dtype dtype, double v);
-/* v's element count as a 1-element int64 value (a constant when v's shape
- * is known: no reader of v then). */
-PFVM_INTERNAL pfvm_value *pfvm_grad_numel(pfvm_grad_ctx *g, pfvm_value *v);
-/* Zeros / ones shaped like v, of v's element type. */
-PFVM_INTERNAL pfvm_value *pfvm_grad_zeros_like(pfvm_grad_ctx *g, pfvm_value *v);
-PFVM_INTERNAL pfvm_value *pfvm_grad_ones_like(pfvm_grad_ctx *g, pfvm_value *v);
-/* x reshaped to like's shape (x itself when the shapes are proven equal). */
-PFVM_INTERNAL pfvm_value *pfvm_grad_reshape_like(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like);
-/* x cast to dtype (x itself when it already is). */
-PFVM_INTERNAL pfvm_value *pfvm_grad_cast(pfvm_grad_ctx *g, pfvm_value *x, pfvm_dtype dtype);
-/* Known contents of an integer value (a constant, an initializer, or shape
- * arithmetic inference resolved): the count, or -1 when not known or
- * longer than cap. */
-PFVM_INTERNAL int pfvm_grad_known_ints(pfvm_grad_ctx *g, const pfvm_value *v, int64_t *out, int cap);
-/* The contents of v when known before running (a constant, an
- * initializer, or what inference folded), or NULL. Valid during the call. */
-PFVM_INTERNAL const pfvm_tensor *pfvm_grad_known_value(pfvm_grad_ctx *g, const pfvm_value *v);
-/* x broadcast to like's shape (Expand; x itself when already equal). */
-PFVM_INTERNAL pfvm_value *pfvm_grad_expand(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like);
-/* Sums dx (shaped like a broadcast of target) down to target's shape:
- * ReduceSum over the broadcast axes, then Reshape when leading axes went.
- * Returns dx itself when the shapes are proven equal; axes whose sizes
- * cannot be decided symbolically are found at run time (Shape, Equal,
- * NonZero feeding ReduceSum's axes input, opset 13 and later). */
-PFVM_INTERNAL pfvm_value *pfvm_grad_sum_to(pfvm_grad_ctx *g, pfvm_value *dx, pfvm_value *target);
-/* Reductions and axis edits in the form the model's opset wants (axes as
- * an attribute or as an input). `op` is ReduceSum, ReduceMean, ReduceMax...
- * Negative axes count from the end. */
-PFVM_INTERNAL pfvm_value *pfvm_grad_reduce(pfvm_grad_ctx *g, const char *op, pfvm_value *x, const int64_t *axes, int n_axes,
-                                      int keepdims);
-PFVM_INTERNAL pfvm_value *pfvm_grad_unsqueeze(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes);
-PFVM_INTERNAL pfvm_value *pfvm_grad_squeeze(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes);
-PFVM_INTERNAL pfvm_value *pfvm_grad_transpose(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *perm, int rank);
-/* x[starts:ends] along `axes` (step 1; constants), as Slice in the form
- * of the model's opset. */
-PFVM_INTERNAL pfvm_value *pfvm_grad_slice(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *starts, const int64_t *ends,
-                                     const int64_t *axes, int n);
-/* x padded with zeros: pads[a] before and pads[rank + a] after axis a
- * (non-negative), as Pad in the form of the opset. */
-PFVM_INTERNAL pfvm_value *pfvm_grad_pad(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *pads, int rank);
-/* Concat of n values along axis. */
-PFVM_INTERNAL pfvm_value *pfvm_grad_concat(pfvm_grad_ctx *g, pfvm_value *const *xs, int n, int64_t axis);
-/* Element-wise x >= y (x <= y when `le`) as a bool value, in a form the
- * opset has. */
-PFVM_INTERNAL pfvm_value *pfvm_grad_ge(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *y, int le);
-/* Output i of the forward node, adding it to the node when the model left
- * it out (Dropout's mask, MaxPool's indices, LayerNormalization's
- * statistics): the builder then reads what the forward pass computed. */
-PFVM_INTERNAL pfvm_value *pfvm_grad_forward_output(pfvm_grad_ctx *g, int i);
-/* Control flow. The outer values the node's subgraphs read that need
- * gradients (its inputs excluded), deduplicated, into out[0..cap): the
- * count, or -1 when more than cap. */
-PFVM_INTERNAL int pfvm_grad_captures(pfvm_grad_ctx *g, pfvm_value **out, int cap);
-/* The backward graph of `body` (a subgraph of the node, such as an If
- * branch) as a new subgraph of the context's graph: it recomputes body
- * (a copy, reading local Identity copies of the captured values caps) and
- * returns the gradients of caps[0..n_caps) given seeds[i] for body's output
- * i (NULL: none), zeros where body does not use a capture. The caller sets
- * the graph's owner and puts it in an attribute. NULL on failure. */
-PFVM_INTERNAL pfvm_graph *pfvm_grad_subgraph(pfvm_grad_ctx *g, const pfvm_graph *body, pfvm_value *const *seeds,
-                                        pfvm_value *const *caps, int n_caps);
-/* The general form under pfvm_grad_subgraph: copies body's nodes into dst
- * (a graph being built, whose nodes so far compute what the copy reads),
- * body's values from[i] read to[i] instead (its formal inputs, captured
- * values), seeds[i] (NULL: none) seeds body output i, and differentiates
- * dst with respect to wrt[0..n_wrt) (values of dst): grads[i] gets the
- * gradient of wrt[i], made in dst. Loop's builder uses it. */
-PFVM_INTERNAL pfvm_code pfvm_grad_body(pfvm_grad_ctx *g, pfvm_graph *dst, const pfvm_graph *body, pfvm_value *const *from,
-                                  pfvm_value *const *to, int n_map, pfvm_value *const *seeds, pfvm_value *const *wrt,
-                                  int n_wrt, pfvm_value **grads);
-/* v copied into graph dst by an Identity named after hint (v's type). */
-PFVM_INTERNAL pfvm_value *pfvm_grad_identity_in(pfvm_grad_ctx *g, pfvm_graph *dst, pfvm_value *v, const char *hint);
-/* Fails with "node 'n' (Op): gradient: <message>" and returns the code. */
-PFVM_INTERNAL pfvm_code pfvm_grad_fail(pfvm_grad_ctx *g, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-/* ---- src/passes/passes.h ---- */
-/* Runs passes[0..n) on m like pfvm_optimize. With `guard` (the default
- * pipeline's setting) on a model with subgraphs, after each pass every
- * subgraph input's stored type must still hold for what its node feeds it
- * over every iteration (pfvm__infer_check_fed): a pass that breaks one
- * fails with a message naming the pass and the input. */
-PFVM_INTERNAL pfvm_code pfvm__run_pipeline(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
-                                           pfvm_opt_report *report, pfvm_status *st);
-/* The passes (each in its own file, listed in passes.c). */
-PFVM_INTERNAL pfvm_code pfvm__pass_fold(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
-PFVM_INTERNAL pfvm_code pfvm__pass_simplify(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
-PFVM_INTERNAL pfvm_code pfvm__pass_cse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
-PFVM_INTERNAL pfvm_code pfvm__pass_bnfold(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
-PFVM_INTERNAL pfvm_code pfvm__pass_dce(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
-PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
-/* ---- src/passes/recompute.h ---- */
-/* internal: the input segment's backward pass in channel slices
- * (recompute_slice.c). Finds the segment (Conv of a graph input, then
- * per-channel nodes) and its backward pass; when both qualify, rewrites
- * the gradients of the segment's parameters as slices and removes the old
- * backward nodes, unless node peak_at (where the best plan peaks) is not
- * one of them. info->slices is 0 when nothing was done. */
-typedef struct pfvm__rc_sliced {
-    int slices, n_copies, n_removed;
-    double extra_flops;
-} pfvm__rc_sliced;
-PFVM_INTERNAL pfvm_code pfvm__rc_slice_input(pfvm_graph *g, int n_forward, const pfvm_binding *b,
-                                             const pfvm_node *peak_at, pfvm__rc_sliced *info, pfvm_status *st);
-#define PFVM__RECOMPUTE_SLICED 0x100u /* internal: the graph was sliced before this plan */
-/* ---- src/passes/rewrite.h ---- */
-/* rewrite: the context of the operators' `simplify` hooks (pfvm_op_def)
- * and the helpers a hook uses to read what is known about values and to
- * edit the graph.
- *
- * A pass that runs hooks (simplify, bnfold) infers the model's types
- * first and keeps what inference learned: every value's type and
- * symbolic shape, and for small integer tensors their contents (constant,
- * or symbolic from data propagation: Shape -> Gather -> Concat gives
- * [batch, seq, 64]). A hook reads those facts, proves that a cheaper form
- * computes the same values (symbolic shape equality included), and edits
- * with the helpers: forward an output to an existing value, or build new
- * nodes and constants and forward to their outputs. Nodes whose outputs
- * were all forwarded are removed by the pass; it re-infers and runs the
- * hooks again until nothing changes.
- *
- * A hook does nothing when a proof fails: an unknown shape or value means
- * "leave it". Helpers that edit return a pfvm_code; a declined edit (the
- * types differ, the output must keep its producer) returns PFVM_OK and
- * changes nothing, so hooks can `return pfvm_rw_forward(...)`. */
-#ifndef PFVM_REWRITE_H
-#define PFVM_REWRITE_H
-
-
-
-/* What a pass asks of the hooks (pfvm_rw_mode). */
-#define PFVM_RW_SIMPLIFY 1u /* local rewrites: x*1 -> x, Reshape to the same shape -> its input, ... */
-#define PFVM_RW_AFFINE 2u   /* fold per-channel scale/shift nodes (BatchNormalization) into their producer */
-
-/* A request to absorb y = out * scale + shift (per channel along `axis`
- * of the node's output 0) into the node that makes out (pfvm_rw_absorb). */
-typedef struct pfvm_rw_affine {
-    int axis;            /* normalised axis of output 0 */
-    int n;               /* channels: output 0's size along axis */
-    const double *scale; /* n entries */
-    const double *shift; /* n entries, or NULL for no shift */
-    pfvm_value *result;  /* set by the absorbing hook (pfvm_rw_answer) */
-} pfvm_rw_affine;
-
-/* Facts about one value, from inference. */
-typedef struct pfvm__rw_slot {
-    const pfvm_value *v;
-    pfvm_ival iv;
-    int tainted; /* computed from an overridable initializer: contents not constant */
-} pfvm__rw_slot;
-
-typedef struct pfvm__rw_graph_facts {
-    const pfvm_graph *g;
-    pfvm__rw_slot *facts; /* stb_ds array indexed by value id */
-} pfvm__rw_graph_facts;
-
-/* The context. Hooks use the functions below, not the fields. */
-struct pfvm_rewrite {
-    pfvm_model *m;
-    pfvm_graph *g;              /* graph being rewritten (main graph or a subgraph) */
-    unsigned mode;              /* PFVM_RW_* */
-    pfvm_status *st;
-    pfvm__rw_graph_facts *known; /* stb_ds array, one entry per graph inference visited */
-    pfvm_uses uses;             /* consumer lists of g, rebuilt after edits when asked */
-    int uses_valid;
-    pfvm_rw_affine *request;    /* pending pfvm_rw_absorb, or NULL */
-    int changes;                /* edits made (forwards, new nodes) */
-    pfvm_node **forwarded;      /* stb_ds: nodes with an output forwarded, removed when unused */
-    pfvm_graph **edited;        /* stb_ds: graphs with new nodes or forwards (re-sorted at the end) */
-    int n_new;                  /* nodes added */
-    int oom;                    /* a list could not grow: pfvm_rw_end fails */
-};
-
-/* ---- context (for passes) --------------------------------------------------- */
-
-/* Infers the model's types (pfvm_infer_shapes, not strict) and keeps the
- * facts. rw is then ready for the main graph; pfvm_rw_set_graph moves it
- * to a subgraph. */
-PFVM_INTERNAL pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st);
-/* Works on g (a graph of the model) from now on. */
-PFVM_INTERNAL void pfvm_rw_set_graph(pfvm_rewrite *rw, pfvm_graph *g);
-/* Removes the forwarded nodes of every graph that have no reader left,
- * re-sorts edited graphs and frees the facts. Adds the removed nodes to
- * *removed when given. */
-PFVM_INTERNAL pfvm_code pfvm_rw_end(pfvm_rewrite *rw, int *removed);
-/* Frees the context without editing (after an error). */
-PFVM_INTERNAL void pfvm_rw_free(pfvm_rewrite *rw);
-/* Calls node->op->simplify when it has one; returns its code. */
-PFVM_INTERNAL pfvm_code pfvm_rw_run_hook(pfvm_rewrite *rw, pfvm_node *node);
-
-/* ---- facts ------------------------------------------------------------------ */
-
-/* What the running pass asks for: PFVM_RW_SIMPLIFY or PFVM_RW_AFFINE. */
-PFVM_INTERNAL unsigned pfvm_rw_mode(const pfvm_rewrite *rw);
-PFVM_INTERNAL pfvm_model *pfvm_rw_model(const pfvm_rewrite *rw);
-PFVM_INTERNAL pfvm_symtab *pfvm_rw_symtab(const pfvm_rewrite *rw);
-/* The graph being rewritten. */
-PFVM_INTERNAL pfvm_graph *pfvm_rw_graph(const pfvm_rewrite *rw);
-/* Opset in effect for a domain ("" = ONNX). */
-PFVM_INTERNAL int64_t pfvm_rw_opset(const pfvm_rewrite *rw, const char *domain);
-
-/* The inferred type of v; NULL when v is NULL or its kind is unknown. */
-PFVM_INTERNAL const pfvm_type *pfvm_rw_type(const pfvm_rewrite *rw, const pfvm_value *v);
-/* v's symbolic shape when v is a tensor of known rank, else NULL. */
-PFVM_INTERNAL const pfvm_shape *pfvm_rw_shape(const pfvm_rewrite *rw, const pfvm_value *v);
-/* v's contents when they are a known constant: an initializer, a Constant,
- * or what inference computed (small shape arithmetic). NULL otherwise. The
- * tensor lives as long as the model; never modify it. */
-PFVM_INTERNAL const pfvm_tensor *pfvm_rw_value(const pfvm_rewrite *rw, const pfvm_value *v);
-/* v's contents as int64s (an integer or bool tensor with known constant
- * contents, symbolic ones included when they are constants): the count,
- * or -1 when unknown or longer than cap. */
-PFVM_INTERNAL int pfvm_rw_ints(const pfvm_rewrite *rw, const pfvm_value *v, int64_t *out, int cap);
-/* v's contents as symbolic scalars (data propagation; constants become
- * constant symbols): the count, or -1 when unknown or longer than cap. */
-PFVM_INTERNAL int pfvm_rw_syms(const pfvm_rewrite *rw, const pfvm_value *v, const pfvm_sym **out, int cap);
-/* 1 when v is a known constant of a numeric type whose every element
- * equals x (an empty tensor does not qualify). */
-PFVM_INTERNAL int pfvm_rw_is_all(const pfvm_rewrite *rw, const pfvm_value *v, double x);
-/* Number of readers of v (node inputs, subgraph captures, graph outputs);
- * v must belong to the graph being rewritten or an enclosing one (readers
- * counted in that graph). */
-PFVM_INTERNAL int pfvm_rw_readers(pfvm_rewrite *rw, const pfvm_value *v);
-/* The node that makes v, or NULL (inputs, initializers). */
-PFVM_INTERNAL pfvm_node *pfvm_rw_producer(const pfvm_rewrite *rw, const pfvm_value *v);
-/* 1 when a node's output i is absent or has no reader. */
-PFVM_INTERNAL int pfvm_rw_output_unused(pfvm_rewrite *rw, const pfvm_node *node, int i);
-
-/* ---- proofs ------------------------------------------------------------------ */
-
-/* 1 when both shapes have known, equal ranks and every pair of dims is
- * proven equal for every binding of the symbols. */
-PFVM_INTERNAL int pfvm_rw_same_shape(const pfvm_shape *a, const pfvm_shape *b);
-/* 1 when a and b are tensors of the same element type and proven equal
- * shapes: one can stand for the other. */
-PFVM_INTERNAL int pfvm_rw_same_type(const pfvm_rewrite *rw, const pfvm_value *a, const pfvm_value *b);
-
-/* ---- edits -------------------------------------------------------------------- */
-
-/* Makes every reader of node's output i read v instead (v must have the
- * same type: pfvm_rw_same_type). Declines (PFVM_OK, nothing changed) when
- * the types are not proven equal, when v is the output itself, or when the
- * output is a graph output and v could not take its place without an
- * extra Identity (v is a graph input, initializer or another output, or v
- * is not made inside a subgraph whose output it would become). */
-PFVM_INTERNAL pfvm_code pfvm_rw_forward(pfvm_rewrite *rw, pfvm_node *node, int i, pfvm_value *v);
-/* Adds a node of the default ONNX domain (at the model's opset) reading
- * `inputs` (NULL entries for omitted optionals), with n_out fresh outputs
- * named after like's outputs (like may be NULL), and infers its outputs
- * right away. Copy attributes with pfvm_rw_copy_attrs or set them with
- * pfvm_node_set_attr_*, then call pfvm_rw_infer_node. NULL when the
- * operator is unknown at the model's opset (the status is untouched) or on
- * failure (the status says why: pfvm_rw_failed). */
-PFVM_INTERNAL pfvm_node *pfvm_rw_add_node(pfvm_rewrite *rw, const char *op_type, pfvm_value *const *inputs, int n_in,
-                                     int n_out, const pfvm_node *like);
-/* Copies src's attributes to dst, except those named in `skip`
- * (NULL-terminated list, or NULL). */
-PFVM_INTERNAL pfvm_code pfvm_rw_copy_attrs(pfvm_rewrite *rw, pfvm_node *dst, const pfvm_node *src, const char *const *skip);
-/* (Re)infers the outputs of a node added with pfvm_rw_add_node after its
- * attributes are set. */
-PFVM_INTERNAL pfvm_code pfvm_rw_infer_node(pfvm_rewrite *rw, pfvm_node *node);
-/* A new initializer of the graph being rewritten holding a copy of t (a
- * dense tensor; strings copied too). NULL on failure. */
-PFVM_INTERNAL pfvm_value *pfvm_rw_const(pfvm_rewrite *rw, const pfvm_tensor *t, const char *hint);
-/* A new zero-filled initializer of this type and shape; *data receives its
- * tensor to fill in. */
-PFVM_INTERNAL pfvm_value *pfvm_rw_const_new(pfvm_rewrite *rw, pfvm_dtype dtype, int rank, const int64_t *dims,
-                                       const char *hint, pfvm_tensor **data);
-/* A new 1-D int64 initializer. */
-PFVM_INTERNAL pfvm_value *pfvm_rw_const_ints(pfvm_rewrite *rw, const int64_t *v, int n, const char *hint);
-/* 1 when the last helper failed (the status holds the error). */
-PFVM_INTERNAL int pfvm_rw_failed(const pfvm_rewrite *rw);
-/* The code to return from a hook after a helper returned NULL: the error,
- * or PFVM_OK when the helper only declined. */
-PFVM_INTERNAL pfvm_code pfvm_rw_code(const pfvm_rewrite *rw);
-
-/* ---- absorbing per-channel affine maps (bnfold) --------------------------------- */
-
-/* Asks `producer` (through its simplify hook) to build a value equal to
- * its output 0 times a->scale plus a->shift along a->axis. On return
- * a->result is that value, or NULL when the producer cannot absorb it. The
- * caller checks that the producer's output has no other reader. */
-PFVM_INTERNAL pfvm_code pfvm_rw_absorb(pfvm_rewrite *rw, pfvm_node *producer, pfvm_rw_affine *a);
-/* Inside a hook: the pending absorb request for this node, or NULL (then
- * the hook does its ordinary work). */
-PFVM_INTERNAL pfvm_rw_affine *pfvm_rw_request(const pfvm_rewrite *rw);
-
-/* ---- for passes that edit without hooks (cse, fold) --------------------------- */
-
-/* pfvm_graph_replace_uses(g, old, repl) unless old is an output of g (or
- * of the main graph) that repl cannot replace without an extra Identity:
- * then nothing happens and *done is 0. */
-PFVM_INTERNAL pfvm_code pfvm__rw_replace_value(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, int *done,
-                                               pfvm_status *st);
-/* Notes that a pass adds initializers that are not graph inputs (the
- * model's IR version becomes at least 4, which allows them). */
-PFVM_INTERNAL void pfvm__rw_new_init(pfvm_model *m);
-/* Facts about v kept by pfvm_rw_begin, or NULL. */
-PFVM_INTERNAL const pfvm_ival *pfvm__rw_fact(const pfvm_rewrite *rw, const pfvm_value *v);
-/* Stores facts about v (a new value). */
-PFVM_INTERNAL pfvm_code pfvm__rw_set_fact(pfvm_rewrite *rw, const pfvm_value *v, const pfvm_ival *iv);
-/* Calls f on g and every graph nested in it, outer graphs first. */
-PFVM_INTERNAL pfvm_code pfvm__for_graphs(pfvm_graph *g, pfvm_code (*f)(void *user, pfvm_graph *g), void *user);
-
-#endif /* PFVM_REWRITE_H */
-/* ---- src/exec/exec.h ---- */
-/* Runs subgraph g of the running node with the given inputs (g's formal
- * inputs, in order). Outer-scope values resolve to the caller's. Outputs
- * are deep copies the caller owns (free with pfvm_tensor_free). */
-PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph *g, const pfvm_tensor *const *inputs,
-                                            int n_inputs, pfvm_tensor **outputs, int n_outputs, pfvm_status *st);
-/* ---- src/exec/fused.h ---- */
-/* Elements per register. Kernels loop over exactly this many, so compilers
- * unroll and vectorize them (gcc -O2 vectorizes only constant trip counts).
- * 1024 (4 KB registers) on 64-bit hosts: with 16-float vectors a kernel call
- * then runs 64 iterations, not 16, and a group's registers still fit a
- * 32-48 KB L1 cache; 256 elsewhere (microcontrollers: stack and RAM). */
-#ifndef PFVM_FUSE_BLOCK
-#if defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__) || defined(_M_ARM64)
-#define PFVM_FUSE_BLOCK 1024
-#else
-#define PFVM_FUSE_BLOCK 256
-#endif
-#endif
-
-/* `restrict` for kernels (a C99 keyword; C++ compilers spell it __restrict). */
-#ifndef PFVM_RESTRICT
-#if defined(__cplusplus)
-#define PFVM_RESTRICT __restrict
-#else
-#define PFVM_RESTRICT restrict
-#endif
-#endif
-
-/* Runtime CPU dispatch for the float32 kernels (fused-loop kernels and the
- * element-wise operators' float32 loops, which call them): on x86-64 with
- * glibc, compilers that have `target_clones` (gcc 11+, clang 14+) build
- * each kernel for x86-64-v4 (AVX-512), x86-64-v3 (AVX2 and FMA) and the
- * baseline, and the loader picks one for the CPU once (an ifunc), so a
- * default build runs 16 or 8 floats per instruction where the CPU can.
- * The compiler contracts nothing into fused multiply-adds in any version
- * (gcc here, clang with the STDC pragma around the kernels); the float32
- * exp/erf/tanh/sigmoid polynomials ask for them by name (PFVM__EW_FMA in
- * src/ops/elementwise.c): one instruction in the v3 and v4 versions,
- * libm's fmaf in the baseline one, so all versions round alike. Elsewhere
- * (other compilers, Arm, musl, Windows), or with PFVM_NO_DISPATCH
- * defined, kernels are compiled once for the target the build names. */
-/* clang (14) gives a static target_clones function an external resolver
- * symbol (<name>.resolver), so two PFVM_STATIC copies built by clang would
- * clash: such a copy compiles its kernels once, for the build's target. */
-#if defined(__clang__) && defined(PFVM__AMALGAMATION) && defined(PFVM_STATIC) && !defined(PFVM_NO_DISPATCH)
-#define PFVM_NO_DISPATCH
-#endif
-#if !defined(PFVM_NO_DISPATCH) && defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && \
-    defined(__GLIBC__) && defined(__has_attribute)
-#if __has_attribute(target_clones) && (defined(__clang__) || __GNUC__ >= 11)
-#if defined(__clang__)
-#define PFVM_DISPATCH __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define PFVM_DISPATCH \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("fp-contract=off")))
-#endif
-#define PFVM_DISPATCH_CLONES 1
-#endif
-#endif
-#ifndef PFVM_DISPATCH
-#define PFVM_DISPATCH
-#endif
-
-/* Where the dispatch is, kernels may also come hand-written for AVX-512
- * (target("avx512f") functions picked at run time with
- * pfvm__have_avx512): the fused loop's chain kernel, and float32 sigmoid.
- * Each gives the same bits as the portable version. PFVM_NO_AVX512
- * leaves them out. */
-#if defined(PFVM_DISPATCH_CLONES) && !defined(PFVM_NO_AVX512)
-#define PFVM_AVX512_KERNELS 1
-#endif
-/* 1 when the CPU runs AVX-512F (checked once), 0 elsewhere. */
-PFVM_INTERNAL int pfvm__have_avx512(void);
-/* Element type of the node's input i; PFVM_UNDEFINED when it is omitted. */
-PFVM_INTERNAL pfvm_dtype pfvm_fuse_dtype(const pfvm_fuse_ctx *f, int i);
-/* A new temporary operand (valid within this node), or -1 when out of memory. */
-PFVM_INTERNAL int pfvm_fuse_tmp(pfvm_fuse_ctx *f);
-/* Appends d = fn(src...) with `size` bytes of parameters (at most
- * PFVM_FUSE_PARAM_BYTES; NULL/0 for none). */
-PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, const void *params, size_t size, int d,
-                                       int n_src, const int *src);
-/* The instruction just emitted (two sources) may run `fn` instead when its
- * second source is one value for the whole run (a scalar group input):
- * `fn` computes the same results reading only s[1][0]. */
-PFVM_INTERNAL pfvm_code pfvm_fuse_variant(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn);
-/* The instruction just emitted is micro-op `uop` (binary ones need two
- * sources, unary ones one). */
-PFVM_INTERNAL pfvm_code pfvm_fuse_uop(pfvm_fuse_ctx *f, int uop);
-/* Output or temporary d is the same value as operand src (no work). */
-PFVM_INTERNAL pfvm_code pfvm_fuse_alias(pfvm_fuse_ctx *f, int d, int src);
-/* The node cannot be fused: returns PFVM_ERR_UNSUPPORTED (the reason goes
- * into the status when the caller gave one). */
-PFVM_INTERNAL pfvm_code pfvm_fuse_refuse(pfvm_fuse_ctx *f, const char *why);
-/* The node's input i when its contents are known (an initializer while
- * the pass decides, the call's input tensor while a group compiles), or
- * NULL: hooks read axes and exponents here. */
-PFVM_INTERNAL const pfvm_tensor *pfvm_fuse_const(const pfvm_fuse_ctx *f, int i);
-PFVM_INTERNAL pfvm_code pfvm_fuse_reduce(pfvm_fuse_ctx *f, int d, int src, const pfvm_fuse_reducer *r,
-                                         const int64_t *axes, int n_axes, int keepdims);
-/* 1 when `n` can be part of a fused group given the element types of its
- * inputs (in_dtypes[i], PFVM_UNDEFINED for omitted ones) and their known
- * contents (consts, may be NULL): its operator has a fuse hook and the
- * hook accepts the node. Fills *info when given. */
-PFVM_INTERNAL int pfvm_fuse_accepts(const pfvm_node *n, const pfvm_dtype *in_dtypes, const pfvm_tensor *const *consts,
-                                    pfvm_fuse_info *info);
-/* The definition every call of a model-local function resolves to (when
- * no operator of that name exists): inference through the body, and a
- * kernel that runs the fused-loop engine or, failing that, the body. (In
- * the amalgamation it is static and defined before registry.c reads it.) */
-#ifndef PFVM__AMALGAMATION
-extern const pfvm_op_def pfvm__op_function_call;
-#endif
-/* ---- src/exec/symplan.h ---- */
+/* ---- src/plan/symplan.h ---- */
 /* Bytes of a tensor type rounded up to the alignment, or NULL when the
  * type has no size expression. */
 PFVM_INTERNAL const pfvm_sym *pfvm__symplan_bytes(pfvm_symtab *t, const pfvm_type *ty);
@@ -2728,6 +2832,45 @@ PFVM_INTERNAL int pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out);
  * The three planners (the executor's, the symbolic one and the recompute
  * simulation) apply the same rule, so that their numbers agree. */
 PFVM_INTERNAL int pfvm__node_in_place(const pfvm_node *n);
+/* ---- src/passes/autodiff.h ---- */
+/* ---- src/passes/passes.h ---- */
+/* Runs passes[0..n) on m like pfvm_optimize. With `guard` (the default
+ * pipeline's setting) on a model with subgraphs, after each pass every
+ * subgraph input's stored type must still hold for what its node feeds it
+ * over every iteration (pfvm__infer_check_fed): a pass that breaks one
+ * fails with a message naming the pass and the input. */
+PFVM_INTERNAL pfvm_code pfvm__run_pipeline(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
+                                           pfvm_opt_report *report, pfvm_status *st);
+/* Starts a rewrite context (src/opi/rewrite.h) on m: infers the model's
+ * types (pfvm_infer_shapes, not strict) and keeps the facts. */
+PFVM_INTERNAL pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st);
+/* The passes (each in its own file, listed in passes.c). */
+PFVM_INTERNAL pfvm_code pfvm__pass_fold(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+PFVM_INTERNAL pfvm_code pfvm__pass_simplify(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+PFVM_INTERNAL pfvm_code pfvm__pass_cse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+PFVM_INTERNAL pfvm_code pfvm__pass_bnfold(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+PFVM_INTERNAL pfvm_code pfvm__pass_dce(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+/* ---- src/passes/recompute.h ---- */
+/* internal: the input segment's backward pass in channel slices
+ * (recompute_slice.c). Finds the segment (Conv of a graph input, then
+ * per-channel nodes) and its backward pass; when both qualify, rewrites
+ * the gradients of the segment's parameters as slices and removes the old
+ * backward nodes, unless node peak_at (where the best plan peaks) is not
+ * one of them. info->slices is 0 when nothing was done. */
+typedef struct pfvm__rc_sliced {
+    int slices, n_copies, n_removed;
+    double extra_flops;
+} pfvm__rc_sliced;
+PFVM_INTERNAL pfvm_code pfvm__rc_slice_input(pfvm_graph *g, int n_forward, const pfvm_binding *b,
+                                             const pfvm_node *peak_at, pfvm__rc_sliced *info, pfvm_status *st);
+#define PFVM__RECOMPUTE_SLICED 0x100u /* internal: the graph was sliced before this plan */
+/* ---- src/exec/exec.h ---- */
+/* Runs subgraph g of the running node with the given inputs (g's formal
+ * inputs, in order). Outer-scope values resolve to the caller's. Outputs
+ * are deep copies the caller owns (free with pfvm_tensor_free). */
+PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph *g, const pfvm_tensor *const *inputs,
+                                            int n_inputs, pfvm_tensor **outputs, int n_outputs, pfvm_status *st);
 
 /* ======== implementation ======== */
 
@@ -4037,31 +4180,16 @@ void pfvm_binding_free(pfvm_binding *b)
     b->n = 0;
 }
 
-/* Evaluation walks the DAG as a tree (shared subexpressions again), so a
- * small expression can take exponential time: past this many nodes it
- * gives up (as for an unbound symbol). */
-#define PFVM__SYM_EVAL_MAX_NODES ((long)1 << 22)
+/* Expressions are DAGs: hash-consing shares equal subexpressions, so a
+ * small one (each level using the one below twice) is exponentially large
+ * as a tree. Evaluation first walks it as a tree within a small budget (the
+ * common case, no allocation); past the budget it walks again visiting each
+ * node once, remembering results in a map. Substitution always remembers. */
+#define PFVM__SYM_TREE_BUDGET 4096L
 
-static int pfvm__sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out, long *budget)
+static int pfvm__sym_apply(pfvm_sym_kind kind, int64_t x, int64_t y, int64_t *out)
 {
-    int64_t x, y;
-    if (!s || --*budget < 0)
-        return 0;
-    switch (s->kind) {
-    case PFVM_SYM_CONST:
-        *out = s->value;
-        return 1;
-    case PFVM_SYM_VAR:
-        if (!b || s->value >= b->n || !b->set[s->value])
-            return 0;
-        *out = b->vals[s->value];
-        return 1;
-    default:
-        break;
-    }
-    if (!pfvm__sym_eval(s->a, b, &x, budget) || !pfvm__sym_eval(s->b, b, &y, budget))
-        return 0;
-    switch (s->kind) {
+    switch (kind) {
     case PFVM_SYM_ADD: return pfvm__add_i64(x, y, out);
     case PFVM_SYM_MUL: return pfvm__mul_i64(x, y, out);
     case PFVM_SYM_DIV:
@@ -4080,38 +4208,120 @@ static int pfvm__sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out
     }
 }
 
+/* A leaf's value: 1 (and *out) for a constant or a bound variable, 0 for an
+ * unbound one, -1 for an interior node. */
+static int pfvm__sym_leaf(const pfvm_sym *s, const pfvm_binding *b, int64_t *out)
+{
+    switch (s->kind) {
+    case PFVM_SYM_CONST:
+        *out = s->value;
+        return 1;
+    case PFVM_SYM_VAR:
+        if (!b || s->value >= b->n || !b->set[s->value])
+            return 0;
+        *out = b->vals[s->value];
+        return 1;
+    default:
+        return -1;
+    }
+}
+
+static int pfvm__sym_eval_tree(const pfvm_sym *s, const pfvm_binding *b, int64_t *out, long *budget)
+{
+    int64_t x, y;
+    int leaf;
+    if (!s || --*budget < 0)
+        return 0;
+    leaf = pfvm__sym_leaf(s, b, out);
+    if (leaf >= 0)
+        return leaf;
+    return pfvm__sym_eval_tree(s->a, b, &x, budget) && pfvm__sym_eval_tree(s->b, b, &y, budget) &&
+           pfvm__sym_apply(s->kind, x, y, out);
+}
+
+/* One evaluation's remembered results: node -> 1 + index into vals. */
+typedef struct pfvm__sym_evalmemo {
+    pfvm__map seen;
+    int64_t *vals; /* stb_ds array; a node that has no value is not remembered */
+    int oom;
+} pfvm__sym_evalmemo;
+
+static int pfvm__sym_eval_dag(const pfvm_sym *s, const pfvm_binding *b, int64_t *out, pfvm__sym_evalmemo *m)
+{
+    int64_t x, y;
+    void *at;
+    int leaf;
+    if (!s || m->oom)
+        return 0;
+    leaf = pfvm__sym_leaf(s, b, out);
+    if (leaf >= 0)
+        return leaf;
+    if (pfvm__map_get(&m->seen, s, &at)) {
+        *out = m->vals[(size_t)at - 1];
+        return 1;
+    }
+    if (!pfvm__sym_eval_dag(s->a, b, &x, m) || !pfvm__sym_eval_dag(s->b, b, &y, m) ||
+        !pfvm__sym_apply(s->kind, x, y, out))
+        return 0;
+    if (!pfvm__arrpush(m->vals, *out) || !pfvm__map_put(&m->seen, s, (void *)(size_t)stbds_arrlen(m->vals)))
+        m->oom = 1;
+    return !m->oom;
+}
+
 int pfvm_sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out)
 {
-    long budget = PFVM__SYM_EVAL_MAX_NODES;
-    return pfvm__sym_eval(s, b, out, &budget);
+    long budget = PFVM__SYM_TREE_BUDGET;
+    pfvm__sym_evalmemo m;
+    int ok = pfvm__sym_eval_tree(s, b, out, &budget);
+    if (ok || budget >= 0)
+        return ok;
+    memset(&m, 0, sizeof m);
+    ok = pfvm__sym_eval_dag(s, b, out, &m);
+    pfvm__map_free(&m.seen);
+    stbds_arrfree(m.vals);
+    return ok;
+}
+
+static const pfvm_sym *pfvm__sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b, pfvm__map *seen)
+{
+    const pfvm_sym *x, *y, *r;
+    void *at;
+    int64_t v;
+    int leaf;
+    if (!s)
+        return NULL;
+    leaf = pfvm__sym_leaf(s, b, &v);
+    if (leaf > 0)
+        return s->kind == PFVM_SYM_CONST ? s : pfvm_sym_const(t, v);
+    if (leaf == 0)
+        return s;
+    if (pfvm__map_get(seen, s, &at))
+        return (const pfvm_sym *)at;
+    x = pfvm__sym_subst(t, s->a, b, seen);
+    y = x ? pfvm__sym_subst(t, s->b, b, seen) : NULL;
+    if (!y)
+        return NULL;
+    switch (s->kind) {
+    case PFVM_SYM_ADD: r = pfvm_sym_add(t, x, y); break;
+    case PFVM_SYM_MUL: r = pfvm_sym_mul(t, x, y); break;
+    case PFVM_SYM_DIV: r = pfvm_sym_div(t, x, y); break;
+    case PFVM_SYM_MOD: r = pfvm_sym_mod(t, x, y); break;
+    case PFVM_SYM_MIN: r = pfvm_sym_min(t, x, y); break;
+    case PFVM_SYM_MAX: r = pfvm_sym_max(t, x, y); break;
+    default: return NULL;
+    }
+    /* the cast drops const only to store the pointer; it is read back const */
+    return r && pfvm__map_put(seen, s, (void *)(size_t)r) ? r : NULL;
 }
 
 const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b)
 {
-    const pfvm_sym *x, *y;
-    if (!s)
-        return NULL;
-    switch (s->kind) {
-    case PFVM_SYM_CONST:
-        return s;
-    case PFVM_SYM_VAR:
-        if (b && s->value < b->n && b->set[s->value])
-            return pfvm_sym_const(t, b->vals[s->value]);
-        return s;
-    default:
-        break;
-    }
-    x = pfvm_sym_subst(t, s->a, b);
-    y = pfvm_sym_subst(t, s->b, b);
-    switch (s->kind) {
-    case PFVM_SYM_ADD: return pfvm_sym_add(t, x, y);
-    case PFVM_SYM_MUL: return pfvm_sym_mul(t, x, y);
-    case PFVM_SYM_DIV: return pfvm_sym_div(t, x, y);
-    case PFVM_SYM_MOD: return pfvm_sym_mod(t, x, y);
-    case PFVM_SYM_MIN: return pfvm_sym_min(t, x, y);
-    case PFVM_SYM_MAX: return pfvm_sym_max(t, x, y);
-    default: return NULL;
-    }
+    pfvm__map seen;
+    const pfvm_sym *r;
+    memset(&seen, 0, sizeof seen);
+    r = pfvm__sym_subst(t, s, b, &seen);
+    pfvm__map_free(&seen);
+    return r;
 }
 
 /* ---- printing ------------------------------------------------------------- */
@@ -4247,11 +4457,13 @@ int pfvm_sym_print(const pfvm_sym *s, char *buf, size_t n)
 }
 
 /* A lower bound of s over every binding, from the facts (dims >= 0,
- * dim_params >= 1): 1 and *lb set when one is found. */
-static int pfvm__sym_lb(const pfvm_sym *s, int64_t *lb, int depth)
+ * dim_params >= 1): 1 and *lb set when one is found. It walks the DAG as a
+ * tree, so past a budget of nodes (or a depth) it gives up: a bound not
+ * found only leaves a fact unproven. */
+static int pfvm__sym_lb(const pfvm_sym *s, int64_t *lb, int depth, long *budget)
 {
     int64_t x, y;
-    if (!s || depth > 64)
+    if (!s || depth > 64 || --*budget < 0)
         return 0;
     switch (s->kind) {
     case PFVM_SYM_CONST:
@@ -4261,18 +4473,18 @@ static int pfvm__sym_lb(const pfvm_sym *s, int64_t *lb, int depth)
         *lb = s->pos ? 1 : 0;
         return 1;
     case PFVM_SYM_ADD:
-        if (!pfvm__sym_lb(s->a, &x, depth + 1) || !pfvm__sym_lb(s->b, &y, depth + 1) || !pfvm__add_i64(x, y, lb))
+        if (!pfvm__sym_lb(s->a, &x, depth + 1, budget) || !pfvm__sym_lb(s->b, &y, depth + 1, budget) || !pfvm__add_i64(x, y, lb))
             return 0;
         return 1;
     case PFVM_SYM_MUL:
         if (s->a->kind == PFVM_SYM_CONST || s->b->kind == PFVM_SYM_CONST) {
             const pfvm_sym *k = s->a->kind == PFVM_SYM_CONST ? s->a : s->b, *o = k == s->a ? s->b : s->a;
-            return k->value >= 0 && pfvm__sym_lb(o, &y, depth + 1) && pfvm__mul_i64(k->value, y, lb);
+            return k->value >= 0 && pfvm__sym_lb(o, &y, depth + 1, budget) && pfvm__mul_i64(k->value, y, lb);
         }
-        return pfvm__sym_lb(s->a, &x, depth + 1) && pfvm__sym_lb(s->b, &y, depth + 1) && x >= 0 && y >= 0 &&
+        return pfvm__sym_lb(s->a, &x, depth + 1, budget) && pfvm__sym_lb(s->b, &y, depth + 1, budget) && x >= 0 && y >= 0 &&
                pfvm__mul_i64(x, y, lb);
     case PFVM_SYM_DIV:
-        if (s->b->kind != PFVM_SYM_CONST || s->b->value <= 0 || !pfvm__sym_lb(s->a, &x, depth + 1))
+        if (s->b->kind != PFVM_SYM_CONST || s->b->value <= 0 || !pfvm__sym_lb(s->a, &x, depth + 1, budget))
             return 0;
         *lb = x >= 0 ? x / s->b->value : -((-x + s->b->value - 1) / s->b->value);
         return 1;
@@ -4282,12 +4494,12 @@ static int pfvm__sym_lb(const pfvm_sym *s, int64_t *lb, int depth)
         *lb = 0;
         return 1;
     case PFVM_SYM_MIN:
-        if (!pfvm__sym_lb(s->a, &x, depth + 1) || !pfvm__sym_lb(s->b, &y, depth + 1))
+        if (!pfvm__sym_lb(s->a, &x, depth + 1, budget) || !pfvm__sym_lb(s->b, &y, depth + 1, budget))
             return 0;
         *lb = x < y ? x : y;
         return 1;
     case PFVM_SYM_MAX: {
-        int ha = pfvm__sym_lb(s->a, &x, depth + 1), hb = pfvm__sym_lb(s->b, &y, depth + 1);
+        int ha = pfvm__sym_lb(s->a, &x, depth + 1, budget), hb = pfvm__sym_lb(s->b, &y, depth + 1, budget);
         if (!ha && !hb)
             return 0;
         *lb = !ha ? y : !hb ? x : x > y ? x : y;
@@ -4300,15 +4512,17 @@ static int pfvm__sym_lb(const pfvm_sym *s, int64_t *lb, int depth)
 int pfvm_sym_proven_nonneg(const pfvm_sym *s)
 {
     int64_t lb;
-    return s && (s->nonneg || (pfvm__sym_lb(s, &lb, 0) && lb >= 0));
+    long budget = PFVM__SYM_TREE_BUDGET;
+    return s && (s->nonneg || (pfvm__sym_lb(s, &lb, 0, &budget) && lb >= 0));
 }
 
 int pfvm_sym_proven_ge(pfvm_symtab *t, const pfvm_sym *s, int64_t v)
 {
     int64_t lb;
+    long budget = PFVM__SYM_TREE_BUDGET;
     if (!s)
         return 0;
-    if (pfvm__sym_lb(s, &lb, 0) && lb >= v)
+    if (pfvm__sym_lb(s, &lb, 0, &budget) && lb >= v)
         return 1;
     return pfvm_sym_proven_nonneg(pfvm_sym_addi(t, s, -v));
 }
@@ -5798,13 +6012,2041 @@ pfvm_code pfvm_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, 
     pfvm__ok(st);
     return PFVM_OK;
 }
+/* ---- src/opi/grad.c ---- */
+/* opi/grad: the helpers gradient builders use (emitting backward nodes,
+ * reading types and known contents, accumulating gradients, control-flow
+ * bodies). The sweep that runs the builders is src/passes/autodiff.c. */
+
+#include <math.h>
+#include <stdio.h>
+
+/* ---- bookkeeping ---------------------------------------------------------------- */
+
+/* Grows the per-value table to the graph's value count (out of memory:
+ * fails g, and values past the table get NULL). */
+PFVM_INTERNAL pfvm__grad_val *pfvm__gv(pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    ptrdiff_t n = stbds_arrlen(g->g->values), have = stbds_arrlen(g->vals);
+    if (have < n) {
+        if (pfvm__arrsetlen(g->vals, n))
+            memset(g->vals + have, 0, sizeof(pfvm__grad_val) * (size_t)(n - have));
+        else if (g->st->code == PFVM_OK)
+            pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+        n = stbds_arrlen(g->vals);
+    }
+    if (!v || v->graph != g->g || v->id < 0 || v->id >= n)
+        return NULL;
+    return &g->vals[v->id];
+}
+
+PFVM_INTERNAL int pfvm__grad_failed(const pfvm_grad_ctx *g)
+{
+    return g->st->code != PFVM_OK;
+}
+
+PFVM_INTERNAL const char *pfvm__grad_label(const pfvm_node *n, char *buf, size_t size)
+{
+    return pfvm__node_label(n, buf, size);
+}
+
+pfvm_code pfvm_grad_fail(pfvm_grad_ctx *g, const char *fmt, ...)
+{
+    char msg[PFVM_STATUS_MSG], lb[96];
+    va_list ap;
+    va_start(ap, fmt);
+    pfvm__vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (g->node)
+        return pfvm__fail(g->st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): gradient: %s",
+                          pfvm__grad_label(g->node, lb, sizeof lb), g->node->op_type, msg);
+    return pfvm__fail(g->st, PFVM_ERR_UNSUPPORTED, "gradient: %s", msg);
+}
+
+PFVM_INTERNAL int pfvm__is_float_tensor(const pfvm_type *t)
+{
+    return t->kind == PFVM_KIND_TENSOR && pfvm_dtype_is_float(t->dtype);
+}
+
+/* ---- inference of emitted nodes -------------------------------------------------- */
+
+static pfvm_ival *pfvm__grad_ival(pfvm_grad_ctx *g, const pfvm_value *v, pfvm_ival *tmp)
+{
+    pfvm__grad_val *gv = pfvm__gv(g, v);
+    if (!gv) {
+        memset(tmp, 0, sizeof *tmp);
+        tmp->type = v->type;
+        tmp->value = v->init;
+        return tmp;
+    }
+    if (!gv->has_iv) {
+        memset(&gv->iv, 0, sizeof gv->iv);
+        gv->iv.type = v->type;
+        gv->iv.value = v->init;
+        gv->has_iv = 1;
+    }
+    return &gv->iv;
+}
+
+/* Infers node n (of g->g) and records its outputs' types and contents.
+ * Forward nodes (`keep_types`) keep their values' types as the whole-graph
+ * inference left them: only the contents are of interest. */
+PFVM_INTERNAL pfvm_code pfvm__grad_infer(pfvm_grad_ctx *g, pfvm_node *n, int keep_types)
+{
+    pfvm_ival *tmps;
+    int j;
+    pfvm_code rc;
+    pfvm__gv(g, NULL);
+    tmps = (pfvm_ival *)pfvm__arena_alloc(&g->arena, sizeof(pfvm_ival) * (size_t)(n->n_inputs + 1));
+    if (!tmps || !pfvm__arrsetlen(g->tmp_in, n->n_inputs + 1) || !pfvm__arrsetlen(g->tmp_out, n->n_outputs + 1))
+        return pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+    for (j = 0; j < n->n_inputs; j++)
+        g->tmp_in[j] = n->inputs[j] ? pfvm__grad_ival(g, n->inputs[j], &tmps[j]) : NULL;
+    for (j = 0; j < n->n_outputs; j++) {
+        pfvm__grad_val *gv = n->outputs[j] ? pfvm__gv(g, n->outputs[j]) : NULL;
+        g->tmp_out[j] = NULL;
+        if (!gv)
+            continue;
+        memset(&gv->iv, 0, sizeof gv->iv);
+        gv->iv.type.shape.rank = -1;
+        g->tmp_out[j] = &gv->iv;
+    }
+    rc = pfvm__infer_node(n, g->tmp_in, g->tmp_out, g->m->syms, &g->arena, g->st);
+    for (j = 0; j < n->n_outputs; j++) {
+        pfvm__grad_val *gv = n->outputs[j] ? pfvm__gv(g, n->outputs[j]) : NULL;
+        if (!gv)
+            continue;
+        if (rc) {
+            gv->has_iv = 0;
+            continue;
+        }
+        pfvm__ival_materialize(&gv->iv, &g->arena);
+        gv->has_iv = 1;
+        if (keep_types && n->outputs[j]->type.kind != PFVM_KIND_UNKNOWN)
+            gv->iv.type = n->outputs[j]->type;
+        else
+            n->outputs[j]->type = gv->iv.type;
+    }
+    return rc;
+}
+
+/* Infers the emitted nodes up to and including g->g->nodes[upto]. */
+PFVM_INTERNAL pfvm_code pfvm__grad_flush(pfvm_grad_ctx *g, int upto)
+{
+    int n = (int)stbds_arrlen(g->g->nodes);
+    if (upto >= n)
+        upto = n - 1;
+    while (g->inferred <= upto) {
+        pfvm_node *nd = g->g->nodes[g->inferred++];
+        if (pfvm__grad_infer(g, nd, 0))
+            return g->st->code;
+    }
+    return PFVM_OK;
+}
+
+const pfvm_type *pfvm_grad_type(pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    if (!v)
+        return NULL;
+    if (v->producer && v->graph == g->g && v->producer->id >= g->inferred && v->producer->id < (int)stbds_arrlen(g->g->nodes) &&
+        g->g->nodes[v->producer->id] == v->producer)
+        pfvm__grad_flush(g, v->producer->id);
+    return &v->type;
+}
+
+pfvm_dtype pfvm_grad_dtype(pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    const pfvm_type *t = pfvm_grad_type(g, v);
+    return t ? t->dtype : PFVM_UNDEFINED;
+}
+
+static int pfvm__shapes_equal(const pfvm_shape *a, const pfvm_shape *b)
+{
+    int i;
+    if (a->rank < 0 || a->rank != b->rank)
+        return 0;
+    for (i = 0; i < a->rank; i++)
+        if (!pfvm_sym_proven_eq(a->dims[i], b->dims[i]))
+            return 0;
+    return 1;
+}
+
+int pfvm_grad_same_shape(pfvm_grad_ctx *g, const pfvm_value *a, const pfvm_value *b)
+{
+    const pfvm_type *ta = pfvm_grad_type(g, a), *tb = pfvm_grad_type(g, b);
+    return ta && tb && pfvm__shapes_equal(&ta->shape, &tb->shape);
+}
+
+int pfvm_grad_known_ints(pfvm_grad_ctx *g, const pfvm_value *v, int64_t *out, int cap)
+{
+    pfvm_ival tmp, *iv;
+    if (!v)
+        return -1;
+    pfvm_grad_type(g, v);
+    iv = pfvm__grad_ival(g, v, &tmp);
+    return pfvm_ival_ints(iv, out, cap);
+}
+
+const pfvm_tensor *pfvm_grad_known_value(pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    pfvm_ival tmp, *iv;
+    if (!v)
+        return NULL;
+    pfvm_grad_type(g, v);
+    iv = pfvm__grad_ival(g, v, &tmp);
+    if (iv == &tmp)
+        return v->init;
+    pfvm__ival_materialize(iv, &g->arena);
+    return iv->value;
+}
+
+/* ---- emitting nodes ------------------------------------------------------------- */
+
+static pfvm_value *pfvm__grad_new_value(pfvm_grad_ctx *g)
+{
+    char hint[128];
+    const char *base = "grad";
+    if (g->node && g->node->n_outputs > 0 && g->node->outputs[0])
+        base = g->node->outputs[0]->name;
+    pfvm__snprintf(hint, sizeof hint, "%.100s_g", base);
+    return pfvm_graph_new_value(g->g, hint, g->st);
+}
+
+pfvm_node *pfvm_grad_node_in(pfvm_grad_ctx *g, pfvm_graph *dst, const char *op_type, pfvm_value *const *in, int n_in,
+                             int n_out)
+{
+    pfvm_value *outs[16];
+    char name[160], lb[96];
+    pfvm_node *n;
+    int j;
+    if (pfvm__grad_failed(g))
+        return NULL;
+    if (n_out < 0 || n_out > 16) {
+        pfvm_grad_fail(g, "%d outputs for %s", n_out, op_type);
+        return NULL;
+    }
+    for (j = 0; j < n_out; j++) {
+        if (dst == g->g)
+            outs[j] = pfvm__grad_new_value(g);
+        else
+            outs[j] = pfvm_graph_new_value(dst, "bwd", g->st);
+        if (!outs[j])
+            return NULL;
+    }
+    if (g->node)
+        pfvm__snprintf(name, sizeof name, "%.100s/grad%d", pfvm__grad_label(g->node, lb, sizeof lb), g->n_emitted);
+    else
+        pfvm__snprintf(name, sizeof name, "%s%d", g->name_prefix ? g->name_prefix : "grad", g->n_emitted);
+    g->n_emitted++;
+    n = pfvm_graph_add_node(dst, op_type, "", name, (pfvm_value **)in, n_in, outs, n_out, g->st);
+    if (!n)
+        return NULL;
+    n->opset = g->opset;
+    n->op = pfvm_op_find("", op_type, g->opset);
+    if (!n->op) {
+        pfvm_grad_fail(g, "needs operator %s, which opset %d does not have", op_type, g->opset);
+        return NULL;
+    }
+    if (n_in < n->op->min_inputs || (n->op->max_inputs >= 0 && n_in > n->op->max_inputs)) {
+        pfvm_grad_fail(g, "emitted %s with %d inputs", op_type, n_in);
+        return NULL;
+    }
+    for (j = 0; j < n->op->min_inputs; j++)
+        if (!in[j]) {
+            pfvm_grad_fail(g, "emitted %s without its input %d", op_type, j);
+            return NULL;
+        }
+    pfvm__gv(g, NULL);
+    return n;
+}
+
+pfvm_node *pfvm_grad_node(pfvm_grad_ctx *g, const char *op_type, pfvm_value *const *in, int n_in, int n_out)
+{
+    return pfvm_grad_node_in(g, g->g, op_type, in, n_in, n_out);
+}
+
+pfvm_value *pfvm_grad_op1(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a)
+{
+    pfvm_node *n = pfvm_grad_node(g, op_type, &a, 1, 1);
+    return n ? n->outputs[0] : NULL;
+}
+
+pfvm_value *pfvm_grad_op2(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b)
+{
+    pfvm_value *in[2];
+    pfvm_node *n;
+    in[0] = a;
+    in[1] = b;
+    n = pfvm_grad_node(g, op_type, in, 2, 1);
+    return n ? n->outputs[0] : NULL;
+}
+
+pfvm_value *pfvm_grad_op3(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b, pfvm_value *c)
+{
+    pfvm_value *in[3];
+    pfvm_node *n;
+    in[0] = a;
+    in[1] = b;
+    in[2] = c;
+    n = pfvm_grad_node(g, op_type, in, 3, 1);
+    return n ? n->outputs[0] : NULL;
+}
+
+/* ---- constants ------------------------------------------------------------------ */
+
+pfvm_value *pfvm_grad_tensor(pfvm_grad_ctx *g, pfvm_dtype dtype, int rank, const int64_t *dims, const void *data)
+{
+    pfvm_tensor *t;
+    pfvm_node *n;
+    pfvm_attr *a;
+    if (pfvm__grad_failed(g))
+        return NULL;
+    t = pfvm_model_tensor(g->m, dtype, rank, dims, NULL, g->st);
+    if (!t)
+        return NULL;
+    if (data && t->nbytes)
+        memcpy(t->data, data, t->nbytes);
+    n = pfvm_grad_node(g, "Constant", NULL, 0, 1);
+    if (!n)
+        return NULL;
+    a = pfvm_node_add_attr(n, "value", PFVM_ATTR_TENSOR, g->st);
+    if (!a)
+        return NULL;
+    a->t = t;
+    return n->outputs[0];
+}
+
+pfvm_value *pfvm_grad_scalar(pfvm_grad_ctx *g, pfvm_dtype dtype, double v)
+{
+    unsigned char buf[16];
+    pfvm_tensor t;
+    if (!pfvm_dtype_size(dtype) || pfvm_dtype_size(dtype) > sizeof buf || dtype == PFVM_STRING) {
+        if (!pfvm__grad_failed(g))
+            pfvm_grad_fail(g, "no scalar of element type %s", pfvm_dtype_name(dtype));
+        return NULL;
+    }
+    memset(&t, 0, sizeof t);
+    t.kind = PFVM_KIND_TENSOR;
+    t.dtype = dtype;
+    t.data = buf;
+    t.nbytes = sizeof buf;
+    pfvm_red_store(&t, 0, v);
+    return pfvm_grad_tensor(g, dtype, 0, NULL, buf);
+}
+
+pfvm_value *pfvm_grad_scalar_like(pfvm_grad_ctx *g, const pfvm_value *like, double v)
+{
+    if (!like || pfvm__grad_failed(g))
+        return NULL;
+    return pfvm_grad_scalar(g, pfvm_grad_dtype(g, like), v);
+}
+
+pfvm_value *pfvm_grad_ints(pfvm_grad_ctx *g, const int64_t *v, int n)
+{
+    int64_t dim = n;
+    return pfvm_grad_tensor(g, PFVM_INT64, 1, &dim, v);
+}
+
+/* ---- shapes --------------------------------------------------------------------- */
+
+pfvm_value *pfvm_grad_shape(pfvm_grad_ctx *g, pfvm_value *v)
+{
+    const pfvm_type *t;
+    pfvm__grad_val *gv;
+    pfvm_value *s;
+    int64_t dims[PFVM_MAX_RANK];
+    int i, known = 1;
+    if (!v || pfvm__grad_failed(g))
+        return NULL;
+    gv = pfvm__gv(g, v);
+    if (gv && gv->shape)
+        return gv->shape;
+    t = pfvm_grad_type(g, v);
+    if (t->kind != PFVM_KIND_TENSOR || t->shape.rank < 0)
+        known = 0;
+    for (i = 0; known && i < t->shape.rank; i++)
+        if (!pfvm_sym_is_const(t->shape.dims[i], &dims[i]))
+            known = 0;
+    s = known ? pfvm_grad_ints(g, dims, t->shape.rank) : pfvm_grad_op1(g, "Shape", v);
+    gv = pfvm__gv(g, v);
+    if (gv)
+        gv->shape = s;
+    return s;
+}
+
+pfvm_value *pfvm_grad_fill(pfvm_grad_ctx *g, pfvm_value *shape, pfvm_dtype dt, double fill)
+{
+    pfvm_node *n;
+    pfvm_attr *a;
+    int64_t one = 1;
+    if (!shape || pfvm__grad_failed(g))
+        return NULL;
+    n = pfvm_grad_node(g, "ConstantOfShape", &shape, 1, 1);
+    if (!n)
+        return NULL;
+    a = pfvm_node_add_attr(n, "value", PFVM_ATTR_TENSOR, g->st);
+    if (!a || !(a->t = pfvm_model_tensor(g->m, dt, 1, &one, NULL, g->st)))
+        return NULL;
+    pfvm_red_store(a->t, 0, fill);
+    return n->outputs[0];
+}
+
+static pfvm_value *pfvm__grad_fill_like(pfvm_grad_ctx *g, pfvm_value *v, double fill)
+{
+    pfvm_dtype dt;
+    if (!v || pfvm__grad_failed(g))
+        return NULL;
+    dt = pfvm_grad_dtype(g, v);
+    if (g->opset < 9) /* no ConstantOfShape: v * 0 + fill (v is a finite forward value) */
+        return pfvm_grad_op2(g, "Add", pfvm_grad_op2(g, "Mul", v, pfvm_grad_scalar(g, dt, 0)), pfvm_grad_scalar(g, dt, fill));
+    return pfvm_grad_fill(g, pfvm_grad_shape(g, v), dt, fill);
+}
+
+pfvm_value *pfvm_grad_numel(pfvm_grad_ctx *g, pfvm_value *v)
+{
+    const pfvm_type *t = pfvm_grad_type(g, v);
+    int64_t n = 1, d, minus1 = -1;
+    int i;
+    if (!t || pfvm__grad_failed(g))
+        return NULL;
+    for (i = 0; i < t->shape.rank && n >= 0; i++)
+        n = pfvm_sym_is_const(t->shape.dims[i], &d) && pfvm__mul_i64(n, d, &n) ? n : -1;
+    if (t->shape.rank >= 0 && n >= 0)
+        return pfvm_grad_ints(g, &n, 1);
+    return pfvm_grad_op2(g, "Reshape", pfvm_grad_op1(g, "Size", v), pfvm_grad_ints(g, &minus1, 1));
+}
+
+pfvm_value *pfvm_grad_zeros_like(pfvm_grad_ctx *g, pfvm_value *v)
+{
+    return pfvm__grad_fill_like(g, v, 0);
+}
+
+pfvm_value *pfvm_grad_ones_like(pfvm_grad_ctx *g, pfvm_value *v)
+{
+    return pfvm__grad_fill_like(g, v, 1);
+}
+
+pfvm_value *pfvm_grad_reshape_like(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like)
+{
+    pfvm_value *r;
+    if (!x || !like || pfvm__grad_failed(g))
+        return NULL;
+    if (pfvm_grad_same_shape(g, x, like))
+        return x;
+    r = pfvm_grad_op2(g, "Reshape", x, pfvm_grad_shape(g, like));
+    /* the target is a real shape: a 0 in it is a 0, not "copy" */
+    if (r && g->opset >= 14 && pfvm_node_set_attr_int(r->producer, "allowzero", 1, g->st))
+        return NULL;
+    return r;
+}
+
+pfvm_value *pfvm_grad_expand(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like)
+{
+    if (!x || !like || pfvm__grad_failed(g))
+        return NULL;
+    if (pfvm_grad_same_shape(g, x, like))
+        return x;
+    if (g->opset < 8) /* no Expand: broadcast by adding like * 0 (a finite forward value) */
+        return pfvm_grad_op2(g, "Add", x, pfvm_grad_cast(g, pfvm_grad_op2(g, "Mul", like, pfvm_grad_scalar_like(g, like, 0)),
+                                                            pfvm_grad_dtype(g, x)));
+    return pfvm_grad_op2(g, "Expand", x, pfvm_grad_shape(g, like));
+}
+
+pfvm_value *pfvm_grad_cast(pfvm_grad_ctx *g, pfvm_value *x, pfvm_dtype dtype)
+{
+    pfvm_node *n;
+    if (!x || pfvm__grad_failed(g))
+        return NULL;
+    if (pfvm_grad_dtype(g, x) == dtype)
+        return x;
+    n = pfvm_grad_node(g, "Cast", &x, 1, 1);
+    if (!n || pfvm_node_set_attr_int(n, "to", (int64_t)dtype, g->st))
+        return NULL;
+    return n->outputs[0];
+}
+
+/* Reductions take axes as an input from opset 18 (ReduceSum from 13). */
+static int pfvm__grad_axes_input(const pfvm_grad_ctx *g, const char *op)
+{
+    return g->opset >= 18 || (g->opset >= 13 && !strcmp(op, "ReduceSum"));
+}
+
+pfvm_value *pfvm_grad_reduce(pfvm_grad_ctx *g, const char *op, pfvm_value *x, const int64_t *axes, int n_axes,
+                             int keepdims)
+{
+    pfvm_node *n;
+    pfvm_value *in[2];
+    if (!x || pfvm__grad_failed(g))
+        return NULL;
+    if (n_axes <= 0) {
+        pfvm_grad_fail(g, "%s over no axes", op);
+        return NULL;
+    }
+    in[0] = x;
+    if (pfvm__grad_axes_input(g, op)) {
+        in[1] = pfvm_grad_ints(g, axes, n_axes);
+        n = pfvm_grad_node(g, op, in, 2, 1);
+    } else {
+        n = pfvm_grad_node(g, op, in, 1, 1);
+        if (n && pfvm_node_set_attr_ints(n, "axes", axes, n_axes, g->st))
+            return NULL;
+    }
+    if (!n || pfvm_node_set_attr_int(n, "keepdims", keepdims, g->st))
+        return NULL;
+    return n->outputs[0];
+}
+
+static pfvm_value *pfvm__grad_axes_op(pfvm_grad_ctx *g, const char *op, pfvm_value *x, const int64_t *axes,
+                                      int n_axes)
+{
+    pfvm_node *n;
+    pfvm_value *in[2];
+    if (!x || pfvm__grad_failed(g))
+        return NULL;
+    if (n_axes <= 0)
+        return x;
+    in[0] = x;
+    if (g->opset >= 13) {
+        in[1] = pfvm_grad_ints(g, axes, n_axes);
+        n = pfvm_grad_node(g, op, in, 2, 1);
+    } else {
+        n = pfvm_grad_node(g, op, in, 1, 1);
+        if (n && pfvm_node_set_attr_ints(n, "axes", axes, n_axes, g->st))
+            return NULL;
+    }
+    return n ? n->outputs[0] : NULL;
+}
+
+pfvm_value *pfvm_grad_unsqueeze(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes)
+{
+    return pfvm__grad_axes_op(g, "Unsqueeze", x, axes, n_axes);
+}
+
+pfvm_value *pfvm_grad_squeeze(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes)
+{
+    return pfvm__grad_axes_op(g, "Squeeze", x, axes, n_axes);
+}
+
+pfvm_value *pfvm_grad_transpose(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *perm, int rank)
+{
+    pfvm_node *n;
+    int i, id = 1;
+    if (!x || pfvm__grad_failed(g))
+        return NULL;
+    for (i = 0; i < rank; i++)
+        if (perm[i] != i)
+            id = 0;
+    if (id)
+        return x;
+    n = pfvm_grad_node(g, "Transpose", &x, 1, 1);
+    if (!n || pfvm_node_set_attr_ints(n, "perm", perm, rank, g->st))
+        return NULL;
+    return n->outputs[0];
+}
+
+pfvm_value *pfvm_grad_slice(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *starts, const int64_t *ends,
+                            const int64_t *axes, int n)
+{
+    pfvm_node *nd;
+    if (!x || pfvm__grad_failed(g))
+        return NULL;
+    if (n <= 0)
+        return x;
+    if (g->opset >= 10) {
+        pfvm_value *in[4];
+        in[0] = x;
+        in[1] = pfvm_grad_ints(g, starts, n);
+        in[2] = pfvm_grad_ints(g, ends, n);
+        in[3] = pfvm_grad_ints(g, axes, n);
+        nd = pfvm_grad_node(g, "Slice", in, 4, 1);
+    } else {
+        nd = pfvm_grad_node(g, "Slice", &x, 1, 1);
+        if (nd && (pfvm_node_set_attr_ints(nd, "starts", starts, n, g->st) ||
+                   pfvm_node_set_attr_ints(nd, "ends", ends, n, g->st) ||
+                   pfvm_node_set_attr_ints(nd, "axes", axes, n, g->st)))
+            return NULL;
+    }
+    return nd ? nd->outputs[0] : NULL;
+}
+
+pfvm_value *pfvm_grad_pad(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *pads, int rank)
+{
+    pfvm_node *nd;
+    int i, any = 0;
+    if (!x || pfvm__grad_failed(g))
+        return NULL;
+    for (i = 0; i < 2 * rank; i++)
+        if (pads[i])
+            any = 1;
+    if (!any)
+        return x;
+    if (g->opset >= 11) {
+        pfvm_value *in[2];
+        in[0] = x;
+        in[1] = pfvm_grad_ints(g, pads, 2 * rank);
+        nd = pfvm_grad_node(g, "Pad", in, 2, 1);
+    } else {
+        nd = pfvm_grad_node(g, "Pad", &x, 1, 1);
+        if (nd && pfvm_node_set_attr_ints(nd, "pads", pads, 2 * rank, g->st))
+            return NULL;
+    }
+    return nd ? nd->outputs[0] : NULL;
+}
+
+pfvm_value *pfvm_grad_concat(pfvm_grad_ctx *g, pfvm_value *const *xs, int n, int64_t axis)
+{
+    pfvm_node *nd;
+    int i;
+    if (pfvm__grad_failed(g))
+        return NULL;
+    for (i = 0; i < n; i++)
+        if (!xs[i]) {
+            pfvm_grad_fail(g, "Concat of a missing value");
+            return NULL;
+        }
+    if (n == 1)
+        return xs[0];
+    nd = pfvm_grad_node(g, "Concat", xs, n, 1);
+    if (!nd || pfvm_node_set_attr_int(nd, "axis", axis, g->st))
+        return NULL;
+    return nd->outputs[0];
+}
+
+pfvm_value *pfvm_grad_ge(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *y, int le)
+{
+    if (g->opset >= 12)
+        return pfvm_grad_op2(g, le ? "LessOrEqual" : "GreaterOrEqual", x, y);
+    return pfvm_grad_op1(g, "Not", pfvm_grad_op2(g, le ? "Greater" : "Less", x, y));
+}
+
+pfvm_value *pfvm_grad_sum_to(pfvm_grad_ctx *g, pfvm_value *dx, pfvm_value *target)
+{
+    const pfvm_type *td, *tt;
+    int64_t axes[PFVM_MAX_RANK];
+    int n_axes = 0, ones = 0, dyn = 0, lead, i;
+    if (!dx || !target || pfvm__grad_failed(g))
+        return NULL;
+    td = pfvm_grad_type(g, dx);
+    tt = pfvm_grad_type(g, target);
+    if (td->shape.rank < 0 || tt->shape.rank < 0) {
+        pfvm_grad_fail(g, "sum_to needs known ranks ('%s' and '%s')", dx->name, target->name);
+        return NULL;
+    }
+    lead = td->shape.rank - tt->shape.rank;
+    if (lead < 0) {
+        pfvm_grad_fail(g, "cannot sum a rank-%d gradient to rank %d", td->shape.rank, tt->shape.rank);
+        return NULL;
+    }
+    for (i = 0; i < lead; i++)
+        axes[n_axes++] = i;
+    for (i = 0; i < tt->shape.rank; i++) {
+        const pfvm_sym *a = td->shape.dims[lead + i], *b = tt->shape.dims[i];
+        int64_t ca = 0, cb = 0;
+        int ka = pfvm_sym_is_const(a, &ca), kb = pfvm_sym_is_const(b, &cb);
+        if (pfvm_sym_proven_eq(a, b) || (ka && ca == 1))
+            continue;
+        if (kb && cb == 1) {
+            axes[n_axes++] = lead + i;
+            ones++;
+            continue;
+        }
+        if (ka && kb) {
+            pfvm_grad_fail(g, "gradient dim %d (%lld) does not broadcast from %lld", lead + i, (long long)ca,
+                           (long long)cb);
+            return NULL;
+        }
+        dyn = 1;
+    }
+    if (!dyn) {
+        pfvm_value *r;
+        if (!n_axes)
+            return dx;
+        if (!ones)
+            return pfvm_grad_reduce(g, "ReduceSum", dx, axes, n_axes, 0);
+        r = pfvm_grad_reduce(g, "ReduceSum", dx, axes, n_axes, 1);
+        return lead ? pfvm_grad_op2(g, "Reshape", r, pfvm_grad_shape(g, target)) : r;
+    }
+    /* Some axes are decided at run time: sum over every axis where the
+     * target (padded with leading 1s) has size 1. */
+    {
+        pfvm_value *s, *in[2];
+        pfvm_node *n;
+        int64_t one = 1, minus1 = -1;
+        if (g->opset < 13) {
+            pfvm_grad_fail(g, "broadcast gradient with dims decided at run time needs opset 13 (model has %d)",
+                           g->opset);
+            return NULL;
+        }
+        s = pfvm_grad_shape(g, target);
+        if (lead) {
+            int64_t ones_v[PFVM_MAX_RANK];
+            for (i = 0; i < lead; i++)
+                ones_v[i] = 1;
+            in[0] = pfvm_grad_ints(g, ones_v, lead);
+            in[1] = s;
+            n = pfvm_grad_node(g, "Concat", in, 2, 1);
+            if (!n || pfvm_node_set_attr_int(n, "axis", 0, g->st))
+                return NULL;
+            s = n->outputs[0];
+        }
+        s = pfvm_grad_op2(g, "Equal", s, pfvm_grad_ints(g, &one, 1));
+        s = pfvm_grad_op2(g, "Reshape", pfvm_grad_op1(g, "NonZero", s), pfvm_grad_ints(g, &minus1, 1));
+        in[0] = dx;
+        in[1] = s;
+        n = pfvm_grad_node(g, "ReduceSum", in, 2, 1);
+        if (!n || pfvm_node_set_attr_int(n, "keepdims", 1, g->st) ||
+            pfvm_node_set_attr_int(n, "noop_with_empty_axes", 1, g->st))
+            return NULL;
+        return pfvm_grad_op2(g, "Reshape", n->outputs[0], pfvm_grad_shape(g, target));
+    }
+}
+
+/* ---- gradients ------------------------------------------------------------------- */
+
+PFVM_INTERNAL int pfvm__grad_val_needed(const pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    const pfvm__grad_val *gv;
+    if (!v || v->graph != g->g || v->id < 0 || v->id >= g->n_forward_values || v->id >= (int)stbds_arrlen(g->vals))
+        return 0;
+    gv = &g->vals[v->id];
+    return gv->from_wrt && gv->to_seed && pfvm__is_float_tensor(&v->type);
+}
+
+int pfvm_grad_needed(const pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    return pfvm__grad_val_needed(g, v);
+}
+
+/* The gradient of v so far: its contributions summed (Add for two, Sum
+ * for more), or NULL. */
+PFVM_INTERNAL pfvm_value *pfvm__grad_collect(pfvm_grad_ctx *g, const pfvm_value *v)
+{
+    pfvm__grad_val *gv = pfvm__gv(g, v);
+    pfvm_value *sum;
+    int n;
+    if (!gv || pfvm__grad_failed(g))
+        return NULL;
+    n = (int)stbds_arrlen(gv->contrib);
+    if (n == 0)
+        return NULL;
+    if (n == 1)
+        return gv->contrib[0];
+    if (n == 2) {
+        sum = pfvm_grad_op2(g, "Add", gv->contrib[0], gv->contrib[1]);
+    } else {
+        pfvm_node *nd = pfvm_grad_node(g, "Sum", gv->contrib, n, 1);
+        sum = nd ? nd->outputs[0] : NULL;
+    }
+    if (!sum)
+        return NULL;
+    gv = pfvm__gv(g, v);
+    if (!gv || !pfvm__arrsetlen(gv->contrib, 1)) {
+        pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+        return NULL;
+    }
+    gv->contrib[0] = sum;
+    return sum;
+}
+
+pfvm_value *pfvm_grad_out(pfvm_grad_ctx *g, int i)
+{
+    if (!g->node || i < 0 || i >= g->node->n_outputs || !g->node->outputs[i])
+        return NULL;
+    return pfvm__grad_collect(g, g->node->outputs[i]);
+}
+
+pfvm_value *pfvm_grad_out_or_zeros(pfvm_grad_ctx *g, int i)
+{
+    pfvm_value *d;
+    if (pfvm__grad_failed(g))
+        return NULL;
+    d = pfvm_grad_out(g, i);
+    if (d || pfvm__grad_failed(g))
+        return d;
+    if (!g->node || i < 0 || i >= g->node->n_outputs || !g->node->outputs[i]) {
+        pfvm_grad_fail(g, "no output %d", i);
+        return NULL;
+    }
+    return pfvm_grad_zeros_like(g, g->node->outputs[i]);
+}
+
+pfvm_code pfvm_grad_add(pfvm_grad_ctx *g, const pfvm_value *v, pfvm_value *dv)
+{
+    const pfvm_type *tv, *td;
+    pfvm__grad_val *gv;
+    int i;
+    if (pfvm__grad_failed(g))
+        return g->st->code;
+    if (!dv)
+        return pfvm_grad_fail(g, "no gradient value for '%s'", v ? v->name : "?");
+    if (!v || !pfvm__grad_val_needed(g, v))
+        return PFVM_OK;
+    tv = &v->type;
+    td = pfvm_grad_type(g, dv);
+    if (pfvm__grad_failed(g))
+        return g->st->code;
+    if (td->dtype != tv->dtype)
+        return pfvm_grad_fail(g, "a %s gradient for the %s value '%s'", pfvm_dtype_name(td->dtype),
+                              pfvm_dtype_name(tv->dtype), v->name);
+    if (td->shape.rank >= 0 && tv->shape.rank >= 0) {
+        if (td->shape.rank != tv->shape.rank)
+            return pfvm_grad_fail(g, "a rank-%d gradient for the rank-%d value '%s'", td->shape.rank,
+                                  tv->shape.rank, v->name);
+        for (i = 0; i < tv->shape.rank; i++) {
+            int64_t a, b;
+            if (pfvm_sym_is_const(td->shape.dims[i], &a) && pfvm_sym_is_const(tv->shape.dims[i], &b) && a != b)
+                return pfvm_grad_fail(g, "gradient dim %d is %lld where '%s' has %lld", i, (long long)a, v->name,
+                                      (long long)b);
+        }
+    }
+    gv = pfvm__gv(g, v);
+    if (!gv || !pfvm__arrpush(gv->contrib, dv))
+        return pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+    return PFVM_OK;
+}
+
+pfvm_value *pfvm_grad_forward_output(pfvm_grad_ctx *g, int i)
+{
+    pfvm_node *n = (pfvm_node *)g->node;
+    pfvm_value *v;
+    if (!n || pfvm__grad_failed(g))
+        return NULL;
+    if (i < n->n_outputs && n->outputs[i])
+        return n->outputs[i];
+    if (i < 0 || !n->op || (n->op->max_outputs >= 0 && i >= n->op->max_outputs)) {
+        pfvm_grad_fail(g, "the operator has no output %d", i);
+        return NULL;
+    }
+    if (i >= n->n_outputs) {
+        pfvm_value **outs = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(i + 1));
+        if (!outs) {
+            pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+            return NULL;
+        }
+        memcpy(outs, n->outputs, sizeof(pfvm_value *) * (size_t)n->n_outputs);
+        n->outputs = outs;
+        n->n_outputs = i + 1;
+    }
+    {
+        char hint[128];
+        pfvm__snprintf(hint, sizeof hint, "%.100s_out%d", n->outputs[0] ? n->outputs[0]->name : n->op_type, i);
+        v = pfvm_graph_new_value(g->g, hint, g->st);
+    }
+    if (!v)
+        return NULL;
+    v->producer = n;
+    v->producer_index = i;
+    n->outputs[i] = v;
+    if (pfvm__grad_infer(g, n, 1))
+        return NULL;
+    return v;
+}
+
+/* ---- control flow: subgraphs -------------------------------------------------------- */
+
+int pfvm_grad_captures(pfvm_grad_ctx *g, pfvm_value **out, int cap)
+{
+    pfvm_value **deps = NULL;
+    int i, j, n = 0;
+    if (!g->node)
+        return 0;
+    if (!pfvm__node_deps(g->node, &deps)) {
+        stbds_arrfree(deps);
+        pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+        return -1;
+    }
+    for (i = 0; i < (int)stbds_arrlen(deps); i++) {
+        pfvm_value *v = deps[i];
+        int dup = 0;
+        for (j = 0; j < g->node->n_inputs && !dup; j++)
+            dup = g->node->inputs[j] == v;
+        for (j = 0; j < n && !dup; j++)
+            dup = out[j] == v;
+        if (dup || !pfvm__grad_val_needed(g, v))
+            continue;
+        if (n == cap) {
+            stbds_arrfree(deps);
+            return -1;
+        }
+        out[n++] = v;
+    }
+    stbds_arrfree(deps);
+    return n;
+}
+
+#define PFVM__GRAD_COPY_DEPTH 16
+
+/* Copying a subgraph tree: src[k] is copied into dst[k]; values of the
+ * copied graphs take the suffix, captures listed in caps read locals. */
+typedef struct pfvm__grad_copy {
+    pfvm_grad_ctx *g;
+    const pfvm_graph *src[PFVM__GRAD_COPY_DEPTH];
+    pfvm_graph *dst[PFVM__GRAD_COPY_DEPTH];
+    int depth;
+    pfvm_value *const *caps;
+    pfvm_value **locals;
+    int n_caps;
+} pfvm__grad_copy;
+
+static pfvm_value *pfvm__grad_copy_value(pfvm__grad_copy *c, const pfvm_value *v)
+{
+    char name[300];
+    int i;
+    if (!v)
+        return NULL;
+    for (i = 0; i < c->n_caps; i++)
+        if (c->caps[i] == v)
+            return c->locals[i];
+    for (i = 0; i < c->depth; i++)
+        if (v->graph == c->src[i]) {
+            pfvm_value *w;
+            pfvm__snprintf(name, sizeof name, "%s__bwd", v->name);
+            w = pfvm_graph_value(c->dst[i], name, c->g->st);
+            if (w && w->type.kind == PFVM_KIND_UNKNOWN) {
+                w->type = v->type;
+                w->has_type_info = v->has_type_info;
+            }
+            if (w && v->init && !w->init) {
+                pfvm_tensor *t = pfvm_model_tensor(c->g->m, v->init->dtype, v->init->rank, v->init->dims, v->init->data,
+                                                   c->g->st);
+                if (!t || pfvm_graph_add_init(c->dst[i], w, t, c->g->st))
+                    return NULL;
+            }
+            return w;
+        }
+    return (pfvm_value *)v; /* an outer value, visible from the copy too */
+}
+
+static pfvm_code pfvm__grad_copy_graph(pfvm__grad_copy *c, const pfvm_graph *src, pfvm_graph *dst, int outputs, int skip_inputs)
+{
+    pfvm_grad_ctx *g = c->g;
+    int i, j, l;
+    if (c->depth == PFVM__GRAD_COPY_DEPTH)
+        return pfvm_grad_fail(g, "subgraphs nest too deep");
+    c->src[c->depth] = src;
+    c->dst[c->depth] = dst;
+    c->depth++;
+    for (i = 0; i < (int)stbds_arrlen(src->inputs) && !skip_inputs; i++) {
+        pfvm_value *v = pfvm__grad_copy_value(c, src->inputs[i]);
+        if (!v || pfvm_graph_add_input(dst, v, g->st))
+            return g->st->code ? g->st->code : PFVM_ERR_NOMEM;
+    }
+    for (i = 0; i < (int)stbds_arrlen(src->inits); i++)
+        if (!pfvm__grad_copy_value(c, src->inits[i]))
+            return g->st->code;
+    for (i = 0; i < (int)stbds_arrlen(src->nodes); i++) {
+        const pfvm_node *n = src->nodes[i];
+        pfvm_value **in = NULL, **out = NULL;
+        pfvm_node *cn;
+        char name[300];
+        if (!pfvm__arrreserve(in, (size_t)n->n_inputs) || !pfvm__arrreserve(out, (size_t)n->n_outputs)) {
+            stbds_arrfree(in);
+            stbds_arrfree(out);
+            return pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+        }
+        for (j = 0; j < n->n_inputs; j++) /* reserved above */
+            stbds_arrput(in, n->inputs[j] ? pfvm__grad_copy_value(c, n->inputs[j]) : NULL);
+        for (j = 0; j < n->n_outputs; j++)
+            stbds_arrput(out, n->outputs[j] ? pfvm__grad_copy_value(c, n->outputs[j]) : NULL);
+        pfvm__snprintf(name, sizeof name, "%s__bwd", n->name ? n->name : "");
+        cn = pfvm_graph_add_node(dst, n->op_type, n->domain, n->name && n->name[0] ? name : "", in, n->n_inputs, out,
+                                 n->n_outputs, g->st);
+        stbds_arrfree(in);
+        stbds_arrfree(out);
+        if (!cn)
+            return g->st->code;
+        cn->opset = n->opset;
+        cn->op = n->op;
+        if (n->n_attrs) {
+            cn->attrs = (pfvm_attr *)pfvm_model_alloc(g->m, sizeof(pfvm_attr) * (size_t)n->n_attrs);
+            if (!cn->attrs)
+                return pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+            memcpy(cn->attrs, n->attrs, sizeof(pfvm_attr) * (size_t)n->n_attrs);
+            cn->n_attrs = n->n_attrs;
+        }
+        for (j = 0; j < cn->n_attrs; j++) {
+            pfvm_attr *a = &cn->attrs[j];
+            if (a->type == PFVM_ATTR_GRAPH && a->g) {
+                pfvm_graph *sub = pfvm_graph_new(g->m, dst, a->g->name, g->st);
+                if (!sub || pfvm__grad_copy_graph(c, a->g, sub, 1, 0))
+                    return g->st->code;
+                sub->owner = cn;
+                a->g = sub;
+            } else if (a->type == PFVM_ATTR_GRAPHS && a->n > 0) {
+                pfvm_graph **gs = (pfvm_graph **)pfvm_model_alloc(g->m, sizeof(pfvm_graph *) * (size_t)a->n);
+                if (!gs)
+                    return pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+                for (l = 0; l < a->n; l++) {
+                    if (!(gs[l] = pfvm_graph_new(g->m, dst, a->graphs[l]->name, g->st)) ||
+                        pfvm__grad_copy_graph(c, a->graphs[l], gs[l], 1, 0))
+                        return g->st->code;
+                    gs[l]->owner = cn;
+                }
+                a->graphs = gs;
+            }
+        }
+    }
+    for (i = 0; outputs && i < (int)stbds_arrlen(src->outputs); i++) {
+        pfvm_value *v = pfvm__grad_copy_value(c, src->outputs[i]);
+        if (!v || pfvm_graph_add_output(dst, v, g->st))
+            return g->st->code ? g->st->code : PFVM_ERR_NOMEM;
+    }
+    c->depth--;
+    return PFVM_OK;
+}
+
+pfvm_code pfvm_grad_body(pfvm_grad_ctx *g, pfvm_graph *dst, const pfvm_graph *body, pfvm_value *const *from,
+                         pfvm_value *const *to, int n_map, pfvm_value *const *seeds, pfvm_value *const *wrt, int n_wrt,
+                         pfvm_value **grads)
+{
+    pfvm__grad_copy c;
+    pfvm_value **ys = NULL, **sd = NULL;
+    char name[300];
+    int i, n_out;
+    pfvm_code rc = PFVM_OK;
+    if (pfvm__grad_failed(g))
+        return g->st->code;
+    memset(&c, 0, sizeof c);
+    c.g = g;
+    c.caps = from;
+    c.locals = (pfvm_value **)to;
+    c.n_caps = n_map;
+    if (pfvm__grad_copy_graph(&c, body, dst, 0, 1))
+        goto fail;
+    c.depth = 1; /* body's values map to the copy's again (src[0], dst[0]) */
+    /* the seeds, as local copies */
+    n_out = (int)stbds_arrlen(body->outputs);
+    for (i = 0; i < n_out; i++) {
+        pfvm_value *y, *s, *in;
+        pfvm_node *nd;
+        if (!seeds[i])
+            continue;
+        y = pfvm__grad_copy_value(&c, body->outputs[i]);
+        if (!y || y->graph != dst)
+            continue; /* an outer value that needs no gradient here */
+        in = seeds[i];
+        pfvm__snprintf(name, sizeof name, "%s__seed", y->name);
+        s = pfvm_graph_new_value(dst, name, g->st);
+        if (!s || !(nd = pfvm_graph_add_node(dst, "Identity", "", s->name, &in, 1, &s, 1, g->st)))
+            goto fail;
+        nd->opset = g->opset;
+        nd->op = pfvm_op_find("", "Identity", g->opset);
+        s->type = seeds[i]->type;
+        if (!pfvm__arrpush(ys, y) || !pfvm__arrpush(sd, s)) {
+            pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
+            goto fail;
+        }
+    }
+    if (!g->differentiate) {
+        pfvm_grad_fail(g, "no sweep to differentiate the body of '%s'", body->name);
+        goto fail;
+    }
+    if (g->differentiate(g, dst, ys, sd, (int)stbds_arrlen(ys), wrt, n_wrt, grads))
+        goto fail;
+    goto done;
+fail:
+    if (!g->st->code)
+        pfvm_grad_fail(g, "building the backward subgraph of '%s'", body->name);
+    rc = g->st->code;
+done:
+    stbds_arrfree(ys);
+    stbds_arrfree(sd);
+    return rc;
+}
+
+pfvm_value *pfvm_grad_identity_in(pfvm_grad_ctx *g, pfvm_graph *dst, pfvm_value *v, const char *hint)
+{
+    pfvm_node *nd;
+    pfvm_value *out;
+    if (!v || pfvm__grad_failed(g))
+        return NULL;
+    out = pfvm_graph_find(dst, hint) ? pfvm_graph_new_value(dst, hint, g->st) : pfvm_graph_value(dst, hint, g->st);
+    if (!out || !(nd = pfvm_graph_add_node(dst, "Identity", "", out->name, &v, 1, &out, 1, g->st)))
+        return NULL;
+    nd->opset = g->opset;
+    nd->op = pfvm_op_find("", "Identity", g->opset);
+    out->type = v->type;
+    return out;
+}
+
+pfvm_graph *pfvm_grad_subgraph(pfvm_grad_ctx *g, const pfvm_graph *body, pfvm_value *const *seeds,
+                               pfvm_value *const *caps, int n_caps)
+{
+    pfvm_graph *dst;
+    pfvm_value **locals, **grads;
+    char name[300];
+    int i;
+    if (pfvm__grad_failed(g))
+        return NULL;
+    pfvm__snprintf(name, sizeof name, "%s_grad", body->name && body->name[0] ? body->name : "body");
+    dst = pfvm_graph_new(g->m, g->g, name, g->st);
+    locals = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(n_caps + 1));
+    grads = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(n_caps + 1));
+    if (!dst || !locals || !grads) {
+        pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    /* local copies of the captured values: the values to differentiate */
+    for (i = 0; i < n_caps; i++) {
+        pfvm__snprintf(name, sizeof name, "%s__local", caps[i]->name);
+        if (!(locals[i] = pfvm_grad_identity_in(g, dst, caps[i], name)))
+            return NULL;
+    }
+    if (pfvm_grad_body(g, dst, body, caps, locals, n_caps, seeds, locals, n_caps, grads))
+        return NULL;
+    for (i = 0; i < n_caps; i++) {
+        pfvm_value *v = grads[i];
+        int j;
+        /* each output its own value (ONNX outputs are names) */
+        for (j = 0; j < i; j++)
+            if (grads[j] == v)
+                break;
+        if (j < i || v->is_input || v->graph != dst)
+            v = pfvm_grad_identity_in(g, dst, v, "grad_out");
+        if (!v || pfvm_graph_add_output(dst, v, g->st))
+            return NULL;
+    }
+    if (pfvm_grad_infer_graph(g, dst))
+        return NULL;
+    return dst;
+}
+
+pfvm_code pfvm_grad_infer_graph(pfvm_grad_ctx *g, pfvm_graph *sub)
+{
+    if (pfvm__grad_failed(g))
+        return g->st->code;
+    if (!g->infer_graph)
+        return pfvm_grad_fail(g, "no sweep to infer the subgraph '%s'", sub->name);
+    return g->infer_graph(sub, g->st);
+}
+
+/* ---- src/opi/opi.c ---- */
+/* opi: what operators are written against, beyond their definition
+ * (opi.h): running one node's inference, the kernel context's functions
+ * (which reach the executor through pfvm_kctx.services, when there is
+ * one), the inference context's calls into the driver (through
+ * pfvm_ictx.services), and saved types for fixed points. */
+
+#include <string.h>
+
+/* ---- inference of one node ------------------------------------------------------- */
+
+PFVM_INTERNAL pfvm_code pfvm__infer_node_in(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
+                                            pfvm_symtab *syms, pfvm_arena *arena, struct pfvm__infer_driver *driver,
+                                            const pfvm__ictx_services *services, pfvm_status *st)
+{
+    pfvm_ictx c;
+    char lb[96];
+    if (!n->op || !n->op->infer)
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): operator not supported at opset %d",
+                          pfvm__node_label(n, lb, sizeof lb), n->op_type, n->opset);
+    c.node = n;
+    c.syms = syms;
+    c.n_in = n->n_inputs;
+    c.n_out = n->n_outputs;
+    c.in = in;
+    c.out = out;
+    c.st = st;
+    c.arena = arena;
+    c.driver = driver;
+    c.services = services;
+    if (n->op->infer(&c)) {
+        /* kernels' messages already name the node when they use pfvm__op_fail */
+        if (st && strncmp(st->msg, "node '", 6))
+            pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
+        return st ? st->code : PFVM_ERR_SHAPE;
+    }
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
+                                         pfvm_symtab *syms, pfvm_arena *arena, pfvm_status *st)
+{
+    return pfvm__infer_node_in(n, in, out, syms, arena, NULL, NULL, st);
+}
+
+PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena)
+{
+    int64_t dims[PFVM_MAX_RANK], n = 1;
+    int i;
+    pfvm_tensor *t;
+    if (v->value)
+        return 1;
+    if (!v->sym || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0)
+        return 0;
+    if (!pfvm_dtype_is_int(v->type.dtype) && v->type.dtype != PFVM_BOOL)
+        return 0;
+    for (i = 0; i < v->type.shape.rank; i++) {
+        if (!pfvm_sym_is_const(v->type.shape.dims[i], &dims[i]))
+            return 0;
+        n *= dims[i];
+    }
+    if (n != v->n_sym)
+        return 0;
+    for (i = 0; i < v->n_sym; i++)
+        if (!pfvm_sym_is_const(v->sym[i], NULL))
+            return 0;
+    t = (pfvm_tensor *)pfvm__arena_alloc(arena, sizeof *t);
+    if (!t)
+        return 0;
+    t->kind = PFVM_KIND_TENSOR;
+    t->dtype = v->type.dtype;
+    t->rank = v->type.shape.rank;
+    for (i = 0; i < t->rank; i++)
+        t->dims[i] = dims[i];
+    t->nbytes = (size_t)n * pfvm_dtype_size(t->dtype);
+    t->data = pfvm__arena_alloc(arena, t->nbytes);
+    if (!t->data)
+        return 0;
+    for (i = 0; i < n; i++) {
+        int64_t x = 0;
+        pfvm_sym_is_const(v->sym[i], &x);
+        switch (t->dtype) {
+        case PFVM_INT64: ((int64_t *)t->data)[i] = x; break;
+        case PFVM_INT32: ((int32_t *)t->data)[i] = (int32_t)x; break;
+        case PFVM_UINT64: ((uint64_t *)t->data)[i] = (uint64_t)x; break;
+        case PFVM_UINT32: ((uint32_t *)t->data)[i] = (uint32_t)x; break;
+        case PFVM_INT16: ((int16_t *)t->data)[i] = (int16_t)x; break;
+        case PFVM_UINT16: ((uint16_t *)t->data)[i] = (uint16_t)x; break;
+        case PFVM_INT8: ((int8_t *)t->data)[i] = (int8_t)x; break;
+        default: ((uint8_t *)t->data)[i] = (uint8_t)x; break;
+        }
+    }
+    v->value = t;
+    return 1;
+}
+
+/* ---- the inference context's calls into the driver -------------------------------- */
+
+pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n)
+{
+    return c->driver && c->services ? c->services->infer_graph(c, g, in_types, n, 1) : PFVM_OK;
+}
+
+pfvm_code pfvm_ictx_infer_body(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n)
+{
+    return c->driver && c->services ? c->services->infer_graph(c, g, in_types, n, 0) : PFVM_OK;
+}
+
+void pfvm_ictx_fed(pfvm_ictx *c, const pfvm_graph *g, int i, const pfvm_type *decl, const pfvm_type *fed)
+{
+    if (c->driver && c->services)
+        c->services->fed(c, g, i, decl, fed);
+}
+
+int pfvm_ictx_decide(pfvm_ictx *c, const pfvm_sym *cond, int64_t *v)
+{
+    if (!cond)
+        return 0;
+    if (pfvm_sym_is_const(cond, v)) {
+        *v = *v != 0;
+        return 1;
+    }
+    return c->driver && c->services ? c->services->decide(c, cond, v) : 0;
+}
+
+/* ---- the kernel context -------------------------------------------------------------- */
+
+pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims)
+{
+    if (k->services)
+        return k->services->output(k, i, dtype, rank, dims);
+    /* no executor (a pass folding a node): the default limits */
+    return pfvm__kctx_alloc_output(k, i, dtype, rank, dims, PFVM_MAX_TENSOR_BYTES, PFVM_MAX_TOTAL_BYTES, 0, NULL);
+}
+
+PFVM_INTERNAL pfvm_code pfvm__kctx_alloc_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims,
+                                                size_t max_tensor, size_t max_total, size_t held, size_t *dynamic)
+{
+    pfvm_tensor *t;
+    size_t bytes;
+    int64_t numel = 1;
+    int d;
+    if (i < 0 || i >= k->n_out || !(t = k->out[i]))
+        return PFVM_OK;
+    if (rank < 0 || rank > PFVM_MAX_RANK)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "output rank %d exceeds PFVM_MAX_RANK", rank);
+    for (d = 0; d < rank; d++)
+        if (dims[d] < 0 || !pfvm__mul_i64(numel, dims[d], &numel))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "invalid output dimension %lld", (long long)dims[d]);
+    if (t->data && t->kind == PFVM_KIND_TENSOR && !t->owns_data) {
+        /* planned storage: the kernel's shape must be the planned one */
+        if (t->dtype != dtype || t->rank != rank || (rank && memcmp(t->dims, dims, sizeof(int64_t) * (size_t)rank)))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE,
+                                 "output %d has a different shape or type than planned", i);
+        return PFVM_OK;
+    }
+    if (dynamic && t->owns_data && t->data)
+        *dynamic -= t->nbytes < *dynamic ? t->nbytes : *dynamic;
+    pfvm_tensor_release(t);
+    if ((uint64_t)numel > SIZE_MAX || !pfvm__mul_size((size_t)numel, pfvm_dtype_size(dtype), &bytes))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output %d is too large", i);
+    if (dynamic && !pfvm__add_size(held, *dynamic, &held))
+        held = (size_t)-1;
+    if (bytes > max_tensor)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output %d needs %zu bytes, over the limit of %zu bytes per tensor",
+                             i, bytes, max_tensor);
+    if (held > max_total || bytes > max_total - held)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM,
+                             "output %d needs %zu bytes with %zu held, over the limit of %zu bytes in all", i, bytes, held,
+                             max_total);
+    t->kind = PFVM_KIND_TENSOR;
+    t->dtype = dtype;
+    pfvm_tensor_set_shape(t, rank, dims, NULL);
+    t->data = pfvm__data_alloc(bytes, 1);
+    if (!t->data)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "cannot allocate %zu bytes for output %d", bytes, i);
+    t->nbytes = bytes;
+    t->owns_data = 1;
+    t->owns_strings = dtype == PFVM_STRING;
+    if (dynamic)
+        *dynamic += bytes;
+    return PFVM_OK;
+}
+
+uint64_t pfvm_kctx_random(pfvm_kctx *k)
+{
+    return k->services ? k->services->random(k) : 0x9E3779B97F4A7C15ull;
+}
+
+void pfvm_kctx_seed(pfvm_kctx *k, uint64_t seed)
+{
+    if (k->services)
+        k->services->seed(k, seed);
+}
+
+void pfvm_kctx_set_state(pfvm_kctx *k, void *state, void (*free_fn)(void *))
+{
+    if (k->services) {
+        k->services->set_state(k, state, free_fn);
+        return;
+    }
+    if (state && free_fn)
+        free_fn(state); /* nowhere to keep it */
+    k->state = NULL;
+}
+
+void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes)
+{
+    if (k->services)
+        return k->services->scratch(k, bytes);
+    pfvm__op_fail(k->st, k->node, PFVM_ERR_RUNTIME, "no executor for workspace");
+    return NULL;
+}
+
+pfvm_code pfvm_kctx_subgraph(pfvm_kctx *k, const pfvm_graph *g, const pfvm_tensor *const *in, int n_in,
+                             pfvm_tensor **out, int n_out, pfvm_status *st)
+{
+    if (k->services)
+        return k->services->subgraph(k, g, in, n_in, out, n_out, st);
+    return pfvm__op_fail(st, k->node, PFVM_ERR_UNSUPPORTED, "subgraph '%s' needs an executor", g ? g->name : "");
+}
+
+pfvm_code pfvm_kctx_infer_shapes(pfvm_kctx *k, pfvm_graph *g, int strict, pfvm_status *st)
+{
+    if (k->services)
+        return k->services->infer_shapes(g, strict, st);
+    return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "shape inference needs an executor");
+}
+
+pfvm_code pfvm_kctx_gradient(pfvm_kctx *k, pfvm_model *m, pfvm_value *y, pfvm_value *seed, const char *const *names,
+                             int n_wrt, int n_names, pfvm_status *st)
+{
+    if (k->services)
+        return k->services->gradient(k, m, y, seed, names, n_wrt, n_names, st);
+    return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "differentiating needs an executor");
+}
+
+/* ---- saved types ----------------------------------------------------------------- */
+
+struct pfvm_types_saved {
+    pfvm_value **v;  /* stb_ds */
+    pfvm_type *t;    /* stb_ds */
+};
+
+static void pfvm__types_collect(pfvm_types_saved *s, pfvm_graph *g, int depth)
+{
+    int i, j, k;
+    if (!g || depth > 64)
+        return;
+    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
+        stbds_arrput(s->v, g->values[i]);
+        stbds_arrput(s->t, g->values[i]->type);
+    }
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+        const pfvm_node *n = g->nodes[i];
+        for (j = 0; j < n->n_attrs; j++) {
+            const pfvm_attr *a = &n->attrs[j];
+            if (a->type == PFVM_ATTR_GRAPH)
+                pfvm__types_collect(s, a->g, depth + 1);
+            else if (a->type == PFVM_ATTR_GRAPHS)
+                for (k = 0; k < a->n; k++)
+                    pfvm__types_collect(s, a->graphs[k], depth + 1);
+        }
+    }
+}
+
+PFVM_INTERNAL pfvm_types_saved *pfvm_types_save(pfvm_graph *g)
+{
+    pfvm_types_saved *s = (pfvm_types_saved *)pfvm__calloc(1, sizeof *s);
+    if (s)
+        pfvm__types_collect(s, g, 0);
+    return s;
+}
+
+PFVM_INTERNAL void pfvm_types_restore(const pfvm_types_saved *s)
+{
+    int i;
+    for (i = 0; s && i < (int)stbds_arrlen(s->v); i++)
+        s->v[i]->type = s->t[i];
+}
+
+PFVM_INTERNAL void pfvm_types_saved_free(pfvm_types_saved *s)
+{
+    if (!s)
+        return;
+    stbds_arrfree(s->v);
+    stbds_arrfree(s->t);
+    pfvm__free(s);
+}
+
+/* ---- src/opi/rewrite.c ---- */
+/* The rewrite context: facts kept from inference, the helpers hooks use to
+ * read and edit, and the end of a round (removing forwarded nodes). The
+ * whole-model inference that gives the facts is the caller's
+ * (pfvm_rw_begin in src/passes/passes.c). */
+
+#include <string.h>
+
+/* ---- facts ------------------------------------------------------------------- */
+
+/* Adds g to a list of graphs unless it is there; 0 when out of memory. */
+static int pfvm__rw_note_graph(pfvm_graph ***gs, pfvm_graph *g)
+{
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(*gs); i++)
+        if ((*gs)[i] == g)
+            return 1;
+    return pfvm__arrpush(*gs, g);
+}
+
+static pfvm__rw_graph_facts *pfvm__rw_entry(const pfvm_rewrite *rw, const pfvm_graph *g)
+{
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(rw->known); i++)
+        if (rw->known[i].g == g)
+            return &rw->known[i];
+    return NULL;
+}
+
+PFVM_INTERNAL const pfvm_ival *pfvm__rw_fact(const pfvm_rewrite *rw, const pfvm_value *v)
+{
+    const pfvm__rw_graph_facts *e;
+    if (!v || !(e = pfvm__rw_entry(rw, v->graph)))
+        return NULL;
+    if (v->id < 0 || v->id >= (int)stbds_arrlen(e->facts) || e->facts[v->id].v != v)
+        return NULL;
+    return &e->facts[v->id].iv;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__rw_set_fact(pfvm_rewrite *rw, const pfvm_value *v, const pfvm_ival *iv)
+{
+    pfvm__rw_graph_facts *e = pfvm__rw_entry(rw, v->graph);
+    int old;
+    if (!e) {
+        pfvm__rw_graph_facts ne;
+        ne.g = v->graph;
+        ne.facts = NULL;
+        if (!pfvm__arrpush(rw->known, ne)) {
+            rw->oom = 1;
+            return PFVM_ERR_NOMEM;
+        }
+        e = &rw->known[stbds_arrlen(rw->known) - 1];
+    }
+    old = (int)stbds_arrlen(e->facts);
+    if (v->id >= old) {
+        if (!pfvm__arrsetlen(e->facts, v->id + 1)) {
+            rw->oom = 1;
+            return PFVM_ERR_NOMEM;
+        }
+        memset(&e->facts[old], 0, sizeof(pfvm__rw_slot) * (size_t)(v->id + 1 - old));
+    }
+    e->facts[v->id].v = v;
+    e->facts[v->id].iv = *iv;
+    return PFVM_OK;
+}
+
+static void pfvm__rw_keep(void *user, const pfvm_graph *g, const pfvm_ival *iv, int n)
+{
+    pfvm_rewrite *rw = (pfvm_rewrite *)user;
+    int i;
+    for (i = 0; i < n && i < (int)stbds_arrlen(g->values); i++)
+        pfvm__rw_set_fact(rw, g->values[i], &iv[i]);
+}
+
+/* An initializer that is also a graph input is a default the caller may
+ * replace. Inference treats it as known; the contents it computes from
+ * one are not constants. */
+static int pfvm__rw_overridable(const pfvm_value *v)
+{
+    return v->is_input && v->init && !v->producer;
+}
+
+static pfvm__rw_slot *pfvm__rw_fact_mut(pfvm_rewrite *rw, const pfvm_value *v)
+{
+    pfvm__rw_graph_facts *e;
+    if (!v || !(e = pfvm__rw_entry(rw, v->graph)))
+        return NULL;
+    if (v->id < 0 || v->id >= (int)stbds_arrlen(e->facts) || e->facts[v->id].v != v)
+        return NULL;
+    return &e->facts[v->id];
+}
+
+static pfvm_code pfvm__rw_taint_graph(void *user, pfvm_graph *g)
+{
+    pfvm_rewrite *rw = (pfvm_rewrite *)user;
+    pfvm_value **deps = NULL;
+    int i, j;
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+        pfvm_node *n = g->nodes[i];
+        int tainted = 0;
+        if (!pfvm__node_deps(n, &deps)) {
+            stbds_arrfree(deps);
+            return pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
+        }
+        for (j = 0; j < (int)stbds_arrlen(deps); j++) {
+            const pfvm__rw_slot *f = pfvm__rw_fact_mut(rw, deps[j]);
+            tainted |= pfvm__rw_overridable(deps[j]) || (f && f->tainted);
+        }
+        for (j = 0; tainted && j < n->n_outputs; j++) {
+            pfvm__rw_slot *f = pfvm__rw_fact_mut(rw, n->outputs[j]);
+            if (f) {
+                f->tainted = 1;
+                f->iv.value = NULL;
+                f->iv.sym = NULL;
+                f->iv.n_sym = 0;
+            }
+        }
+    }
+    stbds_arrfree(deps);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__rw_has_overridable(void *user, pfvm_graph *g)
+{
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(g->inputs); i++)
+        if (pfvm__rw_overridable(g->inputs[i]))
+            *(int *)user = 1;
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__rw_begin_with(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_infer_keep_all_fn infer,
+                                           pfvm_status *st)
+{
+    int any = 0;
+    memset(rw, 0, sizeof *rw);
+    rw->m = m;
+    rw->g = m->graph;
+    rw->mode = mode;
+    rw->st = st;
+    if (infer(m->graph, pfvm__rw_keep, rw, st) || rw->oom) {
+        pfvm_rw_free(rw);
+        return rw->oom ? pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory") : st ? st->code : PFVM_ERR_SHAPE;
+    }
+    pfvm__for_graphs(m->graph, pfvm__rw_has_overridable, &any);
+    if (any && pfvm__for_graphs(m->graph, pfvm__rw_taint_graph, rw)) {
+        pfvm_rw_free(rw);
+        return st ? st->code : PFVM_ERR_NOMEM;
+    }
+    return PFVM_OK;
+}
+
+void pfvm_rw_set_graph(pfvm_rewrite *rw, pfvm_graph *g)
+{
+    if (rw->g != g) {
+        pfvm_uses_free(&rw->uses);
+        rw->uses_valid = 0;
+        rw->g = g;
+    }
+}
+
+void pfvm_rw_free(pfvm_rewrite *rw)
+{
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(rw->known); i++)
+        stbds_arrfree(rw->known[i].facts);
+    stbds_arrfree(rw->known);
+    stbds_arrfree(rw->forwarded);
+    stbds_arrfree(rw->edited);
+    pfvm_uses_free(&rw->uses);
+    rw->uses_valid = 0;
+}
+
+pfvm_code pfvm_rw_end(pfvm_rewrite *rw, int *removed)
+{
+    pfvm_graph **gs = NULL;
+    pfvm_node **dead = NULL;
+    pfvm_code rc = PFVM_OK;
+    int i, j, k;
+    if (rw->oom)
+        rc = pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
+    for (i = 0; !rc && i < (int)stbds_arrlen(rw->edited); i++)
+        if (!pfvm__rw_note_graph(&gs, rw->edited[i]))
+            rc = pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
+    pfvm_uses_free(&rw->uses);
+    rw->uses_valid = 0;
+    for (i = 0; !rc && i < (int)stbds_arrlen(gs); i++) {
+        pfvm_uses u;
+        pfvm_graph *g = gs[i];
+        pfvm__arrtrunc(dead, 0);
+        if ((rc = pfvm_uses_build(&u, g, rw->st)) != PFVM_OK)
+            break;
+        for (j = 0; j < (int)stbds_arrlen(rw->forwarded); j++) {
+            pfvm_node *n = rw->forwarded[j];
+            int used = 0, seen = 0;
+            if (n->graph != g)
+                continue;
+            for (k = 0; k < (int)stbds_arrlen(dead); k++)
+                seen |= dead[k] == n;
+            for (k = 0; k < n->n_outputs; k++)
+                if (n->outputs[k] && pfvm_uses_count(&u, n->outputs[k]))
+                    used = 1;
+            if (!used && !seen && !pfvm__arrpush(dead, n))
+                rc = pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
+        }
+        pfvm_uses_free(&u);
+        if (!rc && stbds_arrlen(dead)) {
+            rc = pfvm_graph_remove_nodes(g, dead, (int)stbds_arrlen(dead), rw->st);
+            if (removed)
+                *removed += (int)stbds_arrlen(dead);
+        }
+        if (!rc)
+            rc = pfvm_graph_toposort(g, rw->st);
+    }
+    stbds_arrfree(gs);
+    stbds_arrfree(dead);
+    pfvm_rw_free(rw);
+    return rc;
+}
+
+pfvm_code pfvm_rw_run_hook(pfvm_rewrite *rw, pfvm_node *node)
+{
+    if (!node->op || !node->op->simplify)
+        return PFVM_OK;
+    return node->op->simplify(rw, node);
+}
+
+unsigned pfvm_rw_mode(const pfvm_rewrite *rw)
+{
+    return rw->mode;
+}
+
+pfvm_model *pfvm_rw_model(const pfvm_rewrite *rw)
+{
+    return rw->m;
+}
+
+pfvm_symtab *pfvm_rw_symtab(const pfvm_rewrite *rw)
+{
+    return rw->m->syms;
+}
+
+pfvm_graph *pfvm_rw_graph(const pfvm_rewrite *rw)
+{
+    return rw->g;
+}
+
+int64_t pfvm_rw_opset(const pfvm_rewrite *rw, const char *domain)
+{
+    int64_t v = pfvm_model_opset(rw->m, domain);
+    return v ? v : 1;
+}
+
+const pfvm_type *pfvm_rw_type(const pfvm_rewrite *rw, const pfvm_value *v)
+{
+    const pfvm_ival *f = pfvm__rw_fact(rw, v);
+    const pfvm_type *t = f ? &f->type : v ? &v->type : NULL;
+    return t && t->kind != PFVM_KIND_UNKNOWN ? t : NULL;
+}
+
+const pfvm_shape *pfvm_rw_shape(const pfvm_rewrite *rw, const pfvm_value *v)
+{
+    const pfvm_type *t = pfvm_rw_type(rw, v);
+    return t && t->kind == PFVM_KIND_TENSOR && t->shape.rank >= 0 ? &t->shape : NULL;
+}
+
+const pfvm_tensor *pfvm_rw_value(const pfvm_rewrite *rw, const pfvm_value *v)
+{
+    const pfvm_ival *f = pfvm__rw_fact(rw, v);
+    const pfvm_tensor *t = f ? f->value : v ? v->init : NULL;
+    if (v && !t)
+        t = v->init;
+    if (!t || t->kind != PFVM_KIND_TENSOR || pfvm__rw_overridable(v))
+        return NULL;
+    return t->data || !pfvm_tensor_numel(t) ? t : NULL;
+}
+
+int pfvm_rw_ints(const pfvm_rewrite *rw, const pfvm_value *v, int64_t *out, int cap)
+{
+    const pfvm_tensor *t = pfvm_rw_value(rw, v);
+    const pfvm_ival *f = pfvm__rw_fact(rw, v);
+    int i;
+    if (t) {
+        int64_t n = pfvm_tensor_numel(t);
+        if ((!pfvm_dtype_is_int(t->dtype) && t->dtype != PFVM_BOOL) || n > cap)
+            return -1;
+        for (i = 0; i < n; i++)
+            out[i] = pfvm_tensor_get_i64(t, i);
+        return (int)n;
+    }
+    if (f && f->sym && f->n_sym <= cap) {
+        for (i = 0; i < f->n_sym; i++)
+            if (!pfvm_sym_is_const(f->sym[i], &out[i]))
+                return -1;
+        return f->n_sym;
+    }
+    return -1;
+}
+
+int pfvm_rw_syms(const pfvm_rewrite *rw, const pfvm_value *v, const pfvm_sym **out, int cap)
+{
+    const pfvm_tensor *t = pfvm_rw_value(rw, v);
+    const pfvm_ival *f = pfvm__rw_fact(rw, v);
+    int i;
+    if (f && f->sym && !pfvm__rw_overridable(v)) {
+        if (f->n_sym > cap)
+            return -1;
+        for (i = 0; i < f->n_sym; i++)
+            out[i] = f->sym[i];
+        return f->n_sym;
+    }
+    if (t) {
+        int64_t n = pfvm_tensor_numel(t);
+        if (!pfvm_dtype_is_int(t->dtype) || n > cap)
+            return -1;
+        for (i = 0; i < n; i++)
+            if (!(out[i] = pfvm_sym_const(rw->m->syms, pfvm_tensor_get_i64(t, i))))
+                return -1;
+        return (int)n;
+    }
+    return -1;
+}
+
+int pfvm_rw_is_all(const pfvm_rewrite *rw, const pfvm_value *v, double x)
+{
+    const pfvm_tensor *t = pfvm_rw_value(rw, v);
+    int64_t i, n;
+    if (!t || t->dtype == PFVM_STRING || !pfvm_dtype_size(t->dtype) || (n = pfvm_tensor_numel(t)) < 1)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (pfvm_tensor_get_f64(t, i) != x)
+            return 0;
+    return 1;
+}
+
+int pfvm_rw_readers(pfvm_rewrite *rw, const pfvm_value *v)
+{
+    pfvm_uses u;
+    int n;
+    if (!v)
+        return 0;
+    if (v->graph == rw->g) {
+        if (!rw->uses_valid) {
+            pfvm_uses_free(&rw->uses);
+            if (pfvm_uses_build(&rw->uses, rw->g, NULL))
+                return 1 << 30; /* unknown: as if read everywhere */
+            rw->uses_valid = 1;
+        }
+        return pfvm_uses_count(&rw->uses, v);
+    }
+    if (pfvm_uses_build(&u, v->graph, NULL))
+        return 1 << 30;
+    n = pfvm_uses_count(&u, v);
+    pfvm_uses_free(&u);
+    return n;
+}
+
+pfvm_node *pfvm_rw_producer(const pfvm_rewrite *rw, const pfvm_value *v)
+{
+    (void)rw;
+    return v ? v->producer : NULL;
+}
+
+int pfvm_rw_output_unused(pfvm_rewrite *rw, const pfvm_node *node, int i)
+{
+    return i >= node->n_outputs || !node->outputs[i] || pfvm_rw_readers(rw, node->outputs[i]) == 0;
+}
+
+/* ---- proofs ------------------------------------------------------------------ */
+
+int pfvm_rw_same_shape(const pfvm_shape *a, const pfvm_shape *b)
+{
+    int i;
+    if (!a || !b || a->rank < 0 || a->rank != b->rank)
+        return 0;
+    for (i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i] && !pfvm_sym_proven_eq(a->dims[i], b->dims[i]))
+            return 0;
+    return 1;
+}
+
+int pfvm_rw_same_type(const pfvm_rewrite *rw, const pfvm_value *a, const pfvm_value *b)
+{
+    const pfvm_type *ta = pfvm_rw_type(rw, a), *tb = pfvm_rw_type(rw, b);
+    if (!ta || !tb || ta->kind != PFVM_KIND_TENSOR || tb->kind != PFVM_KIND_TENSOR || ta->dtype != tb->dtype ||
+        ta->dtype == PFVM_UNDEFINED)
+        return 0;
+    return pfvm_rw_same_shape(&ta->shape, &tb->shape);
+}
+
+/* ---- edits -------------------------------------------------------------------- */
+
+PFVM_INTERNAL pfvm_code pfvm__rw_replace_value(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, int *done,
+                                               pfvm_status *st)
+{
+    pfvm_graph *og = old->graph;
+    int i, is_out = 0;
+    *done = 0;
+    if (old == repl)
+        return PFVM_OK;
+    for (i = 0; i < (int)stbds_arrlen(og->outputs); i++)
+        if (og->outputs[i] == old)
+            is_out = 1;
+    /* an output keeps its place only when repl is made by a node of the
+     * same graph and is no output itself (no extra Identity, no output
+     * named twice) */
+    if (is_out && (repl->graph != og || !repl->producer || repl->is_input || repl->is_output || repl->init))
+        return PFVM_OK;
+    *done = 1;
+    return pfvm_graph_replace_uses(g, old, repl, st);
+}
+
+pfvm_code pfvm_rw_forward(pfvm_rewrite *rw, pfvm_node *node, int i, pfvm_value *v)
+{
+    pfvm_value *old = i >= 0 && i < node->n_outputs ? node->outputs[i] : NULL;
+    int done;
+    pfvm_code rc;
+    if (!old || !v || old == v || !pfvm_rw_same_type(rw, old, v))
+        return PFVM_OK;
+    rc = pfvm__rw_replace_value(node->graph, old, v, &done, rw->st);
+    if (rc || !done)
+        return rc;
+    rw->changes++;
+    rw->uses_valid = 0;
+    if (!pfvm__arrpush(rw->forwarded, node) || !pfvm__rw_note_graph(&rw->edited, node->graph))
+        rw->oom = 1;
+    return PFVM_OK;
+}
+
+int pfvm_rw_failed(const pfvm_rewrite *rw)
+{
+    return rw->st && rw->st->code != PFVM_OK;
+}
+
+pfvm_code pfvm_rw_code(const pfvm_rewrite *rw)
+{
+    return rw->st ? rw->st->code : PFVM_OK;
+}
+
+pfvm_node *pfvm_rw_add_node(pfvm_rewrite *rw, const char *op_type, pfvm_value *const *inputs, int n_in, int n_out,
+                            const pfvm_node *like)
+{
+    pfvm_graph *g = rw->g;
+    int64_t opset = pfvm_rw_opset(rw, "");
+    const pfvm_op_def *def = pfvm_op_find("", op_type, opset);
+    pfvm_value *outs[8], *ins[16];
+    pfvm_node *n;
+    char name[256];
+    int i;
+    if (!def || n_out > 8 || n_in > 16 || n_out < 1)
+        return NULL;
+    for (i = 0; i < n_in; i++)
+        ins[i] = inputs[i];
+    for (i = 0; i < n_out; i++) {
+        const pfvm_value *l = like && i < like->n_outputs ? like->outputs[i] : NULL;
+        pfvm__snprintf(name, sizeof name, "%.200s", l ? l->name : op_type);
+        if (!(outs[i] = pfvm_graph_new_value(g, name, rw->st)))
+            return NULL;
+    }
+    pfvm__snprintf(name, sizeof name, "%.200s%s%s", like && like->name[0] ? like->name : op_type,
+                   like && like->name[0] ? "/" : "", like && like->name[0] ? op_type : "");
+    n = pfvm_graph_add_node(g, op_type, "", name, ins, n_in, outs, n_out, rw->st);
+    if (!n)
+        return NULL;
+    n->op = def;
+    n->opset = (int)opset;
+    rw->n_new++;
+    if (!pfvm__rw_note_graph(&rw->edited, g))
+        rw->oom = 1;
+    return n;
+}
+
+pfvm_code pfvm_rw_copy_attrs(pfvm_rewrite *rw, pfvm_node *dst, const pfvm_node *src, const char *const *skip)
+{
+    int i, j;
+    for (i = 0; i < src->n_attrs; i++) {
+        const pfvm_attr *a = &src->attrs[i];
+        pfvm_attr *b;
+        int skipped = 0;
+        for (j = 0; skip && skip[j]; j++)
+            skipped |= !strcmp(skip[j], a->name);
+        if (skipped)
+            continue;
+        if (!(b = pfvm_node_add_attr(dst, a->name, a->type, rw->st)))
+            return rw->st ? rw->st->code : PFVM_ERR_NOMEM;
+        *b = *a;
+    }
+    return PFVM_OK;
+}
+
+pfvm_code pfvm_rw_infer_node(pfvm_rewrite *rw, pfvm_node *node)
+{
+    pfvm_ival tin[16], tout[8];
+    const pfvm_ival *ins[16];
+    pfvm_ival *outs[8];
+    pfvm_code rc;
+    int i;
+    if (node->n_inputs > 16 || node->n_outputs > 8)
+        return pfvm__fail(rw->st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): too many inputs or outputs to rewrite",
+                          node->name, node->op_type);
+    memset(tin, 0, sizeof tin);
+    memset(tout, 0, sizeof tout);
+    for (i = 0; i < node->n_inputs; i++) {
+        const pfvm_value *v = node->inputs[i];
+        const pfvm_ival *f = pfvm__rw_fact(rw, v);
+        ins[i] = NULL;
+        if (!v)
+            continue;
+        if (f) {
+            ins[i] = f;
+        } else {
+            tin[i].type = v->type;
+            tin[i].value = v->init;
+            ins[i] = &tin[i];
+        }
+    }
+    for (i = 0; i < node->n_outputs; i++) {
+        tout[i].type.shape.rank = -1;
+        outs[i] = node->outputs[i] ? &tout[i] : NULL;
+    }
+    rc = pfvm__infer_node(node, ins, outs, rw->m->syms, &rw->m->arena, rw->st);
+    if (rc)
+        return rc;
+    for (i = 0; i < node->n_outputs; i++)
+        if (node->outputs[i]) {
+            node->outputs[i]->type = tout[i].type;
+            pfvm__ival_materialize(&tout[i], &rw->m->arena);
+            pfvm__rw_set_fact(rw, node->outputs[i], &tout[i]);
+        }
+    rw->uses_valid = 0;
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL void pfvm__rw_new_init(pfvm_model *m)
+{
+    /* before IR version 4 every initializer had to be a graph input too */
+    if (m->ir_version && m->ir_version < 4)
+        m->ir_version = 4;
+}
+
+pfvm_value *pfvm_rw_const_new(pfvm_rewrite *rw, pfvm_dtype dtype, int rank, const int64_t *dims, const char *hint,
+                              pfvm_tensor **data)
+{
+    pfvm__rw_new_init(rw->m);
+    pfvm_tensor *t = pfvm_model_tensor(rw->m, dtype, rank, dims, NULL, rw->st);
+    pfvm_value *v;
+    pfvm_ival iv;
+    if (!t || !(v = pfvm_graph_new_value(rw->g, hint ? hint : "const", rw->st)))
+        return NULL;
+    if (pfvm_graph_add_init(rw->g, v, t, rw->st))
+        return NULL;
+    memset(&iv, 0, sizeof iv);
+    iv.type = v->type;
+    iv.value = t;
+    pfvm__rw_set_fact(rw, v, &iv);
+    if (data)
+        *data = t;
+    return v;
+}
+
+pfvm_value *pfvm_rw_const(pfvm_rewrite *rw, const pfvm_tensor *t, const char *hint)
+{
+    pfvm_tensor *d;
+    pfvm_value *v;
+    int64_t i, n = pfvm_tensor_numel(t);
+    if (t->kind != PFVM_KIND_TENSOR) {
+        pfvm__fail(rw->st, PFVM_ERR_UNSUPPORTED, "only dense tensors become initializers");
+        return NULL;
+    }
+    if (!(v = pfvm_rw_const_new(rw, t->dtype, t->rank, t->dims, hint, &d)))
+        return NULL;
+    if (t->dtype == PFVM_STRING) {
+        for (i = 0; i < n; i++) {
+            const char *s = ((char *const *)t->data)[i];
+            if (!(((const char **)d->data)[i] = pfvm_model_strdup(rw->m, s ? s : ""))) {
+                pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
+                return NULL;
+            }
+        }
+    } else if (n) {
+        memcpy(d->data, t->data, d->nbytes);
+    }
+    return v;
+}
+
+pfvm_value *pfvm_rw_const_ints(pfvm_rewrite *rw, const int64_t *vals, int n, const char *hint)
+{
+    int64_t len = n;
+    pfvm_tensor *d;
+    pfvm_value *v = pfvm_rw_const_new(rw, PFVM_INT64, 1, &len, hint, &d);
+    if (v && n)
+        memcpy(d->data, vals, sizeof(int64_t) * (size_t)n);
+    return v;
+}
+
+/* ---- absorbing ---------------------------------------------------------------- */
+
+pfvm_code pfvm_rw_absorb(pfvm_rewrite *rw, pfvm_node *producer, pfvm_rw_affine *a)
+{
+    pfvm_rw_affine *saved = rw->request;
+    pfvm_code rc = PFVM_OK;
+    a->result = NULL;
+    if (!producer || !producer->op || !producer->op->simplify)
+        return PFVM_OK;
+    rw->request = a;
+    rc = producer->op->simplify(rw, producer);
+    rw->request = saved;
+    return rc;
+}
+
+pfvm_rw_affine *pfvm_rw_request(const pfvm_rewrite *rw)
+{
+    return rw->request;
+}
+
+PFVM_INTERNAL pfvm_code pfvm__for_graphs(pfvm_graph *g, pfvm_code (*f)(void *user, pfvm_graph *g), void *user)
+{
+    pfvm_code rc = f(user, g);
+    int i, j, k;
+    for (i = 0; !rc && i < (int)stbds_arrlen(g->nodes); i++) {
+        pfvm_node *n = g->nodes[i];
+        for (j = 0; !rc && j < n->n_attrs; j++) {
+            pfvm_attr *a = &n->attrs[j];
+            if (a->type == PFVM_ATTR_GRAPH && a->g)
+                rc = pfvm__for_graphs(a->g, f, user);
+            for (k = 0; !rc && a->type == PFVM_ATTR_GRAPHS && k < a->n; k++)
+                rc = pfvm__for_graphs(a->graphs[k], f, user);
+        }
+    }
+    return rc;
+}
 /* ---- src/ops/control.c ---- */
 /* ops/control: control flow (If, Loop, Scan), sequences (SequenceEmpty,
  * SequenceConstruct, SequenceInsert, SequenceErase, SequenceAt,
  * SequenceLength, SplitToSequence, ConcatFromSequence, SequenceMap) and
  * optionals (Optional, OptionalHasElement, OptionalGetElement).
  *
- * Subgraphs run through the executor (pfvm__exec_subgraph), which plans a
+ * Subgraphs run through the executor (pfvm_kctx_subgraph), which plans a
  * child executor whose outer-scope values resolve to the caller's. Their
  * outputs, sequences and optionals are heap values: the sizes of what
  * control flow produces are known only while running. */
@@ -6073,7 +8315,7 @@ static pfvm_code pfvm__cf_k_if(pfvm_kctx *k)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the %s branch is missing", cond ? "then" : "else");
     if (k->n_out > 64)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "more than 64 outputs");
-    if (pfvm__exec_subgraph(k->exec, a->g, NULL, 0, outs, k->n_out, k->st))
+    if (pfvm_kctx_subgraph(k, a->g, NULL, 0, outs, k->n_out, k->st))
         return k->st ? k->st->code : PFVM_ERR_RUNTIME;
     {
         pfvm_code rc = PFVM_OK;
@@ -6344,7 +8586,7 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
         ins[1] = &cond_t;
         for (j = 0; j < n_carried; j++)
             ins[2 + j] = cur[j];
-        rc = pfvm__exec_subgraph(k->exec, body, ins, 2 + n_carried, outs, 1 + n_carried + n_scan, k->st);
+        rc = pfvm_kctx_subgraph(k, body, ins, 2 + n_carried, outs, 1 + n_carried + n_scan, k->st);
         if (rc)
             break;
         cond = pfvm_tensor_numel(outs[0]) ? pfvm_tensor_get_i64(outs[0], 0) != 0 : 0;
@@ -6530,7 +8772,7 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
             ins[j] = state[j];
         for (j = 0; j < m; j++)
             ins[n + j] = slices[j];
-        rc = pfvm__exec_subgraph(k->exec, body, ins, n + m, outs, n + n_out_scan, k->st);
+        rc = pfvm_kctx_subgraph(k, body, ins, n + m, outs, n + n_out_scan, k->st);
         if (rc)
             break;
         for (j = 0; j < n; j++) {
@@ -7012,7 +9254,7 @@ static pfvm_code pfvm__cf_k_seq_map(pfvm_kctx *k)
                 ins[j] = x;
             }
         }
-        if (pfvm__exec_subgraph(k->exec, a->g, ins, k->n_in, outs, k->n_out, k->st))
+        if (pfvm_kctx_subgraph(k, a->g, ins, k->n_in, outs, k->n_out, k->st))
             return k->st ? k->st->code : PFVM_ERR_RUNTIME;
         for (j = 0; j < k->n_out; j++) {
             k->out[j]->elem_dtype = k->out[j]->dtype = outs[j]->dtype;
@@ -7324,7 +9566,7 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
     for (j = 0; j < (int)stbds_arrlen(bout); j++)
         if (!bout[j] || pfvm_graph_add_output(bw, bout[j], g->st))
             goto fail;
-    if (pfvm_graph_toposort(bw, g->st) || pfvm_infer_shapes(bw, 0, g->st))
+    if (pfvm_grad_infer_graph(g, bw))
         goto fail;
     /* the backward Loop: M = T, no condition, dv from the final values' gradients */
     {
@@ -8145,12 +10387,12 @@ typedef struct pfvm__ew_op {
     pfvm_fuse_kernel z; /* fused-loop kernel over z_in inputs, or NULL */
     pfvm_dtype z_in;   /* PFVM_FLOAT (float32 math) or PFVM_BOOL (logic) */
     pfvm_fuse_kernel zc; /* binary: z with a second operand that is one value (read from s[1][0]), or NULL */
-    int uop;           /* the micro-op z is (PFVM_FUSE_U_*, src/exec/fused.h), or 0 */
+    int uop;           /* the micro-op z is (PFVM_FUSE_U_*, src/ops/fused.h), or 0 */
 } pfvm__ew_op;
 
 /* One scalar expression over x0 (and x1) becomes three functions: the double
  * function pfvm__ew_f_NAME, the float32 loop pfvm__ew_s_NAME with output
- * type OT, and the fused-loop kernel pfvm__ew_z_NAME (src/exec/fused.h),
+ * type OT, and the fused-loop kernel pfvm__ew_z_NAME (src/ops/fused.h),
  * which computes one register block (bools as 0/1). CT is the type the
  * float32 loop and the kernel compute in: double in general, so a float32
  * result is the double result rounded once; float for the operators whose
@@ -10298,7 +12540,7 @@ static pfvm_code pfvm__ew_infer_castlike(pfvm_ictx *c)
     return PFVM_OK;
 }
 
-/* ---- simplify hooks (src/passes/rewrite.h) ----------------------------------------------- */
+/* ---- simplify hooks (src/opi/rewrite.h) ----------------------------------------------- */
 
 static int pfvm__ew_simplifying(const pfvm_rewrite *rw)
 {
@@ -11034,6 +13276,1678 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT DEFAULT
 #endif
+/* ---- src/ops/fused.c ---- */
+/* The fused-loop engine: compiling a function body into a block program,
+ * running it over the output block by block, and the definition every
+ * call of a model-local function resolves to. See fused.h. */
+
+#include <limits.h>
+#include <string.h>
+
+#define PFVM__FZ_TMP0 8192     /* operand of temporary k: PFVM__FZ_TMP0 + k */
+#define PFVM__FZ_MAX_NODE_OUT 8 /* outputs of one fused node */
+#define PFVM__FZ_MAX_TMP 64     /* temporaries of one fused node */
+#define PFVM__FZ_MAX_DEPTH 16   /* nested function calls */
+
+/* ---- programs --------------------------------------------------------------------- */
+
+typedef struct pfvm__fz_ins {
+    pfvm_fuse_kernel fn;
+    pfvm_fuse_kernel fn_c;     /* fn when s[1] is one value (pfvm_fuse_variant), or NULL */
+    pfvm_fuse_kernel run;      /* what this run calls: fn or fn_c */
+    int uop;                   /* PFVM_FUSE_U_*: the micro-op it also is, or PFVM_FUSE_U_NONE */
+    int chain;                 /* this run: instructions run as one micro-op chain from here (0, 1: none) */
+    int s1_fixed;              /* this run: s[1] is one value for the whole run (a fixed input) */
+    int d, n_src;              /* slots while compiling, registers after */
+    int s[PFVM_FUSE_MAX_SRC];
+    union {
+        double d[PFVM_FUSE_PARAM_BYTES / 8];
+        int64_t i[PFVM_FUSE_PARAM_BYTES / 8];
+    } p;
+} pfvm__fz_ins;
+
+/* A reduction ending the group. */
+typedef struct pfvm__fz_sink {
+    int src;                   /* slot, then register, of the values folded */
+    int slot;                  /* the result's slot */
+    pfvm_fuse_reducer r;
+    int64_t axes[PFVM_MAX_RANK];
+    int n_axes, keepdims;
+    /* run time */
+    int out;                   /* the group output it makes */
+    int64_t st[PFVM_MAX_RANK]; /* strides of the result over the walk (0 on reduced axes) */
+    int64_t off;               /* offset at the walk's current row */
+    double *acc;
+    int64_t n_acc, count;
+} pfvm__fz_sink;
+
+/* A compiled group: slots 0..n_in-1 are the group's inputs; every value
+ * computed gets a slot; slots map to registers. */
+typedef struct pfvm__fz_prog {
+    pfvm__fz_ins *ins;    /* stb_ds */
+    pfvm__fz_sink *sinks; /* stb_ds */
+    int *slot_sink;       /* stb_ds per slot: sink index or -1 */
+    int n_slots, n_in, n_out, n_regs;
+    int n_ld;             /* values loaded block by block: the inputs, then the head's result */
+    const pfvm_node *head; /* an out-fusable node (Conv, Gemm, MatMul) run first, or NULL */
+    int *head_in;         /* per input of the head: the group input it reads, or -1 */
+    const pfvm_tensor **inp; /* n_ld: what each loaded value is read from, this run */
+    pfvm_tensor head_buf; /* the head's result: one of the group's outputs, until overwritten */
+    const pfvm_node *tail; /* an in-place row op (Softmax) run last on its output, or NULL */
+    int tail_out;         /* the group output it makes */
+    pfvm_dtype *in_dtype; /* the input types it was compiled for */
+    int *in_reg;          /* per input: register, -1 when unused */
+    int *out_reg;         /* per output: register, -1 for a reduction */
+    int *out_sink;        /* per output: sink index or -1 */
+    float *regs;          /* n_regs * PFVM_FUSE_BLOCK, 64-byte aligned within regs_mem */
+    void *regs_mem;
+    float **ptr;          /* per register: its storage for the block being run */
+    unsigned char *out_direct; /* per output: its register may live in the output */
+    /* run-time scratch, sized at compile time so that runs allocate nothing */
+    int64_t *st;          /* n_in * PFVM_MAX_RANK strides */
+    int64_t *off;         /* n_in offsets */
+    unsigned char *fixed; /* n_in: the input is one value for the whole run */
+    void **in_copy;       /* n_in: contents of inputs the hooks read (the program assumes them), or NULL */
+    size_t *in_copy_size;
+    int n_chunks;         /* runs of the block being filled (reductions) */
+    int n_steps;          /* this run: kernel calls per block (a chain is one) */
+    int64_t *chunk_at, *chunk_len, *chunk_off; /* PFVM_FUSE_BLOCK each; offs per sink */
+} pfvm__fz_prog;
+
+static void pfvm__fz_prog_free(pfvm__fz_prog *p)
+{
+    int i;
+    if (!p)
+        return;
+    stbds_arrfree(p->ins);
+    stbds_arrfree(p->sinks);
+    stbds_arrfree(p->slot_sink);
+    pfvm__free(p->in_dtype);
+    pfvm__free(p->head_in);
+    pfvm__free(p->inp);
+    pfvm__free(p->in_reg);
+    pfvm__free(p->out_reg);
+    pfvm__free(p->out_sink);
+    pfvm__free(p->regs_mem);
+    pfvm__free(p->ptr);
+    pfvm__free(p->out_direct);
+    pfvm__free(p->st);
+    pfvm__free(p->off);
+    pfvm__free(p->fixed);
+    for (i = 0; p->in_copy && i < p->n_in; i++)
+        pfvm__free(p->in_copy[i]);
+    pfvm__free(p->in_copy);
+    pfvm__free(p->in_copy_size);
+    pfvm__free(p->chunk_at);
+    pfvm__free(p->chunk_len);
+    pfvm__free(p->chunk_off);
+    pfvm__free(p);
+}
+
+/* ---- the hooks' side ------------------------------------------------------------------- */
+
+struct pfvm_fuse_ctx {
+    const pfvm_node *node;
+    const pfvm_dtype *in_dtype;      /* per node input */
+    const pfvm_tensor *const *in_const; /* per node input, or NULL */
+    const int *in_slot;              /* per node input (compiling) */
+    int out_slot[PFVM__FZ_MAX_NODE_OUT];
+    unsigned out_sink;               /* bit j: output j is a reduction */
+    int tmp_slot[PFVM__FZ_MAX_TMP];
+    int n_tmp;
+    int n_slots;                     /* slots made while only checking */
+    pfvm__fz_prog *prog;             /* NULL: only checking */
+    const char *why;                 /* a refusal's reason */
+    unsigned const_used;             /* bit i: the hook read input i's contents */
+    pfvm_fuse_info info;
+};
+
+PFVM_INTERNAL pfvm_dtype pfvm_fuse_dtype(const pfvm_fuse_ctx *f, int i)
+{
+    if (i < 0 || i >= f->node->n_inputs || !f->node->inputs[i])
+        return PFVM_UNDEFINED;
+    return f->in_dtype[i];
+}
+
+PFVM_INTERNAL const pfvm_tensor *pfvm_fuse_const(const pfvm_fuse_ctx *f, int i)
+{
+    const pfvm_tensor *t;
+    if (i < 0 || i >= f->node->n_inputs || !f->node->inputs[i] || !f->in_const)
+        return NULL;
+    t = f->in_const[i];
+    if (!t || t->kind != PFVM_KIND_TENSOR || (!t->data && pfvm_tensor_numel(t)) || t->dtype == PFVM_STRING || i >= 32)
+        return NULL;
+    ((pfvm_fuse_ctx *)f)->const_used |= 1u << i;
+    return t;
+}
+
+PFVM_INTERNAL int pfvm_fuse_tmp(pfvm_fuse_ctx *f)
+{
+    if (f->n_tmp >= PFVM__FZ_MAX_TMP)
+        return -1;
+    f->tmp_slot[f->n_tmp] = -1;
+    return PFVM__FZ_TMP0 + f->n_tmp++;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_fuse_refuse(pfvm_fuse_ctx *f, const char *why)
+{
+    if (!f->why)
+        f->why = why;
+    return PFVM_ERR_UNSUPPORTED;
+}
+
+/* The slot an operand reads, or -1 when it names nothing defined (or a
+ * reduction's result, which the group cannot read). */
+static int pfvm__fz_src_slot(pfvm_fuse_ctx *f, int o)
+{
+    const pfvm_node *n = f->node;
+    int s = -1;
+    if (o >= 0 && o < n->n_inputs) {
+        if (!n->inputs[o])
+            return -1;
+        if (o < 32)
+            f->info.used |= 1u << o;
+        s = f->prog ? f->in_slot[o] : 0;
+    } else if (o >= PFVM_FUSE_OUT(0) && o < PFVM_FUSE_OUT(0) + n->n_outputs &&
+               o - PFVM_FUSE_OUT(0) < PFVM__FZ_MAX_NODE_OUT) {
+        if (f->out_sink & (1u << (o - PFVM_FUSE_OUT(0))))
+            return -1;
+        s = f->out_slot[o - PFVM_FUSE_OUT(0)];
+    } else if (o >= PFVM__FZ_TMP0 && o < PFVM__FZ_TMP0 + f->n_tmp) {
+        s = f->tmp_slot[o - PFVM__FZ_TMP0];
+    }
+    if (s >= 0 && f->prog && (s >= (int)stbds_arrlen(f->prog->slot_sink) || f->prog->slot_sink[s] >= 0))
+        return -1;
+    return s;
+}
+
+/* Where a destination's slot is recorded, or NULL when it is not a fresh
+ * output or temporary. */
+static int *pfvm__fz_dst(pfvm_fuse_ctx *f, int o)
+{
+    const pfvm_node *n = f->node;
+    int *d = NULL;
+    if (o >= PFVM_FUSE_OUT(0) && o < PFVM_FUSE_OUT(0) + n->n_outputs && o - PFVM_FUSE_OUT(0) < PFVM__FZ_MAX_NODE_OUT &&
+        n->outputs[o - PFVM_FUSE_OUT(0)])
+        d = &f->out_slot[o - PFVM_FUSE_OUT(0)];
+    else if (o >= PFVM__FZ_TMP0 && o < PFVM__FZ_TMP0 + f->n_tmp)
+        d = &f->tmp_slot[o - PFVM__FZ_TMP0];
+    return d && *d < 0 ? d : NULL;
+}
+
+/* A new slot (sink: the index of the reduction making it, or -1); -1
+ * when out of memory. */
+static int pfvm__fz_new_slot(pfvm_fuse_ctx *f, int sink)
+{
+    if (!f->prog)
+        return f->n_slots++;
+    if (!pfvm__arrpush(f->prog->slot_sink, sink))
+        return -1;
+    return f->prog->n_slots++;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, const void *params, size_t size, int d,
+                                       int n_src, const int *src)
+{
+    pfvm__fz_ins ins;
+    int *dst = pfvm__fz_dst(f, d), j;
+    if (!fn || !dst || n_src < 0 || n_src > PFVM_FUSE_MAX_SRC || size > PFVM_FUSE_PARAM_BYTES || (size && !params))
+        return pfvm_fuse_refuse(f, "malformed instruction");
+    memset(&ins, 0, sizeof ins);
+    ins.fn = fn;
+    ins.n_src = n_src;
+    for (j = 0; j < n_src; j++)
+        if ((ins.s[j] = pfvm__fz_src_slot(f, src[j])) < 0)
+            return pfvm_fuse_refuse(f, "instruction reads an undefined operand");
+    if (size)
+        memcpy(&ins.p, params, size);
+    if (f->prog && !pfvm__arrreserve(f->prog->ins, (size_t)stbds_arrlen(f->prog->ins) + 1))
+        return pfvm_fuse_refuse(f, "out of memory");
+    if ((*dst = pfvm__fz_new_slot(f, -1)) < 0)
+        return pfvm_fuse_refuse(f, "out of memory");
+    if (f->prog) {
+        ins.d = *dst;
+        stbds_arrput(f->prog->ins, ins); /* reserved above */
+    }
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_fuse_variant(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn)
+{
+    if (!fn)
+        return pfvm_fuse_refuse(f, "malformed variant");
+    if (f->prog && stbds_arrlen(f->prog->ins)) {
+        pfvm__fz_ins *in = &f->prog->ins[stbds_arrlen(f->prog->ins) - 1];
+        if (in->n_src != 2)
+            return pfvm_fuse_refuse(f, "malformed variant");
+        in->fn_c = fn;
+    }
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_fuse_uop(pfvm_fuse_ctx *f, int uop)
+{
+    int binary = uop >= PFVM_FUSE_U_ADD && uop <= PFVM_FUSE_U_MIN;
+    if (uop <= PFVM_FUSE_U_NONE || uop >= PFVM_FUSE_U_COUNT)
+        return pfvm_fuse_refuse(f, "malformed micro-op");
+    if (f->prog && stbds_arrlen(f->prog->ins)) {
+        pfvm__fz_ins *in = &f->prog->ins[stbds_arrlen(f->prog->ins) - 1];
+        if (in->n_src != (binary ? 2 : 1))
+            return pfvm_fuse_refuse(f, "malformed micro-op");
+        in->uop = uop;
+    }
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_fuse_alias(pfvm_fuse_ctx *f, int d, int src)
+{
+    int *dst = pfvm__fz_dst(f, d), s = pfvm__fz_src_slot(f, src);
+    if (!dst || s < 0)
+        return pfvm_fuse_refuse(f, "malformed alias");
+    *dst = s;
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_fuse_reduce(pfvm_fuse_ctx *f, int d, int src, const pfvm_fuse_reducer *r,
+                                         const int64_t *axes, int n_axes, int keepdims)
+{
+    int j = d - PFVM_FUSE_OUT(0), s = pfvm__fz_src_slot(f, src), *dst = pfvm__fz_dst(f, d);
+    pfvm__fz_sink k;
+    if (!r || !r->accum || j < 0 || j >= f->node->n_outputs || !dst || s < 0 || n_axes < 0 || n_axes > PFVM_MAX_RANK)
+        return pfvm_fuse_refuse(f, "malformed reduction");
+    f->info.reduction = 1;
+    f->info.iter_input = src >= 0 && src < f->node->n_inputs ? src : -1;
+    f->out_sink |= 1u << j;
+    memset(&k, 0, sizeof k);
+    k.src = s;
+    k.r = *r;
+    if (n_axes)
+        memcpy(k.axes, axes, sizeof(int64_t) * (size_t)n_axes);
+    k.n_axes = n_axes;
+    k.keepdims = keepdims != 0;
+    if (f->prog && !pfvm__arrreserve(f->prog->sinks, (size_t)stbds_arrlen(f->prog->sinks) + 1))
+        return pfvm_fuse_refuse(f, "out of memory");
+    k.slot = *dst = pfvm__fz_new_slot(f, f->prog ? (int)stbds_arrlen(f->prog->sinks) : 0);
+    if (*dst < 0)
+        return pfvm_fuse_refuse(f, "out of memory");
+    if (f->prog)
+        stbds_arrput(f->prog->sinks, k); /* reserved above */
+    return PFVM_OK;
+}
+
+/* Runs n's hook. in_slot NULL and prog NULL: only checking. */
+static pfvm_code pfvm__fz_node(pfvm_fuse_ctx *f, const pfvm_node *n, const pfvm_dtype *in_dtype,
+                               const pfvm_tensor *const *in_const, const int *in_slot, pfvm__fz_prog *prog)
+{
+    pfvm_code rc;
+    int j;
+    memset(f, 0, sizeof *f);
+    f->node = n;
+    f->in_dtype = in_dtype;
+    f->in_const = in_const;
+    f->in_slot = in_slot;
+    f->prog = prog;
+    f->info.iter_input = -1;
+    for (j = 0; j < PFVM__FZ_MAX_NODE_OUT; j++)
+        f->out_slot[j] = -1;
+    if (!n->op || !n->op->fuse || n->n_outputs > PFVM__FZ_MAX_NODE_OUT)
+        return pfvm_fuse_refuse(f, "no fuse hook");
+    if ((rc = n->op->fuse(f, n)) != PFVM_OK)
+        return rc;
+    for (j = 0; j < n->n_outputs; j++)
+        if (n->outputs[j] && f->out_slot[j] < 0)
+            return pfvm_fuse_refuse(f, "an output is not computed");
+    /* a reduction's other outputs would have the walk's shape: keep it simple */
+    if (f->info.reduction && (f->out_sink != (1u << n->n_outputs) - 1u || f->info.iter_input < 0))
+        return pfvm_fuse_refuse(f, "a reduction with other outputs");
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL int pfvm_fuse_accepts(const pfvm_node *n, const pfvm_dtype *in_dtypes, const pfvm_tensor *const *consts,
+                                    pfvm_fuse_info *info)
+{
+    pfvm_fuse_ctx f;
+    int ok = pfvm__fz_node(&f, n, in_dtypes, consts, NULL, NULL) == PFVM_OK;
+    if (info)
+        *info = f.info;
+    return ok;
+}
+
+/* ---- compiling --------------------------------------------------------------------- */
+
+const pfvm_function *pfvm_model_function(const pfvm_model *m, const char *domain, const char *name)
+{
+    int i;
+    if (!m || !name)
+        return NULL;
+    for (i = 0; i < (int)stbds_arrlen(m->functions); i++) {
+        const pfvm_function *f = m->functions[i];
+        if (f->name && !strcmp(f->name, name) && !strcmp(f->domain ? f->domain : "", domain ? domain : ""))
+            return f;
+    }
+    return NULL;
+}
+
+/* Element types of the body's values for the given input types, with each
+ * node's inference over unknown shapes. 0 when something is unknown. */
+static int pfvm__fz_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, pfvm_dtype *vdt, pfvm_symtab *syms)
+{
+    pfvm_arena arena;
+    pfvm_ival *iv;
+    const pfvm_ival **in = NULL;
+    pfvm_ival **out = NULL;
+    pfvm_status st;
+    int nv = (int)stbds_arrlen(body->values), i, j, ok = 1;
+    memset(&arena, 0, sizeof arena);
+    iv = (pfvm_ival *)pfvm__arena_alloc(&arena, sizeof *iv * (size_t)(nv + 1));
+    if (!iv) {
+        pfvm__arena_free(&arena);
+        return 0;
+    }
+    memset(iv, 0, sizeof *iv * (size_t)(nv + 1));
+    for (i = 0; i < (int)stbds_arrlen(body->inputs); i++) {
+        pfvm_ival *v = &iv[body->inputs[i]->id];
+        pfvm_ival_set_tensor(v, in_dtype[i], NULL);
+    }
+    for (i = 0; ok && i < (int)stbds_arrlen(body->nodes); i++) {
+        const pfvm_node *n = body->nodes[i];
+        if (!pfvm__arrsetlen(in, n->n_inputs) || !pfvm__arrsetlen(out, n->n_outputs)) {
+            ok = 0;
+            break;
+        }
+        for (j = 0; j < n->n_inputs; j++)
+            in[j] = n->inputs[j] && n->inputs[j]->graph == body ? &iv[n->inputs[j]->id] : NULL;
+        for (j = 0; j < n->n_outputs; j++)
+            out[j] = n->outputs[j] ? &iv[n->outputs[j]->id] : NULL;
+        if (!n->op || pfvm__infer_node(n, in, out, syms, &arena, &st))
+            ok = 0;
+    }
+    for (i = 0; i < nv; i++)
+        vdt[i] = iv[i].type.kind == PFVM_KIND_TENSOR ? iv[i].type.dtype : PFVM_UNDEFINED;
+    stbds_arrfree(in);
+    stbds_arrfree(out);
+    pfvm__arena_free(&arena);
+    return ok;
+}
+
+/* Maps slots to registers: inputs keep theirs for the whole program (a
+ * fixed input is loaded once per run), outputs and the values reductions
+ * fold to the end, everything else from its instruction to its last
+ * reader. A destination never shares a register with a source of its own
+ * instruction. */
+static pfvm_code pfvm__fz_regalloc(pfvm__fz_prog *p, const int *out_slot, pfvm_status *st)
+{
+    int n = (int)stbds_arrlen(p->ins), i, j, n_free = 0;
+    int *last = (int *)pfvm__calloc((size_t)p->n_slots + 1, sizeof *last);
+    int *reg = (int *)pfvm__calloc((size_t)p->n_slots + 1, sizeof *reg);
+    int *free_regs = (int *)pfvm__calloc((size_t)p->n_slots + 1, sizeof *free_regs);
+    if (!last || !reg || !free_regs) {
+        pfvm__free(last);
+        pfvm__free(reg);
+        pfvm__free(free_regs);
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
+    for (i = 0; i < p->n_slots; i++) {
+        last[i] = -1;
+        reg[i] = -1;
+    }
+    for (i = 0; i < n; i++)
+        for (j = 0; j < p->ins[i].n_src; j++)
+            last[p->ins[i].s[j]] = i;
+    for (j = 0; j < p->n_out; j++)
+        last[out_slot[j]] = INT_MAX;
+    for (j = 0; j < (int)stbds_arrlen(p->sinks); j++)
+        last[p->sinks[j].src] = INT_MAX;
+    p->n_regs = 0;
+    for (j = 0; j < p->n_ld; j++)
+        if (last[j] >= 0 && p->slot_sink[j] < 0) {
+            last[j] = INT_MAX;
+            reg[j] = p->n_regs++;
+        }
+    for (i = 0; i < n; i++) {
+        pfvm__fz_ins *in = &p->ins[i];
+        int d = in->d;
+        reg[d] = n_free ? free_regs[--n_free] : p->n_regs++;
+        for (j = 0; j < in->n_src; j++) {
+            int s = in->s[j];
+            in->s[j] = reg[s];
+            if (last[s] == i) {
+                free_regs[n_free++] = reg[s];
+                last[s] = -2; /* freed once, even when read twice */
+            }
+        }
+        in->d = reg[d];
+        if (last[d] == -1)
+            free_regs[n_free++] = reg[d]; /* nobody reads it */
+    }
+    for (j = 0; j < p->n_ld; j++)
+        p->in_reg[j] = reg[j];
+    for (j = 0; j < p->n_out; j++) {
+        p->out_sink[j] = p->slot_sink[out_slot[j]];
+        p->out_reg[j] = p->out_sink[j] >= 0 ? -1 : reg[out_slot[j]];
+    }
+    for (j = 0; j < (int)stbds_arrlen(p->sinks); j++) {
+        int k2;
+        p->sinks[j].src = reg[p->sinks[j].src];
+        p->sinks[j].out = -1;
+        for (k2 = 0; k2 < p->n_out; k2++)
+            if (p->out_sink[k2] == j && p->sinks[j].out < 0)
+                p->sinks[j].out = k2;
+    }
+    pfvm__free(last);
+    pfvm__free(reg);
+    pfvm__free(free_regs);
+    for (j = 0; j < (int)stbds_arrlen(p->sinks); j++)
+        if (p->sinks[j].out < 0 || p->sinks[j].src < 0)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "fused group: a reduction that is not an output");
+    /* registers on cache lines of their own: vector loads and stores of
+     * a block never straddle two lines */
+    p->regs_mem = pfvm__calloc((size_t)(p->n_regs ? p->n_regs : 1) * PFVM_FUSE_BLOCK + 16, sizeof(float));
+    if (p->regs_mem)
+        p->regs = (float *)((char *)p->regs_mem + (64 - (size_t)((uintptr_t)p->regs_mem % 64)) % 64);
+    p->ptr = (float **)pfvm__calloc((size_t)p->n_regs + 1, sizeof *p->ptr);
+    p->out_direct = (unsigned char *)pfvm__calloc((size_t)p->n_out + 1, 1);
+    p->chunk_at = (int64_t *)pfvm__calloc(PFVM_FUSE_BLOCK, sizeof *p->chunk_at);
+    p->chunk_len = (int64_t *)pfvm__calloc(PFVM_FUSE_BLOCK, sizeof *p->chunk_len);
+    p->chunk_off = (int64_t *)pfvm__calloc((size_t)PFVM_FUSE_BLOCK * (stbds_arrlen(p->sinks) + 1), sizeof *p->chunk_off);
+    if (!p->regs || !p->ptr || !p->out_direct || !p->chunk_at || !p->chunk_len || !p->chunk_off)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    for (j = 0; j < p->n_regs; j++)
+        p->ptr[j] = p->regs + (size_t)j * PFVM_FUSE_BLOCK;
+    /* A full block can compute an output's register in the output itself
+     * (what its register holds earlier in the block is overwritten by the
+     * time the block ends), unless the register is an input's, another
+     * output's, or folded by a reduction. */
+    for (j = 0; j < p->n_out; j++) {
+        int r = p->out_reg[j], k2, ok = r >= 0;
+        for (k2 = 0; k2 < p->n_ld; k2++)
+            ok &= p->in_reg[k2] != r;
+        for (k2 = 0; k2 < j; k2++)
+            ok &= p->out_reg[k2] != r;
+        for (k2 = 0; k2 < (int)stbds_arrlen(p->sinks); k2++)
+            ok &= p->sinks[k2].src != r;
+        p->out_direct[j] = (unsigned char)ok;
+    }
+    return PFVM_OK;
+}
+
+/* Compiles the body of `fn` for inputs of the given types (and contents,
+ * for hooks that read constants). *out is NULL (and PFVM_OK returned) when
+ * the body cannot be compiled. */
+static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_dtype,
+                                  const pfvm_tensor *const *in_tensors, int n_in, pfvm_symtab *syms,
+                                  pfvm__fz_prog **out, pfvm_status *st)
+{
+    const pfvm_graph *body = fn->body;
+    int nv = (int)stbds_arrlen(body->values), i, j, ok = 1;
+    int *vslot = NULL, *in_slot = NULL, *out_slot = NULL;
+    pfvm_dtype *vdt = NULL, *ndt = NULL;
+    const pfvm_tensor **nconst = NULL;
+    pfvm__fz_prog *p;
+    pfvm_code rc = PFVM_OK;
+    *out = NULL;
+    if (fn->n_attr_names || fn->n_attr_defaults || n_in != (int)stbds_arrlen(body->inputs) ||
+        !stbds_arrlen(body->outputs))
+        return PFVM_OK;
+    p = (pfvm__fz_prog *)pfvm__calloc(1, sizeof *p);
+    vslot = (int *)pfvm__calloc((size_t)nv + 1, sizeof *vslot);
+    vdt = (pfvm_dtype *)pfvm__calloc((size_t)nv + 1, sizeof *vdt);
+    if (!p || !vslot || !vdt) {
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    p->n_in = p->n_ld = n_in;
+    p->n_out = (int)stbds_arrlen(body->outputs);
+    p->in_dtype = (pfvm_dtype *)pfvm__calloc((size_t)n_in + 2, sizeof *p->in_dtype);
+    p->in_reg = (int *)pfvm__calloc((size_t)n_in + 2, sizeof *p->in_reg);
+    p->inp = (const pfvm_tensor **)pfvm__calloc((size_t)n_in + 2, sizeof *p->inp);
+    p->out_reg = (int *)pfvm__calloc((size_t)p->n_out + 1, sizeof *p->out_reg);
+    p->out_sink = (int *)pfvm__calloc((size_t)p->n_out + 1, sizeof *p->out_sink);
+    p->st = (int64_t *)pfvm__calloc((size_t)(n_in + 1) * PFVM_MAX_RANK + 1, sizeof *p->st);
+    p->off = (int64_t *)pfvm__calloc((size_t)n_in + 2, sizeof *p->off);
+    p->fixed = (unsigned char *)pfvm__calloc((size_t)n_in + 2, 1);
+    p->in_copy = (void **)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_copy);
+    p->in_copy_size = (size_t *)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_copy_size);
+    out_slot = (int *)pfvm__calloc((size_t)p->n_out + 1, sizeof *out_slot);
+    if (!p->in_dtype || !p->in_reg || !p->inp || !p->out_reg || !p->out_sink || !p->st || !p->off || !p->fixed ||
+        !out_slot || !p->in_copy || !p->in_copy_size) {
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    memcpy(p->in_dtype, in_dtype, sizeof *in_dtype * (size_t)n_in);
+    if (!pfvm__fz_dtypes(body, in_dtype, vdt, syms)) {
+        ok = 0;
+        goto done;
+    }
+    for (i = 0; i < nv; i++)
+        vslot[i] = -1;
+    for (i = 0; i < n_in; i++) {
+        vslot[body->inputs[i]->id] = i;
+        if (!pfvm__arrpush(p->slot_sink, -1)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+    }
+    p->n_slots = n_in;
+    /* a head: one out-fusable node without a hook that reads only group
+     * inputs; its float32 result is loaded like an input */
+    for (i = 0; ok && i < (int)stbds_arrlen(body->nodes); i++) {
+        const pfvm_node *n = body->nodes[i];
+        int all_in = n->n_outputs == 1 && n->outputs[0];
+        if (!n->op || n->op->fuse || n->op->fusion != PFVM_FUSE_OUT_FUSABLE || !n->op->kernel)
+            continue;
+        for (j = 0; all_in && j < n->n_inputs; j++)
+            all_in = !n->inputs[j] || (n->inputs[j]->graph == body && vslot[n->inputs[j]->id] >= 0 &&
+                                        vslot[n->inputs[j]->id] < n_in);
+        if (!all_in || p->head || vdt[n->outputs[0]->id] != PFVM_FLOAT) {
+            ok = 0;
+            break;
+        }
+        p->head = n;
+        p->head_in = (int *)pfvm__calloc((size_t)n->n_inputs + 1, sizeof *p->head_in);
+        if (!p->head_in) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        for (j = 0; j < n->n_inputs; j++)
+            p->head_in[j] = n->inputs[j] ? vslot[n->inputs[j]->id] : -1;
+        vslot[n->outputs[0]->id] = n_in;
+        p->in_dtype[n_in] = PFVM_FLOAT;
+        if (!pfvm__arrpush(p->slot_sink, -1)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        p->n_slots = p->n_ld = n_in + 1;
+    }
+    for (i = 0; ok && i < (int)stbds_arrlen(body->nodes); i++) {
+        const pfvm_node *n = body->nodes[i];
+        pfvm_fuse_ctx f;
+        if (n == p->head)
+            continue;
+        /* a tail: the last node, an in-place row op over a value of the
+         * group; the group stores that value into the tail's output */
+        if (n->op && !n->op->fuse && (n->op->flags & PFVM_OP_IN_PLACE) && n->op->kernel && !p->tail &&
+            i == (int)stbds_arrlen(body->nodes) - 1 && n->n_inputs == 1 && n->n_outputs == 1 && n->inputs[0] &&
+            n->outputs[0] && n->inputs[0]->graph == body && vslot[n->inputs[0]->id] >= p->n_ld &&
+            p->slot_sink[vslot[n->inputs[0]->id]] < 0 && vdt[n->inputs[0]->id] == PFVM_FLOAT &&
+            vdt[n->outputs[0]->id] == PFVM_FLOAT) {
+            p->tail = n;
+            vslot[n->outputs[0]->id] = vslot[n->inputs[0]->id];
+            continue;
+        }
+        if (!pfvm__arrsetlen(in_slot, n->n_inputs + 1) || !pfvm__arrsetlen(ndt, n->n_inputs + 1) ||
+            !pfvm__arrsetlen(nconst, n->n_inputs + 1)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        for (j = 0; j < n->n_inputs; j++) {
+            const pfvm_value *v = n->inputs[j];
+            int local = v && v->graph == body;
+            in_slot[j] = local ? vslot[v->id] : -1;
+            ndt[j] = local ? vdt[v->id] : PFVM_UNDEFINED;
+            nconst[j] = local && in_slot[j] >= 0 && in_slot[j] < n_in && in_tensors ? in_tensors[in_slot[j]] : NULL;
+            if (v && (!local || in_slot[j] < 0))
+                ok = 0;
+        }
+        if (!ok || pfvm__fz_node(&f, n, ndt, nconst, in_slot, p) != PFVM_OK) {
+            ok = 0;
+            break;
+        }
+        for (j = 0; j < n->n_outputs; j++)
+            if (n->outputs[j])
+                vslot[n->outputs[j]->id] = f.out_slot[j];
+        /* the program now assumes these inputs' contents: keep a copy */
+        for (j = 0; j < n->n_inputs && j < 32; j++) {
+            const pfvm_tensor *t = nconst[j];
+            int g = in_slot[j];
+            size_t bytes;
+            if (!(f.const_used & (1u << j)) || !t || p->in_copy[g])
+                continue;
+            bytes = (size_t)pfvm_tensor_numel(t) * pfvm_dtype_size(t->dtype);
+            if (!(p->in_copy[g] = pfvm__malloc(bytes ? bytes : 1))) {
+                rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+                goto done;
+            }
+            if (bytes)
+                memcpy(p->in_copy[g], t->data, bytes);
+            p->in_copy_size[g] = bytes;
+        }
+    }
+    for (j = 0; ok && j < p->n_out; j++)
+        if ((out_slot[j] = vslot[body->outputs[j]->id]) < 0)
+            ok = 0;
+    if (ok && p->tail) {
+        /* its output once, its input never: a group output */
+        p->tail_out = -1;
+        for (j = 0; j < p->n_out; j++) {
+            if (body->outputs[j] == p->tail->inputs[0] || (body->outputs[j] == p->tail->outputs[0] && p->tail_out >= 0))
+                ok = 0;
+            if (body->outputs[j] == p->tail->outputs[0])
+                p->tail_out = j;
+        }
+        ok &= p->tail_out >= 0;
+    }
+    if (ok)
+        rc = pfvm__fz_regalloc(p, out_slot, st);
+done:
+    pfvm__free(vslot);
+    pfvm__free(vdt);
+    pfvm__free(out_slot);
+    stbds_arrfree(in_slot);
+    stbds_arrfree(ndt);
+    stbds_arrfree(nconst);
+    if (rc == PFVM_OK && ok) {
+        *out = p;
+        return PFVM_OK;
+    }
+    pfvm__fz_prog_free(p);
+    return rc;
+}
+
+/* ---- running --------------------------------------------------------------------------- */
+
+static int pfvm__fz_loadable(pfvm_dtype t)
+{
+    return pfvm_dtype_is_float(t) || pfvm_dtype_is_int(t) || t == PFVM_BOOL;
+}
+
+static int pfvm__fz_storable(pfvm_dtype t)
+{
+    return t == PFVM_FLOAT || t == PFVM_DOUBLE || t == PFVM_FLOAT16 || t == PFVM_BFLOAT16 || t == PFVM_BOOL;
+}
+
+#define PFVM__FZ_GATHER(T, expr)                               \
+    do {                                                       \
+        const T *s_ = (const T *)t->data + off;                \
+        for (e = 0; e < m; e++) {                              \
+            T v = s_[e * st];                                  \
+            d[e] = (float)(expr);                              \
+        }                                                      \
+    } while (0)
+
+/* d[e] = t[off + e*st] as float, e < m. */
+static void pfvm__fz_load(float *PFVM_RESTRICT d, const pfvm_tensor *t, int64_t off, int64_t st, int64_t m)
+{
+    int64_t e;
+    switch (t->dtype) {
+    case PFVM_FLOAT: {
+        const float *s = (const float *)t->data + off;
+        if (st == 1)
+            memcpy(d, s, sizeof(float) * (size_t)m);
+        else if (st == 0)
+            for (e = 0; e < m; e++)
+                d[e] = s[0];
+        else
+            for (e = 0; e < m; e++)
+                d[e] = s[e * st];
+        break;
+    }
+    case PFVM_DOUBLE: PFVM__FZ_GATHER(double, v); break;
+    case PFVM_FLOAT16: PFVM__FZ_GATHER(uint16_t, pfvm_half_to_float(v)); break;
+    case PFVM_BFLOAT16: PFVM__FZ_GATHER(uint16_t, pfvm_bf16_to_float(v)); break;
+    case PFVM_BOOL: PFVM__FZ_GATHER(uint8_t, v != 0); break;
+    case PFVM_INT8: PFVM__FZ_GATHER(int8_t, v); break;
+    case PFVM_INT16: PFVM__FZ_GATHER(int16_t, v); break;
+    case PFVM_INT32: PFVM__FZ_GATHER(int32_t, v); break;
+    case PFVM_INT64: PFVM__FZ_GATHER(int64_t, v); break;
+    case PFVM_UINT8: PFVM__FZ_GATHER(uint8_t, v); break;
+    case PFVM_UINT16: PFVM__FZ_GATHER(uint16_t, v); break;
+    case PFVM_UINT32: PFVM__FZ_GATHER(uint32_t, v); break;
+    case PFVM_UINT64: PFVM__FZ_GATHER(uint64_t, v); break;
+    default:
+        for (e = 0; e < m; e++)
+            d[e] = 0;
+        break;
+    }
+}
+
+/* t[pos + e] = s[e] in t's type, e < m. */
+static void pfvm__fz_store(pfvm_tensor *t, int64_t pos, const float *PFVM_RESTRICT s, int64_t m)
+{
+    int64_t e;
+    switch (t->dtype) {
+    case PFVM_FLOAT: memcpy((float *)t->data + pos, s, sizeof(float) * (size_t)m); break;
+    case PFVM_DOUBLE: {
+        double *d = (double *)t->data + pos;
+        for (e = 0; e < m; e++)
+            d[e] = s[e];
+        break;
+    }
+    case PFVM_FLOAT16: {
+        uint16_t *d = (uint16_t *)t->data + pos;
+        for (e = 0; e < m; e++)
+            d[e] = pfvm_float_to_half(s[e]);
+        break;
+    }
+    case PFVM_BFLOAT16: {
+        uint16_t *d = (uint16_t *)t->data + pos;
+        for (e = 0; e < m; e++)
+            d[e] = pfvm_float_to_bf16(s[e]);
+        break;
+    }
+    case PFVM_BOOL: {
+        uint8_t *d = (uint8_t *)t->data + pos;
+        for (e = 0; e < m; e++)
+            d[e] = s[e] != 0;
+        break;
+    }
+    default: break;
+    }
+}
+
+/* ---- micro-op chains ------------------------------------------------------------------ */
+
+#define PFVM__FZ_MAX_CHAIN 16 /* instructions in one chain */
+#define PFVM__FZ_UCHUNK 128   /* floats a chain carries through all its ops at once */
+
+/* One micro-op of a chain: s1 is b[e], or k when b is NULL (a scalar, and
+ * unary ops). */
+typedef struct pfvm__fz_uop {
+    int code;
+    float k;
+    const float *b;
+} pfvm__fz_uop;
+
+/* The chain kernel exists where PFVM_DISPATCH does (x86-64 glibc, gcc or
+ * clang), for AVX-512 only: generic vectors (a compiler extension), eight
+ * 16-float values a chunk, which the compiler keeps in CPU registers from
+ * op to op. It is picked at run time when the CPU has AVX-512; elsewhere
+ * (and with PFVM_NO_DISPATCH, or blocks that are not whole chunks)
+ * instructions run one by one, as always.
+ * (gcc 12 scalarizes comparisons of such vectors in target_clones
+ * versions, hence one target and a check of our own.) */
+#if !defined(PFVM_NO_DISPATCH) && !defined(PFVM_NO_UCHAIN) && defined(__x86_64__) && defined(__GNUC__) && \
+    defined(__linux__) && defined(__GLIBC__) && defined(__has_attribute)
+#if __has_attribute(target) && __has_attribute(vector_size) && PFVM_FUSE_BLOCK % PFVM__FZ_UCHUNK == 0
+#define PFVM__FZ_UCHAIN 1
+#endif
+#endif
+#ifdef PFVM__FZ_UCHAIN
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF /* rounds like the kernels: no fused multiply-adds */
+#define PFVM__FZ_AVX512 __attribute__((target("avx512f")))
+#else
+#define PFVM__FZ_AVX512 __attribute__((target("avx512f"), optimize("fp-contract=off")))
+#endif
+typedef float pfvm__fz_vf __attribute__((vector_size(64)));
+typedef int32_t pfvm__fz_vi __attribute__((vector_size(64)));
+#define PFVM__FZ_SEL(m, a, b) ((pfvm__fz_vf)(((m) & (pfvm__fz_vi)(a)) | (~(m) & (pfvm__fz_vi)(b))))
+#define PFVM__FZ_ADD(x, b) ((x) + (b))
+#define PFVM__FZ_SUB(x, b) ((x) - (b))
+#define PFVM__FZ_MUL(x, b) ((x) * (b))
+#define PFVM__FZ_DIV(x, b) ((x) / (b))
+#define PFVM__FZ_MAX(x, b) PFVM__FZ_SEL(((b) != (b)) | ((b) > (x)), (b), (x))
+#define PFVM__FZ_MIN(x, b) PFVM__FZ_SEL(((b) != (b)) | ((b) < (x)), (b), (x))
+#define PFVM__FZ_RELU(x, b) PFVM__FZ_SEL((x) > zero, (x), zero)
+#define PFVM__FZ_NEG(x, b) ((pfvm__fz_vf)((pfvm__fz_vi)(x) ^ sign))
+#define PFVM__FZ_ABS(x, b) ((pfvm__fz_vf)((pfvm__fz_vi)(x) & ~sign))
+#define PFVM__FZ_ALL8(F)          \
+    do {                          \
+        x0 = F(x0, b0);           \
+        x1 = F(x1, b1);           \
+        x2 = F(x2, b2);           \
+        x3 = F(x3, b3);           \
+        x4 = F(x4, b4);           \
+        x5 = F(x5, b5);           \
+        x6 = F(x6, b6);           \
+        x7 = F(x7, b7);           \
+    } while (0)
+#define PFVM__FZ_CASE(U, F) \
+    case U: PFVM__FZ_ALL8(F); break;
+PFVM__FZ_AVX512 static void pfvm__fz_uchain(float *d, const float *a, const pfvm__fz_uop *u, int n)
+{
+    const pfvm__fz_vf zero = {0};
+    const pfvm__fz_vi sign = (pfvm__fz_vi){0} + (int32_t)(-2147483647 - 1);
+    int c, i;
+    for (c = 0; c < PFVM_FUSE_BLOCK; c += PFVM__FZ_UCHUNK) {
+        pfvm__fz_vf x0, x1, x2, x3, x4, x5, x6, x7, b0, b1, b2, b3, b4, b5, b6, b7;
+        memcpy(&x0, a + c, sizeof x0);
+        memcpy(&x1, a + c + 16, sizeof x1);
+        memcpy(&x2, a + c + 32, sizeof x2);
+        memcpy(&x3, a + c + 48, sizeof x3);
+        memcpy(&x4, a + c + 64, sizeof x4);
+        memcpy(&x5, a + c + 80, sizeof x5);
+        memcpy(&x6, a + c + 96, sizeof x6);
+        memcpy(&x7, a + c + 112, sizeof x7);
+        for (i = 0; i < n; i++) {
+            const pfvm__fz_uop *o = &u[i];
+            if (o->b) {
+                memcpy(&b0, o->b + c, sizeof b0);
+                memcpy(&b1, o->b + c + 16, sizeof b1);
+                memcpy(&b2, o->b + c + 32, sizeof b2);
+                memcpy(&b3, o->b + c + 48, sizeof b3);
+                memcpy(&b4, o->b + c + 64, sizeof b4);
+                memcpy(&b5, o->b + c + 80, sizeof b5);
+                memcpy(&b6, o->b + c + 96, sizeof b6);
+                memcpy(&b7, o->b + c + 112, sizeof b7);
+            } else {
+                b0 = zero + o->k;
+                b1 = b2 = b3 = b4 = b5 = b6 = b7 = b0;
+            }
+            switch (o->code) {
+                PFVM__FZ_CASE(PFVM_FUSE_U_ADD, PFVM__FZ_ADD)
+                PFVM__FZ_CASE(PFVM_FUSE_U_SUB, PFVM__FZ_SUB)
+                PFVM__FZ_CASE(PFVM_FUSE_U_MUL, PFVM__FZ_MUL)
+                PFVM__FZ_CASE(PFVM_FUSE_U_DIV, PFVM__FZ_DIV)
+                PFVM__FZ_CASE(PFVM_FUSE_U_MAX, PFVM__FZ_MAX)
+                PFVM__FZ_CASE(PFVM_FUSE_U_MIN, PFVM__FZ_MIN)
+                PFVM__FZ_CASE(PFVM_FUSE_U_RELU, PFVM__FZ_RELU)
+                PFVM__FZ_CASE(PFVM_FUSE_U_NEG, PFVM__FZ_NEG)
+                PFVM__FZ_CASE(PFVM_FUSE_U_ABS, PFVM__FZ_ABS)
+            default: break;
+            }
+        }
+        memcpy(d + c, &x0, sizeof x0);
+        memcpy(d + c + 16, &x1, sizeof x1);
+        memcpy(d + c + 32, &x2, sizeof x2);
+        memcpy(d + c + 48, &x3, sizeof x3);
+        memcpy(d + c + 64, &x4, sizeof x4);
+        memcpy(d + c + 80, &x5, sizeof x5);
+        memcpy(d + c + 96, &x6, sizeof x6);
+        memcpy(d + c + 112, &x7, sizeof x7);
+    }
+}
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT DEFAULT
+#endif
+
+#endif
+
+/* 1 when the chain kernel is compiled in and the CPU runs AVX-512 code. */
+static int pfvm__fz_uchain_ok(void)
+{
+#ifdef PFVM__FZ_UCHAIN
+    return pfvm__have_avx512();
+#else
+    return 0;
+#endif
+}
+
+PFVM_INTERNAL int pfvm__have_avx512(void)
+{
+#if defined(PFVM_AVX512_KERNELS) || defined(PFVM__FZ_UCHAIN)
+    static int ok = -1;
+    if (ok < 0) {
+        __builtin_cpu_init();
+        ok = __builtin_cpu_supports("avx512f") != 0;
+    }
+    return ok;
+#else
+    return 0;
+#endif
+}
+
+/* Does register r hold a value nobody reads after instruction i (it is
+ * overwritten first, or never read again and no output or reduction's)? */
+static int pfvm__fz_dead_after(const pfvm__fz_prog *p, int r, int i)
+{
+    int n = (int)stbds_arrlen(p->ins), m, j;
+    for (m = i + 1; m < n; m++) {
+        for (j = 0; j < p->ins[m].n_src; j++)
+            if (p->ins[m].s[j] == r)
+                return 0;
+        if (p->ins[m].d == r)
+            return 1;
+    }
+    for (j = 0; j < p->n_out; j++)
+        if (p->out_reg[j] == r)
+            return 0;
+    for (j = 0; j < (int)stbds_arrlen(p->sinks); j++)
+        if (p->sinks[j].src == r)
+            return 0;
+    for (j = 0; j < p->n_ld; j++)
+        if (p->in_reg[j] == r)
+            return 0;
+    return 1;
+}
+
+/* Can instruction `in` run in a chain with the same results as alone? Add
+ * and Mul of two NaNs give one of them, and which one depends on the
+ * operand order the compiler picked for each kernel (the operations
+ * commute); so they chain only with a second operand that is one value
+ * for the run and not NaN. Sub, Div (ordered), the selects of Max, Min and
+ * Relu, and the sign-bit ops give one answer. */
+static int pfvm__fz_uop_ok(const pfvm__fz_prog *p, const pfvm__fz_ins *in)
+{
+    int j;
+    if (!in->uop)
+        return 0;
+    if (in->uop != PFVM_FUSE_U_ADD && in->uop != PFVM_FUSE_U_MUL)
+        return 1;
+    for (j = 0; j < p->n_ld; j++)
+        if (p->in_reg[j] == in->s[1] && p->fixed[j])
+            return p->ptr[in->s[1]][0] == p->ptr[in->s[1]][0];
+    return 0;
+}
+
+/* Marks this run's chains: runs of micro-op instructions where each result
+ * is the next one's first source and read by nothing else. */
+static void pfvm__fz_chains(pfvm__fz_prog *p)
+{
+    int n = (int)stbds_arrlen(p->ins), i, len;
+    for (i = 0; i < n; i++)
+        p->ins[i].chain = 0;
+    p->n_steps = n;
+    if (!pfvm__fz_uchain_ok())
+        return;
+    for (i = 0; i < n; i += len) {
+        len = 1;
+        if (!pfvm__fz_uop_ok(p, &p->ins[i]))
+            continue;
+        while (i + len < n && len < PFVM__FZ_MAX_CHAIN) {
+            const pfvm__fz_ins *a = &p->ins[i + len - 1], *b = &p->ins[i + len];
+            if (!pfvm__fz_uop_ok(p, b) || b->s[0] != a->d || (b->n_src > 1 && b->s[1] == a->d) ||
+                !pfvm__fz_dead_after(p, a->d, i + len))
+                break;
+            len++;
+        }
+        p->ins[i].chain = len;
+        p->n_steps -= len - 1;
+    }
+}
+
+/* Runs the chain of `len` instructions from ins[i]. */
+static void pfvm__fz_exec_chain(pfvm__fz_prog *p, int i, int len)
+{
+#ifdef PFVM__FZ_UCHAIN
+    pfvm__fz_uop u[PFVM__FZ_MAX_CHAIN];
+    int j;
+    for (j = 0; j < len; j++) {
+        const pfvm__fz_ins *in = &p->ins[i + j];
+        u[j].code = in->uop;
+        u[j].k = in->s1_fixed ? p->ptr[in->s[1]][0] : 0.0f;
+        u[j].b = in->n_src > 1 && !in->s1_fixed ? p->ptr[in->s[1]] : NULL;
+    }
+    pfvm__fz_uchain(p->ptr[p->ins[i + len - 1].d], p->ptr[p->ins[i].s[0]], u, len);
+#else
+    (void)p;
+    (void)i;
+    (void)len;
+#endif
+}
+
+/* Runs the instructions over the block, then folds the block's chunks
+ * (runs of one row each) into the reductions. */
+static void pfvm__fz_exec_block(pfvm__fz_prog *p)
+{
+    const float *src[PFVM_FUSE_MAX_SRC];
+    int n = (int)stbds_arrlen(p->ins), ns = (int)stbds_arrlen(p->sinks), i, j, c;
+    for (i = 0; i < n; i++) {
+        const pfvm__fz_ins *in = &p->ins[i];
+        if (in->chain > 1) {
+            pfvm__fz_exec_chain(p, i, in->chain);
+            i += in->chain - 1;
+            continue;
+        }
+        for (j = 0; j < in->n_src; j++)
+            src[j] = p->ptr[in->s[j]];
+        in->run(p->ptr[in->d], src, &in->p);
+    }
+    for (j = 0; j < ns; j++) {
+        const pfvm__fz_sink *k = &p->sinks[j];
+        const float *v = p->ptr[k->src];
+        for (c = 0; c < p->n_chunks; c++)
+            k->r.accum(k->acc + p->chunk_off[(size_t)j * PFVM_FUSE_BLOCK + c], k->st[0], v + p->chunk_at[c],
+                       p->chunk_len[c]);
+    }
+    p->n_chunks = 0;
+}
+
+/* Records a chunk of the block being filled: m values from position `at`,
+ * from column c of the current row (r merged dims). */
+static void pfvm__fz_chunk(pfvm__fz_prog *p, int64_t at, int64_t m, int64_t c)
+{
+    int j, ns = (int)stbds_arrlen(p->sinks);
+    for (j = 0; j < ns; j++)
+        p->chunk_off[(size_t)j * PFVM_FUSE_BLOCK + p->n_chunks] = p->sinks[j].off + c * p->sinks[j].st[0];
+    p->chunk_at[p->n_chunks] = at;
+    p->chunk_len[p->n_chunks] = m;
+    p->n_chunks++;
+}
+
+static void pfvm__fz_store_block(pfvm__fz_prog *p, pfvm_kctx *k, int64_t pos, int64_t m)
+{
+    int j;
+    for (j = 0; j < p->n_out; j++)
+        if (k->out[j] && p->out_reg[j] >= 0)
+            pfvm__fz_store(k->out[j], pos, p->ptr[p->out_reg[j]], m);
+}
+
+/* A full block whose inputs are all within one row: float32 inputs read
+ * in place (stride 1), float32 outputs computed in place. */
+#if defined(__GNUC__)
+#define PFVM__FZ_PREFETCH(a, w) __builtin_prefetch((a), (w))
+#else
+#define PFVM__FZ_PREFETCH(a, w) ((void)(a))
+#endif
+
+/* Asks for the cache lines of the block after the one at `a` (reading, or
+ * writing with w = 1) while this block computes: the loop's compute and
+ * its memory traffic then overlap. Only for walks of 256K elements or more
+ * (beyond a core's L2; smaller ones stay cached and would pay for nothing)
+ * and programs of PFVM__FZ_PREFETCH_STEPS kernel calls a block or more:
+ * lighter ones are bound by memory, which the CPU's own prefetchers
+ * already stream, and the prefetch instructions only cost (measured on
+ * Zen 5, 4M floats: GELU's five calls 3.8 -> 3.3 ms with them; an 8-op
+ * chain 0.79 -> 1.08 ms and swish's two calls 1.84 -> 2.20 ms). */
+#define PFVM__FZ_PREFETCH_STEPS 4
+static void pfvm__fz_prefetch_next(const float *a, int w)
+{
+    int e;
+    for (e = 0; e < PFVM_FUSE_BLOCK; e += 16) {
+        if (w)
+            PFVM__FZ_PREFETCH(a + PFVM_FUSE_BLOCK + e, 1);
+        else
+            PFVM__FZ_PREFETCH(a + PFVM_FUSE_BLOCK + e, 0);
+    }
+}
+
+/* `ahead`: the row holds another full block after this one. */
+static void pfvm__fz_direct_block(pfvm__fz_prog *p, pfvm_kctx *k, int r, int64_t c, int64_t bpos, int ahead)
+{
+    int j;
+    for (j = 0; j < p->n_ld; j++) {
+        int64_t sj;
+        float *reg;
+        if (p->in_reg[j] < 0 || p->fixed[j])
+            continue;
+        sj = p->st[(size_t)j * PFVM_MAX_RANK + r - 1];
+        reg = p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK;
+        /* (the head's result shares an output's storage: copied first) */
+        if (sj == 1 && p->inp[j]->dtype == PFVM_FLOAT && j < p->n_in) {
+            p->ptr[p->in_reg[j]] = (float *)p->inp[j]->data + p->off[j] + c;
+            if (ahead)
+                pfvm__fz_prefetch_next(p->ptr[p->in_reg[j]], 0);
+        } else {
+            p->ptr[p->in_reg[j]] = reg;
+            pfvm__fz_load(reg, p->inp[j], p->off[j] + c * sj, sj, PFVM_FUSE_BLOCK);
+        }
+    }
+    for (j = 0; j < p->n_out; j++)
+        if (p->out_direct[j] && k->out[j] && k->out[j]->dtype == PFVM_FLOAT) {
+            p->ptr[p->out_reg[j]] = (float *)k->out[j]->data + bpos;
+            if (ahead)
+                pfvm__fz_prefetch_next(p->ptr[p->out_reg[j]], 1);
+        }
+    pfvm__fz_chunk(p, 0, PFVM_FUSE_BLOCK, c);
+    pfvm__fz_exec_block(p);
+    for (j = 0; j < p->n_out; j++)
+        if (k->out[j] && p->out_reg[j] >= 0 && !(p->out_direct[j] && k->out[j]->dtype == PFVM_FLOAT))
+            pfvm__fz_store(k->out[j], bpos, p->ptr[p->out_reg[j]], PFVM_FUSE_BLOCK);
+    for (j = 0; j < p->n_regs; j++)
+        p->ptr[j] = p->regs + (size_t)j * PFVM_FUSE_BLOCK;
+}
+
+/* The shape of reduction k's result over the walk's shape S, and its
+ * strides over S (0 along reduced axes); 0 when an axis is out of range. */
+static int pfvm__fz_sink_shape(pfvm__fz_sink *k, const int64_t *S, int rank, int64_t *dims, int *out_rank,
+                               int64_t *full_st)
+{
+    unsigned char mask[PFVM_MAX_RANK];
+    int64_t s = 1;
+    int i, d, r = 0;
+    memset(mask, k->n_axes ? 0 : 1, sizeof mask);
+    for (i = 0; i < k->n_axes; i++) {
+        int64_t a = k->axes[i] < 0 ? k->axes[i] + rank : k->axes[i];
+        if (a < 0 || a >= rank)
+            return 0;
+        mask[a] = 1;
+    }
+    k->count = 1;
+    for (d = 0; d < rank; d++) {
+        if (mask[d])
+            k->count *= S[d];
+        if (!mask[d] || k->keepdims)
+            dims[r++] = mask[d] ? 1 : S[d];
+    }
+    *out_rank = r;
+    for (d = rank - 1; d >= 0; d--) {
+        full_st[d] = mask[d] || S[d] == 1 ? 0 : s;
+        if (!mask[d])
+            s *= S[d];
+    }
+    return 1;
+}
+
+/* Runs p over the output. Returns PFVM_OK with *fallback set (and nothing
+ * written) when this call is outside what the program handles: outputs of
+ * unexpected shapes or of types it cannot store, inputs that do not
+ * broadcast to the walk's shape. */
+/* Does the head read group input j? */
+static int pfvm__fz_head_reads(const pfvm__fz_prog *p, int j)
+{
+    int i;
+    for (i = 0; i < p->head->n_inputs; i++)
+        if (p->head_in[i] == j)
+            return 1;
+    return 0;
+}
+
+/* Runs the head's own kernel into head_buf (an output's storage). */
+static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k)
+{
+    const pfvm_tensor *in[16];
+    pfvm_tensor *out[1];
+    pfvm_kctx kk;
+    int i;
+    if (p->head->n_inputs > 16)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "fused head with %d inputs", p->head->n_inputs);
+    for (i = 0; i < p->head->n_inputs; i++)
+        in[i] = p->head_in[i] >= 0 ? k->in[p->head_in[i]] : NULL;
+    out[0] = &p->head_buf;
+    memset(&kk, 0, sizeof kk);
+    kk.node = p->head;
+    kk.n_in = p->head->n_inputs;
+    kk.n_out = 1;
+    kk.in = in;
+    kk.out = out;
+    kk.st = k->st;
+    kk.exec = k->exec;
+    kk.services = k->services;
+    kk.max_total_bytes = k->max_total_bytes;
+    return p->head->op->kernel(&kk);
+}
+
+static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
+{
+    int64_t S[PFVM_MAX_RANK], D[PFVM_MAX_RANK], idx[PFVM_MAX_RANK], total = 1, inner, pos, c, n_acc = 0;
+    int64_t sst[PFVM_MAX_RANK][PFVM_MAX_RANK];
+    int ns = (int)stbds_arrlen(p->sinks), rank = -1, r = 0, i, j, d;
+    double *acc;
+    *fallback = 1;
+    if (k->n_in != p->n_in || k->n_out != p->n_out || ns > PFVM_MAX_RANK)
+        return PFVM_OK;
+    for (j = 0; j < p->n_ld; j++)
+        p->inp[j] = j < p->n_in ? k->in[j] : NULL;
+    for (j = 0; j < p->n_in; j++) {
+        const pfvm_tensor *t = k->in[j];
+        if (p->in_reg[j] < 0 && !(p->head && pfvm__fz_head_reads(p, j)))
+            continue;
+        if (!t || t->kind != PFVM_KIND_TENSOR || t->dtype != p->in_dtype[j] || !pfvm__fz_loadable(t->dtype) ||
+            t->rank < 0 || t->rank > PFVM_MAX_RANK)
+            return PFVM_OK;
+    }
+    for (j = 0; j < p->n_in; j++)
+        if (p->in_copy[j] && (!k->in[j] || (size_t)pfvm_tensor_numel(k->in[j]) * pfvm_dtype_size(k->in[j]->dtype) !=
+                                                 p->in_copy_size[j] ||
+                              (p->in_copy_size[j] && memcmp(k->in[j]->data, p->in_copy[j], p->in_copy_size[j]))))
+            return PFVM_OK;
+    /* the walk's shape: a planned element-wise output's, else the used
+     * inputs' broadcast */
+    for (j = 0; j < p->n_out; j++) {
+        const pfvm_tensor *t = k->out[j];
+        if (!t)
+            continue;
+        if (t->kind != PFVM_KIND_TENSOR || !pfvm__fz_storable(t->dtype) ||
+            (p->out_sink[j] >= 0 && !pfvm_dtype_is_float(t->dtype)))
+            return PFVM_OK;
+        if (t->data && rank < 0 && p->out_sink[j] < 0) {
+            rank = t->rank;
+            memcpy(S, t->dims, sizeof(int64_t) * (size_t)rank);
+        }
+    }
+    if (rank < 0 && p->head)
+        return PFVM_OK; /* the head writes into a planned output */
+    if (p->tail && (!k->out[p->tail_out] || k->out[p->tail_out]->dtype != PFVM_FLOAT))
+        return PFVM_OK;
+    if (rank < 0) {
+        rank = 0;
+        for (j = 0; j < p->n_in; j++)
+            if (p->in_reg[j] >= 0 && k->in[j]->rank > rank)
+                rank = k->in[j]->rank;
+        for (d = 0; d < rank; d++)
+            S[d] = 1;
+        for (j = 0; j < p->n_in; j++) {
+            const pfvm_tensor *t = k->in[j];
+            if (p->in_reg[j] < 0)
+                continue;
+            for (d = 0; d < t->rank; d++) {
+                int64_t v = t->dims[d], *o = &S[rank - t->rank + d];
+                if (v == 1)
+                    continue;
+                if (*o != 1 && *o != v)
+                    return PFVM_OK;
+                *o = v;
+            }
+        }
+    }
+    for (j = 0; j < p->n_out; j++) {
+        const pfvm_tensor *t = k->out[j];
+        if (t && t->data && p->out_sink[j] < 0 &&
+            (t->rank != rank || (rank && memcmp(t->dims, S, sizeof(int64_t) * (size_t)rank))))
+            return PFVM_OK;
+    }
+    /* reductions: result shapes and strides */
+    for (j = 0; j < ns; j++) {
+        pfvm__fz_sink *kk = &p->sinks[j];
+        const pfvm_tensor *t = k->out[kk->out];
+        int64_t dims[PFVM_MAX_RANK];
+        int orank;
+        if (!t || !pfvm__fz_sink_shape(kk, S, rank, dims, &orank, sst[j]))
+            return PFVM_OK;
+        if (t->data && (t->rank != orank || (orank && memcmp(t->dims, dims, sizeof(int64_t) * (size_t)orank))))
+            return PFVM_OK;
+    }
+    /* the head's result goes to the first float32 output of shape S */
+    if (p->head) {
+        for (j = 0; j < p->n_out; j++)
+            if (k->out[j] && p->out_sink[j] < 0 && k->out[j]->dtype == PFVM_FLOAT && k->out[j]->data)
+                break;
+        if (j == p->n_out)
+            return PFVM_OK;
+        p->head_buf = *k->out[j];
+        p->head_buf.owns_data = p->head_buf.owns_strings = 0;
+        p->inp[p->n_in] = &p->head_buf;
+    }
+    /* every used input's strides over S */
+    for (j = 0; j < p->n_ld; j++) {
+        const pfvm_tensor *t = p->inp[j];
+        int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK, s = 1;
+        int o;
+        if (p->in_reg[j] < 0)
+            continue;
+        o = rank - t->rank;
+        if (o < 0)
+            return PFVM_OK;
+        for (d = rank - 1; d >= 0; d--) {
+            int64_t dim = d >= o ? t->dims[d - o] : 1;
+            if (dim != 1 && dim != S[d])
+                return PFVM_OK;
+            st[d] = dim == 1 ? 0 : s;
+            s *= dim;
+        }
+    }
+    *fallback = 0;
+    for (j = 0; j < p->n_out; j++) {
+        pfvm_tensor *t = k->out[j];
+        if (!t || t->data)
+            continue;
+        if (p->out_sink[j] < 0) {
+            if (pfvm_kctx_output(k, j, t->dtype, rank, S))
+                return k->st ? k->st->code : PFVM_ERR_NOMEM;
+        } else {
+            int64_t dims[PFVM_MAX_RANK], tmp[PFVM_MAX_RANK];
+            int orank;
+            pfvm__fz_sink_shape(&p->sinks[p->out_sink[j]], S, rank, dims, &orank, tmp);
+            if (pfvm_kctx_output(k, j, t->dtype, orank, dims))
+                return k->st ? k->st->code : PFVM_ERR_NOMEM;
+        }
+    }
+    for (d = 0; d < rank; d++)
+        if (!pfvm__mul_i64(total, S[d], &total))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output too large");
+    if (p->head) {
+        pfvm_code rc = pfvm__fz_run_head(p, k);
+        if (rc)
+            return rc;
+    }
+    /* accumulators (the executor's workspace), set to their initial value */
+    for (j = 0; j < ns; j++) {
+        p->sinks[j].n_acc = pfvm_tensor_numel(k->out[p->sinks[j].out]);
+        n_acc += p->sinks[j].n_acc;
+    }
+    acc = ns ? (double *)pfvm_kctx_scratch(k, sizeof(double) * (size_t)(n_acc ? n_acc : 1)) : NULL;
+    if (ns && !acc)
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    for (j = 0; j < ns; j++) {
+        int64_t o;
+        p->sinks[j].acc = acc;
+        for (o = 0; o < p->sinks[j].n_acc; o++)
+            acc[o] = p->sinks[j].r.init;
+        acc += p->sinks[j].n_acc;
+    }
+    if (total > 0) {
+        /* merge dims every input and reduction walks contiguously (in
+         * place: D and the strides' first r entries) */
+        for (d = 0; d < rank; d++) {
+            int merge = r > 0;
+            if (S[d] == 1)
+                continue;
+            for (j = 0; j < p->n_ld && merge; j++) {
+                const int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
+                if (p->in_reg[j] >= 0)
+                    merge = st[r - 1] == st[d] * S[d];
+            }
+            for (j = 0; j < ns && merge; j++)
+                merge = sst[j][r - 1] == sst[j][d] * S[d];
+            for (j = 0; j < p->n_ld; j++) {
+                int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
+                if (p->in_reg[j] >= 0)
+                    st[merge ? r - 1 : r] = st[d];
+            }
+            for (j = 0; j < ns; j++)
+                sst[j][merge ? r - 1 : r] = sst[j][d];
+            if (merge)
+                D[r - 1] *= S[d];
+            else
+                D[r++] = S[d];
+        }
+        inner = r ? D[r - 1] : 1;
+        for (j = 0; j < ns; j++) {
+            p->sinks[j].off = 0;
+            p->sinks[j].st[0] = r ? sst[j][r - 1] : 0;
+        }
+        for (j = 0; j < p->n_ld; j++) {
+            const int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
+            int fixed = 1;
+            p->off[j] = 0;
+            if (p->in_reg[j] < 0)
+                continue;
+            for (d = 0; d < r; d++)
+                fixed &= st[d] == 0;
+            p->fixed[j] = (unsigned char)fixed;
+            if (fixed)
+                pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK, p->inp[j], 0, 0, PFVM_FUSE_BLOCK);
+        }
+        /* instructions whose second source is a fixed input: their variant */
+        for (i = 0; i < (int)stbds_arrlen(p->ins); i++) {
+            pfvm__fz_ins *in = &p->ins[i];
+            in->run = in->fn;
+            in->s1_fixed = 0;
+            for (j = 0; in->n_src > 1 && j < p->n_ld; j++)
+                if (p->in_reg[j] == in->s[1] && p->fixed[j]) {
+                    in->s1_fixed = 1;
+                    if (in->fn_c)
+                        in->run = in->fn_c;
+                }
+        }
+        pfvm__fz_chains(p);
+        memset(idx, 0, sizeof idx);
+        p->n_chunks = 0;
+        {
+            int64_t fill = 0, bpos = 0, m;
+            for (pos = 0; pos < total; pos += inner) {
+                for (c = 0; c < inner; c += m) {
+                    if (fill == 0 && inner - c >= PFVM_FUSE_BLOCK) {
+                        m = PFVM_FUSE_BLOCK;
+                        pfvm__fz_direct_block(p, k, r, c, bpos,
+                                              inner - c >= 2 * PFVM_FUSE_BLOCK && total >= (1 << 18) &&
+                                                  p->n_steps >= PFVM__FZ_PREFETCH_STEPS);
+                        bpos += m;
+                        continue;
+                    }
+                    m = inner - c < PFVM_FUSE_BLOCK - fill ? inner - c : PFVM_FUSE_BLOCK - fill;
+                    for (j = 0; j < p->n_ld && r > 0; j++) {
+                        int64_t sj;
+                        if (p->in_reg[j] < 0 || p->fixed[j])
+                            continue;
+                        sj = p->st[(size_t)j * PFVM_MAX_RANK + r - 1];
+                        pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK + fill, p->inp[j],
+                                      p->off[j] + c * sj, sj, m);
+                    }
+                    pfvm__fz_chunk(p, fill, m, c);
+                    fill += m;
+                    if (fill == PFVM_FUSE_BLOCK) {
+                        pfvm__fz_exec_block(p);
+                        pfvm__fz_store_block(p, k, bpos, fill);
+                        bpos += fill;
+                        fill = 0;
+                    }
+                }
+                for (d = r - 2; d >= 0; d--) {
+                    for (j = 0; j < p->n_ld; j++)
+                        if (p->in_reg[j] >= 0)
+                            p->off[j] += p->st[(size_t)j * PFVM_MAX_RANK + d];
+                    for (j = 0; j < ns; j++)
+                        p->sinks[j].off += sst[j][d];
+                    if (++idx[d] < D[d])
+                        break;
+                    for (j = 0; j < p->n_ld; j++)
+                        if (p->in_reg[j] >= 0)
+                            p->off[j] -= p->st[(size_t)j * PFVM_MAX_RANK + d] * D[d];
+                    for (j = 0; j < ns; j++)
+                        p->sinks[j].off -= sst[j][d] * D[d];
+                    idx[d] = 0;
+                }
+            }
+            if (fill) {
+                pfvm__fz_exec_block(p);
+                pfvm__fz_store_block(p, k, bpos, fill);
+            }
+        }
+    }
+    /* the tail, in place on its output */
+    if (p->tail) {
+        const pfvm_tensor *in[1];
+        pfvm_tensor *out[1];
+        pfvm_kctx kk;
+        pfvm_code rc;
+        in[0] = out[0] = k->out[p->tail_out];
+        memset(&kk, 0, sizeof kk);
+        kk.node = p->tail;
+        kk.n_in = kk.n_out = 1;
+        kk.in = in;
+        kk.out = out;
+        kk.st = k->st;
+        kk.exec = k->exec;
+        kk.services = k->services;
+        kk.max_total_bytes = k->max_total_bytes;
+        if ((rc = p->tail->op->kernel(&kk)) != PFVM_OK)
+            return rc;
+    }
+    /* the reductions' results */
+    for (j = 0; j < ns; j++) {
+        const pfvm__fz_sink *kk = &p->sinks[j];
+        pfvm_tensor *t = k->out[kk->out];
+        int64_t o;
+        for (o = 0; o < kk->n_acc; o++) {
+            double v = kk->r.finish ? kk->r.finish(kk->acc[o], kk->count) : kk->acc[o];
+            pfvm_red_store(t, o, v);
+        }
+    }
+    return PFVM_OK;
+}
+
+/* ---- calls of model-local functions --------------------------------------------------- */
+
+static const pfvm_function *pfvm__fz_callee(const pfvm_node *n)
+{
+    return n && n->graph ? pfvm_model_function(n->graph->model, n->domain, n->op_type) : NULL;
+}
+
+/* How deep calls nest from `g` (0: no calls); -1 past the limit (which
+ * recursion always reaches). */
+static int pfvm__fz_depth(const pfvm_model *m, const pfvm_graph *g, int depth)
+{
+    int i, best = 0;
+    if (depth > PFVM__FZ_MAX_DEPTH)
+        return -1;
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+        const pfvm_node *n = g->nodes[i];
+        const pfvm_function *f = pfvm_model_function(m, n->domain, n->op_type);
+        int dd;
+        if (!f || !f->body || pfvm_op_find(n->domain, n->op_type, n->opset ? n->opset : 1))
+            continue;
+        if ((dd = pfvm__fz_depth(m, f->body, depth + 1)) < 0)
+            return -1;
+        if (dd + 1 > best)
+            best = dd + 1;
+    }
+    return best;
+}
+
+/* Inference through the body: its inputs get the call's input types (and
+ * known contents), each body node is inferred in order, and the call's
+ * outputs get the body outputs' results. */
+static pfvm_code pfvm__fz_infer(pfvm_ictx *c)
+{
+    const pfvm_function *f = pfvm__fz_callee(c->node);
+    const pfvm_graph *body;
+    pfvm_ival *iv;
+    const pfvm_ival **in = NULL;
+    pfvm_ival **out = NULL;
+    int nv, i, j;
+    pfvm_code rc = PFVM_OK;
+    if (!f || !f->body)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "no function '%s' in domain '%s'", c->node->op_type,
+                          c->node->domain);
+    body = f->body;
+    if (pfvm__fz_depth(c->node->graph->model, body, 1) < 0)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "function calls nest deeper than %d (recursion?)",
+                          PFVM__FZ_MAX_DEPTH);
+    if (c->n_in > (int)stbds_arrlen(body->inputs) || c->n_out > (int)stbds_arrlen(body->outputs))
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "function '%s' takes %d inputs and gives %d outputs", f->name,
+                          (int)stbds_arrlen(body->inputs), (int)stbds_arrlen(body->outputs));
+    nv = (int)stbds_arrlen(body->values);
+    iv = (pfvm_ival *)pfvm_ictx_alloc(c, sizeof *iv * (size_t)(nv + 1));
+    if (!iv)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    memset(iv, 0, sizeof *iv * (size_t)(nv + 1));
+    for (i = 0; i < c->n_in; i++)
+        if (c->in[i])
+            iv[body->inputs[i]->id] = *c->in[i];
+    for (i = 0; !rc && i < (int)stbds_arrlen(body->nodes); i++) {
+        const pfvm_node *n = body->nodes[i];
+        if (!pfvm__arrsetlen(in, n->n_inputs + 1) || !pfvm__arrsetlen(out, n->n_outputs + 1)) {
+            rc = pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+            break;
+        }
+        for (j = 0; j < n->n_inputs; j++)
+            in[j] = n->inputs[j] && n->inputs[j]->graph == body ? &iv[n->inputs[j]->id] : NULL;
+        for (j = 0; j < n->n_outputs; j++)
+            out[j] = n->outputs[j] ? &iv[n->outputs[j]->id] : NULL;
+        rc = pfvm__infer_node(n, in, out, c->syms, c->arena, c->st);
+    }
+    stbds_arrfree(in);
+    stbds_arrfree(out);
+    if (rc) {
+        pfvm__prefix(c->st, "in function '%s'", f->name);
+        return rc;
+    }
+    for (j = 0; j < c->n_out; j++)
+        if (c->out[j])
+            *c->out[j] = iv[body->outputs[j]->id];
+    /* body values without a type (a function read from a file) take what
+     * this call gives them, like value_info of the body */
+    for (i = 0; i < nv; i++) {
+        pfvm_value *v = body->values[i];
+        if (v->type.kind == PFVM_KIND_UNKNOWN && iv[i].type.kind == PFVM_KIND_TENSOR && !iv[i].type.elem)
+            v->type = iv[i].type;
+    }
+    return PFVM_OK;
+}
+
+/* A call's kernel state: the compiled program (NULL when the body runs as
+ * a subgraph) and whether compiling was tried. */
+typedef struct pfvm__fz_state {
+    pfvm__fz_prog *prog;
+    int tried;
+} pfvm__fz_state;
+
+static void pfvm__fz_state_free(void *s)
+{
+    pfvm__fz_state *x = (pfvm__fz_state *)s;
+    if (x)
+        pfvm__fz_prog_free(x->prog);
+    pfvm__free(x);
+}
+
+/* Runs the body as a subgraph and moves its outputs into the call's. */
+static pfvm_code pfvm__fz_run_body(pfvm_kctx *k, const pfvm_function *f)
+{
+    pfvm_tensor **outs;
+    int j;
+    pfvm_code rc;
+    if (!k->exec)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "function '%s' needs an executor", f->name);
+    if (f->n_attr_names || f->n_attr_defaults)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "function '%s' takes attributes (not supported)",
+                             f->name);
+    if (k->n_in != (int)stbds_arrlen(f->body->inputs) || k->n_out > (int)stbds_arrlen(f->body->outputs))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "function '%s' takes %d inputs, %d given", f->name,
+                             (int)stbds_arrlen(f->body->inputs), k->n_in);
+    for (j = 0; j < k->n_in; j++)
+        if (!k->in[j])
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "function '%s': omitted input %d", f->name, j);
+    outs = (pfvm_tensor **)pfvm__calloc((size_t)stbds_arrlen(f->body->outputs) + 1, sizeof *outs);
+    if (!outs)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+    rc = pfvm_kctx_subgraph(k, f->body, k->in, k->n_in, outs, (int)stbds_arrlen(f->body->outputs), k->st);
+    for (j = 0; !rc && j < k->n_out; j++) {
+        pfvm_tensor *t = k->out[j], *r = outs[j];
+        if (!t || !r)
+            continue;
+        if (t->data && !t->owns_data) {
+            /* planned storage: same type and shape, copied */
+            if (r->kind != PFVM_KIND_TENSOR || r->dtype != t->dtype || r->rank != t->rank ||
+                (r->rank && memcmp(r->dims, t->dims, sizeof(int64_t) * (size_t)r->rank)) || r->dtype == PFVM_STRING)
+                rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "output %d has a different shape than planned", j);
+            else if (r->nbytes)
+                memcpy(t->data, r->data, r->nbytes < t->nbytes ? r->nbytes : t->nbytes);
+        } else {
+            const char *name = t->name;
+            pfvm_tensor_release(t);
+            *t = *r;
+            t->name = name;
+            memset(r, 0, sizeof *r); /* moved */
+        }
+    }
+    for (j = 0; j < (int)stbds_arrlen(f->body->outputs); j++)
+        pfvm_tensor_free(outs[j]);
+    pfvm__free(outs);
+    return rc;
+}
+
+/* Runs a program that no executor keeps (a kernel called on its own). */
+static pfvm_code pfvm__fz_run_once(pfvm_kctx *k, const pfvm_function *f, pfvm__fz_prog *p)
+{
+    int fallback = 1;
+    pfvm_code rc = p ? pfvm__fz_run(p, k, &fallback) : PFVM_OK;
+    pfvm__fz_prog_free(p);
+    if (rc)
+        return rc;
+    return fallback ? pfvm__fz_run_body(k, f) : PFVM_OK;
+}
+
+static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
+{
+    const pfvm_function *f = pfvm__fz_callee(k->node);
+    pfvm__fz_state *s = (pfvm__fz_state *)k->state;
+    int j, fallback = 1;
+    if (!f || !f->body)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "no function '%s' in domain '%s'", k->node->op_type,
+                             k->node->domain);
+    /* compiled for other input types: compile again */
+    for (j = 0; s && s->prog && j < s->prog->n_in && j < k->n_in; j++)
+        if (k->in[j] && k->in[j]->dtype != s->prog->in_dtype[j])
+            s->tried = 0;
+    if (!s || !s->tried) {
+        pfvm_dtype dt[64];
+        pfvm__fz_prog *p = NULL;
+        pfvm_code rc = PFVM_OK;
+        if (k->n_in <= 64) {
+            for (j = 0; j < k->n_in; j++)
+                dt[j] = k->in[j] && k->in[j]->kind == PFVM_KIND_TENSOR ? k->in[j]->dtype : PFVM_UNDEFINED;
+            rc = pfvm__fz_compile(f, dt, k->in, k->n_in, k->node->graph->model->syms, &p, k->st);
+        }
+        if (rc)
+            return rc;
+        if (!s) {
+            s = (pfvm__fz_state *)pfvm__calloc(1, sizeof *s);
+            if (!s) {
+                pfvm__fz_prog_free(p);
+                return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+            }
+            pfvm_kctx_set_state(k, s, pfvm__fz_state_free);
+            if (k->state != s) /* freed: no executor keeps state */
+                return pfvm__fz_run_once(k, f, p);
+        }
+        pfvm__fz_prog_free(s->prog);
+        s->prog = p;
+        s->tried = 1;
+    }
+    if (s->prog) {
+        pfvm_code rc = pfvm__fz_run(s->prog, k, &fallback);
+        if (rc)
+            return rc;
+    }
+    return fallback ? pfvm__fz_run_body(k, f) : PFVM_OK;
+}
+
+PFVM_INTERNAL const pfvm_op_def pfvm__op_function_call = {
+    "(model-local function)", "", 1, 0, 0, -1, 0, -1, pfvm__fz_infer, pfvm__fz_kernel, NULL, PFVM_FUSE_OPAQUE,
+    "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL, NULL, NULL};
 /* ---- src/ops/image.c ---- */
 /* ops/image: resampling — Resize (nearest, n-linear, cubic; every
  * coordinate transformation), Upsample (its older form), GridSample and
@@ -21700,7 +25614,7 @@ static pfvm_code pfvm__tn_k_trilu(pfvm_kctx *k)
     return PFVM_OK;
 }
 
-/* ---- simplify hooks (src/passes/rewrite.h) --------------------------------------------------- */
+/* ---- simplify hooks (src/opi/rewrite.h) --------------------------------------------------- */
 
 /* 1 when the hook should do its ordinary local rewrites. */
 static int pfvm__tn_simplifying(const pfvm_rewrite *rw)
@@ -22591,8 +26505,8 @@ static pfvm_code pfvm__tr_k_adam(pfvm_kctx *k)
  * from xs and zs by other nodes of the same graph (the node's inputs carry
  * the values of xs then zs). At run time the kernel copies the nodes
  * between them into a model of its own, seeds y with ones (so a non-scalar
- * y gives the gradient of its sum), builds the backward graph with
- * pfvm_autodiff and runs it. */
+ * y gives the gradient of its sum), and has the executor build the backward
+ * graph with pfvm_autodiff and run it (pfvm_kctx_gradient). */
 
 static int pfvm__tr_in_list(const pfvm_attr *a, const char *name)
 {
@@ -22720,12 +26634,10 @@ static pfvm_code pfvm__tr_k_gradient(pfvm_kctx *k)
     const pfvm_value *y = pfvm_graph_find(src, yname);
     pfvm_model *m = NULL;
     pfvm_graph *g;
-    pfvm_exec *e = NULL;
     unsigned char *mark = NULL;
     pfvm_status st;
-    pfvm_autodiff_opts o;
-    pfvm_autodiff_result res;
-    pfvm_value *y2, *seed, **ins = NULL;
+    pfvm_value *y2, *seed;
+    const char **names = NULL;
     int i, j, n_xs = xs ? xs->n : 0, n_zs = zs && zs->type == PFVM_ATTR_STRINGS ? zs->n : 0;
     pfvm_code rc = PFVM_OK;
     if (!xs || xs->type != PFVM_ATTR_STRINGS || k->n_in != n_xs + n_zs || k->n_out != n_xs)
@@ -22782,7 +26694,7 @@ static pfvm_code pfvm__tr_k_gradient(pfvm_kctx *k)
     if (!y2)
         goto fail;
     pfvm_graph_add_output(g, y2, &st);
-    if (pfvm_infer_shapes(g, 1, &st))
+    if (pfvm_kctx_infer_shapes(k, g, 1, &st))
         goto fail;
     {
         int64_t dims[PFVM_MAX_RANK], numel = 1;
@@ -22804,41 +26716,13 @@ static pfvm_code pfvm__tr_k_gradient(pfvm_kctx *k)
         if (pfvm_graph_add_init(g, seed, t, &st))
             goto fail;
     }
-    memset(&o, 0, sizeof o);
-    o.ys = &y2;
-    o.seeds = &seed;
-    o.n_ys = 1;
-    o.wrt = (const char *const *)xs->strings;
-    o.n_wrt = n_xs;
-    o.flags = PFVM_AUTODIFF_NO_OUTPUTS;
-    if (pfvm_autodiff(m, g, &o, &res, &st))
-        goto fail;
-    for (i = 0; i < res.n_wrt; i++)
-        pfvm_graph_add_output(g, res.grads[i], &st);
-    if (!(e = pfvm_exec_new(m, NULL, &st)))
-        goto fail;
-    for (i = 0; i < pfvm_exec_num_inputs(e); i++) {
-        const pfvm_value *v = pfvm_exec_input(e, i);
-        for (j = 0; j < n_xs + n_zs; j++)
-            if (!strcmp(j < n_xs ? xs->strings[j] : zs->strings[j - n_xs], v->name))
-                break;
-        if (!pfvm__arrpush(ins, (pfvm_value *)k->in[j])) {
+    for (i = 0; i < n_xs + n_zs; i++)
+        if (!pfvm__arrpush(names, i < n_xs ? xs->strings[i] : zs->strings[i - n_xs])) {
             pfvm__fail(&st, PFVM_ERR_NOMEM, "out of memory");
             goto fail;
         }
-    }
-    if (pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, pfvm_exec_num_inputs(e), &st) || pfvm_exec_run(e, &st))
+    if (pfvm_kctx_gradient(k, m, y2, seed, names, n_xs, n_xs + n_zs, &st))
         goto fail;
-    for (i = 0; i < n_xs; i++) {
-        const pfvm_tensor *t = pfvm_exec_output(e, i + 1);
-        if (!k->out[i])
-            continue;
-        if (!t || pfvm_kctx_output(k, i, t->dtype, t->rank, t->dims) || k->out[i]->nbytes < t->nbytes) {
-            rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "gradient %d has an unexpected shape", i);
-            goto done;
-        }
-        memcpy(k->out[i]->data, t->data, t->nbytes);
-    }
     goto done;
 fail:
     rc = pfvm__op_fail(k->st, k->node, st.code ? st.code : PFVM_ERR_NOMEM, "%s", st.msg[0] ? st.msg : "out of memory");
@@ -22846,8 +26730,7 @@ fail:
 fail_keep:
     rc = k->st ? k->st->code : PFVM_ERR_INVALID;
 done:
-    stbds_arrfree(ins);
-    pfvm_exec_free(e);
+    stbds_arrfree(names);
     pfvm_model_free(m);
     pfvm__free(mark);
     return rc;
@@ -22861,90 +26744,6 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_training[] = {
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 };
 /* ---- src/shape/infer.c ---- */
-
-static pfvm_code pfvm__infer_node_in(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
-                                     pfvm_symtab *syms, pfvm_arena *arena, struct pfvm__infer_driver *driver,
-                                     pfvm_status *st)
-{
-    pfvm_ictx c;
-    char lb[96];
-    if (!n->op || !n->op->infer)
-        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): operator not supported at opset %d",
-                          pfvm__node_label(n, lb, sizeof lb), n->op_type, n->opset);
-    c.node = n;
-    c.syms = syms;
-    c.n_in = n->n_inputs;
-    c.n_out = n->n_outputs;
-    c.in = in;
-    c.out = out;
-    c.st = st;
-    c.arena = arena;
-    c.driver = driver;
-    if (n->op->infer(&c)) {
-        /* kernels' messages already name the node when they use pfvm__op_fail */
-        if (st && strncmp(st->msg, "node '", 6))
-            pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
-        return st ? st->code : PFVM_ERR_SHAPE;
-    }
-    return PFVM_OK;
-}
-
-PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
-                                         pfvm_symtab *syms, pfvm_arena *arena, pfvm_status *st)
-{
-    return pfvm__infer_node_in(n, in, out, syms, arena, NULL, st);
-}
-
-PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena)
-{
-    int64_t dims[PFVM_MAX_RANK], n = 1;
-    int i;
-    pfvm_tensor *t;
-    if (v->value)
-        return 1;
-    if (!v->sym || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0)
-        return 0;
-    if (!pfvm_dtype_is_int(v->type.dtype) && v->type.dtype != PFVM_BOOL)
-        return 0;
-    for (i = 0; i < v->type.shape.rank; i++) {
-        if (!pfvm_sym_is_const(v->type.shape.dims[i], &dims[i]))
-            return 0;
-        n *= dims[i];
-    }
-    if (n != v->n_sym)
-        return 0;
-    for (i = 0; i < v->n_sym; i++)
-        if (!pfvm_sym_is_const(v->sym[i], NULL))
-            return 0;
-    t = (pfvm_tensor *)pfvm__arena_alloc(arena, sizeof *t);
-    if (!t)
-        return 0;
-    t->kind = PFVM_KIND_TENSOR;
-    t->dtype = v->type.dtype;
-    t->rank = v->type.shape.rank;
-    for (i = 0; i < t->rank; i++)
-        t->dims[i] = dims[i];
-    t->nbytes = (size_t)n * pfvm_dtype_size(t->dtype);
-    t->data = pfvm__arena_alloc(arena, t->nbytes);
-    if (!t->data)
-        return 0;
-    for (i = 0; i < n; i++) {
-        int64_t x = 0;
-        pfvm_sym_is_const(v->sym[i], &x);
-        switch (t->dtype) {
-        case PFVM_INT64: ((int64_t *)t->data)[i] = x; break;
-        case PFVM_INT32: ((int32_t *)t->data)[i] = (int32_t)x; break;
-        case PFVM_UINT64: ((uint64_t *)t->data)[i] = (uint64_t)x; break;
-        case PFVM_UINT32: ((uint32_t *)t->data)[i] = (uint32_t)x; break;
-        case PFVM_INT16: ((int16_t *)t->data)[i] = (int16_t)x; break;
-        case PFVM_UINT16: ((uint16_t *)t->data)[i] = (uint16_t)x; break;
-        case PFVM_INT8: ((int8_t *)t->data)[i] = (int8_t)x; break;
-        default: ((uint8_t *)t->data)[i] = (uint8_t)x; break;
-        }
-    }
-    v->value = t;
-    return 1;
-}
 
 /* Folds a node whose inputs are all known and whose outputs are small
  * tensors of known shape, by running its kernel on the spot: shape
@@ -23082,7 +26881,8 @@ struct pfvm__infer_driver {
     int n_visited;
 };
 
-PFVM_INTERNAL int pfvm_ictx_decide(pfvm_ictx *c, const pfvm_sym *cond, int64_t *v)
+/* pfvm__ictx_services.decide (pfvm_ictx_decide decided constants) */
+static int pfvm__driver_decide(pfvm_ictx *c, const pfvm_sym *cond, int64_t *v)
 {
     pfvm__infer_cases *k = c->driver && c->driver->frame ? c->driver->frame->cases : NULL;
     int i;
@@ -23151,69 +26951,6 @@ static pfvm_code pfvm__ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_
     }
 }
 
-PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n)
-{
-    return pfvm__ictx_infer_graph(c, g, in_types, n, 1);
-}
-
-PFVM_INTERNAL pfvm_code pfvm_ictx_infer_body(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n)
-{
-    return pfvm__ictx_infer_graph(c, g, in_types, n, 0);
-}
-
-/* ---- saved types ----------------------------------------------------------------- */
-
-struct pfvm_types_saved {
-    pfvm_value **v;  /* stb_ds */
-    pfvm_type *t;    /* stb_ds */
-};
-
-static void pfvm__types_collect(pfvm_types_saved *s, pfvm_graph *g, int depth)
-{
-    int i, j, k;
-    if (!g || depth > 64)
-        return;
-    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
-        stbds_arrput(s->v, g->values[i]);
-        stbds_arrput(s->t, g->values[i]->type);
-    }
-    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
-        const pfvm_node *n = g->nodes[i];
-        for (j = 0; j < n->n_attrs; j++) {
-            const pfvm_attr *a = &n->attrs[j];
-            if (a->type == PFVM_ATTR_GRAPH)
-                pfvm__types_collect(s, a->g, depth + 1);
-            else if (a->type == PFVM_ATTR_GRAPHS)
-                for (k = 0; k < a->n; k++)
-                    pfvm__types_collect(s, a->graphs[k], depth + 1);
-        }
-    }
-}
-
-PFVM_INTERNAL pfvm_types_saved *pfvm_types_save(pfvm_graph *g)
-{
-    pfvm_types_saved *s = (pfvm_types_saved *)pfvm__calloc(1, sizeof *s);
-    if (s)
-        pfvm__types_collect(s, g, 0);
-    return s;
-}
-
-PFVM_INTERNAL void pfvm_types_restore(const pfvm_types_saved *s)
-{
-    int i;
-    for (i = 0; s && i < (int)stbds_arrlen(s->v); i++)
-        s->v[i]->type = s->t[i];
-}
-
-PFVM_INTERNAL void pfvm_types_saved_free(pfvm_types_saved *s)
-{
-    if (!s)
-        return;
-    stbds_arrfree(s->v);
-    stbds_arrfree(s->t);
-    pfvm__free(s);
-}
-
 /* ---- what a subgraph is fed ------------------------------------------------------- */
 
 static int pfvm__sym_outer(const pfvm__infer_fedcheck *f, const pfvm_sym *s)
@@ -23258,7 +26995,7 @@ static int pfvm__fed_implies(const pfvm__infer_fedcheck *f, const pfvm_type *dec
     return 1;
 }
 
-PFVM_INTERNAL void pfvm_ictx_fed(pfvm_ictx *c, const pfvm_graph *g, int i, const pfvm_type *decl, const pfvm_type *fed)
+static void pfvm__driver_fed(pfvm_ictx *c, const pfvm_graph *g, int i, const pfvm_type *decl, const pfvm_type *fed)
 {
     pfvm__infer_fedcheck *f = c->driver && c->driver->frame ? c->driver->frame->fed : NULL;
     int bad, k;
@@ -23280,6 +27017,9 @@ PFVM_INTERNAL void pfvm_ictx_fed(pfvm_ictx *c, const pfvm_graph *g, int i, const
 /* Infers the subgraphs of n its operator did not ask for. They are dead
  * code under what inference knows (or the operator has no use for their
  * types), so their errors are not the model's: they are dropped. */
+/* What the driver does for operators' inference (pfvm_ictx.services). */
+static const pfvm__ictx_services pfvm__driver_services = {pfvm__ictx_infer_graph, pfvm__driver_fed, pfvm__driver_decide};
+
 static void pfvm__infer_rest(const pfvm_node *n, const struct pfvm__infer_driver *d)
 {
     int j, k, i;
@@ -23382,11 +27122,11 @@ static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *are
             drv.n_visited = 0;
             if (!n->op || !n->op->infer) {
                 if (strict)
-                    rc = pfvm__infer_node_in(n, ins, outs, g->model->syms, arena, &drv, st);
+                    rc = pfvm__infer_node_in(n, ins, outs, g->model->syms, arena, &drv, &pfvm__driver_services, st);
                 pfvm__infer_rest(n, &drv);
                 continue;
             }
-            rc = pfvm__infer_node_in(n, ins, outs, g->model->syms, arena, &drv, st);
+            rc = pfvm__infer_node_in(n, ins, outs, g->model->syms, arena, &drv, &pfvm__driver_services, st);
             pfvm__infer_rest(n, &drv);
         }
         if (rc)
@@ -23831,1128 +27571,339 @@ int pfvm_shape_cases_shape(const pfvm_shape_cases *c, const pfvm_value *v, pfvm_
     *out = t->shape;
     return 1;
 }
-/* ---- src/passes/autodiff.c ---- */
-/* autodiff: the reverse sweep, gradient accumulation, the helpers gradient
- * builders use, and the optimizers of training graphs. The per-operator
- * rules live with the operators (pfvm_op_def.grad in src/ops). */
+/* ---- src/plan/symplan.c ---- */
+/* The symbolic memory planner: lifetimes from the node order, sizes from
+ * the symbolic shapes, slots reused only where a proof says they fit. */
 
-#include <math.h>
-#include <stdio.h>
+#include <string.h>
 
-/* What the sweep knows about one value of the graph (by value id). */
-typedef struct pfvm__grad_val {
-    pfvm_value **contrib;  /* stb_ds: gradients added so far (summed on first read) */
-    pfvm_ival iv;          /* type and known contents */
-    pfvm_value *shape;     /* pfvm_grad_shape's value, made once */
-    unsigned char has_iv, from_wrt, to_seed;
-} pfvm__grad_val;
-
-/* ---- bookkeeping ---------------------------------------------------------------- */
-
-/* Grows the per-value table to the graph's value count (out of memory:
- * fails g, and values past the table get NULL). */
-static pfvm__grad_val *pfvm__gv(pfvm_grad_ctx *g, const pfvm_value *v)
+const pfvm_sym *pfvm__symplan_bytes(pfvm_symtab *t, const pfvm_type *ty)
 {
-    ptrdiff_t n = stbds_arrlen(g->g->values), have = stbds_arrlen(g->vals);
-    if (have < n) {
-        if (pfvm__arrsetlen(g->vals, n))
-            memset(g->vals + have, 0, sizeof(pfvm__grad_val) * (size_t)(n - have));
-        else if (g->st->code == PFVM_OK)
-            pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
-        n = stbds_arrlen(g->vals);
-    }
-    if (!v || v->graph != g->g || v->id < 0 || v->id >= n)
+    const pfvm_sym *n;
+    int d;
+    size_t es;
+    if (ty->kind != PFVM_KIND_TENSOR || ty->shape.rank < 0 || ty->dtype == PFVM_STRING ||
+        !(es = pfvm_dtype_size(ty->dtype)))
         return NULL;
-    return &g->vals[v->id];
+    n = pfvm_sym_const(t, (int64_t)es);
+    for (d = 0; d < ty->shape.rank && n; d++)
+        n = pfvm_sym_mul(t, n, ty->shape.dims[d]);
+    return n ? pfvm_sym_muli(t, pfvm_sym_ceildiv(t, n, pfvm_sym_const(t, PFVM_SYMPLAN_ALIGN)), PFVM_SYMPLAN_ALIGN) : NULL;
 }
 
-static int pfvm__grad_failed(const pfvm_grad_ctx *g)
+/* 1 when a >= b for every binding. */
+static int pfvm__symplan_ge(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
 {
-    return g->st->code != PFVM_OK;
+    const pfvm_sym *d = pfvm_sym_sub(t, a, b);
+    return d && pfvm_sym_proven_nonneg(d);
 }
 
-static const char *pfvm__grad_label(const pfvm_node *n, char *buf, size_t size)
+int pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out)
 {
-    return pfvm__node_label(n, buf, size);
-}
-
-pfvm_code pfvm_grad_fail(pfvm_grad_ctx *g, const char *fmt, ...)
-{
-    char msg[PFVM_STATUS_MSG], lb[96];
-    va_list ap;
-    va_start(ap, fmt);
-    pfvm__vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (g->node)
-        return pfvm__fail(g->st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): gradient: %s",
-                          pfvm__grad_label(g->node, lb, sizeof lb), g->node->op_type, msg);
-    return pfvm__fail(g->st, PFVM_ERR_UNSUPPORTED, "gradient: %s", msg);
-}
-
-static int pfvm__is_float_tensor(const pfvm_type *t)
-{
-    return t->kind == PFVM_KIND_TENSOR && pfvm_dtype_is_float(t->dtype);
-}
-
-/* ---- inference of emitted nodes -------------------------------------------------- */
-
-static pfvm_ival *pfvm__grad_ival(pfvm_grad_ctx *g, const pfvm_value *v, pfvm_ival *tmp)
-{
-    pfvm__grad_val *gv = pfvm__gv(g, v);
-    if (!gv) {
-        memset(tmp, 0, sizeof *tmp);
-        tmp->type = v->type;
-        tmp->value = v->init;
-        return tmp;
-    }
-    if (!gv->has_iv) {
-        memset(&gv->iv, 0, sizeof gv->iv);
-        gv->iv.type = v->type;
-        gv->iv.value = v->init;
-        gv->has_iv = 1;
-    }
-    return &gv->iv;
-}
-
-/* Infers node n (of g->g) and records its outputs' types and contents.
- * Forward nodes (`keep_types`) keep their values' types as the whole-graph
- * inference left them: only the contents are of interest. */
-static pfvm_code pfvm__grad_infer(pfvm_grad_ctx *g, pfvm_node *n, int keep_types)
-{
-    pfvm_ival *tmps;
     int j;
-    pfvm_code rc;
-    pfvm__gv(g, NULL);
-    tmps = (pfvm_ival *)pfvm__arena_alloc(&g->arena, sizeof(pfvm_ival) * (size_t)(n->n_inputs + 1));
-    if (!tmps || !pfvm__arrsetlen(g->tmp_in, n->n_inputs + 1) || !pfvm__arrsetlen(g->tmp_out, n->n_outputs + 1))
-        return pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
-    for (j = 0; j < n->n_inputs; j++)
-        g->tmp_in[j] = n->inputs[j] ? pfvm__grad_ival(g, n->inputs[j], &tmps[j]) : NULL;
-    for (j = 0; j < n->n_outputs; j++) {
-        pfvm__grad_val *gv = n->outputs[j] ? pfvm__gv(g, n->outputs[j]) : NULL;
-        g->tmp_out[j] = NULL;
-        if (!gv)
-            continue;
-        memset(&gv->iv, 0, sizeof gv->iv);
-        gv->iv.type.shape.rank = -1;
-        g->tmp_out[j] = &gv->iv;
-    }
-    rc = pfvm__infer_node(n, g->tmp_in, g->tmp_out, g->m->syms, &g->arena, g->st);
-    for (j = 0; j < n->n_outputs; j++) {
-        pfvm__grad_val *gv = n->outputs[j] ? pfvm__gv(g, n->outputs[j]) : NULL;
-        if (!gv)
-            continue;
-        if (rc) {
-            gv->has_iv = 0;
-            continue;
-        }
-        pfvm__ival_materialize(&gv->iv, &g->arena);
-        gv->has_iv = 1;
-        if (keep_types && n->outputs[j]->type.kind != PFVM_KIND_UNKNOWN)
-            gv->iv.type = n->outputs[j]->type;
-        else
-            n->outputs[j]->type = gv->iv.type;
-    }
-    return rc;
-}
-
-/* Infers the emitted nodes up to and including g->g->nodes[upto]. */
-static pfvm_code pfvm__grad_flush(pfvm_grad_ctx *g, int upto)
-{
-    int n = (int)stbds_arrlen(g->g->nodes);
-    if (upto >= n)
-        upto = n - 1;
-    while (g->inferred <= upto) {
-        pfvm_node *nd = g->g->nodes[g->inferred++];
-        if (pfvm__grad_infer(g, nd, 0))
-            return g->st->code;
-    }
-    return PFVM_OK;
-}
-
-const pfvm_type *pfvm_grad_type(pfvm_grad_ctx *g, const pfvm_value *v)
-{
-    if (!v)
-        return NULL;
-    if (v->producer && v->graph == g->g && v->producer->id >= g->inferred && v->producer->id < (int)stbds_arrlen(g->g->nodes) &&
-        g->g->nodes[v->producer->id] == v->producer)
-        pfvm__grad_flush(g, v->producer->id);
-    return &v->type;
-}
-
-pfvm_dtype pfvm_grad_dtype(pfvm_grad_ctx *g, const pfvm_value *v)
-{
-    const pfvm_type *t = pfvm_grad_type(g, v);
-    return t ? t->dtype : PFVM_UNDEFINED;
-}
-
-static int pfvm__shapes_equal(const pfvm_shape *a, const pfvm_shape *b)
-{
-    int i;
-    if (a->rank < 0 || a->rank != b->rank)
+    if (!pfvm__node_deps(n, out))
         return 0;
-    for (i = 0; i < a->rank; i++)
-        if (!pfvm_sym_proven_eq(a->dims[i], b->dims[i]))
+    if (!n->op || !(n->op->flags & PFVM_OP_SHAPE_ONLY))
+        return 1;
+    for (j = 0; j < (int)stbds_arrlen(*out);)
+        if ((*out)[j]->type.kind == PFVM_KIND_TENSOR && (*out)[j]->type.shape.rank >= 0)
+            stbds_arrdel(*out, j);
+        else
+            j++;
+    return 1;
+}
+
+/* Element count (hash-consed: equal counts are the same pointer). */
+static const pfvm_sym *pfvm__symplan_numel(pfvm_symtab *t, const pfvm_type *ty)
+{
+    const pfvm_sym *n = pfvm_sym_const(t, 1);
+    int d;
+    for (d = 0; d < ty->shape.rank && n; d++)
+        n = pfvm_sym_mul(t, n, ty->shape.dims[d]);
+    return n;
+}
+
+int pfvm__node_in_place(const pfvm_node *n)
+{
+    const pfvm_value *x, *y;
+    int j;
+    if (!n->op || !(n->op->flags & PFVM_OP_IN_PLACE) || n->n_inputs < 1 || n->n_outputs < 1 ||
+        !(x = n->inputs[0]) || !(y = n->outputs[0]) || !x->producer || x->graph != n->graph || x->is_output ||
+        x->type.kind != PFVM_KIND_TENSOR || y->type.kind != PFVM_KIND_TENSOR || x->type.dtype != y->type.dtype ||
+        x->type.dtype == PFVM_STRING || x->type.shape.rank < 0 || y->type.shape.rank < 0 ||
+        pfvm__symplan_numel(n->graph->model->syms, &x->type) != pfvm__symplan_numel(n->graph->model->syms, &y->type) ||
+        !pfvm__symplan_numel(n->graph->model->syms, &x->type))
+        return 0;
+    for (j = 1; j < n->n_inputs; j++)
+        if (n->inputs[j] == x)
             return 0;
     return 1;
 }
 
-int pfvm_grad_same_shape(pfvm_grad_ctx *g, const pfvm_value *a, const pfvm_value *b)
+/* Index of the last node of g that reads each value of g (graph outputs
+ * count as read after the last node); -1 when never read. */
+static int *pfvm__symplan_last_use(const pfvm_graph *g, int n_nodes)
 {
-    const pfvm_type *ta = pfvm_grad_type(g, a), *tb = pfvm_grad_type(g, b);
-    return ta && tb && pfvm__shapes_equal(&ta->shape, &tb->shape);
-}
-
-int pfvm_grad_known_ints(pfvm_grad_ctx *g, const pfvm_value *v, int64_t *out, int cap)
-{
-    pfvm_ival tmp, *iv;
-    if (!v)
-        return -1;
-    pfvm_grad_type(g, v);
-    iv = pfvm__grad_ival(g, v, &tmp);
-    return pfvm_ival_ints(iv, out, cap);
-}
-
-const pfvm_tensor *pfvm_grad_known_value(pfvm_grad_ctx *g, const pfvm_value *v)
-{
-    pfvm_ival tmp, *iv;
-    if (!v)
-        return NULL;
-    pfvm_grad_type(g, v);
-    iv = pfvm__grad_ival(g, v, &tmp);
-    if (iv == &tmp)
-        return v->init;
-    pfvm__ival_materialize(iv, &g->arena);
-    return iv->value;
-}
-
-/* ---- emitting nodes ------------------------------------------------------------- */
-
-static pfvm_value *pfvm__grad_new_value(pfvm_grad_ctx *g)
-{
-    char hint[128];
-    const char *base = "grad";
-    if (g->node && g->node->n_outputs > 0 && g->node->outputs[0])
-        base = g->node->outputs[0]->name;
-    pfvm__snprintf(hint, sizeof hint, "%.100s_g", base);
-    return pfvm_graph_new_value(g->g, hint, g->st);
-}
-
-pfvm_node *pfvm_grad_node_in(pfvm_grad_ctx *g, pfvm_graph *dst, const char *op_type, pfvm_value *const *in, int n_in,
-                             int n_out)
-{
-    pfvm_value *outs[16];
-    char name[160], lb[96];
-    pfvm_node *n;
-    int j;
-    if (pfvm__grad_failed(g))
-        return NULL;
-    if (n_out < 0 || n_out > 16) {
-        pfvm_grad_fail(g, "%d outputs for %s", n_out, op_type);
-        return NULL;
-    }
-    for (j = 0; j < n_out; j++) {
-        if (dst == g->g)
-            outs[j] = pfvm__grad_new_value(g);
-        else
-            outs[j] = pfvm_graph_new_value(dst, "bwd", g->st);
-        if (!outs[j])
-            return NULL;
-    }
-    if (g->node)
-        pfvm__snprintf(name, sizeof name, "%.100s/grad%d", pfvm__grad_label(g->node, lb, sizeof lb), g->n_emitted);
-    else
-        pfvm__snprintf(name, sizeof name, "%s%d", g->name_prefix ? g->name_prefix : "grad", g->n_emitted);
-    g->n_emitted++;
-    n = pfvm_graph_add_node(dst, op_type, "", name, (pfvm_value **)in, n_in, outs, n_out, g->st);
-    if (!n)
-        return NULL;
-    n->opset = g->opset;
-    n->op = pfvm_op_find("", op_type, g->opset);
-    if (!n->op) {
-        pfvm_grad_fail(g, "needs operator %s, which opset %d does not have", op_type, g->opset);
-        return NULL;
-    }
-    if (n_in < n->op->min_inputs || (n->op->max_inputs >= 0 && n_in > n->op->max_inputs)) {
-        pfvm_grad_fail(g, "emitted %s with %d inputs", op_type, n_in);
-        return NULL;
-    }
-    for (j = 0; j < n->op->min_inputs; j++)
-        if (!in[j]) {
-            pfvm_grad_fail(g, "emitted %s without its input %d", op_type, j);
-            return NULL;
-        }
-    pfvm__gv(g, NULL);
-    return n;
-}
-
-pfvm_node *pfvm_grad_node(pfvm_grad_ctx *g, const char *op_type, pfvm_value *const *in, int n_in, int n_out)
-{
-    return pfvm_grad_node_in(g, g->g, op_type, in, n_in, n_out);
-}
-
-pfvm_value *pfvm_grad_op1(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a)
-{
-    pfvm_node *n = pfvm_grad_node(g, op_type, &a, 1, 1);
-    return n ? n->outputs[0] : NULL;
-}
-
-pfvm_value *pfvm_grad_op2(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b)
-{
-    pfvm_value *in[2];
-    pfvm_node *n;
-    in[0] = a;
-    in[1] = b;
-    n = pfvm_grad_node(g, op_type, in, 2, 1);
-    return n ? n->outputs[0] : NULL;
-}
-
-pfvm_value *pfvm_grad_op3(pfvm_grad_ctx *g, const char *op_type, pfvm_value *a, pfvm_value *b, pfvm_value *c)
-{
-    pfvm_value *in[3];
-    pfvm_node *n;
-    in[0] = a;
-    in[1] = b;
-    in[2] = c;
-    n = pfvm_grad_node(g, op_type, in, 3, 1);
-    return n ? n->outputs[0] : NULL;
-}
-
-/* ---- constants ------------------------------------------------------------------ */
-
-pfvm_value *pfvm_grad_tensor(pfvm_grad_ctx *g, pfvm_dtype dtype, int rank, const int64_t *dims, const void *data)
-{
-    pfvm_tensor *t;
-    pfvm_node *n;
-    pfvm_attr *a;
-    if (pfvm__grad_failed(g))
-        return NULL;
-    t = pfvm_model_tensor(g->m, dtype, rank, dims, NULL, g->st);
-    if (!t)
-        return NULL;
-    if (data && t->nbytes)
-        memcpy(t->data, data, t->nbytes);
-    n = pfvm_grad_node(g, "Constant", NULL, 0, 1);
-    if (!n)
-        return NULL;
-    a = pfvm_node_add_attr(n, "value", PFVM_ATTR_TENSOR, g->st);
-    if (!a)
-        return NULL;
-    a->t = t;
-    return n->outputs[0];
-}
-
-pfvm_value *pfvm_grad_scalar(pfvm_grad_ctx *g, pfvm_dtype dtype, double v)
-{
-    unsigned char buf[16];
-    pfvm_tensor t;
-    if (!pfvm_dtype_size(dtype) || pfvm_dtype_size(dtype) > sizeof buf || dtype == PFVM_STRING) {
-        if (!pfvm__grad_failed(g))
-            pfvm_grad_fail(g, "no scalar of element type %s", pfvm_dtype_name(dtype));
-        return NULL;
-    }
-    memset(&t, 0, sizeof t);
-    t.kind = PFVM_KIND_TENSOR;
-    t.dtype = dtype;
-    t.data = buf;
-    t.nbytes = sizeof buf;
-    pfvm_red_store(&t, 0, v);
-    return pfvm_grad_tensor(g, dtype, 0, NULL, buf);
-}
-
-pfvm_value *pfvm_grad_scalar_like(pfvm_grad_ctx *g, const pfvm_value *like, double v)
-{
-    if (!like || pfvm__grad_failed(g))
-        return NULL;
-    return pfvm_grad_scalar(g, pfvm_grad_dtype(g, like), v);
-}
-
-pfvm_value *pfvm_grad_ints(pfvm_grad_ctx *g, const int64_t *v, int n)
-{
-    int64_t dim = n;
-    return pfvm_grad_tensor(g, PFVM_INT64, 1, &dim, v);
-}
-
-/* ---- shapes --------------------------------------------------------------------- */
-
-pfvm_value *pfvm_grad_shape(pfvm_grad_ctx *g, pfvm_value *v)
-{
-    const pfvm_type *t;
-    pfvm__grad_val *gv;
-    pfvm_value *s;
-    int64_t dims[PFVM_MAX_RANK];
-    int i, known = 1;
-    if (!v || pfvm__grad_failed(g))
-        return NULL;
-    gv = pfvm__gv(g, v);
-    if (gv && gv->shape)
-        return gv->shape;
-    t = pfvm_grad_type(g, v);
-    if (t->kind != PFVM_KIND_TENSOR || t->shape.rank < 0)
-        known = 0;
-    for (i = 0; known && i < t->shape.rank; i++)
-        if (!pfvm_sym_is_const(t->shape.dims[i], &dims[i]))
-            known = 0;
-    s = known ? pfvm_grad_ints(g, dims, t->shape.rank) : pfvm_grad_op1(g, "Shape", v);
-    gv = pfvm__gv(g, v);
-    if (gv)
-        gv->shape = s;
-    return s;
-}
-
-pfvm_value *pfvm_grad_fill(pfvm_grad_ctx *g, pfvm_value *shape, pfvm_dtype dt, double fill)
-{
-    pfvm_node *n;
-    pfvm_attr *a;
-    int64_t one = 1;
-    if (!shape || pfvm__grad_failed(g))
-        return NULL;
-    n = pfvm_grad_node(g, "ConstantOfShape", &shape, 1, 1);
-    if (!n)
-        return NULL;
-    a = pfvm_node_add_attr(n, "value", PFVM_ATTR_TENSOR, g->st);
-    if (!a || !(a->t = pfvm_model_tensor(g->m, dt, 1, &one, NULL, g->st)))
-        return NULL;
-    pfvm_red_store(a->t, 0, fill);
-    return n->outputs[0];
-}
-
-static pfvm_value *pfvm__grad_fill_like(pfvm_grad_ctx *g, pfvm_value *v, double fill)
-{
-    pfvm_dtype dt;
-    if (!v || pfvm__grad_failed(g))
-        return NULL;
-    dt = pfvm_grad_dtype(g, v);
-    if (g->opset < 9) /* no ConstantOfShape: v * 0 + fill (v is a finite forward value) */
-        return pfvm_grad_op2(g, "Add", pfvm_grad_op2(g, "Mul", v, pfvm_grad_scalar(g, dt, 0)), pfvm_grad_scalar(g, dt, fill));
-    return pfvm_grad_fill(g, pfvm_grad_shape(g, v), dt, fill);
-}
-
-pfvm_value *pfvm_grad_numel(pfvm_grad_ctx *g, pfvm_value *v)
-{
-    const pfvm_type *t = pfvm_grad_type(g, v);
-    int64_t n = 1, d, minus1 = -1;
-    int i;
-    if (!t || pfvm__grad_failed(g))
-        return NULL;
-    for (i = 0; i < t->shape.rank && n >= 0; i++)
-        n = pfvm_sym_is_const(t->shape.dims[i], &d) && pfvm__mul_i64(n, d, &n) ? n : -1;
-    if (t->shape.rank >= 0 && n >= 0)
-        return pfvm_grad_ints(g, &n, 1);
-    return pfvm_grad_op2(g, "Reshape", pfvm_grad_op1(g, "Size", v), pfvm_grad_ints(g, &minus1, 1));
-}
-
-pfvm_value *pfvm_grad_zeros_like(pfvm_grad_ctx *g, pfvm_value *v)
-{
-    return pfvm__grad_fill_like(g, v, 0);
-}
-
-pfvm_value *pfvm_grad_ones_like(pfvm_grad_ctx *g, pfvm_value *v)
-{
-    return pfvm__grad_fill_like(g, v, 1);
-}
-
-pfvm_value *pfvm_grad_reshape_like(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like)
-{
-    pfvm_value *r;
-    if (!x || !like || pfvm__grad_failed(g))
-        return NULL;
-    if (pfvm_grad_same_shape(g, x, like))
-        return x;
-    r = pfvm_grad_op2(g, "Reshape", x, pfvm_grad_shape(g, like));
-    /* the target is a real shape: a 0 in it is a 0, not "copy" */
-    if (r && g->opset >= 14 && pfvm_node_set_attr_int(r->producer, "allowzero", 1, g->st))
-        return NULL;
-    return r;
-}
-
-pfvm_value *pfvm_grad_expand(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *like)
-{
-    if (!x || !like || pfvm__grad_failed(g))
-        return NULL;
-    if (pfvm_grad_same_shape(g, x, like))
-        return x;
-    if (g->opset < 8) /* no Expand: broadcast by adding like * 0 (a finite forward value) */
-        return pfvm_grad_op2(g, "Add", x, pfvm_grad_cast(g, pfvm_grad_op2(g, "Mul", like, pfvm_grad_scalar_like(g, like, 0)),
-                                                            pfvm_grad_dtype(g, x)));
-    return pfvm_grad_op2(g, "Expand", x, pfvm_grad_shape(g, like));
-}
-
-pfvm_value *pfvm_grad_cast(pfvm_grad_ctx *g, pfvm_value *x, pfvm_dtype dtype)
-{
-    pfvm_node *n;
-    if (!x || pfvm__grad_failed(g))
-        return NULL;
-    if (pfvm_grad_dtype(g, x) == dtype)
-        return x;
-    n = pfvm_grad_node(g, "Cast", &x, 1, 1);
-    if (!n || pfvm_node_set_attr_int(n, "to", (int64_t)dtype, g->st))
-        return NULL;
-    return n->outputs[0];
-}
-
-/* Reductions take axes as an input from opset 18 (ReduceSum from 13). */
-static int pfvm__grad_axes_input(const pfvm_grad_ctx *g, const char *op)
-{
-    return g->opset >= 18 || (g->opset >= 13 && !strcmp(op, "ReduceSum"));
-}
-
-pfvm_value *pfvm_grad_reduce(pfvm_grad_ctx *g, const char *op, pfvm_value *x, const int64_t *axes, int n_axes,
-                             int keepdims)
-{
-    pfvm_node *n;
-    pfvm_value *in[2];
-    if (!x || pfvm__grad_failed(g))
-        return NULL;
-    if (n_axes <= 0) {
-        pfvm_grad_fail(g, "%s over no axes", op);
-        return NULL;
-    }
-    in[0] = x;
-    if (pfvm__grad_axes_input(g, op)) {
-        in[1] = pfvm_grad_ints(g, axes, n_axes);
-        n = pfvm_grad_node(g, op, in, 2, 1);
-    } else {
-        n = pfvm_grad_node(g, op, in, 1, 1);
-        if (n && pfvm_node_set_attr_ints(n, "axes", axes, n_axes, g->st))
-            return NULL;
-    }
-    if (!n || pfvm_node_set_attr_int(n, "keepdims", keepdims, g->st))
-        return NULL;
-    return n->outputs[0];
-}
-
-static pfvm_value *pfvm__grad_axes_op(pfvm_grad_ctx *g, const char *op, pfvm_value *x, const int64_t *axes,
-                                      int n_axes)
-{
-    pfvm_node *n;
-    pfvm_value *in[2];
-    if (!x || pfvm__grad_failed(g))
-        return NULL;
-    if (n_axes <= 0)
-        return x;
-    in[0] = x;
-    if (g->opset >= 13) {
-        in[1] = pfvm_grad_ints(g, axes, n_axes);
-        n = pfvm_grad_node(g, op, in, 2, 1);
-    } else {
-        n = pfvm_grad_node(g, op, in, 1, 1);
-        if (n && pfvm_node_set_attr_ints(n, "axes", axes, n_axes, g->st))
-            return NULL;
-    }
-    return n ? n->outputs[0] : NULL;
-}
-
-pfvm_value *pfvm_grad_unsqueeze(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes)
-{
-    return pfvm__grad_axes_op(g, "Unsqueeze", x, axes, n_axes);
-}
-
-pfvm_value *pfvm_grad_squeeze(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *axes, int n_axes)
-{
-    return pfvm__grad_axes_op(g, "Squeeze", x, axes, n_axes);
-}
-
-pfvm_value *pfvm_grad_transpose(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *perm, int rank)
-{
-    pfvm_node *n;
-    int i, id = 1;
-    if (!x || pfvm__grad_failed(g))
-        return NULL;
-    for (i = 0; i < rank; i++)
-        if (perm[i] != i)
-            id = 0;
-    if (id)
-        return x;
-    n = pfvm_grad_node(g, "Transpose", &x, 1, 1);
-    if (!n || pfvm_node_set_attr_ints(n, "perm", perm, rank, g->st))
-        return NULL;
-    return n->outputs[0];
-}
-
-pfvm_value *pfvm_grad_slice(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *starts, const int64_t *ends,
-                            const int64_t *axes, int n)
-{
-    pfvm_node *nd;
-    if (!x || pfvm__grad_failed(g))
-        return NULL;
-    if (n <= 0)
-        return x;
-    if (g->opset >= 10) {
-        pfvm_value *in[4];
-        in[0] = x;
-        in[1] = pfvm_grad_ints(g, starts, n);
-        in[2] = pfvm_grad_ints(g, ends, n);
-        in[3] = pfvm_grad_ints(g, axes, n);
-        nd = pfvm_grad_node(g, "Slice", in, 4, 1);
-    } else {
-        nd = pfvm_grad_node(g, "Slice", &x, 1, 1);
-        if (nd && (pfvm_node_set_attr_ints(nd, "starts", starts, n, g->st) ||
-                   pfvm_node_set_attr_ints(nd, "ends", ends, n, g->st) ||
-                   pfvm_node_set_attr_ints(nd, "axes", axes, n, g->st)))
-            return NULL;
-    }
-    return nd ? nd->outputs[0] : NULL;
-}
-
-pfvm_value *pfvm_grad_pad(pfvm_grad_ctx *g, pfvm_value *x, const int64_t *pads, int rank)
-{
-    pfvm_node *nd;
-    int i, any = 0;
-    if (!x || pfvm__grad_failed(g))
-        return NULL;
-    for (i = 0; i < 2 * rank; i++)
-        if (pads[i])
-            any = 1;
-    if (!any)
-        return x;
-    if (g->opset >= 11) {
-        pfvm_value *in[2];
-        in[0] = x;
-        in[1] = pfvm_grad_ints(g, pads, 2 * rank);
-        nd = pfvm_grad_node(g, "Pad", in, 2, 1);
-    } else {
-        nd = pfvm_grad_node(g, "Pad", &x, 1, 1);
-        if (nd && pfvm_node_set_attr_ints(nd, "pads", pads, 2 * rank, g->st))
-            return NULL;
-    }
-    return nd ? nd->outputs[0] : NULL;
-}
-
-pfvm_value *pfvm_grad_concat(pfvm_grad_ctx *g, pfvm_value *const *xs, int n, int64_t axis)
-{
-    pfvm_node *nd;
-    int i;
-    if (pfvm__grad_failed(g))
-        return NULL;
-    for (i = 0; i < n; i++)
-        if (!xs[i]) {
-            pfvm_grad_fail(g, "Concat of a missing value");
-            return NULL;
-        }
-    if (n == 1)
-        return xs[0];
-    nd = pfvm_grad_node(g, "Concat", xs, n, 1);
-    if (!nd || pfvm_node_set_attr_int(nd, "axis", axis, g->st))
-        return NULL;
-    return nd->outputs[0];
-}
-
-pfvm_value *pfvm_grad_ge(pfvm_grad_ctx *g, pfvm_value *x, pfvm_value *y, int le)
-{
-    if (g->opset >= 12)
-        return pfvm_grad_op2(g, le ? "LessOrEqual" : "GreaterOrEqual", x, y);
-    return pfvm_grad_op1(g, "Not", pfvm_grad_op2(g, le ? "Greater" : "Less", x, y));
-}
-
-pfvm_value *pfvm_grad_sum_to(pfvm_grad_ctx *g, pfvm_value *dx, pfvm_value *target)
-{
-    const pfvm_type *td, *tt;
-    int64_t axes[PFVM_MAX_RANK];
-    int n_axes = 0, ones = 0, dyn = 0, lead, i;
-    if (!dx || !target || pfvm__grad_failed(g))
-        return NULL;
-    td = pfvm_grad_type(g, dx);
-    tt = pfvm_grad_type(g, target);
-    if (td->shape.rank < 0 || tt->shape.rank < 0) {
-        pfvm_grad_fail(g, "sum_to needs known ranks ('%s' and '%s')", dx->name, target->name);
-        return NULL;
-    }
-    lead = td->shape.rank - tt->shape.rank;
-    if (lead < 0) {
-        pfvm_grad_fail(g, "cannot sum a rank-%d gradient to rank %d", td->shape.rank, tt->shape.rank);
-        return NULL;
-    }
-    for (i = 0; i < lead; i++)
-        axes[n_axes++] = i;
-    for (i = 0; i < tt->shape.rank; i++) {
-        const pfvm_sym *a = td->shape.dims[lead + i], *b = tt->shape.dims[i];
-        int64_t ca = 0, cb = 0;
-        int ka = pfvm_sym_is_const(a, &ca), kb = pfvm_sym_is_const(b, &cb);
-        if (pfvm_sym_proven_eq(a, b) || (ka && ca == 1))
-            continue;
-        if (kb && cb == 1) {
-            axes[n_axes++] = lead + i;
-            ones++;
-            continue;
-        }
-        if (ka && kb) {
-            pfvm_grad_fail(g, "gradient dim %d (%lld) does not broadcast from %lld", lead + i, (long long)ca,
-                           (long long)cb);
-            return NULL;
-        }
-        dyn = 1;
-    }
-    if (!dyn) {
-        pfvm_value *r;
-        if (!n_axes)
-            return dx;
-        if (!ones)
-            return pfvm_grad_reduce(g, "ReduceSum", dx, axes, n_axes, 0);
-        r = pfvm_grad_reduce(g, "ReduceSum", dx, axes, n_axes, 1);
-        return lead ? pfvm_grad_op2(g, "Reshape", r, pfvm_grad_shape(g, target)) : r;
-    }
-    /* Some axes are decided at run time: sum over every axis where the
-     * target (padded with leading 1s) has size 1. */
-    {
-        pfvm_value *s, *in[2];
-        pfvm_node *n;
-        int64_t one = 1, minus1 = -1;
-        if (g->opset < 13) {
-            pfvm_grad_fail(g, "broadcast gradient with dims decided at run time needs opset 13 (model has %d)",
-                           g->opset);
-            return NULL;
-        }
-        s = pfvm_grad_shape(g, target);
-        if (lead) {
-            int64_t ones_v[PFVM_MAX_RANK];
-            for (i = 0; i < lead; i++)
-                ones_v[i] = 1;
-            in[0] = pfvm_grad_ints(g, ones_v, lead);
-            in[1] = s;
-            n = pfvm_grad_node(g, "Concat", in, 2, 1);
-            if (!n || pfvm_node_set_attr_int(n, "axis", 0, g->st))
-                return NULL;
-            s = n->outputs[0];
-        }
-        s = pfvm_grad_op2(g, "Equal", s, pfvm_grad_ints(g, &one, 1));
-        s = pfvm_grad_op2(g, "Reshape", pfvm_grad_op1(g, "NonZero", s), pfvm_grad_ints(g, &minus1, 1));
-        in[0] = dx;
-        in[1] = s;
-        n = pfvm_grad_node(g, "ReduceSum", in, 2, 1);
-        if (!n || pfvm_node_set_attr_int(n, "keepdims", 1, g->st) ||
-            pfvm_node_set_attr_int(n, "noop_with_empty_axes", 1, g->st))
-            return NULL;
-        return pfvm_grad_op2(g, "Reshape", n->outputs[0], pfvm_grad_shape(g, target));
-    }
-}
-
-/* ---- gradients ------------------------------------------------------------------- */
-
-static int pfvm__grad_val_needed(const pfvm_grad_ctx *g, const pfvm_value *v)
-{
-    const pfvm__grad_val *gv;
-    if (!v || v->graph != g->g || v->id < 0 || v->id >= g->n_forward_values || v->id >= (int)stbds_arrlen(g->vals))
-        return 0;
-    gv = &g->vals[v->id];
-    return gv->from_wrt && gv->to_seed && pfvm__is_float_tensor(&v->type);
-}
-
-int pfvm_grad_needed(const pfvm_grad_ctx *g, const pfvm_value *v)
-{
-    return pfvm__grad_val_needed(g, v);
-}
-
-/* The gradient of v so far: its contributions summed (Add for two, Sum
- * for more), or NULL. */
-static pfvm_value *pfvm__grad_collect(pfvm_grad_ctx *g, const pfvm_value *v)
-{
-    pfvm__grad_val *gv = pfvm__gv(g, v);
-    pfvm_value *sum;
-    int n;
-    if (!gv || pfvm__grad_failed(g))
-        return NULL;
-    n = (int)stbds_arrlen(gv->contrib);
-    if (n == 0)
-        return NULL;
-    if (n == 1)
-        return gv->contrib[0];
-    if (n == 2) {
-        sum = pfvm_grad_op2(g, "Add", gv->contrib[0], gv->contrib[1]);
-    } else {
-        pfvm_node *nd = pfvm_grad_node(g, "Sum", gv->contrib, n, 1);
-        sum = nd ? nd->outputs[0] : NULL;
-    }
-    if (!sum)
-        return NULL;
-    gv = pfvm__gv(g, v);
-    if (!gv || !pfvm__arrsetlen(gv->contrib, 1)) {
-        pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
-        return NULL;
-    }
-    gv->contrib[0] = sum;
-    return sum;
-}
-
-pfvm_value *pfvm_grad_out(pfvm_grad_ctx *g, int i)
-{
-    if (!g->node || i < 0 || i >= g->node->n_outputs || !g->node->outputs[i])
-        return NULL;
-    return pfvm__grad_collect(g, g->node->outputs[i]);
-}
-
-pfvm_value *pfvm_grad_out_or_zeros(pfvm_grad_ctx *g, int i)
-{
-    pfvm_value *d;
-    if (pfvm__grad_failed(g))
-        return NULL;
-    d = pfvm_grad_out(g, i);
-    if (d || pfvm__grad_failed(g))
-        return d;
-    if (!g->node || i < 0 || i >= g->node->n_outputs || !g->node->outputs[i]) {
-        pfvm_grad_fail(g, "no output %d", i);
-        return NULL;
-    }
-    return pfvm_grad_zeros_like(g, g->node->outputs[i]);
-}
-
-pfvm_code pfvm_grad_add(pfvm_grad_ctx *g, const pfvm_value *v, pfvm_value *dv)
-{
-    const pfvm_type *tv, *td;
-    pfvm__grad_val *gv;
-    int i;
-    if (pfvm__grad_failed(g))
-        return g->st->code;
-    if (!dv)
-        return pfvm_grad_fail(g, "no gradient value for '%s'", v ? v->name : "?");
-    if (!v || !pfvm__grad_val_needed(g, v))
-        return PFVM_OK;
-    tv = &v->type;
-    td = pfvm_grad_type(g, dv);
-    if (pfvm__grad_failed(g))
-        return g->st->code;
-    if (td->dtype != tv->dtype)
-        return pfvm_grad_fail(g, "a %s gradient for the %s value '%s'", pfvm_dtype_name(td->dtype),
-                              pfvm_dtype_name(tv->dtype), v->name);
-    if (td->shape.rank >= 0 && tv->shape.rank >= 0) {
-        if (td->shape.rank != tv->shape.rank)
-            return pfvm_grad_fail(g, "a rank-%d gradient for the rank-%d value '%s'", td->shape.rank,
-                                  tv->shape.rank, v->name);
-        for (i = 0; i < tv->shape.rank; i++) {
-            int64_t a, b;
-            if (pfvm_sym_is_const(td->shape.dims[i], &a) && pfvm_sym_is_const(tv->shape.dims[i], &b) && a != b)
-                return pfvm_grad_fail(g, "gradient dim %d is %lld where '%s' has %lld", i, (long long)a, v->name,
-                                      (long long)b);
-        }
-    }
-    gv = pfvm__gv(g, v);
-    if (!gv || !pfvm__arrpush(gv->contrib, dv))
-        return pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
-    return PFVM_OK;
-}
-
-pfvm_value *pfvm_grad_forward_output(pfvm_grad_ctx *g, int i)
-{
-    pfvm_node *n = (pfvm_node *)g->node;
-    pfvm_value *v;
-    if (!n || pfvm__grad_failed(g))
-        return NULL;
-    if (i < n->n_outputs && n->outputs[i])
-        return n->outputs[i];
-    if (i < 0 || !n->op || (n->op->max_outputs >= 0 && i >= n->op->max_outputs)) {
-        pfvm_grad_fail(g, "the operator has no output %d", i);
-        return NULL;
-    }
-    if (i >= n->n_outputs) {
-        pfvm_value **outs = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(i + 1));
-        if (!outs) {
-            pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
-            return NULL;
-        }
-        memcpy(outs, n->outputs, sizeof(pfvm_value *) * (size_t)n->n_outputs);
-        n->outputs = outs;
-        n->n_outputs = i + 1;
-    }
-    {
-        char hint[128];
-        pfvm__snprintf(hint, sizeof hint, "%.100s_out%d", n->outputs[0] ? n->outputs[0]->name : n->op_type, i);
-        v = pfvm_graph_new_value(g->g, hint, g->st);
-    }
-    if (!v)
-        return NULL;
-    v->producer = n;
-    v->producer_index = i;
-    n->outputs[i] = v;
-    if (pfvm__grad_infer(g, n, 1))
-        return NULL;
-    return v;
-}
-
-/* ---- control flow: subgraphs -------------------------------------------------------- */
-
-int pfvm_grad_captures(pfvm_grad_ctx *g, pfvm_value **out, int cap)
-{
+    int nv = (int)stbds_arrlen(g->values), i, j;
+    int *last = (int *)pfvm__calloc((size_t)nv + 1, sizeof *last);
     pfvm_value **deps = NULL;
-    int i, j, n = 0;
-    if (!g->node)
-        return 0;
-    if (!pfvm__node_deps(g->node, &deps)) {
-        stbds_arrfree(deps);
-        pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
-        return -1;
-    }
-    for (i = 0; i < (int)stbds_arrlen(deps); i++) {
-        pfvm_value *v = deps[i];
-        int dup = 0;
-        for (j = 0; j < g->node->n_inputs && !dup; j++)
-            dup = g->node->inputs[j] == v;
-        for (j = 0; j < n && !dup; j++)
-            dup = out[j] == v;
-        if (dup || !pfvm__grad_val_needed(g, v))
-            continue;
-        if (n == cap) {
+    if (!last)
+        return NULL;
+    for (i = 0; i < nv; i++)
+        last[i] = -1;
+    for (i = 0; i < n_nodes; i++) {
+        if (!pfvm__node_data_deps(g->nodes[i], &deps)) {
             stbds_arrfree(deps);
-            return -1;
+            pfvm__free(last);
+            return NULL;
         }
-        out[n++] = v;
+        for (j = 0; j < (int)stbds_arrlen(deps); j++)
+            if (deps[j]->graph == g)
+                last[deps[j]->id] = i;
     }
     stbds_arrfree(deps);
+    for (i = 0; i < (int)stbds_arrlen(g->outputs); i++)
+        if (g->outputs[i]->graph == g)
+            last[g->outputs[i]->id] = n_nodes;
+    return last;
+}
+
+typedef struct pfvm__symslot {
+    const pfvm_sym *size;
+    int busy_until; /* last step of its current tenant */
+} pfvm__symslot;
+
+/* Picks a slot for an entry: a free one that provably holds it, or a free
+ * one it provably outgrows (the slot grows to it), or a new one. */
+static int pfvm__symplan_place(pfvm_symtab *t, pfvm__symslot **slots, pfvm_symplan_entry *e)
+{
+    int k, n = (int)stbds_arrlen(*slots), grow = -1;
+    pfvm__symslot s;
+    for (k = 0; k < n; k++) {
+        pfvm__symslot *x = &(*slots)[k];
+        if (x->busy_until >= e->first)
+            continue;
+        if (pfvm__symplan_ge(t, x->size, e->bytes)) {
+            x->busy_until = e->last;
+            return k;
+        }
+        if (grow < 0 && pfvm__symplan_ge(t, e->bytes, x->size))
+            grow = k;
+    }
+    if (grow >= 0) {
+        (*slots)[grow].size = e->bytes;
+        (*slots)[grow].busy_until = e->last;
+        return grow;
+    }
+    s.size = e->bytes;
+    s.busy_until = e->last;
+    if (!pfvm__arrpush(*slots, s))
+        return -1;
     return n;
 }
 
-#define PFVM__GRAD_COPY_DEPTH 16
-
-/* Copying a subgraph tree: src[k] is copied into dst[k]; values of the
- * copied graphs take the suffix, captures listed in caps read locals. */
-typedef struct pfvm__grad_copy {
-    pfvm_grad_ctx *g;
-    const pfvm_graph *src[PFVM__GRAD_COPY_DEPTH];
-    pfvm_graph *dst[PFVM__GRAD_COPY_DEPTH];
-    int depth;
-    pfvm_value *const *caps;
-    pfvm_value **locals;
-    int n_caps;
-} pfvm__grad_copy;
-
-static pfvm_value *pfvm__grad_copy_value(pfvm__grad_copy *c, const pfvm_value *v)
+/* max over the live sums, keeping only sums no other one provably covers. */
+static const pfvm_sym *pfvm__symplan_peak(pfvm_symtab *t, const pfvm_symplan *p)
 {
-    char name[300];
-    int i;
-    if (!v)
-        return NULL;
-    for (i = 0; i < c->n_caps; i++)
-        if (c->caps[i] == v)
-            return c->locals[i];
-    for (i = 0; i < c->depth; i++)
-        if (v->graph == c->src[i]) {
-            pfvm_value *w;
-            pfvm__snprintf(name, sizeof name, "%s__bwd", v->name);
-            w = pfvm_graph_value(c->dst[i], name, c->g->st);
-            if (w && w->type.kind == PFVM_KIND_UNKNOWN) {
-                w->type = v->type;
-                w->has_type_info = v->has_type_info;
-            }
-            if (w && v->init && !w->init) {
-                pfvm_tensor *t = pfvm_model_tensor(c->g->m, v->init->dtype, v->init->rank, v->init->dims, v->init->data,
-                                                   c->g->st);
-                if (!t || pfvm_graph_add_init(c->dst[i], w, t, c->g->st))
-                    return NULL;
-            }
-            return w;
+    const pfvm_sym **cand = NULL, *peak = pfvm_sym_const(t, 0);
+    int step, i, j;
+    for (step = 0; step <= p->n_nodes; step++) {
+        const pfvm_sym *live = pfvm_sym_const(t, 0);
+        int covered = 0;
+        for (i = 0; i < p->n_entries && live; i++)
+            if (p->entries[i].first + p->entries[i].in_place <= step && step <= p->entries[i].last)
+                live = pfvm_sym_add(t, live, p->entries[i].bytes);
+        if (!live)
+            break;
+        for (j = 0; j < (int)stbds_arrlen(cand) && !covered; j++)
+            covered = pfvm__symplan_ge(t, cand[j], live);
+        if (covered)
+            continue;
+        for (j = 0; j < (int)stbds_arrlen(cand);)
+            if (pfvm__symplan_ge(t, live, cand[j]))
+                stbds_arrdel(cand, j);
+            else
+                j++;
+        if (!pfvm__arrpush(cand, live)) {
+            peak = NULL;
+            break;
         }
-    return (pfvm_value *)v; /* an outer value, visible from the copy too */
+    }
+    for (j = 0; j < (int)stbds_arrlen(cand) && peak; j++)
+        peak = pfvm_sym_max(t, peak, cand[j]);
+    stbds_arrfree(cand);
+    return peak;
 }
 
-static pfvm_code pfvm__grad_copy_graph(pfvm__grad_copy *c, const pfvm_graph *src, pfvm_graph *dst, int outputs, int skip_inputs)
+unsigned char *pfvm__symplan_constants(const pfvm_graph *g)
 {
-    pfvm_grad_ctx *g = c->g;
-    int i, j, l;
-    if (c->depth == PFVM__GRAD_COPY_DEPTH)
-        return pfvm_grad_fail(g, "subgraphs nest too deep");
-    c->src[c->depth] = src;
-    c->dst[c->depth] = dst;
-    c->depth++;
-    for (i = 0; i < (int)stbds_arrlen(src->inputs) && !skip_inputs; i++) {
-        pfvm_value *v = pfvm__grad_copy_value(c, src->inputs[i]);
-        if (!v || pfvm_graph_add_input(dst, v, g->st))
-            return g->st->code ? g->st->code : PFVM_ERR_NOMEM;
+    int nv = (int)stbds_arrlen(g->values), i, j;
+    unsigned char *known = (unsigned char *)pfvm__calloc((size_t)nv + 1, 1);
+    if (!known)
+        return NULL;
+    for (i = 0; i < nv; i++)
+        known[i] = g->values[i]->init != NULL && !g->values[i]->is_input;
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+        const pfvm_node *n = g->nodes[i];
+        int all = !n->op || !(n->op->flags & PFVM_OP_NONDETERMINISTIC);
+        for (j = 0; j < n->n_attrs && all; j++)
+            all = n->attrs[j].type != PFVM_ATTR_GRAPH && n->attrs[j].type != PFVM_ATTR_GRAPHS;
+        for (j = 0; j < n->n_inputs && all; j++)
+            all = !n->inputs[j] || (n->inputs[j]->graph == g && known[n->inputs[j]->id]);
+        for (j = 0; j < n->n_outputs && all; j++)
+            if (n->outputs[j])
+                known[n->outputs[j]->id] = 1;
     }
-    for (i = 0; i < (int)stbds_arrlen(src->inits); i++)
-        if (!pfvm__grad_copy_value(c, src->inits[i]))
-            return g->st->code;
-    for (i = 0; i < (int)stbds_arrlen(src->nodes); i++) {
-        const pfvm_node *n = src->nodes[i];
-        pfvm_value **in = NULL, **out = NULL;
-        pfvm_node *cn;
-        char name[300];
-        if (!pfvm__arrreserve(in, (size_t)n->n_inputs) || !pfvm__arrreserve(out, (size_t)n->n_outputs)) {
-            stbds_arrfree(in);
-            stbds_arrfree(out);
-            return pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
-        }
-        for (j = 0; j < n->n_inputs; j++) /* reserved above */
-            stbds_arrput(in, n->inputs[j] ? pfvm__grad_copy_value(c, n->inputs[j]) : NULL);
-        for (j = 0; j < n->n_outputs; j++)
-            stbds_arrput(out, n->outputs[j] ? pfvm__grad_copy_value(c, n->outputs[j]) : NULL);
-        pfvm__snprintf(name, sizeof name, "%s__bwd", n->name ? n->name : "");
-        cn = pfvm_graph_add_node(dst, n->op_type, n->domain, n->name && n->name[0] ? name : "", in, n->n_inputs, out,
-                                 n->n_outputs, g->st);
-        stbds_arrfree(in);
-        stbds_arrfree(out);
-        if (!cn)
-            return g->st->code;
-        cn->opset = n->opset;
-        cn->op = n->op;
-        if (n->n_attrs) {
-            cn->attrs = (pfvm_attr *)pfvm_model_alloc(g->m, sizeof(pfvm_attr) * (size_t)n->n_attrs);
-            if (!cn->attrs)
-                return pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
-            memcpy(cn->attrs, n->attrs, sizeof(pfvm_attr) * (size_t)n->n_attrs);
-            cn->n_attrs = n->n_attrs;
-        }
-        for (j = 0; j < cn->n_attrs; j++) {
-            pfvm_attr *a = &cn->attrs[j];
-            if (a->type == PFVM_ATTR_GRAPH && a->g) {
-                pfvm_graph *sub = pfvm_graph_new(g->m, dst, a->g->name, g->st);
-                if (!sub || pfvm__grad_copy_graph(c, a->g, sub, 1, 0))
-                    return g->st->code;
-                sub->owner = cn;
-                a->g = sub;
-            } else if (a->type == PFVM_ATTR_GRAPHS && a->n > 0) {
-                pfvm_graph **gs = (pfvm_graph **)pfvm_model_alloc(g->m, sizeof(pfvm_graph *) * (size_t)a->n);
-                if (!gs)
-                    return pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
-                for (l = 0; l < a->n; l++) {
-                    if (!(gs[l] = pfvm_graph_new(g->m, dst, a->graphs[l]->name, g->st)) ||
-                        pfvm__grad_copy_graph(c, a->graphs[l], gs[l], 1, 0))
-                        return g->st->code;
-                    gs[l]->owner = cn;
-                }
-                a->graphs = gs;
+    return known;
+}
+
+/* The entry (before i) whose storage entry i takes in place, or -1. */
+static int pfvm__symplan_in_place_of(const pfvm_symplan_entry *entries, int i)
+{
+    const pfvm_node *n = entries[i].value->producer;
+    int k;
+    if (entries[i].value->producer_index != 0 || !pfvm__node_in_place(n))
+        return -1;
+    for (k = i - 1; k >= 0; k--)
+        if (entries[k].value == n->inputs[0])
+            return entries[k].last == entries[i].first && entries[k].bytes == entries[i].bytes ? k : -1;
+    return -1;
+}
+
+pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *st)
+{
+    unsigned char *known;
+    pfvm_symtab *t = g->model->syms;
+    int n_nodes = (int)stbds_arrlen(g->nodes), i, j, k;
+    int *last, oom = 0;
+    pfvm__symslot *slots = NULL;
+    const pfvm_sym **offsets = NULL;
+    pfvm_symplan_entry *entries = NULL;
+    memset(p, 0, sizeof *p);
+    p->n_nodes = n_nodes;
+    last = pfvm__symplan_last_use(g, n_nodes);
+    known = pfvm__symplan_constants(g);
+    if (!last || !known) {
+        pfvm__free(last);
+        pfvm__free(known);
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
+    for (i = 0; i < n_nodes; i++) {
+        const pfvm_node *n = g->nodes[i];
+        for (j = 0; j < n->n_outputs; j++) {
+            pfvm_symplan_entry e;
+            const pfvm_value *v = n->outputs[j];
+            if (!v)
+                continue;
+            if (known[v->id]) {
+                p->n_constant++;
+                continue;
             }
+            memset(&e, 0, sizeof e);
+            e.value = v;
+            e.first = i;
+            e.last = last[v->id] < i ? i : last[v->id]; /* an unread output is still written */
+            if (!(e.bytes = pfvm__symplan_bytes(t, &v->type))) {
+                p->n_dynamic++;
+                continue;
+            }
+            if (!pfvm__arrpush(entries, e))
+                oom = 1;
         }
     }
-    for (i = 0; outputs && i < (int)stbds_arrlen(src->outputs); i++) {
-        pfvm_value *v = pfvm__grad_copy_value(c, src->outputs[i]);
-        if (!v || pfvm_graph_add_output(dst, v, g->st))
-            return g->st->code ? g->st->code : PFVM_ERR_NOMEM;
+    pfvm__free(last);
+    pfvm__free(known);
+    for (i = 0; i < (int)stbds_arrlen(entries) && !oom; i++) {
+        int x = pfvm__symplan_in_place_of(entries, i);
+        if (x >= 0) {
+            entries[i].in_place = 1;
+            entries[i].slot = entries[x].slot;
+            slots[entries[x].slot].busy_until = entries[i].last;
+        } else if ((entries[i].slot = pfvm__symplan_place(t, &slots, &entries[i])) < 0) {
+            oom = 1;
+            break;
+        }
     }
-    c->depth--;
+    /* slots are laid out in creation order: offsets are prefix sums */
+    p->arena = oom ? NULL : pfvm_sym_const(t, 0);
+    for (k = 0; k < (int)stbds_arrlen(slots) && p->arena; k++) {
+        if (!pfvm__arrpush(offsets, p->arena)) {
+            p->arena = NULL;
+            break;
+        }
+        p->arena = pfvm_sym_add(t, p->arena, slots[k].size);
+    }
+    for (i = 0; i < (int)stbds_arrlen(entries) && p->arena; i++)
+        entries[i].offset = offsets[entries[i].slot];
+    p->n_slots = (int)stbds_arrlen(slots);
+    p->n_entries = (int)stbds_arrlen(entries);
+    stbds_arrfree(slots);
+    stbds_arrfree(offsets);
+    /* hand the caller a plain heap array */
+    p->entries = (pfvm_symplan_entry *)pfvm__calloc((size_t)p->n_entries + 1, sizeof *p->entries);
+    if (p->entries && p->n_entries)
+        memcpy(p->entries, entries, sizeof *entries * (size_t)p->n_entries);
+    stbds_arrfree(entries);
+    if (!p->entries || !p->arena || !(p->peak = pfvm__symplan_peak(t, p))) {
+        pfvm_symplan_free(p);
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "symbolic plan: out of memory or a size overflows");
+    }
     return PFVM_OK;
 }
 
-pfvm_code pfvm_grad_body(pfvm_grad_ctx *g, pfvm_graph *dst, const pfvm_graph *body, pfvm_value *const *from,
-                         pfvm_value *const *to, int n_map, pfvm_value *const *seeds, pfvm_value *const *wrt, int n_wrt,
-                         pfvm_value **grads)
+void pfvm_symplan_free(pfvm_symplan *p)
 {
-    pfvm__grad_copy c;
-    pfvm_value **ys = NULL, **sd = NULL;
+    if (!p)
+        return;
+    pfvm__free(p->entries);
+    memset(p, 0, sizeof *p);
+}
+/* ---- src/passes/autodiff.c ---- */
+/* autodiff: the reverse sweep and the optimizers of training graphs. The
+ * per-operator rules live with the operators (pfvm_op_def.grad in
+ * src/ops), the helpers they use in src/opi/grad.c. */
+
+#include <math.h>
+#include <stdio.h>
+
+/* ---- the sweep ------------------------------------------------------------------- */
+
+/* pfvm_grad_ctx.differentiate: the backward graph of a body's copy, made
+ * in dst by a sweep of its own. */
+static pfvm_code pfvm__grad_differentiate(pfvm_grad_ctx *g, pfvm_graph *dst, pfvm_value *const *ys,
+                                          pfvm_value *const *seeds, int n_ys, pfvm_value *const *wrt, int n_wrt,
+                                          pfvm_value **grads)
+{
     const char **names = NULL;
     pfvm_autodiff_opts o;
     pfvm_autodiff_result res;
-    char name[300];
-    int i, n_out;
-    pfvm_code rc = PFVM_OK;
-    if (pfvm__grad_failed(g))
-        return g->st->code;
-    memset(&c, 0, sizeof c);
-    c.g = g;
-    c.caps = from;
-    c.locals = (pfvm_value **)to;
-    c.n_caps = n_map;
-    if (pfvm__grad_copy_graph(&c, body, dst, 0, 1))
-        goto fail;
-    c.depth = 1; /* body's values map to the copy's again (src[0], dst[0]) */
-    /* the seeds, as local copies */
-    n_out = (int)stbds_arrlen(body->outputs);
-    for (i = 0; i < n_out; i++) {
-        pfvm_value *y, *s, *in;
-        pfvm_node *nd;
-        if (!seeds[i])
-            continue;
-        y = pfvm__grad_copy_value(&c, body->outputs[i]);
-        if (!y || y->graph != dst)
-            continue; /* an outer value that needs no gradient here */
-        in = seeds[i];
-        pfvm__snprintf(name, sizeof name, "%s__seed", y->name);
-        s = pfvm_graph_new_value(dst, name, g->st);
-        if (!s || !(nd = pfvm_graph_add_node(dst, "Identity", "", s->name, &in, 1, &s, 1, g->st)))
-            goto fail;
-        nd->opset = g->opset;
-        nd->op = pfvm_op_find("", "Identity", g->opset);
-        s->type = seeds[i]->type;
-        if (!pfvm__arrpush(ys, y) || !pfvm__arrpush(sd, s)) {
-            pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
-            goto fail;
-        }
-    }
-    if (!pfvm__arrreserve(names, (size_t)n_wrt)) {
-        pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
-        goto fail;
-    }
+    int i;
+    pfvm_code rc;
+    if (!pfvm__arrreserve(names, (size_t)n_wrt))
+        return pfvm__fail(g->st, PFVM_ERR_NOMEM, "autodiff: out of memory");
     for (i = 0; i < n_wrt; i++) /* reserved above */
         stbds_arrput(names, wrt[i]->name);
     memset(&o, 0, sizeof o);
     o.ys = ys;
-    o.seeds = sd;
-    o.n_ys = (int)stbds_arrlen(ys);
+    o.seeds = seeds;
+    o.n_ys = n_ys;
     o.wrt = names;
     o.n_wrt = n_wrt;
     o.flags = PFVM_AUTODIFF_NO_OUTPUTS;
-    if (pfvm_autodiff(g->m, dst, &o, &res, g->st))
-        goto fail;
-    for (i = 0; i < n_wrt; i++)
+    rc = pfvm_autodiff(g->m, dst, &o, &res, g->st);
+    for (i = 0; !rc && i < n_wrt; i++)
         grads[i] = res.grads[i];
-    goto done;
-fail:
-    if (!g->st->code)
-        pfvm_grad_fail(g, "building the backward subgraph of '%s'", body->name);
-    rc = g->st->code;
-done:
-    stbds_arrfree(ys);
-    stbds_arrfree(sd);
     stbds_arrfree(names);
     return rc;
 }
 
-pfvm_value *pfvm_grad_identity_in(pfvm_grad_ctx *g, pfvm_graph *dst, pfvm_value *v, const char *hint)
+/* pfvm_grad_ctx.infer_graph */
+static pfvm_code pfvm__grad_infer_graph(pfvm_graph *sub, pfvm_status *st)
 {
-    pfvm_node *nd;
-    pfvm_value *out;
-    if (!v || pfvm__grad_failed(g))
-        return NULL;
-    out = pfvm_graph_find(dst, hint) ? pfvm_graph_new_value(dst, hint, g->st) : pfvm_graph_value(dst, hint, g->st);
-    if (!out || !(nd = pfvm_graph_add_node(dst, "Identity", "", out->name, &v, 1, &out, 1, g->st)))
-        return NULL;
-    nd->opset = g->opset;
-    nd->op = pfvm_op_find("", "Identity", g->opset);
-    out->type = v->type;
-    return out;
+    if (pfvm_graph_toposort(sub, st) || pfvm_infer_shapes(sub, 0, st))
+        return st->code;
+    return PFVM_OK;
 }
-
-pfvm_graph *pfvm_grad_subgraph(pfvm_grad_ctx *g, const pfvm_graph *body, pfvm_value *const *seeds,
-                               pfvm_value *const *caps, int n_caps)
-{
-    pfvm_graph *dst;
-    pfvm_value **locals, **grads;
-    char name[300];
-    int i;
-    if (pfvm__grad_failed(g))
-        return NULL;
-    pfvm__snprintf(name, sizeof name, "%s_grad", body->name && body->name[0] ? body->name : "body");
-    dst = pfvm_graph_new(g->m, g->g, name, g->st);
-    locals = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(n_caps + 1));
-    grads = (pfvm_value **)pfvm_model_alloc(g->m, sizeof(pfvm_value *) * (size_t)(n_caps + 1));
-    if (!dst || !locals || !grads) {
-        pfvm__fail(g->st, PFVM_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
-    /* local copies of the captured values: the values to differentiate */
-    for (i = 0; i < n_caps; i++) {
-        pfvm__snprintf(name, sizeof name, "%s__local", caps[i]->name);
-        if (!(locals[i] = pfvm_grad_identity_in(g, dst, caps[i], name)))
-            return NULL;
-    }
-    if (pfvm_grad_body(g, dst, body, caps, locals, n_caps, seeds, locals, n_caps, grads))
-        return NULL;
-    for (i = 0; i < n_caps; i++) {
-        pfvm_value *v = grads[i];
-        int j;
-        /* each output its own value (ONNX outputs are names) */
-        for (j = 0; j < i; j++)
-            if (grads[j] == v)
-                break;
-        if (j < i || v->is_input || v->graph != dst)
-            v = pfvm_grad_identity_in(g, dst, v, "grad_out");
-        if (!v || pfvm_graph_add_output(dst, v, g->st))
-            return NULL;
-    }
-    if (pfvm_graph_toposort(dst, g->st) || pfvm_infer_shapes(dst, 0, g->st))
-        return NULL;
-    return dst;
-}
-
-/* ---- the sweep ------------------------------------------------------------------- */
 
 static pfvm_code pfvm__grad_init(pfvm_grad_ctx *g, pfvm_model *m, pfvm_graph *gr, pfvm_status *st)
 {
@@ -24965,6 +27916,8 @@ static pfvm_code pfvm__grad_init(pfvm_grad_ctx *g, pfvm_model *m, pfvm_graph *gr
     if (g->opset <= 0)
         g->opset = 1;
     g->inferred = (int)stbds_arrlen(gr->nodes);
+    g->differentiate = pfvm__grad_differentiate;
+    g->infer_graph = pfvm__grad_infer_graph;
     pfvm__gv(g, NULL);
     return PFVM_OK;
 }
@@ -25279,10 +28232,16 @@ int pfvm_autodiff_saved(const pfvm_graph *g, const pfvm_autodiff_result *res, pf
     int n_nodes = (int)stbds_arrlen(g->nodes), n_vals = (int)stbds_arrlen(g->values), i, j, count = 0;
     unsigned char *mark;
     pfvm_value **deps = NULL;
-    if (!res || res->n_forward > n_nodes || !(mark = (unsigned char *)pfvm__calloc((size_t)n_vals + 1, 1)))
+    if (!res || res->n_forward > n_nodes)
         return 0;
+    if (!(mark = (unsigned char *)pfvm__calloc((size_t)n_vals + 1, 1)))
+        return -1;
     for (i = res->n_forward; i < n_nodes; i++) {
-        pfvm__node_deps(g->nodes[i], &deps);
+        if (!pfvm__node_deps(g->nodes[i], &deps)) {
+            stbds_arrfree(deps);
+            pfvm__free(mark);
+            return -1;
+        }
         for (j = 0; j < (int)stbds_arrlen(deps); j++) {
             const pfvm_value *v = deps[j];
             if (v->graph == g && v->id >= 0 && v->id < n_vals && v->producer && v->producer->graph == g &&
@@ -26048,7 +29007,7 @@ PFVM_INTERNAL pfvm_code pfvm__pass_fold(pfvm_model *m, pfvm_graph *g, pfvm_pass_
 /* passes/fuse: groups element-wise and broadcast nodes into fused loops.
  *
  * A node may join a group when its operator's fuse hook accepts it (the
- * registry decides: see src/exec/fused.h) and its output has the group's
+ * registry decides: see src/ops/fused.h) and its output has the group's
  * shape, proven from the symbolic shapes: every value computed inside a
  * group has one shape S, and every input from outside broadcasts to S
  * (each of its dims is 1 or proven equal to S's dim), dynamic dims
@@ -26916,6 +29875,11 @@ pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *repo
         s += len + (e ? 1 : 0);
     }
     return pfvm_infer_shapes(m->graph, 0, st);
+}
+
+pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st)
+{
+    return pfvm__rw_begin_with(rw, m, mode, pfvm__infer_shapes_keep, st);
 }
 /* ---- src/passes/recompute.c ---- */
 /* The recompute pass: which activations to keep, an exact simulation of
@@ -28454,634 +31418,6 @@ done:
     pfvm__free(S.in_bwd);
     return rc;
 }
-/* ---- src/passes/rewrite.c ---- */
-/* The rewrite context: facts kept from inference, the helpers hooks use to
- * read and edit, and the end of a round (removing forwarded nodes). */
-
-#include <string.h>
-
-/* ---- facts ------------------------------------------------------------------- */
-
-/* Adds g to a list of graphs unless it is there; 0 when out of memory. */
-static int pfvm__rw_note_graph(pfvm_graph ***gs, pfvm_graph *g)
-{
-    int i;
-    for (i = 0; i < (int)stbds_arrlen(*gs); i++)
-        if ((*gs)[i] == g)
-            return 1;
-    return pfvm__arrpush(*gs, g);
-}
-
-static pfvm__rw_graph_facts *pfvm__rw_entry(const pfvm_rewrite *rw, const pfvm_graph *g)
-{
-    int i;
-    for (i = 0; i < (int)stbds_arrlen(rw->known); i++)
-        if (rw->known[i].g == g)
-            return &rw->known[i];
-    return NULL;
-}
-
-PFVM_INTERNAL const pfvm_ival *pfvm__rw_fact(const pfvm_rewrite *rw, const pfvm_value *v)
-{
-    const pfvm__rw_graph_facts *e;
-    if (!v || !(e = pfvm__rw_entry(rw, v->graph)))
-        return NULL;
-    if (v->id < 0 || v->id >= (int)stbds_arrlen(e->facts) || e->facts[v->id].v != v)
-        return NULL;
-    return &e->facts[v->id].iv;
-}
-
-PFVM_INTERNAL pfvm_code pfvm__rw_set_fact(pfvm_rewrite *rw, const pfvm_value *v, const pfvm_ival *iv)
-{
-    pfvm__rw_graph_facts *e = pfvm__rw_entry(rw, v->graph);
-    int old;
-    if (!e) {
-        pfvm__rw_graph_facts ne;
-        ne.g = v->graph;
-        ne.facts = NULL;
-        if (!pfvm__arrpush(rw->known, ne)) {
-            rw->oom = 1;
-            return PFVM_ERR_NOMEM;
-        }
-        e = &rw->known[stbds_arrlen(rw->known) - 1];
-    }
-    old = (int)stbds_arrlen(e->facts);
-    if (v->id >= old) {
-        if (!pfvm__arrsetlen(e->facts, v->id + 1)) {
-            rw->oom = 1;
-            return PFVM_ERR_NOMEM;
-        }
-        memset(&e->facts[old], 0, sizeof(pfvm__rw_slot) * (size_t)(v->id + 1 - old));
-    }
-    e->facts[v->id].v = v;
-    e->facts[v->id].iv = *iv;
-    return PFVM_OK;
-}
-
-static void pfvm__rw_keep(void *user, const pfvm_graph *g, const pfvm_ival *iv, int n)
-{
-    pfvm_rewrite *rw = (pfvm_rewrite *)user;
-    int i;
-    for (i = 0; i < n && i < (int)stbds_arrlen(g->values); i++)
-        pfvm__rw_set_fact(rw, g->values[i], &iv[i]);
-}
-
-/* An initializer that is also a graph input is a default the caller may
- * replace. Inference treats it as known; the contents it computes from
- * one are not constants. */
-static int pfvm__rw_overridable(const pfvm_value *v)
-{
-    return v->is_input && v->init && !v->producer;
-}
-
-static pfvm__rw_slot *pfvm__rw_fact_mut(pfvm_rewrite *rw, const pfvm_value *v)
-{
-    pfvm__rw_graph_facts *e;
-    if (!v || !(e = pfvm__rw_entry(rw, v->graph)))
-        return NULL;
-    if (v->id < 0 || v->id >= (int)stbds_arrlen(e->facts) || e->facts[v->id].v != v)
-        return NULL;
-    return &e->facts[v->id];
-}
-
-static pfvm_code pfvm__rw_taint_graph(void *user, pfvm_graph *g)
-{
-    pfvm_rewrite *rw = (pfvm_rewrite *)user;
-    pfvm_value **deps = NULL;
-    int i, j;
-    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
-        pfvm_node *n = g->nodes[i];
-        int tainted = 0;
-        if (!pfvm__node_deps(n, &deps)) {
-            stbds_arrfree(deps);
-            return pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
-        }
-        for (j = 0; j < (int)stbds_arrlen(deps); j++) {
-            const pfvm__rw_slot *f = pfvm__rw_fact_mut(rw, deps[j]);
-            tainted |= pfvm__rw_overridable(deps[j]) || (f && f->tainted);
-        }
-        for (j = 0; tainted && j < n->n_outputs; j++) {
-            pfvm__rw_slot *f = pfvm__rw_fact_mut(rw, n->outputs[j]);
-            if (f) {
-                f->tainted = 1;
-                f->iv.value = NULL;
-                f->iv.sym = NULL;
-                f->iv.n_sym = 0;
-            }
-        }
-    }
-    stbds_arrfree(deps);
-    return PFVM_OK;
-}
-
-static pfvm_code pfvm__rw_has_overridable(void *user, pfvm_graph *g)
-{
-    int i;
-    for (i = 0; i < (int)stbds_arrlen(g->inputs); i++)
-        if (pfvm__rw_overridable(g->inputs[i]))
-            *(int *)user = 1;
-    return PFVM_OK;
-}
-
-pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st)
-{
-    int any = 0;
-    memset(rw, 0, sizeof *rw);
-    rw->m = m;
-    rw->g = m->graph;
-    rw->mode = mode;
-    rw->st = st;
-    if (pfvm__infer_shapes_keep(m->graph, pfvm__rw_keep, rw, st) || rw->oom) {
-        pfvm_rw_free(rw);
-        return rw->oom ? pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory") : st ? st->code : PFVM_ERR_SHAPE;
-    }
-    pfvm__for_graphs(m->graph, pfvm__rw_has_overridable, &any);
-    if (any && pfvm__for_graphs(m->graph, pfvm__rw_taint_graph, rw)) {
-        pfvm_rw_free(rw);
-        return st ? st->code : PFVM_ERR_NOMEM;
-    }
-    return PFVM_OK;
-}
-
-void pfvm_rw_set_graph(pfvm_rewrite *rw, pfvm_graph *g)
-{
-    if (rw->g != g) {
-        pfvm_uses_free(&rw->uses);
-        rw->uses_valid = 0;
-        rw->g = g;
-    }
-}
-
-void pfvm_rw_free(pfvm_rewrite *rw)
-{
-    int i;
-    for (i = 0; i < (int)stbds_arrlen(rw->known); i++)
-        stbds_arrfree(rw->known[i].facts);
-    stbds_arrfree(rw->known);
-    stbds_arrfree(rw->forwarded);
-    stbds_arrfree(rw->edited);
-    pfvm_uses_free(&rw->uses);
-    rw->uses_valid = 0;
-}
-
-pfvm_code pfvm_rw_end(pfvm_rewrite *rw, int *removed)
-{
-    pfvm_graph **gs = NULL;
-    pfvm_node **dead = NULL;
-    pfvm_code rc = PFVM_OK;
-    int i, j, k;
-    if (rw->oom)
-        rc = pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
-    for (i = 0; !rc && i < (int)stbds_arrlen(rw->edited); i++)
-        if (!pfvm__rw_note_graph(&gs, rw->edited[i]))
-            rc = pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
-    pfvm_uses_free(&rw->uses);
-    rw->uses_valid = 0;
-    for (i = 0; !rc && i < (int)stbds_arrlen(gs); i++) {
-        pfvm_uses u;
-        pfvm_graph *g = gs[i];
-        pfvm__arrtrunc(dead, 0);
-        if ((rc = pfvm_uses_build(&u, g, rw->st)) != PFVM_OK)
-            break;
-        for (j = 0; j < (int)stbds_arrlen(rw->forwarded); j++) {
-            pfvm_node *n = rw->forwarded[j];
-            int used = 0, seen = 0;
-            if (n->graph != g)
-                continue;
-            for (k = 0; k < (int)stbds_arrlen(dead); k++)
-                seen |= dead[k] == n;
-            for (k = 0; k < n->n_outputs; k++)
-                if (n->outputs[k] && pfvm_uses_count(&u, n->outputs[k]))
-                    used = 1;
-            if (!used && !seen && !pfvm__arrpush(dead, n))
-                rc = pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
-        }
-        pfvm_uses_free(&u);
-        if (!rc && stbds_arrlen(dead)) {
-            rc = pfvm_graph_remove_nodes(g, dead, (int)stbds_arrlen(dead), rw->st);
-            if (removed)
-                *removed += (int)stbds_arrlen(dead);
-        }
-        if (!rc)
-            rc = pfvm_graph_toposort(g, rw->st);
-    }
-    stbds_arrfree(gs);
-    stbds_arrfree(dead);
-    pfvm_rw_free(rw);
-    return rc;
-}
-
-pfvm_code pfvm_rw_run_hook(pfvm_rewrite *rw, pfvm_node *node)
-{
-    if (!node->op || !node->op->simplify)
-        return PFVM_OK;
-    return node->op->simplify(rw, node);
-}
-
-unsigned pfvm_rw_mode(const pfvm_rewrite *rw)
-{
-    return rw->mode;
-}
-
-pfvm_model *pfvm_rw_model(const pfvm_rewrite *rw)
-{
-    return rw->m;
-}
-
-pfvm_symtab *pfvm_rw_symtab(const pfvm_rewrite *rw)
-{
-    return rw->m->syms;
-}
-
-pfvm_graph *pfvm_rw_graph(const pfvm_rewrite *rw)
-{
-    return rw->g;
-}
-
-int64_t pfvm_rw_opset(const pfvm_rewrite *rw, const char *domain)
-{
-    int64_t v = pfvm_model_opset(rw->m, domain);
-    return v ? v : 1;
-}
-
-const pfvm_type *pfvm_rw_type(const pfvm_rewrite *rw, const pfvm_value *v)
-{
-    const pfvm_ival *f = pfvm__rw_fact(rw, v);
-    const pfvm_type *t = f ? &f->type : v ? &v->type : NULL;
-    return t && t->kind != PFVM_KIND_UNKNOWN ? t : NULL;
-}
-
-const pfvm_shape *pfvm_rw_shape(const pfvm_rewrite *rw, const pfvm_value *v)
-{
-    const pfvm_type *t = pfvm_rw_type(rw, v);
-    return t && t->kind == PFVM_KIND_TENSOR && t->shape.rank >= 0 ? &t->shape : NULL;
-}
-
-const pfvm_tensor *pfvm_rw_value(const pfvm_rewrite *rw, const pfvm_value *v)
-{
-    const pfvm_ival *f = pfvm__rw_fact(rw, v);
-    const pfvm_tensor *t = f ? f->value : v ? v->init : NULL;
-    if (v && !t)
-        t = v->init;
-    if (!t || t->kind != PFVM_KIND_TENSOR || pfvm__rw_overridable(v))
-        return NULL;
-    return t->data || !pfvm_tensor_numel(t) ? t : NULL;
-}
-
-int pfvm_rw_ints(const pfvm_rewrite *rw, const pfvm_value *v, int64_t *out, int cap)
-{
-    const pfvm_tensor *t = pfvm_rw_value(rw, v);
-    const pfvm_ival *f = pfvm__rw_fact(rw, v);
-    int i;
-    if (t) {
-        int64_t n = pfvm_tensor_numel(t);
-        if ((!pfvm_dtype_is_int(t->dtype) && t->dtype != PFVM_BOOL) || n > cap)
-            return -1;
-        for (i = 0; i < n; i++)
-            out[i] = pfvm_tensor_get_i64(t, i);
-        return (int)n;
-    }
-    if (f && f->sym && f->n_sym <= cap) {
-        for (i = 0; i < f->n_sym; i++)
-            if (!pfvm_sym_is_const(f->sym[i], &out[i]))
-                return -1;
-        return f->n_sym;
-    }
-    return -1;
-}
-
-int pfvm_rw_syms(const pfvm_rewrite *rw, const pfvm_value *v, const pfvm_sym **out, int cap)
-{
-    const pfvm_tensor *t = pfvm_rw_value(rw, v);
-    const pfvm_ival *f = pfvm__rw_fact(rw, v);
-    int i;
-    if (f && f->sym && !pfvm__rw_overridable(v)) {
-        if (f->n_sym > cap)
-            return -1;
-        for (i = 0; i < f->n_sym; i++)
-            out[i] = f->sym[i];
-        return f->n_sym;
-    }
-    if (t) {
-        int64_t n = pfvm_tensor_numel(t);
-        if (!pfvm_dtype_is_int(t->dtype) || n > cap)
-            return -1;
-        for (i = 0; i < n; i++)
-            if (!(out[i] = pfvm_sym_const(rw->m->syms, pfvm_tensor_get_i64(t, i))))
-                return -1;
-        return (int)n;
-    }
-    return -1;
-}
-
-int pfvm_rw_is_all(const pfvm_rewrite *rw, const pfvm_value *v, double x)
-{
-    const pfvm_tensor *t = pfvm_rw_value(rw, v);
-    int64_t i, n;
-    if (!t || t->dtype == PFVM_STRING || !pfvm_dtype_size(t->dtype) || (n = pfvm_tensor_numel(t)) < 1)
-        return 0;
-    for (i = 0; i < n; i++)
-        if (pfvm_tensor_get_f64(t, i) != x)
-            return 0;
-    return 1;
-}
-
-int pfvm_rw_readers(pfvm_rewrite *rw, const pfvm_value *v)
-{
-    pfvm_uses u;
-    int n;
-    if (!v)
-        return 0;
-    if (v->graph == rw->g) {
-        if (!rw->uses_valid) {
-            pfvm_uses_free(&rw->uses);
-            if (pfvm_uses_build(&rw->uses, rw->g, NULL))
-                return 1 << 30; /* unknown: as if read everywhere */
-            rw->uses_valid = 1;
-        }
-        return pfvm_uses_count(&rw->uses, v);
-    }
-    if (pfvm_uses_build(&u, v->graph, NULL))
-        return 1 << 30;
-    n = pfvm_uses_count(&u, v);
-    pfvm_uses_free(&u);
-    return n;
-}
-
-pfvm_node *pfvm_rw_producer(const pfvm_rewrite *rw, const pfvm_value *v)
-{
-    (void)rw;
-    return v ? v->producer : NULL;
-}
-
-int pfvm_rw_output_unused(pfvm_rewrite *rw, const pfvm_node *node, int i)
-{
-    return i >= node->n_outputs || !node->outputs[i] || pfvm_rw_readers(rw, node->outputs[i]) == 0;
-}
-
-/* ---- proofs ------------------------------------------------------------------ */
-
-int pfvm_rw_same_shape(const pfvm_shape *a, const pfvm_shape *b)
-{
-    int i;
-    if (!a || !b || a->rank < 0 || a->rank != b->rank)
-        return 0;
-    for (i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i] && !pfvm_sym_proven_eq(a->dims[i], b->dims[i]))
-            return 0;
-    return 1;
-}
-
-int pfvm_rw_same_type(const pfvm_rewrite *rw, const pfvm_value *a, const pfvm_value *b)
-{
-    const pfvm_type *ta = pfvm_rw_type(rw, a), *tb = pfvm_rw_type(rw, b);
-    if (!ta || !tb || ta->kind != PFVM_KIND_TENSOR || tb->kind != PFVM_KIND_TENSOR || ta->dtype != tb->dtype ||
-        ta->dtype == PFVM_UNDEFINED)
-        return 0;
-    return pfvm_rw_same_shape(&ta->shape, &tb->shape);
-}
-
-/* ---- edits -------------------------------------------------------------------- */
-
-PFVM_INTERNAL pfvm_code pfvm__rw_replace_value(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, int *done,
-                                               pfvm_status *st)
-{
-    pfvm_graph *og = old->graph;
-    int i, is_out = 0;
-    *done = 0;
-    if (old == repl)
-        return PFVM_OK;
-    for (i = 0; i < (int)stbds_arrlen(og->outputs); i++)
-        if (og->outputs[i] == old)
-            is_out = 1;
-    /* an output keeps its place only when repl is made by a node of the
-     * same graph and is no output itself (no extra Identity, no output
-     * named twice) */
-    if (is_out && (repl->graph != og || !repl->producer || repl->is_input || repl->is_output || repl->init))
-        return PFVM_OK;
-    *done = 1;
-    return pfvm_graph_replace_uses(g, old, repl, st);
-}
-
-pfvm_code pfvm_rw_forward(pfvm_rewrite *rw, pfvm_node *node, int i, pfvm_value *v)
-{
-    pfvm_value *old = i >= 0 && i < node->n_outputs ? node->outputs[i] : NULL;
-    int done;
-    pfvm_code rc;
-    if (!old || !v || old == v || !pfvm_rw_same_type(rw, old, v))
-        return PFVM_OK;
-    rc = pfvm__rw_replace_value(node->graph, old, v, &done, rw->st);
-    if (rc || !done)
-        return rc;
-    rw->changes++;
-    rw->uses_valid = 0;
-    if (!pfvm__arrpush(rw->forwarded, node) || !pfvm__rw_note_graph(&rw->edited, node->graph))
-        rw->oom = 1;
-    return PFVM_OK;
-}
-
-int pfvm_rw_failed(const pfvm_rewrite *rw)
-{
-    return rw->st && rw->st->code != PFVM_OK;
-}
-
-pfvm_code pfvm_rw_code(const pfvm_rewrite *rw)
-{
-    return rw->st ? rw->st->code : PFVM_OK;
-}
-
-pfvm_node *pfvm_rw_add_node(pfvm_rewrite *rw, const char *op_type, pfvm_value *const *inputs, int n_in, int n_out,
-                            const pfvm_node *like)
-{
-    pfvm_graph *g = rw->g;
-    int64_t opset = pfvm_rw_opset(rw, "");
-    const pfvm_op_def *def = pfvm_op_find("", op_type, opset);
-    pfvm_value *outs[8], *ins[16];
-    pfvm_node *n;
-    char name[256];
-    int i;
-    if (!def || n_out > 8 || n_in > 16 || n_out < 1)
-        return NULL;
-    for (i = 0; i < n_in; i++)
-        ins[i] = inputs[i];
-    for (i = 0; i < n_out; i++) {
-        const pfvm_value *l = like && i < like->n_outputs ? like->outputs[i] : NULL;
-        pfvm__snprintf(name, sizeof name, "%.200s", l ? l->name : op_type);
-        if (!(outs[i] = pfvm_graph_new_value(g, name, rw->st)))
-            return NULL;
-    }
-    pfvm__snprintf(name, sizeof name, "%.200s%s%s", like && like->name[0] ? like->name : op_type,
-                   like && like->name[0] ? "/" : "", like && like->name[0] ? op_type : "");
-    n = pfvm_graph_add_node(g, op_type, "", name, ins, n_in, outs, n_out, rw->st);
-    if (!n)
-        return NULL;
-    n->op = def;
-    n->opset = (int)opset;
-    rw->n_new++;
-    if (!pfvm__rw_note_graph(&rw->edited, g))
-        rw->oom = 1;
-    return n;
-}
-
-pfvm_code pfvm_rw_copy_attrs(pfvm_rewrite *rw, pfvm_node *dst, const pfvm_node *src, const char *const *skip)
-{
-    int i, j;
-    for (i = 0; i < src->n_attrs; i++) {
-        const pfvm_attr *a = &src->attrs[i];
-        pfvm_attr *b;
-        int skipped = 0;
-        for (j = 0; skip && skip[j]; j++)
-            skipped |= !strcmp(skip[j], a->name);
-        if (skipped)
-            continue;
-        if (!(b = pfvm_node_add_attr(dst, a->name, a->type, rw->st)))
-            return rw->st ? rw->st->code : PFVM_ERR_NOMEM;
-        *b = *a;
-    }
-    return PFVM_OK;
-}
-
-pfvm_code pfvm_rw_infer_node(pfvm_rewrite *rw, pfvm_node *node)
-{
-    pfvm_ival tin[16], tout[8];
-    const pfvm_ival *ins[16];
-    pfvm_ival *outs[8];
-    pfvm_code rc;
-    int i;
-    if (node->n_inputs > 16 || node->n_outputs > 8)
-        return pfvm__fail(rw->st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): too many inputs or outputs to rewrite",
-                          node->name, node->op_type);
-    memset(tin, 0, sizeof tin);
-    memset(tout, 0, sizeof tout);
-    for (i = 0; i < node->n_inputs; i++) {
-        const pfvm_value *v = node->inputs[i];
-        const pfvm_ival *f = pfvm__rw_fact(rw, v);
-        ins[i] = NULL;
-        if (!v)
-            continue;
-        if (f) {
-            ins[i] = f;
-        } else {
-            tin[i].type = v->type;
-            tin[i].value = v->init;
-            ins[i] = &tin[i];
-        }
-    }
-    for (i = 0; i < node->n_outputs; i++) {
-        tout[i].type.shape.rank = -1;
-        outs[i] = node->outputs[i] ? &tout[i] : NULL;
-    }
-    rc = pfvm__infer_node(node, ins, outs, rw->m->syms, &rw->m->arena, rw->st);
-    if (rc)
-        return rc;
-    for (i = 0; i < node->n_outputs; i++)
-        if (node->outputs[i]) {
-            node->outputs[i]->type = tout[i].type;
-            pfvm__ival_materialize(&tout[i], &rw->m->arena);
-            pfvm__rw_set_fact(rw, node->outputs[i], &tout[i]);
-        }
-    rw->uses_valid = 0;
-    return PFVM_OK;
-}
-
-PFVM_INTERNAL void pfvm__rw_new_init(pfvm_model *m)
-{
-    /* before IR version 4 every initializer had to be a graph input too */
-    if (m->ir_version && m->ir_version < 4)
-        m->ir_version = 4;
-}
-
-pfvm_value *pfvm_rw_const_new(pfvm_rewrite *rw, pfvm_dtype dtype, int rank, const int64_t *dims, const char *hint,
-                              pfvm_tensor **data)
-{
-    pfvm__rw_new_init(rw->m);
-    pfvm_tensor *t = pfvm_model_tensor(rw->m, dtype, rank, dims, NULL, rw->st);
-    pfvm_value *v;
-    pfvm_ival iv;
-    if (!t || !(v = pfvm_graph_new_value(rw->g, hint ? hint : "const", rw->st)))
-        return NULL;
-    if (pfvm_graph_add_init(rw->g, v, t, rw->st))
-        return NULL;
-    memset(&iv, 0, sizeof iv);
-    iv.type = v->type;
-    iv.value = t;
-    pfvm__rw_set_fact(rw, v, &iv);
-    if (data)
-        *data = t;
-    return v;
-}
-
-pfvm_value *pfvm_rw_const(pfvm_rewrite *rw, const pfvm_tensor *t, const char *hint)
-{
-    pfvm_tensor *d;
-    pfvm_value *v;
-    int64_t i, n = pfvm_tensor_numel(t);
-    if (t->kind != PFVM_KIND_TENSOR) {
-        pfvm__fail(rw->st, PFVM_ERR_UNSUPPORTED, "only dense tensors become initializers");
-        return NULL;
-    }
-    if (!(v = pfvm_rw_const_new(rw, t->dtype, t->rank, t->dims, hint, &d)))
-        return NULL;
-    if (t->dtype == PFVM_STRING) {
-        for (i = 0; i < n; i++) {
-            const char *s = ((char *const *)t->data)[i];
-            if (!(((const char **)d->data)[i] = pfvm_model_strdup(rw->m, s ? s : ""))) {
-                pfvm__fail(rw->st, PFVM_ERR_NOMEM, "out of memory");
-                return NULL;
-            }
-        }
-    } else if (n) {
-        memcpy(d->data, t->data, d->nbytes);
-    }
-    return v;
-}
-
-pfvm_value *pfvm_rw_const_ints(pfvm_rewrite *rw, const int64_t *vals, int n, const char *hint)
-{
-    int64_t len = n;
-    pfvm_tensor *d;
-    pfvm_value *v = pfvm_rw_const_new(rw, PFVM_INT64, 1, &len, hint, &d);
-    if (v && n)
-        memcpy(d->data, vals, sizeof(int64_t) * (size_t)n);
-    return v;
-}
-
-/* ---- absorbing ---------------------------------------------------------------- */
-
-pfvm_code pfvm_rw_absorb(pfvm_rewrite *rw, pfvm_node *producer, pfvm_rw_affine *a)
-{
-    pfvm_rw_affine *saved = rw->request;
-    pfvm_code rc = PFVM_OK;
-    a->result = NULL;
-    if (!producer || !producer->op || !producer->op->simplify)
-        return PFVM_OK;
-    rw->request = a;
-    rc = producer->op->simplify(rw, producer);
-    rw->request = saved;
-    return rc;
-}
-
-pfvm_rw_affine *pfvm_rw_request(const pfvm_rewrite *rw)
-{
-    return rw->request;
-}
-
-PFVM_INTERNAL pfvm_code pfvm__for_graphs(pfvm_graph *g, pfvm_code (*f)(void *user, pfvm_graph *g), void *user)
-{
-    pfvm_code rc = f(user, g);
-    int i, j, k;
-    for (i = 0; !rc && i < (int)stbds_arrlen(g->nodes); i++) {
-        pfvm_node *n = g->nodes[i];
-        for (j = 0; !rc && j < n->n_attrs; j++) {
-            pfvm_attr *a = &n->attrs[j];
-            if (a->type == PFVM_ATTR_GRAPH && a->g)
-                rc = pfvm__for_graphs(a->g, f, user);
-            for (k = 0; !rc && a->type == PFVM_ATTR_GRAPHS && k < a->n; k++)
-                rc = pfvm__for_graphs(a->graphs[k], f, user);
-        }
-    }
-    return rc;
-}
 /* ---- src/passes/simplify.c ---- */
 /* The simplify and bnfold passes: they run the operators' own simplify
  * hooks (pfvm_op_def.simplify) over every graph, re-inferring between
@@ -29585,6 +31921,7 @@ static int pfvm__shape_const(const pfvm_type *ty, int64_t *dims)
 }
 
 static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st);
+static const pfvm__kctx_services *pfvm__exec_services(void);
 
 /* Gives the node's input and output scratch pointers. */
 static void pfvm__node_io(pfvm_exec *e, const pfvm_node *n)
@@ -30010,63 +32347,21 @@ pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_sta
 
 /* ---- running ------------------------------------------------------------------ */
 
-pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims)
+/* The kernel context's services (pfvm__kctx_services, src/opi/opi.h). */
+
+static pfvm_code pfvm__exec_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims)
 {
-    pfvm_tensor *t;
-    size_t bytes;
-    int64_t numel = 1;
-    int d;
-    if (i < 0 || i >= k->n_out || !(t = k->out[i]))
-        return PFVM_OK;
-    if (rank < 0 || rank > PFVM_MAX_RANK)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "output rank %d exceeds PFVM_MAX_RANK", rank);
-    for (d = 0; d < rank; d++)
-        if (dims[d] < 0 || !pfvm__mul_i64(numel, dims[d], &numel))
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "invalid output dimension %lld", (long long)dims[d]);
-    if (t->data && t->kind == PFVM_KIND_TENSOR && !t->owns_data) {
-        /* planned storage: the kernel's shape must be the planned one */
-        if (t->dtype != dtype || t->rank != rank || (rank && memcmp(t->dims, dims, sizeof(int64_t) * (size_t)rank)))
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE,
-                                 "output %d has a different shape or type than planned", i);
-        return PFVM_OK;
-    }
-    if (k->exec && t->owns_data && t->data)
-        k->exec->dynamic_bytes -= t->nbytes < k->exec->dynamic_bytes ? t->nbytes : k->exec->dynamic_bytes;
-    pfvm_tensor_release(t);
-    if ((uint64_t)numel > SIZE_MAX || !pfvm__mul_size((size_t)numel, pfvm_dtype_size(dtype), &bytes))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output %d is too large", i);
-    {
-        /* without an executor (a pass folding a node), the default limits */
-        pfvm_limits lim = k->exec ? k->exec->limits : pfvm_limits_default();
-        size_t held = 0;
-        if (k->exec && !pfvm__add_size(k->exec->arena_size, k->exec->folded_bytes, &held))
-            held = (size_t)-1;
-        if (k->exec && !pfvm__add_size(held, k->exec->dynamic_bytes, &held))
-            held = (size_t)-1;
-        if (bytes > lim.max_tensor_bytes)
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM,
-                                 "output %d needs %zu bytes, over the limit of %zu bytes per tensor", i, bytes,
-                                 lim.max_tensor_bytes);
-        if (held > lim.max_total_bytes || bytes > lim.max_total_bytes - held)
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM,
-                                 "output %d needs %zu bytes with %zu held, over the limit of %zu bytes in all", i, bytes,
-                                 held, lim.max_total_bytes);
-    }
-    t->kind = PFVM_KIND_TENSOR;
-    t->dtype = dtype;
-    pfvm_tensor_set_shape(t, rank, dims, NULL);
-    t->data = pfvm__data_alloc(bytes, 1);
-    if (!t->data)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "cannot allocate %zu bytes for output %d", bytes, i);
-    t->nbytes = bytes;
-    t->owns_data = 1;
-    t->owns_strings = dtype == PFVM_STRING;
-    if (k->exec)
-        k->exec->dynamic_bytes += bytes;
-    return PFVM_OK;
+    pfvm_exec *e = k->exec;
+    size_t held;
+    if (!e)
+        return pfvm__kctx_alloc_output(k, i, dtype, rank, dims, PFVM_MAX_TENSOR_BYTES, PFVM_MAX_TOTAL_BYTES, 0, NULL);
+    if (!pfvm__add_size(e->arena_size, e->folded_bytes, &held))
+        held = (size_t)-1;
+    return pfvm__kctx_alloc_output(k, i, dtype, rank, dims, e->limits.max_tensor_bytes, e->limits.max_total_bytes, held,
+                                   &e->dynamic_bytes);
 }
 
-PFVM_INTERNAL uint64_t pfvm_kctx_random(pfvm_kctx *k)
+static uint64_t pfvm__exec_kctx_random(pfvm_kctx *k)
 {
     pfvm_exec *e = k->exec;
     uint64_t x;
@@ -30082,7 +32377,7 @@ PFVM_INTERNAL uint64_t pfvm_kctx_random(pfvm_kctx *k)
     return x ^ (x >> 31);
 }
 
-PFVM_INTERNAL void pfvm_kctx_seed(pfvm_kctx *k, uint64_t seed)
+static void pfvm__exec_kctx_seed(pfvm_kctx *k, uint64_t seed)
 {
     pfvm_exec *e = k->exec;
     if (!e)
@@ -30097,7 +32392,7 @@ int pfvm_exec_was_random(const pfvm_exec *e)
     return e->random_used;
 }
 
-PFVM_INTERNAL void pfvm_kctx_set_state(pfvm_kctx *k, void *state, void (*free_fn)(void *))
+static void pfvm__exec_kctx_set_state(pfvm_kctx *k, void *state, void (*free_fn)(void *))
 {
     pfvm_exec *e = k->exec;
     int id = k->node ? k->node->id : -1;
@@ -30114,7 +32409,7 @@ PFVM_INTERNAL void pfvm_kctx_set_state(pfvm_kctx *k, void *state, void (*free_fn
     k->state = state;
 }
 
-void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes)
+static void *pfvm__exec_kctx_scratch(pfvm_kctx *k, size_t bytes)
 {
     pfvm_exec *e = k->exec;
     if (!e) {
@@ -30206,6 +32501,7 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
     k.out = e->kout;
     k.st = st;
     k.exec = e;
+    k.services = pfvm__exec_services();
     k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
     k.state = n->id >= 0 && n->id < e->nn && e->g->nodes[n->id] == n ? e->state[n->id] : NULL;
     e->running = n;
@@ -30518,1966 +32814,78 @@ PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph 
     return PFVM_OK;
 }
 
+static pfvm_code pfvm__exec_kctx_subgraph(pfvm_kctx *k, const pfvm_graph *g, const pfvm_tensor *const *in, int n_in,
+                                          pfvm_tensor **out, int n_out, pfvm_status *st)
+{
+    if (!k->exec)
+        return pfvm__op_fail(st, k->node, PFVM_ERR_UNSUPPORTED, "subgraph '%s' needs an executor", g ? g->name : "");
+    return pfvm__exec_subgraph(k->exec, g, in, n_in, out, n_out, st);
+}
+
+static pfvm_code pfvm__exec_kctx_gradient(pfvm_kctx *k, pfvm_model *m, pfvm_value *y, pfvm_value *seed,
+                                          const char *const *names, int n_wrt, int n_names, pfvm_status *st)
+{
+    pfvm_graph *g = y->graph;
+    pfvm_autodiff_opts o;
+    pfvm_autodiff_result res;
+    pfvm_exec *e = NULL;
+    const pfvm_tensor **ins = NULL;
+    int i, j;
+    pfvm_code rc = PFVM_OK;
+    memset(&o, 0, sizeof o);
+    o.ys = &y;
+    o.seeds = &seed;
+    o.n_ys = 1;
+    o.wrt = names;
+    o.n_wrt = n_wrt;
+    o.flags = PFVM_AUTODIFF_NO_OUTPUTS;
+    if (pfvm_autodiff(m, g, &o, &res, st))
+        return st->code;
+    for (i = 0; i < res.n_wrt; i++)
+        if (pfvm_graph_add_output(g, res.grads[i], st))
+            return st->code;
+    if (!(e = pfvm_exec_new(m, NULL, st)))
+        return st->code;
+    for (i = 0; i < pfvm_exec_num_inputs(e); i++) {
+        const pfvm_value *v = pfvm_exec_input(e, i);
+        for (j = 0; j < n_names && strcmp(names[j], v->name); j++) {
+        }
+        if (!pfvm__arrpush(ins, j < n_names ? k->in[j] : NULL)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+    }
+    if (pfvm_exec_bind(e, ins, pfvm_exec_num_inputs(e), st) || pfvm_exec_run(e, st)) {
+        rc = st->code;
+        goto done;
+    }
+    for (i = 0; i < n_wrt && i < k->n_out; i++) {
+        const pfvm_tensor *t = pfvm_exec_output(e, i + 1);
+        if (!k->out[i])
+            continue;
+        if (!t || pfvm_kctx_output(k, i, t->dtype, t->rank, t->dims) || k->out[i]->nbytes < t->nbytes) {
+            rc = pfvm__fail(st, PFVM_ERR_SHAPE, "gradient %d has an unexpected shape", i);
+            goto done;
+        }
+        memcpy(k->out[i]->data, t->data, t->nbytes);
+    }
+done:
+    stbds_arrfree(ins);
+    pfvm_exec_free(e);
+    return rc;
+}
+
+static const pfvm__kctx_services *pfvm__exec_services(void)
+{
+    static const pfvm__kctx_services s = {pfvm__exec_kctx_output, pfvm__exec_kctx_scratch, pfvm__exec_kctx_set_state,
+                                          pfvm__exec_kctx_random, pfvm__exec_kctx_seed,    pfvm__exec_kctx_subgraph,
+                                          pfvm_infer_shapes,      pfvm__exec_kctx_gradient};
+    return &s;
+}
+
 pfvm_code pfvm_exec_bind_one(pfvm_exec *e, const pfvm_tensor *input, pfvm_status *st)
 {
     return pfvm_exec_bind(e, &input, 1, st);
-}
-/* ---- src/exec/fused.c ---- */
-/* The fused-loop engine: compiling a function body into a block program,
- * running it over the output block by block, and the definition every
- * call of a model-local function resolves to. See fused.h. */
-
-#include <limits.h>
-#include <string.h>
-
-#define PFVM__FZ_TMP0 8192     /* operand of temporary k: PFVM__FZ_TMP0 + k */
-#define PFVM__FZ_MAX_NODE_OUT 8 /* outputs of one fused node */
-#define PFVM__FZ_MAX_TMP 64     /* temporaries of one fused node */
-#define PFVM__FZ_MAX_DEPTH 16   /* nested function calls */
-
-/* ---- programs --------------------------------------------------------------------- */
-
-typedef struct pfvm__fz_ins {
-    pfvm_fuse_kernel fn;
-    pfvm_fuse_kernel fn_c;     /* fn when s[1] is one value (pfvm_fuse_variant), or NULL */
-    pfvm_fuse_kernel run;      /* what this run calls: fn or fn_c */
-    int uop;                   /* PFVM_FUSE_U_*: the micro-op it also is, or PFVM_FUSE_U_NONE */
-    int chain;                 /* this run: instructions run as one micro-op chain from here (0, 1: none) */
-    int s1_fixed;              /* this run: s[1] is one value for the whole run (a fixed input) */
-    int d, n_src;              /* slots while compiling, registers after */
-    int s[PFVM_FUSE_MAX_SRC];
-    union {
-        double d[PFVM_FUSE_PARAM_BYTES / 8];
-        int64_t i[PFVM_FUSE_PARAM_BYTES / 8];
-    } p;
-} pfvm__fz_ins;
-
-/* A reduction ending the group. */
-typedef struct pfvm__fz_sink {
-    int src;                   /* slot, then register, of the values folded */
-    int slot;                  /* the result's slot */
-    pfvm_fuse_reducer r;
-    int64_t axes[PFVM_MAX_RANK];
-    int n_axes, keepdims;
-    /* run time */
-    int out;                   /* the group output it makes */
-    int64_t st[PFVM_MAX_RANK]; /* strides of the result over the walk (0 on reduced axes) */
-    int64_t off;               /* offset at the walk's current row */
-    double *acc;
-    int64_t n_acc, count;
-} pfvm__fz_sink;
-
-/* A compiled group: slots 0..n_in-1 are the group's inputs; every value
- * computed gets a slot; slots map to registers. */
-typedef struct pfvm__fz_prog {
-    pfvm__fz_ins *ins;    /* stb_ds */
-    pfvm__fz_sink *sinks; /* stb_ds */
-    int *slot_sink;       /* stb_ds per slot: sink index or -1 */
-    int n_slots, n_in, n_out, n_regs;
-    int n_ld;             /* values loaded block by block: the inputs, then the head's result */
-    const pfvm_node *head; /* an out-fusable node (Conv, Gemm, MatMul) run first, or NULL */
-    int *head_in;         /* per input of the head: the group input it reads, or -1 */
-    const pfvm_tensor **inp; /* n_ld: what each loaded value is read from, this run */
-    pfvm_tensor head_buf; /* the head's result: one of the group's outputs, until overwritten */
-    const pfvm_node *tail; /* an in-place row op (Softmax) run last on its output, or NULL */
-    int tail_out;         /* the group output it makes */
-    pfvm_dtype *in_dtype; /* the input types it was compiled for */
-    int *in_reg;          /* per input: register, -1 when unused */
-    int *out_reg;         /* per output: register, -1 for a reduction */
-    int *out_sink;        /* per output: sink index or -1 */
-    float *regs;          /* n_regs * PFVM_FUSE_BLOCK, 64-byte aligned within regs_mem */
-    void *regs_mem;
-    float **ptr;          /* per register: its storage for the block being run */
-    unsigned char *out_direct; /* per output: its register may live in the output */
-    /* run-time scratch, sized at compile time so that runs allocate nothing */
-    int64_t *st;          /* n_in * PFVM_MAX_RANK strides */
-    int64_t *off;         /* n_in offsets */
-    unsigned char *fixed; /* n_in: the input is one value for the whole run */
-    void **in_copy;       /* n_in: contents of inputs the hooks read (the program assumes them), or NULL */
-    size_t *in_copy_size;
-    int n_chunks;         /* runs of the block being filled (reductions) */
-    int n_steps;          /* this run: kernel calls per block (a chain is one) */
-    int64_t *chunk_at, *chunk_len, *chunk_off; /* PFVM_FUSE_BLOCK each; offs per sink */
-} pfvm__fz_prog;
-
-static void pfvm__fz_prog_free(pfvm__fz_prog *p)
-{
-    int i;
-    if (!p)
-        return;
-    stbds_arrfree(p->ins);
-    stbds_arrfree(p->sinks);
-    stbds_arrfree(p->slot_sink);
-    pfvm__free(p->in_dtype);
-    pfvm__free(p->head_in);
-    pfvm__free(p->inp);
-    pfvm__free(p->in_reg);
-    pfvm__free(p->out_reg);
-    pfvm__free(p->out_sink);
-    pfvm__free(p->regs_mem);
-    pfvm__free(p->ptr);
-    pfvm__free(p->out_direct);
-    pfvm__free(p->st);
-    pfvm__free(p->off);
-    pfvm__free(p->fixed);
-    for (i = 0; p->in_copy && i < p->n_in; i++)
-        pfvm__free(p->in_copy[i]);
-    pfvm__free(p->in_copy);
-    pfvm__free(p->in_copy_size);
-    pfvm__free(p->chunk_at);
-    pfvm__free(p->chunk_len);
-    pfvm__free(p->chunk_off);
-    pfvm__free(p);
-}
-
-/* ---- the hooks' side ------------------------------------------------------------------- */
-
-struct pfvm_fuse_ctx {
-    const pfvm_node *node;
-    const pfvm_dtype *in_dtype;      /* per node input */
-    const pfvm_tensor *const *in_const; /* per node input, or NULL */
-    const int *in_slot;              /* per node input (compiling) */
-    int out_slot[PFVM__FZ_MAX_NODE_OUT];
-    unsigned out_sink;               /* bit j: output j is a reduction */
-    int tmp_slot[PFVM__FZ_MAX_TMP];
-    int n_tmp;
-    int n_slots;                     /* slots made while only checking */
-    pfvm__fz_prog *prog;             /* NULL: only checking */
-    const char *why;                 /* a refusal's reason */
-    unsigned const_used;             /* bit i: the hook read input i's contents */
-    pfvm_fuse_info info;
-};
-
-PFVM_INTERNAL pfvm_dtype pfvm_fuse_dtype(const pfvm_fuse_ctx *f, int i)
-{
-    if (i < 0 || i >= f->node->n_inputs || !f->node->inputs[i])
-        return PFVM_UNDEFINED;
-    return f->in_dtype[i];
-}
-
-PFVM_INTERNAL const pfvm_tensor *pfvm_fuse_const(const pfvm_fuse_ctx *f, int i)
-{
-    const pfvm_tensor *t;
-    if (i < 0 || i >= f->node->n_inputs || !f->node->inputs[i] || !f->in_const)
-        return NULL;
-    t = f->in_const[i];
-    if (!t || t->kind != PFVM_KIND_TENSOR || (!t->data && pfvm_tensor_numel(t)) || t->dtype == PFVM_STRING || i >= 32)
-        return NULL;
-    ((pfvm_fuse_ctx *)f)->const_used |= 1u << i;
-    return t;
-}
-
-PFVM_INTERNAL int pfvm_fuse_tmp(pfvm_fuse_ctx *f)
-{
-    if (f->n_tmp >= PFVM__FZ_MAX_TMP)
-        return -1;
-    f->tmp_slot[f->n_tmp] = -1;
-    return PFVM__FZ_TMP0 + f->n_tmp++;
-}
-
-PFVM_INTERNAL pfvm_code pfvm_fuse_refuse(pfvm_fuse_ctx *f, const char *why)
-{
-    if (!f->why)
-        f->why = why;
-    return PFVM_ERR_UNSUPPORTED;
-}
-
-/* The slot an operand reads, or -1 when it names nothing defined (or a
- * reduction's result, which the group cannot read). */
-static int pfvm__fz_src_slot(pfvm_fuse_ctx *f, int o)
-{
-    const pfvm_node *n = f->node;
-    int s = -1;
-    if (o >= 0 && o < n->n_inputs) {
-        if (!n->inputs[o])
-            return -1;
-        if (o < 32)
-            f->info.used |= 1u << o;
-        s = f->prog ? f->in_slot[o] : 0;
-    } else if (o >= PFVM_FUSE_OUT(0) && o < PFVM_FUSE_OUT(0) + n->n_outputs &&
-               o - PFVM_FUSE_OUT(0) < PFVM__FZ_MAX_NODE_OUT) {
-        if (f->out_sink & (1u << (o - PFVM_FUSE_OUT(0))))
-            return -1;
-        s = f->out_slot[o - PFVM_FUSE_OUT(0)];
-    } else if (o >= PFVM__FZ_TMP0 && o < PFVM__FZ_TMP0 + f->n_tmp) {
-        s = f->tmp_slot[o - PFVM__FZ_TMP0];
-    }
-    if (s >= 0 && f->prog && (s >= (int)stbds_arrlen(f->prog->slot_sink) || f->prog->slot_sink[s] >= 0))
-        return -1;
-    return s;
-}
-
-/* Where a destination's slot is recorded, or NULL when it is not a fresh
- * output or temporary. */
-static int *pfvm__fz_dst(pfvm_fuse_ctx *f, int o)
-{
-    const pfvm_node *n = f->node;
-    int *d = NULL;
-    if (o >= PFVM_FUSE_OUT(0) && o < PFVM_FUSE_OUT(0) + n->n_outputs && o - PFVM_FUSE_OUT(0) < PFVM__FZ_MAX_NODE_OUT &&
-        n->outputs[o - PFVM_FUSE_OUT(0)])
-        d = &f->out_slot[o - PFVM_FUSE_OUT(0)];
-    else if (o >= PFVM__FZ_TMP0 && o < PFVM__FZ_TMP0 + f->n_tmp)
-        d = &f->tmp_slot[o - PFVM__FZ_TMP0];
-    return d && *d < 0 ? d : NULL;
-}
-
-/* A new slot (sink: the index of the reduction making it, or -1); -1
- * when out of memory. */
-static int pfvm__fz_new_slot(pfvm_fuse_ctx *f, int sink)
-{
-    if (!f->prog)
-        return f->n_slots++;
-    if (!pfvm__arrpush(f->prog->slot_sink, sink))
-        return -1;
-    return f->prog->n_slots++;
-}
-
-PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, const void *params, size_t size, int d,
-                                       int n_src, const int *src)
-{
-    pfvm__fz_ins ins;
-    int *dst = pfvm__fz_dst(f, d), j;
-    if (!fn || !dst || n_src < 0 || n_src > PFVM_FUSE_MAX_SRC || size > PFVM_FUSE_PARAM_BYTES || (size && !params))
-        return pfvm_fuse_refuse(f, "malformed instruction");
-    memset(&ins, 0, sizeof ins);
-    ins.fn = fn;
-    ins.n_src = n_src;
-    for (j = 0; j < n_src; j++)
-        if ((ins.s[j] = pfvm__fz_src_slot(f, src[j])) < 0)
-            return pfvm_fuse_refuse(f, "instruction reads an undefined operand");
-    if (size)
-        memcpy(&ins.p, params, size);
-    if (f->prog && !pfvm__arrreserve(f->prog->ins, (size_t)stbds_arrlen(f->prog->ins) + 1))
-        return pfvm_fuse_refuse(f, "out of memory");
-    if ((*dst = pfvm__fz_new_slot(f, -1)) < 0)
-        return pfvm_fuse_refuse(f, "out of memory");
-    if (f->prog) {
-        ins.d = *dst;
-        stbds_arrput(f->prog->ins, ins); /* reserved above */
-    }
-    return PFVM_OK;
-}
-
-PFVM_INTERNAL pfvm_code pfvm_fuse_variant(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn)
-{
-    if (!fn)
-        return pfvm_fuse_refuse(f, "malformed variant");
-    if (f->prog && stbds_arrlen(f->prog->ins)) {
-        pfvm__fz_ins *in = &f->prog->ins[stbds_arrlen(f->prog->ins) - 1];
-        if (in->n_src != 2)
-            return pfvm_fuse_refuse(f, "malformed variant");
-        in->fn_c = fn;
-    }
-    return PFVM_OK;
-}
-
-PFVM_INTERNAL pfvm_code pfvm_fuse_uop(pfvm_fuse_ctx *f, int uop)
-{
-    int binary = uop >= PFVM_FUSE_U_ADD && uop <= PFVM_FUSE_U_MIN;
-    if (uop <= PFVM_FUSE_U_NONE || uop >= PFVM_FUSE_U_COUNT)
-        return pfvm_fuse_refuse(f, "malformed micro-op");
-    if (f->prog && stbds_arrlen(f->prog->ins)) {
-        pfvm__fz_ins *in = &f->prog->ins[stbds_arrlen(f->prog->ins) - 1];
-        if (in->n_src != (binary ? 2 : 1))
-            return pfvm_fuse_refuse(f, "malformed micro-op");
-        in->uop = uop;
-    }
-    return PFVM_OK;
-}
-
-PFVM_INTERNAL pfvm_code pfvm_fuse_alias(pfvm_fuse_ctx *f, int d, int src)
-{
-    int *dst = pfvm__fz_dst(f, d), s = pfvm__fz_src_slot(f, src);
-    if (!dst || s < 0)
-        return pfvm_fuse_refuse(f, "malformed alias");
-    *dst = s;
-    return PFVM_OK;
-}
-
-PFVM_INTERNAL pfvm_code pfvm_fuse_reduce(pfvm_fuse_ctx *f, int d, int src, const pfvm_fuse_reducer *r,
-                                         const int64_t *axes, int n_axes, int keepdims)
-{
-    int j = d - PFVM_FUSE_OUT(0), s = pfvm__fz_src_slot(f, src), *dst = pfvm__fz_dst(f, d);
-    pfvm__fz_sink k;
-    if (!r || !r->accum || j < 0 || j >= f->node->n_outputs || !dst || s < 0 || n_axes < 0 || n_axes > PFVM_MAX_RANK)
-        return pfvm_fuse_refuse(f, "malformed reduction");
-    f->info.reduction = 1;
-    f->info.iter_input = src >= 0 && src < f->node->n_inputs ? src : -1;
-    f->out_sink |= 1u << j;
-    memset(&k, 0, sizeof k);
-    k.src = s;
-    k.r = *r;
-    if (n_axes)
-        memcpy(k.axes, axes, sizeof(int64_t) * (size_t)n_axes);
-    k.n_axes = n_axes;
-    k.keepdims = keepdims != 0;
-    if (f->prog && !pfvm__arrreserve(f->prog->sinks, (size_t)stbds_arrlen(f->prog->sinks) + 1))
-        return pfvm_fuse_refuse(f, "out of memory");
-    k.slot = *dst = pfvm__fz_new_slot(f, f->prog ? (int)stbds_arrlen(f->prog->sinks) : 0);
-    if (*dst < 0)
-        return pfvm_fuse_refuse(f, "out of memory");
-    if (f->prog)
-        stbds_arrput(f->prog->sinks, k); /* reserved above */
-    return PFVM_OK;
-}
-
-/* Runs n's hook. in_slot NULL and prog NULL: only checking. */
-static pfvm_code pfvm__fz_node(pfvm_fuse_ctx *f, const pfvm_node *n, const pfvm_dtype *in_dtype,
-                               const pfvm_tensor *const *in_const, const int *in_slot, pfvm__fz_prog *prog)
-{
-    pfvm_code rc;
-    int j;
-    memset(f, 0, sizeof *f);
-    f->node = n;
-    f->in_dtype = in_dtype;
-    f->in_const = in_const;
-    f->in_slot = in_slot;
-    f->prog = prog;
-    f->info.iter_input = -1;
-    for (j = 0; j < PFVM__FZ_MAX_NODE_OUT; j++)
-        f->out_slot[j] = -1;
-    if (!n->op || !n->op->fuse || n->n_outputs > PFVM__FZ_MAX_NODE_OUT)
-        return pfvm_fuse_refuse(f, "no fuse hook");
-    if ((rc = n->op->fuse(f, n)) != PFVM_OK)
-        return rc;
-    for (j = 0; j < n->n_outputs; j++)
-        if (n->outputs[j] && f->out_slot[j] < 0)
-            return pfvm_fuse_refuse(f, "an output is not computed");
-    /* a reduction's other outputs would have the walk's shape: keep it simple */
-    if (f->info.reduction && (f->out_sink != (1u << n->n_outputs) - 1u || f->info.iter_input < 0))
-        return pfvm_fuse_refuse(f, "a reduction with other outputs");
-    return PFVM_OK;
-}
-
-PFVM_INTERNAL int pfvm_fuse_accepts(const pfvm_node *n, const pfvm_dtype *in_dtypes, const pfvm_tensor *const *consts,
-                                    pfvm_fuse_info *info)
-{
-    pfvm_fuse_ctx f;
-    int ok = pfvm__fz_node(&f, n, in_dtypes, consts, NULL, NULL) == PFVM_OK;
-    if (info)
-        *info = f.info;
-    return ok;
-}
-
-/* ---- compiling --------------------------------------------------------------------- */
-
-const pfvm_function *pfvm_model_function(const pfvm_model *m, const char *domain, const char *name)
-{
-    int i;
-    if (!m || !name)
-        return NULL;
-    for (i = 0; i < (int)stbds_arrlen(m->functions); i++) {
-        const pfvm_function *f = m->functions[i];
-        if (f->name && !strcmp(f->name, name) && !strcmp(f->domain ? f->domain : "", domain ? domain : ""))
-            return f;
-    }
-    return NULL;
-}
-
-/* Element types of the body's values for the given input types, with each
- * node's inference over unknown shapes. 0 when something is unknown. */
-static int pfvm__fz_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, pfvm_dtype *vdt, pfvm_symtab *syms)
-{
-    pfvm_arena arena;
-    pfvm_ival *iv;
-    const pfvm_ival **in = NULL;
-    pfvm_ival **out = NULL;
-    pfvm_status st;
-    int nv = (int)stbds_arrlen(body->values), i, j, ok = 1;
-    memset(&arena, 0, sizeof arena);
-    iv = (pfvm_ival *)pfvm__arena_alloc(&arena, sizeof *iv * (size_t)(nv + 1));
-    if (!iv) {
-        pfvm__arena_free(&arena);
-        return 0;
-    }
-    memset(iv, 0, sizeof *iv * (size_t)(nv + 1));
-    for (i = 0; i < (int)stbds_arrlen(body->inputs); i++) {
-        pfvm_ival *v = &iv[body->inputs[i]->id];
-        pfvm_ival_set_tensor(v, in_dtype[i], NULL);
-    }
-    for (i = 0; ok && i < (int)stbds_arrlen(body->nodes); i++) {
-        const pfvm_node *n = body->nodes[i];
-        if (!pfvm__arrsetlen(in, n->n_inputs) || !pfvm__arrsetlen(out, n->n_outputs)) {
-            ok = 0;
-            break;
-        }
-        for (j = 0; j < n->n_inputs; j++)
-            in[j] = n->inputs[j] && n->inputs[j]->graph == body ? &iv[n->inputs[j]->id] : NULL;
-        for (j = 0; j < n->n_outputs; j++)
-            out[j] = n->outputs[j] ? &iv[n->outputs[j]->id] : NULL;
-        if (!n->op || pfvm__infer_node(n, in, out, syms, &arena, &st))
-            ok = 0;
-    }
-    for (i = 0; i < nv; i++)
-        vdt[i] = iv[i].type.kind == PFVM_KIND_TENSOR ? iv[i].type.dtype : PFVM_UNDEFINED;
-    stbds_arrfree(in);
-    stbds_arrfree(out);
-    pfvm__arena_free(&arena);
-    return ok;
-}
-
-/* Maps slots to registers: inputs keep theirs for the whole program (a
- * fixed input is loaded once per run), outputs and the values reductions
- * fold to the end, everything else from its instruction to its last
- * reader. A destination never shares a register with a source of its own
- * instruction. */
-static pfvm_code pfvm__fz_regalloc(pfvm__fz_prog *p, const int *out_slot, pfvm_status *st)
-{
-    int n = (int)stbds_arrlen(p->ins), i, j, n_free = 0;
-    int *last = (int *)pfvm__calloc((size_t)p->n_slots + 1, sizeof *last);
-    int *reg = (int *)pfvm__calloc((size_t)p->n_slots + 1, sizeof *reg);
-    int *free_regs = (int *)pfvm__calloc((size_t)p->n_slots + 1, sizeof *free_regs);
-    if (!last || !reg || !free_regs) {
-        pfvm__free(last);
-        pfvm__free(reg);
-        pfvm__free(free_regs);
-        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
-    }
-    for (i = 0; i < p->n_slots; i++) {
-        last[i] = -1;
-        reg[i] = -1;
-    }
-    for (i = 0; i < n; i++)
-        for (j = 0; j < p->ins[i].n_src; j++)
-            last[p->ins[i].s[j]] = i;
-    for (j = 0; j < p->n_out; j++)
-        last[out_slot[j]] = INT_MAX;
-    for (j = 0; j < (int)stbds_arrlen(p->sinks); j++)
-        last[p->sinks[j].src] = INT_MAX;
-    p->n_regs = 0;
-    for (j = 0; j < p->n_ld; j++)
-        if (last[j] >= 0 && p->slot_sink[j] < 0) {
-            last[j] = INT_MAX;
-            reg[j] = p->n_regs++;
-        }
-    for (i = 0; i < n; i++) {
-        pfvm__fz_ins *in = &p->ins[i];
-        int d = in->d;
-        reg[d] = n_free ? free_regs[--n_free] : p->n_regs++;
-        for (j = 0; j < in->n_src; j++) {
-            int s = in->s[j];
-            in->s[j] = reg[s];
-            if (last[s] == i) {
-                free_regs[n_free++] = reg[s];
-                last[s] = -2; /* freed once, even when read twice */
-            }
-        }
-        in->d = reg[d];
-        if (last[d] == -1)
-            free_regs[n_free++] = reg[d]; /* nobody reads it */
-    }
-    for (j = 0; j < p->n_ld; j++)
-        p->in_reg[j] = reg[j];
-    for (j = 0; j < p->n_out; j++) {
-        p->out_sink[j] = p->slot_sink[out_slot[j]];
-        p->out_reg[j] = p->out_sink[j] >= 0 ? -1 : reg[out_slot[j]];
-    }
-    for (j = 0; j < (int)stbds_arrlen(p->sinks); j++) {
-        int k2;
-        p->sinks[j].src = reg[p->sinks[j].src];
-        p->sinks[j].out = -1;
-        for (k2 = 0; k2 < p->n_out; k2++)
-            if (p->out_sink[k2] == j && p->sinks[j].out < 0)
-                p->sinks[j].out = k2;
-    }
-    pfvm__free(last);
-    pfvm__free(reg);
-    pfvm__free(free_regs);
-    for (j = 0; j < (int)stbds_arrlen(p->sinks); j++)
-        if (p->sinks[j].out < 0 || p->sinks[j].src < 0)
-            return pfvm__fail(st, PFVM_ERR_INVALID, "fused group: a reduction that is not an output");
-    /* registers on cache lines of their own: vector loads and stores of
-     * a block never straddle two lines */
-    p->regs_mem = pfvm__calloc((size_t)(p->n_regs ? p->n_regs : 1) * PFVM_FUSE_BLOCK + 16, sizeof(float));
-    if (p->regs_mem)
-        p->regs = (float *)((char *)p->regs_mem + (64 - (size_t)((uintptr_t)p->regs_mem % 64)) % 64);
-    p->ptr = (float **)pfvm__calloc((size_t)p->n_regs + 1, sizeof *p->ptr);
-    p->out_direct = (unsigned char *)pfvm__calloc((size_t)p->n_out + 1, 1);
-    p->chunk_at = (int64_t *)pfvm__calloc(PFVM_FUSE_BLOCK, sizeof *p->chunk_at);
-    p->chunk_len = (int64_t *)pfvm__calloc(PFVM_FUSE_BLOCK, sizeof *p->chunk_len);
-    p->chunk_off = (int64_t *)pfvm__calloc((size_t)PFVM_FUSE_BLOCK * (stbds_arrlen(p->sinks) + 1), sizeof *p->chunk_off);
-    if (!p->regs || !p->ptr || !p->out_direct || !p->chunk_at || !p->chunk_len || !p->chunk_off)
-        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
-    for (j = 0; j < p->n_regs; j++)
-        p->ptr[j] = p->regs + (size_t)j * PFVM_FUSE_BLOCK;
-    /* A full block can compute an output's register in the output itself
-     * (what its register holds earlier in the block is overwritten by the
-     * time the block ends), unless the register is an input's, another
-     * output's, or folded by a reduction. */
-    for (j = 0; j < p->n_out; j++) {
-        int r = p->out_reg[j], k2, ok = r >= 0;
-        for (k2 = 0; k2 < p->n_ld; k2++)
-            ok &= p->in_reg[k2] != r;
-        for (k2 = 0; k2 < j; k2++)
-            ok &= p->out_reg[k2] != r;
-        for (k2 = 0; k2 < (int)stbds_arrlen(p->sinks); k2++)
-            ok &= p->sinks[k2].src != r;
-        p->out_direct[j] = (unsigned char)ok;
-    }
-    return PFVM_OK;
-}
-
-/* Compiles the body of `fn` for inputs of the given types (and contents,
- * for hooks that read constants). *out is NULL (and PFVM_OK returned) when
- * the body cannot be compiled. */
-static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_dtype,
-                                  const pfvm_tensor *const *in_tensors, int n_in, pfvm_symtab *syms,
-                                  pfvm__fz_prog **out, pfvm_status *st)
-{
-    const pfvm_graph *body = fn->body;
-    int nv = (int)stbds_arrlen(body->values), i, j, ok = 1;
-    int *vslot = NULL, *in_slot = NULL, *out_slot = NULL;
-    pfvm_dtype *vdt = NULL, *ndt = NULL;
-    const pfvm_tensor **nconst = NULL;
-    pfvm__fz_prog *p;
-    pfvm_code rc = PFVM_OK;
-    *out = NULL;
-    if (fn->n_attr_names || fn->n_attr_defaults || n_in != (int)stbds_arrlen(body->inputs) ||
-        !stbds_arrlen(body->outputs))
-        return PFVM_OK;
-    p = (pfvm__fz_prog *)pfvm__calloc(1, sizeof *p);
-    vslot = (int *)pfvm__calloc((size_t)nv + 1, sizeof *vslot);
-    vdt = (pfvm_dtype *)pfvm__calloc((size_t)nv + 1, sizeof *vdt);
-    if (!p || !vslot || !vdt) {
-        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    p->n_in = p->n_ld = n_in;
-    p->n_out = (int)stbds_arrlen(body->outputs);
-    p->in_dtype = (pfvm_dtype *)pfvm__calloc((size_t)n_in + 2, sizeof *p->in_dtype);
-    p->in_reg = (int *)pfvm__calloc((size_t)n_in + 2, sizeof *p->in_reg);
-    p->inp = (const pfvm_tensor **)pfvm__calloc((size_t)n_in + 2, sizeof *p->inp);
-    p->out_reg = (int *)pfvm__calloc((size_t)p->n_out + 1, sizeof *p->out_reg);
-    p->out_sink = (int *)pfvm__calloc((size_t)p->n_out + 1, sizeof *p->out_sink);
-    p->st = (int64_t *)pfvm__calloc((size_t)(n_in + 1) * PFVM_MAX_RANK + 1, sizeof *p->st);
-    p->off = (int64_t *)pfvm__calloc((size_t)n_in + 2, sizeof *p->off);
-    p->fixed = (unsigned char *)pfvm__calloc((size_t)n_in + 2, 1);
-    p->in_copy = (void **)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_copy);
-    p->in_copy_size = (size_t *)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_copy_size);
-    out_slot = (int *)pfvm__calloc((size_t)p->n_out + 1, sizeof *out_slot);
-    if (!p->in_dtype || !p->in_reg || !p->inp || !p->out_reg || !p->out_sink || !p->st || !p->off || !p->fixed ||
-        !out_slot || !p->in_copy || !p->in_copy_size) {
-        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    memcpy(p->in_dtype, in_dtype, sizeof *in_dtype * (size_t)n_in);
-    if (!pfvm__fz_dtypes(body, in_dtype, vdt, syms)) {
-        ok = 0;
-        goto done;
-    }
-    for (i = 0; i < nv; i++)
-        vslot[i] = -1;
-    for (i = 0; i < n_in; i++) {
-        vslot[body->inputs[i]->id] = i;
-        if (!pfvm__arrpush(p->slot_sink, -1)) {
-            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-    }
-    p->n_slots = n_in;
-    /* a head: one out-fusable node without a hook that reads only group
-     * inputs; its float32 result is loaded like an input */
-    for (i = 0; ok && i < (int)stbds_arrlen(body->nodes); i++) {
-        const pfvm_node *n = body->nodes[i];
-        int all_in = n->n_outputs == 1 && n->outputs[0];
-        if (!n->op || n->op->fuse || n->op->fusion != PFVM_FUSE_OUT_FUSABLE || !n->op->kernel)
-            continue;
-        for (j = 0; all_in && j < n->n_inputs; j++)
-            all_in = !n->inputs[j] || (n->inputs[j]->graph == body && vslot[n->inputs[j]->id] >= 0 &&
-                                        vslot[n->inputs[j]->id] < n_in);
-        if (!all_in || p->head || vdt[n->outputs[0]->id] != PFVM_FLOAT) {
-            ok = 0;
-            break;
-        }
-        p->head = n;
-        p->head_in = (int *)pfvm__calloc((size_t)n->n_inputs + 1, sizeof *p->head_in);
-        if (!p->head_in) {
-            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        for (j = 0; j < n->n_inputs; j++)
-            p->head_in[j] = n->inputs[j] ? vslot[n->inputs[j]->id] : -1;
-        vslot[n->outputs[0]->id] = n_in;
-        p->in_dtype[n_in] = PFVM_FLOAT;
-        if (!pfvm__arrpush(p->slot_sink, -1)) {
-            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        p->n_slots = p->n_ld = n_in + 1;
-    }
-    for (i = 0; ok && i < (int)stbds_arrlen(body->nodes); i++) {
-        const pfvm_node *n = body->nodes[i];
-        pfvm_fuse_ctx f;
-        if (n == p->head)
-            continue;
-        /* a tail: the last node, an in-place row op over a value of the
-         * group; the group stores that value into the tail's output */
-        if (n->op && !n->op->fuse && (n->op->flags & PFVM_OP_IN_PLACE) && n->op->kernel && !p->tail &&
-            i == (int)stbds_arrlen(body->nodes) - 1 && n->n_inputs == 1 && n->n_outputs == 1 && n->inputs[0] &&
-            n->outputs[0] && n->inputs[0]->graph == body && vslot[n->inputs[0]->id] >= p->n_ld &&
-            p->slot_sink[vslot[n->inputs[0]->id]] < 0 && vdt[n->inputs[0]->id] == PFVM_FLOAT &&
-            vdt[n->outputs[0]->id] == PFVM_FLOAT) {
-            p->tail = n;
-            vslot[n->outputs[0]->id] = vslot[n->inputs[0]->id];
-            continue;
-        }
-        if (!pfvm__arrsetlen(in_slot, n->n_inputs + 1) || !pfvm__arrsetlen(ndt, n->n_inputs + 1) ||
-            !pfvm__arrsetlen(nconst, n->n_inputs + 1)) {
-            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        for (j = 0; j < n->n_inputs; j++) {
-            const pfvm_value *v = n->inputs[j];
-            int local = v && v->graph == body;
-            in_slot[j] = local ? vslot[v->id] : -1;
-            ndt[j] = local ? vdt[v->id] : PFVM_UNDEFINED;
-            nconst[j] = local && in_slot[j] >= 0 && in_slot[j] < n_in && in_tensors ? in_tensors[in_slot[j]] : NULL;
-            if (v && (!local || in_slot[j] < 0))
-                ok = 0;
-        }
-        if (!ok || pfvm__fz_node(&f, n, ndt, nconst, in_slot, p) != PFVM_OK) {
-            ok = 0;
-            break;
-        }
-        for (j = 0; j < n->n_outputs; j++)
-            if (n->outputs[j])
-                vslot[n->outputs[j]->id] = f.out_slot[j];
-        /* the program now assumes these inputs' contents: keep a copy */
-        for (j = 0; j < n->n_inputs && j < 32; j++) {
-            const pfvm_tensor *t = nconst[j];
-            int g = in_slot[j];
-            size_t bytes;
-            if (!(f.const_used & (1u << j)) || !t || p->in_copy[g])
-                continue;
-            bytes = (size_t)pfvm_tensor_numel(t) * pfvm_dtype_size(t->dtype);
-            if (!(p->in_copy[g] = pfvm__malloc(bytes ? bytes : 1))) {
-                rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
-                goto done;
-            }
-            if (bytes)
-                memcpy(p->in_copy[g], t->data, bytes);
-            p->in_copy_size[g] = bytes;
-        }
-    }
-    for (j = 0; ok && j < p->n_out; j++)
-        if ((out_slot[j] = vslot[body->outputs[j]->id]) < 0)
-            ok = 0;
-    if (ok && p->tail) {
-        /* its output once, its input never: a group output */
-        p->tail_out = -1;
-        for (j = 0; j < p->n_out; j++) {
-            if (body->outputs[j] == p->tail->inputs[0] || (body->outputs[j] == p->tail->outputs[0] && p->tail_out >= 0))
-                ok = 0;
-            if (body->outputs[j] == p->tail->outputs[0])
-                p->tail_out = j;
-        }
-        ok &= p->tail_out >= 0;
-    }
-    if (ok)
-        rc = pfvm__fz_regalloc(p, out_slot, st);
-done:
-    pfvm__free(vslot);
-    pfvm__free(vdt);
-    pfvm__free(out_slot);
-    stbds_arrfree(in_slot);
-    stbds_arrfree(ndt);
-    stbds_arrfree(nconst);
-    if (rc == PFVM_OK && ok) {
-        *out = p;
-        return PFVM_OK;
-    }
-    pfvm__fz_prog_free(p);
-    return rc;
-}
-
-/* ---- running --------------------------------------------------------------------------- */
-
-static int pfvm__fz_loadable(pfvm_dtype t)
-{
-    return pfvm_dtype_is_float(t) || pfvm_dtype_is_int(t) || t == PFVM_BOOL;
-}
-
-static int pfvm__fz_storable(pfvm_dtype t)
-{
-    return t == PFVM_FLOAT || t == PFVM_DOUBLE || t == PFVM_FLOAT16 || t == PFVM_BFLOAT16 || t == PFVM_BOOL;
-}
-
-#define PFVM__FZ_GATHER(T, expr)                               \
-    do {                                                       \
-        const T *s_ = (const T *)t->data + off;                \
-        for (e = 0; e < m; e++) {                              \
-            T v = s_[e * st];                                  \
-            d[e] = (float)(expr);                              \
-        }                                                      \
-    } while (0)
-
-/* d[e] = t[off + e*st] as float, e < m. */
-static void pfvm__fz_load(float *PFVM_RESTRICT d, const pfvm_tensor *t, int64_t off, int64_t st, int64_t m)
-{
-    int64_t e;
-    switch (t->dtype) {
-    case PFVM_FLOAT: {
-        const float *s = (const float *)t->data + off;
-        if (st == 1)
-            memcpy(d, s, sizeof(float) * (size_t)m);
-        else if (st == 0)
-            for (e = 0; e < m; e++)
-                d[e] = s[0];
-        else
-            for (e = 0; e < m; e++)
-                d[e] = s[e * st];
-        break;
-    }
-    case PFVM_DOUBLE: PFVM__FZ_GATHER(double, v); break;
-    case PFVM_FLOAT16: PFVM__FZ_GATHER(uint16_t, pfvm_half_to_float(v)); break;
-    case PFVM_BFLOAT16: PFVM__FZ_GATHER(uint16_t, pfvm_bf16_to_float(v)); break;
-    case PFVM_BOOL: PFVM__FZ_GATHER(uint8_t, v != 0); break;
-    case PFVM_INT8: PFVM__FZ_GATHER(int8_t, v); break;
-    case PFVM_INT16: PFVM__FZ_GATHER(int16_t, v); break;
-    case PFVM_INT32: PFVM__FZ_GATHER(int32_t, v); break;
-    case PFVM_INT64: PFVM__FZ_GATHER(int64_t, v); break;
-    case PFVM_UINT8: PFVM__FZ_GATHER(uint8_t, v); break;
-    case PFVM_UINT16: PFVM__FZ_GATHER(uint16_t, v); break;
-    case PFVM_UINT32: PFVM__FZ_GATHER(uint32_t, v); break;
-    case PFVM_UINT64: PFVM__FZ_GATHER(uint64_t, v); break;
-    default:
-        for (e = 0; e < m; e++)
-            d[e] = 0;
-        break;
-    }
-}
-
-/* t[pos + e] = s[e] in t's type, e < m. */
-static void pfvm__fz_store(pfvm_tensor *t, int64_t pos, const float *PFVM_RESTRICT s, int64_t m)
-{
-    int64_t e;
-    switch (t->dtype) {
-    case PFVM_FLOAT: memcpy((float *)t->data + pos, s, sizeof(float) * (size_t)m); break;
-    case PFVM_DOUBLE: {
-        double *d = (double *)t->data + pos;
-        for (e = 0; e < m; e++)
-            d[e] = s[e];
-        break;
-    }
-    case PFVM_FLOAT16: {
-        uint16_t *d = (uint16_t *)t->data + pos;
-        for (e = 0; e < m; e++)
-            d[e] = pfvm_float_to_half(s[e]);
-        break;
-    }
-    case PFVM_BFLOAT16: {
-        uint16_t *d = (uint16_t *)t->data + pos;
-        for (e = 0; e < m; e++)
-            d[e] = pfvm_float_to_bf16(s[e]);
-        break;
-    }
-    case PFVM_BOOL: {
-        uint8_t *d = (uint8_t *)t->data + pos;
-        for (e = 0; e < m; e++)
-            d[e] = s[e] != 0;
-        break;
-    }
-    default: break;
-    }
-}
-
-/* ---- micro-op chains ------------------------------------------------------------------ */
-
-#define PFVM__FZ_MAX_CHAIN 16 /* instructions in one chain */
-#define PFVM__FZ_UCHUNK 128   /* floats a chain carries through all its ops at once */
-
-/* One micro-op of a chain: s1 is b[e], or k when b is NULL (a scalar, and
- * unary ops). */
-typedef struct pfvm__fz_uop {
-    int code;
-    float k;
-    const float *b;
-} pfvm__fz_uop;
-
-/* The chain kernel exists where PFVM_DISPATCH does (x86-64 glibc, gcc or
- * clang), for AVX-512 only: generic vectors (a compiler extension), eight
- * 16-float values a chunk, which the compiler keeps in CPU registers from
- * op to op. It is picked at run time when the CPU has AVX-512; elsewhere
- * (and with PFVM_NO_DISPATCH, or blocks that are not whole chunks)
- * instructions run one by one, as always.
- * (gcc 12 scalarizes comparisons of such vectors in target_clones
- * versions, hence one target and a check of our own.) */
-#if !defined(PFVM_NO_DISPATCH) && !defined(PFVM_NO_UCHAIN) && defined(__x86_64__) && defined(__GNUC__) && \
-    defined(__linux__) && defined(__GLIBC__) && defined(__has_attribute)
-#if __has_attribute(target) && __has_attribute(vector_size) && PFVM_FUSE_BLOCK % PFVM__FZ_UCHUNK == 0
-#define PFVM__FZ_UCHAIN 1
-#endif
-#endif
-#ifdef PFVM__FZ_UCHAIN
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF /* rounds like the kernels: no fused multiply-adds */
-#define PFVM__FZ_AVX512 __attribute__((target("avx512f")))
-#else
-#define PFVM__FZ_AVX512 __attribute__((target("avx512f"), optimize("fp-contract=off")))
-#endif
-typedef float pfvm__fz_vf __attribute__((vector_size(64)));
-typedef int32_t pfvm__fz_vi __attribute__((vector_size(64)));
-#define PFVM__FZ_SEL(m, a, b) ((pfvm__fz_vf)(((m) & (pfvm__fz_vi)(a)) | (~(m) & (pfvm__fz_vi)(b))))
-#define PFVM__FZ_ADD(x, b) ((x) + (b))
-#define PFVM__FZ_SUB(x, b) ((x) - (b))
-#define PFVM__FZ_MUL(x, b) ((x) * (b))
-#define PFVM__FZ_DIV(x, b) ((x) / (b))
-#define PFVM__FZ_MAX(x, b) PFVM__FZ_SEL(((b) != (b)) | ((b) > (x)), (b), (x))
-#define PFVM__FZ_MIN(x, b) PFVM__FZ_SEL(((b) != (b)) | ((b) < (x)), (b), (x))
-#define PFVM__FZ_RELU(x, b) PFVM__FZ_SEL((x) > zero, (x), zero)
-#define PFVM__FZ_NEG(x, b) ((pfvm__fz_vf)((pfvm__fz_vi)(x) ^ sign))
-#define PFVM__FZ_ABS(x, b) ((pfvm__fz_vf)((pfvm__fz_vi)(x) & ~sign))
-#define PFVM__FZ_ALL8(F)          \
-    do {                          \
-        x0 = F(x0, b0);           \
-        x1 = F(x1, b1);           \
-        x2 = F(x2, b2);           \
-        x3 = F(x3, b3);           \
-        x4 = F(x4, b4);           \
-        x5 = F(x5, b5);           \
-        x6 = F(x6, b6);           \
-        x7 = F(x7, b7);           \
-    } while (0)
-#define PFVM__FZ_CASE(U, F) \
-    case U: PFVM__FZ_ALL8(F); break;
-PFVM__FZ_AVX512 static void pfvm__fz_uchain(float *d, const float *a, const pfvm__fz_uop *u, int n)
-{
-    const pfvm__fz_vf zero = {0};
-    const pfvm__fz_vi sign = (pfvm__fz_vi){0} + (int32_t)(-2147483647 - 1);
-    int c, i;
-    for (c = 0; c < PFVM_FUSE_BLOCK; c += PFVM__FZ_UCHUNK) {
-        pfvm__fz_vf x0, x1, x2, x3, x4, x5, x6, x7, b0, b1, b2, b3, b4, b5, b6, b7;
-        memcpy(&x0, a + c, sizeof x0);
-        memcpy(&x1, a + c + 16, sizeof x1);
-        memcpy(&x2, a + c + 32, sizeof x2);
-        memcpy(&x3, a + c + 48, sizeof x3);
-        memcpy(&x4, a + c + 64, sizeof x4);
-        memcpy(&x5, a + c + 80, sizeof x5);
-        memcpy(&x6, a + c + 96, sizeof x6);
-        memcpy(&x7, a + c + 112, sizeof x7);
-        for (i = 0; i < n; i++) {
-            const pfvm__fz_uop *o = &u[i];
-            if (o->b) {
-                memcpy(&b0, o->b + c, sizeof b0);
-                memcpy(&b1, o->b + c + 16, sizeof b1);
-                memcpy(&b2, o->b + c + 32, sizeof b2);
-                memcpy(&b3, o->b + c + 48, sizeof b3);
-                memcpy(&b4, o->b + c + 64, sizeof b4);
-                memcpy(&b5, o->b + c + 80, sizeof b5);
-                memcpy(&b6, o->b + c + 96, sizeof b6);
-                memcpy(&b7, o->b + c + 112, sizeof b7);
-            } else {
-                b0 = zero + o->k;
-                b1 = b2 = b3 = b4 = b5 = b6 = b7 = b0;
-            }
-            switch (o->code) {
-                PFVM__FZ_CASE(PFVM_FUSE_U_ADD, PFVM__FZ_ADD)
-                PFVM__FZ_CASE(PFVM_FUSE_U_SUB, PFVM__FZ_SUB)
-                PFVM__FZ_CASE(PFVM_FUSE_U_MUL, PFVM__FZ_MUL)
-                PFVM__FZ_CASE(PFVM_FUSE_U_DIV, PFVM__FZ_DIV)
-                PFVM__FZ_CASE(PFVM_FUSE_U_MAX, PFVM__FZ_MAX)
-                PFVM__FZ_CASE(PFVM_FUSE_U_MIN, PFVM__FZ_MIN)
-                PFVM__FZ_CASE(PFVM_FUSE_U_RELU, PFVM__FZ_RELU)
-                PFVM__FZ_CASE(PFVM_FUSE_U_NEG, PFVM__FZ_NEG)
-                PFVM__FZ_CASE(PFVM_FUSE_U_ABS, PFVM__FZ_ABS)
-            default: break;
-            }
-        }
-        memcpy(d + c, &x0, sizeof x0);
-        memcpy(d + c + 16, &x1, sizeof x1);
-        memcpy(d + c + 32, &x2, sizeof x2);
-        memcpy(d + c + 48, &x3, sizeof x3);
-        memcpy(d + c + 64, &x4, sizeof x4);
-        memcpy(d + c + 80, &x5, sizeof x5);
-        memcpy(d + c + 96, &x6, sizeof x6);
-        memcpy(d + c + 112, &x7, sizeof x7);
-    }
-}
-
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT DEFAULT
-#endif
-
-#endif
-
-/* 1 when the chain kernel is compiled in and the CPU runs AVX-512 code. */
-static int pfvm__fz_uchain_ok(void)
-{
-#ifdef PFVM__FZ_UCHAIN
-    return pfvm__have_avx512();
-#else
-    return 0;
-#endif
-}
-
-PFVM_INTERNAL int pfvm__have_avx512(void)
-{
-#if defined(PFVM_AVX512_KERNELS) || defined(PFVM__FZ_UCHAIN)
-    static int ok = -1;
-    if (ok < 0) {
-        __builtin_cpu_init();
-        ok = __builtin_cpu_supports("avx512f") != 0;
-    }
-    return ok;
-#else
-    return 0;
-#endif
-}
-
-/* Does register r hold a value nobody reads after instruction i (it is
- * overwritten first, or never read again and no output or reduction's)? */
-static int pfvm__fz_dead_after(const pfvm__fz_prog *p, int r, int i)
-{
-    int n = (int)stbds_arrlen(p->ins), m, j;
-    for (m = i + 1; m < n; m++) {
-        for (j = 0; j < p->ins[m].n_src; j++)
-            if (p->ins[m].s[j] == r)
-                return 0;
-        if (p->ins[m].d == r)
-            return 1;
-    }
-    for (j = 0; j < p->n_out; j++)
-        if (p->out_reg[j] == r)
-            return 0;
-    for (j = 0; j < (int)stbds_arrlen(p->sinks); j++)
-        if (p->sinks[j].src == r)
-            return 0;
-    for (j = 0; j < p->n_ld; j++)
-        if (p->in_reg[j] == r)
-            return 0;
-    return 1;
-}
-
-/* Can instruction `in` run in a chain with the same results as alone? Add
- * and Mul of two NaNs give one of them, and which one depends on the
- * operand order the compiler picked for each kernel (the operations
- * commute); so they chain only with a second operand that is one value
- * for the run and not NaN. Sub, Div (ordered), the selects of Max, Min and
- * Relu, and the sign-bit ops give one answer. */
-static int pfvm__fz_uop_ok(const pfvm__fz_prog *p, const pfvm__fz_ins *in)
-{
-    int j;
-    if (!in->uop)
-        return 0;
-    if (in->uop != PFVM_FUSE_U_ADD && in->uop != PFVM_FUSE_U_MUL)
-        return 1;
-    for (j = 0; j < p->n_ld; j++)
-        if (p->in_reg[j] == in->s[1] && p->fixed[j])
-            return p->ptr[in->s[1]][0] == p->ptr[in->s[1]][0];
-    return 0;
-}
-
-/* Marks this run's chains: runs of micro-op instructions where each result
- * is the next one's first source and read by nothing else. */
-static void pfvm__fz_chains(pfvm__fz_prog *p)
-{
-    int n = (int)stbds_arrlen(p->ins), i, len;
-    for (i = 0; i < n; i++)
-        p->ins[i].chain = 0;
-    p->n_steps = n;
-    if (!pfvm__fz_uchain_ok())
-        return;
-    for (i = 0; i < n; i += len) {
-        len = 1;
-        if (!pfvm__fz_uop_ok(p, &p->ins[i]))
-            continue;
-        while (i + len < n && len < PFVM__FZ_MAX_CHAIN) {
-            const pfvm__fz_ins *a = &p->ins[i + len - 1], *b = &p->ins[i + len];
-            if (!pfvm__fz_uop_ok(p, b) || b->s[0] != a->d || (b->n_src > 1 && b->s[1] == a->d) ||
-                !pfvm__fz_dead_after(p, a->d, i + len))
-                break;
-            len++;
-        }
-        p->ins[i].chain = len;
-        p->n_steps -= len - 1;
-    }
-}
-
-/* Runs the chain of `len` instructions from ins[i]. */
-static void pfvm__fz_exec_chain(pfvm__fz_prog *p, int i, int len)
-{
-#ifdef PFVM__FZ_UCHAIN
-    pfvm__fz_uop u[PFVM__FZ_MAX_CHAIN];
-    int j;
-    for (j = 0; j < len; j++) {
-        const pfvm__fz_ins *in = &p->ins[i + j];
-        u[j].code = in->uop;
-        u[j].k = in->s1_fixed ? p->ptr[in->s[1]][0] : 0.0f;
-        u[j].b = in->n_src > 1 && !in->s1_fixed ? p->ptr[in->s[1]] : NULL;
-    }
-    pfvm__fz_uchain(p->ptr[p->ins[i + len - 1].d], p->ptr[p->ins[i].s[0]], u, len);
-#else
-    (void)p;
-    (void)i;
-    (void)len;
-#endif
-}
-
-/* Runs the instructions over the block, then folds the block's chunks
- * (runs of one row each) into the reductions. */
-static void pfvm__fz_exec_block(pfvm__fz_prog *p)
-{
-    const float *src[PFVM_FUSE_MAX_SRC];
-    int n = (int)stbds_arrlen(p->ins), ns = (int)stbds_arrlen(p->sinks), i, j, c;
-    for (i = 0; i < n; i++) {
-        const pfvm__fz_ins *in = &p->ins[i];
-        if (in->chain > 1) {
-            pfvm__fz_exec_chain(p, i, in->chain);
-            i += in->chain - 1;
-            continue;
-        }
-        for (j = 0; j < in->n_src; j++)
-            src[j] = p->ptr[in->s[j]];
-        in->run(p->ptr[in->d], src, &in->p);
-    }
-    for (j = 0; j < ns; j++) {
-        const pfvm__fz_sink *k = &p->sinks[j];
-        const float *v = p->ptr[k->src];
-        for (c = 0; c < p->n_chunks; c++)
-            k->r.accum(k->acc + p->chunk_off[(size_t)j * PFVM_FUSE_BLOCK + c], k->st[0], v + p->chunk_at[c],
-                       p->chunk_len[c]);
-    }
-    p->n_chunks = 0;
-}
-
-/* Records a chunk of the block being filled: m values from position `at`,
- * from column c of the current row (r merged dims). */
-static void pfvm__fz_chunk(pfvm__fz_prog *p, int64_t at, int64_t m, int64_t c)
-{
-    int j, ns = (int)stbds_arrlen(p->sinks);
-    for (j = 0; j < ns; j++)
-        p->chunk_off[(size_t)j * PFVM_FUSE_BLOCK + p->n_chunks] = p->sinks[j].off + c * p->sinks[j].st[0];
-    p->chunk_at[p->n_chunks] = at;
-    p->chunk_len[p->n_chunks] = m;
-    p->n_chunks++;
-}
-
-static void pfvm__fz_store_block(pfvm__fz_prog *p, pfvm_kctx *k, int64_t pos, int64_t m)
-{
-    int j;
-    for (j = 0; j < p->n_out; j++)
-        if (k->out[j] && p->out_reg[j] >= 0)
-            pfvm__fz_store(k->out[j], pos, p->ptr[p->out_reg[j]], m);
-}
-
-/* A full block whose inputs are all within one row: float32 inputs read
- * in place (stride 1), float32 outputs computed in place. */
-#if defined(__GNUC__)
-#define PFVM__FZ_PREFETCH(a, w) __builtin_prefetch((a), (w))
-#else
-#define PFVM__FZ_PREFETCH(a, w) ((void)(a))
-#endif
-
-/* Asks for the cache lines of the block after the one at `a` (reading, or
- * writing with w = 1) while this block computes: the loop's compute and
- * its memory traffic then overlap. Only for walks of 256K elements or more
- * (beyond a core's L2; smaller ones stay cached and would pay for nothing)
- * and programs of PFVM__FZ_PREFETCH_STEPS kernel calls a block or more:
- * lighter ones are bound by memory, which the CPU's own prefetchers
- * already stream, and the prefetch instructions only cost (measured on
- * Zen 5, 4M floats: GELU's five calls 3.8 -> 3.3 ms with them; an 8-op
- * chain 0.79 -> 1.08 ms and swish's two calls 1.84 -> 2.20 ms). */
-#define PFVM__FZ_PREFETCH_STEPS 4
-static void pfvm__fz_prefetch_next(const float *a, int w)
-{
-    int e;
-    for (e = 0; e < PFVM_FUSE_BLOCK; e += 16) {
-        if (w)
-            PFVM__FZ_PREFETCH(a + PFVM_FUSE_BLOCK + e, 1);
-        else
-            PFVM__FZ_PREFETCH(a + PFVM_FUSE_BLOCK + e, 0);
-    }
-}
-
-/* `ahead`: the row holds another full block after this one. */
-static void pfvm__fz_direct_block(pfvm__fz_prog *p, pfvm_kctx *k, int r, int64_t c, int64_t bpos, int ahead)
-{
-    int j;
-    for (j = 0; j < p->n_ld; j++) {
-        int64_t sj;
-        float *reg;
-        if (p->in_reg[j] < 0 || p->fixed[j])
-            continue;
-        sj = p->st[(size_t)j * PFVM_MAX_RANK + r - 1];
-        reg = p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK;
-        /* (the head's result shares an output's storage: copied first) */
-        if (sj == 1 && p->inp[j]->dtype == PFVM_FLOAT && j < p->n_in) {
-            p->ptr[p->in_reg[j]] = (float *)p->inp[j]->data + p->off[j] + c;
-            if (ahead)
-                pfvm__fz_prefetch_next(p->ptr[p->in_reg[j]], 0);
-        } else {
-            p->ptr[p->in_reg[j]] = reg;
-            pfvm__fz_load(reg, p->inp[j], p->off[j] + c * sj, sj, PFVM_FUSE_BLOCK);
-        }
-    }
-    for (j = 0; j < p->n_out; j++)
-        if (p->out_direct[j] && k->out[j] && k->out[j]->dtype == PFVM_FLOAT) {
-            p->ptr[p->out_reg[j]] = (float *)k->out[j]->data + bpos;
-            if (ahead)
-                pfvm__fz_prefetch_next(p->ptr[p->out_reg[j]], 1);
-        }
-    pfvm__fz_chunk(p, 0, PFVM_FUSE_BLOCK, c);
-    pfvm__fz_exec_block(p);
-    for (j = 0; j < p->n_out; j++)
-        if (k->out[j] && p->out_reg[j] >= 0 && !(p->out_direct[j] && k->out[j]->dtype == PFVM_FLOAT))
-            pfvm__fz_store(k->out[j], bpos, p->ptr[p->out_reg[j]], PFVM_FUSE_BLOCK);
-    for (j = 0; j < p->n_regs; j++)
-        p->ptr[j] = p->regs + (size_t)j * PFVM_FUSE_BLOCK;
-}
-
-/* The shape of reduction k's result over the walk's shape S, and its
- * strides over S (0 along reduced axes); 0 when an axis is out of range. */
-static int pfvm__fz_sink_shape(pfvm__fz_sink *k, const int64_t *S, int rank, int64_t *dims, int *out_rank,
-                               int64_t *full_st)
-{
-    unsigned char mask[PFVM_MAX_RANK];
-    int64_t s = 1;
-    int i, d, r = 0;
-    memset(mask, k->n_axes ? 0 : 1, sizeof mask);
-    for (i = 0; i < k->n_axes; i++) {
-        int64_t a = k->axes[i] < 0 ? k->axes[i] + rank : k->axes[i];
-        if (a < 0 || a >= rank)
-            return 0;
-        mask[a] = 1;
-    }
-    k->count = 1;
-    for (d = 0; d < rank; d++) {
-        if (mask[d])
-            k->count *= S[d];
-        if (!mask[d] || k->keepdims)
-            dims[r++] = mask[d] ? 1 : S[d];
-    }
-    *out_rank = r;
-    for (d = rank - 1; d >= 0; d--) {
-        full_st[d] = mask[d] || S[d] == 1 ? 0 : s;
-        if (!mask[d])
-            s *= S[d];
-    }
-    return 1;
-}
-
-/* Runs p over the output. Returns PFVM_OK with *fallback set (and nothing
- * written) when this call is outside what the program handles: outputs of
- * unexpected shapes or of types it cannot store, inputs that do not
- * broadcast to the walk's shape. */
-/* Does the head read group input j? */
-static int pfvm__fz_head_reads(const pfvm__fz_prog *p, int j)
-{
-    int i;
-    for (i = 0; i < p->head->n_inputs; i++)
-        if (p->head_in[i] == j)
-            return 1;
-    return 0;
-}
-
-/* Runs the head's own kernel into head_buf (an output's storage). */
-static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k)
-{
-    const pfvm_tensor *in[16];
-    pfvm_tensor *out[1];
-    pfvm_kctx kk;
-    int i;
-    if (p->head->n_inputs > 16)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "fused head with %d inputs", p->head->n_inputs);
-    for (i = 0; i < p->head->n_inputs; i++)
-        in[i] = p->head_in[i] >= 0 ? k->in[p->head_in[i]] : NULL;
-    out[0] = &p->head_buf;
-    memset(&kk, 0, sizeof kk);
-    kk.node = p->head;
-    kk.n_in = p->head->n_inputs;
-    kk.n_out = 1;
-    kk.in = in;
-    kk.out = out;
-    kk.st = k->st;
-    kk.exec = k->exec;
-    kk.max_total_bytes = k->max_total_bytes;
-    return p->head->op->kernel(&kk);
-}
-
-static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
-{
-    int64_t S[PFVM_MAX_RANK], D[PFVM_MAX_RANK], idx[PFVM_MAX_RANK], total = 1, inner, pos, c, n_acc = 0;
-    int64_t sst[PFVM_MAX_RANK][PFVM_MAX_RANK];
-    int ns = (int)stbds_arrlen(p->sinks), rank = -1, r = 0, i, j, d;
-    double *acc;
-    *fallback = 1;
-    if (k->n_in != p->n_in || k->n_out != p->n_out || ns > PFVM_MAX_RANK)
-        return PFVM_OK;
-    for (j = 0; j < p->n_ld; j++)
-        p->inp[j] = j < p->n_in ? k->in[j] : NULL;
-    for (j = 0; j < p->n_in; j++) {
-        const pfvm_tensor *t = k->in[j];
-        if (p->in_reg[j] < 0 && !(p->head && pfvm__fz_head_reads(p, j)))
-            continue;
-        if (!t || t->kind != PFVM_KIND_TENSOR || t->dtype != p->in_dtype[j] || !pfvm__fz_loadable(t->dtype) ||
-            t->rank < 0 || t->rank > PFVM_MAX_RANK)
-            return PFVM_OK;
-    }
-    for (j = 0; j < p->n_in; j++)
-        if (p->in_copy[j] && (!k->in[j] || (size_t)pfvm_tensor_numel(k->in[j]) * pfvm_dtype_size(k->in[j]->dtype) !=
-                                                 p->in_copy_size[j] ||
-                              (p->in_copy_size[j] && memcmp(k->in[j]->data, p->in_copy[j], p->in_copy_size[j]))))
-            return PFVM_OK;
-    /* the walk's shape: a planned element-wise output's, else the used
-     * inputs' broadcast */
-    for (j = 0; j < p->n_out; j++) {
-        const pfvm_tensor *t = k->out[j];
-        if (!t)
-            continue;
-        if (t->kind != PFVM_KIND_TENSOR || !pfvm__fz_storable(t->dtype) ||
-            (p->out_sink[j] >= 0 && !pfvm_dtype_is_float(t->dtype)))
-            return PFVM_OK;
-        if (t->data && rank < 0 && p->out_sink[j] < 0) {
-            rank = t->rank;
-            memcpy(S, t->dims, sizeof(int64_t) * (size_t)rank);
-        }
-    }
-    if (rank < 0 && p->head)
-        return PFVM_OK; /* the head writes into a planned output */
-    if (p->tail && (!k->out[p->tail_out] || k->out[p->tail_out]->dtype != PFVM_FLOAT))
-        return PFVM_OK;
-    if (rank < 0) {
-        rank = 0;
-        for (j = 0; j < p->n_in; j++)
-            if (p->in_reg[j] >= 0 && k->in[j]->rank > rank)
-                rank = k->in[j]->rank;
-        for (d = 0; d < rank; d++)
-            S[d] = 1;
-        for (j = 0; j < p->n_in; j++) {
-            const pfvm_tensor *t = k->in[j];
-            if (p->in_reg[j] < 0)
-                continue;
-            for (d = 0; d < t->rank; d++) {
-                int64_t v = t->dims[d], *o = &S[rank - t->rank + d];
-                if (v == 1)
-                    continue;
-                if (*o != 1 && *o != v)
-                    return PFVM_OK;
-                *o = v;
-            }
-        }
-    }
-    for (j = 0; j < p->n_out; j++) {
-        const pfvm_tensor *t = k->out[j];
-        if (t && t->data && p->out_sink[j] < 0 &&
-            (t->rank != rank || (rank && memcmp(t->dims, S, sizeof(int64_t) * (size_t)rank))))
-            return PFVM_OK;
-    }
-    /* reductions: result shapes and strides */
-    for (j = 0; j < ns; j++) {
-        pfvm__fz_sink *kk = &p->sinks[j];
-        const pfvm_tensor *t = k->out[kk->out];
-        int64_t dims[PFVM_MAX_RANK];
-        int orank;
-        if (!t || !pfvm__fz_sink_shape(kk, S, rank, dims, &orank, sst[j]))
-            return PFVM_OK;
-        if (t->data && (t->rank != orank || (orank && memcmp(t->dims, dims, sizeof(int64_t) * (size_t)orank))))
-            return PFVM_OK;
-    }
-    /* the head's result goes to the first float32 output of shape S */
-    if (p->head) {
-        for (j = 0; j < p->n_out; j++)
-            if (k->out[j] && p->out_sink[j] < 0 && k->out[j]->dtype == PFVM_FLOAT && k->out[j]->data)
-                break;
-        if (j == p->n_out)
-            return PFVM_OK;
-        p->head_buf = *k->out[j];
-        p->head_buf.owns_data = p->head_buf.owns_strings = 0;
-        p->inp[p->n_in] = &p->head_buf;
-    }
-    /* every used input's strides over S */
-    for (j = 0; j < p->n_ld; j++) {
-        const pfvm_tensor *t = p->inp[j];
-        int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK, s = 1;
-        int o;
-        if (p->in_reg[j] < 0)
-            continue;
-        o = rank - t->rank;
-        if (o < 0)
-            return PFVM_OK;
-        for (d = rank - 1; d >= 0; d--) {
-            int64_t dim = d >= o ? t->dims[d - o] : 1;
-            if (dim != 1 && dim != S[d])
-                return PFVM_OK;
-            st[d] = dim == 1 ? 0 : s;
-            s *= dim;
-        }
-    }
-    *fallback = 0;
-    for (j = 0; j < p->n_out; j++) {
-        pfvm_tensor *t = k->out[j];
-        if (!t || t->data)
-            continue;
-        if (p->out_sink[j] < 0) {
-            if (pfvm_kctx_output(k, j, t->dtype, rank, S))
-                return k->st ? k->st->code : PFVM_ERR_NOMEM;
-        } else {
-            int64_t dims[PFVM_MAX_RANK], tmp[PFVM_MAX_RANK];
-            int orank;
-            pfvm__fz_sink_shape(&p->sinks[p->out_sink[j]], S, rank, dims, &orank, tmp);
-            if (pfvm_kctx_output(k, j, t->dtype, orank, dims))
-                return k->st ? k->st->code : PFVM_ERR_NOMEM;
-        }
-    }
-    for (d = 0; d < rank; d++)
-        if (!pfvm__mul_i64(total, S[d], &total))
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output too large");
-    if (p->head) {
-        pfvm_code rc = pfvm__fz_run_head(p, k);
-        if (rc)
-            return rc;
-    }
-    /* accumulators (the executor's workspace), set to their initial value */
-    for (j = 0; j < ns; j++) {
-        p->sinks[j].n_acc = pfvm_tensor_numel(k->out[p->sinks[j].out]);
-        n_acc += p->sinks[j].n_acc;
-    }
-    acc = ns ? (double *)pfvm_kctx_scratch(k, sizeof(double) * (size_t)(n_acc ? n_acc : 1)) : NULL;
-    if (ns && !acc)
-        return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    for (j = 0; j < ns; j++) {
-        int64_t o;
-        p->sinks[j].acc = acc;
-        for (o = 0; o < p->sinks[j].n_acc; o++)
-            acc[o] = p->sinks[j].r.init;
-        acc += p->sinks[j].n_acc;
-    }
-    if (total > 0) {
-        /* merge dims every input and reduction walks contiguously (in
-         * place: D and the strides' first r entries) */
-        for (d = 0; d < rank; d++) {
-            int merge = r > 0;
-            if (S[d] == 1)
-                continue;
-            for (j = 0; j < p->n_ld && merge; j++) {
-                const int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
-                if (p->in_reg[j] >= 0)
-                    merge = st[r - 1] == st[d] * S[d];
-            }
-            for (j = 0; j < ns && merge; j++)
-                merge = sst[j][r - 1] == sst[j][d] * S[d];
-            for (j = 0; j < p->n_ld; j++) {
-                int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
-                if (p->in_reg[j] >= 0)
-                    st[merge ? r - 1 : r] = st[d];
-            }
-            for (j = 0; j < ns; j++)
-                sst[j][merge ? r - 1 : r] = sst[j][d];
-            if (merge)
-                D[r - 1] *= S[d];
-            else
-                D[r++] = S[d];
-        }
-        inner = r ? D[r - 1] : 1;
-        for (j = 0; j < ns; j++) {
-            p->sinks[j].off = 0;
-            p->sinks[j].st[0] = r ? sst[j][r - 1] : 0;
-        }
-        for (j = 0; j < p->n_ld; j++) {
-            const int64_t *st = p->st + (size_t)j * PFVM_MAX_RANK;
-            int fixed = 1;
-            p->off[j] = 0;
-            if (p->in_reg[j] < 0)
-                continue;
-            for (d = 0; d < r; d++)
-                fixed &= st[d] == 0;
-            p->fixed[j] = (unsigned char)fixed;
-            if (fixed)
-                pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK, p->inp[j], 0, 0, PFVM_FUSE_BLOCK);
-        }
-        /* instructions whose second source is a fixed input: their variant */
-        for (i = 0; i < (int)stbds_arrlen(p->ins); i++) {
-            pfvm__fz_ins *in = &p->ins[i];
-            in->run = in->fn;
-            in->s1_fixed = 0;
-            for (j = 0; in->n_src > 1 && j < p->n_ld; j++)
-                if (p->in_reg[j] == in->s[1] && p->fixed[j]) {
-                    in->s1_fixed = 1;
-                    if (in->fn_c)
-                        in->run = in->fn_c;
-                }
-        }
-        pfvm__fz_chains(p);
-        memset(idx, 0, sizeof idx);
-        p->n_chunks = 0;
-        {
-            int64_t fill = 0, bpos = 0, m;
-            for (pos = 0; pos < total; pos += inner) {
-                for (c = 0; c < inner; c += m) {
-                    if (fill == 0 && inner - c >= PFVM_FUSE_BLOCK) {
-                        m = PFVM_FUSE_BLOCK;
-                        pfvm__fz_direct_block(p, k, r, c, bpos,
-                                              inner - c >= 2 * PFVM_FUSE_BLOCK && total >= (1 << 18) &&
-                                                  p->n_steps >= PFVM__FZ_PREFETCH_STEPS);
-                        bpos += m;
-                        continue;
-                    }
-                    m = inner - c < PFVM_FUSE_BLOCK - fill ? inner - c : PFVM_FUSE_BLOCK - fill;
-                    for (j = 0; j < p->n_ld && r > 0; j++) {
-                        int64_t sj;
-                        if (p->in_reg[j] < 0 || p->fixed[j])
-                            continue;
-                        sj = p->st[(size_t)j * PFVM_MAX_RANK + r - 1];
-                        pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK + fill, p->inp[j],
-                                      p->off[j] + c * sj, sj, m);
-                    }
-                    pfvm__fz_chunk(p, fill, m, c);
-                    fill += m;
-                    if (fill == PFVM_FUSE_BLOCK) {
-                        pfvm__fz_exec_block(p);
-                        pfvm__fz_store_block(p, k, bpos, fill);
-                        bpos += fill;
-                        fill = 0;
-                    }
-                }
-                for (d = r - 2; d >= 0; d--) {
-                    for (j = 0; j < p->n_ld; j++)
-                        if (p->in_reg[j] >= 0)
-                            p->off[j] += p->st[(size_t)j * PFVM_MAX_RANK + d];
-                    for (j = 0; j < ns; j++)
-                        p->sinks[j].off += sst[j][d];
-                    if (++idx[d] < D[d])
-                        break;
-                    for (j = 0; j < p->n_ld; j++)
-                        if (p->in_reg[j] >= 0)
-                            p->off[j] -= p->st[(size_t)j * PFVM_MAX_RANK + d] * D[d];
-                    for (j = 0; j < ns; j++)
-                        p->sinks[j].off -= sst[j][d] * D[d];
-                    idx[d] = 0;
-                }
-            }
-            if (fill) {
-                pfvm__fz_exec_block(p);
-                pfvm__fz_store_block(p, k, bpos, fill);
-            }
-        }
-    }
-    /* the tail, in place on its output */
-    if (p->tail) {
-        const pfvm_tensor *in[1];
-        pfvm_tensor *out[1];
-        pfvm_kctx kk;
-        pfvm_code rc;
-        in[0] = out[0] = k->out[p->tail_out];
-        memset(&kk, 0, sizeof kk);
-        kk.node = p->tail;
-        kk.n_in = kk.n_out = 1;
-        kk.in = in;
-        kk.out = out;
-        kk.st = k->st;
-        kk.exec = k->exec;
-        kk.max_total_bytes = k->max_total_bytes;
-        if ((rc = p->tail->op->kernel(&kk)) != PFVM_OK)
-            return rc;
-    }
-    /* the reductions' results */
-    for (j = 0; j < ns; j++) {
-        const pfvm__fz_sink *kk = &p->sinks[j];
-        pfvm_tensor *t = k->out[kk->out];
-        int64_t o;
-        for (o = 0; o < kk->n_acc; o++) {
-            double v = kk->r.finish ? kk->r.finish(kk->acc[o], kk->count) : kk->acc[o];
-            pfvm_red_store(t, o, v);
-        }
-    }
-    return PFVM_OK;
-}
-
-/* ---- calls of model-local functions --------------------------------------------------- */
-
-static const pfvm_function *pfvm__fz_callee(const pfvm_node *n)
-{
-    return n && n->graph ? pfvm_model_function(n->graph->model, n->domain, n->op_type) : NULL;
-}
-
-/* How deep calls nest from `g` (0: no calls); -1 past the limit (which
- * recursion always reaches). */
-static int pfvm__fz_depth(const pfvm_model *m, const pfvm_graph *g, int depth)
-{
-    int i, best = 0;
-    if (depth > PFVM__FZ_MAX_DEPTH)
-        return -1;
-    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
-        const pfvm_node *n = g->nodes[i];
-        const pfvm_function *f = pfvm_model_function(m, n->domain, n->op_type);
-        int dd;
-        if (!f || !f->body || pfvm_op_find(n->domain, n->op_type, n->opset ? n->opset : 1))
-            continue;
-        if ((dd = pfvm__fz_depth(m, f->body, depth + 1)) < 0)
-            return -1;
-        if (dd + 1 > best)
-            best = dd + 1;
-    }
-    return best;
-}
-
-/* Inference through the body: its inputs get the call's input types (and
- * known contents), each body node is inferred in order, and the call's
- * outputs get the body outputs' results. */
-static pfvm_code pfvm__fz_infer(pfvm_ictx *c)
-{
-    const pfvm_function *f = pfvm__fz_callee(c->node);
-    const pfvm_graph *body;
-    pfvm_ival *iv;
-    const pfvm_ival **in = NULL;
-    pfvm_ival **out = NULL;
-    int nv, i, j;
-    pfvm_code rc = PFVM_OK;
-    if (!f || !f->body)
-        return pfvm__fail(c->st, PFVM_ERR_INVALID, "no function '%s' in domain '%s'", c->node->op_type,
-                          c->node->domain);
-    body = f->body;
-    if (pfvm__fz_depth(c->node->graph->model, body, 1) < 0)
-        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "function calls nest deeper than %d (recursion?)",
-                          PFVM__FZ_MAX_DEPTH);
-    if (c->n_in > (int)stbds_arrlen(body->inputs) || c->n_out > (int)stbds_arrlen(body->outputs))
-        return pfvm__fail(c->st, PFVM_ERR_INVALID, "function '%s' takes %d inputs and gives %d outputs", f->name,
-                          (int)stbds_arrlen(body->inputs), (int)stbds_arrlen(body->outputs));
-    nv = (int)stbds_arrlen(body->values);
-    iv = (pfvm_ival *)pfvm_ictx_alloc(c, sizeof *iv * (size_t)(nv + 1));
-    if (!iv)
-        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
-    memset(iv, 0, sizeof *iv * (size_t)(nv + 1));
-    for (i = 0; i < c->n_in; i++)
-        if (c->in[i])
-            iv[body->inputs[i]->id] = *c->in[i];
-    for (i = 0; !rc && i < (int)stbds_arrlen(body->nodes); i++) {
-        const pfvm_node *n = body->nodes[i];
-        if (!pfvm__arrsetlen(in, n->n_inputs + 1) || !pfvm__arrsetlen(out, n->n_outputs + 1)) {
-            rc = pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
-            break;
-        }
-        for (j = 0; j < n->n_inputs; j++)
-            in[j] = n->inputs[j] && n->inputs[j]->graph == body ? &iv[n->inputs[j]->id] : NULL;
-        for (j = 0; j < n->n_outputs; j++)
-            out[j] = n->outputs[j] ? &iv[n->outputs[j]->id] : NULL;
-        rc = pfvm__infer_node(n, in, out, c->syms, c->arena, c->st);
-    }
-    stbds_arrfree(in);
-    stbds_arrfree(out);
-    if (rc) {
-        pfvm__prefix(c->st, "in function '%s'", f->name);
-        return rc;
-    }
-    for (j = 0; j < c->n_out; j++)
-        if (c->out[j])
-            *c->out[j] = iv[body->outputs[j]->id];
-    /* body values without a type (a function read from a file) take what
-     * this call gives them, like value_info of the body */
-    for (i = 0; i < nv; i++) {
-        pfvm_value *v = body->values[i];
-        if (v->type.kind == PFVM_KIND_UNKNOWN && iv[i].type.kind == PFVM_KIND_TENSOR && !iv[i].type.elem)
-            v->type = iv[i].type;
-    }
-    return PFVM_OK;
-}
-
-/* A call's kernel state: the compiled program (NULL when the body runs as
- * a subgraph) and whether compiling was tried. */
-typedef struct pfvm__fz_state {
-    pfvm__fz_prog *prog;
-    int tried;
-} pfvm__fz_state;
-
-static void pfvm__fz_state_free(void *s)
-{
-    pfvm__fz_state *x = (pfvm__fz_state *)s;
-    if (x)
-        pfvm__fz_prog_free(x->prog);
-    pfvm__free(x);
-}
-
-/* Runs the body as a subgraph and moves its outputs into the call's. */
-static pfvm_code pfvm__fz_run_body(pfvm_kctx *k, const pfvm_function *f)
-{
-    pfvm_tensor **outs;
-    int j;
-    pfvm_code rc;
-    if (!k->exec)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "function '%s' needs an executor", f->name);
-    if (f->n_attr_names || f->n_attr_defaults)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "function '%s' takes attributes (not supported)",
-                             f->name);
-    if (k->n_in != (int)stbds_arrlen(f->body->inputs) || k->n_out > (int)stbds_arrlen(f->body->outputs))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "function '%s' takes %d inputs, %d given", f->name,
-                             (int)stbds_arrlen(f->body->inputs), k->n_in);
-    for (j = 0; j < k->n_in; j++)
-        if (!k->in[j])
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "function '%s': omitted input %d", f->name, j);
-    outs = (pfvm_tensor **)pfvm__calloc((size_t)stbds_arrlen(f->body->outputs) + 1, sizeof *outs);
-    if (!outs)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
-    rc = pfvm__exec_subgraph(k->exec, f->body, k->in, k->n_in, outs, (int)stbds_arrlen(f->body->outputs), k->st);
-    for (j = 0; !rc && j < k->n_out; j++) {
-        pfvm_tensor *t = k->out[j], *r = outs[j];
-        if (!t || !r)
-            continue;
-        if (t->data && !t->owns_data) {
-            /* planned storage: same type and shape, copied */
-            if (r->kind != PFVM_KIND_TENSOR || r->dtype != t->dtype || r->rank != t->rank ||
-                (r->rank && memcmp(r->dims, t->dims, sizeof(int64_t) * (size_t)r->rank)) || r->dtype == PFVM_STRING)
-                rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "output %d has a different shape than planned", j);
-            else if (r->nbytes)
-                memcpy(t->data, r->data, r->nbytes < t->nbytes ? r->nbytes : t->nbytes);
-        } else {
-            const char *name = t->name;
-            pfvm_tensor_release(t);
-            *t = *r;
-            t->name = name;
-            memset(r, 0, sizeof *r); /* moved */
-        }
-    }
-    for (j = 0; j < (int)stbds_arrlen(f->body->outputs); j++)
-        pfvm_tensor_free(outs[j]);
-    pfvm__free(outs);
-    return rc;
-}
-
-/* Runs a program that no executor keeps (a kernel called on its own). */
-static pfvm_code pfvm__fz_run_once(pfvm_kctx *k, const pfvm_function *f, pfvm__fz_prog *p)
-{
-    int fallback = 1;
-    pfvm_code rc = p ? pfvm__fz_run(p, k, &fallback) : PFVM_OK;
-    pfvm__fz_prog_free(p);
-    if (rc)
-        return rc;
-    return fallback ? pfvm__fz_run_body(k, f) : PFVM_OK;
-}
-
-static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
-{
-    const pfvm_function *f = pfvm__fz_callee(k->node);
-    pfvm__fz_state *s = (pfvm__fz_state *)k->state;
-    int j, fallback = 1;
-    if (!f || !f->body)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "no function '%s' in domain '%s'", k->node->op_type,
-                             k->node->domain);
-    /* compiled for other input types: compile again */
-    for (j = 0; s && s->prog && j < s->prog->n_in && j < k->n_in; j++)
-        if (k->in[j] && k->in[j]->dtype != s->prog->in_dtype[j])
-            s->tried = 0;
-    if (!s || !s->tried) {
-        pfvm_dtype dt[64];
-        pfvm__fz_prog *p = NULL;
-        pfvm_code rc = PFVM_OK;
-        if (k->n_in <= 64) {
-            for (j = 0; j < k->n_in; j++)
-                dt[j] = k->in[j] && k->in[j]->kind == PFVM_KIND_TENSOR ? k->in[j]->dtype : PFVM_UNDEFINED;
-            rc = pfvm__fz_compile(f, dt, k->in, k->n_in, k->node->graph->model->syms, &p, k->st);
-        }
-        if (rc)
-            return rc;
-        if (!s) {
-            s = (pfvm__fz_state *)pfvm__calloc(1, sizeof *s);
-            if (!s) {
-                pfvm__fz_prog_free(p);
-                return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
-            }
-            pfvm_kctx_set_state(k, s, pfvm__fz_state_free);
-            if (k->state != s) /* freed: no executor keeps state */
-                return pfvm__fz_run_once(k, f, p);
-        }
-        pfvm__fz_prog_free(s->prog);
-        s->prog = p;
-        s->tried = 1;
-    }
-    if (s->prog) {
-        pfvm_code rc = pfvm__fz_run(s->prog, k, &fallback);
-        if (rc)
-            return rc;
-    }
-    return fallback ? pfvm__fz_run_body(k, f) : PFVM_OK;
-}
-
-PFVM_INTERNAL const pfvm_op_def pfvm__op_function_call = {
-    "(model-local function)", "", 1, 0, 0, -1, 0, -1, pfvm__fz_infer, pfvm__fz_kernel, NULL, PFVM_FUSE_OPAQUE,
-    "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL, NULL, NULL};
-/* ---- src/exec/symplan.c ---- */
-/* The symbolic memory planner: lifetimes from the node order, sizes from
- * the symbolic shapes, slots reused only where a proof says they fit. */
-
-#include <string.h>
-
-const pfvm_sym *pfvm__symplan_bytes(pfvm_symtab *t, const pfvm_type *ty)
-{
-    const pfvm_sym *n;
-    int d;
-    size_t es;
-    if (ty->kind != PFVM_KIND_TENSOR || ty->shape.rank < 0 || ty->dtype == PFVM_STRING ||
-        !(es = pfvm_dtype_size(ty->dtype)))
-        return NULL;
-    n = pfvm_sym_const(t, (int64_t)es);
-    for (d = 0; d < ty->shape.rank && n; d++)
-        n = pfvm_sym_mul(t, n, ty->shape.dims[d]);
-    return n ? pfvm_sym_muli(t, pfvm_sym_ceildiv(t, n, pfvm_sym_const(t, PFVM_SYMPLAN_ALIGN)), PFVM_SYMPLAN_ALIGN) : NULL;
-}
-
-/* 1 when a >= b for every binding. */
-static int pfvm__symplan_ge(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *b)
-{
-    const pfvm_sym *d = pfvm_sym_sub(t, a, b);
-    return d && pfvm_sym_proven_nonneg(d);
-}
-
-int pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out)
-{
-    int j;
-    if (!pfvm__node_deps(n, out))
-        return 0;
-    if (!n->op || !(n->op->flags & PFVM_OP_SHAPE_ONLY))
-        return 1;
-    for (j = 0; j < (int)stbds_arrlen(*out);)
-        if ((*out)[j]->type.kind == PFVM_KIND_TENSOR && (*out)[j]->type.shape.rank >= 0)
-            stbds_arrdel(*out, j);
-        else
-            j++;
-    return 1;
-}
-
-/* Element count (hash-consed: equal counts are the same pointer). */
-static const pfvm_sym *pfvm__symplan_numel(pfvm_symtab *t, const pfvm_type *ty)
-{
-    const pfvm_sym *n = pfvm_sym_const(t, 1);
-    int d;
-    for (d = 0; d < ty->shape.rank && n; d++)
-        n = pfvm_sym_mul(t, n, ty->shape.dims[d]);
-    return n;
-}
-
-int pfvm__node_in_place(const pfvm_node *n)
-{
-    const pfvm_value *x, *y;
-    int j;
-    if (!n->op || !(n->op->flags & PFVM_OP_IN_PLACE) || n->n_inputs < 1 || n->n_outputs < 1 ||
-        !(x = n->inputs[0]) || !(y = n->outputs[0]) || !x->producer || x->graph != n->graph || x->is_output ||
-        x->type.kind != PFVM_KIND_TENSOR || y->type.kind != PFVM_KIND_TENSOR || x->type.dtype != y->type.dtype ||
-        x->type.dtype == PFVM_STRING || x->type.shape.rank < 0 || y->type.shape.rank < 0 ||
-        pfvm__symplan_numel(n->graph->model->syms, &x->type) != pfvm__symplan_numel(n->graph->model->syms, &y->type) ||
-        !pfvm__symplan_numel(n->graph->model->syms, &x->type))
-        return 0;
-    for (j = 1; j < n->n_inputs; j++)
-        if (n->inputs[j] == x)
-            return 0;
-    return 1;
-}
-
-/* Index of the last node of g that reads each value of g (graph outputs
- * count as read after the last node); -1 when never read. */
-static int *pfvm__symplan_last_use(const pfvm_graph *g, int n_nodes)
-{
-    int nv = (int)stbds_arrlen(g->values), i, j;
-    int *last = (int *)pfvm__calloc((size_t)nv + 1, sizeof *last);
-    pfvm_value **deps = NULL;
-    if (!last)
-        return NULL;
-    for (i = 0; i < nv; i++)
-        last[i] = -1;
-    for (i = 0; i < n_nodes; i++) {
-        if (!pfvm__node_data_deps(g->nodes[i], &deps)) {
-            stbds_arrfree(deps);
-            pfvm__free(last);
-            return NULL;
-        }
-        for (j = 0; j < (int)stbds_arrlen(deps); j++)
-            if (deps[j]->graph == g)
-                last[deps[j]->id] = i;
-    }
-    stbds_arrfree(deps);
-    for (i = 0; i < (int)stbds_arrlen(g->outputs); i++)
-        if (g->outputs[i]->graph == g)
-            last[g->outputs[i]->id] = n_nodes;
-    return last;
-}
-
-typedef struct pfvm__symslot {
-    const pfvm_sym *size;
-    int busy_until; /* last step of its current tenant */
-} pfvm__symslot;
-
-/* Picks a slot for an entry: a free one that provably holds it, or a free
- * one it provably outgrows (the slot grows to it), or a new one. */
-static int pfvm__symplan_place(pfvm_symtab *t, pfvm__symslot **slots, pfvm_symplan_entry *e)
-{
-    int k, n = (int)stbds_arrlen(*slots), grow = -1;
-    pfvm__symslot s;
-    for (k = 0; k < n; k++) {
-        pfvm__symslot *x = &(*slots)[k];
-        if (x->busy_until >= e->first)
-            continue;
-        if (pfvm__symplan_ge(t, x->size, e->bytes)) {
-            x->busy_until = e->last;
-            return k;
-        }
-        if (grow < 0 && pfvm__symplan_ge(t, e->bytes, x->size))
-            grow = k;
-    }
-    if (grow >= 0) {
-        (*slots)[grow].size = e->bytes;
-        (*slots)[grow].busy_until = e->last;
-        return grow;
-    }
-    s.size = e->bytes;
-    s.busy_until = e->last;
-    if (!pfvm__arrpush(*slots, s))
-        return -1;
-    return n;
-}
-
-/* max over the live sums, keeping only sums no other one provably covers. */
-static const pfvm_sym *pfvm__symplan_peak(pfvm_symtab *t, const pfvm_symplan *p)
-{
-    const pfvm_sym **cand = NULL, *peak = pfvm_sym_const(t, 0);
-    int step, i, j;
-    for (step = 0; step <= p->n_nodes; step++) {
-        const pfvm_sym *live = pfvm_sym_const(t, 0);
-        int covered = 0;
-        for (i = 0; i < p->n_entries && live; i++)
-            if (p->entries[i].first + p->entries[i].in_place <= step && step <= p->entries[i].last)
-                live = pfvm_sym_add(t, live, p->entries[i].bytes);
-        if (!live)
-            break;
-        for (j = 0; j < (int)stbds_arrlen(cand) && !covered; j++)
-            covered = pfvm__symplan_ge(t, cand[j], live);
-        if (covered)
-            continue;
-        for (j = 0; j < (int)stbds_arrlen(cand);)
-            if (pfvm__symplan_ge(t, live, cand[j]))
-                stbds_arrdel(cand, j);
-            else
-                j++;
-        if (!pfvm__arrpush(cand, live)) {
-            peak = NULL;
-            break;
-        }
-    }
-    for (j = 0; j < (int)stbds_arrlen(cand) && peak; j++)
-        peak = pfvm_sym_max(t, peak, cand[j]);
-    stbds_arrfree(cand);
-    return peak;
-}
-
-unsigned char *pfvm__symplan_constants(const pfvm_graph *g)
-{
-    int nv = (int)stbds_arrlen(g->values), i, j;
-    unsigned char *known = (unsigned char *)pfvm__calloc((size_t)nv + 1, 1);
-    if (!known)
-        return NULL;
-    for (i = 0; i < nv; i++)
-        known[i] = g->values[i]->init != NULL && !g->values[i]->is_input;
-    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
-        const pfvm_node *n = g->nodes[i];
-        int all = !n->op || !(n->op->flags & PFVM_OP_NONDETERMINISTIC);
-        for (j = 0; j < n->n_attrs && all; j++)
-            all = n->attrs[j].type != PFVM_ATTR_GRAPH && n->attrs[j].type != PFVM_ATTR_GRAPHS;
-        for (j = 0; j < n->n_inputs && all; j++)
-            all = !n->inputs[j] || (n->inputs[j]->graph == g && known[n->inputs[j]->id]);
-        for (j = 0; j < n->n_outputs && all; j++)
-            if (n->outputs[j])
-                known[n->outputs[j]->id] = 1;
-    }
-    return known;
-}
-
-/* The entry (before i) whose storage entry i takes in place, or -1. */
-static int pfvm__symplan_in_place_of(const pfvm_symplan_entry *entries, int i)
-{
-    const pfvm_node *n = entries[i].value->producer;
-    int k;
-    if (entries[i].value->producer_index != 0 || !pfvm__node_in_place(n))
-        return -1;
-    for (k = i - 1; k >= 0; k--)
-        if (entries[k].value == n->inputs[0])
-            return entries[k].last == entries[i].first && entries[k].bytes == entries[i].bytes ? k : -1;
-    return -1;
-}
-
-pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *st)
-{
-    unsigned char *known;
-    pfvm_symtab *t = g->model->syms;
-    int n_nodes = (int)stbds_arrlen(g->nodes), i, j, k;
-    int *last, oom = 0;
-    pfvm__symslot *slots = NULL;
-    const pfvm_sym **offsets = NULL;
-    pfvm_symplan_entry *entries = NULL;
-    memset(p, 0, sizeof *p);
-    p->n_nodes = n_nodes;
-    last = pfvm__symplan_last_use(g, n_nodes);
-    known = pfvm__symplan_constants(g);
-    if (!last || !known) {
-        pfvm__free(last);
-        pfvm__free(known);
-        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
-    }
-    for (i = 0; i < n_nodes; i++) {
-        const pfvm_node *n = g->nodes[i];
-        for (j = 0; j < n->n_outputs; j++) {
-            pfvm_symplan_entry e;
-            const pfvm_value *v = n->outputs[j];
-            if (!v)
-                continue;
-            if (known[v->id]) {
-                p->n_constant++;
-                continue;
-            }
-            memset(&e, 0, sizeof e);
-            e.value = v;
-            e.first = i;
-            e.last = last[v->id] < i ? i : last[v->id]; /* an unread output is still written */
-            if (!(e.bytes = pfvm__symplan_bytes(t, &v->type))) {
-                p->n_dynamic++;
-                continue;
-            }
-            if (!pfvm__arrpush(entries, e))
-                oom = 1;
-        }
-    }
-    pfvm__free(last);
-    pfvm__free(known);
-    for (i = 0; i < (int)stbds_arrlen(entries) && !oom; i++) {
-        int x = pfvm__symplan_in_place_of(entries, i);
-        if (x >= 0) {
-            entries[i].in_place = 1;
-            entries[i].slot = entries[x].slot;
-            slots[entries[x].slot].busy_until = entries[i].last;
-        } else if ((entries[i].slot = pfvm__symplan_place(t, &slots, &entries[i])) < 0) {
-            oom = 1;
-            break;
-        }
-    }
-    /* slots are laid out in creation order: offsets are prefix sums */
-    p->arena = oom ? NULL : pfvm_sym_const(t, 0);
-    for (k = 0; k < (int)stbds_arrlen(slots) && p->arena; k++) {
-        if (!pfvm__arrpush(offsets, p->arena)) {
-            p->arena = NULL;
-            break;
-        }
-        p->arena = pfvm_sym_add(t, p->arena, slots[k].size);
-    }
-    for (i = 0; i < (int)stbds_arrlen(entries) && p->arena; i++)
-        entries[i].offset = offsets[entries[i].slot];
-    p->n_slots = (int)stbds_arrlen(slots);
-    p->n_entries = (int)stbds_arrlen(entries);
-    stbds_arrfree(slots);
-    stbds_arrfree(offsets);
-    /* hand the caller a plain heap array */
-    p->entries = (pfvm_symplan_entry *)pfvm__calloc((size_t)p->n_entries + 1, sizeof *p->entries);
-    if (p->entries && p->n_entries)
-        memcpy(p->entries, entries, sizeof *entries * (size_t)p->n_entries);
-    stbds_arrfree(entries);
-    if (!p->entries || !p->arena || !(p->peak = pfvm__symplan_peak(t, p))) {
-        pfvm_symplan_free(p);
-        return pfvm__fail(st, PFVM_ERR_NOMEM, "symbolic plan: out of memory or a size overflows");
-    }
-    return PFVM_OK;
-}
-
-void pfvm_symplan_free(pfvm_symplan *p)
-{
-    if (!p)
-        return;
-    pfvm__free(p->entries);
-    memset(p, 0, sizeof *p);
 }
 /* ---- src/ops/registry.c ---- */
 
@@ -32527,6 +32935,8 @@ static int pfvm__domain_eq(const char *a, const char *b)
 #define PFVM_MAX_USER_OPS 64
 #endif
 static const pfvm_op_def *pfvm__user_ops[PFVM_MAX_USER_OPS];
+/* Their definitions as the passes see them: opaque unless PFVM_OP_PURE. */
+static pfvm_op_def pfvm__user_defs[PFVM_MAX_USER_OPS];
 static int pfvm__n_user_ops;
 
 pfvm_code pfvm_op_register(const pfvm_op_def *def, pfvm_status *st)
@@ -32536,7 +32946,14 @@ pfvm_code pfvm_op_register(const pfvm_op_def *def, pfvm_status *st)
     if (pfvm__n_user_ops == PFVM_MAX_USER_OPS)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "pfvm_op_register: more than %d operators (PFVM_MAX_USER_OPS)",
                           PFVM_MAX_USER_OPS);
-    pfvm__user_ops[pfvm__n_user_ops++] = def;
+    pfvm__user_defs[pfvm__n_user_ops] = *def;
+    /* a kernel pfvm knows nothing of may have effects or state: never
+     * run it at optimization, inference or plan time, never merge or
+     * recompute its nodes (what the nondeterministic flag means) */
+    if (!(def->flags & PFVM_OP_PURE))
+        pfvm__user_defs[pfvm__n_user_ops].flags |= PFVM_OP_NONDETERMINISTIC;
+    pfvm__user_ops[pfvm__n_user_ops] = &pfvm__user_defs[pfvm__n_user_ops];
+    pfvm__n_user_ops++;
     pfvm__ok(st);
     return PFVM_OK;
 }

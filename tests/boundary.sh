@@ -33,7 +33,7 @@ printf '#define PFVM_IMPLEMENTATION\n#include "pfvm_onnx.h"\n#include "pfvm_acce
 if $CC -std=c99 $WARN -pedantic -O0 -I. -c "$tmp/impl.c" -o "$tmp/impl.o" 2>"$tmp/err"; then
     # (clang's target_clones resolvers, <kernel>.resolver, are global even for
     # static kernels; they can clash only where the public names clash too:
-    # a PFVM_STATIC copy built by clang does without them, see fused.h)
+    # a PFVM_STATIC copy built by clang does without them, see src/ops/fused.h)
     nm -g --defined-only "$tmp/impl.o" | awk '{print $3}' | grep -v '\.resolver$' | LC_ALL=C sort > "$tmp/syms"
     if LC_ALL=C sort tests/public_symbols.txt | cmp -s - "$tmp/syms"; then
         ok

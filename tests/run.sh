@@ -11,8 +11,9 @@
 # tests/models (optimized and with --no-opt), the command-line checks in
 # tests/cli.sh, the headers' public boundary in tests/boundary.sh, the
 # packages (make install, pkg-config, CMake) in tests/packaging.sh, the
-# layers' separate links in tests/layers.sh and the firmware tests under
-# QEMU (tests/mcu/run.sh). With
+# layers' separate links in tests/layers.sh, the firmware tests under
+# QEMU (tests/mcu/run.sh) and the suites on 64-bit Arm under qemu-aarch64
+# (tests/aarch64.sh). With
 # PFVM_ASAN=1 the same suites run again with the AddressSanitizer +
 # UndefinedBehaviorSanitizer build in build-asan/, and the fuzz targets
 # (tests/fuzz, clang + libFuzzer + ASan + UBSan) replay the committed
@@ -106,6 +107,11 @@ suites "$BUILD" "" ""
 # bit against the host (tests/mcu/run.sh; PFVM_MCU=0 leaves it out)
 if [ "${PFVM_MCU:-1}" = 1 ]; then
     run_part mcu sh tests/mcu/run.sh
+fi
+# 64-bit Arm: the unit tests, ONNX suites and fixtures cross-compiled and run
+# under qemu-aarch64 (tests/aarch64.sh; PFVM_AARCH64=0 leaves it out)
+if [ "${PFVM_AARCH64:-1}" = 1 ]; then
+    run_part aarch64 sh tests/aarch64.sh
 fi
 if [ "${PFVM_ASAN:-0}" = 1 ]; then
     # in one process, so that LeakSanitizer sees every case at exit (a

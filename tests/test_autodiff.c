@@ -21,6 +21,16 @@
 
 /* ---- random numbers ------------------------------------------------------------------ */
 
+
+/* An allocator that frees but never gives memory. */
+static void *refuse_realloc(void *user, void *ptr, size_t size)
+{
+    (void)user;
+    if (!size)
+        free(ptr);
+    return NULL;
+}
+
 static uint64_t rng = 0x1234567887654321ull;
 
 static double urand(void)
@@ -1215,6 +1225,14 @@ static void test_api(void)
         n_saved = pfvm_autodiff_saved(t.g, &res, saved, 8);
         CHECK_MSG(n_saved == 1 && saved[0] == pfvm_graph_find(t.g, "t8"), "%d saved, first '%s'", n_saved,
                   n_saved ? saved[0]->name : "");
+        /* out of memory is -1, never a shorter list */
+        {
+            pfvm_allocator none = {refuse_realloc, NULL};
+            pfvm_set_allocator(&none);
+            n_saved = pfvm_autodiff_saved(t.g, &res, saved, 8);
+            pfvm_set_allocator(NULL);
+            CHECK_MSG(n_saved == -1, "%d saved with no memory", n_saved);
+        }
         pfvm_tensor_free(t.ins[0]);
         pfvm_model_free(t.m);
     }

@@ -289,10 +289,44 @@ static void test_planner(void)
     pfvm_model_free(m);
 }
 
+/* A DAG whose every level uses the one below twice is 2^K nodes as a tree:
+ * substitution, evaluation and the provers visit each distinct node once
+ * (or give up within a budget, for the provers), so K = 200 is instant
+ * where a tree walk would never end. */
+static void test_sym_shared_dag(void)
+{
+    pfvm_symtab *t = pfvm_symtab_new();
+    const pfvm_sym *v = pfvm_sym_var(t, "v", 1), *w = pfvm_sym_var(t, "w", 1);
+    const pfvm_sym *n = pfvm_sym_var(t, "n", 0), *s = n, *r;
+    pfvm_binding b;
+    int64_t got = -1, want = 100;
+    int k;
+    memset(&b, 0, sizeof b);
+    for (k = 0; k < 200; k++) {
+        const pfvm_sym *d = k & 1 ? v : w, *e = k & 1 ? w : v;
+        s = pfvm_sym_add(t, pfvm_sym_mod(t, s, d), pfvm_sym_div(t, s, e));
+    }
+    CHECK(s != NULL);
+    CHECK(pfvm_sym_subst(t, s, &b) == s); /* nothing bound: the same node */
+    CHECK(pfvm_sym_proven_nonneg(s));
+    CHECK(pfvm_binding_set(&b, v, 3, NULL) == PFVM_OK && pfvm_binding_set(&b, w, 2, NULL) == PFVM_OK &&
+          pfvm_binding_set(&b, n, 100, NULL) == PFVM_OK);
+    for (k = 0; k < 200; k++) {
+        int64_t d = k & 1 ? 3 : 2, e = k & 1 ? 2 : 3;
+        want = want % d + want / e;
+    }
+    CHECK(pfvm_sym_eval(s, &b, &got) && got == want);
+    r = pfvm_sym_subst(t, s, &b);
+    CHECK(r && pfvm_sym_is_const(r, &got) && got == want);
+    pfvm_binding_free(&b);
+    pfvm_symtab_free(t);
+}
+
 int main(void)
 {
     test_base();
     test_sym();
+    test_sym_shared_dag();
     test_ir();
     test_tensor();
     test_planner();

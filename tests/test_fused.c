@@ -7,7 +7,7 @@
  * not planned (smaller arena); a function the engine cannot compile runs
  * as a subgraph. */
 #include "exec/exec.h"
-#include "exec/fused.h"
+#include "ops/fused.h"
 #include "passes/passes.h"
 #include "onnx/onnx_io.h"
 
@@ -826,7 +826,7 @@ static void test_epilogue(void)
 
 /* ---- micro-op chains -------------------------------------------------------------------
  * Runs of Mul/Add/Sub/Div/Max/Min/Relu/Neg/Abs/Sum the engine may run as
- * one chain kernel (src/exec/fused.c): scalar and full second operands,
+ * one chain kernel (src/ops/fused.c): scalar and full second operands,
  * NaNs from Log of negatives (and -inf from Log 0 via Div), a NaN scalar
  * for Min, a partial last block; variant 1 also outputs a value inside
  * the chain, variant 2 reads it again after the chain (both cut it). */

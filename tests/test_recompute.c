@@ -5,7 +5,7 @@
  * never worse than Chen's plans, cse keeps the copies, and errors name
  * the problem. Also the cost hooks behind the operation counts. */
 #include "exec/exec.h"
-#include "exec/symplan.h"
+#include "plan/symplan.h"
 #include "onnx/onnx_io.h"
 #include "passes/autodiff.h"
 #include "passes/recompute.h"

@@ -3,10 +3,10 @@
  * the same time never overlap, the arena holds everything, the peak is a
  * lower bound of the arena, and the sizes equal those the executor plans
  * for the same binding (the executor's own arena is never below the peak). */
-#include "exec/symplan.h"
+#include "plan/symplan.h"
 #include "exec/exec.h"
 #include "onnx/onnx_io.h"
-#include "ops/registry.h"
+#include "opi/opi.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* accel emitter (see emit.h). */
 #include "emit.h"
 
-#include "../ops/registry.h"
+#include "../opi/opi.h"
 #include "../passes/passes.h"
 #include "../shape/infer.h"
 #include "layout.h"

@@ -1,5 +1,6 @@
 #include "exec.h"
-#include "symplan.h"
+#include "../plan/symplan.h"
+#include "../passes/autodiff.h"
 
 /* Outputs at most this many elements are folded at plan time when all of a
  * node's inputs are known: shape arithmetic, not tensor math. */
@@ -440,6 +441,7 @@ static int pfvm__shape_const(const pfvm_type *ty, int64_t *dims)
 }
 
 static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st);
+static const pfvm__kctx_services *pfvm__exec_services(void);
 
 /* Gives the node's input and output scratch pointers. */
 static void pfvm__node_io(pfvm_exec *e, const pfvm_node *n)
@@ -865,63 +867,21 @@ pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_sta
 
 /* ---- running ------------------------------------------------------------------ */
 
-pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims)
+/* The kernel context's services (pfvm__kctx_services, src/opi/opi.h). */
+
+static pfvm_code pfvm__exec_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims)
 {
-    pfvm_tensor *t;
-    size_t bytes;
-    int64_t numel = 1;
-    int d;
-    if (i < 0 || i >= k->n_out || !(t = k->out[i]))
-        return PFVM_OK;
-    if (rank < 0 || rank > PFVM_MAX_RANK)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "output rank %d exceeds PFVM_MAX_RANK", rank);
-    for (d = 0; d < rank; d++)
-        if (dims[d] < 0 || !pfvm__mul_i64(numel, dims[d], &numel))
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "invalid output dimension %lld", (long long)dims[d]);
-    if (t->data && t->kind == PFVM_KIND_TENSOR && !t->owns_data) {
-        /* planned storage: the kernel's shape must be the planned one */
-        if (t->dtype != dtype || t->rank != rank || (rank && memcmp(t->dims, dims, sizeof(int64_t) * (size_t)rank)))
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE,
-                                 "output %d has a different shape or type than planned", i);
-        return PFVM_OK;
-    }
-    if (k->exec && t->owns_data && t->data)
-        k->exec->dynamic_bytes -= t->nbytes < k->exec->dynamic_bytes ? t->nbytes : k->exec->dynamic_bytes;
-    pfvm_tensor_release(t);
-    if ((uint64_t)numel > SIZE_MAX || !pfvm__mul_size((size_t)numel, pfvm_dtype_size(dtype), &bytes))
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output %d is too large", i);
-    {
-        /* without an executor (a pass folding a node), the default limits */
-        pfvm_limits lim = k->exec ? k->exec->limits : pfvm_limits_default();
-        size_t held = 0;
-        if (k->exec && !pfvm__add_size(k->exec->arena_size, k->exec->folded_bytes, &held))
-            held = (size_t)-1;
-        if (k->exec && !pfvm__add_size(held, k->exec->dynamic_bytes, &held))
-            held = (size_t)-1;
-        if (bytes > lim.max_tensor_bytes)
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM,
-                                 "output %d needs %zu bytes, over the limit of %zu bytes per tensor", i, bytes,
-                                 lim.max_tensor_bytes);
-        if (held > lim.max_total_bytes || bytes > lim.max_total_bytes - held)
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM,
-                                 "output %d needs %zu bytes with %zu held, over the limit of %zu bytes in all", i, bytes,
-                                 held, lim.max_total_bytes);
-    }
-    t->kind = PFVM_KIND_TENSOR;
-    t->dtype = dtype;
-    pfvm_tensor_set_shape(t, rank, dims, NULL);
-    t->data = pfvm__data_alloc(bytes, 1);
-    if (!t->data)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "cannot allocate %zu bytes for output %d", bytes, i);
-    t->nbytes = bytes;
-    t->owns_data = 1;
-    t->owns_strings = dtype == PFVM_STRING;
-    if (k->exec)
-        k->exec->dynamic_bytes += bytes;
-    return PFVM_OK;
+    pfvm_exec *e = k->exec;
+    size_t held;
+    if (!e)
+        return pfvm__kctx_alloc_output(k, i, dtype, rank, dims, PFVM_MAX_TENSOR_BYTES, PFVM_MAX_TOTAL_BYTES, 0, NULL);
+    if (!pfvm__add_size(e->arena_size, e->folded_bytes, &held))
+        held = (size_t)-1;
+    return pfvm__kctx_alloc_output(k, i, dtype, rank, dims, e->limits.max_tensor_bytes, e->limits.max_total_bytes, held,
+                                   &e->dynamic_bytes);
 }
 
-PFVM_INTERNAL uint64_t pfvm_kctx_random(pfvm_kctx *k)
+static uint64_t pfvm__exec_kctx_random(pfvm_kctx *k)
 {
     pfvm_exec *e = k->exec;
     uint64_t x;
@@ -937,7 +897,7 @@ PFVM_INTERNAL uint64_t pfvm_kctx_random(pfvm_kctx *k)
     return x ^ (x >> 31);
 }
 
-PFVM_INTERNAL void pfvm_kctx_seed(pfvm_kctx *k, uint64_t seed)
+static void pfvm__exec_kctx_seed(pfvm_kctx *k, uint64_t seed)
 {
     pfvm_exec *e = k->exec;
     if (!e)
@@ -952,7 +912,7 @@ int pfvm_exec_was_random(const pfvm_exec *e)
     return e->random_used;
 }
 
-PFVM_INTERNAL void pfvm_kctx_set_state(pfvm_kctx *k, void *state, void (*free_fn)(void *))
+static void pfvm__exec_kctx_set_state(pfvm_kctx *k, void *state, void (*free_fn)(void *))
 {
     pfvm_exec *e = k->exec;
     int id = k->node ? k->node->id : -1;
@@ -969,7 +929,7 @@ PFVM_INTERNAL void pfvm_kctx_set_state(pfvm_kctx *k, void *state, void (*free_fn
     k->state = state;
 }
 
-void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes)
+static void *pfvm__exec_kctx_scratch(pfvm_kctx *k, size_t bytes)
 {
     pfvm_exec *e = k->exec;
     if (!e) {
@@ -1061,6 +1021,7 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
     k.out = e->kout;
     k.st = st;
     k.exec = e;
+    k.services = pfvm__exec_services();
     k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
     k.state = n->id >= 0 && n->id < e->nn && e->g->nodes[n->id] == n ? e->state[n->id] : NULL;
     e->running = n;
@@ -1371,6 +1332,75 @@ PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph 
         }
     }
     return PFVM_OK;
+}
+
+static pfvm_code pfvm__exec_kctx_subgraph(pfvm_kctx *k, const pfvm_graph *g, const pfvm_tensor *const *in, int n_in,
+                                          pfvm_tensor **out, int n_out, pfvm_status *st)
+{
+    if (!k->exec)
+        return pfvm__op_fail(st, k->node, PFVM_ERR_UNSUPPORTED, "subgraph '%s' needs an executor", g ? g->name : "");
+    return pfvm__exec_subgraph(k->exec, g, in, n_in, out, n_out, st);
+}
+
+static pfvm_code pfvm__exec_kctx_gradient(pfvm_kctx *k, pfvm_model *m, pfvm_value *y, pfvm_value *seed,
+                                          const char *const *names, int n_wrt, int n_names, pfvm_status *st)
+{
+    pfvm_graph *g = y->graph;
+    pfvm_autodiff_opts o;
+    pfvm_autodiff_result res;
+    pfvm_exec *e = NULL;
+    const pfvm_tensor **ins = NULL;
+    int i, j;
+    pfvm_code rc = PFVM_OK;
+    memset(&o, 0, sizeof o);
+    o.ys = &y;
+    o.seeds = &seed;
+    o.n_ys = 1;
+    o.wrt = names;
+    o.n_wrt = n_wrt;
+    o.flags = PFVM_AUTODIFF_NO_OUTPUTS;
+    if (pfvm_autodiff(m, g, &o, &res, st))
+        return st->code;
+    for (i = 0; i < res.n_wrt; i++)
+        if (pfvm_graph_add_output(g, res.grads[i], st))
+            return st->code;
+    if (!(e = pfvm_exec_new(m, NULL, st)))
+        return st->code;
+    for (i = 0; i < pfvm_exec_num_inputs(e); i++) {
+        const pfvm_value *v = pfvm_exec_input(e, i);
+        for (j = 0; j < n_names && strcmp(names[j], v->name); j++) {
+        }
+        if (!pfvm__arrpush(ins, j < n_names ? k->in[j] : NULL)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+    }
+    if (pfvm_exec_bind(e, ins, pfvm_exec_num_inputs(e), st) || pfvm_exec_run(e, st)) {
+        rc = st->code;
+        goto done;
+    }
+    for (i = 0; i < n_wrt && i < k->n_out; i++) {
+        const pfvm_tensor *t = pfvm_exec_output(e, i + 1);
+        if (!k->out[i])
+            continue;
+        if (!t || pfvm_kctx_output(k, i, t->dtype, t->rank, t->dims) || k->out[i]->nbytes < t->nbytes) {
+            rc = pfvm__fail(st, PFVM_ERR_SHAPE, "gradient %d has an unexpected shape", i);
+            goto done;
+        }
+        memcpy(k->out[i]->data, t->data, t->nbytes);
+    }
+done:
+    stbds_arrfree(ins);
+    pfvm_exec_free(e);
+    return rc;
+}
+
+static const pfvm__kctx_services *pfvm__exec_services(void)
+{
+    static const pfvm__kctx_services s = {pfvm__exec_kctx_output, pfvm__exec_kctx_scratch, pfvm__exec_kctx_set_state,
+                                          pfvm__exec_kctx_random, pfvm__exec_kctx_seed,    pfvm__exec_kctx_subgraph,
+                                          pfvm_infer_shapes,      pfvm__exec_kctx_gradient};
+    return &s;
 }
 
 pfvm_code pfvm_exec_bind_one(pfvm_exec *e, const pfvm_tensor *input, pfvm_status *st)

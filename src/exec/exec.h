@@ -67,15 +67,8 @@ PFVM_API void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size);
  * executors (If, Loop, Scan bodies) take their parent's limits, each on its
  * own. Inputs, initializers and the executor's bookkeeping are not counted;
  * use a run-time allocator (pfvm_set_allocator) to bound every byte. */
-#ifndef PFVM_MAX_TENSOR_BYTES
-#define PFVM_MAX_TENSOR_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)4 << 30 : SIZE_MAX / 2))
-#endif
-#ifndef PFVM_MAX_ARENA_BYTES
-#define PFVM_MAX_ARENA_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)8 << 30 : SIZE_MAX / 2))
-#endif
-#ifndef PFVM_MAX_TOTAL_BYTES
-#define PFVM_MAX_TOTAL_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)16 << 30 : SIZE_MAX / 2))
-#endif
+/* (The macros are defined in src/opi/opi.h: kernels that size outputs
+ * without an executor check the defaults.) */
 
 typedef struct pfvm_limits {
     size_t max_arena_bytes;

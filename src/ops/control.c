@@ -3,13 +3,11 @@
  * SequenceLength, SplitToSequence, ConcatFromSequence, SequenceMap) and
  * optionals (Optional, OptionalHasElement, OptionalGetElement).
  *
- * Subgraphs run through the executor (pfvm__exec_subgraph), which plans a
+ * Subgraphs run through the executor (pfvm_kctx_subgraph), which plans a
  * child executor whose outer-scope values resolve to the caller's. Their
  * outputs, sequences and optionals are heap values: the sizes of what
  * control flow produces are known only while running. */
 #include "ops_common.h"
-#include "../passes/autodiff.h"
-#include "../exec/exec.h"
 
 /* ---- helpers --------------------------------------------------------------------------- */
 
@@ -275,7 +273,7 @@ static pfvm_code pfvm__cf_k_if(pfvm_kctx *k)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the %s branch is missing", cond ? "then" : "else");
     if (k->n_out > 64)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "more than 64 outputs");
-    if (pfvm__exec_subgraph(k->exec, a->g, NULL, 0, outs, k->n_out, k->st))
+    if (pfvm_kctx_subgraph(k, a->g, NULL, 0, outs, k->n_out, k->st))
         return k->st ? k->st->code : PFVM_ERR_RUNTIME;
     {
         pfvm_code rc = PFVM_OK;
@@ -546,7 +544,7 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
         ins[1] = &cond_t;
         for (j = 0; j < n_carried; j++)
             ins[2 + j] = cur[j];
-        rc = pfvm__exec_subgraph(k->exec, body, ins, 2 + n_carried, outs, 1 + n_carried + n_scan, k->st);
+        rc = pfvm_kctx_subgraph(k, body, ins, 2 + n_carried, outs, 1 + n_carried + n_scan, k->st);
         if (rc)
             break;
         cond = pfvm_tensor_numel(outs[0]) ? pfvm_tensor_get_i64(outs[0], 0) != 0 : 0;
@@ -732,7 +730,7 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
             ins[j] = state[j];
         for (j = 0; j < m; j++)
             ins[n + j] = slices[j];
-        rc = pfvm__exec_subgraph(k->exec, body, ins, n + m, outs, n + n_out_scan, k->st);
+        rc = pfvm_kctx_subgraph(k, body, ins, n + m, outs, n + n_out_scan, k->st);
         if (rc)
             break;
         for (j = 0; j < n; j++) {
@@ -1214,7 +1212,7 @@ static pfvm_code pfvm__cf_k_seq_map(pfvm_kctx *k)
                 ins[j] = x;
             }
         }
-        if (pfvm__exec_subgraph(k->exec, a->g, ins, k->n_in, outs, k->n_out, k->st))
+        if (pfvm_kctx_subgraph(k, a->g, ins, k->n_in, outs, k->n_out, k->st))
             return k->st ? k->st->code : PFVM_ERR_RUNTIME;
         for (j = 0; j < k->n_out; j++) {
             k->out[j]->elem_dtype = k->out[j]->dtype = outs[j]->dtype;
@@ -1526,7 +1524,7 @@ static pfvm_code pfvm__cf_g_loop(pfvm_grad_ctx *g, const pfvm_node *n)
     for (j = 0; j < (int)stbds_arrlen(bout); j++)
         if (!bout[j] || pfvm_graph_add_output(bw, bout[j], g->st))
             goto fail;
-    if (pfvm_graph_toposort(bw, g->st) || pfvm_infer_shapes(bw, 0, g->st))
+    if (pfvm_grad_infer_graph(g, bw))
         goto fail;
     /* the backward Loop: M = T, no condition, dv from the final values' gradients */
     {

@@ -6,7 +6,6 @@
  * walks the diagonal). The kernel then loops over output labels and, inside,
  * over the summed labels. */
 #include "ops_common.h"
-#include "../passes/autodiff.h"
 
 #define PFVM__ES_MAXL 32 /* distinct labels */
 #define PFVM__ES_MAXIN 8

@@ -12,9 +12,6 @@
  * types are converted in small chunks to double or int64 and back, with one
  * dtype switch per chunk. */
 #include "ops_common.h"
-#include "../passes/rewrite.h"
-#include "../exec/fused.h"
-#include "../passes/autodiff.h"
 
 #include <errno.h>
 #include <float.h>
@@ -365,12 +362,12 @@ typedef struct pfvm__ew_op {
     pfvm_fuse_kernel z; /* fused-loop kernel over z_in inputs, or NULL */
     pfvm_dtype z_in;   /* PFVM_FLOAT (float32 math) or PFVM_BOOL (logic) */
     pfvm_fuse_kernel zc; /* binary: z with a second operand that is one value (read from s[1][0]), or NULL */
-    int uop;           /* the micro-op z is (PFVM_FUSE_U_*, src/exec/fused.h), or 0 */
+    int uop;           /* the micro-op z is (PFVM_FUSE_U_*, src/ops/fused.h), or 0 */
 } pfvm__ew_op;
 
 /* One scalar expression over x0 (and x1) becomes three functions: the double
  * function pfvm__ew_f_NAME, the float32 loop pfvm__ew_s_NAME with output
- * type OT, and the fused-loop kernel pfvm__ew_z_NAME (src/exec/fused.h),
+ * type OT, and the fused-loop kernel pfvm__ew_z_NAME (src/ops/fused.h),
  * which computes one register block (bools as 0/1). CT is the type the
  * float32 loop and the kernel compute in: double in general, so a float32
  * result is the double result rounded once; float for the operators whose
@@ -2518,7 +2515,7 @@ static pfvm_code pfvm__ew_infer_castlike(pfvm_ictx *c)
     return PFVM_OK;
 }
 
-/* ---- simplify hooks (src/passes/rewrite.h) ----------------------------------------------- */
+/* ---- simplify hooks (src/opi/rewrite.h) ----------------------------------------------- */
 
 static int pfvm__ew_simplifying(const pfvm_rewrite *rw)
 {

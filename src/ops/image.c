@@ -9,7 +9,6 @@
  * changed, and zero-weight taps are dropped, so unscaled axes and nearest
  * mode cost one tap. */
 #include "ops_common.h"
-#include "../passes/autodiff.h"
 
 #include <math.h>
 

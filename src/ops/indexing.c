@@ -9,7 +9,6 @@
  * is an error that names it. Shapes are checked in the kernels as well as
  * in inference, since kernels also run on shapes the planner never saw. */
 #include "ops_common.h"
-#include "../passes/autodiff.h"
 
 /* ---- helpers ------------------------------------------------------------------------ */
 

@@ -9,8 +9,6 @@
  * vector registers. Nothing is allocated. Other element types use a plain
  * triple loop through double or int64. */
 #include "ops_common.h"
-#include "../passes/autodiff.h"
-#include "../passes/rewrite.h"
 
 #define PFVM__LA_MR 4 /* rows of A per micro-tile */
 

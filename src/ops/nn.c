@@ -10,8 +10,6 @@
  * double through one load/store pair (float, double, float16, bfloat16;
  * integer stores saturate), with float fast paths where models spend time. */
 #include "ops_common.h"
-#include "../passes/autodiff.h"
-#include "../passes/rewrite.h"
 
 #include <math.h>
 

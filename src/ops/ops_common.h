@@ -3,7 +3,10 @@
 #ifndef PFVM_OPS_COMMON_H
 #define PFVM_OPS_COMMON_H
 
-#include "registry.h"
+#include "../opi/opi.h"
+#include "../opi/grad.h"
+#include "../opi/rewrite.h"
+#include "fused.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -10,8 +10,6 @@
  * needed. The single-axis operators (ArgMax/ArgMin, TopK, CumSum) view
  * their input as (outer, axis, inner) blocks. */
 #include "ops_common.h"
-#include "../exec/fused.h"
-#include "../passes/autodiff.h"
 
 #include <math.h>
 

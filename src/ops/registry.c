@@ -1,5 +1,4 @@
-#include "registry.h"
-#include "../exec/fused.h"
+#include "fused.h"
 
 #include <stdio.h>
 
@@ -47,6 +46,8 @@ static int pfvm__domain_eq(const char *a, const char *b)
 #define PFVM_MAX_USER_OPS 64
 #endif
 static const pfvm_op_def *pfvm__user_ops[PFVM_MAX_USER_OPS];
+/* Their definitions as the passes see them: opaque unless PFVM_OP_PURE. */
+static pfvm_op_def pfvm__user_defs[PFVM_MAX_USER_OPS];
 static int pfvm__n_user_ops;
 
 pfvm_code pfvm_op_register(const pfvm_op_def *def, pfvm_status *st)
@@ -56,7 +57,14 @@ pfvm_code pfvm_op_register(const pfvm_op_def *def, pfvm_status *st)
     if (pfvm__n_user_ops == PFVM_MAX_USER_OPS)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "pfvm_op_register: more than %d operators (PFVM_MAX_USER_OPS)",
                           PFVM_MAX_USER_OPS);
-    pfvm__user_ops[pfvm__n_user_ops++] = def;
+    pfvm__user_defs[pfvm__n_user_ops] = *def;
+    /* a kernel pfvm knows nothing of may have effects or state: never
+     * run it at optimization, inference or plan time, never merge or
+     * recompute its nodes (what the nondeterministic flag means) */
+    if (!(def->flags & PFVM_OP_PURE))
+        pfvm__user_defs[pfvm__n_user_ops].flags |= PFVM_OP_NONDETERMINISTIC;
+    pfvm__user_ops[pfvm__n_user_ops] = &pfvm__user_defs[pfvm__n_user_ops];
+    pfvm__n_user_ops++;
     pfvm__ok(st);
     return PFVM_OK;
 }

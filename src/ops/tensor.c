@@ -14,9 +14,6 @@
  * their contents as symbolic vectors (`sym`), so Shape -> Gather ->
  * Unsqueeze -> Concat -> Reshape chains resolve before anything runs. */
 #include "ops_common.h"
-#include "../passes/autodiff.h"
-#include "../shape/infer.h"
-#include "../passes/rewrite.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -2232,7 +2229,7 @@ static pfvm_code pfvm__tn_k_trilu(pfvm_kctx *k)
     return PFVM_OK;
 }
 
-/* ---- simplify hooks (src/passes/rewrite.h) --------------------------------------------------- */
+/* ---- simplify hooks (src/opi/rewrite.h) --------------------------------------------------- */
 
 /* 1 when the hook should do its ordinary local rewrites. */
 static int pfvm__tn_simplifying(const pfvm_rewrite *rw)

@@ -4,9 +4,6 @@
  * accumulators; outputs are the new parameters then the new accumulators,
  * each shaped like its parameter. */
 #include "ops_common.h"
-#include "../exec/exec.h"
-#include "../exec/fused.h"
-#include "../passes/autodiff.h"
 
 #include <math.h>
 
@@ -163,8 +160,8 @@ static pfvm_code pfvm__tr_k_adam(pfvm_kctx *k)
  * from xs and zs by other nodes of the same graph (the node's inputs carry
  * the values of xs then zs). At run time the kernel copies the nodes
  * between them into a model of its own, seeds y with ones (so a non-scalar
- * y gives the gradient of its sum), builds the backward graph with
- * pfvm_autodiff and runs it. */
+ * y gives the gradient of its sum), and has the executor build the backward
+ * graph with pfvm_autodiff and run it (pfvm_kctx_gradient). */
 
 static int pfvm__tr_in_list(const pfvm_attr *a, const char *name)
 {
@@ -292,12 +289,10 @@ static pfvm_code pfvm__tr_k_gradient(pfvm_kctx *k)
     const pfvm_value *y = pfvm_graph_find(src, yname);
     pfvm_model *m = NULL;
     pfvm_graph *g;
-    pfvm_exec *e = NULL;
     unsigned char *mark = NULL;
     pfvm_status st;
-    pfvm_autodiff_opts o;
-    pfvm_autodiff_result res;
-    pfvm_value *y2, *seed, **ins = NULL;
+    pfvm_value *y2, *seed;
+    const char **names = NULL;
     int i, j, n_xs = xs ? xs->n : 0, n_zs = zs && zs->type == PFVM_ATTR_STRINGS ? zs->n : 0;
     pfvm_code rc = PFVM_OK;
     if (!xs || xs->type != PFVM_ATTR_STRINGS || k->n_in != n_xs + n_zs || k->n_out != n_xs)
@@ -354,7 +349,7 @@ static pfvm_code pfvm__tr_k_gradient(pfvm_kctx *k)
     if (!y2)
         goto fail;
     pfvm_graph_add_output(g, y2, &st);
-    if (pfvm_infer_shapes(g, 1, &st))
+    if (pfvm_kctx_infer_shapes(k, g, 1, &st))
         goto fail;
     {
         int64_t dims[PFVM_MAX_RANK], numel = 1;
@@ -376,41 +371,13 @@ static pfvm_code pfvm__tr_k_gradient(pfvm_kctx *k)
         if (pfvm_graph_add_init(g, seed, t, &st))
             goto fail;
     }
-    memset(&o, 0, sizeof o);
-    o.ys = &y2;
-    o.seeds = &seed;
-    o.n_ys = 1;
-    o.wrt = (const char *const *)xs->strings;
-    o.n_wrt = n_xs;
-    o.flags = PFVM_AUTODIFF_NO_OUTPUTS;
-    if (pfvm_autodiff(m, g, &o, &res, &st))
-        goto fail;
-    for (i = 0; i < res.n_wrt; i++)
-        pfvm_graph_add_output(g, res.grads[i], &st);
-    if (!(e = pfvm_exec_new(m, NULL, &st)))
-        goto fail;
-    for (i = 0; i < pfvm_exec_num_inputs(e); i++) {
-        const pfvm_value *v = pfvm_exec_input(e, i);
-        for (j = 0; j < n_xs + n_zs; j++)
-            if (!strcmp(j < n_xs ? xs->strings[j] : zs->strings[j - n_xs], v->name))
-                break;
-        if (!pfvm__arrpush(ins, (pfvm_value *)k->in[j])) {
+    for (i = 0; i < n_xs + n_zs; i++)
+        if (!pfvm__arrpush(names, i < n_xs ? xs->strings[i] : zs->strings[i - n_xs])) {
             pfvm__fail(&st, PFVM_ERR_NOMEM, "out of memory");
             goto fail;
         }
-    }
-    if (pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, pfvm_exec_num_inputs(e), &st) || pfvm_exec_run(e, &st))
+    if (pfvm_kctx_gradient(k, m, y2, seed, names, n_xs, n_xs + n_zs, &st))
         goto fail;
-    for (i = 0; i < n_xs; i++) {
-        const pfvm_tensor *t = pfvm_exec_output(e, i + 1);
-        if (!k->out[i])
-            continue;
-        if (!t || pfvm_kctx_output(k, i, t->dtype, t->rank, t->dims) || k->out[i]->nbytes < t->nbytes) {
-            rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "gradient %d has an unexpected shape", i);
-            goto done;
-        }
-        memcpy(k->out[i]->data, t->data, t->nbytes);
-    }
     goto done;
 fail:
     rc = pfvm__op_fail(k->st, k->node, st.code ? st.code : PFVM_ERR_NOMEM, "%s", st.msg[0] ? st.msg : "out of memory");
@@ -418,8 +385,7 @@ fail:
 fail_keep:
     rc = k->st ? k->st->code : PFVM_ERR_INVALID;
 done:
-    stbds_arrfree(ins);
-    pfvm_exec_free(e);
+    stbds_arrfree(names);
     pfvm_model_free(m);
     pfvm__free(mark);
     return rc;

@@ -5,7 +5,8 @@
  * earlier one's outputs and it goes. Nodes are visited in topological
  * order, so chains of duplicates collapse in one walk. */
 #include "recompute.h"
-#include "rewrite.h"
+#include "passes.h"
+#include "../opi/rewrite.h"
 
 /* Initializers up to this many bytes are compared by content. */
 #define PFVM__CSE_INIT_BYTES 65536

@@ -3,7 +3,8 @@
  * its outputs; the others go, innermost graphs first so that captures
  * dropped there free the outer nodes they kept. Then initializers nothing
  * reads go (graph inputs stay: they are the model's interface). */
-#include "rewrite.h"
+#include "passes.h"
+#include "../opi/rewrite.h"
 
 static pfvm_code pfvm__dce_graph(pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 

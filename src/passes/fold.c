@@ -5,7 +5,8 @@
  * outputs of reasonable size. Constant outputs read by a node that is not
  * itself constant become initializers; the constant nodes go. Random
  * generators and nodes with subgraphs are never folded. */
-#include "rewrite.h"
+#include "passes.h"
+#include "../opi/rewrite.h"
 
 /* Outputs larger than this are never computed at optimization time, and
  * outputs larger than PFVM__FOLD_SMALL only when they do not expand their

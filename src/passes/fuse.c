@@ -1,7 +1,7 @@
 /* passes/fuse: groups element-wise and broadcast nodes into fused loops.
  *
  * A node may join a group when its operator's fuse hook accepts it (the
- * registry decides: see src/exec/fused.h) and its output has the group's
+ * registry decides: see src/ops/fused.h) and its output has the group's
  * shape, proven from the symbolic shapes: every value computed inside a
  * group has one shape S, and every input from outside broadcasts to S
  * (each of its dims is 1 or proven equal to S's dim), dynamic dims
@@ -13,7 +13,7 @@
  * plain ONNX; the executor runs the call with the fused-loop engine. The
  * values inside a group are never materialised. */
 #include "passes.h"
-#include "../exec/fused.h"
+#include "../ops/fused.h"
 
 #include <string.h>
 

@@ -1,6 +1,7 @@
 /* The pass manager: the list of passes in pipeline order, name lookup, and
  * pfvm_optimize, which runs a list of them with statistics. */
 #include "passes.h"
+#include "../opi/rewrite.h"
 
 #include <string.h>
 
@@ -184,4 +185,9 @@ pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *repo
         s += len + (e ? 1 : 0);
     }
     return pfvm_infer_shapes(m->graph, 0, st);
+}
+
+pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st)
+{
+    return pfvm__rw_begin_with(rw, m, mode, pfvm__infer_shapes_keep, st);
 }

@@ -64,6 +64,10 @@ PFVM_API pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_rep
 PFVM_INTERNAL pfvm_code pfvm__run_pipeline(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
                                            pfvm_opt_report *report, pfvm_status *st);
 
+/* Starts a rewrite context (src/opi/rewrite.h) on m: infers the model's
+ * types (pfvm_infer_shapes, not strict) and keeps the facts. */
+PFVM_INTERNAL pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st);
+
 /* Counts nodes of g and its subgraphs. */
 PFVM_API int pfvm_graph_count_nodes(const pfvm_graph *g);
 

@@ -1,7 +1,7 @@
 /* The recompute pass: which activations to keep, an exact simulation of
  * the rewritten schedule's memory, and the rewrite itself. */
 #include "recompute.h"
-#include "../exec/symplan.h"
+#include "../plan/symplan.h"
 
 #include <math.h>
 #include <string.h>

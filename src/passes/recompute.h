@@ -49,7 +49,7 @@
  * recomputed nodes; every value computed is the same arithmetic on the
  * same operands. Then the plan is chosen again on the sliced graph.
  *
- * Memory is what the symbolic planner (src/exec/symplan) counts: the peak
+ * Memory is what the symbolic planner (src/plan/symplan) counts: the peak
  * of live intermediate bytes over the node order (inputs and initializers
  * aside; graph outputs live to the end), evaluated under a binding of the
  * dim symbols when shapes are dynamic. Operations come from

@@ -18,7 +18,7 @@
  * 1/K of the originals. */
 #include "recompute.h"
 #include "autodiff.h"
-#include "../exec/symplan.h"
+#include "../plan/symplan.h"
 
 #include <string.h>
 

@@ -2,7 +2,8 @@
  * hooks (pfvm_op_def.simplify) over every graph, re-inferring between
  * rounds, until no hook changes anything. What each operator can drop or
  * merge lives with the operator (src/ops); these drivers only ask. */
-#include "rewrite.h"
+#include "passes.h"
+#include "../opi/rewrite.h"
 
 #define PFVM__SIMPLIFY_ROUNDS 16
 

@@ -1,89 +1,5 @@
 #include "infer.h"
 
-static pfvm_code pfvm__infer_node_in(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
-                                     pfvm_symtab *syms, pfvm_arena *arena, struct pfvm__infer_driver *driver,
-                                     pfvm_status *st)
-{
-    pfvm_ictx c;
-    char lb[96];
-    if (!n->op || !n->op->infer)
-        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): operator not supported at opset %d",
-                          pfvm__node_label(n, lb, sizeof lb), n->op_type, n->opset);
-    c.node = n;
-    c.syms = syms;
-    c.n_in = n->n_inputs;
-    c.n_out = n->n_outputs;
-    c.in = in;
-    c.out = out;
-    c.st = st;
-    c.arena = arena;
-    c.driver = driver;
-    if (n->op->infer(&c)) {
-        /* kernels' messages already name the node when they use pfvm__op_fail */
-        if (st && strncmp(st->msg, "node '", 6))
-            pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
-        return st ? st->code : PFVM_ERR_SHAPE;
-    }
-    return PFVM_OK;
-}
-
-PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
-                                         pfvm_symtab *syms, pfvm_arena *arena, pfvm_status *st)
-{
-    return pfvm__infer_node_in(n, in, out, syms, arena, NULL, st);
-}
-
-PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena)
-{
-    int64_t dims[PFVM_MAX_RANK], n = 1;
-    int i;
-    pfvm_tensor *t;
-    if (v->value)
-        return 1;
-    if (!v->sym || v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0)
-        return 0;
-    if (!pfvm_dtype_is_int(v->type.dtype) && v->type.dtype != PFVM_BOOL)
-        return 0;
-    for (i = 0; i < v->type.shape.rank; i++) {
-        if (!pfvm_sym_is_const(v->type.shape.dims[i], &dims[i]))
-            return 0;
-        n *= dims[i];
-    }
-    if (n != v->n_sym)
-        return 0;
-    for (i = 0; i < v->n_sym; i++)
-        if (!pfvm_sym_is_const(v->sym[i], NULL))
-            return 0;
-    t = (pfvm_tensor *)pfvm__arena_alloc(arena, sizeof *t);
-    if (!t)
-        return 0;
-    t->kind = PFVM_KIND_TENSOR;
-    t->dtype = v->type.dtype;
-    t->rank = v->type.shape.rank;
-    for (i = 0; i < t->rank; i++)
-        t->dims[i] = dims[i];
-    t->nbytes = (size_t)n * pfvm_dtype_size(t->dtype);
-    t->data = pfvm__arena_alloc(arena, t->nbytes);
-    if (!t->data)
-        return 0;
-    for (i = 0; i < n; i++) {
-        int64_t x = 0;
-        pfvm_sym_is_const(v->sym[i], &x);
-        switch (t->dtype) {
-        case PFVM_INT64: ((int64_t *)t->data)[i] = x; break;
-        case PFVM_INT32: ((int32_t *)t->data)[i] = (int32_t)x; break;
-        case PFVM_UINT64: ((uint64_t *)t->data)[i] = (uint64_t)x; break;
-        case PFVM_UINT32: ((uint32_t *)t->data)[i] = (uint32_t)x; break;
-        case PFVM_INT16: ((int16_t *)t->data)[i] = (int16_t)x; break;
-        case PFVM_UINT16: ((uint16_t *)t->data)[i] = (uint16_t)x; break;
-        case PFVM_INT8: ((int8_t *)t->data)[i] = (int8_t)x; break;
-        default: ((uint8_t *)t->data)[i] = (uint8_t)x; break;
-        }
-    }
-    v->value = t;
-    return 1;
-}
-
 /* Folds a node whose inputs are all known and whose outputs are small
  * tensors of known shape, by running its kernel on the spot: shape
  * arithmetic the operators do not propagate symbolically (ConstantOfShape,
@@ -220,7 +136,8 @@ struct pfvm__infer_driver {
     int n_visited;
 };
 
-PFVM_INTERNAL int pfvm_ictx_decide(pfvm_ictx *c, const pfvm_sym *cond, int64_t *v)
+/* pfvm__ictx_services.decide (pfvm_ictx_decide decided constants) */
+static int pfvm__driver_decide(pfvm_ictx *c, const pfvm_sym *cond, int64_t *v)
 {
     pfvm__infer_cases *k = c->driver && c->driver->frame ? c->driver->frame->cases : NULL;
     int i;
@@ -289,69 +206,6 @@ static pfvm_code pfvm__ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_
     }
 }
 
-PFVM_INTERNAL pfvm_code pfvm_ictx_infer_graph(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n)
-{
-    return pfvm__ictx_infer_graph(c, g, in_types, n, 1);
-}
-
-PFVM_INTERNAL pfvm_code pfvm_ictx_infer_body(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n)
-{
-    return pfvm__ictx_infer_graph(c, g, in_types, n, 0);
-}
-
-/* ---- saved types ----------------------------------------------------------------- */
-
-struct pfvm_types_saved {
-    pfvm_value **v;  /* stb_ds */
-    pfvm_type *t;    /* stb_ds */
-};
-
-static void pfvm__types_collect(pfvm_types_saved *s, pfvm_graph *g, int depth)
-{
-    int i, j, k;
-    if (!g || depth > 64)
-        return;
-    for (i = 0; i < (int)stbds_arrlen(g->values); i++) {
-        stbds_arrput(s->v, g->values[i]);
-        stbds_arrput(s->t, g->values[i]->type);
-    }
-    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
-        const pfvm_node *n = g->nodes[i];
-        for (j = 0; j < n->n_attrs; j++) {
-            const pfvm_attr *a = &n->attrs[j];
-            if (a->type == PFVM_ATTR_GRAPH)
-                pfvm__types_collect(s, a->g, depth + 1);
-            else if (a->type == PFVM_ATTR_GRAPHS)
-                for (k = 0; k < a->n; k++)
-                    pfvm__types_collect(s, a->graphs[k], depth + 1);
-        }
-    }
-}
-
-PFVM_INTERNAL pfvm_types_saved *pfvm_types_save(pfvm_graph *g)
-{
-    pfvm_types_saved *s = (pfvm_types_saved *)pfvm__calloc(1, sizeof *s);
-    if (s)
-        pfvm__types_collect(s, g, 0);
-    return s;
-}
-
-PFVM_INTERNAL void pfvm_types_restore(const pfvm_types_saved *s)
-{
-    int i;
-    for (i = 0; s && i < (int)stbds_arrlen(s->v); i++)
-        s->v[i]->type = s->t[i];
-}
-
-PFVM_INTERNAL void pfvm_types_saved_free(pfvm_types_saved *s)
-{
-    if (!s)
-        return;
-    stbds_arrfree(s->v);
-    stbds_arrfree(s->t);
-    pfvm__free(s);
-}
-
 /* ---- what a subgraph is fed ------------------------------------------------------- */
 
 static int pfvm__sym_outer(const pfvm__infer_fedcheck *f, const pfvm_sym *s)
@@ -396,7 +250,7 @@ static int pfvm__fed_implies(const pfvm__infer_fedcheck *f, const pfvm_type *dec
     return 1;
 }
 
-PFVM_INTERNAL void pfvm_ictx_fed(pfvm_ictx *c, const pfvm_graph *g, int i, const pfvm_type *decl, const pfvm_type *fed)
+static void pfvm__driver_fed(pfvm_ictx *c, const pfvm_graph *g, int i, const pfvm_type *decl, const pfvm_type *fed)
 {
     pfvm__infer_fedcheck *f = c->driver && c->driver->frame ? c->driver->frame->fed : NULL;
     int bad, k;
@@ -418,6 +272,9 @@ PFVM_INTERNAL void pfvm_ictx_fed(pfvm_ictx *c, const pfvm_graph *g, int i, const
 /* Infers the subgraphs of n its operator did not ask for. They are dead
  * code under what inference knows (or the operator has no use for their
  * types), so their errors are not the model's: they are dropped. */
+/* What the driver does for operators' inference (pfvm_ictx.services). */
+static const pfvm__ictx_services pfvm__driver_services = {pfvm__ictx_infer_graph, pfvm__driver_fed, pfvm__driver_decide};
+
 static void pfvm__infer_rest(const pfvm_node *n, const struct pfvm__infer_driver *d)
 {
     int j, k, i;
@@ -520,11 +377,11 @@ static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *are
             drv.n_visited = 0;
             if (!n->op || !n->op->infer) {
                 if (strict)
-                    rc = pfvm__infer_node_in(n, ins, outs, g->model->syms, arena, &drv, st);
+                    rc = pfvm__infer_node_in(n, ins, outs, g->model->syms, arena, &drv, &pfvm__driver_services, st);
                 pfvm__infer_rest(n, &drv);
                 continue;
             }
-            rc = pfvm__infer_node_in(n, ins, outs, g->model->syms, arena, &drv, st);
+            rc = pfvm__infer_node_in(n, ins, outs, g->model->syms, arena, &drv, &pfvm__driver_services, st);
             pfvm__infer_rest(n, &drv);
         }
         if (rc)

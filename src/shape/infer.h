@@ -6,7 +6,7 @@
 #ifndef PFVM_INFER_H
 #define PFVM_INFER_H
 
-#include "../ops/registry.h"
+#include "../opi/opi.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,13 +53,6 @@ PFVM_API int pfvm_shape_cases_print(const pfvm_shape_cases *c, const pfvm_value 
 PFVM_API int pfvm_shape_cases_shape(const pfvm_shape_cases *c, const pfvm_value *v, pfvm_shape *out);
 PFVM_API void pfvm_shape_cases_free(pfvm_shape_cases *c);
 
-/* Receives what inference learned about the values of one graph (g itself
- * or a subgraph): iv[i] describes g->values[i] (type and, when known,
- * contents: a constant tensor or symbolic scalars), n entries. The tensors
- * and symbol arrays it points to live in the model's arena; iv itself is
- * freed when keep returns, so copy the entries. */
-typedef void (*pfvm_infer_keep_fn)(void *user, const pfvm_graph *g, const pfvm_ival *iv, int n);
-
 /* pfvm_infer_shapes (not strict) that also hands each graph's knowledge to
  * keep: passes read known contents (shape values, folded constants) this
  * way. */
@@ -72,17 +65,6 @@ PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_f
  * of the main graph that is not proven) counts in *count, and the first
  * is described in first (n bytes). The pass manager's guard. */
 PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *first, size_t n, pfvm_status *st);
-
-/* Runs one node's inference: in/out are indexed like node->inputs and
- * node->outputs (NULL entries for omitted values). Errors are prefixed with
- * the node's name and op. */
-PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
-                                         pfvm_symtab *syms, pfvm_arena *arena, pfvm_status *st);
-
-/* When an ival has fully constant symbolic contents (or the shape is known
- * and the value is a scalar), materialises them as a value tensor in the
- * arena so that kernels can read them. Returns 1 if ival->value is set. */
-PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena);
 
 #ifdef __cplusplus
 }

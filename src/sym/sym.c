@@ -657,31 +657,16 @@ void pfvm_binding_free(pfvm_binding *b)
     b->n = 0;
 }
 
-/* Evaluation walks the DAG as a tree (shared subexpressions again), so a
- * small expression can take exponential time: past this many nodes it
- * gives up (as for an unbound symbol). */
-#define PFVM__SYM_EVAL_MAX_NODES ((long)1 << 22)
+/* Expressions are DAGs: hash-consing shares equal subexpressions, so a
+ * small one (each level using the one below twice) is exponentially large
+ * as a tree. Evaluation first walks it as a tree within a small budget (the
+ * common case, no allocation); past the budget it walks again visiting each
+ * node once, remembering results in a map. Substitution always remembers. */
+#define PFVM__SYM_TREE_BUDGET 4096L
 
-static int pfvm__sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out, long *budget)
+static int pfvm__sym_apply(pfvm_sym_kind kind, int64_t x, int64_t y, int64_t *out)
 {
-    int64_t x, y;
-    if (!s || --*budget < 0)
-        return 0;
-    switch (s->kind) {
-    case PFVM_SYM_CONST:
-        *out = s->value;
-        return 1;
-    case PFVM_SYM_VAR:
-        if (!b || s->value >= b->n || !b->set[s->value])
-            return 0;
-        *out = b->vals[s->value];
-        return 1;
-    default:
-        break;
-    }
-    if (!pfvm__sym_eval(s->a, b, &x, budget) || !pfvm__sym_eval(s->b, b, &y, budget))
-        return 0;
-    switch (s->kind) {
+    switch (kind) {
     case PFVM_SYM_ADD: return pfvm__add_i64(x, y, out);
     case PFVM_SYM_MUL: return pfvm__mul_i64(x, y, out);
     case PFVM_SYM_DIV:
@@ -700,38 +685,120 @@ static int pfvm__sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out
     }
 }
 
+/* A leaf's value: 1 (and *out) for a constant or a bound variable, 0 for an
+ * unbound one, -1 for an interior node. */
+static int pfvm__sym_leaf(const pfvm_sym *s, const pfvm_binding *b, int64_t *out)
+{
+    switch (s->kind) {
+    case PFVM_SYM_CONST:
+        *out = s->value;
+        return 1;
+    case PFVM_SYM_VAR:
+        if (!b || s->value >= b->n || !b->set[s->value])
+            return 0;
+        *out = b->vals[s->value];
+        return 1;
+    default:
+        return -1;
+    }
+}
+
+static int pfvm__sym_eval_tree(const pfvm_sym *s, const pfvm_binding *b, int64_t *out, long *budget)
+{
+    int64_t x, y;
+    int leaf;
+    if (!s || --*budget < 0)
+        return 0;
+    leaf = pfvm__sym_leaf(s, b, out);
+    if (leaf >= 0)
+        return leaf;
+    return pfvm__sym_eval_tree(s->a, b, &x, budget) && pfvm__sym_eval_tree(s->b, b, &y, budget) &&
+           pfvm__sym_apply(s->kind, x, y, out);
+}
+
+/* One evaluation's remembered results: node -> 1 + index into vals. */
+typedef struct pfvm__sym_evalmemo {
+    pfvm__map seen;
+    int64_t *vals; /* stb_ds array; a node that has no value is not remembered */
+    int oom;
+} pfvm__sym_evalmemo;
+
+static int pfvm__sym_eval_dag(const pfvm_sym *s, const pfvm_binding *b, int64_t *out, pfvm__sym_evalmemo *m)
+{
+    int64_t x, y;
+    void *at;
+    int leaf;
+    if (!s || m->oom)
+        return 0;
+    leaf = pfvm__sym_leaf(s, b, out);
+    if (leaf >= 0)
+        return leaf;
+    if (pfvm__map_get(&m->seen, s, &at)) {
+        *out = m->vals[(size_t)at - 1];
+        return 1;
+    }
+    if (!pfvm__sym_eval_dag(s->a, b, &x, m) || !pfvm__sym_eval_dag(s->b, b, &y, m) ||
+        !pfvm__sym_apply(s->kind, x, y, out))
+        return 0;
+    if (!pfvm__arrpush(m->vals, *out) || !pfvm__map_put(&m->seen, s, (void *)(size_t)stbds_arrlen(m->vals)))
+        m->oom = 1;
+    return !m->oom;
+}
+
 int pfvm_sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out)
 {
-    long budget = PFVM__SYM_EVAL_MAX_NODES;
-    return pfvm__sym_eval(s, b, out, &budget);
+    long budget = PFVM__SYM_TREE_BUDGET;
+    pfvm__sym_evalmemo m;
+    int ok = pfvm__sym_eval_tree(s, b, out, &budget);
+    if (ok || budget >= 0)
+        return ok;
+    memset(&m, 0, sizeof m);
+    ok = pfvm__sym_eval_dag(s, b, out, &m);
+    pfvm__map_free(&m.seen);
+    stbds_arrfree(m.vals);
+    return ok;
+}
+
+static const pfvm_sym *pfvm__sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b, pfvm__map *seen)
+{
+    const pfvm_sym *x, *y, *r;
+    void *at;
+    int64_t v;
+    int leaf;
+    if (!s)
+        return NULL;
+    leaf = pfvm__sym_leaf(s, b, &v);
+    if (leaf > 0)
+        return s->kind == PFVM_SYM_CONST ? s : pfvm_sym_const(t, v);
+    if (leaf == 0)
+        return s;
+    if (pfvm__map_get(seen, s, &at))
+        return (const pfvm_sym *)at;
+    x = pfvm__sym_subst(t, s->a, b, seen);
+    y = x ? pfvm__sym_subst(t, s->b, b, seen) : NULL;
+    if (!y)
+        return NULL;
+    switch (s->kind) {
+    case PFVM_SYM_ADD: r = pfvm_sym_add(t, x, y); break;
+    case PFVM_SYM_MUL: r = pfvm_sym_mul(t, x, y); break;
+    case PFVM_SYM_DIV: r = pfvm_sym_div(t, x, y); break;
+    case PFVM_SYM_MOD: r = pfvm_sym_mod(t, x, y); break;
+    case PFVM_SYM_MIN: r = pfvm_sym_min(t, x, y); break;
+    case PFVM_SYM_MAX: r = pfvm_sym_max(t, x, y); break;
+    default: return NULL;
+    }
+    /* the cast drops const only to store the pointer; it is read back const */
+    return r && pfvm__map_put(seen, s, (void *)(size_t)r) ? r : NULL;
 }
 
 const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b)
 {
-    const pfvm_sym *x, *y;
-    if (!s)
-        return NULL;
-    switch (s->kind) {
-    case PFVM_SYM_CONST:
-        return s;
-    case PFVM_SYM_VAR:
-        if (b && s->value < b->n && b->set[s->value])
-            return pfvm_sym_const(t, b->vals[s->value]);
-        return s;
-    default:
-        break;
-    }
-    x = pfvm_sym_subst(t, s->a, b);
-    y = pfvm_sym_subst(t, s->b, b);
-    switch (s->kind) {
-    case PFVM_SYM_ADD: return pfvm_sym_add(t, x, y);
-    case PFVM_SYM_MUL: return pfvm_sym_mul(t, x, y);
-    case PFVM_SYM_DIV: return pfvm_sym_div(t, x, y);
-    case PFVM_SYM_MOD: return pfvm_sym_mod(t, x, y);
-    case PFVM_SYM_MIN: return pfvm_sym_min(t, x, y);
-    case PFVM_SYM_MAX: return pfvm_sym_max(t, x, y);
-    default: return NULL;
-    }
+    pfvm__map seen;
+    const pfvm_sym *r;
+    memset(&seen, 0, sizeof seen);
+    r = pfvm__sym_subst(t, s, b, &seen);
+    pfvm__map_free(&seen);
+    return r;
 }
 
 /* ---- printing ------------------------------------------------------------- */
@@ -867,11 +934,13 @@ int pfvm_sym_print(const pfvm_sym *s, char *buf, size_t n)
 }
 
 /* A lower bound of s over every binding, from the facts (dims >= 0,
- * dim_params >= 1): 1 and *lb set when one is found. */
-static int pfvm__sym_lb(const pfvm_sym *s, int64_t *lb, int depth)
+ * dim_params >= 1): 1 and *lb set when one is found. It walks the DAG as a
+ * tree, so past a budget of nodes (or a depth) it gives up: a bound not
+ * found only leaves a fact unproven. */
+static int pfvm__sym_lb(const pfvm_sym *s, int64_t *lb, int depth, long *budget)
 {
     int64_t x, y;
-    if (!s || depth > 64)
+    if (!s || depth > 64 || --*budget < 0)
         return 0;
     switch (s->kind) {
     case PFVM_SYM_CONST:
@@ -881,18 +950,18 @@ static int pfvm__sym_lb(const pfvm_sym *s, int64_t *lb, int depth)
         *lb = s->pos ? 1 : 0;
         return 1;
     case PFVM_SYM_ADD:
-        if (!pfvm__sym_lb(s->a, &x, depth + 1) || !pfvm__sym_lb(s->b, &y, depth + 1) || !pfvm__add_i64(x, y, lb))
+        if (!pfvm__sym_lb(s->a, &x, depth + 1, budget) || !pfvm__sym_lb(s->b, &y, depth + 1, budget) || !pfvm__add_i64(x, y, lb))
             return 0;
         return 1;
     case PFVM_SYM_MUL:
         if (s->a->kind == PFVM_SYM_CONST || s->b->kind == PFVM_SYM_CONST) {
             const pfvm_sym *k = s->a->kind == PFVM_SYM_CONST ? s->a : s->b, *o = k == s->a ? s->b : s->a;
-            return k->value >= 0 && pfvm__sym_lb(o, &y, depth + 1) && pfvm__mul_i64(k->value, y, lb);
+            return k->value >= 0 && pfvm__sym_lb(o, &y, depth + 1, budget) && pfvm__mul_i64(k->value, y, lb);
         }
-        return pfvm__sym_lb(s->a, &x, depth + 1) && pfvm__sym_lb(s->b, &y, depth + 1) && x >= 0 && y >= 0 &&
+        return pfvm__sym_lb(s->a, &x, depth + 1, budget) && pfvm__sym_lb(s->b, &y, depth + 1, budget) && x >= 0 && y >= 0 &&
                pfvm__mul_i64(x, y, lb);
     case PFVM_SYM_DIV:
-        if (s->b->kind != PFVM_SYM_CONST || s->b->value <= 0 || !pfvm__sym_lb(s->a, &x, depth + 1))
+        if (s->b->kind != PFVM_SYM_CONST || s->b->value <= 0 || !pfvm__sym_lb(s->a, &x, depth + 1, budget))
             return 0;
         *lb = x >= 0 ? x / s->b->value : -((-x + s->b->value - 1) / s->b->value);
         return 1;
@@ -902,12 +971,12 @@ static int pfvm__sym_lb(const pfvm_sym *s, int64_t *lb, int depth)
         *lb = 0;
         return 1;
     case PFVM_SYM_MIN:
-        if (!pfvm__sym_lb(s->a, &x, depth + 1) || !pfvm__sym_lb(s->b, &y, depth + 1))
+        if (!pfvm__sym_lb(s->a, &x, depth + 1, budget) || !pfvm__sym_lb(s->b, &y, depth + 1, budget))
             return 0;
         *lb = x < y ? x : y;
         return 1;
     case PFVM_SYM_MAX: {
-        int ha = pfvm__sym_lb(s->a, &x, depth + 1), hb = pfvm__sym_lb(s->b, &y, depth + 1);
+        int ha = pfvm__sym_lb(s->a, &x, depth + 1, budget), hb = pfvm__sym_lb(s->b, &y, depth + 1, budget);
         if (!ha && !hb)
             return 0;
         *lb = !ha ? y : !hb ? x : x > y ? x : y;
@@ -920,15 +989,17 @@ static int pfvm__sym_lb(const pfvm_sym *s, int64_t *lb, int depth)
 int pfvm_sym_proven_nonneg(const pfvm_sym *s)
 {
     int64_t lb;
-    return s && (s->nonneg || (pfvm__sym_lb(s, &lb, 0) && lb >= 0));
+    long budget = PFVM__SYM_TREE_BUDGET;
+    return s && (s->nonneg || (pfvm__sym_lb(s, &lb, 0, &budget) && lb >= 0));
 }
 
 int pfvm_sym_proven_ge(pfvm_symtab *t, const pfvm_sym *s, int64_t v)
 {
     int64_t lb;
+    long budget = PFVM__SYM_TREE_BUDGET;
     if (!s)
         return 0;
-    if (pfvm__sym_lb(s, &lb, 0) && lb >= v)
+    if (pfvm__sym_lb(s, &lb, 0, &budget) && lb >= v)
         return 1;
     return pfvm_sym_proven_nonneg(pfvm_sym_addi(t, s, -v));
 }

@@ -97,10 +97,12 @@ typedef struct pfvm_binding {
 PFVM_API pfvm_code pfvm_binding_set(pfvm_binding *b, const pfvm_sym *var, int64_t v, pfvm_status *st);
 PFVM_API void pfvm_binding_clear(pfvm_binding *b);
 PFVM_API void pfvm_binding_free(pfvm_binding *b);
-/* Evaluates s; 0 when a symbol is unbound, a division by zero or overflow,
- * or when s (a DAG walked as a tree) has more than 4M nodes. */
+/* Evaluates s; 0 when a symbol is unbound, a division by zero or overflow
+ * (or out of memory: a large shared DAG is walked with a map of results).
+ * Time is linear in the number of distinct subexpressions. */
 PFVM_API int pfvm_sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *out);
-/* Substitutes bound symbols by their values and re-simplifies. */
+/* Substitutes bound symbols by their values and re-simplifies, visiting
+ * each distinct subexpression once; NULL when out of memory. */
 PFVM_API const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b);
 
 /* Prints s in pfvm's grammar (`batch*64`, `(h+1)/2`, `min(a,b)`); returns

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "exec/exec.h"
-#include "exec/symplan.h"
+#include "plan/symplan.h"
 #include "onnx/onnx_io.h"
 #include "passes/passes.h"
 #include "shape/infer.h"

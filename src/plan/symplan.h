@@ -1,4 +1,4 @@
-/* exec/symplan: the memory plan as expressions of the dim symbols. Before
+/* plan/symplan: the memory plan as expressions of the dim symbols. Before
  * any input is bound, it answers "how big an arena does this model need
  * for batch b and sequence s?" with one formula, valid for every binding:
  * each intermediate tensor's size, its offset in the arena, the arena

@@ -5,8 +5,8 @@
  *
  * Each operator family is one file (src/ops/elementwise.c, nn.c, ...) that
  * exports a table; registry.c lists the tables. */
-#ifndef PFVM_REGISTRY_H
-#define PFVM_REGISTRY_H
+#ifndef PFVM_OPI_H
+#define PFVM_OPI_H
 
 #include "../ir/ir.h"
 
@@ -47,7 +47,21 @@ typedef struct pfvm_ictx {
     pfvm_status *st;
     pfvm_arena *arena;          /* storage for `sym` arrays, freed with the results */
     struct pfvm__infer_driver *driver; /* the whole-graph analysis (src/shape), or NULL at bind time */
+    const struct pfvm__ictx_services *services; /* the driver's, with it */
 } pfvm_ictx;
+
+/* Receives what inference learned about the values of one graph (g itself
+ * or a subgraph): iv[i] describes g->values[i] (type and, when known,
+ * contents: a constant tensor or symbolic scalars), n entries. The tensors
+ * and symbol arrays it points to live in the model's arena; iv itself is
+ * freed when keep returns, so copy the entries. */
+typedef void (*pfvm_infer_keep_fn)(void *user, const pfvm_graph *g, const pfvm_ival *iv, int n);
+
+/* pfvm:internal-begin */
+/* Whole-model inference that hands each graph's knowledge to keep
+ * (pfvm__infer_shapes_keep, src/shape): what helpers get it through. */
+typedef pfvm_code (*pfvm_infer_keep_all_fn)(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st);
+/* pfvm:internal-end */
 
 /* Sets the types (and, where it can, symbolic values) of ctx->out. Called
  * with symbolic input shapes while analysing and with constant shapes at
@@ -56,6 +70,18 @@ typedef struct pfvm_ictx {
 typedef pfvm_code (*pfvm_infer_fn)(pfvm_ictx *ctx);
 
 /* ---- kernels ------------------------------------------------------------------ */
+
+/* Default bounds on what kernels allocate (pfvm_limits, src/exec/exec.h). */
+#ifndef PFVM_MAX_TENSOR_BYTES
+#define PFVM_MAX_TENSOR_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)4 << 30 : SIZE_MAX / 2))
+#endif
+#ifndef PFVM_MAX_ARENA_BYTES
+#define PFVM_MAX_ARENA_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)8 << 30 : SIZE_MAX / 2))
+#endif
+#ifndef PFVM_MAX_TOTAL_BYTES
+#define PFVM_MAX_TOTAL_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)16 << 30 : SIZE_MAX / 2))
+#endif
+
 
 typedef struct pfvm_exec pfvm_exec;
 
@@ -68,6 +94,7 @@ typedef struct pfvm_kctx {
     pfvm_exec *exec;              /* for subgraphs and dynamic outputs */
     void *state;                  /* per-node state kept with pfvm_kctx_set_state, or NULL */
     size_t max_total_bytes;       /* the executor's bound on what it allocates (pfvm_limits); 0: the default */
+    const struct pfvm__kctx_services *services; /* the executor's (src/exec), or NULL: none */
 } pfvm_kctx;
 
 /* Computes the outputs. Output tensors arrive with dtype, shape and storage
@@ -88,7 +115,7 @@ typedef struct pfvm_attr_spec {
 /* ---- hooks owned by passes ------------------------------------------------ */
 
 /* Contexts defined by the modules that call the hooks: src/passes/simplify
- * (pfvm_rewrite), src/passes/autodiff (pfvm_grad_ctx), src/exec/fused
+ * (pfvm_rewrite), src/passes/autodiff (pfvm_grad_ctx), src/ops/fused
  * (pfvm_fuse_ctx). An operator's definition fills the hooks that apply. */
 typedef struct pfvm_rewrite pfvm_rewrite;
 typedef struct pfvm_grad_ctx pfvm_grad_ctx;
@@ -127,13 +154,15 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
                                Softmax, the Scatter family, and Reshape and its family as views) */
 #define PFVM_OP_SHAPE_ONLY 4u /* reads only its inputs' types and shapes, never their elements: once the
                                  shapes are bound it is folded, and its inputs' storage need not outlive
-                                 their last other reader (src/exec/symplan: pfvm__node_data_deps) */
+                                 their last other reader (src/plan/symplan: pfvm__node_data_deps) */
 #define PFVM_OP_PER_CHANNEL 8u /* channel c (axis 1) of each output is made from channel c of input 0 alone
                                   (pooling; an element-wise op with one input is per channel without the
                                   flag): src/passes/recompute_slice.c slices chains of them by channel */
 #define PFVM_OP_CHANNEL_ROWS 16u /* channel c (axis 1) of output 0 is made from all of input 0 and row c
                                     (axis 0) of each other input, when input 1's axis 1 spans input 0's
                                     (no channel groups): Conv */
+#define PFVM_OP_PURE 32u /* a program's operator (pfvm_op_register) whose kernel is a function of its inputs and
+                            attributes alone: the passes may fold and merge its nodes like pfvm's own */
 
 /* Lowering of one node for pfvm_accel.h (src/accel): the accel layer has
  * placed every input and output in each PE's memory (arg: byte offset,
@@ -197,7 +226,14 @@ PFVM_API const pfvm_op_def *pfvm_op_at(int index);
  * Its hooks: `infer` (pfvm_infer_same_as_first, or pfvm_ival_set_tensor on
  * c->out[i]) and `kernel` (outputs arrive shaped and with storage when the
  * planner knows their shapes; otherwise pfvm_kctx_output); the other hooks
- * (simplify, grad, fuse) may be NULL. Process-wide, not thread-safe: call
+ * (simplify, grad, fuse) may be NULL. The passes treat it as opaque: a
+ * node is simplified, fused or differentiated only through the hook its
+ * definition gives (without `grad`, pfvm_autodiff through it fails with
+ * "no gradient for this operator"), and unless `flags` has PFVM_OP_PURE
+ * its kernel never runs before the model does (no folding at optimization,
+ * inference or plan time) and its nodes are never merged or recomputed:
+ * the registry keeps a copy of the definition with
+ * PFVM_OP_NONDETERMINISTIC added. Process-wide, not thread-safe: call
  * it before building or loading models. At most PFVM_MAX_USER_OPS (64)
  * registrations. */
 PFVM_API pfvm_code pfvm_op_register(const pfvm_op_def *def, pfvm_status *st);
@@ -314,7 +350,82 @@ PFVM_INTERNAL void pfvm_ictx_fed(pfvm_ictx *c, const pfvm_graph *g, int i, const
  * otherwise records it as a condition to split on and returns 0. */
 PFVM_INTERNAL int pfvm_ictx_decide(pfvm_ictx *c, const pfvm_sym *cond, int64_t *v);
 
+
+/* ---- services of the layers above ---------------------------------------------
+ *
+ * What operator hooks need of the layers above the operators (the shape
+ * inference driver, the executor, autodiff) comes through their contexts:
+ * those layers fill in these tables, the functions above call through them
+ * (dependency inversion), so src/opi and src/ops link without the layers
+ * above. NULL tables mean "not available" (a kernel run to fold a node at
+ * inference time has no executor), and each function says what it then
+ * does. */
+
+/* pfvm:internal-begin */
+/* The inference driver's (src/shape/infer.c), through pfvm_ictx.services. */
+typedef struct pfvm__ictx_services {
+    /* pfvm_ictx_infer_graph (merge 1) and pfvm_ictx_infer_body (merge 0) */
+    pfvm_code (*infer_graph)(pfvm_ictx *c, pfvm_graph *g, const pfvm_type *const *in_types, int n, int merge);
+    void (*fed)(pfvm_ictx *c, const pfvm_graph *g, int i, const pfvm_type *decl, const pfvm_type *fed);
+    int (*decide)(pfvm_ictx *c, const pfvm_sym *cond, int64_t *v); /* a non-constant cond */
+} pfvm__ictx_services;
+
+/* The executor's (src/exec/exec.c), through pfvm_kctx.services. */
+typedef struct pfvm__kctx_services {
+    pfvm_code (*output)(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims);
+    void *(*scratch)(pfvm_kctx *k, size_t bytes);
+    void (*set_state)(pfvm_kctx *k, void *state, void (*free_fn)(void *));
+    uint64_t (*random)(pfvm_kctx *k);
+    void (*seed)(pfvm_kctx *k, uint64_t seed);
+    pfvm_code (*subgraph)(pfvm_kctx *k, const pfvm_graph *g, const pfvm_tensor *const *in, int n_in,
+                          pfvm_tensor **out, int n_out, pfvm_status *st);
+    /* pfvm_infer_shapes */
+    pfvm_code (*infer_shapes)(pfvm_graph *g, int strict, pfvm_status *st);
+    /* pfvm_kctx_gradient */
+    pfvm_code (*gradient)(pfvm_kctx *k, pfvm_model *m, pfvm_value *y, pfvm_value *seed, const char *const *names,
+                          int n_wrt, int n_names, pfvm_status *st);
+} pfvm__kctx_services;
+/* pfvm:internal-end */
+
+/* Runs subgraph g of the running node with the given inputs (g's formal
+ * inputs, in order); outer-scope values resolve to the caller's. Outputs
+ * are deep copies the caller owns (free with pfvm_tensor_free). Without an
+ * executor: PFVM_ERR_UNSUPPORTED. */
+PFVM_INTERNAL pfvm_code pfvm_kctx_subgraph(pfvm_kctx *k, const pfvm_graph *g, const pfvm_tensor *const *in, int n_in,
+                                           pfvm_tensor **out, int n_out, pfvm_status *st);
+/* Shape inference of a graph a kernel built (pfvm_infer_shapes). Without
+ * an executor: PFVM_ERR_UNSUPPORTED. */
+PFVM_INTERNAL pfvm_code pfvm_kctx_infer_shapes(pfvm_kctx *k, pfvm_graph *g, int strict, pfvm_status *st);
+/* The Gradient operator's run: differentiates y of m's main graph (seeded
+ * with the initializer `seed`) with respect to the values named
+ * names[0..n_wrt), runs that with the graph inputs named names[i] bound to
+ * k->in[i] (i < n_names), and gives k->out[i] the gradient of names[i].
+ * Errors go to st (the caller names the node). Without an executor:
+ * PFVM_ERR_UNSUPPORTED. */
+PFVM_INTERNAL pfvm_code pfvm_kctx_gradient(pfvm_kctx *k, pfvm_model *m, pfvm_value *y, pfvm_value *seed,
+                                           const char *const *names, int n_wrt, int n_names, pfvm_status *st);
+/* pfvm_kctx_output's work for a caller that accounts for what it holds:
+ * limits max_tensor and max_total, `held` bytes held besides *dynamic
+ * (the bytes kernels sized so far, updated; NULL: none). */
+PFVM_INTERNAL pfvm_code pfvm__kctx_alloc_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims,
+                                                size_t max_tensor, size_t max_total, size_t held, size_t *dynamic);
+
+/* Runs one node's inference: in/out are indexed like node->inputs and
+ * node->outputs (NULL entries for omitted values). Errors are prefixed with
+ * the node's name and op. */
+PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
+                                         pfvm_symtab *syms, pfvm_arena *arena, pfvm_status *st);
+/* The same within the driver's walk (driver and services: its own, for
+ * the node's pfvm_ictx). */
+PFVM_INTERNAL pfvm_code pfvm__infer_node_in(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
+                                            pfvm_symtab *syms, pfvm_arena *arena, struct pfvm__infer_driver *driver,
+                                            const pfvm__ictx_services *services, pfvm_status *st);
+/* When an ival has fully constant symbolic contents (or the shape is known
+ * and the value is a scalar), materialises them as a value tensor in the
+ * arena so that kernels can read them. Returns 1 if ival->value is set. */
+PFVM_INTERNAL int pfvm__ival_materialize(pfvm_ival *v, pfvm_arena *arena);
+
 #ifdef __cplusplus
 }
 #endif
-#endif /* PFVM_REGISTRY_H */
+#endif /* PFVM_OPI_H */

@@ -28,7 +28,7 @@
 #ifndef PFVM_FUSED_H
 #define PFVM_FUSED_H
 
-#include "exec.h"
+#include "../opi/opi.h"
 
 #ifdef __cplusplus
 extern "C" {

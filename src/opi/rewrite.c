@@ -1,5 +1,7 @@
 /* The rewrite context: facts kept from inference, the helpers hooks use to
- * read and edit, and the end of a round (removing forwarded nodes). */
+ * read and edit, and the end of a round (removing forwarded nodes). The
+ * whole-model inference that gives the facts is the caller's
+ * (pfvm_rw_begin in src/passes/passes.c). */
 #include "rewrite.h"
 
 #include <string.h>
@@ -127,7 +129,8 @@ static pfvm_code pfvm__rw_has_overridable(void *user, pfvm_graph *g)
     return PFVM_OK;
 }
 
-pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st)
+PFVM_INTERNAL pfvm_code pfvm__rw_begin_with(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_infer_keep_all_fn infer,
+                                           pfvm_status *st)
 {
     int any = 0;
     memset(rw, 0, sizeof *rw);
@@ -135,7 +138,7 @@ pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_sta
     rw->g = m->graph;
     rw->mode = mode;
     rw->st = st;
-    if (pfvm__infer_shapes_keep(m->graph, pfvm__rw_keep, rw, st) || rw->oom) {
+    if (infer(m->graph, pfvm__rw_keep, rw, st) || rw->oom) {
         pfvm_rw_free(rw);
         return rw->oom ? pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory") : st ? st->code : PFVM_ERR_SHAPE;
     }

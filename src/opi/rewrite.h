@@ -20,7 +20,7 @@
 #ifndef PFVM_REWRITE_H
 #define PFVM_REWRITE_H
 
-#include "passes.h"
+#include "opi.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -71,10 +71,13 @@ struct pfvm_rewrite {
 
 /* ---- context (for passes) --------------------------------------------------- */
 
-/* Infers the model's types (pfvm_infer_shapes, not strict) and keeps the
- * facts. rw is then ready for the main graph; pfvm_rw_set_graph moves it
- * to a subgraph. */
-PFVM_INTERNAL pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st);
+/* Starts rw on m: `infer` infers the model's types (not strict) handing
+ * each graph's facts to its keep function (the shape layer's
+ * pfvm__infer_shapes_keep: passes call pfvm_rw_begin, src/passes/passes.h).
+ * rw is then ready for the main graph; pfvm_rw_set_graph moves it to a
+ * subgraph. */
+PFVM_INTERNAL pfvm_code pfvm__rw_begin_with(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_infer_keep_all_fn infer,
+                                           pfvm_status *st);
 /* Works on g (a graph of the model) from now on. */
 PFVM_INTERNAL void pfvm_rw_set_graph(pfvm_rewrite *rw, pfvm_graph *g);
 /* Removes the forwarded nodes of every graph that have no reader left,

@@ -2,7 +2,7 @@
  * running it over the output block by block, and the definition every
  * call of a model-local function resolves to. See fused.h. */
 #include "fused.h"
-#include "../ops/ops_common.h"
+#include "ops_common.h"
 
 #include <limits.h>
 #include <string.h>
@@ -1167,6 +1167,7 @@ static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k)
     kk.out = out;
     kk.st = k->st;
     kk.exec = k->exec;
+    kk.services = k->services;
     kk.max_total_bytes = k->max_total_bytes;
     return p->head->op->kernel(&kk);
 }
@@ -1443,6 +1444,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
         kk.out = out;
         kk.st = k->st;
         kk.exec = k->exec;
+        kk.services = k->services;
         kk.max_total_bytes = k->max_total_bytes;
         if ((rc = p->tail->op->kernel(&kk)) != PFVM_OK)
             return rc;
@@ -1584,7 +1586,7 @@ static pfvm_code pfvm__fz_run_body(pfvm_kctx *k, const pfvm_function *f)
     outs = (pfvm_tensor **)pfvm__calloc((size_t)stbds_arrlen(f->body->outputs) + 1, sizeof *outs);
     if (!outs)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
-    rc = pfvm__exec_subgraph(k->exec, f->body, k->in, k->n_in, outs, (int)stbds_arrlen(f->body->outputs), k->st);
+    rc = pfvm_kctx_subgraph(k, f->body, k->in, k->n_in, outs, (int)stbds_arrlen(f->body->outputs), k->st);
     for (j = 0; !rc && j < k->n_out; j++) {
         pfvm_tensor *t = k->out[j], *r = outs[j];
         if (!t || !r)
