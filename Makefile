@@ -27,7 +27,7 @@ all: headers $(BUILD)/interp interp $(BUILD)/libpfvm.a $(TESTS) $(EXAMPLES)
 
 # The three headers are generated from src/ (amalgamate.py --check in CI).
 headers: pfvm.h
-pfvm.h pfvm_onnx.h: amalgamate.py LICENSE $(SRC) $(HDR) $(wildcard src/doc/*.txt)
+pfvm.h pfvm_onnx.h pfvm_accel.h: amalgamate.py LICENSE $(SRC) $(HDR) $(wildcard src/doc/*.txt)
 	python3 amalgamate.py
 
 $(BUILD)/%.o: %.c $(HDR)
@@ -39,7 +39,7 @@ $(BUILD)/libpfvm.a: $(OBJ)
 	ar rcs $@ $(OBJ)
 
 # interp is built from the amalgamated headers: it is what users compile.
-$(BUILD)/interp: interp.c pfvm.h pfvm_onnx.h
+$(BUILD)/interp: interp.c pfvm.h pfvm_onnx.h pfvm_accel.h
 	@mkdir -p $(BUILD)
 	$(CC) $(ALL_CFLAGS) -I. interp.c -o $@ $(LDLIBS)
 
@@ -66,9 +66,9 @@ asan:
 # The headers, pkg-config files (pfvm, pfvm-onnx) and the CMake package
 # (find_package(pfvm): pfvm::pfvm, pfvm::onnx). `make install PREFIX=/opt/x`
 # or DESTDIR=... for staging; CMake users can also `cmake --install`.
-install: pfvm.h pfvm_onnx.h
+install: pfvm.h pfvm_onnx.h pfvm_accel.h
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/cmake/pfvm
-	install -m 644 pfvm.h pfvm_onnx.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 pfvm.h pfvm_onnx.h pfvm_accel.h $(DESTDIR)$(PREFIX)/include/
 	for pc in pfvm pfvm-onnx; do \
 	    sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' packaging/$$pc.pc.in \
 	        > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc || exit 1; \
@@ -78,7 +78,7 @@ install: pfvm.h pfvm_onnx.h
 	    cmake/pfvmConfigVersion.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/pfvm/pfvmConfigVersion.cmake
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/include/pfvm.h $(DESTDIR)$(PREFIX)/include/pfvm_onnx.h \
+	rm -f $(DESTDIR)$(PREFIX)/include/pfvm.h $(DESTDIR)$(PREFIX)/include/pfvm_onnx.h $(DESTDIR)$(PREFIX)/include/pfvm_accel.h \
 	    $(DESTDIR)$(PREFIX)/lib/pkgconfig/pfvm.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/pfvm-onnx.pc
 	rm -rf $(DESTDIR)$(PREFIX)/lib/cmake/pfvm
 

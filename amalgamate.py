@@ -50,6 +50,7 @@ FIRST = {
     "ops": ["fused.h", "ops_common.h"],
     "onnx": ["onnx.pb.h"],
     "base": ["base.h"],
+    "accel": ["target.h"],
 }
 # Implementation files that must come first within a module.
 FIRST_C = {"onnx": ["onnx.pb.c"]}

@@ -10,12 +10,14 @@
  *   interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]
  *               [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...
  *   interp dot MODEL [--opt] [-o FILE]
+ *   interp accel MODEL --target FILE [-o PROGRAM] [--simulate [-i INPUT.pb]... [--out DIR]]
  *   run, test, plan and bench: [--max-memory BYTES] (pfvm_limits_max)
  *
  * Errors: one line on stderr, exit status 1. */
 #define _POSIX_C_SOURCE 200809L
 #define PFVM_IMPLEMENTATION
 #include "pfvm_onnx.h"
+#include "pfvm_accel.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -49,6 +51,9 @@ static const char *usage_text =
     "  interp ops                      the operator table (markdown)\n"
     "  interp ops --config MODEL... [-o FILE]   a header selecting only the operators the models use\n"
     "             (include it before pfvm.h in firmware builds)\n"
+    "  interp accel MODEL --target FILE [-o PROGRAM] [--simulate [-i INPUT.pb]... [--out DIR]]\n"
+    "             lower the model for an accelerator target (README.md, \"accel\") and report its cost;\n"
+    "             --simulate runs the program and writes output_K.pb into DIR (default out)\n"
     "run, test and bench optimize the model with the default passes first; --no-opt runs it as loaded.\n"
     "run, test, plan and bench take --max-memory BYTES (k, M, G: powers of 1024): no tensor, arena or\n"
     "             total of the executor's tensors may exceed it (pfvm_limits); a model that needs more fails\n"
@@ -1719,6 +1724,186 @@ static int cmd_ops(int argc, char **argv)
     return 0;
 }
 
+/* Bytes of a value with a static shape (0 if not static). */
+static double accel_value_bytes(const pfvm_value *v)
+{
+    double n = (double)pfvm_dtype_size(v->type.dtype);
+    int i;
+    for (i = 0; i < v->type.shape.rank; i++) {
+        int64_t d;
+        if (!pfvm_sym_is_const(v->type.shape.dims[i], &d))
+            return 0;
+        n *= (double)d;
+    }
+    return n;
+}
+
+/* One line per node from the program's "# node NAME (OP) -> LAYOUT"
+ * comments: its output layout, the PEs its `on` line names and, after a
+ * simulation, the cycles of its phase (the phases are counted by the
+ * barriers before the comment). */
+static void accel_report_nodes(const char *prog, const pfvm_accel_sim *sim)
+{
+    const char *p = prog;
+    int phase = 0;
+    long long pes = 0;
+    while (*p) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len >= 7 && !strncmp(p, "barrier", 7)) {
+            phase++;
+        } else if (len > 3 && !strncmp(p, "on ", 3)) {
+            const char *q = p + 3;
+            char *end;
+            pes = 0;
+            for (;;) {
+                long long a = strtoll(q, &end, 10), b;
+                if (end == q)
+                    break;
+                b = strtoll(end, &end, 10);
+                pes += b - a + 1;
+                q = end;
+            }
+        } else if (len > 7 && !strncmp(p, "# node ", 7)) {
+            if (sim)
+                printf("  %.*s  [PEs %lld, %.0f cycles]\n", (int)(len - 7), p + 7, pes,
+                       pfvm_accel_sim_phase_cycles(sim, phase));
+            else
+                printf("  %.*s  [PEs %lld]\n", (int)(len - 7), p + 7, pes);
+        }
+        p += len + (e != NULL);
+    }
+}
+
+/* The weights a simulated program reads: the model's initializers. */
+static const pfvm_tensor *accel_weight(void *user, const char *name)
+{
+    const pfvm_value *v = pfvm_graph_find(((pfvm_model *)user)->graph, name);
+    return v ? v->init : NULL;
+}
+
+static int cmd_accel(int argc, char **argv)
+{
+    const char *model = NULL, *target = NULL, *prog_out = NULL, *outdir = "out";
+    const char **inputs = (const char **)calloc((size_t)argc + 1, sizeof *inputs);
+    int n_in = 0, i, rc = 1, simulate = 0;
+    pfvm_status st;
+    pfvm_accel_target t;
+    pfvm_accel_stats stats;
+    pfvm_model *m = NULL;
+    pfvm_accel_sim *sim = NULL;
+    pfvm_tensor **ins = NULL;
+    char *prog = NULL;
+    double peak_macs;
+    if (!inputs)
+        return fail("%s", "out of memory");
+    for (i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--target") && i + 1 < argc)
+            target = argv[++i];
+        else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            prog_out = argv[++i];
+        else if (!strcmp(argv[i], "-i") && i + 1 < argc)
+            inputs[n_in++] = argv[++i];
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+            outdir = argv[++i];
+        else if (!strcmp(argv[i], "--simulate"))
+            simulate = 1;
+        else if (!strcmp(argv[i], "--dim") || !strcmp(argv[i], "--onnx") || !strcmp(argv[i], "--baseline")) {
+            free(inputs);
+            return fail("accel: %s is not implemented yet (issue 21)", argv[i]);
+        } else if (argv[i][0] == '-' || model) {
+            free(inputs);
+            return fail("accel: unexpected argument '%s'", argv[i]);
+        } else
+            model = argv[i];
+    }
+    if (!model || !target) {
+        free(inputs);
+        return fail("%s", !model ? "accel: no model given" : "accel: no --target FILE given");
+    }
+    if (pfvm_accel_target_load(target, &t, &st) || !(m = pfvm_onnx_load_file(model, 0, &st)) ||
+        pfvm_accel_emit(m, &t, &prog, &stats, &st))
+        goto done_status;
+    if (prog_out) {
+        FILE *f = fopen(prog_out, "w");
+        if (!f || fputs(prog, f) < 0 || fclose(f)) {
+            fail("accel: cannot write '%s'", prog_out);
+            goto done;
+        }
+    }
+    peak_macs = pfvm_accel_target_macs(&t, PFVM_FLOAT) * (double)pfvm_accel_target_pes(&t);
+    printf("target %s: %lld PEs, %lld bytes each\n", t.name, (long long)pfvm_accel_target_pes(&t),
+           (long long)t.levels[t.nlevels - 1].mem_bytes);
+    printf("plan: naive rows (first axis over the PEs, weights on every PE)\n");
+    printf("nodes %d, flops %.0f, peak %lld bytes per PE (weights %lld)\n", stats.nodes, stats.flops,
+           (long long)stats.peak_bytes, (long long)stats.weight_bytes);
+    printf("compute lower bound %.0f cycles (flops / 2 / %.0f float MACs per cycle)\n",
+           peak_macs > 0 ? ceil(stats.flops / 2 / peak_macs) : 0, peak_macs);
+    {
+        /* compulsory traffic: inputs and weights down, outputs up, through
+         * the links below the root (all instances of level 1 together) */
+        double down = (double)stats.weight_bytes, up = 0, n1 = (double)pfvm_accel_target_instances(&t, 1);
+        for (i = 0; i < pfvm_graph_num_inputs(m->graph); i++)
+            if (!pfvm_graph_input(m->graph, i)->init)
+                down += accel_value_bytes(pfvm_graph_input(m->graph, i));
+        for (i = 0; i < pfvm_graph_num_outputs(m->graph); i++)
+            up += accel_value_bytes(pfvm_graph_output(m->graph, i));
+        printf("traffic lower bound %.0f cycles (%.0f bytes in, %.0f out over the %s links)\n",
+               ceil(fmax(down / (t.levels[1].down * n1), up / (t.levels[1].up * n1))), down, up, t.levels[1].name);
+    }
+    if (!simulate) {
+        printf("per node (the output's layout):\n");
+        accel_report_nodes(prog, NULL);
+    } else {
+        const pfvm_graph *g = m->graph;
+        int n_graph_in = 0;
+        for (i = 0; i < pfvm_graph_num_inputs(g); i++)
+            n_graph_in += !pfvm_graph_input(g, i)->init;
+        if (n_in != n_graph_in) {
+            fprintf(stderr, "interp: accel: the model takes %d inputs, %d given with -i\n", n_graph_in, n_in);
+            goto done;
+        }
+        if (!(ins = (pfvm_tensor **)calloc((size_t)n_in + 1, sizeof *ins)))
+            goto done;
+        for (i = 0; i < n_in; i++)
+            if (!(ins[i] = pfvm_onnx_read_value_file(inputs[i], PFVM_KIND_TENSOR, &st))) {
+                pfvm_status_prefix(&st, "%s", inputs[i]);
+                goto done_status;
+            }
+        if (!(sim = pfvm_accel_sim_new(&t, &st)) ||
+            pfvm_accel_sim_run(sim, prog, (const pfvm_tensor *const *)ins, n_in, accel_weight, m, &st))
+            goto done_status;
+        printf("per node (the output's layout):\n");
+        accel_report_nodes(prog, sim);
+        printf("simulated %.0f cycles (%.0f of them bound by transfers)\n", pfvm_accel_sim_cycles(sim),
+               pfvm_accel_sim_transfer_cycles(sim));
+        mkdir(outdir, 0777);
+        if (!is_dir(outdir)) {
+            fail("accel: cannot create output directory '%s'", outdir);
+            goto done;
+        }
+        for (i = 0; i < pfvm_accel_sim_noutputs(sim); i++) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/output_%d.pb", outdir, i);
+            if (pfvm_onnx_write_value_file(pfvm_accel_sim_output(sim, i), path, &st))
+                goto done_status;
+            print_summary(pfvm_graph_output(g, i)->name, pfvm_accel_sim_output(sim, i));
+        }
+    }
+    rc = 0;
+    goto done;
+done_status:
+    fail_status(&st);
+done:
+    if (ins)
+        free_inputs(ins, n_in);
+    free(inputs);
+    pfvm_accel_sim_free(sim);
+    pfvm_accel_free(prog);
+    pfvm_model_free(m);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd;
@@ -1760,6 +1945,6 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "dot"))
         return cmd_dot(argc - 2, argv + 2);
     if (!strcmp(cmd, "accel"))
-        return fail("%s: not implemented yet", cmd);
+        return cmd_accel(argc - 2, argv + 2);
     return fail("unknown command '%s' (interp --help lists the commands)", cmd);
 }

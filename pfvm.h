@@ -1012,6 +1012,35 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
 #define PFVM_OP_PURE 32u /* a program's operator (pfvm_op_register) whose kernel is a function of its inputs and
                             attributes alone: the passes may fold and merge its nodes like pfvm's own */
 
+/* Lowering of one node for pfvm_accel.h (src/accel): the accel layer has
+ * placed every input and output in each PE's memory (arg: byte offset,
+ * elements per PE, shape; `replicated`: the whole tensor on every PE, else
+ * rows: the first axis block-split over the PEs in use, the other axes in
+ * the PE) and calls the hook, which writes per-PE instructions of the accel
+ * program format (README.md, "accel programs") through emit and takes
+ * temporary space from scratch. It returns PFVM_ERR_UNSUPPORTED, naming the
+ * node, for a case it does not lower. The ops layer sees only this struct,
+ * so it never links against src/accel. */
+typedef struct pfvm_accel_arg {
+    int64_t off;   /* byte offset in each PE's memory */
+    int64_t elems; /* elements per PE */
+    int rank;
+    int64_t dims[PFVM_MAX_RANK];
+    int replicated;
+} pfvm_accel_arg;
+#define PFVM_ACCEL_MAX_ARGS 8
+typedef struct pfvm_accel_ctx pfvm_accel_ctx;
+struct pfvm_accel_ctx {
+    const pfvm_node *node;
+    pfvm_accel_arg in[PFVM_ACCEL_MAX_ARGS], out[PFVM_ACCEL_MAX_ARGS];
+    int n_in, n_out;
+    int simd;     /* the PE's SIMD width (for cost-aware choices) */
+    void *user;   /* the accel layer's state */
+    pfvm_code (*emit)(pfvm_accel_ctx *c, const char *fmt, ...);
+    int64_t (*scratch)(pfvm_accel_ctx *c, int64_t bytes); /* byte offset, or -1: memory full */
+    pfvm_status *st;
+};
+typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
 struct pfvm_op_def {
     const char *name;
@@ -1030,6 +1059,7 @@ struct pfvm_op_def {
     pfvm_grad_fn grad;         /* or NULL: not differentiable (yet) */
     pfvm_fuse_fn fuse;         /* or NULL: never inside a fused group */
     pfvm_flops_fn flops;       /* or NULL: the default count (see pfvm_flops_fn) */
+    pfvm_accel_fn accel;       /* or NULL: no accel lowering (pfvm_accel.h's fallback) */
 };
 
 /* Finds the definition for (domain, name) at an opset version; NULL when
@@ -9898,23 +9928,23 @@ done:
 #define pfvm__cf_k_split_to_seq_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_control[] = {
-    PFVM__OP_SEL(If, {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_if, NULL, NULL})
-    PFVM__OP_SEL(Loop, {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_loop, NULL, NULL})
-    PFVM__OP_SEL(Scan, {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Scan, {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceEmpty, {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceConstruct, {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_construct, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceInsert, {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_insert, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceErase, {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceAt, {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceLength, {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SplitToSequence, {"SplitToSequence", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_split_to_seq, pfvm__cf_k_split_to_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(ConcatFromSequence, {"ConcatFromSequence", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_concat_seq, pfvm__cf_k_concat_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceMap, {"SequenceMap", "", 17, 0, 1, -1, 1, -1, pfvm__cf_infer_seq_map, pfvm__cf_k_seq_map, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Optional, {"Optional", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_optional, pfvm__cf_k_optional, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(OptionalHasElement, {"OptionalHasElement", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_has, pfvm__cf_k_has, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(OptionalGetElement, {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(If, {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_if, NULL, NULL, NULL})
+    PFVM__OP_SEL(Loop, {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_loop, NULL, NULL, NULL})
+    PFVM__OP_SEL(Scan, {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Scan, {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceEmpty, {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceConstruct, {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_construct, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceInsert, {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_insert, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceErase, {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceAt, {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceLength, {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SplitToSequence, {"SplitToSequence", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_split_to_seq, pfvm__cf_k_split_to_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ConcatFromSequence, {"ConcatFromSequence", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_concat_seq, pfvm__cf_k_concat_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceMap, {"SequenceMap", "", 17, 0, 1, -1, 1, -1, pfvm__cf_infer_seq_map, pfvm__cf_k_seq_map, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Optional, {"Optional", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_optional, pfvm__cf_k_optional, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(OptionalHasElement, {"OptionalHasElement", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_has, pfvm__cf_k_has, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(OptionalGetElement, {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__cf_g_if_grad
@@ -10384,8 +10414,8 @@ static pfvm_code pfvm__es_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__es_k_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_einsum[] = {
-    PFVM__OP_SEL(Einsum, {"Einsum", "", 12, 0, 1, -1, 1, 1, pfvm__es_infer, pfvm__es_k, NULL, PFVM_FUSE_OPAQUE, "float,double,int32,int64", NULL, 0, NULL, pfvm__es_grad, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(Einsum, {"Einsum", "", 12, 0, 1, -1, 1, 1, pfvm__es_infer, pfvm__es_k, NULL, PFVM_FUSE_OPAQUE, "float,double,int32,int64", NULL, 0, NULL, pfvm__es_grad, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__es_grad
@@ -13585,16 +13615,83 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
 /* The family's hooks of kernel `kern`: `kern##_grad` (gradient builder, see
  * "gradients" above) and `kern##_fuse` (fused-loop code). */
 #define PFVM__EW_U(name, since, kern, types, attrs) \
-    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL}
+    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL}
 #define PFVM__EW_B(name, since, kern, infer, types, check, attrs) \
-    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL}
+    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL, NULL}
 #define PFVM__EW_V(name, since, kern, types) PFVM__EW_VI(name, since, kern, pfvm__ew_infer_bcast, types)
 #define PFVM__EW_VI(name, since, kern, infer, types) \
-    {name, "", since, 0, 1, -1, 1, 1, infer, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, kern##_grad, kern##_fuse, NULL}
+    {name, "", since, 0, 1, -1, 1, 1, infer, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, kern##_grad, kern##_fuse, NULL, NULL}
 /* a unary operator with its own inference (data propagation) */
 #define PFVM__EW_UI(name, since, kern, infer, types, attrs) \
-    {name, "", since, 0, 1, 1, 1, 1, infer, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL}
+    {name, "", since, 0, 1, 1, 1, 1, infer, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL}
 
+/* accel lowering (see pfvm_accel_fn): one per-PE SIMD instruction. The
+ * instruction's operation is the op's own name in the program format. */
+static const char *pfvm__ew_accel_name(const char *op)
+{
+    static const char *const names[][2] = {{"Relu", "relu"}, {"Erf", "erf"}, {"Tanh", "tanh"},
+                                           {"Sigmoid", "sigmoid"}, {"Add", "add"}, {"Sub", "sub"},
+                                           {"Mul", "mul"}, {"Div", "div"}};
+    size_t i;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(op, names[i][0]))
+            return names[i][1];
+    return NULL;
+}
+
+static pfvm_code pfvm__ew_accel_unary(pfvm_accel_ctx *c)
+{
+    const char *op = pfvm__ew_accel_name(c->node->op_type);
+    if (!op)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "node %s (%s): no accel instruction", c->node->name,
+                          c->node->op_type);
+    return c->emit(c, "un %s %lld %lld %lld", op, (long long)c->out[0].off, (long long)c->in[0].off,
+                   (long long)c->out[0].elems);
+}
+
+/* Elements of the trailing dims of a that b (broadcast from the right) spans,
+ * or 0 when b is not a's trailing dims with ones in front. */
+static int64_t pfvm__ew_accel_tail(const pfvm_accel_arg *a, const pfvm_accel_arg *b)
+{
+    int64_t n = 1;
+    int i, j;
+    for (i = b->rank - 1, j = a->rank - 1; i >= 0; i--, j--) {
+        if (j < 0 ? b->dims[i] != 1 : b->dims[i] != a->dims[j] && b->dims[i] != 1)
+            return 0;
+        if (j >= 0 && b->dims[i] == 1 && a->dims[j] != 1)
+            return 0; /* a broadcast inside the tail: not one contiguous vector */
+        n *= b->dims[i];
+    }
+    return n;
+}
+
+/* Same layout: bin; b a scalar or a's trailing dims on every PE: col. */
+static pfvm_code pfvm__ew_accel_binary(pfvm_accel_ctx *c)
+{
+    const char *op = pfvm__ew_accel_name(c->node->op_type);
+    const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
+    int64_t cols;
+    if (op && a->replicated == b->replicated && a->elems == y->elems && b->elems == y->elems)
+        return c->emit(c, "bin %s %lld %lld %lld %lld", op, (long long)y->off, (long long)a->off, (long long)b->off,
+                       (long long)y->elems);
+    if (op && a->replicated && !b->replicated && (!strcmp(op, "add") || !strcmp(op, "mul"))) {
+        const pfvm_accel_arg *t = a;
+        a = b;
+        b = t;
+    }
+    if (op && b->replicated && a->elems == y->elems && (cols = pfvm__ew_accel_tail(a, b)) > 0 &&
+        a->elems % cols == 0)
+        return c->emit(c, "col %s %lld %lld %lld %lld %lld", op, (long long)y->off, (long long)a->off,
+                       (long long)b->off, (long long)(a->elems / cols), (long long)cols);
+    return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED,
+                      "node %s (%s): accel lowers same-shape operands or a trailing-dims operand on every PE only",
+                      c->node->name, c->node->op_type);
+}
+
+#define PFVM__EW_UA(name, since, kern, types, attrs) \
+    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_unary}
+#define PFVM__EW_BA(name, since, kern, infer, types, check, attrs) \
+    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_binary}
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__ew_a_alpha_beta_grad NULL
 #define pfvm__ew_a_alpha_grad NULL
@@ -13829,13 +13926,13 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__OP_SEL(Atan, PFVM__EW_U("Atan", 7, pfvm__ew_k_atan, PFVM__EW_FLOATS, NULL))
     PFVM__OP_SEL(Sinh, PFVM__EW_U("Sinh", 9, pfvm__ew_k_sinh, PFVM__EW_FLOATS, NULL))
     PFVM__OP_SEL(Cosh, PFVM__EW_U("Cosh", 9, pfvm__ew_k_cosh, PFVM__EW_FLOATS, NULL))
-    PFVM__OP_SEL(Tanh, PFVM__EW_U("Tanh", 1, pfvm__ew_k_tanh, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Tanh, PFVM__EW_UA("Tanh", 1, pfvm__ew_k_tanh, PFVM__EW_FLOATS, NULL))
     PFVM__OP_SEL(Asinh, PFVM__EW_U("Asinh", 9, pfvm__ew_k_asinh, PFVM__EW_FLOATS, NULL))
     PFVM__OP_SEL(Acosh, PFVM__EW_U("Acosh", 9, pfvm__ew_k_acosh, PFVM__EW_FLOATS, NULL))
     PFVM__OP_SEL(Atanh, PFVM__EW_U("Atanh", 9, pfvm__ew_k_atanh, PFVM__EW_FLOATS, NULL))
-    PFVM__OP_SEL(Erf, PFVM__EW_U("Erf", 9, pfvm__ew_k_erf, PFVM__EW_NUMERIC, NULL))
-    PFVM__OP_SEL(Sigmoid, PFVM__EW_U("Sigmoid", 1, pfvm__ew_k_sigmoid, PFVM__EW_FLOATS, NULL))
-    PFVM__OP_SEL(Relu, PFVM__EW_U("Relu", 1, pfvm__ew_k_relu, PFVM__EW_SIGNED, NULL))
+    PFVM__OP_SEL(Erf, PFVM__EW_UA("Erf", 9, pfvm__ew_k_erf, PFVM__EW_NUMERIC, NULL))
+    PFVM__OP_SEL(Sigmoid, PFVM__EW_UA("Sigmoid", 1, pfvm__ew_k_sigmoid, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Relu, PFVM__EW_UA("Relu", 1, pfvm__ew_k_relu, PFVM__EW_SIGNED, NULL))
     PFVM__OP_SEL(LeakyRelu, PFVM__EW_U("LeakyRelu", 1, pfvm__ew_k_leakyrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha))
     PFVM__OP_SEL(Elu, PFVM__EW_U("Elu", 1, pfvm__ew_k_elu, PFVM__EW_FLOATS, pfvm__ew_a_alpha))
     PFVM__OP_SEL(Selu, PFVM__EW_U("Selu", 1, pfvm__ew_k_selu, PFVM__EW_FLOATS, pfvm__ew_a_selu))
@@ -13848,18 +13945,18 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__OP_SEL(ThresholdedRelu, PFVM__EW_U("ThresholdedRelu", 10, pfvm__ew_k_thresholdedrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha))
     PFVM__OP_SEL(Shrink, PFVM__EW_U("Shrink", 9, pfvm__ew_k_shrink, PFVM__EW_NUMERIC, pfvm__ew_a_shrink))
     PFVM__OP_SEL(Gelu, {"Gelu", "", 20, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_gelu, pfvm__ew_check_gelu, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, pfvm__ew_a_gelu, 0, NULL, pfvm__ew_k_gelu_grad, pfvm__ew_k_gelu_fuse, NULL})
+     PFVM__EW_FLOATS, pfvm__ew_a_gelu, 0, NULL, pfvm__ew_k_gelu_grad, pfvm__ew_k_gelu_fuse, NULL, NULL})
     PFVM__OP_SEL(IsNaN, {"IsNaN", "", 9, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isnan, NULL, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, NULL, 0, NULL, NULL, pfvm__ew_k_isnan_fuse, NULL})
+     PFVM__EW_FLOATS, NULL, 0, NULL, NULL, pfvm__ew_k_isnan_fuse, NULL, NULL})
     PFVM__OP_SEL(IsInf, {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0, NULL, NULL, pfvm__ew_k_isinf_fuse, NULL})
+     PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0, NULL, NULL, pfvm__ew_k_isinf_fuse, NULL, NULL})
     PFVM__OP_SEL(Not, {"Not", "", 1, 0, 1, 1, 1, 1, pfvm__ew_infer_not, pfvm__ew_k_not, NULL, PFVM_FUSE_ELEMENTWISE, "bool", NULL, 0, NULL,
-     pfvm__ew_k_not_grad, pfvm__ew_k_not_fuse, NULL})
+     pfvm__ew_k_not_grad, pfvm__ew_k_not_fuse, NULL, NULL})
     PFVM__OP_SEL(BitwiseNot, PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, PFVM__EW_INTS, NULL))
-    PFVM__OP_SEL(Add, PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_add, PFVM__EW_NUMERIC, NULL, NULL))
-    PFVM__OP_SEL(Sub, PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_sub, PFVM__EW_NUMERIC, NULL, NULL))
-    PFVM__OP_SEL(Mul, PFVM__EW_B("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_mul, PFVM__EW_NUMERIC, NULL, NULL))
-    PFVM__OP_SEL(Div, PFVM__EW_B("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_div, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Add, PFVM__EW_BA("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_add, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Sub, PFVM__EW_BA("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_sub, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Mul, PFVM__EW_BA("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_mul, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Div, PFVM__EW_BA("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_div, PFVM__EW_NUMERIC, NULL, NULL))
     PFVM__OP_SEL(Pow, PFVM__EW_B("Pow", 1, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, NULL))
     PFVM__OP_SEL(Mod, PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, pfvm__ew_a_mod))
     PFVM__OP_SEL(BitShift, PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64",
@@ -13881,16 +13978,16 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__OP_SEL(Max, PFVM__EW_VI("Max", 1, pfvm__ew_k_max, pfvm__ew_infer_max, PFVM__EW_NUMERIC))
     PFVM__OP_SEL(Min, PFVM__EW_VI("Min", 1, pfvm__ew_k_min, pfvm__ew_infer_min, PFVM__EW_NUMERIC))
     PFVM__OP_SEL(Where, {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_where_grad, pfvm__ew_k_where_fuse, NULL})
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_where_grad, pfvm__ew_k_where_fuse, NULL, NULL})
     PFVM__OP_SEL(Clip, {"Clip", "", 6, 10, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL})
+     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL, NULL})
     PFVM__OP_SEL(Clip, {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_clip, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL})
+     PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL, NULL})
     PFVM__OP_SEL(Cast, {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, pfvm__ew_check_cast, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, pfvm__ew_k_cast_grad, pfvm__ew_k_cast_fuse, NULL})
+     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, pfvm__ew_k_cast_grad, pfvm__ew_k_cast_fuse, NULL, NULL})
     PFVM__OP_SEL(CastLike, {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_castlike_grad, pfvm__ew_k_castlike_fuse, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_castlike_grad, pfvm__ew_k_castlike_fuse, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__ew_a_alpha_beta_grad
@@ -15817,7 +15914,7 @@ static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
 
 PFVM_INTERNAL const pfvm_op_def pfvm__op_function_call = {
     "(model-local function)", "", 1, 0, 0, -1, 0, -1, pfvm__fz_infer, pfvm__fz_kernel, NULL, PFVM_FUSE_OPAQUE,
-    "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL, NULL};
+    "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL, NULL, NULL};
 
 PFVM_INTERNAL int pfvm__fz_is_call(const pfvm_node *n)
 {
@@ -16918,16 +17015,16 @@ static pfvm_code pfvm__img_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_image[] = {
     PFVM__OP_SEL(Resize, {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
-     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL})
+     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL, NULL})
     PFVM__OP_SEL(Upsample, {"Upsample", "", 7, 0, 1, 2, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
-     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL})
+     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL, NULL})
     PFVM__OP_SEL(GridSample, {"GridSample", "", 16, 0, 2, 2, 1, 1, pfvm__img_infer_gs, pfvm__img_k_gs, pfvm__img_check_gs, PFVM_FUSE_OPAQUE,
-     PFVM__IMG_T, NULL, 0, NULL, NULL, NULL, NULL})
+     PFVM__IMG_T, NULL, 0, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(RoiAlign, {"RoiAlign", "", 10, 0, 3, 3, 1, 1, pfvm__img_infer_roialign, pfvm__img_k_roialign, pfvm__img_check_roialign,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, NULL, NULL, NULL})
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(NonMaxSuppression, {"NonMaxSuppression", "", 10, 0, 2, 5, 1, 1, pfvm__img_infer_nms, pfvm__img_k_nms, NULL, PFVM_FUSE_OPAQUE,
-     "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
+     "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__img_check_gs_grad
@@ -17907,19 +18004,19 @@ static pfvm_code pfvm__ix_g_d2s(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__ix_k_scatter_nd_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_indexing[] = {
-    PFVM__OP_SEL(GatherElements, {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0, NULL, pfvm__ix_g_gather_elements, NULL, NULL})
-    PFVM__OP_SEL(ScatterElements, {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_elements, NULL, NULL})
-    PFVM__OP_SEL(Scatter, {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(GatherND, {"GatherND", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_nd, pfvm__ix_k_gather_nd, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_gather_nd, 0, NULL, pfvm__ix_g_gather_nd, NULL, NULL})
-    PFVM__OP_SEL(ScatterND, {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_nd, NULL, NULL})
-    PFVM__OP_SEL(OneHot, {"OneHot", "", 9, 0, 3, 3, 1, 1, pfvm__ix_infer_onehot, pfvm__ix_k_onehot, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(EyeLike, {"EyeLike", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_eyelike, pfvm__ix_k_eyelike, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__ix_a_eyelike, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Compress, {"Compress", "", 9, 0, 2, 2, 1, 1, pfvm__ix_infer_compress, pfvm__ix_k_compress, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(NonZero, {"NonZero", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_nonzero, pfvm__ix_k_nonzero, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(DepthToSpace, {"DepthToSpace", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL})
-    PFVM__OP_SEL(SpaceToDepth, {"SpaceToDepth", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL})
-    PFVM__OP_SEL(ReverseSequence, {"ReverseSequence", "", 10, 0, 2, 2, 1, 1, pfvm__ix_infer_revseq, pfvm__ix_k_revseq, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_revseq, 0, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(GatherElements, {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0, NULL, pfvm__ix_g_gather_elements, NULL, NULL, NULL})
+    PFVM__OP_SEL(ScatterElements, {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_elements, NULL, NULL, NULL})
+    PFVM__OP_SEL(Scatter, {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(GatherND, {"GatherND", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_nd, pfvm__ix_k_gather_nd, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_gather_nd, 0, NULL, pfvm__ix_g_gather_nd, NULL, NULL, NULL})
+    PFVM__OP_SEL(ScatterND, {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_nd, NULL, NULL, NULL})
+    PFVM__OP_SEL(OneHot, {"OneHot", "", 9, 0, 3, 3, 1, 1, pfvm__ix_infer_onehot, pfvm__ix_k_onehot, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(EyeLike, {"EyeLike", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_eyelike, pfvm__ix_k_eyelike, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__ix_a_eyelike, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Compress, {"Compress", "", 9, 0, 2, 2, 1, 1, pfvm__ix_infer_compress, pfvm__ix_k_compress, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(NonZero, {"NonZero", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_nonzero, pfvm__ix_k_nonzero, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(DepthToSpace, {"DepthToSpace", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL, NULL})
+    PFVM__OP_SEL(SpaceToDepth, {"SpaceToDepth", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL, NULL})
+    PFVM__OP_SEL(ReverseSequence, {"ReverseSequence", "", 10, 0, 2, 2, 1, 1, pfvm__ix_infer_revseq, pfvm__ix_k_revseq, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_revseq, 0, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__ix_a_axis_grad
@@ -18628,7 +18725,45 @@ static double pfvm__la_gemm_flops(const pfvm_node *n, const pfvm_dims *in, int n
     return 2.0 * y * (double)k + (n_in > 2 && in[2].rank >= 0 ? y : 0);
 }
 
+/* accel lowering (see pfvm_accel_fn): rows of A on each PE times the whole
+ * B on every PE (gemm), then Gemm's C added along the rows. */
+static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
+{
+    const pfvm_node *n = c->node;
+    const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
+    int is_gemm = !strcmp(n->op_type, "Gemm");
+    int tb = is_gemm && pfvm_node_attr_int(n, "transB", 0);
+    int64_t k, ncols, rows;
+    pfvm_code rc;
+    if (a->replicated || !b->replicated || b->rank != 2 || a->rank < 1 ||
+        (is_gemm && (pfvm_node_attr_int(n, "transA", 0) || pfvm_node_attr_float(n, "alpha", 1) != 1 ||
+                     pfvm_node_attr_float(n, "beta", 1) != 1)))
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED,
+                          "node %s (%s): accel lowers rows of A times a 2-D B on every PE (no transA, alpha, beta)",
+                          n->name, n->op_type);
+    k = a->dims[a->rank - 1];
+    ncols = b->dims[tb ? 0 : 1];
+    if (k < 1 || a->elems % k || b->dims[tb ? 1 : 0] != k)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "node %s (%s): A's rows are not whole on each PE", n->name,
+                          n->op_type);
+    rows = a->elems / k;
+    if ((rc = c->emit(c, "gemm %lld %lld %lld %lld %lld %lld %d", (long long)y->off, (long long)a->off,
+                      (long long)b->off, (long long)rows, (long long)ncols, (long long)k, tb)) != PFVM_OK)
+        return rc;
+    if (c->n_in > 2 && c->in[2].rank >= 0 && c->in[2].elems > 0) {
+        const pfvm_accel_arg *bias = &c->in[2];
+        int64_t cols = bias->elems;
+        if (!bias->replicated || (cols != ncols && cols != 1) || (bias->rank == 2 && bias->dims[0] != 1))
+            return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "node %s (Gemm): accel lowers a bias of N or 1 elements only",
+                              n->name);
+        return c->emit(c, "col add %lld %lld %lld %lld %lld", (long long)y->off, (long long)y->off,
+                       (long long)bias->off, (long long)(y->elems / cols), (long long)cols);
+    }
+    return PFVM_OK;
+}
+
 #ifdef PFVM_NO_AUTODIFF
+#define pfvm__la_accel_grad NULL
 #define pfvm__la_gemm_flops_grad NULL
 #define pfvm__la_infer_gemm_grad NULL
 #define pfvm__la_infer_matmul_grad NULL
@@ -18639,6 +18774,7 @@ static double pfvm__la_gemm_flops(const pfvm_node *n, const pfvm_dims *in, int n
 #define pfvm__la_simp_matmul_grad NULL
 #endif
 #ifdef PFVM_NO_FUSION
+#define pfvm__la_accel_fuse NULL
 #define pfvm__la_gemm_flops_fuse NULL
 #define pfvm__la_infer_gemm_fuse NULL
 #define pfvm__la_infer_matmul_fuse NULL
@@ -18652,12 +18788,13 @@ static double pfvm__la_gemm_flops(const pfvm_node *n, const pfvm_dims *in, int n
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
     PFVM__OP_SEL(MatMul, {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops})
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm__la_accel})
     PFVM__OP_SEL(Gemm, {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm__la_accel})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
+#undef pfvm__la_accel_grad
 #undef pfvm__la_gemm_flops_grad
 #undef pfvm__la_infer_gemm_grad
 #undef pfvm__la_infer_matmul_grad
@@ -18668,6 +18805,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
 #undef pfvm__la_simp_matmul_grad
 #endif
 #ifdef PFVM_NO_FUSION
+#undef pfvm__la_accel_fuse
 #undef pfvm__la_gemm_flops_fuse
 #undef pfvm__la_infer_gemm_fuse
 #undef pfvm__la_infer_matmul_fuse
@@ -19267,15 +19405,15 @@ static pfvm_code pfvm__ms_k_unique(pfvm_kctx *k)
 #define pfvm__ms_k_unique_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_misc[] = {
-    PFVM__OP_SEL(HannWindow, {"HannWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hann, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(HammingWindow, {"HammingWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hamming, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(BlackmanWindow, {"BlackmanWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_blackman, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Det, {"Det", "", 11, 0, 1, 1, 1, 1, pfvm__ms_infer_det, pfvm__ms_k_det, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(MeanVarianceNormalization, {"MeanVarianceNormalization", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_mvn, pfvm__ms_k_mvn, NULL, PFVM_FUSE_REDUCTION, "float,double", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(StringNormalizer, {"StringNormalizer", "", 10, 0, 1, 1, 1, 1, pfvm__ms_infer_strnorm, pfvm__ms_k_strnorm, NULL, PFVM_FUSE_OPAQUE, "string", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(TfIdfVectorizer, {"TfIdfVectorizer", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_tfidf, pfvm__ms_k_tfidf, NULL, PFVM_FUSE_OPAQUE, "string,int32,int64 -> float", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Unique, {"Unique", "", 11, 0, 1, 1, 1, 4, pfvm__ms_infer_unique, pfvm__ms_k_unique, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(HannWindow, {"HannWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hann, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(HammingWindow, {"HammingWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hamming, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(BlackmanWindow, {"BlackmanWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_blackman, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Det, {"Det", "", 11, 0, 1, 1, 1, 1, pfvm__ms_infer_det, pfvm__ms_k_det, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MeanVarianceNormalization, {"MeanVarianceNormalization", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_mvn, pfvm__ms_k_mvn, NULL, PFVM_FUSE_REDUCTION, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(StringNormalizer, {"StringNormalizer", "", 10, 0, 1, 1, 1, 1, pfvm__ms_infer_strnorm, pfvm__ms_k_strnorm, NULL, PFVM_FUSE_OPAQUE, "string", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(TfIdfVectorizer, {"TfIdfVectorizer", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_tfidf, pfvm__ms_k_tfidf, NULL, PFVM_FUSE_OPAQUE, "string,int32,int64 -> float", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Unique, {"Unique", "", 11, 0, 1, 1, 1, 4, pfvm__ms_infer_unique, pfvm__ms_k_unique, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__ms_infer_det_grad
@@ -21981,7 +22119,88 @@ static double pfvm__nn_convt_flops(const pfvm_node *n, const pfvm_dims *in, int 
     return pfvm__nn_conv_cost(in, n_in, n_in ? pfvm_dims_numel(&in[0]) : -1, n_out ? pfvm_dims_numel(&out[0]) : -1);
 }
 
+/* accel lowering (see pfvm_accel_fn) of LayerNormalization over the last
+ * axis, each row whole on its PE: mean, centred square, variance, scale. */
+static pfvm_code pfvm__nn_accel_ln(pfvm_accel_ctx *c)
+{
+    const pfvm_node *n = c->node;
+    const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
+    int64_t axis = pfvm_node_attr_int(n, "axis", -1), cols, rows, mean, var, tmp;
+    float eps = pfvm_node_attr_float(n, "epsilon", 1e-5f);
+    pfvm_code rc = PFVM_OK;
+    int i;
+    if (x->rank < 1 || (axis != -1 && axis != x->rank - 1) || x->replicated || c->n_out > 1 ||
+        !c->in[1].replicated || (c->n_in > 2 && c->in[2].rank >= 0 && !c->in[2].replicated))
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED,
+                          "node %s (LayerNormalization): accel lowers the last axis with rows on PEs, Y only", n->name);
+    cols = x->dims[x->rank - 1];
+    rows = x->elems / cols;
+    if (c->in[1].elems != cols || (c->n_in > 2 && c->in[2].rank >= 0 && c->in[2].elems != cols))
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "node %s (LayerNormalization): scale or bias is not one row",
+                          n->name);
+    mean = c->scratch(c, rows * 4);
+    var = c->scratch(c, rows * 4);
+    tmp = c->scratch(c, x->elems * 4);
+    if (mean < 0 || var < 0 || tmp < 0)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "node %s (LayerNormalization): no PE memory for temporaries", n->name);
+    {
+        const char *steps[] = {"red sum %lld %lld %lld %lld", "imm mul %lld %lld %.9g %lld",
+                               "row sub %lld %lld %lld %lld %lld", "bin mul %lld %lld %lld %lld",
+                               "red sum %lld %lld %lld %lld", "imm mul %lld %lld %.9g %lld",
+                               "imm add %lld %lld %.9g %lld", "un sqrt %lld %lld %lld", "un recip %lld %lld %lld",
+                               "row mul %lld %lld %lld %lld %lld", "col mul %lld %lld %lld %lld %lld",
+                               "col add %lld %lld %lld %lld %lld"};
+        long long Y = y->off, X = x->off, M = mean, V = var, T = tmp, R = rows, C = cols, E = x->elems;
+        double inv = 1.0 / (double)cols;
+        for (i = 0; i < 12 && rc == PFVM_OK; i++) {
+            switch (i) {
+            case 0: rc = c->emit(c, steps[i], M, X, R, C); break;
+            case 1: rc = c->emit(c, steps[i], M, M, inv, R); break;
+            case 2: rc = c->emit(c, steps[i], Y, X, M, R, C); break;
+            case 3: rc = c->emit(c, steps[i], T, Y, Y, E); break;
+            case 4: rc = c->emit(c, steps[i], V, T, R, C); break;
+            case 5: rc = c->emit(c, steps[i], V, V, inv, R); break;
+            case 6: rc = c->emit(c, steps[i], V, V, (double)eps, R); break;
+            case 7: case 8: rc = c->emit(c, steps[i], V, V, R); break;
+            case 9: rc = c->emit(c, steps[i], Y, Y, V, R, C); break;
+            case 10: rc = c->emit(c, steps[i], Y, Y, (long long)c->in[1].off, R, C); break;
+            default:
+                if (c->n_in > 2 && c->in[2].rank >= 0)
+                    rc = c->emit(c, steps[i], Y, Y, (long long)c->in[2].off, R, C);
+            }
+        }
+    }
+    return rc;
+}
+
+/* accel lowering (see pfvm_accel_fn) of Softmax over the last axis, each
+ * row whole on its PE: row max, shifted exp, row sum, divide. */
+static pfvm_code pfvm__nn_accel_softmax(pfvm_accel_ctx *c)
+{
+    const pfvm_node *n = c->node;
+    const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
+    int64_t axis = pfvm_node_attr_int(n, "axis", n->opset >= 13 ? -1 : 1), cols, rows, red;
+    long long Y, X, R, C;
+    pfvm_code rc;
+    if (x->rank < 1 || (axis < 0 ? axis + x->rank : axis) != x->rank - 1 || x->replicated)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "node %s (Softmax): accel lowers the last axis with rows on PEs only",
+                          n->name);
+    cols = x->dims[x->rank - 1];
+    rows = x->elems / cols;
+    if ((red = c->scratch(c, rows * 4)) < 0)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "node %s (Softmax): no PE memory for temporaries", n->name);
+    Y = y->off, X = x->off, R = rows, C = cols;
+    if ((rc = c->emit(c, "red max %lld %lld %lld %lld", (long long)red, X, R, C)) != PFVM_OK ||
+        (rc = c->emit(c, "row sub %lld %lld %lld %lld %lld", Y, X, (long long)red, R, C)) != PFVM_OK ||
+        (rc = c->emit(c, "un exp %lld %lld %lld", Y, Y, R * C)) != PFVM_OK ||
+        (rc = c->emit(c, "red sum %lld %lld %lld %lld", (long long)red, Y, R, C)) != PFVM_OK)
+        return rc;
+    return c->emit(c, "row div %lld %lld %lld %lld %lld", Y, Y, (long long)red, R, C);
+}
+
 #ifdef PFVM_NO_AUTODIFF
+#define pfvm__nn_accel_ln_grad NULL
+#define pfvm__nn_accel_softmax_grad NULL
 #define pfvm__nn_conv_flops_grad NULL
 #define pfvm__nn_convt_flops_grad NULL
 #define pfvm__nn_infer_bn_grad NULL
@@ -22018,6 +22237,8 @@ static double pfvm__nn_convt_flops(const pfvm_node *n, const pfvm_dims *in, int 
 #define pfvm__nn_simp_conv_grad NULL
 #endif
 #ifdef PFVM_NO_FUSION
+#define pfvm__nn_accel_ln_fuse NULL
+#define pfvm__nn_accel_softmax_fuse NULL
 #define pfvm__nn_conv_flops_fuse NULL
 #define pfvm__nn_convt_flops_fuse NULL
 #define pfvm__nn_infer_bn_fuse NULL
@@ -22066,28 +22287,30 @@ static double pfvm__nn_convt_flops(const pfvm_node *n, const pfvm_dims *in, int 
 #define pfvm__nn_simp_conv_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
-    PFVM__OP_SEL(Conv, {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops})
-    PFVM__OP_SEL(ConvTranspose, {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops})
-    PFVM__OP_SEL(MaxPool, {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL})
-    PFVM__OP_SEL(AveragePool, {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL})
-    PFVM__OP_SEL(LpPool, {"LpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_lppool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(MaxUnpool, {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(MaxRoiPool, {"MaxRoiPool", "", 1, 0, 2, 2, 1, 1, pfvm__nn_infer_roipool, pfvm__nn_k_roipool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(GlobalAveragePool, {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gap_grad, NULL, NULL})
-    PFVM__OP_SEL(GlobalMaxPool, {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gmp_grad, NULL, NULL})
-    PFVM__OP_SEL(GlobalLpPool, {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL})
-    PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL})
-    PFVM__OP_SEL(LayerNormalization, {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_ln_grad, NULL, NULL})
-    PFVM__OP_SEL(InstanceNormalization, {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL})
-    PFVM__OP_SEL(LRN, {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(LpNormalization, {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL})
-    PFVM__OP_SEL(Softmax, {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL})
-    PFVM__OP_SEL(LogSoftmax, {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL, NULL})
-    PFVM__OP_SEL(Hardmax, {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(Conv, {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, NULL})
+    PFVM__OP_SEL(ConvTranspose, {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops, NULL})
+    PFVM__OP_SEL(MaxPool, {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(AveragePool, {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(LpPool, {"LpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_lppool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MaxUnpool, {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MaxRoiPool, {"MaxRoiPool", "", 1, 0, 2, 2, 1, 1, pfvm__nn_infer_roipool, pfvm__nn_k_roipool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(GlobalAveragePool, {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gap_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(GlobalMaxPool, {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gmp_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(GlobalLpPool, {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(LayerNormalization, {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_ln_grad, NULL, NULL, pfvm__nn_accel_ln})
+    PFVM__OP_SEL(InstanceNormalization, {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(LRN, {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(LpNormalization, {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(Softmax, {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL, pfvm__nn_accel_softmax})
+    PFVM__OP_SEL(LogSoftmax, {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(Hardmax, {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
+#undef pfvm__nn_accel_ln_grad
+#undef pfvm__nn_accel_softmax_grad
 #undef pfvm__nn_conv_flops_grad
 #undef pfvm__nn_convt_flops_grad
 #undef pfvm__nn_infer_bn_grad
@@ -22124,6 +22347,8 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
 #undef pfvm__nn_simp_conv_grad
 #endif
 #ifdef PFVM_NO_FUSION
+#undef pfvm__nn_accel_ln_fuse
+#undef pfvm__nn_accel_softmax_fuse
 #undef pfvm__nn_conv_flops_fuse
 #undef pfvm__nn_convt_flops_fuse
 #undef pfvm__nn_infer_bn_fuse
@@ -22553,14 +22778,14 @@ static pfvm_code pfvm__q_infer_qlinear_conv(pfvm_ictx *c)
 #define pfvm__q_k_quantize_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
-    PFVM__OP_SEL(QuantizeLinear, {"QuantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_quantize, pfvm__q_k_quantize, NULL, PFVM_FUSE_ELEMENTWISE, "float,int32 -> uint8,int8", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(DequantizeLinear, {"DequantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_dequantize, pfvm__q_k_dequantize, NULL, PFVM_FUSE_ELEMENTWISE, "uint8,int8,int32 -> float", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(DynamicQuantizeLinear, {"DynamicQuantizeLinear", "", 11, 0, 1, 1, 3, 3, pfvm__q_infer_dynamic, pfvm__q_k_dynamic, NULL, PFVM_FUSE_OPAQUE, "float -> uint8", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(MatMulInteger, {"MatMulInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_int_matmul, pfvm__q_k_matmul_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(QLinearMatMul, {"QLinearMatMul", "", 10, 0, 8, 8, 1, 1, pfvm__q_infer_qlinear_matmul, pfvm__q_k_qlinear_matmul, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(ConvInteger, {"ConvInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_conv_integer, pfvm__q_k_conv_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(QLinearConv, {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(QuantizeLinear, {"QuantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_quantize, pfvm__q_k_quantize, NULL, PFVM_FUSE_ELEMENTWISE, "float,int32 -> uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(DequantizeLinear, {"DequantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_dequantize, pfvm__q_k_dequantize, NULL, PFVM_FUSE_ELEMENTWISE, "uint8,int8,int32 -> float", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(DynamicQuantizeLinear, {"DynamicQuantizeLinear", "", 11, 0, 1, 1, 3, 3, pfvm__q_infer_dynamic, pfvm__q_k_dynamic, NULL, PFVM_FUSE_OPAQUE, "float -> uint8", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MatMulInteger, {"MatMulInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_int_matmul, pfvm__q_k_matmul_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(QLinearMatMul, {"QLinearMatMul", "", 10, 0, 8, 8, 1, 1, pfvm__q_infer_qlinear_matmul, pfvm__q_k_qlinear_matmul, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ConvInteger, {"ConvInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_conv_integer, pfvm__q_k_conv_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(QLinearConv, {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__q_infer_conv_integer_grad
@@ -22758,13 +22983,13 @@ static pfvm_code pfvm__rnd_k_multinomial(pfvm_kctx *k)
 #define pfvm__rnd_k_uniform_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_random[] = {
-    PFVM__OP_SEL(RandomUniform, {"RandomUniform", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(RandomNormal, {"RandomNormal", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(RandomUniformLike, {"RandomUniformLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(RandomNormalLike, {"RandomNormalLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Bernoulli, {"Bernoulli", "", 15, 0, 1, 1, 1, 1, pfvm__rnd_infer_bernoulli, pfvm__rnd_k_bernoulli, NULL, PFVM_FUSE_OPAQUE, "float,double -> numeric,bool", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Multinomial, {"Multinomial", "", 7, 0, 1, 1, 1, 1, pfvm__rnd_infer_multinomial, pfvm__rnd_k_multinomial, NULL, PFVM_FUSE_OPAQUE, "float,double -> int32,int64", NULL, PFVM__RND, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(RandomUniform, {"RandomUniform", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(RandomNormal, {"RandomNormal", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(RandomUniformLike, {"RandomUniformLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(RandomNormalLike, {"RandomNormalLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Bernoulli, {"Bernoulli", "", 15, 0, 1, 1, 1, 1, pfvm__rnd_infer_bernoulli, pfvm__rnd_k_bernoulli, NULL, PFVM_FUSE_OPAQUE, "float,double -> numeric,bool", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Multinomial, {"Multinomial", "", 7, 0, 1, 1, 1, 1, pfvm__rnd_infer_multinomial, pfvm__rnd_k_multinomial, NULL, PFVM_FUSE_OPAQUE, "float,double -> int32,int64", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__rnd_infer_bernoulli_grad
@@ -24179,7 +24404,7 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 /* Every reduction takes the builder named after its kernel, `<kern>_grad`,
  * and the fuse hook `<kern>_fuse`. */
 #define PFVM__RED_OP(name, kern) \
-    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL}
+    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL}
 
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__red_check_loss_grad NULL
@@ -24242,15 +24467,15 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__OP_SEL(ReduceLogSum, PFVM__RED_OP("ReduceLogSum", pfvm__red_k_logsum))
     PFVM__OP_SEL(ReduceLogSumExp, PFVM__RED_OP("ReduceLogSumExp", pfvm__red_k_logsumexp))
     PFVM__OP_SEL(ReduceSumSquare, PFVM__RED_OP("ReduceSumSquare", pfvm__red_k_sumsq))
-    PFVM__OP_SEL(ArgMax, {"ArgMax", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmax, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(ArgMin, {"ArgMin", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmin, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(CumSum, {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm__red_infer_cumsum, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_cumsum_grad, NULL, NULL})
-    PFVM__OP_SEL(TopK, {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_topk_grad, NULL, NULL})
+    PFVM__OP_SEL(ArgMax, {"ArgMax", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmax, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ArgMin, {"ArgMin", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmin, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(CumSum, {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm__red_infer_cumsum, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_cumsum_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(TopK, {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_topk_grad, NULL, NULL, NULL})
     PFVM__OP_SEL(NegativeLogLikelihoodLoss, {"NegativeLogLikelihoodLoss", "", 12, 0, 2, 3, 1, 1, pfvm__red_infer_loss, pfvm__red_k_nll, pfvm__red_check_loss,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_nll_grad, NULL, NULL})
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_nll_grad, NULL, NULL, NULL})
     PFVM__OP_SEL(SoftmaxCrossEntropyLoss, {"SoftmaxCrossEntropyLoss", "", 12, 0, 2, 3, 1, 2, pfvm__red_infer_loss, pfvm__red_k_sce, pfvm__red_check_loss,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_sce_grad, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_sce_grad, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__red_check_loss_grad
@@ -24658,10 +24883,10 @@ static pfvm_code pfvm__rnn_k_lstm(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__
 #define pfvm__rnn_k_rnn_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_rnn[] = {
-    PFVM__OP_SEL(RNN, {"RNN", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_rnn, pfvm__rnn_k_rnn, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(GRU, {"GRU", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_gru, pfvm__rnn_k_gru, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(LSTM, {"LSTM", "", 7, 0, 3, 8, 0, 3, pfvm__rnn_infer_lstm, pfvm__rnn_k_lstm, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(RNN, {"RNN", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_rnn, pfvm__rnn_k_rnn, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(GRU, {"GRU", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_gru, pfvm__rnn_k_gru, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(LSTM, {"LSTM", "", 7, 0, 3, 8, 0, 3, pfvm__rnn_infer_lstm, pfvm__rnn_k_lstm, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__rnn_infer_gru_grad
@@ -24982,10 +25207,10 @@ static pfvm_code pfvm__sg_k_mel(pfvm_kctx *k)
 #define pfvm__sg_k_stft_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_signal[] = {
-    PFVM__OP_SEL(DFT, {"DFT", "", 17, 0, 1, 2, 1, 1, pfvm__sg_infer_dft, pfvm__sg_k_dft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(STFT, {"STFT", "", 17, 0, 2, 4, 1, 1, pfvm__sg_infer_stft, pfvm__sg_k_stft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(MelWeightMatrix, {"MelWeightMatrix", "", 17, 0, 5, 5, 1, 1, pfvm__sg_infer_mel, pfvm__sg_k_mel, NULL, PFVM_FUSE_OPAQUE, "-> float,double,float16", NULL, 0, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(DFT, {"DFT", "", 17, 0, 1, 2, 1, 1, pfvm__sg_infer_dft, pfvm__sg_k_dft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(STFT, {"STFT", "", 17, 0, 2, 4, 1, 1, pfvm__sg_infer_stft, pfvm__sg_k_stft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MelWeightMatrix, {"MelWeightMatrix", "", 17, 0, 5, 5, 1, 1, pfvm__sg_infer_mel, pfvm__sg_k_mel, NULL, PFVM_FUSE_OPAQUE, "-> float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__sg_infer_dft_grad
@@ -27443,7 +27668,7 @@ static const pfvm_attr_spec pfvm__tn_a_dropout[] = {{"ratio", PFVM_ATTR_FLOAT, 0
 static const pfvm_attr_spec pfvm__tn_a_cos[] = {{"value", PFVM_ATTR_TENSOR, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
 
 #define PFVM__TN_ANY "any"
-#define PFVM__TN_END {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
+#define PFVM__TN_END {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 
 /* ---- gradients ---------------------------------------------------------------------------- */
 
@@ -28077,31 +28302,31 @@ static pfvm_code pfvm__tn_k_trilu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__tn_simp_transpose_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_tensor[] = {
-    PFVM__OP_SEL(Identity, {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL, NULL})
-    PFVM__OP_SEL(Dropout, {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, pfvm__tn_k_dropout_grad, NULL, NULL})
-    PFVM__OP_SEL(Shape, {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Size, {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Constant, {"Constant", "", 1, 0, 0, 0, 1, 1, pfvm__tn_infer_constant, pfvm__tn_k_constant, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(ConstantOfShape, {"ConstantOfShape", "", 9, 0, 1, 1, 1, 1, pfvm__tn_infer_cos, pfvm__tn_k_cos, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__tn_a_cos, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Reshape, {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL})
-    PFVM__OP_SEL(Reshape, {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL})
-    PFVM__OP_SEL(Flatten, {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL})
-    PFVM__OP_SEL(Squeeze, {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL})
-    PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL})
-    PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL})
-    PFVM__OP_SEL(Transpose, {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, pfvm__tn_simp_transpose, pfvm__tn_k_transpose_grad, NULL, NULL})
-    PFVM__OP_SEL(Concat, {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL})
-    PFVM__OP_SEL(Concat, {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL})
-    PFVM__OP_SEL(Split, {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, pfvm__tn_k_split_grad, NULL, NULL})
-    PFVM__OP_SEL(Slice, {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL})
-    PFVM__OP_SEL(Slice, {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL})
-    PFVM__OP_SEL(Gather, {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, pfvm__tn_k_gather_grad, NULL, NULL})
-    PFVM__OP_SEL(Expand, {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_expand_grad, NULL, NULL})
-    PFVM__OP_SEL(Tile, {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_tile_grad, NULL, NULL})
-    PFVM__OP_SEL(Pad, {"Pad", "", 2, 10, 1, 1, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "float,double,float16", pfvm__tn_a_pad2, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL})
-    PFVM__OP_SEL(Pad, {"Pad", "", 11, 0, 2, 4, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_pad, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL})
-    PFVM__OP_SEL(Range, {"Range", "", 11, 0, 3, 3, 1, 1, pfvm__tn_infer_range, pfvm__tn_k_range, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Trilu, {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm__tn_infer_trilu, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_trilu, 0, NULL, pfvm__tn_k_trilu_grad, NULL, NULL})
+    PFVM__OP_SEL(Identity, {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(Dropout, {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, pfvm__tn_k_dropout_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(Shape, {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Size, {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Constant, {"Constant", "", 1, 0, 0, 0, 1, 1, pfvm__tn_infer_constant, pfvm__tn_k_constant, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ConstantOfShape, {"ConstantOfShape", "", 9, 0, 1, 1, 1, 1, pfvm__tn_infer_cos, pfvm__tn_k_cos, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__tn_a_cos, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Reshape, {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL})
+    PFVM__OP_SEL(Reshape, {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL})
+    PFVM__OP_SEL(Flatten, {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL})
+    PFVM__OP_SEL(Squeeze, {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL})
+    PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL})
+    PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL})
+    PFVM__OP_SEL(Transpose, {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, pfvm__tn_simp_transpose, pfvm__tn_k_transpose_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(Concat, {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(Concat, {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(Split, {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, pfvm__tn_k_split_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(Slice, {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(Slice, {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(Gather, {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, pfvm__tn_k_gather_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(Expand, {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_expand_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(Tile, {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_tile_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(Pad, {"Pad", "", 2, 10, 1, 1, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "float,double,float16", pfvm__tn_a_pad2, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(Pad, {"Pad", "", 11, 0, 2, 4, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_pad, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(Range, {"Range", "", 11, 0, 3, 3, 1, 1, pfvm__tn_infer_range, pfvm__tn_k_range, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Trilu, {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm__tn_infer_trilu, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_trilu, 0, NULL, pfvm__tn_k_trilu_grad, NULL, NULL, NULL})
     PFVM__TN_END
 };
 #ifdef PFVM_NO_AUTODIFF
@@ -28659,11 +28884,11 @@ done:
 #define pfvm__tr_k_momentum_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_training[] = {
-    PFVM__OP_SEL(Adagrad, {"Adagrad", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_adagrad, pfvm__tr_k_adagrad, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Momentum, {"Momentum", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_momentum, pfvm__tr_k_momentum, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Adam, {"Adam", PFVM__TR_DOMAIN, 1, 0, 6, -1, 3, -1, pfvm__tr_infer_adam, pfvm__tr_k_adam, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Gradient, {"Gradient", PFVM__TR_DOMAIN, 1, 0, 1, -1, 1, -1, pfvm__tr_infer_gradient, pfvm__tr_k_gradient, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, PFVM_OP_NONDETERMINISTIC, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(Adagrad, {"Adagrad", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_adagrad, pfvm__tr_k_adagrad, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Momentum, {"Momentum", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_momentum, pfvm__tr_k_momentum, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Adam, {"Adam", PFVM__TR_DOMAIN, 1, 0, 6, -1, 3, -1, pfvm__tr_infer_adam, pfvm__tr_k_adam, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Gradient, {"Gradient", PFVM__TR_DOMAIN, 1, 0, 1, -1, 1, -1, pfvm__tr_infer_gradient, pfvm__tr_k_gradient, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, PFVM_OP_NONDETERMINISTIC, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__tr_infer_adagrad_grad
@@ -33803,6 +34028,8 @@ static void pfvm__node_io(pfvm_exec *e, const pfvm_node *n);
 /* Compiles every fused group's loop program at bind, for the planned
  * input types, so that pfvm_exec_run allocates nothing (issue 19). Only
  * inputs known at plan time count as constants for the compiler. */
+static const pfvm__kctx_services *pfvm__exec_services(void);
+
 static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
 {
     int i, j;
@@ -33830,6 +34057,7 @@ static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
         k.out = e->kout;
         k.st = st;
         k.exec = e;
+        k.services = pfvm__exec_services();
         k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
         if ((rc = pfvm__fz_prepare(&k, dt, consts)) != PFVM_OK) {
             if (st && strncmp(st->msg, "node '", 6))
@@ -33906,7 +34134,6 @@ static int pfvm__shape_const(const pfvm_type *ty, int64_t *dims)
 }
 
 static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st);
-static const pfvm__kctx_services *pfvm__exec_services(void);
 
 /* Gives the node's input and output scratch pointers. */
 static void pfvm__node_io(pfvm_exec *e, const pfvm_node *n)

@@ -5,7 +5,7 @@
 #
 # - an object built with PFVM_IMPLEMENTATION exports exactly the names in
 #   tests/public_symbols.txt (internal functions and tables are static);
-# - the public sections of pfvm.h and pfvm_onnx.h bring in neither stb_ds
+# - the public sections of pfvm.h, pfvm_onnx.h and pfvm_accel.h bring in neither stb_ds
 #   nor nanopb, and declare no pfvm__ function;
 # - a program's own stb_ds (included before or after pfvm, its own
 #   STB_DS_IMPLEMENTATION in another file) links with pfvm;
@@ -29,7 +29,7 @@ ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
 
 # ---- exported symbols ----
-printf '#define PFVM_IMPLEMENTATION\n#include "pfvm_onnx.h"\n' > "$tmp/impl.c"
+printf '#define PFVM_IMPLEMENTATION\n#include "pfvm_onnx.h"\n#include "pfvm_accel.h"\n' > "$tmp/impl.c"
 if $CC -std=c99 $WARN -pedantic -O0 -I. -c "$tmp/impl.c" -o "$tmp/impl.o" 2>"$tmp/err"; then
     # (clang's target_clones resolvers, <kernel>.resolver, are global even for
     # static kernels; they can clash only where the public names clash too:
@@ -46,7 +46,7 @@ else
 fi
 
 # ---- the public sections ----
-printf '#include "pfvm_onnx.h"\n' > "$tmp/user.c"
+printf '#include "pfvm_onnx.h"\n#include "pfvm_accel.h"\n' > "$tmp/user.c"
 if $CC -std=c99 -E -I. "$tmp/user.c" > "$tmp/user.i" 2>"$tmp/err"; then
     if grep -q 'stbds_\|pb_istream_t\|pb_ostream_t\|pb_field_t' "$tmp/user.i"; then
         bad "the public API brings in stb_ds or nanopb:"; grep -m 5 'stbds_\|pb_[io]stream_t\|pb_field_t' "$tmp/user.i"
@@ -59,7 +59,7 @@ if $CC -std=c99 -E -I. "$tmp/user.c" > "$tmp/user.i" 2>"$tmp/err"; then
         ok
     fi
 else
-    bad "pfvm_onnx.h does not preprocess"; head -n 20 "$tmp/err"
+    bad "pfvm_onnx.h + pfvm_accel.h do not preprocess"; head -n 20 "$tmp/err"
 fi
 
 # ---- the program's own stb_ds, before and after pfvm ----
@@ -94,6 +94,7 @@ cat > "$tmp/impl_before.c" <<'C'
 #include <stb/stb_ds.h>
 #define PFVM_IMPLEMENTATION
 #include "pfvm_onnx.h"
+#include "pfvm_accel.h"
 C
 cat > "$tmp/main_ds.c" <<'C'
 #include <stdio.h>
@@ -129,6 +130,7 @@ for c in a b; do
 #define PFVM_STATIC
 #define PFVM_IMPLEMENTATION
 #include "pfvm_onnx.h"
+#include "pfvm_accel.h"
 int copy_$c(void)
 {
     pfvm_status st;
@@ -217,7 +219,7 @@ for m in $(grep -ohE '(#[[:space:]]*ifn?def|defined[[:space:]]*\(?)[[:space:]]*P
     case $m in
     PFVM__* | *_H | PFVM_DISPATCH | PFVM_DISPATCH_CLONES | PFVM_AVX512_KERNELS | PFVM_NO_STB_DS_IMPLEMENTATION) continue ;;
     esac
-    if ! { sed -n '1,/\*\//p' pfvm.h; sed -n '1,/\*\//p' pfvm_onnx.h; } | grep -q "$m"; then
+    if ! { sed -n '1,/\*\//p' pfvm.h; sed -n '1,/\*\//p' pfvm_onnx.h; sed -n '1,/\*\//p' pfvm_accel.h; } | grep -q "$m"; then
         missing="$missing $m"
     fi
 done

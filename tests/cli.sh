@@ -335,6 +335,34 @@ if "$INTERP" ops --config models/digits.onnx -o "$tmp/ops.h" >"$tmp/out" 2>&1 &&
     [ "$(grep -c '^#define PFVM_OP_' "$tmp/ops.h")" = 5 ]; then ok; else bad "ops --config: $(cat "$tmp/out" "$tmp/ops.h" | head -n 8)"; fi
 expect_clean_error "ops --config without a model" "$INTERP" ops --config
 expect_clean_error "ops --config missing model" "$INTERP" ops --config "$tmp/nope.onnx"
+# ---- interp accel (pfvm_accel.h) ----
+MLP=tests/models/mlp
+if "$INTERP" accel "$MLP/model.onnx" --target targets/mncore2.txt -o "$tmp/mlp.accel" \
+    --simulate -i "$MLP/test_data_set_0/input_0.pb" --out "$tmp/accel" >"$tmp/out" 2>"$tmp/err" &&
+    [ -f "$tmp/accel/output_0.pb" ] && head -n 1 "$tmp/mlp.accel" | grep -q '^program mncore2$' &&
+    grep -q '^simulated [0-9]* cycles' "$tmp/out" && grep -q '^compute lower bound' "$tmp/out" &&
+    grep -q '^traffic lower bound' "$tmp/out" &&
+    grep -q '^  /net/net.0/Gemm (Gemm) -> pe:4\*local:1, local:32  \[PEs 4, [0-9]* cycles\]$' "$tmp/out"; then
+    ok
+else
+    bad "accel mlp --simulate: $(head -c 300 "$tmp/err")"
+fi
+# the simulated output is the interpreter's (interp run's file, compared by interp test)
+mkdir -p "$tmp/accel_case/test_data_set_0"
+cp "$MLP/model.onnx" "$tmp/accel_case/model.onnx"
+cp "$MLP/test_data_set_0/input_0.pb" "$tmp/accel/output_0.pb" "$tmp/accel_case/test_data_set_0/" 2>/dev/null
+if "$INTERP" test --no-opt "$tmp/accel_case" 2>&1 | grep -q '^1 passed, 0 failed'; then ok; else bad "accel mlp output differs from interp's"; fi
+expect_error_matching "accel without --target" "no --target FILE given" "$INTERP" accel "$MLP/model.onnx"
+expect_error_matching "accel missing target" "cannot open" "$INTERP" accel "$MLP/model.onnx" --target "$tmp/none.txt"
+printf 'target t\nlevel r fanout 1 mem 1M\nlevel pe fanout 4 mem 1K down 4\n' >"$tmp/bad_target.txt"
+expect_error_matching "accel bad target" "bad_target.txt:3: a level below the root needs down and up" \
+    "$INTERP" accel "$MLP/model.onnx" --target "$tmp/bad_target.txt"
+expect_error_matching "accel op without lowering" "node /body/body.0/Conv (Conv): no accel lowering" \
+    "$INTERP" accel "$MODEL/model.onnx" --target targets/mncore2.txt
+expect_error_matching "accel tile does not fit" "value net.0.weight: 2560 bytes per PE do not fit in the 1024 bytes of a pe" \
+    "$INTERP" accel "$MLP/model.onnx" --target targets/tiny.txt
+expect_error_matching "accel --dim" "--dim is not implemented yet" \
+    "$INTERP" accel "$MLP/model.onnx" --target targets/mncore2.txt --dim N=1
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -7,7 +7,7 @@
 #   sh tests/layers.sh [BUILD_DIR]      (after make: uses BUILD_DIR/src/*/*.o)
 #
 # The order (docs/ARCHITECTURE.md, "Layering"):
-#   base -> sym -> ir -> opi+ops -> shape -> plan -> passes -> exec -> onnx
+#   base -> sym -> ir -> opi+ops -> shape -> plan -> passes -> exec -> onnx, accel
 # opi (the operator interface) and ops (the operators and their registry)
 # link as one set: opi's helpers look operators up in the registry. What
 # an operator hook needs of a higher layer comes through its context's
@@ -15,7 +15,7 @@
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
-LAYERS="base sym ir opi ops shape plan passes exec onnx"
+LAYERS="base sym ir opi ops shape plan passes exec onnx accel"
 pass=0
 fail=0
 tmp=$(mktemp -d)
@@ -54,6 +54,10 @@ for l in $LAYERS; do
         bad "[$set ] does not link alone:" $(echo "$u" | head -n 10)
     fi
 done
+
+# accel (pfvm_accel.h) sits on exec beside onnx: it links without onnx too
+u=$(undefined base sym ir opi ops shape plan passes exec accel)
+if [ $? -eq 0 ] && [ -z "$u" ]; then ok; else bad "[accel without onnx] does not link alone:" $(echo "$u" | head -n 10); fi
 
 # includes: a file of layer L includes headers of L or lower layers only
 rank() { # layer -> position in LAYERS

@@ -382,6 +382,8 @@ static void pfvm__node_io(pfvm_exec *e, const pfvm_node *n);
 /* Compiles every fused group's loop program at bind, for the planned
  * input types, so that pfvm_exec_run allocates nothing (issue 19). Only
  * inputs known at plan time count as constants for the compiler. */
+static const pfvm__kctx_services *pfvm__exec_services(void);
+
 static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
 {
     int i, j;
@@ -409,6 +411,7 @@ static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
         k.out = e->kout;
         k.st = st;
         k.exec = e;
+        k.services = pfvm__exec_services();
         k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
         if ((rc = pfvm__fz_prepare(&k, dt, consts)) != PFVM_OK) {
             if (st && strncmp(st->msg, "node '", 6))
@@ -485,7 +488,6 @@ static int pfvm__shape_const(const pfvm_type *ty, int64_t *dims)
 }
 
 static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st);
-static const pfvm__kctx_services *pfvm__exec_services(void);
 
 /* Gives the node's input and output scratch pointers. */
 static void pfvm__node_io(pfvm_exec *e, const pfvm_node *n)

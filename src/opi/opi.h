@@ -192,6 +192,35 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
 #pragma GCC diagnostic ignored "-Wunused-const-variable"
 #endif
 /* pfvm:internal-end */
+/* Lowering of one node for pfvm_accel.h (src/accel): the accel layer has
+ * placed every input and output in each PE's memory (arg: byte offset,
+ * elements per PE, shape; `replicated`: the whole tensor on every PE, else
+ * rows: the first axis block-split over the PEs in use, the other axes in
+ * the PE) and calls the hook, which writes per-PE instructions of the accel
+ * program format (README.md, "accel programs") through emit and takes
+ * temporary space from scratch. It returns PFVM_ERR_UNSUPPORTED, naming the
+ * node, for a case it does not lower. The ops layer sees only this struct,
+ * so it never links against src/accel. */
+typedef struct pfvm_accel_arg {
+    int64_t off;   /* byte offset in each PE's memory */
+    int64_t elems; /* elements per PE */
+    int rank;
+    int64_t dims[PFVM_MAX_RANK];
+    int replicated;
+} pfvm_accel_arg;
+#define PFVM_ACCEL_MAX_ARGS 8
+typedef struct pfvm_accel_ctx pfvm_accel_ctx;
+struct pfvm_accel_ctx {
+    const pfvm_node *node;
+    pfvm_accel_arg in[PFVM_ACCEL_MAX_ARGS], out[PFVM_ACCEL_MAX_ARGS];
+    int n_in, n_out;
+    int simd;     /* the PE's SIMD width (for cost-aware choices) */
+    void *user;   /* the accel layer's state */
+    pfvm_code (*emit)(pfvm_accel_ctx *c, const char *fmt, ...);
+    int64_t (*scratch)(pfvm_accel_ctx *c, int64_t bytes); /* byte offset, or -1: memory full */
+    pfvm_status *st;
+};
+typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
 struct pfvm_op_def {
     const char *name;
@@ -210,6 +239,7 @@ struct pfvm_op_def {
     pfvm_grad_fn grad;         /* or NULL: not differentiable (yet) */
     pfvm_fuse_fn fuse;         /* or NULL: never inside a fused group */
     pfvm_flops_fn flops;       /* or NULL: the default count (see pfvm_flops_fn) */
+    pfvm_accel_fn accel;       /* or NULL: no accel lowering (pfvm_accel.h's fallback) */
 };
 
 /* Finds the definition for (domain, name) at an opset version; NULL when

@@ -3186,16 +3186,83 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
 /* The family's hooks of kernel `kern`: `kern##_grad` (gradient builder, see
  * "gradients" above) and `kern##_fuse` (fused-loop code). */
 #define PFVM__EW_U(name, since, kern, types, attrs) \
-    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL}
+    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL}
 #define PFVM__EW_B(name, since, kern, infer, types, check, attrs) \
-    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL}
+    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL, NULL}
 #define PFVM__EW_V(name, since, kern, types) PFVM__EW_VI(name, since, kern, pfvm__ew_infer_bcast, types)
 #define PFVM__EW_VI(name, since, kern, infer, types) \
-    {name, "", since, 0, 1, -1, 1, 1, infer, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, kern##_grad, kern##_fuse, NULL}
+    {name, "", since, 0, 1, -1, 1, 1, infer, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, kern##_grad, kern##_fuse, NULL, NULL}
 /* a unary operator with its own inference (data propagation) */
 #define PFVM__EW_UI(name, since, kern, infer, types, attrs) \
-    {name, "", since, 0, 1, 1, 1, 1, infer, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL}
+    {name, "", since, 0, 1, 1, 1, 1, infer, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL}
 
+/* accel lowering (see pfvm_accel_fn): one per-PE SIMD instruction. The
+ * instruction's operation is the op's own name in the program format. */
+static const char *pfvm__ew_accel_name(const char *op)
+{
+    static const char *const names[][2] = {{"Relu", "relu"}, {"Erf", "erf"}, {"Tanh", "tanh"},
+                                           {"Sigmoid", "sigmoid"}, {"Add", "add"}, {"Sub", "sub"},
+                                           {"Mul", "mul"}, {"Div", "div"}};
+    size_t i;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(op, names[i][0]))
+            return names[i][1];
+    return NULL;
+}
+
+static pfvm_code pfvm__ew_accel_unary(pfvm_accel_ctx *c)
+{
+    const char *op = pfvm__ew_accel_name(c->node->op_type);
+    if (!op)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "node %s (%s): no accel instruction", c->node->name,
+                          c->node->op_type);
+    return c->emit(c, "un %s %lld %lld %lld", op, (long long)c->out[0].off, (long long)c->in[0].off,
+                   (long long)c->out[0].elems);
+}
+
+/* Elements of the trailing dims of a that b (broadcast from the right) spans,
+ * or 0 when b is not a's trailing dims with ones in front. */
+static int64_t pfvm__ew_accel_tail(const pfvm_accel_arg *a, const pfvm_accel_arg *b)
+{
+    int64_t n = 1;
+    int i, j;
+    for (i = b->rank - 1, j = a->rank - 1; i >= 0; i--, j--) {
+        if (j < 0 ? b->dims[i] != 1 : b->dims[i] != a->dims[j] && b->dims[i] != 1)
+            return 0;
+        if (j >= 0 && b->dims[i] == 1 && a->dims[j] != 1)
+            return 0; /* a broadcast inside the tail: not one contiguous vector */
+        n *= b->dims[i];
+    }
+    return n;
+}
+
+/* Same layout: bin; b a scalar or a's trailing dims on every PE: col. */
+static pfvm_code pfvm__ew_accel_binary(pfvm_accel_ctx *c)
+{
+    const char *op = pfvm__ew_accel_name(c->node->op_type);
+    const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
+    int64_t cols;
+    if (op && a->replicated == b->replicated && a->elems == y->elems && b->elems == y->elems)
+        return c->emit(c, "bin %s %lld %lld %lld %lld", op, (long long)y->off, (long long)a->off, (long long)b->off,
+                       (long long)y->elems);
+    if (op && a->replicated && !b->replicated && (!strcmp(op, "add") || !strcmp(op, "mul"))) {
+        const pfvm_accel_arg *t = a;
+        a = b;
+        b = t;
+    }
+    if (op && b->replicated && a->elems == y->elems && (cols = pfvm__ew_accel_tail(a, b)) > 0 &&
+        a->elems % cols == 0)
+        return c->emit(c, "col %s %lld %lld %lld %lld %lld", op, (long long)y->off, (long long)a->off,
+                       (long long)b->off, (long long)(a->elems / cols), (long long)cols);
+    return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED,
+                      "node %s (%s): accel lowers same-shape operands or a trailing-dims operand on every PE only",
+                      c->node->name, c->node->op_type);
+}
+
+#define PFVM__EW_UA(name, since, kern, types, attrs) \
+    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_unary}
+#define PFVM__EW_BA(name, since, kern, infer, types, check, attrs) \
+    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_binary}
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_UI("Abs", 1, pfvm__ew_k_abs, pfvm__ew_infer_abs, PFVM__EW_NUMERIC, NULL),
     PFVM__EW_UI("Neg", 1, pfvm__ew_k_neg, pfvm__ew_infer_neg, PFVM__EW_SIGNED, NULL),
@@ -3215,13 +3282,13 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_U("Atan", 7, pfvm__ew_k_atan, PFVM__EW_FLOATS, NULL),
     PFVM__EW_U("Sinh", 9, pfvm__ew_k_sinh, PFVM__EW_FLOATS, NULL),
     PFVM__EW_U("Cosh", 9, pfvm__ew_k_cosh, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Tanh", 1, pfvm__ew_k_tanh, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_UA("Tanh", 1, pfvm__ew_k_tanh, PFVM__EW_FLOATS, NULL),
     PFVM__EW_U("Asinh", 9, pfvm__ew_k_asinh, PFVM__EW_FLOATS, NULL),
     PFVM__EW_U("Acosh", 9, pfvm__ew_k_acosh, PFVM__EW_FLOATS, NULL),
     PFVM__EW_U("Atanh", 9, pfvm__ew_k_atanh, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Erf", 9, pfvm__ew_k_erf, PFVM__EW_NUMERIC, NULL),
-    PFVM__EW_U("Sigmoid", 1, pfvm__ew_k_sigmoid, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Relu", 1, pfvm__ew_k_relu, PFVM__EW_SIGNED, NULL),
+    PFVM__EW_UA("Erf", 9, pfvm__ew_k_erf, PFVM__EW_NUMERIC, NULL),
+    PFVM__EW_UA("Sigmoid", 1, pfvm__ew_k_sigmoid, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_UA("Relu", 1, pfvm__ew_k_relu, PFVM__EW_SIGNED, NULL),
     PFVM__EW_U("LeakyRelu", 1, pfvm__ew_k_leakyrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
     PFVM__EW_U("Elu", 1, pfvm__ew_k_elu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
     PFVM__EW_U("Selu", 1, pfvm__ew_k_selu, PFVM__EW_FLOATS, pfvm__ew_a_selu),
@@ -3234,18 +3301,18 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_U("ThresholdedRelu", 10, pfvm__ew_k_thresholdedrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
     PFVM__EW_U("Shrink", 9, pfvm__ew_k_shrink, PFVM__EW_NUMERIC, pfvm__ew_a_shrink),
     {"Gelu", "", 20, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_gelu, pfvm__ew_check_gelu, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, pfvm__ew_a_gelu, 0, NULL, pfvm__ew_k_gelu_grad, pfvm__ew_k_gelu_fuse, NULL},
+     PFVM__EW_FLOATS, pfvm__ew_a_gelu, 0, NULL, pfvm__ew_k_gelu_grad, pfvm__ew_k_gelu_fuse, NULL, NULL},
     {"IsNaN", "", 9, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isnan, NULL, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, NULL, 0, NULL, NULL, pfvm__ew_k_isnan_fuse, NULL},
+     PFVM__EW_FLOATS, NULL, 0, NULL, NULL, pfvm__ew_k_isnan_fuse, NULL, NULL},
     {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0, NULL, NULL, pfvm__ew_k_isinf_fuse, NULL},
+     PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0, NULL, NULL, pfvm__ew_k_isinf_fuse, NULL, NULL},
     {"Not", "", 1, 0, 1, 1, 1, 1, pfvm__ew_infer_not, pfvm__ew_k_not, NULL, PFVM_FUSE_ELEMENTWISE, "bool", NULL, 0, NULL,
-     pfvm__ew_k_not_grad, pfvm__ew_k_not_fuse, NULL},
+     pfvm__ew_k_not_grad, pfvm__ew_k_not_fuse, NULL, NULL},
     PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, PFVM__EW_INTS, NULL),
-    PFVM__EW_B("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_add, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_sub, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_mul, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_div, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_BA("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_add, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_BA("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_sub, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_BA("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_mul, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_BA("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_div, PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_B("Pow", 1, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, pfvm__ew_a_mod),
     PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64",
@@ -3267,16 +3334,16 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_VI("Max", 1, pfvm__ew_k_max, pfvm__ew_infer_max, PFVM__EW_NUMERIC),
     PFVM__EW_VI("Min", 1, pfvm__ew_k_min, pfvm__ew_infer_min, PFVM__EW_NUMERIC),
     {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_where_grad, pfvm__ew_k_where_fuse, NULL},
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_where_grad, pfvm__ew_k_where_fuse, NULL, NULL},
     {"Clip", "", 6, 10, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL},
+     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL, NULL},
     {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_clip, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL},
+     PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL, NULL},
     {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, pfvm__ew_check_cast, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, pfvm__ew_k_cast_grad, pfvm__ew_k_cast_fuse, NULL},
+     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, pfvm__ew_k_cast_grad, pfvm__ew_k_cast_fuse, NULL, NULL},
     {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_castlike_grad, pfvm__ew_k_castlike_fuse, NULL},
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_castlike_grad, pfvm__ew_k_castlike_fuse, NULL, NULL},
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 };
 
 #if defined(__clang__)

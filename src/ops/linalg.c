@@ -641,10 +641,47 @@ static double pfvm__la_gemm_flops(const pfvm_node *n, const pfvm_dims *in, int n
     return 2.0 * y * (double)k + (n_in > 2 && in[2].rank >= 0 ? y : 0);
 }
 
+/* accel lowering (see pfvm_accel_fn): rows of A on each PE times the whole
+ * B on every PE (gemm), then Gemm's C added along the rows. */
+static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
+{
+    const pfvm_node *n = c->node;
+    const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
+    int is_gemm = !strcmp(n->op_type, "Gemm");
+    int tb = is_gemm && pfvm_node_attr_int(n, "transB", 0);
+    int64_t k, ncols, rows;
+    pfvm_code rc;
+    if (a->replicated || !b->replicated || b->rank != 2 || a->rank < 1 ||
+        (is_gemm && (pfvm_node_attr_int(n, "transA", 0) || pfvm_node_attr_float(n, "alpha", 1) != 1 ||
+                     pfvm_node_attr_float(n, "beta", 1) != 1)))
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED,
+                          "node %s (%s): accel lowers rows of A times a 2-D B on every PE (no transA, alpha, beta)",
+                          n->name, n->op_type);
+    k = a->dims[a->rank - 1];
+    ncols = b->dims[tb ? 0 : 1];
+    if (k < 1 || a->elems % k || b->dims[tb ? 1 : 0] != k)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "node %s (%s): A's rows are not whole on each PE", n->name,
+                          n->op_type);
+    rows = a->elems / k;
+    if ((rc = c->emit(c, "gemm %lld %lld %lld %lld %lld %lld %d", (long long)y->off, (long long)a->off,
+                      (long long)b->off, (long long)rows, (long long)ncols, (long long)k, tb)) != PFVM_OK)
+        return rc;
+    if (c->n_in > 2 && c->in[2].rank >= 0 && c->in[2].elems > 0) {
+        const pfvm_accel_arg *bias = &c->in[2];
+        int64_t cols = bias->elems;
+        if (!bias->replicated || (cols != ncols && cols != 1) || (bias->rank == 2 && bias->dims[0] != 1))
+            return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "node %s (Gemm): accel lowers a bias of N or 1 elements only",
+                              n->name);
+        return c->emit(c, "col add %lld %lld %lld %lld %lld", (long long)y->off, (long long)y->off,
+                       (long long)bias->off, (long long)(y->elems / cols), (long long)cols);
+    }
+    return PFVM_OK;
+}
+
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
     {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm__la_accel},
     {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops},
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm__la_accel},
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 };

@@ -2670,25 +2670,104 @@ static double pfvm__nn_convt_flops(const pfvm_node *n, const pfvm_dims *in, int 
     return pfvm__nn_conv_cost(in, n_in, n_in ? pfvm_dims_numel(&in[0]) : -1, n_out ? pfvm_dims_numel(&out[0]) : -1);
 }
 
+/* accel lowering (see pfvm_accel_fn) of LayerNormalization over the last
+ * axis, each row whole on its PE: mean, centred square, variance, scale. */
+static pfvm_code pfvm__nn_accel_ln(pfvm_accel_ctx *c)
+{
+    const pfvm_node *n = c->node;
+    const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
+    int64_t axis = pfvm_node_attr_int(n, "axis", -1), cols, rows, mean, var, tmp;
+    float eps = pfvm_node_attr_float(n, "epsilon", 1e-5f);
+    pfvm_code rc = PFVM_OK;
+    int i;
+    if (x->rank < 1 || (axis != -1 && axis != x->rank - 1) || x->replicated || c->n_out > 1 ||
+        !c->in[1].replicated || (c->n_in > 2 && c->in[2].rank >= 0 && !c->in[2].replicated))
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED,
+                          "node %s (LayerNormalization): accel lowers the last axis with rows on PEs, Y only", n->name);
+    cols = x->dims[x->rank - 1];
+    rows = x->elems / cols;
+    if (c->in[1].elems != cols || (c->n_in > 2 && c->in[2].rank >= 0 && c->in[2].elems != cols))
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "node %s (LayerNormalization): scale or bias is not one row",
+                          n->name);
+    mean = c->scratch(c, rows * 4);
+    var = c->scratch(c, rows * 4);
+    tmp = c->scratch(c, x->elems * 4);
+    if (mean < 0 || var < 0 || tmp < 0)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "node %s (LayerNormalization): no PE memory for temporaries", n->name);
+    {
+        const char *steps[] = {"red sum %lld %lld %lld %lld", "imm mul %lld %lld %.9g %lld",
+                               "row sub %lld %lld %lld %lld %lld", "bin mul %lld %lld %lld %lld",
+                               "red sum %lld %lld %lld %lld", "imm mul %lld %lld %.9g %lld",
+                               "imm add %lld %lld %.9g %lld", "un sqrt %lld %lld %lld", "un recip %lld %lld %lld",
+                               "row mul %lld %lld %lld %lld %lld", "col mul %lld %lld %lld %lld %lld",
+                               "col add %lld %lld %lld %lld %lld"};
+        long long Y = y->off, X = x->off, M = mean, V = var, T = tmp, R = rows, C = cols, E = x->elems;
+        double inv = 1.0 / (double)cols;
+        for (i = 0; i < 12 && rc == PFVM_OK; i++) {
+            switch (i) {
+            case 0: rc = c->emit(c, steps[i], M, X, R, C); break;
+            case 1: rc = c->emit(c, steps[i], M, M, inv, R); break;
+            case 2: rc = c->emit(c, steps[i], Y, X, M, R, C); break;
+            case 3: rc = c->emit(c, steps[i], T, Y, Y, E); break;
+            case 4: rc = c->emit(c, steps[i], V, T, R, C); break;
+            case 5: rc = c->emit(c, steps[i], V, V, inv, R); break;
+            case 6: rc = c->emit(c, steps[i], V, V, (double)eps, R); break;
+            case 7: case 8: rc = c->emit(c, steps[i], V, V, R); break;
+            case 9: rc = c->emit(c, steps[i], Y, Y, V, R, C); break;
+            case 10: rc = c->emit(c, steps[i], Y, Y, (long long)c->in[1].off, R, C); break;
+            default:
+                if (c->n_in > 2 && c->in[2].rank >= 0)
+                    rc = c->emit(c, steps[i], Y, Y, (long long)c->in[2].off, R, C);
+            }
+        }
+    }
+    return rc;
+}
+
+/* accel lowering (see pfvm_accel_fn) of Softmax over the last axis, each
+ * row whole on its PE: row max, shifted exp, row sum, divide. */
+static pfvm_code pfvm__nn_accel_softmax(pfvm_accel_ctx *c)
+{
+    const pfvm_node *n = c->node;
+    const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
+    int64_t axis = pfvm_node_attr_int(n, "axis", n->opset >= 13 ? -1 : 1), cols, rows, red;
+    long long Y, X, R, C;
+    pfvm_code rc;
+    if (x->rank < 1 || (axis < 0 ? axis + x->rank : axis) != x->rank - 1 || x->replicated)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "node %s (Softmax): accel lowers the last axis with rows on PEs only",
+                          n->name);
+    cols = x->dims[x->rank - 1];
+    rows = x->elems / cols;
+    if ((red = c->scratch(c, rows * 4)) < 0)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "node %s (Softmax): no PE memory for temporaries", n->name);
+    Y = y->off, X = x->off, R = rows, C = cols;
+    if ((rc = c->emit(c, "red max %lld %lld %lld %lld", (long long)red, X, R, C)) != PFVM_OK ||
+        (rc = c->emit(c, "row sub %lld %lld %lld %lld %lld", Y, X, (long long)red, R, C)) != PFVM_OK ||
+        (rc = c->emit(c, "un exp %lld %lld %lld", Y, Y, R * C)) != PFVM_OK ||
+        (rc = c->emit(c, "red sum %lld %lld %lld %lld", (long long)red, Y, R, C)) != PFVM_OK)
+        return rc;
+    return c->emit(c, "row div %lld %lld %lld %lld %lld", Y, Y, (long long)red, R, C);
+}
+
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
-    {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops},
-    {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops},
-    {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL},
-    {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL},
-    {"LpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_lppool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, NULL, NULL, NULL},
-    {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL},
-    {"MaxRoiPool", "", 1, 0, 2, 2, 1, 1, pfvm__nn_infer_roipool, pfvm__nn_k_roipool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL},
-    {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gap_grad, NULL, NULL},
-    {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gmp_grad, NULL, NULL},
-    {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL},
-    {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL},
-    {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL},
-    {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_ln_grad, NULL, NULL},
-    {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL},
-    {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL},
-    {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL},
-    {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL},
-    {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL, NULL},
-    {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL},
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL}
+    {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, NULL},
+    {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops, NULL},
+    {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL, NULL},
+    {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL, NULL},
+    {"LpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_lppool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, NULL, NULL, NULL, NULL},
+    {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL},
+    {"MaxRoiPool", "", 1, 0, 2, 2, 1, 1, pfvm__nn_infer_roipool, pfvm__nn_k_roipool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL},
+    {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gap_grad, NULL, NULL, NULL},
+    {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gmp_grad, NULL, NULL, NULL},
+    {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL},
+    {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, NULL},
+    {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, NULL},
+    {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_ln_grad, NULL, NULL, pfvm__nn_accel_ln},
+    {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL, NULL},
+    {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL},
+    {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL, NULL},
+    {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL, pfvm__nn_accel_softmax},
+    {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL, NULL, NULL},
+    {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL, NULL},
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 };

@@ -1,0 +1,472 @@
+/* accel emitter (see emit.h). */
+#include "emit.h"
+
+#include "../opi/opi.h"
+#include "../passes/passes.h"
+#include "../shape/infer.h"
+#include "layout.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Where one value lives on the PEs. */
+typedef struct accel_em_place {
+    int placed, replicated;
+    int64_t off, bytes, elems;
+    int last_use; /* index of the last node reading it; graph outputs: past the end */
+    char layout[256];
+} accel_em_place;
+
+/* A free range of PE memory. */
+typedef struct accel_em_hole {
+    int64_t off, size;
+} accel_em_hole;
+
+typedef struct accel_em_emitter {
+    const pfvm_accel_target *t;
+    pfvm_graph *g;
+    accel_em_place *places; /* by value id */
+    accel_em_hole *holes;   /* stb_ds, sorted by offset */
+    int64_t *scratch;    /* stb_ds: (offset, size) pairs taken for the current node */
+    char *text;          /* stb_ds */
+    int64_t peak;
+    pfvm_status *st;
+    char on[512];        /* the current `on` line */
+} accel_em_emitter;
+
+static pfvm_code accel_em_put(accel_em_emitter *e, const char *fmt, va_list ap)
+{
+    char line[1024];
+    int n = pfvm__vsnprintf(line, sizeof line, fmt, ap);
+    char *dst;
+    if (n < 0 || (size_t)n >= sizeof line - 1)
+        return pfvm__fail(e->st, PFVM_ERR_INVALID, "accel: a program line longer than 1022 characters");
+    line[n++] = '\n';
+    if (!(dst = pfvm__arraddn(e->text, (size_t)n)))
+        return pfvm__fail(e->st, PFVM_ERR_NOMEM, "accel: out of memory for the program text");
+    memcpy(dst, line, (size_t)n);
+    return PFVM_OK;
+}
+
+static pfvm_code accel_em_line(accel_em_emitter *e, const char *fmt, ...)
+{
+    va_list ap;
+    pfvm_code rc;
+    va_start(ap, fmt);
+    rc = accel_em_put(e, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* First fit; -1 when nothing is large enough. */
+static int64_t accel_em_alloc(accel_em_emitter *e, int64_t bytes)
+{
+    size_t i, n = (size_t)stbds_arrlen(e->holes);
+    bytes = (bytes + 15) / 16 * 16;
+    if (bytes == 0)
+        bytes = 16;
+    for (i = 0; i < n; i++)
+        if (e->holes[i].size >= bytes) {
+            int64_t off = e->holes[i].off;
+            e->holes[i].off += bytes;
+            e->holes[i].size -= bytes;
+            if (off + bytes > e->peak)
+                e->peak = off + bytes;
+            return off;
+        }
+    return -1;
+}
+
+static pfvm_code accel_em_release(accel_em_emitter *e, int64_t off, int64_t bytes)
+{
+    size_t i, n = (size_t)stbds_arrlen(e->holes);
+    accel_em_hole h;
+    bytes = (bytes + 15) / 16 * 16;
+    if (bytes == 0)
+        bytes = 16;
+    for (i = 0; i < n && e->holes[i].off < off; i++)
+        ;
+    h.off = off;
+    h.size = bytes;
+    if (!pfvm__arrpush(e->holes, h))
+        return pfvm__fail(e->st, PFVM_ERR_NOMEM, "accel: out of memory");
+    memmove(e->holes + i + 1, e->holes + i, (n - i) * sizeof h);
+    e->holes[i] = h;
+    /* merge neighbours */
+    for (i = 0; i + 1 < (size_t)stbds_arrlen(e->holes);) {
+        if (e->holes[i].off + e->holes[i].size == e->holes[i + 1].off) {
+            e->holes[i].size += e->holes[i + 1].size;
+            memmove(e->holes + i + 1, e->holes + i + 2, ((size_t)stbds_arrlen(e->holes) - i - 2) * sizeof h);
+            stbds_arrsetlen(e->holes, stbds_arrlen(e->holes) - 1);
+        } else {
+            i++;
+        }
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code accel_em_ctx_emit(pfvm_accel_ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    pfvm_code rc;
+    va_start(ap, fmt);
+    rc = accel_em_put((accel_em_emitter *)c->user, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+static int64_t accel_em_ctx_scratch(pfvm_accel_ctx *c, int64_t bytes)
+{
+    accel_em_emitter *e = (accel_em_emitter *)c->user;
+    int64_t off = accel_em_alloc(e, bytes);
+    if (off >= 0 && (!pfvm__arrpush(e->scratch, off) || !pfvm__arrpush(e->scratch, bytes)))
+        return -1;
+    return off;
+}
+
+/* The static dims of v, or an error naming it. */
+static pfvm_code accel_em_dims(accel_em_emitter *e, const pfvm_value *v, int *rank, int64_t *dims)
+{
+    int i;
+    if (v->type.kind != PFVM_KIND_TENSOR || v->type.shape.rank < 0)
+        return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED, "value %s: not a tensor of known rank", v->name);
+    if (v->type.dtype != PFVM_FLOAT)
+        return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED, "value %s: %s (accel lowers float32 only)", v->name,
+                          pfvm_dtype_name(v->type.dtype));
+    *rank = v->type.shape.rank;
+    for (i = 0; i < *rank; i++)
+        if (!pfvm_sym_is_const(v->type.shape.dims[i], &dims[i]))
+            return pfvm__fail(e->st, PFVM_ERR_INVALID,
+                              "value %s: dim %d is symbolic; bind it (interp accel --dim NAME=VALUE)", v->name, i);
+    return PFVM_OK;
+}
+
+/* The rows layout of a first axis of size d0: as many PEs as divide it,
+ * innermost levels first. Writes its first-axis factors into text. */
+static int64_t accel_em_rows(const pfvm_accel_target *t, int64_t d0, char *text, size_t size)
+{
+    int64_t f[PFVM_ACCEL_MAX_LEVELS], rest = d0, pes = 1;
+    size_t len = 0;
+    int k;
+    for (k = t->nlevels - 1; k >= 1; k--) {
+        int64_t best = 1, x;
+        for (x = t->levels[k].fanout; x > 1; x--)
+            if (rest % x == 0) {
+                best = x;
+                break;
+            }
+        f[k] = best;
+        rest /= best;
+        pes *= best;
+    }
+    text[0] = 0;
+    for (k = 1; k < t->nlevels; k++)
+        if (f[k] > 1)
+            len += (size_t)pfvm__snprintf(text + len, size - len, "%s:%lld*", t->levels[k].name, (long long)f[k]);
+    pfvm__snprintf(text + len, size - len, "local:%lld", (long long)rest);
+    return pes;
+}
+
+/* Places v (rows, or replicated) and writes its layout text. */
+static pfvm_code accel_em_place_value(accel_em_emitter *e, const pfvm_value *v, int replicated)
+{
+    accel_em_place *p = &e->places[v->id];
+    int rank, i, k;
+    int64_t dims[PFVM_MAX_RANK], elems = 1;
+    size_t len = 0;
+    pfvm_code rc;
+    if ((rc = accel_em_dims(e, v, &rank, dims)) != PFVM_OK)
+        return rc;
+    p->layout[0] = 0;
+    if (rank == 0) {
+        len += (size_t)pfvm__snprintf(p->layout, sizeof p->layout, "-");
+        replicated = 1;
+    }
+    for (i = 0; i < rank; i++) {
+        if (i == 0 && !replicated) {
+            char rows[128];
+            accel_em_rows(e->t, dims[0], rows, sizeof rows);
+            len += (size_t)pfvm__snprintf(p->layout + len, sizeof p->layout - len, "%s", rows);
+            elems *= dims[0] / (accel_em_rows(e->t, dims[0], rows, sizeof rows));
+        } else {
+            len += (size_t)pfvm__snprintf(p->layout + len, sizeof p->layout - len, "%slocal:%lld", i ? ", " : "",
+                                          (long long)dims[i]);
+            elems *= dims[i];
+        }
+    }
+    if (replicated)
+        for (k = 1; k < e->t->nlevels; k++)
+            len += (size_t)pfvm__snprintf(p->layout + len, sizeof p->layout - len, "%s%s", k == 1 ? " | rep " : " ",
+                                          e->t->levels[k].name);
+    if (len >= sizeof p->layout - 1)
+        return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED, "value %s: layout text too long", v->name);
+    p->replicated = replicated;
+    p->elems = elems;
+    p->bytes = elems * 4;
+    if ((p->off = accel_em_alloc(e, p->bytes)) < 0)
+        return pfvm__fail(e->st, PFVM_ERR_NOMEM,
+                          "value %s: %lld bytes per PE do not fit in the %lld bytes of a %s (%s; tiling and spills "
+                          "are not implemented yet)",
+                          v->name, (long long)p->bytes, (long long)e->t->levels[e->t->nlevels - 1].mem_bytes,
+                          e->t->levels[e->t->nlevels - 1].name, p->layout);
+    p->placed = 1;
+    return PFVM_OK;
+}
+
+/* `input`/`weight`/`output` need the shape as d0xd1x... ("scalar"). */
+static void accel_em_shape_text(const pfvm_value *v, char *buf, size_t size)
+{
+    int i;
+    size_t len = 0;
+    int64_t d = 0;
+    if (v->type.shape.rank == 0)
+        pfvm__snprintf(buf, size, "scalar");
+    for (i = 0; i < v->type.shape.rank; i++) {
+        pfvm_sym_is_const(v->type.shape.dims[i], &d);
+        len += (size_t)pfvm__snprintf(buf + len, size - len, "%s%lld", i ? "x" : "", (long long)d);
+    }
+}
+
+/* The `on` line for the PEs that hold a rows tensor (all PEs if replicated). */
+static pfvm_code accel_em_on(accel_em_emitter *e, const accel_em_place *p, const pfvm_value *v)
+{
+    char buf[512];
+    size_t len;
+    int64_t npes = pfvm_accel_target_pes(e->t), pe, start = -1, c[PFVM_ACCEL_MAX_LEVELS];
+    int64_t f[PFVM_ACCEL_MAX_LEVELS];
+    int k;
+    len = (size_t)pfvm__snprintf(buf, sizeof buf, "on");
+    for (k = 0; k < e->t->nlevels; k++)
+        f[k] = e->t->levels[k].fanout;
+    if (!p->replicated) {
+        pfvm_accel_layout l;
+        int rank;
+        int64_t dims[PFVM_MAX_RANK];
+        if (accel_em_dims(e, v, &rank, dims) || pfvm_accel_layout_parse(p->layout, e->t, rank, dims, &l, e->st))
+            return e->st ? e->st->code : PFVM_ERR_INVALID;
+        for (k = 0; k < e->t->nlevels; k++)
+            f[k] = pfvm_accel_layout_spread(&l, k);
+    }
+    for (pe = 0; pe <= npes; pe++) {
+        int in = pe < npes;
+        if (in) {
+            pfvm_accel_pe_coords(e->t, pe, c);
+            for (k = 0; k < e->t->nlevels; k++)
+                if (c[k] >= f[k])
+                    in = 0;
+        }
+        if (in && start < 0)
+            start = pe;
+        if (!in && start >= 0) {
+            len += (size_t)pfvm__snprintf(buf + len, sizeof buf > len ? sizeof buf - len : 0, " %lld %lld",
+                                          (long long)start, (long long)(pe - 1));
+            start = -1;
+        }
+    }
+    if (len >= sizeof buf)
+        return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED, "value %s: its PEs form too many ranges", v->name);
+    if (!strcmp(buf, e->on))
+        return PFVM_OK;
+    strcpy(e->on, buf);
+    return accel_em_line(e, "%s", buf);
+}
+
+static pfvm_code accel_em_weight(accel_em_emitter *e, const pfvm_value *v)
+{
+    char shape[128];
+    pfvm_code rc;
+    if (strpbrk(v->name, " \t#") || !v->name[0])
+        return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED, "initializer '%s': a name with spaces or '#'", v->name);
+    if ((rc = accel_em_place_value(e, v, 1)) != PFVM_OK)
+        return rc;
+    accel_em_shape_text(v, shape, sizeof shape);
+    return accel_em_line(e, "weight %s %lld %s %s", v->name, (long long)e->places[v->id].off, shape,
+                      e->places[v->id].layout);
+}
+
+static pfvm_code accel_em_node(accel_em_emitter *e, const pfvm_node *n, int index, pfvm_accel_stats *stats)
+{
+    pfvm_accel_ctx c;
+    int i, all_rep = 1;
+    pfvm_code rc;
+    if (!n->op || !n->op->accel)
+        return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED,
+                          "node %s (%s): no accel lowering (the operator's definition in src/ops has no accel hook)",
+                          n->name, n->op_type);
+    if (n->n_inputs > PFVM_ACCEL_MAX_ARGS || n->n_outputs > PFVM_ACCEL_MAX_ARGS)
+        return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED, "node %s (%s): too many inputs or outputs", n->name,
+                          n->op_type);
+    memset(&c, 0, sizeof c);
+    c.node = n;
+    c.n_in = n->n_inputs;
+    c.n_out = n->n_outputs;
+    c.simd = e->t->simd;
+    c.user = e;
+    c.emit = accel_em_ctx_emit;
+    c.scratch = accel_em_ctx_scratch;
+    c.st = e->st;
+    for (i = 0; i < n->n_inputs; i++) {
+        const pfvm_value *v = n->inputs[i];
+        accel_em_place *p;
+        c.in[i].rank = -1;
+        if (!v)
+            continue;
+        p = &e->places[v->id];
+        if (!p->placed && v->init && (rc = accel_em_weight(e, v)) != PFVM_OK)
+            return rc;
+        if (!p->placed)
+            return pfvm__fail(e->st, PFVM_ERR_INVALID, "node %s (%s): input %s is not computed before it", n->name,
+                              n->op_type, v->name);
+        c.in[i].off = p->off;
+        c.in[i].elems = p->elems;
+        c.in[i].replicated = p->replicated;
+        if ((rc = accel_em_dims(e, v, &c.in[i].rank, c.in[i].dims)) != PFVM_OK)
+            return rc;
+        all_rep &= p->replicated;
+    }
+    for (i = 0; i < n->n_outputs; i++) {
+        const pfvm_value *v = n->outputs[i];
+        c.out[i].rank = -1;
+        if (!v)
+            continue;
+        if ((rc = accel_em_place_value(e, v, all_rep)) != PFVM_OK) {
+            pfvm__prefix(e->st, "node %s (%s)", n->name, n->op_type);
+            return rc;
+        }
+        c.out[i].off = e->places[v->id].off;
+        c.out[i].elems = e->places[v->id].elems;
+        c.out[i].replicated = all_rep;
+        if ((rc = accel_em_dims(e, v, &c.out[i].rank, c.out[i].dims)) != PFVM_OK)
+            return rc;
+    }
+    if (n->n_outputs && n->outputs[0] &&
+        (rc = accel_em_on(e, &e->places[n->outputs[0]->id], n->outputs[0])) != PFVM_OK)
+        return rc;
+    if ((rc = accel_em_line(e, "# node %s (%s) -> %s", n->name, n->op_type,
+                            n->n_outputs && n->outputs[0] ? e->places[n->outputs[0]->id].layout : "-")) != PFVM_OK ||
+        (rc = n->op->accel(&c)) != PFVM_OK ||
+        (rc = accel_em_line(e, "barrier")) != PFVM_OK)
+        return rc;
+    for (i = 0; i + 1 < (int)stbds_arrlen(e->scratch); i += 2)
+        if ((rc = accel_em_release(e, e->scratch[i], e->scratch[i + 1])) != PFVM_OK)
+            return rc;
+    stbds_arrsetlen(e->scratch, 0);
+    for (i = 0; i < n->n_inputs; i++) {
+        const pfvm_value *v = n->inputs[i];
+        accel_em_place *p = v ? &e->places[v->id] : NULL;
+        if (p && p->placed && p->last_use == index) {
+            if ((rc = accel_em_release(e, p->off, p->bytes)) != PFVM_OK)
+                return rc;
+            p->placed = 0;
+        }
+    }
+    if (stats) {
+        double fl = pfvm_node_flops(n, NULL);
+        stats->nodes++;
+        if (fl > 0)
+            stats->flops += fl;
+    }
+    return PFVM_OK;
+}
+
+pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **program, pfvm_accel_stats *stats,
+                          pfvm_status *st)
+{
+    accel_em_emitter e;
+    pfvm_graph *g;
+    accel_em_hole whole;
+    pfvm_code rc;
+    int i, j, nv;
+    *program = NULL;
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    if (!m || !m->graph)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "accel: no model");
+    if ((rc = pfvm_optimize(m, "fold,dce", NULL, st)) != PFVM_OK || (rc = pfvm_graph_toposort(m->graph, st)) != PFVM_OK ||
+        (rc = pfvm_infer_shapes(m->graph, 0, st)) != PFVM_OK)
+        return rc;
+    g = m->graph;
+    memset(&e, 0, sizeof e);
+    e.t = t;
+    e.g = g;
+    e.st = st;
+    nv = (int)stbds_arrlen(g->values);
+    e.places = (accel_em_place *)pfvm__calloc((size_t)nv + 1, sizeof *e.places);
+    whole.off = 0;
+    whole.size = t->levels[t->nlevels - 1].mem_bytes / 16 * 16;
+    if (!e.places || !pfvm__arrpush(e.holes, whole)) {
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "accel: out of memory");
+        goto done;
+    }
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++) {
+        pfvm_node *n = pfvm_graph_node(g, i);
+        for (j = 0; j < n->n_inputs; j++)
+            if (n->inputs[j] && n->inputs[j]->graph == g)
+                e.places[n->inputs[j]->id].last_use = i;
+    }
+    for (i = 0; i < pfvm_graph_num_outputs(g); i++)
+        e.places[pfvm_graph_output(g, i)->id].last_use = pfvm_graph_num_nodes(g);
+    if ((rc = accel_em_line(&e, "program %s", t->name)) != PFVM_OK)
+        goto done;
+    for (i = 0; i < pfvm_graph_num_inputs(g); i++) {
+        pfvm_value *v = pfvm_graph_input(g, i);
+        char shape[128];
+        if (v->init)
+            continue;
+        if ((rc = accel_em_place_value(&e, v, 0)) != PFVM_OK)
+            goto done;
+        accel_em_shape_text(v, shape, sizeof shape);
+        if ((rc = accel_em_line(&e, "input %d %lld %s %s", i, (long long)e.places[v->id].off, shape,
+                             e.places[v->id].layout)) != PFVM_OK)
+            goto done;
+    }
+    if ((rc = accel_em_line(&e, "barrier")) != PFVM_OK)
+        goto done;
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++)
+        if ((rc = accel_em_node(&e, pfvm_graph_node(g, i), i, stats)) != PFVM_OK)
+            goto done;
+    for (i = 0; i < pfvm_graph_num_outputs(g); i++) {
+        pfvm_value *v = pfvm_graph_output(g, i);
+        char shape[128];
+        if (!e.places[v->id].placed && v->init && (rc = accel_em_weight(&e, v)) != PFVM_OK)
+            goto done;
+        if (!e.places[v->id].placed) {
+            rc = pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "output %s: not computed on the PEs", v->name);
+            goto done;
+        }
+        accel_em_shape_text(v, shape, sizeof shape);
+        if ((rc = accel_em_line(&e, "output %d %lld %s %s", i, (long long)e.places[v->id].off, shape,
+                             e.places[v->id].layout)) != PFVM_OK)
+            goto done;
+    }
+    if (!pfvm__arrpush(e.text, '\0')) {
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "accel: out of memory for the program text");
+        goto done;
+    }
+    if (!(*program = (char *)pfvm__malloc((size_t)stbds_arrlen(e.text)))) {
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "accel: out of memory for the program text");
+        goto done;
+    }
+    memcpy(*program, e.text, (size_t)stbds_arrlen(e.text));
+    if (stats) {
+        stats->peak_bytes = e.peak;
+        for (i = 0; i < pfvm_graph_num_initializers(g); i++) {
+            pfvm_value *v = pfvm_graph_initializer(g, i);
+            if (e.places[v->id].bytes)
+                stats->weight_bytes += e.places[v->id].bytes;
+        }
+        stats->pes_used = pfvm_accel_target_pes(t);
+    }
+    pfvm__ok(st);
+done:
+    pfvm__free(e.places);
+    stbds_arrfree(e.holes);
+    stbds_arrfree(e.scratch);
+    stbds_arrfree(e.text);
+    return rc;
+}
+
+void pfvm_accel_free(void *p)
+{
+    pfvm__free(p);
+}
