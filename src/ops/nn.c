@@ -491,9 +491,14 @@ static void pfvm__nn_conv_depthwise(const pfvm__nn_geom *g, const float *x, cons
             }
 }
 
-static pfvm_code pfvm__nn_conv_f32(const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias, float *y)
+static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias,
+                                   float *y)
 {
     int64_t n, gr, m, i;
+    int failed = 0;
+    float *ws = g->MG == 1 && g->CG == 1 ? NULL : pfvm_la_workspace(k, g->MG, g->out_plane, g->CG * g->kk, &failed);
+    if (failed)
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
     for (n = 0; n < g->N; n++)
         for (gr = 0; gr < g->group; gr++) {
             const float *xg = x + (n * g->C + gr * g->CG) * g->in_plane;
@@ -508,14 +513,14 @@ static pfvm_code pfvm__nn_conv_f32(const pfvm__nn_geom *g, const float *x, const
                 b.data = xg;
                 b.s_k = g->in_plane;
                 b.s_n = 1;
-                pfvm_la_sgemm(g->MG, g->out_plane, g->CG, 1.0f, wt + gr * g->MG * g->CG, g->CG, 1, pfvm_la_pack_strided, &b,
-                              yg, g->out_plane);
+                pfvm_la_sgemm_ws(g->MG, g->out_plane, g->CG, 1.0f, wt + gr * g->MG * g->CG, g->CG, 1, pfvm_la_pack_strided,
+                                 &b, yg, g->out_plane, ws);
             } else {
                 pfvm__nn_cpack cp;
                 cp.x = xg;
                 cp.g = g;
-                pfvm_la_sgemm(g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk, g->CG * g->kk, 1,
-                              pfvm__nn_pack_conv, &cp, yg, g->out_plane);
+                pfvm_la_sgemm_ws(g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk,
+                                 g->CG * g->kk, 1, pfvm__nn_pack_conv, &cp, yg, g->out_plane, ws);
             }
         }
     return PFVM_OK;
@@ -543,7 +548,7 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "bias has %lld entries for %lld output channels",
                              (long long)pfvm_tensor_numel(B), (long long)g.M);
     if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && (!B || pfvm__nn_is_f32(B)))
-        return pfvm__nn_conv_f32(&g, (const float *)X->data, (const float *)W->data, B ? (const float *)B->data : NULL,
+        return pfvm__nn_conv_f32(k, &g, (const float *)X->data, (const float *)W->data, B ? (const float *)B->data : NULL,
                                  (float *)k->out[0]->data);
     sc.y = k->out[0];
     sc.b = B;
