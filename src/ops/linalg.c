@@ -19,6 +19,7 @@
 #include "ops_common.h"
 #include "../passes/autodiff.h"
 #include "../passes/rewrite.h"
+#include "../exec/fused.h"
 
 /* x86-64 micro-kernels: where the element-wise kernels dispatch (see
  * PFVM_DISPATCH in src/exec/fused.h), hand-written ones for AVX2+FMA and
