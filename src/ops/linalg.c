@@ -31,13 +31,20 @@
 #endif
 
 #define PFVM__LA_MR_MAX 12  /* the tallest micro-kernel (AVX-512) */
+#ifndef PFVM__LA_KCW
 #define PFVM__LA_KCW 256    /* rows of a packed block with a workspace */
+#endif
+#ifndef PFVM__LA_MC
 #define PFVM__LA_MC 144     /* rows of A per packed block with a workspace */
+#endif
+#ifndef PFVM__LA_NC
 #define PFVM__LA_NC 2048    /* columns of B per packed block with a workspace */
+#endif
 
-/* A micro-kernel: c[r*ldc + j] += alpha * sum_p ap[p*mr + r] * bp[p*PFVM_LA_NB + j]
+/* A micro-kernel: c[r*ldc + j] += alpha * sum_p ap[p*mr + r] * bp[p*ldb + j]
  * for r < mr, j < nr (its full tile). */
-typedef void (*pfvm__la_kern_fn)(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, float alpha);
+typedef void (*pfvm__la_kern_fn)(int64_t kc, const float *ap, const float *bp, int64_t ldb, float *c, int64_t ldc,
+                                 float alpha);
 
 typedef struct pfvm__la_kern {
     int mr, nr;
@@ -49,13 +56,14 @@ typedef struct pfvm__la_kern {
 
 /* The portable micro-kernel: fixed trip counts, which compilers keep in
  * (vector) registers. */
-static void pfvm__la_kern_c(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, float alpha)
+static void pfvm__la_kern_c(int64_t kc, const float *ap, const float *bp, int64_t ldb, float *c, int64_t ldc,
+                            float alpha)
 {
     float acc[PFVM__LA_PMR][PFVM__LA_PNR];
     int64_t p, r, j;
     memset(acc, 0, sizeof acc);
     for (p = 0; p < kc; p++) {
-        const float *bv = bp + p * PFVM_LA_NB, *av = ap + p * PFVM__LA_PMR;
+        const float *bv = bp + p * ldb, *av = ap + p * PFVM__LA_PMR;
         for (r = 0; r < PFVM__LA_PMR; r++)
             for (j = 0; j < PFVM__LA_PNR; j++)
                 acc[r][j] += av[r] * bv[j];
@@ -82,14 +90,22 @@ static void pfvm__la_kern_c(int64_t kc, const float *ap, const float *bp, float 
         STORE(cr, FMA(al, c##r##0, LOAD(cr)));                                         \
         STORE(cr + W, FMA(al, c##r##1, LOAD(cr + W)));                                 \
     }
+/* C's rows are fetched while the products run: at the end of a long
+ * row of C (a convolution's output plane) they come from far away. */
+#define PFVM__LA_PREFETCH(r)                                             \
+    {                                                                    \
+        _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);          \
+        _mm_prefetch((const char *)(c + r * ldc + 2 * W - 1), _MM_HINT_T0); \
+    }
 #define PFVM__LA_BODY(ROWS, MR)                           \
     {                                                     \
         const V al = SET1(alpha);                         \
         int64_t p;                                        \
+        ROWS(PFVM__LA_PREFETCH)                           \
         ROWS(PFVM__LA_DECL)                               \
-        for (p = 0; p < kc; p++, ap += MR) {              \
-            const V b0 = LOAD(bp + p * PFVM_LA_NB);       \
-            const V b1 = LOAD(bp + p * PFVM_LA_NB + W);   \
+        for (p = 0; p < kc; p++, ap += MR, bp += ldb) {   \
+            const V b0 = LOAD(bp);                        \
+            const V b1 = LOAD(bp + W);                    \
             ROWS(PFVM__LA_STEP)                           \
         }                                                 \
         ROWS(PFVM__LA_STORE)                              \
@@ -104,8 +120,8 @@ static void pfvm__la_kern_c(int64_t kc, const float *ap, const float *bp, float 
 #define FMA _mm256_fmadd_ps
 #define LOAD _mm256_loadu_ps
 #define STORE _mm256_storeu_ps
-__attribute__((target("avx2,fma"))) static void pfvm__la_kern_avx2(int64_t kc, const float *ap, const float *bp, float *c,
-                                                                    int64_t ldc, float alpha)
+__attribute__((target("avx2,fma"))) static void pfvm__la_kern_avx2(int64_t kc, const float *ap, const float *bp,
+                                                                    int64_t ldb, float *c, int64_t ldc, float alpha)
 PFVM__LA_BODY(PFVM__LA_ROWS6, 6)
 #undef V
 #undef W
@@ -124,7 +140,7 @@ PFVM__LA_BODY(PFVM__LA_ROWS6, 6)
 #define LOAD _mm512_loadu_ps
 #define STORE _mm512_storeu_ps
 __attribute__((target("avx512f"))) static void pfvm__la_kern_avx512(int64_t kc, const float *ap, const float *bp,
-                                                                     float *c, int64_t ldc, float alpha)
+                                                                     int64_t ldb, float *c, int64_t ldc, float alpha)
 PFVM__LA_BODY(PFVM__LA_ROWS12, 12)
 #undef V
 #undef W
@@ -178,32 +194,34 @@ static void pfvm__la_pack_a(const float *a, int64_t as_m, int64_t as_k, int64_t 
 
 /* One micro-tile at the edge of C (mr x nr of the kernel's tile): the
  * kernel writes a zeroed tile on the stack, whose part inside C is added. */
-static void pfvm__la_edge(const pfvm__la_kern *kn, int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc,
-                          float alpha, int64_t mr, int64_t nr)
+static void pfvm__la_edge(const pfvm__la_kern *kn, int64_t kc, const float *ap, const float *bp, int64_t ldb, float *c,
+                          int64_t ldc, float alpha, int64_t mr, int64_t nr)
 {
     float tile[PFVM__LA_MR_MAX * PFVM_LA_NB];
     int64_t r, j;
     memset(tile, 0, sizeof tile);
-    kn->fn(kc, ap, bp, tile, PFVM_LA_NB, alpha);
+    kn->fn(kc, ap, bp, ldb, tile, PFVM_LA_NB, alpha);
     for (r = 0; r < mr; r++)
         for (j = 0; j < nr; j++)
             c[r * ldc + j] += tile[r * PFVM_LA_NB + j];
 }
 
-/* C (mc x nc) += alpha * A-block (packed strips) * B-block (packed panels). */
+/* C (mc x nc) += alpha * A-block (packed strips) * B-block (packed panels
+ * of PFVM_LA_NB columns, each either rows of PFVM_LA_NB floats, split:
+ * split into micro-panels of kc x nr floats). */
 static void pfvm__la_block(const pfvm__la_kern *kn, int64_t mc, int64_t nc, int64_t kc, const float *apack,
-                           const float *bpack, float *c, int64_t ldc, float alpha)
+                           const float *bpack, int split, float *c, int64_t ldc, float alpha)
 {
-    int64_t j, i;
+    int64_t j, i, ldb = split ? kn->nr : PFVM_LA_NB;
     for (j = 0; j < nc; j += kn->nr) {
         int64_t nr = nc - j < kn->nr ? nc - j : kn->nr;
-        const float *bp = bpack + (j / PFVM_LA_NB) * kc * PFVM_LA_NB + j % PFVM_LA_NB;
+        const float *bp = bpack + (j / PFVM_LA_NB) * kc * PFVM_LA_NB + (split ? j % PFVM_LA_NB * kc : j % PFVM_LA_NB);
         for (i = 0; i < mc; i += kn->mr) {
             int64_t mr = mc - i < kn->mr ? mc - i : kn->mr;
             if (mr == kn->mr && nr == kn->nr)
-                kn->fn(kc, apack + i * kc, bp, c + i * ldc + j, ldc, alpha);
+                kn->fn(kc, apack + i * kc, bp, ldb, c + i * ldc + j, ldc, alpha);
             else
-                pfvm__la_edge(kn, kc, apack + i * kc, bp, c + i * ldc + j, ldc, alpha, mr, nr);
+                pfvm__la_edge(kn, kc, apack + i * kc, bp, ldb, c + i * ldc + j, ldc, alpha, mr, nr);
         }
     }
 }
@@ -237,7 +255,20 @@ static pfvm__la_blocks pfvm__la_blocking(const pfvm__la_kern *kn, int64_t m, int
 PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k)
 {
     pfvm__la_blocks b = pfvm__la_blocking(pfvm__la_pick(), m, n, k, 1);
-    return (size_t)(b.kc * b.nc + b.mc * b.kc);
+    return (size_t)(b.kc * b.nc + b.mc * b.kc + b.kc * PFVM_LA_NB); /* B, A, one staging panel */
+}
+
+/* A packed panel (kc rows of PFVM_LA_NB floats) as micro-panels of nr
+ * columns, each kc x nr contiguous: a kernel narrower than the panel then
+ * reads every cache line it loads whole (rows of the panel are two or
+ * more lines, and striding over them wastes half of L1's sets). */
+static void pfvm__la_split(const float *src, int64_t kc, int64_t nr, float *dst)
+{
+    int64_t h, p, j;
+    for (h = 0; h < PFVM_LA_NB; h += nr)
+        for (p = 0; p < kc; p++)
+            for (j = 0; j < nr; j++)
+                *dst++ = src[p * PFVM_LA_NB + h + j];
 }
 
 /* Few rows of A times a plain strided B (a matrix-vector product, batch 1
@@ -286,6 +317,8 @@ PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha
     pfvm__la_blocks bl = pfvm__la_blocking(kn, m, n, k, ws != NULL);
     float stack_b[PFVM_LA_KC * PFVM_LA_NB], stack_a[PFVM__LA_MR_MAX * PFVM_LA_KC];
     float *bpack = ws ? ws : stack_b, *apack = ws ? ws + bl.kc * bl.nc : stack_a;
+    float *stage = ws ? apack + bl.mc * bl.kc : NULL;
+    int split = ws && kn->nr < PFVM_LA_NB;
     int64_t jc, pc, ic, j;
     if (m <= 0 || n <= 0 || k <= 0)
         return;
@@ -295,12 +328,16 @@ PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha
         int64_t nc = n - jc < bl.nc ? n - jc : bl.nc;
         for (pc = 0; pc < k; pc += bl.kc) {
             int64_t kc = k - pc < bl.kc ? k - pc : bl.kc;
-            for (j = 0; j < nc; j += PFVM_LA_NB)
-                pack(user, pc, kc, jc + j, nc - j < PFVM_LA_NB ? nc - j : PFVM_LA_NB, bpack + j / PFVM_LA_NB * kc * PFVM_LA_NB);
+            for (j = 0; j < nc; j += PFVM_LA_NB) {
+                float *dst = bpack + j / PFVM_LA_NB * kc * PFVM_LA_NB;
+                pack(user, pc, kc, jc + j, nc - j < PFVM_LA_NB ? nc - j : PFVM_LA_NB, split ? stage : dst);
+                if (split)
+                    pfvm__la_split(stage, kc, kn->nr, dst);
+            }
             for (ic = 0; ic < m; ic += bl.mc) {
                 int64_t mc = m - ic < bl.mc ? m - ic : bl.mc;
                 pfvm__la_pack_a(a + ic * as_m + pc * as_k, as_m, as_k, mc, kc, kn->mr, apack);
-                pfvm__la_block(kn, mc, nc, kc, apack, bpack, c + ic * ldc + jc, ldc, alpha);
+                pfvm__la_block(kn, mc, nc, kc, apack, bpack, split, c + ic * ldc + jc, ldc, alpha);
             }
         }
     }
