@@ -61,10 +61,11 @@ PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v);
 
 /* ---- linalg.c: the float matrix-multiply engine ---- */
 
-/* Panel sizes: PFVM_LA_NB columns per packed panel of B, PFVM_LA_KC rows
- * per panel when the engine runs without a workspace (it then keeps
- * KC*(NB+12) floats on the stack; lower KC for small stacks). */
-#define PFVM_LA_NB 32
+/* Panel sizes: PFVM_LA_NB columns per packed panel of B (a micro-kernel
+ * reads one or two), PFVM_LA_KC rows per panel when the engine runs
+ * without a workspace (it then keeps KC*56 floats on the stack; lower KC
+ * for small stacks). */
+#define PFVM_LA_NB 16
 #ifndef PFVM_LA_KC
 #define PFVM_LA_KC 128
 #endif
