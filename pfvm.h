@@ -74,8 +74,8 @@
  *                         32-bit); a model needing more fails at bind, before
  *                         the arena is allocated
  *   PFVM_LA_KC            depth of the float matrix engine's panels when it runs
- *                         without the executor's workspace (128: about 24 KB of
- *                         stack per call; 32 brings it near 6 KB for small
+ *                         without the executor's workspace (128: about 28 KB of
+ *                         stack per call; 32 brings it near 7 KB for small
  *                         stacks)
  *   PFVM_FUSE_BLOCK       floats per register of the fused-loop engine (1024
  *                         on 64-bit hosts, 256 elsewhere; a multiple of 16
@@ -2095,10 +2095,11 @@ PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v);
 
 /* ---- linalg.c: the float matrix-multiply engine ---- */
 
-/* Panel sizes: PFVM_LA_NB columns per packed panel of B, PFVM_LA_KC rows
- * per panel when the engine runs without a workspace (it then keeps
- * KC*(NB+12) floats on the stack; lower KC for small stacks). */
-#define PFVM_LA_NB 32
+/* Panel sizes: PFVM_LA_NB columns per packed panel of B (a micro-kernel
+ * reads one or two), PFVM_LA_KC rows per panel when the engine runs
+ * without a workspace (it then keeps KC*56 floats on the stack; lower KC
+ * for small stacks). */
+#define PFVM_LA_NB 16
 #ifndef PFVM_LA_KC
 #define PFVM_LA_KC 128
 #endif
@@ -12956,17 +12957,27 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_indexing[] = {
 #endif
 
 #define PFVM__LA_MR_MAX 12  /* the tallest micro-kernel (AVX-512) */
+#ifndef PFVM__LA_KCW
 #define PFVM__LA_KCW 256    /* rows of a packed block with a workspace */
+#endif
+#ifndef PFVM__LA_MC
 #define PFVM__LA_MC 144     /* rows of A per packed block with a workspace */
+#endif
+#ifndef PFVM__LA_NC
 #define PFVM__LA_NC 2048    /* columns of B per packed block with a workspace */
+#endif
 
-/* A micro-kernel: c[r*ldc + j] += alpha * sum_p ap[p*mr + r] * bp[p*PFVM_LA_NB + j]
- * for r < mr, j < nr (its full tile). */
-typedef void (*pfvm__la_kern_fn)(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, float alpha);
+/* A micro-kernel: c[r*ldc + j] += alpha * sum_p ap[p*mr + r] * B[p][j] for
+ * r < mr, j < nr (its full tile), B[p][j] = bp[p*ldb + j] for j < nr/2 and
+ * bp[p*ldb + b1 + j - nr/2] beyond: b1 is nr/2 for contiguous rows, the
+ * start of the next panel when a kernel is wider than one packed panel. */
+typedef void (*pfvm__la_kern_fn)(int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1, float *c,
+                                 int64_t ldc, float alpha);
 
 typedef struct pfvm__la_kern {
     int mr, nr;
     pfvm__la_kern_fn fn;
+    pfvm__la_kern_fn fn4; /* the first 4 rows of a strip only (for the last strip of A) */
 } pfvm__la_kern;
 
 #define PFVM__LA_PMR 4  /* portable kernel: rows */
@@ -12974,13 +12985,15 @@ typedef struct pfvm__la_kern {
 
 /* The portable micro-kernel: fixed trip counts, which compilers keep in
  * (vector) registers. */
-static void pfvm__la_kern_c(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, float alpha)
+static void pfvm__la_kern_c(int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1, float *c,
+                            int64_t ldc, float alpha)
 {
     float acc[PFVM__LA_PMR][PFVM__LA_PNR];
     int64_t p, r, j;
+    (void)b1; /* 16 columns: one panel */
     memset(acc, 0, sizeof acc);
     for (p = 0; p < kc; p++) {
-        const float *bv = bp + p * PFVM_LA_NB, *av = ap + p * PFVM__LA_PMR;
+        const float *bv = bp + p * ldb, *av = ap + p * PFVM__LA_PMR;
         for (r = 0; r < PFVM__LA_PMR; r++)
             for (j = 0; j < PFVM__LA_PNR; j++)
                 acc[r][j] += av[r] * bv[j];
@@ -12999,7 +13012,7 @@ static void pfvm__la_kern_c(int64_t kc, const float *ap, const float *bp, float 
     {                                      \
         V a = SET1(ap[r]);                 \
         c##r##0 = FMA(a, b0, c##r##0);     \
-        c##r##1 = FMA(a, b1, c##r##1);     \
+        c##r##1 = FMA(a, b1v, c##r##1);    \
     }
 #define PFVM__LA_STORE(r)                                                              \
     {                                                                                  \
@@ -13007,19 +13020,28 @@ static void pfvm__la_kern_c(int64_t kc, const float *ap, const float *bp, float 
         STORE(cr, FMA(al, c##r##0, LOAD(cr)));                                         \
         STORE(cr + W, FMA(al, c##r##1, LOAD(cr + W)));                                 \
     }
+/* C's rows are fetched while the products run: at the end of a long
+ * row of C (a convolution's output plane) they come from far away. */
+#define PFVM__LA_PREFETCH(r)                                             \
+    {                                                                    \
+        _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);          \
+        _mm_prefetch((const char *)(c + r * ldc + 2 * W - 1), _MM_HINT_T0); \
+    }
 #define PFVM__LA_BODY(ROWS, MR)                           \
     {                                                     \
         const V al = SET1(alpha);                         \
         int64_t p;                                        \
+        ROWS(PFVM__LA_PREFETCH)                           \
         ROWS(PFVM__LA_DECL)                               \
-        for (p = 0; p < kc; p++, ap += MR) {              \
-            const V b0 = LOAD(bp + p * PFVM_LA_NB);       \
-            const V b1 = LOAD(bp + p * PFVM_LA_NB + W);   \
+        for (p = 0; p < kc; p++, ap += MR, bp += ldb) {   \
+            const V b0 = LOAD(bp);                        \
+            const V b1v = LOAD(bp + b1);                  \
             ROWS(PFVM__LA_STEP)                           \
         }                                                 \
         ROWS(PFVM__LA_STORE)                              \
     }
-#define PFVM__LA_ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define PFVM__LA_ROWS4(X) X(0) X(1) X(2) X(3)
+#define PFVM__LA_ROWS6(X) PFVM__LA_ROWS4(X) X(4) X(5)
 #define PFVM__LA_ROWS12(X) PFVM__LA_ROWS6(X) X(6) X(7) X(8) X(9) X(10) X(11)
 
 #define V __m256
@@ -13029,9 +13051,14 @@ static void pfvm__la_kern_c(int64_t kc, const float *ap, const float *bp, float 
 #define FMA _mm256_fmadd_ps
 #define LOAD _mm256_loadu_ps
 #define STORE _mm256_storeu_ps
-__attribute__((target("avx2,fma"))) static void pfvm__la_kern_avx2(int64_t kc, const float *ap, const float *bp, float *c,
-                                                                    int64_t ldc, float alpha)
+__attribute__((target("avx2,fma"))) static void pfvm__la_kern_avx2(int64_t kc, const float *ap, const float *bp,
+                                                                    int64_t ldb, int64_t b1, float *c, int64_t ldc,
+                                                                    float alpha)
 PFVM__LA_BODY(PFVM__LA_ROWS6, 6)
+__attribute__((target("avx2,fma"))) static void pfvm__la_kern_avx2_4(int64_t kc, const float *ap, const float *bp,
+                                                                      int64_t ldb, int64_t b1, float *c, int64_t ldc,
+                                                                    float alpha)
+PFVM__LA_BODY(PFVM__LA_ROWS4, 6)
 #undef V
 #undef W
 #undef ZERO
@@ -13049,8 +13076,13 @@ PFVM__LA_BODY(PFVM__LA_ROWS6, 6)
 #define LOAD _mm512_loadu_ps
 #define STORE _mm512_storeu_ps
 __attribute__((target("avx512f"))) static void pfvm__la_kern_avx512(int64_t kc, const float *ap, const float *bp,
-                                                                     float *c, int64_t ldc, float alpha)
+                                                                     int64_t ldb, int64_t b1, float *c, int64_t ldc,
+                                                                    float alpha)
 PFVM__LA_BODY(PFVM__LA_ROWS12, 12)
+__attribute__((target("avx512f"))) static void pfvm__la_kern_avx512_4(int64_t kc, const float *ap, const float *bp,
+                                                                       int64_t ldb, int64_t b1, float *c, int64_t ldc,
+                                                                    float alpha)
+PFVM__LA_BODY(PFVM__LA_ROWS4, 12)
 #undef V
 #undef W
 #undef ZERO
@@ -13064,12 +13096,12 @@ PFVM__LA_BODY(PFVM__LA_ROWS12, 12)
 /* The micro-kernel for this CPU (checked once). */
 static const pfvm__la_kern *pfvm__la_pick(void)
 {
-    static const pfvm__la_kern portable = {PFVM__LA_PMR, PFVM__LA_PNR, pfvm__la_kern_c};
+    static const pfvm__la_kern portable = {PFVM__LA_PMR, PFVM__LA_PNR, pfvm__la_kern_c, pfvm__la_kern_c};
 #ifdef PFVM__LA_X86
-    static const pfvm__la_kern avx2 = {6, 16, pfvm__la_kern_avx2};
+    static const pfvm__la_kern avx2 = {6, 16, pfvm__la_kern_avx2, pfvm__la_kern_avx2_4};
     static int have_avx2 = -1;
 #ifdef PFVM_AVX512_KERNELS
-    static const pfvm__la_kern avx512 = {12, 32, pfvm__la_kern_avx512};
+    static const pfvm__la_kern avx512 = {12, 32, pfvm__la_kern_avx512, pfvm__la_kern_avx512_4};
     if (pfvm__have_avx512())
         return &avx512;
 #endif
@@ -13101,40 +13133,58 @@ static void pfvm__la_pack_a(const float *a, int64_t as_m, int64_t as_k, int64_t 
     }
 }
 
-/* One micro-tile at the edge of C (mr x nr of the kernel's tile): the
- * kernel writes a zeroed tile on the stack, whose part inside C is added. */
-static void pfvm__la_edge(const pfvm__la_kern *kn, int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc,
-                          float alpha, int64_t mr, int64_t nr)
+#define PFVM__LA_NR_MAX 32 /* the widest micro-kernel (AVX-512): two panels */
+
+/* One micro-tile at the edge of C (mr x nr of the kernel's tile): with
+ * all columns, groups of 4 rows go straight to C (fn4); the rest, the
+ * kernel writes to a zeroed tile on the stack, whose part inside C is
+ * added. */
+static void pfvm__la_edge(const pfvm__la_kern *kn, int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1,
+                          float *c, int64_t ldc, float alpha, int64_t mr, int64_t nr)
 {
-    float tile[PFVM__LA_MR_MAX * PFVM_LA_NB];
+    float tile[PFVM__LA_MR_MAX * PFVM__LA_NR_MAX];
     int64_t r, j;
+    if (nr == kn->nr && kn->mr > 4)
+        for (; mr >= 4; mr -= 4, ap += 4, c += 4 * ldc)
+            kn->fn4(kc, ap, bp, ldb, b1, c, ldc, alpha);
+    if (!mr)
+        return;
     memset(tile, 0, sizeof tile);
-    kn->fn(kc, ap, bp, tile, PFVM_LA_NB, alpha);
+    kn->fn(kc, ap, bp, ldb, b1, tile, PFVM__LA_NR_MAX, alpha);
     for (r = 0; r < mr; r++)
         for (j = 0; j < nr; j++)
-            c[r * ldc + j] += tile[r * PFVM_LA_NB + j];
+            c[r * ldc + j] += tile[r * PFVM__LA_NR_MAX + j];
 }
 
-/* C (mc x nc) += alpha * A-block (packed strips) * B-block (packed panels). */
+/* The offset of a kernel's second vector of B in packed panels. */
+static int64_t pfvm__la_b1(const pfvm__la_kern *kn, int64_t kc)
+{
+    return kn->nr > PFVM_LA_NB ? kc * PFVM_LA_NB : kn->nr / 2;
+}
+
+/* C (mc x nc) += alpha * A-block (packed strips) * B-block (packed panels
+ * of kc x PFVM_LA_NB, one after the other, zero past nc up to a whole
+ * kernel width). */
 static void pfvm__la_block(const pfvm__la_kern *kn, int64_t mc, int64_t nc, int64_t kc, const float *apack,
                            const float *bpack, float *c, int64_t ldc, float alpha)
 {
-    int64_t j, i;
+    int64_t j, i, b1 = pfvm__la_b1(kn, kc);
     for (j = 0; j < nc; j += kn->nr) {
         int64_t nr = nc - j < kn->nr ? nc - j : kn->nr;
-        const float *bp = bpack + (j / PFVM_LA_NB) * kc * PFVM_LA_NB + j % PFVM_LA_NB;
+        const float *bp = bpack + j * kc; /* j is a multiple of PFVM_LA_NB */
         for (i = 0; i < mc; i += kn->mr) {
             int64_t mr = mc - i < kn->mr ? mc - i : kn->mr;
             if (mr == kn->mr && nr == kn->nr)
-                kn->fn(kc, apack + i * kc, bp, c + i * ldc + j, ldc, alpha);
+                kn->fn(kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha);
             else
-                pfvm__la_edge(kn, kc, apack + i * kc, bp, c + i * ldc + j, ldc, alpha, mr, nr);
+                pfvm__la_edge(kn, kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha, mr, nr);
         }
     }
 }
 
 /* The blocking for an m x n x k product: with a workspace, large blocks
- * (bounded by the matrix), otherwise one panel and one strip. */
+ * (bounded by the matrix), otherwise one kernel width of panels and one
+ * strip. */
 typedef struct pfvm__la_blocks {
     int64_t kc, mc, nc;
 } pfvm__la_blocks;
@@ -13150,12 +13200,12 @@ static pfvm__la_blocks pfvm__la_blocking(const pfvm__la_kern *kn, int64_t m, int
     if (!ws) {
         b.kc = PFVM_LA_KC;
         b.mc = kn->mr;
-        b.nc = PFVM_LA_NB;
+        b.nc = PFVM__LA_NR_MAX;
         return b;
     }
     b.kc = k < PFVM__LA_KCW ? (k < 1 ? 1 : k) : PFVM__LA_KCW;
     b.mc = m < PFVM__LA_MC ? pfvm__la_round(m < 1 ? 1 : m, kn->mr) : PFVM__LA_MC;
-    b.nc = n < PFVM__LA_NC ? pfvm__la_round(n < 1 ? 1 : n, PFVM_LA_NB) : PFVM__LA_NC;
+    b.nc = n < PFVM__LA_NC ? pfvm__la_round(n < 1 ? 1 : n, PFVM__LA_NR_MAX) : PFVM__LA_NC;
     return b;
 }
 
@@ -13204,24 +13254,65 @@ static int pfvm__la_gemv(int64_t m, int64_t n, int64_t k, float alpha, const flo
     return 1;
 }
 
+/* Few rows of A (up to two strips) times a row-major B: each column of B
+ * serves so few rows that packing B would cost more than it saves, so the
+ * kernels read B where it is (whole kernel widths) and only the last
+ * columns go through packed panels (stage: PFVM__LA_NR_MAX x PFVM_LA_KC
+ * floats). A is packed strip by strip. */
+static int pfvm__la_direct(const pfvm__la_kern *kn, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                           int64_t as_m, int64_t as_k, const pfvm_la_strided *b, float *c, int64_t ldc, float *apack,
+                           float *stage)
+{
+    int64_t pc, i, j, kc;
+    if (m > 2 * kn->mr || b->s_n != 1)
+        return 0;
+    for (pc = 0; pc < k; pc += kc) {
+        int64_t full = n / kn->nr * kn->nr;
+        kc = k - pc < PFVM_LA_KC ? k - pc : PFVM_LA_KC;
+        pfvm__la_pack_a(a + pc * as_k, as_m, as_k, m, kc, kn->mr, apack);
+        for (j = 0; j < full; j += kn->nr)
+            for (i = 0; i < m; i += kn->mr) {
+                const float *bp = b->data + pc * b->s_k + j;
+                if (m - i >= kn->mr)
+                    kn->fn(kc, apack + i * kc, bp, b->s_k, kn->nr / 2, c + i * ldc + j, ldc, alpha);
+                else
+                    pfvm__la_edge(kn, kc, apack + i * kc, bp, b->s_k, kn->nr / 2, c + i * ldc + j, ldc, alpha, m - i,
+                                  kn->nr);
+            }
+        if (j < n) {
+            int64_t h;
+            for (h = 0; h < kn->nr; h += PFVM_LA_NB)
+                pfvm_la_pack_strided((void *)b, pc, kc, j + h, n - j - h < 0 ? 0 : n - j - h < PFVM_LA_NB ? n - j - h : PFVM_LA_NB,
+                                     stage + h * kc);
+            for (i = 0; i < m; i += kn->mr)
+                pfvm__la_edge(kn, kc, apack + i * kc, stage, PFVM_LA_NB, pfvm__la_b1(kn, kc), c + i * ldc + j, ldc,
+                              alpha, m - i < kn->mr ? m - i : kn->mr, n - j);
+        }
+    }
+    return 1;
+}
+
 PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
                                     int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
 {
     const pfvm__la_kern *kn = pfvm__la_pick();
     pfvm__la_blocks bl = pfvm__la_blocking(kn, m, n, k, ws != NULL);
-    float stack_b[PFVM_LA_KC * PFVM_LA_NB], stack_a[PFVM__LA_MR_MAX * PFVM_LA_KC];
+    float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
     float *bpack = ws ? ws : stack_b, *apack = ws ? ws + bl.kc * bl.nc : stack_a;
     int64_t jc, pc, ic, j;
     if (m <= 0 || n <= 0 || k <= 0)
         return;
-    if (pack == pfvm_la_pack_strided && pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc))
+    if (pack == pfvm_la_pack_strided &&
+        (pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc) ||
+         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, stack_a, stack_b)))
         return;
     for (jc = 0; jc < n; jc += bl.nc) {
-        int64_t nc = n - jc < bl.nc ? n - jc : bl.nc;
+        int64_t nc = n - jc < bl.nc ? n - jc : bl.nc, nc_pad = pfvm__la_round(nc, kn->nr);
         for (pc = 0; pc < k; pc += bl.kc) {
             int64_t kc = k - pc < bl.kc ? k - pc : bl.kc;
-            for (j = 0; j < nc; j += PFVM_LA_NB)
-                pack(user, pc, kc, jc + j, nc - j < PFVM_LA_NB ? nc - j : PFVM_LA_NB, bpack + j / PFVM_LA_NB * kc * PFVM_LA_NB);
+            /* panels past nc (up to a whole kernel width) come out zero */
+            for (j = 0; j < nc_pad; j += PFVM_LA_NB)
+                pack(user, pc, kc, jc + j, nc - j <= 0 ? 0 : nc - j < PFVM_LA_NB ? nc - j : PFVM_LA_NB, bpack + j * kc);
             for (ic = 0; ic < m; ic += bl.mc) {
                 int64_t mc = m - ic < bl.mc ? m - ic : bl.mc;
                 pfvm__la_pack_a(a + ic * as_m + pc * as_k, as_m, as_k, mc, kc, kn->mr, apack);
@@ -13254,7 +13345,7 @@ PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int6
     const pfvm_la_strided *b = (const pfvm_la_strided *)user;
     int64_t p, j;
     for (p = 0; p < kc; p++) {
-        const float *src = b->data + (p0 + p) * b->s_k + j0 * b->s_n;
+        const float *src = nr ? b->data + (p0 + p) * b->s_k + j0 * b->s_n : b->data;
         float *row = dst + p * PFVM_LA_NB;
         if (b->s_n == 1)
             for (j = 0; j < nr; j++)
@@ -14813,41 +14904,77 @@ typedef struct pfvm__nn_cpack {
     const pfvm__nn_geom *g;
 } pfvm__nn_cpack;
 
+/* Row p of the panel walks the panel's output positions one output row
+ * (last spatial dim) at a time: along a row the input positions step by
+ * the stride, and the part inside the input is one range found once per
+ * kernel position, so the copy has no per-element checks (contiguous when
+ * the stride is 1). */
 static void pfvm__nn_pack_conv(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst)
 {
     const pfvm__nn_cpack *cp = (const pfvm__nn_cpack *)user;
     const pfvm__nn_geom *g = cp->g;
     const pfvm__nn_win *w = &g->w;
-    int64_t org[PFVM__NN_SP][PFVM_LA_NB], o[PFVM__NN_SP], p, j;
-    int i;
-    o[2] = j0 % g->out_sp[2];
-    o[1] = j0 / g->out_sp[2] % g->out_sp[1];
-    o[0] = j0 / g->out_sp[2] / g->out_sp[1];
-    for (j = 0; j < nr; j++) {
-        for (i = 0; i < PFVM__NN_SP; i++)
-            org[i][j] = o[i] * w->s[i] - w->pb[i];
-        if (++o[2] == g->out_sp[2]) {
-            o[2] = 0;
-            if (++o[1] == g->out_sp[1]) {
-                o[1] = 0;
-                o[0]++;
-            }
-        }
-    }
+    int64_t s0[PFVM__NN_SP], p, j, t;
+    s0[2] = j0 % g->out_sp[2];
+    s0[1] = j0 / g->out_sp[2] % g->out_sp[1];
+    s0[0] = j0 / g->out_sp[2] / g->out_sp[1];
+    /* row p0's input channel and kernel position, then counted up (no
+     * divisions per row: a panel row is only PFVM_LA_NB elements) */
+    int64_t kp = p0 % g->kk, k2 = kp % w->k[2], k1 = kp / w->k[2] % w->k[1], k0 = kp / w->k[2] / w->k[1];
+    const float *xc = cp->x + p0 / g->kk * g->in_plane;
     for (p = 0; p < kc; p++) {
-        int64_t q = p0 + p, kp = q % g->kk, k2 = kp % w->k[2], k1 = kp / w->k[2] % w->k[1], k0 = kp / w->k[2] / w->k[1];
-        int64_t d0 = k0 * w->d[0], d1 = k1 * w->d[1], d2 = k2 * w->d[2];
-        const float *xc = cp->x + q / g->kk * g->in_plane;
+        int64_t off0 = k0 * w->d[0] - w->pb[0], off1 = k1 * w->d[1] - w->pb[1], off2 = k2 * w->d[2] - w->pb[2];
+        int64_t va, vb, o0 = s0[0], o1 = s0[1], o2 = s0[2];
         float *row = dst + p * PFVM_LA_NB;
-        for (j = 0; j < nr; j++) {
-            int64_t y0 = org[0][j] + d0, y1 = org[1][j] + d1, y2 = org[2][j] + d2;
-            row[j] = (uint64_t)y0 < (uint64_t)g->in_sp[0] && (uint64_t)y1 < (uint64_t)g->in_sp[1] &&
-                             (uint64_t)y2 < (uint64_t)g->in_sp[2]
-                         ? xc[(y0 * g->in_sp[1] + y1) * g->in_sp[2] + y2]
-                         : 0.0f;
+        if (w->s[2] == 1) {
+            va = -off2 < 0 ? 0 : -off2 > g->out_sp[2] ? g->out_sp[2] : -off2;
+            vb = g->in_sp[2] - off2 < va ? va : g->in_sp[2] - off2 > g->out_sp[2] ? g->out_sp[2] : g->in_sp[2] - off2;
+        } else {
+            pfvm__nn_valid(g->out_sp[2], w->s[2], off2, g->in_sp[2], &va, &vb);
+        }
+        for (j = 0; j < nr;) {
+            int64_t seg = g->out_sp[2] - o2 < nr - j ? g->out_sp[2] - o2 : nr - j;
+            int64_t y0 = o0 * w->s[0] + off0, y1 = o1 * w->s[1] + off1;
+            float *r = row + j; /* r[t - o2] is output position t of this row */
+            if ((uint64_t)y0 < (uint64_t)g->in_sp[0] && (uint64_t)y1 < (uint64_t)g->in_sp[1]) {
+                /* input position of output t: xr[t * stride + off2] */
+                const float *xr = xc + (y0 * g->in_sp[1] + y1) * g->in_sp[2];
+                int64_t lo = va > o2 ? va : o2, hi = vb < o2 + seg ? vb : o2 + seg;
+                if (lo > o2 + seg)
+                    lo = o2 + seg;
+                for (t = o2; t < lo; t++)
+                    r[t - o2] = 0.0f;
+                if (w->s[2] == 1)
+                    for (t = lo; t < hi; t++)
+                        r[t - o2] = xr[t + off2];
+                else
+                    for (t = lo; t < hi; t++)
+                        r[t - o2] = xr[t * w->s[2] + off2];
+                for (t = hi > lo ? hi : lo; t < o2 + seg; t++)
+                    r[t - o2] = 0.0f;
+            } else {
+                for (t = 0; t < seg; t++)
+                    r[t] = 0.0f;
+            }
+            j += seg;
+            o2 = 0;
+            if (++o1 == g->out_sp[1]) {
+                o1 = 0;
+                o0++;
+            }
         }
         for (; j < PFVM_LA_NB; j++)
             row[j] = 0.0f;
+        if (++k2 == w->k[2]) {
+            k2 = 0;
+            if (++k1 == w->k[1]) {
+                k1 = 0;
+                if (++k0 == w->k[0]) {
+                    k0 = 0;
+                    xc += g->in_plane;
+                }
+            }
+        }
     }
 }
 
