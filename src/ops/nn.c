@@ -411,77 +411,41 @@ typedef struct pfvm__nn_cpack {
     const pfvm__nn_geom *g;
 } pfvm__nn_cpack;
 
-/* Row p of the panel walks the panel's output positions one output row
- * (last spatial dim) at a time: along a row the input positions step by
- * the stride, and the part inside the input is one range found once per
- * kernel position, so the copy has no per-element checks (contiguous when
- * the stride is 1). */
 static void pfvm__nn_pack_conv(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst)
 {
     const pfvm__nn_cpack *cp = (const pfvm__nn_cpack *)user;
     const pfvm__nn_geom *g = cp->g;
     const pfvm__nn_win *w = &g->w;
-    int64_t s0[PFVM__NN_SP], p, j, t;
-    s0[2] = j0 % g->out_sp[2];
-    s0[1] = j0 / g->out_sp[2] % g->out_sp[1];
-    s0[0] = j0 / g->out_sp[2] / g->out_sp[1];
-    /* row p0's input channel and kernel position, then counted up (no
-     * divisions per row: a panel row is only PFVM_LA_NB elements) */
-    int64_t kp = p0 % g->kk, k2 = kp % w->k[2], k1 = kp / w->k[2] % w->k[1], k0 = kp / w->k[2] / w->k[1];
-    const float *xc = cp->x + p0 / g->kk * g->in_plane;
-    for (p = 0; p < kc; p++) {
-        int64_t off0 = k0 * w->d[0] - w->pb[0], off1 = k1 * w->d[1] - w->pb[1], off2 = k2 * w->d[2] - w->pb[2];
-        int64_t va, vb, o0 = s0[0], o1 = s0[1], o2 = s0[2];
-        float *row = dst + p * PFVM_LA_NB;
-        if (w->s[2] == 1) {
-            va = -off2 < 0 ? 0 : -off2 > g->out_sp[2] ? g->out_sp[2] : -off2;
-            vb = g->in_sp[2] - off2 < va ? va : g->in_sp[2] - off2 > g->out_sp[2] ? g->out_sp[2] : g->in_sp[2] - off2;
-        } else {
-            pfvm__nn_valid(g->out_sp[2], w->s[2], off2, g->in_sp[2], &va, &vb);
+    int64_t org[PFVM__NN_SP][PFVM_LA_NB], o[PFVM__NN_SP], p, j;
+    int i;
+    o[2] = j0 % g->out_sp[2];
+    o[1] = j0 / g->out_sp[2] % g->out_sp[1];
+    o[0] = j0 / g->out_sp[2] / g->out_sp[1];
+    for (j = 0; j < nr; j++) {
+        for (i = 0; i < PFVM__NN_SP; i++)
+            org[i][j] = o[i] * w->s[i] - w->pb[i];
+        if (++o[2] == g->out_sp[2]) {
+            o[2] = 0;
+            if (++o[1] == g->out_sp[1]) {
+                o[1] = 0;
+                o[0]++;
+            }
         }
-        for (j = 0; j < nr;) {
-            int64_t seg = g->out_sp[2] - o2 < nr - j ? g->out_sp[2] - o2 : nr - j;
-            int64_t y0 = o0 * w->s[0] + off0, y1 = o1 * w->s[1] + off1;
-            float *r = row + j; /* r[t - o2] is output position t of this row */
-            if ((uint64_t)y0 < (uint64_t)g->in_sp[0] && (uint64_t)y1 < (uint64_t)g->in_sp[1]) {
-                /* input position of output t: xr[t * stride + off2] */
-                const float *xr = xc + (y0 * g->in_sp[1] + y1) * g->in_sp[2];
-                int64_t lo = va > o2 ? va : o2, hi = vb < o2 + seg ? vb : o2 + seg;
-                if (lo > o2 + seg)
-                    lo = o2 + seg;
-                for (t = o2; t < lo; t++)
-                    r[t - o2] = 0.0f;
-                if (w->s[2] == 1)
-                    for (t = lo; t < hi; t++)
-                        r[t - o2] = xr[t + off2];
-                else
-                    for (t = lo; t < hi; t++)
-                        r[t - o2] = xr[t * w->s[2] + off2];
-                for (t = hi > lo ? hi : lo; t < o2 + seg; t++)
-                    r[t - o2] = 0.0f;
-            } else {
-                for (t = 0; t < seg; t++)
-                    r[t] = 0.0f;
-            }
-            j += seg;
-            o2 = 0;
-            if (++o1 == g->out_sp[1]) {
-                o1 = 0;
-                o0++;
-            }
+    }
+    for (p = 0; p < kc; p++) {
+        int64_t q = p0 + p, kp = q % g->kk, k2 = kp % w->k[2], k1 = kp / w->k[2] % w->k[1], k0 = kp / w->k[2] / w->k[1];
+        int64_t d0 = k0 * w->d[0], d1 = k1 * w->d[1], d2 = k2 * w->d[2];
+        const float *xc = cp->x + q / g->kk * g->in_plane;
+        float *row = dst + p * PFVM_LA_NB;
+        for (j = 0; j < nr; j++) {
+            int64_t y0 = org[0][j] + d0, y1 = org[1][j] + d1, y2 = org[2][j] + d2;
+            row[j] = (uint64_t)y0 < (uint64_t)g->in_sp[0] && (uint64_t)y1 < (uint64_t)g->in_sp[1] &&
+                             (uint64_t)y2 < (uint64_t)g->in_sp[2]
+                         ? xc[(y0 * g->in_sp[1] + y1) * g->in_sp[2] + y2]
+                         : 0.0f;
         }
         for (; j < PFVM_LA_NB; j++)
             row[j] = 0.0f;
-        if (++k2 == w->k[2]) {
-            k2 = 0;
-            if (++k1 == w->k[1]) {
-                k1 = 0;
-                if (++k0 == w->k[0]) {
-                    k0 = 0;
-                    xc += g->in_plane;
-                }
-            }
-        }
     }
 }
 
