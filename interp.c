@@ -43,7 +43,8 @@ static const char *usage_text =
     "             undecided If on dims: COND ? SHAPE : SHAPE, COND being EXPR==EXPR or EXPR!=EXPR\n"
     "  interp plan MODEL [--dim NAME=VALUE]...\n"
     "  interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt | --compare]   --compare: passes off and on,\n"
-    "             alternating runs, with the median of the pairs' off/on ratios\n"
+    "             alternating runs, with the median of the pairs' off/on ratios. Every input is fed as\n"
+    "             varying data (never folded); integer inputs get valid Gather indices\n"
     "  interp opt MODEL -o OUT.onnx [--passes LIST]   LIST: comma-separated pass names, or none\n"
     "  interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]\n"
     "             [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...\n"
@@ -159,16 +160,62 @@ static pfvm_code bind_dims(pfvm_model *m, const dim_arg *dims, int n, pfvm_bindi
     return PFVM_OK;
 }
 
-/* Fills a floating-point tensor with values in [-2, 2), the pattern
- * bench/ort_bench.js gives onnxruntime; other types stay zero (indices and
- * shapes must stay in range). Zeros would not do for timing: a calloc'd
- * tensor that is never written maps every page to the one zero page, so
- * reading it costs no memory traffic at all. */
-static void fill_bench_input(pfvm_tensor *t)
+/* The exclusive upper bound for the values of integer input v: the size
+ * of the indexed axis of every Gather whose indices it is (token ids into
+ * an embedding table), 1 (all zeros, valid for any index) when nothing
+ * bounds it. */
+static int64_t bench_int_bound(const pfvm_value *v)
+{
+    const pfvm_graph *g = v->graph;
+    int64_t bound = INT64_MAX;
+    int i;
+    for (i = 0; g && i < pfvm_graph_num_nodes(g); i++) {
+        const pfvm_node *n = g->nodes[i];
+        const pfvm_type *dt;
+        int64_t axis;
+        if (strcmp(n->op_type, "Gather") || n->n_inputs < 2 || n->inputs[1] != v || !n->inputs[0])
+            continue;
+        dt = &n->inputs[0]->type;
+        axis = pfvm_node_attr_int(n, "axis", 0);
+        if (dt->shape.rank <= 0)
+            return 1;
+        if (axis < 0)
+            axis += dt->shape.rank;
+        if (axis < 0 || axis >= dt->shape.rank || !pfvm_sym_is_const(dt->shape.dims[axis], NULL))
+            return 1;
+        {
+            int64_t d = 0;
+            pfvm_sym_is_const(dt->shape.dims[axis], &d);
+            if (d < bound)
+                bound = d;
+        }
+    }
+    return bound == INT64_MAX || bound < 1 ? 1 : bound;
+}
+
+/* Fills an input tensor for timing: floating-point values in [-2, 2) (the
+ * pattern bench/ort_bench.js gives onnxruntime), integers in [0, bound)
+ * (bench_int_bound: valid indices), booleans and others zero. Zeros would
+ * not do for floats: a calloc'd tensor that is never written maps every
+ * page to the one zero page, so reading it costs no memory traffic. */
+static void fill_bench_input(pfvm_tensor *t, int64_t bound)
 {
     int64_t i, n = pfvm_tensor_numel(t);
-    if (t->dtype != PFVM_FLOAT && t->dtype != PFVM_DOUBLE && t->dtype != PFVM_FLOAT16 && t->dtype != PFVM_BFLOAT16)
+    int is_f = t->dtype == PFVM_FLOAT || t->dtype == PFVM_DOUBLE || t->dtype == PFVM_FLOAT16 || t->dtype == PFVM_BFLOAT16;
+    if (!is_f) {
+        if (!pfvm_dtype_is_int(t->dtype) || bound <= 1)
+            return;
+        for (i = 0; i < n; i++) {
+            int64_t x = (int64_t)(((uint64_t)i * 2654435761u) % (uint64_t)bound);
+            switch (pfvm_dtype_size(t->dtype)) {
+            case 8: ((int64_t *)t->data)[i] = x; break;
+            case 4: ((int32_t *)t->data)[i] = (int32_t)x; break;
+            case 2: ((int16_t *)t->data)[i] = (int16_t)x; break;
+            default: ((int8_t *)t->data)[i] = (int8_t)x; break;
+            }
+        }
         return;
+    }
     for (i = 0; i < n; i++) {
         float v = (float)(((uint64_t)i * 2654435761u) % 1000) / 250.0f - 2.0f;
         if (t->dtype == PFVM_FLOAT)
@@ -181,9 +228,11 @@ static void fill_bench_input(pfvm_tensor *t)
 }
 
 /* Tensors for the graph inputs, shaped by their declared types under the
- * binding (for plan and bench): floating-point ones filled by
- * fill_bench_input, the others zero. */
-static pfvm_code make_inputs(pfvm_exec *e, const pfvm_binding *b, pfvm_tensor ***out, pfvm_status *st)
+ * binding (for plan and bench), filled by fill_bench_input. With varying,
+ * every input is declared varying (pfvm_exec_set_input_varying) so that
+ * nothing the caller feeds is folded into the plan: a benchmark must time
+ * the work a real caller's run does, never a graph folded away. */
+static pfvm_code make_inputs(pfvm_exec *e, const pfvm_binding *b, int varying, pfvm_tensor ***out, pfvm_status *st)
 {
     int i, n = pfvm_exec_num_inputs(e);
     pfvm_tensor **ins = (pfvm_tensor **)calloc((size_t)n + 1, sizeof *ins);
@@ -208,7 +257,11 @@ static pfvm_code make_inputs(pfvm_exec *e, const pfvm_binding *b, pfvm_tensor **
             *out = ins;
             return st->code;
         }
-        fill_bench_input(ins[i]);
+        fill_bench_input(ins[i], bench_int_bound(v));
+        if (varying && pfvm_exec_set_input_varying(e, i, 1, st)) {
+            *out = ins;
+            return st->code;
+        }
     }
     *out = ins;
     return PFVM_OK;
@@ -930,8 +983,10 @@ done:
 
 /* ---- plan and bench --------------------------------------------------------------- */
 
-static pfvm_code setup_bound(const char *model, int no_opt, const dim_arg *dims, int n_dims, pfvm_model **pm,
-                             pfvm_exec **pe, pfvm_tensor ***pins, pfvm_status *st)
+/* Loads, optimizes (unless no_opt) and binds the model to inputs from
+ * make_inputs; varying: every input declared varying (bench). */
+static pfvm_code setup_bound(const char *model, int no_opt, int varying, const dim_arg *dims, int n_dims,
+                             pfvm_model **pm, pfvm_exec **pe, pfvm_tensor ***pins, pfvm_status *st)
 {
     pfvm_binding b;
     pfvm_code rc;
@@ -944,7 +999,7 @@ static pfvm_code setup_bound(const char *model, int no_opt, const dim_arg *dims,
         return st->code;
     rc = bind_dims(*pm, dims, n_dims, &b, st);
     if (!rc)
-        rc = make_inputs(*pe, &b, pins, st);
+        rc = make_inputs(*pe, &b, varying, pins, st);
     if (!rc)
         rc = pfvm_exec_bind(*pe, (const pfvm_tensor *const *)*pins, pfvm_exec_num_inputs(*pe), st);
     pfvm_binding_free(&b);
@@ -1014,7 +1069,7 @@ static int cmd_plan(int argc, char **argv)
     /* without a binding: the plan as expressions of the dims */
     if (!n_dims)
         return plan_symbolic(model, dims, 0, 1);
-    if (setup_bound(model, 1, dims, n_dims, &m, &e, &ins, &st) || pfvm_exec_plan_info(e, &info, &st)) {
+    if (setup_bound(model, 1, 0, dims, n_dims, &m, &e, &ins, &st) || pfvm_exec_plan_info(e, &info, &st)) {
         fail_status(&st);
         goto done;
     }
@@ -1091,7 +1146,7 @@ static int bench_compare(const char *model, const dim_arg *dims, int n_dims, int
         return fail("%s", "bench: out of memory");
     r = t + 2 * (size_t)iters;
     for (k = 0; k < 2; k++)
-        if (setup_bound(model, k == 0, dims, n_dims, &m[k], &e[k], &ins[k], &st) || pfvm_exec_run(e[k], &st)) {
+        if (setup_bound(model, k == 0, 1, dims, n_dims, &m[k], &e[k], &ins[k], &st) || pfvm_exec_run(e[k], &st)) {
             fail_status(&st);
             goto done;
         }
@@ -1143,7 +1198,7 @@ static int cmd_bench(int argc, char **argv)
         return fail("%s", "bench: --compare runs both ways; leave out --no-opt");
     if (compare)
         return bench_compare(model, dims, n_dims, iters);
-    if (setup_bound(model, no_opt, dims, n_dims, &m, &e, &ins, &st) || pfvm_exec_run(e, &st)) {
+    if (setup_bound(model, no_opt, 1, dims, n_dims, &m, &e, &ins, &st) || pfvm_exec_run(e, &st)) {
         fail_status(&st);
         goto done;
     }
@@ -1154,7 +1209,14 @@ static int cmd_bench(int argc, char **argv)
     }
     if (t) {
         double med = median_of(t, iters);
+        pfvm_plan_info info;
         printf("median %.3f ms over %d runs (min %.3f, max %.3f)\n", med, iters, t[0], t[iters - 1]);
+        if (pfvm_exec_plan_info(e, &info, &st)) {
+            fail_status(&st);
+            goto done;
+        }
+        printf("%d of %d nodes run, %d folded at plan time\n", info.n_nodes - info.n_folded, info.n_nodes,
+               info.n_folded);
     }
     rc = 0;
 done:

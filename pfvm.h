@@ -73,9 +73,10 @@
  *                         16 GiB on 64-bit targets, half the address space on
  *                         32-bit); a model needing more fails at bind, before
  *                         the arena is allocated
- *   PFVM_LA_KC            depth of the float matrix engine's panels (128: about
- *                         17 KB of stack per call; 32 brings it near 4 KB for
- *                         small stacks, ~18% slower)
+ *   PFVM_LA_KC            depth of the float matrix engine's panels when it runs
+ *                         without the executor's workspace (128: about 28 KB of
+ *                         stack per call; 32 brings it near 7 KB for small
+ *                         stacks)
  *   PFVM_FUSE_BLOCK       floats per register of the fused-loop engine (1024
  *                         on 64-bit hosts, 256 elsewhere; a multiple of 16
  *                         keeps the AVX-512 kernels)
@@ -1042,6 +1043,13 @@ struct pfvm_accel_ctx {
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
+/* Bytes of workspace (pfvm_kctx_scratch) one run of `node` asks for, given
+ * concrete dims as for pfvm_flops_fn. The executor reserves the largest
+ * when it binds, so that running allocates nothing; a kernel that asks
+ * for more than its hook said still gets it, by growing the workspace. */
+typedef size_t (*pfvm_workspace_fn)(const pfvm_node *node, const pfvm_dims *in, int n_in, const pfvm_dims *out,
+                                    int n_out);
+
 struct pfvm_op_def {
     const char *name;
     const char *domain;      /* "" = default ONNX domain */
@@ -1060,6 +1068,7 @@ struct pfvm_op_def {
     pfvm_fuse_fn fuse;         /* or NULL: never inside a fused group */
     pfvm_flops_fn flops;       /* or NULL: the default count (see pfvm_flops_fn) */
     pfvm_accel_fn accel;       /* or NULL: no accel lowering (pfvm_accel.h's fallback) */
+    pfvm_workspace_fn workspace; /* or NULL: the kernel asks for no pfvm_kctx_scratch */
 };
 
 /* Finds the definition for (domain, name) at an opset version; NULL when
@@ -2795,10 +2804,11 @@ PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v);
 
 /* ---- linalg.c: the float matrix-multiply engine ---- */
 
-/* Panel sizes: PFVM_LA_NB columns per block, PFVM_LA_KC rows per packed
- * panel (the engine keeps KC*NB floats on the stack; lower KC for small
- * stacks). */
-#define PFVM_LA_NB 32
+/* Panel sizes: PFVM_LA_NB columns per packed panel of B (a micro-kernel
+ * reads one or two), PFVM_LA_KC rows per panel when the engine runs
+ * without a workspace (it then keeps KC*56 floats on the stack; lower KC
+ * for small stacks). */
+#define PFVM_LA_NB 16
 #ifndef PFVM_LA_KC
 #define PFVM_LA_KC 128
 #endif
@@ -2819,6 +2829,17 @@ typedef struct pfvm_la_strided {
     int64_t s_k, s_n;
 } pfvm_la_strided;
 PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst);
+
+/* pfvm_la_sgemm with a workspace of pfvm_la_sgemm_ws_floats(m, n, k)
+ * floats (or NULL: blocks on the stack, as pfvm_la_sgemm), which lets it
+ * pack large blocks of A and B once for many micro-tiles. */
+PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
+                                    int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws);
+PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k);
+/* The workspace for pfvm_la_sgemm_ws from the executor's scratch buffer;
+ * NULL without an executor (kernels run while folding), or with *failed
+ * set when it cannot be allocated (k->st says why). */
+PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, int *failed);
 
 /* ---- tensor.c: element copies, the strided walk, index checks ---- */
 
@@ -9928,23 +9949,23 @@ done:
 #define pfvm__cf_k_split_to_seq_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_control[] = {
-    PFVM__OP_SEL(If, {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_if, NULL, NULL, NULL})
-    PFVM__OP_SEL(Loop, {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_loop, NULL, NULL, NULL})
-    PFVM__OP_SEL(Scan, {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Scan, {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceEmpty, {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceConstruct, {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_construct, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceInsert, {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_insert, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceErase, {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceAt, {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceLength, {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SplitToSequence, {"SplitToSequence", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_split_to_seq, pfvm__cf_k_split_to_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(ConcatFromSequence, {"ConcatFromSequence", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_concat_seq, pfvm__cf_k_concat_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceMap, {"SequenceMap", "", 17, 0, 1, -1, 1, -1, pfvm__cf_infer_seq_map, pfvm__cf_k_seq_map, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Optional, {"Optional", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_optional, pfvm__cf_k_optional, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(OptionalHasElement, {"OptionalHasElement", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_has, pfvm__cf_k_has, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(OptionalGetElement, {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(If, {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_if, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Loop, {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_loop, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Scan, {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Scan, {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceEmpty, {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceConstruct, {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_construct, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceInsert, {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_insert, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceErase, {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceAt, {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceLength, {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SplitToSequence, {"SplitToSequence", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_split_to_seq, pfvm__cf_k_split_to_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ConcatFromSequence, {"ConcatFromSequence", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_concat_seq, pfvm__cf_k_concat_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceMap, {"SequenceMap", "", 17, 0, 1, -1, 1, -1, pfvm__cf_infer_seq_map, pfvm__cf_k_seq_map, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Optional, {"Optional", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_optional, pfvm__cf_k_optional, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(OptionalHasElement, {"OptionalHasElement", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_has, pfvm__cf_k_has, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(OptionalGetElement, {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__cf_g_if_grad
@@ -10414,8 +10435,8 @@ static pfvm_code pfvm__es_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__es_k_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_einsum[] = {
-    PFVM__OP_SEL(Einsum, {"Einsum", "", 12, 0, 1, -1, 1, 1, pfvm__es_infer, pfvm__es_k, NULL, PFVM_FUSE_OPAQUE, "float,double,int32,int64", NULL, 0, NULL, pfvm__es_grad, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(Einsum, {"Einsum", "", 12, 0, 1, -1, 1, 1, pfvm__es_infer, pfvm__es_k, NULL, PFVM_FUSE_OPAQUE, "float,double,int32,int64", NULL, 0, NULL, pfvm__es_grad, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__es_grad
@@ -13615,15 +13636,15 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
 /* The family's hooks of kernel `kern`: `kern##_grad` (gradient builder, see
  * "gradients" above) and `kern##_fuse` (fused-loop code). */
 #define PFVM__EW_U(name, since, kern, types, attrs) \
-    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL}
+    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL, NULL}
 #define PFVM__EW_B(name, since, kern, infer, types, check, attrs) \
-    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL, NULL}
+    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL, NULL, NULL}
 #define PFVM__EW_V(name, since, kern, types) PFVM__EW_VI(name, since, kern, pfvm__ew_infer_bcast, types)
 #define PFVM__EW_VI(name, since, kern, infer, types) \
-    {name, "", since, 0, 1, -1, 1, 1, infer, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, kern##_grad, kern##_fuse, NULL, NULL}
+    {name, "", since, 0, 1, -1, 1, 1, infer, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, kern##_grad, kern##_fuse, NULL, NULL, NULL}
 /* a unary operator with its own inference (data propagation) */
 #define PFVM__EW_UI(name, since, kern, infer, types, attrs) \
-    {name, "", since, 0, 1, 1, 1, 1, infer, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL}
+    {name, "", since, 0, 1, 1, 1, 1, infer, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL, NULL}
 
 /* accel lowering (see pfvm_accel_fn): one per-PE SIMD instruction. The
  * instruction's operation is the op's own name in the program format. */
@@ -13689,9 +13710,9 @@ static pfvm_code pfvm__ew_accel_binary(pfvm_accel_ctx *c)
 }
 
 #define PFVM__EW_UA(name, since, kern, types, attrs) \
-    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_unary}
+    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_unary, NULL}
 #define PFVM__EW_BA(name, since, kern, infer, types, check, attrs) \
-    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_binary}
+    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_binary, NULL}
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__ew_a_alpha_beta_grad NULL
 #define pfvm__ew_a_alpha_grad NULL
@@ -13945,13 +13966,13 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__OP_SEL(ThresholdedRelu, PFVM__EW_U("ThresholdedRelu", 10, pfvm__ew_k_thresholdedrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha))
     PFVM__OP_SEL(Shrink, PFVM__EW_U("Shrink", 9, pfvm__ew_k_shrink, PFVM__EW_NUMERIC, pfvm__ew_a_shrink))
     PFVM__OP_SEL(Gelu, {"Gelu", "", 20, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_gelu, pfvm__ew_check_gelu, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, pfvm__ew_a_gelu, 0, NULL, pfvm__ew_k_gelu_grad, pfvm__ew_k_gelu_fuse, NULL, NULL})
+     PFVM__EW_FLOATS, pfvm__ew_a_gelu, 0, NULL, pfvm__ew_k_gelu_grad, pfvm__ew_k_gelu_fuse, NULL, NULL, NULL})
     PFVM__OP_SEL(IsNaN, {"IsNaN", "", 9, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isnan, NULL, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, NULL, 0, NULL, NULL, pfvm__ew_k_isnan_fuse, NULL, NULL})
+     PFVM__EW_FLOATS, NULL, 0, NULL, NULL, pfvm__ew_k_isnan_fuse, NULL, NULL, NULL})
     PFVM__OP_SEL(IsInf, {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0, NULL, NULL, pfvm__ew_k_isinf_fuse, NULL, NULL})
+     PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0, NULL, NULL, pfvm__ew_k_isinf_fuse, NULL, NULL, NULL})
     PFVM__OP_SEL(Not, {"Not", "", 1, 0, 1, 1, 1, 1, pfvm__ew_infer_not, pfvm__ew_k_not, NULL, PFVM_FUSE_ELEMENTWISE, "bool", NULL, 0, NULL,
-     pfvm__ew_k_not_grad, pfvm__ew_k_not_fuse, NULL, NULL})
+     pfvm__ew_k_not_grad, pfvm__ew_k_not_fuse, NULL, NULL, NULL})
     PFVM__OP_SEL(BitwiseNot, PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, PFVM__EW_INTS, NULL))
     PFVM__OP_SEL(Add, PFVM__EW_BA("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_add, PFVM__EW_NUMERIC, NULL, NULL))
     PFVM__OP_SEL(Sub, PFVM__EW_BA("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_sub, PFVM__EW_NUMERIC, NULL, NULL))
@@ -13978,16 +13999,16 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__OP_SEL(Max, PFVM__EW_VI("Max", 1, pfvm__ew_k_max, pfvm__ew_infer_max, PFVM__EW_NUMERIC))
     PFVM__OP_SEL(Min, PFVM__EW_VI("Min", 1, pfvm__ew_k_min, pfvm__ew_infer_min, PFVM__EW_NUMERIC))
     PFVM__OP_SEL(Where, {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_where_grad, pfvm__ew_k_where_fuse, NULL, NULL})
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_where_grad, pfvm__ew_k_where_fuse, NULL, NULL, NULL})
     PFVM__OP_SEL(Clip, {"Clip", "", 6, 10, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL, NULL})
+     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL, NULL, NULL})
     PFVM__OP_SEL(Clip, {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_clip, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL, NULL})
+     PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL, NULL, NULL})
     PFVM__OP_SEL(Cast, {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, pfvm__ew_check_cast, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, pfvm__ew_k_cast_grad, pfvm__ew_k_cast_fuse, NULL, NULL})
+     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, pfvm__ew_k_cast_grad, pfvm__ew_k_cast_fuse, NULL, NULL, NULL})
     PFVM__OP_SEL(CastLike, {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_castlike_grad, pfvm__ew_k_castlike_fuse, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_castlike_grad, pfvm__ew_k_castlike_fuse, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__ew_a_alpha_beta_grad
@@ -15914,7 +15935,7 @@ static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
 
 PFVM_INTERNAL const pfvm_op_def pfvm__op_function_call = {
     "(model-local function)", "", 1, 0, 0, -1, 0, -1, pfvm__fz_infer, pfvm__fz_kernel, NULL, PFVM_FUSE_OPAQUE,
-    "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL, NULL, NULL};
+    "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL};
 
 PFVM_INTERNAL int pfvm__fz_is_call(const pfvm_node *n)
 {
@@ -17015,16 +17036,16 @@ static pfvm_code pfvm__img_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_image[] = {
     PFVM__OP_SEL(Resize, {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
-     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL, NULL})
+     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(Upsample, {"Upsample", "", 7, 0, 1, 2, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
-     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL, NULL})
+     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(GridSample, {"GridSample", "", 16, 0, 2, 2, 1, 1, pfvm__img_infer_gs, pfvm__img_k_gs, pfvm__img_check_gs, PFVM_FUSE_OPAQUE,
-     PFVM__IMG_T, NULL, 0, NULL, NULL, NULL, NULL, NULL})
+     PFVM__IMG_T, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(RoiAlign, {"RoiAlign", "", 10, 0, 3, 3, 1, 1, pfvm__img_infer_roialign, pfvm__img_k_roialign, pfvm__img_check_roialign,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, NULL, NULL, NULL, NULL})
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(NonMaxSuppression, {"NonMaxSuppression", "", 10, 0, 2, 5, 1, 1, pfvm__img_infer_nms, pfvm__img_k_nms, NULL, PFVM_FUSE_OPAQUE,
-     "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
+     "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__img_check_gs_grad
@@ -18004,19 +18025,19 @@ static pfvm_code pfvm__ix_g_d2s(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__ix_k_scatter_nd_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_indexing[] = {
-    PFVM__OP_SEL(GatherElements, {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0, NULL, pfvm__ix_g_gather_elements, NULL, NULL, NULL})
-    PFVM__OP_SEL(ScatterElements, {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_elements, NULL, NULL, NULL})
-    PFVM__OP_SEL(Scatter, {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(GatherND, {"GatherND", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_nd, pfvm__ix_k_gather_nd, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_gather_nd, 0, NULL, pfvm__ix_g_gather_nd, NULL, NULL, NULL})
-    PFVM__OP_SEL(ScatterND, {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_nd, NULL, NULL, NULL})
-    PFVM__OP_SEL(OneHot, {"OneHot", "", 9, 0, 3, 3, 1, 1, pfvm__ix_infer_onehot, pfvm__ix_k_onehot, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(EyeLike, {"EyeLike", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_eyelike, pfvm__ix_k_eyelike, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__ix_a_eyelike, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Compress, {"Compress", "", 9, 0, 2, 2, 1, 1, pfvm__ix_infer_compress, pfvm__ix_k_compress, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(NonZero, {"NonZero", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_nonzero, pfvm__ix_k_nonzero, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(DepthToSpace, {"DepthToSpace", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL, NULL})
-    PFVM__OP_SEL(SpaceToDepth, {"SpaceToDepth", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL, NULL})
-    PFVM__OP_SEL(ReverseSequence, {"ReverseSequence", "", 10, 0, 2, 2, 1, 1, pfvm__ix_infer_revseq, pfvm__ix_k_revseq, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_revseq, 0, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(GatherElements, {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0, NULL, pfvm__ix_g_gather_elements, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ScatterElements, {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_elements, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Scatter, {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(GatherND, {"GatherND", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_nd, pfvm__ix_k_gather_nd, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_gather_nd, 0, NULL, pfvm__ix_g_gather_nd, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ScatterND, {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_nd, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(OneHot, {"OneHot", "", 9, 0, 3, 3, 1, 1, pfvm__ix_infer_onehot, pfvm__ix_k_onehot, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(EyeLike, {"EyeLike", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_eyelike, pfvm__ix_k_eyelike, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__ix_a_eyelike, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Compress, {"Compress", "", 9, 0, 2, 2, 1, 1, pfvm__ix_infer_compress, pfvm__ix_k_compress, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(NonZero, {"NonZero", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_nonzero, pfvm__ix_k_nonzero, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(DepthToSpace, {"DepthToSpace", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SpaceToDepth, {"SpaceToDepth", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ReverseSequence, {"ReverseSequence", "", 10, 0, 2, 2, 1, 1, pfvm__ix_infer_revseq, pfvm__ix_k_revseq, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_revseq, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__ix_a_axis_grad
@@ -18086,63 +18107,412 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_indexing[] = {
 /* ops/linalg: MatMul and Gemm, and the float matrix-multiply engine that
  * Conv (nn.c) shares.
  *
- * The engine computes C += alpha*A*B in blocks: B is packed, a column block
- * of PFVM_LA_NB columns and up to PFVM_LA_KC rows at a time, into a small
- * buffer on the stack by a caller-supplied function (a strided matrix here,
- * an implicit im2col in Conv), and every group of PFVM__LA_MR rows of A
- * multiplies that panel with fixed-size loops that compilers keep in
- * vector registers. Nothing is allocated. Other element types use a plain
- * triple loop through double or int64. */
+ * The engine computes C += alpha*A*B the way fast BLAS libraries do: B is
+ * packed, PFVM_LA_NB columns at a time, by a caller-supplied function (a
+ * strided matrix here, an implicit im2col in Conv) into a block of up to
+ * PFVM__LA_NC columns and PFVM__LA_KCW rows that stays in the last-level
+ * cache; A is packed into strips of `mr` rows (a block of PFVM__LA_MC rows
+ * that stays in L2), and a register-blocked micro-kernel multiplies one
+ * strip of A with `nr` columns of a B panel (which stays in L1), keeping
+ * the mr x nr tile of C in vector registers: 12x32 with AVX-512, 6x16 with
+ * AVX2+FMA (x86-64, picked at run time like the other kernels), 4x16 in
+ * portable C elsewhere. With a workspace (pfvm_la_sgemm_ws, from the
+ * kernel context's scratch buffer) blocks are large; without one the same
+ * loops run with blocks on the stack (one B panel, one A strip). Products
+ * use fused multiply-adds where the CPU has them, so results differ from
+ * a plain loop in the last bits (within the conformance tolerances). Other
+ * element types use a plain triple loop through double or int64. */
 
-#define PFVM__LA_MR 4 /* rows of A per micro-tile */
+/* x86-64 micro-kernels: where the element-wise kernels dispatch (see
+ * PFVM_DISPATCH in src/ops/fused.h), hand-written ones for AVX2+FMA and
+ * (unless PFVM_NO_AVX512) AVX-512, compiled with target attributes and
+ * picked once from the CPU's features. */
+#if defined(PFVM_DISPATCH_CLONES)
+#define PFVM__LA_X86 1
+#include <immintrin.h>
+#endif
 
-/* One micro-tile: c[r][0..nr) += alpha * sum_p a[r][p] * panel[p][.] for
- * the mr (<= PFVM__LA_MR) rows at a. The full-height case has constant trip
- * counts so the accumulators stay in registers. */
-static void pfvm__la_tile(int64_t mr, int64_t nr, int64_t kc, const float *a, int64_t as_m, int64_t as_k,
-                          const float *panel, float *c, int64_t ldc, float alpha)
+#define PFVM__LA_MR_MAX 12  /* the tallest micro-kernel (AVX-512) */
+#ifndef PFVM__LA_KCW
+#define PFVM__LA_KCW 256    /* rows of a packed block with a workspace */
+#endif
+#ifndef PFVM__LA_MC
+#define PFVM__LA_MC 144     /* rows of A per packed block with a workspace */
+#endif
+#ifndef PFVM__LA_NC
+#define PFVM__LA_NC 2048    /* columns of B per packed block with a workspace */
+#endif
+
+/* A micro-kernel: c[r*ldc + j] += alpha * sum_p ap[p*mr + r] * B[p][j] for
+ * r < mr, j < nr (its full tile), B[p][j] = bp[p*ldb + j] for j < nr/2 and
+ * bp[p*ldb + b1 + j - nr/2] beyond: b1 is nr/2 for contiguous rows, the
+ * start of the next panel when a kernel is wider than one packed panel. */
+typedef void (*pfvm__la_kern_fn)(int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1, float *c,
+                                 int64_t ldc, float alpha);
+
+typedef struct pfvm__la_kern {
+    int mr, nr;
+    pfvm__la_kern_fn fn;
+    pfvm__la_kern_fn fn4; /* the first 4 rows of a strip only (for the last strip of A) */
+} pfvm__la_kern;
+
+#define PFVM__LA_PMR 4  /* portable kernel: rows */
+#define PFVM__LA_PNR 16 /* portable kernel: columns */
+
+/* The portable micro-kernel: fixed trip counts, which compilers keep in
+ * (vector) registers. */
+static void pfvm__la_kern_c(int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1, float *c,
+                            int64_t ldc, float alpha)
 {
-    float acc[PFVM__LA_MR][PFVM_LA_NB];
+    float acc[PFVM__LA_PMR][PFVM__LA_PNR];
     int64_t p, r, j;
+    (void)b1; /* 16 columns: one panel */
     memset(acc, 0, sizeof acc);
-    if (mr == PFVM__LA_MR) {
-        for (p = 0; p < kc; p++) {
-            const float *bv = panel + p * PFVM_LA_NB;
-            for (r = 0; r < PFVM__LA_MR; r++) {
-                float av = a[r * as_m + p * as_k];
-                for (j = 0; j < PFVM_LA_NB; j++)
-                    acc[r][j] += av * bv[j];
-            }
+    for (p = 0; p < kc; p++) {
+        const float *bv = bp + p * ldb, *av = ap + p * PFVM__LA_PMR;
+        for (r = 0; r < PFVM__LA_PMR; r++)
+            for (j = 0; j < PFVM__LA_PNR; j++)
+                acc[r][j] += av[r] * bv[j];
+    }
+    for (r = 0; r < PFVM__LA_PMR; r++)
+        for (j = 0; j < PFVM__LA_PNR; j++)
+            c[r * ldc + j] += alpha * acc[r][j];
+}
+
+#ifdef PFVM__LA_X86
+/* The AVX2 and AVX-512 micro-kernels share one body: two vectors of W
+ * floats per row of the tile (nr = 2W), one broadcast of A per row and
+ * step. R(r) expands to one row's work; the row lists below unroll it. */
+#define PFVM__LA_DECL(r) V c##r##0 = ZERO(), c##r##1 = ZERO();
+#define PFVM__LA_STEP(r)                   \
+    {                                      \
+        V a = SET1(ap[r]);                 \
+        c##r##0 = FMA(a, b0, c##r##0);     \
+        c##r##1 = FMA(a, b1v, c##r##1);    \
+    }
+#define PFVM__LA_STORE(r)                                                              \
+    {                                                                                  \
+        float *cr = c + r * ldc;                                                       \
+        STORE(cr, FMA(al, c##r##0, LOAD(cr)));                                         \
+        STORE(cr + W, FMA(al, c##r##1, LOAD(cr + W)));                                 \
+    }
+/* C's rows are fetched while the products run: at the end of a long
+ * row of C (a convolution's output plane) they come from far away. */
+#define PFVM__LA_PREFETCH(r)                                             \
+    {                                                                    \
+        _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);          \
+        _mm_prefetch((const char *)(c + r * ldc + 2 * W - 1), _MM_HINT_T0); \
+    }
+#define PFVM__LA_BODY(ROWS, MR)                           \
+    {                                                     \
+        const V al = SET1(alpha);                         \
+        int64_t p;                                        \
+        ROWS(PFVM__LA_PREFETCH)                           \
+        ROWS(PFVM__LA_DECL)                               \
+        for (p = 0; p < kc; p++, ap += MR, bp += ldb) {   \
+            const V b0 = LOAD(bp);                        \
+            const V b1v = LOAD(bp + b1);                  \
+            ROWS(PFVM__LA_STEP)                           \
+        }                                                 \
+        ROWS(PFVM__LA_STORE)                              \
+    }
+#define PFVM__LA_ROWS4(X) X(0) X(1) X(2) X(3)
+#define PFVM__LA_ROWS6(X) PFVM__LA_ROWS4(X) X(4) X(5)
+#define PFVM__LA_ROWS12(X) PFVM__LA_ROWS6(X) X(6) X(7) X(8) X(9) X(10) X(11)
+
+#define V __m256
+#define W 8
+#define ZERO _mm256_setzero_ps
+#define SET1 _mm256_set1_ps
+#define FMA _mm256_fmadd_ps
+#define LOAD _mm256_loadu_ps
+#define STORE _mm256_storeu_ps
+__attribute__((target("avx2,fma"))) static void pfvm__la_kern_avx2(int64_t kc, const float *ap, const float *bp,
+                                                                    int64_t ldb, int64_t b1, float *c, int64_t ldc,
+                                                                    float alpha)
+PFVM__LA_BODY(PFVM__LA_ROWS6, 6)
+__attribute__((target("avx2,fma"))) static void pfvm__la_kern_avx2_4(int64_t kc, const float *ap, const float *bp,
+                                                                      int64_t ldb, int64_t b1, float *c, int64_t ldc,
+                                                                    float alpha)
+PFVM__LA_BODY(PFVM__LA_ROWS4, 6)
+#undef V
+#undef W
+#undef ZERO
+#undef SET1
+#undef FMA
+#undef LOAD
+#undef STORE
+
+#ifdef PFVM_AVX512_KERNELS
+#define V __m512
+#define W 16
+#define ZERO _mm512_setzero_ps
+#define SET1 _mm512_set1_ps
+#define FMA _mm512_fmadd_ps
+#define LOAD _mm512_loadu_ps
+#define STORE _mm512_storeu_ps
+__attribute__((target("avx512f"))) static void pfvm__la_kern_avx512(int64_t kc, const float *ap, const float *bp,
+                                                                     int64_t ldb, int64_t b1, float *c, int64_t ldc,
+                                                                    float alpha)
+PFVM__LA_BODY(PFVM__LA_ROWS12, 12)
+__attribute__((target("avx512f"))) static void pfvm__la_kern_avx512_4(int64_t kc, const float *ap, const float *bp,
+                                                                       int64_t ldb, int64_t b1, float *c, int64_t ldc,
+                                                                    float alpha)
+PFVM__LA_BODY(PFVM__LA_ROWS4, 12)
+#undef V
+#undef W
+#undef ZERO
+#undef SET1
+#undef FMA
+#undef LOAD
+#undef STORE
+#endif
+#endif
+
+/* The micro-kernel for this CPU (checked once). */
+static const pfvm__la_kern *pfvm__la_pick(void)
+{
+    static const pfvm__la_kern portable = {PFVM__LA_PMR, PFVM__LA_PNR, pfvm__la_kern_c, pfvm__la_kern_c};
+#ifdef PFVM__LA_X86
+    static const pfvm__la_kern avx2 = {6, 16, pfvm__la_kern_avx2, pfvm__la_kern_avx2_4};
+    static int have_avx2 = -1;
+#ifdef PFVM_AVX512_KERNELS
+    static const pfvm__la_kern avx512 = {12, 32, pfvm__la_kern_avx512, pfvm__la_kern_avx512_4};
+    if (pfvm__have_avx512())
+        return &avx512;
+#endif
+    if (have_avx2 < 0) {
+        __builtin_cpu_init();
+        have_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    }
+    if (have_avx2)
+        return &avx2;
+#endif
+    return &portable;
+}
+
+/* Packs rows i0..i0+mc and columns p0..p0+kc of A into strips of mr rows:
+ * dst[s*kc*mr + p*mr + r] (rows past mc are zero). */
+static void pfvm__la_pack_a(const float *a, int64_t as_m, int64_t as_k, int64_t mc, int64_t kc, int mr, float *dst)
+{
+    int64_t s, p, r;
+    for (s = 0; s < mc; s += mr) {
+        int64_t rows = mc - s < mr ? mc - s : mr;
+        const float *as = a + s * as_m;
+        float *d = dst + s * kc;
+        for (p = 0; p < kc; p++, d += mr) {
+            for (r = 0; r < rows; r++)
+                d[r] = as[r * as_m + p * as_k];
+            for (; r < mr; r++)
+                d[r] = 0.0f;
         }
-    } else {
-        for (p = 0; p < kc; p++) {
-            const float *bv = panel + p * PFVM_LA_NB;
-            for (r = 0; r < mr; r++) {
-                float av = a[r * as_m + p * as_k];
-                for (j = 0; j < PFVM_LA_NB; j++)
-                    acc[r][j] += av * bv[j];
+    }
+}
+
+#define PFVM__LA_NR_MAX 32 /* the widest micro-kernel (AVX-512): two panels */
+
+/* One micro-tile at the edge of C (mr x nr of the kernel's tile): with
+ * all columns, groups of 4 rows go straight to C (fn4); the rest, the
+ * kernel writes to a zeroed tile on the stack, whose part inside C is
+ * added. */
+static void pfvm__la_edge(const pfvm__la_kern *kn, int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1,
+                          float *c, int64_t ldc, float alpha, int64_t mr, int64_t nr)
+{
+    float tile[PFVM__LA_MR_MAX * PFVM__LA_NR_MAX];
+    int64_t r, j;
+    if (nr == kn->nr && kn->mr > 4)
+        for (; mr >= 4; mr -= 4, ap += 4, c += 4 * ldc)
+            kn->fn4(kc, ap, bp, ldb, b1, c, ldc, alpha);
+    if (!mr)
+        return;
+    memset(tile, 0, sizeof tile);
+    kn->fn(kc, ap, bp, ldb, b1, tile, PFVM__LA_NR_MAX, alpha);
+    for (r = 0; r < mr; r++)
+        for (j = 0; j < nr; j++)
+            c[r * ldc + j] += tile[r * PFVM__LA_NR_MAX + j];
+}
+
+/* The offset of a kernel's second vector of B in packed panels. */
+static int64_t pfvm__la_b1(const pfvm__la_kern *kn, int64_t kc)
+{
+    return kn->nr > PFVM_LA_NB ? kc * PFVM_LA_NB : kn->nr / 2;
+}
+
+/* C (mc x nc) += alpha * A-block (packed strips) * B-block (packed panels
+ * of kc x PFVM_LA_NB, one after the other, zero past nc up to a whole
+ * kernel width). */
+static void pfvm__la_block(const pfvm__la_kern *kn, int64_t mc, int64_t nc, int64_t kc, const float *apack,
+                           const float *bpack, float *c, int64_t ldc, float alpha)
+{
+    int64_t j, i, b1 = pfvm__la_b1(kn, kc);
+    for (j = 0; j < nc; j += kn->nr) {
+        int64_t nr = nc - j < kn->nr ? nc - j : kn->nr;
+        const float *bp = bpack + j * kc; /* j is a multiple of PFVM_LA_NB */
+        for (i = 0; i < mc; i += kn->mr) {
+            int64_t mr = mc - i < kn->mr ? mc - i : kn->mr;
+            if (mr == kn->mr && nr == kn->nr)
+                kn->fn(kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha);
+            else
+                pfvm__la_edge(kn, kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha, mr, nr);
+        }
+    }
+}
+
+/* The blocking for an m x n x k product: with a workspace, large blocks
+ * (bounded by the matrix), otherwise one kernel width of panels and one
+ * strip. */
+typedef struct pfvm__la_blocks {
+    int64_t kc, mc, nc;
+} pfvm__la_blocks;
+
+static int64_t pfvm__la_round(int64_t x, int64_t to)
+{
+    return (x + to - 1) / to * to;
+}
+
+static pfvm__la_blocks pfvm__la_blocking(const pfvm__la_kern *kn, int64_t m, int64_t n, int64_t k, int ws)
+{
+    pfvm__la_blocks b;
+    if (!ws) {
+        b.kc = PFVM_LA_KC;
+        b.mc = kn->mr;
+        b.nc = PFVM__LA_NR_MAX;
+        return b;
+    }
+    b.kc = k < PFVM__LA_KCW ? (k < 1 ? 1 : k) : PFVM__LA_KCW;
+    b.mc = m < PFVM__LA_MC ? pfvm__la_round(m < 1 ? 1 : m, kn->mr) : PFVM__LA_MC;
+    b.nc = n < PFVM__LA_NC ? pfvm__la_round(n < 1 ? 1 : n, PFVM__LA_NR_MAX) : PFVM__LA_NC;
+    return b;
+}
+
+PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k)
+{
+    pfvm__la_blocks b = pfvm__la_blocking(pfvm__la_pick(), m, n, k, 1);
+    return (size_t)(b.kc * b.nc + b.mc * b.kc);
+}
+
+/* Few rows of A times a plain strided B (a matrix-vector product, batch 1
+ * MatMul/Gemm): packing B would cost as much as the product, so rows of B
+ * (s_n == 1) are added to C's row, or C's entries are dot products with
+ * columns of B (s_k == 1). */
+static int pfvm__la_gemv(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
+                         const pfvm_la_strided *b, float *c, int64_t ldc)
+{
+    int64_t i, p, j;
+    if (m > 2 || (b->s_n != 1 && b->s_k != 1))
+        return 0;
+    for (i = 0; i < m; i++) {
+        float *ci = c + i * ldc;
+        const float *ai = a + i * as_m;
+        if (b->s_n == 1) {
+            for (p = 0; p < k; p++) {
+                const float *bp = b->data + p * b->s_k;
+                float av = alpha * ai[p * as_k];
+                for (j = 0; j < n; j++)
+                    ci[j] += av * bp[j];
+            }
+        } else {
+            for (j = 0; j < n; j++) {
+                const float *bj = b->data + j * b->s_n;
+                float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+                for (p = 0; p + 4 <= k; p += 4) {
+                    s0 += ai[p * as_k] * bj[p];
+                    s1 += ai[(p + 1) * as_k] * bj[p + 1];
+                    s2 += ai[(p + 2) * as_k] * bj[p + 2];
+                    s3 += ai[(p + 3) * as_k] * bj[p + 3];
+                }
+                for (; p < k; p++)
+                    s0 += ai[p * as_k] * bj[p];
+                ci[j] += alpha * ((s0 + s1) + (s2 + s3));
             }
         }
     }
-    for (r = 0; r < mr; r++)
-        for (j = 0; j < nr; j++)
-            c[r * ldc + j] += alpha * acc[r][j];
+    return 1;
+}
+
+/* Few rows of A (up to two strips) times a row-major B: each column of B
+ * serves so few rows that packing B would cost more than it saves, so the
+ * kernels read B where it is (whole kernel widths) and only the last
+ * columns go through packed panels (stage: PFVM__LA_NR_MAX x PFVM_LA_KC
+ * floats). A is packed strip by strip. */
+static int pfvm__la_direct(const pfvm__la_kern *kn, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                           int64_t as_m, int64_t as_k, const pfvm_la_strided *b, float *c, int64_t ldc, float *apack,
+                           float *stage)
+{
+    int64_t pc, i, j, kc;
+    if (m > 2 * kn->mr || b->s_n != 1)
+        return 0;
+    for (pc = 0; pc < k; pc += kc) {
+        int64_t full = n / kn->nr * kn->nr;
+        kc = k - pc < PFVM_LA_KC ? k - pc : PFVM_LA_KC;
+        pfvm__la_pack_a(a + pc * as_k, as_m, as_k, m, kc, kn->mr, apack);
+        for (j = 0; j < full; j += kn->nr)
+            for (i = 0; i < m; i += kn->mr) {
+                const float *bp = b->data + pc * b->s_k + j;
+                if (m - i >= kn->mr)
+                    kn->fn(kc, apack + i * kc, bp, b->s_k, kn->nr / 2, c + i * ldc + j, ldc, alpha);
+                else
+                    pfvm__la_edge(kn, kc, apack + i * kc, bp, b->s_k, kn->nr / 2, c + i * ldc + j, ldc, alpha, m - i,
+                                  kn->nr);
+            }
+        if (j < n) {
+            int64_t h;
+            for (h = 0; h < kn->nr; h += PFVM_LA_NB)
+                pfvm_la_pack_strided((void *)b, pc, kc, j + h, n - j - h < 0 ? 0 : n - j - h < PFVM_LA_NB ? n - j - h : PFVM_LA_NB,
+                                     stage + h * kc);
+            for (i = 0; i < m; i += kn->mr)
+                pfvm__la_edge(kn, kc, apack + i * kc, stage, PFVM_LA_NB, pfvm__la_b1(kn, kc), c + i * ldc + j, ldc,
+                              alpha, m - i < kn->mr ? m - i : kn->mr, n - j);
+        }
+    }
+    return 1;
+}
+
+PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
+                                    int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
+{
+    const pfvm__la_kern *kn = pfvm__la_pick();
+    pfvm__la_blocks bl = pfvm__la_blocking(kn, m, n, k, ws != NULL);
+    float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
+    float *bpack = ws ? ws : stack_b, *apack = ws ? ws + bl.kc * bl.nc : stack_a;
+    int64_t jc, pc, ic, j;
+    if (m <= 0 || n <= 0 || k <= 0)
+        return;
+    if (pack == pfvm_la_pack_strided &&
+        (pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc) ||
+         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, stack_a, stack_b)))
+        return;
+    for (jc = 0; jc < n; jc += bl.nc) {
+        int64_t nc = n - jc < bl.nc ? n - jc : bl.nc, nc_pad = pfvm__la_round(nc, kn->nr);
+        for (pc = 0; pc < k; pc += bl.kc) {
+            int64_t kc = k - pc < bl.kc ? k - pc : bl.kc;
+            /* panels past nc (up to a whole kernel width) come out zero */
+            for (j = 0; j < nc_pad; j += PFVM_LA_NB)
+                pack(user, pc, kc, jc + j, nc - j <= 0 ? 0 : nc - j < PFVM_LA_NB ? nc - j : PFVM_LA_NB, bpack + j * kc);
+            for (ic = 0; ic < m; ic += bl.mc) {
+                int64_t mc = m - ic < bl.mc ? m - ic : bl.mc;
+                pfvm__la_pack_a(a + ic * as_m + pc * as_k, as_m, as_k, mc, kc, kn->mr, apack);
+                pfvm__la_block(kn, mc, nc, kc, apack, bpack, c + ic * ldc + jc, ldc, alpha);
+            }
+        }
+    }
 }
 
 PFVM_INTERNAL void pfvm_la_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
                                  pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc)
 {
-    float panel[PFVM_LA_KC * PFVM_LA_NB];
-    int64_t i, j0, p0;
-    for (j0 = 0; j0 < n; j0 += PFVM_LA_NB) {
-        int64_t nr = n - j0 < PFVM_LA_NB ? n - j0 : PFVM_LA_NB;
-        for (p0 = 0; p0 < k; p0 += PFVM_LA_KC) {
-            int64_t kc = k - p0 < PFVM_LA_KC ? k - p0 : PFVM_LA_KC;
-            pack(user, p0, kc, j0, nr, panel);
-            for (i = 0; i < m; i += PFVM__LA_MR)
-                pfvm__la_tile(m - i < PFVM__LA_MR ? m - i : PFVM__LA_MR, nr, kc, a + i * as_m + p0 * as_k, as_m, as_k, panel,
-                              c + i * ldc + j0, ldc, alpha);
-        }
+    pfvm_la_sgemm_ws(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, NULL);
+}
+
+PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, int *failed)
+{
+    *failed = 0;
+    if (!k->exec)
+        return NULL;
+    {
+        float *ws = (float *)pfvm_kctx_scratch(k, pfvm_la_sgemm_ws_floats(m, n, kk) * sizeof(float));
+        *failed = ws == NULL;
+        return ws;
     }
 }
 
@@ -18151,7 +18521,7 @@ PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int6
     const pfvm_la_strided *b = (const pfvm_la_strided *)user;
     int64_t p, j;
     for (p = 0; p < kc; p++) {
-        const float *src = b->data + (p0 + p) * b->s_k + j0 * b->s_n;
+        const float *src = nr ? b->data + (p0 + p) * b->s_k + j0 * b->s_n : b->data;
         float *row = dst + p * PFVM_LA_NB;
         if (b->s_n == 1)
             for (j = 0; j < nr; j++)
@@ -18289,7 +18659,8 @@ static pfvm_code pfvm__la_k_matmul(pfvm_kctx *k)
     const pfvm_tensor *A = k->in[0], *B = k->in[1];
     pfvm_tensor *C = k->out[0];
     int64_t m, kk, n, kb, batch = 1, t, bidx[PFVM_MAX_RANK] = {0}, bdims[PFVM_MAX_RANK], odims[PFVM_MAX_RANK];
-    int ra, rb, r, d, orank;
+    int ra, rb, r, d, orank, failed = 0;
+    float *ws = NULL;
     if (A->rank < 1 || B->rank < 1)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "MatMul inputs must have rank >= 1");
     m = A->rank == 1 ? 1 : A->dims[A->rank - 2];
@@ -18316,6 +18687,11 @@ static pfvm_code pfvm__la_k_matmul(pfvm_kctx *k)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     if (C->nbytes)
         memset(C->data, 0, C->nbytes);
+    if (A->dtype == PFVM_FLOAT && B->dtype == PFVM_FLOAT && C->dtype == PFVM_FLOAT && batch > 0) {
+        ws = pfvm_la_workspace(k, m, n, kk, &failed);
+        if (failed)
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    }
     for (t = 0; t < batch; t++) {
         int64_t ao = 0, bo = 0, sa = m * kk, sb = kb * n, stride_a = 1, stride_b = 1;
         /* offsets of this batch entry in A and B, with broadcasting */
@@ -18333,8 +18709,8 @@ static pfvm_code pfvm__la_k_matmul(pfvm_kctx *k)
             bm.data = (const float *)B->data + bo * sb;
             bm.s_k = n;
             bm.s_n = 1;
-            pfvm_la_sgemm(m, n, kk, 1.0f, (const float *)A->data + ao * sa, kk, 1, pfvm_la_pack_strided, &bm,
-                          (float *)C->data + t * m * n, n);
+            pfvm_la_sgemm_ws(m, n, kk, 1.0f, (const float *)A->data + ao * sa, kk, 1, pfvm_la_pack_strided, &bm,
+                             (float *)C->data + t * m * n, n, ws);
         } else {
             pfvm__la_gemm_any(m, n, kk, A, ao * sa, kk, 1, B, bo * sb, n, 1, C, t * m * n, 1.0, 0);
         }
@@ -18468,11 +18844,15 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     if (A->dtype == PFVM_FLOAT && B->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
         pfvm_la_strided bm;
+        int failed;
+        float *ws = pfvm_la_workspace(k, m, n, kk, &failed);
+        if (failed)
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
         bm.data = (const float *)B->data;
         bm.s_k = tb ? 1 : n;
         bm.s_n = tb ? kk : 1;
-        pfvm_la_sgemm(m, n, kk, (float)alpha, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, pfvm_la_pack_strided, &bm,
-                      (float *)Y->data, n);
+        pfvm_la_sgemm_ws(m, n, kk, (float)alpha, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, pfvm_la_pack_strided,
+                         &bm, (float *)Y->data, n, ws);
     } else {
         pfvm__la_gemm_any(m, n, kk, A, 0, ta ? 1 : kk, ta ? m : 1, B, 0, tb ? 1 : n, tb ? kk : 1, Y, 0, alpha, 1);
     }
@@ -18725,6 +19105,31 @@ static double pfvm__la_gemm_flops(const pfvm_node *n, const pfvm_dims *in, int n
     return 2.0 * y * (double)k + (n_in > 2 && in[2].rank >= 0 ? y : 0);
 }
 
+/* Workspace hooks (pfvm_workspace_fn): what pfvm_la_workspace asks for. */
+static size_t pfvm__la_ws_bytes(int64_t m, int64_t n, int64_t k)
+{
+    return m > 0 && n > 0 && k > 0 ? pfvm_la_sgemm_ws_floats(m, n, k) * sizeof(float) : 0;
+}
+
+static size_t pfvm__la_matmul_ws(const pfvm_node *nd, const pfvm_dims *in, int n_in, const pfvm_dims *out, int n_out)
+{
+    const pfvm_dims *a = &in[0], *b = &in[1];
+    (void)nd, (void)out, (void)n_out;
+    if (n_in < 2 || a->rank < 1 || b->rank < 1)
+        return 0;
+    return pfvm__la_ws_bytes(a->rank > 1 ? a->d[a->rank - 2] : 1, b->rank > 1 ? b->d[b->rank - 1] : 1,
+                             a->d[a->rank - 1]);
+}
+
+static size_t pfvm__la_gemm_ws(const pfvm_node *nd, const pfvm_dims *in, int n_in, const pfvm_dims *out, int n_out)
+{
+    int ta = (int)pfvm_node_attr_int(nd, "transA", 0), tb = (int)pfvm_node_attr_int(nd, "transB", 0);
+    (void)out, (void)n_out;
+    if (n_in < 2 || in[0].rank != 2 || in[1].rank != 2)
+        return 0;
+    return pfvm__la_ws_bytes(in[0].d[ta ? 1 : 0], in[1].d[tb ? 0 : 1], in[0].d[ta ? 0 : 1]);
+}
+
 /* accel lowering (see pfvm_accel_fn): rows of A on each PE times the whole
  * B on every PE (gemm), then Gemm's C added along the rows. */
 static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
@@ -18765,17 +19170,20 @@ static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__la_accel_grad NULL
 #define pfvm__la_gemm_flops_grad NULL
+#define pfvm__la_gemm_ws_grad NULL
 #define pfvm__la_infer_gemm_grad NULL
 #define pfvm__la_infer_matmul_grad NULL
 #define pfvm__la_k_gemm_grad NULL
 #define pfvm__la_k_matmul_grad NULL
 #define pfvm__la_matmul_flops_grad NULL
+#define pfvm__la_matmul_ws_grad NULL
 #define pfvm__la_simp_gemm_grad NULL
 #define pfvm__la_simp_matmul_grad NULL
 #endif
 #ifdef PFVM_NO_FUSION
 #define pfvm__la_accel_fuse NULL
 #define pfvm__la_gemm_flops_fuse NULL
+#define pfvm__la_gemm_ws_fuse NULL
 #define pfvm__la_infer_gemm_fuse NULL
 #define pfvm__la_infer_matmul_fuse NULL
 #define pfvm__la_k_gemm_fuse NULL
@@ -18783,30 +19191,34 @@ static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
 #define pfvm__la_k_matmul_fuse NULL
 #define pfvm__la_k_matmul_grad_fuse NULL
 #define pfvm__la_matmul_flops_fuse NULL
+#define pfvm__la_matmul_ws_fuse NULL
 #define pfvm__la_simp_gemm_fuse NULL
 #define pfvm__la_simp_matmul_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
     PFVM__OP_SEL(MatMul, {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm__la_accel})
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm__la_accel, pfvm__la_matmul_ws})
     PFVM__OP_SEL(Gemm, {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm__la_accel})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm__la_accel, pfvm__la_gemm_ws})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__la_accel_grad
 #undef pfvm__la_gemm_flops_grad
+#undef pfvm__la_gemm_ws_grad
 #undef pfvm__la_infer_gemm_grad
 #undef pfvm__la_infer_matmul_grad
 #undef pfvm__la_k_gemm_grad
 #undef pfvm__la_k_matmul_grad
 #undef pfvm__la_matmul_flops_grad
+#undef pfvm__la_matmul_ws_grad
 #undef pfvm__la_simp_gemm_grad
 #undef pfvm__la_simp_matmul_grad
 #endif
 #ifdef PFVM_NO_FUSION
 #undef pfvm__la_accel_fuse
 #undef pfvm__la_gemm_flops_fuse
+#undef pfvm__la_gemm_ws_fuse
 #undef pfvm__la_infer_gemm_fuse
 #undef pfvm__la_infer_matmul_fuse
 #undef pfvm__la_k_gemm_fuse
@@ -18814,6 +19226,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
 #undef pfvm__la_k_matmul_fuse
 #undef pfvm__la_k_matmul_grad_fuse
 #undef pfvm__la_matmul_flops_fuse
+#undef pfvm__la_matmul_ws_fuse
 #undef pfvm__la_simp_gemm_fuse
 #undef pfvm__la_simp_matmul_fuse
 #endif
@@ -19405,15 +19818,15 @@ static pfvm_code pfvm__ms_k_unique(pfvm_kctx *k)
 #define pfvm__ms_k_unique_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_misc[] = {
-    PFVM__OP_SEL(HannWindow, {"HannWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hann, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(HammingWindow, {"HammingWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hamming, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(BlackmanWindow, {"BlackmanWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_blackman, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Det, {"Det", "", 11, 0, 1, 1, 1, 1, pfvm__ms_infer_det, pfvm__ms_k_det, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(MeanVarianceNormalization, {"MeanVarianceNormalization", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_mvn, pfvm__ms_k_mvn, NULL, PFVM_FUSE_REDUCTION, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(StringNormalizer, {"StringNormalizer", "", 10, 0, 1, 1, 1, 1, pfvm__ms_infer_strnorm, pfvm__ms_k_strnorm, NULL, PFVM_FUSE_OPAQUE, "string", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(TfIdfVectorizer, {"TfIdfVectorizer", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_tfidf, pfvm__ms_k_tfidf, NULL, PFVM_FUSE_OPAQUE, "string,int32,int64 -> float", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Unique, {"Unique", "", 11, 0, 1, 1, 1, 4, pfvm__ms_infer_unique, pfvm__ms_k_unique, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(HannWindow, {"HannWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hann, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(HammingWindow, {"HammingWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hamming, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(BlackmanWindow, {"BlackmanWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_blackman, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Det, {"Det", "", 11, 0, 1, 1, 1, 1, pfvm__ms_infer_det, pfvm__ms_k_det, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MeanVarianceNormalization, {"MeanVarianceNormalization", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_mvn, pfvm__ms_k_mvn, NULL, PFVM_FUSE_REDUCTION, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(StringNormalizer, {"StringNormalizer", "", 10, 0, 1, 1, 1, 1, pfvm__ms_infer_strnorm, pfvm__ms_k_strnorm, NULL, PFVM_FUSE_OPAQUE, "string", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(TfIdfVectorizer, {"TfIdfVectorizer", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_tfidf, pfvm__ms_k_tfidf, NULL, PFVM_FUSE_OPAQUE, "string,int32,int64 -> float", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Unique, {"Unique", "", 11, 0, 1, 1, 1, 4, pfvm__ms_infer_unique, pfvm__ms_k_unique, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__ms_infer_det_grad
@@ -19938,9 +20351,14 @@ static void pfvm__nn_conv_depthwise(const pfvm__nn_geom *g, const float *x, cons
             }
 }
 
-static pfvm_code pfvm__nn_conv_f32(const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias, float *y)
+static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias,
+                                   float *y)
 {
     int64_t n, gr, m, i;
+    int failed = 0;
+    float *ws = g->MG == 1 && g->CG == 1 ? NULL : pfvm_la_workspace(k, g->MG, g->out_plane, g->CG * g->kk, &failed);
+    if (failed)
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
     for (n = 0; n < g->N; n++)
         for (gr = 0; gr < g->group; gr++) {
             const float *xg = x + (n * g->C + gr * g->CG) * g->in_plane;
@@ -19955,14 +20373,14 @@ static pfvm_code pfvm__nn_conv_f32(const pfvm__nn_geom *g, const float *x, const
                 b.data = xg;
                 b.s_k = g->in_plane;
                 b.s_n = 1;
-                pfvm_la_sgemm(g->MG, g->out_plane, g->CG, 1.0f, wt + gr * g->MG * g->CG, g->CG, 1, pfvm_la_pack_strided, &b,
-                              yg, g->out_plane);
+                pfvm_la_sgemm_ws(g->MG, g->out_plane, g->CG, 1.0f, wt + gr * g->MG * g->CG, g->CG, 1, pfvm_la_pack_strided,
+                                 &b, yg, g->out_plane, ws);
             } else {
                 pfvm__nn_cpack cp;
                 cp.x = xg;
                 cp.g = g;
-                pfvm_la_sgemm(g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk, g->CG * g->kk, 1,
-                              pfvm__nn_pack_conv, &cp, yg, g->out_plane);
+                pfvm_la_sgemm_ws(g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk,
+                                 g->CG * g->kk, 1, pfvm__nn_pack_conv, &cp, yg, g->out_plane, ws);
             }
         }
     return PFVM_OK;
@@ -19990,7 +20408,7 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "bias has %lld entries for %lld output channels",
                              (long long)pfvm_tensor_numel(B), (long long)g.M);
     if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && (!B || pfvm__nn_is_f32(B)))
-        return pfvm__nn_conv_f32(&g, (const float *)X->data, (const float *)W->data, B ? (const float *)B->data : NULL,
+        return pfvm__nn_conv_f32(k, &g, (const float *)X->data, (const float *)W->data, B ? (const float *)B->data : NULL,
                                  (float *)k->out[0]->data);
     sc.y = k->out[0];
     sc.b = B;
@@ -22113,6 +22531,24 @@ static double pfvm__nn_conv_flops(const pfvm_node *n, const pfvm_dims *in, int n
     return pfvm__nn_conv_cost(in, n_in, y, y);
 }
 
+/* Workspace hook (pfvm_workspace_fn): the im2col products' blocks, as
+ * the float kernel asks pfvm_la_workspace for them (none for depthwise). */
+static size_t pfvm__nn_conv_ws(const pfvm_node *n, const pfvm_dims *in, int n_in, const pfvm_dims *out, int n_out)
+{
+    int64_t group = pfvm_node_attr_int(n, "group", 1), mg, kk = 1, plane = 1;
+    int i;
+    if (n_in < 2 || n_out < 1 || in[1].rank < 3 || out[0].rank != in[1].rank || group < 1)
+        return 0;
+    mg = in[1].d[0] / group;
+    for (i = 2; i < in[1].rank; i++) {
+        kk *= in[1].d[i];
+        plane *= out[0].d[i];
+    }
+    if (mg < 1 || (mg == 1 && in[1].d[1] == 1) || kk < 1 || plane < 1)
+        return 0;
+    return pfvm_la_sgemm_ws_floats(mg, plane, in[1].d[1] * kk) * sizeof(float);
+}
+
 static double pfvm__nn_convt_flops(const pfvm_node *n, const pfvm_dims *in, int n_in, const pfvm_dims *out, int n_out)
 {
     (void)n;
@@ -22202,6 +22638,7 @@ static pfvm_code pfvm__nn_accel_softmax(pfvm_accel_ctx *c)
 #define pfvm__nn_accel_ln_grad NULL
 #define pfvm__nn_accel_softmax_grad NULL
 #define pfvm__nn_conv_flops_grad NULL
+#define pfvm__nn_conv_ws_grad NULL
 #define pfvm__nn_convt_flops_grad NULL
 #define pfvm__nn_infer_bn_grad NULL
 #define pfvm__nn_infer_conv_grad NULL
@@ -22240,6 +22677,7 @@ static pfvm_code pfvm__nn_accel_softmax(pfvm_accel_ctx *c)
 #define pfvm__nn_accel_ln_fuse NULL
 #define pfvm__nn_accel_softmax_fuse NULL
 #define pfvm__nn_conv_flops_fuse NULL
+#define pfvm__nn_conv_ws_fuse NULL
 #define pfvm__nn_convt_flops_fuse NULL
 #define pfvm__nn_infer_bn_fuse NULL
 #define pfvm__nn_infer_conv_fuse NULL
@@ -22287,31 +22725,32 @@ static pfvm_code pfvm__nn_accel_softmax(pfvm_accel_ctx *c)
 #define pfvm__nn_simp_conv_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
-    PFVM__OP_SEL(Conv, {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, NULL})
-    PFVM__OP_SEL(ConvTranspose, {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops, NULL})
-    PFVM__OP_SEL(MaxPool, {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(AveragePool, {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(LpPool, {"LpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_lppool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(MaxUnpool, {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(MaxRoiPool, {"MaxRoiPool", "", 1, 0, 2, 2, 1, 1, pfvm__nn_infer_roipool, pfvm__nn_k_roipool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(GlobalAveragePool, {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gap_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(GlobalMaxPool, {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gmp_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(GlobalLpPool, {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(LayerNormalization, {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_ln_grad, NULL, NULL, pfvm__nn_accel_ln})
-    PFVM__OP_SEL(InstanceNormalization, {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(LRN, {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(LpNormalization, {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(Softmax, {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL, pfvm__nn_accel_softmax})
-    PFVM__OP_SEL(LogSoftmax, {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(Hardmax, {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(Conv, {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, NULL, pfvm__nn_conv_ws})
+    PFVM__OP_SEL(ConvTranspose, {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops, NULL, NULL})
+    PFVM__OP_SEL(MaxPool, {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(AveragePool, {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(LpPool, {"LpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_lppool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MaxUnpool, {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MaxRoiPool, {"MaxRoiPool", "", 1, 0, 2, 2, 1, 1, pfvm__nn_infer_roipool, pfvm__nn_k_roipool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(GlobalAveragePool, {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gap_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(GlobalMaxPool, {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gmp_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(GlobalLpPool, {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(LayerNormalization, {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_ln_grad, NULL, NULL, pfvm__nn_accel_ln, NULL})
+    PFVM__OP_SEL(InstanceNormalization, {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(LRN, {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(LpNormalization, {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Softmax, {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL, pfvm__nn_accel_softmax, NULL})
+    PFVM__OP_SEL(LogSoftmax, {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Hardmax, {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__nn_accel_ln_grad
 #undef pfvm__nn_accel_softmax_grad
 #undef pfvm__nn_conv_flops_grad
+#undef pfvm__nn_conv_ws_grad
 #undef pfvm__nn_convt_flops_grad
 #undef pfvm__nn_infer_bn_grad
 #undef pfvm__nn_infer_conv_grad
@@ -22350,6 +22789,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
 #undef pfvm__nn_accel_ln_fuse
 #undef pfvm__nn_accel_softmax_fuse
 #undef pfvm__nn_conv_flops_fuse
+#undef pfvm__nn_conv_ws_fuse
 #undef pfvm__nn_convt_flops_fuse
 #undef pfvm__nn_infer_bn_fuse
 #undef pfvm__nn_infer_conv_fuse
@@ -22778,14 +23218,14 @@ static pfvm_code pfvm__q_infer_qlinear_conv(pfvm_ictx *c)
 #define pfvm__q_k_quantize_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
-    PFVM__OP_SEL(QuantizeLinear, {"QuantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_quantize, pfvm__q_k_quantize, NULL, PFVM_FUSE_ELEMENTWISE, "float,int32 -> uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(DequantizeLinear, {"DequantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_dequantize, pfvm__q_k_dequantize, NULL, PFVM_FUSE_ELEMENTWISE, "uint8,int8,int32 -> float", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(DynamicQuantizeLinear, {"DynamicQuantizeLinear", "", 11, 0, 1, 1, 3, 3, pfvm__q_infer_dynamic, pfvm__q_k_dynamic, NULL, PFVM_FUSE_OPAQUE, "float -> uint8", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(MatMulInteger, {"MatMulInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_int_matmul, pfvm__q_k_matmul_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(QLinearMatMul, {"QLinearMatMul", "", 10, 0, 8, 8, 1, 1, pfvm__q_infer_qlinear_matmul, pfvm__q_k_qlinear_matmul, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(ConvInteger, {"ConvInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_conv_integer, pfvm__q_k_conv_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(QLinearConv, {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(QuantizeLinear, {"QuantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_quantize, pfvm__q_k_quantize, NULL, PFVM_FUSE_ELEMENTWISE, "float,int32 -> uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(DequantizeLinear, {"DequantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_dequantize, pfvm__q_k_dequantize, NULL, PFVM_FUSE_ELEMENTWISE, "uint8,int8,int32 -> float", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(DynamicQuantizeLinear, {"DynamicQuantizeLinear", "", 11, 0, 1, 1, 3, 3, pfvm__q_infer_dynamic, pfvm__q_k_dynamic, NULL, PFVM_FUSE_OPAQUE, "float -> uint8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MatMulInteger, {"MatMulInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_int_matmul, pfvm__q_k_matmul_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(QLinearMatMul, {"QLinearMatMul", "", 10, 0, 8, 8, 1, 1, pfvm__q_infer_qlinear_matmul, pfvm__q_k_qlinear_matmul, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ConvInteger, {"ConvInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_conv_integer, pfvm__q_k_conv_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(QLinearConv, {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__q_infer_conv_integer_grad
@@ -22983,13 +23423,13 @@ static pfvm_code pfvm__rnd_k_multinomial(pfvm_kctx *k)
 #define pfvm__rnd_k_uniform_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_random[] = {
-    PFVM__OP_SEL(RandomUniform, {"RandomUniform", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(RandomNormal, {"RandomNormal", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(RandomUniformLike, {"RandomUniformLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(RandomNormalLike, {"RandomNormalLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Bernoulli, {"Bernoulli", "", 15, 0, 1, 1, 1, 1, pfvm__rnd_infer_bernoulli, pfvm__rnd_k_bernoulli, NULL, PFVM_FUSE_OPAQUE, "float,double -> numeric,bool", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Multinomial, {"Multinomial", "", 7, 0, 1, 1, 1, 1, pfvm__rnd_infer_multinomial, pfvm__rnd_k_multinomial, NULL, PFVM_FUSE_OPAQUE, "float,double -> int32,int64", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(RandomUniform, {"RandomUniform", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(RandomNormal, {"RandomNormal", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(RandomUniformLike, {"RandomUniformLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(RandomNormalLike, {"RandomNormalLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Bernoulli, {"Bernoulli", "", 15, 0, 1, 1, 1, 1, pfvm__rnd_infer_bernoulli, pfvm__rnd_k_bernoulli, NULL, PFVM_FUSE_OPAQUE, "float,double -> numeric,bool", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Multinomial, {"Multinomial", "", 7, 0, 1, 1, 1, 1, pfvm__rnd_infer_multinomial, pfvm__rnd_k_multinomial, NULL, PFVM_FUSE_OPAQUE, "float,double -> int32,int64", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__rnd_infer_bernoulli_grad
@@ -24404,7 +24844,7 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 /* Every reduction takes the builder named after its kernel, `<kern>_grad`,
  * and the fuse hook `<kern>_fuse`. */
 #define PFVM__RED_OP(name, kern) \
-    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL}
+    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL, NULL}
 
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__red_check_loss_grad NULL
@@ -24467,15 +24907,15 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__OP_SEL(ReduceLogSum, PFVM__RED_OP("ReduceLogSum", pfvm__red_k_logsum))
     PFVM__OP_SEL(ReduceLogSumExp, PFVM__RED_OP("ReduceLogSumExp", pfvm__red_k_logsumexp))
     PFVM__OP_SEL(ReduceSumSquare, PFVM__RED_OP("ReduceSumSquare", pfvm__red_k_sumsq))
-    PFVM__OP_SEL(ArgMax, {"ArgMax", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmax, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(ArgMin, {"ArgMin", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmin, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(CumSum, {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm__red_infer_cumsum, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_cumsum_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(TopK, {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_topk_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(ArgMax, {"ArgMax", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmax, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ArgMin, {"ArgMin", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmin, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(CumSum, {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm__red_infer_cumsum, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_cumsum_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(TopK, {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_topk_grad, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(NegativeLogLikelihoodLoss, {"NegativeLogLikelihoodLoss", "", 12, 0, 2, 3, 1, 1, pfvm__red_infer_loss, pfvm__red_k_nll, pfvm__red_check_loss,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_nll_grad, NULL, NULL, NULL})
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_nll_grad, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(SoftmaxCrossEntropyLoss, {"SoftmaxCrossEntropyLoss", "", 12, 0, 2, 3, 1, 2, pfvm__red_infer_loss, pfvm__red_k_sce, pfvm__red_check_loss,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_sce_grad, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_sce_grad, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__red_check_loss_grad
@@ -24883,10 +25323,10 @@ static pfvm_code pfvm__rnn_k_lstm(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__
 #define pfvm__rnn_k_rnn_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_rnn[] = {
-    PFVM__OP_SEL(RNN, {"RNN", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_rnn, pfvm__rnn_k_rnn, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(GRU, {"GRU", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_gru, pfvm__rnn_k_gru, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(LSTM, {"LSTM", "", 7, 0, 3, 8, 0, 3, pfvm__rnn_infer_lstm, pfvm__rnn_k_lstm, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(RNN, {"RNN", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_rnn, pfvm__rnn_k_rnn, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(GRU, {"GRU", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_gru, pfvm__rnn_k_gru, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(LSTM, {"LSTM", "", 7, 0, 3, 8, 0, 3, pfvm__rnn_infer_lstm, pfvm__rnn_k_lstm, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__rnn_infer_gru_grad
@@ -25207,10 +25647,10 @@ static pfvm_code pfvm__sg_k_mel(pfvm_kctx *k)
 #define pfvm__sg_k_stft_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_signal[] = {
-    PFVM__OP_SEL(DFT, {"DFT", "", 17, 0, 1, 2, 1, 1, pfvm__sg_infer_dft, pfvm__sg_k_dft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(STFT, {"STFT", "", 17, 0, 2, 4, 1, 1, pfvm__sg_infer_stft, pfvm__sg_k_stft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(MelWeightMatrix, {"MelWeightMatrix", "", 17, 0, 5, 5, 1, 1, pfvm__sg_infer_mel, pfvm__sg_k_mel, NULL, PFVM_FUSE_OPAQUE, "-> float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(DFT, {"DFT", "", 17, 0, 1, 2, 1, 1, pfvm__sg_infer_dft, pfvm__sg_k_dft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(STFT, {"STFT", "", 17, 0, 2, 4, 1, 1, pfvm__sg_infer_stft, pfvm__sg_k_stft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MelWeightMatrix, {"MelWeightMatrix", "", 17, 0, 5, 5, 1, 1, pfvm__sg_infer_mel, pfvm__sg_k_mel, NULL, PFVM_FUSE_OPAQUE, "-> float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__sg_infer_dft_grad
@@ -27668,7 +28108,7 @@ static const pfvm_attr_spec pfvm__tn_a_dropout[] = {{"ratio", PFVM_ATTR_FLOAT, 0
 static const pfvm_attr_spec pfvm__tn_a_cos[] = {{"value", PFVM_ATTR_TENSOR, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
 
 #define PFVM__TN_ANY "any"
-#define PFVM__TN_END {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
+#define PFVM__TN_END {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 
 /* ---- gradients ---------------------------------------------------------------------------- */
 
@@ -28302,31 +28742,31 @@ static pfvm_code pfvm__tn_k_trilu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__tn_simp_transpose_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_tensor[] = {
-    PFVM__OP_SEL(Identity, {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(Dropout, {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, pfvm__tn_k_dropout_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(Shape, {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Size, {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Constant, {"Constant", "", 1, 0, 0, 0, 1, 1, pfvm__tn_infer_constant, pfvm__tn_k_constant, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(ConstantOfShape, {"ConstantOfShape", "", 9, 0, 1, 1, 1, 1, pfvm__tn_infer_cos, pfvm__tn_k_cos, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__tn_a_cos, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Reshape, {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL})
-    PFVM__OP_SEL(Reshape, {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL})
-    PFVM__OP_SEL(Flatten, {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL})
-    PFVM__OP_SEL(Squeeze, {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL})
-    PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL})
-    PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL})
-    PFVM__OP_SEL(Transpose, {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, pfvm__tn_simp_transpose, pfvm__tn_k_transpose_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(Concat, {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(Concat, {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(Split, {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, pfvm__tn_k_split_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(Slice, {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(Slice, {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(Gather, {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, pfvm__tn_k_gather_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(Expand, {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_expand_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(Tile, {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_tile_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(Pad, {"Pad", "", 2, 10, 1, 1, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "float,double,float16", pfvm__tn_a_pad2, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(Pad, {"Pad", "", 11, 0, 2, 4, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_pad, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL, NULL})
-    PFVM__OP_SEL(Range, {"Range", "", 11, 0, 3, 3, 1, 1, pfvm__tn_infer_range, pfvm__tn_k_range, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Trilu, {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm__tn_infer_trilu, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_trilu, 0, NULL, pfvm__tn_k_trilu_grad, NULL, NULL, NULL})
+    PFVM__OP_SEL(Identity, {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Dropout, {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, pfvm__tn_k_dropout_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Shape, {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Size, {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Constant, {"Constant", "", 1, 0, 0, 0, 1, 1, pfvm__tn_infer_constant, pfvm__tn_k_constant, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ConstantOfShape, {"ConstantOfShape", "", 9, 0, 1, 1, 1, 1, pfvm__tn_infer_cos, pfvm__tn_k_cos, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__tn_a_cos, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Reshape, {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Reshape, {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Flatten, {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Squeeze, {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Transpose, {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, pfvm__tn_simp_transpose, pfvm__tn_k_transpose_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Concat, {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Concat, {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Split, {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, pfvm__tn_k_split_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Slice, {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Slice, {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Gather, {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, pfvm__tn_k_gather_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Expand, {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_expand_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Tile, {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_tile_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Pad, {"Pad", "", 2, 10, 1, 1, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "float,double,float16", pfvm__tn_a_pad2, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Pad, {"Pad", "", 11, 0, 2, 4, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_pad, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Range, {"Range", "", 11, 0, 3, 3, 1, 1, pfvm__tn_infer_range, pfvm__tn_k_range, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Trilu, {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm__tn_infer_trilu, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_trilu, 0, NULL, pfvm__tn_k_trilu_grad, NULL, NULL, NULL, NULL})
     PFVM__TN_END
 };
 #ifdef PFVM_NO_AUTODIFF
@@ -28884,11 +29324,11 @@ done:
 #define pfvm__tr_k_momentum_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_training[] = {
-    PFVM__OP_SEL(Adagrad, {"Adagrad", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_adagrad, pfvm__tr_k_adagrad, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Momentum, {"Momentum", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_momentum, pfvm__tr_k_momentum, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Adam, {"Adam", PFVM__TR_DOMAIN, 1, 0, 6, -1, 3, -1, pfvm__tr_infer_adam, pfvm__tr_k_adam, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Gradient, {"Gradient", PFVM__TR_DOMAIN, 1, 0, 1, -1, 1, -1, pfvm__tr_infer_gradient, pfvm__tr_k_gradient, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, PFVM_OP_NONDETERMINISTIC, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(Adagrad, {"Adagrad", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_adagrad, pfvm__tr_k_adagrad, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Momentum, {"Momentum", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_momentum, pfvm__tr_k_momentum, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Adam, {"Adam", PFVM__TR_DOMAIN, 1, 0, 6, -1, 3, -1, pfvm__tr_infer_adam, pfvm__tr_k_adam, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Gradient, {"Gradient", PFVM__TR_DOMAIN, 1, 0, 1, -1, 1, -1, pfvm__tr_infer_gradient, pfvm__tr_k_gradient, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, PFVM_OP_NONDETERMINISTIC, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__tr_infer_adagrad_grad
@@ -34028,6 +34468,78 @@ static void pfvm__node_io(pfvm_exec *e, const pfvm_node *n);
 /* Compiles every fused group's loop program at bind, for the planned
  * input types, so that pfvm_exec_run allocates nothing (issue 19). Only
  * inputs known at plan time count as constants for the compiler. */
+/* Concrete dims of a value from its type (rank -1 when not all known). */
+static void pfvm__type_dims(const pfvm_type *t, pfvm_dims *d)
+{
+    int i;
+    d->rank = -1;
+    if (!t || t->kind != PFVM_KIND_TENSOR || t->shape.rank < 0 || t->shape.rank > PFVM_MAX_RANK)
+        return;
+    for (i = 0; i < t->shape.rank; i++)
+        if (!pfvm_sym_is_const(t->shape.dims[i], &d->d[i]))
+            return;
+    d->rank = t->shape.rank;
+}
+
+/* The workspace node n asks for (pfvm_workspace_fn); a body node of a
+ * fused call (call != NULL) takes its inputs' dims from the call's. */
+static size_t pfvm__node_workspace(pfvm_exec *e, const pfvm_node *n, const pfvm_node *call)
+{
+    pfvm_dims in[16], out[8];
+    int n_in = n->n_inputs < 16 ? n->n_inputs : 16, n_out = n->n_outputs < 8 ? n->n_outputs : 8, i, j;
+    if (!n->op || !n->op->workspace)
+        return 0;
+    for (i = 0; i < n_in + n_out; i++) {
+        const pfvm_value *v = i < n_in ? n->inputs[i] : n->outputs[i - n_in];
+        pfvm_dims *d = i < n_in ? &in[i] : &out[i - n_in];
+        d->rank = -1;
+        if (!v)
+            continue;
+        if (!call) {
+            pfvm__type_dims(&e->iv[v->id].type, d);
+            continue;
+        }
+        pfvm__type_dims(&v->type, d);
+        for (j = 0; j < (int)stbds_arrlen(v->graph->inputs) && j < call->n_inputs; j++)
+            if (v->graph->inputs[j] == v && call->inputs[j])
+                pfvm__type_dims(&e->iv[call->inputs[j]->id].type, d);
+    }
+    return n->op->workspace(n, in, n_in, out, n_out);
+}
+
+/* Reserves, when binding, the largest workspace a node's kernel will ask
+ * for, so that running does not allocate it. */
+static pfvm_code pfvm__reserve_workspace(pfvm_exec *e, pfvm_status *st)
+{
+    size_t most = 0;
+    int i, j;
+    for (i = 0; i < e->nn; i++) {
+        const pfvm_node *n = e->g->nodes[i];
+        size_t w;
+        if (e->skip[i])
+            continue;
+        w = pfvm__node_workspace(e, n, NULL);
+        most = w > most ? w : most;
+        if (pfvm__fz_is_call(n)) {
+            const pfvm_function *f = pfvm_model_function(n->graph->model, n->domain, n->op_type);
+            for (j = 0; f && f->body && j < (int)stbds_arrlen(f->body->nodes); j++) {
+                w = pfvm__node_workspace(e, f->body->nodes[j], n);
+                most = w > most ? w : most;
+            }
+        }
+    }
+    if (most > e->scratch_size) {
+        void *p;
+        if (most > e->limits.max_tensor_bytes)
+            return PFVM_OK; /* the kernel asks, and is refused, when it runs */
+        if (!(p = pfvm__realloc(e->scratch, most)))
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "cannot allocate %lu bytes of kernel workspace", (unsigned long)most);
+        e->scratch = p;
+        e->scratch_size = most;
+    }
+    return PFVM_OK;
+}
+
 static const pfvm__kctx_services *pfvm__exec_services(void);
 
 static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
@@ -34102,6 +34614,8 @@ pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, 
     rc = pfvm__plan(e, st);
     if (!rc)
         rc = pfvm__prepare_fused(e, st);
+    if (!rc)
+        rc = pfvm__reserve_workspace(e, st);
     if (!rc)
         e->planned = 1;
     return rc;

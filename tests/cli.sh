@@ -323,6 +323,12 @@ if "$INTERP" test --no-opt --atol 1e-5 "$MODEL" >"$tmp/out" 2>&1; then ok; else 
 if "$INTERP" run --no-opt "$MODEL/model.onnx" -i "$MODEL/test_data_set_0/input_0.pb" -o "$tmp/r" --quiet &&
     "$INTERP" bench --no-opt -n 1 "$MODEL/model.onnx" >/dev/null; then ok; else bad "run/bench --no-opt"; fi
 
+# bench measures real work: every input is varying (never folded), token
+# ids are valid Gather indices, and it says how many nodes ran.
+if "$INTERP" bench -n 2 tests/models/gpt_small/model.onnx >"$tmp/out" 2>&1 &&
+    grep -qE '^[1-9][0-9]* of [0-9]+ nodes run, 0 folded at plan time$' "$tmp/out" &&
+    ! grep -q '^median 0\.000 ms' "$tmp/out"; then ok; else bad "bench gpt_small: $(cat "$tmp/out")"; fi
+
 # Optimized models against onnxruntime (bench/opt_check.sh), when
 # onnxruntime-node is installed (a dev-time tool: skipped silently otherwise).
 if command -v node >/dev/null 2>&1 && (cd bench && node -e "require('onnxruntime-node')") >/dev/null 2>&1; then

@@ -503,10 +503,16 @@ static void test_matmul_paths(void)
         /* vector times matrix, matrix times vector */
         {{37, 0, 0, 0}, {37, 5, 0, 0}},
         {{6, 200, 0, 0}, {200, 0, 0, 0}},
+        /* the matrix engine's blocks: more rows than one block of A (144)
+         * and deeper than one panel (256); more columns than one block of
+         * B (2048); two rows (the matrix-vector path) */
+        {{150, 300, 0, 0}, {300, 70, 0, 0}},
+        {{13, 20, 0, 0}, {20, 2081, 0, 0}},
+        {{2, 77, 0, 0}, {77, 45, 0, 0}},
     };
-    static const int ranks[][2] = {{4, 4}, {1, 2}, {2, 1}};
-    int i, tr[2];
-    for (i = 0; i < 3; i++) {
+    static const int ranks[][2] = {{4, 4}, {1, 2}, {2, 1}, {2, 2}, {2, 2}, {2, 2}};
+    int i, tr[2], big;
+    for (i = 0; i < (int)(sizeof ranks / sizeof ranks[0]); i++) {
         pfvm_tensor *in[2];
         in[0] = random_floats(ranks[i][0], shapes[i][0]);
         in[1] = random_floats(ranks[i][1], shapes[i][1]);
@@ -514,22 +520,28 @@ static void test_matmul_paths(void)
         pfvm_tensor_free(in[0]);
         pfvm_tensor_free(in[1]);
     }
-    for (tr[0] = 0; tr[0] < 2; tr[0]++)
-        for (tr[1] = 0; tr[1] < 2; tr[1]++) {
-            int64_t ad[2], bd[2], cd[2] = {1, 35};
-            pfvm_tensor *in[3];
-            ad[0] = tr[0] ? 9 : 7;
-            ad[1] = tr[0] ? 7 : 9;
-            bd[0] = tr[1] ? 35 : 9;
-            bd[1] = tr[1] ? 9 : 35;
-            in[0] = random_floats(2, ad);
-            in[1] = random_floats(2, bd);
-            in[2] = random_floats(2, cd);
-            check_float_vs_double("Gemm", "Gemm", 13, in, 3, set_gemm, tr);
-            pfvm_tensor_free(in[0]);
-            pfvm_tensor_free(in[1]);
-            pfvm_tensor_free(in[2]);
-        }
+    /* small (edge tiles only), one row (matrix-vector), several tiles */
+    for (big = 0; big < 3; big++) {
+        for (tr[0] = 0; tr[0] < 2; tr[0]++)
+            for (tr[1] = 0; tr[1] < 2; tr[1]++) {
+                int64_t m = big == 0 ? 7 : big == 1 ? 1 : 29, kk = big == 2 ? 140 : 9, n = big == 2 ? 50 : 35;
+                int64_t ad[2], bd[2], cd[2];
+                pfvm_tensor *in[3];
+                cd[0] = 1;
+                cd[1] = n;
+                ad[0] = tr[0] ? kk : m;
+                ad[1] = tr[0] ? m : kk;
+                bd[0] = tr[1] ? n : kk;
+                bd[1] = tr[1] ? kk : n;
+                in[0] = random_floats(2, ad);
+                in[1] = random_floats(2, bd);
+                in[2] = random_floats(2, cd);
+                check_float_vs_double("Gemm", "Gemm", 13, in, 3, set_gemm, tr);
+                pfvm_tensor_free(in[0]);
+                pfvm_tensor_free(in[1]);
+                pfvm_tensor_free(in[2]);
+            }
+    }
 }
 
 static void set_axis(tcase *t, const void *p)

@@ -382,6 +382,78 @@ static void pfvm__node_io(pfvm_exec *e, const pfvm_node *n);
 /* Compiles every fused group's loop program at bind, for the planned
  * input types, so that pfvm_exec_run allocates nothing (issue 19). Only
  * inputs known at plan time count as constants for the compiler. */
+/* Concrete dims of a value from its type (rank -1 when not all known). */
+static void pfvm__type_dims(const pfvm_type *t, pfvm_dims *d)
+{
+    int i;
+    d->rank = -1;
+    if (!t || t->kind != PFVM_KIND_TENSOR || t->shape.rank < 0 || t->shape.rank > PFVM_MAX_RANK)
+        return;
+    for (i = 0; i < t->shape.rank; i++)
+        if (!pfvm_sym_is_const(t->shape.dims[i], &d->d[i]))
+            return;
+    d->rank = t->shape.rank;
+}
+
+/* The workspace node n asks for (pfvm_workspace_fn); a body node of a
+ * fused call (call != NULL) takes its inputs' dims from the call's. */
+static size_t pfvm__node_workspace(pfvm_exec *e, const pfvm_node *n, const pfvm_node *call)
+{
+    pfvm_dims in[16], out[8];
+    int n_in = n->n_inputs < 16 ? n->n_inputs : 16, n_out = n->n_outputs < 8 ? n->n_outputs : 8, i, j;
+    if (!n->op || !n->op->workspace)
+        return 0;
+    for (i = 0; i < n_in + n_out; i++) {
+        const pfvm_value *v = i < n_in ? n->inputs[i] : n->outputs[i - n_in];
+        pfvm_dims *d = i < n_in ? &in[i] : &out[i - n_in];
+        d->rank = -1;
+        if (!v)
+            continue;
+        if (!call) {
+            pfvm__type_dims(&e->iv[v->id].type, d);
+            continue;
+        }
+        pfvm__type_dims(&v->type, d);
+        for (j = 0; j < (int)stbds_arrlen(v->graph->inputs) && j < call->n_inputs; j++)
+            if (v->graph->inputs[j] == v && call->inputs[j])
+                pfvm__type_dims(&e->iv[call->inputs[j]->id].type, d);
+    }
+    return n->op->workspace(n, in, n_in, out, n_out);
+}
+
+/* Reserves, when binding, the largest workspace a node's kernel will ask
+ * for, so that running does not allocate it. */
+static pfvm_code pfvm__reserve_workspace(pfvm_exec *e, pfvm_status *st)
+{
+    size_t most = 0;
+    int i, j;
+    for (i = 0; i < e->nn; i++) {
+        const pfvm_node *n = e->g->nodes[i];
+        size_t w;
+        if (e->skip[i])
+            continue;
+        w = pfvm__node_workspace(e, n, NULL);
+        most = w > most ? w : most;
+        if (pfvm__fz_is_call(n)) {
+            const pfvm_function *f = pfvm_model_function(n->graph->model, n->domain, n->op_type);
+            for (j = 0; f && f->body && j < (int)stbds_arrlen(f->body->nodes); j++) {
+                w = pfvm__node_workspace(e, f->body->nodes[j], n);
+                most = w > most ? w : most;
+            }
+        }
+    }
+    if (most > e->scratch_size) {
+        void *p;
+        if (most > e->limits.max_tensor_bytes)
+            return PFVM_OK; /* the kernel asks, and is refused, when it runs */
+        if (!(p = pfvm__realloc(e->scratch, most)))
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "cannot allocate %lu bytes of kernel workspace", (unsigned long)most);
+        e->scratch = p;
+        e->scratch_size = most;
+    }
+    return PFVM_OK;
+}
+
 static const pfvm__kctx_services *pfvm__exec_services(void);
 
 static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
@@ -456,6 +528,8 @@ pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, 
     rc = pfvm__plan(e, st);
     if (!rc)
         rc = pfvm__prepare_fused(e, st);
+    if (!rc)
+        rc = pfvm__reserve_workspace(e, st);
     if (!rc)
         e->planned = 1;
     return rc;

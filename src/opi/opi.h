@@ -222,6 +222,13 @@ struct pfvm_accel_ctx {
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
+/* Bytes of workspace (pfvm_kctx_scratch) one run of `node` asks for, given
+ * concrete dims as for pfvm_flops_fn. The executor reserves the largest
+ * when it binds, so that running allocates nothing; a kernel that asks
+ * for more than its hook said still gets it, by growing the workspace. */
+typedef size_t (*pfvm_workspace_fn)(const pfvm_node *node, const pfvm_dims *in, int n_in, const pfvm_dims *out,
+                                    int n_out);
+
 struct pfvm_op_def {
     const char *name;
     const char *domain;      /* "" = default ONNX domain */
@@ -240,6 +247,7 @@ struct pfvm_op_def {
     pfvm_fuse_fn fuse;         /* or NULL: never inside a fused group */
     pfvm_flops_fn flops;       /* or NULL: the default count (see pfvm_flops_fn) */
     pfvm_accel_fn accel;       /* or NULL: no accel lowering (pfvm_accel.h's fallback) */
+    pfvm_workspace_fn workspace; /* or NULL: the kernel asks for no pfvm_kctx_scratch */
 };
 
 /* Finds the definition for (domain, name) at an opset version; NULL when

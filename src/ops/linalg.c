@@ -1,64 +1,413 @@
 /* ops/linalg: MatMul and Gemm, and the float matrix-multiply engine that
  * Conv (nn.c) shares.
  *
- * The engine computes C += alpha*A*B in blocks: B is packed, a column block
- * of PFVM_LA_NB columns and up to PFVM_LA_KC rows at a time, into a small
- * buffer on the stack by a caller-supplied function (a strided matrix here,
- * an implicit im2col in Conv), and every group of PFVM__LA_MR rows of A
- * multiplies that panel with fixed-size loops that compilers keep in
- * vector registers. Nothing is allocated. Other element types use a plain
- * triple loop through double or int64. */
+ * The engine computes C += alpha*A*B the way fast BLAS libraries do: B is
+ * packed, PFVM_LA_NB columns at a time, by a caller-supplied function (a
+ * strided matrix here, an implicit im2col in Conv) into a block of up to
+ * PFVM__LA_NC columns and PFVM__LA_KCW rows that stays in the last-level
+ * cache; A is packed into strips of `mr` rows (a block of PFVM__LA_MC rows
+ * that stays in L2), and a register-blocked micro-kernel multiplies one
+ * strip of A with `nr` columns of a B panel (which stays in L1), keeping
+ * the mr x nr tile of C in vector registers: 12x32 with AVX-512, 6x16 with
+ * AVX2+FMA (x86-64, picked at run time like the other kernels), 4x16 in
+ * portable C elsewhere. With a workspace (pfvm_la_sgemm_ws, from the
+ * kernel context's scratch buffer) blocks are large; without one the same
+ * loops run with blocks on the stack (one B panel, one A strip). Products
+ * use fused multiply-adds where the CPU has them, so results differ from
+ * a plain loop in the last bits (within the conformance tolerances). Other
+ * element types use a plain triple loop through double or int64. */
 #include "ops_common.h"
 
-#define PFVM__LA_MR 4 /* rows of A per micro-tile */
+/* x86-64 micro-kernels: where the element-wise kernels dispatch (see
+ * PFVM_DISPATCH in src/ops/fused.h), hand-written ones for AVX2+FMA and
+ * (unless PFVM_NO_AVX512) AVX-512, compiled with target attributes and
+ * picked once from the CPU's features. */
+#if defined(PFVM_DISPATCH_CLONES)
+#define PFVM__LA_X86 1
+#include <immintrin.h>
+#endif
 
-/* One micro-tile: c[r][0..nr) += alpha * sum_p a[r][p] * panel[p][.] for
- * the mr (<= PFVM__LA_MR) rows at a. The full-height case has constant trip
- * counts so the accumulators stay in registers. */
-static void pfvm__la_tile(int64_t mr, int64_t nr, int64_t kc, const float *a, int64_t as_m, int64_t as_k,
-                          const float *panel, float *c, int64_t ldc, float alpha)
+#define PFVM__LA_MR_MAX 12  /* the tallest micro-kernel (AVX-512) */
+#ifndef PFVM__LA_KCW
+#define PFVM__LA_KCW 256    /* rows of a packed block with a workspace */
+#endif
+#ifndef PFVM__LA_MC
+#define PFVM__LA_MC 144     /* rows of A per packed block with a workspace */
+#endif
+#ifndef PFVM__LA_NC
+#define PFVM__LA_NC 2048    /* columns of B per packed block with a workspace */
+#endif
+
+/* A micro-kernel: c[r*ldc + j] += alpha * sum_p ap[p*mr + r] * B[p][j] for
+ * r < mr, j < nr (its full tile), B[p][j] = bp[p*ldb + j] for j < nr/2 and
+ * bp[p*ldb + b1 + j - nr/2] beyond: b1 is nr/2 for contiguous rows, the
+ * start of the next panel when a kernel is wider than one packed panel. */
+typedef void (*pfvm__la_kern_fn)(int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1, float *c,
+                                 int64_t ldc, float alpha);
+
+typedef struct pfvm__la_kern {
+    int mr, nr;
+    pfvm__la_kern_fn fn;
+    pfvm__la_kern_fn fn4; /* the first 4 rows of a strip only (for the last strip of A) */
+} pfvm__la_kern;
+
+#define PFVM__LA_PMR 4  /* portable kernel: rows */
+#define PFVM__LA_PNR 16 /* portable kernel: columns */
+
+/* The portable micro-kernel: fixed trip counts, which compilers keep in
+ * (vector) registers. */
+static void pfvm__la_kern_c(int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1, float *c,
+                            int64_t ldc, float alpha)
 {
-    float acc[PFVM__LA_MR][PFVM_LA_NB];
+    float acc[PFVM__LA_PMR][PFVM__LA_PNR];
     int64_t p, r, j;
+    (void)b1; /* 16 columns: one panel */
     memset(acc, 0, sizeof acc);
-    if (mr == PFVM__LA_MR) {
-        for (p = 0; p < kc; p++) {
-            const float *bv = panel + p * PFVM_LA_NB;
-            for (r = 0; r < PFVM__LA_MR; r++) {
-                float av = a[r * as_m + p * as_k];
-                for (j = 0; j < PFVM_LA_NB; j++)
-                    acc[r][j] += av * bv[j];
-            }
+    for (p = 0; p < kc; p++) {
+        const float *bv = bp + p * ldb, *av = ap + p * PFVM__LA_PMR;
+        for (r = 0; r < PFVM__LA_PMR; r++)
+            for (j = 0; j < PFVM__LA_PNR; j++)
+                acc[r][j] += av[r] * bv[j];
+    }
+    for (r = 0; r < PFVM__LA_PMR; r++)
+        for (j = 0; j < PFVM__LA_PNR; j++)
+            c[r * ldc + j] += alpha * acc[r][j];
+}
+
+#ifdef PFVM__LA_X86
+/* The AVX2 and AVX-512 micro-kernels share one body: two vectors of W
+ * floats per row of the tile (nr = 2W), one broadcast of A per row and
+ * step. R(r) expands to one row's work; the row lists below unroll it. */
+#define PFVM__LA_DECL(r) V c##r##0 = ZERO(), c##r##1 = ZERO();
+#define PFVM__LA_STEP(r)                   \
+    {                                      \
+        V a = SET1(ap[r]);                 \
+        c##r##0 = FMA(a, b0, c##r##0);     \
+        c##r##1 = FMA(a, b1v, c##r##1);    \
+    }
+#define PFVM__LA_STORE(r)                                                              \
+    {                                                                                  \
+        float *cr = c + r * ldc;                                                       \
+        STORE(cr, FMA(al, c##r##0, LOAD(cr)));                                         \
+        STORE(cr + W, FMA(al, c##r##1, LOAD(cr + W)));                                 \
+    }
+/* C's rows are fetched while the products run: at the end of a long
+ * row of C (a convolution's output plane) they come from far away. */
+#define PFVM__LA_PREFETCH(r)                                             \
+    {                                                                    \
+        _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);          \
+        _mm_prefetch((const char *)(c + r * ldc + 2 * W - 1), _MM_HINT_T0); \
+    }
+#define PFVM__LA_BODY(ROWS, MR)                           \
+    {                                                     \
+        const V al = SET1(alpha);                         \
+        int64_t p;                                        \
+        ROWS(PFVM__LA_PREFETCH)                           \
+        ROWS(PFVM__LA_DECL)                               \
+        for (p = 0; p < kc; p++, ap += MR, bp += ldb) {   \
+            const V b0 = LOAD(bp);                        \
+            const V b1v = LOAD(bp + b1);                  \
+            ROWS(PFVM__LA_STEP)                           \
+        }                                                 \
+        ROWS(PFVM__LA_STORE)                              \
+    }
+#define PFVM__LA_ROWS4(X) X(0) X(1) X(2) X(3)
+#define PFVM__LA_ROWS6(X) PFVM__LA_ROWS4(X) X(4) X(5)
+#define PFVM__LA_ROWS12(X) PFVM__LA_ROWS6(X) X(6) X(7) X(8) X(9) X(10) X(11)
+
+#define V __m256
+#define W 8
+#define ZERO _mm256_setzero_ps
+#define SET1 _mm256_set1_ps
+#define FMA _mm256_fmadd_ps
+#define LOAD _mm256_loadu_ps
+#define STORE _mm256_storeu_ps
+__attribute__((target("avx2,fma"))) static void pfvm__la_kern_avx2(int64_t kc, const float *ap, const float *bp,
+                                                                    int64_t ldb, int64_t b1, float *c, int64_t ldc,
+                                                                    float alpha)
+PFVM__LA_BODY(PFVM__LA_ROWS6, 6)
+__attribute__((target("avx2,fma"))) static void pfvm__la_kern_avx2_4(int64_t kc, const float *ap, const float *bp,
+                                                                      int64_t ldb, int64_t b1, float *c, int64_t ldc,
+                                                                    float alpha)
+PFVM__LA_BODY(PFVM__LA_ROWS4, 6)
+#undef V
+#undef W
+#undef ZERO
+#undef SET1
+#undef FMA
+#undef LOAD
+#undef STORE
+
+#ifdef PFVM_AVX512_KERNELS
+#define V __m512
+#define W 16
+#define ZERO _mm512_setzero_ps
+#define SET1 _mm512_set1_ps
+#define FMA _mm512_fmadd_ps
+#define LOAD _mm512_loadu_ps
+#define STORE _mm512_storeu_ps
+__attribute__((target("avx512f"))) static void pfvm__la_kern_avx512(int64_t kc, const float *ap, const float *bp,
+                                                                     int64_t ldb, int64_t b1, float *c, int64_t ldc,
+                                                                    float alpha)
+PFVM__LA_BODY(PFVM__LA_ROWS12, 12)
+__attribute__((target("avx512f"))) static void pfvm__la_kern_avx512_4(int64_t kc, const float *ap, const float *bp,
+                                                                       int64_t ldb, int64_t b1, float *c, int64_t ldc,
+                                                                    float alpha)
+PFVM__LA_BODY(PFVM__LA_ROWS4, 12)
+#undef V
+#undef W
+#undef ZERO
+#undef SET1
+#undef FMA
+#undef LOAD
+#undef STORE
+#endif
+#endif
+
+/* The micro-kernel for this CPU (checked once). */
+static const pfvm__la_kern *pfvm__la_pick(void)
+{
+    static const pfvm__la_kern portable = {PFVM__LA_PMR, PFVM__LA_PNR, pfvm__la_kern_c, pfvm__la_kern_c};
+#ifdef PFVM__LA_X86
+    static const pfvm__la_kern avx2 = {6, 16, pfvm__la_kern_avx2, pfvm__la_kern_avx2_4};
+    static int have_avx2 = -1;
+#ifdef PFVM_AVX512_KERNELS
+    static const pfvm__la_kern avx512 = {12, 32, pfvm__la_kern_avx512, pfvm__la_kern_avx512_4};
+    if (pfvm__have_avx512())
+        return &avx512;
+#endif
+    if (have_avx2 < 0) {
+        __builtin_cpu_init();
+        have_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    }
+    if (have_avx2)
+        return &avx2;
+#endif
+    return &portable;
+}
+
+/* Packs rows i0..i0+mc and columns p0..p0+kc of A into strips of mr rows:
+ * dst[s*kc*mr + p*mr + r] (rows past mc are zero). */
+static void pfvm__la_pack_a(const float *a, int64_t as_m, int64_t as_k, int64_t mc, int64_t kc, int mr, float *dst)
+{
+    int64_t s, p, r;
+    for (s = 0; s < mc; s += mr) {
+        int64_t rows = mc - s < mr ? mc - s : mr;
+        const float *as = a + s * as_m;
+        float *d = dst + s * kc;
+        for (p = 0; p < kc; p++, d += mr) {
+            for (r = 0; r < rows; r++)
+                d[r] = as[r * as_m + p * as_k];
+            for (; r < mr; r++)
+                d[r] = 0.0f;
         }
-    } else {
-        for (p = 0; p < kc; p++) {
-            const float *bv = panel + p * PFVM_LA_NB;
-            for (r = 0; r < mr; r++) {
-                float av = a[r * as_m + p * as_k];
-                for (j = 0; j < PFVM_LA_NB; j++)
-                    acc[r][j] += av * bv[j];
+    }
+}
+
+#define PFVM__LA_NR_MAX 32 /* the widest micro-kernel (AVX-512): two panels */
+
+/* One micro-tile at the edge of C (mr x nr of the kernel's tile): with
+ * all columns, groups of 4 rows go straight to C (fn4); the rest, the
+ * kernel writes to a zeroed tile on the stack, whose part inside C is
+ * added. */
+static void pfvm__la_edge(const pfvm__la_kern *kn, int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1,
+                          float *c, int64_t ldc, float alpha, int64_t mr, int64_t nr)
+{
+    float tile[PFVM__LA_MR_MAX * PFVM__LA_NR_MAX];
+    int64_t r, j;
+    if (nr == kn->nr && kn->mr > 4)
+        for (; mr >= 4; mr -= 4, ap += 4, c += 4 * ldc)
+            kn->fn4(kc, ap, bp, ldb, b1, c, ldc, alpha);
+    if (!mr)
+        return;
+    memset(tile, 0, sizeof tile);
+    kn->fn(kc, ap, bp, ldb, b1, tile, PFVM__LA_NR_MAX, alpha);
+    for (r = 0; r < mr; r++)
+        for (j = 0; j < nr; j++)
+            c[r * ldc + j] += tile[r * PFVM__LA_NR_MAX + j];
+}
+
+/* The offset of a kernel's second vector of B in packed panels. */
+static int64_t pfvm__la_b1(const pfvm__la_kern *kn, int64_t kc)
+{
+    return kn->nr > PFVM_LA_NB ? kc * PFVM_LA_NB : kn->nr / 2;
+}
+
+/* C (mc x nc) += alpha * A-block (packed strips) * B-block (packed panels
+ * of kc x PFVM_LA_NB, one after the other, zero past nc up to a whole
+ * kernel width). */
+static void pfvm__la_block(const pfvm__la_kern *kn, int64_t mc, int64_t nc, int64_t kc, const float *apack,
+                           const float *bpack, float *c, int64_t ldc, float alpha)
+{
+    int64_t j, i, b1 = pfvm__la_b1(kn, kc);
+    for (j = 0; j < nc; j += kn->nr) {
+        int64_t nr = nc - j < kn->nr ? nc - j : kn->nr;
+        const float *bp = bpack + j * kc; /* j is a multiple of PFVM_LA_NB */
+        for (i = 0; i < mc; i += kn->mr) {
+            int64_t mr = mc - i < kn->mr ? mc - i : kn->mr;
+            if (mr == kn->mr && nr == kn->nr)
+                kn->fn(kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha);
+            else
+                pfvm__la_edge(kn, kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha, mr, nr);
+        }
+    }
+}
+
+/* The blocking for an m x n x k product: with a workspace, large blocks
+ * (bounded by the matrix), otherwise one kernel width of panels and one
+ * strip. */
+typedef struct pfvm__la_blocks {
+    int64_t kc, mc, nc;
+} pfvm__la_blocks;
+
+static int64_t pfvm__la_round(int64_t x, int64_t to)
+{
+    return (x + to - 1) / to * to;
+}
+
+static pfvm__la_blocks pfvm__la_blocking(const pfvm__la_kern *kn, int64_t m, int64_t n, int64_t k, int ws)
+{
+    pfvm__la_blocks b;
+    if (!ws) {
+        b.kc = PFVM_LA_KC;
+        b.mc = kn->mr;
+        b.nc = PFVM__LA_NR_MAX;
+        return b;
+    }
+    b.kc = k < PFVM__LA_KCW ? (k < 1 ? 1 : k) : PFVM__LA_KCW;
+    b.mc = m < PFVM__LA_MC ? pfvm__la_round(m < 1 ? 1 : m, kn->mr) : PFVM__LA_MC;
+    b.nc = n < PFVM__LA_NC ? pfvm__la_round(n < 1 ? 1 : n, PFVM__LA_NR_MAX) : PFVM__LA_NC;
+    return b;
+}
+
+PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k)
+{
+    pfvm__la_blocks b = pfvm__la_blocking(pfvm__la_pick(), m, n, k, 1);
+    return (size_t)(b.kc * b.nc + b.mc * b.kc);
+}
+
+/* Few rows of A times a plain strided B (a matrix-vector product, batch 1
+ * MatMul/Gemm): packing B would cost as much as the product, so rows of B
+ * (s_n == 1) are added to C's row, or C's entries are dot products with
+ * columns of B (s_k == 1). */
+static int pfvm__la_gemv(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
+                         const pfvm_la_strided *b, float *c, int64_t ldc)
+{
+    int64_t i, p, j;
+    if (m > 2 || (b->s_n != 1 && b->s_k != 1))
+        return 0;
+    for (i = 0; i < m; i++) {
+        float *ci = c + i * ldc;
+        const float *ai = a + i * as_m;
+        if (b->s_n == 1) {
+            for (p = 0; p < k; p++) {
+                const float *bp = b->data + p * b->s_k;
+                float av = alpha * ai[p * as_k];
+                for (j = 0; j < n; j++)
+                    ci[j] += av * bp[j];
+            }
+        } else {
+            for (j = 0; j < n; j++) {
+                const float *bj = b->data + j * b->s_n;
+                float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+                for (p = 0; p + 4 <= k; p += 4) {
+                    s0 += ai[p * as_k] * bj[p];
+                    s1 += ai[(p + 1) * as_k] * bj[p + 1];
+                    s2 += ai[(p + 2) * as_k] * bj[p + 2];
+                    s3 += ai[(p + 3) * as_k] * bj[p + 3];
+                }
+                for (; p < k; p++)
+                    s0 += ai[p * as_k] * bj[p];
+                ci[j] += alpha * ((s0 + s1) + (s2 + s3));
             }
         }
     }
-    for (r = 0; r < mr; r++)
-        for (j = 0; j < nr; j++)
-            c[r * ldc + j] += alpha * acc[r][j];
+    return 1;
+}
+
+/* Few rows of A (up to two strips) times a row-major B: each column of B
+ * serves so few rows that packing B would cost more than it saves, so the
+ * kernels read B where it is (whole kernel widths) and only the last
+ * columns go through packed panels (stage: PFVM__LA_NR_MAX x PFVM_LA_KC
+ * floats). A is packed strip by strip. */
+static int pfvm__la_direct(const pfvm__la_kern *kn, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                           int64_t as_m, int64_t as_k, const pfvm_la_strided *b, float *c, int64_t ldc, float *apack,
+                           float *stage)
+{
+    int64_t pc, i, j, kc;
+    if (m > 2 * kn->mr || b->s_n != 1)
+        return 0;
+    for (pc = 0; pc < k; pc += kc) {
+        int64_t full = n / kn->nr * kn->nr;
+        kc = k - pc < PFVM_LA_KC ? k - pc : PFVM_LA_KC;
+        pfvm__la_pack_a(a + pc * as_k, as_m, as_k, m, kc, kn->mr, apack);
+        for (j = 0; j < full; j += kn->nr)
+            for (i = 0; i < m; i += kn->mr) {
+                const float *bp = b->data + pc * b->s_k + j;
+                if (m - i >= kn->mr)
+                    kn->fn(kc, apack + i * kc, bp, b->s_k, kn->nr / 2, c + i * ldc + j, ldc, alpha);
+                else
+                    pfvm__la_edge(kn, kc, apack + i * kc, bp, b->s_k, kn->nr / 2, c + i * ldc + j, ldc, alpha, m - i,
+                                  kn->nr);
+            }
+        if (j < n) {
+            int64_t h;
+            for (h = 0; h < kn->nr; h += PFVM_LA_NB)
+                pfvm_la_pack_strided((void *)b, pc, kc, j + h, n - j - h < 0 ? 0 : n - j - h < PFVM_LA_NB ? n - j - h : PFVM_LA_NB,
+                                     stage + h * kc);
+            for (i = 0; i < m; i += kn->mr)
+                pfvm__la_edge(kn, kc, apack + i * kc, stage, PFVM_LA_NB, pfvm__la_b1(kn, kc), c + i * ldc + j, ldc,
+                              alpha, m - i < kn->mr ? m - i : kn->mr, n - j);
+        }
+    }
+    return 1;
+}
+
+PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
+                                    int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
+{
+    const pfvm__la_kern *kn = pfvm__la_pick();
+    pfvm__la_blocks bl = pfvm__la_blocking(kn, m, n, k, ws != NULL);
+    float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
+    float *bpack = ws ? ws : stack_b, *apack = ws ? ws + bl.kc * bl.nc : stack_a;
+    int64_t jc, pc, ic, j;
+    if (m <= 0 || n <= 0 || k <= 0)
+        return;
+    if (pack == pfvm_la_pack_strided &&
+        (pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc) ||
+         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, stack_a, stack_b)))
+        return;
+    for (jc = 0; jc < n; jc += bl.nc) {
+        int64_t nc = n - jc < bl.nc ? n - jc : bl.nc, nc_pad = pfvm__la_round(nc, kn->nr);
+        for (pc = 0; pc < k; pc += bl.kc) {
+            int64_t kc = k - pc < bl.kc ? k - pc : bl.kc;
+            /* panels past nc (up to a whole kernel width) come out zero */
+            for (j = 0; j < nc_pad; j += PFVM_LA_NB)
+                pack(user, pc, kc, jc + j, nc - j <= 0 ? 0 : nc - j < PFVM_LA_NB ? nc - j : PFVM_LA_NB, bpack + j * kc);
+            for (ic = 0; ic < m; ic += bl.mc) {
+                int64_t mc = m - ic < bl.mc ? m - ic : bl.mc;
+                pfvm__la_pack_a(a + ic * as_m + pc * as_k, as_m, as_k, mc, kc, kn->mr, apack);
+                pfvm__la_block(kn, mc, nc, kc, apack, bpack, c + ic * ldc + jc, ldc, alpha);
+            }
+        }
+    }
 }
 
 PFVM_INTERNAL void pfvm_la_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
                                  pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc)
 {
-    float panel[PFVM_LA_KC * PFVM_LA_NB];
-    int64_t i, j0, p0;
-    for (j0 = 0; j0 < n; j0 += PFVM_LA_NB) {
-        int64_t nr = n - j0 < PFVM_LA_NB ? n - j0 : PFVM_LA_NB;
-        for (p0 = 0; p0 < k; p0 += PFVM_LA_KC) {
-            int64_t kc = k - p0 < PFVM_LA_KC ? k - p0 : PFVM_LA_KC;
-            pack(user, p0, kc, j0, nr, panel);
-            for (i = 0; i < m; i += PFVM__LA_MR)
-                pfvm__la_tile(m - i < PFVM__LA_MR ? m - i : PFVM__LA_MR, nr, kc, a + i * as_m + p0 * as_k, as_m, as_k, panel,
-                              c + i * ldc + j0, ldc, alpha);
-        }
+    pfvm_la_sgemm_ws(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, NULL);
+}
+
+PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, int *failed)
+{
+    *failed = 0;
+    if (!k->exec)
+        return NULL;
+    {
+        float *ws = (float *)pfvm_kctx_scratch(k, pfvm_la_sgemm_ws_floats(m, n, kk) * sizeof(float));
+        *failed = ws == NULL;
+        return ws;
     }
 }
 
@@ -67,7 +416,7 @@ PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int6
     const pfvm_la_strided *b = (const pfvm_la_strided *)user;
     int64_t p, j;
     for (p = 0; p < kc; p++) {
-        const float *src = b->data + (p0 + p) * b->s_k + j0 * b->s_n;
+        const float *src = nr ? b->data + (p0 + p) * b->s_k + j0 * b->s_n : b->data;
         float *row = dst + p * PFVM_LA_NB;
         if (b->s_n == 1)
             for (j = 0; j < nr; j++)
@@ -205,7 +554,8 @@ static pfvm_code pfvm__la_k_matmul(pfvm_kctx *k)
     const pfvm_tensor *A = k->in[0], *B = k->in[1];
     pfvm_tensor *C = k->out[0];
     int64_t m, kk, n, kb, batch = 1, t, bidx[PFVM_MAX_RANK] = {0}, bdims[PFVM_MAX_RANK], odims[PFVM_MAX_RANK];
-    int ra, rb, r, d, orank;
+    int ra, rb, r, d, orank, failed = 0;
+    float *ws = NULL;
     if (A->rank < 1 || B->rank < 1)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "MatMul inputs must have rank >= 1");
     m = A->rank == 1 ? 1 : A->dims[A->rank - 2];
@@ -232,6 +582,11 @@ static pfvm_code pfvm__la_k_matmul(pfvm_kctx *k)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     if (C->nbytes)
         memset(C->data, 0, C->nbytes);
+    if (A->dtype == PFVM_FLOAT && B->dtype == PFVM_FLOAT && C->dtype == PFVM_FLOAT && batch > 0) {
+        ws = pfvm_la_workspace(k, m, n, kk, &failed);
+        if (failed)
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    }
     for (t = 0; t < batch; t++) {
         int64_t ao = 0, bo = 0, sa = m * kk, sb = kb * n, stride_a = 1, stride_b = 1;
         /* offsets of this batch entry in A and B, with broadcasting */
@@ -249,8 +604,8 @@ static pfvm_code pfvm__la_k_matmul(pfvm_kctx *k)
             bm.data = (const float *)B->data + bo * sb;
             bm.s_k = n;
             bm.s_n = 1;
-            pfvm_la_sgemm(m, n, kk, 1.0f, (const float *)A->data + ao * sa, kk, 1, pfvm_la_pack_strided, &bm,
-                          (float *)C->data + t * m * n, n);
+            pfvm_la_sgemm_ws(m, n, kk, 1.0f, (const float *)A->data + ao * sa, kk, 1, pfvm_la_pack_strided, &bm,
+                             (float *)C->data + t * m * n, n, ws);
         } else {
             pfvm__la_gemm_any(m, n, kk, A, ao * sa, kk, 1, B, bo * sb, n, 1, C, t * m * n, 1.0, 0);
         }
@@ -384,11 +739,15 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     if (A->dtype == PFVM_FLOAT && B->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
         pfvm_la_strided bm;
+        int failed;
+        float *ws = pfvm_la_workspace(k, m, n, kk, &failed);
+        if (failed)
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
         bm.data = (const float *)B->data;
         bm.s_k = tb ? 1 : n;
         bm.s_n = tb ? kk : 1;
-        pfvm_la_sgemm(m, n, kk, (float)alpha, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, pfvm_la_pack_strided, &bm,
-                      (float *)Y->data, n);
+        pfvm_la_sgemm_ws(m, n, kk, (float)alpha, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, pfvm_la_pack_strided,
+                         &bm, (float *)Y->data, n, ws);
     } else {
         pfvm__la_gemm_any(m, n, kk, A, 0, ta ? 1 : kk, ta ? m : 1, B, 0, tb ? 1 : n, tb ? kk : 1, Y, 0, alpha, 1);
     }
@@ -641,6 +1000,31 @@ static double pfvm__la_gemm_flops(const pfvm_node *n, const pfvm_dims *in, int n
     return 2.0 * y * (double)k + (n_in > 2 && in[2].rank >= 0 ? y : 0);
 }
 
+/* Workspace hooks (pfvm_workspace_fn): what pfvm_la_workspace asks for. */
+static size_t pfvm__la_ws_bytes(int64_t m, int64_t n, int64_t k)
+{
+    return m > 0 && n > 0 && k > 0 ? pfvm_la_sgemm_ws_floats(m, n, k) * sizeof(float) : 0;
+}
+
+static size_t pfvm__la_matmul_ws(const pfvm_node *nd, const pfvm_dims *in, int n_in, const pfvm_dims *out, int n_out)
+{
+    const pfvm_dims *a = &in[0], *b = &in[1];
+    (void)nd, (void)out, (void)n_out;
+    if (n_in < 2 || a->rank < 1 || b->rank < 1)
+        return 0;
+    return pfvm__la_ws_bytes(a->rank > 1 ? a->d[a->rank - 2] : 1, b->rank > 1 ? b->d[b->rank - 1] : 1,
+                             a->d[a->rank - 1]);
+}
+
+static size_t pfvm__la_gemm_ws(const pfvm_node *nd, const pfvm_dims *in, int n_in, const pfvm_dims *out, int n_out)
+{
+    int ta = (int)pfvm_node_attr_int(nd, "transA", 0), tb = (int)pfvm_node_attr_int(nd, "transB", 0);
+    (void)out, (void)n_out;
+    if (n_in < 2 || in[0].rank != 2 || in[1].rank != 2)
+        return 0;
+    return pfvm__la_ws_bytes(in[0].d[ta ? 1 : 0], in[1].d[tb ? 0 : 1], in[0].d[ta ? 0 : 1]);
+}
+
 /* accel lowering (see pfvm_accel_fn): rows of A on each PE times the whole
  * B on every PE (gemm), then Gemm's C added along the rows. */
 static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
@@ -680,8 +1064,8 @@ static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
     {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm__la_accel},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm__la_accel, pfvm__la_matmul_ws},
     {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm__la_accel},
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm__la_accel, pfvm__la_gemm_ws},
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 };

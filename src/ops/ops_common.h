@@ -69,10 +69,11 @@ PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v);
 
 /* ---- linalg.c: the float matrix-multiply engine ---- */
 
-/* Panel sizes: PFVM_LA_NB columns per block, PFVM_LA_KC rows per packed
- * panel (the engine keeps KC*NB floats on the stack; lower KC for small
- * stacks). */
-#define PFVM_LA_NB 32
+/* Panel sizes: PFVM_LA_NB columns per packed panel of B (a micro-kernel
+ * reads one or two), PFVM_LA_KC rows per panel when the engine runs
+ * without a workspace (it then keeps KC*56 floats on the stack; lower KC
+ * for small stacks). */
+#define PFVM_LA_NB 16
 #ifndef PFVM_LA_KC
 #define PFVM_LA_KC 128
 #endif
@@ -93,6 +94,17 @@ typedef struct pfvm_la_strided {
     int64_t s_k, s_n;
 } pfvm_la_strided;
 PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst);
+
+/* pfvm_la_sgemm with a workspace of pfvm_la_sgemm_ws_floats(m, n, k)
+ * floats (or NULL: blocks on the stack, as pfvm_la_sgemm), which lets it
+ * pack large blocks of A and B once for many micro-tiles. */
+PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
+                                    int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws);
+PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k);
+/* The workspace for pfvm_la_sgemm_ws from the executor's scratch buffer;
+ * NULL without an executor (kernels run while folding), or with *failed
+ * set when it cannot be allocated (k->st says why). */
+PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, int *failed);
 
 /* ---- tensor.c: element copies, the strided walk, index checks ---- */
 
