@@ -1306,6 +1306,62 @@ PFVM_API int pfvm_graph_count_nodes(const pfvm_graph *g);
 
 
 #endif /* PFVM_PASSES_H */
+/* ---- src/passes/quantize.h ---- */
+/* quantize: post-training static int8 quantization (pfvm_quantize) and the
+ * pass that turns the resulting QDQ patterns into integer operators
+ * ("qlinear", in the default pipeline).
+ *
+ * pfvm_quantize runs calibration inputs through the interpreter, records
+ * the range of every float activation, and rewrites the graph in the QDQ
+ * format that onnxruntime and TensorRT read: each activation read or made
+ * by a quantizable node passes through QuantizeLinear -> DequantizeLinear
+ * (uint8 asymmetric, or int8 with zero point 0 when symmetric), and the
+ * float weights of Conv, MatMul and Gemm become int8 initializers (per
+ * tensor or per output channel, zero point 0) read through
+ * DequantizeLinear, their biases int32 at scale x_scale * w_scale. The
+ * model stays float at its edges (graph outputs are not quantized). */
+#ifndef PFVM_QUANTIZE_H
+#define PFVM_QUANTIZE_H
+
+
+
+/* How ranges become scales. */
+typedef enum pfvm_quant_method {
+    PFVM_QUANT_MINMAX = 0,    /* the calibrated minimum and maximum */
+    PFVM_QUANT_PERCENTILE = 1 /* cut the tails: keep `percentile` percent of the calibrated values */
+} pfvm_quant_method;
+
+/* Options of pfvm_quantize; all-zero is the default: per-tensor weights,
+ * uint8 asymmetric activations, min/max ranges, nothing excluded. */
+typedef struct pfvm_quant_options {
+    int per_channel;          /* int8 weight scales per output channel (needs opset 13) */
+    int symmetric;            /* activations int8 with zero point 0 */
+    pfvm_quant_method method;
+    double percentile;        /* PFVM_QUANT_PERCENTILE: share kept, in percent (0: 99.99) */
+    const char *exclude;      /* comma-separated node names left in float, or NULL */
+} pfvm_quant_options;
+
+/* What pfvm_quantize did. */
+typedef struct pfvm_quant_report {
+    int nodes;        /* nodes whose operands are quantized */
+    int activations;  /* activations given a QuantizeLinear/DequantizeLinear pair */
+    int weights;      /* float weights stored as int8 */
+    int biases;       /* biases stored as int32 */
+} pfvm_quant_report;
+
+/* Quantizes m's main graph in place from n_sets calibration input sets:
+ * inputs[s * k + i] is input i of set s, k being the number of inputs the
+ * executor takes (graph inputs that are not initializers, in order). The
+ * graph must have its types inferred (pfvm_infer_shapes) and should be
+ * optimized without fusion first (fold, bnfold: quantizable nodes must be
+ * plain ONNX ones). Afterwards run the dce pass to drop the float weights
+ * now unused. The result saves as standard ONNX (opset >= 10; 13 with
+ * per_channel). `report` may be NULL. */
+PFVM_API pfvm_code pfvm_quantize(pfvm_model *m, const pfvm_tensor *const *inputs, int n_sets,
+                                 const pfvm_quant_options *opt, pfvm_quant_report *report, pfvm_status *st);
+
+
+#endif /* PFVM_QUANTIZE_H */
 /* ---- src/passes/recompute.h ---- */
 /* recompute: automatic checkpointing of training graphs. A training graph
  * (pfvm_autodiff's forward nodes followed by its backward nodes) keeps
@@ -2346,6 +2402,13 @@ PFVM_INTERNAL pfvm_code pfvm__pass_cse(pfvm_model *m, pfvm_graph *g, pfvm_pass_s
 PFVM_INTERNAL pfvm_code pfvm__pass_bnfold(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_dce(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+/* ---- src/passes/quantize.h ---- */
+/* The qlinear pass (passes.c): DequantizeLinear -> Conv/MatMul [-> Relu or
+ * Clip] -> QuantizeLinear becomes QLinearConv/QLinearMatMul on the
+ * quantized tensors (the activation clamp must be implied by the output's
+ * saturation), and DequantizeLinear -> MaxPool -> QuantizeLinear with one
+ * scale and zero point a MaxPool on the quantized tensor. */
+PFVM_INTERNAL pfvm_code pfvm__pass_qlinear(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 /* ---- src/passes/recompute.h ---- */
 /* internal: the input segment's backward pass in channel slices
  * (recompute_slice.c). Finds the segment (Conv of a graph input, then
@@ -26524,6 +26587,8 @@ done:
 
 /* Pipeline order. Each pass's file adds its line here. */
 static const pfvm_pass pfvm__passes[] = {
+    {"qlinear", "QDQ patterns (DequantizeLinear -> Conv/MatMul -> QuantizeLinear, ...) become QLinearConv/QLinearMatMul",
+     pfvm__pass_qlinear, 1},
     {"fold", "constant folding: constant nodes and known shape arithmetic become initializers", pfvm__pass_fold, 1},
     {"simplify", "the operators' own rewrites (Identity, no-op Reshape/Transpose/Cast/Pad/Slice, x*1, ...)",
      pfvm__pass_simplify, 1},
@@ -26702,6 +26767,925 @@ pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *repo
         s += len + (e ? 1 : 0);
     }
     return pfvm_infer_shapes(m->graph, 0, st);
+}
+/* ---- src/passes/qlinear.c ---- */
+/* The qlinear pass: QDQ patterns (what pfvm_quantize and onnxruntime's
+ * quantizer write) become integer operators, so a quantized model runs on
+ * int8 tensors between its quantized layers (see quantize.h).
+ *
+ *   DQ(x) , DQ(w) [, DQ(b) or b] -> Conv   [-> Relu | Clip] -> Q  =>  QLinearConv
+ *   DQ(x) , DQ(w)                -> MatMul [-> Relu | Clip] -> Q  =>  QLinearMatMul
+ *   DQ(x) -> MaxPool | Flatten | Reshape -> Q (same scale, zero point)  =>  that op on x
+ *
+ * The activation is absorbed only when the output's saturation already
+ * clamps at least as tightly (Relu with the zero point at the type's
+ * minimum, Clip whose bounds quantize outside [qmin, qmax]), so results
+ * equal the QDQ graph's up to the integer requantization. The pass
+ * matches the standard operators by name: they are the QDQ format's
+ * vocabulary, which this pass owns, not a property of pfvm's kernels. */
+
+#include <math.h>
+#include <string.h>
+
+static int pfvm__ql_is(const pfvm_node *n, const char *op)
+{
+    return n && (!n->domain || !n->domain[0] || !strcmp(n->domain, "ai.onnx")) && !strcmp(n->op_type, op);
+}
+
+static const pfvm_tensor *pfvm__ql_init(const pfvm_value *v)
+{
+    return v && v->init && v->init->kind == PFVM_KIND_TENSOR && v->init->data ? v->init : NULL;
+}
+
+static int pfvm__ql_is_q8(pfvm_dtype dt)
+{
+    return dt == PFVM_UINT8 || dt == PFVM_INT8;
+}
+
+/* The one node reading v (NULL when v has other readers or is an output). */
+static pfvm_node *pfvm__ql_only_reader(const pfvm_uses *u, const pfvm_value *v)
+{
+    int count;
+    const pfvm_use *us = pfvm_uses_of(u, v, &count);
+    return count == 1 && us[0].node && us[0].node->graph == v->graph ? us[0].node : NULL;
+}
+
+/* A DequantizeLinear with per-tensor constant scale and zero point. */
+typedef struct pfvm__ql_q {
+    pfvm_node *node;
+    pfvm_value *data, *scale, *zp; /* zp may be NULL: 0 of uint8 */
+    double s;
+    int z;
+    pfvm_dtype dtype;
+} pfvm__ql_q;
+
+static int pfvm__ql_match_q(pfvm_node *n, const char *op, pfvm__ql_q *q)
+{
+    const pfvm_tensor *s, *z;
+    if (!pfvm__ql_is(n, op) || n->n_inputs < 2 || !(s = pfvm__ql_init(n->inputs[1])) || pfvm_tensor_numel(s) != 1)
+        return 0;
+    z = n->n_inputs > 2 ? pfvm__ql_init(n->inputs[2]) : NULL;
+    if (n->n_inputs > 2 && n->inputs[2] && (!z || pfvm_tensor_numel(z) != 1))
+        return 0;
+    if (pfvm_node_attr_int(n, "block_size", 0) || pfvm_node_attr_int(n, "saturate", 1) != 1)
+        return 0;
+    q->node = n;
+    q->data = n->inputs[0];
+    q->scale = n->inputs[1];
+    q->zp = z ? n->inputs[2] : NULL;
+    q->s = pfvm_tensor_get_f64(s, 0);
+    q->z = z ? (int)pfvm_tensor_get_i64(z, 0) : 0;
+    q->dtype = z ? z->dtype : PFVM_UINT8;
+    return pfvm__ql_is_q8(q->dtype) && q->s > 0 && s->dtype == PFVM_FLOAT;
+}
+
+/* The activation between the product and its QuantizeLinear is implied by
+ * y's saturation. */
+static int pfvm__ql_clamp_implied(const pfvm_node *act, const pfvm__ql_q *y)
+{
+    int qmin = y->dtype == PFVM_UINT8 ? 0 : -128, qmax = y->dtype == PFVM_UINT8 ? 255 : 127;
+    double lo = -INFINITY, hi = INFINITY;
+    if (pfvm__ql_is(act, "Relu"))
+        lo = 0;
+    else if (pfvm__ql_is(act, "Clip") && act->opset >= 11) {
+        const pfvm_tensor *a = act->n_inputs > 1 && act->inputs[1] ? pfvm__ql_init(act->inputs[1]) : NULL;
+        const pfvm_tensor *b = act->n_inputs > 2 && act->inputs[2] ? pfvm__ql_init(act->inputs[2]) : NULL;
+        if ((act->n_inputs > 1 && act->inputs[1] && !a) || (act->n_inputs > 2 && act->inputs[2] && !b))
+            return 0;
+        lo = a ? pfvm_tensor_get_f64(a, 0) : lo;
+        hi = b ? pfvm_tensor_get_f64(b, 0) : hi;
+    } else
+        return 0;
+    return floor(lo / y->s + 0.5) + y->z <= qmin && (hi == INFINITY || floor(hi / y->s + 0.5) + y->z >= qmax);
+}
+
+/* The QuantizeLinear that ends a product: directly, or after an activation
+ * it absorbs. Fills the nodes to remove. */
+static int pfvm__ql_match_tail(const pfvm_uses *u, pfvm_node *prod, pfvm__ql_q *y, pfvm_node **dead, int *n_dead)
+{
+    pfvm_node *r = pfvm__ql_only_reader(u, prod->outputs[0]);
+    if (!r)
+        return 0;
+    if (pfvm__ql_match_q(r, "QuantizeLinear", y)) {
+        dead[(*n_dead)++] = r;
+        return 1;
+    }
+    if (r->n_outputs != 1 || (!pfvm__ql_is(r, "Relu") && !pfvm__ql_is(r, "Clip")))
+        return 0;
+    dead[(*n_dead)++] = r;
+    r = pfvm__ql_only_reader(u, r->outputs[0]);
+    if (!r || !pfvm__ql_match_q(r, "QuantizeLinear", y) || !pfvm__ql_clamp_implied(dead[*n_dead - 1], y))
+        return 0;
+    dead[(*n_dead)++] = r;
+    return 1;
+}
+
+/* The constant quantized weight of a product: DQ(int8/uint8 initializer)
+ * with scale and zero point per tensor or per channel along `axis`. */
+typedef struct pfvm__ql_w {
+    pfvm_value *data, *scale, *zp;
+    const pfvm_tensor *s;
+    int64_t n_scales;
+} pfvm__ql_w;
+
+static int pfvm__ql_match_weight(const pfvm_value *v, int axis, pfvm__ql_w *w)
+{
+    pfvm_node *n = v ? v->producer : NULL;
+    const pfvm_tensor *q, *s, *z;
+    int64_t ns, len;
+    int ax;
+    if (!pfvm__ql_is(n, "DequantizeLinear") || n->n_inputs < 2 || !(q = pfvm__ql_init(n->inputs[0])) ||
+        !(s = pfvm__ql_init(n->inputs[1])) || !pfvm__ql_is_q8(q->dtype) || s->dtype != PFVM_FLOAT)
+        return 0;
+    z = n->n_inputs > 2 && n->inputs[2] ? pfvm__ql_init(n->inputs[2]) : NULL;
+    if ((n->n_inputs > 2 && n->inputs[2] && !z) || pfvm_node_attr_int(n, "block_size", 0))
+        return 0;
+    ns = pfvm_tensor_numel(s);
+    ax = (int)pfvm_node_attr_int(n, "axis", 1);
+    ax = ax < 0 ? ax + q->rank : ax;
+    len = ax >= 0 && ax < q->rank ? q->dims[ax] : -1;
+    if (ns != 1 && (ax != axis || ns != len || s->rank != 1))
+        return 0;
+    if (z && pfvm_tensor_numel(z) != ns)
+        return 0;
+    w->data = n->inputs[0];
+    w->scale = n->inputs[1];
+    w->zp = z ? n->inputs[2] : NULL;
+    w->s = s;
+    w->n_scales = ns;
+    return 1;
+}
+
+typedef struct pfvm__ql_ctx {
+    pfvm_model *m;
+    pfvm_graph *g;
+    pfvm_uses u;
+    pfvm_node **dead; /* stb_ds */
+    pfvm_status *st;
+    int rewritten;
+} pfvm__ql_ctx;
+
+static pfvm_value *pfvm__ql_const(pfvm__ql_ctx *c, const char *hint, pfvm_dtype dt, int rank, const int64_t *dims,
+                                  void **data)
+{
+    pfvm_tensor *t;
+    pfvm_value *v;
+    if (!(t = pfvm_model_tensor(c->m, dt, rank, dims, NULL, c->st)) || !(v = pfvm_graph_new_value(c->g, hint, c->st)) ||
+        pfvm_graph_add_init(c->g, v, t, c->st))
+        return NULL;
+    *data = t->data;
+    return v;
+}
+
+/* A zero point (of w's type, w's scale's shape) for a DQ that has none. */
+static pfvm_value *pfvm__ql_zero_zp(pfvm__ql_ctx *c, const pfvm__ql_w *w)
+{
+    void *d;
+    int64_t n = w->n_scales;
+    pfvm_value *v = pfvm__ql_const(c, "zero_point", w->data->init->dtype, w->s->rank, &n, &d);
+    if (v)
+        memset(d, 0, (size_t)n);
+    return v;
+}
+
+static pfvm_value *pfvm__ql_zero_u8(pfvm__ql_ctx *c)
+{
+    void *d;
+    pfvm_value *v = pfvm__ql_const(c, "zero_point", PFVM_UINT8, 0, NULL, &d);
+    if (v)
+        *(uint8_t *)d = 0;
+    return v;
+}
+
+/* Bias of a Conv as int32 at scale xs * ws[c]: an int32 DQ with that scale
+ * (what pfvm_quantize writes) is taken as it is, a float one is rounded. */
+static pfvm_value *pfvm__ql_bias(pfvm__ql_ctx *c, pfvm_value *b, double xs, const pfvm__ql_w *w, int64_t M, int *ok)
+{
+    pfvm_node *dq = b->producer;
+    const pfvm_tensor *t, *s, *z;
+    int64_t i;
+    int32_t *out;
+    void *d;
+    pfvm_value *v;
+    *ok = 0;
+    if (pfvm__ql_is(dq, "DequantizeLinear") && dq->n_inputs >= 2 && (t = pfvm__ql_init(dq->inputs[0])) &&
+        (s = pfvm__ql_init(dq->inputs[1])) && t->dtype == PFVM_INT32 && pfvm_tensor_numel(t) == M) {
+        int64_t ns = pfvm_tensor_numel(s);
+        z = dq->n_inputs > 2 && dq->inputs[2] ? pfvm__ql_init(dq->inputs[2]) : NULL;
+        if (dq->n_inputs > 2 && dq->inputs[2] && !z)
+            return NULL;
+        for (i = 0; i < M; i++) {
+            double want = xs * pfvm_tensor_get_f64(w->s, w->n_scales == 1 ? 0 : i);
+            double have = pfvm_tensor_get_f64(s, ns == 1 ? 0 : i);
+            if ((ns != 1 && ns != M) || fabs(have - want) > 1e-6 * fabs(want) ||
+                (z && pfvm_tensor_get_i64(z, pfvm_tensor_numel(z) == 1 ? 0 : i) != 0))
+                return NULL;
+        }
+        *ok = 1;
+        return dq->inputs[0];
+    }
+    if (!(t = pfvm__ql_init(b)) || t->dtype != PFVM_FLOAT || pfvm_tensor_numel(t) != M ||
+        !(v = pfvm__ql_const(c, "bias_quantized", PFVM_INT32, 1, &M, &d)))
+        return NULL;
+    out = (int32_t *)d;
+    for (i = 0; i < M; i++) {
+        double r = floor(pfvm_tensor_get_f64(t, i) / (xs * pfvm_tensor_get_f64(w->s, w->n_scales == 1 ? 0 : i)) + 0.5);
+        out[i] = (int32_t)(r < -2147483647.0 ? -2147483647.0 : r > 2147483647.0 ? 2147483647.0 : r);
+    }
+    *ok = 1;
+    return v;
+}
+
+static pfvm_code pfvm__ql_copy_attrs(pfvm__ql_ctx *c, pfvm_node *dst, const pfvm_node *src)
+{
+    int i;
+    for (i = 0; src && i < src->n_attrs; i++) {
+        pfvm_attr *a = pfvm_node_add_attr(dst, src->attrs[i].name, src->attrs[i].type, c->st);
+        const char *name;
+        if (!a)
+            return c->st ? c->st->code : PFVM_ERR_NOMEM;
+        name = a->name;
+        *a = src->attrs[i];
+        a->name = name;
+    }
+    return PFVM_OK;
+}
+
+/* Puts `made` in place of the pattern ending at y->node (with src's
+ * attributes, src may be NULL): its output takes over every reader of y's
+ * output. */
+static pfvm_code pfvm__ql_finish(pfvm__ql_ctx *c, pfvm_node *made, const pfvm_node *src, const pfvm__ql_q *y,
+                                 pfvm_node *const *dead, int n_dead)
+{
+    int i;
+    if (!made || pfvm__ql_copy_attrs(c, made, src) ||
+        pfvm_graph_replace_uses(c->g, y->node->outputs[0], made->outputs[0], c->st))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    for (i = 0; i < n_dead; i++)
+        if (!pfvm__arrpush(c->dead, dead[i]))
+            return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    c->rewritten++;
+    return PFVM_OK;
+}
+
+static pfvm_node *pfvm__ql_add(pfvm__ql_ctx *c, const char *op, const pfvm_node *src, pfvm_value **ins, int n_in)
+{
+    char name[512];
+    pfvm_value *out = pfvm_graph_new_value(c->g, src->outputs[0]->name, c->st);
+    pfvm__snprintf(name, sizeof name, "%s_%s", src->name && src->name[0] ? src->name : src->outputs[0]->name, op);
+    return out ? pfvm_graph_add_node(c->g, op, "", name, ins, n_in, &out, 1, c->st) : NULL;
+}
+
+/* Conv or MatMul on DQ operands, ending in Q. */
+static pfvm_code pfvm__ql_product(pfvm__ql_ctx *c, pfvm_node *n, int conv)
+{
+    pfvm__ql_q x, y;
+    pfvm__ql_w w;
+    pfvm_node *dead[4], *made;
+    pfvm_value *ins[9];
+    int n_dead = 0, n_in = 8, ok = 1;
+    if (n->n_inputs < 2 || n->n_outputs != 1 || !n->inputs[0] || !n->inputs[1] ||
+        !pfvm__ql_match_q(n->inputs[0]->producer, "DequantizeLinear", &x) || !pfvm__ql_match_weight(n->inputs[1], conv ? 0 : 1, &w) ||
+        (!conv && (w.data->init->rank != 2 || n->inputs[0]->type.shape.rank < 2)) ||
+        !pfvm__ql_match_tail(&c->u, n, &y, dead, &n_dead))
+        return PFVM_OK;
+    dead[n_dead++] = n;
+    ins[0] = x.data;
+    ins[1] = x.scale;
+    ins[2] = x.zp;
+    ins[3] = w.data;
+    ins[4] = w.scale;
+    ins[5] = w.zp;
+    ins[6] = y.scale;
+    ins[7] = y.zp;
+    if (conv && n->n_inputs > 2 && n->inputs[2]) {
+        ins[8] = pfvm__ql_bias(c, n->inputs[2], x.s, &w, w.data->init->dims[0], &ok);
+        n_in = 9;
+    }
+    if (!ok)
+        return c->st && c->st->code ? c->st->code : PFVM_OK;
+    if ((!ins[2] && !(ins[2] = pfvm__ql_zero_u8(c))) || (!ins[5] && !(ins[5] = pfvm__ql_zero_zp(c, &w))) ||
+        (!ins[7] && !(ins[7] = pfvm__ql_zero_u8(c))))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    made = pfvm__ql_add(c, conv ? "QLinearConv" : "QLinearMatMul", n, ins, n_in);
+    return pfvm__ql_finish(c, made, conv ? n : NULL, &y, dead, n_dead);
+}
+
+/* An order-preserving data movement between equal DQ and Q parameters runs
+ * on the quantized tensor. */
+static pfvm_code pfvm__ql_passthrough(pfvm__ql_ctx *c, pfvm_node *n)
+{
+    pfvm__ql_q x, y;
+    pfvm_node *r, *dead[2], *made;
+    pfvm_value *ins[2];
+    int i, n_in = n->n_inputs < 2 ? n->n_inputs : 2;
+    if (n->n_outputs != 1 || n_in < 1 || !n->inputs[0] ||
+        !pfvm__ql_match_q(n->inputs[0]->producer, "DequantizeLinear", &x) ||
+        !(r = pfvm__ql_only_reader(&c->u, n->outputs[0])) || !pfvm__ql_match_q(r, "QuantizeLinear", &y) ||
+        x.s != y.s || x.z != y.z || x.dtype != y.dtype)
+        return PFVM_OK;
+    if (pfvm__ql_is(n, "MaxPool") && (pfvm_model_opset(c->m, "") < 12 || pfvm_node_attr_int(n, "ceil_mode", 0)))
+        return PFVM_OK;
+    ins[0] = x.data;
+    for (i = 1; i < n_in; i++)
+        ins[i] = n->inputs[i];
+    dead[0] = r;
+    dead[1] = n;
+    made = pfvm__ql_add(c, n->op_type, n, ins, n_in);
+    return pfvm__ql_finish(c, made, n, &y, dead, 2);
+}
+
+PFVM_INTERNAL pfvm_code pfvm__pass_qlinear(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st)
+{
+    pfvm__ql_ctx c;
+    int i, n;
+    pfvm_code rc = PFVM_OK;
+    if (pfvm_model_opset(m, "") < 10)
+        return PFVM_OK;
+    memset(&c, 0, sizeof c);
+    c.m = m;
+    c.g = g;
+    c.st = st;
+    if (pfvm_uses_build(&c.u, g, st))
+        return st ? st->code : PFVM_ERR_NOMEM;
+    n = (int)stbds_arrlen(g->nodes);
+    for (i = 0; i < n && !rc; i++) {
+        pfvm_node *nd = g->nodes[i];
+        if (pfvm__ql_is(nd, "Conv"))
+            rc = pfvm__ql_product(&c, nd, 1);
+        else if (pfvm__ql_is(nd, "MatMul"))
+            rc = pfvm__ql_product(&c, nd, 0);
+        else if (pfvm__ql_is(nd, "MaxPool") || pfvm__ql_is(nd, "Flatten") || pfvm__ql_is(nd, "Reshape"))
+            rc = pfvm__ql_passthrough(&c, nd);
+    }
+    pfvm_uses_free(&c.u);
+    if (!rc && stbds_arrlen(c.dead))
+        rc = pfvm_graph_remove_nodes(g, c.dead, (int)stbds_arrlen(c.dead), st);
+    stbds_arrfree(c.dead);
+    if (!rc && c.rewritten)
+        rc = pfvm_graph_toposort(g, st);
+    stats->rewritten += c.rewritten;
+    return rc;
+}
+/* ---- src/passes/quantize.c ---- */
+/* Post-training static quantization: calibration, scales, and the QDQ
+ * rewrite (pfvm_quantize; see quantize.h).
+ *
+ * Which operators are quantized, and which of their inputs are weights, is
+ * the quantizer's own knowledge (the table below), the way onnxruntime's
+ * quantizer keeps its registry: it names standard ONNX operators whose
+ * QDQ form every runtime reads, not a property of pfvm's kernels. */
+
+#include <math.h>
+#include <string.h>
+
+/* One quantizable operator: its weight input (-1: none), where a weight's
+ * output channels are (axis with and without transB, -1: last), its bias
+ * input (-1: none), and whether every input is an activation (Add, Concat)
+ * or only input 0. */
+typedef struct pfvm__qrole {
+    const char *op;
+    int weight, axis, axis_trans, bias, all_inputs;
+} pfvm__qrole;
+
+static const pfvm__qrole pfvm__qroles[] = {
+    {"Conv", 1, 0, 0, 2, 0},
+    {"MatMul", 1, -1, -1, -1, 0},
+    {"Gemm", 1, 1, 0, 2, 0},
+    {"Add", -1, 0, 0, -1, 1},
+    {"Concat", -1, 0, 0, -1, 1},
+    {"MaxPool", -1, 0, 0, -1, 0},
+    {"AveragePool", -1, 0, 0, -1, 0},
+    {"GlobalAveragePool", -1, 0, 0, -1, 0},
+    {"Relu", -1, 0, 0, -1, 0},
+    {"Clip", -1, 0, 0, -1, 0},
+    {"Flatten", -1, 0, 0, -1, 0},
+    {"Reshape", -1, 0, 0, -1, 0},
+    {"Pad", -1, 0, 0, -1, 0},
+    {NULL, 0, 0, 0, 0, 0}
+};
+
+/* Activation functions whose input need not be quantized when they are its
+ * only reader: the producer's integer form clamps them into its output. */
+static int pfvm__q_is_activation(const pfvm_node *n)
+{
+    return !strcmp(n->op_type, "Relu") || !strcmp(n->op_type, "Clip");
+}
+
+#define PFVM__Q_BINS 2048
+
+/* Calibration statistics of one value. */
+typedef struct pfvm__qstat {
+    double lo, hi;
+    int seen;
+    uint32_t *hist; /* PFVM__Q_BINS counts over [lo, hi] (percentile method) */
+    uint64_t count;
+} pfvm__qstat;
+
+typedef struct pfvm__qparams {
+    float scale;
+    int zp;
+    pfvm_dtype dtype;
+    int set;
+} pfvm__qparams;
+
+typedef struct pfvm__quantizer {
+    pfvm_model *m;
+    pfvm_graph *g;
+    const pfvm_quant_options *opt;
+    pfvm_quant_report rep;
+    pfvm__qstat *stats;     /* by value id */
+    pfvm__qparams *params;  /* by value id */
+    unsigned char *quant;   /* by node id: quantized node */
+    unsigned char *mark;    /* by value id: activation to quantize */
+    int n_values, n_nodes;
+    pfvm_status *st;
+} pfvm__quantizer;
+
+static const pfvm__qrole *pfvm__q_role(const pfvm_node *n)
+{
+    const pfvm__qrole *r;
+    if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx"))
+        return NULL;
+    for (r = pfvm__qroles; r->op; r++)
+        if (!strcmp(r->op, n->op_type))
+            return r;
+    return NULL;
+}
+
+static int pfvm__q_excluded(const char *list, const char *name)
+{
+    size_t len = name ? strlen(name) : 0;
+    const char *s = list;
+    if (!s || !len)
+        return 0;
+    while (*s) {
+        const char *e = strchr(s, ',');
+        size_t l = e ? (size_t)(e - s) : strlen(s);
+        if (l == len && !strncmp(s, name, len))
+            return 1;
+        s += l + (e ? 1 : 0);
+    }
+    return 0;
+}
+
+static int pfvm__q_is_float_activation(const pfvm_value *v)
+{
+    return v && !v->init && v->type.kind == PFVM_KIND_TENSOR && v->type.dtype == PFVM_FLOAT;
+}
+
+/* ---- calibration ------------------------------------------------------------------------ */
+
+static void pfvm__q_observe(pfvm__qstat *s, const pfvm_tensor *t, int histogram)
+{
+    int64_t i, n = pfvm_tensor_numel(t);
+    const float *x = (const float *)t->data;
+    if (t->kind != PFVM_KIND_TENSOR || t->dtype != PFVM_FLOAT || !x)
+        return;
+    if (!histogram) {
+        for (i = 0; i < n; i++) {
+            double v = x[i];
+            if (v != v)
+                continue;
+            if (!s->seen || v < s->lo)
+                s->lo = v;
+            if (!s->seen || v > s->hi)
+                s->hi = v;
+            s->seen = 1;
+        }
+        return;
+    }
+    if (!s->hist || s->hi <= s->lo)
+        return;
+    for (i = 0; i < n; i++) {
+        double v = x[i];
+        int b;
+        if (v != v)
+            continue;
+        b = (int)((v - s->lo) / (s->hi - s->lo) * PFVM__Q_BINS);
+        b = b < 0 ? 0 : b >= PFVM__Q_BINS ? PFVM__Q_BINS - 1 : b;
+        s->hist[b]++;
+        s->count++;
+    }
+}
+
+/* The value below which `share` of the histogram's values lie. */
+static double pfvm__q_quantile(const pfvm__qstat *s, double share)
+{
+    uint64_t want = (uint64_t)(share * (double)s->count), acc = 0;
+    int b;
+    for (b = 0; b < PFVM__Q_BINS; b++) {
+        acc += s->hist[b];
+        if (acc > want)
+            return s->lo + (s->hi - s->lo) * (b + 1) / PFVM__Q_BINS;
+    }
+    return s->hi;
+}
+
+/* Runs every input set once with every float activation as an extra graph
+ * output, feeding each to pfvm__q_observe. */
+static pfvm_code pfvm__q_run_sets(pfvm__quantizer *q, const pfvm_tensor *const *inputs, int n_sets, int histogram)
+{
+    pfvm_graph *g = q->g;
+    int n_out0 = (int)stbds_arrlen(g->outputs), i, s, n_in;
+    pfvm_exec *e = NULL;
+    pfvm_code rc = PFVM_OK;
+    for (i = 0; i < q->n_values && !rc; i++) {
+        pfvm_value *v = g->values[i];
+        if (pfvm__q_is_float_activation(v) && v->producer && !v->is_output)
+            rc = pfvm_graph_add_output(g, v, q->st);
+    }
+    if (!rc && !(e = pfvm_exec_new(q->m, g, q->st)))
+        rc = q->st ? q->st->code : PFVM_ERR_INVALID;
+    n_in = e ? pfvm_exec_num_inputs(e) : 0;
+    for (s = 0; s < n_sets && !rc; s++) {
+        const pfvm_tensor *const *set = inputs + (size_t)s * (size_t)n_in;
+        if ((rc = pfvm_exec_bind(e, set, n_in, q->st)) != PFVM_OK || (rc = pfvm_exec_run(e, q->st)) != PFVM_OK) {
+            pfvm_status_prefix(q->st, "calibration set %d", s);
+            break;
+        }
+        for (i = 0; i < n_in; i++)
+            pfvm__q_observe(&q->stats[pfvm_exec_input(e, i)->id], set[i], histogram);
+        for (i = 0; i < pfvm_exec_num_outputs(e); i++)
+            pfvm__q_observe(&q->stats[pfvm_exec_output_value(e, i)->id], pfvm_exec_output(e, i), histogram);
+    }
+    pfvm_exec_free(e);
+    for (i = n_out0; i < (int)stbds_arrlen(g->outputs); i++)
+        g->outputs[i]->is_output = 0;
+    stbds_arrsetlen(g->outputs, n_out0);
+    for (i = 0; i < n_out0; i++)
+        g->outputs[i]->is_output = 1;
+    return rc;
+}
+
+static pfvm_code pfvm__q_calibrate(pfvm__quantizer *q, const pfvm_tensor *const *inputs, int n_sets)
+{
+    double keep = q->opt->percentile > 0 ? q->opt->percentile / 100.0 : 0.9999;
+    int i;
+    if (pfvm__q_run_sets(q, inputs, n_sets, 0))
+        return q->st ? q->st->code : PFVM_ERR_INVALID;
+    if (q->opt->method != PFVM_QUANT_PERCENTILE)
+        return PFVM_OK;
+    if (keep <= 0 || keep > 1)
+        return pfvm__fail(q->st, PFVM_ERR_INVALID, "quantize: percentile %g is not in (0, 100]", q->opt->percentile);
+    for (i = 0; i < q->n_values; i++)
+        if (q->mark[i] && q->stats[i].seen &&
+            !(q->stats[i].hist = (uint32_t *)PFVM_REALLOC(NULL, PFVM__Q_BINS * sizeof(uint32_t))))
+            return pfvm__fail(q->st, PFVM_ERR_NOMEM, "out of memory");
+        else if (q->stats[i].hist)
+            memset(q->stats[i].hist, 0, PFVM__Q_BINS * sizeof(uint32_t));
+    if (pfvm__q_run_sets(q, inputs, n_sets, 1))
+        return q->st ? q->st->code : PFVM_ERR_INVALID;
+    for (i = 0; i < q->n_values; i++) {
+        pfvm__qstat *s = &q->stats[i];
+        double lo, hi;
+        if (!s->hist || !s->count)
+            continue;
+        /* a range that starts at 0 (after Relu) keeps it: only the top is cut */
+        lo = s->lo >= 0 ? s->lo : pfvm__q_quantile(s, (1 - keep) / 2);
+        hi = pfvm__q_quantile(s, s->lo >= 0 ? keep : 1 - (1 - keep) / 2);
+        s->lo = lo;
+        s->hi = hi;
+    }
+    return PFVM_OK;
+}
+
+/* ---- which nodes and activations ----------------------------------------------------------- */
+
+/* v's only reader is a quantized activation function (its producer's
+ * integer form absorbs it, so v itself stays unquantized). */
+static int pfvm__q_feeds_activation(pfvm__quantizer *q, const pfvm_uses *u, const pfvm_value *v)
+{
+    int count;
+    const pfvm_use *us = pfvm_uses_of(u, v, &count);
+    return count == 1 && us[0].node && us[0].node->graph == q->g && q->quant[us[0].node->id] &&
+           pfvm__q_is_activation(us[0].node);
+}
+
+static pfvm_code pfvm__q_select(pfvm__quantizer *q)
+{
+    pfvm_uses u;
+    int i, j;
+    if (pfvm_uses_build(&u, q->g, q->st))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    for (i = 0; i < q->n_nodes; i++) {
+        const pfvm_node *n = q->g->nodes[i];
+        q->quant[i] = pfvm__q_role(n) && !pfvm__q_excluded(q->opt->exclude, n->name) && n->n_outputs == 1 &&
+                      n->n_inputs > 0 && pfvm__q_is_float_activation(n->inputs[0]);
+    }
+    for (i = 0; i < q->n_nodes; i++) {
+        const pfvm_node *n = q->g->nodes[i];
+        const pfvm__qrole *r = pfvm__q_role(n);
+        const pfvm_value *y = n->outputs[0];
+        if (!q->quant[i])
+            continue;
+        q->rep.nodes++;
+        for (j = 0; j < (r->all_inputs ? n->n_inputs : 1); j++) {
+            const pfvm_value *x = n->inputs[j];
+            /* a quantized producer's output that only this activation reads stays float */
+            if (pfvm__q_is_float_activation(x) &&
+                !(x->producer && q->quant[x->producer->id] && pfvm__q_feeds_activation(q, &u, x)))
+                q->mark[x->id] = 1;
+        }
+        if (pfvm__q_is_float_activation(y) && !y->is_output && !pfvm__q_feeds_activation(q, &u, y))
+            q->mark[y->id] = 1;
+    }
+    pfvm_uses_free(&u);
+    return PFVM_OK;
+}
+
+/* ---- scales and zero points ------------------------------------------------------------------ */
+
+static void pfvm__q_act_params(const pfvm__qstat *s, int symmetric, pfvm__qparams *p)
+{
+    double lo = s->seen && s->lo < 0 ? s->lo : 0, hi = s->seen && s->hi > 0 ? s->hi : 0;
+    p->set = 1;
+    if (symmetric) {
+        double a = -lo > hi ? -lo : hi;
+        p->dtype = PFVM_INT8;
+        p->zp = 0;
+        p->scale = a > 0 ? (float)(a / 127.0) : 1.0f;
+        return;
+    }
+    p->dtype = PFVM_UINT8;
+    if (hi - lo <= 0) {
+        p->scale = 1.0f;
+        p->zp = 0;
+        return;
+    }
+    p->scale = (float)((hi - lo) / 255.0);
+    p->zp = (int)floor(-lo / p->scale + 0.5);
+    p->zp = p->zp < 0 ? 0 : p->zp > 255 ? 255 : p->zp;
+}
+
+static double pfvm__q_round_even(double v)
+{
+    double r = floor(v + 0.5);
+    if (r - v == 0.5 && fmod(r, 2.0) != 0)
+        r -= 1.0;
+    return r;
+}
+
+/* ---- graph building ---------------------------------------------------------------------------- */
+
+static pfvm_value *pfvm__q_const(pfvm__quantizer *q, const char *base, const char *suffix, pfvm_dtype dt, int rank,
+                                 const int64_t *dims, void **data)
+{
+    char name[512];
+    pfvm_tensor *t;
+    pfvm_value *v;
+    pfvm__snprintf(name, sizeof name, "%s%s", base, suffix);
+    if (!(t = pfvm_model_tensor(q->m, dt, rank, dims, NULL, q->st)) || !(v = pfvm_graph_new_value(q->g, name, q->st)) ||
+        pfvm_graph_add_init(q->g, v, t, q->st))
+        return NULL;
+    *data = t->data;
+    return v;
+}
+
+/* scale and zero point initializers for one activation */
+static pfvm_code pfvm__q_param_consts(pfvm__quantizer *q, const pfvm_value *v, pfvm_value **scale, pfvm_value **zp)
+{
+    const pfvm__qparams *p = &q->params[v->id];
+    void *d;
+    if (!(*scale = pfvm__q_const(q, v->name, "_scale", PFVM_FLOAT, 0, NULL, &d)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    *(float *)d = p->scale;
+    if (!(*zp = pfvm__q_const(q, v->name, "_zero_point", p->dtype, 0, NULL, &d)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    if (p->dtype == PFVM_UINT8)
+        *(uint8_t *)d = (uint8_t)p->zp;
+    else
+        *(int8_t *)d = (int8_t)p->zp;
+    return PFVM_OK;
+}
+
+static pfvm_node *pfvm__q_add(pfvm__quantizer *q, const char *op, const char *base, const char *suffix,
+                              pfvm_value **ins, int n_in, pfvm_value *out)
+{
+    char name[512];
+    pfvm__snprintf(name, sizeof name, "%s%s", base, suffix);
+    return pfvm_graph_add_node(q->g, op, "", name, ins, n_in, &out, 1, q->st);
+}
+
+/* v -> QuantizeLinear -> DequantizeLinear, read by every node that read v. */
+static pfvm_code pfvm__q_insert_qdq(pfvm__quantizer *q, pfvm_value *v, int n_nodes)
+{
+    pfvm_value *ins[3], *vq, *vdq;
+    pfvm_node *qn, *dqn;
+    int i, j;
+    ins[0] = v;
+    if (pfvm__q_param_consts(q, v, &ins[1], &ins[2]) || !(vq = pfvm_graph_new_value(q->g, v->name, q->st)) ||
+        !(vdq = pfvm_graph_new_value(q->g, v->name, q->st)) ||
+        !(qn = pfvm__q_add(q, "QuantizeLinear", v->name, "_QuantizeLinear", ins, 3, vq)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    ins[0] = vq;
+    if (!(dqn = pfvm__q_add(q, "DequantizeLinear", v->name, "_DequantizeLinear", ins, 3, vdq)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    /* the original nodes only (the ones just added read v on purpose) */
+    for (i = 0; i < n_nodes; i++)
+        for (j = 0; j < q->g->nodes[i]->n_inputs; j++)
+            if (q->g->nodes[i]->inputs[j] == v)
+                q->g->nodes[i]->inputs[j] = vdq;
+    (void)qn;
+    q->rep.activations++;
+    return PFVM_OK;
+}
+
+/* Per-channel (or per-tensor) symmetric int8 scales of weight w along axis. */
+static pfvm_code pfvm__q_weight(pfvm__quantizer *q, pfvm_node *n, int slot, int axis, float **scales_out, int *n_scales)
+{
+    pfvm_value *wv = n->inputs[slot], *ins[3], *wdq;
+    const pfvm_tensor *w = wv->init;
+    int64_t total = pfvm_tensor_numel(w), len, inner = 1, i, c;
+    int d, per = q->opt->per_channel;
+    float *scales;
+    int8_t *wq, *zp;
+    void *data;
+    pfvm_node *dq;
+    char base[400];
+    axis = axis < 0 ? w->rank + axis : axis;
+    len = per && axis >= 0 && axis < w->rank ? w->dims[axis] : 1;
+    for (d = axis + 1; per && d < w->rank; d++)
+        inner *= w->dims[d];
+    pfvm__snprintf(base, sizeof base, "%s", wv->name);
+    if (!(ins[1] = pfvm__q_const(q, base, "_scale", PFVM_FLOAT, per ? 1 : 0, &len, &data)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    scales = (float *)data;
+    if (!(ins[2] = pfvm__q_const(q, base, "_zero_point", PFVM_INT8, per ? 1 : 0, &len, &data)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    zp = (int8_t *)data;
+    if (!(ins[0] = pfvm__q_const(q, base, "_quantized", PFVM_INT8, w->rank, w->dims, &data)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    wq = (int8_t *)data;
+    for (c = 0; c < len; c++)
+        scales[c] = 0, zp[c] = 0;
+    for (i = 0; i < total; i++) {
+        double a = fabs(pfvm_tensor_get_f64(w, i));
+        c = (i / inner) % len;
+        if (a > scales[c])
+            scales[c] = (float)a;
+    }
+    for (c = 0; c < len; c++)
+        scales[c] = scales[c] > 0 ? scales[c] / 127.0f : 1.0f;
+    for (i = 0; i < total; i++) {
+        double v = pfvm__q_round_even(pfvm_tensor_get_f64(w, i) / scales[(i / inner) % len]);
+        wq[i] = (int8_t)(v < -127 ? -127 : v > 127 ? 127 : v);
+    }
+    if (!(wdq = pfvm_graph_new_value(q->g, base, q->st)) ||
+        !(dq = pfvm__q_add(q, "DequantizeLinear", base, "_DequantizeLinear", ins, 3, wdq)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    if (per && pfvm_node_set_attr_int(dq, "axis", axis, q->st))
+        return q->st->code;
+    n->inputs[slot] = wdq;
+    *scales_out = scales;
+    *n_scales = (int)len;
+    q->rep.weights++;
+    return PFVM_OK;
+}
+
+/* Bias b as int32 at scale x_scale * w_scale[c], zero point 0. */
+static pfvm_code pfvm__q_bias(pfvm__quantizer *q, pfvm_node *n, int slot, float xs, const float *ws, int nws)
+{
+    pfvm_value *bv = n->inputs[slot], *ins[3], *bdq;
+    const pfvm_tensor *b = bv->init;
+    int64_t len = pfvm_tensor_numel(b), i;
+    float *scales;
+    int32_t *bq, *zp;
+    void *data;
+    pfvm_node *dq;
+    if (b->rank != 1 || (nws != 1 && nws != len))
+        return PFVM_OK; /* stays float */
+    if (!(ins[1] = pfvm__q_const(q, bv->name, "_scale", PFVM_FLOAT, 1, &len, &data)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    scales = (float *)data;
+    if (!(ins[2] = pfvm__q_const(q, bv->name, "_zero_point", PFVM_INT32, 1, &len, &data)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    zp = (int32_t *)data;
+    if (!(ins[0] = pfvm__q_const(q, bv->name, "_quantized", PFVM_INT32, 1, &len, &data)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    bq = (int32_t *)data;
+    for (i = 0; i < len; i++) {
+        double v;
+        scales[i] = xs * ws[nws == 1 ? 0 : i];
+        v = pfvm__q_round_even(pfvm_tensor_get_f64(b, i) / scales[i]);
+        bq[i] = (int32_t)(v < -2147483647.0 ? -2147483647.0 : v > 2147483647.0 ? 2147483647.0 : v);
+        zp[i] = 0;
+    }
+    if (!(bdq = pfvm_graph_new_value(q->g, bv->name, q->st)) ||
+        !(dq = pfvm__q_add(q, "DequantizeLinear", bv->name, "_DequantizeLinear", ins, 3, bdq)) ||
+        pfvm_node_set_attr_int(dq, "axis", 0, q->st))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    n->inputs[slot] = bdq;
+    q->rep.biases++;
+    return PFVM_OK;
+}
+
+/* Weight and bias of quantized node n (input 0 already has its params). */
+static pfvm_code pfvm__q_node_weights(pfvm__quantizer *q, pfvm_node *n)
+{
+    const pfvm__qrole *r = pfvm__q_role(n);
+    float *ws = NULL;
+    int nws = 0, axis;
+    const pfvm_value *x = n->inputs[0];
+    pfvm_value *w = r->weight >= 0 && r->weight < n->n_inputs ? n->inputs[r->weight] : NULL;
+    if (!w || !w->init || w->init->dtype != PFVM_FLOAT || w->init->rank < 1)
+        return PFVM_OK;
+    if (!strcmp(n->op_type, "Gemm") &&
+        (pfvm_node_attr_int(n, "transA", 0) || w->init->rank != 2))
+        return PFVM_OK;
+    if (!strcmp(n->op_type, "MatMul") && w->init->rank != 2)
+        return PFVM_OK;
+    axis = pfvm_node_attr_int(n, "transB", 0) ? r->axis_trans : r->axis;
+    if (pfvm__q_weight(q, n, r->weight, axis, &ws, &nws))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    if (r->bias >= 0 && r->bias < n->n_inputs && n->inputs[r->bias] && n->inputs[r->bias]->init &&
+        n->inputs[r->bias]->init->dtype == PFVM_FLOAT && q->params[x->id].set &&
+        (strcmp(n->op_type, "Gemm") || pfvm_node_attr_float(n, "beta", 1.0f) == 1.0f) &&
+        (strcmp(n->op_type, "Gemm") || pfvm_node_attr_float(n, "alpha", 1.0f) == 1.0f))
+        return pfvm__q_bias(q, n, r->bias, q->params[x->id].scale, ws, nws);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__q_rewrite(pfvm__quantizer *q)
+{
+    int i, n_nodes = q->n_nodes;
+    for (i = 0; i < q->n_values; i++)
+        if (q->mark[i])
+            pfvm__q_act_params(&q->stats[i], q->opt->symmetric, &q->params[i]);
+    for (i = 0; i < n_nodes; i++)
+        if (q->quant[i] && pfvm__q_node_weights(q, q->g->nodes[i]))
+            return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    for (i = 0; i < q->n_values; i++)
+        if (q->mark[i] && pfvm__q_insert_qdq(q, q->g->values[i], n_nodes))
+            return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    return pfvm_graph_toposort(q->g, q->st);
+}
+
+static pfvm_code pfvm__q_check(pfvm_model *m, const pfvm_quant_options *opt, pfvm_status *st)
+{
+    int64_t opset = pfvm_model_opset(m, "");
+    if (!m || !m->graph)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "quantize: no model");
+    if (opset < 10)
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "quantize: opset %lld has no QuantizeLinear (10 or later needed)",
+                          (long long)opset);
+    if (opt->per_channel && opset < 13)
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED,
+                          "quantize: per-channel weights need opset 13 (DequantizeLinear's axis), the model has %lld",
+                          (long long)opset);
+    return PFVM_OK;
+}
+
+pfvm_code pfvm_quantize(pfvm_model *m, const pfvm_tensor *const *inputs, int n_sets, const pfvm_quant_options *opt,
+                        pfvm_quant_report *report, pfvm_status *st)
+{
+    pfvm_quant_options defaults;
+    pfvm__quantizer q;
+    pfvm_code rc;
+    int i;
+    memset(&defaults, 0, sizeof defaults);
+    memset(&q, 0, sizeof q);
+    if (!opt)
+        opt = &defaults;
+    if ((rc = pfvm__q_check(m, opt, st)) != PFVM_OK)
+        return rc;
+    if (n_sets < 1 || !inputs)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "quantize: no calibration inputs");
+    q.m = m;
+    q.g = m->graph;
+    q.opt = opt;
+    q.st = st;
+    q.n_values = (int)stbds_arrlen(q.g->values);
+    q.n_nodes = (int)stbds_arrlen(q.g->nodes);
+    q.stats = (pfvm__qstat *)PFVM_REALLOC(NULL, (size_t)(q.n_values + 1) * sizeof *q.stats);
+    q.params = (pfvm__qparams *)PFVM_REALLOC(NULL, (size_t)(q.n_values + 1) * sizeof *q.params);
+    q.mark = (unsigned char *)PFVM_REALLOC(NULL, (size_t)q.n_values + 1);
+    q.quant = (unsigned char *)PFVM_REALLOC(NULL, (size_t)q.n_nodes + 1);
+    if (!q.stats || !q.params || !q.mark || !q.quant)
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    if (!rc) {
+        memset(q.stats, 0, (size_t)(q.n_values + 1) * sizeof *q.stats);
+        memset(q.params, 0, (size_t)(q.n_values + 1) * sizeof *q.params);
+        memset(q.mark, 0, (size_t)q.n_values + 1);
+        memset(q.quant, 0, (size_t)q.n_nodes + 1);
+        rc = pfvm__q_select(&q);
+    }
+    if (!rc)
+        rc = pfvm__q_calibrate(&q, inputs, n_sets);
+    if (!rc)
+        rc = pfvm__q_rewrite(&q);
+    if (!rc)
+        rc = pfvm_infer_shapes(q.g, 0, st);
+    if (q.stats)
+        for (i = 0; i < q.n_values; i++)
+            PFVM_FREE(q.stats[i].hist);
+    PFVM_FREE(q.stats);
+    PFVM_FREE(q.params);
+    PFVM_FREE(q.mark);
+    PFVM_FREE(q.quant);
+    if (!rc && report)
+        *report = q.rep;
+    return rc;
 }
 /* ---- src/passes/recompute.c ---- */
 /* The recompute pass: which activations to keep, an exact simulation of

@@ -1,11 +1,14 @@
 /* The pass manager: the list of passes in pipeline order, name lookup, and
  * pfvm_optimize, which runs a list of them with statistics. */
 #include "passes.h"
+#include "quantize.h"
 
 #include <string.h>
 
 /* Pipeline order. Each pass's file adds its line here. */
 static const pfvm_pass pfvm__passes[] = {
+    {"qlinear", "QDQ patterns (DequantizeLinear -> Conv/MatMul -> QuantizeLinear, ...) become QLinearConv/QLinearMatMul",
+     pfvm__pass_qlinear, 1},
     {"fold", "constant folding: constant nodes and known shape arithmetic become initializers", pfvm__pass_fold, 1},
     {"simplify", "the operators' own rewrites (Identity, no-op Reshape/Transpose/Cast/Pad/Slice, x*1, ...)",
      pfvm__pass_simplify, 1},
