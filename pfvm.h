@@ -1043,6 +1043,16 @@ PFVM_API pfvm_code pfvm_infer_unknown(pfvm_ictx *c, int out, pfvm_dtype dtype, i
 typedef struct pfvm_types_saved pfvm_types_saved;
 
 #endif /* PFVM_REGISTRY_H */
+/* ---- src/ops/quant.h ---- */
+/* ops/quant: helpers of the int8 kernels (quant.c), internal; the unit
+ * tests (tests/test_quant.c) check them against double references. */
+#ifndef PFVM_OPS_QUANT_H
+#define PFVM_OPS_QUANT_H
+
+
+
+
+#endif /* PFVM_OPS_QUANT_H */
 /* ---- src/shape/infer.h ---- */
 /* shape: the inference driver. It walks a graph in topological order and
  * asks each node's operator definition for its outputs' types, shapes and
@@ -2211,6 +2221,18 @@ PFVM_INTERNAL int64_t pfvm_tn_index(const pfvm_tensor *t, int64_t i, int64_t dim
 PFVM_INTERNAL void pfvm_tn_store_i64(pfvm_tensor *t, int64_t i, int64_t v);
 
 #endif /* PFVM_OPS_COMMON_H */
+/* ---- src/ops/quant.h ---- */
+/* real = mult * 2^-shift with mult in [2^30, 2^31) (0 for real <= 0): the
+ * requantization multiplier x_scale * w_scale / y_scale in fixed point. */
+PFVM_INTERNAL void pfvm_q_multiplier(double real, int32_t *mult, int *shift);
+/* acc * mult * 2^-shift rounded half to even, exactly (64-bit product). */
+PFVM_INTERNAL int64_t pfvm_q_scale(int64_t acc, int32_t mult, int shift);
+/* zp + pfvm_q_scale(acc), saturated to [lo, hi]. */
+PFVM_INTERNAL int32_t pfvm_q_requantize(int32_t acc, int32_t mult, int shift, int32_t zp, int32_t lo, int32_t hi);
+/* Which int8 GEMM kernel runs: 2 AVX2, 0 portable C. pfvm_q_force_portable(1)
+ * makes every later call use the portable one (tests compare the two). */
+PFVM_INTERNAL int pfvm_q_gemm_kind(void);
+PFVM_INTERNAL void pfvm_q_force_portable(int on);
 /* ---- src/shape/infer.h ---- */
 /* pfvm_infer_shapes (not strict) that also hands each graph's knowledge to
  * keep: passes read known contents (shape values, folded constants) this
@@ -17060,9 +17082,430 @@ static pfvm_code pfvm__q_k_conv_integer(pfvm_kctx *k)
                             pfvm__q_conv_int32, k->out[0]);
 }
 
+/* ---- fixed-point requantization ---------------------------------------------------------- */
+
+PFVM_INTERNAL void pfvm_q_multiplier(double real, int32_t *mult, int *shift)
+{
+    int e;
+    double f;
+    int64_t m;
+    if (!(real > 0) || real != real) {
+        *mult = 0;
+        *shift = 0;
+        return;
+    }
+    f = frexp(real, &e); /* real = f * 2^e, f in [0.5, 1) */
+    m = (int64_t)floor(f * 2147483648.0 + 0.5);
+    if (m == ((int64_t)1 << 31)) {
+        m >>= 1;
+        e++;
+    }
+    *mult = (int32_t)m;
+    *shift = 31 - e;
+}
+
+PFVM_INTERNAL int64_t pfvm_q_scale(int64_t acc, int32_t mult, int shift)
+{
+    int64_t p = acc * mult, q, r, half;
+    if (shift <= 0) /* a multiplier of 2^31 or more: no rounding, saturate */
+        return shift < -31 ? (p < 0 ? INT64_MIN / 4 : INT64_MAX / 4) : p * ((int64_t)1 << -shift);
+    if (shift > 62)
+        return 0;
+    /* floor division by 2^shift without shifting negative numbers */
+    q = p >= 0 ? p >> shift : -((-p - 1) >> shift) - 1;
+    r = p - q * ((int64_t)1 << shift);
+    half = (int64_t)1 << (shift - 1);
+    if (r > half || (r == half && (q & 1)))
+        q++;
+    return q;
+}
+
+PFVM_INTERNAL int32_t pfvm_q_requantize(int32_t acc, int32_t mult, int shift, int32_t zp, int32_t lo, int32_t hi)
+{
+    int64_t v = pfvm_q_scale(acc, mult, shift) + zp;
+    return v < lo ? lo : v > hi ? hi : (int32_t)v;
+}
+
+/* ---- the int8 GEMM: int16 pairs, int32 sums ------------------------------------------------- *
+ *
+ * Operands are stored minus their zero points as int16 (|v| <= 255), and
+ * reduction positions go in pairs: a product of two pairs is one AVX2
+ * vpmaddwd lane (16 multiply-adds per instruction), which cannot overflow
+ * (2 * 255 * 255 < 2^31). Weights: wp[c][kp] = (w[c][2kp], w[c][2kp+1]);
+ * columns: panels of PFVM__QG_NR columns, panel[kp][j] = (x[2kp][j],
+ * x[2kp+1][j]). The kernel computes PFVM__QG_MR x PFVM__QG_NR sums. */
+#define PFVM__QG_MR 4
+#define PFVM__QG_NR 16
+
+static int pfvm__qg_portable;
+
+PFVM_INTERNAL void pfvm_q_force_portable(int on)
+{
+    pfvm__qg_portable = on;
+}
+
+#if defined(PFVM_DISPATCH_CLONES)
+#include <immintrin.h>
+#define PFVM__QG_AVX2 1
+static int pfvm__qg_have_avx2(void)
+{
+    static int ok = -1;
+    if (ok < 0) {
+        __builtin_cpu_init();
+        ok = __builtin_cpu_supports("avx2") != 0;
+    }
+    return ok;
+}
+
+__attribute__((target("avx2"))) static void pfvm__qg_kernel_avx2(const int16_t *w, int64_t ldw, const int16_t *panel,
+                                                                  int64_t K2, int32_t *acc)
+{
+    __m256i a[PFVM__QG_MR][2];
+    int64_t kp;
+    int c;
+    for (c = 0; c < PFVM__QG_MR; c++)
+        a[c][0] = a[c][1] = _mm256_setzero_si256();
+    for (kp = 0; kp < K2; kp++) {
+        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(panel + kp * 2 * PFVM__QG_NR));
+        __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(panel + kp * 2 * PFVM__QG_NR + 16));
+        for (c = 0; c < PFVM__QG_MR; c++) {
+            int32_t pair;
+            __m256i wv;
+            memcpy(&pair, w + c * ldw + 2 * kp, sizeof pair);
+            wv = _mm256_set1_epi32(pair);
+            a[c][0] = _mm256_add_epi32(a[c][0], _mm256_madd_epi16(x0, wv));
+            a[c][1] = _mm256_add_epi32(a[c][1], _mm256_madd_epi16(x1, wv));
+        }
+    }
+    for (c = 0; c < PFVM__QG_MR; c++) {
+        _mm256_storeu_si256((__m256i *)(void *)(acc + c * PFVM__QG_NR), a[c][0]);
+        _mm256_storeu_si256((__m256i *)(void *)(acc + c * PFVM__QG_NR + 8), a[c][1]);
+    }
+}
+#endif
+
+PFVM_INTERNAL int pfvm_q_gemm_kind(void)
+{
+#ifdef PFVM__QG_AVX2
+    if (!pfvm__qg_portable && pfvm__qg_have_avx2())
+        return 2;
+#endif
+    return 0;
+}
+
+PFVM_DISPATCH static void pfvm__qg_kernel_c(const int16_t *w, int64_t ldw, const int16_t *panel, int64_t K2,
+                                            int32_t *acc)
+{
+    int64_t kp;
+    int c, j;
+    for (c = 0; c < PFVM__QG_MR * PFVM__QG_NR; c++)
+        acc[c] = 0;
+    for (kp = 0; kp < K2; kp++) {
+        const int16_t *p = panel + kp * 2 * PFVM__QG_NR;
+        for (c = 0; c < PFVM__QG_MR; c++) {
+            int32_t w0 = w[c * ldw + 2 * kp], w1 = w[c * ldw + 2 * kp + 1];
+            for (j = 0; j < PFVM__QG_NR; j++)
+                acc[c * PFVM__QG_NR + j] += p[2 * j] * w0 + p[2 * j + 1] * w1;
+        }
+    }
+}
+
+static void pfvm__qg_kernel(int kind, const int16_t *w, int64_t ldw, const int16_t *panel, int64_t K2, int32_t *acc)
+{
+#ifdef PFVM__QG_AVX2
+    if (kind == 2) {
+        pfvm__qg_kernel_avx2(w, ldw, panel, K2, acc);
+        return;
+    }
+#endif
+    (void)kind;
+    pfvm__qg_kernel_c(w, ldw, panel, K2, acc);
+}
+
+/* ---- QLinearConv, fast path: 2-D, explicit pads, per-tensor x and y ------------------------- */
+
+typedef struct pfvm__qc_geom {
+    int64_t N, C, H, W, M, OH, OW, KH, KW, group, CG, MG, K, K2, Mp;
+    int64_t sh, sw, dh, dw, pt, pl;
+} pfvm__qc_geom;
+
+/* Weights minus their zero points, packed once per weight tensor. */
+typedef struct pfvm__qc_state {
+    const void *w;
+    int16_t *wp; /* per group: [Mp][2*K2] */
+} pfvm__qc_state;
+
+static void pfvm__qc_state_free(void *p)
+{
+    pfvm__qc_state *s = (pfvm__qc_state *)p;
+    if (s)
+        PFVM_FREE(s->wp);
+    PFVM_FREE(s);
+}
+
+static int pfvm__qc_attr2(const pfvm_node *n, const char *name, int64_t def, int64_t *out, int count)
+{
+    const int64_t *v;
+    int c = pfvm_node_attr_ints(n, name, &v), i;
+    if (c < 0) {
+        for (i = 0; i < count; i++)
+            out[i] = def;
+        return 1;
+    }
+    if (c != count)
+        return 0;
+    for (i = 0; i < count; i++)
+        out[i] = v[i];
+    return 1;
+}
+
+/* The geometry, when the node is one the fast path takes. */
+static int pfvm__qc_geometry(const pfvm_kctx *k, pfvm__qc_geom *g)
+{
+    const pfvm_tensor *X = k->in[0], *W = k->in[3], *Y = k->out[0];
+    const char *ap = pfvm_node_attr_string(k->node, "auto_pad", "NOTSET");
+    int64_t s[2], d[2], p[4], ks[2];
+    if (X->rank != 4 || W->rank != 4 || !Y->data || Y->rank != 4 || strcmp(ap, "NOTSET") ||
+        !pfvm__qc_attr2(k->node, "strides", 1, s, 2) || !pfvm__qc_attr2(k->node, "dilations", 1, d, 2) ||
+        !pfvm__qc_attr2(k->node, "pads", 0, p, 4) || !pfvm__qc_attr2(k->node, "kernel_shape", 0, ks, 2))
+        return 0;
+    g->N = X->dims[0], g->C = X->dims[1], g->H = X->dims[2], g->W = X->dims[3];
+    g->M = W->dims[0], g->KH = W->dims[2], g->KW = W->dims[3];
+    g->group = pfvm_node_attr_int(k->node, "group", 1);
+    g->sh = s[0], g->sw = s[1], g->dh = d[0], g->dw = d[1], g->pt = p[0], g->pl = p[1];
+    if ((ks[0] && ks[0] != g->KH) || (ks[1] && ks[1] != g->KW) || g->group < 1 || g->C % g->group ||
+        g->M % g->group || W->dims[1] * g->group != g->C || s[0] < 1 || s[1] < 1 || d[0] < 1 || d[1] < 1 ||
+        p[0] < 0 || p[1] < 0 || p[2] < 0 || p[3] < 0)
+        return 0;
+    g->OH = (g->H + p[0] + p[2] - d[0] * (g->KH - 1) - 1) / s[0] + 1;
+    g->OW = (g->W + p[1] + p[3] - d[1] * (g->KW - 1) - 1) / s[1] + 1;
+    if (g->OH < 1 || g->OW < 1 || Y->dims[0] != g->N || Y->dims[1] != g->M || Y->dims[2] != g->OH ||
+        Y->dims[3] != g->OW)
+        return 0;
+    g->CG = g->C / g->group;
+    g->MG = g->M / g->group;
+    g->K = g->CG * g->KH * g->KW;
+    g->K2 = (g->K + 1) / 2;
+    g->Mp = (g->MG + PFVM__QG_MR - 1) / PFVM__QG_MR * PFVM__QG_MR;
+    return 1;
+}
+
+static int pfvm__q_is8(const pfvm_tensor *t)
+{
+    return t && (t->dtype == PFVM_UINT8 || t->dtype == PFVM_INT8);
+}
+
+static int32_t pfvm__q_at(const pfvm_tensor *t, int64_t i)
+{
+    return t->dtype == PFVM_UINT8 ? ((const uint8_t *)t->data)[i] : ((const int8_t *)t->data)[i];
+}
+
+static pfvm__qc_state *pfvm__qc_weights(pfvm_kctx *k, const pfvm__qc_geom *g)
+{
+    const pfvm_tensor *W = k->in[3], *wz = k->in[5];
+    int64_t nwz = pfvm_tensor_numel(wz), gg, c, kk;
+    pfvm__qc_state *s = (pfvm__qc_state *)k->state;
+    size_t n;
+    if (s && s->w == W->data)
+        return s;
+    n = (size_t)(g->group * g->Mp * 2 * g->K2);
+    if (!(s = (pfvm__qc_state *)PFVM_REALLOC(NULL, sizeof *s)))
+        return NULL;
+    if (!(s->wp = (int16_t *)PFVM_REALLOC(NULL, n * sizeof(int16_t) + 1))) {
+        PFVM_FREE(s);
+        return NULL;
+    }
+    s->w = W->data;
+    memset(s->wp, 0, n * sizeof(int16_t));
+    for (gg = 0; gg < g->group; gg++)
+        for (c = 0; c < g->MG; c++) {
+            int64_t m = gg * g->MG + c;
+            int32_t z = nwz == 1 ? pfvm__q_at(wz, 0) : pfvm__q_at(wz, m);
+            int16_t *row = s->wp + (gg * g->Mp + c) * 2 * g->K2;
+            for (kk = 0; kk < g->K; kk++)
+                row[kk] = (int16_t)(pfvm__q_at(W, m * g->K + kk) - z);
+        }
+    pfvm_kctx_set_state(k, s, pfvm__qc_state_free);
+    return (pfvm__qc_state *)k->state == s ? s : NULL;
+}
+
+/* Column panels of one image and group: x minus its zero point, 0 in the
+ * padding. */
+static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, int64_t base, int32_t xz, int16_t *panels)
+{
+    int64_t OHW = g->OH * g->OW, kk, oh, ow, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
+    int u8 = X->dtype == PFVM_UINT8;
+    memset(panels, 0, (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t));
+    for (kk = 0; kk < g->K; kk++) {
+        int64_t c = kk / (g->KH * g->KW), kh = kk / g->KW % g->KH, kw = kk % g->KW;
+        int64_t plane = base + c * g->H * g->W;
+        for (oh = 0; oh < g->OH; oh++) {
+            int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+            if (ih < 0 || ih >= g->H)
+                continue;
+            for (ow = 0; ow < g->OW; ow++) {
+                int64_t iw = ow * g->sw - g->pl + kw * g->dw, j = oh * g->OW + ow, at;
+                if (iw < 0 || iw >= g->W)
+                    continue;
+                at = plane + ih * g->W + iw;
+                panels[((j / PFVM__QG_NR) * g->K2 + kk / 2) * 2 * PFVM__QG_NR + (j % PFVM__QG_NR) * 2 + (kk & 1)] =
+                    (int16_t)((u8 ? ((const uint8_t *)X->data)[at] : ((const int8_t *)X->data)[at]) - xz);
+            }
+        }
+    }
+}
+
+typedef struct pfvm__qc_out {
+    const int32_t *mult, *bias;
+    const int *shift;
+    int32_t zp, lo, hi;
+    pfvm_tensor *Y;
+} pfvm__qc_out;
+
+static void pfvm__qc_store(const pfvm__qc_out *o, int64_t m, int64_t at, const int32_t *acc, int64_t n)
+{
+    int64_t j;
+    int32_t b = o->bias ? o->bias[m] : 0;
+    for (j = 0; j < n; j++) {
+        int32_t v = pfvm_q_requantize(acc[j] + b, o->mult[m], o->shift[m], o->zp, o->lo, o->hi);
+        if (o->Y->dtype == PFVM_UINT8)
+            ((uint8_t *)o->Y->data)[at + j] = (uint8_t)v;
+        else
+            ((int8_t *)o->Y->data)[at + j] = (int8_t)v;
+    }
+}
+
+static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16_t *panels, const pfvm__qc_out *o,
+                          int64_t n, int64_t gg)
+{
+    int64_t OHW = g->OH * g->OW, jb, mb, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
+    int kind = pfvm_q_gemm_kind(), c;
+    int32_t acc[PFVM__QG_MR * PFVM__QG_NR];
+    for (jb = 0; jb < npan; jb++) {
+        int64_t cols = OHW - jb * PFVM__QG_NR < PFVM__QG_NR ? OHW - jb * PFVM__QG_NR : PFVM__QG_NR;
+        for (mb = 0; mb < g->MG; mb += PFVM__QG_MR) {
+            pfvm__qg_kernel(kind, wp + mb * 2 * g->K2, 2 * g->K2, panels + jb * g->K2 * 2 * PFVM__QG_NR, g->K2, acc);
+            for (c = 0; c < PFVM__QG_MR && mb + c < g->MG; c++) {
+                int64_t m = gg * g->MG + mb + c;
+                pfvm__qc_store(o, m, (n * g->M + m) * OHW + jb * PFVM__QG_NR, acc + c * PFVM__QG_NR, cols);
+            }
+        }
+    }
+}
+
+/* Depthwise: each kernel position adds a shifted row of the padded plane
+ * to the output rows. */
+PFVM_DISPATCH static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, int64_t PW, const int16_t *w,
+                                            int32_t *acc)
+{
+    int64_t kh, kw, oh, ow;
+    for (kh = 0; kh < g->KH; kh++)
+        for (kw = 0; kw < g->KW; kw++) {
+            int32_t wv = w[kh * g->KW + kw];
+            for (oh = 0; oh < g->OH; oh++) {
+                const int16_t *row = P + (oh * g->sh + kh * g->dh) * PW + kw * g->dw;
+                int32_t *a = acc + oh * g->OW;
+                if (g->sw == 1)
+                    for (ow = 0; ow < g->OW; ow++)
+                        a[ow] += wv * row[ow];
+                else
+                    for (ow = 0; ow < g->OW; ow++)
+                        a[ow] += wv * row[ow * g->sw];
+            }
+        }
+}
+
+static void pfvm__qc_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int32_t xz, const int16_t *wp,
+                               const pfvm__qc_out *o, int16_t *P, int32_t *acc, int64_t n)
+{
+    int64_t PH = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1, PW = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
+    int64_t c, ih, iw, OHW = g->OH * g->OW, j;
+    int u8 = X->dtype == PFVM_UINT8;
+    for (c = 0; c < g->C; c++) {
+        int64_t plane = (n * g->C + c) * g->H * g->W;
+        for (ih = 0; ih < PH; ih++)
+            for (iw = 0; iw < PW; iw++) {
+                int64_t y = ih - g->pt, x = iw - g->pl, at = plane + y * g->W + x;
+                P[ih * PW + iw] = y < 0 || y >= g->H || x < 0 || x >= g->W
+                                      ? 0
+                                      : (int16_t)((u8 ? ((const uint8_t *)X->data)[at] : ((const int8_t *)X->data)[at]) - xz);
+            }
+        for (j = 0; j < OHW; j++)
+            acc[j] = 0;
+        pfvm__qc_dw_plane(g, P, PW, wp + c * g->Mp * 2 * g->K2, acc);
+        pfvm__qc_store(o, c, (n * g->M + c) * OHW, acc, OHW);
+    }
+}
+
+/* 1 when the fast path ran (or failed: *rc), 0 when the node is not one it takes. */
+static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
+{
+    const pfvm_tensor *X = k->in[0], *xs = k->in[1], *xz = k->in[2], *W = k->in[3], *ws = k->in[4], *wz = k->in[5];
+    const pfvm_tensor *ys = k->in[6], *yz = k->in[7], *B = k->n_in > 8 ? k->in[8] : NULL;
+    pfvm__qc_geom g;
+    pfvm__qc_state *s;
+    pfvm__qc_out o;
+    int64_t nws, m, n, gg, OHW, npan, PH, PW;
+    int32_t *mult, *acc;
+    int *shift;
+    int16_t *buf;
+    size_t need;
+    int dw;
+    *rc = PFVM_OK;
+    if (!pfvm__q_is8(X) || !pfvm__q_is8(W) || !pfvm__q_is8(xz) || !pfvm__q_is8(wz) || !pfvm__q_is8(yz) ||
+        !pfvm__q_is8(k->out[0]) || pfvm_tensor_numel(xs) != 1 || pfvm_tensor_numel(xz) != 1 ||
+        pfvm_tensor_numel(ys) != 1 || pfvm_tensor_numel(yz) != 1 || xs->dtype != PFVM_FLOAT ||
+        ys->dtype != PFVM_FLOAT || ws->dtype != PFVM_FLOAT || (B && B->dtype != PFVM_INT32) || !pfvm__qc_geometry(k, &g))
+        return 0;
+    nws = pfvm_tensor_numel(ws);
+    if ((nws != 1 && nws != g.M) || pfvm_tensor_numel(wz) != nws || (B && pfvm_tensor_numel(B) != g.M))
+        return 0;
+    if (!(s = pfvm__qc_weights(k, &g))) {
+        *rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory packing the weights");
+        return 1;
+    }
+    OHW = g.OH * g.OW;
+    npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
+    dw = g.CG == 1 && g.MG == 1;
+    PH = (g.OH - 1) * g.sh + (g.KH - 1) * g.dh + 1;
+    PW = (g.OW - 1) * g.sw + (g.KW - 1) * g.dw + 1;
+    need = (size_t)g.M * (sizeof(int32_t) + sizeof(int)) +
+           (dw ? (size_t)(PH * PW) * sizeof(int16_t) + (size_t)OHW * sizeof(int32_t)
+               : (size_t)(npan * g.K2 * 2 * PFVM__QG_NR) * sizeof(int16_t)) + 64;
+    if (!(mult = (int32_t *)pfvm_kctx_scratch(k, need)))
+        return *rc = k->st ? k->st->code : PFVM_ERR_NOMEM, 1;
+    shift = (int *)(void *)(mult + g.M);
+    acc = (int32_t *)(void *)(shift + g.M);
+    buf = (int16_t *)(void *)(acc + (dw ? OHW : 0));
+    for (m = 0; m < g.M; m++)
+        pfvm_q_multiplier((double)*(const float *)xs->data * ((const float *)ws->data)[nws == 1 ? 0 : m] /
+                              *(const float *)ys->data, &mult[m], &shift[m]);
+    o.mult = mult;
+    o.shift = shift;
+    o.bias = B ? (const int32_t *)B->data : NULL;
+    o.zp = pfvm__q_at(yz, 0);
+    o.lo = k->out[0]->dtype == PFVM_UINT8 ? 0 : -128;
+    o.hi = k->out[0]->dtype == PFVM_UINT8 ? 255 : 127;
+    o.Y = k->out[0];
+    for (n = 0; n < g.N; n++) {
+        if (dw) {
+            pfvm__qc_depthwise(&g, X, pfvm__q_at(xz, 0), s->wp, &o, buf, acc, n);
+            continue;
+        }
+        for (gg = 0; gg < g.group; gg++) {
+            pfvm__qc_pack(&g, X, (n * g.C + gg * g.CG) * g.H * g.W, pfvm__q_at(xz, 0), buf);
+            pfvm__qc_gemm(&g, s->wp + gg * g.Mp * 2 * g.K2, buf, &o, n, gg);
+        }
+    }
+    return 1;
+}
+
 static pfvm_code pfvm__q_k_qlinear_conv(pfvm_kctx *k)
 {
     pfvm__q_requant r;
+    pfvm_code rc;
+    if (pfvm__qc_fast(k, &rc))
+        return rc;
     memset(&r, 0, sizeof r);
     r.y = k->out[0];
     r.xs = pfvm_tensor_get_f64(k->in[1], 0);
