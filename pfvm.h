@@ -16874,11 +16874,76 @@ static pfvm_code pfvm__q_infer_quantize(pfvm_ictx *c)
     return PFVM_OK;
 }
 
+/* Quantize/Dequantize fast path: float32 and 8-bit data, a per-tensor or
+ * per-axis float32 scale; 1 when the tensors are such, with the channel
+ * count of the parameters in *np. */
+static int pfvm__q_simple(const pfvm_kctx *k, const pfvm_tensor *q8, int64_t len, int64_t *np)
+{
+    const pfvm_tensor *s = k->in[1], *z = k->n_in > 2 ? k->in[2] : NULL;
+    int64_t ns = pfvm_tensor_numel(s);
+    *np = ns;
+    return q8 && (q8->dtype == PFVM_UINT8 || q8->dtype == PFVM_INT8) && s->dtype == PFVM_FLOAT && s->data &&
+           (ns == 1 || ns == len) && (!z || (z->dtype == q8->dtype && pfvm_tensor_numel(z) == ns && z->data)) &&
+           !pfvm_node_attr_int(k->node, "block_size", 0);
+}
+
+static pfvm_code pfvm__q_quantize_f32(pfvm_kctx *k, int64_t inner, int64_t len, int64_t np)
+{
+    const float *x = (const float *)k->in[0]->data, *s = (const float *)k->in[1]->data;
+    const pfvm_tensor *z = k->n_in > 2 ? k->in[2] : NULL;
+    pfvm_tensor *y = k->out[0];
+    int u8 = y->dtype == PFVM_UINT8;
+    float lo = u8 ? 0.0f : -128.0f, hi = u8 ? 255.0f : 127.0f;
+    int64_t n = pfvm_tensor_numel(k->in[0]), i = 0, c;
+    while (i < n) {
+        int64_t ch = np == 1 ? 0 : (i / inner) % len, end = np == 1 ? n : i + inner;
+        float sc = s[ch], zp = z ? (float)(u8 ? ((const uint8_t *)z->data)[ch] : ((const int8_t *)z->data)[ch]) : 0.0f;
+        if (sc == 0)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scale is 0");
+        for (c = i; c < end; c++) {
+            /* float32 division and half-to-even rounding, as the reference */
+            float v = rintf(x[c] / sc) + zp;
+            v = v < lo ? lo : v > hi ? hi : v;
+            if (v != v)
+                v = 0;
+            if (u8)
+                ((uint8_t *)y->data)[c] = (uint8_t)v;
+            else
+                ((int8_t *)y->data)[c] = (int8_t)v;
+        }
+        i = end;
+    }
+    return PFVM_OK;
+}
+
+static void pfvm__q_dequantize_8(pfvm_kctx *k, int64_t inner, int64_t len, int64_t np)
+{
+    const pfvm_tensor *x = k->in[0], *z = k->n_in > 2 ? k->in[2] : NULL;
+    const float *s = (const float *)k->in[1]->data;
+    float *y = (float *)k->out[0]->data;
+    int u8 = x->dtype == PFVM_UINT8;
+    int64_t n = pfvm_tensor_numel(x), i = 0, c;
+    while (i < n) {
+        int64_t ch = np == 1 ? 0 : (i / inner) % len, end = np == 1 ? n : i + inner;
+        double sc = s[ch];
+        int32_t zp = z ? (u8 ? ((const uint8_t *)z->data)[ch] : ((const int8_t *)z->data)[ch]) : 0;
+        if (u8)
+            for (c = i; c < end; c++)
+                y[c] = (float)((double)(((const uint8_t *)x->data)[c] - zp) * sc);
+        else
+            for (c = i; c < end; c++)
+                y[c] = (float)((double)(((const int8_t *)x->data)[c] - zp) * sc);
+        i = end;
+    }
+}
+
 static pfvm_code pfvm__q_k_quantize(pfvm_kctx *k)
 {
     const pfvm_tensor *x = k->in[0], *s = k->in[1], *z = k->n_in > 2 ? k->in[2] : NULL;
-    int64_t i, n = pfvm_tensor_numel(x), inner, len;
+    int64_t i, n = pfvm_tensor_numel(x), inner, len, np;
     pfvm__q_axis(k->node, x, &inner, &len);
+    if (x->dtype == PFVM_FLOAT && x->data && pfvm__q_simple(k, k->out[0], len, &np))
+        return pfvm__q_quantize_f32(k, inner, len, np);
     for (i = 0; i < n; i++) {
         double sc = pfvm__q_param(s, i, inner, len, 1), zp = pfvm__q_param(z, i, inner, len, 0);
         if (sc == 0)
@@ -16901,13 +16966,17 @@ static pfvm_code pfvm__q_infer_dequantize(pfvm_ictx *c)
 static pfvm_code pfvm__q_k_dequantize(pfvm_kctx *k)
 {
     const pfvm_tensor *x = k->in[0], *s = k->in[1], *z = k->n_in > 2 ? k->in[2] : NULL;
-    int64_t i, n = pfvm_tensor_numel(x), inner, len;
+    int64_t i, n = pfvm_tensor_numel(x), inner, len, np;
     /* the output has the scale's type: float, double, float16 or bfloat16
      * (another type from a malformed model must not be written as float) */
     if (!pfvm_dtype_is_float(k->out[0]->dtype))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "output type %s (the scale's) is not a float type",
                              pfvm_dtype_name(k->out[0]->dtype));
     pfvm__q_axis(k->node, x, &inner, &len);
+    if (k->out[0]->dtype == PFVM_FLOAT && x->data && pfvm__q_simple(k, x, len, &np)) {
+        pfvm__q_dequantize_8(k, inner, len, np);
+        return PFVM_OK;
+    }
     for (i = 0; i < n; i++) {
         double v = (pfvm_tensor_get_f64(x, i) - pfvm__q_param(z, i, inner, len, 0)) * pfvm__q_param(s, i, inner, len, 1);
         if (k->out[0]->dtype == PFVM_DOUBLE)
@@ -17104,20 +17173,19 @@ PFVM_INTERNAL void pfvm_q_multiplier(double real, int32_t *mult, int *shift)
     *shift = 31 - e;
 }
 
+/* Right shifts of negative numbers are arithmetic here (as with every
+ * compiler pfvm builds with: gcc, clang, MSVC, arm-none-eabi-gcc); adding
+ * half - 1 and the quotient's lowest bit first rounds half to even. */
+#define PFVM__Q_SHR_EVEN(p, s) (((p) + (((int64_t)1 << ((s) - 1)) - 1) + (((p) >> (s)) & 1)) >> (s))
+
 PFVM_INTERNAL int64_t pfvm_q_scale(int64_t acc, int32_t mult, int shift)
 {
-    int64_t p = acc * mult, q, r, half;
+    int64_t p = acc * mult;
     if (shift <= 0) /* a multiplier of 2^31 or more: no rounding, saturate */
         return shift < -31 ? (p < 0 ? INT64_MIN / 4 : INT64_MAX / 4) : p * ((int64_t)1 << -shift);
     if (shift > 62)
         return 0;
-    /* floor division by 2^shift without shifting negative numbers */
-    q = p >= 0 ? p >> shift : -((-p - 1) >> shift) - 1;
-    r = p - q * ((int64_t)1 << shift);
-    half = (int64_t)1 << (shift - 1);
-    if (r > half || (r == half && (q & 1)))
-        q++;
-    return q;
+    return PFVM__Q_SHR_EVEN(p, shift);
 }
 
 PFVM_INTERNAL int32_t pfvm_q_requantize(int32_t acc, int32_t mult, int shift, int32_t zp, int32_t lo, int32_t hi)
@@ -17362,16 +17430,33 @@ typedef struct pfvm__qc_out {
     pfvm_tensor *Y;
 } pfvm__qc_out;
 
-static void pfvm__qc_store(const pfvm__qc_out *o, int64_t m, int64_t at, const int32_t *acc, int64_t n)
+PFVM_DISPATCH static void pfvm__qc_store(const pfvm__qc_out *o, int64_t m, int64_t at, const int32_t *acc, int64_t n)
 {
     int64_t j;
-    int32_t b = o->bias ? o->bias[m] : 0;
-    for (j = 0; j < n; j++) {
-        int32_t v = pfvm_q_requantize(acc[j] + b, o->mult[m], o->shift[m], o->zp, o->lo, o->hi);
-        if (o->Y->dtype == PFVM_UINT8)
-            ((uint8_t *)o->Y->data)[at + j] = (uint8_t)v;
-        else
-            ((int8_t *)o->Y->data)[at + j] = (int8_t)v;
+    int32_t b = o->bias ? o->bias[m] : 0, lo = o->lo, hi = o->hi, zp = o->zp, mult = o->mult[m];
+    int sh = o->shift[m];
+    if (sh < 1 || sh > 62) {
+        for (j = 0; j < n; j++) {
+            int32_t v = pfvm_q_requantize(acc[j] + b, mult, sh, zp, lo, hi);
+            if (o->Y->dtype == PFVM_UINT8)
+                ((uint8_t *)o->Y->data)[at + j] = (uint8_t)v;
+            else
+                ((int8_t *)o->Y->data)[at + j] = (int8_t)v;
+        }
+        return;
+    }
+    if (o->Y->dtype == PFVM_UINT8) {
+        uint8_t *y = (uint8_t *)o->Y->data + at;
+        for (j = 0; j < n; j++) {
+            int64_t p = (int64_t)(acc[j] + b) * mult, v = PFVM__Q_SHR_EVEN(p, sh) + zp;
+            y[j] = (uint8_t)(v < lo ? lo : v > hi ? hi : v);
+        }
+    } else {
+        int8_t *y = (int8_t *)o->Y->data + at;
+        for (j = 0; j < n; j++) {
+            int64_t p = (int64_t)(acc[j] + b) * mult, v = PFVM__Q_SHR_EVEN(p, sh) + zp;
+            y[j] = (int8_t)(v < lo ? lo : v > hi ? hi : v);
+        }
     }
 }
 
