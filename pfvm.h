@@ -17397,6 +17397,26 @@ static pfvm__qc_state *pfvm__qc_weights(pfvm_kctx *k, const pfvm__qc_geom *g)
     return (pfvm__qc_state *)k->state == s ? s : NULL;
 }
 
+/* A 1x1 convolution's columns are the input's rows: no window to walk. */
+static void pfvm__qc_pack_pointwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int64_t base, int32_t xz,
+                                    int16_t *panels)
+{
+    int64_t HW = g->H * g->W, kk, j;
+    for (kk = 0; kk < g->K; kk++) {
+        int16_t *dst = panels + (kk / 2) * 2 * PFVM__QG_NR + (kk & 1);
+        int64_t step = g->K2 * 2 * PFVM__QG_NR;
+        if (X->dtype == PFVM_UINT8) {
+            const uint8_t *x = (const uint8_t *)X->data + base + kk * HW;
+            for (j = 0; j < HW; j++)
+                dst[(j / PFVM__QG_NR) * step + (j % PFVM__QG_NR) * 2] = (int16_t)(x[j] - xz);
+        } else {
+            const int8_t *x = (const int8_t *)X->data + base + kk * HW;
+            for (j = 0; j < HW; j++)
+                dst[(j / PFVM__QG_NR) * step + (j % PFVM__QG_NR) * 2] = (int16_t)(x[j] - xz);
+        }
+    }
+}
+
 /* Column panels of one image and group: x minus its zero point, 0 in the
  * padding. */
 static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, int64_t base, int32_t xz, int16_t *panels)
@@ -17404,6 +17424,10 @@ static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, int64_t 
     int64_t OHW = g->OH * g->OW, kk, oh, ow, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
     int u8 = X->dtype == PFVM_UINT8;
     memset(panels, 0, (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t));
+    if (g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 && OHW == g->H * g->W) {
+        pfvm__qc_pack_pointwise(g, X, base, xz, panels);
+        return;
+    }
     for (kk = 0; kk < g->K; kk++) {
         int64_t c = kk / (g->KH * g->KW), kh = kk / g->KW % g->KH, kw = kk % g->KW;
         int64_t plane = base + c * g->H * g->W;
@@ -17430,7 +17454,7 @@ typedef struct pfvm__qc_out {
     pfvm_tensor *Y;
 } pfvm__qc_out;
 
-PFVM_DISPATCH static void pfvm__qc_store(const pfvm__qc_out *o, int64_t m, int64_t at, const int32_t *acc, int64_t n)
+static void pfvm__qc_store(const pfvm__qc_out *o, int64_t m, int64_t at, const int32_t *acc, int64_t n)
 {
     int64_t j;
     int32_t b = o->bias ? o->bias[m] : 0, lo = o->lo, hi = o->hi, zp = o->zp, mult = o->mult[m];
