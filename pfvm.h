@@ -17454,11 +17454,56 @@ typedef struct pfvm__qc_out {
     pfvm_tensor *Y;
 } pfvm__qc_out;
 
+#ifdef PFVM__QG_AVX2
+/* pfvm_q_requantize on 8 lanes, for shifts in [31, 61] (the multiplier is
+ * below 1, so results fit 32 bits): the products move up by 2^62 so that
+ * logical shifts floor them, with the same half-to-even rounding. Returns
+ * how many elements it stored (a multiple of 8). */
+__attribute__((target("avx2"))) static int64_t pfvm__qc_store_avx2(const int32_t *acc, int64_t n, int32_t b, int32_t mult,
+                                                                    int sh, int32_t zp, int32_t lo, int32_t hi, void *out,
+                                                                    int u8)
+{
+    const __m256i vb = _mm256_set1_epi32(b), vm = _mm256_set1_epi32(mult), one = _mm256_set1_epi64x(1);
+    const __m256i off = _mm256_set1_epi64x((int64_t)1 << 62), half1 = _mm256_set1_epi64x(((int64_t)1 << (sh - 1)) - 1);
+    const __m256i offs = _mm256_set1_epi64x((int64_t)1 << (62 - sh)), vzp = _mm256_set1_epi32(zp);
+    const __m256i vlo = _mm256_set1_epi32(lo), vhi = _mm256_set1_epi32(hi);
+    const __m128i cnt = _mm_cvtsi32_si128(sh);
+    int64_t j;
+    for (j = 0; j + 8 <= n; j += 8) {
+        __m256i a = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(acc + j)), vb);
+        __m256i te = _mm256_add_epi64(_mm256_mul_epi32(a, vm), off);
+        __m256i to = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), vm), off);
+        __m256i qe = _mm256_srl_epi64(_mm256_add_epi64(_mm256_add_epi64(te, half1), _mm256_and_si256(_mm256_srl_epi64(te, cnt), one)), cnt);
+        __m256i qo = _mm256_srl_epi64(_mm256_add_epi64(_mm256_add_epi64(to, half1), _mm256_and_si256(_mm256_srl_epi64(to, cnt), one)), cnt);
+        __m256i r = _mm256_blend_epi32(_mm256_sub_epi64(qe, offs), _mm256_slli_epi64(_mm256_sub_epi64(qo, offs), 32), 0xAA);
+        __m256i r16, r8;
+        int32_t w0, w1;
+        r = _mm256_max_epi32(_mm256_min_epi32(_mm256_add_epi32(r, vzp), vhi), vlo);
+        r16 = _mm256_packs_epi32(r, r);
+        r8 = u8 ? _mm256_packus_epi16(r16, r16) : _mm256_packs_epi16(r16, r16);
+        w0 = _mm256_extract_epi32(r8, 0);
+        w1 = _mm256_extract_epi32(r8, 4);
+        memcpy((char *)out + j, &w0, 4);
+        memcpy((char *)out + j + 4, &w1, 4);
+    }
+    return j;
+}
+#endif
+
 static void pfvm__qc_store(const pfvm__qc_out *o, int64_t m, int64_t at, const int32_t *acc, int64_t n)
 {
     int64_t j;
     int32_t b = o->bias ? o->bias[m] : 0, lo = o->lo, hi = o->hi, zp = o->zp, mult = o->mult[m];
     int sh = o->shift[m];
+#ifdef PFVM__QG_AVX2
+    if (sh >= 31 && sh <= 61 && pfvm_q_gemm_kind() == 2) {
+        int64_t done = pfvm__qc_store_avx2(acc, n, b, mult, sh, zp, lo, hi,
+                                           (char *)o->Y->data + at, o->Y->dtype == PFVM_UINT8);
+        acc += done;
+        at += done;
+        n -= done;
+    }
+#endif
     if (sh < 1 || sh > 62) {
         for (j = 0; j < n; j++) {
             int32_t v = pfvm_q_requantize(acc[j] + b, mult, sh, zp, lo, hi);
