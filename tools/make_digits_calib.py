@@ -3,7 +3,7 @@
 (dev-time tool; the calibration sets are committed).
 
     /usr/bin/python3 tools/make_digits_calib.py            calibration: models/digits_calib/set_KK/input_0.pb
-    /usr/bin/python3 tools/make_digits_calib.py --test DIR  the 360 held-out images: DIR/KKK/input_0.pb, DIR/labels.txt
+    /usr/bin/python3 tools/make_digits_calib.py --test DIR  the 360 held-out images: DIR/KKK/input_0.pb, DIR/KKK.bin, DIR/labels.txt
 
 The split is tools/make_digits.py's (RandomState(0) permutation, first 80%
 for training): calibration images come from the training part only.
@@ -18,10 +18,12 @@ from sklearn.datasets import load_digits
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def write(dirpath, img):
+def write(dirpath, img, raw=False):
     os.makedirs(dirpath, exist_ok=True)
     with open(os.path.join(dirpath, "input_0.pb"), "wb") as f:
         f.write(numpy_helper.from_array(img, "image").SerializeToString())
+    if raw:  # for onnxruntime-node (bench/int8_ort.js)
+        img.tofile(dirpath + ".bin")
 
 
 def main():
@@ -35,7 +37,7 @@ def main():
         os.makedirs(out, exist_ok=True)
         with open(os.path.join(out, "labels.txt"), "w") as f:
             for k, i in enumerate(te):
-                write(os.path.join(out, "%03d" % k), x[i:i + 1])
+                write(os.path.join(out, "%03d" % k), x[i:i + 1], raw=True)
                 f.write("%03d %d\n" % (k, int(digits.target[i])))
         return
     for k, i in enumerate(tr[:32]):

@@ -331,12 +331,11 @@ static pfvm_code pfvm__q_param_consts(pfvm__quantizer *q, const pfvm_value *v, p
     return PFVM_OK;
 }
 
-static pfvm_node *pfvm__q_add(pfvm__quantizer *q, const char *op, const char *base, const char *suffix,
-                              pfvm_value **ins, int n_in, pfvm_value *out)
+/* The node is named after its output, a fresh value: node names stay
+ * unique (onnxruntime requires it) even when one weight feeds two nodes. */
+static pfvm_node *pfvm__q_add(pfvm__quantizer *q, const char *op, pfvm_value **ins, int n_in, pfvm_value *out)
 {
-    char name[512];
-    pfvm__snprintf(name, sizeof name, "%s%s", base, suffix);
-    return pfvm_graph_add_node(q->g, op, "", name, ins, n_in, &out, 1, q->st);
+    return pfvm_graph_add_node(q->g, op, "", out->name, ins, n_in, &out, 1, q->st);
 }
 
 /* v -> QuantizeLinear -> DequantizeLinear, read by every node that read v. */
@@ -346,12 +345,15 @@ static pfvm_code pfvm__q_insert_qdq(pfvm__quantizer *q, pfvm_value *v, int n_nod
     pfvm_node *qn, *dqn;
     int i, j;
     ins[0] = v;
-    if (pfvm__q_param_consts(q, v, &ins[1], &ins[2]) || !(vq = pfvm_graph_new_value(q->g, v->name, q->st)) ||
-        !(vdq = pfvm_graph_new_value(q->g, v->name, q->st)) ||
-        !(qn = pfvm__q_add(q, "QuantizeLinear", v->name, "_QuantizeLinear", ins, 3, vq)))
+    char name[512];
+    pfvm__snprintf(name, sizeof name, "%s_QuantizeLinear", v->name);
+    if (pfvm__q_param_consts(q, v, &ins[1], &ins[2]) || !(vq = pfvm_graph_new_value(q->g, name, q->st)) ||
+        !pfvm__snprintf(name, sizeof name, "%s_DequantizeLinear", v->name) ||
+        !(vdq = pfvm_graph_new_value(q->g, name, q->st)) ||
+        !(qn = pfvm__q_add(q, "QuantizeLinear", ins, 3, vq)))
         return q->st ? q->st->code : PFVM_ERR_NOMEM;
     ins[0] = vq;
-    if (!(dqn = pfvm__q_add(q, "DequantizeLinear", v->name, "_DequantizeLinear", ins, 3, vdq)))
+    if (!(dqn = pfvm__q_add(q, "DequantizeLinear", ins, 3, vdq)))
         return q->st ? q->st->code : PFVM_ERR_NOMEM;
     /* the original nodes only (the ones just added read v on purpose) */
     for (i = 0; i < n_nodes; i++)
@@ -403,8 +405,9 @@ static pfvm_code pfvm__q_weight(pfvm__quantizer *q, pfvm_node *n, int slot, int 
         double v = pfvm__q_round_even(pfvm_tensor_get_f64(w, i) / scales[(i / inner) % len]);
         wq[i] = (int8_t)(v < -127 ? -127 : v > 127 ? 127 : v);
     }
+    pfvm__snprintf(base, sizeof base, "%s_DequantizeLinear", wv->name);
     if (!(wdq = pfvm_graph_new_value(q->g, base, q->st)) ||
-        !(dq = pfvm__q_add(q, "DequantizeLinear", base, "_DequantizeLinear", ins, 3, wdq)))
+        !(dq = pfvm__q_add(q, "DequantizeLinear", ins, 3, wdq)))
         return q->st ? q->st->code : PFVM_ERR_NOMEM;
     if (per && pfvm_node_set_attr_int(dq, "axis", axis, q->st))
         return q->st->code;
@@ -443,8 +446,10 @@ static pfvm_code pfvm__q_bias(pfvm__quantizer *q, pfvm_node *n, int slot, float 
         bq[i] = (int32_t)(v < -2147483647.0 ? -2147483647.0 : v > 2147483647.0 ? 2147483647.0 : v);
         zp[i] = 0;
     }
-    if (!(bdq = pfvm_graph_new_value(q->g, bv->name, q->st)) ||
-        !(dq = pfvm__q_add(q, "DequantizeLinear", bv->name, "_DequantizeLinear", ins, 3, bdq)) ||
+    char name[512];
+    pfvm__snprintf(name, sizeof name, "%s_DequantizeLinear", bv->name);
+    if (!(bdq = pfvm_graph_new_value(q->g, name, q->st)) ||
+        !(dq = pfvm__q_add(q, "DequantizeLinear", ins, 3, bdq)) ||
         pfvm_node_set_attr_int(dq, "axis", 0, q->st))
         return q->st ? q->st->code : PFVM_ERR_NOMEM;
     n->inputs[slot] = bdq;
