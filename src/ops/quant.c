@@ -521,20 +521,6 @@ typedef struct pfvm__qc_geom {
     int64_t sh, sw, dh, dw, pt, pl;
 } pfvm__qc_geom;
 
-/* Weights minus their zero points, packed once per weight tensor. */
-typedef struct pfvm__qc_state {
-    const void *w;
-    int16_t *wp; /* per group: [Mp][2*K2] */
-} pfvm__qc_state;
-
-static void pfvm__qc_state_free(void *p)
-{
-    pfvm__qc_state *s = (pfvm__qc_state *)p;
-    if (s)
-        PFVM_FREE(s->wp);
-    PFVM_FREE(s);
-}
-
 static int pfvm__qc_attr2(const pfvm_node *n, const char *name, int64_t def, int64_t *out, int count)
 {
     const int64_t *v;
@@ -592,33 +578,26 @@ static int32_t pfvm__q_at(const pfvm_tensor *t, int64_t i)
     return t->dtype == PFVM_UINT8 ? ((const uint8_t *)t->data)[i] : ((const int8_t *)t->data)[i];
 }
 
-static pfvm__qc_state *pfvm__qc_weights(pfvm_kctx *k, const pfvm__qc_geom *g)
+/* Weights minus their zero points as int16 pairs, per group [Mp][2*K2]
+ * (packed each run: keeping them would need the executor's node state,
+ * which operators do not link against). */
+static void pfvm__qc_weights(const pfvm_kctx *k, const pfvm__qc_geom *g, int16_t *wp)
 {
     const pfvm_tensor *W = k->in[3], *wz = k->in[5];
     int64_t nwz = pfvm_tensor_numel(wz), gg, c, kk;
-    pfvm__qc_state *s = (pfvm__qc_state *)k->state;
-    size_t n;
-    if (s && s->w == W->data)
-        return s;
-    n = (size_t)(g->group * g->Mp * 2 * g->K2);
-    if (!(s = (pfvm__qc_state *)PFVM_REALLOC(NULL, sizeof *s)))
-        return NULL;
-    if (!(s->wp = (int16_t *)PFVM_REALLOC(NULL, n * sizeof(int16_t) + 1))) {
-        PFVM_FREE(s);
-        return NULL;
-    }
-    s->w = W->data;
-    memset(s->wp, 0, n * sizeof(int16_t));
+    memset(wp, 0, (size_t)(g->group * g->Mp * 2 * g->K2) * sizeof(int16_t));
     for (gg = 0; gg < g->group; gg++)
         for (c = 0; c < g->MG; c++) {
             int64_t m = gg * g->MG + c;
             int32_t z = nwz == 1 ? pfvm__q_at(wz, 0) : pfvm__q_at(wz, m);
-            int16_t *row = s->wp + (gg * g->Mp + c) * 2 * g->K2;
-            for (kk = 0; kk < g->K; kk++)
-                row[kk] = (int16_t)(pfvm__q_at(W, m * g->K + kk) - z);
+            int16_t *row = wp + (gg * g->Mp + c) * 2 * g->K2;
+            if (W->dtype == PFVM_INT8)
+                for (kk = 0; kk < g->K; kk++)
+                    row[kk] = (int16_t)(((const int8_t *)W->data)[m * g->K + kk] - z);
+            else
+                for (kk = 0; kk < g->K; kk++)
+                    row[kk] = (int16_t)(((const uint8_t *)W->data)[m * g->K + kk] - z);
         }
-    pfvm_kctx_set_state(k, s, pfvm__qc_state_free);
-    return (pfvm__qc_state *)k->state == s ? s : NULL;
 }
 
 /* A 1x1 convolution's columns are the input's rows: no window to walk. */
@@ -821,13 +800,12 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
     const pfvm_tensor *X = k->in[0], *xs = k->in[1], *xz = k->in[2], *W = k->in[3], *ws = k->in[4], *wz = k->in[5];
     const pfvm_tensor *ys = k->in[6], *yz = k->in[7], *B = k->n_in > 8 ? k->in[8] : NULL;
     pfvm__qc_geom g;
-    pfvm__qc_state *s;
     pfvm__qc_out o;
     int64_t nws, m, n, gg, OHW, npan, PH, PW;
     int32_t *mult, *acc;
     int *shift;
-    int16_t *buf;
-    size_t need;
+    int16_t *buf, *wp;
+    size_t need, nwp;
     int dw;
     *rc = PFVM_OK;
     if (!pfvm__q_is8(X) || !pfvm__q_is8(W) || !pfvm__q_is8(xz) || !pfvm__q_is8(wz) || !pfvm__q_is8(yz) ||
@@ -838,10 +816,6 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
     nws = pfvm_tensor_numel(ws);
     if ((nws != 1 && nws != g.M) || pfvm_tensor_numel(wz) != nws || (B && pfvm_tensor_numel(B) != g.M))
         return 0;
-    if (!(s = pfvm__qc_weights(k, &g))) {
-        *rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory packing the weights");
-        return 1;
-    }
     OHW = g.OH * g.OW;
     npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
     dw = g.CG == 1 && g.MG == 1;
@@ -850,11 +824,15 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
     need = (size_t)g.M * (sizeof(int32_t) + sizeof(int)) +
            (dw ? (size_t)(PH * PW) * sizeof(int16_t) + (size_t)OHW * sizeof(int32_t)
                : (size_t)(npan * g.K2 * 2 * PFVM__QG_NR) * sizeof(int16_t)) + 64;
+    nwp = (size_t)(g.group * g.Mp * 2 * g.K2);
+    need += nwp * sizeof(int16_t);
     if (!(mult = (int32_t *)pfvm_kctx_scratch(k, need)))
         return *rc = k->st ? k->st->code : PFVM_ERR_NOMEM, 1;
     shift = (int *)(void *)(mult + g.M);
     acc = (int32_t *)(void *)(shift + g.M);
-    buf = (int16_t *)(void *)(acc + (dw ? OHW : 0));
+    wp = (int16_t *)(void *)(acc + (dw ? OHW : 0));
+    buf = wp + nwp;
+    pfvm__qc_weights(k, &g, wp);
     for (m = 0; m < g.M; m++)
         pfvm_q_multiplier((double)*(const float *)xs->data * ((const float *)ws->data)[nws == 1 ? 0 : m] /
                               *(const float *)ys->data, &mult[m], &shift[m]);
@@ -867,12 +845,12 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
     o.Y = k->out[0];
     for (n = 0; n < g.N; n++) {
         if (dw) {
-            pfvm__qc_depthwise(&g, X, pfvm__q_at(xz, 0), s->wp, &o, buf, acc, n);
+            pfvm__qc_depthwise(&g, X, pfvm__q_at(xz, 0), wp, &o, buf, acc, n);
             continue;
         }
         for (gg = 0; gg < g.group; gg++) {
             pfvm__qc_pack(&g, X, (n * g.C + gg * g.CG) * g.H * g.W, pfvm__q_at(xz, 0), buf);
-            pfvm__qc_gemm(&g, s->wp + gg * g.Mp * 2 * g.K2, buf, &o, n, gg);
+            pfvm__qc_gemm(&g, wp + gg * g.Mp * 2 * g.K2, buf, &o, n, gg);
         }
     }
     return 1;
