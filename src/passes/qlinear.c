@@ -6,7 +6,8 @@
  *   DQ(x) , DQ(w)                -> MatMul [-> Relu | Clip] -> Q  =>  QLinearMatMul
  *   DQ(x) -> MaxPool | Flatten | Reshape -> Q (same scale, zero point)  =>  that op on x
  *
- * The activation is absorbed only when the output's saturation already
+ * MatMul's weights must be per tensor (QLinearMatMul's kernel reads one
+ * b_scale). The activation is absorbed only when the output's saturation already
  * clamps at least as tightly (Relu with the zero point at the type's
  * minimum, Clip whose bounds quantize outside [qmin, qmax]), so results
  * equal the QDQ graph's up to the integer requantization. The pass
@@ -276,7 +277,7 @@ static pfvm_code pfvm__ql_product(pfvm__ql_ctx *c, pfvm_node *n, int conv)
     int n_dead = 0, n_in = 8, ok = 1;
     if (n->n_inputs < 2 || n->n_outputs != 1 || !n->inputs[0] || !n->inputs[1] ||
         !pfvm__ql_match_q(n->inputs[0]->producer, "DequantizeLinear", &x) || !pfvm__ql_match_weight(n->inputs[1], conv ? 0 : 1, &w) ||
-        (!conv && (w.data->init->rank != 2 || n->inputs[0]->type.shape.rank < 2)) ||
+        (!conv && (w.data->init->rank != 2 || n->inputs[0]->type.shape.rank < 2 || w.n_scales != 1)) ||
         !pfvm__ql_match_tail(&c->u, n, &y, dead, &n_dead))
         return PFVM_OK;
     dead[n_dead++] = n;
