@@ -37,7 +37,7 @@ SRC = os.path.join(ROOT, "src")
 # (header, guard, doc, [module dirs in dependency order], includes)
 HEADERS = [
     ("pfvm.h", "PFVM_H", "pfvm.h.txt",
-     ["base", "sym", "ir", "opi", "ops", "shape", "plan", "passes", "exec"], []),
+     ["base", "sym", "ir", "opi", "ops", "shape", "plan", "passes", "exec", "quantize"], []),
     ("pfvm_onnx.h", "PFVM_ONNX_H", "pfvm_onnx.h.txt",
      ["onnx"], ["pfvm.h"]),
     ("pfvm_accel.h", "PFVM_ACCEL_H", "pfvm_accel.h.txt",

@@ -11,6 +11,8 @@
  *               [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...
  *   interp dot MODEL [--opt] [-o FILE]
  *   interp accel MODEL --target FILE [-o PROGRAM] [--simulate [-i INPUT.pb]... [--out DIR]]
+ *   interp quantize MODEL --calib DIR... -o OUT.onnx [--per-channel] [--symmetric] [--exclude NODES]
+ *               [--method minmax|percentile] [--percentile P]
  *   run, test, plan and bench: [--max-memory BYTES] (pfvm_limits_max)
  *
  * Errors: one line on stderr, exit status 1. */
@@ -49,6 +51,9 @@ static const char *usage_text =
     "  interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]\n"
     "             [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...\n"
     "  interp dot MODEL [--opt] [-o FILE]   Graphviz: fused groups as clusters, shapes on edges\n"
+    "  interp quantize MODEL --calib DIR... -o OUT.onnx [--per-channel] [--symmetric] [--exclude NODES]\n"
+    "             [--method minmax|percentile] [--percentile P]   QDQ int8 model from calibration inputs (each DIR\n"
+    "             holds input_K.pb files, or folders that do)\n"
     "  interp ops                      the operator table (markdown)\n"
     "  interp ops --config MODEL... [-o FILE]   a header selecting only the operators the models use\n"
     "             (include it before pfvm.h in firmware builds)\n"
@@ -1277,6 +1282,161 @@ static int cmd_opt(int argc, char **argv)
     return rc;
 }
 
+/* ---- quantize: post-training static quantization ------------------------------------ */
+
+typedef struct calib_sets {
+    pfvm_tensor **t; /* n * k tensors */
+    int n, k, cap;
+} calib_sets;
+
+/* Reads DIR/input_0.pb ... DIR/input_{k-1}.pb as one set. */
+static int calib_read_set(calib_sets *c, const char *dir, pfvm_exec *e, pfvm_status *st)
+{
+    int i;
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 16;
+        pfvm_tensor **t = (pfvm_tensor **)realloc(c->t, (size_t)cap * (size_t)c->k * sizeof *t);
+        if (!t)
+            return fail("%s", "out of memory");
+        c->t = t;
+        c->cap = cap;
+    }
+    for (i = 0; i < c->k; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/input_%d.pb", dir, i);
+        c->t[c->n * c->k + i] = pfvm_onnx_read_value_file(path, pfvm_exec_input(e, i)->type.kind, st);
+        if (!c->t[c->n * c->k + i]) {
+            pfvm_status_prefix(st, "%s", path);
+            while (--i >= 0)
+                pfvm_tensor_free(c->t[c->n * c->k + i]);
+            return fail_status(st);
+        }
+    }
+    c->n++;
+    return 0;
+}
+
+/* A DIR holding input_0.pb is one set; otherwise each of its subfolders
+ * that holds one is (the layout of the ONNX test data sets). */
+static int calib_read_dir(calib_sets *c, const char *dir, pfvm_exec *e, pfvm_status *st)
+{
+    char path[4096], **names = NULL;
+    DIR *d;
+    struct dirent *de;
+    int n = 0, i, rc = 0;
+    snprintf(path, sizeof path, "%s/input_0.pb", dir);
+    if (is_file(path))
+        return calib_read_set(c, dir, e, st);
+    if (!(d = opendir(dir)))
+        return fail("quantize: cannot read calibration folder '%s'", dir);
+    while ((de = readdir(d)) != NULL) {
+        char **nn;
+        snprintf(path, sizeof path, "%s/%s/input_0.pb", dir, de->d_name);
+        if (de->d_name[0] == '.' || !is_file(path))
+            continue;
+        if (!(nn = (char **)realloc(names, (size_t)(n + 1) * sizeof *names)) || !(nn[n] = strdup(de->d_name))) {
+            names = nn ? nn : names;
+            rc = fail("%s", "out of memory");
+            break;
+        }
+        names = nn;
+        n++;
+    }
+    closedir(d);
+    if (!rc && n == 0)
+        rc = fail("quantize: '%s' holds no input_0.pb, nor folders that do", dir);
+    if (names)
+        qsort(names, (size_t)n, sizeof *names, cmp_names);
+    for (i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if (!rc)
+            rc = calib_read_set(c, path, e, st);
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
+static int cmd_quantize(int argc, char **argv)
+{
+    const char *model = NULL, *out = NULL, **dirs = (const char **)calloc((size_t)argc + 1, sizeof *dirs);
+    int n_dirs = 0, i, rc = 1, in_calib = 0;
+    pfvm_quant_options opt;
+    pfvm_quant_report rep;
+    pfvm_status st;
+    pfvm_model *m = NULL;
+    pfvm_exec *e = NULL;
+    calib_sets c;
+    memset(&opt, 0, sizeof opt);
+    memset(&c, 0, sizeof c);
+    if (!dirs)
+        return fail("%s", "out of memory");
+    for (i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--calib"))
+            in_calib = 1;
+        else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            out = argv[++i], in_calib = 0;
+        else if (!strcmp(argv[i], "--per-channel"))
+            opt.per_channel = 1, in_calib = 0;
+        else if (!strcmp(argv[i], "--symmetric"))
+            opt.symmetric = 1, in_calib = 0;
+        else if (!strcmp(argv[i], "--exclude") && i + 1 < argc)
+            opt.exclude = argv[++i], in_calib = 0;
+        else if (!strcmp(argv[i], "--percentile") && i + 1 < argc)
+            opt.percentile = atof(argv[++i]), in_calib = 0;
+        else if (!strcmp(argv[i], "--method") && i + 1 < argc) {
+            const char *mth = argv[++i];
+            in_calib = 0;
+            if (!strcmp(mth, "minmax"))
+                opt.method = PFVM_QUANT_MINMAX;
+            else if (!strcmp(mth, "percentile"))
+                opt.method = PFVM_QUANT_PERCENTILE;
+            else {
+                free(dirs);
+                return fail("quantize: unknown --method '%s' (minmax or percentile)", mth);
+            }
+        } else if (argv[i][0] == '-' || (model && !in_calib)) {
+            free(dirs);
+            return fail("quantize: unexpected argument '%s'", argv[i]);
+        } else if (in_calib)
+            dirs[n_dirs++] = argv[i];
+        else
+            model = argv[i];
+    }
+    if (!model || !out || !n_dirs) {
+        free(dirs);
+        return fail("%s", "quantize: usage: interp quantize MODEL --calib DIR... -o OUT.onnx [--per-channel] "
+                          "[--symmetric] [--exclude NODES] [--method minmax|percentile] [--percentile P]");
+    }
+    /* the passes without fusion: quantizable nodes stay plain ONNX ones */
+    if (!(m = pfvm_onnx_load_file(model, 0, &st)) || pfvm_optimize(m, "fold,simplify,cse,bnfold,dce", NULL, &st) ||
+        !(e = new_exec(m, &st)))
+        goto done_status;
+    c.k = pfvm_exec_num_inputs(e);
+    for (i = 0; i < n_dirs; i++)
+        if (calib_read_dir(&c, dirs[i], e, &st))
+            goto done;
+    pfvm_exec_free(e);
+    e = NULL;
+    if (pfvm_quantize(m, (const pfvm_tensor *const *)c.t, c.n, &opt, &rep, &st) ||
+        pfvm_optimize(m, "dce", NULL, &st) || pfvm_onnx_save_file(m, out, &st))
+        goto done_status;
+    fprintf(stderr, "quantize: %d calibration sets; %d nodes quantized, %d activations, %d weights, %d biases\n", c.n,
+            rep.nodes, rep.activations, rep.weights, rep.biases);
+    rc = 0;
+    goto done;
+done_status:
+    fail_status(&st);
+done:
+    for (i = 0; i < c.n * c.k; i++)
+        pfvm_tensor_free(c.t[i]);
+    free(c.t);
+    free(dirs);
+    pfvm_exec_free(e);
+    pfvm_model_free(m);
+    return rc;
+}
+
 /* ---- grad: the training graph ------------------------------------------------------ */
 
 static void print_bytes(const char *label, double bytes)
@@ -2006,6 +2166,8 @@ int main(int argc, char **argv)
         return cmd_grad(argc - 2, argv + 2);
     if (!strcmp(cmd, "dot"))
         return cmd_dot(argc - 2, argv + 2);
+    if (!strcmp(cmd, "quantize"))
+        return cmd_quantize(argc - 2, argv + 2);
     if (!strcmp(cmd, "accel"))
         return cmd_accel(argc - 2, argv + 2);
     return fail("unknown command '%s' (interp --help lists the commands)", cmd);

@@ -1286,6 +1286,16 @@ PFVM_API const pfvm_function *pfvm_model_function(const pfvm_model *m, const cha
 
 
 #endif /* PFVM_FUSED_H */
+/* ---- src/ops/quant.h ---- */
+/* ops/quant: helpers of the int8 kernels (quant.c), internal; the unit
+ * tests (tests/test_quant.c) check them against double references. */
+#ifndef PFVM_OPS_QUANT_H
+#define PFVM_OPS_QUANT_H
+
+
+
+
+#endif /* PFVM_OPS_QUANT_H */
 /* ---- src/shape/infer.h ---- */
 /* shape: the inference driver. It walks a graph in topological order and
  * asks each node's operator definition for its outputs' types, shapes and
@@ -1867,6 +1877,63 @@ PFVM_API pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info,
 
 
 #endif /* PFVM_EXEC_H */
+/* ---- src/quantize/quantize.h ---- */
+/* quantize: post-training static int8 quantization (pfvm_quantize). It
+ * runs the executor for calibration, so it is a layer above exec; the pass
+ * that turns the resulting QDQ patterns into integer operators ("qlinear",
+ * in the default pipeline) is an ordinary pass (src/passes/qlinear.c).
+ *
+ * pfvm_quantize runs calibration inputs through the interpreter, records
+ * the range of every float activation, and rewrites the graph in the QDQ
+ * format that onnxruntime and TensorRT read: each activation read or made
+ * by a quantizable node passes through QuantizeLinear -> DequantizeLinear
+ * (uint8 asymmetric, or int8 with zero point 0 when symmetric), and the
+ * float weights of Conv, MatMul and Gemm become int8 initializers (per
+ * tensor or per output channel, zero point 0) read through
+ * DequantizeLinear, their biases int32 at scale x_scale * w_scale. The
+ * model stays float at its edges (graph outputs are not quantized). */
+#ifndef PFVM_QUANTIZE_H
+#define PFVM_QUANTIZE_H
+
+
+
+/* How ranges become scales. */
+typedef enum pfvm_quant_method {
+    PFVM_QUANT_MINMAX = 0,    /* the calibrated minimum and maximum */
+    PFVM_QUANT_PERCENTILE = 1 /* cut the tails: keep `percentile` percent of the calibrated values */
+} pfvm_quant_method;
+
+/* Options of pfvm_quantize; all-zero is the default: per-tensor weights,
+ * uint8 asymmetric activations, min/max ranges, nothing excluded. */
+typedef struct pfvm_quant_options {
+    int per_channel;          /* int8 weight scales per output channel (needs opset 13) */
+    int symmetric;            /* activations int8 with zero point 0 */
+    pfvm_quant_method method;
+    double percentile;        /* PFVM_QUANT_PERCENTILE: share kept, in percent (0: 99.99) */
+    const char *exclude;      /* comma-separated node names left in float, or NULL */
+} pfvm_quant_options;
+
+/* What pfvm_quantize did. */
+typedef struct pfvm_quant_report {
+    int nodes;        /* nodes whose operands are quantized */
+    int activations;  /* activations given a QuantizeLinear/DequantizeLinear pair */
+    int weights;      /* float weights stored as int8 */
+    int biases;       /* biases stored as int32 */
+} pfvm_quant_report;
+
+/* Quantizes m's main graph in place from n_sets calibration input sets:
+ * inputs[s * k + i] is input i of set s, k being the number of inputs the
+ * executor takes (graph inputs that are not initializers, in order). The
+ * graph must have its types inferred (pfvm_infer_shapes) and should be
+ * optimized without fusion first (fold, bnfold: quantizable nodes must be
+ * plain ONNX ones). Afterwards run the dce pass to drop the float weights
+ * now unused. The result saves as standard ONNX (opset >= 10; 13 with
+ * per_channel). `report` may be NULL. */
+PFVM_API pfvm_code pfvm_quantize(pfvm_model *m, const pfvm_tensor *const *inputs, int n_sets,
+                                 const pfvm_quant_options *opt, pfvm_quant_report *report, pfvm_status *st);
+
+
+#endif /* PFVM_QUANTIZE_H */
 
 #ifdef __cplusplus
 }
@@ -2877,6 +2944,18 @@ PFVM_INTERNAL int64_t pfvm_tn_index(const pfvm_tensor *t, int64_t i, int64_t dim
 PFVM_INTERNAL void pfvm_tn_store_i64(pfvm_tensor *t, int64_t i, int64_t v);
 
 #endif /* PFVM_OPS_COMMON_H */
+/* ---- src/ops/quant.h ---- */
+/* real = mult * 2^-shift with mult in [2^30, 2^31) (0 for real <= 0): the
+ * requantization multiplier x_scale * w_scale / y_scale in fixed point. */
+PFVM_INTERNAL void pfvm_q_multiplier(double real, int32_t *mult, int *shift);
+/* acc * mult * 2^-shift rounded half to even, exactly (64-bit product). */
+PFVM_INTERNAL int64_t pfvm_q_scale(int64_t acc, int32_t mult, int shift);
+/* zp + pfvm_q_scale(acc), saturated to [lo, hi]. */
+PFVM_INTERNAL int32_t pfvm_q_requantize(int32_t acc, int32_t mult, int shift, int32_t zp, int32_t lo, int32_t hi);
+/* Which int8 GEMM kernel runs: 2 AVX2, 0 portable C. pfvm_q_force_portable(1)
+ * makes every later call use the portable one (tests compare the two). */
+PFVM_INTERNAL int pfvm_q_gemm_kind(void);
+PFVM_INTERNAL void pfvm_q_force_portable(int on);
 /* ---- src/shape/infer.h ---- */
 /* pfvm_infer_shapes (not strict) that also hands each graph's knowledge to
  * keep: passes read known contents (shape values, folded constants) this
@@ -2925,6 +3004,12 @@ PFVM_INTERNAL pfvm_code pfvm__run_pipeline(pfvm_model *m, const pfvm_pass *const
 /* Starts a rewrite context (src/opi/rewrite.h) on m: infers the model's
  * types (pfvm_infer_shapes, not strict) and keeps the facts. */
 PFVM_INTERNAL pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st);
+/* The qlinear pass (passes.c): DequantizeLinear -> Conv/MatMul [-> Relu or
+ * Clip] -> QuantizeLinear becomes QLinearConv/QLinearMatMul on the
+ * quantized tensors (the activation clamp must be implied by the output's
+ * saturation), and DequantizeLinear -> MaxPool -> QuantizeLinear with one
+ * scale and zero point a MaxPool on the quantized tensor. */
+PFVM_INTERNAL pfvm_code pfvm__pass_qlinear(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 /* The passes (each in its own file, listed in passes.c). */
 PFVM_INTERNAL pfvm_code pfvm__pass_fold(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_simplify(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
@@ -2952,6 +3037,7 @@ PFVM_INTERNAL pfvm_code pfvm__rc_slice_input(pfvm_graph *g, int n_forward, const
  * are deep copies the caller owns (free with pfvm_tensor_free). */
 PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph *g, const pfvm_tensor *const *inputs,
                                             int n_inputs, pfvm_tensor **outputs, int n_outputs, pfvm_status *st);
+/* ---- src/quantize/quantize.h ---- */
 
 /* ======== implementation ======== */
 
@@ -22934,11 +23020,76 @@ static pfvm_code pfvm__q_infer_quantize(pfvm_ictx *c)
     return PFVM_OK;
 }
 
+/* Quantize/Dequantize fast path: float32 and 8-bit data, a per-tensor or
+ * per-axis float32 scale; 1 when the tensors are such, with the channel
+ * count of the parameters in *np. */
+static int pfvm__q_simple(const pfvm_kctx *k, const pfvm_tensor *q8, int64_t len, int64_t *np)
+{
+    const pfvm_tensor *s = k->in[1], *z = k->n_in > 2 ? k->in[2] : NULL;
+    int64_t ns = pfvm_tensor_numel(s);
+    *np = ns;
+    return q8 && (q8->dtype == PFVM_UINT8 || q8->dtype == PFVM_INT8) && s->dtype == PFVM_FLOAT && s->data &&
+           (ns == 1 || ns == len) && (!z || (z->dtype == q8->dtype && pfvm_tensor_numel(z) == ns && z->data)) &&
+           !pfvm_node_attr_int(k->node, "block_size", 0);
+}
+
+static pfvm_code pfvm__q_quantize_f32(pfvm_kctx *k, int64_t inner, int64_t len, int64_t np)
+{
+    const float *x = (const float *)k->in[0]->data, *s = (const float *)k->in[1]->data;
+    const pfvm_tensor *z = k->n_in > 2 ? k->in[2] : NULL;
+    pfvm_tensor *y = k->out[0];
+    int u8 = y->dtype == PFVM_UINT8;
+    float lo = u8 ? 0.0f : -128.0f, hi = u8 ? 255.0f : 127.0f;
+    int64_t n = pfvm_tensor_numel(k->in[0]), i = 0, c;
+    while (i < n) {
+        int64_t ch = np == 1 ? 0 : (i / inner) % len, end = np == 1 ? n : i + inner;
+        float sc = s[ch], zp = z ? (float)(u8 ? ((const uint8_t *)z->data)[ch] : ((const int8_t *)z->data)[ch]) : 0.0f;
+        if (sc == 0)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scale is 0");
+        for (c = i; c < end; c++) {
+            /* float32 division and half-to-even rounding, as the reference */
+            float v = rintf(x[c] / sc) + zp;
+            v = v < lo ? lo : v > hi ? hi : v;
+            if (v != v)
+                v = 0;
+            if (u8)
+                ((uint8_t *)y->data)[c] = (uint8_t)v;
+            else
+                ((int8_t *)y->data)[c] = (int8_t)v;
+        }
+        i = end;
+    }
+    return PFVM_OK;
+}
+
+static void pfvm__q_dequantize_8(pfvm_kctx *k, int64_t inner, int64_t len, int64_t np)
+{
+    const pfvm_tensor *x = k->in[0], *z = k->n_in > 2 ? k->in[2] : NULL;
+    const float *s = (const float *)k->in[1]->data;
+    float *y = (float *)k->out[0]->data;
+    int u8 = x->dtype == PFVM_UINT8;
+    int64_t n = pfvm_tensor_numel(x), i = 0, c;
+    while (i < n) {
+        int64_t ch = np == 1 ? 0 : (i / inner) % len, end = np == 1 ? n : i + inner;
+        double sc = s[ch];
+        int32_t zp = z ? (u8 ? ((const uint8_t *)z->data)[ch] : ((const int8_t *)z->data)[ch]) : 0;
+        if (u8)
+            for (c = i; c < end; c++)
+                y[c] = (float)((double)(((const uint8_t *)x->data)[c] - zp) * sc);
+        else
+            for (c = i; c < end; c++)
+                y[c] = (float)((double)(((const int8_t *)x->data)[c] - zp) * sc);
+        i = end;
+    }
+}
+
 static pfvm_code pfvm__q_k_quantize(pfvm_kctx *k)
 {
     const pfvm_tensor *x = k->in[0], *s = k->in[1], *z = k->n_in > 2 ? k->in[2] : NULL;
-    int64_t i, n = pfvm_tensor_numel(x), inner, len;
+    int64_t i, n = pfvm_tensor_numel(x), inner, len, np;
     pfvm__q_axis(k->node, x, &inner, &len);
+    if (x->dtype == PFVM_FLOAT && x->data && pfvm__q_simple(k, k->out[0], len, &np))
+        return pfvm__q_quantize_f32(k, inner, len, np);
     for (i = 0; i < n; i++) {
         double sc = pfvm__q_param(s, i, inner, len, 1), zp = pfvm__q_param(z, i, inner, len, 0);
         if (sc == 0)
@@ -22961,13 +23112,17 @@ static pfvm_code pfvm__q_infer_dequantize(pfvm_ictx *c)
 static pfvm_code pfvm__q_k_dequantize(pfvm_kctx *k)
 {
     const pfvm_tensor *x = k->in[0], *s = k->in[1], *z = k->n_in > 2 ? k->in[2] : NULL;
-    int64_t i, n = pfvm_tensor_numel(x), inner, len;
+    int64_t i, n = pfvm_tensor_numel(x), inner, len, np;
     /* the output has the scale's type: float, double, float16 or bfloat16
      * (another type from a malformed model must not be written as float) */
     if (!pfvm_dtype_is_float(k->out[0]->dtype))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "output type %s (the scale's) is not a float type",
                              pfvm_dtype_name(k->out[0]->dtype));
     pfvm__q_axis(k->node, x, &inner, &len);
+    if (k->out[0]->dtype == PFVM_FLOAT && x->data && pfvm__q_simple(k, x, len, &np)) {
+        pfvm__q_dequantize_8(k, inner, len, np);
+        return PFVM_OK;
+    }
     for (i = 0; i < n; i++) {
         double v = (pfvm_tensor_get_f64(x, i) - pfvm__q_param(z, i, inner, len, 0)) * pfvm__q_param(s, i, inner, len, 1);
         if (k->out[0]->dtype == PFVM_DOUBLE)
@@ -23142,9 +23297,493 @@ static pfvm_code pfvm__q_k_conv_integer(pfvm_kctx *k)
                             pfvm__q_conv_int32, k->out[0]);
 }
 
+/* ---- fixed-point requantization ---------------------------------------------------------- */
+
+PFVM_INTERNAL void pfvm_q_multiplier(double real, int32_t *mult, int *shift)
+{
+    int e;
+    double f;
+    int64_t m;
+    if (!(real > 0) || real != real) {
+        *mult = 0;
+        *shift = 0;
+        return;
+    }
+    f = frexp(real, &e); /* real = f * 2^e, f in [0.5, 1) */
+    m = (int64_t)floor(f * 2147483648.0 + 0.5);
+    if (m == ((int64_t)1 << 31)) {
+        m >>= 1;
+        e++;
+    }
+    *mult = (int32_t)m;
+    *shift = 31 - e;
+}
+
+/* Right shifts of negative numbers are arithmetic here (as with every
+ * compiler pfvm builds with: gcc, clang, MSVC, arm-none-eabi-gcc); adding
+ * half - 1 and the quotient's lowest bit first rounds half to even. */
+#define PFVM__Q_SHR_EVEN(p, s) (((p) + (((int64_t)1 << ((s) - 1)) - 1) + (((p) >> (s)) & 1)) >> (s))
+
+PFVM_INTERNAL int64_t pfvm_q_scale(int64_t acc, int32_t mult, int shift)
+{
+    int64_t p = acc * mult;
+    if (shift <= 0) /* a multiplier of 2^31 or more: no rounding, saturate */
+        return shift < -31 ? (p < 0 ? INT64_MIN / 4 : INT64_MAX / 4) : p * ((int64_t)1 << -shift);
+    if (shift > 62)
+        return 0;
+    return PFVM__Q_SHR_EVEN(p, shift);
+}
+
+PFVM_INTERNAL int32_t pfvm_q_requantize(int32_t acc, int32_t mult, int shift, int32_t zp, int32_t lo, int32_t hi)
+{
+    int64_t v = pfvm_q_scale(acc, mult, shift) + zp;
+    return v < lo ? lo : v > hi ? hi : (int32_t)v;
+}
+
+/* ---- the int8 GEMM: int16 pairs, int32 sums ------------------------------------------------- *
+ *
+ * Operands are stored minus their zero points as int16 (|v| <= 255), and
+ * reduction positions go in pairs: a product of two pairs is one AVX2
+ * vpmaddwd lane (16 multiply-adds per instruction), which cannot overflow
+ * (2 * 255 * 255 < 2^31). Weights: wp[c][kp] = (w[c][2kp], w[c][2kp+1]);
+ * columns: panels of PFVM__QG_NR columns, panel[kp][j] = (x[2kp][j],
+ * x[2kp+1][j]). The kernel computes PFVM__QG_MR x PFVM__QG_NR sums. */
+#define PFVM__QG_MR 4
+#define PFVM__QG_NR 16
+
+static int pfvm__qg_portable;
+
+PFVM_INTERNAL void pfvm_q_force_portable(int on)
+{
+    pfvm__qg_portable = on;
+}
+
+#if defined(PFVM_DISPATCH_CLONES)
+#include <immintrin.h>
+#define PFVM__QG_AVX2 1
+static int pfvm__qg_have_avx2(void)
+{
+    static int ok = -1;
+    if (ok < 0) {
+        __builtin_cpu_init();
+        ok = __builtin_cpu_supports("avx2") != 0;
+    }
+    return ok;
+}
+
+__attribute__((target("avx2"))) static void pfvm__qg_kernel_avx2(const int16_t *w, int64_t ldw, const int16_t *panel,
+                                                                  int64_t K2, int32_t *acc)
+{
+    __m256i a[PFVM__QG_MR][2];
+    int64_t kp;
+    int c;
+    for (c = 0; c < PFVM__QG_MR; c++)
+        a[c][0] = a[c][1] = _mm256_setzero_si256();
+    for (kp = 0; kp < K2; kp++) {
+        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(panel + kp * 2 * PFVM__QG_NR));
+        __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(panel + kp * 2 * PFVM__QG_NR + 16));
+        for (c = 0; c < PFVM__QG_MR; c++) {
+            int32_t pair;
+            __m256i wv;
+            memcpy(&pair, w + c * ldw + 2 * kp, sizeof pair);
+            wv = _mm256_set1_epi32(pair);
+            a[c][0] = _mm256_add_epi32(a[c][0], _mm256_madd_epi16(x0, wv));
+            a[c][1] = _mm256_add_epi32(a[c][1], _mm256_madd_epi16(x1, wv));
+        }
+    }
+    for (c = 0; c < PFVM__QG_MR; c++) {
+        _mm256_storeu_si256((__m256i *)(void *)(acc + c * PFVM__QG_NR), a[c][0]);
+        _mm256_storeu_si256((__m256i *)(void *)(acc + c * PFVM__QG_NR + 8), a[c][1]);
+    }
+}
+#endif
+
+PFVM_INTERNAL int pfvm_q_gemm_kind(void)
+{
+#ifdef PFVM__QG_AVX2
+    if (!pfvm__qg_portable && pfvm__qg_have_avx2())
+        return 2;
+#endif
+    return 0;
+}
+
+PFVM_DISPATCH static void pfvm__qg_kernel_c(const int16_t *w, int64_t ldw, const int16_t *panel, int64_t K2,
+                                            int32_t *acc)
+{
+    int64_t kp;
+    int c, j;
+    for (c = 0; c < PFVM__QG_MR * PFVM__QG_NR; c++)
+        acc[c] = 0;
+    for (kp = 0; kp < K2; kp++) {
+        const int16_t *p = panel + kp * 2 * PFVM__QG_NR;
+        for (c = 0; c < PFVM__QG_MR; c++) {
+            int32_t w0 = w[c * ldw + 2 * kp], w1 = w[c * ldw + 2 * kp + 1];
+            for (j = 0; j < PFVM__QG_NR; j++)
+                acc[c * PFVM__QG_NR + j] += p[2 * j] * w0 + p[2 * j + 1] * w1;
+        }
+    }
+}
+
+static void pfvm__qg_kernel(int kind, const int16_t *w, int64_t ldw, const int16_t *panel, int64_t K2, int32_t *acc)
+{
+#ifdef PFVM__QG_AVX2
+    if (kind == 2) {
+        pfvm__qg_kernel_avx2(w, ldw, panel, K2, acc);
+        return;
+    }
+#endif
+    (void)kind;
+    pfvm__qg_kernel_c(w, ldw, panel, K2, acc);
+}
+
+/* ---- QLinearConv, fast path: 2-D, explicit pads, per-tensor x and y ------------------------- */
+
+typedef struct pfvm__qc_geom {
+    int64_t N, C, H, W, M, OH, OW, KH, KW, group, CG, MG, K, K2, Mp;
+    int64_t sh, sw, dh, dw, pt, pl;
+} pfvm__qc_geom;
+
+static int pfvm__qc_attr2(const pfvm_node *n, const char *name, int64_t def, int64_t *out, int count)
+{
+    const int64_t *v;
+    int c = pfvm_node_attr_ints(n, name, &v), i;
+    if (c < 0) {
+        for (i = 0; i < count; i++)
+            out[i] = def;
+        return 1;
+    }
+    if (c != count)
+        return 0;
+    for (i = 0; i < count; i++)
+        out[i] = v[i];
+    return 1;
+}
+
+/* The geometry, when the node is one the fast path takes. */
+static int pfvm__qc_geometry(const pfvm_kctx *k, pfvm__qc_geom *g)
+{
+    const pfvm_tensor *X = k->in[0], *W = k->in[3], *Y = k->out[0];
+    const char *ap = pfvm_node_attr_string(k->node, "auto_pad", "NOTSET");
+    int64_t s[2], d[2], p[4], ks[2];
+    if (X->rank != 4 || W->rank != 4 || !Y->data || Y->rank != 4 || strcmp(ap, "NOTSET") ||
+        !pfvm__qc_attr2(k->node, "strides", 1, s, 2) || !pfvm__qc_attr2(k->node, "dilations", 1, d, 2) ||
+        !pfvm__qc_attr2(k->node, "pads", 0, p, 4) || !pfvm__qc_attr2(k->node, "kernel_shape", 0, ks, 2))
+        return 0;
+    g->N = X->dims[0], g->C = X->dims[1], g->H = X->dims[2], g->W = X->dims[3];
+    g->M = W->dims[0], g->KH = W->dims[2], g->KW = W->dims[3];
+    g->group = pfvm_node_attr_int(k->node, "group", 1);
+    g->sh = s[0], g->sw = s[1], g->dh = d[0], g->dw = d[1], g->pt = p[0], g->pl = p[1];
+    if ((ks[0] && ks[0] != g->KH) || (ks[1] && ks[1] != g->KW) || g->group < 1 || g->C % g->group ||
+        g->M % g->group || W->dims[1] * g->group != g->C || s[0] < 1 || s[1] < 1 || d[0] < 1 || d[1] < 1 ||
+        p[0] < 0 || p[1] < 0 || p[2] < 0 || p[3] < 0)
+        return 0;
+    g->OH = (g->H + p[0] + p[2] - d[0] * (g->KH - 1) - 1) / s[0] + 1;
+    g->OW = (g->W + p[1] + p[3] - d[1] * (g->KW - 1) - 1) / s[1] + 1;
+    if (g->OH < 1 || g->OW < 1 || Y->dims[0] != g->N || Y->dims[1] != g->M || Y->dims[2] != g->OH ||
+        Y->dims[3] != g->OW)
+        return 0;
+    g->CG = g->C / g->group;
+    g->MG = g->M / g->group;
+    g->K = g->CG * g->KH * g->KW;
+    g->K2 = (g->K + 1) / 2;
+    g->Mp = (g->MG + PFVM__QG_MR - 1) / PFVM__QG_MR * PFVM__QG_MR;
+    return 1;
+}
+
+static int pfvm__q_is8(const pfvm_tensor *t)
+{
+    return t && (t->dtype == PFVM_UINT8 || t->dtype == PFVM_INT8);
+}
+
+static int32_t pfvm__q_at(const pfvm_tensor *t, int64_t i)
+{
+    return t->dtype == PFVM_UINT8 ? ((const uint8_t *)t->data)[i] : ((const int8_t *)t->data)[i];
+}
+
+/* Weights minus their zero points as int16 pairs, per group [Mp][2*K2]
+ * (packed each run: keeping them would need the executor's node state,
+ * which operators do not link against). */
+static void pfvm__qc_weights(const pfvm_kctx *k, const pfvm__qc_geom *g, int16_t *wp)
+{
+    const pfvm_tensor *W = k->in[3], *wz = k->in[5];
+    int64_t nwz = pfvm_tensor_numel(wz), gg, c, kk;
+    memset(wp, 0, (size_t)(g->group * g->Mp * 2 * g->K2) * sizeof(int16_t));
+    for (gg = 0; gg < g->group; gg++)
+        for (c = 0; c < g->MG; c++) {
+            int64_t m = gg * g->MG + c;
+            int32_t z = nwz == 1 ? pfvm__q_at(wz, 0) : pfvm__q_at(wz, m);
+            int16_t *row = wp + (gg * g->Mp + c) * 2 * g->K2;
+            if (W->dtype == PFVM_INT8)
+                for (kk = 0; kk < g->K; kk++)
+                    row[kk] = (int16_t)(((const int8_t *)W->data)[m * g->K + kk] - z);
+            else
+                for (kk = 0; kk < g->K; kk++)
+                    row[kk] = (int16_t)(((const uint8_t *)W->data)[m * g->K + kk] - z);
+        }
+}
+
+/* A 1x1 convolution's columns are the input's rows: no window to walk. */
+static void pfvm__qc_pack_pointwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int64_t base, int32_t xz,
+                                    int16_t *panels)
+{
+    int64_t HW = g->H * g->W, kk, j;
+    for (kk = 0; kk < g->K; kk++) {
+        int16_t *dst = panels + (kk / 2) * 2 * PFVM__QG_NR + (kk & 1);
+        int64_t step = g->K2 * 2 * PFVM__QG_NR;
+        if (X->dtype == PFVM_UINT8) {
+            const uint8_t *x = (const uint8_t *)X->data + base + kk * HW;
+            for (j = 0; j < HW; j++)
+                dst[(j / PFVM__QG_NR) * step + (j % PFVM__QG_NR) * 2] = (int16_t)(x[j] - xz);
+        } else {
+            const int8_t *x = (const int8_t *)X->data + base + kk * HW;
+            for (j = 0; j < HW; j++)
+                dst[(j / PFVM__QG_NR) * step + (j % PFVM__QG_NR) * 2] = (int16_t)(x[j] - xz);
+        }
+    }
+}
+
+/* Column panels of one image and group: x minus its zero point, 0 in the
+ * padding. */
+static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, int64_t base, int32_t xz, int16_t *panels)
+{
+    int64_t OHW = g->OH * g->OW, kk, oh, ow, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
+    int u8 = X->dtype == PFVM_UINT8;
+    memset(panels, 0, (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t));
+    if (g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 && OHW == g->H * g->W) {
+        pfvm__qc_pack_pointwise(g, X, base, xz, panels);
+        return;
+    }
+    for (kk = 0; kk < g->K; kk++) {
+        int64_t c = kk / (g->KH * g->KW), kh = kk / g->KW % g->KH, kw = kk % g->KW;
+        int64_t plane = base + c * g->H * g->W;
+        for (oh = 0; oh < g->OH; oh++) {
+            int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+            if (ih < 0 || ih >= g->H)
+                continue;
+            for (ow = 0; ow < g->OW; ow++) {
+                int64_t iw = ow * g->sw - g->pl + kw * g->dw, j = oh * g->OW + ow, at;
+                if (iw < 0 || iw >= g->W)
+                    continue;
+                at = plane + ih * g->W + iw;
+                panels[((j / PFVM__QG_NR) * g->K2 + kk / 2) * 2 * PFVM__QG_NR + (j % PFVM__QG_NR) * 2 + (kk & 1)] =
+                    (int16_t)((u8 ? ((const uint8_t *)X->data)[at] : ((const int8_t *)X->data)[at]) - xz);
+            }
+        }
+    }
+}
+
+typedef struct pfvm__qc_out {
+    const int32_t *mult, *bias;
+    const int *shift;
+    int32_t zp, lo, hi;
+    pfvm_tensor *Y;
+} pfvm__qc_out;
+
+#ifdef PFVM__QG_AVX2
+/* pfvm_q_requantize on 8 lanes, for shifts in [31, 61] (the multiplier is
+ * below 1, so results fit 32 bits): the products move up by 2^62 so that
+ * logical shifts floor them, with the same half-to-even rounding. Returns
+ * how many elements it stored (a multiple of 8). */
+__attribute__((target("avx2"))) static int64_t pfvm__qc_store_avx2(const int32_t *acc, int64_t n, int32_t b, int32_t mult,
+                                                                    int sh, int32_t zp, int32_t lo, int32_t hi, void *out,
+                                                                    int u8)
+{
+    const __m256i vb = _mm256_set1_epi32(b), vm = _mm256_set1_epi32(mult), one = _mm256_set1_epi64x(1);
+    const __m256i off = _mm256_set1_epi64x((int64_t)1 << 62), half1 = _mm256_set1_epi64x(((int64_t)1 << (sh - 1)) - 1);
+    const __m256i offs = _mm256_set1_epi64x((int64_t)1 << (62 - sh)), vzp = _mm256_set1_epi32(zp);
+    const __m256i vlo = _mm256_set1_epi32(lo), vhi = _mm256_set1_epi32(hi);
+    const __m128i cnt = _mm_cvtsi32_si128(sh);
+    int64_t j;
+    for (j = 0; j + 8 <= n; j += 8) {
+        __m256i a = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(acc + j)), vb);
+        __m256i te = _mm256_add_epi64(_mm256_mul_epi32(a, vm), off);
+        __m256i to = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), vm), off);
+        __m256i qe = _mm256_srl_epi64(_mm256_add_epi64(_mm256_add_epi64(te, half1), _mm256_and_si256(_mm256_srl_epi64(te, cnt), one)), cnt);
+        __m256i qo = _mm256_srl_epi64(_mm256_add_epi64(_mm256_add_epi64(to, half1), _mm256_and_si256(_mm256_srl_epi64(to, cnt), one)), cnt);
+        __m256i r = _mm256_blend_epi32(_mm256_sub_epi64(qe, offs), _mm256_slli_epi64(_mm256_sub_epi64(qo, offs), 32), 0xAA);
+        __m256i r16, r8;
+        int32_t w0, w1;
+        r = _mm256_max_epi32(_mm256_min_epi32(_mm256_add_epi32(r, vzp), vhi), vlo);
+        r16 = _mm256_packs_epi32(r, r);
+        r8 = u8 ? _mm256_packus_epi16(r16, r16) : _mm256_packs_epi16(r16, r16);
+        w0 = _mm256_extract_epi32(r8, 0);
+        w1 = _mm256_extract_epi32(r8, 4);
+        memcpy((char *)out + j, &w0, 4);
+        memcpy((char *)out + j + 4, &w1, 4);
+    }
+    return j;
+}
+#endif
+
+static void pfvm__qc_store(const pfvm__qc_out *o, int64_t m, int64_t at, const int32_t *acc, int64_t n)
+{
+    int64_t j;
+    int32_t b = o->bias ? o->bias[m] : 0, lo = o->lo, hi = o->hi, zp = o->zp, mult = o->mult[m];
+    int sh = o->shift[m];
+#ifdef PFVM__QG_AVX2
+    if (sh >= 31 && sh <= 61 && pfvm_q_gemm_kind() == 2) {
+        int64_t done = pfvm__qc_store_avx2(acc, n, b, mult, sh, zp, lo, hi,
+                                           (char *)o->Y->data + at, o->Y->dtype == PFVM_UINT8);
+        acc += done;
+        at += done;
+        n -= done;
+    }
+#endif
+    if (sh < 1 || sh > 62) {
+        for (j = 0; j < n; j++) {
+            int32_t v = pfvm_q_requantize(acc[j] + b, mult, sh, zp, lo, hi);
+            if (o->Y->dtype == PFVM_UINT8)
+                ((uint8_t *)o->Y->data)[at + j] = (uint8_t)v;
+            else
+                ((int8_t *)o->Y->data)[at + j] = (int8_t)v;
+        }
+        return;
+    }
+    if (o->Y->dtype == PFVM_UINT8) {
+        uint8_t *y = (uint8_t *)o->Y->data + at;
+        for (j = 0; j < n; j++) {
+            int64_t p = (int64_t)(acc[j] + b) * mult, v = PFVM__Q_SHR_EVEN(p, sh) + zp;
+            y[j] = (uint8_t)(v < lo ? lo : v > hi ? hi : v);
+        }
+    } else {
+        int8_t *y = (int8_t *)o->Y->data + at;
+        for (j = 0; j < n; j++) {
+            int64_t p = (int64_t)(acc[j] + b) * mult, v = PFVM__Q_SHR_EVEN(p, sh) + zp;
+            y[j] = (int8_t)(v < lo ? lo : v > hi ? hi : v);
+        }
+    }
+}
+
+static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16_t *panels, const pfvm__qc_out *o,
+                          int64_t n, int64_t gg)
+{
+    int64_t OHW = g->OH * g->OW, jb, mb, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
+    int kind = pfvm_q_gemm_kind(), c;
+    int32_t acc[PFVM__QG_MR * PFVM__QG_NR];
+    for (jb = 0; jb < npan; jb++) {
+        int64_t cols = OHW - jb * PFVM__QG_NR < PFVM__QG_NR ? OHW - jb * PFVM__QG_NR : PFVM__QG_NR;
+        for (mb = 0; mb < g->MG; mb += PFVM__QG_MR) {
+            pfvm__qg_kernel(kind, wp + mb * 2 * g->K2, 2 * g->K2, panels + jb * g->K2 * 2 * PFVM__QG_NR, g->K2, acc);
+            for (c = 0; c < PFVM__QG_MR && mb + c < g->MG; c++) {
+                int64_t m = gg * g->MG + mb + c;
+                pfvm__qc_store(o, m, (n * g->M + m) * OHW + jb * PFVM__QG_NR, acc + c * PFVM__QG_NR, cols);
+            }
+        }
+    }
+}
+
+/* Depthwise: each kernel position adds a shifted row of the padded plane
+ * to the output rows. */
+PFVM_DISPATCH static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, int64_t PW, const int16_t *w,
+                                            int32_t *acc)
+{
+    int64_t kh, kw, oh, ow;
+    for (kh = 0; kh < g->KH; kh++)
+        for (kw = 0; kw < g->KW; kw++) {
+            int32_t wv = w[kh * g->KW + kw];
+            for (oh = 0; oh < g->OH; oh++) {
+                const int16_t *row = P + (oh * g->sh + kh * g->dh) * PW + kw * g->dw;
+                int32_t *a = acc + oh * g->OW;
+                if (g->sw == 1)
+                    for (ow = 0; ow < g->OW; ow++)
+                        a[ow] += wv * row[ow];
+                else
+                    for (ow = 0; ow < g->OW; ow++)
+                        a[ow] += wv * row[ow * g->sw];
+            }
+        }
+}
+
+static void pfvm__qc_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int32_t xz, const int16_t *wp,
+                               const pfvm__qc_out *o, int16_t *P, int32_t *acc, int64_t n)
+{
+    int64_t PH = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1, PW = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
+    int64_t c, ih, iw, OHW = g->OH * g->OW, j;
+    int u8 = X->dtype == PFVM_UINT8;
+    for (c = 0; c < g->C; c++) {
+        int64_t plane = (n * g->C + c) * g->H * g->W;
+        for (ih = 0; ih < PH; ih++)
+            for (iw = 0; iw < PW; iw++) {
+                int64_t y = ih - g->pt, x = iw - g->pl, at = plane + y * g->W + x;
+                P[ih * PW + iw] = y < 0 || y >= g->H || x < 0 || x >= g->W
+                                      ? 0
+                                      : (int16_t)((u8 ? ((const uint8_t *)X->data)[at] : ((const int8_t *)X->data)[at]) - xz);
+            }
+        for (j = 0; j < OHW; j++)
+            acc[j] = 0;
+        pfvm__qc_dw_plane(g, P, PW, wp + c * g->Mp * 2 * g->K2, acc);
+        pfvm__qc_store(o, c, (n * g->M + c) * OHW, acc, OHW);
+    }
+}
+
+/* 1 when the fast path ran (or failed: *rc), 0 when the node is not one it takes. */
+static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
+{
+    const pfvm_tensor *X = k->in[0], *xs = k->in[1], *xz = k->in[2], *W = k->in[3], *ws = k->in[4], *wz = k->in[5];
+    const pfvm_tensor *ys = k->in[6], *yz = k->in[7], *B = k->n_in > 8 ? k->in[8] : NULL;
+    pfvm__qc_geom g;
+    pfvm__qc_out o;
+    int64_t nws, m, n, gg, OHW, npan, PH, PW;
+    int32_t *mult, *acc;
+    int *shift;
+    int16_t *buf, *wp;
+    size_t need, nwp;
+    int dw;
+    *rc = PFVM_OK;
+    if (!pfvm__q_is8(X) || !pfvm__q_is8(W) || !pfvm__q_is8(xz) || !pfvm__q_is8(wz) || !pfvm__q_is8(yz) ||
+        !pfvm__q_is8(k->out[0]) || pfvm_tensor_numel(xs) != 1 || pfvm_tensor_numel(xz) != 1 ||
+        pfvm_tensor_numel(ys) != 1 || pfvm_tensor_numel(yz) != 1 || xs->dtype != PFVM_FLOAT ||
+        ys->dtype != PFVM_FLOAT || ws->dtype != PFVM_FLOAT || (B && B->dtype != PFVM_INT32) || !pfvm__qc_geometry(k, &g))
+        return 0;
+    nws = pfvm_tensor_numel(ws);
+    if ((nws != 1 && nws != g.M) || pfvm_tensor_numel(wz) != nws || (B && pfvm_tensor_numel(B) != g.M))
+        return 0;
+    OHW = g.OH * g.OW;
+    npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
+    dw = g.CG == 1 && g.MG == 1;
+    PH = (g.OH - 1) * g.sh + (g.KH - 1) * g.dh + 1;
+    PW = (g.OW - 1) * g.sw + (g.KW - 1) * g.dw + 1;
+    need = (size_t)g.M * (sizeof(int32_t) + sizeof(int)) +
+           (dw ? (size_t)(PH * PW) * sizeof(int16_t) + (size_t)OHW * sizeof(int32_t)
+               : (size_t)(npan * g.K2 * 2 * PFVM__QG_NR) * sizeof(int16_t)) + 64;
+    nwp = (size_t)(g.group * g.Mp * 2 * g.K2);
+    need += nwp * sizeof(int16_t);
+    if (!(mult = (int32_t *)pfvm_kctx_scratch(k, need)))
+        return *rc = k->st ? k->st->code : PFVM_ERR_NOMEM, 1;
+    shift = (int *)(void *)(mult + g.M);
+    acc = (int32_t *)(void *)(shift + g.M);
+    wp = (int16_t *)(void *)(acc + (dw ? OHW : 0));
+    buf = wp + nwp;
+    pfvm__qc_weights(k, &g, wp);
+    for (m = 0; m < g.M; m++)
+        pfvm_q_multiplier((double)*(const float *)xs->data * ((const float *)ws->data)[nws == 1 ? 0 : m] /
+                              *(const float *)ys->data, &mult[m], &shift[m]);
+    o.mult = mult;
+    o.shift = shift;
+    o.bias = B ? (const int32_t *)B->data : NULL;
+    o.zp = pfvm__q_at(yz, 0);
+    o.lo = k->out[0]->dtype == PFVM_UINT8 ? 0 : -128;
+    o.hi = k->out[0]->dtype == PFVM_UINT8 ? 255 : 127;
+    o.Y = k->out[0];
+    for (n = 0; n < g.N; n++) {
+        if (dw) {
+            pfvm__qc_depthwise(&g, X, pfvm__q_at(xz, 0), wp, &o, buf, acc, n);
+            continue;
+        }
+        for (gg = 0; gg < g.group; gg++) {
+            pfvm__qc_pack(&g, X, (n * g.C + gg * g.CG) * g.H * g.W, pfvm__q_at(xz, 0), buf);
+            pfvm__qc_gemm(&g, wp + gg * g.Mp * 2 * g.K2, buf, &o, n, gg);
+        }
+    }
+    return 1;
+}
+
 static pfvm_code pfvm__q_k_qlinear_conv(pfvm_kctx *k)
 {
     pfvm__q_requant r;
+    pfvm_code rc;
+    if (pfvm__qc_fast(k, &rc))
+        return rc;
     memset(&r, 0, sizeof r);
     r.y = k->out[0];
     r.xs = pfvm_tensor_get_f64(k->in[1], 0);
@@ -32304,6 +32943,8 @@ done:
 
 /* Pipeline order. Each pass's file adds its line here. */
 static const pfvm_pass pfvm__passes[] = {
+    {"qlinear", "QDQ patterns (DequantizeLinear -> Conv/MatMul -> QuantizeLinear, ...) become QLinearConv/QLinearMatMul",
+     pfvm__pass_qlinear, 1},
     {"fold", "constant folding: constant nodes and known shape arithmetic become initializers", pfvm__pass_fold, 1},
     {"simplify", "the operators' own rewrites (Identity, no-op Reshape/Transpose/Cast/Pad/Slice, x*1, ...)",
      pfvm__pass_simplify, 1},
@@ -32487,6 +33128,367 @@ pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *repo
 pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st)
 {
     return pfvm__rw_begin_with(rw, m, mode, pfvm__infer_shapes_keep, st);
+}
+/* ---- src/passes/qlinear.c ---- */
+/* The qlinear pass: QDQ patterns (what pfvm_quantize and onnxruntime's
+ * quantizer write) become integer operators, so a quantized model runs on
+ * int8 tensors between its quantized layers (see quantize.h).
+ *
+ *   DQ(x) , DQ(w) [, DQ(b) or b] -> Conv   [-> Relu | Clip] -> Q  =>  QLinearConv
+ *   DQ(x) , DQ(w)                -> MatMul [-> Relu | Clip] -> Q  =>  QLinearMatMul
+ *   DQ(x) -> MaxPool | Flatten | Reshape -> Q (same scale, zero point)  =>  that op on x
+ *
+ * MatMul's weights must be per tensor (QLinearMatMul's kernel reads one
+ * b_scale). The activation is absorbed only when the output's saturation already
+ * clamps at least as tightly (Relu with the zero point at the type's
+ * minimum, Clip whose bounds quantize outside [qmin, qmax]), so results
+ * equal the QDQ graph's up to the integer requantization. The pass
+ * matches the standard operators by name: they are the QDQ format's
+ * vocabulary, which this pass owns, not a property of pfvm's kernels. */
+
+
+#include <math.h>
+#include <string.h>
+
+static int pfvm__ql_is(const pfvm_node *n, const char *op)
+{
+    return n && (!n->domain || !n->domain[0] || !strcmp(n->domain, "ai.onnx")) && !strcmp(n->op_type, op);
+}
+
+static const pfvm_tensor *pfvm__ql_init(const pfvm_value *v)
+{
+    return v && v->init && v->init->kind == PFVM_KIND_TENSOR && v->init->data ? v->init : NULL;
+}
+
+static int pfvm__ql_is_q8(pfvm_dtype dt)
+{
+    return dt == PFVM_UINT8 || dt == PFVM_INT8;
+}
+
+/* The one node reading v (NULL when v has other readers or is an output). */
+static pfvm_node *pfvm__ql_only_reader(const pfvm_uses *u, const pfvm_value *v)
+{
+    int count;
+    const pfvm_use *us = pfvm_uses_of(u, v, &count);
+    return count == 1 && us[0].node && us[0].node->graph == v->graph ? us[0].node : NULL;
+}
+
+/* A DequantizeLinear with per-tensor constant scale and zero point. */
+typedef struct pfvm__ql_q {
+    pfvm_node *node;
+    pfvm_value *data, *scale, *zp; /* zp may be NULL: 0 of uint8 */
+    double s;
+    int z;
+    pfvm_dtype dtype;
+} pfvm__ql_q;
+
+static int pfvm__ql_match_q(pfvm_node *n, const char *op, pfvm__ql_q *q)
+{
+    const pfvm_tensor *s, *z;
+    if (!pfvm__ql_is(n, op) || n->n_inputs < 2 || !(s = pfvm__ql_init(n->inputs[1])) || pfvm_tensor_numel(s) != 1)
+        return 0;
+    z = n->n_inputs > 2 ? pfvm__ql_init(n->inputs[2]) : NULL;
+    if (n->n_inputs > 2 && n->inputs[2] && (!z || pfvm_tensor_numel(z) != 1))
+        return 0;
+    if (pfvm_node_attr_int(n, "block_size", 0) || pfvm_node_attr_int(n, "saturate", 1) != 1)
+        return 0;
+    q->node = n;
+    q->data = n->inputs[0];
+    q->scale = n->inputs[1];
+    q->zp = z ? n->inputs[2] : NULL;
+    q->s = pfvm_tensor_get_f64(s, 0);
+    q->z = z ? (int)pfvm_tensor_get_i64(z, 0) : 0;
+    q->dtype = z ? z->dtype : PFVM_UINT8;
+    return pfvm__ql_is_q8(q->dtype) && q->s > 0 && s->dtype == PFVM_FLOAT;
+}
+
+/* The activation between the product and its QuantizeLinear is implied by
+ * y's saturation. */
+static int pfvm__ql_clamp_implied(const pfvm_node *act, const pfvm__ql_q *y)
+{
+    int qmin = y->dtype == PFVM_UINT8 ? 0 : -128, qmax = y->dtype == PFVM_UINT8 ? 255 : 127;
+    double lo = -INFINITY, hi = INFINITY;
+    if (pfvm__ql_is(act, "Relu"))
+        lo = 0;
+    else if (pfvm__ql_is(act, "Clip") && act->opset >= 11) {
+        const pfvm_tensor *a = act->n_inputs > 1 && act->inputs[1] ? pfvm__ql_init(act->inputs[1]) : NULL;
+        const pfvm_tensor *b = act->n_inputs > 2 && act->inputs[2] ? pfvm__ql_init(act->inputs[2]) : NULL;
+        if ((act->n_inputs > 1 && act->inputs[1] && !a) || (act->n_inputs > 2 && act->inputs[2] && !b))
+            return 0;
+        lo = a ? pfvm_tensor_get_f64(a, 0) : lo;
+        hi = b ? pfvm_tensor_get_f64(b, 0) : hi;
+    } else
+        return 0;
+    return floor(lo / y->s + 0.5) + y->z <= qmin && (hi == INFINITY || floor(hi / y->s + 0.5) + y->z >= qmax);
+}
+
+/* The QuantizeLinear that ends a product: directly, or after an activation
+ * it absorbs. Fills the nodes to remove. */
+static int pfvm__ql_match_tail(const pfvm_uses *u, pfvm_node *prod, pfvm__ql_q *y, pfvm_node **dead, int *n_dead)
+{
+    pfvm_node *r = pfvm__ql_only_reader(u, prod->outputs[0]);
+    if (!r)
+        return 0;
+    if (pfvm__ql_match_q(r, "QuantizeLinear", y)) {
+        dead[(*n_dead)++] = r;
+        return 1;
+    }
+    if (r->n_outputs != 1 || (!pfvm__ql_is(r, "Relu") && !pfvm__ql_is(r, "Clip")))
+        return 0;
+    dead[(*n_dead)++] = r;
+    r = pfvm__ql_only_reader(u, r->outputs[0]);
+    if (!r || !pfvm__ql_match_q(r, "QuantizeLinear", y) || !pfvm__ql_clamp_implied(dead[*n_dead - 1], y))
+        return 0;
+    dead[(*n_dead)++] = r;
+    return 1;
+}
+
+/* The constant quantized weight of a product: DQ(int8/uint8 initializer)
+ * with scale and zero point per tensor or per channel along `axis`. */
+typedef struct pfvm__ql_w {
+    pfvm_value *data, *scale, *zp;
+    const pfvm_tensor *s;
+    int64_t n_scales;
+} pfvm__ql_w;
+
+static int pfvm__ql_match_weight(const pfvm_value *v, int axis, pfvm__ql_w *w)
+{
+    pfvm_node *n = v ? v->producer : NULL;
+    const pfvm_tensor *q, *s, *z;
+    int64_t ns, len;
+    int ax;
+    if (!pfvm__ql_is(n, "DequantizeLinear") || n->n_inputs < 2 || !(q = pfvm__ql_init(n->inputs[0])) ||
+        !(s = pfvm__ql_init(n->inputs[1])) || !pfvm__ql_is_q8(q->dtype) || s->dtype != PFVM_FLOAT)
+        return 0;
+    z = n->n_inputs > 2 && n->inputs[2] ? pfvm__ql_init(n->inputs[2]) : NULL;
+    if ((n->n_inputs > 2 && n->inputs[2] && !z) || pfvm_node_attr_int(n, "block_size", 0))
+        return 0;
+    ns = pfvm_tensor_numel(s);
+    ax = (int)pfvm_node_attr_int(n, "axis", 1);
+    ax = ax < 0 ? ax + q->rank : ax;
+    len = ax >= 0 && ax < q->rank ? q->dims[ax] : -1;
+    if (ns != 1 && (ax != axis || ns != len || s->rank != 1))
+        return 0;
+    if (z && pfvm_tensor_numel(z) != ns)
+        return 0;
+    w->data = n->inputs[0];
+    w->scale = n->inputs[1];
+    w->zp = z ? n->inputs[2] : NULL;
+    w->s = s;
+    w->n_scales = ns;
+    return 1;
+}
+
+typedef struct pfvm__ql_ctx {
+    pfvm_model *m;
+    pfvm_graph *g;
+    pfvm_uses u;
+    pfvm_node **dead; /* stb_ds */
+    pfvm_status *st;
+    int rewritten;
+} pfvm__ql_ctx;
+
+static pfvm_value *pfvm__ql_const(pfvm__ql_ctx *c, const char *hint, pfvm_dtype dt, int rank, const int64_t *dims,
+                                  void **data)
+{
+    pfvm_tensor *t;
+    pfvm_value *v;
+    if (!(t = pfvm_model_tensor(c->m, dt, rank, dims, NULL, c->st)) || !(v = pfvm_graph_new_value(c->g, hint, c->st)) ||
+        pfvm_graph_add_init(c->g, v, t, c->st))
+        return NULL;
+    *data = t->data;
+    return v;
+}
+
+/* A zero point (of w's type, w's scale's shape) for a DQ that has none. */
+static pfvm_value *pfvm__ql_zero_zp(pfvm__ql_ctx *c, const pfvm__ql_w *w)
+{
+    void *d;
+    int64_t n = w->n_scales;
+    pfvm_value *v = pfvm__ql_const(c, "zero_point", w->data->init->dtype, w->s->rank, &n, &d);
+    if (v)
+        memset(d, 0, (size_t)n);
+    return v;
+}
+
+static pfvm_value *pfvm__ql_zero_u8(pfvm__ql_ctx *c)
+{
+    void *d;
+    pfvm_value *v = pfvm__ql_const(c, "zero_point", PFVM_UINT8, 0, NULL, &d);
+    if (v)
+        *(uint8_t *)d = 0;
+    return v;
+}
+
+/* Bias of a Conv as int32 at scale xs * ws[c]: an int32 DQ with that scale
+ * (what pfvm_quantize writes) is taken as it is, a float one is rounded. */
+static pfvm_value *pfvm__ql_bias(pfvm__ql_ctx *c, pfvm_value *b, double xs, const pfvm__ql_w *w, int64_t M, int *ok)
+{
+    pfvm_node *dq = b->producer;
+    const pfvm_tensor *t, *s, *z;
+    int64_t i;
+    int32_t *out;
+    void *d;
+    pfvm_value *v;
+    *ok = 0;
+    if (pfvm__ql_is(dq, "DequantizeLinear") && dq->n_inputs >= 2 && (t = pfvm__ql_init(dq->inputs[0])) &&
+        (s = pfvm__ql_init(dq->inputs[1])) && t->dtype == PFVM_INT32 && pfvm_tensor_numel(t) == M) {
+        int64_t ns = pfvm_tensor_numel(s);
+        z = dq->n_inputs > 2 && dq->inputs[2] ? pfvm__ql_init(dq->inputs[2]) : NULL;
+        if (dq->n_inputs > 2 && dq->inputs[2] && !z)
+            return NULL;
+        for (i = 0; i < M; i++) {
+            double want = xs * pfvm_tensor_get_f64(w->s, w->n_scales == 1 ? 0 : i);
+            double have = pfvm_tensor_get_f64(s, ns == 1 ? 0 : i);
+            if ((ns != 1 && ns != M) || fabs(have - want) > 1e-6 * fabs(want) ||
+                (z && pfvm_tensor_get_i64(z, pfvm_tensor_numel(z) == 1 ? 0 : i) != 0))
+                return NULL;
+        }
+        *ok = 1;
+        return dq->inputs[0];
+    }
+    if (!(t = pfvm__ql_init(b)) || t->dtype != PFVM_FLOAT || pfvm_tensor_numel(t) != M ||
+        !(v = pfvm__ql_const(c, "bias_quantized", PFVM_INT32, 1, &M, &d)))
+        return NULL;
+    out = (int32_t *)d;
+    for (i = 0; i < M; i++) {
+        double r = floor(pfvm_tensor_get_f64(t, i) / (xs * pfvm_tensor_get_f64(w->s, w->n_scales == 1 ? 0 : i)) + 0.5);
+        out[i] = (int32_t)(r < -2147483647.0 ? -2147483647.0 : r > 2147483647.0 ? 2147483647.0 : r);
+    }
+    *ok = 1;
+    return v;
+}
+
+static pfvm_code pfvm__ql_copy_attrs(pfvm__ql_ctx *c, pfvm_node *dst, const pfvm_node *src)
+{
+    int i;
+    for (i = 0; src && i < src->n_attrs; i++) {
+        pfvm_attr *a = pfvm_node_add_attr(dst, src->attrs[i].name, src->attrs[i].type, c->st);
+        const char *name;
+        if (!a)
+            return c->st ? c->st->code : PFVM_ERR_NOMEM;
+        name = a->name;
+        *a = src->attrs[i];
+        a->name = name;
+    }
+    return PFVM_OK;
+}
+
+/* Puts `made` in place of the pattern ending at y->node (with src's
+ * attributes, src may be NULL): its output takes over every reader of y's
+ * output. */
+static pfvm_code pfvm__ql_finish(pfvm__ql_ctx *c, pfvm_node *made, const pfvm_node *src, const pfvm__ql_q *y,
+                                 pfvm_node *const *dead, int n_dead)
+{
+    int i;
+    if (!made || pfvm__ql_copy_attrs(c, made, src) ||
+        pfvm_graph_replace_uses(c->g, y->node->outputs[0], made->outputs[0], c->st))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    for (i = 0; i < n_dead; i++)
+        if (!pfvm__arrpush(c->dead, dead[i]))
+            return pfvm__fail(c->st, PFVM_ERR_NOMEM, "out of memory");
+    c->rewritten++;
+    return PFVM_OK;
+}
+
+static pfvm_node *pfvm__ql_add(pfvm__ql_ctx *c, const char *op, const pfvm_node *src, pfvm_value **ins, int n_in)
+{
+    char name[512];
+    pfvm_value *out = pfvm_graph_new_value(c->g, src->outputs[0]->name, c->st);
+    pfvm__snprintf(name, sizeof name, "%s_%s", src->name && src->name[0] ? src->name : src->outputs[0]->name, op);
+    return out ? pfvm_graph_add_node(c->g, op, "", name, ins, n_in, &out, 1, c->st) : NULL;
+}
+
+/* Conv or MatMul on DQ operands, ending in Q. */
+static pfvm_code pfvm__ql_product(pfvm__ql_ctx *c, pfvm_node *n, int conv)
+{
+    pfvm__ql_q x, y;
+    pfvm__ql_w w;
+    pfvm_node *dead[4], *made;
+    pfvm_value *ins[9];
+    int n_dead = 0, n_in = 8, ok = 1;
+    if (n->n_inputs < 2 || n->n_outputs != 1 || !n->inputs[0] || !n->inputs[1] ||
+        !pfvm__ql_match_q(n->inputs[0]->producer, "DequantizeLinear", &x) || !pfvm__ql_match_weight(n->inputs[1], conv ? 0 : 1, &w) ||
+        (!conv && (w.data->init->rank != 2 || n->inputs[0]->type.shape.rank < 2 || w.n_scales != 1)) ||
+        !pfvm__ql_match_tail(&c->u, n, &y, dead, &n_dead))
+        return PFVM_OK;
+    dead[n_dead++] = n;
+    ins[0] = x.data;
+    ins[1] = x.scale;
+    ins[2] = x.zp;
+    ins[3] = w.data;
+    ins[4] = w.scale;
+    ins[5] = w.zp;
+    ins[6] = y.scale;
+    ins[7] = y.zp;
+    if (conv && n->n_inputs > 2 && n->inputs[2]) {
+        ins[8] = pfvm__ql_bias(c, n->inputs[2], x.s, &w, w.data->init->dims[0], &ok);
+        n_in = 9;
+    }
+    if (!ok)
+        return c->st && c->st->code ? c->st->code : PFVM_OK;
+    if ((!ins[2] && !(ins[2] = pfvm__ql_zero_u8(c))) || (!ins[5] && !(ins[5] = pfvm__ql_zero_zp(c, &w))) ||
+        (!ins[7] && !(ins[7] = pfvm__ql_zero_u8(c))))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    made = pfvm__ql_add(c, conv ? "QLinearConv" : "QLinearMatMul", n, ins, n_in);
+    return pfvm__ql_finish(c, made, conv ? n : NULL, &y, dead, n_dead);
+}
+
+/* An order-preserving data movement between equal DQ and Q parameters runs
+ * on the quantized tensor. */
+static pfvm_code pfvm__ql_passthrough(pfvm__ql_ctx *c, pfvm_node *n)
+{
+    pfvm__ql_q x, y;
+    pfvm_node *r, *dead[2], *made;
+    pfvm_value *ins[2];
+    int i, n_in = n->n_inputs < 2 ? n->n_inputs : 2;
+    if (n->n_outputs != 1 || n_in < 1 || !n->inputs[0] ||
+        !pfvm__ql_match_q(n->inputs[0]->producer, "DequantizeLinear", &x) ||
+        !(r = pfvm__ql_only_reader(&c->u, n->outputs[0])) || !pfvm__ql_match_q(r, "QuantizeLinear", &y) ||
+        x.s != y.s || x.z != y.z || x.dtype != y.dtype)
+        return PFVM_OK;
+    if (pfvm__ql_is(n, "MaxPool") && (pfvm_model_opset(c->m, "") < 12 || pfvm_node_attr_int(n, "ceil_mode", 0)))
+        return PFVM_OK;
+    ins[0] = x.data;
+    for (i = 1; i < n_in; i++)
+        ins[i] = n->inputs[i];
+    dead[0] = r;
+    dead[1] = n;
+    made = pfvm__ql_add(c, n->op_type, n, ins, n_in);
+    return pfvm__ql_finish(c, made, n, &y, dead, 2);
+}
+
+PFVM_INTERNAL pfvm_code pfvm__pass_qlinear(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st)
+{
+    pfvm__ql_ctx c;
+    int i, n;
+    pfvm_code rc = PFVM_OK;
+    if (pfvm_model_opset(m, "") < 10)
+        return PFVM_OK;
+    memset(&c, 0, sizeof c);
+    c.m = m;
+    c.g = g;
+    c.st = st;
+    if (pfvm_uses_build(&c.u, g, st))
+        return st ? st->code : PFVM_ERR_NOMEM;
+    n = (int)stbds_arrlen(g->nodes);
+    for (i = 0; i < n && !rc; i++) {
+        pfvm_node *nd = g->nodes[i];
+        if (pfvm__ql_is(nd, "Conv"))
+            rc = pfvm__ql_product(&c, nd, 1);
+        else if (pfvm__ql_is(nd, "MatMul"))
+            rc = pfvm__ql_product(&c, nd, 0);
+        else if (pfvm__ql_is(nd, "MaxPool") || pfvm__ql_is(nd, "Flatten") || pfvm__ql_is(nd, "Reshape"))
+            rc = pfvm__ql_passthrough(&c, nd);
+    }
+    pfvm_uses_free(&c.u);
+    if (!rc && stbds_arrlen(c.dead))
+        rc = pfvm_graph_remove_nodes(g, c.dead, (int)stbds_arrlen(c.dead), st);
+    stbds_arrfree(c.dead);
+    if (!rc && c.rewritten)
+        rc = pfvm_graph_toposort(g, st);
+    stats->rewritten += c.rewritten;
+    return rc;
 }
 /* ---- src/passes/recompute.c ---- */
 /* The recompute pass: which activations to keep, an exact simulation of
@@ -35612,6 +36614,571 @@ static const pfvm__kctx_services *pfvm__exec_services(void)
 pfvm_code pfvm_exec_bind_one(pfvm_exec *e, const pfvm_tensor *input, pfvm_status *st)
 {
     return pfvm_exec_bind(e, &input, 1, st);
+}
+/* ---- src/quantize/quantize.c ---- */
+/* Post-training static quantization: calibration, scales, and the QDQ
+ * rewrite (pfvm_quantize; see quantize.h).
+ *
+ * Which operators are quantized, and which of their inputs are weights, is
+ * the quantizer's own knowledge (the table below), the way onnxruntime's
+ * quantizer keeps its registry: it names standard ONNX operators whose
+ * QDQ form every runtime reads, not a property of pfvm's kernels. */
+
+#include <math.h>
+#include <string.h>
+
+/* One quantizable operator: its weight input (-1: none), where a weight's
+ * output channels are (axis with and without transB, -1: last), its bias
+ * input (-1: none), and whether every input is an activation (Add, Concat)
+ * or only input 0. */
+typedef struct pfvm__qrole {
+    const char *op;
+    int weight, axis, axis_trans, bias, all_inputs;
+} pfvm__qrole;
+
+static const pfvm__qrole pfvm__qroles[] = {
+    {"Conv", 1, 0, 0, 2, 0},
+    {"MatMul", 1, -1, -1, -1, 0},
+    {"Gemm", 1, 1, 0, 2, 0},
+    {"Add", -1, 0, 0, -1, 1},
+    {"Concat", -1, 0, 0, -1, 1},
+    {"MaxPool", -1, 0, 0, -1, 0},
+    {"AveragePool", -1, 0, 0, -1, 0},
+    {"GlobalAveragePool", -1, 0, 0, -1, 0},
+    {"Relu", -1, 0, 0, -1, 0},
+    {"Clip", -1, 0, 0, -1, 0},
+    {"Flatten", -1, 0, 0, -1, 0},
+    {"Reshape", -1, 0, 0, -1, 0},
+    {"Pad", -1, 0, 0, -1, 0},
+    {NULL, 0, 0, 0, 0, 0}
+};
+
+/* Activation functions whose input need not be quantized when they are its
+ * only reader: the producer's integer form clamps them into its output. */
+static int pfvm__q_is_activation(const pfvm_node *n)
+{
+    return !strcmp(n->op_type, "Relu") || !strcmp(n->op_type, "Clip");
+}
+
+#define PFVM__Q_BINS 2048
+
+/* Calibration statistics of one value. */
+typedef struct pfvm__qstat {
+    double lo, hi;
+    int seen;
+    uint32_t *hist; /* PFVM__Q_BINS counts over [lo, hi] (percentile method) */
+    uint64_t count;
+} pfvm__qstat;
+
+typedef struct pfvm__qparams {
+    float scale;
+    int zp;
+    pfvm_dtype dtype;
+    int set;
+} pfvm__qparams;
+
+typedef struct pfvm__quantizer {
+    pfvm_model *m;
+    pfvm_graph *g;
+    const pfvm_quant_options *opt;
+    pfvm_quant_report rep;
+    pfvm__qstat *stats;     /* by value id */
+    pfvm__qparams *params;  /* by value id */
+    unsigned char *quant;   /* by node id: quantized node */
+    unsigned char *mark;    /* by value id: activation to quantize */
+    int n_values, n_nodes;
+    pfvm_status *st;
+} pfvm__quantizer;
+
+static const pfvm__qrole *pfvm__q_role(const pfvm_node *n)
+{
+    const pfvm__qrole *r;
+    if (n->domain && n->domain[0] && strcmp(n->domain, "ai.onnx"))
+        return NULL;
+    for (r = pfvm__qroles; r->op; r++)
+        if (!strcmp(r->op, n->op_type))
+            return r;
+    return NULL;
+}
+
+static int pfvm__q_excluded(const char *list, const char *name)
+{
+    size_t len = name ? strlen(name) : 0;
+    const char *s = list;
+    if (!s || !len)
+        return 0;
+    while (*s) {
+        const char *e = strchr(s, ',');
+        size_t l = e ? (size_t)(e - s) : strlen(s);
+        if (l == len && !strncmp(s, name, len))
+            return 1;
+        s += l + (e ? 1 : 0);
+    }
+    return 0;
+}
+
+static int pfvm__q_is_float_activation(const pfvm_value *v)
+{
+    return v && !v->init && v->type.kind == PFVM_KIND_TENSOR && v->type.dtype == PFVM_FLOAT;
+}
+
+/* ---- calibration ------------------------------------------------------------------------ */
+
+static void pfvm__q_observe(pfvm__qstat *s, const pfvm_tensor *t, int histogram)
+{
+    int64_t i, n = pfvm_tensor_numel(t);
+    const float *x = (const float *)t->data;
+    if (t->kind != PFVM_KIND_TENSOR || t->dtype != PFVM_FLOAT || !x)
+        return;
+    if (!histogram) {
+        for (i = 0; i < n; i++) {
+            double v = x[i];
+            if (v != v)
+                continue;
+            if (!s->seen || v < s->lo)
+                s->lo = v;
+            if (!s->seen || v > s->hi)
+                s->hi = v;
+            s->seen = 1;
+        }
+        return;
+    }
+    if (!s->hist || s->hi <= s->lo)
+        return;
+    for (i = 0; i < n; i++) {
+        double v = x[i];
+        int b;
+        if (v != v)
+            continue;
+        b = (int)((v - s->lo) / (s->hi - s->lo) * PFVM__Q_BINS);
+        b = b < 0 ? 0 : b >= PFVM__Q_BINS ? PFVM__Q_BINS - 1 : b;
+        s->hist[b]++;
+        s->count++;
+    }
+}
+
+/* The value below which `share` of the histogram's values lie. */
+static double pfvm__q_quantile(const pfvm__qstat *s, double share)
+{
+    uint64_t want = (uint64_t)(share * (double)s->count), acc = 0;
+    int b;
+    for (b = 0; b < PFVM__Q_BINS; b++) {
+        acc += s->hist[b];
+        if (acc > want)
+            return s->lo + (s->hi - s->lo) * (b + 1) / PFVM__Q_BINS;
+    }
+    return s->hi;
+}
+
+/* Runs every input set once with every float activation as an extra graph
+ * output, feeding each to pfvm__q_observe. */
+static pfvm_code pfvm__q_run_sets(pfvm__quantizer *q, const pfvm_tensor *const *inputs, int n_sets, int histogram)
+{
+    pfvm_graph *g = q->g;
+    int n_out0 = (int)stbds_arrlen(g->outputs), i, s, n_in;
+    pfvm_exec *e = NULL;
+    pfvm_code rc = PFVM_OK;
+    for (i = 0; i < q->n_values && !rc; i++) {
+        pfvm_value *v = g->values[i];
+        if (pfvm__q_is_float_activation(v) && v->producer && !v->is_output)
+            rc = pfvm_graph_add_output(g, v, q->st);
+    }
+    if (!rc && !(e = pfvm_exec_new(q->m, g, q->st)))
+        rc = q->st ? q->st->code : PFVM_ERR_INVALID;
+    n_in = e ? pfvm_exec_num_inputs(e) : 0;
+    for (s = 0; s < n_sets && !rc; s++) {
+        const pfvm_tensor *const *set = inputs + (size_t)s * (size_t)n_in;
+        if ((rc = pfvm_exec_bind(e, set, n_in, q->st)) != PFVM_OK || (rc = pfvm_exec_run(e, q->st)) != PFVM_OK) {
+            pfvm_status_prefix(q->st, "calibration set %d", s);
+            break;
+        }
+        for (i = 0; i < n_in; i++)
+            pfvm__q_observe(&q->stats[pfvm_exec_input(e, i)->id], set[i], histogram);
+        for (i = 0; i < pfvm_exec_num_outputs(e); i++)
+            pfvm__q_observe(&q->stats[pfvm_exec_output_value(e, i)->id], pfvm_exec_output(e, i), histogram);
+    }
+    pfvm_exec_free(e);
+    for (i = n_out0; i < (int)stbds_arrlen(g->outputs); i++)
+        g->outputs[i]->is_output = 0;
+    stbds_arrsetlen(g->outputs, n_out0);
+    for (i = 0; i < n_out0; i++)
+        g->outputs[i]->is_output = 1;
+    return rc;
+}
+
+static pfvm_code pfvm__q_calibrate(pfvm__quantizer *q, const pfvm_tensor *const *inputs, int n_sets)
+{
+    double keep = q->opt->percentile > 0 ? q->opt->percentile / 100.0 : 0.9999;
+    int i;
+    if (pfvm__q_run_sets(q, inputs, n_sets, 0))
+        return q->st ? q->st->code : PFVM_ERR_INVALID;
+    if (q->opt->method != PFVM_QUANT_PERCENTILE)
+        return PFVM_OK;
+    if (keep <= 0 || keep > 1)
+        return pfvm__fail(q->st, PFVM_ERR_INVALID, "quantize: percentile %g is not in (0, 100]", q->opt->percentile);
+    for (i = 0; i < q->n_values; i++)
+        if (q->mark[i] && q->stats[i].seen &&
+            !(q->stats[i].hist = (uint32_t *)PFVM_REALLOC(NULL, PFVM__Q_BINS * sizeof(uint32_t))))
+            return pfvm__fail(q->st, PFVM_ERR_NOMEM, "out of memory");
+        else if (q->stats[i].hist)
+            memset(q->stats[i].hist, 0, PFVM__Q_BINS * sizeof(uint32_t));
+    if (pfvm__q_run_sets(q, inputs, n_sets, 1))
+        return q->st ? q->st->code : PFVM_ERR_INVALID;
+    for (i = 0; i < q->n_values; i++) {
+        pfvm__qstat *s = &q->stats[i];
+        double lo, hi;
+        if (!s->hist || !s->count)
+            continue;
+        /* a range that starts at 0 (after Relu) keeps it: only the top is cut */
+        lo = s->lo >= 0 ? s->lo : pfvm__q_quantile(s, (1 - keep) / 2);
+        hi = pfvm__q_quantile(s, s->lo >= 0 ? keep : 1 - (1 - keep) / 2);
+        s->lo = lo;
+        s->hi = hi;
+    }
+    return PFVM_OK;
+}
+
+/* ---- which nodes and activations ----------------------------------------------------------- */
+
+/* v's only reader is a quantized activation function (its producer's
+ * integer form absorbs it, so v itself stays unquantized). */
+static int pfvm__q_feeds_activation(pfvm__quantizer *q, const pfvm_uses *u, const pfvm_value *v)
+{
+    int count;
+    const pfvm_use *us = pfvm_uses_of(u, v, &count);
+    return count == 1 && us[0].node && us[0].node->graph == q->g && q->quant[us[0].node->id] &&
+           pfvm__q_is_activation(us[0].node);
+}
+
+static pfvm_code pfvm__q_select(pfvm__quantizer *q)
+{
+    pfvm_uses u;
+    int i, j;
+    if (pfvm_uses_build(&u, q->g, q->st))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    for (i = 0; i < q->n_nodes; i++) {
+        const pfvm_node *n = q->g->nodes[i];
+        q->quant[i] = pfvm__q_role(n) && !pfvm__q_excluded(q->opt->exclude, n->name) && n->n_outputs == 1 &&
+                      n->n_inputs > 0 && pfvm__q_is_float_activation(n->inputs[0]);
+    }
+    for (i = 0; i < q->n_nodes; i++) {
+        const pfvm_node *n = q->g->nodes[i];
+        const pfvm__qrole *r = pfvm__q_role(n);
+        const pfvm_value *y = n->outputs[0];
+        if (!q->quant[i])
+            continue;
+        q->rep.nodes++;
+        for (j = 0; j < (r->all_inputs ? n->n_inputs : 1); j++) {
+            const pfvm_value *x = n->inputs[j];
+            /* a quantized producer's output that only this activation reads stays float */
+            if (pfvm__q_is_float_activation(x) &&
+                !(x->producer && q->quant[x->producer->id] && pfvm__q_feeds_activation(q, &u, x)))
+                q->mark[x->id] = 1;
+        }
+        if (pfvm__q_is_float_activation(y) && !y->is_output && !pfvm__q_feeds_activation(q, &u, y))
+            q->mark[y->id] = 1;
+    }
+    pfvm_uses_free(&u);
+    return PFVM_OK;
+}
+
+/* ---- scales and zero points ------------------------------------------------------------------ */
+
+static void pfvm__q_act_params(const pfvm__qstat *s, int symmetric, pfvm__qparams *p)
+{
+    double lo = s->seen && s->lo < 0 ? s->lo : 0, hi = s->seen && s->hi > 0 ? s->hi : 0;
+    p->set = 1;
+    if (symmetric) {
+        double a = -lo > hi ? -lo : hi;
+        p->dtype = PFVM_INT8;
+        p->zp = 0;
+        p->scale = a > 0 ? (float)(a / 127.0) : 1.0f;
+        return;
+    }
+    p->dtype = PFVM_UINT8;
+    if (hi - lo <= 0) {
+        p->scale = 1.0f;
+        p->zp = 0;
+        return;
+    }
+    p->scale = (float)((hi - lo) / 255.0);
+    p->zp = (int)floor(-lo / p->scale + 0.5);
+    p->zp = p->zp < 0 ? 0 : p->zp > 255 ? 255 : p->zp;
+}
+
+static double pfvm__q_round_even(double v)
+{
+    double r = floor(v + 0.5);
+    if (r - v == 0.5 && fmod(r, 2.0) != 0)
+        r -= 1.0;
+    return r;
+}
+
+/* ---- graph building ---------------------------------------------------------------------------- */
+
+static pfvm_value *pfvm__q_const(pfvm__quantizer *q, const char *base, const char *suffix, pfvm_dtype dt, int rank,
+                                 const int64_t *dims, void **data)
+{
+    char name[512];
+    pfvm_tensor *t;
+    pfvm_value *v;
+    pfvm__snprintf(name, sizeof name, "%s%s", base, suffix);
+    if (!(t = pfvm_model_tensor(q->m, dt, rank, dims, NULL, q->st)) || !(v = pfvm_graph_new_value(q->g, name, q->st)) ||
+        pfvm_graph_add_init(q->g, v, t, q->st))
+        return NULL;
+    *data = t->data;
+    return v;
+}
+
+/* scale and zero point initializers for one activation */
+static pfvm_code pfvm__q_param_consts(pfvm__quantizer *q, const pfvm_value *v, pfvm_value **scale, pfvm_value **zp)
+{
+    const pfvm__qparams *p = &q->params[v->id];
+    void *d;
+    if (!(*scale = pfvm__q_const(q, v->name, "_scale", PFVM_FLOAT, 0, NULL, &d)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    *(float *)d = p->scale;
+    if (!(*zp = pfvm__q_const(q, v->name, "_zero_point", p->dtype, 0, NULL, &d)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    if (p->dtype == PFVM_UINT8)
+        *(uint8_t *)d = (uint8_t)p->zp;
+    else
+        *(int8_t *)d = (int8_t)p->zp;
+    return PFVM_OK;
+}
+
+/* The node is named after its output, a fresh value: node names stay
+ * unique (onnxruntime requires it) even when one weight feeds two nodes. */
+static pfvm_node *pfvm__q_add(pfvm__quantizer *q, const char *op, pfvm_value **ins, int n_in, pfvm_value *out)
+{
+    return pfvm_graph_add_node(q->g, op, "", out->name, ins, n_in, &out, 1, q->st);
+}
+
+/* v -> QuantizeLinear -> DequantizeLinear, read by every node that read v. */
+static pfvm_code pfvm__q_insert_qdq(pfvm__quantizer *q, pfvm_value *v, int n_nodes)
+{
+    pfvm_value *ins[3], *vq, *vdq;
+    pfvm_node *qn, *dqn;
+    int i, j;
+    ins[0] = v;
+    char name[512];
+    pfvm__snprintf(name, sizeof name, "%s_QuantizeLinear", v->name);
+    if (pfvm__q_param_consts(q, v, &ins[1], &ins[2]) || !(vq = pfvm_graph_new_value(q->g, name, q->st)) ||
+        !pfvm__snprintf(name, sizeof name, "%s_DequantizeLinear", v->name) ||
+        !(vdq = pfvm_graph_new_value(q->g, name, q->st)) ||
+        !(qn = pfvm__q_add(q, "QuantizeLinear", ins, 3, vq)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    ins[0] = vq;
+    if (!(dqn = pfvm__q_add(q, "DequantizeLinear", ins, 3, vdq)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    /* the original nodes only (the ones just added read v on purpose) */
+    for (i = 0; i < n_nodes; i++)
+        for (j = 0; j < q->g->nodes[i]->n_inputs; j++)
+            if (q->g->nodes[i]->inputs[j] == v)
+                q->g->nodes[i]->inputs[j] = vdq;
+    (void)qn;
+    q->rep.activations++;
+    return PFVM_OK;
+}
+
+/* Per-channel (or per-tensor) symmetric int8 scales of weight w along axis. */
+static pfvm_code pfvm__q_weight(pfvm__quantizer *q, pfvm_node *n, int slot, int axis, float **scales_out, int *n_scales)
+{
+    pfvm_value *wv = n->inputs[slot], *ins[3], *wdq;
+    const pfvm_tensor *w = wv->init;
+    int64_t total = pfvm_tensor_numel(w), len, inner = 1, i, c;
+    int d, per = q->opt->per_channel;
+    float *scales;
+    int8_t *wq, *zp;
+    void *data;
+    pfvm_node *dq;
+    char base[400];
+    axis = axis < 0 ? w->rank + axis : axis;
+    len = per && axis >= 0 && axis < w->rank ? w->dims[axis] : 1;
+    for (d = axis + 1; per && d < w->rank; d++)
+        inner *= w->dims[d];
+    pfvm__snprintf(base, sizeof base, "%s", wv->name);
+    if (!(ins[1] = pfvm__q_const(q, base, "_scale", PFVM_FLOAT, per ? 1 : 0, &len, &data)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    scales = (float *)data;
+    if (!(ins[2] = pfvm__q_const(q, base, "_zero_point", PFVM_INT8, per ? 1 : 0, &len, &data)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    zp = (int8_t *)data;
+    if (!(ins[0] = pfvm__q_const(q, base, "_quantized", PFVM_INT8, w->rank, w->dims, &data)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    wq = (int8_t *)data;
+    for (c = 0; c < len; c++)
+        scales[c] = 0, zp[c] = 0;
+    for (i = 0; i < total; i++) {
+        double a = fabs(pfvm_tensor_get_f64(w, i));
+        c = (i / inner) % len;
+        if (a > scales[c])
+            scales[c] = (float)a;
+    }
+    for (c = 0; c < len; c++)
+        scales[c] = scales[c] > 0 ? scales[c] / 127.0f : 1.0f;
+    for (i = 0; i < total; i++) {
+        double v = pfvm__q_round_even(pfvm_tensor_get_f64(w, i) / scales[(i / inner) % len]);
+        wq[i] = (int8_t)(v < -127 ? -127 : v > 127 ? 127 : v);
+    }
+    pfvm__snprintf(base, sizeof base, "%s_DequantizeLinear", wv->name);
+    if (!(wdq = pfvm_graph_new_value(q->g, base, q->st)) ||
+        !(dq = pfvm__q_add(q, "DequantizeLinear", ins, 3, wdq)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    if (per && pfvm_node_set_attr_int(dq, "axis", axis, q->st))
+        return q->st->code;
+    n->inputs[slot] = wdq;
+    *scales_out = scales;
+    *n_scales = (int)len;
+    q->rep.weights++;
+    return PFVM_OK;
+}
+
+/* Bias b as int32 at scale x_scale * w_scale[c], zero point 0. */
+static pfvm_code pfvm__q_bias(pfvm__quantizer *q, pfvm_node *n, int slot, float xs, const float *ws, int nws)
+{
+    pfvm_value *bv = n->inputs[slot], *ins[3], *bdq;
+    const pfvm_tensor *b = bv->init;
+    int64_t len = pfvm_tensor_numel(b), i;
+    float *scales;
+    int32_t *bq, *zp;
+    void *data;
+    pfvm_node *dq;
+    if (b->rank != 1 || (nws != 1 && nws != len))
+        return PFVM_OK; /* stays float */
+    if (!(ins[1] = pfvm__q_const(q, bv->name, "_scale", PFVM_FLOAT, 1, &len, &data)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    scales = (float *)data;
+    if (!(ins[2] = pfvm__q_const(q, bv->name, "_zero_point", PFVM_INT32, 1, &len, &data)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    zp = (int32_t *)data;
+    if (!(ins[0] = pfvm__q_const(q, bv->name, "_quantized", PFVM_INT32, 1, &len, &data)))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    bq = (int32_t *)data;
+    for (i = 0; i < len; i++) {
+        double v;
+        scales[i] = xs * ws[nws == 1 ? 0 : i];
+        v = pfvm__q_round_even(pfvm_tensor_get_f64(b, i) / scales[i]);
+        bq[i] = (int32_t)(v < -2147483647.0 ? -2147483647.0 : v > 2147483647.0 ? 2147483647.0 : v);
+        zp[i] = 0;
+    }
+    char name[512];
+    pfvm__snprintf(name, sizeof name, "%s_DequantizeLinear", bv->name);
+    if (!(bdq = pfvm_graph_new_value(q->g, name, q->st)) ||
+        !(dq = pfvm__q_add(q, "DequantizeLinear", ins, 3, bdq)) ||
+        pfvm_node_set_attr_int(dq, "axis", 0, q->st))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    n->inputs[slot] = bdq;
+    q->rep.biases++;
+    return PFVM_OK;
+}
+
+/* Weight and bias of quantized node n (input 0 already has its params). */
+static pfvm_code pfvm__q_node_weights(pfvm__quantizer *q, pfvm_node *n)
+{
+    const pfvm__qrole *r = pfvm__q_role(n);
+    float *ws = NULL;
+    int nws = 0, axis;
+    const pfvm_value *x = n->inputs[0];
+    pfvm_value *w = r->weight >= 0 && r->weight < n->n_inputs ? n->inputs[r->weight] : NULL;
+    if (!w || !w->init || w->init->dtype != PFVM_FLOAT || w->init->rank < 1)
+        return PFVM_OK;
+    if (!strcmp(n->op_type, "Gemm") &&
+        (pfvm_node_attr_int(n, "transA", 0) || w->init->rank != 2))
+        return PFVM_OK;
+    if (!strcmp(n->op_type, "MatMul") && w->init->rank != 2)
+        return PFVM_OK;
+    axis = pfvm_node_attr_int(n, "transB", 0) ? r->axis_trans : r->axis;
+    if (pfvm__q_weight(q, n, r->weight, axis, &ws, &nws))
+        return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    if (r->bias >= 0 && r->bias < n->n_inputs && n->inputs[r->bias] && n->inputs[r->bias]->init &&
+        n->inputs[r->bias]->init->dtype == PFVM_FLOAT && q->params[x->id].set &&
+        (strcmp(n->op_type, "Gemm") || pfvm_node_attr_float(n, "beta", 1.0f) == 1.0f) &&
+        (strcmp(n->op_type, "Gemm") || pfvm_node_attr_float(n, "alpha", 1.0f) == 1.0f))
+        return pfvm__q_bias(q, n, r->bias, q->params[x->id].scale, ws, nws);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__q_rewrite(pfvm__quantizer *q)
+{
+    int i, n_nodes = q->n_nodes;
+    for (i = 0; i < q->n_values; i++)
+        if (q->mark[i])
+            pfvm__q_act_params(&q->stats[i], q->opt->symmetric, &q->params[i]);
+    for (i = 0; i < n_nodes; i++)
+        if (q->quant[i] && pfvm__q_node_weights(q, q->g->nodes[i]))
+            return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    for (i = 0; i < q->n_values; i++)
+        if (q->mark[i] && pfvm__q_insert_qdq(q, q->g->values[i], n_nodes))
+            return q->st ? q->st->code : PFVM_ERR_NOMEM;
+    return pfvm_graph_toposort(q->g, q->st);
+}
+
+static pfvm_code pfvm__q_check(pfvm_model *m, const pfvm_quant_options *opt, pfvm_status *st)
+{
+    int64_t opset = pfvm_model_opset(m, "");
+    if (!m || !m->graph)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "quantize: no model");
+    if (opset < 10)
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "quantize: opset %lld has no QuantizeLinear (10 or later needed)",
+                          (long long)opset);
+    if (opt->per_channel && opset < 13)
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED,
+                          "quantize: per-channel weights need opset 13 (DequantizeLinear's axis), the model has %lld",
+                          (long long)opset);
+    return PFVM_OK;
+}
+
+pfvm_code pfvm_quantize(pfvm_model *m, const pfvm_tensor *const *inputs, int n_sets, const pfvm_quant_options *opt,
+                        pfvm_quant_report *report, pfvm_status *st)
+{
+    pfvm_quant_options defaults;
+    pfvm__quantizer q;
+    pfvm_code rc;
+    int i;
+    memset(&defaults, 0, sizeof defaults);
+    memset(&q, 0, sizeof q);
+    if (!opt)
+        opt = &defaults;
+    if ((rc = pfvm__q_check(m, opt, st)) != PFVM_OK)
+        return rc;
+    if (n_sets < 1 || !inputs)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "quantize: no calibration inputs");
+    q.m = m;
+    q.g = m->graph;
+    q.opt = opt;
+    q.st = st;
+    q.n_values = (int)stbds_arrlen(q.g->values);
+    q.n_nodes = (int)stbds_arrlen(q.g->nodes);
+    q.stats = (pfvm__qstat *)PFVM_REALLOC(NULL, (size_t)(q.n_values + 1) * sizeof *q.stats);
+    q.params = (pfvm__qparams *)PFVM_REALLOC(NULL, (size_t)(q.n_values + 1) * sizeof *q.params);
+    q.mark = (unsigned char *)PFVM_REALLOC(NULL, (size_t)q.n_values + 1);
+    q.quant = (unsigned char *)PFVM_REALLOC(NULL, (size_t)q.n_nodes + 1);
+    if (!q.stats || !q.params || !q.mark || !q.quant)
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    if (!rc) {
+        memset(q.stats, 0, (size_t)(q.n_values + 1) * sizeof *q.stats);
+        memset(q.params, 0, (size_t)(q.n_values + 1) * sizeof *q.params);
+        memset(q.mark, 0, (size_t)q.n_values + 1);
+        memset(q.quant, 0, (size_t)q.n_nodes + 1);
+        rc = pfvm__q_select(&q);
+    }
+    if (!rc)
+        rc = pfvm__q_calibrate(&q, inputs, n_sets);
+    if (!rc)
+        rc = pfvm__q_rewrite(&q);
+    if (!rc)
+        rc = pfvm_infer_shapes(q.g, 0, st);
+    if (q.stats)
+        for (i = 0; i < q.n_values; i++)
+            PFVM_FREE(q.stats[i].hist);
+    PFVM_FREE(q.stats);
+    PFVM_FREE(q.params);
+    PFVM_FREE(q.mark);
+    PFVM_FREE(q.quant);
+    if (!rc && report)
+        *report = q.rep;
+    return rc;
 }
 /* ---- src/ops/registry.c ---- */
 

@@ -328,6 +328,28 @@ if "$INTERP" run --no-opt "$MODEL/model.onnx" -i "$MODEL/test_data_set_0/input_0
 if "$INTERP" bench -n 2 tests/models/gpt_small/model.onnx >"$tmp/out" 2>&1 &&
     grep -qE '^[1-9][0-9]* of [0-9]+ nodes run, 0 folded at plan time$' "$tmp/out" &&
     ! grep -q '^median 0\.000 ms' "$tmp/out"; then ok; else bad "bench gpt_small: $(cat "$tmp/out")"; fi
+# interp quantize: the digits CNN from its committed calibration sets; the
+# int8 model (run as QLinearConv after the qlinear pass) keeps the float
+# model's predictions on the six samples, and runs in onnxruntime when
+# bench/.ort has it (a dev-time tool: skipped silently otherwise).
+if "$INTERP" quantize models/digits.onnx --calib models/digits_calib --per-channel -o "$tmp/dq.onnx" 2>"$tmp/err" &&
+    grep -q 'quantize: 32 calibration sets; 9 nodes quantized' "$tmp/err"; then ok; else bad "quantize digits: $(head -c 300 "$tmp/err")"; fi
+same=0
+for k in 0 1 2 3 4 5; do
+    a=$("$INTERP" run models/digits.onnx -i models/digits_samples/digit_$k.pb -o "$tmp/qf" --quiet && od -An -f "$tmp/qf/output_0.pb" | tr -s ' ' '\n' | tail -n 10 | awk 'NF { v[n++] = $1 } END { b = 0; for (i = 1; i < n; i++) if (v[i] + 0 > v[b] + 0) b = i; print b }')
+    b=$("$INTERP" run "$tmp/dq.onnx" -i models/digits_samples/digit_$k.pb -o "$tmp/qq" --quiet && od -An -f "$tmp/qq/output_0.pb" | tr -s ' ' '\n' | tail -n 10 | awk 'NF { v[n++] = $1 } END { b = 0; for (i = 1; i < n; i++) if (v[i] + 0 > v[b] + 0) b = i; print b }')
+    [ -n "$a" ] && [ "$a" = "$b" ] && same=$((same + 1))
+done
+if [ $same -eq 6 ]; then ok; else bad "quantized digits: $same of 6 predictions as float"; fi
+if "$INTERP" opt "$tmp/dq.onnx" -o "$tmp/dqi.onnx" 2>"$tmp/err" && grep -Eq '^qlinear +[0-9]+ +[0-9]+ +0 +4 ' "$tmp/err"; then ok; else bad "qlinear on digits: $(head -n 3 "$tmp/err")"; fi
+expect_clean_error "quantize without --calib" "$INTERP" quantize models/digits.onnx -o "$tmp/x.onnx"
+expect_clean_error "quantize bad method" "$INTERP" quantize models/digits.onnx --calib models/digits_calib --method kl -o "$tmp/x.onnx"
+expect_clean_error "quantize empty calib dir" "$INTERP" quantize models/digits.onnx --calib "$tmp/qf/nope" -o "$tmp/x.onnx"
+expect_clean_error "quantize wrong input" "$INTERP" quantize "$MODEL/model.onnx" --calib models/digits_calib/set_00 -o "$tmp/x.onnx"
+if [ -d bench/.ort/node_modules/onnxruntime-node ] && command -v node >/dev/null 2>&1; then
+    if node bench/ort_bench.js "$tmp/dq.onnx" 1 >/dev/null 2>&1 && node bench/ort_bench.js "$tmp/dqi.onnx" 1 >/dev/null 2>&1; then
+        ok; else bad "onnxruntime does not run the quantized digits"; fi
+fi
 
 # Optimized models against onnxruntime (bench/opt_check.sh), when
 # onnxruntime-node is installed (a dev-time tool: skipped silently otherwise).

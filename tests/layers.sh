@@ -7,7 +7,7 @@
 #   sh tests/layers.sh [BUILD_DIR]      (after make: uses BUILD_DIR/src/*/*.o)
 #
 # The order (docs/ARCHITECTURE.md, "Layering"):
-#   base -> sym -> ir -> opi+ops -> shape -> plan -> passes -> exec -> onnx, accel
+#   base -> sym -> ir -> opi+ops -> shape -> plan -> passes -> exec -> quantize -> onnx, accel
 # opi (the operator interface) and ops (the operators and their registry)
 # link as one set: opi's helpers look operators up in the registry. What
 # an operator hook needs of a higher layer comes through its context's
@@ -15,7 +15,7 @@
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
-LAYERS="base sym ir opi ops shape plan passes exec onnx accel"
+LAYERS="base sym ir opi ops shape plan passes exec quantize onnx accel"
 pass=0
 fail=0
 tmp=$(mktemp -d)

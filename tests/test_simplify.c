@@ -782,8 +782,9 @@ static void test_pass_manager(void)
     CHECK(pfvm_optimize(o.m, "fold,nonsense", &r, &o.st) != PFVM_OK && strstr(o.st.msg, "nonsense") &&
           strstr(o.st.msg, "bnfold"));
     CHECK(pfvm_optimize(o.m, NULL, &r, &o.st) == PFVM_OK);
-    CHECK(r.n >= 5 && !strcmp(r.runs[0].name, "fold") && !strcmp(r.runs[1].name, "simplify") &&
-          !strcmp(r.runs[2].name, "cse") && !strcmp(r.runs[3].name, "bnfold") && !strcmp(r.runs[4].name, "dce"));
+    CHECK(r.n >= 6 && !strcmp(r.runs[0].name, "qlinear") && !strcmp(r.runs[1].name, "fold") &&
+          !strcmp(r.runs[2].name, "simplify") && !strcmp(r.runs[3].name, "cse") && !strcmp(r.runs[4].name, "bnfold") &&
+          !strcmp(r.runs[5].name, "dce"));
     for (i = 0; i < r.n; i++)
         CHECK(r.runs[i].stats.nodes_after <= r.runs[i].stats.nodes_before + r.runs[i].stats.rewritten);
     fx_free(&o);

@@ -6,6 +6,7 @@
  * rounding is half to even and results saturate, as the spec says. Scales
  * and zero points are per tensor, or per slice along `axis` when 1-D. */
 #include "ops_common.h"
+#include "quant.h"
 
 #include <math.h>
 
@@ -96,11 +97,76 @@ static pfvm_code pfvm__q_infer_quantize(pfvm_ictx *c)
     return PFVM_OK;
 }
 
+/* Quantize/Dequantize fast path: float32 and 8-bit data, a per-tensor or
+ * per-axis float32 scale; 1 when the tensors are such, with the channel
+ * count of the parameters in *np. */
+static int pfvm__q_simple(const pfvm_kctx *k, const pfvm_tensor *q8, int64_t len, int64_t *np)
+{
+    const pfvm_tensor *s = k->in[1], *z = k->n_in > 2 ? k->in[2] : NULL;
+    int64_t ns = pfvm_tensor_numel(s);
+    *np = ns;
+    return q8 && (q8->dtype == PFVM_UINT8 || q8->dtype == PFVM_INT8) && s->dtype == PFVM_FLOAT && s->data &&
+           (ns == 1 || ns == len) && (!z || (z->dtype == q8->dtype && pfvm_tensor_numel(z) == ns && z->data)) &&
+           !pfvm_node_attr_int(k->node, "block_size", 0);
+}
+
+static pfvm_code pfvm__q_quantize_f32(pfvm_kctx *k, int64_t inner, int64_t len, int64_t np)
+{
+    const float *x = (const float *)k->in[0]->data, *s = (const float *)k->in[1]->data;
+    const pfvm_tensor *z = k->n_in > 2 ? k->in[2] : NULL;
+    pfvm_tensor *y = k->out[0];
+    int u8 = y->dtype == PFVM_UINT8;
+    float lo = u8 ? 0.0f : -128.0f, hi = u8 ? 255.0f : 127.0f;
+    int64_t n = pfvm_tensor_numel(k->in[0]), i = 0, c;
+    while (i < n) {
+        int64_t ch = np == 1 ? 0 : (i / inner) % len, end = np == 1 ? n : i + inner;
+        float sc = s[ch], zp = z ? (float)(u8 ? ((const uint8_t *)z->data)[ch] : ((const int8_t *)z->data)[ch]) : 0.0f;
+        if (sc == 0)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scale is 0");
+        for (c = i; c < end; c++) {
+            /* float32 division and half-to-even rounding, as the reference */
+            float v = rintf(x[c] / sc) + zp;
+            v = v < lo ? lo : v > hi ? hi : v;
+            if (v != v)
+                v = 0;
+            if (u8)
+                ((uint8_t *)y->data)[c] = (uint8_t)v;
+            else
+                ((int8_t *)y->data)[c] = (int8_t)v;
+        }
+        i = end;
+    }
+    return PFVM_OK;
+}
+
+static void pfvm__q_dequantize_8(pfvm_kctx *k, int64_t inner, int64_t len, int64_t np)
+{
+    const pfvm_tensor *x = k->in[0], *z = k->n_in > 2 ? k->in[2] : NULL;
+    const float *s = (const float *)k->in[1]->data;
+    float *y = (float *)k->out[0]->data;
+    int u8 = x->dtype == PFVM_UINT8;
+    int64_t n = pfvm_tensor_numel(x), i = 0, c;
+    while (i < n) {
+        int64_t ch = np == 1 ? 0 : (i / inner) % len, end = np == 1 ? n : i + inner;
+        double sc = s[ch];
+        int32_t zp = z ? (u8 ? ((const uint8_t *)z->data)[ch] : ((const int8_t *)z->data)[ch]) : 0;
+        if (u8)
+            for (c = i; c < end; c++)
+                y[c] = (float)((double)(((const uint8_t *)x->data)[c] - zp) * sc);
+        else
+            for (c = i; c < end; c++)
+                y[c] = (float)((double)(((const int8_t *)x->data)[c] - zp) * sc);
+        i = end;
+    }
+}
+
 static pfvm_code pfvm__q_k_quantize(pfvm_kctx *k)
 {
     const pfvm_tensor *x = k->in[0], *s = k->in[1], *z = k->n_in > 2 ? k->in[2] : NULL;
-    int64_t i, n = pfvm_tensor_numel(x), inner, len;
+    int64_t i, n = pfvm_tensor_numel(x), inner, len, np;
     pfvm__q_axis(k->node, x, &inner, &len);
+    if (x->dtype == PFVM_FLOAT && x->data && pfvm__q_simple(k, k->out[0], len, &np))
+        return pfvm__q_quantize_f32(k, inner, len, np);
     for (i = 0; i < n; i++) {
         double sc = pfvm__q_param(s, i, inner, len, 1), zp = pfvm__q_param(z, i, inner, len, 0);
         if (sc == 0)
@@ -123,13 +189,17 @@ static pfvm_code pfvm__q_infer_dequantize(pfvm_ictx *c)
 static pfvm_code pfvm__q_k_dequantize(pfvm_kctx *k)
 {
     const pfvm_tensor *x = k->in[0], *s = k->in[1], *z = k->n_in > 2 ? k->in[2] : NULL;
-    int64_t i, n = pfvm_tensor_numel(x), inner, len;
+    int64_t i, n = pfvm_tensor_numel(x), inner, len, np;
     /* the output has the scale's type: float, double, float16 or bfloat16
      * (another type from a malformed model must not be written as float) */
     if (!pfvm_dtype_is_float(k->out[0]->dtype))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "output type %s (the scale's) is not a float type",
                              pfvm_dtype_name(k->out[0]->dtype));
     pfvm__q_axis(k->node, x, &inner, &len);
+    if (k->out[0]->dtype == PFVM_FLOAT && x->data && pfvm__q_simple(k, x, len, &np)) {
+        pfvm__q_dequantize_8(k, inner, len, np);
+        return PFVM_OK;
+    }
     for (i = 0; i < n; i++) {
         double v = (pfvm_tensor_get_f64(x, i) - pfvm__q_param(z, i, inner, len, 0)) * pfvm__q_param(s, i, inner, len, 1);
         if (k->out[0]->dtype == PFVM_DOUBLE)
@@ -304,9 +374,493 @@ static pfvm_code pfvm__q_k_conv_integer(pfvm_kctx *k)
                             pfvm__q_conv_int32, k->out[0]);
 }
 
+/* ---- fixed-point requantization ---------------------------------------------------------- */
+
+PFVM_INTERNAL void pfvm_q_multiplier(double real, int32_t *mult, int *shift)
+{
+    int e;
+    double f;
+    int64_t m;
+    if (!(real > 0) || real != real) {
+        *mult = 0;
+        *shift = 0;
+        return;
+    }
+    f = frexp(real, &e); /* real = f * 2^e, f in [0.5, 1) */
+    m = (int64_t)floor(f * 2147483648.0 + 0.5);
+    if (m == ((int64_t)1 << 31)) {
+        m >>= 1;
+        e++;
+    }
+    *mult = (int32_t)m;
+    *shift = 31 - e;
+}
+
+/* Right shifts of negative numbers are arithmetic here (as with every
+ * compiler pfvm builds with: gcc, clang, MSVC, arm-none-eabi-gcc); adding
+ * half - 1 and the quotient's lowest bit first rounds half to even. */
+#define PFVM__Q_SHR_EVEN(p, s) (((p) + (((int64_t)1 << ((s) - 1)) - 1) + (((p) >> (s)) & 1)) >> (s))
+
+PFVM_INTERNAL int64_t pfvm_q_scale(int64_t acc, int32_t mult, int shift)
+{
+    int64_t p = acc * mult;
+    if (shift <= 0) /* a multiplier of 2^31 or more: no rounding, saturate */
+        return shift < -31 ? (p < 0 ? INT64_MIN / 4 : INT64_MAX / 4) : p * ((int64_t)1 << -shift);
+    if (shift > 62)
+        return 0;
+    return PFVM__Q_SHR_EVEN(p, shift);
+}
+
+PFVM_INTERNAL int32_t pfvm_q_requantize(int32_t acc, int32_t mult, int shift, int32_t zp, int32_t lo, int32_t hi)
+{
+    int64_t v = pfvm_q_scale(acc, mult, shift) + zp;
+    return v < lo ? lo : v > hi ? hi : (int32_t)v;
+}
+
+/* ---- the int8 GEMM: int16 pairs, int32 sums ------------------------------------------------- *
+ *
+ * Operands are stored minus their zero points as int16 (|v| <= 255), and
+ * reduction positions go in pairs: a product of two pairs is one AVX2
+ * vpmaddwd lane (16 multiply-adds per instruction), which cannot overflow
+ * (2 * 255 * 255 < 2^31). Weights: wp[c][kp] = (w[c][2kp], w[c][2kp+1]);
+ * columns: panels of PFVM__QG_NR columns, panel[kp][j] = (x[2kp][j],
+ * x[2kp+1][j]). The kernel computes PFVM__QG_MR x PFVM__QG_NR sums. */
+#define PFVM__QG_MR 4
+#define PFVM__QG_NR 16
+
+static int pfvm__qg_portable;
+
+PFVM_INTERNAL void pfvm_q_force_portable(int on)
+{
+    pfvm__qg_portable = on;
+}
+
+#if defined(PFVM_DISPATCH_CLONES)
+#include <immintrin.h>
+#define PFVM__QG_AVX2 1
+static int pfvm__qg_have_avx2(void)
+{
+    static int ok = -1;
+    if (ok < 0) {
+        __builtin_cpu_init();
+        ok = __builtin_cpu_supports("avx2") != 0;
+    }
+    return ok;
+}
+
+__attribute__((target("avx2"))) static void pfvm__qg_kernel_avx2(const int16_t *w, int64_t ldw, const int16_t *panel,
+                                                                  int64_t K2, int32_t *acc)
+{
+    __m256i a[PFVM__QG_MR][2];
+    int64_t kp;
+    int c;
+    for (c = 0; c < PFVM__QG_MR; c++)
+        a[c][0] = a[c][1] = _mm256_setzero_si256();
+    for (kp = 0; kp < K2; kp++) {
+        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(panel + kp * 2 * PFVM__QG_NR));
+        __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(panel + kp * 2 * PFVM__QG_NR + 16));
+        for (c = 0; c < PFVM__QG_MR; c++) {
+            int32_t pair;
+            __m256i wv;
+            memcpy(&pair, w + c * ldw + 2 * kp, sizeof pair);
+            wv = _mm256_set1_epi32(pair);
+            a[c][0] = _mm256_add_epi32(a[c][0], _mm256_madd_epi16(x0, wv));
+            a[c][1] = _mm256_add_epi32(a[c][1], _mm256_madd_epi16(x1, wv));
+        }
+    }
+    for (c = 0; c < PFVM__QG_MR; c++) {
+        _mm256_storeu_si256((__m256i *)(void *)(acc + c * PFVM__QG_NR), a[c][0]);
+        _mm256_storeu_si256((__m256i *)(void *)(acc + c * PFVM__QG_NR + 8), a[c][1]);
+    }
+}
+#endif
+
+PFVM_INTERNAL int pfvm_q_gemm_kind(void)
+{
+#ifdef PFVM__QG_AVX2
+    if (!pfvm__qg_portable && pfvm__qg_have_avx2())
+        return 2;
+#endif
+    return 0;
+}
+
+PFVM_DISPATCH static void pfvm__qg_kernel_c(const int16_t *w, int64_t ldw, const int16_t *panel, int64_t K2,
+                                            int32_t *acc)
+{
+    int64_t kp;
+    int c, j;
+    for (c = 0; c < PFVM__QG_MR * PFVM__QG_NR; c++)
+        acc[c] = 0;
+    for (kp = 0; kp < K2; kp++) {
+        const int16_t *p = panel + kp * 2 * PFVM__QG_NR;
+        for (c = 0; c < PFVM__QG_MR; c++) {
+            int32_t w0 = w[c * ldw + 2 * kp], w1 = w[c * ldw + 2 * kp + 1];
+            for (j = 0; j < PFVM__QG_NR; j++)
+                acc[c * PFVM__QG_NR + j] += p[2 * j] * w0 + p[2 * j + 1] * w1;
+        }
+    }
+}
+
+static void pfvm__qg_kernel(int kind, const int16_t *w, int64_t ldw, const int16_t *panel, int64_t K2, int32_t *acc)
+{
+#ifdef PFVM__QG_AVX2
+    if (kind == 2) {
+        pfvm__qg_kernel_avx2(w, ldw, panel, K2, acc);
+        return;
+    }
+#endif
+    (void)kind;
+    pfvm__qg_kernel_c(w, ldw, panel, K2, acc);
+}
+
+/* ---- QLinearConv, fast path: 2-D, explicit pads, per-tensor x and y ------------------------- */
+
+typedef struct pfvm__qc_geom {
+    int64_t N, C, H, W, M, OH, OW, KH, KW, group, CG, MG, K, K2, Mp;
+    int64_t sh, sw, dh, dw, pt, pl;
+} pfvm__qc_geom;
+
+static int pfvm__qc_attr2(const pfvm_node *n, const char *name, int64_t def, int64_t *out, int count)
+{
+    const int64_t *v;
+    int c = pfvm_node_attr_ints(n, name, &v), i;
+    if (c < 0) {
+        for (i = 0; i < count; i++)
+            out[i] = def;
+        return 1;
+    }
+    if (c != count)
+        return 0;
+    for (i = 0; i < count; i++)
+        out[i] = v[i];
+    return 1;
+}
+
+/* The geometry, when the node is one the fast path takes. */
+static int pfvm__qc_geometry(const pfvm_kctx *k, pfvm__qc_geom *g)
+{
+    const pfvm_tensor *X = k->in[0], *W = k->in[3], *Y = k->out[0];
+    const char *ap = pfvm_node_attr_string(k->node, "auto_pad", "NOTSET");
+    int64_t s[2], d[2], p[4], ks[2];
+    if (X->rank != 4 || W->rank != 4 || !Y->data || Y->rank != 4 || strcmp(ap, "NOTSET") ||
+        !pfvm__qc_attr2(k->node, "strides", 1, s, 2) || !pfvm__qc_attr2(k->node, "dilations", 1, d, 2) ||
+        !pfvm__qc_attr2(k->node, "pads", 0, p, 4) || !pfvm__qc_attr2(k->node, "kernel_shape", 0, ks, 2))
+        return 0;
+    g->N = X->dims[0], g->C = X->dims[1], g->H = X->dims[2], g->W = X->dims[3];
+    g->M = W->dims[0], g->KH = W->dims[2], g->KW = W->dims[3];
+    g->group = pfvm_node_attr_int(k->node, "group", 1);
+    g->sh = s[0], g->sw = s[1], g->dh = d[0], g->dw = d[1], g->pt = p[0], g->pl = p[1];
+    if ((ks[0] && ks[0] != g->KH) || (ks[1] && ks[1] != g->KW) || g->group < 1 || g->C % g->group ||
+        g->M % g->group || W->dims[1] * g->group != g->C || s[0] < 1 || s[1] < 1 || d[0] < 1 || d[1] < 1 ||
+        p[0] < 0 || p[1] < 0 || p[2] < 0 || p[3] < 0)
+        return 0;
+    g->OH = (g->H + p[0] + p[2] - d[0] * (g->KH - 1) - 1) / s[0] + 1;
+    g->OW = (g->W + p[1] + p[3] - d[1] * (g->KW - 1) - 1) / s[1] + 1;
+    if (g->OH < 1 || g->OW < 1 || Y->dims[0] != g->N || Y->dims[1] != g->M || Y->dims[2] != g->OH ||
+        Y->dims[3] != g->OW)
+        return 0;
+    g->CG = g->C / g->group;
+    g->MG = g->M / g->group;
+    g->K = g->CG * g->KH * g->KW;
+    g->K2 = (g->K + 1) / 2;
+    g->Mp = (g->MG + PFVM__QG_MR - 1) / PFVM__QG_MR * PFVM__QG_MR;
+    return 1;
+}
+
+static int pfvm__q_is8(const pfvm_tensor *t)
+{
+    return t && (t->dtype == PFVM_UINT8 || t->dtype == PFVM_INT8);
+}
+
+static int32_t pfvm__q_at(const pfvm_tensor *t, int64_t i)
+{
+    return t->dtype == PFVM_UINT8 ? ((const uint8_t *)t->data)[i] : ((const int8_t *)t->data)[i];
+}
+
+/* Weights minus their zero points as int16 pairs, per group [Mp][2*K2]
+ * (packed each run: keeping them would need the executor's node state,
+ * which operators do not link against). */
+static void pfvm__qc_weights(const pfvm_kctx *k, const pfvm__qc_geom *g, int16_t *wp)
+{
+    const pfvm_tensor *W = k->in[3], *wz = k->in[5];
+    int64_t nwz = pfvm_tensor_numel(wz), gg, c, kk;
+    memset(wp, 0, (size_t)(g->group * g->Mp * 2 * g->K2) * sizeof(int16_t));
+    for (gg = 0; gg < g->group; gg++)
+        for (c = 0; c < g->MG; c++) {
+            int64_t m = gg * g->MG + c;
+            int32_t z = nwz == 1 ? pfvm__q_at(wz, 0) : pfvm__q_at(wz, m);
+            int16_t *row = wp + (gg * g->Mp + c) * 2 * g->K2;
+            if (W->dtype == PFVM_INT8)
+                for (kk = 0; kk < g->K; kk++)
+                    row[kk] = (int16_t)(((const int8_t *)W->data)[m * g->K + kk] - z);
+            else
+                for (kk = 0; kk < g->K; kk++)
+                    row[kk] = (int16_t)(((const uint8_t *)W->data)[m * g->K + kk] - z);
+        }
+}
+
+/* A 1x1 convolution's columns are the input's rows: no window to walk. */
+static void pfvm__qc_pack_pointwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int64_t base, int32_t xz,
+                                    int16_t *panels)
+{
+    int64_t HW = g->H * g->W, kk, j;
+    for (kk = 0; kk < g->K; kk++) {
+        int16_t *dst = panels + (kk / 2) * 2 * PFVM__QG_NR + (kk & 1);
+        int64_t step = g->K2 * 2 * PFVM__QG_NR;
+        if (X->dtype == PFVM_UINT8) {
+            const uint8_t *x = (const uint8_t *)X->data + base + kk * HW;
+            for (j = 0; j < HW; j++)
+                dst[(j / PFVM__QG_NR) * step + (j % PFVM__QG_NR) * 2] = (int16_t)(x[j] - xz);
+        } else {
+            const int8_t *x = (const int8_t *)X->data + base + kk * HW;
+            for (j = 0; j < HW; j++)
+                dst[(j / PFVM__QG_NR) * step + (j % PFVM__QG_NR) * 2] = (int16_t)(x[j] - xz);
+        }
+    }
+}
+
+/* Column panels of one image and group: x minus its zero point, 0 in the
+ * padding. */
+static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, int64_t base, int32_t xz, int16_t *panels)
+{
+    int64_t OHW = g->OH * g->OW, kk, oh, ow, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
+    int u8 = X->dtype == PFVM_UINT8;
+    memset(panels, 0, (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t));
+    if (g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 && OHW == g->H * g->W) {
+        pfvm__qc_pack_pointwise(g, X, base, xz, panels);
+        return;
+    }
+    for (kk = 0; kk < g->K; kk++) {
+        int64_t c = kk / (g->KH * g->KW), kh = kk / g->KW % g->KH, kw = kk % g->KW;
+        int64_t plane = base + c * g->H * g->W;
+        for (oh = 0; oh < g->OH; oh++) {
+            int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+            if (ih < 0 || ih >= g->H)
+                continue;
+            for (ow = 0; ow < g->OW; ow++) {
+                int64_t iw = ow * g->sw - g->pl + kw * g->dw, j = oh * g->OW + ow, at;
+                if (iw < 0 || iw >= g->W)
+                    continue;
+                at = plane + ih * g->W + iw;
+                panels[((j / PFVM__QG_NR) * g->K2 + kk / 2) * 2 * PFVM__QG_NR + (j % PFVM__QG_NR) * 2 + (kk & 1)] =
+                    (int16_t)((u8 ? ((const uint8_t *)X->data)[at] : ((const int8_t *)X->data)[at]) - xz);
+            }
+        }
+    }
+}
+
+typedef struct pfvm__qc_out {
+    const int32_t *mult, *bias;
+    const int *shift;
+    int32_t zp, lo, hi;
+    pfvm_tensor *Y;
+} pfvm__qc_out;
+
+#ifdef PFVM__QG_AVX2
+/* pfvm_q_requantize on 8 lanes, for shifts in [31, 61] (the multiplier is
+ * below 1, so results fit 32 bits): the products move up by 2^62 so that
+ * logical shifts floor them, with the same half-to-even rounding. Returns
+ * how many elements it stored (a multiple of 8). */
+__attribute__((target("avx2"))) static int64_t pfvm__qc_store_avx2(const int32_t *acc, int64_t n, int32_t b, int32_t mult,
+                                                                    int sh, int32_t zp, int32_t lo, int32_t hi, void *out,
+                                                                    int u8)
+{
+    const __m256i vb = _mm256_set1_epi32(b), vm = _mm256_set1_epi32(mult), one = _mm256_set1_epi64x(1);
+    const __m256i off = _mm256_set1_epi64x((int64_t)1 << 62), half1 = _mm256_set1_epi64x(((int64_t)1 << (sh - 1)) - 1);
+    const __m256i offs = _mm256_set1_epi64x((int64_t)1 << (62 - sh)), vzp = _mm256_set1_epi32(zp);
+    const __m256i vlo = _mm256_set1_epi32(lo), vhi = _mm256_set1_epi32(hi);
+    const __m128i cnt = _mm_cvtsi32_si128(sh);
+    int64_t j;
+    for (j = 0; j + 8 <= n; j += 8) {
+        __m256i a = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(acc + j)), vb);
+        __m256i te = _mm256_add_epi64(_mm256_mul_epi32(a, vm), off);
+        __m256i to = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), vm), off);
+        __m256i qe = _mm256_srl_epi64(_mm256_add_epi64(_mm256_add_epi64(te, half1), _mm256_and_si256(_mm256_srl_epi64(te, cnt), one)), cnt);
+        __m256i qo = _mm256_srl_epi64(_mm256_add_epi64(_mm256_add_epi64(to, half1), _mm256_and_si256(_mm256_srl_epi64(to, cnt), one)), cnt);
+        __m256i r = _mm256_blend_epi32(_mm256_sub_epi64(qe, offs), _mm256_slli_epi64(_mm256_sub_epi64(qo, offs), 32), 0xAA);
+        __m256i r16, r8;
+        int32_t w0, w1;
+        r = _mm256_max_epi32(_mm256_min_epi32(_mm256_add_epi32(r, vzp), vhi), vlo);
+        r16 = _mm256_packs_epi32(r, r);
+        r8 = u8 ? _mm256_packus_epi16(r16, r16) : _mm256_packs_epi16(r16, r16);
+        w0 = _mm256_extract_epi32(r8, 0);
+        w1 = _mm256_extract_epi32(r8, 4);
+        memcpy((char *)out + j, &w0, 4);
+        memcpy((char *)out + j + 4, &w1, 4);
+    }
+    return j;
+}
+#endif
+
+static void pfvm__qc_store(const pfvm__qc_out *o, int64_t m, int64_t at, const int32_t *acc, int64_t n)
+{
+    int64_t j;
+    int32_t b = o->bias ? o->bias[m] : 0, lo = o->lo, hi = o->hi, zp = o->zp, mult = o->mult[m];
+    int sh = o->shift[m];
+#ifdef PFVM__QG_AVX2
+    if (sh >= 31 && sh <= 61 && pfvm_q_gemm_kind() == 2) {
+        int64_t done = pfvm__qc_store_avx2(acc, n, b, mult, sh, zp, lo, hi,
+                                           (char *)o->Y->data + at, o->Y->dtype == PFVM_UINT8);
+        acc += done;
+        at += done;
+        n -= done;
+    }
+#endif
+    if (sh < 1 || sh > 62) {
+        for (j = 0; j < n; j++) {
+            int32_t v = pfvm_q_requantize(acc[j] + b, mult, sh, zp, lo, hi);
+            if (o->Y->dtype == PFVM_UINT8)
+                ((uint8_t *)o->Y->data)[at + j] = (uint8_t)v;
+            else
+                ((int8_t *)o->Y->data)[at + j] = (int8_t)v;
+        }
+        return;
+    }
+    if (o->Y->dtype == PFVM_UINT8) {
+        uint8_t *y = (uint8_t *)o->Y->data + at;
+        for (j = 0; j < n; j++) {
+            int64_t p = (int64_t)(acc[j] + b) * mult, v = PFVM__Q_SHR_EVEN(p, sh) + zp;
+            y[j] = (uint8_t)(v < lo ? lo : v > hi ? hi : v);
+        }
+    } else {
+        int8_t *y = (int8_t *)o->Y->data + at;
+        for (j = 0; j < n; j++) {
+            int64_t p = (int64_t)(acc[j] + b) * mult, v = PFVM__Q_SHR_EVEN(p, sh) + zp;
+            y[j] = (int8_t)(v < lo ? lo : v > hi ? hi : v);
+        }
+    }
+}
+
+static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16_t *panels, const pfvm__qc_out *o,
+                          int64_t n, int64_t gg)
+{
+    int64_t OHW = g->OH * g->OW, jb, mb, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
+    int kind = pfvm_q_gemm_kind(), c;
+    int32_t acc[PFVM__QG_MR * PFVM__QG_NR];
+    for (jb = 0; jb < npan; jb++) {
+        int64_t cols = OHW - jb * PFVM__QG_NR < PFVM__QG_NR ? OHW - jb * PFVM__QG_NR : PFVM__QG_NR;
+        for (mb = 0; mb < g->MG; mb += PFVM__QG_MR) {
+            pfvm__qg_kernel(kind, wp + mb * 2 * g->K2, 2 * g->K2, panels + jb * g->K2 * 2 * PFVM__QG_NR, g->K2, acc);
+            for (c = 0; c < PFVM__QG_MR && mb + c < g->MG; c++) {
+                int64_t m = gg * g->MG + mb + c;
+                pfvm__qc_store(o, m, (n * g->M + m) * OHW + jb * PFVM__QG_NR, acc + c * PFVM__QG_NR, cols);
+            }
+        }
+    }
+}
+
+/* Depthwise: each kernel position adds a shifted row of the padded plane
+ * to the output rows. */
+PFVM_DISPATCH static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, int64_t PW, const int16_t *w,
+                                            int32_t *acc)
+{
+    int64_t kh, kw, oh, ow;
+    for (kh = 0; kh < g->KH; kh++)
+        for (kw = 0; kw < g->KW; kw++) {
+            int32_t wv = w[kh * g->KW + kw];
+            for (oh = 0; oh < g->OH; oh++) {
+                const int16_t *row = P + (oh * g->sh + kh * g->dh) * PW + kw * g->dw;
+                int32_t *a = acc + oh * g->OW;
+                if (g->sw == 1)
+                    for (ow = 0; ow < g->OW; ow++)
+                        a[ow] += wv * row[ow];
+                else
+                    for (ow = 0; ow < g->OW; ow++)
+                        a[ow] += wv * row[ow * g->sw];
+            }
+        }
+}
+
+static void pfvm__qc_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int32_t xz, const int16_t *wp,
+                               const pfvm__qc_out *o, int16_t *P, int32_t *acc, int64_t n)
+{
+    int64_t PH = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1, PW = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
+    int64_t c, ih, iw, OHW = g->OH * g->OW, j;
+    int u8 = X->dtype == PFVM_UINT8;
+    for (c = 0; c < g->C; c++) {
+        int64_t plane = (n * g->C + c) * g->H * g->W;
+        for (ih = 0; ih < PH; ih++)
+            for (iw = 0; iw < PW; iw++) {
+                int64_t y = ih - g->pt, x = iw - g->pl, at = plane + y * g->W + x;
+                P[ih * PW + iw] = y < 0 || y >= g->H || x < 0 || x >= g->W
+                                      ? 0
+                                      : (int16_t)((u8 ? ((const uint8_t *)X->data)[at] : ((const int8_t *)X->data)[at]) - xz);
+            }
+        for (j = 0; j < OHW; j++)
+            acc[j] = 0;
+        pfvm__qc_dw_plane(g, P, PW, wp + c * g->Mp * 2 * g->K2, acc);
+        pfvm__qc_store(o, c, (n * g->M + c) * OHW, acc, OHW);
+    }
+}
+
+/* 1 when the fast path ran (or failed: *rc), 0 when the node is not one it takes. */
+static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
+{
+    const pfvm_tensor *X = k->in[0], *xs = k->in[1], *xz = k->in[2], *W = k->in[3], *ws = k->in[4], *wz = k->in[5];
+    const pfvm_tensor *ys = k->in[6], *yz = k->in[7], *B = k->n_in > 8 ? k->in[8] : NULL;
+    pfvm__qc_geom g;
+    pfvm__qc_out o;
+    int64_t nws, m, n, gg, OHW, npan, PH, PW;
+    int32_t *mult, *acc;
+    int *shift;
+    int16_t *buf, *wp;
+    size_t need, nwp;
+    int dw;
+    *rc = PFVM_OK;
+    if (!pfvm__q_is8(X) || !pfvm__q_is8(W) || !pfvm__q_is8(xz) || !pfvm__q_is8(wz) || !pfvm__q_is8(yz) ||
+        !pfvm__q_is8(k->out[0]) || pfvm_tensor_numel(xs) != 1 || pfvm_tensor_numel(xz) != 1 ||
+        pfvm_tensor_numel(ys) != 1 || pfvm_tensor_numel(yz) != 1 || xs->dtype != PFVM_FLOAT ||
+        ys->dtype != PFVM_FLOAT || ws->dtype != PFVM_FLOAT || (B && B->dtype != PFVM_INT32) || !pfvm__qc_geometry(k, &g))
+        return 0;
+    nws = pfvm_tensor_numel(ws);
+    if ((nws != 1 && nws != g.M) || pfvm_tensor_numel(wz) != nws || (B && pfvm_tensor_numel(B) != g.M))
+        return 0;
+    OHW = g.OH * g.OW;
+    npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
+    dw = g.CG == 1 && g.MG == 1;
+    PH = (g.OH - 1) * g.sh + (g.KH - 1) * g.dh + 1;
+    PW = (g.OW - 1) * g.sw + (g.KW - 1) * g.dw + 1;
+    need = (size_t)g.M * (sizeof(int32_t) + sizeof(int)) +
+           (dw ? (size_t)(PH * PW) * sizeof(int16_t) + (size_t)OHW * sizeof(int32_t)
+               : (size_t)(npan * g.K2 * 2 * PFVM__QG_NR) * sizeof(int16_t)) + 64;
+    nwp = (size_t)(g.group * g.Mp * 2 * g.K2);
+    need += nwp * sizeof(int16_t);
+    if (!(mult = (int32_t *)pfvm_kctx_scratch(k, need)))
+        return *rc = k->st ? k->st->code : PFVM_ERR_NOMEM, 1;
+    shift = (int *)(void *)(mult + g.M);
+    acc = (int32_t *)(void *)(shift + g.M);
+    wp = (int16_t *)(void *)(acc + (dw ? OHW : 0));
+    buf = wp + nwp;
+    pfvm__qc_weights(k, &g, wp);
+    for (m = 0; m < g.M; m++)
+        pfvm_q_multiplier((double)*(const float *)xs->data * ((const float *)ws->data)[nws == 1 ? 0 : m] /
+                              *(const float *)ys->data, &mult[m], &shift[m]);
+    o.mult = mult;
+    o.shift = shift;
+    o.bias = B ? (const int32_t *)B->data : NULL;
+    o.zp = pfvm__q_at(yz, 0);
+    o.lo = k->out[0]->dtype == PFVM_UINT8 ? 0 : -128;
+    o.hi = k->out[0]->dtype == PFVM_UINT8 ? 255 : 127;
+    o.Y = k->out[0];
+    for (n = 0; n < g.N; n++) {
+        if (dw) {
+            pfvm__qc_depthwise(&g, X, pfvm__q_at(xz, 0), wp, &o, buf, acc, n);
+            continue;
+        }
+        for (gg = 0; gg < g.group; gg++) {
+            pfvm__qc_pack(&g, X, (n * g.C + gg * g.CG) * g.H * g.W, pfvm__q_at(xz, 0), buf);
+            pfvm__qc_gemm(&g, wp + gg * g.Mp * 2 * g.K2, buf, &o, n, gg);
+        }
+    }
+    return 1;
+}
+
 static pfvm_code pfvm__q_k_qlinear_conv(pfvm_kctx *k)
 {
     pfvm__q_requant r;
+    pfvm_code rc;
+    if (pfvm__qc_fast(k, &rc))
+        return rc;
     memset(&r, 0, sizeof r);
     r.y = k->out[0];
     r.xs = pfvm_tensor_get_f64(k->in[1], 0);

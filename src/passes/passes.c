@@ -7,6 +7,8 @@
 
 /* Pipeline order. Each pass's file adds its line here. */
 static const pfvm_pass pfvm__passes[] = {
+    {"qlinear", "QDQ patterns (DequantizeLinear -> Conv/MatMul -> QuantizeLinear, ...) become QLinearConv/QLinearMatMul",
+     pfvm__pass_qlinear, 1},
     {"fold", "constant folding: constant nodes and known shape arithmetic become initializers", pfvm__pass_fold, 1},
     {"simplify", "the operators' own rewrites (Identity, no-op Reshape/Transpose/Cast/Pad/Slice, x*1, ...)",
      pfvm__pass_simplify, 1},

@@ -72,6 +72,12 @@ PFVM_INTERNAL pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned 
 PFVM_API int pfvm_graph_count_nodes(const pfvm_graph *g);
 
 /* The passes (each in its own file, listed in passes.c). */
+/* The qlinear pass (passes.c): DequantizeLinear -> Conv/MatMul [-> Relu or
+ * Clip] -> QuantizeLinear becomes QLinearConv/QLinearMatMul on the
+ * quantized tensors (the activation clamp must be implied by the output's
+ * saturation), and DequantizeLinear -> MaxPool -> QuantizeLinear with one
+ * scale and zero point a MaxPool on the quantized tensor. */
+PFVM_INTERNAL pfvm_code pfvm__pass_qlinear(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_fold(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_simplify(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_cse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);

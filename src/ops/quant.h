@@ -1,0 +1,27 @@
+/* ops/quant: helpers of the int8 kernels (quant.c), internal; the unit
+ * tests (tests/test_quant.c) check them against double references. */
+#ifndef PFVM_OPS_QUANT_H
+#define PFVM_OPS_QUANT_H
+
+#include "../opi/opi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* real = mult * 2^-shift with mult in [2^30, 2^31) (0 for real <= 0): the
+ * requantization multiplier x_scale * w_scale / y_scale in fixed point. */
+PFVM_INTERNAL void pfvm_q_multiplier(double real, int32_t *mult, int *shift);
+/* acc * mult * 2^-shift rounded half to even, exactly (64-bit product). */
+PFVM_INTERNAL int64_t pfvm_q_scale(int64_t acc, int32_t mult, int shift);
+/* zp + pfvm_q_scale(acc), saturated to [lo, hi]. */
+PFVM_INTERNAL int32_t pfvm_q_requantize(int32_t acc, int32_t mult, int shift, int32_t zp, int32_t lo, int32_t hi);
+/* Which int8 GEMM kernel runs: 2 AVX2, 0 portable C. pfvm_q_force_portable(1)
+ * makes every later call use the portable one (tests compare the two). */
+PFVM_INTERNAL int pfvm_q_gemm_kind(void);
+PFVM_INTERNAL void pfvm_q_force_portable(int on);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PFVM_OPS_QUANT_H */

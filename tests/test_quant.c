@@ -1,0 +1,432 @@
+/* int8 quantization (src/ops/quant.c, src/quantize/quantize.c, src/passes/qlinear.c):
+ * fixed-point requantization against exact and double references,
+ * saturation and zero points; QLinearConv's fast path (AVX2 and portable
+ * kernels, dense, strided, padded, grouped and depthwise, per-tensor and
+ * per-channel weight scales) against a double reference; pfvm_quantize and
+ * the qlinear pass on a small Conv-Relu-Conv model. */
+#include "exec/exec.h"
+#include "ops/quant.h"
+#include "quantize/quantize.h"
+#include "shape/infer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+static uint64_t rng_state = 88172645463325252ull;
+
+static uint32_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 11);
+}
+
+/* round(p / 2^s) half to even by long division, without shifts of
+ * negative numbers: the reference for pfvm_q_scale. */
+static int64_t ref_shift_even(int64_t p, int s)
+{
+    int64_t d = (int64_t)1 << s, q = p / d, r = p % d; /* C99: truncates toward zero */
+    if (r < 0) {
+        q -= 1;
+        r += d;
+    }
+    if (2 * r > d || (2 * r == d && (q & 1)))
+        q++;
+    return q;
+}
+
+static void test_multiplier(void)
+{
+    int i, bad = 0;
+    for (i = 0; i < 20000; i++) {
+        double real = ldexp(1.0 + (rnd() % 1000000) / 1e6, -(int)(rnd() % 30)) * 0.5;
+        int32_t m;
+        int s;
+        pfvm_q_multiplier(real, &m, &s);
+        if (m < (1 << 30) || fabs(ldexp((double)m, -s) - real) > real * ldexp(1.0, -31))
+            bad++;
+    }
+    CHECK_MSG(bad == 0, "%d multipliers off", bad);
+    {
+        int32_t m;
+        int s;
+        pfvm_q_multiplier(0.0, &m, &s);
+        CHECK(m == 0);
+        pfvm_q_multiplier(0.5, &m, &s);
+        CHECK(m == 1 << 30 && s == 31);
+    }
+}
+
+static void test_scale_exact(void)
+{
+    int i, bad = 0, ties = 0;
+    for (i = 0; i < 200000; i++) {
+        int64_t acc = (int64_t)(rnd() % 2000001) - 1000000;
+        int32_t m = (int32_t)((1u << 30) + rnd() % (1u << 30));
+        int s = 31 + (int)(rnd() % 20);
+        if (i % 4 == 0) { /* an exact tie: acc * m = (2k + 1) * 2^(s-1) */
+            m = 1 << 30;
+            s = 31 + (int)(rnd() % 8);
+            acc = (int64_t)(2 * (int64_t)(rnd() % 1000) - 999) << (s - 31);
+            ties++;
+        }
+        if (pfvm_q_scale(acc, m, s) != ref_shift_even(acc * m, s))
+            bad++;
+    }
+    CHECK_MSG(bad == 0, "%d of 200000 differ from the exact reference (%d ties)", bad, ties);
+    CHECK(pfvm_q_scale(3, 1 << 30, 32) == 1);   /* 0.75 -> 1 */
+    CHECK(pfvm_q_scale(2, 1 << 30, 32) == 0);   /* 0.5 -> 0 (even) */
+    CHECK(pfvm_q_scale(6, 1 << 30, 32) == 2);   /* 1.5 -> 2 */
+    CHECK(pfvm_q_scale(-2, 1 << 30, 32) == 0);  /* -0.5 -> 0 */
+    CHECK(pfvm_q_scale(-6, 1 << 30, 32) == -2); /* -1.5 -> -2 */
+    CHECK(pfvm_q_scale(-10, 1 << 30, 32) == -2); /* -2.5 -> -2 */
+}
+
+/* Against the double formula the ONNX reference uses: equal except where
+ * acc * real lies within the multiplier's 2^-31 error of a half. */
+static void test_scale_double(void)
+{
+    int i, bad = 0, near = 0;
+    for (i = 0; i < 100000; i++) {
+        double real = (rnd() % 100000 + 1) / 1e5 * 0.02;
+        int32_t acc = (int32_t)(rnd() % 400001) - 200000, m;
+        int s;
+        double want = acc * real, r = floor(want + 0.5);
+        if (r - want == 0.5 && fmod(r, 2.0) != 0)
+            r -= 1;
+        pfvm_q_multiplier(real, &m, &s);
+        if (fabs(want - floor(want) - 0.5) < 1e-6) {
+            near++;
+            continue;
+        }
+        if ((double)pfvm_q_scale(acc, m, s) != r)
+            bad++;
+    }
+    CHECK_MSG(bad == 0, "%d differ from round(acc * real) (%d near halves skipped)", bad, near);
+}
+
+static void test_requantize(void)
+{
+    int32_t m;
+    int s;
+    pfvm_q_multiplier(0.01, &m, &s);
+    CHECK(pfvm_q_requantize(1000, m, s, 128, 0, 255) == 138);
+    CHECK(pfvm_q_requantize(-1000, m, s, 128, 0, 255) == 118);
+    CHECK(pfvm_q_requantize(100000, m, s, 128, 0, 255) == 255);   /* saturates high */
+    CHECK(pfvm_q_requantize(-100000, m, s, 128, 0, 255) == 0);    /* and low */
+    CHECK(pfvm_q_requantize(100000, m, s, 0, -128, 127) == 127);
+    CHECK(pfvm_q_requantize(-100000, m, s, 0, -128, 127) == -128);
+    CHECK(pfvm_q_requantize(2147483647, m, s, 0, -128, 127) == 127); /* no overflow at the extremes */
+    CHECK(pfvm_q_requantize(-2147483647 - 1, m, s, 0, -128, 127) == -128);
+    pfvm_q_multiplier(0.25, &m, &s); /* exact: ties are ties */
+    CHECK(pfvm_q_requantize(2, m, s, -3, -128, 127) == -3 + 0); /* 0.5 -> 0 (even), then the zero point */
+    CHECK(pfvm_q_requantize(6, m, s, -3, -128, 127) == -3 + 2); /* 1.5 -> 2 */
+    CHECK(pfvm_q_requantize(-10, m, s, 7, -128, 127) == 7 - 2); /* -2.5 -> -2 */
+}
+
+/* ---- QLinearConv: fast path against a double reference ------------------------------------- */
+
+typedef struct conv_case {
+    int64_t N, C, H, W, M, KH, KW, group, sh, sw, pt, pl, pb, pr, dh, dw;
+    int per_channel, y_int8, bias;
+} conv_case;
+
+static pfvm_tensor *new_tensor(pfvm_dtype dt, int rank, const int64_t *dims)
+{
+    pfvm_status st;
+    return pfvm_tensor_new(dt, rank, dims, &st);
+}
+
+static pfvm_tensor *scalar_f(float v)
+{
+    pfvm_tensor *t = new_tensor(PFVM_FLOAT, 0, NULL);
+    *(float *)t->data = v;
+    return t;
+}
+
+static pfvm_tensor *scalar_u8(pfvm_dtype dt, int v)
+{
+    pfvm_tensor *t = new_tensor(dt, 0, NULL);
+    if (dt == PFVM_UINT8)
+        *(uint8_t *)t->data = (uint8_t)v;
+    else
+        *(int8_t *)t->data = (int8_t)v;
+    return t;
+}
+
+/* One QLinearConv node run by the executor: the output. */
+static pfvm_tensor *run_qconv(const conv_case *cc, pfvm_tensor *const *ins, int n_in)
+{
+    pfvm_status st;
+    pfvm_model *m = pfvm_model_new(&st);
+    pfvm_graph *g = pfvm_graph_new(m, NULL, "g", &st);
+    pfvm_value *iv[9], *y;
+    pfvm_node *n;
+    pfvm_exec *e;
+    pfvm_tensor *out = NULL;
+    int64_t v[4];
+    int i;
+    pfvm_model_set_opset(m, "", 13, &st);
+    for (i = 0; i < n_in; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "x%d", i);
+        iv[i] = pfvm_graph_value(g, name, &st);
+        if (i == 0) {
+            iv[i]->type.kind = PFVM_KIND_TENSOR;
+            iv[i]->type.dtype = ins[i]->dtype;
+            pfvm_shape_from_dims(m->syms, &iv[i]->type.shape, ins[i]->rank, ins[i]->dims, &st);
+            iv[i]->has_type_info = 1;
+            pfvm_graph_add_input(g, iv[i], &st);
+        } else
+            pfvm_graph_add_init(g, iv[i], pfvm_tensor_clone(ins[i], &st), &st);
+    }
+    y = pfvm_graph_value(g, "y", &st);
+    n = pfvm_graph_add_node(g, "QLinearConv", "", "qconv", iv, n_in, &y, 1, &st);
+    pfvm_graph_add_output(g, y, &st);
+    pfvm_node_set_attr_int(n, "group", cc->group, &st);
+    v[0] = cc->sh, v[1] = cc->sw;
+    pfvm_node_set_attr_ints(n, "strides", v, 2, &st);
+    v[0] = cc->dh, v[1] = cc->dw;
+    pfvm_node_set_attr_ints(n, "dilations", v, 2, &st);
+    v[0] = cc->pt, v[1] = cc->pl, v[2] = cc->pb, v[3] = cc->pr;
+    pfvm_node_set_attr_ints(n, "pads", v, 4, &st);
+    if (pfvm_infer_shapes(g, 0, &st) == PFVM_OK && (e = pfvm_exec_new(m, g, &st)) != NULL) {
+        if (pfvm_exec_bind_one(e, ins[0], &st) == PFVM_OK && pfvm_exec_run(e, &st) == PFVM_OK)
+            out = pfvm_tensor_clone(pfvm_exec_output(e, 0), &st);
+        else
+            fprintf(stderr, "run: %s\n", st.msg);
+        pfvm_exec_free(e);
+    } else
+        fprintf(stderr, "setup: %s\n", st.msg);
+    pfvm_model_free(m);
+    return out;
+}
+
+static int get_q(const pfvm_tensor *t, int64_t i)
+{
+    return t->dtype == PFVM_UINT8 ? ((const uint8_t *)t->data)[i] : ((const int8_t *)t->data)[i];
+}
+
+/* |fast - double reference| <= 1 everywhere, equal away from halves; the
+ * AVX2 and portable kernels agree exactly. */
+static void check_conv(const conv_case *cc)
+{
+    int64_t xd[4] = {cc->N, cc->C, cc->H, cc->W}, wd[4] = {cc->M, cc->C / cc->group, cc->KH, cc->KW}, md = cc->M;
+    int64_t OH = (cc->H + cc->pt + cc->pb - cc->dh * (cc->KH - 1) - 1) / cc->sh + 1;
+    int64_t OW = (cc->W + cc->pl + cc->pr - cc->dw * (cc->KW - 1) - 1) / cc->sw + 1;
+    int64_t i, nws = cc->per_channel ? cc->M : 1, n, m, oh, ow, c, kh, kw, worst = 0, unequal = 0;
+    pfvm_tensor *ins[9], *fast, *portable;
+    int xz = 1 + (int)(rnd() % 250), yz = cc->y_int8 ? (int)(rnd() % 20) - 10 : 100 + (int)(rnd() % 40);
+    float xs = 0.02f, ys = cc->y_int8 ? 0.35f : 0.2f;
+    ins[0] = new_tensor(PFVM_UINT8, 4, xd);
+    for (i = 0; i < pfvm_tensor_numel(ins[0]); i++)
+        ((uint8_t *)ins[0]->data)[i] = (uint8_t)rnd();
+    ins[1] = scalar_f(xs);
+    ins[2] = scalar_u8(PFVM_UINT8, xz);
+    ins[3] = new_tensor(PFVM_INT8, 4, wd);
+    for (i = 0; i < pfvm_tensor_numel(ins[3]); i++)
+        ((int8_t *)ins[3]->data)[i] = (int8_t)(rnd() % 255 - 127);
+    ins[4] = new_tensor(PFVM_FLOAT, cc->per_channel ? 1 : 0, &md);
+    ins[5] = new_tensor(PFVM_INT8, cc->per_channel ? 1 : 0, &md);
+    for (i = 0; i < nws; i++) {
+        ((float *)ins[4]->data)[i] = 0.001f * (float)(1 + rnd() % 20);
+        ((int8_t *)ins[5]->data)[i] = (int8_t)(rnd() % 7 - 3);
+    }
+    ins[6] = scalar_f(ys);
+    ins[7] = scalar_u8(cc->y_int8 ? PFVM_INT8 : PFVM_UINT8, yz);
+    ins[8] = new_tensor(PFVM_INT32, 1, &md);
+    for (i = 0; i < cc->M; i++)
+        ((int32_t *)ins[8]->data)[i] = (int32_t)(rnd() % 20001) - 10000;
+    fast = run_qconv(cc, ins, cc->bias ? 9 : 8);
+    pfvm_q_force_portable(1);
+    portable = run_qconv(cc, ins, cc->bias ? 9 : 8);
+    pfvm_q_force_portable(0);
+    CHECK(fast && portable);
+    if (!fast || !portable)
+        return;
+    CHECK(fast->dims[2] == OH && fast->dims[3] == OW);
+    CHECK(!memcmp(fast->data, portable->data, (size_t)pfvm_tensor_numel(fast)));
+    for (n = 0; n < cc->N; n++)
+        for (m = 0; m < cc->M; m++) {
+            int64_t gg = m / (cc->M / cc->group), CG = cc->C / cc->group;
+            double ws = ((float *)ins[4]->data)[cc->per_channel ? m : 0];
+            int wz = ((int8_t *)ins[5]->data)[cc->per_channel ? m : 0];
+            for (oh = 0; oh < OH; oh++)
+                for (ow = 0; ow < OW; ow++) {
+                    double acc = cc->bias ? ((int32_t *)ins[8]->data)[m] : 0, v, r;
+                    int64_t got, want, lo = cc->y_int8 ? -128 : 0, hi = cc->y_int8 ? 127 : 255;
+                    for (c = 0; c < CG; c++)
+                        for (kh = 0; kh < cc->KH; kh++)
+                            for (kw = 0; kw < cc->KW; kw++) {
+                                int64_t ih = oh * cc->sh - cc->pt + kh * cc->dh, iw = ow * cc->sw - cc->pl + kw * cc->dw;
+                                if (ih < 0 || ih >= cc->H || iw < 0 || iw >= cc->W)
+                                    continue;
+                                acc += (double)(((uint8_t *)ins[0]->data)[((n * cc->C + gg * CG + c) * cc->H + ih) * cc->W + iw] - xz) *
+                                       (((int8_t *)ins[3]->data)[((m * CG + c) * cc->KH + kh) * cc->KW + kw] - wz);
+                            }
+                    v = acc * (double)xs * ws / (double)ys;
+                    r = floor(v + 0.5);
+                    if (r - v == 0.5 && fmod(r, 2.0) != 0)
+                        r -= 1;
+                    want = (int64_t)r + yz;
+                    want = want < lo ? lo : want > hi ? hi : want;
+                    got = get_q(fast, ((n * cc->M + m) * OH + oh) * OW + ow);
+                    if (llabs(got - want) > worst)
+                        worst = llabs(got - want);
+                    if (got != want && fabs(v - floor(v) - 0.5) > 1e-6)
+                        unequal++;
+                }
+        }
+    CHECK_MSG(worst <= 1 && unequal == 0, "conv C%lld M%lld k%lldx%lld g%lld s%lld p%lld: worst %lld, %lld off away from halves",
+              (long long)cc->C, (long long)cc->M, (long long)cc->KH, (long long)cc->KW, (long long)cc->group,
+              (long long)cc->sh, (long long)cc->pt, (long long)worst, (long long)unequal);
+    for (i = 0; i < 9; i++)
+        pfvm_tensor_free(ins[i]);
+    pfvm_tensor_free(fast);
+    pfvm_tensor_free(portable);
+}
+
+static void test_qlinear_conv(void)
+{
+    static const conv_case cases[] = {
+        /* N  C  H   W   M  KH KW g  sh sw pt pl pb pr dh dw pc y8 bias */
+        {1, 3, 9, 11, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1},   /* dense 3x3, padded, per channel */
+        {2, 5, 7, 7, 6, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 1},    /* pointwise, per tensor, 2 images */
+        {1, 16, 10, 9, 21, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0}, /* pointwise, int8 output, no bias */
+        {1, 4, 12, 12, 7, 3, 3, 1, 2, 2, 1, 1, 0, 0, 1, 1, 1, 0, 1},  /* strided, asymmetric pads */
+        {1, 8, 9, 9, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1},    /* depthwise */
+        {1, 8, 11, 11, 8, 3, 3, 8, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1},  /* depthwise strided */
+        {1, 6, 8, 8, 4, 3, 3, 2, 1, 1, 2, 2, 2, 2, 2, 2, 1, 0, 1},    /* grouped, dilated */
+        {1, 33, 5, 5, 5, 5, 5, 1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 0, 1},   /* odd reduction length */
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_conv(&cases[i]);
+}
+
+/* ---- pfvm_quantize and the qlinear pass ------------------------------------------------------- */
+
+static void test_quantize_model(void)
+{
+    pfvm_status st;
+    pfvm_model *m = pfvm_model_new(&st);
+    pfvm_graph *g = pfvm_graph_new(m, NULL, "g", &st);
+    pfvm_value *x = pfvm_graph_value(g, "x", &st), *w1 = pfvm_graph_value(g, "w1", &st);
+    pfvm_value *b1 = pfvm_graph_value(g, "b1", &st), *c1 = pfvm_graph_value(g, "c1", &st);
+    pfvm_value *r1 = pfvm_graph_value(g, "r1", &st), *w2 = pfvm_graph_value(g, "w2", &st);
+    pfvm_value *y = pfvm_graph_value(g, "y", &st), *ins[3];
+    int64_t xd[4] = {1, 2, 6, 6}, w1d[4] = {4, 2, 3, 3}, w2d[4] = {3, 4, 1, 1}, bd = 4, pads[4] = {1, 1, 1, 1};
+    pfvm_tensor *t, *calib[4], *probe;
+    pfvm_quant_options opt;
+    pfvm_quant_report rep;
+    pfvm_exec *e;
+    const pfvm_tensor *before;
+    float *ref = NULL;
+    int i, j, n_qconv = 0, n_conv = 0;
+    int64_t k, ny;
+    pfvm_model_set_opset(m, "", 13, &st);
+    x->type.kind = PFVM_KIND_TENSOR;
+    x->type.dtype = PFVM_FLOAT;
+    pfvm_shape_from_dims(m->syms, &x->type.shape, 4, xd, &st);
+    x->has_type_info = 1;
+    pfvm_graph_add_input(g, x, &st);
+    t = pfvm_model_tensor(m, PFVM_FLOAT, 4, w1d, NULL, &st);
+    for (k = 0; k < pfvm_tensor_numel(t); k++)
+        ((float *)t->data)[k] = (float)((int)(rnd() % 200) - 100) / 150.0f;
+    pfvm_graph_add_init(g, w1, t, &st);
+    t = pfvm_model_tensor(m, PFVM_FLOAT, 1, &bd, NULL, &st);
+    for (k = 0; k < 4; k++)
+        ((float *)t->data)[k] = 0.1f * (float)k - 0.15f;
+    pfvm_graph_add_init(g, b1, t, &st);
+    t = pfvm_model_tensor(m, PFVM_FLOAT, 4, w2d, NULL, &st);
+    for (k = 0; k < pfvm_tensor_numel(t); k++)
+        ((float *)t->data)[k] = (float)((int)(rnd() % 200) - 100) / 100.0f;
+    pfvm_graph_add_init(g, w2, t, &st);
+    ins[0] = x, ins[1] = w1, ins[2] = b1;
+    pfvm_node_set_attr_ints(pfvm_graph_add_node(g, "Conv", "", "conv1", ins, 3, &c1, 1, &st), "pads", pads, 4, &st);
+    pfvm_graph_add_node(g, "Relu", "", "relu1", &c1, 1, &r1, 1, &st);
+    ins[0] = r1, ins[1] = w2;
+    pfvm_graph_add_node(g, "Conv", "", "conv2", ins, 2, &y, 1, &st);
+    pfvm_graph_add_output(g, y, &st);
+    CHECK(pfvm_infer_shapes(g, 0, &st) == PFVM_OK);
+    for (i = 0; i < 4; i++) {
+        calib[i] = pfvm_tensor_new(PFVM_FLOAT, 4, xd, &st);
+        for (k = 0; k < 72; k++)
+            ((float *)calib[i]->data)[k] = (float)((int)(rnd() % 2001) - 1000) / 1000.0f;
+    }
+    probe = calib[1];
+    e = pfvm_exec_new(m, g, &st);
+    CHECK(e && !pfvm_exec_bind_one(e, probe, &st) && !pfvm_exec_run(e, &st));
+    before = e ? pfvm_exec_output(e, 0) : NULL;
+    ny = before ? pfvm_tensor_numel(before) : 0;
+    ref = (float *)malloc((size_t)(ny + 1) * sizeof *ref);
+    for (k = 0; k < ny; k++)
+        ref[k] = ((const float *)before->data)[k];
+    pfvm_exec_free(e);
+
+    memset(&opt, 0, sizeof opt);
+    opt.per_channel = 1;
+    CHECK_MSG(pfvm_quantize(m, (const pfvm_tensor *const *)calib, 4, &opt, &rep, &st) == PFVM_OK, "%s", st.msg);
+    CHECK(rep.nodes == 3 && rep.weights == 2 && rep.biases == 1);
+    /* c1 feeds only the Relu: quantized after it, not before; y is the graph output: float */
+    CHECK(rep.activations == 2);
+    CHECK(pfvm_optimize(m, "qlinear,fold,dce", NULL, &st) == PFVM_OK);
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+        n_qconv += !strcmp(g->nodes[i]->op_type, "QLinearConv");
+        n_conv += !strcmp(g->nodes[i]->op_type, "Conv");
+    }
+    /* conv1+relu1 becomes QLinearConv (uint8 output with zero point 0
+     * clamps like the Relu); conv2 makes the float output, stays Conv */
+    CHECK_MSG(n_qconv == 1 && n_conv == 1, "%d QLinearConv, %d Conv", n_qconv, n_conv);
+    e = pfvm_exec_new(m, g, &st);
+    CHECK(e && !pfvm_exec_bind_one(e, probe, &st) && !pfvm_exec_run(e, &st));
+    if (e && ny) {
+        const float *got = (const float *)pfvm_exec_output(e, 0)->data;
+        double worst = 0, span = 0;
+        for (k = 0; k < ny; k++) {
+            worst = fabs(got[k] - ref[k]) > worst ? fabs(got[k] - ref[k]) : worst;
+            span = fabs(ref[k]) > span ? fabs(ref[k]) : span;
+        }
+        CHECK_MSG(worst < 0.05 * span, "int8 model off by %g (outputs up to %g)", worst, span);
+    }
+    pfvm_exec_free(e);
+    for (j = 0; j < 4; j++)
+        pfvm_tensor_free(calib[j]);
+    free(ref);
+    pfvm_model_free(m);
+}
+
+static void test_quantize_errors(void)
+{
+    pfvm_status st;
+    pfvm_model *m = pfvm_model_new(&st);
+    pfvm_quant_options opt;
+    pfvm_graph_new(m, NULL, "g", &st);
+    memset(&opt, 0, sizeof opt);
+    pfvm_model_set_opset(m, "", 9, &st);
+    CHECK(pfvm_quantize(m, NULL, 0, &opt, NULL, &st) == PFVM_ERR_UNSUPPORTED && strstr(st.msg, "opset 9"));
+    pfvm_model_set_opset(m, "", 11, &st);
+    opt.per_channel = 1;
+    CHECK(pfvm_quantize(m, NULL, 0, &opt, NULL, &st) == PFVM_ERR_UNSUPPORTED && strstr(st.msg, "per-channel"));
+    opt.per_channel = 0;
+    CHECK(pfvm_quantize(m, NULL, 0, &opt, NULL, &st) == PFVM_ERR_INVALID && strstr(st.msg, "calibration"));
+    pfvm_model_free(m);
+}
+
+int main(void)
+{
+    printf("int8 GEMM kernel: %s\n", pfvm_q_gemm_kind() == 2 ? "AVX2" : "portable C");
+    test_multiplier();
+    test_scale_exact();
+    test_scale_double();
+    test_requantize();
+    test_qlinear_conv();
+    test_quantize_model();
+    test_quantize_errors();
+    return CHECK_END();
+}
