@@ -72,7 +72,7 @@ static void test_scale_exact(void)
         if (i % 4 == 0) { /* an exact tie: acc * m = (2k + 1) * 2^(s-1) */
             m = 1 << 30;
             s = 31 + (int)(rnd() % 8);
-            acc = (int64_t)(2 * (int64_t)(rnd() % 1000) - 999) << (s - 31);
+            acc = (int64_t)(2 * (int64_t)(rnd() % 1000) - 999) * ((int64_t)1 << (s - 31));
             ties++;
         }
         if (pfvm_q_scale(acc, m, s) != ref_shift_even(acc * m, s))
@@ -183,7 +183,8 @@ static pfvm_tensor *run_qconv(const conv_case *cc, pfvm_tensor *const *ins, int 
             iv[i]->has_type_info = 1;
             pfvm_graph_add_input(g, iv[i], &st);
         } else
-            pfvm_graph_add_init(g, iv[i], pfvm_tensor_clone(ins[i], &st), &st);
+            pfvm_graph_add_init(g, iv[i], pfvm_model_tensor(m, ins[i]->dtype, ins[i]->rank, ins[i]->dims, ins[i]->data, &st),
+                                &st); /* a view: ins outlives the model */
     }
     y = pfvm_graph_value(g, "y", &st);
     n = pfvm_graph_add_node(g, "QLinearConv", "", "qconv", iv, n_in, &y, 1, &st);

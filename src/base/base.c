@@ -323,7 +323,7 @@ PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list 
             size_t sl = 0, pad;
             if (!str)
                 str = "(null)";
-            while (str[sl] && (prec < 0 || sl < (size_t)prec))
+            while ((prec < 0 || sl < (size_t)prec) && str[sl]) /* precision first: %.*s may not end in NUL */
                 sl++;
             pad = width > 0 && (size_t)width > sl ? (size_t)width - sl : 0;
             for (; !strchr(flags, '-') && pad; pad--)

@@ -18,6 +18,8 @@
  * element types use a plain triple loop through double or int64. */
 #include "ops_common.h"
 
+#include <math.h>
+
 /* x86-64 micro-kernels: where the element-wise kernels dispatch (see
  * PFVM_DISPATCH in src/ops/fused.h), hand-written ones for AVX2+FMA and
  * (unless PFVM_NO_AVX512) AVX-512, compiled with target attributes and
@@ -54,6 +56,22 @@ typedef struct pfvm__la_kern {
 #define PFVM__LA_PMR 4  /* portable kernel: rows */
 #define PFVM__LA_PNR 16 /* portable kernel: columns */
 
+/* a * b + c rounded once, as the x86 micro-kernels compute it, wherever
+ * that is one instruction or run-time dispatch builds the x86 ones (the
+ * portable kernel then runs only on CPUs without them, through libm's
+ * exact fmaf): so interp on a host and the same model on a Cortex-M4F
+ * (VFMA) give the same bits. Rounded twice elsewhere, unless
+ * PFVM_EXACT_FMA asks for fmaf (the same bits, slowly). */
+#if defined(PFVM_DISPATCH_CLONES) || defined(__FMA__) || defined(__ARM_FEATURE_FMA) || defined(PFVM_EXACT_FMA)
+#if defined(__GNUC__)
+#define PFVM__LA_FMA(a, b, c) __builtin_fmaf(a, b, c)
+#else
+#define PFVM__LA_FMA(a, b, c) fmaf(a, b, c)
+#endif
+#else
+#define PFVM__LA_FMA(a, b, c) ((a) * (b) + (c))
+#endif
+
 /* The portable micro-kernel: fixed trip counts, which compilers keep in
  * (vector) registers. */
 static void pfvm__la_kern_c(int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1, float *c,
@@ -67,11 +85,11 @@ static void pfvm__la_kern_c(int64_t kc, const float *ap, const float *bp, int64_
         const float *bv = bp + p * ldb, *av = ap + p * PFVM__LA_PMR;
         for (r = 0; r < PFVM__LA_PMR; r++)
             for (j = 0; j < PFVM__LA_PNR; j++)
-                acc[r][j] += av[r] * bv[j];
+                acc[r][j] = PFVM__LA_FMA(av[r], bv[j], acc[r][j]);
     }
     for (r = 0; r < PFVM__LA_PMR; r++)
         for (j = 0; j < PFVM__LA_PNR; j++)
-            c[r * ldc + j] += alpha * acc[r][j];
+            c[r * ldc + j] = PFVM__LA_FMA(alpha, acc[r][j], c[r * ldc + j]);
 }
 
 #ifdef PFVM__LA_X86
