@@ -20455,22 +20455,174 @@ static void pfvm__nn_conv_depthwise(const pfvm__nn_geom *g, const float *x, cons
             }
 }
 
+/* ---- depthwise 2-D convolution -------------------------------------------------------- */
+
+/* One output row of a depthwise plane at a time, each output accumulated
+ * in registers over the kernel positions in order (the bias first, then
+ * row by row, position by position, skipping those in the padding): the
+ * same additions, in the same order, in every path below, so columns at
+ * the border, in the interior and in the tail round alike, and the
+ * firmware build (the same C) gives the same bits. Index math is 32-bit
+ * (pfvm__nn_dw_fits checks the plane). */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+#define PFVM__NN_DWB 16 /* output columns per block of the interior */
+
+typedef struct pfvm__nn_dw {
+    int32_t H, W, OW, KH, KW, SH, SW, DH, DW, PT, PL;
+} pfvm__nn_dw;
+
+/* Interior blocks: every kernel column inside the row. x points to the
+ * first valid kernel row's input at the block's first output column, w to
+ * that row's weights; nkh rows of rs floats apart. S is the column stride,
+ * a constant in the callers below, so the loads vectorize. */
+#define PFVM__NN_DW_BODY(S)                                                                    \
+    {                                                                                          \
+        int32_t o, j, r, t;                                                                    \
+        for (o = 0; o + PFVM__NN_DWB <= n; o += PFVM__NN_DWB) {                                \
+            float acc[PFVM__NN_DWB];                                                           \
+            for (j = 0; j < PFVM__NN_DWB; j++)                                                 \
+                acc[j] = b;                                                                    \
+            for (r = 0; r < nkh; r++)                                                          \
+                for (t = 0; t < kw; t++) {                                                     \
+                    const float wv = w[r * kw + t], *p = x + r * rs + t * dw + o * (S);        \
+                    for (j = 0; j < PFVM__NN_DWB; j++)                                         \
+                        acc[j] += wv * p[j * (S)];                                             \
+                }                                                                              \
+            for (j = 0; j < PFVM__NN_DWB; j++)                                                 \
+                y[o + j] = acc[j];                                                             \
+        }                                                                                      \
+        for (; o < n; o++) {                                                                   \
+            float s = b;                                                                       \
+            for (r = 0; r < nkh; r++)                                                          \
+                for (t = 0; t < kw; t++)                                                       \
+                    s += w[r * kw + t] * x[r * rs + t * dw + o * (S)];                         \
+            y[o] = s;                                                                          \
+        }                                                                                      \
+    }
+
+PFVM_DISPATCH static void pfvm__nn_dw_s1(float *PFVM_RESTRICT y, const float *PFVM_RESTRICT x, const float *w,
+                                         int32_t nkh, int32_t rs, int32_t kw, int32_t dw, float b, int32_t n)
+PFVM__NN_DW_BODY(1)
+
+PFVM_DISPATCH static void pfvm__nn_dw_s2(float *PFVM_RESTRICT y, const float *PFVM_RESTRICT x, const float *w,
+                                         int32_t nkh, int32_t rs, int32_t kw, int32_t dw, float b, int32_t n)
+PFVM__NN_DW_BODY(2)
+
+static void pfvm__nn_dw_sn(float *PFVM_RESTRICT y, const float *PFVM_RESTRICT x, const float *w, int32_t nkh,
+                           int32_t rs, int32_t kw, int32_t dw, float b, int32_t n, int32_t sw)
+PFVM__NN_DW_BODY(sw)
+
+/* One output column at the border: kernel columns in the padding are
+ * skipped. */
+static float pfvm__nn_dw_edge(const pfvm__nn_dw *d, const float *x, const float *w, int32_t kha, int32_t khb,
+                              int32_t ih0, int32_t ow, float b)
+{
+    int32_t iw0 = ow * d->SW - d->PL, r, t;
+    float s = b;
+    for (r = kha; r < khb; r++) {
+        const float *row = x + (ih0 + r * d->DH) * d->W;
+        for (t = 0; t < d->KW; t++) {
+            int32_t iw = iw0 + t * d->DW;
+            if (iw >= 0 && iw < d->W)
+                s += w[r * d->KW + t] * row[iw];
+        }
+    }
+    return s;
+}
+
+/* First index i in [0, n) with i*s + off >= lo, and one past the last with
+ * i*s + off < hi (32-bit pfvm__nn_valid). */
+static void pfvm__nn_dw_range(int32_t n, int32_t s, int32_t off, int32_t lo, int32_t hi, int32_t *a, int32_t *b)
+{
+    int32_t x = lo - off > 0 ? (lo - off + s - 1) / s : 0, z = hi - off > 0 ? (hi - off + s - 1) / s : 0;
+    *a = x > n ? n : x;
+    *b = z > n ? n : z < *a ? *a : z;
+}
+
+/* One plane: y (OH x OW) = bias + the depthwise window sums of x (H x W). */
+static void pfvm__nn_dw_plane(const pfvm__nn_dw *d, int32_t OH, const float *x, const float *w, float b, float *y)
+{
+    int32_t oh, ow, ia, ib, a1, b1;
+    /* output columns whose whole window lies inside the row */
+    pfvm__nn_dw_range(d->OW, d->SW, -d->PL, 0, d->W, &ia, &ib);
+    pfvm__nn_dw_range(d->OW, d->SW, (d->KW - 1) * d->DW - d->PL, 0, d->W, &a1, &b1);
+    ia = ia > a1 ? ia : a1;
+    ib = ib < b1 ? ib : b1;
+    ib = ib < ia ? ia : ib;
+    for (oh = 0; oh < OH; oh++) {
+        int32_t ih0 = oh * d->SH - d->PT, kha, khb;
+        float *yr = y + oh * d->OW;
+        pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
+        for (ow = 0; ow < ia; ow++)
+            yr[ow] = pfvm__nn_dw_edge(d, x, w, kha, khb, ih0, ow, b);
+        if (ib > ia) {
+            const float *xr = x + (ih0 + kha * d->DH) * d->W + ia * d->SW - d->PL;
+            const float *wr = w + kha * d->KW;
+            int32_t nkh = khb - kha, rs = d->DH * d->W;
+            if (d->SW == 1)
+                pfvm__nn_dw_s1(yr + ia, xr, wr, nkh, rs, d->KW, d->DW, b, ib - ia);
+            else if (d->SW == 2)
+                pfvm__nn_dw_s2(yr + ia, xr, wr, nkh, rs, d->KW, d->DW, b, ib - ia);
+            else
+                pfvm__nn_dw_sn(yr + ia, xr, wr, nkh, rs, d->KW, d->DW, b, ib - ia, d->SW);
+        }
+        for (ow = ib; ow < d->OW; ow++)
+            yr[ow] = pfvm__nn_dw_edge(d, x, w, kha, khb, ih0, ow, b);
+    }
+}
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT DEFAULT
+#endif
+
+/* The 2-D (or 1-D) depthwise geometry in 32-bit integers, when every
+ * index the plane kernel computes fits. */
+static int pfvm__nn_dw_fits(const pfvm__nn_geom *g, pfvm__nn_dw *d)
+{
+    const pfvm__nn_win *w = &g->w;
+    const int64_t lim = INT32_MAX;
+    if (g->MG != 1 || g->CG != 1 || w->k[2] != 1 || g->in_sp[2] != 1 || g->out_sp[2] != 1 || w->pb[2] || w->pe[2])
+        return 0;
+    if (g->in_plane > lim || g->out_plane > lim || g->out_sp[0] * w->s[0] + w->k[0] * w->d[0] + w->pb[0] > lim ||
+        g->out_sp[1] * w->s[1] + w->k[1] * w->d[1] + w->pb[1] > lim || w->k[0] * w->k[1] > lim)
+        return 0;
+    d->H = (int32_t)g->in_sp[0];
+    d->W = (int32_t)g->in_sp[1];
+    d->OW = (int32_t)g->out_sp[1];
+    d->KH = (int32_t)w->k[0];
+    d->KW = (int32_t)w->k[1];
+    d->SH = (int32_t)w->s[0];
+    d->SW = (int32_t)w->s[1];
+    d->DH = (int32_t)w->d[0];
+    d->DW = (int32_t)w->d[1];
+    d->PT = (int32_t)w->pb[0];
+    d->PL = (int32_t)w->pb[1];
+    return 1;
+}
+
 static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias,
                                    float *y)
 {
     int64_t n, gr, m, i;
-    int failed = 0;
+    int failed = 0, dwp;
+    pfvm__nn_dw dw;
     float *ws = g->MG == 1 && g->CG == 1 ? NULL : pfvm_la_workspace(k, g->MG, g->out_plane, g->CG * g->kk, &failed);
     if (failed)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    dwp = pfvm__nn_dw_fits(g, &dw);
     for (n = 0; n < g->N; n++)
         for (gr = 0; gr < g->group; gr++) {
             const float *xg = x + (n * g->C + gr * g->CG) * g->in_plane;
             float *yg = y + (n * g->M + gr * g->MG) * g->out_plane;
-            for (m = 0; m < g->MG; m++)
+            for (m = 0; m < g->MG && !dwp; m++)
                 for (i = 0; i < g->out_plane; i++)
                     yg[m * g->out_plane + i] = bias ? bias[gr * g->MG + m] : 0.0f;
-            if (g->MG == 1 && g->CG == 1) {
+            if (dwp) {
+                pfvm__nn_dw_plane(&dw, (int32_t)g->out_sp[0], xg, wt + gr * g->kk, bias ? bias[gr] : 0.0f, yg);
+            } else if (g->MG == 1 && g->CG == 1) {
                 pfvm__nn_conv_depthwise(g, xg, wt + gr * g->kk, yg);
             } else if (pfvm__nn_pointwise(g)) {
                 pfvm_la_strided b;

@@ -460,6 +460,14 @@ static void test_conv_paths(void)
         {2, 1, 4, 6, 2, {9, 8, 0}, {3, 2, 0}, {2, 1, 0}, {1, 2, 0}, {0, 1, 0}, {2, 0, 0}, NULL, 1},
         {2, 1, 5, 5, 5, {8, 9, 0}, {3, 3, 0}, {2, 2, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, NULL, 0},  /* depthwise */
         {2, 1, 4, 4, 4, {6, 7, 0}, {3, 3, 0}, {1, 1, 0}, {2, 2, 0}, {2, 2, 0}, {2, 2, 0}, NULL, 1},  /* dilated depthwise */
+        /* depthwise rows wider than a block of the interior: strides 1, 2, 3, 3x3 and 5x5, pads
+         * wider than the kernel (whole rows and columns in the padding), 1-D */
+        {2, 2, 6, 6, 6, {9, 45, 0}, {3, 3, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, NULL, 1},
+        {2, 1, 3, 3, 3, {12, 53, 0}, {3, 3, 0}, {2, 2, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, NULL, 1},
+        {2, 1, 3, 3, 3, {12, 70, 0}, {5, 5, 0}, {3, 3, 0}, {1, 2, 0}, {2, 0, 0}, {1, 3, 0}, NULL, 0},
+        {2, 1, 2, 2, 2, {9, 40, 0}, {3, 3, 0}, {1, 2, 0}, {1, 1, 0}, {4, 5, 0}, {6, 7, 0}, NULL, 1},
+        {2, 1, 2, 2, 2, {3, 20, 0}, {3, 3, 0}, {1, 1, 0}, {1, 1, 0}, {0, 0, 0}, {0, 0, 0}, "SAME_UPPER", 1},
+        {1, 1, 4, 4, 4, {50, 0, 0}, {3, 0, 0}, {1, 0, 0}, {1, 0, 0}, {1, 0, 0}, {1, 0, 0}, NULL, 1},
         {2, 2, 8, 40, 1, {5, 7, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, {0, 0, 0}, {0, 0, 0}, NULL, 1}, /* pointwise */
         {2, 1, 130, 9, 1, {6, 6, 0}, {2, 2, 0}, {1, 1, 0}, {1, 1, 0}, {0, 0, 0}, {0, 0, 0}, NULL, 0}, /* k > one panel */
         {2, 1, 3, 5, 1, {10, 7, 0}, {4, 3, 0}, {3, 2, 0}, {1, 1, 0}, {0, 0, 0}, {0, 0, 0}, "SAME_UPPER", 1},
@@ -478,6 +486,78 @@ static void test_conv_paths(void)
             t.auto_pad = NULL;
         run_conv_cfg(&t, 1);
     }
+}
+
+/* A 2-D depthwise Conv (explicit pads) gives the bits of the plain loop
+ * that adds, in float, the bias and then each kernel position inside the
+ * input in order: the order the firmware build and the reference share. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+static void depthwise_order(const convcfg *c)
+{
+    int64_t xd[4], wd[4], bd[1], n, ch, oh, ow, kh, kw, OH, OW, H = c->in[0], W = c->in[1];
+    pfvm_tensor *in[3];
+    const float *x, *w, *b, *y;
+    tcase t;
+    int bad = 0;
+    xd[0] = c->n;
+    xd[1] = c->c;
+    xd[2] = H;
+    xd[3] = W;
+    wd[0] = c->c;
+    wd[1] = 1;
+    wd[2] = c->k[0];
+    wd[3] = c->k[1];
+    bd[0] = c->c;
+    in[0] = random_floats(4, xd);
+    in[1] = random_floats(4, wd);
+    in[2] = c->bias ? random_floats(1, bd) : NULL;
+    OH = (H + c->pb[0] + c->pe[0] - (c->k[0] - 1) * c->d[0] - 1) / c->s[0] + 1;
+    OW = (W + c->pb[1] + c->pe[1] - (c->k[1] - 1) * c->d[1] - 1) / c->s[1] + 1;
+    tc_begin(&t, "Conv", 17, in, c->bias ? 3 : 2, 1);
+    set_conv(&t, c);
+    CHECK_MSG(tc_run(&t) == PFVM_OK, "depthwise: %s", t.st.msg);
+    x = (const float *)in[0]->data;
+    w = (const float *)in[1]->data;
+    b = in[2] ? (const float *)in[2]->data : NULL;
+    y = tc_out(&t, 0) ? (const float *)tc_out(&t, 0)->data : NULL;
+    for (n = 0; y && n < c->n; n++)
+        for (ch = 0; ch < c->c; ch++)
+            for (oh = 0; oh < OH; oh++)
+                for (ow = 0; ow < OW; ow++) {
+                    float s = b ? b[ch] : 0.0f;
+                    for (kh = 0; kh < c->k[0]; kh++)
+                        for (kw = 0; kw < c->k[1]; kw++) {
+                            int64_t ih = oh * c->s[0] - c->pb[0] + kh * c->d[0], iw = ow * c->s[1] - c->pb[1] + kw * c->d[1];
+                            if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                                s += w[(ch * c->k[0] + kh) * c->k[1] + kw] * x[((n * c->c + ch) * H + ih) * W + iw];
+                        }
+                    bad += memcmp(&s, &y[((n * c->c + ch) * OH + oh) * OW + ow], sizeof s) != 0;
+                }
+    CHECK_MSG(y && bad == 0, "depthwise %lldx%lld stride %lld: %d outputs differ from the ordered loop",
+              (long long)c->k[0], (long long)c->k[1], (long long)c->s[0], bad);
+    tc_end(&t);
+    pfvm_tensor_free(in[0]);
+    pfvm_tensor_free(in[1]);
+    pfvm_tensor_free(in[2]);
+}
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT DEFAULT
+#endif
+
+static void test_depthwise_order(void)
+{
+    static const convcfg cfgs[] = {
+        /* nsp  n  c  m grp  in           k          s          d          pb         pe */
+        {2, 2, 4, 4, 4, {9, 45, 0}, {3, 3, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, NULL, 1},
+        {2, 1, 3, 3, 3, {12, 53, 0}, {3, 3, 0}, {2, 2, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, NULL, 1},
+        {2, 1, 3, 3, 3, {12, 70, 0}, {5, 5, 0}, {3, 3, 0}, {1, 2, 0}, {2, 0, 0}, {1, 3, 0}, NULL, 0},
+        {2, 1, 2, 2, 2, {10, 7, 0}, {10, 4, 0}, {1, 1, 0}, {1, 1, 0}, {4, 1, 0}, {5, 2, 0}, NULL, 1},
+    };
+    size_t i;
+    for (i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++)
+        depthwise_order(&cfgs[i]);
 }
 
 static void set_gemm(tcase *t, const void *p)
@@ -846,6 +926,7 @@ int main(void)
     test_infer_conv();
     test_infer_pool();
     test_conv_paths();
+    test_depthwise_order();
     test_matmul_paths();
     test_softmax_paths();
     test_lp_ops();
