@@ -18416,22 +18416,23 @@ static void pfvm__la_pack_a(const float *a, int64_t as_m, int64_t as_k, int64_t 
 #define PFVM__LA_NR_MAX 32 /* the widest micro-kernel (AVX-512): two panels */
 
 /* One micro-tile at the edge of C (mr x nr of the kernel's tile): with
- * all columns, groups of 4 rows go straight to C (fn4); the rest, the
- * kernel writes to a zeroed tile on the stack, whose part inside C is
- * added. */
+ * all columns, groups of 4 rows go straight to C (fn4); for the rest, the
+ * kernel runs on the whole strip (a strip shifted by 4 rows would read
+ * past its end) into a zeroed tile on the stack, whose rows left and
+ * columns inside C are added. */
 static void pfvm__la_edge(const pfvm__la_kern *kn, int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1,
                           float *c, int64_t ldc, float alpha, int64_t mr, int64_t nr)
 {
     float tile[PFVM__LA_MR_MAX * PFVM__LA_NR_MAX];
-    int64_t r, j;
+    int64_t r = 0, j;
     if (nr == kn->nr && kn->mr > 4)
-        for (; mr >= 4; mr -= 4, ap += 4, c += 4 * ldc)
-            kn->fn4(kc, ap, bp, ldb, b1, c, ldc, alpha);
-    if (!mr)
+        for (; mr - r >= 4; r += 4)
+            kn->fn4(kc, ap + r, bp, ldb, b1, c + r * ldc, ldc, alpha);
+    if (r == mr)
         return;
     memset(tile, 0, sizeof tile);
     kn->fn(kc, ap, bp, ldb, b1, tile, PFVM__LA_NR_MAX, alpha);
-    for (r = 0; r < mr; r++)
+    for (; r < mr; r++)
         for (j = 0; j < nr; j++)
             c[r * ldc + j] += tile[r * PFVM__LA_NR_MAX + j];
 }
@@ -19979,6 +19980,10 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_misc[] = {
 
 #include <math.h>
 
+#ifdef PFVM_DISPATCH_CLONES
+#include <immintrin.h>
+#endif
+
 #define PFVM__NN_SP 3 /* spatial dims handled */
 
 /* ---- element access ------------------------------------------------------------- */
@@ -20468,52 +20473,106 @@ static void pfvm__nn_conv_depthwise(const pfvm__nn_geom *g, const float *x, cons
 #pragma STDC FP_CONTRACT OFF
 #endif
 
-#define PFVM__NN_DWB 16 /* output columns per block of the interior */
-
 typedef struct pfvm__nn_dw {
     int32_t H, W, OW, KH, KW, SH, SW, DH, DW, PT, PL;
 } pfvm__nn_dw;
 
-/* Interior blocks: every kernel column inside the row. x points to the
- * first valid kernel row's input at the block's first output column, w to
- * that row's weights; nkh rows of rs floats apart. S is the column stride,
- * a constant in the callers below, so the loads vectorize. */
-#define PFVM__NN_DW_BODY(S)                                                                    \
-    {                                                                                          \
-        int32_t o, j, r, t;                                                                    \
-        for (o = 0; o + PFVM__NN_DWB <= n; o += PFVM__NN_DWB) {                                \
-            float acc[PFVM__NN_DWB];                                                           \
-            for (j = 0; j < PFVM__NN_DWB; j++)                                                 \
-                acc[j] = b;                                                                    \
-            for (r = 0; r < nkh; r++)                                                          \
-                for (t = 0; t < kw; t++) {                                                     \
-                    const float wv = w[r * kw + t], *p = x + r * rs + t * dw + o * (S);        \
-                    for (j = 0; j < PFVM__NN_DWB; j++)                                         \
-                        acc[j] += wv * p[j * (S)];                                             \
-                }                                                                              \
-            for (j = 0; j < PFVM__NN_DWB; j++)                                                 \
-                y[o + j] = acc[j];                                                             \
-        }                                                                                      \
-        for (; o < n; o++) {                                                                   \
-            float s = b;                                                                       \
-            for (r = 0; r < nkh; r++)                                                          \
-                for (t = 0; t < kw; t++)                                                       \
-                    s += w[r * kw + t] * x[r * rs + t * dw + o * (S)];                         \
-            y[o] = s;                                                                          \
-        }                                                                                      \
+/* Interior output columns [0, n): every kernel column inside the row. x
+ * points to the first valid kernel row's input at output column 0, w to
+ * that row's weights; nkh rows of rs floats apart. Blocks of B columns
+ * (S, the column stride, and B are constants in the callers, so the
+ * loads vectorize): 16, then one block ending at n (it recomputes some
+ * columns, to the same bits); rows shorter than 16 take blocks of 8, and
+ * shorter than 8 one column at a time. */
+#define PFVM__NN_DW_BLK(S, B, o0)                                                               \
+    {                                                                                           \
+        float acc[B];                                                                           \
+        for (j = 0; j < (B); j++)                                                               \
+            acc[j] = b;                                                                         \
+        for (r = 0; r < nkh; r++)                                                               \
+            for (t = 0; t < kw; t++) {                                                          \
+                const float wv = w[r * kw + t], *p = x + r * rs + t * dw + (o0) * (S);          \
+                for (j = 0; j < (B); j++)                                                       \
+                    acc[j] += wv * p[j * (S)];                                                  \
+            }                                                                                   \
+        for (j = 0; j < (B); j++)                                                               \
+            y[(o0) + j] = acc[j];                                                               \
+    }
+#define PFVM__NN_DW_BODY(S)                                                                     \
+    {                                                                                           \
+        int32_t o, j, r, t;                                                                     \
+        if (n >= 16) {                                                                          \
+            for (o = 0; o + 16 <= n; o += 16)                                                   \
+                PFVM__NN_DW_BLK(S, 16, o)                                                       \
+            if (o < n)                                                                          \
+                PFVM__NN_DW_BLK(S, 16, n - 16)                                                  \
+        } else if (n >= 8) {                                                                    \
+            PFVM__NN_DW_BLK(S, 8, 0)                                                            \
+            PFVM__NN_DW_BLK(S, 8, n - 8)                                                        \
+        } else {                                                                                \
+            for (o = 0; o < n; o++)                                                             \
+                PFVM__NN_DW_BLK(S, 1, o)                                                        \
+        }                                                                                       \
     }
 
 PFVM_DISPATCH static void pfvm__nn_dw_s1(float *PFVM_RESTRICT y, const float *PFVM_RESTRICT x, const float *w,
                                          int32_t nkh, int32_t rs, int32_t kw, int32_t dw, float b, int32_t n)
 PFVM__NN_DW_BODY(1)
 
-PFVM_DISPATCH static void pfvm__nn_dw_s2(float *PFVM_RESTRICT y, const float *PFVM_RESTRICT x, const float *w,
-                                         int32_t nkh, int32_t rs, int32_t kw, int32_t dw, float b, int32_t n)
+static void pfvm__nn_dw_s2(float *PFVM_RESTRICT y, const float *PFVM_RESTRICT x, const float *w, int32_t nkh,
+                           int32_t rs, int32_t kw, int32_t dw, float b, int32_t n)
 PFVM__NN_DW_BODY(2)
 
 static void pfvm__nn_dw_sn(float *PFVM_RESTRICT y, const float *PFVM_RESTRICT x, const float *w, int32_t nkh,
                            int32_t rs, int32_t kw, int32_t dw, float b, int32_t n, int32_t sw)
 PFVM__NN_DW_BODY(sw)
+
+#ifdef PFVM_DISPATCH_CLONES
+/* Stride 2 with AVX2 (compilers leave the strided loads scalar): the even
+ * columns of 15 floats from two loads and two shuffles, nothing read past
+ * the last column the window needs; multiplies and adds rounded apart, as
+ * in the portable body, so the bits are the same. */
+__attribute__((target("avx2"))) static void pfvm__nn_dw_s2_avx2(float *y, const float *x, const float *w, int32_t nkh,
+                                                                 int32_t rs, int32_t kw, int32_t dw, float b, int32_t n)
+{
+    int32_t o = 0, r, t;
+    if (n < 8) {
+        pfvm__nn_dw_s2(y, x, w, nkh, rs, kw, dw, b, n);
+        return;
+    }
+    for (;;) {
+        __m256 acc = _mm256_set1_ps(b);
+        for (r = 0; r < nkh; r++)
+            for (t = 0; t < kw; t++) {
+                const float *p = x + r * rs + t * dw + 2 * o;
+                __m256 lo = _mm256_loadu_ps(p), hi = _mm256_loadu_ps(p + 7);
+                __m256 ev = _mm256_shuffle_ps(lo, hi, 0xD8); /* x0 x2 x8 x10 | x4 x6 x12 x14 */
+                ev = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8));
+                acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(w[r * kw + t]), ev));
+            }
+        _mm256_storeu_ps(y + o, acc);
+        if (o + 8 == n)
+            return;
+        o = o + 16 <= n ? o + 8 : n - 8;
+    }
+}
+
+static int pfvm__nn_have_avx2(void)
+{
+    static int have = -1;
+    if (have < 0) {
+        __builtin_cpu_init();
+        have = __builtin_cpu_supports("avx2");
+    }
+    return have;
+}
+#endif
+
+#ifdef PFVM_DISPATCH_CLONES
+#define PFVM__NN_DW_S2 (pfvm__nn_have_avx2() ? pfvm__nn_dw_s2_avx2 : pfvm__nn_dw_s2)
+#else
+#define PFVM__NN_DW_S2 pfvm__nn_dw_s2
+#endif
 
 /* One output column at the border: kernel columns in the padding are
  * skipped. */
@@ -20565,7 +20624,7 @@ static void pfvm__nn_dw_plane(const pfvm__nn_dw *d, int32_t OH, const float *x, 
             if (d->SW == 1)
                 pfvm__nn_dw_s1(yr + ia, xr, wr, nkh, rs, d->KW, d->DW, b, ib - ia);
             else if (d->SW == 2)
-                pfvm__nn_dw_s2(yr + ia, xr, wr, nkh, rs, d->KW, d->DW, b, ib - ia);
+                PFVM__NN_DW_S2(yr + ia, xr, wr, nkh, rs, d->KW, d->DW, b, ib - ia);
             else
                 pfvm__nn_dw_sn(yr + ia, xr, wr, nkh, rs, d->KW, d->DW, b, ib - ia, d->SW);
         }
@@ -20603,10 +20662,21 @@ static int pfvm__nn_dw_fits(const pfvm__nn_geom *g, pfvm__nn_dw *d)
     return 1;
 }
 
+/* y[0..n) = v, in blocks of fixed length (which compilers vectorize). */
+PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
+{
+    int64_t i, j;
+    for (i = 0; i + 16 <= n; i += 16)
+        for (j = 0; j < 16; j++)
+            y[i + j] = v;
+    for (; i < n; i++)
+        y[i] = v;
+}
+
 static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias,
                                    float *y)
 {
-    int64_t n, gr, m, i;
+    int64_t n, gr, m;
     int failed = 0, dwp;
     pfvm__nn_dw dw;
     float *ws = g->MG == 1 && g->CG == 1 ? NULL : pfvm_la_workspace(k, g->MG, g->out_plane, g->CG * g->kk, &failed);
@@ -20618,8 +20688,7 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
             const float *xg = x + (n * g->C + gr * g->CG) * g->in_plane;
             float *yg = y + (n * g->M + gr * g->MG) * g->out_plane;
             for (m = 0; m < g->MG && !dwp; m++)
-                for (i = 0; i < g->out_plane; i++)
-                    yg[m * g->out_plane + i] = bias ? bias[gr * g->MG + m] : 0.0f;
+                pfvm__nn_fill(yg + m * g->out_plane, g->out_plane, bias ? bias[gr * g->MG + m] : 0.0f);
             if (dwp) {
                 pfvm__nn_dw_plane(&dw, (int32_t)g->out_sp[0], xg, wt + gr * g->kk, bias ? bias[gr] : 0.0f, yg);
             } else if (g->MG == 1 && g->CG == 1) {

@@ -225,22 +225,23 @@ static void pfvm__la_pack_a(const float *a, int64_t as_m, int64_t as_k, int64_t 
 #define PFVM__LA_NR_MAX 32 /* the widest micro-kernel (AVX-512): two panels */
 
 /* One micro-tile at the edge of C (mr x nr of the kernel's tile): with
- * all columns, groups of 4 rows go straight to C (fn4); the rest, the
- * kernel writes to a zeroed tile on the stack, whose part inside C is
- * added. */
+ * all columns, groups of 4 rows go straight to C (fn4); for the rest, the
+ * kernel runs on the whole strip (a strip shifted by 4 rows would read
+ * past its end) into a zeroed tile on the stack, whose rows left and
+ * columns inside C are added. */
 static void pfvm__la_edge(const pfvm__la_kern *kn, int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1,
                           float *c, int64_t ldc, float alpha, int64_t mr, int64_t nr)
 {
     float tile[PFVM__LA_MR_MAX * PFVM__LA_NR_MAX];
-    int64_t r, j;
+    int64_t r = 0, j;
     if (nr == kn->nr && kn->mr > 4)
-        for (; mr >= 4; mr -= 4, ap += 4, c += 4 * ldc)
-            kn->fn4(kc, ap, bp, ldb, b1, c, ldc, alpha);
-    if (!mr)
+        for (; mr - r >= 4; r += 4)
+            kn->fn4(kc, ap + r, bp, ldb, b1, c + r * ldc, ldc, alpha);
+    if (r == mr)
         return;
     memset(tile, 0, sizeof tile);
     kn->fn(kc, ap, bp, ldb, b1, tile, PFVM__LA_NR_MAX, alpha);
-    for (r = 0; r < mr; r++)
+    for (; r < mr; r++)
         for (j = 0; j < nr; j++)
             c[r * ldc + j] += tile[r * PFVM__LA_NR_MAX + j];
 }
