@@ -20373,11 +20373,52 @@ PFVM_INTERNAL pfvm_code pfvm_nn_conv_ref(pfvm_kctx *k, const pfvm_tensor *X, con
     return PFVM_OK;
 }
 
+/* A 2-D convolution's window in 32-bit integers (1-D: W = 1). */
+typedef struct pfvm__nn_2d {
+    int32_t H, W, OH, OW, KH, KW, SH, SW, DH, DW, PT, PL;
+} pfvm__nn_2d;
+
+/* A 2-D (or 1-D) convolution's geometry in 32-bit integers, when every
+ * index the plane kernels compute fits (the depthwise kernel, the 2-D
+ * im2col packing). */
+static int pfvm__nn_2d_win(const pfvm__nn_win *w, const int64_t *in_sp, const int64_t *out_sp, pfvm__nn_2d *d)
+{
+    const int64_t lim = INT32_MAX;
+    int i;
+    if (w->k[2] != 1 || in_sp[2] != 1 || out_sp[2] != 1 || w->pb[2] || w->pe[2])
+        return 0;
+    for (i = 0; i < 2; i++)
+        if (in_sp[i] > lim || out_sp[i] > lim || w->k[i] > lim || w->s[i] > lim || w->d[i] > lim || w->pb[i] > lim ||
+            out_sp[i] * w->s[i] + w->k[i] * w->d[i] + w->pb[i] > lim || in_sp[i] + w->pb[i] + w->k[i] * w->d[i] > lim)
+            return 0;
+    if (in_sp[0] * in_sp[1] > lim || out_sp[0] * out_sp[1] > lim || w->k[0] * w->k[1] > lim)
+        return 0;
+    d->H = (int32_t)in_sp[0];
+    d->W = (int32_t)in_sp[1];
+    d->OH = (int32_t)out_sp[0];
+    d->OW = (int32_t)out_sp[1];
+    d->KH = (int32_t)w->k[0];
+    d->KW = (int32_t)w->k[1];
+    d->SH = (int32_t)w->s[0];
+    d->SW = (int32_t)w->s[1];
+    d->DH = (int32_t)w->d[0];
+    d->DW = (int32_t)w->d[1];
+    d->PT = (int32_t)w->pb[0];
+    d->PL = (int32_t)w->pb[1];
+    return 1;
+}
+
+static int pfvm__nn_2d_fits(const pfvm__nn_geom *g, pfvm__nn_2d *d)
+{
+    return g->CG * g->kk <= INT32_MAX && pfvm__nn_2d_win(&g->w, g->in_sp, g->out_sp, d);
+}
+
 /* The implicit im2col: row p of B is (input channel, kernel position),
  * column j an output position; entries in the padding are zero. */
 typedef struct pfvm__nn_cpack {
     const float *x; /* first input channel of this image and group */
     const pfvm__nn_geom *g;
+    const pfvm__nn_2d *d; /* for pfvm__nn_pack_conv2d */
 } pfvm__nn_cpack;
 
 static void pfvm__nn_pack_conv(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst)
@@ -20415,6 +20456,66 @@ static void pfvm__nn_pack_conv(void *user, int64_t p0, int64_t kc, int64_t j0, i
         }
         for (; j < PFVM_LA_NB; j++)
             row[j] = 0.0f;
+    }
+}
+
+/* pfvm__nn_pack_conv for 2-D (and 1-D) windows: the panel's columns are
+ * cut once into runs along one output row, so each row of the panel is a
+ * few strided copies (plain copies at stride 1) with the padding's
+ * columns zero, and the kernel position advances without divisions. */
+static void pfvm__nn_pack_conv2d(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst)
+{
+    const pfvm__nn_cpack *cp = (const pfvm__nn_cpack *)user;
+    const pfvm__nn_2d *d = cp->d;
+    int32_t seg_oh[PFVM_LA_NB], seg_iw[PFVM_LA_NB], seg_at[PFVM_LA_NB], seg_len[PFVM_LA_NB];
+    int32_t nseg = 0, j, p, oh, ow, c, kh, kw, q, kk = d->KH * d->KW, plane = d->H * d->W;
+    if (nr > 0) {
+        oh = (int32_t)(j0 / d->OW);
+        ow = (int32_t)(j0 % d->OW);
+        for (j = 0; j < (int32_t)nr; nseg++) {
+            int32_t len = d->OW - ow < (int32_t)nr - j ? d->OW - ow : (int32_t)nr - j;
+            seg_oh[nseg] = oh * d->SH - d->PT;
+            seg_iw[nseg] = ow * d->SW - d->PL;
+            seg_at[nseg] = j;
+            seg_len[nseg] = len;
+            j += len;
+            ow = 0;
+            oh++;
+        }
+    }
+    q = (int32_t)p0;
+    c = q / kk;
+    kh = q % kk / d->KW;
+    kw = q % d->KW;
+    for (p = 0; p < (int32_t)kc; p++) {
+        float *row = dst + p * PFVM_LA_NB;
+        const float *xc = cp->x + (int64_t)c * plane;
+        int32_t s;
+        for (s = 0; s < nseg; s++) {
+            int32_t ih = seg_oh[s] + kh * d->DH, iw = seg_iw[s] + kw * d->DW, len = seg_len[s], t;
+            float *out = row + seg_at[s];
+            if (ih < 0 || ih >= d->H) {
+                for (t = 0; t < len; t++)
+                    out[t] = 0.0f;
+            } else {
+                const float *xr = xc + ih * d->W;
+                if (d->SW == 1 && iw >= 0 && iw + len <= d->W)
+                    for (t = 0; t < len; t++)
+                        out[t] = xr[iw + t];
+                else
+                    for (t = 0; t < len; t++, iw += d->SW)
+                        out[t] = iw >= 0 && iw < d->W ? xr[iw] : 0.0f;
+            }
+        }
+        for (j = (int32_t)nr; j < PFVM_LA_NB; j++)
+            row[j] = 0.0f;
+        if (++kw == d->KW) {
+            kw = 0;
+            if (++kh == d->KH) {
+                kh = 0;
+                c++;
+            }
+        }
     }
 }
 
@@ -20468,14 +20569,11 @@ static void pfvm__nn_conv_depthwise(const pfvm__nn_geom *g, const float *x, cons
  * same additions, in the same order, in every path below, so columns at
  * the border, in the interior and in the tail round alike, and the
  * firmware build (the same C) gives the same bits. Index math is 32-bit
- * (pfvm__nn_dw_fits checks the plane). */
+ * (pfvm__nn_2d_fits checks the plane). */
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #endif
 
-typedef struct pfvm__nn_dw {
-    int32_t H, W, OW, KH, KW, SH, SW, DH, DW, PT, PL;
-} pfvm__nn_dw;
 
 /* Interior output columns [0, n): every kernel column inside the row. x
  * points to the first valid kernel row's input at output column 0, w to
@@ -20576,7 +20674,7 @@ static int pfvm__nn_have_avx2(void)
 
 /* One output column at the border: kernel columns in the padding are
  * skipped. */
-static float pfvm__nn_dw_edge(const pfvm__nn_dw *d, const float *x, const float *w, int32_t kha, int32_t khb,
+static float pfvm__nn_dw_edge(const pfvm__nn_2d *d, const float *x, const float *w, int32_t kha, int32_t khb,
                               int32_t ih0, int32_t ow, float b)
 {
     int32_t iw0 = ow * d->SW - d->PL, r, t;
@@ -20602,7 +20700,7 @@ static void pfvm__nn_dw_range(int32_t n, int32_t s, int32_t off, int32_t lo, int
 }
 
 /* One plane: y (OH x OW) = bias + the depthwise window sums of x (H x W). */
-static void pfvm__nn_dw_plane(const pfvm__nn_dw *d, int32_t OH, const float *x, const float *w, float b, float *y)
+static void pfvm__nn_dw_plane(const pfvm__nn_2d *d, int32_t OH, const float *x, const float *w, float b, float *y)
 {
     int32_t oh, ow, ia, ib, a1, b1;
     /* output columns whose whole window lies inside the row */
@@ -20637,31 +20735,6 @@ static void pfvm__nn_dw_plane(const pfvm__nn_dw *d, int32_t OH, const float *x, 
 #pragma STDC FP_CONTRACT DEFAULT
 #endif
 
-/* The 2-D (or 1-D) depthwise geometry in 32-bit integers, when every
- * index the plane kernel computes fits. */
-static int pfvm__nn_dw_fits(const pfvm__nn_geom *g, pfvm__nn_dw *d)
-{
-    const pfvm__nn_win *w = &g->w;
-    const int64_t lim = INT32_MAX;
-    if (g->MG != 1 || g->CG != 1 || w->k[2] != 1 || g->in_sp[2] != 1 || g->out_sp[2] != 1 || w->pb[2] || w->pe[2])
-        return 0;
-    if (g->in_plane > lim || g->out_plane > lim || g->out_sp[0] * w->s[0] + w->k[0] * w->d[0] + w->pb[0] > lim ||
-        g->out_sp[1] * w->s[1] + w->k[1] * w->d[1] + w->pb[1] > lim || w->k[0] * w->k[1] > lim)
-        return 0;
-    d->H = (int32_t)g->in_sp[0];
-    d->W = (int32_t)g->in_sp[1];
-    d->OW = (int32_t)g->out_sp[1];
-    d->KH = (int32_t)w->k[0];
-    d->KW = (int32_t)w->k[1];
-    d->SH = (int32_t)w->s[0];
-    d->SW = (int32_t)w->s[1];
-    d->DH = (int32_t)w->d[0];
-    d->DW = (int32_t)w->d[1];
-    d->PT = (int32_t)w->pb[0];
-    d->PL = (int32_t)w->pb[1];
-    return 1;
-}
-
 /* y[0..n) = v, in blocks of fixed length (which compilers vectorize). */
 PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
 {
@@ -20677,12 +20750,13 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
                                    float *y)
 {
     int64_t n, gr, m;
-    int failed = 0, dwp;
-    pfvm__nn_dw dw;
+    int failed = 0, dwp, is2d;
+    pfvm__nn_2d dw;
     float *ws = g->MG == 1 && g->CG == 1 ? NULL : pfvm_la_workspace(k, g->MG, g->out_plane, g->CG * g->kk, &failed);
     if (failed)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    dwp = pfvm__nn_dw_fits(g, &dw);
+    is2d = pfvm__nn_2d_fits(g, &dw);
+    dwp = is2d && g->MG == 1 && g->CG == 1;
     for (n = 0; n < g->N; n++)
         for (gr = 0; gr < g->group; gr++) {
             const float *xg = x + (n * g->C + gr * g->CG) * g->in_plane;
@@ -20690,7 +20764,7 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
             for (m = 0; m < g->MG && !dwp; m++)
                 pfvm__nn_fill(yg + m * g->out_plane, g->out_plane, bias ? bias[gr * g->MG + m] : 0.0f);
             if (dwp) {
-                pfvm__nn_dw_plane(&dw, (int32_t)g->out_sp[0], xg, wt + gr * g->kk, bias ? bias[gr] : 0.0f, yg);
+                pfvm__nn_dw_plane(&dw, dw.OH, xg, wt + gr * g->kk, bias ? bias[gr] : 0.0f, yg);
             } else if (g->MG == 1 && g->CG == 1) {
                 pfvm__nn_conv_depthwise(g, xg, wt + gr * g->kk, yg);
             } else if (pfvm__nn_pointwise(g)) {
@@ -20704,8 +20778,10 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
                 pfvm__nn_cpack cp;
                 cp.x = xg;
                 cp.g = g;
+                cp.d = &dw;
                 pfvm_la_sgemm_ws(g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk,
-                                 g->CG * g->kk, 1, pfvm__nn_pack_conv, &cp, yg, g->out_plane, ws);
+                                 g->CG * g->kk, 1, is2d ? pfvm__nn_pack_conv2d : pfvm__nn_pack_conv, &cp, yg,
+                                 g->out_plane, ws);
             }
         }
     return PFVM_OK;
@@ -20985,6 +21061,87 @@ enum { PFVM__NN_MAX = 0, PFVM__NN_AVG, PFVM__NN_LP };
 
 /* Max and average pooling of floats, in float: pfvm__nn_pool's loops with
  * each kernel row read through a pointer (no per-element index products). */
+/* 2-D max pooling of one float plane, row by row like the depthwise
+ * kernel: interior columns in blocks of 16 that compilers vectorize, the
+ * rest one by one. Every output takes its window's first value inside the
+ * input and then each later one that is greater, in order, as the general
+ * loop does (so NaNs land alike); a window wholly in the padding gives
+ * -inf. */
+#define PFVM__NN_MAXB 16
+#define PFVM__NN_MAX_BLK(S)                                                                 \
+    {                                                                                       \
+        float acc[PFVM__NN_MAXB];                                                           \
+        for (j = 0; j < PFVM__NN_MAXB; j++)                                                 \
+            acc[j] = x[(o + j) * (S)];                                                      \
+        for (r = 0; r < nkh; r++)                                                           \
+            for (t = r ? 0 : 1; t < kw; t++) {                                              \
+                const float *p = x + r * rs + t * dw + o * (S);                             \
+                for (j = 0; j < PFVM__NN_MAXB; j++)                                         \
+                    acc[j] = p[j * (S)] > acc[j] ? p[j * (S)] : acc[j];                     \
+            }                                                                               \
+        for (j = 0; j < PFVM__NN_MAXB; j++)                                                 \
+            y[o + j] = acc[j];                                                              \
+    }
+
+PFVM_DISPATCH static int32_t pfvm__nn_max_s1(float *PFVM_RESTRICT y, const float *PFVM_RESTRICT x, int32_t nkh,
+                                             int32_t rs, int32_t kw, int32_t dw, int32_t n)
+{
+    int32_t o, j, r, t;
+    for (o = 0; o + PFVM__NN_MAXB <= n; o += PFVM__NN_MAXB)
+        PFVM__NN_MAX_BLK(1)
+    return o;
+}
+
+static int32_t pfvm__nn_max_sn(float *PFVM_RESTRICT y, const float *PFVM_RESTRICT x, int32_t nkh, int32_t rs,
+                               int32_t kw, int32_t dw, int32_t n, int32_t sw)
+{
+    int32_t o, j, r, t;
+    for (o = 0; o + PFVM__NN_MAXB <= n; o += PFVM__NN_MAXB)
+        PFVM__NN_MAX_BLK(sw)
+    return o;
+}
+
+static float pfvm__nn_max_one(const pfvm__nn_2d *d, const float *x, int32_t kha, int32_t khb, int32_t ih0, int32_t ow)
+{
+    int32_t iw0 = ow * d->SW - d->PL, r, t, any = 0;
+    float best = -INFINITY;
+    for (r = kha; r < khb; r++) {
+        const float *row = x + (ih0 + r * d->DH) * d->W;
+        for (t = 0; t < d->KW; t++) {
+            int32_t iw = iw0 + t * d->DW;
+            if (iw >= 0 && iw < d->W && (!any || row[iw] > best)) {
+                best = row[iw];
+                any = 1;
+            }
+        }
+    }
+    return best;
+}
+
+static void pfvm__nn_max_plane(const pfvm__nn_2d *d, const float *x, float *y)
+{
+    int32_t oh, ow, ia, ib, a1, b1;
+    pfvm__nn_dw_range(d->OW, d->SW, -d->PL, 0, d->W, &ia, &ib);
+    pfvm__nn_dw_range(d->OW, d->SW, (d->KW - 1) * d->DW - d->PL, 0, d->W, &a1, &b1);
+    ia = ia > a1 ? ia : a1;
+    ib = ib < b1 ? ib : b1;
+    ib = ib < ia ? ia : ib;
+    for (oh = 0; oh < d->OH; oh++) {
+        int32_t ih0 = oh * d->SH - d->PT, kha, khb, done = ia;
+        float *yr = y + oh * d->OW;
+        pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
+        if (khb > kha && ib > ia) {
+            const float *xr = x + (ih0 + kha * d->DH) * d->W + ia * d->SW - d->PL;
+            done = ia + (d->SW == 1 ? pfvm__nn_max_s1(yr + ia, xr, khb - kha, d->DH * d->W, d->KW, d->DW, ib - ia)
+                                    : pfvm__nn_max_sn(yr + ia, xr, khb - kha, d->DH * d->W, d->KW, d->DW, ib - ia, d->SW));
+        }
+        for (ow = 0; ow < ia; ow++)
+            yr[ow] = pfvm__nn_max_one(d, x, kha, khb, ih0, ow);
+        for (ow = done; ow < d->OW; ow++)
+            yr[ow] = pfvm__nn_max_one(d, x, kha, khb, ih0, ow);
+    }
+}
+
 static void pfvm__nn_pool_f32(const pfvm_tensor *X, pfvm_tensor *Y, pfvm_tensor *I, int kind, int64_t NC,
                               const int64_t *in_sp, const int64_t *out_sp, const pfvm__nn_win *w, int count_pad,
                               int storage)
@@ -21053,6 +21210,7 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
     int storage = pfvm_node_attr_int(k->node, "storage_order", 0) != 0;
     double p = pfvm_node_attr_float(k->node, "p", 2.0f);
     pfvm__nn_win w;
+    pfvm__nn_2d d2;
     int i, nsp = X->rank - 2;
     if (nsp < 1)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input rank %d: pooling needs N, C and spatial dims", X->rank);
@@ -21069,6 +21227,13 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     Y = k->out[0];
     NC = X->dims[0] * X->dims[1];
+    if (kind == PFVM__NN_MAX && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
+        pfvm__nn_2d_win(&w, in_sp, out_sp, &d2)) {
+        for (c = 0; c < NC; c++)
+            pfvm__nn_max_plane(&d2, (const float *)X->data + c * in_sp[0] * in_sp[1],
+                               (float *)Y->data + c * out_sp[0] * out_sp[1]);
+        return PFVM_OK;
+    }
     if (kind != PFVM__NN_LP && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
         pfvm__nn_pool_f32(X, Y, I, kind, NC, in_sp, out_sp, &w, count_pad, storage);
         return PFVM_OK;

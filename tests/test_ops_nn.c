@@ -566,6 +566,56 @@ static void test_depthwise_order(void)
         depthwise_order(&cfgs[i]);
 }
 
+typedef struct poolcfg {
+    int64_t n, c, in[2], k[2], s[2], d[2], pb[2], pe[2];
+    int ceil;
+} poolcfg;
+
+static void set_pool(tcase *t, const void *p)
+{
+    const poolcfg *c = (const poolcfg *)p;
+    int64_t pads[4];
+    pads[0] = c->pb[0];
+    pads[1] = c->pb[1];
+    pads[2] = c->pe[0];
+    pads[3] = c->pe[1];
+    pfvm_node_set_attr_ints(t->n, "kernel_shape", c->k, 2, &t->st);
+    pfvm_node_set_attr_ints(t->n, "strides", c->s, 2, &t->st);
+    pfvm_node_set_attr_ints(t->n, "dilations", c->d, 2, &t->st);
+    pfvm_node_set_attr_ints(t->n, "pads", pads, 4, &t->st);
+    pfvm_node_set_attr_int(t->n, "ceil_mode", c->ceil, &t->st);
+}
+
+/* 2-D float MaxPool (row kernel) against the double loops: rows wider than
+ * a block, strides 1 to 3, dilation, pads, ceil mode's overhang. */
+static void test_maxpool_paths(void)
+{
+    static const poolcfg cfgs[] = {
+        /* n  c   in         k       s       d       pb      pe   ceil */
+        {1, 3, {55, 55}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, 1},
+        {2, 2, {40, 37}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, 0},
+        {1, 2, {20, 50}, {2, 3}, {1, 1}, {1, 1}, {0, 1}, {1, 0}, 0},
+        {1, 2, {20, 70}, {3, 2}, {3, 3}, {2, 2}, {2, 1}, {1, 2}, 1},
+        {1, 1, {5, 9}, {5, 5}, {1, 1}, {1, 1}, {4, 4}, {4, 4}, 0},
+    };
+    size_t i;
+    for (i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        const poolcfg *c = &cfgs[i];
+        int64_t xd[4];
+        pfvm_tensor *in[1];
+        char what[64];
+        xd[0] = c->n;
+        xd[1] = c->c;
+        xd[2] = c->in[0];
+        xd[3] = c->in[1];
+        in[0] = random_floats(4, xd);
+        snprintf(what, sizeof what, "MaxPool k %lldx%lld s %lld", (long long)c->k[0], (long long)c->k[1],
+                 (long long)c->s[1]);
+        check_float_vs_double(what, "MaxPool", 12, in, 1, set_pool, c);
+        pfvm_tensor_free(in[0]);
+    }
+}
+
 static void set_gemm(tcase *t, const void *p)
 {
     const int *tr = (const int *)p;
@@ -933,6 +983,7 @@ int main(void)
     test_infer_pool();
     test_conv_paths();
     test_depthwise_order();
+    test_maxpool_paths();
     test_matmul_paths();
     test_softmax_paths();
     test_lp_ops();
