@@ -21067,39 +21067,71 @@ enum { PFVM__NN_MAX = 0, PFVM__NN_AVG, PFVM__NN_LP };
  * input and then each later one that is greater, in order, as the general
  * loop does (so NaNs land alike); a window wholly in the padding gives
  * -inf. */
-#define PFVM__NN_MAXB 16
-#define PFVM__NN_MAX_BLK(S)                                                                 \
+#define PFVM__NN_MAX_BLK(S, B, o0)                                                          \
     {                                                                                       \
-        float acc[PFVM__NN_MAXB];                                                           \
-        for (j = 0; j < PFVM__NN_MAXB; j++)                                                 \
-            acc[j] = x[(o + j) * (S)];                                                      \
+        float acc[B];                                                                       \
+        for (j = 0; j < (B); j++)                                                           \
+            acc[j] = x[((o0) + j) * (S)];                                                   \
         for (r = 0; r < nkh; r++)                                                           \
             for (t = r ? 0 : 1; t < kw; t++) {                                              \
-                const float *p = x + r * rs + t * dw + o * (S);                             \
-                for (j = 0; j < PFVM__NN_MAXB; j++)                                         \
+                const float *p = x + r * rs + t * dw + (o0) * (S);                          \
+                for (j = 0; j < (B); j++)                                                   \
                     acc[j] = p[j * (S)] > acc[j] ? p[j * (S)] : acc[j];                     \
             }                                                                               \
-        for (j = 0; j < PFVM__NN_MAXB; j++)                                                 \
-            y[o + j] = acc[j];                                                              \
+        for (j = 0; j < (B); j++)                                                           \
+            y[(o0) + j] = acc[j];                                                           \
+    }
+/* blocks as in PFVM__NN_DW_BODY: 16, one more ending at n, else one by one */
+#define PFVM__NN_MAX_BODY(S)                                                                \
+    {                                                                                       \
+        int32_t o, j, r, t;                                                                 \
+        if (n >= 16) {                                                                      \
+            for (o = 0; o + 16 <= n; o += 16)                                               \
+                PFVM__NN_MAX_BLK(S, 16, o)                                                  \
+            if (o < n)                                                                      \
+                PFVM__NN_MAX_BLK(S, 16, n - 16)                                             \
+        } else {                                                                            \
+            for (o = 0; o < n; o++)                                                         \
+                PFVM__NN_MAX_BLK(S, 1, o)                                                   \
+        }                                                                                   \
     }
 
-PFVM_DISPATCH static int32_t pfvm__nn_max_s1(float *PFVM_RESTRICT y, const float *PFVM_RESTRICT x, int32_t nkh,
-                                             int32_t rs, int32_t kw, int32_t dw, int32_t n)
-{
-    int32_t o, j, r, t;
-    for (o = 0; o + PFVM__NN_MAXB <= n; o += PFVM__NN_MAXB)
-        PFVM__NN_MAX_BLK(1)
-    return o;
-}
+PFVM_DISPATCH static void pfvm__nn_max_s1(float *PFVM_RESTRICT y, const float *PFVM_RESTRICT x, int32_t nkh,
+                                          int32_t rs, int32_t kw, int32_t dw, int32_t n)
+PFVM__NN_MAX_BODY(1)
 
-static int32_t pfvm__nn_max_sn(float *PFVM_RESTRICT y, const float *PFVM_RESTRICT x, int32_t nkh, int32_t rs,
-                               int32_t kw, int32_t dw, int32_t n, int32_t sw)
+static void pfvm__nn_max_sn(float *PFVM_RESTRICT y, const float *PFVM_RESTRICT x, int32_t nkh, int32_t rs,
+                            int32_t kw, int32_t dw, int32_t n, int32_t sw)
+PFVM__NN_MAX_BODY(sw)
+
+#ifdef PFVM_DISPATCH_CLONES
+/* Stride 2 with AVX2, the loads as in pfvm__nn_dw_s2_avx2; max(p, acc)
+ * is p > acc ? p : acc, NaNs and signed zeros included. */
+__attribute__((target("avx2"))) static void pfvm__nn_max_s2_avx2(float *y, const float *x, int32_t nkh, int32_t rs,
+                                                                  int32_t kw, int32_t dw, int32_t n)
 {
-    int32_t o, j, r, t;
-    for (o = 0; o + PFVM__NN_MAXB <= n; o += PFVM__NN_MAXB)
-        PFVM__NN_MAX_BLK(sw)
-    return o;
+    int32_t o = 0, r, t;
+    if (n < 8) {
+        pfvm__nn_max_sn(y, x, nkh, rs, kw, dw, n, 2);
+        return;
+    }
+    for (;;) {
+        __m256 acc = _mm256_setzero_ps();
+        for (r = 0; r < nkh; r++)
+            for (t = 0; t < kw; t++) {
+                const float *p = x + r * rs + t * dw + 2 * o;
+                __m256 lo = _mm256_loadu_ps(p), hi = _mm256_loadu_ps(p + 7);
+                __m256 ev = _mm256_shuffle_ps(lo, hi, 0xD8);
+                ev = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8));
+                acc = r || t ? _mm256_max_ps(ev, acc) : ev;
+            }
+        _mm256_storeu_ps(y + o, acc);
+        if (o + 8 == n)
+            return;
+        o = o + 16 <= n ? o + 8 : n - 8;
+    }
 }
+#endif
 
 static float pfvm__nn_max_one(const pfvm__nn_2d *d, const float *x, int32_t kha, int32_t khb, int32_t ih0, int32_t ow)
 {
@@ -21132,8 +21164,16 @@ static void pfvm__nn_max_plane(const pfvm__nn_2d *d, const float *x, float *y)
         pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
         if (khb > kha && ib > ia) {
             const float *xr = x + (ih0 + kha * d->DH) * d->W + ia * d->SW - d->PL;
-            done = ia + (d->SW == 1 ? pfvm__nn_max_s1(yr + ia, xr, khb - kha, d->DH * d->W, d->KW, d->DW, ib - ia)
-                                    : pfvm__nn_max_sn(yr + ia, xr, khb - kha, d->DH * d->W, d->KW, d->DW, ib - ia, d->SW));
+            int32_t nkh = khb - kha, rs = d->DH * d->W;
+            if (d->SW == 1)
+                pfvm__nn_max_s1(yr + ia, xr, nkh, rs, d->KW, d->DW, ib - ia);
+#ifdef PFVM_DISPATCH_CLONES
+            else if (d->SW == 2 && pfvm__nn_have_avx2())
+                pfvm__nn_max_s2_avx2(yr + ia, xr, nkh, rs, d->KW, d->DW, ib - ia);
+#endif
+            else
+                pfvm__nn_max_sn(yr + ia, xr, nkh, rs, d->KW, d->DW, ib - ia, d->SW);
+            done = ib;
         }
         for (ow = 0; ow < ia; ow++)
             yr[ow] = pfvm__nn_max_one(d, x, kha, khb, ih0, ow);
