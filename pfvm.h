@@ -77,6 +77,11 @@
  *                         without the executor's workspace (128: about 28 KB of
  *                         stack per call; 32 brings it near 7 KB for small
  *                         stacks)
+ *   PFVM_PREPACK          1: Conv packs constant float weights once at bind
+ *                         into the matrix engine's layout, a copy as large as
+ *                         the weights (the default on 64-bit targets); 0: it
+ *                         packs them on every run (the default elsewhere:
+ *                         firmware keeps weights in flash)
  *   PFVM_FUSE_BLOCK       floats per register of the fused-loop engine (1024
  *                         on 64-bit hosts, 256 elsewhere; a multiple of 16
  *                         keeps the AVX-512 kernels)
@@ -1050,6 +1055,18 @@ typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 typedef size_t (*pfvm_workspace_fn)(const pfvm_node *node, const pfvm_dims *in, int n_in, const pfvm_dims *out,
                                     int n_out);
 
+/* Runs once per node when an executor plans the graph (pfvm_exec_bind with
+ * new shapes), before any run, also for a node that a fused group runs
+ * first (its head): k->in[j] holds input j's type and shape where the
+ * planner knows it, its data only where consts[j] is non-NULL (an
+ * initializer or a folded constant). It may precompute from the constants
+ * (Conv packs its weights) into a state it returns in *state with its
+ * *free_fn (both start as k->state and its free function: leaving them
+ * keeps the state), which later runs find in k->state. The kernel must
+ * still work without it (no executor, other inputs at run time). */
+typedef pfvm_code (*pfvm_prepare_fn)(const pfvm_kctx *k, const pfvm_tensor *const *consts, void **state,
+                                     void (**free_fn)(void *));
+
 struct pfvm_op_def {
     const char *name;
     const char *domain;      /* "" = default ONNX domain */
@@ -1069,6 +1086,7 @@ struct pfvm_op_def {
     pfvm_flops_fn flops;       /* or NULL: the default count (see pfvm_flops_fn) */
     pfvm_accel_fn accel;       /* or NULL: no accel lowering (pfvm_accel.h's fallback) */
     pfvm_workspace_fn workspace; /* or NULL: the kernel asks for no pfvm_kctx_scratch */
+    pfvm_prepare_fn prepare;     /* or NULL: nothing to do at bind */
 };
 
 /* Finds the definition for (domain, name) at an opset version; NULL when
@@ -2800,9 +2818,12 @@ extern const pfvm_op_def pfvm__op_function_call;
  * first run (the executor's bind), so that running allocates nothing: k
  * as for the kernel, in_dtype[j] each input's type, consts[j] the inputs
  * whose contents are already fixed (else NULL). Sizes the executor's
- * scratch for the program's reductions when the outputs are planned. A
- * body that does not compile is left to the kernel (it runs as a subgraph). */
-PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtype, const pfvm_tensor *const *consts);
+ * scratch for the program's reductions when the outputs are planned, and
+ * runs the head's prepare hook with known[j] (consts plus initializers).
+ * A body that does not compile is left to the kernel (it runs as a
+ * subgraph). */
+PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtype, const pfvm_tensor *const *consts,
+                                         const pfvm_tensor *const *known);
 /* Does n run through pfvm__op_function_call (a fused group or another
  * model-local function)? */
 PFVM_INTERNAL int pfvm__fz_is_call(const pfvm_node *n);
@@ -2879,6 +2900,15 @@ PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v);
 #ifndef PFVM_LA_KC
 #define PFVM_LA_KC 128
 #endif
+/* Conv packs constant weights once at bind into the matrix engine's
+ * layout (a copy as large as the weights) where this is 1: 64-bit hosts. */
+#ifndef PFVM_PREPACK
+#if SIZE_MAX > 0xffffffffu
+#define PFVM_PREPACK 1
+#else
+#define PFVM_PREPACK 0
+#endif
+#endif
 
 /* Packs rows p0..p0+kc and columns j0..j0+nr of the right operand B into
  * dst[p * PFVM_LA_NB + j], zero for j >= nr. */
@@ -2907,6 +2937,19 @@ PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k);
  * NULL without an executor (kernels run while folding), or with *failed
  * set when it cannot be allocated (k->st says why). */
 PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, int *failed);
+
+/* A constant A packed once (Conv's weights at bind): pfvm_la_pack_a_all
+ * writes all of A (m x k, strides as_m, as_k) in the order
+ * pfvm_la_sgemm_packed reads it, pfvm_la_packed_floats(m, k) floats, and
+ * returns the micro-kernel height it packed for, which
+ * pfvm_la_sgemm_packed must be given back (packed on another CPU, the
+ * caller packs per run). pfvm_la_sgemm_packed is pfvm_la_sgemm_ws with
+ * that A (ws is required). */
+PFVM_INTERNAL size_t pfvm_la_packed_floats(int64_t m, int64_t k);
+PFVM_INTERNAL int pfvm_la_pack_a_all(int64_t m, int64_t k, const float *a, int64_t as_m, int64_t as_k, float *dst);
+PFVM_INTERNAL int pfvm_la_packed_mr(void);
+PFVM_INTERNAL void pfvm_la_sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, const float *apacked,
+                                        pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws);
 
 /* ---- tensor.c: element copies, the strided walk, index checks ---- */
 
@@ -10035,23 +10078,23 @@ done:
 #define pfvm__cf_k_split_to_seq_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_control[] = {
-    PFVM__OP_SEL(If, {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_if, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Loop, {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_loop, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Scan, {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Scan, {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceEmpty, {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceConstruct, {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_construct, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceInsert, {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_insert, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceErase, {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceAt, {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceLength, {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SplitToSequence, {"SplitToSequence", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_split_to_seq, pfvm__cf_k_split_to_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(ConcatFromSequence, {"ConcatFromSequence", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_concat_seq, pfvm__cf_k_concat_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceMap, {"SequenceMap", "", 17, 0, 1, -1, 1, -1, pfvm__cf_infer_seq_map, pfvm__cf_k_seq_map, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Optional, {"Optional", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_optional, pfvm__cf_k_optional, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(OptionalHasElement, {"OptionalHasElement", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_has, pfvm__cf_k_has, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(OptionalGetElement, {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(If, {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_if, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Loop, {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_loop, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Scan, {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Scan, {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceEmpty, {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceConstruct, {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_construct, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceInsert, {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_insert, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceErase, {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceAt, {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceLength, {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SplitToSequence, {"SplitToSequence", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_split_to_seq, pfvm__cf_k_split_to_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ConcatFromSequence, {"ConcatFromSequence", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_concat_seq, pfvm__cf_k_concat_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceMap, {"SequenceMap", "", 17, 0, 1, -1, 1, -1, pfvm__cf_infer_seq_map, pfvm__cf_k_seq_map, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Optional, {"Optional", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_optional, pfvm__cf_k_optional, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(OptionalHasElement, {"OptionalHasElement", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_has, pfvm__cf_k_has, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(OptionalGetElement, {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__cf_g_if_grad
@@ -10521,8 +10564,8 @@ static pfvm_code pfvm__es_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__es_k_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_einsum[] = {
-    PFVM__OP_SEL(Einsum, {"Einsum", "", 12, 0, 1, -1, 1, 1, pfvm__es_infer, pfvm__es_k, NULL, PFVM_FUSE_OPAQUE, "float,double,int32,int64", NULL, 0, NULL, pfvm__es_grad, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(Einsum, {"Einsum", "", 12, 0, 1, -1, 1, 1, pfvm__es_infer, pfvm__es_k, NULL, PFVM_FUSE_OPAQUE, "float,double,int32,int64", NULL, 0, NULL, pfvm__es_grad, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__es_grad
@@ -13722,15 +13765,15 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
 /* The family's hooks of kernel `kern`: `kern##_grad` (gradient builder, see
  * "gradients" above) and `kern##_fuse` (fused-loop code). */
 #define PFVM__EW_U(name, since, kern, types, attrs) \
-    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL, NULL}
+    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL, NULL, NULL}
 #define PFVM__EW_B(name, since, kern, infer, types, check, attrs) \
-    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL, NULL, NULL}
+    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL, NULL, NULL, NULL}
 #define PFVM__EW_V(name, since, kern, types) PFVM__EW_VI(name, since, kern, pfvm__ew_infer_bcast, types)
 #define PFVM__EW_VI(name, since, kern, infer, types) \
-    {name, "", since, 0, 1, -1, 1, 1, infer, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, kern##_grad, kern##_fuse, NULL, NULL, NULL}
+    {name, "", since, 0, 1, -1, 1, 1, infer, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, kern##_grad, kern##_fuse, NULL, NULL, NULL, NULL}
 /* a unary operator with its own inference (data propagation) */
 #define PFVM__EW_UI(name, since, kern, infer, types, attrs) \
-    {name, "", since, 0, 1, 1, 1, 1, infer, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL, NULL}
+    {name, "", since, 0, 1, 1, 1, 1, infer, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL, NULL, NULL}
 
 /* accel lowering (see pfvm_accel_fn): one per-PE SIMD instruction. The
  * instruction's operation is the op's own name in the program format. */
@@ -13796,9 +13839,9 @@ static pfvm_code pfvm__ew_accel_binary(pfvm_accel_ctx *c)
 }
 
 #define PFVM__EW_UA(name, since, kern, types, attrs) \
-    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_unary, NULL}
+    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_unary, NULL, NULL}
 #define PFVM__EW_BA(name, since, kern, infer, types, check, attrs) \
-    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_binary, NULL}
+    {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_binary, NULL, NULL}
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__ew_a_alpha_beta_grad NULL
 #define pfvm__ew_a_alpha_grad NULL
@@ -14052,13 +14095,13 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__OP_SEL(ThresholdedRelu, PFVM__EW_U("ThresholdedRelu", 10, pfvm__ew_k_thresholdedrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha))
     PFVM__OP_SEL(Shrink, PFVM__EW_U("Shrink", 9, pfvm__ew_k_shrink, PFVM__EW_NUMERIC, pfvm__ew_a_shrink))
     PFVM__OP_SEL(Gelu, {"Gelu", "", 20, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_gelu, pfvm__ew_check_gelu, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, pfvm__ew_a_gelu, 0, NULL, pfvm__ew_k_gelu_grad, pfvm__ew_k_gelu_fuse, NULL, NULL, NULL})
+     PFVM__EW_FLOATS, pfvm__ew_a_gelu, 0, NULL, pfvm__ew_k_gelu_grad, pfvm__ew_k_gelu_fuse, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(IsNaN, {"IsNaN", "", 9, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isnan, NULL, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, NULL, 0, NULL, NULL, pfvm__ew_k_isnan_fuse, NULL, NULL, NULL})
+     PFVM__EW_FLOATS, NULL, 0, NULL, NULL, pfvm__ew_k_isnan_fuse, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(IsInf, {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0, NULL, NULL, pfvm__ew_k_isinf_fuse, NULL, NULL, NULL})
+     PFVM__EW_FLOATS, pfvm__ew_a_isinf, 0, NULL, NULL, pfvm__ew_k_isinf_fuse, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(Not, {"Not", "", 1, 0, 1, 1, 1, 1, pfvm__ew_infer_not, pfvm__ew_k_not, NULL, PFVM_FUSE_ELEMENTWISE, "bool", NULL, 0, NULL,
-     pfvm__ew_k_not_grad, pfvm__ew_k_not_fuse, NULL, NULL, NULL})
+     pfvm__ew_k_not_grad, pfvm__ew_k_not_fuse, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(BitwiseNot, PFVM__EW_U("BitwiseNot", 18, pfvm__ew_k_bitnot, PFVM__EW_INTS, NULL))
     PFVM__OP_SEL(Add, PFVM__EW_BA("Add", 1, pfvm__ew_k_add, pfvm__ew_infer_add, PFVM__EW_NUMERIC, NULL, NULL))
     PFVM__OP_SEL(Sub, PFVM__EW_BA("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_sub, PFVM__EW_NUMERIC, NULL, NULL))
@@ -14085,16 +14128,16 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__OP_SEL(Max, PFVM__EW_VI("Max", 1, pfvm__ew_k_max, pfvm__ew_infer_max, PFVM__EW_NUMERIC))
     PFVM__OP_SEL(Min, PFVM__EW_VI("Min", 1, pfvm__ew_k_min, pfvm__ew_infer_min, PFVM__EW_NUMERIC))
     PFVM__OP_SEL(Where, {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_where_grad, pfvm__ew_k_where_fuse, NULL, NULL, NULL})
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_where_grad, pfvm__ew_k_where_fuse, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(Clip, {"Clip", "", 6, 10, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL, NULL, NULL})
+     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(Clip, {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_clip, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL, NULL, NULL})
+     PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(Cast, {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, pfvm__ew_check_cast, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, pfvm__ew_k_cast_grad, pfvm__ew_k_cast_fuse, NULL, NULL, NULL})
+     "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, pfvm__ew_k_cast_grad, pfvm__ew_k_cast_fuse, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(CastLike, {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE,
-     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_castlike_grad, pfvm__ew_k_castlike_fuse, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+     "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_castlike_grad, pfvm__ew_k_castlike_fuse, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__ew_a_alpha_beta_grad
@@ -14370,6 +14413,8 @@ typedef struct pfvm__fz_prog {
     int n_ld;             /* values loaded block by block: the inputs, then the head's result */
     const pfvm_node *head; /* an out-fusable node (Conv, Gemm, MatMul) run first, or NULL */
     int *head_in;         /* per input of the head: the group input it reads, or -1 */
+    void *head_state;     /* what the head's prepare hook made at bind (its k->state), or NULL */
+    void (*head_state_free)(void *);
     const pfvm_tensor **inp; /* n_ld: what each loaded value is read from, this run */
     pfvm_tensor head_buf; /* the head's result: one of the group's outputs, until overwritten */
     const pfvm_node *tail; /* an in-place row op (Softmax) run last on its output, or NULL */
@@ -14403,6 +14448,8 @@ static void pfvm__fz_prog_free(pfvm__fz_prog *p)
     stbds_arrfree(p->slot_sink);
     pfvm__free(p->in_dtype);
     pfvm__free(p->head_in);
+    if (p->head_state && p->head_state_free)
+        p->head_state_free(p->head_state);
     pfvm__free(p->inp);
     pfvm__free(p->in_reg);
     pfvm__free(p->out_reg);
@@ -15485,7 +15532,33 @@ static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k)
     kk.exec = k->exec;
     kk.services = k->services;
     kk.max_total_bytes = k->max_total_bytes;
+    kk.state = p->head_state;
     return p->head->op->kernel(&kk);
+}
+
+/* The head's prepare hook at bind, on the group's inputs and constants;
+ * its state stays with the program. */
+static pfvm_code pfvm__fz_prepare_head(pfvm__fz_prog *p, const pfvm_kctx *k, const pfvm_tensor *const *consts)
+{
+    const pfvm_tensor *in[16], *hc[16];
+    pfvm_kctx kk;
+    int i;
+    if (!p || !p->head || !p->head->op || !p->head->op->prepare || p->head->n_inputs > 16)
+        return PFVM_OK;
+    for (i = 0; i < p->head->n_inputs; i++) {
+        in[i] = p->head_in[i] >= 0 && p->head_in[i] < k->n_in ? k->in[p->head_in[i]] : NULL;
+        hc[i] = p->head_in[i] >= 0 && p->head_in[i] < k->n_in && consts ? consts[p->head_in[i]] : NULL;
+    }
+    memset(&kk, 0, sizeof kk);
+    kk.node = p->head;
+    kk.n_in = p->head->n_inputs;
+    kk.n_out = 1;
+    kk.in = in;
+    kk.st = k->st;
+    kk.exec = k->exec;
+    kk.services = k->services;
+    kk.max_total_bytes = k->max_total_bytes;
+    return p->head->op->prepare(&kk, hc, &p->head_state, &p->head_state_free);
 }
 
 static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
@@ -15939,7 +16012,8 @@ static pfvm_code pfvm__fz_run_once(pfvm_kctx *k, const pfvm_function *f, pfvm__f
     return fallback ? pfvm__fz_run_body(k, f) : PFVM_OK;
 }
 
-PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtype, const pfvm_tensor *const *consts)
+PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtype, const pfvm_tensor *const *consts,
+                                         const pfvm_tensor *const *known)
 {
     const pfvm_function *f = pfvm__fz_callee(k->node);
     pfvm__fz_state *s;
@@ -15949,8 +16023,12 @@ PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtyp
     if (!f || !f->body || k->n_in > 64)
         return PFVM_OK; /* the kernel says why, when it runs */
     rc = pfvm__fz_compile(f, in_dtype, consts, k->n_in, k->node->graph->model->syms, &p, k->st);
-    if (rc)
+    if (!rc)
+        rc = pfvm__fz_prepare_head(p, k, known);
+    if (rc) {
+        pfvm__fz_prog_free(p);
         return rc;
+    }
     s = (pfvm__fz_state *)pfvm__calloc(1, sizeof *s);
     if (!s) {
         pfvm__fz_prog_free(p);
@@ -16021,7 +16099,7 @@ static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
 
 PFVM_INTERNAL const pfvm_op_def pfvm__op_function_call = {
     "(model-local function)", "", 1, 0, 0, -1, 0, -1, pfvm__fz_infer, pfvm__fz_kernel, NULL, PFVM_FUSE_OPAQUE,
-    "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL};
+    "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 PFVM_INTERNAL int pfvm__fz_is_call(const pfvm_node *n)
 {
@@ -17122,16 +17200,16 @@ static pfvm_code pfvm__img_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_image[] = {
     PFVM__OP_SEL(Resize, {"Resize", "", 10, 0, 1, 4, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
-     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL, NULL, NULL})
+     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(Upsample, {"Upsample", "", 7, 0, 1, 2, 1, 1, pfvm__img_infer, pfvm__img_k_resize, pfvm__img_check_resize, PFVM_FUSE_INJECTIVE,
-     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL, NULL, NULL})
+     PFVM__IMG_T, NULL, 0, NULL, pfvm__img_grad, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(GridSample, {"GridSample", "", 16, 0, 2, 2, 1, 1, pfvm__img_infer_gs, pfvm__img_k_gs, pfvm__img_check_gs, PFVM_FUSE_OPAQUE,
-     PFVM__IMG_T, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+     PFVM__IMG_T, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(RoiAlign, {"RoiAlign", "", 10, 0, 3, 3, 1, 1, pfvm__img_infer_roialign, pfvm__img_k_roialign, pfvm__img_check_roialign,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(NonMaxSuppression, {"NonMaxSuppression", "", 10, 0, 2, 5, 1, 1, pfvm__img_infer_nms, pfvm__img_k_nms, NULL, PFVM_FUSE_OPAQUE,
-     "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+     "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__img_check_gs_grad
@@ -18111,19 +18189,19 @@ static pfvm_code pfvm__ix_g_d2s(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__ix_k_scatter_nd_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_indexing[] = {
-    PFVM__OP_SEL(GatherElements, {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0, NULL, pfvm__ix_g_gather_elements, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(ScatterElements, {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_elements, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Scatter, {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(GatherND, {"GatherND", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_nd, pfvm__ix_k_gather_nd, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_gather_nd, 0, NULL, pfvm__ix_g_gather_nd, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(ScatterND, {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_nd, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(OneHot, {"OneHot", "", 9, 0, 3, 3, 1, 1, pfvm__ix_infer_onehot, pfvm__ix_k_onehot, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(EyeLike, {"EyeLike", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_eyelike, pfvm__ix_k_eyelike, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__ix_a_eyelike, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Compress, {"Compress", "", 9, 0, 2, 2, 1, 1, pfvm__ix_infer_compress, pfvm__ix_k_compress, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(NonZero, {"NonZero", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_nonzero, pfvm__ix_k_nonzero, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(DepthToSpace, {"DepthToSpace", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SpaceToDepth, {"SpaceToDepth", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(ReverseSequence, {"ReverseSequence", "", 10, 0, 2, 2, 1, 1, pfvm__ix_infer_revseq, pfvm__ix_k_revseq, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_revseq, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(GatherElements, {"GatherElements", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_elements, pfvm__ix_k_gather_elements, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_axis, 0, NULL, pfvm__ix_g_gather_elements, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ScatterElements, {"ScatterElements", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_elements, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Scatter, {"Scatter", "", 9, 10, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_elements, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(GatherND, {"GatherND", "", 11, 0, 2, 2, 1, 1, pfvm__ix_infer_gather_nd, pfvm__ix_k_gather_nd, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_gather_nd, 0, NULL, pfvm__ix_g_gather_nd, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ScatterND, {"ScatterND", "", 11, 0, 3, 3, 1, 1, pfvm__ix_infer_scatter, pfvm__ix_k_scatter_nd, NULL, PFVM_FUSE_OPAQUE, "any (reductions: numeric)", pfvm__ix_a_scatter, PFVM_OP_IN_PLACE, NULL, pfvm__ix_g_scatter_nd, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(OneHot, {"OneHot", "", 9, 0, 3, 3, 1, 1, pfvm__ix_infer_onehot, pfvm__ix_k_onehot, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(EyeLike, {"EyeLike", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_eyelike, pfvm__ix_k_eyelike, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__ix_a_eyelike, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Compress, {"Compress", "", 9, 0, 2, 2, 1, 1, pfvm__ix_infer_compress, pfvm__ix_k_compress, NULL, PFVM_FUSE_OPAQUE, "any", pfvm__ix_a_axis, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(NonZero, {"NonZero", "", 9, 0, 1, 1, 1, 1, pfvm__ix_infer_nonzero, pfvm__ix_k_nonzero, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(DepthToSpace, {"DepthToSpace", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SpaceToDepth, {"SpaceToDepth", "", 1, 0, 1, 1, 1, 1, pfvm__ix_infer_d2s, pfvm__ix_k_d2s, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_d2s, 0, NULL, pfvm__ix_g_d2s, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ReverseSequence, {"ReverseSequence", "", 10, 0, 2, 2, 1, 1, pfvm__ix_infer_revseq, pfvm__ix_k_revseq, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_revseq, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__ix_a_axis_grad
@@ -18485,7 +18563,9 @@ static pfvm__la_blocks pfvm__la_blocking(const pfvm__la_kern *kn, int64_t m, int
         return b;
     }
     b.kc = k < PFVM__LA_KCW ? (k < 1 ? 1 : k) : PFVM__LA_KCW;
-    b.mc = m < PFVM__LA_MC ? pfvm__la_round(m < 1 ? 1 : m, kn->mr) : PFVM__LA_MC;
+    /* whole strips (a packed A's blocks start at strip boundaries) */
+    b.mc = m < PFVM__LA_MC ? pfvm__la_round(m < 1 ? 1 : m, kn->mr)
+                           : PFVM__LA_MC >= kn->mr ? PFVM__LA_MC / kn->mr * kn->mr : kn->mr;
     b.nc = n < PFVM__LA_NC ? pfvm__la_round(n < 1 ? 1 : n, PFVM__LA_NR_MAX) : PFVM__LA_NC;
     return b;
 }
@@ -18573,20 +18653,13 @@ static int pfvm__la_direct(const pfvm__la_kern *kn, int64_t m, int64_t n, int64_
     return 1;
 }
 
-PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
-                                    int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
+/* The blocked product; A comes packed in apre (pfvm_la_pack_a_all's
+ * layout, blocks as with a workspace) or is packed here block by block. */
+static void pfvm__la_blocked(const pfvm__la_kern *kn, pfvm__la_blocks bl, int64_t m, int64_t n, int64_t k, float alpha,
+                             const float *a, int64_t as_m, int64_t as_k, const float *apre, pfvm_la_pack_fn pack,
+                             void *user, float *c, int64_t ldc, float *bpack, float *apack)
 {
-    const pfvm__la_kern *kn = pfvm__la_pick();
-    pfvm__la_blocks bl = pfvm__la_blocking(kn, m, n, k, ws != NULL);
-    float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
-    float *bpack = ws ? ws : stack_b, *apack = ws ? ws + bl.kc * bl.nc : stack_a;
-    int64_t jc, pc, ic, j;
-    if (m <= 0 || n <= 0 || k <= 0)
-        return;
-    if (pack == pfvm_la_pack_strided &&
-        (pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc) ||
-         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, stack_a, stack_b)))
-        return;
+    int64_t jc, pc, ic, j, mpad = pfvm__la_round(m, kn->mr);
     for (jc = 0; jc < n; jc += bl.nc) {
         int64_t nc = n - jc < bl.nc ? n - jc : bl.nc, nc_pad = pfvm__la_round(nc, kn->nr);
         for (pc = 0; pc < k; pc += bl.kc) {
@@ -18596,11 +18669,67 @@ PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha
                 pack(user, pc, kc, jc + j, nc - j <= 0 ? 0 : nc - j < PFVM_LA_NB ? nc - j : PFVM_LA_NB, bpack + j * kc);
             for (ic = 0; ic < m; ic += bl.mc) {
                 int64_t mc = m - ic < bl.mc ? m - ic : bl.mc;
-                pfvm__la_pack_a(a + ic * as_m + pc * as_k, as_m, as_k, mc, kc, kn->mr, apack);
-                pfvm__la_block(kn, mc, nc, kc, apack, bpack, c + ic * ldc + jc, ldc, alpha);
+                if (apre)
+                    pfvm__la_block(kn, mc, nc, kc, apre + mpad * pc + ic * kc, bpack, c + ic * ldc + jc, ldc, alpha);
+                else {
+                    pfvm__la_pack_a(a + ic * as_m + pc * as_k, as_m, as_k, mc, kc, kn->mr, apack);
+                    pfvm__la_block(kn, mc, nc, kc, apack, bpack, c + ic * ldc + jc, ldc, alpha);
+                }
             }
         }
     }
+}
+
+PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
+                                    int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
+{
+    const pfvm__la_kern *kn = pfvm__la_pick();
+    pfvm__la_blocks bl = pfvm__la_blocking(kn, m, n, k, ws != NULL);
+    float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
+    if (m <= 0 || n <= 0 || k <= 0)
+        return;
+    if (pack == pfvm_la_pack_strided &&
+        (pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc) ||
+         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, stack_a, stack_b)))
+        return;
+    pfvm__la_blocked(kn, bl, m, n, k, alpha, a, as_m, as_k, NULL, pack, user, c, ldc, ws ? ws : stack_b,
+                     ws ? ws + bl.kc * bl.nc : stack_a);
+}
+
+/* Packed A: for each block of rows of the depth (the blocking with a
+ * workspace: pfvm__la_blocking's kc does not depend on n), all of A's
+ * rows in strips of mr, so the block of rows ic starts ic * kc floats
+ * into its slab. */
+PFVM_INTERNAL size_t pfvm_la_packed_floats(int64_t m, int64_t k)
+{
+    return (size_t)(pfvm__la_round(m < 1 ? 1 : m, pfvm__la_pick()->mr) * (k < 1 ? 1 : k));
+}
+
+PFVM_INTERNAL int pfvm_la_packed_mr(void)
+{
+    return pfvm__la_pick()->mr;
+}
+
+PFVM_INTERNAL int pfvm_la_pack_a_all(int64_t m, int64_t k, const float *a, int64_t as_m, int64_t as_k, float *dst)
+{
+    const pfvm__la_kern *kn = pfvm__la_pick();
+    pfvm__la_blocks bl = pfvm__la_blocking(kn, m, 1, k, 1);
+    int64_t pc, mpad = pfvm__la_round(m, kn->mr);
+    for (pc = 0; pc < k; pc += bl.kc) {
+        int64_t kc = k - pc < bl.kc ? k - pc : bl.kc;
+        pfvm__la_pack_a(a + pc * as_k, as_m, as_k, m, kc, kn->mr, dst + mpad * pc);
+    }
+    return kn->mr;
+}
+
+PFVM_INTERNAL void pfvm_la_sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, const float *apacked,
+                                        pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
+{
+    const pfvm__la_kern *kn = pfvm__la_pick();
+    if (m <= 0 || n <= 0 || k <= 0)
+        return;
+    pfvm__la_blocked(kn, pfvm__la_blocking(kn, m, n, k, 1), m, n, k, alpha, NULL, 0, 0, apacked, pack, user, c, ldc, ws,
+                     NULL);
 }
 
 PFVM_INTERNAL void pfvm_la_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
@@ -19302,10 +19431,10 @@ static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
     PFVM__OP_SEL(MatMul, {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm__la_accel, pfvm__la_matmul_ws})
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm__la_accel, pfvm__la_matmul_ws, NULL})
     PFVM__OP_SEL(Gemm, {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm__la_accel, pfvm__la_gemm_ws})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm__la_accel, pfvm__la_gemm_ws, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__la_accel_grad
@@ -19923,15 +20052,15 @@ static pfvm_code pfvm__ms_k_unique(pfvm_kctx *k)
 #define pfvm__ms_k_unique_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_misc[] = {
-    PFVM__OP_SEL(HannWindow, {"HannWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hann, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(HammingWindow, {"HammingWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hamming, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(BlackmanWindow, {"BlackmanWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_blackman, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Det, {"Det", "", 11, 0, 1, 1, 1, 1, pfvm__ms_infer_det, pfvm__ms_k_det, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(MeanVarianceNormalization, {"MeanVarianceNormalization", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_mvn, pfvm__ms_k_mvn, NULL, PFVM_FUSE_REDUCTION, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(StringNormalizer, {"StringNormalizer", "", 10, 0, 1, 1, 1, 1, pfvm__ms_infer_strnorm, pfvm__ms_k_strnorm, NULL, PFVM_FUSE_OPAQUE, "string", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(TfIdfVectorizer, {"TfIdfVectorizer", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_tfidf, pfvm__ms_k_tfidf, NULL, PFVM_FUSE_OPAQUE, "string,int32,int64 -> float", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Unique, {"Unique", "", 11, 0, 1, 1, 1, 4, pfvm__ms_infer_unique, pfvm__ms_k_unique, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(HannWindow, {"HannWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hann, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(HammingWindow, {"HammingWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_hamming, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(BlackmanWindow, {"BlackmanWindow", "", 17, 0, 1, 1, 1, 1, pfvm__ms_infer_window, pfvm__ms_k_blackman, NULL, PFVM_FUSE_OPAQUE, "int32,int64 -> float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Det, {"Det", "", 11, 0, 1, 1, 1, 1, pfvm__ms_infer_det, pfvm__ms_k_det, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MeanVarianceNormalization, {"MeanVarianceNormalization", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_mvn, pfvm__ms_k_mvn, NULL, PFVM_FUSE_REDUCTION, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(StringNormalizer, {"StringNormalizer", "", 10, 0, 1, 1, 1, 1, pfvm__ms_infer_strnorm, pfvm__ms_k_strnorm, NULL, PFVM_FUSE_OPAQUE, "string", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(TfIdfVectorizer, {"TfIdfVectorizer", "", 9, 0, 1, 1, 1, 1, pfvm__ms_infer_tfidf, pfvm__ms_k_tfidf, NULL, PFVM_FUSE_OPAQUE, "string,int32,int64 -> float", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Unique, {"Unique", "", 11, 0, 1, 1, 1, 4, pfvm__ms_infer_unique, pfvm__ms_k_unique, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__ms_infer_det_grad
@@ -20735,6 +20864,74 @@ static void pfvm__nn_dw_plane(const pfvm__nn_2d *d, int32_t OH, const float *x, 
 #pragma STDC FP_CONTRACT DEFAULT
 #endif
 
+/* Conv's weights packed at bind (PFVM_PREPACK): one packed A per group,
+ * for the weights at w with these sizes and the micro-kernel height mr. */
+typedef struct pfvm__nn_packed {
+    const void *w;
+    int64_t M, K, group;
+    size_t per_group; /* floats */
+    int mr;
+    float *a;
+} pfvm__nn_packed;
+
+static void pfvm__nn_packed_free(void *p)
+{
+    if (p)
+        pfvm__free(((pfvm__nn_packed *)p)->a);
+    pfvm__free(p);
+}
+
+/* The packed weights in k->state when they are W's, NULL otherwise. */
+static const pfvm__nn_packed *pfvm__nn_packed_of(const pfvm_kctx *k, const pfvm_tensor *W, int64_t group)
+{
+    const pfvm__nn_packed *pk = (const pfvm__nn_packed *)k->state;
+    if (!pk || pk->w != W->data || pk->M != W->dims[0] || pk->group != group || pk->mr != pfvm_la_packed_mr() ||
+        pk->K * pk->M != pfvm_tensor_numel(W))
+        return NULL;
+    return pk;
+}
+
+/* Packs constant float weights for the matrix engine (not for depthwise
+ * planes, nor for groups of at most 12 output channels, whose products
+ * read the weights in place). Anything it cannot use it leaves to the
+ * kernel, which reports it. */
+static pfvm_code pfvm__nn_prep_conv(const pfvm_kctx *k, const pfvm_tensor *const *consts, void **state,
+                                    void (**free_fn)(void *))
+{
+    const pfvm_tensor *W = k->n_in > 1 ? consts[1] : NULL, *X = k->in[0];
+    int64_t group = pfvm_node_attr_int(k->node, "group", 1), M, K, i;
+    pfvm__nn_packed *pk;
+    size_t per;
+    if (!PFVM_PREPACK || !W || W->dtype != PFVM_FLOAT || !W->data || W->rank < 3 || !X || X->dtype != PFVM_FLOAT ||
+        (k->n_in > 2 && k->in[2] && k->in[2]->dtype != PFVM_FLOAT) || group < 1 || W->dims[0] % group || W->dims[0] < 1)
+        return PFVM_OK;
+    M = W->dims[0];
+    K = pfvm_tensor_numel(W) / M;
+    if (M / group <= 12 || K < 1 || pfvm_tensor_numel(W) != M * K)
+        return PFVM_OK;
+    if (pfvm__nn_packed_of(k, W, group))
+        return PFVM_OK; /* packed when last bound */
+    per = pfvm_la_packed_floats(M / group, K);
+    if (per > SIZE_MAX / sizeof(float) / (size_t)group)
+        return PFVM_OK;
+    pk = (pfvm__nn_packed *)pfvm__calloc(1, sizeof *pk);
+    if (!pk || !(pk->a = (float *)pfvm__malloc(per * (size_t)group * sizeof(float)))) {
+        pfvm__free(pk);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "cannot allocate %lu bytes for the packed weights",
+                             (unsigned long)(per * (size_t)group * sizeof(float)));
+    }
+    pk->w = W->data;
+    pk->M = M;
+    pk->K = K;
+    pk->group = group;
+    pk->per_group = per;
+    for (i = 0; i < group; i++)
+        pk->mr = pfvm_la_pack_a_all(M / group, K, (const float *)W->data + i * (M / group) * K, K, 1, pk->a + i * per);
+    *state = pk;
+    *free_fn = pfvm__nn_packed_free;
+    return PFVM_OK;
+}
+
 /* y[0..n) = v, in blocks of fixed length (which compilers vectorize). */
 PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
 {
@@ -20747,7 +20944,7 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
 }
 
 static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias,
-                                   float *y)
+                                   float *y, const pfvm__nn_packed *pk)
 {
     int64_t n, gr, m;
     int failed = 0, dwp, is2d;
@@ -20772,16 +20969,24 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
                 b.data = xg;
                 b.s_k = g->in_plane;
                 b.s_n = 1;
-                pfvm_la_sgemm_ws(g->MG, g->out_plane, g->CG, 1.0f, wt + gr * g->MG * g->CG, g->CG, 1, pfvm_la_pack_strided,
+                if (pk && ws)
+                    pfvm_la_sgemm_packed(g->MG, g->out_plane, g->CG, 1.0f, pk->a + gr * pk->per_group,
+                                         pfvm_la_pack_strided, &b, yg, g->out_plane, ws);
+                else
+                    pfvm_la_sgemm_ws(g->MG, g->out_plane, g->CG, 1.0f, wt + gr * g->MG * g->CG, g->CG, 1, pfvm_la_pack_strided,
                                  &b, yg, g->out_plane, ws);
             } else {
                 pfvm__nn_cpack cp;
                 cp.x = xg;
                 cp.g = g;
                 cp.d = &dw;
-                pfvm_la_sgemm_ws(g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk,
-                                 g->CG * g->kk, 1, is2d ? pfvm__nn_pack_conv2d : pfvm__nn_pack_conv, &cp, yg,
-                                 g->out_plane, ws);
+                if (pk && ws)
+                    pfvm_la_sgemm_packed(g->MG, g->out_plane, g->CG * g->kk, 1.0f, pk->a + gr * pk->per_group,
+                                         is2d ? pfvm__nn_pack_conv2d : pfvm__nn_pack_conv, &cp, yg, g->out_plane, ws);
+                else
+                    pfvm_la_sgemm_ws(g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk,
+                                     g->CG * g->kk, 1, is2d ? pfvm__nn_pack_conv2d : pfvm__nn_pack_conv, &cp, yg,
+                                     g->out_plane, ws);
             }
         }
     return PFVM_OK;
@@ -20810,7 +21015,7 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
                              (long long)pfvm_tensor_numel(B), (long long)g.M);
     if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && (!B || pfvm__nn_is_f32(B)))
         return pfvm__nn_conv_f32(k, &g, (const float *)X->data, (const float *)W->data, B ? (const float *)B->data : NULL,
-                                 (float *)k->out[0]->data);
+                                 (float *)k->out[0]->data, pfvm__nn_packed_of(k, W, g.group));
     sc.y = k->out[0];
     sc.b = B;
     return pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
@@ -23200,6 +23405,7 @@ static pfvm_code pfvm__nn_accel_softmax(pfvm_accel_ctx *c)
 #define pfvm__nn_k_roipool_grad NULL
 #define pfvm__nn_k_softmax_grad NULL
 #define pfvm__nn_k_unpool_grad NULL
+#define pfvm__nn_prep_conv_grad NULL
 #define pfvm__nn_simp_bn_grad NULL
 #define pfvm__nn_simp_conv_grad NULL
 #endif
@@ -23251,30 +23457,31 @@ static pfvm_code pfvm__nn_accel_softmax(pfvm_accel_ctx *c)
 #define pfvm__nn_k_softmax_fuse NULL
 #define pfvm__nn_k_softmax_grad_fuse NULL
 #define pfvm__nn_k_unpool_fuse NULL
+#define pfvm__nn_prep_conv_fuse NULL
 #define pfvm__nn_simp_bn_fuse NULL
 #define pfvm__nn_simp_conv_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
-    PFVM__OP_SEL(Conv, {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, NULL, pfvm__nn_conv_ws})
-    PFVM__OP_SEL(ConvTranspose, {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops, NULL, NULL})
-    PFVM__OP_SEL(MaxPool, {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(AveragePool, {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(LpPool, {"LpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_lppool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(MaxUnpool, {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(MaxRoiPool, {"MaxRoiPool", "", 1, 0, 2, 2, 1, 1, pfvm__nn_infer_roipool, pfvm__nn_k_roipool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(GlobalAveragePool, {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gap_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(GlobalMaxPool, {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gmp_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(GlobalLpPool, {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(LayerNormalization, {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_ln_grad, NULL, NULL, pfvm__nn_accel_ln, NULL})
-    PFVM__OP_SEL(InstanceNormalization, {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(LRN, {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(LpNormalization, {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Softmax, {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL, pfvm__nn_accel_softmax, NULL})
-    PFVM__OP_SEL(LogSoftmax, {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Hardmax, {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(Conv, {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, NULL, pfvm__nn_conv_ws, pfvm__nn_prep_conv})
+    PFVM__OP_SEL(ConvTranspose, {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops, NULL, NULL, NULL})
+    PFVM__OP_SEL(MaxPool, {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(AveragePool, {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(LpPool, {"LpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_lppool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MaxUnpool, {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MaxRoiPool, {"MaxRoiPool", "", 1, 0, 2, 2, 1, 1, pfvm__nn_infer_roipool, pfvm__nn_k_roipool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(GlobalAveragePool, {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gap_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(GlobalMaxPool, {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gmp_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(GlobalLpPool, {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(LayerNormalization, {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_ln_grad, NULL, NULL, pfvm__nn_accel_ln, NULL, NULL})
+    PFVM__OP_SEL(InstanceNormalization, {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(LRN, {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(LpNormalization, {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Softmax, {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL, pfvm__nn_accel_softmax, NULL, NULL})
+    PFVM__OP_SEL(LogSoftmax, {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Hardmax, {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__nn_accel_ln_grad
@@ -23312,6 +23519,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
 #undef pfvm__nn_k_roipool_grad
 #undef pfvm__nn_k_softmax_grad
 #undef pfvm__nn_k_unpool_grad
+#undef pfvm__nn_prep_conv_grad
 #undef pfvm__nn_simp_bn_grad
 #undef pfvm__nn_simp_conv_grad
 #endif
@@ -23363,6 +23571,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
 #undef pfvm__nn_k_softmax_fuse
 #undef pfvm__nn_k_softmax_grad_fuse
 #undef pfvm__nn_k_unpool_fuse
+#undef pfvm__nn_prep_conv_fuse
 #undef pfvm__nn_simp_bn_fuse
 #undef pfvm__nn_simp_conv_fuse
 #endif
@@ -24301,14 +24510,14 @@ static pfvm_code pfvm__q_infer_qlinear_conv(pfvm_ictx *c)
 #define pfvm__q_k_quantize_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
-    PFVM__OP_SEL(QuantizeLinear, {"QuantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_quantize, pfvm__q_k_quantize, NULL, PFVM_FUSE_ELEMENTWISE, "float,int32 -> uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(DequantizeLinear, {"DequantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_dequantize, pfvm__q_k_dequantize, NULL, PFVM_FUSE_ELEMENTWISE, "uint8,int8,int32 -> float", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(DynamicQuantizeLinear, {"DynamicQuantizeLinear", "", 11, 0, 1, 1, 3, 3, pfvm__q_infer_dynamic, pfvm__q_k_dynamic, NULL, PFVM_FUSE_OPAQUE, "float -> uint8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(MatMulInteger, {"MatMulInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_int_matmul, pfvm__q_k_matmul_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(QLinearMatMul, {"QLinearMatMul", "", 10, 0, 8, 8, 1, 1, pfvm__q_infer_qlinear_matmul, pfvm__q_k_qlinear_matmul, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(ConvInteger, {"ConvInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_conv_integer, pfvm__q_k_conv_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(QLinearConv, {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(QuantizeLinear, {"QuantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_quantize, pfvm__q_k_quantize, NULL, PFVM_FUSE_ELEMENTWISE, "float,int32 -> uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(DequantizeLinear, {"DequantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_dequantize, pfvm__q_k_dequantize, NULL, PFVM_FUSE_ELEMENTWISE, "uint8,int8,int32 -> float", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(DynamicQuantizeLinear, {"DynamicQuantizeLinear", "", 11, 0, 1, 1, 3, 3, pfvm__q_infer_dynamic, pfvm__q_k_dynamic, NULL, PFVM_FUSE_OPAQUE, "float -> uint8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MatMulInteger, {"MatMulInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_int_matmul, pfvm__q_k_matmul_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(QLinearMatMul, {"QLinearMatMul", "", 10, 0, 8, 8, 1, 1, pfvm__q_infer_qlinear_matmul, pfvm__q_k_qlinear_matmul, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ConvInteger, {"ConvInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_conv_integer, pfvm__q_k_conv_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(QLinearConv, {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__q_infer_conv_integer_grad
@@ -24506,13 +24715,13 @@ static pfvm_code pfvm__rnd_k_multinomial(pfvm_kctx *k)
 #define pfvm__rnd_k_uniform_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_random[] = {
-    PFVM__OP_SEL(RandomUniform, {"RandomUniform", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(RandomNormal, {"RandomNormal", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(RandomUniformLike, {"RandomUniformLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(RandomNormalLike, {"RandomNormalLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Bernoulli, {"Bernoulli", "", 15, 0, 1, 1, 1, 1, pfvm__rnd_infer_bernoulli, pfvm__rnd_k_bernoulli, NULL, PFVM_FUSE_OPAQUE, "float,double -> numeric,bool", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Multinomial, {"Multinomial", "", 7, 0, 1, 1, 1, 1, pfvm__rnd_infer_multinomial, pfvm__rnd_k_multinomial, NULL, PFVM_FUSE_OPAQUE, "float,double -> int32,int64", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(RandomUniform, {"RandomUniform", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(RandomNormal, {"RandomNormal", "", 1, 0, 0, 0, 1, 1, pfvm__rnd_infer_shape_attr, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(RandomUniformLike, {"RandomUniformLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_uniform, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(RandomNormalLike, {"RandomNormalLike", "", 1, 0, 1, 1, 1, 1, pfvm__rnd_infer_like, pfvm__rnd_k_normal, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Bernoulli, {"Bernoulli", "", 15, 0, 1, 1, 1, 1, pfvm__rnd_infer_bernoulli, pfvm__rnd_k_bernoulli, NULL, PFVM_FUSE_OPAQUE, "float,double -> numeric,bool", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Multinomial, {"Multinomial", "", 7, 0, 1, 1, 1, 1, pfvm__rnd_infer_multinomial, pfvm__rnd_k_multinomial, NULL, PFVM_FUSE_OPAQUE, "float,double -> int32,int64", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__rnd_infer_bernoulli_grad
@@ -25927,7 +26136,7 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 /* Every reduction takes the builder named after its kernel, `<kern>_grad`,
  * and the fuse hook `<kern>_fuse`. */
 #define PFVM__RED_OP(name, kern) \
-    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL, NULL}
+    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL, NULL, NULL}
 
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__red_check_loss_grad NULL
@@ -25990,15 +26199,15 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__OP_SEL(ReduceLogSum, PFVM__RED_OP("ReduceLogSum", pfvm__red_k_logsum))
     PFVM__OP_SEL(ReduceLogSumExp, PFVM__RED_OP("ReduceLogSumExp", pfvm__red_k_logsumexp))
     PFVM__OP_SEL(ReduceSumSquare, PFVM__RED_OP("ReduceSumSquare", pfvm__red_k_sumsq))
-    PFVM__OP_SEL(ArgMax, {"ArgMax", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmax, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(ArgMin, {"ArgMin", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmin, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(CumSum, {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm__red_infer_cumsum, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_cumsum_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(TopK, {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_topk_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ArgMax, {"ArgMax", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmax, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ArgMin, {"ArgMin", "", 1, 0, 1, 1, 1, 1, pfvm__red_infer_arg, pfvm__red_k_argmin, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(CumSum, {"CumSum", "", 11, 0, 2, 2, 1, 1, pfvm__red_infer_cumsum, pfvm__red_k_cumsum, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_cumsum_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(TopK, {"TopK", "", 1, 0, 1, 2, 2, 2, pfvm__red_infer_topk, pfvm__red_k_topk, NULL, PFVM_FUSE_OPAQUE, PFVM__RED_T, NULL, 0, NULL, pfvm__red_k_topk_grad, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(NegativeLogLikelihoodLoss, {"NegativeLogLikelihoodLoss", "", 12, 0, 2, 3, 1, 1, pfvm__red_infer_loss, pfvm__red_k_nll, pfvm__red_check_loss,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_nll_grad, NULL, NULL, NULL, NULL})
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_nll_grad, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(SoftmaxCrossEntropyLoss, {"SoftmaxCrossEntropyLoss", "", 12, 0, 2, 3, 1, 2, pfvm__red_infer_loss, pfvm__red_k_sce, pfvm__red_check_loss,
-     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_sce_grad, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+     PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_sce_grad, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__red_check_loss_grad
@@ -26406,10 +26615,10 @@ static pfvm_code pfvm__rnn_k_lstm(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__
 #define pfvm__rnn_k_rnn_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_rnn[] = {
-    PFVM__OP_SEL(RNN, {"RNN", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_rnn, pfvm__rnn_k_rnn, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(GRU, {"GRU", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_gru, pfvm__rnn_k_gru, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(LSTM, {"LSTM", "", 7, 0, 3, 8, 0, 3, pfvm__rnn_infer_lstm, pfvm__rnn_k_lstm, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(RNN, {"RNN", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_rnn, pfvm__rnn_k_rnn, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(GRU, {"GRU", "", 7, 0, 3, 6, 0, 2, pfvm__rnn_infer_gru, pfvm__rnn_k_gru, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(LSTM, {"LSTM", "", 7, 0, 3, 8, 0, 3, pfvm__rnn_infer_lstm, pfvm__rnn_k_lstm, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__rnn_infer_gru_grad
@@ -26730,10 +26939,10 @@ static pfvm_code pfvm__sg_k_mel(pfvm_kctx *k)
 #define pfvm__sg_k_stft_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_signal[] = {
-    PFVM__OP_SEL(DFT, {"DFT", "", 17, 0, 1, 2, 1, 1, pfvm__sg_infer_dft, pfvm__sg_k_dft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(STFT, {"STFT", "", 17, 0, 2, 4, 1, 1, pfvm__sg_infer_stft, pfvm__sg_k_stft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(MelWeightMatrix, {"MelWeightMatrix", "", 17, 0, 5, 5, 1, 1, pfvm__sg_infer_mel, pfvm__sg_k_mel, NULL, PFVM_FUSE_OPAQUE, "-> float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(DFT, {"DFT", "", 17, 0, 1, 2, 1, 1, pfvm__sg_infer_dft, pfvm__sg_k_dft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(STFT, {"STFT", "", 17, 0, 2, 4, 1, 1, pfvm__sg_infer_stft, pfvm__sg_k_stft, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(MelWeightMatrix, {"MelWeightMatrix", "", 17, 0, 5, 5, 1, 1, pfvm__sg_infer_mel, pfvm__sg_k_mel, NULL, PFVM_FUSE_OPAQUE, "-> float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__sg_infer_dft_grad
@@ -29191,7 +29400,7 @@ static const pfvm_attr_spec pfvm__tn_a_dropout[] = {{"ratio", PFVM_ATTR_FLOAT, 0
 static const pfvm_attr_spec pfvm__tn_a_cos[] = {{"value", PFVM_ATTR_TENSOR, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
 
 #define PFVM__TN_ANY "any"
-#define PFVM__TN_END {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+#define PFVM__TN_END {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 
 /* ---- gradients ---------------------------------------------------------------------------- */
 
@@ -29825,31 +30034,31 @@ static pfvm_code pfvm__tn_k_trilu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__tn_simp_transpose_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_tensor[] = {
-    PFVM__OP_SEL(Identity, {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Dropout, {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, pfvm__tn_k_dropout_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Shape, {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Size, {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Constant, {"Constant", "", 1, 0, 0, 0, 1, 1, pfvm__tn_infer_constant, pfvm__tn_k_constant, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(ConstantOfShape, {"ConstantOfShape", "", 9, 0, 1, 1, 1, 1, pfvm__tn_infer_cos, pfvm__tn_k_cos, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__tn_a_cos, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Reshape, {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Reshape, {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Flatten, {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Squeeze, {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Transpose, {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, pfvm__tn_simp_transpose, pfvm__tn_k_transpose_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Concat, {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Concat, {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Split, {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, pfvm__tn_k_split_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Slice, {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Slice, {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Gather, {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, pfvm__tn_k_gather_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Expand, {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_expand_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Tile, {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_tile_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Pad, {"Pad", "", 2, 10, 1, 1, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "float,double,float16", pfvm__tn_a_pad2, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Pad, {"Pad", "", 11, 0, 2, 4, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_pad, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Range, {"Range", "", 11, 0, 3, 3, 1, 1, pfvm__tn_infer_range, pfvm__tn_k_range, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Trilu, {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm__tn_infer_trilu, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_trilu, 0, NULL, pfvm__tn_k_trilu_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Identity, {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Dropout, {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, pfvm__tn_k_dropout_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Shape, {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Size, {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Constant, {"Constant", "", 1, 0, 0, 0, 1, 1, pfvm__tn_infer_constant, pfvm__tn_k_constant, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ConstantOfShape, {"ConstantOfShape", "", 9, 0, 1, 1, 1, 1, pfvm__tn_infer_cos, pfvm__tn_k_cos, NULL, PFVM_FUSE_OPAQUE, "numeric,bool", pfvm__tn_a_cos, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Reshape, {"Reshape", "", 1, 4, 1, 1, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Reshape, {"Reshape", "", 5, 0, 2, 2, 1, 1, pfvm__tn_infer_reshape, pfvm__tn_k_reshape, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_reshape, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Flatten, {"Flatten", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_flatten, pfvm__tn_k_flatten, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Squeeze, {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Transpose, {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, pfvm__tn_simp_transpose, pfvm__tn_k_transpose_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Concat, {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Concat, {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Split, {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, pfvm__tn_k_split_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Slice, {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Slice, {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Gather, {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, pfvm__tn_k_gather_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Expand, {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_expand_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Tile, {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_tile_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Pad, {"Pad", "", 2, 10, 1, 1, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, "float,double,float16", pfvm__tn_a_pad2, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Pad, {"Pad", "", 11, 0, 2, 4, 1, 1, pfvm__tn_infer_pad, pfvm__tn_k_pad, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_pad, 0, pfvm__tn_simp_pad, pfvm__tn_k_pad_grad, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Range, {"Range", "", 11, 0, 3, 3, 1, 1, pfvm__tn_infer_range, pfvm__tn_k_range, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Trilu, {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm__tn_infer_trilu, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_trilu, 0, NULL, pfvm__tn_k_trilu_grad, NULL, NULL, NULL, NULL, NULL})
     PFVM__TN_END
 };
 #ifdef PFVM_NO_AUTODIFF
@@ -30407,11 +30616,11 @@ done:
 #define pfvm__tr_k_momentum_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_training[] = {
-    PFVM__OP_SEL(Adagrad, {"Adagrad", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_adagrad, pfvm__tr_k_adagrad, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Momentum, {"Momentum", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_momentum, pfvm__tr_k_momentum, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Adam, {"Adam", PFVM__TR_DOMAIN, 1, 0, 6, -1, 3, -1, pfvm__tr_infer_adam, pfvm__tr_k_adam, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Gradient, {"Gradient", PFVM__TR_DOMAIN, 1, 0, 1, -1, 1, -1, pfvm__tr_infer_gradient, pfvm__tr_k_gradient, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, PFVM_OP_NONDETERMINISTIC, NULL, NULL, NULL, NULL, NULL, NULL})
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+    PFVM__OP_SEL(Adagrad, {"Adagrad", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_adagrad, pfvm__tr_k_adagrad, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Momentum, {"Momentum", PFVM__TR_DOMAIN, 1, 0, 5, -1, 2, -1, pfvm__tr_infer_momentum, pfvm__tr_k_momentum, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Adam, {"Adam", PFVM__TR_DOMAIN, 1, 0, 6, -1, 3, -1, pfvm__tr_infer_adam, pfvm__tr_k_adam, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Gradient, {"Gradient", PFVM__TR_DOMAIN, 1, 0, 1, -1, 1, -1, pfvm__tr_infer_gradient, pfvm__tr_k_gradient, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, PFVM_OP_NONDETERMINISTIC, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__tr_infer_adagrad_grad
@@ -35988,17 +36197,20 @@ static pfvm_code pfvm__reserve_workspace(pfvm_exec *e, pfvm_status *st)
 
 static const pfvm__kctx_services *pfvm__exec_services(void);
 
-static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
+/* Bind-time preparation: fused calls compile their loops, operators with
+ * a prepare hook precompute from their constant inputs. */
+static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
 {
     int i, j;
     for (i = 0; i < e->nn; i++) {
         pfvm_node *n = e->g->nodes[i];
         pfvm_dtype dt[64];
-        const pfvm_tensor *consts[64];
+        const pfvm_tensor *consts[64], *known[64];
         pfvm_kctx k;
         char lb[96];
         pfvm_code rc;
-        if (e->skip[i] || !pfvm__fz_is_call(n) || n->n_inputs > 64)
+        int fused = pfvm__fz_is_call(n);
+        if (e->skip[i] || (!fused && !(n->op && n->op->prepare)) || n->n_inputs > 64)
             continue;
         pfvm__node_io(e, n);
         for (j = 0; j < n->n_inputs; j++) {
@@ -36006,6 +36218,8 @@ static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
             const pfvm_ival *iv = v ? &e->iv[v->id] : NULL;
             dt[j] = iv && iv->type.kind == PFVM_KIND_TENSOR ? iv->type.dtype : PFVM_UNDEFINED;
             consts[j] = v && e->vkind[v->id] == PFVM__V_KNOWN ? e->kin[j] : NULL;
+            /* prepare hooks also see initializers (not trained variables) and inputs held constant */
+            known[j] = consts[j] || (iv && iv->value) ? e->kin[j] : NULL;
         }
         memset(&k, 0, sizeof k);
         k.node = n;
@@ -36017,7 +36231,17 @@ static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
         k.exec = e;
         k.services = pfvm__exec_services();
         k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
-        if ((rc = pfvm__fz_prepare(&k, dt, consts)) != PFVM_OK) {
+        k.state = e->state[i];
+        if (fused) {
+            rc = pfvm__fz_prepare(&k, dt, consts, known);
+        } else {
+            void *ns = k.state;
+            void (*nf)(void *) = e->state_free[i];
+            rc = n->op->prepare(&k, known, &ns, &nf);
+            if (ns != k.state || nf != e->state_free[i])
+                pfvm_kctx_set_state(&k, ns, nf);
+        }
+        if (rc != PFVM_OK) {
             if (st && strncmp(st->msg, "node '", 6))
                 pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
             return rc;
@@ -36059,7 +36283,7 @@ pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, 
     e->planned = 0;
     rc = pfvm__plan(e, st);
     if (!rc)
-        rc = pfvm__prepare_fused(e, st);
+        rc = pfvm__prepare_nodes(e, st);
     if (!rc)
         rc = pfvm__reserve_workspace(e, st);
     if (!rc)

@@ -1,5 +1,6 @@
 /* pfvm_exec_run allocates nothing: for models that the optimizer fuses
- * (models/digits.onnx, tests/models/mlp_mnist, tests/models/mlp), a
+ * (models/digits.onnx, tests/models/mlp_mnist, tests/models/mlp, and the
+ * CNNs cnn_small and mobilenet_v2, whose Conv weights are packed at bind), a
  * counting allocator (pfvm_set_allocator) sees zero allocations inside
  * pfvm_exec_run, on the first run after bind as on later ones, and the
  * fused groups' programs are compiled by pfvm_exec_bind (issue 19).
@@ -109,6 +110,9 @@ int main(int argc, char **argv)
         check_model("models/digits.onnx", "models/digits_samples/digit_0.pb");
         check_model("tests/models/mlp_mnist/model.onnx", "tests/models/mlp_mnist/test_data_set_0/input_0.pb");
         check_model("tests/models/mlp/model.onnx", "tests/models/mlp/test_data_set_0/input_0.pb");
+        /* Conv heads of fused groups with weights packed at bind, depthwise planes */
+        check_model("tests/models/cnn_small/model.onnx", "tests/models/cnn_small/test_data_set_0/input_0.pb");
+        check_model("tests/models/mobilenet_v2/model.onnx", "tests/models/mobilenet_v2/test_data_set_0/input_0.pb");
     }
     return CHECK_END();
 }

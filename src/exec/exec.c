@@ -456,17 +456,20 @@ static pfvm_code pfvm__reserve_workspace(pfvm_exec *e, pfvm_status *st)
 
 static const pfvm__kctx_services *pfvm__exec_services(void);
 
-static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
+/* Bind-time preparation: fused calls compile their loops, operators with
+ * a prepare hook precompute from their constant inputs. */
+static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
 {
     int i, j;
     for (i = 0; i < e->nn; i++) {
         pfvm_node *n = e->g->nodes[i];
         pfvm_dtype dt[64];
-        const pfvm_tensor *consts[64];
+        const pfvm_tensor *consts[64], *known[64];
         pfvm_kctx k;
         char lb[96];
         pfvm_code rc;
-        if (e->skip[i] || !pfvm__fz_is_call(n) || n->n_inputs > 64)
+        int fused = pfvm__fz_is_call(n);
+        if (e->skip[i] || (!fused && !(n->op && n->op->prepare)) || n->n_inputs > 64)
             continue;
         pfvm__node_io(e, n);
         for (j = 0; j < n->n_inputs; j++) {
@@ -474,6 +477,8 @@ static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
             const pfvm_ival *iv = v ? &e->iv[v->id] : NULL;
             dt[j] = iv && iv->type.kind == PFVM_KIND_TENSOR ? iv->type.dtype : PFVM_UNDEFINED;
             consts[j] = v && e->vkind[v->id] == PFVM__V_KNOWN ? e->kin[j] : NULL;
+            /* prepare hooks also see initializers (not trained variables) and inputs held constant */
+            known[j] = consts[j] || (iv && iv->value) ? e->kin[j] : NULL;
         }
         memset(&k, 0, sizeof k);
         k.node = n;
@@ -485,7 +490,17 @@ static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
         k.exec = e;
         k.services = pfvm__exec_services();
         k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
-        if ((rc = pfvm__fz_prepare(&k, dt, consts)) != PFVM_OK) {
+        k.state = e->state[i];
+        if (fused) {
+            rc = pfvm__fz_prepare(&k, dt, consts, known);
+        } else {
+            void *ns = k.state;
+            void (*nf)(void *) = e->state_free[i];
+            rc = n->op->prepare(&k, known, &ns, &nf);
+            if (ns != k.state || nf != e->state_free[i])
+                pfvm_kctx_set_state(&k, ns, nf);
+        }
+        if (rc != PFVM_OK) {
             if (st && strncmp(st->msg, "node '", 6))
                 pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
             return rc;
@@ -527,7 +542,7 @@ pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, 
     e->planned = 0;
     rc = pfvm__plan(e, st);
     if (!rc)
-        rc = pfvm__prepare_fused(e, st);
+        rc = pfvm__prepare_nodes(e, st);
     if (!rc)
         rc = pfvm__reserve_workspace(e, st);
     if (!rc)

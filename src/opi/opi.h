@@ -229,6 +229,18 @@ typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 typedef size_t (*pfvm_workspace_fn)(const pfvm_node *node, const pfvm_dims *in, int n_in, const pfvm_dims *out,
                                     int n_out);
 
+/* Runs once per node when an executor plans the graph (pfvm_exec_bind with
+ * new shapes), before any run, also for a node that a fused group runs
+ * first (its head): k->in[j] holds input j's type and shape where the
+ * planner knows it, its data only where consts[j] is non-NULL (an
+ * initializer or a folded constant). It may precompute from the constants
+ * (Conv packs its weights) into a state it returns in *state with its
+ * *free_fn (both start as k->state and its free function: leaving them
+ * keeps the state), which later runs find in k->state. The kernel must
+ * still work without it (no executor, other inputs at run time). */
+typedef pfvm_code (*pfvm_prepare_fn)(const pfvm_kctx *k, const pfvm_tensor *const *consts, void **state,
+                                     void (**free_fn)(void *));
+
 struct pfvm_op_def {
     const char *name;
     const char *domain;      /* "" = default ONNX domain */
@@ -248,6 +260,7 @@ struct pfvm_op_def {
     pfvm_flops_fn flops;       /* or NULL: the default count (see pfvm_flops_fn) */
     pfvm_accel_fn accel;       /* or NULL: no accel lowering (pfvm_accel.h's fallback) */
     pfvm_workspace_fn workspace; /* or NULL: the kernel asks for no pfvm_kctx_scratch */
+    pfvm_prepare_fn prepare;     /* or NULL: nothing to do at bind */
 };
 
 /* Finds the definition for (domain, name) at an opset version; NULL when

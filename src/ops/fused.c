@@ -54,6 +54,8 @@ typedef struct pfvm__fz_prog {
     int n_ld;             /* values loaded block by block: the inputs, then the head's result */
     const pfvm_node *head; /* an out-fusable node (Conv, Gemm, MatMul) run first, or NULL */
     int *head_in;         /* per input of the head: the group input it reads, or -1 */
+    void *head_state;     /* what the head's prepare hook made at bind (its k->state), or NULL */
+    void (*head_state_free)(void *);
     const pfvm_tensor **inp; /* n_ld: what each loaded value is read from, this run */
     pfvm_tensor head_buf; /* the head's result: one of the group's outputs, until overwritten */
     const pfvm_node *tail; /* an in-place row op (Softmax) run last on its output, or NULL */
@@ -87,6 +89,8 @@ static void pfvm__fz_prog_free(pfvm__fz_prog *p)
     stbds_arrfree(p->slot_sink);
     pfvm__free(p->in_dtype);
     pfvm__free(p->head_in);
+    if (p->head_state && p->head_state_free)
+        p->head_state_free(p->head_state);
     pfvm__free(p->inp);
     pfvm__free(p->in_reg);
     pfvm__free(p->out_reg);
@@ -1169,7 +1173,33 @@ static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k)
     kk.exec = k->exec;
     kk.services = k->services;
     kk.max_total_bytes = k->max_total_bytes;
+    kk.state = p->head_state;
     return p->head->op->kernel(&kk);
+}
+
+/* The head's prepare hook at bind, on the group's inputs and constants;
+ * its state stays with the program. */
+static pfvm_code pfvm__fz_prepare_head(pfvm__fz_prog *p, const pfvm_kctx *k, const pfvm_tensor *const *consts)
+{
+    const pfvm_tensor *in[16], *hc[16];
+    pfvm_kctx kk;
+    int i;
+    if (!p || !p->head || !p->head->op || !p->head->op->prepare || p->head->n_inputs > 16)
+        return PFVM_OK;
+    for (i = 0; i < p->head->n_inputs; i++) {
+        in[i] = p->head_in[i] >= 0 && p->head_in[i] < k->n_in ? k->in[p->head_in[i]] : NULL;
+        hc[i] = p->head_in[i] >= 0 && p->head_in[i] < k->n_in && consts ? consts[p->head_in[i]] : NULL;
+    }
+    memset(&kk, 0, sizeof kk);
+    kk.node = p->head;
+    kk.n_in = p->head->n_inputs;
+    kk.n_out = 1;
+    kk.in = in;
+    kk.st = k->st;
+    kk.exec = k->exec;
+    kk.services = k->services;
+    kk.max_total_bytes = k->max_total_bytes;
+    return p->head->op->prepare(&kk, hc, &p->head_state, &p->head_state_free);
 }
 
 static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
@@ -1623,7 +1653,8 @@ static pfvm_code pfvm__fz_run_once(pfvm_kctx *k, const pfvm_function *f, pfvm__f
     return fallback ? pfvm__fz_run_body(k, f) : PFVM_OK;
 }
 
-PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtype, const pfvm_tensor *const *consts)
+PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtype, const pfvm_tensor *const *consts,
+                                         const pfvm_tensor *const *known)
 {
     const pfvm_function *f = pfvm__fz_callee(k->node);
     pfvm__fz_state *s;
@@ -1633,8 +1664,12 @@ PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtyp
     if (!f || !f->body || k->n_in > 64)
         return PFVM_OK; /* the kernel says why, when it runs */
     rc = pfvm__fz_compile(f, in_dtype, consts, k->n_in, k->node->graph->model->syms, &p, k->st);
-    if (rc)
+    if (!rc)
+        rc = pfvm__fz_prepare_head(p, k, known);
+    if (rc) {
+        pfvm__fz_prog_free(p);
         return rc;
+    }
     s = (pfvm__fz_state *)pfvm__calloc(1, sizeof *s);
     if (!s) {
         pfvm__fz_prog_free(p);
@@ -1705,7 +1740,7 @@ static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
 
 PFVM_INTERNAL const pfvm_op_def pfvm__op_function_call = {
     "(model-local function)", "", 1, 0, 0, -1, 0, -1, pfvm__fz_infer, pfvm__fz_kernel, NULL, PFVM_FUSE_OPAQUE,
-    "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL};
+    "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 PFVM_INTERNAL int pfvm__fz_is_call(const pfvm_node *n)
 {

@@ -221,9 +221,12 @@ extern const pfvm_op_def pfvm__op_function_call;
  * first run (the executor's bind), so that running allocates nothing: k
  * as for the kernel, in_dtype[j] each input's type, consts[j] the inputs
  * whose contents are already fixed (else NULL). Sizes the executor's
- * scratch for the program's reductions when the outputs are planned. A
- * body that does not compile is left to the kernel (it runs as a subgraph). */
-PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtype, const pfvm_tensor *const *consts);
+ * scratch for the program's reductions when the outputs are planned, and
+ * runs the head's prepare hook with known[j] (consts plus initializers).
+ * A body that does not compile is left to the kernel (it runs as a
+ * subgraph). */
+PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtype, const pfvm_tensor *const *consts,
+                                         const pfvm_tensor *const *known);
 /* Does n run through pfvm__op_function_call (a fused group or another
  * model-local function)? */
 PFVM_INTERNAL int pfvm__fz_is_call(const pfvm_node *n);

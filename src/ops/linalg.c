@@ -294,7 +294,9 @@ static pfvm__la_blocks pfvm__la_blocking(const pfvm__la_kern *kn, int64_t m, int
         return b;
     }
     b.kc = k < PFVM__LA_KCW ? (k < 1 ? 1 : k) : PFVM__LA_KCW;
-    b.mc = m < PFVM__LA_MC ? pfvm__la_round(m < 1 ? 1 : m, kn->mr) : PFVM__LA_MC;
+    /* whole strips (a packed A's blocks start at strip boundaries) */
+    b.mc = m < PFVM__LA_MC ? pfvm__la_round(m < 1 ? 1 : m, kn->mr)
+                           : PFVM__LA_MC >= kn->mr ? PFVM__LA_MC / kn->mr * kn->mr : kn->mr;
     b.nc = n < PFVM__LA_NC ? pfvm__la_round(n < 1 ? 1 : n, PFVM__LA_NR_MAX) : PFVM__LA_NC;
     return b;
 }
@@ -382,20 +384,13 @@ static int pfvm__la_direct(const pfvm__la_kern *kn, int64_t m, int64_t n, int64_
     return 1;
 }
 
-PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
-                                    int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
+/* The blocked product; A comes packed in apre (pfvm_la_pack_a_all's
+ * layout, blocks as with a workspace) or is packed here block by block. */
+static void pfvm__la_blocked(const pfvm__la_kern *kn, pfvm__la_blocks bl, int64_t m, int64_t n, int64_t k, float alpha,
+                             const float *a, int64_t as_m, int64_t as_k, const float *apre, pfvm_la_pack_fn pack,
+                             void *user, float *c, int64_t ldc, float *bpack, float *apack)
 {
-    const pfvm__la_kern *kn = pfvm__la_pick();
-    pfvm__la_blocks bl = pfvm__la_blocking(kn, m, n, k, ws != NULL);
-    float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
-    float *bpack = ws ? ws : stack_b, *apack = ws ? ws + bl.kc * bl.nc : stack_a;
-    int64_t jc, pc, ic, j;
-    if (m <= 0 || n <= 0 || k <= 0)
-        return;
-    if (pack == pfvm_la_pack_strided &&
-        (pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc) ||
-         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, stack_a, stack_b)))
-        return;
+    int64_t jc, pc, ic, j, mpad = pfvm__la_round(m, kn->mr);
     for (jc = 0; jc < n; jc += bl.nc) {
         int64_t nc = n - jc < bl.nc ? n - jc : bl.nc, nc_pad = pfvm__la_round(nc, kn->nr);
         for (pc = 0; pc < k; pc += bl.kc) {
@@ -405,11 +400,67 @@ PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha
                 pack(user, pc, kc, jc + j, nc - j <= 0 ? 0 : nc - j < PFVM_LA_NB ? nc - j : PFVM_LA_NB, bpack + j * kc);
             for (ic = 0; ic < m; ic += bl.mc) {
                 int64_t mc = m - ic < bl.mc ? m - ic : bl.mc;
-                pfvm__la_pack_a(a + ic * as_m + pc * as_k, as_m, as_k, mc, kc, kn->mr, apack);
-                pfvm__la_block(kn, mc, nc, kc, apack, bpack, c + ic * ldc + jc, ldc, alpha);
+                if (apre)
+                    pfvm__la_block(kn, mc, nc, kc, apre + mpad * pc + ic * kc, bpack, c + ic * ldc + jc, ldc, alpha);
+                else {
+                    pfvm__la_pack_a(a + ic * as_m + pc * as_k, as_m, as_k, mc, kc, kn->mr, apack);
+                    pfvm__la_block(kn, mc, nc, kc, apack, bpack, c + ic * ldc + jc, ldc, alpha);
+                }
             }
         }
     }
+}
+
+PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
+                                    int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
+{
+    const pfvm__la_kern *kn = pfvm__la_pick();
+    pfvm__la_blocks bl = pfvm__la_blocking(kn, m, n, k, ws != NULL);
+    float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
+    if (m <= 0 || n <= 0 || k <= 0)
+        return;
+    if (pack == pfvm_la_pack_strided &&
+        (pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc) ||
+         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, stack_a, stack_b)))
+        return;
+    pfvm__la_blocked(kn, bl, m, n, k, alpha, a, as_m, as_k, NULL, pack, user, c, ldc, ws ? ws : stack_b,
+                     ws ? ws + bl.kc * bl.nc : stack_a);
+}
+
+/* Packed A: for each block of rows of the depth (the blocking with a
+ * workspace: pfvm__la_blocking's kc does not depend on n), all of A's
+ * rows in strips of mr, so the block of rows ic starts ic * kc floats
+ * into its slab. */
+PFVM_INTERNAL size_t pfvm_la_packed_floats(int64_t m, int64_t k)
+{
+    return (size_t)(pfvm__la_round(m < 1 ? 1 : m, pfvm__la_pick()->mr) * (k < 1 ? 1 : k));
+}
+
+PFVM_INTERNAL int pfvm_la_packed_mr(void)
+{
+    return pfvm__la_pick()->mr;
+}
+
+PFVM_INTERNAL int pfvm_la_pack_a_all(int64_t m, int64_t k, const float *a, int64_t as_m, int64_t as_k, float *dst)
+{
+    const pfvm__la_kern *kn = pfvm__la_pick();
+    pfvm__la_blocks bl = pfvm__la_blocking(kn, m, 1, k, 1);
+    int64_t pc, mpad = pfvm__la_round(m, kn->mr);
+    for (pc = 0; pc < k; pc += bl.kc) {
+        int64_t kc = k - pc < bl.kc ? k - pc : bl.kc;
+        pfvm__la_pack_a(a + pc * as_k, as_m, as_k, m, kc, kn->mr, dst + mpad * pc);
+    }
+    return kn->mr;
+}
+
+PFVM_INTERNAL void pfvm_la_sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, const float *apacked,
+                                        pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
+{
+    const pfvm__la_kern *kn = pfvm__la_pick();
+    if (m <= 0 || n <= 0 || k <= 0)
+        return;
+    pfvm__la_blocked(kn, pfvm__la_blocking(kn, m, n, k, 1), m, n, k, alpha, NULL, 0, 0, apacked, pack, user, c, ldc, ws,
+                     NULL);
 }
 
 PFVM_INTERNAL void pfvm_la_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
@@ -1083,8 +1134,8 @@ static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
     {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm__la_accel, pfvm__la_matmul_ws},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm__la_accel, pfvm__la_matmul_ws, NULL},
     {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm__la_accel, pfvm__la_gemm_ws},
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm__la_accel, pfvm__la_gemm_ws, NULL},
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };

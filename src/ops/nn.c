@@ -768,6 +768,74 @@ static void pfvm__nn_dw_plane(const pfvm__nn_2d *d, int32_t OH, const float *x, 
 #pragma STDC FP_CONTRACT DEFAULT
 #endif
 
+/* Conv's weights packed at bind (PFVM_PREPACK): one packed A per group,
+ * for the weights at w with these sizes and the micro-kernel height mr. */
+typedef struct pfvm__nn_packed {
+    const void *w;
+    int64_t M, K, group;
+    size_t per_group; /* floats */
+    int mr;
+    float *a;
+} pfvm__nn_packed;
+
+static void pfvm__nn_packed_free(void *p)
+{
+    if (p)
+        pfvm__free(((pfvm__nn_packed *)p)->a);
+    pfvm__free(p);
+}
+
+/* The packed weights in k->state when they are W's, NULL otherwise. */
+static const pfvm__nn_packed *pfvm__nn_packed_of(const pfvm_kctx *k, const pfvm_tensor *W, int64_t group)
+{
+    const pfvm__nn_packed *pk = (const pfvm__nn_packed *)k->state;
+    if (!pk || pk->w != W->data || pk->M != W->dims[0] || pk->group != group || pk->mr != pfvm_la_packed_mr() ||
+        pk->K * pk->M != pfvm_tensor_numel(W))
+        return NULL;
+    return pk;
+}
+
+/* Packs constant float weights for the matrix engine (not for depthwise
+ * planes, nor for groups of at most 12 output channels, whose products
+ * read the weights in place). Anything it cannot use it leaves to the
+ * kernel, which reports it. */
+static pfvm_code pfvm__nn_prep_conv(const pfvm_kctx *k, const pfvm_tensor *const *consts, void **state,
+                                    void (**free_fn)(void *))
+{
+    const pfvm_tensor *W = k->n_in > 1 ? consts[1] : NULL, *X = k->in[0];
+    int64_t group = pfvm_node_attr_int(k->node, "group", 1), M, K, i;
+    pfvm__nn_packed *pk;
+    size_t per;
+    if (!PFVM_PREPACK || !W || W->dtype != PFVM_FLOAT || !W->data || W->rank < 3 || !X || X->dtype != PFVM_FLOAT ||
+        (k->n_in > 2 && k->in[2] && k->in[2]->dtype != PFVM_FLOAT) || group < 1 || W->dims[0] % group || W->dims[0] < 1)
+        return PFVM_OK;
+    M = W->dims[0];
+    K = pfvm_tensor_numel(W) / M;
+    if (M / group <= 12 || K < 1 || pfvm_tensor_numel(W) != M * K)
+        return PFVM_OK;
+    if (pfvm__nn_packed_of(k, W, group))
+        return PFVM_OK; /* packed when last bound */
+    per = pfvm_la_packed_floats(M / group, K);
+    if (per > SIZE_MAX / sizeof(float) / (size_t)group)
+        return PFVM_OK;
+    pk = (pfvm__nn_packed *)pfvm__calloc(1, sizeof *pk);
+    if (!pk || !(pk->a = (float *)pfvm__malloc(per * (size_t)group * sizeof(float)))) {
+        pfvm__free(pk);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "cannot allocate %lu bytes for the packed weights",
+                             (unsigned long)(per * (size_t)group * sizeof(float)));
+    }
+    pk->w = W->data;
+    pk->M = M;
+    pk->K = K;
+    pk->group = group;
+    pk->per_group = per;
+    for (i = 0; i < group; i++)
+        pk->mr = pfvm_la_pack_a_all(M / group, K, (const float *)W->data + i * (M / group) * K, K, 1, pk->a + i * per);
+    *state = pk;
+    *free_fn = pfvm__nn_packed_free;
+    return PFVM_OK;
+}
+
 /* y[0..n) = v, in blocks of fixed length (which compilers vectorize). */
 PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
 {
@@ -780,7 +848,7 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
 }
 
 static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias,
-                                   float *y)
+                                   float *y, const pfvm__nn_packed *pk)
 {
     int64_t n, gr, m;
     int failed = 0, dwp, is2d;
@@ -805,16 +873,24 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
                 b.data = xg;
                 b.s_k = g->in_plane;
                 b.s_n = 1;
-                pfvm_la_sgemm_ws(g->MG, g->out_plane, g->CG, 1.0f, wt + gr * g->MG * g->CG, g->CG, 1, pfvm_la_pack_strided,
+                if (pk && ws)
+                    pfvm_la_sgemm_packed(g->MG, g->out_plane, g->CG, 1.0f, pk->a + gr * pk->per_group,
+                                         pfvm_la_pack_strided, &b, yg, g->out_plane, ws);
+                else
+                    pfvm_la_sgemm_ws(g->MG, g->out_plane, g->CG, 1.0f, wt + gr * g->MG * g->CG, g->CG, 1, pfvm_la_pack_strided,
                                  &b, yg, g->out_plane, ws);
             } else {
                 pfvm__nn_cpack cp;
                 cp.x = xg;
                 cp.g = g;
                 cp.d = &dw;
-                pfvm_la_sgemm_ws(g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk,
-                                 g->CG * g->kk, 1, is2d ? pfvm__nn_pack_conv2d : pfvm__nn_pack_conv, &cp, yg,
-                                 g->out_plane, ws);
+                if (pk && ws)
+                    pfvm_la_sgemm_packed(g->MG, g->out_plane, g->CG * g->kk, 1.0f, pk->a + gr * pk->per_group,
+                                         is2d ? pfvm__nn_pack_conv2d : pfvm__nn_pack_conv, &cp, yg, g->out_plane, ws);
+                else
+                    pfvm_la_sgemm_ws(g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk,
+                                     g->CG * g->kk, 1, is2d ? pfvm__nn_pack_conv2d : pfvm__nn_pack_conv, &cp, yg,
+                                     g->out_plane, ws);
             }
         }
     return PFVM_OK;
@@ -843,7 +919,7 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
                              (long long)pfvm_tensor_numel(B), (long long)g.M);
     if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && (!B || pfvm__nn_is_f32(B)))
         return pfvm__nn_conv_f32(k, &g, (const float *)X->data, (const float *)W->data, B ? (const float *)B->data : NULL,
-                                 (float *)k->out[0]->data);
+                                 (float *)k->out[0]->data, pfvm__nn_packed_of(k, W, g.group));
     sc.y = k->out[0];
     sc.b = B;
     return pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
@@ -3198,24 +3274,24 @@ static pfvm_code pfvm__nn_accel_softmax(pfvm_accel_ctx *c)
 }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
-    {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, NULL, pfvm__nn_conv_ws},
-    {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops, NULL, NULL},
-    {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL, NULL, NULL},
-    {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL, NULL, NULL},
-    {"LpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_lppool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"MaxRoiPool", "", 1, 0, 2, 2, 1, 1, pfvm__nn_infer_roipool, pfvm__nn_k_roipool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gap_grad, NULL, NULL, NULL, NULL},
-    {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gmp_grad, NULL, NULL, NULL, NULL},
-    {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, NULL, NULL},
-    {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, NULL, NULL},
-    {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_ln_grad, NULL, NULL, pfvm__nn_accel_ln, NULL},
-    {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL, NULL, NULL},
-    {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL, NULL, NULL},
-    {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL, pfvm__nn_accel_softmax, NULL},
-    {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL, NULL, NULL, NULL},
-    {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL, NULL, NULL},
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+    {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, NULL, pfvm__nn_conv_ws, pfvm__nn_prep_conv},
+    {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops, NULL, NULL, NULL},
+    {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL, NULL, NULL, NULL},
+    {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL, NULL, NULL, NULL},
+    {"LpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_lppool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"MaxRoiPool", "", 1, 0, 2, 2, 1, 1, pfvm__nn_infer_roipool, pfvm__nn_k_roipool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gap_grad, NULL, NULL, NULL, NULL, NULL},
+    {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gmp_grad, NULL, NULL, NULL, NULL, NULL},
+    {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, NULL, NULL, NULL},
+    {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, NULL, NULL, NULL},
+    {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_ln_grad, NULL, NULL, pfvm__nn_accel_ln, NULL, NULL},
+    {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL, NULL, NULL, NULL},
+    {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL, NULL, NULL, NULL},
+    {"Softmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_softmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_softmax_grad, NULL, NULL, pfvm__nn_accel_softmax, NULL, NULL},
+    {"LogSoftmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_logsoftmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, pfvm__nn_k_logsoftmax_grad, NULL, NULL, NULL, NULL, NULL},
+    {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };

@@ -77,6 +77,15 @@ PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v);
 #ifndef PFVM_LA_KC
 #define PFVM_LA_KC 128
 #endif
+/* Conv packs constant weights once at bind into the matrix engine's
+ * layout (a copy as large as the weights) where this is 1: 64-bit hosts. */
+#ifndef PFVM_PREPACK
+#if SIZE_MAX > 0xffffffffu
+#define PFVM_PREPACK 1
+#else
+#define PFVM_PREPACK 0
+#endif
+#endif
 
 /* Packs rows p0..p0+kc and columns j0..j0+nr of the right operand B into
  * dst[p * PFVM_LA_NB + j], zero for j >= nr. */
@@ -105,6 +114,19 @@ PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k);
  * NULL without an executor (kernels run while folding), or with *failed
  * set when it cannot be allocated (k->st says why). */
 PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, int *failed);
+
+/* A constant A packed once (Conv's weights at bind): pfvm_la_pack_a_all
+ * writes all of A (m x k, strides as_m, as_k) in the order
+ * pfvm_la_sgemm_packed reads it, pfvm_la_packed_floats(m, k) floats, and
+ * returns the micro-kernel height it packed for, which
+ * pfvm_la_sgemm_packed must be given back (packed on another CPU, the
+ * caller packs per run). pfvm_la_sgemm_packed is pfvm_la_sgemm_ws with
+ * that A (ws is required). */
+PFVM_INTERNAL size_t pfvm_la_packed_floats(int64_t m, int64_t k);
+PFVM_INTERNAL int pfvm_la_pack_a_all(int64_t m, int64_t k, const float *a, int64_t as_m, int64_t as_k, float *dst);
+PFVM_INTERNAL int pfvm_la_packed_mr(void);
+PFVM_INTERNAL void pfvm_la_sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, const float *apacked,
+                                        pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws);
 
 /* ---- tensor.c: element copies, the strided walk, index checks ---- */
 
