@@ -75,8 +75,18 @@
  *                         the arena is allocated
  *   PFVM_LA_KC            depth of the float matrix engine's panels when it runs
  *                         without the executor's workspace (128: about 28 KB of
- *                         stack per call; 32 brings it near 7 KB for small
- *                         stacks)
+ *                         stack per call on x86-64, 12 KB elsewhere; 32 brings
+ *                         it near 3 KB for small stacks); also the length of its
+ *                         fused multiply-add chains, so a device gives the
+ *                         host's bits only with the host's value
+ *   PFVM_LA_NO_WORKSPACE  the matrix engine keeps its blocks on the stack and
+ *                         asks the executor for no workspace (the default on
+ *                         M-profile Arm, which has no cache for large blocks;
+ *                         PFVM_LA_WORKSPACE keeps the workspace there); the
+ *                         results are the same bits either way
+ *   PFVM_LA_TILE4         the 4x4 register tile of 32-bit Arm (picked there
+ *                         by default) on other targets without CPU dispatch,
+ *                         for tests
  *   PFVM_FUSE_BLOCK       floats per register of the fused-loop engine (1024
  *                         on 64-bit hosts, 256 elsewhere; a multiple of 16
  *                         keeps the AVX-512 kernels)
@@ -18309,42 +18319,62 @@ static void pfvm__la_kern_c(int64_t kc, const float *ap, const float *bp, int64_
 /* The 4x4 register tile, spelled out: -Os unrolls no loops, and an array
  * of accumulators would live on the stack. Indices are 32-bit (pointer
  * steps), so a 32-bit core does no 64-bit arithmetic in the loop. */
+#define PFVM__LA_T4_DECL                                                      \
+    float c00 = 0, c01 = 0, c02 = 0, c03 = 0, c10 = 0, c11 = 0, c12 = 0, c13 = 0; \
+    float c20 = 0, c21 = 0, c22 = 0, c23 = 0, c30 = 0, c31 = 0, c32 = 0, c33 = 0;
 #define PFVM__LA_T4_ROW(r)                      \
     c##r##0 = PFVM__LA_FMA(a##r, b0, c##r##0); \
     c##r##1 = PFVM__LA_FMA(a##r, b1, c##r##1); \
     c##r##2 = PFVM__LA_FMA(a##r, b2, c##r##2); \
     c##r##3 = PFVM__LA_FMA(a##r, b3, c##r##3);
-#define PFVM__LA_T4_STORE(r)                        \
+#define PFVM__LA_T4_STEP                                              \
+    float b0 = bp[0], b1 = bp[1], b2 = bp[2], b3 = bp[3];             \
+    PFVM__LA_T4_ROW(0) PFVM__LA_T4_ROW(1) PFVM__LA_T4_ROW(2) PFVM__LA_T4_ROW(3)
+#define PFVM__LA_T4_STORE1(r)                       \
     c[0] = PFVM__LA_FMA(alpha, c##r##0, c[0]);      \
     c[1] = PFVM__LA_FMA(alpha, c##r##1, c[1]);      \
     c[2] = PFVM__LA_FMA(alpha, c##r##2, c[2]);      \
     c[3] = PFVM__LA_FMA(alpha, c##r##3, c[3]);      \
     c += lc;
+#define PFVM__LA_T4_STORE \
+    PFVM__LA_T4_STORE1(0) PFVM__LA_T4_STORE1(1) PFVM__LA_T4_STORE1(2) PFVM__LA_T4_STORE1(3)
+
+/* A packed strip of A (the kernel interface above). */
 static void pfvm__la_kern_t4(int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1_, float *c,
                              int64_t ldc, float alpha)
 {
-    float c00 = 0, c01 = 0, c02 = 0, c03 = 0, c10 = 0, c11 = 0, c12 = 0, c13 = 0;
-    float c20 = 0, c21 = 0, c22 = 0, c23 = 0, c30 = 0, c31 = 0, c32 = 0, c33 = 0;
+    PFVM__LA_T4_DECL
     const float *end = ap + 4 * (ptrdiff_t)kc;
     ptrdiff_t lb = (ptrdiff_t)ldb, lc = (ptrdiff_t)ldc;
     (void)b1_; /* 4 columns: one panel */
     if (kc > 0)
         do { /* the test at the bottom only: -Os would branch twice per step */
             float a0 = ap[0], a1 = ap[1], a2 = ap[2], a3 = ap[3];
-            float b0 = bp[0], b1 = bp[1], b2 = bp[2], b3 = bp[3];
-            PFVM__LA_T4_ROW(0)
-            PFVM__LA_T4_ROW(1)
-            PFVM__LA_T4_ROW(2)
-            PFVM__LA_T4_ROW(3)
+            PFVM__LA_T4_STEP
             ap += 4;
             bp += lb;
         } while (ap < end);
-    PFVM__LA_T4_STORE(0)
-    PFVM__LA_T4_STORE(1)
-    PFVM__LA_T4_STORE(2)
-    PFVM__LA_T4_STORE(3)
+    PFVM__LA_T4_STORE
 }
+
+/* Four rows of A read where they are (as_m apart, contiguous along K). */
+static void pfvm__la_kern_t4a(ptrdiff_t kc, const float *a, ptrdiff_t as_m, const float *bp, ptrdiff_t lb, float *c,
+                              ptrdiff_t lc, float alpha)
+{
+    PFVM__LA_T4_DECL
+    const float *p0 = a, *p1 = p0 + as_m, *p2 = p1 + as_m, *p3 = p2 + as_m, *end = a + kc;
+    if (kc > 0)
+        do {
+            float a0 = *p0++, a1 = *p1++, a2 = *p2++, a3 = *p3++;
+            PFVM__LA_T4_STEP
+            bp += lb;
+        } while (p0 < end);
+    PFVM__LA_T4_STORE
+}
+#undef PFVM__LA_T4_DECL
 #undef PFVM__LA_T4_ROW
+#undef PFVM__LA_T4_STEP
+#undef PFVM__LA_T4_STORE1
 #undef PFVM__LA_T4_STORE
 #endif
 
@@ -18714,6 +18744,52 @@ static int pfvm__la_direct(const pfvm__la_kern *kn, int64_t m, int64_t n, int64_
     return 1;
 }
 
+#ifdef PFVM__LA_T4
+/* C += alpha*A*B on the stack blocks with A's rows (contiguous along K)
+ * read in place: packing A would be repeated for every panel of B, and B
+ * (Conv's im2col) costs more to pack than A. Panels of B are
+ * PFVM_LA_KC x PFVM_LA_NB (bpack); the last rows of A, fewer than 4, go
+ * through a packed strip (apack). */
+static void pfvm__la_t4_inplace(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
+                                pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *bpack, float *apack)
+{
+    const pfvm__la_kern *kn = pfvm__la_pick();
+    ptrdiff_t jc, pc, i, j, r, q, kc, nc, m4 = (ptrdiff_t)(m / 4 * 4), sm = (ptrdiff_t)as_m, lc = (ptrdiff_t)ldc;
+    float tile[4 * 4];
+    for (jc = 0; jc < n; jc += PFVM_LA_NB) {
+        nc = n - jc < PFVM_LA_NB ? (ptrdiff_t)(n - jc) : PFVM_LA_NB;
+        for (pc = 0; pc < k; pc += kc) {
+            kc = k - pc < PFVM_LA_KC ? (ptrdiff_t)(k - pc) : PFVM_LA_KC;
+            pack(user, pc, kc, jc, nc, bpack);
+            for (i = 0; i < m4; i += 4)
+                for (j = 0; j < nc; j += 4) {
+                    float *cij = c + i * lc + jc + j;
+                    ptrdiff_t w = nc - j < 4 ? nc - j : 4;
+                    if (w == 4) {
+                        pfvm__la_kern_t4a(kc, a + i * sm + pc, sm, bpack + j, PFVM_LA_NB, cij, lc, alpha);
+                        continue;
+                    }
+                    /* the last columns: through a tile holding C's entries */
+                    memset(tile, 0, sizeof tile);
+                    for (r = 0; r < 4; r++)
+                        for (q = 0; q < w; q++)
+                            tile[r * 4 + q] = cij[r * lc + q];
+                    pfvm__la_kern_t4a(kc, a + i * sm + pc, sm, bpack + j, PFVM_LA_NB, tile, 4, alpha);
+                    for (r = 0; r < 4; r++)
+                        for (q = 0; q < w; q++)
+                            cij[r * lc + q] = tile[r * 4 + q];
+                }
+            if (m4 < m) {
+                pfvm__la_pack_a(a + m4 * sm + pc, as_m, 1, m - m4, kc, 4, apack);
+                for (j = 0; j < nc; j += 4)
+                    pfvm__la_edge(kn, kc, apack, bpack + j, PFVM_LA_NB, 2, c + m4 * lc + jc + j, ldc, alpha, m - m4,
+                                  nc - j < 4 ? nc - j : 4);
+            }
+        }
+    }
+}
+#endif
+
 PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
                                     int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
 {
@@ -18728,6 +18804,12 @@ PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha
         (pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc) ||
          pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, stack_a, stack_b)))
         return;
+#ifdef PFVM__LA_T4
+    if (!ws && as_k == 1) {
+        pfvm__la_t4_inplace(m, n, k, alpha, a, as_m, pack, user, c, ldc, stack_b, stack_a);
+        return;
+    }
+#endif
     for (jc = 0; jc < n; jc += bl.nc) {
         int64_t nc = n - jc < bl.nc ? n - jc : bl.nc, nc_pad = pfvm__la_round(nc, kn->nr);
         for (pc = 0; pc < k; pc += bl.kc) {
