@@ -926,11 +926,11 @@ static void pfvm__la_bias_span(void *user, int64_t pos, int64_t len, const int64
 }
 
 /* Y = beta * C broadcast to Y's [m, n] (unidirectional), or zeros. */
-static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, double beta, pfvm_tensor *Y)
+static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, float beta, pfvm_tensor *Y)
 {
     pfvm__la_bias b;
     int d;
-    if (!Cb || beta == 0) {
+    if (!Cb || beta == 0.0f) {
         if (Y->nbytes)
             memset(Y->data, 0, Y->nbytes);
         return PFVM_OK;
@@ -945,8 +945,8 @@ static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, double 
     }
     b.c = Cb;
     b.y = Y;
-    b.beta = beta;
-    b.fbeta = (float)beta;
+    b.beta = (double)beta;
+    b.fbeta = beta;
     return pfvm_ew_apply(k, &Cb, 1, Y, pfvm__la_bias_span, &b);
 }
 
@@ -955,7 +955,8 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
     const pfvm_tensor *A = k->in[0], *B = k->in[1], *Cb = k->n_in > 2 ? k->in[2] : NULL;
     pfvm_tensor *Y = k->out[0];
     int ta = pfvm_node_attr_int(k->node, "transA", 0) != 0, tb = pfvm_node_attr_int(k->node, "transB", 0) != 0;
-    double alpha = pfvm_node_attr_float(k->node, "alpha", 1.0f), beta = pfvm_node_attr_float(k->node, "beta", 1.0f);
+    /* float attributes, kept in float: a float32 model's Gemm needs no double arithmetic */
+    float alpha = pfvm_node_attr_float(k->node, "alpha", 1.0f), beta = pfvm_node_attr_float(k->node, "beta", 1.0f);
     int64_t m, n, kk, dims[2];
     if (A->rank != 2 || B->rank != 2)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "Gemm inputs must be matrices (ranks %d and %d)", A->rank,
@@ -979,10 +980,10 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
         bm.data = (const float *)B->data;
         bm.s_k = tb ? 1 : n;
         bm.s_n = tb ? kk : 1;
-        pfvm_la_sgemm_ws(m, n, kk, (float)alpha, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, pfvm_la_pack_strided,
+        pfvm_la_sgemm_ws(m, n, kk, alpha, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, pfvm_la_pack_strided,
                          &bm, (float *)Y->data, n, ws);
     } else {
-        pfvm__la_gemm_any(m, n, kk, A, 0, ta ? 1 : kk, ta ? m : 1, B, 0, tb ? 1 : n, tb ? kk : 1, Y, 0, alpha, 1);
+        pfvm__la_gemm_any(m, n, kk, A, 0, ta ? 1 : kk, ta ? m : 1, B, 0, tb ? 1 : n, tb ? kk : 1, Y, 0, (double)alpha, 1);
     }
     return PFVM_OK;
 }
