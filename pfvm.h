@@ -18528,27 +18528,28 @@ static void pfvm__la_chunks(pfvm__la_kern_fn fn, int mr_stride, int64_t kc, cons
 }
 
 /* One micro-tile at the edge of C (mr x nr of the kernel's tile): with
- * all columns, groups of 4 rows go straight to C (fn4); the rest goes
- * through a tile on the stack holding C's entries, so that they round as
- * in a whole tile. */
+ * all columns, groups of 4 rows go straight to C (fn4); for the rest, the
+ * kernel runs on the whole strip (a strip shifted by 4 rows would read
+ * past its end) into a tile on the stack that holds C's entries, so that
+ * they round as in a whole tile. */
 static void pfvm__la_edge(const pfvm__la_kern *kn, int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1,
                           float *c, int64_t ldc, float alpha, int64_t mr, int64_t nr)
 {
     float tile[PFVM__LA_MR_MAX * PFVM__LA_NR_MAX];
-    int64_t r, j;
+    int64_t r = 0, i, j;
     if (nr == kn->nr && kn->mr > 4)
-        for (; mr >= 4; mr -= 4, ap += 4, c += 4 * ldc)
-            pfvm__la_chunks(kn->fn4, kn->mr, kc, ap, bp, ldb, b1, c, ldc, alpha);
-    if (!mr)
+        for (; mr - r >= 4; r += 4)
+            pfvm__la_chunks(kn->fn4, kn->mr, kc, ap + r, bp, ldb, b1, c + r * ldc, ldc, alpha);
+    if (r == mr)
         return;
     memset(tile, 0, sizeof tile);
-    for (r = 0; r < mr; r++)
+    for (i = r; i < mr; i++)
         for (j = 0; j < nr; j++)
-            tile[r * PFVM__LA_NR_MAX + j] = c[r * ldc + j];
+            tile[i * PFVM__LA_NR_MAX + j] = c[i * ldc + j];
     pfvm__la_chunks(kn->fn, kn->mr, kc, ap, bp, ldb, b1, tile, PFVM__LA_NR_MAX, alpha);
-    for (r = 0; r < mr; r++)
+    for (i = r; i < mr; i++)
         for (j = 0; j < nr; j++)
-            c[r * ldc + j] = tile[r * PFVM__LA_NR_MAX + j];
+            c[i * ldc + j] = tile[i * PFVM__LA_NR_MAX + j];
 }
 
 /* The offset of a kernel's second vector of B in packed panels. */
@@ -18619,9 +18620,18 @@ PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k)
 #endif
 }
 
+/* The matrix-vector loops stay functions of their own: inlined into the
+ * engine's entry, -Os runs out of registers for their pointers on a
+ * 32-bit core. */
+#if defined(__GNUC__)
+#define PFVM__LA_NOINLINE __attribute__((noinline))
+#else
+#define PFVM__LA_NOINLINE
+#endif
+
 /* c[j] += (alpha * a[p]) * b[p][j] over p in order for j < n, B's rows
  * s_k apart: 8 entries of c stay in registers while the rows go by. */
-static void pfvm__la_gemv_rows(int64_t n, int64_t k, float alpha, const float *a, ptrdiff_t sa, const float *b,
+PFVM__LA_NOINLINE static void pfvm__la_gemv_rows(int64_t n, int64_t k, float alpha, const float *a, ptrdiff_t sa, const float *b,
                                ptrdiff_t sk, float *c)
 {
     ptrdiff_t j = 0, p, nn = (ptrdiff_t)n, kk = (ptrdiff_t)k;
@@ -18655,14 +18665,14 @@ static void pfvm__la_gemv_rows(int64_t n, int64_t k, float alpha, const float *a
 /* c[j] += alpha * (dot product of a with column j of B, summed in order
  * from zero), B's columns s_n apart and contiguous: 4 columns at a time,
  * 4 steps of K per iteration where a is contiguous. */
-static void pfvm__la_gemv_dots(int64_t n, int64_t k, float alpha, const float *a, ptrdiff_t sa, const float *b,
-                               ptrdiff_t sn, float *c)
+PFVM__LA_NOINLINE static void pfvm__la_gemv_dots(int64_t n, int64_t k, float alpha, const float *a, ptrdiff_t sa,
+                                                 const float *b, ptrdiff_t sn, float *c)
 {
-    ptrdiff_t j = 0, p, nn = (ptrdiff_t)n, kk = (ptrdiff_t)k;
+    ptrdiff_t j = 0, p, nn = (ptrdiff_t)n, kk = (ptrdiff_t)k, k4 = sa == 1 ? kk / 4 * 4 : 0;
     for (; j + 4 <= nn; j += 4) {
         const float *b0 = b + j * sn, *b1 = b0 + sn, *b2 = b1 + sn, *b3 = b2 + sn, *ap = a;
         float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (p = 0; sa == 1 && p + 4 <= kk; p += 4, ap += 4, b0 += 4, b1 += 4, b2 += 4, b3 += 4) {
+        for (p = 0; p < k4; p += 4, ap += 4, b0 += 4, b1 += 4, b2 += 4, b3 += 4) {
             float a0 = ap[0], a1 = ap[1], a2 = ap[2], a3 = ap[3];
             s0 += a0 * b0[0], s1 += a0 * b1[0], s2 += a0 * b2[0], s3 += a0 * b3[0];
             s0 += a1 * b0[1], s1 += a1 * b1[1], s2 += a1 * b2[1], s3 += a1 * b3[1];
