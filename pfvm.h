@@ -75,13 +75,23 @@
  *                         the arena is allocated
  *   PFVM_LA_KC            depth of the float matrix engine's panels when it runs
  *                         without the executor's workspace (128: about 28 KB of
- *                         stack per call; 32 brings it near 7 KB for small
- *                         stacks)
+ *                         stack per call on x86-64, 12 KB elsewhere; 32 brings
+ *                         it near 3 KB for small stacks); also the length of its
+ *                         fused multiply-add chains, so a device gives the
+ *                         host's bits only with the host's value
  *   PFVM_PREPACK          1: Conv packs constant float weights once at bind
  *                         into the matrix engine's layout, a copy as large as
  *                         the weights (the default on 64-bit targets); 0: it
  *                         packs them on every run (the default elsewhere:
  *                         firmware keeps weights in flash)
+ *   PFVM_LA_NO_WORKSPACE  the matrix engine keeps its blocks on the stack and
+ *                         asks the executor for no workspace (the default on
+ *                         M-profile Arm, which has no cache for large blocks;
+ *                         PFVM_LA_WORKSPACE keeps the workspace there); the
+ *                         results are the same bits either way
+ *   PFVM_LA_TILE4         the 4x4 register tile of 32-bit Arm (picked there
+ *                         by default) on other targets without CPU dispatch,
+ *                         for tests
  *   PFVM_FUSE_BLOCK       floats per register of the fused-loop engine (1024
  *                         on 64-bit hosts, 256 elsewhere; a multiple of 16
  *                         keeps the AVX-512 kernels)
@@ -18298,7 +18308,27 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_indexing[] = {
 #include <immintrin.h>
 #endif
 
+/* 32-bit Arm (Cortex-M4F/M7 and other VFP cores; PFVM_LA_TILE4 forces it
+ * elsewhere, for tests): a 4x4 tile in scalar registers (16 accumulators,
+ * 4 of A, 4 of B: 24 of the FPU's 32 single registers), where the 4x16
+ * tile would live in memory. */
+#if !defined(PFVM__LA_X86) && (defined(PFVM_LA_TILE4) || (defined(__arm__) && !defined(__aarch64__)))
+#define PFVM__LA_T4 1
+#endif
+/* Microcontrollers have no cache for blocks to stay in: the engine keeps
+ * its small stack blocks and asks the executor for no workspace. */
+#if !defined(PFVM_LA_WORKSPACE) && !defined(PFVM_LA_NO_WORKSPACE) && defined(__ARM_ARCH_PROFILE) && \
+    __ARM_ARCH_PROFILE == 'M'
+#define PFVM_LA_NO_WORKSPACE 1
+#endif
+
+#ifdef PFVM__LA_X86
 #define PFVM__LA_MR_MAX 12  /* the tallest micro-kernel (AVX-512) */
+#define PFVM__LA_NR_MAX 32  /* the widest micro-kernel (AVX-512): two panels */
+#else
+#define PFVM__LA_MR_MAX 4
+#define PFVM__LA_NR_MAX PFVM_LA_NB
+#endif
 #ifndef PFVM__LA_KCW
 #define PFVM__LA_KCW 256    /* rows of a packed block with a workspace */
 #endif
@@ -18341,6 +18371,7 @@ typedef struct pfvm__la_kern {
 #define PFVM__LA_FMA(a, b, c) ((a) * (b) + (c))
 #endif
 
+#ifndef PFVM__LA_T4
 /* The portable micro-kernel: fixed trip counts, which compilers keep in
  * (vector) registers. */
 static void pfvm__la_kern_c(int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1, float *c,
@@ -18360,6 +18391,70 @@ static void pfvm__la_kern_c(int64_t kc, const float *ap, const float *bp, int64_
         for (j = 0; j < PFVM__LA_PNR; j++)
             c[r * ldc + j] = PFVM__LA_FMA(alpha, acc[r][j], c[r * ldc + j]);
 }
+#endif
+
+#ifdef PFVM__LA_T4
+/* The 4x4 register tile, spelled out: -Os unrolls no loops, and an array
+ * of accumulators would live on the stack. Indices are 32-bit (pointer
+ * steps), so a 32-bit core does no 64-bit arithmetic in the loop. */
+#define PFVM__LA_T4_DECL                                                      \
+    float c00 = 0, c01 = 0, c02 = 0, c03 = 0, c10 = 0, c11 = 0, c12 = 0, c13 = 0; \
+    float c20 = 0, c21 = 0, c22 = 0, c23 = 0, c30 = 0, c31 = 0, c32 = 0, c33 = 0;
+#define PFVM__LA_T4_ROW(r)                      \
+    c##r##0 = PFVM__LA_FMA(a##r, b0, c##r##0); \
+    c##r##1 = PFVM__LA_FMA(a##r, b1, c##r##1); \
+    c##r##2 = PFVM__LA_FMA(a##r, b2, c##r##2); \
+    c##r##3 = PFVM__LA_FMA(a##r, b3, c##r##3);
+#define PFVM__LA_T4_STEP                                              \
+    float b0 = bp[0], b1 = bp[1], b2 = bp[2], b3 = bp[3];             \
+    PFVM__LA_T4_ROW(0) PFVM__LA_T4_ROW(1) PFVM__LA_T4_ROW(2) PFVM__LA_T4_ROW(3)
+#define PFVM__LA_T4_STORE1(r)                       \
+    c[0] = PFVM__LA_FMA(alpha, c##r##0, c[0]);      \
+    c[1] = PFVM__LA_FMA(alpha, c##r##1, c[1]);      \
+    c[2] = PFVM__LA_FMA(alpha, c##r##2, c[2]);      \
+    c[3] = PFVM__LA_FMA(alpha, c##r##3, c[3]);      \
+    c += lc;
+#define PFVM__LA_T4_STORE \
+    PFVM__LA_T4_STORE1(0) PFVM__LA_T4_STORE1(1) PFVM__LA_T4_STORE1(2) PFVM__LA_T4_STORE1(3)
+
+/* A packed strip of A (the kernel interface above). */
+static void pfvm__la_kern_t4(int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1_, float *c,
+                             int64_t ldc, float alpha)
+{
+    PFVM__LA_T4_DECL
+    const float *end = ap + 4 * (ptrdiff_t)kc;
+    ptrdiff_t lb = (ptrdiff_t)ldb, lc = (ptrdiff_t)ldc;
+    (void)b1_; /* 4 columns: one panel */
+    if (kc > 0)
+        do { /* the test at the bottom only: -Os would branch twice per step */
+            float a0 = ap[0], a1 = ap[1], a2 = ap[2], a3 = ap[3];
+            PFVM__LA_T4_STEP
+            ap += 4;
+            bp += lb;
+        } while (ap < end);
+    PFVM__LA_T4_STORE
+}
+
+/* Four rows of A read where they are (as_m apart, contiguous along K). */
+static void pfvm__la_kern_t4a(ptrdiff_t kc, const float *a, ptrdiff_t as_m, const float *bp, ptrdiff_t lb, float *c,
+                              ptrdiff_t lc, float alpha)
+{
+    PFVM__LA_T4_DECL
+    const float *p0 = a, *p1 = p0 + as_m, *p2 = p1 + as_m, *p3 = p2 + as_m, *end = a + kc;
+    if (kc > 0)
+        do {
+            float a0 = *p0++, a1 = *p1++, a2 = *p2++, a3 = *p3++;
+            PFVM__LA_T4_STEP
+            bp += lb;
+        } while (p0 < end);
+    PFVM__LA_T4_STORE
+}
+#undef PFVM__LA_T4_DECL
+#undef PFVM__LA_T4_ROW
+#undef PFVM__LA_T4_STEP
+#undef PFVM__LA_T4_STORE1
+#undef PFVM__LA_T4_STORE
+#endif
 
 #ifdef PFVM__LA_X86
 /* The AVX2 and AVX-512 micro-kernels share one body: two vectors of W
@@ -18454,7 +18549,11 @@ PFVM__LA_BODY(PFVM__LA_ROWS4, 12)
 /* The micro-kernel for this CPU (checked once). */
 static const pfvm__la_kern *pfvm__la_pick(void)
 {
+#ifdef PFVM__LA_T4
+    static const pfvm__la_kern portable = {4, 4, pfvm__la_kern_t4, pfvm__la_kern_t4};
+#else
     static const pfvm__la_kern portable = {PFVM__LA_PMR, PFVM__LA_PNR, pfvm__la_kern_c, pfvm__la_kern_c};
+#endif
 #ifdef PFVM__LA_X86
     static const pfvm__la_kern avx2 = {6, 16, pfvm__la_kern_avx2, pfvm__la_kern_avx2_4};
     static int have_avx2 = -1;
@@ -18491,28 +18590,44 @@ static void pfvm__la_pack_a(const float *a, int64_t as_m, int64_t as_k, int64_t 
     }
 }
 
-#define PFVM__LA_NR_MAX 32 /* the widest micro-kernel (AVX-512): two panels */
+/* Every kernel, path and blocking rounds alike, so that a Cortex-M and an
+ * x86 host give the same bits: each entry of C takes
+ * c = fma(alpha, s, c) once per PFVM_LA_KC rows of K (in order), s being
+ * that chunk's products summed by fma from zero, in order. fn runs over kc
+ * rows of a packed strip (rows mr_stride apart) in such chunks. */
+static void pfvm__la_chunks(pfvm__la_kern_fn fn, int mr_stride, int64_t kc, const float *ap, const float *bp,
+                            int64_t ldb, int64_t b1, float *c, int64_t ldc, float alpha)
+{
+    int64_t p, q;
+    for (p = 0; p < kc; p += q) {
+        q = kc - p < PFVM_LA_KC ? kc - p : PFVM_LA_KC;
+        fn(q, ap + p * mr_stride, bp + p * ldb, ldb, b1, c, ldc, alpha);
+    }
+}
 
 /* One micro-tile at the edge of C (mr x nr of the kernel's tile): with
  * all columns, groups of 4 rows go straight to C (fn4); for the rest, the
  * kernel runs on the whole strip (a strip shifted by 4 rows would read
- * past its end) into a zeroed tile on the stack, whose rows left and
- * columns inside C are added. */
+ * past its end) into a tile on the stack that holds C's entries, so that
+ * they round as in a whole tile. */
 static void pfvm__la_edge(const pfvm__la_kern *kn, int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1,
                           float *c, int64_t ldc, float alpha, int64_t mr, int64_t nr)
 {
     float tile[PFVM__LA_MR_MAX * PFVM__LA_NR_MAX];
-    int64_t r = 0, j;
+    int64_t r = 0, i, j;
     if (nr == kn->nr && kn->mr > 4)
         for (; mr - r >= 4; r += 4)
-            kn->fn4(kc, ap + r, bp, ldb, b1, c + r * ldc, ldc, alpha);
+            pfvm__la_chunks(kn->fn4, kn->mr, kc, ap + r, bp, ldb, b1, c + r * ldc, ldc, alpha);
     if (r == mr)
         return;
     memset(tile, 0, sizeof tile);
-    kn->fn(kc, ap, bp, ldb, b1, tile, PFVM__LA_NR_MAX, alpha);
-    for (; r < mr; r++)
+    for (i = r; i < mr; i++)
         for (j = 0; j < nr; j++)
-            c[r * ldc + j] += tile[r * PFVM__LA_NR_MAX + j];
+            tile[i * PFVM__LA_NR_MAX + j] = c[i * ldc + j];
+    pfvm__la_chunks(kn->fn, kn->mr, kc, ap, bp, ldb, b1, tile, PFVM__LA_NR_MAX, alpha);
+    for (i = r; i < mr; i++)
+        for (j = 0; j < nr; j++)
+            c[i * ldc + j] = tile[i * PFVM__LA_NR_MAX + j];
 }
 
 /* The offset of a kernel's second vector of B in packed panels. */
@@ -18530,11 +18645,12 @@ static void pfvm__la_block(const pfvm__la_kern *kn, int64_t mc, int64_t nc, int6
     int64_t j, i, b1 = pfvm__la_b1(kn, kc);
     for (j = 0; j < nc; j += kn->nr) {
         int64_t nr = nc - j < kn->nr ? nc - j : kn->nr;
-        const float *bp = bpack + j * kc; /* j is a multiple of PFVM_LA_NB */
+        /* panel j / NB, column j % NB in it (a kernel narrower than a panel) */
+        const float *bp = bpack + j / PFVM_LA_NB * PFVM_LA_NB * kc + j % PFVM_LA_NB;
         for (i = 0; i < mc; i += kn->mr) {
             int64_t mr = mc - i < kn->mr ? mc - i : kn->mr;
             if (mr == kn->mr && nr == kn->nr)
-                kn->fn(kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha);
+                pfvm__la_chunks(kn->fn, kn->mr, kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha);
             else
                 pfvm__la_edge(kn, kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha, mr, nr);
         }
@@ -18572,45 +18688,109 @@ static pfvm__la_blocks pfvm__la_blocking(const pfvm__la_kern *kn, int64_t m, int
 
 PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k)
 {
-    pfvm__la_blocks b = pfvm__la_blocking(pfvm__la_pick(), m, n, k, 1);
+#ifdef PFVM_LA_NO_WORKSPACE
+    (void)m, (void)n, (void)k;
+    return 0;
+#else
+    pfvm__la_blocks b;
+    if (m <= 2) /* a matrix-vector product (or small blocks on the stack): none */
+        return 0;
+    b = pfvm__la_blocking(pfvm__la_pick(), m, n, k, 1);
     return (size_t)(b.kc * b.nc + b.mc * b.kc);
+#endif
+}
+
+/* The matrix-vector loops stay functions of their own: inlined into the
+ * engine's entry, -Os runs out of registers for their pointers on a
+ * 32-bit core. */
+#if defined(__GNUC__)
+#define PFVM__LA_NOINLINE __attribute__((noinline))
+#else
+#define PFVM__LA_NOINLINE
+#endif
+
+/* c[j] += (alpha * a[p]) * b[p][j] over p in order for j < n, B's rows
+ * s_k apart: 8 entries of c stay in registers while the rows go by. */
+PFVM__LA_NOINLINE static void pfvm__la_gemv_rows(int64_t n, int64_t k, float alpha, const float *a, ptrdiff_t sa, const float *b,
+                               ptrdiff_t sk, float *c)
+{
+    ptrdiff_t j = 0, p, nn = (ptrdiff_t)n, kk = (ptrdiff_t)k;
+    for (; j + 8 <= nn; j += 8) {
+        float c0 = c[j], c1 = c[j + 1], c2 = c[j + 2], c3 = c[j + 3];
+        float c4 = c[j + 4], c5 = c[j + 5], c6 = c[j + 6], c7 = c[j + 7];
+        const float *ap = a, *bp = b + j;
+        for (p = 0; p < kk; p++, ap += sa, bp += sk) {
+            float av = alpha * *ap;
+            c0 += av * bp[0];
+            c1 += av * bp[1];
+            c2 += av * bp[2];
+            c3 += av * bp[3];
+            c4 += av * bp[4];
+            c5 += av * bp[5];
+            c6 += av * bp[6];
+            c7 += av * bp[7];
+        }
+        c[j] = c0, c[j + 1] = c1, c[j + 2] = c2, c[j + 3] = c3;
+        c[j + 4] = c4, c[j + 5] = c5, c[j + 6] = c6, c[j + 7] = c7;
+    }
+    for (; j < nn; j++) {
+        float cj = c[j];
+        const float *ap = a, *bp = b + j;
+        for (p = 0; p < kk; p++, ap += sa, bp += sk)
+            cj += alpha * *ap * *bp;
+        c[j] = cj;
+    }
+}
+
+/* c[j] += alpha * (dot product of a with column j of B, summed in order
+ * from zero), B's columns s_n apart and contiguous: 4 columns at a time,
+ * 4 steps of K per iteration where a is contiguous. */
+PFVM__LA_NOINLINE static void pfvm__la_gemv_dots(int64_t n, int64_t k, float alpha, const float *a, ptrdiff_t sa,
+                                                 const float *b, ptrdiff_t sn, float *c)
+{
+    ptrdiff_t j = 0, p, nn = (ptrdiff_t)n, kk = (ptrdiff_t)k, k4 = sa == 1 ? kk / 4 * 4 : 0;
+    for (; j + 4 <= nn; j += 4) {
+        const float *b0 = b + j * sn, *b1 = b0 + sn, *b2 = b1 + sn, *b3 = b2 + sn, *ap = a;
+        float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (p = 0; p < k4; p += 4, ap += 4, b0 += 4, b1 += 4, b2 += 4, b3 += 4) {
+            float a0 = ap[0], a1 = ap[1], a2 = ap[2], a3 = ap[3];
+            s0 += a0 * b0[0], s1 += a0 * b1[0], s2 += a0 * b2[0], s3 += a0 * b3[0];
+            s0 += a1 * b0[1], s1 += a1 * b1[1], s2 += a1 * b2[1], s3 += a1 * b3[1];
+            s0 += a2 * b0[2], s1 += a2 * b1[2], s2 += a2 * b2[2], s3 += a2 * b3[2];
+            s0 += a3 * b0[3], s1 += a3 * b1[3], s2 += a3 * b2[3], s3 += a3 * b3[3];
+        }
+        for (; p < kk; p++, ap += sa) {
+            float av = *ap;
+            s0 += av * *b0++, s1 += av * *b1++, s2 += av * *b2++, s3 += av * *b3++;
+        }
+        c[j] += alpha * s0, c[j + 1] += alpha * s1, c[j + 2] += alpha * s2, c[j + 3] += alpha * s3;
+    }
+    for (; j < nn; j++) {
+        const float *bj = b + j * sn, *ap = a;
+        float s = 0;
+        for (p = 0; p < kk; p++, ap += sa)
+            s += *ap * bj[p];
+        c[j] += alpha * s;
+    }
 }
 
 /* Few rows of A times a plain strided B (a matrix-vector product, batch 1
- * MatMul/Gemm): packing B would cost as much as the product, so rows of B
- * (s_n == 1) are added to C's row, or C's entries are dot products with
- * columns of B (s_k == 1). */
+ * MatMul/Gemm): packing B would cost as much as the product, so B is read
+ * once, in place: rows of B (s_n == 1) are added to C's row, or C's
+ * entries are dot products with columns of B (s_k == 1). Products and sums
+ * round separately here (no fused multiply-add: the host's baseline code
+ * has none, and a Cortex-M's VMLA rounds the same way). */
 static int pfvm__la_gemv(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
                          const pfvm_la_strided *b, float *c, int64_t ldc)
 {
-    int64_t i, p, j;
+    int64_t i;
     if (m > 2 || (b->s_n != 1 && b->s_k != 1))
         return 0;
     for (i = 0; i < m; i++) {
-        float *ci = c + i * ldc;
-        const float *ai = a + i * as_m;
-        if (b->s_n == 1) {
-            for (p = 0; p < k; p++) {
-                const float *bp = b->data + p * b->s_k;
-                float av = alpha * ai[p * as_k];
-                for (j = 0; j < n; j++)
-                    ci[j] += av * bp[j];
-            }
-        } else {
-            for (j = 0; j < n; j++) {
-                const float *bj = b->data + j * b->s_n;
-                float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-                for (p = 0; p + 4 <= k; p += 4) {
-                    s0 += ai[p * as_k] * bj[p];
-                    s1 += ai[(p + 1) * as_k] * bj[p + 1];
-                    s2 += ai[(p + 2) * as_k] * bj[p + 2];
-                    s3 += ai[(p + 3) * as_k] * bj[p + 3];
-                }
-                for (; p < k; p++)
-                    s0 += ai[p * as_k] * bj[p];
-                ci[j] += alpha * ((s0 + s1) + (s2 + s3));
-            }
-        }
+        if (b->s_n == 1)
+            pfvm__la_gemv_rows(n, k, alpha, a + i * as_m, (ptrdiff_t)as_k, b->data, (ptrdiff_t)b->s_k, c + i * ldc);
+        else
+            pfvm__la_gemv_dots(n, k, alpha, a + i * as_m, (ptrdiff_t)as_k, b->data, (ptrdiff_t)b->s_n, c + i * ldc);
     }
     return 1;
 }
@@ -18635,7 +18815,8 @@ static int pfvm__la_direct(const pfvm__la_kern *kn, int64_t m, int64_t n, int64_
             for (i = 0; i < m; i += kn->mr) {
                 const float *bp = b->data + pc * b->s_k + j;
                 if (m - i >= kn->mr)
-                    kn->fn(kc, apack + i * kc, bp, b->s_k, kn->nr / 2, c + i * ldc + j, ldc, alpha);
+                    pfvm__la_chunks(kn->fn, kn->mr, kc, apack + i * kc, bp, b->s_k, kn->nr / 2, c + i * ldc + j, ldc,
+                                    alpha);
                 else
                     pfvm__la_edge(kn, kc, apack + i * kc, bp, b->s_k, kn->nr / 2, c + i * ldc + j, ldc, alpha, m - i,
                                   kn->nr);
@@ -18652,6 +18833,53 @@ static int pfvm__la_direct(const pfvm__la_kern *kn, int64_t m, int64_t n, int64_
     }
     return 1;
 }
+
+#ifdef PFVM__LA_T4
+/* C += alpha*A*B on the stack blocks with A's rows (contiguous along K)
+ * read in place: packing A would be repeated for every panel of B, and B
+ * (Conv's im2col) costs more to pack than A. Panels of B are
+ * PFVM_LA_KC x PFVM_LA_NB (bpack); the last rows of A, fewer than 4, go
+ * through a packed strip (apack). */
+static void pfvm__la_t4_inplace(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
+                                pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *bpack, float *apack)
+{
+    const pfvm__la_kern *kn = pfvm__la_pick();
+    ptrdiff_t jc, pc, i, j, r, q, kc, nc, m4 = (ptrdiff_t)(m / 4 * 4), sm = (ptrdiff_t)as_m, lc = (ptrdiff_t)ldc;
+    float tile[4 * 4];
+    for (jc = 0; jc < n; jc += PFVM_LA_NB) {
+        nc = n - jc < PFVM_LA_NB ? (ptrdiff_t)(n - jc) : PFVM_LA_NB;
+        for (pc = 0; pc < k; pc += kc) {
+            kc = k - pc < PFVM_LA_KC ? (ptrdiff_t)(k - pc) : PFVM_LA_KC;
+            pack(user, pc, kc, jc, nc, bpack);
+            for (i = 0; i < m4; i += 4)
+                for (j = 0; j < nc; j += 4) {
+                    float *cij = c + i * lc + jc + j;
+                    ptrdiff_t w = nc - j < 4 ? nc - j : 4;
+                    if (w == 4) {
+                        pfvm__la_kern_t4a(kc, a + i * sm + pc, sm, bpack + j, PFVM_LA_NB, cij, lc, alpha);
+                        continue;
+                    }
+                    /* the last columns: through a tile holding C's entries */
+                    memset(tile, 0, sizeof tile);
+                    for (r = 0; r < 4; r++)
+                        for (q = 0; q < w; q++)
+                            tile[r * 4 + q] = cij[r * lc + q];
+                    pfvm__la_kern_t4a(kc, a + i * sm + pc, sm, bpack + j, PFVM_LA_NB, tile, 4, alpha);
+                    for (r = 0; r < 4; r++)
+                        for (q = 0; q < w; q++)
+                            cij[r * lc + q] = tile[r * 4 + q];
+                }
+            if (m4 < m) {
+                pfvm__la_pack_a(a + m4 * sm + pc, as_m, 1, m - m4, kc, 4, apack);
+                for (j = 0; j < nc; j += 4)
+                    pfvm__la_edge(kn, kc, apack, bpack + j, PFVM_LA_NB, 2, c + m4 * lc + jc + j, ldc, alpha, m - m4,
+                                  nc - j < 4 ? nc - j : 4);
+            }
+        }
+    }
+}
+#endif
+
 
 /* The blocked product; A comes packed in apre (pfvm_la_pack_a_all's
  * layout, blocks as with a workspace) or is packed here block by block. */
@@ -18692,6 +18920,12 @@ PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha
         (pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc) ||
          pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, stack_a, stack_b)))
         return;
+#ifdef PFVM__LA_T4
+    if (!ws && as_k == 1) {
+        pfvm__la_t4_inplace(m, n, k, alpha, a, as_m, pack, user, c, ldc, stack_b, stack_a);
+        return;
+    }
+#endif
     pfvm__la_blocked(kn, bl, m, n, k, alpha, a, as_m, as_k, NULL, pack, user, c, ldc, ws ? ws : stack_b,
                      ws ? ws + bl.kc * bl.nc : stack_a);
 }
@@ -18740,11 +18974,12 @@ PFVM_INTERNAL void pfvm_la_sgemm(int64_t m, int64_t n, int64_t k, float alpha, c
 
 PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, int *failed)
 {
+    size_t floats = pfvm_la_sgemm_ws_floats(m, n, kk);
     *failed = 0;
-    if (!k->exec)
+    if (!k->exec || !floats)
         return NULL;
     {
-        float *ws = (float *)pfvm_kctx_scratch(k, pfvm_la_sgemm_ws_floats(m, n, kk) * sizeof(float));
+        float *ws = (float *)pfvm_kctx_scratch(k, floats * sizeof(float));
         *failed = ws == NULL;
         return ws;
     }
@@ -19032,11 +19267,11 @@ static void pfvm__la_bias_span(void *user, int64_t pos, int64_t len, const int64
 }
 
 /* Y = beta * C broadcast to Y's [m, n] (unidirectional), or zeros. */
-static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, double beta, pfvm_tensor *Y)
+static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, float beta, pfvm_tensor *Y)
 {
     pfvm__la_bias b;
     int d;
-    if (!Cb || beta == 0) {
+    if (!Cb || beta == 0.0f) {
         if (Y->nbytes)
             memset(Y->data, 0, Y->nbytes);
         return PFVM_OK;
@@ -19051,8 +19286,8 @@ static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, double 
     }
     b.c = Cb;
     b.y = Y;
-    b.beta = beta;
-    b.fbeta = (float)beta;
+    b.beta = (double)beta;
+    b.fbeta = beta;
     return pfvm_ew_apply(k, &Cb, 1, Y, pfvm__la_bias_span, &b);
 }
 
@@ -19061,7 +19296,8 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
     const pfvm_tensor *A = k->in[0], *B = k->in[1], *Cb = k->n_in > 2 ? k->in[2] : NULL;
     pfvm_tensor *Y = k->out[0];
     int ta = pfvm_node_attr_int(k->node, "transA", 0) != 0, tb = pfvm_node_attr_int(k->node, "transB", 0) != 0;
-    double alpha = pfvm_node_attr_float(k->node, "alpha", 1.0f), beta = pfvm_node_attr_float(k->node, "beta", 1.0f);
+    /* float attributes, kept in float: a float32 model's Gemm needs no double arithmetic */
+    float alpha = pfvm_node_attr_float(k->node, "alpha", 1.0f), beta = pfvm_node_attr_float(k->node, "beta", 1.0f);
     int64_t m, n, kk, dims[2];
     if (A->rank != 2 || B->rank != 2)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "Gemm inputs must be matrices (ranks %d and %d)", A->rank,
@@ -19085,10 +19321,10 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
         bm.data = (const float *)B->data;
         bm.s_k = tb ? 1 : n;
         bm.s_n = tb ? kk : 1;
-        pfvm_la_sgemm_ws(m, n, kk, (float)alpha, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, pfvm_la_pack_strided,
+        pfvm_la_sgemm_ws(m, n, kk, alpha, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, pfvm_la_pack_strided,
                          &bm, (float *)Y->data, n, ws);
     } else {
-        pfvm__la_gemm_any(m, n, kk, A, 0, ta ? 1 : kk, ta ? m : 1, B, 0, tb ? 1 : n, tb ? kk : 1, Y, 0, alpha, 1);
+        pfvm__la_gemm_any(m, n, kk, A, 0, ta ? 1 : kk, ta ? m : 1, B, 0, tb ? 1 : n, tb ? kk : 1, Y, 0, (double)alpha, 1);
     }
     return PFVM_OK;
 }

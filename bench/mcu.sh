@@ -124,7 +124,7 @@ How each column is measured:
   1 ns per instruction; SysTick runs from the 25 MHz processor clock, so one
   tick is 40 instructions (checked at every start on a 2,000,000-instruction
   loop: `stat calib_ticks_per_2M_insns 50001` in each `.out`). `setup` is load
-  + optimize + plan + bind; `inference` is one `pfvm_exec_run`. QEMU counts
+  + optimize (not for digits_sel) + plan + bind; `inference` is one `pfvm_exec_run`. QEMU counts
   instructions, not cycles: no wait states, no cache or pipeline effects.
 - **MACs**: Conv (output elements x weights per output channel), Gemm and MatMul
   (output elements x K) of the graph as loaded, counted by the host build of
@@ -135,50 +135,79 @@ How each column is measured:
 ## What the numbers say
 
 `digits_sel` is digits prepared on the host (`interp opt`: optimized, fused,
-weights aligned) and run by a pfvm built with the selection header `interp
+weights aligned), run by a pfvm built with the selection header `interp
 ops --config` writes for it (Conv, Flatten, Gemm, MaxPool, Relu) and
-`PFVM_NO_AUTODIFF`; every other row links the whole library.
+`PFVM_NO_AUTODIFF`, and without `pfvm_optimize` on the device (main.c
+with `MCU_PREPARED`); every other row links the whole library and runs
+the default passes on the device.
 
-Before and after issue 19's second round (before: the table of 2026-11-25
-at 0ab3f7d, same machine and build flags):
+Issue 19, third round (before: last session's measurements at ba454fb,
+after the GEMM workspace went in; the table of 2026-11-25 at 442b5bc, before
+it, in brackets):
 
-| | before | after |
-| --- | ---: | ---: |
-| pfvm flash, digits (whole library) | 346.6 KB | 362.8 KB |
-| pfvm flash, digits with its operators and `PFVM_NO_AUTODIFF` (`digits_sel`) | - | 116.4 KB (+ 10.7 KB libc/libm/libgcc instead of 69.6) |
-| heap in `pfvm_exec_run`, digits / dscnn / mlp_mnist | 77.0 KB in 104 calls / 229.3 KB in 306 / 26.0 KB in 36 | 0 / 0 / 0 (every model; tests/mcu/run.sh fails otherwise) |
-| instructions per MAC, digits / mlp / cnn_small / dscnn / mlp_mnist | 13.2 / 68.5 / 34.7 / 13.4 / 19.2 | 12.7 / 40.2 / 33.0 / 12.9 / 18.8 |
-| soft-double call sites (whole library / digits_sel) | 2,178 / - | 1,915 / 105 |
+| | before | after | target |
+| --- | ---: | ---: | ---: |
+| instructions per MAC, digits / dscnn / mlp_mnist / cnn_small | 11.3 / 12.4 / 7.1 / 36.4 (12.7 / 12.9 / 18.8 / 33.0) | 6.1 / 7.6 / 2.9 / 30.0 | <= 3 |
+| heap peak, digits / mlp_mnist | 228 / 623 KB (154.4 / 476.4 KB) | 154.4 / 476.4 KB | - |
+| pfvm flash, digits_sel | 116 KB (with the passes linked; 132.9 KB measured at 9f392d6 after the int8 merge) | 112.5 KB | <= 32 KB |
+| soft-double call sites, digits_sel | 105 (127 at 9f392d6) | 105 | 0 |
 
-- Flash: the whole library grew by 16 KB (float32 versions of the element-wise
-  math next to the double ones, the message formatter, bind-time fused
-  compilation). Operator selection is what shrinks it: 116 KB is then mostly
-  the ONNX reader, shape inference, the optimizer's passes and the planner,
-  which the device still runs (no planned model format yet: issue 19's
-  targets of 32 KB and 16 KB need it).
-- Heap while running: zero everywhere: fused groups compile their programs
-  and size their reduction scratch in `pfvm_exec_bind`. The heap peak moved
-  into the setup (digits 141.4 -> 154.4 KB: the programs now exist before
-  the first run).
-- float32 math: the tiny mlp (GELU as Erf/Div/Mul, LayerNorm) went from 219,280
-  to 128,640 instructions per inference: LayerNorm and the element-wise tail
-  compute in float; MaxPool compares floats (digits 4.46 -> 4.28 M
-  instructions). The convolution and GEMM kernels are unchanged here (13
-  instructions per MAC on the M4).
-- Soft-double call sites: what is left in digits_sel (105) is the generic
-  element-wise path for non-float32 tensors, Gemm's alpha/beta handling,
-  pfvm_red_store and the tensor accessors, the cost model (flops hooks) and
-  the simplify hooks' constant arithmetic; with every operator, the kernels
-  that still compute in double (Conv's reference path, Resize and RoiAlign,
-  the RNNs, signal ops, training ops, Gelu) and libm's double functions for
-  double tensors. Zero needs a float32-only build switch for those paths.
-- mlp_mnist's weights are copied to RAM: torch's file puts `0.weight`'s
-  raw_data at file offset 330 (not 4-byte aligned), so the reader cannot view
-  it in place and copies its 392 KB to the heap. pfvm's writer aligns every
-  raw_data (PFVM_ONNX_WRITE_ALIGN): the same model through `interp opt`
-  keeps its weights in flash (RAM 500,052 -> 97,976 B on an386, measured
-  by hand earlier; the fixture here stays torch's file).
+- Matrix products: a 4x4 register tile for 32-bit Arm (16 accumulators, 4
+  values of A, 4 of B in the FPU's single registers; the inner step is 8
+  loads and 16 VFMA, 27 instructions for 16 MACs, checked with
+  arm-none-eabi-objdump), A's rows read in place (no packing of the
+  weights per panel of B), matrix-vector loops for batch-1 Gemm/MatMul that
+  read the weights once, in place (2.8 instructions per MAC in the
+  transposed-weight loop), 32-bit index math in all of them. mlp_mnist
+  (two Gemms, 784x128 and 128x10) is at 2.9 instructions per MAC. digits
+  is at 6.1: in its run (QEMU `-d in_asm,exec,nochain` trace of
+  digits_sel, 2.02 M instructions) the 4x4 kernel is 27% (1.8 instructions
+  per MAC of the convolutions), Conv's implicit im2col 39% (nn.c's
+  `pfvm__nn_pack_conv` and the int64 divisions it calls: `__udivmoddi4`,
+  `__aeabi_ldivmod`), MaxPool 25% (with `pfvm__nn_krange`) and the
+  matrix-vector loop of the Gemms 5%; im2col and pooling belong to nn.c's convolution and
+  pooling code, which the speed branch rewrites (im2col in runs along
+  output rows without divisions, 32-bit index math; MaxPool row by row),
+  so the firmware figures should drop again when it is merged. cnn_small
+  and mlp are small models whose run is mostly per-node overhead and
+  grouped/depthwise loops, not products.
+- One rounding rule for every kernel, path and blocking (fused
+  multiply-add chains restarting every `PFVM_LA_KC` rows of K; edge tiles
+  round as whole ones): the Cortex-M tile gives the AVX2 host's bits
+  (every row above bit-exact; tests/test_gemm.c checks every path against
+  the rule, tests/switches.sh runs it and digits with `PFVM_LA_TILE4` on
+  the host).
+- Heap: on M-profile cores the matrix engine keeps its blocks on the stack
+  (`PFVM_LA_NO_WORKSPACE`, about 12 KB at `PFVM_LA_KC` 128) and batch-1
+  products take none anywhere, so the workspace reserved at bind is gone
+  from the firmware: the heap peaks are back to the values before it
+  (digits 228 -> 154.4 KB, mlp_mnist 623 -> 476.4 KB); the stack during a
+  run went from 20.1 to 15.4 KB. mlp_mnist's heap is its 392 KB of weights,
+  copied because torch's file does not align them (`interp opt` output
+  keeps them in flash).
+- Flash: with the passes not linked (the model comes prepared), digits_sel
+  is 112.5 KB of pfvm (breakdown below, by symbol sizes: 101 KB; the
+  map's figure also counts string literals and padding): the ONNX reader,
+  the fused-loop engine, the executor, the IR, symbolic shapes and shape
+  inference are about half of it (54 KB), the five operators' kernels
+  30 KB; `pfvm_autodiff` (2.9 KB) is still linked under
+  `PFVM_NO_AUTODIFF`. The 32 KB target needs the planned model format
+  (no shape inference, symbolic shapes or planner on the device) and a
+  smaller reader.
+- Soft-double call sites (digits_sel, 105): none runs during an inference
+  (the trace has no `__aeabi_d*` call); they are linked by the generic
+  paths for non-float32 tensors (element-wise, pooling, Gemm's bias, the
+  tensor accessors, `pfvm_red_store`), the cost model (flops hooks return
+  double) and the simplify hooks that every operator table references.
+  Gemm's alpha and beta are float now. Zero needs a float32-only build
+  switch (data types selected like operators), not done.
 
+MD
+    echo "## pfvm's flash in digits_sel by source (arm-none-eabi-nm, \`python3 bench/flash_by_dir.py\`)"
+    echo
+    python3 bench/flash_by_dir.py "$B/an386/digits_sel.elf"
+    echo
+    cat <<'MD'
 ## Published figures of other runtimes (their numbers, not measured here)
 
 | runtime | what | flash | source |

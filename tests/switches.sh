@@ -4,7 +4,9 @@
 # `interp ops --config` writes for the model, each with -Werror (gcc, and
 # clang when installed), and runs models/digits.onnx prepared on the host
 # by `interp opt` (without the fuse pass for PFVM_NO_FUSION builds) as
-# loaded: its outputs must be the plain build's, bit for bit. Needs
+# loaded: its outputs must be the plain build's, bit for bit (also with
+# the 4x4 matrix tile of 32-bit Arm, PFVM_LA_TILE4, whose rounding
+# tests/test_gemm.c checks too). Needs
 # build/interp (make). One line per build, then "N passed, M failed".
 #
 #   sh tests/switches.sh [BUILD_DIR]
@@ -43,7 +45,8 @@ command -v clang >/dev/null && [ "$CC" != clang ] && compilers="$compilers clang
 for cc in $compilers; do
     for v in "noautodiff:fused:-DPFVM_NO_AUTODIFF" "nofusion:plain:-DPFVM_NO_FUSION" \
         "both:plain:-DPFVM_NO_AUTODIFF -DPFVM_NO_FUSION" "selected:plain:-DPFVM_NO_AUTODIFF -DPFVM_NO_FUSION -include $B/ops.h" \
-        "selected_fused:fused:-DPFVM_NO_AUTODIFF -include $B/ops.h"; do
+        "selected_fused:fused:-DPFVM_NO_AUTODIFF -include $B/ops.h" \
+        "tile4:fused:-DPFVM_NO_DISPATCH -DPFVM_LA_TILE4 -DPFVM_EXACT_FMA"; do
         name=${v%%:*} rest=${v#*:}
         model=${rest%%:*} flags=${rest#*:}
         exe="$name-$(basename "$cc")"
@@ -60,5 +63,18 @@ for cc in $compilers; do
         fi
     done
 done
+# the matrix engine's rounding rule with the Cortex-M tile (tests/test_gemm.c)
+if ! nice $CC -std=c99 -Wall -Wextra -pedantic -Werror -O2 -I. -Itests -DGEMM_AMALGAMATED -DPFVM_NO_DISPATCH \
+    -DPFVM_LA_TILE4 -DPFVM_EXACT_FMA tests/test_gemm.c -o "$B/gemm_tile4" -lprotobuf-nanopb -lm 2>"$B/gemm_tile4.log"; then
+    echo "FAIL gemm_tile4: compile:"
+    head -n 5 "$B/gemm_tile4.log"
+    fail=$((fail + 1))
+elif ! "$B/gemm_tile4" >"$B/gemm_tile4.out" 2>&1; then
+    echo "FAIL gemm_tile4: $(tail -n 1 "$B/gemm_tile4.out")"
+    fail=$((fail + 1))
+else
+    echo "ok   gemm_tile4: tests/test_gemm.c with the 4x4 tile of 32-bit Arm: $(tail -n 1 "$B/gemm_tile4.out")"
+    pass=$((pass + 1))
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -27,8 +27,9 @@ HOSTCC=${CC:-cc}
 HOST_PFVM_FLAGS=${MCU_HOST_FLAGS:-}
 
 # name  model  input  [variant: sel = pfvm compiled with PFVM_NO_AUTODIFF and only the operators
-# the model uses (PFVM_OPS_SELECTED), the model prepared by `interp opt`;
-# both made by build/interp into $B]
+# the model uses (PFVM_OPS_SELECTED), the model prepared by `interp opt`
+# (both made by build/interp into $B) and run without pfvm_optimize
+# (main.c with MCU_PREPARED)]
 MODELS="digits models/digits.onnx models/digits_samples/digit_0.pb
 digits_sel $B/digits_sel.onnx models/digits_samples/digit_0.pb sel
 mlp tests/models/mlp/model.onnx tests/models/mlp/test_data_set_0/input_0.pb
@@ -120,6 +121,7 @@ for board in $BOARDS; do
         f=$(board_flags $board)
         compile $CROSS "$f" "$B/$board/pfvm_impl.o" tests/mcu/pfvm_impl.c
         [ $sel = 1 ] && compile $CROSS "$f $SEL_FLAGS" "$B/$board/pfvm_impl_sel.o" tests/mcu/pfvm_impl.c
+        [ $sel = 1 ] && compile $CROSS "$f -DMCU_PREPARED" "$B/$board/main_sel.o" tests/mcu/main.c
         for n in $NANOPB; do compile $CROSS "$f" "$B/$board/$n.o" build/nanopb-src/$n.c; done
         compile $CROSS "$f" "$B/$board/startup.o" tests/mcu/startup.c
         compile $CROSS "$f" "$B/$board/main.o" tests/mcu/main.c
@@ -131,6 +133,7 @@ done
     compile $HOSTCC "-O2 $HOST_PFVM_FLAGS" "$B/host/pfvm_impl.o" tests/mcu/pfvm_impl.c
     [ $sel = 1 ] && compile $HOSTCC "-O2 $HOST_PFVM_FLAGS $SEL_FLAGS" "$B/host/pfvm_impl_sel.o" tests/mcu/pfvm_impl.c
     compile $HOSTCC "-O2" "$B/host/main.o" tests/mcu/main.c -DMCU_HOST
+    [ $sel = 1 ] && compile $HOSTCC "-O2 -DMCU_PREPARED" "$B/host/main_sel.o" tests/mcu/main.c -DMCU_HOST
     [ $build_fail = 0 ]
 ) &
 pids="$pids $!"
@@ -145,11 +148,12 @@ echo "$MODELS" | while read -r name model input variant; do
     if [ -n "$want" ] && ! echo " $want " | grep -q " $name "; then continue; fi
     if [ "$variant" = sel ] && [ $sel = 0 ]; then continue; fi
     impl=pfvm_impl${variant:+_$variant}.o
+    main=main${variant:+_$variant}.o # sel: no pfvm_optimize on the device (MCU_PREPARED)
     # host reference: same program, same embedded bytes, portable kernels
     h="$B/host/$name"
-    if stale "$h" "$model" "$input" tests/mcu/model.S "$B/host/main.o" "$B/host/$impl"; then
+    if stale "$h" "$model" "$input" tests/mcu/model.S "$B/host/$main" "$B/host/$impl"; then
         $HOSTCC -c tests/mcu/model.S -DMODEL_FILE="\"$model\"" -DINPUT_FILE="\"$input\"" -o "$h.model.o" &&
-            $HOSTCC "$B/host/main.o" "$B/host/$impl" "$h.model.o" -o "$h" -lprotobuf-nanopb -lm ||
+            $HOSTCC "$B/host/$main" "$B/host/$impl" "$h.model.o" -o "$h" -lprotobuf-nanopb -lm ||
             { echo "FAIL $name host: link"; echo x >>"$B/.fails"; continue; }
     fi
     # and the host program against `interp run` itself, when it is built
@@ -169,12 +173,12 @@ echo "$MODELS" | while read -r name model input variant; do
     for board in $BOARDS; do
         d="$B/$board/$name"
         f=$(board_flags $board)
-        if stale "$d.elf" "$model" "$input" tests/mcu/model.S tests/mcu/mps2.ld "$B/$board/main.o" "$B/$board/$impl"; then
+        if stale "$d.elf" "$model" "$input" tests/mcu/model.S tests/mcu/mps2.ld "$B/$board/$main" "$B/$board/$impl"; then
             # shellcheck disable=SC2086
             $CROSS $f -c tests/mcu/model.S -DMODEL_FILE="\"$model\"" -DINPUT_FILE="\"$input\"" -o "$d.model.o" &&
                 $CROSS $f --specs=nano.specs --specs=nosys.specs -nostartfiles -T tests/mcu/mps2.ld \
                     -Wl,--gc-sections -Wl,-Map="$d.map" -Wl,--no-warn-rwx-segments \
-                    "$B/$board/startup.o" "$B/$board/main.o" "$B/$board/$impl" \
+                    "$B/$board/startup.o" "$B/$board/$main" "$B/$board/$impl" \
                     "$B/$board/pb_common.o" "$B/$board/pb_decode.o" "$B/$board/pb_encode.o" "$d.model.o" \
                     -lm -o "$d.elf" 2>"$d.link.log" ||
                 { echo "FAIL $name $board: link: $(head -c 300 "$d.link.log")"; echo x >>"$B/.fails"; continue; }

@@ -1,0 +1,165 @@
+/* The float matrix engine (src/ops/linalg.c) rounds by one rule whatever
+ * the micro-kernel (AVX-512, AVX2, the portable 4x16, the 4x4 register
+ * tile of 32-bit Arm), the path (blocked, direct, edge tiles) and the
+ * workspace: each entry of C takes c = fma(alpha, s, c) once per
+ * PFVM_LA_KC rows of K, s being that chunk's products summed by fma from
+ * zero in order; one or two rows of A times a strided B (the matrix-vector
+ * path) round products and sums separately. This is what lets a Cortex-M
+ * give the host's bits (tests/mcu/run.sh). Every case is compared bit for
+ * bit with a plain loop that follows the rule.
+ *
+ *   build/tests/test_gemm
+ *
+ * Built from the amalgamated header with GEMM_AMALGAMATED, it checks the
+ * kernels a flag picks, e.g. the Cortex-M tile on the host:
+ *
+ *   cc -std=c99 -O2 -I. -DGEMM_AMALGAMATED -DPFVM_NO_DISPATCH -DPFVM_LA_TILE4 \
+ *      -DPFVM_EXACT_FMA tests/test_gemm.c -o /tmp/test_gemm_t4 -lprotobuf-nanopb -lm
+ */
+#ifdef GEMM_AMALGAMATED
+#define PFVM_IMPLEMENTATION
+#include "pfvm.h"
+#else
+#include "ops/ops_common.h"
+#endif
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+/* the engine's a * b + c: rounded once where linalg.c's PFVM__LA_FMA is */
+#if defined(PFVM_DISPATCH_CLONES) || defined(__FMA__) || defined(__ARM_FEATURE_FMA) || defined(PFVM_EXACT_FMA)
+#define REF_FMA(a, b, c) fmaf(a, b, c)
+#else
+#define REF_FMA(a, b, c) ((a) * (b) + (c))
+#endif
+
+static unsigned rng = 12345u;
+
+static float rnd(void)
+{
+    rng = rng * 1103515245u + 12345u;
+    /* mixed magnitudes, so that rounding differences show */
+    return ((float)((rng >> 8) & 0xffff) / 32768.0f - 1.0f) * (float)(1 << ((rng >> 4) & 7));
+}
+
+typedef struct strided_b {
+    const float *data;
+    int64_t s_k, s_n;
+} strided_b;
+
+static float b_at(const strided_b *b, int64_t p, int64_t j)
+{
+    return b->data[p * b->s_k + j * b->s_n];
+}
+
+/* the engine's B through a pack function it does not know (as Conv's) */
+static void pack_other(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst)
+{
+    pfvm_la_pack_strided(user, p0, kc, j0, nr, dst);
+}
+
+static void reference(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
+                      const strided_b *b, float *c, int64_t ldc, int gemv)
+{
+    int64_t i, j, p, p0;
+    for (i = 0; i < m; i++)
+        for (j = 0; j < n; j++) {
+            float cij = c[i * ldc + j];
+            if (gemv == 1) { /* rows of B added to C's row */
+                for (p = 0; p < k; p++)
+                    cij += alpha * a[i * as_m + p * as_k] * b_at(b, p, j);
+            } else if (gemv == 2) { /* dot products */
+                float s = 0;
+                for (p = 0; p < k; p++)
+                    s += a[i * as_m + p * as_k] * b_at(b, p, j);
+                cij += alpha * s;
+            } else {
+                for (p0 = 0; p0 < k; p0 += PFVM_LA_KC) {
+                    float s = 0;
+                    for (p = p0; p < k && p < p0 + PFVM_LA_KC; p++)
+                        s = REF_FMA(a[i * as_m + p * as_k], b_at(b, p, j), s);
+                    cij = REF_FMA(alpha, s, cij);
+                }
+            }
+            c[i * ldc + j] = cij;
+        }
+}
+
+/* One product through the engine and the reference; variant: 0 a strided
+ * B the engine sees as such, 1 the same through another pack function, 2
+ * a B with no unit stride (never the matrix-vector path); with and
+ * without a workspace. */
+static void one(int64_t m, int64_t n, int64_t k, float alpha, int ta, int variant, int ws)
+{
+    int64_t ldc = n + 3, i, bsize = (k + 1) * (2 * n + 1) + 2 * n + 1;
+    float *a = (float *)malloc((size_t)(m * k) * sizeof(float));
+    float *bd = (float *)malloc((size_t)bsize * sizeof(float));
+    float *c = (float *)malloc((size_t)(m * ldc) * sizeof(float));
+    float *r = (float *)malloc((size_t)(m * ldc) * sizeof(float));
+    float *w = NULL;
+    size_t wf = pfvm_la_sgemm_ws_floats(m, n, k);
+    int64_t as_m = ta ? 1 : k, as_k = ta ? m : 1, gemv;
+    pfvm_la_strided pb;
+    strided_b sb;
+    if (!a || !bd || !c || !r) {
+        CHECK(!"out of memory");
+        goto done;
+    }
+    if (ws && wf) {
+        w = (float *)malloc(wf * sizeof(float));
+        CHECK(w != NULL);
+    }
+    for (i = 0; i < m * k; i++)
+        a[i] = rnd();
+    for (i = 0; i < bsize; i++)
+        bd[i] = rnd();
+    for (i = 0; i < m * ldc; i++)
+        r[i] = c[i] = rnd();
+    pb.data = bd;
+    if (variant == 2) {
+        pb.s_k = 2 * n + 1;
+        pb.s_n = 2;
+    } else if ((k + n + m) % 2) { /* row-major B [k, n] */
+        pb.s_k = n;
+        pb.s_n = 1;
+    } else { /* transposed: B [n, k] */
+        pb.s_k = 1;
+        pb.s_n = k;
+    }
+    sb.data = pb.data;
+    sb.s_k = pb.s_k;
+    sb.s_n = pb.s_n;
+    gemv = variant == 0 && m <= 2 ? (pb.s_n == 1 ? 1 : 2) : 0;
+    pfvm_la_sgemm_ws(m, n, k, alpha, a, as_m, as_k, variant == 1 ? pack_other : pfvm_la_pack_strided, &pb, c, ldc, w);
+    reference(m, n, k, alpha, a, as_m, as_k, &sb, r, ldc, gemv);
+    CHECK_MSG(memcmp(c, r, (size_t)(m * ldc) * sizeof(float)) == 0,
+              "m %lld n %lld k %lld alpha %g transA %d variant %d workspace %d: not the rule's bits", (long long)m,
+              (long long)n, (long long)k, alpha, ta, variant, ws && wf);
+done:
+    free(a);
+    free(bd);
+    free(c);
+    free(r);
+    free(w);
+}
+
+int main(void)
+{
+    static const int64_t ms[] = {1, 2, 3, 4, 5, 7, 8, 9, 10, 12, 13, 17, 25};
+    static const int64_t ns[] = {1, 3, 4, 15, 16, 17, 33, 70};
+    static const int64_t ks[] = {1, 2, 7, PFVM_LA_KC, PFVM_LA_KC + 1, 300};
+    size_t im, in, ik;
+    int variant, ws, ta;
+    for (im = 0; im < sizeof ms / sizeof ms[0]; im++)
+        for (in = 0; in < sizeof ns / sizeof ns[0]; in++)
+            for (ik = 0; ik < sizeof ks / sizeof ks[0]; ik++)
+                for (variant = 0; variant < 3; variant++)
+                    for (ws = 0; ws < 2; ws++) {
+                        ta = (int)((im + in + ik) % 2);
+                        one(ms[im], ns[in], ks[ik], (ik + (size_t)variant) % 2 ? 0.75f : 1.0f, ta, variant, ws);
+                    }
+    return CHECK_END();
+}
