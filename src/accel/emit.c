@@ -312,6 +312,10 @@ static pfvm_code accel_em_node(accel_em_emitter *e, const pfvm_node *n, int inde
         if (!v)
             continue;
         p = &e->places[v->id];
+        /* integer constants (Reshape's shape, axes) are read by the hooks
+         * from the node's initializers, never from PE memory */
+        if (v->init && v->type.dtype != PFVM_FLOAT)
+            continue;
         if (!p->placed && v->init && (rc = accel_em_weight(e, v)) != PFVM_OK)
             return rc;
         if (!p->placed)
