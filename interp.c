@@ -10,7 +10,7 @@
  *   interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]
  *               [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...
  *   interp dot MODEL [--opt] [-o FILE]
- *   interp accel MODEL --target FILE [-o PROGRAM] [--simulate [-i INPUT.pb]... [--out DIR]]
+ *   interp accel MODEL --target FILE [--dim NAME=VALUE]... [-o PROGRAM] [--simulate [-i INPUT.pb]... [--out DIR]]
  *   interp quantize MODEL --calib DIR... -o OUT.onnx [--per-channel] [--symmetric] [--exclude NODES]
  *               [--method minmax|percentile] [--percentile P]
  *   run, test, plan and bench: [--max-memory BYTES] (pfvm_limits_max)
@@ -57,7 +57,7 @@ static const char *usage_text =
     "  interp ops                      the operator table (markdown)\n"
     "  interp ops --config MODEL... [-o FILE]   a header selecting only the operators the models use\n"
     "             (include it before pfvm.h in firmware builds)\n"
-    "  interp accel MODEL --target FILE [-o PROGRAM] [--simulate [-i INPUT.pb]... [--out DIR]]\n"
+    "  interp accel MODEL --target FILE [--dim NAME=VALUE]... [-o PROGRAM] [--simulate [-i INPUT.pb]... [--out DIR]]\n"
     "             lower the model for an accelerator target (README.md, \"accel\") and report its cost;\n"
     "             --simulate runs the program and writes output_K.pb into DIR (default out)\n"
     "run, test and bench optimize the model with the default passes first; --no-opt runs it as loaded.\n"
@@ -2008,7 +2008,9 @@ static int cmd_accel(int argc, char **argv)
 {
     const char *model = NULL, *target = NULL, *prog_out = NULL, *outdir = "out";
     const char **inputs = (const char **)calloc((size_t)argc + 1, sizeof *inputs);
-    int n_in = 0, i, rc = 1, simulate = 0;
+    int n_in = 0, i, rc = 1, simulate = 0, n_dims = 0;
+    dim_arg dims[64];
+    pfvm_binding b;
     pfvm_status st;
     pfvm_accel_target t;
     pfvm_accel_stats stats;
@@ -2030,7 +2032,13 @@ static int cmd_accel(int argc, char **argv)
             outdir = argv[++i];
         else if (!strcmp(argv[i], "--simulate"))
             simulate = 1;
-        else if (!strcmp(argv[i], "--dim") || !strcmp(argv[i], "--onnx") || !strcmp(argv[i], "--baseline")) {
+        else if (!strcmp(argv[i], "--dim") && i + 1 < argc) {
+            if (n_dims >= 64 || !parse_dim(argv[++i], &dims[n_dims])) {
+                free(inputs);
+                return fail("accel: --dim wants NAME=VALUE (VALUE >= 0), got '%s'", argv[i]);
+            }
+            n_dims++;
+        } else if (!strcmp(argv[i], "--onnx") || !strcmp(argv[i], "--baseline")) {
             free(inputs);
             return fail("accel: %s is not implemented yet (issue 21)", argv[i]);
         } else if (argv[i][0] == '-' || model) {
@@ -2043,8 +2051,14 @@ static int cmd_accel(int argc, char **argv)
         free(inputs);
         return fail("%s", !model ? "accel: no model given" : "accel: no --target FILE given");
     }
-    if (pfvm_accel_target_load(target, &t, &st) || !(m = pfvm_onnx_load_file(model, 0, &st)) ||
-        pfvm_accel_emit(m, &t, &prog, &stats, &st))
+    memset(&b, 0, sizeof b);
+    if (pfvm_accel_target_load(target, &t, &st) || !(m = pfvm_onnx_load_file(model, 0, &st)))
+        goto done_status;
+    /* --dim: the graph's input shapes specialized, the rest inferred again */
+    if (n_dims && (pfvm_infer_shapes(m->graph, 0, &st) || bind_dims(m, dims, n_dims, &b, &st) ||
+                   pfvm_infer_shapes_bound(m->graph, &b, 0, &st)))
+        goto done_status;
+    if (pfvm_accel_emit(m, &t, &prog, &stats, &st))
         goto done_status;
     if (prog_out) {
         FILE *f = fopen(prog_out, "w");
@@ -2122,6 +2136,7 @@ done:
     free(inputs);
     pfvm_accel_sim_free(sim);
     pfvm_accel_free(prog);
+    pfvm_binding_free(&b);
     pfvm_model_free(m);
     return rc;
 }

@@ -135,9 +135,14 @@ static pfvm_code accel_em_dims(accel_em_emitter *e, const pfvm_value *v, int *ra
                           pfvm_dtype_name(v->type.dtype));
     *rank = v->type.shape.rank;
     for (i = 0; i < *rank; i++)
-        if (!pfvm_sym_is_const(v->type.shape.dims[i], &dims[i]))
+        if (!pfvm_sym_is_const(v->type.shape.dims[i], &dims[i])) {
+            char sym[64];
+            pfvm_sym_print(v->type.shape.dims[i], sym, sizeof sym);
             return pfvm__fail(e->st, PFVM_ERR_INVALID,
-                              "value %s: dim %d is symbolic; bind it (interp accel --dim NAME=VALUE)", v->name, i);
+                              "value %s: dim %d is symbolic (%s); bind it (pfvm_infer_shapes_bound, interp accel "
+                              "--dim NAME=VALUE)",
+                              v->name, i, sym);
+        }
     return PFVM_OK;
 }
 
