@@ -10,7 +10,8 @@
  *   interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]
  *               [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...
  *   interp dot MODEL [--opt] [-o FILE]
- *   interp accel MODEL --target FILE [--dim NAME=VALUE]... [-o PROGRAM] [--simulate [-i INPUT.pb]... [--out DIR]]
+ *   interp accel MODEL --target FILE [--dim NAME=VALUE]... [-o PROGRAM] [--onnx OUT.onnx]
+ *               [--simulate [-i INPUT.pb]... [--out DIR]]
  *   interp quantize MODEL --calib DIR... -o OUT.onnx [--per-channel] [--symmetric] [--exclude NODES]
  *               [--method minmax|percentile] [--percentile P]
  *   run, test, plan and bench: [--max-memory BYTES] (pfvm_limits_max)
@@ -57,8 +58,10 @@ static const char *usage_text =
     "  interp ops                      the operator table (markdown)\n"
     "  interp ops --config MODEL... [-o FILE]   a header selecting only the operators the models use\n"
     "             (include it before pfvm.h in firmware builds)\n"
-    "  interp accel MODEL --target FILE [--dim NAME=VALUE]... [-o PROGRAM] [--simulate [-i INPUT.pb]... [--out DIR]]\n"
+    "  interp accel MODEL --target FILE [--dim NAME=VALUE]... [-o PROGRAM] [--onnx OUT.onnx]\n"
+    "             [--simulate [-i INPUT.pb]... [--out DIR]]\n"
     "             lower the model for an accelerator target (README.md, \"accel\") and report its cost;\n"
+    "             --onnx writes the optimized model with every value's layout in its metadata_props;\n"
     "             --simulate runs the program and writes output_K.pb into DIR (default out)\n"
     "run, test and bench optimize the model with the default passes first; --no-opt runs it as loaded.\n"
     "run, test, plan and bench take --max-memory BYTES (k, M, G: powers of 1024): no tensor, arena or\n"
@@ -2006,7 +2009,7 @@ static const pfvm_tensor *accel_weight(void *user, const char *name)
 
 static int cmd_accel(int argc, char **argv)
 {
-    const char *model = NULL, *target = NULL, *prog_out = NULL, *outdir = "out";
+    const char *model = NULL, *target = NULL, *prog_out = NULL, *outdir = "out", *onnx_out = NULL;
     const char **inputs = (const char **)calloc((size_t)argc + 1, sizeof *inputs);
     int n_in = 0, i, rc = 1, simulate = 0, n_dims = 0;
     dim_arg dims[64];
@@ -2038,7 +2041,9 @@ static int cmd_accel(int argc, char **argv)
                 return fail("accel: --dim wants NAME=VALUE (VALUE >= 0), got '%s'", argv[i]);
             }
             n_dims++;
-        } else if (!strcmp(argv[i], "--onnx") || !strcmp(argv[i], "--baseline")) {
+        } else if (!strcmp(argv[i], "--onnx") && i + 1 < argc) {
+            onnx_out = argv[++i];
+        } else if (!strcmp(argv[i], "--baseline")) {
             free(inputs);
             return fail("accel: %s is not implemented yet (issue 21)", argv[i]);
         } else if (argv[i][0] == '-' || model) {
@@ -2059,6 +2064,10 @@ static int cmd_accel(int argc, char **argv)
                    pfvm_infer_shapes_bound(m->graph, &b, 0, &st)))
         goto done_status;
     if (pfvm_accel_emit(m, &t, &prog, &stats, &st))
+        goto done_status;
+    /* the laid-out graph: the optimized model with each value's layout in
+     * its metadata_props (pfvm_accel_annotate) */
+    if (onnx_out && (pfvm_accel_annotate(m, &t, prog, &st) || pfvm_onnx_save_file(m, onnx_out, &st)))
         goto done_status;
     if (prog_out) {
         FILE *f = fopen(prog_out, "w");

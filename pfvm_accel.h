@@ -152,6 +152,15 @@ typedef struct pfvm_accel_stats {
  * symbolic dim, a tensor that does not fit in a PE. */
 PFVM_API pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **program,
                                    pfvm_accel_stats *stats, pfvm_status *st);
+/* Records the program's placement in m (the model pfvm_accel_emit
+ * optimized) as ONNX metadata_props, so that the laid-out graph can be
+ * saved as ONNX and read back by any tool: "pfvm.accel.target" = the
+ * target's name, and "pfvm.accel.layout.VALUE" = the layout (README.md,
+ * "accel", "Layouts") of every graph input, weight and node output the
+ * program places. The plan moves nothing between nodes (each node reads
+ * its inputs where they were written), so there are no move nodes to add. */
+PFVM_API pfvm_code pfvm_accel_annotate(pfvm_model *m, const pfvm_accel_target *t, const char *program,
+                                       pfvm_status *st);
 /* Frees what pfvm_accel_emit returned. */
 PFVM_API void pfvm_accel_free(void *p);
 
@@ -460,9 +469,14 @@ static pfvm_code accel_em_dims(accel_em_emitter *e, const pfvm_value *v, int *ra
                           pfvm_dtype_name(v->type.dtype));
     *rank = v->type.shape.rank;
     for (i = 0; i < *rank; i++)
-        if (!pfvm_sym_is_const(v->type.shape.dims[i], &dims[i]))
+        if (!pfvm_sym_is_const(v->type.shape.dims[i], &dims[i])) {
+            char sym[64];
+            pfvm_sym_print(v->type.shape.dims[i], sym, sizeof sym);
             return pfvm__fail(e->st, PFVM_ERR_INVALID,
-                              "value %s: dim %d is symbolic; bind it (interp accel --dim NAME=VALUE)", v->name, i);
+                              "value %s: dim %d is symbolic (%s); bind it (pfvm_infer_shapes_bound, interp accel "
+                              "--dim NAME=VALUE)",
+                              v->name, i, sym);
+        }
     return PFVM_OK;
 }
 
@@ -637,6 +651,10 @@ static pfvm_code accel_em_node(accel_em_emitter *e, const pfvm_node *n, int inde
         if (!v)
             continue;
         p = &e->places[v->id];
+        /* integer constants (Reshape's shape, axes) are read by the hooks
+         * from the node's initializers, never from PE memory */
+        if (v->init && v->type.dtype != PFVM_FLOAT)
+            continue;
         if (!p->placed && v->init && (rc = accel_em_weight(e, v)) != PFVM_OK)
             return rc;
         if (!p->placed)
@@ -789,6 +807,90 @@ done:
     stbds_arrfree(e.scratch);
     stbds_arrfree(e.text);
     return rc;
+}
+
+static pfvm_code accel_em_meta(pfvm_model *m, const char *key, const char *key2, const char *value,
+                               pfvm_status *st)
+{
+    char k[512];
+    pfvm_string_pair kv;
+    pfvm__snprintf(k, sizeof k, "%s%s", key, key2);
+    kv.key = pfvm_model_strdup(m, k);
+    kv.value = pfvm_model_strdup(m, value);
+    if (!kv.key || !kv.value || !pfvm__arrpush(m->metadata, kv))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "accel: out of memory for the model's metadata");
+    return PFVM_OK;
+}
+
+/* The value a program line places and its layout: `input K OFF SHAPE
+ * LAYOUT`, `weight NAME OFF SHAPE LAYOUT`, `# node NAME (OP) -> LAYOUT`. */
+static const pfvm_value *accel_em_placed(const pfvm_graph *g, const char *line, const char **layout)
+{
+    char name[512];
+    const char *p;
+    int i, k;
+    if (!strncmp(line, "# node ", 7) && (p = strstr(line, " -> ")) != NULL) {
+        const char *open = p;
+        while (open > line + 7 && strncmp(open, " (", 2))
+            open--;
+        if ((size_t)(open - line - 7) >= sizeof name)
+            return NULL;
+        memcpy(name, line + 7, (size_t)(open - line - 7));
+        name[open - line - 7] = 0;
+        *layout = p + 4;
+        for (i = 0; i < pfvm_graph_num_nodes(g); i++) {
+            const pfvm_node *n = pfvm_graph_node(g, i);
+            if (!strcmp(n->name, name) && n->n_outputs && n->outputs[0])
+                return n->outputs[0];
+        }
+        return NULL;
+    }
+    if (strncmp(line, "input ", 6) && strncmp(line, "weight ", 7))
+        return NULL;
+    /* the layout follows the fourth word */
+    for (p = line, k = 0; *p && k < 4; k++) {
+        while (*p && *p != ' ')
+            p++;
+        while (*p == ' ')
+            p++;
+    }
+    *layout = p;
+    if (line[0] == 'w') {
+        size_t len = strcspn(line + 7, " ");
+        if (len >= sizeof name)
+            return NULL;
+        memcpy(name, line + 7, len);
+        name[len] = 0;
+        return pfvm_graph_find(g, name);
+    }
+    k = atoi(line + 6);
+    return k >= 0 && k < pfvm_graph_num_inputs(g) ? pfvm_graph_input(g, k) : NULL;
+}
+
+pfvm_code pfvm_accel_annotate(pfvm_model *m, const pfvm_accel_target *t, const char *program, pfvm_status *st)
+{
+    const char *p = program;
+    pfvm_code rc;
+    if (!m || !m->graph || !t || !program)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "accel: annotate needs a model, a target and a program");
+    if ((rc = accel_em_meta(m, "pfvm.accel.target", "", t->name, st)) != PFVM_OK)
+        return rc;
+    while (*p) {
+        const char *e = strchr(p, '\n'), *layout = NULL;
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char line[1024];
+        const pfvm_value *v;
+        if (len < sizeof line) {
+            memcpy(line, p, len);
+            line[len] = 0;
+            if ((v = accel_em_placed(m->graph, line, &layout)) != NULL &&
+                (rc = accel_em_meta(m, "pfvm.accel.layout.", v->name, layout, st)) != PFVM_OK)
+                return rc;
+        }
+        p += len + (e != NULL);
+    }
+    pfvm__ok(st);
+    return PFVM_OK;
 }
 
 void pfvm_accel_free(void *p)
@@ -1619,6 +1721,71 @@ static pfvm_code accel_sim_copy(accel_sim_ctx *c)
     return PFVM_OK;
 }
 
+/* fill D VALUE N: D[i] = VALUE. */
+static pfvm_code accel_sim_fill(accel_sim_ctx *c)
+{
+    int64_t pe, dw, n, i;
+    double v;
+    char *end;
+    if (!accel_sim_int(c, 3, 1, INT64_MAX / 8, &n))
+        return c->st->code;
+    if (c->n < 3 || (v = strtod(c->tok[2], &end), *end))
+        return accel_sim_bad(c, PFVM_ERR_PARSE, "operand 2 is not a number");
+    if (!accel_sim_span(c, 1, n, &dw))
+        return c->st->code;
+    for (pe = 0; pe < c->s->npes; pe++) {
+        float *d;
+        if (!c->s->active[pe])
+            continue;
+        d = accel_sim_write(c, pe, dw, n);
+        for (i = 0; i < n; i++)
+            d[i] = (float)v;
+        c->s->pe_cycles[pe] += ceil((double)n / c->s->t.simd);
+    }
+    return PFVM_OK;
+}
+
+/* mov D A R C DR DC AR AC: D[r*DR + c*DC] = A[r*AR + c*AC] (strides in
+ * elements, 0 allowed: a broadcast read). The PE's address generator walks
+ * one row per step: a row of unit strides moves SIMD-wide, any other row
+ * one element per cycle. Reads complete before writes (D may overlap A). */
+static pfvm_code accel_sim_mov(accel_sim_ctx *c)
+{
+    int64_t pe, dw, aw, r, cc, st[4], i, j, dext, aext;
+    float *tmp;
+    if (!accel_sim_int(c, 3, 1, 1 << 30, &r) || !accel_sim_int(c, 4, 1, 1 << 30, &cc))
+        return c->st->code;
+    for (i = 0; i < 4; i++)
+        if (!accel_sim_int(c, 5 + (int)i, 0, 1 << 30, &st[i]))
+            return c->st->code;
+    dext = (r - 1) * st[0] + (cc - 1) * st[1] + 1;
+    aext = (r - 1) * st[2] + (cc - 1) * st[3] + 1;
+    if (!accel_sim_span(c, 1, dext, &dw) || !accel_sim_span(c, 2, aext, &aw))
+        return c->st->code;
+    if (!(tmp = (float *)pfvm__malloc((size_t)(r * cc) * sizeof *tmp + 1)))
+        return accel_sim_bad(c, PFVM_ERR_NOMEM, "out of memory");
+    for (pe = 0; pe < c->s->npes; pe++) {
+        const float *a;
+        if (!c->s->active[pe])
+            continue;
+        for (i = 0; i < r; i++)
+            for (j = 0; j < cc; j++) {
+                if (!(a = accel_sim_read(c, pe, aw + i * st[2] + j * st[3], 1))) {
+                    pfvm__free(tmp);
+                    return c->st->code;
+                }
+                tmp[i * cc + j] = *a;
+            }
+        for (i = 0; i < r; i++)
+            for (j = 0; j < cc; j++)
+                *accel_sim_write(c, pe, dw + i * st[0] + j * st[1], 1) = tmp[i * cc + j];
+        c->s->pe_cycles[pe] += (st[1] == 1 && st[3] == 1) ? (double)r * ceil((double)cc / c->s->t.simd)
+                                                          : (double)(r * cc);
+    }
+    pfvm__free(tmp);
+    return PFVM_OK;
+}
+
 static float accel_un(int op, float x)
 {
     switch (op) {
@@ -1812,6 +1979,10 @@ static pfvm_code accel_sim_line(accel_sim_ctx *c, const pfvm_tensor *const *inpu
         return accel_sim_output(c);
     if (!strcmp(k, "copy"))
         return accel_sim_copy(c);
+    if (!strcmp(k, "fill"))
+        return accel_sim_fill(c);
+    if (!strcmp(k, "mov"))
+        return accel_sim_mov(c);
     if (!strcmp(k, "un") || !strcmp(k, "bin") || !strcmp(k, "imm") || !strcmp(k, "row") || !strcmp(k, "col") ||
         !strcmp(k, "red") || !strcmp(k, "gemm") || !strcmp(k, "gemma"))
         return accel_sim_compute(c);

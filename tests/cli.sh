@@ -397,6 +397,14 @@ mkdir -p "$tmp/accel_cnn_case/test_data_set_0"
 cp "$MODEL/model.onnx" "$tmp/accel_cnn_case/model.onnx"
 cp "$MODEL/test_data_set_0/input_0.pb" "$tmp/accel_cnn/output_0.pb" "$tmp/accel_cnn_case/test_data_set_0/" 2>/dev/null
 if "$INTERP" test --no-opt "$tmp/accel_cnn_case" 2>&1 | grep -q '^1 passed, 0 failed'; then ok; else bad "accel cnn_small output differs from interp's"; fi
+# --onnx: the optimized model with the layouts in metadata_props, loadable again
+if "$INTERP" accel "$MODEL/model.onnx" --target targets/mncore2.txt --onnx "$tmp/laid.onnx" >"$tmp/out" 2>"$tmp/err" &&
+    grep -a -q 'pfvm.accel.layout./body/body.0/Conv_output_0' "$tmp/laid.onnx" &&
+    "$INTERP" run "$tmp/laid.onnx" -i "$MODEL/test_data_set_0/input_0.pb" -o "$tmp/laid_out" >/dev/null 2>&1; then
+    ok
+else
+    bad "accel --onnx: $(head -c 300 "$tmp/err")"
+fi
 EW=tests/models/expand_where
 expect_error_matching "accel unbound dim" "value scores: dim 0 is symbolic (batch); bind it" \
     "$INTERP" accel "$EW/model.onnx" --target targets/mncore2.txt

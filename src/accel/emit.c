@@ -475,6 +475,90 @@ done:
     return rc;
 }
 
+static pfvm_code accel_em_meta(pfvm_model *m, const char *key, const char *key2, const char *value,
+                               pfvm_status *st)
+{
+    char k[512];
+    pfvm_string_pair kv;
+    pfvm__snprintf(k, sizeof k, "%s%s", key, key2);
+    kv.key = pfvm_model_strdup(m, k);
+    kv.value = pfvm_model_strdup(m, value);
+    if (!kv.key || !kv.value || !pfvm__arrpush(m->metadata, kv))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "accel: out of memory for the model's metadata");
+    return PFVM_OK;
+}
+
+/* The value a program line places and its layout: `input K OFF SHAPE
+ * LAYOUT`, `weight NAME OFF SHAPE LAYOUT`, `# node NAME (OP) -> LAYOUT`. */
+static const pfvm_value *accel_em_placed(const pfvm_graph *g, const char *line, const char **layout)
+{
+    char name[512];
+    const char *p;
+    int i, k;
+    if (!strncmp(line, "# node ", 7) && (p = strstr(line, " -> ")) != NULL) {
+        const char *open = p;
+        while (open > line + 7 && strncmp(open, " (", 2))
+            open--;
+        if ((size_t)(open - line - 7) >= sizeof name)
+            return NULL;
+        memcpy(name, line + 7, (size_t)(open - line - 7));
+        name[open - line - 7] = 0;
+        *layout = p + 4;
+        for (i = 0; i < pfvm_graph_num_nodes(g); i++) {
+            const pfvm_node *n = pfvm_graph_node(g, i);
+            if (!strcmp(n->name, name) && n->n_outputs && n->outputs[0])
+                return n->outputs[0];
+        }
+        return NULL;
+    }
+    if (strncmp(line, "input ", 6) && strncmp(line, "weight ", 7))
+        return NULL;
+    /* the layout follows the fourth word */
+    for (p = line, k = 0; *p && k < 4; k++) {
+        while (*p && *p != ' ')
+            p++;
+        while (*p == ' ')
+            p++;
+    }
+    *layout = p;
+    if (line[0] == 'w') {
+        size_t len = strcspn(line + 7, " ");
+        if (len >= sizeof name)
+            return NULL;
+        memcpy(name, line + 7, len);
+        name[len] = 0;
+        return pfvm_graph_find(g, name);
+    }
+    k = atoi(line + 6);
+    return k >= 0 && k < pfvm_graph_num_inputs(g) ? pfvm_graph_input(g, k) : NULL;
+}
+
+pfvm_code pfvm_accel_annotate(pfvm_model *m, const pfvm_accel_target *t, const char *program, pfvm_status *st)
+{
+    const char *p = program;
+    pfvm_code rc;
+    if (!m || !m->graph || !t || !program)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "accel: annotate needs a model, a target and a program");
+    if ((rc = accel_em_meta(m, "pfvm.accel.target", "", t->name, st)) != PFVM_OK)
+        return rc;
+    while (*p) {
+        const char *e = strchr(p, '\n'), *layout = NULL;
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char line[1024];
+        const pfvm_value *v;
+        if (len < sizeof line) {
+            memcpy(line, p, len);
+            line[len] = 0;
+            if ((v = accel_em_placed(m->graph, line, &layout)) != NULL &&
+                (rc = accel_em_meta(m, "pfvm.accel.layout.", v->name, layout, st)) != PFVM_OK)
+                return rc;
+        }
+        p += len + (e != NULL);
+    }
+    pfvm__ok(st);
+    return PFVM_OK;
+}
+
 void pfvm_accel_free(void *p)
 {
     pfvm__free(p);

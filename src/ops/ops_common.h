@@ -147,24 +147,24 @@ PFVM_INTERNAL void pfvm_tn_store_i64(pfvm_tensor *t, int64_t i, int64_t v);
 /* Conv (2-D, any group): im2col by `mov`/`fill`, one gemm per group and
  * band of output rows (bands shrink until the temporaries fit), bias by
  * row. */
-PFVM_INTERNAL pfvm_code pfvm_accel_conv(pfvm_accel_ctx *c);
+PFVM_INTERNAL pfvm_code pfvm_acl_conv(pfvm_accel_ctx *c);
 /* MaxPool (no Indices) and AveragePool (2-D): one gathered plane per tap. */
-PFVM_INTERNAL pfvm_code pfvm_accel_pool(pfvm_accel_ctx *c);
+PFVM_INTERNAL pfvm_code pfvm_acl_pool(pfvm_accel_ctx *c);
 /* GlobalAveragePool, GlobalMaxPool: a row reduction per channel. */
-PFVM_INTERNAL pfvm_code pfvm_accel_global_pool(pfvm_accel_ctx *c);
+PFVM_INTERNAL pfvm_code pfvm_acl_global_pool(pfvm_accel_ctx *c);
 /* Inference BatchNormalization: per-channel scale and shift by rows. */
-PFVM_INTERNAL pfvm_code pfvm_accel_batchnorm(pfvm_accel_ctx *c);
+PFVM_INTERNAL pfvm_code pfvm_acl_batchnorm(pfvm_accel_ctx *c);
 /* Clip with constant bounds. */
-PFVM_INTERNAL pfvm_code pfvm_accel_clip(pfvm_accel_ctx *c);
+PFVM_INTERNAL pfvm_code pfvm_acl_clip(pfvm_accel_ctx *c);
 /* Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout: a copy in each
  * PE when the first axis (the PEs' split) is kept. */
-PFVM_INTERNAL pfvm_code pfvm_accel_view(pfvm_accel_ctx *c);
+PFVM_INTERNAL pfvm_code pfvm_acl_view(pfvm_accel_ctx *c);
 /* Transpose keeping the first axis first: 2-D moves in each PE. */
-PFVM_INTERNAL pfvm_code pfvm_accel_transpose(pfvm_accel_ctx *c);
+PFVM_INTERNAL pfvm_code pfvm_acl_transpose(pfvm_accel_ctx *c);
 /* Concat along an axis other than the first: one strided move per input. */
-PFVM_INTERNAL pfvm_code pfvm_accel_concat(pfvm_accel_ctx *c);
+PFVM_INTERNAL pfvm_code pfvm_acl_concat(pfvm_accel_ctx *c);
 /* LogSoftmax over the last axis: max, shifted exp, sum, log. */
-PFVM_INTERNAL pfvm_code pfvm_accel_logsoftmax(pfvm_accel_ctx *c);
+PFVM_INTERNAL pfvm_code pfvm_acl_logsoftmax(pfvm_accel_ctx *c);
 
 #ifdef __cplusplus
 }
