@@ -1989,6 +1989,11 @@ static void accel_report_nodes(const char *prog, const pfvm_accel_sim *sim)
                 pes += b - a + 1;
                 q = end;
             }
+        } else if (len > 9 && !strncmp(p, "# gather ", 9)) {
+            if (sim)
+                printf("  %.*s  [%.0f cycles]\n", (int)(len - 2), p + 2, pfvm_accel_sim_phase_cycles(sim, phase));
+            else
+                printf("  %.*s\n", (int)(len - 2), p + 2);
         } else if (len > 7 && !strncmp(p, "# node ", 7)) {
             if (sim)
                 printf("  %.*s  [PEs %lld, %.0f cycles]\n", (int)(len - 7), p + 7, pes,
@@ -2082,6 +2087,9 @@ static int cmd_accel(int argc, char **argv)
     printf("plan: naive rows (first axis over the PEs, weights on every PE)\n");
     printf("nodes %d, flops %.0f, peak %lld bytes per PE (weights %lld)\n", stats.nodes, stats.flops,
            (long long)stats.peak_bytes, (long long)stats.weight_bytes);
+    if (stats.fallbacks)
+        printf("fallback: %d nodes refused their split inputs and run whole on PE 0 (gathers below)\n",
+               stats.fallbacks);
     printf("compute lower bound %.0f cycles (flops / 2 / %.0f float MACs per cycle)\n",
            peak_macs > 0 ? ceil(stats.flops / 2 / peak_macs) : 0, peak_macs);
     {

@@ -2967,6 +2967,14 @@ PFVM_INTERNAL pfvm_code pfvm_acl_transpose(pfvm_accel_ctx *c);
 PFVM_INTERNAL pfvm_code pfvm_acl_concat(pfvm_accel_ctx *c);
 /* LogSoftmax over the last axis: max, shifted exp, sum, log. */
 PFVM_INTERNAL pfvm_code pfvm_acl_logsoftmax(pfvm_accel_ctx *c);
+/* MatMul: rows of A (split or whole) times a 2-D B on every PE, or batched
+ * with both operands whole (one gemm per batch). */
+PFVM_INTERNAL pfvm_code pfvm_acl_matmul(pfvm_accel_ctx *c);
+/* Slice with constant bounds and positive steps: strided moves. */
+PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c);
+/* ReduceSum, ReduceMean, ReduceMax, ReduceMin over trailing axes (the
+ * other reductions' tables name it too and get a clear refusal). */
+PFVM_INTERNAL pfvm_code pfvm_acl_reduce(pfvm_accel_ctx *c);
 
 #endif /* PFVM_OPS_COMMON_H */
 /* ---- src/ops/quant.h ---- */
@@ -8903,6 +8911,194 @@ pfvm_code pfvm_acl_logsoftmax(pfvm_accel_ctx *c)
         return rc;
     return c->emit(c, "row sub %lld %lld %lld %lld %lld", Y, Y, D, R, C);
 }
+
+/* ---- MatMul: rows of A times a 2-D B on every PE, or batches whole ---- */
+
+pfvm_code pfvm_acl_matmul(pfvm_accel_ctx *c)
+{
+    const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
+    int64_t k, m, n, batch, i;
+    pfvm_code rc;
+    if (a->rank < 1 || b->rank < 2 || !b->replicated || (b->rank > 2 && !a->replicated))
+        return pfvm__acl_unsupported(c, "MatMul of A (split or whole) by a B whole on its PEs (batched: both whole)");
+    k = a->dims[a->rank - 1];
+    n = b->dims[b->rank - 1];
+    if (b->dims[b->rank - 2] != k || k < 1)
+        return pfvm__acl_unsupported(c, "MatMul whose inner dims agree");
+    if (b->rank == 2)
+        return c->emit(c, "gemm %lld %lld %lld %lld %lld %lld 0", (long long)y->off, (long long)a->off,
+                       (long long)b->off, (long long)(a->elems / k), (long long)n, (long long)k);
+    /* batched: Y's leading dims are the broadcast of A's and B's; each
+     * operand either has them all or none (a shared 2-D matrix) */
+    m = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
+    batch = y->elems / (m * n);
+    for (i = 0; i < batch; i++) {
+        int64_t ai = a->elems == batch * m * k ? i : 0, bi = b->elems == batch * k * n ? i : 0;
+        if ((a->elems != m * k && ai != i) || (b->elems != k * n && bi != i))
+            return pfvm__acl_unsupported(c, "batched MatMul whose operands have all of the batch dims or none");
+        if ((rc = c->emit(c, "gemm %lld %lld %lld %lld %lld %lld 0", (long long)(y->off + i * m * n * 4),
+                          (long long)(a->off + ai * m * k * 4), (long long)(b->off + bi * k * n * 4), (long long)m,
+                          (long long)n, (long long)k)) != PFVM_OK)
+            return rc;
+    }
+    return PFVM_OK;
+}
+
+/* y[o] = x[base + sum o_a * xs[a]] over the local output dims yd (row
+ * major): one 2-D mov per combination of all but the last two axes. */
+static pfvm_code pfvm__acl_strided(pfvm_accel_ctx *c, int64_t y_off, int64_t x_off, int rank, const int64_t *yd,
+                                   const int64_t *xs, int64_t base)
+{
+    int64_t outer = 1, o, rows = rank >= 2 ? yd[rank - 2] : 1, cols = rank >= 1 ? yd[rank - 1] : 1;
+    int64_t rs = rank >= 2 ? xs[rank - 2] : 0, cs = rank >= 1 ? xs[rank - 1] : 1;
+    int i;
+    pfvm_code rc;
+    for (i = 0; i < rank - 2; i++)
+        outer *= yd[i];
+    for (o = 0; o < outer; o++) {
+        int64_t rem = o, src = base;
+        for (i = rank - 3; i >= 0; i--) {
+            src += (rem % yd[i]) * xs[i];
+            rem /= yd[i];
+        }
+        if ((rc = c->emit(c, "mov %lld %lld %lld %lld %lld 1 %lld %lld", (long long)(y_off + o * rows * cols * 4),
+                          (long long)(x_off + src * 4), (long long)rows, (long long)cols, (long long)cols,
+                          (long long)rs, (long long)cs)) != PFVM_OK)
+            return rc;
+    }
+    return PFVM_OK;
+}
+
+/* The int64 constant input i of n (Slice's starts, ends, axes, steps), or
+ * its attribute `name` before opset 10: count, or -1 when not constant. */
+static int pfvm__acl_ints(const pfvm_node *n, int i, const char *name, const int64_t **out)
+{
+    const pfvm_value *v = i < n->n_inputs ? n->inputs[i] : NULL;
+    if (n->opset < 10) {
+        int k = pfvm_node_attr_ints(n, name, out);
+        return k < 0 ? 0 : k; /* absent: axes all, steps 1 */
+    }
+    if (!v) {
+        *out = NULL;
+        return 0;
+    }
+    if (!v->init || v->init->dtype != PFVM_INT64 || v->init->rank != 1)
+        return -1;
+    *out = (const int64_t *)v->init->data;
+    return (int)v->init->dims[0];
+}
+
+/* ---- Slice with constant starts, ends, axes and steps ---- */
+
+pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c)
+{
+    const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
+    const int64_t *starts, *ends, *axes, *steps;
+    int ns = pfvm__acl_ints(c->node, 1, "starts", &starts), ne = pfvm__acl_ints(c->node, 2, "ends", &ends);
+    int na = pfvm__acl_ints(c->node, 3, "axes", &axes), nst = pfvm__acl_ints(c->node, 4, "steps", &steps);
+    int64_t st[PFVM_MAX_RANK], stp[PFVM_MAX_RANK], xs[PFVM_MAX_RANK], yd[PFVM_MAX_RANK], base = 0;
+    int r = x->rank, i;
+    (void)ends;
+    if (ns < 0 || ne != ns || (na >= 0 && na != ns && na != 0) || (nst > 0 && nst != ns) || nst < 0 || na < 0 ||
+        r < 1)
+        return pfvm__acl_unsupported(c, "Slice with constant starts, ends, axes and steps");
+    for (i = 0; i < r; i++) {
+        st[i] = 0;
+        stp[i] = 1;
+    }
+    for (i = 0; i < ns; i++) {
+        int64_t a = na > 0 ? axes[i] : i, d, s0, step = nst > 0 ? steps[i] : 1;
+        if (a < 0)
+            a += r;
+        if (a < 0 || a >= r || step == 0)
+            return pfvm__acl_unsupported(c, "Slice with valid axes and non-zero steps");
+        d = x->dims[a];
+        s0 = starts[i] < 0 ? starts[i] + d : starts[i];
+        if (step > 0)
+            s0 = s0 < 0 ? 0 : s0 > d ? d : s0;
+        else
+            s0 = s0 < 0 ? 0 : s0 > d - 1 ? d - 1 : s0;
+        if (a == 0 && !x->replicated && (s0 != 0 || step != 1 || y->dims[0] != x->dims[0]))
+            return pfvm__acl_unsupported(c, "Slice of the first axis (split over the PEs) only when whole");
+        st[a] = s0;
+        stp[a] = step;
+    }
+    xs[r - 1] = 1;
+    for (i = r - 2; i >= 0; i--)
+        xs[i] = xs[i + 1] * x->dims[i + 1];
+    for (i = 0; i < r; i++) {
+        yd[i] = y->dims[i];
+        base += st[i] * xs[i];
+        xs[i] *= stp[i];
+    }
+    if (!x->replicated)
+        yd[0] = pfvm__acl_lead(y);
+    if (y->elems == 0)
+        return PFVM_OK;
+    for (i = 0; i < r; i++)
+        if (stp[i] < 0)
+            return pfvm__acl_unsupported(c, "Slice with positive steps");
+    return pfvm__acl_strided(c, y->off, x->off, r, yd, xs, base);
+}
+
+/* ---- ReduceSum / ReduceMean / ReduceMax / ReduceMin over trailing axes ---- */
+
+pfvm_code pfvm_acl_reduce(pfvm_accel_ctx *c)
+{
+    const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
+    const char *op = c->node->op_type;
+    int is_sum = !strcmp(op, "ReduceSum"), is_mean = !strcmp(op, "ReduceMean"), is_max = !strcmp(op, "ReduceMax");
+    int is_min = !strcmp(op, "ReduceMin"), na, i;
+    int64_t axes_in_node = c->node->opset >= (is_sum ? 13 : 18), first = x->rank, cols = 1, rows, tmp;
+    const int64_t *axes;
+    unsigned mask = 0;
+    pfvm_code rc;
+    if (!is_sum && !is_mean && !is_max && !is_min)
+        return pfvm__acl_unsupported(c, "ReduceSum, ReduceMean, ReduceMax and ReduceMin only");
+    if (axes_in_node) {
+        const pfvm_value *v = c->n_in > 1 ? c->node->inputs[1] : NULL;
+        if (v && (!v->init || v->init->dtype != PFVM_INT64))
+            return pfvm__acl_unsupported(c, "reductions over constant axes only");
+        na = v ? (int)pfvm_tensor_numel(v->init) : 0;
+        axes = v ? (const int64_t *)v->init->data : NULL;
+    } else {
+        na = pfvm_node_attr_ints(c->node, "axes", &axes);
+    }
+    if (na <= 0) {
+        if (axes_in_node && pfvm_node_attr_int(c->node, "noop_with_empty_axes", 0))
+            return c->emit(c, "un copy %lld %lld %lld", (long long)y->off, (long long)x->off, (long long)y->elems);
+        first = 0;
+        mask = (1u << x->rank) - 1;
+    }
+    for (i = 0; i < na; i++) {
+        int64_t a = axes[i] < 0 ? axes[i] + x->rank : axes[i];
+        if (a < 0 || a >= x->rank)
+            return pfvm__acl_unsupported(c, "reductions over valid axes");
+        mask |= 1u << a;
+        if (a < first)
+            first = a;
+    }
+    if (x->rank < 1 || mask != ((1u << x->rank) - 1) - ((1u << first) - 1) || (first == 0 && !x->replicated))
+        return pfvm__acl_unsupported(c, "reductions over trailing axes (not the first, split over the PEs)");
+    for (i = (int)first; i < x->rank; i++)
+        cols *= x->dims[i];
+    rows = x->elems / cols;
+    if (is_min) {
+        if ((tmp = c->scratch(c, x->elems * 4)) < 0)
+            return pfvm__acl_nomem(c);
+        if ((rc = c->emit(c, "un neg %lld %lld %lld", (long long)tmp, (long long)x->off, (long long)x->elems)) !=
+                PFVM_OK ||
+            (rc = c->emit(c, "red max %lld %lld %lld %lld", (long long)y->off, (long long)tmp, (long long)rows,
+                          (long long)cols)) != PFVM_OK)
+            return rc;
+        return c->emit(c, "un neg %lld %lld %lld", (long long)y->off, (long long)y->off, (long long)rows);
+    }
+    if ((rc = c->emit(c, "red %s %lld %lld %lld %lld", is_max ? "max" : "sum", (long long)y->off, (long long)x->off,
+                      (long long)rows, (long long)cols)) != PFVM_OK || !is_mean)
+        return rc;
+    return c->emit(c, "imm mul %lld %lld %.9g %lld", (long long)y->off, (long long)y->off, 1.0 / (double)cols,
+                   (long long)rows);
+}
 /* ---- src/ops/control.c ---- */
 /* ops/control: control flow (If, Loop, Scan), sequences (SequenceEmpty,
  * SequenceConstruct, SequenceInsert, SequenceErase, SequenceAt,
@@ -14250,7 +14446,9 @@ static const char *pfvm__ew_accel_name(const char *op)
 {
     static const char *const names[][2] = {{"Relu", "relu"}, {"Erf", "erf"}, {"Tanh", "tanh"},
                                            {"Sigmoid", "sigmoid"}, {"Add", "add"}, {"Sub", "sub"},
-                                           {"Mul", "mul"}, {"Div", "div"}};
+                                           {"Mul", "mul"}, {"Div", "div"}, {"Exp", "exp"},
+                                           {"Log", "log"}, {"Sqrt", "sqrt"}, {"Reciprocal", "recip"},
+                                           {"Pow", "pow"}};
     size_t i;
     for (i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(op, names[i][0]))
@@ -14293,10 +14491,20 @@ static pfvm_code pfvm__ew_accel_binary(pfvm_accel_ctx *c)
     if (op && a->replicated == b->replicated && a->elems == y->elems && b->elems == y->elems)
         return c->emit(c, "bin %s %lld %lld %lld %lld", op, (long long)y->off, (long long)a->off, (long long)b->off,
                        (long long)y->elems);
-    if (op && a->replicated && !b->replicated && (!strcmp(op, "add") || !strcmp(op, "mul"))) {
+    if (op && ((a->replicated && !b->replicated) || (b->replicated && a->elems != y->elems)) &&
+        (!strcmp(op, "add") || !strcmp(op, "mul"))) {
         const pfvm_accel_arg *t = a;
         a = b;
         b = t;
+    }
+    if (op && a->replicated == b->replicated && a->rank == b->rank && a->rank >= 1 && a->elems == y->elems &&
+        b->dims[b->rank - 1] == 1 && b->elems * a->dims[a->rank - 1] == a->elems) {
+        int i, same = 1;
+        for (i = 0; i + 1 < a->rank; i++)
+            same &= a->dims[i] == b->dims[i];
+        if (same) /* b one value per row of a (a reduction's keepdims result) */
+            return c->emit(c, "row %s %lld %lld %lld %lld %lld", op, (long long)y->off, (long long)a->off,
+                           (long long)b->off, (long long)b->elems, (long long)a->dims[a->rank - 1]);
     }
     if (op && b->replicated && a->elems == y->elems && (cols = pfvm__ew_accel_tail(a, b)) > 0 &&
         a->elems % cols == 0)
@@ -14529,10 +14737,10 @@ static pfvm_code pfvm__ew_accel_binary(pfvm_accel_ctx *c)
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__OP_SEL(Abs, PFVM__EW_UI("Abs", 1, pfvm__ew_k_abs, pfvm__ew_infer_abs, PFVM__EW_NUMERIC, NULL))
     PFVM__OP_SEL(Neg, PFVM__EW_UI("Neg", 1, pfvm__ew_k_neg, pfvm__ew_infer_neg, PFVM__EW_SIGNED, NULL))
-    PFVM__OP_SEL(Exp, PFVM__EW_U("Exp", 1, pfvm__ew_k_exp, PFVM__EW_FLOATS, NULL))
-    PFVM__OP_SEL(Log, PFVM__EW_U("Log", 1, pfvm__ew_k_log, PFVM__EW_FLOATS, NULL))
-    PFVM__OP_SEL(Sqrt, PFVM__EW_U("Sqrt", 1, pfvm__ew_k_sqrt, PFVM__EW_FLOATS, NULL))
-    PFVM__OP_SEL(Reciprocal, PFVM__EW_U("Reciprocal", 1, pfvm__ew_k_reciprocal, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Exp, PFVM__EW_UA("Exp", 1, pfvm__ew_k_exp, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Log, PFVM__EW_UA("Log", 1, pfvm__ew_k_log, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Sqrt, PFVM__EW_UA("Sqrt", 1, pfvm__ew_k_sqrt, PFVM__EW_FLOATS, NULL))
+    PFVM__OP_SEL(Reciprocal, PFVM__EW_UA("Reciprocal", 1, pfvm__ew_k_reciprocal, PFVM__EW_FLOATS, NULL))
     PFVM__OP_SEL(Floor, PFVM__EW_U("Floor", 1, pfvm__ew_k_floor, PFVM__EW_FLOATS, NULL))
     PFVM__OP_SEL(Ceil, PFVM__EW_U("Ceil", 1, pfvm__ew_k_ceil, PFVM__EW_FLOATS, NULL))
     PFVM__OP_SEL(Round, PFVM__EW_U("Round", 11, pfvm__ew_k_round, PFVM__EW_FLOATS, NULL))
@@ -14576,7 +14784,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__OP_SEL(Sub, PFVM__EW_BA("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_sub, PFVM__EW_NUMERIC, NULL, NULL))
     PFVM__OP_SEL(Mul, PFVM__EW_BA("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_mul, PFVM__EW_NUMERIC, NULL, NULL))
     PFVM__OP_SEL(Div, PFVM__EW_BA("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_div, PFVM__EW_NUMERIC, NULL, NULL))
-    PFVM__OP_SEL(Pow, PFVM__EW_B("Pow", 1, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, NULL))
+    PFVM__OP_SEL(Pow, PFVM__EW_BA("Pow", 1, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, NULL))
     PFVM__OP_SEL(Mod, PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, pfvm__ew_a_mod))
     PFVM__OP_SEL(BitShift, PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64",
                pfvm__ew_check_bitshift, pfvm__ew_a_bitshift))
@@ -19746,8 +19954,9 @@ static size_t pfvm__la_gemm_ws(const pfvm_node *nd, const pfvm_dims *in, int n_i
     return pfvm__la_ws_bytes(in[0].d[ta ? 1 : 0], in[1].d[tb ? 0 : 1], in[0].d[ta ? 0 : 1]);
 }
 
-/* accel lowering (see pfvm_accel_fn): rows of A on each PE times the whole
- * B on every PE (gemm), then Gemm's C added along the rows. */
+/* accel lowering (see pfvm_accel_fn) of Gemm (MatMul's is in
+ * accel_lower.c): rows of A on each PE (or A whole) times the whole B on
+ * every PE (gemm), then C added along the rows. */
 static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
 {
     const pfvm_node *n = c->node;
@@ -19756,7 +19965,7 @@ static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
     int tb = is_gemm && pfvm_node_attr_int(n, "transB", 0);
     int64_t k, ncols, rows;
     pfvm_code rc;
-    if (a->replicated || !b->replicated || b->rank != 2 || a->rank < 1 ||
+    if (!b->replicated || b->rank != 2 || a->rank < 1 ||
         (is_gemm && (pfvm_node_attr_int(n, "transA", 0) || pfvm_node_attr_float(n, "alpha", 1) != 1 ||
                      pfvm_node_attr_float(n, "beta", 1) != 1)))
         return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED,
@@ -19813,7 +20022,7 @@ static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
     PFVM__OP_SEL(MatMul, {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm__la_accel, pfvm__la_matmul_ws})
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm_acl_matmul, pfvm__la_matmul_ws})
     PFVM__OP_SEL(Gemm, {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
      "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm__la_accel, pfvm__la_gemm_ws})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
@@ -23181,10 +23390,10 @@ static pfvm_code pfvm__nn_accel_ln(pfvm_accel_ctx *c)
     float eps = pfvm_node_attr_float(n, "epsilon", 1e-5f);
     pfvm_code rc = PFVM_OK;
     int i;
-    if (x->rank < 1 || (axis != -1 && axis != x->rank - 1) || x->replicated || c->n_out > 1 ||
+    if (x->rank < 1 || (axis != -1 && axis != x->rank - 1) || c->n_out > 1 ||
         !c->in[1].replicated || (c->n_in > 2 && c->in[2].rank >= 0 && !c->in[2].replicated))
         return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED,
-                          "node %s (LayerNormalization): accel lowers the last axis with rows on PEs, Y only", n->name);
+                          "node %s (LayerNormalization): accel lowers the last axis, Y only", n->name);
     cols = x->dims[x->rank - 1];
     rows = x->elems / cols;
     if (c->in[1].elems != cols || (c->n_in > 2 && c->in[2].rank >= 0 && c->in[2].elems != cols))
@@ -23234,8 +23443,8 @@ static pfvm_code pfvm__nn_accel_softmax(pfvm_accel_ctx *c)
     int64_t axis = pfvm_node_attr_int(n, "axis", n->opset >= 13 ? -1 : 1), cols, rows, red;
     long long Y, X, R, C;
     pfvm_code rc;
-    if (x->rank < 1 || (axis < 0 ? axis + x->rank : axis) != x->rank - 1 || x->replicated)
-        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "node %s (Softmax): accel lowers the last axis with rows on PEs only",
+    if (x->rank < 1 || (axis < 0 ? axis + x->rank : axis) != x->rank - 1)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "node %s (Softmax): accel lowers the last axis only",
                           n->name);
     cols = x->dims[x->rank - 1];
     rows = x->elems / cols;
@@ -26013,7 +26222,7 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 /* Every reduction takes the builder named after its kernel, `<kern>_grad`,
  * and the fuse hook `<kern>_fuse`. */
 #define PFVM__RED_OP(name, kern) \
-    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL, NULL}
+    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm_acl_reduce, NULL}
 
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__red_check_loss_grad NULL
@@ -29927,8 +30136,8 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_tensor[] = {
     PFVM__OP_SEL(Concat, {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, pfvm_acl_concat, NULL})
     PFVM__OP_SEL(Concat, {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, pfvm_acl_concat, NULL})
     PFVM__OP_SEL(Split, {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, pfvm__tn_k_split_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Slice, {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Slice, {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Slice, {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, pfvm_acl_slice, NULL})
+    PFVM__OP_SEL(Slice, {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, pfvm_acl_slice, NULL})
     PFVM__OP_SEL(Gather, {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, pfvm__tn_k_gather_grad, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(Expand, {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_expand_grad, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(Tile, {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_tile_grad, NULL, NULL, NULL, NULL})

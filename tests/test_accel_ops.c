@@ -102,7 +102,8 @@ static pfvm_model *build(const op_case *c, pfvm_status *st)
         for (i = 0; i < c->wrank[w]; i++)
             numel *= c->wdims[w][i];
         for (k = 0; k < numel; k++)
-            ((float *)t->data)[k] = value_at(k, w + 1, !strcmp(c->op, "BatchNormalization") && w == 3);
+            ((float *)t->data)[k] = !strcmp(c->op, "Pow") ? 2.0f /* a real power of any base */
+                                                          : value_at(k, w + 1, !strcmp(c->op, "BatchNormalization") && w == 3);
         pfvm_graph_add_init(g, ins[n++], t, st);
     }
     if (!strcmp(c->op, "Concat") && c->nw == 0)
@@ -221,22 +222,36 @@ static const op_case cases[] = {
     {"Transpose", 13, W4(2, 3, 4, 5), 0, {0}, {{0}}, 0, {0}, "perm=0,2,3,1"},
     {"Concat", 13, W4(2, 3, 4, 5), 0, {0}, {{0}}, 0, {0}, "axis=1"},
     {"Concat", 13, W4(2, 3, 4, 5), 0, {0}, {{0}}, 0, {0}, "axis=-1"},
-};
-
-/* Cases each lowering refuses, with the words of its error. */
-static const op_case refused[] = {
+    {"Slice", 9, W4(2, 3, 4, 5), 0, {0}, {{0}}, 0, {0}, "starts=1,1;ends=3,5;axes=1,3"},
+    {"Slice", 9, W4(2, 3, 4, 5), 0, {0}, {{0}}, 0, {0}, "starts=-3,0;ends=100,2;axes=-1,2"},
+    /* reductions over trailing axes, with keepdims and without */
+    {"ReduceMean", 13, W4(2, 3, 4, 5), 0, {0}, {{0}}, 0, {0}, "axes=3,"},
+    {"ReduceSum", 11, W4(2, 3, 4, 5), 0, {0}, {{0}}, 0, {0}, "axes=2,3;keepdims=0"},
+    {"ReduceMax", 13, W4(2, 3, 4, 5), 0, {0}, {{0}}, 0, {0}, "axes=-1,"},
+    {"ReduceMin", 13, W4(2, 3, 4, 5), 0, {0}, {{0}}, 0, {0}, "axes=1,2,3"},
+    /* element-wise additions: Pow by a scalar, Sqrt, one value per row */
+    {"Pow", 13, W4(2, 3, 4, 5), 1, {0}, {{0}}, 0, {0}, NULL},
+    {"Sub", 13, W4(2, 3, 4, 5), 1, {4}, {{2, 3, 4, 1}}, 0, {0}, NULL},
+    /* the fallback: split inputs gathered whole to PE 0 */
     {"Transpose", 13, W4(2, 3, 4, 5), 0, {0}, {{0}}, 0, {0}, "perm=1,0,2,3"},
     {"Reshape", 13, W4(2, 3, 4, 5), 0, {0}, {{0}}, 2, {6, 20}, NULL},
     {"Concat", 13, W4(2, 3, 4, 5), 1, {4}, {{1, 3, 4, 5}}, 0, {0}, "axis=0"},
+    {"MatMul", 13, W4(2, 3, 4, 5), 1, {4}, {{2, 3, 5, 2}}, 0, {0}, NULL},
+    {"Slice", 9, W4(2, 3, 4, 5), 0, {0}, {{0}}, 0, {0}, "starts=1,;ends=2,;axes=0,"},
+    {"ReduceMean", 13, W4(2, 3, 4, 5), 0, {0}, {{0}}, 0, {0}, "axes=0,1,2,3"},
+};
+
+/* Cases each lowering refuses, with the words of its error (when the
+ * input is split, after the fallback to PE 0 refused it too). */
+static const op_case refused[] = {
     {"Floor", 13, W4(2, 3, 4, 5), 0, {0}, {{0}}, 0, {0}, NULL},
     {"MaxPool", 13, W5(2, 3, 4, 5, 6), 0, {0}, {{0}}, 0, {0}, "kernel_shape=2,2,2"},
+    {"ReduceL2", 13, W4(2, 3, 4, 5), 0, {0}, {{0}}, 0, {0}, "axes=3,"},
 };
 static const char *const refused_words[] = {
-    "node node (Transpose): accel lowers Transpose that keeps the first axis",
-    "node node (Reshape): accel lowers reshapes that keep the first axis",
-    "node node (Concat): accel lowers Concat along an axis other than the first",
     "node node (Floor): no accel lowering (the operator's definition in src/ops has no accel hook)",
     "node node (MaxPool): accel lowers 2-D windows (NCHW) only",
+    "(ReduceL2): accel lowers ReduceSum, ReduceMean, ReduceMax and ReduceMin only",
 };
 
 int main(void)

@@ -27,6 +27,7 @@ typedef struct pfvm_accel_stats {
     int64_t peak_bytes;   /* highest PE memory offset in use */
     int64_t weight_bytes; /* bytes of weights and constants per PE */
     double flops;         /* of the lowered nodes (pfvm_node_flops) */
+    int fallbacks;        /* nodes run whole on PE 0 (their lowering refused split inputs) */
 } pfvm_accel_stats;
 
 /* Emits the program for m's main graph on target t. The graph must have

@@ -485,3 +485,191 @@ pfvm_code pfvm_acl_logsoftmax(pfvm_accel_ctx *c)
         return rc;
     return c->emit(c, "row sub %lld %lld %lld %lld %lld", Y, Y, D, R, C);
 }
+
+/* ---- MatMul: rows of A times a 2-D B on every PE, or batches whole ---- */
+
+pfvm_code pfvm_acl_matmul(pfvm_accel_ctx *c)
+{
+    const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
+    int64_t k, m, n, batch, i;
+    pfvm_code rc;
+    if (a->rank < 1 || b->rank < 2 || !b->replicated || (b->rank > 2 && !a->replicated))
+        return pfvm__acl_unsupported(c, "MatMul of A (split or whole) by a B whole on its PEs (batched: both whole)");
+    k = a->dims[a->rank - 1];
+    n = b->dims[b->rank - 1];
+    if (b->dims[b->rank - 2] != k || k < 1)
+        return pfvm__acl_unsupported(c, "MatMul whose inner dims agree");
+    if (b->rank == 2)
+        return c->emit(c, "gemm %lld %lld %lld %lld %lld %lld 0", (long long)y->off, (long long)a->off,
+                       (long long)b->off, (long long)(a->elems / k), (long long)n, (long long)k);
+    /* batched: Y's leading dims are the broadcast of A's and B's; each
+     * operand either has them all or none (a shared 2-D matrix) */
+    m = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
+    batch = y->elems / (m * n);
+    for (i = 0; i < batch; i++) {
+        int64_t ai = a->elems == batch * m * k ? i : 0, bi = b->elems == batch * k * n ? i : 0;
+        if ((a->elems != m * k && ai != i) || (b->elems != k * n && bi != i))
+            return pfvm__acl_unsupported(c, "batched MatMul whose operands have all of the batch dims or none");
+        if ((rc = c->emit(c, "gemm %lld %lld %lld %lld %lld %lld 0", (long long)(y->off + i * m * n * 4),
+                          (long long)(a->off + ai * m * k * 4), (long long)(b->off + bi * k * n * 4), (long long)m,
+                          (long long)n, (long long)k)) != PFVM_OK)
+            return rc;
+    }
+    return PFVM_OK;
+}
+
+/* y[o] = x[base + sum o_a * xs[a]] over the local output dims yd (row
+ * major): one 2-D mov per combination of all but the last two axes. */
+static pfvm_code pfvm__acl_strided(pfvm_accel_ctx *c, int64_t y_off, int64_t x_off, int rank, const int64_t *yd,
+                                   const int64_t *xs, int64_t base)
+{
+    int64_t outer = 1, o, rows = rank >= 2 ? yd[rank - 2] : 1, cols = rank >= 1 ? yd[rank - 1] : 1;
+    int64_t rs = rank >= 2 ? xs[rank - 2] : 0, cs = rank >= 1 ? xs[rank - 1] : 1;
+    int i;
+    pfvm_code rc;
+    for (i = 0; i < rank - 2; i++)
+        outer *= yd[i];
+    for (o = 0; o < outer; o++) {
+        int64_t rem = o, src = base;
+        for (i = rank - 3; i >= 0; i--) {
+            src += (rem % yd[i]) * xs[i];
+            rem /= yd[i];
+        }
+        if ((rc = c->emit(c, "mov %lld %lld %lld %lld %lld 1 %lld %lld", (long long)(y_off + o * rows * cols * 4),
+                          (long long)(x_off + src * 4), (long long)rows, (long long)cols, (long long)cols,
+                          (long long)rs, (long long)cs)) != PFVM_OK)
+            return rc;
+    }
+    return PFVM_OK;
+}
+
+/* The int64 constant input i of n (Slice's starts, ends, axes, steps), or
+ * its attribute `name` before opset 10: count, or -1 when not constant. */
+static int pfvm__acl_ints(const pfvm_node *n, int i, const char *name, const int64_t **out)
+{
+    const pfvm_value *v = i < n->n_inputs ? n->inputs[i] : NULL;
+    if (n->opset < 10) {
+        int k = pfvm_node_attr_ints(n, name, out);
+        return k < 0 ? 0 : k; /* absent: axes all, steps 1 */
+    }
+    if (!v) {
+        *out = NULL;
+        return 0;
+    }
+    if (!v->init || v->init->dtype != PFVM_INT64 || v->init->rank != 1)
+        return -1;
+    *out = (const int64_t *)v->init->data;
+    return (int)v->init->dims[0];
+}
+
+/* ---- Slice with constant starts, ends, axes and steps ---- */
+
+pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c)
+{
+    const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
+    const int64_t *starts, *ends, *axes, *steps;
+    int ns = pfvm__acl_ints(c->node, 1, "starts", &starts), ne = pfvm__acl_ints(c->node, 2, "ends", &ends);
+    int na = pfvm__acl_ints(c->node, 3, "axes", &axes), nst = pfvm__acl_ints(c->node, 4, "steps", &steps);
+    int64_t st[PFVM_MAX_RANK], stp[PFVM_MAX_RANK], xs[PFVM_MAX_RANK], yd[PFVM_MAX_RANK], base = 0;
+    int r = x->rank, i;
+    (void)ends;
+    if (ns < 0 || ne != ns || (na >= 0 && na != ns && na != 0) || (nst > 0 && nst != ns) || nst < 0 || na < 0 ||
+        r < 1)
+        return pfvm__acl_unsupported(c, "Slice with constant starts, ends, axes and steps");
+    for (i = 0; i < r; i++) {
+        st[i] = 0;
+        stp[i] = 1;
+    }
+    for (i = 0; i < ns; i++) {
+        int64_t a = na > 0 ? axes[i] : i, d, s0, step = nst > 0 ? steps[i] : 1;
+        if (a < 0)
+            a += r;
+        if (a < 0 || a >= r || step == 0)
+            return pfvm__acl_unsupported(c, "Slice with valid axes and non-zero steps");
+        d = x->dims[a];
+        s0 = starts[i] < 0 ? starts[i] + d : starts[i];
+        if (step > 0)
+            s0 = s0 < 0 ? 0 : s0 > d ? d : s0;
+        else
+            s0 = s0 < 0 ? 0 : s0 > d - 1 ? d - 1 : s0;
+        if (a == 0 && !x->replicated && (s0 != 0 || step != 1 || y->dims[0] != x->dims[0]))
+            return pfvm__acl_unsupported(c, "Slice of the first axis (split over the PEs) only when whole");
+        st[a] = s0;
+        stp[a] = step;
+    }
+    xs[r - 1] = 1;
+    for (i = r - 2; i >= 0; i--)
+        xs[i] = xs[i + 1] * x->dims[i + 1];
+    for (i = 0; i < r; i++) {
+        yd[i] = y->dims[i];
+        base += st[i] * xs[i];
+        xs[i] *= stp[i];
+    }
+    if (!x->replicated)
+        yd[0] = pfvm__acl_lead(y);
+    if (y->elems == 0)
+        return PFVM_OK;
+    for (i = 0; i < r; i++)
+        if (stp[i] < 0)
+            return pfvm__acl_unsupported(c, "Slice with positive steps");
+    return pfvm__acl_strided(c, y->off, x->off, r, yd, xs, base);
+}
+
+/* ---- ReduceSum / ReduceMean / ReduceMax / ReduceMin over trailing axes ---- */
+
+pfvm_code pfvm_acl_reduce(pfvm_accel_ctx *c)
+{
+    const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
+    const char *op = c->node->op_type;
+    int is_sum = !strcmp(op, "ReduceSum"), is_mean = !strcmp(op, "ReduceMean"), is_max = !strcmp(op, "ReduceMax");
+    int is_min = !strcmp(op, "ReduceMin"), na, i;
+    int64_t axes_in_node = c->node->opset >= (is_sum ? 13 : 18), first = x->rank, cols = 1, rows, tmp;
+    const int64_t *axes;
+    unsigned mask = 0;
+    pfvm_code rc;
+    if (!is_sum && !is_mean && !is_max && !is_min)
+        return pfvm__acl_unsupported(c, "ReduceSum, ReduceMean, ReduceMax and ReduceMin only");
+    if (axes_in_node) {
+        const pfvm_value *v = c->n_in > 1 ? c->node->inputs[1] : NULL;
+        if (v && (!v->init || v->init->dtype != PFVM_INT64))
+            return pfvm__acl_unsupported(c, "reductions over constant axes only");
+        na = v ? (int)pfvm_tensor_numel(v->init) : 0;
+        axes = v ? (const int64_t *)v->init->data : NULL;
+    } else {
+        na = pfvm_node_attr_ints(c->node, "axes", &axes);
+    }
+    if (na <= 0) {
+        if (axes_in_node && pfvm_node_attr_int(c->node, "noop_with_empty_axes", 0))
+            return c->emit(c, "un copy %lld %lld %lld", (long long)y->off, (long long)x->off, (long long)y->elems);
+        first = 0;
+        mask = (1u << x->rank) - 1;
+    }
+    for (i = 0; i < na; i++) {
+        int64_t a = axes[i] < 0 ? axes[i] + x->rank : axes[i];
+        if (a < 0 || a >= x->rank)
+            return pfvm__acl_unsupported(c, "reductions over valid axes");
+        mask |= 1u << a;
+        if (a < first)
+            first = a;
+    }
+    if (x->rank < 1 || mask != ((1u << x->rank) - 1) - ((1u << first) - 1) || (first == 0 && !x->replicated))
+        return pfvm__acl_unsupported(c, "reductions over trailing axes (not the first, split over the PEs)");
+    for (i = (int)first; i < x->rank; i++)
+        cols *= x->dims[i];
+    rows = x->elems / cols;
+    if (is_min) {
+        if ((tmp = c->scratch(c, x->elems * 4)) < 0)
+            return pfvm__acl_nomem(c);
+        if ((rc = c->emit(c, "un neg %lld %lld %lld", (long long)tmp, (long long)x->off, (long long)x->elems)) !=
+                PFVM_OK ||
+            (rc = c->emit(c, "red max %lld %lld %lld %lld", (long long)y->off, (long long)tmp, (long long)rows,
+                          (long long)cols)) != PFVM_OK)
+            return rc;
+        return c->emit(c, "un neg %lld %lld %lld", (long long)y->off, (long long)y->off, (long long)rows);
+    }
+    if ((rc = c->emit(c, "red %s %lld %lld %lld %lld", is_max ? "max" : "sum", (long long)y->off, (long long)x->off,
+                      (long long)rows, (long long)cols)) != PFVM_OK || !is_mean)
+        return rc;
+    return c->emit(c, "imm mul %lld %lld %.9g %lld", (long long)y->off, (long long)y->off, 1.0 / (double)cols,
+                   (long long)rows);
+}

@@ -2703,10 +2703,10 @@ static pfvm_code pfvm__nn_accel_ln(pfvm_accel_ctx *c)
     float eps = pfvm_node_attr_float(n, "epsilon", 1e-5f);
     pfvm_code rc = PFVM_OK;
     int i;
-    if (x->rank < 1 || (axis != -1 && axis != x->rank - 1) || x->replicated || c->n_out > 1 ||
+    if (x->rank < 1 || (axis != -1 && axis != x->rank - 1) || c->n_out > 1 ||
         !c->in[1].replicated || (c->n_in > 2 && c->in[2].rank >= 0 && !c->in[2].replicated))
         return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED,
-                          "node %s (LayerNormalization): accel lowers the last axis with rows on PEs, Y only", n->name);
+                          "node %s (LayerNormalization): accel lowers the last axis, Y only", n->name);
     cols = x->dims[x->rank - 1];
     rows = x->elems / cols;
     if (c->in[1].elems != cols || (c->n_in > 2 && c->in[2].rank >= 0 && c->in[2].elems != cols))
@@ -2756,8 +2756,8 @@ static pfvm_code pfvm__nn_accel_softmax(pfvm_accel_ctx *c)
     int64_t axis = pfvm_node_attr_int(n, "axis", n->opset >= 13 ? -1 : 1), cols, rows, red;
     long long Y, X, R, C;
     pfvm_code rc;
-    if (x->rank < 1 || (axis < 0 ? axis + x->rank : axis) != x->rank - 1 || x->replicated)
-        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "node %s (Softmax): accel lowers the last axis with rows on PEs only",
+    if (x->rank < 1 || (axis < 0 ? axis + x->rank : axis) != x->rank - 1)
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "node %s (Softmax): accel lowers the last axis only",
                           n->name);
     cols = x->dims[x->rank - 1];
     rows = x->elems / cols;

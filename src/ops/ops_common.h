@@ -165,6 +165,14 @@ PFVM_INTERNAL pfvm_code pfvm_acl_transpose(pfvm_accel_ctx *c);
 PFVM_INTERNAL pfvm_code pfvm_acl_concat(pfvm_accel_ctx *c);
 /* LogSoftmax over the last axis: max, shifted exp, sum, log. */
 PFVM_INTERNAL pfvm_code pfvm_acl_logsoftmax(pfvm_accel_ctx *c);
+/* MatMul: rows of A (split or whole) times a 2-D B on every PE, or batched
+ * with both operands whole (one gemm per batch). */
+PFVM_INTERNAL pfvm_code pfvm_acl_matmul(pfvm_accel_ctx *c);
+/* Slice with constant bounds and positive steps: strided moves. */
+PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c);
+/* ReduceSum, ReduceMean, ReduceMax, ReduceMin over trailing axes (the
+ * other reductions' tables name it too and get a clear refusal). */
+PFVM_INTERNAL pfvm_code pfvm_acl_reduce(pfvm_accel_ctx *c);
 
 #ifdef __cplusplus
 }
