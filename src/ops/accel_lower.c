@@ -125,7 +125,7 @@ static pfvm_code pfvm__acl_gather(pfvm_accel_ctx *c, const pfvm__acl_win *w, int
 
 /* ---- Conv: im2col into PE memory, then one gemm per group and tile ---- */
 
-pfvm_code pfvm_acl_conv(pfvm_accel_ctx *c)
+PFVM_INTERNAL pfvm_code pfvm_acl_conv(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *x = &c->in[0], *wt = &c->in[1], *y = &c->out[0];
     const pfvm_accel_arg *b = c->n_in > 2 && c->in[2].rank >= 0 ? &c->in[2] : NULL;
@@ -193,7 +193,7 @@ pfvm_code pfvm_acl_conv(pfvm_accel_ctx *c)
 
 /* ---- MaxPool / AveragePool: one gathered plane per tap, combined ---- */
 
-pfvm_code pfvm_acl_pool(pfvm_accel_ctx *c)
+PFVM_INTERNAL pfvm_code pfvm_acl_pool(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     int is_max = !strcmp(c->node->op_type, "MaxPool");
@@ -275,7 +275,7 @@ pfvm_code pfvm_acl_pool(pfvm_accel_ctx *c)
 
 /* ---- GlobalAveragePool / GlobalMaxPool: a row reduction per channel ---- */
 
-pfvm_code pfvm_acl_global_pool(pfvm_accel_ctx *c)
+PFVM_INTERNAL pfvm_code pfvm_acl_global_pool(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     int is_max = !strcmp(c->node->op_type, "GlobalMaxPool");
@@ -296,7 +296,7 @@ pfvm_code pfvm_acl_global_pool(pfvm_accel_ctx *c)
 
 /* ---- BatchNormalization (inference): per-channel scale and shift ---- */
 
-pfvm_code pfvm_acl_batchnorm(pfvm_accel_ctx *c)
+PFVM_INTERNAL pfvm_code pfvm_acl_batchnorm(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     const pfvm_accel_arg *scale = &c->in[1], *bias = &c->in[2], *mean = &c->in[3], *var = &c->in[4];
@@ -350,7 +350,7 @@ static int pfvm__acl_const(const pfvm_node *n, int i, float *v, int *present)
     return 1;
 }
 
-pfvm_code pfvm_acl_clip(pfvm_accel_ctx *c)
+PFVM_INTERNAL pfvm_code pfvm_acl_clip(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     float lo = pfvm_node_attr_float(c->node, "min", 0), hi = pfvm_node_attr_float(c->node, "max", 0);
@@ -378,7 +378,7 @@ pfvm_code pfvm_acl_clip(pfvm_accel_ctx *c)
 /* The bytes stay in the same order; each PE's part is the same when both
  * tensors keep the first axis (so the same rows split) or are whole on
  * every PE. A change of the first axis would need moves between PEs. */
-pfvm_code pfvm_acl_view(pfvm_accel_ctx *c)
+PFVM_INTERNAL pfvm_code pfvm_acl_view(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     if (c->n_out > 1 && c->out[1].rank >= 0)
@@ -391,7 +391,7 @@ pfvm_code pfvm_acl_view(pfvm_accel_ctx *c)
 
 /* ---- Transpose: moves inside the PE, the first axis kept ---- */
 
-pfvm_code pfvm_acl_transpose(pfvm_accel_ctx *c)
+PFVM_INTERNAL pfvm_code pfvm_acl_transpose(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     const int64_t *perm;
@@ -434,7 +434,7 @@ pfvm_code pfvm_acl_transpose(pfvm_accel_ctx *c)
 
 /* ---- Concat: each input a block of rows in the output, inside the PE ---- */
 
-pfvm_code pfvm_acl_concat(pfvm_accel_ctx *c)
+PFVM_INTERNAL pfvm_code pfvm_acl_concat(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *y = &c->out[0];
     int64_t axis = pfvm_node_attr_int(c->node, "axis", 0), inner_y = 1, rows, at = 0;
@@ -464,7 +464,7 @@ pfvm_code pfvm_acl_concat(pfvm_accel_ctx *c)
 
 /* ---- LogSoftmax over the last axis, rows whole on their PE ---- */
 
-pfvm_code pfvm_acl_logsoftmax(pfvm_accel_ctx *c)
+PFVM_INTERNAL pfvm_code pfvm_acl_logsoftmax(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     int64_t axis = pfvm_node_attr_int(c->node, "axis", c->node->opset >= 13 ? -1 : 1), rows, cols, red, tmp;
@@ -488,7 +488,7 @@ pfvm_code pfvm_acl_logsoftmax(pfvm_accel_ctx *c)
 
 /* ---- MatMul: rows of A times a 2-D B on every PE, or batches whole ---- */
 
-pfvm_code pfvm_acl_matmul(pfvm_accel_ctx *c)
+PFVM_INTERNAL pfvm_code pfvm_acl_matmul(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
     int64_t k, m, n, batch, i;
@@ -564,7 +564,7 @@ static int pfvm__acl_ints(const pfvm_node *n, int i, const char *name, const int
 
 /* ---- Slice with constant starts, ends, axes and steps ---- */
 
-pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c)
+PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     const int64_t *starts, *ends, *axes, *steps;
@@ -617,7 +617,7 @@ pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c)
 
 /* ---- ReduceSum / ReduceMean / ReduceMax / ReduceMin over trailing axes ---- */
 
-pfvm_code pfvm_acl_reduce(pfvm_accel_ctx *c)
+PFVM_INTERNAL pfvm_code pfvm_acl_reduce(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     const char *op = c->node->op_type;
