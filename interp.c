@@ -10,7 +10,8 @@
  *   interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]
  *               [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...
  *   interp dot MODEL [--opt] [-o FILE]
- *   interp accel MODEL --target FILE [-o PROGRAM] [--simulate [-i INPUT.pb]... [--out DIR]]
+ *   interp accel MODEL --target FILE [--dim NAME=VALUE]... [-o PROGRAM] [--onnx OUT.onnx]
+ *               [--simulate [-i INPUT.pb]... [--out DIR]]
  *   interp quantize MODEL --calib DIR... -o OUT.onnx [--per-channel] [--symmetric] [--exclude NODES]
  *               [--method minmax|percentile] [--percentile P]
  *   run, test, plan and bench: [--max-memory BYTES] (pfvm_limits_max)
@@ -57,8 +58,10 @@ static const char *usage_text =
     "  interp ops                      the operator table (markdown)\n"
     "  interp ops --config MODEL... [-o FILE]   a header selecting only the operators the models use\n"
     "             (include it before pfvm.h in firmware builds)\n"
-    "  interp accel MODEL --target FILE [-o PROGRAM] [--simulate [-i INPUT.pb]... [--out DIR]]\n"
+    "  interp accel MODEL --target FILE [--dim NAME=VALUE]... [-o PROGRAM] [--onnx OUT.onnx]\n"
+    "             [--simulate [-i INPUT.pb]... [--out DIR]]\n"
     "             lower the model for an accelerator target (README.md, \"accel\") and report its cost;\n"
+    "             --onnx writes the optimized model with every value's layout in its metadata_props;\n"
     "             --simulate runs the program and writes output_K.pb into DIR (default out)\n"
     "run, test and bench optimize the model with the default passes first; --no-opt runs it as loaded.\n"
     "run, test, plan and bench take --max-memory BYTES (k, M, G: powers of 1024): no tensor, arena or\n"
@@ -1986,6 +1989,11 @@ static void accel_report_nodes(const char *prog, const pfvm_accel_sim *sim)
                 pes += b - a + 1;
                 q = end;
             }
+        } else if (len > 9 && !strncmp(p, "# gather ", 9)) {
+            if (sim)
+                printf("  %.*s  [%.0f cycles]\n", (int)(len - 2), p + 2, pfvm_accel_sim_phase_cycles(sim, phase));
+            else
+                printf("  %.*s\n", (int)(len - 2), p + 2);
         } else if (len > 7 && !strncmp(p, "# node ", 7)) {
             if (sim)
                 printf("  %.*s  [PEs %lld, %.0f cycles]\n", (int)(len - 7), p + 7, pes,
@@ -2006,9 +2014,11 @@ static const pfvm_tensor *accel_weight(void *user, const char *name)
 
 static int cmd_accel(int argc, char **argv)
 {
-    const char *model = NULL, *target = NULL, *prog_out = NULL, *outdir = "out";
+    const char *model = NULL, *target = NULL, *prog_out = NULL, *outdir = "out", *onnx_out = NULL;
     const char **inputs = (const char **)calloc((size_t)argc + 1, sizeof *inputs);
-    int n_in = 0, i, rc = 1, simulate = 0;
+    int n_in = 0, i, rc = 1, simulate = 0, n_dims = 0;
+    dim_arg dims[64];
+    pfvm_binding b;
     pfvm_status st;
     pfvm_accel_target t;
     pfvm_accel_stats stats;
@@ -2030,7 +2040,15 @@ static int cmd_accel(int argc, char **argv)
             outdir = argv[++i];
         else if (!strcmp(argv[i], "--simulate"))
             simulate = 1;
-        else if (!strcmp(argv[i], "--dim") || !strcmp(argv[i], "--onnx") || !strcmp(argv[i], "--baseline")) {
+        else if (!strcmp(argv[i], "--dim") && i + 1 < argc) {
+            if (n_dims >= 64 || !parse_dim(argv[++i], &dims[n_dims])) {
+                free(inputs);
+                return fail("accel: --dim wants NAME=VALUE (VALUE >= 0), got '%s'", argv[i]);
+            }
+            n_dims++;
+        } else if (!strcmp(argv[i], "--onnx") && i + 1 < argc) {
+            onnx_out = argv[++i];
+        } else if (!strcmp(argv[i], "--baseline")) {
             free(inputs);
             return fail("accel: %s is not implemented yet (issue 21)", argv[i]);
         } else if (argv[i][0] == '-' || model) {
@@ -2043,8 +2061,18 @@ static int cmd_accel(int argc, char **argv)
         free(inputs);
         return fail("%s", !model ? "accel: no model given" : "accel: no --target FILE given");
     }
-    if (pfvm_accel_target_load(target, &t, &st) || !(m = pfvm_onnx_load_file(model, 0, &st)) ||
-        pfvm_accel_emit(m, &t, &prog, &stats, &st))
+    memset(&b, 0, sizeof b);
+    if (pfvm_accel_target_load(target, &t, &st) || !(m = pfvm_onnx_load_file(model, 0, &st)))
+        goto done_status;
+    /* --dim: the graph's input shapes specialized, the rest inferred again */
+    if (n_dims && (pfvm_infer_shapes(m->graph, 0, &st) || bind_dims(m, dims, n_dims, &b, &st) ||
+                   pfvm_infer_shapes_bound(m->graph, &b, 0, &st)))
+        goto done_status;
+    if (pfvm_accel_emit(m, &t, &prog, &stats, &st))
+        goto done_status;
+    /* the laid-out graph: the optimized model with each value's layout in
+     * its metadata_props (pfvm_accel_annotate) */
+    if (onnx_out && (pfvm_accel_annotate(m, &t, prog, &st) || pfvm_onnx_save_file(m, onnx_out, &st)))
         goto done_status;
     if (prog_out) {
         FILE *f = fopen(prog_out, "w");
@@ -2059,6 +2087,9 @@ static int cmd_accel(int argc, char **argv)
     printf("plan: naive rows (first axis over the PEs, weights on every PE)\n");
     printf("nodes %d, flops %.0f, peak %lld bytes per PE (weights %lld)\n", stats.nodes, stats.flops,
            (long long)stats.peak_bytes, (long long)stats.weight_bytes);
+    if (stats.fallbacks)
+        printf("fallback: %d nodes refused their split inputs and run whole on PE 0 (gathers below)\n",
+               stats.fallbacks);
     printf("compute lower bound %.0f cycles (flops / 2 / %.0f float MACs per cycle)\n",
            peak_macs > 0 ? ceil(stats.flops / 2 / peak_macs) : 0, peak_macs);
     {
@@ -2122,6 +2153,7 @@ done:
     free(inputs);
     pfvm_accel_sim_free(sim);
     pfvm_accel_free(prog);
+    pfvm_binding_free(&b);
     pfvm_model_free(m);
     return rc;
 }

@@ -385,12 +385,40 @@ expect_error_matching "accel missing target" "cannot open" "$INTERP" accel "$MLP
 printf 'target t\nlevel r fanout 1 mem 1M\nlevel pe fanout 4 mem 1K down 4\n' >"$tmp/bad_target.txt"
 expect_error_matching "accel bad target" "bad_target.txt:3: a level below the root needs down and up" \
     "$INTERP" accel "$MLP/model.onnx" --target "$tmp/bad_target.txt"
-expect_error_matching "accel op without lowering" "node /body/body.0/Conv (Conv): no accel lowering" \
-    "$INTERP" accel "$MODEL/model.onnx" --target targets/mncore2.txt
+# cnn_small (Conv, BatchNormalization, MaxPool, GlobalAveragePool, Flatten, Gemm, LogSoftmax) end to end
+if "$INTERP" accel "$MODEL/model.onnx" --target targets/mncore2.txt --simulate \
+    -i "$MODEL/test_data_set_0/input_0.pb" --out "$tmp/accel_cnn" >"$tmp/out" 2>"$tmp/err" &&
+    grep -q '^  /body/body.0/Conv (Conv) -> pe:2\*local:1, local:8, local:16, local:16  \[PEs 2, [0-9]* cycles\]$' "$tmp/out"; then
+    ok
+else
+    bad "accel cnn_small --simulate: $(head -c 300 "$tmp/err")"
+fi
+mkdir -p "$tmp/accel_cnn_case/test_data_set_0"
+cp "$MODEL/model.onnx" "$tmp/accel_cnn_case/model.onnx"
+cp "$MODEL/test_data_set_0/input_0.pb" "$tmp/accel_cnn/output_0.pb" "$tmp/accel_cnn_case/test_data_set_0/" 2>/dev/null
+if "$INTERP" test --no-opt "$tmp/accel_cnn_case" 2>&1 | grep -q '^1 passed, 0 failed'; then ok; else bad "accel cnn_small output differs from interp's"; fi
+# --onnx: the optimized model with the layouts in metadata_props, loadable again
+if "$INTERP" accel "$MODEL/model.onnx" --target targets/mncore2.txt --onnx "$tmp/laid.onnx" >"$tmp/out" 2>"$tmp/err" &&
+    grep -a -q 'pfvm.accel.layout./body/body.0/Conv_output_0' "$tmp/laid.onnx" &&
+    "$INTERP" run "$tmp/laid.onnx" -i "$MODEL/test_data_set_0/input_0.pb" -o "$tmp/laid_out" >/dev/null 2>&1; then
+    ok
+else
+    bad "accel --onnx: $(head -c 300 "$tmp/err")"
+fi
+EW=tests/models/expand_where
+expect_error_matching "accel unbound dim" "value scores: dim 0 is symbolic (batch); bind it" \
+    "$INTERP" accel "$EW/model.onnx" --target targets/mncore2.txt
+expect_error_matching "accel --dim unknown name" "--dim bogus: the model has no dimension named 'bogus'" \
+    "$INTERP" accel "$EW/model.onnx" --target targets/mncore2.txt --dim bogus=3
+expect_error_matching "accel --dim without a value" "--dim wants NAME=VALUE" \
+    "$INTERP" accel "$EW/model.onnx" --target targets/mncore2.txt --dim batch
+# bound, the graph reaches Shape, which has no accel lowering
+expect_error_matching "accel op without lowering" "node /Shape (Shape): no accel lowering" \
+    "$INTERP" accel "$EW/model.onnx" --target targets/mncore2.txt --dim batch=4 --dim N=8
 expect_error_matching "accel tile does not fit" "value net.0.weight: 2560 bytes per PE do not fit in the 1024 bytes of a pe" \
     "$INTERP" accel "$MLP/model.onnx" --target targets/tiny.txt
-expect_error_matching "accel --dim" "--dim is not implemented yet" \
-    "$INTERP" accel "$MLP/model.onnx" --target targets/mncore2.txt --dim N=1
+expect_error_matching "accel --baseline" "--baseline is not implemented yet" \
+    "$INTERP" accel "$MLP/model.onnx" --target targets/mncore2.txt --baseline naive
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -11,7 +11,7 @@
 
 /* Where one value lives on the PEs. */
 typedef struct accel_em_place {
-    int placed, replicated;
+    int placed, replicated, whole; /* whole: the whole tensor on PE 0 only (the fallback) */
     int64_t off, bytes, elems;
     int last_use; /* index of the last node reading it; graph outputs: past the end */
     char layout[256];
@@ -135,9 +135,14 @@ static pfvm_code accel_em_dims(accel_em_emitter *e, const pfvm_value *v, int *ra
                           pfvm_dtype_name(v->type.dtype));
     *rank = v->type.shape.rank;
     for (i = 0; i < *rank; i++)
-        if (!pfvm_sym_is_const(v->type.shape.dims[i], &dims[i]))
+        if (!pfvm_sym_is_const(v->type.shape.dims[i], &dims[i])) {
+            char sym[64];
+            pfvm_sym_print(v->type.shape.dims[i], sym, sizeof sym);
             return pfvm__fail(e->st, PFVM_ERR_INVALID,
-                              "value %s: dim %d is symbolic; bind it (interp accel --dim NAME=VALUE)", v->name, i);
+                              "value %s: dim %d is symbolic (%s); bind it (pfvm_infer_shapes_bound, interp accel "
+                              "--dim NAME=VALUE)",
+                              v->name, i, sym);
+        }
     return PFVM_OK;
 }
 
@@ -167,42 +172,60 @@ static int64_t accel_em_rows(const pfvm_accel_target *t, int64_t d0, char *text,
     return pes;
 }
 
-/* Places v (rows, or replicated) and writes its layout text. */
-static pfvm_code accel_em_place_value(accel_em_emitter *e, const pfvm_value *v, int replicated)
+/* How a value is placed: its first axis over the PEs (rows), whole on
+ * every PE (replicated: weights, and what only they feed), or whole on PE 0
+ * (the fallback for nodes whose lowering does not take a split input). */
+enum { ACCEL_EM_ROWS, ACCEL_EM_REPLICATED, ACCEL_EM_WHOLE };
+
+/* The layout text of v placed in `mode`, and its elements per PE. */
+static pfvm_code accel_em_layout_text(accel_em_emitter *e, const pfvm_value *v, int mode, char *text, size_t size,
+                                      int64_t *elems_out)
 {
-    accel_em_place *p = &e->places[v->id];
     int rank, i, k;
     int64_t dims[PFVM_MAX_RANK], elems = 1;
     size_t len = 0;
     pfvm_code rc;
     if ((rc = accel_em_dims(e, v, &rank, dims)) != PFVM_OK)
         return rc;
-    p->layout[0] = 0;
+    text[0] = 0;
     if (rank == 0) {
-        len += (size_t)pfvm__snprintf(p->layout, sizeof p->layout, "-");
-        replicated = 1;
+        len += (size_t)pfvm__snprintf(text, size, "-");
+        if (mode == ACCEL_EM_ROWS)
+            mode = ACCEL_EM_REPLICATED;
     }
     for (i = 0; i < rank; i++) {
-        if (i == 0 && !replicated) {
+        if (i == 0 && mode == ACCEL_EM_ROWS) {
             char rows[128];
-            accel_em_rows(e->t, dims[0], rows, sizeof rows);
-            len += (size_t)pfvm__snprintf(p->layout + len, sizeof p->layout - len, "%s", rows);
-            elems *= dims[0] / (accel_em_rows(e->t, dims[0], rows, sizeof rows));
+            int64_t pes = accel_em_rows(e->t, dims[0], rows, sizeof rows);
+            len += (size_t)pfvm__snprintf(text + len, size - len, "%s", rows);
+            elems *= dims[0] / pes;
         } else {
-            len += (size_t)pfvm__snprintf(p->layout + len, sizeof p->layout - len, "%slocal:%lld", i ? ", " : "",
-                                          (long long)dims[i]);
+            len += (size_t)pfvm__snprintf(text + len, size - len, "%slocal:%lld", i ? ", " : "", (long long)dims[i]);
             elems *= dims[i];
         }
+        if (len >= size - 1)
+            break;
     }
-    if (replicated)
-        for (k = 1; k < e->t->nlevels; k++)
-            len += (size_t)pfvm__snprintf(p->layout + len, sizeof p->layout - len, "%s%s", k == 1 ? " | rep " : " ",
+    if (mode == ACCEL_EM_REPLICATED)
+        for (k = 1; k < e->t->nlevels && len < size - 1; k++)
+            len += (size_t)pfvm__snprintf(text + len, size - len, "%s%s", k == 1 ? " | rep " : " ",
                                           e->t->levels[k].name);
-    if (len >= sizeof p->layout - 1)
+    if (len >= size - 1)
         return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED, "value %s: layout text too long", v->name);
-    p->replicated = replicated;
-    p->elems = elems;
-    p->bytes = elems * 4;
+    *elems_out = elems;
+    return PFVM_OK;
+}
+
+/* Places v in `mode` and writes its layout text. */
+static pfvm_code accel_em_place_value(accel_em_emitter *e, const pfvm_value *v, int mode)
+{
+    accel_em_place *p = &e->places[v->id];
+    pfvm_code rc;
+    if ((rc = accel_em_layout_text(e, v, mode, p->layout, sizeof p->layout, &p->elems)) != PFVM_OK)
+        return rc;
+    p->replicated = mode == ACCEL_EM_REPLICATED || (mode == ACCEL_EM_ROWS && v->type.shape.rank == 0);
+    p->whole = mode == ACCEL_EM_WHOLE;
+    p->bytes = p->elems * 4;
     if ((p->off = accel_em_alloc(e, p->bytes)) < 0)
         return pfvm__fail(e->st, PFVM_ERR_NOMEM,
                           "value %s: %lld bytes per PE do not fit in the %lld bytes of a %s (%s; tiling and spills "
@@ -277,25 +300,54 @@ static pfvm_code accel_em_weight(accel_em_emitter *e, const pfvm_value *v)
     pfvm_code rc;
     if (strpbrk(v->name, " \t#") || !v->name[0])
         return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED, "initializer '%s': a name with spaces or '#'", v->name);
-    if ((rc = accel_em_place_value(e, v, 1)) != PFVM_OK)
+    if ((rc = accel_em_place_value(e, v, ACCEL_EM_REPLICATED)) != PFVM_OK)
         return rc;
     accel_em_shape_text(v, shape, sizeof shape);
     return accel_em_line(e, "weight %s %lld %s %s", v->name, (long long)e->places[v->id].off, shape,
                       e->places[v->id].layout);
 }
 
-static pfvm_code accel_em_node(accel_em_emitter *e, const pfvm_node *n, int index, pfvm_accel_stats *stats)
+/* A copy of input v (placed in rows) whole on PE 0, in scratch memory of
+ * the current node: the moves between the two layouts (pfvm__accel_moves)
+ * as `copy` lines, in a phase of their own. */
+static pfvm_code accel_em_gather(accel_em_emitter *e, const pfvm_node *n, const pfvm_value *v, int64_t *off,
+                                 int64_t *elems)
+{
+    accel_em_place *p = &e->places[v->id];
+    char text[256];
+    pfvm_accel_layout src, dst;
+    pfvm_accel_move *moves = NULL;
+    int rank;
+    int64_t dims[PFVM_MAX_RANK];
+    size_t i;
+    pfvm_code rc;
+    if ((rc = accel_em_layout_text(e, v, ACCEL_EM_WHOLE, text, sizeof text, elems)) != PFVM_OK ||
+        (rc = accel_em_dims(e, v, &rank, dims)) != PFVM_OK ||
+        (rc = pfvm_accel_layout_parse(p->layout, e->t, rank, dims, &src, e->st)) != PFVM_OK ||
+        (rc = pfvm_accel_layout_parse(text, e->t, rank, dims, &dst, e->st)) != PFVM_OK)
+        return rc;
+    if ((*off = accel_em_alloc(e, *elems * 4)) < 0 || !pfvm__arrpush(e->scratch, *off) ||
+        !pfvm__arrpush(e->scratch, *elems * 4))
+        return pfvm__fail(e->st, PFVM_ERR_NOMEM, "node %s (%s): input %s whole (%lld bytes) does not fit on PE 0",
+                          n->name, n->op_type, v->name, (long long)(*elems * 4));
+    if ((rc = pfvm__accel_moves(e->t, &src, &dst, &moves, e->st)) != PFVM_OK)
+        return rc;
+    rc = accel_em_line(e, "# gather %s -> %s (fallback: the lowering of %s takes it whole)", v->name, text, n->name);
+    for (i = 0; rc == PFVM_OK && i < (size_t)stbds_arrlen(moves); i++)
+        rc = accel_em_line(e, "copy %lld %lld %lld %lld %lld", (long long)moves[i].src_pe,
+                           (long long)(p->off + moves[i].src_off * 4), (long long)moves[i].dst_pe,
+                           (long long)(*off + moves[i].dst_off * 4), (long long)(moves[i].count * 4));
+    pfvm__accel_moves_free(moves);
+    return rc == PFVM_OK ? accel_em_line(e, "barrier") : rc;
+}
+
+/* Lowers node n (index: its position); fallback: its inputs placed in rows
+ * are gathered whole to PE 0 first, and it runs there. */
+static pfvm_code accel_em_node_try(accel_em_emitter *e, const pfvm_node *n, int index, int fallback)
 {
     pfvm_accel_ctx c;
-    int i, all_rep = 1;
+    int i, all_rep = 1, any_whole = fallback;
     pfvm_code rc;
-    if (!n->op || !n->op->accel)
-        return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED,
-                          "node %s (%s): no accel lowering (the operator's definition in src/ops has no accel hook)",
-                          n->name, n->op_type);
-    if (n->n_inputs > PFVM_ACCEL_MAX_ARGS || n->n_outputs > PFVM_ACCEL_MAX_ARGS)
-        return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED, "node %s (%s): too many inputs or outputs", n->name,
-                          n->op_type);
     memset(&c, 0, sizeof c);
     c.node = n;
     c.n_in = n->n_inputs;
@@ -312,24 +364,35 @@ static pfvm_code accel_em_node(accel_em_emitter *e, const pfvm_node *n, int inde
         if (!v)
             continue;
         p = &e->places[v->id];
+        /* integer constants (Reshape's shape, axes) are read by the hooks
+         * from the node's initializers, never from PE memory */
+        if (v->init && v->type.dtype != PFVM_FLOAT)
+            continue;
         if (!p->placed && v->init && (rc = accel_em_weight(e, v)) != PFVM_OK)
             return rc;
         if (!p->placed)
             return pfvm__fail(e->st, PFVM_ERR_INVALID, "node %s (%s): input %s is not computed before it", n->name,
                               n->op_type, v->name);
-        c.in[i].off = p->off;
-        c.in[i].elems = p->elems;
-        c.in[i].replicated = p->replicated;
         if ((rc = accel_em_dims(e, v, &c.in[i].rank, c.in[i].dims)) != PFVM_OK)
             return rc;
-        all_rep &= p->replicated;
+        c.in[i].off = p->off;
+        c.in[i].elems = p->elems;
+        c.in[i].replicated = p->replicated || p->whole;
+        if (fallback && !p->replicated && !p->whole) {
+            if ((rc = accel_em_gather(e, n, v, &c.in[i].off, &c.in[i].elems)) != PFVM_OK)
+                return rc;
+            c.in[i].replicated = 1;
+        }
+        all_rep &= c.in[i].replicated;
+        any_whole |= p->whole;
     }
     for (i = 0; i < n->n_outputs; i++) {
         const pfvm_value *v = n->outputs[i];
+        int mode = !all_rep ? ACCEL_EM_ROWS : any_whole ? ACCEL_EM_WHOLE : ACCEL_EM_REPLICATED;
         c.out[i].rank = -1;
         if (!v)
             continue;
-        if ((rc = accel_em_place_value(e, v, all_rep)) != PFVM_OK) {
+        if ((rc = accel_em_place_value(e, v, mode)) != PFVM_OK) {
             pfvm__prefix(e->st, "node %s (%s)", n->name, n->op_type);
             return rc;
         }
@@ -360,6 +423,69 @@ static pfvm_code accel_em_node(accel_em_emitter *e, const pfvm_node *n, int inde
             p->placed = 0;
         }
     }
+    return PFVM_OK;
+}
+
+/* Undoes a failed try: its program text, its scratch and its outputs. */
+static void accel_em_undo(accel_em_emitter *e, const pfvm_node *n, size_t mark, const char *on)
+{
+    int i;
+    stbds_arrsetlen(e->text, mark);
+    strcpy(e->on, on);
+    for (i = 0; i + 1 < (int)stbds_arrlen(e->scratch); i += 2)
+        accel_em_release(e, e->scratch[i], e->scratch[i + 1]);
+    stbds_arrsetlen(e->scratch, 0);
+    for (i = 0; i < n->n_outputs; i++) {
+        accel_em_place *p = n->outputs[i] ? &e->places[n->outputs[i]->id] : NULL;
+        if (p && p->placed) {
+            accel_em_release(e, p->off, p->bytes);
+            p->placed = 0;
+        }
+    }
+}
+
+/* A node whose lowering refuses its inputs split over the PEs runs whole
+ * on PE 0 instead (the fallback; its gathers are in the program and the
+ * report, so their cost is visible), when that fits. */
+static pfvm_code accel_em_node(accel_em_emitter *e, const pfvm_node *n, int index, pfvm_accel_stats *stats)
+{
+    size_t mark = (size_t)stbds_arrlen(e->text);
+    char on[sizeof e->on];
+    int i, split = 0;
+    pfvm_code rc;
+    if (!n->op || !n->op->accel)
+        return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED,
+                          "node %s (%s): no accel lowering (the operator's definition in src/ops has no accel hook)",
+                          n->name, n->op_type);
+    if (n->n_inputs > PFVM_ACCEL_MAX_ARGS || n->n_outputs > PFVM_ACCEL_MAX_ARGS)
+        return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED, "node %s (%s): too many inputs or outputs", n->name,
+                          n->op_type);
+    /* weights first, outside what a failed try undoes */
+    for (i = 0; i < n->n_inputs; i++) {
+        const pfvm_value *v = n->inputs[i];
+        if (v && v->init && v->type.dtype == PFVM_FLOAT && !e->places[v->id].placed &&
+            (rc = accel_em_weight(e, v)) != PFVM_OK)
+            return rc;
+    }
+    mark = (size_t)stbds_arrlen(e->text);
+    strcpy(on, e->on);
+    rc = accel_em_node_try(e, n, index, 0);
+    for (i = 0; i < n->n_inputs; i++)
+        split |= n->inputs[i] && e->places[n->inputs[i]->id].placed && !e->places[n->inputs[i]->id].replicated &&
+                 !e->places[n->inputs[i]->id].whole;
+    if (rc == PFVM_ERR_UNSUPPORTED && split) {
+        char first[256];
+        pfvm__snprintf(first, sizeof first, "%s", e->st ? e->st->msg : "");
+        accel_em_undo(e, n, mark, on);
+        if ((rc = accel_em_node_try(e, n, index, 1)) != PFVM_OK) {
+            pfvm__prefix(e->st, "%s; whole on PE 0", first);
+            return rc;
+        }
+        if (stats)
+            stats->fallbacks++;
+    }
+    if (rc != PFVM_OK)
+        return rc;
     if (stats) {
         double fl = pfvm_node_flops(n, NULL);
         stats->nodes++;
@@ -413,7 +539,7 @@ pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **prog
         char shape[128];
         if (v->init)
             continue;
-        if ((rc = accel_em_place_value(&e, v, 0)) != PFVM_OK)
+        if ((rc = accel_em_place_value(&e, v, ACCEL_EM_ROWS)) != PFVM_OK)
             goto done;
         accel_em_shape_text(v, shape, sizeof shape);
         if ((rc = accel_em_line(&e, "input %d %lld %s %s", i, (long long)e.places[v->id].off, shape,
@@ -464,6 +590,90 @@ done:
     stbds_arrfree(e.scratch);
     stbds_arrfree(e.text);
     return rc;
+}
+
+static pfvm_code accel_em_meta(pfvm_model *m, const char *key, const char *key2, const char *value,
+                               pfvm_status *st)
+{
+    char k[512];
+    pfvm_string_pair kv;
+    pfvm__snprintf(k, sizeof k, "%s%s", key, key2);
+    kv.key = pfvm_model_strdup(m, k);
+    kv.value = pfvm_model_strdup(m, value);
+    if (!kv.key || !kv.value || !pfvm__arrpush(m->metadata, kv))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "accel: out of memory for the model's metadata");
+    return PFVM_OK;
+}
+
+/* The value a program line places and its layout: `input K OFF SHAPE
+ * LAYOUT`, `weight NAME OFF SHAPE LAYOUT`, `# node NAME (OP) -> LAYOUT`. */
+static const pfvm_value *accel_em_placed(const pfvm_graph *g, const char *line, const char **layout)
+{
+    char name[512];
+    const char *p;
+    int i, k;
+    if (!strncmp(line, "# node ", 7) && (p = strstr(line, " -> ")) != NULL) {
+        const char *open = p;
+        while (open > line + 7 && strncmp(open, " (", 2))
+            open--;
+        if ((size_t)(open - line - 7) >= sizeof name)
+            return NULL;
+        memcpy(name, line + 7, (size_t)(open - line - 7));
+        name[open - line - 7] = 0;
+        *layout = p + 4;
+        for (i = 0; i < pfvm_graph_num_nodes(g); i++) {
+            const pfvm_node *n = pfvm_graph_node(g, i);
+            if (!strcmp(n->name, name) && n->n_outputs && n->outputs[0])
+                return n->outputs[0];
+        }
+        return NULL;
+    }
+    if (strncmp(line, "input ", 6) && strncmp(line, "weight ", 7))
+        return NULL;
+    /* the layout follows the fourth word */
+    for (p = line, k = 0; *p && k < 4; k++) {
+        while (*p && *p != ' ')
+            p++;
+        while (*p == ' ')
+            p++;
+    }
+    *layout = p;
+    if (line[0] == 'w') {
+        size_t len = strcspn(line + 7, " ");
+        if (len >= sizeof name)
+            return NULL;
+        memcpy(name, line + 7, len);
+        name[len] = 0;
+        return pfvm_graph_find(g, name);
+    }
+    k = atoi(line + 6);
+    return k >= 0 && k < pfvm_graph_num_inputs(g) ? pfvm_graph_input(g, k) : NULL;
+}
+
+pfvm_code pfvm_accel_annotate(pfvm_model *m, const pfvm_accel_target *t, const char *program, pfvm_status *st)
+{
+    const char *p = program;
+    pfvm_code rc;
+    if (!m || !m->graph || !t || !program)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "accel: annotate needs a model, a target and a program");
+    if ((rc = accel_em_meta(m, "pfvm.accel.target", "", t->name, st)) != PFVM_OK)
+        return rc;
+    while (*p) {
+        const char *e = strchr(p, '\n'), *layout = NULL;
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char line[1024];
+        const pfvm_value *v;
+        if (len < sizeof line) {
+            memcpy(line, p, len);
+            line[len] = 0;
+            if ((v = accel_em_placed(m->graph, line, &layout)) != NULL &&
+                (rc = accel_em_meta(m, "pfvm.accel.layout.", v->name, layout, st)) != PFVM_OK)
+                return rc;
+        }
+        p += len + (e != NULL);
+    }
+    pfvm__ok(st);
+    return PFVM_OK;
 }
 
 void pfvm_accel_free(void *p)

@@ -27,6 +27,7 @@ typedef struct pfvm_accel_stats {
     int64_t peak_bytes;   /* highest PE memory offset in use */
     int64_t weight_bytes; /* bytes of weights and constants per PE */
     double flops;         /* of the lowered nodes (pfvm_node_flops) */
+    int fallbacks;        /* nodes run whole on PE 0 (their lowering refused split inputs) */
 } pfvm_accel_stats;
 
 /* Emits the program for m's main graph on target t. The graph must have
@@ -38,6 +39,15 @@ typedef struct pfvm_accel_stats {
  * symbolic dim, a tensor that does not fit in a PE. */
 PFVM_API pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **program,
                                    pfvm_accel_stats *stats, pfvm_status *st);
+/* Records the program's placement in m (the model pfvm_accel_emit
+ * optimized) as ONNX metadata_props, so that the laid-out graph can be
+ * saved as ONNX and read back by any tool: "pfvm.accel.target" = the
+ * target's name, and "pfvm.accel.layout.VALUE" = the layout (README.md,
+ * "accel", "Layouts") of every graph input, weight and node output the
+ * program places. The plan moves nothing between nodes (each node reads
+ * its inputs where they were written), so there are no move nodes to add. */
+PFVM_API pfvm_code pfvm_accel_annotate(pfvm_model *m, const pfvm_accel_target *t, const char *program,
+                                       pfvm_status *st);
 /* Frees what pfvm_accel_emit returned. */
 PFVM_API void pfvm_accel_free(void *p);
 

@@ -446,6 +446,71 @@ static pfvm_code accel_sim_copy(accel_sim_ctx *c)
     return PFVM_OK;
 }
 
+/* fill D VALUE N: D[i] = VALUE. */
+static pfvm_code accel_sim_fill(accel_sim_ctx *c)
+{
+    int64_t pe, dw, n, i;
+    double v;
+    char *end;
+    if (!accel_sim_int(c, 3, 1, INT64_MAX / 8, &n))
+        return c->st->code;
+    if (c->n < 3 || (v = strtod(c->tok[2], &end), *end))
+        return accel_sim_bad(c, PFVM_ERR_PARSE, "operand 2 is not a number");
+    if (!accel_sim_span(c, 1, n, &dw))
+        return c->st->code;
+    for (pe = 0; pe < c->s->npes; pe++) {
+        float *d;
+        if (!c->s->active[pe])
+            continue;
+        d = accel_sim_write(c, pe, dw, n);
+        for (i = 0; i < n; i++)
+            d[i] = (float)v;
+        c->s->pe_cycles[pe] += ceil((double)n / c->s->t.simd);
+    }
+    return PFVM_OK;
+}
+
+/* mov D A R C DR DC AR AC: D[r*DR + c*DC] = A[r*AR + c*AC] (strides in
+ * elements, 0 allowed: a broadcast read). The PE's address generator walks
+ * one row per step: a row of unit strides moves SIMD-wide, any other row
+ * one element per cycle. Reads complete before writes (D may overlap A). */
+static pfvm_code accel_sim_mov(accel_sim_ctx *c)
+{
+    int64_t pe, dw, aw, r, cc, st[4], i, j, dext, aext;
+    float *tmp;
+    if (!accel_sim_int(c, 3, 1, 1 << 30, &r) || !accel_sim_int(c, 4, 1, 1 << 30, &cc))
+        return c->st->code;
+    for (i = 0; i < 4; i++)
+        if (!accel_sim_int(c, 5 + (int)i, 0, 1 << 30, &st[i]))
+            return c->st->code;
+    dext = (r - 1) * st[0] + (cc - 1) * st[1] + 1;
+    aext = (r - 1) * st[2] + (cc - 1) * st[3] + 1;
+    if (!accel_sim_span(c, 1, dext, &dw) || !accel_sim_span(c, 2, aext, &aw))
+        return c->st->code;
+    if (!(tmp = (float *)pfvm__malloc((size_t)(r * cc) * sizeof *tmp + 1)))
+        return accel_sim_bad(c, PFVM_ERR_NOMEM, "out of memory");
+    for (pe = 0; pe < c->s->npes; pe++) {
+        const float *a;
+        if (!c->s->active[pe])
+            continue;
+        for (i = 0; i < r; i++)
+            for (j = 0; j < cc; j++) {
+                if (!(a = accel_sim_read(c, pe, aw + i * st[2] + j * st[3], 1))) {
+                    pfvm__free(tmp);
+                    return c->st->code;
+                }
+                tmp[i * cc + j] = *a;
+            }
+        for (i = 0; i < r; i++)
+            for (j = 0; j < cc; j++)
+                *accel_sim_write(c, pe, dw + i * st[0] + j * st[1], 1) = tmp[i * cc + j];
+        c->s->pe_cycles[pe] += (st[1] == 1 && st[3] == 1) ? (double)r * ceil((double)cc / c->s->t.simd)
+                                                          : (double)(r * cc);
+    }
+    pfvm__free(tmp);
+    return PFVM_OK;
+}
+
 static float accel_un(int op, float x)
 {
     switch (op) {
@@ -639,6 +704,10 @@ static pfvm_code accel_sim_line(accel_sim_ctx *c, const pfvm_tensor *const *inpu
         return accel_sim_output(c);
     if (!strcmp(k, "copy"))
         return accel_sim_copy(c);
+    if (!strcmp(k, "fill"))
+        return accel_sim_fill(c);
+    if (!strcmp(k, "mov"))
+        return accel_sim_mov(c);
     if (!strcmp(k, "un") || !strcmp(k, "bin") || !strcmp(k, "imm") || !strcmp(k, "row") || !strcmp(k, "col") ||
         !strcmp(k, "red") || !strcmp(k, "gemm") || !strcmp(k, "gemma"))
         return accel_sim_compute(c);

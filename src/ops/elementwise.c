@@ -3202,7 +3202,9 @@ static const char *pfvm__ew_accel_name(const char *op)
 {
     static const char *const names[][2] = {{"Relu", "relu"}, {"Erf", "erf"}, {"Tanh", "tanh"},
                                            {"Sigmoid", "sigmoid"}, {"Add", "add"}, {"Sub", "sub"},
-                                           {"Mul", "mul"}, {"Div", "div"}};
+                                           {"Mul", "mul"}, {"Div", "div"}, {"Exp", "exp"},
+                                           {"Log", "log"}, {"Sqrt", "sqrt"}, {"Reciprocal", "recip"},
+                                           {"Pow", "pow"}};
     size_t i;
     for (i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(op, names[i][0]))
@@ -3245,10 +3247,20 @@ static pfvm_code pfvm__ew_accel_binary(pfvm_accel_ctx *c)
     if (op && a->replicated == b->replicated && a->elems == y->elems && b->elems == y->elems)
         return c->emit(c, "bin %s %lld %lld %lld %lld", op, (long long)y->off, (long long)a->off, (long long)b->off,
                        (long long)y->elems);
-    if (op && a->replicated && !b->replicated && (!strcmp(op, "add") || !strcmp(op, "mul"))) {
+    if (op && ((a->replicated && !b->replicated) || (b->replicated && a->elems != y->elems)) &&
+        (!strcmp(op, "add") || !strcmp(op, "mul"))) {
         const pfvm_accel_arg *t = a;
         a = b;
         b = t;
+    }
+    if (op && a->replicated == b->replicated && a->rank == b->rank && a->rank >= 1 && a->elems == y->elems &&
+        b->dims[b->rank - 1] == 1 && b->elems * a->dims[a->rank - 1] == a->elems) {
+        int i, same = 1;
+        for (i = 0; i + 1 < a->rank; i++)
+            same &= a->dims[i] == b->dims[i];
+        if (same) /* b one value per row of a (a reduction's keepdims result) */
+            return c->emit(c, "row %s %lld %lld %lld %lld %lld", op, (long long)y->off, (long long)a->off,
+                           (long long)b->off, (long long)b->elems, (long long)a->dims[a->rank - 1]);
     }
     if (op && b->replicated && a->elems == y->elems && (cols = pfvm__ew_accel_tail(a, b)) > 0 &&
         a->elems % cols == 0)
@@ -3266,10 +3278,10 @@ static pfvm_code pfvm__ew_accel_binary(pfvm_accel_ctx *c)
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_UI("Abs", 1, pfvm__ew_k_abs, pfvm__ew_infer_abs, PFVM__EW_NUMERIC, NULL),
     PFVM__EW_UI("Neg", 1, pfvm__ew_k_neg, pfvm__ew_infer_neg, PFVM__EW_SIGNED, NULL),
-    PFVM__EW_U("Exp", 1, pfvm__ew_k_exp, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Log", 1, pfvm__ew_k_log, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Sqrt", 1, pfvm__ew_k_sqrt, PFVM__EW_FLOATS, NULL),
-    PFVM__EW_U("Reciprocal", 1, pfvm__ew_k_reciprocal, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_UA("Exp", 1, pfvm__ew_k_exp, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_UA("Log", 1, pfvm__ew_k_log, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_UA("Sqrt", 1, pfvm__ew_k_sqrt, PFVM__EW_FLOATS, NULL),
+    PFVM__EW_UA("Reciprocal", 1, pfvm__ew_k_reciprocal, PFVM__EW_FLOATS, NULL),
     PFVM__EW_U("Floor", 1, pfvm__ew_k_floor, PFVM__EW_FLOATS, NULL),
     PFVM__EW_U("Ceil", 1, pfvm__ew_k_ceil, PFVM__EW_FLOATS, NULL),
     PFVM__EW_U("Round", 11, pfvm__ew_k_round, PFVM__EW_FLOATS, NULL),
@@ -3313,7 +3325,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_BA("Sub", 1, pfvm__ew_k_sub, pfvm__ew_infer_sub, PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_BA("Mul", 1, pfvm__ew_k_mul, pfvm__ew_infer_mul, PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_BA("Div", 1, pfvm__ew_k_div, pfvm__ew_infer_div, PFVM__EW_NUMERIC, NULL, NULL),
-    PFVM__EW_B("Pow", 1, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, NULL),
+    PFVM__EW_BA("Pow", 1, pfvm__ew_k_pow, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, NULL),
     PFVM__EW_B("Mod", 10, pfvm__ew_k_mod, pfvm__ew_infer_bcast, PFVM__EW_NUMERIC, NULL, pfvm__ew_a_mod),
     PFVM__EW_B("BitShift", 11, pfvm__ew_k_bitshift, pfvm__ew_infer_bcast, "uint8,uint16,uint32,uint64",
                pfvm__ew_check_bitshift, pfvm__ew_a_bitshift),
@@ -3336,9 +3348,9 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     {"Where", "", 9, 0, 3, 3, 1, 1, pfvm__ew_infer_where, pfvm__ew_k_where, NULL, PFVM_FUSE_BROADCAST,
      "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_where_grad, pfvm__ew_k_where_fuse, NULL, NULL, NULL, NULL},
     {"Clip", "", 6, 10, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL, NULL, NULL, NULL},
+     PFVM__EW_FLOATS, pfvm__ew_a_clip6, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL, pfvm_acl_clip, NULL, NULL},
     {"Clip", "", 11, 0, 1, 3, 1, 1, pfvm__ew_infer_clip, pfvm__ew_k_clip, NULL, PFVM_FUSE_BROADCAST,
-     PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL, NULL, NULL, NULL},
+     PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_clip_grad, pfvm__ew_k_clip_fuse, NULL, pfvm_acl_clip, NULL, NULL},
     {"Cast", "", 6, 0, 1, 1, 1, 1, pfvm__ew_infer_cast, pfvm__ew_k_cast, pfvm__ew_check_cast, PFVM_FUSE_ELEMENTWISE,
      "bool,string," PFVM__EW_NUMERIC, pfvm__ew_a_cast, 0, pfvm__ew_simp_cast, pfvm__ew_k_cast_grad, pfvm__ew_k_cast_fuse, NULL, NULL, NULL, NULL},
     {"CastLike", "", 15, 0, 2, 2, 1, 1, pfvm__ew_infer_castlike, pfvm__ew_k_castlike, NULL, PFVM_FUSE_ELEMENTWISE,

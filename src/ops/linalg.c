@@ -1321,8 +1321,9 @@ static size_t pfvm__la_gemm_ws(const pfvm_node *nd, const pfvm_dims *in, int n_i
     return pfvm__la_ws_bytes(in[0].d[ta ? 1 : 0], in[1].d[tb ? 0 : 1], in[0].d[ta ? 0 : 1]);
 }
 
-/* accel lowering (see pfvm_accel_fn): rows of A on each PE times the whole
- * B on every PE (gemm), then Gemm's C added along the rows. */
+/* accel lowering (see pfvm_accel_fn) of Gemm (MatMul's is in
+ * accel_lower.c): rows of A on each PE (or A whole) times the whole B on
+ * every PE (gemm), then C added along the rows. */
 static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
 {
     const pfvm_node *n = c->node;
@@ -1331,7 +1332,7 @@ static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
     int tb = is_gemm && pfvm_node_attr_int(n, "transB", 0);
     int64_t k, ncols, rows;
     pfvm_code rc;
-    if (a->replicated || !b->replicated || b->rank != 2 || a->rank < 1 ||
+    if (!b->replicated || b->rank != 2 || a->rank < 1 ||
         (is_gemm && (pfvm_node_attr_int(n, "transA", 0) || pfvm_node_attr_float(n, "alpha", 1) != 1 ||
                      pfvm_node_attr_float(n, "beta", 1) != 1)))
         return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED,
@@ -1360,7 +1361,7 @@ static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
     {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm__la_accel, pfvm__la_matmul_ws, NULL},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm_acl_matmul, pfvm__la_matmul_ws, NULL},
     {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
      "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm__la_accel, pfvm__la_gemm_ws, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}

@@ -163,6 +163,39 @@ PFVM_INTERNAL int64_t pfvm_tn_index(const pfvm_tensor *t, int64_t i, int64_t dim
  * keep the low bits (wrapping like numpy), floats round. */
 PFVM_INTERNAL void pfvm_tn_store_i64(pfvm_tensor *t, int64_t i, int64_t v);
 
+/* ---- accel_lower.c: accel lowerings (pfvm_accel_fn) the families' tables
+ * name, kept apart from their kernels ---- */
+
+/* Conv (2-D, any group): im2col by `mov`/`fill`, one gemm per group and
+ * band of output rows (bands shrink until the temporaries fit), bias by
+ * row. */
+PFVM_INTERNAL pfvm_code pfvm_acl_conv(pfvm_accel_ctx *c);
+/* MaxPool (no Indices) and AveragePool (2-D): one gathered plane per tap. */
+PFVM_INTERNAL pfvm_code pfvm_acl_pool(pfvm_accel_ctx *c);
+/* GlobalAveragePool, GlobalMaxPool: a row reduction per channel. */
+PFVM_INTERNAL pfvm_code pfvm_acl_global_pool(pfvm_accel_ctx *c);
+/* Inference BatchNormalization: per-channel scale and shift by rows. */
+PFVM_INTERNAL pfvm_code pfvm_acl_batchnorm(pfvm_accel_ctx *c);
+/* Clip with constant bounds. */
+PFVM_INTERNAL pfvm_code pfvm_acl_clip(pfvm_accel_ctx *c);
+/* Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout: a copy in each
+ * PE when the first axis (the PEs' split) is kept. */
+PFVM_INTERNAL pfvm_code pfvm_acl_view(pfvm_accel_ctx *c);
+/* Transpose keeping the first axis first: 2-D moves in each PE. */
+PFVM_INTERNAL pfvm_code pfvm_acl_transpose(pfvm_accel_ctx *c);
+/* Concat along an axis other than the first: one strided move per input. */
+PFVM_INTERNAL pfvm_code pfvm_acl_concat(pfvm_accel_ctx *c);
+/* LogSoftmax over the last axis: max, shifted exp, sum, log. */
+PFVM_INTERNAL pfvm_code pfvm_acl_logsoftmax(pfvm_accel_ctx *c);
+/* MatMul: rows of A (split or whole) times a 2-D B on every PE, or batched
+ * with both operands whole (one gemm per batch). */
+PFVM_INTERNAL pfvm_code pfvm_acl_matmul(pfvm_accel_ctx *c);
+/* Slice with constant bounds and positive steps: strided moves. */
+PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c);
+/* ReduceSum, ReduceMean, ReduceMax, ReduceMin over trailing axes (the
+ * other reductions' tables name it too and get a clear refusal). */
+PFVM_INTERNAL pfvm_code pfvm_acl_reduce(pfvm_accel_ctx *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1391,7 +1391,7 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 /* Every reduction takes the builder named after its kernel, `<kern>_grad`,
  * and the fuse hook `<kern>_fuse`. */
 #define PFVM__RED_OP(name, kern) \
-    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL, NULL, NULL}
+    {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm_acl_reduce, NULL, NULL}
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__RED_OP("ReduceSum", pfvm__red_k_sum),
