@@ -944,6 +944,7 @@ typedef struct pfvm_kctx {
     void *state;                  /* per-node state kept with pfvm_kctx_set_state, or NULL */
     size_t max_total_bytes;       /* the executor's bound on what it allocates (pfvm_limits); 0: the default */
     const struct pfvm__kctx_services *services; /* the executor's (src/exec), or NULL: none */
+    int preparing;                /* PFVM_OP_PREPARE's call at bind: build state, compute nothing */
 } pfvm_kctx;
 
 /* Computes the outputs. Output tensors arrive with dtype, shape and storage
@@ -1012,6 +1013,11 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
                                     (no channel groups): Conv */
 #define PFVM_OP_PURE 32u /* a program's operator (pfvm_op_register) whose kernel is a function of its inputs and
                             attributes alone: the passes may fold and merge its nodes like pfvm's own */
+#define PFVM_OP_PREPARE 64u /* pfvm_exec_bind also calls the kernel once, with k->preparing set, to build
+                               per-node state (pfvm_kctx_set_state) from its constant inputs so that runs
+                               allocate nothing: inputs known at bind come with their data, the others
+                               with their planned type and dims but data NULL; outputs are not written.
+                               QLinearConv packs its weights this way */
 
 /* Lowering of one node for pfvm_accel.h (src/accel): the accel layer has
  * placed every input and output in each PE's memory (arg: byte offset,
@@ -23477,28 +23483,28 @@ static int pfvm__qc_attr2(const pfvm_node *n, const char *name, int64_t def, int
     return 1;
 }
 
-/* The geometry, when the node is one the fast path takes. */
-static int pfvm__qc_geometry(const pfvm_kctx *k, pfvm__qc_geom *g)
+/* The geometry from x's and w's dims (y's, when given, must agree), when
+ * the node is one the fast path takes. */
+static int pfvm__qc_geom_dims(const pfvm_node *n, const int64_t *xd, const int64_t *wd, const int64_t *yd,
+                              pfvm__qc_geom *g)
 {
-    const pfvm_tensor *X = k->in[0], *W = k->in[3], *Y = k->out[0];
-    const char *ap = pfvm_node_attr_string(k->node, "auto_pad", "NOTSET");
+    const char *ap = pfvm_node_attr_string(n, "auto_pad", "NOTSET");
     int64_t s[2], d[2], p[4], ks[2];
-    if (X->rank != 4 || W->rank != 4 || !Y->data || Y->rank != 4 || strcmp(ap, "NOTSET") ||
-        !pfvm__qc_attr2(k->node, "strides", 1, s, 2) || !pfvm__qc_attr2(k->node, "dilations", 1, d, 2) ||
-        !pfvm__qc_attr2(k->node, "pads", 0, p, 4) || !pfvm__qc_attr2(k->node, "kernel_shape", 0, ks, 2))
+    if (strcmp(ap, "NOTSET") || !pfvm__qc_attr2(n, "strides", 1, s, 2) || !pfvm__qc_attr2(n, "dilations", 1, d, 2) ||
+        !pfvm__qc_attr2(n, "pads", 0, p, 4) || !pfvm__qc_attr2(n, "kernel_shape", 0, ks, 2))
         return 0;
-    g->N = X->dims[0], g->C = X->dims[1], g->H = X->dims[2], g->W = X->dims[3];
-    g->M = W->dims[0], g->KH = W->dims[2], g->KW = W->dims[3];
-    g->group = pfvm_node_attr_int(k->node, "group", 1);
+    g->N = xd[0], g->C = xd[1], g->H = xd[2], g->W = xd[3];
+    g->M = wd[0], g->KH = wd[2], g->KW = wd[3];
+    g->group = pfvm_node_attr_int(n, "group", 1);
     g->sh = s[0], g->sw = s[1], g->dh = d[0], g->dw = d[1], g->pt = p[0], g->pl = p[1];
     if ((ks[0] && ks[0] != g->KH) || (ks[1] && ks[1] != g->KW) || g->group < 1 || g->C % g->group ||
-        g->M % g->group || W->dims[1] * g->group != g->C || s[0] < 1 || s[1] < 1 || d[0] < 1 || d[1] < 1 ||
+        g->M % g->group || wd[1] * g->group != g->C || s[0] < 1 || s[1] < 1 || d[0] < 1 || d[1] < 1 ||
         p[0] < 0 || p[1] < 0 || p[2] < 0 || p[3] < 0)
         return 0;
     g->OH = (g->H + p[0] + p[2] - d[0] * (g->KH - 1) - 1) / s[0] + 1;
     g->OW = (g->W + p[1] + p[3] - d[1] * (g->KW - 1) - 1) / s[1] + 1;
-    if (g->OH < 1 || g->OW < 1 || Y->dims[0] != g->N || Y->dims[1] != g->M || Y->dims[2] != g->OH ||
-        Y->dims[3] != g->OW)
+    if (g->OH < 1 || g->OW < 1 ||
+        (yd && (yd[0] != g->N || yd[1] != g->M || yd[2] != g->OH || yd[3] != g->OW)))
         return 0;
     g->CG = g->C / g->group;
     g->MG = g->M / g->group;
@@ -23506,6 +23512,29 @@ static int pfvm__qc_geometry(const pfvm_kctx *k, pfvm__qc_geom *g)
     g->K2 = (g->K + 1) / 2;
     g->Mp = (g->MG + PFVM__QG_MR - 1) / PFVM__QG_MR * PFVM__QG_MR;
     return 1;
+}
+
+static int pfvm__qc_geometry(const pfvm_kctx *k, pfvm__qc_geom *g)
+{
+    const pfvm_tensor *X = k->in[0], *W = k->in[3], *Y = k->out[0];
+    return X->rank == 4 && W->rank == 4 && Y->data && Y->rank == 4 && pfvm__qc_geom_dims(k->node, X->dims, W->dims, Y->dims, g);
+}
+
+/* Depthwise: one input channel per group, one output channel per group. */
+static int pfvm__qc_is_dw(const pfvm__qc_geom *g)
+{
+    return g->CG == 1 && g->MG == 1;
+}
+
+/* Bytes of the buffers a run works in, besides the packed weights: the
+ * padded plane and its sums (depthwise), or one group's column panels. */
+static size_t pfvm__qc_work_bytes(const pfvm__qc_geom *g)
+{
+    int64_t OHW = g->OH * g->OW, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
+    int64_t PH = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1, PW = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
+    size_t b = pfvm__qc_is_dw(g) ? (size_t)OHW * sizeof(int32_t) + (size_t)(PH * PW) * sizeof(int16_t)
+                                 : (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t);
+    return (b + 64 + 15) / 16 * 16; /* what follows stays aligned */
 }
 
 static int pfvm__q_is8(const pfvm_tensor *t)
@@ -23518,12 +23547,9 @@ static int32_t pfvm__q_at(const pfvm_tensor *t, int64_t i)
     return t->dtype == PFVM_UINT8 ? ((const uint8_t *)t->data)[i] : ((const int8_t *)t->data)[i];
 }
 
-/* Weights minus their zero points as int16 pairs, per group [Mp][2*K2]
- * (packed each run: keeping them would need the executor's node state,
- * which operators do not link against). */
-static void pfvm__qc_weights(const pfvm_kctx *k, const pfvm__qc_geom *g, int16_t *wp)
+/* Weights minus their zero points as int16 pairs, per group [Mp][2*K2]. */
+static void pfvm__qc_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const pfvm__qc_geom *g, int16_t *wp)
 {
-    const pfvm_tensor *W = k->in[3], *wz = k->in[5];
     int64_t nwz = pfvm_tensor_numel(wz), gg, c, kk;
     memset(wp, 0, (size_t)(g->group * g->Mp * 2 * g->K2) * sizeof(int16_t));
     for (gg = 0; gg < g->group; gg++)
@@ -23734,48 +23760,137 @@ static void pfvm__qc_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int
     }
 }
 
+/* The constants of the fast path (weights, scales, zero points) are ones
+ * it takes. */
+static int pfvm__qc_consts_ok(const pfvm_kctx *k)
+{
+    const pfvm_tensor *xs = k->in[1], *xz = k->in[2], *W = k->in[3], *ws = k->in[4], *wz = k->in[5];
+    const pfvm_tensor *ys = k->in[6], *yz = k->in[7], *B = k->n_in > 8 ? k->in[8] : NULL;
+    int64_t nws;
+    if (!pfvm__q_is8(W) || !pfvm__q_is8(xz) || !pfvm__q_is8(wz) || !pfvm__q_is8(yz) || !xs || !ys || !ws ||
+        W->rank != 4 || pfvm_tensor_numel(xs) != 1 || pfvm_tensor_numel(xz) != 1 || pfvm_tensor_numel(ys) != 1 ||
+        pfvm_tensor_numel(yz) != 1 || xs->dtype != PFVM_FLOAT || ys->dtype != PFVM_FLOAT || ws->dtype != PFVM_FLOAT ||
+        (B && B->dtype != PFVM_INT32))
+        return 0;
+    nws = pfvm_tensor_numel(ws);
+    return (nws == 1 || nws == W->dims[0]) && pfvm_tensor_numel(wz) == nws && (!B || pfvm_tensor_numel(B) == W->dims[0]);
+}
+
+/* Packed weights and requantization multipliers: made at bind
+ * (PFVM_OP_PREPARE) when the weights, scales and zero points are
+ * constants, and used by every run whose inputs are the ones they were
+ * made from. */
+typedef struct pfvm__qc_state {
+    const void *w, *ws, *wz;
+    float xs, ys;
+    int64_t M, K2, Mp, group;
+    int32_t *mult; /* [M] */
+    int *shift;    /* [M] */
+    int16_t *wp;   /* [group][Mp][2*K2] */
+} pfvm__qc_state;
+
+static void pfvm__qc_state_free(void *p)
+{
+    pfvm__free(p);
+}
+
+static void pfvm__qc_multipliers(const pfvm_kctx *k, int64_t M, int32_t *mult, int *shift)
+{
+    const float xs = *(const float *)k->in[1]->data, ys = *(const float *)k->in[6]->data;
+    const float *ws = (const float *)k->in[4]->data;
+    int64_t nws = pfvm_tensor_numel(k->in[4]), m;
+    for (m = 0; m < M; m++)
+        pfvm_q_multiplier((double)xs * ws[nws == 1 ? 0 : m] / ys, &mult[m], &shift[m]);
+}
+
+/* k->state when it was made from this run's constants. */
+static const pfvm__qc_state *pfvm__qc_state_of(const pfvm_kctx *k, const pfvm__qc_geom *g)
+{
+    const pfvm__qc_state *s = (const pfvm__qc_state *)k->state;
+    return s && s->w == k->in[3]->data && s->ws == k->in[4]->data && s->wz == k->in[5]->data &&
+                   s->xs == *(const float *)k->in[1]->data && s->ys == *(const float *)k->in[6]->data &&
+                   s->M == g->M && s->K2 == g->K2 && s->Mp == g->Mp && s->group == g->group
+               ? s
+               : NULL;
+}
+
+/* The bind-time call: packs the constant weights into the node's state. */
+static pfvm_code pfvm__qc_prepare(pfvm_kctx *k)
+{
+    const pfvm_tensor *W = k->in[3];
+    pfvm__qc_geom g;
+    pfvm__qc_state *s;
+    int64_t xd[4];
+    size_t nwp, bytes;
+    char *p;
+    if (k->n_in < 8 || !k->in[1] || !k->in[1]->data || !k->in[3] || !W->data || !k->in[4] || !k->in[4]->data ||
+        !k->in[5] || !k->in[5]->data || !k->in[6] || !k->in[6]->data || !pfvm__qc_consts_ok(k))
+        return PFVM_OK; /* not constants, or not the fast path: nothing to keep */
+    /* an input large enough for any window: only the weights' part of g counts */
+    xd[0] = 1, xd[1] = W->dims[1] * pfvm_node_attr_int(k->node, "group", 1), xd[2] = xd[3] = (int64_t)1 << 20;
+    if (xd[1] < 1)
+        return PFVM_OK;
+    if (!pfvm__qc_geom_dims(k->node, xd, W->dims, NULL, &g) || (k->state && pfvm__qc_state_of(k, &g)))
+        return PFVM_OK;
+    nwp = (size_t)(g.group * g.Mp * 2 * g.K2);
+    bytes = sizeof *s + (size_t)g.M * (sizeof(int32_t) + sizeof(int)) + nwp * sizeof(int16_t);
+    if (!(p = (char *)pfvm__malloc(bytes)))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory packing %lu bytes of weights",
+                             (unsigned long)bytes);
+    s = (pfvm__qc_state *)(void *)p;
+    s->mult = (int32_t *)(void *)(p + sizeof *s);
+    s->shift = (int *)(void *)(s->mult + g.M);
+    s->wp = (int16_t *)(void *)(s->shift + g.M);
+    s->w = W->data;
+    s->ws = k->in[4]->data;
+    s->wz = k->in[5]->data;
+    s->xs = *(const float *)k->in[1]->data;
+    s->ys = *(const float *)k->in[6]->data;
+    s->M = g.M, s->K2 = g.K2, s->Mp = g.Mp, s->group = g.group;
+    pfvm__qc_weights(W, k->in[5], &g, s->wp);
+    pfvm__qc_multipliers(k, g.M, s->mult, s->shift);
+    pfvm_kctx_set_state(k, s, pfvm__qc_state_free);
+    return PFVM_OK;
+}
+
 /* 1 when the fast path ran (or failed: *rc), 0 when the node is not one it takes. */
 static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
 {
-    const pfvm_tensor *X = k->in[0], *xs = k->in[1], *xz = k->in[2], *W = k->in[3], *ws = k->in[4], *wz = k->in[5];
-    const pfvm_tensor *ys = k->in[6], *yz = k->in[7], *B = k->n_in > 8 ? k->in[8] : NULL;
+    const pfvm_tensor *X = k->in[0], *xz = k->in[2], *yz = k->in[7], *B = k->n_in > 8 ? k->in[8] : NULL;
+    const pfvm__qc_state *s;
     pfvm__qc_geom g;
     pfvm__qc_out o;
-    int64_t nws, m, n, gg, OHW, npan, PH, PW;
-    int32_t *mult, *acc;
-    int *shift;
-    int16_t *buf, *wp;
+    int64_t n, gg;
+    const int32_t *mult;
+    const int *shift;
+    const int16_t *wp;
+    int32_t *acc;
+    int16_t *buf;
     size_t need, nwp;
-    int dw;
+    char *scratch;
     *rc = PFVM_OK;
-    if (!pfvm__q_is8(X) || !pfvm__q_is8(W) || !pfvm__q_is8(xz) || !pfvm__q_is8(wz) || !pfvm__q_is8(yz) ||
-        !pfvm__q_is8(k->out[0]) || pfvm_tensor_numel(xs) != 1 || pfvm_tensor_numel(xz) != 1 ||
-        pfvm_tensor_numel(ys) != 1 || pfvm_tensor_numel(yz) != 1 || xs->dtype != PFVM_FLOAT ||
-        ys->dtype != PFVM_FLOAT || ws->dtype != PFVM_FLOAT || (B && B->dtype != PFVM_INT32) || !pfvm__qc_geometry(k, &g))
+    if (!pfvm__q_is8(X) || !pfvm__q_is8(k->out[0]) || !pfvm__qc_consts_ok(k) || !pfvm__qc_geometry(k, &g))
         return 0;
-    nws = pfvm_tensor_numel(ws);
-    if ((nws != 1 && nws != g.M) || pfvm_tensor_numel(wz) != nws || (B && pfvm_tensor_numel(B) != g.M))
-        return 0;
-    OHW = g.OH * g.OW;
-    npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
-    dw = g.CG == 1 && g.MG == 1;
-    PH = (g.OH - 1) * g.sh + (g.KH - 1) * g.dh + 1;
-    PW = (g.OW - 1) * g.sw + (g.KW - 1) * g.dw + 1;
-    need = (size_t)g.M * (sizeof(int32_t) + sizeof(int)) +
-           (dw ? (size_t)(PH * PW) * sizeof(int16_t) + (size_t)OHW * sizeof(int32_t)
-               : (size_t)(npan * g.K2 * 2 * PFVM__QG_NR) * sizeof(int16_t)) + 64;
+    s = pfvm__qc_state_of(k, &g);
     nwp = (size_t)(g.group * g.Mp * 2 * g.K2);
-    need += nwp * sizeof(int16_t);
-    if (!(mult = (int32_t *)pfvm_kctx_scratch(k, need)))
+    need = pfvm__qc_work_bytes(&g);
+    if (!s) /* weights packed for this run only */
+        need += (size_t)g.M * (sizeof(int32_t) + sizeof(int)) + nwp * sizeof(int16_t);
+    if (!(scratch = (char *)pfvm_kctx_scratch(k, need)))
         return *rc = k->st ? k->st->code : PFVM_ERR_NOMEM, 1;
-    shift = (int *)(void *)(mult + g.M);
-    acc = (int32_t *)(void *)(shift + g.M);
-    wp = (int16_t *)(void *)(acc + (dw ? OHW : 0));
-    buf = wp + nwp;
-    pfvm__qc_weights(k, &g, wp);
-    for (m = 0; m < g.M; m++)
-        pfvm_q_multiplier((double)*(const float *)xs->data * ((const float *)ws->data)[nws == 1 ? 0 : m] /
-                              *(const float *)ys->data, &mult[m], &shift[m]);
+    /* int32 first: every part stays aligned */
+    acc = (int32_t *)(void *)scratch;
+    buf = (int16_t *)(void *)(acc + (pfvm__qc_is_dw(&g) ? g.OH * g.OW : 0));
+    if (s) {
+        mult = s->mult, shift = s->shift, wp = s->wp;
+    } else {
+        int32_t *m2 = (int32_t *)(void *)(scratch + pfvm__qc_work_bytes(&g));
+        int *s2 = (int *)(void *)(m2 + g.M);
+        int16_t *w2 = (int16_t *)(void *)(s2 + g.M);
+        pfvm__qc_weights(k->in[3], k->in[5], &g, w2);
+        pfvm__qc_multipliers(k, g.M, m2, s2);
+        mult = m2, shift = s2, wp = w2;
+    }
     o.mult = mult;
     o.shift = shift;
     o.bias = B ? (const int32_t *)B->data : NULL;
@@ -23784,7 +23899,7 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
     o.hi = k->out[0]->dtype == PFVM_UINT8 ? 255 : 127;
     o.Y = k->out[0];
     for (n = 0; n < g.N; n++) {
-        if (dw) {
+        if (pfvm__qc_is_dw(&g)) {
             pfvm__qc_depthwise(&g, X, pfvm__q_at(xz, 0), wp, &o, buf, acc, n);
             continue;
         }
@@ -23800,6 +23915,8 @@ static pfvm_code pfvm__q_k_qlinear_conv(pfvm_kctx *k)
 {
     pfvm__q_requant r;
     pfvm_code rc;
+    if (k->preparing)
+        return pfvm__qc_prepare(k);
     if (pfvm__qc_fast(k, &rc))
         return rc;
     memset(&r, 0, sizeof r);
@@ -23811,6 +23928,18 @@ static pfvm_code pfvm__q_k_qlinear_conv(pfvm_kctx *k)
     r.zp = pfvm_tensor_get_f64(k->in[7], 0);
     r.bias = k->n_in > 8 ? k->in[8] : NULL;
     return pfvm_nn_conv_ref(k, k->in[0], k->in[3], k->in[2], k->in[5], pfvm__q_conv_requant, &r);
+}
+
+/* Workspace hook: the buffers of a run of the fast path whose weights were
+ * packed at bind. */
+static size_t pfvm__q_workspace_qlinear_conv(const pfvm_node *n, const pfvm_dims *in, int n_in, const pfvm_dims *out,
+                                             int n_out)
+{
+    pfvm__qc_geom g;
+    if (n_in < 4 || n_out < 1 || in[0].rank != 4 || in[3].rank != 4 || out[0].rank != 4 ||
+        !pfvm__qc_geom_dims(n, in[0].d, in[3].d, out[0].d, &g))
+        return 0;
+    return pfvm__qc_work_bytes(&g);
 }
 
 /* Conv-shaped inference through a view of the node's Conv attributes. */
@@ -23857,6 +23986,7 @@ static pfvm_code pfvm__q_infer_qlinear_conv(pfvm_ictx *c)
 #define pfvm__q_k_qlinear_conv_grad NULL
 #define pfvm__q_k_qlinear_matmul_grad NULL
 #define pfvm__q_k_quantize_grad NULL
+#define pfvm__q_workspace_qlinear_conv_grad NULL
 #endif
 #ifdef PFVM_NO_FUSION
 #define pfvm__q_infer_conv_integer_fuse NULL
@@ -23873,6 +24003,7 @@ static pfvm_code pfvm__q_infer_qlinear_conv(pfvm_ictx *c)
 #define pfvm__q_k_qlinear_conv_fuse NULL
 #define pfvm__q_k_qlinear_matmul_fuse NULL
 #define pfvm__q_k_quantize_fuse NULL
+#define pfvm__q_workspace_qlinear_conv_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
     PFVM__OP_SEL(QuantizeLinear, {"QuantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_quantize, pfvm__q_k_quantize, NULL, PFVM_FUSE_ELEMENTWISE, "float,int32 -> uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
@@ -23881,7 +24012,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
     PFVM__OP_SEL(MatMulInteger, {"MatMulInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_int_matmul, pfvm__q_k_matmul_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(QLinearMatMul, {"QLinearMatMul", "", 10, 0, 8, 8, 1, 1, pfvm__q_infer_qlinear_matmul, pfvm__q_k_qlinear_matmul, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(ConvInteger, {"ConvInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_conv_integer, pfvm__q_k_conv_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(QLinearConv, {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(QLinearConv, {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, PFVM_OP_PREPARE, NULL, NULL, NULL, NULL, NULL, pfvm__q_workspace_qlinear_conv})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
@@ -23899,6 +24030,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
 #undef pfvm__q_k_qlinear_conv_grad
 #undef pfvm__q_k_qlinear_matmul_grad
 #undef pfvm__q_k_quantize_grad
+#undef pfvm__q_workspace_qlinear_conv_grad
 #endif
 #ifdef PFVM_NO_FUSION
 #undef pfvm__q_infer_conv_integer_fuse
@@ -23915,6 +24047,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
 #undef pfvm__q_k_qlinear_conv_fuse
 #undef pfvm__q_k_qlinear_matmul_fuse
 #undef pfvm__q_k_quantize_fuse
+#undef pfvm__q_workspace_qlinear_conv_fuse
 #endif
 /* ---- src/ops/random.c ---- */
 /* ops/random: random generators — RandomUniform, RandomNormal, their
@@ -35562,6 +35695,30 @@ static pfvm_code pfvm__reserve_workspace(pfvm_exec *e, pfvm_status *st)
 
 static const pfvm__kctx_services *pfvm__exec_services(void);
 
+/* Calls the kernel of a PFVM_OP_PREPARE node with k.preparing set: the
+ * inputs known at bind with their data, the others as headers without it. */
+static pfvm_code pfvm__prepare_node(pfvm_exec *e, pfvm_node *n, pfvm_kctx *k)
+{
+    pfvm_tensor heads[16];
+    const pfvm_tensor *ins[16];
+    int j;
+    if (n->n_inputs > 16)
+        return PFVM_OK; /* it prepares on its first run */
+    for (j = 0; j < n->n_inputs; j++) {
+        const pfvm_value *v = n->inputs[j];
+        ins[j] = e->kin[j];
+        if (!v || !e->kin[j] || e->vkind[v->id] == PFVM__V_KNOWN)
+            continue;
+        heads[j] = *e->kin[j];
+        heads[j].data = NULL;
+        ins[j] = &heads[j];
+    }
+    k->in = ins;
+    k->preparing = 1;
+    k->state = e->state[n->id];
+    return n->op->kernel(k);
+}
+
 static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
 {
     int i, j;
@@ -35572,15 +35729,10 @@ static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
         pfvm_kctx k;
         char lb[96];
         pfvm_code rc;
-        if (e->skip[i] || !pfvm__fz_is_call(n) || n->n_inputs > 64)
+        int prep = n->op && n->op->kernel && (n->op->flags & PFVM_OP_PREPARE) && n->id == i;
+        if (e->skip[i] || (!prep && (!pfvm__fz_is_call(n) || n->n_inputs > 64)))
             continue;
         pfvm__node_io(e, n);
-        for (j = 0; j < n->n_inputs; j++) {
-            const pfvm_value *v = n->inputs[j];
-            const pfvm_ival *iv = v ? &e->iv[v->id] : NULL;
-            dt[j] = iv && iv->type.kind == PFVM_KIND_TENSOR ? iv->type.dtype : PFVM_UNDEFINED;
-            consts[j] = v && e->vkind[v->id] == PFVM__V_KNOWN ? e->kin[j] : NULL;
-        }
         memset(&k, 0, sizeof k);
         k.node = n;
         k.n_in = n->n_inputs;
@@ -35591,7 +35743,18 @@ static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
         k.exec = e;
         k.services = pfvm__exec_services();
         k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
-        if ((rc = pfvm__fz_prepare(&k, dt, consts)) != PFVM_OK) {
+        if (prep)
+            rc = pfvm__prepare_node(e, n, &k);
+        else {
+            for (j = 0; j < n->n_inputs; j++) {
+                const pfvm_value *v = n->inputs[j];
+                const pfvm_ival *iv = v ? &e->iv[v->id] : NULL;
+                dt[j] = iv && iv->type.kind == PFVM_KIND_TENSOR ? iv->type.dtype : PFVM_UNDEFINED;
+                consts[j] = v && e->vkind[v->id] == PFVM__V_KNOWN ? e->kin[j] : NULL;
+            }
+            rc = pfvm__fz_prepare(&k, dt, consts);
+        }
+        if (rc != PFVM_OK) {
             if (st && strncmp(st->msg, "node '", 6))
                 pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
             return rc;
@@ -36250,6 +36413,7 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
     k.services = pfvm__exec_services();
     k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
     k.state = n->id >= 0 && n->id < e->nn && e->g->nodes[n->id] == n ? e->state[n->id] : NULL;
+    k.preparing = 0;
     e->running = n;
     rc = n->op->kernel(&k);
     e->running = saved;

@@ -456,6 +456,30 @@ static pfvm_code pfvm__reserve_workspace(pfvm_exec *e, pfvm_status *st)
 
 static const pfvm__kctx_services *pfvm__exec_services(void);
 
+/* Calls the kernel of a PFVM_OP_PREPARE node with k.preparing set: the
+ * inputs known at bind with their data, the others as headers without it. */
+static pfvm_code pfvm__prepare_node(pfvm_exec *e, pfvm_node *n, pfvm_kctx *k)
+{
+    pfvm_tensor heads[16];
+    const pfvm_tensor *ins[16];
+    int j;
+    if (n->n_inputs > 16)
+        return PFVM_OK; /* it prepares on its first run */
+    for (j = 0; j < n->n_inputs; j++) {
+        const pfvm_value *v = n->inputs[j];
+        ins[j] = e->kin[j];
+        if (!v || !e->kin[j] || e->vkind[v->id] == PFVM__V_KNOWN)
+            continue;
+        heads[j] = *e->kin[j];
+        heads[j].data = NULL;
+        ins[j] = &heads[j];
+    }
+    k->in = ins;
+    k->preparing = 1;
+    k->state = e->state[n->id];
+    return n->op->kernel(k);
+}
+
 static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
 {
     int i, j;
@@ -466,15 +490,10 @@ static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
         pfvm_kctx k;
         char lb[96];
         pfvm_code rc;
-        if (e->skip[i] || !pfvm__fz_is_call(n) || n->n_inputs > 64)
+        int prep = n->op && n->op->kernel && (n->op->flags & PFVM_OP_PREPARE) && n->id == i;
+        if (e->skip[i] || (!prep && (!pfvm__fz_is_call(n) || n->n_inputs > 64)))
             continue;
         pfvm__node_io(e, n);
-        for (j = 0; j < n->n_inputs; j++) {
-            const pfvm_value *v = n->inputs[j];
-            const pfvm_ival *iv = v ? &e->iv[v->id] : NULL;
-            dt[j] = iv && iv->type.kind == PFVM_KIND_TENSOR ? iv->type.dtype : PFVM_UNDEFINED;
-            consts[j] = v && e->vkind[v->id] == PFVM__V_KNOWN ? e->kin[j] : NULL;
-        }
         memset(&k, 0, sizeof k);
         k.node = n;
         k.n_in = n->n_inputs;
@@ -485,7 +504,18 @@ static pfvm_code pfvm__prepare_fused(pfvm_exec *e, pfvm_status *st)
         k.exec = e;
         k.services = pfvm__exec_services();
         k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
-        if ((rc = pfvm__fz_prepare(&k, dt, consts)) != PFVM_OK) {
+        if (prep)
+            rc = pfvm__prepare_node(e, n, &k);
+        else {
+            for (j = 0; j < n->n_inputs; j++) {
+                const pfvm_value *v = n->inputs[j];
+                const pfvm_ival *iv = v ? &e->iv[v->id] : NULL;
+                dt[j] = iv && iv->type.kind == PFVM_KIND_TENSOR ? iv->type.dtype : PFVM_UNDEFINED;
+                consts[j] = v && e->vkind[v->id] == PFVM__V_KNOWN ? e->kin[j] : NULL;
+            }
+            rc = pfvm__fz_prepare(&k, dt, consts);
+        }
+        if (rc != PFVM_OK) {
             if (st && strncmp(st->msg, "node '", 6))
                 pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
             return rc;
@@ -1144,6 +1174,7 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
     k.services = pfvm__exec_services();
     k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
     k.state = n->id >= 0 && n->id < e->nn && e->g->nodes[n->id] == n ? e->state[n->id] : NULL;
+    k.preparing = 0;
     e->running = n;
     rc = n->op->kernel(&k);
     e->running = saved;

@@ -95,6 +95,7 @@ typedef struct pfvm_kctx {
     void *state;                  /* per-node state kept with pfvm_kctx_set_state, or NULL */
     size_t max_total_bytes;       /* the executor's bound on what it allocates (pfvm_limits); 0: the default */
     const struct pfvm__kctx_services *services; /* the executor's (src/exec), or NULL: none */
+    int preparing;                /* PFVM_OP_PREPARE's call at bind: build state, compute nothing */
 } pfvm_kctx;
 
 /* Computes the outputs. Output tensors arrive with dtype, shape and storage
@@ -163,6 +164,11 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
                                     (no channel groups): Conv */
 #define PFVM_OP_PURE 32u /* a program's operator (pfvm_op_register) whose kernel is a function of its inputs and
                             attributes alone: the passes may fold and merge its nodes like pfvm's own */
+#define PFVM_OP_PREPARE 64u /* pfvm_exec_bind also calls the kernel once, with k->preparing set, to build
+                               per-node state (pfvm_kctx_set_state) from its constant inputs so that runs
+                               allocate nothing: inputs known at bind come with their data, the others
+                               with their planned type and dims but data NULL; outputs are not written.
+                               QLinearConv packs its weights this way */
 
 /* pfvm:internal-begin */
 /* Operator selection. The amalgamation (amalgamate.py) writes every entry
