@@ -23526,14 +23526,23 @@ static int pfvm__qc_is_dw(const pfvm__qc_geom *g)
     return g->CG == 1 && g->MG == 1;
 }
 
+/* Rows and (phase) columns of the padded plane. */
+static void pfvm__qc_dw_dims(const pfvm__qc_geom *g, int64_t *PH, int64_t *PWs)
+{
+    int64_t PW = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
+    *PH = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1;
+    *PWs = (PW + g->sw - 1) / g->sw;
+}
+
 /* Bytes of the buffers a run works in, besides the packed weights: the
  * padded plane and its sums (depthwise), or one group's column panels. */
 static size_t pfvm__qc_work_bytes(const pfvm__qc_geom *g)
 {
-    int64_t OHW = g->OH * g->OW, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
-    int64_t PH = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1, PW = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
-    size_t b = pfvm__qc_is_dw(g) ? (size_t)OHW * sizeof(int32_t) + (size_t)(PH * PW) * sizeof(int16_t)
-                                 : (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t);
+    int64_t OHW = g->OH * g->OW, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR, PH, PWs;
+    size_t b;
+    pfvm__qc_dw_dims(g, &PH, &PWs);
+    b = pfvm__qc_is_dw(g) ? (size_t)OHW * sizeof(int32_t) + (size_t)(g->sw * PH * PWs) * sizeof(int16_t)
+                          : (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t);
     return (b + 64 + 15) / 16 * 16; /* what follows stays aligned */
 }
 
@@ -23566,22 +23575,30 @@ static void pfvm__qc_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const 
         }
 }
 
-/* A 1x1 convolution's columns are the input's rows: no window to walk. */
+/* A 1x1 convolution's columns are the input's rows: no window to walk.
+ * Two channels at a time fill one reduction pair of each panel. */
 static void pfvm__qc_pack_pointwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int64_t base, int32_t xz,
                                     int16_t *panels)
 {
-    int64_t HW = g->H * g->W, kk, j;
-    for (kk = 0; kk < g->K; kk++) {
-        int16_t *dst = panels + (kk / 2) * 2 * PFVM__QG_NR + (kk & 1);
-        int64_t step = g->K2 * 2 * PFVM__QG_NR;
-        if (X->dtype == PFVM_UINT8) {
-            const uint8_t *x = (const uint8_t *)X->data + base + kk * HW;
-            for (j = 0; j < HW; j++)
-                dst[(j / PFVM__QG_NR) * step + (j % PFVM__QG_NR) * 2] = (int16_t)(x[j] - xz);
-        } else {
-            const int8_t *x = (const int8_t *)X->data + base + kk * HW;
-            for (j = 0; j < HW; j++)
-                dst[(j / PFVM__QG_NR) * step + (j % PFVM__QG_NR) * 2] = (int16_t)(x[j] - xz);
+    int64_t HW = g->H * g->W, kp, jb, j, step = g->K2 * 2 * PFVM__QG_NR;
+    for (kp = 0; kp < g->K2; kp++) {
+        int two = 2 * kp + 1 < g->K;
+        for (jb = 0; jb * PFVM__QG_NR < HW; jb++) {
+            int16_t *d = panels + jb * step + kp * 2 * PFVM__QG_NR;
+            int64_t j0 = jb * PFVM__QG_NR, n = HW - j0 < PFVM__QG_NR ? HW - j0 : PFVM__QG_NR;
+            if (X->dtype == PFVM_UINT8) {
+                const uint8_t *x0 = (const uint8_t *)X->data + base + 2 * kp * HW + j0, *x1 = two ? x0 + HW : x0;
+                for (j = 0; j < n; j++) {
+                    d[2 * j] = (int16_t)(x0[j] - xz);
+                    d[2 * j + 1] = two ? (int16_t)(x1[j] - xz) : 0;
+                }
+            } else {
+                const int8_t *x0 = (const int8_t *)X->data + base + 2 * kp * HW + j0, *x1 = two ? x0 + HW : x0;
+                for (j = 0; j < n; j++) {
+                    d[2 * j] = (int16_t)(x0[j] - xz);
+                    d[2 * j + 1] = two ? (int16_t)(x1[j] - xz) : 0;
+                }
+            }
         }
     }
 }
@@ -23716,46 +23733,131 @@ static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16
     }
 }
 
-/* Depthwise: each kernel position adds a shifted row of the padded plane
- * to the output rows. */
-PFVM_DISPATCH static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, int64_t PW, const int16_t *w,
-                                            int32_t *acc)
+/* ---- QLinearConv, depthwise: one input and one output channel per group ---------------------- *
+ *
+ * Each channel's plane, minus its zero point and padded, is stored as
+ * sw phase planes (column c in plane c % sw at c / sw), so that every
+ * kernel position reads a contiguous row for any horizontal stride: the
+ * sums vectorize (int16 x int16 -> int32, exact) in the dispatched clones. */
+
+/* Channel plane (offset `plane` in X) into P, minus xz, 0 in the padding. */
+static void pfvm__qc_dw_fill(const pfvm__qc_geom *g, const pfvm_tensor *X, int64_t plane, int32_t xz, int16_t *P)
 {
-    int64_t kh, kw, oh, ow;
-    for (kh = 0; kh < g->KH; kh++)
-        for (kw = 0; kw < g->KW; kw++) {
-            int32_t wv = w[kh * g->KW + kw];
-            for (oh = 0; oh < g->OH; oh++) {
-                const int16_t *row = P + (oh * g->sh + kh * g->dh) * PW + kw * g->dw;
-                int32_t *a = acc + oh * g->OW;
-                if (g->sw == 1)
-                    for (ow = 0; ow < g->OW; ow++)
-                        a[ow] += wv * row[ow];
-                else
-                    for (ow = 0; ow < g->OW; ow++)
-                        a[ow] += wv * row[ow * g->sw];
-            }
+    int64_t PH, PWs, ih, iw, s = g->sw;
+    pfvm__qc_dw_dims(g, &PH, &PWs);
+    memset(P, 0, (size_t)(s * PH * PWs) * sizeof(int16_t));
+    for (ih = 0; ih < PH; ih++) {
+        int64_t y = ih - g->pt, lo = g->pl, hi = g->pl + g->W < s * PWs ? g->pl + g->W : s * PWs;
+        int16_t *row = P + ih * PWs;
+        if (y < 0 || y >= g->H)
+            continue;
+        if (X->dtype == PFVM_UINT8) {
+            const uint8_t *x = (const uint8_t *)X->data + plane + y * g->W - g->pl;
+            if (s == 1)
+                for (iw = lo; iw < hi; iw++)
+                    row[iw] = (int16_t)(x[iw] - xz);
+            else
+                for (iw = lo; iw < hi; iw++)
+                    row[(iw % s) * PH * PWs + iw / s] = (int16_t)(x[iw] - xz);
+        } else {
+            const int8_t *x = (const int8_t *)X->data + plane + y * g->W - g->pl;
+            for (iw = lo; iw < hi; iw++)
+                row[(iw % s) * PH * PWs + iw / s] = (int16_t)(x[iw] - xz);
         }
+    }
+}
+
+/* One output row: a[ow] = sum over taps t of w[t] * rows[t][ow]. */
+PFVM_DISPATCH static void pfvm__qc_dw_row_c(const int16_t *const *rows, const int32_t *w, int taps, int64_t OW,
+                                            int32_t *a)
+{
+    int64_t ow;
+    int t;
+    for (ow = 0; ow < OW; ow++)
+        a[ow] = 0;
+    for (t = 0; t < taps; t++)
+        for (ow = 0; ow < OW; ow++)
+            a[ow] += w[t] * rows[t][ow];
+}
+
+#ifdef PFVM__QG_AVX2
+/* The same, 16 columns at a time in registers (int16 widened to int32). */
+__attribute__((target("avx2"))) static void pfvm__qc_dw_row_avx2(const int16_t *const *rows, const int32_t *w, int taps,
+                                                                  int64_t OW, int32_t *a)
+{
+    int64_t ow;
+    int t;
+    for (ow = 0; ow + 16 <= OW; ow += 16) {
+        __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+        for (t = 0; t < taps; t++) {
+            __m256i wv = _mm256_set1_epi32(w[t]);
+            __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(rows[t] + ow));
+            s0 = _mm256_add_epi32(s0, _mm256_mullo_epi32(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(x)), wv));
+            s1 = _mm256_add_epi32(s1, _mm256_mullo_epi32(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(x, 1)), wv));
+        }
+        _mm256_storeu_si256((__m256i *)(void *)(a + ow), s0);
+        _mm256_storeu_si256((__m256i *)(void *)(a + ow + 8), s1);
+    }
+    for (; ow < OW; ow++) {
+        int32_t v = 0;
+        for (t = 0; t < taps; t++)
+            v += w[t] * rows[t][ow];
+        a[ow] = v;
+    }
+}
+#endif
+
+#define PFVM__QC_DW_TAPS 64
+
+/* acc (the channel's OH x OW sums) = each kernel position's weight times
+ * its shifted rows of P, summed; kernels of more than PFVM__QC_DW_TAPS
+ * positions add one position at a time. */
+static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const int16_t *w, int32_t *acc)
+{
+    const int16_t *rows[PFVM__QC_DW_TAPS];
+    int32_t wt[PFVM__QC_DW_TAPS];
+    int64_t PH, PWs, kh, kw, oh, OW = g->OW, taps = g->KH * g->KW, t;
+    int kind = pfvm_q_gemm_kind();
+    pfvm__qc_dw_dims(g, &PH, &PWs);
+    for (oh = 0; oh < g->OH; oh++) {
+        int32_t *a = acc + oh * OW;
+        for (t = 0, kh = 0; kh < g->KH; kh++)
+            for (kw = 0; kw < g->KW; kw++, t++) {
+                int64_t col = kw * g->dw;
+                const int16_t *row = P + (col % g->sw) * PH * PWs + (oh * g->sh + kh * g->dh) * PWs + col / g->sw;
+                if (taps > PFVM__QC_DW_TAPS) {
+                    int32_t wv = w[t];
+                    int64_t ow;
+                    if (!t)
+                        for (ow = 0; ow < OW; ow++)
+                            a[ow] = 0;
+                    for (ow = 0; ow < OW; ow++)
+                        a[ow] += wv * row[ow];
+                    continue;
+                }
+                rows[t] = row;
+                wt[t] = w[t];
+            }
+        if (taps > PFVM__QC_DW_TAPS)
+            continue;
+#ifdef PFVM__QG_AVX2
+        if (kind == 2) {
+            pfvm__qc_dw_row_avx2(rows, wt, (int)taps, OW, a);
+            continue;
+        }
+#endif
+        (void)kind;
+        pfvm__qc_dw_row_c(rows, wt, (int)taps, OW, a);
+    }
 }
 
 static void pfvm__qc_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int32_t xz, const int16_t *wp,
                                const pfvm__qc_out *o, int16_t *P, int32_t *acc, int64_t n)
 {
-    int64_t PH = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1, PW = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
-    int64_t c, ih, iw, OHW = g->OH * g->OW, j;
-    int u8 = X->dtype == PFVM_UINT8;
+    int64_t c, OHW = g->OH * g->OW;
     for (c = 0; c < g->C; c++) {
-        int64_t plane = (n * g->C + c) * g->H * g->W;
-        for (ih = 0; ih < PH; ih++)
-            for (iw = 0; iw < PW; iw++) {
-                int64_t y = ih - g->pt, x = iw - g->pl, at = plane + y * g->W + x;
-                P[ih * PW + iw] = y < 0 || y >= g->H || x < 0 || x >= g->W
-                                      ? 0
-                                      : (int16_t)((u8 ? ((const uint8_t *)X->data)[at] : ((const int8_t *)X->data)[at]) - xz);
-            }
-        for (j = 0; j < OHW; j++)
-            acc[j] = 0;
-        pfvm__qc_dw_plane(g, P, PW, wp + c * g->Mp * 2 * g->K2, acc);
+        pfvm__qc_dw_fill(g, X, (n * g->C + c) * g->H * g->W, xz, P);
+        pfvm__qc_dw_plane(g, P, wp + c * g->Mp * 2 * g->K2, acc);
         pfvm__qc_store(o, c, (n * g->M + c) * OHW, acc, OHW);
     }
 }

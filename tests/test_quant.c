@@ -318,6 +318,11 @@ static void test_qlinear_conv(void)
         {1, 8, 11, 11, 8, 3, 3, 8, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},  /* depthwise strided */
         {1, 6, 8, 8, 4, 3, 3, 2, 1, 1, 2, 2, 2, 2, 2, 2, 1, 0, 1, 0},    /* grouped, dilated */
         {1, 33, 5, 5, 5, 5, 5, 1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 0, 1, 0},   /* odd reduction length */
+        {1, 6, 13, 10, 6, 3, 3, 6, 2, 2, 2, 1, 0, 2, 2, 2, 1, 0, 1, 0}, /* depthwise dilated, strided, uneven pads */
+        {2, 4, 7, 9, 4, 5, 3, 4, 3, 3, 1, 2, 1, 0, 1, 1, 0, 1, 1, 0},  /* depthwise 5x3, stride 3, 2 images */
+        {1, 4, 20, 37, 4, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0}, /* depthwise, rows of 16 and a tail */
+        {1, 4, 9, 70, 4, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},  /* depthwise strided, rows of 16 */
+        {1, 2, 12, 20, 2, 9, 9, 2, 1, 1, 4, 4, 4, 4, 1, 1, 1, 0, 1, 0}, /* depthwise 9x9: over 64 positions */
         {1, 3, 16, 16, 8, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1}, /* mobilenet's stem at the extremes */
         {1, 64, 6, 6, 8, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 1}, /* pointwise at the extremes */
         {1, 8, 9, 9, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1},  /* depthwise at the extremes */
