@@ -37,7 +37,7 @@ argmax() { awk '{ b = 1; for (i = 2; i <= NF; i++) if ($i + 0 > $b + 0) b = i; p
 agree() { paste -d' ' "$1" "$2" | awk '{ n++; if ($1 == $2) s++ } END { printf "%.1f", n ? 100 * s / n : 0 }'; }
 # largest |a - b| over two files of numbers, and the largest |a|
 maxdiff() { paste -d'\n' "$1" "$2" | awk 'NR % 2 { split($0, a); next } { n = split($0, b); for (i = 1; i <= n; i++) { d = a[i] - b[i]; d = d < 0 ? -d : d; if (d > m) m = d; v = a[i] < 0 ? -a[i] : a[i]; if (v > r) r = v } } END { printf "%.3g of %.3g", m, r }'; }
-bench_ms() { build/interp bench "$1" -n "$ITERS" | sed -E 's/^median ([0-9.]+) ms.*/\1/'; }
+bench_ms() { build/interp bench "$1" -n "$ITERS" | sed -n -E 's/^median ([0-9.]+) ms.*/\1/p'; }
 ort_ms() { [ $ORT = 1 ] && node bench/ort_bench.js "$1" "$ITERS" | sed -E 's/^median ([0-9.]+) ms.*/\1/' || echo "-"; }
 arena() { build/interp plan "$1" | awk -F'\t' '/^symbolic arena bytes/ { print $2 }'; }
 min2() { awk -v a="$1" -v b="$2" 'BEGIN { print (a + 0 < b + 0) ? a : b }'; }
