@@ -23614,20 +23614,27 @@ static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, int64_t 
         pfvm__qc_pack_pointwise(g, X, base, xz, panels);
         return;
     }
+    /* per kernel position and output row, the valid columns are one run:
+     * walk it with a running panel position instead of dividing */
     for (kk = 0; kk < g->K; kk++) {
         int64_t c = kk / (g->KH * g->KW), kh = kk / g->KW % g->KH, kw = kk % g->KW;
-        int64_t plane = base + c * g->H * g->W;
-        for (oh = 0; oh < g->OH; oh++) {
-            int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+        int64_t t = g->pl - kw * g->dw, u = g->W - 1 + g->pl - kw * g->dw;
+        int64_t ow_lo = t <= 0 ? 0 : (t + g->sw - 1) / g->sw, ow_hi = u < 0 ? 0 : u / g->sw + 1;
+        int64_t plane = base + c * g->H * g->W, step = g->K2 * 2 * PFVM__QG_NR;
+        int16_t *col0 = panels + (kk / 2) * 2 * PFVM__QG_NR + (kk & 1);
+        ow_hi = ow_hi < g->OW ? ow_hi : g->OW;
+        for (oh = 0; oh < g->OH && ow_lo < ow_hi; oh++) {
+            int64_t ih = oh * g->sh - g->pt + kh * g->dh, j = oh * g->OW + ow_lo, jj = j % PFVM__QG_NR, at;
+            int16_t *d = col0 + (j / PFVM__QG_NR) * step;
             if (ih < 0 || ih >= g->H)
                 continue;
-            for (ow = 0; ow < g->OW; ow++) {
-                int64_t iw = ow * g->sw - g->pl + kw * g->dw, j = oh * g->OW + ow, at;
-                if (iw < 0 || iw >= g->W)
-                    continue;
-                at = plane + ih * g->W + iw;
-                panels[((j / PFVM__QG_NR) * g->K2 + kk / 2) * 2 * PFVM__QG_NR + (j % PFVM__QG_NR) * 2 + (kk & 1)] =
-                    (int16_t)((u8 ? ((const uint8_t *)X->data)[at] : ((const int8_t *)X->data)[at]) - xz);
+            at = plane + ih * g->W + ow_lo * g->sw - t;
+            for (ow = ow_lo; ow < ow_hi; ow++, at += g->sw) {
+                d[jj * 2] = (int16_t)((u8 ? ((const uint8_t *)X->data)[at] : ((const int8_t *)X->data)[at]) - xz);
+                if (++jj == PFVM__QG_NR) {
+                    jj = 0;
+                    d += step;
+                }
             }
         }
     }
