@@ -1092,8 +1092,8 @@ static pfvm_code pfvm__q_k_qlinear_conv(pfvm_kctx *k)
     return pfvm_nn_conv_ref(k, k->in[0], k->in[3], k->in[2], k->in[5], pfvm__q_conv_requant, &r);
 }
 
-/* Workspace hook: the buffers of a run of the fast path whose weights were
- * packed at bind. */
+/* Workspace hook: the buffers of a run of the fast path (and, when the
+ * weights are packed per run, their packed form and multipliers). */
 static size_t pfvm__q_workspace_qlinear_conv(const pfvm_node *n, const pfvm_dims *in, int n_in, const pfvm_dims *out,
                                              int n_out)
 {
@@ -1101,8 +1101,21 @@ static size_t pfvm__q_workspace_qlinear_conv(const pfvm_node *n, const pfvm_dims
     if (n_in < 4 || n_out < 1 || in[0].rank != 4 || in[3].rank != 4 || out[0].rank != 4 ||
         !pfvm__qc_geom_dims(n, in[0].d, in[3].d, out[0].d, &g))
         return 0;
+#ifdef PFVM_QLINEAR_PACK_PER_RUN
+    return pfvm__qc_work_bytes(&g) + (size_t)g.M * (sizeof(int32_t) + sizeof(int)) +
+           (size_t)(g.group * g.Mp * 2 * g.K2) * sizeof(int16_t);
+#else
     return pfvm__qc_work_bytes(&g);
+#endif
 }
+
+/* Packed at bind (kept as node state: twice the int8 weights' bytes) or,
+ * with PFVM_QLINEAR_PACK_PER_RUN, per run in the workspace (one layer's). */
+#ifdef PFVM_QLINEAR_PACK_PER_RUN
+#define PFVM__QC_FLAGS 0
+#else
+#define PFVM__QC_FLAGS PFVM_OP_PREPARE
+#endif
 
 /* Conv-shaped inference through a view of the node's Conv attributes. */
 static pfvm_code pfvm__q_infer_conv(pfvm_ictx *c, int x, int w, pfvm_dtype dt)
@@ -1140,6 +1153,6 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
     {"MatMulInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_int_matmul, pfvm__q_k_matmul_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL},
     {"QLinearMatMul", "", 10, 0, 8, 8, 1, 1, pfvm__q_infer_qlinear_matmul, pfvm__q_k_qlinear_matmul, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL},
     {"ConvInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_conv_integer, pfvm__q_k_conv_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, PFVM_OP_PREPARE, NULL, NULL, NULL, NULL, NULL, pfvm__q_workspace_qlinear_conv},
+    {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, PFVM__QC_FLAGS, NULL, NULL, NULL, NULL, NULL, pfvm__q_workspace_qlinear_conv},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL}
 };
