@@ -125,6 +125,11 @@
  *                         model runs its body node by node (allocating while
  *                         it runs): prepare models for such builds with
  *                         `interp opt --passes fold,simplify,cse,bnfold,dce`
+ *   PFVM_QLINEAR_PACK_PER_RUN  QLinearConv packs its int8 weights (as int16
+ *                         pairs) into the workspace on each run, one layer at
+ *                         a time, instead of keeping every layer's packed
+ *                         weights from bind (twice the int8 weights' bytes of
+ *                         RAM); slower, still no allocation while running
  *   (tests/switches.sh builds each; unused static functions are then
  *   expected, and the header turns -Wunused-function off for them)
  *
@@ -25069,28 +25074,28 @@ static int pfvm__qc_attr2(const pfvm_node *n, const char *name, int64_t def, int
     return 1;
 }
 
-/* The geometry, when the node is one the fast path takes. */
-static int pfvm__qc_geometry(const pfvm_kctx *k, pfvm__qc_geom *g)
+/* The geometry from x's and w's dims (y's, when given, must agree), when
+ * the node is one the fast path takes. */
+static int pfvm__qc_geom_dims(const pfvm_node *n, const int64_t *xd, const int64_t *wd, const int64_t *yd,
+                              pfvm__qc_geom *g)
 {
-    const pfvm_tensor *X = k->in[0], *W = k->in[3], *Y = k->out[0];
-    const char *ap = pfvm_node_attr_string(k->node, "auto_pad", "NOTSET");
+    const char *ap = pfvm_node_attr_string(n, "auto_pad", "NOTSET");
     int64_t s[2], d[2], p[4], ks[2];
-    if (X->rank != 4 || W->rank != 4 || !Y->data || Y->rank != 4 || strcmp(ap, "NOTSET") ||
-        !pfvm__qc_attr2(k->node, "strides", 1, s, 2) || !pfvm__qc_attr2(k->node, "dilations", 1, d, 2) ||
-        !pfvm__qc_attr2(k->node, "pads", 0, p, 4) || !pfvm__qc_attr2(k->node, "kernel_shape", 0, ks, 2))
+    if (strcmp(ap, "NOTSET") || !pfvm__qc_attr2(n, "strides", 1, s, 2) || !pfvm__qc_attr2(n, "dilations", 1, d, 2) ||
+        !pfvm__qc_attr2(n, "pads", 0, p, 4) || !pfvm__qc_attr2(n, "kernel_shape", 0, ks, 2))
         return 0;
-    g->N = X->dims[0], g->C = X->dims[1], g->H = X->dims[2], g->W = X->dims[3];
-    g->M = W->dims[0], g->KH = W->dims[2], g->KW = W->dims[3];
-    g->group = pfvm_node_attr_int(k->node, "group", 1);
+    g->N = xd[0], g->C = xd[1], g->H = xd[2], g->W = xd[3];
+    g->M = wd[0], g->KH = wd[2], g->KW = wd[3];
+    g->group = pfvm_node_attr_int(n, "group", 1);
     g->sh = s[0], g->sw = s[1], g->dh = d[0], g->dw = d[1], g->pt = p[0], g->pl = p[1];
     if ((ks[0] && ks[0] != g->KH) || (ks[1] && ks[1] != g->KW) || g->group < 1 || g->C % g->group ||
-        g->M % g->group || W->dims[1] * g->group != g->C || s[0] < 1 || s[1] < 1 || d[0] < 1 || d[1] < 1 ||
+        g->M % g->group || wd[1] * g->group != g->C || s[0] < 1 || s[1] < 1 || d[0] < 1 || d[1] < 1 ||
         p[0] < 0 || p[1] < 0 || p[2] < 0 || p[3] < 0)
         return 0;
     g->OH = (g->H + p[0] + p[2] - d[0] * (g->KH - 1) - 1) / s[0] + 1;
     g->OW = (g->W + p[1] + p[3] - d[1] * (g->KW - 1) - 1) / s[1] + 1;
-    if (g->OH < 1 || g->OW < 1 || Y->dims[0] != g->N || Y->dims[1] != g->M || Y->dims[2] != g->OH ||
-        Y->dims[3] != g->OW)
+    if (g->OH < 1 || g->OW < 1 ||
+        (yd && (yd[0] != g->N || yd[1] != g->M || yd[2] != g->OH || yd[3] != g->OW)))
         return 0;
     g->CG = g->C / g->group;
     g->MG = g->M / g->group;
@@ -25098,6 +25103,38 @@ static int pfvm__qc_geometry(const pfvm_kctx *k, pfvm__qc_geom *g)
     g->K2 = (g->K + 1) / 2;
     g->Mp = (g->MG + PFVM__QG_MR - 1) / PFVM__QG_MR * PFVM__QG_MR;
     return 1;
+}
+
+static int pfvm__qc_geometry(const pfvm_kctx *k, pfvm__qc_geom *g)
+{
+    const pfvm_tensor *X = k->in[0], *W = k->in[3], *Y = k->out[0];
+    return X->rank == 4 && W->rank == 4 && Y->data && Y->rank == 4 && pfvm__qc_geom_dims(k->node, X->dims, W->dims, Y->dims, g);
+}
+
+/* Depthwise: one input channel per group, one output channel per group. */
+static int pfvm__qc_is_dw(const pfvm__qc_geom *g)
+{
+    return g->CG == 1 && g->MG == 1;
+}
+
+/* Rows and (phase) columns of the padded plane. */
+static void pfvm__qc_dw_dims(const pfvm__qc_geom *g, int64_t *PH, int64_t *PWs)
+{
+    int64_t PW = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
+    *PH = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1;
+    *PWs = (PW + g->sw - 1) / g->sw;
+}
+
+/* Bytes of the buffers a run works in, besides the packed weights: the
+ * padded plane and its sums (depthwise), or one group's column panels. */
+static size_t pfvm__qc_work_bytes(const pfvm__qc_geom *g)
+{
+    int64_t OHW = g->OH * g->OW, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR, PH, PWs;
+    size_t b;
+    pfvm__qc_dw_dims(g, &PH, &PWs);
+    b = pfvm__qc_is_dw(g) ? (size_t)OHW * sizeof(int32_t) + (size_t)(g->sw * PH * PWs) * sizeof(int16_t)
+                          : (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t);
+    return (b + 64 + 15) / 16 * 16; /* what follows stays aligned */
 }
 
 static int pfvm__q_is8(const pfvm_tensor *t)
@@ -25110,12 +25147,9 @@ static int32_t pfvm__q_at(const pfvm_tensor *t, int64_t i)
     return t->dtype == PFVM_UINT8 ? ((const uint8_t *)t->data)[i] : ((const int8_t *)t->data)[i];
 }
 
-/* Weights minus their zero points as int16 pairs, per group [Mp][2*K2]
- * (packed each run: keeping them would need the executor's node state,
- * which operators do not link against). */
-static void pfvm__qc_weights(const pfvm_kctx *k, const pfvm__qc_geom *g, int16_t *wp)
+/* Weights minus their zero points as int16 pairs, per group [Mp][2*K2]. */
+static void pfvm__qc_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const pfvm__qc_geom *g, int16_t *wp)
 {
-    const pfvm_tensor *W = k->in[3], *wz = k->in[5];
     int64_t nwz = pfvm_tensor_numel(wz), gg, c, kk;
     memset(wp, 0, (size_t)(g->group * g->Mp * 2 * g->K2) * sizeof(int16_t));
     for (gg = 0; gg < g->group; gg++)
@@ -25132,22 +25166,30 @@ static void pfvm__qc_weights(const pfvm_kctx *k, const pfvm__qc_geom *g, int16_t
         }
 }
 
-/* A 1x1 convolution's columns are the input's rows: no window to walk. */
+/* A 1x1 convolution's columns are the input's rows: no window to walk.
+ * Two channels at a time fill one reduction pair of each panel. */
 static void pfvm__qc_pack_pointwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int64_t base, int32_t xz,
                                     int16_t *panels)
 {
-    int64_t HW = g->H * g->W, kk, j;
-    for (kk = 0; kk < g->K; kk++) {
-        int16_t *dst = panels + (kk / 2) * 2 * PFVM__QG_NR + (kk & 1);
-        int64_t step = g->K2 * 2 * PFVM__QG_NR;
-        if (X->dtype == PFVM_UINT8) {
-            const uint8_t *x = (const uint8_t *)X->data + base + kk * HW;
-            for (j = 0; j < HW; j++)
-                dst[(j / PFVM__QG_NR) * step + (j % PFVM__QG_NR) * 2] = (int16_t)(x[j] - xz);
-        } else {
-            const int8_t *x = (const int8_t *)X->data + base + kk * HW;
-            for (j = 0; j < HW; j++)
-                dst[(j / PFVM__QG_NR) * step + (j % PFVM__QG_NR) * 2] = (int16_t)(x[j] - xz);
+    int64_t HW = g->H * g->W, kp, jb, j, step = g->K2 * 2 * PFVM__QG_NR;
+    for (kp = 0; kp < g->K2; kp++) {
+        int two = 2 * kp + 1 < g->K;
+        for (jb = 0; jb * PFVM__QG_NR < HW; jb++) {
+            int16_t *d = panels + jb * step + kp * 2 * PFVM__QG_NR;
+            int64_t j0 = jb * PFVM__QG_NR, n = HW - j0 < PFVM__QG_NR ? HW - j0 : PFVM__QG_NR;
+            if (X->dtype == PFVM_UINT8) {
+                const uint8_t *x0 = (const uint8_t *)X->data + base + 2 * kp * HW + j0, *x1 = two ? x0 + HW : x0;
+                for (j = 0; j < n; j++) {
+                    d[2 * j] = (int16_t)(x0[j] - xz);
+                    d[2 * j + 1] = two ? (int16_t)(x1[j] - xz) : 0;
+                }
+            } else {
+                const int8_t *x0 = (const int8_t *)X->data + base + 2 * kp * HW + j0, *x1 = two ? x0 + HW : x0;
+                for (j = 0; j < n; j++) {
+                    d[2 * j] = (int16_t)(x0[j] - xz);
+                    d[2 * j + 1] = two ? (int16_t)(x1[j] - xz) : 0;
+                }
+            }
         }
     }
 }
@@ -25163,20 +25205,27 @@ static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, int64_t 
         pfvm__qc_pack_pointwise(g, X, base, xz, panels);
         return;
     }
+    /* per kernel position and output row, the valid columns are one run:
+     * walk it with a running panel position instead of dividing */
     for (kk = 0; kk < g->K; kk++) {
         int64_t c = kk / (g->KH * g->KW), kh = kk / g->KW % g->KH, kw = kk % g->KW;
-        int64_t plane = base + c * g->H * g->W;
-        for (oh = 0; oh < g->OH; oh++) {
-            int64_t ih = oh * g->sh - g->pt + kh * g->dh;
+        int64_t t = g->pl - kw * g->dw, u = g->W - 1 + g->pl - kw * g->dw;
+        int64_t ow_lo = t <= 0 ? 0 : (t + g->sw - 1) / g->sw, ow_hi = u < 0 ? 0 : u / g->sw + 1;
+        int64_t plane = base + c * g->H * g->W, step = g->K2 * 2 * PFVM__QG_NR;
+        int16_t *col0 = panels + (kk / 2) * 2 * PFVM__QG_NR + (kk & 1);
+        ow_hi = ow_hi < g->OW ? ow_hi : g->OW;
+        for (oh = 0; oh < g->OH && ow_lo < ow_hi; oh++) {
+            int64_t ih = oh * g->sh - g->pt + kh * g->dh, j = oh * g->OW + ow_lo, jj = j % PFVM__QG_NR, at;
+            int16_t *d = col0 + (j / PFVM__QG_NR) * step;
             if (ih < 0 || ih >= g->H)
                 continue;
-            for (ow = 0; ow < g->OW; ow++) {
-                int64_t iw = ow * g->sw - g->pl + kw * g->dw, j = oh * g->OW + ow, at;
-                if (iw < 0 || iw >= g->W)
-                    continue;
-                at = plane + ih * g->W + iw;
-                panels[((j / PFVM__QG_NR) * g->K2 + kk / 2) * 2 * PFVM__QG_NR + (j % PFVM__QG_NR) * 2 + (kk & 1)] =
-                    (int16_t)((u8 ? ((const uint8_t *)X->data)[at] : ((const int8_t *)X->data)[at]) - xz);
+            at = plane + ih * g->W + ow_lo * g->sw - t;
+            for (ow = ow_lo; ow < ow_hi; ow++, at += g->sw) {
+                d[jj * 2] = (int16_t)((u8 ? ((const uint8_t *)X->data)[at] : ((const int8_t *)X->data)[at]) - xz);
+                if (++jj == PFVM__QG_NR) {
+                    jj = 0;
+                    d += step;
+                }
             }
         }
     }
@@ -25282,92 +25331,271 @@ static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16
     }
 }
 
-/* Depthwise: each kernel position adds a shifted row of the padded plane
- * to the output rows. */
-PFVM_DISPATCH static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, int64_t PW, const int16_t *w,
-                                            int32_t *acc)
+/* ---- QLinearConv, depthwise: one input and one output channel per group ---------------------- *
+ *
+ * Each channel's plane, minus its zero point and padded, is stored as
+ * sw phase planes (column c in plane c % sw at c / sw), so that every
+ * kernel position reads a contiguous row for any horizontal stride: the
+ * sums vectorize (int16 x int16 -> int32, exact) in the dispatched clones. */
+
+/* Channel plane (offset `plane` in X) into P, minus xz, 0 in the padding. */
+static void pfvm__qc_dw_fill(const pfvm__qc_geom *g, const pfvm_tensor *X, int64_t plane, int32_t xz, int16_t *P)
 {
-    int64_t kh, kw, oh, ow;
-    for (kh = 0; kh < g->KH; kh++)
-        for (kw = 0; kw < g->KW; kw++) {
-            int32_t wv = w[kh * g->KW + kw];
-            for (oh = 0; oh < g->OH; oh++) {
-                const int16_t *row = P + (oh * g->sh + kh * g->dh) * PW + kw * g->dw;
-                int32_t *a = acc + oh * g->OW;
-                if (g->sw == 1)
-                    for (ow = 0; ow < g->OW; ow++)
-                        a[ow] += wv * row[ow];
-                else
-                    for (ow = 0; ow < g->OW; ow++)
-                        a[ow] += wv * row[ow * g->sw];
-            }
+    int64_t PH, PWs, ih, iw, s = g->sw;
+    pfvm__qc_dw_dims(g, &PH, &PWs);
+    memset(P, 0, (size_t)(s * PH * PWs) * sizeof(int16_t));
+    for (ih = 0; ih < PH; ih++) {
+        int64_t y = ih - g->pt, lo = g->pl, hi = g->pl + g->W < s * PWs ? g->pl + g->W : s * PWs;
+        int16_t *row = P + ih * PWs;
+        if (y < 0 || y >= g->H)
+            continue;
+        if (X->dtype == PFVM_UINT8) {
+            const uint8_t *x = (const uint8_t *)X->data + plane + y * g->W - g->pl;
+            if (s == 1)
+                for (iw = lo; iw < hi; iw++)
+                    row[iw] = (int16_t)(x[iw] - xz);
+            else
+                for (iw = lo; iw < hi; iw++)
+                    row[(iw % s) * PH * PWs + iw / s] = (int16_t)(x[iw] - xz);
+        } else {
+            const int8_t *x = (const int8_t *)X->data + plane + y * g->W - g->pl;
+            for (iw = lo; iw < hi; iw++)
+                row[(iw % s) * PH * PWs + iw / s] = (int16_t)(x[iw] - xz);
         }
+    }
+}
+
+/* One output row: a[ow] = sum over taps t of w[t] * rows[t][ow]. */
+PFVM_DISPATCH static void pfvm__qc_dw_row_c(const int16_t *const *rows, const int32_t *w, int taps, int64_t OW,
+                                            int32_t *a)
+{
+    int64_t ow;
+    int t;
+    for (ow = 0; ow < OW; ow++)
+        a[ow] = 0;
+    for (t = 0; t < taps; t++)
+        for (ow = 0; ow < OW; ow++)
+            a[ow] += w[t] * rows[t][ow];
+}
+
+#ifdef PFVM__QG_AVX2
+/* The same, 16 columns at a time in registers (int16 widened to int32). */
+__attribute__((target("avx2"))) static void pfvm__qc_dw_row_avx2(const int16_t *const *rows, const int32_t *w, int taps,
+                                                                  int64_t OW, int32_t *a)
+{
+    int64_t ow;
+    int t;
+    for (ow = 0; ow + 16 <= OW; ow += 16) {
+        __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+        for (t = 0; t < taps; t++) {
+            __m256i wv = _mm256_set1_epi32(w[t]);
+            __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(rows[t] + ow));
+            s0 = _mm256_add_epi32(s0, _mm256_mullo_epi32(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(x)), wv));
+            s1 = _mm256_add_epi32(s1, _mm256_mullo_epi32(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(x, 1)), wv));
+        }
+        _mm256_storeu_si256((__m256i *)(void *)(a + ow), s0);
+        _mm256_storeu_si256((__m256i *)(void *)(a + ow + 8), s1);
+    }
+    for (; ow < OW; ow++) {
+        int32_t v = 0;
+        for (t = 0; t < taps; t++)
+            v += w[t] * rows[t][ow];
+        a[ow] = v;
+    }
+}
+#endif
+
+#define PFVM__QC_DW_TAPS 64
+
+/* acc (the channel's OH x OW sums) = each kernel position's weight times
+ * its shifted rows of P, summed; kernels of more than PFVM__QC_DW_TAPS
+ * positions add one position at a time. */
+static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const int16_t *w, int32_t *acc)
+{
+    const int16_t *rows[PFVM__QC_DW_TAPS];
+    int32_t wt[PFVM__QC_DW_TAPS];
+    int64_t PH, PWs, kh, kw, oh, OW = g->OW, taps = g->KH * g->KW, t;
+    int kind = pfvm_q_gemm_kind();
+    pfvm__qc_dw_dims(g, &PH, &PWs);
+    for (oh = 0; oh < g->OH; oh++) {
+        int32_t *a = acc + oh * OW;
+        for (t = 0, kh = 0; kh < g->KH; kh++)
+            for (kw = 0; kw < g->KW; kw++, t++) {
+                int64_t col = kw * g->dw;
+                const int16_t *row = P + (col % g->sw) * PH * PWs + (oh * g->sh + kh * g->dh) * PWs + col / g->sw;
+                if (taps > PFVM__QC_DW_TAPS) {
+                    int32_t wv = w[t];
+                    int64_t ow;
+                    if (!t)
+                        for (ow = 0; ow < OW; ow++)
+                            a[ow] = 0;
+                    for (ow = 0; ow < OW; ow++)
+                        a[ow] += wv * row[ow];
+                    continue;
+                }
+                rows[t] = row;
+                wt[t] = w[t];
+            }
+        if (taps > PFVM__QC_DW_TAPS)
+            continue;
+#ifdef PFVM__QG_AVX2
+        if (kind == 2) {
+            pfvm__qc_dw_row_avx2(rows, wt, (int)taps, OW, a);
+            continue;
+        }
+#endif
+        (void)kind;
+        pfvm__qc_dw_row_c(rows, wt, (int)taps, OW, a);
+    }
 }
 
 static void pfvm__qc_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int32_t xz, const int16_t *wp,
                                const pfvm__qc_out *o, int16_t *P, int32_t *acc, int64_t n)
 {
-    int64_t PH = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1, PW = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
-    int64_t c, ih, iw, OHW = g->OH * g->OW, j;
-    int u8 = X->dtype == PFVM_UINT8;
+    int64_t c, OHW = g->OH * g->OW;
     for (c = 0; c < g->C; c++) {
-        int64_t plane = (n * g->C + c) * g->H * g->W;
-        for (ih = 0; ih < PH; ih++)
-            for (iw = 0; iw < PW; iw++) {
-                int64_t y = ih - g->pt, x = iw - g->pl, at = plane + y * g->W + x;
-                P[ih * PW + iw] = y < 0 || y >= g->H || x < 0 || x >= g->W
-                                      ? 0
-                                      : (int16_t)((u8 ? ((const uint8_t *)X->data)[at] : ((const int8_t *)X->data)[at]) - xz);
-            }
-        for (j = 0; j < OHW; j++)
-            acc[j] = 0;
-        pfvm__qc_dw_plane(g, P, PW, wp + c * g->Mp * 2 * g->K2, acc);
+        pfvm__qc_dw_fill(g, X, (n * g->C + c) * g->H * g->W, xz, P);
+        pfvm__qc_dw_plane(g, P, wp + c * g->Mp * 2 * g->K2, acc);
         pfvm__qc_store(o, c, (n * g->M + c) * OHW, acc, OHW);
     }
 }
 
+/* The constants of the fast path (weights, scales, zero points) are ones
+ * it takes. */
+static int pfvm__qc_consts_ok(const pfvm_kctx *k)
+{
+    const pfvm_tensor *xs = k->in[1], *xz = k->in[2], *W = k->in[3], *ws = k->in[4], *wz = k->in[5];
+    const pfvm_tensor *ys = k->in[6], *yz = k->in[7], *B = k->n_in > 8 ? k->in[8] : NULL;
+    int64_t nws;
+    if (!pfvm__q_is8(W) || !pfvm__q_is8(xz) || !pfvm__q_is8(wz) || !pfvm__q_is8(yz) || !xs || !ys || !ws ||
+        W->rank != 4 || pfvm_tensor_numel(xs) != 1 || pfvm_tensor_numel(xz) != 1 || pfvm_tensor_numel(ys) != 1 ||
+        pfvm_tensor_numel(yz) != 1 || xs->dtype != PFVM_FLOAT || ys->dtype != PFVM_FLOAT || ws->dtype != PFVM_FLOAT ||
+        (B && B->dtype != PFVM_INT32))
+        return 0;
+    nws = pfvm_tensor_numel(ws);
+    return (nws == 1 || nws == W->dims[0]) && pfvm_tensor_numel(wz) == nws && (!B || pfvm_tensor_numel(B) == W->dims[0]);
+}
+
+/* Packed weights and requantization multipliers: made at bind
+ * (the prepare hook) when the weights, scales and zero points are
+ * constants, and used by every run whose inputs are the ones they were
+ * made from. */
+typedef struct pfvm__qc_state {
+    const void *w, *ws, *wz;
+    float xs, ys;
+    int64_t M, K2, Mp, group;
+    int32_t *mult; /* [M] */
+    int *shift;    /* [M] */
+    int16_t *wp;   /* [group][Mp][2*K2] */
+} pfvm__qc_state;
+
+static void pfvm__qc_state_free(void *p)
+{
+    pfvm__free(p);
+}
+
+static void pfvm__qc_multipliers(const pfvm_kctx *k, int64_t M, int32_t *mult, int *shift)
+{
+    const float xs = *(const float *)k->in[1]->data, ys = *(const float *)k->in[6]->data;
+    const float *ws = (const float *)k->in[4]->data;
+    int64_t nws = pfvm_tensor_numel(k->in[4]), m;
+    for (m = 0; m < M; m++)
+        pfvm_q_multiplier((double)xs * ws[nws == 1 ? 0 : m] / ys, &mult[m], &shift[m]);
+}
+
+/* k->state when it was made from this run's constants. */
+static const pfvm__qc_state *pfvm__qc_state_of(const pfvm_kctx *k, const pfvm__qc_geom *g)
+{
+    const pfvm__qc_state *s = (const pfvm__qc_state *)k->state;
+    return s && s->w == k->in[3]->data && s->ws == k->in[4]->data && s->wz == k->in[5]->data &&
+                   s->xs == *(const float *)k->in[1]->data && s->ys == *(const float *)k->in[6]->data &&
+                   s->M == g->M && s->K2 == g->K2 && s->Mp == g->Mp && s->group == g->group
+               ? s
+               : NULL;
+}
+
+#ifndef PFVM_QLINEAR_PACK_PER_RUN
+/* The prepare hook (at bind): packs the constant weights into the node's
+ * state. */
+static pfvm_code pfvm__qc_prepare(const pfvm_kctx *k, const pfvm_tensor *const *consts, void **state,
+                                  void (**free_fn)(void *))
+{
+    const pfvm_tensor *W = k->in[3];
+    pfvm__qc_geom g;
+    pfvm__qc_state *s;
+    int64_t xd[4];
+    size_t nwp, bytes;
+    char *p;
+    if (k->n_in < 8 || !consts[1] || !consts[3] || !consts[4] || !consts[5] || !consts[6] || !k->in[1]->data ||
+        !W->data || !k->in[4]->data || !k->in[5]->data || !k->in[6]->data || !pfvm__qc_consts_ok(k))
+        return PFVM_OK; /* not constants, or not the fast path: nothing to keep */
+    /* an input large enough for any window: only the weights' part of g counts */
+    xd[0] = 1, xd[1] = W->dims[1] * pfvm_node_attr_int(k->node, "group", 1), xd[2] = xd[3] = (int64_t)1 << 20;
+    if (xd[1] < 1)
+        return PFVM_OK;
+    if (!pfvm__qc_geom_dims(k->node, xd, W->dims, NULL, &g) || (k->state && pfvm__qc_state_of(k, &g)))
+        return PFVM_OK;
+    nwp = (size_t)(g.group * g.Mp * 2 * g.K2);
+    bytes = sizeof *s + (size_t)g.M * (sizeof(int32_t) + sizeof(int)) + nwp * sizeof(int16_t);
+    if (!(p = (char *)pfvm__malloc(bytes)))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory packing %lu bytes of weights",
+                             (unsigned long)bytes);
+    s = (pfvm__qc_state *)(void *)p;
+    s->mult = (int32_t *)(void *)(p + sizeof *s);
+    s->shift = (int *)(void *)(s->mult + g.M);
+    s->wp = (int16_t *)(void *)(s->shift + g.M);
+    s->w = W->data;
+    s->ws = k->in[4]->data;
+    s->wz = k->in[5]->data;
+    s->xs = *(const float *)k->in[1]->data;
+    s->ys = *(const float *)k->in[6]->data;
+    s->M = g.M, s->K2 = g.K2, s->Mp = g.Mp, s->group = g.group;
+    pfvm__qc_weights(W, k->in[5], &g, s->wp);
+    pfvm__qc_multipliers(k, g.M, s->mult, s->shift);
+    *state = s;
+    *free_fn = pfvm__qc_state_free;
+    return PFVM_OK;
+}
+#endif
+
 /* 1 when the fast path ran (or failed: *rc), 0 when the node is not one it takes. */
 static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
 {
-    const pfvm_tensor *X = k->in[0], *xs = k->in[1], *xz = k->in[2], *W = k->in[3], *ws = k->in[4], *wz = k->in[5];
-    const pfvm_tensor *ys = k->in[6], *yz = k->in[7], *B = k->n_in > 8 ? k->in[8] : NULL;
+    const pfvm_tensor *X = k->in[0], *xz = k->in[2], *yz = k->in[7], *B = k->n_in > 8 ? k->in[8] : NULL;
+    const pfvm__qc_state *s;
     pfvm__qc_geom g;
     pfvm__qc_out o;
-    int64_t nws, m, n, gg, OHW, npan, PH, PW;
-    int32_t *mult, *acc;
-    int *shift;
-    int16_t *buf, *wp;
+    int64_t n, gg;
+    const int32_t *mult;
+    const int *shift;
+    const int16_t *wp;
+    int32_t *acc;
+    int16_t *buf;
     size_t need, nwp;
-    int dw;
+    char *scratch;
     *rc = PFVM_OK;
-    if (!pfvm__q_is8(X) || !pfvm__q_is8(W) || !pfvm__q_is8(xz) || !pfvm__q_is8(wz) || !pfvm__q_is8(yz) ||
-        !pfvm__q_is8(k->out[0]) || pfvm_tensor_numel(xs) != 1 || pfvm_tensor_numel(xz) != 1 ||
-        pfvm_tensor_numel(ys) != 1 || pfvm_tensor_numel(yz) != 1 || xs->dtype != PFVM_FLOAT ||
-        ys->dtype != PFVM_FLOAT || ws->dtype != PFVM_FLOAT || (B && B->dtype != PFVM_INT32) || !pfvm__qc_geometry(k, &g))
+    if (!pfvm__q_is8(X) || !pfvm__q_is8(k->out[0]) || !pfvm__qc_consts_ok(k) || !pfvm__qc_geometry(k, &g))
         return 0;
-    nws = pfvm_tensor_numel(ws);
-    if ((nws != 1 && nws != g.M) || pfvm_tensor_numel(wz) != nws || (B && pfvm_tensor_numel(B) != g.M))
-        return 0;
-    OHW = g.OH * g.OW;
-    npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
-    dw = g.CG == 1 && g.MG == 1;
-    PH = (g.OH - 1) * g.sh + (g.KH - 1) * g.dh + 1;
-    PW = (g.OW - 1) * g.sw + (g.KW - 1) * g.dw + 1;
-    need = (size_t)g.M * (sizeof(int32_t) + sizeof(int)) +
-           (dw ? (size_t)(PH * PW) * sizeof(int16_t) + (size_t)OHW * sizeof(int32_t)
-               : (size_t)(npan * g.K2 * 2 * PFVM__QG_NR) * sizeof(int16_t)) + 64;
+    s = pfvm__qc_state_of(k, &g);
     nwp = (size_t)(g.group * g.Mp * 2 * g.K2);
-    need += nwp * sizeof(int16_t);
-    if (!(mult = (int32_t *)pfvm_kctx_scratch(k, need)))
+    need = pfvm__qc_work_bytes(&g);
+    if (!s) /* weights packed for this run only */
+        need += (size_t)g.M * (sizeof(int32_t) + sizeof(int)) + nwp * sizeof(int16_t);
+    if (!(scratch = (char *)pfvm_kctx_scratch(k, need)))
         return *rc = k->st ? k->st->code : PFVM_ERR_NOMEM, 1;
-    shift = (int *)(void *)(mult + g.M);
-    acc = (int32_t *)(void *)(shift + g.M);
-    wp = (int16_t *)(void *)(acc + (dw ? OHW : 0));
-    buf = wp + nwp;
-    pfvm__qc_weights(k, &g, wp);
-    for (m = 0; m < g.M; m++)
-        pfvm_q_multiplier((double)*(const float *)xs->data * ((const float *)ws->data)[nws == 1 ? 0 : m] /
-                              *(const float *)ys->data, &mult[m], &shift[m]);
+    /* int32 first: every part stays aligned */
+    acc = (int32_t *)(void *)scratch;
+    buf = (int16_t *)(void *)(acc + (pfvm__qc_is_dw(&g) ? g.OH * g.OW : 0));
+    if (s) {
+        mult = s->mult, shift = s->shift, wp = s->wp;
+    } else {
+        int32_t *m2 = (int32_t *)(void *)(scratch + pfvm__qc_work_bytes(&g));
+        int *s2 = (int *)(void *)(m2 + g.M);
+        int16_t *w2 = (int16_t *)(void *)(s2 + g.M);
+        pfvm__qc_weights(k->in[3], k->in[5], &g, w2);
+        pfvm__qc_multipliers(k, g.M, m2, s2);
+        mult = m2, shift = s2, wp = w2;
+    }
     o.mult = mult;
     o.shift = shift;
     o.bias = B ? (const int32_t *)B->data : NULL;
@@ -25376,7 +25604,7 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
     o.hi = k->out[0]->dtype == PFVM_UINT8 ? 255 : 127;
     o.Y = k->out[0];
     for (n = 0; n < g.N; n++) {
-        if (dw) {
+        if (pfvm__qc_is_dw(&g)) {
             pfvm__qc_depthwise(&g, X, pfvm__q_at(xz, 0), wp, &o, buf, acc, n);
             continue;
         }
@@ -25404,6 +25632,31 @@ static pfvm_code pfvm__q_k_qlinear_conv(pfvm_kctx *k)
     r.bias = k->n_in > 8 ? k->in[8] : NULL;
     return pfvm_nn_conv_ref(k, k->in[0], k->in[3], k->in[2], k->in[5], pfvm__q_conv_requant, &r);
 }
+
+/* Workspace hook: the buffers of a run of the fast path (and, when the
+ * weights are packed per run, their packed form and multipliers). */
+static size_t pfvm__q_workspace_qlinear_conv(const pfvm_node *n, const pfvm_dims *in, int n_in, const pfvm_dims *out,
+                                             int n_out)
+{
+    pfvm__qc_geom g;
+    if (n_in < 4 || n_out < 1 || in[0].rank != 4 || in[3].rank != 4 || out[0].rank != 4 ||
+        !pfvm__qc_geom_dims(n, in[0].d, in[3].d, out[0].d, &g))
+        return 0;
+#ifdef PFVM_QLINEAR_PACK_PER_RUN
+    return pfvm__qc_work_bytes(&g) + (size_t)g.M * (sizeof(int32_t) + sizeof(int)) +
+           (size_t)(g.group * g.Mp * 2 * g.K2) * sizeof(int16_t);
+#else
+    return pfvm__qc_work_bytes(&g);
+#endif
+}
+
+/* Packed at bind (kept as node state: twice the int8 weights' bytes) or,
+ * with PFVM_QLINEAR_PACK_PER_RUN, per run in the workspace (one layer's). */
+#ifdef PFVM_QLINEAR_PACK_PER_RUN
+#define PFVM__QC_PREPARE NULL
+#else
+#define PFVM__QC_PREPARE pfvm__qc_prepare
+#endif
 
 /* Conv-shaped inference through a view of the node's Conv attributes. */
 static pfvm_code pfvm__q_infer_conv(pfvm_ictx *c, int x, int w, pfvm_dtype dt)
@@ -25449,6 +25702,7 @@ static pfvm_code pfvm__q_infer_qlinear_conv(pfvm_ictx *c)
 #define pfvm__q_k_qlinear_conv_grad NULL
 #define pfvm__q_k_qlinear_matmul_grad NULL
 #define pfvm__q_k_quantize_grad NULL
+#define pfvm__q_workspace_qlinear_conv_grad NULL
 #endif
 #ifdef PFVM_NO_FUSION
 #define pfvm__q_infer_conv_integer_fuse NULL
@@ -25465,6 +25719,7 @@ static pfvm_code pfvm__q_infer_qlinear_conv(pfvm_ictx *c)
 #define pfvm__q_k_qlinear_conv_fuse NULL
 #define pfvm__q_k_qlinear_matmul_fuse NULL
 #define pfvm__q_k_quantize_fuse NULL
+#define pfvm__q_workspace_qlinear_conv_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
     PFVM__OP_SEL(QuantizeLinear, {"QuantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_quantize, pfvm__q_k_quantize, NULL, PFVM_FUSE_ELEMENTWISE, "float,int32 -> uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
@@ -25473,7 +25728,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
     PFVM__OP_SEL(MatMulInteger, {"MatMulInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_int_matmul, pfvm__q_k_matmul_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(QLinearMatMul, {"QLinearMatMul", "", 10, 0, 8, 8, 1, 1, pfvm__q_infer_qlinear_matmul, pfvm__q_k_qlinear_matmul, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(ConvInteger, {"ConvInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_conv_integer, pfvm__q_k_conv_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(QLinearConv, {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(QLinearConv, {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, pfvm__q_workspace_qlinear_conv, PFVM__QC_PREPARE})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
@@ -25491,6 +25746,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
 #undef pfvm__q_k_qlinear_conv_grad
 #undef pfvm__q_k_qlinear_matmul_grad
 #undef pfvm__q_k_quantize_grad
+#undef pfvm__q_workspace_qlinear_conv_grad
 #endif
 #ifdef PFVM_NO_FUSION
 #undef pfvm__q_infer_conv_integer_fuse
@@ -25507,6 +25763,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
 #undef pfvm__q_k_qlinear_conv_fuse
 #undef pfvm__q_k_qlinear_matmul_fuse
 #undef pfvm__q_k_quantize_fuse
+#undef pfvm__q_workspace_qlinear_conv_fuse
 #endif
 /* ---- src/ops/random.c ---- */
 /* ops/random: random generators — RandomUniform, RandomNormal, their

@@ -134,7 +134,14 @@ static void test_requantize(void)
 typedef struct conv_case {
     int64_t N, C, H, W, M, KH, KW, group, sh, sw, pt, pl, pb, pr, dh, dw;
     int per_channel, y_int8, bias;
+    int extreme; /* x at 255 and zero point 0, w at -128 with zero point 127: the largest products,
+                    where a kernel adding u8 x s8 pairs in int16 (vpmaddubsw) saturates */
 } conv_case;
+
+/* 1: the weights, scales and zero points are graph inputs instead of
+ * initializers, so QLinearConv packs its weights on each run (no state
+ * made at bind). */
+static int consts_as_inputs;
 
 static pfvm_tensor *new_tensor(pfvm_dtype dt, int rank, const int64_t *dims)
 {
@@ -176,7 +183,7 @@ static pfvm_tensor *run_qconv(const conv_case *cc, pfvm_tensor *const *ins, int 
         char name[16];
         snprintf(name, sizeof name, "x%d", i);
         iv[i] = pfvm_graph_value(g, name, &st);
-        if (i == 0) {
+        if (i == 0 || consts_as_inputs) {
             iv[i]->type.kind = PFVM_KIND_TENSOR;
             iv[i]->type.dtype = ins[i]->dtype;
             pfvm_shape_from_dims(m->syms, &iv[i]->type.shape, ins[i]->rank, ins[i]->dims, &st);
@@ -197,7 +204,8 @@ static pfvm_tensor *run_qconv(const conv_case *cc, pfvm_tensor *const *ins, int 
     v[0] = cc->pt, v[1] = cc->pl, v[2] = cc->pb, v[3] = cc->pr;
     pfvm_node_set_attr_ints(n, "pads", v, 4, &st);
     if (pfvm_infer_shapes(g, 0, &st) == PFVM_OK && (e = pfvm_exec_new(m, g, &st)) != NULL) {
-        if (pfvm_exec_bind_one(e, ins[0], &st) == PFVM_OK && pfvm_exec_run(e, &st) == PFVM_OK)
+        if (pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, consts_as_inputs ? n_in : 1, &st) == PFVM_OK &&
+            pfvm_exec_run(e, &st) == PFVM_OK)
             out = pfvm_tensor_clone(pfvm_exec_output(e, 0), &st);
         else
             fprintf(stderr, "run: %s\n", st.msg);
@@ -221,22 +229,22 @@ static void check_conv(const conv_case *cc)
     int64_t OH = (cc->H + cc->pt + cc->pb - cc->dh * (cc->KH - 1) - 1) / cc->sh + 1;
     int64_t OW = (cc->W + cc->pl + cc->pr - cc->dw * (cc->KW - 1) - 1) / cc->sw + 1;
     int64_t i, nws = cc->per_channel ? cc->M : 1, n, m, oh, ow, c, kh, kw, worst = 0, unequal = 0;
-    pfvm_tensor *ins[9], *fast, *portable;
-    int xz = 1 + (int)(rnd() % 250), yz = cc->y_int8 ? (int)(rnd() % 20) - 10 : 100 + (int)(rnd() % 40);
+    pfvm_tensor *ins[9], *fast, *portable, *per_run;
+    int xz = cc->extreme ? 0 : 1 + (int)(rnd() % 250), yz = cc->y_int8 ? (int)(rnd() % 20) - 10 : 100 + (int)(rnd() % 40);
     float xs = 0.02f, ys = cc->y_int8 ? 0.35f : 0.2f;
     ins[0] = new_tensor(PFVM_UINT8, 4, xd);
     for (i = 0; i < pfvm_tensor_numel(ins[0]); i++)
-        ((uint8_t *)ins[0]->data)[i] = (uint8_t)rnd();
+        ((uint8_t *)ins[0]->data)[i] = (uint8_t)(cc->extreme ? 255 - rnd() % 2 : rnd());
     ins[1] = scalar_f(xs);
     ins[2] = scalar_u8(PFVM_UINT8, xz);
     ins[3] = new_tensor(PFVM_INT8, 4, wd);
     for (i = 0; i < pfvm_tensor_numel(ins[3]); i++)
-        ((int8_t *)ins[3]->data)[i] = (int8_t)(rnd() % 255 - 127);
+        ((int8_t *)ins[3]->data)[i] = (int8_t)(cc->extreme ? -128 + (int)(rnd() % 2) : (int)(rnd() % 255) - 127);
     ins[4] = new_tensor(PFVM_FLOAT, cc->per_channel ? 1 : 0, &md);
     ins[5] = new_tensor(PFVM_INT8, cc->per_channel ? 1 : 0, &md);
     for (i = 0; i < nws; i++) {
-        ((float *)ins[4]->data)[i] = 0.001f * (float)(1 + rnd() % 20);
-        ((int8_t *)ins[5]->data)[i] = (int8_t)(rnd() % 7 - 3);
+        ((float *)ins[4]->data)[i] = cc->extreme ? 1e-6f * (float)(1 + rnd() % 20) : 0.001f * (float)(1 + rnd() % 20);
+        ((int8_t *)ins[5]->data)[i] = (int8_t)(cc->extreme ? 127 : (int)(rnd() % 7) - 3);
     }
     ins[6] = scalar_f(ys);
     ins[7] = scalar_u8(cc->y_int8 ? PFVM_INT8 : PFVM_UINT8, yz);
@@ -247,11 +255,16 @@ static void check_conv(const conv_case *cc)
     pfvm_q_force_portable(1);
     portable = run_qconv(cc, ins, cc->bias ? 9 : 8);
     pfvm_q_force_portable(0);
-    CHECK(fast && portable);
-    if (!fast || !portable)
+    consts_as_inputs = 1;
+    per_run = run_qconv(cc, ins, cc->bias ? 9 : 8);
+    consts_as_inputs = 0;
+    CHECK(fast && portable && per_run);
+    if (!fast || !portable || !per_run)
         return;
     CHECK(fast->dims[2] == OH && fast->dims[3] == OW);
     CHECK(!memcmp(fast->data, portable->data, (size_t)pfvm_tensor_numel(fast)));
+    CHECK_MSG(!memcmp(fast->data, per_run->data, (size_t)pfvm_tensor_numel(fast)),
+              "weights packed at bind and per run differ (C%lld M%lld)", (long long)cc->C, (long long)cc->M);
     for (n = 0; n < cc->N; n++)
         for (m = 0; m < cc->M; m++) {
             int64_t gg = m / (cc->M / cc->group), CG = cc->C / cc->group;
@@ -290,20 +303,29 @@ static void check_conv(const conv_case *cc)
         pfvm_tensor_free(ins[i]);
     pfvm_tensor_free(fast);
     pfvm_tensor_free(portable);
+    pfvm_tensor_free(per_run);
 }
 
 static void test_qlinear_conv(void)
 {
     static const conv_case cases[] = {
         /* N  C  H   W   M  KH KW g  sh sw pt pl pb pr dh dw pc y8 bias */
-        {1, 3, 9, 11, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1},   /* dense 3x3, padded, per channel */
-        {2, 5, 7, 7, 6, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 1},    /* pointwise, per tensor, 2 images */
-        {1, 16, 10, 9, 21, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0}, /* pointwise, int8 output, no bias */
-        {1, 4, 12, 12, 7, 3, 3, 1, 2, 2, 1, 1, 0, 0, 1, 1, 1, 0, 1},  /* strided, asymmetric pads */
-        {1, 8, 9, 9, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1},    /* depthwise */
-        {1, 8, 11, 11, 8, 3, 3, 8, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1},  /* depthwise strided */
-        {1, 6, 8, 8, 4, 3, 3, 2, 1, 1, 2, 2, 2, 2, 2, 2, 1, 0, 1},    /* grouped, dilated */
-        {1, 33, 5, 5, 5, 5, 5, 1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 0, 1},   /* odd reduction length */
+        {1, 3, 9, 11, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},   /* dense 3x3, padded, per channel */
+        {2, 5, 7, 7, 6, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 1, 0}, /* pointwise, per tensor, 2 images */
+        {1, 16, 10, 9, 21, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0}, /* pointwise, int8 output, no bias */
+        {1, 4, 12, 12, 7, 3, 3, 1, 2, 2, 1, 1, 0, 0, 1, 1, 1, 0, 1, 0},  /* strided, asymmetric pads */
+        {1, 8, 9, 9, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},    /* depthwise */
+        {1, 8, 11, 11, 8, 3, 3, 8, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},  /* depthwise strided */
+        {1, 6, 8, 8, 4, 3, 3, 2, 1, 1, 2, 2, 2, 2, 2, 2, 1, 0, 1, 0},    /* grouped, dilated */
+        {1, 33, 5, 5, 5, 5, 5, 1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 0, 1, 0},   /* odd reduction length */
+        {1, 6, 13, 10, 6, 3, 3, 6, 2, 2, 2, 1, 0, 2, 2, 2, 1, 0, 1, 0}, /* depthwise dilated, strided, uneven pads */
+        {2, 4, 7, 9, 4, 5, 3, 4, 3, 3, 1, 2, 1, 0, 1, 1, 0, 1, 1, 0},  /* depthwise 5x3, stride 3, 2 images */
+        {1, 4, 20, 37, 4, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0}, /* depthwise, rows of 16 and a tail */
+        {1, 4, 9, 70, 4, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},  /* depthwise strided, rows of 16 */
+        {1, 2, 12, 20, 2, 9, 9, 2, 1, 1, 4, 4, 4, 4, 1, 1, 1, 0, 1, 0}, /* depthwise 9x9: over 64 positions */
+        {1, 3, 16, 16, 8, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1}, /* mobilenet's stem at the extremes */
+        {1, 64, 6, 6, 8, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 1}, /* pointwise at the extremes */
+        {1, 8, 9, 9, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1},  /* depthwise at the extremes */
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
