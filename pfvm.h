@@ -73,6 +73,8 @@
  *                         16 GiB on 64-bit targets, half the address space on
  *                         32-bit); a model needing more fails at bind, before
  *                         the arena is allocated
+ *   PFVM_MAX_LOOP_ITERATIONS  default bound on one run of a Loop node's
+ *                         iterations (pfvm_limits.max_loop_iterations; none)
  *   PFVM_LA_KC            depth of the float matrix engine's panels when it runs
  *                         without the executor's workspace (128: about 28 KB of
  *                         stack per call on x86-64, 12 KB elsewhere; 32 brings
@@ -535,7 +537,8 @@ PFVM_API pfvm_tensor *pfvm_tensor_clone(const pfvm_tensor *t, pfvm_status *st);
 PFVM_API void pfvm_tensor_free(pfvm_tensor *t);
 /* Releases what t owns (data, strings, elements) without freeing t. */
 PFVM_API void pfvm_tensor_release(pfvm_tensor *t);
-/* Element i as double / int64 (any numeric dtype; bool as 0/1). */
+/* Element i as double / int64 (any numeric dtype; bool as 0/1); 0 when i
+ * is outside the tensor's storage. */
 PFVM_API double pfvm_tensor_get_f64(const pfvm_tensor *t, int64_t i);
 PFVM_API int64_t pfvm_tensor_get_i64(const pfvm_tensor *t, int64_t i);
 /* Writes "float[2,3]" into buf. */
@@ -950,6 +953,9 @@ typedef pfvm_code (*pfvm_infer_fn)(pfvm_ictx *ctx);
 #ifndef PFVM_MAX_TOTAL_BYTES
 #define PFVM_MAX_TOTAL_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)16 << 30 : SIZE_MAX / 2))
 #endif
+#ifndef PFVM_MAX_LOOP_ITERATIONS
+#define PFVM_MAX_LOOP_ITERATIONS ((size_t)-1)
+#endif
 
 
 typedef struct pfvm_exec pfvm_exec;
@@ -963,6 +969,7 @@ typedef struct pfvm_kctx {
     pfvm_exec *exec;              /* for subgraphs and dynamic outputs */
     void *state;                  /* per-node state kept with pfvm_kctx_set_state, or NULL */
     size_t max_total_bytes;       /* the executor's bound on what it allocates (pfvm_limits); 0: the default */
+    size_t max_loop_iterations;   /* the executor's bound on one Loop's iterations (pfvm_limits); 0: the default */
     const struct pfvm__kctx_services *services; /* the executor's (src/exec), or NULL: none */
 } pfvm_kctx;
 
@@ -1032,6 +1039,9 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
                                     (no channel groups): Conv */
 #define PFVM_OP_PURE 32u /* a program's operator (pfvm_op_register) whose kernel is a function of its inputs and
                             attributes alone: the passes may fold and merge its nodes like pfvm's own */
+#define PFVM_OP_SEQUENCES 64u /* takes sequences and optionals as inputs (the Sequence and Optional operators,
+                                 Identity, control flow); an operator without the flag given one fails
+                                 inference and running with an error naming the input */
 
 /* Lowering of one node for pfvm_accel.h (src/accel): the accel layer has
  * placed every input and output in each PE's memory (arg: byte offset,
@@ -1801,11 +1811,16 @@ PFVM_API void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size);
  *                     folded at plan time, or sized by a kernel while running
  *   max_total_bytes   the arena, the constants folded at plan time and the
  *                     tensors kernels size while running, together
+ *   max_loop_iterations  iterations of one run of a Loop node, which a
+ *                     model can make endless (no trip count, a condition
+ *                     that stays true): past it the run fails with an error
+ *                     naming the node
  *
  * 0 in a field means its default: PFVM_MAX_ARENA_BYTES,
  * PFVM_MAX_TENSOR_BYTES, PFVM_MAX_TOTAL_BYTES (compile-time macros: 8, 4
  * and 16 GiB on 64-bit targets, half the address space on 32-bit ones;
- * define them smaller for firmware). (size_t)-1 means no limit. Subgraph
+ * define them smaller for firmware), PFVM_MAX_LOOP_ITERATIONS (no limit
+ * unless defined). (size_t)-1 means no limit. Subgraph
  * executors (If, Loop, Scan bodies) take their parent's limits, each on its
  * own. Inputs, initializers and the executor's bookkeeping are not counted;
  * use a run-time allocator (pfvm_set_allocator) to bound every byte. */
@@ -1816,6 +1831,7 @@ typedef struct pfvm_limits {
     size_t max_arena_bytes;
     size_t max_tensor_bytes;
     size_t max_total_bytes;
+    size_t max_loop_iterations;
 } pfvm_limits;
 
 /* The defaults (the macros above). */
@@ -2317,6 +2333,10 @@ PFVM_INTERNAL pfvm_code pfvm_kctx_gradient(pfvm_kctx *k, pfvm_model *m, pfvm_val
  * (the bytes kernels sized so far, updated; NULL: none). */
 PFVM_INTERNAL pfvm_code pfvm__kctx_alloc_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int rank, const int64_t *dims,
                                                 size_t max_tensor, size_t max_total, size_t held, size_t *dynamic);
+/* Refuses a sequence or optional input to an operator without
+ * PFVM_OP_SEQUENCES (by inferred types `in`, or by values `vals`). */
+PFVM_INTERNAL pfvm_code pfvm__takes_kinds(const pfvm_node *n, pfvm_status *st, const pfvm_ival *const *in,
+                                          const pfvm_tensor *const *vals);
 /* Runs one node's inference: in/out are indexed like node->inputs and
  * node->outputs (NULL entries for omitted values). Errors are prefixed with
  * the node's name and op. */
@@ -5259,23 +5279,30 @@ pfvm_tensor *pfvm_tensor_clone(const pfvm_tensor *t, pfvm_status *st)
     return r;
 }
 
+/* An element index inside the storage: the accessors below read 0 and
+ * pfvm_red_store writes nothing outside it, so a kernel that trusted a
+ * malformed model's attribute or an empty scale never touches memory it
+ * does not own (kernels still check their inputs to give a clear error). */
+#define PFVM__IN(T) (d && i >= 0 && (uint64_t)i < t->nbytes / sizeof(T))
+#define PFVM__AT(T) (PFVM__IN(T) ? ((const T *)d)[i] : (T)0)
+
 double pfvm_tensor_get_f64(const pfvm_tensor *t, int64_t i)
 {
     const void *d = t->data;
     switch (t->dtype) {
-    case PFVM_FLOAT: return ((const float *)d)[i];
-    case PFVM_DOUBLE: return ((const double *)d)[i];
-    case PFVM_FLOAT16: return pfvm_half_to_float(((const uint16_t *)d)[i]);
-    case PFVM_BFLOAT16: return pfvm_bf16_to_float(((const uint16_t *)d)[i]);
-    case PFVM_INT8: return ((const int8_t *)d)[i];
-    case PFVM_UINT8: return ((const uint8_t *)d)[i];
-    case PFVM_BOOL: return ((const uint8_t *)d)[i] != 0;
-    case PFVM_INT16: return ((const int16_t *)d)[i];
-    case PFVM_UINT16: return ((const uint16_t *)d)[i];
-    case PFVM_INT32: return ((const int32_t *)d)[i];
-    case PFVM_UINT32: return ((const uint32_t *)d)[i];
-    case PFVM_INT64: return (double)((const int64_t *)d)[i];
-    case PFVM_UINT64: return (double)((const uint64_t *)d)[i];
+    case PFVM_FLOAT: return PFVM__AT(float);
+    case PFVM_DOUBLE: return PFVM__AT(double);
+    case PFVM_FLOAT16: return pfvm_half_to_float(PFVM__AT(uint16_t));
+    case PFVM_BFLOAT16: return pfvm_bf16_to_float(PFVM__AT(uint16_t));
+    case PFVM_INT8: return PFVM__AT(int8_t);
+    case PFVM_UINT8: return PFVM__AT(uint8_t);
+    case PFVM_BOOL: return PFVM__AT(uint8_t) != 0;
+    case PFVM_INT16: return PFVM__AT(int16_t);
+    case PFVM_UINT16: return PFVM__AT(uint16_t);
+    case PFVM_INT32: return PFVM__AT(int32_t);
+    case PFVM_UINT32: return PFVM__AT(uint32_t);
+    case PFVM_INT64: return (double)PFVM__AT(int64_t);
+    case PFVM_UINT64: return (double)PFVM__AT(uint64_t);
     default: return 0;
     }
 }
@@ -5284,15 +5311,15 @@ int64_t pfvm_tensor_get_i64(const pfvm_tensor *t, int64_t i)
 {
     const void *d = t->data;
     switch (t->dtype) {
-    case PFVM_INT64: return ((const int64_t *)d)[i];
-    case PFVM_INT32: return ((const int32_t *)d)[i];
-    case PFVM_INT8: return ((const int8_t *)d)[i];
-    case PFVM_UINT8: return ((const uint8_t *)d)[i];
-    case PFVM_BOOL: return ((const uint8_t *)d)[i] != 0;
-    case PFVM_INT16: return ((const int16_t *)d)[i];
-    case PFVM_UINT16: return ((const uint16_t *)d)[i];
-    case PFVM_UINT32: return ((const uint32_t *)d)[i];
-    case PFVM_UINT64: return (int64_t)((const uint64_t *)d)[i];
+    case PFVM_INT64: return PFVM__AT(int64_t);
+    case PFVM_INT32: return PFVM__AT(int32_t);
+    case PFVM_INT8: return PFVM__AT(int8_t);
+    case PFVM_UINT8: return PFVM__AT(uint8_t);
+    case PFVM_BOOL: return PFVM__AT(uint8_t) != 0;
+    case PFVM_INT16: return PFVM__AT(int16_t);
+    case PFVM_UINT16: return PFVM__AT(uint16_t);
+    case PFVM_UINT32: return PFVM__AT(uint32_t);
+    case PFVM_UINT64: return (int64_t)PFVM__AT(uint64_t);
     default: {
         double v = pfvm_tensor_get_f64(t, i);
         if (v != v)
@@ -5305,6 +5332,9 @@ int64_t pfvm_tensor_get_i64(const pfvm_tensor *t, int64_t i)
     }
     }
 }
+
+#undef PFVM__AT
+#undef PFVM__IN
 
 int pfvm_tensor_describe(const pfvm_tensor *t, char *buf, size_t n)
 {
@@ -7572,6 +7602,47 @@ pfvm_code pfvm_grad_infer_graph(pfvm_grad_ctx *g, pfvm_graph *sub)
 
 /* ---- inference of one node ------------------------------------------------------- */
 
+/* An operator's inference that computed a negative constant dim (a
+ * ConvTranspose whose strides outgrow an empty input, say) describes no
+ * tensor: an error here, before the type is saved into a model that would
+ * not load again. */
+static pfvm_code pfvm__dims_nonnegative(const pfvm_node *n, pfvm_ival *const *out, pfvm_status *st)
+{
+    int j, d;
+    int64_t v;
+    char lb[96];
+    for (j = 0; j < n->n_outputs; j++) {
+        const pfvm_shape *s = out[j] ? &out[j]->type.shape : NULL;
+        if (!s || out[j]->type.kind != PFVM_KIND_TENSOR)
+            continue;
+        for (d = 0; d < s->rank; d++)
+            if (s->dims[d] && pfvm_sym_is_const(s->dims[d], &v) && v < 0)
+                return pfvm__fail(st, PFVM_ERR_SHAPE, "node '%s' (%s): output %d's dim %d would be %lld",
+                                  pfvm__node_label(n, lb, sizeof lb), n->op_type, j, d, (long long)v);
+    }
+    return PFVM_OK;
+}
+
+/* An operator without PFVM_OP_SEQUENCES takes tensors only: a sequence or
+ * an optional input (by inferred type, `in`, or by value, `vals`) is an
+ * error naming it, before the operator's own code would read it as a tensor. */
+PFVM_INTERNAL pfvm_code pfvm__takes_kinds(const pfvm_node *n, pfvm_status *st, const pfvm_ival *const *in,
+                                          const pfvm_tensor *const *vals)
+{
+    int j;
+    char lb[96];
+    if (!n->op || (n->op->flags & PFVM_OP_SEQUENCES))
+        return PFVM_OK;
+    for (j = 0; j < n->n_inputs; j++) {
+        pfvm_kind kind = in ? (in[j] ? in[j]->type.kind : PFVM_KIND_UNKNOWN) : vals[j] ? vals[j]->kind : PFVM_KIND_UNKNOWN;
+        if (kind != PFVM_KIND_UNKNOWN && kind != PFVM_KIND_TENSOR)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): input %d is a %s; the operator takes tensors",
+                              pfvm__node_label(n, lb, sizeof lb), n->op_type, j,
+                              kind == PFVM_KIND_SEQUENCE ? "sequence" : kind == PFVM_KIND_OPTIONAL ? "optional" : "map");
+    }
+    return PFVM_OK;
+}
+
 PFVM_INTERNAL pfvm_code pfvm__infer_node_in(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
                                             pfvm_symtab *syms, pfvm_arena *arena, struct pfvm__infer_driver *driver,
                                             const pfvm__ictx_services *services, pfvm_status *st)
@@ -7591,13 +7662,15 @@ PFVM_INTERNAL pfvm_code pfvm__infer_node_in(const pfvm_node *n, const pfvm_ival 
     c.arena = arena;
     c.driver = driver;
     c.services = services;
+    if (pfvm__takes_kinds(n, st, in, NULL))
+        return st ? st->code : PFVM_ERR_INVALID;
     if (n->op->infer(&c)) {
         /* kernels' messages already name the node when they use pfvm__op_fail */
         if (st && strncmp(st->msg, "node '", 6))
             pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
         return st ? st->code : PFVM_ERR_SHAPE;
     }
-    return PFVM_OK;
+    return pfvm__dims_nonnegative(n, out, st);
 }
 
 PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
@@ -9304,6 +9377,24 @@ static pfvm_tensor *pfvm__cf_slice(pfvm_kctx *k, const pfvm_tensor *x, int axis,
 }
 
 /* Stacks n equal-shaped tensors along a new axis into output i. */
+/* Makes a string tensor whose elements were copied as pointers own copies
+ * of them (two owners would free them twice); on failure no pointer is
+ * left shared. */
+static pfvm_code pfvm__cf_own_strings(pfvm_kctx *k, pfvm_tensor *t)
+{
+    int64_t i, n = pfvm_tensor_numel(t);
+    char **s = (char **)t->data;
+    for (i = 0; i < n; i++) {
+        const char *shared = s[i];
+        if (!(s[i] = pfvm__strdup(shared ? shared : ""))) {
+            for (; i < n; i++)
+                s[i] = NULL;
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+        }
+    }
+    return PFVM_OK;
+}
+
 static pfvm_code pfvm__cf_stack(pfvm_kctx *k, int i, pfvm_tensor *const *parts, int64_t n, int axis, pfvm_dtype dtype)
 {
     int64_t dims[PFVM_MAX_RANK], outer = 1, inner = 1, o, p;
@@ -9317,7 +9408,7 @@ static pfvm_code pfvm__cf_stack(pfvm_kctx *k, int i, pfvm_tensor *const *parts, 
     if (r > PFVM_MAX_RANK || axis < 0 || axis >= r)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "cannot stack along axis %d", axis);
     for (p = 1; p < n; p++)
-        if (parts[p]->rank != parts[0]->rank || memcmp(parts[p]->dims, parts[0]->dims, sizeof(int64_t) * (size_t)parts[0]->rank))
+        if (parts[p]->dtype != parts[0]->dtype || parts[p]->rank != parts[0]->rank || memcmp(parts[p]->dims, parts[0]->dims, sizeof(int64_t) * (size_t)parts[0]->rank))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "per-iteration outputs differ in shape");
     for (d = 0, o = 0; d < r; d++)
         dims[d] = d == axis ? n : parts[0]->dims[o++];
@@ -9336,8 +9427,11 @@ static pfvm_code pfvm__cf_stack(pfvm_kctx *k, int i, pfvm_tensor *const *parts, 
         for (p = 0; p < n; p++) {
             int64_t dst = (o * n + p) * inner, src = o * inner, e;
             if (parts[0]->dtype == PFVM_STRING)
-                for (e = 0; e < inner; e++)
-                    ((char **)k->out[i]->data)[dst + e] = pfvm__strdup(((char *const *)parts[p]->data)[src + e]);
+                for (e = 0; e < inner; e++) {
+                    const char *str = ((char *const *)parts[p]->data)[src + e];
+                    if (!(((char **)k->out[i]->data)[dst + e] = pfvm__strdup(str ? str : "")))
+                        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+                }
             else if (inner)
                 memcpy((char *)k->out[i]->data + (size_t)dst * es, (const char *)parts[p]->data + (size_t)src * es,
                        (size_t)inner * es);
@@ -9659,6 +9753,7 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
     pfvm_code rc = PFVM_OK;
     /* the scan outputs kept so far count against the executor's total */
     size_t kept = 0, limit = k->max_total_bytes ? k->max_total_bytes : PFVM_MAX_TOTAL_BYTES;
+    size_t max_iterations = k->max_loop_iterations ? k->max_loop_iterations : PFVM_MAX_LOOP_ITERATIONS;
     if (!body || n_carried < 0)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body or the M and cond input slots are missing");
     for (j = 0; j < 2; j++)
@@ -9685,7 +9780,9 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
     for (j = 0; j < n_carried; j++)
         cur[j] = NULL;
     for (j = 0; j < n_carried && !rc; j++)
-        if (!(cur[j] = pfvm_tensor_clone(k->in[2 + j], k->st)))
+        if (!k->in[2 + j])
+            rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "loop-carried input %d is missing", 2 + j);
+        else if (!(cur[j] = pfvm_tensor_clone(k->in[2 + j], k->st)))
             rc = k->st ? k->st->code : PFVM_ERR_NOMEM;
     memset(&iter_t, 0, sizeof iter_t);
     iter_t.kind = PFVM_KIND_TENSOR;
@@ -9697,6 +9794,11 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
     cond_t.data = &cond_v;
     cond_t.nbytes = 1;
     for (it = 0; !rc && it < max_trip && cond; it++) {
+        if ((uint64_t)it >= (uint64_t)max_iterations) {
+            rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_RUNTIME,
+                               "ran past the limit of %zu iterations (pfvm_limits.max_loop_iterations)", max_iterations);
+            break;
+        }
         iter_v = it;
         cond_v = (uint8_t)cond;
         ins[0] = &iter_t;
@@ -9974,7 +10076,7 @@ static pfvm_code pfvm__cf_k_scan8(pfvm_kctx *k)
         }
         for (j = 0; j < n_in && !rc; j++) {
             pfvm_tensor_free(slices[j]);
-            if (k->in[1 + j]->rank < 1 || k->in[1 + j]->dims[0] != B || !(slices[j] = pfvm__cf_slice(k, k->in[1 + j], 0, b, 0)))
+            if (!k->in[1 + j] || k->in[1 + j]->rank < 1 || k->in[1 + j]->dims[0] != B || !(slices[j] = pfvm__cf_slice(k, k->in[1 + j], 0, b, 0)))
                 rc = k->st && k->st->code ? k->st->code
                                           : pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input %d has no batch entry %lld", 1 + j, (long long)b);
         }
@@ -10302,8 +10404,8 @@ static pfvm_code pfvm__cf_k_concat_seq(pfvm_kctx *k)
     if (a < 0)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
     for (i = 0; i < n; i++) {
-        if (in->elems[i]->rank != r)
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "elements differ in rank");
+        if (in->elems[i]->rank != r || in->elems[i]->dtype != in->elems[0]->dtype)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "elements differ in rank or type");
         total += in->elems[i]->dims[a];
     }
     memcpy(dims, in->elems[0]->dims, sizeof(int64_t) * (size_t)r);
@@ -10325,7 +10427,7 @@ static pfvm_code pfvm__cf_k_concat_seq(pfvm_kctx *k)
                    (const char *)e->data + (size_t)(o * e->dims[a] * inner) * es, (size_t)(e->dims[a] * inner) * es);
         at += e->dims[a];
     }
-    return PFVM_OK;
+    return in->elems[0]->dtype == PFVM_STRING ? pfvm__cf_own_strings(k, k->out[0]) : PFVM_OK;
 }
 
 /* SequenceMap: the body runs once per element; sequence inputs give their
@@ -10801,22 +10903,22 @@ done:
 #define pfvm__cf_k_split_to_seq_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_control[] = {
-    PFVM__OP_SEL(If, {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_if, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Loop, {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_loop, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Scan, {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Scan, {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceEmpty, {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceConstruct, {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_construct, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceInsert, {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_insert, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceErase, {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceAt, {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceLength, {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SplitToSequence, {"SplitToSequence", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_split_to_seq, pfvm__cf_k_split_to_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(ConcatFromSequence, {"ConcatFromSequence", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_concat_seq, pfvm__cf_k_concat_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(SequenceMap, {"SequenceMap", "", 17, 0, 1, -1, 1, -1, pfvm__cf_infer_seq_map, pfvm__cf_k_seq_map, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Optional, {"Optional", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_optional, pfvm__cf_k_optional, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(OptionalHasElement, {"OptionalHasElement", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_has, pfvm__cf_k_has, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(OptionalGetElement, {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(If, {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, pfvm__cf_g_if, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Loop, {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, pfvm__cf_g_loop, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Scan, {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Scan, {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceEmpty, {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceConstruct, {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_construct, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceInsert, {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_insert, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceErase, {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceAt, {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceLength, {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SplitToSequence, {"SplitToSequence", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_split_to_seq, pfvm__cf_k_split_to_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(ConcatFromSequence, {"ConcatFromSequence", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_concat_seq, pfvm__cf_k_concat_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(SequenceMap, {"SequenceMap", "", 17, 0, 1, -1, 1, -1, pfvm__cf_infer_seq_map, pfvm__cf_k_seq_map, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(Optional, {"Optional", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_optional, pfvm__cf_k_optional, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(OptionalHasElement, {"OptionalHasElement", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_has, pfvm__cf_k_has, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
+    PFVM__OP_SEL(OptionalGetElement, {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_AUTODIFF
@@ -23869,6 +23971,7 @@ static pfvm_code pfvm__nn_k_avgpool_grad(pfvm_grad_ctx *g, const pfvm_node *n)
         memset(&tmp, 0, sizeof tmp);
         tmp.dtype = dt;
         tmp.data = buf;
+        tmp.nbytes = pfvm_dtype_size(dt) * (size_t)(total + 1);
         for (i = 0; i < total; i++)
             pfvm_red_store(&tmp, i, cnt[i]);
         div = pfvm_grad_tensor(g, dt, r, dd, buf);
@@ -24794,13 +24897,13 @@ typedef void (*pfvm__q_post)(void *user, int64_t idx, double acc);
 static pfvm_code pfvm__q_matmul(pfvm_kctx *k, const pfvm_tensor *A, const pfvm_tensor *azp, const pfvm_tensor *B,
                                 const pfvm_tensor *bzp, pfvm__q_post post, void *user)
 {
-    int64_t M = A->rank >= 2 ? A->dims[A->rank - 2] : 1, K = A->dims[A->rank - 1];
-    int64_t N = B->rank >= 2 ? B->dims[B->rank - 1] : 1, KB = B->rank >= 2 ? B->dims[B->rank - 2] : B->dims[0];
+    int64_t M = A->rank >= 2 ? A->dims[A->rank - 2] : 1, K = A->rank >= 1 ? A->dims[A->rank - 1] : 0;
+    int64_t N = B->rank >= 2 ? B->dims[B->rank - 1] : 1, KB = B->rank >= 2 ? B->dims[B->rank - 2] : B->rank ? B->dims[0] : -1;
     int64_t batch = pfvm_tensor_numel(A) / (M * K != 0 ? M * K : 1), bb = pfvm_tensor_numel(B) / (KB * N != 0 ? KB * N : 1), t, i, j, p;
     int64_t na = azp ? pfvm_tensor_numel(azp) : 0, nb = bzp ? pfvm_tensor_numel(bzp) : 0;
-    if (K != KB || (bb != 1 && bb != batch))
+    if (A->rank < 1 || B->rank < 1 || K != KB || (bb != 1 && bb != batch))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "operands do not multiply");
-    if (!k->out[0]->data) {
+    {
         int64_t dims[PFVM_MAX_RANK];
         int d;
         for (d = 0; d < A->rank - 1; d++)
@@ -24882,6 +24985,8 @@ static pfvm_code pfvm__q_infer_qlinear_matmul(pfvm_ictx *c)
 static pfvm_code pfvm__q_k_qlinear_matmul(pfvm_kctx *k)
 {
     pfvm__q_requant r;
+    if (pfvm_tensor_numel(k->in[1]) < 1 || pfvm_tensor_numel(k->in[4]) < 1 || pfvm_tensor_numel(k->in[6]) < 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "a scale is empty");
     memset(&r, 0, sizeof r);
     r.y = k->out[0];
     r.mult = pfvm_tensor_get_f64(k->in[1], 0) * pfvm_tensor_get_f64(k->in[4], 0) / pfvm_tensor_get_f64(k->in[6], 0);
@@ -25622,6 +25727,8 @@ static pfvm_code pfvm__q_k_qlinear_conv(pfvm_kctx *k)
     pfvm_code rc;
     if (pfvm__qc_fast(k, &rc))
         return rc;
+    if (pfvm_tensor_numel(k->in[1]) < 1 || pfvm_tensor_numel(k->in[4]) < 1 || pfvm_tensor_numel(k->in[6]) < 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "a scale is empty");
     memset(&r, 0, sizeof r);
     r.y = k->out[0];
     r.xs = pfvm_tensor_get_f64(k->in[1], 0);
@@ -26002,6 +26109,10 @@ static int64_t pfvm__red_u2s(uint64_t u)
 PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v)
 {
     void *d = t->data;
+    size_t size = pfvm_dtype_size(t->dtype);
+    /* outside the storage: nothing (see pfvm_tensor_get_f64) */
+    if (!d || i < 0 || !size || (uint64_t)i >= t->nbytes / size)
+        return;
     switch (t->dtype) {
     case PFVM_FLOAT: ((float *)d)[i] = (float)v; break;
     case PFVM_DOUBLE: ((double *)d)[i] = v; break;
@@ -27928,12 +28039,15 @@ static pfvm_code pfvm__sg_k_dft(pfvm_kctx *k)
     const pfvm_tensor *X = k->in[0];
     int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 1), X->rank), d;
     int inverse = (int)pfvm_node_attr_int(k->node, "inverse", 0);
-    int64_t len, bins, outer = 1, inner = 1, o, e, f, t, comp = X->dims[X->rank - 1], sl = X->dims[a];
-    if (X->rank < 3 || a < 1 || a == X->rank - 1 || (comp != 1 && comp != 2))
+    int64_t len, bins, outer = 1, inner = 1, o, e, f, t, comp, sl;
+    if (X->rank < 3 || a < 1 || a == X->rank - 1 || (X->dims[X->rank - 1] != 1 && X->dims[X->rank - 1] != 2))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input must be [batch, ..., 1 or 2] with axis a signal dim");
+    comp = X->dims[X->rank - 1];
+    sl = X->dims[a];
     if (!pfvm__sg_dft_sizes(k->node, sl, k->n_in > 1 ? k->in[1] : NULL, &len, &bins))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "dft_length must be positive");
-    if (!k->out[0]->data) {
+    {
+        /* through pfvm_kctx_output even when planned: it checks the plan's shape */
         int64_t dims[PFVM_MAX_RANK];
         memcpy(dims, X->dims, sizeof(int64_t) * (size_t)X->rank);
         dims[a] = bins;
@@ -28040,7 +28154,7 @@ static pfvm_code pfvm__sg_k_stft(pfvm_kctx *k)
     comp = X->dims[2];
     if (!pfvm__sg_stft_sizes(k->node, sl, k->in[1], win, len, &step, &fl, &fr, &bins))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "frame step, window or length does not fit the signal");
-    if (!k->out[0]->data) {
+    {
         int64_t dims[4];
         dims[0] = B;
         dims[1] = fr;
@@ -30147,6 +30261,7 @@ static pfvm_code pfvm__tn_pad_value(pfvm_kctx *k, const pfvm_tensor *x, pfvm__tn
     cv->kind = PFVM_KIND_TENSOR;
     cv->dtype = x->dtype;
     cv->data = buf;
+    cv->nbytes = sizeof *buf;
     buf->s = x->dtype == PFVM_STRING ? "" : NULL;
     if (es > sizeof *buf)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "%s data", pfvm_dtype_name(x->dtype));
@@ -30288,8 +30403,13 @@ static pfvm_code pfvm__tn_infer_range(pfvm_ictx *c)
         return pfvm__tn_set(c, 0, dt, &s);
     }
     if (c->in[0]->value && c->in[1]->value && c->in[2]->value) {
-        double start = pfvm_tensor_get_f64(c->in[0]->value, 0), limit = pfvm_tensor_get_f64(c->in[1]->value, 0);
-        double delta = pfvm_tensor_get_f64(c->in[2]->value, 0), n;
+        double start, limit, delta, n;
+        if (pfvm_tensor_numel(c->in[0]->value) != 1 || pfvm_tensor_numel(c->in[1]->value) != 1 ||
+            pfvm_tensor_numel(c->in[2]->value) != 1)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "start, limit and delta must be scalars");
+        start = pfvm_tensor_get_f64(c->in[0]->value, 0);
+        limit = pfvm_tensor_get_f64(c->in[1]->value, 0);
+        delta = pfvm_tensor_get_f64(c->in[2]->value, 0);
         if (delta == 0 || delta != delta)
             return pfvm__fail(c->st, PFVM_ERR_INVALID, "delta is %g", delta);
         n = ceil((limit - start) / delta);
@@ -31248,7 +31368,7 @@ static pfvm_code pfvm__tn_k_trilu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__tn_simp_transpose_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_tensor[] = {
-    PFVM__OP_SEL(Identity, {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL, NULL, pfvm_acl_view, NULL, NULL})
+    PFVM__OP_SEL(Identity, {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, PFVM_OP_IN_PLACE | PFVM_OP_SEQUENCES, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL, NULL, pfvm_acl_view, NULL, NULL})
     PFVM__OP_SEL(Dropout, {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, pfvm__tn_k_dropout_grad, NULL, NULL, pfvm_acl_view, NULL, NULL})
     PFVM__OP_SEL(Shape, {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(Size, {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
@@ -33132,6 +33252,7 @@ pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_opts 
             memset(&tmp, 0, sizeof tmp);
             tmp.dtype = t->dtype;
             tmp.data = buf;
+            tmp.nbytes = sizeof buf;
             pfvm_red_store(&tmp, 0, one);
             s = pfvm_grad_tensor(g, t->dtype, t->shape.rank, dims, buf);
         }
@@ -33925,6 +34046,7 @@ static int pfvm__fold_run(pfvm__fold *F, pfvm_node *n)
     pfvm_rewrite *rw = &F->rw;
     const pfvm_tensor *kin[16];
     pfvm_tensor kout_t[16], *kout[16];
+    void *planned[16]; /* the storage handed to the kernel, which may replace it */
     int64_t max_in = 0;
     pfvm_kctx k;
     pfvm_status st;
@@ -33939,8 +34061,10 @@ static int pfvm__fold_run(pfvm__fold *F, pfvm_node *n)
             max_in = pfvm_tensor_numel(kin[i]);
     }
     memset(kout_t, 0, sizeof kout_t);
-    for (i = 0; i < n->n_outputs; i++)
+    for (i = 0; i < n->n_outputs; i++) {
         kout[i] = NULL;
+        planned[i] = NULL;
+    }
     for (i = 0; i < n->n_outputs; i++) {
         const pfvm_shape *s = pfvm_rw_shape(rw, n->outputs[i]);
         const pfvm_type *t = pfvm_rw_type(rw, n->outputs[i]);
@@ -33965,7 +34089,7 @@ static int pfvm__fold_run(pfvm__fold *F, pfvm_node *n)
         bytes = (size_t)numel * pfvm_dtype_size(t->dtype);
         kout[i]->nbytes = bytes;
         /* not owned: the kernel sees planned storage */
-        if (!(kout[i]->data = pfvm__calloc(1, bytes ? bytes : 1)))
+        if (!(kout[i]->data = planned[i] = pfvm__calloc(1, bytes ? bytes : 1)))
             ok = 0;
     }
     if (ok) {
@@ -33988,7 +34112,9 @@ static int pfvm__fold_run(pfvm__fold *F, pfvm_node *n)
             !(t = pfvm_model_tensor(rw->m, kout_t[i].dtype, kout_t[i].rank, kout_t[i].dims, kout_t[i].data, NULL)) ||
             pfvm_model_own(rw->m, kout_t[i].data, NULL)) {
             ok = 0;
-            if (kout_t[i].owns_data)
+            if (kout_t[i].data != planned[i]) /* replaced, or the output became a sequence */
+                pfvm__free(planned[i]);
+            if (kout_t[i].owns_data || kout_t[i].kind != PFVM_KIND_TENSOR)
                 pfvm_tensor_release(&kout_t[i]);
             else
                 pfvm__free(kout_t[i].data);
@@ -37101,6 +37227,7 @@ pfvm_limits pfvm_limits_default(void)
     l.max_arena_bytes = PFVM_MAX_ARENA_BYTES;
     l.max_tensor_bytes = PFVM_MAX_TENSOR_BYTES;
     l.max_total_bytes = PFVM_MAX_TOTAL_BYTES;
+    l.max_loop_iterations = PFVM_MAX_LOOP_ITERATIONS;
     return l;
 }
 
@@ -37127,6 +37254,8 @@ void pfvm_exec_set_limits(pfvm_exec *e, const pfvm_limits *limits)
             e->limits.max_tensor_bytes = limits->max_tensor_bytes;
         if (limits->max_total_bytes)
             e->limits.max_total_bytes = limits->max_total_bytes;
+        if (limits->max_loop_iterations)
+            e->limits.max_loop_iterations = limits->max_loop_iterations;
     }
     e->planned = 0;
 }
@@ -37446,6 +37575,7 @@ static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
         k.services = pfvm__exec_services();
         k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
         k.state = e->state[i];
+        k.max_loop_iterations = e->limits.max_loop_iterations;
         if (fused) {
             rc = pfvm__fz_prepare(&k, dt, consts, known);
         } else {
@@ -38102,7 +38232,8 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
     pfvm_node *saved = e->running;
     pfvm_code rc;
     pfvm__node_io(e, n);
-    if ((rc = pfvm__prepare_dynamic(e, n, st)) != PFVM_OK)
+    if ((rc = pfvm__takes_kinds(n, st, NULL, (const pfvm_tensor *const *)e->kin)) != PFVM_OK ||
+        (rc = pfvm__prepare_dynamic(e, n, st)) != PFVM_OK)
         return rc;
     k.node = n;
     k.n_in = n->n_inputs;
@@ -38113,6 +38244,7 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
     k.exec = e;
     k.services = pfvm__exec_services();
     k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
+    k.max_loop_iterations = e->limits.max_loop_iterations;
     k.state = n->id >= 0 && n->id < e->nn && e->g->nodes[n->id] == n ? e->state[n->id] : NULL;
     e->running = n;
     rc = n->op->kernel(&k);

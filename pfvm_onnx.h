@@ -2710,8 +2710,12 @@ static pfvm_code pfvm__onnx_vinfo_apply(pfvm__onnx_rd *r, const pfvm__onnx_vinfo
         pfvm_type ty;
         if (pfvm__onnx_type(r, vi->type, v->name, &ty))
             return pfvm__onnx_err(r);
-        v->type = ty;
-        v->has_type_info = 1;
+        /* an empty TypeProto says nothing: it keeps an initializer's type
+         * (else a save would drop that type and a reload restore it) */
+        if (ty.kind != PFVM_KIND_UNKNOWN || v->type.kind == PFVM_KIND_UNKNOWN) {
+            v->type = ty;
+            v->has_type_info = 1;
+        }
     }
     if (vi->doc.n && !(v->doc = pfvm__onnx_str(r, vi->doc)))
         return pfvm__onnx_err(r);

@@ -125,9 +125,51 @@ static void test_model_limits(void)
     pfvm_model_free(m);
 }
 
+/* pfvm_limits.max_loop_iterations: the node suite's Loop (trip count 5)
+ * runs under a limit of 5 and fails, naming the node, under 4. */
+static void test_loop_iterations(void)
+{
+    static const char *dir = "/usr/share/libonnx-testdata/data/node/test_loop11/";
+    char path[256];
+    pfvm_status st;
+    pfvm_tensor *in[3];
+    pfvm_model *m;
+    pfvm_exec *e;
+    pfvm_limits l;
+    int i, ok = 1;
+    snprintf(path, sizeof path, "%smodel.onnx", dir);
+    m = pfvm_onnx_load_file(path, 0, &st);
+    CHECK(m != NULL);
+    for (i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%stest_data_set_0/input_%d.pb", dir, i);
+        in[i] = pfvm_onnx_read_value_file(path, PFVM_KIND_TENSOR, &st);
+        ok = ok && in[i];
+    }
+    CHECK(ok);
+    if (!m || !ok)
+        return;
+    CHECK(pfvm_tensor_get_i64(in[0], 0) == 5);
+    e = pfvm_exec_new(m, NULL, &st);
+    l = pfvm_exec_limits(e);
+    l.max_loop_iterations = 5;
+    pfvm_exec_set_limits(e, &l);
+    CHECK(pfvm_exec_bind(e, (const pfvm_tensor *const *)in, 3, &st) == PFVM_OK && pfvm_exec_run(e, &st) == PFVM_OK);
+    l.max_loop_iterations = 4;
+    pfvm_exec_set_limits(e, &l);
+    CHECK(pfvm_exec_bind(e, (const pfvm_tensor *const *)in, 3, &st) == PFVM_OK);
+    CHECK(pfvm_exec_run(e, &st) == PFVM_ERR_RUNTIME);
+    CHECK(strstr(st.msg, "Loop") && strstr(st.msg, "limit of 4 iterations"));
+    printf("loop limit: %s\n", st.msg);
+    pfvm_exec_free(e);
+    for (i = 0; i < 3; i++)
+        pfvm_tensor_free(in[i]);
+    pfvm_model_free(m);
+}
+
 int main(void)
 {
     test_huge_output();
     test_model_limits();
+    test_loop_iterations();
     return CHECK_END();
 }

@@ -146,6 +146,7 @@ pfvm_limits pfvm_limits_default(void)
     l.max_arena_bytes = PFVM_MAX_ARENA_BYTES;
     l.max_tensor_bytes = PFVM_MAX_TENSOR_BYTES;
     l.max_total_bytes = PFVM_MAX_TOTAL_BYTES;
+    l.max_loop_iterations = PFVM_MAX_LOOP_ITERATIONS;
     return l;
 }
 
@@ -172,6 +173,8 @@ void pfvm_exec_set_limits(pfvm_exec *e, const pfvm_limits *limits)
             e->limits.max_tensor_bytes = limits->max_tensor_bytes;
         if (limits->max_total_bytes)
             e->limits.max_total_bytes = limits->max_total_bytes;
+        if (limits->max_loop_iterations)
+            e->limits.max_loop_iterations = limits->max_loop_iterations;
     }
     e->planned = 0;
 }
@@ -491,6 +494,7 @@ static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
         k.services = pfvm__exec_services();
         k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
         k.state = e->state[i];
+        k.max_loop_iterations = e->limits.max_loop_iterations;
         if (fused) {
             rc = pfvm__fz_prepare(&k, dt, consts, known);
         } else {
@@ -1147,7 +1151,8 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
     pfvm_node *saved = e->running;
     pfvm_code rc;
     pfvm__node_io(e, n);
-    if ((rc = pfvm__prepare_dynamic(e, n, st)) != PFVM_OK)
+    if ((rc = pfvm__takes_kinds(n, st, NULL, (const pfvm_tensor *const *)e->kin)) != PFVM_OK ||
+        (rc = pfvm__prepare_dynamic(e, n, st)) != PFVM_OK)
         return rc;
     k.node = n;
     k.n_in = n->n_inputs;
@@ -1158,6 +1163,7 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
     k.exec = e;
     k.services = pfvm__exec_services();
     k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
+    k.max_loop_iterations = e->limits.max_loop_iterations;
     k.state = n->id >= 0 && n->id < e->nn && e->g->nodes[n->id] == n ? e->state[n->id] : NULL;
     e->running = n;
     rc = n->op->kernel(&k);

@@ -59,11 +59,16 @@ PFVM_API void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size);
  *                     folded at plan time, or sized by a kernel while running
  *   max_total_bytes   the arena, the constants folded at plan time and the
  *                     tensors kernels size while running, together
+ *   max_loop_iterations  iterations of one run of a Loop node, which a
+ *                     model can make endless (no trip count, a condition
+ *                     that stays true): past it the run fails with an error
+ *                     naming the node
  *
  * 0 in a field means its default: PFVM_MAX_ARENA_BYTES,
  * PFVM_MAX_TENSOR_BYTES, PFVM_MAX_TOTAL_BYTES (compile-time macros: 8, 4
  * and 16 GiB on 64-bit targets, half the address space on 32-bit ones;
- * define them smaller for firmware). (size_t)-1 means no limit. Subgraph
+ * define them smaller for firmware), PFVM_MAX_LOOP_ITERATIONS (no limit
+ * unless defined). (size_t)-1 means no limit. Subgraph
  * executors (If, Loop, Scan bodies) take their parent's limits, each on its
  * own. Inputs, initializers and the executor's bookkeeping are not counted;
  * use a run-time allocator (pfvm_set_allocator) to bound every byte. */
@@ -74,6 +79,7 @@ typedef struct pfvm_limits {
     size_t max_arena_bytes;
     size_t max_tensor_bytes;
     size_t max_total_bytes;
+    size_t max_loop_iterations;
 } pfvm_limits;
 
 /* The defaults (the macros above). */

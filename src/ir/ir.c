@@ -174,23 +174,30 @@ pfvm_tensor *pfvm_tensor_clone(const pfvm_tensor *t, pfvm_status *st)
     return r;
 }
 
+/* An element index inside the storage: the accessors below read 0 and
+ * pfvm_red_store writes nothing outside it, so a kernel that trusted a
+ * malformed model's attribute or an empty scale never touches memory it
+ * does not own (kernels still check their inputs to give a clear error). */
+#define PFVM__IN(T) (d && i >= 0 && (uint64_t)i < t->nbytes / sizeof(T))
+#define PFVM__AT(T) (PFVM__IN(T) ? ((const T *)d)[i] : (T)0)
+
 double pfvm_tensor_get_f64(const pfvm_tensor *t, int64_t i)
 {
     const void *d = t->data;
     switch (t->dtype) {
-    case PFVM_FLOAT: return ((const float *)d)[i];
-    case PFVM_DOUBLE: return ((const double *)d)[i];
-    case PFVM_FLOAT16: return pfvm_half_to_float(((const uint16_t *)d)[i]);
-    case PFVM_BFLOAT16: return pfvm_bf16_to_float(((const uint16_t *)d)[i]);
-    case PFVM_INT8: return ((const int8_t *)d)[i];
-    case PFVM_UINT8: return ((const uint8_t *)d)[i];
-    case PFVM_BOOL: return ((const uint8_t *)d)[i] != 0;
-    case PFVM_INT16: return ((const int16_t *)d)[i];
-    case PFVM_UINT16: return ((const uint16_t *)d)[i];
-    case PFVM_INT32: return ((const int32_t *)d)[i];
-    case PFVM_UINT32: return ((const uint32_t *)d)[i];
-    case PFVM_INT64: return (double)((const int64_t *)d)[i];
-    case PFVM_UINT64: return (double)((const uint64_t *)d)[i];
+    case PFVM_FLOAT: return PFVM__AT(float);
+    case PFVM_DOUBLE: return PFVM__AT(double);
+    case PFVM_FLOAT16: return pfvm_half_to_float(PFVM__AT(uint16_t));
+    case PFVM_BFLOAT16: return pfvm_bf16_to_float(PFVM__AT(uint16_t));
+    case PFVM_INT8: return PFVM__AT(int8_t);
+    case PFVM_UINT8: return PFVM__AT(uint8_t);
+    case PFVM_BOOL: return PFVM__AT(uint8_t) != 0;
+    case PFVM_INT16: return PFVM__AT(int16_t);
+    case PFVM_UINT16: return PFVM__AT(uint16_t);
+    case PFVM_INT32: return PFVM__AT(int32_t);
+    case PFVM_UINT32: return PFVM__AT(uint32_t);
+    case PFVM_INT64: return (double)PFVM__AT(int64_t);
+    case PFVM_UINT64: return (double)PFVM__AT(uint64_t);
     default: return 0;
     }
 }
@@ -199,15 +206,15 @@ int64_t pfvm_tensor_get_i64(const pfvm_tensor *t, int64_t i)
 {
     const void *d = t->data;
     switch (t->dtype) {
-    case PFVM_INT64: return ((const int64_t *)d)[i];
-    case PFVM_INT32: return ((const int32_t *)d)[i];
-    case PFVM_INT8: return ((const int8_t *)d)[i];
-    case PFVM_UINT8: return ((const uint8_t *)d)[i];
-    case PFVM_BOOL: return ((const uint8_t *)d)[i] != 0;
-    case PFVM_INT16: return ((const int16_t *)d)[i];
-    case PFVM_UINT16: return ((const uint16_t *)d)[i];
-    case PFVM_UINT32: return ((const uint32_t *)d)[i];
-    case PFVM_UINT64: return (int64_t)((const uint64_t *)d)[i];
+    case PFVM_INT64: return PFVM__AT(int64_t);
+    case PFVM_INT32: return PFVM__AT(int32_t);
+    case PFVM_INT8: return PFVM__AT(int8_t);
+    case PFVM_UINT8: return PFVM__AT(uint8_t);
+    case PFVM_BOOL: return PFVM__AT(uint8_t) != 0;
+    case PFVM_INT16: return PFVM__AT(int16_t);
+    case PFVM_UINT16: return PFVM__AT(uint16_t);
+    case PFVM_UINT32: return PFVM__AT(uint32_t);
+    case PFVM_UINT64: return (int64_t)PFVM__AT(uint64_t);
     default: {
         double v = pfvm_tensor_get_f64(t, i);
         if (v != v)
@@ -220,6 +227,9 @@ int64_t pfvm_tensor_get_i64(const pfvm_tensor *t, int64_t i)
     }
     }
 }
+
+#undef PFVM__AT
+#undef PFVM__IN
 
 int pfvm_tensor_describe(const pfvm_tensor *t, char *buf, size_t n)
 {

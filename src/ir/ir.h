@@ -67,7 +67,8 @@ PFVM_API pfvm_tensor *pfvm_tensor_clone(const pfvm_tensor *t, pfvm_status *st);
 PFVM_API void pfvm_tensor_free(pfvm_tensor *t);
 /* Releases what t owns (data, strings, elements) without freeing t. */
 PFVM_API void pfvm_tensor_release(pfvm_tensor *t);
-/* Element i as double / int64 (any numeric dtype; bool as 0/1). */
+/* Element i as double / int64 (any numeric dtype; bool as 0/1); 0 when i
+ * is outside the tensor's storage. */
 PFVM_API double pfvm_tensor_get_f64(const pfvm_tensor *t, int64_t i);
 PFVM_API int64_t pfvm_tensor_get_i64(const pfvm_tensor *t, int64_t i);
 /* Writes "float[2,3]" into buf. */

@@ -9,6 +9,47 @@
 
 /* ---- inference of one node ------------------------------------------------------- */
 
+/* An operator's inference that computed a negative constant dim (a
+ * ConvTranspose whose strides outgrow an empty input, say) describes no
+ * tensor: an error here, before the type is saved into a model that would
+ * not load again. */
+static pfvm_code pfvm__dims_nonnegative(const pfvm_node *n, pfvm_ival *const *out, pfvm_status *st)
+{
+    int j, d;
+    int64_t v;
+    char lb[96];
+    for (j = 0; j < n->n_outputs; j++) {
+        const pfvm_shape *s = out[j] ? &out[j]->type.shape : NULL;
+        if (!s || out[j]->type.kind != PFVM_KIND_TENSOR)
+            continue;
+        for (d = 0; d < s->rank; d++)
+            if (s->dims[d] && pfvm_sym_is_const(s->dims[d], &v) && v < 0)
+                return pfvm__fail(st, PFVM_ERR_SHAPE, "node '%s' (%s): output %d's dim %d would be %lld",
+                                  pfvm__node_label(n, lb, sizeof lb), n->op_type, j, d, (long long)v);
+    }
+    return PFVM_OK;
+}
+
+/* An operator without PFVM_OP_SEQUENCES takes tensors only: a sequence or
+ * an optional input (by inferred type, `in`, or by value, `vals`) is an
+ * error naming it, before the operator's own code would read it as a tensor. */
+PFVM_INTERNAL pfvm_code pfvm__takes_kinds(const pfvm_node *n, pfvm_status *st, const pfvm_ival *const *in,
+                                          const pfvm_tensor *const *vals)
+{
+    int j;
+    char lb[96];
+    if (!n->op || (n->op->flags & PFVM_OP_SEQUENCES))
+        return PFVM_OK;
+    for (j = 0; j < n->n_inputs; j++) {
+        pfvm_kind kind = in ? (in[j] ? in[j]->type.kind : PFVM_KIND_UNKNOWN) : vals[j] ? vals[j]->kind : PFVM_KIND_UNKNOWN;
+        if (kind != PFVM_KIND_UNKNOWN && kind != PFVM_KIND_TENSOR)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): input %d is a %s; the operator takes tensors",
+                              pfvm__node_label(n, lb, sizeof lb), n->op_type, j,
+                              kind == PFVM_KIND_SEQUENCE ? "sequence" : kind == PFVM_KIND_OPTIONAL ? "optional" : "map");
+    }
+    return PFVM_OK;
+}
+
 PFVM_INTERNAL pfvm_code pfvm__infer_node_in(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
                                             pfvm_symtab *syms, pfvm_arena *arena, struct pfvm__infer_driver *driver,
                                             const pfvm__ictx_services *services, pfvm_status *st)
@@ -28,13 +69,15 @@ PFVM_INTERNAL pfvm_code pfvm__infer_node_in(const pfvm_node *n, const pfvm_ival 
     c.arena = arena;
     c.driver = driver;
     c.services = services;
+    if (pfvm__takes_kinds(n, st, in, NULL))
+        return st ? st->code : PFVM_ERR_INVALID;
     if (n->op->infer(&c)) {
         /* kernels' messages already name the node when they use pfvm__op_fail */
         if (st && strncmp(st->msg, "node '", 6))
             pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
         return st ? st->code : PFVM_ERR_SHAPE;
     }
-    return PFVM_OK;
+    return pfvm__dims_nonnegative(n, out, st);
 }
 
 PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,

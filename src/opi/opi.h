@@ -81,6 +81,9 @@ typedef pfvm_code (*pfvm_infer_fn)(pfvm_ictx *ctx);
 #ifndef PFVM_MAX_TOTAL_BYTES
 #define PFVM_MAX_TOTAL_BYTES ((size_t)(SIZE_MAX > 0xffffffffu ? (uint64_t)16 << 30 : SIZE_MAX / 2))
 #endif
+#ifndef PFVM_MAX_LOOP_ITERATIONS
+#define PFVM_MAX_LOOP_ITERATIONS ((size_t)-1)
+#endif
 
 
 typedef struct pfvm_exec pfvm_exec;
@@ -94,6 +97,7 @@ typedef struct pfvm_kctx {
     pfvm_exec *exec;              /* for subgraphs and dynamic outputs */
     void *state;                  /* per-node state kept with pfvm_kctx_set_state, or NULL */
     size_t max_total_bytes;       /* the executor's bound on what it allocates (pfvm_limits); 0: the default */
+    size_t max_loop_iterations;   /* the executor's bound on one Loop's iterations (pfvm_limits); 0: the default */
     const struct pfvm__kctx_services *services; /* the executor's (src/exec), or NULL: none */
 } pfvm_kctx;
 
@@ -163,6 +167,9 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
                                     (no channel groups): Conv */
 #define PFVM_OP_PURE 32u /* a program's operator (pfvm_op_register) whose kernel is a function of its inputs and
                             attributes alone: the passes may fold and merge its nodes like pfvm's own */
+#define PFVM_OP_SEQUENCES 64u /* takes sequences and optionals as inputs (the Sequence and Optional operators,
+                                 Identity, control flow); an operator without the flag given one fails
+                                 inference and running with an error naming the input */
 
 /* pfvm:internal-begin */
 /* Operator selection. The amalgamation (amalgamate.py) writes every entry
@@ -462,6 +469,10 @@ PFVM_INTERNAL pfvm_code pfvm__kctx_alloc_output(pfvm_kctx *k, int i, pfvm_dtype 
 /* Runs one node's inference: in/out are indexed like node->inputs and
  * node->outputs (NULL entries for omitted values). Errors are prefixed with
  * the node's name and op. */
+/* Refuses a sequence or optional input to an operator without
+ * PFVM_OP_SEQUENCES (by inferred types `in`, or by values `vals`). */
+PFVM_INTERNAL pfvm_code pfvm__takes_kinds(const pfvm_node *n, pfvm_status *st, const pfvm_ival *const *in,
+                                          const pfvm_tensor *const *vals);
 PFVM_INTERNAL pfvm_code pfvm__infer_node(const pfvm_node *n, const pfvm_ival *const *in, pfvm_ival *const *out,
                                          pfvm_symtab *syms, pfvm_arena *arena, pfvm_status *st);
 /* The same within the driver's walk (driver and services: its own, for

@@ -145,6 +145,24 @@ static pfvm_tensor *pfvm__cf_slice(pfvm_kctx *k, const pfvm_tensor *x, int axis,
 }
 
 /* Stacks n equal-shaped tensors along a new axis into output i. */
+/* Makes a string tensor whose elements were copied as pointers own copies
+ * of them (two owners would free them twice); on failure no pointer is
+ * left shared. */
+static pfvm_code pfvm__cf_own_strings(pfvm_kctx *k, pfvm_tensor *t)
+{
+    int64_t i, n = pfvm_tensor_numel(t);
+    char **s = (char **)t->data;
+    for (i = 0; i < n; i++) {
+        const char *shared = s[i];
+        if (!(s[i] = pfvm__strdup(shared ? shared : ""))) {
+            for (; i < n; i++)
+                s[i] = NULL;
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+        }
+    }
+    return PFVM_OK;
+}
+
 static pfvm_code pfvm__cf_stack(pfvm_kctx *k, int i, pfvm_tensor *const *parts, int64_t n, int axis, pfvm_dtype dtype)
 {
     int64_t dims[PFVM_MAX_RANK], outer = 1, inner = 1, o, p;
@@ -158,7 +176,7 @@ static pfvm_code pfvm__cf_stack(pfvm_kctx *k, int i, pfvm_tensor *const *parts, 
     if (r > PFVM_MAX_RANK || axis < 0 || axis >= r)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "cannot stack along axis %d", axis);
     for (p = 1; p < n; p++)
-        if (parts[p]->rank != parts[0]->rank || memcmp(parts[p]->dims, parts[0]->dims, sizeof(int64_t) * (size_t)parts[0]->rank))
+        if (parts[p]->dtype != parts[0]->dtype || parts[p]->rank != parts[0]->rank || memcmp(parts[p]->dims, parts[0]->dims, sizeof(int64_t) * (size_t)parts[0]->rank))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "per-iteration outputs differ in shape");
     for (d = 0, o = 0; d < r; d++)
         dims[d] = d == axis ? n : parts[0]->dims[o++];
@@ -177,8 +195,11 @@ static pfvm_code pfvm__cf_stack(pfvm_kctx *k, int i, pfvm_tensor *const *parts, 
         for (p = 0; p < n; p++) {
             int64_t dst = (o * n + p) * inner, src = o * inner, e;
             if (parts[0]->dtype == PFVM_STRING)
-                for (e = 0; e < inner; e++)
-                    ((char **)k->out[i]->data)[dst + e] = pfvm__strdup(((char *const *)parts[p]->data)[src + e]);
+                for (e = 0; e < inner; e++) {
+                    const char *str = ((char *const *)parts[p]->data)[src + e];
+                    if (!(((char **)k->out[i]->data)[dst + e] = pfvm__strdup(str ? str : "")))
+                        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
+                }
             else if (inner)
                 memcpy((char *)k->out[i]->data + (size_t)dst * es, (const char *)parts[p]->data + (size_t)src * es,
                        (size_t)inner * es);
@@ -500,6 +521,7 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
     pfvm_code rc = PFVM_OK;
     /* the scan outputs kept so far count against the executor's total */
     size_t kept = 0, limit = k->max_total_bytes ? k->max_total_bytes : PFVM_MAX_TOTAL_BYTES;
+    size_t max_iterations = k->max_loop_iterations ? k->max_loop_iterations : PFVM_MAX_LOOP_ITERATIONS;
     if (!body || n_carried < 0)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "the body or the M and cond input slots are missing");
     for (j = 0; j < 2; j++)
@@ -526,7 +548,9 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
     for (j = 0; j < n_carried; j++)
         cur[j] = NULL;
     for (j = 0; j < n_carried && !rc; j++)
-        if (!(cur[j] = pfvm_tensor_clone(k->in[2 + j], k->st)))
+        if (!k->in[2 + j])
+            rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "loop-carried input %d is missing", 2 + j);
+        else if (!(cur[j] = pfvm_tensor_clone(k->in[2 + j], k->st)))
             rc = k->st ? k->st->code : PFVM_ERR_NOMEM;
     memset(&iter_t, 0, sizeof iter_t);
     iter_t.kind = PFVM_KIND_TENSOR;
@@ -538,6 +562,11 @@ static pfvm_code pfvm__cf_k_loop(pfvm_kctx *k)
     cond_t.data = &cond_v;
     cond_t.nbytes = 1;
     for (it = 0; !rc && it < max_trip && cond; it++) {
+        if ((uint64_t)it >= (uint64_t)max_iterations) {
+            rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_RUNTIME,
+                               "ran past the limit of %zu iterations (pfvm_limits.max_loop_iterations)", max_iterations);
+            break;
+        }
         iter_v = it;
         cond_v = (uint8_t)cond;
         ins[0] = &iter_t;
@@ -815,7 +844,7 @@ static pfvm_code pfvm__cf_k_scan8(pfvm_kctx *k)
         }
         for (j = 0; j < n_in && !rc; j++) {
             pfvm_tensor_free(slices[j]);
-            if (k->in[1 + j]->rank < 1 || k->in[1 + j]->dims[0] != B || !(slices[j] = pfvm__cf_slice(k, k->in[1 + j], 0, b, 0)))
+            if (!k->in[1 + j] || k->in[1 + j]->rank < 1 || k->in[1 + j]->dims[0] != B || !(slices[j] = pfvm__cf_slice(k, k->in[1 + j], 0, b, 0)))
                 rc = k->st && k->st->code ? k->st->code
                                           : pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input %d has no batch entry %lld", 1 + j, (long long)b);
         }
@@ -1143,8 +1172,8 @@ static pfvm_code pfvm__cf_k_concat_seq(pfvm_kctx *k)
     if (a < 0)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range");
     for (i = 0; i < n; i++) {
-        if (in->elems[i]->rank != r)
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "elements differ in rank");
+        if (in->elems[i]->rank != r || in->elems[i]->dtype != in->elems[0]->dtype)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "elements differ in rank or type");
         total += in->elems[i]->dims[a];
     }
     memcpy(dims, in->elems[0]->dims, sizeof(int64_t) * (size_t)r);
@@ -1166,7 +1195,7 @@ static pfvm_code pfvm__cf_k_concat_seq(pfvm_kctx *k)
                    (const char *)e->data + (size_t)(o * e->dims[a] * inner) * es, (size_t)(e->dims[a] * inner) * es);
         at += e->dims[a];
     }
-    return PFVM_OK;
+    return in->elems[0]->dtype == PFVM_STRING ? pfvm__cf_own_strings(k, k->out[0]) : PFVM_OK;
 }
 
 /* SequenceMap: the body runs once per element; sequence inputs give their
@@ -1572,21 +1601,21 @@ done:
 }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_control[] = {
-    {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_if, NULL, NULL, NULL, NULL, NULL},
-    {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, pfvm__cf_g_loop, NULL, NULL, NULL, NULL, NULL},
-    {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_construct, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_insert, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"SplitToSequence", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_split_to_seq, pfvm__cf_k_split_to_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"ConcatFromSequence", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_concat_seq, pfvm__cf_k_concat_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"SequenceMap", "", 17, 0, 1, -1, 1, -1, pfvm__cf_infer_seq_map, pfvm__cf_k_seq_map, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"Optional", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_optional, pfvm__cf_k_optional, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"OptionalHasElement", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_has, pfvm__cf_k_has, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, pfvm__cf_g_if, NULL, NULL, NULL, NULL, NULL},
+    {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, pfvm__cf_g_loop, NULL, NULL, NULL, NULL, NULL},
+    {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_construct, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_insert, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"SplitToSequence", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_split_to_seq, pfvm__cf_k_split_to_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"ConcatFromSequence", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_concat_seq, pfvm__cf_k_concat_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"SequenceMap", "", 17, 0, 1, -1, 1, -1, pfvm__cf_infer_seq_map, pfvm__cf_k_seq_map, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"Optional", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_optional, pfvm__cf_k_optional, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"OptionalHasElement", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_has, pfvm__cf_k_has, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };

@@ -2811,6 +2811,7 @@ static pfvm_code pfvm__nn_k_avgpool_grad(pfvm_grad_ctx *g, const pfvm_node *n)
         memset(&tmp, 0, sizeof tmp);
         tmp.dtype = dt;
         tmp.data = buf;
+        tmp.nbytes = pfvm_dtype_size(dt) * (size_t)(total + 1);
         for (i = 0; i < total; i++)
             pfvm_red_store(&tmp, i, cnt[i]);
         div = pfvm_grad_tensor(g, dt, r, dd, buf);

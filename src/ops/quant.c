@@ -256,13 +256,13 @@ typedef void (*pfvm__q_post)(void *user, int64_t idx, double acc);
 static pfvm_code pfvm__q_matmul(pfvm_kctx *k, const pfvm_tensor *A, const pfvm_tensor *azp, const pfvm_tensor *B,
                                 const pfvm_tensor *bzp, pfvm__q_post post, void *user)
 {
-    int64_t M = A->rank >= 2 ? A->dims[A->rank - 2] : 1, K = A->dims[A->rank - 1];
-    int64_t N = B->rank >= 2 ? B->dims[B->rank - 1] : 1, KB = B->rank >= 2 ? B->dims[B->rank - 2] : B->dims[0];
+    int64_t M = A->rank >= 2 ? A->dims[A->rank - 2] : 1, K = A->rank >= 1 ? A->dims[A->rank - 1] : 0;
+    int64_t N = B->rank >= 2 ? B->dims[B->rank - 1] : 1, KB = B->rank >= 2 ? B->dims[B->rank - 2] : B->rank ? B->dims[0] : -1;
     int64_t batch = pfvm_tensor_numel(A) / (M * K != 0 ? M * K : 1), bb = pfvm_tensor_numel(B) / (KB * N != 0 ? KB * N : 1), t, i, j, p;
     int64_t na = azp ? pfvm_tensor_numel(azp) : 0, nb = bzp ? pfvm_tensor_numel(bzp) : 0;
-    if (K != KB || (bb != 1 && bb != batch))
+    if (A->rank < 1 || B->rank < 1 || K != KB || (bb != 1 && bb != batch))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "operands do not multiply");
-    if (!k->out[0]->data) {
+    {
         int64_t dims[PFVM_MAX_RANK];
         int d;
         for (d = 0; d < A->rank - 1; d++)
@@ -344,6 +344,8 @@ static pfvm_code pfvm__q_infer_qlinear_matmul(pfvm_ictx *c)
 static pfvm_code pfvm__q_k_qlinear_matmul(pfvm_kctx *k)
 {
     pfvm__q_requant r;
+    if (pfvm_tensor_numel(k->in[1]) < 1 || pfvm_tensor_numel(k->in[4]) < 1 || pfvm_tensor_numel(k->in[6]) < 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "a scale is empty");
     memset(&r, 0, sizeof r);
     r.y = k->out[0];
     r.mult = pfvm_tensor_get_f64(k->in[1], 0) * pfvm_tensor_get_f64(k->in[4], 0) / pfvm_tensor_get_f64(k->in[6], 0);
@@ -1084,6 +1086,8 @@ static pfvm_code pfvm__q_k_qlinear_conv(pfvm_kctx *k)
     pfvm_code rc;
     if (pfvm__qc_fast(k, &rc))
         return rc;
+    if (pfvm_tensor_numel(k->in[1]) < 1 || pfvm_tensor_numel(k->in[4]) < 1 || pfvm_tensor_numel(k->in[6]) < 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "a scale is empty");
     memset(&r, 0, sizeof r);
     r.y = k->out[0];
     r.xs = pfvm_tensor_get_f64(k->in[1], 0);

@@ -43,6 +43,10 @@ static int64_t pfvm__red_u2s(uint64_t u)
 PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v)
 {
     void *d = t->data;
+    size_t size = pfvm_dtype_size(t->dtype);
+    /* outside the storage: nothing (see pfvm_tensor_get_f64) */
+    if (!d || i < 0 || !size || (uint64_t)i >= t->nbytes / size)
+        return;
     switch (t->dtype) {
     case PFVM_FLOAT: ((float *)d)[i] = (float)v; break;
     case PFVM_DOUBLE: ((double *)d)[i] = v; break;

@@ -76,12 +76,15 @@ static pfvm_code pfvm__sg_k_dft(pfvm_kctx *k)
     const pfvm_tensor *X = k->in[0];
     int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", 1), X->rank), d;
     int inverse = (int)pfvm_node_attr_int(k->node, "inverse", 0);
-    int64_t len, bins, outer = 1, inner = 1, o, e, f, t, comp = X->dims[X->rank - 1], sl = X->dims[a];
-    if (X->rank < 3 || a < 1 || a == X->rank - 1 || (comp != 1 && comp != 2))
+    int64_t len, bins, outer = 1, inner = 1, o, e, f, t, comp, sl;
+    if (X->rank < 3 || a < 1 || a == X->rank - 1 || (X->dims[X->rank - 1] != 1 && X->dims[X->rank - 1] != 2))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input must be [batch, ..., 1 or 2] with axis a signal dim");
+    comp = X->dims[X->rank - 1];
+    sl = X->dims[a];
     if (!pfvm__sg_dft_sizes(k->node, sl, k->n_in > 1 ? k->in[1] : NULL, &len, &bins))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "dft_length must be positive");
-    if (!k->out[0]->data) {
+    {
+        /* through pfvm_kctx_output even when planned: it checks the plan's shape */
         int64_t dims[PFVM_MAX_RANK];
         memcpy(dims, X->dims, sizeof(int64_t) * (size_t)X->rank);
         dims[a] = bins;
@@ -188,7 +191,7 @@ static pfvm_code pfvm__sg_k_stft(pfvm_kctx *k)
     comp = X->dims[2];
     if (!pfvm__sg_stft_sizes(k->node, sl, k->in[1], win, len, &step, &fl, &fr, &bins))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "frame step, window or length does not fit the signal");
-    if (!k->out[0]->data) {
+    {
         int64_t dims[4];
         dims[0] = B;
         dims[1] = fr;

@@ -1971,6 +1971,7 @@ static pfvm_code pfvm__tn_pad_value(pfvm_kctx *k, const pfvm_tensor *x, pfvm__tn
     cv->kind = PFVM_KIND_TENSOR;
     cv->dtype = x->dtype;
     cv->data = buf;
+    cv->nbytes = sizeof *buf;
     buf->s = x->dtype == PFVM_STRING ? "" : NULL;
     if (es > sizeof *buf)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "%s data", pfvm_dtype_name(x->dtype));
@@ -2112,8 +2113,13 @@ static pfvm_code pfvm__tn_infer_range(pfvm_ictx *c)
         return pfvm__tn_set(c, 0, dt, &s);
     }
     if (c->in[0]->value && c->in[1]->value && c->in[2]->value) {
-        double start = pfvm_tensor_get_f64(c->in[0]->value, 0), limit = pfvm_tensor_get_f64(c->in[1]->value, 0);
-        double delta = pfvm_tensor_get_f64(c->in[2]->value, 0), n;
+        double start, limit, delta, n;
+        if (pfvm_tensor_numel(c->in[0]->value) != 1 || pfvm_tensor_numel(c->in[1]->value) != 1 ||
+            pfvm_tensor_numel(c->in[2]->value) != 1)
+            return pfvm__fail(c->st, PFVM_ERR_SHAPE, "start, limit and delta must be scalars");
+        start = pfvm_tensor_get_f64(c->in[0]->value, 0);
+        limit = pfvm_tensor_get_f64(c->in[1]->value, 0);
+        delta = pfvm_tensor_get_f64(c->in[2]->value, 0);
         if (delta == 0 || delta != delta)
             return pfvm__fail(c->st, PFVM_ERR_INVALID, "delta is %g", delta);
         n = ceil((limit - start) / delta);
@@ -2931,7 +2937,7 @@ static pfvm_code pfvm__tn_k_trilu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_tensor[] = {
-    {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL, NULL, pfvm_acl_view, NULL, NULL},
+    {"Identity", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_identity, pfvm__tn_k_identity, NULL, PFVM_FUSE_ELEMENTWISE, "any; sequences, optionals", NULL, PFVM_OP_IN_PLACE | PFVM_OP_SEQUENCES, pfvm__tn_simp_same, pfvm__tn_k_identity_grad, NULL, NULL, pfvm_acl_view, NULL, NULL},
     {"Dropout", "", 1, 0, 1, 3, 1, 2, pfvm__tn_infer_dropout, pfvm__tn_k_dropout, NULL, PFVM_FUSE_ELEMENTWISE, "float,double,float16,bfloat16", pfvm__tn_a_dropout, 0, pfvm__tn_simp_dropout, pfvm__tn_k_dropout_grad, NULL, NULL, pfvm_acl_view, NULL, NULL},
     {"Shape", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_shape, pfvm__tn_k_shape, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, pfvm__tn_a_shape, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
     {"Size", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_size, pfvm__tn_k_size, NULL, PFVM_FUSE_OPAQUE, PFVM__TN_ANY, NULL, PFVM_OP_SHAPE_ONLY, NULL, NULL, NULL, NULL, NULL, NULL, NULL},

@@ -160,6 +160,7 @@ pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_opts 
             memset(&tmp, 0, sizeof tmp);
             tmp.dtype = t->dtype;
             tmp.data = buf;
+            tmp.nbytes = sizeof buf;
             pfvm_red_store(&tmp, 0, one);
             s = pfvm_grad_tensor(g, t->dtype, t->shape.rank, dims, buf);
         }

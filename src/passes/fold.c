@@ -45,6 +45,7 @@ static int pfvm__fold_run(pfvm__fold *F, pfvm_node *n)
     pfvm_rewrite *rw = &F->rw;
     const pfvm_tensor *kin[16];
     pfvm_tensor kout_t[16], *kout[16];
+    void *planned[16]; /* the storage handed to the kernel, which may replace it */
     int64_t max_in = 0;
     pfvm_kctx k;
     pfvm_status st;
@@ -59,8 +60,10 @@ static int pfvm__fold_run(pfvm__fold *F, pfvm_node *n)
             max_in = pfvm_tensor_numel(kin[i]);
     }
     memset(kout_t, 0, sizeof kout_t);
-    for (i = 0; i < n->n_outputs; i++)
+    for (i = 0; i < n->n_outputs; i++) {
         kout[i] = NULL;
+        planned[i] = NULL;
+    }
     for (i = 0; i < n->n_outputs; i++) {
         const pfvm_shape *s = pfvm_rw_shape(rw, n->outputs[i]);
         const pfvm_type *t = pfvm_rw_type(rw, n->outputs[i]);
@@ -85,7 +88,7 @@ static int pfvm__fold_run(pfvm__fold *F, pfvm_node *n)
         bytes = (size_t)numel * pfvm_dtype_size(t->dtype);
         kout[i]->nbytes = bytes;
         /* not owned: the kernel sees planned storage */
-        if (!(kout[i]->data = pfvm__calloc(1, bytes ? bytes : 1)))
+        if (!(kout[i]->data = planned[i] = pfvm__calloc(1, bytes ? bytes : 1)))
             ok = 0;
     }
     if (ok) {
@@ -108,7 +111,9 @@ static int pfvm__fold_run(pfvm__fold *F, pfvm_node *n)
             !(t = pfvm_model_tensor(rw->m, kout_t[i].dtype, kout_t[i].rank, kout_t[i].dims, kout_t[i].data, NULL)) ||
             pfvm_model_own(rw->m, kout_t[i].data, NULL)) {
             ok = 0;
-            if (kout_t[i].owns_data)
+            if (kout_t[i].data != planned[i]) /* replaced, or the output became a sequence */
+                pfvm__free(planned[i]);
+            if (kout_t[i].owns_data || kout_t[i].kind != PFVM_KIND_TENSOR)
                 pfvm_tensor_release(&kout_t[i]);
             else
                 pfvm__free(kout_t[i].data);

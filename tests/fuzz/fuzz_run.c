@@ -92,6 +92,12 @@ static void run_once(pfvm_exec *e, const pfvm_tensor *const *ins, int n)
     int i;
     /* the cap: a plan over 64 MiB fails here with PFVM_ERR_NOMEM */
     pfvm_exec_set_arena(e, arena, FUZZ_ARENA_BYTES);
+    {
+        /* a Loop that never stops is the model's meaning, not a bug: bounded */
+        pfvm_limits l = pfvm_exec_limits(e);
+        l.max_loop_iterations = 4096;
+        pfvm_exec_set_limits(e, &l);
+    }
     if (pfvm_exec_bind(e, ins, n, &st) != PFVM_OK)
         return;
     FUZZ_CHECK(pfvm_exec_plan_info(e, &info, &st) == PFVM_OK, "plan info after a bind: %s", st.msg);
