@@ -53,8 +53,15 @@
  *                         replace the C library allocator (each on its own;
  *                         pfvm allocates with realloc only, PFVM_MALLOC is
  *                         accepted and unused); pfvm_set_allocator()
- *                         overrides them at run time, and
+ *                         overrides them at run time, a model can have its
+ *                         own (pfvm_model_desc.allocator), and
  *                         pfvm_bump_allocator() gives a heap-free build
+ *   PFVM_THREAD_LOCAL     storage class of the per-thread "current
+ *                         allocator" that a model's entry points set
+ *                         (default: _Thread_local, thread_local, __thread or
+ *                         __declspec(thread) as the compiler has; define it
+ *                         empty where there is none: then only one thread at
+ *                         a time may use models with their own allocators)
  *   PFVM_ASSERT(x)        replaces assert (pfvm reports errors as values and
  *                         asserts nothing at present)
  *   PFVM_MAX_RANK         largest tensor rank (default 8)
@@ -536,6 +543,13 @@ PFVM_API pfvm_tensor *pfvm_tensor_make(const pfvm_tensor_desc *d, pfvm_status *s
 /* Deep copy (strings and sequence elements included), from the default
  * allocator (or the model's, inside a model's kernels and passes). */
 PFVM_API pfvm_tensor *pfvm_tensor_clone(const pfvm_tensor *t, pfvm_status *st);
+/* Sets element i of a string tensor that owns its strings (pfvm_tensor_new
+ * of PFVM_STRING) to a copy of s, freeing the old one. */
+PFVM_API pfvm_code pfvm_tensor_set_string(pfvm_tensor *t, int64_t i, const char *s, pfvm_status *st);
+/* The same array, as the `const pfvm_tensor *const *` that pfvm_exec_bind,
+ * pfvm_quantize and pfvm_accel_sim_run take: C converts `pfvm_tensor **`
+ * to it only with a cast (C++ does it implicitly). */
+PFVM_API const pfvm_tensor *const *pfvm_tensors_const(pfvm_tensor *const *tensors);
 /* Frees a heap tensor made by the calls above (and what it owns). */
 PFVM_API void pfvm_tensor_free(pfvm_tensor *t);
 /* Releases what t owns (data, strings, elements) without freeing t. */
@@ -5293,6 +5307,26 @@ void pfvm_tensor_release(pfvm_tensor *t)
     stbds_arrfree(t->elems);
 }
 
+pfvm_code pfvm_tensor_set_string(pfvm_tensor *t, int64_t i, const char *s, pfvm_status *st)
+{
+    char *copy;
+    if (!t || t->kind != PFVM_KIND_TENSOR || t->dtype != PFVM_STRING || !t->owns_strings)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "set string: not a string tensor that owns its strings");
+    if (i < 0 || i >= pfvm_tensor_numel(t) || (size_t)i >= t->nbytes / sizeof(char *))
+        return pfvm__fail(st, PFVM_ERR_RANGE, "set string: element %lld of %lld", (long long)i,
+                          (long long)pfvm_tensor_numel(t));
+    if (!(copy = pfvm__strdup(s ? s : "")))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    pfvm__free(((char **)t->data)[i]);
+    ((char **)t->data)[i] = copy;
+    return PFVM_OK;
+}
+
+const pfvm_tensor *const *pfvm_tensors_const(pfvm_tensor *const *tensors)
+{
+    return (const pfvm_tensor *const *)tensors;
+}
+
 void pfvm_tensor_free(pfvm_tensor *t)
 {
     if (!t)
@@ -5453,7 +5487,7 @@ static pfvm_model *pfvm__model_make(pfvm_status *st)
 
 pfvm_model *pfvm_model_new_desc(const pfvm_model_desc *desc, pfvm_status *st)
 {
-    static const pfvm_allocator none;
+    static const pfvm_allocator none = {NULL, NULL};
     pfvm__scope sc;
     pfvm_model *m;
     pfvm__scope_enter(&sc, desc ? &desc->allocator : &none);
@@ -5469,7 +5503,7 @@ pfvm_model *pfvm_model_new(pfvm_status *st)
 
 PFVM_INTERNAL const pfvm_allocator *pfvm__model_allocator(const pfvm_model *m)
 {
-    static const pfvm_allocator none;
+    static const pfvm_allocator none = {NULL, NULL};
     return m ? &m->allocator : &none;
 }
 

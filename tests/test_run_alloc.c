@@ -83,7 +83,7 @@ static void check_model(const char *model_path, const char *input_path)
     CHECK_MSG(e && x, "%s: %s", model_path, st.msg);
     if (!e || !x)
         goto out;
-    CHECK_MSG(pfvm_exec_bind(e, (const pfvm_tensor *const *)&x, 1, &st) == PFVM_OK, "%s: %s", model_path, st.msg);
+    CHECK_MSG(pfvm_exec_bind_one(e, x, &st) == PFVM_OK, "%s: %s", model_path, st.msg);
     for (r = 0; r < 2; r++) {
         calls = bytes = 0;
         CHECK_MSG(pfvm_exec_run(e, &st) == PFVM_OK, "%s: %s", model_path, st.msg);

@@ -120,6 +120,26 @@ void pfvm_tensor_release(pfvm_tensor *t)
     stbds_arrfree(t->elems);
 }
 
+pfvm_code pfvm_tensor_set_string(pfvm_tensor *t, int64_t i, const char *s, pfvm_status *st)
+{
+    char *copy;
+    if (!t || t->kind != PFVM_KIND_TENSOR || t->dtype != PFVM_STRING || !t->owns_strings)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "set string: not a string tensor that owns its strings");
+    if (i < 0 || i >= pfvm_tensor_numel(t) || (size_t)i >= t->nbytes / sizeof(char *))
+        return pfvm__fail(st, PFVM_ERR_RANGE, "set string: element %lld of %lld", (long long)i,
+                          (long long)pfvm_tensor_numel(t));
+    if (!(copy = pfvm__strdup(s ? s : "")))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    pfvm__free(((char **)t->data)[i]);
+    ((char **)t->data)[i] = copy;
+    return PFVM_OK;
+}
+
+const pfvm_tensor *const *pfvm_tensors_const(pfvm_tensor *const *tensors)
+{
+    return (const pfvm_tensor *const *)tensors;
+}
+
 void pfvm_tensor_free(pfvm_tensor *t)
 {
     if (!t)
@@ -280,7 +300,7 @@ static pfvm_model *pfvm__model_make(pfvm_status *st)
 
 pfvm_model *pfvm_model_new_desc(const pfvm_model_desc *desc, pfvm_status *st)
 {
-    static const pfvm_allocator none;
+    static const pfvm_allocator none = {NULL, NULL};
     pfvm__scope sc;
     pfvm_model *m;
     pfvm__scope_enter(&sc, desc ? &desc->allocator : &none);
@@ -296,7 +316,7 @@ pfvm_model *pfvm_model_new(pfvm_status *st)
 
 PFVM_INTERNAL const pfvm_allocator *pfvm__model_allocator(const pfvm_model *m)
 {
-    static const pfvm_allocator none;
+    static const pfvm_allocator none = {NULL, NULL};
     return m ? &m->allocator : &none;
 }
 

@@ -74,6 +74,13 @@ PFVM_API pfvm_tensor *pfvm_tensor_make(const pfvm_tensor_desc *d, pfvm_status *s
 /* Deep copy (strings and sequence elements included), from the default
  * allocator (or the model's, inside a model's kernels and passes). */
 PFVM_API pfvm_tensor *pfvm_tensor_clone(const pfvm_tensor *t, pfvm_status *st);
+/* Sets element i of a string tensor that owns its strings (pfvm_tensor_new
+ * of PFVM_STRING) to a copy of s, freeing the old one. */
+PFVM_API pfvm_code pfvm_tensor_set_string(pfvm_tensor *t, int64_t i, const char *s, pfvm_status *st);
+/* The same array, as the `const pfvm_tensor *const *` that pfvm_exec_bind,
+ * pfvm_quantize and pfvm_accel_sim_run take: C converts `pfvm_tensor **`
+ * to it only with a cast (C++ does it implicitly). */
+PFVM_API const pfvm_tensor *const *pfvm_tensors_const(pfvm_tensor *const *tensors);
 /* Frees a heap tensor made by the calls above (and what it owns). */
 PFVM_API void pfvm_tensor_free(pfvm_tensor *t);
 /* Releases what t owns (data, strings, elements) without freeing t. */
