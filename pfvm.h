@@ -58,10 +58,12 @@
  *                         pfvm_bump_allocator() gives a heap-free build
  *   PFVM_THREAD_LOCAL     storage class of the per-thread "current
  *                         allocator" that a model's entry points set
- *                         (default: _Thread_local, thread_local, __thread or
- *                         __declspec(thread) as the compiler has; define it
- *                         empty where there is none: then only one thread at
- *                         a time may use models with their own allocators)
+ *                         (default on Unix, macOS and Windows:
+ *                         _Thread_local, thread_local, __thread or
+ *                         __declspec(thread) as the compiler has; elsewhere,
+ *                         bare metal and RTOSes, empty: then only one thread
+ *                         at a time may use models with their own
+ *                         allocators, unless you define it)
  *   PFVM_ASSERT(x)        replaces assert (pfvm reports errors as values and
  *                         asserts nothing at present)
  *   PFVM_MAX_RANK         largest tensor rank (default 8)
@@ -2131,7 +2133,11 @@ PFVM_INTERNAL void *stbds_shmode_func(size_t elemsize, int mode);
  * takes an object sets it from that object for its duration: the ~300
  * growth sites (stb_ds included) take no allocator parameter. */
 #ifndef PFVM_THREAD_LOCAL
-#if defined(__cplusplus) && __cplusplus >= 201103L
+#if !(defined(__unix__) || defined(__APPLE__) || defined(_WIN32))
+/* bare metal and RTOSes: thread-local storage needs run-time support
+ * (arm-none-eabi links __aeabi_read_tp only from an OS) */
+#define PFVM_THREAD_LOCAL
+#elif defined(__cplusplus) && __cplusplus >= 201103L
 #define PFVM_THREAD_LOCAL thread_local
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
 #define PFVM_THREAD_LOCAL _Thread_local

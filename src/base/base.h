@@ -298,7 +298,11 @@ PFVM_API uint16_t pfvm_float_to_bf16(float f);
  * takes an object sets it from that object for its duration: the ~300
  * growth sites (stb_ds included) take no allocator parameter. */
 #ifndef PFVM_THREAD_LOCAL
-#if defined(__cplusplus) && __cplusplus >= 201103L
+#if !(defined(__unix__) || defined(__APPLE__) || defined(_WIN32))
+/* bare metal and RTOSes: thread-local storage needs run-time support
+ * (arm-none-eabi links __aeabi_read_tp only from an OS) */
+#define PFVM_THREAD_LOCAL
+#elif defined(__cplusplus) && __cplusplus >= 201103L
 #define PFVM_THREAD_LOCAL thread_local
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
 #define PFVM_THREAD_LOCAL _Thread_local
