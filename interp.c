@@ -367,12 +367,12 @@ static int cmd_run(int argc, char **argv)
         goto done;
     for (i = 0; i < n_in; i++) {
         ins[i] = pfvm_onnx_read_value_file(inputs[i], pfvm_exec_input(e, i)->type.kind, &st);
-        if (!ins[i]) {
+        if (!ins[i] || pfvm_exec_set_input(e, i, ins[i], &st)) {
             pfvm_status_prefix(&st, "%s", inputs[i]);
             goto done_status;
         }
     }
-    if (pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, n_in, &st) || pfvm_exec_run(e, &st))
+    if (pfvm_exec_bind(e, NULL, 0, &st) || pfvm_exec_run(e, &st))
         goto done_status;
     mkdir(outdir, 0777);
     if (!is_dir(outdir)) {
@@ -643,11 +643,11 @@ static int run_case(const char *dir, char *why, size_t n)
             }
             fix_bfloat16(ins[i], pfvm_exec_input(e, i)->type.dtype);
         }
-        if (ok && (pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, n_in, &st) || pfvm_exec_run(e, &st))) {
+        if (ok && (pfvm_exec_bind(e, pfvm_tensors_const(ins), n_in, &st) || pfvm_exec_run(e, &st))) {
             snprintf(why, n, "%s", st.msg);
             ok = 0;
         }
-        if (ok && !check_inferred(e, (const pfvm_tensor *const *)ins, n_in, &test_unresolved, why, n))
+        if (ok && !check_inferred(e, pfvm_tensors_const(ins), n_in, &test_unresolved, why, n))
             ok = 0;
         if (ok && n_out != pfvm_exec_num_outputs(e)) {
             snprintf(why, n, "data set %d has %d outputs, the model gives %d", set, n_out, pfvm_exec_num_outputs(e));
@@ -1009,7 +1009,7 @@ static pfvm_code setup_bound(const char *model, int no_opt, int varying, const d
     if (!rc)
         rc = make_inputs(*pe, &b, varying, pins, st);
     if (!rc)
-        rc = pfvm_exec_bind(*pe, (const pfvm_tensor *const *)*pins, pfvm_exec_num_inputs(*pe), st);
+        rc = pfvm_exec_bind(*pe, pfvm_tensors_const(*pins), pfvm_exec_num_inputs(*pe), st);
     pfvm_binding_free(&b);
     return rc;
 }
@@ -1421,7 +1421,7 @@ static int cmd_quantize(int argc, char **argv)
             goto done;
     pfvm_exec_free(e);
     e = NULL;
-    if (pfvm_quantize(m, (const pfvm_tensor *const *)c.t, c.n, &opt, &rep, &st) ||
+    if (pfvm_quantize(m, pfvm_tensors_const(c.t), c.n, &opt, &rep, &st) ||
         pfvm_optimize(m, "dce", NULL, &st) || pfvm_onnx_save_file(m, out, &st))
         goto done_status;
     fprintf(stderr, "quantize: %d calibration sets; %d nodes quantized, %d activations, %d weights, %d biases\n", c.n,
@@ -2124,7 +2124,7 @@ static int cmd_accel(int argc, char **argv)
                 goto done_status;
             }
         if (!(sim = pfvm_accel_sim_new(&t, &st)) ||
-            pfvm_accel_sim_run(sim, prog, (const pfvm_tensor *const *)ins, n_in, accel_weight, m, &st))
+            pfvm_accel_sim_run(sim, prog, pfvm_tensors_const(ins), n_in, accel_weight, m, &st))
             goto done_status;
         printf("per node (the output's layout):\n");
         accel_report_nodes(prog, sim);

@@ -53,8 +53,17 @@
  *                         replace the C library allocator (each on its own;
  *                         pfvm allocates with realloc only, PFVM_MALLOC is
  *                         accepted and unused); pfvm_set_allocator()
- *                         overrides them at run time, and
+ *                         overrides them at run time, a model can have its
+ *                         own (pfvm_model_desc.allocator), and
  *                         pfvm_bump_allocator() gives a heap-free build
+ *   PFVM_THREAD_LOCAL     storage class of the per-thread "current
+ *                         allocator" that a model's entry points set
+ *                         (default on Unix, macOS and Windows:
+ *                         _Thread_local, thread_local, __thread or
+ *                         __declspec(thread) as the compiler has; elsewhere,
+ *                         bare metal and RTOSes, empty: then only one thread
+ *                         at a time may use models with their own
+ *                         allocators, unless you define it)
  *   PFVM_ASSERT(x)        replaces assert (pfvm reports errors as values and
  *                         asserts nothing at present)
  *   PFVM_MAX_RANK         largest tensor rank (default 8)
@@ -248,19 +257,32 @@ PFVM_API void pfvm_status_prefix(pfvm_status *st, const char *fmt, ...)
 
 /* ---- allocator --------------------------------------------------------- */
 
-/* A run-time allocator overrides PFVM_MALLOC/REALLOC/FREE for every
- * allocation pfvm makes (including stb_ds's). realloc with size 0 frees. */
+/* A run-time allocator: realloc(user, NULL, n) allocates, realloc(user, p, n)
+ * resizes, realloc(user, p, 0) frees (and returns NULL). `user` must outlive
+ * every block the allocator made. An all-zero pfvm_allocator means "the
+ * default": the process-wide one from pfvm_set_allocator, else
+ * PFVM_REALLOC/PFVM_FREE.
+ *
+ * Which allocator serves an allocation: a model has its own
+ * (pfvm_model_desc.allocator; its graphs, symbol table, executors, passes
+ * and saved bytes use it too), a standalone tensor names its own
+ * (pfvm_tensor_desc.allocator), anything else uses the default. Every block
+ * remembers the allocator that made it, so frees and resizes always reach
+ * that one, whichever object or thread releases the block and whatever
+ * the default is by then. */
 typedef struct pfvm_allocator {
     void *(*realloc)(void *user, void *ptr, size_t size);
     void *user;
 } pfvm_allocator;
 
-/* Install a process-wide allocator (NULL restores the macros). */
+/* Install the process-wide default allocator (NULL restores the macros).
+ * Objects made before keep theirs. Not thread-safe: call it while no other
+ * thread uses pfvm. */
 PFVM_API void pfvm_set_allocator(const pfvm_allocator *a);
 
 /* A bump allocator over a caller buffer, for heap-free builds: pass
- * pfvm_bump_allocator(&b) to pfvm_set_allocator. Freed blocks are not reused
- * except the last one. */
+ * pfvm_bump_allocator(&b) to pfvm_set_allocator or to one model's
+ * pfvm_model_desc. Freed blocks are not reused except the last one. */
 typedef struct pfvm_bump {
     unsigned char *buf;
     size_t size, used, last;
@@ -315,6 +337,7 @@ PFVM_API float pfvm_bf16_to_float(uint16_t h);
 PFVM_API uint16_t pfvm_float_to_bf16(float f);
 
 /* ---- internal helpers (shared by the modules) --------------------------- */
+
 
 
 
@@ -531,8 +554,26 @@ PFVM_API pfvm_code pfvm_tensor_set_shape(pfvm_tensor *t, int rank, const int64_t
 PFVM_API pfvm_tensor *pfvm_tensor_new(pfvm_dtype dtype, int rank, const int64_t *dims, pfvm_status *st);
 /* Heap tensor that views `data` (not copied, not freed). */
 PFVM_API pfvm_tensor *pfvm_tensor_view(pfvm_dtype dtype, int rank, const int64_t *dims, void *data, pfvm_status *st);
-/* Deep copy (strings and sequence elements included). */
+/* A heap tensor described field by field; a zero-initialized desc is a
+ * float scalar from the default allocator. */
+typedef struct pfvm_tensor_desc {
+    pfvm_dtype dtype;          /* PFVM_UNDEFINED: PFVM_FLOAT */
+    int rank;
+    const int64_t *dims;       /* rank entries (may be NULL for rank 0) */
+    void *data;                /* NULL: zeroed data the tensor owns; else viewed (not copied, not freed) */
+    pfvm_allocator allocator;  /* serves the tensor and its data; zero: the default */
+} pfvm_tensor_desc;
+PFVM_API pfvm_tensor *pfvm_tensor_make(const pfvm_tensor_desc *d, pfvm_status *st);
+/* Deep copy (strings and sequence elements included), from the default
+ * allocator (or the model's, inside a model's kernels and passes). */
 PFVM_API pfvm_tensor *pfvm_tensor_clone(const pfvm_tensor *t, pfvm_status *st);
+/* Sets element i of a string tensor that owns its strings (pfvm_tensor_new
+ * of PFVM_STRING) to a copy of s, freeing the old one. */
+PFVM_API pfvm_code pfvm_tensor_set_string(pfvm_tensor *t, int64_t i, const char *s, pfvm_status *st);
+/* The same array, as the `const pfvm_tensor *const *` that pfvm_exec_bind,
+ * pfvm_quantize and pfvm_accel_sim_run take: C converts `pfvm_tensor **`
+ * to it only with a cast (C++ does it implicitly). */
+PFVM_API const pfvm_tensor *const *pfvm_tensors_const(pfvm_tensor *const *tensors);
 /* Frees a heap tensor made by the calls above (and what it owns). */
 PFVM_API void pfvm_tensor_free(pfvm_tensor *t);
 /* Releases what t owns (data, strings, elements) without freeing t. */
@@ -696,10 +737,22 @@ struct pfvm_model {
     const char *dir;            /* directory of the model file (external data) */
     void *owned_bytes;          /* model bytes when pfvm owns them */
     void **owned_blocks;        /* stb_ds: heap blocks freed with the model */
+    pfvm_allocator allocator;   /* serves everything of the model (read-only) */
 };
+
+/* How to make a model; a zero-initialized desc gives the defaults. */
+typedef struct pfvm_model_desc {
+    /* Serves the model, its graphs and symbol table, the executors made
+     * for it, the passes run on it and the bytes saved from it. Zero: the
+     * default allocator in effect now (pfvm_set_allocator's, else
+     * PFVM_REALLOC/PFVM_FREE), kept for the model's life. */
+    pfvm_allocator allocator;
+} pfvm_model_desc;
 
 /* ---- model and graph building -------------------------------------------- */
 
+/* An empty model (pfvm_model_new: with a zero desc; desc may be NULL). */
+PFVM_API pfvm_model *pfvm_model_new_desc(const pfvm_model_desc *desc, pfvm_status *st);
 PFVM_API pfvm_model *pfvm_model_new(pfvm_status *st);
 PFVM_API void pfvm_model_free(pfvm_model *m);
 /* Opset version imported for a domain ("" or "ai.onnx" for the default);
@@ -832,7 +885,8 @@ PFVM_API pfvm_tensor *pfvm_model_tensor(pfvm_model *m, pfvm_dtype dtype, int ran
                                         void *data, pfvm_status *st);
 /* A type owned by the model. */
 PFVM_API pfvm_type *pfvm_model_type(pfvm_model *m, pfvm_status *st);
-/* Registers a heap block to free with the model. */
+/* Registers a heap block from pfvm (pfvm_onnx_read_file's bytes, a tensor's
+ * owned data) to free with the model; not memory from malloc. */
 PFVM_API pfvm_code pfvm_model_own(pfvm_model *m, void *block, pfvm_status *st);
 
 /* Shapes. */
@@ -1846,10 +1900,18 @@ PFVM_API void pfvm_exec_set_limits(pfvm_exec *e, const pfvm_limits *limits);
 PFVM_API pfvm_limits pfvm_exec_limits(const pfvm_exec *e);
 
 /* Binds inputs (viewed, not copied: they must stay alive during the run)
- * and plans if needed. n must equal pfvm_exec_num_inputs. */
+ * and plans if needed. n must equal pfvm_exec_num_inputs. With inputs NULL
+ * and n 0, binds the inputs given one by one with pfvm_exec_set_input (a
+ * program holding `pfvm_tensor *` arrays needs no cast to
+ * `const pfvm_tensor *const *` that way; C converts `const pfvm_tensor **`
+ * implicitly). */
 PFVM_API pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st);
-/* pfvm_exec_bind for a graph of one input (no cast from pfvm_tensor **). */
+/* pfvm_exec_bind for a graph of one input. */
 PFVM_API pfvm_code pfvm_exec_bind_one(pfvm_exec *e, const pfvm_tensor *input, pfvm_status *st);
+/* Gives input i (0 <= i < pfvm_exec_num_inputs), checked against its
+ * declared type, for the next pfvm_exec_bind(e, NULL, 0, st); it is viewed
+ * like bind's and stays given until replaced. */
+PFVM_API pfvm_code pfvm_exec_set_input(pfvm_exec *e, int i, const pfvm_tensor *input, pfvm_status *st);
 /* Runs the bound graph. */
 PFVM_API pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st);
 /* Output i of the last run; valid until the next bind, run or free. */
@@ -2114,6 +2176,38 @@ PFVM_INTERNAL void *stbds_shmode_func(size_t elemsize, int mode);
     ((size_t)stbds_arrlen(a) <= (size_t)-1 - (size_t)(n) && pfvm__arrreserve((a), (size_t)stbds_arrlen(a) + (size_t)(n)) \
          ? stbds_arraddnptr((a), (n))                                                                      \
          : NULL)
+/* The allocator new blocks come from, per thread where the compiler has
+ * thread-local storage (else one per process: then only one thread may use
+ * objects with their own allocators at a time). A public entry point that
+ * takes an object sets it from that object for its duration: the ~300
+ * growth sites (stb_ds included) take no allocator parameter. */
+#ifndef PFVM_THREAD_LOCAL
+#if !(defined(__unix__) || defined(__APPLE__) || defined(_WIN32))
+/* bare metal and RTOSes: thread-local storage needs run-time support
+ * (arm-none-eabi links __aeabi_read_tp only from an OS) */
+#define PFVM_THREAD_LOCAL
+#elif defined(__cplusplus) && __cplusplus >= 201103L
+#define PFVM_THREAD_LOCAL thread_local
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
+#define PFVM_THREAD_LOCAL _Thread_local
+#elif defined(__GNUC__) || defined(__clang__)
+#define PFVM_THREAD_LOCAL __thread
+#elif defined(_MSC_VER)
+#define PFVM_THREAD_LOCAL __declspec(thread)
+#else
+#define PFVM_THREAD_LOCAL
+#endif
+#endif
+/* A scope lives on the entry point's stack; scopes nest (save/restore), so
+ * a kernel that runs another model's executor works. */
+typedef struct pfvm__scope {
+    const pfvm_allocator *prev;
+    pfvm_allocator a;
+} pfvm__scope;
+PFVM_INTERNAL void pfvm__scope_enter(pfvm__scope *s, const pfvm_allocator *a);
+PFVM_INTERNAL void pfvm__scope_leave(pfvm__scope *s);
+/* The allocator new blocks come from now (the scope's, else the default). */
+PFVM_INTERNAL pfvm_allocator pfvm__alloc_current(void);
 PFVM_INTERNAL void *pfvm__realloc(void *p, size_t size);
 PFVM_INTERNAL void pfvm__free(void *p);
 PFVM_INTERNAL void *pfvm__malloc(size_t size);
@@ -2180,8 +2274,12 @@ PFVM_INTERNAL char *pfvm__arena_strndup(pfvm_arena *a, const char *s, size_t n);
 PFVM_INTERNAL void pfvm__arena_free(pfvm_arena *a);
 /* ---- src/sym/sym.h ---- */
 /* ---- src/ir/ir.h ---- */
+/* The allocator of the object's model (a zero one, meaning the default,
+ * for NULL), for the scopes of entry points. */
+PFVM_INTERNAL const pfvm_allocator *pfvm__model_allocator(const pfvm_model *m);
 /* Values a node reads: its inputs plus outer-scope values its subgraphs
  * capture (stb_ds array, reset first). 0 when out of memory. */
+PFVM_INTERNAL const pfvm_allocator *pfvm__graph_allocator(const pfvm_graph *g);
 PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
 /* Name of a node for messages: its name, or "op_type#index". */
 PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t size);
@@ -3161,6 +3259,7 @@ PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph 
 /* ---- allocator ---------------------------------------------------------- */
 
 static pfvm_allocator pfvm__alloc_hook;
+static PFVM_THREAD_LOCAL const pfvm_allocator *pfvm__alloc_scope;
 
 void pfvm_set_allocator(const pfvm_allocator *a)
 {
@@ -3170,10 +3269,23 @@ void pfvm_set_allocator(const pfvm_allocator *a)
         memset(&pfvm__alloc_hook, 0, sizeof pfvm__alloc_hook);
 }
 
-PFVM_INTERNAL void *pfvm__realloc(void *p, size_t size)
+PFVM_INTERNAL void pfvm__scope_enter(pfvm__scope *s, const pfvm_allocator *a)
 {
-    if (pfvm__alloc_hook.realloc)
-        return pfvm__alloc_hook.realloc(pfvm__alloc_hook.user, p, size);
+    s->prev = pfvm__alloc_scope;
+    s->a = *a;
+    pfvm__alloc_scope = &s->a;
+}
+
+PFVM_INTERNAL void pfvm__scope_leave(pfvm__scope *s)
+{
+    pfvm__alloc_scope = s->prev;
+}
+
+/* PFVM_REALLOC/PFVM_FREE as a pfvm_allocator, so that a block or object
+ * made while they were the default keeps them. */
+static void *pfvm__std_realloc(void *user, void *p, size_t size)
+{
+    (void)user;
     if (size == 0) {
         PFVM_FREE(p);
         return NULL;
@@ -3181,15 +3293,57 @@ PFVM_INTERNAL void *pfvm__realloc(void *p, size_t size)
     return PFVM_REALLOC(p, size);
 }
 
+PFVM_INTERNAL pfvm_allocator pfvm__alloc_current(void)
+{
+    pfvm_allocator a;
+    if (pfvm__alloc_scope && pfvm__alloc_scope->realloc)
+        return *pfvm__alloc_scope;
+    if (pfvm__alloc_hook.realloc)
+        return pfvm__alloc_hook;
+    a.realloc = pfvm__std_realloc;
+    a.user = NULL;
+    return a;
+}
+
+/* Every block starts with the allocator that made it (rounded up to 16
+ * bytes, so the caller's block keeps malloc's alignment): frees and resizes
+ * go back to it whatever the current allocator is. */
+typedef union pfvm__blockhdr {
+    pfvm_allocator a;
+    unsigned char pad[(sizeof(pfvm_allocator) + 15) & ~(size_t)15];
+} pfvm__blockhdr;
+
+PFVM_INTERNAL void *pfvm__realloc(void *p, size_t size)
+{
+    pfvm__blockhdr *h;
+    pfvm_allocator a;
+    size_t total;
+    if (!p) {
+        if (size == 0 || !pfvm__add_size(size, sizeof *h, &total))
+            return NULL;
+        a = pfvm__alloc_current();
+        h = (pfvm__blockhdr *)a.realloc(a.user, NULL, total);
+        if (!h)
+            return NULL;
+        h->a = a;
+        return h + 1;
+    }
+    h = (pfvm__blockhdr *)p - 1;
+    a = h->a;
+    if (size == 0) {
+        a.realloc(a.user, h, 0);
+        return NULL;
+    }
+    if (!pfvm__add_size(size, sizeof *h, &total))
+        return NULL;
+    h = (pfvm__blockhdr *)a.realloc(a.user, h, total);
+    return h ? h + 1 : NULL;
+}
+
 PFVM_INTERNAL void pfvm__free(void *p)
 {
-    if (!p)
-        return;
-    if (pfvm__alloc_hook.realloc) {
-        pfvm__alloc_hook.realloc(pfvm__alloc_hook.user, p, 0);
-        return;
-    }
-    PFVM_FREE(p);
+    if (p)
+        pfvm__realloc(p, 0);
 }
 
 PFVM_INTERNAL void *pfvm__malloc(size_t size)
@@ -4004,6 +4158,7 @@ struct pfvm_symtab {
     size_t n_slots, n_nodes;
     pfvm__map names;       /* name -> variable (keys: the symbols' names) */
     pfvm_sym **vars;       /* stb_ds array: id -> symbol */
+    pfvm_allocator alloc;  /* the current allocator when the table was made */
 };
 
 pfvm_symtab *pfvm_symtab_new(void)
@@ -4012,6 +4167,7 @@ pfvm_symtab *pfvm_symtab_new(void)
     if (!t)
         return NULL;
     pfvm__map_init(&t->names, 1);
+    t->alloc = pfvm__alloc_current();
     return t;
 }
 
@@ -4066,10 +4222,33 @@ static pfvm_sym **pfvm__sym_slot(pfvm_symtab *t, uint64_t h)
     return &t->slots[i];
 }
 
+/* The symbol functions are called from everywhere (and by users with a
+ * model's table), so the table's own allocator is put in scope where it
+ * allocates, not at each of its entry points. */
+static void *pfvm__sym_calloc(pfvm_symtab *t, size_t n, size_t size)
+{
+    pfvm__scope sc;
+    void *p;
+    pfvm__scope_enter(&sc, &t->alloc);
+    p = pfvm__calloc(n, size);
+    pfvm__scope_leave(&sc);
+    return p;
+}
+
+static void *pfvm__sym_arena_alloc(pfvm_symtab *t, size_t size)
+{
+    pfvm__scope sc;
+    void *p;
+    pfvm__scope_enter(&sc, &t->alloc);
+    p = pfvm__arena_alloc(&t->arena, size);
+    pfvm__scope_leave(&sc);
+    return p;
+}
+
 static int pfvm__sym_grow(pfvm_symtab *t)
 {
     size_t n = t->n_slots ? t->n_slots * 2 : 256, i, old = t->n_slots;
-    pfvm_sym **slots = (pfvm_sym **)pfvm__calloc(n, sizeof *slots), **prev = t->slots;
+    pfvm_sym **slots = (pfvm_sym **)pfvm__sym_calloc(t, n, sizeof *slots), **prev = t->slots;
     if (!slots)
         return 0;
     t->slots = slots;
@@ -4099,7 +4278,7 @@ static const pfvm_sym *pfvm__intern(pfvm_symtab *t, pfvm_sym_kind kind, int64_t 
     for (s = *slot; s; s = s->next)
         if (s->kind == kind && s->value == value && s->a == a && s->b == b)
             return s;
-    s = (pfvm_sym *)pfvm__arena_alloc(&t->arena, sizeof *s);
+    s = (pfvm_sym *)pfvm__sym_arena_alloc(t, sizeof *s);
     if (!s)
         return NULL;
     s->kind = kind;
@@ -4149,7 +4328,7 @@ const pfvm_sym *pfvm_sym_const(pfvm_symtab *t, int64_t v)
     return pfvm__intern(t, PFVM_SYM_CONST, v, NULL, NULL);
 }
 
-const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min)
+static const pfvm_sym *pfvm__scoped_sym_var(pfvm_symtab *t, const char *name, int64_t min)
 {
     void *found;
     pfvm_sym *s;
@@ -4176,6 +4355,16 @@ const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min)
         return NULL;
     stbds_arrput(t->vars, s);
     return s;
+}
+
+const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min)
+{
+    pfvm__scope sc;
+    const pfvm_sym *r;
+    pfvm__scope_enter(&sc, &t->alloc);
+    r = pfvm__scoped_sym_var(t, name, min);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 const pfvm_sym *pfvm_sym_unknown(pfvm_symtab *t, const char *name)
@@ -4776,13 +4965,23 @@ static const pfvm_sym *pfvm__sym_subst(pfvm_symtab *t, const pfvm_sym *s, const 
     return r && pfvm__map_put(seen, s, (void *)(size_t)r) ? r : NULL;
 }
 
-const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b)
+static const pfvm_sym *pfvm__scoped_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b)
 {
     pfvm__map seen;
     const pfvm_sym *r;
     memset(&seen, 0, sizeof seen);
     r = pfvm__sym_subst(t, s, b, &seen);
     pfvm__map_free(&seen);
+    return r;
+}
+
+const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b)
+{
+    pfvm__scope sc;
+    const pfvm_sym *r;
+    pfvm__scope_enter(&sc, &t->alloc);
+    r = pfvm__scoped_sym_subst(t, s, b);
+    pfvm__scope_leave(&sc);
     return r;
 }
 
@@ -5225,12 +5424,49 @@ void pfvm_tensor_release(pfvm_tensor *t)
     stbds_arrfree(t->elems);
 }
 
+pfvm_code pfvm_tensor_set_string(pfvm_tensor *t, int64_t i, const char *s, pfvm_status *st)
+{
+    char *copy;
+    if (!t || t->kind != PFVM_KIND_TENSOR || t->dtype != PFVM_STRING || !t->owns_strings)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "set string: not a string tensor that owns its strings");
+    if (i < 0 || i >= pfvm_tensor_numel(t) || (size_t)i >= t->nbytes / sizeof(char *))
+        return pfvm__fail(st, PFVM_ERR_RANGE, "set string: element %lld of %lld", (long long)i,
+                          (long long)pfvm_tensor_numel(t));
+    if (!(copy = pfvm__strdup(s ? s : "")))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    pfvm__free(((char **)t->data)[i]);
+    ((char **)t->data)[i] = copy;
+    return PFVM_OK;
+}
+
+const pfvm_tensor *const *pfvm_tensors_const(pfvm_tensor *const *tensors)
+{
+    return (const pfvm_tensor *const *)tensors;
+}
+
 void pfvm_tensor_free(pfvm_tensor *t)
 {
     if (!t)
         return;
     pfvm_tensor_release(t);
     pfvm__free(t);
+}
+
+pfvm_tensor *pfvm_tensor_make(const pfvm_tensor_desc *d, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_tensor *t;
+    pfvm_dtype dtype = d->dtype ? d->dtype : PFVM_FLOAT;
+    static const int64_t none[1] = {0};
+    const int64_t *dims = d->dims ? d->dims : none;
+    if (d->rank && !d->dims) {
+        pfvm__fail(st, PFVM_ERR_INVALID, "tensor desc: rank %d without dims", d->rank);
+        return NULL;
+    }
+    pfvm__scope_enter(&sc, &d->allocator);
+    t = d->data ? pfvm_tensor_view(dtype, d->rank, dims, d->data, st) : pfvm_tensor_new(dtype, d->rank, dims, st);
+    pfvm__scope_leave(&sc);
+    return t;
 }
 
 pfvm_tensor *pfvm_tensor_clone(const pfvm_tensor *t, pfvm_status *st)
@@ -5354,13 +5590,14 @@ int pfvm_tensor_describe(const pfvm_tensor *t, char *buf, size_t n)
 
 /* ---- model ------------------------------------------------------------------ */
 
-pfvm_model *pfvm_model_new(pfvm_status *st)
+static pfvm_model *pfvm__model_make(pfvm_status *st)
 {
     pfvm_model *m = (pfvm_model *)pfvm__calloc(1, sizeof *m);
     if (!m) {
         pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
         return NULL;
     }
+    m->allocator = pfvm__alloc_current();
     m->syms = pfvm_symtab_new();
     if (!m->syms) {
         pfvm__free(m);
@@ -5373,6 +5610,33 @@ pfvm_model *pfvm_model_new(pfvm_status *st)
     m->domain = "";
     m->doc = "";
     return m;
+}
+
+pfvm_model *pfvm_model_new_desc(const pfvm_model_desc *desc, pfvm_status *st)
+{
+    static const pfvm_allocator none = {NULL, NULL};
+    pfvm__scope sc;
+    pfvm_model *m;
+    pfvm__scope_enter(&sc, desc ? &desc->allocator : &none);
+    m = pfvm__model_make(st);
+    pfvm__scope_leave(&sc);
+    return m;
+}
+
+pfvm_model *pfvm_model_new(pfvm_status *st)
+{
+    return pfvm_model_new_desc(NULL, st);
+}
+
+PFVM_INTERNAL const pfvm_allocator *pfvm__model_allocator(const pfvm_model *m)
+{
+    static const pfvm_allocator none = {NULL, NULL};
+    return m ? &m->allocator : &none;
+}
+
+PFVM_INTERNAL const pfvm_allocator *pfvm__graph_allocator(const pfvm_graph *g)
+{
+    return pfvm__model_allocator(g ? g->model : NULL);
 }
 
 static void pfvm__graph_free(pfvm_graph *g)
@@ -5427,7 +5691,7 @@ int64_t pfvm_model_opset(const pfvm_model *m, const char *domain)
     return 0;
 }
 
-pfvm_code pfvm_model_set_opset(pfvm_model *m, const char *domain, int64_t version, pfvm_status *st)
+static pfvm_code pfvm__scoped_model_set_opset(pfvm_model *m, const char *domain, int64_t version, pfvm_status *st)
 {
     int i;
     pfvm_opset_import imp;
@@ -5443,29 +5707,79 @@ pfvm_code pfvm_model_set_opset(pfvm_model *m, const char *domain, int64_t versio
     return PFVM_OK;
 }
 
-void *pfvm_model_alloc(pfvm_model *m, size_t size)
+pfvm_code pfvm_model_set_opset(pfvm_model *m, const char *domain, int64_t version, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_model_set_opset(m, domain, version, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static void *pfvm__scoped_model_alloc(pfvm_model *m, size_t size)
 {
     return pfvm__arena_alloc(&m->arena, size);
 }
 
-const char *pfvm_model_strdup(pfvm_model *m, const char *s)
+void *pfvm_model_alloc(pfvm_model *m, size_t size)
+{
+    pfvm__scope sc;
+    void *r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_model_alloc(m, size);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static const char *pfvm__scoped_model_strdup(pfvm_model *m, const char *s)
 {
     return pfvm__arena_strdup(&m->arena, s);
 }
 
-const char *pfvm_model_strndup(pfvm_model *m, const char *s, size_t n)
+const char *pfvm_model_strdup(pfvm_model *m, const char *s)
+{
+    pfvm__scope sc;
+    const char *r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_model_strdup(m, s);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static const char *pfvm__scoped_model_strndup(pfvm_model *m, const char *s, size_t n)
 {
     return pfvm__arena_strndup(&m->arena, s, n);
 }
 
-pfvm_code pfvm_model_own(pfvm_model *m, void *block, pfvm_status *st)
+const char *pfvm_model_strndup(pfvm_model *m, const char *s, size_t n)
+{
+    pfvm__scope sc;
+    const char *r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_model_strndup(m, s, n);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_code pfvm__scoped_model_own(pfvm_model *m, void *block, pfvm_status *st)
 {
     if (!pfvm__arrpush(m->owned_blocks, block))
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     return PFVM_OK;
 }
 
-pfvm_tensor *pfvm_model_tensor(pfvm_model *m, pfvm_dtype dtype, int rank, const int64_t *dims, void *data,
+pfvm_code pfvm_model_own(pfvm_model *m, void *block, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_model_own(m, block, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_tensor *pfvm__scoped_model_tensor(pfvm_model *m, pfvm_dtype dtype, int rank, const int64_t *dims, void *data,
                                pfvm_status *st)
 {
     pfvm_tensor *t;
@@ -5502,7 +5816,18 @@ pfvm_tensor *pfvm_model_tensor(pfvm_model *m, pfvm_dtype dtype, int rank, const 
     return t;
 }
 
-pfvm_type *pfvm_model_type(pfvm_model *m, pfvm_status *st)
+pfvm_tensor *pfvm_model_tensor(pfvm_model *m, pfvm_dtype dtype, int rank, const int64_t *dims, void *data,
+                               pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_tensor *r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_model_tensor(m, dtype, rank, dims, data, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_type *pfvm__scoped_model_type(pfvm_model *m, pfvm_status *st)
 {
     pfvm_type *t = (pfvm_type *)pfvm_model_alloc(m, sizeof *t);
     if (!t)
@@ -5512,9 +5837,19 @@ pfvm_type *pfvm_model_type(pfvm_model *m, pfvm_status *st)
     return t;
 }
 
+pfvm_type *pfvm_model_type(pfvm_model *m, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_type *r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_model_type(m, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
 /* ---- graphs ------------------------------------------------------------------ */
 
-pfvm_graph *pfvm_graph_new(pfvm_model *m, pfvm_graph *parent, const char *name, pfvm_status *st)
+static pfvm_graph *pfvm__scoped_graph_new(pfvm_model *m, pfvm_graph *parent, const char *name, pfvm_status *st)
 {
     pfvm_graph *g = (pfvm_graph *)pfvm_model_alloc(m, sizeof *g);
     if (!g) {
@@ -5535,6 +5870,16 @@ pfvm_graph *pfvm_graph_new(pfvm_model *m, pfvm_graph *parent, const char *name, 
     return g;
 }
 
+pfvm_graph *pfvm_graph_new(pfvm_model *m, pfvm_graph *parent, const char *name, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_graph *r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_graph_new(m, parent, name, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
 pfvm_value *pfvm_graph_find_local(const pfvm_graph *g, const char *name)
 {
     void *v = NULL;
@@ -5551,7 +5896,7 @@ pfvm_value *pfvm_graph_find(const pfvm_graph *g, const char *name)
     return NULL;
 }
 
-pfvm_value *pfvm_graph_value(pfvm_graph *g, const char *name, pfvm_status *st)
+static pfvm_value *pfvm__scoped_graph_value(pfvm_graph *g, const char *name, pfvm_status *st)
 {
     pfvm_value *v = pfvm_graph_find_local(g, name);
     if (v)
@@ -5573,7 +5918,17 @@ pfvm_value *pfvm_graph_value(pfvm_graph *g, const char *name, pfvm_status *st)
     return v;
 }
 
-pfvm_value *pfvm_graph_new_value(pfvm_graph *g, const char *hint, pfvm_status *st)
+pfvm_value *pfvm_graph_value(pfvm_graph *g, const char *name, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_value *r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_value(g, name, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_value *pfvm__scoped_graph_new_value(pfvm_graph *g, const char *hint, pfvm_status *st)
 {
     char buf[256];
     do {
@@ -5582,7 +5937,17 @@ pfvm_value *pfvm_graph_new_value(pfvm_graph *g, const char *hint, pfvm_status *s
     return pfvm_graph_value(g, buf, st);
 }
 
-pfvm_code pfvm_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
+pfvm_value *pfvm_graph_new_value(pfvm_graph *g, const char *hint, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_value *r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_new_value(g, hint, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_code pfvm__scoped_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
 {
     if (!pfvm__arrpush(g->inputs, v))
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
@@ -5590,7 +5955,17 @@ pfvm_code pfvm_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
     return PFVM_OK;
 }
 
-pfvm_code pfvm_graph_add_output(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
+pfvm_code pfvm_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_add_input(g, v, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_code pfvm__scoped_graph_add_output(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
 {
     if (!pfvm__arrpush(g->outputs, v))
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
@@ -5598,7 +5973,17 @@ pfvm_code pfvm_graph_add_output(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
     return PFVM_OK;
 }
 
-pfvm_code pfvm_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_tensor *t, pfvm_status *st)
+pfvm_code pfvm_graph_add_output(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_add_output(g, v, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_code pfvm__scoped_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_tensor *t, pfvm_status *st)
 {
     if (v->init)
         return pfvm__fail(st, PFVM_ERR_INVALID, "initializer '%s' is defined twice", v->name);
@@ -5616,7 +6001,17 @@ pfvm_code pfvm_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_tensor *t, pfvm
     return PFVM_OK;
 }
 
-pfvm_node *pfvm_graph_add_node(pfvm_graph *g, const char *op_type, const char *domain, const char *name,
+pfvm_code pfvm_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_tensor *t, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_add_init(g, v, t, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_node *pfvm__scoped_graph_add_node(pfvm_graph *g, const char *op_type, const char *domain, const char *name,
                                pfvm_value **inputs, int n_inputs, pfvm_value **outputs, int n_outputs,
                                pfvm_status *st)
 {
@@ -5661,7 +6056,19 @@ nomem:
     return NULL;
 }
 
-pfvm_attr *pfvm_node_add_attr(pfvm_node *n, const char *name, pfvm_attr_type type, pfvm_status *st)
+pfvm_node *pfvm_graph_add_node(pfvm_graph *g, const char *op_type, const char *domain, const char *name,
+                               pfvm_value **inputs, int n_inputs, pfvm_value **outputs, int n_outputs,
+                               pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_node *r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_add_node(g, op_type, domain, name, inputs, n_inputs, outputs, n_outputs, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_attr *pfvm__scoped_node_add_attr(pfvm_node *n, const char *name, pfvm_attr_type type, pfvm_status *st)
 {
     pfvm_model *m = n->graph->model;
     pfvm_attr *a = (pfvm_attr *)pfvm_model_alloc(m, sizeof(pfvm_attr) * (size_t)(n->n_attrs + 1));
@@ -5684,7 +6091,17 @@ pfvm_attr *pfvm_node_add_attr(pfvm_node *n, const char *name, pfvm_attr_type typ
     return a;
 }
 
-pfvm_code pfvm_node_set_attr_int(pfvm_node *n, const char *name, int64_t v, pfvm_status *st)
+pfvm_attr *pfvm_node_add_attr(pfvm_node *n, const char *name, pfvm_attr_type type, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_attr *r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
+    r = pfvm__scoped_node_add_attr(n, name, type, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_code pfvm__scoped_node_set_attr_int(pfvm_node *n, const char *name, int64_t v, pfvm_status *st)
 {
     pfvm_attr *a = pfvm_node_add_attr(n, name, PFVM_ATTR_INT, st);
     if (!a)
@@ -5693,7 +6110,17 @@ pfvm_code pfvm_node_set_attr_int(pfvm_node *n, const char *name, int64_t v, pfvm
     return PFVM_OK;
 }
 
-pfvm_code pfvm_node_set_attr_float(pfvm_node *n, const char *name, float v, pfvm_status *st)
+pfvm_code pfvm_node_set_attr_int(pfvm_node *n, const char *name, int64_t v, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
+    r = pfvm__scoped_node_set_attr_int(n, name, v, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_code pfvm__scoped_node_set_attr_float(pfvm_node *n, const char *name, float v, pfvm_status *st)
 {
     pfvm_attr *a = pfvm_node_add_attr(n, name, PFVM_ATTR_FLOAT, st);
     if (!a)
@@ -5702,7 +6129,17 @@ pfvm_code pfvm_node_set_attr_float(pfvm_node *n, const char *name, float v, pfvm
     return PFVM_OK;
 }
 
-pfvm_code pfvm_node_set_attr_ints(pfvm_node *n, const char *name, const int64_t *v, int count,
+pfvm_code pfvm_node_set_attr_float(pfvm_node *n, const char *name, float v, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
+    r = pfvm__scoped_node_set_attr_float(n, name, v, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_code pfvm__scoped_node_set_attr_ints(pfvm_node *n, const char *name, const int64_t *v, int count,
                                   pfvm_status *st)
 {
     pfvm_attr *a = pfvm_node_add_attr(n, name, PFVM_ATTR_INTS, st);
@@ -5717,7 +6154,18 @@ pfvm_code pfvm_node_set_attr_ints(pfvm_node *n, const char *name, const int64_t 
     return PFVM_OK;
 }
 
-pfvm_code pfvm_node_set_attr_string(pfvm_node *n, const char *name, const char *s, pfvm_status *st)
+pfvm_code pfvm_node_set_attr_ints(pfvm_node *n, const char *name, const int64_t *v, int count,
+                                  pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
+    r = pfvm__scoped_node_set_attr_ints(n, name, v, count, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_code pfvm__scoped_node_set_attr_string(pfvm_node *n, const char *name, const char *s, pfvm_status *st)
 {
     pfvm_attr *a = pfvm_node_add_attr(n, name, PFVM_ATTR_STRING, st);
     if (!a)
@@ -5725,6 +6173,16 @@ pfvm_code pfvm_node_set_attr_string(pfvm_node *n, const char *name, const char *
     a->s = pfvm_model_strdup(n->graph->model, s);
     a->s_len = strlen(s);
     return a->s ? PFVM_OK : pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+}
+
+pfvm_code pfvm_node_set_attr_string(pfvm_node *n, const char *name, const char *s, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
+    r = pfvm__scoped_node_set_attr_string(n, name, s, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 const pfvm_attr *pfvm_node_attr(const pfvm_node *n, const char *name)
@@ -5865,7 +6323,7 @@ static int pfvm__topo_pop(int *heap, int *n)
     return top;
 }
 
-pfvm_code pfvm_graph_toposort(pfvm_graph *g, pfvm_status *st)
+static pfvm_code pfvm__scoped_graph_toposort(pfvm_graph *g, pfvm_status *st)
 {
     int n = (int)stbds_arrlen(g->nodes), i, j, done = 0, n_heap = 0, n_edges = 0;
     int *indeg, *heap, *first, *edge_to, *fill;
@@ -5948,6 +6406,16 @@ out:
     return rc;
 }
 
+pfvm_code pfvm_graph_toposort(pfvm_graph *g, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_toposort(g, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
 /* ---- editing ------------------------------------------------------------------ */
 
 static pfvm_code pfvm__uses_add(pfvm_uses *u, pfvm_value *v, pfvm_node *node, int index, pfvm_graph *graph,
@@ -5990,7 +6458,7 @@ static pfvm_code pfvm__uses_scan(pfvm_uses *u, pfvm_graph *sub, pfvm_node *top)
     return PFVM_OK;
 }
 
-pfvm_code pfvm_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st)
+static pfvm_code pfvm__scoped_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st)
 {
     int i;
     u->g = g;
@@ -6005,6 +6473,16 @@ pfvm_code pfvm_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     }
     return PFVM_OK;
+}
+
+pfvm_code pfvm_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_uses_build(u, g, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 void pfvm_uses_free(pfvm_uses *u)
@@ -6036,7 +6514,7 @@ int pfvm_uses_count(const pfvm_uses *u, const pfvm_value *v)
     return n;
 }
 
-pfvm_code pfvm_value_rename(pfvm_value *v, const char *name, pfvm_status *st)
+static pfvm_code pfvm__scoped_value_rename(pfvm_value *v, const char *name, pfvm_status *st)
 {
     pfvm_graph *g = v->graph;
     const char *copy;
@@ -6052,6 +6530,16 @@ pfvm_code pfvm_value_rename(pfvm_value *v, const char *name, pfvm_status *st)
     if (v->init)
         v->init->name = copy;
     return PFVM_OK;
+}
+
+pfvm_code pfvm_value_rename(pfvm_value *v, const char *name, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(v ? v->graph : NULL));
+    r = pfvm__scoped_value_rename(v, name, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 static void pfvm__replace_in(pfvm_graph *sub, pfvm_value *old, pfvm_value *repl)
@@ -6132,7 +6620,7 @@ static pfvm_code pfvm__keep_output(pfvm_graph *g, pfvm_value *old, pfvm_value *r
     }
 }
 
-pfvm_code pfvm_graph_replace_uses(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, pfvm_status *st)
+static pfvm_code pfvm__scoped_graph_replace_uses(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, pfvm_status *st)
 {
     int i, is_main_output = 0;
     if (old == repl)
@@ -6150,6 +6638,16 @@ pfvm_code pfvm_graph_replace_uses(pfvm_graph *g, pfvm_value *old, pfvm_value *re
     if (is_main_output && old->producer && old->graph == g)
         return pfvm__keep_output(g, old, repl, st);
     return PFVM_OK;
+}
+
+pfvm_code pfvm_graph_replace_uses(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_replace_uses(g, old, repl, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 /* Drops the values marked in `drop` (indexed by id) from g's tables. */
@@ -6189,7 +6687,7 @@ static unsigned char *pfvm__mark_values(pfvm_graph *g, pfvm_status *st)
     return m;
 }
 
-pfvm_code pfvm_graph_remove_values(pfvm_graph *g, pfvm_value *const *values, int count, pfvm_status *st)
+static pfvm_code pfvm__scoped_graph_remove_values(pfvm_graph *g, pfvm_value *const *values, int count, pfvm_status *st)
 {
     unsigned char *drop = pfvm__mark_values(g, st);
     int i;
@@ -6209,6 +6707,16 @@ pfvm_code pfvm_graph_remove_values(pfvm_graph *g, pfvm_value *const *values, int
     return PFVM_OK;
 }
 
+pfvm_code pfvm_graph_remove_values(pfvm_graph *g, pfvm_value *const *values, int count, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_remove_values(g, values, count, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
 static void pfvm__free_subgraph(pfvm_graph *g, pfvm_graph *sub)
 {
     int i, k = 0;
@@ -6221,7 +6729,7 @@ static void pfvm__free_subgraph(pfvm_graph *g, pfvm_graph *sub)
     pfvm__graph_free(sub);
 }
 
-pfvm_code pfvm_graph_remove_nodes(pfvm_graph *g, pfvm_node *const *nodes, int count, pfvm_status *st)
+static pfvm_code pfvm__scoped_graph_remove_nodes(pfvm_graph *g, pfvm_node *const *nodes, int count, pfvm_status *st)
 {
     int n = (int)stbds_arrlen(g->nodes), i, j, k;
     unsigned char *dead, *drop;
@@ -6275,9 +6783,29 @@ pfvm_code pfvm_graph_remove_nodes(pfvm_graph *g, pfvm_node *const *nodes, int co
     return PFVM_OK;
 }
 
-pfvm_code pfvm_graph_remove_node(pfvm_graph *g, pfvm_node *n, pfvm_status *st)
+pfvm_code pfvm_graph_remove_nodes(pfvm_graph *g, pfvm_node *const *nodes, int count, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_remove_nodes(g, nodes, count, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_code pfvm__scoped_graph_remove_node(pfvm_graph *g, pfvm_node *n, pfvm_status *st)
 {
     return pfvm_graph_remove_nodes(g, &n, 1, st);
+}
+
+pfvm_code pfvm_graph_remove_node(pfvm_graph *g, pfvm_node *n, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_remove_node(g, n, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 static pfvm_code pfvm__verify_scope(const pfvm_graph *g, pfvm_status *st)
@@ -6320,9 +6848,19 @@ static pfvm_code pfvm__verify_scope(const pfvm_graph *g, pfvm_status *st)
     return PFVM_OK;
 }
 
-pfvm_code pfvm_graph_verify(const pfvm_graph *g, pfvm_status *st)
+static pfvm_code pfvm__scoped_graph_verify(const pfvm_graph *g, pfvm_status *st)
 {
     return pfvm__verify_scope(g, st);
+}
+
+pfvm_code pfvm_graph_verify(const pfvm_graph *g, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_verify(g, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 /* ---- shapes ------------------------------------------------------------------ */
@@ -6466,7 +7004,7 @@ const char *pfvm_node_label(const pfvm_node *n, char *buf, size_t size)
     return pfvm__node_label(n, buf, size);
 }
 
-pfvm_code pfvm_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, const pfvm_sym *const *dims,
+static pfvm_code pfvm__scoped_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, const pfvm_sym *const *dims,
                                      pfvm_status *st)
 {
     int i;
@@ -6483,6 +7021,17 @@ pfvm_code pfvm_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, 
     v->has_type_info = 1;
     pfvm__ok(st);
     return PFVM_OK;
+}
+
+pfvm_code pfvm_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, const pfvm_sym *const *dims,
+                                     pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(v ? v->graph : NULL));
+    r = pfvm__scoped_value_set_tensor_type(v, dtype, rank, dims, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 /* ---- src/opi/grad.c ---- */
 /* opi/grad: the helpers gradient builders use (emitting backward nodes,
@@ -32397,7 +32946,7 @@ static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *are
     return rc;
 }
 
-pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
+static pfvm_code pfvm__scoped_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
 {
     pfvm_code rc = pfvm_graph_resolve_ops(g, 0, st);
     /* types may point at storage made during inference (sequence element
@@ -32405,6 +32954,16 @@ pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
     if (!rc)
         rc = pfvm__infer_graph(g, strict, &g->model->arena, NULL, NULL, NULL, st);
     return rc;
+}
+
+pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_infer_shapes(g, strict, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st)
@@ -32442,7 +33001,7 @@ PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *f
     return rc;
 }
 
-pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st)
+static pfvm_code pfvm__scoped_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st)
 {
     int i, d;
     if (g->parent)
@@ -32459,6 +33018,16 @@ pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int stri
         }
     }
     return pfvm_infer_shapes(g, strict, st);
+}
+
+pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_infer_shapes_bound(g, b, strict, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 /* ---- case analysis ------------------------------------------------------------- */
@@ -32621,7 +33190,7 @@ void pfvm_shape_cases_free(pfvm_shape_cases *c)
     pfvm__free(c);
 }
 
-pfvm_code pfvm_infer_shape_cases(pfvm_graph *g, pfvm_shape_cases **out, pfvm_status *st)
+static pfvm_code pfvm__scoped_infer_shape_cases(pfvm_graph *g, pfvm_shape_cases **out, pfvm_status *st)
 {
     pfvm_shape_cases *c;
     pfvm__infer_cases k;
@@ -32667,6 +33236,16 @@ done:
     pfvm__free(plain);
     pfvm_shape_cases_free(c);
     return rc;
+}
+
+pfvm_code pfvm_infer_shape_cases(pfvm_graph *g, pfvm_shape_cases **out, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_infer_shape_cases(g, out, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 static int pfvm__shape_same(const pfvm_type *a, const pfvm_type *b)
@@ -33003,7 +33582,7 @@ static int pfvm__symplan_in_place_of(const pfvm_symplan_entry *entries, int i)
     return -1;
 }
 
-pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *st)
+static pfvm_code pfvm__scoped_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *st)
 {
     unsigned char *known;
     pfvm_symtab *t = g->model->syms;
@@ -33082,6 +33661,16 @@ pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *
         return pfvm__fail(st, PFVM_ERR_NOMEM, "symbolic plan: out of memory or a size overflows");
     }
     return PFVM_OK;
+}
+
+pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_symplan_build(g, p, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 void pfvm_symplan_free(pfvm_symplan *p)
@@ -33192,7 +33781,7 @@ static pfvm_value *pfvm__grad_named(pfvm_grad_ctx *g, pfvm_value *v, const char 
     return out;
 }
 
-pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_opts *opts, pfvm_autodiff_result *res,
+static pfvm_code pfvm__scoped_autodiff(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_opts *opts, pfvm_autodiff_result *res,
                         pfvm_status *st)
 {
     pfvm_grad_ctx gc, *g = &gc;
@@ -33461,6 +34050,17 @@ done:
     return rc;
 }
 
+pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_opts *opts, pfvm_autodiff_result *res,
+                        pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_autodiff(m, gr, opts, res, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
 int pfvm_autodiff_saved(const pfvm_graph *g, const pfvm_autodiff_result *res, pfvm_value **out, int cap)
 {
     int n_nodes = (int)stbds_arrlen(g->nodes), n_vals = (int)stbds_arrlen(g->values), i, j, count = 0;
@@ -33524,7 +34124,7 @@ static pfvm_value *pfvm__opt_state(pfvm_grad_ctx *g, const pfvm_value *like, con
     return v;
 }
 
-pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_result *res,
+static pfvm_code pfvm__scoped_autodiff_optimizer(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_result *res,
                                   const pfvm_optimizer_opts *opts, pfvm_status *st)
 {
     pfvm_grad_ctx gc, *g = &gc;
@@ -33608,6 +34208,17 @@ pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *gr, const pfvm_auto
     if (!rc)
         rc = pfvm_infer_shapes(gr, 0, st);
     return rc;
+}
+
+pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_result *res,
+                                  const pfvm_optimizer_opts *opts, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_autodiff_optimizer(m, gr, res, opts, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 /* ---- src/passes/cse.c ---- */
 /* The cse pass: common-subexpression elimination. Small initializers with
@@ -35073,7 +35684,7 @@ static pfvm_code pfvm__unknown_pass(const char *name, size_t len, pfvm_status *s
                       used ? known : "none");
 }
 
-pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st)
+static pfvm_code pfvm__scoped_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st)
 {
     const pfvm_pass *p;
     const char *s;
@@ -35116,6 +35727,16 @@ pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *repo
         s += len + (e ? 1 : 0);
     }
     return pfvm_infer_shapes(m->graph, 0, st);
+}
+
+pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_optimize(m, passes, report, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st)
@@ -36366,7 +36987,7 @@ static pfvm_code pfvm__rc_plan_sliced(pfvm_model *m, pfvm_graph *g, const pfvm_r
     return PFVM_OK;
 }
 
-pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts *opts,
+static pfvm_code pfvm__scoped_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts *opts,
                          pfvm_recompute_report *report, pfvm_status *st)
 {
     pfvm__rc R;
@@ -36482,6 +37103,17 @@ done:
     if (report)
         *report = rep;
     return R.rc;
+}
+
+pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts *opts,
+                         pfvm_recompute_report *report, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_recompute(m, g, opts, report, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 /* ---- src/passes/recompute_slice.c ---- */
 /* The input segment's backward pass in channel slices (see recompute.h).
@@ -37114,6 +37746,7 @@ struct pfvm_exec {
     unsigned char *vkind;      /* PFVM__V_* per value id */
     unsigned char *skip;       /* per node: all outputs known, nothing to run */
     const pfvm_tensor **bound; /* stb_ds: bound inputs */
+    const pfvm_tensor **given; /* stb_ds: inputs from pfvm_exec_set_input, for the next bind */
     int64_t *sig;              /* stb_ds: signature of the planned binding */
     int planned;
     pfvm_arena plan_arena;     /* folded constants and inference storage */
@@ -37187,7 +37820,7 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     return PFVM_OK;
 }
 
-pfvm_exec *pfvm_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_status *st)
+static pfvm_exec *pfvm__scoped_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_status *st)
 {
     pfvm_exec *e;
     if (!g)
@@ -37208,6 +37841,16 @@ pfvm_exec *pfvm_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_status *st)
         return NULL;
     }
     return e;
+}
+
+pfvm_exec *pfvm_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_exec *r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_exec_new(m, g, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 static void pfvm__release_dynamic(pfvm_exec *e)
@@ -37304,6 +37947,7 @@ void pfvm_exec_free(pfvm_exec *e)
     stbds_arrfree(e->ins);
     pfvm__free(e->varying);
     stbds_arrfree(e->bound);
+    stbds_arrfree(e->given);
     stbds_arrfree(e->sig);
     stbds_arrfree(e->entries);
     pfvm__free(e->vals);
@@ -37342,7 +37986,7 @@ const pfvm_value *pfvm_exec_output_value(const pfvm_exec *e, int i)
     return i >= 0 && i < pfvm_exec_num_outputs(e) ? e->g->outputs[i] : NULL;
 }
 
-pfvm_code pfvm_exec_set_input_varying(pfvm_exec *e, int i, int varying, pfvm_status *st)
+static pfvm_code pfvm__scoped_exec_set_input_varying(pfvm_exec *e, int i, int varying, pfvm_status *st)
 {
     if (i < 0 || i >= pfvm_exec_num_inputs(e))
         return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s' has no input %d (%d inputs)", e->g->name, i,
@@ -37351,6 +37995,16 @@ pfvm_code pfvm_exec_set_input_varying(pfvm_exec *e, int i, int varying, pfvm_sta
         e->planned = 0;
     e->varying[i] = varying != 0;
     return PFVM_OK;
+}
+
+pfvm_code pfvm_exec_set_input_varying(pfvm_exec *e, int i, int varying, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
+    r = pfvm__scoped_exec_set_input_varying(e, i, varying, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size)
@@ -37594,11 +38248,30 @@ static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
     return PFVM_OK;
 }
 
-pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st)
+/* One slot per input for pfvm_exec_set_input, NULL until given. */
+static int pfvm__given_reserve(pfvm_exec *e)
+{
+    size_t i, old = (size_t)stbds_arrlen(e->given), n = (size_t)pfvm_exec_num_inputs(e);
+    if (old >= n)
+        return 1;
+    if (!pfvm__arrsetlen(e->given, n))
+        return 0;
+    for (i = old; i < n; i++)
+        e->given[i] = NULL;
+    return 1;
+}
+
+static pfvm_code pfvm__scoped_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st)
 {
     int i;
     int64_t *sig = NULL;
     pfvm_code rc;
+    if (!inputs && n == 0 && pfvm_exec_num_inputs(e) > 0) {
+        if (!pfvm__given_reserve(e))
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        inputs = e->given;
+        n = pfvm_exec_num_inputs(e);
+    }
     if (n != pfvm_exec_num_inputs(e))
         return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s' takes %d inputs, %d given", e->g->name,
                           pfvm_exec_num_inputs(e), n);
@@ -37633,6 +38306,16 @@ pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, 
     if (!rc)
         e->planned = 1;
     return rc;
+}
+
+pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
+    r = pfvm__scoped_exec_bind(e, inputs, n, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 /* ---- planning ---------------------------------------------------------------- */
@@ -38070,7 +38753,7 @@ static pfvm_code pfvm__plan(pfvm_exec *e, pfvm_status *st)
     return rc;
 }
 
-pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_status *st)
+static pfvm_code pfvm__scoped_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_status *st)
 {
     if (!e->planned)
         return pfvm__fail(st, PFVM_ERR_INVALID, "no plan: bind inputs first");
@@ -38083,6 +38766,16 @@ pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_sta
     info->entries = e->entries;
     info->n_entries = (int)stbds_arrlen(e->entries);
     return PFVM_OK;
+}
+
+pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
+    r = pfvm__scoped_exec_plan_info(e, info, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 /* ---- running ------------------------------------------------------------------ */
@@ -38373,7 +39066,7 @@ static pfvm_code pfvm__check_node(pfvm_exec *e, const pfvm_node *n, pfvm_status 
     return PFVM_OK;
 }
 
-pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
+static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
 {
     int i, j;
     if (!e->planned)
@@ -38409,6 +39102,16 @@ pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
     return pfvm__feed_back(e, st);
 }
 
+pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
+    r = pfvm__scoped_exec_run(e, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
 const pfvm_tensor *pfvm_exec_output(const pfvm_exec *e, int i)
 {
     const pfvm_value *v = pfvm_exec_output_value(e, i);
@@ -38419,7 +39122,7 @@ const pfvm_tensor *pfvm_exec_output(const pfvm_exec *e, int i)
 
 /* ---- training state ------------------------------------------------------------ */
 
-pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, pfvm_status *st)
+static pfvm_code pfvm__scoped_exec_feedback(pfvm_exec *e, const char *state, const char *next, pfvm_status *st)
 {
     pfvm_value *s = state ? pfvm_graph_find_local(e->g, state) : NULL;
     pfvm_value *n = next ? pfvm_graph_find_local(e->g, next) : NULL;
@@ -38482,7 +39185,17 @@ pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, 
     return PFVM_OK;
 }
 
-int pfvm_exec_feedback_all(pfvm_exec *e, pfvm_status *st)
+pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
+    r = pfvm__scoped_exec_feedback(e, state, next, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static int pfvm__scoped_exec_feedback_all(pfvm_exec *e, pfvm_status *st)
 {
     int i, j, count = 0;
     for (i = 0; i < (int)stbds_arrlen(e->g->outputs); i++) {
@@ -38501,6 +39214,16 @@ int pfvm_exec_feedback_all(pfvm_exec *e, pfvm_status *st)
         }
     }
     return count;
+}
+
+int pfvm_exec_feedback_all(pfvm_exec *e, pfvm_status *st)
+{
+    pfvm__scope sc;
+    int r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
+    r = pfvm__scoped_exec_feedback_all(e, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 /* ---- subgraphs --------------------------------------------------------------- */
@@ -38628,6 +39351,24 @@ static const pfvm__kctx_services *pfvm__exec_services(void)
 pfvm_code pfvm_exec_bind_one(pfvm_exec *e, const pfvm_tensor *input, pfvm_status *st)
 {
     return pfvm_exec_bind(e, &input, 1, st);
+}
+
+pfvm_code pfvm_exec_set_input(pfvm_exec *e, int i, const pfvm_tensor *input, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code rc;
+    if (i < 0 || i >= pfvm_exec_num_inputs(e))
+        return pfvm__fail(st, PFVM_ERR_RANGE, "graph '%s' has no input %d (it takes %d)", e->g->name, i,
+                          pfvm_exec_num_inputs(e));
+    if ((rc = pfvm__check_input(e->ins[i], input, st)) != PFVM_OK)
+        return rc;
+    pfvm__scope_enter(&sc, &e->m->allocator);
+    if (!pfvm__given_reserve(e))
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    else
+        e->given[i] = input;
+    pfvm__scope_leave(&sc);
+    return rc;
 }
 /* ---- src/quantize/quantize.c ---- */
 /* Post-training static quantization: calibration, scales, and the QDQ
@@ -39143,7 +39884,7 @@ static pfvm_code pfvm__q_check(pfvm_model *m, const pfvm_quant_options *opt, pfv
     return PFVM_OK;
 }
 
-pfvm_code pfvm_quantize(pfvm_model *m, const pfvm_tensor *const *inputs, int n_sets, const pfvm_quant_options *opt,
+static pfvm_code pfvm__scoped_quantize(pfvm_model *m, const pfvm_tensor *const *inputs, int n_sets, const pfvm_quant_options *opt,
                         pfvm_quant_report *report, pfvm_status *st)
 {
     pfvm_quant_options defaults;
@@ -39193,6 +39934,17 @@ pfvm_code pfvm_quantize(pfvm_model *m, const pfvm_tensor *const *inputs, int n_s
     if (!rc && report)
         *report = q.rep;
     return rc;
+}
+
+pfvm_code pfvm_quantize(pfvm_model *m, const pfvm_tensor *const *inputs, int n_sets, const pfvm_quant_options *opt,
+                        pfvm_quant_report *report, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_quantize(m, inputs, n_sets, opt, report, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 /* ---- src/ops/registry.c ---- */
 
@@ -39414,7 +40166,7 @@ double pfvm_node_flops(const pfvm_node *n, const pfvm_binding *b)
     return most < 0 ? 0 : most;
 }
 
-pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
+static pfvm_code pfvm__scoped_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
 {
     int i;
     /* with the main graph, the bodies of model-local functions (operators
@@ -39424,6 +40176,16 @@ pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
             if (g->model->functions[i]->body && pfvm__resolve_graph(g->model->functions[i]->body, 0, st))
                 return st ? st->code : PFVM_ERR_INVALID;
     return pfvm__resolve_graph(g, strict, st);
+}
+
+pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_resolve_ops(g, strict, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 /* ---- helpers for operator implementations --------------------------------- */

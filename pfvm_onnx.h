@@ -124,6 +124,15 @@ extern "C" {
  * error; free the model with pfvm_model_free. */
 PFVM_API pfvm_model *pfvm_onnx_load_memory(const void *bytes, size_t size, unsigned flags, pfvm_status *st);
 
+/* How to load a model; a zero-initialized desc gives the defaults. */
+typedef struct pfvm_onnx_load_desc {
+    unsigned flags;        /* PFVM_LOAD_* */
+    pfvm_model_desc model; /* the model's allocator (serves the copied or read bytes too) */
+} pfvm_onnx_load_desc;
+/* pfvm_onnx_load_memory / pfvm_onnx_load_file with a desc (NULL: zero). */
+PFVM_API pfvm_model *pfvm_onnx_load_memory_desc(const void *bytes, size_t size, const pfvm_onnx_load_desc *desc,
+                                                pfvm_status *st);
+
 /* Reads a value file: a TensorProto, SequenceProto or OptionalProto, as
  * the ONNX backend tests store inputs and outputs. The bytes do not say
  * which message they hold, so `hint` is the kind expected (from the graph
@@ -159,6 +168,7 @@ PFVM_API void pfvm_onnx_free(void *bytes);
  * PFVM_LOAD_COPY changes nothing here. NULL and *st set on error (the
  * message starts with the path). */
 PFVM_API pfvm_model *pfvm_onnx_load_file(const char *path, unsigned flags, pfvm_status *st);
+PFVM_API pfvm_model *pfvm_onnx_load_file_desc(const char *path, const pfvm_onnx_load_desc *desc, pfvm_status *st);
 /* pfvm_onnx_read_value on the contents of a file. */
 PFVM_API pfvm_tensor *pfvm_onnx_read_value_file(const char *path, pfvm_kind hint, pfvm_status *st);
 #ifndef PFVM_NO_ONNX_WRITER
@@ -3555,11 +3565,9 @@ static pfvm_model *pfvm__onnx_load(pfvm_model *m, const void *bytes, size_t size
     return m;
 }
 
-pfvm_model *pfvm_onnx_load_memory(const void *bytes, size_t size, unsigned flags, pfvm_status *st)
+static pfvm_model *pfvm__onnx_load_memory(pfvm_model *m, const void *bytes, size_t size, unsigned flags,
+                                          pfvm_status *st)
 {
-    pfvm_model *m = pfvm_model_new(st);
-    if (!m)
-        return NULL;
     if (flags & PFVM_LOAD_COPY) {
         m->owned_bytes = pfvm__malloc(size ? size : 1);
         if (!m->owned_bytes) {
@@ -3573,6 +3581,27 @@ pfvm_model *pfvm_onnx_load_memory(const void *bytes, size_t size, unsigned flags
         flags &= ~PFVM_LOAD_COPY; /* the model owns the bytes now: view them */
     }
     return pfvm__onnx_load(m, bytes, size, flags, st);
+}
+
+pfvm_model *pfvm_onnx_load_memory_desc(const void *bytes, size_t size, const pfvm_onnx_load_desc *desc,
+                                       pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_model *m = pfvm_model_new_desc(desc ? &desc->model : NULL, st);
+    if (!m)
+        return NULL;
+    pfvm__scope_enter(&sc, &m->allocator);
+    m = pfvm__onnx_load_memory(m, bytes, size, desc ? desc->flags : 0, st);
+    pfvm__scope_leave(&sc);
+    return m;
+}
+
+pfvm_model *pfvm_onnx_load_memory(const void *bytes, size_t size, unsigned flags, pfvm_status *st)
+{
+    pfvm_onnx_load_desc d;
+    memset(&d, 0, sizeof d);
+    d.flags = flags;
+    return pfvm_onnx_load_memory_desc(bytes, size, &d, st);
 }
 
 /* ---- value files (TensorProto, SequenceProto, OptionalProto) ---------------------- */
@@ -3723,16 +3752,12 @@ static const char *pfvm__onnx_dirname(pfvm_model *m, const char *path)
     return slash == path ? "/" : pfvm_model_strndup(m, path, (size_t)(slash - path));
 }
 
-pfvm_model *pfvm_onnx_load_file(const char *path, unsigned flags, pfvm_status *st)
+static pfvm_model *pfvm__onnx_load_file(pfvm_model *m, const char *path, unsigned flags, pfvm_status *st)
 {
     void *bytes;
     size_t size;
-    pfvm_model *m;
-    if (pfvm_onnx_read_file(path, &bytes, &size, st))
-        return NULL;
-    m = pfvm_model_new(st);
-    if (!m) {
-        pfvm__free(bytes);
+    if (pfvm_onnx_read_file(path, &bytes, &size, st)) {
+        pfvm_model_free(m);
         return NULL;
     }
     m->owned_bytes = bytes; /* weights are viewed in place */
@@ -3745,6 +3770,26 @@ pfvm_model *pfvm_onnx_load_file(const char *path, unsigned flags, pfvm_status *s
     if (!m)
         pfvm__prefix(st, "%s", path);
     return m;
+}
+
+pfvm_model *pfvm_onnx_load_file_desc(const char *path, const pfvm_onnx_load_desc *desc, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_model *m = pfvm_model_new_desc(desc ? &desc->model : NULL, st);
+    if (!m)
+        return NULL;
+    pfvm__scope_enter(&sc, &m->allocator);
+    m = pfvm__onnx_load_file(m, path, desc ? desc->flags : 0, st);
+    pfvm__scope_leave(&sc);
+    return m;
+}
+
+pfvm_model *pfvm_onnx_load_file(const char *path, unsigned flags, pfvm_status *st)
+{
+    pfvm_onnx_load_desc d;
+    memset(&d, 0, sizeof d);
+    d.flags = flags;
+    return pfvm_onnx_load_file_desc(path, &d, st);
 }
 
 pfvm_tensor *pfvm_onnx_read_value_file(const char *path, pfvm_kind hint, pfvm_status *st)
@@ -4581,7 +4626,7 @@ static pfvm_code pfvm__onnx_encode(pfvm__onnx_enc_fn fn, const void *arg, void *
     return PFVM_OK;
 }
 
-pfvm_code pfvm_onnx_save_memory(const pfvm_model *m, void **bytes, size_t *size, pfvm_status *st)
+static pfvm_code pfvm__scoped_onnx_save_memory(const pfvm_model *m, void **bytes, size_t *size, pfvm_status *st)
 {
     pfvm_code rc;
     *bytes = NULL;
@@ -4592,6 +4637,16 @@ pfvm_code pfvm_onnx_save_memory(const pfvm_model *m, void **bytes, size_t *size,
     if (!rc)
         pfvm__ok(st);
     return rc;
+}
+
+pfvm_code pfvm_onnx_save_memory(const pfvm_model *m, void **bytes, size_t *size, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_onnx_save_memory(m, bytes, size, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 pfvm_code pfvm_onnx_write_value(const pfvm_tensor *t, void **bytes, size_t *size, pfvm_status *st)
@@ -4619,7 +4674,7 @@ static pfvm_code pfvm__onnx_write_file(const char *path, const void *bytes, size
     return ok ? PFVM_OK : pfvm__fail(st, PFVM_ERR_IO, "cannot write '%s'", path);
 }
 
-pfvm_code pfvm_onnx_save_file(const pfvm_model *m, const char *path, pfvm_status *st)
+static pfvm_code pfvm__scoped_onnx_save_file(const pfvm_model *m, const char *path, pfvm_status *st)
 {
     void *bytes;
     size_t size;
@@ -4629,6 +4684,16 @@ pfvm_code pfvm_onnx_save_file(const pfvm_model *m, const char *path, pfvm_status
     rc = pfvm__onnx_write_file(path, bytes, size, st);
     pfvm__free(bytes);
     return rc;
+}
+
+pfvm_code pfvm_onnx_save_file(const pfvm_model *m, const char *path, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_onnx_save_file(m, path, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 pfvm_code pfvm_onnx_write_value_file(const pfvm_tensor *t, const char *path, pfvm_status *st)

@@ -44,7 +44,7 @@ int main(int argc, char **argv)
     }
     if (!(m = pfvm_onnx_load_memory(mb, mn, 0, &st)) || !(e = pfvm_exec_new(m, NULL, &st)) ||
         !(x = pfvm_onnx_read_value(ib, in, PFVM_KIND_TENSOR, &st)) ||
-        pfvm_exec_bind(e, (const pfvm_tensor *const *)&x, 1, &st) || pfvm_exec_run(e, &st)) {
+        pfvm_exec_bind_one(e, x, &st) || pfvm_exec_run(e, &st)) {
         fprintf(stderr, "FAIL: %s\n", st.msg);
         return 1;
     }

@@ -1,7 +1,11 @@
 /* accel layouts: the notation round-trips, index math both ways on the
  * classic examples, and layout conversions as move lists that, applied to
  * per-PE memories, give exactly the destination layout. Run from the
- * repository root. */
+ * repository root.
+ *
+ * pfvm:white-box: the data-movement planner (pfvm__accel_moves) is internal
+ *   to src/accel.
+ */
 #include "accel/layout.h"
 
 #include <math.h>

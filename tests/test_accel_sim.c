@@ -2,7 +2,11 @@
  * values and cycle counts; a layout conversion's moves, emitted as copies,
  * turn a tensor into its new layout; bad programs (overflow, reading
  * unwritten memory, unknown instructions) get one error naming the line.
- * Run from the repository root. */
+ * Run from the repository root.
+ *
+ * pfvm:white-box: the data-movement planner (pfvm__accel_moves) is internal
+ *   to src/accel.
+ */
 #include "accel/sim.h"
 
 #include <math.h>

@@ -76,7 +76,7 @@ static pfvm_code run_once(const unsigned char *model, size_t model_n, const unsi
         rc = st->code;
         goto done;
     }
-    if ((rc = pfvm_exec_bind(e, (const pfvm_tensor *const *)&x, 1, st)) != PFVM_OK ||
+    if ((rc = pfvm_exec_bind_one(e, x, st)) != PFVM_OK ||
         (rc = pfvm_exec_run(e, st)) != PFVM_OK)
         goto done;
     if (out) {

@@ -205,7 +205,7 @@ static void tb_ints_attr(pfvm_node *n, const char *name, const int64_t *v, int c
 static int64_t tb_count_op(const pfvm_graph *g, const char *op, int from)
 {
     int i, c = 0;
-    for (i = from; i < (int)stbds_arrlen(g->nodes); i++)
+    for (i = from; i < pfvm_graph_num_nodes(g); i++)
         if (!strcmp(g->nodes[i]->op_type, op))
             c++;
     return c;
@@ -241,7 +241,7 @@ static void tb_check(tb *t)
     pfvm_autodiff_result res;
     pfvm_exec *e = NULL;
     pfvm_tensor *w[TB_MAX], *all[2 * TB_MAX], *out_shape[TB_MAX], out_shape_buf[TB_MAX];
-    int n_y = (int)stbds_arrlen(t->g->outputs), n_all, i, j, k, bad = 0;
+    int n_y = pfvm_graph_num_outputs(t->g), n_all, i, j, k, bad = 0;
     char what[160];
     memset(w, 0, sizeof w);
     if (t->st.code) {
@@ -252,7 +252,7 @@ static void tb_check(tb *t)
     /* the forward outputs' shapes, for the seeds */
     memset(out_shape, 0, sizeof out_shape);
     e = pfvm_exec_new(t->m, NULL, &t->st);
-    if (!e || pfvm_exec_bind(e, (const pfvm_tensor *const *)t->ins, t->n_ins, &t->st) || pfvm_exec_run(e, &t->st)) {
+    if (!e || pfvm_exec_bind(e, pfvm_tensors_const(t->ins), t->n_ins, &t->st) || pfvm_exec_run(e, &t->st)) {
         CHECK_MSG(0, "%s: running the forward graph: %s", t->label, t->st.msg);
         goto done;
     }
@@ -297,7 +297,7 @@ static void tb_check(tb *t)
         w[j] = all[n_all];
         n_all++;
     }
-    if (pfvm_exec_bind(e, (const pfvm_tensor *const *)all, n_all, &t->st) || pfvm_exec_run(e, &t->st)) {
+    if (pfvm_exec_bind(e, pfvm_tensors_const(all), n_all, &t->st) || pfvm_exec_run(e, &t->st)) {
         CHECK_MSG(0, "%s: running the training graph: %s", t->label, t->st.msg);
         goto free_seeds;
     }
@@ -343,11 +343,11 @@ static void tb_check(tb *t)
                 double x0 = pfvm_tensor_get_f64(x, i), h = h_rel * (fabs(x0) > 1 ? fabs(x0) : 1), fp, fm, num;
                 tb_set(x, i, x0 + h);
                 h = pfvm_tensor_get_f64(x, i) - x0;
-                if (pfvm_exec_bind(e, (const pfvm_tensor *const *)all, n_all, &t->st) || pfvm_exec_run(e, &t->st))
+                if (pfvm_exec_bind(e, pfvm_tensors_const(all), n_all, &t->st) || pfvm_exec_run(e, &t->st))
                     break;
                 fp = tb_objective(e, n_y, w);
                 tb_set(x, i, x0 - h);
-                if (pfvm_exec_bind(e, (const pfvm_tensor *const *)all, n_all, &t->st) || pfvm_exec_run(e, &t->st))
+                if (pfvm_exec_bind(e, pfvm_tensors_const(all), n_all, &t->st) || pfvm_exec_run(e, &t->st))
                     break;
                 fm = tb_objective(e, n_y, w);
                 tb_set(x, i, x0);
@@ -422,7 +422,7 @@ static void gelu_values(void)
         n = tb_op(&t, "Gelu", &x, 1, 1);
         pfvm_node_set_attr_string(n, "approximate", modes[m], NULL);
         e = pfvm_exec_new(t.m, NULL, &t.st);
-        CHECK(e && !pfvm_exec_bind(e, (const pfvm_tensor *const *)t.ins, 1, &t.st) && !pfvm_exec_run(e, &t.st));
+        CHECK(e && !pfvm_exec_bind(e, pfvm_tensors_const(t.ins), 1, &t.st) && !pfvm_exec_run(e, &t.st));
         if (e) {
             const double *y = (const double *)pfvm_exec_output(e, 0)->data;
             CHECK_MSG(fabs(y[0] - want[m][0]) < 1e-12 && fabs(y[1] - want[m][1]) < 1e-12, "gelu %s: %.17g %.17g", modes[m],
@@ -926,7 +926,7 @@ static void torch_fixture(const char *name)
             goto done;
     }
     e = pfvm_exec_new(m, NULL, &st);
-    if (!e || pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, 2, &st) || pfvm_exec_run(e, &st)) {
+    if (!e || pfvm_exec_bind(e, pfvm_tensors_const(ins), 2, &st) || pfvm_exec_run(e, &st)) {
         CHECK_MSG(0, "%s: %s", name, st.msg);
         goto done;
     }
@@ -1006,7 +1006,7 @@ static void test_node_suite(void)
         if (!(m = pfvm_onnx_load_file(path, 0, &st)))
             continue;
         memset(seeds, 0, sizeof seeds);
-        for (i = 0; i < (int)stbds_arrlen(m->graph->inputs) && n_in < 32 && good; i++) {
+        for (i = 0; i < pfvm_graph_num_inputs(m->graph) && n_in < 32 && good; i++) {
             pfvm_value *v = m->graph->inputs[i];
             if (v->init)
                 continue;
@@ -1021,11 +1021,11 @@ static void test_node_suite(void)
                 wrt[n_wrt++] = v->name;
             n_in++;
         }
-        if (!good || !n_wrt || stbds_arrlen(m->graph->outputs) > 32)
+        if (!good || !n_wrt || pfvm_graph_num_outputs(m->graph) > 32)
             goto next;
         /* the outputs' shapes, for the seeds */
         e = pfvm_exec_new(m, NULL, &st);
-        if (!e || pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, n_in, &st) || pfvm_exec_run(e, &st))
+        if (!e || pfvm_exec_bind(e, pfvm_tensors_const(ins), n_in, &st) || pfvm_exec_run(e, &st))
             goto next;
         for (j = 0; j < pfvm_exec_num_outputs(e); j++) {
             const pfvm_tensor *y = pfvm_exec_output(e, j);
@@ -1058,13 +1058,13 @@ static void test_node_suite(void)
         for (i = 0; i < n_in; i++)
             all[i] = ins[i];
         for (i = 0; i < res.n_seeds; i++) {
-            for (j = 0; j < (int)stbds_arrlen(m->graph->outputs); j++)
+            for (j = 0; j < pfvm_graph_num_outputs(m->graph); j++)
                 if (m->graph->outputs[j] == res.ys[i])
                     break;
             all[n_all++] = j < 32 ? seeds[j] : NULL;
         }
         e = pfvm_exec_new(m, NULL, &st);
-        if (!e || pfvm_exec_bind(e, (const pfvm_tensor *const *)all, n_all, &st) || pfvm_exec_run(e, &st)) {
+        if (!e || pfvm_exec_bind(e, pfvm_tensors_const(all), n_all, &st) || pfvm_exec_run(e, &st)) {
             CHECK_MSG(0, "%s: the training graph does not run: %s", de->d_name, st.msg);
             bad++;
             goto next;
@@ -1149,8 +1149,8 @@ static void test_api(void)
     CHECK(pfvm_autodiff(t.m, NULL, &o, &res, &t.st) == PFVM_OK);
     CHECK(res.n_wrt == 3 && res.n_unreachable == 1 && res.n_seeds == 1);
     CHECK(res.n_wrt == 3 && !strcmp(res.grads[0]->name, "W_grad") && !strcmp(res.grads[2]->name, "U_grad"));
-    CHECK((int)stbds_arrlen(t.g->outputs) == 5);
-    CHECK((int)stbds_arrlen(t.g->inputs) == 1); /* no seed inputs with a loss */
+    CHECK(pfvm_graph_num_outputs(t.g) == 5);
+    CHECK(pfvm_graph_num_inputs(t.g) == 1); /* no seed inputs with a loss */
     e = pfvm_exec_new(t.m, NULL, &t.st);
     CHECK(e != NULL);
     if (e) {
@@ -1189,8 +1189,8 @@ static void test_api(void)
         oo.lr = 0.1;
         CHECK(pfvm_autodiff(t.m, NULL, &o, &res, &t.st) == PFVM_OK);
         CHECK(pfvm_autodiff_optimizer(t.m, NULL, &res, &oo, &t.st) == PFVM_OK);
-        CHECK_MSG((int)stbds_arrlen(t.g->outputs) == (kind == PFVM_OPTIMIZER_SGD ? 8 : 15), "%d outputs",
-                  (int)stbds_arrlen(t.g->outputs));
+        CHECK_MSG(pfvm_graph_num_outputs(t.g) == (kind == PFVM_OPTIMIZER_SGD ? 8 : 15), "%d outputs",
+                  pfvm_graph_num_outputs(t.g));
         e = pfvm_exec_new(t.m, NULL, &t.st);
         CHECK(e != NULL);
         if (e) {

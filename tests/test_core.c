@@ -1,4 +1,8 @@
-/* Unit tests of the core modules: base, sym, ir, registry, planner. */
+/* Unit tests of the core modules: base, sym, ir, registry, planner.
+ *
+ * pfvm:white-box: base's checked size arithmetic, raw allocation and status
+ *   helpers (pfvm__mul_size, pfvm__malloc, pfvm__fail) have no public face.
+ */
 #include "base/base.h"
 #include "sym/sym.h"
 #include "ir/ir.h"
@@ -267,7 +271,7 @@ static void test_planner(void)
     e = pfvm_exec_new(m, NULL, &st);
     CHECK_MSG(e != NULL, "%s", st.msg);
     in = pfvm_tensor_view(PFVM_FLOAT, 1, dims, data, &st);
-    CHECK(pfvm_exec_bind(e, (const pfvm_tensor *const *)&in, 1, &st) == PFVM_OK);
+    CHECK(pfvm_exec_bind_one(e, in, &st) == PFVM_OK);
     CHECK(pfvm_exec_run(e, &st) == PFVM_OK);
     CHECK(pfvm_exec_plan_info(e, &info, &st) == PFVM_OK);
     /* ten 256-byte intermediates live two at a time */
@@ -281,7 +285,7 @@ static void test_planner(void)
     {
         int64_t bad[1] = {63};
         pfvm_tensor *b = pfvm_tensor_view(PFVM_FLOAT, 1, bad, data, &st);
-        CHECK(pfvm_exec_bind(e, (const pfvm_tensor *const *)&b, 1, &st) == PFVM_ERR_SHAPE && strstr(st.msg, "'x'"));
+        CHECK(pfvm_exec_bind_one(e, b, &st) == PFVM_ERR_SHAPE && strstr(st.msg, "'x'"));
         pfvm_tensor_free(b);
     }
     pfvm_tensor_free(in);

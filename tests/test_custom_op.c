@@ -39,7 +39,7 @@ static const pfvm_op_def scale_pure_op = {
 static int count_op(const pfvm_graph *g, const char *op_type)
 {
     int i, n = 0;
-    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++)
         if (!strcmp(g->nodes[i]->op_type, op_type))
             n++;
     return n;

@@ -5,7 +5,11 @@
  * form only where broadcasting is proven; a fused model saves as ONNX with
  * model-local functions, loads back and runs; intermediates of a group are
  * not planned (smaller arena); a function the engine cannot compile runs
- * as a subgraph. */
+ * as a subgraph.
+ *
+ * pfvm:white-box: model-local functions are added to m->functions by hand (no
+ *   public builder yet).
+ */
 #include "exec/exec.h"
 #include "ops/fused.h"
 #include "passes/passes.h"
@@ -180,7 +184,7 @@ static pfvm_tensor **run_model(pfvm_model *m, const char *passes, pfvm_tensor **
     e = pfvm_exec_new(m, NULL, st);
     if (!e)
         return NULL;
-    if (!pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, pfvm_exec_num_inputs(e), st) && !pfvm_exec_run(e, st)) {
+    if (!pfvm_exec_bind(e, pfvm_tensors_const(ins), pfvm_exec_num_inputs(e), st) && !pfvm_exec_run(e, st)) {
         *n_out = pfvm_exec_num_outputs(e);
         outs = (pfvm_tensor **)calloc((size_t)*n_out + 1, sizeof *outs);
         for (i = 0; i < *n_out; i++)
@@ -205,7 +209,7 @@ static int same_tensor(const pfvm_tensor *a, const pfvm_tensor *b)
 static int count_op_prefix(const pfvm_graph *g, const char *prefix)
 {
     int i, n = 0;
-    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++)
         n += !strncmp(g->nodes[i]->op_type, prefix, strlen(prefix));
     return n;
 }
@@ -622,7 +626,7 @@ static void test_roundtrip(void)
     if (m2) {
         CHECK(stbds_arrlen(m2->functions) == 1 && !strcmp(m2->functions[0]->domain, "pfvm"));
         CHECK(pfvm_model_opset(m2, "pfvm") == 1 && m2->ir_version >= 8);
-        CHECK(stbds_arrlen(m2->graph->nodes) == 1 && !strcmp(m2->graph->nodes[0]->domain, "pfvm"));
+        CHECK(pfvm_graph_num_nodes(m2->graph) == 1 && !strcmp(m2->graph->nodes[0]->domain, "pfvm"));
         rc = run_model(m2, NULL, ins, &nc, &arena_c, &st);
         CHECK_MSG(rc && nc == 1 && same_tensor(ra[0], rc[0]), "%s", st.msg);
         CHECK(arena_c == arena_b);
@@ -630,7 +634,7 @@ static void test_roundtrip(void)
             free_tensors(rc, nc);
         /* optimizing a loaded fused model again changes nothing */
         CHECK(pfvm_optimize(m2, NULL, &rep, &st) == PFVM_OK);
-        CHECK(stbds_arrlen(m2->graph->nodes) == 1);
+        CHECK(pfvm_graph_num_nodes(m2->graph) == 1);
         pfvm_model_free(m2);
     }
     pfvm_onnx_free(bytes);

@@ -189,8 +189,8 @@ static void set_attrs(pfvm_model *m, pfvm_node *n, const char *s)
         } else if (*s == '{') {
             int cnt = 0;
             a = pfvm_node_add_attr(n, name, PFVM_ATTR_STRINGS, NULL);
-            a->strings = (const char **)pfvm__arena_alloc(&m->arena, sizeof(char *) * 16);
-            a->strings_len = (size_t *)pfvm__arena_alloc(&m->arena, sizeof(size_t) * 16);
+            a->strings = (const char **)pfvm_model_alloc(m, sizeof(char *) * 16);
+            a->strings_len = (size_t *)pfvm_model_alloc(m, sizeof(size_t) * 16);
             s++;
             while (*s != '}') {
                 const char *e = s;
@@ -221,7 +221,7 @@ static void set_attrs(pfvm_model *m, pfvm_node *n, const char *s)
             s++;
             if (isf) {
                 a = pfvm_node_add_attr(n, name, PFVM_ATTR_FLOATS, NULL);
-                a->floats = (float *)pfvm__arena_alloc(&m->arena, sizeof(float) * (size_t)(cnt ? cnt : 1));
+                a->floats = (float *)pfvm_model_alloc(m, sizeof(float) * (size_t)(cnt ? cnt : 1));
                 for (k = 0; k < cnt; k++)
                     a->floats[k] = (float)v[k];
                 a->n = cnt;

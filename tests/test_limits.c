@@ -153,10 +153,10 @@ static void test_loop_iterations(void)
     l = pfvm_exec_limits(e);
     l.max_loop_iterations = 5;
     pfvm_exec_set_limits(e, &l);
-    CHECK(pfvm_exec_bind(e, (const pfvm_tensor *const *)in, 3, &st) == PFVM_OK && pfvm_exec_run(e, &st) == PFVM_OK);
+    CHECK(pfvm_exec_bind(e, pfvm_tensors_const(in), 3, &st) == PFVM_OK && pfvm_exec_run(e, &st) == PFVM_OK);
     l.max_loop_iterations = 4;
     pfvm_exec_set_limits(e, &l);
-    CHECK(pfvm_exec_bind(e, (const pfvm_tensor *const *)in, 3, &st) == PFVM_OK);
+    CHECK(pfvm_exec_bind(e, pfvm_tensors_const(in), 3, &st) == PFVM_OK);
     CHECK(pfvm_exec_run(e, &st) == PFVM_ERR_RUNTIME);
     CHECK(strstr(st.msg, "Loop") && strstr(st.msg, "limit of 4 iterations"));
     printf("loop limit: %s\n", st.msg);

@@ -18,6 +18,9 @@
  *   ./a.out                  run the tests (from the repository root)
  *   ./a.out --save DIR       also write every round-tripped suite model to DIR
  *                            (then run onnx's checker: tools/onnx_check.py on them)
+ *
+ * pfvm:white-box: sequences and optionals are built by hand (no public
+ *   constructor yet) and a directory listing uses stb_ds.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "onnx/onnx_io.h"
@@ -192,14 +195,14 @@ static int same_node(const pfvm_node *x, const pfvm_node *y)
 static int same_graph(const pfvm_graph *a, const pfvm_graph *b)
 {
     int i;
-    if (!same_str(a->name, b->name) || !same_str(a->doc, b->doc) || stbds_arrlen(a->nodes) != stbds_arrlen(b->nodes) ||
+    if (!same_str(a->name, b->name) || !same_str(a->doc, b->doc) || pfvm_graph_num_nodes(a) != pfvm_graph_num_nodes(b) ||
         !same_values(a->inputs, b->inputs, 1) || !same_values(a->outputs, b->outputs, 1) ||
         !same_values(a->inits, b->inits, 0))
         return 0;
-    for (i = 0; i < (int)stbds_arrlen(a->nodes); i++)
+    for (i = 0; i < pfvm_graph_num_nodes(a); i++)
         if (!same_node(a->nodes[i], b->nodes[i]))
             return 0;
-    for (i = 0; i < (int)stbds_arrlen(a->inits); i++)
+    for (i = 0; i < pfvm_graph_num_initializers(a); i++)
         if (!same_tensor(a->inits[i]->init, b->inits[i]->init) || a->inits[i]->is_input != b->inits[i]->is_input)
             return 0;
     /* value_info: the same values carry the same declared types */
@@ -431,11 +434,11 @@ static void test_named_models(void)
         CHECK_MSG(m != NULL, "%s: %s", cases[i], st.msg);
         if (!m)
             continue;
-        CHECK(stbds_arrlen(m->graph->nodes) > 0);
+        CHECK(pfvm_graph_num_nodes(m->graph) > 0);
         CHECK_MSG(round_trip(m, path), "%s", cases[i]);
         CHECK(pfvm_graph_verify(m->graph, &st) == PFVM_OK);
         if (!strcmp(cases[i], "test_if")) {
-            const pfvm_node *n = m->graph->nodes[stbds_arrlen(m->graph->nodes) - 1];
+            const pfvm_node *n = m->graph->nodes[pfvm_graph_num_nodes(m->graph) - 1];
             const pfvm_attr *then = pfvm_node_attr(n, "then_branch");
             CHECK(!strcmp(n->op_type, "If") && then && then->type == PFVM_ATTR_GRAPH && then->g);
             CHECK(then && then->g && then->g->parent == m->graph && then->g->owner == n);
@@ -651,7 +654,7 @@ static void test_outer_scope(void)
         pfvm_value *late = pfvm_graph_find_local(main, "late");
         const pfvm_node *ifn = NULL;
         int i;
-        for (i = 0; i < (int)stbds_arrlen(main->nodes); i++)
+        for (i = 0; i < pfvm_graph_num_nodes(main); i++)
             if (!strcmp(main->nodes[i]->op_type, "If"))
                 ifn = main->nodes[i];
         CHECK(late && late->graph == main && late->producer && !strcmp(late->producer->op_type, "Relu"));
@@ -919,7 +922,7 @@ static void test_functions_and_attrs(void)
         const pfvm_value *w = pfvm_graph_find_local(model->graph, "w");
         const pfvm_attr *blob = pfvm_node_attr(call, "blob");
         CHECK(fu && !strcmp(fu->name, "Scale") && !strcmp(fu->domain, "local") && fu->n_attr_names == 1);
-        CHECK(fu && stbds_arrlen(fu->body->nodes) == 2 && fu->body->nodes[0]->attrs[0].ref_attr_name &&
+        CHECK(fu && pfvm_graph_num_nodes(fu->body) == 2 && fu->body->nodes[0]->attrs[0].ref_attr_name &&
               !strcmp(fu->body->nodes[0]->attrs[0].ref_attr_name, "alpha"));
         CHECK(fu && fu->n_opsets == 1 && fu->opsets[0].version == 17);
         CHECK(!strcmp(call->domain, "local") && !strcmp(call->doc, "calls the local function"));
@@ -1350,8 +1353,8 @@ static void check_saved_in_place(pfvm_model *model, const char *label)
         memcpy(at, bytes, size);
         back = pfvm_onnx_load_memory(at, size, 0, &st);
         CHECK_MSG(back != NULL, "%s: %s", label, st.msg);
-        n = back ? (int)stbds_arrlen(back->graph->inits) : 0;
-        CHECK(n == (int)stbds_arrlen(model->graph->inits));
+        n = back ? pfvm_graph_num_initializers(back->graph) : 0;
+        CHECK(n == pfvm_graph_num_initializers(model->graph));
         for (i = 0; i < n; i++) {
             const pfvm_tensor *t = back->graph->inits[i]->init, *o = model->graph->inits[i]->init;
             const unsigned char *d = (const unsigned char *)t->data;
@@ -1581,8 +1584,8 @@ static void test_values(void)
     {
         int64_t d1[1] = {2};
         t = pfvm_tensor_new(PFVM_STRING, 1, d1, &st);
-        ((char **)t->data)[0] = pfvm__strdup("hello");
-        ((char **)t->data)[1] = pfvm__strdup("");
+        pfvm_tensor_set_string(t, 0, "hello", NULL);
+        pfvm_tensor_set_string(t, 1, "", NULL);
         CHECK(pfvm_onnx_write_value(t, &bytes, &size, &st) == PFVM_OK);
         back = pfvm_onnx_read_value(bytes, size, PFVM_KIND_TENSOR, &st);
         pfvm_onnx_free(bytes);
@@ -1799,7 +1802,7 @@ static void fuzz_suite(int rounds)
         snprintf(path, sizeof path, NODE_DIR "%s/model.onnx", e->d_name);
         fuzz_file(path, 1, PFVM_KIND_UNKNOWN, rounds, seed++);
         m = pfvm_onnx_load_file(path, 0, &st);
-        for (i = 0; m && i < (int)stbds_arrlen(m->graph->outputs); i++) {
+        for (i = 0; m && i < pfvm_graph_num_outputs(m->graph); i++) {
             snprintf(path, sizeof path, NODE_DIR "%s/test_data_set_0/output_%d.pb", e->d_name, i);
             fuzz_file(path, 0, value_kind(m->graph->outputs[i]), rounds / 4 + 1, seed++);
         }

@@ -693,9 +693,9 @@ static void test_where(void)
     {
         /* strings */
         pfvm_tensor *sx = pfvm_tensor_new(PFVM_STRING, 1, d2, NULL), *sy = pfvm_tensor_new(PFVM_STRING, 0, NULL, NULL);
-        ((char **)sx->data)[0] = pfvm__strdup("a");
-        ((char **)sx->data)[1] = pfvm__strdup("b");
-        ((char **)sy->data)[0] = pfvm__strdup("z");
+        pfvm_tensor_set_string(sx, 0, "a", NULL);
+        pfvm_tensor_set_string(sx, 1, "b", NULL);
+        pfvm_tensor_set_string(sy, 0, "z", NULL);
         sx->owns_strings = sy->owns_strings = 1;
         ins[1] = sx;
         ins[2] = sy;
@@ -864,7 +864,7 @@ static void test_cast_strings(void)
     drop(y);
     ts = pfvm_tensor_new(PFVM_STRING, 1, d6, NULL);
     for (i = 0; i < 6; i++)
-        ((char **)ts->data)[i] = pfvm__strdup(texts[i]);
+        pfvm_tensor_set_string(ts, i, texts[i], NULL);
     ts->owns_strings = 1;
     {
         double w[6] = {1000, -INFINITY, NAN, INFINITY, 0.47892547f, 2.5};

@@ -78,7 +78,7 @@ static pfvm_code tc_run(tcase *t)
     t->e = pfvm_exec_new(t->m, NULL, &t->st);
     if (!t->e)
         return t->st.code;
-    if (pfvm_exec_bind(t->e, (const pfvm_tensor *const *)t->bound, t->n_bound, &t->st))
+    if (pfvm_exec_bind(t->e, pfvm_tensors_const(t->bound), t->n_bound, &t->st))
         return t->st.code;
     return pfvm_exec_run(t->e, &t->st);
 }

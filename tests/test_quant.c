@@ -394,12 +394,12 @@ static void test_quantize_model(void)
 
     memset(&opt, 0, sizeof opt);
     opt.per_channel = 1;
-    CHECK_MSG(pfvm_quantize(m, (const pfvm_tensor *const *)calib, 4, &opt, &rep, &st) == PFVM_OK, "%s", st.msg);
+    CHECK_MSG(pfvm_quantize(m, pfvm_tensors_const(calib), 4, &opt, &rep, &st) == PFVM_OK, "%s", st.msg);
     CHECK(rep.nodes == 3 && rep.weights == 2 && rep.biases == 1);
     /* c1 feeds only the Relu: quantized after it, not before; y is the graph output: float */
     CHECK(rep.activations == 2);
     CHECK(pfvm_optimize(m, "qlinear,fold,dce", NULL, &st) == PFVM_OK);
-    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++) {
         n_qconv += !strcmp(g->nodes[i]->op_type, "QLinearConv");
         n_conv += !strcmp(g->nodes[i]->op_type, "Conv");
     }

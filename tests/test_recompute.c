@@ -61,7 +61,7 @@ static pfvm_binding bind_n(pfvm_model *m, int64_t n)
 static int count_copies(const pfvm_graph *g)
 {
     int i, n = 0;
-    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++)
         n += pfvm_node_is_recompute(g->nodes[i]);
     return n;
 }
@@ -82,7 +82,7 @@ static int run_mlp(pfvm_model *m, int width, int64_t n, pfvm_tensor **outs, int 
         ((float *)in[0]->data)[i] = (float)sin((double)i * 0.37);
     for (i = 0; i < n; i++)
         ((int64_t *)in[1]->data)[i] = (i * 7) % 10;
-    if (!e || pfvm_exec_bind(e, (const pfvm_tensor *const *)in, 2, &st) || pfvm_exec_run(e, &st)) {
+    if (!e || pfvm_exec_bind(e, pfvm_tensors_const(in), 2, &st) || pfvm_exec_run(e, &st)) {
         fprintf(stderr, "run: %s\n", st.msg);
     } else {
         no = pfvm_exec_num_outputs(e);
@@ -177,7 +177,7 @@ static int run_fixture(pfvm_model *m, const char *name, pfvm_tensor **outs, int 
         CHECK_MSG(ins[i] != NULL, "%s: %s", path, st.msg);
     }
     if (ins[0] && ins[1] && (e = pfvm_exec_new(m, NULL, &st)) &&
-        !pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, 2, &st) && !pfvm_exec_run(e, &st))
+        !pfvm_exec_bind(e, pfvm_tensors_const(ins), 2, &st) && !pfvm_exec_run(e, &st))
         for (n = 0; n < pfvm_exec_num_outputs(e) && n < cap; n++)
             outs[n] = pfvm_tensor_clone(pfvm_exec_output(e, n), &st);
     else
@@ -256,7 +256,7 @@ static int run_stem(pfvm_model *m, int64_t n, pfvm_tensor **outs, int cap)
             ((float *)in[0]->data)[i] = (float)(2 * nets_urand() - 1);
         for (i = 0; i < n; i++)
             ((int64_t *)in[1]->data)[i] = i % 10;
-        if (pfvm_exec_bind(e, (const pfvm_tensor *const *)in, 2, &st) || pfvm_exec_run(e, &st))
+        if (pfvm_exec_bind(e, pfvm_tensors_const(in), 2, &st) || pfvm_exec_run(e, &st))
             CHECK_MSG(0, "stem cnn: %s", st.msg);
         else
             for (k = 0; k < pfvm_exec_num_outputs(e) && k < cap; k++)

@@ -112,7 +112,7 @@ static void check_model(const char *model_path, const char *input_path, int quan
     CHECK_MSG(e != NULL, "%s: %s", model_path, st.msg);
     if (!e)
         goto out;
-    CHECK_MSG(pfvm_exec_bind(e, (const pfvm_tensor *const *)&x, 1, &st) == PFVM_OK, "%s: %s", model_path, st.msg);
+    CHECK_MSG(pfvm_exec_bind_one(e, x, &st) == PFVM_OK, "%s: %s", model_path, st.msg);
     for (r = 0; r < 2; r++) {
         calls = bytes = 0;
         CHECK_MSG(pfvm_exec_run(e, &st) == PFVM_OK, "%s: %s", model_path, st.msg);

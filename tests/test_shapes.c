@@ -1,6 +1,10 @@
 /* Symbolic shape inference of single operators, built with the IR builder:
  * results are compared as printed shapes; error cases must name the node
- * and the op. */
+ * and the op.
+ *
+ * pfvm:white-box: the shape-check and pass-pipeline internals
+ *   (pfvm__infer_check_fed, pfvm__run_pipeline) are tested directly.
+ */
 #include "exec/exec.h"
 #include "passes/passes.h"
 #include "shape/infer.h"
@@ -654,7 +658,7 @@ static void test_loop_growing(void)
     CHECK(e != NULL);
     if (e) {
         pfvm_exec_check_shapes(e, 1);
-        CHECK_MSG(pfvm_exec_bind(e, (const pfvm_tensor *const *)ti, 2, &f.st) == PFVM_OK &&
+        CHECK_MSG(pfvm_exec_bind(e, pfvm_tensors_const(ti), 2, &f.st) == PFVM_OK &&
                       pfvm_exec_run(e, &f.st) == PFVM_OK,
                   "%s", f.st.msg);
         CHECK(pfvm_exec_output(e, 0)->dims[1] == 3);

@@ -122,7 +122,7 @@ static void out_(fx *f, pfvm_value *v)
 static int count(const pfvm_graph *g, const char *o)
 {
     int i, n = 0;
-    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++)
         n += !strcmp(g->nodes[i]->op_type, o);
     return n;
 }
@@ -130,7 +130,7 @@ static int count(const pfvm_graph *g, const char *o)
 static pfvm_node *find(const pfvm_graph *g, const char *o)
 {
     int i;
-    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++)
         if (!strcmp(g->nodes[i]->op_type, o))
             return g->nodes[i];
     return NULL;
@@ -196,8 +196,8 @@ static int same_outputs(fx *a, fx *b, const char *binds)
     }
     ia = make_inputs(ea, a->m, binds, &na);
     ib = make_inputs(eb, b->m, binds, &nb);
-    if (na != nb || pfvm_exec_bind(ea, (const pfvm_tensor *const *)ia, na, &st) || pfvm_exec_run(ea, &st) ||
-        pfvm_exec_bind(eb, (const pfvm_tensor *const *)ib, nb, &st) || pfvm_exec_run(eb, &st)) {
+    if (na != nb || pfvm_exec_bind(ea, pfvm_tensors_const(ia), na, &st) || pfvm_exec_run(ea, &st) ||
+        pfvm_exec_bind(eb, pfvm_tensors_const(ib), nb, &st) || pfvm_exec_run(eb, &st)) {
         fprintf(stderr, "  run: %s\n", st.msg);
         ok = 0;
     }
@@ -321,7 +321,7 @@ static void test_symbolic_reshape(void)
     run_case(build_reshape_same, 17, PIPELINE, "batch=2,seq=3", &o);
     CHECK(count(o.g, "Reshape") == 0 && count(o.g, "Shape") == 0 && count(o.g, "Concat") == 0 &&
           count(o.g, "Gather") == 0 && count(o.g, "Unsqueeze") == 0);
-    CHECK(stbds_arrlen(o.g->nodes) == 2 && !strcmp(o.g->outputs[0]->name, "out"));
+    CHECK(pfvm_graph_num_nodes(o.g) == 2 && !strcmp(o.g->outputs[0]->name, "out"));
     fx_free(&o);
     /* simplify alone removes the Reshape (dce then the chain) */
     run_case(build_reshape_same, 17, "simplify", "batch=2,seq=3", &o);
@@ -453,7 +453,7 @@ static void test_noops(void)
 {
     fx o;
     run_case(build_noops, 17, "simplify,dce", "n=3", &o);
-    CHECK(stbds_arrlen(o.g->nodes) == 1 && count(o.g, "Relu") == 1);
+    CHECK(pfvm_graph_num_nodes(o.g) == 1 && count(o.g, "Relu") == 1);
     fx_free(&o);
 }
 
@@ -641,9 +641,9 @@ static void test_cse(void)
     fx_init(&o, 17);
     build_cse(&o);
     CHECK(pfvm_optimize(o.m, "cse,dce", NULL, &o.st) == PFVM_OK);
-    CHECK(count(o.g, "Relu") == 1 && count(o.g, "Add") == 2 && stbds_arrlen(o.g->inits) == 1);
+    CHECK(count(o.g, "Relu") == 1 && count(o.g, "Add") == 2 && pfvm_graph_num_initializers(o.g) == 1);
     CHECK(count(o.g, "LeakyRelu") == 2 && count(o.g, "RandomUniformLike") == 2);
-    CHECK(pfvm_graph_find(o.g, "o1") && pfvm_graph_find(o.g, "o2") && stbds_arrlen(o.g->outputs) == 5);
+    CHECK(pfvm_graph_find(o.g, "o1") && pfvm_graph_find(o.g, "o2") && pfvm_graph_num_outputs(o.g) == 5);
     CHECK(pfvm_graph_verify(o.g, &o.st) == PFVM_OK);
     fx_free(&o);
 }
@@ -685,8 +685,8 @@ static void test_dce(void)
     pfvm_node *nif;
     run_case(build_dce, 17, "dce", "", &o);
     nif = find(o.g, "If");
-    CHECK(stbds_arrlen(o.g->nodes) == 1 && nif && stbds_arrlen(o.g->inits) == 0 && stbds_arrlen(o.g->inputs) == 2);
-    CHECK(nif && stbds_arrlen(pfvm_node_attr(nif, "then_branch")->g->nodes) == 1);
+    CHECK(pfvm_graph_num_nodes(o.g) == 1 && nif && pfvm_graph_num_initializers(o.g) == 0 && pfvm_graph_num_inputs(o.g) == 2);
+    CHECK(nif && pfvm_graph_num_nodes(pfvm_node_attr(nif, "then_branch")->g) == 1);
     fx_free(&o);
 }
 
@@ -807,7 +807,7 @@ static void check_model(const char *path, int runtime)
     }
     shapes_before = count(m->graph, "Shape");
     CHECK_MSG(pfvm_optimize(m, NULL, NULL, &st) == PFVM_OK, "%s: %s", path, st.msg);
-    for (i = 0; i < (int)stbds_arrlen(m->graph->nodes); i++) {
+    for (i = 0; i < pfvm_graph_num_nodes(m->graph); i++) {
         const pfvm_node *n = m->graph->nodes[i];
         const pfvm_shape *a = &n->inputs[0]->type.shape, *b = &n->outputs[0]->type.shape;
         int d, same = a->rank == b->rank && a->rank >= 0;

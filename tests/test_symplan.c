@@ -48,7 +48,7 @@ static void compare_with_executor(pfvm_model *m, const pfvm_symplan *p, const pf
         CHECK(pfvm_shape_eval(&v->type.shape, b, dims));
         ins[i] = pfvm_tensor_new(v->type.dtype, v->type.shape.rank, dims, &st);
     }
-    CHECK_MSG(pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, n, &st) == PFVM_OK, "%s", st.msg);
+    CHECK_MSG(pfvm_exec_bind(e, pfvm_tensors_const(ins), n, &st) == PFVM_OK, "%s", st.msg);
     CHECK(pfvm_exec_plan_info(e, &info, &st) == PFVM_OK);
     for (i = 0; i < info.n_entries; i++) {
         if (info.entries[i].kind != 0)
@@ -179,7 +179,7 @@ static void test_in_place(void)
     xt = pfvm_tensor_new(PFVM_FLOAT, 2, xd, &st);
     for (i = 0; i < 48; i++)
         ((float *)xt->data)[i] = (float)(i % 7) * 0.25f - 0.5f;
-    CHECK_MSG(e && !pfvm_exec_bind(e, (const pfvm_tensor *const *)&xt, 1, &st) && !pfvm_exec_run(e, &st), "%s", st.msg);
+    CHECK_MSG(e && !pfvm_exec_bind_one(e, xt, &st) && !pfvm_exec_run(e, &st), "%s", st.msg);
     CHECK(e && pfvm_exec_plan_info(e, &info, &st) == PFVM_OK);
     for (k = 0; e && k < info.n_entries; k++) {
         const pfvm_plan_entry *pe = &info.entries[k];

@@ -7,6 +7,7 @@
 /* ---- allocator ---------------------------------------------------------- */
 
 static pfvm_allocator pfvm__alloc_hook;
+static PFVM_THREAD_LOCAL const pfvm_allocator *pfvm__alloc_scope;
 
 void pfvm_set_allocator(const pfvm_allocator *a)
 {
@@ -16,10 +17,23 @@ void pfvm_set_allocator(const pfvm_allocator *a)
         memset(&pfvm__alloc_hook, 0, sizeof pfvm__alloc_hook);
 }
 
-PFVM_INTERNAL void *pfvm__realloc(void *p, size_t size)
+PFVM_INTERNAL void pfvm__scope_enter(pfvm__scope *s, const pfvm_allocator *a)
 {
-    if (pfvm__alloc_hook.realloc)
-        return pfvm__alloc_hook.realloc(pfvm__alloc_hook.user, p, size);
+    s->prev = pfvm__alloc_scope;
+    s->a = *a;
+    pfvm__alloc_scope = &s->a;
+}
+
+PFVM_INTERNAL void pfvm__scope_leave(pfvm__scope *s)
+{
+    pfvm__alloc_scope = s->prev;
+}
+
+/* PFVM_REALLOC/PFVM_FREE as a pfvm_allocator, so that a block or object
+ * made while they were the default keeps them. */
+static void *pfvm__std_realloc(void *user, void *p, size_t size)
+{
+    (void)user;
     if (size == 0) {
         PFVM_FREE(p);
         return NULL;
@@ -27,15 +41,57 @@ PFVM_INTERNAL void *pfvm__realloc(void *p, size_t size)
     return PFVM_REALLOC(p, size);
 }
 
+PFVM_INTERNAL pfvm_allocator pfvm__alloc_current(void)
+{
+    pfvm_allocator a;
+    if (pfvm__alloc_scope && pfvm__alloc_scope->realloc)
+        return *pfvm__alloc_scope;
+    if (pfvm__alloc_hook.realloc)
+        return pfvm__alloc_hook;
+    a.realloc = pfvm__std_realloc;
+    a.user = NULL;
+    return a;
+}
+
+/* Every block starts with the allocator that made it (rounded up to 16
+ * bytes, so the caller's block keeps malloc's alignment): frees and resizes
+ * go back to it whatever the current allocator is. */
+typedef union pfvm__blockhdr {
+    pfvm_allocator a;
+    unsigned char pad[(sizeof(pfvm_allocator) + 15) & ~(size_t)15];
+} pfvm__blockhdr;
+
+PFVM_INTERNAL void *pfvm__realloc(void *p, size_t size)
+{
+    pfvm__blockhdr *h;
+    pfvm_allocator a;
+    size_t total;
+    if (!p) {
+        if (size == 0 || !pfvm__add_size(size, sizeof *h, &total))
+            return NULL;
+        a = pfvm__alloc_current();
+        h = (pfvm__blockhdr *)a.realloc(a.user, NULL, total);
+        if (!h)
+            return NULL;
+        h->a = a;
+        return h + 1;
+    }
+    h = (pfvm__blockhdr *)p - 1;
+    a = h->a;
+    if (size == 0) {
+        a.realloc(a.user, h, 0);
+        return NULL;
+    }
+    if (!pfvm__add_size(size, sizeof *h, &total))
+        return NULL;
+    h = (pfvm__blockhdr *)a.realloc(a.user, h, total);
+    return h ? h + 1 : NULL;
+}
+
 PFVM_INTERNAL void pfvm__free(void *p)
 {
-    if (!p)
-        return;
-    if (pfvm__alloc_hook.realloc) {
-        pfvm__alloc_hook.realloc(pfvm__alloc_hook.user, p, 0);
-        return;
-    }
-    PFVM_FREE(p);
+    if (p)
+        pfvm__realloc(p, 0);
 }
 
 PFVM_INTERNAL void *pfvm__malloc(size_t size)

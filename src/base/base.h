@@ -210,19 +210,32 @@ PFVM_API void pfvm_status_prefix(pfvm_status *st, const char *fmt, ...)
 
 /* ---- allocator --------------------------------------------------------- */
 
-/* A run-time allocator overrides PFVM_MALLOC/REALLOC/FREE for every
- * allocation pfvm makes (including stb_ds's). realloc with size 0 frees. */
+/* A run-time allocator: realloc(user, NULL, n) allocates, realloc(user, p, n)
+ * resizes, realloc(user, p, 0) frees (and returns NULL). `user` must outlive
+ * every block the allocator made. An all-zero pfvm_allocator means "the
+ * default": the process-wide one from pfvm_set_allocator, else
+ * PFVM_REALLOC/PFVM_FREE.
+ *
+ * Which allocator serves an allocation: a model has its own
+ * (pfvm_model_desc.allocator; its graphs, symbol table, executors, passes
+ * and saved bytes use it too), a standalone tensor names its own
+ * (pfvm_tensor_desc.allocator), anything else uses the default. Every block
+ * remembers the allocator that made it, so frees and resizes always reach
+ * that one, whichever object or thread releases the block and whatever
+ * the default is by then. */
 typedef struct pfvm_allocator {
     void *(*realloc)(void *user, void *ptr, size_t size);
     void *user;
 } pfvm_allocator;
 
-/* Install a process-wide allocator (NULL restores the macros). */
+/* Install the process-wide default allocator (NULL restores the macros).
+ * Objects made before keep theirs. Not thread-safe: call it while no other
+ * thread uses pfvm. */
 PFVM_API void pfvm_set_allocator(const pfvm_allocator *a);
 
 /* A bump allocator over a caller buffer, for heap-free builds: pass
- * pfvm_bump_allocator(&b) to pfvm_set_allocator. Freed blocks are not reused
- * except the last one. */
+ * pfvm_bump_allocator(&b) to pfvm_set_allocator or to one model's
+ * pfvm_model_desc. Freed blocks are not reused except the last one. */
 typedef struct pfvm_bump {
     unsigned char *buf;
     size_t size, used, last;
@@ -277,6 +290,41 @@ PFVM_API float pfvm_bf16_to_float(uint16_t h);
 PFVM_API uint16_t pfvm_float_to_bf16(float f);
 
 /* ---- internal helpers (shared by the modules) --------------------------- */
+
+/* pfvm:internal-begin */
+/* The allocator new blocks come from, per thread where the compiler has
+ * thread-local storage (else one per process: then only one thread may use
+ * objects with their own allocators at a time). A public entry point that
+ * takes an object sets it from that object for its duration: the ~300
+ * growth sites (stb_ds included) take no allocator parameter. */
+#ifndef PFVM_THREAD_LOCAL
+#if !(defined(__unix__) || defined(__APPLE__) || defined(_WIN32))
+/* bare metal and RTOSes: thread-local storage needs run-time support
+ * (arm-none-eabi links __aeabi_read_tp only from an OS) */
+#define PFVM_THREAD_LOCAL
+#elif defined(__cplusplus) && __cplusplus >= 201103L
+#define PFVM_THREAD_LOCAL thread_local
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
+#define PFVM_THREAD_LOCAL _Thread_local
+#elif defined(__GNUC__) || defined(__clang__)
+#define PFVM_THREAD_LOCAL __thread
+#elif defined(_MSC_VER)
+#define PFVM_THREAD_LOCAL __declspec(thread)
+#else
+#define PFVM_THREAD_LOCAL
+#endif
+#endif
+/* A scope lives on the entry point's stack; scopes nest (save/restore), so
+ * a kernel that runs another model's executor works. */
+typedef struct pfvm__scope {
+    const pfvm_allocator *prev;
+    pfvm_allocator a;
+} pfvm__scope;
+/* pfvm:internal-end */
+PFVM_INTERNAL void pfvm__scope_enter(pfvm__scope *s, const pfvm_allocator *a);
+PFVM_INTERNAL void pfvm__scope_leave(pfvm__scope *s);
+/* The allocator new blocks come from now (the scope's, else the default). */
+PFVM_INTERNAL pfvm_allocator pfvm__alloc_current(void);
 
 PFVM_INTERNAL void *pfvm__realloc(void *p, size_t size);
 PFVM_INTERNAL void pfvm__free(void *p);

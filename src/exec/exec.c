@@ -33,6 +33,7 @@ struct pfvm_exec {
     unsigned char *vkind;      /* PFVM__V_* per value id */
     unsigned char *skip;       /* per node: all outputs known, nothing to run */
     const pfvm_tensor **bound; /* stb_ds: bound inputs */
+    const pfvm_tensor **given; /* stb_ds: inputs from pfvm_exec_set_input, for the next bind */
     int64_t *sig;              /* stb_ds: signature of the planned binding */
     int planned;
     pfvm_arena plan_arena;     /* folded constants and inference storage */
@@ -106,7 +107,7 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     return PFVM_OK;
 }
 
-pfvm_exec *pfvm_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_status *st)
+static pfvm_exec *pfvm__scoped_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_status *st)
 {
     pfvm_exec *e;
     if (!g)
@@ -127,6 +128,16 @@ pfvm_exec *pfvm_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_status *st)
         return NULL;
     }
     return e;
+}
+
+pfvm_exec *pfvm_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_exec *r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_exec_new(m, g, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 static void pfvm__release_dynamic(pfvm_exec *e)
@@ -223,6 +234,7 @@ void pfvm_exec_free(pfvm_exec *e)
     stbds_arrfree(e->ins);
     pfvm__free(e->varying);
     stbds_arrfree(e->bound);
+    stbds_arrfree(e->given);
     stbds_arrfree(e->sig);
     stbds_arrfree(e->entries);
     pfvm__free(e->vals);
@@ -261,7 +273,7 @@ const pfvm_value *pfvm_exec_output_value(const pfvm_exec *e, int i)
     return i >= 0 && i < pfvm_exec_num_outputs(e) ? e->g->outputs[i] : NULL;
 }
 
-pfvm_code pfvm_exec_set_input_varying(pfvm_exec *e, int i, int varying, pfvm_status *st)
+static pfvm_code pfvm__scoped_exec_set_input_varying(pfvm_exec *e, int i, int varying, pfvm_status *st)
 {
     if (i < 0 || i >= pfvm_exec_num_inputs(e))
         return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s' has no input %d (%d inputs)", e->g->name, i,
@@ -270,6 +282,16 @@ pfvm_code pfvm_exec_set_input_varying(pfvm_exec *e, int i, int varying, pfvm_sta
         e->planned = 0;
     e->varying[i] = varying != 0;
     return PFVM_OK;
+}
+
+pfvm_code pfvm_exec_set_input_varying(pfvm_exec *e, int i, int varying, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
+    r = pfvm__scoped_exec_set_input_varying(e, i, varying, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size)
@@ -513,11 +535,30 @@ static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
     return PFVM_OK;
 }
 
-pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st)
+/* One slot per input for pfvm_exec_set_input, NULL until given. */
+static int pfvm__given_reserve(pfvm_exec *e)
+{
+    size_t i, old = (size_t)stbds_arrlen(e->given), n = (size_t)pfvm_exec_num_inputs(e);
+    if (old >= n)
+        return 1;
+    if (!pfvm__arrsetlen(e->given, n))
+        return 0;
+    for (i = old; i < n; i++)
+        e->given[i] = NULL;
+    return 1;
+}
+
+static pfvm_code pfvm__scoped_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st)
 {
     int i;
     int64_t *sig = NULL;
     pfvm_code rc;
+    if (!inputs && n == 0 && pfvm_exec_num_inputs(e) > 0) {
+        if (!pfvm__given_reserve(e))
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        inputs = e->given;
+        n = pfvm_exec_num_inputs(e);
+    }
     if (n != pfvm_exec_num_inputs(e))
         return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s' takes %d inputs, %d given", e->g->name,
                           pfvm_exec_num_inputs(e), n);
@@ -552,6 +593,16 @@ pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, 
     if (!rc)
         e->planned = 1;
     return rc;
+}
+
+pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
+    r = pfvm__scoped_exec_bind(e, inputs, n, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 /* ---- planning ---------------------------------------------------------------- */
@@ -989,7 +1040,7 @@ static pfvm_code pfvm__plan(pfvm_exec *e, pfvm_status *st)
     return rc;
 }
 
-pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_status *st)
+static pfvm_code pfvm__scoped_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_status *st)
 {
     if (!e->planned)
         return pfvm__fail(st, PFVM_ERR_INVALID, "no plan: bind inputs first");
@@ -1002,6 +1053,16 @@ pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_sta
     info->entries = e->entries;
     info->n_entries = (int)stbds_arrlen(e->entries);
     return PFVM_OK;
+}
+
+pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
+    r = pfvm__scoped_exec_plan_info(e, info, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 /* ---- running ------------------------------------------------------------------ */
@@ -1292,7 +1353,7 @@ static pfvm_code pfvm__check_node(pfvm_exec *e, const pfvm_node *n, pfvm_status 
     return PFVM_OK;
 }
 
-pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
+static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
 {
     int i, j;
     if (!e->planned)
@@ -1328,6 +1389,16 @@ pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
     return pfvm__feed_back(e, st);
 }
 
+pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
+    r = pfvm__scoped_exec_run(e, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
 const pfvm_tensor *pfvm_exec_output(const pfvm_exec *e, int i)
 {
     const pfvm_value *v = pfvm_exec_output_value(e, i);
@@ -1338,7 +1409,7 @@ const pfvm_tensor *pfvm_exec_output(const pfvm_exec *e, int i)
 
 /* ---- training state ------------------------------------------------------------ */
 
-pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, pfvm_status *st)
+static pfvm_code pfvm__scoped_exec_feedback(pfvm_exec *e, const char *state, const char *next, pfvm_status *st)
 {
     pfvm_value *s = state ? pfvm_graph_find_local(e->g, state) : NULL;
     pfvm_value *n = next ? pfvm_graph_find_local(e->g, next) : NULL;
@@ -1401,7 +1472,17 @@ pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, 
     return PFVM_OK;
 }
 
-int pfvm_exec_feedback_all(pfvm_exec *e, pfvm_status *st)
+pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
+    r = pfvm__scoped_exec_feedback(e, state, next, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static int pfvm__scoped_exec_feedback_all(pfvm_exec *e, pfvm_status *st)
 {
     int i, j, count = 0;
     for (i = 0; i < (int)stbds_arrlen(e->g->outputs); i++) {
@@ -1420,6 +1501,16 @@ int pfvm_exec_feedback_all(pfvm_exec *e, pfvm_status *st)
         }
     }
     return count;
+}
+
+int pfvm_exec_feedback_all(pfvm_exec *e, pfvm_status *st)
+{
+    pfvm__scope sc;
+    int r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
+    r = pfvm__scoped_exec_feedback_all(e, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 /* ---- subgraphs --------------------------------------------------------------- */
@@ -1547,4 +1638,22 @@ static const pfvm__kctx_services *pfvm__exec_services(void)
 pfvm_code pfvm_exec_bind_one(pfvm_exec *e, const pfvm_tensor *input, pfvm_status *st)
 {
     return pfvm_exec_bind(e, &input, 1, st);
+}
+
+pfvm_code pfvm_exec_set_input(pfvm_exec *e, int i, const pfvm_tensor *input, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code rc;
+    if (i < 0 || i >= pfvm_exec_num_inputs(e))
+        return pfvm__fail(st, PFVM_ERR_RANGE, "graph '%s' has no input %d (it takes %d)", e->g->name, i,
+                          pfvm_exec_num_inputs(e));
+    if ((rc = pfvm__check_input(e->ins[i], input, st)) != PFVM_OK)
+        return rc;
+    pfvm__scope_enter(&sc, &e->m->allocator);
+    if (!pfvm__given_reserve(e))
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    else
+        e->given[i] = input;
+    pfvm__scope_leave(&sc);
+    return rc;
 }

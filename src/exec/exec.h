@@ -94,10 +94,18 @@ PFVM_API void pfvm_exec_set_limits(pfvm_exec *e, const pfvm_limits *limits);
 PFVM_API pfvm_limits pfvm_exec_limits(const pfvm_exec *e);
 
 /* Binds inputs (viewed, not copied: they must stay alive during the run)
- * and plans if needed. n must equal pfvm_exec_num_inputs. */
+ * and plans if needed. n must equal pfvm_exec_num_inputs. With inputs NULL
+ * and n 0, binds the inputs given one by one with pfvm_exec_set_input (a
+ * program holding `pfvm_tensor *` arrays needs no cast to
+ * `const pfvm_tensor *const *` that way; C converts `const pfvm_tensor **`
+ * implicitly). */
 PFVM_API pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st);
-/* pfvm_exec_bind for a graph of one input (no cast from pfvm_tensor **). */
+/* pfvm_exec_bind for a graph of one input. */
 PFVM_API pfvm_code pfvm_exec_bind_one(pfvm_exec *e, const pfvm_tensor *input, pfvm_status *st);
+/* Gives input i (0 <= i < pfvm_exec_num_inputs), checked against its
+ * declared type, for the next pfvm_exec_bind(e, NULL, 0, st); it is viewed
+ * like bind's and stays given until replaced. */
+PFVM_API pfvm_code pfvm_exec_set_input(pfvm_exec *e, int i, const pfvm_tensor *input, pfvm_status *st);
 /* Runs the bound graph. */
 PFVM_API pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st);
 /* Output i of the last run; valid until the next bind, run or free. */

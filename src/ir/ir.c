@@ -120,12 +120,49 @@ void pfvm_tensor_release(pfvm_tensor *t)
     stbds_arrfree(t->elems);
 }
 
+pfvm_code pfvm_tensor_set_string(pfvm_tensor *t, int64_t i, const char *s, pfvm_status *st)
+{
+    char *copy;
+    if (!t || t->kind != PFVM_KIND_TENSOR || t->dtype != PFVM_STRING || !t->owns_strings)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "set string: not a string tensor that owns its strings");
+    if (i < 0 || i >= pfvm_tensor_numel(t) || (size_t)i >= t->nbytes / sizeof(char *))
+        return pfvm__fail(st, PFVM_ERR_RANGE, "set string: element %lld of %lld", (long long)i,
+                          (long long)pfvm_tensor_numel(t));
+    if (!(copy = pfvm__strdup(s ? s : "")))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    pfvm__free(((char **)t->data)[i]);
+    ((char **)t->data)[i] = copy;
+    return PFVM_OK;
+}
+
+const pfvm_tensor *const *pfvm_tensors_const(pfvm_tensor *const *tensors)
+{
+    return (const pfvm_tensor *const *)tensors;
+}
+
 void pfvm_tensor_free(pfvm_tensor *t)
 {
     if (!t)
         return;
     pfvm_tensor_release(t);
     pfvm__free(t);
+}
+
+pfvm_tensor *pfvm_tensor_make(const pfvm_tensor_desc *d, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_tensor *t;
+    pfvm_dtype dtype = d->dtype ? d->dtype : PFVM_FLOAT;
+    static const int64_t none[1] = {0};
+    const int64_t *dims = d->dims ? d->dims : none;
+    if (d->rank && !d->dims) {
+        pfvm__fail(st, PFVM_ERR_INVALID, "tensor desc: rank %d without dims", d->rank);
+        return NULL;
+    }
+    pfvm__scope_enter(&sc, &d->allocator);
+    t = d->data ? pfvm_tensor_view(dtype, d->rank, dims, d->data, st) : pfvm_tensor_new(dtype, d->rank, dims, st);
+    pfvm__scope_leave(&sc);
+    return t;
 }
 
 pfvm_tensor *pfvm_tensor_clone(const pfvm_tensor *t, pfvm_status *st)
@@ -249,13 +286,14 @@ int pfvm_tensor_describe(const pfvm_tensor *t, char *buf, size_t n)
 
 /* ---- model ------------------------------------------------------------------ */
 
-pfvm_model *pfvm_model_new(pfvm_status *st)
+static pfvm_model *pfvm__model_make(pfvm_status *st)
 {
     pfvm_model *m = (pfvm_model *)pfvm__calloc(1, sizeof *m);
     if (!m) {
         pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
         return NULL;
     }
+    m->allocator = pfvm__alloc_current();
     m->syms = pfvm_symtab_new();
     if (!m->syms) {
         pfvm__free(m);
@@ -268,6 +306,33 @@ pfvm_model *pfvm_model_new(pfvm_status *st)
     m->domain = "";
     m->doc = "";
     return m;
+}
+
+pfvm_model *pfvm_model_new_desc(const pfvm_model_desc *desc, pfvm_status *st)
+{
+    static const pfvm_allocator none = {NULL, NULL};
+    pfvm__scope sc;
+    pfvm_model *m;
+    pfvm__scope_enter(&sc, desc ? &desc->allocator : &none);
+    m = pfvm__model_make(st);
+    pfvm__scope_leave(&sc);
+    return m;
+}
+
+pfvm_model *pfvm_model_new(pfvm_status *st)
+{
+    return pfvm_model_new_desc(NULL, st);
+}
+
+PFVM_INTERNAL const pfvm_allocator *pfvm__model_allocator(const pfvm_model *m)
+{
+    static const pfvm_allocator none = {NULL, NULL};
+    return m ? &m->allocator : &none;
+}
+
+PFVM_INTERNAL const pfvm_allocator *pfvm__graph_allocator(const pfvm_graph *g)
+{
+    return pfvm__model_allocator(g ? g->model : NULL);
 }
 
 static void pfvm__graph_free(pfvm_graph *g)
@@ -322,7 +387,7 @@ int64_t pfvm_model_opset(const pfvm_model *m, const char *domain)
     return 0;
 }
 
-pfvm_code pfvm_model_set_opset(pfvm_model *m, const char *domain, int64_t version, pfvm_status *st)
+static pfvm_code pfvm__scoped_model_set_opset(pfvm_model *m, const char *domain, int64_t version, pfvm_status *st)
 {
     int i;
     pfvm_opset_import imp;
@@ -338,29 +403,79 @@ pfvm_code pfvm_model_set_opset(pfvm_model *m, const char *domain, int64_t versio
     return PFVM_OK;
 }
 
-void *pfvm_model_alloc(pfvm_model *m, size_t size)
+pfvm_code pfvm_model_set_opset(pfvm_model *m, const char *domain, int64_t version, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_model_set_opset(m, domain, version, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static void *pfvm__scoped_model_alloc(pfvm_model *m, size_t size)
 {
     return pfvm__arena_alloc(&m->arena, size);
 }
 
-const char *pfvm_model_strdup(pfvm_model *m, const char *s)
+void *pfvm_model_alloc(pfvm_model *m, size_t size)
+{
+    pfvm__scope sc;
+    void *r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_model_alloc(m, size);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static const char *pfvm__scoped_model_strdup(pfvm_model *m, const char *s)
 {
     return pfvm__arena_strdup(&m->arena, s);
 }
 
-const char *pfvm_model_strndup(pfvm_model *m, const char *s, size_t n)
+const char *pfvm_model_strdup(pfvm_model *m, const char *s)
+{
+    pfvm__scope sc;
+    const char *r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_model_strdup(m, s);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static const char *pfvm__scoped_model_strndup(pfvm_model *m, const char *s, size_t n)
 {
     return pfvm__arena_strndup(&m->arena, s, n);
 }
 
-pfvm_code pfvm_model_own(pfvm_model *m, void *block, pfvm_status *st)
+const char *pfvm_model_strndup(pfvm_model *m, const char *s, size_t n)
+{
+    pfvm__scope sc;
+    const char *r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_model_strndup(m, s, n);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_code pfvm__scoped_model_own(pfvm_model *m, void *block, pfvm_status *st)
 {
     if (!pfvm__arrpush(m->owned_blocks, block))
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     return PFVM_OK;
 }
 
-pfvm_tensor *pfvm_model_tensor(pfvm_model *m, pfvm_dtype dtype, int rank, const int64_t *dims, void *data,
+pfvm_code pfvm_model_own(pfvm_model *m, void *block, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_model_own(m, block, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_tensor *pfvm__scoped_model_tensor(pfvm_model *m, pfvm_dtype dtype, int rank, const int64_t *dims, void *data,
                                pfvm_status *st)
 {
     pfvm_tensor *t;
@@ -397,7 +512,18 @@ pfvm_tensor *pfvm_model_tensor(pfvm_model *m, pfvm_dtype dtype, int rank, const 
     return t;
 }
 
-pfvm_type *pfvm_model_type(pfvm_model *m, pfvm_status *st)
+pfvm_tensor *pfvm_model_tensor(pfvm_model *m, pfvm_dtype dtype, int rank, const int64_t *dims, void *data,
+                               pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_tensor *r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_model_tensor(m, dtype, rank, dims, data, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_type *pfvm__scoped_model_type(pfvm_model *m, pfvm_status *st)
 {
     pfvm_type *t = (pfvm_type *)pfvm_model_alloc(m, sizeof *t);
     if (!t)
@@ -407,9 +533,19 @@ pfvm_type *pfvm_model_type(pfvm_model *m, pfvm_status *st)
     return t;
 }
 
+pfvm_type *pfvm_model_type(pfvm_model *m, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_type *r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_model_type(m, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
 /* ---- graphs ------------------------------------------------------------------ */
 
-pfvm_graph *pfvm_graph_new(pfvm_model *m, pfvm_graph *parent, const char *name, pfvm_status *st)
+static pfvm_graph *pfvm__scoped_graph_new(pfvm_model *m, pfvm_graph *parent, const char *name, pfvm_status *st)
 {
     pfvm_graph *g = (pfvm_graph *)pfvm_model_alloc(m, sizeof *g);
     if (!g) {
@@ -430,6 +566,16 @@ pfvm_graph *pfvm_graph_new(pfvm_model *m, pfvm_graph *parent, const char *name, 
     return g;
 }
 
+pfvm_graph *pfvm_graph_new(pfvm_model *m, pfvm_graph *parent, const char *name, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_graph *r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_graph_new(m, parent, name, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
 pfvm_value *pfvm_graph_find_local(const pfvm_graph *g, const char *name)
 {
     void *v = NULL;
@@ -446,7 +592,7 @@ pfvm_value *pfvm_graph_find(const pfvm_graph *g, const char *name)
     return NULL;
 }
 
-pfvm_value *pfvm_graph_value(pfvm_graph *g, const char *name, pfvm_status *st)
+static pfvm_value *pfvm__scoped_graph_value(pfvm_graph *g, const char *name, pfvm_status *st)
 {
     pfvm_value *v = pfvm_graph_find_local(g, name);
     if (v)
@@ -468,7 +614,17 @@ pfvm_value *pfvm_graph_value(pfvm_graph *g, const char *name, pfvm_status *st)
     return v;
 }
 
-pfvm_value *pfvm_graph_new_value(pfvm_graph *g, const char *hint, pfvm_status *st)
+pfvm_value *pfvm_graph_value(pfvm_graph *g, const char *name, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_value *r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_value(g, name, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_value *pfvm__scoped_graph_new_value(pfvm_graph *g, const char *hint, pfvm_status *st)
 {
     char buf[256];
     do {
@@ -477,7 +633,17 @@ pfvm_value *pfvm_graph_new_value(pfvm_graph *g, const char *hint, pfvm_status *s
     return pfvm_graph_value(g, buf, st);
 }
 
-pfvm_code pfvm_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
+pfvm_value *pfvm_graph_new_value(pfvm_graph *g, const char *hint, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_value *r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_new_value(g, hint, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_code pfvm__scoped_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
 {
     if (!pfvm__arrpush(g->inputs, v))
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
@@ -485,7 +651,17 @@ pfvm_code pfvm_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
     return PFVM_OK;
 }
 
-pfvm_code pfvm_graph_add_output(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
+pfvm_code pfvm_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_add_input(g, v, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_code pfvm__scoped_graph_add_output(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
 {
     if (!pfvm__arrpush(g->outputs, v))
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
@@ -493,7 +669,17 @@ pfvm_code pfvm_graph_add_output(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
     return PFVM_OK;
 }
 
-pfvm_code pfvm_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_tensor *t, pfvm_status *st)
+pfvm_code pfvm_graph_add_output(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_add_output(g, v, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_code pfvm__scoped_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_tensor *t, pfvm_status *st)
 {
     if (v->init)
         return pfvm__fail(st, PFVM_ERR_INVALID, "initializer '%s' is defined twice", v->name);
@@ -511,7 +697,17 @@ pfvm_code pfvm_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_tensor *t, pfvm
     return PFVM_OK;
 }
 
-pfvm_node *pfvm_graph_add_node(pfvm_graph *g, const char *op_type, const char *domain, const char *name,
+pfvm_code pfvm_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_tensor *t, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_add_init(g, v, t, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_node *pfvm__scoped_graph_add_node(pfvm_graph *g, const char *op_type, const char *domain, const char *name,
                                pfvm_value **inputs, int n_inputs, pfvm_value **outputs, int n_outputs,
                                pfvm_status *st)
 {
@@ -556,7 +752,19 @@ nomem:
     return NULL;
 }
 
-pfvm_attr *pfvm_node_add_attr(pfvm_node *n, const char *name, pfvm_attr_type type, pfvm_status *st)
+pfvm_node *pfvm_graph_add_node(pfvm_graph *g, const char *op_type, const char *domain, const char *name,
+                               pfvm_value **inputs, int n_inputs, pfvm_value **outputs, int n_outputs,
+                               pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_node *r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_add_node(g, op_type, domain, name, inputs, n_inputs, outputs, n_outputs, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_attr *pfvm__scoped_node_add_attr(pfvm_node *n, const char *name, pfvm_attr_type type, pfvm_status *st)
 {
     pfvm_model *m = n->graph->model;
     pfvm_attr *a = (pfvm_attr *)pfvm_model_alloc(m, sizeof(pfvm_attr) * (size_t)(n->n_attrs + 1));
@@ -579,7 +787,17 @@ pfvm_attr *pfvm_node_add_attr(pfvm_node *n, const char *name, pfvm_attr_type typ
     return a;
 }
 
-pfvm_code pfvm_node_set_attr_int(pfvm_node *n, const char *name, int64_t v, pfvm_status *st)
+pfvm_attr *pfvm_node_add_attr(pfvm_node *n, const char *name, pfvm_attr_type type, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_attr *r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
+    r = pfvm__scoped_node_add_attr(n, name, type, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_code pfvm__scoped_node_set_attr_int(pfvm_node *n, const char *name, int64_t v, pfvm_status *st)
 {
     pfvm_attr *a = pfvm_node_add_attr(n, name, PFVM_ATTR_INT, st);
     if (!a)
@@ -588,7 +806,17 @@ pfvm_code pfvm_node_set_attr_int(pfvm_node *n, const char *name, int64_t v, pfvm
     return PFVM_OK;
 }
 
-pfvm_code pfvm_node_set_attr_float(pfvm_node *n, const char *name, float v, pfvm_status *st)
+pfvm_code pfvm_node_set_attr_int(pfvm_node *n, const char *name, int64_t v, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
+    r = pfvm__scoped_node_set_attr_int(n, name, v, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_code pfvm__scoped_node_set_attr_float(pfvm_node *n, const char *name, float v, pfvm_status *st)
 {
     pfvm_attr *a = pfvm_node_add_attr(n, name, PFVM_ATTR_FLOAT, st);
     if (!a)
@@ -597,7 +825,17 @@ pfvm_code pfvm_node_set_attr_float(pfvm_node *n, const char *name, float v, pfvm
     return PFVM_OK;
 }
 
-pfvm_code pfvm_node_set_attr_ints(pfvm_node *n, const char *name, const int64_t *v, int count,
+pfvm_code pfvm_node_set_attr_float(pfvm_node *n, const char *name, float v, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
+    r = pfvm__scoped_node_set_attr_float(n, name, v, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_code pfvm__scoped_node_set_attr_ints(pfvm_node *n, const char *name, const int64_t *v, int count,
                                   pfvm_status *st)
 {
     pfvm_attr *a = pfvm_node_add_attr(n, name, PFVM_ATTR_INTS, st);
@@ -612,7 +850,18 @@ pfvm_code pfvm_node_set_attr_ints(pfvm_node *n, const char *name, const int64_t 
     return PFVM_OK;
 }
 
-pfvm_code pfvm_node_set_attr_string(pfvm_node *n, const char *name, const char *s, pfvm_status *st)
+pfvm_code pfvm_node_set_attr_ints(pfvm_node *n, const char *name, const int64_t *v, int count,
+                                  pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
+    r = pfvm__scoped_node_set_attr_ints(n, name, v, count, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_code pfvm__scoped_node_set_attr_string(pfvm_node *n, const char *name, const char *s, pfvm_status *st)
 {
     pfvm_attr *a = pfvm_node_add_attr(n, name, PFVM_ATTR_STRING, st);
     if (!a)
@@ -620,6 +869,16 @@ pfvm_code pfvm_node_set_attr_string(pfvm_node *n, const char *name, const char *
     a->s = pfvm_model_strdup(n->graph->model, s);
     a->s_len = strlen(s);
     return a->s ? PFVM_OK : pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+}
+
+pfvm_code pfvm_node_set_attr_string(pfvm_node *n, const char *name, const char *s, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
+    r = pfvm__scoped_node_set_attr_string(n, name, s, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 const pfvm_attr *pfvm_node_attr(const pfvm_node *n, const char *name)
@@ -760,7 +1019,7 @@ static int pfvm__topo_pop(int *heap, int *n)
     return top;
 }
 
-pfvm_code pfvm_graph_toposort(pfvm_graph *g, pfvm_status *st)
+static pfvm_code pfvm__scoped_graph_toposort(pfvm_graph *g, pfvm_status *st)
 {
     int n = (int)stbds_arrlen(g->nodes), i, j, done = 0, n_heap = 0, n_edges = 0;
     int *indeg, *heap, *first, *edge_to, *fill;
@@ -843,6 +1102,16 @@ out:
     return rc;
 }
 
+pfvm_code pfvm_graph_toposort(pfvm_graph *g, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_toposort(g, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
 /* ---- editing ------------------------------------------------------------------ */
 
 static pfvm_code pfvm__uses_add(pfvm_uses *u, pfvm_value *v, pfvm_node *node, int index, pfvm_graph *graph,
@@ -885,7 +1154,7 @@ static pfvm_code pfvm__uses_scan(pfvm_uses *u, pfvm_graph *sub, pfvm_node *top)
     return PFVM_OK;
 }
 
-pfvm_code pfvm_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st)
+static pfvm_code pfvm__scoped_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st)
 {
     int i;
     u->g = g;
@@ -900,6 +1169,16 @@ pfvm_code pfvm_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     }
     return PFVM_OK;
+}
+
+pfvm_code pfvm_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_uses_build(u, g, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 void pfvm_uses_free(pfvm_uses *u)
@@ -931,7 +1210,7 @@ int pfvm_uses_count(const pfvm_uses *u, const pfvm_value *v)
     return n;
 }
 
-pfvm_code pfvm_value_rename(pfvm_value *v, const char *name, pfvm_status *st)
+static pfvm_code pfvm__scoped_value_rename(pfvm_value *v, const char *name, pfvm_status *st)
 {
     pfvm_graph *g = v->graph;
     const char *copy;
@@ -947,6 +1226,16 @@ pfvm_code pfvm_value_rename(pfvm_value *v, const char *name, pfvm_status *st)
     if (v->init)
         v->init->name = copy;
     return PFVM_OK;
+}
+
+pfvm_code pfvm_value_rename(pfvm_value *v, const char *name, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(v ? v->graph : NULL));
+    r = pfvm__scoped_value_rename(v, name, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 static void pfvm__replace_in(pfvm_graph *sub, pfvm_value *old, pfvm_value *repl)
@@ -1027,7 +1316,7 @@ static pfvm_code pfvm__keep_output(pfvm_graph *g, pfvm_value *old, pfvm_value *r
     }
 }
 
-pfvm_code pfvm_graph_replace_uses(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, pfvm_status *st)
+static pfvm_code pfvm__scoped_graph_replace_uses(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, pfvm_status *st)
 {
     int i, is_main_output = 0;
     if (old == repl)
@@ -1045,6 +1334,16 @@ pfvm_code pfvm_graph_replace_uses(pfvm_graph *g, pfvm_value *old, pfvm_value *re
     if (is_main_output && old->producer && old->graph == g)
         return pfvm__keep_output(g, old, repl, st);
     return PFVM_OK;
+}
+
+pfvm_code pfvm_graph_replace_uses(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_replace_uses(g, old, repl, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 /* Drops the values marked in `drop` (indexed by id) from g's tables. */
@@ -1084,7 +1383,7 @@ static unsigned char *pfvm__mark_values(pfvm_graph *g, pfvm_status *st)
     return m;
 }
 
-pfvm_code pfvm_graph_remove_values(pfvm_graph *g, pfvm_value *const *values, int count, pfvm_status *st)
+static pfvm_code pfvm__scoped_graph_remove_values(pfvm_graph *g, pfvm_value *const *values, int count, pfvm_status *st)
 {
     unsigned char *drop = pfvm__mark_values(g, st);
     int i;
@@ -1104,6 +1403,16 @@ pfvm_code pfvm_graph_remove_values(pfvm_graph *g, pfvm_value *const *values, int
     return PFVM_OK;
 }
 
+pfvm_code pfvm_graph_remove_values(pfvm_graph *g, pfvm_value *const *values, int count, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_remove_values(g, values, count, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
 static void pfvm__free_subgraph(pfvm_graph *g, pfvm_graph *sub)
 {
     int i, k = 0;
@@ -1116,7 +1425,7 @@ static void pfvm__free_subgraph(pfvm_graph *g, pfvm_graph *sub)
     pfvm__graph_free(sub);
 }
 
-pfvm_code pfvm_graph_remove_nodes(pfvm_graph *g, pfvm_node *const *nodes, int count, pfvm_status *st)
+static pfvm_code pfvm__scoped_graph_remove_nodes(pfvm_graph *g, pfvm_node *const *nodes, int count, pfvm_status *st)
 {
     int n = (int)stbds_arrlen(g->nodes), i, j, k;
     unsigned char *dead, *drop;
@@ -1170,9 +1479,29 @@ pfvm_code pfvm_graph_remove_nodes(pfvm_graph *g, pfvm_node *const *nodes, int co
     return PFVM_OK;
 }
 
-pfvm_code pfvm_graph_remove_node(pfvm_graph *g, pfvm_node *n, pfvm_status *st)
+pfvm_code pfvm_graph_remove_nodes(pfvm_graph *g, pfvm_node *const *nodes, int count, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_remove_nodes(g, nodes, count, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_code pfvm__scoped_graph_remove_node(pfvm_graph *g, pfvm_node *n, pfvm_status *st)
 {
     return pfvm_graph_remove_nodes(g, &n, 1, st);
+}
+
+pfvm_code pfvm_graph_remove_node(pfvm_graph *g, pfvm_node *n, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_remove_node(g, n, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 static pfvm_code pfvm__verify_scope(const pfvm_graph *g, pfvm_status *st)
@@ -1215,9 +1544,19 @@ static pfvm_code pfvm__verify_scope(const pfvm_graph *g, pfvm_status *st)
     return PFVM_OK;
 }
 
-pfvm_code pfvm_graph_verify(const pfvm_graph *g, pfvm_status *st)
+static pfvm_code pfvm__scoped_graph_verify(const pfvm_graph *g, pfvm_status *st)
 {
     return pfvm__verify_scope(g, st);
+}
+
+pfvm_code pfvm_graph_verify(const pfvm_graph *g, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_verify(g, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 /* ---- shapes ------------------------------------------------------------------ */
@@ -1361,7 +1700,7 @@ const char *pfvm_node_label(const pfvm_node *n, char *buf, size_t size)
     return pfvm__node_label(n, buf, size);
 }
 
-pfvm_code pfvm_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, const pfvm_sym *const *dims,
+static pfvm_code pfvm__scoped_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, const pfvm_sym *const *dims,
                                      pfvm_status *st)
 {
     int i;
@@ -1378,4 +1717,15 @@ pfvm_code pfvm_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, 
     v->has_type_info = 1;
     pfvm__ok(st);
     return PFVM_OK;
+}
+
+pfvm_code pfvm_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, const pfvm_sym *const *dims,
+                                     pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(v ? v->graph : NULL));
+    r = pfvm__scoped_value_set_tensor_type(v, dtype, rank, dims, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }

@@ -61,8 +61,26 @@ PFVM_API pfvm_code pfvm_tensor_set_shape(pfvm_tensor *t, int rank, const int64_t
 PFVM_API pfvm_tensor *pfvm_tensor_new(pfvm_dtype dtype, int rank, const int64_t *dims, pfvm_status *st);
 /* Heap tensor that views `data` (not copied, not freed). */
 PFVM_API pfvm_tensor *pfvm_tensor_view(pfvm_dtype dtype, int rank, const int64_t *dims, void *data, pfvm_status *st);
-/* Deep copy (strings and sequence elements included). */
+/* A heap tensor described field by field; a zero-initialized desc is a
+ * float scalar from the default allocator. */
+typedef struct pfvm_tensor_desc {
+    pfvm_dtype dtype;          /* PFVM_UNDEFINED: PFVM_FLOAT */
+    int rank;
+    const int64_t *dims;       /* rank entries (may be NULL for rank 0) */
+    void *data;                /* NULL: zeroed data the tensor owns; else viewed (not copied, not freed) */
+    pfvm_allocator allocator;  /* serves the tensor and its data; zero: the default */
+} pfvm_tensor_desc;
+PFVM_API pfvm_tensor *pfvm_tensor_make(const pfvm_tensor_desc *d, pfvm_status *st);
+/* Deep copy (strings and sequence elements included), from the default
+ * allocator (or the model's, inside a model's kernels and passes). */
 PFVM_API pfvm_tensor *pfvm_tensor_clone(const pfvm_tensor *t, pfvm_status *st);
+/* Sets element i of a string tensor that owns its strings (pfvm_tensor_new
+ * of PFVM_STRING) to a copy of s, freeing the old one. */
+PFVM_API pfvm_code pfvm_tensor_set_string(pfvm_tensor *t, int64_t i, const char *s, pfvm_status *st);
+/* The same array, as the `const pfvm_tensor *const *` that pfvm_exec_bind,
+ * pfvm_quantize and pfvm_accel_sim_run take: C converts `pfvm_tensor **`
+ * to it only with a cast (C++ does it implicitly). */
+PFVM_API const pfvm_tensor *const *pfvm_tensors_const(pfvm_tensor *const *tensors);
 /* Frees a heap tensor made by the calls above (and what it owns). */
 PFVM_API void pfvm_tensor_free(pfvm_tensor *t);
 /* Releases what t owns (data, strings, elements) without freeing t. */
@@ -226,10 +244,22 @@ struct pfvm_model {
     const char *dir;            /* directory of the model file (external data) */
     void *owned_bytes;          /* model bytes when pfvm owns them */
     void **owned_blocks;        /* stb_ds: heap blocks freed with the model */
+    pfvm_allocator allocator;   /* serves everything of the model (read-only) */
 };
+
+/* How to make a model; a zero-initialized desc gives the defaults. */
+typedef struct pfvm_model_desc {
+    /* Serves the model, its graphs and symbol table, the executors made
+     * for it, the passes run on it and the bytes saved from it. Zero: the
+     * default allocator in effect now (pfvm_set_allocator's, else
+     * PFVM_REALLOC/PFVM_FREE), kept for the model's life. */
+    pfvm_allocator allocator;
+} pfvm_model_desc;
 
 /* ---- model and graph building -------------------------------------------- */
 
+/* An empty model (pfvm_model_new: with a zero desc; desc may be NULL). */
+PFVM_API pfvm_model *pfvm_model_new_desc(const pfvm_model_desc *desc, pfvm_status *st);
 PFVM_API pfvm_model *pfvm_model_new(pfvm_status *st);
 PFVM_API void pfvm_model_free(pfvm_model *m);
 /* Opset version imported for a domain ("" or "ai.onnx" for the default);
@@ -362,7 +392,8 @@ PFVM_API pfvm_tensor *pfvm_model_tensor(pfvm_model *m, pfvm_dtype dtype, int ran
                                         void *data, pfvm_status *st);
 /* A type owned by the model. */
 PFVM_API pfvm_type *pfvm_model_type(pfvm_model *m, pfvm_status *st);
-/* Registers a heap block to free with the model. */
+/* Registers a heap block from pfvm (pfvm_onnx_read_file's bytes, a tensor's
+ * owned data) to free with the model; not memory from malloc. */
 PFVM_API pfvm_code pfvm_model_own(pfvm_model *m, void *block, pfvm_status *st);
 
 /* Shapes. */
@@ -383,6 +414,10 @@ PFVM_API void pfvm_graph_dump(const pfvm_graph *g, FILE *f);
 
 /* Values a node reads: its inputs plus outer-scope values its subgraphs
  * capture (stb_ds array, reset first). 0 when out of memory. */
+/* The allocator of the object's model (a zero one, meaning the default,
+ * for NULL), for the scopes of entry points. */
+PFVM_INTERNAL const pfvm_allocator *pfvm__model_allocator(const pfvm_model *m);
+PFVM_INTERNAL const pfvm_allocator *pfvm__graph_allocator(const pfvm_graph *g);
 PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
 
 /* Name of a node for messages: its name, or "op_type#index". */

@@ -70,6 +70,15 @@ extern "C" {
  * error; free the model with pfvm_model_free. */
 PFVM_API pfvm_model *pfvm_onnx_load_memory(const void *bytes, size_t size, unsigned flags, pfvm_status *st);
 
+/* How to load a model; a zero-initialized desc gives the defaults. */
+typedef struct pfvm_onnx_load_desc {
+    unsigned flags;        /* PFVM_LOAD_* */
+    pfvm_model_desc model; /* the model's allocator (serves the copied or read bytes too) */
+} pfvm_onnx_load_desc;
+/* pfvm_onnx_load_memory / pfvm_onnx_load_file with a desc (NULL: zero). */
+PFVM_API pfvm_model *pfvm_onnx_load_memory_desc(const void *bytes, size_t size, const pfvm_onnx_load_desc *desc,
+                                                pfvm_status *st);
+
 /* Reads a value file: a TensorProto, SequenceProto or OptionalProto, as
  * the ONNX backend tests store inputs and outputs. The bytes do not say
  * which message they hold, so `hint` is the kind expected (from the graph
@@ -105,6 +114,7 @@ PFVM_API void pfvm_onnx_free(void *bytes);
  * PFVM_LOAD_COPY changes nothing here. NULL and *st set on error (the
  * message starts with the path). */
 PFVM_API pfvm_model *pfvm_onnx_load_file(const char *path, unsigned flags, pfvm_status *st);
+PFVM_API pfvm_model *pfvm_onnx_load_file_desc(const char *path, const pfvm_onnx_load_desc *desc, pfvm_status *st);
 /* pfvm_onnx_read_value on the contents of a file. */
 PFVM_API pfvm_tensor *pfvm_onnx_read_value_file(const char *path, pfvm_kind hint, pfvm_status *st);
 #ifndef PFVM_NO_ONNX_WRITER

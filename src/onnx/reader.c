@@ -1895,11 +1895,9 @@ static pfvm_model *pfvm__onnx_load(pfvm_model *m, const void *bytes, size_t size
     return m;
 }
 
-pfvm_model *pfvm_onnx_load_memory(const void *bytes, size_t size, unsigned flags, pfvm_status *st)
+static pfvm_model *pfvm__onnx_load_memory(pfvm_model *m, const void *bytes, size_t size, unsigned flags,
+                                          pfvm_status *st)
 {
-    pfvm_model *m = pfvm_model_new(st);
-    if (!m)
-        return NULL;
     if (flags & PFVM_LOAD_COPY) {
         m->owned_bytes = pfvm__malloc(size ? size : 1);
         if (!m->owned_bytes) {
@@ -1913,6 +1911,27 @@ pfvm_model *pfvm_onnx_load_memory(const void *bytes, size_t size, unsigned flags
         flags &= ~PFVM_LOAD_COPY; /* the model owns the bytes now: view them */
     }
     return pfvm__onnx_load(m, bytes, size, flags, st);
+}
+
+pfvm_model *pfvm_onnx_load_memory_desc(const void *bytes, size_t size, const pfvm_onnx_load_desc *desc,
+                                       pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_model *m = pfvm_model_new_desc(desc ? &desc->model : NULL, st);
+    if (!m)
+        return NULL;
+    pfvm__scope_enter(&sc, &m->allocator);
+    m = pfvm__onnx_load_memory(m, bytes, size, desc ? desc->flags : 0, st);
+    pfvm__scope_leave(&sc);
+    return m;
+}
+
+pfvm_model *pfvm_onnx_load_memory(const void *bytes, size_t size, unsigned flags, pfvm_status *st)
+{
+    pfvm_onnx_load_desc d;
+    memset(&d, 0, sizeof d);
+    d.flags = flags;
+    return pfvm_onnx_load_memory_desc(bytes, size, &d, st);
 }
 
 /* ---- value files (TensorProto, SequenceProto, OptionalProto) ---------------------- */
@@ -2063,16 +2082,12 @@ static const char *pfvm__onnx_dirname(pfvm_model *m, const char *path)
     return slash == path ? "/" : pfvm_model_strndup(m, path, (size_t)(slash - path));
 }
 
-pfvm_model *pfvm_onnx_load_file(const char *path, unsigned flags, pfvm_status *st)
+static pfvm_model *pfvm__onnx_load_file(pfvm_model *m, const char *path, unsigned flags, pfvm_status *st)
 {
     void *bytes;
     size_t size;
-    pfvm_model *m;
-    if (pfvm_onnx_read_file(path, &bytes, &size, st))
-        return NULL;
-    m = pfvm_model_new(st);
-    if (!m) {
-        pfvm__free(bytes);
+    if (pfvm_onnx_read_file(path, &bytes, &size, st)) {
+        pfvm_model_free(m);
         return NULL;
     }
     m->owned_bytes = bytes; /* weights are viewed in place */
@@ -2085,6 +2100,26 @@ pfvm_model *pfvm_onnx_load_file(const char *path, unsigned flags, pfvm_status *s
     if (!m)
         pfvm__prefix(st, "%s", path);
     return m;
+}
+
+pfvm_model *pfvm_onnx_load_file_desc(const char *path, const pfvm_onnx_load_desc *desc, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_model *m = pfvm_model_new_desc(desc ? &desc->model : NULL, st);
+    if (!m)
+        return NULL;
+    pfvm__scope_enter(&sc, &m->allocator);
+    m = pfvm__onnx_load_file(m, path, desc ? desc->flags : 0, st);
+    pfvm__scope_leave(&sc);
+    return m;
+}
+
+pfvm_model *pfvm_onnx_load_file(const char *path, unsigned flags, pfvm_status *st)
+{
+    pfvm_onnx_load_desc d;
+    memset(&d, 0, sizeof d);
+    d.flags = flags;
+    return pfvm_onnx_load_file_desc(path, &d, st);
 }
 
 pfvm_tensor *pfvm_onnx_read_value_file(const char *path, pfvm_kind hint, pfvm_status *st)

@@ -819,7 +819,7 @@ static pfvm_code pfvm__onnx_encode(pfvm__onnx_enc_fn fn, const void *arg, void *
     return PFVM_OK;
 }
 
-pfvm_code pfvm_onnx_save_memory(const pfvm_model *m, void **bytes, size_t *size, pfvm_status *st)
+static pfvm_code pfvm__scoped_onnx_save_memory(const pfvm_model *m, void **bytes, size_t *size, pfvm_status *st)
 {
     pfvm_code rc;
     *bytes = NULL;
@@ -830,6 +830,16 @@ pfvm_code pfvm_onnx_save_memory(const pfvm_model *m, void **bytes, size_t *size,
     if (!rc)
         pfvm__ok(st);
     return rc;
+}
+
+pfvm_code pfvm_onnx_save_memory(const pfvm_model *m, void **bytes, size_t *size, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_onnx_save_memory(m, bytes, size, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 pfvm_code pfvm_onnx_write_value(const pfvm_tensor *t, void **bytes, size_t *size, pfvm_status *st)
@@ -857,7 +867,7 @@ static pfvm_code pfvm__onnx_write_file(const char *path, const void *bytes, size
     return ok ? PFVM_OK : pfvm__fail(st, PFVM_ERR_IO, "cannot write '%s'", path);
 }
 
-pfvm_code pfvm_onnx_save_file(const pfvm_model *m, const char *path, pfvm_status *st)
+static pfvm_code pfvm__scoped_onnx_save_file(const pfvm_model *m, const char *path, pfvm_status *st)
 {
     void *bytes;
     size_t size;
@@ -867,6 +877,16 @@ pfvm_code pfvm_onnx_save_file(const pfvm_model *m, const char *path, pfvm_status
     rc = pfvm__onnx_write_file(path, bytes, size, st);
     pfvm__free(bytes);
     return rc;
+}
+
+pfvm_code pfvm_onnx_save_file(const pfvm_model *m, const char *path, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_onnx_save_file(m, path, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 pfvm_code pfvm_onnx_write_value_file(const pfvm_tensor *t, const char *path, pfvm_status *st)

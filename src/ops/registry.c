@@ -218,7 +218,7 @@ double pfvm_node_flops(const pfvm_node *n, const pfvm_binding *b)
     return most < 0 ? 0 : most;
 }
 
-pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
+static pfvm_code pfvm__scoped_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
 {
     int i;
     /* with the main graph, the bodies of model-local functions (operators
@@ -228,6 +228,16 @@ pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
             if (g->model->functions[i]->body && pfvm__resolve_graph(g->model->functions[i]->body, 0, st))
                 return st ? st->code : PFVM_ERR_INVALID;
     return pfvm__resolve_graph(g, strict, st);
+}
+
+pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_graph_resolve_ops(g, strict, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 /* ---- helpers for operator implementations --------------------------------- */

@@ -100,7 +100,7 @@ static pfvm_value *pfvm__grad_named(pfvm_grad_ctx *g, pfvm_value *v, const char 
     return out;
 }
 
-pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_opts *opts, pfvm_autodiff_result *res,
+static pfvm_code pfvm__scoped_autodiff(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_opts *opts, pfvm_autodiff_result *res,
                         pfvm_status *st)
 {
     pfvm_grad_ctx gc, *g = &gc;
@@ -369,6 +369,17 @@ done:
     return rc;
 }
 
+pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_opts *opts, pfvm_autodiff_result *res,
+                        pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_autodiff(m, gr, opts, res, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
 int pfvm_autodiff_saved(const pfvm_graph *g, const pfvm_autodiff_result *res, pfvm_value **out, int cap)
 {
     int n_nodes = (int)stbds_arrlen(g->nodes), n_vals = (int)stbds_arrlen(g->values), i, j, count = 0;
@@ -432,7 +443,7 @@ static pfvm_value *pfvm__opt_state(pfvm_grad_ctx *g, const pfvm_value *like, con
     return v;
 }
 
-pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_result *res,
+static pfvm_code pfvm__scoped_autodiff_optimizer(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_result *res,
                                   const pfvm_optimizer_opts *opts, pfvm_status *st)
 {
     pfvm_grad_ctx gc, *g = &gc;
@@ -516,4 +527,15 @@ pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *gr, const pfvm_auto
     if (!rc)
         rc = pfvm_infer_shapes(gr, 0, st);
     return rc;
+}
+
+pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_result *res,
+                                  const pfvm_optimizer_opts *opts, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_autodiff_optimizer(m, gr, res, opts, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }

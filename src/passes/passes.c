@@ -144,7 +144,7 @@ static pfvm_code pfvm__unknown_pass(const char *name, size_t len, pfvm_status *s
                       used ? known : "none");
 }
 
-pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st)
+static pfvm_code pfvm__scoped_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st)
 {
     const pfvm_pass *p;
     const char *s;
@@ -187,6 +187,16 @@ pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *repo
         s += len + (e ? 1 : 0);
     }
     return pfvm_infer_shapes(m->graph, 0, st);
+}
+
+pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_optimize(m, passes, report, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st)

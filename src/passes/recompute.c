@@ -882,7 +882,7 @@ static pfvm_code pfvm__rc_plan_sliced(pfvm_model *m, pfvm_graph *g, const pfvm_r
     return PFVM_OK;
 }
 
-pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts *opts,
+static pfvm_code pfvm__scoped_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts *opts,
                          pfvm_recompute_report *report, pfvm_status *st)
 {
     pfvm__rc R;
@@ -998,4 +998,15 @@ done:
     if (report)
         *report = rep;
     return R.rc;
+}
+
+pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts *opts,
+                         pfvm_recompute_report *report, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_recompute(m, g, opts, report, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }

@@ -197,7 +197,7 @@ static int pfvm__symplan_in_place_of(const pfvm_symplan_entry *entries, int i)
     return -1;
 }
 
-pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *st)
+static pfvm_code pfvm__scoped_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *st)
 {
     unsigned char *known;
     pfvm_symtab *t = g->model->syms;
@@ -276,6 +276,16 @@ pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *
         return pfvm__fail(st, PFVM_ERR_NOMEM, "symbolic plan: out of memory or a size overflows");
     }
     return PFVM_OK;
+}
+
+pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_symplan_build(g, p, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 void pfvm_symplan_free(pfvm_symplan *p)

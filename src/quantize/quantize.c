@@ -513,7 +513,7 @@ static pfvm_code pfvm__q_check(pfvm_model *m, const pfvm_quant_options *opt, pfv
     return PFVM_OK;
 }
 
-pfvm_code pfvm_quantize(pfvm_model *m, const pfvm_tensor *const *inputs, int n_sets, const pfvm_quant_options *opt,
+static pfvm_code pfvm__scoped_quantize(pfvm_model *m, const pfvm_tensor *const *inputs, int n_sets, const pfvm_quant_options *opt,
                         pfvm_quant_report *report, pfvm_status *st)
 {
     pfvm_quant_options defaults;
@@ -563,4 +563,15 @@ pfvm_code pfvm_quantize(pfvm_model *m, const pfvm_tensor *const *inputs, int n_s
     if (!rc && report)
         *report = q.rep;
     return rc;
+}
+
+pfvm_code pfvm_quantize(pfvm_model *m, const pfvm_tensor *const *inputs, int n_sets, const pfvm_quant_options *opt,
+                        pfvm_quant_report *report, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_quantize(m, inputs, n_sets, opt, report, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }

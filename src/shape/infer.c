@@ -419,7 +419,7 @@ static pfvm_code pfvm__infer_graph_in(pfvm_graph *g, int strict, pfvm_arena *are
     return rc;
 }
 
-pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
+static pfvm_code pfvm__scoped_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
 {
     pfvm_code rc = pfvm_graph_resolve_ops(g, 0, st);
     /* types may point at storage made during inference (sequence element
@@ -427,6 +427,16 @@ pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
     if (!rc)
         rc = pfvm__infer_graph(g, strict, &g->model->arena, NULL, NULL, NULL, st);
     return rc;
+}
+
+pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_infer_shapes(g, strict, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st)
@@ -464,7 +474,7 @@ PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *f
     return rc;
 }
 
-pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st)
+static pfvm_code pfvm__scoped_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st)
 {
     int i, d;
     if (g->parent)
@@ -481,6 +491,16 @@ pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int stri
         }
     }
     return pfvm_infer_shapes(g, strict, st);
+}
+
+pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_infer_shapes_bound(g, b, strict, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 /* ---- case analysis ------------------------------------------------------------- */
@@ -643,7 +663,7 @@ void pfvm_shape_cases_free(pfvm_shape_cases *c)
     pfvm__free(c);
 }
 
-pfvm_code pfvm_infer_shape_cases(pfvm_graph *g, pfvm_shape_cases **out, pfvm_status *st)
+static pfvm_code pfvm__scoped_infer_shape_cases(pfvm_graph *g, pfvm_shape_cases **out, pfvm_status *st)
 {
     pfvm_shape_cases *c;
     pfvm__infer_cases k;
@@ -689,6 +709,16 @@ done:
     pfvm__free(plain);
     pfvm_shape_cases_free(c);
     return rc;
+}
+
+pfvm_code pfvm_infer_shape_cases(pfvm_graph *g, pfvm_shape_cases **out, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_infer_shape_cases(g, out, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 static int pfvm__shape_same(const pfvm_type *a, const pfvm_type *b)

@@ -19,6 +19,7 @@ struct pfvm_symtab {
     size_t n_slots, n_nodes;
     pfvm__map names;       /* name -> variable (keys: the symbols' names) */
     pfvm_sym **vars;       /* stb_ds array: id -> symbol */
+    pfvm_allocator alloc;  /* the current allocator when the table was made */
 };
 
 pfvm_symtab *pfvm_symtab_new(void)
@@ -27,6 +28,7 @@ pfvm_symtab *pfvm_symtab_new(void)
     if (!t)
         return NULL;
     pfvm__map_init(&t->names, 1);
+    t->alloc = pfvm__alloc_current();
     return t;
 }
 
@@ -81,10 +83,33 @@ static pfvm_sym **pfvm__sym_slot(pfvm_symtab *t, uint64_t h)
     return &t->slots[i];
 }
 
+/* The symbol functions are called from everywhere (and by users with a
+ * model's table), so the table's own allocator is put in scope where it
+ * allocates, not at each of its entry points. */
+static void *pfvm__sym_calloc(pfvm_symtab *t, size_t n, size_t size)
+{
+    pfvm__scope sc;
+    void *p;
+    pfvm__scope_enter(&sc, &t->alloc);
+    p = pfvm__calloc(n, size);
+    pfvm__scope_leave(&sc);
+    return p;
+}
+
+static void *pfvm__sym_arena_alloc(pfvm_symtab *t, size_t size)
+{
+    pfvm__scope sc;
+    void *p;
+    pfvm__scope_enter(&sc, &t->alloc);
+    p = pfvm__arena_alloc(&t->arena, size);
+    pfvm__scope_leave(&sc);
+    return p;
+}
+
 static int pfvm__sym_grow(pfvm_symtab *t)
 {
     size_t n = t->n_slots ? t->n_slots * 2 : 256, i, old = t->n_slots;
-    pfvm_sym **slots = (pfvm_sym **)pfvm__calloc(n, sizeof *slots), **prev = t->slots;
+    pfvm_sym **slots = (pfvm_sym **)pfvm__sym_calloc(t, n, sizeof *slots), **prev = t->slots;
     if (!slots)
         return 0;
     t->slots = slots;
@@ -114,7 +139,7 @@ static const pfvm_sym *pfvm__intern(pfvm_symtab *t, pfvm_sym_kind kind, int64_t 
     for (s = *slot; s; s = s->next)
         if (s->kind == kind && s->value == value && s->a == a && s->b == b)
             return s;
-    s = (pfvm_sym *)pfvm__arena_alloc(&t->arena, sizeof *s);
+    s = (pfvm_sym *)pfvm__sym_arena_alloc(t, sizeof *s);
     if (!s)
         return NULL;
     s->kind = kind;
@@ -164,7 +189,7 @@ const pfvm_sym *pfvm_sym_const(pfvm_symtab *t, int64_t v)
     return pfvm__intern(t, PFVM_SYM_CONST, v, NULL, NULL);
 }
 
-const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min)
+static const pfvm_sym *pfvm__scoped_sym_var(pfvm_symtab *t, const char *name, int64_t min)
 {
     void *found;
     pfvm_sym *s;
@@ -191,6 +216,16 @@ const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min)
         return NULL;
     stbds_arrput(t->vars, s);
     return s;
+}
+
+const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min)
+{
+    pfvm__scope sc;
+    const pfvm_sym *r;
+    pfvm__scope_enter(&sc, &t->alloc);
+    r = pfvm__scoped_sym_var(t, name, min);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 const pfvm_sym *pfvm_sym_unknown(pfvm_symtab *t, const char *name)
@@ -791,13 +826,23 @@ static const pfvm_sym *pfvm__sym_subst(pfvm_symtab *t, const pfvm_sym *s, const 
     return r && pfvm__map_put(seen, s, (void *)(size_t)r) ? r : NULL;
 }
 
-const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b)
+static const pfvm_sym *pfvm__scoped_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b)
 {
     pfvm__map seen;
     const pfvm_sym *r;
     memset(&seen, 0, sizeof seen);
     r = pfvm__sym_subst(t, s, b, &seen);
     pfvm__map_free(&seen);
+    return r;
+}
+
+const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b)
+{
+    pfvm__scope sc;
+    const pfvm_sym *r;
+    pfvm__scope_enter(&sc, &t->alloc);
+    r = pfvm__scoped_sym_subst(t, s, b);
+    pfvm__scope_leave(&sc);
     return r;
 }
 
