@@ -4693,7 +4693,7 @@ const pfvm_sym *pfvm_sym_div(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *
             return a;
         if (b->value > 0) {
             const pfvm_sym *rest;
-            int64_t m;
+            int64_t m, cp;
             if (pfvm__divisible(a, b->value))
                 return pfvm__exact_div(t, a, b->value);
             /* floor(floor(x/p)/q) = floor(x/(p*q)) for positive p, q */
@@ -4703,9 +4703,10 @@ const pfvm_sym *pfvm_sym_div(pfvm_symtab *t, const pfvm_sym *a, const pfvm_sym *
             /* (x*d + c) / d = x + c/d when x*d is divisible */
             rest = pfvm__split_const(a, &c);
             /* floor((floor(x/p) + c)/q) = floor((x + c*p)/(p*q)) */
+            /* (cp, not c: a product that overflows must leave c as it was for the rules below) */
             if (rest != a && rest->kind == PFVM_SYM_DIV && rest->b->kind == PFVM_SYM_CONST && rest->b->value > 0 &&
-                pfvm__mul_i64(rest->b->value, b->value, &m) && pfvm__mul_i64(c, rest->b->value, &c))
-                return pfvm_sym_div(t, pfvm_sym_addi(t, rest->a, c), pfvm_sym_const(t, m));
+                pfvm__mul_i64(rest->b->value, b->value, &m) && pfvm__mul_i64(c, rest->b->value, &cp))
+                return pfvm_sym_div(t, pfvm_sym_addi(t, rest->a, cp), pfvm_sym_const(t, m));
             if (rest != a && pfvm__divisible(rest, b->value))
                 return pfvm_sym_addi(t, pfvm__exact_div(t, rest, b->value),
                                      pfvm__floordiv(c, b->value));
@@ -5147,7 +5148,7 @@ static int pfvm__sym_lb(const pfvm_sym *s, int64_t *lb, int depth, long *budget)
     case PFVM_SYM_DIV:
         if (s->b->kind != PFVM_SYM_CONST || s->b->value <= 0 || !pfvm__sym_lb(s->a, &x, depth + 1, budget))
             return 0;
-        *lb = x >= 0 ? x / s->b->value : -((-x + s->b->value - 1) / s->b->value);
+        *lb = pfvm__floordiv(x, s->b->value); /* -x + d - 1 overflows near INT64_MIN */
         return 1;
     case PFVM_SYM_MOD:
         if (!s->b->pos)
