@@ -650,7 +650,24 @@ static const pfvm_value *accel_em_placed(const pfvm_graph *g, const char *line, 
     return k >= 0 && k < pfvm_graph_num_inputs(g) ? pfvm_graph_input(g, k) : NULL;
 }
 
+static pfvm_code pfvm__scoped_accel_annotate(pfvm_model *m, const pfvm_accel_target *t, const char *program,
+                                              pfvm_status *st);
+
+/* In the model's allocator (the metadata it adds belongs to the model). */
 pfvm_code pfvm_accel_annotate(pfvm_model *m, const pfvm_accel_target *t, const char *program, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    if (!m)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "accel: annotate needs a model, a target and a program");
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_accel_annotate(m, t, program, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+static pfvm_code pfvm__scoped_accel_annotate(pfvm_model *m, const pfvm_accel_target *t, const char *program,
+                                              pfvm_status *st)
 {
     const char *p = program;
     pfvm_code rc;
