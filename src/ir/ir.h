@@ -57,7 +57,10 @@ struct pfvm_tensor {
 PFVM_API int64_t pfvm_tensor_numel(const pfvm_tensor *t);
 /* Sets shape (rank <= PFVM_MAX_RANK, dims >= 0). */
 PFVM_API pfvm_code pfvm_tensor_set_shape(pfvm_tensor *t, int rank, const int64_t *dims, pfvm_status *st);
-/* Heap tensor of the given type and shape with zeroed data. */
+/* Heap tensor of the given type and shape with zeroed data. A string
+ * tensor owns its strings: set them with pfvm_tensor_set_string (pfvm frees
+ * them through its allocator, which tags every block, so a string from the
+ * program's own malloc must not be stored into its data). */
 PFVM_API pfvm_tensor *pfvm_tensor_new(pfvm_dtype dtype, int rank, const int64_t *dims, pfvm_status *st);
 /* Heap tensor that views `data` (not copied, not freed). */
 PFVM_API pfvm_tensor *pfvm_tensor_view(pfvm_dtype dtype, int rank, const int64_t *dims, void *data, pfvm_status *st);

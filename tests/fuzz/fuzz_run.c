@@ -64,15 +64,10 @@ static int fill_input(pfvm_tensor *t, uint64_t h)
         case PFVM_UINT32: ((uint32_t *)t->data)[i] = (uint32_t)k; break;
         case PFVM_INT16: case PFVM_UINT16: ((uint16_t *)t->data)[i] = (uint16_t)k; break;
         case PFVM_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)(i & 1); break;
-        case PFVM_STRING: {
-            const char *src = i & 1 ? "bc" : "a";
-            char *s = (char *)malloc(strlen(src) + 1);
-            if (!s)
+        case PFVM_STRING: /* pfvm's own copy: pfvm frees it (its allocator tags every block) */
+            if (pfvm_tensor_set_string(t, i, i & 1 ? "bc" : "a", NULL) != PFVM_OK)
                 return 0;
-            memcpy(s, src, strlen(src) + 1);
-            ((char **)t->data)[i] = s;
             break;
-        }
         default:
             if (pfvm_dtype_size(t->dtype) == 1)
                 ((uint8_t *)t->data)[i] = (uint8_t)k;
