@@ -727,9 +727,11 @@ static float pfvm__nn_dw_edge(const pfvm__nn_2d *d, const float *x, const float 
  * i*s + off < hi (32-bit pfvm__nn_valid). */
 static void pfvm__nn_dw_range(int32_t n, int32_t s, int32_t off, int32_t lo, int32_t hi, int32_t *a, int32_t *b)
 {
-    int32_t x = lo - off > 0 ? (lo - off + s - 1) / s : 0, z = hi - off > 0 ? (hi - off + s - 1) / s : 0;
-    *a = x > n ? n : x;
-    *b = z > n ? n : z < *a ? *a : z;
+    /* 64-bit: a stride near INT32_MAX overflows the rounding-up sum */
+    int64_t x = (int64_t)lo - off > 0 ? ((int64_t)lo - off + s - 1) / s : 0;
+    int64_t z = (int64_t)hi - off > 0 ? ((int64_t)hi - off + s - 1) / s : 0;
+    *a = x > n ? n : (int32_t)x;
+    *b = z > n ? n : z < *a ? *a : (int32_t)z;
 }
 
 /* One plane: y (OH x OW) = bias + the depthwise window sums of x (H x W). */
