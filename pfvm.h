@@ -926,6 +926,41 @@ PFVM_API pfvm_value *pfvm_graph_initializer(const pfvm_graph *g, int i);
 /* Elements of a sequence or optional tensor (0 / NULL for a plain tensor). */
 PFVM_API int pfvm_tensor_num_elems(const pfvm_tensor *t);
 PFVM_API pfvm_tensor *pfvm_tensor_elem(const pfvm_tensor *t, int i);
+/* Every value defined in a graph (inputs, initializers, node outputs,
+ * values named in value_info), in creation order. */
+PFVM_API int pfvm_graph_num_values(const pfvm_graph *g);
+PFVM_API pfvm_value *pfvm_graph_value_at(const pfvm_graph *g, int i);
+/* A model's opset imports, metadata_props and model-local functions. */
+PFVM_API int pfvm_model_num_opsets(const pfvm_model *m);
+PFVM_API const pfvm_opset_import *pfvm_model_opset_at(const pfvm_model *m, int i);
+PFVM_API int pfvm_model_num_metadata(const pfvm_model *m);
+PFVM_API const pfvm_string_pair *pfvm_model_metadata_at(const pfvm_model *m, int i);
+PFVM_API int pfvm_model_num_functions(const pfvm_model *m);
+PFVM_API pfvm_function *pfvm_model_function_at(const pfvm_model *m, int i);
+
+/* Sequence and optional values (heap, like pfvm_tensor_new; free with
+ * pfvm_tensor_free, which frees their elements), as graph inputs and
+ * outputs of those kinds take them. elem_dtype is the element type
+ * (PFVM_UNDEFINED: taken from the first element); an empty optional has
+ * no value. */
+PFVM_API pfvm_tensor *pfvm_tensor_sequence_new(pfvm_dtype elem_dtype, pfvm_status *st);
+PFVM_API pfvm_tensor *pfvm_tensor_optional_new(pfvm_dtype elem_dtype, pfvm_status *st);
+/* Appends elem (a heap tensor, sequence or optional) to sequence t, or
+ * makes it the value of optional t, which then owns it. Errors (t keeps
+ * nothing, the caller still owns elem): t is not a container, the
+ * optional has a value already, elem's element type differs from t's. */
+PFVM_API pfvm_code pfvm_tensor_push_elem(pfvm_tensor *t, pfvm_tensor *elem, pfvm_status *st);
+
+/* Adds a model-local function (FunctionProto) domain.name, as the ONNX
+ * loader does: nodes of that domain and op_type call it (import the domain
+ * with pfvm_model_set_opset). Its body is an empty graph of its own
+ * (f->body, no parent): declare the formal inputs with
+ * pfvm_graph_add_input, add nodes, then the formal outputs with
+ * pfvm_graph_add_output. It imports the model's opsets as they are now
+ * (saved as the function's opset_import) and has no attributes. The model
+ * owns it; an existing domain.name is an error. */
+PFVM_API pfvm_function *pfvm_model_add_function(pfvm_model *m, const char *domain, const char *name,
+                                                pfvm_status *st);
 /* The node's name, or "op_type#id" written into buf when it has none. */
 PFVM_API const char *pfvm_node_label(const pfvm_node *n, char *buf, size_t size);
 /* Declares v a tensor of dtype with the given dims (rank <= PFVM_MAX_RANK;
@@ -1413,6 +1448,18 @@ PFVM_API const pfvm_function *pfvm_model_function(const pfvm_model *m, const cha
  * leave their outputs with unknown types unless `strict`. */
 PFVM_API pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st);
 
+/* pfvm_infer_shapes (not strict) that also checks what every subgraph
+ * input is fed: a Loop's or Scan's body input whose type, as stored in the
+ * graph before this run, does not hold for every value its node feeds it
+ * over all iterations (a dim fixed to the first iteration's size, a symbol
+ * of the main graph that is not proven) counts in *count, and the first
+ * is described in first (n bytes: "input 'tb' of node 'loop' (Loop) is
+ * declared float[batch,0], but it is fed float[batch,loop_c0_d1]"). The
+ * inference run widens the stored type. The guard of pfvm_run_passes; for a program's own
+ * passes that edit subgraphs. */
+PFVM_API pfvm_code pfvm_infer_check_subgraph_inputs(pfvm_graph *g, int *count, char *first, size_t n,
+                                                    pfvm_status *st);
+
 /* Specializes g (a main graph) to a binding of some of its dim symbols:
  * every bound symbol in the graph inputs' shapes becomes its value, and
  * the graph's types are inferred again. Shapes that depend on a bound dim
@@ -1681,9 +1728,18 @@ typedef struct pfvm_opt_report {
  * "" / "none" for nothing. Unknown names are an error that lists the known
  * ones. `report` may be NULL. The default pipeline checks, after each pass
  * on a model with subgraphs, that every subgraph input's type still holds
- * for what the outer graph feeds it (see pfvm__run_pipeline). */
+ * for what the outer graph feeds it (see pfvm_run_passes). */
 PFVM_API pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st);
 
+/* Runs passes[0..n) on m like pfvm_optimize: the built-in ones
+ * (pfvm_pass_find) or a program's own (types are inferred before each
+ * pass; report may be NULL). With `guard` (the default pipeline's
+ * setting) on a model with subgraphs, after each pass every subgraph
+ * input's stored type must still hold for what its node feeds it over
+ * every iteration (pfvm_infer_check_subgraph_inputs): a pass that breaks
+ * one fails with a message naming the pass and the input. */
+PFVM_API pfvm_code pfvm_run_passes(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
+                                   pfvm_opt_report *report, pfvm_status *st);
 
 
 /* Counts nodes of g and its subgraphs. */
@@ -3173,13 +3229,6 @@ PFVM_INTERNAL void pfvm_q_force_portable(int on);
  * keep: passes read known contents (shape values, folded constants) this
  * way. */
 PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st);
-/* pfvm_infer_shapes (not strict) that also checks what every subgraph
- * input is fed: a Loop's or Scan's body input whose type, as stored in the
- * graph before this run, does not hold for every value its node feeds it
- * over all iterations (a dim fixed to the first iteration's size, a symbol
- * of the main graph that is not proven) counts in *count, and the first
- * is described in first (n bytes). The pass manager's guard. */
-PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *first, size_t n, pfvm_status *st);
 /* ---- src/plan/symplan.h ---- */
 /* Bytes of a tensor type rounded up to the alignment, or NULL when the
  * type has no size expression. */
@@ -3206,13 +3255,6 @@ PFVM_INTERNAL int pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out);
 PFVM_INTERNAL int pfvm__node_in_place(const pfvm_node *n);
 /* ---- src/passes/autodiff.h ---- */
 /* ---- src/passes/passes.h ---- */
-/* Runs passes[0..n) on m like pfvm_optimize. With `guard` (the default
- * pipeline's setting) on a model with subgraphs, after each pass every
- * subgraph input's stored type must still hold for what its node feeds it
- * over every iteration (pfvm__infer_check_fed): a pass that breaks one
- * fails with a message naming the pass and the input. */
-PFVM_INTERNAL pfvm_code pfvm__run_pipeline(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
-                                           pfvm_opt_report *report, pfvm_status *st);
 /* Starts a rewrite context (src/opi/rewrite.h) on m: infers the model's
  * types (pfvm_infer_shapes, not strict) and keeps the facts. */
 PFVM_INTERNAL pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st);
@@ -7007,6 +7049,143 @@ const char *pfvm_node_label(const pfvm_node *n, char *buf, size_t size)
 {
     return pfvm__node_label(n, buf, size);
 }
+
+int pfvm_graph_num_values(const pfvm_graph *g) { return g ? (int)stbds_arrlen(g->values) : 0; }
+pfvm_value *pfvm_graph_value_at(const pfvm_graph *g, int i)
+{
+    return i >= 0 && i < pfvm_graph_num_values(g) ? g->values[i] : NULL;
+}
+int pfvm_model_num_opsets(const pfvm_model *m) { return m ? (int)stbds_arrlen(m->opsets) : 0; }
+const pfvm_opset_import *pfvm_model_opset_at(const pfvm_model *m, int i)
+{
+    return i >= 0 && i < pfvm_model_num_opsets(m) ? &m->opsets[i] : NULL;
+}
+int pfvm_model_num_metadata(const pfvm_model *m) { return m ? (int)stbds_arrlen(m->metadata) : 0; }
+const pfvm_string_pair *pfvm_model_metadata_at(const pfvm_model *m, int i)
+{
+    return i >= 0 && i < pfvm_model_num_metadata(m) ? &m->metadata[i] : NULL;
+}
+int pfvm_model_num_functions(const pfvm_model *m) { return m ? (int)stbds_arrlen(m->functions) : 0; }
+pfvm_function *pfvm_model_function_at(const pfvm_model *m, int i)
+{
+    return i >= 0 && i < pfvm_model_num_functions(m) ? m->functions[i] : NULL;
+}
+
+/* ---- sequences and optionals ---------------------------------------------- */
+
+/* An empty container as the sequence and optional kernels make them (rank
+ * -1: a container has no shape of its own). */
+static pfvm_tensor *pfvm__tensor_container(pfvm_kind kind, pfvm_dtype elem_dtype, pfvm_status *st)
+{
+    pfvm_tensor *t;
+    if (elem_dtype != PFVM_UNDEFINED && !pfvm_dtype_size(elem_dtype)) {
+        pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "%s: unknown element type %d",
+                   kind == PFVM_KIND_SEQUENCE ? "sequence" : "optional", (int)elem_dtype);
+        return NULL;
+    }
+    if (!(t = (pfvm_tensor *)pfvm__calloc(1, sizeof *t))) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    t->kind = kind;
+    t->rank = -1;
+    t->elem_dtype = t->dtype = elem_dtype;
+    return t;
+}
+
+pfvm_tensor *pfvm_tensor_sequence_new(pfvm_dtype elem_dtype, pfvm_status *st)
+{
+    return pfvm__tensor_container(PFVM_KIND_SEQUENCE, elem_dtype, st);
+}
+
+pfvm_tensor *pfvm_tensor_optional_new(pfvm_dtype elem_dtype, pfvm_status *st)
+{
+    return pfvm__tensor_container(PFVM_KIND_OPTIONAL, elem_dtype, st);
+}
+
+/* The element type a value gives its container: a tensor's dtype, a
+ * container's element type. */
+static pfvm_dtype pfvm__elem_dtype_of(const pfvm_tensor *e)
+{
+    return e->kind == PFVM_KIND_TENSOR ? e->dtype : e->elem_dtype;
+}
+
+pfvm_code pfvm_tensor_push_elem(pfvm_tensor *t, pfvm_tensor *elem, pfvm_status *st)
+{
+    pfvm_dtype d;
+    if (!t || (t->kind != PFVM_KIND_SEQUENCE && t->kind != PFVM_KIND_OPTIONAL))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "push element: not a sequence or optional");
+    if (!elem || elem == t)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "push element: no element, or the container itself");
+    if (t->kind == PFVM_KIND_OPTIONAL && stbds_arrlen(t->elems))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "push element: the optional already holds a value");
+    d = pfvm__elem_dtype_of(elem);
+    if (t->elem_dtype != PFVM_UNDEFINED && d != PFVM_UNDEFINED && d != t->elem_dtype)
+        return pfvm__fail(st, PFVM_ERR_SHAPE, "push element: a %s element into a container of %s",
+                          pfvm_dtype_name(d), pfvm_dtype_name(t->elem_dtype));
+    if (!pfvm__arrpush(t->elems, elem))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    if (t->elem_dtype == PFVM_UNDEFINED)
+        t->elem_dtype = t->dtype = d;
+    t->has_value = t->kind == PFVM_KIND_OPTIONAL;
+    return PFVM_OK;
+}
+
+/* ---- model-local functions ------------------------------------------------ */
+
+static pfvm_function *pfvm__scoped_model_add_function(pfvm_model *m, const char *domain, const char *name,
+                                                      pfvm_status *st)
+{
+    pfvm_function *f;
+    pfvm_graph *body;
+    int i, n;
+    if (!m || !name || !*name) {
+        pfvm__fail(st, PFVM_ERR_INVALID, "add function: no model or no name");
+        return NULL;
+    }
+    domain = domain ? domain : "";
+    for (i = 0; i < pfvm_model_num_functions(m); i++)
+        if (!strcmp(m->functions[i]->name ? m->functions[i]->name : "", name) &&
+            !strcmp(m->functions[i]->domain ? m->functions[i]->domain : "", domain)) {
+            pfvm__fail(st, PFVM_ERR_INVALID, "add function: '%s' of domain '%s' exists", name, domain);
+            return NULL;
+        }
+    n = pfvm_model_num_opsets(m);
+    f = (pfvm_function *)pfvm_model_alloc(m, sizeof *f);
+    if (f)
+        memset(f, 0, sizeof *f);
+    if (!f || !(f->name = pfvm_model_strdup(m, name)) || !(f->domain = pfvm_model_strdup(m, domain)) ||
+        (n && !(f->opsets = (pfvm_opset_import *)pfvm_model_alloc(m, sizeof *f->opsets * (size_t)n)))) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    f->doc = "";
+    for (i = 0; i < n; i++)
+        f->opsets[i] = m->opsets[i];
+    f->n_opsets = n;
+    if (!(body = pfvm__scoped_graph_new(m, NULL, name, st)))
+        return NULL;
+    if (m->graph == body)
+        m->graph = NULL; /* a body, never the main graph */
+    f->body = body;
+    if (!pfvm__arrpush(m->functions, f)) {
+        pfvm__graph_free(body);
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    return f;
+}
+
+pfvm_function *pfvm_model_add_function(pfvm_model *m, const char *domain, const char *name, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_function *r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_model_add_function(m, domain, name, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
 
 static pfvm_code pfvm__scoped_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, const pfvm_sym *const *dims,
                                      pfvm_status *st)
@@ -32628,10 +32807,10 @@ typedef struct pfvm__infer_frame {
     pfvm_infer_keep_fn keep; /* or NULL */
     void *user;
     pfvm__infer_cases *cases; /* or NULL */
-    struct pfvm__infer_fedcheck *fed; /* or NULL: pfvm__infer_check_fed's record */
+    struct pfvm__infer_fedcheck *fed; /* or NULL: pfvm_infer_check_subgraph_inputs' record */
 } pfvm__infer_frame;
 
-/* What pfvm__infer_check_fed collects: subgraph inputs whose stored type
+/* What pfvm_infer_check_subgraph_inputs collects: subgraph inputs whose stored type
  * is not implied by what their node feeds them over every iteration. */
 typedef struct pfvm__infer_fedcheck {
     int count;
@@ -32790,7 +32969,9 @@ static void pfvm__driver_fed(pfvm_ictx *c, const pfvm_graph *g, int i, const pfv
     for (k = 0; k < (int)stbds_arrlen(f->seen); k++)
         if (f->seen[k] == g->inputs[i])
             return;
-    stbds_arrput(f->seen, g->inputs[i]);
+    if (!pfvm__arrpush(f->seen, g->inputs[i])) {
+        /* out of memory: still a violation (it may count twice) */
+    }
     if (!f->count++) {
         char a[128], b[128], lb[96];
         pfvm_type_print(decl, a, sizeof a);
@@ -32978,23 +33159,30 @@ PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_f
     return rc;
 }
 
-PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *first, size_t n, pfvm_status *st)
+static pfvm_code pfvm__scoped_infer_check_subgraph_inputs(pfvm_graph *g, int *count, char *first, size_t n,
+                                                          pfvm_status *st)
 {
     pfvm__infer_frame top;
     pfvm__infer_fedcheck f;
-    pfvm_code rc;
+    pfvm_code rc = PFVM_OK;
     int i, d;
     memset(&f, 0, sizeof f);
-    for (i = 0; i < (int)stbds_arrlen(g->inputs); i++) {
+    *count = 0;
+    if (n)
+        first[0] = 0;
+    if (!g || !g->model)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "check subgraph inputs: no graph");
+    for (i = 0; !rc && i < (int)stbds_arrlen(g->inputs); i++) {
         const pfvm_type *t = &g->inputs[i]->type;
         if (t->kind == PFVM_KIND_TENSOR)
-            for (d = 0; d < t->shape.rank; d++)
-                if (t->shape.dims[d] && t->shape.dims[d]->kind == PFVM_SYM_VAR)
-                    stbds_arrput(f.outer, t->shape.dims[d]);
+            for (d = 0; !rc && d < t->shape.rank; d++)
+                if (t->shape.dims[d] && t->shape.dims[d]->kind == PFVM_SYM_VAR && !pfvm__arrpush(f.outer, t->shape.dims[d]))
+                    rc = pfvm__fail(st, PFVM_ERR_NOMEM, "check subgraph inputs: out of memory");
     }
     memset(&top, 0, sizeof top);
     top.fed = &f;
-    rc = pfvm_graph_resolve_ops(g, 0, st);
+    if (!rc)
+        rc = pfvm_graph_resolve_ops(g, 0, st);
     if (!rc)
         rc = pfvm__infer_graph_in(g, 0, &g->model->arena, &top, st);
     *count = f.count;
@@ -33003,6 +33191,16 @@ PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *f
     stbds_arrfree(f.outer);
     stbds_arrfree(f.seen);
     return rc;
+}
+
+pfvm_code pfvm_infer_check_subgraph_inputs(pfvm_graph *g, int *count, char *first, size_t n, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
+    r = pfvm__scoped_infer_check_subgraph_inputs(g, count, first, n, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 static pfvm_code pfvm__scoped_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st)
@@ -35611,7 +35809,7 @@ static int pfvm__has_subgraphs(const pfvm_graph *g)
  * node feeds them (over every iteration) does not imply. */
 static pfvm_code pfvm__fed_violations(pfvm_model *m, int *count, char *first, size_t n, pfvm_status *st)
 {
-    return pfvm__infer_check_fed(m->graph, count, first, n, st);
+    return pfvm_infer_check_subgraph_inputs(m->graph, count, first, n, st);
 }
 
 static pfvm_code pfvm__run_pass(pfvm_model *m, const pfvm_pass *p, pfvm_opt_report *report, int *guard,
@@ -35649,8 +35847,8 @@ static pfvm_code pfvm__run_pass(pfvm_model *m, const pfvm_pass *p, pfvm_opt_repo
     return PFVM_OK;
 }
 
-PFVM_INTERNAL pfvm_code pfvm__run_pipeline(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
-                                           pfvm_opt_report *report, pfvm_status *st)
+static pfvm_code pfvm__run_pipeline(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
+                                    pfvm_opt_report *report, pfvm_status *st)
 {
     int i, before = 0, *g = NULL;
     char first[320];
@@ -35731,6 +35929,25 @@ static pfvm_code pfvm__scoped_optimize(pfvm_model *m, const char *passes, pfvm_o
         s += len + (e ? 1 : 0);
     }
     return pfvm_infer_shapes(m->graph, 0, st);
+}
+
+pfvm_code pfvm_run_passes(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard, pfvm_opt_report *report,
+                          pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    int i;
+    if (report)
+        report->n = 0;
+    if (!m || !m->graph || n < 0 || (n && !passes))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_run_passes: no model or no pass list");
+    for (i = 0; i < n; i++)
+        if (!passes[i] || !passes[i]->run || !passes[i]->name)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_run_passes: pass %d has no name or no function", i);
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__run_pipeline(m, passes, n, guard, report, st);
+    pfvm__scope_leave(&sc);
+    return r;
 }
 
 pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st)

@@ -1700,6 +1700,143 @@ const char *pfvm_node_label(const pfvm_node *n, char *buf, size_t size)
     return pfvm__node_label(n, buf, size);
 }
 
+int pfvm_graph_num_values(const pfvm_graph *g) { return g ? (int)stbds_arrlen(g->values) : 0; }
+pfvm_value *pfvm_graph_value_at(const pfvm_graph *g, int i)
+{
+    return i >= 0 && i < pfvm_graph_num_values(g) ? g->values[i] : NULL;
+}
+int pfvm_model_num_opsets(const pfvm_model *m) { return m ? (int)stbds_arrlen(m->opsets) : 0; }
+const pfvm_opset_import *pfvm_model_opset_at(const pfvm_model *m, int i)
+{
+    return i >= 0 && i < pfvm_model_num_opsets(m) ? &m->opsets[i] : NULL;
+}
+int pfvm_model_num_metadata(const pfvm_model *m) { return m ? (int)stbds_arrlen(m->metadata) : 0; }
+const pfvm_string_pair *pfvm_model_metadata_at(const pfvm_model *m, int i)
+{
+    return i >= 0 && i < pfvm_model_num_metadata(m) ? &m->metadata[i] : NULL;
+}
+int pfvm_model_num_functions(const pfvm_model *m) { return m ? (int)stbds_arrlen(m->functions) : 0; }
+pfvm_function *pfvm_model_function_at(const pfvm_model *m, int i)
+{
+    return i >= 0 && i < pfvm_model_num_functions(m) ? m->functions[i] : NULL;
+}
+
+/* ---- sequences and optionals ---------------------------------------------- */
+
+/* An empty container as the sequence and optional kernels make them (rank
+ * -1: a container has no shape of its own). */
+static pfvm_tensor *pfvm__tensor_container(pfvm_kind kind, pfvm_dtype elem_dtype, pfvm_status *st)
+{
+    pfvm_tensor *t;
+    if (elem_dtype != PFVM_UNDEFINED && !pfvm_dtype_size(elem_dtype)) {
+        pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "%s: unknown element type %d",
+                   kind == PFVM_KIND_SEQUENCE ? "sequence" : "optional", (int)elem_dtype);
+        return NULL;
+    }
+    if (!(t = (pfvm_tensor *)pfvm__calloc(1, sizeof *t))) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    t->kind = kind;
+    t->rank = -1;
+    t->elem_dtype = t->dtype = elem_dtype;
+    return t;
+}
+
+pfvm_tensor *pfvm_tensor_sequence_new(pfvm_dtype elem_dtype, pfvm_status *st)
+{
+    return pfvm__tensor_container(PFVM_KIND_SEQUENCE, elem_dtype, st);
+}
+
+pfvm_tensor *pfvm_tensor_optional_new(pfvm_dtype elem_dtype, pfvm_status *st)
+{
+    return pfvm__tensor_container(PFVM_KIND_OPTIONAL, elem_dtype, st);
+}
+
+/* The element type a value gives its container: a tensor's dtype, a
+ * container's element type. */
+static pfvm_dtype pfvm__elem_dtype_of(const pfvm_tensor *e)
+{
+    return e->kind == PFVM_KIND_TENSOR ? e->dtype : e->elem_dtype;
+}
+
+pfvm_code pfvm_tensor_push_elem(pfvm_tensor *t, pfvm_tensor *elem, pfvm_status *st)
+{
+    pfvm_dtype d;
+    if (!t || (t->kind != PFVM_KIND_SEQUENCE && t->kind != PFVM_KIND_OPTIONAL))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "push element: not a sequence or optional");
+    if (!elem || elem == t)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "push element: no element, or the container itself");
+    if (t->kind == PFVM_KIND_OPTIONAL && stbds_arrlen(t->elems))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "push element: the optional already holds a value");
+    d = pfvm__elem_dtype_of(elem);
+    if (t->elem_dtype != PFVM_UNDEFINED && d != PFVM_UNDEFINED && d != t->elem_dtype)
+        return pfvm__fail(st, PFVM_ERR_SHAPE, "push element: a %s element into a container of %s",
+                          pfvm_dtype_name(d), pfvm_dtype_name(t->elem_dtype));
+    if (!pfvm__arrpush(t->elems, elem))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    if (t->elem_dtype == PFVM_UNDEFINED)
+        t->elem_dtype = t->dtype = d;
+    t->has_value = t->kind == PFVM_KIND_OPTIONAL;
+    return PFVM_OK;
+}
+
+/* ---- model-local functions ------------------------------------------------ */
+
+static pfvm_function *pfvm__scoped_model_add_function(pfvm_model *m, const char *domain, const char *name,
+                                                      pfvm_status *st)
+{
+    pfvm_function *f;
+    pfvm_graph *body;
+    int i, n;
+    if (!m || !name || !*name) {
+        pfvm__fail(st, PFVM_ERR_INVALID, "add function: no model or no name");
+        return NULL;
+    }
+    domain = domain ? domain : "";
+    for (i = 0; i < pfvm_model_num_functions(m); i++)
+        if (!strcmp(m->functions[i]->name ? m->functions[i]->name : "", name) &&
+            !strcmp(m->functions[i]->domain ? m->functions[i]->domain : "", domain)) {
+            pfvm__fail(st, PFVM_ERR_INVALID, "add function: '%s' of domain '%s' exists", name, domain);
+            return NULL;
+        }
+    n = pfvm_model_num_opsets(m);
+    f = (pfvm_function *)pfvm_model_alloc(m, sizeof *f);
+    if (f)
+        memset(f, 0, sizeof *f);
+    if (!f || !(f->name = pfvm_model_strdup(m, name)) || !(f->domain = pfvm_model_strdup(m, domain)) ||
+        (n && !(f->opsets = (pfvm_opset_import *)pfvm_model_alloc(m, sizeof *f->opsets * (size_t)n)))) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    f->doc = "";
+    for (i = 0; i < n; i++)
+        f->opsets[i] = m->opsets[i];
+    f->n_opsets = n;
+    if (!(body = pfvm__scoped_graph_new(m, NULL, name, st)))
+        return NULL;
+    if (m->graph == body)
+        m->graph = NULL; /* a body, never the main graph */
+    f->body = body;
+    if (!pfvm__arrpush(m->functions, f)) {
+        pfvm__graph_free(body);
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    return f;
+}
+
+pfvm_function *pfvm_model_add_function(pfvm_model *m, const char *domain, const char *name, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_function *r;
+    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
+    r = pfvm__scoped_model_add_function(m, domain, name, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
+
 static pfvm_code pfvm__scoped_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, const pfvm_sym *const *dims,
                                      pfvm_status *st)
 {
