@@ -33176,7 +33176,8 @@ static pfvm_code pfvm__scoped_infer_check_subgraph_inputs(pfvm_graph *g, int *co
         const pfvm_type *t = &g->inputs[i]->type;
         if (t->kind == PFVM_KIND_TENSOR)
             for (d = 0; !rc && d < t->shape.rank; d++)
-                if (t->shape.dims[d] && t->shape.dims[d]->kind == PFVM_SYM_VAR && !pfvm__arrpush(f.outer, t->shape.dims[d]))
+                if (t->shape.dims[d] && t->shape.dims[d]->kind == PFVM_SYM_VAR &&
+                    !pfvm__arrpush(f.outer, t->shape.dims[d]))
                     rc = pfvm__fail(st, PFVM_ERR_NOMEM, "check subgraph inputs: out of memory");
     }
     memset(&top, 0, sizeof top);

@@ -293,10 +293,13 @@ static void test_containers(void)
     CHECK(opt && opt->kind == PFVM_KIND_OPTIONAL && !opt->has_value && opt->elem_dtype == PFVM_FLOAT);
     CHECK(pfvm_tensor_sequence_new((pfvm_dtype)99, &st) == NULL && st.code == PFVM_ERR_UNSUPPORTED);
     /* the first element fixes an untyped sequence's element type */
-    CHECK(pfvm_tensor_push_elem(seq, f, &st) == PFVM_OK && seq->elem_dtype == PFVM_FLOAT && pfvm_tensor_elem(seq, 0) == f);
-    CHECK(pfvm_tensor_push_elem(seq, i, &st) == PFVM_ERR_SHAPE && strstr(st.msg, "int64") && pfvm_tensor_num_elems(seq) == 1);
+    CHECK(pfvm_tensor_push_elem(seq, f, &st) == PFVM_OK && seq->elem_dtype == PFVM_FLOAT &&
+          pfvm_tensor_elem(seq, 0) == f);
+    CHECK(pfvm_tensor_push_elem(seq, i, &st) == PFVM_ERR_SHAPE && strstr(st.msg, "int64") &&
+          pfvm_tensor_num_elems(seq) == 1);
     CHECK(pfvm_tensor_push_elem(f, i, &st) == PFVM_ERR_INVALID);
-    CHECK(pfvm_tensor_push_elem(seq, seq, &st) == PFVM_ERR_INVALID && pfvm_tensor_push_elem(seq, NULL, &st) == PFVM_ERR_INVALID);
+    CHECK(pfvm_tensor_push_elem(seq, seq, &st) == PFVM_ERR_INVALID &&
+          pfvm_tensor_push_elem(seq, NULL, &st) == PFVM_ERR_INVALID);
     /* an optional holds one value */
     CHECK(pfvm_tensor_push_elem(opt, seq, &st) == PFVM_OK && opt->has_value && pfvm_tensor_num_elems(opt) == 1);
     CHECK(pfvm_tensor_push_elem(opt, i, &st) == PFVM_ERR_INVALID && strstr(st.msg, "already"));

@@ -240,7 +240,8 @@ static int same_model(const pfvm_model *a, const pfvm_model *b)
     if (a->ir_version != b->ir_version || a->model_version != b->model_version ||
         !same_str(a->producer_name, b->producer_name) || !same_str(a->producer_version, b->producer_version) ||
         !same_str(a->domain, b->domain) || !same_str(a->doc, b->doc) ||
-        pfvm_model_num_opsets(a) != pfvm_model_num_opsets(b) || pfvm_model_num_metadata(a) != pfvm_model_num_metadata(b) ||
+        pfvm_model_num_opsets(a) != pfvm_model_num_opsets(b) ||
+        pfvm_model_num_metadata(a) != pfvm_model_num_metadata(b) ||
         pfvm_model_num_functions(a) != pfvm_model_num_functions(b))
         return 0;
     for (i = 0; i < pfvm_model_num_opsets(a); i++) {
@@ -475,9 +476,10 @@ static void test_named_models(void)
             CHECK(!strcmp(n->op_type, "If") && then && then->type == PFVM_ATTR_GRAPH && then->g);
             CHECK(then && then->g && then->g->parent == m->graph && then->g->owner == n);
         }
-        if (!strcmp(cases[i], "test_sequence_insert_at_back"))
-            CHECK(pfvm_graph_input(m->graph, 0)->type.kind == PFVM_KIND_SEQUENCE && pfvm_graph_input(m->graph, 0)->type.elem &&
-                  pfvm_graph_input(m->graph, 0)->type.elem->kind == PFVM_KIND_TENSOR);
+        if (!strcmp(cases[i], "test_sequence_insert_at_back")) {
+            const pfvm_value *in = pfvm_graph_input(m->graph, 0);
+            CHECK(in->type.kind == PFVM_KIND_SEQUENCE && in->type.elem && in->type.elem->kind == PFVM_KIND_TENSOR);
+        }
         if (!strcmp(cases[i], "test_optional_get_element_sequence"))
             CHECK(pfvm_graph_input(m->graph, 0)->type.kind == PFVM_KIND_OPTIONAL);
         pfvm_model_free(m);
@@ -576,12 +578,12 @@ enum {
  * they are). */
 static void pb_vinfo(pb *p, unsigned field, const char *name, int rank, const int64_t *dims)
 {
-    pb v = {NULL}, tp = {NULL}, tt = {NULL}, sh = {NULL};
+    pb v = {0}, tp = {0}, tt = {0}, sh = {0};
     int i;
     pb_str(&v, V_NAME, name);
     pb_int(&tt, TT_ELEM, PFVM_FLOAT);
     for (i = 0; i < rank; i++) {
-        pb d = {NULL};
+        pb d = {0};
         if (dims[i] == -1)
             pb_str(&d, D_PARAM, "N");
         else if (dims[i] != -2)
@@ -599,7 +601,7 @@ static void pb_vinfo(pb *p, unsigned field, const char *name, int rank, const in
 static void pb_node(pb *g, const char *name, const char *op, const char *in0, const char *in1, const char *out0,
                     pb *attr)
 {
-    pb n = {NULL};
+    pb n = {0};
     if (in0)
         pb_str(&n, N_IN, in0);
     if (in1)
@@ -618,7 +620,7 @@ static void pb_node(pb *g, const char *name, const char *op, const char *in0, co
 static void pb_tensor(pb *p, unsigned field, const char *name, int rank, const int64_t *dims, const float *vals,
                       int nvals)
 {
-    pb t = {NULL};
+    pb t = {0};
     int i;
     for (i = 0; i < rank; i++)
         pb_int(&t, T_DIMS, dims[i]);
@@ -633,7 +635,7 @@ static void pb_tensor(pb *p, unsigned field, const char *name, int rank, const i
  * the graph. */
 static void pb_model_unnamed(pb *m, pb *g)
 {
-    pb op = {NULL};
+    pb op = {0};
     pb_int(m, M_IR, 8);
     pb_str(m, M_PRODUCER, "test_onnx_io");
     pb_msg(m, M_GRAPH, g);
@@ -678,7 +680,7 @@ static void expect_error(pb *m, pfvm_code code, const char *needle, int line)
  * value belongs to the outer graph, not to the subgraph. */
 static void test_outer_scope(void)
 {
-    pb g = {NULL}, body = {NULL}, attr = {NULL}, m = {NULL};
+    pb g = {0}, body = {0}, attr = {0}, m = {0};
     int64_t d1[1] = {1};
     pfvm_status st;
     pfvm_model *model;
@@ -733,7 +735,7 @@ static void test_outer_scope(void)
  * node and attribute for subgraphs. */
 static void test_graph_names(void)
 {
-    pb g = {NULL}, body = {NULL}, attr = {NULL}, m = {NULL};
+    pb g = {0}, body = {0}, attr = {0}, m = {0};
     pfvm_status st;
     pfvm_model *model, *back = NULL;
     void *bytes = NULL;
@@ -761,7 +763,7 @@ static void test_graph_names(void)
 
 static void test_graph_errors(void)
 {
-    pb g = {NULL}, m = {NULL}, t = {NULL}, a = {NULL};
+    pb g = {0}, m = {0}, t = {0}, a = {0};
     int64_t d1[1] = {2}, big[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1}, neg[1] = {-3};
     float vals[2] = {1, 2};
     int i;
@@ -870,10 +872,10 @@ static void test_graph_errors(void)
 
     /* subgraphs nested past the depth limit */
     {
-        pb cur = {NULL};
+        pb cur = {0};
         pb_node(&cur, "leaf", "Constant", NULL, NULL, "c", NULL);
         for (i = 0; i < 80; i++) {
-            pb attr = {NULL}, outer = {NULL};
+            pb attr = {0}, outer = {0};
             pb_str(&attr, A_NAME, "body");
             pb_int(&attr, A_TYPE, PFVM_ATTR_GRAPH);
             pb_msg(&attr, A_G, &cur);
@@ -890,7 +892,7 @@ static void test_graph_errors(void)
  * model's function is what was read. */
 static void test_functions_and_attrs(void)
 {
-    pb g = {NULL}, m = {NULL}, f = {NULL}, a = {NULL}, fn = {NULL}, kv = {NULL}, op = {NULL};
+    pb g = {0}, m = {0}, f = {0}, a = {0}, fn = {0}, kv = {0}, op = {0};
     int64_t d2[1] = {2};
     float vals[2] = {0.5f, -1.5f};
     pfvm_status st;
@@ -926,7 +928,7 @@ static void test_functions_and_attrs(void)
     pb_float(&a, A_F, 2.5f);
     pb_int(&a, A_TYPE, PFVM_ATTR_FLOAT);
     {
-        pb n = {NULL}, a2 = {NULL}, a3 = {NULL}, a4 = {NULL};
+        pb n = {0}, a2 = {0}, a3 = {0}, a4 = {0};
         static const char bytes[3] = {'a', 0, 'b'}; /* strings are bytes */
         pb_str(&n, N_IN, "x");
         pb_str(&n, N_OUT, "s");
@@ -996,7 +998,7 @@ static void test_functions_and_attrs(void)
  * symbol of that name. Anonymous dims read as fresh symbols, never holes. */
 static void test_symbolic_dims(void)
 {
-    pb g = {NULL}, m = {NULL};
+    pb g = {0}, m = {0};
     int64_t dims[3] = {-1, -2, 4};
     pfvm_status st;
     pfvm_model *model, *back = NULL;
@@ -1040,7 +1042,7 @@ static void test_symbolic_dims(void)
 /* Sparse initializers become dense tensors; indices out of range fail. */
 static void test_sparse(void)
 {
-    pb g = {NULL}, m = {NULL}, sp = {NULL}, idx = {NULL};
+    pb g = {0}, m = {0}, sp = {0}, idx = {0};
     int64_t d1[1] = {2}, dims[2] = {2, 3}, lin[2] = {1, 5};
     float vals[2] = {7, 9};
     pfvm_status st;
@@ -1078,7 +1080,7 @@ static void test_sparse(void)
 /* Typed fields (float_data, int32_data for narrow types) are converted. */
 static void test_typed_fields(void)
 {
-    pb g = {NULL}, m = {NULL}, t = {NULL}, packed = {NULL};
+    pb g = {0}, m = {0}, t = {0}, packed = {0};
     pfvm_status st;
     pfvm_model *model;
     pb_int(&t, T_DIMS, 3);
@@ -1198,7 +1200,7 @@ static void test_typed_fields(void)
  * domain, and the doc strings of model, graph and values. */
 static void test_all_attribute_kinds(void)
 {
-    pb g = {NULL}, m = {NULL}, n = {NULL}, a = {NULL}, sub = {NULL}, tp = {NULL}, x = {NULL}, y = {NULL}, op = {NULL};
+    pb g = {0}, m = {0}, n = {0}, a = {0}, sub = {0}, tp = {0}, x = {0}, y = {0}, op = {0};
     int64_t d1[1] = {1}, d2[1] = {2}, dims[2] = {2, 2}, lin[1] = {3};
     float vals[4] = {1, 2, 3, 4};
     pfvm_status st;
@@ -1333,7 +1335,7 @@ static void test_all_attribute_kinds(void)
 /* Aligned raw_data is viewed in place unless PFVM_LOAD_COPY is given. */
 static void test_zero_copy(void)
 {
-    pb g = {NULL}, m = {NULL};
+    pb g = {0}, m = {0};
     int64_t d4[1] = {4};
     float vals[4] = {1, 2, 3, 4};
     pfvm_status st;
@@ -1425,14 +1427,14 @@ static void check_saved_in_place(pfvm_model *model, const char *label)
 static void test_aligned_save(void)
 {
     static const pfvm_dtype types[] = {PFVM_UINT8, PFVM_FLOAT, PFVM_DOUBLE, PFVM_INT16, PFVM_INT64, PFVM_INT8, PFVM_FLOAT16};
-    pb g = {NULL}, m = {NULL};
+    pb g = {0}, m = {0};
     pfvm_status st;
     pfvm_model *model;
     void *mlp;
     size_t size;
     int k;
     for (k = 0; k < 40; k++) {
-        pb t = {NULL};
+        pb t = {0};
         char name[32];
         static unsigned char raw[32768];
         pfvm_dtype dt = types[k % 7];
@@ -1484,7 +1486,7 @@ static void write_file(const char *path, const void *data, size_t n)
 
 static void external_model(pb *m, const char *location, const char *offset, const char *length)
 {
-    pb g = {NULL}, t = {NULL}, kv = {NULL};
+    pb g = {0}, t = {0}, kv = {0};
     pb_int(&t, T_DIMS, 3);
     pb_int(&t, T_TYPE, PFVM_FLOAT);
     pb_str(&t, T_NAME, "w");
@@ -1510,7 +1512,7 @@ static void external_model(pb *m, const char *location, const char *offset, cons
 static pfvm_model *load_external(const char *dir, const char *location, const char *offset, const char *length,
                                  pfvm_status *st)
 {
-    pb m = {NULL};
+    pb m = {0};
     char path[512];
     pfvm_model *model;
     external_model(&m, location, offset, length);
@@ -1562,7 +1564,7 @@ static void test_external(void)
     pfvm_model_free(m);
     /* from memory there is no directory to read from */
     {
-        pb mm = {NULL};
+        pb mm = {0};
         external_model(&mm, "w.bin", NULL, NULL);
         EXPECT_ERROR(&mm, PFVM_ERR_IO, "external data");
     }
