@@ -2263,6 +2263,16 @@ typedef struct pfvm__scope {
     const pfvm_allocator *prev;
     pfvm_allocator a;
 } pfvm__scope;
+/* The whole body of a public entry point: returns `call` (its static
+ * pfvm__scoped_ twin, of type T) run with allocator `a` current, so
+ * that every block the call grows comes from the object's model. */
+#define PFVM__SCOPED(T, a, call)      \
+    pfvm__scope pfvm__sc;             \
+    T pfvm__r;                        \
+    pfvm__scope_enter(&pfvm__sc, a);  \
+    pfvm__r = call;                   \
+    pfvm__scope_leave(&pfvm__sc);     \
+    return pfvm__r
 PFVM_INTERNAL void pfvm__scope_enter(pfvm__scope *s, const pfvm_allocator *a);
 PFVM_INTERNAL void pfvm__scope_leave(pfvm__scope *s);
 /* The allocator new blocks come from now (the scope's, else the default). */
@@ -4404,12 +4414,7 @@ static const pfvm_sym *pfvm__scoped_sym_var(pfvm_symtab *t, const char *name, in
 
 const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min)
 {
-    pfvm__scope sc;
-    const pfvm_sym *r;
-    pfvm__scope_enter(&sc, &t->alloc);
-    r = pfvm__scoped_sym_var(t, name, min);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(const pfvm_sym *, &t->alloc, pfvm__scoped_sym_var(t, name, min));
 }
 
 const pfvm_sym *pfvm_sym_unknown(pfvm_symtab *t, const char *name)
@@ -5023,12 +5028,7 @@ static const pfvm_sym *pfvm__scoped_sym_subst(pfvm_symtab *t, const pfvm_sym *s,
 
 const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b)
 {
-    pfvm__scope sc;
-    const pfvm_sym *r;
-    pfvm__scope_enter(&sc, &t->alloc);
-    r = pfvm__scoped_sym_subst(t, s, b);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(const pfvm_sym *, &t->alloc, pfvm__scoped_sym_subst(t, s, b));
 }
 
 /* ---- printing ------------------------------------------------------------- */
@@ -5755,12 +5755,7 @@ static pfvm_code pfvm__scoped_model_set_opset(pfvm_model *m, const char *domain,
 
 pfvm_code pfvm_model_set_opset(pfvm_model *m, const char *domain, int64_t version, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_set_opset(m, domain, version, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_model_set_opset(m, domain, version, st));
 }
 
 static void *pfvm__scoped_model_alloc(pfvm_model *m, size_t size)
@@ -5770,12 +5765,7 @@ static void *pfvm__scoped_model_alloc(pfvm_model *m, size_t size)
 
 void *pfvm_model_alloc(pfvm_model *m, size_t size)
 {
-    pfvm__scope sc;
-    void *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_alloc(m, size);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(void *, pfvm__model_allocator(m), pfvm__scoped_model_alloc(m, size));
 }
 
 static const char *pfvm__scoped_model_strdup(pfvm_model *m, const char *s)
@@ -5785,12 +5775,7 @@ static const char *pfvm__scoped_model_strdup(pfvm_model *m, const char *s)
 
 const char *pfvm_model_strdup(pfvm_model *m, const char *s)
 {
-    pfvm__scope sc;
-    const char *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_strdup(m, s);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(const char *, pfvm__model_allocator(m), pfvm__scoped_model_strdup(m, s));
 }
 
 static const char *pfvm__scoped_model_strndup(pfvm_model *m, const char *s, size_t n)
@@ -5800,12 +5785,7 @@ static const char *pfvm__scoped_model_strndup(pfvm_model *m, const char *s, size
 
 const char *pfvm_model_strndup(pfvm_model *m, const char *s, size_t n)
 {
-    pfvm__scope sc;
-    const char *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_strndup(m, s, n);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(const char *, pfvm__model_allocator(m), pfvm__scoped_model_strndup(m, s, n));
 }
 
 static pfvm_code pfvm__scoped_model_own(pfvm_model *m, void *block, pfvm_status *st)
@@ -5817,12 +5797,7 @@ static pfvm_code pfvm__scoped_model_own(pfvm_model *m, void *block, pfvm_status 
 
 pfvm_code pfvm_model_own(pfvm_model *m, void *block, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_own(m, block, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_model_own(m, block, st));
 }
 
 static pfvm_tensor *pfvm__scoped_model_tensor(pfvm_model *m, pfvm_dtype dtype, int rank, const int64_t *dims, void *data,
@@ -5865,12 +5840,7 @@ static pfvm_tensor *pfvm__scoped_model_tensor(pfvm_model *m, pfvm_dtype dtype, i
 pfvm_tensor *pfvm_model_tensor(pfvm_model *m, pfvm_dtype dtype, int rank, const int64_t *dims, void *data,
                                pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_tensor *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_tensor(m, dtype, rank, dims, data, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_tensor *, pfvm__model_allocator(m), pfvm__scoped_model_tensor(m, dtype, rank, dims, data, st));
 }
 
 static pfvm_type *pfvm__scoped_model_type(pfvm_model *m, pfvm_status *st)
@@ -5885,12 +5855,7 @@ static pfvm_type *pfvm__scoped_model_type(pfvm_model *m, pfvm_status *st)
 
 pfvm_type *pfvm_model_type(pfvm_model *m, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_type *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_type(m, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_type *, pfvm__model_allocator(m), pfvm__scoped_model_type(m, st));
 }
 
 /* ---- graphs ------------------------------------------------------------------ */
@@ -5918,12 +5883,7 @@ static pfvm_graph *pfvm__scoped_graph_new(pfvm_model *m, pfvm_graph *parent, con
 
 pfvm_graph *pfvm_graph_new(pfvm_model *m, pfvm_graph *parent, const char *name, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_graph *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_graph_new(m, parent, name, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_graph *, pfvm__model_allocator(m), pfvm__scoped_graph_new(m, parent, name, st));
 }
 
 pfvm_value *pfvm_graph_find_local(const pfvm_graph *g, const char *name)
@@ -5966,12 +5926,7 @@ static pfvm_value *pfvm__scoped_graph_value(pfvm_graph *g, const char *name, pfv
 
 pfvm_value *pfvm_graph_value(pfvm_graph *g, const char *name, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_value *r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_value(g, name, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_value *, pfvm__graph_allocator(g), pfvm__scoped_graph_value(g, name, st));
 }
 
 static pfvm_value *pfvm__scoped_graph_new_value(pfvm_graph *g, const char *hint, pfvm_status *st)
@@ -5985,12 +5940,7 @@ static pfvm_value *pfvm__scoped_graph_new_value(pfvm_graph *g, const char *hint,
 
 pfvm_value *pfvm_graph_new_value(pfvm_graph *g, const char *hint, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_value *r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_new_value(g, hint, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_value *, pfvm__graph_allocator(g), pfvm__scoped_graph_new_value(g, hint, st));
 }
 
 static pfvm_code pfvm__scoped_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
@@ -6003,12 +5953,7 @@ static pfvm_code pfvm__scoped_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm
 
 pfvm_code pfvm_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_add_input(g, v, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_add_input(g, v, st));
 }
 
 static pfvm_code pfvm__scoped_graph_add_output(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
@@ -6021,12 +5966,7 @@ static pfvm_code pfvm__scoped_graph_add_output(pfvm_graph *g, pfvm_value *v, pfv
 
 pfvm_code pfvm_graph_add_output(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_add_output(g, v, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_add_output(g, v, st));
 }
 
 static pfvm_code pfvm__scoped_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_tensor *t, pfvm_status *st)
@@ -6049,12 +5989,7 @@ static pfvm_code pfvm__scoped_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_
 
 pfvm_code pfvm_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_tensor *t, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_add_init(g, v, t, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_add_init(g, v, t, st));
 }
 
 static pfvm_node *pfvm__scoped_graph_add_node(pfvm_graph *g, const char *op_type, const char *domain, const char *name,
@@ -6106,12 +6041,8 @@ pfvm_node *pfvm_graph_add_node(pfvm_graph *g, const char *op_type, const char *d
                                pfvm_value **inputs, int n_inputs, pfvm_value **outputs, int n_outputs,
                                pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_node *r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_add_node(g, op_type, domain, name, inputs, n_inputs, outputs, n_outputs, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_node *, pfvm__graph_allocator(g),
+                 pfvm__scoped_graph_add_node(g, op_type, domain, name, inputs, n_inputs, outputs, n_outputs, st));
 }
 
 static pfvm_attr *pfvm__scoped_node_add_attr(pfvm_node *n, const char *name, pfvm_attr_type type, pfvm_status *st)
@@ -6139,12 +6070,8 @@ static pfvm_attr *pfvm__scoped_node_add_attr(pfvm_node *n, const char *name, pfv
 
 pfvm_attr *pfvm_node_add_attr(pfvm_node *n, const char *name, pfvm_attr_type type, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_attr *r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
-    r = pfvm__scoped_node_add_attr(n, name, type, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_attr *, pfvm__graph_allocator(n ? n->graph : NULL),
+                 pfvm__scoped_node_add_attr(n, name, type, st));
 }
 
 static pfvm_code pfvm__scoped_node_set_attr_int(pfvm_node *n, const char *name, int64_t v, pfvm_status *st)
@@ -6158,12 +6085,7 @@ static pfvm_code pfvm__scoped_node_set_attr_int(pfvm_node *n, const char *name, 
 
 pfvm_code pfvm_node_set_attr_int(pfvm_node *n, const char *name, int64_t v, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
-    r = pfvm__scoped_node_set_attr_int(n, name, v, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(n ? n->graph : NULL), pfvm__scoped_node_set_attr_int(n, name, v, st));
 }
 
 static pfvm_code pfvm__scoped_node_set_attr_float(pfvm_node *n, const char *name, float v, pfvm_status *st)
@@ -6177,12 +6099,8 @@ static pfvm_code pfvm__scoped_node_set_attr_float(pfvm_node *n, const char *name
 
 pfvm_code pfvm_node_set_attr_float(pfvm_node *n, const char *name, float v, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
-    r = pfvm__scoped_node_set_attr_float(n, name, v, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(n ? n->graph : NULL),
+                 pfvm__scoped_node_set_attr_float(n, name, v, st));
 }
 
 static pfvm_code pfvm__scoped_node_set_attr_ints(pfvm_node *n, const char *name, const int64_t *v, int count,
@@ -6203,12 +6121,8 @@ static pfvm_code pfvm__scoped_node_set_attr_ints(pfvm_node *n, const char *name,
 pfvm_code pfvm_node_set_attr_ints(pfvm_node *n, const char *name, const int64_t *v, int count,
                                   pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
-    r = pfvm__scoped_node_set_attr_ints(n, name, v, count, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(n ? n->graph : NULL),
+                 pfvm__scoped_node_set_attr_ints(n, name, v, count, st));
 }
 
 static pfvm_code pfvm__scoped_node_set_attr_string(pfvm_node *n, const char *name, const char *s, pfvm_status *st)
@@ -6223,12 +6137,8 @@ static pfvm_code pfvm__scoped_node_set_attr_string(pfvm_node *n, const char *nam
 
 pfvm_code pfvm_node_set_attr_string(pfvm_node *n, const char *name, const char *s, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
-    r = pfvm__scoped_node_set_attr_string(n, name, s, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(n ? n->graph : NULL),
+                 pfvm__scoped_node_set_attr_string(n, name, s, st));
 }
 
 const pfvm_attr *pfvm_node_attr(const pfvm_node *n, const char *name)
@@ -6454,12 +6364,7 @@ out:
 
 pfvm_code pfvm_graph_toposort(pfvm_graph *g, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_toposort(g, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_toposort(g, st));
 }
 
 /* ---- editing ------------------------------------------------------------------ */
@@ -6523,12 +6428,7 @@ static pfvm_code pfvm__scoped_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm
 
 pfvm_code pfvm_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_uses_build(u, g, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_uses_build(u, g, st));
 }
 
 void pfvm_uses_free(pfvm_uses *u)
@@ -6580,12 +6480,7 @@ static pfvm_code pfvm__scoped_value_rename(pfvm_value *v, const char *name, pfvm
 
 pfvm_code pfvm_value_rename(pfvm_value *v, const char *name, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(v ? v->graph : NULL));
-    r = pfvm__scoped_value_rename(v, name, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(v ? v->graph : NULL), pfvm__scoped_value_rename(v, name, st));
 }
 
 static void pfvm__replace_in(pfvm_graph *sub, pfvm_value *old, pfvm_value *repl)
@@ -6688,12 +6583,7 @@ static pfvm_code pfvm__scoped_graph_replace_uses(pfvm_graph *g, pfvm_value *old,
 
 pfvm_code pfvm_graph_replace_uses(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_replace_uses(g, old, repl, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_replace_uses(g, old, repl, st));
 }
 
 /* Drops the values marked in `drop` (indexed by id) from g's tables. */
@@ -6755,12 +6645,7 @@ static pfvm_code pfvm__scoped_graph_remove_values(pfvm_graph *g, pfvm_value *con
 
 pfvm_code pfvm_graph_remove_values(pfvm_graph *g, pfvm_value *const *values, int count, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_remove_values(g, values, count, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_remove_values(g, values, count, st));
 }
 
 static void pfvm__free_subgraph(pfvm_graph *g, pfvm_graph *sub)
@@ -6831,12 +6716,7 @@ static pfvm_code pfvm__scoped_graph_remove_nodes(pfvm_graph *g, pfvm_node *const
 
 pfvm_code pfvm_graph_remove_nodes(pfvm_graph *g, pfvm_node *const *nodes, int count, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_remove_nodes(g, nodes, count, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_remove_nodes(g, nodes, count, st));
 }
 
 static pfvm_code pfvm__scoped_graph_remove_node(pfvm_graph *g, pfvm_node *n, pfvm_status *st)
@@ -6846,12 +6726,7 @@ static pfvm_code pfvm__scoped_graph_remove_node(pfvm_graph *g, pfvm_node *n, pfv
 
 pfvm_code pfvm_graph_remove_node(pfvm_graph *g, pfvm_node *n, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_remove_node(g, n, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_remove_node(g, n, st));
 }
 
 static pfvm_code pfvm__verify_scope(const pfvm_graph *g, pfvm_status *st)
@@ -6901,12 +6776,7 @@ static pfvm_code pfvm__scoped_graph_verify(const pfvm_graph *g, pfvm_status *st)
 
 pfvm_code pfvm_graph_verify(const pfvm_graph *g, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_verify(g, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_verify(g, st));
 }
 
 /* ---- shapes ------------------------------------------------------------------ */
@@ -7178,12 +7048,7 @@ static pfvm_function *pfvm__scoped_model_add_function(pfvm_model *m, const char 
 
 pfvm_function *pfvm_model_add_function(pfvm_model *m, const char *domain, const char *name, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_function *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_add_function(m, domain, name, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_function *, pfvm__model_allocator(m), pfvm__scoped_model_add_function(m, domain, name, st));
 }
 
 
@@ -7209,12 +7074,8 @@ static pfvm_code pfvm__scoped_value_set_tensor_type(pfvm_value *v, pfvm_dtype dt
 pfvm_code pfvm_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, const pfvm_sym *const *dims,
                                      pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(v ? v->graph : NULL));
-    r = pfvm__scoped_value_set_tensor_type(v, dtype, rank, dims, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(v ? v->graph : NULL),
+                 pfvm__scoped_value_set_tensor_type(v, dtype, rank, dims, st));
 }
 /* ---- src/opi/grad.c ---- */
 /* opi/grad: the helpers gradient builders use (emitting backward nodes,
@@ -33143,12 +33004,7 @@ static pfvm_code pfvm__scoped_infer_shapes(pfvm_graph *g, int strict, pfvm_statu
 
 pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_infer_shapes(g, strict, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_infer_shapes(g, strict, st));
 }
 
 PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st)
@@ -33196,12 +33052,7 @@ static pfvm_code pfvm__scoped_infer_check_subgraph_inputs(pfvm_graph *g, int *co
 
 pfvm_code pfvm_infer_check_subgraph_inputs(pfvm_graph *g, int *count, char *first, size_t n, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_infer_check_subgraph_inputs(g, count, first, n, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_infer_check_subgraph_inputs(g, count, first, n, st));
 }
 
 static pfvm_code pfvm__scoped_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st)
@@ -33225,12 +33076,7 @@ static pfvm_code pfvm__scoped_infer_shapes_bound(pfvm_graph *g, const pfvm_bindi
 
 pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_infer_shapes_bound(g, b, strict, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_infer_shapes_bound(g, b, strict, st));
 }
 
 /* ---- case analysis ------------------------------------------------------------- */
@@ -33443,12 +33289,7 @@ done:
 
 pfvm_code pfvm_infer_shape_cases(pfvm_graph *g, pfvm_shape_cases **out, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_infer_shape_cases(g, out, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_infer_shape_cases(g, out, st));
 }
 
 static int pfvm__shape_same(const pfvm_type *a, const pfvm_type *b)
@@ -33868,12 +33709,7 @@ static pfvm_code pfvm__scoped_symplan_build(const pfvm_graph *g, pfvm_symplan *p
 
 pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_symplan_build(g, p, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_symplan_build(g, p, st));
 }
 
 void pfvm_symplan_free(pfvm_symplan *p)
@@ -34256,12 +34092,7 @@ done:
 pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_opts *opts, pfvm_autodiff_result *res,
                         pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_autodiff(m, gr, opts, res, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_autodiff(m, gr, opts, res, st));
 }
 
 int pfvm_autodiff_saved(const pfvm_graph *g, const pfvm_autodiff_result *res, pfvm_value **out, int cap)
@@ -34416,12 +34247,7 @@ static pfvm_code pfvm__scoped_autodiff_optimizer(pfvm_model *m, pfvm_graph *gr, 
 pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_result *res,
                                   const pfvm_optimizer_opts *opts, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_autodiff_optimizer(m, gr, res, opts, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_autodiff_optimizer(m, gr, res, opts, st));
 }
 /* ---- src/passes/cse.c ---- */
 /* The cse pass: common-subexpression elimination. Small initializers with
@@ -35953,12 +35779,7 @@ pfvm_code pfvm_run_passes(pfvm_model *m, const pfvm_pass *const *passes, int n, 
 
 pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_optimize(m, passes, report, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_optimize(m, passes, report, st));
 }
 
 pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st)
@@ -37330,12 +37151,7 @@ done:
 pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts *opts,
                          pfvm_recompute_report *report, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_recompute(m, g, opts, report, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_recompute(m, g, opts, report, st));
 }
 /* ---- src/passes/recompute_slice.c ---- */
 /* The input segment's backward pass in channel slices (see recompute.h).
@@ -38067,12 +37883,7 @@ static pfvm_exec *pfvm__scoped_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_statu
 
 pfvm_exec *pfvm_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_exec *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_exec_new(m, g, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_exec *, pfvm__model_allocator(m), pfvm__scoped_exec_new(m, g, st));
 }
 
 static void pfvm__release_dynamic(pfvm_exec *e)
@@ -38221,12 +38032,8 @@ static pfvm_code pfvm__scoped_exec_set_input_varying(pfvm_exec *e, int i, int va
 
 pfvm_code pfvm_exec_set_input_varying(pfvm_exec *e, int i, int varying, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
-    r = pfvm__scoped_exec_set_input_varying(e, i, varying, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(e ? e->m : NULL),
+                 pfvm__scoped_exec_set_input_varying(e, i, varying, st));
 }
 
 void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size)
@@ -38532,12 +38339,7 @@ static pfvm_code pfvm__scoped_exec_bind(pfvm_exec *e, const pfvm_tensor *const *
 
 pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
-    r = pfvm__scoped_exec_bind(e, inputs, n, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(e ? e->m : NULL), pfvm__scoped_exec_bind(e, inputs, n, st));
 }
 
 /* ---- planning ---------------------------------------------------------------- */
@@ -38992,12 +38794,7 @@ static pfvm_code pfvm__scoped_exec_plan_info(const pfvm_exec *e, pfvm_plan_info 
 
 pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
-    r = pfvm__scoped_exec_plan_info(e, info, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(e ? e->m : NULL), pfvm__scoped_exec_plan_info(e, info, st));
 }
 
 /* ---- running ------------------------------------------------------------------ */
@@ -39326,12 +39123,7 @@ static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
 
 pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
-    r = pfvm__scoped_exec_run(e, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(e ? e->m : NULL), pfvm__scoped_exec_run(e, st));
 }
 
 const pfvm_tensor *pfvm_exec_output(const pfvm_exec *e, int i)
@@ -39409,12 +39201,7 @@ static pfvm_code pfvm__scoped_exec_feedback(pfvm_exec *e, const char *state, con
 
 pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
-    r = pfvm__scoped_exec_feedback(e, state, next, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(e ? e->m : NULL), pfvm__scoped_exec_feedback(e, state, next, st));
 }
 
 static int pfvm__scoped_exec_feedback_all(pfvm_exec *e, pfvm_status *st)
@@ -39440,12 +39227,7 @@ static int pfvm__scoped_exec_feedback_all(pfvm_exec *e, pfvm_status *st)
 
 int pfvm_exec_feedback_all(pfvm_exec *e, pfvm_status *st)
 {
-    pfvm__scope sc;
-    int r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
-    r = pfvm__scoped_exec_feedback_all(e, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(int, pfvm__model_allocator(e ? e->m : NULL), pfvm__scoped_exec_feedback_all(e, st));
 }
 
 /* ---- subgraphs --------------------------------------------------------------- */
@@ -40161,12 +39943,7 @@ static pfvm_code pfvm__scoped_quantize(pfvm_model *m, const pfvm_tensor *const *
 pfvm_code pfvm_quantize(pfvm_model *m, const pfvm_tensor *const *inputs, int n_sets, const pfvm_quant_options *opt,
                         pfvm_quant_report *report, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_quantize(m, inputs, n_sets, opt, report, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_quantize(m, inputs, n_sets, opt, report, st));
 }
 /* ---- src/ops/registry.c ---- */
 
@@ -40402,12 +40179,7 @@ static pfvm_code pfvm__scoped_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_
 
 pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_resolve_ops(g, strict, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_resolve_ops(g, strict, st));
 }
 
 /* ---- helpers for operator implementations --------------------------------- */

@@ -210,12 +210,7 @@ pfvm_code pfvm_run_passes(pfvm_model *m, const pfvm_pass *const *passes, int n, 
 
 pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_optimize(m, passes, report, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_optimize(m, passes, report, st));
 }
 
 pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st)

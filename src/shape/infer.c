@@ -433,12 +433,7 @@ static pfvm_code pfvm__scoped_infer_shapes(pfvm_graph *g, int strict, pfvm_statu
 
 pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_infer_shapes(g, strict, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_infer_shapes(g, strict, st));
 }
 
 PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st)
@@ -486,12 +481,7 @@ static pfvm_code pfvm__scoped_infer_check_subgraph_inputs(pfvm_graph *g, int *co
 
 pfvm_code pfvm_infer_check_subgraph_inputs(pfvm_graph *g, int *count, char *first, size_t n, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_infer_check_subgraph_inputs(g, count, first, n, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_infer_check_subgraph_inputs(g, count, first, n, st));
 }
 
 static pfvm_code pfvm__scoped_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st)
@@ -515,12 +505,7 @@ static pfvm_code pfvm__scoped_infer_shapes_bound(pfvm_graph *g, const pfvm_bindi
 
 pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_infer_shapes_bound(g, b, strict, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_infer_shapes_bound(g, b, strict, st));
 }
 
 /* ---- case analysis ------------------------------------------------------------- */
@@ -733,12 +718,7 @@ done:
 
 pfvm_code pfvm_infer_shape_cases(pfvm_graph *g, pfvm_shape_cases **out, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_infer_shape_cases(g, out, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_infer_shape_cases(g, out, st));
 }
 
 static int pfvm__shape_same(const pfvm_type *a, const pfvm_type *b)
