@@ -926,6 +926,41 @@ PFVM_API pfvm_value *pfvm_graph_initializer(const pfvm_graph *g, int i);
 /* Elements of a sequence or optional tensor (0 / NULL for a plain tensor). */
 PFVM_API int pfvm_tensor_num_elems(const pfvm_tensor *t);
 PFVM_API pfvm_tensor *pfvm_tensor_elem(const pfvm_tensor *t, int i);
+/* Every value defined in a graph (inputs, initializers, node outputs,
+ * values named in value_info), in creation order. */
+PFVM_API int pfvm_graph_num_values(const pfvm_graph *g);
+PFVM_API pfvm_value *pfvm_graph_value_at(const pfvm_graph *g, int i);
+/* A model's opset imports, metadata_props and model-local functions. */
+PFVM_API int pfvm_model_num_opsets(const pfvm_model *m);
+PFVM_API const pfvm_opset_import *pfvm_model_opset_at(const pfvm_model *m, int i);
+PFVM_API int pfvm_model_num_metadata(const pfvm_model *m);
+PFVM_API const pfvm_string_pair *pfvm_model_metadata_at(const pfvm_model *m, int i);
+PFVM_API int pfvm_model_num_functions(const pfvm_model *m);
+PFVM_API pfvm_function *pfvm_model_function_at(const pfvm_model *m, int i);
+
+/* Sequence and optional values (heap, like pfvm_tensor_new; free with
+ * pfvm_tensor_free, which frees their elements), as graph inputs and
+ * outputs of those kinds take them. elem_dtype is the element type
+ * (PFVM_UNDEFINED: taken from the first element); an empty optional has
+ * no value. */
+PFVM_API pfvm_tensor *pfvm_tensor_sequence_new(pfvm_dtype elem_dtype, pfvm_status *st);
+PFVM_API pfvm_tensor *pfvm_tensor_optional_new(pfvm_dtype elem_dtype, pfvm_status *st);
+/* Appends elem (a heap tensor, sequence or optional) to sequence t, or
+ * makes it the value of optional t, which then owns it. Errors (t keeps
+ * nothing, the caller still owns elem): t is not a container, the
+ * optional has a value already, elem's element type differs from t's. */
+PFVM_API pfvm_code pfvm_tensor_push_elem(pfvm_tensor *t, pfvm_tensor *elem, pfvm_status *st);
+
+/* Adds a model-local function (FunctionProto) domain.name, as the ONNX
+ * loader does: nodes of that domain and op_type call it (import the domain
+ * with pfvm_model_set_opset). Its body is an empty graph of its own
+ * (f->body, no parent): declare the formal inputs with
+ * pfvm_graph_add_input, add nodes, then the formal outputs with
+ * pfvm_graph_add_output. It imports the model's opsets as they are now
+ * (saved as the function's opset_import) and has no attributes. The model
+ * owns it; an existing domain.name is an error. */
+PFVM_API pfvm_function *pfvm_model_add_function(pfvm_model *m, const char *domain, const char *name,
+                                                pfvm_status *st);
 /* The node's name, or "op_type#id" written into buf when it has none. */
 PFVM_API const char *pfvm_node_label(const pfvm_node *n, char *buf, size_t size);
 /* Declares v a tensor of dtype with the given dims (rank <= PFVM_MAX_RANK;
@@ -1413,6 +1448,18 @@ PFVM_API const pfvm_function *pfvm_model_function(const pfvm_model *m, const cha
  * leave their outputs with unknown types unless `strict`. */
 PFVM_API pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st);
 
+/* pfvm_infer_shapes (not strict) that also checks what every subgraph
+ * input is fed: a Loop's or Scan's body input whose type, as stored in the
+ * graph before this run, does not hold for every value its node feeds it
+ * over all iterations (a dim fixed to the first iteration's size, a symbol
+ * of the main graph that is not proven) counts in *count, and the first
+ * is described in first (n bytes: "input 'tb' of node 'loop' (Loop) is
+ * declared float[batch,0], but it is fed float[batch,loop_c0_d1]"). The
+ * inference run widens the stored type. The guard of pfvm_run_passes; for a program's own
+ * passes that edit subgraphs. */
+PFVM_API pfvm_code pfvm_infer_check_subgraph_inputs(pfvm_graph *g, int *count, char *first, size_t n,
+                                                    pfvm_status *st);
+
 /* Specializes g (a main graph) to a binding of some of its dim symbols:
  * every bound symbol in the graph inputs' shapes becomes its value, and
  * the graph's types are inferred again. Shapes that depend on a bound dim
@@ -1681,9 +1728,18 @@ typedef struct pfvm_opt_report {
  * "" / "none" for nothing. Unknown names are an error that lists the known
  * ones. `report` may be NULL. The default pipeline checks, after each pass
  * on a model with subgraphs, that every subgraph input's type still holds
- * for what the outer graph feeds it (see pfvm__run_pipeline). */
+ * for what the outer graph feeds it (see pfvm_run_passes). */
 PFVM_API pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st);
 
+/* Runs passes[0..n) on m like pfvm_optimize: the built-in ones
+ * (pfvm_pass_find) or a program's own (types are inferred before each
+ * pass; report may be NULL). With `guard` (the default pipeline's
+ * setting) on a model with subgraphs, after each pass every subgraph
+ * input's stored type must still hold for what its node feeds it over
+ * every iteration (pfvm_infer_check_subgraph_inputs): a pass that breaks
+ * one fails with a message naming the pass and the input. */
+PFVM_API pfvm_code pfvm_run_passes(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
+                                   pfvm_opt_report *report, pfvm_status *st);
 
 
 /* Counts nodes of g and its subgraphs. */
@@ -2207,6 +2263,16 @@ typedef struct pfvm__scope {
     const pfvm_allocator *prev;
     pfvm_allocator a;
 } pfvm__scope;
+/* The whole body of a public entry point: returns `call` (its static
+ * pfvm__scoped_ twin, of type T) run with allocator `a` current, so
+ * that every block the call grows comes from the object's model. */
+#define PFVM__SCOPED(T, a, call)      \
+    pfvm__scope pfvm__sc;             \
+    T pfvm__r;                        \
+    pfvm__scope_enter(&pfvm__sc, a);  \
+    pfvm__r = call;                   \
+    pfvm__scope_leave(&pfvm__sc);     \
+    return pfvm__r
 PFVM_INTERNAL void pfvm__scope_enter(pfvm__scope *s, const pfvm_allocator *a);
 PFVM_INTERNAL void pfvm__scope_leave(pfvm__scope *s);
 /* The allocator new blocks come from now (the scope's, else the default). */
@@ -3173,13 +3239,6 @@ PFVM_INTERNAL void pfvm_q_force_portable(int on);
  * keep: passes read known contents (shape values, folded constants) this
  * way. */
 PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st);
-/* pfvm_infer_shapes (not strict) that also checks what every subgraph
- * input is fed: a Loop's or Scan's body input whose type, as stored in the
- * graph before this run, does not hold for every value its node feeds it
- * over all iterations (a dim fixed to the first iteration's size, a symbol
- * of the main graph that is not proven) counts in *count, and the first
- * is described in first (n bytes). The pass manager's guard. */
-PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *first, size_t n, pfvm_status *st);
 /* ---- src/plan/symplan.h ---- */
 /* Bytes of a tensor type rounded up to the alignment, or NULL when the
  * type has no size expression. */
@@ -3206,13 +3265,6 @@ PFVM_INTERNAL int pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out);
 PFVM_INTERNAL int pfvm__node_in_place(const pfvm_node *n);
 /* ---- src/passes/autodiff.h ---- */
 /* ---- src/passes/passes.h ---- */
-/* Runs passes[0..n) on m like pfvm_optimize. With `guard` (the default
- * pipeline's setting) on a model with subgraphs, after each pass every
- * subgraph input's stored type must still hold for what its node feeds it
- * over every iteration (pfvm__infer_check_fed): a pass that breaks one
- * fails with a message naming the pass and the input. */
-PFVM_INTERNAL pfvm_code pfvm__run_pipeline(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
-                                           pfvm_opt_report *report, pfvm_status *st);
 /* Starts a rewrite context (src/opi/rewrite.h) on m: infers the model's
  * types (pfvm_infer_shapes, not strict) and keeps the facts. */
 PFVM_INTERNAL pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st);
@@ -4362,12 +4414,7 @@ static const pfvm_sym *pfvm__scoped_sym_var(pfvm_symtab *t, const char *name, in
 
 const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min)
 {
-    pfvm__scope sc;
-    const pfvm_sym *r;
-    pfvm__scope_enter(&sc, &t->alloc);
-    r = pfvm__scoped_sym_var(t, name, min);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(const pfvm_sym *, &t->alloc, pfvm__scoped_sym_var(t, name, min));
 }
 
 const pfvm_sym *pfvm_sym_unknown(pfvm_symtab *t, const char *name)
@@ -4981,12 +5028,7 @@ static const pfvm_sym *pfvm__scoped_sym_subst(pfvm_symtab *t, const pfvm_sym *s,
 
 const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b)
 {
-    pfvm__scope sc;
-    const pfvm_sym *r;
-    pfvm__scope_enter(&sc, &t->alloc);
-    r = pfvm__scoped_sym_subst(t, s, b);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(const pfvm_sym *, &t->alloc, pfvm__scoped_sym_subst(t, s, b));
 }
 
 /* ---- printing ------------------------------------------------------------- */
@@ -5713,12 +5755,7 @@ static pfvm_code pfvm__scoped_model_set_opset(pfvm_model *m, const char *domain,
 
 pfvm_code pfvm_model_set_opset(pfvm_model *m, const char *domain, int64_t version, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_set_opset(m, domain, version, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_model_set_opset(m, domain, version, st));
 }
 
 static void *pfvm__scoped_model_alloc(pfvm_model *m, size_t size)
@@ -5728,12 +5765,7 @@ static void *pfvm__scoped_model_alloc(pfvm_model *m, size_t size)
 
 void *pfvm_model_alloc(pfvm_model *m, size_t size)
 {
-    pfvm__scope sc;
-    void *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_alloc(m, size);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(void *, pfvm__model_allocator(m), pfvm__scoped_model_alloc(m, size));
 }
 
 static const char *pfvm__scoped_model_strdup(pfvm_model *m, const char *s)
@@ -5743,12 +5775,7 @@ static const char *pfvm__scoped_model_strdup(pfvm_model *m, const char *s)
 
 const char *pfvm_model_strdup(pfvm_model *m, const char *s)
 {
-    pfvm__scope sc;
-    const char *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_strdup(m, s);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(const char *, pfvm__model_allocator(m), pfvm__scoped_model_strdup(m, s));
 }
 
 static const char *pfvm__scoped_model_strndup(pfvm_model *m, const char *s, size_t n)
@@ -5758,12 +5785,7 @@ static const char *pfvm__scoped_model_strndup(pfvm_model *m, const char *s, size
 
 const char *pfvm_model_strndup(pfvm_model *m, const char *s, size_t n)
 {
-    pfvm__scope sc;
-    const char *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_strndup(m, s, n);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(const char *, pfvm__model_allocator(m), pfvm__scoped_model_strndup(m, s, n));
 }
 
 static pfvm_code pfvm__scoped_model_own(pfvm_model *m, void *block, pfvm_status *st)
@@ -5775,12 +5797,7 @@ static pfvm_code pfvm__scoped_model_own(pfvm_model *m, void *block, pfvm_status 
 
 pfvm_code pfvm_model_own(pfvm_model *m, void *block, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_own(m, block, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_model_own(m, block, st));
 }
 
 static pfvm_tensor *pfvm__scoped_model_tensor(pfvm_model *m, pfvm_dtype dtype, int rank, const int64_t *dims, void *data,
@@ -5823,12 +5840,7 @@ static pfvm_tensor *pfvm__scoped_model_tensor(pfvm_model *m, pfvm_dtype dtype, i
 pfvm_tensor *pfvm_model_tensor(pfvm_model *m, pfvm_dtype dtype, int rank, const int64_t *dims, void *data,
                                pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_tensor *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_tensor(m, dtype, rank, dims, data, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_tensor *, pfvm__model_allocator(m), pfvm__scoped_model_tensor(m, dtype, rank, dims, data, st));
 }
 
 static pfvm_type *pfvm__scoped_model_type(pfvm_model *m, pfvm_status *st)
@@ -5843,12 +5855,7 @@ static pfvm_type *pfvm__scoped_model_type(pfvm_model *m, pfvm_status *st)
 
 pfvm_type *pfvm_model_type(pfvm_model *m, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_type *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_type(m, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_type *, pfvm__model_allocator(m), pfvm__scoped_model_type(m, st));
 }
 
 /* ---- graphs ------------------------------------------------------------------ */
@@ -5876,12 +5883,7 @@ static pfvm_graph *pfvm__scoped_graph_new(pfvm_model *m, pfvm_graph *parent, con
 
 pfvm_graph *pfvm_graph_new(pfvm_model *m, pfvm_graph *parent, const char *name, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_graph *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_graph_new(m, parent, name, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_graph *, pfvm__model_allocator(m), pfvm__scoped_graph_new(m, parent, name, st));
 }
 
 pfvm_value *pfvm_graph_find_local(const pfvm_graph *g, const char *name)
@@ -5924,12 +5926,7 @@ static pfvm_value *pfvm__scoped_graph_value(pfvm_graph *g, const char *name, pfv
 
 pfvm_value *pfvm_graph_value(pfvm_graph *g, const char *name, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_value *r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_value(g, name, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_value *, pfvm__graph_allocator(g), pfvm__scoped_graph_value(g, name, st));
 }
 
 static pfvm_value *pfvm__scoped_graph_new_value(pfvm_graph *g, const char *hint, pfvm_status *st)
@@ -5943,12 +5940,7 @@ static pfvm_value *pfvm__scoped_graph_new_value(pfvm_graph *g, const char *hint,
 
 pfvm_value *pfvm_graph_new_value(pfvm_graph *g, const char *hint, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_value *r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_new_value(g, hint, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_value *, pfvm__graph_allocator(g), pfvm__scoped_graph_new_value(g, hint, st));
 }
 
 static pfvm_code pfvm__scoped_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
@@ -5961,12 +5953,7 @@ static pfvm_code pfvm__scoped_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm
 
 pfvm_code pfvm_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_add_input(g, v, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_add_input(g, v, st));
 }
 
 static pfvm_code pfvm__scoped_graph_add_output(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
@@ -5979,12 +5966,7 @@ static pfvm_code pfvm__scoped_graph_add_output(pfvm_graph *g, pfvm_value *v, pfv
 
 pfvm_code pfvm_graph_add_output(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_add_output(g, v, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_add_output(g, v, st));
 }
 
 static pfvm_code pfvm__scoped_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_tensor *t, pfvm_status *st)
@@ -6007,12 +5989,7 @@ static pfvm_code pfvm__scoped_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_
 
 pfvm_code pfvm_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_tensor *t, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_add_init(g, v, t, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_add_init(g, v, t, st));
 }
 
 static pfvm_node *pfvm__scoped_graph_add_node(pfvm_graph *g, const char *op_type, const char *domain, const char *name,
@@ -6064,12 +6041,8 @@ pfvm_node *pfvm_graph_add_node(pfvm_graph *g, const char *op_type, const char *d
                                pfvm_value **inputs, int n_inputs, pfvm_value **outputs, int n_outputs,
                                pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_node *r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_add_node(g, op_type, domain, name, inputs, n_inputs, outputs, n_outputs, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_node *, pfvm__graph_allocator(g),
+                 pfvm__scoped_graph_add_node(g, op_type, domain, name, inputs, n_inputs, outputs, n_outputs, st));
 }
 
 static pfvm_attr *pfvm__scoped_node_add_attr(pfvm_node *n, const char *name, pfvm_attr_type type, pfvm_status *st)
@@ -6097,12 +6070,8 @@ static pfvm_attr *pfvm__scoped_node_add_attr(pfvm_node *n, const char *name, pfv
 
 pfvm_attr *pfvm_node_add_attr(pfvm_node *n, const char *name, pfvm_attr_type type, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_attr *r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
-    r = pfvm__scoped_node_add_attr(n, name, type, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_attr *, pfvm__graph_allocator(n ? n->graph : NULL),
+                 pfvm__scoped_node_add_attr(n, name, type, st));
 }
 
 static pfvm_code pfvm__scoped_node_set_attr_int(pfvm_node *n, const char *name, int64_t v, pfvm_status *st)
@@ -6116,12 +6085,7 @@ static pfvm_code pfvm__scoped_node_set_attr_int(pfvm_node *n, const char *name, 
 
 pfvm_code pfvm_node_set_attr_int(pfvm_node *n, const char *name, int64_t v, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
-    r = pfvm__scoped_node_set_attr_int(n, name, v, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(n ? n->graph : NULL), pfvm__scoped_node_set_attr_int(n, name, v, st));
 }
 
 static pfvm_code pfvm__scoped_node_set_attr_float(pfvm_node *n, const char *name, float v, pfvm_status *st)
@@ -6135,12 +6099,8 @@ static pfvm_code pfvm__scoped_node_set_attr_float(pfvm_node *n, const char *name
 
 pfvm_code pfvm_node_set_attr_float(pfvm_node *n, const char *name, float v, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
-    r = pfvm__scoped_node_set_attr_float(n, name, v, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(n ? n->graph : NULL),
+                 pfvm__scoped_node_set_attr_float(n, name, v, st));
 }
 
 static pfvm_code pfvm__scoped_node_set_attr_ints(pfvm_node *n, const char *name, const int64_t *v, int count,
@@ -6161,12 +6121,8 @@ static pfvm_code pfvm__scoped_node_set_attr_ints(pfvm_node *n, const char *name,
 pfvm_code pfvm_node_set_attr_ints(pfvm_node *n, const char *name, const int64_t *v, int count,
                                   pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
-    r = pfvm__scoped_node_set_attr_ints(n, name, v, count, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(n ? n->graph : NULL),
+                 pfvm__scoped_node_set_attr_ints(n, name, v, count, st));
 }
 
 static pfvm_code pfvm__scoped_node_set_attr_string(pfvm_node *n, const char *name, const char *s, pfvm_status *st)
@@ -6181,12 +6137,8 @@ static pfvm_code pfvm__scoped_node_set_attr_string(pfvm_node *n, const char *nam
 
 pfvm_code pfvm_node_set_attr_string(pfvm_node *n, const char *name, const char *s, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
-    r = pfvm__scoped_node_set_attr_string(n, name, s, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(n ? n->graph : NULL),
+                 pfvm__scoped_node_set_attr_string(n, name, s, st));
 }
 
 const pfvm_attr *pfvm_node_attr(const pfvm_node *n, const char *name)
@@ -6412,12 +6364,7 @@ out:
 
 pfvm_code pfvm_graph_toposort(pfvm_graph *g, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_toposort(g, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_toposort(g, st));
 }
 
 /* ---- editing ------------------------------------------------------------------ */
@@ -6481,12 +6428,7 @@ static pfvm_code pfvm__scoped_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm
 
 pfvm_code pfvm_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_uses_build(u, g, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_uses_build(u, g, st));
 }
 
 void pfvm_uses_free(pfvm_uses *u)
@@ -6538,12 +6480,7 @@ static pfvm_code pfvm__scoped_value_rename(pfvm_value *v, const char *name, pfvm
 
 pfvm_code pfvm_value_rename(pfvm_value *v, const char *name, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(v ? v->graph : NULL));
-    r = pfvm__scoped_value_rename(v, name, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(v ? v->graph : NULL), pfvm__scoped_value_rename(v, name, st));
 }
 
 static void pfvm__replace_in(pfvm_graph *sub, pfvm_value *old, pfvm_value *repl)
@@ -6646,12 +6583,7 @@ static pfvm_code pfvm__scoped_graph_replace_uses(pfvm_graph *g, pfvm_value *old,
 
 pfvm_code pfvm_graph_replace_uses(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_replace_uses(g, old, repl, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_replace_uses(g, old, repl, st));
 }
 
 /* Drops the values marked in `drop` (indexed by id) from g's tables. */
@@ -6713,12 +6645,7 @@ static pfvm_code pfvm__scoped_graph_remove_values(pfvm_graph *g, pfvm_value *con
 
 pfvm_code pfvm_graph_remove_values(pfvm_graph *g, pfvm_value *const *values, int count, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_remove_values(g, values, count, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_remove_values(g, values, count, st));
 }
 
 static void pfvm__free_subgraph(pfvm_graph *g, pfvm_graph *sub)
@@ -6789,12 +6716,7 @@ static pfvm_code pfvm__scoped_graph_remove_nodes(pfvm_graph *g, pfvm_node *const
 
 pfvm_code pfvm_graph_remove_nodes(pfvm_graph *g, pfvm_node *const *nodes, int count, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_remove_nodes(g, nodes, count, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_remove_nodes(g, nodes, count, st));
 }
 
 static pfvm_code pfvm__scoped_graph_remove_node(pfvm_graph *g, pfvm_node *n, pfvm_status *st)
@@ -6804,12 +6726,7 @@ static pfvm_code pfvm__scoped_graph_remove_node(pfvm_graph *g, pfvm_node *n, pfv
 
 pfvm_code pfvm_graph_remove_node(pfvm_graph *g, pfvm_node *n, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_remove_node(g, n, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_remove_node(g, n, st));
 }
 
 static pfvm_code pfvm__verify_scope(const pfvm_graph *g, pfvm_status *st)
@@ -6859,12 +6776,7 @@ static pfvm_code pfvm__scoped_graph_verify(const pfvm_graph *g, pfvm_status *st)
 
 pfvm_code pfvm_graph_verify(const pfvm_graph *g, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_verify(g, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_verify(g, st));
 }
 
 /* ---- shapes ------------------------------------------------------------------ */
@@ -7008,6 +6920,138 @@ const char *pfvm_node_label(const pfvm_node *n, char *buf, size_t size)
     return pfvm__node_label(n, buf, size);
 }
 
+int pfvm_graph_num_values(const pfvm_graph *g) { return g ? (int)stbds_arrlen(g->values) : 0; }
+pfvm_value *pfvm_graph_value_at(const pfvm_graph *g, int i)
+{
+    return i >= 0 && i < pfvm_graph_num_values(g) ? g->values[i] : NULL;
+}
+int pfvm_model_num_opsets(const pfvm_model *m) { return m ? (int)stbds_arrlen(m->opsets) : 0; }
+const pfvm_opset_import *pfvm_model_opset_at(const pfvm_model *m, int i)
+{
+    return i >= 0 && i < pfvm_model_num_opsets(m) ? &m->opsets[i] : NULL;
+}
+int pfvm_model_num_metadata(const pfvm_model *m) { return m ? (int)stbds_arrlen(m->metadata) : 0; }
+const pfvm_string_pair *pfvm_model_metadata_at(const pfvm_model *m, int i)
+{
+    return i >= 0 && i < pfvm_model_num_metadata(m) ? &m->metadata[i] : NULL;
+}
+int pfvm_model_num_functions(const pfvm_model *m) { return m ? (int)stbds_arrlen(m->functions) : 0; }
+pfvm_function *pfvm_model_function_at(const pfvm_model *m, int i)
+{
+    return i >= 0 && i < pfvm_model_num_functions(m) ? m->functions[i] : NULL;
+}
+
+/* ---- sequences and optionals ---------------------------------------------- */
+
+/* An empty container as the sequence and optional kernels make them (rank
+ * -1: a container has no shape of its own). */
+static pfvm_tensor *pfvm__tensor_container(pfvm_kind kind, pfvm_dtype elem_dtype, pfvm_status *st)
+{
+    pfvm_tensor *t;
+    if (elem_dtype != PFVM_UNDEFINED && !pfvm_dtype_size(elem_dtype)) {
+        pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "%s: unknown element type %d",
+                   kind == PFVM_KIND_SEQUENCE ? "sequence" : "optional", (int)elem_dtype);
+        return NULL;
+    }
+    if (!(t = (pfvm_tensor *)pfvm__calloc(1, sizeof *t))) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    t->kind = kind;
+    t->rank = -1;
+    t->elem_dtype = t->dtype = elem_dtype;
+    return t;
+}
+
+pfvm_tensor *pfvm_tensor_sequence_new(pfvm_dtype elem_dtype, pfvm_status *st)
+{
+    return pfvm__tensor_container(PFVM_KIND_SEQUENCE, elem_dtype, st);
+}
+
+pfvm_tensor *pfvm_tensor_optional_new(pfvm_dtype elem_dtype, pfvm_status *st)
+{
+    return pfvm__tensor_container(PFVM_KIND_OPTIONAL, elem_dtype, st);
+}
+
+/* The element type a value gives its container: a tensor's dtype, a
+ * container's element type. */
+static pfvm_dtype pfvm__elem_dtype_of(const pfvm_tensor *e)
+{
+    return e->kind == PFVM_KIND_TENSOR ? e->dtype : e->elem_dtype;
+}
+
+pfvm_code pfvm_tensor_push_elem(pfvm_tensor *t, pfvm_tensor *elem, pfvm_status *st)
+{
+    pfvm_dtype d;
+    if (!t || (t->kind != PFVM_KIND_SEQUENCE && t->kind != PFVM_KIND_OPTIONAL))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "push element: not a sequence or optional");
+    if (!elem || elem == t)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "push element: no element, or the container itself");
+    if (t->kind == PFVM_KIND_OPTIONAL && stbds_arrlen(t->elems))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "push element: the optional already holds a value");
+    d = pfvm__elem_dtype_of(elem);
+    if (t->elem_dtype != PFVM_UNDEFINED && d != PFVM_UNDEFINED && d != t->elem_dtype)
+        return pfvm__fail(st, PFVM_ERR_SHAPE, "push element: a %s element into a container of %s",
+                          pfvm_dtype_name(d), pfvm_dtype_name(t->elem_dtype));
+    if (!pfvm__arrpush(t->elems, elem))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    if (t->elem_dtype == PFVM_UNDEFINED)
+        t->elem_dtype = t->dtype = d;
+    t->has_value = t->kind == PFVM_KIND_OPTIONAL;
+    return PFVM_OK;
+}
+
+/* ---- model-local functions ------------------------------------------------ */
+
+static pfvm_function *pfvm__scoped_model_add_function(pfvm_model *m, const char *domain, const char *name,
+                                                      pfvm_status *st)
+{
+    pfvm_function *f;
+    pfvm_graph *body;
+    int i, n;
+    if (!m || !name || !*name) {
+        pfvm__fail(st, PFVM_ERR_INVALID, "add function: no model or no name");
+        return NULL;
+    }
+    domain = domain ? domain : "";
+    for (i = 0; i < pfvm_model_num_functions(m); i++)
+        if (!strcmp(m->functions[i]->name ? m->functions[i]->name : "", name) &&
+            !strcmp(m->functions[i]->domain ? m->functions[i]->domain : "", domain)) {
+            pfvm__fail(st, PFVM_ERR_INVALID, "add function: '%s' of domain '%s' exists", name, domain);
+            return NULL;
+        }
+    n = pfvm_model_num_opsets(m);
+    f = (pfvm_function *)pfvm_model_alloc(m, sizeof *f);
+    if (f)
+        memset(f, 0, sizeof *f);
+    if (!f || !(f->name = pfvm_model_strdup(m, name)) || !(f->domain = pfvm_model_strdup(m, domain)) ||
+        (n && !(f->opsets = (pfvm_opset_import *)pfvm_model_alloc(m, sizeof *f->opsets * (size_t)n)))) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    f->doc = "";
+    for (i = 0; i < n; i++)
+        f->opsets[i] = m->opsets[i];
+    f->n_opsets = n;
+    if (!(body = pfvm__scoped_graph_new(m, NULL, name, st)))
+        return NULL;
+    if (m->graph == body)
+        m->graph = NULL; /* a body, never the main graph */
+    f->body = body;
+    if (!pfvm__arrpush(m->functions, f)) {
+        pfvm__graph_free(body);
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    return f;
+}
+
+pfvm_function *pfvm_model_add_function(pfvm_model *m, const char *domain, const char *name, pfvm_status *st)
+{
+    PFVM__SCOPED(pfvm_function *, pfvm__model_allocator(m), pfvm__scoped_model_add_function(m, domain, name, st));
+}
+
+
 static pfvm_code pfvm__scoped_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, const pfvm_sym *const *dims,
                                      pfvm_status *st)
 {
@@ -7030,12 +7074,8 @@ static pfvm_code pfvm__scoped_value_set_tensor_type(pfvm_value *v, pfvm_dtype dt
 pfvm_code pfvm_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, const pfvm_sym *const *dims,
                                      pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(v ? v->graph : NULL));
-    r = pfvm__scoped_value_set_tensor_type(v, dtype, rank, dims, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(v ? v->graph : NULL),
+                 pfvm__scoped_value_set_tensor_type(v, dtype, rank, dims, st));
 }
 /* ---- src/opi/grad.c ---- */
 /* opi/grad: the helpers gradient builders use (emitting backward nodes,
@@ -32630,10 +32670,10 @@ typedef struct pfvm__infer_frame {
     pfvm_infer_keep_fn keep; /* or NULL */
     void *user;
     pfvm__infer_cases *cases; /* or NULL */
-    struct pfvm__infer_fedcheck *fed; /* or NULL: pfvm__infer_check_fed's record */
+    struct pfvm__infer_fedcheck *fed; /* or NULL: pfvm_infer_check_subgraph_inputs' record */
 } pfvm__infer_frame;
 
-/* What pfvm__infer_check_fed collects: subgraph inputs whose stored type
+/* What pfvm_infer_check_subgraph_inputs collects: subgraph inputs whose stored type
  * is not implied by what their node feeds them over every iteration. */
 typedef struct pfvm__infer_fedcheck {
     int count;
@@ -32792,7 +32832,9 @@ static void pfvm__driver_fed(pfvm_ictx *c, const pfvm_graph *g, int i, const pfv
     for (k = 0; k < (int)stbds_arrlen(f->seen); k++)
         if (f->seen[k] == g->inputs[i])
             return;
-    stbds_arrput(f->seen, g->inputs[i]);
+    if (!pfvm__arrpush(f->seen, g->inputs[i])) {
+        /* out of memory: still a violation (it may count twice) */
+    }
     if (!f->count++) {
         char a[128], b[128], lb[96];
         pfvm_type_print(decl, a, sizeof a);
@@ -32964,12 +33006,7 @@ static pfvm_code pfvm__scoped_infer_shapes(pfvm_graph *g, int strict, pfvm_statu
 
 pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_infer_shapes(g, strict, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_infer_shapes(g, strict, st));
 }
 
 PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st)
@@ -32980,23 +33017,31 @@ PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_f
     return rc;
 }
 
-PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *first, size_t n, pfvm_status *st)
+static pfvm_code pfvm__scoped_infer_check_subgraph_inputs(pfvm_graph *g, int *count, char *first, size_t n,
+                                                          pfvm_status *st)
 {
     pfvm__infer_frame top;
     pfvm__infer_fedcheck f;
-    pfvm_code rc;
+    pfvm_code rc = PFVM_OK;
     int i, d;
     memset(&f, 0, sizeof f);
-    for (i = 0; i < (int)stbds_arrlen(g->inputs); i++) {
+    *count = 0;
+    if (n)
+        first[0] = 0;
+    if (!g || !g->model)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "check subgraph inputs: no graph");
+    for (i = 0; !rc && i < (int)stbds_arrlen(g->inputs); i++) {
         const pfvm_type *t = &g->inputs[i]->type;
         if (t->kind == PFVM_KIND_TENSOR)
-            for (d = 0; d < t->shape.rank; d++)
-                if (t->shape.dims[d] && t->shape.dims[d]->kind == PFVM_SYM_VAR)
-                    stbds_arrput(f.outer, t->shape.dims[d]);
+            for (d = 0; !rc && d < t->shape.rank; d++)
+                if (t->shape.dims[d] && t->shape.dims[d]->kind == PFVM_SYM_VAR &&
+                    !pfvm__arrpush(f.outer, t->shape.dims[d]))
+                    rc = pfvm__fail(st, PFVM_ERR_NOMEM, "check subgraph inputs: out of memory");
     }
     memset(&top, 0, sizeof top);
     top.fed = &f;
-    rc = pfvm_graph_resolve_ops(g, 0, st);
+    if (!rc)
+        rc = pfvm_graph_resolve_ops(g, 0, st);
     if (!rc)
         rc = pfvm__infer_graph_in(g, 0, &g->model->arena, &top, st);
     *count = f.count;
@@ -33005,6 +33050,11 @@ PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *f
     stbds_arrfree(f.outer);
     stbds_arrfree(f.seen);
     return rc;
+}
+
+pfvm_code pfvm_infer_check_subgraph_inputs(pfvm_graph *g, int *count, char *first, size_t n, pfvm_status *st)
+{
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_infer_check_subgraph_inputs(g, count, first, n, st));
 }
 
 static pfvm_code pfvm__scoped_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st)
@@ -33028,12 +33078,7 @@ static pfvm_code pfvm__scoped_infer_shapes_bound(pfvm_graph *g, const pfvm_bindi
 
 pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_infer_shapes_bound(g, b, strict, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_infer_shapes_bound(g, b, strict, st));
 }
 
 /* ---- case analysis ------------------------------------------------------------- */
@@ -33246,12 +33291,7 @@ done:
 
 pfvm_code pfvm_infer_shape_cases(pfvm_graph *g, pfvm_shape_cases **out, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_infer_shape_cases(g, out, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_infer_shape_cases(g, out, st));
 }
 
 static int pfvm__shape_same(const pfvm_type *a, const pfvm_type *b)
@@ -33671,12 +33711,7 @@ static pfvm_code pfvm__scoped_symplan_build(const pfvm_graph *g, pfvm_symplan *p
 
 pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_symplan_build(g, p, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_symplan_build(g, p, st));
 }
 
 void pfvm_symplan_free(pfvm_symplan *p)
@@ -34059,12 +34094,7 @@ done:
 pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_opts *opts, pfvm_autodiff_result *res,
                         pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_autodiff(m, gr, opts, res, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_autodiff(m, gr, opts, res, st));
 }
 
 int pfvm_autodiff_saved(const pfvm_graph *g, const pfvm_autodiff_result *res, pfvm_value **out, int cap)
@@ -34219,12 +34249,7 @@ static pfvm_code pfvm__scoped_autodiff_optimizer(pfvm_model *m, pfvm_graph *gr, 
 pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_result *res,
                                   const pfvm_optimizer_opts *opts, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_autodiff_optimizer(m, gr, res, opts, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_autodiff_optimizer(m, gr, res, opts, st));
 }
 /* ---- src/passes/cse.c ---- */
 /* The cse pass: common-subexpression elimination. Small initializers with
@@ -35613,7 +35638,7 @@ static int pfvm__has_subgraphs(const pfvm_graph *g)
  * node feeds them (over every iteration) does not imply. */
 static pfvm_code pfvm__fed_violations(pfvm_model *m, int *count, char *first, size_t n, pfvm_status *st)
 {
-    return pfvm__infer_check_fed(m->graph, count, first, n, st);
+    return pfvm_infer_check_subgraph_inputs(m->graph, count, first, n, st);
 }
 
 static pfvm_code pfvm__run_pass(pfvm_model *m, const pfvm_pass *p, pfvm_opt_report *report, int *guard,
@@ -35651,8 +35676,8 @@ static pfvm_code pfvm__run_pass(pfvm_model *m, const pfvm_pass *p, pfvm_opt_repo
     return PFVM_OK;
 }
 
-PFVM_INTERNAL pfvm_code pfvm__run_pipeline(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
-                                           pfvm_opt_report *report, pfvm_status *st)
+static pfvm_code pfvm__run_pipeline(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
+                                    pfvm_opt_report *report, pfvm_status *st)
 {
     int i, before = 0, *g = NULL;
     char first[320];
@@ -35735,14 +35760,28 @@ static pfvm_code pfvm__scoped_optimize(pfvm_model *m, const char *passes, pfvm_o
     return pfvm_infer_shapes(m->graph, 0, st);
 }
 
-pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st)
+pfvm_code pfvm_run_passes(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard, pfvm_opt_report *report,
+                          pfvm_status *st)
 {
     pfvm__scope sc;
     pfvm_code r;
+    int i;
+    if (report)
+        report->n = 0;
+    if (!m || !m->graph || n < 0 || (n && !passes))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_run_passes: no model or no pass list");
+    for (i = 0; i < n; i++)
+        if (!passes[i] || !passes[i]->run || !passes[i]->name)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_run_passes: pass %d has no name or no function", i);
     pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_optimize(m, passes, report, st);
+    r = pfvm__run_pipeline(m, passes, n, guard, report, st);
     pfvm__scope_leave(&sc);
     return r;
+}
+
+pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st)
+{
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_optimize(m, passes, report, st));
 }
 
 pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st)
@@ -37114,12 +37153,7 @@ done:
 pfvm_code pfvm_recompute(pfvm_model *m, pfvm_graph *g, const pfvm_recompute_opts *opts,
                          pfvm_recompute_report *report, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_recompute(m, g, opts, report, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_recompute(m, g, opts, report, st));
 }
 /* ---- src/passes/recompute_slice.c ---- */
 /* The input segment's backward pass in channel slices (see recompute.h).
@@ -37851,12 +37885,7 @@ static pfvm_exec *pfvm__scoped_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_statu
 
 pfvm_exec *pfvm_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_exec *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_exec_new(m, g, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_exec *, pfvm__model_allocator(m), pfvm__scoped_exec_new(m, g, st));
 }
 
 static void pfvm__release_dynamic(pfvm_exec *e)
@@ -38005,12 +38034,8 @@ static pfvm_code pfvm__scoped_exec_set_input_varying(pfvm_exec *e, int i, int va
 
 pfvm_code pfvm_exec_set_input_varying(pfvm_exec *e, int i, int varying, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
-    r = pfvm__scoped_exec_set_input_varying(e, i, varying, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(e ? e->m : NULL),
+                 pfvm__scoped_exec_set_input_varying(e, i, varying, st));
 }
 
 void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size)
@@ -38316,12 +38341,7 @@ static pfvm_code pfvm__scoped_exec_bind(pfvm_exec *e, const pfvm_tensor *const *
 
 pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
-    r = pfvm__scoped_exec_bind(e, inputs, n, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(e ? e->m : NULL), pfvm__scoped_exec_bind(e, inputs, n, st));
 }
 
 /* ---- planning ---------------------------------------------------------------- */
@@ -38776,12 +38796,7 @@ static pfvm_code pfvm__scoped_exec_plan_info(const pfvm_exec *e, pfvm_plan_info 
 
 pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
-    r = pfvm__scoped_exec_plan_info(e, info, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(e ? e->m : NULL), pfvm__scoped_exec_plan_info(e, info, st));
 }
 
 /* ---- running ------------------------------------------------------------------ */
@@ -39110,12 +39125,7 @@ static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
 
 pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
-    r = pfvm__scoped_exec_run(e, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(e ? e->m : NULL), pfvm__scoped_exec_run(e, st));
 }
 
 const pfvm_tensor *pfvm_exec_output(const pfvm_exec *e, int i)
@@ -39193,12 +39203,7 @@ static pfvm_code pfvm__scoped_exec_feedback(pfvm_exec *e, const char *state, con
 
 pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
-    r = pfvm__scoped_exec_feedback(e, state, next, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(e ? e->m : NULL), pfvm__scoped_exec_feedback(e, state, next, st));
 }
 
 static int pfvm__scoped_exec_feedback_all(pfvm_exec *e, pfvm_status *st)
@@ -39224,12 +39229,7 @@ static int pfvm__scoped_exec_feedback_all(pfvm_exec *e, pfvm_status *st)
 
 int pfvm_exec_feedback_all(pfvm_exec *e, pfvm_status *st)
 {
-    pfvm__scope sc;
-    int r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
-    r = pfvm__scoped_exec_feedback_all(e, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(int, pfvm__model_allocator(e ? e->m : NULL), pfvm__scoped_exec_feedback_all(e, st));
 }
 
 /* ---- subgraphs --------------------------------------------------------------- */
@@ -39945,12 +39945,7 @@ static pfvm_code pfvm__scoped_quantize(pfvm_model *m, const pfvm_tensor *const *
 pfvm_code pfvm_quantize(pfvm_model *m, const pfvm_tensor *const *inputs, int n_sets, const pfvm_quant_options *opt,
                         pfvm_quant_report *report, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_quantize(m, inputs, n_sets, opt, report, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_quantize(m, inputs, n_sets, opt, report, st));
 }
 /* ---- src/ops/registry.c ---- */
 
@@ -40186,12 +40181,7 @@ static pfvm_code pfvm__scoped_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_
 
 pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_resolve_ops(g, strict, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_resolve_ops(g, strict, st));
 }
 
 /* ---- helpers for operator implementations --------------------------------- */

@@ -243,7 +243,32 @@ PFVM_API int pfvm_accel_layout_element(const pfvm_accel_layout *l, const pfvm_ac
 PFVM_API int64_t pfvm_accel_pe_number(const pfvm_accel_target *t, const int64_t *coords);
 PFVM_API void pfvm_accel_pe_coords(const pfvm_accel_target *t, int64_t pe, int64_t *coords);
 
+/* One contiguous run of a layout conversion: count elements from src_pe's
+ * block at src_off to dst_pe's block at dst_off. lca is the deepest level
+ * whose instance contains both PEs: the data goes up the links of the
+ * levels below lca on the source side and down them on the destination
+ * side (lca == the PE level: a copy inside one PE). */
+typedef struct pfvm_accel_move {
+    int64_t src_pe, src_off, dst_pe, dst_off, count;
+    int lca;
+} pfvm_accel_move;
 
+/* The data-movement plan that turns a tensor in layout src into layout dst
+ * (same shape): every element of every copy of dst is fed from the
+ * nearest copy in src; runs are merged (the destination is a new buffer,
+ * so an element that stays in its PE at the same offset is still a local
+ * copy). Sets *moves to *count moves in destination order (NULL and 0 on
+ * error, or when dst holds nothing); free them with pfvm_accel_moves_free.
+ * This is what the emitter turns into `copy` instructions. */
+PFVM_API pfvm_code pfvm_accel_moves(const pfvm_accel_target *t, const pfvm_accel_layout *src,
+                                    const pfvm_accel_layout *dst, pfvm_accel_move **moves, size_t *count,
+                                    pfvm_status *st);
+PFVM_API void pfvm_accel_moves_free(pfvm_accel_move *moves);
+/* Bytes over each level's link for count moves of elem_bytes elements (up:
+ * towards the parent, down: from it; summed over the level's instances;
+ * index = level; t->nlevels entries each). */
+PFVM_API void pfvm_accel_moves_traffic(const pfvm_accel_target *t, const pfvm_accel_move *moves, size_t count,
+                                       size_t elem_bytes, double *up, double *down);
 
 
 #endif
@@ -311,28 +336,6 @@ PFVM_API double pfvm_accel_sim_phase_cycles(const pfvm_accel_sim *s, int i);
 /* ---- src/accel/target.h ---- */
 /* ---- src/accel/emit.h ---- */
 /* ---- src/accel/layout.h ---- */
-/* One contiguous run of a layout conversion: count elements from src_pe's
- * block at src_off to dst_pe's block at dst_off. lca is the deepest level
- * whose instance contains both PEs: the data goes up the links of the
- * levels below lca on the source side and down them on the destination
- * side (lca == the PE level: a copy inside one PE). */
-typedef struct pfvm_accel_move {
-    int64_t src_pe, src_off, dst_pe, dst_off, count;
-    int lca;
-} pfvm_accel_move;
-/* The moves that turn a tensor in layout src into layout dst (same shape),
- * every element of every copy of dst fed from the nearest copy in src;
- * runs are merged (the destination is a new buffer, so an element that
- * stays in its PE at the same offset is still a local copy). *moves is an
- * stb_ds array the caller frees with pfvm__accel_moves_free. */
-PFVM_INTERNAL pfvm_code pfvm__accel_moves(const pfvm_accel_target *t, const pfvm_accel_layout *src,
-                                          const pfvm_accel_layout *dst, pfvm_accel_move **moves,
-                                          pfvm_status *st);
-PFVM_INTERNAL void pfvm__accel_moves_free(pfvm_accel_move *moves);
-/* Bytes over each level's link for a move list (up: towards the parent,
- * down: from it; summed over the level's instances; index = level). */
-PFVM_INTERNAL void pfvm__accel_moves_traffic(const pfvm_accel_target *t, const pfvm_accel_move *moves,
-                                             size_t elem_bytes, double *up, double *down);
 /* ---- src/accel/sim.h ---- */
 
 /* ======== implementation ======== */
@@ -643,7 +646,7 @@ static pfvm_code accel_em_weight(accel_em_emitter *e, const pfvm_value *v)
 }
 
 /* A copy of input v (placed in rows) whole on PE 0, in scratch memory of
- * the current node: the moves between the two layouts (pfvm__accel_moves)
+ * the current node: the moves between the two layouts (pfvm_accel_moves)
  * as `copy` lines, in a phase of their own. */
 static pfvm_code accel_em_gather(accel_em_emitter *e, const pfvm_node *n, const pfvm_value *v, int64_t *off,
                                  int64_t *elems)
@@ -654,7 +657,7 @@ static pfvm_code accel_em_gather(accel_em_emitter *e, const pfvm_node *n, const 
     pfvm_accel_move *moves = NULL;
     int rank;
     int64_t dims[PFVM_MAX_RANK];
-    size_t i;
+    size_t i, count;
     pfvm_code rc;
     if ((rc = accel_em_layout_text(e, v, ACCEL_EM_WHOLE, text, sizeof text, elems)) != PFVM_OK ||
         (rc = accel_em_dims(e, v, &rank, dims)) != PFVM_OK ||
@@ -665,14 +668,14 @@ static pfvm_code accel_em_gather(accel_em_emitter *e, const pfvm_node *n, const 
         !pfvm__arrpush(e->scratch, *elems * 4))
         return pfvm__fail(e->st, PFVM_ERR_NOMEM, "node %s (%s): input %s whole (%lld bytes) does not fit on PE 0",
                           n->name, n->op_type, v->name, (long long)(*elems * 4));
-    if ((rc = pfvm__accel_moves(e->t, &src, &dst, &moves, e->st)) != PFVM_OK)
+    if ((rc = pfvm_accel_moves(e->t, &src, &dst, &moves, &count, e->st)) != PFVM_OK)
         return rc;
     rc = accel_em_line(e, "# gather %s -> %s (fallback: the lowering of %s takes it whole)", v->name, text, n->name);
-    for (i = 0; rc == PFVM_OK && i < (size_t)stbds_arrlen(moves); i++)
+    for (i = 0; rc == PFVM_OK && i < count; i++)
         rc = accel_em_line(e, "copy %lld %lld %lld %lld %lld", (long long)moves[i].src_pe,
                            (long long)(p->off + moves[i].src_off * 4), (long long)moves[i].dst_pe,
                            (long long)(*off + moves[i].dst_off * 4), (long long)(moves[i].count * 4));
-    pfvm__accel_moves_free(moves);
+    pfvm_accel_moves_free(moves);
     return rc == PFVM_OK ? accel_em_line(e, "barrier") : rc;
 }
 
@@ -1343,13 +1346,14 @@ static int accel_lca(const pfvm_accel_target *t, const int64_t *a, const int64_t
     return t->nlevels - 1;
 }
 
-pfvm_code pfvm__accel_moves(const pfvm_accel_target *t, const pfvm_accel_layout *src, const pfvm_accel_layout *dst,
-                            pfvm_accel_move **moves, pfvm_status *st)
+pfvm_code pfvm_accel_moves(const pfvm_accel_target *t, const pfvm_accel_layout *src, const pfvm_accel_layout *dst,
+                           pfvm_accel_move **moves, size_t *count, pfvm_status *st)
 {
     int64_t npes = pfvm_accel_target_pes(t), block = pfvm_accel_layout_local_elems(dst), pe, off;
     int64_t dc[PFVM_ACCEL_MAX_LEVELS], sc[PFVM_ACCEL_MAX_LEVELS], index[PFVM_MAX_RANK];
     int a;
     *moves = NULL;
+    *count = 0;
     if (src->rank != dst->rank)
         return pfvm__fail(st, PFVM_ERR_INVALID, "layout conversion: rank %d to rank %d", src->rank, dst->rank);
     for (a = 0; a < src->rank; a++)
@@ -1379,24 +1383,25 @@ pfvm_code pfvm__accel_moves(const pfvm_accel_target *t, const pfvm_accel_layout 
             m.count = 1;
             m.lca = accel_lca(t, sc, dc);
             if (!pfvm__arrpush(*moves, m)) {
-                pfvm__accel_moves_free(*moves);
+                pfvm_accel_moves_free(*moves);
                 *moves = NULL;
                 return pfvm__fail(st, PFVM_ERR_NOMEM, "layout conversion: out of memory for the move list");
             }
         }
     }
+    *count = (size_t)stbds_arrlen(*moves);
     return PFVM_OK;
 }
 
-void pfvm__accel_moves_free(pfvm_accel_move *moves)
+void pfvm_accel_moves_free(pfvm_accel_move *moves)
 {
     stbds_arrfree(moves);
 }
 
-void pfvm__accel_moves_traffic(const pfvm_accel_target *t, const pfvm_accel_move *moves, size_t elem_bytes,
-                               double *up, double *down)
+void pfvm_accel_moves_traffic(const pfvm_accel_target *t, const pfvm_accel_move *moves, size_t count,
+                              size_t elem_bytes, double *up, double *down)
 {
-    size_t i, n = (size_t)stbds_arrlen(moves);
+    size_t i, n = moves ? count : 0;
     int k;
     for (k = 0; k < t->nlevels; k++)
         up[k] = down[k] = 0;

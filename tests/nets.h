@@ -224,7 +224,7 @@ static pfvm_code nets_exec_plan(pfvm_model *m, const pfvm_binding *b, pfvm_plan_
         return st->code;
     if (n > 16) {
         pfvm_exec_free(e);
-        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "more than 16 inputs");
+        return pfvm_status_set(st, PFVM_ERR_UNSUPPORTED, "more than 16 inputs");
     }
     for (i = 0; i < n; i++) {
         const pfvm_value *v = pfvm_exec_input(e, i);
@@ -247,12 +247,16 @@ static void nets_batch_symbol(pfvm_model *m, const char *name)
 {
     const pfvm_sym *n = pfvm_sym_var(m->syms, name, 1);
     int i;
-    for (i = 0; i < (int)stbds_arrlen(m->graph->inputs); i++)
-        if (!m->graph->inputs[i]->init && m->graph->inputs[i]->type.shape.rank > 0)
-            m->graph->inputs[i]->type.shape.dims[0] = n;
-    for (i = 0; i < (int)stbds_arrlen(m->graph->outputs); i++)
-        if (m->graph->outputs[i]->type.shape.rank > 0)
-            m->graph->outputs[i]->type.shape.dims[0] = n;
+    for (i = 0; i < pfvm_graph_num_inputs(m->graph); i++) {
+        pfvm_value *v = pfvm_graph_input(m->graph, i);
+        if (!v->init && v->type.shape.rank > 0)
+            v->type.shape.dims[0] = n;
+    }
+    for (i = 0; i < pfvm_graph_num_outputs(m->graph); i++) {
+        pfvm_value *v = pfvm_graph_output(m->graph, i);
+        if (v->type.shape.rank > 0)
+            v->type.shape.dims[0] = n;
+    }
 }
 
 #endif /* PFVM_TESTS_NETS_H */

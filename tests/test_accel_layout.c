@@ -2,9 +2,6 @@
  * classic examples, and layout conversions as move lists that, applied to
  * per-PE memories, give exactly the destination layout. Run from the
  * repository root.
- *
- * pfvm:white-box: the data-movement planner (pfvm__accel_moves) is internal
- *   to src/accel.
  */
 #include "accel/layout.h"
 
@@ -188,6 +185,7 @@ static int convert(const char *from, const char *to, int rank, const int64_t *di
 {
     pfvm_accel_layout s, d;
     pfvm_accel_move *moves = NULL;
+    size_t count = 0;
     pfvm_status st;
     int64_t npes = pfvm_accel_target_pes(&tiny), ns, nd, pe, i, j;
     int64_t *src, *dst, *want;
@@ -207,8 +205,8 @@ static int convert(const char *from, const char *to, int rank, const int64_t *di
         for (i = 0; i < nd; i++)
             dst[pe * nd + i] = -1;
     }
-    CHECK_MSG(pfvm__accel_moves(&tiny, &s, &d, &moves, &st) == PFVM_OK, "%s", st.msg);
-    n = (int)stbds_arrlen(moves);
+    CHECK_MSG(pfvm_accel_moves(&tiny, &s, &d, &moves, &count, &st) == PFVM_OK, "%s", st.msg);
+    n = (int)count;
     for (i = 0; i < n; i++) {
         const pfvm_accel_move *m = &moves[i];
         for (j = 0; j < m->count; j++) {
@@ -219,7 +217,7 @@ static int convert(const char *from, const char *to, int rank, const int64_t *di
         }
     }
     CHECK_MSG(ok && same(dst, want, (int)(npes * nd)), "%s -> %s", from, to);
-    pfvm__accel_moves_free(moves);
+    pfvm_accel_moves_free(moves);
     free(src);
     free(dst);
     free(want);
@@ -231,6 +229,7 @@ static void check_conversions(void)
     int64_t d12[1] = {12}, d46[2] = {4, 6}, d10[1] = {10};
     pfvm_accel_layout b, c;
     pfvm_accel_move *moves = NULL;
+    size_t count = 0;
     double up[PFVM_ACCEL_MAX_LEVELS], down[PFVM_ACCEL_MAX_LEVELS];
     /* block -> cyclic: 12 single elements (nothing is contiguous on both sides) */
     CHECK(convert("pe:4*local:3", "local:3*pe:4", 1, d12) == 12);
@@ -243,19 +242,19 @@ static void check_conversions(void)
     CHECK(convert("pe:4*local:3", "local:10 | rep pe", 1, d10) == 4 * 4);
     /* traffic: block -> cyclic inside one group crosses only the PE links */
     CHECK(parse("pe:4*local:3", 1, d12, &b) && parse("local:3*pe:4", 1, d12, &c));
-    CHECK(pfvm__accel_moves(&tiny, &b, &c, &moves, NULL) == PFVM_OK);
-    pfvm__accel_moves_traffic(&tiny, moves, 4, up, down);
+    CHECK(pfvm_accel_moves(&tiny, &b, &c, &moves, &count, NULL) == PFVM_OK);
+    pfvm_accel_moves_traffic(&tiny, moves, count, 4, up, down);
     CHECK(up[3] == 4 * 8 && down[3] == 4 * 8 && up[2] == 0 && up[1] == 0);
-    pfvm__accel_moves_free(moves);
+    pfvm_accel_moves_free(moves);
     /* the same over the two clusters: 6 elements change cluster and cross
      * every link below the root */
     CHECK(parse("cluster:2*local:6", 1, d12, &b) && parse("local:6*cluster:2", 1, d12, &c));
-    CHECK(pfvm__accel_moves(&tiny, &b, &c, &moves, NULL) == PFVM_OK);
-    pfvm__accel_moves_traffic(&tiny, moves, 4, up, down);
+    CHECK(pfvm_accel_moves(&tiny, &b, &c, &moves, &count, NULL) == PFVM_OK);
+    pfvm_accel_moves_traffic(&tiny, moves, count, 4, up, down);
     CHECK(up[1] == 4 * 6 && up[2] == 4 * 6 && up[3] == 4 * 6 && up[0] == 0);
-    pfvm__accel_moves_free(moves);
+    pfvm_accel_moves_free(moves);
     CHECK(parse("local:10", 1, d10, &b) && parse("pe:4*local:3", 1, d12, &c));
-    CHECK(pfvm__accel_moves(&tiny, &b, &c, &moves, NULL) == PFVM_ERR_INVALID && moves == NULL);
+    CHECK(pfvm_accel_moves(&tiny, &b, &c, &moves, &count, NULL) == PFVM_ERR_INVALID && moves == NULL && count == 0);
 }
 
 int main(void)

@@ -3,9 +3,6 @@
  * turn a tensor into its new layout; bad programs (overflow, reading
  * unwritten memory, unknown instructions) get one error naming the line.
  * Run from the repository root.
- *
- * pfvm:white-box: the data-movement planner (pfvm__accel_moves) is internal
- *   to src/accel.
  */
 #include "accel/sim.h"
 
@@ -141,6 +138,7 @@ static void check_moves(pfvm_accel_sim *s)
     int64_t d[1] = {12};
     pfvm_accel_layout src, dst;
     pfvm_accel_move *moves = NULL;
+    size_t count = 0;
     pfvm_status st;
     pfvm_tensor *in = pfvm_tensor_view(PFVM_FLOAT, 1, d, x, &st);
     const pfvm_tensor *ins[1];
@@ -153,9 +151,9 @@ static void check_moves(pfvm_accel_sim *s)
         x[i] = (float)i * 1.5f;
     CHECK(pfvm_accel_layout_parse("cluster:2*pe:2*local:3", &tiny, 1, d, &src, &st) == PFVM_OK);
     CHECK(pfvm_accel_layout_parse("local:3*group:2*pe:2 | rep cluster", &tiny, 1, d, &dst, &st) == PFVM_OK);
-    CHECK(pfvm__accel_moves(&tiny, &src, &dst, &moves, &st) == PFVM_OK);
+    CHECK(pfvm_accel_moves(&tiny, &src, &dst, &moves, &count, &st) == PFVM_OK && count > 0);
     len += (size_t)snprintf(prog + len, sizeof prog - len, "program tiny\ninput 0 0 12 cluster:2*pe:2*local:3\nbarrier\n");
-    for (i = 0; i < (int)stbds_arrlen(moves); i++)
+    for (i = 0; i < (int)count; i++)
         len += (size_t)snprintf(prog + len, sizeof prog - len, "copy %lld %lld %lld %lld %lld\n",
                                 (long long)moves[i].src_pe, (long long)moves[i].src_off * 4,
                                 (long long)moves[i].dst_pe, 64 + (long long)moves[i].dst_off * 4,
@@ -166,7 +164,7 @@ static void check_moves(pfvm_accel_sim *s)
     for (i = 0; y && i < 12; i++)
         ok &= ((const float *)y->data)[i] == x[i];
     CHECK(y && ok);
-    pfvm__accel_moves_free(moves);
+    pfvm_accel_moves_free(moves);
     pfvm_tensor_free(in);
 }
 

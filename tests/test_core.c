@@ -1,8 +1,7 @@
 /* Unit tests of the core modules: base, sym, ir, registry, planner.
- *
- * pfvm:white-box: base's checked size arithmetic, raw allocation and status
- *   helpers (pfvm__mul_size, pfvm__malloc, pfvm__fail) have no public face.
- */
+ * base's checked size arithmetic, allocation and status helpers are tested
+ * through the public calls that use them (tensor constructors, symbolic
+ * constants, the allocators, pfvm_status_set). */
 #include "base/base.h"
 #include "sym/sym.h"
 #include "ir/ir.h"
@@ -21,41 +20,83 @@ static int printed_is(const pfvm_sym *s, const char *want)
     return !strcmp(buf, want);
 }
 
+/* A tensor that must not exist: NULL with code and a message holding needle. */
+static int refused(pfvm_tensor *t, const pfvm_status *st, pfvm_code code, const char *needle)
+{
+    if (t) {
+        pfvm_tensor_free(t);
+        return 0;
+    }
+    return st->code == code && strstr(st->msg, needle) != NULL;
+}
+
+/* t and its data lie in buf; the data is aligned and zeroed. */
+static int in_buffer(const pfvm_tensor *t, const unsigned char *buf, size_t size)
+{
+    const unsigned char *p = (const unsigned char *)t, *d = t ? (const unsigned char *)t->data : NULL;
+    size_t i;
+    if (!t || !d || p < buf || p + sizeof *t > buf + size || d < buf || d + t->nbytes > buf + size ||
+        (uintptr_t)d % PFVM_DATA_ALIGN)
+        return 0;
+    for (i = 0; i < t->nbytes; i++)
+        if (d[i])
+            return 0;
+    return 1;
+}
+
 static void test_base(void)
 {
-    size_t z;
-    int64_t v;
     unsigned char buf[4096];
     pfvm_bump b;
     pfvm_allocator a;
-    void *p, *q, *r;
+    pfvm_tensor *p, *q, *r;
     pfvm_status st;
+    pfvm_symtab *syms = pfvm_symtab_new();
+    pfvm_tensor_desc desc;
+    int64_t d3[1] = {3}, huge[1] = {(int64_t)1 << 62}, wide[2] = {INT64_MAX, 2}, d25[1] = {25}, d2000[1] = {2000};
     CHECK(pfvm_dtype_size(PFVM_FLOAT) == 4 && pfvm_dtype_size(PFVM_BOOL) == 1 && pfvm_dtype_size(PFVM_INT64) == 8);
     CHECK(pfvm_dtype_from_name("float16") == PFVM_FLOAT16);
     CHECK(pfvm_dtype_size((pfvm_dtype)99) == 0);
-    CHECK(!pfvm__mul_size((size_t)-1, 2, &z));
-    CHECK(pfvm__mul_size(3, 4, &z) && z == 12);
-    CHECK(!pfvm__mul_i64(INT64_MAX, 2, &v));
-    CHECK(!pfvm__add_i64(INT64_MAX, 1, &v));
+    /* checked size arithmetic: elements * element size overflows size_t,
+     * the product of the dims overflows int64, constant dims overflow */
+    CHECK(refused(pfvm_tensor_new(PFVM_FLOAT, 1, huge, &st), &st, PFVM_ERR_NOMEM, "overflows"));
+    p = pfvm_tensor_new(PFVM_FLOAT, 1, d3, &st);
+    CHECK(p && p->nbytes == 12);
+    pfvm_tensor_free(p);
+    CHECK(refused(pfvm_tensor_new(PFVM_FLOAT, 2, wide, &st), &st, PFVM_ERR_NOMEM, "overflows"));
+    CHECK(syms && pfvm_sym_mul(syms, pfvm_sym_const(syms, INT64_MAX), pfvm_sym_const(syms, 2)) == NULL);
+    CHECK(syms && pfvm_sym_add(syms, pfvm_sym_const(syms, INT64_MAX), pfvm_sym_const(syms, 1)) == NULL);
+    pfvm_symtab_free(syms);
     CHECK(pfvm_half_to_float(pfvm_float_to_half(1.5f)) == 1.5f);
     CHECK(pfvm_half_to_float(0x3c00) == 1.0f);
     CHECK(pfvm_float_to_half(65504.0f) == 0x7bff);
     CHECK(pfvm_float_to_half(1e6f) == 0x7c00);
     CHECK(pfvm_bf16_to_float(pfvm_float_to_bf16(2.0f)) == 2.0f);
-    /* the bump allocator serves pfvm's allocations from a caller buffer */
+    /* the bump allocator serves pfvm's allocations from a caller buffer:
+     * as the default (pfvm_set_allocator) and as one tensor's own (desc);
+     * tensor storage is aligned and zeroed; running out is an error */
+    memset(buf, 0xab, sizeof buf);
     pfvm_bump_init(&b, buf, sizeof buf);
     a = pfvm_bump_allocator(&b);
     pfvm_set_allocator(&a);
-    p = pfvm__malloc(100);
-    q = pfvm__malloc(8000);
-    r = pfvm__data_alloc(100, 1); /* tensor storage: aligned, from the same allocator */
+    p = pfvm_tensor_new(PFVM_FLOAT, 1, d25, &st);
+    q = pfvm_tensor_new(PFVM_FLOAT, 1, d2000, &st); /* 8000 bytes */
     pfvm_set_allocator(NULL);
-    CHECK(p && (unsigned char *)p >= buf && (unsigned char *)p < buf + sizeof buf);
-    CHECK(r && (unsigned char *)r >= buf && (unsigned char *)r + 100 <= buf + sizeof buf &&
-          (uintptr_t)r % PFVM_DATA_ALIGN == 0 && ((unsigned char *)r)[99] == 0);
-    CHECK(q == NULL);
-    CHECK(pfvm__fail(&st, PFVM_ERR_SHAPE, "x %d", 3) == PFVM_ERR_SHAPE && !strcmp(st.msg, "x 3"));
-    pfvm__prefix(&st, "node 'a'");
+    CHECK(in_buffer(p, buf, sizeof buf) && p->nbytes == 100);
+    CHECK(refused(q, &st, PFVM_ERR_NOMEM, "out of memory"));
+    memset(&desc, 0, sizeof desc);
+    desc.rank = 1;
+    desc.dims = d25;
+    desc.allocator = a;
+    r = pfvm_tensor_make(&desc, &st);
+    CHECK(in_buffer(r, buf, sizeof buf) && r != p);
+    desc.dims = d2000;
+    CHECK(refused(pfvm_tensor_make(&desc, &st), &st, PFVM_ERR_NOMEM, "out of memory"));
+    pfvm_tensor_free(p);
+    pfvm_tensor_free(r);
+    /* status: a printf-style message, and context prepended */
+    CHECK(pfvm_status_set(&st, PFVM_ERR_SHAPE, "x %d", 3) == PFVM_ERR_SHAPE && !strcmp(st.msg, "x 3"));
+    pfvm_status_prefix(&st, "node '%s'", "a");
     CHECK(!strcmp(st.msg, "node 'a': x 3"));
 }
 
@@ -239,6 +280,38 @@ static void test_tensor(void)
     pfvm_tensor_free(c);
 }
 
+/* Sequences and optionals built with the public constructors: element
+ * types, ownership, the errors that leave the caller owning the element,
+ * deep clones. */
+static void test_containers(void)
+{
+    pfvm_status st;
+    int64_t d2[1] = {2};
+    pfvm_tensor *seq = pfvm_tensor_sequence_new(PFVM_UNDEFINED, &st), *opt = pfvm_tensor_optional_new(PFVM_FLOAT, &st);
+    pfvm_tensor *f = pfvm_tensor_new(PFVM_FLOAT, 1, d2, &st), *i = pfvm_tensor_new(PFVM_INT64, 1, d2, &st), *c;
+    CHECK(seq && seq->kind == PFVM_KIND_SEQUENCE && pfvm_tensor_num_elems(seq) == 0);
+    CHECK(opt && opt->kind == PFVM_KIND_OPTIONAL && !opt->has_value && opt->elem_dtype == PFVM_FLOAT);
+    CHECK(pfvm_tensor_sequence_new((pfvm_dtype)99, &st) == NULL && st.code == PFVM_ERR_UNSUPPORTED);
+    /* the first element fixes an untyped sequence's element type */
+    CHECK(pfvm_tensor_push_elem(seq, f, &st) == PFVM_OK && seq->elem_dtype == PFVM_FLOAT &&
+          pfvm_tensor_elem(seq, 0) == f);
+    CHECK(pfvm_tensor_push_elem(seq, i, &st) == PFVM_ERR_SHAPE && strstr(st.msg, "int64") &&
+          pfvm_tensor_num_elems(seq) == 1);
+    CHECK(pfvm_tensor_push_elem(f, i, &st) == PFVM_ERR_INVALID);
+    CHECK(pfvm_tensor_push_elem(seq, seq, &st) == PFVM_ERR_INVALID &&
+          pfvm_tensor_push_elem(seq, NULL, &st) == PFVM_ERR_INVALID);
+    /* an optional holds one value */
+    CHECK(pfvm_tensor_push_elem(opt, seq, &st) == PFVM_OK && opt->has_value && pfvm_tensor_num_elems(opt) == 1);
+    CHECK(pfvm_tensor_push_elem(opt, i, &st) == PFVM_ERR_INVALID && strstr(st.msg, "already"));
+    c = pfvm_tensor_clone(opt, &st);
+    CHECK(c && c->has_value && pfvm_tensor_elem(c, 0)->kind == PFVM_KIND_SEQUENCE &&
+          pfvm_tensor_elem(pfvm_tensor_elem(c, 0), 0)->dtype == PFVM_FLOAT &&
+          pfvm_tensor_elem(pfvm_tensor_elem(c, 0), 0) != f);
+    pfvm_tensor_free(c);
+    pfvm_tensor_free(opt); /* frees seq and f */
+    pfvm_tensor_free(i);
+}
+
 /* A chain of n Relus over a [64] float input: the planner must reuse
  * memory (two buffers suffice), and the result must be right. */
 static void test_planner(void)
@@ -333,6 +406,7 @@ int main(void)
     test_sym_shared_dag();
     test_ir();
     test_tensor();
+    test_containers();
     test_planner();
     return CHECK_END();
 }

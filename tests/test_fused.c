@@ -6,9 +6,6 @@
  * model-local functions, loads back and runs; intermediates of a group are
  * not planned (smaller arena); a function the engine cannot compile runs
  * as a subgraph.
- *
- * pfvm:white-box: model-local functions are added to m->functions by hand (no
- *   public builder yet).
  */
 #include "exec/exec.h"
 #include "ops/fused.h"
@@ -624,7 +621,7 @@ static void test_roundtrip(void)
     m2 = pfvm_onnx_load_memory(bytes, size, 0, &st);
     CHECK_MSG(m2 != NULL, "%s", st.msg);
     if (m2) {
-        CHECK(stbds_arrlen(m2->functions) == 1 && !strcmp(m2->functions[0]->domain, "pfvm"));
+        CHECK(pfvm_model_num_functions(m2) == 1 && !strcmp(pfvm_model_function_at(m2, 0)->domain, "pfvm"));
         CHECK(pfvm_model_opset(m2, "pfvm") == 1 && m2->ir_version >= 8);
         CHECK(pfvm_graph_num_nodes(m2->graph) == 1 && !strcmp(m2->graph->nodes[0]->domain, "pfvm"));
         rc = run_model(m2, NULL, ins, &nc, &arena_c, &st);
@@ -669,16 +666,15 @@ static void test_bytes_avoided(void)
  * subgraph. */
 static pfvm_function *add_function(tb *b, const char *name, const char *op1, const char *op2)
 {
-    pfvm_function *f = (pfvm_function *)pfvm_model_alloc(b->m, sizeof *f);
+    pfvm_function *f = pfvm_model_add_function(b->m, "local", name, &b->st);
     pfvm_graph *body;
     pfvm_value *fx, *ft, *fy, *in[2];
-    memset(f, 0, sizeof *f);
-    f->name = name;
-    f->domain = "local";
-    f->doc = "";
-    body = pfvm_graph_new(b->m, NULL, name, &b->st);
-    f->body = body;
-    stbds_arrput(b->m->functions, f);
+    CHECK_MSG(f != NULL, "%s", b->st.msg);
+    if (!f)
+        return NULL;
+    body = f->body;
+    CHECK(body && body != b->m->graph && !body->parent && !strcmp(f->name, name) && !strcmp(f->domain, "local"));
+    CHECK(pfvm_model_function(b->m, "local", name) == f);
     fx = pfvm_graph_value(body, "a", &b->st);
     pfvm_graph_add_input(body, fx, &b->st);
     ft = pfvm_graph_value(body, "p", &b->st);
@@ -700,6 +696,10 @@ static void test_function_call(void)
     pfvm_model_set_opset(b.m, "local", 1, &b.st);
     add_function(&b, "MatRelu", "MatMul", "Relu");
     add_function(&b, "TRelu", "Transpose", "Relu");
+    /* one function per domain and name */
+    CHECK(pfvm_model_add_function(b.m, "local", "TRelu", &b.st) == NULL && b.st.code == PFVM_ERR_INVALID &&
+          strstr(b.st.msg, "TRelu"));
+    CHECK(pfvm_model_num_functions(b.m) == 2 && pfvm_model_function_at(b.m, 1)->n_opsets == pfvm_model_num_opsets(b.m));
     x = tb_in(&b, "x", PFVM_FLOAT, "3,3");
     y = pfvm_graph_value(b.g, "y", &b.st);
     z = pfvm_graph_value(b.g, "z", &b.st);

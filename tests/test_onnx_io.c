@@ -18,9 +18,6 @@
  *   ./a.out                  run the tests (from the repository root)
  *   ./a.out --save DIR       also write every round-tripped suite model to DIR
  *                            (then run onnx's checker: tools/onnx_check.py on them)
- *
- * pfvm:white-box: sequences and optionals are built by hand (no public
- *   constructor yet) and a directory listing uses stb_ds.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "onnx/onnx_io.h"
@@ -38,6 +35,17 @@
 #define NODE_DIR DATA_DIR "node/"
 
 static const char *save_dir; /* --save DIR */
+
+/* The test's own growable arrays: out of memory ends the test. */
+static void *xrealloc(void *p, size_t size)
+{
+    void *q = realloc(p, size);
+    if (!q) {
+        fprintf(stderr, "test_onnx_io: out of memory\n");
+        exit(2);
+    }
+    return q;
+}
 
 static void *read_all(const char *path, size_t *size)
 {
@@ -88,10 +96,10 @@ static int same_tensor(const pfvm_tensor *a, const pfvm_tensor *b)
     if (a->kind != b->kind || (a->kind == PFVM_KIND_TENSOR && a->dtype != b->dtype))
         return 0;
     if (a->kind != PFVM_KIND_TENSOR) {
-        if (a->has_value != b->has_value || stbds_arrlen(a->elems) != stbds_arrlen(b->elems))
+        if (a->has_value != b->has_value || pfvm_tensor_num_elems(a) != pfvm_tensor_num_elems(b))
             return 0;
-        for (i = 0; i < (int)stbds_arrlen(a->elems); i++)
-            if (!same_tensor(a->elems[i], b->elems[i]))
+        for (i = 0; i < pfvm_tensor_num_elems(a); i++)
+            if (!same_tensor(pfvm_tensor_elem(a, i), pfvm_tensor_elem(b, i)))
                 return 0;
         return 1;
     }
@@ -158,16 +166,26 @@ static int same_value_ref(const pfvm_value *a, const pfvm_value *b)
     return same_str(a->name, b->name);
 }
 
-static int same_values(pfvm_value **a, pfvm_value **b, int check_types)
+/* One of a graph's value lists: its count and its elements. */
+typedef struct value_list {
+    int (*count)(const pfvm_graph *g);
+    pfvm_value *(*at)(const pfvm_graph *g, int i);
+} value_list;
+static const value_list graph_inputs = {pfvm_graph_num_inputs, pfvm_graph_input};
+static const value_list graph_outputs = {pfvm_graph_num_outputs, pfvm_graph_output};
+static const value_list graph_inits = {pfvm_graph_num_initializers, pfvm_graph_initializer};
+
+static int same_values(const pfvm_graph *ga, const pfvm_graph *gb, const value_list *l, int check_types)
 {
     int i;
-    if (stbds_arrlen(a) != stbds_arrlen(b))
+    if (l->count(ga) != l->count(gb))
         return 0;
-    for (i = 0; i < (int)stbds_arrlen(a); i++) {
-        if (!same_str(a[i]->name, b[i]->name) || !same_str(a[i]->doc, b[i]->doc))
+    for (i = 0; i < l->count(ga); i++) {
+        const pfvm_value *a = l->at(ga, i), *b = l->at(gb, i);
+        if (!same_str(a->name, b->name) || !same_str(a->doc, b->doc))
             return 0;
-        if (check_types && (a[i]->has_type_info != b[i]->has_type_info ||
-                            (a[i]->has_type_info && !same_type(&a[i]->type, &b[i]->type))))
+        if (check_types && (a->has_type_info != b->has_type_info ||
+                            (a->has_type_info && !same_type(&a->type, &b->type))))
             return 0;
     }
     return 1;
@@ -196,18 +214,20 @@ static int same_graph(const pfvm_graph *a, const pfvm_graph *b)
 {
     int i;
     if (!same_str(a->name, b->name) || !same_str(a->doc, b->doc) || pfvm_graph_num_nodes(a) != pfvm_graph_num_nodes(b) ||
-        !same_values(a->inputs, b->inputs, 1) || !same_values(a->outputs, b->outputs, 1) ||
-        !same_values(a->inits, b->inits, 0))
+        !same_values(a, b, &graph_inputs, 1) || !same_values(a, b, &graph_outputs, 1) ||
+        !same_values(a, b, &graph_inits, 0))
         return 0;
     for (i = 0; i < pfvm_graph_num_nodes(a); i++)
-        if (!same_node(a->nodes[i], b->nodes[i]))
+        if (!same_node(pfvm_graph_node(a, i), pfvm_graph_node(b, i)))
             return 0;
-    for (i = 0; i < pfvm_graph_num_initializers(a); i++)
-        if (!same_tensor(a->inits[i]->init, b->inits[i]->init) || a->inits[i]->is_input != b->inits[i]->is_input)
+    for (i = 0; i < pfvm_graph_num_initializers(a); i++) {
+        const pfvm_value *x = pfvm_graph_initializer(a, i), *y = pfvm_graph_initializer(b, i);
+        if (!same_tensor(x->init, y->init) || x->is_input != y->is_input)
             return 0;
+    }
     /* value_info: the same values carry the same declared types */
-    for (i = 0; i < (int)stbds_arrlen(a->values); i++) {
-        const pfvm_value *v = a->values[i], *w = pfvm_graph_find_local(b, v->name);
+    for (i = 0; i < pfvm_graph_num_values(a); i++) {
+        const pfvm_value *v = pfvm_graph_value_at(a, i), *w = pfvm_graph_find_local(b, v->name);
         if (!w || v->has_value_info != w->has_value_info || (v->has_value_info && !same_type(&v->type, &w->type)))
             return 0;
     }
@@ -220,17 +240,22 @@ static int same_model(const pfvm_model *a, const pfvm_model *b)
     if (a->ir_version != b->ir_version || a->model_version != b->model_version ||
         !same_str(a->producer_name, b->producer_name) || !same_str(a->producer_version, b->producer_version) ||
         !same_str(a->domain, b->domain) || !same_str(a->doc, b->doc) ||
-        stbds_arrlen(a->opsets) != stbds_arrlen(b->opsets) || stbds_arrlen(a->metadata) != stbds_arrlen(b->metadata) ||
-        stbds_arrlen(a->functions) != stbds_arrlen(b->functions))
+        pfvm_model_num_opsets(a) != pfvm_model_num_opsets(b) ||
+        pfvm_model_num_metadata(a) != pfvm_model_num_metadata(b) ||
+        pfvm_model_num_functions(a) != pfvm_model_num_functions(b))
         return 0;
-    for (i = 0; i < (int)stbds_arrlen(a->opsets); i++)
-        if (!same_str(a->opsets[i].domain, b->opsets[i].domain) || a->opsets[i].version != b->opsets[i].version)
+    for (i = 0; i < pfvm_model_num_opsets(a); i++) {
+        const pfvm_opset_import *x = pfvm_model_opset_at(a, i), *y = pfvm_model_opset_at(b, i);
+        if (!same_str(x->domain, y->domain) || x->version != y->version)
             return 0;
-    for (i = 0; i < (int)stbds_arrlen(a->metadata); i++)
-        if (!same_str(a->metadata[i].key, b->metadata[i].key) || !same_str(a->metadata[i].value, b->metadata[i].value))
+    }
+    for (i = 0; i < pfvm_model_num_metadata(a); i++) {
+        const pfvm_string_pair *x = pfvm_model_metadata_at(a, i), *y = pfvm_model_metadata_at(b, i);
+        if (!same_str(x->key, y->key) || !same_str(x->value, y->value))
             return 0;
-    for (i = 0; i < (int)stbds_arrlen(a->functions); i++) {
-        const pfvm_function *f = a->functions[i], *g = b->functions[i];
+    }
+    for (i = 0; i < pfvm_model_num_functions(a); i++) {
+        const pfvm_function *f = pfvm_model_function_at(a, i), *g = pfvm_model_function_at(b, i);
         if (!same_str(f->name, g->name) || !same_str(f->domain, g->domain) || !same_str(f->doc, g->doc) ||
             f->n_attr_names != g->n_attr_names || f->n_attr_defaults != g->n_attr_defaults ||
             f->n_opsets != g->n_opsets || !same_graph(f->body, g->body))
@@ -303,8 +328,7 @@ static int value_files(const char *dir, const pfvm_model *m, int *count)
     char path[1200];
     for (set = 0; set < 8; set++) {
         for (io = 0; io < 2; io++) {
-            pfvm_value **vals = io ? m->graph->outputs : m->graph->inputs;
-            int nvals = (int)stbds_arrlen(vals);
+            int nvals = io ? pfvm_graph_num_outputs(m->graph) : pfvm_graph_num_inputs(m->graph);
             for (i = 0; i < nvals + 1; i++) {
                 pfvm_status st;
                 pfvm_tensor *t, *back;
@@ -317,12 +341,12 @@ static int value_files(const char *dir, const pfvm_model *m, int *count)
                 /* input files are numbered over the inputs without initializers */
                 kind = PFVM_KIND_UNKNOWN;
                 if (io) {
-                    kind = i < nvals ? value_kind(vals[i]) : PFVM_KIND_UNKNOWN;
+                    kind = i < nvals ? value_kind(pfvm_graph_output(m->graph, i)) : PFVM_KIND_UNKNOWN;
                 } else {
                     int j, k = -1;
                     for (j = 0; j < nvals; j++)
-                        if (!vals[j]->init && ++k == i)
-                            kind = value_kind(vals[j]);
+                        if (!pfvm_graph_input(m->graph, j)->init && ++k == i)
+                            kind = value_kind(pfvm_graph_input(m->graph, j));
                 }
                 (*count)++;
                 t = pfvm_onnx_read_value_file(path, kind, &st);
@@ -364,18 +388,27 @@ static void test_suite(const char *dir, const char *suite)
     DIR *d;
     struct dirent *e;
     char **names = NULL;
+    size_t n_names = 0, cap = 0;
     int i, models = 0, load_fail = 0, trip_fail = 0, files = 0, file_fail = 0;
     d = opendir(dir);
     if (!d) {
         fprintf(stderr, "skip %s: test data not installed\n", dir);
         return;
     }
-    while ((e = readdir(d)) != NULL)
-        if (e->d_name[0] != '.')
-            stbds_arrput(names, pfvm__strdup(e->d_name));
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (n_names == cap) {
+            cap = cap ? 2 * cap : 64;
+            names = (char **)xrealloc(names, cap * sizeof *names);
+        }
+        names[n_names] = (char *)xrealloc(NULL, strlen(e->d_name) + 1);
+        strcpy(names[n_names++], e->d_name);
+    }
     closedir(d);
-    qsort(names, stbds_arrlen(names), sizeof *names, name_cmp);
-    for (i = 0; i < (int)stbds_arrlen(names); i++) {
+    if (n_names)
+        qsort(names, n_names, sizeof *names, name_cmp);
+    for (i = 0; i < (int)n_names; i++) {
         pfvm_status st;
         pfvm_model *m;
         snprintf(path, sizeof path, "%s/%s/model.onnx", dir, names[i]);
@@ -404,9 +437,9 @@ static void test_suite(const char *dir, const char *suite)
         file_fail += value_files(path, m, &files);
         pfvm_model_free(m);
     }
-    for (i = 0; i < (int)stbds_arrlen(names); i++)
-        pfvm__free(names[i]);
-    stbds_arrfree(names);
+    for (i = 0; i < (int)n_names; i++)
+        free(names[i]);
+    free(names);
     printf("%s: %d models, %d failed to load or verify, %d failed the round trip; %d value files, %d failed\n", suite, models,
            load_fail, trip_fail, files, file_fail);
     CHECK_MSG(load_fail == 0, "%s: %d models failed to load", suite, load_fail);
@@ -438,16 +471,17 @@ static void test_named_models(void)
         CHECK_MSG(round_trip(m, path), "%s", cases[i]);
         CHECK(pfvm_graph_verify(m->graph, &st) == PFVM_OK);
         if (!strcmp(cases[i], "test_if")) {
-            const pfvm_node *n = m->graph->nodes[pfvm_graph_num_nodes(m->graph) - 1];
+            const pfvm_node *n = pfvm_graph_node(m->graph, pfvm_graph_num_nodes(m->graph) - 1);
             const pfvm_attr *then = pfvm_node_attr(n, "then_branch");
             CHECK(!strcmp(n->op_type, "If") && then && then->type == PFVM_ATTR_GRAPH && then->g);
             CHECK(then && then->g && then->g->parent == m->graph && then->g->owner == n);
         }
-        if (!strcmp(cases[i], "test_sequence_insert_at_back"))
-            CHECK(m->graph->inputs[0]->type.kind == PFVM_KIND_SEQUENCE && m->graph->inputs[0]->type.elem &&
-                  m->graph->inputs[0]->type.elem->kind == PFVM_KIND_TENSOR);
+        if (!strcmp(cases[i], "test_sequence_insert_at_back")) {
+            const pfvm_value *in = pfvm_graph_input(m->graph, 0);
+            CHECK(in->type.kind == PFVM_KIND_SEQUENCE && in->type.elem && in->type.elem->kind == PFVM_KIND_TENSOR);
+        }
         if (!strcmp(cases[i], "test_optional_get_element_sequence"))
-            CHECK(m->graph->inputs[0]->type.kind == PFVM_KIND_OPTIONAL);
+            CHECK(pfvm_graph_input(m->graph, 0)->type.kind == PFVM_KIND_OPTIONAL);
         pfvm_model_free(m);
     }
 }
@@ -455,15 +489,31 @@ static void test_named_models(void)
 /* ---- a tiny protobuf writer for hand-made models ---------------------------- */
 
 typedef struct pb {
-    unsigned char *b; /* stb_ds */
+    unsigned char *b;
+    size_t n, cap;
 } pb;
+
+/* Room for n more bytes at the end of p (grown by doubling). */
+static unsigned char *pb_grow(pb *p, size_t n)
+{
+    unsigned char *at;
+    if (p->n + n > p->cap) {
+        p->cap = p->cap ? p->cap : 64;
+        while (p->n + n > p->cap)
+            p->cap *= 2;
+        p->b = (unsigned char *)xrealloc(p->b, p->cap);
+    }
+    at = p->b + p->n;
+    p->n += n;
+    return at;
+}
 
 static void pb_varint(pb *p, uint64_t v)
 {
     do {
         unsigned char c = (unsigned char)(v & 0x7f);
         v >>= 7;
-        stbds_arrput(p->b, (unsigned char)(c | (v ? 0x80 : 0)));
+        *pb_grow(p, 1) = (unsigned char)(c | (v ? 0x80 : 0));
     } while (v);
 }
 
@@ -483,7 +533,7 @@ static void pb_bytes(pb *p, unsigned field, const void *data, size_t n)
     pb_tag(p, field, 2);
     pb_varint(p, n);
     if (n)
-        memcpy(stbds_arraddnptr(p->b, n), data, n);
+        memcpy(pb_grow(p, n), data, n);
 }
 
 static void pb_str(pb *p, unsigned field, const char *s)
@@ -494,21 +544,21 @@ static void pb_str(pb *p, unsigned field, const char *s)
 static void pb_float(pb *p, unsigned field, float f)
 {
     pb_tag(p, field, 5);
-    memcpy(stbds_arraddnptr(p->b, 4), &f, 4);
+    memcpy(pb_grow(p, 4), &f, 4);
+}
+
+static void pb_free(pb *p)
+{
+    free(p->b);
+    p->b = NULL;
+    p->n = p->cap = 0;
 }
 
 /* Appends sub as a length-delimited field and frees it. */
 static void pb_msg(pb *p, unsigned field, pb *sub)
 {
-    pb_bytes(p, field, sub->b, stbds_arrlen(sub->b));
-    stbds_arrfree(sub->b);
-    sub->b = NULL;
-}
-
-static void pb_free(pb *p)
-{
-    stbds_arrfree(p->b);
-    p->b = NULL;
+    pb_bytes(p, field, sub->b, sub->n);
+    pb_free(sub);
 }
 
 /* onnx.proto field numbers used below */
@@ -528,12 +578,12 @@ enum {
  * they are). */
 static void pb_vinfo(pb *p, unsigned field, const char *name, int rank, const int64_t *dims)
 {
-    pb v = {NULL}, tp = {NULL}, tt = {NULL}, sh = {NULL};
+    pb v = {0}, tp = {0}, tt = {0}, sh = {0};
     int i;
     pb_str(&v, V_NAME, name);
     pb_int(&tt, TT_ELEM, PFVM_FLOAT);
     for (i = 0; i < rank; i++) {
-        pb d = {NULL};
+        pb d = {0};
         if (dims[i] == -1)
             pb_str(&d, D_PARAM, "N");
         else if (dims[i] != -2)
@@ -551,7 +601,7 @@ static void pb_vinfo(pb *p, unsigned field, const char *name, int rank, const in
 static void pb_node(pb *g, const char *name, const char *op, const char *in0, const char *in1, const char *out0,
                     pb *attr)
 {
-    pb n = {NULL};
+    pb n = {0};
     if (in0)
         pb_str(&n, N_IN, in0);
     if (in1)
@@ -570,7 +620,7 @@ static void pb_node(pb *g, const char *name, const char *op, const char *in0, co
 static void pb_tensor(pb *p, unsigned field, const char *name, int rank, const int64_t *dims, const float *vals,
                       int nvals)
 {
-    pb t = {NULL};
+    pb t = {0};
     int i;
     for (i = 0; i < rank; i++)
         pb_int(&t, T_DIMS, dims[i]);
@@ -585,7 +635,7 @@ static void pb_tensor(pb *p, unsigned field, const char *name, int rank, const i
  * the graph. */
 static void pb_model_unnamed(pb *m, pb *g)
 {
-    pb op = {NULL};
+    pb op = {0};
     pb_int(m, M_IR, 8);
     pb_str(m, M_PRODUCER, "test_onnx_io");
     pb_msg(m, M_GRAPH, g);
@@ -604,7 +654,7 @@ static void pb_model(pb *m, pb *g)
 static pfvm_model *load_pb(pb *m, pfvm_status *st)
 {
     /* a copy: the model must not keep pointers into the builder's array */
-    return pfvm_onnx_load_memory(m->b, stbds_arrlen(m->b), PFVM_LOAD_COPY, st);
+    return pfvm_onnx_load_memory(m->b, m->n, PFVM_LOAD_COPY, st);
 }
 
 /* Loading must fail with `code` and a message containing `needle`. */
@@ -630,7 +680,7 @@ static void expect_error(pb *m, pfvm_code code, const char *needle, int line)
  * value belongs to the outer graph, not to the subgraph. */
 static void test_outer_scope(void)
 {
-    pb g = {NULL}, body = {NULL}, attr = {NULL}, m = {NULL};
+    pb g = {0}, body = {0}, attr = {0}, m = {0};
     int64_t d1[1] = {1};
     pfvm_status st;
     pfvm_model *model;
@@ -685,7 +735,7 @@ static void test_outer_scope(void)
  * node and attribute for subgraphs. */
 static void test_graph_names(void)
 {
-    pb g = {NULL}, body = {NULL}, attr = {NULL}, m = {NULL};
+    pb g = {0}, body = {0}, attr = {0}, m = {0};
     pfvm_status st;
     pfvm_model *model, *back = NULL;
     void *bytes = NULL;
@@ -713,7 +763,7 @@ static void test_graph_names(void)
 
 static void test_graph_errors(void)
 {
-    pb g = {NULL}, m = {NULL}, t = {NULL}, a = {NULL};
+    pb g = {0}, m = {0}, t = {0}, a = {0};
     int64_t d1[1] = {2}, big[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1}, neg[1] = {-3};
     float vals[2] = {1, 2};
     int i;
@@ -822,10 +872,10 @@ static void test_graph_errors(void)
 
     /* subgraphs nested past the depth limit */
     {
-        pb cur = {NULL};
+        pb cur = {0};
         pb_node(&cur, "leaf", "Constant", NULL, NULL, "c", NULL);
         for (i = 0; i < 80; i++) {
-            pb attr = {NULL}, outer = {NULL};
+            pb attr = {0}, outer = {0};
             pb_str(&attr, A_NAME, "body");
             pb_int(&attr, A_TYPE, PFVM_ATTR_GRAPH);
             pb_msg(&attr, A_G, &cur);
@@ -842,7 +892,7 @@ static void test_graph_errors(void)
  * model's function is what was read. */
 static void test_functions_and_attrs(void)
 {
-    pb g = {NULL}, m = {NULL}, f = {NULL}, a = {NULL}, fn = {NULL}, kv = {NULL}, op = {NULL};
+    pb g = {0}, m = {0}, f = {0}, a = {0}, fn = {0}, kv = {0}, op = {0};
     int64_t d2[1] = {2};
     float vals[2] = {0.5f, -1.5f};
     pfvm_status st;
@@ -878,7 +928,7 @@ static void test_functions_and_attrs(void)
     pb_float(&a, A_F, 2.5f);
     pb_int(&a, A_TYPE, PFVM_ATTR_FLOAT);
     {
-        pb n = {NULL}, a2 = {NULL}, a3 = {NULL}, a4 = {NULL};
+        pb n = {0}, a2 = {0}, a3 = {0}, a4 = {0};
         static const char bytes[3] = {'a', 0, 'b'}; /* strings are bytes */
         pb_str(&n, N_IN, "x");
         pb_str(&n, N_OUT, "s");
@@ -917,8 +967,8 @@ static void test_functions_and_attrs(void)
     model = load_pb(&m, &st);
     CHECK_MSG(model != NULL, "%s", st.msg);
     if (model) {
-        const pfvm_function *fu = stbds_arrlen(model->functions) == 1 ? model->functions[0] : NULL;
-        const pfvm_node *call = model->graph->nodes[0];
+        const pfvm_function *fu = pfvm_model_num_functions(model) == 1 ? pfvm_model_function_at(model, 0) : NULL;
+        const pfvm_node *call = pfvm_graph_node(model->graph, 0);
         const pfvm_value *w = pfvm_graph_find_local(model->graph, "w");
         const pfvm_attr *blob = pfvm_node_attr(call, "blob");
         CHECK(fu && !strcmp(fu->name, "Scale") && !strcmp(fu->domain, "local") && fu->n_attr_names == 1);
@@ -929,7 +979,7 @@ static void test_functions_and_attrs(void)
         CHECK(pfvm_node_attr_float(call, "alpha", 0) == 2.5f);
         CHECK(blob && blob->s_len == 3 && blob->s[1] == 0 && blob->s[2] == 'b');
         CHECK(w && w->is_input && w->init && ((float *)w->init->data)[1] == -1.5f);
-        CHECK(stbds_arrlen(model->metadata) == 1 && !strcmp(model->metadata[0].value, "pfvm"));
+        CHECK(pfvm_model_num_metadata(model) == 1 && !strcmp(pfvm_model_metadata_at(model, 0)->value, "pfvm"));
         CHECK(pfvm_model_opset(model, "local") == 1);
         CHECK(pfvm_graph_find_local(model->graph, "y")->has_value_info);
         CHECK(round_trip(model, "functions and attributes"));
@@ -948,7 +998,7 @@ static void test_functions_and_attrs(void)
  * symbol of that name. Anonymous dims read as fresh symbols, never holes. */
 static void test_symbolic_dims(void)
 {
-    pb g = {NULL}, m = {NULL};
+    pb g = {0}, m = {0};
     int64_t dims[3] = {-1, -2, 4};
     pfvm_status st;
     pfvm_model *model, *back = NULL;
@@ -992,7 +1042,7 @@ static void test_symbolic_dims(void)
 /* Sparse initializers become dense tensors; indices out of range fail. */
 static void test_sparse(void)
 {
-    pb g = {NULL}, m = {NULL}, sp = {NULL}, idx = {NULL};
+    pb g = {0}, m = {0}, sp = {0}, idx = {0};
     int64_t d1[1] = {2}, dims[2] = {2, 3}, lin[2] = {1, 5};
     float vals[2] = {7, 9};
     pfvm_status st;
@@ -1030,7 +1080,7 @@ static void test_sparse(void)
 /* Typed fields (float_data, int32_data for narrow types) are converted. */
 static void test_typed_fields(void)
 {
-    pb g = {NULL}, m = {NULL}, t = {NULL}, packed = {NULL};
+    pb g = {0}, m = {0}, t = {0}, packed = {0};
     pfvm_status st;
     pfvm_model *model;
     pb_int(&t, T_DIMS, 3);
@@ -1064,7 +1114,7 @@ static void test_typed_fields(void)
     {
         double d = -0.25;
         pb_tag(&t, 10 /* double_data */, 1);
-        memcpy(stbds_arraddnptr(t.b, 8), &d, 8);
+        memcpy(pb_grow(&t, 8), &d, 8);
     }
     pb_str(&t, T_NAME, "f64");
     pb_msg(&g, G_INIT, &t);
@@ -1150,7 +1200,7 @@ static void test_typed_fields(void)
  * domain, and the doc strings of model, graph and values. */
 static void test_all_attribute_kinds(void)
 {
-    pb g = {NULL}, m = {NULL}, n = {NULL}, a = {NULL}, sub = {NULL}, tp = {NULL}, x = {NULL}, y = {NULL}, op = {NULL};
+    pb g = {0}, m = {0}, n = {0}, a = {0}, sub = {0}, tp = {0}, x = {0}, y = {0}, op = {0};
     int64_t d1[1] = {1}, d2[1] = {2}, dims[2] = {2, 2}, lin[1] = {3};
     float vals[4] = {1, 2, 3, 4};
     pfvm_status st;
@@ -1285,7 +1335,7 @@ static void test_all_attribute_kinds(void)
 /* Aligned raw_data is viewed in place unless PFVM_LOAD_COPY is given. */
 static void test_zero_copy(void)
 {
-    pb g = {NULL}, m = {NULL};
+    pb g = {0}, m = {0};
     int64_t d4[1] = {4};
     float vals[4] = {1, 2, 3, 4};
     pfvm_status st;
@@ -1296,7 +1346,7 @@ static void test_zero_copy(void)
     pb_tensor(&g, G_INIT, "w", 1, d4, vals, 4);
     pb_vinfo(&g, G_OUTPUT, "w", -1, NULL);
     pb_model(&m, &g);
-    size = stbds_arrlen(m.b);
+    size = m.n;
     buf = (unsigned char *)malloc(size + 8);
     /* at one of four shifts the raw bytes are 4-aligned, at the others not */
     for (shift = 0; shift < 4; shift++) {
@@ -1377,14 +1427,14 @@ static void check_saved_in_place(pfvm_model *model, const char *label)
 static void test_aligned_save(void)
 {
     static const pfvm_dtype types[] = {PFVM_UINT8, PFVM_FLOAT, PFVM_DOUBLE, PFVM_INT16, PFVM_INT64, PFVM_INT8, PFVM_FLOAT16};
-    pb g = {NULL}, m = {NULL};
+    pb g = {0}, m = {0};
     pfvm_status st;
     pfvm_model *model;
     void *mlp;
     size_t size;
     int k;
     for (k = 0; k < 40; k++) {
-        pb t = {NULL};
+        pb t = {0};
         char name[32];
         static unsigned char raw[32768];
         pfvm_dtype dt = types[k % 7];
@@ -1436,7 +1486,7 @@ static void write_file(const char *path, const void *data, size_t n)
 
 static void external_model(pb *m, const char *location, const char *offset, const char *length)
 {
-    pb g = {NULL}, t = {NULL}, kv = {NULL};
+    pb g = {0}, t = {0}, kv = {0};
     pb_int(&t, T_DIMS, 3);
     pb_int(&t, T_TYPE, PFVM_FLOAT);
     pb_str(&t, T_NAME, "w");
@@ -1462,12 +1512,12 @@ static void external_model(pb *m, const char *location, const char *offset, cons
 static pfvm_model *load_external(const char *dir, const char *location, const char *offset, const char *length,
                                  pfvm_status *st)
 {
-    pb m = {NULL};
+    pb m = {0};
     char path[512];
     pfvm_model *model;
     external_model(&m, location, offset, length);
     snprintf(path, sizeof path, "%s/model.onnx", dir);
-    write_file(path, m.b, stbds_arrlen(m.b));
+    write_file(path, m.b, m.n);
     pb_free(&m);
     model = pfvm_onnx_load_file(path, 0, st);
     return model;
@@ -1514,7 +1564,7 @@ static void test_external(void)
     pfvm_model_free(m);
     /* from memory there is no directory to read from */
     {
-        pb mm = {NULL};
+        pb mm = {0};
         external_model(&mm, "w.bin", NULL, NULL);
         EXPECT_ERROR(&mm, PFVM_ERR_IO, "external data");
     }
@@ -1554,28 +1604,24 @@ static void test_values(void)
     }
     pfvm_onnx_free(bytes);
     /* a sequence of two tensors, an empty optional, an optional holding a sequence */
-    seq = (pfvm_tensor *)pfvm__calloc(1, sizeof *seq);
-    seq->kind = PFVM_KIND_SEQUENCE;
-    seq->elem_dtype = PFVM_FLOAT;
-    stbds_arrput(seq->elems, pfvm_tensor_clone(t, &st));
-    stbds_arrput(seq->elems, pfvm_tensor_clone(t, &st));
+    seq = pfvm_tensor_sequence_new(PFVM_FLOAT, &st);
+    CHECK(seq && pfvm_tensor_push_elem(seq, pfvm_tensor_clone(t, &st), &st) == PFVM_OK &&
+          pfvm_tensor_push_elem(seq, pfvm_tensor_clone(t, &st), &st) == PFVM_OK && pfvm_tensor_num_elems(seq) == 2);
     CHECK(pfvm_onnx_write_value(seq, &bytes, &size, &st) == PFVM_OK);
     back = pfvm_onnx_read_value(bytes, size, PFVM_KIND_SEQUENCE, &st);
     CHECK(back && same_tensor(seq, back) && back->elem_dtype == PFVM_FLOAT);
     pfvm_tensor_free(back);
     pfvm_onnx_free(bytes);
-    opt = (pfvm_tensor *)pfvm__calloc(1, sizeof *opt);
-    opt->kind = PFVM_KIND_OPTIONAL;
+    opt = pfvm_tensor_optional_new(PFVM_UNDEFINED, &st);
     CHECK(pfvm_onnx_write_value(opt, &bytes, &size, &st) == PFVM_OK);
     back = pfvm_onnx_read_value(bytes, size, PFVM_KIND_OPTIONAL, &st);
     CHECK(back && back->kind == PFVM_KIND_OPTIONAL && !back->has_value);
     pfvm_tensor_free(back);
     pfvm_onnx_free(bytes);
-    opt->has_value = 1;
-    stbds_arrput(opt->elems, seq);
+    CHECK(pfvm_tensor_push_elem(opt, seq, &st) == PFVM_OK && opt->has_value);
     CHECK(pfvm_onnx_write_value(opt, &bytes, &size, &st) == PFVM_OK);
     back = pfvm_onnx_read_value(bytes, size, PFVM_KIND_OPTIONAL, &st);
-    CHECK(back && same_tensor(opt, back) && back->elems[0]->kind == PFVM_KIND_SEQUENCE);
+    CHECK(back && same_tensor(opt, back) && pfvm_tensor_elem(back, 0)->kind == PFVM_KIND_SEQUENCE);
     pfvm_tensor_free(back);
     pfvm_onnx_free(bytes);
     pfvm_tensor_free(opt);
@@ -1608,12 +1654,13 @@ static void test_values(void)
     t = pfvm_onnx_read_value_file(NODE_DIR "test_sequence_insert_at_back/test_data_set_0/input_0.pb",
                                   PFVM_KIND_SEQUENCE, &st);
     if (t)
-        CHECK(t->kind == PFVM_KIND_SEQUENCE && stbds_arrlen(t->elems) > 0 && t->elems[0]->kind == PFVM_KIND_TENSOR);
+        CHECK(t->kind == PFVM_KIND_SEQUENCE && pfvm_tensor_num_elems(t) > 0 &&
+              pfvm_tensor_elem(t, 0)->kind == PFVM_KIND_TENSOR);
     pfvm_tensor_free(t);
     t = pfvm_onnx_read_value_file(NODE_DIR "test_optional_get_element_sequence/test_data_set_0/input_0.pb",
                                   PFVM_KIND_OPTIONAL, &st);
     if (t)
-        CHECK(t->kind == PFVM_KIND_OPTIONAL && t->has_value && t->elems[0]->kind == PFVM_KIND_SEQUENCE);
+        CHECK(t->kind == PFVM_KIND_OPTIONAL && t->has_value && pfvm_tensor_elem(t, 0)->kind == PFVM_KIND_SEQUENCE);
     pfvm_tensor_free(t);
 }
 

@@ -1,9 +1,6 @@
 /* Symbolic shape inference of single operators, built with the IR builder:
  * results are compared as printed shapes; error cases must name the node
  * and the op.
- *
- * pfvm:white-box: the shape-check and pass-pipeline internals
- *   (pfvm__infer_check_fed, pfvm__run_pipeline) are tested directly.
  */
 #include "exec/exec.h"
 #include "passes/passes.h"
@@ -635,18 +632,21 @@ static void test_loop_growing(void)
         CHECK(shape_is(out, "[batch,loop_c0_d1]"));
     }
     /* the guard: nothing wrong now, then a body input fixed to width 0 */
-    CHECK(pfvm__infer_check_fed(f.g, &count, msg, sizeof msg, &f.st) == PFVM_OK && count == 0);
+    CHECK(pfvm_infer_check_subgraph_inputs(f.g, &count, msg, sizeof msg, &f.st) == PFVM_OK && count == 0);
     bi[2]->type.shape.dims[1] = pfvm_sym_const(f.m->syms, 0);
-    CHECK(pfvm__infer_check_fed(f.g, &count, msg, sizeof msg, &f.st) == PFVM_OK && count == 1);
+    CHECK(pfvm_infer_check_subgraph_inputs(f.g, &count, msg, sizeof msg, &f.st) == PFVM_OK && count == 1);
     CHECK_MSG(strstr(msg, "'tb'") && strstr(msg, "[batch,0]") && strstr(msg, "loop_c0_d1"), "%s", msg);
     /* ... which repaired it: inference never keeps a narrowed dim */
     CHECK(shape_is(bi[2], "[batch,loop_c0_d1]"));
     /* the pass manager names the pass that breaks it */
     g_corrupt = bi[2];
     list[0] = &bad;
-    CHECK(pfvm__run_pipeline(f.m, list, 1, 1, NULL, &f.st) == PFVM_ERR_SHAPE);
+    CHECK(pfvm_run_passes(f.m, list, 1, 1, NULL, &f.st) == PFVM_ERR_SHAPE);
     CHECK_MSG(strstr(f.st.msg, "pass 'corrupt'") && strstr(f.st.msg, "'tb'"), "%s", f.st.msg);
-    CHECK(pfvm__run_pipeline(f.m, list, 1, 0, NULL, &f.st) == PFVM_OK); /* unguarded */
+    CHECK(pfvm_run_passes(f.m, list, 1, 0, NULL, &f.st) == PFVM_OK); /* unguarded */
+    CHECK(pfvm_run_passes(NULL, list, 1, 1, NULL, &f.st) == PFVM_ERR_INVALID);
+    list[0] = NULL;
+    CHECK(pfvm_run_passes(f.m, list, 1, 1, NULL, &f.st) == PFVM_ERR_INVALID && strstr(f.st.msg, "pass 0"));
     /* the executor's per-iteration check: sound types pass every iteration */
     CHECK_MSG(pfvm_infer_shapes(f.g, 1, &f.st) == PFVM_OK, "%s", f.st.msg);
     {

@@ -308,7 +308,7 @@ static pfvm_code accel_em_weight(accel_em_emitter *e, const pfvm_value *v)
 }
 
 /* A copy of input v (placed in rows) whole on PE 0, in scratch memory of
- * the current node: the moves between the two layouts (pfvm__accel_moves)
+ * the current node: the moves between the two layouts (pfvm_accel_moves)
  * as `copy` lines, in a phase of their own. */
 static pfvm_code accel_em_gather(accel_em_emitter *e, const pfvm_node *n, const pfvm_value *v, int64_t *off,
                                  int64_t *elems)
@@ -319,7 +319,7 @@ static pfvm_code accel_em_gather(accel_em_emitter *e, const pfvm_node *n, const 
     pfvm_accel_move *moves = NULL;
     int rank;
     int64_t dims[PFVM_MAX_RANK];
-    size_t i;
+    size_t i, count;
     pfvm_code rc;
     if ((rc = accel_em_layout_text(e, v, ACCEL_EM_WHOLE, text, sizeof text, elems)) != PFVM_OK ||
         (rc = accel_em_dims(e, v, &rank, dims)) != PFVM_OK ||
@@ -330,14 +330,14 @@ static pfvm_code accel_em_gather(accel_em_emitter *e, const pfvm_node *n, const 
         !pfvm__arrpush(e->scratch, *elems * 4))
         return pfvm__fail(e->st, PFVM_ERR_NOMEM, "node %s (%s): input %s whole (%lld bytes) does not fit on PE 0",
                           n->name, n->op_type, v->name, (long long)(*elems * 4));
-    if ((rc = pfvm__accel_moves(e->t, &src, &dst, &moves, e->st)) != PFVM_OK)
+    if ((rc = pfvm_accel_moves(e->t, &src, &dst, &moves, &count, e->st)) != PFVM_OK)
         return rc;
     rc = accel_em_line(e, "# gather %s -> %s (fallback: the lowering of %s takes it whole)", v->name, text, n->name);
-    for (i = 0; rc == PFVM_OK && i < (size_t)stbds_arrlen(moves); i++)
+    for (i = 0; rc == PFVM_OK && i < count; i++)
         rc = accel_em_line(e, "copy %lld %lld %lld %lld %lld", (long long)moves[i].src_pe,
                            (long long)(p->off + moves[i].src_off * 4), (long long)moves[i].dst_pe,
                            (long long)(*off + moves[i].dst_off * 4), (long long)(moves[i].count * 4));
-    pfvm__accel_moves_free(moves);
+    pfvm_accel_moves_free(moves);
     return rc == PFVM_OK ? accel_em_line(e, "barrier") : rc;
 }
 

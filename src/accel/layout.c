@@ -309,13 +309,14 @@ static int accel_lca(const pfvm_accel_target *t, const int64_t *a, const int64_t
     return t->nlevels - 1;
 }
 
-pfvm_code pfvm__accel_moves(const pfvm_accel_target *t, const pfvm_accel_layout *src, const pfvm_accel_layout *dst,
-                            pfvm_accel_move **moves, pfvm_status *st)
+pfvm_code pfvm_accel_moves(const pfvm_accel_target *t, const pfvm_accel_layout *src, const pfvm_accel_layout *dst,
+                           pfvm_accel_move **moves, size_t *count, pfvm_status *st)
 {
     int64_t npes = pfvm_accel_target_pes(t), block = pfvm_accel_layout_local_elems(dst), pe, off;
     int64_t dc[PFVM_ACCEL_MAX_LEVELS], sc[PFVM_ACCEL_MAX_LEVELS], index[PFVM_MAX_RANK];
     int a;
     *moves = NULL;
+    *count = 0;
     if (src->rank != dst->rank)
         return pfvm__fail(st, PFVM_ERR_INVALID, "layout conversion: rank %d to rank %d", src->rank, dst->rank);
     for (a = 0; a < src->rank; a++)
@@ -345,24 +346,25 @@ pfvm_code pfvm__accel_moves(const pfvm_accel_target *t, const pfvm_accel_layout 
             m.count = 1;
             m.lca = accel_lca(t, sc, dc);
             if (!pfvm__arrpush(*moves, m)) {
-                pfvm__accel_moves_free(*moves);
+                pfvm_accel_moves_free(*moves);
                 *moves = NULL;
                 return pfvm__fail(st, PFVM_ERR_NOMEM, "layout conversion: out of memory for the move list");
             }
         }
     }
+    *count = (size_t)stbds_arrlen(*moves);
     return PFVM_OK;
 }
 
-void pfvm__accel_moves_free(pfvm_accel_move *moves)
+void pfvm_accel_moves_free(pfvm_accel_move *moves)
 {
     stbds_arrfree(moves);
 }
 
-void pfvm__accel_moves_traffic(const pfvm_accel_target *t, const pfvm_accel_move *moves, size_t elem_bytes,
-                               double *up, double *down)
+void pfvm_accel_moves_traffic(const pfvm_accel_target *t, const pfvm_accel_move *moves, size_t count,
+                              size_t elem_bytes, double *up, double *down)
 {
-    size_t i, n = (size_t)stbds_arrlen(moves);
+    size_t i, n = moves ? count : 0;
     int k;
     for (k = 0; k < t->nlevels; k++)
         up[k] = down[k] = 0;

@@ -77,7 +77,6 @@ PFVM_API int pfvm_accel_layout_element(const pfvm_accel_layout *l, const pfvm_ac
 PFVM_API int64_t pfvm_accel_pe_number(const pfvm_accel_target *t, const int64_t *coords);
 PFVM_API void pfvm_accel_pe_coords(const pfvm_accel_target *t, int64_t pe, int64_t *coords);
 
-/* pfvm:internal-begin */
 /* One contiguous run of a layout conversion: count elements from src_pe's
  * block at src_off to dst_pe's block at dst_off. lca is the deepest level
  * whose instance contains both PEs: the data goes up the links of the
@@ -87,21 +86,23 @@ typedef struct pfvm_accel_move {
     int64_t src_pe, src_off, dst_pe, dst_off, count;
     int lca;
 } pfvm_accel_move;
-/* pfvm:internal-end */
 
-/* The moves that turn a tensor in layout src into layout dst (same shape),
- * every element of every copy of dst fed from the nearest copy in src;
- * runs are merged (the destination is a new buffer, so an element that
- * stays in its PE at the same offset is still a local copy). *moves is an
- * stb_ds array the caller frees with pfvm__accel_moves_free. */
-PFVM_INTERNAL pfvm_code pfvm__accel_moves(const pfvm_accel_target *t, const pfvm_accel_layout *src,
-                                          const pfvm_accel_layout *dst, pfvm_accel_move **moves,
-                                          pfvm_status *st);
-PFVM_INTERNAL void pfvm__accel_moves_free(pfvm_accel_move *moves);
-/* Bytes over each level's link for a move list (up: towards the parent,
- * down: from it; summed over the level's instances; index = level). */
-PFVM_INTERNAL void pfvm__accel_moves_traffic(const pfvm_accel_target *t, const pfvm_accel_move *moves,
-                                             size_t elem_bytes, double *up, double *down);
+/* The data-movement plan that turns a tensor in layout src into layout dst
+ * (same shape): every element of every copy of dst is fed from the
+ * nearest copy in src; runs are merged (the destination is a new buffer,
+ * so an element that stays in its PE at the same offset is still a local
+ * copy). Sets *moves to *count moves in destination order (NULL and 0 on
+ * error, or when dst holds nothing); free them with pfvm_accel_moves_free.
+ * This is what the emitter turns into `copy` instructions. */
+PFVM_API pfvm_code pfvm_accel_moves(const pfvm_accel_target *t, const pfvm_accel_layout *src,
+                                    const pfvm_accel_layout *dst, pfvm_accel_move **moves, size_t *count,
+                                    pfvm_status *st);
+PFVM_API void pfvm_accel_moves_free(pfvm_accel_move *moves);
+/* Bytes over each level's link for count moves of elem_bytes elements (up:
+ * towards the parent, down: from it; summed over the level's instances;
+ * index = level; t->nlevels entries each). */
+PFVM_API void pfvm_accel_moves_traffic(const pfvm_accel_target *t, const pfvm_accel_move *moves, size_t count,
+                                       size_t elem_bytes, double *up, double *down);
 
 #ifdef __cplusplus
 }

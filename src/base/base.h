@@ -320,6 +320,16 @@ typedef struct pfvm__scope {
     const pfvm_allocator *prev;
     pfvm_allocator a;
 } pfvm__scope;
+/* The whole body of a public entry point: returns `call` (its static
+ * pfvm__scoped_ twin, of type T) run with allocator `a` current, so
+ * that every block the call grows comes from the object's model. */
+#define PFVM__SCOPED(T, a, call)      \
+    pfvm__scope pfvm__sc;             \
+    T pfvm__r;                        \
+    pfvm__scope_enter(&pfvm__sc, a);  \
+    pfvm__r = call;                   \
+    pfvm__scope_leave(&pfvm__sc);     \
+    return pfvm__r
 /* pfvm:internal-end */
 PFVM_INTERNAL void pfvm__scope_enter(pfvm__scope *s, const pfvm_allocator *a);
 PFVM_INTERNAL void pfvm__scope_leave(pfvm__scope *s);

@@ -132,12 +132,7 @@ static pfvm_exec *pfvm__scoped_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_statu
 
 pfvm_exec *pfvm_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_exec *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_exec_new(m, g, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_exec *, pfvm__model_allocator(m), pfvm__scoped_exec_new(m, g, st));
 }
 
 static void pfvm__release_dynamic(pfvm_exec *e)
@@ -286,12 +281,8 @@ static pfvm_code pfvm__scoped_exec_set_input_varying(pfvm_exec *e, int i, int va
 
 pfvm_code pfvm_exec_set_input_varying(pfvm_exec *e, int i, int varying, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
-    r = pfvm__scoped_exec_set_input_varying(e, i, varying, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(e ? e->m : NULL),
+                 pfvm__scoped_exec_set_input_varying(e, i, varying, st));
 }
 
 void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size)
@@ -597,12 +588,7 @@ static pfvm_code pfvm__scoped_exec_bind(pfvm_exec *e, const pfvm_tensor *const *
 
 pfvm_code pfvm_exec_bind(pfvm_exec *e, const pfvm_tensor *const *inputs, int n, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
-    r = pfvm__scoped_exec_bind(e, inputs, n, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(e ? e->m : NULL), pfvm__scoped_exec_bind(e, inputs, n, st));
 }
 
 /* ---- planning ---------------------------------------------------------------- */
@@ -1057,12 +1043,7 @@ static pfvm_code pfvm__scoped_exec_plan_info(const pfvm_exec *e, pfvm_plan_info 
 
 pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
-    r = pfvm__scoped_exec_plan_info(e, info, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(e ? e->m : NULL), pfvm__scoped_exec_plan_info(e, info, st));
 }
 
 /* ---- running ------------------------------------------------------------------ */
@@ -1391,12 +1372,7 @@ static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
 
 pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
-    r = pfvm__scoped_exec_run(e, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(e ? e->m : NULL), pfvm__scoped_exec_run(e, st));
 }
 
 const pfvm_tensor *pfvm_exec_output(const pfvm_exec *e, int i)
@@ -1474,12 +1450,7 @@ static pfvm_code pfvm__scoped_exec_feedback(pfvm_exec *e, const char *state, con
 
 pfvm_code pfvm_exec_feedback(pfvm_exec *e, const char *state, const char *next, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
-    r = pfvm__scoped_exec_feedback(e, state, next, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(e ? e->m : NULL), pfvm__scoped_exec_feedback(e, state, next, st));
 }
 
 static int pfvm__scoped_exec_feedback_all(pfvm_exec *e, pfvm_status *st)
@@ -1505,12 +1476,7 @@ static int pfvm__scoped_exec_feedback_all(pfvm_exec *e, pfvm_status *st)
 
 int pfvm_exec_feedback_all(pfvm_exec *e, pfvm_status *st)
 {
-    pfvm__scope sc;
-    int r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(e ? e->m : NULL));
-    r = pfvm__scoped_exec_feedback_all(e, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(int, pfvm__model_allocator(e ? e->m : NULL), pfvm__scoped_exec_feedback_all(e, st));
 }
 
 /* ---- subgraphs --------------------------------------------------------------- */

@@ -405,12 +405,7 @@ static pfvm_code pfvm__scoped_model_set_opset(pfvm_model *m, const char *domain,
 
 pfvm_code pfvm_model_set_opset(pfvm_model *m, const char *domain, int64_t version, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_set_opset(m, domain, version, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_model_set_opset(m, domain, version, st));
 }
 
 static void *pfvm__scoped_model_alloc(pfvm_model *m, size_t size)
@@ -420,12 +415,7 @@ static void *pfvm__scoped_model_alloc(pfvm_model *m, size_t size)
 
 void *pfvm_model_alloc(pfvm_model *m, size_t size)
 {
-    pfvm__scope sc;
-    void *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_alloc(m, size);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(void *, pfvm__model_allocator(m), pfvm__scoped_model_alloc(m, size));
 }
 
 static const char *pfvm__scoped_model_strdup(pfvm_model *m, const char *s)
@@ -435,12 +425,7 @@ static const char *pfvm__scoped_model_strdup(pfvm_model *m, const char *s)
 
 const char *pfvm_model_strdup(pfvm_model *m, const char *s)
 {
-    pfvm__scope sc;
-    const char *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_strdup(m, s);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(const char *, pfvm__model_allocator(m), pfvm__scoped_model_strdup(m, s));
 }
 
 static const char *pfvm__scoped_model_strndup(pfvm_model *m, const char *s, size_t n)
@@ -450,12 +435,7 @@ static const char *pfvm__scoped_model_strndup(pfvm_model *m, const char *s, size
 
 const char *pfvm_model_strndup(pfvm_model *m, const char *s, size_t n)
 {
-    pfvm__scope sc;
-    const char *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_strndup(m, s, n);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(const char *, pfvm__model_allocator(m), pfvm__scoped_model_strndup(m, s, n));
 }
 
 static pfvm_code pfvm__scoped_model_own(pfvm_model *m, void *block, pfvm_status *st)
@@ -467,12 +447,7 @@ static pfvm_code pfvm__scoped_model_own(pfvm_model *m, void *block, pfvm_status 
 
 pfvm_code pfvm_model_own(pfvm_model *m, void *block, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_own(m, block, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_model_own(m, block, st));
 }
 
 static pfvm_tensor *pfvm__scoped_model_tensor(pfvm_model *m, pfvm_dtype dtype, int rank, const int64_t *dims, void *data,
@@ -515,12 +490,7 @@ static pfvm_tensor *pfvm__scoped_model_tensor(pfvm_model *m, pfvm_dtype dtype, i
 pfvm_tensor *pfvm_model_tensor(pfvm_model *m, pfvm_dtype dtype, int rank, const int64_t *dims, void *data,
                                pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_tensor *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_tensor(m, dtype, rank, dims, data, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_tensor *, pfvm__model_allocator(m), pfvm__scoped_model_tensor(m, dtype, rank, dims, data, st));
 }
 
 static pfvm_type *pfvm__scoped_model_type(pfvm_model *m, pfvm_status *st)
@@ -535,12 +505,7 @@ static pfvm_type *pfvm__scoped_model_type(pfvm_model *m, pfvm_status *st)
 
 pfvm_type *pfvm_model_type(pfvm_model *m, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_type *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_model_type(m, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_type *, pfvm__model_allocator(m), pfvm__scoped_model_type(m, st));
 }
 
 /* ---- graphs ------------------------------------------------------------------ */
@@ -568,12 +533,7 @@ static pfvm_graph *pfvm__scoped_graph_new(pfvm_model *m, pfvm_graph *parent, con
 
 pfvm_graph *pfvm_graph_new(pfvm_model *m, pfvm_graph *parent, const char *name, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_graph *r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_graph_new(m, parent, name, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_graph *, pfvm__model_allocator(m), pfvm__scoped_graph_new(m, parent, name, st));
 }
 
 pfvm_value *pfvm_graph_find_local(const pfvm_graph *g, const char *name)
@@ -616,12 +576,7 @@ static pfvm_value *pfvm__scoped_graph_value(pfvm_graph *g, const char *name, pfv
 
 pfvm_value *pfvm_graph_value(pfvm_graph *g, const char *name, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_value *r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_value(g, name, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_value *, pfvm__graph_allocator(g), pfvm__scoped_graph_value(g, name, st));
 }
 
 static pfvm_value *pfvm__scoped_graph_new_value(pfvm_graph *g, const char *hint, pfvm_status *st)
@@ -635,12 +590,7 @@ static pfvm_value *pfvm__scoped_graph_new_value(pfvm_graph *g, const char *hint,
 
 pfvm_value *pfvm_graph_new_value(pfvm_graph *g, const char *hint, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_value *r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_new_value(g, hint, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_value *, pfvm__graph_allocator(g), pfvm__scoped_graph_new_value(g, hint, st));
 }
 
 static pfvm_code pfvm__scoped_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
@@ -653,12 +603,7 @@ static pfvm_code pfvm__scoped_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm
 
 pfvm_code pfvm_graph_add_input(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_add_input(g, v, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_add_input(g, v, st));
 }
 
 static pfvm_code pfvm__scoped_graph_add_output(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
@@ -671,12 +616,7 @@ static pfvm_code pfvm__scoped_graph_add_output(pfvm_graph *g, pfvm_value *v, pfv
 
 pfvm_code pfvm_graph_add_output(pfvm_graph *g, pfvm_value *v, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_add_output(g, v, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_add_output(g, v, st));
 }
 
 static pfvm_code pfvm__scoped_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_tensor *t, pfvm_status *st)
@@ -699,12 +639,7 @@ static pfvm_code pfvm__scoped_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_
 
 pfvm_code pfvm_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_tensor *t, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_add_init(g, v, t, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_add_init(g, v, t, st));
 }
 
 static pfvm_node *pfvm__scoped_graph_add_node(pfvm_graph *g, const char *op_type, const char *domain, const char *name,
@@ -756,12 +691,8 @@ pfvm_node *pfvm_graph_add_node(pfvm_graph *g, const char *op_type, const char *d
                                pfvm_value **inputs, int n_inputs, pfvm_value **outputs, int n_outputs,
                                pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_node *r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_add_node(g, op_type, domain, name, inputs, n_inputs, outputs, n_outputs, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_node *, pfvm__graph_allocator(g),
+                 pfvm__scoped_graph_add_node(g, op_type, domain, name, inputs, n_inputs, outputs, n_outputs, st));
 }
 
 static pfvm_attr *pfvm__scoped_node_add_attr(pfvm_node *n, const char *name, pfvm_attr_type type, pfvm_status *st)
@@ -789,12 +720,8 @@ static pfvm_attr *pfvm__scoped_node_add_attr(pfvm_node *n, const char *name, pfv
 
 pfvm_attr *pfvm_node_add_attr(pfvm_node *n, const char *name, pfvm_attr_type type, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_attr *r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
-    r = pfvm__scoped_node_add_attr(n, name, type, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_attr *, pfvm__graph_allocator(n ? n->graph : NULL),
+                 pfvm__scoped_node_add_attr(n, name, type, st));
 }
 
 static pfvm_code pfvm__scoped_node_set_attr_int(pfvm_node *n, const char *name, int64_t v, pfvm_status *st)
@@ -808,12 +735,7 @@ static pfvm_code pfvm__scoped_node_set_attr_int(pfvm_node *n, const char *name, 
 
 pfvm_code pfvm_node_set_attr_int(pfvm_node *n, const char *name, int64_t v, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
-    r = pfvm__scoped_node_set_attr_int(n, name, v, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(n ? n->graph : NULL), pfvm__scoped_node_set_attr_int(n, name, v, st));
 }
 
 static pfvm_code pfvm__scoped_node_set_attr_float(pfvm_node *n, const char *name, float v, pfvm_status *st)
@@ -827,12 +749,8 @@ static pfvm_code pfvm__scoped_node_set_attr_float(pfvm_node *n, const char *name
 
 pfvm_code pfvm_node_set_attr_float(pfvm_node *n, const char *name, float v, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
-    r = pfvm__scoped_node_set_attr_float(n, name, v, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(n ? n->graph : NULL),
+                 pfvm__scoped_node_set_attr_float(n, name, v, st));
 }
 
 static pfvm_code pfvm__scoped_node_set_attr_ints(pfvm_node *n, const char *name, const int64_t *v, int count,
@@ -853,12 +771,8 @@ static pfvm_code pfvm__scoped_node_set_attr_ints(pfvm_node *n, const char *name,
 pfvm_code pfvm_node_set_attr_ints(pfvm_node *n, const char *name, const int64_t *v, int count,
                                   pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
-    r = pfvm__scoped_node_set_attr_ints(n, name, v, count, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(n ? n->graph : NULL),
+                 pfvm__scoped_node_set_attr_ints(n, name, v, count, st));
 }
 
 static pfvm_code pfvm__scoped_node_set_attr_string(pfvm_node *n, const char *name, const char *s, pfvm_status *st)
@@ -873,12 +787,8 @@ static pfvm_code pfvm__scoped_node_set_attr_string(pfvm_node *n, const char *nam
 
 pfvm_code pfvm_node_set_attr_string(pfvm_node *n, const char *name, const char *s, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(n ? n->graph : NULL));
-    r = pfvm__scoped_node_set_attr_string(n, name, s, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(n ? n->graph : NULL),
+                 pfvm__scoped_node_set_attr_string(n, name, s, st));
 }
 
 const pfvm_attr *pfvm_node_attr(const pfvm_node *n, const char *name)
@@ -1104,12 +1014,7 @@ out:
 
 pfvm_code pfvm_graph_toposort(pfvm_graph *g, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_toposort(g, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_toposort(g, st));
 }
 
 /* ---- editing ------------------------------------------------------------------ */
@@ -1173,12 +1078,7 @@ static pfvm_code pfvm__scoped_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm
 
 pfvm_code pfvm_uses_build(pfvm_uses *u, const pfvm_graph *g, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_uses_build(u, g, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_uses_build(u, g, st));
 }
 
 void pfvm_uses_free(pfvm_uses *u)
@@ -1230,12 +1130,7 @@ static pfvm_code pfvm__scoped_value_rename(pfvm_value *v, const char *name, pfvm
 
 pfvm_code pfvm_value_rename(pfvm_value *v, const char *name, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(v ? v->graph : NULL));
-    r = pfvm__scoped_value_rename(v, name, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(v ? v->graph : NULL), pfvm__scoped_value_rename(v, name, st));
 }
 
 static void pfvm__replace_in(pfvm_graph *sub, pfvm_value *old, pfvm_value *repl)
@@ -1338,12 +1233,7 @@ static pfvm_code pfvm__scoped_graph_replace_uses(pfvm_graph *g, pfvm_value *old,
 
 pfvm_code pfvm_graph_replace_uses(pfvm_graph *g, pfvm_value *old, pfvm_value *repl, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_replace_uses(g, old, repl, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_replace_uses(g, old, repl, st));
 }
 
 /* Drops the values marked in `drop` (indexed by id) from g's tables. */
@@ -1405,12 +1295,7 @@ static pfvm_code pfvm__scoped_graph_remove_values(pfvm_graph *g, pfvm_value *con
 
 pfvm_code pfvm_graph_remove_values(pfvm_graph *g, pfvm_value *const *values, int count, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_remove_values(g, values, count, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_remove_values(g, values, count, st));
 }
 
 static void pfvm__free_subgraph(pfvm_graph *g, pfvm_graph *sub)
@@ -1481,12 +1366,7 @@ static pfvm_code pfvm__scoped_graph_remove_nodes(pfvm_graph *g, pfvm_node *const
 
 pfvm_code pfvm_graph_remove_nodes(pfvm_graph *g, pfvm_node *const *nodes, int count, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_remove_nodes(g, nodes, count, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_remove_nodes(g, nodes, count, st));
 }
 
 static pfvm_code pfvm__scoped_graph_remove_node(pfvm_graph *g, pfvm_node *n, pfvm_status *st)
@@ -1496,12 +1376,7 @@ static pfvm_code pfvm__scoped_graph_remove_node(pfvm_graph *g, pfvm_node *n, pfv
 
 pfvm_code pfvm_graph_remove_node(pfvm_graph *g, pfvm_node *n, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_remove_node(g, n, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_remove_node(g, n, st));
 }
 
 static pfvm_code pfvm__verify_scope(const pfvm_graph *g, pfvm_status *st)
@@ -1551,12 +1426,7 @@ static pfvm_code pfvm__scoped_graph_verify(const pfvm_graph *g, pfvm_status *st)
 
 pfvm_code pfvm_graph_verify(const pfvm_graph *g, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_verify(g, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_verify(g, st));
 }
 
 /* ---- shapes ------------------------------------------------------------------ */
@@ -1700,6 +1570,138 @@ const char *pfvm_node_label(const pfvm_node *n, char *buf, size_t size)
     return pfvm__node_label(n, buf, size);
 }
 
+int pfvm_graph_num_values(const pfvm_graph *g) { return g ? (int)stbds_arrlen(g->values) : 0; }
+pfvm_value *pfvm_graph_value_at(const pfvm_graph *g, int i)
+{
+    return i >= 0 && i < pfvm_graph_num_values(g) ? g->values[i] : NULL;
+}
+int pfvm_model_num_opsets(const pfvm_model *m) { return m ? (int)stbds_arrlen(m->opsets) : 0; }
+const pfvm_opset_import *pfvm_model_opset_at(const pfvm_model *m, int i)
+{
+    return i >= 0 && i < pfvm_model_num_opsets(m) ? &m->opsets[i] : NULL;
+}
+int pfvm_model_num_metadata(const pfvm_model *m) { return m ? (int)stbds_arrlen(m->metadata) : 0; }
+const pfvm_string_pair *pfvm_model_metadata_at(const pfvm_model *m, int i)
+{
+    return i >= 0 && i < pfvm_model_num_metadata(m) ? &m->metadata[i] : NULL;
+}
+int pfvm_model_num_functions(const pfvm_model *m) { return m ? (int)stbds_arrlen(m->functions) : 0; }
+pfvm_function *pfvm_model_function_at(const pfvm_model *m, int i)
+{
+    return i >= 0 && i < pfvm_model_num_functions(m) ? m->functions[i] : NULL;
+}
+
+/* ---- sequences and optionals ---------------------------------------------- */
+
+/* An empty container as the sequence and optional kernels make them (rank
+ * -1: a container has no shape of its own). */
+static pfvm_tensor *pfvm__tensor_container(pfvm_kind kind, pfvm_dtype elem_dtype, pfvm_status *st)
+{
+    pfvm_tensor *t;
+    if (elem_dtype != PFVM_UNDEFINED && !pfvm_dtype_size(elem_dtype)) {
+        pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "%s: unknown element type %d",
+                   kind == PFVM_KIND_SEQUENCE ? "sequence" : "optional", (int)elem_dtype);
+        return NULL;
+    }
+    if (!(t = (pfvm_tensor *)pfvm__calloc(1, sizeof *t))) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    t->kind = kind;
+    t->rank = -1;
+    t->elem_dtype = t->dtype = elem_dtype;
+    return t;
+}
+
+pfvm_tensor *pfvm_tensor_sequence_new(pfvm_dtype elem_dtype, pfvm_status *st)
+{
+    return pfvm__tensor_container(PFVM_KIND_SEQUENCE, elem_dtype, st);
+}
+
+pfvm_tensor *pfvm_tensor_optional_new(pfvm_dtype elem_dtype, pfvm_status *st)
+{
+    return pfvm__tensor_container(PFVM_KIND_OPTIONAL, elem_dtype, st);
+}
+
+/* The element type a value gives its container: a tensor's dtype, a
+ * container's element type. */
+static pfvm_dtype pfvm__elem_dtype_of(const pfvm_tensor *e)
+{
+    return e->kind == PFVM_KIND_TENSOR ? e->dtype : e->elem_dtype;
+}
+
+pfvm_code pfvm_tensor_push_elem(pfvm_tensor *t, pfvm_tensor *elem, pfvm_status *st)
+{
+    pfvm_dtype d;
+    if (!t || (t->kind != PFVM_KIND_SEQUENCE && t->kind != PFVM_KIND_OPTIONAL))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "push element: not a sequence or optional");
+    if (!elem || elem == t)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "push element: no element, or the container itself");
+    if (t->kind == PFVM_KIND_OPTIONAL && stbds_arrlen(t->elems))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "push element: the optional already holds a value");
+    d = pfvm__elem_dtype_of(elem);
+    if (t->elem_dtype != PFVM_UNDEFINED && d != PFVM_UNDEFINED && d != t->elem_dtype)
+        return pfvm__fail(st, PFVM_ERR_SHAPE, "push element: a %s element into a container of %s",
+                          pfvm_dtype_name(d), pfvm_dtype_name(t->elem_dtype));
+    if (!pfvm__arrpush(t->elems, elem))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    if (t->elem_dtype == PFVM_UNDEFINED)
+        t->elem_dtype = t->dtype = d;
+    t->has_value = t->kind == PFVM_KIND_OPTIONAL;
+    return PFVM_OK;
+}
+
+/* ---- model-local functions ------------------------------------------------ */
+
+static pfvm_function *pfvm__scoped_model_add_function(pfvm_model *m, const char *domain, const char *name,
+                                                      pfvm_status *st)
+{
+    pfvm_function *f;
+    pfvm_graph *body;
+    int i, n;
+    if (!m || !name || !*name) {
+        pfvm__fail(st, PFVM_ERR_INVALID, "add function: no model or no name");
+        return NULL;
+    }
+    domain = domain ? domain : "";
+    for (i = 0; i < pfvm_model_num_functions(m); i++)
+        if (!strcmp(m->functions[i]->name ? m->functions[i]->name : "", name) &&
+            !strcmp(m->functions[i]->domain ? m->functions[i]->domain : "", domain)) {
+            pfvm__fail(st, PFVM_ERR_INVALID, "add function: '%s' of domain '%s' exists", name, domain);
+            return NULL;
+        }
+    n = pfvm_model_num_opsets(m);
+    f = (pfvm_function *)pfvm_model_alloc(m, sizeof *f);
+    if (f)
+        memset(f, 0, sizeof *f);
+    if (!f || !(f->name = pfvm_model_strdup(m, name)) || !(f->domain = pfvm_model_strdup(m, domain)) ||
+        (n && !(f->opsets = (pfvm_opset_import *)pfvm_model_alloc(m, sizeof *f->opsets * (size_t)n)))) {
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    f->doc = "";
+    for (i = 0; i < n; i++)
+        f->opsets[i] = m->opsets[i];
+    f->n_opsets = n;
+    if (!(body = pfvm__scoped_graph_new(m, NULL, name, st)))
+        return NULL;
+    if (m->graph == body)
+        m->graph = NULL; /* a body, never the main graph */
+    f->body = body;
+    if (!pfvm__arrpush(m->functions, f)) {
+        pfvm__graph_free(body);
+        pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    return f;
+}
+
+pfvm_function *pfvm_model_add_function(pfvm_model *m, const char *domain, const char *name, pfvm_status *st)
+{
+    PFVM__SCOPED(pfvm_function *, pfvm__model_allocator(m), pfvm__scoped_model_add_function(m, domain, name, st));
+}
+
+
 static pfvm_code pfvm__scoped_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, const pfvm_sym *const *dims,
                                      pfvm_status *st)
 {
@@ -1722,10 +1724,6 @@ static pfvm_code pfvm__scoped_value_set_tensor_type(pfvm_value *v, pfvm_dtype dt
 pfvm_code pfvm_value_set_tensor_type(pfvm_value *v, pfvm_dtype dtype, int rank, const pfvm_sym *const *dims,
                                      pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(v ? v->graph : NULL));
-    r = pfvm__scoped_value_set_tensor_type(v, dtype, rank, dims, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(v ? v->graph : NULL),
+                 pfvm__scoped_value_set_tensor_type(v, dtype, rank, dims, st));
 }

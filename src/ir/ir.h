@@ -442,6 +442,41 @@ PFVM_API pfvm_value *pfvm_graph_initializer(const pfvm_graph *g, int i);
 /* Elements of a sequence or optional tensor (0 / NULL for a plain tensor). */
 PFVM_API int pfvm_tensor_num_elems(const pfvm_tensor *t);
 PFVM_API pfvm_tensor *pfvm_tensor_elem(const pfvm_tensor *t, int i);
+/* Every value defined in a graph (inputs, initializers, node outputs,
+ * values named in value_info), in creation order. */
+PFVM_API int pfvm_graph_num_values(const pfvm_graph *g);
+PFVM_API pfvm_value *pfvm_graph_value_at(const pfvm_graph *g, int i);
+/* A model's opset imports, metadata_props and model-local functions. */
+PFVM_API int pfvm_model_num_opsets(const pfvm_model *m);
+PFVM_API const pfvm_opset_import *pfvm_model_opset_at(const pfvm_model *m, int i);
+PFVM_API int pfvm_model_num_metadata(const pfvm_model *m);
+PFVM_API const pfvm_string_pair *pfvm_model_metadata_at(const pfvm_model *m, int i);
+PFVM_API int pfvm_model_num_functions(const pfvm_model *m);
+PFVM_API pfvm_function *pfvm_model_function_at(const pfvm_model *m, int i);
+
+/* Sequence and optional values (heap, like pfvm_tensor_new; free with
+ * pfvm_tensor_free, which frees their elements), as graph inputs and
+ * outputs of those kinds take them. elem_dtype is the element type
+ * (PFVM_UNDEFINED: taken from the first element); an empty optional has
+ * no value. */
+PFVM_API pfvm_tensor *pfvm_tensor_sequence_new(pfvm_dtype elem_dtype, pfvm_status *st);
+PFVM_API pfvm_tensor *pfvm_tensor_optional_new(pfvm_dtype elem_dtype, pfvm_status *st);
+/* Appends elem (a heap tensor, sequence or optional) to sequence t, or
+ * makes it the value of optional t, which then owns it. Errors (t keeps
+ * nothing, the caller still owns elem): t is not a container, the
+ * optional has a value already, elem's element type differs from t's. */
+PFVM_API pfvm_code pfvm_tensor_push_elem(pfvm_tensor *t, pfvm_tensor *elem, pfvm_status *st);
+
+/* Adds a model-local function (FunctionProto) domain.name, as the ONNX
+ * loader does: nodes of that domain and op_type call it (import the domain
+ * with pfvm_model_set_opset). Its body is an empty graph of its own
+ * (f->body, no parent): declare the formal inputs with
+ * pfvm_graph_add_input, add nodes, then the formal outputs with
+ * pfvm_graph_add_output. It imports the model's opsets as they are now
+ * (saved as the function's opset_import) and has no attributes. The model
+ * owns it; an existing domain.name is an error. */
+PFVM_API pfvm_function *pfvm_model_add_function(pfvm_model *m, const char *domain, const char *name,
+                                                pfvm_status *st);
 /* The node's name, or "op_type#id" written into buf when it has none. */
 PFVM_API const char *pfvm_node_label(const pfvm_node *n, char *buf, size_t size);
 /* Declares v a tensor of dtype with the given dims (rank <= PFVM_MAX_RANK;

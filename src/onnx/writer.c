@@ -834,12 +834,7 @@ static pfvm_code pfvm__scoped_onnx_save_memory(const pfvm_model *m, void **bytes
 
 pfvm_code pfvm_onnx_save_memory(const pfvm_model *m, void **bytes, size_t *size, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_onnx_save_memory(m, bytes, size, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_onnx_save_memory(m, bytes, size, st));
 }
 
 pfvm_code pfvm_onnx_write_value(const pfvm_tensor *t, void **bytes, size_t *size, pfvm_status *st)
@@ -881,12 +876,7 @@ static pfvm_code pfvm__scoped_onnx_save_file(const pfvm_model *m, const char *pa
 
 pfvm_code pfvm_onnx_save_file(const pfvm_model *m, const char *path, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_onnx_save_file(m, path, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_onnx_save_file(m, path, st));
 }
 
 pfvm_code pfvm_onnx_write_value_file(const pfvm_tensor *t, const char *path, pfvm_status *st)

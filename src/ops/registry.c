@@ -232,12 +232,7 @@ static pfvm_code pfvm__scoped_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_
 
 pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_graph_resolve_ops(g, strict, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_graph_resolve_ops(g, strict, st));
 }
 
 /* ---- helpers for operator implementations --------------------------------- */

@@ -372,12 +372,7 @@ done:
 pfvm_code pfvm_autodiff(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_opts *opts, pfvm_autodiff_result *res,
                         pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_autodiff(m, gr, opts, res, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_autodiff(m, gr, opts, res, st));
 }
 
 int pfvm_autodiff_saved(const pfvm_graph *g, const pfvm_autodiff_result *res, pfvm_value **out, int cap)
@@ -532,10 +527,5 @@ static pfvm_code pfvm__scoped_autodiff_optimizer(pfvm_model *m, pfvm_graph *gr, 
 pfvm_code pfvm_autodiff_optimizer(pfvm_model *m, pfvm_graph *gr, const pfvm_autodiff_result *res,
                                   const pfvm_optimizer_opts *opts, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_autodiff_optimizer(m, gr, res, opts, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_autodiff_optimizer(m, gr, res, opts, st));
 }

@@ -67,7 +67,7 @@ static int pfvm__has_subgraphs(const pfvm_graph *g)
  * node feeds them (over every iteration) does not imply. */
 static pfvm_code pfvm__fed_violations(pfvm_model *m, int *count, char *first, size_t n, pfvm_status *st)
 {
-    return pfvm__infer_check_fed(m->graph, count, first, n, st);
+    return pfvm_infer_check_subgraph_inputs(m->graph, count, first, n, st);
 }
 
 static pfvm_code pfvm__run_pass(pfvm_model *m, const pfvm_pass *p, pfvm_opt_report *report, int *guard,
@@ -105,8 +105,8 @@ static pfvm_code pfvm__run_pass(pfvm_model *m, const pfvm_pass *p, pfvm_opt_repo
     return PFVM_OK;
 }
 
-PFVM_INTERNAL pfvm_code pfvm__run_pipeline(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
-                                           pfvm_opt_report *report, pfvm_status *st)
+static pfvm_code pfvm__run_pipeline(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
+                                    pfvm_opt_report *report, pfvm_status *st)
 {
     int i, before = 0, *g = NULL;
     char first[320];
@@ -189,14 +189,28 @@ static pfvm_code pfvm__scoped_optimize(pfvm_model *m, const char *passes, pfvm_o
     return pfvm_infer_shapes(m->graph, 0, st);
 }
 
-pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st)
+pfvm_code pfvm_run_passes(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard, pfvm_opt_report *report,
+                          pfvm_status *st)
 {
     pfvm__scope sc;
     pfvm_code r;
+    int i;
+    if (report)
+        report->n = 0;
+    if (!m || !m->graph || n < 0 || (n && !passes))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_run_passes: no model or no pass list");
+    for (i = 0; i < n; i++)
+        if (!passes[i] || !passes[i]->run || !passes[i]->name)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_run_passes: pass %d has no name or no function", i);
     pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_optimize(m, passes, report, st);
+    r = pfvm__run_pipeline(m, passes, n, guard, report, st);
     pfvm__scope_leave(&sc);
     return r;
+}
+
+pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st)
+{
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_optimize(m, passes, report, st));
 }
 
 pfvm_code pfvm_rw_begin(pfvm_rewrite *rw, pfvm_model *m, unsigned mode, pfvm_status *st)

@@ -53,16 +53,18 @@ typedef struct pfvm_opt_report {
  * "" / "none" for nothing. Unknown names are an error that lists the known
  * ones. `report` may be NULL. The default pipeline checks, after each pass
  * on a model with subgraphs, that every subgraph input's type still holds
- * for what the outer graph feeds it (see pfvm__run_pipeline). */
+ * for what the outer graph feeds it (see pfvm_run_passes). */
 PFVM_API pfvm_code pfvm_optimize(pfvm_model *m, const char *passes, pfvm_opt_report *report, pfvm_status *st);
 
-/* Runs passes[0..n) on m like pfvm_optimize. With `guard` (the default
- * pipeline's setting) on a model with subgraphs, after each pass every
- * subgraph input's stored type must still hold for what its node feeds it
- * over every iteration (pfvm__infer_check_fed): a pass that breaks one
- * fails with a message naming the pass and the input. */
-PFVM_INTERNAL pfvm_code pfvm__run_pipeline(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
-                                           pfvm_opt_report *report, pfvm_status *st);
+/* Runs passes[0..n) on m like pfvm_optimize: the built-in ones
+ * (pfvm_pass_find) or a program's own (types are inferred before each
+ * pass; report may be NULL). With `guard` (the default pipeline's
+ * setting) on a model with subgraphs, after each pass every subgraph
+ * input's stored type must still hold for what its node feeds it over
+ * every iteration (pfvm_infer_check_subgraph_inputs): a pass that breaks
+ * one fails with a message naming the pass and the input. */
+PFVM_API pfvm_code pfvm_run_passes(pfvm_model *m, const pfvm_pass *const *passes, int n, int guard,
+                                   pfvm_opt_report *report, pfvm_status *st);
 
 /* Starts a rewrite context (src/opi/rewrite.h) on m: infers the model's
  * types (pfvm_infer_shapes, not strict) and keeps the facts. */

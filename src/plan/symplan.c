@@ -280,12 +280,7 @@ static pfvm_code pfvm__scoped_symplan_build(const pfvm_graph *g, pfvm_symplan *p
 
 pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_symplan_build(g, p, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_symplan_build(g, p, st));
 }
 
 void pfvm_symplan_free(pfvm_symplan *p)

@@ -568,10 +568,5 @@ static pfvm_code pfvm__scoped_quantize(pfvm_model *m, const pfvm_tensor *const *
 pfvm_code pfvm_quantize(pfvm_model *m, const pfvm_tensor *const *inputs, int n_sets, const pfvm_quant_options *opt,
                         pfvm_quant_report *report, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__model_allocator(m));
-    r = pfvm__scoped_quantize(m, inputs, n_sets, opt, report, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__model_allocator(m), pfvm__scoped_quantize(m, inputs, n_sets, opt, report, st));
 }

@@ -97,10 +97,10 @@ typedef struct pfvm__infer_frame {
     pfvm_infer_keep_fn keep; /* or NULL */
     void *user;
     pfvm__infer_cases *cases; /* or NULL */
-    struct pfvm__infer_fedcheck *fed; /* or NULL: pfvm__infer_check_fed's record */
+    struct pfvm__infer_fedcheck *fed; /* or NULL: pfvm_infer_check_subgraph_inputs' record */
 } pfvm__infer_frame;
 
-/* What pfvm__infer_check_fed collects: subgraph inputs whose stored type
+/* What pfvm_infer_check_subgraph_inputs collects: subgraph inputs whose stored type
  * is not implied by what their node feeds them over every iteration. */
 typedef struct pfvm__infer_fedcheck {
     int count;
@@ -259,7 +259,9 @@ static void pfvm__driver_fed(pfvm_ictx *c, const pfvm_graph *g, int i, const pfv
     for (k = 0; k < (int)stbds_arrlen(f->seen); k++)
         if (f->seen[k] == g->inputs[i])
             return;
-    stbds_arrput(f->seen, g->inputs[i]);
+    if (!pfvm__arrpush(f->seen, g->inputs[i])) {
+        /* out of memory: still a violation (it may count twice) */
+    }
     if (!f->count++) {
         char a[128], b[128], lb[96];
         pfvm_type_print(decl, a, sizeof a);
@@ -431,12 +433,7 @@ static pfvm_code pfvm__scoped_infer_shapes(pfvm_graph *g, int strict, pfvm_statu
 
 pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_infer_shapes(g, strict, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_infer_shapes(g, strict, st));
 }
 
 PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st)
@@ -447,23 +444,31 @@ PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_f
     return rc;
 }
 
-PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *first, size_t n, pfvm_status *st)
+static pfvm_code pfvm__scoped_infer_check_subgraph_inputs(pfvm_graph *g, int *count, char *first, size_t n,
+                                                          pfvm_status *st)
 {
     pfvm__infer_frame top;
     pfvm__infer_fedcheck f;
-    pfvm_code rc;
+    pfvm_code rc = PFVM_OK;
     int i, d;
     memset(&f, 0, sizeof f);
-    for (i = 0; i < (int)stbds_arrlen(g->inputs); i++) {
+    *count = 0;
+    if (n)
+        first[0] = 0;
+    if (!g || !g->model)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "check subgraph inputs: no graph");
+    for (i = 0; !rc && i < (int)stbds_arrlen(g->inputs); i++) {
         const pfvm_type *t = &g->inputs[i]->type;
         if (t->kind == PFVM_KIND_TENSOR)
-            for (d = 0; d < t->shape.rank; d++)
-                if (t->shape.dims[d] && t->shape.dims[d]->kind == PFVM_SYM_VAR)
-                    stbds_arrput(f.outer, t->shape.dims[d]);
+            for (d = 0; !rc && d < t->shape.rank; d++)
+                if (t->shape.dims[d] && t->shape.dims[d]->kind == PFVM_SYM_VAR &&
+                    !pfvm__arrpush(f.outer, t->shape.dims[d]))
+                    rc = pfvm__fail(st, PFVM_ERR_NOMEM, "check subgraph inputs: out of memory");
     }
     memset(&top, 0, sizeof top);
     top.fed = &f;
-    rc = pfvm_graph_resolve_ops(g, 0, st);
+    if (!rc)
+        rc = pfvm_graph_resolve_ops(g, 0, st);
     if (!rc)
         rc = pfvm__infer_graph_in(g, 0, &g->model->arena, &top, st);
     *count = f.count;
@@ -472,6 +477,11 @@ PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *f
     stbds_arrfree(f.outer);
     stbds_arrfree(f.seen);
     return rc;
+}
+
+pfvm_code pfvm_infer_check_subgraph_inputs(pfvm_graph *g, int *count, char *first, size_t n, pfvm_status *st)
+{
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_infer_check_subgraph_inputs(g, count, first, n, st));
 }
 
 static pfvm_code pfvm__scoped_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st)
@@ -495,12 +505,7 @@ static pfvm_code pfvm__scoped_infer_shapes_bound(pfvm_graph *g, const pfvm_bindi
 
 pfvm_code pfvm_infer_shapes_bound(pfvm_graph *g, const pfvm_binding *b, int strict, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_infer_shapes_bound(g, b, strict, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_infer_shapes_bound(g, b, strict, st));
 }
 
 /* ---- case analysis ------------------------------------------------------------- */
@@ -713,12 +718,7 @@ done:
 
 pfvm_code pfvm_infer_shape_cases(pfvm_graph *g, pfvm_shape_cases **out, pfvm_status *st)
 {
-    pfvm__scope sc;
-    pfvm_code r;
-    pfvm__scope_enter(&sc, pfvm__graph_allocator(g));
-    r = pfvm__scoped_infer_shape_cases(g, out, st);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(pfvm_code, pfvm__graph_allocator(g), pfvm__scoped_infer_shape_cases(g, out, st));
 }
 
 static int pfvm__shape_same(const pfvm_type *a, const pfvm_type *b)

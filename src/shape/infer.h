@@ -18,6 +18,18 @@ extern "C" {
  * leave their outputs with unknown types unless `strict`. */
 PFVM_API pfvm_code pfvm_infer_shapes(pfvm_graph *g, int strict, pfvm_status *st);
 
+/* pfvm_infer_shapes (not strict) that also checks what every subgraph
+ * input is fed: a Loop's or Scan's body input whose type, as stored in the
+ * graph before this run, does not hold for every value its node feeds it
+ * over all iterations (a dim fixed to the first iteration's size, a symbol
+ * of the main graph that is not proven) counts in *count, and the first
+ * is described in first (n bytes: "input 'tb' of node 'loop' (Loop) is
+ * declared float[batch,0], but it is fed float[batch,loop_c0_d1]"). The
+ * inference run widens the stored type. The guard of pfvm_run_passes; for a program's own
+ * passes that edit subgraphs. */
+PFVM_API pfvm_code pfvm_infer_check_subgraph_inputs(pfvm_graph *g, int *count, char *first, size_t n,
+                                                    pfvm_status *st);
+
 /* Specializes g (a main graph) to a binding of some of its dim symbols:
  * every bound symbol in the graph inputs' shapes becomes its value, and
  * the graph's types are inferred again. Shapes that depend on a bound dim
@@ -58,13 +70,6 @@ PFVM_API void pfvm_shape_cases_free(pfvm_shape_cases *c);
  * way. */
 PFVM_INTERNAL pfvm_code pfvm__infer_shapes_keep(pfvm_graph *g, pfvm_infer_keep_fn keep, void *user, pfvm_status *st);
 
-/* pfvm_infer_shapes (not strict) that also checks what every subgraph
- * input is fed: a Loop's or Scan's body input whose type, as stored in the
- * graph before this run, does not hold for every value its node feeds it
- * over all iterations (a dim fixed to the first iteration's size, a symbol
- * of the main graph that is not proven) counts in *count, and the first
- * is described in first (n bytes). The pass manager's guard. */
-PFVM_INTERNAL pfvm_code pfvm__infer_check_fed(pfvm_graph *g, int *count, char *first, size_t n, pfvm_status *st);
 
 #ifdef __cplusplus
 }

@@ -220,12 +220,7 @@ static const pfvm_sym *pfvm__scoped_sym_var(pfvm_symtab *t, const char *name, in
 
 const pfvm_sym *pfvm_sym_var(pfvm_symtab *t, const char *name, int64_t min)
 {
-    pfvm__scope sc;
-    const pfvm_sym *r;
-    pfvm__scope_enter(&sc, &t->alloc);
-    r = pfvm__scoped_sym_var(t, name, min);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(const pfvm_sym *, &t->alloc, pfvm__scoped_sym_var(t, name, min));
 }
 
 const pfvm_sym *pfvm_sym_unknown(pfvm_symtab *t, const char *name)
@@ -839,12 +834,7 @@ static const pfvm_sym *pfvm__scoped_sym_subst(pfvm_symtab *t, const pfvm_sym *s,
 
 const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b)
 {
-    pfvm__scope sc;
-    const pfvm_sym *r;
-    pfvm__scope_enter(&sc, &t->alloc);
-    r = pfvm__scoped_sym_subst(t, s, b);
-    pfvm__scope_leave(&sc);
-    return r;
+    PFVM__SCOPED(const pfvm_sym *, &t->alloc, pfvm__scoped_sym_subst(t, s, b));
 }
 
 /* ---- printing ------------------------------------------------------------- */

@@ -8,11 +8,21 @@
 static void print_types(const pfvm_graph *g)
 {
     char buf[512];
-    int i;
-    for (i = 0; i < (int)stbds_arrlen(g->values); i++)
-        pfvm_type_print(&g->values[i]->type, buf, sizeof buf);
-    for (i = 0; i < (int)stbds_arrlen(g->subgraphs); i++)
-        print_types(g->subgraphs[i]);
+    int i, j, k;
+    for (i = 0; i < pfvm_graph_num_values(g); i++)
+        pfvm_type_print(&pfvm_graph_value_at(g, i)->type, buf, sizeof buf);
+    /* the subgraphs: node attributes (a function's attribute defaults
+     * aside, every subgraph of a graph is one) */
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++) {
+        const pfvm_node *n = pfvm_graph_node(g, i);
+        for (j = 0; j < n->n_attrs; j++) {
+            if (n->attrs[j].type == PFVM_ATTR_GRAPH && n->attrs[j].g)
+                print_types(n->attrs[j].g);
+            for (k = 0; n->attrs[j].type == PFVM_ATTR_GRAPHS && k < n->attrs[j].n; k++)
+                if (n->attrs[j].graphs[k])
+                    print_types(n->attrs[j].graphs[k]);
+        }
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
