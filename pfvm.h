@@ -21876,6 +21876,23 @@ static int pfvm__nn_ceil_clamps(const pfvm__nn_win *w, int i)
     return w->ceil_mode && w->s[i] > pfvm__nn_extent(w, i) - w->pe[i];
 }
 
+/* Explicit pads past the window's extent only add outputs whose windows
+ * see nothing but padding; huge ones (2^31) made Conv and the pools write
+ * millions of such outputs before any limit applied. onnxruntime refuses
+ * pool pads >= the kernel; a pad equal to the extent (a 1x1 Conv with pads
+ * 1) is kept, as it occurs in real models. */
+static pfvm_code pfvm__nn_check_pads(const pfvm__nn_win *w, pfvm_status *st)
+{
+    int i;
+    if (w->auto_pad != PFVM__NN_NOTSET)
+        return PFVM_OK;
+    for (i = 0; i < w->n; i++)
+        if (w->k[i] > 0 && (w->pb[i] > pfvm__nn_extent(w, i) || w->pe[i] > pfvm__nn_extent(w, i)))
+            return pfvm__fail(st, PFVM_ERR_INVALID, "spatial dim %d: pads %lld, %lld exceed the window extent %lld", i,
+                              (long long)w->pb[i], (long long)w->pe[i], (long long)pfvm__nn_extent(w, i));
+    return PFVM_OK;
+}
+
 /* Output size along spatial dim i over symbols (the kernels' rule below). */
 static const pfvm_sym *pfvm__nn_out_sym(pfvm_symtab *t, const pfvm__nn_win *w, int i, const pfvm_sym *in)
 {
@@ -21906,6 +21923,8 @@ static pfvm_code pfvm__nn_check_len(pfvm_ictx *c, const pfvm_sym *len)
 static pfvm_code pfvm__nn_resolve(pfvm__nn_win *w, const int64_t *in, int64_t *out, pfvm_status *st)
 {
     int i;
+    if (pfvm__nn_check_pads(w, st))
+        return st ? st->code : PFVM_ERR_INVALID;
     for (i = 0; i < w->n; i++) {
         int64_t ext = pfvm__nn_extent(w, i), o;
         if (w->auto_pad == PFVM__NN_SAME_UPPER || w->auto_pad == PFVM__NN_SAME_LOWER) {
@@ -21979,6 +21998,17 @@ static pfvm_code pfvm__nn_conv_window(const pfvm_node *node, const pfvm_shape *w
     return PFVM_OK;
 }
 
+/* Conv is defined over one float type (ConvInteger and QLinearConv take
+ * integers); a uint8 x with a float weight ran the slow reference path. */
+static pfvm_code pfvm__nn_conv_types(pfvm_dtype x, pfvm_dtype w, pfvm_status *st)
+{
+    if ((x != PFVM_UNDEFINED && !pfvm_dtype_is_float(x)) || (w != PFVM_UNDEFINED && !pfvm_dtype_is_float(w)) ||
+        (x != PFVM_UNDEFINED && w != PFVM_UNDEFINED && x != w))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "x (%s) and W (%s) must have the same float type", pfvm_dtype_name(x),
+                          pfvm_dtype_name(w));
+    return PFVM_OK;
+}
+
 static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape, *wt = &c->in[1]->type.shape;
@@ -21986,6 +22016,8 @@ static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
     pfvm__nn_win w;
     pfvm_shape out;
     int i, nsp, known;
+    if (pfvm__nn_conv_types(c->in[0]->type.dtype, c->in[1]->type.dtype, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
     if (x->rank < 0 || wt->rank < 0)
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 ? x->rank : wt->rank);
     if (x->rank < 3 || wt->rank != x->rank)
@@ -22014,6 +22046,8 @@ static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
             return c->st ? c->st->code : PFVM_ERR_NOMEM;
         out = c->out[0]->type.shape;
     } else {
+        if (pfvm__nn_check_pads(&w, c->st))
+            return c->st ? c->st->code : PFVM_ERR_INVALID;
         out.rank = x->rank;
         for (i = 0; i < nsp; i++)
             if (!(out.dims[i + 2] = pfvm__nn_out_sym(c->syms, &w, i, x->dims[i + 2])) ||
@@ -22625,6 +22659,8 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
     const pfvm_tensor *X = k->in[0], *W = k->in[1], *B = k->n_in > 2 ? k->in[2] : NULL;
     pfvm__nn_geom g;
     pfvm__nn_store_ctx sc;
+    if (pfvm__nn_conv_types(X->dtype, W->dtype, k->st))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "types");
     if (pfvm__nn_conv_setup(k, X, W, X->dtype, &g))
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     if (B && pfvm_tensor_numel(B) != g.M)
@@ -22868,6 +22904,8 @@ static pfvm_code pfvm__nn_infer_pool(pfvm_ictx *c)
     if (x->rank < 3)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input rank %d: pooling needs N, C and spatial dims", x->rank);
     if (pfvm__nn_window(c->node, x->rank - 2, NULL, &w, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
+    if (pfvm__nn_check_pads(&w, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
     out = *x;
     for (i = 0; i < w.n; i++)
@@ -25430,6 +25468,10 @@ static pfvm_code pfvm__q_k_dynamic(pfvm_kctx *k)
         lo = v < lo ? v : lo;
         hi = v > hi ? v : hi;
     }
+    /* an infinite x makes the scale infinite and the zero point NaN,
+     * which has no uint8 value */
+    if (!isfinite((float)hi - (float)lo))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "x holds an infinite value (or a range past float): no finite scale");
     scale = (float)((float)hi - (float)lo) / 255.0f;
     zp = scale != 0 ? pfvm__q_round((float)(0.0f - (float)lo / scale)) : 0;
     zp = zp < 0 ? 0 : zp > 255 ? 255 : zp;
@@ -25577,7 +25619,7 @@ PFVM_INTERNAL void pfvm_q_multiplier(double real, int32_t *mult, int *shift)
     int e;
     double f;
     int64_t m;
-    if (!(real > 0) || real != real) {
+    if (!(real > 0) || !isfinite(real)) { /* an infinite one has no int32 mantissa */
         *mult = 0;
         *shift = 0;
         return;
@@ -26118,6 +26160,20 @@ static void pfvm__qc_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int
     }
 }
 
+/* Float scales the fixed-point multipliers can represent: finite and
+ * positive (an infinite or zero scale takes the reference path, whose
+ * double arithmetic saturates). */
+static int pfvm__qc_scales_ok(const pfvm_tensor *s)
+{
+    int64_t i, n = pfvm_tensor_numel(s);
+    for (i = 0; i < n; i++) {
+        float v = ((const float *)s->data)[i];
+        if (!(v > 0) || !isfinite(v))
+            return 0;
+    }
+    return 1;
+}
+
 /* The constants of the fast path (weights, scales, zero points) are ones
  * it takes. */
 static int pfvm__qc_consts_ok(const pfvm_kctx *k)
@@ -26131,7 +26187,8 @@ static int pfvm__qc_consts_ok(const pfvm_kctx *k)
         (B && B->dtype != PFVM_INT32))
         return 0;
     nws = pfvm_tensor_numel(ws);
-    return (nws == 1 || nws == W->dims[0]) && pfvm_tensor_numel(wz) == nws && (!B || pfvm_tensor_numel(B) == W->dims[0]);
+    return (nws == 1 || nws == W->dims[0]) && pfvm_tensor_numel(wz) == nws && (!B || pfvm_tensor_numel(B) == W->dims[0]) &&
+           pfvm__qc_scales_ok(xs) && pfvm__qc_scales_ok(ws) && pfvm__qc_scales_ok(ys);
 }
 
 /* Packed weights and requantization multipliers: made at bind
@@ -26318,15 +26375,19 @@ static size_t pfvm__q_workspace_qlinear_conv(const pfvm_node *n, const pfvm_dims
 #define PFVM__QC_PREPARE pfvm__qc_prepare
 #endif
 
-/* Conv-shaped inference through a view of the node's Conv attributes. */
+/* Conv-shaped inference through a view of the node's Conv attributes.
+ * x and w are viewed without their (integer) dtypes: Conv's rule checks
+ * shapes here, not its float types. */
 static pfvm_code pfvm__q_infer_conv(pfvm_ictx *c, int x, int w, pfvm_dtype dt)
 {
     const pfvm_op_def *conv = pfvm_op_find("", "Conv", 11);
     pfvm_ictx c2 = *c;
     const pfvm_ival *ins[2];
+    pfvm_ival xv = *c->in[x], wv = *c->in[w];
     pfvm_code rc;
-    ins[0] = c->in[x];
-    ins[1] = c->in[w];
+    xv.type.dtype = wv.type.dtype = PFVM_UNDEFINED;
+    ins[0] = &xv;
+    ins[1] = &wv;
     c2.in = ins;
     c2.n_in = 2;
     if (!conv)
@@ -28784,7 +28845,13 @@ static pfvm_code pfvm__sg_k_mel(pfvm_kctx *k)
     step = (hmel - lmel) / (double)(nb + 2);
     for (i = 0; i < nb + 2; i++) {
         double f = 700 * (pow(10, ((double)i * step + lmel) / 2595) - 1);
-        bin[i] = (int64_t)floor((double)(dft + 1) * f / (double)rate);
+        double b = floor(((double)dft + 1) * f / (double)rate);
+        /* checked as a double: edges of NaN, infinite or huge hertz have
+         * no int64 bin */
+        if (!(b >= 0 && b <= (double)spec))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE,
+                                 "mel edges %g..%g hertz fall outside the spectrum of %lld bins", lo, hi, (long long)spec);
+        bin[i] = (int64_t)b;
     }
     for (i = 0; i < spec * nb; i++)
         pfvm_red_store(y, i, 0);
