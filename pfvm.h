@@ -10603,12 +10603,16 @@ static pfvm_code pfvm__cf_k_scan8(pfvm_kctx *k)
     if (n_in < 1 || !k->in[1] || k->in[1]->rank < 1)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "needs inputs with a batch axis");
     B = k->in[1]->dims[0];
-    if (B < 0 || B > INT32_MAX || !pfvm__arrsetlen(slices, n_in) || !pfvm__arrsetlen(results, (size_t)(B * k->n_out))) {
+    /* the results are stacked from at most 4096 parts (below) */
+    if (B > 4096)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "batch of %lld larger than 4096", (long long)B);
+    if (B < 0 || !pfvm__arrsetlen(slices, n_in) || !pfvm__arrsetlen(results, (size_t)(B * k->n_out))) {
         stbds_arrfree(slices);
         stbds_arrfree(results);
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
     }
-    memset(results, 0, sizeof(pfvm_tensor *) * (size_t)(B * k->n_out));
+    if (B > 0) /* an empty batch leaves results NULL */
+        memset(results, 0, sizeof(pfvm_tensor *) * (size_t)(B * k->n_out));
     for (j = 0; j < n_in; j++)
         slices[j] = NULL;
     for (b = 0; !rc && b < B; b++) {
@@ -10654,10 +10658,6 @@ static pfvm_code pfvm__cf_k_scan8(pfvm_kctx *k)
     }
     for (j = 0; !rc && j < k->n_out; j++) {
         pfvm_tensor *parts[4096];
-        if (B > 4096) {
-            rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "batch larger than 4096");
-            break;
-        }
         for (b = 0; b < B; b++)
             parts[b] = results[b * k->n_out + j];
         if (k->out[j])
@@ -11585,7 +11585,9 @@ static int pfvm__es_expand(const char *spec, int len, int rank, int ell_rank, ch
     }
     if (rank < 0)
         rank = letters + (dots ? ell_rank : 0);
-    if (letters > rank || (!dots && letters != rank))
+    /* an output of 8 letters and an ellipsis wrote the ellipsis labels
+     * past dst */
+    if (letters > rank || (!dots && letters != rank) || rank > PFVM_MAX_RANK)
         return -1;
     for (i = 0; i < len; i++) {
         if (spec + i == dots) {
@@ -23341,10 +23343,11 @@ static pfvm_code pfvm__nn_k_roipool(pfvm_kctx *k)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     for (r = 0; r < nr; r++) {
         double b = pfvm__nn_ld(R, r * 5), box[4], bh, bw;
-        int64_t n = (int64_t)b, h0, w0;
+        int64_t n, h0, w0;
         if (!(b >= 0 && b < (double)X->dims[0]))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "roi %lld names batch %g of %lld", (long long)r, b,
                                  (long long)X->dims[0]);
+        n = (int64_t)b; /* after the check: a NaN or 1e30 batch has no int64 */
         for (i = 0; i < 4; i++) {
             double v = pfvm__nn_ld(R, r * 5 + 1 + i) * scale;
             /* rounded half away from zero, kept in int64 range */

@@ -22,7 +22,7 @@
 typedef struct hin {
     pfvm_dtype dt;
     int rank;
-    int64_t dims[4];
+    int64_t dims[8];
     const void *data;
 } hin;
 
@@ -203,11 +203,25 @@ static void test_qlinearconv_inf_scale(void)
     }
 }
 
+/* Einsum whose output has 8 letters and an ellipsis of 7 dims: the
+ * ellipsis labels were written past the output's label array. */
+static void test_einsum_output_rank(void)
+{
+    static float x[1];
+    hin in[1] = {{PFVM_FLOAT, 8, {1, 1, 1, 1, 1, 1, 1, 1}, x}};
+    hcase t;
+    h_node(&t, "Einsum", 12, in, 1, 1);
+    pfvm_node_set_attr_string(t.n, "equation", "a...->abcdefgh...", &t.st);
+    CHECK(h_fails(&t, h_run(&t), "not valid"));
+    h_end(&t);
+}
+
 int main(void)
 {
     test_dynamic_quantize_inf();
     test_pads_past_window();
     test_mel_edges();
     test_qlinearconv_inf_scale();
+    test_einsum_output_rank();
     return CHECK_END();
 }

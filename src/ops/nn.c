@@ -1628,10 +1628,11 @@ static pfvm_code pfvm__nn_k_roipool(pfvm_kctx *k)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     for (r = 0; r < nr; r++) {
         double b = pfvm__nn_ld(R, r * 5), box[4], bh, bw;
-        int64_t n = (int64_t)b, h0, w0;
+        int64_t n, h0, w0;
         if (!(b >= 0 && b < (double)X->dims[0]))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "roi %lld names batch %g of %lld", (long long)r, b,
                                  (long long)X->dims[0]);
+        n = (int64_t)b; /* after the check: a NaN or 1e30 batch has no int64 */
         for (i = 0; i < 4; i++) {
             double v = pfvm__nn_ld(R, r * 5 + 1 + i) * scale;
             /* rounded half away from zero, kept in int64 range */
