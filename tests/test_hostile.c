@@ -216,6 +216,50 @@ static void test_einsum_output_rank(void)
     h_end(&t);
 }
 
+/* MaxRoiPool whose roi names batch NaN or 1e30: converted to int64
+ * before the range check (UB). */
+static void test_roipool_batch(void)
+{
+    static float x[16];
+    float rois[2][5] = {{NAN, 0, 0, 1, 1}, {1e30f, 0, 0, 1, 1}};
+    int64_t pooled[2] = {2, 2};
+    hcase t;
+    int i;
+    for (i = 0; i < 2; i++) {
+        hin in[2] = {{PFVM_FLOAT, 4, {1, 1, 4, 4}, x}, {PFVM_FLOAT, 2, {1, 5}, rois[i]}};
+        h_node(&t, "MaxRoiPool", 1, in, 2, 1);
+        pfvm_node_set_attr_ints(t.n, "pooled_shape", pooled, 2, &t.st);
+        CHECK(h_fails(&t, h_run(&t), "names batch"));
+        h_end(&t);
+    }
+}
+
+/* ConvTranspose with output_padding 10^6 (stride 1): a million columns of
+ * zeros past the last window, seconds of work; ONNX wants it below the
+ * stride or the dilation. Stride 3, output_padding 1 still runs. */
+static void test_convtranspose_output_padding(void)
+{
+    static float x[9], w[4];
+    int64_t big[2] = {0, 1000000}, ok[2] = {1, 1}, strides[2] = {3, 2};
+    hin in[2] = {{PFVM_FLOAT, 4, {1, 1, 3, 3}, x}, {PFVM_FLOAT, 4, {1, 1, 2, 2}, w}};
+    const pfvm_tensor *y;
+    hcase t;
+    int pass;
+    for (pass = 0; pass < 2; pass++) {
+        h_node(&t, "ConvTranspose", 11, in, 2, 1);
+        pfvm_node_set_attr_ints(t.n, "output_padding", big, 2, &t.st);
+        CHECK(h_fails(&t, pass ? h_run_kernel(&t) : h_run(&t), "is not smaller than the stride"));
+        h_end(&t);
+    }
+    h_node(&t, "ConvTranspose", 11, in, 2, 1);
+    pfvm_node_set_attr_ints(t.n, "output_padding", ok, 2, &t.st);
+    pfvm_node_set_attr_ints(t.n, "strides", strides, 2, &t.st);
+    CHECK_MSG(h_run(&t) == PFVM_OK, "%s", t.st.msg);
+    y = t.e ? pfvm_exec_output(t.e, 0) : NULL;
+    CHECK(y && y->rank == 4 && y->dims[2] == 9 && y->dims[3] == 7);
+    h_end(&t);
+}
+
 int main(void)
 {
     test_dynamic_quantize_inf();
@@ -223,5 +267,7 @@ int main(void)
     test_mel_edges();
     test_qlinearconv_inf_scale();
     test_einsum_output_rank();
+    test_roipool_batch();
+    test_convtranspose_output_padding();
     return CHECK_END();
 }

@@ -994,6 +994,20 @@ static pfvm_code pfvm__nn_convt_attrs(const pfvm_node *node, int nsp, pfvm__nn_t
     return PFVM_OK;
 }
 
+/* ONNX (and torch) want each output_padding below its stride or its
+ * dilation; a larger one only appends zeros past the last window (10^6 of
+ * them took seconds before any limit). */
+static pfvm_code pfvm__nn_check_opad(const pfvm__nn_win *w, const pfvm__nn_tattr *t, pfvm_status *st)
+{
+    int i;
+    for (i = 0; i < w->n; i++)
+        if (t->opad[i] && t->opad[i] >= w->s[i] && t->opad[i] >= w->d[i])
+            return pfvm__fail(st, PFVM_ERR_INVALID,
+                              "spatial dim %d: output_padding %lld is not smaller than the stride %lld or the dilation %lld", i,
+                              (long long)t->opad[i], (long long)w->s[i], (long long)w->d[i]);
+    return PFVM_OK;
+}
+
 static int pfvm__nn_convt_same(const pfvm__nn_win *w)
 {
     return w->auto_pad == PFVM__NN_SAME_UPPER || w->auto_pad == PFVM__NN_SAME_LOWER;
@@ -1006,6 +1020,8 @@ static pfvm_code pfvm__nn_convt_resolve(pfvm__nn_win *w, const pfvm__nn_tattr *t
                                         pfvm_status *st)
 {
     int i;
+    if (pfvm__nn_check_opad(w, t, st))
+        return st ? st->code : PFVM_ERR_INVALID;
     for (i = 0; i < w->n; i++) {
         int64_t full;
         if (!pfvm__mul_i64(w->s[i], in[i] - 1, &full) || !pfvm__add_i64(full, t->opad[i] + pfvm__nn_extent(w, i), &full) ||
@@ -1048,7 +1064,8 @@ static pfvm_code pfvm__nn_infer_convt(pfvm_ictx *c)
     if (pfvm_sym_is_const(x->dims[1], &xc) && pfvm_sym_is_const(wt->dims[0], &wc) && xc != wc)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld input channels, weight has %lld", (long long)xc, (long long)wc);
     nsp = x->rank - 2;
-    if (pfvm__nn_conv_window(c->node, wt, nsp, &w, &known, c->st) || pfvm__nn_convt_attrs(c->node, nsp, &t, c->st))
+    if (pfvm__nn_conv_window(c->node, wt, nsp, &w, &known, c->st) || pfvm__nn_convt_attrs(c->node, nsp, &t, c->st) ||
+        pfvm__nn_check_opad(&w, &t, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
     if (!known && !t.has_oshape) {
         if (pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank))
@@ -1282,13 +1299,16 @@ __attribute__((target("avx2"))) static void pfvm__nn_max_s2_avx2(float *y, const
 
 static float pfvm__nn_max_one(const pfvm__nn_2d *d, const float *x, int32_t kha, int32_t khb, int32_t ih0, int32_t ow)
 {
-    int32_t iw0 = ow * d->SW - d->PL, r, t, any = 0;
+    int32_t iw0 = ow * d->SW - d->PL, r, t, ta, tb, any = 0;
     float best = -INFINITY;
+    /* only the kernel columns inside the row: a kernel of 10^6 columns
+     * (SAME padding) cost 10^6 tests per output */
+    pfvm__nn_dw_range(d->KW, d->DW, iw0, 0, d->W, &ta, &tb);
     for (r = kha; r < khb; r++) {
         const float *row = x + (ih0 + r * d->DH) * d->W;
-        for (t = 0; t < d->KW; t++) {
+        for (t = ta; t < tb; t++) {
             int32_t iw = iw0 + t * d->DW;
-            if (iw >= 0 && iw < d->W && (!any || row[iw] > best)) {
+            if (!any || row[iw] > best) {
                 best = row[iw];
                 any = 1;
             }
