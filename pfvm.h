@@ -475,7 +475,7 @@ PFVM_API int pfvm_sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *ou
 PFVM_API const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b);
 
 /* Prints s in pfvm's grammar (`batch*64`, `(h+1)/2`, `min(a,b)`); returns
- * the length it needed, like snprintf, up to about 64 KiB: printing stops
+ * the length it needed, like snprintf, up to about 4 KiB: printing stops
  * there (shared subexpressions can make a small expression's text
  * exponentially long). */
 PFVM_API int pfvm_sym_print(const pfvm_sym *s, char *buf, size_t n);
@@ -5021,8 +5021,10 @@ static int pfvm__prec(const pfvm_sym *s)
 /* Printing walks the expression as a tree, but it is a DAG (hash-consed
  * subexpressions are shared), so a small one can print exponentially long
  * (min(x,x+1) nested 30 deep): past this length printing stops, and the
- * length returned only says "at least this long". */
-#define PFVM__SYM_PRINT_MAX ((size_t)1 << 16)
+ * length returned only says "at least this long". 4 KiB is far past any
+ * dim a person reads, and keeps each print cheap (a fuzz input printing
+ * 64 KiB texts a few hundred times took 0.6 s). */
+#define PFVM__SYM_PRINT_MAX ((size_t)1 << 12)
 
 static void pfvm__sprint(pfvm__sbuf *b, const pfvm_sym *s, int min_prec)
 {
