@@ -18,7 +18,9 @@ the real values), and each variant changes one thing:
                                  floats: NaN, +-Inf, +-1e30, -1)
   i<input>_empty                 the input with no elements
 
-OPS (comma separated) keeps only models using one of those op types. The
+OPS (comma separated) keeps only models using one of those op types;
+HV_ONLY=float in the environment writes only the FLOAT(S) attribute edits.
+The
 files are for tests/fuzz/sweep.sh (run through fuzz_run under ASan+UBSan);
 they are not committed.
 """
