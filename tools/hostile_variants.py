@@ -10,7 +10,9 @@ the real values), and each variant changes one thing:
 
   a<node>_<attr>[_<k>]_<value>   an INT or FLOAT attribute, or element k
                                  of an INTS or FLOATS attribute, set to an
-                                 extreme value (or an INTS list emptied)
+                                 extreme value (or an INTS list emptied);
+                                 a STRING attribute set to "", "zz", 300
+                                 letters, "...->" or bytes with a NUL
   i<input>_<where>_<value>       element 0, the last element or every
                                  element of an input set to an extreme
                                  value (integers: -1, +-10^6, +-2^31,
@@ -19,7 +21,8 @@ the real values), and each variant changes one thing:
   i<input>_empty                 the input with no elements
 
 OPS (comma separated) keeps only models using one of those op types;
-HV_ONLY=float in the environment writes only the FLOAT(S) attribute edits.
+HV_ONLY=float (or string) in the environment writes only the FLOAT(S)
+(or STRING) attribute edits.
 The
 files are for tests/fuzz/sweep.sh (run through fuzz_run under ASan+UBSan);
 they are not committed.
@@ -34,6 +37,7 @@ from onnx import numpy_helper
 INT_VALUES = [-1, -1000000, 1000000, 2**31, -(2**31) - 1, 2**40,
               -(2**63), 2**63 - 1]
 FLOAT_VALUES = [float("nan"), float("inf"), float("-inf"), 1e30, -1e30, -1.0]
+STRING_VALUES = [b"", b"zz", b"a" * 300, b"...->", b"\xff\x00x"]
 
 
 def clamp(v, dt):
@@ -107,6 +111,9 @@ def attr_variants(model):
                 for k in range(min(len(at.floats), 4)):
                     for v in FLOAT_VALUES:
                         yield "a%d_%s_%d_%s" % (ni, at.name, k, v), ni, ai, ("floats", k), v
+            elif at.type == onnx.AttributeProto.STRING:
+                for v in STRING_VALUES:
+                    yield "a%d_%s_s%d" % (ni, at.name, len(v)), ni, ai, "string", v
             elif at.type == onnx.AttributeProto.INTS:
                 yield "a%d_%s_empty" % (ni, at.name), ni, ai, "empty", 0
                 for k in range(min(len(at.ints), 4)):
@@ -148,6 +155,8 @@ def main():
         for tag, ni, ai, k, v in attr_variants(base):
             if only == "float" and not (k == "float" or isinstance(k, tuple)):
                 continue
+            if only == "string" and k != "string":
+                continue
             m = onnx.ModelProto()
             m.CopyFrom(base)
             at = m.graph.node[ni].attribute[ai]
@@ -155,6 +164,8 @@ def main():
                 at.i = v
             elif k == "float":
                 at.f = v
+            elif k == "string":
+                at.s = v
             elif isinstance(k, tuple):
                 at.floats[k[1]] = v
             elif k == "empty":
