@@ -260,6 +260,53 @@ static void test_convtranspose_output_padding(void)
     h_end(&t);
 }
 
+static int h_ints_are(const pfvm_tensor *y, const int64_t *want, int64_t n)
+{
+    int64_t i;
+    if (!y || pfvm_tensor_numel(y) != n)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (pfvm_tensor_get_i64(y, i) != want[i])
+            return 0;
+    return 1;
+}
+
+/* Unique was O(n^3): 64 Ki distinct values never finished. Sorted once
+ * now; NaNs are one value (numpy's equal_nan), after every number. */
+static void test_unique(void)
+{
+    static const float x[7] = {2, 1, NAN, 1, 3, NAN, 2};
+    static const int64_t s_idx[4] = {1, 0, 4, 2}, s_inv[7] = {1, 0, 3, 0, 2, 3, 1}, s_cnt[4] = {2, 2, 1, 2};
+    static const int64_t u_idx[4] = {0, 1, 2, 4}, u_inv[7] = {0, 1, 2, 1, 3, 2, 0}, u_cnt[4] = {2, 2, 2, 1};
+    static int64_t big[65536];
+    hin in[1] = {{PFVM_FLOAT, 1, {7}, x}};
+    hin bin[1] = {{PFVM_INT64, 1, {65536}, big}};
+    const pfvm_tensor *y;
+    hcase t;
+    int sorted, i;
+    for (sorted = 0; sorted < 2; sorted++) {
+        h_node(&t, "Unique", 11, in, 1, 4);
+        pfvm_node_set_attr_int(t.n, "sorted", sorted, &t.st);
+        CHECK_MSG(h_run(&t) == PFVM_OK, "%s", t.st.msg);
+        y = t.e ? pfvm_exec_output(t.e, 0) : NULL;
+        CHECK(y && pfvm_tensor_numel(y) == 4);
+        if (y && pfvm_tensor_numel(y) == 4)
+            CHECK(sorted ? pfvm_tensor_get_f64(y, 0) == 1 && pfvm_tensor_get_f64(y, 2) == 3 && isnan(pfvm_tensor_get_f64(y, 3))
+                         : pfvm_tensor_get_f64(y, 0) == 2 && isnan(pfvm_tensor_get_f64(y, 2)) && pfvm_tensor_get_f64(y, 3) == 3);
+        CHECK(t.e && h_ints_are(pfvm_exec_output(t.e, 1), sorted ? s_idx : u_idx, 4));
+        CHECK(t.e && h_ints_are(pfvm_exec_output(t.e, 2), sorted ? s_inv : u_inv, 7));
+        CHECK(t.e && h_ints_are(pfvm_exec_output(t.e, 3), sorted ? s_cnt : u_cnt, 4));
+        h_end(&t);
+    }
+    for (i = 0; i < 65536; i++)
+        big[i] = 65535 - i;
+    h_node(&t, "Unique", 11, bin, 1, 1);
+    CHECK_MSG(h_run(&t) == PFVM_OK, "%s", t.st.msg);
+    y = t.e ? pfvm_exec_output(t.e, 0) : NULL;
+    CHECK(y && pfvm_tensor_numel(y) == 65536 && pfvm_tensor_get_i64(y, 0) == 0 && pfvm_tensor_get_i64(y, 65535) == 65535);
+    h_end(&t);
+}
+
 int main(void)
 {
     test_dynamic_quantize_inf();
@@ -269,5 +316,6 @@ int main(void)
     test_einsum_output_rank();
     test_roipool_batch();
     test_convtranspose_output_padding();
+    test_unique();
     return CHECK_END();
 }
