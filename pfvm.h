@@ -475,7 +475,7 @@ PFVM_API int pfvm_sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *ou
 PFVM_API const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b);
 
 /* Prints s in pfvm's grammar (`batch*64`, `(h+1)/2`, `min(a,b)`); returns
- * the length it needed, like snprintf, up to about 64 KiB: printing stops
+ * the length it needed, like snprintf, up to about 4 KiB: printing stops
  * there (shared subexpressions can make a small expression's text
  * exponentially long). */
 PFVM_API int pfvm_sym_print(const pfvm_sym *s, char *buf, size_t n);
@@ -5063,8 +5063,10 @@ static int pfvm__prec(const pfvm_sym *s)
 /* Printing walks the expression as a tree, but it is a DAG (hash-consed
  * subexpressions are shared), so a small one can print exponentially long
  * (min(x,x+1) nested 30 deep): past this length printing stops, and the
- * length returned only says "at least this long". */
-#define PFVM__SYM_PRINT_MAX ((size_t)1 << 16)
+ * length returned only says "at least this long". 4 KiB is far past any
+ * dim a person reads, and keeps each print cheap (a fuzz input printing
+ * 64 KiB texts a few hundred times took 0.6 s). */
+#define PFVM__SYM_PRINT_MAX ((size_t)1 << 12)
 
 static void pfvm__sprint(pfvm__sbuf *b, const pfvm_sym *s, int min_prec)
 {
@@ -10643,12 +10645,16 @@ static pfvm_code pfvm__cf_k_scan8(pfvm_kctx *k)
     if (n_in < 1 || !k->in[1] || k->in[1]->rank < 1)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "needs inputs with a batch axis");
     B = k->in[1]->dims[0];
-    if (B < 0 || B > INT32_MAX || !pfvm__arrsetlen(slices, n_in) || !pfvm__arrsetlen(results, (size_t)(B * k->n_out))) {
+    /* the results are stacked from at most 4096 parts (below) */
+    if (B > 4096)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "batch of %lld larger than 4096", (long long)B);
+    if (B < 0 || !pfvm__arrsetlen(slices, n_in) || !pfvm__arrsetlen(results, (size_t)(B * k->n_out))) {
         stbds_arrfree(slices);
         stbds_arrfree(results);
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
     }
-    memset(results, 0, sizeof(pfvm_tensor *) * (size_t)(B * k->n_out));
+    if (B > 0) /* an empty batch leaves results NULL */
+        memset(results, 0, sizeof(pfvm_tensor *) * (size_t)(B * k->n_out));
     for (j = 0; j < n_in; j++)
         slices[j] = NULL;
     for (b = 0; !rc && b < B; b++) {
@@ -10694,10 +10700,6 @@ static pfvm_code pfvm__cf_k_scan8(pfvm_kctx *k)
     }
     for (j = 0; !rc && j < k->n_out; j++) {
         pfvm_tensor *parts[4096];
-        if (B > 4096) {
-            rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "batch larger than 4096");
-            break;
-        }
         for (b = 0; b < B; b++)
             parts[b] = results[b * k->n_out + j];
         if (k->out[j])
@@ -11625,7 +11627,9 @@ static int pfvm__es_expand(const char *spec, int len, int rank, int ell_rank, ch
     }
     if (rank < 0)
         rank = letters + (dots ? ell_rank : 0);
-    if (letters > rank || (!dots && letters != rank))
+    /* an output of 8 letters and an ellipsis wrote the ellipsis labels
+     * past dst */
+    if (letters > rank || (!dots && letters != rank) || rank > PFVM_MAX_RANK)
         return -1;
     for (i = 0; i < len; i++) {
         if (spec + i == dots) {
@@ -21582,26 +21586,78 @@ static pfvm_code pfvm__ms_infer_unique(pfvm_ictx *c)
 }
 
 /* Compares slices a and b (each `inner` elements of the `outer` x len x
- * inner view along the axis); returns <0, 0, >0. */
+ * inner view along the axis); returns <0, 0, >0. A total order, as the
+ * sort needs: NaN after every number and equal to NaN (numpy.unique's
+ * equal_nan), integers compared as integers (past 2^53 doubles merge
+ * them). */
 static int pfvm__ms_slice_cmp(const pfvm_tensor *x, int64_t outer, int64_t len, int64_t inner, int64_t a, int64_t b)
 {
     int64_t o, e;
+    int is_int = pfvm_dtype_is_int(x->dtype), is_u64 = x->dtype == PFVM_UINT64;
     for (o = 0; o < outer; o++)
         for (e = 0; e < inner; e++) {
-            double va = pfvm_tensor_get_f64(x, (o * len + a) * inner + e), vb = pfvm_tensor_get_f64(x, (o * len + b) * inner + e);
-            if (va != vb)
-                return va < vb ? -1 : 1;
+            int64_t ia = (o * len + a) * inner + e, ib = (o * len + b) * inner + e;
+            if (is_u64) {
+                uint64_t va = ((const uint64_t *)x->data)[ia], vb = ((const uint64_t *)x->data)[ib];
+                if (va != vb)
+                    return va < vb ? -1 : 1;
+            } else if (is_int) {
+                int64_t va = pfvm_tensor_get_i64(x, ia), vb = pfvm_tensor_get_i64(x, ib);
+                if (va != vb)
+                    return va < vb ? -1 : 1;
+            } else {
+                double va = pfvm_tensor_get_f64(x, ia), vb = pfvm_tensor_get_f64(x, ib);
+                if (va != va || vb != vb) {
+                    if (va != va && vb != vb)
+                        continue;
+                    return va != va ? 1 : -1;
+                }
+                if (va != vb)
+                    return va < vb ? -1 : 1;
+            }
         }
     return 0;
 }
 
+/* Stable bottom-up merge sort of the slice positions 0..len-1 by value
+ * (equal slices keep their order, so each run of equal ones starts at its
+ * first occurrence); tmp has len entries too. Returns the sorted array. */
+static int64_t *pfvm__ms_unique_sort(const pfvm_tensor *x, int64_t outer, int64_t len, int64_t inner, int64_t *idx,
+                                     int64_t *tmp)
+{
+    int64_t width, i;
+    for (i = 0; i < len; i++)
+        idx[i] = i;
+    for (width = 1; width < len; width *= 2) {
+        int64_t lo, *sw;
+        for (lo = 0; lo < len; lo += 2 * width) {
+            int64_t mid = lo + width < len ? lo + width : len, hi = lo + 2 * width < len ? lo + 2 * width : len;
+            int64_t p = lo, q = mid, t = lo;
+            while (p < mid && q < hi)
+                tmp[t++] = pfvm__ms_slice_cmp(x, outer, len, inner, idx[q], idx[p]) < 0 ? idx[q++] : idx[p++];
+            while (p < mid)
+                tmp[t++] = idx[p++];
+            while (q < hi)
+                tmp[t++] = idx[q++];
+        }
+        sw = idx;
+        idx = tmp;
+        tmp = sw;
+    }
+    return idx;
+}
+
+/* Sorts the slices once (O(len log len) comparisons; the former
+ * first-occurrence scans were O(len^3): 64 Ki distinct values never
+ * finished), then numbers the runs of equal slices. */
 static pfvm_code pfvm__ms_k_unique(pfvm_kctx *k)
 {
     const pfvm_tensor *x = k->in[0];
     const pfvm_attr *axa = pfvm_node_attr(k->node, "axis");
     int sorted = (int)pfvm_node_attr_int(k->node, "sorted", 1), d, a = -1;
-    int64_t outer = 1, len, inner = 1, i, j, u = 0, dims[PFVM_MAX_RANK];
-    size_t es = pfvm_dtype_size(x->dtype);
+    int64_t outer = 1, len, inner = 1, i, g, r, u = 0, dims[PFVM_MAX_RANK];
+    int64_t *order, *gid, *first, *count, *pos;
+    size_t es = pfvm_dtype_size(x->dtype), bytes;
     if (x->dtype == PFVM_STRING)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "string tensors");
     if (axa) {
@@ -21616,12 +21672,33 @@ static pfvm_code pfvm__ms_k_unique(pfvm_kctx *k)
     } else {
         len = pfvm_tensor_numel(x);
     }
-    /* count the distinct slices: a slice is new if no earlier one equals it */
-    for (i = 0; i < len; i++) {
-        for (j = 0; j < i; j++)
-            if (!pfvm__ms_slice_cmp(x, outer, len, inner, i, j))
-                break;
-        u += j == i;
+    /* order and its merge buffer, then per position its run (gid), per
+     * run its first position, count and output rank */
+    order = NULL;
+    if (len > 0 && (!pfvm__mul_size((size_t)len, 6 * sizeof(int64_t), &bytes) ||
+                    !(order = (int64_t *)pfvm_kctx_scratch(k, bytes))))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "no workspace for %lld slices", (long long)len);
+    gid = order ? order + 2 * len : NULL;
+    first = order ? order + 3 * len : NULL;
+    count = order ? order + 4 * len : NULL;
+    pos = order ? order + 5 * len : NULL;
+    if (len > 0) {
+        const int64_t *s = pfvm__ms_unique_sort(x, outer, len, inner, order, order + len);
+        for (i = 0; i < len; i++) {
+            if (i == 0 || pfvm__ms_slice_cmp(x, outer, len, inner, s[i], s[i - 1])) {
+                first[u] = s[i];
+                count[u++] = 0;
+            }
+            gid[s[i]] = u - 1;
+            count[u - 1]++;
+        }
+        /* output ranks: by value, or by first occurrence */
+        for (g = 0; g < u; g++)
+            pos[g] = g;
+        if (!sorted)
+            for (i = 0, r = 0; i < len; i++)
+                if (first[gid[i]] == i)
+                    pos[gid[i]] = r++;
     }
     if (axa) {
         memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
@@ -21632,47 +21709,21 @@ static pfvm_code pfvm__ms_k_unique(pfvm_kctx *k)
     if (pfvm_kctx_output(k, 0, x->dtype, axa ? x->rank : 1, dims) || pfvm_kctx_output(k, 1, PFVM_INT64, 1, &u) ||
         pfvm_kctx_output(k, 2, PFVM_INT64, 1, &len) || pfvm_kctx_output(k, 3, PFVM_INT64, 1, &u))
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    /* the r-th unique slice: first occurrences in order, or by value when
-     * sorted (selection: the smallest first occurrence above the last) */
-    {
-        int64_t r, last = -1;
-        for (r = 0; r < u; r++) {
-            int64_t best = -1, o, e, cnt = 0;
-            for (i = 0; i < len; i++) {
-                int first = 1;
-                for (j = 0; j < i && first; j++)
-                    if (!pfvm__ms_slice_cmp(x, outer, len, inner, i, j))
-                        first = 0;
-                if (!first)
-                    continue;
-                if (!sorted) {
-                    if (i > last) {
-                        best = i;
-                        break;
-                    }
-                    continue;
-                }
-                if ((last < 0 || pfvm__ms_slice_cmp(x, outer, len, inner, i, last) > 0) &&
-                    (best < 0 || pfvm__ms_slice_cmp(x, outer, len, inner, i, best) < 0))
-                    best = i;
-            }
-            last = best;
-            for (o = 0; o < outer; o++)
-                for (e = 0; e < inner; e++)
-                    memcpy((char *)k->out[0]->data + (size_t)((o * u + r) * inner + e) * es,
-                           (const char *)x->data + (size_t)((o * len + best) * inner + e) * es, es);
-            for (i = 0; i < len; i++)
-                if (!pfvm__ms_slice_cmp(x, outer, len, inner, i, best)) {
-                    cnt++;
-                    if (k->n_out > 2 && k->out[2])
-                        ((int64_t *)k->out[2]->data)[i] = r;
-                }
-            if (k->n_out > 1 && k->out[1])
-                ((int64_t *)k->out[1]->data)[r] = best;
-            if (k->n_out > 3 && k->out[3])
-                ((int64_t *)k->out[3]->data)[r] = cnt;
-        }
+    for (g = 0; g < u; g++) {
+        int64_t o, e;
+        r = pos[g];
+        for (o = 0; o < outer; o++)
+            for (e = 0; e < inner; e++)
+                memcpy((char *)k->out[0]->data + (size_t)((o * u + r) * inner + e) * es,
+                       (const char *)x->data + (size_t)((o * len + first[g]) * inner + e) * es, es);
+        if (k->n_out > 1 && k->out[1])
+            ((int64_t *)k->out[1]->data)[r] = first[g];
+        if (k->n_out > 3 && k->out[3])
+            ((int64_t *)k->out[3]->data)[r] = count[g];
     }
+    if (k->n_out > 2 && k->out[2])
+        for (i = 0; i < len; i++)
+            ((int64_t *)k->out[2]->data)[i] = pos[gid[i]];
     return PFVM_OK;
 }
 
@@ -21916,6 +21967,23 @@ static int pfvm__nn_ceil_clamps(const pfvm__nn_win *w, int i)
     return w->ceil_mode && w->s[i] > pfvm__nn_extent(w, i) - w->pe[i];
 }
 
+/* Explicit pads past the window's extent only add outputs whose windows
+ * see nothing but padding; huge ones (2^31) made Conv and the pools write
+ * millions of such outputs before any limit applied. onnxruntime refuses
+ * pool pads >= the kernel; a pad equal to the extent (a 1x1 Conv with pads
+ * 1) is kept, as it occurs in real models. */
+static pfvm_code pfvm__nn_check_pads(const pfvm__nn_win *w, pfvm_status *st)
+{
+    int i;
+    if (w->auto_pad != PFVM__NN_NOTSET)
+        return PFVM_OK;
+    for (i = 0; i < w->n; i++)
+        if (w->k[i] > 0 && (w->pb[i] > pfvm__nn_extent(w, i) || w->pe[i] > pfvm__nn_extent(w, i)))
+            return pfvm__fail(st, PFVM_ERR_INVALID, "spatial dim %d: pads %lld, %lld exceed the window extent %lld", i,
+                              (long long)w->pb[i], (long long)w->pe[i], (long long)pfvm__nn_extent(w, i));
+    return PFVM_OK;
+}
+
 /* Output size along spatial dim i over symbols (the kernels' rule below). */
 static const pfvm_sym *pfvm__nn_out_sym(pfvm_symtab *t, const pfvm__nn_win *w, int i, const pfvm_sym *in)
 {
@@ -21946,6 +22014,8 @@ static pfvm_code pfvm__nn_check_len(pfvm_ictx *c, const pfvm_sym *len)
 static pfvm_code pfvm__nn_resolve(pfvm__nn_win *w, const int64_t *in, int64_t *out, pfvm_status *st)
 {
     int i;
+    if (pfvm__nn_check_pads(w, st))
+        return st ? st->code : PFVM_ERR_INVALID;
     for (i = 0; i < w->n; i++) {
         int64_t ext = pfvm__nn_extent(w, i), o;
         if (w->auto_pad == PFVM__NN_SAME_UPPER || w->auto_pad == PFVM__NN_SAME_LOWER) {
@@ -22019,6 +22089,17 @@ static pfvm_code pfvm__nn_conv_window(const pfvm_node *node, const pfvm_shape *w
     return PFVM_OK;
 }
 
+/* Conv is defined over one float type (ConvInteger and QLinearConv take
+ * integers); a uint8 x with a float weight ran the slow reference path. */
+static pfvm_code pfvm__nn_conv_types(pfvm_dtype x, pfvm_dtype w, pfvm_status *st)
+{
+    if ((x != PFVM_UNDEFINED && !pfvm_dtype_is_float(x)) || (w != PFVM_UNDEFINED && !pfvm_dtype_is_float(w)) ||
+        (x != PFVM_UNDEFINED && w != PFVM_UNDEFINED && x != w))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "x (%s) and W (%s) must have the same float type", pfvm_dtype_name(x),
+                          pfvm_dtype_name(w));
+    return PFVM_OK;
+}
+
 static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape, *wt = &c->in[1]->type.shape;
@@ -22026,6 +22107,8 @@ static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
     pfvm__nn_win w;
     pfvm_shape out;
     int i, nsp, known;
+    if (pfvm__nn_conv_types(c->in[0]->type.dtype, c->in[1]->type.dtype, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
     if (x->rank < 0 || wt->rank < 0)
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 ? x->rank : wt->rank);
     if (x->rank < 3 || wt->rank != x->rank)
@@ -22054,6 +22137,8 @@ static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
             return c->st ? c->st->code : PFVM_ERR_NOMEM;
         out = c->out[0]->type.shape;
     } else {
+        if (pfvm__nn_check_pads(&w, c->st))
+            return c->st ? c->st->code : PFVM_ERR_INVALID;
         out.rank = x->rank;
         for (i = 0; i < nsp; i++)
             if (!(out.dims[i + 2] = pfvm__nn_out_sym(c->syms, &w, i, x->dims[i + 2])) ||
@@ -22667,6 +22752,8 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
     const pfvm_tensor *X = k->in[0], *W = k->in[1], *B = k->n_in > 2 ? k->in[2] : NULL;
     pfvm__nn_geom g;
     pfvm__nn_store_ctx sc;
+    if (pfvm__nn_conv_types(X->dtype, W->dtype, k->st))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "types");
     if (pfvm__nn_conv_setup(k, X, W, X->dtype, &g))
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     if (B && pfvm_tensor_numel(B) != g.M)
@@ -22713,6 +22800,20 @@ static pfvm_code pfvm__nn_convt_attrs(const pfvm_node *node, int nsp, pfvm__nn_t
     return PFVM_OK;
 }
 
+/* ONNX (and torch) want each output_padding below its stride or its
+ * dilation; a larger one only appends zeros past the last window (10^6 of
+ * them took seconds before any limit). */
+static pfvm_code pfvm__nn_check_opad(const pfvm__nn_win *w, const pfvm__nn_tattr *t, pfvm_status *st)
+{
+    int i;
+    for (i = 0; i < w->n; i++)
+        if (t->opad[i] && t->opad[i] >= w->s[i] && t->opad[i] >= w->d[i])
+            return pfvm__fail(st, PFVM_ERR_INVALID,
+                              "spatial dim %d: output_padding %lld is not smaller than the stride %lld or the dilation %lld", i,
+                              (long long)t->opad[i], (long long)w->s[i], (long long)w->d[i]);
+    return PFVM_OK;
+}
+
 static int pfvm__nn_convt_same(const pfvm__nn_win *w)
 {
     return w->auto_pad == PFVM__NN_SAME_UPPER || w->auto_pad == PFVM__NN_SAME_LOWER;
@@ -22725,6 +22826,8 @@ static pfvm_code pfvm__nn_convt_resolve(pfvm__nn_win *w, const pfvm__nn_tattr *t
                                         pfvm_status *st)
 {
     int i;
+    if (pfvm__nn_check_opad(w, t, st))
+        return st ? st->code : PFVM_ERR_INVALID;
     for (i = 0; i < w->n; i++) {
         int64_t full;
         if (!pfvm__mul_i64(w->s[i], in[i] - 1, &full) || !pfvm__add_i64(full, t->opad[i] + pfvm__nn_extent(w, i), &full) ||
@@ -22767,7 +22870,8 @@ static pfvm_code pfvm__nn_infer_convt(pfvm_ictx *c)
     if (pfvm_sym_is_const(x->dims[1], &xc) && pfvm_sym_is_const(wt->dims[0], &wc) && xc != wc)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld input channels, weight has %lld", (long long)xc, (long long)wc);
     nsp = x->rank - 2;
-    if (pfvm__nn_conv_window(c->node, wt, nsp, &w, &known, c->st) || pfvm__nn_convt_attrs(c->node, nsp, &t, c->st))
+    if (pfvm__nn_conv_window(c->node, wt, nsp, &w, &known, c->st) || pfvm__nn_convt_attrs(c->node, nsp, &t, c->st) ||
+        pfvm__nn_check_opad(&w, &t, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
     if (!known && !t.has_oshape) {
         if (pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank))
@@ -22911,6 +23015,8 @@ static pfvm_code pfvm__nn_infer_pool(pfvm_ictx *c)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input rank %d: pooling needs N, C and spatial dims", x->rank);
     if (pfvm__nn_window(c->node, x->rank - 2, NULL, &w, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
+    if (pfvm__nn_check_pads(&w, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
     out = *x;
     for (i = 0; i < w.n; i++)
         if (!(out.dims[i + 2] = pfvm__nn_out_sym(c->syms, &w, i, x->dims[i + 2])) || pfvm__nn_check_len(c, out.dims[i + 2]))
@@ -22999,13 +23105,16 @@ __attribute__((target("avx2"))) static void pfvm__nn_max_s2_avx2(float *y, const
 
 static float pfvm__nn_max_one(const pfvm__nn_2d *d, const float *x, int32_t kha, int32_t khb, int32_t ih0, int32_t ow)
 {
-    int32_t iw0 = ow * d->SW - d->PL, r, t, any = 0;
+    int32_t iw0 = ow * d->SW - d->PL, r, t, ta, tb, any = 0;
     float best = -INFINITY;
+    /* only the kernel columns inside the row: a kernel of 10^6 columns
+     * (SAME padding) cost 10^6 tests per output */
+    pfvm__nn_dw_range(d->KW, d->DW, iw0, 0, d->W, &ta, &tb);
     for (r = kha; r < khb; r++) {
         const float *row = x + (ih0 + r * d->DH) * d->W;
-        for (t = 0; t < d->KW; t++) {
+        for (t = ta; t < tb; t++) {
             int32_t iw = iw0 + t * d->DW;
-            if (iw >= 0 && iw < d->W && (!any || row[iw] > best)) {
+            if (!any || row[iw] > best) {
                 best = row[iw];
                 any = 1;
             }
@@ -23345,10 +23454,11 @@ static pfvm_code pfvm__nn_k_roipool(pfvm_kctx *k)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     for (r = 0; r < nr; r++) {
         double b = pfvm__nn_ld(R, r * 5), box[4], bh, bw;
-        int64_t n = (int64_t)b, h0, w0;
+        int64_t n, h0, w0;
         if (!(b >= 0 && b < (double)X->dims[0]))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "roi %lld names batch %g of %lld", (long long)r, b,
                                  (long long)X->dims[0]);
+        n = (int64_t)b; /* after the check: a NaN or 1e30 batch has no int64 */
         for (i = 0; i < 4; i++) {
             double v = pfvm__nn_ld(R, r * 5 + 1 + i) * scale;
             /* rounded half away from zero, kept in int64 range */
@@ -25472,6 +25582,10 @@ static pfvm_code pfvm__q_k_dynamic(pfvm_kctx *k)
         lo = v < lo ? v : lo;
         hi = v > hi ? v : hi;
     }
+    /* an infinite x makes the scale infinite and the zero point NaN,
+     * which has no uint8 value */
+    if (!isfinite((float)hi - (float)lo))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "x holds an infinite value (or a range past float): no finite scale");
     scale = (float)((float)hi - (float)lo) / 255.0f;
     zp = scale != 0 ? pfvm__q_round((float)(0.0f - (float)lo / scale)) : 0;
     zp = zp < 0 ? 0 : zp > 255 ? 255 : zp;
@@ -25619,7 +25733,7 @@ PFVM_INTERNAL void pfvm_q_multiplier(double real, int32_t *mult, int *shift)
     int e;
     double f;
     int64_t m;
-    if (!(real > 0) || real != real) {
+    if (!(real > 0) || !isfinite(real)) { /* an infinite one has no int32 mantissa */
         *mult = 0;
         *shift = 0;
         return;
@@ -26160,6 +26274,20 @@ static void pfvm__qc_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int
     }
 }
 
+/* Float scales the fixed-point multipliers can represent: finite and
+ * positive (an infinite or zero scale takes the reference path, whose
+ * double arithmetic saturates). */
+static int pfvm__qc_scales_ok(const pfvm_tensor *s)
+{
+    int64_t i, n = pfvm_tensor_numel(s);
+    for (i = 0; i < n; i++) {
+        float v = ((const float *)s->data)[i];
+        if (!(v > 0) || !isfinite(v))
+            return 0;
+    }
+    return 1;
+}
+
 /* The constants of the fast path (weights, scales, zero points) are ones
  * it takes. */
 static int pfvm__qc_consts_ok(const pfvm_kctx *k)
@@ -26173,7 +26301,8 @@ static int pfvm__qc_consts_ok(const pfvm_kctx *k)
         (B && B->dtype != PFVM_INT32))
         return 0;
     nws = pfvm_tensor_numel(ws);
-    return (nws == 1 || nws == W->dims[0]) && pfvm_tensor_numel(wz) == nws && (!B || pfvm_tensor_numel(B) == W->dims[0]);
+    return (nws == 1 || nws == W->dims[0]) && pfvm_tensor_numel(wz) == nws && (!B || pfvm_tensor_numel(B) == W->dims[0]) &&
+           pfvm__qc_scales_ok(xs) && pfvm__qc_scales_ok(ws) && pfvm__qc_scales_ok(ys);
 }
 
 /* Packed weights and requantization multipliers: made at bind
@@ -26360,15 +26489,19 @@ static size_t pfvm__q_workspace_qlinear_conv(const pfvm_node *n, const pfvm_dims
 #define PFVM__QC_PREPARE pfvm__qc_prepare
 #endif
 
-/* Conv-shaped inference through a view of the node's Conv attributes. */
+/* Conv-shaped inference through a view of the node's Conv attributes.
+ * x and w are viewed without their (integer) dtypes: Conv's rule checks
+ * shapes here, not its float types. */
 static pfvm_code pfvm__q_infer_conv(pfvm_ictx *c, int x, int w, pfvm_dtype dt)
 {
     const pfvm_op_def *conv = pfvm_op_find("", "Conv", 11);
     pfvm_ictx c2 = *c;
     const pfvm_ival *ins[2];
+    pfvm_ival xv = *c->in[x], wv = *c->in[w];
     pfvm_code rc;
-    ins[0] = c->in[x];
-    ins[1] = c->in[w];
+    xv.type.dtype = wv.type.dtype = PFVM_UNDEFINED;
+    ins[0] = &xv;
+    ins[1] = &wv;
     c2.in = ins;
     c2.n_in = 2;
     if (!conv)
@@ -28826,7 +28959,13 @@ static pfvm_code pfvm__sg_k_mel(pfvm_kctx *k)
     step = (hmel - lmel) / (double)(nb + 2);
     for (i = 0; i < nb + 2; i++) {
         double f = 700 * (pow(10, ((double)i * step + lmel) / 2595) - 1);
-        bin[i] = (int64_t)floor((double)(dft + 1) * f / (double)rate);
+        double b = floor(((double)dft + 1) * f / (double)rate);
+        /* checked as a double: edges of NaN, infinite or huge hertz have
+         * no int64 bin */
+        if (!(b >= 0 && b <= (double)spec))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE,
+                                 "mel edges %g..%g hertz fall outside the spectrum of %lld bins", lo, hi, (long long)spec);
+        bin[i] = (int64_t)b;
     }
     for (i = 0; i < spec * nb; i++)
         pfvm_red_store(y, i, 0);

@@ -818,12 +818,16 @@ static pfvm_code pfvm__cf_k_scan8(pfvm_kctx *k)
     if (n_in < 1 || !k->in[1] || k->in[1]->rank < 1)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "needs inputs with a batch axis");
     B = k->in[1]->dims[0];
-    if (B < 0 || B > INT32_MAX || !pfvm__arrsetlen(slices, n_in) || !pfvm__arrsetlen(results, (size_t)(B * k->n_out))) {
+    /* the results are stacked from at most 4096 parts (below) */
+    if (B > 4096)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "batch of %lld larger than 4096", (long long)B);
+    if (B < 0 || !pfvm__arrsetlen(slices, n_in) || !pfvm__arrsetlen(results, (size_t)(B * k->n_out))) {
         stbds_arrfree(slices);
         stbds_arrfree(results);
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory");
     }
-    memset(results, 0, sizeof(pfvm_tensor *) * (size_t)(B * k->n_out));
+    if (B > 0) /* an empty batch leaves results NULL */
+        memset(results, 0, sizeof(pfvm_tensor *) * (size_t)(B * k->n_out));
     for (j = 0; j < n_in; j++)
         slices[j] = NULL;
     for (b = 0; !rc && b < B; b++) {
@@ -869,10 +873,6 @@ static pfvm_code pfvm__cf_k_scan8(pfvm_kctx *k)
     }
     for (j = 0; !rc && j < k->n_out; j++) {
         pfvm_tensor *parts[4096];
-        if (B > 4096) {
-            rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "batch larger than 4096");
-            break;
-        }
         for (b = 0; b < B; b++)
             parts[b] = results[b * k->n_out + j];
         if (k->out[j])

@@ -39,7 +39,9 @@ static int pfvm__es_expand(const char *spec, int len, int rank, int ell_rank, ch
     }
     if (rank < 0)
         rank = letters + (dots ? ell_rank : 0);
-    if (letters > rank || (!dots && letters != rank))
+    /* an output of 8 letters and an ellipsis wrote the ellipsis labels
+     * past dst */
+    if (letters > rank || (!dots && letters != rank) || rank > PFVM_MAX_RANK)
         return -1;
     for (i = 0; i < len; i++) {
         if (spec + i == dots) {

@@ -459,26 +459,78 @@ static pfvm_code pfvm__ms_infer_unique(pfvm_ictx *c)
 }
 
 /* Compares slices a and b (each `inner` elements of the `outer` x len x
- * inner view along the axis); returns <0, 0, >0. */
+ * inner view along the axis); returns <0, 0, >0. A total order, as the
+ * sort needs: NaN after every number and equal to NaN (numpy.unique's
+ * equal_nan), integers compared as integers (past 2^53 doubles merge
+ * them). */
 static int pfvm__ms_slice_cmp(const pfvm_tensor *x, int64_t outer, int64_t len, int64_t inner, int64_t a, int64_t b)
 {
     int64_t o, e;
+    int is_int = pfvm_dtype_is_int(x->dtype), is_u64 = x->dtype == PFVM_UINT64;
     for (o = 0; o < outer; o++)
         for (e = 0; e < inner; e++) {
-            double va = pfvm_tensor_get_f64(x, (o * len + a) * inner + e), vb = pfvm_tensor_get_f64(x, (o * len + b) * inner + e);
-            if (va != vb)
-                return va < vb ? -1 : 1;
+            int64_t ia = (o * len + a) * inner + e, ib = (o * len + b) * inner + e;
+            if (is_u64) {
+                uint64_t va = ((const uint64_t *)x->data)[ia], vb = ((const uint64_t *)x->data)[ib];
+                if (va != vb)
+                    return va < vb ? -1 : 1;
+            } else if (is_int) {
+                int64_t va = pfvm_tensor_get_i64(x, ia), vb = pfvm_tensor_get_i64(x, ib);
+                if (va != vb)
+                    return va < vb ? -1 : 1;
+            } else {
+                double va = pfvm_tensor_get_f64(x, ia), vb = pfvm_tensor_get_f64(x, ib);
+                if (va != va || vb != vb) {
+                    if (va != va && vb != vb)
+                        continue;
+                    return va != va ? 1 : -1;
+                }
+                if (va != vb)
+                    return va < vb ? -1 : 1;
+            }
         }
     return 0;
 }
 
+/* Stable bottom-up merge sort of the slice positions 0..len-1 by value
+ * (equal slices keep their order, so each run of equal ones starts at its
+ * first occurrence); tmp has len entries too. Returns the sorted array. */
+static int64_t *pfvm__ms_unique_sort(const pfvm_tensor *x, int64_t outer, int64_t len, int64_t inner, int64_t *idx,
+                                     int64_t *tmp)
+{
+    int64_t width, i;
+    for (i = 0; i < len; i++)
+        idx[i] = i;
+    for (width = 1; width < len; width *= 2) {
+        int64_t lo, *sw;
+        for (lo = 0; lo < len; lo += 2 * width) {
+            int64_t mid = lo + width < len ? lo + width : len, hi = lo + 2 * width < len ? lo + 2 * width : len;
+            int64_t p = lo, q = mid, t = lo;
+            while (p < mid && q < hi)
+                tmp[t++] = pfvm__ms_slice_cmp(x, outer, len, inner, idx[q], idx[p]) < 0 ? idx[q++] : idx[p++];
+            while (p < mid)
+                tmp[t++] = idx[p++];
+            while (q < hi)
+                tmp[t++] = idx[q++];
+        }
+        sw = idx;
+        idx = tmp;
+        tmp = sw;
+    }
+    return idx;
+}
+
+/* Sorts the slices once (O(len log len) comparisons; the former
+ * first-occurrence scans were O(len^3): 64 Ki distinct values never
+ * finished), then numbers the runs of equal slices. */
 static pfvm_code pfvm__ms_k_unique(pfvm_kctx *k)
 {
     const pfvm_tensor *x = k->in[0];
     const pfvm_attr *axa = pfvm_node_attr(k->node, "axis");
     int sorted = (int)pfvm_node_attr_int(k->node, "sorted", 1), d, a = -1;
-    int64_t outer = 1, len, inner = 1, i, j, u = 0, dims[PFVM_MAX_RANK];
-    size_t es = pfvm_dtype_size(x->dtype);
+    int64_t outer = 1, len, inner = 1, i, g, r, u = 0, dims[PFVM_MAX_RANK];
+    int64_t *order, *gid, *first, *count, *pos;
+    size_t es = pfvm_dtype_size(x->dtype), bytes;
     if (x->dtype == PFVM_STRING)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "string tensors");
     if (axa) {
@@ -493,12 +545,33 @@ static pfvm_code pfvm__ms_k_unique(pfvm_kctx *k)
     } else {
         len = pfvm_tensor_numel(x);
     }
-    /* count the distinct slices: a slice is new if no earlier one equals it */
-    for (i = 0; i < len; i++) {
-        for (j = 0; j < i; j++)
-            if (!pfvm__ms_slice_cmp(x, outer, len, inner, i, j))
-                break;
-        u += j == i;
+    /* order and its merge buffer, then per position its run (gid), per
+     * run its first position, count and output rank */
+    order = NULL;
+    if (len > 0 && (!pfvm__mul_size((size_t)len, 6 * sizeof(int64_t), &bytes) ||
+                    !(order = (int64_t *)pfvm_kctx_scratch(k, bytes))))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "no workspace for %lld slices", (long long)len);
+    gid = order ? order + 2 * len : NULL;
+    first = order ? order + 3 * len : NULL;
+    count = order ? order + 4 * len : NULL;
+    pos = order ? order + 5 * len : NULL;
+    if (len > 0) {
+        const int64_t *s = pfvm__ms_unique_sort(x, outer, len, inner, order, order + len);
+        for (i = 0; i < len; i++) {
+            if (i == 0 || pfvm__ms_slice_cmp(x, outer, len, inner, s[i], s[i - 1])) {
+                first[u] = s[i];
+                count[u++] = 0;
+            }
+            gid[s[i]] = u - 1;
+            count[u - 1]++;
+        }
+        /* output ranks: by value, or by first occurrence */
+        for (g = 0; g < u; g++)
+            pos[g] = g;
+        if (!sorted)
+            for (i = 0, r = 0; i < len; i++)
+                if (first[gid[i]] == i)
+                    pos[gid[i]] = r++;
     }
     if (axa) {
         memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
@@ -509,47 +582,21 @@ static pfvm_code pfvm__ms_k_unique(pfvm_kctx *k)
     if (pfvm_kctx_output(k, 0, x->dtype, axa ? x->rank : 1, dims) || pfvm_kctx_output(k, 1, PFVM_INT64, 1, &u) ||
         pfvm_kctx_output(k, 2, PFVM_INT64, 1, &len) || pfvm_kctx_output(k, 3, PFVM_INT64, 1, &u))
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    /* the r-th unique slice: first occurrences in order, or by value when
-     * sorted (selection: the smallest first occurrence above the last) */
-    {
-        int64_t r, last = -1;
-        for (r = 0; r < u; r++) {
-            int64_t best = -1, o, e, cnt = 0;
-            for (i = 0; i < len; i++) {
-                int first = 1;
-                for (j = 0; j < i && first; j++)
-                    if (!pfvm__ms_slice_cmp(x, outer, len, inner, i, j))
-                        first = 0;
-                if (!first)
-                    continue;
-                if (!sorted) {
-                    if (i > last) {
-                        best = i;
-                        break;
-                    }
-                    continue;
-                }
-                if ((last < 0 || pfvm__ms_slice_cmp(x, outer, len, inner, i, last) > 0) &&
-                    (best < 0 || pfvm__ms_slice_cmp(x, outer, len, inner, i, best) < 0))
-                    best = i;
-            }
-            last = best;
-            for (o = 0; o < outer; o++)
-                for (e = 0; e < inner; e++)
-                    memcpy((char *)k->out[0]->data + (size_t)((o * u + r) * inner + e) * es,
-                           (const char *)x->data + (size_t)((o * len + best) * inner + e) * es, es);
-            for (i = 0; i < len; i++)
-                if (!pfvm__ms_slice_cmp(x, outer, len, inner, i, best)) {
-                    cnt++;
-                    if (k->n_out > 2 && k->out[2])
-                        ((int64_t *)k->out[2]->data)[i] = r;
-                }
-            if (k->n_out > 1 && k->out[1])
-                ((int64_t *)k->out[1]->data)[r] = best;
-            if (k->n_out > 3 && k->out[3])
-                ((int64_t *)k->out[3]->data)[r] = cnt;
-        }
+    for (g = 0; g < u; g++) {
+        int64_t o, e;
+        r = pos[g];
+        for (o = 0; o < outer; o++)
+            for (e = 0; e < inner; e++)
+                memcpy((char *)k->out[0]->data + (size_t)((o * u + r) * inner + e) * es,
+                       (const char *)x->data + (size_t)((o * len + first[g]) * inner + e) * es, es);
+        if (k->n_out > 1 && k->out[1])
+            ((int64_t *)k->out[1]->data)[r] = first[g];
+        if (k->n_out > 3 && k->out[3])
+            ((int64_t *)k->out[3]->data)[r] = count[g];
     }
+    if (k->n_out > 2 && k->out[2])
+        for (i = 0; i < len; i++)
+            ((int64_t *)k->out[2]->data)[i] = pos[gid[i]];
     return PFVM_OK;
 }
 

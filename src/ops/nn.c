@@ -163,6 +163,23 @@ static int pfvm__nn_ceil_clamps(const pfvm__nn_win *w, int i)
     return w->ceil_mode && w->s[i] > pfvm__nn_extent(w, i) - w->pe[i];
 }
 
+/* Explicit pads past the window's extent only add outputs whose windows
+ * see nothing but padding; huge ones (2^31) made Conv and the pools write
+ * millions of such outputs before any limit applied. onnxruntime refuses
+ * pool pads >= the kernel; a pad equal to the extent (a 1x1 Conv with pads
+ * 1) is kept, as it occurs in real models. */
+static pfvm_code pfvm__nn_check_pads(const pfvm__nn_win *w, pfvm_status *st)
+{
+    int i;
+    if (w->auto_pad != PFVM__NN_NOTSET)
+        return PFVM_OK;
+    for (i = 0; i < w->n; i++)
+        if (w->k[i] > 0 && (w->pb[i] > pfvm__nn_extent(w, i) || w->pe[i] > pfvm__nn_extent(w, i)))
+            return pfvm__fail(st, PFVM_ERR_INVALID, "spatial dim %d: pads %lld, %lld exceed the window extent %lld", i,
+                              (long long)w->pb[i], (long long)w->pe[i], (long long)pfvm__nn_extent(w, i));
+    return PFVM_OK;
+}
+
 /* Output size along spatial dim i over symbols (the kernels' rule below). */
 static const pfvm_sym *pfvm__nn_out_sym(pfvm_symtab *t, const pfvm__nn_win *w, int i, const pfvm_sym *in)
 {
@@ -193,6 +210,8 @@ static pfvm_code pfvm__nn_check_len(pfvm_ictx *c, const pfvm_sym *len)
 static pfvm_code pfvm__nn_resolve(pfvm__nn_win *w, const int64_t *in, int64_t *out, pfvm_status *st)
 {
     int i;
+    if (pfvm__nn_check_pads(w, st))
+        return st ? st->code : PFVM_ERR_INVALID;
     for (i = 0; i < w->n; i++) {
         int64_t ext = pfvm__nn_extent(w, i), o;
         if (w->auto_pad == PFVM__NN_SAME_UPPER || w->auto_pad == PFVM__NN_SAME_LOWER) {
@@ -266,6 +285,17 @@ static pfvm_code pfvm__nn_conv_window(const pfvm_node *node, const pfvm_shape *w
     return PFVM_OK;
 }
 
+/* Conv is defined over one float type (ConvInteger and QLinearConv take
+ * integers); a uint8 x with a float weight ran the slow reference path. */
+static pfvm_code pfvm__nn_conv_types(pfvm_dtype x, pfvm_dtype w, pfvm_status *st)
+{
+    if ((x != PFVM_UNDEFINED && !pfvm_dtype_is_float(x)) || (w != PFVM_UNDEFINED && !pfvm_dtype_is_float(w)) ||
+        (x != PFVM_UNDEFINED && w != PFVM_UNDEFINED && x != w))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "x (%s) and W (%s) must have the same float type", pfvm_dtype_name(x),
+                          pfvm_dtype_name(w));
+    return PFVM_OK;
+}
+
 static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
 {
     const pfvm_shape *x = &c->in[0]->type.shape, *wt = &c->in[1]->type.shape;
@@ -273,6 +303,8 @@ static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
     pfvm__nn_win w;
     pfvm_shape out;
     int i, nsp, known;
+    if (pfvm__nn_conv_types(c->in[0]->type.dtype, c->in[1]->type.dtype, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
     if (x->rank < 0 || wt->rank < 0)
         return pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank >= 0 ? x->rank : wt->rank);
     if (x->rank < 3 || wt->rank != x->rank)
@@ -301,6 +333,8 @@ static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
             return c->st ? c->st->code : PFVM_ERR_NOMEM;
         out = c->out[0]->type.shape;
     } else {
+        if (pfvm__nn_check_pads(&w, c->st))
+            return c->st ? c->st->code : PFVM_ERR_INVALID;
         out.rank = x->rank;
         for (i = 0; i < nsp; i++)
             if (!(out.dims[i + 2] = pfvm__nn_out_sym(c->syms, &w, i, x->dims[i + 2])) ||
@@ -914,6 +948,8 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
     const pfvm_tensor *X = k->in[0], *W = k->in[1], *B = k->n_in > 2 ? k->in[2] : NULL;
     pfvm__nn_geom g;
     pfvm__nn_store_ctx sc;
+    if (pfvm__nn_conv_types(X->dtype, W->dtype, k->st))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "%s", k->st ? k->st->msg : "types");
     if (pfvm__nn_conv_setup(k, X, W, X->dtype, &g))
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     if (B && pfvm_tensor_numel(B) != g.M)
@@ -960,6 +996,20 @@ static pfvm_code pfvm__nn_convt_attrs(const pfvm_node *node, int nsp, pfvm__nn_t
     return PFVM_OK;
 }
 
+/* ONNX (and torch) want each output_padding below its stride or its
+ * dilation; a larger one only appends zeros past the last window (10^6 of
+ * them took seconds before any limit). */
+static pfvm_code pfvm__nn_check_opad(const pfvm__nn_win *w, const pfvm__nn_tattr *t, pfvm_status *st)
+{
+    int i;
+    for (i = 0; i < w->n; i++)
+        if (t->opad[i] && t->opad[i] >= w->s[i] && t->opad[i] >= w->d[i])
+            return pfvm__fail(st, PFVM_ERR_INVALID,
+                              "spatial dim %d: output_padding %lld is not smaller than the stride %lld or the dilation %lld", i,
+                              (long long)t->opad[i], (long long)w->s[i], (long long)w->d[i]);
+    return PFVM_OK;
+}
+
 static int pfvm__nn_convt_same(const pfvm__nn_win *w)
 {
     return w->auto_pad == PFVM__NN_SAME_UPPER || w->auto_pad == PFVM__NN_SAME_LOWER;
@@ -972,6 +1022,8 @@ static pfvm_code pfvm__nn_convt_resolve(pfvm__nn_win *w, const pfvm__nn_tattr *t
                                         pfvm_status *st)
 {
     int i;
+    if (pfvm__nn_check_opad(w, t, st))
+        return st ? st->code : PFVM_ERR_INVALID;
     for (i = 0; i < w->n; i++) {
         int64_t full;
         if (!pfvm__mul_i64(w->s[i], in[i] - 1, &full) || !pfvm__add_i64(full, t->opad[i] + pfvm__nn_extent(w, i), &full) ||
@@ -1014,7 +1066,8 @@ static pfvm_code pfvm__nn_infer_convt(pfvm_ictx *c)
     if (pfvm_sym_is_const(x->dims[1], &xc) && pfvm_sym_is_const(wt->dims[0], &wc) && xc != wc)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "%lld input channels, weight has %lld", (long long)xc, (long long)wc);
     nsp = x->rank - 2;
-    if (pfvm__nn_conv_window(c->node, wt, nsp, &w, &known, c->st) || pfvm__nn_convt_attrs(c->node, nsp, &t, c->st))
+    if (pfvm__nn_conv_window(c->node, wt, nsp, &w, &known, c->st) || pfvm__nn_convt_attrs(c->node, nsp, &t, c->st) ||
+        pfvm__nn_check_opad(&w, &t, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
     if (!known && !t.has_oshape) {
         if (pfvm_infer_unknown(c, 0, c->in[0]->type.dtype, x->rank))
@@ -1158,6 +1211,8 @@ static pfvm_code pfvm__nn_infer_pool(pfvm_ictx *c)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input rank %d: pooling needs N, C and spatial dims", x->rank);
     if (pfvm__nn_window(c->node, x->rank - 2, NULL, &w, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
+    if (pfvm__nn_check_pads(&w, c->st))
+        return c->st ? c->st->code : PFVM_ERR_INVALID;
     out = *x;
     for (i = 0; i < w.n; i++)
         if (!(out.dims[i + 2] = pfvm__nn_out_sym(c->syms, &w, i, x->dims[i + 2])) || pfvm__nn_check_len(c, out.dims[i + 2]))
@@ -1246,13 +1301,16 @@ __attribute__((target("avx2"))) static void pfvm__nn_max_s2_avx2(float *y, const
 
 static float pfvm__nn_max_one(const pfvm__nn_2d *d, const float *x, int32_t kha, int32_t khb, int32_t ih0, int32_t ow)
 {
-    int32_t iw0 = ow * d->SW - d->PL, r, t, any = 0;
+    int32_t iw0 = ow * d->SW - d->PL, r, t, ta, tb, any = 0;
     float best = -INFINITY;
+    /* only the kernel columns inside the row: a kernel of 10^6 columns
+     * (SAME padding) cost 10^6 tests per output */
+    pfvm__nn_dw_range(d->KW, d->DW, iw0, 0, d->W, &ta, &tb);
     for (r = kha; r < khb; r++) {
         const float *row = x + (ih0 + r * d->DH) * d->W;
-        for (t = 0; t < d->KW; t++) {
+        for (t = ta; t < tb; t++) {
             int32_t iw = iw0 + t * d->DW;
-            if (iw >= 0 && iw < d->W && (!any || row[iw] > best)) {
+            if (!any || row[iw] > best) {
                 best = row[iw];
                 any = 1;
             }
@@ -1592,10 +1650,11 @@ static pfvm_code pfvm__nn_k_roipool(pfvm_kctx *k)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     for (r = 0; r < nr; r++) {
         double b = pfvm__nn_ld(R, r * 5), box[4], bh, bw;
-        int64_t n = (int64_t)b, h0, w0;
+        int64_t n, h0, w0;
         if (!(b >= 0 && b < (double)X->dims[0]))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "roi %lld names batch %g of %lld", (long long)r, b,
                                  (long long)X->dims[0]);
+        n = (int64_t)b; /* after the check: a NaN or 1e30 batch has no int64 */
         for (i = 0; i < 4; i++) {
             double v = pfvm__nn_ld(R, r * 5 + 1 + i) * scale;
             /* rounded half away from zero, kept in int64 range */

@@ -236,6 +236,10 @@ static pfvm_code pfvm__q_k_dynamic(pfvm_kctx *k)
         lo = v < lo ? v : lo;
         hi = v > hi ? v : hi;
     }
+    /* an infinite x makes the scale infinite and the zero point NaN,
+     * which has no uint8 value */
+    if (!isfinite((float)hi - (float)lo))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "x holds an infinite value (or a range past float): no finite scale");
     scale = (float)((float)hi - (float)lo) / 255.0f;
     zp = scale != 0 ? pfvm__q_round((float)(0.0f - (float)lo / scale)) : 0;
     zp = zp < 0 ? 0 : zp > 255 ? 255 : zp;
@@ -383,7 +387,7 @@ PFVM_INTERNAL void pfvm_q_multiplier(double real, int32_t *mult, int *shift)
     int e;
     double f;
     int64_t m;
-    if (!(real > 0) || real != real) {
+    if (!(real > 0) || !isfinite(real)) { /* an infinite one has no int32 mantissa */
         *mult = 0;
         *shift = 0;
         return;
@@ -924,6 +928,20 @@ static void pfvm__qc_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int
     }
 }
 
+/* Float scales the fixed-point multipliers can represent: finite and
+ * positive (an infinite or zero scale takes the reference path, whose
+ * double arithmetic saturates). */
+static int pfvm__qc_scales_ok(const pfvm_tensor *s)
+{
+    int64_t i, n = pfvm_tensor_numel(s);
+    for (i = 0; i < n; i++) {
+        float v = ((const float *)s->data)[i];
+        if (!(v > 0) || !isfinite(v))
+            return 0;
+    }
+    return 1;
+}
+
 /* The constants of the fast path (weights, scales, zero points) are ones
  * it takes. */
 static int pfvm__qc_consts_ok(const pfvm_kctx *k)
@@ -937,7 +955,8 @@ static int pfvm__qc_consts_ok(const pfvm_kctx *k)
         (B && B->dtype != PFVM_INT32))
         return 0;
     nws = pfvm_tensor_numel(ws);
-    return (nws == 1 || nws == W->dims[0]) && pfvm_tensor_numel(wz) == nws && (!B || pfvm_tensor_numel(B) == W->dims[0]);
+    return (nws == 1 || nws == W->dims[0]) && pfvm_tensor_numel(wz) == nws && (!B || pfvm_tensor_numel(B) == W->dims[0]) &&
+           pfvm__qc_scales_ok(xs) && pfvm__qc_scales_ok(ws) && pfvm__qc_scales_ok(ys);
 }
 
 /* Packed weights and requantization multipliers: made at bind
@@ -1124,15 +1143,19 @@ static size_t pfvm__q_workspace_qlinear_conv(const pfvm_node *n, const pfvm_dims
 #define PFVM__QC_PREPARE pfvm__qc_prepare
 #endif
 
-/* Conv-shaped inference through a view of the node's Conv attributes. */
+/* Conv-shaped inference through a view of the node's Conv attributes.
+ * x and w are viewed without their (integer) dtypes: Conv's rule checks
+ * shapes here, not its float types. */
 static pfvm_code pfvm__q_infer_conv(pfvm_ictx *c, int x, int w, pfvm_dtype dt)
 {
     const pfvm_op_def *conv = pfvm_op_find("", "Conv", 11);
     pfvm_ictx c2 = *c;
     const pfvm_ival *ins[2];
+    pfvm_ival xv = *c->in[x], wv = *c->in[w];
     pfvm_code rc;
-    ins[0] = c->in[x];
-    ins[1] = c->in[w];
+    xv.type.dtype = wv.type.dtype = PFVM_UNDEFINED;
+    ins[0] = &xv;
+    ins[1] = &wv;
     c2.in = ins;
     c2.n_in = 2;
     if (!conv)

@@ -268,7 +268,13 @@ static pfvm_code pfvm__sg_k_mel(pfvm_kctx *k)
     step = (hmel - lmel) / (double)(nb + 2);
     for (i = 0; i < nb + 2; i++) {
         double f = 700 * (pow(10, ((double)i * step + lmel) / 2595) - 1);
-        bin[i] = (int64_t)floor((double)(dft + 1) * f / (double)rate);
+        double b = floor(((double)dft + 1) * f / (double)rate);
+        /* checked as a double: edges of NaN, infinite or huge hertz have
+         * no int64 bin */
+        if (!(b >= 0 && b <= (double)spec))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE,
+                                 "mel edges %g..%g hertz fall outside the spectrum of %lld bins", lo, hi, (long long)spec);
+        bin[i] = (int64_t)b;
     }
     for (i = 0; i < spec * nb; i++)
         pfvm_red_store(y, i, 0);

@@ -106,7 +106,7 @@ PFVM_API int pfvm_sym_eval(const pfvm_sym *s, const pfvm_binding *b, int64_t *ou
 PFVM_API const pfvm_sym *pfvm_sym_subst(pfvm_symtab *t, const pfvm_sym *s, const pfvm_binding *b);
 
 /* Prints s in pfvm's grammar (`batch*64`, `(h+1)/2`, `min(a,b)`); returns
- * the length it needed, like snprintf, up to about 64 KiB: printing stops
+ * the length it needed, like snprintf, up to about 4 KiB: printing stops
  * there (shared subexpressions can make a small expression's text
  * exponentially long). */
 PFVM_API int pfvm_sym_print(const pfvm_sym *s, char *buf, size_t n);
