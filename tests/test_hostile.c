@@ -126,16 +126,16 @@ static void test_dynamic_quantize_inf(void)
     h_end(&t);
 }
 
-/* Pads past the window: Conv with pads 2^31 and stride 1023 wrote 67
+/* Pads past the input plus the window: Conv with pads 2^31 and stride 1023 wrote 67
  * million outputs of pure padding (seconds; a fuzz timeout); AveragePool
  * with pads 10^6 likewise. Refused before any work, by inference and by
- * the kernel. A pad equal to the extent (1x1 Conv, pads 1) still runs. */
+ * the kernel. Pads wider than the kernel (1x1 Conv, pads 1) still run. */
 static void test_pads_past_window(void)
 {
     hcase t;
     static float x[1 * 1 * 3 * 3], w[1 * 1 * 3 * 2], w1[1];
     int64_t pads[4] = {0, (int64_t)1 << 31, 0, 0}, strides[2] = {1, 1023}, big[4] = {1000000, 0, 0, 0};
-    int64_t one[4] = {1, 1, 1, 1}, k3[2] = {3, 3};
+    int64_t one[4] = {1, 1, 1, 1}, four[4] = {4, 4, 4, 4}, k3[2] = {3, 3};
     hin conv[2] = {{PFVM_FLOAT, 4, {1, 1, 3, 3}, x}, {PFVM_FLOAT, 4, {1, 1, 3, 2}, w}};
     hin conv1[2] = {{PFVM_FLOAT, 4, {1, 1, 3, 3}, x}, {PFVM_FLOAT, 4, {1, 1, 1, 1}, w1}};
     const pfvm_tensor *y;
@@ -144,12 +144,12 @@ static void test_pads_past_window(void)
         h_node(&t, "Conv", 11, conv, 2, 1);
         pfvm_node_set_attr_ints(t.n, "pads", pads, 4, &t.st);
         pfvm_node_set_attr_ints(t.n, "strides", strides, 2, &t.st);
-        CHECK(h_fails(&t, pass ? h_run_kernel(&t) : h_run(&t), "exceed the window extent"));
+        CHECK(h_fails(&t, pass ? h_run_kernel(&t) : h_run(&t), "plus the window extent"));
         h_end(&t);
         h_node(&t, "AveragePool", 11, conv, 1, 1);
         pfvm_node_set_attr_ints(t.n, "kernel_shape", k3, 2, &t.st);
         pfvm_node_set_attr_ints(t.n, "pads", big, 4, &t.st);
-        CHECK(h_fails(&t, pass ? h_run_kernel(&t) : h_run(&t), "exceed the window extent"));
+        CHECK(h_fails(&t, pass ? h_run_kernel(&t) : h_run(&t), "plus the window extent"));
         h_end(&t);
     }
     h_node(&t, "Conv", 11, conv1, 2, 1);
@@ -157,6 +157,13 @@ static void test_pads_past_window(void)
     CHECK_MSG(h_run(&t) == PFVM_OK, "%s", t.st.msg);
     y = t.e ? pfvm_exec_output(t.e, 0) : NULL;
     CHECK(y && y->rank == 4 && y->dims[2] == 5 && y->dims[3] == 5);
+    h_end(&t);
+    /* the bound itself: 3 + 1 on a 3x3 input and a 1x1 kernel */
+    h_node(&t, "Conv", 11, conv1, 2, 1);
+    pfvm_node_set_attr_ints(t.n, "pads", four, 4, &t.st);
+    CHECK_MSG(h_run(&t) == PFVM_OK, "%s", t.st.msg);
+    y = t.e ? pfvm_exec_output(t.e, 0) : NULL;
+    CHECK(y && y->rank == 4 && y->dims[2] == 11 && y->dims[3] == 11);
     h_end(&t);
 }
 

@@ -163,21 +163,35 @@ static int pfvm__nn_ceil_clamps(const pfvm__nn_win *w, int i)
     return w->ceil_mode && w->s[i] > pfvm__nn_extent(w, i) - w->pe[i];
 }
 
-/* Explicit pads past the window's extent only add outputs whose windows
- * see nothing but padding; huge ones (2^31) made Conv and the pools write
- * millions of such outputs before any limit applied. onnxruntime refuses
- * pool pads >= the kernel; a pad equal to the extent (a 1x1 Conv with pads
- * 1) is kept, as it occurs in real models. */
-static pfvm_code pfvm__nn_check_pads(const pfvm__nn_win *w, pfvm_status *st)
+/* A pad larger than the input plus the window's extent only adds outputs
+ * whose windows see nothing but padding: pads of 2^31 made Conv and the
+ * pools write millions of them (seconds) before any limit applied. Within
+ * the bound the output stays within three times the unpadded one, and pads
+ * wider than the kernel (whole rows of padding, which models and the tests
+ * of the depthwise paths have) still run. in[i] < 0: not known yet. */
+static pfvm_code pfvm__nn_check_pads(const pfvm__nn_win *w, const int64_t *in, pfvm_status *st)
 {
     int i;
     if (w->auto_pad != PFVM__NN_NOTSET)
         return PFVM_OK;
-    for (i = 0; i < w->n; i++)
-        if (w->k[i] > 0 && (w->pb[i] > pfvm__nn_extent(w, i) || w->pe[i] > pfvm__nn_extent(w, i)))
-            return pfvm__fail(st, PFVM_ERR_INVALID, "spatial dim %d: pads %lld, %lld exceed the window extent %lld", i,
-                              (long long)w->pb[i], (long long)w->pe[i], (long long)pfvm__nn_extent(w, i));
+    for (i = 0; i < w->n; i++) {
+        int64_t ext = pfvm__nn_extent(w, i), lim = in[i] < INT64_MAX - ext ? in[i] + ext : INT64_MAX;
+        if (in[i] >= 0 && w->k[i] > 0 && (w->pb[i] > lim || w->pe[i] > lim))
+            return pfvm__fail(st, PFVM_ERR_INVALID,
+                              "spatial dim %d: pads %lld, %lld exceed the input size %lld plus the window extent %lld", i,
+                              (long long)w->pb[i], (long long)w->pe[i], (long long)in[i], (long long)pfvm__nn_extent(w, i));
+    }
     return PFVM_OK;
+}
+
+/* The spatial input sizes of a shape that are constants, -1 for the
+ * others. */
+static void pfvm__nn_const_sp(const pfvm_shape *x, int nsp, int64_t *in)
+{
+    int i;
+    for (i = 0; i < nsp && i < PFVM__NN_SP; i++)
+        if (!pfvm_sym_is_const(x->dims[i + 2], &in[i]))
+            in[i] = -1;
 }
 
 /* Output size along spatial dim i over symbols (the kernels' rule below). */
@@ -210,7 +224,7 @@ static pfvm_code pfvm__nn_check_len(pfvm_ictx *c, const pfvm_sym *len)
 static pfvm_code pfvm__nn_resolve(pfvm__nn_win *w, const int64_t *in, int64_t *out, pfvm_status *st)
 {
     int i;
-    if (pfvm__nn_check_pads(w, st))
+    if (pfvm__nn_check_pads(w, in, st))
         return st ? st->code : PFVM_ERR_INVALID;
     for (i = 0; i < w->n; i++) {
         int64_t ext = pfvm__nn_extent(w, i), o;
@@ -333,7 +347,9 @@ static pfvm_code pfvm__nn_infer_conv(pfvm_ictx *c)
             return c->st ? c->st->code : PFVM_ERR_NOMEM;
         out = c->out[0]->type.shape;
     } else {
-        if (pfvm__nn_check_pads(&w, c->st))
+        int64_t in[PFVM__NN_SP];
+        pfvm__nn_const_sp(x, nsp, in);
+        if (pfvm__nn_check_pads(&w, in, c->st))
             return c->st ? c->st->code : PFVM_ERR_INVALID;
         out.rank = x->rank;
         for (i = 0; i < nsp; i++)
@@ -1201,6 +1217,7 @@ static pfvm_code pfvm__nn_infer_pool(pfvm_ictx *c)
     const pfvm_shape *x = &c->in[0]->type.shape;
     pfvm__nn_win w;
     pfvm_shape out;
+    int64_t in[PFVM__NN_SP];
     int i;
     if (x->rank < 0) {
         if (c->n_out > 1 && c->out[1] && pfvm_infer_unknown(c, 1, PFVM_INT64, -1))
@@ -1211,7 +1228,8 @@ static pfvm_code pfvm__nn_infer_pool(pfvm_ictx *c)
         return pfvm__fail(c->st, PFVM_ERR_SHAPE, "input rank %d: pooling needs N, C and spatial dims", x->rank);
     if (pfvm__nn_window(c->node, x->rank - 2, NULL, &w, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
-    if (pfvm__nn_check_pads(&w, c->st))
+    pfvm__nn_const_sp(x, w.n, in);
+    if (pfvm__nn_check_pads(&w, in, c->st))
         return c->st ? c->st->code : PFVM_ERR_INVALID;
     out = *x;
     for (i = 0; i < w.n; i++)

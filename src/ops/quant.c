@@ -1151,8 +1151,12 @@ static pfvm_code pfvm__q_infer_conv(pfvm_ictx *c, int x, int w, pfvm_dtype dt)
     const pfvm_op_def *conv = pfvm_op_find("", "Conv", 11);
     pfvm_ictx c2 = *c;
     const pfvm_ival *ins[2];
-    pfvm_ival xv = *c->in[x], wv = *c->in[w];
+    pfvm_ival xv, wv;
     pfvm_code rc;
+    if (!c->in[x] || !c->in[w])
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "x and w are required");
+    xv = *c->in[x];
+    wv = *c->in[w];
     xv.type.dtype = wv.type.dtype = PFVM_UNDEFINED;
     ins[0] = &xv;
     ins[1] = &wv;
