@@ -110,59 +110,58 @@ static size_t parse_bytes(const char *s)
  *
  * pfvm starts no threads; it calls the parallel-for it is given
  * (pfvm_parallel). This one keeps N-1 workers waiting on a condition
- * variable; each job's tasks i go to thread i mod N, the calling thread
- * being thread 0, which then waits for the others. */
+ * variable. The caller and the workers take a job's tasks one by one
+ * from a counter, so on a loaded machine the caller runs the tasks of
+ * workers that have not woken up yet, and waits only for tasks that have
+ * started. */
 static int n_threads = 1;
 
 #ifdef INTERP_HAVE_THREADS
-typedef struct pool pool;
-typedef struct pool_worker {
-    pool *p;
-    int w;
-} pool_worker;
-
-struct pool {
+typedef struct pool {
     pthread_mutex_t mu;
     pthread_cond_t go, done;
     pthread_t *th;
-    pool_worker *wk;
-    int n, started;       /* threads (the caller included), workers started */
+    int n, started;       /* threads (the caller included); workers started */
     unsigned long job;    /* incremented for each job */
-    int pending;          /* workers still on the current job */
-    int n_tasks;
+    int next, n_tasks;    /* the current job's next task, and its tasks */
+    int running;          /* tasks taken and not finished */
     pfvm_task_fn fn;
     void *ctx;
     int quit;
     pid_t owner;          /* the process that started the workers (interp test forks) */
-};
+} pool;
 
 static pool the_pool;
 
-static void pool_tasks(pool *p, int w)
+/* Runs the current job's tasks until none is left; called and returns
+ * with p->mu held. */
+static void pool_take_tasks(pool *p)
 {
-    int i;
-    for (i = w; i < p->n_tasks; i += p->n)
-        p->fn(p->ctx, i);
+    while (p->next < p->n_tasks) {
+        int i = p->next++;
+        pfvm_task_fn fn = p->fn;
+        void *ctx = p->ctx;
+        p->running++;
+        pthread_mutex_unlock(&p->mu);
+        fn(ctx, i);
+        pthread_mutex_lock(&p->mu);
+        if (--p->running == 0 && p->next >= p->n_tasks)
+            pthread_cond_broadcast(&p->done);
+    }
 }
 
 static void *pool_main(void *arg)
 {
-    pool_worker *wk = (pool_worker *)arg;
-    pool *p = wk->p;
-    unsigned long seen;
+    pool *p = (pool *)arg;
+    unsigned long seen = 0; /* workers start before the first job (which may be posted before they run) */
     pthread_mutex_lock(&p->mu);
-    seen = p->job;
     for (;;) {
         while (p->job == seen && !p->quit)
             pthread_cond_wait(&p->go, &p->mu);
         if (p->quit)
             break;
         seen = p->job;
-        pthread_mutex_unlock(&p->mu);
-        pool_tasks(p, wk->w);
-        pthread_mutex_lock(&p->mu);
-        if (--p->pending == 0)
-            pthread_cond_signal(&p->done);
+        pool_take_tasks(p);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -176,20 +175,13 @@ static int pool_start(pool *p)
     if (p->started && p->owner == getpid())
         return 1;
     memset(p, 0, sizeof *p);
-    p->n = n_threads;
     p->owner = getpid();
     if (pthread_mutex_init(&p->mu, NULL) || pthread_cond_init(&p->go, NULL) || pthread_cond_init(&p->done, NULL) ||
-        !(p->th = (pthread_t *)calloc((size_t)p->n, sizeof *p->th)) ||
-        !(p->wk = (pool_worker *)calloc((size_t)p->n, sizeof *p->wk)))
+        !(p->th = (pthread_t *)calloc((size_t)n_threads, sizeof *p->th)))
         return 0;
-    for (i = 1; i < p->n; i++) {
-        p->wk[i].p = p;
-        p->wk[i].w = i;
-        if (pthread_create(&p->th[i], NULL, pool_main, &p->wk[i]))
-            break;
-        p->started = i;
+    for (i = 1; i < n_threads && !pthread_create(&p->th[i], NULL, pool_main, p); i++) {
     }
-    p->n = p->started + 1; /* the threads that did start */
+    p->n = i; /* the threads that did start, and this one */
     p->started = 1;
     return 1;
 }
@@ -207,13 +199,11 @@ static void pool_parallel_for(void *user, int n, pfvm_task_fn fn, void *ctx)
     p->fn = fn;
     p->ctx = ctx;
     p->n_tasks = n;
-    p->pending = p->n - 1;
+    p->next = 0;
     p->job++;
     pthread_cond_broadcast(&p->go);
-    pthread_mutex_unlock(&p->mu);
-    pool_tasks(p, 0);
-    pthread_mutex_lock(&p->mu);
-    while (p->pending)
+    pool_take_tasks(p);
+    while (p->running)
         pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
 }
@@ -230,7 +220,6 @@ static void pool_stop(pool *p)
     for (i = 1; i < p->n; i++)
         pthread_join(p->th[i], NULL);
     free(p->th);
-    free(p->wk);
     p->started = 0;
 }
 #endif

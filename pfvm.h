@@ -20481,10 +20481,25 @@ typedef struct pfvm__la_par {
     float *c, *ws;
     int64_t ldc;
     size_t ws_floats;     /* per part */
-    int parts, by_rows;   /* parts of units of rows (kernel heights) or of columns */
+    int parts, by_rows;   /* tasks (one workspace each); units of rows (kernel heights) or of columns */
     int64_t unit, units;
+    int chunks;           /* rectangles the tasks take in turn */
+    int next;             /* the next rectangle to take (where the compiler has atomics) */
     int reads_b;          /* B read in place (pfvm__la_gemv or pfvm__la_direct) */
 } pfvm__la_par;
+
+/* The tasks take rectangles from a shared counter where gcc and clang's
+ * atomics exist, so that a thread that the OS keeps waiting (a loaded
+ * machine) leaves its share to the others; elsewhere task i takes
+ * rectangles i, i + parts, ... Which thread computes a rectangle never
+ * changes its bits. */
+#if defined(__GNUC__)
+#define PFVM__LA_CLAIM(p, i, c) ((void)(i), (c) = __atomic_fetch_add(&(p)->next, 1, __ATOMIC_RELAXED))
+#define PFVM__LA_NEXT(p, c) ((c) = __atomic_fetch_add(&(p)->next, 1, __ATOMIC_RELAXED))
+#else
+#define PFVM__LA_CLAIM(p, i, c) ((c) = (i))
+#define PFVM__LA_NEXT(p, c) ((c) += (p)->parts)
+#endif
 
 /* 1 when B (strided) is read in place rather than packed. */
 static int pfvm__la_reads_b(const pfvm__la_kern *kn, int64_t m, pfvm_la_pack_fn pack, const void *user)
@@ -20495,10 +20510,9 @@ static int pfvm__la_reads_b(const pfvm__la_kern *kn, int64_t m, pfvm_la_pack_fn 
     return (m <= 2 && (b->s_n == 1 || b->s_k == 1)) || (m <= 2 * kn->mr && b->s_n == 1);
 }
 
-static void pfvm__la_part(void *ctx, int i)
+static void pfvm__la_rect_run(pfvm__la_par *p, int chunk, float *ws)
 {
-    const pfvm__la_par *p = (const pfvm__la_par *)ctx;
-    int64_t u0 = p->units * i / p->parts, u1 = p->units * (i + 1) / p->parts;
+    int64_t u0 = p->units * chunk / p->chunks, u1 = p->units * (chunk + 1) / p->chunks;
     pfvm__la_rect r = pfvm__la_whole(p->m, p->n);
     if (p->by_rows) {
         r.i0 = u0 * p->unit;
@@ -20520,11 +20534,18 @@ static void pfvm__la_part(void *ctx, int i)
                             stack_b);
         return;
     }
-    {
-        float *ws = p->ws + p->ws_floats * (size_t)i;
-        pfvm__la_blocked(p->kn, p->bl, r, p->k, p->alpha, p->a, p->as_m, p->as_k, p->apre, p->mpad, p->pack, p->user,
-                         p->c, p->ldc, ws, ws + p->bl.kc * p->bl.nc);
-    }
+    pfvm__la_blocked(p->kn, p->bl, r, p->k, p->alpha, p->a, p->as_m, p->as_k, p->apre, p->mpad, p->pack, p->user, p->c,
+                     p->ldc, ws, ws + p->bl.kc * p->bl.nc);
+}
+
+/* Task i: rectangles until none is left, in workspace i. */
+static void pfvm__la_part(void *ctx, int i)
+{
+    pfvm__la_par *p = (pfvm__la_par *)ctx;
+    float *ws = p->ws ? p->ws + p->ws_floats * (size_t)i : NULL;
+    int c;
+    for (PFVM__LA_CLAIM(p, i, c); c < p->chunks; PFVM__LA_NEXT(p, c))
+        pfvm__la_rect_run(p, c, ws);
 }
 
 /* The share of the work the busiest of `parts` threads gets, relative to
@@ -20548,6 +20569,12 @@ static int pfvm__la_split(pfvm__la_par *p, int threads)
     p->unit = p->by_rows ? p->kn->mr : PFVM__LA_NR_MAX;
     p->units = p->by_rows ? ur : uc;
     p->parts = p->units < threads ? (int)p->units : threads;
+    /* more rectangles than tasks, for the balance; fewer of rows, each of
+     * which packs its own copy of B */
+    p->chunks = p->parts * (p->by_rows ? 2 : 4);
+    if (p->chunks > p->units)
+        p->chunks = (int)p->units;
+    p->next = 0;
     if (!p->reads_b && !p->ws)
         return 1; /* blocks on the stack: no workspace to give each part */
     return p->parts;
@@ -22791,21 +22818,20 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
         y[i] = v;
 }
 
-/* Depthwise planes split over threads: part i takes planes
- * [i*P/parts, (i+1)*P/parts) of the N x group planes. */
+/* Depthwise planes split over threads: the N x group planes in `chunks`
+ * runs, which the tasks take from a shared counter (gcc and clang's
+ * atomics; elsewhere task i takes runs i, i + parts, ...). */
 typedef struct pfvm__nn_dwpar {
     const pfvm__nn_geom *g;
     const pfvm__nn_2d *d; /* NULL: the general depthwise loops */
     const float *x, *wt, *bias;
     float *y;
-    int parts;
+    int parts, chunks, next;
 } pfvm__nn_dwpar;
 
-static void pfvm__nn_dw_part(void *ctx, int i)
+static void pfvm__nn_dw_planes(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
 {
-    const pfvm__nn_dwpar *p = (const pfvm__nn_dwpar *)ctx;
     const pfvm__nn_geom *g = p->g;
-    int64_t planes = g->N * g->group, q = planes * i / p->parts, q1 = planes * (i + 1) / p->parts;
     for (; q < q1; q++) {
         int64_t gr = q % g->group;
         const float *xg = p->x + q * g->in_plane; /* one input and one output channel per plane */
@@ -22818,6 +22844,21 @@ static void pfvm__nn_dw_part(void *ctx, int i)
             pfvm__nn_conv_depthwise(g, xg, p->wt + gr * g->kk, yg);
         }
     }
+}
+
+static void pfvm__nn_dw_part(void *ctx, int i)
+{
+    pfvm__nn_dwpar *p = (pfvm__nn_dwpar *)ctx;
+    int64_t planes = p->g->N * p->g->group;
+    int c;
+#if defined(__GNUC__)
+    (void)i;
+    for (c = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED); c < p->chunks;
+         c = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED))
+#else
+    for (c = i; c < p->chunks; c += p->parts)
+#endif
+        pfvm__nn_dw_planes(p, planes * c / p->chunks, planes * (c + 1) / p->chunks);
 }
 
 static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x, const float *wt,
@@ -22835,6 +22876,12 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
     p.parts = work < 65536.0 ? 1 : pfvm_kctx_threads(k);
     if (p.parts > planes)
         p.parts = (int)planes;
+    if (p.parts <= 1) {
+        pfvm__nn_dw_planes(&p, 0, planes);
+        return;
+    }
+    p.chunks = planes < (int64_t)p.parts * 8 ? (int)planes : p.parts * 8;
+    p.next = 0;
     pfvm_kctx_parallel(k, p.parts, pfvm__nn_dw_part, &p);
 }
 

@@ -748,10 +748,25 @@ typedef struct pfvm__la_par {
     float *c, *ws;
     int64_t ldc;
     size_t ws_floats;     /* per part */
-    int parts, by_rows;   /* parts of units of rows (kernel heights) or of columns */
+    int parts, by_rows;   /* tasks (one workspace each); units of rows (kernel heights) or of columns */
     int64_t unit, units;
+    int chunks;           /* rectangles the tasks take in turn */
+    int next;             /* the next rectangle to take (where the compiler has atomics) */
     int reads_b;          /* B read in place (pfvm__la_gemv or pfvm__la_direct) */
 } pfvm__la_par;
+
+/* The tasks take rectangles from a shared counter where gcc and clang's
+ * atomics exist, so that a thread that the OS keeps waiting (a loaded
+ * machine) leaves its share to the others; elsewhere task i takes
+ * rectangles i, i + parts, ... Which thread computes a rectangle never
+ * changes its bits. */
+#if defined(__GNUC__)
+#define PFVM__LA_CLAIM(p, i, c) ((void)(i), (c) = __atomic_fetch_add(&(p)->next, 1, __ATOMIC_RELAXED))
+#define PFVM__LA_NEXT(p, c) ((c) = __atomic_fetch_add(&(p)->next, 1, __ATOMIC_RELAXED))
+#else
+#define PFVM__LA_CLAIM(p, i, c) ((c) = (i))
+#define PFVM__LA_NEXT(p, c) ((c) += (p)->parts)
+#endif
 
 /* 1 when B (strided) is read in place rather than packed. */
 static int pfvm__la_reads_b(const pfvm__la_kern *kn, int64_t m, pfvm_la_pack_fn pack, const void *user)
@@ -762,10 +777,9 @@ static int pfvm__la_reads_b(const pfvm__la_kern *kn, int64_t m, pfvm_la_pack_fn 
     return (m <= 2 && (b->s_n == 1 || b->s_k == 1)) || (m <= 2 * kn->mr && b->s_n == 1);
 }
 
-static void pfvm__la_part(void *ctx, int i)
+static void pfvm__la_rect_run(pfvm__la_par *p, int chunk, float *ws)
 {
-    const pfvm__la_par *p = (const pfvm__la_par *)ctx;
-    int64_t u0 = p->units * i / p->parts, u1 = p->units * (i + 1) / p->parts;
+    int64_t u0 = p->units * chunk / p->chunks, u1 = p->units * (chunk + 1) / p->chunks;
     pfvm__la_rect r = pfvm__la_whole(p->m, p->n);
     if (p->by_rows) {
         r.i0 = u0 * p->unit;
@@ -787,11 +801,18 @@ static void pfvm__la_part(void *ctx, int i)
                             stack_b);
         return;
     }
-    {
-        float *ws = p->ws + p->ws_floats * (size_t)i;
-        pfvm__la_blocked(p->kn, p->bl, r, p->k, p->alpha, p->a, p->as_m, p->as_k, p->apre, p->mpad, p->pack, p->user,
-                         p->c, p->ldc, ws, ws + p->bl.kc * p->bl.nc);
-    }
+    pfvm__la_blocked(p->kn, p->bl, r, p->k, p->alpha, p->a, p->as_m, p->as_k, p->apre, p->mpad, p->pack, p->user, p->c,
+                     p->ldc, ws, ws + p->bl.kc * p->bl.nc);
+}
+
+/* Task i: rectangles until none is left, in workspace i. */
+static void pfvm__la_part(void *ctx, int i)
+{
+    pfvm__la_par *p = (pfvm__la_par *)ctx;
+    float *ws = p->ws ? p->ws + p->ws_floats * (size_t)i : NULL;
+    int c;
+    for (PFVM__LA_CLAIM(p, i, c); c < p->chunks; PFVM__LA_NEXT(p, c))
+        pfvm__la_rect_run(p, c, ws);
 }
 
 /* The share of the work the busiest of `parts` threads gets, relative to
@@ -815,6 +836,12 @@ static int pfvm__la_split(pfvm__la_par *p, int threads)
     p->unit = p->by_rows ? p->kn->mr : PFVM__LA_NR_MAX;
     p->units = p->by_rows ? ur : uc;
     p->parts = p->units < threads ? (int)p->units : threads;
+    /* more rectangles than tasks, for the balance; fewer of rows, each of
+     * which packs its own copy of B */
+    p->chunks = p->parts * (p->by_rows ? 2 : 4);
+    if (p->chunks > p->units)
+        p->chunks = (int)p->units;
+    p->next = 0;
     if (!p->reads_b && !p->ws)
         return 1; /* blocks on the stack: no workspace to give each part */
     return p->parts;

@@ -847,21 +847,20 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
         y[i] = v;
 }
 
-/* Depthwise planes split over threads: part i takes planes
- * [i*P/parts, (i+1)*P/parts) of the N x group planes. */
+/* Depthwise planes split over threads: the N x group planes in `chunks`
+ * runs, which the tasks take from a shared counter (gcc and clang's
+ * atomics; elsewhere task i takes runs i, i + parts, ...). */
 typedef struct pfvm__nn_dwpar {
     const pfvm__nn_geom *g;
     const pfvm__nn_2d *d; /* NULL: the general depthwise loops */
     const float *x, *wt, *bias;
     float *y;
-    int parts;
+    int parts, chunks, next;
 } pfvm__nn_dwpar;
 
-static void pfvm__nn_dw_part(void *ctx, int i)
+static void pfvm__nn_dw_planes(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
 {
-    const pfvm__nn_dwpar *p = (const pfvm__nn_dwpar *)ctx;
     const pfvm__nn_geom *g = p->g;
-    int64_t planes = g->N * g->group, q = planes * i / p->parts, q1 = planes * (i + 1) / p->parts;
     for (; q < q1; q++) {
         int64_t gr = q % g->group;
         const float *xg = p->x + q * g->in_plane; /* one input and one output channel per plane */
@@ -874,6 +873,21 @@ static void pfvm__nn_dw_part(void *ctx, int i)
             pfvm__nn_conv_depthwise(g, xg, p->wt + gr * g->kk, yg);
         }
     }
+}
+
+static void pfvm__nn_dw_part(void *ctx, int i)
+{
+    pfvm__nn_dwpar *p = (pfvm__nn_dwpar *)ctx;
+    int64_t planes = p->g->N * p->g->group;
+    int c;
+#if defined(__GNUC__)
+    (void)i;
+    for (c = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED); c < p->chunks;
+         c = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED))
+#else
+    for (c = i; c < p->chunks; c += p->parts)
+#endif
+        pfvm__nn_dw_planes(p, planes * c / p->chunks, planes * (c + 1) / p->chunks);
 }
 
 static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x, const float *wt,
@@ -891,6 +905,12 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
     p.parts = work < 65536.0 ? 1 : pfvm_kctx_threads(k);
     if (p.parts > planes)
         p.parts = (int)planes;
+    if (p.parts <= 1) {
+        pfvm__nn_dw_planes(&p, 0, planes);
+        return;
+    }
+    p.chunks = planes < (int64_t)p.parts * 8 ? (int)planes : p.parts * 8;
+    p.next = 0;
     pfvm_kctx_parallel(k, p.parts, pfvm__nn_dw_part, &p);
 }
 
