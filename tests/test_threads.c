@@ -3,7 +3,8 @@
  * and 3 threads, a pthreads one made here, and every output must be equal
  * byte for byte. The larger CNNs must actually have split work (the hook
  * was called: products by rows and by columns, matrix-vector products,
- * depthwise planes), and runs with threads allocate nothing (the workspace for
+ * depthwise planes); so must MatMuls of every path of the engine (the
+ * matrix-vector loops, B read in place, rows, columns, edge tiles), and runs with threads allocate nothing (the workspace for
  * every thread is reserved at bind). Run from the repository root:
  *
  *   build/tests/test_threads [MODEL_DIR]...
@@ -182,6 +183,67 @@ out:
     free(input);
 }
 
+/* MatMul of two graph inputs (B not constant: the engine packs A per run
+ * or reads B in place): m x k times k x n, at 1, 2 and 3 threads. */
+static void check_matmul(int64_t m, int64_t k, int64_t n)
+{
+    pfvm_status st;
+    pfvm_model *mod = pfvm_model_new(&st);
+    pfvm_graph *g = mod ? pfvm_graph_new(mod, NULL, "g", &st) : NULL;
+    pfvm_value *io[3];
+    pfvm_exec *e = NULL;
+    pfvm_tensor *in[2] = {NULL, NULL};
+    int64_t da[2], db[2], i;
+    unsigned char *one = NULL;
+    size_t bytes = 0;
+    int threads;
+    da[0] = m, da[1] = k, db[0] = k, db[1] = n;
+    if (!g || !(io[0] = pfvm_graph_value(g, "a", &st)) || !(io[1] = pfvm_graph_value(g, "b", &st)) ||
+        !(io[2] = pfvm_graph_value(g, "c", &st)) || pfvm_model_set_opset(mod, "", 17, &st) ||
+        pfvm_graph_add_input(g, io[0], &st) || pfvm_graph_add_input(g, io[1], &st) ||
+        !pfvm_graph_add_node(g, "MatMul", "", "mm", io, 2, &io[2], 1, &st) || pfvm_graph_add_output(g, io[2], &st) ||
+        !(in[0] = pfvm_tensor_new(PFVM_FLOAT, 2, da, &st)) || !(in[1] = pfvm_tensor_new(PFVM_FLOAT, 2, db, &st)) ||
+        !(e = pfvm_exec_new(mod, NULL, &st))) {
+        CHECK_MSG(0, "matmul %lldx%lldx%lld: %s", (long long)m, (long long)k, (long long)n, st.msg);
+        goto out;
+    }
+    for (i = 0; i < m * k; i++)
+        ((float *)in[0]->data)[i] = (float)((i * 7919) % 2001 - 1000) / 997.0f;
+    for (i = 0; i < k * n; i++)
+        ((float *)in[1]->data)[i] = (float)((i * 104729) % 1999 - 999) / 1013.0f;
+    for (threads = 1; threads <= 3; threads++) {
+        pfvm_parallel par;
+        const pfvm_tensor *c;
+        par.parallel_for = spawn_for;
+        par.user = &threads;
+        par.threads = threads;
+        pfvm_exec_set_parallel(e, threads > 1 ? &par : NULL);
+        hook_calls = 0;
+        if (pfvm_exec_bind(e, (const pfvm_tensor *const *)in, 2, &st) || pfvm_exec_run(e, &st)) {
+            CHECK_MSG(0, "matmul %lldx%lldx%lld, %d threads: %s", (long long)m, (long long)k, (long long)n, threads,
+                      st.msg);
+            break;
+        }
+        c = pfvm_exec_output(e, 0);
+        if (threads == 1) {
+            bytes = c->nbytes;
+            if ((one = (unsigned char *)malloc(bytes + 1)) != NULL)
+                memcpy(one, c->data, bytes);
+            continue;
+        }
+        CHECK_MSG(one && c->nbytes == bytes && !memcmp(one, c->data, bytes),
+                  "matmul %lldx%lldx%lld: %d threads differ from 1", (long long)m, (long long)k, (long long)n, threads);
+        CHECK_MSG(hook_calls == 1, "matmul %lldx%lldx%lld: %ld parallel-for calls with %d threads", (long long)m,
+                  (long long)k, (long long)n, hook_calls, threads);
+    }
+out:
+    free(one);
+    pfvm_tensor_free(in[0]);
+    pfvm_tensor_free(in[1]);
+    pfvm_exec_free(e);
+    pfvm_model_free(mod);
+}
+
 int main(int argc, char **argv)
 {
     int i;
@@ -199,6 +261,11 @@ int main(int argc, char **argv)
         check_model("tests/models/mlp", 0);
         check_model("tests/models/transformer_encoder", 0);
         check_model("tests/models/gpt_small", 0);
+        check_matmul(2, 300, 250);   /* matrix-vector rows */
+        check_matmul(12, 300, 250);  /* few rows: B read in place */
+        check_matmul(100, 64, 40);   /* few columns: split by rows */
+        check_matmul(300, 200, 500); /* split by columns, A packed by each part */
+        check_matmul(61, 77, 333);   /* edges everywhere */
     }
     return CHECK_END();
 }

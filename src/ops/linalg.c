@@ -727,7 +727,7 @@ PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64
  *
  * A product splits into parts that each compute a rectangle of C with the
  * whole of K (never a split sum), on tiles aligned as in the whole
- * product, so every entry of C takes the same operations in the same
+ * product (rows in kernel heights, columns in kernel widths), so every entry of C takes the same operations in the same
  * order with any number of parts: the same bits. */
 
 /* Below this many multiply-adds a product stays on one thread: handing
@@ -815,35 +815,33 @@ static void pfvm__la_part(void *ctx, int i)
         pfvm__la_rect_run(p, c, ws);
 }
 
-/* The share of the work the busiest of `parts` threads gets, relative to
- * an even split, for `units` equal units: 1 is perfect. */
-static double pfvm__la_balance(int64_t units, int parts)
+/* The busiest of `parts` threads' share of n rows or columns cut in units
+ * of `unit`, relative to an even split: 1 is perfect. */
+static double pfvm__la_balance(int64_t n, int64_t unit, int parts)
 {
-    int64_t most = (units + parts - 1) / parts;
-    return (double)most * parts / (double)units;
+    int64_t units = (n + unit - 1) / unit, most = (units + parts - 1) / parts * unit;
+    return (double)(most < n ? most : n) * parts / (double)n;
 }
 
-/* Splits the product into k's threads where it pays (1: run it whole). */
+/* Splits the product into k's threads where it pays (1: run it whole):
+ * by columns in widths of the kernel (no packing repeated with Conv's
+ * packed weights), by rows in kernel heights where columns are too few
+ * to share well (each row part packs its own copy of B, so rows must
+ * balance clearly better). */
 static int pfvm__la_split(pfvm__la_par *p, int threads)
 {
-    int64_t ur = (p->m + p->kn->mr - 1) / p->kn->mr, uc = (p->n + PFVM__LA_NR_MAX - 1) / PFVM__LA_NR_MAX;
-    if (threads <= 1 || (double)p->m * (double)p->n * (double)p->k < PFVM__LA_PAR_MIN)
-        return 1;
-    /* columns in whole widths of the widest kernel keep every tile where it is in the whole product */
-    p->by_rows = !p->reads_b && (p->ws || p->apre) &&
-                 pfvm__la_balance(ur, threads < ur ? threads : (int)ur) <
-                     pfvm__la_balance(uc, threads < uc ? threads : (int)uc);
-    p->unit = p->by_rows ? p->kn->mr : PFVM__LA_NR_MAX;
-    p->units = p->by_rows ? ur : uc;
-    p->parts = p->units < threads ? (int)p->units : threads;
-    /* more rectangles than tasks, for the balance; fewer of rows, each of
-     * which packs its own copy of B */
-    p->chunks = p->parts * (p->by_rows ? 2 : 4);
-    if (p->chunks > p->units)
-        p->chunks = (int)p->units;
-    p->next = 0;
-    if (!p->reads_b && !p->ws)
+    int64_t mr = p->kn->mr, nr = p->kn->nr;
+    if (threads <= 1 || (double)p->m * (double)p->n * (double)p->k < PFVM__LA_PAR_MIN ||
+        (!p->reads_b && !p->ws))
         return 1; /* blocks on the stack: no workspace to give each part */
+    p->by_rows = !p->reads_b && p->ws &&
+                 pfvm__la_balance(p->m, mr, threads) + 0.1 < pfvm__la_balance(p->n, nr, threads);
+    p->unit = p->by_rows ? mr : nr;
+    p->units = p->by_rows ? (p->m + mr - 1) / mr : (p->n + nr - 1) / nr;
+    p->parts = p->units < threads ? (int)p->units : threads;
+    /* more rectangles than tasks, for the balance, where that repeats no packing */
+    p->chunks = p->by_rows ? p->parts : p->units < 4 * p->parts ? (int)p->units : 4 * p->parts;
+    p->next = 0;
     return p->parts;
 }
 
