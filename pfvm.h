@@ -22880,6 +22880,9 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
     }
     p.chunks = planes < (int64_t)p.parts * 8 ? (int)planes : p.parts * 8;
     p.next = 0;
+#ifdef PFVM_DISPATCH_CLONES
+    (void)pfvm__nn_have_avx2(); /* its cached answer, set before the threads read it */
+#endif
     pfvm_kctx_parallel(k, p.parts, pfvm__nn_dw_part, &p);
 }
 
