@@ -20489,11 +20489,11 @@ typedef struct pfvm__la_par {
 } pfvm__la_par;
 
 /* The tasks take rectangles from a shared counter where gcc and clang's
- * atomics exist, so that a thread that the OS keeps waiting (a loaded
+ * atomics exist without a library (not on Cortex-M0, say), so that a thread that the OS keeps waiting (a loaded
  * machine) leaves its share to the others; elsewhere task i takes
  * rectangles i, i + parts, ... Which thread computes a rectangle never
  * changes its bits. */
-#if defined(__GNUC__)
+#if defined(__GNUC__) && defined(__GCC_ATOMIC_INT_LOCK_FREE) && __GCC_ATOMIC_INT_LOCK_FREE == 2
 #define PFVM__LA_CLAIM(p, i, c) ((void)(i), (c) = __atomic_fetch_add(&(p)->next, 1, __ATOMIC_RELAXED))
 #define PFVM__LA_NEXT(p, c) ((c) = __atomic_fetch_add(&(p)->next, 1, __ATOMIC_RELAXED))
 #else
@@ -22817,8 +22817,8 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
 }
 
 /* Depthwise planes split over threads: the N x group planes in `chunks`
- * runs, which the tasks take from a shared counter (gcc and clang's
- * atomics; elsewhere task i takes runs i, i + parts, ...). */
+ * runs, which the tasks take from a shared counter (where gcc and clang
+ * have lock-free atomics; elsewhere task i takes runs i, i + parts, ...). */
 typedef struct pfvm__nn_dwpar {
     const pfvm__nn_geom *g;
     const pfvm__nn_2d *d; /* NULL: the general depthwise loops */
@@ -22849,7 +22849,7 @@ static void pfvm__nn_dw_part(void *ctx, int i)
     pfvm__nn_dwpar *p = (pfvm__nn_dwpar *)ctx;
     int64_t planes = p->g->N * p->g->group;
     int c;
-#if defined(__GNUC__)
+#if defined(__GNUC__) && defined(__GCC_ATOMIC_INT_LOCK_FREE) && __GCC_ATOMIC_INT_LOCK_FREE == 2
     (void)i;
     for (c = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED); c < p->chunks;
          c = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED))

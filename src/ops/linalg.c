@@ -756,11 +756,11 @@ typedef struct pfvm__la_par {
 } pfvm__la_par;
 
 /* The tasks take rectangles from a shared counter where gcc and clang's
- * atomics exist, so that a thread that the OS keeps waiting (a loaded
+ * atomics exist without a library (not on Cortex-M0, say), so that a thread that the OS keeps waiting (a loaded
  * machine) leaves its share to the others; elsewhere task i takes
  * rectangles i, i + parts, ... Which thread computes a rectangle never
  * changes its bits. */
-#if defined(__GNUC__)
+#if defined(__GNUC__) && defined(__GCC_ATOMIC_INT_LOCK_FREE) && __GCC_ATOMIC_INT_LOCK_FREE == 2
 #define PFVM__LA_CLAIM(p, i, c) ((void)(i), (c) = __atomic_fetch_add(&(p)->next, 1, __ATOMIC_RELAXED))
 #define PFVM__LA_NEXT(p, c) ((c) = __atomic_fetch_add(&(p)->next, 1, __ATOMIC_RELAXED))
 #else

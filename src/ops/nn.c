@@ -848,8 +848,8 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
 }
 
 /* Depthwise planes split over threads: the N x group planes in `chunks`
- * runs, which the tasks take from a shared counter (gcc and clang's
- * atomics; elsewhere task i takes runs i, i + parts, ...). */
+ * runs, which the tasks take from a shared counter (where gcc and clang
+ * have lock-free atomics; elsewhere task i takes runs i, i + parts, ...). */
 typedef struct pfvm__nn_dwpar {
     const pfvm__nn_geom *g;
     const pfvm__nn_2d *d; /* NULL: the general depthwise loops */
@@ -880,7 +880,7 @@ static void pfvm__nn_dw_part(void *ctx, int i)
     pfvm__nn_dwpar *p = (pfvm__nn_dwpar *)ctx;
     int64_t planes = p->g->N * p->g->group;
     int c;
-#if defined(__GNUC__)
+#if defined(__GNUC__) && defined(__GCC_ATOMIC_INT_LOCK_FREE) && __GCC_ATOMIC_INT_LOCK_FREE == 2
     (void)i;
     for (c = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED); c < p->chunks;
          c = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED))
