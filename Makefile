@@ -8,7 +8,7 @@ CC      ?= cc
 OPT     ?= -O2 -g
 WARN    := -std=c99 -Wall -Wextra -pedantic
 CFLAGS  ?=
-LDLIBS  := -lprotobuf-nanopb -lm
+LDLIBS  := -lprotobuf-nanopb -lm -lpthread
 BUILD   ?= build
 PREFIX  ?= /usr/local
 DESTDIR ?=

@@ -14,7 +14,7 @@
  *               [--simulate [-i INPUT.pb]... [--out DIR]]
  *   interp quantize MODEL --calib DIR... -o OUT.onnx [--per-channel] [--symmetric] [--exclude NODES]
  *               [--method minmax|percentile] [--percentile P]
- *   run, test, plan and bench: [--max-memory BYTES] (pfvm_limits_max)
+ *   run, test, plan and bench: [--max-memory BYTES] (pfvm_limits_max) [--threads N]
  *
  * Errors: one line on stderr, exit status 1. */
 #define _POSIX_C_SOURCE 200809L
@@ -36,6 +36,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #define INTERP_HAVE_FORK 1
+#include <pthread.h>
+#define INTERP_HAVE_THREADS 1
 #endif
 
 static const char *usage_text =
@@ -66,7 +68,9 @@ static const char *usage_text =
     "run, test and bench optimize the model with the default passes first; --no-opt runs it as loaded.\n"
     "run, test, plan and bench take --max-memory BYTES (k, M, G: powers of 1024): no tensor, arena or\n"
     "             total of the executor's tensors may exceed it (pfvm_limits); a model that needs more fails\n"
-    "             when its inputs are bound, before the arena is allocated.\n";
+    "             when its inputs are bound, before the arena is allocated.\n"
+    "run, test, plan and bench take --threads N: kernels split their work over N threads (a pthreads\n"
+    "             pool given to pfvm_exec_set_parallel); results are the same bits as with one.\n";
 
 static int fail(const char *fmt, const char *arg)
 {
@@ -102,7 +106,126 @@ static size_t parse_bytes(const char *s)
     return (size_t)(v * mul);
 }
 
-/* pfvm_exec_new with the limits of --max-memory. */
+/* ---- --threads N: a small persistent pthreads pool ---------------------------
+ *
+ * pfvm starts no threads; it calls the parallel-for it is given
+ * (pfvm_parallel). This one keeps N-1 workers waiting on a condition
+ * variable. The caller and the workers take a job's tasks one by one
+ * from a counter, so on a loaded machine the caller runs the tasks of
+ * workers that have not woken up yet, and waits only for tasks that have
+ * started. */
+static int n_threads = 1;
+
+#ifdef INTERP_HAVE_THREADS
+typedef struct pool {
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    pthread_t *th;
+    int n, started;       /* threads (the caller included); workers started */
+    unsigned long job;    /* incremented for each job */
+    int next, n_tasks;    /* the current job's next task, and its tasks */
+    int running;          /* tasks taken and not finished */
+    pfvm_task_fn fn;
+    void *ctx;
+    int quit;
+    pid_t owner;          /* the process that started the workers (interp test forks) */
+} pool;
+
+static pool the_pool;
+
+/* Runs the current job's tasks until none is left; called and returns
+ * with p->mu held. */
+static void pool_take_tasks(pool *p)
+{
+    while (p->next < p->n_tasks) {
+        int i = p->next++;
+        pfvm_task_fn fn = p->fn;
+        void *ctx = p->ctx;
+        p->running++;
+        pthread_mutex_unlock(&p->mu);
+        fn(ctx, i);
+        pthread_mutex_lock(&p->mu);
+        if (--p->running == 0 && p->next >= p->n_tasks)
+            pthread_cond_broadcast(&p->done);
+    }
+}
+
+static void *pool_main(void *arg)
+{
+    pool *p = (pool *)arg;
+    unsigned long seen = 0; /* workers start before the first job (which may be posted before they run) */
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (p->job == seen && !p->quit)
+            pthread_cond_wait(&p->go, &p->mu);
+        if (p->quit)
+            break;
+        seen = p->job;
+        pool_take_tasks(p);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Starts the workers on first use in this process (a child of fork has
+ * only the thread that forked: it starts its own). 0 when it cannot. */
+static int pool_start(pool *p)
+{
+    int i;
+    if (p->started && p->owner == getpid())
+        return 1;
+    memset(p, 0, sizeof *p);
+    p->owner = getpid();
+    if (pthread_mutex_init(&p->mu, NULL) || pthread_cond_init(&p->go, NULL) || pthread_cond_init(&p->done, NULL) ||
+        !(p->th = (pthread_t *)calloc((size_t)n_threads, sizeof *p->th)))
+        return 0;
+    for (i = 1; i < n_threads && !pthread_create(&p->th[i], NULL, pool_main, p); i++) {
+    }
+    p->n = i; /* the threads that did start, and this one */
+    p->started = 1;
+    return 1;
+}
+
+static void pool_parallel_for(void *user, int n, pfvm_task_fn fn, void *ctx)
+{
+    pool *p = (pool *)user;
+    int i;
+    if (!pool_start(p) || p->n < 2) {
+        for (i = 0; i < n; i++)
+            fn(ctx, i);
+        return;
+    }
+    pthread_mutex_lock(&p->mu);
+    p->fn = fn;
+    p->ctx = ctx;
+    p->n_tasks = n;
+    p->next = 0;
+    p->job++;
+    pthread_cond_broadcast(&p->go);
+    pool_take_tasks(p);
+    while (p->running)
+        pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void pool_stop(pool *p)
+{
+    int i;
+    if (!p->started || p->owner != getpid())
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->quit = 1;
+    pthread_cond_broadcast(&p->go);
+    pthread_mutex_unlock(&p->mu);
+    for (i = 1; i < p->n; i++)
+        pthread_join(p->th[i], NULL);
+    free(p->th);
+    p->started = 0;
+}
+#endif
+
+/* pfvm_exec_new with the limits of --max-memory and the threads of
+ * --threads. */
 static pfvm_exec *new_exec(pfvm_model *m, pfvm_status *st)
 {
     pfvm_exec *e = pfvm_exec_new(m, NULL, st);
@@ -110,6 +233,15 @@ static pfvm_exec *new_exec(pfvm_model *m, pfvm_status *st)
         pfvm_limits l = pfvm_limits_max(max_memory);
         pfvm_exec_set_limits(e, &l);
     }
+#ifdef INTERP_HAVE_THREADS
+    if (e && n_threads > 1) {
+        pfvm_parallel par;
+        par.parallel_for = pool_parallel_for;
+        par.user = &the_pool;
+        par.threads = n_threads;
+        pfvm_exec_set_parallel(e, &par);
+    }
+#endif
     return e;
 }
 
@@ -2158,6 +2290,8 @@ done:
     return rc;
 }
 
+static int run_command(const char *cmd, int argc, char **argv);
+
 int main(int argc, char **argv)
 {
     const char *cmd;
@@ -2176,10 +2310,34 @@ int main(int argc, char **argv)
                 i++;
                 continue;
             }
+            if (!strcmp(argv[i], "--threads")) {
+                char *end = NULL;
+                long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+                if (!end || *end || end == argv[i + 1] || v < 1 || v > 256)
+                    return fail("bad --threads '%s': expected a count from 1 to 256", i + 1 < argc ? argv[i + 1] : "");
+#ifndef INTERP_HAVE_THREADS
+                if (v > 1)
+                    return fail("%s", "--threads: this build of interp has no threads");
+#endif
+                n_threads = (int)v;
+                i++;
+                continue;
+            }
             argv[j++] = argv[i];
         }
         argc = j;
     }
+    {
+        int rc = run_command(cmd, argc, argv);
+#ifdef INTERP_HAVE_THREADS
+        pool_stop(&the_pool);
+#endif
+        return rc;
+    }
+}
+
+static int run_command(const char *cmd, int argc, char **argv)
+{
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "test"))

@@ -18,8 +18,10 @@
  * that allocates nothing while it runs once shapes are bound (fused groups
  * compile their loop programs at bind); training graphs (pfvm_autodiff,
  * pfvm_autodiff_optimizer) whose state the executor carries from step to
- * step (pfvm_exec_feedback_all; examples/train_digits.c). Reading and
- * writing ONNX files is pfvm_onnx.h.
+ * step (pfvm_exec_feedback_all; examples/train_digits.c). pfvm starts no
+ * threads: give an executor a parallel-for (pfvm_exec_set_parallel) and
+ * its matrix products and depthwise convolutions split over it, with the
+ * same bits as one thread. Reading and writing ONNX files is pfvm_onnx.h.
  *
  * Example (build a graph by hand and run it):
  *
@@ -1252,6 +1254,34 @@ PFVM_API pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int r
  * status says why). */
 PFVM_API void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes);
 
+/* ---- threads ------------------------------------------------------------------
+ *
+ * pfvm starts no threads: a program that wants kernels to use several cores
+ * gives its executor a parallel-for (pfvm_exec_set_parallel, src/exec),
+ * and the kernels that split their work (the matrix engine of MatMul, Gemm
+ * and Conv, depthwise convolution) run their parts through it. Parts
+ * write disjoint outputs and never split a sum, so results are the same
+ * bits with any number of threads. */
+typedef void (*pfvm_task_fn)(void *ctx, int i);
+typedef struct pfvm_parallel {
+    /* Runs fn(ctx, i) once for every i in [0, n) (n >= 1), on any threads,
+     * possibly at the same time, and returns when all have returned. */
+    void (*parallel_for)(void *user, int n, pfvm_task_fn fn, void *ctx);
+    void *user;  /* parallel_for's first argument (a thread pool) */
+    int threads; /* tasks it runs at once; 1 or less: the hook is not used */
+} pfvm_parallel;
+
+/* How many parts a kernel should split its work into: the executor's
+ * pfvm_parallel threads, 1 without one (and without an executor). */
+PFVM_API int pfvm_kctx_threads(const pfvm_kctx *k);
+/* Runs fn(ctx, i) for i in [0, n) through the executor's parallel-for, or
+ * in order on this thread without one (or when n is 1). The tasks must
+ * write disjoint memory and call no pfvm_kctx_* function; a task that
+ * needs a workspace takes part i of one asked for before (with n at most
+ * pfvm_kctx_threads parts, so that what the executor reserves covers it:
+ * it reserves a workspace hook's bytes once per thread). */
+PFVM_API void pfvm_kctx_parallel(pfvm_kctx *k, int n, pfvm_task_fn fn, void *ctx);
+
 
 
 
@@ -1910,6 +1940,20 @@ PFVM_API pfvm_code pfvm_exec_set_input_varying(pfvm_exec *e, int i, int varying,
  * the executor allocates. */
 PFVM_API void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size);
 
+/* Lets kernels split their work over threads: par's parallel_for (see
+ * pfvm_parallel in src/opi/opi.h) with par->threads workers; NULL (the
+ * default) runs everything on the calling thread. pfvm owns no threads:
+ * the caller keeps the pool alive while the executor runs and runs one
+ * executor's pfvm_exec_run at a time. Results are bit-identical with any
+ * number of threads. The workspace reserved at bind grows with the
+ * thread count, so this drops the plan. Subgraph executors (If, Loop,
+ * Scan bodies) use their parent's. interp.c (--threads N) shows a
+ * pthreads pool. */
+PFVM_API void pfvm_exec_set_parallel(pfvm_exec *e, const pfvm_parallel *par);
+/* The threads kernels split their work over: par->threads of the
+ * parallel-for in force, or 1. */
+PFVM_API int pfvm_exec_threads(const pfvm_exec *e);
+
 /* ---- resource limits ------------------------------------------------------------
  *
  * What one executor may allocate for a model's tensors, so that a small
@@ -2477,6 +2521,9 @@ typedef struct pfvm__kctx_services {
     /* pfvm_kctx_gradient */
     pfvm_code (*gradient)(pfvm_kctx *k, pfvm_model *m, pfvm_value *y, pfvm_value *seed, const char *const *names,
                           int n_wrt, int n_names, pfvm_status *st);
+    /* pfvm_kctx_threads and pfvm_kctx_parallel */
+    int (*threads)(const pfvm_kctx *k);
+    void (*parallel)(pfvm_kctx *k, int n, pfvm_task_fn fn, void *ctx);
 } pfvm__kctx_services;
 /* Runs subgraph g of the running node with the given inputs (g's formal
  * inputs, in order); outer-scope values resolve to the caller's. Outputs
@@ -3135,8 +3182,8 @@ PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int6
 PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
                                     int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws);
 PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k);
-/* The workspace for pfvm_la_sgemm_ws from the executor's scratch buffer;
- * NULL without an executor (kernels run while folding), or with *failed
+/* The workspace for pfvm_la_sgemm_ws from the executor's scratch buffer
+ * (one per thread, for pfvm_la_sgemm_mt); NULL without an executor (kernels run while folding), or with *failed
  * set when it cannot be allocated (k->st says why). */
 PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, int *failed);
 
@@ -3152,6 +3199,17 @@ PFVM_INTERNAL int pfvm_la_pack_a_all(int64_t m, int64_t k, const float *a, int64
 PFVM_INTERNAL int pfvm_la_packed_mr(void);
 PFVM_INTERNAL void pfvm_la_sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, const float *apacked,
                                         pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws);
+/* pfvm_la_sgemm_ws and pfvm_la_sgemm_packed split over the kernel
+ * context's threads (pfvm_kctx_parallel; k NULL: one thread), each part a
+ * rectangle of C with all of K and a workspace of its own: ws is
+ * pfvm_la_workspace's (one workspace per thread). Same bits as one
+ * thread. */
+PFVM_INTERNAL void pfvm_la_sgemm_mt(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, float alpha, const float *a,
+                                    int64_t as_m, int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc,
+                                    float *ws);
+PFVM_INTERNAL void pfvm_la_sgemm_packed_mt(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, float alpha,
+                                           const float *apacked, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc,
+                                           float *ws);
 
 /* ---- tensor.c: element copies, the strided walk, index checks ---- */
 
@@ -8441,6 +8499,22 @@ void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes)
         return k->services->scratch(k, bytes);
     pfvm__op_fail(k->st, k->node, PFVM_ERR_RUNTIME, "no executor for workspace");
     return NULL;
+}
+
+int pfvm_kctx_threads(const pfvm_kctx *k)
+{
+    return k && k->services ? k->services->threads(k) : 1;
+}
+
+void pfvm_kctx_parallel(pfvm_kctx *k, int n, pfvm_task_fn fn, void *ctx)
+{
+    int i;
+    if (k && k->services && n > 1) {
+        k->services->parallel(k, n, fn, ctx);
+        return;
+    }
+    for (i = 0; i < n; i++)
+        fn(ctx, i);
 }
 
 pfvm_code pfvm_kctx_subgraph(pfvm_kctx *k, const pfvm_graph *g, const pfvm_tensor *const *in, int n_in,
@@ -20305,22 +20379,28 @@ static void pfvm__la_t4_inplace(int64_t m, int64_t n, int64_t k, float alpha, co
 #endif
 
 
-/* The blocked product; A comes packed in apre (pfvm_la_pack_a_all's
- * layout, blocks as with a workspace) or is packed here block by block. */
-static void pfvm__la_blocked(const pfvm__la_kern *kn, pfvm__la_blocks bl, int64_t m, int64_t n, int64_t k, float alpha,
-                             const float *a, int64_t as_m, int64_t as_k, const float *apre, pfvm_la_pack_fn pack,
-                             void *user, float *c, int64_t ldc, float *bpack, float *apack)
+/* The blocked product over rows i0..i1 and columns j0..j1 of C (i0 a
+ * multiple of the kernel's height: a part of the whole product, whose
+ * blocking bl it keeps); A comes packed in apre (pfvm_la_pack_a_all's
+ * layout, mpad rows a slab) or is packed here block by block. */
+typedef struct pfvm__la_rect {
+    int64_t i0, i1, j0, j1;
+} pfvm__la_rect;
+
+static void pfvm__la_blocked(const pfvm__la_kern *kn, pfvm__la_blocks bl, pfvm__la_rect r, int64_t k, float alpha,
+                             const float *a, int64_t as_m, int64_t as_k, const float *apre, int64_t mpad,
+                             pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *bpack, float *apack)
 {
-    int64_t jc, pc, ic, j, mpad = pfvm__la_round(m, kn->mr);
-    for (jc = 0; jc < n; jc += bl.nc) {
-        int64_t nc = n - jc < bl.nc ? n - jc : bl.nc, nc_pad = pfvm__la_round(nc, kn->nr);
+    int64_t jc, pc, ic, j;
+    for (jc = r.j0; jc < r.j1; jc += bl.nc) {
+        int64_t nc = r.j1 - jc < bl.nc ? r.j1 - jc : bl.nc, nc_pad = pfvm__la_round(nc, kn->nr);
         for (pc = 0; pc < k; pc += bl.kc) {
             int64_t kc = k - pc < bl.kc ? k - pc : bl.kc;
             /* panels past nc (up to a whole kernel width) come out zero */
             for (j = 0; j < nc_pad; j += PFVM_LA_NB)
                 pack(user, pc, kc, jc + j, nc - j <= 0 ? 0 : nc - j < PFVM_LA_NB ? nc - j : PFVM_LA_NB, bpack + j * kc);
-            for (ic = 0; ic < m; ic += bl.mc) {
-                int64_t mc = m - ic < bl.mc ? m - ic : bl.mc;
+            for (ic = r.i0; ic < r.i1; ic += bl.mc) {
+                int64_t mc = r.i1 - ic < bl.mc ? r.i1 - ic : bl.mc;
                 if (apre)
                     pfvm__la_block(kn, mc, nc, kc, apre + mpad * pc + ic * kc, bpack, c + ic * ldc + jc, ldc, alpha);
                 else {
@@ -20330,6 +20410,15 @@ static void pfvm__la_blocked(const pfvm__la_kern *kn, pfvm__la_blocks bl, int64_
             }
         }
     }
+}
+
+static pfvm__la_rect pfvm__la_whole(int64_t m, int64_t n)
+{
+    pfvm__la_rect r;
+    r.i0 = r.j0 = 0;
+    r.i1 = m;
+    r.j1 = n;
+    return r;
 }
 
 PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
@@ -20350,8 +20439,8 @@ PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha
         return;
     }
 #endif
-    pfvm__la_blocked(kn, bl, m, n, k, alpha, a, as_m, as_k, NULL, pack, user, c, ldc, ws ? ws : stack_b,
-                     ws ? ws + bl.kc * bl.nc : stack_a);
+    pfvm__la_blocked(kn, bl, pfvm__la_whole(m, n), k, alpha, a, as_m, as_k, NULL, 0, pack, user, c, ldc,
+                     ws ? ws : stack_b, ws ? ws + bl.kc * bl.nc : stack_a);
 }
 
 /* Packed A: for each block of rows of the depth (the blocking with a
@@ -20386,8 +20475,8 @@ PFVM_INTERNAL void pfvm_la_sgemm_packed(int64_t m, int64_t n, int64_t k, float a
     const pfvm__la_kern *kn = pfvm__la_pick();
     if (m <= 0 || n <= 0 || k <= 0)
         return;
-    pfvm__la_blocked(kn, pfvm__la_blocking(kn, m, n, k, 1), m, n, k, alpha, NULL, 0, 0, apacked, pack, user, c, ldc, ws,
-                     NULL);
+    pfvm__la_blocked(kn, pfvm__la_blocking(kn, m, n, k, 1), pfvm__la_whole(m, n), k, alpha, NULL, 0, 0, apacked,
+                     pfvm__la_round(m, kn->mr), pack, user, c, ldc, ws, NULL);
 }
 
 PFVM_INTERNAL void pfvm_la_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
@@ -20398,15 +20487,182 @@ PFVM_INTERNAL void pfvm_la_sgemm(int64_t m, int64_t n, int64_t k, float alpha, c
 
 PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, int *failed)
 {
-    size_t floats = pfvm_la_sgemm_ws_floats(m, n, kk);
+    size_t floats = pfvm_la_sgemm_ws_floats(m, n, kk), all;
     *failed = 0;
     if (!k->exec || !floats)
         return NULL;
+    if (!pfvm__mul_size(floats * sizeof(float), (size_t)pfvm_kctx_threads(k), &all))
+        all = (size_t)-1;
     {
-        float *ws = (float *)pfvm_kctx_scratch(k, floats * sizeof(float));
+        float *ws = (float *)pfvm_kctx_scratch(k, all);
         *failed = ws == NULL;
         return ws;
     }
+}
+
+/* ---- threads ------------------------------------------------------------------
+ *
+ * A product splits into parts that each compute a rectangle of C with the
+ * whole of K (never a split sum), on tiles aligned as in the whole
+ * product (rows in kernel heights, columns in kernel widths), so every entry of C takes the same operations in the same
+ * order with any number of parts: the same bits. */
+
+/* Below this many multiply-adds a product stays on one thread: handing
+ * parts to other threads would cost more than it saves. */
+#ifndef PFVM__LA_PAR_MIN
+#define PFVM__LA_PAR_MIN 65536.0
+#endif
+
+typedef struct pfvm__la_par {
+    const pfvm__la_kern *kn;
+    pfvm__la_blocks bl;
+    int64_t m, n, k, mpad;
+    float alpha;
+    const float *a, *apre;
+    int64_t as_m, as_k;
+    pfvm_la_pack_fn pack;
+    void *user;
+    float *c, *ws;
+    int64_t ldc;
+    size_t ws_floats;     /* per part */
+    int parts, by_rows;   /* tasks (one workspace each); units of rows (kernel heights) or of columns */
+    int64_t unit, units;
+    int chunks;           /* rectangles the tasks take in turn */
+    int next;             /* the next rectangle to take (where the compiler has atomics) */
+    int reads_b;          /* B read in place (pfvm__la_gemv or pfvm__la_direct) */
+} pfvm__la_par;
+
+/* The tasks take rectangles from a shared counter where gcc and clang's
+ * atomics exist without a library (not on Cortex-M0, say), so that a thread that the OS keeps waiting (a loaded
+ * machine) leaves its share to the others; elsewhere task i takes
+ * rectangles i, i + parts, ... Which thread computes a rectangle never
+ * changes its bits. */
+#if defined(__GNUC__) && defined(__GCC_ATOMIC_INT_LOCK_FREE) && __GCC_ATOMIC_INT_LOCK_FREE == 2
+#define PFVM__LA_CLAIM(p, i, c) ((void)(i), (c) = __atomic_fetch_add(&(p)->next, 1, __ATOMIC_RELAXED))
+#define PFVM__LA_NEXT(p, c) ((c) = __atomic_fetch_add(&(p)->next, 1, __ATOMIC_RELAXED))
+#else
+#define PFVM__LA_CLAIM(p, i, c) ((c) = (i))
+#define PFVM__LA_NEXT(p, c) ((c) += (p)->parts)
+#endif
+
+/* 1 when B (strided) is read in place rather than packed. */
+static int pfvm__la_reads_b(const pfvm__la_kern *kn, int64_t m, pfvm_la_pack_fn pack, const void *user)
+{
+    const pfvm_la_strided *b = (const pfvm_la_strided *)user;
+    if (pack != pfvm_la_pack_strided)
+        return 0;
+    return (m <= 2 && (b->s_n == 1 || b->s_k == 1)) || (m <= 2 * kn->mr && b->s_n == 1);
+}
+
+static void pfvm__la_rect_run(pfvm__la_par *p, int chunk, float *ws)
+{
+    int64_t u0 = p->units * chunk / p->chunks, u1 = p->units * (chunk + 1) / p->chunks;
+    pfvm__la_rect r = pfvm__la_whole(p->m, p->n);
+    if (p->by_rows) {
+        r.i0 = u0 * p->unit;
+        r.i1 = u1 * p->unit < p->m ? u1 * p->unit : p->m;
+    } else {
+        r.j0 = u0 * p->unit;
+        r.j1 = u1 * p->unit < p->n ? u1 * p->unit : p->n;
+    }
+    if (r.i0 >= r.i1 || r.j0 >= r.j1)
+        return;
+    if (p->reads_b) {
+        /* the columns j0..j1 of B and C, tiled from j0 as the whole is from 0 */
+        pfvm_la_strided b = *(const pfvm_la_strided *)p->user;
+        float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
+        int64_t n = r.j1 - r.j0;
+        b.data += r.j0 * b.s_n;
+        if (!pfvm__la_gemv(p->m, n, p->k, p->alpha, p->a, p->as_m, p->as_k, &b, p->c + r.j0, p->ldc))
+            pfvm__la_direct(p->kn, p->m, n, p->k, p->alpha, p->a, p->as_m, p->as_k, &b, p->c + r.j0, p->ldc, stack_a,
+                            stack_b);
+        return;
+    }
+    pfvm__la_blocked(p->kn, p->bl, r, p->k, p->alpha, p->a, p->as_m, p->as_k, p->apre, p->mpad, p->pack, p->user, p->c,
+                     p->ldc, ws, ws + p->bl.kc * p->bl.nc);
+}
+
+/* Task i: rectangles until none is left, in workspace i. */
+static void pfvm__la_part(void *ctx, int i)
+{
+    pfvm__la_par *p = (pfvm__la_par *)ctx;
+    float *ws = p->ws ? p->ws + p->ws_floats * (size_t)i : NULL;
+    int c;
+    for (PFVM__LA_CLAIM(p, i, c); c < p->chunks; PFVM__LA_NEXT(p, c))
+        pfvm__la_rect_run(p, c, ws);
+}
+
+/* The busiest of `parts` threads' share of n rows or columns cut in units
+ * of `unit`, relative to an even split: 1 is perfect. */
+static double pfvm__la_balance(int64_t n, int64_t unit, int parts)
+{
+    int64_t units = (n + unit - 1) / unit, most = (units + parts - 1) / parts * unit;
+    return (double)(most < n ? most : n) * parts / (double)n;
+}
+
+/* Splits the product into k's threads where it pays (1: run it whole):
+ * by columns in widths of the kernel (no packing repeated with Conv's
+ * packed weights), by rows in kernel heights where columns are too few
+ * to share well (each row part packs its own copy of B, so rows must
+ * balance clearly better). */
+static int pfvm__la_split(pfvm__la_par *p, int threads)
+{
+    int64_t mr = p->kn->mr, nr = p->kn->nr;
+    if (threads <= 1 || (double)p->m * (double)p->n * (double)p->k < PFVM__LA_PAR_MIN ||
+        (!p->reads_b && !p->ws))
+        return 1; /* blocks on the stack: no workspace to give each part */
+    p->by_rows = !p->reads_b && p->ws &&
+                 pfvm__la_balance(p->m, mr, threads) + 0.1 < pfvm__la_balance(p->n, nr, threads);
+    p->unit = p->by_rows ? mr : nr;
+    p->units = p->by_rows ? (p->m + mr - 1) / mr : (p->n + nr - 1) / nr;
+    p->parts = p->units < threads ? (int)p->units : threads;
+    /* more rectangles than tasks, for the balance, where that repeats no packing */
+    p->chunks = p->by_rows ? p->parts : p->units < 4 * p->parts ? (int)p->units : 4 * p->parts;
+    p->next = 0;
+    return p->parts;
+}
+
+static void pfvm__la_run(pfvm_kctx *k, pfvm__la_par *p)
+{
+    int parts;
+    if (p->m <= 0 || p->n <= 0 || p->k <= 0)
+        return;
+    p->kn = pfvm__la_pick();
+    p->bl = pfvm__la_blocking(p->kn, p->m, p->n, p->k, 1);
+    p->mpad = pfvm__la_round(p->m, p->kn->mr);
+    p->reads_b = !p->apre && pfvm__la_reads_b(p->kn, p->m, p->pack, p->user);
+    p->ws_floats = pfvm_la_sgemm_ws_floats(p->m, p->n, p->k);
+    parts = pfvm__la_split(p, k ? pfvm_kctx_threads(k) : 1);
+    if (parts > 1)
+        pfvm_kctx_parallel(k, parts, pfvm__la_part, p);
+    else if (p->apre)
+        pfvm_la_sgemm_packed(p->m, p->n, p->k, p->alpha, p->apre, p->pack, p->user, p->c, p->ldc, p->ws);
+    else
+        pfvm_la_sgemm_ws(p->m, p->n, p->k, p->alpha, p->a, p->as_m, p->as_k, p->pack, p->user, p->c, p->ldc, p->ws);
+}
+
+PFVM_INTERNAL void pfvm_la_sgemm_mt(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, float alpha, const float *a,
+                                    int64_t as_m, int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc,
+                                    float *ws)
+{
+    pfvm__la_par p;
+    memset(&p, 0, sizeof p);
+    p.m = m, p.n = n, p.k = kk, p.alpha = alpha;
+    p.a = a, p.as_m = as_m, p.as_k = as_k;
+    p.pack = pack, p.user = user, p.c = c, p.ldc = ldc, p.ws = ws;
+    pfvm__la_run(k, &p);
+}
+
+PFVM_INTERNAL void pfvm_la_sgemm_packed_mt(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, float alpha,
+                                           const float *apacked, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc,
+                                           float *ws)
+{
+    pfvm__la_par p;
+    memset(&p, 0, sizeof p);
+    p.m = m, p.n = n, p.k = kk, p.alpha = alpha;
+    p.apre = apacked;
+    p.pack = pack, p.user = user, p.c = c, p.ldc = ldc, p.ws = ws;
+    pfvm__la_run(k, &p);
 }
 
 PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst)
@@ -20602,7 +20858,7 @@ static pfvm_code pfvm__la_k_matmul(pfvm_kctx *k)
             bm.data = (const float *)B->data + bo * sb;
             bm.s_k = n;
             bm.s_n = 1;
-            pfvm_la_sgemm_ws(m, n, kk, 1.0f, (const float *)A->data + ao * sa, kk, 1, pfvm_la_pack_strided, &bm,
+            pfvm_la_sgemm_mt(k, m, n, kk, 1.0f, (const float *)A->data + ao * sa, kk, 1, pfvm_la_pack_strided, &bm,
                              (float *)C->data + t * m * n, n, ws);
         } else {
             pfvm__la_gemm_any(m, n, kk, A, ao * sa, kk, 1, B, bo * sb, n, 1, C, t * m * n, 1.0, 0);
@@ -20745,7 +21001,7 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
         bm.data = (const float *)B->data;
         bm.s_k = tb ? 1 : n;
         bm.s_n = tb ? kk : 1;
-        pfvm_la_sgemm_ws(m, n, kk, alpha, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, pfvm_la_pack_strided,
+        pfvm_la_sgemm_mt(k, m, n, kk, alpha, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, pfvm_la_pack_strided,
                          &bm, (float *)Y->data, n, ws);
     } else {
         pfvm__la_gemm_any(m, n, kk, A, 0, ta ? 1 : kk, ta ? m : 1, B, 0, tb ? 1 : n, tb ? kk : 1, Y, 0, (double)alpha, 1);
@@ -22703,48 +22959,118 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
         y[i] = v;
 }
 
+/* Depthwise planes split over threads: the N x group planes in `chunks`
+ * runs, which the tasks take from a shared counter (where gcc and clang
+ * have lock-free atomics; elsewhere task i takes runs i, i + parts, ...). */
+typedef struct pfvm__nn_dwpar {
+    const pfvm__nn_geom *g;
+    const pfvm__nn_2d *d; /* NULL: the general depthwise loops */
+    const float *x, *wt, *bias;
+    float *y;
+    int parts, chunks, next;
+} pfvm__nn_dwpar;
+
+static void pfvm__nn_dw_planes(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
+{
+    const pfvm__nn_geom *g = p->g;
+    for (; q < q1; q++) {
+        int64_t gr = q % g->group;
+        const float *xg = p->x + q * g->in_plane; /* one input and one output channel per plane */
+        float *yg = p->y + q * g->out_plane;
+        float b = p->bias ? p->bias[gr] : 0.0f;
+        if (p->d) {
+            pfvm__nn_dw_plane(p->d, p->d->OH, xg, p->wt + gr * g->kk, b, yg);
+        } else {
+            pfvm__nn_fill(yg, g->out_plane, b);
+            pfvm__nn_conv_depthwise(g, xg, p->wt + gr * g->kk, yg);
+        }
+    }
+}
+
+static void pfvm__nn_dw_part(void *ctx, int i)
+{
+    pfvm__nn_dwpar *p = (pfvm__nn_dwpar *)ctx;
+    int64_t planes = p->g->N * p->g->group;
+    int c;
+#if defined(__GNUC__) && defined(__GCC_ATOMIC_INT_LOCK_FREE) && __GCC_ATOMIC_INT_LOCK_FREE == 2
+    (void)i;
+    for (c = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED); c < p->chunks;
+         c = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED))
+#else
+    for (c = i; c < p->chunks; c += p->parts)
+#endif
+        pfvm__nn_dw_planes(p, planes * c / p->chunks, planes * (c + 1) / p->chunks);
+}
+
+static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x, const float *wt,
+                             const float *bias, float *y)
+{
+    pfvm__nn_dwpar p;
+    int64_t planes = g->N * g->group;
+    double work = (double)planes * (double)g->out_plane * (double)g->kk;
+    p.g = g;
+    p.d = d;
+    p.x = x;
+    p.wt = wt;
+    p.bias = bias;
+    p.y = y;
+    p.parts = work < 65536.0 ? 1 : pfvm_kctx_threads(k);
+    if (p.parts > planes)
+        p.parts = (int)planes;
+    if (p.parts <= 1) {
+        pfvm__nn_dw_planes(&p, 0, planes);
+        return;
+    }
+    p.chunks = planes < (int64_t)p.parts * 8 ? (int)planes : p.parts * 8;
+    p.next = 0;
+#ifdef PFVM_DISPATCH_CLONES
+    (void)pfvm__nn_have_avx2(); /* its cached answer, set before the threads read it */
+#endif
+    pfvm_kctx_parallel(k, p.parts, pfvm__nn_dw_part, &p);
+}
+
 static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias,
                                    float *y, const pfvm__nn_packed *pk)
 {
     int64_t n, gr, m;
-    int failed = 0, dwp, is2d;
+    int failed = 0, is2d;
     pfvm__nn_2d dw;
-    float *ws = g->MG == 1 && g->CG == 1 ? NULL : pfvm_la_workspace(k, g->MG, g->out_plane, g->CG * g->kk, &failed);
+    float *ws;
+    is2d = pfvm__nn_2d_fits(g, &dw);
+    if (g->MG == 1 && g->CG == 1) {
+        pfvm__nn_conv_dw(k, g, is2d ? &dw : NULL, x, wt, bias, y);
+        return PFVM_OK;
+    }
+    ws = pfvm_la_workspace(k, g->MG, g->out_plane, g->CG * g->kk, &failed);
     if (failed)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    is2d = pfvm__nn_2d_fits(g, &dw);
-    dwp = is2d && g->MG == 1 && g->CG == 1;
     for (n = 0; n < g->N; n++)
         for (gr = 0; gr < g->group; gr++) {
             const float *xg = x + (n * g->C + gr * g->CG) * g->in_plane;
             float *yg = y + (n * g->M + gr * g->MG) * g->out_plane;
-            for (m = 0; m < g->MG && !dwp; m++)
+            for (m = 0; m < g->MG; m++)
                 pfvm__nn_fill(yg + m * g->out_plane, g->out_plane, bias ? bias[gr * g->MG + m] : 0.0f);
-            if (dwp) {
-                pfvm__nn_dw_plane(&dw, dw.OH, xg, wt + gr * g->kk, bias ? bias[gr] : 0.0f, yg);
-            } else if (g->MG == 1 && g->CG == 1) {
-                pfvm__nn_conv_depthwise(g, xg, wt + gr * g->kk, yg);
-            } else if (pfvm__nn_pointwise(g)) {
+            if (pfvm__nn_pointwise(g)) {
                 pfvm_la_strided b;
                 b.data = xg;
                 b.s_k = g->in_plane;
                 b.s_n = 1;
                 if (pk && ws)
-                    pfvm_la_sgemm_packed(g->MG, g->out_plane, g->CG, 1.0f, pk->a + gr * pk->per_group,
-                                         pfvm_la_pack_strided, &b, yg, g->out_plane, ws);
+                    pfvm_la_sgemm_packed_mt(k, g->MG, g->out_plane, g->CG, 1.0f, pk->a + gr * pk->per_group,
+                                            pfvm_la_pack_strided, &b, yg, g->out_plane, ws);
                 else
-                    pfvm_la_sgemm_ws(g->MG, g->out_plane, g->CG, 1.0f, wt + gr * g->MG * g->CG, g->CG, 1, pfvm_la_pack_strided,
-                                 &b, yg, g->out_plane, ws);
+                    pfvm_la_sgemm_mt(k, g->MG, g->out_plane, g->CG, 1.0f, wt + gr * g->MG * g->CG, g->CG, 1,
+                                     pfvm_la_pack_strided, &b, yg, g->out_plane, ws);
             } else {
                 pfvm__nn_cpack cp;
                 cp.x = xg;
                 cp.g = g;
                 cp.d = &dw;
                 if (pk && ws)
-                    pfvm_la_sgemm_packed(g->MG, g->out_plane, g->CG * g->kk, 1.0f, pk->a + gr * pk->per_group,
-                                         is2d ? pfvm__nn_pack_conv2d : pfvm__nn_pack_conv, &cp, yg, g->out_plane, ws);
+                    pfvm_la_sgemm_packed_mt(k, g->MG, g->out_plane, g->CG * g->kk, 1.0f, pk->a + gr * pk->per_group,
+                                            is2d ? pfvm__nn_pack_conv2d : pfvm__nn_pack_conv, &cp, yg, g->out_plane, ws);
                 else
-                    pfvm_la_sgemm_ws(g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk,
+                    pfvm_la_sgemm_mt(k, g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk,
                                      g->CG * g->kk, 1, is2d ? pfvm__nn_pack_conv2d : pfvm__nn_pack_conv, &cp, yg,
                                      g->out_plane, ws);
             }
@@ -37966,6 +38292,7 @@ struct pfvm_exec {
     pfvm_node *running;        /* node whose kernel runs (for subgraphs) */
     int random_used;           /* a kernel drew random numbers in the last run */
     uint64_t rng;              /* state of the executor's generator */
+    pfvm_parallel par;         /* the caller's parallel-for (pfvm_exec_set_parallel); threads 0: none */
     void *scratch;             /* kernel workspace, grown on first need */
     size_t scratch_size;
     void **state;              /* per node: kernel state (pfvm_kctx_set_state) */
@@ -38351,8 +38678,24 @@ static size_t pfvm__node_workspace(pfvm_exec *e, const pfvm_node *n, const pfvm_
     return n->op->workspace(n, in, n_in, out, n_out);
 }
 
+/* The executor whose pfvm_parallel serves e's kernels: the outermost
+ * (subgraph executors run with their parent's threads). */
+static const pfvm_exec *pfvm__exec_root(const pfvm_exec *e)
+{
+    for (; e->parent; e = e->parent) {
+    }
+    return e;
+}
+
+static int pfvm__exec_threads(const pfvm_exec *e)
+{
+    const pfvm_exec *r = pfvm__exec_root(e);
+    return r->par.parallel_for && r->par.threads > 1 ? r->par.threads : 1;
+}
+
 /* Reserves, when binding, the largest workspace a node's kernel will ask
- * for, so that running does not allocate it. */
+ * for (a hook's bytes per thread: kernels that split their work give each
+ * part a workspace of its own), so that running does not allocate it. */
 static pfvm_code pfvm__reserve_workspace(pfvm_exec *e, pfvm_status *st)
 {
     size_t most = 0;
@@ -38372,6 +38715,8 @@ static pfvm_code pfvm__reserve_workspace(pfvm_exec *e, pfvm_status *st)
             }
         }
     }
+    if (!pfvm__mul_size(most, (size_t)pfvm__exec_threads(e), &most))
+        most = (size_t)-1;
     if (most > e->scratch_size) {
         void *p;
         if (most > e->limits.max_tensor_bytes)
@@ -39507,11 +39852,45 @@ done:
     return rc;
 }
 
+static int pfvm__exec_kctx_threads(const pfvm_kctx *k)
+{
+    return k->exec ? pfvm__exec_threads(k->exec) : 1;
+}
+
+static void pfvm__exec_kctx_parallel(pfvm_kctx *k, int n, pfvm_task_fn fn, void *ctx)
+{
+    int i;
+    if (k->exec && n > 1 && pfvm__exec_threads(k->exec) > 1) {
+        const pfvm_exec *r = pfvm__exec_root(k->exec);
+        r->par.parallel_for(r->par.user, n, fn, ctx);
+        return;
+    }
+    for (i = 0; i < n; i++)
+        fn(ctx, i);
+}
+
+void pfvm_exec_set_parallel(pfvm_exec *e, const pfvm_parallel *par)
+{
+    if (!e)
+        return;
+    if (par)
+        e->par = *par;
+    else
+        memset(&e->par, 0, sizeof e->par);
+    e->planned = 0; /* the workspace reserved at bind scales with the threads */
+}
+
+int pfvm_exec_threads(const pfvm_exec *e)
+{
+    return e ? pfvm__exec_threads(e) : 1;
+}
+
 static const pfvm__kctx_services *pfvm__exec_services(void)
 {
     static const pfvm__kctx_services s = {pfvm__exec_kctx_output, pfvm__exec_kctx_scratch, pfvm__exec_kctx_set_state,
                                           pfvm__exec_kctx_random, pfvm__exec_kctx_seed,    pfvm__exec_kctx_subgraph,
-                                          pfvm_infer_shapes,      pfvm__exec_kctx_gradient};
+                                          pfvm_infer_shapes,      pfvm__exec_kctx_gradient, pfvm__exec_kctx_threads,
+                                          pfvm__exec_kctx_parallel};
     return &s;
 }
 

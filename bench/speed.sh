@@ -1,10 +1,13 @@
 #!/bin/sh
 # Speed against onnxruntime (issue 18): pfvm `interp bench` and
-# onnxruntime-node (bench/ort_bench.js: one intra-op thread, all graph
-# optimizations) on the same models with the same input values, runs
-# alternating in one window (pfvm first in odd rounds, ORT first in even
-# ones), ROUNDS rounds of ITERS runs each; each side keeps the smallest of
-# its rounds' medians. Writes bench/speed.md.
+# onnxruntime-node (bench/ort_bench.js: all graph optimizations) on the
+# same models with the same input values, at 1 thread (pfvm without a
+# parallel-for, ORT intra_op_num_threads=1) and at 2 (pfvm --threads 2,
+# ORT intra_op_num_threads=2), runs alternating in one window (the four
+# settings in a rotating order: each goes first in turn), ROUNDS rounds of
+# ITERS runs each; each keeps the smallest of its rounds' medians. Writes
+# bench/speed.md with the ratios pfvm / ORT at each thread count and the
+# speed-up of 2 threads over 1 for each side.
 #
 #   sh bench/speed.sh              ROUNDS=3 ITERS=20
 #   ITERS=50 sh bench/speed.sh
@@ -37,45 +40,63 @@ min_of() {
     sort -g | head -n 1
 }
 
+# runs setting $1 (p1 p2 o1 o2) of model $2 once; appends its median to $tmp/$1
+run_setting() {
+    case "$1" in
+    p1) build/interp bench "$2" -n "$ITERS" >"$tmp/out" ;;
+    p2) build/interp bench "$2" -n "$ITERS" --threads 2 >"$tmp/out" ;;
+    o1) node bench/ort_bench.js "$2" "$ITERS" "int=$(int_bound "$2")" threads=1 >"$tmp/out" ;;
+    o2) node bench/ort_bench.js "$2" "$ITERS" "int=$(int_bound "$2")" threads=2 >"$tmp/out" ;;
+    esac
+    sed -n -E 's/^median ([0-9.]+) ms.*/\1/p' "$tmp/out" >>"$tmp/$1"
+    case "$1" in p1) nodes=$(sed -n -E 's/^([0-9]+) of ([0-9]+) nodes run.*/\1/p' "$tmp/out") ;; esac
+}
+
 table=""
 for f in tests/models/resnet18/model.onnx tests/models/mobilenet_v2/model.onnx tests/models/squeezenet1_1/model.onnx \
     bench/models/efficientnet_b0.onnx bench/models/shufflenet_v2_x0_5.onnx tests/models/transformer_encoder/model.onnx \
     tests/models/cnn_small/model.onnx tests/models/mlp_mnist/model.onnx tests/models/gpt_small/model.onnx; do
     [ -f "$f" ] || continue
     name=$(echo "$f" | sed -E 's,tests/models/([^/]*)/model.onnx,\1,; s,bench/models/(.*)\.onnx,\1,')
-    : >"$tmp/p"
-    : >"$tmp/o"
+    : >"$tmp/p1"
+    : >"$tmp/p2"
+    : >"$tmp/o1"
+    : >"$tmp/o2"
     r=0
     while [ $r -lt "$ROUNDS" ]; do
-        for side in 0 1; do
-            if [ $(((r + side) % 2)) = 0 ]; then
-                build/interp bench "$f" -n "$ITERS" >"$tmp/out"
-                sed -n -E 's/^median ([0-9.]+) ms.*/\1/p' "$tmp/out" >>"$tmp/p"
-                nodes=$(sed -n -E 's/^([0-9]+) of ([0-9]+) nodes run.*/\1/p' "$tmp/out")
-            else
-                node bench/ort_bench.js "$f" "$ITERS" "int=$(int_bound "$f")" | sed -E 's/^median ([0-9.]+) ms.*/\1/' >>"$tmp/o"
-            fi
+        case $((r % 4)) in
+        0) order="p1 o1 p2 o2" ;;
+        1) order="o1 p1 o2 p2" ;;
+        2) order="p2 o2 p1 o1" ;;
+        *) order="o2 p2 o1 p1" ;;
+        esac
+        for s in $order; do
+            run_setting "$s" "$f"
         done
         r=$((r + 1))
     done
-    p=$(min_of <"$tmp/p")
-    o=$(min_of <"$tmp/o")
-    row=$(awk -v n="$name" -v p="$p" -v o="$o" -v k="$nodes" 'BEGIN {printf "| %s | %s | %.3f | %.3f | %.2f |", n, k, p, o, p / o}')
+    p1=$(min_of <"$tmp/p1")
+    p2=$(min_of <"$tmp/p2")
+    o1=$(min_of <"$tmp/o1")
+    o2=$(min_of <"$tmp/o2")
+    row=$(awk -v n="$name" -v k="$nodes" -v p1="$p1" -v o1="$o1" -v p2="$p2" -v o2="$o2" \
+        'BEGIN {printf "| %s | %s | %.3f | %.3f | %.2f | %.3f | %.3f | %.2f | %.2f | %.2f |", n, k, p1, o1, p1 / o1, p2, o2, p2 / o2, p1 / p2, o1 / o2}')
     echo "$row"
     table="$table
 $row"
 done
 {
-    echo "# Speed: pfvm against onnxruntime, one thread"
+    echo "# Speed: pfvm against onnxruntime, one and two threads"
     echo
     echo "Made by \`sh bench/speed.sh\` (ROUNDS=$ROUNDS, ITERS=$ITERS) on $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'),"
-    echo "$(grep -m1 -o -w -E 'avx512f|avx2' /proc/cpuinfo | tail -n 1) kernels, onnxruntime-node $(node -e "console.log(require('./bench/.ort/node_modules/onnxruntime-node/package.json').version)") (intra_op_num_threads=1)."
-    echo "pfvm: \`interp bench MODEL -n $ITERS\` (default passes; every input varying, integer inputs valid token ids)."
-    echo "Each time is the smallest of $ROUNDS medians of $ITERS runs, the two sides alternating; pfvm / ORT below 1 means"
-    echo "pfvm is faster. The machine is shared: absolute times move by up to 2x with its load, ratios much less."
+    echo "$(nproc) cores, $(grep -m1 -o -w -E 'avx512f|avx2' /proc/cpuinfo | tail -n 1) kernels, onnxruntime-node $(node -e "console.log(require('./bench/.ort/node_modules/onnxruntime-node/package.json').version)") (intra_op_num_threads 1 and 2)."
+    echo "pfvm: \`interp bench MODEL -n $ITERS [--threads 2]\` (default passes; every input varying, integer inputs valid token ids)."
+    echo "Each time is the smallest of $ROUNDS medians of $ITERS runs, the four settings alternating; pfvm / ORT below 1 means"
+    echo "pfvm is faster; 1t / 2t is the speed-up of two threads over one (2 at best). The machine is shared: absolute"
+    echo "times move by up to 2x with its load, ratios much less. Load average when the script ended: $(cut -d' ' -f1-3 /proc/loadavg)."
     echo
-    echo "| model | pfvm nodes run | pfvm ms | ORT ms | pfvm / ORT |"
-    echo "| --- | ---: | ---: | ---: | ---: |"
+    echo "| model | pfvm nodes run | pfvm ms, 1 thread | ORT ms, 1 thread | pfvm / ORT, 1 thread | pfvm ms, 2 threads | ORT ms, 2 threads | pfvm / ORT, 2 threads | pfvm 1t / 2t | ORT 1t / 2t |"
+    echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     echo "$table" | sed '/^$/d'
 } >bench/speed.md
 cat bench/speed.md

@@ -120,6 +120,19 @@ expect_error_matching "--max-memory 1M" "over the limit of 1048576 bytes per ten
 expect_error_matching "--max-memory 10k" "over the limit of 10240 bytes" \
     "$INTERP" run "$MODEL/model.onnx" -i "$MODEL/test_data_set_0/input_0.pb" -o "$tmp/o" --max-memory 10k
 if "$INTERP" run "$MODEL/model.onnx" -i "$MODEL/test_data_set_0/input_0.pb" -o "$tmp/o" --max-memory 4M --quiet >"$tmp/out" 2>&1; then ok; else bad "--max-memory 4M: $(head -c 300 "$tmp/out")"; fi
+# --threads N: interp's pthreads pool gives the outputs of one thread, bit for bit
+# (tests/test_threads.c checks every fixture through the library)
+for t in 1 2 3; do
+    "$INTERP" run tests/models/mobilenet_v2/model.onnx -i tests/models/mobilenet_v2/test_data_set_0/input_0.pb \
+        -o "$tmp/threads$t" --threads $t --quiet >"$tmp/out" 2>&1 || bad "--threads $t: $(head -c 300 "$tmp/out")"
+done
+if cmp -s "$tmp/threads1/output_0.pb" "$tmp/threads2/output_0.pb" && cmp -s "$tmp/threads1/output_0.pb" "$tmp/threads3/output_0.pb"; then
+    ok
+else
+    bad "--threads 2 and 3 differ from 1 thread on mobilenet_v2"
+fi
+expect_clean_error "--threads 0" "$INTERP" run "$MODEL/model.onnx" --threads 0
+expect_clean_error "--threads x" "$INTERP" run "$MODEL/model.onnx" --threads x
 # Scan with num_scan_inputs = 2^31: one error naming the count (no int overflow)
 for o in "" --no-opt; do
     expect_error_matching "hostile scan_num_scan_inputs_2e31 $o" "(Scan): num_scan_inputs 2147483648 does not fit the 2 inputs" \

@@ -52,6 +52,7 @@ struct pfvm_exec {
     pfvm_node *running;        /* node whose kernel runs (for subgraphs) */
     int random_used;           /* a kernel drew random numbers in the last run */
     uint64_t rng;              /* state of the executor's generator */
+    pfvm_parallel par;         /* the caller's parallel-for (pfvm_exec_set_parallel); threads 0: none */
     void *scratch;             /* kernel workspace, grown on first need */
     size_t scratch_size;
     void **state;              /* per node: kernel state (pfvm_kctx_set_state) */
@@ -437,8 +438,24 @@ static size_t pfvm__node_workspace(pfvm_exec *e, const pfvm_node *n, const pfvm_
     return n->op->workspace(n, in, n_in, out, n_out);
 }
 
+/* The executor whose pfvm_parallel serves e's kernels: the outermost
+ * (subgraph executors run with their parent's threads). */
+static const pfvm_exec *pfvm__exec_root(const pfvm_exec *e)
+{
+    for (; e->parent; e = e->parent) {
+    }
+    return e;
+}
+
+static int pfvm__exec_threads(const pfvm_exec *e)
+{
+    const pfvm_exec *r = pfvm__exec_root(e);
+    return r->par.parallel_for && r->par.threads > 1 ? r->par.threads : 1;
+}
+
 /* Reserves, when binding, the largest workspace a node's kernel will ask
- * for, so that running does not allocate it. */
+ * for (a hook's bytes per thread: kernels that split their work give each
+ * part a workspace of its own), so that running does not allocate it. */
 static pfvm_code pfvm__reserve_workspace(pfvm_exec *e, pfvm_status *st)
 {
     size_t most = 0;
@@ -458,6 +475,8 @@ static pfvm_code pfvm__reserve_workspace(pfvm_exec *e, pfvm_status *st)
             }
         }
     }
+    if (!pfvm__mul_size(most, (size_t)pfvm__exec_threads(e), &most))
+        most = (size_t)-1;
     if (most > e->scratch_size) {
         void *p;
         if (most > e->limits.max_tensor_bytes)
@@ -1593,11 +1612,45 @@ done:
     return rc;
 }
 
+static int pfvm__exec_kctx_threads(const pfvm_kctx *k)
+{
+    return k->exec ? pfvm__exec_threads(k->exec) : 1;
+}
+
+static void pfvm__exec_kctx_parallel(pfvm_kctx *k, int n, pfvm_task_fn fn, void *ctx)
+{
+    int i;
+    if (k->exec && n > 1 && pfvm__exec_threads(k->exec) > 1) {
+        const pfvm_exec *r = pfvm__exec_root(k->exec);
+        r->par.parallel_for(r->par.user, n, fn, ctx);
+        return;
+    }
+    for (i = 0; i < n; i++)
+        fn(ctx, i);
+}
+
+void pfvm_exec_set_parallel(pfvm_exec *e, const pfvm_parallel *par)
+{
+    if (!e)
+        return;
+    if (par)
+        e->par = *par;
+    else
+        memset(&e->par, 0, sizeof e->par);
+    e->planned = 0; /* the workspace reserved at bind scales with the threads */
+}
+
+int pfvm_exec_threads(const pfvm_exec *e)
+{
+    return e ? pfvm__exec_threads(e) : 1;
+}
+
 static const pfvm__kctx_services *pfvm__exec_services(void)
 {
     static const pfvm__kctx_services s = {pfvm__exec_kctx_output, pfvm__exec_kctx_scratch, pfvm__exec_kctx_set_state,
                                           pfvm__exec_kctx_random, pfvm__exec_kctx_seed,    pfvm__exec_kctx_subgraph,
-                                          pfvm_infer_shapes,      pfvm__exec_kctx_gradient};
+                                          pfvm_infer_shapes,      pfvm__exec_kctx_gradient, pfvm__exec_kctx_threads,
+                                          pfvm__exec_kctx_parallel};
     return &s;
 }
 

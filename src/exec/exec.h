@@ -45,6 +45,20 @@ PFVM_API pfvm_code pfvm_exec_set_input_varying(pfvm_exec *e, int i, int varying,
  * the executor allocates. */
 PFVM_API void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size);
 
+/* Lets kernels split their work over threads: par's parallel_for (see
+ * pfvm_parallel in src/opi/opi.h) with par->threads workers; NULL (the
+ * default) runs everything on the calling thread. pfvm owns no threads:
+ * the caller keeps the pool alive while the executor runs and runs one
+ * executor's pfvm_exec_run at a time. Results are bit-identical with any
+ * number of threads. The workspace reserved at bind grows with the
+ * thread count, so this drops the plan. Subgraph executors (If, Loop,
+ * Scan bodies) use their parent's. interp.c (--threads N) shows a
+ * pthreads pool. */
+PFVM_API void pfvm_exec_set_parallel(pfvm_exec *e, const pfvm_parallel *par);
+/* The threads kernels split their work over: par->threads of the
+ * parallel-for in force, or 1. */
+PFVM_API int pfvm_exec_threads(const pfvm_exec *e);
+
 /* ---- resource limits ------------------------------------------------------------
  *
  * What one executor may allocate for a model's tensors, so that a small

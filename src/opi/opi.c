@@ -255,6 +255,22 @@ void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes)
     return NULL;
 }
 
+int pfvm_kctx_threads(const pfvm_kctx *k)
+{
+    return k && k->services ? k->services->threads(k) : 1;
+}
+
+void pfvm_kctx_parallel(pfvm_kctx *k, int n, pfvm_task_fn fn, void *ctx)
+{
+    int i;
+    if (k && k->services && n > 1) {
+        k->services->parallel(k, n, fn, ctx);
+        return;
+    }
+    for (i = 0; i < n; i++)
+        fn(ctx, i);
+}
+
 pfvm_code pfvm_kctx_subgraph(pfvm_kctx *k, const pfvm_graph *g, const pfvm_tensor *const *in, int n_in,
                              pfvm_tensor **out, int n_out, pfvm_status *st)
 {

@@ -316,6 +316,34 @@ PFVM_API pfvm_code pfvm_kctx_output(pfvm_kctx *k, int i, pfvm_dtype dtype, int r
  * status says why). */
 PFVM_API void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes);
 
+/* ---- threads ------------------------------------------------------------------
+ *
+ * pfvm starts no threads: a program that wants kernels to use several cores
+ * gives its executor a parallel-for (pfvm_exec_set_parallel, src/exec),
+ * and the kernels that split their work (the matrix engine of MatMul, Gemm
+ * and Conv, depthwise convolution) run their parts through it. Parts
+ * write disjoint outputs and never split a sum, so results are the same
+ * bits with any number of threads. */
+typedef void (*pfvm_task_fn)(void *ctx, int i);
+typedef struct pfvm_parallel {
+    /* Runs fn(ctx, i) once for every i in [0, n) (n >= 1), on any threads,
+     * possibly at the same time, and returns when all have returned. */
+    void (*parallel_for)(void *user, int n, pfvm_task_fn fn, void *ctx);
+    void *user;  /* parallel_for's first argument (a thread pool) */
+    int threads; /* tasks it runs at once; 1 or less: the hook is not used */
+} pfvm_parallel;
+
+/* How many parts a kernel should split its work into: the executor's
+ * pfvm_parallel threads, 1 without one (and without an executor). */
+PFVM_API int pfvm_kctx_threads(const pfvm_kctx *k);
+/* Runs fn(ctx, i) for i in [0, n) through the executor's parallel-for, or
+ * in order on this thread without one (or when n is 1). The tasks must
+ * write disjoint memory and call no pfvm_kctx_* function; a task that
+ * needs a workspace takes part i of one asked for before (with n at most
+ * pfvm_kctx_threads parts, so that what the executor reserves covers it:
+ * it reserves a workspace hook's bytes once per thread). */
+PFVM_API void pfvm_kctx_parallel(pfvm_kctx *k, int n, pfvm_task_fn fn, void *ctx);
+
 /* Keeps `state` for this node until the executor is freed, which calls
  * free_fn(state); later runs find it in k->state (compiled programs,
  * caches). Replaces and frees a previous state. Without an executor the
@@ -440,6 +468,9 @@ typedef struct pfvm__kctx_services {
     /* pfvm_kctx_gradient */
     pfvm_code (*gradient)(pfvm_kctx *k, pfvm_model *m, pfvm_value *y, pfvm_value *seed, const char *const *names,
                           int n_wrt, int n_names, pfvm_status *st);
+    /* pfvm_kctx_threads and pfvm_kctx_parallel */
+    int (*threads)(const pfvm_kctx *k);
+    void (*parallel)(pfvm_kctx *k, int n, pfvm_task_fn fn, void *ctx);
 } pfvm__kctx_services;
 /* pfvm:internal-end */
 

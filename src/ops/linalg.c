@@ -602,22 +602,28 @@ static void pfvm__la_t4_inplace(int64_t m, int64_t n, int64_t k, float alpha, co
 #endif
 
 
-/* The blocked product; A comes packed in apre (pfvm_la_pack_a_all's
- * layout, blocks as with a workspace) or is packed here block by block. */
-static void pfvm__la_blocked(const pfvm__la_kern *kn, pfvm__la_blocks bl, int64_t m, int64_t n, int64_t k, float alpha,
-                             const float *a, int64_t as_m, int64_t as_k, const float *apre, pfvm_la_pack_fn pack,
-                             void *user, float *c, int64_t ldc, float *bpack, float *apack)
+/* The blocked product over rows i0..i1 and columns j0..j1 of C (i0 a
+ * multiple of the kernel's height: a part of the whole product, whose
+ * blocking bl it keeps); A comes packed in apre (pfvm_la_pack_a_all's
+ * layout, mpad rows a slab) or is packed here block by block. */
+typedef struct pfvm__la_rect {
+    int64_t i0, i1, j0, j1;
+} pfvm__la_rect;
+
+static void pfvm__la_blocked(const pfvm__la_kern *kn, pfvm__la_blocks bl, pfvm__la_rect r, int64_t k, float alpha,
+                             const float *a, int64_t as_m, int64_t as_k, const float *apre, int64_t mpad,
+                             pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *bpack, float *apack)
 {
-    int64_t jc, pc, ic, j, mpad = pfvm__la_round(m, kn->mr);
-    for (jc = 0; jc < n; jc += bl.nc) {
-        int64_t nc = n - jc < bl.nc ? n - jc : bl.nc, nc_pad = pfvm__la_round(nc, kn->nr);
+    int64_t jc, pc, ic, j;
+    for (jc = r.j0; jc < r.j1; jc += bl.nc) {
+        int64_t nc = r.j1 - jc < bl.nc ? r.j1 - jc : bl.nc, nc_pad = pfvm__la_round(nc, kn->nr);
         for (pc = 0; pc < k; pc += bl.kc) {
             int64_t kc = k - pc < bl.kc ? k - pc : bl.kc;
             /* panels past nc (up to a whole kernel width) come out zero */
             for (j = 0; j < nc_pad; j += PFVM_LA_NB)
                 pack(user, pc, kc, jc + j, nc - j <= 0 ? 0 : nc - j < PFVM_LA_NB ? nc - j : PFVM_LA_NB, bpack + j * kc);
-            for (ic = 0; ic < m; ic += bl.mc) {
-                int64_t mc = m - ic < bl.mc ? m - ic : bl.mc;
+            for (ic = r.i0; ic < r.i1; ic += bl.mc) {
+                int64_t mc = r.i1 - ic < bl.mc ? r.i1 - ic : bl.mc;
                 if (apre)
                     pfvm__la_block(kn, mc, nc, kc, apre + mpad * pc + ic * kc, bpack, c + ic * ldc + jc, ldc, alpha);
                 else {
@@ -627,6 +633,15 @@ static void pfvm__la_blocked(const pfvm__la_kern *kn, pfvm__la_blocks bl, int64_
             }
         }
     }
+}
+
+static pfvm__la_rect pfvm__la_whole(int64_t m, int64_t n)
+{
+    pfvm__la_rect r;
+    r.i0 = r.j0 = 0;
+    r.i1 = m;
+    r.j1 = n;
+    return r;
 }
 
 PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
@@ -647,8 +662,8 @@ PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha
         return;
     }
 #endif
-    pfvm__la_blocked(kn, bl, m, n, k, alpha, a, as_m, as_k, NULL, pack, user, c, ldc, ws ? ws : stack_b,
-                     ws ? ws + bl.kc * bl.nc : stack_a);
+    pfvm__la_blocked(kn, bl, pfvm__la_whole(m, n), k, alpha, a, as_m, as_k, NULL, 0, pack, user, c, ldc,
+                     ws ? ws : stack_b, ws ? ws + bl.kc * bl.nc : stack_a);
 }
 
 /* Packed A: for each block of rows of the depth (the blocking with a
@@ -683,8 +698,8 @@ PFVM_INTERNAL void pfvm_la_sgemm_packed(int64_t m, int64_t n, int64_t k, float a
     const pfvm__la_kern *kn = pfvm__la_pick();
     if (m <= 0 || n <= 0 || k <= 0)
         return;
-    pfvm__la_blocked(kn, pfvm__la_blocking(kn, m, n, k, 1), m, n, k, alpha, NULL, 0, 0, apacked, pack, user, c, ldc, ws,
-                     NULL);
+    pfvm__la_blocked(kn, pfvm__la_blocking(kn, m, n, k, 1), pfvm__la_whole(m, n), k, alpha, NULL, 0, 0, apacked,
+                     pfvm__la_round(m, kn->mr), pack, user, c, ldc, ws, NULL);
 }
 
 PFVM_INTERNAL void pfvm_la_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
@@ -695,15 +710,182 @@ PFVM_INTERNAL void pfvm_la_sgemm(int64_t m, int64_t n, int64_t k, float alpha, c
 
 PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, int *failed)
 {
-    size_t floats = pfvm_la_sgemm_ws_floats(m, n, kk);
+    size_t floats = pfvm_la_sgemm_ws_floats(m, n, kk), all;
     *failed = 0;
     if (!k->exec || !floats)
         return NULL;
+    if (!pfvm__mul_size(floats * sizeof(float), (size_t)pfvm_kctx_threads(k), &all))
+        all = (size_t)-1;
     {
-        float *ws = (float *)pfvm_kctx_scratch(k, floats * sizeof(float));
+        float *ws = (float *)pfvm_kctx_scratch(k, all);
         *failed = ws == NULL;
         return ws;
     }
+}
+
+/* ---- threads ------------------------------------------------------------------
+ *
+ * A product splits into parts that each compute a rectangle of C with the
+ * whole of K (never a split sum), on tiles aligned as in the whole
+ * product (rows in kernel heights, columns in kernel widths), so every entry of C takes the same operations in the same
+ * order with any number of parts: the same bits. */
+
+/* Below this many multiply-adds a product stays on one thread: handing
+ * parts to other threads would cost more than it saves. */
+#ifndef PFVM__LA_PAR_MIN
+#define PFVM__LA_PAR_MIN 65536.0
+#endif
+
+typedef struct pfvm__la_par {
+    const pfvm__la_kern *kn;
+    pfvm__la_blocks bl;
+    int64_t m, n, k, mpad;
+    float alpha;
+    const float *a, *apre;
+    int64_t as_m, as_k;
+    pfvm_la_pack_fn pack;
+    void *user;
+    float *c, *ws;
+    int64_t ldc;
+    size_t ws_floats;     /* per part */
+    int parts, by_rows;   /* tasks (one workspace each); units of rows (kernel heights) or of columns */
+    int64_t unit, units;
+    int chunks;           /* rectangles the tasks take in turn */
+    int next;             /* the next rectangle to take (where the compiler has atomics) */
+    int reads_b;          /* B read in place (pfvm__la_gemv or pfvm__la_direct) */
+} pfvm__la_par;
+
+/* The tasks take rectangles from a shared counter where gcc and clang's
+ * atomics exist without a library (not on Cortex-M0, say), so that a thread that the OS keeps waiting (a loaded
+ * machine) leaves its share to the others; elsewhere task i takes
+ * rectangles i, i + parts, ... Which thread computes a rectangle never
+ * changes its bits. */
+#if defined(__GNUC__) && defined(__GCC_ATOMIC_INT_LOCK_FREE) && __GCC_ATOMIC_INT_LOCK_FREE == 2
+#define PFVM__LA_CLAIM(p, i, c) ((void)(i), (c) = __atomic_fetch_add(&(p)->next, 1, __ATOMIC_RELAXED))
+#define PFVM__LA_NEXT(p, c) ((c) = __atomic_fetch_add(&(p)->next, 1, __ATOMIC_RELAXED))
+#else
+#define PFVM__LA_CLAIM(p, i, c) ((c) = (i))
+#define PFVM__LA_NEXT(p, c) ((c) += (p)->parts)
+#endif
+
+/* 1 when B (strided) is read in place rather than packed. */
+static int pfvm__la_reads_b(const pfvm__la_kern *kn, int64_t m, pfvm_la_pack_fn pack, const void *user)
+{
+    const pfvm_la_strided *b = (const pfvm_la_strided *)user;
+    if (pack != pfvm_la_pack_strided)
+        return 0;
+    return (m <= 2 && (b->s_n == 1 || b->s_k == 1)) || (m <= 2 * kn->mr && b->s_n == 1);
+}
+
+static void pfvm__la_rect_run(pfvm__la_par *p, int chunk, float *ws)
+{
+    int64_t u0 = p->units * chunk / p->chunks, u1 = p->units * (chunk + 1) / p->chunks;
+    pfvm__la_rect r = pfvm__la_whole(p->m, p->n);
+    if (p->by_rows) {
+        r.i0 = u0 * p->unit;
+        r.i1 = u1 * p->unit < p->m ? u1 * p->unit : p->m;
+    } else {
+        r.j0 = u0 * p->unit;
+        r.j1 = u1 * p->unit < p->n ? u1 * p->unit : p->n;
+    }
+    if (r.i0 >= r.i1 || r.j0 >= r.j1)
+        return;
+    if (p->reads_b) {
+        /* the columns j0..j1 of B and C, tiled from j0 as the whole is from 0 */
+        pfvm_la_strided b = *(const pfvm_la_strided *)p->user;
+        float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
+        int64_t n = r.j1 - r.j0;
+        b.data += r.j0 * b.s_n;
+        if (!pfvm__la_gemv(p->m, n, p->k, p->alpha, p->a, p->as_m, p->as_k, &b, p->c + r.j0, p->ldc))
+            pfvm__la_direct(p->kn, p->m, n, p->k, p->alpha, p->a, p->as_m, p->as_k, &b, p->c + r.j0, p->ldc, stack_a,
+                            stack_b);
+        return;
+    }
+    pfvm__la_blocked(p->kn, p->bl, r, p->k, p->alpha, p->a, p->as_m, p->as_k, p->apre, p->mpad, p->pack, p->user, p->c,
+                     p->ldc, ws, ws + p->bl.kc * p->bl.nc);
+}
+
+/* Task i: rectangles until none is left, in workspace i. */
+static void pfvm__la_part(void *ctx, int i)
+{
+    pfvm__la_par *p = (pfvm__la_par *)ctx;
+    float *ws = p->ws ? p->ws + p->ws_floats * (size_t)i : NULL;
+    int c;
+    for (PFVM__LA_CLAIM(p, i, c); c < p->chunks; PFVM__LA_NEXT(p, c))
+        pfvm__la_rect_run(p, c, ws);
+}
+
+/* The busiest of `parts` threads' share of n rows or columns cut in units
+ * of `unit`, relative to an even split: 1 is perfect. */
+static double pfvm__la_balance(int64_t n, int64_t unit, int parts)
+{
+    int64_t units = (n + unit - 1) / unit, most = (units + parts - 1) / parts * unit;
+    return (double)(most < n ? most : n) * parts / (double)n;
+}
+
+/* Splits the product into k's threads where it pays (1: run it whole):
+ * by columns in widths of the kernel (no packing repeated with Conv's
+ * packed weights), by rows in kernel heights where columns are too few
+ * to share well (each row part packs its own copy of B, so rows must
+ * balance clearly better). */
+static int pfvm__la_split(pfvm__la_par *p, int threads)
+{
+    int64_t mr = p->kn->mr, nr = p->kn->nr;
+    if (threads <= 1 || (double)p->m * (double)p->n * (double)p->k < PFVM__LA_PAR_MIN ||
+        (!p->reads_b && !p->ws))
+        return 1; /* blocks on the stack: no workspace to give each part */
+    p->by_rows = !p->reads_b && p->ws &&
+                 pfvm__la_balance(p->m, mr, threads) + 0.1 < pfvm__la_balance(p->n, nr, threads);
+    p->unit = p->by_rows ? mr : nr;
+    p->units = p->by_rows ? (p->m + mr - 1) / mr : (p->n + nr - 1) / nr;
+    p->parts = p->units < threads ? (int)p->units : threads;
+    /* more rectangles than tasks, for the balance, where that repeats no packing */
+    p->chunks = p->by_rows ? p->parts : p->units < 4 * p->parts ? (int)p->units : 4 * p->parts;
+    p->next = 0;
+    return p->parts;
+}
+
+static void pfvm__la_run(pfvm_kctx *k, pfvm__la_par *p)
+{
+    int parts;
+    if (p->m <= 0 || p->n <= 0 || p->k <= 0)
+        return;
+    p->kn = pfvm__la_pick();
+    p->bl = pfvm__la_blocking(p->kn, p->m, p->n, p->k, 1);
+    p->mpad = pfvm__la_round(p->m, p->kn->mr);
+    p->reads_b = !p->apre && pfvm__la_reads_b(p->kn, p->m, p->pack, p->user);
+    p->ws_floats = pfvm_la_sgemm_ws_floats(p->m, p->n, p->k);
+    parts = pfvm__la_split(p, k ? pfvm_kctx_threads(k) : 1);
+    if (parts > 1)
+        pfvm_kctx_parallel(k, parts, pfvm__la_part, p);
+    else if (p->apre)
+        pfvm_la_sgemm_packed(p->m, p->n, p->k, p->alpha, p->apre, p->pack, p->user, p->c, p->ldc, p->ws);
+    else
+        pfvm_la_sgemm_ws(p->m, p->n, p->k, p->alpha, p->a, p->as_m, p->as_k, p->pack, p->user, p->c, p->ldc, p->ws);
+}
+
+PFVM_INTERNAL void pfvm_la_sgemm_mt(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, float alpha, const float *a,
+                                    int64_t as_m, int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc,
+                                    float *ws)
+{
+    pfvm__la_par p;
+    memset(&p, 0, sizeof p);
+    p.m = m, p.n = n, p.k = kk, p.alpha = alpha;
+    p.a = a, p.as_m = as_m, p.as_k = as_k;
+    p.pack = pack, p.user = user, p.c = c, p.ldc = ldc, p.ws = ws;
+    pfvm__la_run(k, &p);
+}
+
+PFVM_INTERNAL void pfvm_la_sgemm_packed_mt(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, float alpha,
+                                           const float *apacked, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc,
+                                           float *ws)
+{
+    pfvm__la_par p;
+    memset(&p, 0, sizeof p);
+    p.m = m, p.n = n, p.k = kk, p.alpha = alpha;
+    p.apre = apacked;
+    p.pack = pack, p.user = user, p.c = c, p.ldc = ldc, p.ws = ws;
+    pfvm__la_run(k, &p);
 }
 
 PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst)
@@ -899,7 +1081,7 @@ static pfvm_code pfvm__la_k_matmul(pfvm_kctx *k)
             bm.data = (const float *)B->data + bo * sb;
             bm.s_k = n;
             bm.s_n = 1;
-            pfvm_la_sgemm_ws(m, n, kk, 1.0f, (const float *)A->data + ao * sa, kk, 1, pfvm_la_pack_strided, &bm,
+            pfvm_la_sgemm_mt(k, m, n, kk, 1.0f, (const float *)A->data + ao * sa, kk, 1, pfvm_la_pack_strided, &bm,
                              (float *)C->data + t * m * n, n, ws);
         } else {
             pfvm__la_gemm_any(m, n, kk, A, ao * sa, kk, 1, B, bo * sb, n, 1, C, t * m * n, 1.0, 0);
@@ -1042,7 +1224,7 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
         bm.data = (const float *)B->data;
         bm.s_k = tb ? 1 : n;
         bm.s_n = tb ? kk : 1;
-        pfvm_la_sgemm_ws(m, n, kk, alpha, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, pfvm_la_pack_strided,
+        pfvm_la_sgemm_mt(k, m, n, kk, alpha, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, pfvm_la_pack_strided,
                          &bm, (float *)Y->data, n, ws);
     } else {
         pfvm__la_gemm_any(m, n, kk, A, 0, ta ? 1 : kk, ta ? m : 1, B, 0, tb ? 1 : n, tb ? kk : 1, Y, 0, (double)alpha, 1);

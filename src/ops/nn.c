@@ -899,48 +899,118 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
         y[i] = v;
 }
 
+/* Depthwise planes split over threads: the N x group planes in `chunks`
+ * runs, which the tasks take from a shared counter (where gcc and clang
+ * have lock-free atomics; elsewhere task i takes runs i, i + parts, ...). */
+typedef struct pfvm__nn_dwpar {
+    const pfvm__nn_geom *g;
+    const pfvm__nn_2d *d; /* NULL: the general depthwise loops */
+    const float *x, *wt, *bias;
+    float *y;
+    int parts, chunks, next;
+} pfvm__nn_dwpar;
+
+static void pfvm__nn_dw_planes(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
+{
+    const pfvm__nn_geom *g = p->g;
+    for (; q < q1; q++) {
+        int64_t gr = q % g->group;
+        const float *xg = p->x + q * g->in_plane; /* one input and one output channel per plane */
+        float *yg = p->y + q * g->out_plane;
+        float b = p->bias ? p->bias[gr] : 0.0f;
+        if (p->d) {
+            pfvm__nn_dw_plane(p->d, p->d->OH, xg, p->wt + gr * g->kk, b, yg);
+        } else {
+            pfvm__nn_fill(yg, g->out_plane, b);
+            pfvm__nn_conv_depthwise(g, xg, p->wt + gr * g->kk, yg);
+        }
+    }
+}
+
+static void pfvm__nn_dw_part(void *ctx, int i)
+{
+    pfvm__nn_dwpar *p = (pfvm__nn_dwpar *)ctx;
+    int64_t planes = p->g->N * p->g->group;
+    int c;
+#if defined(__GNUC__) && defined(__GCC_ATOMIC_INT_LOCK_FREE) && __GCC_ATOMIC_INT_LOCK_FREE == 2
+    (void)i;
+    for (c = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED); c < p->chunks;
+         c = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED))
+#else
+    for (c = i; c < p->chunks; c += p->parts)
+#endif
+        pfvm__nn_dw_planes(p, planes * c / p->chunks, planes * (c + 1) / p->chunks);
+}
+
+static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x, const float *wt,
+                             const float *bias, float *y)
+{
+    pfvm__nn_dwpar p;
+    int64_t planes = g->N * g->group;
+    double work = (double)planes * (double)g->out_plane * (double)g->kk;
+    p.g = g;
+    p.d = d;
+    p.x = x;
+    p.wt = wt;
+    p.bias = bias;
+    p.y = y;
+    p.parts = work < 65536.0 ? 1 : pfvm_kctx_threads(k);
+    if (p.parts > planes)
+        p.parts = (int)planes;
+    if (p.parts <= 1) {
+        pfvm__nn_dw_planes(&p, 0, planes);
+        return;
+    }
+    p.chunks = planes < (int64_t)p.parts * 8 ? (int)planes : p.parts * 8;
+    p.next = 0;
+#ifdef PFVM_DISPATCH_CLONES
+    (void)pfvm__nn_have_avx2(); /* its cached answer, set before the threads read it */
+#endif
+    pfvm_kctx_parallel(k, p.parts, pfvm__nn_dw_part, &p);
+}
+
 static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias,
                                    float *y, const pfvm__nn_packed *pk)
 {
     int64_t n, gr, m;
-    int failed = 0, dwp, is2d;
+    int failed = 0, is2d;
     pfvm__nn_2d dw;
-    float *ws = g->MG == 1 && g->CG == 1 ? NULL : pfvm_la_workspace(k, g->MG, g->out_plane, g->CG * g->kk, &failed);
+    float *ws;
+    is2d = pfvm__nn_2d_fits(g, &dw);
+    if (g->MG == 1 && g->CG == 1) {
+        pfvm__nn_conv_dw(k, g, is2d ? &dw : NULL, x, wt, bias, y);
+        return PFVM_OK;
+    }
+    ws = pfvm_la_workspace(k, g->MG, g->out_plane, g->CG * g->kk, &failed);
     if (failed)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
-    is2d = pfvm__nn_2d_fits(g, &dw);
-    dwp = is2d && g->MG == 1 && g->CG == 1;
     for (n = 0; n < g->N; n++)
         for (gr = 0; gr < g->group; gr++) {
             const float *xg = x + (n * g->C + gr * g->CG) * g->in_plane;
             float *yg = y + (n * g->M + gr * g->MG) * g->out_plane;
-            for (m = 0; m < g->MG && !dwp; m++)
+            for (m = 0; m < g->MG; m++)
                 pfvm__nn_fill(yg + m * g->out_plane, g->out_plane, bias ? bias[gr * g->MG + m] : 0.0f);
-            if (dwp) {
-                pfvm__nn_dw_plane(&dw, dw.OH, xg, wt + gr * g->kk, bias ? bias[gr] : 0.0f, yg);
-            } else if (g->MG == 1 && g->CG == 1) {
-                pfvm__nn_conv_depthwise(g, xg, wt + gr * g->kk, yg);
-            } else if (pfvm__nn_pointwise(g)) {
+            if (pfvm__nn_pointwise(g)) {
                 pfvm_la_strided b;
                 b.data = xg;
                 b.s_k = g->in_plane;
                 b.s_n = 1;
                 if (pk && ws)
-                    pfvm_la_sgemm_packed(g->MG, g->out_plane, g->CG, 1.0f, pk->a + gr * pk->per_group,
-                                         pfvm_la_pack_strided, &b, yg, g->out_plane, ws);
+                    pfvm_la_sgemm_packed_mt(k, g->MG, g->out_plane, g->CG, 1.0f, pk->a + gr * pk->per_group,
+                                            pfvm_la_pack_strided, &b, yg, g->out_plane, ws);
                 else
-                    pfvm_la_sgemm_ws(g->MG, g->out_plane, g->CG, 1.0f, wt + gr * g->MG * g->CG, g->CG, 1, pfvm_la_pack_strided,
-                                 &b, yg, g->out_plane, ws);
+                    pfvm_la_sgemm_mt(k, g->MG, g->out_plane, g->CG, 1.0f, wt + gr * g->MG * g->CG, g->CG, 1,
+                                     pfvm_la_pack_strided, &b, yg, g->out_plane, ws);
             } else {
                 pfvm__nn_cpack cp;
                 cp.x = xg;
                 cp.g = g;
                 cp.d = &dw;
                 if (pk && ws)
-                    pfvm_la_sgemm_packed(g->MG, g->out_plane, g->CG * g->kk, 1.0f, pk->a + gr * pk->per_group,
-                                         is2d ? pfvm__nn_pack_conv2d : pfvm__nn_pack_conv, &cp, yg, g->out_plane, ws);
+                    pfvm_la_sgemm_packed_mt(k, g->MG, g->out_plane, g->CG * g->kk, 1.0f, pk->a + gr * pk->per_group,
+                                            is2d ? pfvm__nn_pack_conv2d : pfvm__nn_pack_conv, &cp, yg, g->out_plane, ws);
                 else
-                    pfvm_la_sgemm_ws(g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk,
+                    pfvm_la_sgemm_mt(k, g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk,
                                      g->CG * g->kk, 1, is2d ? pfvm__nn_pack_conv2d : pfvm__nn_pack_conv, &cp, yg,
                                      g->out_plane, ws);
             }

@@ -110,8 +110,8 @@ PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int6
 PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
                                     int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws);
 PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k);
-/* The workspace for pfvm_la_sgemm_ws from the executor's scratch buffer;
- * NULL without an executor (kernels run while folding), or with *failed
+/* The workspace for pfvm_la_sgemm_ws from the executor's scratch buffer
+ * (one per thread, for pfvm_la_sgemm_mt); NULL without an executor (kernels run while folding), or with *failed
  * set when it cannot be allocated (k->st says why). */
 PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, int *failed);
 
@@ -127,6 +127,17 @@ PFVM_INTERNAL int pfvm_la_pack_a_all(int64_t m, int64_t k, const float *a, int64
 PFVM_INTERNAL int pfvm_la_packed_mr(void);
 PFVM_INTERNAL void pfvm_la_sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, const float *apacked,
                                         pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws);
+/* pfvm_la_sgemm_ws and pfvm_la_sgemm_packed split over the kernel
+ * context's threads (pfvm_kctx_parallel; k NULL: one thread), each part a
+ * rectangle of C with all of K and a workspace of its own: ws is
+ * pfvm_la_workspace's (one workspace per thread). Same bits as one
+ * thread. */
+PFVM_INTERNAL void pfvm_la_sgemm_mt(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, float alpha, const float *a,
+                                    int64_t as_m, int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc,
+                                    float *ws);
+PFVM_INTERNAL void pfvm_la_sgemm_packed_mt(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, float alpha,
+                                           const float *apacked, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc,
+                                           float *ws);
 
 /* ---- tensor.c: element copies, the strided walk, index checks ---- */
 

@@ -1,0 +1,271 @@
+/* Threads give the same bits: each model of tests/models runs optimized
+ * on one thread, then with a parallel-for (pfvm_exec_set_parallel) of 2
+ * and 3 threads, a pthreads one made here, and every output must be equal
+ * byte for byte. The larger CNNs must actually have split work (the hook
+ * was called: products by rows and by columns, matrix-vector products,
+ * depthwise planes); so must MatMuls of every path of the engine (the
+ * matrix-vector loops, B read in place, rows, columns, edge tiles), and runs with threads allocate nothing (the workspace for
+ * every thread is reserved at bind). Run from the repository root:
+ *
+ *   build/tests/test_threads [MODEL_DIR]...
+ */
+#include "exec/exec.h"
+#include "onnx/onnx_io.h"
+#include "passes/passes.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+/* ---- a parallel-for that starts its threads for each call ------------------ */
+
+typedef struct job {
+    pfvm_task_fn fn;
+    void *ctx;
+    int first, step, n;
+} job;
+
+static long hook_calls;
+
+static void *run_job(void *arg)
+{
+    job *j = (job *)arg;
+    int i;
+    for (i = j->first; i < j->n; i += j->step)
+        j->fn(j->ctx, i);
+    return NULL;
+}
+
+static void spawn_for(void *user, int n, pfvm_task_fn fn, void *ctx)
+{
+    int threads = *(const int *)user, t, started = 0;
+    pthread_t th[8];
+    job jobs[8];
+    hook_calls++;
+    threads = threads < 1 ? 1 : threads > 8 ? 8 : threads;
+    for (t = 0; t < threads; t++) {
+        jobs[t].fn = fn;
+        jobs[t].ctx = ctx;
+        jobs[t].first = t;
+        jobs[t].step = threads;
+        jobs[t].n = n;
+    }
+    /* the last threads first, so that part 0 (on this thread) overlaps them */
+    for (t = 1; t < threads; t++)
+        if (pthread_create(&th[t], NULL, run_job, &jobs[t]) == 0)
+            started = t;
+        else
+            break;
+    for (t = started + 1; t < threads; t++) /* could not start: run here */
+        run_job(&jobs[t]);
+    run_job(&jobs[0]);
+    for (t = 1; t <= started; t++)
+        pthread_join(th[t], NULL);
+}
+
+static long calls;
+
+static void *counting_realloc(void *user, void *p, size_t size)
+{
+    (void)user;
+    if (size == 0) {
+        free(p);
+        return NULL;
+    }
+    calls++;
+    return realloc(p, size);
+}
+
+static unsigned char *read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf = NULL;
+    long len;
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (buf = (unsigned char *)malloc((size_t)len + 1)) && fread(buf, 1, (size_t)len, f) != (size_t)len) {
+        free(buf);
+        buf = NULL;
+    }
+    if (buf)
+        *n = (size_t)len;
+    fclose(f);
+    return buf;
+}
+
+/* Runs e with `threads` (1: no hook) and returns copies of its outputs. */
+static pfvm_code run_copy(pfvm_exec *e, const pfvm_tensor *x, int *threads, unsigned char **out, size_t *nbytes,
+                          int n_out, pfvm_status *st)
+{
+    pfvm_parallel par;
+    int i;
+    par.parallel_for = spawn_for;
+    par.user = threads;
+    par.threads = *threads;
+    pfvm_exec_set_parallel(e, *threads > 1 ? &par : NULL);
+    if (pfvm_exec_threads(e) != *threads)
+        return pfvm_status_set(st, PFVM_ERR_RUNTIME, "pfvm_exec_threads says %d, not %d", pfvm_exec_threads(e), *threads);
+    if (pfvm_exec_bind_one(e, x, st) || pfvm_exec_run(e, st))
+        return st->code;
+    /* a second run after bind must allocate nothing, threads or not */
+    calls = 0;
+    if (pfvm_exec_run(e, st))
+        return st->code;
+    if (calls)
+        return pfvm_status_set(st, PFVM_ERR_RUNTIME, "a run with %d threads allocated %ld times", *threads, calls);
+    for (i = 0; i < n_out; i++) {
+        const pfvm_tensor *t = pfvm_exec_output(e, i);
+        nbytes[i] = t->nbytes;
+        if (!(out[i] = (unsigned char *)malloc(t->nbytes + 1)))
+            return pfvm_status_set(st, PFVM_ERR_NOMEM, "out of memory");
+        memcpy(out[i], t->data, t->nbytes);
+    }
+    return PFVM_OK;
+}
+
+static void check_model(const char *dir, int must_split)
+{
+    pfvm_allocator hook = {counting_realloc, NULL};
+    char path[512];
+    size_t model_n = 0, input_n = 0, nb1[4], nb[4];
+    unsigned char *model, *input, *one[4] = {0}, *many[4] = {0};
+    pfvm_status st;
+    pfvm_model *m = NULL;
+    pfvm_exec *e = NULL;
+    pfvm_tensor *x = NULL;
+    int threads, i, n_out = 0, t1 = 1;
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    model = read_file(path, &model_n);
+    snprintf(path, sizeof path, "%s/test_data_set_0/input_0.pb", dir);
+    input = read_file(path, &input_n);
+    CHECK_MSG(model && input, "%s: cannot read the model or its input", dir);
+    if (!model || !input)
+        goto out;
+    pfvm_set_allocator(&hook);
+    if (!(m = pfvm_onnx_load_memory(model, model_n, 0, &st)) ||
+        !(x = pfvm_onnx_read_value(input, input_n, PFVM_KIND_TENSOR, &st)) || pfvm_optimize(m, NULL, NULL, &st) ||
+        !(e = pfvm_exec_new(m, NULL, &st)) || pfvm_exec_set_input_varying(e, 0, 1, &st)) {
+        CHECK_MSG(0, "%s: %s", dir, st.msg);
+        goto out;
+    }
+    n_out = pfvm_exec_num_outputs(e) < 4 ? pfvm_exec_num_outputs(e) : 4;
+    CHECK_MSG(run_copy(e, x, &t1, one, nb1, n_out, &st) == PFVM_OK, "%s, 1 thread: %s", dir, st.msg);
+    for (threads = 2; threads <= 3; threads++) {
+        hook_calls = 0;
+        if (run_copy(e, x, &threads, many, nb, n_out, &st)) {
+            CHECK_MSG(0, "%s, %d threads: %s", dir, threads, st.msg);
+            break;
+        }
+        for (i = 0; i < n_out; i++) {
+            CHECK_MSG(one[i] && nb[i] == nb1[i] && !memcmp(one[i], many[i], nb[i]),
+                      "%s: output %d with %d threads differs from 1 thread", dir, i, threads);
+            free(many[i]);
+            many[i] = NULL;
+        }
+        if (must_split)
+            CHECK_MSG(hook_calls > 0, "%s: nothing split over %d threads", dir, threads);
+        printf("%s: %d threads, %ld parallel-for calls per run, same bits\n", dir, threads, hook_calls / 2);
+    }
+out:
+    pfvm_set_allocator(NULL);
+    for (i = 0; i < 4; i++) {
+        free(one[i]);
+        free(many[i]);
+    }
+    pfvm_tensor_free(x);
+    pfvm_exec_free(e);
+    pfvm_model_free(m);
+    free(model);
+    free(input);
+}
+
+/* MatMul of two graph inputs (B not constant: the engine packs A per run
+ * or reads B in place): m x k times k x n, at 1, 2 and 3 threads. */
+static void check_matmul(int64_t m, int64_t k, int64_t n)
+{
+    pfvm_status st;
+    pfvm_model *mod = pfvm_model_new(&st);
+    pfvm_graph *g = mod ? pfvm_graph_new(mod, NULL, "g", &st) : NULL;
+    pfvm_value *io[3];
+    pfvm_exec *e = NULL;
+    pfvm_tensor *in[2] = {NULL, NULL};
+    int64_t da[2], db[2], i;
+    unsigned char *one = NULL;
+    size_t bytes = 0;
+    int threads;
+    da[0] = m, da[1] = k, db[0] = k, db[1] = n;
+    if (!g || !(io[0] = pfvm_graph_value(g, "a", &st)) || !(io[1] = pfvm_graph_value(g, "b", &st)) ||
+        !(io[2] = pfvm_graph_value(g, "c", &st)) || pfvm_model_set_opset(mod, "", 17, &st) ||
+        pfvm_graph_add_input(g, io[0], &st) || pfvm_graph_add_input(g, io[1], &st) ||
+        !pfvm_graph_add_node(g, "MatMul", "", "mm", io, 2, &io[2], 1, &st) || pfvm_graph_add_output(g, io[2], &st) ||
+        !(in[0] = pfvm_tensor_new(PFVM_FLOAT, 2, da, &st)) || !(in[1] = pfvm_tensor_new(PFVM_FLOAT, 2, db, &st)) ||
+        !(e = pfvm_exec_new(mod, NULL, &st))) {
+        CHECK_MSG(0, "matmul %lldx%lldx%lld: %s", (long long)m, (long long)k, (long long)n, st.msg);
+        goto out;
+    }
+    for (i = 0; i < m * k; i++)
+        ((float *)in[0]->data)[i] = (float)((i * 7919) % 2001 - 1000) / 997.0f;
+    for (i = 0; i < k * n; i++)
+        ((float *)in[1]->data)[i] = (float)((i * 104729) % 1999 - 999) / 1013.0f;
+    for (threads = 1; threads <= 3; threads++) {
+        pfvm_parallel par;
+        const pfvm_tensor *c;
+        par.parallel_for = spawn_for;
+        par.user = &threads;
+        par.threads = threads;
+        pfvm_exec_set_parallel(e, threads > 1 ? &par : NULL);
+        hook_calls = 0;
+        if (pfvm_exec_bind(e, (const pfvm_tensor *const *)in, 2, &st) || pfvm_exec_run(e, &st)) {
+            CHECK_MSG(0, "matmul %lldx%lldx%lld, %d threads: %s", (long long)m, (long long)k, (long long)n, threads,
+                      st.msg);
+            break;
+        }
+        c = pfvm_exec_output(e, 0);
+        if (threads == 1) {
+            bytes = c->nbytes;
+            if ((one = (unsigned char *)malloc(bytes + 1)) != NULL)
+                memcpy(one, c->data, bytes);
+            continue;
+        }
+        CHECK_MSG(one && c->nbytes == bytes && !memcmp(one, c->data, bytes),
+                  "matmul %lldx%lldx%lld: %d threads differ from 1", (long long)m, (long long)k, (long long)n, threads);
+        CHECK_MSG(hook_calls == 1, "matmul %lldx%lldx%lld: %ld parallel-for calls with %d threads", (long long)m,
+                  (long long)k, (long long)n, hook_calls, threads);
+    }
+out:
+    free(one);
+    pfvm_tensor_free(in[0]);
+    pfvm_tensor_free(in[1]);
+    pfvm_exec_free(e);
+    pfvm_model_free(mod);
+}
+
+int main(int argc, char **argv)
+{
+    int i;
+    if (argc > 1) {
+        for (i = 1; i < argc; i++)
+            check_model(argv[i], 0);
+    } else {
+        check_model("tests/models/cnn_small", 0); /* products too small to split */
+        check_model("tests/models/cnn_stem", 1);
+        check_model("tests/models/mobilenet_v2", 1);
+        check_model("tests/models/resnet18", 1);
+        check_model("tests/models/squeezenet1_1", 1);
+        check_model("tests/models/dscnn", 1);
+        check_model("tests/models/mlp_mnist", 0);
+        check_model("tests/models/mlp", 0);
+        check_model("tests/models/transformer_encoder", 0);
+        check_model("tests/models/gpt_small", 0);
+        check_matmul(2, 300, 250);   /* matrix-vector rows */
+        check_matmul(12, 300, 250);  /* few rows: B read in place */
+        check_matmul(100, 64, 40);   /* few columns: split by rows */
+        check_matmul(300, 200, 500); /* split by columns, A packed by each part */
+        check_matmul(61, 77, 333);   /* edges everywhere */
+    }
+    return CHECK_END();
+}
