@@ -745,14 +745,64 @@ static pfvm_code pfvm__acl_classes(pfvm_accel_ctx *c, const pfvm__acl_tile *tile
     return rc;
 }
 
-static pfvm_code pfvm__acl_load(pfvm_accel_ctx *c, int64_t pe, int64_t d, int64_t a, int64_t n, int64_t r, int64_t col,
-                                int64_t dn, int64_t dr, int64_t an, int64_t ar)
+/* A queue of one kind of transfer for consecutive PEs: equal loads (or
+ * fills) for a run of PEs become one `load F L` (sent once down links that
+ * broadcast) or one `on F L` + `fill`. */
+typedef struct pfvm__acl_q {
+    int pending, is_fill;
+    int64_t first, last, v[9];
+    const char *value;            /* fill */
+} pfvm__acl_q;
+
+static void pfvm__acl_qinit(pfvm__acl_q *q)
 {
+    memset(q, 0, 4 * sizeof *q);
+}
+
+static pfvm_code pfvm__acl_flush(pfvm_accel_ctx *c, pfvm__acl_q *q)
+{
+    pfvm_code rc;
+    if (!q->pending)
+        return PFVM_OK;
+    q->pending = 0;
+    if (q->is_fill)
+        return (rc = c->emit(c, "on %lld %lld", (long long)q->first, (long long)q->last)) != PFVM_OK
+                   ? rc
+                   : c->emit(c, "fill %lld %s %lld", (long long)q->v[0], q->value, (long long)q->v[1]);
+    return c->emit(c, "load %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld", (long long)q->first,
+                   (long long)q->last, (long long)q->v[0], (long long)q->v[1], (long long)q->v[2], (long long)q->v[3],
+                   (long long)q->v[4], (long long)q->v[5], (long long)q->v[6], (long long)q->v[7], (long long)q->v[8]);
+}
+
+static pfvm_code pfvm__acl_queue(pfvm_accel_ctx *c, pfvm__acl_q *q, int64_t pe, const int64_t *v, int nv,
+                                 const char *value)
+{
+    pfvm_code rc;
+    if (q->pending && pe == q->last + 1 && !memcmp(q->v, v, (size_t)nv * sizeof *v) &&
+        (!value || !strcmp(value, q->value))) {
+        q->last = pe;
+        return PFVM_OK;
+    }
+    if ((rc = pfvm__acl_flush(c, q)) != PFVM_OK)
+        return rc;
+    q->pending = 1;
+    q->is_fill = value != NULL;
+    q->value = value;
+    q->first = q->last = pe;
+    memset(q->v, 0, sizeof q->v);
+    memcpy(q->v, v, (size_t)nv * sizeof *v);
+    return PFVM_OK;
+}
+
+/* Loads into PE pe through queue q: D[n*DN + r*DR + c] = root[A + n*AN + r*AR + c]. */
+static pfvm_code pfvm__acl_load(pfvm_accel_ctx *c, pfvm__acl_q *q, int64_t pe, int64_t d, int64_t a, int64_t n,
+                                int64_t r, int64_t col, int64_t dn, int64_t dr, int64_t an, int64_t ar)
+{
+    int64_t v[9];
     if (n < 1 || r < 1 || col < 1)
         return PFVM_OK;
-    return c->emit(c, "load %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld", (long long)pe, (long long)pe,
-                   (long long)d, (long long)a, (long long)n, (long long)r, (long long)col, (long long)dn, (long long)dr,
-                   (long long)an, (long long)ar);
+    v[0] = d, v[1] = a, v[2] = n, v[3] = r, v[4] = col, v[5] = dn, v[6] = dr, v[7] = an, v[8] = ar;
+    return pfvm__acl_queue(c, q, pe, v, 9, NULL);
 }
 
 static pfvm_code pfvm__acl_store(pfvm_accel_ctx *c, int64_t pe, int64_t a, int64_t d, int64_t n, int64_t r,
@@ -817,27 +867,30 @@ static void pfvm__acl_box(const pfvm__acl_win *w, int ax, int64_t o, int64_t e, 
 }
 
 /* Loads `ch` planes of x's box for output rows/cols of the tile into the
- * PE at xb (box layout [ch][bh][bw]); fills the box with `pad` first when
- * it reaches outside the input. src: x's byte offset of the first plane. */
-static pfvm_code pfvm__acl_load_box(pfvm_accel_ctx *c, const pfvm__acl_win *w, int64_t pe, int64_t xb, int64_t src,
-                                    int64_t ch, int64_t oh, int64_t th, int64_t ow, int64_t tw, const char *pad,
-                                    int fill)
+ * PE at xb (box layout [ch][bh][bw]), or (fill) queues the fill of the box
+ * with `pad` when it reaches outside the input, to run before the loads.
+ * src: x's byte offset of the first plane. */
+static pfvm_code pfvm__acl_load_box(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_win *w, int64_t pe,
+                                    int64_t xb, int64_t src, int64_t ch, int64_t oh, int64_t th, int64_t ow, int64_t tw,
+                                    const char *pad, int fill)
 {
     int64_t h0, bh, w0, bw, v0, v1, u0, u1;
-    pfvm_code rc;
     pfvm__acl_box(w, 0, oh, th, &h0, &bh);
     pfvm__acl_box(w, 1, ow, tw, &w0, &bw);
     v0 = h0 < 0 ? 0 : h0;
     v1 = h0 + bh > w->in[0] ? w->in[0] : h0 + bh;
     u0 = w0 < 0 ? 0 : w0;
     u1 = w0 + bw > w->in[1] ? w->in[1] : w0 + bw;
-    if (fill && (v0 != h0 || v1 != h0 + bh || u0 != w0 || u1 != w0 + bw) &&
-        ((rc = c->emit(c, "on %lld %lld", (long long)pe, (long long)pe)) != PFVM_OK ||
-         (rc = c->emit(c, "fill %lld %s %lld", (long long)xb, pad, (long long)(ch * bh * bw))) != PFVM_OK))
-        return rc;
+    if (fill) {
+        int64_t f[2];
+        f[0] = xb, f[1] = ch * bh * bw;
+        if (v0 == h0 && v1 == h0 + bh && u0 == w0 && u1 == w0 + bw)
+            return PFVM_OK;
+        return pfvm__acl_queue(c, q, pe, f, 2, pad);
+    }
     if (v1 <= v0 || u1 <= u0)
         return PFVM_OK;
-    return pfvm__acl_load(c, pe, xb + ((v0 - h0) * bw + (u0 - w0)) * 4, src + (v0 * w->in[1] + u0) * 4, ch, v1 - v0,
+    return pfvm__acl_load(c, q, pe, xb + ((v0 - h0) * bw + (u0 - w0)) * 4, src + (v0 * w->in[1] + u0) * 4, ch, v1 - v0,
                           u1 - u0, bh * bw, bw, w->in[0] * w->in[1], w->in[1]);
 }
 
@@ -924,6 +977,7 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
     int64_t group = pfvm_node_attr_int(c->node, "group", 1), dims[5], step[5], *v[4], wave, i, j, nchunks;
     pfvm__acl_conv_plan p;
     pfvm__acl_tile *tiles = NULL;
+    pfvm__acl_q q[4];
     pfvm_code rc;
     memset(&p, 0, sizeof p);
     if (x->rank != 4 || wt->rank != 4)
@@ -963,8 +1017,35 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
         else
             break;
     }
-    if ((rc = pfvm__acl_tiling(c, 5, dims, step, &tiles)) != PFVM_OK)
-        goto done;
+    /* the tiles made smaller for the PEs may take more input channels per step */
+    while (p.icc < p.Cg && pfvm__acl_conv_bytes(&p, p.oct, p.th, p.tw, p.icc * 2 < p.Cg ? p.icc * 2 : p.Cg) <= c->pe_mem)
+        p.icc = p.icc * 2 < p.Cg ? p.icc * 2 : p.Cg;
+    pfvm__acl_qinit(q);
+    {
+        /* consecutive tiles (PEs) share what is loaded more often, so that
+         * its loads merge into broadcasts: the weights' slice (output
+         * channels outermost) or the input's box (output channels innermost) */
+        int64_t sp = ((p.w.out[0] + p.th - 1) / p.th) * ((p.w.out[1] + p.tw - 1) / p.tw), nt;
+        double wbytes = (double)p.OC * (double)p.Cg * (double)p.kk * (double)sp;
+        double xbytes = (double)x->dims[0] * (double)p.C * (double)p.w.in[0] * (double)p.w.in[1] *
+                        (double)((p.OCg + p.oct - 1) / p.oct);
+        int x_major = xbytes > wbytes;
+        int64_t d2[5], s2[5];
+        memcpy(d2, dims, sizeof d2);
+        memcpy(s2, step, sizeof s2);
+        if (x_major) {
+            d2[2] = dims[3], d2[3] = dims[4], d2[4] = dims[2];
+            s2[2] = step[3], s2[3] = step[4], s2[4] = step[2];
+        }
+        if ((rc = pfvm__acl_tiling(c, 5, d2, s2, &tiles)) != PFVM_OK)
+            goto done;
+        for (nt = 0; x_major && nt < (int64_t)stbds_arrlen(tiles); nt++) {
+            pfvm__acl_tile t = tiles[nt];
+            tiles[nt].o[2] = t.o[4], tiles[nt].e[2] = t.e[4];
+            tiles[nt].o[3] = t.o[2], tiles[nt].e[3] = t.e[2];
+            tiles[nt].o[4] = t.o[3], tiles[nt].e[4] = t.e[3];
+        }
+    }
     {
         int64_t bh, bw, h0, w0, top;
         pfvm__acl_box(&p.w, 0, 0, p.th, &h0, &bh);
@@ -986,18 +1067,26 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
             p.icn = p.Cg - p.ic0 < p.icc ? p.Cg - p.ic0 : p.icc;
             p.first = j == 0;
             p.last = j == nchunks - 1;
+            for (i = 0; p.first && i < n; i++)
+                if ((rc = pfvm__acl_load_box(c, &q[3], &p.w, i, p.xb, 0, p.icn, tw[i].o[3], tw[i].e[3], tw[i].o[4],
+                                             tw[i].e[4], "0", 1)) != PFVM_OK)
+                    goto done;
+            if ((rc = pfvm__acl_flush(c, &q[3])) != PFVM_OK)
+                goto done;
             for (i = 0; i < n; i++) {
                 const pfvm__acl_tile *t = &tw[i];
                 int64_t g = t->o[1], oc = g * p.OCg + t->o[2];
                 int64_t src = x->dram + ((t->o[0] * p.C + g * p.Cg + p.ic0) * p.w.in[0] * p.w.in[1]) * 4;
-                if ((rc = pfvm__acl_load_box(c, &p.w, i, p.xb, src, p.icn, t->o[3], t->e[3], t->o[4], t->e[4], "0",
-                                             p.first)) != PFVM_OK ||
-                    (rc = pfvm__acl_load(c, i, p.wb, wt->dram + (oc * p.Cg + p.ic0) * p.kk * 4, 1, t->e[2],
+                if ((rc = pfvm__acl_load_box(c, &q[0], &p.w, i, p.xb, src, p.icn, t->o[3], t->e[3], t->o[4],
+                                             t->e[4], "0", 0)) != PFVM_OK ||
+                    (rc = pfvm__acl_load(c, &q[1], i, p.wb, wt->dram + (oc * p.Cg + p.ic0) * p.kk * 4, 1, t->e[2],
                                          p.icn * p.kk, 0, p.icn * p.kk, 0, p.Cg * p.kk)) != PFVM_OK ||
-                    (p.first && b && (rc = pfvm__acl_load(c, i, p.bb, b->dram + oc * 4, 1, 1, t->e[2], 0, 0, 0, 0)) != PFVM_OK))
+                    (p.first && b && (rc = pfvm__acl_load(c, &q[2], i, p.bb, b->dram + oc * 4, 1, 1, t->e[2], 0, 0, 0, 0)) != PFVM_OK))
                     goto done;
             }
-            if ((rc = pfvm__acl_classes(c, tw, n, pfvm__acl_conv_body, &p)) != PFVM_OK)
+            if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK || (rc = pfvm__acl_flush(c, &q[1])) != PFVM_OK ||
+                (rc = pfvm__acl_flush(c, &q[2])) != PFVM_OK ||
+                (rc = pfvm__acl_classes(c, tw, n, pfvm__acl_conv_body, &p)) != PFVM_OK)
                 goto done;
             if (p.last)
                 for (i = 0; i < n; i++) {
@@ -1055,6 +1144,7 @@ static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c)
     int64_t dims[4], step[4], wave, i, taps, ct, th, tw;
     pfvm__acl_pool_plan p;
     pfvm__acl_tile *tiles = NULL;
+    pfvm__acl_q q[4];
     pfvm_code rc;
     if (strcmp(c->node->op_type, "MaxPool") || (c->n_out > 1 && c->out[1].rank >= 0))
         return pfvm__acl_unsupported(c, "streamed pooling: MaxPool without Indices only");
@@ -1089,19 +1179,27 @@ static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c)
         p.out = p.col + pfvm__acl_al(th * tw * taps * 4);
         c->pe_used = p.out + pfvm__acl_al(ct * th * tw * 4);
     }
+    pfvm__acl_qinit(q);
     if ((rc = pfvm__acl_tiling(c, 4, dims, step, &tiles)) != PFVM_OK)
         goto done;
     for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
         int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
         pfvm__acl_tile *tw_ = tiles + wave;
+        for (i = 0; i < n; i++)
+            if ((rc = pfvm__acl_load_box(c, &q[3], &p.w, i, p.xb, 0, tw_[i].e[1], tw_[i].o[2], tw_[i].e[2],
+                                         tw_[i].o[3], tw_[i].e[3], "-inf", 1)) != PFVM_OK)
+                goto done;
+        if ((rc = pfvm__acl_flush(c, &q[3])) != PFVM_OK)
+            goto done;
         for (i = 0; i < n; i++) {
             const pfvm__acl_tile *t = &tw_[i];
             int64_t src = x->dram + ((t->o[0] * x->dims[1] + t->o[1]) * p.w.in[0] * p.w.in[1]) * 4;
-            if ((rc = pfvm__acl_load_box(c, &p.w, i, p.xb, src, t->e[1], t->o[2], t->e[2], t->o[3], t->e[3], "-inf",
-                                         1)) != PFVM_OK)
+            if ((rc = pfvm__acl_load_box(c, &q[0], &p.w, i, p.xb, src, t->e[1], t->o[2], t->e[2], t->o[3], t->e[3],
+                                         "-inf", 0)) != PFVM_OK)
                 goto done;
         }
-        if ((rc = pfvm__acl_classes(c, tw_, n, pfvm__acl_pool_body, &p)) != PFVM_OK)
+        if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK ||
+            (rc = pfvm__acl_classes(c, tw_, n, pfvm__acl_pool_body, &p)) != PFVM_OK)
             goto done;
         for (i = 0; i < n; i++) {
             const pfvm__acl_tile *t = &tw_[i];
@@ -1143,6 +1241,7 @@ static pfvm_code pfvm__acl_gpool_stream(pfvm_accel_ctx *c)
     int64_t rows = 1, cols = 1, rt, wave, i;
     pfvm__acl_rows_plan p;
     pfvm__acl_tile *tiles = NULL;
+    pfvm__acl_q q[4];
     pfvm_code rc;
     int a;
     if (x->rank < 3)
@@ -1159,15 +1258,16 @@ static pfvm_code pfvm__acl_gpool_stream(pfvm_accel_ctx *c)
     p.xb = 0;
     p.out = pfvm__acl_al(rt * cols * 4);
     c->pe_used = p.out + pfvm__acl_al(rt * 4);
+    pfvm__acl_qinit(q);
     if ((rc = pfvm__acl_tiling(c, 1, &rows, &rt, &tiles)) != PFVM_OK)
         goto done;
     for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
         int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
         for (i = 0; i < n; i++)
-            if ((rc = pfvm__acl_load(c, i, p.xb, x->dram + tiles[wave + i].o[0] * cols * 4, 1, 1,
+            if ((rc = pfvm__acl_load(c, &q[0], i, p.xb, x->dram + tiles[wave + i].o[0] * cols * 4, 1, 1,
                                      tiles[wave + i].e[0] * cols, 0, 0, 0, 0)) != PFVM_OK)
                 goto done;
-        if ((rc = pfvm__acl_classes(c, tiles + wave, n, pfvm__acl_gpool_body, &p)) != PFVM_OK)
+        if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK || (rc = pfvm__acl_classes(c, tiles + wave, n, pfvm__acl_gpool_body, &p)) != PFVM_OK)
             goto done;
         for (i = 0; i < n; i++)
             if ((rc = pfvm__acl_store(c, i, y->dram + tiles[wave + i].o[0] * 4, p.out, 1, 1, tiles[wave + i].e[0], 0,
@@ -1214,6 +1314,7 @@ static pfvm_code pfvm__acl_gemm_stream(pfvm_accel_ctx *c)
     int64_t M, N, dims[2], step[2], wave, i, be = 0;
     pfvm__acl_gemm_plan p;
     pfvm__acl_tile *tiles = NULL;
+    pfvm__acl_q q[4];
     pfvm_code rc;
     memset(&p, 0, sizeof p);
     p.tb = (int)pfvm_node_attr_int(c->node, "transB", 0);
@@ -1252,6 +1353,7 @@ static pfvm_code pfvm__acl_gemm_stream(pfvm_accel_ctx *c)
     p.out = p.bb + pfvm__acl_al(step[1] * p.K * 4);
     p.cb = p.out + pfvm__acl_al(step[0] * step[1] * 4);
     c->pe_used = p.cb + pfvm__acl_al(step[0] * step[1] * 4);
+    pfvm__acl_qinit(q);
     if ((rc = pfvm__acl_tiling(c, 2, dims, step, &tiles)) != PFVM_OK)
         goto done;
     for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
@@ -1259,15 +1361,17 @@ static pfvm_code pfvm__acl_gemm_stream(pfvm_accel_ctx *c)
         for (i = 0; i < n; i++) {
             const pfvm__acl_tile *t = &tiles[wave + i];
             int64_t m0 = t->o[0], n0 = t->o[1], mt = t->e[0], nt = t->e[1];
-            if ((rc = pfvm__acl_load(c, i, p.ab, a->dram + m0 * p.K * 4, 1, 1, mt * p.K, 0, 0, 0, 0)) != PFVM_OK ||
-                (rc = p.tb ? pfvm__acl_load(c, i, p.bb, b->dram + n0 * p.K * 4, 1, 1, nt * p.K, 0, 0, 0, 0)
-                           : pfvm__acl_load(c, i, p.bb, b->dram + n0 * 4, 1, p.K, nt, 0, nt, 0, N)) != PFVM_OK ||
-                (p.bias == 1 && (rc = pfvm__acl_load(c, i, p.cb, bias->dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK) ||
-                (p.bias == 2 &&
-                 (rc = pfvm__acl_load(c, i, p.cb, bias->dram + (m0 * N + n0) * 4, 1, mt, nt, 0, nt, 0, N)) != PFVM_OK))
+            if ((rc = pfvm__acl_load(c, &q[0], i, p.ab, a->dram + m0 * p.K * 4, 1, 1, mt * p.K, 0, 0, 0, 0)) != PFVM_OK ||
+                (rc = p.tb ? pfvm__acl_load(c, &q[1], i, p.bb, b->dram + n0 * p.K * 4, 1, 1, nt * p.K, 0, 0, 0, 0)
+                           : pfvm__acl_load(c, &q[1], i, p.bb, b->dram + n0 * 4, 1, p.K, nt, 0, nt, 0, N)) != PFVM_OK ||
+                (p.bias == 1 &&
+                 (rc = pfvm__acl_load(c, &q[2], i, p.cb, bias->dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK) ||
+                (p.bias == 2 && (rc = pfvm__acl_load(c, &q[2], i, p.cb, bias->dram + (m0 * N + n0) * 4, 1, mt, nt, 0,
+                                                     nt, 0, N)) != PFVM_OK))
                 goto done;
         }
-        if ((rc = pfvm__acl_classes(c, tiles + wave, n, pfvm__acl_gemm_body, &p)) != PFVM_OK)
+        if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK || (rc = pfvm__acl_flush(c, &q[1])) != PFVM_OK ||
+            (rc = pfvm__acl_flush(c, &q[2])) != PFVM_OK || (rc = pfvm__acl_classes(c, tiles + wave, n, pfvm__acl_gemm_body, &p)) != PFVM_OK)
             goto done;
         for (i = 0; i < n; i++) {
             const pfvm__acl_tile *t = &tiles[wave + i];
@@ -1290,6 +1394,7 @@ static pfvm_code pfvm__acl_concat_stream(pfvm_accel_ctx *c)
     const pfvm_accel_arg *y = &c->out[0];
     int64_t axis = pfvm_node_attr_int(c->node, "axis", 0), outer = 1, inner_y = 1, at = 0, wave, i;
     pfvm__acl_tile *tiles = NULL;
+    pfvm__acl_q q[4];
     pfvm_code rc = PFVM_OK;
     int a, k;
     if (axis < 0)
@@ -1299,6 +1404,7 @@ static pfvm_code pfvm__acl_concat_stream(pfvm_accel_ctx *c)
     for (a = 0; a < y->rank; a++)
         *(a < axis ? &outer : &inner_y) *= y->dims[a];
     /* tile: o[0] input, o[1] first row, o[2] first column, o[3] its column in y */
+    pfvm__acl_qinit(q);
     for (k = 0; k < c->n_in; k++) {
         const pfvm_accel_arg *x = &c->in[k];
         int64_t inner = 1, dims[2], step[2], per, first = (int64_t)stbds_arrlen(tiles), j;
@@ -1330,8 +1436,9 @@ static pfvm_code pfvm__acl_concat_stream(pfvm_accel_ctx *c)
         for (i = 0; i < n; i++) {
             const pfvm__acl_tile *t = &tiles[wave + i];
             int64_t inner = t->o[4], rows = t->e[1], cols = t->e[2];
-            if ((rc = pfvm__acl_load(c, i, 0, c->in[t->o[0]].dram + (t->o[1] * inner + t->o[2]) * 4, 1, rows, cols, 0,
-                                     cols, 0, inner)) != PFVM_OK ||
+            if ((rc = pfvm__acl_load(c, &q[0], i, 0, c->in[t->o[0]].dram + (t->o[1] * inner + t->o[2]) * 4, 1, rows,
+                                     cols, 0, cols, 0, inner)) != PFVM_OK ||
+                (rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK ||
                 (rc = pfvm__acl_store(c, i, y->dram + (t->o[1] * inner_y + t->o[3] + t->o[2]) * 4, 0, 1, rows, cols, 0,
                                       inner_y, 0, cols)) != PFVM_OK)
                 goto done;
