@@ -506,20 +506,30 @@ static pfvm_code accel_sim_mov(accel_sim_ctx *c)
     if (!(tmp = (float *)pfvm__malloc((size_t)(r * cc) * sizeof *tmp + 1)))
         return accel_sim_bad(c, PFVM_ERR_NOMEM, "out of memory");
     for (pe = 0; pe < c->s->npes; pe++) {
-        const float *a;
+        const float *mem = c->s->mem + pe * c->s->words;
+        const unsigned char *wr = c->s->written + pe * c->s->words;
+        float *dm = c->s->mem + pe * c->s->words;
+        unsigned char *dwr = c->s->written + pe * c->s->words;
         if (!c->s->active[pe])
             continue;
-        for (i = 0; i < r; i++)
-            for (j = 0; j < cc; j++) {
-                if (!(a = accel_sim_read(c, pe, aw + i * st[2] + j * st[3], 1))) {
+        for (i = 0; i < r; i++) {
+            int64_t at = aw + i * st[2];
+            for (j = 0; j < cc; j++, at += st[3]) {
+                if (!wr[at]) {
                     pfvm__free(tmp);
+                    accel_sim_read(c, pe, at, 1); /* the error naming the byte */
                     return c->st->code;
                 }
-                tmp[i * cc + j] = *a;
+                tmp[i * cc + j] = mem[at];
             }
-        for (i = 0; i < r; i++)
-            for (j = 0; j < cc; j++)
-                *accel_sim_write(c, pe, dw + i * st[0] + j * st[1], 1) = tmp[i * cc + j];
+        }
+        for (i = 0; i < r; i++) {
+            int64_t at = dw + i * st[0];
+            for (j = 0; j < cc; j++, at += st[1]) {
+                dm[at] = tmp[i * cc + j];
+                dwr[at] = 1;
+            }
+        }
         c->s->pe_cycles[pe] += (st[1] == 1 && st[3] == 1) ? (double)r * ceil((double)cc / c->s->t.simd)
                                                           : (double)(r * cc);
     }
@@ -639,10 +649,10 @@ static pfvm_code accel_sim_compute(accel_sim_ctx *c)
                 return accel_sim_bad(c, PFVM_ERR_NOMEM, "out of memory");
             for (i = 0; i < m; i++)
                 for (j = 0; j < nn; j++) {
-                    float s = acc ? c->s->mem[pe * c->s->words + dw + i * nn + j] : 0.0f;
+                    double s = acc ? c->s->mem[pe * c->s->words + dw + i * nn + j] : 0.0;
                     for (l = 0; l < kk; l++)
-                        s += a[i * kk + l] * (tb ? b[j * kk + l] : b[l * nn + j]);
-                    tmp[i * nn + j] = s;
+                        s += (double)a[i * kk + l] * (tb ? b[j * kk + l] : b[l * nn + j]);
+                    tmp[i * nn + j] = (float)s;
                 }
             memcpy(accel_sim_write(c, pe, dw, m * nn), tmp, (size_t)(m * nn) * sizeof *tmp);
             pfvm__free(tmp);
