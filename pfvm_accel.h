@@ -1249,6 +1249,8 @@ pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **prog
                              e.places[v->id].layout)) != PFVM_OK)
             goto done;
     }
+    if (rc != PFVM_OK && !streamed)
+        goto done;
     if (!streamed && (rc = accel_em_line(&e, "barrier")) != PFVM_OK)
         goto done;
     for (i = 0; i < pfvm_graph_num_nodes(g) && !streamed && rc == PFVM_OK; i++)
