@@ -10541,6 +10541,10 @@ static pfvm_code pfvm__acl_concat_stream(pfvm_accel_ctx *c)
         per = (outer * inner + c->pes - 1) / c->pes;
         if (per > c->pe_mem / 4)
             per = c->pe_mem / 4;
+        if (per < 1) {
+            rc = pfvm__acl_stream_nomem(c, 4);
+            goto done;
+        }
         if (per * 4 > c->pe_used)
             c->pe_used = per * 4;
         step[1] = inner < per ? inner : per;
