@@ -2096,42 +2096,57 @@ static double accel_value_bytes(const pfvm_value *v)
 }
 
 /* One line per node from the program's "# node NAME (OP) -> LAYOUT"
- * comments: its output layout, the PEs its `on` line names and, after a
- * simulation, the cycles of its phase (the phases are counted by the
- * barriers before the comment). */
+ * comments (and "# gather", "# view"): its output layout, the most PEs
+ * its `on` lines name and, after a simulation, the cycles of its phases
+ * (those from the comment to the next one; phases are counted by
+ * barriers). */
 static void accel_report_nodes(const char *prog, const pfvm_accel_sim *sim)
 {
-    const char *p = prog;
-    int phase = 0;
-    long long pes = 0;
-    while (*p) {
-        const char *e = strchr(p, '\n');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len >= 7 && !strncmp(p, "barrier", 7)) {
+    const char *p = prog, *line = NULL;
+    size_t line_len = 0;
+    int phase = 0, start = 0;
+    long long pes = -1, cur = 0; /* the node's most PEs (-1: no `on` line of its own); the last `on` line's */
+    for (;;) {
+        const char *e = *p ? strchr(p, '\n') : NULL;
+        size_t len = *p ? (e ? (size_t)(e - p) : strlen(p)) : 0;
+        int is_node = len > 7 && !strncmp(p, "# node ", 7), is_other = (len > 9 && !strncmp(p, "# gather ", 9)) ||
+                                                                       (len > 7 && !strncmp(p, "# view ", 7));
+        if (!*p || is_node || is_other) {
+            if (line) {
+                double cyc = 0;
+                int k;
+                if (pes < 0)
+                    pes = cur;
+                for (k = start; sim && k < phase; k++)
+                    cyc += pfvm_accel_sim_phase_cycles(sim, k);
+                if (sim)
+                    printf("  %.*s  [PEs %lld, %.0f cycles]\n", (int)line_len, line, pes, cyc);
+                else
+                    printf("  %.*s  [PEs %lld]\n", (int)line_len, line, pes);
+            }
+            if (!*p)
+                break;
+            line = p + (is_node ? 7 : 2);
+            line_len = len - (is_node ? 7 : 2);
+            start = phase;
+            pes = -1;
+        } else if (len >= 7 && !strncmp(p, "barrier", 7)) {
             phase++;
         } else if (len > 3 && !strncmp(p, "on ", 3)) {
             const char *q = p + 3;
             char *end;
-            pes = 0;
+            long long n = 0;
             for (;;) {
                 long long a = strtoll(q, &end, 10), b;
                 if (end == q)
                     break;
                 b = strtoll(end, &end, 10);
-                pes += b - a + 1;
+                n += b - a + 1;
                 q = end;
             }
-        } else if (len > 9 && !strncmp(p, "# gather ", 9)) {
-            if (sim)
-                printf("  %.*s  [%.0f cycles]\n", (int)(len - 2), p + 2, pfvm_accel_sim_phase_cycles(sim, phase));
-            else
-                printf("  %.*s\n", (int)(len - 2), p + 2);
-        } else if (len > 7 && !strncmp(p, "# node ", 7)) {
-            if (sim)
-                printf("  %.*s  [PEs %lld, %.0f cycles]\n", (int)(len - 7), p + 7, pes,
-                       pfvm_accel_sim_phase_cycles(sim, phase));
-            else
-                printf("  %.*s  [PEs %lld]\n", (int)(len - 7), p + 7, pes);
+            cur = n;
+            if (n > pes)
+                pes = n;
         }
         p += len + (e != NULL);
     }
@@ -2216,12 +2231,26 @@ static int cmd_accel(int argc, char **argv)
     peak_macs = pfvm_accel_target_macs(&t, PFVM_FLOAT) * (double)pfvm_accel_target_pes(&t);
     printf("target %s: %lld PEs, %lld bytes each\n", t.name, (long long)pfvm_accel_target_pes(&t),
            (long long)t.levels[t.nlevels - 1].mem_bytes);
-    printf("plan: naive rows (first axis over the PEs, weights on every PE)\n");
-    printf("nodes %d, flops %.0f, peak %lld bytes per PE (weights %lld)\n", stats.nodes, stats.flops,
-           (long long)stats.peak_bytes, (long long)stats.weight_bytes);
+    if (stats.streamed) {
+        printf("plan: streamed (every tensor in the %s's memory, each node in tiles that fit one PE, waves over all "
+               "PEs)\n",
+               t.levels[0].name);
+        printf("nodes %d, flops %.0f, weights %lld bytes\n", stats.nodes, stats.flops, (long long)stats.weight_bytes);
+        printf("occupancy: %s %lld of %lld bytes (%.2f%%); %s peak %lld of %lld bytes (%.1f%%); the levels between "
+               "hold nothing\n",
+               t.levels[0].name, (long long)stats.dram_bytes, (long long)t.levels[0].mem_bytes,
+               100.0 * (double)stats.dram_bytes / (double)t.levels[0].mem_bytes, t.levels[t.nlevels - 1].name,
+               (long long)stats.peak_bytes, (long long)t.levels[t.nlevels - 1].mem_bytes,
+               100.0 * (double)stats.peak_bytes / (double)t.levels[t.nlevels - 1].mem_bytes);
+    } else {
+        printf("plan: naive rows (first axis over the PEs, weights on every PE)\n");
+        printf("nodes %d, flops %.0f, peak %lld bytes per PE (weights %lld)\n", stats.nodes, stats.flops,
+               (long long)stats.peak_bytes, (long long)stats.weight_bytes);
+    }
     if (stats.fallbacks)
-        printf("fallback: %d nodes refused their split inputs and run whole on PE 0 (gathers below)\n",
-               stats.fallbacks);
+        printf("fallback: %d nodes %s\n", stats.fallbacks,
+               stats.streamed ? "have no streamed lowering and run whole on PE 0"
+                              : "refused their split inputs and run whole on PE 0 (gathers below)");
     printf("compute lower bound %.0f cycles (flops / 2 / %.0f float MACs per cycle)\n",
            peak_macs > 0 ? ceil(stats.flops / 2 / peak_macs) : 0, peak_macs);
     {

@@ -1152,6 +1152,7 @@ typedef struct pfvm_accel_arg {
     int rank;
     int64_t dims[PFVM_MAX_RANK];
     int replicated;
+    int64_t dram; /* streamed (ctx.stream): byte offset of the whole tensor, row-major, in the root memory */
 } pfvm_accel_arg;
 #define PFVM_ACCEL_MAX_ARGS 8
 typedef struct pfvm_accel_ctx pfvm_accel_ctx;
@@ -1164,6 +1165,14 @@ struct pfvm_accel_ctx {
     pfvm_code (*emit)(pfvm_accel_ctx *c, const char *fmt, ...);
     int64_t (*scratch)(pfvm_accel_ctx *c, int64_t bytes); /* byte offset, or -1: memory full */
     pfvm_status *st;
+    /* streamed (the scheduler's plan when tensors do not fit in the PEs):
+     * every tensor is in the root level's memory (arg.dram), the hook owns
+     * bytes [0, pe_mem) of each of the `pes` PEs and writes the whole
+     * node's program (`load`, `on`, compute, `store`, `barrier`); off and
+     * elems are unused */
+    int stream;
+    int64_t pes, pe_mem;
+    int64_t pe_used; /* set by a streamed hook: the most PE bytes it uses */
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
@@ -1207,6 +1216,7 @@ struct pfvm_op_def {
     pfvm_workspace_fn workspace; /* or NULL: the kernel asks for no pfvm_kctx_scratch */
     pfvm_prepare_fn prepare;     /* or NULL: nothing to do at bind */
 };
+
 
 /* Finds the definition for (domain, name) at an opset version; NULL when
  * pfvm has none. */
@@ -2426,6 +2436,10 @@ typedef pfvm_code (*pfvm_infer_keep_all_fn)(pfvm_graph *g, pfvm_infer_keep_fn ke
 #pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wunused-const-variable"
 #endif
+/* The streamed lowering (pfvm_accel_ctx.stream) of an operator whose
+ * tensors do not fit in the PEs' memories (src/ops/accel_lower.c), or NULL
+ * when it has none. */
+PFVM_INTERNAL pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op);
 /* Keeps `state` for this node until the executor is freed, which calls
  * free_fn(state); later runs find it in k->state (compiled programs,
  * caches). Replaces and frees a previous state. Without an executor the
@@ -9898,6 +9912,805 @@ PFVM_INTERNAL pfvm_code pfvm_acl_reduce(pfvm_accel_ctx *c)
         return rc;
     return c->emit(c, "imm mul %lld %lld %.9g %lld", (long long)y->off, (long long)y->off, 1.0 / (double)cols,
                    (long long)rows);
+}
+
+/* ==== streamed lowerings (pfvm_accel_ctx.stream) ====
+ *
+ * The tensors are in the root memory (arg.dram, row-major). A node is cut
+ * into tiles, each small enough for one PE's memory (its inputs' boxes, its
+ * weights' slice, its temporaries and its output box together); tile i of
+ * a wave runs on PE i, the wave's `load`s bring each tile's boxes in, the
+ * PEs compute, the `store`s write the output boxes back, and a barrier ends
+ * the wave. Tiles of equal extents share one instruction stream (an `on`
+ * line naming their PEs), so a wave costs one copy of the compute lines
+ * per distinct tile shape. A box that reaches into padding is filled first
+ * (0 for Conv, -inf for MaxPool), so tiles at the borders compute exactly
+ * like inner ones. */
+
+typedef struct pfvm__acl_tile {
+    int64_t o[5], e[5]; /* origin and extent of the tile in its node's iteration space */
+} pfvm__acl_tile;
+
+typedef pfvm_code (*pfvm__acl_body_fn)(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user);
+
+/* Bytes rounded up to the emitter's 16-byte alignment. */
+static int64_t pfvm__acl_al(int64_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+static int pfvm__acl_same(const pfvm__acl_tile *a, const pfvm__acl_tile *b)
+{
+    return !memcmp(a->e, b->e, sizeof a->e);
+}
+
+/* Runs body once per shape of tile in the wave (tile i on PE i), after an
+ * `on` line naming the PEs with that shape (several lines and calls when
+ * they form more than 20 ranges). */
+static pfvm_code pfvm__acl_classes(pfvm_accel_ctx *c, const pfvm__acl_tile *tiles, int64_t n, pfvm__acl_body_fn body,
+                                   void *user)
+{
+    unsigned char *done = (unsigned char *)pfvm__calloc((size_t)n + 1, 1);
+    int64_t i, j;
+    pfvm_code rc = PFVM_OK;
+    if (!done)
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "node %s (%s): out of memory", c->node->name, c->node->op_type);
+    for (i = 0; i < n && rc == PFVM_OK; i++) {
+        if (done[i])
+            continue;
+        j = i;
+        while (j < n && rc == PFVM_OK) {
+            char line[512];
+            size_t len = (size_t)pfvm__snprintf(line, sizeof line, "on");
+            int ranges = 0;
+            for (; j < n && ranges < 20; j++) {
+                int64_t first;
+                if (done[j] || !pfvm__acl_same(&tiles[i], &tiles[j]))
+                    continue;
+                first = j;
+                while (j + 1 < n && !done[j + 1] && pfvm__acl_same(&tiles[i], &tiles[j + 1]))
+                    done[j++] = 1;
+                done[j] = 1;
+                len += (size_t)pfvm__snprintf(line + len, sizeof line - len, " %lld %lld", (long long)first,
+                                              (long long)j);
+                ranges++;
+            }
+            if (!ranges)
+                break;
+            if ((rc = c->emit(c, "%s", line)) == PFVM_OK)
+                rc = body(c, &tiles[i], user);
+        }
+    }
+    pfvm__free(done);
+    return rc;
+}
+
+/* A queue of one kind of transfer for consecutive PEs: equal loads (or
+ * fills) for a run of PEs become one `load F L` (sent once down links that
+ * broadcast) or one `on F L` + `fill`. */
+typedef struct pfvm__acl_q {
+    int pending, is_fill;
+    int64_t first, last, v[9];
+    const char *value;            /* fill */
+} pfvm__acl_q;
+
+static void pfvm__acl_qinit(pfvm__acl_q *q)
+{
+    memset(q, 0, 4 * sizeof *q);
+}
+
+static pfvm_code pfvm__acl_flush(pfvm_accel_ctx *c, pfvm__acl_q *q)
+{
+    pfvm_code rc;
+    if (!q->pending)
+        return PFVM_OK;
+    q->pending = 0;
+    if (q->is_fill)
+        return (rc = c->emit(c, "on %lld %lld", (long long)q->first, (long long)q->last)) != PFVM_OK
+                   ? rc
+                   : c->emit(c, "fill %lld %s %lld", (long long)q->v[0], q->value, (long long)q->v[1]);
+    return c->emit(c, "load %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld", (long long)q->first,
+                   (long long)q->last, (long long)q->v[0], (long long)q->v[1], (long long)q->v[2], (long long)q->v[3],
+                   (long long)q->v[4], (long long)q->v[5], (long long)q->v[6], (long long)q->v[7], (long long)q->v[8]);
+}
+
+static pfvm_code pfvm__acl_queue(pfvm_accel_ctx *c, pfvm__acl_q *q, int64_t pe, const int64_t *v, int nv,
+                                 const char *value)
+{
+    pfvm_code rc;
+    if (q->pending && pe == q->last + 1 && !memcmp(q->v, v, (size_t)nv * sizeof *v) &&
+        (!value || !strcmp(value, q->value))) {
+        q->last = pe;
+        return PFVM_OK;
+    }
+    if ((rc = pfvm__acl_flush(c, q)) != PFVM_OK)
+        return rc;
+    q->pending = 1;
+    q->is_fill = value != NULL;
+    q->value = value;
+    q->first = q->last = pe;
+    memset(q->v, 0, sizeof q->v);
+    memcpy(q->v, v, (size_t)nv * sizeof *v);
+    return PFVM_OK;
+}
+
+/* Loads into PE pe through queue q: D[n*DN + r*DR + c] = root[A + n*AN + r*AR + c]. */
+static pfvm_code pfvm__acl_load(pfvm_accel_ctx *c, pfvm__acl_q *q, int64_t pe, int64_t d, int64_t a, int64_t n,
+                                int64_t r, int64_t col, int64_t dn, int64_t dr, int64_t an, int64_t ar)
+{
+    int64_t v[9];
+    if (n < 1 || r < 1 || col < 1)
+        return PFVM_OK;
+    v[0] = d, v[1] = a, v[2] = n, v[3] = r, v[4] = col, v[5] = dn, v[6] = dr, v[7] = an, v[8] = ar;
+    return pfvm__acl_queue(c, q, pe, v, 9, NULL);
+}
+
+static pfvm_code pfvm__acl_store(pfvm_accel_ctx *c, int64_t pe, int64_t a, int64_t d, int64_t n, int64_t r,
+                                 int64_t col, int64_t an, int64_t ar, int64_t dn, int64_t dr)
+{
+    return c->emit(c, "store %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld", (long long)pe, (long long)a,
+                   (long long)d, (long long)n, (long long)r, (long long)col, (long long)an, (long long)ar,
+                   (long long)dn, (long long)dr);
+}
+
+static pfvm_code pfvm__acl_stream_nomem(pfvm_accel_ctx *c, int64_t need)
+{
+    return pfvm__fail(c->st, PFVM_ERR_NOMEM,
+                      "node %s (%s): the smallest tile needs %lld bytes, more than the %lld bytes of a PE",
+                      c->node->name, c->node->op_type, (long long)need, (long long)c->pe_mem);
+}
+
+/* Tiles appended to *tiles (stb_ds) for an iteration space of `rank` axes
+ * of sizes dims cut into steps of `step` (row-major order of tiles). */
+static pfvm_code pfvm__acl_tiling(pfvm_accel_ctx *c, int rank, const int64_t *dims, const int64_t *step,
+                                  pfvm__acl_tile **tiles)
+{
+    int64_t idx[5] = {0, 0, 0, 0, 0};
+    int a;
+    for (;;) {
+        pfvm__acl_tile t;
+        memset(&t, 0, sizeof t);
+        for (a = 0; a < rank; a++) {
+            t.o[a] = idx[a] * step[a];
+            t.e[a] = dims[a] - t.o[a] < step[a] ? dims[a] - t.o[a] : step[a];
+        }
+        if (!pfvm__arrpush(*tiles, t))
+            return pfvm__fail(c->st, PFVM_ERR_NOMEM, "node %s (%s): out of memory for tiles", c->node->name,
+                              c->node->op_type);
+        for (a = rank - 1; a >= 0; a--) {
+            if (++idx[a] * step[a] < dims[a])
+                break;
+            idx[a] = 0;
+        }
+        if (a < 0)
+            return PFVM_OK;
+    }
+}
+
+static int64_t pfvm__acl_count(int rank, const int64_t *dims, const int64_t *step)
+{
+    int64_t n = 1;
+    int a;
+    for (a = 0; a < rank; a++)
+        n *= (dims[a] + step[a] - 1) / step[a];
+    return n;
+}
+
+/* ---- windows (Conv, MaxPool) streamed: a box of input rows and columns per tile ---- */
+
+/* The input box of output rows [o, o + e) along axis ax: its first input
+ * index (may be negative: padding) and its size. */
+static void pfvm__acl_box(const pfvm__acl_win *w, int ax, int64_t o, int64_t e, int64_t *first, int64_t *size)
+{
+    *first = o * w->s[ax] - w->pad0[ax];
+    *size = (e - 1) * w->s[ax] + (w->k[ax] - 1) * w->d[ax] + 1;
+}
+
+/* Loads `ch` planes of x's box for output rows/cols of the tile into the
+ * PE at xb (box layout [ch][bh][bw]), or (fill) queues the fill of the box
+ * with `pad` when it reaches outside the input, to run before the loads.
+ * src: x's byte offset of the first plane. */
+static pfvm_code pfvm__acl_load_box(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_win *w, int64_t pe,
+                                    int64_t xb, int64_t src, int64_t ch, int64_t oh, int64_t th, int64_t ow, int64_t tw,
+                                    const char *pad, int fill)
+{
+    int64_t h0, bh, w0, bw, v0, v1, u0, u1;
+    pfvm__acl_box(w, 0, oh, th, &h0, &bh);
+    pfvm__acl_box(w, 1, ow, tw, &w0, &bw);
+    v0 = h0 < 0 ? 0 : h0;
+    v1 = h0 + bh > w->in[0] ? w->in[0] : h0 + bh;
+    u0 = w0 < 0 ? 0 : w0;
+    u1 = w0 + bw > w->in[1] ? w->in[1] : w0 + bw;
+    if (fill) {
+        int64_t f[2];
+        f[0] = xb, f[1] = ch * bh * bw;
+        if (v0 == h0 && v1 == h0 + bh && u0 == w0 && u1 == w0 + bw)
+            return PFVM_OK;
+        return pfvm__acl_queue(c, q, pe, f, 2, pad);
+    }
+    if (v1 <= v0 || u1 <= u0)
+        return PFVM_OK;
+    return pfvm__acl_load(c, q, pe, xb + ((v0 - h0) * bw + (u0 - w0)) * 4, src + (v0 * w->in[1] + u0) * 4, ch, v1 - v0,
+                          u1 - u0, bh * bw, bw, w->in[0] * w->in[1], w->in[1]);
+}
+
+typedef struct pfvm__acl_conv_plan {
+    pfvm__acl_win w;
+    int64_t C, OC, Cg, OCg, kk, oct, th, tw, icc;
+    int64_t xb, wb, col, out, bb;
+    int64_t ic0, icn; /* the chunk of input channels of this step */
+    int direct, first, last, bias;
+} pfvm__acl_conv_plan;
+
+/* PE bytes of a Conv tile. */
+static int64_t pfvm__acl_conv_bytes(const pfvm__acl_conv_plan *p, int64_t oct, int64_t th, int64_t tw, int64_t icc)
+{
+    int64_t bh = (th - 1) * p->w.s[0] + (p->w.k[0] - 1) * p->w.d[0] + 1;
+    int64_t bw = (tw - 1) * p->w.s[1] + (p->w.k[1] - 1) * p->w.d[1] + 1;
+    return pfvm__acl_al(icc * bh * bw * 4) + pfvm__acl_al(oct * icc * p->kk * 4) +
+           (p->direct ? 0 : pfvm__acl_al(icc * p->kk * th * tw * 4)) + pfvm__acl_al(oct * th * tw * 4) +
+           pfvm__acl_al(oct * 4);
+}
+
+/* Halves (rounding up) the one of *v[0..n) whose halving leaves the
+ * smallest size(); 0 when none can shrink. */
+static int pfvm__acl_shrink(pfvm__acl_conv_plan *p, int64_t *v[4])
+{
+    int i, best = -1;
+    int64_t best_bytes = 0;
+    for (i = 0; i < 4; i++) {
+        int64_t keep = *v[i], b;
+        if (keep <= 1)
+            continue;
+        *v[i] = (keep + 1) / 2;
+        b = pfvm__acl_conv_bytes(p, *v[0], *v[1], *v[2], *v[3]);
+        *v[i] = keep;
+        if (best < 0 || b < best_bytes) {
+            best = i;
+            best_bytes = b;
+        }
+    }
+    if (best < 0)
+        return 0;
+    *v[best] = (*v[best] + 1) / 2;
+    return 1;
+}
+
+static pfvm_code pfvm__acl_conv_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
+{
+    const pfvm__acl_conv_plan *p = (const pfvm__acl_conv_plan *)user;
+    int64_t oct = t->e[2], th = t->e[3], tw = t->e[4], bh, bw, h0, w0, ci, kh, kw, b = p->col;
+    pfvm_code rc;
+    pfvm__acl_box(&p->w, 0, 0, th, &h0, &bh);
+    pfvm__acl_box(&p->w, 1, 0, tw, &w0, &bw);
+    if (p->direct)
+        b = p->xb;
+    else
+        for (ci = 0; ci < p->icn; ci++)
+            for (kh = 0; kh < p->w.k[0]; kh++)
+                for (kw = 0; kw < p->w.k[1]; kw++) {
+                    int64_t row = (ci * p->w.k[0] + kh) * p->w.k[1] + kw;
+                    if ((rc = c->emit(c, "mov %lld %lld %lld %lld %lld 1 %lld %lld",
+                                      (long long)(p->col + row * th * tw * 4),
+                                      (long long)(p->xb + ((ci * bh + kh * p->w.d[0]) * bw + kw * p->w.d[1]) * 4),
+                                      (long long)th, (long long)tw, (long long)tw, (long long)(p->w.s[0] * bw),
+                                      (long long)p->w.s[1])) != PFVM_OK)
+                        return rc;
+                }
+    if ((rc = c->emit(c, "%s %lld %lld %lld %lld %lld %lld 0", p->first ? "gemm" : "gemma", (long long)p->out,
+                      (long long)p->wb, (long long)b, (long long)oct, (long long)(th * tw),
+                      (long long)(p->icn * p->kk))) != PFVM_OK)
+        return rc;
+    if (p->last && p->bias)
+        return c->emit(c, "row add %lld %lld %lld %lld %lld", (long long)p->out, (long long)p->out, (long long)p->bb,
+                       (long long)oct, (long long)(th * tw));
+    return PFVM_OK;
+}
+
+/* Conv: tiles over (batch, group, output channels, output rows, output
+ * columns); each tile's input channels come in chunks accumulated by
+ * gemma, so that neither the box nor the weights need to fit whole. */
+static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
+{
+    const pfvm_accel_arg *x = &c->in[0], *wt = &c->in[1], *y = &c->out[0];
+    const pfvm_accel_arg *b = c->n_in > 2 && c->in[2].rank >= 0 ? &c->in[2] : NULL;
+    int64_t group = pfvm_node_attr_int(c->node, "group", 1), dims[5], step[5], *v[4], wave, i, j, nchunks;
+    pfvm__acl_conv_plan p;
+    pfvm__acl_tile *tiles = NULL;
+    pfvm__acl_q q[4];
+    pfvm_code rc;
+    memset(&p, 0, sizeof p);
+    if (x->rank != 4 || wt->rank != 4)
+        return pfvm__acl_unsupported(c, "2-D Conv only");
+    if ((rc = pfvm__acl_window(c, x, y, wt->dims + 2, &p.w)) != PFVM_OK)
+        return rc;
+    p.C = x->dims[1];
+    p.OC = y->dims[1];
+    if (group < 1 || p.C % group || p.OC % group || wt->dims[1] != p.C / group || wt->dims[0] != p.OC)
+        return pfvm__acl_unsupported(c, "Conv whose weight matches its input's channels and group");
+    p.Cg = p.C / group;
+    p.OCg = p.OC / group;
+    p.kk = p.w.k[0] * p.w.k[1];
+    p.bias = b != NULL;
+    p.direct = p.kk == 1 && p.w.s[0] == 1 && p.w.s[1] == 1 && !p.w.pad0[0] && !p.w.pad0[1] && !p.w.pad1[0] &&
+               !p.w.pad1[1];
+    p.oct = p.OCg, p.th = p.w.out[0], p.tw = p.w.out[1], p.icc = p.Cg;
+    v[0] = &p.oct, v[1] = &p.th, v[2] = &p.tw, v[3] = &p.icc;
+    while (pfvm__acl_conv_bytes(&p, p.oct, p.th, p.tw, p.icc) > c->pe_mem)
+        if (!pfvm__acl_shrink(&p, v))
+            return pfvm__acl_stream_nomem(c, pfvm__acl_conv_bytes(&p, 1, 1, 1, 1));
+    dims[0] = y->dims[0], dims[1] = group, dims[2] = p.OCg, dims[3] = p.w.out[0], dims[4] = p.w.out[1];
+    /* enough tiles for every PE: fewer output channels per tile while
+     * they are many, then fewer rows, columns, channels */
+    for (;;) {
+        step[0] = 1, step[1] = 1, step[2] = p.oct, step[3] = p.th, step[4] = p.tw;
+        if (pfvm__acl_count(5, dims, step) >= c->pes)
+            break;
+        if (p.oct > 16)
+            p.oct = (p.oct + 1) / 2;
+        else if (p.th > 1)
+            p.th = (p.th + 1) / 2;
+        else if (p.tw > 1)
+            p.tw = (p.tw + 1) / 2;
+        else if (p.oct > 1)
+            p.oct = (p.oct + 1) / 2;
+        else
+            break;
+    }
+    /* the tiles made smaller for the PEs may take more input channels per step */
+    while (p.icc < p.Cg && pfvm__acl_conv_bytes(&p, p.oct, p.th, p.tw, p.icc * 2 < p.Cg ? p.icc * 2 : p.Cg) <= c->pe_mem)
+        p.icc = p.icc * 2 < p.Cg ? p.icc * 2 : p.Cg;
+    pfvm__acl_qinit(q);
+    {
+        /* consecutive tiles (PEs) share what is loaded more often, so that
+         * its loads merge into broadcasts: the weights' slice (output
+         * channels outermost) or the input's box (output channels innermost) */
+        int64_t sp = ((p.w.out[0] + p.th - 1) / p.th) * ((p.w.out[1] + p.tw - 1) / p.tw), nt;
+        double wbytes = (double)p.OC * (double)p.Cg * (double)p.kk * (double)sp;
+        double xbytes = (double)x->dims[0] * (double)p.C * (double)p.w.in[0] * (double)p.w.in[1] *
+                        (double)((p.OCg + p.oct - 1) / p.oct);
+        int x_major = xbytes > wbytes;
+        int64_t d2[5], s2[5];
+        memcpy(d2, dims, sizeof d2);
+        memcpy(s2, step, sizeof s2);
+        if (x_major) {
+            d2[2] = dims[3], d2[3] = dims[4], d2[4] = dims[2];
+            s2[2] = step[3], s2[3] = step[4], s2[4] = step[2];
+        }
+        if ((rc = pfvm__acl_tiling(c, 5, d2, s2, &tiles)) != PFVM_OK)
+            goto done;
+        for (nt = 0; x_major && nt < (int64_t)stbds_arrlen(tiles); nt++) {
+            pfvm__acl_tile t = tiles[nt];
+            tiles[nt].o[2] = t.o[4], tiles[nt].e[2] = t.e[4];
+            tiles[nt].o[3] = t.o[2], tiles[nt].e[3] = t.e[2];
+            tiles[nt].o[4] = t.o[3], tiles[nt].e[4] = t.e[3];
+        }
+    }
+    {
+        int64_t bh, bw, h0, w0, top;
+        pfvm__acl_box(&p.w, 0, 0, p.th, &h0, &bh);
+        pfvm__acl_box(&p.w, 1, 0, p.tw, &w0, &bw);
+        p.xb = 0;
+        top = pfvm__acl_al(p.icc * bh * bw * 4);
+        p.wb = top, top += pfvm__acl_al(p.oct * p.icc * p.kk * 4);
+        p.col = top, top += p.direct ? 0 : pfvm__acl_al(p.icc * p.kk * p.th * p.tw * 4);
+        p.out = top, top += pfvm__acl_al(p.oct * p.th * p.tw * 4);
+        p.bb = top;
+        c->pe_used = top + pfvm__acl_al(p.oct * 4);
+    }
+    nchunks = (p.Cg + p.icc - 1) / p.icc;
+    for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
+        int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
+        pfvm__acl_tile *tw = tiles + wave;
+        for (j = 0; j < nchunks; j++) {
+            p.ic0 = j * p.icc;
+            p.icn = p.Cg - p.ic0 < p.icc ? p.Cg - p.ic0 : p.icc;
+            p.first = j == 0;
+            p.last = j == nchunks - 1;
+            for (i = 0; p.first && i < n; i++)
+                if ((rc = pfvm__acl_load_box(c, &q[3], &p.w, i, p.xb, 0, p.icn, tw[i].o[3], tw[i].e[3], tw[i].o[4],
+                                             tw[i].e[4], "0", 1)) != PFVM_OK)
+                    goto done;
+            if ((rc = pfvm__acl_flush(c, &q[3])) != PFVM_OK)
+                goto done;
+            for (i = 0; i < n; i++) {
+                const pfvm__acl_tile *t = &tw[i];
+                int64_t g = t->o[1], oc = g * p.OCg + t->o[2];
+                int64_t src = x->dram + ((t->o[0] * p.C + g * p.Cg + p.ic0) * p.w.in[0] * p.w.in[1]) * 4;
+                if ((rc = pfvm__acl_load_box(c, &q[0], &p.w, i, p.xb, src, p.icn, t->o[3], t->e[3], t->o[4],
+                                             t->e[4], "0", 0)) != PFVM_OK ||
+                    (rc = pfvm__acl_load(c, &q[1], i, p.wb, wt->dram + (oc * p.Cg + p.ic0) * p.kk * 4, 1, t->e[2],
+                                         p.icn * p.kk, 0, p.icn * p.kk, 0, p.Cg * p.kk)) != PFVM_OK ||
+                    (p.first && b && (rc = pfvm__acl_load(c, &q[2], i, p.bb, b->dram + oc * 4, 1, 1, t->e[2], 0, 0, 0, 0)) != PFVM_OK))
+                    goto done;
+            }
+            if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK || (rc = pfvm__acl_flush(c, &q[1])) != PFVM_OK ||
+                (rc = pfvm__acl_flush(c, &q[2])) != PFVM_OK ||
+                (rc = pfvm__acl_classes(c, tw, n, pfvm__acl_conv_body, &p)) != PFVM_OK)
+                goto done;
+            if (p.last)
+                for (i = 0; i < n; i++) {
+                    const pfvm__acl_tile *t = &tw[i];
+                    int64_t oc = t->o[1] * p.OCg + t->o[2];
+                    if ((rc = pfvm__acl_store(c, i,
+                                              y->dram + (((t->o[0] * p.OC + oc) * p.w.out[0] + t->o[3]) * p.w.out[1] +
+                                                         t->o[4]) * 4,
+                                              p.out, t->e[2], t->e[3], t->e[4], p.w.out[0] * p.w.out[1], p.w.out[1],
+                                              t->e[3] * t->e[4], t->e[4])) != PFVM_OK)
+                        goto done;
+                }
+            if ((rc = c->emit(c, "barrier")) != PFVM_OK)
+                goto done;
+        }
+    }
+done:
+    stbds_arrfree(tiles);
+    return rc;
+}
+
+typedef struct pfvm__acl_pool_plan {
+    pfvm__acl_win w;
+    int64_t xb, col, out;
+} pfvm__acl_pool_plan;
+
+static pfvm_code pfvm__acl_pool_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
+{
+    const pfvm__acl_pool_plan *p = (const pfvm__acl_pool_plan *)user;
+    int64_t ct = t->e[1], th = t->e[2], tw = t->e[3], taps = p->w.k[0] * p->w.k[1], bh, bw, h0, w0, ci, kh, kw;
+    pfvm_code rc;
+    pfvm__acl_box(&p->w, 0, 0, th, &h0, &bh);
+    pfvm__acl_box(&p->w, 1, 0, tw, &w0, &bw);
+    for (ci = 0; ci < ct; ci++) {
+        for (kh = 0; kh < p->w.k[0]; kh++)
+            for (kw = 0; kw < p->w.k[1]; kw++)
+                if ((rc = c->emit(c, "mov %lld %lld %lld %lld %lld %lld %lld %lld",
+                                  (long long)(p->col + (kh * p->w.k[1] + kw) * 4),
+                                  (long long)(p->xb + ((ci * bh + kh * p->w.d[0]) * bw + kw * p->w.d[1]) * 4),
+                                  (long long)th, (long long)tw, (long long)(tw * taps), (long long)taps,
+                                  (long long)(p->w.s[0] * bw), (long long)p->w.s[1])) != PFVM_OK)
+                    return rc;
+        if ((rc = c->emit(c, "red max %lld %lld %lld %lld", (long long)(p->out + ci * th * tw * 4), (long long)p->col,
+                          (long long)(th * tw), (long long)taps)) != PFVM_OK)
+            return rc;
+    }
+    return PFVM_OK;
+}
+
+/* MaxPool: tiles over (batch, channels, output rows, output columns); the
+ * taps of each output gathered side by side and reduced by `red max`. */
+static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c)
+{
+    const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
+    int64_t dims[4], step[4], wave, i, taps, ct, th, tw;
+    pfvm__acl_pool_plan p;
+    pfvm__acl_tile *tiles = NULL;
+    pfvm__acl_q q[4];
+    pfvm_code rc;
+    if (strcmp(c->node->op_type, "MaxPool") || (c->n_out > 1 && c->out[1].rank >= 0))
+        return pfvm__acl_unsupported(c, "streamed pooling: MaxPool without Indices only");
+    if ((rc = pfvm__acl_window(c, x, y, NULL, &p.w)) != PFVM_OK)
+        return rc;
+    taps = p.w.k[0] * p.w.k[1];
+    ct = x->dims[1], th = p.w.out[0], tw = p.w.out[1];
+    for (;;) {
+        int64_t bh, bw, h0, w0, bytes;
+        pfvm__acl_box(&p.w, 0, 0, th, &h0, &bh);
+        pfvm__acl_box(&p.w, 1, 0, tw, &w0, &bw);
+        bytes = pfvm__acl_al(ct * bh * bw * 4) + pfvm__acl_al(th * tw * taps * 4) + pfvm__acl_al(ct * th * tw * 4);
+        dims[0] = y->dims[0], dims[1] = x->dims[1], dims[2] = p.w.out[0], dims[3] = p.w.out[1];
+        step[0] = 1, step[1] = ct, step[2] = th, step[3] = tw;
+        if (bytes <= c->pe_mem && (pfvm__acl_count(4, dims, step) >= c->pes || (ct == 1 && th == 1 && tw == 1)))
+            break;
+        if (ct > 1 && (ct >= th || th == 1))
+            ct = (ct + 1) / 2;
+        else if (th > 1)
+            th = (th + 1) / 2;
+        else if (tw > 1)
+            tw = (tw + 1) / 2;
+        else
+            return pfvm__acl_stream_nomem(c, bytes);
+    }
+    {
+        int64_t bh, bw, h0, w0;
+        pfvm__acl_box(&p.w, 0, 0, th, &h0, &bh);
+        pfvm__acl_box(&p.w, 1, 0, tw, &w0, &bw);
+        p.xb = 0;
+        p.col = pfvm__acl_al(ct * bh * bw * 4);
+        p.out = p.col + pfvm__acl_al(th * tw * taps * 4);
+        c->pe_used = p.out + pfvm__acl_al(ct * th * tw * 4);
+    }
+    pfvm__acl_qinit(q);
+    if ((rc = pfvm__acl_tiling(c, 4, dims, step, &tiles)) != PFVM_OK)
+        goto done;
+    for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
+        int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
+        pfvm__acl_tile *tw_ = tiles + wave;
+        for (i = 0; i < n; i++)
+            if ((rc = pfvm__acl_load_box(c, &q[3], &p.w, i, p.xb, 0, tw_[i].e[1], tw_[i].o[2], tw_[i].e[2],
+                                         tw_[i].o[3], tw_[i].e[3], "-inf", 1)) != PFVM_OK)
+                goto done;
+        if ((rc = pfvm__acl_flush(c, &q[3])) != PFVM_OK)
+            goto done;
+        for (i = 0; i < n; i++) {
+            const pfvm__acl_tile *t = &tw_[i];
+            int64_t src = x->dram + ((t->o[0] * x->dims[1] + t->o[1]) * p.w.in[0] * p.w.in[1]) * 4;
+            if ((rc = pfvm__acl_load_box(c, &q[0], &p.w, i, p.xb, src, t->e[1], t->o[2], t->e[2], t->o[3], t->e[3],
+                                         "-inf", 0)) != PFVM_OK)
+                goto done;
+        }
+        if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK ||
+            (rc = pfvm__acl_classes(c, tw_, n, pfvm__acl_pool_body, &p)) != PFVM_OK)
+            goto done;
+        for (i = 0; i < n; i++) {
+            const pfvm__acl_tile *t = &tw_[i];
+            if ((rc = pfvm__acl_store(c, i,
+                                      y->dram + (((t->o[0] * y->dims[1] + t->o[1]) * p.w.out[0] + t->o[2]) * p.w.out[1] +
+                                                 t->o[3]) * 4,
+                                      p.out, t->e[1], t->e[2], t->e[3], p.w.out[0] * p.w.out[1], p.w.out[1],
+                                      t->e[2] * t->e[3], t->e[3])) != PFVM_OK)
+                goto done;
+        }
+        if ((rc = c->emit(c, "barrier")) != PFVM_OK)
+            goto done;
+    }
+done:
+    stbds_arrfree(tiles);
+    return rc;
+}
+
+typedef struct pfvm__acl_rows_plan {
+    int64_t cols, xb, out;
+    int is_max;
+} pfvm__acl_rows_plan;
+
+static pfvm_code pfvm__acl_gpool_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
+{
+    const pfvm__acl_rows_plan *p = (const pfvm__acl_rows_plan *)user;
+    pfvm_code rc;
+    if ((rc = c->emit(c, "red %s %lld %lld %lld %lld", p->is_max ? "max" : "sum", (long long)p->out, (long long)p->xb,
+                      (long long)t->e[0], (long long)p->cols)) != PFVM_OK || p->is_max)
+        return rc;
+    return c->emit(c, "imm mul %lld %lld %.9g %lld", (long long)p->out, (long long)p->out, 1.0 / (double)p->cols,
+                   (long long)t->e[0]);
+}
+
+/* GlobalAverage/MaxPool: tiles of whole planes (rows of the spatial size). */
+static pfvm_code pfvm__acl_gpool_stream(pfvm_accel_ctx *c)
+{
+    const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
+    int64_t rows = 1, cols = 1, rt, wave, i;
+    pfvm__acl_rows_plan p;
+    pfvm__acl_tile *tiles = NULL;
+    pfvm__acl_q q[4];
+    pfvm_code rc;
+    int a;
+    if (x->rank < 3)
+        return pfvm__acl_unsupported(c, "inputs of rank 3 or more");
+    for (a = 0; a < x->rank; a++)
+        *(a < 2 ? &rows : &cols) *= x->dims[a];
+    p.cols = cols;
+    p.is_max = !strcmp(c->node->op_type, "GlobalMaxPool");
+    rt = (rows + c->pes - 1) / c->pes;
+    while (rt > 1 && pfvm__acl_al(rt * cols * 4) + pfvm__acl_al(rt * 4) > c->pe_mem)
+        rt = (rt + 1) / 2;
+    if (pfvm__acl_al(rt * cols * 4) + pfvm__acl_al(rt * 4) > c->pe_mem)
+        return pfvm__acl_stream_nomem(c, pfvm__acl_al(cols * 4) + 16);
+    p.xb = 0;
+    p.out = pfvm__acl_al(rt * cols * 4);
+    c->pe_used = p.out + pfvm__acl_al(rt * 4);
+    pfvm__acl_qinit(q);
+    if ((rc = pfvm__acl_tiling(c, 1, &rows, &rt, &tiles)) != PFVM_OK)
+        goto done;
+    for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
+        int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
+        for (i = 0; i < n; i++)
+            if ((rc = pfvm__acl_load(c, &q[0], i, p.xb, x->dram + tiles[wave + i].o[0] * cols * 4, 1, 1,
+                                     tiles[wave + i].e[0] * cols, 0, 0, 0, 0)) != PFVM_OK)
+                goto done;
+        if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK || (rc = pfvm__acl_classes(c, tiles + wave, n, pfvm__acl_gpool_body, &p)) != PFVM_OK)
+            goto done;
+        for (i = 0; i < n; i++)
+            if ((rc = pfvm__acl_store(c, i, y->dram + tiles[wave + i].o[0] * 4, p.out, 1, 1, tiles[wave + i].e[0], 0,
+                                      0, 0, 0)) != PFVM_OK)
+                goto done;
+        if ((rc = c->emit(c, "barrier")) != PFVM_OK)
+            goto done;
+    }
+done:
+    stbds_arrfree(tiles);
+    return rc;
+}
+
+typedef struct pfvm__acl_gemm_plan {
+    int64_t K, ab, bb, cb, out;
+    int tb, bias; /* bias: 0 none, 1 a row of N, 2 M x N */
+    double alpha, beta;
+} pfvm__acl_gemm_plan;
+
+static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
+{
+    const pfvm__acl_gemm_plan *p = (const pfvm__acl_gemm_plan *)user;
+    long long O = p->out, mt = t->e[0], nt = t->e[1];
+    pfvm_code rc;
+    if ((rc = c->emit(c, "gemm %lld %lld %lld %lld %lld %lld %d", O, (long long)p->ab, (long long)p->bb, mt, nt,
+                      (long long)p->K, p->tb)) != PFVM_OK ||
+        (p->alpha != 1 && (rc = c->emit(c, "imm mul %lld %lld %.9g %lld", O, O, p->alpha, mt * nt)) != PFVM_OK))
+        return rc;
+    if (!p->bias)
+        return PFVM_OK;
+    if (p->beta != 1 && (rc = c->emit(c, "imm mul %lld %lld %.9g %lld", (long long)p->cb, (long long)p->cb, p->beta,
+                                      p->bias == 1 ? nt : mt * nt)) != PFVM_OK)
+        return rc;
+    if (p->bias == 1)
+        return c->emit(c, "col add %lld %lld %lld %lld %lld", O, O, (long long)p->cb, mt, nt);
+    return c->emit(c, "bin add %lld %lld %lld %lld", O, O, (long long)p->cb, mt * nt);
+}
+
+/* Gemm (no transA): tiles over (rows of A, columns of the result), K whole. */
+static pfvm_code pfvm__acl_gemm_stream(pfvm_accel_ctx *c)
+{
+    const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
+    const pfvm_accel_arg *bias = c->n_in > 2 && c->in[2].rank >= 0 ? &c->in[2] : NULL;
+    int64_t M, N, dims[2], step[2], wave, i, be = 0;
+    pfvm__acl_gemm_plan p;
+    pfvm__acl_tile *tiles = NULL;
+    pfvm__acl_q q[4];
+    pfvm_code rc;
+    memset(&p, 0, sizeof p);
+    p.tb = (int)pfvm_node_attr_int(c->node, "transB", 0);
+    p.alpha = pfvm_node_attr_float(c->node, "alpha", 1);
+    p.beta = pfvm_node_attr_float(c->node, "beta", 1);
+    if (a->rank != 2 || b->rank != 2 || y->rank != 2 || pfvm_node_attr_int(c->node, "transA", 0))
+        return pfvm__acl_unsupported(c, "streamed Gemm without transA");
+    M = y->dims[0], N = y->dims[1], p.K = a->dims[1];
+    if (bias) {
+        int64_t i2;
+        for (be = 1, i2 = 0; i2 < bias->rank; i2++)
+            be *= bias->dims[i2];
+        if (be == N && (bias->rank == 1 || (bias->rank == 2 && bias->dims[0] == 1)))
+            p.bias = 1;
+        else if (bias->rank == 2 && bias->dims[0] == M && bias->dims[1] == N)
+            p.bias = 2;
+        else
+            return pfvm__acl_unsupported(c, "streamed Gemm with a bias of N or M x N elements");
+    }
+    step[0] = M, step[1] = N;
+    for (;;) {
+        int64_t bytes = pfvm__acl_al(step[0] * p.K * 4) + pfvm__acl_al(step[1] * p.K * 4) +
+                        2 * pfvm__acl_al(step[0] * step[1] * 4);
+        dims[0] = M, dims[1] = N;
+        if (bytes <= c->pe_mem && (pfvm__acl_count(2, dims, step) >= c->pes || (step[0] == 1 && step[1] == 1)))
+            break;
+        if (step[1] > 1 && step[1] >= step[0])
+            step[1] = (step[1] + 1) / 2;
+        else if (step[0] > 1)
+            step[0] = (step[0] + 1) / 2;
+        else
+            return pfvm__acl_stream_nomem(c, bytes);
+    }
+    p.ab = 0;
+    p.bb = pfvm__acl_al(step[0] * p.K * 4);
+    p.out = p.bb + pfvm__acl_al(step[1] * p.K * 4);
+    p.cb = p.out + pfvm__acl_al(step[0] * step[1] * 4);
+    c->pe_used = p.cb + pfvm__acl_al(step[0] * step[1] * 4);
+    pfvm__acl_qinit(q);
+    if ((rc = pfvm__acl_tiling(c, 2, dims, step, &tiles)) != PFVM_OK)
+        goto done;
+    for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
+        int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
+        for (i = 0; i < n; i++) {
+            const pfvm__acl_tile *t = &tiles[wave + i];
+            int64_t m0 = t->o[0], n0 = t->o[1], mt = t->e[0], nt = t->e[1];
+            if ((rc = pfvm__acl_load(c, &q[0], i, p.ab, a->dram + m0 * p.K * 4, 1, 1, mt * p.K, 0, 0, 0, 0)) != PFVM_OK ||
+                (rc = p.tb ? pfvm__acl_load(c, &q[1], i, p.bb, b->dram + n0 * p.K * 4, 1, 1, nt * p.K, 0, 0, 0, 0)
+                           : pfvm__acl_load(c, &q[1], i, p.bb, b->dram + n0 * 4, 1, p.K, nt, 0, nt, 0, N)) != PFVM_OK ||
+                (p.bias == 1 &&
+                 (rc = pfvm__acl_load(c, &q[2], i, p.cb, bias->dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK) ||
+                (p.bias == 2 && (rc = pfvm__acl_load(c, &q[2], i, p.cb, bias->dram + (m0 * N + n0) * 4, 1, mt, nt, 0,
+                                                     nt, 0, N)) != PFVM_OK))
+                goto done;
+        }
+        if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK || (rc = pfvm__acl_flush(c, &q[1])) != PFVM_OK ||
+            (rc = pfvm__acl_flush(c, &q[2])) != PFVM_OK || (rc = pfvm__acl_classes(c, tiles + wave, n, pfvm__acl_gemm_body, &p)) != PFVM_OK)
+            goto done;
+        for (i = 0; i < n; i++) {
+            const pfvm__acl_tile *t = &tiles[wave + i];
+            if ((rc = pfvm__acl_store(c, i, y->dram + (t->o[0] * N + t->o[1]) * 4, p.out, 1, t->e[0], t->e[1], 0, N, 0,
+                                      t->e[1])) != PFVM_OK)
+                goto done;
+        }
+        if ((rc = c->emit(c, "barrier")) != PFVM_OK)
+            goto done;
+    }
+done:
+    stbds_arrfree(tiles);
+    return rc;
+}
+
+/* Concat: each input's rows (the axes before `axis`) copied through the
+ * PEs into their columns of the output, in pieces of a PE's memory. */
+static pfvm_code pfvm__acl_concat_stream(pfvm_accel_ctx *c)
+{
+    const pfvm_accel_arg *y = &c->out[0];
+    int64_t axis = pfvm_node_attr_int(c->node, "axis", 0), outer = 1, inner_y = 1, at = 0, wave, i;
+    pfvm__acl_tile *tiles = NULL;
+    pfvm__acl_q q[4];
+    pfvm_code rc = PFVM_OK;
+    int a, k;
+    if (axis < 0)
+        axis += y->rank;
+    if (axis < 0 || axis >= y->rank)
+        return pfvm__acl_unsupported(c, "Concat along an axis of its output");
+    for (a = 0; a < y->rank; a++)
+        *(a < axis ? &outer : &inner_y) *= y->dims[a];
+    /* tile: o[0] input, o[1] first row, o[2] first column, o[3] its column in y */
+    pfvm__acl_qinit(q);
+    for (k = 0; k < c->n_in; k++) {
+        const pfvm_accel_arg *x = &c->in[k];
+        int64_t inner = 1, dims[2], step[2], per, first = (int64_t)stbds_arrlen(tiles), j;
+        if (x->rank < 0)
+            continue;
+        for (a = (int)axis; a < x->rank; a++)
+            inner *= x->dims[a];
+        if (!inner)
+            continue;
+        per = (outer * inner + c->pes - 1) / c->pes;
+        if (per > c->pe_mem / 4)
+            per = c->pe_mem / 4;
+        if (per < 1) {
+            rc = pfvm__acl_stream_nomem(c, 4);
+            goto done;
+        }
+        if (per * 4 > c->pe_used)
+            c->pe_used = per * 4;
+        step[1] = inner < per ? inner : per;
+        step[0] = per / step[1] > 0 ? per / step[1] : 1;
+        dims[0] = outer, dims[1] = inner;
+        if ((rc = pfvm__acl_tiling(c, 2, dims, step, &tiles)) != PFVM_OK)
+            goto done;
+        for (j = first; j < (int64_t)stbds_arrlen(tiles); j++) {
+            tiles[j].o[2] = tiles[j].o[1], tiles[j].e[2] = tiles[j].e[1];
+            tiles[j].o[1] = tiles[j].o[0], tiles[j].e[1] = tiles[j].e[0];
+            tiles[j].o[0] = k, tiles[j].o[3] = at, tiles[j].o[4] = inner;
+        }
+        at += inner;
+    }
+    for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
+        int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
+        for (i = 0; i < n; i++) {
+            const pfvm__acl_tile *t = &tiles[wave + i];
+            int64_t inner = t->o[4], rows = t->e[1], cols = t->e[2];
+            if ((rc = pfvm__acl_load(c, &q[0], i, 0, c->in[t->o[0]].dram + (t->o[1] * inner + t->o[2]) * 4, 1, rows,
+                                     cols, 0, cols, 0, inner)) != PFVM_OK ||
+                (rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK ||
+                (rc = pfvm__acl_store(c, i, y->dram + (t->o[1] * inner_y + t->o[3] + t->o[2]) * 4, 0, 1, rows, cols, 0,
+                                      inner_y, 0, cols)) != PFVM_OK)
+                goto done;
+        }
+        if ((rc = c->emit(c, "barrier")) != PFVM_OK)
+            goto done;
+    }
+done:
+    stbds_arrfree(tiles);
+    return rc;
+}
+
+pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op)
+{
+    if (!op || !op->accel)
+        return NULL;
+    if (op->accel == pfvm_acl_conv)
+        return pfvm__acl_conv_stream;
+    if (op->accel == pfvm_acl_pool && !strcmp(op->name, "MaxPool"))
+        return pfvm__acl_maxpool_stream;
+    if (op->accel == pfvm_acl_global_pool)
+        return pfvm__acl_gpool_stream;
+    if (op->accel == pfvm_acl_concat)
+        return pfvm__acl_concat_stream;
+    /* Gemm's resident lowering lives in linalg.c; its streamed one here */
+    if (!strcmp(op->name, "Gemm") && !op->domain[0])
+        return pfvm__acl_gemm_stream;
+    return NULL;
 }
 /* ---- src/ops/control.c ---- */
 /* ops/control: control flow (If, Loop, Scan), sequences (SequenceEmpty,

@@ -142,6 +142,8 @@ typedef struct pfvm_accel_stats {
     int64_t weight_bytes; /* bytes of weights and constants per PE */
     double flops;         /* of the lowered nodes (pfvm_node_flops) */
     int fallbacks;        /* nodes run whole on PE 0 (their lowering refused split inputs) */
+    int streamed;         /* 1: the streamed plan (tensors in the root memory, nodes in tiles) */
+    int64_t dram_bytes;   /* streamed: bytes of the root memory in use */
 } pfvm_accel_stats;
 
 /* Emits the program for m's main graph on target t. The graph must have
@@ -276,7 +278,9 @@ PFVM_API void pfvm_accel_moves_traffic(const pfvm_accel_target *t, const pfvm_ac
 /* accel simulator: runs an accel program (README.md, "accel programs") on
  * per-PE memories of a target, counts cycles by the target's rates, and
  * refuses programs that overflow a PE's memory or read a place nothing has
- * written. Only PE memories are modelled; every value is float32.
+ * written. PE memories and the root level's (DRAM: `dinput`, `load`,
+ * `store`...) are modelled, not those of the levels between; every value
+ * is float32.
  *
  * Cycles: the program is a sequence of phases separated by `barrier`
  * (and its end). Within a phase, transfers and compute overlap: the phase
@@ -311,6 +315,8 @@ PFVM_API double pfvm_accel_sim_cycles(const pfvm_accel_sim *s);
 PFVM_API double pfvm_accel_sim_transfer_cycles(const pfvm_accel_sim *s);
 /* Phases of the last run (each ended by `barrier` or the program's end)
  * and the cycles of phase i. */
+/* Highest byte of the root level's memory (DRAM) the last run touched. */
+PFVM_API int64_t pfvm_accel_sim_dram_bytes(const pfvm_accel_sim *s);
 PFVM_API int pfvm_accel_sim_phases(const pfvm_accel_sim *s);
 PFVM_API double pfvm_accel_sim_phase_cycles(const pfvm_accel_sim *s, int i);
 
@@ -370,6 +376,7 @@ typedef struct accel_em_emitter {
     int64_t peak;
     pfvm_status *st;
     char on[512];        /* the current `on` line */
+    int64_t dram_top;    /* streamed plan: the root memory in use (a bump allocator) */
 } accel_em_emitter;
 
 static pfvm_code accel_em_put(accel_em_emitter *e, const char *fmt, va_list ap)
@@ -833,14 +840,373 @@ static pfvm_code accel_em_node(accel_em_emitter *e, const pfvm_node *n, int inde
     return PFVM_OK;
 }
 
+/* ==== the streamed plan (the scheduler for graphs whose tensors do not fit) ====
+ *
+ * Every value lives in the root level's memory (DRAM), row-major, at an
+ * offset of its own (nothing is freed: the root memory is the large one);
+ * each node is cut into tiles that fit one PE and run in waves over all
+ * PEs (see pfvm_acl_streamed in src/ops/accel_lower.c). The emitter itself
+ * streams element-wise nodes (chunks of the flat tensors), makes
+ * reshapes views of their input, and runs any other node whole on PE 0
+ * when its tensors fit there (reported as a fallback). */
+
+static int64_t accel_em_numel(int rank, const int64_t *dims)
+{
+    int64_t n = 1;
+    int i;
+    for (i = 0; i < rank; i++)
+        n *= dims[i];
+    return n;
+}
+
+/* Room for v in the root memory. */
+static pfvm_code accel_em_dram(accel_em_emitter *e, const pfvm_value *v)
+{
+    accel_em_place *p = &e->places[v->id];
+    int rank;
+    int64_t dims[PFVM_MAX_RANK];
+    pfvm_code rc;
+    if ((rc = accel_em_dims(e, v, &rank, dims)) != PFVM_OK)
+        return rc;
+    p->elems = accel_em_numel(rank, dims);
+    p->bytes = p->elems * 4;
+    p->off = e->dram_top;
+    e->dram_top += (p->bytes + 15) / 16 * 16;
+    if (e->dram_top > e->t->levels[0].mem_bytes)
+        return pfvm__fail(e->st, PFVM_ERR_NOMEM, "value %s: the %s's %lld bytes are full", v->name,
+                          e->t->levels[0].name, (long long)e->t->levels[0].mem_bytes);
+    p->placed = 1;
+    pfvm__snprintf(p->layout, sizeof p->layout, "%s:%lld", e->t->levels[0].name, (long long)p->off);
+    return PFVM_OK;
+}
+
+static void accel_em_pe_reset(accel_em_emitter *e)
+{
+    accel_em_hole whole;
+    whole.off = 0;
+    whole.size = e->t->levels[e->t->nlevels - 1].mem_bytes / 16 * 16;
+    stbds_arrsetlen(e->holes, 0);
+    stbds_arrsetlen(e->scratch, 0);
+    pfvm__arrpush(e->holes, whole); /* cannot fail: the array had room for one */
+}
+
+/* A `load` of n contiguous elements into PEs first..last. */
+static pfvm_code accel_em_load_flat(accel_em_emitter *e, int64_t first, int64_t last, int64_t d, int64_t a, int64_t n)
+{
+    return accel_em_line(e, "load %lld %lld %lld %lld 1 1 %lld 0 0 0 0", (long long)first, (long long)last,
+                         (long long)d, (long long)a, (long long)n);
+}
+
+/* An element-wise node whose float inputs all have the output's shape or
+ * one element: chunks of the flat tensors, one per PE and wave, computed
+ * by the operator's own (resident) lowering on the chunk. */
+typedef struct accel_em_ew {
+    pfvm_accel_ctx c;
+    int64_t chunk;
+} accel_em_ew;
+
+static int accel_em_ew_ok(const pfvm_node *n, const pfvm_accel_ctx *c)
+{
+    int64_t ny = accel_em_numel(c->out[0].rank, c->out[0].dims);
+    int i;
+    if ((n->op->fusion != PFVM_FUSE_ELEMENTWISE && n->op->fusion != PFVM_FUSE_BROADCAST) || c->n_out != 1)
+        return 0;
+    for (i = 0; i < c->n_in; i++) {
+        int64_t ni;
+        if (c->in[i].rank < 0)
+            continue;
+        ni = accel_em_numel(c->in[i].rank, c->in[i].dims);
+        if (ni != 1 && (c->in[i].rank != c->out[0].rank ||
+                        memcmp(c->in[i].dims, c->out[0].dims, (size_t)c->out[0].rank * sizeof(int64_t))))
+            return 0;
+    }
+    return ny > 0;
+}
+
+static pfvm_code accel_em_stream_ew(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_ctx *c)
+{
+    int64_t total = accel_em_numel(c->out[0].rank, c->out[0].dims), npes = c->pes, per, wave, i, big = 1, top = 0;
+    int64_t simd = e->t->simd > 0 ? e->t->simd : 1;
+    int j, nbig = 1;
+    pfvm_accel_ctx r = *c;
+    pfvm_code rc;
+    for (j = 0; j < c->n_in; j++)
+        if (c->in[j].rank >= 0 && accel_em_numel(c->in[j].rank, c->in[j].dims) != 1)
+            nbig++;
+    /* scalars first, on every PE that works */
+    for (j = 0; j < c->n_in; j++)
+        if (c->in[j].rank >= 0 && accel_em_numel(c->in[j].rank, c->in[j].dims) == 1) {
+            r.in[j].off = top;
+            r.in[j].elems = 1;
+            r.in[j].replicated = 1;
+            top += 16;
+        }
+    per = (total + npes - 1) / npes;
+    per = (per + simd - 1) / simd * simd;
+    big = (c->pe_mem - top) / nbig / 16 * 4; /* elements, 16-byte aligned */
+    if (big < 1)
+        return pfvm__fail(e->st, PFVM_ERR_NOMEM, "node %s (%s): not one element of each operand fits in a PE",
+                          n->name, n->op_type);
+    if (per > big)
+        per = big;
+    if (per > total)
+        per = total;
+    for (j = 0; j < c->n_in; j++)
+        if (c->in[j].rank >= 0 && accel_em_numel(c->in[j].rank, c->in[j].dims) == 1 &&
+            (rc = accel_em_load_flat(e, 0, (total + per - 1) / per < npes ? (total + per - 1) / per - 1 : npes - 1,
+                                     r.in[j].off, c->in[j].dram, 1)) != PFVM_OK)
+            return rc;
+    for (j = 0; j < c->n_in; j++)
+        if (c->in[j].rank >= 0 && accel_em_numel(c->in[j].rank, c->in[j].dims) != 1) {
+            r.in[j].off = top;
+            r.in[j].replicated = 1;
+            top += (per * 4 + 15) / 16 * 16;
+        }
+    r.out[0].off = top;
+    r.out[0].replicated = 1;
+    r.stream = 0;
+    for (wave = 0; wave < total; wave += npes * per) {
+        int64_t end = wave + npes * per < total ? wave + npes * per : total, full = (end - wave) / per;
+        int64_t tail = (end - wave) % per;
+        for (i = 0; wave + i * per < end; i++)
+            for (j = 0; j < c->n_in; j++)
+                if (c->in[j].rank >= 0 && accel_em_numel(c->in[j].rank, c->in[j].dims) != 1 &&
+                    (rc = accel_em_load_flat(e, i, i, r.in[j].off, c->in[j].dram + (wave + i * per) * 4,
+                                             end - (wave + i * per) < per ? end - (wave + i * per) : per)) != PFVM_OK)
+                    return rc;
+        for (i = 0; i < 2; i++) {
+            int64_t len = i ? tail : per, k;
+            if (!len || (!i && !full))
+                continue;
+            for (j = 0; j < c->n_in; j++)
+                if (c->in[j].rank >= 0 && accel_em_numel(c->in[j].rank, c->in[j].dims) != 1) {
+                    r.in[j].rank = 1;
+                    r.in[j].dims[0] = len;
+                    r.in[j].elems = len;
+                }
+            r.out[0].rank = 1;
+            r.out[0].dims[0] = len;
+            r.out[0].elems = len;
+            if (i)
+                rc = accel_em_line(e, "on %lld %lld", (long long)full, (long long)full);
+            else
+                rc = accel_em_line(e, "on 0 %lld", (long long)(full - 1));
+            if (rc != PFVM_OK || (rc = n->op->accel(&r)) != PFVM_OK)
+                return rc;
+            for (k = i ? full : 0; k < (i ? full + 1 : full); k++)
+                if ((rc = accel_em_line(e, "store %lld %lld %lld 1 1 %lld 0 0 0 0", (long long)k,
+                                        (long long)(c->out[0].dram + (wave + k * per) * 4), (long long)r.out[0].off,
+                                        (long long)len)) != PFVM_OK)
+                    return rc;
+        }
+        if ((rc = accel_em_line(e, "barrier")) != PFVM_OK)
+            return rc;
+    }
+    strcpy(e->on, "");
+    return PFVM_OK;
+}
+
+/* Any other node: its inputs loaded whole onto PE 0, its lowering run
+ * there, its outputs stored back (the streamed plan's fallback). */
+static pfvm_code accel_em_stream_whole(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_ctx *c)
+{
+    pfvm_accel_ctx r = *c;
+    int j;
+    pfvm_code rc;
+    r.stream = 0;
+    for (j = 0; j < c->n_in; j++) {
+        if (c->in[j].rank < 0)
+            continue;
+        r.in[j].elems = accel_em_numel(c->in[j].rank, c->in[j].dims);
+        r.in[j].replicated = 1;
+        if ((r.in[j].off = accel_em_alloc(e, r.in[j].elems * 4)) < 0)
+            return pfvm__fail(e->st, PFVM_ERR_NOMEM,
+                              "node %s (%s): no streamed lowering, and its tensors do not fit whole in one %s (%lld "
+                              "bytes)",
+                              n->name, n->op_type, e->t->levels[e->t->nlevels - 1].name, (long long)c->pe_mem);
+        if ((rc = accel_em_load_flat(e, 0, 0, r.in[j].off, c->in[j].dram, r.in[j].elems)) != PFVM_OK)
+            return rc;
+    }
+    for (j = 0; j < c->n_out; j++) {
+        if (c->out[j].rank < 0)
+            continue;
+        r.out[j].elems = accel_em_numel(c->out[j].rank, c->out[j].dims);
+        r.out[j].replicated = 1;
+        if ((r.out[j].off = accel_em_alloc(e, r.out[j].elems * 4)) < 0)
+            return pfvm__fail(e->st, PFVM_ERR_NOMEM,
+                              "node %s (%s): no streamed lowering, and its tensors do not fit whole in one %s (%lld "
+                              "bytes)",
+                              n->name, n->op_type, e->t->levels[e->t->nlevels - 1].name, (long long)c->pe_mem);
+    }
+    if ((rc = accel_em_line(e, "on 0 0")) != PFVM_OK || (rc = n->op->accel(&r)) != PFVM_OK)
+        return rc;
+    strcpy(e->on, "");
+    for (j = 0; j < c->n_out; j++)
+        if (c->out[j].rank >= 0 &&
+            (rc = accel_em_line(e, "store 0 %lld %lld 1 1 %lld 0 0 0 0", (long long)c->out[j].dram,
+                                (long long)r.out[j].off, (long long)r.out[j].elems)) != PFVM_OK)
+            return rc;
+    return accel_em_line(e, "barrier");
+}
+
+static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_stats *stats)
+{
+    pfvm_accel_ctx c;
+    pfvm_accel_fn f;
+    int i;
+    pfvm_code rc;
+    if (!n->op || !n->op->accel)
+        return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED,
+                          "node %s (%s): no accel lowering (the operator's definition in src/ops has no accel hook)",
+                          n->name, n->op_type);
+    if (n->n_inputs > PFVM_ACCEL_MAX_ARGS || n->n_outputs > PFVM_ACCEL_MAX_ARGS)
+        return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED, "node %s (%s): too many inputs or outputs", n->name,
+                          n->op_type);
+    memset(&c, 0, sizeof c);
+    c.node = n;
+    c.n_in = n->n_inputs;
+    c.n_out = n->n_outputs;
+    c.simd = e->t->simd;
+    c.user = e;
+    c.emit = accel_em_ctx_emit;
+    c.scratch = accel_em_ctx_scratch;
+    c.st = e->st;
+    c.stream = 1;
+    c.pes = pfvm_accel_target_pes(e->t);
+    c.pe_mem = e->t->levels[e->t->nlevels - 1].mem_bytes / 16 * 16;
+    accel_em_pe_reset(e);
+    for (i = 0; i < n->n_inputs; i++) {
+        const pfvm_value *v = n->inputs[i];
+        accel_em_place *p;
+        char shape[128];
+        c.in[i].rank = -1;
+        if (!v || (v->init && v->type.dtype != PFVM_FLOAT))
+            continue;
+        p = &e->places[v->id];
+        if (!p->placed && v->init) {
+            if (strpbrk(v->name, " \t#") || !v->name[0])
+                return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED, "initializer '%s': a name with spaces or '#'",
+                                  v->name);
+            accel_em_shape_text(v, shape, sizeof shape);
+            if ((rc = accel_em_dram(e, v)) != PFVM_OK ||
+                (rc = accel_em_line(e, "dweight %s %lld", v->name, (long long)p->off)) != PFVM_OK)
+                return rc;
+        }
+        if (!p->placed)
+            return pfvm__fail(e->st, PFVM_ERR_INVALID, "node %s (%s): input %s is not computed before it", n->name,
+                              n->op_type, v->name);
+        if ((rc = accel_em_dims(e, v, &c.in[i].rank, c.in[i].dims)) != PFVM_OK)
+            return rc;
+        c.in[i].dram = p->off;
+        c.in[i].off = -1;
+    }
+    for (i = 0; i < n->n_outputs; i++) {
+        const pfvm_value *v = n->outputs[i];
+        c.out[i].rank = -1;
+        if (!v)
+            continue;
+        if ((rc = accel_em_dims(e, v, &c.out[i].rank, c.out[i].dims)) != PFVM_OK)
+            return rc;
+    }
+    /* a reshape keeps the bytes: its output is a view of its input */
+    if (n->op->fusion == PFVM_FUSE_INJECTIVE && (n->op->flags & PFVM_OP_IN_PLACE) && c.n_out == 1 &&
+        c.in[0].rank >= 0 && c.out[0].rank >= 0 &&
+        accel_em_numel(c.in[0].rank, c.in[0].dims) == accel_em_numel(c.out[0].rank, c.out[0].dims)) {
+        accel_em_place *p = &e->places[n->outputs[0]->id];
+        *p = e->places[n->inputs[0]->id];
+        p->last_use = 0;
+        return accel_em_line(e, "# view %s (%s) -> %s", n->name, n->op_type, p->layout);
+    }
+    for (i = 0; i < n->n_outputs; i++)
+        if (c.out[i].rank >= 0) {
+            if ((rc = accel_em_dram(e, n->outputs[i])) != PFVM_OK)
+                return rc;
+            c.out[i].dram = e->places[n->outputs[i]->id].off;
+            c.out[i].off = -1;
+        }
+    if ((rc = accel_em_line(e, "# node %s (%s) -> %s", n->name, n->op_type,
+                            c.n_out && c.out[0].rank >= 0 ? e->places[n->outputs[0]->id].layout : "-")) != PFVM_OK)
+        return rc;
+    strcpy(e->on, "");
+    if ((f = pfvm_acl_streamed(n->op)) != NULL) {
+        rc = f(&c);
+        if (c.pe_used > e->peak)
+            e->peak = c.pe_used;
+    }
+    else if (accel_em_ew_ok(n, &c))
+        rc = accel_em_stream_ew(e, n, &c);
+    else {
+        rc = accel_em_stream_whole(e, n, &c);
+        if (rc == PFVM_OK && stats)
+            stats->fallbacks++;
+    }
+    if (rc == PFVM_OK && stats) {
+        double fl = pfvm_node_flops(n, NULL);
+        stats->nodes++;
+        if (fl > 0)
+            stats->flops += fl;
+    }
+    return rc;
+}
+
+/* The streamed plan of the whole graph into e->text. */
+static pfvm_code accel_em_stream(accel_em_emitter *e, pfvm_accel_stats *stats)
+{
+    pfvm_graph *g = e->g;
+    int i;
+    pfvm_code rc;
+    stbds_arrsetlen(e->text, 0);
+    memset(e->places, 0, ((size_t)stbds_arrlen(g->values) + 1) * sizeof *e->places);
+    e->dram_top = 0;
+    e->peak = 0;
+    if (stats) {
+        int fb = 0;
+        memset(stats, 0, sizeof *stats);
+        stats->fallbacks = fb;
+    }
+    if ((rc = accel_em_line(e, "program %s", e->t->name)) != PFVM_OK)
+        return rc;
+    for (i = 0; i < pfvm_graph_num_inputs(g); i++) {
+        pfvm_value *v = pfvm_graph_input(g, i);
+        if (v->init)
+            continue;
+        if ((rc = accel_em_dram(e, v)) != PFVM_OK ||
+            (rc = accel_em_line(e, "dinput %d %lld", i, (long long)e->places[v->id].off)) != PFVM_OK)
+            return rc;
+    }
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++)
+        if ((rc = accel_em_stream_node(e, pfvm_graph_node(g, i), stats)) != PFVM_OK)
+            return rc;
+    for (i = 0; i < pfvm_graph_num_outputs(g); i++) {
+        pfvm_value *v = pfvm_graph_output(g, i);
+        char shape[128];
+        if (!e->places[v->id].placed)
+            return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED, "output %s: not computed on the PEs", v->name);
+        accel_em_shape_text(v, shape, sizeof shape);
+        if ((rc = accel_em_line(e, "doutput %d %lld %s", i, (long long)e->places[v->id].off, shape)) != PFVM_OK)
+            return rc;
+    }
+    if (stats) {
+        stats->streamed = 1;
+        stats->dram_bytes = e->dram_top;
+        stats->pes_used = pfvm_accel_target_pes(e->t);
+        for (i = 0; i < pfvm_graph_num_initializers(g); i++) {
+            pfvm_value *v = pfvm_graph_initializer(g, i);
+            if (e->places[v->id].placed)
+                stats->weight_bytes += e->places[v->id].bytes;
+        }
+    }
+    return PFVM_OK;
+}
+
 pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **program, pfvm_accel_stats *stats,
                           pfvm_status *st)
 {
     accel_em_emitter e;
     pfvm_graph *g;
     accel_em_hole whole;
-    pfvm_code rc;
-    int i, j, nv;
+    pfvm_code rc = PFVM_OK;
+    int i, j, nv, streamed = 0;
     *program = NULL;
     if (stats)
         memset(stats, 0, sizeof *stats);
@@ -877,18 +1243,29 @@ pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **prog
         char shape[128];
         if (v->init)
             continue;
-        if ((rc = accel_em_place_value(&e, v, ACCEL_EM_ROWS)) != PFVM_OK)
-            goto done;
+        if ((rc = accel_em_place_value(&e, v, ACCEL_EM_ROWS)) != PFVM_OK) {
+            streamed = rc == PFVM_ERR_NOMEM;
+            break;
+        }
         accel_em_shape_text(v, shape, sizeof shape);
         if ((rc = accel_em_line(&e, "input %d %lld %s %s", i, (long long)e.places[v->id].off, shape,
                              e.places[v->id].layout)) != PFVM_OK)
             goto done;
     }
-    if ((rc = accel_em_line(&e, "barrier")) != PFVM_OK)
+    if (rc != PFVM_OK && !streamed)
         goto done;
-    for (i = 0; i < pfvm_graph_num_nodes(g); i++)
-        if ((rc = accel_em_node(&e, pfvm_graph_node(g, i), i, stats)) != PFVM_OK)
+    if (!streamed && (rc = accel_em_line(&e, "barrier")) != PFVM_OK)
+        goto done;
+    for (i = 0; i < pfvm_graph_num_nodes(g) && !streamed && rc == PFVM_OK; i++)
+        rc = accel_em_node(&e, pfvm_graph_node(g, i), i, stats);
+    if (rc == PFVM_ERR_NOMEM || streamed) {
+        /* some tensor does not fit in the PEs: the scheduler's plan */
+        if ((rc = accel_em_stream(&e, stats)) != PFVM_OK)
             goto done;
+        goto finish;
+    }
+    if (rc != PFVM_OK)
+        goto done;
     for (i = 0; i < pfvm_graph_num_outputs(g); i++) {
         pfvm_value *v = pfvm_graph_output(g, i);
         char shape[128];
@@ -903,6 +1280,7 @@ pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **prog
                              e.places[v->id].layout)) != PFVM_OK)
             goto done;
     }
+finish:
     if (!pfvm__arrpush(e.text, '\0')) {
         rc = pfvm__fail(st, PFVM_ERR_NOMEM, "accel: out of memory for the program text");
         goto done;
@@ -912,7 +1290,9 @@ pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **prog
         goto done;
     }
     memcpy(*program, e.text, (size_t)stbds_arrlen(e.text));
-    if (stats) {
+    if (stats && stats->streamed)
+        stats->peak_bytes = e.peak > stats->peak_bytes ? e.peak : stats->peak_bytes;
+    else if (stats) {
         stats->peak_bytes = e.peak;
         for (i = 0; i < pfvm_graph_num_initializers(g); i++) {
             pfvm_value *v = pfvm_graph_initializer(g, i);
@@ -1429,11 +1809,17 @@ struct pfvm_accel_sim {
     unsigned char *written;
     double *link[PFVM_ACCEL_MAX_LEVELS][2]; /* bytes per instance this phase: [0] down, [1] up */
     double *pe_cycles;                      /* this phase */
+    double *carry;                          /* npes: scratch of accel_sim_load_cost */
     double cycles, transfer_cycles;
     double *phases; /* stb_ds: cycles of each phase of the last run */
     pfvm_tensor *outputs[ACCEL_SIM_MAX_OUTPUTS];
     int noutputs;
     unsigned char *active; /* PEs that run compute instructions (`on`) */
+    /* the root level's memory (DRAM), grown as the program touches it, up
+     * to the level's mem */
+    float *dram;
+    unsigned char *dram_written;
+    int64_t dram_words, dram_limit, dram_peak;
 };
 
 typedef struct accel_sim_ctx {
@@ -1471,8 +1857,10 @@ pfvm_accel_sim *pfvm_accel_sim_new(const pfvm_accel_target *t, pfvm_status *st)
     s->mem = (float *)pfvm__malloc(cells * sizeof *s->mem + 1);
     s->written = (unsigned char *)pfvm__calloc(cells + 1, 1);
     s->pe_cycles = (double *)pfvm__calloc((size_t)s->npes, sizeof *s->pe_cycles);
+    s->carry = (double *)pfvm__calloc((size_t)s->npes, sizeof *s->carry);
     s->active = (unsigned char *)pfvm__calloc((size_t)s->npes, 1);
-    if (!s->mem || !s->written || !s->pe_cycles || !s->active)
+    s->dram_limit = t->levels[0].mem_bytes / 4;
+    if (!s->mem || !s->written || !s->pe_cycles || !s->carry || !s->active)
         goto nomem;
     for (k = 0; k < t->nlevels; k++) {
         size_t n = (size_t)pfvm_accel_target_instances(t, k);
@@ -1510,7 +1898,10 @@ void pfvm_accel_sim_free(pfvm_accel_sim *s)
     pfvm__free(s->mem);
     pfvm__free(s->written);
     pfvm__free(s->pe_cycles);
+    pfvm__free(s->carry);
     pfvm__free(s->active);
+    pfvm__free(s->dram);
+    pfvm__free(s->dram_written);
     stbds_arrfree(s->phases);
     pfvm__free(s);
 }
@@ -1533,6 +1924,11 @@ double pfvm_accel_sim_cycles(const pfvm_accel_sim *s)
 double pfvm_accel_sim_transfer_cycles(const pfvm_accel_sim *s)
 {
     return s->transfer_cycles;
+}
+
+int64_t pfvm_accel_sim_dram_bytes(const pfvm_accel_sim *s)
+{
+    return s->dram_peak * 4;
 }
 
 int pfvm_accel_sim_phases(const pfvm_accel_sim *s)
@@ -1905,20 +2301,30 @@ static pfvm_code accel_sim_mov(accel_sim_ctx *c)
     if (!(tmp = (float *)pfvm__malloc((size_t)(r * cc) * sizeof *tmp + 1)))
         return accel_sim_bad(c, PFVM_ERR_NOMEM, "out of memory");
     for (pe = 0; pe < c->s->npes; pe++) {
-        const float *a;
+        const float *mem = c->s->mem + pe * c->s->words;
+        const unsigned char *wr = c->s->written + pe * c->s->words;
+        float *dm = c->s->mem + pe * c->s->words;
+        unsigned char *dwr = c->s->written + pe * c->s->words;
         if (!c->s->active[pe])
             continue;
-        for (i = 0; i < r; i++)
-            for (j = 0; j < cc; j++) {
-                if (!(a = accel_sim_read(c, pe, aw + i * st[2] + j * st[3], 1))) {
+        for (i = 0; i < r; i++) {
+            int64_t at = aw + i * st[2];
+            for (j = 0; j < cc; j++, at += st[3]) {
+                if (!wr[at]) {
                     pfvm__free(tmp);
+                    accel_sim_read(c, pe, at, 1); /* the error naming the byte */
                     return c->st->code;
                 }
-                tmp[i * cc + j] = *a;
+                tmp[i * cc + j] = mem[at];
             }
-        for (i = 0; i < r; i++)
-            for (j = 0; j < cc; j++)
-                *accel_sim_write(c, pe, dw + i * st[0] + j * st[1], 1) = tmp[i * cc + j];
+        }
+        for (i = 0; i < r; i++) {
+            int64_t at = dw + i * st[0];
+            for (j = 0; j < cc; j++, at += st[1]) {
+                dm[at] = tmp[i * cc + j];
+                dwr[at] = 1;
+            }
+        }
         c->s->pe_cycles[pe] += (st[1] == 1 && st[3] == 1) ? (double)r * ceil((double)cc / c->s->t.simd)
                                                           : (double)(r * cc);
     }
@@ -2038,10 +2444,10 @@ static pfvm_code accel_sim_compute(accel_sim_ctx *c)
                 return accel_sim_bad(c, PFVM_ERR_NOMEM, "out of memory");
             for (i = 0; i < m; i++)
                 for (j = 0; j < nn; j++) {
-                    float s = acc ? c->s->mem[pe * c->s->words + dw + i * nn + j] : 0.0f;
+                    double s = acc ? c->s->mem[pe * c->s->words + dw + i * nn + j] : 0.0;
                     for (l = 0; l < kk; l++)
-                        s += a[i * kk + l] * (tb ? b[j * kk + l] : b[l * nn + j]);
-                    tmp[i * nn + j] = s;
+                        s += (double)a[i * kk + l] * (tb ? b[j * kk + l] : b[l * nn + j]);
+                    tmp[i * nn + j] = (float)s;
                 }
             memcpy(accel_sim_write(c, pe, dw, m * nn), tmp, (size_t)(m * nn) * sizeof *tmp);
             pfvm__free(tmp);
@@ -2071,6 +2477,229 @@ static pfvm_code accel_sim_compute(accel_sim_ctx *c)
         }
         c->s->pe_cycles[pe] += cyc;
     }
+    return PFVM_OK;
+}
+
+/* ---- the root memory (DRAM): host placement, load and store ---- */
+
+/* Words [word, word + words) of the root memory, grown on first touch;
+ * NULL (an error naming the line) past the level's memory. */
+static float *accel_sim_dram(accel_sim_ctx *c, int64_t word, int64_t words)
+{
+    pfvm_accel_sim *s = c->s;
+    int64_t end = word + words;
+    if (word < 0 || words < 0 || end > s->dram_limit) {
+        accel_sim_bad(c, PFVM_ERR_RANGE, "%lld bytes at offset %lld overflow the %s's %lld bytes",
+                      (long long)(words * 4), (long long)(word * 4), s->t.levels[0].name,
+                      (long long)(s->dram_limit * 4));
+        return NULL;
+    }
+    if (end > s->dram_words) {
+        int64_t n = s->dram_words ? s->dram_words : 1024;
+        float *m;
+        unsigned char *w;
+        while (n < end)
+            n *= 2;
+        if (n > s->dram_limit)
+            n = s->dram_limit;
+        if (!(m = (float *)pfvm__realloc(s->dram, (size_t)n * sizeof *m)) ) {
+            accel_sim_bad(c, PFVM_ERR_NOMEM, "out of memory for %lld bytes of %s", (long long)(n * 4),
+                          s->t.levels[0].name);
+            return NULL;
+        }
+        s->dram = m;
+        if (!(w = (unsigned char *)pfvm__realloc(s->dram_written, (size_t)n))) {
+            accel_sim_bad(c, PFVM_ERR_NOMEM, "out of memory for %lld bytes of %s", (long long)(n * 4),
+                          s->t.levels[0].name);
+            return NULL;
+        }
+        memset(w + s->dram_words, 0, (size_t)(n - s->dram_words));
+        s->dram_written = w;
+        s->dram_words = n;
+    }
+    if (end > s->dram_peak)
+        s->dram_peak = end;
+    return s->dram + word;
+}
+
+/* A byte offset (multiple of 4) in the root memory, as a word. */
+static int accel_sim_dram_off(accel_sim_ctx *c, int i, int64_t *word)
+{
+    int64_t off;
+    if (!accel_sim_int(c, i, 0, INT64_MAX / 2, &off))
+        return 0;
+    if (off % 4)
+        return accel_sim_bad(c, PFVM_ERR_PARSE, "offset %lld is not a multiple of 4", (long long)off), 0;
+    *word = off / 4;
+    return 1;
+}
+
+/* dinput K OFF / dweight NAME OFF: the host's tensor, row-major, into the
+ * root memory before the program runs (not counted in cycles). */
+static pfvm_code accel_sim_dplace(accel_sim_ctx *c, const pfvm_tensor *x)
+{
+    int64_t word, n;
+    float *d;
+    if (!accel_sim_dram_off(c, 2, &word))
+        return c->st->code;
+    if (x->kind != PFVM_KIND_TENSOR || x->dtype != PFVM_FLOAT)
+        return accel_sim_bad(c, PFVM_ERR_INVALID, "the tensor is not float32");
+    n = pfvm_tensor_numel(x);
+    if (!(d = accel_sim_dram(c, word, n)))
+        return c->st->code;
+    memcpy(d, x->data, (size_t)n * sizeof *d);
+    memset(c->s->dram_written + word, 1, (size_t)n);
+    return PFVM_OK;
+}
+
+/* doutput K OFF SHAPE: the host reads output K, row-major, from the root
+ * memory after the program (not counted in cycles). */
+static pfvm_code accel_sim_doutput(accel_sim_ctx *c)
+{
+    pfvm_accel_layout l;
+    int64_t k, word, n, i;
+    const float *src;
+    pfvm_tensor *y;
+    char *save;
+    int keep = c->n;
+    if (!accel_sim_int(c, 1, 0, ACCEL_SIM_MAX_OUTPUTS - 1, &k) || !accel_sim_dram_off(c, 2, &word))
+        return c->st->code;
+    /* the shape alone: a layout of one local factor per axis */
+    if (c->n != 4)
+        return accel_sim_bad(c, PFVM_ERR_PARSE, "expected doutput K OFF SHAPE");
+    save = c->tok[3];
+    {
+        char text[256];
+        size_t len = 0;
+        const char *p = save;
+        int rank = 0;
+        int64_t dims[PFVM_MAX_RANK];
+        if (strcmp(p, "scalar"))
+            while (*p) {
+                char *end;
+                long long d = strtoll(p, &end, 10);
+                if (end == p || d < 1 || rank == PFVM_MAX_RANK || (*end && *end != 'x'))
+                    return accel_sim_bad(c, PFVM_ERR_PARSE, "'%s' is not a shape (d0xd1x... or scalar)", save);
+                dims[rank++] = d;
+                p = *end ? end + 1 : end;
+            }
+        text[0] = 0;
+        for (i = 0; i < rank && len < sizeof text; i++)
+            len += (size_t)pfvm__snprintf(text + len, sizeof text - len, "%slocal:%lld", i ? ", " : "",
+                                          (long long)dims[i]);
+        if (!rank)
+            pfvm__snprintf(text, sizeof text, "-");
+        if (pfvm_accel_layout_parse(text, &c->s->t, rank, dims, &l, c->st))
+            return c->st->code;
+    }
+    c->n = keep;
+    if (c->s->outputs[k])
+        return accel_sim_bad(c, PFVM_ERR_INVALID, "output %lld written twice", (long long)k);
+    if (!(y = pfvm_tensor_new(PFVM_FLOAT, l.rank, l.dims, c->st)))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    c->s->outputs[k] = y;
+    if (k >= c->s->noutputs)
+        c->s->noutputs = (int)k + 1;
+    n = pfvm_tensor_numel(y);
+    if (!(src = accel_sim_dram(c, word, n)))
+        return c->st->code;
+    for (i = 0; i < n; i++)
+        if (!c->s->dram_written[word + i])
+            return accel_sim_bad(c, PFVM_ERR_RUNTIME, "the host reads %s byte %lld, which nothing has written",
+                                 c->s->t.levels[0].name, (long long)((word + i) * 4));
+    memcpy(y->data, src, (size_t)n * sizeof *src);
+    return PFVM_OK;
+}
+
+/* Link bytes of one transfer of `bytes` from the root to every PE of
+ * [first, last] (the same data): the link into an instance carries it once
+ * when its children's links broadcast, else what they carry together. */
+static void accel_sim_load_cost(pfvm_accel_sim *s, int64_t first, int64_t last, double bytes)
+{
+    int nl = s->t.nlevels, k;
+    int64_t lo = first, hi = last, i;
+    double *carried = s->carry; /* per instance of level k + 1, from lo */
+    for (i = lo; i <= hi; i++) {
+        carried[i - lo] = bytes;
+        s->link[nl - 1][0][i] += bytes;
+    }
+    for (k = nl - 2; k >= 1; k--) {
+        int64_t fan = s->t.levels[k + 1].fanout, nlo = lo / fan, nhi = hi / fan, inst;
+        for (inst = nlo; inst <= nhi; inst++) {
+            double b = 0;
+            int64_t ch;
+            if (s->t.levels[k + 1].broadcast)
+                b = bytes;
+            else
+                for (ch = inst * fan; ch < (inst + 1) * fan; ch++)
+                    if (ch >= lo && ch <= hi)
+                        b += carried[ch - lo];
+            carried[inst - nlo] = b;
+            s->link[k][0][inst] += b;
+        }
+        lo = nlo;
+        hi = nhi;
+    }
+}
+
+/* load F L D A N R C DN DR AN AR: every PE of F..L gets
+ * D[n*DN + r*DR + c] = root[A + n*AN + r*AR + c] (strides in elements);
+ * store P A D N R C AN AR DN DR: root[A + n*AN + r*AR + c] = PE P's
+ * D[n*DN + r*DR + c]. */
+static pfvm_code accel_sim_loadstore(accel_sim_ctx *c)
+{
+    int is_load = !strcmp(c->tok[0], "load"), o = is_load ? 3 : 2, i;
+    int64_t first, last, pe, dw, aw, v[7], n, r, col, dext, aext, x, y;
+    if (!accel_sim_int(c, 1, 0, c->s->npes - 1, &first) ||
+        (is_load && !accel_sim_int(c, 2, first, c->s->npes - 1, &last)))
+        return c->st->code;
+    if (!is_load)
+        last = first;
+    for (i = 0; i < 7; i++)
+        if (!accel_sim_int(c, o + 2 + i, i < 3 ? 1 : 0, 1 << 30, &v[i]))
+            return c->st->code;
+    if (c->n != o + 9)
+        return accel_sim_bad(c, PFVM_ERR_PARSE, "expected %d operands", o + 8);
+    n = v[0], r = v[1], col = v[2];
+    /* PE strides come first for load (DN DR AN AR), root strides for store (AN AR DN DR) */
+    {
+        int64_t pn = is_load ? v[3] : v[5], pr = is_load ? v[4] : v[6];
+        int64_t rn = is_load ? v[5] : v[3], rr = is_load ? v[6] : v[4];
+        int64_t pw, rw;
+        if (!accel_sim_dram_off(c, is_load ? o + 1 : o, &rw) || !accel_sim_int(c, is_load ? o : o + 1, 0, INT64_MAX / 2, &pw))
+            return c->st->code;
+        if (pw % 4)
+            return accel_sim_bad(c, PFVM_ERR_PARSE, "offset %lld is not a multiple of 4", (long long)pw);
+        dext = (n - 1) * pn + (r - 1) * pr + col;
+        aext = (n - 1) * rn + (r - 1) * rr + col;
+        if (!accel_sim_span(c, is_load ? o : o + 1, dext, &dw) || !accel_sim_dram(c, rw, aext))
+            return c->st->code;
+        aw = rw;
+        for (pe = first; pe <= last; pe++)
+            for (x = 0; x < n; x++)
+                for (y = 0; y < r; y++) {
+                    int64_t pp = dw + x * pn + y * pr, rp = aw + x * rn + y * rr, j;
+                    if (is_load) {
+                        for (j = 0; j < col; j++)
+                            if (!c->s->dram_written[rp + j])
+                                return accel_sim_bad(c, PFVM_ERR_RUNTIME,
+                                                     "PE %lld loads %s byte %lld, which nothing has written",
+                                                     (long long)pe, c->s->t.levels[0].name,
+                                                     (long long)((rp + j) * 4));
+                        memcpy(accel_sim_write(c, pe, pp, col), c->s->dram + rp, (size_t)col * sizeof(float));
+                    } else {
+                        const float *src = accel_sim_read(c, pe, pp, col);
+                        if (!src)
+                            return c->st->code;
+                        memcpy(c->s->dram + rp, src, (size_t)col * sizeof(float));
+                        memset(c->s->dram_written + rp, 1, (size_t)col);
+                    }
+                }
+    }
+    if (is_load)
+        accel_sim_load_cost(c->s, first, last, (double)(n * r * col) * 4);
+    else
+        accel_sim_route(c->s, first, -1, (double)(n * r * col) * 4);
     return PFVM_OK;
 }
 
@@ -2117,6 +2746,24 @@ static pfvm_code accel_sim_line(accel_sim_ctx *c, const pfvm_tensor *const *inpu
     }
     if (!strcmp(k, "output"))
         return accel_sim_output(c);
+    if (!strcmp(k, "dinput")) {
+        int64_t i;
+        if (!accel_sim_int(c, 1, 0, 1 << 20, &i))
+            return c->st->code;
+        if (i >= ninputs || !inputs[i])
+            return accel_sim_bad(c, PFVM_ERR_INVALID, "input %lld not given (%d inputs)", (long long)i, ninputs);
+        return accel_sim_dplace(c, inputs[i]);
+    }
+    if (!strcmp(k, "dweight")) {
+        const pfvm_tensor *w = c->n > 1 && lookup ? lookup(user, c->tok[1]) : NULL;
+        if (!w)
+            return accel_sim_bad(c, PFVM_ERR_INVALID, "no weight named '%s'", c->n > 1 ? c->tok[1] : "");
+        return accel_sim_dplace(c, w);
+    }
+    if (!strcmp(k, "doutput"))
+        return accel_sim_doutput(c);
+    if (!strcmp(k, "load") || !strcmp(k, "store"))
+        return accel_sim_loadstore(c);
     if (!strcmp(k, "copy"))
         return accel_sim_copy(c);
     if (!strcmp(k, "fill"))
@@ -2142,6 +2789,9 @@ pfvm_code pfvm_accel_sim_run(pfvm_accel_sim *s, const char *program, const pfvm_
     c.st = st ? st : &local;
     accel_sim_clear_outputs(s);
     memset(s->written, 0, (size_t)(s->npes * s->words));
+    if (s->dram_written)
+        memset(s->dram_written, 0, (size_t)s->dram_words);
+    s->dram_peak = 0;
     s->cycles = s->transfer_cycles = 0;
     stbds_arrsetlen(s->phases, 0);
     memset(s->active, 1, (size_t)s->npes);

@@ -9,10 +9,13 @@
 #
 # The issue's table wants resnet18, mobilenet_v2 and the TransformerEncoder
 # at batch 8 against a naive baseline: the fixtures have static batches
-# (1, 1, 2) and the emitter has one plan (the naive one: first axis over
-# the PEs, weights on every PE, a node refusing split inputs whole on PE 0),
-# so there is no baseline column; a model that is not lowered shows the
-# one-line error.
+# (1, 1, 2), and the emitter has two fixed plans and no layout search (the
+# resident one when every tensor fits in the PEs: first axis over the PEs,
+# weights on every PE, a node refusing split inputs whole on PE 0; else
+# the streamed one: tensors in the root memory, nodes in tiles), so there
+# is no baseline column; a model that is not lowered shows the one-line
+# error. "max |diff|" is the largest difference between the simulated
+# output 0 and the interpreter's (interp run on the same input).
 set -eu
 cd "$(dirname "$0")/.."
 TARGET=${1:-targets/mncore2.txt}
@@ -22,8 +25,8 @@ trap 'rm -rf "$tmp"' EXIT
 now() { date +%s.%N; }
 echo "target: \`$TARGET\`"
 echo
-echo "| model | lowered | nodes | on PE 0 (fallback) | compute bound | traffic bound | simulated | of them transfer-bound | simulated / max(bounds) | planning (s) |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| model | plan | nodes | on PE 0 (fallback) | compute bound | traffic bound | simulated | of them transfer-bound | simulated / max(bounds) | planning (s) | program lines | max \\|diff\\| |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for m in mlp cnn_small squeezenet1_1 resnet18 mobilenet_v2 transformer_encoder gpt_small; do
     dir=tests/models/$m
     t0=$(now)
@@ -31,7 +34,12 @@ for m in mlp cnn_small squeezenet1_1 resnet18 mobilenet_v2 transformer_encoder g
         t1=$(now)
         set --
         for f in "$dir"/test_data_set_0/input_*.pb; do set -- "$@" -i "$f"; done
-        build/interp accel "$dir/model.onnx" --target "$TARGET" --simulate "$@" --out "$tmp/o" >"$tmp/sim" 2>"$tmp/err" || true
+        build/interp accel "$dir/model.onnx" --target "$TARGET" -o "$tmp/prog" --simulate "$@" --out "$tmp/o" >"$tmp/sim" 2>"$tmp/err" || true
+        build/interp run "$dir/model.onnx" "$@" -o "$tmp/ref" --quiet >/dev/null 2>&1 || true
+        diff=$(/usr/bin/python3 tools/compare_pb.py "$tmp/o/output_0.pb" "$tmp/ref/output_0.pb" 2>/dev/null |
+            sed -n 's/^max abs diff \([^ ]*\).*/\1/p')
+        lines=$(wc -l <"$tmp/prog")
+        kind=$(sed -n 's/^plan: \([a-z]*\).*/\1/p' "$tmp/plan")
         nodes=$(sed -n 's/^nodes \([0-9]*\),.*/\1/p' "$tmp/plan")
         fb=$(sed -n 's/^fallback: \([0-9]*\) nodes.*/\1/p' "$tmp/plan")
         bound=$(sed -n 's/^compute lower bound \([0-9]*\) cycles.*/\1/p' "$tmp/plan")
@@ -40,8 +48,8 @@ for m in mlp cnn_small squeezenet1_1 resnet18 mobilenet_v2 transformer_encoder g
         xfer=$(sed -n 's/^simulated [0-9]* cycles (\([0-9]*\) of them.*/\1/p' "$tmp/sim")
         ratio=$(awk -v c="${cyc:-0}" -v b="${bound:-0}" -v t="${tbound:-0}" 'BEGIN { if (t > b) b = t; if (b > 0) printf "%.1f", c / b; else print "-" }')
         plan=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
-        echo "| $m | yes | $nodes | ${fb:-0} | $bound | $tbound | ${cyc:-error: $(cut -c1-80 "$tmp/err")} | ${xfer:-} | $ratio | $plan |"
+        echo "| $m | $kind | $nodes | ${fb:-0} | $bound | $tbound | ${cyc:-error: $(cut -c1-80 "$tmp/err")} | ${xfer:-} | $ratio | $plan | $lines | $diff |"
     else
-        echo "| $m | no: $(sed 's/^interp: error: //' "$tmp/err" | cut -c1-110 | sed 's/|/\\|/g') | | | | | | | | |"
+        echo "| $m | no: $(sed 's/^interp: error: //' "$tmp/err" | cut -c1-110 | sed 's/|/\\|/g') | | | | | | | | | | |"
     fi
 done

@@ -32,6 +32,7 @@ typedef struct accel_em_emitter {
     int64_t peak;
     pfvm_status *st;
     char on[512];        /* the current `on` line */
+    int64_t dram_top;    /* streamed plan: the root memory in use (a bump allocator) */
 } accel_em_emitter;
 
 static pfvm_code accel_em_put(accel_em_emitter *e, const char *fmt, va_list ap)
@@ -495,14 +496,373 @@ static pfvm_code accel_em_node(accel_em_emitter *e, const pfvm_node *n, int inde
     return PFVM_OK;
 }
 
+/* ==== the streamed plan (the scheduler for graphs whose tensors do not fit) ====
+ *
+ * Every value lives in the root level's memory (DRAM), row-major, at an
+ * offset of its own (nothing is freed: the root memory is the large one);
+ * each node is cut into tiles that fit one PE and run in waves over all
+ * PEs (see pfvm_acl_streamed in src/ops/accel_lower.c). The emitter itself
+ * streams element-wise nodes (chunks of the flat tensors), makes
+ * reshapes views of their input, and runs any other node whole on PE 0
+ * when its tensors fit there (reported as a fallback). */
+
+static int64_t accel_em_numel(int rank, const int64_t *dims)
+{
+    int64_t n = 1;
+    int i;
+    for (i = 0; i < rank; i++)
+        n *= dims[i];
+    return n;
+}
+
+/* Room for v in the root memory. */
+static pfvm_code accel_em_dram(accel_em_emitter *e, const pfvm_value *v)
+{
+    accel_em_place *p = &e->places[v->id];
+    int rank;
+    int64_t dims[PFVM_MAX_RANK];
+    pfvm_code rc;
+    if ((rc = accel_em_dims(e, v, &rank, dims)) != PFVM_OK)
+        return rc;
+    p->elems = accel_em_numel(rank, dims);
+    p->bytes = p->elems * 4;
+    p->off = e->dram_top;
+    e->dram_top += (p->bytes + 15) / 16 * 16;
+    if (e->dram_top > e->t->levels[0].mem_bytes)
+        return pfvm__fail(e->st, PFVM_ERR_NOMEM, "value %s: the %s's %lld bytes are full", v->name,
+                          e->t->levels[0].name, (long long)e->t->levels[0].mem_bytes);
+    p->placed = 1;
+    pfvm__snprintf(p->layout, sizeof p->layout, "%s:%lld", e->t->levels[0].name, (long long)p->off);
+    return PFVM_OK;
+}
+
+static void accel_em_pe_reset(accel_em_emitter *e)
+{
+    accel_em_hole whole;
+    whole.off = 0;
+    whole.size = e->t->levels[e->t->nlevels - 1].mem_bytes / 16 * 16;
+    stbds_arrsetlen(e->holes, 0);
+    stbds_arrsetlen(e->scratch, 0);
+    pfvm__arrpush(e->holes, whole); /* cannot fail: the array had room for one */
+}
+
+/* A `load` of n contiguous elements into PEs first..last. */
+static pfvm_code accel_em_load_flat(accel_em_emitter *e, int64_t first, int64_t last, int64_t d, int64_t a, int64_t n)
+{
+    return accel_em_line(e, "load %lld %lld %lld %lld 1 1 %lld 0 0 0 0", (long long)first, (long long)last,
+                         (long long)d, (long long)a, (long long)n);
+}
+
+/* An element-wise node whose float inputs all have the output's shape or
+ * one element: chunks of the flat tensors, one per PE and wave, computed
+ * by the operator's own (resident) lowering on the chunk. */
+typedef struct accel_em_ew {
+    pfvm_accel_ctx c;
+    int64_t chunk;
+} accel_em_ew;
+
+static int accel_em_ew_ok(const pfvm_node *n, const pfvm_accel_ctx *c)
+{
+    int64_t ny = accel_em_numel(c->out[0].rank, c->out[0].dims);
+    int i;
+    if ((n->op->fusion != PFVM_FUSE_ELEMENTWISE && n->op->fusion != PFVM_FUSE_BROADCAST) || c->n_out != 1)
+        return 0;
+    for (i = 0; i < c->n_in; i++) {
+        int64_t ni;
+        if (c->in[i].rank < 0)
+            continue;
+        ni = accel_em_numel(c->in[i].rank, c->in[i].dims);
+        if (ni != 1 && (c->in[i].rank != c->out[0].rank ||
+                        memcmp(c->in[i].dims, c->out[0].dims, (size_t)c->out[0].rank * sizeof(int64_t))))
+            return 0;
+    }
+    return ny > 0;
+}
+
+static pfvm_code accel_em_stream_ew(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_ctx *c)
+{
+    int64_t total = accel_em_numel(c->out[0].rank, c->out[0].dims), npes = c->pes, per, wave, i, big = 1, top = 0;
+    int64_t simd = e->t->simd > 0 ? e->t->simd : 1;
+    int j, nbig = 1;
+    pfvm_accel_ctx r = *c;
+    pfvm_code rc;
+    for (j = 0; j < c->n_in; j++)
+        if (c->in[j].rank >= 0 && accel_em_numel(c->in[j].rank, c->in[j].dims) != 1)
+            nbig++;
+    /* scalars first, on every PE that works */
+    for (j = 0; j < c->n_in; j++)
+        if (c->in[j].rank >= 0 && accel_em_numel(c->in[j].rank, c->in[j].dims) == 1) {
+            r.in[j].off = top;
+            r.in[j].elems = 1;
+            r.in[j].replicated = 1;
+            top += 16;
+        }
+    per = (total + npes - 1) / npes;
+    per = (per + simd - 1) / simd * simd;
+    big = (c->pe_mem - top) / nbig / 16 * 4; /* elements, 16-byte aligned */
+    if (big < 1)
+        return pfvm__fail(e->st, PFVM_ERR_NOMEM, "node %s (%s): not one element of each operand fits in a PE",
+                          n->name, n->op_type);
+    if (per > big)
+        per = big;
+    if (per > total)
+        per = total;
+    for (j = 0; j < c->n_in; j++)
+        if (c->in[j].rank >= 0 && accel_em_numel(c->in[j].rank, c->in[j].dims) == 1 &&
+            (rc = accel_em_load_flat(e, 0, (total + per - 1) / per < npes ? (total + per - 1) / per - 1 : npes - 1,
+                                     r.in[j].off, c->in[j].dram, 1)) != PFVM_OK)
+            return rc;
+    for (j = 0; j < c->n_in; j++)
+        if (c->in[j].rank >= 0 && accel_em_numel(c->in[j].rank, c->in[j].dims) != 1) {
+            r.in[j].off = top;
+            r.in[j].replicated = 1;
+            top += (per * 4 + 15) / 16 * 16;
+        }
+    r.out[0].off = top;
+    r.out[0].replicated = 1;
+    r.stream = 0;
+    for (wave = 0; wave < total; wave += npes * per) {
+        int64_t end = wave + npes * per < total ? wave + npes * per : total, full = (end - wave) / per;
+        int64_t tail = (end - wave) % per;
+        for (i = 0; wave + i * per < end; i++)
+            for (j = 0; j < c->n_in; j++)
+                if (c->in[j].rank >= 0 && accel_em_numel(c->in[j].rank, c->in[j].dims) != 1 &&
+                    (rc = accel_em_load_flat(e, i, i, r.in[j].off, c->in[j].dram + (wave + i * per) * 4,
+                                             end - (wave + i * per) < per ? end - (wave + i * per) : per)) != PFVM_OK)
+                    return rc;
+        for (i = 0; i < 2; i++) {
+            int64_t len = i ? tail : per, k;
+            if (!len || (!i && !full))
+                continue;
+            for (j = 0; j < c->n_in; j++)
+                if (c->in[j].rank >= 0 && accel_em_numel(c->in[j].rank, c->in[j].dims) != 1) {
+                    r.in[j].rank = 1;
+                    r.in[j].dims[0] = len;
+                    r.in[j].elems = len;
+                }
+            r.out[0].rank = 1;
+            r.out[0].dims[0] = len;
+            r.out[0].elems = len;
+            if (i)
+                rc = accel_em_line(e, "on %lld %lld", (long long)full, (long long)full);
+            else
+                rc = accel_em_line(e, "on 0 %lld", (long long)(full - 1));
+            if (rc != PFVM_OK || (rc = n->op->accel(&r)) != PFVM_OK)
+                return rc;
+            for (k = i ? full : 0; k < (i ? full + 1 : full); k++)
+                if ((rc = accel_em_line(e, "store %lld %lld %lld 1 1 %lld 0 0 0 0", (long long)k,
+                                        (long long)(c->out[0].dram + (wave + k * per) * 4), (long long)r.out[0].off,
+                                        (long long)len)) != PFVM_OK)
+                    return rc;
+        }
+        if ((rc = accel_em_line(e, "barrier")) != PFVM_OK)
+            return rc;
+    }
+    strcpy(e->on, "");
+    return PFVM_OK;
+}
+
+/* Any other node: its inputs loaded whole onto PE 0, its lowering run
+ * there, its outputs stored back (the streamed plan's fallback). */
+static pfvm_code accel_em_stream_whole(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_ctx *c)
+{
+    pfvm_accel_ctx r = *c;
+    int j;
+    pfvm_code rc;
+    r.stream = 0;
+    for (j = 0; j < c->n_in; j++) {
+        if (c->in[j].rank < 0)
+            continue;
+        r.in[j].elems = accel_em_numel(c->in[j].rank, c->in[j].dims);
+        r.in[j].replicated = 1;
+        if ((r.in[j].off = accel_em_alloc(e, r.in[j].elems * 4)) < 0)
+            return pfvm__fail(e->st, PFVM_ERR_NOMEM,
+                              "node %s (%s): no streamed lowering, and its tensors do not fit whole in one %s (%lld "
+                              "bytes)",
+                              n->name, n->op_type, e->t->levels[e->t->nlevels - 1].name, (long long)c->pe_mem);
+        if ((rc = accel_em_load_flat(e, 0, 0, r.in[j].off, c->in[j].dram, r.in[j].elems)) != PFVM_OK)
+            return rc;
+    }
+    for (j = 0; j < c->n_out; j++) {
+        if (c->out[j].rank < 0)
+            continue;
+        r.out[j].elems = accel_em_numel(c->out[j].rank, c->out[j].dims);
+        r.out[j].replicated = 1;
+        if ((r.out[j].off = accel_em_alloc(e, r.out[j].elems * 4)) < 0)
+            return pfvm__fail(e->st, PFVM_ERR_NOMEM,
+                              "node %s (%s): no streamed lowering, and its tensors do not fit whole in one %s (%lld "
+                              "bytes)",
+                              n->name, n->op_type, e->t->levels[e->t->nlevels - 1].name, (long long)c->pe_mem);
+    }
+    if ((rc = accel_em_line(e, "on 0 0")) != PFVM_OK || (rc = n->op->accel(&r)) != PFVM_OK)
+        return rc;
+    strcpy(e->on, "");
+    for (j = 0; j < c->n_out; j++)
+        if (c->out[j].rank >= 0 &&
+            (rc = accel_em_line(e, "store 0 %lld %lld 1 1 %lld 0 0 0 0", (long long)c->out[j].dram,
+                                (long long)r.out[j].off, (long long)r.out[j].elems)) != PFVM_OK)
+            return rc;
+    return accel_em_line(e, "barrier");
+}
+
+static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_stats *stats)
+{
+    pfvm_accel_ctx c;
+    pfvm_accel_fn f;
+    int i;
+    pfvm_code rc;
+    if (!n->op || !n->op->accel)
+        return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED,
+                          "node %s (%s): no accel lowering (the operator's definition in src/ops has no accel hook)",
+                          n->name, n->op_type);
+    if (n->n_inputs > PFVM_ACCEL_MAX_ARGS || n->n_outputs > PFVM_ACCEL_MAX_ARGS)
+        return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED, "node %s (%s): too many inputs or outputs", n->name,
+                          n->op_type);
+    memset(&c, 0, sizeof c);
+    c.node = n;
+    c.n_in = n->n_inputs;
+    c.n_out = n->n_outputs;
+    c.simd = e->t->simd;
+    c.user = e;
+    c.emit = accel_em_ctx_emit;
+    c.scratch = accel_em_ctx_scratch;
+    c.st = e->st;
+    c.stream = 1;
+    c.pes = pfvm_accel_target_pes(e->t);
+    c.pe_mem = e->t->levels[e->t->nlevels - 1].mem_bytes / 16 * 16;
+    accel_em_pe_reset(e);
+    for (i = 0; i < n->n_inputs; i++) {
+        const pfvm_value *v = n->inputs[i];
+        accel_em_place *p;
+        char shape[128];
+        c.in[i].rank = -1;
+        if (!v || (v->init && v->type.dtype != PFVM_FLOAT))
+            continue;
+        p = &e->places[v->id];
+        if (!p->placed && v->init) {
+            if (strpbrk(v->name, " \t#") || !v->name[0])
+                return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED, "initializer '%s': a name with spaces or '#'",
+                                  v->name);
+            accel_em_shape_text(v, shape, sizeof shape);
+            if ((rc = accel_em_dram(e, v)) != PFVM_OK ||
+                (rc = accel_em_line(e, "dweight %s %lld", v->name, (long long)p->off)) != PFVM_OK)
+                return rc;
+        }
+        if (!p->placed)
+            return pfvm__fail(e->st, PFVM_ERR_INVALID, "node %s (%s): input %s is not computed before it", n->name,
+                              n->op_type, v->name);
+        if ((rc = accel_em_dims(e, v, &c.in[i].rank, c.in[i].dims)) != PFVM_OK)
+            return rc;
+        c.in[i].dram = p->off;
+        c.in[i].off = -1;
+    }
+    for (i = 0; i < n->n_outputs; i++) {
+        const pfvm_value *v = n->outputs[i];
+        c.out[i].rank = -1;
+        if (!v)
+            continue;
+        if ((rc = accel_em_dims(e, v, &c.out[i].rank, c.out[i].dims)) != PFVM_OK)
+            return rc;
+    }
+    /* a reshape keeps the bytes: its output is a view of its input */
+    if (n->op->fusion == PFVM_FUSE_INJECTIVE && (n->op->flags & PFVM_OP_IN_PLACE) && c.n_out == 1 &&
+        c.in[0].rank >= 0 && c.out[0].rank >= 0 &&
+        accel_em_numel(c.in[0].rank, c.in[0].dims) == accel_em_numel(c.out[0].rank, c.out[0].dims)) {
+        accel_em_place *p = &e->places[n->outputs[0]->id];
+        *p = e->places[n->inputs[0]->id];
+        p->last_use = 0;
+        return accel_em_line(e, "# view %s (%s) -> %s", n->name, n->op_type, p->layout);
+    }
+    for (i = 0; i < n->n_outputs; i++)
+        if (c.out[i].rank >= 0) {
+            if ((rc = accel_em_dram(e, n->outputs[i])) != PFVM_OK)
+                return rc;
+            c.out[i].dram = e->places[n->outputs[i]->id].off;
+            c.out[i].off = -1;
+        }
+    if ((rc = accel_em_line(e, "# node %s (%s) -> %s", n->name, n->op_type,
+                            c.n_out && c.out[0].rank >= 0 ? e->places[n->outputs[0]->id].layout : "-")) != PFVM_OK)
+        return rc;
+    strcpy(e->on, "");
+    if ((f = pfvm_acl_streamed(n->op)) != NULL) {
+        rc = f(&c);
+        if (c.pe_used > e->peak)
+            e->peak = c.pe_used;
+    }
+    else if (accel_em_ew_ok(n, &c))
+        rc = accel_em_stream_ew(e, n, &c);
+    else {
+        rc = accel_em_stream_whole(e, n, &c);
+        if (rc == PFVM_OK && stats)
+            stats->fallbacks++;
+    }
+    if (rc == PFVM_OK && stats) {
+        double fl = pfvm_node_flops(n, NULL);
+        stats->nodes++;
+        if (fl > 0)
+            stats->flops += fl;
+    }
+    return rc;
+}
+
+/* The streamed plan of the whole graph into e->text. */
+static pfvm_code accel_em_stream(accel_em_emitter *e, pfvm_accel_stats *stats)
+{
+    pfvm_graph *g = e->g;
+    int i;
+    pfvm_code rc;
+    stbds_arrsetlen(e->text, 0);
+    memset(e->places, 0, ((size_t)stbds_arrlen(g->values) + 1) * sizeof *e->places);
+    e->dram_top = 0;
+    e->peak = 0;
+    if (stats) {
+        int fb = 0;
+        memset(stats, 0, sizeof *stats);
+        stats->fallbacks = fb;
+    }
+    if ((rc = accel_em_line(e, "program %s", e->t->name)) != PFVM_OK)
+        return rc;
+    for (i = 0; i < pfvm_graph_num_inputs(g); i++) {
+        pfvm_value *v = pfvm_graph_input(g, i);
+        if (v->init)
+            continue;
+        if ((rc = accel_em_dram(e, v)) != PFVM_OK ||
+            (rc = accel_em_line(e, "dinput %d %lld", i, (long long)e->places[v->id].off)) != PFVM_OK)
+            return rc;
+    }
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++)
+        if ((rc = accel_em_stream_node(e, pfvm_graph_node(g, i), stats)) != PFVM_OK)
+            return rc;
+    for (i = 0; i < pfvm_graph_num_outputs(g); i++) {
+        pfvm_value *v = pfvm_graph_output(g, i);
+        char shape[128];
+        if (!e->places[v->id].placed)
+            return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED, "output %s: not computed on the PEs", v->name);
+        accel_em_shape_text(v, shape, sizeof shape);
+        if ((rc = accel_em_line(e, "doutput %d %lld %s", i, (long long)e->places[v->id].off, shape)) != PFVM_OK)
+            return rc;
+    }
+    if (stats) {
+        stats->streamed = 1;
+        stats->dram_bytes = e->dram_top;
+        stats->pes_used = pfvm_accel_target_pes(e->t);
+        for (i = 0; i < pfvm_graph_num_initializers(g); i++) {
+            pfvm_value *v = pfvm_graph_initializer(g, i);
+            if (e->places[v->id].placed)
+                stats->weight_bytes += e->places[v->id].bytes;
+        }
+    }
+    return PFVM_OK;
+}
+
 pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **program, pfvm_accel_stats *stats,
                           pfvm_status *st)
 {
     accel_em_emitter e;
     pfvm_graph *g;
     accel_em_hole whole;
-    pfvm_code rc;
-    int i, j, nv;
+    pfvm_code rc = PFVM_OK;
+    int i, j, nv, streamed = 0;
     *program = NULL;
     if (stats)
         memset(stats, 0, sizeof *stats);
@@ -539,18 +899,29 @@ pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **prog
         char shape[128];
         if (v->init)
             continue;
-        if ((rc = accel_em_place_value(&e, v, ACCEL_EM_ROWS)) != PFVM_OK)
-            goto done;
+        if ((rc = accel_em_place_value(&e, v, ACCEL_EM_ROWS)) != PFVM_OK) {
+            streamed = rc == PFVM_ERR_NOMEM;
+            break;
+        }
         accel_em_shape_text(v, shape, sizeof shape);
         if ((rc = accel_em_line(&e, "input %d %lld %s %s", i, (long long)e.places[v->id].off, shape,
                              e.places[v->id].layout)) != PFVM_OK)
             goto done;
     }
-    if ((rc = accel_em_line(&e, "barrier")) != PFVM_OK)
+    if (rc != PFVM_OK && !streamed)
         goto done;
-    for (i = 0; i < pfvm_graph_num_nodes(g); i++)
-        if ((rc = accel_em_node(&e, pfvm_graph_node(g, i), i, stats)) != PFVM_OK)
+    if (!streamed && (rc = accel_em_line(&e, "barrier")) != PFVM_OK)
+        goto done;
+    for (i = 0; i < pfvm_graph_num_nodes(g) && !streamed && rc == PFVM_OK; i++)
+        rc = accel_em_node(&e, pfvm_graph_node(g, i), i, stats);
+    if (rc == PFVM_ERR_NOMEM || streamed) {
+        /* some tensor does not fit in the PEs: the scheduler's plan */
+        if ((rc = accel_em_stream(&e, stats)) != PFVM_OK)
             goto done;
+        goto finish;
+    }
+    if (rc != PFVM_OK)
+        goto done;
     for (i = 0; i < pfvm_graph_num_outputs(g); i++) {
         pfvm_value *v = pfvm_graph_output(g, i);
         char shape[128];
@@ -565,6 +936,7 @@ pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **prog
                              e.places[v->id].layout)) != PFVM_OK)
             goto done;
     }
+finish:
     if (!pfvm__arrpush(e.text, '\0')) {
         rc = pfvm__fail(st, PFVM_ERR_NOMEM, "accel: out of memory for the program text");
         goto done;
@@ -574,7 +946,9 @@ pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **prog
         goto done;
     }
     memcpy(*program, e.text, (size_t)stbds_arrlen(e.text));
-    if (stats) {
+    if (stats && stats->streamed)
+        stats->peak_bytes = e.peak > stats->peak_bytes ? e.peak : stats->peak_bytes;
+    else if (stats) {
         stats->peak_bytes = e.peak;
         for (i = 0; i < pfvm_graph_num_initializers(g); i++) {
             pfvm_value *v = pfvm_graph_initializer(g, i);

@@ -28,6 +28,8 @@ typedef struct pfvm_accel_stats {
     int64_t weight_bytes; /* bytes of weights and constants per PE */
     double flops;         /* of the lowered nodes (pfvm_node_flops) */
     int fallbacks;        /* nodes run whole on PE 0 (their lowering refused split inputs) */
+    int streamed;         /* 1: the streamed plan (tensors in the root memory, nodes in tiles) */
+    int64_t dram_bytes;   /* streamed: bytes of the root memory in use */
 } pfvm_accel_stats;
 
 /* Emits the program for m's main graph on target t. The graph must have

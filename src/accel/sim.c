@@ -14,11 +14,17 @@ struct pfvm_accel_sim {
     unsigned char *written;
     double *link[PFVM_ACCEL_MAX_LEVELS][2]; /* bytes per instance this phase: [0] down, [1] up */
     double *pe_cycles;                      /* this phase */
+    double *carry;                          /* npes: scratch of accel_sim_load_cost */
     double cycles, transfer_cycles;
     double *phases; /* stb_ds: cycles of each phase of the last run */
     pfvm_tensor *outputs[ACCEL_SIM_MAX_OUTPUTS];
     int noutputs;
     unsigned char *active; /* PEs that run compute instructions (`on`) */
+    /* the root level's memory (DRAM), grown as the program touches it, up
+     * to the level's mem */
+    float *dram;
+    unsigned char *dram_written;
+    int64_t dram_words, dram_limit, dram_peak;
 };
 
 typedef struct accel_sim_ctx {
@@ -56,8 +62,10 @@ pfvm_accel_sim *pfvm_accel_sim_new(const pfvm_accel_target *t, pfvm_status *st)
     s->mem = (float *)pfvm__malloc(cells * sizeof *s->mem + 1);
     s->written = (unsigned char *)pfvm__calloc(cells + 1, 1);
     s->pe_cycles = (double *)pfvm__calloc((size_t)s->npes, sizeof *s->pe_cycles);
+    s->carry = (double *)pfvm__calloc((size_t)s->npes, sizeof *s->carry);
     s->active = (unsigned char *)pfvm__calloc((size_t)s->npes, 1);
-    if (!s->mem || !s->written || !s->pe_cycles || !s->active)
+    s->dram_limit = t->levels[0].mem_bytes / 4;
+    if (!s->mem || !s->written || !s->pe_cycles || !s->carry || !s->active)
         goto nomem;
     for (k = 0; k < t->nlevels; k++) {
         size_t n = (size_t)pfvm_accel_target_instances(t, k);
@@ -95,7 +103,10 @@ void pfvm_accel_sim_free(pfvm_accel_sim *s)
     pfvm__free(s->mem);
     pfvm__free(s->written);
     pfvm__free(s->pe_cycles);
+    pfvm__free(s->carry);
     pfvm__free(s->active);
+    pfvm__free(s->dram);
+    pfvm__free(s->dram_written);
     stbds_arrfree(s->phases);
     pfvm__free(s);
 }
@@ -118,6 +129,11 @@ double pfvm_accel_sim_cycles(const pfvm_accel_sim *s)
 double pfvm_accel_sim_transfer_cycles(const pfvm_accel_sim *s)
 {
     return s->transfer_cycles;
+}
+
+int64_t pfvm_accel_sim_dram_bytes(const pfvm_accel_sim *s)
+{
+    return s->dram_peak * 4;
 }
 
 int pfvm_accel_sim_phases(const pfvm_accel_sim *s)
@@ -490,20 +506,30 @@ static pfvm_code accel_sim_mov(accel_sim_ctx *c)
     if (!(tmp = (float *)pfvm__malloc((size_t)(r * cc) * sizeof *tmp + 1)))
         return accel_sim_bad(c, PFVM_ERR_NOMEM, "out of memory");
     for (pe = 0; pe < c->s->npes; pe++) {
-        const float *a;
+        const float *mem = c->s->mem + pe * c->s->words;
+        const unsigned char *wr = c->s->written + pe * c->s->words;
+        float *dm = c->s->mem + pe * c->s->words;
+        unsigned char *dwr = c->s->written + pe * c->s->words;
         if (!c->s->active[pe])
             continue;
-        for (i = 0; i < r; i++)
-            for (j = 0; j < cc; j++) {
-                if (!(a = accel_sim_read(c, pe, aw + i * st[2] + j * st[3], 1))) {
+        for (i = 0; i < r; i++) {
+            int64_t at = aw + i * st[2];
+            for (j = 0; j < cc; j++, at += st[3]) {
+                if (!wr[at]) {
                     pfvm__free(tmp);
+                    accel_sim_read(c, pe, at, 1); /* the error naming the byte */
                     return c->st->code;
                 }
-                tmp[i * cc + j] = *a;
+                tmp[i * cc + j] = mem[at];
             }
-        for (i = 0; i < r; i++)
-            for (j = 0; j < cc; j++)
-                *accel_sim_write(c, pe, dw + i * st[0] + j * st[1], 1) = tmp[i * cc + j];
+        }
+        for (i = 0; i < r; i++) {
+            int64_t at = dw + i * st[0];
+            for (j = 0; j < cc; j++, at += st[1]) {
+                dm[at] = tmp[i * cc + j];
+                dwr[at] = 1;
+            }
+        }
         c->s->pe_cycles[pe] += (st[1] == 1 && st[3] == 1) ? (double)r * ceil((double)cc / c->s->t.simd)
                                                           : (double)(r * cc);
     }
@@ -623,10 +649,10 @@ static pfvm_code accel_sim_compute(accel_sim_ctx *c)
                 return accel_sim_bad(c, PFVM_ERR_NOMEM, "out of memory");
             for (i = 0; i < m; i++)
                 for (j = 0; j < nn; j++) {
-                    float s = acc ? c->s->mem[pe * c->s->words + dw + i * nn + j] : 0.0f;
+                    double s = acc ? c->s->mem[pe * c->s->words + dw + i * nn + j] : 0.0;
                     for (l = 0; l < kk; l++)
-                        s += a[i * kk + l] * (tb ? b[j * kk + l] : b[l * nn + j]);
-                    tmp[i * nn + j] = s;
+                        s += (double)a[i * kk + l] * (tb ? b[j * kk + l] : b[l * nn + j]);
+                    tmp[i * nn + j] = (float)s;
                 }
             memcpy(accel_sim_write(c, pe, dw, m * nn), tmp, (size_t)(m * nn) * sizeof *tmp);
             pfvm__free(tmp);
@@ -656,6 +682,229 @@ static pfvm_code accel_sim_compute(accel_sim_ctx *c)
         }
         c->s->pe_cycles[pe] += cyc;
     }
+    return PFVM_OK;
+}
+
+/* ---- the root memory (DRAM): host placement, load and store ---- */
+
+/* Words [word, word + words) of the root memory, grown on first touch;
+ * NULL (an error naming the line) past the level's memory. */
+static float *accel_sim_dram(accel_sim_ctx *c, int64_t word, int64_t words)
+{
+    pfvm_accel_sim *s = c->s;
+    int64_t end = word + words;
+    if (word < 0 || words < 0 || end > s->dram_limit) {
+        accel_sim_bad(c, PFVM_ERR_RANGE, "%lld bytes at offset %lld overflow the %s's %lld bytes",
+                      (long long)(words * 4), (long long)(word * 4), s->t.levels[0].name,
+                      (long long)(s->dram_limit * 4));
+        return NULL;
+    }
+    if (end > s->dram_words) {
+        int64_t n = s->dram_words ? s->dram_words : 1024;
+        float *m;
+        unsigned char *w;
+        while (n < end)
+            n *= 2;
+        if (n > s->dram_limit)
+            n = s->dram_limit;
+        if (!(m = (float *)pfvm__realloc(s->dram, (size_t)n * sizeof *m)) ) {
+            accel_sim_bad(c, PFVM_ERR_NOMEM, "out of memory for %lld bytes of %s", (long long)(n * 4),
+                          s->t.levels[0].name);
+            return NULL;
+        }
+        s->dram = m;
+        if (!(w = (unsigned char *)pfvm__realloc(s->dram_written, (size_t)n))) {
+            accel_sim_bad(c, PFVM_ERR_NOMEM, "out of memory for %lld bytes of %s", (long long)(n * 4),
+                          s->t.levels[0].name);
+            return NULL;
+        }
+        memset(w + s->dram_words, 0, (size_t)(n - s->dram_words));
+        s->dram_written = w;
+        s->dram_words = n;
+    }
+    if (end > s->dram_peak)
+        s->dram_peak = end;
+    return s->dram + word;
+}
+
+/* A byte offset (multiple of 4) in the root memory, as a word. */
+static int accel_sim_dram_off(accel_sim_ctx *c, int i, int64_t *word)
+{
+    int64_t off;
+    if (!accel_sim_int(c, i, 0, INT64_MAX / 2, &off))
+        return 0;
+    if (off % 4)
+        return accel_sim_bad(c, PFVM_ERR_PARSE, "offset %lld is not a multiple of 4", (long long)off), 0;
+    *word = off / 4;
+    return 1;
+}
+
+/* dinput K OFF / dweight NAME OFF: the host's tensor, row-major, into the
+ * root memory before the program runs (not counted in cycles). */
+static pfvm_code accel_sim_dplace(accel_sim_ctx *c, const pfvm_tensor *x)
+{
+    int64_t word, n;
+    float *d;
+    if (!accel_sim_dram_off(c, 2, &word))
+        return c->st->code;
+    if (x->kind != PFVM_KIND_TENSOR || x->dtype != PFVM_FLOAT)
+        return accel_sim_bad(c, PFVM_ERR_INVALID, "the tensor is not float32");
+    n = pfvm_tensor_numel(x);
+    if (!(d = accel_sim_dram(c, word, n)))
+        return c->st->code;
+    memcpy(d, x->data, (size_t)n * sizeof *d);
+    memset(c->s->dram_written + word, 1, (size_t)n);
+    return PFVM_OK;
+}
+
+/* doutput K OFF SHAPE: the host reads output K, row-major, from the root
+ * memory after the program (not counted in cycles). */
+static pfvm_code accel_sim_doutput(accel_sim_ctx *c)
+{
+    pfvm_accel_layout l;
+    int64_t k, word, n, i;
+    const float *src;
+    pfvm_tensor *y;
+    char *save;
+    int keep = c->n;
+    if (!accel_sim_int(c, 1, 0, ACCEL_SIM_MAX_OUTPUTS - 1, &k) || !accel_sim_dram_off(c, 2, &word))
+        return c->st->code;
+    /* the shape alone: a layout of one local factor per axis */
+    if (c->n != 4)
+        return accel_sim_bad(c, PFVM_ERR_PARSE, "expected doutput K OFF SHAPE");
+    save = c->tok[3];
+    {
+        char text[256];
+        size_t len = 0;
+        const char *p = save;
+        int rank = 0;
+        int64_t dims[PFVM_MAX_RANK];
+        if (strcmp(p, "scalar"))
+            while (*p) {
+                char *end;
+                long long d = strtoll(p, &end, 10);
+                if (end == p || d < 1 || rank == PFVM_MAX_RANK || (*end && *end != 'x'))
+                    return accel_sim_bad(c, PFVM_ERR_PARSE, "'%s' is not a shape (d0xd1x... or scalar)", save);
+                dims[rank++] = d;
+                p = *end ? end + 1 : end;
+            }
+        text[0] = 0;
+        for (i = 0; i < rank && len < sizeof text; i++)
+            len += (size_t)pfvm__snprintf(text + len, sizeof text - len, "%slocal:%lld", i ? ", " : "",
+                                          (long long)dims[i]);
+        if (!rank)
+            pfvm__snprintf(text, sizeof text, "-");
+        if (pfvm_accel_layout_parse(text, &c->s->t, rank, dims, &l, c->st))
+            return c->st->code;
+    }
+    c->n = keep;
+    if (c->s->outputs[k])
+        return accel_sim_bad(c, PFVM_ERR_INVALID, "output %lld written twice", (long long)k);
+    if (!(y = pfvm_tensor_new(PFVM_FLOAT, l.rank, l.dims, c->st)))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    c->s->outputs[k] = y;
+    if (k >= c->s->noutputs)
+        c->s->noutputs = (int)k + 1;
+    n = pfvm_tensor_numel(y);
+    if (!(src = accel_sim_dram(c, word, n)))
+        return c->st->code;
+    for (i = 0; i < n; i++)
+        if (!c->s->dram_written[word + i])
+            return accel_sim_bad(c, PFVM_ERR_RUNTIME, "the host reads %s byte %lld, which nothing has written",
+                                 c->s->t.levels[0].name, (long long)((word + i) * 4));
+    memcpy(y->data, src, (size_t)n * sizeof *src);
+    return PFVM_OK;
+}
+
+/* Link bytes of one transfer of `bytes` from the root to every PE of
+ * [first, last] (the same data): the link into an instance carries it once
+ * when its children's links broadcast, else what they carry together. */
+static void accel_sim_load_cost(pfvm_accel_sim *s, int64_t first, int64_t last, double bytes)
+{
+    int nl = s->t.nlevels, k;
+    int64_t lo = first, hi = last, i;
+    double *carried = s->carry; /* per instance of level k + 1, from lo */
+    for (i = lo; i <= hi; i++) {
+        carried[i - lo] = bytes;
+        s->link[nl - 1][0][i] += bytes;
+    }
+    for (k = nl - 2; k >= 1; k--) {
+        int64_t fan = s->t.levels[k + 1].fanout, nlo = lo / fan, nhi = hi / fan, inst;
+        for (inst = nlo; inst <= nhi; inst++) {
+            double b = 0;
+            int64_t ch;
+            if (s->t.levels[k + 1].broadcast)
+                b = bytes;
+            else
+                for (ch = inst * fan; ch < (inst + 1) * fan; ch++)
+                    if (ch >= lo && ch <= hi)
+                        b += carried[ch - lo];
+            carried[inst - nlo] = b;
+            s->link[k][0][inst] += b;
+        }
+        lo = nlo;
+        hi = nhi;
+    }
+}
+
+/* load F L D A N R C DN DR AN AR: every PE of F..L gets
+ * D[n*DN + r*DR + c] = root[A + n*AN + r*AR + c] (strides in elements);
+ * store P A D N R C AN AR DN DR: root[A + n*AN + r*AR + c] = PE P's
+ * D[n*DN + r*DR + c]. */
+static pfvm_code accel_sim_loadstore(accel_sim_ctx *c)
+{
+    int is_load = !strcmp(c->tok[0], "load"), o = is_load ? 3 : 2, i;
+    int64_t first, last, pe, dw, aw, v[7], n, r, col, dext, aext, x, y;
+    if (!accel_sim_int(c, 1, 0, c->s->npes - 1, &first) ||
+        (is_load && !accel_sim_int(c, 2, first, c->s->npes - 1, &last)))
+        return c->st->code;
+    if (!is_load)
+        last = first;
+    for (i = 0; i < 7; i++)
+        if (!accel_sim_int(c, o + 2 + i, i < 3 ? 1 : 0, 1 << 30, &v[i]))
+            return c->st->code;
+    if (c->n != o + 9)
+        return accel_sim_bad(c, PFVM_ERR_PARSE, "expected %d operands", o + 8);
+    n = v[0], r = v[1], col = v[2];
+    /* PE strides come first for load (DN DR AN AR), root strides for store (AN AR DN DR) */
+    {
+        int64_t pn = is_load ? v[3] : v[5], pr = is_load ? v[4] : v[6];
+        int64_t rn = is_load ? v[5] : v[3], rr = is_load ? v[6] : v[4];
+        int64_t pw, rw;
+        if (!accel_sim_dram_off(c, is_load ? o + 1 : o, &rw) || !accel_sim_int(c, is_load ? o : o + 1, 0, INT64_MAX / 2, &pw))
+            return c->st->code;
+        if (pw % 4)
+            return accel_sim_bad(c, PFVM_ERR_PARSE, "offset %lld is not a multiple of 4", (long long)pw);
+        dext = (n - 1) * pn + (r - 1) * pr + col;
+        aext = (n - 1) * rn + (r - 1) * rr + col;
+        if (!accel_sim_span(c, is_load ? o : o + 1, dext, &dw) || !accel_sim_dram(c, rw, aext))
+            return c->st->code;
+        aw = rw;
+        for (pe = first; pe <= last; pe++)
+            for (x = 0; x < n; x++)
+                for (y = 0; y < r; y++) {
+                    int64_t pp = dw + x * pn + y * pr, rp = aw + x * rn + y * rr, j;
+                    if (is_load) {
+                        for (j = 0; j < col; j++)
+                            if (!c->s->dram_written[rp + j])
+                                return accel_sim_bad(c, PFVM_ERR_RUNTIME,
+                                                     "PE %lld loads %s byte %lld, which nothing has written",
+                                                     (long long)pe, c->s->t.levels[0].name,
+                                                     (long long)((rp + j) * 4));
+                        memcpy(accel_sim_write(c, pe, pp, col), c->s->dram + rp, (size_t)col * sizeof(float));
+                    } else {
+                        const float *src = accel_sim_read(c, pe, pp, col);
+                        if (!src)
+                            return c->st->code;
+                        memcpy(c->s->dram + rp, src, (size_t)col * sizeof(float));
+                        memset(c->s->dram_written + rp, 1, (size_t)col);
+                    }
+                }
+    }
+    if (is_load)
+        accel_sim_load_cost(c->s, first, last, (double)(n * r * col) * 4);
+    else
+        accel_sim_route(c->s, first, -1, (double)(n * r * col) * 4);
     return PFVM_OK;
 }
 
@@ -702,6 +951,24 @@ static pfvm_code accel_sim_line(accel_sim_ctx *c, const pfvm_tensor *const *inpu
     }
     if (!strcmp(k, "output"))
         return accel_sim_output(c);
+    if (!strcmp(k, "dinput")) {
+        int64_t i;
+        if (!accel_sim_int(c, 1, 0, 1 << 20, &i))
+            return c->st->code;
+        if (i >= ninputs || !inputs[i])
+            return accel_sim_bad(c, PFVM_ERR_INVALID, "input %lld not given (%d inputs)", (long long)i, ninputs);
+        return accel_sim_dplace(c, inputs[i]);
+    }
+    if (!strcmp(k, "dweight")) {
+        const pfvm_tensor *w = c->n > 1 && lookup ? lookup(user, c->tok[1]) : NULL;
+        if (!w)
+            return accel_sim_bad(c, PFVM_ERR_INVALID, "no weight named '%s'", c->n > 1 ? c->tok[1] : "");
+        return accel_sim_dplace(c, w);
+    }
+    if (!strcmp(k, "doutput"))
+        return accel_sim_doutput(c);
+    if (!strcmp(k, "load") || !strcmp(k, "store"))
+        return accel_sim_loadstore(c);
     if (!strcmp(k, "copy"))
         return accel_sim_copy(c);
     if (!strcmp(k, "fill"))
@@ -727,6 +994,9 @@ pfvm_code pfvm_accel_sim_run(pfvm_accel_sim *s, const char *program, const pfvm_
     c.st = st ? st : &local;
     accel_sim_clear_outputs(s);
     memset(s->written, 0, (size_t)(s->npes * s->words));
+    if (s->dram_written)
+        memset(s->dram_written, 0, (size_t)s->dram_words);
+    s->dram_peak = 0;
     s->cycles = s->transfer_cycles = 0;
     stbds_arrsetlen(s->phases, 0);
     memset(s->active, 1, (size_t)s->npes);

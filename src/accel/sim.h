@@ -1,7 +1,9 @@
 /* accel simulator: runs an accel program (README.md, "accel programs") on
  * per-PE memories of a target, counts cycles by the target's rates, and
  * refuses programs that overflow a PE's memory or read a place nothing has
- * written. Only PE memories are modelled; every value is float32.
+ * written. PE memories and the root level's (DRAM: `dinput`, `load`,
+ * `store`...) are modelled, not those of the levels between; every value
+ * is float32.
  *
  * Cycles: the program is a sequence of phases separated by `barrier`
  * (and its end). Within a phase, transfers and compute overlap: the phase
@@ -41,6 +43,8 @@ PFVM_API double pfvm_accel_sim_cycles(const pfvm_accel_sim *s);
 PFVM_API double pfvm_accel_sim_transfer_cycles(const pfvm_accel_sim *s);
 /* Phases of the last run (each ended by `barrier` or the program's end)
  * and the cycles of phase i. */
+/* Highest byte of the root level's memory (DRAM) the last run touched. */
+PFVM_API int64_t pfvm_accel_sim_dram_bytes(const pfvm_accel_sim *s);
 PFVM_API int pfvm_accel_sim_phases(const pfvm_accel_sim *s);
 PFVM_API double pfvm_accel_sim_phase_cycles(const pfvm_accel_sim *s, int i);
 

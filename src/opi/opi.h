@@ -214,6 +214,7 @@ typedef struct pfvm_accel_arg {
     int rank;
     int64_t dims[PFVM_MAX_RANK];
     int replicated;
+    int64_t dram; /* streamed (ctx.stream): byte offset of the whole tensor, row-major, in the root memory */
 } pfvm_accel_arg;
 #define PFVM_ACCEL_MAX_ARGS 8
 typedef struct pfvm_accel_ctx pfvm_accel_ctx;
@@ -226,6 +227,14 @@ struct pfvm_accel_ctx {
     pfvm_code (*emit)(pfvm_accel_ctx *c, const char *fmt, ...);
     int64_t (*scratch)(pfvm_accel_ctx *c, int64_t bytes); /* byte offset, or -1: memory full */
     pfvm_status *st;
+    /* streamed (the scheduler's plan when tensors do not fit in the PEs):
+     * every tensor is in the root level's memory (arg.dram), the hook owns
+     * bytes [0, pe_mem) of each of the `pes` PEs and writes the whole
+     * node's program (`load`, `on`, compute, `store`, `barrier`); off and
+     * elems are unused */
+    int stream;
+    int64_t pes, pe_mem;
+    int64_t pe_used; /* set by a streamed hook: the most PE bytes it uses */
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
@@ -269,6 +278,11 @@ struct pfvm_op_def {
     pfvm_workspace_fn workspace; /* or NULL: the kernel asks for no pfvm_kctx_scratch */
     pfvm_prepare_fn prepare;     /* or NULL: nothing to do at bind */
 };
+
+/* The streamed lowering (pfvm_accel_ctx.stream) of an operator whose
+ * tensors do not fit in the PEs' memories (src/ops/accel_lower.c), or NULL
+ * when it has none. */
+PFVM_INTERNAL pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op);
 
 /* Finds the definition for (domain, name) at an opset version; NULL when
  * pfvm has none. */
