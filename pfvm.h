@@ -23010,6 +23010,43 @@ static void pfvm__nn_max_plane(const pfvm__nn_2d *d, const float *x, float *y)
     }
 }
 
+/* 2-D max pooling of one 8-bit plane (the integer form of quantized
+ * models): each output is its window's largest value inside the input,
+ * in 32-bit index math; a window wholly in the padding stores -inf as the
+ * general loop does (saturated). */
+#define PFVM__NN_MAX8_BODY(T)                                                                       \
+    {                                                                                               \
+        const T *x = (const T *)X->data + xoff;                                                     \
+        T *y = (T *)Y->data + yoff;                                                                 \
+        for (oh = 0; oh < d->OH; oh++) {                                                            \
+            int32_t ih0 = oh * d->SH - d->PT, kha, khb;                                             \
+            pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);                              \
+            for (ow = 0; ow < d->OW; ow++) {                                                        \
+                int32_t iw0 = ow * d->SW - d->PL, kwa, kwb, r, t, best;                             \
+                pfvm__nn_dw_range(d->KW, d->DW, iw0, 0, d->W, &kwa, &kwb);                          \
+                if (kha >= khb || kwa >= kwb) {                                                     \
+                    pfvm_red_store(Y, yoff + oh * d->OW + ow, -INFINITY);                           \
+                    continue;                                                                       \
+                }                                                                                   \
+                best = x[(ih0 + kha * d->DH) * d->W + iw0 + kwa * d->DW];                           \
+                for (r = kha; r < khb; r++) {                                                       \
+                    const T *xr = x + (ih0 + r * d->DH) * d->W + iw0;                               \
+                    for (t = kwa; t < kwb; t++)                                                     \
+                        best = xr[t * d->DW] > best ? xr[t * d->DW] : best;                         \
+                }                                                                                   \
+                y[oh * d->OW + ow] = (T)best;                                                       \
+            }                                                                                       \
+        }                                                                                           \
+    }
+static void pfvm__nn_max_plane_8(const pfvm__nn_2d *d, const pfvm_tensor *X, int64_t xoff, pfvm_tensor *Y, int64_t yoff)
+{
+    int32_t oh, ow;
+    if (X->dtype == PFVM_UINT8)
+        PFVM__NN_MAX8_BODY(uint8_t)
+    else
+        PFVM__NN_MAX8_BODY(int8_t)
+}
+
 static void pfvm__nn_pool_f32(const pfvm_tensor *X, pfvm_tensor *Y, pfvm_tensor *I, int kind, int64_t NC,
                               const int64_t *in_sp, const int64_t *out_sp, const pfvm__nn_win *w, int count_pad,
                               int storage)
@@ -23100,6 +23137,12 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         for (c = 0; c < NC; c++)
             pfvm__nn_max_plane(&d2, (const float *)X->data + c * in_sp[0] * in_sp[1],
                                (float *)Y->data + c * out_sp[0] * out_sp[1]);
+        return PFVM_OK;
+    }
+    if (kind == PFVM__NN_MAX && !I && (X->dtype == PFVM_UINT8 || X->dtype == PFVM_INT8) && Y->dtype == X->dtype &&
+        pfvm__nn_2d_win(&w, in_sp, out_sp, &d2)) {
+        for (c = 0; c < NC; c++)
+            pfvm__nn_max_plane_8(&d2, X, c * in_sp[0] * in_sp[1], Y, c * out_sp[0] * out_sp[1]);
         return PFVM_OK;
     }
     if (kind != PFVM__NN_LP && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
@@ -25988,12 +26031,35 @@ static void pfvm__qc_pack_pointwise(const pfvm__qc_geom *g, const pfvm_tensor *X
     }
 }
 
+#if defined(__GNUC__)
+/* kept out of line: inlined, gcc -Os spills the packing loops' registers */
+#define PFVM__Q_NOINLINE __attribute__((noinline))
+#else
+#define PFVM__Q_NOINLINE
+#endif
+
+/* n elements of X from offset at, every s-th, minus xz, into every other
+ * int16 of d (one panel row's run of columns). */
+PFVM__Q_NOINLINE static void pfvm__qc_pack_run(const pfvm_tensor *X, pfvm__qi at, pfvm__qi s, pfvm__qi n, int32_t xz,
+                                               int16_t *d)
+{
+    pfvm__qi i;
+    if (X->dtype == PFVM_UINT8) {
+        const uint8_t *x = (const uint8_t *)X->data + at;
+        for (i = 0; i < n; i++, x += s)
+            d[2 * i] = (int16_t)(*x - xz);
+    } else {
+        const int8_t *x = (const int8_t *)X->data + at;
+        for (i = 0; i < n; i++, x += s)
+            d[2 * i] = (int16_t)(*x - xz);
+    }
+}
+
 /* Column panels of one image and group: x minus its zero point, 0 in the
  * padding. */
 static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi base, int32_t xz, int16_t *panels)
 {
     pfvm__qi OHW = g->OH * g->OW, kk, oh, ow, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
-    int u8 = X->dtype == PFVM_UINT8;
     memset(panels, 0, (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t));
     if (g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 && OHW == g->H * g->W) {
         pfvm__qc_pack_pointwise(g, X, base, xz, panels);
@@ -26009,17 +26075,14 @@ static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi
         int16_t *col0 = panels + (kk / 2) * 2 * PFVM__QG_NR + (kk & 1);
         ow_hi = ow_hi < g->OW ? ow_hi : g->OW;
         for (oh = 0; oh < g->OH && ow_lo < ow_hi; oh++) {
-            pfvm__qi ih = oh * g->sh - g->pt + kh * g->dh, j = oh * g->OW + ow_lo, jj = j % PFVM__QG_NR, at;
+            pfvm__qi ih = oh * g->sh - g->pt + kh * g->dh, j = oh * g->OW + ow_lo, jj = j % PFVM__QG_NR, at, take;
             int16_t *d = col0 + (j / PFVM__QG_NR) * step;
             if (ih < 0 || ih >= g->H)
                 continue;
             at = plane + ih * g->W + ow_lo * g->sw - t;
-            for (ow = ow_lo; ow < ow_hi; ow++, at += g->sw) {
-                d[jj * 2] = (int16_t)((u8 ? ((const uint8_t *)X->data)[at] : ((const int8_t *)X->data)[at]) - xz);
-                if (++jj == PFVM__QG_NR) {
-                    jj = 0;
-                    d += step;
-                }
+            for (ow = ow_lo; ow < ow_hi; ow += take, at += take * g->sw, jj = 0, d += step) {
+                take = ow_hi - ow < PFVM__QG_NR - jj ? ow_hi - ow : PFVM__QG_NR - jj;
+                pfvm__qc_pack_run(X, at, g->sw, take, xz, d + 2 * jj);
             }
         }
     }
@@ -26071,29 +26134,50 @@ __attribute__((target("avx2"))) static int64_t pfvm__qc_store_avx2(const int32_t
 /* From the product's high word (hi) and whether its low word is zero:
  * hi's bits below s and the low word are the remainder. On Cortex-M this
  * is SMULL and a few 32-bit instructions instead of 64-bit shifts. */
+/* From the product's high word (hi) and whether its low word is zero:
+ * hi's bits below s and the low word are the remainder. On Cortex-M this
+ * is SMULL and a few 32-bit instructions instead of 64-bit shifts. A
+ * macro: the requantization loops must not call per element. */
+#define PFVM__Q_SCALE_HI(acc, mult, s, half1, out)                                 \
+    do {                                                                         \
+        int64_t p_ = (int64_t)(acc) * (mult);                                    \
+        int32_t hi_ = (int32_t)(p_ >> 32);                                       \
+        (out) = (hi_ + (half1) + (((hi_ >> (s)) & 1) | ((uint32_t)p_ != 0))) >> (s); \
+    } while (0)
+
 PFVM_INTERNAL int32_t pfvm_q_scale_hi(int32_t acc, int32_t mult, int s)
 {
-    int64_t p = (int64_t)acc * mult;
-    int32_t hi = (int32_t)(p >> 32), odd = (hi >> s) & 1;
-    return (hi + ((1 << (s - 1)) - 1) + (odd | ((uint32_t)p != 0))) >> s;
+    int32_t v;
+    PFVM__Q_SCALE_HI(acc, mult, s, (1 << (s - 1)) - 1, v);
+    return v;
 }
 
-/* Requantizes n sums into 8-bit outputs, for shifts in [33, 62] (s = shift - 32). */
-static void pfvm__qc_store_hi(const int32_t *acc, pfvm__qi n, int32_t b, int32_t mult, int s, int32_t zp,
-                              int32_t lo, int32_t hi, void *out, int u8)
+#ifdef PFVM__QG_DSP
+#define PFVM__Q_SAT_U8(v) __usat((v), 8)
+#define PFVM__Q_SAT_S8(v) __ssat((v), 8)
+#else
+#define PFVM__Q_SAT_U8(v) ((v) < 0 ? 0 : (v) > 255 ? 255 : (v))
+#define PFVM__Q_SAT_S8(v) ((v) < -128 ? -128 : (v) > 127 ? 127 : (v))
+#endif
+
+/* Requantizes n sums into 8-bit outputs (the type's whole range), for
+ * shifts in [33, 62] (s = shift - 32). */
+PFVM__Q_NOINLINE static void pfvm__qc_store_hi(const int32_t *acc, pfvm__qi n, int32_t b, int32_t mult, int s,
+                                               int32_t zp, void *out, int u8)
 {
+    int32_t half1 = (1 << (s - 1)) - 1, v;
     pfvm__qi j;
     if (u8) {
         uint8_t *y = (uint8_t *)out;
         for (j = 0; j < n; j++) {
-            int32_t v = pfvm_q_scale_hi(acc[j] + b, mult, s) + zp;
-            y[j] = (uint8_t)(v < lo ? lo : v > hi ? hi : v);
+            PFVM__Q_SCALE_HI(acc[j] + b, mult, s, half1, v);
+            y[j] = (uint8_t)PFVM__Q_SAT_U8(v + zp);
         }
     } else {
         int8_t *y = (int8_t *)out;
         for (j = 0; j < n; j++) {
-            int32_t v = pfvm_q_scale_hi(acc[j] + b, mult, s) + zp;
-            y[j] = (int8_t)(v < lo ? lo : v > hi ? hi : v);
+            PFVM__Q_SCALE_HI(acc[j] + b, mult, s, half1, v);
+            y[j] = (int8_t)PFVM__Q_SAT_S8(v + zp);
         }
     }
 }
@@ -26113,7 +26197,7 @@ static void pfvm__qc_store(const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at, const
     }
 #endif
     if (sh >= 33 && sh <= 62) {
-        pfvm__qc_store_hi(acc, n, b, mult, sh - 32, zp, lo, hi, (char *)o->Y->data + at, o->Y->dtype == PFVM_UINT8);
+        pfvm__qc_store_hi(acc, n, b, mult, sh - 32, zp, (char *)o->Y->data + at, o->Y->dtype == PFVM_UINT8);
         return;
     }
     if (sh < 1 || sh > 62) {
