@@ -25391,14 +25391,16 @@ static void pfvm__q_dequantize_8(pfvm_kctx *k, int64_t inner, int64_t len, int64
     int64_t n = pfvm_tensor_numel(x), i = 0, c;
     while (i < n) {
         int64_t ch = np == 1 ? 0 : (i / inner) % len, end = np == 1 ? n : i + inner;
-        double sc = s[ch];
+        /* in float: x - zp is exact, so the one rounding of the product is
+         * the double product's (no soft-double on Cortex-M4F) */
+        float sc = s[ch];
         int32_t zp = z ? (u8 ? ((const uint8_t *)z->data)[ch] : ((const int8_t *)z->data)[ch]) : 0;
         if (u8)
             for (c = i; c < end; c++)
-                y[c] = (float)((double)(((const uint8_t *)x->data)[c] - zp) * sc);
+                y[c] = (float)(((const uint8_t *)x->data)[c] - zp) * sc;
         else
             for (c = i; c < end; c++)
-                y[c] = (float)((double)(((const int8_t *)x->data)[c] - zp) * sc);
+                y[c] = (float)(((const int8_t *)x->data)[c] - zp) * sc;
         i = end;
     }
 }
@@ -25747,6 +25749,9 @@ PFVM_INTERNAL void pfvm_q_force_dsp(int on)
 /* words of int16 data: the packed buffers are 4-byte aligned */
 typedef uint32_t pfvm__qg_word __attribute__((may_alias, aligned(4)));
 #define PFVM__QG_WORD(p, i) (((const pfvm__qg_word *)(const void *)(p))[i])
+/* a word at any int16: LDR takes unaligned addresses on the M4 and M7 */
+typedef uint32_t pfvm__qg_uword __attribute__((may_alias, aligned(2)));
+#define PFVM__QG_UWORD(p) (*(const pfvm__qg_uword *)(const void *)(p))
 #define PFVM__QG_SMLAD(a, b, acc) __smlad((int16x2_t)(a), (int16x2_t)(b), (acc))
 #else
 static uint32_t pfvm__qg_word_at(const int16_t *p, pfvm__qi i)
@@ -25765,6 +25770,7 @@ static int32_t pfvm__qg_smlad(uint32_t a, uint32_t b, int32_t acc)
     return (int32_t)((uint32_t)acc + (uint32_t)lo + (uint32_t)hi);
 }
 #define PFVM__QG_WORD(p, i) pfvm__qg_word_at((p), (i))
+#define PFVM__QG_UWORD(p) pfvm__qg_word_at((p), 0)
 #define PFVM__QG_SMLAD(a, b, acc) pfvm__qg_smlad((a), (b), (acc))
 #endif
 
@@ -26003,34 +26009,6 @@ static void pfvm__qc_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const 
         }
 }
 
-/* A 1x1 convolution's columns are the input's rows: no window to walk.
- * Two channels at a time fill one reduction pair of each panel. */
-static void pfvm__qc_pack_pointwise(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi base, int32_t xz,
-                                    int16_t *panels)
-{
-    pfvm__qi HW = g->H * g->W, kp, jb, j, step = g->K2 * 2 * PFVM__QG_NR;
-    for (kp = 0; kp < g->K2; kp++) {
-        int two = 2 * kp + 1 < g->K;
-        for (jb = 0; jb * PFVM__QG_NR < HW; jb++) {
-            int16_t *d = panels + jb * step + kp * 2 * PFVM__QG_NR;
-            pfvm__qi j0 = jb * PFVM__QG_NR, n = HW - j0 < PFVM__QG_NR ? HW - j0 : PFVM__QG_NR;
-            if (X->dtype == PFVM_UINT8) {
-                const uint8_t *x0 = (const uint8_t *)X->data + base + 2 * kp * HW + j0, *x1 = two ? x0 + HW : x0;
-                for (j = 0; j < n; j++) {
-                    d[2 * j] = (int16_t)(x0[j] - xz);
-                    d[2 * j + 1] = two ? (int16_t)(x1[j] - xz) : 0;
-                }
-            } else {
-                const int8_t *x0 = (const int8_t *)X->data + base + 2 * kp * HW + j0, *x1 = two ? x0 + HW : x0;
-                for (j = 0; j < n; j++) {
-                    d[2 * j] = (int16_t)(x0[j] - xz);
-                    d[2 * j + 1] = two ? (int16_t)(x1[j] - xz) : 0;
-                }
-            }
-        }
-    }
-}
-
 #if defined(__GNUC__)
 /* kept out of line: inlined, gcc -Os spills the packing loops' registers */
 #define PFVM__Q_NOINLINE __attribute__((noinline))
@@ -26052,6 +26030,47 @@ PFVM__Q_NOINLINE static void pfvm__qc_pack_run(const pfvm_tensor *X, pfvm__qi at
         const int8_t *x = (const int8_t *)X->data + at;
         for (i = 0; i < n; i++, x += s)
             d[2 * i] = (int16_t)(*x - xz);
+    }
+}
+
+/* n columns of two input rows (offsets a0 and a1 in X) minus xz as
+ * int16 pairs into d (one panel row). */
+PFVM__Q_NOINLINE static void pfvm__qc_pack_pairs(const pfvm_tensor *X, pfvm__qi a0, pfvm__qi a1, pfvm__qi n,
+                                                 int32_t xz, int16_t *d)
+{
+    pfvm__qi j;
+    if (X->dtype == PFVM_UINT8) {
+        const uint8_t *x0 = (const uint8_t *)X->data + a0, *x1 = (const uint8_t *)X->data + a1;
+        for (j = 0; j < n; j++) {
+            d[2 * j] = (int16_t)(x0[j] - xz);
+            d[2 * j + 1] = (int16_t)(x1[j] - xz);
+        }
+    } else {
+        const int8_t *x0 = (const int8_t *)X->data + a0, *x1 = (const int8_t *)X->data + a1;
+        for (j = 0; j < n; j++) {
+            d[2 * j] = (int16_t)(x0[j] - xz);
+            d[2 * j + 1] = (int16_t)(x1[j] - xz);
+        }
+    }
+}
+
+/* A 1x1 convolution's columns are the input's rows: no window to walk.
+ * Two channels at a time fill one reduction pair of each panel (an odd
+ * last channel pairs with zeros: the panels start zeroed). */
+static void pfvm__qc_pack_pointwise(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi base, int32_t xz,
+                                    int16_t *panels)
+{
+    pfvm__qi HW = g->H * g->W, kp, jb, step = g->K2 * 2 * PFVM__QG_NR;
+    for (kp = 0; kp < g->K2; kp++) {
+        int two = 2 * kp + 1 < g->K;
+        for (jb = 0; jb * PFVM__QG_NR < HW; jb++) {
+            int16_t *d = panels + jb * step + kp * 2 * PFVM__QG_NR;
+            pfvm__qi j0 = jb * PFVM__QG_NR, n = HW - j0 < PFVM__QG_NR ? HW - j0 : PFVM__QG_NR, at = base + 2 * kp * HW + j0;
+            if (two)
+                pfvm__qc_pack_pairs(X, at, at + HW, n, xz, d);
+            else
+                pfvm__qc_pack_run(X, at, 1, n, xz, d);
+        }
     }
 }
 
@@ -26319,6 +26338,50 @@ __attribute__((target("avx2"))) static void pfvm__qc_dw_row_avx2(const int16_t *
 
 #define PFVM__QC_DW_TAPS 64
 
+/* Depthwise 3x3 at stride and dilation 1 on the SMLAD terms (kind 1): per
+ * kernel row, taps 0 and 1 are one word of two adjacent int16 (unaligned
+ * on odd columns) and tap 2 a word whose second half meets a zero weight:
+ * 6 SMLADs for 9 multiply-adds, the sum in a register. Reads one int16
+ * past a row's last column (times 0; the work buffer has 64 bytes of
+ * slack after the plane). wq: the 6 weight words. */
+PFVM__Q_NOINLINE static void pfvm__qc_dw3_row(const int16_t *r0, const int16_t *r1, const int16_t *r2,
+                                              const uint32_t *wq, pfvm__qi OW, int32_t *a)
+{
+    uint32_t w0 = wq[0], w1 = wq[1], w2 = wq[2], w3 = wq[3], w4 = wq[4], w5 = wq[5];
+    pfvm__qi ow;
+    for (ow = 0; ow < OW; ow++) {
+        int32_t v = PFVM__QG_SMLAD(PFVM__QG_UWORD(r0 + ow), w0, 0);
+        v = PFVM__QG_SMLAD(PFVM__QG_UWORD(r0 + ow + 2), w1, v);
+        v = PFVM__QG_SMLAD(PFVM__QG_UWORD(r1 + ow), w2, v);
+        v = PFVM__QG_SMLAD(PFVM__QG_UWORD(r1 + ow + 2), w3, v);
+        v = PFVM__QG_SMLAD(PFVM__QG_UWORD(r2 + ow), w4, v);
+        a[ow] = PFVM__QG_SMLAD(PFVM__QG_UWORD(r2 + ow + 2), w5, v);
+    }
+}
+
+static uint32_t pfvm__qc_pair(int16_t lo, int16_t hi)
+{
+    return (uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16;
+}
+
+/* pfvm__qc_dw_plane for 3x3 kernels at strides and dilations 1 with the SMLAD row. */
+static int pfvm__qc_dw3_plane(const pfvm__qc_geom *g, const int16_t *P, const int16_t *w, int32_t *acc)
+{
+    pfvm__qi PH, PWs, oh;
+    uint32_t wq[6];
+    int r;
+    if (g->KH != 3 || g->KW != 3 || g->sh != 1 || g->sw != 1 || g->dh != 1 || g->dw != 1)
+        return 0;
+    pfvm__qc_dw_dims(g, &PH, &PWs);
+    for (r = 0; r < 3; r++) {
+        wq[2 * r] = pfvm__qc_pair(w[3 * r], w[3 * r + 1]);
+        wq[2 * r + 1] = pfvm__qc_pair(w[3 * r + 2], 0);
+    }
+    for (oh = 0; oh < g->OH; oh++)
+        pfvm__qc_dw3_row(P + oh * PWs, P + (oh + 1) * PWs, P + (oh + 2) * PWs, wq, g->OW, acc + oh * g->OW);
+    return 1;
+}
+
 /* acc (the channel's OH x OW sums) = each kernel position's weight times
  * its shifted rows of P, summed; kernels of more than PFVM__QC_DW_TAPS
  * positions add one position at a time. */
@@ -26328,6 +26391,8 @@ static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const in
     int32_t wt[PFVM__QC_DW_TAPS];
     pfvm__qi PH, PWs, kh, kw, oh, OW = g->OW, taps = g->KH * g->KW, t;
     int kind = pfvm_q_gemm_kind();
+    if (kind == 1 && pfvm__qc_dw3_plane(g, P, w, acc))
+        return;
     pfvm__qc_dw_dims(g, &PH, &PWs);
     for (oh = 0; oh < g->OH; oh++) {
         int32_t *a = acc + oh * OW;
