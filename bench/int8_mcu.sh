@@ -36,7 +36,20 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }
         echo "| $m | $macs | $i4 | $(ratio $i4 $macs) | $i7 | $(ratio $i7 $macs) | $(stat "$B/an386/$m.out" heap_sbrk) | $(stat "$B/an386/$m.out" stack_run) |"
     done
     echo
-    echo "Target (issue 20): <= 1.5 instructions per int8 MAC on the M4."
+    cat <<'MD'
+Target (issue 20): <= 1.5 instructions per int8 MAC on the M4: not reached (the table says by how much).
+
+- The GEMM tile (`pfvm__qg_tile`, 2x2 SMLAD, inline assembly) is 16 instructions per 16
+  MACs in its loop; with its call and the odd reduction pair it is about 1.05 per MAC of
+  the dense and pointwise convolutions. The rest is around it: requantization (one
+  output per K MACs, about 17 instructions each: SMULL, the half-to-even remainder, USAT)
+  weighs most in DS-CNN, whose depthwise layers have 9 MACs per output; the depthwise
+  3x3 row is about 2.7 per MAC; `pfvm__q_k_qlinear_conv` holds the inlined plane fill,
+  panel clearing and the loops around the kernels.
+- Not int8 at all: digits' two Gemms stay float (the qlinear pass lowers Conv and
+  MatMul, not Gemm: `pfvm__la_gemv_dots`), and DS-CNN's AveragePool runs in float
+  on the dequantized tensor (`pfvm__nn_pool`).
+MD
     for m in digits_q8 dscnn_q8; do
         echo
         echo "### Where $m's M4 inference goes"

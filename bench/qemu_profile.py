@@ -2,8 +2,8 @@
 """Instructions per function of one pfvm_exec_run on QEMU: reads a trace
 from `qemu-system-arm ... -d in_asm,exec,nochain -D LOG` of a tests/mcu
 firmware and its ELF, counts the instructions of each executed block from
-the first block of pfvm_exec_run up to the first output printing
-(main.c's put_str), and prints the functions that took the most.
+the first block of pfvm_exec_run up to main.c's next mcu_ticks call,
+and prints the functions that took the most.
 
     python3 bench/qemu_profile.py ELF LOG [TOP]
 """
@@ -53,7 +53,7 @@ def main():
         f = name(pc)
         if f == 'pfvm_exec_run' and state == 0:
             state = 1
-        elif f == 'put_str' and state == 1:
+        elif f in ('mcu_ticks', 'put_str') and state == 1:
             state = 2
         if state == 1:
             for a in blocks.get(pc, ()):
