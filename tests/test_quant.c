@@ -110,6 +110,29 @@ static void test_scale_double(void)
     CHECK_MSG(bad == 0, "%d differ from round(acc * real) (%d near halves skipped)", bad, near);
 }
 
+/* The 32-bit requantization (high word of the product) against the 64-bit
+ * one, at every shift it takes, on random sums and multipliers, at halves
+ * and at the ends of the ranges. */
+static void test_scale_hi(void)
+{
+    static const int32_t accs[] = {0, 1, -1, 2, -2, 3, INT32_MAX, INT32_MIN, INT32_MIN + 1, 1 << 30, -(1 << 30)};
+    int s, i, bad = 0;
+    for (s = 1; s <= 30; s++) {
+        for (i = 0; i < 20000; i++) {
+            int32_t mult = (int32_t)((1u << 30) + rnd() % (1u << 30)), acc;
+            if (i < (int)(sizeof accs / sizeof accs[0]))
+                acc = accs[i];
+            else if (i % 3 == 0) /* exact halves and their neighbours */
+                acc = (int32_t)((int64_t)((rnd() % 2001) - 1000) << (s < 20 ? s : 20)) + (int32_t)(rnd() % 3) - 1, mult = 1 << 30;
+            else
+                acc = (int32_t)rnd();
+            if (pfvm_q_scale_hi(acc, mult, s) != pfvm_q_scale(acc, mult, 32 + s))
+                bad++;
+        }
+    }
+    CHECK_MSG(bad == 0, "pfvm_q_scale_hi differs from pfvm_q_scale %d times", bad);
+}
+
 static void test_requantize(void)
 {
     int32_t m;
@@ -229,7 +252,7 @@ static void check_conv(const conv_case *cc)
     int64_t OH = (cc->H + cc->pt + cc->pb - cc->dh * (cc->KH - 1) - 1) / cc->sh + 1;
     int64_t OW = (cc->W + cc->pl + cc->pr - cc->dw * (cc->KW - 1) - 1) / cc->sw + 1;
     int64_t i, nws = cc->per_channel ? cc->M : 1, n, m, oh, ow, c, kh, kw, worst = 0, unequal = 0;
-    pfvm_tensor *ins[9], *fast, *portable, *per_run;
+    pfvm_tensor *ins[9], *fast, *portable, *per_run, *dsp;
     int xz = cc->extreme ? 0 : 1 + (int)(rnd() % 250), yz = cc->y_int8 ? (int)(rnd() % 20) - 10 : 100 + (int)(rnd() % 40);
     float xs = 0.02f, ys = cc->y_int8 ? 0.35f : 0.2f;
     ins[0] = new_tensor(PFVM_UINT8, 4, xd);
@@ -255,12 +278,17 @@ static void check_conv(const conv_case *cc)
     pfvm_q_force_portable(1);
     portable = run_qconv(cc, ins, cc->bias ? 9 : 8);
     pfvm_q_force_portable(0);
+    pfvm_q_force_dsp(1);
+    dsp = run_qconv(cc, ins, cc->bias ? 9 : 8);
+    pfvm_q_force_dsp(0);
     consts_as_inputs = 1;
     per_run = run_qconv(cc, ins, cc->bias ? 9 : 8);
     consts_as_inputs = 0;
-    CHECK(fast && portable && per_run);
-    if (!fast || !portable || !per_run)
+    CHECK(fast && portable && per_run && dsp);
+    if (!fast || !portable || !per_run || !dsp)
         return;
+    CHECK_MSG(!memcmp(dsp->data, portable->data, (size_t)pfvm_tensor_numel(dsp)),
+              "the SMLAD tile and the portable kernel differ (C%lld M%lld)", (long long)cc->C, (long long)cc->M);
     CHECK(fast->dims[2] == OH && fast->dims[3] == OW);
     CHECK(!memcmp(fast->data, portable->data, (size_t)pfvm_tensor_numel(fast)));
     CHECK_MSG(!memcmp(fast->data, per_run->data, (size_t)pfvm_tensor_numel(fast)),
@@ -304,6 +332,7 @@ static void check_conv(const conv_case *cc)
     pfvm_tensor_free(fast);
     pfvm_tensor_free(portable);
     pfvm_tensor_free(per_run);
+    pfvm_tensor_free(dsp);
 }
 
 static void test_qlinear_conv(void)
@@ -448,6 +477,7 @@ int main(void)
     test_scale_exact();
     test_scale_double();
     test_requantize();
+    test_scale_hi();
     test_qlinear_conv();
     test_quantize_model();
     test_quantize_errors();

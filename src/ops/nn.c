@@ -1439,6 +1439,43 @@ static void pfvm__nn_max_plane(const pfvm__nn_2d *d, const float *x, float *y)
     }
 }
 
+/* 2-D max pooling of one 8-bit plane (the integer form of quantized
+ * models): each output is its window's largest value inside the input,
+ * in 32-bit index math; a window wholly in the padding stores -inf as the
+ * general loop does (saturated). */
+#define PFVM__NN_MAX8_BODY(T)                                                                       \
+    {                                                                                               \
+        const T *x = (const T *)X->data + xoff;                                                     \
+        T *y = (T *)Y->data + yoff;                                                                 \
+        for (oh = 0; oh < d->OH; oh++) {                                                            \
+            int32_t ih0 = oh * d->SH - d->PT, kha, khb;                                             \
+            pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);                              \
+            for (ow = 0; ow < d->OW; ow++) {                                                        \
+                int32_t iw0 = ow * d->SW - d->PL, kwa, kwb, r, t, best;                             \
+                pfvm__nn_dw_range(d->KW, d->DW, iw0, 0, d->W, &kwa, &kwb);                          \
+                if (kha >= khb || kwa >= kwb) {                                                     \
+                    pfvm_red_store(Y, yoff + oh * d->OW + ow, -INFINITY);                           \
+                    continue;                                                                       \
+                }                                                                                   \
+                best = x[(ih0 + kha * d->DH) * d->W + iw0 + kwa * d->DW];                           \
+                for (r = kha; r < khb; r++) {                                                       \
+                    const T *xr = x + (ih0 + r * d->DH) * d->W + iw0;                               \
+                    for (t = kwa; t < kwb; t++)                                                     \
+                        best = xr[t * d->DW] > best ? xr[t * d->DW] : best;                         \
+                }                                                                                   \
+                y[oh * d->OW + ow] = (T)best;                                                       \
+            }                                                                                       \
+        }                                                                                           \
+    }
+static void pfvm__nn_max_plane_8(const pfvm__nn_2d *d, const pfvm_tensor *X, int64_t xoff, pfvm_tensor *Y, int64_t yoff)
+{
+    int32_t oh, ow;
+    if (X->dtype == PFVM_UINT8)
+        PFVM__NN_MAX8_BODY(uint8_t)
+    else
+        PFVM__NN_MAX8_BODY(int8_t)
+}
+
 static void pfvm__nn_pool_f32(const pfvm_tensor *X, pfvm_tensor *Y, pfvm_tensor *I, int kind, int64_t NC,
                               const int64_t *in_sp, const int64_t *out_sp, const pfvm__nn_win *w, int count_pad,
                               int storage)
@@ -1529,6 +1566,12 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         for (c = 0; c < NC; c++)
             pfvm__nn_max_plane(&d2, (const float *)X->data + c * in_sp[0] * in_sp[1],
                                (float *)Y->data + c * out_sp[0] * out_sp[1]);
+        return PFVM_OK;
+    }
+    if (kind == PFVM__NN_MAX && !I && (X->dtype == PFVM_UINT8 || X->dtype == PFVM_INT8) && Y->dtype == X->dtype &&
+        pfvm__nn_2d_win(&w, in_sp, out_sp, &d2)) {
+        for (c = 0; c < NC; c++)
+            pfvm__nn_max_plane_8(&d2, X, c * in_sp[0] * in_sp[1], Y, c * out_sp[0] * out_sp[1]);
         return PFVM_OK;
     }
     if (kind != PFVM__NN_LP && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {

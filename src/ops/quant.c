@@ -148,14 +148,16 @@ static void pfvm__q_dequantize_8(pfvm_kctx *k, int64_t inner, int64_t len, int64
     int64_t n = pfvm_tensor_numel(x), i = 0, c;
     while (i < n) {
         int64_t ch = np == 1 ? 0 : (i / inner) % len, end = np == 1 ? n : i + inner;
-        double sc = s[ch];
+        /* in float: x - zp is exact, so the one rounding of the product is
+         * the double product's (no soft-double on Cortex-M4F) */
+        float sc = s[ch];
         int32_t zp = z ? (u8 ? ((const uint8_t *)z->data)[ch] : ((const int8_t *)z->data)[ch]) : 0;
         if (u8)
             for (c = i; c < end; c++)
-                y[c] = (float)((double)(((const uint8_t *)x->data)[c] - zp) * sc);
+                y[c] = (float)(((const uint8_t *)x->data)[c] - zp) * sc;
         else
             for (c = i; c < end; c++)
-                y[c] = (float)((double)(((const int8_t *)x->data)[c] - zp) * sc);
+                y[c] = (float)(((const int8_t *)x->data)[c] - zp) * sc;
         i = end;
     }
 }
@@ -431,6 +433,10 @@ PFVM_INTERNAL int32_t pfvm_q_requantize(int32_t acc, int32_t mult, int shift, in
  * (2 * 255 * 255 < 2^31). Weights: wp[c][kp] = (w[c][2kp], w[c][2kp+1]);
  * columns: panels of PFVM__QG_NR columns, panel[kp][j] = (x[2kp][j],
  * x[2kp+1][j]). The kernel computes PFVM__QG_MR x PFVM__QG_NR sums. */
+/* Index math of the fast path: pointer-sized, so 32-bit on Cortex-M (no
+ * 64-bit multiplies and library divisions in the packing loops). */
+typedef ptrdiff_t pfvm__qi;
+
 #define PFVM__QG_MR 4
 #define PFVM__QG_NR 16
 
@@ -481,13 +487,136 @@ __attribute__((target("avx2"))) static void pfvm__qg_kernel_avx2(const int16_t *
 }
 #endif
 
+/* ---- the 2x2 SMLAD tile (Cortex-M4/M7 DSP extension) -----------------------------------------
+ *
+ * SMLAD adds the two products of two int16 pairs (one 32-bit word each) to
+ * a 32-bit sum: one word of a weight row and one of a panel column are one
+ * reduction pair. The kernel walks the 4x16 block as 2x2 tiles: per
+ * reduction pair two weight words, two panel words (adjacent: one LDRD)
+ * and four SMLADs; two pairs per iteration. Four sums, two weights, two
+ * columns, three pointers and a count: 11 registers, no spills on the M4.
+ * Other targets build the same tile with a C SMLAD (the unit tests check it
+ * against the portable kernel). */
+static int pfvm__qg_dsp_forced;
+
+PFVM_INTERNAL void pfvm_q_force_dsp(int on)
+{
+    pfvm__qg_dsp_forced = on;
+}
+
+#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__)
+#include <arm_acle.h>
+#define PFVM__QG_DSP 1
+/* words of int16 data: the packed buffers are 4-byte aligned */
+typedef uint32_t pfvm__qg_word __attribute__((may_alias, aligned(4)));
+#define PFVM__QG_WORD(p, i) (((const pfvm__qg_word *)(const void *)(p))[i])
+/* a word at any int16: LDR takes unaligned addresses on the M4 and M7 */
+typedef uint32_t pfvm__qg_uword __attribute__((may_alias, aligned(2)));
+#define PFVM__QG_UWORD(p) (*(const pfvm__qg_uword *)(const void *)(p))
+#define PFVM__QG_SMLAD(a, b, acc) __smlad((int16x2_t)(a), (int16x2_t)(b), (acc))
+#else
+static uint32_t pfvm__qg_word_at(const int16_t *p, pfvm__qi i)
+{
+    uint32_t v;
+    memcpy(&v, p + 2 * i, sizeof v);
+    return v;
+}
+
+/* SMLAD in C: the bottom halves' product plus the top halves', added with
+ * wraparound (as the instruction does). */
+static int32_t pfvm__qg_smlad(uint32_t a, uint32_t b, int32_t acc)
+{
+    int32_t lo = (int32_t)(int16_t)(uint16_t)(a & 0xffffu) * (int16_t)(uint16_t)(b & 0xffffu);
+    int32_t hi = (int32_t)(int16_t)(uint16_t)(a >> 16) * (int16_t)(uint16_t)(b >> 16);
+    return (int32_t)((uint32_t)acc + (uint32_t)lo + (uint32_t)hi);
+}
+#define PFVM__QG_WORD(p, i) pfvm__qg_word_at((p), (i))
+#define PFVM__QG_UWORD(p) pfvm__qg_word_at((p), 0)
+#define PFVM__QG_SMLAD(a, b, acc) pfvm__qg_smlad((a), (b), (acc))
+#endif
+
+#define PFVM__QG_TILE_STEP(wa, wb, xa, xb)        \
+    do {                                          \
+        a[0] = PFVM__QG_SMLAD((wa), (xa), a[0]);  \
+        a[1] = PFVM__QG_SMLAD((wa), (xb), a[1]);  \
+        a[2] = PFVM__QG_SMLAD((wb), (xa), a[2]);  \
+        a[3] = PFVM__QG_SMLAD((wb), (xb), a[3]);  \
+    } while (0)
+
+#ifdef PFVM__QG_DSP
+#define PFVM__QG_STR2(x) #x
+#define PFVM__QG_STR(x) PFVM__QG_STR2(x)
+/* Two reduction pairs: 2 x (LDR, LDR, LDRD, 4 SMLAD) and the loop's SUBS,
+ * BNE: 16 instructions for 16 multiply-adds. In assembly because gcc -Os
+ * inlines the C form into the convolution and spills its sums. */
+#define PFVM__QG_ASM_PAIR                                       \
+    "ldr %[wa], [%[w0]], #4\n\t"                               \
+    "ldr %[wb], [%[w1]], #4\n\t"                               \
+    "ldrd %[xa], %[xb], [%[x]], #" PFVM__QG_STR(PFVM__QG_NR_BYTES) "\n\t" \
+    "smlad %[a0], %[wa], %[xa], %[a0]\n\t"                     \
+    "smlad %[a1], %[wa], %[xb], %[a1]\n\t"                     \
+    "smlad %[a2], %[wb], %[xa], %[a2]\n\t"                     \
+    "smlad %[a3], %[wb], %[xb], %[a3]\n\t"
+#define PFVM__QG_NR_BYTES 64 /* a panel row: PFVM__QG_NR words */
+typedef char pfvm__qg_nr_bytes_ok[PFVM__QG_NR_BYTES == 4 * PFVM__QG_NR ? 1 : -1];
+__attribute__((noinline)) static void pfvm__qg_tile(const int16_t *w0, const int16_t *w1, const int16_t *x, pfvm__qi n,
+                                                    int32_t *a)
+{
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    uint32_t wa, wb, xa, xb;
+    pfvm__qi pairs = n >> 1;
+    if (pairs > 0)
+        __asm__ volatile("1:\n\t" PFVM__QG_ASM_PAIR PFVM__QG_ASM_PAIR "subs %[n], %[n], #1\n\t"
+                         "bne 1b\n\t"
+                         : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w0] "+r"(w0), [w1] "+r"(w1),
+                           [x] "+r"(x), [n] "+r"(pairs), [wa] "=&r"(wa), [wb] "=&r"(wb), [xa] "=&r"(xa), [xb] "=&r"(xb)
+                         :
+                         : "cc", "memory");
+    a[0] = a0, a[1] = a1, a[2] = a2, a[3] = a3;
+    if (n & 1)
+        PFVM__QG_TILE_STEP(PFVM__QG_WORD(w0, 0), PFVM__QG_WORD(w1, 0), PFVM__QG_WORD(x, 0), PFVM__QG_WORD(x, 1));
+}
+#else
+/* The same tile in C: what the unit tests check on the host. */
+static void pfvm__qg_tile(const int16_t *w0, const int16_t *w1, const int16_t *x, pfvm__qi n, int32_t *a)
+{
+    pfvm__qi kp;
+    a[0] = a[1] = a[2] = a[3] = 0;
+    for (kp = 0; kp < n; kp++, x += 2 * PFVM__QG_NR)
+        PFVM__QG_TILE_STEP(PFVM__QG_WORD(w0, kp), PFVM__QG_WORD(w1, kp), PFVM__QG_WORD(x, 0), PFVM__QG_WORD(x, 1));
+}
+#endif
+
+static void pfvm__qg_kernel_dsp(const int16_t *w, int64_t ldw, const int16_t *panel, int64_t K2, int32_t *acc)
+{
+    pfvm__qi ld = (pfvm__qi)ldw;
+    int r, j;
+    int32_t a[4];
+    for (r = 0; r < PFVM__QG_MR; r += 2)
+        for (j = 0; j < PFVM__QG_NR; j += 2) {
+            pfvm__qg_tile(w + r * ld, w + (r + 1) * ld, panel + 2 * j, (pfvm__qi)K2, a);
+            acc[r * PFVM__QG_NR + j] = a[0];
+            acc[r * PFVM__QG_NR + j + 1] = a[1];
+            acc[(r + 1) * PFVM__QG_NR + j] = a[2];
+            acc[(r + 1) * PFVM__QG_NR + j + 1] = a[3];
+        }
+}
+
 PFVM_INTERNAL int pfvm_q_gemm_kind(void)
 {
+    if (pfvm__qg_portable)
+        return 0;
+    if (pfvm__qg_dsp_forced)
+        return 1;
 #ifdef PFVM__QG_AVX2
-    if (!pfvm__qg_portable && pfvm__qg_have_avx2())
+    if (pfvm__qg_have_avx2())
         return 2;
 #endif
+#ifdef PFVM__QG_DSP
+    return 1;
+#else
     return 0;
+#endif
 }
 
 PFVM_DISPATCH static void pfvm__qg_kernel_c(const int16_t *w, int64_t ldw, const int16_t *panel, int64_t K2,
@@ -515,15 +644,18 @@ static void pfvm__qg_kernel(int kind, const int16_t *w, int64_t ldw, const int16
         return;
     }
 #endif
-    (void)kind;
+    if (kind == 1) {
+        pfvm__qg_kernel_dsp(w, ldw, panel, K2, acc);
+        return;
+    }
     pfvm__qg_kernel_c(w, ldw, panel, K2, acc);
 }
 
 /* ---- QLinearConv, fast path: 2-D, explicit pads, per-tensor x and y ------------------------- */
 
 typedef struct pfvm__qc_geom {
-    int64_t N, C, H, W, M, OH, OW, KH, KW, group, CG, MG, K, K2, Mp;
-    int64_t sh, sw, dh, dw, pt, pl;
+    pfvm__qi N, C, H, W, M, OH, OW, KH, KW, group, CG, MG, K, K2, Mp;
+    pfvm__qi sh, sw, dh, dw, pt, pl;
 } pfvm__qc_geom;
 
 static int pfvm__qc_attr2(const pfvm_node *n, const char *name, int64_t def, int64_t *out, int count)
@@ -551,6 +683,10 @@ static int pfvm__qc_geom_dims(const pfvm_node *n, const int64_t *xd, const int64
     int64_t s[2], d[2], p[4], ks[2];
     if (strcmp(ap, "NOTSET") || !pfvm__qc_attr2(n, "strides", 1, s, 2) || !pfvm__qc_attr2(n, "dilations", 1, d, 2) ||
         !pfvm__qc_attr2(n, "pads", 0, p, 4) || !pfvm__qc_attr2(n, "kernel_shape", 0, ks, 2))
+        return 0;
+    if (sizeof(pfvm__qi) < sizeof(int64_t) && yd && /* a 32-bit target: every index must fit */
+        (xd[0] * xd[1] * xd[2] * xd[3] > PTRDIFF_MAX || yd[0] * yd[1] * yd[2] * yd[3] > PTRDIFF_MAX ||
+         wd[0] * wd[1] * wd[2] * wd[3] > PTRDIFF_MAX / 2))
         return 0;
     g->N = xd[0], g->C = xd[1], g->H = xd[2], g->W = xd[3];
     g->M = wd[0], g->KH = wd[2], g->KW = wd[3];
@@ -586,9 +722,9 @@ static int pfvm__qc_is_dw(const pfvm__qc_geom *g)
 }
 
 /* Rows and (phase) columns of the padded plane. */
-static void pfvm__qc_dw_dims(const pfvm__qc_geom *g, int64_t *PH, int64_t *PWs)
+static void pfvm__qc_dw_dims(const pfvm__qc_geom *g, pfvm__qi *PH, pfvm__qi *PWs)
 {
-    int64_t PW = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
+    pfvm__qi PW = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
     *PH = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1;
     *PWs = (PW + g->sw - 1) / g->sw;
 }
@@ -597,7 +733,7 @@ static void pfvm__qc_dw_dims(const pfvm__qc_geom *g, int64_t *PH, int64_t *PWs)
  * padded plane and its sums (depthwise), or one group's column panels. */
 static size_t pfvm__qc_work_bytes(const pfvm__qc_geom *g)
 {
-    int64_t OHW = g->OH * g->OW, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR, PH, PWs;
+    pfvm__qi OHW = g->OH * g->OW, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR, PH, PWs;
     size_t b;
     pfvm__qc_dw_dims(g, &PH, &PWs);
     b = pfvm__qc_is_dw(g) ? (size_t)OHW * sizeof(int32_t) + (size_t)(g->sw * PH * PWs) * sizeof(int16_t)
@@ -610,7 +746,7 @@ static int pfvm__q_is8(const pfvm_tensor *t)
     return t && (t->dtype == PFVM_UINT8 || t->dtype == PFVM_INT8);
 }
 
-static int32_t pfvm__q_at(const pfvm_tensor *t, int64_t i)
+static int32_t pfvm__q_at(const pfvm_tensor *t, pfvm__qi i)
 {
     return t->dtype == PFVM_UINT8 ? ((const uint8_t *)t->data)[i] : ((const int8_t *)t->data)[i];
 }
@@ -618,11 +754,11 @@ static int32_t pfvm__q_at(const pfvm_tensor *t, int64_t i)
 /* Weights minus their zero points as int16 pairs, per group [Mp][2*K2]. */
 static void pfvm__qc_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const pfvm__qc_geom *g, int16_t *wp)
 {
-    int64_t nwz = pfvm_tensor_numel(wz), gg, c, kk;
+    pfvm__qi nwz = pfvm_tensor_numel(wz), gg, c, kk;
     memset(wp, 0, (size_t)(g->group * g->Mp * 2 * g->K2) * sizeof(int16_t));
     for (gg = 0; gg < g->group; gg++)
         for (c = 0; c < g->MG; c++) {
-            int64_t m = gg * g->MG + c;
+            pfvm__qi m = gg * g->MG + c;
             int32_t z = nwz == 1 ? pfvm__q_at(wz, 0) : pfvm__q_at(wz, m);
             int16_t *row = wp + (gg * g->Mp + c) * 2 * g->K2;
             if (W->dtype == PFVM_INT8)
@@ -634,40 +770,76 @@ static void pfvm__qc_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const 
         }
 }
 
+#if defined(__GNUC__)
+/* kept out of line: inlined, gcc -Os spills the packing loops' registers */
+#define PFVM__Q_NOINLINE __attribute__((noinline))
+#else
+#define PFVM__Q_NOINLINE
+#endif
+
+/* n elements of X from offset at, every s-th, minus xz, into every other
+ * int16 of d (one panel row's run of columns). */
+PFVM__Q_NOINLINE static void pfvm__qc_pack_run(const pfvm_tensor *X, pfvm__qi at, pfvm__qi s, pfvm__qi n, int32_t xz,
+                                               int16_t *d)
+{
+    pfvm__qi i;
+    if (X->dtype == PFVM_UINT8) {
+        const uint8_t *x = (const uint8_t *)X->data + at;
+        for (i = 0; i < n; i++, x += s)
+            d[2 * i] = (int16_t)(*x - xz);
+    } else {
+        const int8_t *x = (const int8_t *)X->data + at;
+        for (i = 0; i < n; i++, x += s)
+            d[2 * i] = (int16_t)(*x - xz);
+    }
+}
+
+/* n columns of two input rows (offsets a0 and a1 in X) minus xz as
+ * int16 pairs into d (one panel row). */
+PFVM__Q_NOINLINE static void pfvm__qc_pack_pairs(const pfvm_tensor *X, pfvm__qi a0, pfvm__qi a1, pfvm__qi n,
+                                                 int32_t xz, int16_t *d)
+{
+    pfvm__qi j;
+    if (X->dtype == PFVM_UINT8) {
+        const uint8_t *x0 = (const uint8_t *)X->data + a0, *x1 = (const uint8_t *)X->data + a1;
+        for (j = 0; j < n; j++) {
+            d[2 * j] = (int16_t)(x0[j] - xz);
+            d[2 * j + 1] = (int16_t)(x1[j] - xz);
+        }
+    } else {
+        const int8_t *x0 = (const int8_t *)X->data + a0, *x1 = (const int8_t *)X->data + a1;
+        for (j = 0; j < n; j++) {
+            d[2 * j] = (int16_t)(x0[j] - xz);
+            d[2 * j + 1] = (int16_t)(x1[j] - xz);
+        }
+    }
+}
+
 /* A 1x1 convolution's columns are the input's rows: no window to walk.
- * Two channels at a time fill one reduction pair of each panel. */
-static void pfvm__qc_pack_pointwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int64_t base, int32_t xz,
+ * Two channels at a time fill one reduction pair of each panel (an odd
+ * last channel pairs with zeros: the panels start zeroed). */
+static void pfvm__qc_pack_pointwise(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi base, int32_t xz,
                                     int16_t *panels)
 {
-    int64_t HW = g->H * g->W, kp, jb, j, step = g->K2 * 2 * PFVM__QG_NR;
+    pfvm__qi HW = g->H * g->W, kp, jb, step = g->K2 * 2 * PFVM__QG_NR;
     for (kp = 0; kp < g->K2; kp++) {
         int two = 2 * kp + 1 < g->K;
         for (jb = 0; jb * PFVM__QG_NR < HW; jb++) {
             int16_t *d = panels + jb * step + kp * 2 * PFVM__QG_NR;
-            int64_t j0 = jb * PFVM__QG_NR, n = HW - j0 < PFVM__QG_NR ? HW - j0 : PFVM__QG_NR;
-            if (X->dtype == PFVM_UINT8) {
-                const uint8_t *x0 = (const uint8_t *)X->data + base + 2 * kp * HW + j0, *x1 = two ? x0 + HW : x0;
-                for (j = 0; j < n; j++) {
-                    d[2 * j] = (int16_t)(x0[j] - xz);
-                    d[2 * j + 1] = two ? (int16_t)(x1[j] - xz) : 0;
-                }
-            } else {
-                const int8_t *x0 = (const int8_t *)X->data + base + 2 * kp * HW + j0, *x1 = two ? x0 + HW : x0;
-                for (j = 0; j < n; j++) {
-                    d[2 * j] = (int16_t)(x0[j] - xz);
-                    d[2 * j + 1] = two ? (int16_t)(x1[j] - xz) : 0;
-                }
-            }
+            pfvm__qi j0 = jb * PFVM__QG_NR, n = HW - j0 < PFVM__QG_NR ? HW - j0 : PFVM__QG_NR, at = base + 2 * kp * HW + j0;
+            if (two)
+                pfvm__qc_pack_pairs(X, at, at + HW, n, xz, d);
+            else
+                pfvm__qc_pack_run(X, at, 1, n, xz, d);
         }
     }
 }
 
 /* Column panels of one image and group: x minus its zero point, 0 in the
  * padding. */
-static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, int64_t base, int32_t xz, int16_t *panels)
+static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi base, int32_t xz, int16_t *panels)
 {
-    int64_t OHW = g->OH * g->OW, kk, oh, ow, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
-    int u8 = X->dtype == PFVM_UINT8;
+    pfvm__qi OHW = g->OH * g->OW, kk, oh, ow, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
     memset(panels, 0, (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t));
     if (g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 && OHW == g->H * g->W) {
         pfvm__qc_pack_pointwise(g, X, base, xz, panels);
@@ -676,24 +848,21 @@ static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, int64_t 
     /* per kernel position and output row, the valid columns are one run:
      * walk it with a running panel position instead of dividing */
     for (kk = 0; kk < g->K; kk++) {
-        int64_t c = kk / (g->KH * g->KW), kh = kk / g->KW % g->KH, kw = kk % g->KW;
-        int64_t t = g->pl - kw * g->dw, u = g->W - 1 + g->pl - kw * g->dw;
-        int64_t ow_lo = t <= 0 ? 0 : (t + g->sw - 1) / g->sw, ow_hi = u < 0 ? 0 : u / g->sw + 1;
-        int64_t plane = base + c * g->H * g->W, step = g->K2 * 2 * PFVM__QG_NR;
+        pfvm__qi c = kk / (g->KH * g->KW), kh = kk / g->KW % g->KH, kw = kk % g->KW;
+        pfvm__qi t = g->pl - kw * g->dw, u = g->W - 1 + g->pl - kw * g->dw;
+        pfvm__qi ow_lo = t <= 0 ? 0 : (t + g->sw - 1) / g->sw, ow_hi = u < 0 ? 0 : u / g->sw + 1;
+        pfvm__qi plane = base + c * g->H * g->W, step = g->K2 * 2 * PFVM__QG_NR;
         int16_t *col0 = panels + (kk / 2) * 2 * PFVM__QG_NR + (kk & 1);
         ow_hi = ow_hi < g->OW ? ow_hi : g->OW;
         for (oh = 0; oh < g->OH && ow_lo < ow_hi; oh++) {
-            int64_t ih = oh * g->sh - g->pt + kh * g->dh, j = oh * g->OW + ow_lo, jj = j % PFVM__QG_NR, at;
+            pfvm__qi ih = oh * g->sh - g->pt + kh * g->dh, j = oh * g->OW + ow_lo, jj = j % PFVM__QG_NR, at, take;
             int16_t *d = col0 + (j / PFVM__QG_NR) * step;
             if (ih < 0 || ih >= g->H)
                 continue;
             at = plane + ih * g->W + ow_lo * g->sw - t;
-            for (ow = ow_lo; ow < ow_hi; ow++, at += g->sw) {
-                d[jj * 2] = (int16_t)((u8 ? ((const uint8_t *)X->data)[at] : ((const int8_t *)X->data)[at]) - xz);
-                if (++jj == PFVM__QG_NR) {
-                    jj = 0;
-                    d += step;
-                }
+            for (ow = ow_lo; ow < ow_hi; ow += take, at += take * g->sw, jj = 0, d += step) {
+                take = ow_hi - ow < PFVM__QG_NR - jj ? ow_hi - ow : PFVM__QG_NR - jj;
+                pfvm__qc_pack_run(X, at, g->sw, take, xz, d + 2 * jj);
             }
         }
     }
@@ -742,9 +911,60 @@ __attribute__((target("avx2"))) static int64_t pfvm__qc_store_avx2(const int32_t
 }
 #endif
 
-static void pfvm__qc_store(const pfvm__qc_out *o, int64_t m, int64_t at, const int32_t *acc, int64_t n)
+/* From the product's high word (hi) and whether its low word is zero:
+ * hi's bits below s and the low word are the remainder. On Cortex-M this
+ * is SMULL and a few 32-bit instructions instead of 64-bit shifts. */
+/* From the product's high word (hi) and whether its low word is zero:
+ * hi's bits below s and the low word are the remainder. On Cortex-M this
+ * is SMULL and a few 32-bit instructions instead of 64-bit shifts. A
+ * macro: the requantization loops must not call per element. */
+#define PFVM__Q_SCALE_HI(acc, mult, s, half1, out)                                 \
+    do {                                                                         \
+        int64_t p_ = (int64_t)(acc) * (mult);                                    \
+        int32_t hi_ = (int32_t)(p_ >> 32);                                       \
+        (out) = (hi_ + (half1) + (((hi_ >> (s)) & 1) | ((uint32_t)p_ != 0))) >> (s); \
+    } while (0)
+
+PFVM_INTERNAL int32_t pfvm_q_scale_hi(int32_t acc, int32_t mult, int s)
 {
-    int64_t j;
+    int32_t v;
+    PFVM__Q_SCALE_HI(acc, mult, s, (1 << (s - 1)) - 1, v);
+    return v;
+}
+
+#ifdef PFVM__QG_DSP
+#define PFVM__Q_SAT_U8(v) __usat((v), 8)
+#define PFVM__Q_SAT_S8(v) __ssat((v), 8)
+#else
+#define PFVM__Q_SAT_U8(v) ((v) < 0 ? 0 : (v) > 255 ? 255 : (v))
+#define PFVM__Q_SAT_S8(v) ((v) < -128 ? -128 : (v) > 127 ? 127 : (v))
+#endif
+
+/* Requantizes n sums into 8-bit outputs (the type's whole range), for
+ * shifts in [33, 62] (s = shift - 32). */
+PFVM__Q_NOINLINE static void pfvm__qc_store_hi(const int32_t *acc, pfvm__qi n, int32_t b, int32_t mult, int s,
+                                               int32_t zp, void *out, int u8)
+{
+    int32_t half1 = (1 << (s - 1)) - 1, v;
+    pfvm__qi j;
+    if (u8) {
+        uint8_t *y = (uint8_t *)out;
+        for (j = 0; j < n; j++) {
+            PFVM__Q_SCALE_HI(acc[j] + b, mult, s, half1, v);
+            y[j] = (uint8_t)PFVM__Q_SAT_U8(v + zp);
+        }
+    } else {
+        int8_t *y = (int8_t *)out;
+        for (j = 0; j < n; j++) {
+            PFVM__Q_SCALE_HI(acc[j] + b, mult, s, half1, v);
+            y[j] = (int8_t)PFVM__Q_SAT_S8(v + zp);
+        }
+    }
+}
+
+static void pfvm__qc_store(const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at, const int32_t *acc, pfvm__qi n)
+{
+    pfvm__qi j;
     int32_t b = o->bias ? o->bias[m] : 0, lo = o->lo, hi = o->hi, zp = o->zp, mult = o->mult[m];
     int sh = o->shift[m];
 #ifdef PFVM__QG_AVX2
@@ -756,6 +976,10 @@ static void pfvm__qc_store(const pfvm__qc_out *o, int64_t m, int64_t at, const i
         n -= done;
     }
 #endif
+    if (sh >= 33 && sh <= 62) {
+        pfvm__qc_store_hi(acc, n, b, mult, sh - 32, zp, (char *)o->Y->data + at, o->Y->dtype == PFVM_UINT8);
+        return;
+    }
     if (sh < 1 || sh > 62) {
         for (j = 0; j < n; j++) {
             int32_t v = pfvm_q_requantize(acc[j] + b, mult, sh, zp, lo, hi);
@@ -782,17 +1006,17 @@ static void pfvm__qc_store(const pfvm__qc_out *o, int64_t m, int64_t at, const i
 }
 
 static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16_t *panels, const pfvm__qc_out *o,
-                          int64_t n, int64_t gg)
+                          pfvm__qi n, pfvm__qi gg)
 {
-    int64_t OHW = g->OH * g->OW, jb, mb, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
+    pfvm__qi OHW = g->OH * g->OW, jb, mb, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
     int kind = pfvm_q_gemm_kind(), c;
     int32_t acc[PFVM__QG_MR * PFVM__QG_NR];
     for (jb = 0; jb < npan; jb++) {
-        int64_t cols = OHW - jb * PFVM__QG_NR < PFVM__QG_NR ? OHW - jb * PFVM__QG_NR : PFVM__QG_NR;
+        pfvm__qi cols = OHW - jb * PFVM__QG_NR < PFVM__QG_NR ? OHW - jb * PFVM__QG_NR : PFVM__QG_NR;
         for (mb = 0; mb < g->MG; mb += PFVM__QG_MR) {
             pfvm__qg_kernel(kind, wp + mb * 2 * g->K2, 2 * g->K2, panels + jb * g->K2 * 2 * PFVM__QG_NR, g->K2, acc);
             for (c = 0; c < PFVM__QG_MR && mb + c < g->MG; c++) {
-                int64_t m = gg * g->MG + mb + c;
+                pfvm__qi m = gg * g->MG + mb + c;
                 pfvm__qc_store(o, m, (n * g->M + m) * OHW + jb * PFVM__QG_NR, acc + c * PFVM__QG_NR, cols);
             }
         }
@@ -807,13 +1031,13 @@ static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16
  * sums vectorize (int16 x int16 -> int32, exact) in the dispatched clones. */
 
 /* Channel plane (offset `plane` in X) into P, minus xz, 0 in the padding. */
-static void pfvm__qc_dw_fill(const pfvm__qc_geom *g, const pfvm_tensor *X, int64_t plane, int32_t xz, int16_t *P)
+static void pfvm__qc_dw_fill(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi plane, int32_t xz, int16_t *P)
 {
-    int64_t PH, PWs, ih, iw, s = g->sw;
+    pfvm__qi PH, PWs, ih, iw, s = g->sw;
     pfvm__qc_dw_dims(g, &PH, &PWs);
     memset(P, 0, (size_t)(s * PH * PWs) * sizeof(int16_t));
     for (ih = 0; ih < PH; ih++) {
-        int64_t y = ih - g->pt, lo = g->pl, hi = g->pl + g->W < s * PWs ? g->pl + g->W : s * PWs;
+        pfvm__qi y = ih - g->pt, lo = g->pl, hi = g->pl + g->W < s * PWs ? g->pl + g->W : s * PWs;
         int16_t *row = P + ih * PWs;
         if (y < 0 || y >= g->H)
             continue;
@@ -834,10 +1058,10 @@ static void pfvm__qc_dw_fill(const pfvm__qc_geom *g, const pfvm_tensor *X, int64
 }
 
 /* One output row: a[ow] = sum over taps t of w[t] * rows[t][ow]. */
-PFVM_DISPATCH static void pfvm__qc_dw_row_c(const int16_t *const *rows, const int32_t *w, int taps, int64_t OW,
+PFVM_DISPATCH static void pfvm__qc_dw_row_c(const int16_t *const *rows, const int32_t *w, int taps, pfvm__qi OW,
                                             int32_t *a)
 {
-    int64_t ow;
+    pfvm__qi ow;
     int t;
     for (ow = 0; ow < OW; ow++)
         a[ow] = 0;
@@ -875,6 +1099,50 @@ __attribute__((target("avx2"))) static void pfvm__qc_dw_row_avx2(const int16_t *
 
 #define PFVM__QC_DW_TAPS 64
 
+/* Depthwise 3x3 at stride and dilation 1 on the SMLAD terms (kind 1): per
+ * kernel row, taps 0 and 1 are one word of two adjacent int16 (unaligned
+ * on odd columns) and tap 2 a word whose second half meets a zero weight:
+ * 6 SMLADs for 9 multiply-adds, the sum in a register. Reads one int16
+ * past a row's last column (times 0; the work buffer has 64 bytes of
+ * slack after the plane). wq: the 6 weight words. */
+PFVM__Q_NOINLINE static void pfvm__qc_dw3_row(const int16_t *r0, const int16_t *r1, const int16_t *r2,
+                                              const uint32_t *wq, pfvm__qi OW, int32_t *a)
+{
+    uint32_t w0 = wq[0], w1 = wq[1], w2 = wq[2], w3 = wq[3], w4 = wq[4], w5 = wq[5];
+    pfvm__qi ow;
+    for (ow = 0; ow < OW; ow++) {
+        int32_t v = PFVM__QG_SMLAD(PFVM__QG_UWORD(r0 + ow), w0, 0);
+        v = PFVM__QG_SMLAD(PFVM__QG_UWORD(r0 + ow + 2), w1, v);
+        v = PFVM__QG_SMLAD(PFVM__QG_UWORD(r1 + ow), w2, v);
+        v = PFVM__QG_SMLAD(PFVM__QG_UWORD(r1 + ow + 2), w3, v);
+        v = PFVM__QG_SMLAD(PFVM__QG_UWORD(r2 + ow), w4, v);
+        a[ow] = PFVM__QG_SMLAD(PFVM__QG_UWORD(r2 + ow + 2), w5, v);
+    }
+}
+
+static uint32_t pfvm__qc_pair(int16_t lo, int16_t hi)
+{
+    return (uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16;
+}
+
+/* pfvm__qc_dw_plane for 3x3 kernels at strides and dilations 1 with the SMLAD row. */
+static int pfvm__qc_dw3_plane(const pfvm__qc_geom *g, const int16_t *P, const int16_t *w, int32_t *acc)
+{
+    pfvm__qi PH, PWs, oh;
+    uint32_t wq[6];
+    int r;
+    if (g->KH != 3 || g->KW != 3 || g->sh != 1 || g->sw != 1 || g->dh != 1 || g->dw != 1)
+        return 0;
+    pfvm__qc_dw_dims(g, &PH, &PWs);
+    for (r = 0; r < 3; r++) {
+        wq[2 * r] = pfvm__qc_pair(w[3 * r], w[3 * r + 1]);
+        wq[2 * r + 1] = pfvm__qc_pair(w[3 * r + 2], 0);
+    }
+    for (oh = 0; oh < g->OH; oh++)
+        pfvm__qc_dw3_row(P + oh * PWs, P + (oh + 1) * PWs, P + (oh + 2) * PWs, wq, g->OW, acc + oh * g->OW);
+    return 1;
+}
+
 /* acc (the channel's OH x OW sums) = each kernel position's weight times
  * its shifted rows of P, summed; kernels of more than PFVM__QC_DW_TAPS
  * positions add one position at a time. */
@@ -882,18 +1150,20 @@ static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const in
 {
     const int16_t *rows[PFVM__QC_DW_TAPS];
     int32_t wt[PFVM__QC_DW_TAPS];
-    int64_t PH, PWs, kh, kw, oh, OW = g->OW, taps = g->KH * g->KW, t;
+    pfvm__qi PH, PWs, kh, kw, oh, OW = g->OW, taps = g->KH * g->KW, t;
     int kind = pfvm_q_gemm_kind();
+    if (kind == 1 && pfvm__qc_dw3_plane(g, P, w, acc))
+        return;
     pfvm__qc_dw_dims(g, &PH, &PWs);
     for (oh = 0; oh < g->OH; oh++) {
         int32_t *a = acc + oh * OW;
         for (t = 0, kh = 0; kh < g->KH; kh++)
             for (kw = 0; kw < g->KW; kw++, t++) {
-                int64_t col = kw * g->dw;
+                pfvm__qi col = kw * g->dw;
                 const int16_t *row = P + (col % g->sw) * PH * PWs + (oh * g->sh + kh * g->dh) * PWs + col / g->sw;
                 if (taps > PFVM__QC_DW_TAPS) {
                     int32_t wv = w[t];
-                    int64_t ow;
+                    pfvm__qi ow;
                     if (!t)
                         for (ow = 0; ow < OW; ow++)
                             a[ow] = 0;
@@ -918,9 +1188,9 @@ static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const in
 }
 
 static void pfvm__qc_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int32_t xz, const int16_t *wp,
-                               const pfvm__qc_out *o, int16_t *P, int32_t *acc, int64_t n)
+                               const pfvm__qc_out *o, int16_t *P, int32_t *acc, pfvm__qi n)
 {
-    int64_t c, OHW = g->OH * g->OW;
+    pfvm__qi c, OHW = g->OH * g->OW;
     for (c = 0; c < g->C; c++) {
         pfvm__qc_dw_fill(g, X, (n * g->C + c) * g->H * g->W, xz, P);
         pfvm__qc_dw_plane(g, P, wp + c * g->Mp * 2 * g->K2, acc);
@@ -1048,7 +1318,7 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
     const pfvm__qc_state *s;
     pfvm__qc_geom g;
     pfvm__qc_out o;
-    int64_t n, gg;
+    pfvm__qi n, gg;
     const int32_t *mult;
     const int *shift;
     const int16_t *wp;

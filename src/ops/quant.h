@@ -14,12 +14,18 @@ extern "C" {
 PFVM_INTERNAL void pfvm_q_multiplier(double real, int32_t *mult, int *shift);
 /* acc * mult * 2^-shift rounded half to even, exactly (64-bit product). */
 PFVM_INTERNAL int64_t pfvm_q_scale(int64_t acc, int32_t mult, int shift);
+/* pfvm_q_scale(acc, mult, 32 + s) for s in [1, 30], in 32-bit arithmetic
+ * but for one 32x32->64 multiply (the requantization of the fast paths). */
+PFVM_INTERNAL int32_t pfvm_q_scale_hi(int32_t acc, int32_t mult, int s);
 /* zp + pfvm_q_scale(acc), saturated to [lo, hi]. */
 PFVM_INTERNAL int32_t pfvm_q_requantize(int32_t acc, int32_t mult, int shift, int32_t zp, int32_t lo, int32_t hi);
-/* Which int8 GEMM kernel runs: 2 AVX2, 0 portable C. pfvm_q_force_portable(1)
- * makes every later call use the portable one (tests compare the two). */
+/* Which int8 GEMM kernel runs: 2 AVX2, 1 the SMLAD tile (Cortex-M DSP
+ * extension; elsewhere its C emulation), 0 portable C.
+ * pfvm_q_force_portable(1) makes every later call use the portable one,
+ * pfvm_q_force_dsp(1) the SMLAD tile (tests compare them). */
 PFVM_INTERNAL int pfvm_q_gemm_kind(void);
 PFVM_INTERNAL void pfvm_q_force_portable(int on);
+PFVM_INTERNAL void pfvm_q_force_dsp(int on);
 
 #ifdef __cplusplus
 }

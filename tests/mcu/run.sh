@@ -35,7 +35,9 @@ digits_sel $B/digits_sel.onnx models/digits_samples/digit_0.pb sel
 mlp tests/models/mlp/model.onnx tests/models/mlp/test_data_set_0/input_0.pb
 cnn_small tests/models/cnn_small/model.onnx tests/models/cnn_small/test_data_set_0/input_0.pb
 dscnn tests/models/dscnn/model.onnx tests/models/dscnn/test_data_set_0/input_0.pb
-mlp_mnist tests/models/mlp_mnist/model.onnx tests/models/mlp_mnist/test_data_set_0/input_0.pb"
+mlp_mnist tests/models/mlp_mnist/model.onnx tests/models/mlp_mnist/test_data_set_0/input_0.pb
+digits_q8 $B/digits_q8.onnx models/digits_samples/digit_0.pb
+dscnn_q8 $B/dscnn_q8.onnx tests/models/dscnn/test_data_set_0/input_0.pb"
 BOARDS="an386 an500"
 
 for tool in $CROSS qemu-system-arm; do
@@ -112,6 +114,8 @@ if [ -z "$want" ] || echo " $want " | grep -q " digits_sel "; then
     fi
 fi
 SEL_FLAGS="-include $B/digits_ops.h -DPFVM_NO_AUTODIFF"
+# the int8 cases' models (*_q8), made by build/interp
+case " $want " in "  " | *_q8\ *) sh tests/mcu/q8.sh "$B" || build_fail=1 ;; esac
 
 # the libraries, once per board and for the host (in parallel: two jobs)
 pids=""
@@ -147,6 +151,7 @@ rm -f "$B/.fails" "$B/.passes"
 echo "$MODELS" | while read -r name model input variant; do
     if [ -n "$want" ] && ! echo " $want " | grep -q " $name "; then continue; fi
     if [ "$variant" = sel ] && [ $sel = 0 ]; then continue; fi
+    [ -f "$model" ] || continue # a *_q8 model without build/interp
     impl=pfvm_impl${variant:+_$variant}.o
     main=main${variant:+_$variant}.o # sel: no pfvm_optimize on the device (MCU_PREPARED)
     # host reference: same program, same embedded bytes, portable kernels
