@@ -127,9 +127,21 @@ def hook_switches(text, body):
     """The lines around an operator table that make its gradient builders
     (PFVM_NO_AUTODIFF) or fusion hooks (PFVM_NO_FUSION) NULL: for every
     identifier X of the table, X_grad / X_fuse (the names the tables and
-    their macros use) and X itself when it has that suffix."""
+    their macros use) and X itself when it has that suffix; and its
+    inference hooks (PFVM_NO_SHAPE_INFERENCE): the names with "infer"."""
     ids = set(re.findall(r'\bpfvm__\w+', re.sub(r'"(?:[^"\\]|\\.)*"', '', body)))
     before, after = [], []
+    # inference hooks: every function name of the table (and of the
+    # macros that build its entries) with "infer" in it
+    infer = set(re.findall(r'\bpfvm_\w*infer\w*', re.sub(r'"(?:[^"\\]|\\.)*"', '', body)))
+    for mac in set(re.findall(r'\b(PFVM__\w+)\(', body)):
+        d = re.search(r'^#define %s\(.*(?:\\\n.*)*' % mac, text, re.M)
+        if d:
+            infer |= set(re.findall(r'\bpfvm_\w*infer\w*', d.group(0)))
+    infer = sorted(n for n in infer if not n.endswith("_fn") and not re.search(r'^#define %s\b' % n, text, re.M))
+    if infer:
+        before.append("#ifdef PFVM_NO_SHAPE_INFERENCE\n" + "".join("#define %s NULL\n" % n for n in infer) + "#endif\n")
+        after.append("#ifdef PFVM_NO_SHAPE_INFERENCE\n" + "".join("#undef %s\n" % n for n in infer) + "#endif\n")
     for macro, suffix in HOOKS:
         names = sorted({i if i.endswith(suffix) else i + suffix for i in ids})
         names = [n for n in names if not re.search(r'^#define %s\b' % n, text, re.M)]
