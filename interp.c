@@ -6,7 +6,7 @@
  *   interp shapes MODEL [--dim NAME=VALUE]...
  *   interp plan MODEL [--dim NAME=VALUE]...
  *   interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt | --compare]
- *   interp opt MODEL -o OUT.onnx [--passes LIST]
+ *   interp opt MODEL -o OUT.onnx [--passes LIST] [--planned]
  *   interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]
  *               [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...
  *   interp dot MODEL [--opt] [-o FILE]
@@ -48,7 +48,9 @@ static const char *usage_text =
     "  interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt | --compare]   --compare: passes off and on,\n"
     "             alternating runs, with the median of the pairs' off/on ratios. Every input is fed as\n"
     "             varying data (never folded); integer inputs get valid Gather indices\n"
-    "  interp opt MODEL -o OUT.onnx [--passes LIST]   LIST: comma-separated pass names, or none\n"
+    "  interp opt MODEL -o OUT.onnx [--passes LIST] [--planned]   LIST: comma-separated pass names, or none;\n"
+    "             --planned: plan for the declared input shapes and store the plan in the file (value_info and\n"
+    "             metadata pfvm.plan) for pfvm built with PFVM_NO_SHAPE_INFERENCE\n"
     "  interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]\n"
     "             [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...\n"
     "  interp dot MODEL [--opt] [-o FILE]   Graphviz: fused groups as clusters, shapes on edges\n"

@@ -136,6 +136,16 @@
  *                         model runs its body node by node (allocating while
  *                         it runs): prepare models for such builds with
  *                         `interp opt --passes fold,simplify,cse,bnfold,dce`
+ *   PFVM_NO_SHAPE_INFERENCE  the operators' inference hooks, bind-time
+ *                         folding and the planner are left out: the model
+ *                         must hold a stored plan (`interp opt --planned`,
+ *                         pfvm_exec_store_plan: value_info with every
+ *                         shape, metadata "pfvm.plan" with the arena and
+ *                         offsets), and binds inputs of the stored shapes
+ *                         only; a model without one fails to bind ("no
+ *                         stored plan"), outputs the plan leaves out are
+ *                         sized by their kernels; subgraphs (If, Loop,
+ *                         Scan) need inference and fail to bind
  *   PFVM_QLINEAR_PACK_PER_RUN  QLinearConv packs its int8 weights (as int16
  *                         pairs) into the workspace on each run, one layer at
  *                         a time, instead of keeping every layer's packed
