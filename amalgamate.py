@@ -121,6 +121,7 @@ def split_entries(body):
 
 
 HOOKS = (("PFVM_NO_AUTODIFF", "_grad"), ("PFVM_NO_FUSION", "_fuse"))
+NO_INFERENCE_HOOK = re.compile(r'infer|_simp_|_flops\b|^pfvm_acl_|_accel(_|\b)')
 
 
 def hook_switches(text, body):
@@ -128,16 +129,20 @@ def hook_switches(text, body):
     (PFVM_NO_AUTODIFF) or fusion hooks (PFVM_NO_FUSION) NULL: for every
     identifier X of the table, X_grad / X_fuse (the names the tables and
     their macros use) and X itself when it has that suffix; and its
-    inference hooks (PFVM_NO_SHAPE_INFERENCE): the names with "infer"."""
+    inference, simplify, flops and accel hooks (PFVM_NO_SHAPE_INFERENCE),
+    by name (NO_INFERENCE_HOOK)."""
     ids = set(re.findall(r'\bpfvm__\w+', re.sub(r'"(?:[^"\\]|\\.)*"', '', body)))
     before, after = [], []
-    # inference hooks: every function name of the table (and of the
-    # macros that build its entries) with "infer" in it
-    infer = set(re.findall(r'\bpfvm_\w*infer\w*', re.sub(r'"(?:[^"\\]|\\.)*"', '', body)))
+    # inference hooks, and those only passes and pfvm_accel.h call (which
+    # need inference): the function names of the table (and of the macros
+    # that build its entries) with "infer", "_simp_", "_flops" or "accel"
+    # in them, pfvm_acl_* (lowerings)
+    code = re.sub(r'"(?:[^"\\]|\\.)*"', '', body)
     for mac in set(re.findall(r'\b(PFVM__\w+)\(', body)):
-        d = re.search(r'^#define %s\(.*(?:\\\n.*)*' % mac, text, re.M)
+        d = re.search(r'^#define %s\((?:.*\\\n)*.*' % mac, text, re.M)
         if d:
-            infer |= set(re.findall(r'\bpfvm_\w*infer\w*', d.group(0)))
+            code += d.group(0)
+    infer = set(n for n in re.findall(r'\bpfvm_\w+', code) if NO_INFERENCE_HOOK.search(n))
     infer = sorted(n for n in infer if not n.endswith("_fn") and not re.search(r'^#define %s\b' % n, text, re.M))
     if infer:
         before.append("#ifdef PFVM_NO_SHAPE_INFERENCE\n" + "".join("#define %s NULL\n" % n for n in infer) + "#endif\n")

@@ -145,7 +145,10 @@
  *                         only; a model without one fails to bind ("no
  *                         stored plan"), outputs the plan leaves out are
  *                         sized by their kernels; subgraphs (If, Loop,
- *                         Scan) need inference and fail to bind
+ *                         Scan) need inference and fail to bind. The hooks
+ *                         only passes and pfvm_accel.h call (simplify,
+ *                         flops, accel lowering) go too: the passes need
+ *                         inference
  *   PFVM_QLINEAR_PACK_PER_RUN  QLinearConv packs its int8 weights (as int16
  *                         pairs) into the workspace on each run, one layer at
  *                         a time, instead of keeping every layer's packed
@@ -2332,7 +2335,9 @@ typedef pfvm_code (*pfvm_infer_keep_all_fn)(pfvm_graph *g, pfvm_infer_keep_fn ke
 #endif
 /* PFVM_NO_SHAPE_INFERENCE (devices that bind models with a stored plan,
  * pfvm_exec_store_plan): the amalgamation defines every table's inference
- * hooks as NULL like the hooks below; other definitions use this macro. */
+ * hooks (and the simplify, flops and accel hooks, which only inference's
+ * users call) as NULL like the hooks below; other definitions use this
+ * macro. */
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define PFVM__NO_INFERENCE 1
 #define PFVM__INFER_HOOK(f) NULL
@@ -15312,6 +15317,8 @@ static pfvm_code pfvm__ew_accel_binary(pfvm_accel_ctx *c)
 #define PFVM__EW_BA(name, since, kern, infer, types, check, attrs) \
     {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_binary, NULL, NULL}
 #ifdef PFVM_NO_SHAPE_INFERENCE
+#define pfvm__ew_accel_binary NULL
+#define pfvm__ew_accel_unary NULL
 #define pfvm__ew_infer_abs NULL
 #define pfvm__ew_infer_add NULL
 #define pfvm__ew_infer_and NULL
@@ -15337,6 +15344,10 @@ static pfvm_code pfvm__ew_accel_binary(pfvm_accel_ctx *c)
 #define pfvm__ew_infer_unary NULL
 #define pfvm__ew_infer_where NULL
 #define pfvm__ew_infer_xor NULL
+#define pfvm__ew_simp_binary NULL
+#define pfvm__ew_simp_cast NULL
+#define pfvm__ew_simp_variadic NULL
+#define pfvm_acl_clip NULL
 #endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__ew_a_alpha_beta_grad NULL
@@ -15636,6 +15647,8 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_SHAPE_INFERENCE
+#undef pfvm__ew_accel_binary
+#undef pfvm__ew_accel_unary
 #undef pfvm__ew_infer_abs
 #undef pfvm__ew_infer_add
 #undef pfvm__ew_infer_and
@@ -15661,6 +15674,10 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
 #undef pfvm__ew_infer_unary
 #undef pfvm__ew_infer_where
 #undef pfvm__ew_infer_xor
+#undef pfvm__ew_simp_binary
+#undef pfvm__ew_simp_cast
+#undef pfvm__ew_simp_variadic
+#undef pfvm_acl_clip
 #endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__ew_a_alpha_beta_grad
@@ -21215,8 +21232,14 @@ static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
 }
 
 #ifdef PFVM_NO_SHAPE_INFERENCE
+#define pfvm__la_accel NULL
+#define pfvm__la_gemm_flops NULL
 #define pfvm__la_infer_gemm NULL
 #define pfvm__la_infer_matmul NULL
+#define pfvm__la_matmul_flops NULL
+#define pfvm__la_simp_gemm NULL
+#define pfvm__la_simp_matmul NULL
+#define pfvm_acl_matmul NULL
 #endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__la_accel_grad NULL
@@ -21254,8 +21277,14 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_SHAPE_INFERENCE
+#undef pfvm__la_accel
+#undef pfvm__la_gemm_flops
 #undef pfvm__la_infer_gemm
 #undef pfvm__la_infer_matmul
+#undef pfvm__la_matmul_flops
+#undef pfvm__la_simp_gemm
+#undef pfvm__la_simp_matmul
+#undef pfvm_acl_matmul
 #endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__la_accel_grad
@@ -25208,6 +25237,10 @@ static pfvm_code pfvm__nn_accel_softmax(pfvm_accel_ctx *c)
 }
 
 #ifdef PFVM_NO_SHAPE_INFERENCE
+#define pfvm__nn_accel_ln NULL
+#define pfvm__nn_accel_softmax NULL
+#define pfvm__nn_conv_flops NULL
+#define pfvm__nn_convt_flops NULL
 #define pfvm__nn_infer_bn NULL
 #define pfvm__nn_infer_conv NULL
 #define pfvm__nn_infer_convt NULL
@@ -25220,6 +25253,13 @@ static pfvm_code pfvm__nn_accel_softmax(pfvm_accel_ctx *c)
 #define pfvm__nn_infer_roipool NULL
 #define pfvm__nn_infer_softmax NULL
 #define pfvm__nn_infer_unpool NULL
+#define pfvm__nn_simp_bn NULL
+#define pfvm__nn_simp_conv NULL
+#define pfvm_acl_batchnorm NULL
+#define pfvm_acl_conv NULL
+#define pfvm_acl_global_pool NULL
+#define pfvm_acl_logsoftmax NULL
+#define pfvm_acl_pool NULL
 #endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__nn_accel_ln_grad NULL
@@ -25336,6 +25376,10 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_SHAPE_INFERENCE
+#undef pfvm__nn_accel_ln
+#undef pfvm__nn_accel_softmax
+#undef pfvm__nn_conv_flops
+#undef pfvm__nn_convt_flops
 #undef pfvm__nn_infer_bn
 #undef pfvm__nn_infer_conv
 #undef pfvm__nn_infer_convt
@@ -25348,6 +25392,13 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
 #undef pfvm__nn_infer_roipool
 #undef pfvm__nn_infer_softmax
 #undef pfvm__nn_infer_unpool
+#undef pfvm__nn_simp_bn
+#undef pfvm__nn_simp_conv
+#undef pfvm_acl_batchnorm
+#undef pfvm_acl_conv
+#undef pfvm_acl_global_pool
+#undef pfvm_acl_logsoftmax
+#undef pfvm_acl_pool
 #endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__nn_accel_ln_grad
@@ -28295,10 +28346,12 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm_acl_reduce, NULL, NULL}
 
 #ifdef PFVM_NO_SHAPE_INFERENCE
+#define pfvm__red_infer NULL
 #define pfvm__red_infer_arg NULL
 #define pfvm__red_infer_cumsum NULL
 #define pfvm__red_infer_loss NULL
 #define pfvm__red_infer_topk NULL
+#define pfvm_acl_reduce NULL
 #endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__red_check_loss_grad NULL
@@ -28372,10 +28425,12 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_SHAPE_INFERENCE
+#undef pfvm__red_infer
 #undef pfvm__red_infer_arg
 #undef pfvm__red_infer_cumsum
 #undef pfvm__red_infer_loss
 #undef pfvm__red_infer_topk
+#undef pfvm_acl_reduce
 #endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__red_check_loss_grad
@@ -32110,6 +32165,17 @@ static pfvm_code pfvm__tn_k_trilu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__tn_infer_transpose NULL
 #define pfvm__tn_infer_trilu NULL
 #define pfvm__tn_infer_unsqueeze NULL
+#define pfvm__tn_simp_concat NULL
+#define pfvm__tn_simp_dropout NULL
+#define pfvm__tn_simp_pad NULL
+#define pfvm__tn_simp_reshape NULL
+#define pfvm__tn_simp_same NULL
+#define pfvm__tn_simp_slice NULL
+#define pfvm__tn_simp_transpose NULL
+#define pfvm_acl_concat NULL
+#define pfvm_acl_slice NULL
+#define pfvm_acl_transpose NULL
+#define pfvm_acl_view NULL
 #endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__tn_a_axes_grad NULL
@@ -32301,6 +32367,17 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_tensor[] = {
 #undef pfvm__tn_infer_transpose
 #undef pfvm__tn_infer_trilu
 #undef pfvm__tn_infer_unsqueeze
+#undef pfvm__tn_simp_concat
+#undef pfvm__tn_simp_dropout
+#undef pfvm__tn_simp_pad
+#undef pfvm__tn_simp_reshape
+#undef pfvm__tn_simp_same
+#undef pfvm__tn_simp_slice
+#undef pfvm__tn_simp_transpose
+#undef pfvm_acl_concat
+#undef pfvm_acl_slice
+#undef pfvm_acl_transpose
+#undef pfvm_acl_view
 #endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__tn_a_axes_grad

@@ -193,7 +193,9 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
 #endif
 /* PFVM_NO_SHAPE_INFERENCE (devices that bind models with a stored plan,
  * pfvm_exec_store_plan): the amalgamation defines every table's inference
- * hooks as NULL like the hooks below; other definitions use this macro. */
+ * hooks (and the simplify, flops and accel hooks, which only inference's
+ * users call) as NULL like the hooks below; other definitions use this
+ * macro. */
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define PFVM__NO_INFERENCE 1
 #define PFVM__INFER_HOOK(f) NULL
