@@ -11,7 +11,7 @@ set -eu
 cd "$(dirname "$0")/.."
 B=${MCU_BUILD:-build/mcu}
 OUT=bench/mcu.md
-MODELS="digits mlp cnn_small dscnn mlp_mnist digits_sel"
+MODELS="digits mlp cnn_small dscnn mlp_mnist digits_sel digits_planned mlp_mnist_planned"
 sh tests/mcu/run.sh $MODELS >"$B/run.log" 2>&1 || { cat "$B/run.log"; exit 1; }
 run_summary=$(tail -n 1 "$B/run.log")
 
@@ -36,7 +36,7 @@ flash_by_origin() {
     }
     function add(size, file) {
         if (out !~ /^\.(text|rodata|data|ARM\.extab|ARM\.exidx|preinit_array|init_array|fini_array)$/) return
-        if (file ~ /pfvm_impl(_sel)?\.o$/) k = "pfvm"
+        if (file ~ /pfvm_impl(_sel|_planned)?\.o$/) k = "pfvm"
         else if (file ~ /pb_(common|decode|encode)\.o$/) k = "nanopb"
         else if (file ~ /(main|startup)\.o$/) k = "harness"
         else if (file ~ /model\.o$/) k = "model"
@@ -82,7 +82,10 @@ each QEMU run under 1 s)."
         macs=$(stat "$h" macs)
         # digits_sel is digits prepared by interp opt: its Conv and Gemm sit
         # inside fused groups, which main.c's count does not enter
-        [ "$m" = digits_sel ] && macs=$(stat "$B/host/digits.out" macs)
+        case $m in
+        digits_sel | digits_planned) macs=$(stat "$B/host/digits.out" macs) ;;
+        mlp_mnist_planned) macs=$(stat "$B/host/mlp_mnist.out" macs) ;;
+        esac
         set -- $(flash_by_origin "$d.map")
         fp=$1 fn=$2 fl=$3
         model_bytes=$(arm-none-eabi-size -A "$d.elf" | awk '$1 == ".model" { print $2 }')
@@ -210,9 +213,19 @@ are not. Flash grew by 14 KB with the merged code.
   switch (data types selected like operators), not done.
 
 MD
-    echo "## pfvm's flash in digits_sel by source (arm-none-eabi-nm, \`python3 bench/flash_by_dir.py\`)"
+    for m in digits_sel digits_planned; do
+        echo "## pfvm's flash in $m by source (arm-none-eabi-nm, \`python3 bench/flash_by_dir.py\`)"
+        echo
+        python3 bench/flash_by_dir.py "$B/an386/$m.elf"
+        echo
+    done
+    echo "## Every pfvm symbol left in digits_planned (\`arm-none-eabi-nm --size-sort --print-size\`, 256 B and more)"
     echo
-    python3 bench/flash_by_dir.py "$B/an386/digits_sel.elf"
+    echo "| bytes | symbol |"
+    echo "| ---: | --- |"
+    arm-none-eabi-nm --size-sort --print-size -r "$B/an386/digits_planned.elf" |
+        awk 'function hex(s,    n, i) { n = 0; s = tolower(s); for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return n }
+             NF == 4 && $4 ~ /^pfvm/ { n = hex($2); if (n >= 256) printf "| %d | `%s` |\n", n, $4 }'
     echo
     cat <<'MD'
 ## Published figures of other runtimes (their numbers, not measured here)
