@@ -148,7 +148,9 @@ def hook_switches(text, body):
         before.append("#ifdef PFVM_NO_SHAPE_INFERENCE\n" + "".join("#define %s NULL\n" % n for n in infer) + "#endif\n")
         after.append("#ifdef PFVM_NO_SHAPE_INFERENCE\n" + "".join("#undef %s\n" % n for n in infer) + "#endif\n")
     for macro, suffix in HOOKS:
-        names = sorted({i if i.endswith(suffix) else i + suffix for i in ids})
+        names = sorted({i if i.endswith(suffix) else i + suffix for i in ids} |
+                       # gradient builders shared by several operators (pfvm__tn_g_reshape)
+                       ({i for i in ids if "_g_" in i} if suffix == "_grad" else set()))
         names = [n for n in names if not re.search(r'^#define %s\b' % n, text, re.M)]
         if not names:
             continue

@@ -149,6 +149,11 @@
  *                         only passes and pfvm_accel.h call (simplify,
  *                         flops, accel lowering) go too: the passes need
  *                         inference
+ *   PFVM_ARENA_CHUNK      bytes of each block the model's and the
+ *                         executor's arenas take (default 16384; larger
+ *                         requests get their own): smaller for small models
+ *                         on microcontrollers (tests/mcu's planned builds:
+ *                         1024)
  *   PFVM_QLINEAR_PACK_PER_RUN  QLinearConv packs its int8 weights (as int16
  *                         pairs) into the workspace on each run, one layer at
  *                         a time, instead of keeping every layer's packed
@@ -2090,6 +2095,13 @@ PFVM_API pfvm_code pfvm_quantize(pfvm_model *m, const pfvm_tensor *const *inputs
 #endif
 
 /* ---- src/base/base.h ---- */
+/* Bytes of each block the IR's arenas (names, shapes, attributes, plan
+ * constants) take from the allocator; larger requests get a block of
+ * their own. Small models on microcontrollers want less (tests/mcu: 1024). */
+#ifndef PFVM_ARENA_CHUNK
+#define PFVM_ARENA_CHUNK 16384
+#endif
+
 /* The C library's allocator, unless the program names its own (each macro
  * on its own). pfvm allocates with PFVM_REALLOC and frees with PFVM_FREE
  * only; PFVM_MALLOC is accepted for symmetry and never called. */
@@ -3957,7 +3969,7 @@ struct pfvm__chunk {
 };
 
 #define PFVM__CHUNK_HDR ((sizeof(pfvm__chunk) + 15) & ~(size_t)15)
-#define PFVM__CHUNK_MIN 16384
+#define PFVM__CHUNK_MIN PFVM_ARENA_CHUNK
 
 PFVM_INTERNAL void *pfvm__arena_alloc(pfvm_arena *a, size_t size)
 {
@@ -11447,7 +11459,9 @@ done:
 #define pfvm__cf_infer_split_to_seq NULL
 #endif
 #ifdef PFVM_NO_AUTODIFF
+#define pfvm__cf_g_if NULL
 #define pfvm__cf_g_if_grad NULL
+#define pfvm__cf_g_loop NULL
 #define pfvm__cf_g_loop_grad NULL
 #define pfvm__cf_infer_concat_seq_grad NULL
 #define pfvm__cf_infer_get_grad NULL
@@ -11553,7 +11567,9 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_control[] = {
 #undef pfvm__cf_infer_split_to_seq
 #endif
 #ifdef PFVM_NO_AUTODIFF
+#undef pfvm__cf_g_if
 #undef pfvm__cf_g_if_grad
+#undef pfvm__cf_g_loop
 #undef pfvm__cf_g_loop_grad
 #undef pfvm__cf_infer_concat_seq_grad
 #undef pfvm__cf_infer_get_grad
@@ -19723,10 +19739,15 @@ static pfvm_code pfvm__ix_g_d2s(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__ix_a_gather_nd_grad NULL
 #define pfvm__ix_a_revseq_grad NULL
 #define pfvm__ix_a_scatter_grad NULL
+#define pfvm__ix_g_d2s NULL
 #define pfvm__ix_g_d2s_grad NULL
+#define pfvm__ix_g_gather_elements NULL
 #define pfvm__ix_g_gather_elements_grad NULL
+#define pfvm__ix_g_gather_nd NULL
 #define pfvm__ix_g_gather_nd_grad NULL
+#define pfvm__ix_g_scatter_elements NULL
 #define pfvm__ix_g_scatter_elements_grad NULL
+#define pfvm__ix_g_scatter_nd NULL
 #define pfvm__ix_g_scatter_nd_grad NULL
 #define pfvm__ix_infer_compress_grad NULL
 #define pfvm__ix_infer_d2s_grad NULL
@@ -19813,10 +19834,15 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_indexing[] = {
 #undef pfvm__ix_a_gather_nd_grad
 #undef pfvm__ix_a_revseq_grad
 #undef pfvm__ix_a_scatter_grad
+#undef pfvm__ix_g_d2s
 #undef pfvm__ix_g_d2s_grad
+#undef pfvm__ix_g_gather_elements
 #undef pfvm__ix_g_gather_elements_grad
+#undef pfvm__ix_g_gather_nd
 #undef pfvm__ix_g_gather_nd_grad
+#undef pfvm__ix_g_scatter_elements
 #undef pfvm__ix_g_scatter_elements_grad
+#undef pfvm__ix_g_scatter_nd
 #undef pfvm__ix_g_scatter_nd_grad
 #undef pfvm__ix_infer_compress_grad
 #undef pfvm__ix_infer_d2s_grad
@@ -32193,6 +32219,7 @@ static pfvm_code pfvm__tn_k_trilu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__tn_a_transpose_grad NULL
 #define pfvm__tn_a_trilu_grad NULL
 #define pfvm__tn_a_unsqueeze1_grad NULL
+#define pfvm__tn_g_reshape NULL
 #define pfvm__tn_g_reshape_grad NULL
 #define pfvm__tn_infer_concat_grad NULL
 #define pfvm__tn_infer_constant_grad NULL
@@ -32395,6 +32422,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_tensor[] = {
 #undef pfvm__tn_a_transpose_grad
 #undef pfvm__tn_a_trilu_grad
 #undef pfvm__tn_a_unsqueeze1_grad
+#undef pfvm__tn_g_reshape
 #undef pfvm__tn_g_reshape_grad
 #undef pfvm__tn_infer_concat_grad
 #undef pfvm__tn_infer_constant_grad

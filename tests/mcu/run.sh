@@ -32,7 +32,7 @@ HOST_PFVM_FLAGS=${MCU_HOST_FLAGS:-}
 # (main.c with MCU_PREPARED); planned = the same with PFVM_NO_SHAPE_INFERENCE
 # too, the model prepared by `interp opt --planned` (its plan stored in it:
 # no inference and no planner on the device), the operators those of
-# digits_planned and mlp_mnist_planned together]
+# digits_planned and mlp_mnist_planned together, arena blocks of 1 KB]
 MODELS="digits models/digits.onnx models/digits_samples/digit_0.pb
 digits_sel $B/digits_sel.onnx models/digits_samples/digit_0.pb sel
 digits_planned $B/digits_planned.onnx models/digits_samples/digit_0.pb planned
@@ -134,7 +134,7 @@ if [ -z "$want" ] || echo " $want " | grep -qE " (digits|mlp_mnist)_planned "; t
         echo "mcu: the planned models need build/interp (make), left out"
     fi
 fi
-PLANNED_FLAGS="-include $B/planned_ops.h -DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE"
+PLANNED_FLAGS="-include $B/planned_ops.h -DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_ARENA_CHUNK=1024"
 
 # the libraries, once per board and for the host (in parallel: two jobs)
 pids=""
