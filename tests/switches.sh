@@ -77,6 +77,20 @@ else
     echo "FAIL $exe with a model without a stored plan: $(head -n 2 "$B/$exe.unplanned" 2>/dev/null | tr '\n' ' ')"
     fail=$((fail + 1))
 fi
+# bad stored plans on the device's code path (no inference): errors, never crashes
+if ! nice $CC -std=c99 -Wall -Wextra -pedantic -Werror -O1 -g -I. -Itests -DSTORED_PLAN_AMALGAMATED -DPFVM_NO_AUTODIFF \
+    -DPFVM_NO_SHAPE_INFERENCE -include "$B/ops.h" tests/test_stored_plan.c -o "$B/stored_plan_device" \
+    -lprotobuf-nanopb -lm 2>"$B/stored_plan_device.log"; then
+    echo "FAIL stored_plan_device: compile:"
+    head -n 5 "$B/stored_plan_device.log"
+    fail=$((fail + 1))
+elif ! "$B/stored_plan_device" "$B/planned.onnx" >"$B/stored_plan_device.out" 2>&1; then
+    echo "FAIL stored_plan_device: $(tail -n 3 "$B/stored_plan_device.out" | tr '\n' ' ')"
+    fail=$((fail + 1))
+else
+    echo "ok   stored_plan_device: tests/test_stored_plan.c without inference: $(tail -n 1 "$B/stored_plan_device.out")"
+    pass=$((pass + 1))
+fi
 # the matrix engine's rounding rule with the Cortex-M tile (tests/test_gemm.c)
 if ! nice $CC -std=c99 -Wall -Wextra -pedantic -Werror -O2 -I. -Itests -DGEMM_AMALGAMATED -DPFVM_NO_DISPATCH \
     -DPFVM_LA_TILE4 -DPFVM_EXACT_FMA tests/test_gemm.c -o "$B/gemm_tile4" -lprotobuf-nanopb -lm 2>"$B/gemm_tile4.log"; then

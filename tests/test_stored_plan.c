@@ -10,10 +10,22 @@
  * pfvm_optimize drops the plan. Run from the repository root:
  *
  *   build/tests/test_stored_plan
+ *
+ * Built from the amalgamated header with STORED_PLAN_AMALGAMATED (and
+ * PFVM_NO_SHAPE_INFERENCE: the device's code path, no optimizer), it takes
+ * a model `interp opt --planned` wrote and checks the same byte
+ * replacements against the model's own outputs (tests/switches.sh):
+ *
+ *   build/tests/test_stored_plan_device PLANNED.onnx
  */
+#ifdef STORED_PLAN_AMALGAMATED
+#define PFVM_IMPLEMENTATION
+#include "pfvm_onnx.h"
+#else
 #include "exec/exec.h"
 #include "onnx/onnx_io.h"
 #include "passes/passes.h"
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +68,29 @@ static pfvm_code load_bind_run(const void *bytes, size_t size, const pfvm_tensor
     return rc;
 }
 
+#ifdef STORED_PLAN_AMALGAMATED
+/* The planned model's bytes from a file, its outputs as the reference. */
+static int prepare_file(const char *path, void **bytes, size_t *size, size_t *arena)
+{
+    pfvm_status st;
+    FILE *f = fopen(path, "rb");
+    long n;
+    if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) || !(*bytes = malloc((size_t)n)) ||
+        fread(*bytes, 1, (size_t)n, f) != (size_t)n) {
+        fprintf(stderr, "cannot read %s\n", path);
+        if (f)
+            fclose(f);
+        return 0;
+    }
+    fclose(f);
+    *size = (size_t)n;
+    if (load_bind_run(*bytes, *size, input, expect, arena, &st)) {
+        fprintf(stderr, "%s: %s\n", path, st.msg);
+        return 0;
+    }
+    return 1;
+}
+#else
 /* Digits optimized (the reference logits into expect), with its plan
  * stored when `store`, saved into *bytes. */
 static int prepare(int store, void **bytes, size_t *size, size_t *arena)
@@ -83,6 +118,7 @@ static int prepare(int store, void **bytes, size_t *size, size_t *arena)
     pfvm_model_free(m);
     return ok;
 }
+#endif
 
 static unsigned char *find(unsigned char *b, size_t n, const char *s)
 {
@@ -113,7 +149,11 @@ static void check_bad(const unsigned char *bytes, size_t n, const char *from, co
     free(b);
 }
 
+#ifdef STORED_PLAN_AMALGAMATED
+int main(int argc, char **argv)
+#else
 int main(void)
+#endif
 {
     pfvm_status st;
     void *bytes = NULL, *plain = NULL;
@@ -124,12 +164,19 @@ int main(void)
 
     input = pfvm_onnx_read_value_file(INPUT, PFVM_KIND_TENSOR, &st);
     CHECK_MSG(input != NULL, "%s", st.msg);
+#ifdef STORED_PLAN_AMALGAMATED
+    CHECK_MSG(argc == 2, "usage: test_stored_plan_device PLANNED.onnx");
+    if (!input || argc != 2 || !prepare_file(argv[1], &bytes, &size, &arena))
+        return CHECK_END();
+    (void)plain, (void)plain_size, (void)m;
+#else
     if (!input || !prepare(1, &bytes, &size, &arena) || !prepare(0, &plain, &plain_size, &arena))
         return CHECK_END();
+    CHECK(find((unsigned char *)plain, plain_size, "pfvm-plan") == NULL);
+#endif
 
     /* the stored plan: same bits, same arena, no planner */
     CHECK(find((unsigned char *)bytes, size, "pfvm-plan\t1\narena\t") != NULL);
-    CHECK(find((unsigned char *)plain, plain_size, "pfvm-plan") == NULL);
     CHECK_MSG(!load_bind_run(bytes, size, input, out, &plan_arena, &st), "%s", st.msg);
     CHECK(!memcmp(out, expect, sizeof out));
     CHECK(plan_arena == arena);
@@ -142,6 +189,7 @@ int main(void)
         pfvm_tensor_free(x2);
     }
 
+#ifndef STORED_PLAN_AMALGAMATED
     /* pfvm_optimize drops it: the graph it describes may change */
     m = pfvm_onnx_load_memory(bytes, size, 0, &st);
     CHECK(m && !pfvm_optimize(m, NULL, NULL, &st));
@@ -153,6 +201,7 @@ int main(void)
         pfvm_onnx_free(again);
         pfvm_model_free(m);
     }
+#endif
 
     /* bad plans, edited in place in the saved bytes */
     b = (unsigned char *)bytes;
@@ -195,8 +244,12 @@ int main(void)
            (unsigned long)bad, (unsigned long)good);
     CHECK(bad > 0);
 
+#ifdef STORED_PLAN_AMALGAMATED
+    free(bytes);
+#else
     pfvm_onnx_free(bytes);
     pfvm_onnx_free(plain);
+#endif
     pfvm_tensor_free(input);
     return CHECK_END();
 }
