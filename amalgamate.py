@@ -121,17 +121,36 @@ def split_entries(body):
 
 
 HOOKS = (("PFVM_NO_AUTODIFF", "_grad"), ("PFVM_NO_FUSION", "_fuse"))
+NO_INFERENCE_HOOK = re.compile(r'infer|_simp_|_flops\b|^pfvm_acl_|_accel(_|\b)')
 
 
 def hook_switches(text, body):
     """The lines around an operator table that make its gradient builders
     (PFVM_NO_AUTODIFF) or fusion hooks (PFVM_NO_FUSION) NULL: for every
     identifier X of the table, X_grad / X_fuse (the names the tables and
-    their macros use) and X itself when it has that suffix."""
+    their macros use) and X itself when it has that suffix; and its
+    inference, simplify, flops and accel hooks (PFVM_NO_SHAPE_INFERENCE),
+    by name (NO_INFERENCE_HOOK)."""
     ids = set(re.findall(r'\bpfvm__\w+', re.sub(r'"(?:[^"\\]|\\.)*"', '', body)))
     before, after = [], []
+    # inference hooks, and those only passes and pfvm_accel.h call (which
+    # need inference): the function names of the table (and of the macros
+    # that build its entries) with "infer", "_simp_", "_flops" or "accel"
+    # in them, pfvm_acl_* (lowerings)
+    code = re.sub(r'"(?:[^"\\]|\\.)*"', '', body)
+    for mac in set(re.findall(r'\b(PFVM__\w+)\(', body)):
+        d = re.search(r'^#define %s\((?:.*\\\n)*.*' % mac, text, re.M)
+        if d:
+            code += d.group(0)
+    infer = set(n for n in re.findall(r'\bpfvm_\w+', code) if NO_INFERENCE_HOOK.search(n))
+    infer = sorted(n for n in infer if not n.endswith("_fn") and not re.search(r'^#define %s\b' % n, text, re.M))
+    if infer:
+        before.append("#ifdef PFVM_NO_SHAPE_INFERENCE\n" + "".join("#define %s NULL\n" % n for n in infer) + "#endif\n")
+        after.append("#ifdef PFVM_NO_SHAPE_INFERENCE\n" + "".join("#undef %s\n" % n for n in infer) + "#endif\n")
     for macro, suffix in HOOKS:
-        names = sorted({i if i.endswith(suffix) else i + suffix for i in ids})
+        names = sorted({i if i.endswith(suffix) else i + suffix for i in ids} |
+                       # gradient builders shared by several operators (pfvm__tn_g_reshape)
+                       ({i for i in ids if "_g_" in i} if suffix == "_grad" else set()))
         names = [n for n in names if not re.search(r'^#define %s\b' % n, text, re.M)]
         if not names:
             continue

@@ -6,7 +6,7 @@
  *   interp shapes MODEL [--dim NAME=VALUE]...
  *   interp plan MODEL [--dim NAME=VALUE]...
  *   interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt | --compare]
- *   interp opt MODEL -o OUT.onnx [--passes LIST]
+ *   interp opt MODEL -o OUT.onnx [--passes LIST] [--planned]
  *   interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]
  *               [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...
  *   interp dot MODEL [--opt] [-o FILE]
@@ -50,7 +50,9 @@ static const char *usage_text =
     "  interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt | --compare]   --compare: passes off and on,\n"
     "             alternating runs, with the median of the pairs' off/on ratios. Every input is fed as\n"
     "             varying data (never folded); integer inputs get valid Gather indices\n"
-    "  interp opt MODEL -o OUT.onnx [--passes LIST]   LIST: comma-separated pass names, or none\n"
+    "  interp opt MODEL -o OUT.onnx [--passes LIST] [--planned]   LIST: comma-separated pass names, or none;\n"
+    "             --planned: plan for the declared input shapes and store the plan in the file (value_info and\n"
+    "             metadata pfvm.plan) for pfvm built with PFVM_NO_SHAPE_INFERENCE\n"
     "  interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]\n"
     "             [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...\n"
     "  interp dot MODEL [--opt] [-o FILE]   Graphviz: fused groups as clusters, shapes on edges\n"
@@ -1382,16 +1384,41 @@ static void print_opt_report(const pfvm_opt_report *r)
     }
 }
 
+/* --planned: plans for the model's declared input shapes (zero inputs,
+ * held varying so that nothing folds on their contents) and stores the
+ * plan in m (pfvm_exec_store_plan). */
+static pfvm_code store_plan(pfvm_model *m, pfvm_status *st)
+{
+    pfvm_binding b;
+    pfvm_tensor **ins = NULL;
+    pfvm_exec *e = pfvm_exec_new(m, NULL, st);
+    pfvm_code rc;
+    memset(&b, 0, sizeof b);
+    if (!e)
+        return st->code;
+    rc = make_inputs(e, &b, 1, &ins, st);
+    if (!rc)
+        rc = pfvm_exec_bind(e, pfvm_tensors_const(ins), pfvm_exec_num_inputs(e), st);
+    if (!rc)
+        rc = pfvm_exec_store_plan(e, st);
+    if (ins)
+        free_inputs(ins, pfvm_exec_num_inputs(e));
+    pfvm_exec_free(e);
+    return rc;
+}
+
 static int cmd_opt(int argc, char **argv)
 {
     const char *model = NULL, *out = NULL, *passes = NULL;
-    int i, rc = 1, quiet = 0;
+    int i, rc = 1, quiet = 0, planned = 0;
     pfvm_status st;
     pfvm_model *m;
     pfvm_opt_report report;
     for (i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-o") && i + 1 < argc)
             out = argv[++i];
+        else if (!strcmp(argv[i], "--planned"))
+            planned = 1;
         else if (!strcmp(argv[i], "--passes") && i + 1 < argc)
             passes = argv[++i];
         else if (!strcmp(argv[i], "--quiet"))
@@ -1402,11 +1429,11 @@ static int cmd_opt(int argc, char **argv)
             model = argv[i];
     }
     if (!model || !out)
-        return fail("%s", "opt: usage: interp opt MODEL -o OUT.onnx [--passes LIST]");
+        return fail("%s", "opt: usage: interp opt MODEL -o OUT.onnx [--passes LIST] [--planned]");
     m = pfvm_onnx_load_file(model, 0, &st);
     if (!m)
         return fail_status(&st);
-    if (pfvm_optimize(m, passes, &report, &st) || pfvm_onnx_save_file(m, out, &st)) {
+    if (pfvm_optimize(m, passes, &report, &st) || (planned && store_plan(m, &st)) || pfvm_onnx_save_file(m, out, &st)) {
         fail_status(&st);
     } else {
         if (!quiet)

@@ -138,6 +138,24 @@
  *                         model runs its body node by node (allocating while
  *                         it runs): prepare models for such builds with
  *                         `interp opt --passes fold,simplify,cse,bnfold,dce`
+ *   PFVM_NO_SHAPE_INFERENCE  the operators' inference hooks, bind-time
+ *                         folding and the planner are left out: the model
+ *                         must hold a stored plan (`interp opt --planned`,
+ *                         pfvm_exec_store_plan: value_info with every
+ *                         shape, metadata "pfvm.plan" with the arena and
+ *                         offsets), and binds inputs of the stored shapes
+ *                         only; a model without one fails to bind ("no
+ *                         stored plan"), outputs the plan leaves out are
+ *                         sized by their kernels; subgraphs (If, Loop,
+ *                         Scan) need inference and fail to bind. The hooks
+ *                         only passes and pfvm_accel.h call (simplify,
+ *                         flops, accel lowering) go too: the passes need
+ *                         inference
+ *   PFVM_ARENA_CHUNK      bytes of each block the model's and the
+ *                         executor's arenas take (default 16384; larger
+ *                         requests get their own): smaller for small models
+ *                         on microcontrollers (tests/mcu's planned builds:
+ *                         1024)
  *   PFVM_QLINEAR_PACK_PER_RUN  QLinearConv packs its int8 weights (as int16
  *                         pairs) into the workspace on each run, one layer at
  *                         a time, instead of keeping every layer's packed
@@ -2097,6 +2115,17 @@ typedef struct pfvm_plan_info {
 /* Fills info for the current plan (after pfvm_exec_bind). */
 PFVM_API pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_status *st);
 
+/* Stores the current plan (after pfvm_exec_bind) in e's model, for
+ * devices whose pfvm is built with PFVM_NO_SHAPE_INFERENCE: every value's
+ * concrete type as value_info, and the arena size, each arena value's
+ * offset and the element types of fused bodies' values in the metadata
+ * entry "pfvm.plan" (still valid ONNX; `interp opt --planned` writes it).
+ * A model holding a stored plan binds to it, without inference or
+ * planner, inputs of the stored shapes only; pfvm_optimize drops it. Fails
+ * when a node would be folded at bind (run the fold pass first), on
+ * subgraph executors, or for names with tabs or newlines. */
+PFVM_API pfvm_code pfvm_exec_store_plan(pfvm_exec *e, pfvm_status *st);
+
 /* ---- internal: used by control-flow kernels -------------------------------- */
 
 
@@ -2176,6 +2205,13 @@ PFVM_API pfvm_code pfvm_quantize(pfvm_model *m, const pfvm_tensor *const *inputs
 #endif
 
 /* ---- src/base/base.h ---- */
+/* Bytes of each block the IR's arenas (names, shapes, attributes, plan
+ * constants) take from the allocator; larger requests get a block of
+ * their own. Small models on microcontrollers want less (tests/mcu: 1024). */
+#ifndef PFVM_ARENA_CHUNK
+#define PFVM_ARENA_CHUNK 16384
+#endif
+
 /* The C library's allocator, unless the program names its own (each macro
  * on its own). pfvm allocates with PFVM_REALLOC and frees with PFVM_FREE
  * only; PFVM_MALLOC is accepted for symmetry and never called. */
@@ -2429,10 +2465,23 @@ typedef pfvm_code (*pfvm_infer_keep_all_fn)(pfvm_graph *g, pfvm_infer_keep_fn ke
 #else
 #define PFVM__OP_SEL(name, ...) __VA_ARGS__,
 #endif
+/* PFVM_NO_SHAPE_INFERENCE (devices that bind models with a stored plan,
+ * pfvm_exec_store_plan): the amalgamation defines every table's inference
+ * hooks (and the simplify, flops and accel hooks, which only inference's
+ * users call) as NULL like the hooks below; other definitions use this
+ * macro. */
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#define PFVM__NO_INFERENCE 1
+#define PFVM__INFER_HOOK(f) NULL
+#else
+#define PFVM__NO_INFERENCE 0
+#define PFVM__INFER_HOOK(f) f
+#endif
 /* PFVM_NO_AUTODIFF and PFVM_NO_FUSION: the amalgamation defines the
  * tables' gradient builders (X_grad) and fusion hooks (X_fuse) as NULL
  * around each table. What is left out leaves static functions unused. */
-#if (defined(PFVM_OPS_SELECTED) || defined(PFVM_NO_AUTODIFF) || defined(PFVM_NO_FUSION)) && defined(__GNUC__)
+#if (defined(PFVM_OPS_SELECTED) || defined(PFVM_NO_AUTODIFF) || defined(PFVM_NO_FUSION) || defined(PFVM_NO_SHAPE_INFERENCE)) && \
+    defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wunused-const-variable"
 #endif
@@ -3090,6 +3139,10 @@ PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtyp
 /* Does n run through pfvm__op_function_call (a fused group or another
  * model-local function)? */
 PFVM_INTERNAL int pfvm__fz_is_call(const pfvm_node *n);
+/* Element types of a fused body's values (vdt, by value id) for the given
+ * input types: 0 when one is unknown. */
+PFVM_INTERNAL int pfvm__fz_value_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, pfvm_dtype *vdt,
+                                        pfvm_symtab *syms);
 /* ---- src/ops/ops_common.h ---- */
 /* ops_common: helpers shared between operator families (declared here,
  * defined in the family that owns them). */
@@ -4046,7 +4099,7 @@ struct pfvm__chunk {
 };
 
 #define PFVM__CHUNK_HDR ((sizeof(pfvm__chunk) + 15) & ~(size_t)15)
-#define PFVM__CHUNK_MIN 16384
+#define PFVM__CHUNK_MIN PFVM_ARENA_CHUNK
 
 PFVM_INTERNAL void *pfvm__arena_alloc(pfvm_arena *a, size_t size)
 {
@@ -8322,9 +8375,12 @@ PFVM_INTERNAL pfvm_code pfvm__infer_node_in(const pfvm_node *n, const pfvm_ival 
 {
     pfvm_ictx c;
     char lb[96];
-    if (!n->op || !n->op->infer)
+    if (!n->op)
         return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): operator not supported at opset %d",
                           pfvm__node_label(n, lb, sizeof lb), n->op_type, n->opset);
+    if (!n->op->infer) /* PFVM_NO_SHAPE_INFERENCE makes every table's hook NULL */
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): no shape inference in this build (PFVM_NO_SHAPE_INFERENCE)",
+                          pfvm__node_label(n, lb, sizeof lb), n->op_type);
     c.node = n;
     c.syms = syms;
     c.n_in = n->n_inputs;
@@ -8547,7 +8603,7 @@ pfvm_code pfvm_kctx_subgraph(pfvm_kctx *k, const pfvm_graph *g, const pfvm_tenso
 
 pfvm_code pfvm_kctx_infer_shapes(pfvm_kctx *k, pfvm_graph *g, int strict, pfvm_status *st)
 {
-    if (k->services)
+    if (k->services && k->services->infer_shapes)
         return k->services->infer_shapes(g, strict, st);
     return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "shape inference needs an executor");
 }
@@ -8555,7 +8611,7 @@ pfvm_code pfvm_kctx_infer_shapes(pfvm_kctx *k, pfvm_graph *g, int strict, pfvm_s
 pfvm_code pfvm_kctx_gradient(pfvm_kctx *k, pfvm_model *m, pfvm_value *y, pfvm_value *seed, const char *const *names,
                              int n_wrt, int n_names, pfvm_status *st)
 {
-    if (k->services)
+    if (k->services && k->services->gradient)
         return k->services->gradient(k, m, y, seed, names, n_wrt, n_names, st);
     return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "differentiating needs an executor");
 }
@@ -12320,8 +12376,27 @@ done:
     return rc;
 }
 
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#define pfvm__cf_infer_concat_seq NULL
+#define pfvm__cf_infer_get NULL
+#define pfvm__cf_infer_has NULL
+#define pfvm__cf_infer_if NULL
+#define pfvm__cf_infer_loop NULL
+#define pfvm__cf_infer_optional NULL
+#define pfvm__cf_infer_scan NULL
+#define pfvm__cf_infer_seq_at NULL
+#define pfvm__cf_infer_seq_construct NULL
+#define pfvm__cf_infer_seq_empty NULL
+#define pfvm__cf_infer_seq_insert NULL
+#define pfvm__cf_infer_seq_len NULL
+#define pfvm__cf_infer_seq_map NULL
+#define pfvm__cf_infer_seq_same NULL
+#define pfvm__cf_infer_split_to_seq NULL
+#endif
 #ifdef PFVM_NO_AUTODIFF
+#define pfvm__cf_g_if NULL
 #define pfvm__cf_g_if_grad NULL
+#define pfvm__cf_g_loop NULL
 #define pfvm__cf_g_loop_grad NULL
 #define pfvm__cf_infer_concat_seq_grad NULL
 #define pfvm__cf_infer_get_grad NULL
@@ -12409,8 +12484,27 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_control[] = {
     PFVM__OP_SEL(OptionalGetElement, {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#undef pfvm__cf_infer_concat_seq
+#undef pfvm__cf_infer_get
+#undef pfvm__cf_infer_has
+#undef pfvm__cf_infer_if
+#undef pfvm__cf_infer_loop
+#undef pfvm__cf_infer_optional
+#undef pfvm__cf_infer_scan
+#undef pfvm__cf_infer_seq_at
+#undef pfvm__cf_infer_seq_construct
+#undef pfvm__cf_infer_seq_empty
+#undef pfvm__cf_infer_seq_insert
+#undef pfvm__cf_infer_seq_len
+#undef pfvm__cf_infer_seq_map
+#undef pfvm__cf_infer_seq_same
+#undef pfvm__cf_infer_split_to_seq
+#endif
 #ifdef PFVM_NO_AUTODIFF
+#undef pfvm__cf_g_if
 #undef pfvm__cf_g_if_grad
+#undef pfvm__cf_g_loop
 #undef pfvm__cf_g_loop_grad
 #undef pfvm__cf_infer_concat_seq_grad
 #undef pfvm__cf_infer_get_grad
@@ -12868,6 +12962,9 @@ static pfvm_code pfvm__es_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return PFVM_OK;
 }
 
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#define pfvm__es_infer NULL
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__es_grad NULL
 #define pfvm__es_infer_grad NULL
@@ -12882,6 +12979,9 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_einsum[] = {
     PFVM__OP_SEL(Einsum, {"Einsum", "", 12, 0, 1, -1, 1, 1, pfvm__es_infer, pfvm__es_k, NULL, PFVM_FUSE_OPAQUE, "float,double,int32,int64", NULL, 0, NULL, pfvm__es_grad, NULL, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#undef pfvm__es_infer
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__es_grad
 #undef pfvm__es_infer_grad
@@ -16169,6 +16269,39 @@ static pfvm_code pfvm__ew_accel_binary(pfvm_accel_ctx *c)
     {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_unary, NULL, NULL}
 #define PFVM__EW_BA(name, since, kern, infer, types, check, attrs) \
     {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_binary, NULL, NULL}
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#define pfvm__ew_accel_binary NULL
+#define pfvm__ew_accel_unary NULL
+#define pfvm__ew_infer_abs NULL
+#define pfvm__ew_infer_add NULL
+#define pfvm__ew_infer_and NULL
+#define pfvm__ew_infer_bcast NULL
+#define pfvm__ew_infer_bool_unary NULL
+#define pfvm__ew_infer_cast NULL
+#define pfvm__ew_infer_castlike NULL
+#define pfvm__ew_infer_clip NULL
+#define pfvm__ew_infer_div NULL
+#define pfvm__ew_infer_equal NULL
+#define pfvm__ew_infer_greater NULL
+#define pfvm__ew_infer_greater_eq NULL
+#define pfvm__ew_infer_less NULL
+#define pfvm__ew_infer_less_eq NULL
+#define pfvm__ew_infer_max NULL
+#define pfvm__ew_infer_min NULL
+#define pfvm__ew_infer_mul NULL
+#define pfvm__ew_infer_neg NULL
+#define pfvm__ew_infer_not NULL
+#define pfvm__ew_infer_or NULL
+#define pfvm__ew_infer_prelu NULL
+#define pfvm__ew_infer_sub NULL
+#define pfvm__ew_infer_unary NULL
+#define pfvm__ew_infer_where NULL
+#define pfvm__ew_infer_xor NULL
+#define pfvm__ew_simp_binary NULL
+#define pfvm__ew_simp_cast NULL
+#define pfvm__ew_simp_variadic NULL
+#define pfvm_acl_clip NULL
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__ew_a_alpha_beta_grad NULL
 #define pfvm__ew_a_alpha_grad NULL
@@ -16466,6 +16599,39 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
      "bool,string," PFVM__EW_NUMERIC, NULL, 0, NULL, pfvm__ew_k_castlike_grad, pfvm__ew_k_castlike_fuse, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#undef pfvm__ew_accel_binary
+#undef pfvm__ew_accel_unary
+#undef pfvm__ew_infer_abs
+#undef pfvm__ew_infer_add
+#undef pfvm__ew_infer_and
+#undef pfvm__ew_infer_bcast
+#undef pfvm__ew_infer_bool_unary
+#undef pfvm__ew_infer_cast
+#undef pfvm__ew_infer_castlike
+#undef pfvm__ew_infer_clip
+#undef pfvm__ew_infer_div
+#undef pfvm__ew_infer_equal
+#undef pfvm__ew_infer_greater
+#undef pfvm__ew_infer_greater_eq
+#undef pfvm__ew_infer_less
+#undef pfvm__ew_infer_less_eq
+#undef pfvm__ew_infer_max
+#undef pfvm__ew_infer_min
+#undef pfvm__ew_infer_mul
+#undef pfvm__ew_infer_neg
+#undef pfvm__ew_infer_not
+#undef pfvm__ew_infer_or
+#undef pfvm__ew_infer_prelu
+#undef pfvm__ew_infer_sub
+#undef pfvm__ew_infer_unary
+#undef pfvm__ew_infer_where
+#undef pfvm__ew_infer_xor
+#undef pfvm__ew_simp_binary
+#undef pfvm__ew_simp_cast
+#undef pfvm__ew_simp_variadic
+#undef pfvm_acl_clip
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__ew_a_alpha_beta_grad
 #undef pfvm__ew_a_alpha_grad
@@ -17043,6 +17209,26 @@ const pfvm_function *pfvm_model_function(const pfvm_model *m, const char *domain
 
 /* Element types of the body's values for the given input types, with each
  * node's inference over unknown shapes. 0 when something is unknown. */
+#ifdef PFVM_NO_SHAPE_INFERENCE
+/* Without inference: the types the stored plan gave the body's values
+ * (pfvm_exec_store_plan's `d` records); 0 when one is missing. */
+static int pfvm__fz_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, pfvm_dtype *vdt, pfvm_symtab *syms)
+{
+    int nv = (int)stbds_arrlen(body->values), i, j;
+    (void)syms;
+    for (i = 0; i < nv; i++) {
+        const pfvm_type *ty = &body->values[i]->type;
+        vdt[i] = ty->kind == PFVM_KIND_TENSOR ? ty->dtype : PFVM_UNDEFINED;
+    }
+    for (i = 0; i < (int)stbds_arrlen(body->inputs); i++)
+        vdt[body->inputs[i]->id] = in_dtype[i];
+    for (i = 0; i < (int)stbds_arrlen(body->nodes); i++)
+        for (j = 0; j < body->nodes[i]->n_outputs; j++)
+            if (body->nodes[i]->outputs[j] && vdt[body->nodes[i]->outputs[j]->id] == PFVM_UNDEFINED)
+                return 0;
+    return 1;
+}
+#else
 static int pfvm__fz_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, pfvm_dtype *vdt, pfvm_symtab *syms)
 {
     pfvm_arena arena;
@@ -17081,6 +17267,13 @@ static int pfvm__fz_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, p
     stbds_arrfree(out);
     pfvm__arena_free(&arena);
     return ok;
+}
+#endif
+
+PFVM_INTERNAL int pfvm__fz_value_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, pfvm_dtype *vdt,
+                                        pfvm_symtab *syms)
+{
+    return pfvm__fz_dtypes(body, in_dtype, vdt, syms);
 }
 
 /* Maps slots to registers: inputs keep theirs for the whole program (a
@@ -18206,6 +18399,7 @@ static int pfvm__fz_depth(const pfvm_model *m, const pfvm_graph *g, int depth)
     return best;
 }
 
+#ifndef PFVM_NO_SHAPE_INFERENCE
 /* Inference through the body: its inputs get the call's input types (and
  * known contents), each body node is inferred in order, and the call's
  * outputs get the body outputs' results. */
@@ -18266,6 +18460,7 @@ static pfvm_code pfvm__fz_infer(pfvm_ictx *c)
     }
     return PFVM_OK;
 }
+#endif
 
 /* A call's kernel state: the compiled program (NULL when the body runs as
  * a subgraph) and whether compiling was tried. */
@@ -18425,7 +18620,7 @@ static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
 }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__op_function_call = {
-    "(model-local function)", "", 1, 0, 0, -1, 0, -1, pfvm__fz_infer, pfvm__fz_kernel, NULL, PFVM_FUSE_OPAQUE,
+    "(model-local function)", "", 1, 0, 0, -1, 0, -1, PFVM__INFER_HOOK(pfvm__fz_infer), pfvm__fz_kernel, NULL, PFVM_FUSE_OPAQUE,
     "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 PFVM_INTERNAL int pfvm__fz_is_call(const pfvm_node *n)
@@ -19497,6 +19692,12 @@ static pfvm_code pfvm__img_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, x, gy);
 }
 
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#define pfvm__img_infer NULL
+#define pfvm__img_infer_gs NULL
+#define pfvm__img_infer_nms NULL
+#define pfvm__img_infer_roialign NULL
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__img_check_gs_grad NULL
 #define pfvm__img_check_resize_grad NULL
@@ -19538,6 +19739,12 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_image[] = {
      "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#undef pfvm__img_infer
+#undef pfvm__img_infer_gs
+#undef pfvm__img_infer_nms
+#undef pfvm__img_infer_roialign
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__img_check_gs_grad
 #undef pfvm__img_check_resize_grad
@@ -20451,6 +20658,17 @@ static pfvm_code pfvm__ix_g_d2s(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, x, pfvm_grad_reshape_like(g, gy, x));
 }
 
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#define pfvm__ix_infer_compress NULL
+#define pfvm__ix_infer_d2s NULL
+#define pfvm__ix_infer_eyelike NULL
+#define pfvm__ix_infer_gather_elements NULL
+#define pfvm__ix_infer_gather_nd NULL
+#define pfvm__ix_infer_nonzero NULL
+#define pfvm__ix_infer_onehot NULL
+#define pfvm__ix_infer_revseq NULL
+#define pfvm__ix_infer_scatter NULL
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__ix_a_axis_grad NULL
 #define pfvm__ix_a_d2s_grad NULL
@@ -20458,10 +20676,15 @@ static pfvm_code pfvm__ix_g_d2s(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__ix_a_gather_nd_grad NULL
 #define pfvm__ix_a_revseq_grad NULL
 #define pfvm__ix_a_scatter_grad NULL
+#define pfvm__ix_g_d2s NULL
 #define pfvm__ix_g_d2s_grad NULL
+#define pfvm__ix_g_gather_elements NULL
 #define pfvm__ix_g_gather_elements_grad NULL
+#define pfvm__ix_g_gather_nd NULL
 #define pfvm__ix_g_gather_nd_grad NULL
+#define pfvm__ix_g_scatter_elements NULL
 #define pfvm__ix_g_scatter_elements_grad NULL
+#define pfvm__ix_g_scatter_nd NULL
 #define pfvm__ix_g_scatter_nd_grad NULL
 #define pfvm__ix_infer_compress_grad NULL
 #define pfvm__ix_infer_d2s_grad NULL
@@ -20530,6 +20753,17 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_indexing[] = {
     PFVM__OP_SEL(ReverseSequence, {"ReverseSequence", "", 10, 0, 2, 2, 1, 1, pfvm__ix_infer_revseq, pfvm__ix_k_revseq, NULL, PFVM_FUSE_INJECTIVE, "any", pfvm__ix_a_revseq, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#undef pfvm__ix_infer_compress
+#undef pfvm__ix_infer_d2s
+#undef pfvm__ix_infer_eyelike
+#undef pfvm__ix_infer_gather_elements
+#undef pfvm__ix_infer_gather_nd
+#undef pfvm__ix_infer_nonzero
+#undef pfvm__ix_infer_onehot
+#undef pfvm__ix_infer_revseq
+#undef pfvm__ix_infer_scatter
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__ix_a_axis_grad
 #undef pfvm__ix_a_d2s_grad
@@ -20537,10 +20771,15 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_indexing[] = {
 #undef pfvm__ix_a_gather_nd_grad
 #undef pfvm__ix_a_revseq_grad
 #undef pfvm__ix_a_scatter_grad
+#undef pfvm__ix_g_d2s
 #undef pfvm__ix_g_d2s_grad
+#undef pfvm__ix_g_gather_elements
 #undef pfvm__ix_g_gather_elements_grad
+#undef pfvm__ix_g_gather_nd
 #undef pfvm__ix_g_gather_nd_grad
+#undef pfvm__ix_g_scatter_elements
 #undef pfvm__ix_g_scatter_elements_grad
+#undef pfvm__ix_g_scatter_nd
 #undef pfvm__ix_g_scatter_nd_grad
 #undef pfvm__ix_infer_compress_grad
 #undef pfvm__ix_infer_d2s_grad
@@ -22137,6 +22376,16 @@ static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
     return PFVM_OK;
 }
 
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#define pfvm__la_accel NULL
+#define pfvm__la_gemm_flops NULL
+#define pfvm__la_infer_gemm NULL
+#define pfvm__la_infer_matmul NULL
+#define pfvm__la_matmul_flops NULL
+#define pfvm__la_simp_gemm NULL
+#define pfvm__la_simp_matmul NULL
+#define pfvm_acl_matmul NULL
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__la_accel_grad NULL
 #define pfvm__la_gemm_flops_grad NULL
@@ -22172,6 +22421,16 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
      "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm__la_accel, pfvm__la_gemm_ws, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#undef pfvm__la_accel
+#undef pfvm__la_gemm_flops
+#undef pfvm__la_infer_gemm
+#undef pfvm__la_infer_matmul
+#undef pfvm__la_matmul_flops
+#undef pfvm__la_simp_gemm
+#undef pfvm__la_simp_matmul
+#undef pfvm_acl_matmul
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__la_accel_grad
 #undef pfvm__la_gemm_flops_grad
@@ -22802,6 +23061,14 @@ static pfvm_code pfvm__ms_k_unique(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#define pfvm__ms_infer_det NULL
+#define pfvm__ms_infer_mvn NULL
+#define pfvm__ms_infer_strnorm NULL
+#define pfvm__ms_infer_tfidf NULL
+#define pfvm__ms_infer_unique NULL
+#define pfvm__ms_infer_window NULL
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__ms_infer_det_grad NULL
 #define pfvm__ms_infer_mvn_grad NULL
@@ -22845,6 +23112,14 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_misc[] = {
     PFVM__OP_SEL(Unique, {"Unique", "", 11, 0, 1, 1, 1, 4, pfvm__ms_infer_unique, pfvm__ms_k_unique, NULL, PFVM_FUSE_OPAQUE, "numeric", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#undef pfvm__ms_infer_det
+#undef pfvm__ms_infer_mvn
+#undef pfvm__ms_infer_strnorm
+#undef pfvm__ms_infer_tfidf
+#undef pfvm__ms_infer_unique
+#undef pfvm__ms_infer_window
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__ms_infer_det_grad
 #undef pfvm__ms_infer_mvn_grad
@@ -26345,6 +26620,31 @@ static pfvm_code pfvm__nn_accel_softmax(pfvm_accel_ctx *c)
     return c->emit(c, "row div %lld %lld %lld %lld %lld", Y, Y, (long long)red, R, C);
 }
 
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#define pfvm__nn_accel_ln NULL
+#define pfvm__nn_accel_softmax NULL
+#define pfvm__nn_conv_flops NULL
+#define pfvm__nn_convt_flops NULL
+#define pfvm__nn_infer_bn NULL
+#define pfvm__nn_infer_conv NULL
+#define pfvm__nn_infer_convt NULL
+#define pfvm__nn_infer_global NULL
+#define pfvm__nn_infer_instnorm NULL
+#define pfvm__nn_infer_ln NULL
+#define pfvm__nn_infer_lpnorm NULL
+#define pfvm__nn_infer_lrn NULL
+#define pfvm__nn_infer_pool NULL
+#define pfvm__nn_infer_roipool NULL
+#define pfvm__nn_infer_softmax NULL
+#define pfvm__nn_infer_unpool NULL
+#define pfvm__nn_simp_bn NULL
+#define pfvm__nn_simp_conv NULL
+#define pfvm_acl_batchnorm NULL
+#define pfvm_acl_conv NULL
+#define pfvm_acl_global_pool NULL
+#define pfvm_acl_logsoftmax NULL
+#define pfvm_acl_pool NULL
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__nn_accel_ln_grad NULL
 #define pfvm__nn_accel_softmax_grad NULL
@@ -26459,6 +26759,31 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
     PFVM__OP_SEL(Hardmax, {"Hardmax", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_softmax, pfvm__nn_k_hardmax, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM_OP_IN_PLACE, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#undef pfvm__nn_accel_ln
+#undef pfvm__nn_accel_softmax
+#undef pfvm__nn_conv_flops
+#undef pfvm__nn_convt_flops
+#undef pfvm__nn_infer_bn
+#undef pfvm__nn_infer_conv
+#undef pfvm__nn_infer_convt
+#undef pfvm__nn_infer_global
+#undef pfvm__nn_infer_instnorm
+#undef pfvm__nn_infer_ln
+#undef pfvm__nn_infer_lpnorm
+#undef pfvm__nn_infer_lrn
+#undef pfvm__nn_infer_pool
+#undef pfvm__nn_infer_roipool
+#undef pfvm__nn_infer_softmax
+#undef pfvm__nn_infer_unpool
+#undef pfvm__nn_simp_bn
+#undef pfvm__nn_simp_conv
+#undef pfvm_acl_batchnorm
+#undef pfvm_acl_conv
+#undef pfvm_acl_global_pool
+#undef pfvm_acl_logsoftmax
+#undef pfvm_acl_pool
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__nn_accel_ln_grad
 #undef pfvm__nn_accel_softmax_grad
@@ -28002,6 +28327,15 @@ static pfvm_code pfvm__q_infer_qlinear_conv(pfvm_ictx *c)
     return pfvm__q_infer_conv(c, 0, 3, c->in[7]->type.dtype);
 }
 
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#define pfvm__q_infer_conv_integer NULL
+#define pfvm__q_infer_dequantize NULL
+#define pfvm__q_infer_dynamic NULL
+#define pfvm__q_infer_int_matmul NULL
+#define pfvm__q_infer_qlinear_conv NULL
+#define pfvm__q_infer_qlinear_matmul NULL
+#define pfvm__q_infer_quantize NULL
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__q_infer_conv_integer_grad NULL
 #define pfvm__q_infer_dequantize_grad NULL
@@ -28046,6 +28380,15 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
     PFVM__OP_SEL(QLinearConv, {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, pfvm__q_workspace_qlinear_conv, PFVM__QC_PREPARE})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#undef pfvm__q_infer_conv_integer
+#undef pfvm__q_infer_dequantize
+#undef pfvm__q_infer_dynamic
+#undef pfvm__q_infer_int_matmul
+#undef pfvm__q_infer_qlinear_conv
+#undef pfvm__q_infer_qlinear_matmul
+#undef pfvm__q_infer_quantize
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__q_infer_conv_integer_grad
 #undef pfvm__q_infer_dequantize_grad
@@ -28223,6 +28566,12 @@ static pfvm_code pfvm__rnd_k_multinomial(pfvm_kctx *k)
 
 #define PFVM__RND PFVM_OP_NONDETERMINISTIC
 
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#define pfvm__rnd_infer_bernoulli NULL
+#define pfvm__rnd_infer_like NULL
+#define pfvm__rnd_infer_multinomial NULL
+#define pfvm__rnd_infer_shape_attr NULL
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__rnd_infer_bernoulli_grad NULL
 #define pfvm__rnd_infer_like_grad NULL
@@ -28252,6 +28601,12 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_random[] = {
     PFVM__OP_SEL(Multinomial, {"Multinomial", "", 7, 0, 1, 1, 1, 1, pfvm__rnd_infer_multinomial, pfvm__rnd_k_multinomial, NULL, PFVM_FUSE_OPAQUE, "float,double -> int32,int64", NULL, PFVM__RND, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#undef pfvm__rnd_infer_bernoulli
+#undef pfvm__rnd_infer_like
+#undef pfvm__rnd_infer_multinomial
+#undef pfvm__rnd_infer_shape_attr
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__rnd_infer_bernoulli_grad
 #undef pfvm__rnd_infer_like_grad
@@ -29671,6 +30026,14 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define PFVM__RED_OP(name, kern) \
     {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm_acl_reduce, NULL, NULL}
 
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#define pfvm__red_infer NULL
+#define pfvm__red_infer_arg NULL
+#define pfvm__red_infer_cumsum NULL
+#define pfvm__red_infer_loss NULL
+#define pfvm__red_infer_topk NULL
+#define pfvm_acl_reduce NULL
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__red_check_loss_grad NULL
 #define pfvm__red_infer_arg_grad NULL
@@ -29742,6 +30105,14 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
      PFVM_FUSE_OPAQUE, "float,double,float16,bfloat16", NULL, 0, NULL, pfvm__red_k_sce_grad, NULL, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#undef pfvm__red_infer
+#undef pfvm__red_infer_arg
+#undef pfvm__red_infer_cumsum
+#undef pfvm__red_infer_loss
+#undef pfvm__red_infer_topk
+#undef pfvm_acl_reduce
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__red_check_loss_grad
 #undef pfvm__red_infer_arg_grad
@@ -30131,6 +30502,11 @@ static pfvm_code pfvm__rnn_k_rnn(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__R
 static pfvm_code pfvm__rnn_k_gru(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__RNN_GRU); }
 static pfvm_code pfvm__rnn_k_lstm(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__RNN_LSTM); }
 
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#define pfvm__rnn_infer_gru NULL
+#define pfvm__rnn_infer_lstm NULL
+#define pfvm__rnn_infer_rnn NULL
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__rnn_infer_gru_grad NULL
 #define pfvm__rnn_infer_lstm_grad NULL
@@ -30153,6 +30529,11 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_rnn[] = {
     PFVM__OP_SEL(LSTM, {"LSTM", "", 7, 0, 3, 8, 0, 3, pfvm__rnn_infer_lstm, pfvm__rnn_k_lstm, NULL, PFVM_FUSE_OPAQUE, "float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#undef pfvm__rnn_infer_gru
+#undef pfvm__rnn_infer_lstm
+#undef pfvm__rnn_infer_rnn
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__rnn_infer_gru_grad
 #undef pfvm__rnn_infer_lstm_grad
@@ -30464,6 +30845,11 @@ static pfvm_code pfvm__sg_k_mel(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#define pfvm__sg_infer_dft NULL
+#define pfvm__sg_infer_mel NULL
+#define pfvm__sg_infer_stft NULL
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__sg_infer_dft_grad NULL
 #define pfvm__sg_infer_mel_grad NULL
@@ -30486,6 +30872,11 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_signal[] = {
     PFVM__OP_SEL(MelWeightMatrix, {"MelWeightMatrix", "", 17, 0, 5, 5, 1, 1, pfvm__sg_infer_mel, pfvm__sg_k_mel, NULL, PFVM_FUSE_OPAQUE, "-> float,double,float16", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#undef pfvm__sg_infer_dft
+#undef pfvm__sg_infer_mel
+#undef pfvm__sg_infer_stft
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__sg_infer_dft_grad
 #undef pfvm__sg_infer_mel_grad
@@ -33440,6 +33831,39 @@ static pfvm_code pfvm__tn_k_trilu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, n->inputs[0], nd->outputs[0]);
 }
 
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#define pfvm__tn_infer_concat NULL
+#define pfvm__tn_infer_constant NULL
+#define pfvm__tn_infer_cos NULL
+#define pfvm__tn_infer_dropout NULL
+#define pfvm__tn_infer_expand NULL
+#define pfvm__tn_infer_flatten NULL
+#define pfvm__tn_infer_gather NULL
+#define pfvm__tn_infer_identity NULL
+#define pfvm__tn_infer_pad NULL
+#define pfvm__tn_infer_range NULL
+#define pfvm__tn_infer_reshape NULL
+#define pfvm__tn_infer_shape NULL
+#define pfvm__tn_infer_size NULL
+#define pfvm__tn_infer_slice NULL
+#define pfvm__tn_infer_split NULL
+#define pfvm__tn_infer_squeeze NULL
+#define pfvm__tn_infer_tile NULL
+#define pfvm__tn_infer_transpose NULL
+#define pfvm__tn_infer_trilu NULL
+#define pfvm__tn_infer_unsqueeze NULL
+#define pfvm__tn_simp_concat NULL
+#define pfvm__tn_simp_dropout NULL
+#define pfvm__tn_simp_pad NULL
+#define pfvm__tn_simp_reshape NULL
+#define pfvm__tn_simp_same NULL
+#define pfvm__tn_simp_slice NULL
+#define pfvm__tn_simp_transpose NULL
+#define pfvm_acl_concat NULL
+#define pfvm_acl_slice NULL
+#define pfvm_acl_transpose NULL
+#define pfvm_acl_view NULL
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__tn_a_axes_grad NULL
 #define pfvm__tn_a_axis_grad NULL
@@ -33456,6 +33880,7 @@ static pfvm_code pfvm__tn_k_trilu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__tn_a_transpose_grad NULL
 #define pfvm__tn_a_trilu_grad NULL
 #define pfvm__tn_a_unsqueeze1_grad NULL
+#define pfvm__tn_g_reshape NULL
 #define pfvm__tn_g_reshape_grad NULL
 #define pfvm__tn_infer_concat_grad NULL
 #define pfvm__tn_infer_constant_grad NULL
@@ -33609,6 +34034,39 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_tensor[] = {
     PFVM__OP_SEL(Trilu, {"Trilu", "", 14, 0, 1, 2, 1, 1, pfvm__tn_infer_trilu, pfvm__tn_k_trilu, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_trilu, 0, NULL, pfvm__tn_k_trilu_grad, NULL, NULL, NULL, NULL, NULL})
     PFVM__TN_END
 };
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#undef pfvm__tn_infer_concat
+#undef pfvm__tn_infer_constant
+#undef pfvm__tn_infer_cos
+#undef pfvm__tn_infer_dropout
+#undef pfvm__tn_infer_expand
+#undef pfvm__tn_infer_flatten
+#undef pfvm__tn_infer_gather
+#undef pfvm__tn_infer_identity
+#undef pfvm__tn_infer_pad
+#undef pfvm__tn_infer_range
+#undef pfvm__tn_infer_reshape
+#undef pfvm__tn_infer_shape
+#undef pfvm__tn_infer_size
+#undef pfvm__tn_infer_slice
+#undef pfvm__tn_infer_split
+#undef pfvm__tn_infer_squeeze
+#undef pfvm__tn_infer_tile
+#undef pfvm__tn_infer_transpose
+#undef pfvm__tn_infer_trilu
+#undef pfvm__tn_infer_unsqueeze
+#undef pfvm__tn_simp_concat
+#undef pfvm__tn_simp_dropout
+#undef pfvm__tn_simp_pad
+#undef pfvm__tn_simp_reshape
+#undef pfvm__tn_simp_same
+#undef pfvm__tn_simp_slice
+#undef pfvm__tn_simp_transpose
+#undef pfvm_acl_concat
+#undef pfvm_acl_slice
+#undef pfvm_acl_transpose
+#undef pfvm_acl_view
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__tn_a_axes_grad
 #undef pfvm__tn_a_axis_grad
@@ -33625,6 +34083,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_tensor[] = {
 #undef pfvm__tn_a_transpose_grad
 #undef pfvm__tn_a_trilu_grad
 #undef pfvm__tn_a_unsqueeze1_grad
+#undef pfvm__tn_g_reshape
 #undef pfvm__tn_g_reshape_grad
 #undef pfvm__tn_infer_concat_grad
 #undef pfvm__tn_infer_constant_grad
@@ -34143,6 +34602,12 @@ done:
     return rc;
 }
 
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#define pfvm__tr_infer_adagrad NULL
+#define pfvm__tr_infer_adam NULL
+#define pfvm__tr_infer_gradient NULL
+#define pfvm__tr_infer_momentum NULL
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__tr_infer_adagrad_grad NULL
 #define pfvm__tr_infer_adam_grad NULL
@@ -34170,6 +34635,12 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_training[] = {
     PFVM__OP_SEL(Gradient, {"Gradient", PFVM__TR_DOMAIN, 1, 0, 1, -1, 1, -1, pfvm__tr_infer_gradient, pfvm__tr_k_gradient, NULL, PFVM_FUSE_OPAQUE, "float,double", NULL, PFVM_OP_NONDETERMINISTIC, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#undef pfvm__tr_infer_adagrad
+#undef pfvm__tr_infer_adam
+#undef pfvm__tr_infer_gradient
+#undef pfvm__tr_infer_momentum
+#endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__tr_infer_adagrad_grad
 #undef pfvm__tr_infer_adam_grad
@@ -37343,6 +37814,12 @@ static pfvm_code pfvm__scoped_optimize(pfvm_model *m, const char *passes, pfvm_o
         report->n = 0;
     if (!m || !m->graph)
         return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_optimize: no model");
+    /* a stored plan (pfvm_exec_store_plan) describes the graph as it was */
+    for (i = 0; i < (int)stbds_arrlen(m->metadata); i++)
+        if (m->metadata[i].key && !strcmp(m->metadata[i].key, "pfvm.plan")) {
+            stbds_arrdel(m->metadata, i);
+            i--;
+        }
     if (!passes) {
         /* the default pipeline, guarded on models with subgraphs */
         const pfvm_pass *list[32];
@@ -40020,6 +40497,7 @@ static void pfvm__node_io(pfvm_exec *e, const pfvm_node *n)
         e->kout[j] = n->outputs[j] ? &e->vals[n->outputs[j]->id] : NULL;
 }
 
+#ifndef PFVM_NO_SHAPE_INFERENCE /* bind-time inference, folding and the planner */
 /* Runs a node whose inputs are all known, at plan time, into the plan arena. */
 static pfvm_code pfvm__fold_node(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
 {
@@ -40375,6 +40853,8 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     return PFVM_OK;
 }
 
+#endif /* PFVM_NO_SHAPE_INFERENCE */
+
 static pfvm_code pfvm__plan_arena(pfvm_exec *e, pfvm_status *st)
 {
     int i;
@@ -40402,16 +40882,409 @@ static pfvm_code pfvm__plan_arena(pfvm_exec *e, pfvm_status *st)
     return PFVM_OK;
 }
 
+/* ---- stored plans ------------------------------------------------------------- */
+
+/* A plan stored in the model by pfvm_exec_store_plan, under this metadata
+ * key: lines of tab-separated fields,
+ *   pfvm-plan 1
+ *   arena     BYTES
+ *   a         OFFSET BYTES VALUE                 a value of the main graph in the arena
+ *   d         DOMAIN FUNCTION VALUE DTYPE        element type of a fused body's value
+ * Values' shapes are the graph's value_info; every other value a node
+ * produces is sized by its kernel when it runs. Binding a model that holds
+ * one needs neither inference nor the planner (PFVM_NO_SHAPE_INFERENCE). */
+#define PFVM__PLAN_KEY "pfvm.plan"
+#define PFVM__PLAN_FIELD 256
+
+static const char *pfvm__stored_plan(const pfvm_exec *e)
+{
+    int i;
+    if (e->parent || !e->m || e->g != e->m->graph)
+        return NULL;
+    for (i = 0; i < (int)stbds_arrlen(e->m->metadata); i++)
+        if (e->m->metadata[i].key && !strcmp(e->m->metadata[i].key, PFVM__PLAN_KEY))
+            return e->m->metadata[i].value ? e->m->metadata[i].value : "";
+    return NULL;
+}
+
+/* Splits the next line of *p into tab-separated fields copied into f (at
+ * most max kept): the number of fields, 0 at the end of the text, -1 when
+ * one is too long. */
+static int pfvm__plan_line(const char **p, char (*f)[PFVM__PLAN_FIELD], int max)
+{
+    const char *s = *p;
+    int n = 0;
+    size_t len = 0;
+    if (!*s)
+        return 0;
+    for (;; s++) {
+        char c = *s;
+        if (c == '\t' || c == '\n' || !c) {
+            if (n < max)
+                f[n][len] = 0;
+            n++;
+            len = 0;
+            if (c == '\t')
+                continue;
+            if (c)
+                s++;
+            break;
+        }
+        if (n < max) {
+            if (len + 1 >= PFVM__PLAN_FIELD)
+                return -1;
+            f[n][len++] = c;
+        }
+    }
+    *p = s;
+    return n;
+}
+
+/* A decimal size without sign, overflow or other characters. */
+static int pfvm__plan_size(const char *s, size_t *out)
+{
+    size_t v = 0;
+    if (!*s)
+        return 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (SIZE_MAX - 9) / 10)
+            return 0;
+        v = v * 10 + (size_t)(*s - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+/* Bytes of a value's stored type, 0 when it is not a tensor of known
+ * shape and fixed-size elements (or its size overflows). */
+static size_t pfvm__planned_bytes(const pfvm_type *ty, int64_t *dims)
+{
+    int64_t numel = 1;
+    size_t bytes;
+    int k;
+    if (ty->kind != PFVM_KIND_TENSOR || ty->dtype == PFVM_STRING || !pfvm_dtype_size(ty->dtype) ||
+        !pfvm__shape_const(ty, dims))
+        return 0;
+    for (k = 0; k < ty->shape.rank; k++)
+        if (!pfvm__mul_i64(numel, dims[k], &numel))
+            return 0;
+    if ((uint64_t)numel > SIZE_MAX || !pfvm__mul_size((size_t)numel, pfvm_dtype_size(ty->dtype), &bytes))
+        return 0;
+    return bytes ? bytes : 1;
+}
+
+/* An `a` record: value `name` at `off` in the arena. */
+static pfvm_code pfvm__plan_stored_value(pfvm_exec *e, int line, const char *name, size_t off, size_t bytes,
+                                         pfvm_status *st)
+{
+    pfvm_value *v = pfvm_graph_find_local(e->g, name);
+    int64_t dims[PFVM_MAX_RANK];
+    size_t need;
+    pfvm_plan_entry pe;
+    if (!v || !v->producer || v->init)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan, line %d: '%s' is no value a node of graph '%s' computes",
+                          line, name, e->g->name ? e->g->name : "");
+    if (e->vkind[v->id] == PFVM__V_ARENA)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan, line %d: '%s' is placed twice", line, name);
+    need = pfvm__planned_bytes(&v->type, dims);
+    if (!need)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan, line %d: '%s' has no fixed shape in the model's value_info",
+                          line, name);
+    if (off % PFVM_DATA_ALIGN || bytes < need || off > e->arena_size || bytes > e->arena_size - off)
+        return pfvm__fail(st, PFVM_ERR_INVALID,
+                          "stored plan, line %d: '%s' (%lu bytes) at offset %lu, %lu bytes, does not fit an arena of %lu bytes "
+                          "at %d-byte alignment",
+                          line, name, (unsigned long)need, (unsigned long)off, (unsigned long)bytes,
+                          (unsigned long)e->arena_size, PFVM_DATA_ALIGN);
+    pfvm_tensor_set_shape(&e->vals[v->id], v->type.shape.rank, dims, NULL);
+    e->vals[v->id].nbytes = need == 1 && !pfvm_tensor_numel(&e->vals[v->id]) ? 0 : need;
+    e->vkind[v->id] = PFVM__V_ARENA;
+    memset(&pe, 0, sizeof pe);
+    pe.value = v;
+    pe.offset = off;
+    pe.bytes = bytes;
+    pe.first = v->producer->id;
+    pe.last = -1;
+    if (!pfvm__arrpush(e->entries, pe))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    return PFVM_OK;
+}
+
+/* A `d` record: the element type of a fused body's value, which the fused
+ * loop compiler would otherwise infer. */
+static pfvm_code pfvm__plan_stored_dtype(pfvm_exec *e, int line, char (*f)[PFVM__PLAN_FIELD], pfvm_status *st)
+{
+    const pfvm_function *fn = pfvm_model_function(e->m, f[1], f[2]);
+    pfvm_value *v = fn && fn->body ? pfvm_graph_find_local(fn->body, f[3]) : NULL;
+    size_t dt;
+    if (!v)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan, line %d: function '%s' has no value '%s'", line, f[2], f[3]);
+    if (!pfvm__plan_size(f[4], &dt) || dt == PFVM_UNDEFINED || dt > 64 || !pfvm_dtype_size((pfvm_dtype)dt))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan, line %d: '%s' is no element type", line, f[4]);
+    if (v->type.kind != PFVM_KIND_UNKNOWN && (v->type.kind != PFVM_KIND_TENSOR || v->type.dtype != (pfvm_dtype)dt))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan, line %d: value '%s' of function '%s' is typed otherwise",
+                          line, f[3], f[2]);
+    v->type.kind = PFVM_KIND_TENSOR;
+    v->type.dtype = (pfvm_dtype)dt;
+    return PFVM_OK;
+}
+
+/* The values' storage as the stored plan gives it: initializers and
+ * inputs as given (inputs of the planned shapes only), arena values at
+ * their offsets, the rest sized by their kernels. */
+static pfvm_code pfvm__plan_stored_values(pfvm_exec *e, pfvm_status *st)
+{
+    int i;
+    for (i = 0; i < e->nn; i++)
+        e->skip[i] = 0;
+    for (i = 0; i < e->nv; i++) {
+        pfvm_value *v = e->g->values[i];
+        memset(&e->iv[i], 0, sizeof e->iv[i]);
+        memset(&e->vals[i], 0, sizeof e->vals[i]);
+        e->vkind[i] = PFVM__V_DYNAMIC;
+        if (v->init) {
+            e->vals[i] = *v->init;
+            e->vals[i].owns_data = e->vals[i].owns_strings = 0;
+            pfvm__ival_from_tensor(e, &e->iv[i], v->init, 1);
+            e->vkind[i] = PFVM__V_EXTERNAL;
+            continue;
+        }
+        e->iv[i].type = v->type;
+        e->vals[i].kind = v->type.kind == PFVM_KIND_UNKNOWN ? PFVM_KIND_TENSOR : v->type.kind;
+        e->vals[i].dtype = v->type.dtype;
+        e->vals[i].rank = -1;
+    }
+    for (i = 0; i < (int)stbds_arrlen(e->feedback); i++)
+        pfvm__ival_from_tensor(e, &e->iv[e->feedback[i].state->id], e->feedback[i].state->init, 0);
+    for (i = 0; i < (int)stbds_arrlen(e->ins); i++) {
+        pfvm_value *v = e->ins[i];
+        int64_t dims[PFVM_MAX_RANK];
+        if (v->type.kind == PFVM_KIND_TENSOR && !pfvm__shape_const(&v->type, dims))
+            return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan: input '%s' has no fixed shape in the model", v->name);
+        e->vals[v->id] = *e->bound[i];
+        e->vals[v->id].owns_data = e->vals[v->id].owns_strings = 0;
+        pfvm__ival_from_tensor(e, &e->iv[v->id], e->bound[i], 0);
+        e->vkind[v->id] = PFVM__V_EXTERNAL;
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__plan_stored(pfvm_exec *e, const char *text, pfvm_status *st)
+{
+    char f[5][PFVM__PLAN_FIELD];
+    const char *p = text;
+    int n, line = 1, have_arena = 0;
+    size_t a, b;
+    pfvm_code rc;
+    pfvm__arrtrunc(e->entries, 0);
+    e->arena_size = 0;
+    if ((rc = pfvm__plan_stored_values(e, st)) != PFVM_OK)
+        return rc;
+    if (pfvm__plan_line(&p, f, 5) != 2 || strcmp(f[0], "pfvm-plan") || strcmp(f[1], "1"))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan: not a 'pfvm-plan 1' (made by a newer pfvm?)");
+    while ((n = pfvm__plan_line(&p, f, 5)) != 0) {
+        line++;
+        if (n < 0)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan, line %d: a field is %d bytes or longer", line,
+                              PFVM__PLAN_FIELD);
+        if (n == 2 && !strcmp(f[0], "arena") && !have_arena && pfvm__plan_size(f[1], &a)) {
+            if (a > e->limits.max_arena_bytes || a > e->limits.max_total_bytes)
+                return pfvm__fail(st, PFVM_ERR_NOMEM, "stored plan: an arena of %lu bytes is over the limit of %lu",
+                                  (unsigned long)a, (unsigned long)e->limits.max_arena_bytes);
+            e->arena_size = a;
+            have_arena = 1;
+        } else if (n == 4 && !strcmp(f[0], "a") && have_arena && pfvm__plan_size(f[1], &a) && pfvm__plan_size(f[2], &b)) {
+            if ((rc = pfvm__plan_stored_value(e, line, f[3], a, b, st)) != PFVM_OK)
+                return rc;
+        } else if (n == 5 && !strcmp(f[0], "d")) {
+            if ((rc = pfvm__plan_stored_dtype(e, line, f, st)) != PFVM_OK)
+                return rc;
+        } else {
+            return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan, line %d: unknown or malformed record '%s'", line, f[0]);
+        }
+    }
+    if (!have_arena)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan: no arena size");
+    e->lower_bound = e->arena_size;
+    return PFVM_OK;
+}
+
+/* Appends s to the stb_ds text *buf (without its terminating 0). */
+static int pfvm__plan_put(char **buf, const char *s)
+{
+    size_t n = strlen(s), at = (size_t)stbds_arrlen(*buf);
+    if (!pfvm__arrsetlen(*buf, at + n))
+        return 0;
+    memcpy(*buf + at, s, n);
+    return 1;
+}
+
+static int pfvm__plan_name_ok(const char *s)
+{
+    return s && strlen(s) < PFVM__PLAN_FIELD && !strchr(s, '\t') && !strchr(s, '\n');
+}
+
+/* `d` records of the fused call n: its body values' element types. */
+static pfvm_code pfvm__store_plan_body(pfvm_exec *e, const pfvm_node *n, char **buf, pfvm_status *st)
+{
+    const pfvm_function *f = pfvm_model_function(e->m, n->domain, n->op_type);
+    pfvm_dtype in_dt[64], *vdt;
+    char line[4 * PFVM__PLAN_FIELD + 32];
+    int i, nv, ok = 1;
+    if (!f || !f->body || n->n_inputs > 64 || (int)stbds_arrlen(f->body->inputs) > n->n_inputs)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "store plan: fused node '%s' has no body", n->name ? n->name : "");
+    nv = (int)stbds_arrlen(f->body->values);
+    for (i = 0; i < n->n_inputs; i++)
+        in_dt[i] = n->inputs[i] ? e->iv[n->inputs[i]->id].type.dtype : PFVM_UNDEFINED;
+    if (!(vdt = (pfvm_dtype *)pfvm__calloc((size_t)nv + 1, sizeof *vdt)))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    if (!pfvm__fz_value_dtypes(f->body, in_dt, vdt, e->m->syms))
+        ok = 0;
+    for (i = 0; ok && i < nv; i++) {
+        const pfvm_value *v = f->body->values[i];
+        if (vdt[i] == PFVM_UNDEFINED)
+            continue;
+        if (!pfvm__plan_name_ok(v->name) || !pfvm__plan_name_ok(f->name) || !pfvm__plan_name_ok(f->domain ? f->domain : "")) {
+            ok = 0;
+            break;
+        }
+        pfvm__snprintf(line, sizeof line, "d\t%s\t%s\t%s\t%d\n", f->domain ? f->domain : "", f->name, v->name, (int)vdt[i]);
+        if (!pfvm__plan_put(buf, line)) {
+            pfvm__free(vdt);
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        }
+    }
+    pfvm__free(vdt);
+    if (!ok)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "store plan: fused function '%s': element types unknown, or a name with a tab or newline",
+                          f->name);
+    return PFVM_OK;
+}
+
+/* The plan's text (PFVM__PLAN_KEY) into *buf, 0-terminated. */
+static pfvm_code pfvm__store_plan_text(pfvm_exec *e, char **buf, pfvm_status *st)
+{
+    char line[PFVM__PLAN_FIELD + 64];
+    const pfvm_function **done = NULL;
+    pfvm_code rc = PFVM_OK;
+    int i, j;
+    pfvm__snprintf(line, sizeof line, "pfvm-plan\t1\narena\t%lu\n", (unsigned long)e->arena_size);
+    if (!pfvm__plan_put(buf, line))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    for (i = 0; i < (int)stbds_arrlen(e->entries); i++) {
+        const pfvm_plan_entry *pe = &e->entries[i];
+        if (pe->kind != 0)
+            continue;
+        if (!pfvm__plan_name_ok(pe->value->name))
+            return pfvm__fail(st, PFVM_ERR_INVALID, "store plan: value name '%s' has a tab or newline, or is too long",
+                              pe->value->name);
+        pfvm__snprintf(line, sizeof line, "a\t%lu\t%lu\t%s\n", (unsigned long)pe->offset, (unsigned long)pe->bytes,
+                       pe->value->name);
+        if (!pfvm__plan_put(buf, line))
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
+    for (i = 0; !rc && i < e->nn; i++) {
+        const pfvm_node *n = e->g->nodes[i];
+        const pfvm_function *f;
+        if (!pfvm__fz_is_call(n))
+            continue;
+        f = pfvm_model_function(e->m, n->domain, n->op_type);
+        for (j = 0; j < (int)stbds_arrlen(done) && done[j] != f; j++)
+            ;
+        if (j < (int)stbds_arrlen(done))
+            continue; /* one function per fused group: its types once */
+        if (!pfvm__arrpush(done, f))
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        else
+            rc = pfvm__store_plan_body(e, n, buf, st);
+    }
+    stbds_arrfree(done);
+    if (!rc && !pfvm__arrpush(*buf, 0))
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    return rc;
+}
+
+static pfvm_code pfvm__scoped_exec_store_plan(pfvm_exec *e, pfvm_status *st)
+{
+    char *buf = NULL, lb[96];
+    const char *text;
+    pfvm_string_pair kv;
+    pfvm_code rc;
+    int i;
+    if (!e->planned)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "store plan: no plan: bind inputs first");
+    if (e->parent || e->g != e->m->graph)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "store plan: only the model's main graph stores a plan");
+    for (i = 0; i < e->nn; i++)
+        if (e->skip[i])
+            return pfvm__fail(st, PFVM_ERR_INVALID,
+                              "store plan: node '%s' (%s) is computed when binding (constant inputs): run the fold pass first",
+                              pfvm__node_label(e->g->nodes[i], lb, sizeof lb), e->g->nodes[i]->op_type);
+    if ((rc = pfvm__store_plan_text(e, &buf, st)) != PFVM_OK) {
+        stbds_arrfree(buf);
+        return rc;
+    }
+    text = pfvm__arena_strdup(&e->m->arena, buf);
+    stbds_arrfree(buf);
+    if (!text)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    /* the types the plan was made for, as value_info */
+    for (i = 0; i < e->nv; i++) {
+        pfvm_value *v = e->g->values[i];
+        if (v->init || e->iv[i].type.kind != PFVM_KIND_TENSOR)
+            continue;
+        v->type = e->iv[i].type;
+        if (v->producer)
+            v->has_value_info = 1;
+    }
+    for (i = 0; i < (int)stbds_arrlen(e->m->metadata); i++)
+        if (e->m->metadata[i].key && !strcmp(e->m->metadata[i].key, PFVM__PLAN_KEY)) {
+            e->m->metadata[i].value = text;
+            return PFVM_OK;
+        }
+    kv.key = PFVM__PLAN_KEY;
+    kv.value = text;
+    if (!pfvm__arrpush(e->m->metadata, kv))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    return PFVM_OK;
+}
+
+pfvm_code pfvm_exec_store_plan(pfvm_exec *e, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    if (!e)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "store plan: no executor");
+    pfvm__scope_enter(&sc, pfvm__model_allocator(e->m));
+    r = pfvm__scoped_exec_store_plan(e, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
 static pfvm_code pfvm__plan(pfvm_exec *e, pfvm_status *st)
 {
     pfvm_code rc;
+    const char *stored = pfvm__stored_plan(e);
     pfvm__release_dynamic(e);
     pfvm__arena_free(&e->plan_arena);
     e->folded_bytes = 0;
     e->n_folded = 0;
-    rc = pfvm__plan_types(e, st);
-    if (!rc)
-        rc = pfvm__plan_memory(e, st);
+#ifdef PFVM_NO_SHAPE_INFERENCE
+    if (!stored)
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED,
+                          "graph '%s': no stored plan, and pfvm is built with PFVM_NO_SHAPE_INFERENCE (prepare the model "
+                          "with `interp opt --planned`)",
+                          e->g->name ? e->g->name : "");
+    rc = pfvm__plan_stored(e, stored, st);
+#else
+    if (stored) {
+        rc = pfvm__plan_stored(e, stored, st);
+    } else {
+        rc = pfvm__plan_types(e, st);
+        if (!rc)
+            rc = pfvm__plan_memory(e, st);
+    }
+#endif
     if (!rc)
         rc = pfvm__plan_arena(e, st);
     return rc;
@@ -40535,6 +41408,10 @@ static pfvm_code pfvm__prepare_dynamic(pfvm_exec *e, pfvm_node *n, pfvm_status *
         }
     if (!any)
         return PFVM_OK;
+#ifdef PFVM_NO_SHAPE_INFERENCE
+    (void)tmp_in, (void)tmp_out, (void)scratch, (void)rc, (void)st;
+    return PFVM_OK; /* no inference linked: the kernel sizes its outputs (pfvm_kctx_output) */
+#else
     memset(&scratch, 0, sizeof scratch);
     tmp_in = (pfvm_ival *)pfvm__arena_alloc(&scratch, sizeof(pfvm_ival) * (size_t)(n->n_inputs + 1));
     tmp_out = (pfvm_ival *)pfvm__arena_alloc(&scratch, sizeof(pfvm_ival) * (size_t)(n->n_outputs + 1));
@@ -40575,6 +41452,7 @@ static pfvm_code pfvm__prepare_dynamic(pfvm_exec *e, pfvm_node *n, pfvm_status *
     }
     pfvm__arena_free(&scratch);
     return rc;
+#endif
 }
 
 static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
@@ -40931,6 +41809,7 @@ static pfvm_code pfvm__exec_kctx_subgraph(pfvm_kctx *k, const pfvm_graph *g, con
     return pfvm__exec_subgraph(k->exec, g, in, n_in, out, n_out, st);
 }
 
+#ifndef PFVM_NO_AUTODIFF
 static pfvm_code pfvm__exec_kctx_gradient(pfvm_kctx *k, pfvm_model *m, pfvm_value *y, pfvm_value *seed,
                                           const char *const *names, int n_wrt, int n_names, pfvm_status *st)
 {
@@ -40983,6 +41862,7 @@ done:
     pfvm_exec_free(e);
     return rc;
 }
+#endif
 
 static int pfvm__exec_kctx_threads(const pfvm_kctx *k)
 {
@@ -41017,11 +41897,22 @@ int pfvm_exec_threads(const pfvm_exec *e)
     return e ? pfvm__exec_threads(e) : 1;
 }
 
+/* what is not linked in a device build is NULL here: kernels that ask for it fail */
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#define PFVM__INFER_SERVICE NULL
+#else
+#define PFVM__INFER_SERVICE pfvm_infer_shapes
+#endif
+#ifdef PFVM_NO_AUTODIFF
+#define PFVM__GRADIENT_SERVICE NULL
+#else
+#define PFVM__GRADIENT_SERVICE pfvm__exec_kctx_gradient
+#endif
 static const pfvm__kctx_services *pfvm__exec_services(void)
 {
     static const pfvm__kctx_services s = {pfvm__exec_kctx_output, pfvm__exec_kctx_scratch, pfvm__exec_kctx_set_state,
                                           pfvm__exec_kctx_random, pfvm__exec_kctx_seed,    pfvm__exec_kctx_subgraph,
-                                          pfvm_infer_shapes,      pfvm__exec_kctx_gradient, pfvm__exec_kctx_threads,
+                                          PFVM__INFER_SERVICE,    PFVM__GRADIENT_SERVICE, pfvm__exec_kctx_threads,
                                           pfvm__exec_kctx_parallel};
     return &s;
 }
@@ -41673,7 +42564,7 @@ static int pfvm__n_user_ops;
 
 pfvm_code pfvm_op_register(const pfvm_op_def *def, pfvm_status *st)
 {
-    if (!def || !def->name || !def->name[0] || !def->infer || !def->kernel)
+    if (!def || !def->name || !def->name[0] || (!def->infer && !PFVM__NO_INFERENCE) || !def->kernel)
         return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_op_register: an operator needs a name, infer and kernel");
     if (pfvm__n_user_ops == PFVM_MAX_USER_OPS)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "pfvm_op_register: more than %d operators (PFVM_MAX_USER_OPS)",

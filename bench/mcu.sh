@@ -11,7 +11,7 @@ set -eu
 cd "$(dirname "$0")/.."
 B=${MCU_BUILD:-build/mcu}
 OUT=bench/mcu.md
-MODELS="digits mlp cnn_small dscnn mlp_mnist digits_sel"
+MODELS="digits mlp cnn_small dscnn mlp_mnist digits_sel digits_planned mlp_mnist_planned"
 sh tests/mcu/run.sh $MODELS >"$B/run.log" 2>&1 || { cat "$B/run.log"; exit 1; }
 run_summary=$(tail -n 1 "$B/run.log")
 
@@ -36,7 +36,7 @@ flash_by_origin() {
     }
     function add(size, file) {
         if (out !~ /^\.(text|rodata|data|ARM\.extab|ARM\.exidx|preinit_array|init_array|fini_array)$/) return
-        if (file ~ /pfvm_impl(_sel)?\.o$/) k = "pfvm"
+        if (file ~ /pfvm_impl(_sel|_planned)?\.o$/) k = "pfvm"
         else if (file ~ /pb_(common|decode|encode)\.o$/) k = "nanopb"
         else if (file ~ /(main|startup)\.o$/) k = "harness"
         else if (file ~ /model\.o$/) k = "model"
@@ -82,7 +82,10 @@ each QEMU run under 1 s)."
         macs=$(stat "$h" macs)
         # digits_sel is digits prepared by interp opt: its Conv and Gemm sit
         # inside fused groups, which main.c's count does not enter
-        [ "$m" = digits_sel ] && macs=$(stat "$B/host/digits.out" macs)
+        case $m in
+        digits_sel | digits_planned) macs=$(stat "$B/host/digits.out" macs) ;;
+        mlp_mnist_planned) macs=$(stat "$B/host/mlp_mnist.out" macs) ;;
+        esac
         set -- $(flash_by_origin "$d.map")
         fp=$1 fn=$2 fl=$3
         model_bytes=$(arm-none-eabi-size -A "$d.elf" | awk '$1 == ".model" { print $2 }')
@@ -138,8 +141,82 @@ How each column is measured:
 weights aligned), run by a pfvm built with the selection header `interp
 ops --config` writes for it (Conv, Flatten, Gemm, MaxPool, Relu) and
 `PFVM_NO_AUTODIFF`, and without `pfvm_optimize` on the device (main.c
-with `MCU_PREPARED`); every other row links the whole library and runs
-the default passes on the device.
+with `MCU_PREPARED`); `digits_planned` and `mlp_mnist_planned` are the
+models prepared with `interp opt --planned` (the plan stored in the file:
+value_info with every shape, metadata `pfvm.plan` with the arena size,
+each tensor's offset and the fused bodies' element types), run by a pfvm
+built with the selection of both, `PFVM_NO_AUTODIFF`,
+`PFVM_NO_SHAPE_INFERENCE` (no inference hooks, no bind-time folding, no
+planner; nor the simplify, flops and accel hooks) and `PFVM_ARENA_CHUNK=1024`;
+every other row links the whole library and runs the default passes on
+the device.
+
+Issue 19, fourth round: the planned model (before: the table above this
+round, at c5ecc09):
+
+| | before | now | target |
+| --- | ---: | ---: | ---: |
+| pfvm flash, digits (selected operators, no passes) | 126.9 KB (digits_sel; 122.9 KB now, with Flatten's gradient builder left out) | 88.6 KB (digits_planned) | <= 32 KB |
+| pfvm flash, reader + executor with no kernels | not measured | not measured (see below) | <= 16 KB |
+| RAM, mlp_mnist with its weights in flash (static + heap peak + stack) | 492.2 KB (torch's file) | 39.3 KB (mlp_mnist_planned) | <= 48 KB |
+| soft-double call sites, digits | 107 (digits_sel) | 89 (digits_planned) | 0 |
+
+- The planned route: `interp opt --planned` binds the prepared model on
+  the host for its declared input shapes and stores the plan in the file
+  (pfvm_exec_store_plan; tools/onnx_check.py: still valid ONNX). On the
+  device, bind reads it (pfvm__plan_stored in src/exec/exec.c: every
+  record checked against the arena, its alignment and the model's
+  value_info, inputs against the stored shapes; tests/test_stored_plan.c
+  replaces each byte of digits' plan four ways, also on the
+  PFVM_NO_SHAPE_INFERENCE code path under ASan in tests/switches.sh: an
+  error or a run, never a crash). With `PFVM_NO_SHAPE_INFERENCE` the
+  tables' inference, simplify, flops and accel hooks are NULL, bind-time
+  folding and the planner are compiled out, so none of them is linked:
+  pfvm's flash for digits goes from 122.9 KB (digits_sel) to 88.6 KB;
+  setup stays about the same (429,440 instructions against 412,800:
+  reading the plan and the value_info replaces inference), and the
+  inference is unchanged (the same kernels, bit-exact).
+- What is left of digits_planned's pfvm (tables below): the ONNX reader
+  (about 13 KB: protobuf parsing of every field pfvm reads, sparse
+  tensors, attributes), the five operators' kernels (Conv 5.6 KB with its
+  packing and 2D window code, the pooling loop 4.1 KB, the matrix engine
+  and Gemm about 7 KB, Relu and the element-wise driver about 4.4 KB),
+  the fused-loop engine (about 10 KB: its compiler runs at bind, its
+  interpreter in the run), the executor (about 8.5 KB, its stored-plan
+  reader 1.5 KB of it), the IR (about 7.5 KB: building the graph,
+  toposort, verify, op resolution), message formatting (1.6 KB) and
+  what the reader needs of symbolic shapes (3 KB). 32 KB needs more than
+  leaving code out: fused groups compiled on the host (the plan could
+  store the loop program), a reader for only what a planned file holds,
+  and kernels without their generic (non-float32) paths. Not done.
+- Reader + executor with no kernels: not built as an image (a pfvm with
+  no operator cannot run the test program). By symbol sizes in
+  digits_planned: onnx + exec + ir + opi + base + sym + registry about
+  37 KB, the fused-loop engine 10 KB more: more than twice the 16 KB
+  target.
+- RAM, mlp_mnist with its weights in flash: the harness keeps the model
+  in flash (model.S, section `.model`, 64-byte aligned; const), and the
+  loader views every aligned raw_data in place (`pfvm_onnx_load_memory`
+  without `PFVM_LOAD_COPY`), which `interp opt` output has: no weight is
+  copied. With 16 KB arena blocks (the default) the planned build's heap
+  peak was 52.4 KB (most of it 16 KB blocks of the model's arena and its
+  symbol table's, mostly empty); `PFVM_ARENA_CHUNK=1024` (new, documented) takes it to
+  24.3 KB, and the total to 39.3 KB (static 0.6 KB + heap 24.3 KB + stack 14.4 KB).
+  The stack during a run is the matrix engine's blocks
+  (`PFVM_LA_NO_WORKSPACE`, 12.2 KB in pfvm_la_sgemm_ws's frame): the
+  batch-1 products never use them, but they are reserved on entry; moving
+  the blocked path into a function of its own would save them (not done).
+- Soft-double call sites: 89 in digits_planned (107 in digits_sel): the
+  inference hooks and passes are gone; what is left are the generic
+  (non-float32) paths of the selected kernels: the element-wise driver's
+  double path (pfvm__ew_span_generic, 23) and Relu's (about 15 with
+  pfvm__ew_f2i and the parameters), Gemm's non-float path and bias (16),
+  the tensor accessors pfvm_tensor_get_f64/i64 (9), pfvm_red_store (8),
+  libgcc's own conversions and comparisons they pull (14), pooling and
+  Conv (3), the fused engine's load/store of double tensors (2). Zero
+  needs a float32-only switch that compiles those paths out (data types
+  selected like operators); not done, so tests/mcu/run.sh does not check
+  it yet.
 
 Issue 19, third round (before: last session's measurements at ba454fb,
 after the GEMM workspace went in; the table of 2026-11-25 at 442b5bc, before
@@ -210,9 +287,19 @@ are not. Flash grew by 14 KB with the merged code.
   switch (data types selected like operators), not done.
 
 MD
-    echo "## pfvm's flash in digits_sel by source (arm-none-eabi-nm, \`python3 bench/flash_by_dir.py\`)"
+    for m in digits_sel digits_planned; do
+        echo "## pfvm's flash in $m by source (arm-none-eabi-nm, \`python3 bench/flash_by_dir.py\`)"
+        echo
+        python3 bench/flash_by_dir.py "$B/an386/$m.elf"
+        echo
+    done
+    echo "## Every pfvm symbol left in digits_planned (\`arm-none-eabi-nm --size-sort --print-size\`, 256 B and more)"
     echo
-    python3 bench/flash_by_dir.py "$B/an386/digits_sel.elf"
+    echo "| bytes | symbol |"
+    echo "| ---: | --- |"
+    arm-none-eabi-nm --size-sort --print-size -r "$B/an386/digits_planned.elf" |
+        awk 'function hex(s,    n, i) { n = 0; s = tolower(s); for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return n }
+             NF == 4 && $4 ~ /^pfvm/ { n = hex($2); if (n >= 256) printf "| %d | `%s` |\n", n, $4 }'
     echo
     cat <<'MD'
 ## Published figures of other runtimes (their numbers, not measured here)

@@ -198,6 +198,19 @@ for m in gpt_small resnet18; do
         if /usr/bin/python3 tools/onnx_check.py "$tmp/fused.onnx" >"$tmp/out" 2>&1; then ok; else bad "checker $m fused: $(tail -n 3 "$tmp/out")"; fi
     fi
 done
+# opt --planned stores the plan (pfvm.plan, value_info): the model runs
+# with it (--no-opt keeps it) to the test data and passes onnx's checker
+for m in mlp_mnist cnn_small; do
+    rm -rf "$tmp/pcase"
+    mkdir -p "$tmp/pcase"
+    if "$INTERP" opt "tests/models/$m/model.onnx" -o "$tmp/pcase/model.onnx" --planned --quiet 2>"$tmp/err" &&
+        grep -q 'pfvm-plan' "$tmp/pcase/model.onnx"; then ok; else bad "opt --planned $m: $(cat "$tmp/err")"; fi
+    cp -r "tests/models/$m/test_data_set_0" "$tmp/pcase/"
+    if "$INTERP" test --atol 1e-5 --no-opt "$tmp/pcase" >"$tmp/out" 2>&1; then ok; else bad "planned $m: $(tail -n 3 "$tmp/out")"; fi
+    if /usr/bin/python3 -c "import onnx.checker" 2>/dev/null; then
+        if /usr/bin/python3 tools/onnx_check.py "$tmp/pcase/model.onnx" >"$tmp/out" 2>&1; then ok; else bad "checker $m planned: $(tail -n 3 "$tmp/out")"; fi
+    fi
+done
 if "$INTERP" dot tests/models/gpt_small/model.onnx --opt -o "$tmp/g.dot" && grep -q 'subgraph cluster_' "$tmp/g.dot" &&
     grep -q 'label="float\[' "$tmp/g.dot"; then ok; else bad "dot: $(head -n 3 "$tmp/g.dot")"; fi
 

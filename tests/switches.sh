@@ -1,7 +1,9 @@
 #!/bin/sh
 # Firmware switches: builds the amalgamated headers with PFVM_NO_AUTODIFF,
 # PFVM_NO_FUSION, both, and both with the operator selection that
-# `interp ops --config` writes for the model, each with -Werror (gcc, and
+# `interp ops --config` writes for the model, PFVM_NO_SHAPE_INFERENCE with
+# the model planned by `interp opt --planned` (and refusing one without a
+# stored plan), each with -Werror (gcc, and
 # clang when installed), and runs models/digits.onnx prepared on the host
 # by `interp opt` (without the fuse pass for PFVM_NO_FUSION builds) as
 # loaded: its outputs must be the plain build's, bit for bit (also with
@@ -26,6 +28,7 @@ fi
 I=${1:-build}/interp
 $I opt $MODEL -o "$B/fused.onnx" >/dev/null 2>&1 &&
     $I opt $MODEL -o "$B/plain.onnx" --passes fold,simplify,cse,bnfold,dce >/dev/null 2>&1 &&
+    $I opt $MODEL -o "$B/planned.onnx" --planned >/dev/null 2>&1 &&
     $I ops --config "$B/fused.onnx" -o "$B/ops.h" || {
     echo "FAIL switches: interp opt / ops --config"
     echo "0 passed, 1 failed"
@@ -46,7 +49,8 @@ for cc in $compilers; do
     for v in "noautodiff:fused:-DPFVM_NO_AUTODIFF" "nofusion:plain:-DPFVM_NO_FUSION" \
         "both:plain:-DPFVM_NO_AUTODIFF -DPFVM_NO_FUSION" "selected:plain:-DPFVM_NO_AUTODIFF -DPFVM_NO_FUSION -include $B/ops.h" \
         "selected_fused:fused:-DPFVM_NO_AUTODIFF -include $B/ops.h" \
-        "tile4:fused:-DPFVM_NO_DISPATCH -DPFVM_LA_TILE4 -DPFVM_EXACT_FMA"; do
+        "tile4:fused:-DPFVM_NO_DISPATCH -DPFVM_LA_TILE4 -DPFVM_EXACT_FMA" \
+        "planned:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -include $B/ops.h"; do
         name=${v%%:*} rest=${v#*:}
         model=${rest%%:*} flags=${rest#*:}
         exe="$name-$(basename "$cc")"
@@ -63,6 +67,30 @@ for cc in $compilers; do
         fi
     done
 done
+# without inference, a model without a stored plan is refused when bound
+exe="planned-$(basename "$CC")"
+if [ -x "$B/$exe" ] && ! "$B/$exe" "$B/fused.onnx" $INPUT >"$B/$exe.unplanned" 2>&1 &&
+    grep -q "no stored plan" "$B/$exe.unplanned"; then
+    echo "ok   $exe refuses a model without a stored plan"
+    pass=$((pass + 1))
+else
+    echo "FAIL $exe with a model without a stored plan: $(head -n 2 "$B/$exe.unplanned" 2>/dev/null | tr '\n' ' ')"
+    fail=$((fail + 1))
+fi
+# bad stored plans on the device's code path (no inference): errors, never crashes
+if ! nice $CC -std=c99 -Wall -Wextra -pedantic -Werror -O1 -g -I. -Itests -DSTORED_PLAN_AMALGAMATED -DPFVM_NO_AUTODIFF \
+    -DPFVM_NO_SHAPE_INFERENCE -include "$B/ops.h" tests/test_stored_plan.c -o "$B/stored_plan_device" \
+    -lprotobuf-nanopb -lm 2>"$B/stored_plan_device.log"; then
+    echo "FAIL stored_plan_device: compile:"
+    head -n 5 "$B/stored_plan_device.log"
+    fail=$((fail + 1))
+elif ! "$B/stored_plan_device" "$B/planned.onnx" >"$B/stored_plan_device.out" 2>&1; then
+    echo "FAIL stored_plan_device: $(tail -n 3 "$B/stored_plan_device.out" | tr '\n' ' ')"
+    fail=$((fail + 1))
+else
+    echo "ok   stored_plan_device: tests/test_stored_plan.c without inference: $(tail -n 1 "$B/stored_plan_device.out")"
+    pass=$((pass + 1))
+fi
 # the matrix engine's rounding rule with the Cortex-M tile (tests/test_gemm.c)
 if ! nice $CC -std=c99 -Wall -Wextra -pedantic -Werror -O2 -I. -Itests -DGEMM_AMALGAMATED -DPFVM_NO_DISPATCH \
     -DPFVM_LA_TILE4 -DPFVM_EXACT_FMA tests/test_gemm.c -o "$B/gemm_tile4" -lprotobuf-nanopb -lm 2>"$B/gemm_tile4.log"; then

@@ -661,7 +661,7 @@ struct pfvm__chunk {
 };
 
 #define PFVM__CHUNK_HDR ((sizeof(pfvm__chunk) + 15) & ~(size_t)15)
-#define PFVM__CHUNK_MIN 16384
+#define PFVM__CHUNK_MIN PFVM_ARENA_CHUNK
 
 PFVM_INTERNAL void *pfvm__arena_alloc(pfvm_arena *a, size_t size)
 {

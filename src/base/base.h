@@ -29,6 +29,13 @@
 
 
 /* pfvm:internal-begin */
+/* Bytes of each block the IR's arenas (names, shapes, attributes, plan
+ * constants) take from the allocator; larger requests get a block of
+ * their own. Small models on microcontrollers want less (tests/mcu: 1024). */
+#ifndef PFVM_ARENA_CHUNK
+#define PFVM_ARENA_CHUNK 16384
+#endif
+
 /* The C library's allocator, unless the program names its own (each macro
  * on its own). pfvm allocates with PFVM_REALLOC and frees with PFVM_FREE
  * only; PFVM_MALLOC is accepted for symmetry and never called. */

@@ -648,6 +648,7 @@ static void pfvm__node_io(pfvm_exec *e, const pfvm_node *n)
         e->kout[j] = n->outputs[j] ? &e->vals[n->outputs[j]->id] : NULL;
 }
 
+#ifndef PFVM_NO_SHAPE_INFERENCE /* bind-time inference, folding and the planner */
 /* Runs a node whose inputs are all known, at plan time, into the plan arena. */
 static pfvm_code pfvm__fold_node(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
 {
@@ -1003,6 +1004,8 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     return PFVM_OK;
 }
 
+#endif /* PFVM_NO_SHAPE_INFERENCE */
+
 static pfvm_code pfvm__plan_arena(pfvm_exec *e, pfvm_status *st)
 {
     int i;
@@ -1030,16 +1033,409 @@ static pfvm_code pfvm__plan_arena(pfvm_exec *e, pfvm_status *st)
     return PFVM_OK;
 }
 
+/* ---- stored plans ------------------------------------------------------------- */
+
+/* A plan stored in the model by pfvm_exec_store_plan, under this metadata
+ * key: lines of tab-separated fields,
+ *   pfvm-plan 1
+ *   arena     BYTES
+ *   a         OFFSET BYTES VALUE                 a value of the main graph in the arena
+ *   d         DOMAIN FUNCTION VALUE DTYPE        element type of a fused body's value
+ * Values' shapes are the graph's value_info; every other value a node
+ * produces is sized by its kernel when it runs. Binding a model that holds
+ * one needs neither inference nor the planner (PFVM_NO_SHAPE_INFERENCE). */
+#define PFVM__PLAN_KEY "pfvm.plan"
+#define PFVM__PLAN_FIELD 256
+
+static const char *pfvm__stored_plan(const pfvm_exec *e)
+{
+    int i;
+    if (e->parent || !e->m || e->g != e->m->graph)
+        return NULL;
+    for (i = 0; i < (int)stbds_arrlen(e->m->metadata); i++)
+        if (e->m->metadata[i].key && !strcmp(e->m->metadata[i].key, PFVM__PLAN_KEY))
+            return e->m->metadata[i].value ? e->m->metadata[i].value : "";
+    return NULL;
+}
+
+/* Splits the next line of *p into tab-separated fields copied into f (at
+ * most max kept): the number of fields, 0 at the end of the text, -1 when
+ * one is too long. */
+static int pfvm__plan_line(const char **p, char (*f)[PFVM__PLAN_FIELD], int max)
+{
+    const char *s = *p;
+    int n = 0;
+    size_t len = 0;
+    if (!*s)
+        return 0;
+    for (;; s++) {
+        char c = *s;
+        if (c == '\t' || c == '\n' || !c) {
+            if (n < max)
+                f[n][len] = 0;
+            n++;
+            len = 0;
+            if (c == '\t')
+                continue;
+            if (c)
+                s++;
+            break;
+        }
+        if (n < max) {
+            if (len + 1 >= PFVM__PLAN_FIELD)
+                return -1;
+            f[n][len++] = c;
+        }
+    }
+    *p = s;
+    return n;
+}
+
+/* A decimal size without sign, overflow or other characters. */
+static int pfvm__plan_size(const char *s, size_t *out)
+{
+    size_t v = 0;
+    if (!*s)
+        return 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (SIZE_MAX - 9) / 10)
+            return 0;
+        v = v * 10 + (size_t)(*s - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+/* Bytes of a value's stored type, 0 when it is not a tensor of known
+ * shape and fixed-size elements (or its size overflows). */
+static size_t pfvm__planned_bytes(const pfvm_type *ty, int64_t *dims)
+{
+    int64_t numel = 1;
+    size_t bytes;
+    int k;
+    if (ty->kind != PFVM_KIND_TENSOR || ty->dtype == PFVM_STRING || !pfvm_dtype_size(ty->dtype) ||
+        !pfvm__shape_const(ty, dims))
+        return 0;
+    for (k = 0; k < ty->shape.rank; k++)
+        if (!pfvm__mul_i64(numel, dims[k], &numel))
+            return 0;
+    if ((uint64_t)numel > SIZE_MAX || !pfvm__mul_size((size_t)numel, pfvm_dtype_size(ty->dtype), &bytes))
+        return 0;
+    return bytes ? bytes : 1;
+}
+
+/* An `a` record: value `name` at `off` in the arena. */
+static pfvm_code pfvm__plan_stored_value(pfvm_exec *e, int line, const char *name, size_t off, size_t bytes,
+                                         pfvm_status *st)
+{
+    pfvm_value *v = pfvm_graph_find_local(e->g, name);
+    int64_t dims[PFVM_MAX_RANK];
+    size_t need;
+    pfvm_plan_entry pe;
+    if (!v || !v->producer || v->init)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan, line %d: '%s' is no value a node of graph '%s' computes",
+                          line, name, e->g->name ? e->g->name : "");
+    if (e->vkind[v->id] == PFVM__V_ARENA)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan, line %d: '%s' is placed twice", line, name);
+    need = pfvm__planned_bytes(&v->type, dims);
+    if (!need)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan, line %d: '%s' has no fixed shape in the model's value_info",
+                          line, name);
+    if (off % PFVM_DATA_ALIGN || bytes < need || off > e->arena_size || bytes > e->arena_size - off)
+        return pfvm__fail(st, PFVM_ERR_INVALID,
+                          "stored plan, line %d: '%s' (%lu bytes) at offset %lu, %lu bytes, does not fit an arena of %lu bytes "
+                          "at %d-byte alignment",
+                          line, name, (unsigned long)need, (unsigned long)off, (unsigned long)bytes,
+                          (unsigned long)e->arena_size, PFVM_DATA_ALIGN);
+    pfvm_tensor_set_shape(&e->vals[v->id], v->type.shape.rank, dims, NULL);
+    e->vals[v->id].nbytes = need == 1 && !pfvm_tensor_numel(&e->vals[v->id]) ? 0 : need;
+    e->vkind[v->id] = PFVM__V_ARENA;
+    memset(&pe, 0, sizeof pe);
+    pe.value = v;
+    pe.offset = off;
+    pe.bytes = bytes;
+    pe.first = v->producer->id;
+    pe.last = -1;
+    if (!pfvm__arrpush(e->entries, pe))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    return PFVM_OK;
+}
+
+/* A `d` record: the element type of a fused body's value, which the fused
+ * loop compiler would otherwise infer. */
+static pfvm_code pfvm__plan_stored_dtype(pfvm_exec *e, int line, char (*f)[PFVM__PLAN_FIELD], pfvm_status *st)
+{
+    const pfvm_function *fn = pfvm_model_function(e->m, f[1], f[2]);
+    pfvm_value *v = fn && fn->body ? pfvm_graph_find_local(fn->body, f[3]) : NULL;
+    size_t dt;
+    if (!v)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan, line %d: function '%s' has no value '%s'", line, f[2], f[3]);
+    if (!pfvm__plan_size(f[4], &dt) || dt == PFVM_UNDEFINED || dt > 64 || !pfvm_dtype_size((pfvm_dtype)dt))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan, line %d: '%s' is no element type", line, f[4]);
+    if (v->type.kind != PFVM_KIND_UNKNOWN && (v->type.kind != PFVM_KIND_TENSOR || v->type.dtype != (pfvm_dtype)dt))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan, line %d: value '%s' of function '%s' is typed otherwise",
+                          line, f[3], f[2]);
+    v->type.kind = PFVM_KIND_TENSOR;
+    v->type.dtype = (pfvm_dtype)dt;
+    return PFVM_OK;
+}
+
+/* The values' storage as the stored plan gives it: initializers and
+ * inputs as given (inputs of the planned shapes only), arena values at
+ * their offsets, the rest sized by their kernels. */
+static pfvm_code pfvm__plan_stored_values(pfvm_exec *e, pfvm_status *st)
+{
+    int i;
+    for (i = 0; i < e->nn; i++)
+        e->skip[i] = 0;
+    for (i = 0; i < e->nv; i++) {
+        pfvm_value *v = e->g->values[i];
+        memset(&e->iv[i], 0, sizeof e->iv[i]);
+        memset(&e->vals[i], 0, sizeof e->vals[i]);
+        e->vkind[i] = PFVM__V_DYNAMIC;
+        if (v->init) {
+            e->vals[i] = *v->init;
+            e->vals[i].owns_data = e->vals[i].owns_strings = 0;
+            pfvm__ival_from_tensor(e, &e->iv[i], v->init, 1);
+            e->vkind[i] = PFVM__V_EXTERNAL;
+            continue;
+        }
+        e->iv[i].type = v->type;
+        e->vals[i].kind = v->type.kind == PFVM_KIND_UNKNOWN ? PFVM_KIND_TENSOR : v->type.kind;
+        e->vals[i].dtype = v->type.dtype;
+        e->vals[i].rank = -1;
+    }
+    for (i = 0; i < (int)stbds_arrlen(e->feedback); i++)
+        pfvm__ival_from_tensor(e, &e->iv[e->feedback[i].state->id], e->feedback[i].state->init, 0);
+    for (i = 0; i < (int)stbds_arrlen(e->ins); i++) {
+        pfvm_value *v = e->ins[i];
+        int64_t dims[PFVM_MAX_RANK];
+        if (v->type.kind == PFVM_KIND_TENSOR && !pfvm__shape_const(&v->type, dims))
+            return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan: input '%s' has no fixed shape in the model", v->name);
+        e->vals[v->id] = *e->bound[i];
+        e->vals[v->id].owns_data = e->vals[v->id].owns_strings = 0;
+        pfvm__ival_from_tensor(e, &e->iv[v->id], e->bound[i], 0);
+        e->vkind[v->id] = PFVM__V_EXTERNAL;
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__plan_stored(pfvm_exec *e, const char *text, pfvm_status *st)
+{
+    char f[5][PFVM__PLAN_FIELD];
+    const char *p = text;
+    int n, line = 1, have_arena = 0;
+    size_t a, b;
+    pfvm_code rc;
+    pfvm__arrtrunc(e->entries, 0);
+    e->arena_size = 0;
+    if ((rc = pfvm__plan_stored_values(e, st)) != PFVM_OK)
+        return rc;
+    if (pfvm__plan_line(&p, f, 5) != 2 || strcmp(f[0], "pfvm-plan") || strcmp(f[1], "1"))
+        return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan: not a 'pfvm-plan 1' (made by a newer pfvm?)");
+    while ((n = pfvm__plan_line(&p, f, 5)) != 0) {
+        line++;
+        if (n < 0)
+            return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan, line %d: a field is %d bytes or longer", line,
+                              PFVM__PLAN_FIELD);
+        if (n == 2 && !strcmp(f[0], "arena") && !have_arena && pfvm__plan_size(f[1], &a)) {
+            if (a > e->limits.max_arena_bytes || a > e->limits.max_total_bytes)
+                return pfvm__fail(st, PFVM_ERR_NOMEM, "stored plan: an arena of %lu bytes is over the limit of %lu",
+                                  (unsigned long)a, (unsigned long)e->limits.max_arena_bytes);
+            e->arena_size = a;
+            have_arena = 1;
+        } else if (n == 4 && !strcmp(f[0], "a") && have_arena && pfvm__plan_size(f[1], &a) && pfvm__plan_size(f[2], &b)) {
+            if ((rc = pfvm__plan_stored_value(e, line, f[3], a, b, st)) != PFVM_OK)
+                return rc;
+        } else if (n == 5 && !strcmp(f[0], "d")) {
+            if ((rc = pfvm__plan_stored_dtype(e, line, f, st)) != PFVM_OK)
+                return rc;
+        } else {
+            return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan, line %d: unknown or malformed record '%s'", line, f[0]);
+        }
+    }
+    if (!have_arena)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "stored plan: no arena size");
+    e->lower_bound = e->arena_size;
+    return PFVM_OK;
+}
+
+/* Appends s to the stb_ds text *buf (without its terminating 0). */
+static int pfvm__plan_put(char **buf, const char *s)
+{
+    size_t n = strlen(s), at = (size_t)stbds_arrlen(*buf);
+    if (!pfvm__arrsetlen(*buf, at + n))
+        return 0;
+    memcpy(*buf + at, s, n);
+    return 1;
+}
+
+static int pfvm__plan_name_ok(const char *s)
+{
+    return s && strlen(s) < PFVM__PLAN_FIELD && !strchr(s, '\t') && !strchr(s, '\n');
+}
+
+/* `d` records of the fused call n: its body values' element types. */
+static pfvm_code pfvm__store_plan_body(pfvm_exec *e, const pfvm_node *n, char **buf, pfvm_status *st)
+{
+    const pfvm_function *f = pfvm_model_function(e->m, n->domain, n->op_type);
+    pfvm_dtype in_dt[64], *vdt;
+    char line[4 * PFVM__PLAN_FIELD + 32];
+    int i, nv, ok = 1;
+    if (!f || !f->body || n->n_inputs > 64 || (int)stbds_arrlen(f->body->inputs) > n->n_inputs)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "store plan: fused node '%s' has no body", n->name ? n->name : "");
+    nv = (int)stbds_arrlen(f->body->values);
+    for (i = 0; i < n->n_inputs; i++)
+        in_dt[i] = n->inputs[i] ? e->iv[n->inputs[i]->id].type.dtype : PFVM_UNDEFINED;
+    if (!(vdt = (pfvm_dtype *)pfvm__calloc((size_t)nv + 1, sizeof *vdt)))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    if (!pfvm__fz_value_dtypes(f->body, in_dt, vdt, e->m->syms))
+        ok = 0;
+    for (i = 0; ok && i < nv; i++) {
+        const pfvm_value *v = f->body->values[i];
+        if (vdt[i] == PFVM_UNDEFINED)
+            continue;
+        if (!pfvm__plan_name_ok(v->name) || !pfvm__plan_name_ok(f->name) || !pfvm__plan_name_ok(f->domain ? f->domain : "")) {
+            ok = 0;
+            break;
+        }
+        pfvm__snprintf(line, sizeof line, "d\t%s\t%s\t%s\t%d\n", f->domain ? f->domain : "", f->name, v->name, (int)vdt[i]);
+        if (!pfvm__plan_put(buf, line)) {
+            pfvm__free(vdt);
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        }
+    }
+    pfvm__free(vdt);
+    if (!ok)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "store plan: fused function '%s': element types unknown, or a name with a tab or newline",
+                          f->name);
+    return PFVM_OK;
+}
+
+/* The plan's text (PFVM__PLAN_KEY) into *buf, 0-terminated. */
+static pfvm_code pfvm__store_plan_text(pfvm_exec *e, char **buf, pfvm_status *st)
+{
+    char line[PFVM__PLAN_FIELD + 64];
+    const pfvm_function **done = NULL;
+    pfvm_code rc = PFVM_OK;
+    int i, j;
+    pfvm__snprintf(line, sizeof line, "pfvm-plan\t1\narena\t%lu\n", (unsigned long)e->arena_size);
+    if (!pfvm__plan_put(buf, line))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    for (i = 0; i < (int)stbds_arrlen(e->entries); i++) {
+        const pfvm_plan_entry *pe = &e->entries[i];
+        if (pe->kind != 0)
+            continue;
+        if (!pfvm__plan_name_ok(pe->value->name))
+            return pfvm__fail(st, PFVM_ERR_INVALID, "store plan: value name '%s' has a tab or newline, or is too long",
+                              pe->value->name);
+        pfvm__snprintf(line, sizeof line, "a\t%lu\t%lu\t%s\n", (unsigned long)pe->offset, (unsigned long)pe->bytes,
+                       pe->value->name);
+        if (!pfvm__plan_put(buf, line))
+            return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    }
+    for (i = 0; !rc && i < e->nn; i++) {
+        const pfvm_node *n = e->g->nodes[i];
+        const pfvm_function *f;
+        if (!pfvm__fz_is_call(n))
+            continue;
+        f = pfvm_model_function(e->m, n->domain, n->op_type);
+        for (j = 0; j < (int)stbds_arrlen(done) && done[j] != f; j++)
+            ;
+        if (j < (int)stbds_arrlen(done))
+            continue; /* one function per fused group: its types once */
+        if (!pfvm__arrpush(done, f))
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        else
+            rc = pfvm__store_plan_body(e, n, buf, st);
+    }
+    stbds_arrfree(done);
+    if (!rc && !pfvm__arrpush(*buf, 0))
+        rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    return rc;
+}
+
+static pfvm_code pfvm__scoped_exec_store_plan(pfvm_exec *e, pfvm_status *st)
+{
+    char *buf = NULL, lb[96];
+    const char *text;
+    pfvm_string_pair kv;
+    pfvm_code rc;
+    int i;
+    if (!e->planned)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "store plan: no plan: bind inputs first");
+    if (e->parent || e->g != e->m->graph)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "store plan: only the model's main graph stores a plan");
+    for (i = 0; i < e->nn; i++)
+        if (e->skip[i])
+            return pfvm__fail(st, PFVM_ERR_INVALID,
+                              "store plan: node '%s' (%s) is computed when binding (constant inputs): run the fold pass first",
+                              pfvm__node_label(e->g->nodes[i], lb, sizeof lb), e->g->nodes[i]->op_type);
+    if ((rc = pfvm__store_plan_text(e, &buf, st)) != PFVM_OK) {
+        stbds_arrfree(buf);
+        return rc;
+    }
+    text = pfvm__arena_strdup(&e->m->arena, buf);
+    stbds_arrfree(buf);
+    if (!text)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    /* the types the plan was made for, as value_info */
+    for (i = 0; i < e->nv; i++) {
+        pfvm_value *v = e->g->values[i];
+        if (v->init || e->iv[i].type.kind != PFVM_KIND_TENSOR)
+            continue;
+        v->type = e->iv[i].type;
+        if (v->producer)
+            v->has_value_info = 1;
+    }
+    for (i = 0; i < (int)stbds_arrlen(e->m->metadata); i++)
+        if (e->m->metadata[i].key && !strcmp(e->m->metadata[i].key, PFVM__PLAN_KEY)) {
+            e->m->metadata[i].value = text;
+            return PFVM_OK;
+        }
+    kv.key = PFVM__PLAN_KEY;
+    kv.value = text;
+    if (!pfvm__arrpush(e->m->metadata, kv))
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    return PFVM_OK;
+}
+
+pfvm_code pfvm_exec_store_plan(pfvm_exec *e, pfvm_status *st)
+{
+    pfvm__scope sc;
+    pfvm_code r;
+    if (!e)
+        return pfvm__fail(st, PFVM_ERR_INVALID, "store plan: no executor");
+    pfvm__scope_enter(&sc, pfvm__model_allocator(e->m));
+    r = pfvm__scoped_exec_store_plan(e, st);
+    pfvm__scope_leave(&sc);
+    return r;
+}
+
 static pfvm_code pfvm__plan(pfvm_exec *e, pfvm_status *st)
 {
     pfvm_code rc;
+    const char *stored = pfvm__stored_plan(e);
     pfvm__release_dynamic(e);
     pfvm__arena_free(&e->plan_arena);
     e->folded_bytes = 0;
     e->n_folded = 0;
-    rc = pfvm__plan_types(e, st);
-    if (!rc)
-        rc = pfvm__plan_memory(e, st);
+#ifdef PFVM_NO_SHAPE_INFERENCE
+    if (!stored)
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED,
+                          "graph '%s': no stored plan, and pfvm is built with PFVM_NO_SHAPE_INFERENCE (prepare the model "
+                          "with `interp opt --planned`)",
+                          e->g->name ? e->g->name : "");
+    rc = pfvm__plan_stored(e, stored, st);
+#else
+    if (stored) {
+        rc = pfvm__plan_stored(e, stored, st);
+    } else {
+        rc = pfvm__plan_types(e, st);
+        if (!rc)
+            rc = pfvm__plan_memory(e, st);
+    }
+#endif
     if (!rc)
         rc = pfvm__plan_arena(e, st);
     return rc;
@@ -1163,6 +1559,10 @@ static pfvm_code pfvm__prepare_dynamic(pfvm_exec *e, pfvm_node *n, pfvm_status *
         }
     if (!any)
         return PFVM_OK;
+#ifdef PFVM_NO_SHAPE_INFERENCE
+    (void)tmp_in, (void)tmp_out, (void)scratch, (void)rc, (void)st;
+    return PFVM_OK; /* no inference linked: the kernel sizes its outputs (pfvm_kctx_output) */
+#else
     memset(&scratch, 0, sizeof scratch);
     tmp_in = (pfvm_ival *)pfvm__arena_alloc(&scratch, sizeof(pfvm_ival) * (size_t)(n->n_inputs + 1));
     tmp_out = (pfvm_ival *)pfvm__arena_alloc(&scratch, sizeof(pfvm_ival) * (size_t)(n->n_outputs + 1));
@@ -1203,6 +1603,7 @@ static pfvm_code pfvm__prepare_dynamic(pfvm_exec *e, pfvm_node *n, pfvm_status *
     }
     pfvm__arena_free(&scratch);
     return rc;
+#endif
 }
 
 static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
@@ -1559,6 +1960,7 @@ static pfvm_code pfvm__exec_kctx_subgraph(pfvm_kctx *k, const pfvm_graph *g, con
     return pfvm__exec_subgraph(k->exec, g, in, n_in, out, n_out, st);
 }
 
+#ifndef PFVM_NO_AUTODIFF
 static pfvm_code pfvm__exec_kctx_gradient(pfvm_kctx *k, pfvm_model *m, pfvm_value *y, pfvm_value *seed,
                                           const char *const *names, int n_wrt, int n_names, pfvm_status *st)
 {
@@ -1611,6 +2013,7 @@ done:
     pfvm_exec_free(e);
     return rc;
 }
+#endif
 
 static int pfvm__exec_kctx_threads(const pfvm_kctx *k)
 {
@@ -1645,11 +2048,22 @@ int pfvm_exec_threads(const pfvm_exec *e)
     return e ? pfvm__exec_threads(e) : 1;
 }
 
+/* what is not linked in a device build is NULL here: kernels that ask for it fail */
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#define PFVM__INFER_SERVICE NULL
+#else
+#define PFVM__INFER_SERVICE pfvm_infer_shapes
+#endif
+#ifdef PFVM_NO_AUTODIFF
+#define PFVM__GRADIENT_SERVICE NULL
+#else
+#define PFVM__GRADIENT_SERVICE pfvm__exec_kctx_gradient
+#endif
 static const pfvm__kctx_services *pfvm__exec_services(void)
 {
     static const pfvm__kctx_services s = {pfvm__exec_kctx_output, pfvm__exec_kctx_scratch, pfvm__exec_kctx_set_state,
                                           pfvm__exec_kctx_random, pfvm__exec_kctx_seed,    pfvm__exec_kctx_subgraph,
-                                          pfvm_infer_shapes,      pfvm__exec_kctx_gradient, pfvm__exec_kctx_threads,
+                                          PFVM__INFER_SERVICE,    PFVM__GRADIENT_SERVICE, pfvm__exec_kctx_threads,
                                           pfvm__exec_kctx_parallel};
     return &s;
 }

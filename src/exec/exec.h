@@ -192,6 +192,17 @@ typedef struct pfvm_plan_info {
 /* Fills info for the current plan (after pfvm_exec_bind). */
 PFVM_API pfvm_code pfvm_exec_plan_info(const pfvm_exec *e, pfvm_plan_info *info, pfvm_status *st);
 
+/* Stores the current plan (after pfvm_exec_bind) in e's model, for
+ * devices whose pfvm is built with PFVM_NO_SHAPE_INFERENCE: every value's
+ * concrete type as value_info, and the arena size, each arena value's
+ * offset and the element types of fused bodies' values in the metadata
+ * entry "pfvm.plan" (still valid ONNX; `interp opt --planned` writes it).
+ * A model holding a stored plan binds to it, without inference or
+ * planner, inputs of the stored shapes only; pfvm_optimize drops it. Fails
+ * when a node would be folded at bind (run the fold pass first), on
+ * subgraph executors, or for names with tabs or newlines. */
+PFVM_API pfvm_code pfvm_exec_store_plan(pfvm_exec *e, pfvm_status *st);
+
 /* ---- internal: used by control-flow kernels -------------------------------- */
 
 /* Runs subgraph g of the running node with the given inputs (g's formal

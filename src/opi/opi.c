@@ -56,9 +56,12 @@ PFVM_INTERNAL pfvm_code pfvm__infer_node_in(const pfvm_node *n, const pfvm_ival 
 {
     pfvm_ictx c;
     char lb[96];
-    if (!n->op || !n->op->infer)
+    if (!n->op)
         return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): operator not supported at opset %d",
                           pfvm__node_label(n, lb, sizeof lb), n->op_type, n->opset);
+    if (!n->op->infer) /* PFVM_NO_SHAPE_INFERENCE makes every table's hook NULL */
+        return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): no shape inference in this build (PFVM_NO_SHAPE_INFERENCE)",
+                          pfvm__node_label(n, lb, sizeof lb), n->op_type);
     c.node = n;
     c.syms = syms;
     c.n_in = n->n_inputs;
@@ -281,7 +284,7 @@ pfvm_code pfvm_kctx_subgraph(pfvm_kctx *k, const pfvm_graph *g, const pfvm_tenso
 
 pfvm_code pfvm_kctx_infer_shapes(pfvm_kctx *k, pfvm_graph *g, int strict, pfvm_status *st)
 {
-    if (k->services)
+    if (k->services && k->services->infer_shapes)
         return k->services->infer_shapes(g, strict, st);
     return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "shape inference needs an executor");
 }
@@ -289,7 +292,7 @@ pfvm_code pfvm_kctx_infer_shapes(pfvm_kctx *k, pfvm_graph *g, int strict, pfvm_s
 pfvm_code pfvm_kctx_gradient(pfvm_kctx *k, pfvm_model *m, pfvm_value *y, pfvm_value *seed, const char *const *names,
                              int n_wrt, int n_names, pfvm_status *st)
 {
-    if (k->services)
+    if (k->services && k->services->gradient)
         return k->services->gradient(k, m, y, seed, names, n_wrt, n_names, st);
     return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "differentiating needs an executor");
 }

@@ -191,10 +191,23 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
 #else
 #define PFVM__OP_SEL(name, ...) __VA_ARGS__,
 #endif
+/* PFVM_NO_SHAPE_INFERENCE (devices that bind models with a stored plan,
+ * pfvm_exec_store_plan): the amalgamation defines every table's inference
+ * hooks (and the simplify, flops and accel hooks, which only inference's
+ * users call) as NULL like the hooks below; other definitions use this
+ * macro. */
+#ifdef PFVM_NO_SHAPE_INFERENCE
+#define PFVM__NO_INFERENCE 1
+#define PFVM__INFER_HOOK(f) NULL
+#else
+#define PFVM__NO_INFERENCE 0
+#define PFVM__INFER_HOOK(f) f
+#endif
 /* PFVM_NO_AUTODIFF and PFVM_NO_FUSION: the amalgamation defines the
  * tables' gradient builders (X_grad) and fusion hooks (X_fuse) as NULL
  * around each table. What is left out leaves static functions unused. */
-#if (defined(PFVM_OPS_SELECTED) || defined(PFVM_NO_AUTODIFF) || defined(PFVM_NO_FUSION)) && defined(__GNUC__)
+#if (defined(PFVM_OPS_SELECTED) || defined(PFVM_NO_AUTODIFF) || defined(PFVM_NO_FUSION) || defined(PFVM_NO_SHAPE_INFERENCE)) && \
+    defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wunused-const-variable"
 #endif

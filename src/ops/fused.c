@@ -357,6 +357,26 @@ const pfvm_function *pfvm_model_function(const pfvm_model *m, const char *domain
 
 /* Element types of the body's values for the given input types, with each
  * node's inference over unknown shapes. 0 when something is unknown. */
+#ifdef PFVM_NO_SHAPE_INFERENCE
+/* Without inference: the types the stored plan gave the body's values
+ * (pfvm_exec_store_plan's `d` records); 0 when one is missing. */
+static int pfvm__fz_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, pfvm_dtype *vdt, pfvm_symtab *syms)
+{
+    int nv = (int)stbds_arrlen(body->values), i, j;
+    (void)syms;
+    for (i = 0; i < nv; i++) {
+        const pfvm_type *ty = &body->values[i]->type;
+        vdt[i] = ty->kind == PFVM_KIND_TENSOR ? ty->dtype : PFVM_UNDEFINED;
+    }
+    for (i = 0; i < (int)stbds_arrlen(body->inputs); i++)
+        vdt[body->inputs[i]->id] = in_dtype[i];
+    for (i = 0; i < (int)stbds_arrlen(body->nodes); i++)
+        for (j = 0; j < body->nodes[i]->n_outputs; j++)
+            if (body->nodes[i]->outputs[j] && vdt[body->nodes[i]->outputs[j]->id] == PFVM_UNDEFINED)
+                return 0;
+    return 1;
+}
+#else
 static int pfvm__fz_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, pfvm_dtype *vdt, pfvm_symtab *syms)
 {
     pfvm_arena arena;
@@ -395,6 +415,13 @@ static int pfvm__fz_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, p
     stbds_arrfree(out);
     pfvm__arena_free(&arena);
     return ok;
+}
+#endif
+
+PFVM_INTERNAL int pfvm__fz_value_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, pfvm_dtype *vdt,
+                                        pfvm_symtab *syms)
+{
+    return pfvm__fz_dtypes(body, in_dtype, vdt, syms);
 }
 
 /* Maps slots to registers: inputs keep theirs for the whole program (a
@@ -1520,6 +1547,7 @@ static int pfvm__fz_depth(const pfvm_model *m, const pfvm_graph *g, int depth)
     return best;
 }
 
+#ifndef PFVM_NO_SHAPE_INFERENCE
 /* Inference through the body: its inputs get the call's input types (and
  * known contents), each body node is inferred in order, and the call's
  * outputs get the body outputs' results. */
@@ -1580,6 +1608,7 @@ static pfvm_code pfvm__fz_infer(pfvm_ictx *c)
     }
     return PFVM_OK;
 }
+#endif
 
 /* A call's kernel state: the compiled program (NULL when the body runs as
  * a subgraph) and whether compiling was tried. */
@@ -1739,7 +1768,7 @@ static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
 }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__op_function_call = {
-    "(model-local function)", "", 1, 0, 0, -1, 0, -1, pfvm__fz_infer, pfvm__fz_kernel, NULL, PFVM_FUSE_OPAQUE,
+    "(model-local function)", "", 1, 0, 0, -1, 0, -1, PFVM__INFER_HOOK(pfvm__fz_infer), pfvm__fz_kernel, NULL, PFVM_FUSE_OPAQUE,
     "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 PFVM_INTERNAL int pfvm__fz_is_call(const pfvm_node *n)

@@ -230,6 +230,10 @@ PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtyp
 /* Does n run through pfvm__op_function_call (a fused group or another
  * model-local function)? */
 PFVM_INTERNAL int pfvm__fz_is_call(const pfvm_node *n);
+/* Element types of a fused body's values (vdt, by value id) for the given
+ * input types: 0 when one is unknown. */
+PFVM_INTERNAL int pfvm__fz_value_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, pfvm_dtype *vdt,
+                                        pfvm_symtab *syms);
 
 #ifdef __cplusplus
 }

@@ -52,7 +52,7 @@ static int pfvm__n_user_ops;
 
 pfvm_code pfvm_op_register(const pfvm_op_def *def, pfvm_status *st)
 {
-    if (!def || !def->name || !def->name[0] || !def->infer || !def->kernel)
+    if (!def || !def->name || !def->name[0] || (!def->infer && !PFVM__NO_INFERENCE) || !def->kernel)
         return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_op_register: an operator needs a name, infer and kernel");
     if (pfvm__n_user_ops == PFVM_MAX_USER_OPS)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "pfvm_op_register: more than %d operators (PFVM_MAX_USER_OPS)",

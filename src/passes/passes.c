@@ -153,6 +153,12 @@ static pfvm_code pfvm__scoped_optimize(pfvm_model *m, const char *passes, pfvm_o
         report->n = 0;
     if (!m || !m->graph)
         return pfvm__fail(st, PFVM_ERR_INVALID, "pfvm_optimize: no model");
+    /* a stored plan (pfvm_exec_store_plan) describes the graph as it was */
+    for (i = 0; i < (int)stbds_arrlen(m->metadata); i++)
+        if (m->metadata[i].key && !strcmp(m->metadata[i].key, "pfvm.plan")) {
+            stbds_arrdel(m->metadata, i);
+            i--;
+        }
     if (!passes) {
         /* the default pipeline, guarded on models with subgraphs */
         const pfvm_pass *list[32];

@@ -29,9 +29,14 @@ HOST_PFVM_FLAGS=${MCU_HOST_FLAGS:-}
 # name  model  input  [variant: sel = pfvm compiled with PFVM_NO_AUTODIFF and only the operators
 # the model uses (PFVM_OPS_SELECTED), the model prepared by `interp opt`
 # (both made by build/interp into $B) and run without pfvm_optimize
-# (main.c with MCU_PREPARED)]
+# (main.c with MCU_PREPARED); planned = the same with PFVM_NO_SHAPE_INFERENCE
+# too, the model prepared by `interp opt --planned` (its plan stored in it:
+# no inference and no planner on the device), the operators those of
+# digits_planned and mlp_mnist_planned together, arena blocks of 1 KB]
 MODELS="digits models/digits.onnx models/digits_samples/digit_0.pb
 digits_sel $B/digits_sel.onnx models/digits_samples/digit_0.pb sel
+digits_planned $B/digits_planned.onnx models/digits_samples/digit_0.pb planned
+mlp_mnist_planned $B/mlp_mnist_planned.onnx tests/models/mlp_mnist/test_data_set_0/input_0.pb planned
 mlp tests/models/mlp/model.onnx tests/models/mlp/test_data_set_0/input_0.pb
 cnn_small tests/models/cnn_small/model.onnx tests/models/cnn_small/test_data_set_0/input_0.pb
 dscnn tests/models/dscnn/model.onnx tests/models/dscnn/test_data_set_0/input_0.pb
@@ -117,6 +122,24 @@ SEL_FLAGS="-include $B/digits_ops.h -DPFVM_NO_AUTODIFF"
 # the int8 cases' models (*_q8), made by build/interp
 case " $want " in "  " | *_q8\ *) sh tests/mcu/q8.sh "$B" || build_fail=1 ;; esac
 
+# the planned variant: models with their plan stored, their selection header
+planned=0
+if [ -z "$want" ] || echo " $want " | grep -qE " (digits|mlp_mnist)_planned "; then
+    if [ -x build/interp ]; then
+        if stale "$B/planned_ops.h" models/digits.onnx tests/models/mlp_mnist/model.onnx build/interp; then
+            rm -f "$B"/*/pfvm_impl_planned.o
+            build/interp opt models/digits.onnx -o "$B/digits_planned.onnx" --planned >"$B/planned.log" 2>&1 &&
+                build/interp opt tests/models/mlp_mnist/model.onnx -o "$B/mlp_mnist_planned.onnx" --planned >>"$B/planned.log" 2>&1 &&
+                build/interp ops --config "$B/digits_planned.onnx" "$B/mlp_mnist_planned.onnx" -o "$B/planned_ops.h" ||
+                { build_fail=1; cat "$B/planned.log"; }
+        fi
+        planned=1
+    else
+        echo "mcu: the planned models need build/interp (make), left out"
+    fi
+fi
+PLANNED_FLAGS="-include $B/planned_ops.h -DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_ARENA_CHUNK=1024"
+
 # the libraries, once per board and for the host (in parallel: two jobs)
 pids=""
 for board in $BOARDS; do
@@ -125,7 +148,8 @@ for board in $BOARDS; do
         f=$(board_flags $board)
         compile $CROSS "$f" "$B/$board/pfvm_impl.o" tests/mcu/pfvm_impl.c
         [ $sel = 1 ] && compile $CROSS "$f $SEL_FLAGS" "$B/$board/pfvm_impl_sel.o" tests/mcu/pfvm_impl.c
-        [ $sel = 1 ] && compile $CROSS "$f -DMCU_PREPARED" "$B/$board/main_sel.o" tests/mcu/main.c
+        [ $planned = 1 ] && compile $CROSS "$f $PLANNED_FLAGS" "$B/$board/pfvm_impl_planned.o" tests/mcu/pfvm_impl.c
+        [ $sel = 1 ] || [ $planned = 1 ] && compile $CROSS "$f -DMCU_PREPARED" "$B/$board/main_sel.o" tests/mcu/main.c
         for n in $NANOPB; do compile $CROSS "$f" "$B/$board/$n.o" build/nanopb-src/$n.c; done
         compile $CROSS "$f" "$B/$board/startup.o" tests/mcu/startup.c
         compile $CROSS "$f" "$B/$board/main.o" tests/mcu/main.c
@@ -137,7 +161,8 @@ done
     compile $HOSTCC "-O2 $HOST_PFVM_FLAGS" "$B/host/pfvm_impl.o" tests/mcu/pfvm_impl.c
     [ $sel = 1 ] && compile $HOSTCC "-O2 $HOST_PFVM_FLAGS $SEL_FLAGS" "$B/host/pfvm_impl_sel.o" tests/mcu/pfvm_impl.c
     compile $HOSTCC "-O2" "$B/host/main.o" tests/mcu/main.c -DMCU_HOST
-    [ $sel = 1 ] && compile $HOSTCC "-O2 -DMCU_PREPARED" "$B/host/main_sel.o" tests/mcu/main.c -DMCU_HOST
+    [ $planned = 1 ] && compile $HOSTCC "-O2 $HOST_PFVM_FLAGS $PLANNED_FLAGS" "$B/host/pfvm_impl_planned.o" tests/mcu/pfvm_impl.c
+    [ $sel = 1 ] || [ $planned = 1 ] && compile $HOSTCC "-O2 -DMCU_PREPARED" "$B/host/main_sel.o" tests/mcu/main.c -DMCU_HOST
     [ $build_fail = 0 ]
 ) &
 pids="$pids $!"
@@ -152,8 +177,9 @@ echo "$MODELS" | while read -r name model input variant; do
     if [ -n "$want" ] && ! echo " $want " | grep -q " $name "; then continue; fi
     if [ "$variant" = sel ] && [ $sel = 0 ]; then continue; fi
     [ -f "$model" ] || continue # a *_q8 model without build/interp
+    if [ "$variant" = planned ] && [ $planned = 0 ]; then continue; fi
     impl=pfvm_impl${variant:+_$variant}.o
-    main=main${variant:+_$variant}.o # sel: no pfvm_optimize on the device (MCU_PREPARED)
+    main=main${variant:+_sel}.o # sel, planned: no pfvm_optimize on the device (MCU_PREPARED)
     # host reference: same program, same embedded bytes, portable kernels
     h="$B/host/$name"
     if stale "$h" "$model" "$input" tests/mcu/model.S "$B/host/$main" "$B/host/$impl"; then
