@@ -207,7 +207,7 @@ done
 # ---- the unit tests use the public API only ----
 # No test, example or interp.c names a pfvm__ or stbds_ identifier (the
 # internals are tested through the public calls that use them).
-for f in tests/*.c tests/*.h tests/*/*.c interp.c examples/*.c; do
+for f in tests/*.c tests/*.h tests/*/*.c tests/*/*.h interp.c examples/*.c; do
     [ -f "$f" ] || continue
     if grep -Eq '(^|[^A-Za-z0-9_])(pfvm__|stbds_)[A-Za-z0-9_]' "$f"; then
         bad "$f uses internals:"

@@ -137,16 +137,24 @@ static const char *fuzz_op(fuzz_rng *r)
 static pfvm_graph *fuzz_pick_graph(fuzz_rng *r, pfvm_model *m)
 {
     pfvm_graph *g = m->graph;
-    /* walk down into subgraphs now and then */
-    while (g && stbds_arrlen(g->subgraphs) && fuzz_below(r, 3) == 0)
-        g = g->subgraphs[fuzz_below(r, (uint32_t)stbds_arrlen(g->subgraphs))];
+    /* walk down into a node's graph attribute (If, Loop, Scan bodies) now and then */
+    while (g && pfvm_graph_num_nodes(g) && fuzz_below(r, 3) == 0) {
+        const pfvm_node *n = pfvm_graph_node(g, (int)fuzz_below(r, (uint32_t)pfvm_graph_num_nodes(g)));
+        const pfvm_attr *a = n && n->n_attrs ? &n->attrs[fuzz_below(r, (uint32_t)n->n_attrs)] : NULL;
+        if (a && a->type == PFVM_ATTR_GRAPH && a->g)
+            g = a->g;
+        else if (a && a->type == PFVM_ATTR_GRAPHS && a->n > 0 && a->graphs[0])
+            g = a->graphs[fuzz_below(r, (uint32_t)a->n)];
+        else
+            break;
+    }
     return g;
 }
 
 static pfvm_value *fuzz_pick_value(fuzz_rng *r, pfvm_graph *g)
 {
-    int n = (int)stbds_arrlen(g->values);
-    return n ? g->values[fuzz_below(r, (uint32_t)n)] : NULL;
+    int n = pfvm_graph_num_values(g);
+    return n ? pfvm_graph_value_at(g, (int)fuzz_below(r, (uint32_t)n)) : NULL;
 }
 
 static int fuzz_mutate_attr(fuzz_rng *r, pfvm_model *m, pfvm_attr *a)
@@ -255,8 +263,8 @@ static int fuzz_mutate_tensor(fuzz_rng *r, pfvm_tensor *t)
 static int fuzz_mutate_ir(fuzz_rng *r, pfvm_model *m)
 {
     pfvm_graph *g = fuzz_pick_graph(r, m);
-    int nn = g ? (int)stbds_arrlen(g->nodes) : 0;
-    pfvm_node *n = nn ? g->nodes[fuzz_below(r, (uint32_t)nn)] : NULL;
+    int nn = g ? pfvm_graph_num_nodes(g) : 0;
+    pfvm_node *n = nn ? pfvm_graph_node(g, (int)fuzz_below(r, (uint32_t)nn)) : NULL;
     pfvm_value *v;
     switch (fuzz_below(r, 12)) {
     case 0:
@@ -288,7 +296,7 @@ static int fuzz_mutate_ir(fuzz_rng *r, pfvm_model *m)
     case 6: /* another operator */
         if (!n)
             return 0;
-        n->op_type = fuzz_below(r, 2) || nn < 2 ? fuzz_op(r) : g->nodes[fuzz_below(r, (uint32_t)nn)]->op_type;
+        n->op_type = fuzz_below(r, 2) || nn < 2 ? fuzz_op(r) : pfvm_graph_node(g, (int)fuzz_below(r, (uint32_t)nn))->op_type;
         n->op = NULL;
         return 1;
     case 7: /* a declared dtype */
@@ -309,19 +317,19 @@ static int fuzz_mutate_ir(fuzz_rng *r, pfvm_model *m)
         }
         return 1;
     case 9: /* initializer contents, dtype or dims */
-        if (!g || stbds_arrlen(g->inits) == 0)
+        if (!g || pfvm_graph_num_initializers(g) == 0)
             return 0;
-        v = g->inits[fuzz_below(r, (uint32_t)stbds_arrlen(g->inits))];
+        v = pfvm_graph_initializer(g, (int)fuzz_below(r, (uint32_t)pfvm_graph_num_initializers(g)));
         return v->init ? fuzz_mutate_tensor(r, v->init) : 0;
     case 10: /* an opset version */
-        if (stbds_arrlen(m->opsets) == 0)
+        if (pfvm_model_num_opsets(m) == 0)
             return 0;
         {
-            pfvm_opset_import *o = &m->opsets[fuzz_below(r, (uint32_t)stbds_arrlen(m->opsets))];
-            o->version = fuzz_below(r, 4) ? (int64_t)((uint64_t)o->version + fuzz_below(r, 7) - 3)
-                                           : fuzz_int(r, o->version);
+            const pfvm_opset_import *o = pfvm_model_opset_at(m, (int)fuzz_below(r, (uint32_t)pfvm_model_num_opsets(m)));
+            int64_t v2 = fuzz_below(r, 4) ? (int64_t)((uint64_t)o->version + fuzz_below(r, 7) - 3)
+                                          : fuzz_int(r, o->version);
+            return pfvm_model_set_opset(m, o->domain, v2, NULL) == PFVM_OK;
         }
-        return 1;
     default: /* drop a node */
         if (!n)
             return 0;
