@@ -11612,7 +11612,7 @@ static pfvm_code pfvm__cf_k_scan8(pfvm_kctx *k)
         if (lens && pfvm_tensor_numel(lens) > b) {
             /* scan inputs come last, as [batch, sequence, ...] */
             const pfvm_tensor *last = k->in[k->n_in - 1];
-            int64_t want = pfvm_tensor_get_i64(lens, b), full = last->rank >= 2 ? last->dims[1] : want;
+            int64_t want = pfvm_tensor_get_i64(lens, b), full = last && last->rank >= 2 ? last->dims[1] : want;
             if (want != full) {
                 rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "sequence_lens shorter than the sequence");
                 break;
