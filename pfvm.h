@@ -587,7 +587,7 @@ typedef struct pfvm_tensor_desc {
     pfvm_allocator allocator;  /* serves the tensor and its data; zero: the default */
 } pfvm_tensor_desc;
 PFVM_API pfvm_tensor *pfvm_tensor_make(const pfvm_tensor_desc *d, pfvm_status *st);
-/* Deep copy (strings and sequence elements included), from the default
+/* Deep copy (strings and sequence elements included; NULL t: an error), from the default
  * allocator (or the model's, inside a model's kernels and passes). */
 PFVM_API pfvm_tensor *pfvm_tensor_clone(const pfvm_tensor *t, pfvm_status *st);
 /* Sets element i of a string tensor that owns its strings (pfvm_tensor_new
@@ -5652,6 +5652,10 @@ pfvm_tensor *pfvm_tensor_clone(const pfvm_tensor *t, pfvm_status *st)
 {
     pfvm_tensor *r;
     int64_t i, n;
+    if (!t) {
+        pfvm__fail(st, PFVM_ERR_INVALID, "clone: no tensor");
+        return NULL;
+    }
     if (t->kind != PFVM_KIND_TENSOR) {
         r = (pfvm_tensor *)pfvm__calloc(1, sizeof *r);
         if (!r) {
@@ -11518,7 +11522,9 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
     for (j = 0; j < n; j++)
         state[j] = NULL;
     for (j = 0; j < n && !rc; j++)
-        if (!(state[j] = pfvm_tensor_clone(k->in[j], k->st)))
+        if (!k->in[j])
+            rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "state input %d is missing", j);
+        else if (!(state[j] = pfvm_tensor_clone(k->in[j], k->st)))
             rc = k->st ? k->st->code : PFVM_ERR_NOMEM;
     for (t = 0; !rc && t < T; t++) {
         for (j = 0; j < m && !rc; j++) {

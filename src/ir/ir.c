@@ -169,6 +169,10 @@ pfvm_tensor *pfvm_tensor_clone(const pfvm_tensor *t, pfvm_status *st)
 {
     pfvm_tensor *r;
     int64_t i, n;
+    if (!t) {
+        pfvm__fail(st, PFVM_ERR_INVALID, "clone: no tensor");
+        return NULL;
+    }
     if (t->kind != PFVM_KIND_TENSOR) {
         r = (pfvm_tensor *)pfvm__calloc(1, sizeof *r);
         if (!r) {

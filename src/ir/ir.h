@@ -74,7 +74,7 @@ typedef struct pfvm_tensor_desc {
     pfvm_allocator allocator;  /* serves the tensor and its data; zero: the default */
 } pfvm_tensor_desc;
 PFVM_API pfvm_tensor *pfvm_tensor_make(const pfvm_tensor_desc *d, pfvm_status *st);
-/* Deep copy (strings and sequence elements included), from the default
+/* Deep copy (strings and sequence elements included; NULL t: an error), from the default
  * allocator (or the model's, inside a model's kernels and passes). */
 PFVM_API pfvm_tensor *pfvm_tensor_clone(const pfvm_tensor *t, pfvm_status *st);
 /* Sets element i of a string tensor that owns its strings (pfvm_tensor_new

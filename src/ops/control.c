@@ -742,7 +742,9 @@ static pfvm_code pfvm__cf_k_scan(pfvm_kctx *k)
     for (j = 0; j < n; j++)
         state[j] = NULL;
     for (j = 0; j < n && !rc; j++)
-        if (!(state[j] = pfvm_tensor_clone(k->in[j], k->st)))
+        if (!k->in[j])
+            rc = pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "state input %d is missing", j);
+        else if (!(state[j] = pfvm_tensor_clone(k->in[j], k->st)))
             rc = k->st ? k->st->code : PFVM_ERR_NOMEM;
     for (t = 0; !rc && t < T; t++) {
         for (j = 0; j < m && !rc; j++) {
