@@ -662,6 +662,20 @@ static pfvm_code accel_em_stream_ew(accel_em_emitter *e, const pfvm_node *n, pfv
     return PFVM_OK;
 }
 
+/* Places argument a whole on PE 0 (replicated layout) for the fallback. */
+static pfvm_code accel_em_place_whole(accel_em_emitter *e, const pfvm_node *n, const pfvm_accel_ctx *c,
+                                      const pfvm_accel_arg *a, pfvm_accel_arg *r)
+{
+    r->elems = accel_em_numel(a->rank, a->dims);
+    r->replicated = 1;
+    if ((r->off = accel_em_alloc(e, r->elems * 4)) < 0)
+        return pfvm__fail(e->st, PFVM_ERR_NOMEM,
+                          "node %s (%s): no streamed lowering, and its tensors do not fit whole in one %s (%lld "
+                          "bytes)",
+                          n->name, n->op_type, e->t->levels[e->t->nlevels - 1].name, (long long)c->pe_mem);
+    return PFVM_OK;
+}
+
 /* Any other node: its inputs loaded whole onto PE 0, its lowering run
  * there, its outputs stored back (the streamed plan's fallback). */
 static pfvm_code accel_em_stream_whole(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_ctx *c)
@@ -673,26 +687,16 @@ static pfvm_code accel_em_stream_whole(accel_em_emitter *e, const pfvm_node *n, 
     for (j = 0; j < c->n_in; j++) {
         if (c->in[j].rank < 0)
             continue;
-        r.in[j].elems = accel_em_numel(c->in[j].rank, c->in[j].dims);
-        r.in[j].replicated = 1;
-        if ((r.in[j].off = accel_em_alloc(e, r.in[j].elems * 4)) < 0)
-            return pfvm__fail(e->st, PFVM_ERR_NOMEM,
-                              "node %s (%s): no streamed lowering, and its tensors do not fit whole in one %s (%lld "
-                              "bytes)",
-                              n->name, n->op_type, e->t->levels[e->t->nlevels - 1].name, (long long)c->pe_mem);
+        if ((rc = accel_em_place_whole(e, n, c, &c->in[j], &r.in[j])) != PFVM_OK)
+            return rc;
         if ((rc = accel_em_load_flat(e, 0, 0, r.in[j].off, c->in[j].dram, r.in[j].elems)) != PFVM_OK)
             return rc;
     }
     for (j = 0; j < c->n_out; j++) {
         if (c->out[j].rank < 0)
             continue;
-        r.out[j].elems = accel_em_numel(c->out[j].rank, c->out[j].dims);
-        r.out[j].replicated = 1;
-        if ((r.out[j].off = accel_em_alloc(e, r.out[j].elems * 4)) < 0)
-            return pfvm__fail(e->st, PFVM_ERR_NOMEM,
-                              "node %s (%s): no streamed lowering, and its tensors do not fit whole in one %s (%lld "
-                              "bytes)",
-                              n->name, n->op_type, e->t->levels[e->t->nlevels - 1].name, (long long)c->pe_mem);
+        if ((rc = accel_em_place_whole(e, n, c, &c->out[j], &r.out[j])) != PFVM_OK)
+            return rc;
     }
     if ((rc = accel_em_line(e, "on 0 0")) != PFVM_OK || (rc = n->op->accel(&r)) != PFVM_OK)
         return rc;
