@@ -10,23 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned char *read_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *buf = NULL;
-    long len;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (buf = (unsigned char *)malloc((size_t)len + 1)) && fread(buf, 1, (size_t)len, f) != (size_t)len) {
-        free(buf);
-        buf = NULL;
-    }
-    if (buf)
-        *n = (size_t)len;
-    fclose(f);
-    return buf;
-}
+#include "read_file.h"
 
 int main(int argc, char **argv)
 {

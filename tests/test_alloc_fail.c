@@ -37,23 +37,7 @@ static void *failing_realloc(void *user, void *p, size_t size)
     return realloc(p, size);
 }
 
-static unsigned char *read_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *buf = NULL;
-    long len;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (buf = (unsigned char *)malloc((size_t)len + 1)) && fread(buf, 1, (size_t)len, f) != (size_t)len) {
-        free(buf);
-        buf = NULL;
-    }
-    if (buf)
-        *n = (size_t)len;
-    fclose(f);
-    return buf;
-}
+#include "read_file.h"
 
 /* One pass: load, (optimize,) exec_new, read the input, bind, run; copies
  * output 0 into *out (malloc'd by the test) when it all works. */
