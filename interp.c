@@ -14,7 +14,7 @@
  *               [--simulate [-i INPUT.pb]... [--out DIR]]
  *   interp quantize MODEL --calib DIR... -o OUT.onnx [--per-channel] [--symmetric] [--exclude NODES]
  *               [--method minmax|percentile] [--percentile P]
- *   run, test, plan and bench: [--max-memory BYTES] (pfvm_limits_max) [--threads N]
+ *   run, test, plan and bench: [--max-memory BYTES] (pfvm_limits_max) [--max-operations N] [--threads N]
  *
  * Errors: one line on stderr, exit status 1. */
 #define _POSIX_C_SOURCE 200809L
@@ -71,6 +71,9 @@ static const char *usage_text =
     "run, test, plan and bench take --max-memory BYTES (k, M, G: powers of 1024): no tensor, arena or\n"
     "             total of the executor's tensors may exceed it (pfvm_limits); a model that needs more fails\n"
     "             when its inputs are bound, before the arena is allocated.\n"
+    "run, test, plan and bench take --max-operations N: a bind or run that counts more operations\n"
+    "             (elements its kernels read and write, and sampling or contraction work) fails with an error\n"
+    "             naming the node (pfvm_limits.max_run_operations); bench prints what a run counts.\n"
     "run, test, plan and bench take --threads N: kernels split their work over N threads (a pthreads\n"
     "             pool given to pfvm_exec_set_parallel); results are the same bits as with one.\n";
 
@@ -85,6 +88,8 @@ static int fail(const char *fmt, const char *arg)
 /* --max-memory BYTES (run, test, plan, bench): every executor's limits
  * (pfvm_limits_max); 0 when not given (the library's defaults). */
 static size_t max_memory;
+/* --max-operations N: the run's work budget (pfvm_limits.max_run_operations); 0: none. */
+static uint64_t max_operations;
 
 /* Parses BYTES with an optional k, M or G (powers of 1024); 0 on error. */
 static size_t parse_bytes(const char *s)
@@ -231,8 +236,9 @@ static void pool_stop(pool *p)
 static pfvm_exec *new_exec(pfvm_model *m, pfvm_status *st)
 {
     pfvm_exec *e = pfvm_exec_new(m, NULL, st);
-    if (e && max_memory) {
-        pfvm_limits l = pfvm_limits_max(max_memory);
+    if (e && (max_memory || max_operations)) {
+        pfvm_limits l = max_memory ? pfvm_limits_max(max_memory) : pfvm_limits_default();
+        l.max_run_operations = max_operations;
         pfvm_exec_set_limits(e, &l);
     }
 #ifdef INTERP_HAVE_THREADS
@@ -1359,6 +1365,7 @@ static int cmd_bench(int argc, char **argv)
         }
         printf("%d of %d nodes run, %d folded at plan time\n", info.n_nodes - info.n_folded, info.n_nodes,
                info.n_folded);
+        printf("%llu operations per run (--max-operations)\n", (unsigned long long)pfvm_exec_operations(e));
     }
     rc = 0;
 done:
@@ -2363,6 +2370,15 @@ int main(int argc, char **argv)
                 if (i + 1 >= argc || !(max_memory = parse_bytes(argv[i + 1])))
                     return fail("bad --max-memory '%s': expected BYTES (a count, or with k, M or G)",
                                 i + 1 < argc ? argv[i + 1] : "");
+                i++;
+                continue;
+            }
+            if (!strcmp(argv[i], "--max-operations")) {
+                char *end = NULL;
+                double v = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
+                if (!end || *end || end == argv[i + 1] || !(v >= 1 && v < 1.8e19))
+                    return fail("bad --max-operations '%s': expected a count (1e9 is fine)", i + 1 < argc ? argv[i + 1] : "");
+                max_operations = (uint64_t)v;
                 i++;
                 continue;
             }

@@ -86,6 +86,9 @@
  *                         the arena is allocated
  *   PFVM_MAX_LOOP_ITERATIONS  default bound on one run of a Loop node's
  *                         iterations (pfvm_limits.max_loop_iterations; none)
+ *   PFVM_MAX_RUN_OPERATIONS   default work budget of one bind or run, in
+ *                         counted operations (pfvm_limits.max_run_operations,
+ *                         pfvm_kctx_spend; none: UINT64_MAX)
  *   PFVM_LA_KC            depth of the float matrix engine's panels when it runs
  *                         without the executor's workspace (128: about 28 KB of
  *                         stack per call on x86-64, 12 KB elsewhere; 32 brings
@@ -1068,6 +1071,9 @@ typedef pfvm_code (*pfvm_infer_fn)(pfvm_ictx *ctx);
 #ifndef PFVM_MAX_LOOP_ITERATIONS
 #define PFVM_MAX_LOOP_ITERATIONS ((size_t)-1)
 #endif
+#ifndef PFVM_MAX_RUN_OPERATIONS
+#define PFVM_MAX_RUN_OPERATIONS UINT64_MAX
+#endif
 
 
 typedef struct pfvm_exec pfvm_exec;
@@ -1309,6 +1315,14 @@ PFVM_API int pfvm_kctx_threads(const pfvm_kctx *k);
  * pfvm_kctx_threads parts, so that what the executor reserves covers it:
  * it reserves a workspace hook's bytes once per thread). */
 PFVM_API void pfvm_kctx_parallel(pfvm_kctx *k, int n, pfvm_task_fn fn, void *ctx);
+
+/* Counts `operations` against the run's budget (pfvm_limits.max_run_operations)
+ * for work a kernel does beyond reading its inputs and writing its outputs
+ * once, which the executor counts before calling it: a kernel whose work an
+ * attribute or the data multiplies (sampling grids, contractions) spends it
+ * before doing it. Returns an error naming the node once the run is past
+ * its budget (the kernel returns it); PFVM_OK without an executor. */
+PFVM_API pfvm_code pfvm_kctx_spend(pfvm_kctx *k, uint64_t operations);
 
 
 
@@ -2000,12 +2014,20 @@ PFVM_API int pfvm_exec_threads(const pfvm_exec *e);
  *                     model can make endless (no trip count, a condition
  *                     that stays true): past it the run fails with an error
  *                     naming the node
+ *   max_run_operations   work of one bind or run: every kernel call counts
+ *                     the elements of its inputs and outputs, and kernels
+ *                     whose work an attribute or the data multiplies count
+ *                     that too (pfvm_kctx_spend); Loop and Scan bodies count
+ *                     per iteration. Past it the run fails with an error
+ *                     naming the node, so a small model cannot make a run
+ *                     take hours. A time bound in all but name: size it from
+ *                     the models you trust (interp bench reports it)
  *
  * 0 in a field means its default: PFVM_MAX_ARENA_BYTES,
  * PFVM_MAX_TENSOR_BYTES, PFVM_MAX_TOTAL_BYTES (compile-time macros: 8, 4
  * and 16 GiB on 64-bit targets, half the address space on 32-bit ones;
- * define them smaller for firmware), PFVM_MAX_LOOP_ITERATIONS (no limit
- * unless defined). (size_t)-1 means no limit. Subgraph
+ * define them smaller for firmware), PFVM_MAX_LOOP_ITERATIONS and
+ * PFVM_MAX_RUN_OPERATIONS (no limit unless defined). (size_t)-1 (UINT64_MAX) means no limit. Subgraph
  * executors (If, Loop, Scan bodies) take their parent's limits, each on its
  * own. Inputs, initializers and the executor's bookkeeping are not counted;
  * use a run-time allocator (pfvm_set_allocator) to bound every byte. */
@@ -2017,6 +2039,7 @@ typedef struct pfvm_limits {
     size_t max_tensor_bytes;
     size_t max_total_bytes;
     size_t max_loop_iterations;
+    uint64_t max_run_operations;
 } pfvm_limits;
 
 /* The defaults (the macros above). */
@@ -2029,6 +2052,9 @@ PFVM_API pfvm_limits pfvm_limits_max(size_t bytes);
 PFVM_API void pfvm_exec_set_limits(pfvm_exec *e, const pfvm_limits *limits);
 /* The limits in force (0 fields resolved to their defaults). */
 PFVM_API pfvm_limits pfvm_exec_limits(const pfvm_exec *e);
+/* Operations the last bind or run counted against max_run_operations
+ * (what a run of a trusted model needs, to size the limit). */
+PFVM_API uint64_t pfvm_exec_operations(const pfvm_exec *e);
 
 /* Binds inputs (viewed, not copied: they must stay alive during the run)
  * and plans if needed. n must equal pfvm_exec_num_inputs. With inputs NULL
@@ -2401,6 +2427,8 @@ PFVM_INTERNAL int pfvm__mul_size(size_t a, size_t b, size_t *out);
 PFVM_INTERNAL int pfvm__add_size(size_t a, size_t b, size_t *out);
 PFVM_INTERNAL int pfvm__mul_i64(int64_t a, int64_t b, int64_t *out);
 PFVM_INTERNAL int pfvm__add_i64(int64_t a, int64_t b, int64_t *out);
+/* a * b, or UINT64_MAX past it (work counts: pfvm_kctx_spend). */
+PFVM_INTERNAL uint64_t pfvm__sat_mul(uint64_t a, uint64_t b);
 /* The stb_ds array `a` (elements of elemsize bytes) with room for at least
  * mincap elements: the same array, or a new one that replaces it; on
  * overflow or when the allocator fails, `a` unchanged (callers compare the
@@ -2587,6 +2615,8 @@ typedef struct pfvm__kctx_services {
     /* pfvm_kctx_threads and pfvm_kctx_parallel */
     int (*threads)(const pfvm_kctx *k);
     void (*parallel)(pfvm_kctx *k, int n, pfvm_task_fn fn, void *ctx);
+    /* pfvm_kctx_spend */
+    pfvm_code (*spend)(pfvm_kctx *k, uint64_t operations);
 } pfvm__kctx_services;
 /* Runs subgraph g of the running node with the given inputs (g's formal
  * inputs, in order); outer-scope values resolve to the caller's. Outputs
@@ -3902,7 +3932,12 @@ PFVM_INTERNAL void pfvm__prefix(pfvm_status *st, const char *fmt, ...)
 
 /* ---- checked arithmetic -------------------------------------------------- */
 
-PFVM_INTERNAL int pfvm__mul_size(size_t a, size_t b, size_t *out)
+PFVM_INTERNAL uint64_t pfvm__sat_mul(uint64_t a, uint64_t b)
+{
+    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+int pfvm__mul_size(size_t a, size_t b, size_t *out)
 {
     if (a && b > (size_t)-1 / a)
         return 0;
@@ -8586,6 +8621,11 @@ int pfvm_kctx_threads(const pfvm_kctx *k)
     return k && k->services ? k->services->threads(k) : 1;
 }
 
+pfvm_code pfvm_kctx_spend(pfvm_kctx *k, uint64_t operations)
+{
+    return k && k->services ? k->services->spend(k, operations) : PFVM_OK;
+}
+
 void pfvm_kctx_parallel(pfvm_kctx *k, int n, pfvm_task_fn fn, void *ctx)
 {
     int i;
@@ -10955,6 +10995,9 @@ static pfvm_code pfvm__cf_stack(pfvm_kctx *k, int i, pfvm_tensor *const *parts, 
     r = parts[0]->rank + 1;
     if (r > PFVM_MAX_RANK || axis < 0 || axis >= r)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "cannot stack along axis %d", axis);
+    for (p = 0; p < n; p++)
+        if (parts[p]->kind != PFVM_KIND_TENSOR || (!parts[p]->data && pfvm_tensor_numel(parts[p])))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "scan output %d is not a tensor in every iteration", i);
     for (p = 1; p < n; p++)
         if (parts[p]->dtype != parts[0]->dtype || parts[p]->rank != parts[0]->rank || memcmp(parts[p]->dims, parts[0]->dims, sizeof(int64_t) * (size_t)parts[0]->rank))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "per-iteration outputs differ in shape");
@@ -12795,6 +12838,16 @@ static pfvm_code pfvm__es_infer(pfvm_ictx *c)
     return PFVM_OK;
 }
 
+/* Products the loops below form: one per output and summed-label index, per operand. */
+static uint64_t pfvm__es_work(const pfvm__es *e, int64_t total)
+{
+    uint64_t w = pfvm__sat_mul((uint64_t)(total > 0 ? total : 0), (uint64_t)(e->n_in > 0 ? e->n_in : 1));
+    int l;
+    for (l = e->n_out; l < e->n_labels; l++)
+        w = pfvm__sat_mul(w, (uint64_t)(e->size[l] > 0 ? e->size[l] : 1));
+    return w;
+}
+
 static pfvm_code pfvm__es_k(pfvm_kctx *k)
 {
     const char *eq = pfvm_node_attr_string(k->node, "equation", "");
@@ -12824,6 +12877,8 @@ static pfvm_code pfvm__es_k(pfvm_kctx *k)
         }
     }
     total = pfvm_tensor_numel(Y);
+    if (pfvm_kctx_spend(k, pfvm__es_work(&e, total)))
+        return k->st ? k->st->code : PFVM_ERR_RUNTIME;
     for (o = 0; o < total; o++) {
         double acc = 0;
         int64_t rest = o;
@@ -19424,6 +19479,20 @@ static int64_t pfvm__img_roi_grid(int64_t ratio, double extent, int64_t bins)
     return g >= 1 && g <= PFVM__IMG_ROI_MAX_GRID ? (int64_t)g : g < 1 ? 0 : -1;
 }
 
+/* Corners one region's bins read (4 per sample), saturating: what the
+ * run's operation budget is charged before sampling. */
+static uint64_t pfvm__img_roi_work(int64_t bins, int64_t gh, int64_t gw)
+{
+    uint64_t w = 4, f[3];
+    int i;
+    f[0] = (uint64_t)bins;
+    f[1] = gh > 0 ? (uint64_t)gh : 1;
+    f[2] = gw > 0 ? (uint64_t)gw : 1;
+    for (i = 0; i < 3; i++)
+        w = f[i] && w > UINT64_MAX / f[i] ? UINT64_MAX : w * f[i];
+    return w;
+}
+
 static pfvm_code pfvm__img_k_roialign(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *R = k->in[1], *BI = k->in[2];
@@ -19470,6 +19539,8 @@ static pfvm_code pfvm__img_k_roialign(pfvm_kctx *k)
         gw = pfvm__img_roi_grid(ratio, rw, ow);
         if (gh < 0 || gw < 0 || !isfinite(x1) || !isfinite(y1))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "region %lld is not finite or too large", (long long)r);
+        if (pfvm_kctx_spend(k, pfvm__img_roi_work(C * oh * ow, gh, gw)))
+            return k->st ? k->st->code : PFVM_ERR_RUNTIME;
         for (c = 0; c < C; c++)
             for (ph = 0; ph < oh; ph++)
                 for (pw = 0; pw < ow; pw++) {
@@ -21896,7 +21967,8 @@ static pfvm_code pfvm__la_k_matmul(pfvm_kctx *k)
         odims[orank++] = m;
     if (B->rank > 1)
         odims[orank++] = n;
-    if (pfvm_kctx_output(k, 0, A->dtype, orank, odims))
+    if (pfvm_kctx_output(k, 0, A->dtype, orank, odims) ||
+        pfvm_kctx_spend(k, pfvm__sat_mul((uint64_t)pfvm_tensor_numel(C), (uint64_t)(kk > 0 ? kk : 0))))
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     if (C->nbytes)
         memset(C->data, 0, C->nbytes);
@@ -22054,7 +22126,8 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
                              (long long)(tb ? B->dims[1] : B->dims[0]));
     dims[0] = m;
     dims[1] = n;
-    if (pfvm_kctx_output(k, 0, A->dtype, 2, dims) || pfvm__la_gemm_bias(k, Cb, beta, Y))
+    if (pfvm_kctx_output(k, 0, A->dtype, 2, dims) || pfvm__la_gemm_bias(k, Cb, beta, Y) ||
+        pfvm_kctx_spend(k, pfvm__sat_mul((uint64_t)pfvm_tensor_numel(Y), (uint64_t)(kk > 0 ? kk : 0))))
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     if (A->dtype == PFVM_FLOAT && B->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
         pfvm_la_strided bm;
@@ -24201,6 +24274,10 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
     if (B && pfvm_tensor_numel(B) != g.M)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "bias has %lld entries for %lld output channels",
                              (long long)pfvm_tensor_numel(B), (long long)g.M);
+    /* multiply-adds: every output meets one filter's weights */
+    if (g.M > 0 && pfvm_kctx_spend(k, pfvm__sat_mul((uint64_t)pfvm_tensor_numel(k->out[0]),
+                                                    (uint64_t)(pfvm_tensor_numel(W) / g.M))))
+        return k->st ? k->st->code : PFVM_ERR_RUNTIME;
     if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && (!B || pfvm__nn_is_f32(B)))
         return pfvm__nn_conv_f32(k, &g, (const float *)X->data, (const float *)W->data, B ? (const float *)B->data : NULL,
                                  (float *)k->out[0]->data, pfvm__nn_packed_of(k, W, g.group));
@@ -24400,7 +24477,8 @@ static pfvm_code pfvm__nn_k_convt(pfvm_kctx *k)
     dims[1] = M;
     for (i = 0; i < nsp; i++)
         dims[i + 2] = out_sp[i];
-    if (pfvm_kctx_output(k, 0, X->dtype, X->rank, dims))
+    if (pfvm_kctx_output(k, 0, X->dtype, X->rank, dims) ||
+        pfvm_kctx_spend(k, pfvm__sat_mul((uint64_t)pfvm_tensor_numel(X), (uint64_t)(C > 0 ? pfvm_tensor_numel(W) / C : 0))))
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     out_plane = out_sp[0] * out_sp[1] * out_sp[2];
     in_plane = in_sp[0] * in_sp[1] * in_sp[2];
@@ -39901,6 +39979,7 @@ struct pfvm_exec {
     size_t lower_bound, folded_bytes;
     pfvm_limits limits;        /* resolved: no 0 fields */
     size_t dynamic_bytes;      /* tensors sized by kernels while running (owned by vals) */
+    uint64_t operations;       /* root executor: counted in this bind or run (max_run_operations) */
     int n_folded;
     pfvm__child *children;     /* stb_ds */
     pfvm__feedback *feedback;  /* stb_ds: training state carried between runs */
@@ -40009,6 +40088,7 @@ pfvm_limits pfvm_limits_default(void)
     l.max_tensor_bytes = PFVM_MAX_TENSOR_BYTES;
     l.max_total_bytes = PFVM_MAX_TOTAL_BYTES;
     l.max_loop_iterations = PFVM_MAX_LOOP_ITERATIONS;
+    l.max_run_operations = PFVM_MAX_RUN_OPERATIONS;
     return l;
 }
 
@@ -40037,6 +40117,8 @@ void pfvm_exec_set_limits(pfvm_exec *e, const pfvm_limits *limits)
             e->limits.max_total_bytes = limits->max_total_bytes;
         if (limits->max_loop_iterations)
             e->limits.max_loop_iterations = limits->max_loop_iterations;
+        if (limits->max_run_operations)
+            e->limits.max_run_operations = limits->max_run_operations;
     }
     e->planned = 0;
 }
@@ -40044,6 +40126,46 @@ void pfvm_exec_set_limits(pfvm_exec *e, const pfvm_limits *limits)
 pfvm_limits pfvm_exec_limits(const pfvm_exec *e)
 {
     return e->limits;
+}
+
+uint64_t pfvm_exec_operations(const pfvm_exec *e)
+{
+    return e ? e->operations : 0;
+}
+
+/* Counts `ops` against the budget of the run, which the root executor
+ * keeps for every subgraph run under it. */
+static pfvm_code pfvm__spend(pfvm_exec *e, const pfvm_node *n, uint64_t ops, pfvm_status *st)
+{
+    pfvm_exec *r = e;
+    char lb[96];
+    while (r->parent)
+        r = r->parent;
+    r->operations = ops > UINT64_MAX - r->operations ? UINT64_MAX : r->operations + ops;
+    if (r->operations <= r->limits.max_run_operations)
+        return PFVM_OK;
+    return pfvm__fail(st, PFVM_ERR_RUNTIME,
+                      "node '%s' (%s): the run passed its budget of %llu operations (pfvm_limits.max_run_operations)",
+                      pfvm__node_label(n, lb, sizeof lb), n->op_type, (unsigned long long)r->limits.max_run_operations);
+}
+
+/* What the executor counts for one kernel call: the elements of its
+ * inputs and of its outputs sized before the call. */
+static uint64_t pfvm__touched(const pfvm_tensor *const *t, int n)
+{
+    uint64_t sum = 0;
+    int i, j;
+    for (i = 0; i < n; i++)
+        if (t[i] && t[i]->kind == PFVM_KIND_TENSOR) {
+            uint64_t c = 1;
+            for (j = 0; j < t[i]->rank && c; j++)
+                c = t[i]->dims[j] > 0 && (uint64_t)t[i]->dims[j] <= UINT64_MAX / c ? c * (uint64_t)t[i]->dims[j]
+                    : t[i]->dims[j] > 0 ? UINT64_MAX : 0;
+            sum = c > UINT64_MAX - sum ? UINT64_MAX : sum + c;
+        } else if (t[i]) {
+            sum += t[i]->kind == PFVM_KIND_SEQUENCE ? (uint64_t)stbds_arrlen(t[i]->elems) : 1;
+        }
+    return sum;
 }
 
 /* Fails unless a tensor of `bytes` for value v fits the per-tensor limit
@@ -40450,6 +40572,8 @@ static pfvm_code pfvm__scoped_exec_bind(pfvm_exec *e, const pfvm_tensor *const *
     stbds_arrfree(e->sig);
     e->sig = sig;
     e->planned = 0;
+    if (!e->parent)
+        e->operations = 0;
     rc = pfvm__plan(e, st);
     if (!rc)
         rc = pfvm__prepare_nodes(e, st);
@@ -41469,7 +41593,10 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
     pfvm_code rc;
     pfvm__node_io(e, n);
     if ((rc = pfvm__takes_kinds(n, st, NULL, (const pfvm_tensor *const *)e->kin)) != PFVM_OK ||
-        (rc = pfvm__prepare_dynamic(e, n, st)) != PFVM_OK)
+        (rc = pfvm__prepare_dynamic(e, n, st)) != PFVM_OK ||
+        (rc = pfvm__spend(e, n,
+                          pfvm__touched(e->kin, n->n_inputs) + pfvm__touched((const pfvm_tensor *const *)e->kout, n->n_outputs),
+                          st)) != PFVM_OK)
         return rc;
     k.node = n;
     k.n_in = n->n_inputs;
@@ -41614,8 +41741,10 @@ static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
     int i, j;
     if (!e->planned)
         return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s': bind inputs before running", e->g->name);
-    if (!e->parent)
+    if (!e->parent) {
         e->random_used = 0;
+        e->operations = 0;
+    }
     if (e->check_shapes && pfvm__check_begin(e, st))
         return st ? st->code : PFVM_ERR_SHAPE;
     for (i = 0; i < e->nn; i++) {
@@ -41914,12 +42043,17 @@ int pfvm_exec_threads(const pfvm_exec *e)
 #else
 #define PFVM__GRADIENT_SERVICE pfvm__exec_kctx_gradient
 #endif
+static pfvm_code pfvm__exec_kctx_spend(pfvm_kctx *k, uint64_t operations)
+{
+    return k->exec ? pfvm__spend(k->exec, k->node, operations, k->st) : PFVM_OK;
+}
+
 static const pfvm__kctx_services *pfvm__exec_services(void)
 {
     static const pfvm__kctx_services s = {pfvm__exec_kctx_output, pfvm__exec_kctx_scratch, pfvm__exec_kctx_set_state,
                                           pfvm__exec_kctx_random, pfvm__exec_kctx_seed,    pfvm__exec_kctx_subgraph,
                                           PFVM__INFER_SERVICE,    PFVM__GRADIENT_SERVICE, pfvm__exec_kctx_threads,
-                                          pfvm__exec_kctx_parallel};
+                                          pfvm__exec_kctx_parallel, pfvm__exec_kctx_spend};
     return &s;
 }
 

@@ -144,6 +144,16 @@ for o in "" --no-opt; do
     expect_error_matching "hostile loop_endless_scan $o" "scan outputs of 17 iterations take more than the limit of 67108864 bytes" \
         "$INTERP" run "$H/loop_endless_scan.onnx" -o "$tmp/o" --max-memory 64M $o
 done
+# --max-operations: the work budget; bench prints what a run counts
+for o in "" --no-opt; do
+    expect_error_matching "hostile roialign_sampling_65536 $o" "(RoiAlign): the run passed its budget of 100000000 operations" \
+        "$INTERP" bench tests/fuzz/regress/fuzz_run/roialign_sampling_65536_timeout.onnx -n 1 --max-operations 1e8 $o
+done
+"$INTERP" bench "$MODEL/model.onnx" -n 1 >"$tmp/out" 2>&1
+if grep -q "^[1-9][0-9]* operations per run" "$tmp/out"; then ok; else bad "bench prints no operation count: $(head -c 300 "$tmp/out")"; fi
+expect_error_matching "--max-operations 1000" "budget of 1000 operations (pfvm_limits.max_run_operations)" \
+    "$INTERP" run "$MODEL/model.onnx" -i "$MODEL/test_data_set_0/input_0.pb" -o "$tmp/o" --max-operations 1000
+expect_clean_error "bad --max-operations" "$INTERP" run "$MODEL/model.onnx" --max-operations 0
 expect_clean_error "bad --max-memory" "$INTERP" run "$MODEL/model.onnx" --max-memory lots
 expect_clean_error "--max-memory on opt" "$INTERP" opt "$MODEL/model.onnx" -o "$tmp/o.onnx" --max-memory 1M
 

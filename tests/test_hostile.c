@@ -32,6 +32,7 @@ typedef struct hcase {
     pfvm_graph *g;
     pfvm_node *n;
     pfvm_exec *e;
+    uint64_t bind_ops; /* h_run_budget: what the bind counted */
 } hcase;
 
 /* A graph of one node over constant inputs, node named "node". */
@@ -314,8 +315,69 @@ static void test_unique(void)
     h_end(&t);
 }
 
+/* Binds and runs under a budget of `ops` operations (the node is folded
+ * at bind: the budget covers both). */
+static pfvm_code h_run_budget(hcase *t, uint64_t ops)
+{
+    pfvm_limits l;
+    pfvm_code rc = pfvm_infer_shapes(t->g, 0, &t->st);
+    if (rc)
+        return rc;
+    if (!(t->e = pfvm_exec_new(t->m, NULL, &t->st)))
+        return t->st.code;
+    l = pfvm_exec_limits(t->e);
+    l.max_run_operations = ops;
+    pfvm_exec_set_limits(t->e, &l);
+    if (pfvm_exec_bind(t->e, NULL, 0, &t->st))
+        return t->st.code;
+    t->bind_ops = pfvm_exec_operations(t->e);
+    return pfvm_exec_run(t->e, &t->st);
+}
+
+/* RoiAlign with a 256 x 256 output and sampling_ratio 65536: 2^48
+ * samples, days of work from 200 bytes (a fuzz_run timeout). The kernel
+ * charges its samples to the run's budget before taking them; the same
+ * node at 2x2 with ratio 2 runs within it. */
+static void test_roialign_budget(void)
+{
+    static float x[1 * 1 * 4 * 4], rois[4] = {0, 0, 3, 3};
+    static int64_t bi[1];
+    hin in[3] = {{PFVM_FLOAT, 4, {1, 1, 4, 4}, x}, {PFVM_FLOAT, 2, {1, 4}, rois}, {PFVM_INT64, 1, {1}, bi}};
+    int64_t side[2] = {256, 2}, ratio[2] = {65536, 2};
+    hcase t;
+    int i;
+    for (i = 0; i < 2; i++) {
+        pfvm_code rc;
+        h_node(&t, "RoiAlign", 16, in, 3, 1);
+        pfvm_node_set_attr_int(t.n, "output_height", side[i], &t.st);
+        pfvm_node_set_attr_int(t.n, "output_width", side[i], &t.st);
+        pfvm_node_set_attr_int(t.n, "sampling_ratio", ratio[i], &t.st);
+        rc = h_run_budget(&t, 100000000);
+        if (i == 0)
+            CHECK(h_fails(&t, rc, "max_run_operations") && strstr(t.st.msg, "RoiAlign") && strstr(t.st.msg, "'node'"));
+        else
+            CHECK(rc == PFVM_OK && t.bind_ops > 64 && t.bind_ops < 1000);
+        h_end(&t);
+    }
+}
+
+/* Einsum "ab,cd->" over two 256x256 inputs: one output, 2^32 summed
+ * products; charged before the loops start. */
+static void test_einsum_budget(void)
+{
+    static float a[256 * 256];
+    hin in[2] = {{PFVM_FLOAT, 2, {256, 256}, a}, {PFVM_FLOAT, 2, {256, 256}, a}};
+    hcase t;
+    h_node(&t, "Einsum", 12, in, 2, 1);
+    pfvm_node_set_attr_string(t.n, "equation", "ab,cd->", &t.st);
+    CHECK(h_fails(&t, h_run_budget(&t, 100000000), "budget of 100000000 operations"));
+    h_end(&t);
+}
+
 int main(void)
 {
+    test_roialign_budget();
+    test_einsum_budget();
     test_dynamic_quantize_inf();
     test_pads_past_window();
     test_mel_edges();

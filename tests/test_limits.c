@@ -166,8 +166,57 @@ static void test_loop_iterations(void)
     pfvm_model_free(m);
 }
 
+/* pfvm_limits.max_run_operations: the test_loop11 model counts some
+ * operations per run (the same each run: the count restarts); it runs
+ * under exactly that budget, twice, and fails one operation short with
+ * an error naming the node and the limit. */
+static void test_run_operations(void)
+{
+    static const char *dir = "/usr/share/libonnx-testdata/data/node/test_loop11/";
+    char path[256];
+    pfvm_status st;
+    pfvm_tensor *in[3];
+    pfvm_model *m;
+    pfvm_exec *e;
+    pfvm_limits l;
+    uint64_t ops;
+    int i, ok = 1;
+    snprintf(path, sizeof path, "%smodel.onnx", dir);
+    m = pfvm_onnx_load_file(path, 0, &st);
+    CHECK(m != NULL);
+    for (i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%stest_data_set_0/input_%d.pb", dir, i);
+        in[i] = pfvm_onnx_read_value_file(path, PFVM_KIND_TENSOR, &st);
+        ok = ok && in[i];
+    }
+    CHECK(ok);
+    if (!m || !ok)
+        return;
+    e = pfvm_exec_new(m, NULL, &st);
+    CHECK(pfvm_exec_limits(e).max_run_operations == UINT64_MAX);
+    CHECK(pfvm_exec_bind(e, pfvm_tensors_const(in), 3, &st) == PFVM_OK && pfvm_exec_run(e, &st) == PFVM_OK);
+    ops = pfvm_exec_operations(e);
+    CHECK(ops > 10);
+    l = pfvm_exec_limits(e);
+    l.max_run_operations = ops;
+    pfvm_exec_set_limits(e, &l);
+    CHECK(pfvm_exec_bind(e, pfvm_tensors_const(in), 3, &st) == PFVM_OK && pfvm_exec_run(e, &st) == PFVM_OK &&
+          pfvm_exec_run(e, &st) == PFVM_OK && pfvm_exec_operations(e) == ops);
+    l.max_run_operations = ops - 1;
+    pfvm_exec_set_limits(e, &l);
+    CHECK(pfvm_exec_bind(e, pfvm_tensors_const(in), 3, &st) == PFVM_OK);
+    CHECK(pfvm_exec_run(e, &st) == PFVM_ERR_RUNTIME);
+    CHECK(strstr(st.msg, "node '") && strstr(st.msg, "max_run_operations"));
+    printf("operations: %llu per run; one short: %s\n", (unsigned long long)ops, st.msg);
+    pfvm_exec_free(e);
+    for (i = 0; i < 3; i++)
+        pfvm_tensor_free(in[i]);
+    pfvm_model_free(m);
+}
+
 int main(void)
 {
+    test_run_operations();
     test_huge_output();
     test_model_limits();
     test_loop_iterations();

@@ -464,7 +464,12 @@ PFVM_INTERNAL void pfvm__prefix(pfvm_status *st, const char *fmt, ...)
 
 /* ---- checked arithmetic -------------------------------------------------- */
 
-PFVM_INTERNAL int pfvm__mul_size(size_t a, size_t b, size_t *out)
+PFVM_INTERNAL uint64_t pfvm__sat_mul(uint64_t a, uint64_t b)
+{
+    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+int pfvm__mul_size(size_t a, size_t b, size_t *out)
 {
     if (a && b > (size_t)-1 / a)
         return 0;

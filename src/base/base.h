@@ -379,6 +379,8 @@ PFVM_INTERNAL int pfvm__mul_size(size_t a, size_t b, size_t *out);
 PFVM_INTERNAL int pfvm__add_size(size_t a, size_t b, size_t *out);
 PFVM_INTERNAL int pfvm__mul_i64(int64_t a, int64_t b, int64_t *out);
 PFVM_INTERNAL int pfvm__add_i64(int64_t a, int64_t b, int64_t *out);
+/* a * b, or UINT64_MAX past it (work counts: pfvm_kctx_spend). */
+PFVM_INTERNAL uint64_t pfvm__sat_mul(uint64_t a, uint64_t b);
 
 /* The stb_ds array `a` (elements of elemsize bytes) with room for at least
  * mincap elements: the same array, or a new one that replaces it; on

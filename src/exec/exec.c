@@ -46,6 +46,7 @@ struct pfvm_exec {
     size_t lower_bound, folded_bytes;
     pfvm_limits limits;        /* resolved: no 0 fields */
     size_t dynamic_bytes;      /* tensors sized by kernels while running (owned by vals) */
+    uint64_t operations;       /* root executor: counted in this bind or run (max_run_operations) */
     int n_folded;
     pfvm__child *children;     /* stb_ds */
     pfvm__feedback *feedback;  /* stb_ds: training state carried between runs */
@@ -154,6 +155,7 @@ pfvm_limits pfvm_limits_default(void)
     l.max_tensor_bytes = PFVM_MAX_TENSOR_BYTES;
     l.max_total_bytes = PFVM_MAX_TOTAL_BYTES;
     l.max_loop_iterations = PFVM_MAX_LOOP_ITERATIONS;
+    l.max_run_operations = PFVM_MAX_RUN_OPERATIONS;
     return l;
 }
 
@@ -182,6 +184,8 @@ void pfvm_exec_set_limits(pfvm_exec *e, const pfvm_limits *limits)
             e->limits.max_total_bytes = limits->max_total_bytes;
         if (limits->max_loop_iterations)
             e->limits.max_loop_iterations = limits->max_loop_iterations;
+        if (limits->max_run_operations)
+            e->limits.max_run_operations = limits->max_run_operations;
     }
     e->planned = 0;
 }
@@ -189,6 +193,46 @@ void pfvm_exec_set_limits(pfvm_exec *e, const pfvm_limits *limits)
 pfvm_limits pfvm_exec_limits(const pfvm_exec *e)
 {
     return e->limits;
+}
+
+uint64_t pfvm_exec_operations(const pfvm_exec *e)
+{
+    return e ? e->operations : 0;
+}
+
+/* Counts `ops` against the budget of the run, which the root executor
+ * keeps for every subgraph run under it. */
+static pfvm_code pfvm__spend(pfvm_exec *e, const pfvm_node *n, uint64_t ops, pfvm_status *st)
+{
+    pfvm_exec *r = e;
+    char lb[96];
+    while (r->parent)
+        r = r->parent;
+    r->operations = ops > UINT64_MAX - r->operations ? UINT64_MAX : r->operations + ops;
+    if (r->operations <= r->limits.max_run_operations)
+        return PFVM_OK;
+    return pfvm__fail(st, PFVM_ERR_RUNTIME,
+                      "node '%s' (%s): the run passed its budget of %llu operations (pfvm_limits.max_run_operations)",
+                      pfvm__node_label(n, lb, sizeof lb), n->op_type, (unsigned long long)r->limits.max_run_operations);
+}
+
+/* What the executor counts for one kernel call: the elements of its
+ * inputs and of its outputs sized before the call. */
+static uint64_t pfvm__touched(const pfvm_tensor *const *t, int n)
+{
+    uint64_t sum = 0;
+    int i, j;
+    for (i = 0; i < n; i++)
+        if (t[i] && t[i]->kind == PFVM_KIND_TENSOR) {
+            uint64_t c = 1;
+            for (j = 0; j < t[i]->rank && c; j++)
+                c = t[i]->dims[j] > 0 && (uint64_t)t[i]->dims[j] <= UINT64_MAX / c ? c * (uint64_t)t[i]->dims[j]
+                    : t[i]->dims[j] > 0 ? UINT64_MAX : 0;
+            sum = c > UINT64_MAX - sum ? UINT64_MAX : sum + c;
+        } else if (t[i]) {
+            sum += t[i]->kind == PFVM_KIND_SEQUENCE ? (uint64_t)stbds_arrlen(t[i]->elems) : 1;
+        }
+    return sum;
 }
 
 /* Fails unless a tensor of `bytes` for value v fits the per-tensor limit
@@ -595,6 +639,8 @@ static pfvm_code pfvm__scoped_exec_bind(pfvm_exec *e, const pfvm_tensor *const *
     stbds_arrfree(e->sig);
     e->sig = sig;
     e->planned = 0;
+    if (!e->parent)
+        e->operations = 0;
     rc = pfvm__plan(e, st);
     if (!rc)
         rc = pfvm__prepare_nodes(e, st);
@@ -1614,7 +1660,10 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
     pfvm_code rc;
     pfvm__node_io(e, n);
     if ((rc = pfvm__takes_kinds(n, st, NULL, (const pfvm_tensor *const *)e->kin)) != PFVM_OK ||
-        (rc = pfvm__prepare_dynamic(e, n, st)) != PFVM_OK)
+        (rc = pfvm__prepare_dynamic(e, n, st)) != PFVM_OK ||
+        (rc = pfvm__spend(e, n,
+                          pfvm__touched(e->kin, n->n_inputs) + pfvm__touched((const pfvm_tensor *const *)e->kout, n->n_outputs),
+                          st)) != PFVM_OK)
         return rc;
     k.node = n;
     k.n_in = n->n_inputs;
@@ -1759,8 +1808,10 @@ static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
     int i, j;
     if (!e->planned)
         return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s': bind inputs before running", e->g->name);
-    if (!e->parent)
+    if (!e->parent) {
         e->random_used = 0;
+        e->operations = 0;
+    }
     if (e->check_shapes && pfvm__check_begin(e, st))
         return st ? st->code : PFVM_ERR_SHAPE;
     for (i = 0; i < e->nn; i++) {
@@ -2059,12 +2110,17 @@ int pfvm_exec_threads(const pfvm_exec *e)
 #else
 #define PFVM__GRADIENT_SERVICE pfvm__exec_kctx_gradient
 #endif
+static pfvm_code pfvm__exec_kctx_spend(pfvm_kctx *k, uint64_t operations)
+{
+    return k->exec ? pfvm__spend(k->exec, k->node, operations, k->st) : PFVM_OK;
+}
+
 static const pfvm__kctx_services *pfvm__exec_services(void)
 {
     static const pfvm__kctx_services s = {pfvm__exec_kctx_output, pfvm__exec_kctx_scratch, pfvm__exec_kctx_set_state,
                                           pfvm__exec_kctx_random, pfvm__exec_kctx_seed,    pfvm__exec_kctx_subgraph,
                                           PFVM__INFER_SERVICE,    PFVM__GRADIENT_SERVICE, pfvm__exec_kctx_threads,
-                                          pfvm__exec_kctx_parallel};
+                                          pfvm__exec_kctx_parallel, pfvm__exec_kctx_spend};
     return &s;
 }
 

@@ -77,12 +77,20 @@ PFVM_API int pfvm_exec_threads(const pfvm_exec *e);
  *                     model can make endless (no trip count, a condition
  *                     that stays true): past it the run fails with an error
  *                     naming the node
+ *   max_run_operations   work of one bind or run: every kernel call counts
+ *                     the elements of its inputs and outputs, and kernels
+ *                     whose work an attribute or the data multiplies count
+ *                     that too (pfvm_kctx_spend); Loop and Scan bodies count
+ *                     per iteration. Past it the run fails with an error
+ *                     naming the node, so a small model cannot make a run
+ *                     take hours. A time bound in all but name: size it from
+ *                     the models you trust (interp bench reports it)
  *
  * 0 in a field means its default: PFVM_MAX_ARENA_BYTES,
  * PFVM_MAX_TENSOR_BYTES, PFVM_MAX_TOTAL_BYTES (compile-time macros: 8, 4
  * and 16 GiB on 64-bit targets, half the address space on 32-bit ones;
- * define them smaller for firmware), PFVM_MAX_LOOP_ITERATIONS (no limit
- * unless defined). (size_t)-1 means no limit. Subgraph
+ * define them smaller for firmware), PFVM_MAX_LOOP_ITERATIONS and
+ * PFVM_MAX_RUN_OPERATIONS (no limit unless defined). (size_t)-1 (UINT64_MAX) means no limit. Subgraph
  * executors (If, Loop, Scan bodies) take their parent's limits, each on its
  * own. Inputs, initializers and the executor's bookkeeping are not counted;
  * use a run-time allocator (pfvm_set_allocator) to bound every byte. */
@@ -94,6 +102,7 @@ typedef struct pfvm_limits {
     size_t max_tensor_bytes;
     size_t max_total_bytes;
     size_t max_loop_iterations;
+    uint64_t max_run_operations;
 } pfvm_limits;
 
 /* The defaults (the macros above). */
@@ -106,6 +115,9 @@ PFVM_API pfvm_limits pfvm_limits_max(size_t bytes);
 PFVM_API void pfvm_exec_set_limits(pfvm_exec *e, const pfvm_limits *limits);
 /* The limits in force (0 fields resolved to their defaults). */
 PFVM_API pfvm_limits pfvm_exec_limits(const pfvm_exec *e);
+/* Operations the last bind or run counted against max_run_operations
+ * (what a run of a trusted model needs, to size the limit). */
+PFVM_API uint64_t pfvm_exec_operations(const pfvm_exec *e);
 
 /* Binds inputs (viewed, not copied: they must stay alive during the run)
  * and plans if needed. n must equal pfvm_exec_num_inputs. With inputs NULL

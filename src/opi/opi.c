@@ -263,6 +263,11 @@ int pfvm_kctx_threads(const pfvm_kctx *k)
     return k && k->services ? k->services->threads(k) : 1;
 }
 
+pfvm_code pfvm_kctx_spend(pfvm_kctx *k, uint64_t operations)
+{
+    return k && k->services ? k->services->spend(k, operations) : PFVM_OK;
+}
+
 void pfvm_kctx_parallel(pfvm_kctx *k, int n, pfvm_task_fn fn, void *ctx)
 {
     int i;

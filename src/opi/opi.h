@@ -84,6 +84,9 @@ typedef pfvm_code (*pfvm_infer_fn)(pfvm_ictx *ctx);
 #ifndef PFVM_MAX_LOOP_ITERATIONS
 #define PFVM_MAX_LOOP_ITERATIONS ((size_t)-1)
 #endif
+#ifndef PFVM_MAX_RUN_OPERATIONS
+#define PFVM_MAX_RUN_OPERATIONS UINT64_MAX
+#endif
 
 
 typedef struct pfvm_exec pfvm_exec;
@@ -371,6 +374,14 @@ PFVM_API int pfvm_kctx_threads(const pfvm_kctx *k);
  * it reserves a workspace hook's bytes once per thread). */
 PFVM_API void pfvm_kctx_parallel(pfvm_kctx *k, int n, pfvm_task_fn fn, void *ctx);
 
+/* Counts `operations` against the run's budget (pfvm_limits.max_run_operations)
+ * for work a kernel does beyond reading its inputs and writing its outputs
+ * once, which the executor counts before calling it: a kernel whose work an
+ * attribute or the data multiplies (sampling grids, contractions) spends it
+ * before doing it. Returns an error naming the node once the run is past
+ * its budget (the kernel returns it); PFVM_OK without an executor. */
+PFVM_API pfvm_code pfvm_kctx_spend(pfvm_kctx *k, uint64_t operations);
+
 /* Keeps `state` for this node until the executor is freed, which calls
  * free_fn(state); later runs find it in k->state (compiled programs,
  * caches). Replaces and frees a previous state. Without an executor the
@@ -498,6 +509,8 @@ typedef struct pfvm__kctx_services {
     /* pfvm_kctx_threads and pfvm_kctx_parallel */
     int (*threads)(const pfvm_kctx *k);
     void (*parallel)(pfvm_kctx *k, int n, pfvm_task_fn fn, void *ctx);
+    /* pfvm_kctx_spend */
+    pfvm_code (*spend)(pfvm_kctx *k, uint64_t operations);
 } pfvm__kctx_services;
 /* pfvm:internal-end */
 

@@ -175,6 +175,9 @@ static pfvm_code pfvm__cf_stack(pfvm_kctx *k, int i, pfvm_tensor *const *parts, 
     r = parts[0]->rank + 1;
     if (r > PFVM_MAX_RANK || axis < 0 || axis >= r)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "cannot stack along axis %d", axis);
+    for (p = 0; p < n; p++)
+        if (parts[p]->kind != PFVM_KIND_TENSOR || (!parts[p]->data && pfvm_tensor_numel(parts[p])))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "scan output %d is not a tensor in every iteration", i);
     for (p = 1; p < n; p++)
         if (parts[p]->dtype != parts[0]->dtype || parts[p]->rank != parts[0]->rank || memcmp(parts[p]->dims, parts[0]->dims, sizeof(int64_t) * (size_t)parts[0]->rank))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "per-iteration outputs differ in shape");

@@ -214,6 +214,16 @@ static pfvm_code pfvm__es_infer(pfvm_ictx *c)
     return PFVM_OK;
 }
 
+/* Products the loops below form: one per output and summed-label index, per operand. */
+static uint64_t pfvm__es_work(const pfvm__es *e, int64_t total)
+{
+    uint64_t w = pfvm__sat_mul((uint64_t)(total > 0 ? total : 0), (uint64_t)(e->n_in > 0 ? e->n_in : 1));
+    int l;
+    for (l = e->n_out; l < e->n_labels; l++)
+        w = pfvm__sat_mul(w, (uint64_t)(e->size[l] > 0 ? e->size[l] : 1));
+    return w;
+}
+
 static pfvm_code pfvm__es_k(pfvm_kctx *k)
 {
     const char *eq = pfvm_node_attr_string(k->node, "equation", "");
@@ -243,6 +253,8 @@ static pfvm_code pfvm__es_k(pfvm_kctx *k)
         }
     }
     total = pfvm_tensor_numel(Y);
+    if (pfvm_kctx_spend(k, pfvm__es_work(&e, total)))
+        return k->st ? k->st->code : PFVM_ERR_RUNTIME;
     for (o = 0; o < total; o++) {
         double acc = 0;
         int64_t rest = o;

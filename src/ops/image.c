@@ -789,6 +789,20 @@ static int64_t pfvm__img_roi_grid(int64_t ratio, double extent, int64_t bins)
     return g >= 1 && g <= PFVM__IMG_ROI_MAX_GRID ? (int64_t)g : g < 1 ? 0 : -1;
 }
 
+/* Corners one region's bins read (4 per sample), saturating: what the
+ * run's operation budget is charged before sampling. */
+static uint64_t pfvm__img_roi_work(int64_t bins, int64_t gh, int64_t gw)
+{
+    uint64_t w = 4, f[3];
+    int i;
+    f[0] = (uint64_t)bins;
+    f[1] = gh > 0 ? (uint64_t)gh : 1;
+    f[2] = gw > 0 ? (uint64_t)gw : 1;
+    for (i = 0; i < 3; i++)
+        w = f[i] && w > UINT64_MAX / f[i] ? UINT64_MAX : w * f[i];
+    return w;
+}
+
 static pfvm_code pfvm__img_k_roialign(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *R = k->in[1], *BI = k->in[2];
@@ -835,6 +849,8 @@ static pfvm_code pfvm__img_k_roialign(pfvm_kctx *k)
         gw = pfvm__img_roi_grid(ratio, rw, ow);
         if (gh < 0 || gw < 0 || !isfinite(x1) || !isfinite(y1))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "region %lld is not finite or too large", (long long)r);
+        if (pfvm_kctx_spend(k, pfvm__img_roi_work(C * oh * ow, gh, gw)))
+            return k->st ? k->st->code : PFVM_ERR_RUNTIME;
         for (c = 0; c < C; c++)
             for (ph = 0; ph < oh; ph++)
                 for (pw = 0; pw < ow; pw++) {

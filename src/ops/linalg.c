@@ -1055,7 +1055,8 @@ static pfvm_code pfvm__la_k_matmul(pfvm_kctx *k)
         odims[orank++] = m;
     if (B->rank > 1)
         odims[orank++] = n;
-    if (pfvm_kctx_output(k, 0, A->dtype, orank, odims))
+    if (pfvm_kctx_output(k, 0, A->dtype, orank, odims) ||
+        pfvm_kctx_spend(k, pfvm__sat_mul((uint64_t)pfvm_tensor_numel(C), (uint64_t)(kk > 0 ? kk : 0))))
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     if (C->nbytes)
         memset(C->data, 0, C->nbytes);
@@ -1213,7 +1214,8 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
                              (long long)(tb ? B->dims[1] : B->dims[0]));
     dims[0] = m;
     dims[1] = n;
-    if (pfvm_kctx_output(k, 0, A->dtype, 2, dims) || pfvm__la_gemm_bias(k, Cb, beta, Y))
+    if (pfvm_kctx_output(k, 0, A->dtype, 2, dims) || pfvm__la_gemm_bias(k, Cb, beta, Y) ||
+        pfvm_kctx_spend(k, pfvm__sat_mul((uint64_t)pfvm_tensor_numel(Y), (uint64_t)(kk > 0 ? kk : 0))))
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     if (A->dtype == PFVM_FLOAT && B->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
         pfvm_la_strided bm;

@@ -1041,6 +1041,10 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
     if (B && pfvm_tensor_numel(B) != g.M)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "bias has %lld entries for %lld output channels",
                              (long long)pfvm_tensor_numel(B), (long long)g.M);
+    /* multiply-adds: every output meets one filter's weights */
+    if (g.M > 0 && pfvm_kctx_spend(k, pfvm__sat_mul((uint64_t)pfvm_tensor_numel(k->out[0]),
+                                                    (uint64_t)(pfvm_tensor_numel(W) / g.M))))
+        return k->st ? k->st->code : PFVM_ERR_RUNTIME;
     if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && (!B || pfvm__nn_is_f32(B)))
         return pfvm__nn_conv_f32(k, &g, (const float *)X->data, (const float *)W->data, B ? (const float *)B->data : NULL,
                                  (float *)k->out[0]->data, pfvm__nn_packed_of(k, W, g.group));
@@ -1240,7 +1244,8 @@ static pfvm_code pfvm__nn_k_convt(pfvm_kctx *k)
     dims[1] = M;
     for (i = 0; i < nsp; i++)
         dims[i + 2] = out_sp[i];
-    if (pfvm_kctx_output(k, 0, X->dtype, X->rank, dims))
+    if (pfvm_kctx_output(k, 0, X->dtype, X->rank, dims) ||
+        pfvm_kctx_spend(k, pfvm__sat_mul((uint64_t)pfvm_tensor_numel(X), (uint64_t)(C > 0 ? pfvm_tensor_numel(W) / C : 0))))
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     out_plane = out_sp[0] * out_sp[1] * out_sp[2];
     in_plane = in_sp[0] * in_sp[1] * in_sp[2];

@@ -88,9 +88,11 @@ static void run_once(pfvm_exec *e, const pfvm_tensor *const *ins, int n)
     /* the cap: a plan over 64 MiB fails here with PFVM_ERR_NOMEM */
     pfvm_exec_set_arena(e, arena, FUZZ_ARENA_BYTES);
     {
-        /* a Loop that never stops is the model's meaning, not a bug: bounded */
+        /* a Loop that never stops, or a kernel asked for 10^14 samples, is
+         * the model's meaning, not a bug: bounded (a second or so here) */
         pfvm_limits l = pfvm_exec_limits(e);
         l.max_loop_iterations = 4096;
+        l.max_run_operations = (uint64_t)1 << 27;
         pfvm_exec_set_limits(e, &l);
     }
     if (pfvm_exec_bind(e, ins, n, &st) != PFVM_OK)
