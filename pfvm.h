@@ -3932,9 +3932,19 @@ PFVM_INTERNAL void pfvm__prefix(pfvm_status *st, const char *fmt, ...)
 
 /* ---- checked arithmetic -------------------------------------------------- */
 
-PFVM_INTERNAL uint64_t pfvm__sat_mul(uint64_t a, uint64_t b)
+PFVM_INTERNAL /* Without a division: a 64-bit one is a library call on 32-bit cores,
+ * and this runs once per kernel call. */
+uint64_t pfvm__sat_mul(uint64_t a, uint64_t b)
 {
-    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+    uint64_t ah = a >> 32, al = a & 0xffffffffu, bh = b >> 32, bl = b & 0xffffffffu, mid, lo;
+    if (ah && bh)
+        return UINT64_MAX;
+    mid = ah * bl + al * bh; /* one term is 0: each fits */
+    if (mid >> 32)
+        return UINT64_MAX;
+    lo = al * bl;
+    mid <<= 32;
+    return lo > UINT64_MAX - mid ? UINT64_MAX : lo + mid;
 }
 
 int pfvm__mul_size(size_t a, size_t b, size_t *out)
@@ -19483,14 +19493,9 @@ static int64_t pfvm__img_roi_grid(int64_t ratio, double extent, int64_t bins)
  * run's operation budget is charged before sampling. */
 static uint64_t pfvm__img_roi_work(int64_t bins, int64_t gh, int64_t gw)
 {
-    uint64_t w = 4, f[3];
-    int i;
-    f[0] = (uint64_t)bins;
-    f[1] = gh > 0 ? (uint64_t)gh : 1;
-    f[2] = gw > 0 ? (uint64_t)gw : 1;
-    for (i = 0; i < 3; i++)
-        w = f[i] && w > UINT64_MAX / f[i] ? UINT64_MAX : w * f[i];
-    return w;
+    uint64_t w = pfvm__sat_mul(4, (uint64_t)(bins > 0 ? bins : 0));
+    w = pfvm__sat_mul(w, gh > 0 ? (uint64_t)gh : 1);
+    return pfvm__sat_mul(w, gw > 0 ? (uint64_t)gw : 1);
 }
 
 static pfvm_code pfvm__img_k_roialign(pfvm_kctx *k)
@@ -40158,9 +40163,8 @@ static uint64_t pfvm__touched(const pfvm_tensor *const *t, int n)
     for (i = 0; i < n; i++)
         if (t[i] && t[i]->kind == PFVM_KIND_TENSOR) {
             uint64_t c = 1;
-            for (j = 0; j < t[i]->rank && c; j++)
-                c = t[i]->dims[j] > 0 && (uint64_t)t[i]->dims[j] <= UINT64_MAX / c ? c * (uint64_t)t[i]->dims[j]
-                    : t[i]->dims[j] > 0 ? UINT64_MAX : 0;
+            for (j = 0; j < t[i]->rank; j++)
+                c = pfvm__sat_mul(c, t[i]->dims[j] > 0 ? (uint64_t)t[i]->dims[j] : 0);
             sum = c > UINT64_MAX - sum ? UINT64_MAX : sum + c;
         } else if (t[i]) {
             sum += t[i]->kind == PFVM_KIND_SEQUENCE ? (uint64_t)stbds_arrlen(t[i]->elems) : 1;

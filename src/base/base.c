@@ -464,9 +464,19 @@ PFVM_INTERNAL void pfvm__prefix(pfvm_status *st, const char *fmt, ...)
 
 /* ---- checked arithmetic -------------------------------------------------- */
 
-PFVM_INTERNAL uint64_t pfvm__sat_mul(uint64_t a, uint64_t b)
+PFVM_INTERNAL /* Without a division: a 64-bit one is a library call on 32-bit cores,
+ * and this runs once per kernel call. */
+uint64_t pfvm__sat_mul(uint64_t a, uint64_t b)
 {
-    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+    uint64_t ah = a >> 32, al = a & 0xffffffffu, bh = b >> 32, bl = b & 0xffffffffu, mid, lo;
+    if (ah && bh)
+        return UINT64_MAX;
+    mid = ah * bl + al * bh; /* one term is 0: each fits */
+    if (mid >> 32)
+        return UINT64_MAX;
+    lo = al * bl;
+    mid <<= 32;
+    return lo > UINT64_MAX - mid ? UINT64_MAX : lo + mid;
 }
 
 int pfvm__mul_size(size_t a, size_t b, size_t *out)

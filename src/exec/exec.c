@@ -225,9 +225,8 @@ static uint64_t pfvm__touched(const pfvm_tensor *const *t, int n)
     for (i = 0; i < n; i++)
         if (t[i] && t[i]->kind == PFVM_KIND_TENSOR) {
             uint64_t c = 1;
-            for (j = 0; j < t[i]->rank && c; j++)
-                c = t[i]->dims[j] > 0 && (uint64_t)t[i]->dims[j] <= UINT64_MAX / c ? c * (uint64_t)t[i]->dims[j]
-                    : t[i]->dims[j] > 0 ? UINT64_MAX : 0;
+            for (j = 0; j < t[i]->rank; j++)
+                c = pfvm__sat_mul(c, t[i]->dims[j] > 0 ? (uint64_t)t[i]->dims[j] : 0);
             sum = c > UINT64_MAX - sum ? UINT64_MAX : sum + c;
         } else if (t[i]) {
             sum += t[i]->kind == PFVM_KIND_SEQUENCE ? (uint64_t)stbds_arrlen(t[i]->elems) : 1;

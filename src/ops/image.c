@@ -793,14 +793,9 @@ static int64_t pfvm__img_roi_grid(int64_t ratio, double extent, int64_t bins)
  * run's operation budget is charged before sampling. */
 static uint64_t pfvm__img_roi_work(int64_t bins, int64_t gh, int64_t gw)
 {
-    uint64_t w = 4, f[3];
-    int i;
-    f[0] = (uint64_t)bins;
-    f[1] = gh > 0 ? (uint64_t)gh : 1;
-    f[2] = gw > 0 ? (uint64_t)gw : 1;
-    for (i = 0; i < 3; i++)
-        w = f[i] && w > UINT64_MAX / f[i] ? UINT64_MAX : w * f[i];
-    return w;
+    uint64_t w = pfvm__sat_mul(4, (uint64_t)(bins > 0 ? bins : 0));
+    w = pfvm__sat_mul(w, gh > 0 ? (uint64_t)gh : 1);
+    return pfvm__sat_mul(w, gw > 0 ? (uint64_t)gw : 1);
 }
 
 static pfvm_code pfvm__img_k_roialign(pfvm_kctx *k)
