@@ -709,6 +709,25 @@ static pfvm_code accel_em_stream_whole(accel_em_emitter *e, const pfvm_node *n, 
     return accel_em_line(e, "barrier");
 }
 
+/* The target's links for the streamed lowerings' cost models. */
+static void accel_em_links(const pfvm_accel_target *t, pfvm_accel_ctx *c)
+{
+    int k;
+    c->nlinks = t->nlevels - 1 < 8 ? t->nlevels - 1 : 8;
+    for (k = 0; k < c->nlinks; k++) {
+        int j;
+        c->link_pes[k] = 1;
+        for (j = k + 2; j < t->nlevels; j++)
+            c->link_pes[k] *= t->levels[j].fanout;
+        c->link_down[k] = t->levels[k + 1].down;
+        c->link_up[k] = t->levels[k + 1].up;
+        c->link_bcast[k] = k + 2 < t->nlevels ? t->levels[k + 2].broadcast : 0;
+    }
+    c->macs = pfvm_accel_target_macs(t, PFVM_FLOAT);
+    if (c->macs <= 0)
+        c->macs = 1;
+}
+
 static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_stats *stats)
 {
     pfvm_accel_ctx c;
@@ -734,6 +753,7 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
     c.stream = 1;
     c.pes = pfvm_accel_target_pes(e->t);
     c.pe_mem = e->t->levels[e->t->nlevels - 1].mem_bytes / 16 * 16;
+    accel_em_links(e->t, &c);
     accel_em_pe_reset(e);
     for (i = 0; i < n->n_inputs; i++) {
         const pfvm_value *v = n->inputs[i];

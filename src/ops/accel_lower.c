@@ -12,6 +12,7 @@
  * instructions are those of README.md, "accel", "Programs". */
 #include "ops_common.h"
 
+#include <math.h>
 #include <stdio.h>
 
 /* Elements of one slice along the first axis (the product of dims 1..). */
@@ -745,13 +746,20 @@ static pfvm_code pfvm__acl_classes(pfvm_accel_ctx *c, const pfvm__acl_tile *tile
     return rc;
 }
 
-/* A queue of one kind of transfer for consecutive PEs: equal loads (or
- * fills) for a run of PEs become one `load F L` (sent once down links that
- * broadcast) or one `on F L` + `fill`. */
+/* A queue of one kind of transfer for a wave: loads of the same data to
+ * the same place in several PEs are gathered (whatever order the PEs come
+ * in) and written as one `load F L` or `loads F L S` per arithmetic run of
+ * PEs, sent once down links that broadcast; equal fills for a run of
+ * consecutive PEs become one `on F L` + `fill`. */
+typedef struct pfvm__acl_ld {
+    int64_t v[9], pe;
+} pfvm__acl_ld;
+
 typedef struct pfvm__acl_q {
     int pending, is_fill;
     int64_t first, last, v[9];
     const char *value;            /* fill */
+    pfvm__acl_ld *loads;          /* stb_ds: the queued loads */
 } pfvm__acl_q;
 
 static void pfvm__acl_qinit(pfvm__acl_q *q)
@@ -759,9 +767,68 @@ static void pfvm__acl_qinit(pfvm__acl_q *q)
     memset(q, 0, 4 * sizeof *q);
 }
 
+/* Frees what the 4 queues at q hold (on an error, when nothing flushed them). */
+static void pfvm__acl_qfree(pfvm__acl_q *q)
+{
+    int i;
+    for (i = 0; i < 4; i++) {
+        stbds_arrfree(q[i].loads);
+        q[i].loads = NULL;
+    }
+}
+
+static int pfvm__acl_ld_cmp(const void *pa, const void *pb)
+{
+    const pfvm__acl_ld *a = (const pfvm__acl_ld *)pa, *b = (const pfvm__acl_ld *)pb;
+    int i;
+    for (i = 0; i < 9; i++)
+        if (a->v[i] != b->v[i])
+            return a->v[i] < b->v[i] ? -1 : 1;
+    return a->pe < b->pe ? -1 : a->pe > b->pe;
+}
+
+static pfvm_code pfvm__acl_emit_load(pfvm_accel_ctx *c, const int64_t *v, int64_t first, int64_t last, int64_t step)
+{
+    char pes[64];
+    if (step > 1 && last > first)
+        pfvm__snprintf(pes, sizeof pes, "loads %lld %lld %lld", (long long)first, (long long)last, (long long)step);
+    else
+        pfvm__snprintf(pes, sizeof pes, "load %lld %lld", (long long)first, (long long)last);
+    return c->emit(c, "%s %lld %lld %lld %lld %lld %lld %lld %lld %lld", pes, (long long)v[0], (long long)v[1],
+                   (long long)v[2], (long long)v[3], (long long)v[4], (long long)v[5], (long long)v[6],
+                   (long long)v[7], (long long)v[8]);
+}
+
+static pfvm_code pfvm__acl_flush_loads(pfvm_accel_ctx *c, pfvm__acl_q *q)
+{
+    pfvm__acl_ld *l = q->loads;
+    int64_t n = (int64_t)stbds_arrlen(l), i = 0, j;
+    pfvm_code rc = PFVM_OK;
+    if (n > 1)
+        qsort(l, (size_t)n, sizeof *l, pfvm__acl_ld_cmp);
+    while (i < n && rc == PFVM_OK) {
+        int64_t step = 1;
+        j = i;
+        if (i + 1 < n && !memcmp(l[i].v, l[i + 1].v, sizeof l[i].v) && l[i + 1].pe > l[i].pe) {
+            step = l[i + 1].pe - l[i].pe;
+            j = i + 1;
+            while (j + 1 < n && !memcmp(l[i].v, l[j + 1].v, sizeof l[i].v) && l[j + 1].pe - l[j].pe == step)
+                j++;
+        }
+        rc = pfvm__acl_emit_load(c, l[i].v, l[i].pe, l[j].pe, step);
+        for (i = j + 1; i < n && !memcmp(l[i].v, l[i - 1].v, sizeof l[i].v) && l[i].pe == l[i - 1].pe; i++)
+            ; /* the same load twice to one PE */
+    }
+    stbds_arrfree(q->loads);
+    q->loads = NULL;
+    return rc;
+}
+
 static pfvm_code pfvm__acl_flush(pfvm_accel_ctx *c, pfvm__acl_q *q)
 {
     pfvm_code rc;
+    if (q->loads)
+        return pfvm__acl_flush_loads(c, q);
     if (!q->pending)
         return PFVM_OK;
     q->pending = 0;
@@ -769,24 +836,31 @@ static pfvm_code pfvm__acl_flush(pfvm_accel_ctx *c, pfvm__acl_q *q)
         return (rc = c->emit(c, "on %lld %lld", (long long)q->first, (long long)q->last)) != PFVM_OK
                    ? rc
                    : c->emit(c, "fill %lld %s %lld", (long long)q->v[0], q->value, (long long)q->v[1]);
-    return c->emit(c, "load %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld", (long long)q->first,
-                   (long long)q->last, (long long)q->v[0], (long long)q->v[1], (long long)q->v[2], (long long)q->v[3],
-                   (long long)q->v[4], (long long)q->v[5], (long long)q->v[6], (long long)q->v[7], (long long)q->v[8]);
+    return pfvm__acl_emit_load(c, q->v, q->first, q->last, 1);
 }
 
 static pfvm_code pfvm__acl_queue(pfvm_accel_ctx *c, pfvm__acl_q *q, int64_t pe, const int64_t *v, int nv,
                                  const char *value)
 {
     pfvm_code rc;
-    if (q->pending && pe == q->last + 1 && !memcmp(q->v, v, (size_t)nv * sizeof *v) &&
-        (!value || !strcmp(value, q->value))) {
+    if (!value) {
+        pfvm__acl_ld l;
+        memset(&l, 0, sizeof l);
+        memcpy(l.v, v, (size_t)nv * sizeof *v);
+        l.pe = pe;
+        if (!pfvm__arrpush(q->loads, l))
+            return pfvm__fail(c->st, PFVM_ERR_NOMEM, "node %s (%s): out of memory for loads", c->node->name,
+                              c->node->op_type);
+        return PFVM_OK;
+    }
+    if (q->pending && pe == q->last + 1 && !memcmp(q->v, v, (size_t)nv * sizeof *v) && !strcmp(value, q->value)) {
         q->last = pe;
         return PFVM_OK;
     }
     if ((rc = pfvm__acl_flush(c, q)) != PFVM_OK)
         return rc;
     q->pending = 1;
-    q->is_fill = value != NULL;
+    q->is_fill = 1;
     q->value = value;
     q->first = q->last = pe;
     memset(q->v, 0, sizeof q->v);
@@ -912,28 +986,98 @@ static int64_t pfvm__acl_conv_bytes(const pfvm__acl_conv_plan *p, int64_t oct, i
            pfvm__acl_al(oct * 4);
 }
 
-/* Halves (rounding up) the one of *v[0..n) whose halving leaves the
- * smallest size(); 0 when none can shrink. */
-static int pfvm__acl_shrink(pfvm__acl_conv_plan *p, int64_t *v[4])
+/* Distinct input boxes and weight slices among the first m tiles of a
+ * wave, in the tile order x_major (n, g, rows, cols, output channels) or
+ * not (n, g, output channels, rows, cols); nb: output channel blocks per
+ * group, nhw: spatial tiles per image and group. */
+static void pfvm__acl_conv_distinct(int64_t m, int64_t nb, int64_t nhw, int x_major, double *boxes, double *slices)
 {
-    int i, best = -1;
-    int64_t best_bytes = 0;
-    for (i = 0; i < 4; i++) {
-        int64_t keep = *v[i], b;
-        if (keep <= 1)
-            continue;
-        *v[i] = (keep + 1) / 2;
-        b = pfvm__acl_conv_bytes(p, *v[0], *v[1], *v[2], *v[3]);
-        *v[i] = keep;
-        if (best < 0 || b < best_bytes) {
-            best = i;
-            best_bytes = b;
-        }
+    if (x_major) {
+        *boxes = (double)((m + nb - 1) / nb);
+        *slices = (double)(m < nb ? m : nb) * (double)((m + nb * nhw - 1) / (nb * nhw));
+    } else {
+        *boxes = (double)(m < nhw ? m : nhw) * (double)((m + nb * nhw - 1) / (nb * nhw));
+        *slices = (double)((m + nhw - 1) / nhw);
     }
-    if (best < 0)
-        return 0;
-    *v[best] = (*v[best] + 1) / 2;
-    return 1;
+}
+
+/* Cycles of one wave of m tiles by the simulator's cost model (README.md,
+ * "accel", "Programs"): each step of input channels is a phase lasting
+ * its busiest link (the first instance under each link stands for all)
+ * or its PE's compute; the last step also stores the outputs. */
+static double pfvm__acl_conv_wave(const pfvm_accel_ctx *c, const pfvm__acl_conv_plan *p, int64_t m, int64_t oct,
+                                  int64_t th, int64_t tw, int64_t icc, int x_major, int64_t nb, int64_t nhw)
+{
+    int64_t bh = (th - 1) * p->w.s[0] + (p->w.k[0] - 1) * p->w.d[0] + 1;
+    int64_t bw = (tw - 1) * p->w.s[1] + (p->w.k[1] - 1) * p->w.d[1] + 1;
+    int64_t nchunks = (p->Cg + icc - 1) / icc, simd = c->simd > 0 ? c->simd : 1;
+    double box = (double)(icc * bh * bw * 4), slice = (double)(oct * icc * p->kk * 4), out = (double)(oct * th * tw * 4);
+    double down = 0, up = 0, compute, phase, last;
+    int k;
+    compute = ceil((double)oct * (double)(th * tw) * (double)(icc * p->kk) / c->macs);
+    if (!p->direct)
+        compute += (double)(icc * p->kk * th) * (double)(p->w.s[1] == 1 ? (tw + simd - 1) / simd : tw);
+    for (k = 0; k < c->nlinks; k++) {
+        int64_t mk = m < c->link_pes[k] ? m : c->link_pes[k];
+        double boxes, slices, bytes, ub;
+        if (c->link_bcast[k])
+            pfvm__acl_conv_distinct(mk, nb, nhw, x_major, &boxes, &slices);
+        else
+            boxes = slices = (double)mk;
+        bytes = boxes * box + slices * slice;
+        ub = (double)mk * out;
+        if (bytes / c->link_down[k] > down)
+            down = bytes / c->link_down[k];
+        if (ub / c->link_up[k] > up)
+            up = ub / c->link_up[k];
+    }
+    phase = down > compute ? down : compute;
+    last = phase > up ? phase : up;
+    return (double)(nchunks - 1) * (phase + 1) + last + 1;
+}
+
+/* Chooses the Conv tile (output channels, rows, columns, input channels
+ * per step) and its order that the cost model finds fastest among those
+ * that fit a PE (each extent its size halved 0, 1, 2... times); 0 when
+ * none fits. */
+static int pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p, const int64_t *dims, int *x_major)
+{
+    int64_t oct, th, tw, icc;
+    double best = -1;
+    int order;
+    for (oct = p->OCg;; oct = (oct + 1) / 2) {
+        for (th = p->w.out[0];; th = (th + 1) / 2) {
+            for (tw = p->w.out[1];; tw = (tw + 1) / 2) {
+                for (icc = p->Cg;; icc = (icc + 1) / 2) {
+                    if (pfvm__acl_conv_bytes(p, oct, th, tw, icc) <= c->pe_mem) {
+                        int64_t nb = (dims[2] + oct - 1) / oct;
+                        int64_t nhw = ((dims[3] + th - 1) / th) * ((dims[4] + tw - 1) / tw);
+                        int64_t tiles = dims[0] * dims[1] * nb * nhw, full = tiles / c->pes, rest = tiles % c->pes;
+                        for (order = 0; order < 2; order++) {
+                            double cost = (double)full * pfvm__acl_conv_wave(c, p, c->pes, oct, th, tw, icc, order, nb, nhw);
+                            if (rest)
+                                cost += pfvm__acl_conv_wave(c, p, rest, oct, th, tw, icc, order, nb, nhw);
+                            if (best < 0 || cost < best) {
+                                best = cost;
+                                p->oct = oct, p->th = th, p->tw = tw, p->icc = icc;
+                                *x_major = order;
+                            }
+                        }
+                        break; /* fewer input channels per step only cost more */
+                    }
+                    if (icc == 1)
+                        break;
+                }
+                if (tw == 1)
+                    break;
+            }
+            if (th == 1)
+                break;
+        }
+        if (oct == 1)
+            break;
+    }
+    return best >= 0;
 }
 
 static pfvm_code pfvm__acl_conv_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
@@ -974,7 +1118,8 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *x = &c->in[0], *wt = &c->in[1], *y = &c->out[0];
     const pfvm_accel_arg *b = c->n_in > 2 && c->in[2].rank >= 0 ? &c->in[2] : NULL;
-    int64_t group = pfvm_node_attr_int(c->node, "group", 1), dims[5], step[5], *v[4], wave, i, j, nchunks;
+    int64_t group = pfvm_node_attr_int(c->node, "group", 1), dims[5], step[5], wave, i, j, nchunks;
+    int x_major = 0;
     pfvm__acl_conv_plan p;
     pfvm__acl_tile *tiles = NULL;
     pfvm__acl_q q[4];
@@ -995,42 +1140,15 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
     p.direct = p.kk == 1 && p.w.s[0] == 1 && p.w.s[1] == 1 && !p.w.pad0[0] && !p.w.pad0[1] && !p.w.pad1[0] &&
                !p.w.pad1[1];
     p.oct = p.OCg, p.th = p.w.out[0], p.tw = p.w.out[1], p.icc = p.Cg;
-    v[0] = &p.oct, v[1] = &p.th, v[2] = &p.tw, v[3] = &p.icc;
-    while (pfvm__acl_conv_bytes(&p, p.oct, p.th, p.tw, p.icc) > c->pe_mem)
-        if (!pfvm__acl_shrink(&p, v))
-            return pfvm__acl_stream_nomem(c, pfvm__acl_conv_bytes(&p, 1, 1, 1, 1));
     dims[0] = y->dims[0], dims[1] = group, dims[2] = p.OCg, dims[3] = p.w.out[0], dims[4] = p.w.out[1];
-    /* enough tiles for every PE: fewer output channels per tile while
-     * they are many, then fewer rows, columns, channels */
-    for (;;) {
-        step[0] = 1, step[1] = 1, step[2] = p.oct, step[3] = p.th, step[4] = p.tw;
-        if (pfvm__acl_count(5, dims, step) >= c->pes)
-            break;
-        if (p.oct > 16)
-            p.oct = (p.oct + 1) / 2;
-        else if (p.th > 1)
-            p.th = (p.th + 1) / 2;
-        else if (p.tw > 1)
-            p.tw = (p.tw + 1) / 2;
-        else if (p.oct > 1)
-            p.oct = (p.oct + 1) / 2;
-        else
-            break;
-    }
-    /* the tiles made smaller for the PEs may take more input channels per step */
-    while (p.icc < p.Cg && pfvm__acl_conv_bytes(&p, p.oct, p.th, p.tw, p.icc * 2 < p.Cg ? p.icc * 2 : p.Cg) <= c->pe_mem)
-        p.icc = p.icc * 2 < p.Cg ? p.icc * 2 : p.Cg;
+    if (!pfvm__acl_conv_search(c, &p, dims, &x_major))
+        return pfvm__acl_stream_nomem(c, pfvm__acl_conv_bytes(&p, 1, 1, 1, 1));
+    step[0] = 1, step[1] = 1, step[2] = p.oct, step[3] = p.th, step[4] = p.tw;
     pfvm__acl_qinit(q);
     {
-        /* consecutive tiles (PEs) share what is loaded more often, so that
-         * its loads merge into broadcasts: the weights' slice (output
-         * channels outermost) or the input's box (output channels innermost) */
-        int64_t sp = ((p.w.out[0] + p.th - 1) / p.th) * ((p.w.out[1] + p.tw - 1) / p.tw), nt;
-        double wbytes = (double)p.OC * (double)p.Cg * (double)p.kk * (double)sp;
-        double xbytes = (double)x->dims[0] * (double)p.C * (double)p.w.in[0] * (double)p.w.in[1] *
-                        (double)((p.OCg + p.oct - 1) / p.oct);
-        int x_major = xbytes > wbytes;
-        int64_t d2[5], s2[5];
+        /* x_major: output channels innermost, so that the PEs sharing an
+         * input box are consecutive; else the spatial tiles innermost */
+        int64_t d2[5], s2[5], nt;
         memcpy(d2, dims, sizeof d2);
         memcpy(s2, step, sizeof s2);
         if (x_major) {
@@ -1104,6 +1222,7 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
         }
     }
 done:
+    pfvm__acl_qfree(q);
     stbds_arrfree(tiles);
     return rc;
 }
@@ -1214,6 +1333,7 @@ static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c)
             goto done;
     }
 done:
+    pfvm__acl_qfree(q);
     stbds_arrfree(tiles);
     return rc;
 }
@@ -1277,6 +1397,7 @@ static pfvm_code pfvm__acl_gpool_stream(pfvm_accel_ctx *c)
             goto done;
     }
 done:
+    pfvm__acl_qfree(q);
     stbds_arrfree(tiles);
     return rc;
 }
@@ -1383,6 +1504,7 @@ static pfvm_code pfvm__acl_gemm_stream(pfvm_accel_ctx *c)
             goto done;
     }
 done:
+    pfvm__acl_qfree(q);
     stbds_arrfree(tiles);
     return rc;
 }
@@ -1451,6 +1573,7 @@ static pfvm_code pfvm__acl_concat_stream(pfvm_accel_ctx *c)
             goto done;
     }
 done:
+    pfvm__acl_qfree(q);
     stbds_arrfree(tiles);
     return rc;
 }
