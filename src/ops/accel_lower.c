@@ -705,6 +705,55 @@ static int pfvm__acl_same(const pfvm__acl_tile *a, const pfvm__acl_tile *b)
     return !memcmp(a->e, b->e, sizeof a->e);
 }
 
+/* Whether pfvm__acl_pe deals tiles over the instances under link k: the
+ * links whose instances together carry no more than the first link's
+ * (on mncore2 the 4 group links, 512 bytes per cycle in all). */
+static int pfvm__acl_spread(const pfvm_accel_ctx *c, int k)
+{
+    return c->link_pes[k] > 0 && c->link_down[k] * (double)(c->pes / c->link_pes[k]) <=
+                                     c->link_down[0] * (double)(c->pes / c->link_pes[0]);
+}
+
+/* PE of tile i of a wave of n tiles: a wave smaller than the machine is
+ * dealt evenly over the instances under the slowest links (so that a few
+ * tiles do not crowd one group's link), and fills the PEs below those in
+ * order. */
+static int64_t pfvm__acl_pe(const pfvm_accel_ctx *c, int64_t n, int64_t i)
+{
+    int64_t pe = 0, span = c->pes;
+    int k;
+    if (n >= c->pes)
+        return i;
+    for (k = 0; k < c->nlinks && pfvm__acl_spread(c, k); k++) {
+        int64_t f = span / c->link_pes[k], per = (n + f - 1) / f, child = i / per;
+        pe += child * c->link_pes[k];
+        i -= child * per;
+        n = n - child * per < per ? n - child * per : per;
+        span = c->link_pes[k];
+    }
+    return pe + i;
+}
+
+/* Tiles of a wave of n that pfvm__acl_pe puts under the first instance
+ * of link k. */
+static int64_t pfvm__acl_first(const pfvm_accel_ctx *c, int64_t n, int k)
+{
+    int64_t span = c->pes;
+    int j, spread = 1;
+    if (n > c->pes)
+        n = c->pes;
+    for (j = 0; j <= k && j < c->nlinks; j++) {
+        spread = spread && n < c->pes && pfvm__acl_spread(c, j);
+        if (spread) {
+            int64_t f = span / c->link_pes[j];
+            n = (n + f - 1) / f;
+        } else if (n > c->link_pes[j])
+            n = c->link_pes[j];
+        span = c->link_pes[j];
+    }
+    return n;
+}
+
 /* Runs body once per shape of tile in the wave (tile i on PE i), after an
  * `on` line naming the PEs with that shape (several lines and calls when
  * they form more than 20 ranges). */
@@ -729,11 +778,12 @@ static pfvm_code pfvm__acl_classes(pfvm_accel_ctx *c, const pfvm__acl_tile *tile
                 if (done[j] || !pfvm__acl_same(&tiles[i], &tiles[j]))
                     continue;
                 first = j;
-                while (j + 1 < n && !done[j + 1] && pfvm__acl_same(&tiles[i], &tiles[j + 1]))
+                while (j + 1 < n && !done[j + 1] && pfvm__acl_same(&tiles[i], &tiles[j + 1]) &&
+                       pfvm__acl_pe(c, n, j + 1) == pfvm__acl_pe(c, n, j) + 1)
                     done[j++] = 1;
                 done[j] = 1;
-                len += (size_t)pfvm__snprintf(line + len, sizeof line - len, " %lld %lld", (long long)first,
-                                              (long long)j);
+                len += (size_t)pfvm__snprintf(line + len, sizeof line - len, " %lld %lld",
+                                              (long long)pfvm__acl_pe(c, n, first), (long long)pfvm__acl_pe(c, n, j));
                 ranges++;
             }
             if (!ranges)
@@ -1018,7 +1068,7 @@ static double pfvm__acl_conv_wave(const pfvm_accel_ctx *c, const pfvm__acl_conv_
     if (!p->direct)
         compute += (double)(icc * p->kk * th) * (double)(p->w.s[1] == 1 ? (tw + simd - 1) / simd : tw);
     for (k = 0; k < c->nlinks; k++) {
-        int64_t mk = m < c->link_pes[k] ? m : c->link_pes[k];
+        int64_t mk = pfvm__acl_first(c, m, k);
         double boxes, slices, bytes, ub;
         if (c->link_bcast[k])
             pfvm__acl_conv_distinct(mk, nb, nhw, x_major, &boxes, &slices);
@@ -1186,7 +1236,7 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
             p.first = j == 0;
             p.last = j == nchunks - 1;
             for (i = 0; p.first && i < n; i++)
-                if ((rc = pfvm__acl_load_box(c, &q[3], &p.w, i, p.xb, 0, p.icn, tw[i].o[3], tw[i].e[3], tw[i].o[4],
+                if ((rc = pfvm__acl_load_box(c, &q[3], &p.w, pfvm__acl_pe(c, n, i), p.xb, 0, p.icn, tw[i].o[3], tw[i].e[3], tw[i].o[4],
                                              tw[i].e[4], "0", 1)) != PFVM_OK)
                     goto done;
             if ((rc = pfvm__acl_flush(c, &q[3])) != PFVM_OK)
@@ -1195,11 +1245,11 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
                 const pfvm__acl_tile *t = &tw[i];
                 int64_t g = t->o[1], oc = g * p.OCg + t->o[2];
                 int64_t src = x->dram + ((t->o[0] * p.C + g * p.Cg + p.ic0) * p.w.in[0] * p.w.in[1]) * 4;
-                if ((rc = pfvm__acl_load_box(c, &q[0], &p.w, i, p.xb, src, p.icn, t->o[3], t->e[3], t->o[4],
+                if ((rc = pfvm__acl_load_box(c, &q[0], &p.w, pfvm__acl_pe(c, n, i), p.xb, src, p.icn, t->o[3], t->e[3], t->o[4],
                                              t->e[4], "0", 0)) != PFVM_OK ||
-                    (rc = pfvm__acl_load(c, &q[1], i, p.wb, wt->dram + (oc * p.Cg + p.ic0) * p.kk * 4, 1, t->e[2],
+                    (rc = pfvm__acl_load(c, &q[1], pfvm__acl_pe(c, n, i), p.wb, wt->dram + (oc * p.Cg + p.ic0) * p.kk * 4, 1, t->e[2],
                                          p.icn * p.kk, 0, p.icn * p.kk, 0, p.Cg * p.kk)) != PFVM_OK ||
-                    (p.first && b && (rc = pfvm__acl_load(c, &q[2], i, p.bb, b->dram + oc * 4, 1, 1, t->e[2], 0, 0, 0, 0)) != PFVM_OK))
+                    (p.first && b && (rc = pfvm__acl_load(c, &q[2], pfvm__acl_pe(c, n, i), p.bb, b->dram + oc * 4, 1, 1, t->e[2], 0, 0, 0, 0)) != PFVM_OK))
                     goto done;
             }
             if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK || (rc = pfvm__acl_flush(c, &q[1])) != PFVM_OK ||
@@ -1210,7 +1260,7 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
                 for (i = 0; i < n; i++) {
                     const pfvm__acl_tile *t = &tw[i];
                     int64_t oc = t->o[1] * p.OCg + t->o[2];
-                    if ((rc = pfvm__acl_store(c, i,
+                    if ((rc = pfvm__acl_store(c, pfvm__acl_pe(c, n, i),
                                               y->dram + (((t->o[0] * p.OC + oc) * p.w.out[0] + t->o[3]) * p.w.out[1] +
                                                          t->o[4]) * 4,
                                               p.out, t->e[2], t->e[3], t->e[4], p.w.out[0] * p.w.out[1], p.w.out[1],
@@ -1305,7 +1355,7 @@ static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c)
         int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
         pfvm__acl_tile *tw_ = tiles + wave;
         for (i = 0; i < n; i++)
-            if ((rc = pfvm__acl_load_box(c, &q[3], &p.w, i, p.xb, 0, tw_[i].e[1], tw_[i].o[2], tw_[i].e[2],
+            if ((rc = pfvm__acl_load_box(c, &q[3], &p.w, pfvm__acl_pe(c, n, i), p.xb, 0, tw_[i].e[1], tw_[i].o[2], tw_[i].e[2],
                                          tw_[i].o[3], tw_[i].e[3], "-inf", 1)) != PFVM_OK)
                 goto done;
         if ((rc = pfvm__acl_flush(c, &q[3])) != PFVM_OK)
@@ -1313,7 +1363,7 @@ static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c)
         for (i = 0; i < n; i++) {
             const pfvm__acl_tile *t = &tw_[i];
             int64_t src = x->dram + ((t->o[0] * x->dims[1] + t->o[1]) * p.w.in[0] * p.w.in[1]) * 4;
-            if ((rc = pfvm__acl_load_box(c, &q[0], &p.w, i, p.xb, src, t->e[1], t->o[2], t->e[2], t->o[3], t->e[3],
+            if ((rc = pfvm__acl_load_box(c, &q[0], &p.w, pfvm__acl_pe(c, n, i), p.xb, src, t->e[1], t->o[2], t->e[2], t->o[3], t->e[3],
                                          "-inf", 0)) != PFVM_OK)
                 goto done;
         }
@@ -1322,7 +1372,7 @@ static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c)
             goto done;
         for (i = 0; i < n; i++) {
             const pfvm__acl_tile *t = &tw_[i];
-            if ((rc = pfvm__acl_store(c, i,
+            if ((rc = pfvm__acl_store(c, pfvm__acl_pe(c, n, i),
                                       y->dram + (((t->o[0] * y->dims[1] + t->o[1]) * p.w.out[0] + t->o[2]) * p.w.out[1] +
                                                  t->o[3]) * 4,
                                       p.out, t->e[1], t->e[2], t->e[3], p.w.out[0] * p.w.out[1], p.w.out[1],
@@ -1384,13 +1434,13 @@ static pfvm_code pfvm__acl_gpool_stream(pfvm_accel_ctx *c)
     for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
         int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
         for (i = 0; i < n; i++)
-            if ((rc = pfvm__acl_load(c, &q[0], i, p.xb, x->dram + tiles[wave + i].o[0] * cols * 4, 1, 1,
+            if ((rc = pfvm__acl_load(c, &q[0], pfvm__acl_pe(c, n, i), p.xb, x->dram + tiles[wave + i].o[0] * cols * 4, 1, 1,
                                      tiles[wave + i].e[0] * cols, 0, 0, 0, 0)) != PFVM_OK)
                 goto done;
         if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK || (rc = pfvm__acl_classes(c, tiles + wave, n, pfvm__acl_gpool_body, &p)) != PFVM_OK)
             goto done;
         for (i = 0; i < n; i++)
-            if ((rc = pfvm__acl_store(c, i, y->dram + tiles[wave + i].o[0] * 4, p.out, 1, 1, tiles[wave + i].e[0], 0,
+            if ((rc = pfvm__acl_store(c, pfvm__acl_pe(c, n, i), y->dram + tiles[wave + i].o[0] * 4, p.out, 1, 1, tiles[wave + i].e[0], 0,
                                       0, 0, 0)) != PFVM_OK)
                 goto done;
         if ((rc = c->emit(c, "barrier")) != PFVM_OK)
@@ -1427,6 +1477,61 @@ static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
     return c->emit(c, "bin add %lld %lld %lld %lld", O, O, (long long)p->cb, mt * nt);
 }
 
+/* PE bytes of a Gemm tile of mt x nt. */
+static int64_t pfvm__acl_gemm_bytes(const pfvm__acl_gemm_plan *p, int64_t mt, int64_t nt)
+{
+    return pfvm__acl_al(mt * p->K * 4) + pfvm__acl_al(nt * p->K * 4) + 2 * pfvm__acl_al(mt * nt * 4);
+}
+
+/* Cycles of a wave of m Gemm tiles (row-major over M x N: neighbours
+ * share A's rows) by the simulator's cost model; nbn: tiles per row. */
+static double pfvm__acl_gemm_wave(const pfvm_accel_ctx *c, const pfvm__acl_gemm_plan *p, int64_t m, int64_t mt,
+                                  int64_t nt, int64_t nbn)
+{
+    double t = ceil((double)mt * (double)nt * (double)p->K / c->macs);
+    int k;
+    for (k = 0; k < c->nlinks; k++) {
+        int64_t mk = pfvm__acl_first(c, m, k);
+        double rows = c->link_bcast[k] ? (double)((mk + nbn - 1) / nbn) : (double)mk;
+        double cols = c->link_bcast[k] ? (double)(mk < nbn ? mk : nbn) : (double)mk;
+        double down = (rows * (double)mt + cols * (double)nt) * (double)p->K * 4 / c->link_down[k];
+        double up = (double)mk * (double)(mt * nt) * 4 / c->link_up[k];
+        if (down > t)
+            t = down;
+        if (up > t)
+            t = up;
+    }
+    return t + 1;
+}
+
+/* The Gemm tile (each extent halved 0, 1, 2... times) that the cost model
+ * finds fastest among those that fit a PE; 0 when none fits. */
+static int pfvm__acl_gemm_search(const pfvm_accel_ctx *c, const pfvm__acl_gemm_plan *p, int64_t M, int64_t N,
+                                 int64_t *step)
+{
+    int64_t mt, nt;
+    double best = -1;
+    for (mt = M;; mt = (mt + 1) / 2) {
+        for (nt = N;; nt = (nt + 1) / 2) {
+            if (pfvm__acl_gemm_bytes(p, mt, nt) <= c->pe_mem) {
+                int64_t nbn = (N + nt - 1) / nt, tiles = ((M + mt - 1) / mt) * nbn;
+                double cost = (double)(tiles / c->pes) * pfvm__acl_gemm_wave(c, p, c->pes, mt, nt, nbn);
+                if (tiles % c->pes)
+                    cost += pfvm__acl_gemm_wave(c, p, tiles % c->pes, mt, nt, nbn);
+                if (best < 0 || cost < best) {
+                    best = cost;
+                    step[0] = mt, step[1] = nt;
+                }
+            }
+            if (nt == 1)
+                break;
+        }
+        if (mt == 1)
+            break;
+    }
+    return best >= 0;
+}
+
 /* Gemm (no transA): tiles over (rows of A, columns of the result), K whole. */
 static pfvm_code pfvm__acl_gemm_stream(pfvm_accel_ctx *c)
 {
@@ -1455,20 +1560,9 @@ static pfvm_code pfvm__acl_gemm_stream(pfvm_accel_ctx *c)
         else
             return pfvm__acl_unsupported(c, "streamed Gemm with a bias of N or M x N elements");
     }
-    step[0] = M, step[1] = N;
-    for (;;) {
-        int64_t bytes = pfvm__acl_al(step[0] * p.K * 4) + pfvm__acl_al(step[1] * p.K * 4) +
-                        2 * pfvm__acl_al(step[0] * step[1] * 4);
-        dims[0] = M, dims[1] = N;
-        if (bytes <= c->pe_mem && (pfvm__acl_count(2, dims, step) >= c->pes || (step[0] == 1 && step[1] == 1)))
-            break;
-        if (step[1] > 1 && step[1] >= step[0])
-            step[1] = (step[1] + 1) / 2;
-        else if (step[0] > 1)
-            step[0] = (step[0] + 1) / 2;
-        else
-            return pfvm__acl_stream_nomem(c, bytes);
-    }
+    dims[0] = M, dims[1] = N;
+    if (!pfvm__acl_gemm_search(c, &p, M, N, step))
+        return pfvm__acl_stream_nomem(c, pfvm__acl_gemm_bytes(&p, 1, 1));
     p.ab = 0;
     p.bb = pfvm__acl_al(step[0] * p.K * 4);
     p.out = p.bb + pfvm__acl_al(step[1] * p.K * 4);
@@ -1482,12 +1576,12 @@ static pfvm_code pfvm__acl_gemm_stream(pfvm_accel_ctx *c)
         for (i = 0; i < n; i++) {
             const pfvm__acl_tile *t = &tiles[wave + i];
             int64_t m0 = t->o[0], n0 = t->o[1], mt = t->e[0], nt = t->e[1];
-            if ((rc = pfvm__acl_load(c, &q[0], i, p.ab, a->dram + m0 * p.K * 4, 1, 1, mt * p.K, 0, 0, 0, 0)) != PFVM_OK ||
-                (rc = p.tb ? pfvm__acl_load(c, &q[1], i, p.bb, b->dram + n0 * p.K * 4, 1, 1, nt * p.K, 0, 0, 0, 0)
-                           : pfvm__acl_load(c, &q[1], i, p.bb, b->dram + n0 * 4, 1, p.K, nt, 0, nt, 0, N)) != PFVM_OK ||
+            if ((rc = pfvm__acl_load(c, &q[0], pfvm__acl_pe(c, n, i), p.ab, a->dram + m0 * p.K * 4, 1, 1, mt * p.K, 0, 0, 0, 0)) != PFVM_OK ||
+                (rc = p.tb ? pfvm__acl_load(c, &q[1], pfvm__acl_pe(c, n, i), p.bb, b->dram + n0 * p.K * 4, 1, 1, nt * p.K, 0, 0, 0, 0)
+                           : pfvm__acl_load(c, &q[1], pfvm__acl_pe(c, n, i), p.bb, b->dram + n0 * 4, 1, p.K, nt, 0, nt, 0, N)) != PFVM_OK ||
                 (p.bias == 1 &&
-                 (rc = pfvm__acl_load(c, &q[2], i, p.cb, bias->dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK) ||
-                (p.bias == 2 && (rc = pfvm__acl_load(c, &q[2], i, p.cb, bias->dram + (m0 * N + n0) * 4, 1, mt, nt, 0,
+                 (rc = pfvm__acl_load(c, &q[2], pfvm__acl_pe(c, n, i), p.cb, bias->dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK) ||
+                (p.bias == 2 && (rc = pfvm__acl_load(c, &q[2], pfvm__acl_pe(c, n, i), p.cb, bias->dram + (m0 * N + n0) * 4, 1, mt, nt, 0,
                                                      nt, 0, N)) != PFVM_OK))
                 goto done;
         }
@@ -1496,7 +1590,7 @@ static pfvm_code pfvm__acl_gemm_stream(pfvm_accel_ctx *c)
             goto done;
         for (i = 0; i < n; i++) {
             const pfvm__acl_tile *t = &tiles[wave + i];
-            if ((rc = pfvm__acl_store(c, i, y->dram + (t->o[0] * N + t->o[1]) * 4, p.out, 1, t->e[0], t->e[1], 0, N, 0,
+            if ((rc = pfvm__acl_store(c, pfvm__acl_pe(c, n, i), y->dram + (t->o[0] * N + t->o[1]) * 4, p.out, 1, t->e[0], t->e[1], 0, N, 0,
                                       t->e[1])) != PFVM_OK)
                 goto done;
         }
