@@ -14,6 +14,7 @@ typedef struct accel_em_place {
     int placed, replicated, whole; /* whole: the whole tensor on PE 0 only (the fallback) */
     int64_t off, bytes, elems;
     int last_use; /* index of the last node reading it; graph outputs: past the end */
+    int activated; /* streamed: its producer applied its single consumer's activation (the consumer is a view) */
     char layout[256];
 } accel_em_place;
 
@@ -621,6 +622,8 @@ static pfvm_code accel_em_stream_ew(accel_em_emitter *e, const pfvm_node *n, pfv
     r.out[0].off = top;
     r.out[0].replicated = 1;
     r.stream = 0;
+    r.post = NULL;
+    c->post_done = c->post != NULL;
     for (wave = 0; wave < total; wave += npes * per) {
         int64_t end = wave + npes * per < total ? wave + npes * per : total, full = (end - wave) / per;
         int64_t tail = (end - wave) % per;
@@ -647,7 +650,9 @@ static pfvm_code accel_em_stream_ew(accel_em_emitter *e, const pfvm_node *n, pfv
                 rc = accel_em_line(e, "on %lld %lld", (long long)full, (long long)full);
             else
                 rc = accel_em_line(e, "on 0 %lld", (long long)(full - 1));
-            if (rc != PFVM_OK || (rc = n->op->accel(&r)) != PFVM_OK)
+            if (rc != PFVM_OK || (rc = n->op->accel(&r)) != PFVM_OK ||
+                (c->post && (rc = accel_em_line(e, "un %s %lld %lld %lld", c->post, (long long)r.out[0].off,
+                                                (long long)r.out[0].off, (long long)len)) != PFVM_OK))
                 return rc;
             for (k = i ? full : 0; k < (i ? full + 1 : full); k++)
                 if ((rc = accel_em_line(e, "store %lld %lld %lld 1 1 %lld 0 0 0 0", (long long)k,
@@ -728,6 +733,47 @@ static void accel_em_links(const pfvm_accel_target *t, pfvm_accel_ctx *c)
         c->macs = 1;
 }
 
+/* The `un` operation of an activation operator the streamed lowerings can
+ * apply to a tile before storing it. */
+static const char *accel_em_activation(const pfvm_node *r)
+{
+    static const char *const map[][2] = {{"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"},
+                                         {"Exp", "exp"},   {"Abs", "abs"},         {"Neg", "neg"}};
+    size_t i;
+    if (!r->op || r->op->fusion != PFVM_FUSE_ELEMENTWISE || r->n_inputs != 1 || r->n_outputs != 1 ||
+        (r->domain && r->domain[0]))
+        return NULL;
+    for (i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(r->op_type, map[i][0]))
+            return map[i][1];
+    return NULL;
+}
+
+/* The activation n's producer may apply for n's output's single consumer
+ * (NULL when it has several, is a graph output or is no activation). */
+static const char *accel_em_post(const accel_em_emitter *e, const pfvm_node *n)
+{
+    const pfvm_graph *g = e->g;
+    const pfvm_value *v;
+    const pfvm_node *r = NULL;
+    int i, j;
+    if (n->n_outputs != 1 || !(v = n->outputs[0]) || v->type.dtype != PFVM_FLOAT)
+        return NULL;
+    for (i = 0; i < pfvm_graph_num_outputs(g); i++)
+        if (pfvm_graph_output(g, i) == v)
+            return NULL;
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++) {
+        const pfvm_node *u = pfvm_graph_node(g, i);
+        for (j = 0; j < u->n_inputs; j++)
+            if (u->inputs[j] == v) {
+                if (r)
+                    return NULL;
+                r = u;
+            }
+    }
+    return r ? accel_em_activation(r) : NULL;
+}
+
 static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_stats *stats)
 {
     pfvm_accel_ctx c;
@@ -788,6 +834,16 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
         if ((rc = accel_em_dims(e, v, &c.out[i].rank, c.out[i].dims)) != PFVM_OK)
             return rc;
     }
+    /* an activation its input's producer applied: a view of its input */
+    if (n->n_inputs == 1 && n->n_outputs == 1 && n->inputs[0] && n->outputs[0] &&
+        e->places[n->inputs[0]->id].activated) {
+        accel_em_place *p = &e->places[n->outputs[0]->id];
+        *p = e->places[n->inputs[0]->id];
+        p->last_use = 0;
+        p->activated = 0;
+        return accel_em_line(e, "# view %s (%s) -> %s (applied by its input's producer)", n->name, n->op_type,
+                             p->layout);
+    }
     /* a reshape keeps the bytes: its output is a view of its input */
     if (n->op->fusion == PFVM_FUSE_INJECTIVE && (n->op->flags & PFVM_OP_IN_PLACE) && c.n_out == 1 &&
         c.in[0].rank >= 0 && c.out[0].rank >= 0 &&
@@ -808,6 +864,7 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
                             c.n_out && c.out[0].rank >= 0 ? e->places[n->outputs[0]->id].layout : "-")) != PFVM_OK)
         return rc;
     strcpy(e->on, "");
+    c.post = accel_em_post(e, n);
     if ((f = pfvm_acl_streamed(n->op)) != NULL) {
         rc = f(&c);
         if (c.pe_used > e->peak)
@@ -820,6 +877,8 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
         if (rc == PFVM_OK && stats)
             stats->fallbacks++;
     }
+    if (rc == PFVM_OK && c.post && c.post_done)
+        e->places[n->outputs[0]->id].activated = 1;
     if (rc == PFVM_OK && stats) {
         double fl = pfvm_node_flops(n, NULL);
         stats->nodes++;

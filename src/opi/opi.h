@@ -256,6 +256,12 @@ struct pfvm_accel_ctx {
      * cycle of one PE */
     int nlinks;
     int link_bcast[8];
+    /* streamed: when not NULL, a unary operation (README.md, "accel",
+     * "Programs": the OP of `un`) the hook may apply to its output before
+     * storing it (the node's single consumer, which then is a view); a
+     * hook that does sets post_done */
+    const char *post;
+    int post_done;
     int64_t link_pes[8];
     double link_down[8], link_up[8];
     double macs;

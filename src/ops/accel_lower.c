@@ -1155,9 +1155,13 @@ static pfvm_code pfvm__acl_conv_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
                       (long long)p->wb, (long long)b, (long long)oct, (long long)(th * tw),
                       (long long)(p->icn * p->kk))) != PFVM_OK)
         return rc;
-    if (p->last && p->bias)
-        return c->emit(c, "row add %lld %lld %lld %lld %lld", (long long)p->out, (long long)p->out, (long long)p->bb,
-                       (long long)oct, (long long)(th * tw));
+    if (p->last && p->bias &&
+        (rc = c->emit(c, "row add %lld %lld %lld %lld %lld", (long long)p->out, (long long)p->out, (long long)p->bb,
+                      (long long)oct, (long long)(th * tw))) != PFVM_OK)
+        return rc;
+    if (p->last && c->post)
+        return c->emit(c, "un %s %lld %lld %lld", c->post, (long long)p->out, (long long)p->out,
+                       (long long)(oct * th * tw));
     return PFVM_OK;
 }
 
@@ -1227,6 +1231,7 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
         c->pe_used = top + pfvm__acl_al(p.oct * 4);
     }
     nchunks = (p.Cg + p.icc - 1) / p.icc;
+    c->post_done = c->post != NULL;
     for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
         int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
         pfvm__acl_tile *tw = tiles + wave;
@@ -1467,14 +1472,16 @@ static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
                       (long long)p->K, p->tb)) != PFVM_OK ||
         (p->alpha != 1 && (rc = c->emit(c, "imm mul %lld %lld %.9g %lld", O, O, p->alpha, mt * nt)) != PFVM_OK))
         return rc;
-    if (!p->bias)
-        return PFVM_OK;
-    if (p->beta != 1 && (rc = c->emit(c, "imm mul %lld %lld %.9g %lld", (long long)p->cb, (long long)p->cb, p->beta,
-                                      p->bias == 1 ? nt : mt * nt)) != PFVM_OK)
-        return rc;
-    if (p->bias == 1)
-        return c->emit(c, "col add %lld %lld %lld %lld %lld", O, O, (long long)p->cb, mt, nt);
-    return c->emit(c, "bin add %lld %lld %lld %lld", O, O, (long long)p->cb, mt * nt);
+    if (p->bias) {
+        if (p->beta != 1 && (rc = c->emit(c, "imm mul %lld %lld %.9g %lld", (long long)p->cb, (long long)p->cb,
+                                          p->beta, p->bias == 1 ? nt : mt * nt)) != PFVM_OK)
+            return rc;
+        rc = p->bias == 1 ? c->emit(c, "col add %lld %lld %lld %lld %lld", O, O, (long long)p->cb, mt, nt)
+                          : c->emit(c, "bin add %lld %lld %lld %lld", O, O, (long long)p->cb, mt * nt);
+        if (rc != PFVM_OK)
+            return rc;
+    }
+    return c->post ? c->emit(c, "un %s %lld %lld %lld", c->post, O, O, mt * nt) : PFVM_OK;
 }
 
 /* PE bytes of a Gemm tile of mt x nt. */
@@ -1569,6 +1576,7 @@ static pfvm_code pfvm__acl_gemm_stream(pfvm_accel_ctx *c)
     p.cb = p.out + pfvm__acl_al(step[0] * step[1] * 4);
     c->pe_used = p.cb + pfvm__acl_al(step[0] * step[1] * 4);
     pfvm__acl_qinit(q);
+    c->post_done = c->post != NULL;
     if ((rc = pfvm__acl_tiling(c, 2, dims, step, &tiles)) != PFVM_OK)
         goto done;
     for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
