@@ -991,12 +991,12 @@ static void pfvm__acl_box(const pfvm__acl_win *w, int ax, int64_t o, int64_t e, 
 }
 
 /* Loads `ch` planes of x's box for output rows/cols of the tile into the
- * PE at xb (box layout [ch][bh][bw]), or (fill) queues the fill of the box
- * with `pad` when it reaches outside the input, to run before the loads.
- * src: x's byte offset of the first plane. */
-static pfvm_code pfvm__acl_load_box(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_win *w, int64_t pe,
-                                    int64_t xb, int64_t src, int64_t ch, int64_t oh, int64_t th, int64_t ow, int64_t tw,
-                                    const char *pad, int fill)
+ * PE at xb (box layout [ch][bh][bw], or [bh][ch][bw] when rows_outer), or
+ * (fill) queues the fill of the box with `pad` when it reaches outside the
+ * input, to run before the loads. src: x's byte offset of the first plane. */
+static pfvm_code pfvm__acl_load_box2(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_win *w, int64_t pe,
+                                     int64_t xb, int64_t src, int64_t ch, int64_t oh, int64_t th, int64_t ow,
+                                     int64_t tw, const char *pad, int fill, int rows_outer)
 {
     int64_t h0, bh, w0, bw, v0, v1, u0, u1;
     pfvm__acl_box(w, 0, oh, th, &h0, &bh);
@@ -1014,8 +1014,18 @@ static pfvm_code pfvm__acl_load_box(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfv
     }
     if (v1 <= v0 || u1 <= u0)
         return PFVM_OK;
+    if (rows_outer)
+        return pfvm__acl_load(c, q, pe, xb + ((v0 - h0) * ch * bw + (u0 - w0)) * 4, src + (v0 * w->in[1] + u0) * 4,
+                              ch, v1 - v0, u1 - u0, bw, ch * bw, w->in[0] * w->in[1], w->in[1]);
     return pfvm__acl_load(c, q, pe, xb + ((v0 - h0) * bw + (u0 - w0)) * 4, src + (v0 * w->in[1] + u0) * 4, ch, v1 - v0,
                           u1 - u0, bh * bw, bw, w->in[0] * w->in[1], w->in[1]);
+}
+
+static pfvm_code pfvm__acl_load_box(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_win *w, int64_t pe,
+                                    int64_t xb, int64_t src, int64_t ch, int64_t oh, int64_t th, int64_t ow, int64_t tw,
+                                    const char *pad, int fill)
+{
+    return pfvm__acl_load_box2(c, q, w, pe, xb, src, ch, oh, th, ow, tw, pad, fill, 0);
 }
 
 typedef struct pfvm__acl_conv_plan {
@@ -1024,13 +1034,26 @@ typedef struct pfvm__acl_conv_plan {
     int64_t xb, wb, col, out, bb;
     int64_t ic0, icn; /* the chunk of input channels of this step */
     int direct, first, last, bias;
+    /* rows: stride 1, kernel wider than 1: the box is [rows][channels][cols]
+     * and each output row is one gemm per tap over the box's full width
+     * (no im2col; the columns past the tile's are computed and dropped) */
+    int rows;
 } pfvm__acl_conv_plan;
+
+/* Elements read past a rows-plan box (the last tap's shift). */
+static int64_t pfvm__acl_conv_slack(const pfvm__acl_conv_plan *p)
+{
+    return p->rows ? (p->w.k[1] - 1) * p->w.d[1] : 0;
+}
 
 /* PE bytes of a Conv tile. */
 static int64_t pfvm__acl_conv_bytes(const pfvm__acl_conv_plan *p, int64_t oct, int64_t th, int64_t tw, int64_t icc)
 {
     int64_t bh = (th - 1) * p->w.s[0] + (p->w.k[0] - 1) * p->w.d[0] + 1;
     int64_t bw = (tw - 1) * p->w.s[1] + (p->w.k[1] - 1) * p->w.d[1] + 1;
+    if (p->rows)
+        return pfvm__acl_al((icc * bh * bw + pfvm__acl_conv_slack(p)) * 4) + pfvm__acl_al(oct * icc * p->kk * 4) +
+               pfvm__acl_al(oct * th * bw * 4) + pfvm__acl_al(oct * 4);
     return pfvm__acl_al(icc * bh * bw * 4) + pfvm__acl_al(oct * icc * p->kk * 4) +
            (p->direct ? 0 : pfvm__acl_al(icc * p->kk * th * tw * 4)) + pfvm__acl_al(oct * th * tw * 4) +
            pfvm__acl_al(oct * 4);
@@ -1064,8 +1087,11 @@ static double pfvm__acl_conv_wave(const pfvm_accel_ctx *c, const pfvm__acl_conv_
     double box = (double)(icc * bh * bw * 4), slice = (double)(oct * icc * p->kk * 4), out = (double)(oct * th * tw * 4);
     double down = 0, up = 0, compute, phase, last;
     int k;
-    compute = ceil((double)oct * (double)(th * tw) * (double)(icc * p->kk) / c->macs);
-    if (!p->direct)
+    if (p->rows)
+        compute = (double)(th * p->kk) * ceil((double)oct * (double)bw * (double)icc / c->macs);
+    else
+        compute = ceil((double)oct * (double)(th * tw) * (double)(icc * p->kk) / c->macs);
+    if (!p->direct && !p->rows)
         compute += (double)(icc * p->kk * th) * (double)(p->w.s[1] == 1 ? (tw + simd - 1) / simd : tw);
     for (k = 0; k < c->nlinks; k++) {
         int64_t mk = pfvm__acl_first(c, m, k);
@@ -1094,8 +1120,10 @@ static int pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p
 {
     int64_t oct, th, tw, icc;
     double best = -1;
-    int order;
+    int order, rows, can_rows = p->rows, best_rows = 0;
+    for (rows = 0; rows <= can_rows; rows++)
     for (oct = p->OCg;; oct = (oct + 1) / 2) {
+        p->rows = rows;
         for (th = p->w.out[0];; th = (th + 1) / 2) {
             for (tw = p->w.out[1];; tw = (tw + 1) / 2) {
                 for (icc = p->Cg;; icc = (icc + 1) / 2) {
@@ -1107,10 +1135,16 @@ static int pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p
                             double cost = (double)full * pfvm__acl_conv_wave(c, p, c->pes, oct, th, tw, icc, order, nb, nhw);
                             if (rest)
                                 cost += pfvm__acl_conv_wave(c, p, rest, oct, th, tw, icc, order, nb, nhw);
+                            /* the rows plan's estimate is the rougher (its
+                             * dropped columns, a load per tap): it must win
+                             * clearly */
+                            if (rows && !best_rows)
+                                cost *= 1.25;
                             if (best < 0 || cost < best) {
                                 best = cost;
                                 p->oct = oct, p->th = th, p->tw = tw, p->icc = icc;
                                 *x_major = order;
+                                best_rows = rows;
                             }
                         }
                         break; /* fewer input channels per step only cost more */
@@ -1127,7 +1161,38 @@ static int pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p
         if (oct == 1)
             break;
     }
+    p->rows = best_rows;
     return best >= 0;
+}
+
+/* The rows plan's compute: out [th][oct][bw] = sum over taps of the tap's
+ * weights [oct][icn] times the box's rows shifted by the tap. */
+static pfvm_code pfvm__acl_conv_rows_body(pfvm_accel_ctx *c, const pfvm__acl_conv_plan *p, int64_t oct, int64_t th,
+                                          int64_t bh, int64_t bw)
+{
+    int64_t r, kh, kw;
+    pfvm_code rc;
+    (void)bh;
+    for (r = 0; r < th; r++) {
+        long long d = (long long)(p->out + r * oct * bw * 4);
+        for (kh = 0; kh < p->w.k[0]; kh++)
+            for (kw = 0; kw < p->w.k[1]; kw++) {
+                int64_t tap = kh * p->w.k[1] + kw;
+                if ((rc = c->emit(c, "%s %lld %lld %lld %lld %lld %lld 0", p->first && !tap ? "gemm" : "gemma", d,
+                                  (long long)(p->wb + tap * oct * p->icn * 4),
+                                  (long long)(p->xb + ((r + kh * p->w.d[0]) * p->icn * bw + kw * p->w.d[1]) * 4),
+                                  (long long)oct, (long long)bw, (long long)p->icn)) != PFVM_OK)
+                    return rc;
+            }
+        if (p->last && p->bias &&
+            (rc = c->emit(c, "row add %lld %lld %lld %lld %lld", d, d, (long long)p->bb, (long long)oct,
+                          (long long)bw)) != PFVM_OK)
+            return rc;
+    }
+    if (p->last && c->post)
+        return c->emit(c, "un %s %lld %lld %lld", c->post, (long long)p->out, (long long)p->out,
+                       (long long)(oct * th * bw));
+    return PFVM_OK;
 }
 
 static pfvm_code pfvm__acl_conv_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
@@ -1137,6 +1202,8 @@ static pfvm_code pfvm__acl_conv_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
     pfvm_code rc;
     pfvm__acl_box(&p->w, 0, 0, th, &h0, &bh);
     pfvm__acl_box(&p->w, 1, 0, tw, &w0, &bw);
+    if (p->rows)
+        return pfvm__acl_conv_rows_body(c, p, oct, th, bh, bw);
     if (p->direct)
         b = p->xb;
     else
@@ -1165,6 +1232,29 @@ static pfvm_code pfvm__acl_conv_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
     return PFVM_OK;
 }
 
+/* Box width of a tile of tw output columns. */
+static int64_t pfvm__acl_conv_bw(const pfvm__acl_conv_plan *p, int64_t tw)
+{
+    return (tw - 1) * p->w.s[1] + (p->w.k[1] - 1) * p->w.d[1] + 1;
+}
+
+/* Loads a tile's weights (oct output channels from root byte src, the
+ * step's input channels): [oct][icn * kk] as stored, or for the rows plan
+ * [tap][oct][icn], one load per tap. */
+static pfvm_code pfvm__acl_conv_load_w(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_conv_plan *p, int64_t pe,
+                                       int64_t oct, int64_t src)
+{
+    int64_t tap;
+    pfvm_code rc;
+    if (!p->rows)
+        return pfvm__acl_load(c, q, pe, p->wb, src, 1, oct, p->icn * p->kk, 0, p->icn * p->kk, 0, p->Cg * p->kk);
+    for (tap = 0; tap < p->kk; tap++)
+        if ((rc = pfvm__acl_load(c, q, pe, p->wb + tap * oct * p->icn * 4, src + tap * 4, oct, p->icn, 1, p->icn, 1,
+                                 p->Cg * p->kk, p->kk)) != PFVM_OK)
+            return rc;
+    return PFVM_OK;
+}
+
 /* Conv: tiles over (batch, group, output channels, output rows, output
  * columns); each tile's input channels come in chunks accumulated by
  * gemma, so that neither the box nor the weights need to fit whole. */
@@ -1176,7 +1266,7 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
     int x_major = 0;
     pfvm__acl_conv_plan p;
     pfvm__acl_tile *tiles = NULL;
-    pfvm__acl_q q[4];
+    pfvm__acl_q q[5];
     pfvm_code rc;
     memset(&p, 0, sizeof p);
     if (x->rank != 4 || wt->rank != 4)
@@ -1193,12 +1283,14 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
     p.bias = b != NULL;
     p.direct = p.kk == 1 && p.w.s[0] == 1 && p.w.s[1] == 1 && !p.w.pad0[0] && !p.w.pad0[1] && !p.w.pad1[0] &&
                !p.w.pad1[1];
+    p.rows = !p.direct && p.w.s[0] == 1 && p.w.s[1] == 1;
     p.oct = p.OCg, p.th = p.w.out[0], p.tw = p.w.out[1], p.icc = p.Cg;
     dims[0] = y->dims[0], dims[1] = group, dims[2] = p.OCg, dims[3] = p.w.out[0], dims[4] = p.w.out[1];
     if (!pfvm__acl_conv_search(c, &p, dims, &x_major))
         return pfvm__acl_stream_nomem(c, pfvm__acl_conv_bytes(&p, 1, 1, 1, 1));
     step[0] = 1, step[1] = 1, step[2] = p.oct, step[3] = p.th, step[4] = p.tw;
     pfvm__acl_qinit(q);
+    memset(&q[4], 0, sizeof q[4]);
     {
         /* x_major: output channels innermost, so that the PEs sharing an
          * input box are consecutive; else the spatial tiles innermost */
@@ -1223,10 +1315,10 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
         pfvm__acl_box(&p.w, 0, 0, p.th, &h0, &bh);
         pfvm__acl_box(&p.w, 1, 0, p.tw, &w0, &bw);
         p.xb = 0;
-        top = pfvm__acl_al(p.icc * bh * bw * 4);
+        top = pfvm__acl_al((p.icc * bh * bw + pfvm__acl_conv_slack(&p)) * 4);
         p.wb = top, top += pfvm__acl_al(p.oct * p.icc * p.kk * 4);
-        p.col = top, top += p.direct ? 0 : pfvm__acl_al(p.icc * p.kk * p.th * p.tw * 4);
-        p.out = top, top += pfvm__acl_al(p.oct * p.th * p.tw * 4);
+        p.col = top, top += p.direct || p.rows ? 0 : pfvm__acl_al(p.icc * p.kk * p.th * p.tw * 4);
+        p.out = top, top += pfvm__acl_al(p.oct * p.th * (p.rows ? bw : p.tw) * 4);
         p.bb = top;
         c->pe_used = top + pfvm__acl_al(p.oct * 4);
     }
@@ -1240,20 +1332,29 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
             p.icn = p.Cg - p.ic0 < p.icc ? p.Cg - p.ic0 : p.icc;
             p.first = j == 0;
             p.last = j == nchunks - 1;
-            for (i = 0; p.first && i < n; i++)
-                if ((rc = pfvm__acl_load_box(c, &q[3], &p.w, pfvm__acl_pe(c, n, i), p.xb, 0, p.icn, tw[i].o[3], tw[i].e[3], tw[i].o[4],
-                                             tw[i].e[4], "0", 1)) != PFVM_OK)
+            /* the rows plan's box moves its padding with the step's channels,
+             * and its last tap reads a few elements past it */
+            for (i = 0; (p.first || p.rows) && i < n; i++) {
+                int64_t pe = pfvm__acl_pe(c, n, i), f[2], bh, bw, h0, w0;
+                if ((rc = pfvm__acl_load_box2(c, &q[3], &p.w, pe, p.xb, 0, p.icn, tw[i].o[3], tw[i].e[3], tw[i].o[4],
+                                              tw[i].e[4], "0", 1, p.rows)) != PFVM_OK)
                     goto done;
-            if ((rc = pfvm__acl_flush(c, &q[3])) != PFVM_OK)
+                pfvm__acl_box(&p.w, 0, 0, tw[i].e[3], &h0, &bh);
+                pfvm__acl_box(&p.w, 1, 0, tw[i].e[4], &w0, &bw);
+                f[0] = p.xb + p.icn * bh * bw * 4, f[1] = pfvm__acl_conv_slack(&p);
+                if (f[1] && (rc = pfvm__acl_queue(c, &q[4], pe, f, 2, "0")) != PFVM_OK)
+                    goto done;
+            }
+            if ((rc = pfvm__acl_flush(c, &q[3])) != PFVM_OK || (rc = pfvm__acl_flush(c, &q[4])) != PFVM_OK)
                 goto done;
             for (i = 0; i < n; i++) {
                 const pfvm__acl_tile *t = &tw[i];
                 int64_t g = t->o[1], oc = g * p.OCg + t->o[2];
                 int64_t src = x->dram + ((t->o[0] * p.C + g * p.Cg + p.ic0) * p.w.in[0] * p.w.in[1]) * 4;
-                if ((rc = pfvm__acl_load_box(c, &q[0], &p.w, pfvm__acl_pe(c, n, i), p.xb, src, p.icn, t->o[3], t->e[3], t->o[4],
-                                             t->e[4], "0", 0)) != PFVM_OK ||
-                    (rc = pfvm__acl_load(c, &q[1], pfvm__acl_pe(c, n, i), p.wb, wt->dram + (oc * p.Cg + p.ic0) * p.kk * 4, 1, t->e[2],
-                                         p.icn * p.kk, 0, p.icn * p.kk, 0, p.Cg * p.kk)) != PFVM_OK ||
+                if ((rc = pfvm__acl_load_box2(c, &q[0], &p.w, pfvm__acl_pe(c, n, i), p.xb, src, p.icn, t->o[3],
+                                              t->e[3], t->o[4], t->e[4], "0", 0, p.rows)) != PFVM_OK ||
+                    (rc = pfvm__acl_conv_load_w(c, &q[1], &p, pfvm__acl_pe(c, n, i), t->e[2],
+                                                wt->dram + (oc * p.Cg + p.ic0) * p.kk * 4)) != PFVM_OK ||
                     (p.first && b && (rc = pfvm__acl_load(c, &q[2], pfvm__acl_pe(c, n, i), p.bb, b->dram + oc * 4, 1, 1, t->e[2], 0, 0, 0, 0)) != PFVM_OK))
                     goto done;
             }
@@ -1269,7 +1370,9 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
                                               y->dram + (((t->o[0] * p.OC + oc) * p.w.out[0] + t->o[3]) * p.w.out[1] +
                                                          t->o[4]) * 4,
                                               p.out, t->e[2], t->e[3], t->e[4], p.w.out[0] * p.w.out[1], p.w.out[1],
-                                              t->e[3] * t->e[4], t->e[4])) != PFVM_OK)
+                                              p.rows ? pfvm__acl_conv_bw(&p, t->e[4]) : t->e[3] * t->e[4],
+                                              p.rows ? t->e[2] * pfvm__acl_conv_bw(&p, t->e[4]) : t->e[4])) !=
+                        PFVM_OK)
                         goto done;
                 }
             if ((rc = c->emit(c, "barrier")) != PFVM_OK)
