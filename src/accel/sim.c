@@ -984,6 +984,18 @@ static pfvm_code accel_sim_line(accel_sim_ctx *c, const pfvm_tensor *const *inpu
     return accel_sim_bad(c, PFVM_ERR_PARSE, "unknown instruction");
 }
 
+/* Zeroes the current phase's link bytes and PE cycles. */
+static void accel_sim_reset_counts(pfvm_accel_sim *s)
+{
+    int k;
+    for (k = 1; k < s->t.nlevels; k++) {
+        size_t n = (size_t)pfvm_accel_target_instances(&s->t, k);
+        memset(s->link[k][0], 0, n * sizeof(double));
+        memset(s->link[k][1], 0, n * sizeof(double));
+    }
+    memset(s->pe_cycles, 0, (size_t)s->npes * sizeof *s->pe_cycles);
+}
+
 pfvm_code pfvm_accel_sim_run(pfvm_accel_sim *s, const char *program, const pfvm_tensor *const *inputs, int ninputs,
                              pfvm_accel_weight_fn lookup, void *user, pfvm_status *st)
 {
@@ -1003,6 +1015,7 @@ pfvm_code pfvm_accel_sim_run(pfvm_accel_sim *s, const char *program, const pfvm_
     s->cycles = s->transfer_cycles = 0;
     stbds_arrsetlen(s->phases, 0);
     memset(s->active, 1, (size_t)s->npes);
+    accel_sim_reset_counts(s); /* a run that failed mid-phase left its bytes and cycles */
     while (*p && rc == PFVM_OK) {
         const char *e = strchr(p, '\n');
         size_t len = e ? (size_t)(e - p) : strlen(p), i;
