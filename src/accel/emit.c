@@ -34,6 +34,7 @@ typedef struct accel_em_emitter {
     pfvm_status *st;
     char on[512];        /* the current `on` line */
     int64_t dram_top;    /* streamed plan: the root memory in use (a bump allocator) */
+    int naive;           /* the baseline: each node on as many PEs as its output's first axis, no fusion */
 } accel_em_emitter;
 
 static pfvm_code accel_em_put(accel_em_emitter *e, const char *fmt, va_list ap)
@@ -864,7 +865,9 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
                             c.n_out && c.out[0].rank >= 0 ? e->places[n->outputs[0]->id].layout : "-")) != PFVM_OK)
         return rc;
     strcpy(e->on, "");
-    c.post = accel_em_post(e, n);
+    c.post = e->naive ? NULL : accel_em_post(e, n);
+    if (e->naive && c.n_out && c.out[0].rank >= 1 && c.out[0].dims[0] < c.pes)
+        c.pes = c.out[0].dims[0] > 1 ? c.out[0].dims[0] : 1;
     if ((f = pfvm_acl_streamed(n->op)) != NULL) {
         rc = f(&c);
         if (c.pe_used > e->peak)
@@ -938,8 +941,8 @@ static pfvm_code accel_em_stream(accel_em_emitter *e, pfvm_accel_stats *stats)
     return PFVM_OK;
 }
 
-pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **program, pfvm_accel_stats *stats,
-                          pfvm_status *st)
+static pfvm_code accel_em_emit(pfvm_model *m, const pfvm_accel_target *t, int naive, char **program,
+                               pfvm_accel_stats *stats, pfvm_status *st)
 {
     accel_em_emitter e;
     pfvm_graph *g;
@@ -959,6 +962,8 @@ pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **prog
     e.t = t;
     e.g = g;
     e.st = st;
+    e.naive = naive;
+    streamed = naive;
     nv = (int)stbds_arrlen(g->values);
     e.places = (accel_em_place *)pfvm__calloc((size_t)nv + 1, sizeof *e.places);
     whole.off = 0;
@@ -977,7 +982,7 @@ pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **prog
         e.places[pfvm_graph_output(g, i)->id].last_use = pfvm_graph_num_nodes(g);
     if ((rc = accel_em_line(&e, "program %s", t->name)) != PFVM_OK)
         goto done;
-    for (i = 0; i < pfvm_graph_num_inputs(g); i++) {
+    for (i = 0; i < pfvm_graph_num_inputs(g) && !streamed; i++) {
         pfvm_value *v = pfvm_graph_input(g, i);
         char shape[128];
         if (v->init)
@@ -1047,6 +1052,18 @@ done:
     stbds_arrfree(e.scratch);
     stbds_arrfree(e.text);
     return rc;
+}
+
+pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **program, pfvm_accel_stats *stats,
+                          pfvm_status *st)
+{
+    return accel_em_emit(m, t, 0, program, stats, st);
+}
+
+pfvm_code pfvm_accel_emit_naive(pfvm_model *m, const pfvm_accel_target *t, char **program, pfvm_accel_stats *stats,
+                                pfvm_status *st)
+{
+    return accel_em_emit(m, t, 1, program, stats, st);
 }
 
 static pfvm_code accel_em_meta(pfvm_model *m, const char *key, const char *key2, const char *value,

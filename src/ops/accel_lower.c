@@ -710,8 +710,8 @@ static int pfvm__acl_same(const pfvm__acl_tile *a, const pfvm__acl_tile *b)
  * (on mncore2 the 4 group links, 512 bytes per cycle in all). */
 static int pfvm__acl_spread(const pfvm_accel_ctx *c, int k)
 {
-    return c->link_pes[k] > 0 && c->link_down[k] * (double)(c->pes / c->link_pes[k]) <=
-                                     c->link_down[0] * (double)(c->pes / c->link_pes[0]);
+    return c->link_pes[k] > 0 && c->pes / c->link_pes[k] >= 2 && c->pes % c->link_pes[k] == 0 &&
+           c->link_down[k] * (double)(c->pes / c->link_pes[k]) <= c->link_down[0] * (double)(c->pes / c->link_pes[0]);
 }
 
 /* PE of tile i of a wave of n tiles: a wave smaller than the machine is
