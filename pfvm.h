@@ -1199,11 +1199,11 @@ struct pfvm_accel_ctx {
      * cycle of one PE */
     int nlinks;
     int link_bcast[8];
-    /* streamed: when not NULL, a unary operation (README.md, "accel",
-     * "Programs": the OP of `un`) the hook may apply to its output before
-     * storing it (the node's single consumer, which then is a view); a
-     * hook that does sets post_done */
-    const char *post;
+    /* streamed: when not NULL, emits the node's single consumer (an
+     * element-wise operator, through its own resident hook) on n elements
+     * at PE byte offset off, in place; a hook that calls it on each output
+     * tile before storing sets post_done (the consumer is then a view) */
+    pfvm_code (*post)(pfvm_accel_ctx *c, int64_t off, int64_t n);
     int post_done;
     int64_t link_pes[8];
     double link_down[8], link_up[8];
@@ -10513,8 +10513,7 @@ static pfvm_code pfvm__acl_conv_rows_body(pfvm_accel_ctx *c, const pfvm__acl_con
             return rc;
     }
     if (p->last && c->post)
-        return c->emit(c, "un %s %lld %lld %lld", c->post, (long long)p->out, (long long)p->out,
-                       (long long)(oct * th * bw));
+        return c->post(c, p->out, oct * th * bw);
     return PFVM_OK;
 }
 
@@ -10550,8 +10549,7 @@ static pfvm_code pfvm__acl_conv_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
                       (long long)oct, (long long)(th * tw))) != PFVM_OK)
         return rc;
     if (p->last && c->post)
-        return c->emit(c, "un %s %lld %lld %lld", c->post, (long long)p->out, (long long)p->out,
-                       (long long)(oct * th * tw));
+        return c->post(c, p->out, oct * th * tw);
     return PFVM_OK;
 }
 
@@ -10907,7 +10905,7 @@ static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
         if (rc != PFVM_OK)
             return rc;
     }
-    return c->post ? c->emit(c, "un %s %lld %lld %lld", c->post, O, O, mt * nt) : PFVM_OK;
+    return c->post ? c->post(c, O, mt * nt) : PFVM_OK;
 }
 
 /* PE bytes of a Gemm tile of mt x nt. */

@@ -386,6 +386,7 @@ typedef struct accel_em_emitter {
     char on[512];        /* the current `on` line */
     int64_t dram_top;    /* streamed plan: the root memory in use (a bump allocator) */
     int naive;           /* the baseline: each node on as many PEs as its output's first axis, no fusion */
+    const pfvm_node *post_node; /* streamed: the consumer the current node applies (pfvm_accel_ctx.post) */
 } accel_em_emitter;
 
 static pfvm_code accel_em_put(accel_em_emitter *e, const char *fmt, va_list ap)
@@ -1003,8 +1004,7 @@ static pfvm_code accel_em_stream_ew(accel_em_emitter *e, const pfvm_node *n, pfv
             else
                 rc = accel_em_line(e, "on 0 %lld", (long long)(full - 1));
             if (rc != PFVM_OK || (rc = n->op->accel(&r)) != PFVM_OK ||
-                (c->post && (rc = accel_em_line(e, "un %s %lld %lld %lld", c->post, (long long)r.out[0].off,
-                                                (long long)r.out[0].off, (long long)len)) != PFVM_OK))
+                (c->post && (rc = c->post(c, r.out[0].off, len)) != PFVM_OK))
                 return rc;
             for (k = i ? full : 0; k < (i ? full + 1 : full); k++)
                 if ((rc = accel_em_line(e, "store %lld %lld %lld 1 1 %lld 0 0 0 0", (long long)k,
@@ -1085,29 +1085,74 @@ static void accel_em_links(const pfvm_accel_target *t, pfvm_accel_ctx *c)
         c->macs = 1;
 }
 
-/* The `un` operation of an activation operator the streamed lowerings can
- * apply to a tile before storing it. */
-static const char *accel_em_activation(const pfvm_node *r)
+/* A dry run's emit: refuses a line that uses an offset of -1 (the
+ * constant inputs accel_em_run_post does not place). */
+static pfvm_code accel_em_discard(pfvm_accel_ctx *c, const char *fmt, ...)
 {
-    static const char *const map[][2] = {{"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"},
-                                         {"Exp", "exp"},   {"Abs", "abs"},         {"Neg", "neg"}};
-    size_t i;
-    if (!r->op || r->op->fusion != PFVM_FUSE_ELEMENTWISE || r->n_inputs != 1 || r->n_outputs != 1 ||
-        (r->domain && r->domain[0]))
-        return NULL;
-    for (i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (!strcmp(r->op_type, map[i][0]))
-            return map[i][1];
-    return NULL;
+    char line[1024];
+    size_t n;
+    va_list ap;
+    va_start(ap, fmt);
+    pfvm__vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    n = strlen(line);
+    if (strstr(line, " -1 ") || (n >= 3 && !strcmp(line + n - 3, " -1")))
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "an unplaced operand");
+    return PFVM_OK;
 }
 
-/* The activation n's producer may apply for n's output's single consumer
- * (NULL when it has several, is a graph output or is no activation). */
-static const char *accel_em_post(const accel_em_emitter *e, const pfvm_node *n)
+static int64_t accel_em_no_scratch(pfvm_accel_ctx *c, int64_t bytes)
+{
+    (void)c;
+    (void)bytes;
+    return -1;
+}
+
+/* Runs element-wise node r's resident hook in place on n elements at PE
+ * byte offset off (emitting, or only trying when dry). */
+static pfvm_code accel_em_run_post(accel_em_emitter *e, const pfvm_node *r, int64_t off, int64_t n, int dry)
+{
+    pfvm_accel_ctx rc;
+    int i;
+    memset(&rc, 0, sizeof rc);
+    rc.node = r;
+    rc.n_in = r->n_inputs;
+    rc.n_out = 1;
+    for (i = 0; i < r->n_inputs; i++) {
+        rc.in[i].rank = -1; /* constants: read from the node by the hook, never placed */
+        rc.in[i].off = -1;
+        rc.in[i].elems = -1;
+    }
+    rc.in[0].rank = 1;
+    rc.in[0].dims[0] = n;
+    rc.in[0].off = off;
+    rc.in[0].elems = n;
+    rc.in[0].replicated = 1;
+    rc.out[0] = rc.in[0];
+    rc.simd = e->t->simd;
+    rc.user = e;
+    rc.emit = dry ? accel_em_discard : accel_em_ctx_emit;
+    rc.scratch = accel_em_no_scratch;
+    rc.st = e->st;
+    return r->op->accel(&rc);
+}
+
+static pfvm_code accel_em_post_emit(pfvm_accel_ctx *c, int64_t off, int64_t n)
+{
+    accel_em_emitter *e = (accel_em_emitter *)c->user;
+    return accel_em_run_post(e, e->post_node, off, n, 0);
+}
+
+/* The consumer n's producer may apply to its output tiles: the single
+ * consumer of n's only output (not a graph output), an element-wise
+ * operator whose other inputs are constants and whose resident hook
+ * lowers it in place without scratch memory; NULL if none. */
+static const pfvm_node *accel_em_post(accel_em_emitter *e, const pfvm_node *n)
 {
     const pfvm_graph *g = e->g;
     const pfvm_value *v;
     const pfvm_node *r = NULL;
+    pfvm_status quiet;
     int i, j;
     if (n->n_outputs != 1 || !(v = n->outputs[0]) || v->type.dtype != PFVM_FLOAT)
         return NULL;
@@ -1123,7 +1168,21 @@ static const char *accel_em_post(const accel_em_emitter *e, const pfvm_node *n)
                 r = u;
             }
     }
-    return r ? accel_em_activation(r) : NULL;
+    if (!r || !r->op || !r->op->accel ||
+        (r->op->fusion != PFVM_FUSE_ELEMENTWISE && r->op->fusion != PFVM_FUSE_BROADCAST) || r->n_outputs != 1 ||
+        r->inputs[0] != v || r->n_inputs > PFVM_ACCEL_MAX_ARGS)
+        return NULL;
+    for (j = 1; j < r->n_inputs; j++)
+        if (r->inputs[j] && (!r->inputs[j]->init || pfvm_tensor_numel(r->inputs[j]->init) != 1))
+            return NULL;
+    {
+        pfvm_status *keep = e->st;
+        pfvm_code rc;
+        e->st = &quiet;
+        rc = accel_em_run_post(e, r, 0, 4, 1);
+        e->st = keep;
+        return rc == PFVM_OK ? r : NULL;
+    }
 }
 
 static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_stats *stats)
@@ -1187,7 +1246,7 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
             return rc;
     }
     /* an activation its input's producer applied: a view of its input */
-    if (n->n_inputs == 1 && n->n_outputs == 1 && n->inputs[0] && n->outputs[0] &&
+    if (n->n_inputs >= 1 && n->n_outputs == 1 && n->inputs[0] && n->outputs[0] &&
         e->places[n->inputs[0]->id].activated) {
         accel_em_place *p = &e->places[n->outputs[0]->id];
         *p = e->places[n->inputs[0]->id];
@@ -1216,7 +1275,8 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
                             c.n_out && c.out[0].rank >= 0 ? e->places[n->outputs[0]->id].layout : "-")) != PFVM_OK)
         return rc;
     strcpy(e->on, "");
-    c.post = e->naive ? NULL : accel_em_post(e, n);
+    e->post_node = e->naive ? NULL : accel_em_post(e, n);
+    c.post = e->post_node ? accel_em_post_emit : NULL;
     if (e->naive && c.n_out && c.out[0].rank >= 1 && c.out[0].dims[0] < c.pes)
         c.pes = c.out[0].dims[0] > 1 ? c.out[0].dims[0] : 1;
     if ((f = pfvm_acl_streamed(n->op)) != NULL) {

@@ -256,11 +256,11 @@ struct pfvm_accel_ctx {
      * cycle of one PE */
     int nlinks;
     int link_bcast[8];
-    /* streamed: when not NULL, a unary operation (README.md, "accel",
-     * "Programs": the OP of `un`) the hook may apply to its output before
-     * storing it (the node's single consumer, which then is a view); a
-     * hook that does sets post_done */
-    const char *post;
+    /* streamed: when not NULL, emits the node's single consumer (an
+     * element-wise operator, through its own resident hook) on n elements
+     * at PE byte offset off, in place; a hook that calls it on each output
+     * tile before storing sets post_done (the consumer is then a view) */
+    pfvm_code (*post)(pfvm_accel_ctx *c, int64_t off, int64_t n);
     int post_done;
     int64_t link_pes[8];
     double link_down[8], link_up[8];

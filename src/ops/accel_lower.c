@@ -1190,8 +1190,7 @@ static pfvm_code pfvm__acl_conv_rows_body(pfvm_accel_ctx *c, const pfvm__acl_con
             return rc;
     }
     if (p->last && c->post)
-        return c->emit(c, "un %s %lld %lld %lld", c->post, (long long)p->out, (long long)p->out,
-                       (long long)(oct * th * bw));
+        return c->post(c, p->out, oct * th * bw);
     return PFVM_OK;
 }
 
@@ -1227,8 +1226,7 @@ static pfvm_code pfvm__acl_conv_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
                       (long long)oct, (long long)(th * tw))) != PFVM_OK)
         return rc;
     if (p->last && c->post)
-        return c->emit(c, "un %s %lld %lld %lld", c->post, (long long)p->out, (long long)p->out,
-                       (long long)(oct * th * tw));
+        return c->post(c, p->out, oct * th * tw);
     return PFVM_OK;
 }
 
@@ -1584,7 +1582,7 @@ static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
         if (rc != PFVM_OK)
             return rc;
     }
-    return c->post ? c->emit(c, "un %s %lld %lld %lld", c->post, O, O, mt * nt) : PFVM_OK;
+    return c->post ? c->post(c, O, mt * nt) : PFVM_OK;
 }
 
 /* PE bytes of a Gemm tile of mt x nt. */
