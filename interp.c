@@ -11,7 +11,7 @@
  *               [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...
  *   interp dot MODEL [--opt] [-o FILE]
  *   interp accel MODEL --target FILE [--dim NAME=VALUE]... [-o PROGRAM] [--onnx OUT.onnx]
- *               [--simulate [-i INPUT.pb]... [--out DIR]]
+ *               [--simulate [-i INPUT.pb]... [--out DIR]] [--baseline naive]
  *   interp quantize MODEL --calib DIR... -o OUT.onnx [--per-channel] [--symmetric] [--exclude NODES]
  *               [--method minmax|percentile] [--percentile P]
  *   run, test, plan and bench: [--max-memory BYTES] (pfvm_limits_max) [--max-operations N] [--threads N]
@@ -63,8 +63,9 @@ static const char *usage_text =
     "  interp ops --config MODEL... [-o FILE]   a header selecting only the operators the models use\n"
     "             (include it before pfvm.h in firmware builds)\n"
     "  interp accel MODEL --target FILE [--dim NAME=VALUE]... [-o PROGRAM] [--onnx OUT.onnx]\n"
-    "             [--simulate [-i INPUT.pb]... [--out DIR]]\n"
+    "             [--simulate [-i INPUT.pb]... [--out DIR]] [--baseline naive]\n"
     "             lower the model for an accelerator target (README.md, \"accel\") and report its cost;\n"
+    "             --baseline naive: each node on as many PEs as its output's first axis, through DRAM;\n"
     "             --onnx writes the optimized model with every value's layout in its metadata_props;\n"
     "             --simulate runs the program and writes output_K.pb into DIR (default out)\n"
     "run, test and bench optimize the model with the default passes first; --no-opt runs it as loaded.\n"
@@ -2197,7 +2198,7 @@ static int cmd_accel(int argc, char **argv)
 {
     const char *model = NULL, *target = NULL, *prog_out = NULL, *outdir = "out", *onnx_out = NULL;
     const char **inputs = (const char **)calloc((size_t)argc + 1, sizeof *inputs);
-    int n_in = 0, i, rc = 1, simulate = 0, n_dims = 0;
+    int n_in = 0, i, rc = 1, simulate = 0, n_dims = 0, naive = 0;
     dim_arg dims[64];
     pfvm_binding b;
     pfvm_status st;
@@ -2229,9 +2230,12 @@ static int cmd_accel(int argc, char **argv)
             n_dims++;
         } else if (!strcmp(argv[i], "--onnx") && i + 1 < argc) {
             onnx_out = argv[++i];
-        } else if (!strcmp(argv[i], "--baseline")) {
-            free(inputs);
-            return fail("accel: %s is not implemented yet (issue 21)", argv[i]);
+        } else if (!strcmp(argv[i], "--baseline") && i + 1 < argc) {
+            if (strcmp(argv[++i], "naive")) {
+                free(inputs);
+                return fail("accel: --baseline knows 'naive', not '%s'", argv[i]);
+            }
+            naive = 1;
         } else if (argv[i][0] == '-' || model) {
             free(inputs);
             return fail("accel: unexpected argument '%s'", argv[i]);
@@ -2249,7 +2253,7 @@ static int cmd_accel(int argc, char **argv)
     if (n_dims && (pfvm_infer_shapes(m->graph, 0, &st) || bind_dims(m, dims, n_dims, &b, &st) ||
                    pfvm_infer_shapes_bound(m->graph, &b, 0, &st)))
         goto done_status;
-    if (pfvm_accel_emit(m, &t, &prog, &stats, &st))
+    if ((naive ? pfvm_accel_emit_naive : pfvm_accel_emit)(m, &t, &prog, &stats, &st))
         goto done_status;
     /* the laid-out graph: the optimized model with each value's layout in
      * its metadata_props (pfvm_accel_annotate) */
@@ -2266,9 +2270,14 @@ static int cmd_accel(int argc, char **argv)
     printf("target %s: %lld PEs, %lld bytes each\n", t.name, (long long)pfvm_accel_target_pes(&t),
            (long long)t.levels[t.nlevels - 1].mem_bytes);
     if (stats.streamed) {
-        printf("plan: streamed (every tensor in the %s's memory, each node in tiles that fit one PE, waves over all "
-               "PEs)\n",
-               t.levels[0].name);
+        if (naive)
+            printf("plan: baseline naive (every tensor in the %s's memory, each node on as many PEs as its output's "
+                   "first axis)\n",
+                   t.levels[0].name);
+        else
+            printf("plan: streamed (every tensor in the %s's memory, each node in tiles that fit one PE, waves over "
+                   "all PEs)\n",
+                   t.levels[0].name);
         printf("nodes %d, flops %.0f, weights %lld bytes\n", stats.nodes, stats.flops, (long long)stats.weight_bytes);
         printf("occupancy: %s %lld of %lld bytes (%.2f%%); %s peak %lld of %lld bytes (%.1f%%); the levels between "
                "hold nothing\n",

@@ -1197,6 +1197,23 @@ struct pfvm_accel_ctx {
     int stream;
     int64_t pes, pe_mem;
     int64_t pe_used; /* set by a streamed hook: the most PE bytes it uses */
+    /* the links below the root, outermost first, for cost-aware tilings
+     * (streamed): link k enters each of the instances of the target's
+     * level k + 1, which holds link_pes[k] PEs; link_down/link_up are its
+     * bytes per cycle; link_bcast[k]: the links below it broadcast (it
+     * carries data once for all the PEs under it); macs: float MACs per
+     * cycle of one PE */
+    int nlinks;
+    int link_bcast[8];
+    /* streamed: when not NULL, emits the node's single consumer (an
+     * element-wise operator, through its own resident hook) on n elements
+     * at PE byte offset off, in place; a hook that calls it on each output
+     * tile before storing sets post_done (the consumer is then a view) */
+    pfvm_code (*post)(pfvm_accel_ctx *c, int64_t off, int64_t n);
+    int post_done;
+    int64_t link_pes[8];
+    double link_down[8], link_up[8];
+    double macs;
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
@@ -9368,6 +9385,7 @@ PFVM_INTERNAL pfvm_code pfvm__for_graphs(pfvm_graph *g, pfvm_code (*f)(void *use
  * holds `elems / (d1 * d2 * ...)` leading slices, contiguous, row-major. The
  * instructions are those of README.md, "accel", "Programs". */
 
+#include <math.h>
 #include <stdio.h>
 
 /* Elements of one slice along the first axis (the product of dims 1..). */
@@ -10060,6 +10078,55 @@ static int pfvm__acl_same(const pfvm__acl_tile *a, const pfvm__acl_tile *b)
     return !memcmp(a->e, b->e, sizeof a->e);
 }
 
+/* Whether pfvm__acl_pe deals tiles over the instances under link k: the
+ * links whose instances together carry no more than the first link's
+ * (on mncore2 the 4 group links, 512 bytes per cycle in all). */
+static int pfvm__acl_spread(const pfvm_accel_ctx *c, int k)
+{
+    return c->link_pes[k] > 0 && c->pes / c->link_pes[k] >= 2 && c->pes % c->link_pes[k] == 0 &&
+           c->link_down[k] * (double)(c->pes / c->link_pes[k]) <= c->link_down[0] * (double)(c->pes / c->link_pes[0]);
+}
+
+/* PE of tile i of a wave of n tiles: a wave smaller than the machine is
+ * dealt evenly over the instances under the slowest links (so that a few
+ * tiles do not crowd one group's link), and fills the PEs below those in
+ * order. */
+static int64_t pfvm__acl_pe(const pfvm_accel_ctx *c, int64_t n, int64_t i)
+{
+    int64_t pe = 0, span = c->pes;
+    int k;
+    if (n >= c->pes)
+        return i;
+    for (k = 0; k < c->nlinks && pfvm__acl_spread(c, k); k++) {
+        int64_t f = span / c->link_pes[k], per = (n + f - 1) / f, child = i / per;
+        pe += child * c->link_pes[k];
+        i -= child * per;
+        n = n - child * per < per ? n - child * per : per;
+        span = c->link_pes[k];
+    }
+    return pe + i;
+}
+
+/* Tiles of a wave of n that pfvm__acl_pe puts under the first instance
+ * of link k. */
+static int64_t pfvm__acl_first(const pfvm_accel_ctx *c, int64_t n, int k)
+{
+    int64_t span = c->pes;
+    int j, spread = 1;
+    if (n > c->pes)
+        n = c->pes;
+    for (j = 0; j <= k && j < c->nlinks; j++) {
+        spread = spread && n < c->pes && pfvm__acl_spread(c, j);
+        if (spread) {
+            int64_t f = span / c->link_pes[j];
+            n = (n + f - 1) / f;
+        } else if (n > c->link_pes[j])
+            n = c->link_pes[j];
+        span = c->link_pes[j];
+    }
+    return n;
+}
+
 /* Runs body once per shape of tile in the wave (tile i on PE i), after an
  * `on` line naming the PEs with that shape (several lines and calls when
  * they form more than 20 ranges). */
@@ -10084,11 +10151,12 @@ static pfvm_code pfvm__acl_classes(pfvm_accel_ctx *c, const pfvm__acl_tile *tile
                 if (done[j] || !pfvm__acl_same(&tiles[i], &tiles[j]))
                     continue;
                 first = j;
-                while (j + 1 < n && !done[j + 1] && pfvm__acl_same(&tiles[i], &tiles[j + 1]))
+                while (j + 1 < n && !done[j + 1] && pfvm__acl_same(&tiles[i], &tiles[j + 1]) &&
+                       pfvm__acl_pe(c, n, j + 1) == pfvm__acl_pe(c, n, j) + 1)
                     done[j++] = 1;
                 done[j] = 1;
-                len += (size_t)pfvm__snprintf(line + len, sizeof line - len, " %lld %lld", (long long)first,
-                                              (long long)j);
+                len += (size_t)pfvm__snprintf(line + len, sizeof line - len, " %lld %lld",
+                                              (long long)pfvm__acl_pe(c, n, first), (long long)pfvm__acl_pe(c, n, j));
                 ranges++;
             }
             if (!ranges)
@@ -10101,13 +10169,20 @@ static pfvm_code pfvm__acl_classes(pfvm_accel_ctx *c, const pfvm__acl_tile *tile
     return rc;
 }
 
-/* A queue of one kind of transfer for consecutive PEs: equal loads (or
- * fills) for a run of PEs become one `load F L` (sent once down links that
- * broadcast) or one `on F L` + `fill`. */
+/* A queue of one kind of transfer for a wave: loads of the same data to
+ * the same place in several PEs are gathered (whatever order the PEs come
+ * in) and written as one `load F L` or `loads F L S` per arithmetic run of
+ * PEs, sent once down links that broadcast; equal fills for a run of
+ * consecutive PEs become one `on F L` + `fill`. */
+typedef struct pfvm__acl_ld {
+    int64_t v[9], pe;
+} pfvm__acl_ld;
+
 typedef struct pfvm__acl_q {
     int pending, is_fill;
     int64_t first, last, v[9];
     const char *value;            /* fill */
+    pfvm__acl_ld *loads;          /* stb_ds: the queued loads */
 } pfvm__acl_q;
 
 static void pfvm__acl_qinit(pfvm__acl_q *q)
@@ -10115,9 +10190,68 @@ static void pfvm__acl_qinit(pfvm__acl_q *q)
     memset(q, 0, 4 * sizeof *q);
 }
 
+/* Frees what the 4 queues at q hold (on an error, when nothing flushed them). */
+static void pfvm__acl_qfree(pfvm__acl_q *q)
+{
+    int i;
+    for (i = 0; i < 4; i++) {
+        stbds_arrfree(q[i].loads);
+        q[i].loads = NULL;
+    }
+}
+
+static int pfvm__acl_ld_cmp(const void *pa, const void *pb)
+{
+    const pfvm__acl_ld *a = (const pfvm__acl_ld *)pa, *b = (const pfvm__acl_ld *)pb;
+    int i;
+    for (i = 0; i < 9; i++)
+        if (a->v[i] != b->v[i])
+            return a->v[i] < b->v[i] ? -1 : 1;
+    return a->pe < b->pe ? -1 : a->pe > b->pe;
+}
+
+static pfvm_code pfvm__acl_emit_load(pfvm_accel_ctx *c, const int64_t *v, int64_t first, int64_t last, int64_t step)
+{
+    char pes[64];
+    if (step > 1 && last > first)
+        pfvm__snprintf(pes, sizeof pes, "loads %lld %lld %lld", (long long)first, (long long)last, (long long)step);
+    else
+        pfvm__snprintf(pes, sizeof pes, "load %lld %lld", (long long)first, (long long)last);
+    return c->emit(c, "%s %lld %lld %lld %lld %lld %lld %lld %lld %lld", pes, (long long)v[0], (long long)v[1],
+                   (long long)v[2], (long long)v[3], (long long)v[4], (long long)v[5], (long long)v[6],
+                   (long long)v[7], (long long)v[8]);
+}
+
+static pfvm_code pfvm__acl_flush_loads(pfvm_accel_ctx *c, pfvm__acl_q *q)
+{
+    pfvm__acl_ld *l = q->loads;
+    int64_t n = (int64_t)stbds_arrlen(l), i = 0, j;
+    pfvm_code rc = PFVM_OK;
+    if (n > 1)
+        qsort(l, (size_t)n, sizeof *l, pfvm__acl_ld_cmp);
+    while (i < n && rc == PFVM_OK) {
+        int64_t step = 1;
+        j = i;
+        if (i + 1 < n && !memcmp(l[i].v, l[i + 1].v, sizeof l[i].v) && l[i + 1].pe > l[i].pe) {
+            step = l[i + 1].pe - l[i].pe;
+            j = i + 1;
+            while (j + 1 < n && !memcmp(l[i].v, l[j + 1].v, sizeof l[i].v) && l[j + 1].pe - l[j].pe == step)
+                j++;
+        }
+        rc = pfvm__acl_emit_load(c, l[i].v, l[i].pe, l[j].pe, step);
+        for (i = j + 1; i < n && !memcmp(l[i].v, l[i - 1].v, sizeof l[i].v) && l[i].pe == l[i - 1].pe; i++)
+            ; /* the same load twice to one PE */
+    }
+    stbds_arrfree(q->loads);
+    q->loads = NULL;
+    return rc;
+}
+
 static pfvm_code pfvm__acl_flush(pfvm_accel_ctx *c, pfvm__acl_q *q)
 {
     pfvm_code rc;
+    if (q->loads)
+        return pfvm__acl_flush_loads(c, q);
     if (!q->pending)
         return PFVM_OK;
     q->pending = 0;
@@ -10125,24 +10259,31 @@ static pfvm_code pfvm__acl_flush(pfvm_accel_ctx *c, pfvm__acl_q *q)
         return (rc = c->emit(c, "on %lld %lld", (long long)q->first, (long long)q->last)) != PFVM_OK
                    ? rc
                    : c->emit(c, "fill %lld %s %lld", (long long)q->v[0], q->value, (long long)q->v[1]);
-    return c->emit(c, "load %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld", (long long)q->first,
-                   (long long)q->last, (long long)q->v[0], (long long)q->v[1], (long long)q->v[2], (long long)q->v[3],
-                   (long long)q->v[4], (long long)q->v[5], (long long)q->v[6], (long long)q->v[7], (long long)q->v[8]);
+    return pfvm__acl_emit_load(c, q->v, q->first, q->last, 1);
 }
 
 static pfvm_code pfvm__acl_queue(pfvm_accel_ctx *c, pfvm__acl_q *q, int64_t pe, const int64_t *v, int nv,
                                  const char *value)
 {
     pfvm_code rc;
-    if (q->pending && pe == q->last + 1 && !memcmp(q->v, v, (size_t)nv * sizeof *v) &&
-        (!value || !strcmp(value, q->value))) {
+    if (!value) {
+        pfvm__acl_ld l;
+        memset(&l, 0, sizeof l);
+        memcpy(l.v, v, (size_t)nv * sizeof *v);
+        l.pe = pe;
+        if (!pfvm__arrpush(q->loads, l))
+            return pfvm__fail(c->st, PFVM_ERR_NOMEM, "node %s (%s): out of memory for loads", c->node->name,
+                              c->node->op_type);
+        return PFVM_OK;
+    }
+    if (q->pending && pe == q->last + 1 && !memcmp(q->v, v, (size_t)nv * sizeof *v) && !strcmp(value, q->value)) {
         q->last = pe;
         return PFVM_OK;
     }
     if ((rc = pfvm__acl_flush(c, q)) != PFVM_OK)
         return rc;
     q->pending = 1;
-    q->is_fill = value != NULL;
+    q->is_fill = 1;
     q->value = value;
     q->first = q->last = pe;
     memset(q->v, 0, sizeof q->v);
@@ -10223,12 +10364,12 @@ static void pfvm__acl_box(const pfvm__acl_win *w, int ax, int64_t o, int64_t e, 
 }
 
 /* Loads `ch` planes of x's box for output rows/cols of the tile into the
- * PE at xb (box layout [ch][bh][bw]), or (fill) queues the fill of the box
- * with `pad` when it reaches outside the input, to run before the loads.
- * src: x's byte offset of the first plane. */
-static pfvm_code pfvm__acl_load_box(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_win *w, int64_t pe,
-                                    int64_t xb, int64_t src, int64_t ch, int64_t oh, int64_t th, int64_t ow, int64_t tw,
-                                    const char *pad, int fill)
+ * PE at xb (box layout [ch][bh][bw], or [bh][ch][bw] when rows_outer), or
+ * (fill) queues the fill of the box with `pad` when it reaches outside the
+ * input, to run before the loads. src: x's byte offset of the first plane. */
+static pfvm_code pfvm__acl_load_box2(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_win *w, int64_t pe,
+                                     int64_t xb, int64_t src, int64_t ch, int64_t oh, int64_t th, int64_t ow,
+                                     int64_t tw, const char *pad, int fill, int rows_outer)
 {
     int64_t h0, bh, w0, bw, v0, v1, u0, u1;
     pfvm__acl_box(w, 0, oh, th, &h0, &bh);
@@ -10246,8 +10387,18 @@ static pfvm_code pfvm__acl_load_box(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfv
     }
     if (v1 <= v0 || u1 <= u0)
         return PFVM_OK;
+    if (rows_outer)
+        return pfvm__acl_load(c, q, pe, xb + ((v0 - h0) * ch * bw + (u0 - w0)) * 4, src + (v0 * w->in[1] + u0) * 4,
+                              ch, v1 - v0, u1 - u0, bw, ch * bw, w->in[0] * w->in[1], w->in[1]);
     return pfvm__acl_load(c, q, pe, xb + ((v0 - h0) * bw + (u0 - w0)) * 4, src + (v0 * w->in[1] + u0) * 4, ch, v1 - v0,
                           u1 - u0, bh * bw, bw, w->in[0] * w->in[1], w->in[1]);
+}
+
+static pfvm_code pfvm__acl_load_box(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_win *w, int64_t pe,
+                                    int64_t xb, int64_t src, int64_t ch, int64_t oh, int64_t th, int64_t ow, int64_t tw,
+                                    const char *pad, int fill)
+{
+    return pfvm__acl_load_box2(c, q, w, pe, xb, src, ch, oh, th, ow, tw, pad, fill, 0);
 }
 
 typedef struct pfvm__acl_conv_plan {
@@ -10256,40 +10407,164 @@ typedef struct pfvm__acl_conv_plan {
     int64_t xb, wb, col, out, bb;
     int64_t ic0, icn; /* the chunk of input channels of this step */
     int direct, first, last, bias;
+    /* rows: stride 1, kernel wider than 1: the box is [rows][channels][cols]
+     * and each output row is one gemm per tap over the box's full width
+     * (no im2col; the columns past the tile's are computed and dropped) */
+    int rows;
 } pfvm__acl_conv_plan;
+
+/* Elements read past a rows-plan box (the last tap's shift). */
+static int64_t pfvm__acl_conv_slack(const pfvm__acl_conv_plan *p)
+{
+    return p->rows ? (p->w.k[1] - 1) * p->w.d[1] : 0;
+}
 
 /* PE bytes of a Conv tile. */
 static int64_t pfvm__acl_conv_bytes(const pfvm__acl_conv_plan *p, int64_t oct, int64_t th, int64_t tw, int64_t icc)
 {
     int64_t bh = (th - 1) * p->w.s[0] + (p->w.k[0] - 1) * p->w.d[0] + 1;
     int64_t bw = (tw - 1) * p->w.s[1] + (p->w.k[1] - 1) * p->w.d[1] + 1;
+    if (p->rows)
+        return pfvm__acl_al((icc * bh * bw + pfvm__acl_conv_slack(p)) * 4) + pfvm__acl_al(oct * icc * p->kk * 4) +
+               pfvm__acl_al(oct * th * bw * 4) + pfvm__acl_al(oct * 4);
     return pfvm__acl_al(icc * bh * bw * 4) + pfvm__acl_al(oct * icc * p->kk * 4) +
            (p->direct ? 0 : pfvm__acl_al(icc * p->kk * th * tw * 4)) + pfvm__acl_al(oct * th * tw * 4) +
            pfvm__acl_al(oct * 4);
 }
 
-/* Halves (rounding up) the one of *v[0..n) whose halving leaves the
- * smallest size(); 0 when none can shrink. */
-static int pfvm__acl_shrink(pfvm__acl_conv_plan *p, int64_t *v[4])
+/* Distinct input boxes and weight slices among the first m tiles of a
+ * wave, in the tile order x_major (n, g, rows, cols, output channels) or
+ * not (n, g, output channels, rows, cols); nb: output channel blocks per
+ * group, nhw: spatial tiles per image and group. */
+static void pfvm__acl_conv_distinct(int64_t m, int64_t nb, int64_t nhw, int x_major, double *boxes, double *slices)
 {
-    int i, best = -1;
-    int64_t best_bytes = 0;
-    for (i = 0; i < 4; i++) {
-        int64_t keep = *v[i], b;
-        if (keep <= 1)
-            continue;
-        *v[i] = (keep + 1) / 2;
-        b = pfvm__acl_conv_bytes(p, *v[0], *v[1], *v[2], *v[3]);
-        *v[i] = keep;
-        if (best < 0 || b < best_bytes) {
-            best = i;
-            best_bytes = b;
-        }
+    if (x_major) {
+        *boxes = (double)((m + nb - 1) / nb);
+        *slices = (double)(m < nb ? m : nb) * (double)((m + nb * nhw - 1) / (nb * nhw));
+    } else {
+        *boxes = (double)(m < nhw ? m : nhw) * (double)((m + nb * nhw - 1) / (nb * nhw));
+        *slices = (double)((m + nhw - 1) / nhw);
     }
-    if (best < 0)
-        return 0;
-    *v[best] = (*v[best] + 1) / 2;
-    return 1;
+}
+
+/* Cycles of one wave of m tiles by the simulator's cost model (README.md,
+ * "accel", "Programs"): each step of input channels is a phase lasting
+ * its busiest link (the first instance under each link stands for all)
+ * or its PE's compute; the last step also stores the outputs. */
+static double pfvm__acl_conv_wave(const pfvm_accel_ctx *c, const pfvm__acl_conv_plan *p, int64_t m, int64_t oct,
+                                  int64_t th, int64_t tw, int64_t icc, int x_major, int64_t nb, int64_t nhw)
+{
+    int64_t bh = (th - 1) * p->w.s[0] + (p->w.k[0] - 1) * p->w.d[0] + 1;
+    int64_t bw = (tw - 1) * p->w.s[1] + (p->w.k[1] - 1) * p->w.d[1] + 1;
+    int64_t nchunks = (p->Cg + icc - 1) / icc, simd = c->simd > 0 ? c->simd : 1;
+    double box = (double)(icc * bh * bw * 4), slice = (double)(oct * icc * p->kk * 4), out = (double)(oct * th * tw * 4);
+    double down = 0, up = 0, compute, phase, last;
+    int k;
+    if (p->rows)
+        compute = (double)(th * p->kk) * ceil((double)oct * (double)bw * (double)icc / c->macs);
+    else
+        compute = ceil((double)oct * (double)(th * tw) * (double)(icc * p->kk) / c->macs);
+    if (!p->direct && !p->rows)
+        compute += (double)(icc * p->kk * th) * (double)(p->w.s[1] == 1 ? (tw + simd - 1) / simd : tw);
+    for (k = 0; k < c->nlinks; k++) {
+        int64_t mk = pfvm__acl_first(c, m, k);
+        double boxes, slices, bytes, ub;
+        if (c->link_bcast[k])
+            pfvm__acl_conv_distinct(mk, nb, nhw, x_major, &boxes, &slices);
+        else
+            boxes = slices = (double)mk;
+        bytes = boxes * box + slices * slice;
+        ub = (double)mk * out;
+        if (bytes / c->link_down[k] > down)
+            down = bytes / c->link_down[k];
+        if (ub / c->link_up[k] > up)
+            up = ub / c->link_up[k];
+    }
+    phase = down > compute ? down : compute;
+    last = phase > up ? phase : up;
+    return (double)(nchunks - 1) * (phase + 1) + last + 1;
+}
+
+/* Chooses the Conv tile (output channels, rows, columns, input channels
+ * per step) and its order that the cost model finds fastest among those
+ * that fit a PE (each extent its size halved 0, 1, 2... times); 0 when
+ * none fits. */
+static int pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p, const int64_t *dims, int *x_major)
+{
+    int64_t oct, th, tw, icc;
+    double best = -1;
+    int order, rows, can_rows = p->rows, best_rows = 0;
+    for (rows = 0; rows <= can_rows; rows++)
+    for (oct = p->OCg;; oct = (oct + 1) / 2) {
+        p->rows = rows;
+        for (th = p->w.out[0];; th = (th + 1) / 2) {
+            for (tw = p->w.out[1];; tw = (tw + 1) / 2) {
+                for (icc = p->Cg;; icc = (icc + 1) / 2) {
+                    if (pfvm__acl_conv_bytes(p, oct, th, tw, icc) <= c->pe_mem) {
+                        int64_t nb = (dims[2] + oct - 1) / oct;
+                        int64_t nhw = ((dims[3] + th - 1) / th) * ((dims[4] + tw - 1) / tw);
+                        int64_t tiles = dims[0] * dims[1] * nb * nhw, full = tiles / c->pes, rest = tiles % c->pes;
+                        for (order = 0; order < 2; order++) {
+                            double cost = (double)full * pfvm__acl_conv_wave(c, p, c->pes, oct, th, tw, icc, order, nb, nhw);
+                            if (rest)
+                                cost += pfvm__acl_conv_wave(c, p, rest, oct, th, tw, icc, order, nb, nhw);
+                            /* the rows plan's estimate is the rougher (its
+                             * dropped columns, a load per tap): it must win
+                             * clearly */
+                            if (rows && !best_rows)
+                                cost *= 1.25;
+                            if (best < 0 || cost < best) {
+                                best = cost;
+                                p->oct = oct, p->th = th, p->tw = tw, p->icc = icc;
+                                *x_major = order;
+                                best_rows = rows;
+                            }
+                        }
+                        break; /* fewer input channels per step only cost more */
+                    }
+                    if (icc == 1)
+                        break;
+                }
+                if (tw == 1)
+                    break;
+            }
+            if (th == 1)
+                break;
+        }
+        if (oct == 1)
+            break;
+    }
+    p->rows = best_rows;
+    return best >= 0;
+}
+
+/* The rows plan's compute: out [th][oct][bw] = sum over taps of the tap's
+ * weights [oct][icn] times the box's rows shifted by the tap. */
+static pfvm_code pfvm__acl_conv_rows_body(pfvm_accel_ctx *c, const pfvm__acl_conv_plan *p, int64_t oct, int64_t th,
+                                          int64_t bh, int64_t bw)
+{
+    int64_t r, kh, kw;
+    pfvm_code rc;
+    (void)bh;
+    for (r = 0; r < th; r++) {
+        long long d = (long long)(p->out + r * oct * bw * 4);
+        for (kh = 0; kh < p->w.k[0]; kh++)
+            for (kw = 0; kw < p->w.k[1]; kw++) {
+                int64_t tap = kh * p->w.k[1] + kw;
+                if ((rc = c->emit(c, "%s %lld %lld %lld %lld %lld %lld 0", p->first && !tap ? "gemm" : "gemma", d,
+                                  (long long)(p->wb + tap * oct * p->icn * 4),
+                                  (long long)(p->xb + ((r + kh * p->w.d[0]) * p->icn * bw + kw * p->w.d[1]) * 4),
+                                  (long long)oct, (long long)bw, (long long)p->icn)) != PFVM_OK)
+                    return rc;
+            }
+        if (p->last && p->bias &&
+            (rc = c->emit(c, "row add %lld %lld %lld %lld %lld", d, d, (long long)p->bb, (long long)oct,
+                          (long long)bw)) != PFVM_OK)
+            return rc;
+    }
+    if (p->last && c->post)
+        return c->post(c, p->out, oct * th * bw);
+    return PFVM_OK;
 }
 
 static pfvm_code pfvm__acl_conv_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
@@ -10299,6 +10574,8 @@ static pfvm_code pfvm__acl_conv_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
     pfvm_code rc;
     pfvm__acl_box(&p->w, 0, 0, th, &h0, &bh);
     pfvm__acl_box(&p->w, 1, 0, tw, &w0, &bw);
+    if (p->rows)
+        return pfvm__acl_conv_rows_body(c, p, oct, th, bh, bw);
     if (p->direct)
         b = p->xb;
     else
@@ -10317,9 +10594,35 @@ static pfvm_code pfvm__acl_conv_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
                       (long long)p->wb, (long long)b, (long long)oct, (long long)(th * tw),
                       (long long)(p->icn * p->kk))) != PFVM_OK)
         return rc;
-    if (p->last && p->bias)
-        return c->emit(c, "row add %lld %lld %lld %lld %lld", (long long)p->out, (long long)p->out, (long long)p->bb,
-                       (long long)oct, (long long)(th * tw));
+    if (p->last && p->bias &&
+        (rc = c->emit(c, "row add %lld %lld %lld %lld %lld", (long long)p->out, (long long)p->out, (long long)p->bb,
+                      (long long)oct, (long long)(th * tw))) != PFVM_OK)
+        return rc;
+    if (p->last && c->post)
+        return c->post(c, p->out, oct * th * tw);
+    return PFVM_OK;
+}
+
+/* Box width of a tile of tw output columns. */
+static int64_t pfvm__acl_conv_bw(const pfvm__acl_conv_plan *p, int64_t tw)
+{
+    return (tw - 1) * p->w.s[1] + (p->w.k[1] - 1) * p->w.d[1] + 1;
+}
+
+/* Loads a tile's weights (oct output channels from root byte src, the
+ * step's input channels): [oct][icn * kk] as stored, or for the rows plan
+ * [tap][oct][icn], one load per tap. */
+static pfvm_code pfvm__acl_conv_load_w(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_conv_plan *p, int64_t pe,
+                                       int64_t oct, int64_t src)
+{
+    int64_t tap;
+    pfvm_code rc;
+    if (!p->rows)
+        return pfvm__acl_load(c, q, pe, p->wb, src, 1, oct, p->icn * p->kk, 0, p->icn * p->kk, 0, p->Cg * p->kk);
+    for (tap = 0; tap < p->kk; tap++)
+        if ((rc = pfvm__acl_load(c, q, pe, p->wb + tap * oct * p->icn * 4, src + tap * 4, oct, p->icn, 1, p->icn, 1,
+                                 p->Cg * p->kk, p->kk)) != PFVM_OK)
+            return rc;
     return PFVM_OK;
 }
 
@@ -10330,10 +10633,11 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *x = &c->in[0], *wt = &c->in[1], *y = &c->out[0];
     const pfvm_accel_arg *b = c->n_in > 2 && c->in[2].rank >= 0 ? &c->in[2] : NULL;
-    int64_t group = pfvm_node_attr_int(c->node, "group", 1), dims[5], step[5], *v[4], wave, i, j, nchunks;
+    int64_t group = pfvm_node_attr_int(c->node, "group", 1), dims[5], step[5], wave, i, j, nchunks;
+    int x_major = 0;
     pfvm__acl_conv_plan p;
     pfvm__acl_tile *tiles = NULL;
-    pfvm__acl_q q[4];
+    pfvm__acl_q q[5];
     pfvm_code rc;
     memset(&p, 0, sizeof p);
     if (x->rank != 4 || wt->rank != 4)
@@ -10350,43 +10654,18 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
     p.bias = b != NULL;
     p.direct = p.kk == 1 && p.w.s[0] == 1 && p.w.s[1] == 1 && !p.w.pad0[0] && !p.w.pad0[1] && !p.w.pad1[0] &&
                !p.w.pad1[1];
+    p.rows = !p.direct && p.w.s[0] == 1 && p.w.s[1] == 1;
     p.oct = p.OCg, p.th = p.w.out[0], p.tw = p.w.out[1], p.icc = p.Cg;
-    v[0] = &p.oct, v[1] = &p.th, v[2] = &p.tw, v[3] = &p.icc;
-    while (pfvm__acl_conv_bytes(&p, p.oct, p.th, p.tw, p.icc) > c->pe_mem)
-        if (!pfvm__acl_shrink(&p, v))
-            return pfvm__acl_stream_nomem(c, pfvm__acl_conv_bytes(&p, 1, 1, 1, 1));
     dims[0] = y->dims[0], dims[1] = group, dims[2] = p.OCg, dims[3] = p.w.out[0], dims[4] = p.w.out[1];
-    /* enough tiles for every PE: fewer output channels per tile while
-     * they are many, then fewer rows, columns, channels */
-    for (;;) {
-        step[0] = 1, step[1] = 1, step[2] = p.oct, step[3] = p.th, step[4] = p.tw;
-        if (pfvm__acl_count(5, dims, step) >= c->pes)
-            break;
-        if (p.oct > 16)
-            p.oct = (p.oct + 1) / 2;
-        else if (p.th > 1)
-            p.th = (p.th + 1) / 2;
-        else if (p.tw > 1)
-            p.tw = (p.tw + 1) / 2;
-        else if (p.oct > 1)
-            p.oct = (p.oct + 1) / 2;
-        else
-            break;
-    }
-    /* the tiles made smaller for the PEs may take more input channels per step */
-    while (p.icc < p.Cg && pfvm__acl_conv_bytes(&p, p.oct, p.th, p.tw, p.icc * 2 < p.Cg ? p.icc * 2 : p.Cg) <= c->pe_mem)
-        p.icc = p.icc * 2 < p.Cg ? p.icc * 2 : p.Cg;
+    if (!pfvm__acl_conv_search(c, &p, dims, &x_major))
+        return pfvm__acl_stream_nomem(c, pfvm__acl_conv_bytes(&p, 1, 1, 1, 1));
+    step[0] = 1, step[1] = 1, step[2] = p.oct, step[3] = p.th, step[4] = p.tw;
     pfvm__acl_qinit(q);
+    memset(&q[4], 0, sizeof q[4]);
     {
-        /* consecutive tiles (PEs) share what is loaded more often, so that
-         * its loads merge into broadcasts: the weights' slice (output
-         * channels outermost) or the input's box (output channels innermost) */
-        int64_t sp = ((p.w.out[0] + p.th - 1) / p.th) * ((p.w.out[1] + p.tw - 1) / p.tw), nt;
-        double wbytes = (double)p.OC * (double)p.Cg * (double)p.kk * (double)sp;
-        double xbytes = (double)x->dims[0] * (double)p.C * (double)p.w.in[0] * (double)p.w.in[1] *
-                        (double)((p.OCg + p.oct - 1) / p.oct);
-        int x_major = xbytes > wbytes;
-        int64_t d2[5], s2[5];
+        /* x_major: output channels innermost, so that the PEs sharing an
+         * input box are consecutive; else the spatial tiles innermost */
+        int64_t d2[5], s2[5], nt;
         memcpy(d2, dims, sizeof d2);
         memcpy(s2, step, sizeof s2);
         if (x_major) {
@@ -10407,14 +10686,15 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
         pfvm__acl_box(&p.w, 0, 0, p.th, &h0, &bh);
         pfvm__acl_box(&p.w, 1, 0, p.tw, &w0, &bw);
         p.xb = 0;
-        top = pfvm__acl_al(p.icc * bh * bw * 4);
+        top = pfvm__acl_al((p.icc * bh * bw + pfvm__acl_conv_slack(&p)) * 4);
         p.wb = top, top += pfvm__acl_al(p.oct * p.icc * p.kk * 4);
-        p.col = top, top += p.direct ? 0 : pfvm__acl_al(p.icc * p.kk * p.th * p.tw * 4);
-        p.out = top, top += pfvm__acl_al(p.oct * p.th * p.tw * 4);
+        p.col = top, top += p.direct || p.rows ? 0 : pfvm__acl_al(p.icc * p.kk * p.th * p.tw * 4);
+        p.out = top, top += pfvm__acl_al(p.oct * p.th * (p.rows ? bw : p.tw) * 4);
         p.bb = top;
         c->pe_used = top + pfvm__acl_al(p.oct * 4);
     }
     nchunks = (p.Cg + p.icc - 1) / p.icc;
+    c->post_done = c->post != NULL;
     for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
         int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
         pfvm__acl_tile *tw = tiles + wave;
@@ -10423,21 +10703,30 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
             p.icn = p.Cg - p.ic0 < p.icc ? p.Cg - p.ic0 : p.icc;
             p.first = j == 0;
             p.last = j == nchunks - 1;
-            for (i = 0; p.first && i < n; i++)
-                if ((rc = pfvm__acl_load_box(c, &q[3], &p.w, i, p.xb, 0, p.icn, tw[i].o[3], tw[i].e[3], tw[i].o[4],
-                                             tw[i].e[4], "0", 1)) != PFVM_OK)
+            /* the rows plan's box moves its padding with the step's channels,
+             * and its last tap reads a few elements past it */
+            for (i = 0; (p.first || p.rows) && i < n; i++) {
+                int64_t pe = pfvm__acl_pe(c, n, i), f[2], bh, bw, h0, w0;
+                if ((rc = pfvm__acl_load_box2(c, &q[3], &p.w, pe, p.xb, 0, p.icn, tw[i].o[3], tw[i].e[3], tw[i].o[4],
+                                              tw[i].e[4], "0", 1, p.rows)) != PFVM_OK)
                     goto done;
-            if ((rc = pfvm__acl_flush(c, &q[3])) != PFVM_OK)
+                pfvm__acl_box(&p.w, 0, 0, tw[i].e[3], &h0, &bh);
+                pfvm__acl_box(&p.w, 1, 0, tw[i].e[4], &w0, &bw);
+                f[0] = p.xb + p.icn * bh * bw * 4, f[1] = pfvm__acl_conv_slack(&p);
+                if (f[1] && (rc = pfvm__acl_queue(c, &q[4], pe, f, 2, "0")) != PFVM_OK)
+                    goto done;
+            }
+            if ((rc = pfvm__acl_flush(c, &q[3])) != PFVM_OK || (rc = pfvm__acl_flush(c, &q[4])) != PFVM_OK)
                 goto done;
             for (i = 0; i < n; i++) {
                 const pfvm__acl_tile *t = &tw[i];
                 int64_t g = t->o[1], oc = g * p.OCg + t->o[2];
                 int64_t src = x->dram + ((t->o[0] * p.C + g * p.Cg + p.ic0) * p.w.in[0] * p.w.in[1]) * 4;
-                if ((rc = pfvm__acl_load_box(c, &q[0], &p.w, i, p.xb, src, p.icn, t->o[3], t->e[3], t->o[4],
-                                             t->e[4], "0", 0)) != PFVM_OK ||
-                    (rc = pfvm__acl_load(c, &q[1], i, p.wb, wt->dram + (oc * p.Cg + p.ic0) * p.kk * 4, 1, t->e[2],
-                                         p.icn * p.kk, 0, p.icn * p.kk, 0, p.Cg * p.kk)) != PFVM_OK ||
-                    (p.first && b && (rc = pfvm__acl_load(c, &q[2], i, p.bb, b->dram + oc * 4, 1, 1, t->e[2], 0, 0, 0, 0)) != PFVM_OK))
+                if ((rc = pfvm__acl_load_box2(c, &q[0], &p.w, pfvm__acl_pe(c, n, i), p.xb, src, p.icn, t->o[3],
+                                              t->e[3], t->o[4], t->e[4], "0", 0, p.rows)) != PFVM_OK ||
+                    (rc = pfvm__acl_conv_load_w(c, &q[1], &p, pfvm__acl_pe(c, n, i), t->e[2],
+                                                wt->dram + (oc * p.Cg + p.ic0) * p.kk * 4)) != PFVM_OK ||
+                    (p.first && b && (rc = pfvm__acl_load(c, &q[2], pfvm__acl_pe(c, n, i), p.bb, b->dram + oc * 4, 1, 1, t->e[2], 0, 0, 0, 0)) != PFVM_OK))
                     goto done;
             }
             if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK || (rc = pfvm__acl_flush(c, &q[1])) != PFVM_OK ||
@@ -10448,11 +10737,13 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
                 for (i = 0; i < n; i++) {
                     const pfvm__acl_tile *t = &tw[i];
                     int64_t oc = t->o[1] * p.OCg + t->o[2];
-                    if ((rc = pfvm__acl_store(c, i,
+                    if ((rc = pfvm__acl_store(c, pfvm__acl_pe(c, n, i),
                                               y->dram + (((t->o[0] * p.OC + oc) * p.w.out[0] + t->o[3]) * p.w.out[1] +
                                                          t->o[4]) * 4,
                                               p.out, t->e[2], t->e[3], t->e[4], p.w.out[0] * p.w.out[1], p.w.out[1],
-                                              t->e[3] * t->e[4], t->e[4])) != PFVM_OK)
+                                              p.rows ? pfvm__acl_conv_bw(&p, t->e[4]) : t->e[3] * t->e[4],
+                                              p.rows ? t->e[2] * pfvm__acl_conv_bw(&p, t->e[4]) : t->e[4])) !=
+                        PFVM_OK)
                         goto done;
                 }
             if ((rc = c->emit(c, "barrier")) != PFVM_OK)
@@ -10460,6 +10751,7 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
         }
     }
 done:
+    pfvm__acl_qfree(q);
     stbds_arrfree(tiles);
     return rc;
 }
@@ -10542,7 +10834,7 @@ static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c)
         int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
         pfvm__acl_tile *tw_ = tiles + wave;
         for (i = 0; i < n; i++)
-            if ((rc = pfvm__acl_load_box(c, &q[3], &p.w, i, p.xb, 0, tw_[i].e[1], tw_[i].o[2], tw_[i].e[2],
+            if ((rc = pfvm__acl_load_box(c, &q[3], &p.w, pfvm__acl_pe(c, n, i), p.xb, 0, tw_[i].e[1], tw_[i].o[2], tw_[i].e[2],
                                          tw_[i].o[3], tw_[i].e[3], "-inf", 1)) != PFVM_OK)
                 goto done;
         if ((rc = pfvm__acl_flush(c, &q[3])) != PFVM_OK)
@@ -10550,7 +10842,7 @@ static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c)
         for (i = 0; i < n; i++) {
             const pfvm__acl_tile *t = &tw_[i];
             int64_t src = x->dram + ((t->o[0] * x->dims[1] + t->o[1]) * p.w.in[0] * p.w.in[1]) * 4;
-            if ((rc = pfvm__acl_load_box(c, &q[0], &p.w, i, p.xb, src, t->e[1], t->o[2], t->e[2], t->o[3], t->e[3],
+            if ((rc = pfvm__acl_load_box(c, &q[0], &p.w, pfvm__acl_pe(c, n, i), p.xb, src, t->e[1], t->o[2], t->e[2], t->o[3], t->e[3],
                                          "-inf", 0)) != PFVM_OK)
                 goto done;
         }
@@ -10559,7 +10851,7 @@ static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c)
             goto done;
         for (i = 0; i < n; i++) {
             const pfvm__acl_tile *t = &tw_[i];
-            if ((rc = pfvm__acl_store(c, i,
+            if ((rc = pfvm__acl_store(c, pfvm__acl_pe(c, n, i),
                                       y->dram + (((t->o[0] * y->dims[1] + t->o[1]) * p.w.out[0] + t->o[2]) * p.w.out[1] +
                                                  t->o[3]) * 4,
                                       p.out, t->e[1], t->e[2], t->e[3], p.w.out[0] * p.w.out[1], p.w.out[1],
@@ -10570,6 +10862,7 @@ static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c)
             goto done;
     }
 done:
+    pfvm__acl_qfree(q);
     stbds_arrfree(tiles);
     return rc;
 }
@@ -10620,19 +10913,20 @@ static pfvm_code pfvm__acl_gpool_stream(pfvm_accel_ctx *c)
     for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
         int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
         for (i = 0; i < n; i++)
-            if ((rc = pfvm__acl_load(c, &q[0], i, p.xb, x->dram + tiles[wave + i].o[0] * cols * 4, 1, 1,
+            if ((rc = pfvm__acl_load(c, &q[0], pfvm__acl_pe(c, n, i), p.xb, x->dram + tiles[wave + i].o[0] * cols * 4, 1, 1,
                                      tiles[wave + i].e[0] * cols, 0, 0, 0, 0)) != PFVM_OK)
                 goto done;
         if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK || (rc = pfvm__acl_classes(c, tiles + wave, n, pfvm__acl_gpool_body, &p)) != PFVM_OK)
             goto done;
         for (i = 0; i < n; i++)
-            if ((rc = pfvm__acl_store(c, i, y->dram + tiles[wave + i].o[0] * 4, p.out, 1, 1, tiles[wave + i].e[0], 0,
+            if ((rc = pfvm__acl_store(c, pfvm__acl_pe(c, n, i), y->dram + tiles[wave + i].o[0] * 4, p.out, 1, 1, tiles[wave + i].e[0], 0,
                                       0, 0, 0)) != PFVM_OK)
                 goto done;
         if ((rc = c->emit(c, "barrier")) != PFVM_OK)
             goto done;
     }
 done:
+    pfvm__acl_qfree(q);
     stbds_arrfree(tiles);
     return rc;
 }
@@ -10652,14 +10946,71 @@ static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
                       (long long)p->K, p->tb)) != PFVM_OK ||
         (p->alpha != 1 && (rc = c->emit(c, "imm mul %lld %lld %.9g %lld", O, O, p->alpha, mt * nt)) != PFVM_OK))
         return rc;
-    if (!p->bias)
-        return PFVM_OK;
-    if (p->beta != 1 && (rc = c->emit(c, "imm mul %lld %lld %.9g %lld", (long long)p->cb, (long long)p->cb, p->beta,
-                                      p->bias == 1 ? nt : mt * nt)) != PFVM_OK)
-        return rc;
-    if (p->bias == 1)
-        return c->emit(c, "col add %lld %lld %lld %lld %lld", O, O, (long long)p->cb, mt, nt);
-    return c->emit(c, "bin add %lld %lld %lld %lld", O, O, (long long)p->cb, mt * nt);
+    if (p->bias) {
+        if (p->beta != 1 && (rc = c->emit(c, "imm mul %lld %lld %.9g %lld", (long long)p->cb, (long long)p->cb,
+                                          p->beta, p->bias == 1 ? nt : mt * nt)) != PFVM_OK)
+            return rc;
+        rc = p->bias == 1 ? c->emit(c, "col add %lld %lld %lld %lld %lld", O, O, (long long)p->cb, mt, nt)
+                          : c->emit(c, "bin add %lld %lld %lld %lld", O, O, (long long)p->cb, mt * nt);
+        if (rc != PFVM_OK)
+            return rc;
+    }
+    return c->post ? c->post(c, O, mt * nt) : PFVM_OK;
+}
+
+/* PE bytes of a Gemm tile of mt x nt. */
+static int64_t pfvm__acl_gemm_bytes(const pfvm__acl_gemm_plan *p, int64_t mt, int64_t nt)
+{
+    return pfvm__acl_al(mt * p->K * 4) + pfvm__acl_al(nt * p->K * 4) + 2 * pfvm__acl_al(mt * nt * 4);
+}
+
+/* Cycles of a wave of m Gemm tiles (row-major over M x N: neighbours
+ * share A's rows) by the simulator's cost model; nbn: tiles per row. */
+static double pfvm__acl_gemm_wave(const pfvm_accel_ctx *c, const pfvm__acl_gemm_plan *p, int64_t m, int64_t mt,
+                                  int64_t nt, int64_t nbn)
+{
+    double t = ceil((double)mt * (double)nt * (double)p->K / c->macs);
+    int k;
+    for (k = 0; k < c->nlinks; k++) {
+        int64_t mk = pfvm__acl_first(c, m, k);
+        double rows = c->link_bcast[k] ? (double)((mk + nbn - 1) / nbn) : (double)mk;
+        double cols = c->link_bcast[k] ? (double)(mk < nbn ? mk : nbn) : (double)mk;
+        double down = (rows * (double)mt + cols * (double)nt) * (double)p->K * 4 / c->link_down[k];
+        double up = (double)mk * (double)(mt * nt) * 4 / c->link_up[k];
+        if (down > t)
+            t = down;
+        if (up > t)
+            t = up;
+    }
+    return t + 1;
+}
+
+/* The Gemm tile (each extent halved 0, 1, 2... times) that the cost model
+ * finds fastest among those that fit a PE; 0 when none fits. */
+static int pfvm__acl_gemm_search(const pfvm_accel_ctx *c, const pfvm__acl_gemm_plan *p, int64_t M, int64_t N,
+                                 int64_t *step)
+{
+    int64_t mt, nt;
+    double best = -1;
+    for (mt = M;; mt = (mt + 1) / 2) {
+        for (nt = N;; nt = (nt + 1) / 2) {
+            if (pfvm__acl_gemm_bytes(p, mt, nt) <= c->pe_mem) {
+                int64_t nbn = (N + nt - 1) / nt, tiles = ((M + mt - 1) / mt) * nbn;
+                double cost = (double)(tiles / c->pes) * pfvm__acl_gemm_wave(c, p, c->pes, mt, nt, nbn);
+                if (tiles % c->pes)
+                    cost += pfvm__acl_gemm_wave(c, p, tiles % c->pes, mt, nt, nbn);
+                if (best < 0 || cost < best) {
+                    best = cost;
+                    step[0] = mt, step[1] = nt;
+                }
+            }
+            if (nt == 1)
+                break;
+        }
+        if (mt == 1)
+            break;
+    }
+    return best >= 0;
 }
 
 /* Gemm (no transA): tiles over (rows of A, columns of the result), K whole. */
@@ -10690,26 +11041,16 @@ static pfvm_code pfvm__acl_gemm_stream(pfvm_accel_ctx *c)
         else
             return pfvm__acl_unsupported(c, "streamed Gemm with a bias of N or M x N elements");
     }
-    step[0] = M, step[1] = N;
-    for (;;) {
-        int64_t bytes = pfvm__acl_al(step[0] * p.K * 4) + pfvm__acl_al(step[1] * p.K * 4) +
-                        2 * pfvm__acl_al(step[0] * step[1] * 4);
-        dims[0] = M, dims[1] = N;
-        if (bytes <= c->pe_mem && (pfvm__acl_count(2, dims, step) >= c->pes || (step[0] == 1 && step[1] == 1)))
-            break;
-        if (step[1] > 1 && step[1] >= step[0])
-            step[1] = (step[1] + 1) / 2;
-        else if (step[0] > 1)
-            step[0] = (step[0] + 1) / 2;
-        else
-            return pfvm__acl_stream_nomem(c, bytes);
-    }
+    dims[0] = M, dims[1] = N;
+    if (!pfvm__acl_gemm_search(c, &p, M, N, step))
+        return pfvm__acl_stream_nomem(c, pfvm__acl_gemm_bytes(&p, 1, 1));
     p.ab = 0;
     p.bb = pfvm__acl_al(step[0] * p.K * 4);
     p.out = p.bb + pfvm__acl_al(step[1] * p.K * 4);
     p.cb = p.out + pfvm__acl_al(step[0] * step[1] * 4);
     c->pe_used = p.cb + pfvm__acl_al(step[0] * step[1] * 4);
     pfvm__acl_qinit(q);
+    c->post_done = c->post != NULL;
     if ((rc = pfvm__acl_tiling(c, 2, dims, step, &tiles)) != PFVM_OK)
         goto done;
     for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
@@ -10717,12 +11058,12 @@ static pfvm_code pfvm__acl_gemm_stream(pfvm_accel_ctx *c)
         for (i = 0; i < n; i++) {
             const pfvm__acl_tile *t = &tiles[wave + i];
             int64_t m0 = t->o[0], n0 = t->o[1], mt = t->e[0], nt = t->e[1];
-            if ((rc = pfvm__acl_load(c, &q[0], i, p.ab, a->dram + m0 * p.K * 4, 1, 1, mt * p.K, 0, 0, 0, 0)) != PFVM_OK ||
-                (rc = p.tb ? pfvm__acl_load(c, &q[1], i, p.bb, b->dram + n0 * p.K * 4, 1, 1, nt * p.K, 0, 0, 0, 0)
-                           : pfvm__acl_load(c, &q[1], i, p.bb, b->dram + n0 * 4, 1, p.K, nt, 0, nt, 0, N)) != PFVM_OK ||
+            if ((rc = pfvm__acl_load(c, &q[0], pfvm__acl_pe(c, n, i), p.ab, a->dram + m0 * p.K * 4, 1, 1, mt * p.K, 0, 0, 0, 0)) != PFVM_OK ||
+                (rc = p.tb ? pfvm__acl_load(c, &q[1], pfvm__acl_pe(c, n, i), p.bb, b->dram + n0 * p.K * 4, 1, 1, nt * p.K, 0, 0, 0, 0)
+                           : pfvm__acl_load(c, &q[1], pfvm__acl_pe(c, n, i), p.bb, b->dram + n0 * 4, 1, p.K, nt, 0, nt, 0, N)) != PFVM_OK ||
                 (p.bias == 1 &&
-                 (rc = pfvm__acl_load(c, &q[2], i, p.cb, bias->dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK) ||
-                (p.bias == 2 && (rc = pfvm__acl_load(c, &q[2], i, p.cb, bias->dram + (m0 * N + n0) * 4, 1, mt, nt, 0,
+                 (rc = pfvm__acl_load(c, &q[2], pfvm__acl_pe(c, n, i), p.cb, bias->dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK) ||
+                (p.bias == 2 && (rc = pfvm__acl_load(c, &q[2], pfvm__acl_pe(c, n, i), p.cb, bias->dram + (m0 * N + n0) * 4, 1, mt, nt, 0,
                                                      nt, 0, N)) != PFVM_OK))
                 goto done;
         }
@@ -10731,7 +11072,7 @@ static pfvm_code pfvm__acl_gemm_stream(pfvm_accel_ctx *c)
             goto done;
         for (i = 0; i < n; i++) {
             const pfvm__acl_tile *t = &tiles[wave + i];
-            if ((rc = pfvm__acl_store(c, i, y->dram + (t->o[0] * N + t->o[1]) * 4, p.out, 1, t->e[0], t->e[1], 0, N, 0,
+            if ((rc = pfvm__acl_store(c, pfvm__acl_pe(c, n, i), y->dram + (t->o[0] * N + t->o[1]) * 4, p.out, 1, t->e[0], t->e[1], 0, N, 0,
                                       t->e[1])) != PFVM_OK)
                 goto done;
         }
@@ -10739,6 +11080,7 @@ static pfvm_code pfvm__acl_gemm_stream(pfvm_accel_ctx *c)
             goto done;
     }
 done:
+    pfvm__acl_qfree(q);
     stbds_arrfree(tiles);
     return rc;
 }
@@ -10807,6 +11149,7 @@ static pfvm_code pfvm__acl_concat_stream(pfvm_accel_ctx *c)
             goto done;
     }
 done:
+    pfvm__acl_qfree(q);
     stbds_arrfree(tiles);
     return rc;
 }

@@ -155,6 +155,13 @@ typedef struct pfvm_accel_stats {
  * symbolic dim, a tensor that does not fit in a PE. */
 PFVM_API pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **program,
                                    pfvm_accel_stats *stats, pfvm_status *st);
+/* The baseline the issue measures against (interp accel --baseline
+ * naive): the streamed plan with every node on as many PEs as its output's
+ * first axis has (its tiles in waves over those), each tensor through the
+ * root memory between nodes (no activation applied by its producer). The
+ * rest as pfvm_accel_emit. */
+PFVM_API pfvm_code pfvm_accel_emit_naive(pfvm_model *m, const pfvm_accel_target *t, char **program,
+                                         pfvm_accel_stats *stats, pfvm_status *st);
 /* Records the program's placement in m (the model pfvm_accel_emit
  * optimized) as ONNX metadata_props, so that the laid-out graph can be
  * saved as ONNX and read back by any tool: "pfvm.accel.target" = the
@@ -358,6 +365,7 @@ typedef struct accel_em_place {
     int placed, replicated, whole; /* whole: the whole tensor on PE 0 only (the fallback) */
     int64_t off, bytes, elems;
     int last_use; /* index of the last node reading it; graph outputs: past the end */
+    int activated; /* streamed: its producer applied its single consumer's activation (the consumer is a view) */
     char layout[256];
 } accel_em_place;
 
@@ -377,6 +385,8 @@ typedef struct accel_em_emitter {
     pfvm_status *st;
     char on[512];        /* the current `on` line */
     int64_t dram_top;    /* streamed plan: the root memory in use (a bump allocator) */
+    int naive;           /* the baseline: each node on as many PEs as its output's first axis, no fusion */
+    const pfvm_node *post_node; /* streamed: the consumer the current node applies (pfvm_accel_ctx.post) */
 } accel_em_emitter;
 
 static pfvm_code accel_em_put(accel_em_emitter *e, const char *fmt, va_list ap)
@@ -965,6 +975,8 @@ static pfvm_code accel_em_stream_ew(accel_em_emitter *e, const pfvm_node *n, pfv
     r.out[0].off = top;
     r.out[0].replicated = 1;
     r.stream = 0;
+    r.post = NULL;
+    c->post_done = c->post != NULL;
     for (wave = 0; wave < total; wave += npes * per) {
         int64_t end = wave + npes * per < total ? wave + npes * per : total, full = (end - wave) / per;
         int64_t tail = (end - wave) % per;
@@ -991,7 +1003,8 @@ static pfvm_code accel_em_stream_ew(accel_em_emitter *e, const pfvm_node *n, pfv
                 rc = accel_em_line(e, "on %lld %lld", (long long)full, (long long)full);
             else
                 rc = accel_em_line(e, "on 0 %lld", (long long)(full - 1));
-            if (rc != PFVM_OK || (rc = n->op->accel(&r)) != PFVM_OK)
+            if (rc != PFVM_OK || (rc = n->op->accel(&r)) != PFVM_OK ||
+                (c->post && (rc = c->post(c, r.out[0].off, len)) != PFVM_OK))
                 return rc;
             for (k = i ? full : 0; k < (i ? full + 1 : full); k++)
                 if ((rc = accel_em_line(e, "store %lld %lld %lld 1 1 %lld 0 0 0 0", (long long)k,
@@ -1053,6 +1066,125 @@ static pfvm_code accel_em_stream_whole(accel_em_emitter *e, const pfvm_node *n, 
     return accel_em_line(e, "barrier");
 }
 
+/* The target's links for the streamed lowerings' cost models. */
+static void accel_em_links(const pfvm_accel_target *t, pfvm_accel_ctx *c)
+{
+    int k;
+    c->nlinks = t->nlevels - 1 < 8 ? t->nlevels - 1 : 8;
+    for (k = 0; k < c->nlinks; k++) {
+        int j;
+        c->link_pes[k] = 1;
+        for (j = k + 2; j < t->nlevels; j++)
+            c->link_pes[k] *= t->levels[j].fanout;
+        c->link_down[k] = t->levels[k + 1].down;
+        c->link_up[k] = t->levels[k + 1].up;
+        c->link_bcast[k] = k + 2 < t->nlevels ? t->levels[k + 2].broadcast : 0;
+    }
+    c->macs = pfvm_accel_target_macs(t, PFVM_FLOAT);
+    if (c->macs <= 0)
+        c->macs = 1;
+}
+
+/* A dry run's emit: refuses a line that uses an offset of -1 (the
+ * constant inputs accel_em_run_post does not place). */
+static pfvm_code accel_em_discard(pfvm_accel_ctx *c, const char *fmt, ...)
+{
+    char line[1024];
+    size_t n;
+    va_list ap;
+    va_start(ap, fmt);
+    pfvm__vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    n = strlen(line);
+    if (strstr(line, " -1 ") || (n >= 3 && !strcmp(line + n - 3, " -1")))
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "an unplaced operand");
+    return PFVM_OK;
+}
+
+static int64_t accel_em_no_scratch(pfvm_accel_ctx *c, int64_t bytes)
+{
+    (void)c;
+    (void)bytes;
+    return -1;
+}
+
+/* Runs element-wise node r's resident hook in place on n elements at PE
+ * byte offset off (emitting, or only trying when dry). */
+static pfvm_code accel_em_run_post(accel_em_emitter *e, const pfvm_node *r, int64_t off, int64_t n, int dry)
+{
+    pfvm_accel_ctx rc;
+    int i;
+    memset(&rc, 0, sizeof rc);
+    rc.node = r;
+    rc.n_in = r->n_inputs;
+    rc.n_out = 1;
+    for (i = 0; i < r->n_inputs; i++) {
+        rc.in[i].rank = -1; /* constants: read from the node by the hook, never placed */
+        rc.in[i].off = -1;
+        rc.in[i].elems = -1;
+    }
+    rc.in[0].rank = 1;
+    rc.in[0].dims[0] = n;
+    rc.in[0].off = off;
+    rc.in[0].elems = n;
+    rc.in[0].replicated = 1;
+    rc.out[0] = rc.in[0];
+    rc.simd = e->t->simd;
+    rc.user = e;
+    rc.emit = dry ? accel_em_discard : accel_em_ctx_emit;
+    rc.scratch = accel_em_no_scratch;
+    rc.st = e->st;
+    return r->op->accel(&rc);
+}
+
+static pfvm_code accel_em_post_emit(pfvm_accel_ctx *c, int64_t off, int64_t n)
+{
+    accel_em_emitter *e = (accel_em_emitter *)c->user;
+    return accel_em_run_post(e, e->post_node, off, n, 0);
+}
+
+/* The consumer n's producer may apply to its output tiles: the single
+ * consumer of n's only output (not a graph output), an element-wise
+ * operator whose other inputs are constants and whose resident hook
+ * lowers it in place without scratch memory; NULL if none. */
+static const pfvm_node *accel_em_post(accel_em_emitter *e, const pfvm_node *n)
+{
+    const pfvm_graph *g = e->g;
+    const pfvm_value *v;
+    const pfvm_node *r = NULL;
+    pfvm_status quiet;
+    int i, j;
+    if (n->n_outputs != 1 || !(v = n->outputs[0]) || v->type.dtype != PFVM_FLOAT)
+        return NULL;
+    for (i = 0; i < pfvm_graph_num_outputs(g); i++)
+        if (pfvm_graph_output(g, i) == v)
+            return NULL;
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++) {
+        const pfvm_node *u = pfvm_graph_node(g, i);
+        for (j = 0; j < u->n_inputs; j++)
+            if (u->inputs[j] == v) {
+                if (r)
+                    return NULL;
+                r = u;
+            }
+    }
+    if (!r || !r->op || !r->op->accel ||
+        (r->op->fusion != PFVM_FUSE_ELEMENTWISE && r->op->fusion != PFVM_FUSE_BROADCAST) || r->n_outputs != 1 ||
+        r->inputs[0] != v || r->n_inputs > PFVM_ACCEL_MAX_ARGS)
+        return NULL;
+    for (j = 1; j < r->n_inputs; j++)
+        if (r->inputs[j] && (!r->inputs[j]->init || pfvm_tensor_numel(r->inputs[j]->init) != 1))
+            return NULL;
+    {
+        pfvm_status *keep = e->st;
+        pfvm_code rc;
+        e->st = &quiet;
+        rc = accel_em_run_post(e, r, 0, 4, 1);
+        e->st = keep;
+        return rc == PFVM_OK ? r : NULL;
+    }
+}
+
 static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_stats *stats)
 {
     pfvm_accel_ctx c;
@@ -1078,6 +1210,7 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
     c.stream = 1;
     c.pes = pfvm_accel_target_pes(e->t);
     c.pe_mem = e->t->levels[e->t->nlevels - 1].mem_bytes / 16 * 16;
+    accel_em_links(e->t, &c);
     accel_em_pe_reset(e);
     for (i = 0; i < n->n_inputs; i++) {
         const pfvm_value *v = n->inputs[i];
@@ -1112,6 +1245,16 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
         if ((rc = accel_em_dims(e, v, &c.out[i].rank, c.out[i].dims)) != PFVM_OK)
             return rc;
     }
+    /* an activation its input's producer applied: a view of its input */
+    if (n->n_inputs >= 1 && n->n_outputs == 1 && n->inputs[0] && n->outputs[0] &&
+        e->places[n->inputs[0]->id].activated) {
+        accel_em_place *p = &e->places[n->outputs[0]->id];
+        *p = e->places[n->inputs[0]->id];
+        p->last_use = 0;
+        p->activated = 0;
+        return accel_em_line(e, "# view %s (%s) -> %s (applied by its input's producer)", n->name, n->op_type,
+                             p->layout);
+    }
     /* a reshape keeps the bytes: its output is a view of its input */
     if (n->op->fusion == PFVM_FUSE_INJECTIVE && (n->op->flags & PFVM_OP_IN_PLACE) && c.n_out == 1 &&
         c.in[0].rank >= 0 && c.out[0].rank >= 0 &&
@@ -1132,6 +1275,10 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
                             c.n_out && c.out[0].rank >= 0 ? e->places[n->outputs[0]->id].layout : "-")) != PFVM_OK)
         return rc;
     strcpy(e->on, "");
+    e->post_node = e->naive ? NULL : accel_em_post(e, n);
+    c.post = e->post_node ? accel_em_post_emit : NULL;
+    if (e->naive && c.n_out && c.out[0].rank >= 1 && c.out[0].dims[0] < c.pes)
+        c.pes = c.out[0].dims[0] > 1 ? c.out[0].dims[0] : 1;
     if ((f = pfvm_acl_streamed(n->op)) != NULL) {
         rc = f(&c);
         if (c.pe_used > e->peak)
@@ -1144,6 +1291,8 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
         if (rc == PFVM_OK && stats)
             stats->fallbacks++;
     }
+    if (rc == PFVM_OK && c.post && c.post_done)
+        e->places[n->outputs[0]->id].activated = 1;
     if (rc == PFVM_OK && stats) {
         double fl = pfvm_node_flops(n, NULL);
         stats->nodes++;
@@ -1203,8 +1352,8 @@ static pfvm_code accel_em_stream(accel_em_emitter *e, pfvm_accel_stats *stats)
     return PFVM_OK;
 }
 
-pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **program, pfvm_accel_stats *stats,
-                          pfvm_status *st)
+static pfvm_code accel_em_emit(pfvm_model *m, const pfvm_accel_target *t, int naive, char **program,
+                               pfvm_accel_stats *stats, pfvm_status *st)
 {
     accel_em_emitter e;
     pfvm_graph *g;
@@ -1224,6 +1373,8 @@ pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **prog
     e.t = t;
     e.g = g;
     e.st = st;
+    e.naive = naive;
+    streamed = naive;
     nv = (int)stbds_arrlen(g->values);
     e.places = (accel_em_place *)pfvm__calloc((size_t)nv + 1, sizeof *e.places);
     whole.off = 0;
@@ -1242,7 +1393,7 @@ pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **prog
         e.places[pfvm_graph_output(g, i)->id].last_use = pfvm_graph_num_nodes(g);
     if ((rc = accel_em_line(&e, "program %s", t->name)) != PFVM_OK)
         goto done;
-    for (i = 0; i < pfvm_graph_num_inputs(g); i++) {
+    for (i = 0; i < pfvm_graph_num_inputs(g) && !streamed; i++) {
         pfvm_value *v = pfvm_graph_input(g, i);
         char shape[128];
         if (v->init)
@@ -1312,6 +1463,18 @@ done:
     stbds_arrfree(e.scratch);
     stbds_arrfree(e.text);
     return rc;
+}
+
+pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **program, pfvm_accel_stats *stats,
+                          pfvm_status *st)
+{
+    return accel_em_emit(m, t, 0, program, stats, st);
+}
+
+pfvm_code pfvm_accel_emit_naive(pfvm_model *m, const pfvm_accel_target *t, char **program, pfvm_accel_stats *stats,
+                                pfvm_status *st)
+{
+    return accel_em_emit(m, t, 1, program, stats, st);
 }
 
 static pfvm_code accel_em_meta(pfvm_model *m, const char *key, const char *key2, const char *value,
@@ -2615,29 +2778,29 @@ static pfvm_code accel_sim_doutput(accel_sim_ctx *c)
     return PFVM_OK;
 }
 
-/* Link bytes of one transfer of `bytes` from the root to every PE of
- * [first, last] (the same data): the link into an instance carries it once
- * when its children's links broadcast, else what they carry together. */
-static void accel_sim_load_cost(pfvm_accel_sim *s, int64_t first, int64_t last, double bytes)
+/* Link bytes of one transfer of `bytes` from the root to the PEs first,
+ * first + step, ... up to last (the same data): the link into an instance
+ * carries it once when its children's links broadcast (and one of them
+ * needs it), else what they carry together. */
+static void accel_sim_load_cost(pfvm_accel_sim *s, int64_t first, int64_t last, int64_t step, double bytes)
 {
     int nl = s->t.nlevels, k;
     int64_t lo = first, hi = last, i;
     double *carried = s->carry; /* per instance of level k + 1, from lo */
     for (i = lo; i <= hi; i++) {
-        carried[i - lo] = bytes;
-        s->link[nl - 1][0][i] += bytes;
+        carried[i - lo] = (i - lo) % step ? 0 : bytes;
+        s->link[nl - 1][0][i] += carried[i - lo];
     }
     for (k = nl - 2; k >= 1; k--) {
         int64_t fan = s->t.levels[k + 1].fanout, nlo = lo / fan, nhi = hi / fan, inst;
         for (inst = nlo; inst <= nhi; inst++) {
             double b = 0;
             int64_t ch;
-            if (s->t.levels[k + 1].broadcast)
+            for (ch = inst * fan; ch < (inst + 1) * fan; ch++)
+                if (ch >= lo && ch <= hi)
+                    b += carried[ch - lo];
+            if (s->t.levels[k + 1].broadcast && b > 0)
                 b = bytes;
-            else
-                for (ch = inst * fan; ch < (inst + 1) * fan; ch++)
-                    if (ch >= lo && ch <= hi)
-                        b += carried[ch - lo];
             carried[inst - nlo] = b;
             s->link[k][0][inst] += b;
         }
@@ -2646,16 +2809,19 @@ static void accel_sim_load_cost(pfvm_accel_sim *s, int64_t first, int64_t last, 
     }
 }
 
-/* load F L D A N R C DN DR AN AR: every PE of F..L gets
+/* load F L D A N R C DN DR AN AR: every PE of F..L gets (loads F L S ...:
+ * the PEs F, F+S, ... up to L)
  * D[n*DN + r*DR + c] = root[A + n*AN + r*AR + c] (strides in elements);
  * store P A D N R C AN AR DN DR: root[A + n*AN + r*AR + c] = PE P's
  * D[n*DN + r*DR + c]. */
 static pfvm_code accel_sim_loadstore(accel_sim_ctx *c)
 {
-    int is_load = !strcmp(c->tok[0], "load"), o = is_load ? 3 : 2, i;
-    int64_t first, last, pe, dw, aw, v[7], n, r, col, dext, aext, x, y;
+    int strided = !strcmp(c->tok[0], "loads"), is_load = strided || !strcmp(c->tok[0], "load");
+    int o = strided ? 4 : is_load ? 3 : 2, i;
+    int64_t first, last, step = 1, pe, dw, aw, v[7], n, r, col, dext, aext, x, y;
     if (!accel_sim_int(c, 1, 0, c->s->npes - 1, &first) ||
-        (is_load && !accel_sim_int(c, 2, first, c->s->npes - 1, &last)))
+        (is_load && !accel_sim_int(c, 2, first, c->s->npes - 1, &last)) ||
+        (strided && !accel_sim_int(c, 3, 1, c->s->npes, &step)))
         return c->st->code;
     if (!is_load)
         last = first;
@@ -2679,7 +2845,7 @@ static pfvm_code accel_sim_loadstore(accel_sim_ctx *c)
         if (!accel_sim_span(c, is_load ? o : o + 1, dext, &dw) || !accel_sim_dram(c, rw, aext))
             return c->st->code;
         aw = rw;
-        for (pe = first; pe <= last; pe++)
+        for (pe = first; pe <= last; pe += step)
             for (x = 0; x < n; x++)
                 for (y = 0; y < r; y++) {
                     int64_t pp = dw + x * pn + y * pr, rp = aw + x * rn + y * rr, j;
@@ -2701,7 +2867,7 @@ static pfvm_code accel_sim_loadstore(accel_sim_ctx *c)
                 }
     }
     if (is_load)
-        accel_sim_load_cost(c->s, first, last, (double)(n * r * col) * 4);
+        accel_sim_load_cost(c->s, first, last, step, (double)(n * r * col) * 4);
     else
         accel_sim_route(c->s, first, -1, (double)(n * r * col) * 4);
     return PFVM_OK;
@@ -2766,7 +2932,7 @@ static pfvm_code accel_sim_line(accel_sim_ctx *c, const pfvm_tensor *const *inpu
     }
     if (!strcmp(k, "doutput"))
         return accel_sim_doutput(c);
-    if (!strcmp(k, "load") || !strcmp(k, "store"))
+    if (!strcmp(k, "load") || !strcmp(k, "loads") || !strcmp(k, "store"))
         return accel_sim_loadstore(c);
     if (!strcmp(k, "copy"))
         return accel_sim_copy(c);
@@ -2778,6 +2944,18 @@ static pfvm_code accel_sim_line(accel_sim_ctx *c, const pfvm_tensor *const *inpu
         !strcmp(k, "red") || !strcmp(k, "gemm") || !strcmp(k, "gemma"))
         return accel_sim_compute(c);
     return accel_sim_bad(c, PFVM_ERR_PARSE, "unknown instruction");
+}
+
+/* Zeroes the current phase's link bytes and PE cycles. */
+static void accel_sim_reset_counts(pfvm_accel_sim *s)
+{
+    int k;
+    for (k = 1; k < s->t.nlevels; k++) {
+        size_t n = (size_t)pfvm_accel_target_instances(&s->t, k);
+        memset(s->link[k][0], 0, n * sizeof(double));
+        memset(s->link[k][1], 0, n * sizeof(double));
+    }
+    memset(s->pe_cycles, 0, (size_t)s->npes * sizeof *s->pe_cycles);
 }
 
 pfvm_code pfvm_accel_sim_run(pfvm_accel_sim *s, const char *program, const pfvm_tensor *const *inputs, int ninputs,
@@ -2799,6 +2977,7 @@ pfvm_code pfvm_accel_sim_run(pfvm_accel_sim *s, const char *program, const pfvm_
     s->cycles = s->transfer_cycles = 0;
     stbds_arrsetlen(s->phases, 0);
     memset(s->active, 1, (size_t)s->npes);
+    accel_sim_reset_counts(s); /* a run that failed mid-phase left its bytes and cycles */
     while (*p && rc == PFVM_OK) {
         const char *e = strchr(p, '\n');
         size_t len = e ? (size_t)(e - p) : strlen(p), i;

@@ -453,8 +453,17 @@ expect_error_matching "accel op without lowering" "node /Shape (Shape): no accel
     "$INTERP" accel "$EW/model.onnx" --target targets/mncore2.txt --dim batch=4 --dim N=8
 expect_error_matching "accel tile does not fit" "(LayerNormalization): no streamed lowering, and its tensors do not fit whole in one pe (1024 bytes)" \
     "$INTERP" accel "$MLP/model.onnx" --target targets/tiny.txt
-expect_error_matching "accel --baseline" "--baseline is not implemented yet" \
-    "$INTERP" accel "$MLP/model.onnx" --target targets/mncore2.txt --baseline naive
+expect_error_matching "accel --baseline other" "--baseline knows 'naive', not 'smart'" \
+    "$INTERP" accel "$MLP/model.onnx" --target targets/mncore2.txt --baseline smart
+# the naive baseline (first axis over the PEs: 1 here) simulates to the same output
+if "$INTERP" accel "$MLP/model.onnx" --target targets/mncore2.txt --baseline naive --simulate \
+    -i "$MLP/test_data_set_0/input_0.pb" --out "$tmp/naive_out" >"$tmp/out" 2>"$tmp/err" &&
+    grep -q '^plan: baseline naive' "$tmp/out" && grep -q '^simulated [0-9]* cycles' "$tmp/out" &&
+    [ -f "$tmp/naive_out/output_0.pb" ]; then
+    ok
+else
+    bad "accel --baseline naive: $(head -c 300 "$tmp/err")"
+fi
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

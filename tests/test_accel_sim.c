@@ -203,6 +203,39 @@ static void check_bad(pfvm_accel_sim *s)
     bad(s, "program tiny\non 3\n", "expected pairs FIRST LAST");
 }
 
+/* loads F L S: the same data to every S-th PE, sent once down each link
+ * whose children's links broadcast */
+static void check_strided_load(pfvm_accel_sim *s)
+{
+    float x[4] = {-1, 2, -3, 4};
+    int64_t d[1] = {4};
+    pfvm_status st;
+    pfvm_tensor *in = pfvm_tensor_view(PFVM_FLOAT, 1, d, x, &st);
+    const pfvm_tensor *ins[1];
+    const pfvm_tensor *y;
+    ins[0] = in;
+    CHECK_MSG(pfvm_accel_sim_run(s,
+                                 "program tiny\n"
+                                 "dinput 0 0\n"
+                                 "loads 0 15 4 0 0 1 1 4 0 0 0 0   # PEs 0, 4, 8, 12: one per group\n"
+                                 "on 0 0 4 4 8 8 12 12\n"
+                                 "un relu 16 0 4\n"
+                                 "store 12 64 16 1 1 4 0 0 0 0\n"
+                                 "doutput 0 64 4\n",
+                                 ins, 1, no_weights, NULL, &st) == PFVM_OK,
+              "%s", st.msg);
+    y = pfvm_accel_sim_output(s, 0);
+    CHECK(y && y->dims[0] == 4 && ((const float *)y->data)[0] == 0 && ((const float *)y->data)[3] == 4);
+    /* 16 bytes: 4 cycles on each PE's link (4 bytes per cycle), 2 on each
+     * group's (8), 1 on each cluster's (16, sent once for its two groups);
+     * the store takes 4 on PE 12's link up, in the same phase */
+    CHECK_MSG(pfvm_accel_sim_cycles(s) == 4, "%g cycles", pfvm_accel_sim_cycles(s));
+    pfvm_tensor_free(in);
+    bad(s, "program tiny\ndinput 0 0\nloads 0 15 4 0 0 1 1 4 0 0 0 0\non 1 1\nun relu 16 0 4\n",
+        "line 5 (un): PE 1 reads byte 0, which nothing has written");
+    bad(s, "program tiny\ndinput 0 0\nloads 0 15 0 0 0 1 1 4 0 0 0 0\n", "operand 3 '0' is not an integer from 1 to 16");
+}
+
 int main(void)
 {
     pfvm_status st;
@@ -215,6 +248,7 @@ int main(void)
     check_gemm(s);
     check_moves(s);
     check_bad(s);
+    check_strided_load(s);
     pfvm_accel_sim_free(s);
     return CHECK_END();
 }

@@ -41,6 +41,13 @@ typedef struct pfvm_accel_stats {
  * symbolic dim, a tensor that does not fit in a PE. */
 PFVM_API pfvm_code pfvm_accel_emit(pfvm_model *m, const pfvm_accel_target *t, char **program,
                                    pfvm_accel_stats *stats, pfvm_status *st);
+/* The baseline the issue measures against (interp accel --baseline
+ * naive): the streamed plan with every node on as many PEs as its output's
+ * first axis has (its tiles in waves over those), each tensor through the
+ * root memory between nodes (no activation applied by its producer). The
+ * rest as pfvm_accel_emit. */
+PFVM_API pfvm_code pfvm_accel_emit_naive(pfvm_model *m, const pfvm_accel_target *t, char **program,
+                                         pfvm_accel_stats *stats, pfvm_status *st);
 /* Records the program's placement in m (the model pfvm_accel_emit
  * optimized) as ONNX metadata_props, so that the laid-out graph can be
  * saved as ONNX and read back by any tool: "pfvm.accel.target" = the

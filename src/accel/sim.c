@@ -816,29 +816,29 @@ static pfvm_code accel_sim_doutput(accel_sim_ctx *c)
     return PFVM_OK;
 }
 
-/* Link bytes of one transfer of `bytes` from the root to every PE of
- * [first, last] (the same data): the link into an instance carries it once
- * when its children's links broadcast, else what they carry together. */
-static void accel_sim_load_cost(pfvm_accel_sim *s, int64_t first, int64_t last, double bytes)
+/* Link bytes of one transfer of `bytes` from the root to the PEs first,
+ * first + step, ... up to last (the same data): the link into an instance
+ * carries it once when its children's links broadcast (and one of them
+ * needs it), else what they carry together. */
+static void accel_sim_load_cost(pfvm_accel_sim *s, int64_t first, int64_t last, int64_t step, double bytes)
 {
     int nl = s->t.nlevels, k;
     int64_t lo = first, hi = last, i;
     double *carried = s->carry; /* per instance of level k + 1, from lo */
     for (i = lo; i <= hi; i++) {
-        carried[i - lo] = bytes;
-        s->link[nl - 1][0][i] += bytes;
+        carried[i - lo] = (i - lo) % step ? 0 : bytes;
+        s->link[nl - 1][0][i] += carried[i - lo];
     }
     for (k = nl - 2; k >= 1; k--) {
         int64_t fan = s->t.levels[k + 1].fanout, nlo = lo / fan, nhi = hi / fan, inst;
         for (inst = nlo; inst <= nhi; inst++) {
             double b = 0;
             int64_t ch;
-            if (s->t.levels[k + 1].broadcast)
+            for (ch = inst * fan; ch < (inst + 1) * fan; ch++)
+                if (ch >= lo && ch <= hi)
+                    b += carried[ch - lo];
+            if (s->t.levels[k + 1].broadcast && b > 0)
                 b = bytes;
-            else
-                for (ch = inst * fan; ch < (inst + 1) * fan; ch++)
-                    if (ch >= lo && ch <= hi)
-                        b += carried[ch - lo];
             carried[inst - nlo] = b;
             s->link[k][0][inst] += b;
         }
@@ -847,16 +847,19 @@ static void accel_sim_load_cost(pfvm_accel_sim *s, int64_t first, int64_t last, 
     }
 }
 
-/* load F L D A N R C DN DR AN AR: every PE of F..L gets
+/* load F L D A N R C DN DR AN AR: every PE of F..L gets (loads F L S ...:
+ * the PEs F, F+S, ... up to L)
  * D[n*DN + r*DR + c] = root[A + n*AN + r*AR + c] (strides in elements);
  * store P A D N R C AN AR DN DR: root[A + n*AN + r*AR + c] = PE P's
  * D[n*DN + r*DR + c]. */
 static pfvm_code accel_sim_loadstore(accel_sim_ctx *c)
 {
-    int is_load = !strcmp(c->tok[0], "load"), o = is_load ? 3 : 2, i;
-    int64_t first, last, pe, dw, aw, v[7], n, r, col, dext, aext, x, y;
+    int strided = !strcmp(c->tok[0], "loads"), is_load = strided || !strcmp(c->tok[0], "load");
+    int o = strided ? 4 : is_load ? 3 : 2, i;
+    int64_t first, last, step = 1, pe, dw, aw, v[7], n, r, col, dext, aext, x, y;
     if (!accel_sim_int(c, 1, 0, c->s->npes - 1, &first) ||
-        (is_load && !accel_sim_int(c, 2, first, c->s->npes - 1, &last)))
+        (is_load && !accel_sim_int(c, 2, first, c->s->npes - 1, &last)) ||
+        (strided && !accel_sim_int(c, 3, 1, c->s->npes, &step)))
         return c->st->code;
     if (!is_load)
         last = first;
@@ -880,7 +883,7 @@ static pfvm_code accel_sim_loadstore(accel_sim_ctx *c)
         if (!accel_sim_span(c, is_load ? o : o + 1, dext, &dw) || !accel_sim_dram(c, rw, aext))
             return c->st->code;
         aw = rw;
-        for (pe = first; pe <= last; pe++)
+        for (pe = first; pe <= last; pe += step)
             for (x = 0; x < n; x++)
                 for (y = 0; y < r; y++) {
                     int64_t pp = dw + x * pn + y * pr, rp = aw + x * rn + y * rr, j;
@@ -902,7 +905,7 @@ static pfvm_code accel_sim_loadstore(accel_sim_ctx *c)
                 }
     }
     if (is_load)
-        accel_sim_load_cost(c->s, first, last, (double)(n * r * col) * 4);
+        accel_sim_load_cost(c->s, first, last, step, (double)(n * r * col) * 4);
     else
         accel_sim_route(c->s, first, -1, (double)(n * r * col) * 4);
     return PFVM_OK;
@@ -967,7 +970,7 @@ static pfvm_code accel_sim_line(accel_sim_ctx *c, const pfvm_tensor *const *inpu
     }
     if (!strcmp(k, "doutput"))
         return accel_sim_doutput(c);
-    if (!strcmp(k, "load") || !strcmp(k, "store"))
+    if (!strcmp(k, "load") || !strcmp(k, "loads") || !strcmp(k, "store"))
         return accel_sim_loadstore(c);
     if (!strcmp(k, "copy"))
         return accel_sim_copy(c);
@@ -979,6 +982,18 @@ static pfvm_code accel_sim_line(accel_sim_ctx *c, const pfvm_tensor *const *inpu
         !strcmp(k, "red") || !strcmp(k, "gemm") || !strcmp(k, "gemma"))
         return accel_sim_compute(c);
     return accel_sim_bad(c, PFVM_ERR_PARSE, "unknown instruction");
+}
+
+/* Zeroes the current phase's link bytes and PE cycles. */
+static void accel_sim_reset_counts(pfvm_accel_sim *s)
+{
+    int k;
+    for (k = 1; k < s->t.nlevels; k++) {
+        size_t n = (size_t)pfvm_accel_target_instances(&s->t, k);
+        memset(s->link[k][0], 0, n * sizeof(double));
+        memset(s->link[k][1], 0, n * sizeof(double));
+    }
+    memset(s->pe_cycles, 0, (size_t)s->npes * sizeof *s->pe_cycles);
 }
 
 pfvm_code pfvm_accel_sim_run(pfvm_accel_sim *s, const char *program, const pfvm_tensor *const *inputs, int ninputs,
@@ -1000,6 +1015,7 @@ pfvm_code pfvm_accel_sim_run(pfvm_accel_sim *s, const char *program, const pfvm_
     s->cycles = s->transfer_cycles = 0;
     stbds_arrsetlen(s->phases, 0);
     memset(s->active, 1, (size_t)s->npes);
+    accel_sim_reset_counts(s); /* a run that failed mid-phase left its bytes and cycles */
     while (*p && rc == PFVM_OK) {
         const char *e = strchr(p, '\n');
         size_t len = e ? (size_t)(e - p) : strlen(p), i;

@@ -251,6 +251,23 @@ struct pfvm_accel_ctx {
     int stream;
     int64_t pes, pe_mem;
     int64_t pe_used; /* set by a streamed hook: the most PE bytes it uses */
+    /* the links below the root, outermost first, for cost-aware tilings
+     * (streamed): link k enters each of the instances of the target's
+     * level k + 1, which holds link_pes[k] PEs; link_down/link_up are its
+     * bytes per cycle; link_bcast[k]: the links below it broadcast (it
+     * carries data once for all the PEs under it); macs: float MACs per
+     * cycle of one PE */
+    int nlinks;
+    int link_bcast[8];
+    /* streamed: when not NULL, emits the node's single consumer (an
+     * element-wise operator, through its own resident hook) on n elements
+     * at PE byte offset off, in place; a hook that calls it on each output
+     * tile before storing sets post_done (the consumer is then a view) */
+    pfvm_code (*post)(pfvm_accel_ctx *c, int64_t off, int64_t n);
+    int post_done;
+    int64_t link_pes[8];
+    double link_down[8], link_up[8];
+    double macs;
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
