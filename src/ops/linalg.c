@@ -817,10 +817,10 @@ static void pfvm__la_part(void *ctx, int i)
 
 /* The busiest of `parts` threads' share of n rows or columns cut in units
  * of `unit`, relative to an even split: 1 is perfect. */
-static double pfvm__la_balance(int64_t n, int64_t unit, int parts)
+static float pfvm__la_balance(int64_t n, int64_t unit, int parts)
 {
     int64_t units = (n + unit - 1) / unit, most = (units + parts - 1) / parts * unit;
-    return (double)(most < n ? most : n) * parts / (double)n;
+    return (float)(most < n ? most : n) * (float)parts / (float)n; /* float: no soft double on Cortex-M */
 }
 
 /* Splits the product into k's threads where it pays (1: run it whole):
@@ -831,11 +831,11 @@ static double pfvm__la_balance(int64_t n, int64_t unit, int parts)
 static int pfvm__la_split(pfvm__la_par *p, int threads)
 {
     int64_t mr = p->kn->mr, nr = p->kn->nr;
-    if (threads <= 1 || (double)p->m * (double)p->n * (double)p->k < PFVM__LA_PAR_MIN ||
+    if (threads <= 1 || (float)p->m * (float)p->n * (float)p->k < (float)PFVM__LA_PAR_MIN ||
         (!p->reads_b && !p->ws))
         return 1; /* blocks on the stack: no workspace to give each part */
     p->by_rows = !p->reads_b && p->ws &&
-                 pfvm__la_balance(p->m, mr, threads) + 0.1 < pfvm__la_balance(p->n, nr, threads);
+                 pfvm__la_balance(p->m, mr, threads) + 0.1f < pfvm__la_balance(p->n, nr, threads);
     p->unit = p->by_rows ? mr : nr;
     p->units = p->by_rows ? (p->m + mr - 1) / mr : (p->n + nr - 1) / nr;
     p->parts = p->units < threads ? (int)p->units : threads;
@@ -1145,7 +1145,7 @@ static void pfvm__la_bias_span(void *user, int64_t pos, int64_t len, const int64
             y[e] = b->fbeta * c[e * stride[0]];
         return;
     }
-    for (e = 0; e < len; e++) {
+    for (e = 0; PFVM__F64 && e < len; e++) { /* pfvm__la_k_gemm refuses other types in PFVM_FLOAT32_ONLY builds */
         int64_t src = off[0] + e * stride[0], at = pos + e;
         if (pfvm_dtype_is_float(b->y->dtype)) {
             double v = b->beta * pfvm_tensor_get_f64(b->c, src);
@@ -1189,7 +1189,7 @@ static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, float b
     }
     b.c = Cb;
     b.y = Y;
-    b.beta = (double)beta;
+    b.beta = PFVM__F64 ? (double)beta : 1.0;
     b.fbeta = beta;
     return pfvm_ew_apply(k, &Cb, 1, Y, pfvm__la_bias_span, &b);
 }
@@ -1213,6 +1213,9 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
                              (long long)(tb ? B->dims[1] : B->dims[0]));
     dims[0] = m;
     dims[1] = n;
+    if (!PFVM__F64 && (A->dtype != PFVM_FLOAT || B->dtype != PFVM_FLOAT || (Cb && Cb->dtype != PFVM_FLOAT)))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
+                             "inputs of types other than float32 need a build without PFVM_FLOAT32_ONLY");
     if (pfvm_kctx_output(k, 0, A->dtype, 2, dims) || pfvm__la_gemm_bias(k, Cb, beta, Y))
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     if (A->dtype == PFVM_FLOAT && B->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
@@ -1226,7 +1229,7 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
         bm.s_n = tb ? kk : 1;
         pfvm_la_sgemm_mt(k, m, n, kk, alpha, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, pfvm_la_pack_strided,
                          &bm, (float *)Y->data, n, ws);
-    } else {
+    } else if (PFVM__F64) {
         pfvm__la_gemm_any(m, n, kk, A, 0, ta ? 1 : kk, ta ? m : 1, B, 0, tb ? 1 : n, tb ? kk : 1, Y, 0, (double)alpha, 1);
     }
     return PFVM_OK;

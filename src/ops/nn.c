@@ -947,14 +947,14 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
 {
     pfvm__nn_dwpar p;
     int64_t planes = g->N * g->group;
-    double work = (double)planes * (double)g->out_plane * (double)g->kk;
+    float work = (float)planes * (float)g->out_plane * (float)g->kk; /* float: no soft double on Cortex-M */
     p.g = g;
     p.d = d;
     p.x = x;
     p.wt = wt;
     p.bias = bias;
     p.y = y;
-    p.parts = work < 65536.0 ? 1 : pfvm_kctx_threads(k);
+    p.parts = work < 65536.0f ? 1 : pfvm_kctx_threads(k);
     if (p.parts > planes)
         p.parts = (int)planes;
     if (p.parts <= 1) {
@@ -1044,6 +1044,10 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
     if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && (!B || pfvm__nn_is_f32(B)))
         return pfvm__nn_conv_f32(k, &g, (const float *)X->data, (const float *)W->data, B ? (const float *)B->data : NULL,
                                  (float *)k->out[0]->data, pfvm__nn_packed_of(k, W, g.group));
+    if (!PFVM__F64)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
+                             "%s inputs need the double-precision path (not in a PFVM_FLOAT32_ONLY build)",
+                             pfvm_dtype_name(X->dtype));
     sc.y = k->out[0];
     sc.b = B;
     return pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
@@ -1454,7 +1458,7 @@ static void pfvm__nn_max_plane(const pfvm__nn_2d *d, const float *x, float *y)
                 int32_t iw0 = ow * d->SW - d->PL, kwa, kwb, r, t, best;                             \
                 pfvm__nn_dw_range(d->KW, d->DW, iw0, 0, d->W, &kwa, &kwb);                          \
                 if (kha >= khb || kwa >= kwb) {                                                     \
-                    pfvm_red_store(Y, yoff + oh * d->OW + ow, -INFINITY);                           \
+                    y[oh * d->OW + ow] = (T)((T)-1 < 0 ? INT8_MIN : 0); /* -inf saturated */       \
                     continue;                                                                       \
                 }                                                                                   \
                 best = x[(ih0 + kha * d->DH) * d->W + iw0 + kwa * d->DW];                           \
@@ -1542,7 +1546,7 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
     int64_t in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], dims[PFVM_MAX_RANK], NC, c, o[PFVM__NN_SP], kp[PFVM__NN_SP], at = 0;
     int count_pad = pfvm_node_attr_int(k->node, "count_include_pad", 0) != 0;
     int storage = pfvm_node_attr_int(k->node, "storage_order", 0) != 0;
-    double p = pfvm_node_attr_float(k->node, "p", 2.0f);
+    float p = pfvm_node_attr_float(k->node, "p", 2.0f);
     pfvm__nn_win w;
     pfvm__nn_2d d2;
     int i, nsp = X->rank - 2;
@@ -1578,6 +1582,10 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         pfvm__nn_pool_f32(X, Y, I, kind, NC, in_sp, out_sp, &w, count_pad, storage);
         return PFVM_OK;
     }
+    if (!PFVM__F64)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
+                             "this pooling of %s needs the double-precision path (not in a PFVM_FLOAT32_ONLY build)",
+                             pfvm_dtype_name(X->dtype));
     for (c = 0; c < NC; c++)
         for (o[0] = 0; o[0] < out_sp[0]; o[0]++)
             for (o[1] = 0; o[1] < out_sp[1]; o[1]++)
