@@ -15,6 +15,19 @@ MODELS="digits mlp cnn_small dscnn mlp_mnist digits_sel digits_planned mlp_mnist
 sh tests/mcu/run.sh $MODELS >"$B/run.log" 2>&1 || { cat "$B/run.log"; exit 1; }
 run_summary=$(tail -n 1 "$B/run.log")
 
+# Reader + executor with no kernels: the planned build's pfvm with an empty
+# operator selection, linked into the same program and model as
+# digits_planned (it cannot run it: every operator is missing; measured only)
+F="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
+printf '#define PFVM_OPS_SELECTED 1\n' >"$B/no_ops.h"
+nice arm-none-eabi-gcc -std=c99 -Os -ffunction-sections -fdata-sections -I. -isystem build/nanopb-src -idirafter "$B/sysinc" $F \
+    -include "$B/no_ops.h" -DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_ARENA_CHUNK=1024 -DPFVM_FLOAT32_ONLY \
+    -c tests/mcu/pfvm_impl.c -o "$B/an386/pfvm_impl_none.o"
+arm-none-eabi-gcc $F --specs=nano.specs --specs=nosys.specs -nostartfiles -T tests/mcu/mps2.ld -Wl,--gc-sections \
+    -Wl,-Map="$B/an386/no_kernels.map" -Wl,--no-warn-rwx-segments "$B/an386/startup.o" "$B/an386/main_sel.o" \
+    "$B/an386/pfvm_impl_none.o" "$B/an386/pb_common.o" "$B/an386/pb_decode.o" "$B/an386/pb_encode.o" \
+    "$B/an386/digits_planned.model.o" -lm -o "$B/an386/no_kernels.elf"
+
 stat() { sed -n "s/^stat $2 //p" "$1" | head -n 1; }
 kb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1024 }'; }
 
@@ -36,7 +49,7 @@ flash_by_origin() {
     }
     function add(size, file) {
         if (out !~ /^\.(text|rodata|data|ARM\.extab|ARM\.exidx|preinit_array|init_array|fini_array)$/) return
-        if (file ~ /pfvm_impl(_sel|_planned)?\.o$/) k = "pfvm"
+        if (file ~ /pfvm_impl(_sel|_planned|_none)?\.o$/) k = "pfvm"
         else if (file ~ /pb_(common|decode|encode)\.o$/) k = "nanopb"
         else if (file ~ /(main|startup)\.o$/) k = "harness"
         else if (file ~ /model\.o$/) k = "model"
@@ -287,6 +300,16 @@ are not. Flash grew by 14 KB with the merged code.
   switch (data types selected like operators), not done.
 
 MD
+    set -- $(flash_by_origin "$B/an386/no_kernels.map")
+    echo "## Reader + executor with no kernels"
+    echo
+    echo "The planned build (\`PFVM_NO_AUTODIFF PFVM_NO_SHAPE_INFERENCE PFVM_FLOAT32_ONLY\`) with an empty"
+    echo "operator selection, linked into digits_planned's program and model"
+    echo "(\`build/mcu/an386/no_kernels.elf\`; it is not run): pfvm $(kb $1) KB (target 16 KB), nanopb $(kb $2) KB,"
+    echo "libc, libm, libgcc $(kb $3) KB. By source:"
+    echo
+    python3 bench/flash_by_dir.py "$B/an386/no_kernels.elf"
+    echo
     for m in digits_sel digits_planned; do
         echo "## pfvm's flash in $m by source (arm-none-eabi-nm, \`python3 bench/flash_by_dir.py\`)"
         echo

@@ -410,8 +410,13 @@ static pfvm__la_blocks pfvm__la_blocking(const pfvm__la_kern *kn, int64_t m, int
 PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k)
 {
 #ifdef PFVM_LA_NO_WORKSPACE
-    (void)m, (void)n, (void)k;
-    return 0;
+    /* the small blocks (pfvm_la_sgemm_ws), reserved at bind rather than on
+     * the stack; none for matrix-vector products */
+    int64_t kc = k < PFVM_LA_KC ? k : PFVM_LA_KC;
+    (void)n;
+    if (m <= 2 || kc < 1)
+        return 0;
+    return (size_t)(kc * (PFVM__LA_NR_MAX + 2 * PFVM__LA_MR_MAX));
 #else
     pfvm__la_blocks b;
     if (m <= 2) /* a matrix-vector product (or small blocks on the stack): none */
@@ -644,26 +649,57 @@ static pfvm__la_rect pfvm__la_whole(int64_t m, int64_t n)
     return r;
 }
 
-PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
-                                    int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
+/* The engine with its small blocks in bpack (PFVM__LA_NR_MAX x kc floats)
+ * and apack (2 x PFVM__LA_MR_MAX x kc), kc = min(k, PFVM_LA_KC), and, with
+ * a workspace ws, its large blocks there. */
+static void pfvm__la_sgemm_in(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
+                              pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws, float *bpack,
+                              float *apack)
 {
     const pfvm__la_kern *kn = pfvm__la_pick();
     pfvm__la_blocks bl = pfvm__la_blocking(kn, m, n, k, ws != NULL);
-    float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
     if (m <= 0 || n <= 0 || k <= 0)
         return;
     if (pack == pfvm_la_pack_strided &&
         (pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc) ||
-         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, stack_a, stack_b)))
+         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, apack, bpack)))
         return;
 #ifdef PFVM__LA_T4
     if (!ws && as_k == 1) {
-        pfvm__la_t4_inplace(m, n, k, alpha, a, as_m, pack, user, c, ldc, stack_b, stack_a);
+        pfvm__la_t4_inplace(m, n, k, alpha, a, as_m, pack, user, c, ldc, bpack, apack);
         return;
     }
 #endif
     pfvm__la_blocked(kn, bl, pfvm__la_whole(m, n), k, alpha, a, as_m, as_k, NULL, 0, pack, user, c, ldc,
-                     ws ? ws : stack_b, ws ? ws + bl.kc * bl.nc : stack_a);
+                     ws ? ws : bpack, ws ? ws + bl.kc * bl.nc : apack);
+}
+
+/* The small blocks on the stack (about 12 KB at PFVM_LA_KC 128 on 32-bit
+ * Arm), in a frame of their own: on targets without a large workspace
+ * only a product that needs them and was given no workspace takes it. */
+PFVM__LA_NOINLINE static void pfvm__la_sgemm_stack(int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                                                   int64_t as_m, int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c,
+                                                   int64_t ldc, float *ws)
+{
+    float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
+    pfvm__la_sgemm_in(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, ws, stack_b, stack_a);
+}
+
+PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
+                                    int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
+{
+#ifdef PFVM_LA_NO_WORKSPACE
+    /* the workspace reserved at bind holds the small blocks (pfvm_la_sgemm_ws_floats) */
+    if (ws) {
+        int64_t kc = k < PFVM_LA_KC ? k : PFVM_LA_KC;
+        pfvm__la_sgemm_in(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, NULL, ws, ws + kc * PFVM__LA_NR_MAX);
+        return;
+    }
+    if (m <= 0 || n <= 0 || k <= 0 ||
+        (pack == pfvm_la_pack_strided && pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc)))
+        return; /* matrix-vector products need no blocks */
+#endif
+    pfvm__la_sgemm_stack(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, ws);
 }
 
 /* Packed A: for each block of rows of the depth (the blocking with a
