@@ -3373,17 +3373,40 @@ static double pfvm__nn_conv_flops(const pfvm_node *n, const pfvm_dims *in, int n
 
 /* Workspace hook (pfvm_workspace_fn): the im2col products' blocks, as
  * the float kernel asks pfvm_la_workspace for them (none for depthwise). */
+/* The output's spatial size from x's dims and the window: a Conv inside a
+ * fused group of a model with a stored plan, which holds no shape for the
+ * group's inner values (0 when unknown). */
+static int64_t pfvm__nn_conv_out_plane(const pfvm_node *n, const pfvm_dims *x, const pfvm_dims *w)
+{
+    int64_t kd[PFVM__NN_SP] = {0}, in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], plane = 1;
+    pfvm__nn_win win;
+    int i, nsp = w->rank - 2;
+    if (x->rank != w->rank || nsp < 1 || nsp > PFVM__NN_SP)
+        return 0;
+    for (i = 0; i < PFVM__NN_SP; i++) {
+        kd[i] = i < nsp ? w->d[i + 2] : 0;
+        in_sp[i] = i < nsp ? x->d[i + 2] : 1;
+    }
+    if (pfvm__nn_window(n, nsp, kd, &win, NULL) || pfvm__nn_resolve(&win, in_sp, out_sp, NULL))
+        return 0;
+    for (i = 0; i < nsp; i++)
+        plane *= out_sp[i];
+    return plane;
+}
+
 static size_t pfvm__nn_conv_ws(const pfvm_node *n, const pfvm_dims *in, int n_in, const pfvm_dims *out, int n_out)
 {
     int64_t group = pfvm_node_attr_int(n, "group", 1), mg, kk = 1, plane = 1;
-    int i;
-    if (n_in < 2 || n_out < 1 || in[1].rank < 3 || out[0].rank != in[1].rank || group < 1)
+    int i, known_out = n_out >= 1 && out[0].rank == in[1].rank;
+    if (n_in < 2 || n_out < 1 || in[1].rank < 3 || group < 1)
         return 0;
     mg = in[1].d[0] / group;
     for (i = 2; i < in[1].rank; i++) {
         kk *= in[1].d[i];
-        plane *= out[0].d[i];
+        plane *= known_out ? out[0].d[i] : 1;
     }
+    if (!known_out)
+        plane = pfvm__nn_conv_out_plane(n, &in[0], &in[1]);
     if (mg < 1 || (mg == 1 && in[1].d[1] == 1) || kk < 1 || plane < 1)
         return 0;
     return pfvm_la_sgemm_ws_floats(mg, plane, in[1].d[1] * kk) * sizeof(float);
