@@ -164,6 +164,59 @@ planner; nor the simplify, flops and accel hooks) and `PFVM_ARENA_CHUNK=1024`;
 every other row links the whole library and runs the default passes on
 the device.
 
+Issue 19, fifth round (before: the fourth round's figures below, at
+6422a5f; the planned builds now add `PFVM_FLOAT32_ONLY` and
+`PFVM_ONNX_TENSORS_ONLY`):
+
+| | before | now | target |
+| --- | ---: | ---: | ---: |
+| soft-double call sites, digits_planned and mlp_mnist_planned | 89 | 0 (checked by tests/mcu/run.sh) | 0 |
+| pfvm flash, digits_planned (map figure) | 88.6 KB | see the table above (about 86 KB; by symbols 74.8 KB against 84.4 KB) | <= 32 KB |
+| pfvm flash, reader + executor with no kernels | not measured (estimated 37 KB + the fused engine's 10 KB) | measured: see "Reader + executor with no kernels" below | <= 16 KB |
+| stack during a run, digits_planned / mlp_mnist_planned | 15.5 / 14.4 KB | 3.5 / 3.4 KB | small |
+| RAM, mlp_mnist_planned (static + heap + stack) | 39.3 KB | 28.9 KB | <= 48 KB |
+
+- Soft double: `PFVM_FLOAT32_ONLY` (documented in pfvm.h) leaves out the
+  kernels' paths for double, float16 and bfloat16 tensors and everything
+  they computed in double (the element-wise driver's double path and the
+  operators' double functions, Gemm's and Conv's reference paths and
+  double bias, pooling's generic loop, the fused engine's double loads,
+  stores and reductions); a node given such tensors fails with an error
+  naming it and the switch (tests/test_float32_only.c, in both builds;
+  tests/switches.sh runs digits with it, bit-exact). Code that computed
+  in double for no reason now computes in float in every build: the
+  thread-split heuristics of the matrix engine and the depthwise
+  convolution, MaxPool's 8-bit windows in the padding (stored directly),
+  the executor's plan signature (integer inputs only), the element-wise
+  attributes' defaults. 109 call sites in the planned digits image (89 in
+  the fourth round's count, before the speed merge) -> 0; libgcc's
+  double routines are no longer linked.
+- Stack: on M-profile the matrix engine's small blocks (PFVM_LA_KC x
+  (PFVM_LA_NB + 8) floats at most, bounded by the product's depth: 12 KB
+  for digits' second convolution) are now the executor's workspace,
+  reserved at bind (the same hooks as the large blocks elsewhere), and
+  the stack copy lives in a function of its own that only a product run
+  without an executor calls (matrix-vector products never need one). The
+  run's stack falls from 15.5 to 3.5 KB (painted stack, main.c), the
+  heap grows by the same 12 KB for digits (mlp_mnist, all matrix-vector,
+  reserves none). A Conv inside a fused group of a planned model now
+  computes its output plane from the window for that reservation (the
+  stored plan holds no shape for a group's inner values; before, the run
+  allocated the blocks).
+- Flash: `PFVM_ONNX_TENSORS_ONLY` (documented in pfvm_onnx.h) drops the
+  reader's sparse tensors and sequence, optional and map values and types
+  (13.1 -> 11.3 KB of reader); `PFVM_FLOAT32_ONLY` removed about 7 KB of
+  generic kernel paths. The image with no operator at all is measured
+  below: the reader, the executor, the IR and the fused-loop engine alone
+  are about three times the 16 KB target, and the five selected kernels
+  add about 27 KB; 32 KB is not reached. What is left to try: fused
+  programs compiled on the host and stored with the plan (the compiler,
+  3.1 KB, and the fusion hooks would go), a single-thread switch (the
+  split and part logic of the matrix engine and the depthwise kernel),
+  per-kernel-variant selection (the depthwise planes, 3.6 KB, are linked
+  by every Conv), and the IR's graph building (toposort, verify, symbols)
+  replaced by a reader that fills the executor's tables directly.
+
 Issue 19, fourth round: the planned model (before: the table above this
 round, at c5ecc09):
 
