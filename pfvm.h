@@ -162,7 +162,8 @@
  *                         tensors and everything that computes in double
  *                         are left out (also the fused engine's
  *                         reductions, which accumulate in double: such a
- *                         group runs node by node). A node given such
+ *                         group runs node by node, allocating while it
+ *                         runs, as in PFVM_NO_FUSION builds). A node given such
  *                         tensors fails with an error naming it and the
  *                         switch. On a single-precision FPU the image then
  *                         links no soft-double routine: digits planned on a
