@@ -90,9 +90,10 @@
  *                         counted operations (pfvm_limits.max_run_operations,
  *                         pfvm_kctx_spend; none: UINT64_MAX)
  *   PFVM_LA_KC            depth of the float matrix engine's panels when it runs
- *                         without the executor's workspace (128: about 28 KB of
- *                         stack per call on x86-64, 12 KB elsewhere; 32 brings
- *                         it near 3 KB for small stacks); also the length of its
+ *                         without the executor's large workspace (128: about
+ *                         28 KB of stack per call on x86-64 without an
+ *                         executor's workspace, 12 KB of workspace or stack
+ *                         elsewhere; 32 brings it near 3 KB); also the length of its
  *                         fused multiply-add chains, so a device gives the
  *                         host's bits only with the host's value
  *   PFVM_PREPACK          1: Conv packs constant float weights once at bind
@@ -100,11 +101,16 @@
  *                         the weights (the default on 64-bit targets); 0: it
  *                         packs them on every run (the default elsewhere:
  *                         firmware keeps weights in flash)
- *   PFVM_LA_NO_WORKSPACE  the matrix engine keeps its blocks on the stack and
- *                         asks the executor for no workspace (the default on
- *                         M-profile Arm, which has no cache for large blocks;
- *                         PFVM_LA_WORKSPACE keeps the workspace there); the
- *                         results are the same bits either way
+ *   PFVM_LA_NO_WORKSPACE  the matrix engine uses small blocks (PFVM_LA_KC x
+ *                         (PFVM_LA_NB + 8) floats at most, bounded by the
+ *                         product's depth) that the executor reserves at bind
+ *                         as its workspace, instead of large cache blocks (the
+ *                         default on M-profile Arm, which has no cache for
+ *                         large blocks; PFVM_LA_WORKSPACE keeps the large
+ *                         ones there); matrix-vector products take none, and
+ *                         only a product run without an executor puts the
+ *                         blocks on the stack; the results are the same bits
+ *                         either way
  *   PFVM_LA_TILE4         the 4x4 register tile of 32-bit Arm (picked there
  *                         by default) on other targets without CPU dispatch,
  *                         for tests
@@ -154,6 +160,18 @@
  *                         only passes and pfvm_accel.h call (simplify,
  *                         flops, accel lowering) go too: the passes need
  *                         inference
+ *   PFVM_FLOAT32_ONLY     the kernels keep their float32 and integer paths
+ *                         only: the paths for double, float16 and bfloat16
+ *                         tensors and everything that computes in double
+ *                         are left out (also the fused engine's
+ *                         reductions, which accumulate in double: such a
+ *                         group runs node by node, allocating while it
+ *                         runs, as in PFVM_NO_FUSION builds). A node given such
+ *                         tensors fails with an error naming it and the
+ *                         switch. On a single-precision FPU the image then
+ *                         links no soft-double routine: digits planned on a
+ *                         Cortex-M4F, 109 soft-double call sites -> 0 and
+ *                         pfvm's flash -7 KB (tests/mcu checks the 0)
  *   PFVM_ARENA_CHUNK      bytes of each block the model's and the
  *                         executor's arenas take (default 16384; larger
  *                         requests get their own): smaller for small models
@@ -2255,6 +2273,16 @@ PFVM_API pfvm_code pfvm_quantize(pfvm_model *m, const pfvm_tensor *const *inputs
 #define PFVM_ARENA_CHUNK 16384
 #endif
 
+/* PFVM__F64: the kernels' paths for floating-point types other than float32
+ * and whatever they compute in double; PFVM_FLOAT32_ONLY leaves them out,
+ * so that a float32 model on a single-precision FPU links no soft-double
+ * routine (kernels test it as a constant: the compiler drops the paths). */
+#ifdef PFVM_FLOAT32_ONLY
+#define PFVM__F64 0
+#else
+#define PFVM__F64 1
+#endif
+
 /* The C library's allocator, unless the program names its own (each macro
  * on its own). pfvm allocates with PFVM_REALLOC and frees with PFVM_FREE
  * only; PFVM_MALLOC is accepted for symmetry and never called. */
@@ -2487,6 +2515,9 @@ PFVM_INTERNAL const pfvm_allocator *pfvm__graph_allocator(const pfvm_graph *g);
 PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
 /* Name of a node for messages: its name, or "op_type#index". */
 PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t size);
+/* Element i of an integer or bool tensor as int64 (0 for other types or outside
+ * the storage): pfvm_tensor_get_i64 without its floating-point cases. */
+PFVM_INTERNAL int64_t pfvm__tensor_int_at(const pfvm_tensor *t, int64_t i);
 /* ---- src/opi/opi.h ---- */
 /* Whole-model inference that hands each graph's knowledge to keep
  * (pfvm__infer_shapes_keep, src/shape): what helpers get it through. */
@@ -2525,7 +2556,8 @@ typedef pfvm_code (*pfvm_infer_keep_all_fn)(pfvm_graph *g, pfvm_infer_keep_fn ke
 /* PFVM_NO_AUTODIFF and PFVM_NO_FUSION: the amalgamation defines the
  * tables' gradient builders (X_grad) and fusion hooks (X_fuse) as NULL
  * around each table. What is left out leaves static functions unused. */
-#if (defined(PFVM_OPS_SELECTED) || defined(PFVM_NO_AUTODIFF) || defined(PFVM_NO_FUSION) || defined(PFVM_NO_SHAPE_INFERENCE)) && \
+#if (defined(PFVM_OPS_SELECTED) || defined(PFVM_NO_AUTODIFF) || defined(PFVM_NO_FUSION) || defined(PFVM_NO_SHAPE_INFERENCE) || \
+     defined(PFVM_FLOAT32_ONLY)) && \
     defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wunused-const-variable"
@@ -5788,7 +5820,7 @@ double pfvm_tensor_get_f64(const pfvm_tensor *t, int64_t i)
     }
 }
 
-int64_t pfvm_tensor_get_i64(const pfvm_tensor *t, int64_t i)
+PFVM_INTERNAL int64_t pfvm__tensor_int_at(const pfvm_tensor *t, int64_t i)
 {
     const void *d = t->data;
     switch (t->dtype) {
@@ -5801,6 +5833,16 @@ int64_t pfvm_tensor_get_i64(const pfvm_tensor *t, int64_t i)
     case PFVM_UINT16: return PFVM__AT(uint16_t);
     case PFVM_UINT32: return PFVM__AT(uint32_t);
     case PFVM_UINT64: return (int64_t)PFVM__AT(uint64_t);
+    default: return 0;
+    }
+}
+
+int64_t pfvm_tensor_get_i64(const pfvm_tensor *t, int64_t i)
+{
+    switch (t->dtype) {
+    case PFVM_INT64: case PFVM_INT32: case PFVM_INT8: case PFVM_UINT8: case PFVM_BOOL:
+    case PFVM_INT16: case PFVM_UINT16: case PFVM_UINT32: case PFVM_UINT64:
+        return pfvm__tensor_int_at(t, i);
     default: {
         double v = pfvm_tensor_get_f64(t, i);
         if (v != v)
@@ -13668,10 +13710,12 @@ static void pfvm__ew_load_i64(const pfvm_tensor *t, int64_t off, int64_t st, int
     case PFVM_UINT32: PFVM__EW_GATHER(uint32_t, (int64_t)v); break;
     case PFVM_UINT64: PFVM__EW_GATHER(uint64_t, (int64_t)v); break;
     case PFVM_BOOL: PFVM__EW_GATHER(uint8_t, (int64_t)(v != 0)); break;
+#if PFVM__F64 /* the integer path never sees floats (pfvm__ew_choose_path) */
     case PFVM_FLOAT: PFVM__EW_GATHER(float, pfvm__ew_f2i(v)); break;
     case PFVM_DOUBLE: PFVM__EW_GATHER(double, pfvm__ew_f2i(v)); break;
     case PFVM_FLOAT16: PFVM__EW_GATHER(uint16_t, pfvm__ew_f2i(pfvm_half_to_float(v))); break;
     case PFVM_BFLOAT16: PFVM__EW_GATHER(uint16_t, pfvm__ew_f2i(pfvm_bf16_to_float(v))); break;
+#endif
     default:
         for (e = 0; e < n; e++)
             x[e] = 0;
@@ -13714,6 +13758,7 @@ static void pfvm__ew_store_f64(pfvm_tensor *t, int64_t pos, int64_t n, const dou
 static void pfvm__ew_store_i64(pfvm_tensor *t, int64_t pos, int64_t n, const int64_t *x, int u)
 {
     int64_t e;
+    (void)u; /* PFVM_FLOAT32_ONLY: the float cases that read it are left out */
     switch (t->dtype) {
     case PFVM_INT8: PFVM__EW_SCATTER(int64_t, int8_t, (int8_t)v); break;
     case PFVM_INT16: PFVM__EW_SCATTER(int64_t, int16_t, (int16_t)v); break;
@@ -13724,10 +13769,12 @@ static void pfvm__ew_store_i64(pfvm_tensor *t, int64_t pos, int64_t n, const int
     case PFVM_UINT32: PFVM__EW_SCATTER(int64_t, uint32_t, (uint32_t)v); break;
     case PFVM_UINT64: PFVM__EW_SCATTER(int64_t, uint64_t, (uint64_t)v); break;
     case PFVM_BOOL: PFVM__EW_SCATTER(int64_t, uint8_t, v != 0); break;
+#if PFVM__F64
     case PFVM_FLOAT: PFVM__EW_SCATTER(int64_t, float, u ? (float)(uint64_t)v : (float)v); break;
     case PFVM_DOUBLE: PFVM__EW_SCATTER(int64_t, double, u ? (double)(uint64_t)v : (double)v); break;
     case PFVM_FLOAT16: PFVM__EW_SCATTER(int64_t, uint16_t, pfvm_float_to_half(u ? (float)(uint64_t)v : (float)v)); break;
     case PFVM_BFLOAT16: PFVM__EW_SCATTER(int64_t, uint16_t, pfvm_float_to_bf16(u ? (float)(uint64_t)v : (float)v)); break;
+#endif
     default: break;
     }
 }
@@ -13749,8 +13796,16 @@ static pfvm_code pfvm__ew_set_string(pfvm_kctx *k, pfvm_tensor *t, int64_t i, co
 /* ---- operators as scalar expressions ---------------------------------------------- */
 
 /* Node attributes and bounds a scalar expression may use. */
+/* The attributes' type: float in PFVM_FLOAT32_ONLY builds (float32 loops
+ * read fa, fb, fg; only the double functions read these). */
+#if PFVM__F64
+typedef double pfvm__ew_real;
+#else
+typedef float pfvm__ew_real;
+#endif
+
 typedef struct pfvm__ew_params {
-    double alpha, beta, gamma;
+    pfvm__ew_real alpha, beta, gamma;
     int64_t lo, hi; /* Clip's integer bounds */
     int mode;       /* Mod: fmod; BitShift: right; Clip: 1 = has lo, 2 = has hi */
     float fa, fb, fg; /* alpha, beta, gamma for the float32 loops (pfvm__ew_params_floats) */
@@ -14573,7 +14628,7 @@ static void pfvm__ew_span_generic(pfvm__ew_run *r, int64_t pos, int64_t len, con
                 ys[e] = r->op->i(x, r->p, r->is_unsigned);
             }
             pfvm__ew_store_i64(r->out, pos + done, c, ys, r->is_unsigned);
-        } else {
+        } else if (PFVM__F64) {
             double xs[PFVM__EW_ARITY][PFVM__EW_CHUNK], ys[PFVM__EW_CHUNK], x[PFVM__EW_ARITY] = {0};
             for (j = 0; j < r->n; j++)
                 pfvm__ew_load_f64(r->in[j], off[j] + done * stride[j], stride[j], c, xs[j]);
@@ -14616,8 +14671,12 @@ static pfvm_code pfvm__ew_choose_path(pfvm_kctx *k, pfvm__ew_run *r)
         r->path = PFVM__EW_PATH_F32;
     else if (r->op->i && !any_float)
         r->path = PFVM__EW_PATH_INT;
-    else if (r->op->f)
+    else if (r->op->f && PFVM__F64)
         r->path = PFVM__EW_PATH_F64;
+    else if (!PFVM__F64)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
+                             "%s inputs with a %s output need the double-precision paths (not in a PFVM_FLOAT32_ONLY build)",
+                             pfvm_dtype_name(r->in[0]->dtype), pfvm_dtype_name(r->out->dtype));
     else
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "floating-point inputs are not supported");
     return PFVM_OK;
@@ -14697,23 +14756,29 @@ static pfvm_code pfvm__ew_run_node(pfvm_kctx *k, const pfvm__ew_op *op, const pf
     return pfvm__ew_map(k, op, p, ins, n, out);
 }
 
-static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, double alpha, double beta)
+static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, float alpha, float beta)
 {
     memset(p, 0, sizeof *p);
-    p->alpha = pfvm_node_attr_float(n, "alpha", (float)alpha);
-    p->beta = pfvm_node_attr_float(n, "beta", (float)beta);
+    p->alpha = pfvm_node_attr_float(n, "alpha", alpha);
+    p->beta = pfvm_node_attr_float(n, "beta", beta);
     p->gamma = pfvm_node_attr_float(n, "gamma", 1.0507009873554804934193349852946f);
 }
 
 /* ---- kernels ------------------------------------------------------------------------ */
 
-#define PFVM__EW_OP_FI(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
-#define PFVM__EW_OP_F(name, out) {pfvm__ew_f_##name, NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
+/* the double function, left out of PFVM_FLOAT32_ONLY builds */
+#if PFVM__F64
+#define PFVM__EW_FN(name) pfvm__ew_f_##name
+#else
+#define PFVM__EW_FN(name) NULL
+#endif
+#define PFVM__EW_OP_FI(name, out) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
+#define PFVM__EW_OP_F(name, out) {PFVM__EW_FN(name), NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
 /* binary (PFVM__EW_BINARY): with the kernel for a second operand that is one value */
-#define PFVM__EW_OP_FI2(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, 0}
+#define PFVM__EW_OP_FI2(name, out) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, 0}
 /* the same, declaring the fused kernel micro-op u */
-#define PFVM__EW_OP_FIU(name, out, u) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, u}
-#define PFVM__EW_OP_FI2U(name, out, u) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, u}
+#define PFVM__EW_OP_FIU(name, out, u) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, u}
+#define PFVM__EW_OP_FI2U(name, out, u) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, u}
 #define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, NULL, PFVM_UNDEFINED, NULL, 0}
 /* logic on bools, with a fused kernel over 0/1 registers */
 #define PFVM__EW_OP_L(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, pfvm__ew_z_##name, PFVM_BOOL, NULL, 0}
@@ -14905,8 +14970,8 @@ static pfvm_code pfvm__ew_k_isinf(pfvm_kctx *k)
     static const pfvm__ew_op op = PFVM__EW_OP_F(isinf, PFVM_BOOL);
     pfvm__ew_params p;
     memset(&p, 0, sizeof p);
-    p.alpha = (double)(pfvm_node_attr_int(k->node, "detect_positive", 1) != 0);
-    p.beta = (double)(pfvm_node_attr_int(k->node, "detect_negative", 1) != 0);
+    p.alpha = (pfvm__ew_real)(pfvm_node_attr_int(k->node, "detect_positive", 1) != 0);
+    p.beta = (pfvm__ew_real)(pfvm_node_attr_int(k->node, "detect_negative", 1) != 0);
     return pfvm__ew_run_node(k, &op, &p, PFVM_BOOL);
 }
 
@@ -14915,8 +14980,8 @@ static pfvm_code pfvm__ew_k_isinf_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
     static const pfvm__ew_op op = PFVM__EW_OP_F(isinf, PFVM_BOOL);
     pfvm__ew_params p;
     memset(&p, 0, sizeof p);
-    p.alpha = (double)(pfvm_node_attr_int(n, "detect_positive", 1) != 0);
-    p.beta = (double)(pfvm_node_attr_int(n, "detect_negative", 1) != 0);
+    p.alpha = (pfvm__ew_real)(pfvm_node_attr_int(n, "detect_positive", 1) != 0);
+    p.beta = (pfvm__ew_real)(pfvm_node_attr_int(n, "detect_negative", 1) != 0);
     return pfvm__ew_fuse_op(f, n, &op, &p);
 }
 
@@ -15058,7 +15123,7 @@ static pfvm_code pfvm__ew_fold(pfvm_kctx *k, const pfvm__ew_op *op, int mean)
         ins[0] = out;
     }
     if (mean) {
-        p.alpha = (double)k->n_in;
+        p.alpha = (pfvm__ew_real)k->n_in;
         ins[0] = out;
         return pfvm__ew_map(k, &divby, &p, ins, 1, out);
     }
@@ -15118,7 +15183,7 @@ static pfvm_code pfvm__ew_fuse_fold(pfvm_fuse_ctx *f, const pfvm_node *n, const 
     }
     if (!mean)
         return PFVM_OK;
-    p.alpha = (double)n->n_inputs;
+    p.alpha = (pfvm__ew_real)n->n_inputs;
     pfvm__ew_params_floats(&p);
     return pfvm_fuse_emit(f, divby.z, &p, sizeof p, PFVM_FUSE_OUT(0), 1, &acc);
 }
@@ -15295,7 +15360,7 @@ static pfvm_code pfvm__ew_infer_where(pfvm_ictx *c)
 }
 
 /* Clip's bound from input i (opset 11+): absent or empty means none. */
-static pfvm_code pfvm__ew_clip_bound(pfvm_kctx *k, int i, double *f, int64_t *v, int *has)
+static pfvm_code pfvm__ew_clip_bound(pfvm_kctx *k, int i, pfvm__ew_real *f, int64_t *v, int *has)
 {
     const pfvm_tensor *t = k->n_in > i ? k->in[i] : NULL;
     int64_t n;
@@ -15305,7 +15370,7 @@ static pfvm_code pfvm__ew_clip_bound(pfvm_kctx *k, int i, double *f, int64_t *v,
     if (n != 1 || !pfvm__ew_numeric(t->dtype))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input %d (%s) must be a numeric scalar", i,
                              i == 1 ? "min" : "max");
-    *f = pfvm_tensor_get_f64(t, 0);
+    *f = (pfvm__ew_real)pfvm_tensor_get_f64(t, 0);
     *v = pfvm_tensor_get_i64(t, 0);
     *has = 1;
     return PFVM_OK;
@@ -17548,6 +17613,8 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_reduce(pfvm_fuse_ctx *f, int d, int src, const
     pfvm__fz_sink k;
     if (!r || !r->accum || j < 0 || j >= f->node->n_outputs || !dst || s < 0 || n_axes < 0 || n_axes > PFVM_MAX_RANK)
         return pfvm_fuse_refuse(f, "malformed reduction");
+    if (!PFVM__F64) /* pfvm__fz_run's sinks accumulate and store in double */
+        return pfvm_fuse_refuse(f, "reductions accumulate in double (not in a PFVM_FLOAT32_ONLY build)");
     f->info.reduction = 1;
     f->info.iter_input = src >= 0 && src < f->node->n_inputs ? src : -1;
     f->out_sink |= 1u << j;
@@ -17968,12 +18035,12 @@ done:
 
 static int pfvm__fz_loadable(pfvm_dtype t)
 {
-    return pfvm_dtype_is_float(t) || pfvm_dtype_is_int(t) || t == PFVM_BOOL;
+    return (pfvm_dtype_is_float(t) && (t != PFVM_DOUBLE || PFVM__F64)) || pfvm_dtype_is_int(t) || t == PFVM_BOOL;
 }
 
 static int pfvm__fz_storable(pfvm_dtype t)
 {
-    return t == PFVM_FLOAT || t == PFVM_DOUBLE || t == PFVM_FLOAT16 || t == PFVM_BFLOAT16 || t == PFVM_BOOL;
+    return t == PFVM_FLOAT || (t == PFVM_DOUBLE && PFVM__F64) || t == PFVM_FLOAT16 || t == PFVM_BFLOAT16 || t == PFVM_BOOL;
 }
 
 #define PFVM__FZ_GATHER(T, expr)                               \
@@ -18002,7 +18069,9 @@ static void pfvm__fz_load(float *PFVM_RESTRICT d, const pfvm_tensor *t, int64_t 
                 d[e] = s[e * st];
         break;
     }
+#if PFVM__F64 /* else not loadable */
     case PFVM_DOUBLE: PFVM__FZ_GATHER(double, v); break;
+#endif
     case PFVM_FLOAT16: PFVM__FZ_GATHER(uint16_t, pfvm_half_to_float(v)); break;
     case PFVM_BFLOAT16: PFVM__FZ_GATHER(uint16_t, pfvm_bf16_to_float(v)); break;
     case PFVM_BOOL: PFVM__FZ_GATHER(uint8_t, v != 0); break;
@@ -18027,12 +18096,14 @@ static void pfvm__fz_store(pfvm_tensor *t, int64_t pos, const float *PFVM_RESTRI
     int64_t e;
     switch (t->dtype) {
     case PFVM_FLOAT: memcpy((float *)t->data + pos, s, sizeof(float) * (size_t)m); break;
+#if PFVM__F64 /* else not storable */
     case PFVM_DOUBLE: {
         double *d = (double *)t->data + pos;
         for (e = 0; e < m; e++)
             d[e] = s[e];
         break;
     }
+#endif
     case PFVM_FLOAT16: {
         uint16_t *d = (uint16_t *)t->data + pos;
         for (e = 0; e < m; e++)
@@ -18773,7 +18844,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
             return rc;
     }
     /* the reductions' results */
-    for (j = 0; j < ns; j++) {
+    for (j = 0; PFVM__F64 && j < ns; j++) { /* none without double (pfvm_fuse_reduce) */
         const pfvm__fz_sink *kk = &p->sinks[j];
         pfvm_tensor *t = k->out[kk->out];
         int64_t o;
@@ -21670,8 +21741,13 @@ static pfvm__la_blocks pfvm__la_blocking(const pfvm__la_kern *kn, int64_t m, int
 PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k)
 {
 #ifdef PFVM_LA_NO_WORKSPACE
-    (void)m, (void)n, (void)k;
-    return 0;
+    /* the small blocks (pfvm_la_sgemm_ws), reserved at bind rather than on
+     * the stack; none for matrix-vector products */
+    int64_t kc = k < PFVM_LA_KC ? k : PFVM_LA_KC;
+    (void)n;
+    if (m <= 2 || kc < 1)
+        return 0;
+    return (size_t)(kc * (PFVM__LA_NR_MAX + 2 * PFVM__LA_MR_MAX));
 #else
     pfvm__la_blocks b;
     if (m <= 2) /* a matrix-vector product (or small blocks on the stack): none */
@@ -21904,26 +21980,57 @@ static pfvm__la_rect pfvm__la_whole(int64_t m, int64_t n)
     return r;
 }
 
-PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
-                                    int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
+/* The engine with its small blocks in bpack (PFVM__LA_NR_MAX x kc floats)
+ * and apack (2 x PFVM__LA_MR_MAX x kc), kc = min(k, PFVM_LA_KC), and, with
+ * a workspace ws, its large blocks there. */
+static void pfvm__la_sgemm_in(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
+                              pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws, float *bpack,
+                              float *apack)
 {
     const pfvm__la_kern *kn = pfvm__la_pick();
     pfvm__la_blocks bl = pfvm__la_blocking(kn, m, n, k, ws != NULL);
-    float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
     if (m <= 0 || n <= 0 || k <= 0)
         return;
     if (pack == pfvm_la_pack_strided &&
         (pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc) ||
-         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, stack_a, stack_b)))
+         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, apack, bpack)))
         return;
 #ifdef PFVM__LA_T4
     if (!ws && as_k == 1) {
-        pfvm__la_t4_inplace(m, n, k, alpha, a, as_m, pack, user, c, ldc, stack_b, stack_a);
+        pfvm__la_t4_inplace(m, n, k, alpha, a, as_m, pack, user, c, ldc, bpack, apack);
         return;
     }
 #endif
     pfvm__la_blocked(kn, bl, pfvm__la_whole(m, n), k, alpha, a, as_m, as_k, NULL, 0, pack, user, c, ldc,
-                     ws ? ws : stack_b, ws ? ws + bl.kc * bl.nc : stack_a);
+                     ws ? ws : bpack, ws ? ws + bl.kc * bl.nc : apack);
+}
+
+/* The small blocks on the stack (about 12 KB at PFVM_LA_KC 128 on 32-bit
+ * Arm), in a frame of their own: on targets without a large workspace
+ * only a product that needs them and was given no workspace takes it. */
+PFVM__LA_NOINLINE static void pfvm__la_sgemm_stack(int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                                                   int64_t as_m, int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c,
+                                                   int64_t ldc, float *ws)
+{
+    float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
+    pfvm__la_sgemm_in(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, ws, stack_b, stack_a);
+}
+
+PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
+                                    int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
+{
+#ifdef PFVM_LA_NO_WORKSPACE
+    /* the workspace reserved at bind holds the small blocks (pfvm_la_sgemm_ws_floats) */
+    if (ws) {
+        int64_t kc = k < PFVM_LA_KC ? k : PFVM_LA_KC;
+        pfvm__la_sgemm_in(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, NULL, ws, ws + kc * PFVM__LA_NR_MAX);
+        return;
+    }
+    if (m <= 0 || n <= 0 || k <= 0 ||
+        (pack == pfvm_la_pack_strided && pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc)))
+        return; /* matrix-vector products need no blocks */
+#endif
+    pfvm__la_sgemm_stack(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, ws);
 }
 
 /* Packed A: for each block of rows of the depth (the blocking with a
@@ -22077,10 +22184,10 @@ static void pfvm__la_part(void *ctx, int i)
 
 /* The busiest of `parts` threads' share of n rows or columns cut in units
  * of `unit`, relative to an even split: 1 is perfect. */
-static double pfvm__la_balance(int64_t n, int64_t unit, int parts)
+static float pfvm__la_balance(int64_t n, int64_t unit, int parts)
 {
     int64_t units = (n + unit - 1) / unit, most = (units + parts - 1) / parts * unit;
-    return (double)(most < n ? most : n) * parts / (double)n;
+    return (float)(most < n ? most : n) * (float)parts / (float)n; /* float: no soft double on Cortex-M */
 }
 
 /* Splits the product into k's threads where it pays (1: run it whole):
@@ -22091,11 +22198,11 @@ static double pfvm__la_balance(int64_t n, int64_t unit, int parts)
 static int pfvm__la_split(pfvm__la_par *p, int threads)
 {
     int64_t mr = p->kn->mr, nr = p->kn->nr;
-    if (threads <= 1 || (double)p->m * (double)p->n * (double)p->k < PFVM__LA_PAR_MIN ||
+    if (threads <= 1 || (float)p->m * (float)p->n * (float)p->k < (float)PFVM__LA_PAR_MIN ||
         (!p->reads_b && !p->ws))
         return 1; /* blocks on the stack: no workspace to give each part */
     p->by_rows = !p->reads_b && p->ws &&
-                 pfvm__la_balance(p->m, mr, threads) + 0.1 < pfvm__la_balance(p->n, nr, threads);
+                 pfvm__la_balance(p->m, mr, threads) + 0.1f < pfvm__la_balance(p->n, nr, threads);
     p->unit = p->by_rows ? mr : nr;
     p->units = p->by_rows ? (p->m + mr - 1) / mr : (p->n + nr - 1) / nr;
     p->parts = p->units < threads ? (int)p->units : threads;
@@ -22406,7 +22513,7 @@ static void pfvm__la_bias_span(void *user, int64_t pos, int64_t len, const int64
             y[e] = b->fbeta * c[e * stride[0]];
         return;
     }
-    for (e = 0; e < len; e++) {
+    for (e = 0; PFVM__F64 && e < len; e++) { /* pfvm__la_k_gemm refuses other types in PFVM_FLOAT32_ONLY builds */
         int64_t src = off[0] + e * stride[0], at = pos + e;
         if (pfvm_dtype_is_float(b->y->dtype)) {
             double v = b->beta * pfvm_tensor_get_f64(b->c, src);
@@ -22450,7 +22557,7 @@ static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, float b
     }
     b.c = Cb;
     b.y = Y;
-    b.beta = (double)beta;
+    b.beta = PFVM__F64 ? (double)beta : 1.0;
     b.fbeta = beta;
     return pfvm_ew_apply(k, &Cb, 1, Y, pfvm__la_bias_span, &b);
 }
@@ -22474,6 +22581,9 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
                              (long long)(tb ? B->dims[1] : B->dims[0]));
     dims[0] = m;
     dims[1] = n;
+    if (!PFVM__F64 && (A->dtype != PFVM_FLOAT || B->dtype != PFVM_FLOAT || (Cb && Cb->dtype != PFVM_FLOAT)))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
+                             "inputs of types other than float32 need a build without PFVM_FLOAT32_ONLY");
     if (pfvm_kctx_output(k, 0, A->dtype, 2, dims) || pfvm__la_gemm_bias(k, Cb, beta, Y) ||
         pfvm_kctx_spend(k, pfvm__sat_mul((uint64_t)pfvm_tensor_numel(Y), (uint64_t)(kk > 0 ? kk : 0))))
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
@@ -22488,7 +22598,7 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
         bm.s_n = tb ? kk : 1;
         pfvm_la_sgemm_mt(k, m, n, kk, alpha, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, pfvm_la_pack_strided,
                          &bm, (float *)Y->data, n, ws);
-    } else {
+    } else if (PFVM__F64) {
         pfvm__la_gemm_any(m, n, kk, A, 0, ta ? 1 : kk, ta ? m : 1, B, 0, tb ? 1 : n, tb ? kk : 1, Y, 0, (double)alpha, 1);
     }
     return PFVM_OK;
@@ -24528,14 +24638,14 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
 {
     pfvm__nn_dwpar p;
     int64_t planes = g->N * g->group;
-    double work = (double)planes * (double)g->out_plane * (double)g->kk;
+    float work = (float)planes * (float)g->out_plane * (float)g->kk; /* float: no soft double on Cortex-M */
     p.g = g;
     p.d = d;
     p.x = x;
     p.wt = wt;
     p.bias = bias;
     p.y = y;
-    p.parts = work < 65536.0 ? 1 : pfvm_kctx_threads(k);
+    p.parts = work < 65536.0f ? 1 : pfvm_kctx_threads(k);
     if (p.parts > planes)
         p.parts = (int)planes;
     if (p.parts <= 1) {
@@ -24629,6 +24739,10 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
     if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && (!B || pfvm__nn_is_f32(B)))
         return pfvm__nn_conv_f32(k, &g, (const float *)X->data, (const float *)W->data, B ? (const float *)B->data : NULL,
                                  (float *)k->out[0]->data, pfvm__nn_packed_of(k, W, g.group));
+    if (!PFVM__F64)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
+                             "%s inputs need the double-precision path (not in a PFVM_FLOAT32_ONLY build)",
+                             pfvm_dtype_name(X->dtype));
     sc.y = k->out[0];
     sc.b = B;
     return pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
@@ -25040,7 +25154,7 @@ static void pfvm__nn_max_plane(const pfvm__nn_2d *d, const float *x, float *y)
                 int32_t iw0 = ow * d->SW - d->PL, kwa, kwb, r, t, best;                             \
                 pfvm__nn_dw_range(d->KW, d->DW, iw0, 0, d->W, &kwa, &kwb);                          \
                 if (kha >= khb || kwa >= kwb) {                                                     \
-                    pfvm_red_store(Y, yoff + oh * d->OW + ow, -INFINITY);                           \
+                    y[oh * d->OW + ow] = (T)((T)-1 < 0 ? INT8_MIN : 0); /* -inf saturated */       \
                     continue;                                                                       \
                 }                                                                                   \
                 best = x[(ih0 + kha * d->DH) * d->W + iw0 + kwa * d->DW];                           \
@@ -25128,7 +25242,7 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
     int64_t in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], dims[PFVM_MAX_RANK], NC, c, o[PFVM__NN_SP], kp[PFVM__NN_SP], at = 0;
     int count_pad = pfvm_node_attr_int(k->node, "count_include_pad", 0) != 0;
     int storage = pfvm_node_attr_int(k->node, "storage_order", 0) != 0;
-    double p = pfvm_node_attr_float(k->node, "p", 2.0f);
+    float p = pfvm_node_attr_float(k->node, "p", 2.0f);
     pfvm__nn_win w;
     pfvm__nn_2d d2;
     int i, nsp = X->rank - 2;
@@ -25164,6 +25278,10 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         pfvm__nn_pool_f32(X, Y, I, kind, NC, in_sp, out_sp, &w, count_pad, storage);
         return PFVM_OK;
     }
+    if (!PFVM__F64)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
+                             "this pooling of %s needs the double-precision path (not in a PFVM_FLOAT32_ONLY build)",
+                             pfvm_dtype_name(X->dtype));
     for (c = 0; c < NC; c++)
         for (o[0] = 0; o[0] < out_sp[0]; o[0]++)
             for (o[1] = 0; o[1] < out_sp[1]; o[1]++)
@@ -26951,17 +27069,40 @@ static double pfvm__nn_conv_flops(const pfvm_node *n, const pfvm_dims *in, int n
 
 /* Workspace hook (pfvm_workspace_fn): the im2col products' blocks, as
  * the float kernel asks pfvm_la_workspace for them (none for depthwise). */
+/* The output's spatial size from x's dims and the window: a Conv inside a
+ * fused group of a model with a stored plan, which holds no shape for the
+ * group's inner values (0 when unknown). */
+static int64_t pfvm__nn_conv_out_plane(const pfvm_node *n, const pfvm_dims *x, const pfvm_dims *w)
+{
+    int64_t kd[PFVM__NN_SP] = {0}, in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], plane = 1;
+    pfvm__nn_win win;
+    int i, nsp = w->rank - 2;
+    if (x->rank != w->rank || nsp < 1 || nsp > PFVM__NN_SP)
+        return 0;
+    for (i = 0; i < PFVM__NN_SP; i++) {
+        kd[i] = i < nsp ? w->d[i + 2] : 0;
+        in_sp[i] = i < nsp ? x->d[i + 2] : 1;
+    }
+    if (pfvm__nn_window(n, nsp, kd, &win, NULL) || pfvm__nn_resolve(&win, in_sp, out_sp, NULL))
+        return 0;
+    for (i = 0; i < nsp; i++)
+        plane *= out_sp[i];
+    return plane;
+}
+
 static size_t pfvm__nn_conv_ws(const pfvm_node *n, const pfvm_dims *in, int n_in, const pfvm_dims *out, int n_out)
 {
     int64_t group = pfvm_node_attr_int(n, "group", 1), mg, kk = 1, plane = 1;
-    int i;
-    if (n_in < 2 || n_out < 1 || in[1].rank < 3 || out[0].rank != in[1].rank || group < 1)
+    int i, known_out = n_out >= 1 && out[0].rank == in[1].rank;
+    if (n_in < 2 || n_out < 1 || in[1].rank < 3 || group < 1)
         return 0;
     mg = in[1].d[0] / group;
     for (i = 2; i < in[1].rank; i++) {
         kk *= in[1].d[i];
-        plane *= out[0].d[i];
+        plane *= known_out ? out[0].d[i] : 1;
     }
+    if (!known_out)
+        plane = pfvm__nn_conv_out_plane(n, &in[0], &in[1]);
     if (mg < 1 || (mg == 1 && in[1].d[1] == 1) || kk < 1 || plane < 1)
         return 0;
     return pfvm_la_sgemm_ws_floats(mg, plane, in[1].d[1] * kk) * sizeof(float);
@@ -40677,7 +40818,7 @@ static int pfvm__signature(const pfvm_exec *e, const pfvm_tensor *const *in, int
         if (pfvm__input_known(e, i, t)) {
             int64_t k, numel = pfvm_tensor_numel(t);
             for (k = 0; k < numel && ok; k++)
-                ok &= pfvm__arrpush(*sig, pfvm_tensor_get_i64(t, k));
+                ok &= pfvm__arrpush(*sig, pfvm__tensor_int_at(t, k)); /* integers only: no double linked */
         }
     }
     return ok;

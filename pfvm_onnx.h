@@ -32,6 +32,11 @@
  * functions: load from memory only; PFVM_STATIC makes both headers' code
  * private), plus
  *   PFVM_NO_ONNX_WRITER   drop the writer (smaller firmware)
+ *   PFVM_ONNX_TENSORS_ONLY  the reader takes dense tensors only: sparse
+ *                         tensors (initializers, attributes) and sequence,
+ *                         optional and map types and values fail to load
+ *                         with a message (firmware reading models `interp
+ *                         opt` prepared: about 1.8 KB less on a Cortex-M4)
  *   PFVM_ONNX_MAX_SPARSE_BYTES
  *                         largest dense size of a sparse tensor (1 GiB)
  *   PFVM_ONNX_WRITE_ALIGN file offset alignment of every raw_data the
@@ -1684,6 +1689,16 @@ PB_BIND(pfvm__pb_OptionalProto, pfvm__pb_OptionalProto, AUTO)
  * cut short: "\0" would name the symbol ""), are treated as unnamed dims. */
 #define PFVM__ONNX_MAX_DIM_PARAM 1024
 
+/* PFVM_ONNX_TENSORS_ONLY: the reader takes dense tensors only (firmware
+ * whose prepared models hold nothing else); sparse tensors and sequence,
+ * optional and map types and values are refused with a message. */
+#ifdef PFVM_ONNX_TENSORS_ONLY
+#define PFVM__ONNX_ALL_KINDS 0
+#else
+#define PFVM__ONNX_ALL_KINDS 1
+#endif
+#define PFVM__ONNX_TENSORS_ONLY_MSG "a build without PFVM_ONNX_TENSORS_ONLY"
+
 /* A byte range inside the input; strings and submessages are spans. */
 typedef struct pfvm__onnx_slice {
     const unsigned char *p;
@@ -2344,6 +2359,10 @@ static pfvm_tensor *pfvm__onnx_sparse(pfvm__onnx_rd *r, pfvm__onnx_slice sp, con
     pfvm_tensor *v = NULL, *ix = NULL, *out = NULL;
     int k, rank, d;
     size_t es;
+    if (!PFVM__ONNX_ALL_KINDS) {
+        pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "sparse tensors need " PFVM__ONNX_TENSORS_ONLY_MSG);
+        return NULL;
+    }
     while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
         int ok = tag == pfvm__pb_SparseTensorProto_values_tag    ? pfvm__onnx_span(&s, wt, &vals)
                  : tag == pfvm__pb_SparseTensorProto_indices_tag ? pfvm__onnx_span(&s, wt, &idx)
@@ -2630,6 +2649,9 @@ static pfvm_code pfvm__onnx_type_fields(pfvm__onnx_rd *r, pfvm__onnx_slice sp, c
                 return pfvm__onnx_bad_value(r, vname, "TypeProto");
             continue;
         }
+        if (!PFVM__ONNX_ALL_KINDS && tag != pfvm__pb_TypeProto_tensor_type_tag)
+            return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "value '%s': types other than dense tensors need "
+                              PFVM__ONNX_TENSORS_ONLY_MSG, vname);
         switch (tag) {
         case pfvm__pb_TypeProto_tensor_type_tag: rc = pfvm__onnx_tensor_type(r, x, vname, PFVM_KIND_TENSOR, out); break;
         case pfvm__pb_TypeProto_sparse_tensor_type_tag: rc = pfvm__onnx_tensor_type(r, x, vname, PFVM_KIND_SPARSE, out); break;
@@ -3677,6 +3699,10 @@ static pfvm_tensor *pfvm__onnx_container(pfvm__onnx_rd *r, pfvm__onnx_slice sp, 
 
 static pfvm_tensor *pfvm__onnx_value(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm_kind kind)
 {
+    if ((kind == PFVM_KIND_SEQUENCE || kind == PFVM_KIND_OPTIONAL) && !PFVM__ONNX_ALL_KINDS) {
+        pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "sequence and optional values need " PFVM__ONNX_TENSORS_ONLY_MSG);
+        return NULL;
+    }
     if (kind == PFVM_KIND_SEQUENCE || kind == PFVM_KIND_OPTIONAL)
         return pfvm__onnx_container(r, sp, kind);
     return pfvm__onnx_tensor(r, sp);

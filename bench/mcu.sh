@@ -15,6 +15,20 @@ MODELS="digits mlp cnn_small dscnn mlp_mnist digits_sel digits_planned mlp_mnist
 sh tests/mcu/run.sh $MODELS >"$B/run.log" 2>&1 || { cat "$B/run.log"; exit 1; }
 run_summary=$(tail -n 1 "$B/run.log")
 
+# Reader + executor with no kernels: the planned build's pfvm with an empty
+# operator selection, linked into the same program and model as
+# digits_planned (it cannot run it: every operator is missing; measured only)
+F="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
+printf '#define PFVM_OPS_SELECTED 1\n' >"$B/no_ops.h"
+nice arm-none-eabi-gcc -std=c99 -Os -ffunction-sections -fdata-sections -I. -isystem build/nanopb-src -idirafter "$B/sysinc" $F \
+    -include "$B/no_ops.h" -DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_ARENA_CHUNK=1024 -DPFVM_FLOAT32_ONLY \
+    -DPFVM_ONNX_TENSORS_ONLY \
+    -c tests/mcu/pfvm_impl.c -o "$B/an386/pfvm_impl_none.o"
+arm-none-eabi-gcc $F --specs=nano.specs --specs=nosys.specs -nostartfiles -T tests/mcu/mps2.ld -Wl,--gc-sections \
+    -Wl,-Map="$B/an386/no_kernels.map" -Wl,--no-warn-rwx-segments "$B/an386/startup.o" "$B/an386/main_sel.o" \
+    "$B/an386/pfvm_impl_none.o" "$B/an386/pb_common.o" "$B/an386/pb_decode.o" "$B/an386/pb_encode.o" \
+    "$B/an386/digits_planned.model.o" -lm -o "$B/an386/no_kernels.elf"
+
 stat() { sed -n "s/^stat $2 //p" "$1" | head -n 1; }
 kb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1024 }'; }
 
@@ -36,7 +50,7 @@ flash_by_origin() {
     }
     function add(size, file) {
         if (out !~ /^\.(text|rodata|data|ARM\.extab|ARM\.exidx|preinit_array|init_array|fini_array)$/) return
-        if (file ~ /pfvm_impl(_sel|_planned)?\.o$/) k = "pfvm"
+        if (file ~ /pfvm_impl(_sel|_planned|_none)?\.o$/) k = "pfvm"
         else if (file ~ /pb_(common|decode|encode)\.o$/) k = "nanopb"
         else if (file ~ /(main|startup)\.o$/) k = "harness"
         else if (file ~ /model\.o$/) k = "model"
@@ -150,6 +164,68 @@ built with the selection of both, `PFVM_NO_AUTODIFF`,
 planner; nor the simplify, flops and accel hooks) and `PFVM_ARENA_CHUNK=1024`;
 every other row links the whole library and runs the default passes on
 the device.
+
+Issue 19, fifth round (before: the fourth round's figures below, at
+6422a5f; the planned builds now add `PFVM_FLOAT32_ONLY` and
+`PFVM_ONNX_TENSORS_ONLY`):
+
+| | before | now | target |
+| --- | ---: | ---: | ---: |
+| soft-double call sites, digits_planned and mlp_mnist_planned | 89 | 0 (checked by tests/mcu/run.sh) | 0 |
+| pfvm flash, digits_planned (map figure) | 88.6 KB | 86.2 KB (by symbols 75.0 KB against 84.4 KB) | <= 32 KB |
+| pfvm flash, reader + executor with no kernels | not measured (estimated 37 KB + the fused engine's 10 KB) | measured: see "Reader + executor with no kernels" below | <= 16 KB |
+| stack during a run, digits_planned / mlp_mnist_planned | 15.5 / 14.4 KB | 3.4 / 3.4 KB | small |
+| RAM, mlp_mnist_planned (static + heap + stack) | 39.3 KB | 28.2 KB | <= 48 KB |
+| RAM, digits_planned (static + heap + stack) | 80.0 KB | 79.9 KB (the 12 KB of blocks moved from the stack to the heap) | - |
+
+- Soft double: `PFVM_FLOAT32_ONLY` (documented in pfvm.h) leaves out the
+  kernels' paths for double, float16 and bfloat16 tensors and everything
+  they computed in double (the element-wise driver's double path and the
+  operators' double functions, Gemm's and Conv's reference paths and
+  double bias, pooling's generic loop, the fused engine's double loads,
+  stores and reductions); a node given such tensors fails with an error
+  naming it and the switch (tests/test_float32_only.c, in both builds;
+  tests/switches.sh runs digits with it, bit-exact). Code that computed
+  in double for no reason now computes in float in every build: the
+  thread-split heuristics of the matrix engine and the depthwise
+  convolution, MaxPool's 8-bit windows in the padding (stored directly),
+  the executor's plan signature (integer inputs only), the element-wise
+  attributes' defaults. 109 call sites in the planned digits image (89 in
+  the fourth round's count, before the speed merge) -> 0; libgcc's
+  double routines are no longer linked.
+- Stack: on M-profile the matrix engine's small blocks (PFVM_LA_KC x
+  (PFVM_LA_NB + 8) floats at most, bounded by the product's depth: 12 KB
+  for digits' second convolution) are now the executor's workspace,
+  reserved at bind (the same hooks as the large blocks elsewhere), and
+  the stack copy lives in a function of its own that only a product run
+  without an executor calls (matrix-vector products never need one). The
+  run's stack falls from 15.5 to 3.4 KB (painted stack, main.c; digits
+  with the whole library from 15.4 to 3.7 KB), the heap grows by the same
+  12 KB for digits (mlp_mnist, all matrix-vector, reserves none).
+  cnn_small keeps 15.9 KB: its grouped convolutions have one or two
+  output channels per group, for which the hooks reserve nothing (the
+  rule that skips matrix-vector products) and the blocks fall back to
+  the stack; not fixed. A Conv inside a fused group of a planned model now
+  computes its output plane from the window for that reservation (the
+  stored plan holds no shape for a group's inner values; before, the run
+  allocated the blocks).
+- Flash: `PFVM_ONNX_TENSORS_ONLY` (documented in pfvm_onnx.h) drops the
+  reader's sparse tensors and sequence, optional and map values and types
+  (13.1 -> 11.3 KB of reader); `PFVM_FLOAT32_ONLY` removed about 7 KB of
+  generic kernel paths. The image with no operator at all is measured
+  below: the reader, the executor, the IR and the fused-loop engine alone
+  are more than three times the 16 KB target (about 47 KB of symbols, 55
+  KB with their strings and tables in the map), and the five selected
+  kernels add about 28 KB; 32 KB is not reached. Instructions per
+  inference grew by about 1.5% since the fourth round (digits 954,720 ->
+  969,680; the same in the full build, so not these switches: the merged
+  code between the rounds or the engine's new entry), not investigated. What is left to try: fused
+  programs compiled on the host and stored with the plan (the compiler,
+  3.1 KB, and the fusion hooks would go), a single-thread switch (the
+  split and part logic of the matrix engine and the depthwise kernel),
+  per-kernel-variant selection (the depthwise planes, 3.6 KB, are linked
+  by every Conv), and the IR's graph building (toposort, verify, symbols)
+  replaced by a reader that fills the executor's tables directly.
 
 Issue 19, fourth round: the planned model (before: the table above this
 round, at c5ecc09):
@@ -287,6 +363,16 @@ are not. Flash grew by 14 KB with the merged code.
   switch (data types selected like operators), not done.
 
 MD
+    set -- $(flash_by_origin "$B/an386/no_kernels.map")
+    echo "## Reader + executor with no kernels"
+    echo
+    echo "The planned build (\`PFVM_NO_AUTODIFF PFVM_NO_SHAPE_INFERENCE PFVM_FLOAT32_ONLY PFVM_ONNX_TENSORS_ONLY\`) with an empty"
+    echo "operator selection, linked into digits_planned's program and model"
+    echo "(\`build/mcu/an386/no_kernels.elf\`; it is not run): pfvm $(kb $1) KB (target 16 KB), nanopb $(kb $2) KB,"
+    echo "libc, libm, libgcc $(kb $3) KB. By source:"
+    echo
+    python3 bench/flash_by_dir.py "$B/an386/no_kernels.elf"
+    echo
     for m in digits_sel digits_planned; do
         echo "## pfvm's flash in $m by source (arm-none-eabi-nm, \`python3 bench/flash_by_dir.py\`)"
         echo

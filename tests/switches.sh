@@ -8,7 +8,8 @@
 # by `interp opt` (without the fuse pass for PFVM_NO_FUSION builds) as
 # loaded: its outputs must be the plain build's, bit for bit (also with
 # the 4x4 matrix tile of 32-bit Arm, PFVM_LA_TILE4, whose rounding
-# tests/test_gemm.c checks too). Needs
+# tests/test_gemm.c checks too; and with PFVM_FLOAT32_ONLY, whose refusals
+# tests/test_float32_only.c checks). Needs
 # build/interp (make). One line per build, then "N passed, M failed".
 #
 #   sh tests/switches.sh [BUILD_DIR]
@@ -50,7 +51,9 @@ for cc in $compilers; do
         "both:plain:-DPFVM_NO_AUTODIFF -DPFVM_NO_FUSION" "selected:plain:-DPFVM_NO_AUTODIFF -DPFVM_NO_FUSION -include $B/ops.h" \
         "selected_fused:fused:-DPFVM_NO_AUTODIFF -include $B/ops.h" \
         "tile4:fused:-DPFVM_NO_DISPATCH -DPFVM_LA_TILE4 -DPFVM_EXACT_FMA" \
-        "planned:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -include $B/ops.h"; do
+        "planned:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -include $B/ops.h" \
+        "float32:fused:-DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY" \
+        "planned_f32:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -include $B/ops.h"; do
         name=${v%%:*} rest=${v#*:}
         model=${rest%%:*} flags=${rest#*:}
         exe="$name-$(basename "$cc")"
@@ -89,6 +92,19 @@ elif ! "$B/stored_plan_device" "$B/planned.onnx" >"$B/stored_plan_device.out" 2>
     fail=$((fail + 1))
 else
     echo "ok   stored_plan_device: tests/test_stored_plan.c without inference: $(tail -n 1 "$B/stored_plan_device.out")"
+    pass=$((pass + 1))
+fi
+# float32-only kernels: float32 results, clean refusals of double tensors (tests/test_float32_only.c)
+if ! nice $CC -std=c99 -Wall -Wextra -pedantic -Werror -O1 -g -I. -Itests -DFLOAT32_ONLY_AMALGAMATED -DPFVM_FLOAT32_ONLY \
+    tests/test_float32_only.c -o "$B/float32_only" -lprotobuf-nanopb -lm 2>"$B/float32_only.log"; then
+    echo "FAIL float32_only: compile:"
+    head -n 5 "$B/float32_only.log"
+    fail=$((fail + 1))
+elif ! "$B/float32_only" >"$B/float32_only.out" 2>&1; then
+    echo "FAIL float32_only: $(tail -n 3 "$B/float32_only.out" | tr '\n' ' ')"
+    fail=$((fail + 1))
+else
+    echo "ok   float32_only: tests/test_float32_only.c with PFVM_FLOAT32_ONLY: $(tail -n 1 "$B/float32_only.out")"
     pass=$((pass + 1))
 fi
 # the matrix engine's rounding rule with the Cortex-M tile (tests/test_gemm.c)

@@ -36,6 +36,16 @@
 #define PFVM_ARENA_CHUNK 16384
 #endif
 
+/* PFVM__F64: the kernels' paths for floating-point types other than float32
+ * and whatever they compute in double; PFVM_FLOAT32_ONLY leaves them out,
+ * so that a float32 model on a single-precision FPU links no soft-double
+ * routine (kernels test it as a constant: the compiler drops the paths). */
+#ifdef PFVM_FLOAT32_ONLY
+#define PFVM__F64 0
+#else
+#define PFVM__F64 1
+#endif
+
 /* The C library's allocator, unless the program names its own (each macro
  * on its own). pfvm allocates with PFVM_REALLOC and frees with PFVM_FREE
  * only; PFVM_MALLOC is accepted for symmetry and never called. */

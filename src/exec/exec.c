@@ -396,7 +396,7 @@ static int pfvm__signature(const pfvm_exec *e, const pfvm_tensor *const *in, int
         if (pfvm__input_known(e, i, t)) {
             int64_t k, numel = pfvm_tensor_numel(t);
             for (k = 0; k < numel && ok; k++)
-                ok &= pfvm__arrpush(*sig, pfvm_tensor_get_i64(t, k));
+                ok &= pfvm__arrpush(*sig, pfvm__tensor_int_at(t, k)); /* integers only: no double linked */
         }
     }
     return ok;

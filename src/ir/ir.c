@@ -243,7 +243,7 @@ double pfvm_tensor_get_f64(const pfvm_tensor *t, int64_t i)
     }
 }
 
-int64_t pfvm_tensor_get_i64(const pfvm_tensor *t, int64_t i)
+PFVM_INTERNAL int64_t pfvm__tensor_int_at(const pfvm_tensor *t, int64_t i)
 {
     const void *d = t->data;
     switch (t->dtype) {
@@ -256,6 +256,16 @@ int64_t pfvm_tensor_get_i64(const pfvm_tensor *t, int64_t i)
     case PFVM_UINT16: return PFVM__AT(uint16_t);
     case PFVM_UINT32: return PFVM__AT(uint32_t);
     case PFVM_UINT64: return (int64_t)PFVM__AT(uint64_t);
+    default: return 0;
+    }
+}
+
+int64_t pfvm_tensor_get_i64(const pfvm_tensor *t, int64_t i)
+{
+    switch (t->dtype) {
+    case PFVM_INT64: case PFVM_INT32: case PFVM_INT8: case PFVM_UINT8: case PFVM_BOOL:
+    case PFVM_INT16: case PFVM_UINT16: case PFVM_UINT32: case PFVM_UINT64:
+        return pfvm__tensor_int_at(t, i);
     default: {
         double v = pfvm_tensor_get_f64(t, i);
         if (v != v)

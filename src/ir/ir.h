@@ -425,6 +425,9 @@ PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
 
 /* Name of a node for messages: its name, or "op_type#index". */
 PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t size);
+/* Element i of an integer or bool tensor as int64 (0 for other types or outside
+ * the storage): pfvm_tensor_get_i64 without its floating-point cases. */
+PFVM_INTERNAL int64_t pfvm__tensor_int_at(const pfvm_tensor *t, int64_t i);
 
 /* ---- lists, counts and setters for programs (no stb_ds in user code) ---- */
 

@@ -209,7 +209,8 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
 /* PFVM_NO_AUTODIFF and PFVM_NO_FUSION: the amalgamation defines the
  * tables' gradient builders (X_grad) and fusion hooks (X_fuse) as NULL
  * around each table. What is left out leaves static functions unused. */
-#if (defined(PFVM_OPS_SELECTED) || defined(PFVM_NO_AUTODIFF) || defined(PFVM_NO_FUSION) || defined(PFVM_NO_SHAPE_INFERENCE)) && \
+#if (defined(PFVM_OPS_SELECTED) || defined(PFVM_NO_AUTODIFF) || defined(PFVM_NO_FUSION) || defined(PFVM_NO_SHAPE_INFERENCE) || \
+     defined(PFVM_FLOAT32_ONLY)) && \
     defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wunused-const-variable"

@@ -260,10 +260,12 @@ static void pfvm__ew_load_i64(const pfvm_tensor *t, int64_t off, int64_t st, int
     case PFVM_UINT32: PFVM__EW_GATHER(uint32_t, (int64_t)v); break;
     case PFVM_UINT64: PFVM__EW_GATHER(uint64_t, (int64_t)v); break;
     case PFVM_BOOL: PFVM__EW_GATHER(uint8_t, (int64_t)(v != 0)); break;
+#if PFVM__F64 /* the integer path never sees floats (pfvm__ew_choose_path) */
     case PFVM_FLOAT: PFVM__EW_GATHER(float, pfvm__ew_f2i(v)); break;
     case PFVM_DOUBLE: PFVM__EW_GATHER(double, pfvm__ew_f2i(v)); break;
     case PFVM_FLOAT16: PFVM__EW_GATHER(uint16_t, pfvm__ew_f2i(pfvm_half_to_float(v))); break;
     case PFVM_BFLOAT16: PFVM__EW_GATHER(uint16_t, pfvm__ew_f2i(pfvm_bf16_to_float(v))); break;
+#endif
     default:
         for (e = 0; e < n; e++)
             x[e] = 0;
@@ -306,6 +308,7 @@ static void pfvm__ew_store_f64(pfvm_tensor *t, int64_t pos, int64_t n, const dou
 static void pfvm__ew_store_i64(pfvm_tensor *t, int64_t pos, int64_t n, const int64_t *x, int u)
 {
     int64_t e;
+    (void)u; /* PFVM_FLOAT32_ONLY: the float cases that read it are left out */
     switch (t->dtype) {
     case PFVM_INT8: PFVM__EW_SCATTER(int64_t, int8_t, (int8_t)v); break;
     case PFVM_INT16: PFVM__EW_SCATTER(int64_t, int16_t, (int16_t)v); break;
@@ -316,10 +319,12 @@ static void pfvm__ew_store_i64(pfvm_tensor *t, int64_t pos, int64_t n, const int
     case PFVM_UINT32: PFVM__EW_SCATTER(int64_t, uint32_t, (uint32_t)v); break;
     case PFVM_UINT64: PFVM__EW_SCATTER(int64_t, uint64_t, (uint64_t)v); break;
     case PFVM_BOOL: PFVM__EW_SCATTER(int64_t, uint8_t, v != 0); break;
+#if PFVM__F64
     case PFVM_FLOAT: PFVM__EW_SCATTER(int64_t, float, u ? (float)(uint64_t)v : (float)v); break;
     case PFVM_DOUBLE: PFVM__EW_SCATTER(int64_t, double, u ? (double)(uint64_t)v : (double)v); break;
     case PFVM_FLOAT16: PFVM__EW_SCATTER(int64_t, uint16_t, pfvm_float_to_half(u ? (float)(uint64_t)v : (float)v)); break;
     case PFVM_BFLOAT16: PFVM__EW_SCATTER(int64_t, uint16_t, pfvm_float_to_bf16(u ? (float)(uint64_t)v : (float)v)); break;
+#endif
     default: break;
     }
 }
@@ -341,8 +346,16 @@ static pfvm_code pfvm__ew_set_string(pfvm_kctx *k, pfvm_tensor *t, int64_t i, co
 /* ---- operators as scalar expressions ---------------------------------------------- */
 
 /* Node attributes and bounds a scalar expression may use. */
+/* The attributes' type: float in PFVM_FLOAT32_ONLY builds (float32 loops
+ * read fa, fb, fg; only the double functions read these). */
+#if PFVM__F64
+typedef double pfvm__ew_real;
+#else
+typedef float pfvm__ew_real;
+#endif
+
 typedef struct pfvm__ew_params {
-    double alpha, beta, gamma;
+    pfvm__ew_real alpha, beta, gamma;
     int64_t lo, hi; /* Clip's integer bounds */
     int mode;       /* Mod: fmod; BitShift: right; Clip: 1 = has lo, 2 = has hi */
     float fa, fb, fg; /* alpha, beta, gamma for the float32 loops (pfvm__ew_params_floats) */
@@ -1165,7 +1178,7 @@ static void pfvm__ew_span_generic(pfvm__ew_run *r, int64_t pos, int64_t len, con
                 ys[e] = r->op->i(x, r->p, r->is_unsigned);
             }
             pfvm__ew_store_i64(r->out, pos + done, c, ys, r->is_unsigned);
-        } else {
+        } else if (PFVM__F64) {
             double xs[PFVM__EW_ARITY][PFVM__EW_CHUNK], ys[PFVM__EW_CHUNK], x[PFVM__EW_ARITY] = {0};
             for (j = 0; j < r->n; j++)
                 pfvm__ew_load_f64(r->in[j], off[j] + done * stride[j], stride[j], c, xs[j]);
@@ -1208,8 +1221,12 @@ static pfvm_code pfvm__ew_choose_path(pfvm_kctx *k, pfvm__ew_run *r)
         r->path = PFVM__EW_PATH_F32;
     else if (r->op->i && !any_float)
         r->path = PFVM__EW_PATH_INT;
-    else if (r->op->f)
+    else if (r->op->f && PFVM__F64)
         r->path = PFVM__EW_PATH_F64;
+    else if (!PFVM__F64)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
+                             "%s inputs with a %s output need the double-precision paths (not in a PFVM_FLOAT32_ONLY build)",
+                             pfvm_dtype_name(r->in[0]->dtype), pfvm_dtype_name(r->out->dtype));
     else
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "floating-point inputs are not supported");
     return PFVM_OK;
@@ -1289,23 +1306,29 @@ static pfvm_code pfvm__ew_run_node(pfvm_kctx *k, const pfvm__ew_op *op, const pf
     return pfvm__ew_map(k, op, p, ins, n, out);
 }
 
-static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, double alpha, double beta)
+static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, float alpha, float beta)
 {
     memset(p, 0, sizeof *p);
-    p->alpha = pfvm_node_attr_float(n, "alpha", (float)alpha);
-    p->beta = pfvm_node_attr_float(n, "beta", (float)beta);
+    p->alpha = pfvm_node_attr_float(n, "alpha", alpha);
+    p->beta = pfvm_node_attr_float(n, "beta", beta);
     p->gamma = pfvm_node_attr_float(n, "gamma", 1.0507009873554804934193349852946f);
 }
 
 /* ---- kernels ------------------------------------------------------------------------ */
 
-#define PFVM__EW_OP_FI(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
-#define PFVM__EW_OP_F(name, out) {pfvm__ew_f_##name, NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
+/* the double function, left out of PFVM_FLOAT32_ONLY builds */
+#if PFVM__F64
+#define PFVM__EW_FN(name) pfvm__ew_f_##name
+#else
+#define PFVM__EW_FN(name) NULL
+#endif
+#define PFVM__EW_OP_FI(name, out) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
+#define PFVM__EW_OP_F(name, out) {PFVM__EW_FN(name), NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
 /* binary (PFVM__EW_BINARY): with the kernel for a second operand that is one value */
-#define PFVM__EW_OP_FI2(name, out) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, 0}
+#define PFVM__EW_OP_FI2(name, out) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, 0}
 /* the same, declaring the fused kernel micro-op u */
-#define PFVM__EW_OP_FIU(name, out, u) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, u}
-#define PFVM__EW_OP_FI2U(name, out, u) {pfvm__ew_f_##name, pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, u}
+#define PFVM__EW_OP_FIU(name, out, u) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, u}
+#define PFVM__EW_OP_FI2U(name, out, u) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, u}
 #define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, NULL, PFVM_UNDEFINED, NULL, 0}
 /* logic on bools, with a fused kernel over 0/1 registers */
 #define PFVM__EW_OP_L(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, pfvm__ew_z_##name, PFVM_BOOL, NULL, 0}
@@ -1497,8 +1520,8 @@ static pfvm_code pfvm__ew_k_isinf(pfvm_kctx *k)
     static const pfvm__ew_op op = PFVM__EW_OP_F(isinf, PFVM_BOOL);
     pfvm__ew_params p;
     memset(&p, 0, sizeof p);
-    p.alpha = (double)(pfvm_node_attr_int(k->node, "detect_positive", 1) != 0);
-    p.beta = (double)(pfvm_node_attr_int(k->node, "detect_negative", 1) != 0);
+    p.alpha = (pfvm__ew_real)(pfvm_node_attr_int(k->node, "detect_positive", 1) != 0);
+    p.beta = (pfvm__ew_real)(pfvm_node_attr_int(k->node, "detect_negative", 1) != 0);
     return pfvm__ew_run_node(k, &op, &p, PFVM_BOOL);
 }
 
@@ -1507,8 +1530,8 @@ static pfvm_code pfvm__ew_k_isinf_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
     static const pfvm__ew_op op = PFVM__EW_OP_F(isinf, PFVM_BOOL);
     pfvm__ew_params p;
     memset(&p, 0, sizeof p);
-    p.alpha = (double)(pfvm_node_attr_int(n, "detect_positive", 1) != 0);
-    p.beta = (double)(pfvm_node_attr_int(n, "detect_negative", 1) != 0);
+    p.alpha = (pfvm__ew_real)(pfvm_node_attr_int(n, "detect_positive", 1) != 0);
+    p.beta = (pfvm__ew_real)(pfvm_node_attr_int(n, "detect_negative", 1) != 0);
     return pfvm__ew_fuse_op(f, n, &op, &p);
 }
 
@@ -1650,7 +1673,7 @@ static pfvm_code pfvm__ew_fold(pfvm_kctx *k, const pfvm__ew_op *op, int mean)
         ins[0] = out;
     }
     if (mean) {
-        p.alpha = (double)k->n_in;
+        p.alpha = (pfvm__ew_real)k->n_in;
         ins[0] = out;
         return pfvm__ew_map(k, &divby, &p, ins, 1, out);
     }
@@ -1710,7 +1733,7 @@ static pfvm_code pfvm__ew_fuse_fold(pfvm_fuse_ctx *f, const pfvm_node *n, const 
     }
     if (!mean)
         return PFVM_OK;
-    p.alpha = (double)n->n_inputs;
+    p.alpha = (pfvm__ew_real)n->n_inputs;
     pfvm__ew_params_floats(&p);
     return pfvm_fuse_emit(f, divby.z, &p, sizeof p, PFVM_FUSE_OUT(0), 1, &acc);
 }
@@ -1887,7 +1910,7 @@ static pfvm_code pfvm__ew_infer_where(pfvm_ictx *c)
 }
 
 /* Clip's bound from input i (opset 11+): absent or empty means none. */
-static pfvm_code pfvm__ew_clip_bound(pfvm_kctx *k, int i, double *f, int64_t *v, int *has)
+static pfvm_code pfvm__ew_clip_bound(pfvm_kctx *k, int i, pfvm__ew_real *f, int64_t *v, int *has)
 {
     const pfvm_tensor *t = k->n_in > i ? k->in[i] : NULL;
     int64_t n;
@@ -1897,7 +1920,7 @@ static pfvm_code pfvm__ew_clip_bound(pfvm_kctx *k, int i, double *f, int64_t *v,
     if (n != 1 || !pfvm__ew_numeric(t->dtype))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "input %d (%s) must be a numeric scalar", i,
                              i == 1 ? "min" : "max");
-    *f = pfvm_tensor_get_f64(t, 0);
+    *f = (pfvm__ew_real)pfvm_tensor_get_f64(t, 0);
     *v = pfvm_tensor_get_i64(t, 0);
     *has = 1;
     return PFVM_OK;

@@ -282,6 +282,8 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_reduce(pfvm_fuse_ctx *f, int d, int src, const
     pfvm__fz_sink k;
     if (!r || !r->accum || j < 0 || j >= f->node->n_outputs || !dst || s < 0 || n_axes < 0 || n_axes > PFVM_MAX_RANK)
         return pfvm_fuse_refuse(f, "malformed reduction");
+    if (!PFVM__F64) /* pfvm__fz_run's sinks accumulate and store in double */
+        return pfvm_fuse_refuse(f, "reductions accumulate in double (not in a PFVM_FLOAT32_ONLY build)");
     f->info.reduction = 1;
     f->info.iter_input = src >= 0 && src < f->node->n_inputs ? src : -1;
     f->out_sink |= 1u << j;
@@ -702,12 +704,12 @@ done:
 
 static int pfvm__fz_loadable(pfvm_dtype t)
 {
-    return pfvm_dtype_is_float(t) || pfvm_dtype_is_int(t) || t == PFVM_BOOL;
+    return (pfvm_dtype_is_float(t) && (t != PFVM_DOUBLE || PFVM__F64)) || pfvm_dtype_is_int(t) || t == PFVM_BOOL;
 }
 
 static int pfvm__fz_storable(pfvm_dtype t)
 {
-    return t == PFVM_FLOAT || t == PFVM_DOUBLE || t == PFVM_FLOAT16 || t == PFVM_BFLOAT16 || t == PFVM_BOOL;
+    return t == PFVM_FLOAT || (t == PFVM_DOUBLE && PFVM__F64) || t == PFVM_FLOAT16 || t == PFVM_BFLOAT16 || t == PFVM_BOOL;
 }
 
 #define PFVM__FZ_GATHER(T, expr)                               \
@@ -736,7 +738,9 @@ static void pfvm__fz_load(float *PFVM_RESTRICT d, const pfvm_tensor *t, int64_t 
                 d[e] = s[e * st];
         break;
     }
+#if PFVM__F64 /* else not loadable */
     case PFVM_DOUBLE: PFVM__FZ_GATHER(double, v); break;
+#endif
     case PFVM_FLOAT16: PFVM__FZ_GATHER(uint16_t, pfvm_half_to_float(v)); break;
     case PFVM_BFLOAT16: PFVM__FZ_GATHER(uint16_t, pfvm_bf16_to_float(v)); break;
     case PFVM_BOOL: PFVM__FZ_GATHER(uint8_t, v != 0); break;
@@ -761,12 +765,14 @@ static void pfvm__fz_store(pfvm_tensor *t, int64_t pos, const float *PFVM_RESTRI
     int64_t e;
     switch (t->dtype) {
     case PFVM_FLOAT: memcpy((float *)t->data + pos, s, sizeof(float) * (size_t)m); break;
+#if PFVM__F64 /* else not storable */
     case PFVM_DOUBLE: {
         double *d = (double *)t->data + pos;
         for (e = 0; e < m; e++)
             d[e] = s[e];
         break;
     }
+#endif
     case PFVM_FLOAT16: {
         uint16_t *d = (uint16_t *)t->data + pos;
         for (e = 0; e < m; e++)
@@ -1507,7 +1513,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
             return rc;
     }
     /* the reductions' results */
-    for (j = 0; j < ns; j++) {
+    for (j = 0; PFVM__F64 && j < ns; j++) { /* none without double (pfvm_fuse_reduce) */
         const pfvm__fz_sink *kk = &p->sinks[j];
         pfvm_tensor *t = k->out[kk->out];
         int64_t o;

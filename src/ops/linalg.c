@@ -410,8 +410,13 @@ static pfvm__la_blocks pfvm__la_blocking(const pfvm__la_kern *kn, int64_t m, int
 PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k)
 {
 #ifdef PFVM_LA_NO_WORKSPACE
-    (void)m, (void)n, (void)k;
-    return 0;
+    /* the small blocks (pfvm_la_sgemm_ws), reserved at bind rather than on
+     * the stack; none for matrix-vector products */
+    int64_t kc = k < PFVM_LA_KC ? k : PFVM_LA_KC;
+    (void)n;
+    if (m <= 2 || kc < 1)
+        return 0;
+    return (size_t)(kc * (PFVM__LA_NR_MAX + 2 * PFVM__LA_MR_MAX));
 #else
     pfvm__la_blocks b;
     if (m <= 2) /* a matrix-vector product (or small blocks on the stack): none */
@@ -644,26 +649,57 @@ static pfvm__la_rect pfvm__la_whole(int64_t m, int64_t n)
     return r;
 }
 
-PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
-                                    int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
+/* The engine with its small blocks in bpack (PFVM__LA_NR_MAX x kc floats)
+ * and apack (2 x PFVM__LA_MR_MAX x kc), kc = min(k, PFVM_LA_KC), and, with
+ * a workspace ws, its large blocks there. */
+static void pfvm__la_sgemm_in(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
+                              pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws, float *bpack,
+                              float *apack)
 {
     const pfvm__la_kern *kn = pfvm__la_pick();
     pfvm__la_blocks bl = pfvm__la_blocking(kn, m, n, k, ws != NULL);
-    float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
     if (m <= 0 || n <= 0 || k <= 0)
         return;
     if (pack == pfvm_la_pack_strided &&
         (pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc) ||
-         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, stack_a, stack_b)))
+         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, apack, bpack)))
         return;
 #ifdef PFVM__LA_T4
     if (!ws && as_k == 1) {
-        pfvm__la_t4_inplace(m, n, k, alpha, a, as_m, pack, user, c, ldc, stack_b, stack_a);
+        pfvm__la_t4_inplace(m, n, k, alpha, a, as_m, pack, user, c, ldc, bpack, apack);
         return;
     }
 #endif
     pfvm__la_blocked(kn, bl, pfvm__la_whole(m, n), k, alpha, a, as_m, as_k, NULL, 0, pack, user, c, ldc,
-                     ws ? ws : stack_b, ws ? ws + bl.kc * bl.nc : stack_a);
+                     ws ? ws : bpack, ws ? ws + bl.kc * bl.nc : apack);
+}
+
+/* The small blocks on the stack (about 12 KB at PFVM_LA_KC 128 on 32-bit
+ * Arm), in a frame of their own: on targets without a large workspace
+ * only a product that needs them and was given no workspace takes it. */
+PFVM__LA_NOINLINE static void pfvm__la_sgemm_stack(int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                                                   int64_t as_m, int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c,
+                                                   int64_t ldc, float *ws)
+{
+    float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
+    pfvm__la_sgemm_in(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, ws, stack_b, stack_a);
+}
+
+PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
+                                    int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
+{
+#ifdef PFVM_LA_NO_WORKSPACE
+    /* the workspace reserved at bind holds the small blocks (pfvm_la_sgemm_ws_floats) */
+    if (ws) {
+        int64_t kc = k < PFVM_LA_KC ? k : PFVM_LA_KC;
+        pfvm__la_sgemm_in(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, NULL, ws, ws + kc * PFVM__LA_NR_MAX);
+        return;
+    }
+    if (m <= 0 || n <= 0 || k <= 0 ||
+        (pack == pfvm_la_pack_strided && pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc)))
+        return; /* matrix-vector products need no blocks */
+#endif
+    pfvm__la_sgemm_stack(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, ws);
 }
 
 /* Packed A: for each block of rows of the depth (the blocking with a
@@ -817,10 +853,10 @@ static void pfvm__la_part(void *ctx, int i)
 
 /* The busiest of `parts` threads' share of n rows or columns cut in units
  * of `unit`, relative to an even split: 1 is perfect. */
-static double pfvm__la_balance(int64_t n, int64_t unit, int parts)
+static float pfvm__la_balance(int64_t n, int64_t unit, int parts)
 {
     int64_t units = (n + unit - 1) / unit, most = (units + parts - 1) / parts * unit;
-    return (double)(most < n ? most : n) * parts / (double)n;
+    return (float)(most < n ? most : n) * (float)parts / (float)n; /* float: no soft double on Cortex-M */
 }
 
 /* Splits the product into k's threads where it pays (1: run it whole):
@@ -831,11 +867,11 @@ static double pfvm__la_balance(int64_t n, int64_t unit, int parts)
 static int pfvm__la_split(pfvm__la_par *p, int threads)
 {
     int64_t mr = p->kn->mr, nr = p->kn->nr;
-    if (threads <= 1 || (double)p->m * (double)p->n * (double)p->k < PFVM__LA_PAR_MIN ||
+    if (threads <= 1 || (float)p->m * (float)p->n * (float)p->k < (float)PFVM__LA_PAR_MIN ||
         (!p->reads_b && !p->ws))
         return 1; /* blocks on the stack: no workspace to give each part */
     p->by_rows = !p->reads_b && p->ws &&
-                 pfvm__la_balance(p->m, mr, threads) + 0.1 < pfvm__la_balance(p->n, nr, threads);
+                 pfvm__la_balance(p->m, mr, threads) + 0.1f < pfvm__la_balance(p->n, nr, threads);
     p->unit = p->by_rows ? mr : nr;
     p->units = p->by_rows ? (p->m + mr - 1) / mr : (p->n + nr - 1) / nr;
     p->parts = p->units < threads ? (int)p->units : threads;
@@ -1146,7 +1182,7 @@ static void pfvm__la_bias_span(void *user, int64_t pos, int64_t len, const int64
             y[e] = b->fbeta * c[e * stride[0]];
         return;
     }
-    for (e = 0; e < len; e++) {
+    for (e = 0; PFVM__F64 && e < len; e++) { /* pfvm__la_k_gemm refuses other types in PFVM_FLOAT32_ONLY builds */
         int64_t src = off[0] + e * stride[0], at = pos + e;
         if (pfvm_dtype_is_float(b->y->dtype)) {
             double v = b->beta * pfvm_tensor_get_f64(b->c, src);
@@ -1190,7 +1226,7 @@ static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, float b
     }
     b.c = Cb;
     b.y = Y;
-    b.beta = (double)beta;
+    b.beta = PFVM__F64 ? (double)beta : 1.0;
     b.fbeta = beta;
     return pfvm_ew_apply(k, &Cb, 1, Y, pfvm__la_bias_span, &b);
 }
@@ -1214,6 +1250,9 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
                              (long long)(tb ? B->dims[1] : B->dims[0]));
     dims[0] = m;
     dims[1] = n;
+    if (!PFVM__F64 && (A->dtype != PFVM_FLOAT || B->dtype != PFVM_FLOAT || (Cb && Cb->dtype != PFVM_FLOAT)))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
+                             "inputs of types other than float32 need a build without PFVM_FLOAT32_ONLY");
     if (pfvm_kctx_output(k, 0, A->dtype, 2, dims) || pfvm__la_gemm_bias(k, Cb, beta, Y) ||
         pfvm_kctx_spend(k, pfvm__sat_mul((uint64_t)pfvm_tensor_numel(Y), (uint64_t)(kk > 0 ? kk : 0))))
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
@@ -1228,7 +1267,7 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
         bm.s_n = tb ? kk : 1;
         pfvm_la_sgemm_mt(k, m, n, kk, alpha, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, pfvm_la_pack_strided,
                          &bm, (float *)Y->data, n, ws);
-    } else {
+    } else if (PFVM__F64) {
         pfvm__la_gemm_any(m, n, kk, A, 0, ta ? 1 : kk, ta ? m : 1, B, 0, tb ? 1 : n, tb ? kk : 1, Y, 0, (double)alpha, 1);
     }
     return PFVM_OK;

@@ -947,14 +947,14 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
 {
     pfvm__nn_dwpar p;
     int64_t planes = g->N * g->group;
-    double work = (double)planes * (double)g->out_plane * (double)g->kk;
+    float work = (float)planes * (float)g->out_plane * (float)g->kk; /* float: no soft double on Cortex-M */
     p.g = g;
     p.d = d;
     p.x = x;
     p.wt = wt;
     p.bias = bias;
     p.y = y;
-    p.parts = work < 65536.0 ? 1 : pfvm_kctx_threads(k);
+    p.parts = work < 65536.0f ? 1 : pfvm_kctx_threads(k);
     if (p.parts > planes)
         p.parts = (int)planes;
     if (p.parts <= 1) {
@@ -1048,6 +1048,10 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
     if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && (!B || pfvm__nn_is_f32(B)))
         return pfvm__nn_conv_f32(k, &g, (const float *)X->data, (const float *)W->data, B ? (const float *)B->data : NULL,
                                  (float *)k->out[0]->data, pfvm__nn_packed_of(k, W, g.group));
+    if (!PFVM__F64)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
+                             "%s inputs need the double-precision path (not in a PFVM_FLOAT32_ONLY build)",
+                             pfvm_dtype_name(X->dtype));
     sc.y = k->out[0];
     sc.b = B;
     return pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
@@ -1459,7 +1463,7 @@ static void pfvm__nn_max_plane(const pfvm__nn_2d *d, const float *x, float *y)
                 int32_t iw0 = ow * d->SW - d->PL, kwa, kwb, r, t, best;                             \
                 pfvm__nn_dw_range(d->KW, d->DW, iw0, 0, d->W, &kwa, &kwb);                          \
                 if (kha >= khb || kwa >= kwb) {                                                     \
-                    pfvm_red_store(Y, yoff + oh * d->OW + ow, -INFINITY);                           \
+                    y[oh * d->OW + ow] = (T)((T)-1 < 0 ? INT8_MIN : 0); /* -inf saturated */       \
                     continue;                                                                       \
                 }                                                                                   \
                 best = x[(ih0 + kha * d->DH) * d->W + iw0 + kwa * d->DW];                           \
@@ -1547,7 +1551,7 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
     int64_t in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], dims[PFVM_MAX_RANK], NC, c, o[PFVM__NN_SP], kp[PFVM__NN_SP], at = 0;
     int count_pad = pfvm_node_attr_int(k->node, "count_include_pad", 0) != 0;
     int storage = pfvm_node_attr_int(k->node, "storage_order", 0) != 0;
-    double p = pfvm_node_attr_float(k->node, "p", 2.0f);
+    float p = pfvm_node_attr_float(k->node, "p", 2.0f);
     pfvm__nn_win w;
     pfvm__nn_2d d2;
     int i, nsp = X->rank - 2;
@@ -1583,6 +1587,10 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         pfvm__nn_pool_f32(X, Y, I, kind, NC, in_sp, out_sp, &w, count_pad, storage);
         return PFVM_OK;
     }
+    if (!PFVM__F64)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
+                             "this pooling of %s needs the double-precision path (not in a PFVM_FLOAT32_ONLY build)",
+                             pfvm_dtype_name(X->dtype));
     for (c = 0; c < NC; c++)
         for (o[0] = 0; o[0] < out_sp[0]; o[0]++)
             for (o[1] = 0; o[1] < out_sp[1]; o[1]++)
@@ -3370,17 +3378,40 @@ static double pfvm__nn_conv_flops(const pfvm_node *n, const pfvm_dims *in, int n
 
 /* Workspace hook (pfvm_workspace_fn): the im2col products' blocks, as
  * the float kernel asks pfvm_la_workspace for them (none for depthwise). */
+/* The output's spatial size from x's dims and the window: a Conv inside a
+ * fused group of a model with a stored plan, which holds no shape for the
+ * group's inner values (0 when unknown). */
+static int64_t pfvm__nn_conv_out_plane(const pfvm_node *n, const pfvm_dims *x, const pfvm_dims *w)
+{
+    int64_t kd[PFVM__NN_SP] = {0}, in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], plane = 1;
+    pfvm__nn_win win;
+    int i, nsp = w->rank - 2;
+    if (x->rank != w->rank || nsp < 1 || nsp > PFVM__NN_SP)
+        return 0;
+    for (i = 0; i < PFVM__NN_SP; i++) {
+        kd[i] = i < nsp ? w->d[i + 2] : 0;
+        in_sp[i] = i < nsp ? x->d[i + 2] : 1;
+    }
+    if (pfvm__nn_window(n, nsp, kd, &win, NULL) || pfvm__nn_resolve(&win, in_sp, out_sp, NULL))
+        return 0;
+    for (i = 0; i < nsp; i++)
+        plane *= out_sp[i];
+    return plane;
+}
+
 static size_t pfvm__nn_conv_ws(const pfvm_node *n, const pfvm_dims *in, int n_in, const pfvm_dims *out, int n_out)
 {
     int64_t group = pfvm_node_attr_int(n, "group", 1), mg, kk = 1, plane = 1;
-    int i;
-    if (n_in < 2 || n_out < 1 || in[1].rank < 3 || out[0].rank != in[1].rank || group < 1)
+    int i, known_out = n_out >= 1 && out[0].rank == in[1].rank;
+    if (n_in < 2 || n_out < 1 || in[1].rank < 3 || group < 1)
         return 0;
     mg = in[1].d[0] / group;
     for (i = 2; i < in[1].rank; i++) {
         kk *= in[1].d[i];
-        plane *= out[0].d[i];
+        plane *= known_out ? out[0].d[i] : 1;
     }
+    if (!known_out)
+        plane = pfvm__nn_conv_out_plane(n, &in[0], &in[1]);
     if (mg < 1 || (mg == 1 && in[1].d[1] == 1) || kk < 1 || plane < 1)
         return 0;
     return pfvm_la_sgemm_ws_floats(mg, plane, in[1].d[1] * kk) * sizeof(float);
