@@ -1978,6 +1978,13 @@ PFVM_API void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size);
  * Scan bodies) use their parent's. interp.c (--threads N) shows a
  * pthreads pool. */
 PFVM_API void pfvm_exec_set_parallel(pfvm_exec *e, const pfvm_parallel *par);
+/* Calls fn(user, n, 0) before and fn(user, n, 1) after the kernel of every
+ * node the executor runs (not the nodes folded at plan time, nor those of
+ * subgraphs, which count in their If/Loop/Scan node). For profilers: pfvm
+ * reads no clock itself, the hook does (interp bench --profile times each
+ * op type this way). NULL removes the hook. */
+typedef void (*pfvm_node_hook)(void *user, const pfvm_node *n, int done);
+PFVM_API void pfvm_exec_set_node_hook(pfvm_exec *e, pfvm_node_hook fn, void *user);
 /* The threads kernels split their work over: par->threads of the
  * parallel-for in force, or 1. */
 PFVM_API int pfvm_exec_threads(const pfvm_exec *e);
@@ -39908,6 +39915,8 @@ struct pfvm_exec {
     int random_used;           /* a kernel drew random numbers in the last run */
     uint64_t rng;              /* state of the executor's generator */
     pfvm_parallel par;         /* the caller's parallel-for (pfvm_exec_set_parallel); threads 0: none */
+    pfvm_node_hook hook;       /* pfvm_exec_set_node_hook */
+    void *hook_user;
     void *scratch;             /* kernel workspace, grown on first need */
     size_t scratch_size;
     void **state;              /* per node: kernel state (pfvm_kctx_set_state) */
@@ -41630,8 +41639,12 @@ static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
             return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): no kernel", pfvm__node_label(n, lb, sizeof lb),
                               n->op_type);
         }
+        if (e->hook)
+            e->hook(e->hook_user, n, 0);
         if (pfvm__call_kernel(e, n, st))
             return st ? st->code : PFVM_ERR_RUNTIME;
+        if (e->hook)
+            e->hook(e->hook_user, n, 1);
         for (j = 0; j < n->n_outputs; j++) {
             pfvm_tensor *t = e->kout[j];
             char lb[96];
@@ -41643,6 +41656,14 @@ static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
             return st ? st->code : PFVM_ERR_SHAPE;
     }
     return pfvm__feed_back(e, st);
+}
+
+void pfvm_exec_set_node_hook(pfvm_exec *e, pfvm_node_hook fn, void *user)
+{
+    if (!e)
+        return;
+    e->hook = fn;
+    e->hook_user = user;
 }
 
 pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)

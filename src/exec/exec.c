@@ -53,6 +53,8 @@ struct pfvm_exec {
     int random_used;           /* a kernel drew random numbers in the last run */
     uint64_t rng;              /* state of the executor's generator */
     pfvm_parallel par;         /* the caller's parallel-for (pfvm_exec_set_parallel); threads 0: none */
+    pfvm_node_hook hook;       /* pfvm_exec_set_node_hook */
+    void *hook_user;
     void *scratch;             /* kernel workspace, grown on first need */
     size_t scratch_size;
     void **state;              /* per node: kernel state (pfvm_kctx_set_state) */
@@ -1775,8 +1777,12 @@ static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
             return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): no kernel", pfvm__node_label(n, lb, sizeof lb),
                               n->op_type);
         }
+        if (e->hook)
+            e->hook(e->hook_user, n, 0);
         if (pfvm__call_kernel(e, n, st))
             return st ? st->code : PFVM_ERR_RUNTIME;
+        if (e->hook)
+            e->hook(e->hook_user, n, 1);
         for (j = 0; j < n->n_outputs; j++) {
             pfvm_tensor *t = e->kout[j];
             char lb[96];
@@ -1788,6 +1794,14 @@ static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
             return st ? st->code : PFVM_ERR_SHAPE;
     }
     return pfvm__feed_back(e, st);
+}
+
+void pfvm_exec_set_node_hook(pfvm_exec *e, pfvm_node_hook fn, void *user)
+{
+    if (!e)
+        return;
+    e->hook = fn;
+    e->hook_user = user;
 }
 
 pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)
