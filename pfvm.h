@@ -13505,6 +13505,12 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
         }                                                                                                    \
     }
 
+/* A binary operator's span shorter than this runs its plain loop (the same
+ * expression, so the same result): a block kernel always computes
+ * PFVM_FUSE_BLOCK elements, and broadcasting rows (LayerNorm's [.., 32] by
+ * [.., 1]) would pay for 1024 elements, padding included, per row. */
+#define PFVM__EW_BLOCKS_MIN (PFVM_FUSE_BLOCK / 4)
+
 #define PFVM__EW_BINARY_CT(name, OT, CT, expr)                                                               \
     static double pfvm__ew_f_##name(const double *x, const pfvm__ew_params *p)                               \
     {                                                                                                        \
@@ -13550,7 +13556,7 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
         int64_t e;                                                                                           \
         (void)p;                                                                                             \
         (void)sizeof(pfvm__ew_ct);                                                                           \
-        if (sizeof(CT) == sizeof(float) && len >= 32) {                                                      \
+        if (sizeof(CT) == sizeof(float) && len >= PFVM__EW_BLOCKS_MIN) {                                     \
             pfvm__ew_blocks(o, sizeof(OT), a, sa, b, sb, len, p, pfvm__ew_z_##name, pfvm__ew_zc_##name, 2);                      \
             return;                                                                                          \
         }                                                                                                    \
