@@ -40398,7 +40398,9 @@ static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
         k.state = e->state[i];
         k.max_loop_iterations = e->limits.max_loop_iterations;
         if (fused) {
-            rc = pfvm__fz_prepare(&k, dt, consts, known);
+            /* the loop bakes in what is known at bind, initializers too (as
+             * Conv packs its weights): LayerNorm's Pow(x, 2.0) becomes x*x */
+            rc = pfvm__fz_prepare(&k, dt, known, known);
         } else {
             void *ns = k.state;
             void (*nf)(void *) = e->state_free[i];
