@@ -21749,6 +21749,10 @@ PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int6
     for (p = 0; p < kc; p++) {
         const float *src = nr ? b->data + (p0 + p) * b->s_k + j0 * b->s_n : b->data;
         float *row = dst + p * PFVM_LA_NB;
+        if (b->s_n == 1 && nr == PFVM_LA_NB) { /* a fixed size: a few vector moves */
+            memcpy(row, src, sizeof(float) * PFVM_LA_NB);
+            continue;
+        }
         if (b->s_n == 1)
             for (j = 0; j < nr; j++)
                 row[j] = src[j];
@@ -23755,7 +23759,9 @@ static void pfvm__nn_pack_conv2d(void *user, int64_t p0, int64_t kc, int64_t j0,
                     out[t] = 0.0f;
             } else {
                 const float *xr = xc + ih * d->W;
-                if (d->SW == 1 && iw >= 0 && iw + len <= d->W)
+                if (d->SW == 1 && iw >= 0 && iw + len <= d->W && len == PFVM_LA_NB)
+                    memcpy(out, xr + iw, sizeof(float) * PFVM_LA_NB); /* a fixed size: a few vector moves */
+                else if (d->SW == 1 && iw >= 0 && iw + len <= d->W)
                     for (t = 0; t < len; t++)
                         out[t] = xr[iw + t];
                 else
