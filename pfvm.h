@@ -13921,7 +13921,10 @@ static float pfvm__ew_atanhf(float x) { return atanhf(x); }
 static float pfvm__ew_expm1f(float x) { return expm1f(x); }
 static float pfvm__ew_fminf(float x, float y) { return fminf(x, y); }
 static float pfvm__ew_fmaxf(float x, float y) { return fmaxf(x, y); }
-static float pfvm__ew_powf(float x, float y) { return powf(x, y); }
+/* x^2 is x*x (correctly rounded, as the exact square rounded once), not
+ * libm's powf, which may miss by an ulp: the fused loops square with a
+ * multiply (pfvm__ew_k_pow_fuse), and both paths must give the same bits. */
+static float pfvm__ew_powf(float x, float y) { return y == 2.0f ? x * x : powf(x, y); }
 
 PFVM_INTERNAL float pfvm_ew_expf(float x)
 {
