@@ -5,7 +5,7 @@
  *   interp test [--known FILE] [--verbose] [--no-opt] DIR...
  *   interp shapes MODEL [--dim NAME=VALUE]...
  *   interp plan MODEL [--dim NAME=VALUE]...
- *   interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt | --compare]
+ *   interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt | --compare | --profile]
  *   interp opt MODEL -o OUT.onnx [--passes LIST] [--planned]
  *   interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]
  *               [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...
@@ -47,9 +47,10 @@ static const char *usage_text =
     "  interp shapes MODEL [--dim NAME=VALUE]...   SHAPE: [d0,d1,...], ? (unknown rank), or per case of an\n"
     "             undecided If on dims: COND ? SHAPE : SHAPE, COND being EXPR==EXPR or EXPR!=EXPR\n"
     "  interp plan MODEL [--dim NAME=VALUE]...\n"
-    "  interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt | --compare]   --compare: passes off and on,\n"
+    "  interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt | --compare | --profile]   --compare: passes off and on,\n"
     "             alternating runs, with the median of the pairs' off/on ratios. Every input is fed as\n"
-    "             varying data (never folded); integer inputs get valid Gather indices\n"
+    "             varying data (never folded); integer inputs get valid Gather indices. --profile: then N\n"
+    "             more runs timing each node, printed as ms per run by op kind (fused groups by their body)\n"
     "  interp opt MODEL -o OUT.onnx [--passes LIST] [--planned]   LIST: comma-separated pass names, or none;\n"
     "             --planned: plan for the declared input shapes and store the plan in the file (value_info and\n"
     "             metadata pfvm.plan) for pfvm built with PFVM_NO_SHAPE_INFERENCE\n"
@@ -1326,11 +1327,113 @@ done:
     return rc;
 }
 
+/* --profile: time per op kind, taken by the executor's node hook. A fused
+ * group's kind names its body ("FusedElementwise[Conv+Add+Relu]"), so the
+ * epilogues stay apart from plain loops. */
+typedef struct {
+    char kind[96];
+    int nodes;    /* nodes of this kind per run */
+    double ms;    /* summed over the profiled runs */
+} prof_row;
+
+typedef struct {
+    const pfvm_model *m;
+    prof_row rows[256];
+    int n_rows;
+    int runs;
+    double t0;
+} prof_state;
+
+static void prof_kind(const pfvm_model *m, const pfvm_node *n, char *buf, size_t size)
+{
+    const pfvm_function *f = n->domain && !strcmp(n->domain, "pfvm") ? pfvm_model_function(m, "pfvm", n->op_type) : NULL;
+    size_t len;
+    int i, nn;
+    if (!f || strncmp(n->op_type, "FusedElementwise_", 17)) {
+        snprintf(buf, size, "%s", n->op_type);
+        return;
+    }
+    snprintf(buf, size, "FusedElementwise[");
+    nn = pfvm_graph_num_nodes(f->body);
+    for (i = 0; i < nn; i++) {
+        len = strlen(buf);
+        snprintf(buf + len, size - len, "%s%s", i ? "+" : "", pfvm_graph_node(f->body, i)->op_type);
+    }
+    len = strlen(buf);
+    snprintf(buf + len, size - len, "]");
+}
+
+static void prof_hook(void *user, const pfvm_node *n, int done)
+{
+    prof_state *p = (prof_state *)user;
+    char kind[96];
+    int i;
+    if (!done) {
+        p->t0 = now_ms();
+        return;
+    }
+    {
+        double dt = now_ms() - p->t0;
+        prof_kind(p->m, n, kind, sizeof kind);
+        for (i = 0; i < p->n_rows && strcmp(p->rows[i].kind, kind); i++)
+            ;
+        if (i == p->n_rows) {
+            if (p->n_rows == (int)(sizeof p->rows / sizeof p->rows[0]))
+                i = p->n_rows - 1; /* the last row collects the rest */
+            else {
+                p->n_rows++;
+                snprintf(p->rows[i].kind, sizeof p->rows[i].kind, "%s", kind);
+                p->rows[i].nodes = 0;
+                p->rows[i].ms = 0;
+            }
+        }
+        if (!p->runs)
+            p->rows[i].nodes++;
+        p->rows[i].ms += dt;
+    }
+}
+
+static int cmp_prof_row(const void *a, const void *b)
+{
+    double x = ((const prof_row *)a)->ms, y = ((const prof_row *)b)->ms;
+    return x > y ? -1 : x < y;
+}
+
+/* Runs e iters more times with the hook on and prints ms per run by kind,
+ * largest first. The hook's clock reads add a little to every node. */
+static pfvm_code bench_profile(pfvm_exec *e, const pfvm_model *m, int iters, pfvm_status *st)
+{
+    prof_state *p = (prof_state *)calloc(1, sizeof *p);
+    double total = 0;
+    int i;
+    if (!p)
+        return PFVM_ERR_NOMEM;
+    p->m = m;
+    pfvm_exec_set_node_hook(e, prof_hook, p);
+    for (i = 0; i < iters; i++, p->runs++)
+        if (pfvm_exec_run(e, st)) {
+            pfvm_exec_set_node_hook(e, NULL, NULL);
+            free(p);
+            return st->code;
+        }
+    pfvm_exec_set_node_hook(e, NULL, NULL);
+    qsort(p->rows, (size_t)p->n_rows, sizeof p->rows[0], cmp_prof_row);
+    for (i = 0; i < p->n_rows; i++)
+        total += p->rows[i].ms;
+    printf("profile over %d runs: ms per run by op kind (nodes per run)\n", iters);
+    for (i = 0; i < p->n_rows; i++)
+        printf("%10.3f ms %5.1f%% %4d  %s\n", p->rows[i].ms / iters, total > 0 ? 100 * p->rows[i].ms / total : 0,
+               p->rows[i].nodes, p->rows[i].kind);
+    printf("%10.3f ms total in kernels\n", total / iters);
+    free(p);
+    return PFVM_OK;
+}
+
 static int cmd_bench(int argc, char **argv)
 {
     const char *model;
     dim_arg dims[64];
-    int n_dims, i, j, iters = 10, rc = 1, no_opt = 0, compare = 0;
+    int n_dims, i, j, iters = 10, rc = 1, no_opt = 0, compare = 0, profile = 0;
     pfvm_status st;
     pfvm_model *m = NULL;
     pfvm_exec *e = NULL;
@@ -1339,12 +1442,16 @@ static int cmd_bench(int argc, char **argv)
     for (i = j = 0; i < argc; i++) /* --compare, then the common options */
         if (!strcmp(argv[i], "--compare"))
             compare = 1;
+        else if (!strcmp(argv[i], "--profile"))
+            profile = 1;
         else
             argv[j++] = argv[i];
     if (!parse_model_and_dims(j, argv, &model, dims, &n_dims, &iters, &no_opt))
         return 1;
     if (compare && no_opt)
         return fail("%s", "bench: --compare runs both ways; leave out --no-opt");
+    if (compare && profile)
+        return fail("%s", "bench: --profile times one way; leave out --compare");
     if (compare)
         return bench_compare(model, dims, n_dims, iters);
     if (setup_bound(model, no_opt, 1, dims, n_dims, &m, &e, &ins, &st) || pfvm_exec_run(e, &st)) {
@@ -1367,6 +1474,10 @@ static int cmd_bench(int argc, char **argv)
         printf("%d of %d nodes run, %d folded at plan time\n", info.n_nodes - info.n_folded, info.n_nodes,
                info.n_folded);
         printf("%llu operations per run (--max-operations)\n", (unsigned long long)pfvm_exec_operations(e));
+        if (profile && bench_profile(e, m, iters, &st)) {
+            fail_status(&st);
+            goto done;
+        }
     }
     rc = 0;
 done:

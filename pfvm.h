@@ -2027,6 +2027,13 @@ PFVM_API void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size);
  * Scan bodies) use their parent's. interp.c (--threads N) shows a
  * pthreads pool. */
 PFVM_API void pfvm_exec_set_parallel(pfvm_exec *e, const pfvm_parallel *par);
+/* Calls fn(user, n, 0) before and fn(user, n, 1) after the kernel of every
+ * node the executor runs (not the nodes folded at plan time, nor those of
+ * subgraphs, which count in their If/Loop/Scan node). For profilers: pfvm
+ * reads no clock itself, the hook does (interp bench --profile times each
+ * op type this way). NULL removes the hook. */
+typedef void (*pfvm_node_hook)(void *user, const pfvm_node *n, int done);
+PFVM_API void pfvm_exec_set_node_hook(pfvm_exec *e, pfvm_node_hook fn, void *user);
 /* The threads kernels split their work over: par->threads of the
  * parallel-for in force, or 1. */
 PFVM_API int pfvm_exec_threads(const pfvm_exec *e);
@@ -13961,6 +13968,12 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
         }                                                                                                    \
     }
 
+/* A binary operator's span shorter than this runs its plain loop (the same
+ * expression, so the same result): a block kernel always computes
+ * PFVM_FUSE_BLOCK elements, and broadcasting rows (LayerNorm's [.., 32] by
+ * [.., 1]) would pay for 1024 elements, padding included, per row. */
+#define PFVM__EW_BLOCKS_MIN (PFVM_FUSE_BLOCK / 4)
+
 #define PFVM__EW_BINARY_CT(name, OT, CT, expr)                                                               \
     static double pfvm__ew_f_##name(const double *x, const pfvm__ew_params *p)                               \
     {                                                                                                        \
@@ -14006,7 +14019,7 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
         int64_t e;                                                                                           \
         (void)p;                                                                                             \
         (void)sizeof(pfvm__ew_ct);                                                                           \
-        if (sizeof(CT) == sizeof(float) && len >= 32) {                                                      \
+        if (sizeof(CT) == sizeof(float) && len >= PFVM__EW_BLOCKS_MIN) {                                     \
             pfvm__ew_blocks(o, sizeof(OT), a, sa, b, sb, len, p, pfvm__ew_z_##name, pfvm__ew_zc_##name, 2);                      \
             return;                                                                                          \
         }                                                                                                    \
@@ -14371,7 +14384,10 @@ static float pfvm__ew_atanhf(float x) { return atanhf(x); }
 static float pfvm__ew_expm1f(float x) { return expm1f(x); }
 static float pfvm__ew_fminf(float x, float y) { return fminf(x, y); }
 static float pfvm__ew_fmaxf(float x, float y) { return fmaxf(x, y); }
-static float pfvm__ew_powf(float x, float y) { return powf(x, y); }
+/* x^2 is x*x (correctly rounded, as the exact square rounded once), not
+ * libm's powf, which may miss by an ulp: the fused loops square with a
+ * multiply (pfvm__ew_k_pow_fuse), and both paths must give the same bits. */
+static float pfvm__ew_powf(float x, float y) { return y == 2.0f ? x * x : powf(x, y); }
 
 PFVM_INTERNAL float pfvm_ew_expf(float x)
 {
@@ -22262,6 +22278,10 @@ PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int6
     for (p = 0; p < kc; p++) {
         const float *src = nr ? b->data + (p0 + p) * b->s_k + j0 * b->s_n : b->data;
         float *row = dst + p * PFVM_LA_NB;
+        if (b->s_n == 1 && nr == PFVM_LA_NB) { /* a fixed size: a few vector moves */
+            memcpy(row, src, sizeof(float) * PFVM_LA_NB);
+            continue;
+        }
         if (b->s_n == 1)
             for (j = 0; j < nr; j++)
                 row[j] = src[j];
@@ -24273,7 +24293,9 @@ static void pfvm__nn_pack_conv2d(void *user, int64_t p0, int64_t kc, int64_t j0,
                     out[t] = 0.0f;
             } else {
                 const float *xr = xc + ih * d->W;
-                if (d->SW == 1 && iw >= 0 && iw + len <= d->W)
+                if (d->SW == 1 && iw >= 0 && iw + len <= d->W && len == PFVM_LA_NB)
+                    memcpy(out, xr + iw, sizeof(float) * PFVM_LA_NB); /* a fixed size: a few vector moves */
+                else if (d->SW == 1 && iw >= 0 && iw + len <= d->W)
                     for (t = 0; t < len; t++)
                         out[t] = xr[iw + t];
                 else
@@ -40476,6 +40498,8 @@ struct pfvm_exec {
     int random_used;           /* a kernel drew random numbers in the last run */
     uint64_t rng;              /* state of the executor's generator */
     pfvm_parallel par;         /* the caller's parallel-for (pfvm_exec_set_parallel); threads 0: none */
+    pfvm_node_hook hook;       /* pfvm_exec_set_node_hook */
+    void *hook_user;
     void *scratch;             /* kernel workspace, grown on first need */
     size_t scratch_size;
     void **state;              /* per node: kernel state (pfvm_kctx_set_state) */
@@ -40993,7 +41017,9 @@ static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
         k.state = e->state[i];
         k.max_loop_iterations = e->limits.max_loop_iterations;
         if (fused) {
-            rc = pfvm__fz_prepare(&k, dt, consts, known);
+            /* the loop bakes in what is known at bind, initializers too (as
+             * Conv packs its weights): LayerNorm's Pow(x, 2.0) becomes x*x */
+            rc = pfvm__fz_prepare(&k, dt, known, known);
         } else {
             void *ns = k.state;
             void (*nf)(void *) = e->state_free[i];
@@ -42247,8 +42273,12 @@ static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
             return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): no kernel", pfvm__node_label(n, lb, sizeof lb),
                               n->op_type);
         }
+        if (e->hook)
+            e->hook(e->hook_user, n, 0);
         if (pfvm__call_kernel(e, n, st))
             return st ? st->code : PFVM_ERR_RUNTIME;
+        if (e->hook)
+            e->hook(e->hook_user, n, 1);
         for (j = 0; j < n->n_outputs; j++) {
             pfvm_tensor *t = e->kout[j];
             char lb[96];
@@ -42260,6 +42290,14 @@ static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
             return st ? st->code : PFVM_ERR_SHAPE;
     }
     return pfvm__feed_back(e, st);
+}
+
+void pfvm_exec_set_node_hook(pfvm_exec *e, pfvm_node_hook fn, void *user)
+{
+    if (!e)
+        return;
+    e->hook = fn;
+    e->hook_user = user;
 }
 
 pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)

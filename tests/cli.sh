@@ -364,6 +364,11 @@ if "$INTERP" run --no-opt "$MODEL/model.onnx" -i "$MODEL/test_data_set_0/input_0
 if "$INTERP" bench -n 2 tests/models/gpt_small/model.onnx >"$tmp/out" 2>&1 &&
     grep -qE '^[1-9][0-9]* of [0-9]+ nodes run, 0 folded at plan time$' "$tmp/out" &&
     ! grep -q '^median 0\.000 ms' "$tmp/out"; then ok; else bad "bench gpt_small: $(cat "$tmp/out")"; fi
+# bench --profile: ms per op kind, a fused group named by its body, and
+# refused with --compare (it times one way)
+if "$INTERP" bench -n 2 --profile "$MODEL/model.onnx" >"$tmp/out" 2>&1 && grep -q '^profile over 2 runs' "$tmp/out" &&
+    grep -q 'FusedElementwise\[Conv+Relu\]$' "$tmp/out" && grep -q 'ms total in kernels$' "$tmp/out" &&
+    ! "$INTERP" bench -n 1 --profile --compare "$MODEL/model.onnx" >/dev/null 2>&1; then ok; else bad "bench --profile: $(cat "$tmp/out")"; fi
 # interp quantize: the digits CNN from its committed calibration sets; the
 # int8 model (run as QLinearConv after the qlinear pass) keeps the float
 # model's predictions on the six samples, and runs in onnxruntime when

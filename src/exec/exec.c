@@ -54,6 +54,8 @@ struct pfvm_exec {
     int random_used;           /* a kernel drew random numbers in the last run */
     uint64_t rng;              /* state of the executor's generator */
     pfvm_parallel par;         /* the caller's parallel-for (pfvm_exec_set_parallel); threads 0: none */
+    pfvm_node_hook hook;       /* pfvm_exec_set_node_hook */
+    void *hook_user;
     void *scratch;             /* kernel workspace, grown on first need */
     size_t scratch_size;
     void **state;              /* per node: kernel state (pfvm_kctx_set_state) */
@@ -571,7 +573,9 @@ static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
         k.state = e->state[i];
         k.max_loop_iterations = e->limits.max_loop_iterations;
         if (fused) {
-            rc = pfvm__fz_prepare(&k, dt, consts, known);
+            /* the loop bakes in what is known at bind, initializers too (as
+             * Conv packs its weights): LayerNorm's Pow(x, 2.0) becomes x*x */
+            rc = pfvm__fz_prepare(&k, dt, known, known);
         } else {
             void *ns = k.state;
             void (*nf)(void *) = e->state_free[i];
@@ -1825,8 +1829,12 @@ static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
             return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s): no kernel", pfvm__node_label(n, lb, sizeof lb),
                               n->op_type);
         }
+        if (e->hook)
+            e->hook(e->hook_user, n, 0);
         if (pfvm__call_kernel(e, n, st))
             return st ? st->code : PFVM_ERR_RUNTIME;
+        if (e->hook)
+            e->hook(e->hook_user, n, 1);
         for (j = 0; j < n->n_outputs; j++) {
             pfvm_tensor *t = e->kout[j];
             char lb[96];
@@ -1838,6 +1846,14 @@ static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
             return st ? st->code : PFVM_ERR_SHAPE;
     }
     return pfvm__feed_back(e, st);
+}
+
+void pfvm_exec_set_node_hook(pfvm_exec *e, pfvm_node_hook fn, void *user)
+{
+    if (!e)
+        return;
+    e->hook = fn;
+    e->hook_user = user;
 }
 
 pfvm_code pfvm_exec_run(pfvm_exec *e, pfvm_status *st)

@@ -55,6 +55,13 @@ PFVM_API void pfvm_exec_set_arena(pfvm_exec *e, void *buf, size_t size);
  * Scan bodies) use their parent's. interp.c (--threads N) shows a
  * pthreads pool. */
 PFVM_API void pfvm_exec_set_parallel(pfvm_exec *e, const pfvm_parallel *par);
+/* Calls fn(user, n, 0) before and fn(user, n, 1) after the kernel of every
+ * node the executor runs (not the nodes folded at plan time, nor those of
+ * subgraphs, which count in their If/Loop/Scan node). For profilers: pfvm
+ * reads no clock itself, the hook does (interp bench --profile times each
+ * op type this way). NULL removes the hook. */
+typedef void (*pfvm_node_hook)(void *user, const pfvm_node *n, int done);
+PFVM_API void pfvm_exec_set_node_hook(pfvm_exec *e, pfvm_node_hook fn, void *user);
 /* The threads kernels split their work over: par->threads of the
  * parallel-for in force, or 1. */
 PFVM_API int pfvm_exec_threads(const pfvm_exec *e);

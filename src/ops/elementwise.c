@@ -511,6 +511,12 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
         }                                                                                                    \
     }
 
+/* A binary operator's span shorter than this runs its plain loop (the same
+ * expression, so the same result): a block kernel always computes
+ * PFVM_FUSE_BLOCK elements, and broadcasting rows (LayerNorm's [.., 32] by
+ * [.., 1]) would pay for 1024 elements, padding included, per row. */
+#define PFVM__EW_BLOCKS_MIN (PFVM_FUSE_BLOCK / 4)
+
 #define PFVM__EW_BINARY_CT(name, OT, CT, expr)                                                               \
     static double pfvm__ew_f_##name(const double *x, const pfvm__ew_params *p)                               \
     {                                                                                                        \
@@ -556,7 +562,7 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
         int64_t e;                                                                                           \
         (void)p;                                                                                             \
         (void)sizeof(pfvm__ew_ct);                                                                           \
-        if (sizeof(CT) == sizeof(float) && len >= 32) {                                                      \
+        if (sizeof(CT) == sizeof(float) && len >= PFVM__EW_BLOCKS_MIN) {                                     \
             pfvm__ew_blocks(o, sizeof(OT), a, sa, b, sb, len, p, pfvm__ew_z_##name, pfvm__ew_zc_##name, 2);                      \
             return;                                                                                          \
         }                                                                                                    \
@@ -921,7 +927,10 @@ static float pfvm__ew_atanhf(float x) { return atanhf(x); }
 static float pfvm__ew_expm1f(float x) { return expm1f(x); }
 static float pfvm__ew_fminf(float x, float y) { return fminf(x, y); }
 static float pfvm__ew_fmaxf(float x, float y) { return fmaxf(x, y); }
-static float pfvm__ew_powf(float x, float y) { return powf(x, y); }
+/* x^2 is x*x (correctly rounded, as the exact square rounded once), not
+ * libm's powf, which may miss by an ulp: the fused loops square with a
+ * multiply (pfvm__ew_k_pow_fuse), and both paths must give the same bits. */
+static float pfvm__ew_powf(float x, float y) { return y == 2.0f ? x * x : powf(x, y); }
 
 PFVM_INTERNAL float pfvm_ew_expf(float x)
 {

@@ -931,6 +931,10 @@ PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int6
     for (p = 0; p < kc; p++) {
         const float *src = nr ? b->data + (p0 + p) * b->s_k + j0 * b->s_n : b->data;
         float *row = dst + p * PFVM_LA_NB;
+        if (b->s_n == 1 && nr == PFVM_LA_NB) { /* a fixed size: a few vector moves */
+            memcpy(row, src, sizeof(float) * PFVM_LA_NB);
+            continue;
+        }
         if (b->s_n == 1)
             for (j = 0; j < nr; j++)
                 row[j] = src[j];

@@ -582,7 +582,9 @@ static void pfvm__nn_pack_conv2d(void *user, int64_t p0, int64_t kc, int64_t j0,
                     out[t] = 0.0f;
             } else {
                 const float *xr = xc + ih * d->W;
-                if (d->SW == 1 && iw >= 0 && iw + len <= d->W)
+                if (d->SW == 1 && iw >= 0 && iw + len <= d->W && len == PFVM_LA_NB)
+                    memcpy(out, xr + iw, sizeof(float) * PFVM_LA_NB); /* a fixed size: a few vector moves */
+                else if (d->SW == 1 && iw >= 0 && iw + len <= d->W)
                     for (t = 0; t < len; t++)
                         out[t] = xr[iw + t];
                 else
