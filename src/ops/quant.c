@@ -518,6 +518,9 @@ PFVM_INTERNAL void pfvm_q_force_dsp(int on)
 /* a word at any int16: LDR takes unaligned addresses on the M4 and M7 */
 typedef uint32_t pfvm__qg_uword __attribute__((may_alias, aligned(2)));
 #define PFVM__QG_UWORD(p) (*(const pfvm__qg_uword *)(const void *)(p))
+/* a word at any byte */
+typedef uint32_t pfvm__qg_bword __attribute__((may_alias, aligned(1)));
+#define PFVM__QG_UWORD32(p) (*(const pfvm__qg_bword *)(const void *)(p))
 #define PFVM__QG_SMLAD(a, b, acc) __smlad((int16x2_t)(a), (int16x2_t)(b), (acc))
 #define PFVM__QG_SMUAD(a, b) __smuad((int16x2_t)(a), (int16x2_t)(b))
 /* one reduction pair: x (r1) advances a panel row (64 bytes), w (r0) a
@@ -605,10 +608,10 @@ static void pfvm__qg_tile(const int16_t *w, const int16_t *x, pfvm__qi pairs, in
 
 /* The block's sums as tiles: acc[jt][r][c], the 4x2 tile of columns 2jt
  * and 2jt + 1. */
-static void pfvm__qg_kernel_dsp(const int16_t *w, const int16_t *panel, int64_t K2, int32_t *acc)
+static void pfvm__qg_kernel_dsp(const int16_t *w, const int16_t *panel, int64_t K2, int32_t *acc, int cols)
 {
     int jt;
-    for (jt = 0; jt < PFVM__QG_NR / 2; jt++)
+    for (jt = 0; 2 * jt < cols; jt++)
         pfvm__qg_tile(w, panel + 4 * jt, (pfvm__qi)K2, acc + 8 * jt);
 }
 
@@ -646,8 +649,9 @@ PFVM_DISPATCH static void pfvm__qg_kernel_c(const int16_t *w, const int16_t *pan
 }
 
 /* The sums of a weight block and a panel: [row][column], or with the
- * SMLAD tile (kind 1) [column pair][row][2] (pfvm__qg_kernel_dsp). */
-static void pfvm__qg_kernel(int kind, const int16_t *w, const int16_t *panel, int64_t K2, int32_t *acc)
+ * SMLAD tile (kind 1) [column pair][row][2] (pfvm__qg_kernel_dsp), of the
+ * first cols columns at least. */
+static void pfvm__qg_kernel(int kind, const int16_t *w, const int16_t *panel, int64_t K2, int32_t *acc, int cols)
 {
 #ifdef PFVM__QG_AVX2
     if (kind == 2) {
@@ -656,9 +660,10 @@ static void pfvm__qg_kernel(int kind, const int16_t *w, const int16_t *panel, in
     }
 #endif
     if (kind == 1) {
-        pfvm__qg_kernel_dsp(w, panel, K2, acc);
+        pfvm__qg_kernel_dsp(w, panel, K2, acc, cols);
         return;
     }
+    (void)cols;
     pfvm__qg_kernel_c(w, panel, K2, acc);
 }
 
@@ -815,10 +820,37 @@ PFVM__Q_NOINLINE static void pfvm__qc_pack_run(const pfvm_tensor *X, pfvm__qi at
 PFVM__Q_NOINLINE static void pfvm__qc_pack_pairs(const pfvm_tensor *X, pfvm__qi a0, pfvm__qi a1, pfvm__qi n,
                                                  int32_t xz, int16_t *d)
 {
-    pfvm__qi j;
+    pfvm__qi j = 0;
     if (X->dtype == PFVM_UINT8) {
         const uint8_t *x0 = (const uint8_t *)X->data + a0, *x1 = (const uint8_t *)X->data + a1;
-        for (j = 0; j < n; j++) {
+#ifdef PFVM__QG_DSP
+        /* four columns of both rows per step: UXTB16 spreads bytes 0, 2
+         * (1, 3) of a word into halves, SSUB16 takes the zero point off
+         * both, PKHBT/PKHTB pair the rows: 18 instructions for 8 values */
+        uint32_t zz = (uint32_t)(uint16_t)xz * 0x10001u, *o = (uint32_t *)(void *)d;
+        for (; j + 4 <= n; j += 4, o += 4) {
+            uint32_t u = PFVM__QG_UWORD32(x0 + j), v = PFVM__QG_UWORD32(x1 + j), u02, u13, v02, v13;
+            __asm__("uxtb16 %0, %4\n\t"
+                    "uxtb16 %1, %4, ror #8\n\t"
+                    "uxtb16 %2, %5\n\t"
+                    "uxtb16 %3, %5, ror #8\n\t"
+                    "ssub16 %0, %0, %6\n\t"
+                    "ssub16 %1, %1, %6\n\t"
+                    "ssub16 %2, %2, %6\n\t"
+                    "ssub16 %3, %3, %6\n\t"
+                    : "=&r"(u02), "=&r"(u13), "=&r"(v02), "=&r"(v13)
+                    : "r"(u), "r"(v), "r"(zz));
+            __asm__("pkhbt %0, %2, %3, lsl #16\n\t"
+                    "pkhtb %1, %3, %2, asr #16\n\t"
+                    : "=&r"(o[0]), "=&r"(o[2])
+                    : "r"(u02), "r"(v02));
+            __asm__("pkhbt %0, %2, %3, lsl #16\n\t"
+                    "pkhtb %1, %3, %2, asr #16\n\t"
+                    : "=&r"(o[1]), "=&r"(o[3])
+                    : "r"(u13), "r"(v13));
+        }
+#endif
+        for (; j < n; j++) {
             d[2 * j] = (int16_t)(x0[j] - xz);
             d[2 * j + 1] = (int16_t)(x1[j] - xz);
         }
@@ -956,25 +988,39 @@ PFVM_INTERNAL int32_t pfvm_q_scale_hi(int32_t acc, int32_t mult, int s)
 #endif
 
 /* Requantizes n sums into 8-bit outputs (the type's whole range), for
- * shifts in [33, 62] (s = shift - 32). */
-PFVM__Q_NOINLINE static void pfvm__qc_store_hi(const int32_t *acc, pfvm__qi n, int32_t b, int32_t mult, int s,
-                                               int32_t zp, void *out, int u8)
+ * shifts in [33, 62] (s = shift - 32). The sums come in pairs: acc[0],
+ * acc[1], then acc[step], acc[step + 1]... (step 2: contiguous; 8: a row
+ * of the SMLAD tiles' sums). When it fits, the zero point rides in the
+ * rounding term (adding zp * 2^s before the shift adds zp after it). */
+#define PFVM__QC_STORE_PAIRS(T, SAT, ZP)                                                  \
+    do {                                                                                  \
+        T *y = (T *)out, *end = y + (n & ~(pfvm__qi)1);                                   \
+        for (; y != end; y += 2, acc += step) {                                           \
+            int32_t v0 = PFVM__Q_SCALE_HI(acc[0] + b, mult, s, rnd) ZP;                   \
+            int32_t v1 = PFVM__Q_SCALE_HI(acc[1] + b, mult, s, rnd) ZP;                   \
+            y[0] = (T)SAT(v0);                                                            \
+            y[1] = (T)SAT(v1);                                                            \
+        }                                                                                 \
+        if (n & 1) {                                                                      \
+            int32_t v0 = PFVM__Q_SCALE_HI(acc[0] + b, mult, s, rnd) ZP;                   \
+            y[0] = (T)SAT(v0);                                                            \
+        }                                                                                 \
+    } while (0)
+
+PFVM__Q_NOINLINE static void pfvm__qc_store_hi(const int32_t *acc, pfvm__qi step, pfvm__qi n, int32_t b, int32_t mult,
+                                               int s, int32_t zp, void *out, int u8)
 {
-    int32_t rnd = 1 << (s - 1), v;
-    pfvm__qi j;
-    if (u8) {
-        uint8_t *y = (uint8_t *)out;
-        for (j = 0; j < n; j++) {
-            v = PFVM__Q_SCALE_HI(acc[j] + b, mult, s, rnd) + zp;
-            y[j] = (uint8_t)PFVM__Q_SAT_U8(v);
-        }
-    } else {
-        int8_t *y = (int8_t *)out;
-        for (j = 0; j < n; j++) {
-            v = PFVM__Q_SCALE_HI(acc[j] + b, mult, s, rnd) + zp;
-            y[j] = (int8_t)PFVM__Q_SAT_S8(v);
-        }
-    }
+    int32_t rnd = 1 << (s - 1);
+    if (s <= 21) { /* |rnd + zp * 2^s| + |acc * mult / 2^32| < 2^31 */
+        rnd += (int32_t)((uint32_t)zp << s);
+        if (u8)
+            PFVM__QC_STORE_PAIRS(uint8_t, PFVM__Q_SAT_U8, );
+        else
+            PFVM__QC_STORE_PAIRS(int8_t, PFVM__Q_SAT_S8, );
+    } else if (u8)
+        PFVM__QC_STORE_PAIRS(uint8_t, PFVM__Q_SAT_U8, +zp);
+    else
+        PFVM__QC_STORE_PAIRS(int8_t, PFVM__Q_SAT_S8, +zp);
 }
 
 static void pfvm__qc_store(const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at, const int32_t *acc, pfvm__qi n)
@@ -992,7 +1038,7 @@ static void pfvm__qc_store(const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at, const
     }
 #endif
     if (sh >= 33 && sh <= 62) {
-        pfvm__qc_store_hi(acc, n, b, mult, sh - 32, zp, (char *)o->Y->data + at, o->Y->dtype == PFVM_UINT8);
+        pfvm__qc_store_hi(acc, 2, n, b, mult, sh - 32, zp, (char *)o->Y->data + at, o->Y->dtype == PFVM_UINT8);
         return;
     }
     if (sh < 1 || sh > 62) {
@@ -1024,26 +1070,17 @@ static void pfvm__qc_store(const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at, const
  * ([column pair][row][2]), n columns, into y. */
 static void pfvm__qc_store_tiles(const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at, const int32_t *acc, int r, pfvm__qi n)
 {
-    int32_t row[PFVM__QG_NR], b, mult, rnd, zp = o->zp;
-    int sh = o->shift[m], s;
+    int32_t row[PFVM__QG_NR];
+    int sh = o->shift[m];
     pfvm__qi j;
-    if (sh < 33 || sh > 62) {
-        for (j = 0; j < n; j++)
-            row[j] = acc[(j >> 1) * 8 + 2 * r + (j & 1)];
-        pfvm__qc_store(o, m, at, row, n);
+    if (sh >= 33 && sh <= 62) {
+        pfvm__qc_store_hi(acc + 2 * r, 8, n, o->bias ? o->bias[m] : 0, o->mult[m], sh - 32, o->zp, (char *)o->Y->data + at,
+                          o->Y->dtype == PFVM_UINT8);
         return;
     }
-    s = sh - 32, rnd = 1 << (s - 1), mult = o->mult[m], b = o->bias ? o->bias[m] : 0;
-    acc += 2 * r;
-    if (o->Y->dtype == PFVM_UINT8) {
-        uint8_t *y = (uint8_t *)o->Y->data + at;
-        for (j = 0; j < n; j++)
-            y[j] = (uint8_t)PFVM__Q_SAT_U8(PFVM__Q_SCALE_HI(acc[(j >> 1) * 8 + (j & 1)] + b, mult, s, rnd) + zp);
-    } else {
-        int8_t *y = (int8_t *)o->Y->data + at;
-        for (j = 0; j < n; j++)
-            y[j] = (int8_t)PFVM__Q_SAT_S8(PFVM__Q_SCALE_HI(acc[(j >> 1) * 8 + (j & 1)] + b, mult, s, rnd) + zp);
-    }
+    for (j = 0; j < n; j++)
+        row[j] = acc[(j >> 1) * 8 + 2 * r + (j & 1)];
+    pfvm__qc_store(o, m, at, row, n);
 }
 
 static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16_t *panels, const pfvm__qc_out *o,
@@ -1055,7 +1092,7 @@ static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16
     for (jb = 0; jb < npan; jb++) {
         pfvm__qi cols = OHW - jb * PFVM__QG_NR < PFVM__QG_NR ? OHW - jb * PFVM__QG_NR : PFVM__QG_NR;
         for (mb = 0; mb < g->MG; mb += PFVM__QG_MR) {
-            pfvm__qg_kernel(kind, wp + mb * 2 * g->K2, panels + jb * g->K2 * 2 * PFVM__QG_NR, g->K2, acc);
+            pfvm__qg_kernel(kind, wp + mb * 2 * g->K2, panels + jb * g->K2 * 2 * PFVM__QG_NR, g->K2, acc, (int)cols);
             for (c = 0; c < PFVM__QG_MR && mb + c < g->MG; c++) {
                 pfvm__qi m = gg * g->MG + mb + c, at = (n * g->M + m) * OHW + jb * PFVM__QG_NR;
                 if (kind == 1)
