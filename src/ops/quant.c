@@ -1111,12 +1111,54 @@ static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16
  * kernel position reads a contiguous row for any horizontal stride: the
  * sums vectorize (int16 x int16 -> int32, exact) in the dispatched clones. */
 
-/* Channel plane (offset `plane` in X) into P, minus xz, 0 in the padding. */
+#ifdef PFVM__QG_DSP
+/* a word at any int16 */
+typedef uint32_t pfvm__qg_hword __attribute__((may_alias, aligned(2)));
+/* n bytes minus the zero point (both halves of zz) into int16: four per
+ * step (UXTB16 spreads bytes 0, 2 and 1, 3 into halves, SSUB16, PKHBT and
+ * PKHTB put them back in order). */
+static void pfvm__qc_u8_row(const uint8_t *x, pfvm__qi n, uint32_t zz, int16_t *d)
+{
+    for (; n >= 4; n -= 4, x += 4, d += 4) {
+        uint32_t u = PFVM__QG_UWORD32(x), u02, u13, lo, hi;
+        __asm__("uxtb16 %0, %2\n\t"
+                "uxtb16 %1, %2, ror #8\n\t"
+                "ssub16 %0, %0, %3\n\t"
+                "ssub16 %1, %1, %3\n\t"
+                : "=&r"(u02), "=&r"(u13)
+                : "r"(u), "r"(zz));
+        __asm__("pkhbt %0, %2, %3, lsl #16\n\t"
+                "pkhtb %1, %3, %2, asr #16\n\t"
+                : "=&r"(lo), "=&r"(hi)
+                : "r"(u02), "r"(u13));
+        ((pfvm__qg_hword *)(void *)d)[0] = lo;
+        ((pfvm__qg_hword *)(void *)d)[1] = hi;
+    }
+    for (; n > 0; n--)
+        *d++ = (int16_t)(*x++ - (int32_t)(zz & 0xffffu));
+}
+#endif
+
+/* Channel plane (offset `plane` in X) into P, minus xz. The padding is
+ * not written: the same positions for every channel, zeroed once by the
+ * caller. */
 static void pfvm__qc_dw_fill(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi plane, int32_t xz, int16_t *P)
 {
     pfvm__qi PH, PWs, ih, iw, s = g->sw;
     pfvm__qc_dw_dims(g, &PH, &PWs);
-    memset(P, 0, (size_t)(s * PH * PWs) * sizeof(int16_t));
+#ifdef PFVM__QG_DSP
+    if (s == 1 && X->dtype == PFVM_UINT8) {
+        /* input rows y in [y0, y1) at plane rows y + pt, columns [0, w1) at pl.. */
+        pfvm__qi y0 = g->pt < 0 ? -g->pt : 0, y1 = PH - g->pt < g->H ? PH - g->pt : g->H;
+        pfvm__qi w1 = PWs - g->pl < g->W ? PWs - g->pl : g->W, y;
+        const uint8_t *x = (const uint8_t *)X->data + plane + y0 * g->W;
+        int16_t *d = P + (y0 + g->pt) * PWs + g->pl;
+        uint32_t zz = (uint32_t)(uint16_t)xz * 0x10001u;
+        for (y = y0; y < y1 && w1 > 0; y++, x += g->W, d += PWs)
+            pfvm__qc_u8_row(x, w1, zz, d);
+        return;
+    }
+#endif
     for (ih = 0; ih < PH; ih++) {
         pfvm__qi y = ih - g->pt, lo = g->pl, hi = g->pl + g->W < s * PWs ? g->pl + g->W : s * PWs;
         int16_t *row = P + ih * PWs;
@@ -1326,7 +1368,9 @@ static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const in
 static void pfvm__qc_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int32_t xz, const int16_t *wp,
                                const pfvm__qc_out *o, int16_t *P, int32_t *acc, pfvm__qi n)
 {
-    pfvm__qi c, OHW = g->OH * g->OW;
+    pfvm__qi c, OHW = g->OH * g->OW, PH, PWs;
+    pfvm__qc_dw_dims(g, &PH, &PWs);
+    memset(P, 0, (size_t)(g->sw * PH * PWs) * sizeof(int16_t));
     for (c = 0; c < g->C; c++) {
         pfvm__qc_dw_fill(g, X, (n * g->C + c) * g->H * g->W, xz, P);
         pfvm__qc_dw_plane(g, P, wp + c * g->Mp * 2 * g->K2, acc);
