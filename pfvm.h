@@ -27422,20 +27422,21 @@ typedef uint32_t pfvm__qg_bword __attribute__((may_alias, aligned(1)));
     "smlad r10, lr, r2, r10\n\t"          \
     "smlad r11, lr, r3, r11\n\t"
 typedef char pfvm__qg_nr_bytes_ok[PFVM__QG_NR == 16 && PFVM__QG_MR == 4 ? 1 : -1];
-/* (w: r0, x: r1, pairs >= 1: r2, out: r3) */
+/* (w: r0, x: r1, pairs: r2, out: r3, init: [sp]) */
 __attribute__((naked, noinline)) static void pfvm__qg_tile(const int16_t *w __attribute__((unused)),
                                                            const int16_t *x __attribute__((unused)),
                                                            pfvm__qi pairs __attribute__((unused)),
-                                                           int32_t *out __attribute__((unused)))
+                                                           int32_t *out __attribute__((unused)),
+                                                           const int32_t *init __attribute__((unused)))
 {
     __asm__ volatile(
         "push {r4-r11, lr}\n\t"
+        "ldr r12, [sp, #36]\n\t"
+        "ldm r12, {r4-r11}\n\t"      /* the sums start at init (the biases) */
         "and r12, r2, #3\n\t"          /* pairs % 4: one at a time first */
         "add r12, r1, r12, lsl #6\n\t" /* where x is after them */
         "add r2, r1, r2, lsl #6\n\t"   /* where x ends */
         "push {r2, r3, r12}\n\t"       /* [sp]: the end, [sp, #4]: out, [sp, #8]: the single pairs' end */
-        "movs r4, #0\n\tmovs r5, #0\n\tmovs r6, #0\n\tmovs r7, #0\n\t"
-        "movs r8, #0\n\tmovs r9, #0\n\tmovs r10, #0\n\tmovs r11, #0\n\t"
         "b 2f\n"
         "1:\n\t" PFVM__QG_ASM_PAIR
         "2:\n\t"
@@ -27476,12 +27477,12 @@ static int32_t pfvm__qg_smlad(uint32_t a, uint32_t b, int32_t acc)
 #define PFVM__QG_SMUAD(a, b) pfvm__qg_smlad((a), (b), 0)
 
 /* The same tile in C: what the unit tests check on the host. */
-static void pfvm__qg_tile(const int16_t *w, const int16_t *x, pfvm__qi pairs, int32_t *out)
+static void pfvm__qg_tile(const int16_t *w, const int16_t *x, pfvm__qi pairs, int32_t *out, const int32_t *init)
 {
     pfvm__qi kp;
     int r;
     for (r = 0; r < 8; r++)
-        out[r] = 0;
+        out[r] = init[r];
     for (kp = 0; kp < pairs; kp++, x += 2 * PFVM__QG_NR, w += 2 * PFVM__QG_MR)
         for (r = 0; r < PFVM__QG_MR; r++) {
             out[2 * r] = PFVM__QG_SMLAD(PFVM__QG_UWORD(w + 2 * r), PFVM__QG_UWORD(x), out[2 * r]);
@@ -27491,12 +27492,13 @@ static void pfvm__qg_tile(const int16_t *w, const int16_t *x, pfvm__qi pairs, in
 #endif
 
 /* The block's sums as tiles: acc[jt][r][c], the 4x2 tile of columns 2jt
- * and 2jt + 1. */
-static void pfvm__qg_kernel_dsp(const int16_t *w, const int16_t *panel, int64_t K2, int32_t *acc, int cols)
+ * and 2jt + 1, starting from init ([r][c]: the rows' biases). */
+static void pfvm__qg_kernel_dsp(const int16_t *w, const int16_t *panel, int64_t K2, int32_t *acc, int cols,
+                                const int32_t *init)
 {
     int jt;
     for (jt = 0; 2 * jt < cols; jt++)
-        pfvm__qg_tile(w, panel + 4 * jt, (pfvm__qi)K2, acc + 8 * jt);
+        pfvm__qg_tile(w, panel + 4 * jt, (pfvm__qi)K2, acc + 8 * jt, init);
 }
 
 PFVM_INTERNAL int pfvm_q_gemm_kind(void)
@@ -27533,9 +27535,10 @@ PFVM_DISPATCH static void pfvm__qg_kernel_c(const int16_t *w, const int16_t *pan
 }
 
 /* The sums of a weight block and a panel: [row][column], or with the
- * SMLAD tile (kind 1) [column pair][row][2] (pfvm__qg_kernel_dsp), of the
- * first cols columns at least. */
-static void pfvm__qg_kernel(int kind, const int16_t *w, const int16_t *panel, int64_t K2, int32_t *acc, int cols)
+ * SMLAD tile (kind 1) [column pair][row][2] (pfvm__qg_kernel_dsp) from
+ * init (the block's biases, [row][2]), of the first cols columns at least. */
+static void pfvm__qg_kernel(int kind, const int16_t *w, const int16_t *panel, int64_t K2, int32_t *acc, int cols,
+                            const int32_t *init)
 {
 #ifdef PFVM__QG_AVX2
     if (kind == 2) {
@@ -27544,10 +27547,10 @@ static void pfvm__qg_kernel(int kind, const int16_t *w, const int16_t *panel, in
     }
 #endif
     if (kind == 1) {
-        pfvm__qg_kernel_dsp(w, panel, K2, acc, cols);
+        pfvm__qg_kernel_dsp(w, panel, K2, acc, cols, init);
         return;
     }
-    (void)cols;
+    (void)cols, (void)init;
     pfvm__qg_kernel_c(w, panel, K2, acc);
 }
 
@@ -27637,7 +27640,8 @@ static size_t pfvm__qc_work_bytes(const pfvm__qc_geom *g)
     size_t b;
     pfvm__qc_dw_dims(g, &PH, &PWs);
     b = pfvm__qc_is_dw(g) ? (size_t)OHW * sizeof(int32_t) + (size_t)(g->sw * PH * PWs) * sizeof(int16_t)
-                          : (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t);
+                          : (size_t)(g->group * g->Mp * 2) * sizeof(int32_t) +
+                                (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t);
     return (b + 64 + 15) / 16 * 16; /* what follows stays aligned */
 }
 
@@ -27802,6 +27806,7 @@ static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi
 
 typedef struct pfvm__qc_out {
     const int32_t *mult, *bias;
+    const int32_t *bias2; /* per group [Mp][2]: each bias twice, the SMLAD tiles' starting sums */
     const int *shift;
     int32_t zp, lo, hi;
     pfvm_tensor *Y;
@@ -27890,6 +27895,16 @@ PFVM_INTERNAL int32_t pfvm_q_scale_hi(int32_t acc, int32_t mult, int s)
             y[0] = (T)SAT(v0);                                                            \
         }                                                                                 \
     } while (0)
+/* b == 0 (the SMLAD tiles' sums have their biases): one ADD less */
+#define PFVM__QC_STORE_PAIRS_B(T, SAT, ZP)              \
+    do {                                                \
+        if (b) {                                        \
+            PFVM__QC_STORE_PAIRS(T, SAT, ZP);           \
+        } else {                                        \
+            const int32_t b = 0;                        \
+            PFVM__QC_STORE_PAIRS(T, SAT, ZP);           \
+        }                                               \
+    } while (0)
 
 PFVM__Q_NOINLINE static void pfvm__qc_store_hi(const int32_t *acc, pfvm__qi step, pfvm__qi n, int32_t b, int32_t mult,
                                                int s, int32_t zp, void *out, int u8)
@@ -27898,9 +27913,9 @@ PFVM__Q_NOINLINE static void pfvm__qc_store_hi(const int32_t *acc, pfvm__qi step
     if (s <= 21) { /* |rnd + zp * 2^s| + |acc * mult / 2^32| < 2^31 */
         rnd += (int32_t)((uint32_t)zp << s);
         if (u8)
-            PFVM__QC_STORE_PAIRS(uint8_t, PFVM__Q_SAT_U8, );
+            PFVM__QC_STORE_PAIRS_B(uint8_t, PFVM__Q_SAT_U8, );
         else
-            PFVM__QC_STORE_PAIRS(int8_t, PFVM__Q_SAT_S8, );
+            PFVM__QC_STORE_PAIRS_B(int8_t, PFVM__Q_SAT_S8, );
     } else if (u8)
         PFVM__QC_STORE_PAIRS(uint8_t, PFVM__Q_SAT_U8, +zp);
     else
@@ -27951,20 +27966,23 @@ static void pfvm__qc_store(const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at, const
 }
 
 /* Requantizes row r of a block's sums in the SMLAD tile's layout
- * ([column pair][row][2]), n columns, into y. */
+ * ([column pair][row][2], biases added), n columns, into y. */
 static void pfvm__qc_store_tiles(const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at, const int32_t *acc, int r, pfvm__qi n)
 {
     int32_t row[PFVM__QG_NR];
     int sh = o->shift[m];
     pfvm__qi j;
+    pfvm__qc_out nb;
     if (sh >= 33 && sh <= 62) {
-        pfvm__qc_store_hi(acc + 2 * r, 8, n, o->bias ? o->bias[m] : 0, o->mult[m], sh - 32, o->zp, (char *)o->Y->data + at,
+        pfvm__qc_store_hi(acc + 2 * r, 8, n, 0, o->mult[m], sh - 32, o->zp, (char *)o->Y->data + at,
                           o->Y->dtype == PFVM_UINT8);
         return;
     }
     for (j = 0; j < n; j++)
         row[j] = acc[(j >> 1) * 8 + 2 * r + (j & 1)];
-    pfvm__qc_store(o, m, at, row, n);
+    nb = *o;
+    nb.bias = NULL;
+    pfvm__qc_store(&nb, m, at, row, n);
 }
 
 static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16_t *panels, const pfvm__qc_out *o,
@@ -27976,7 +27994,8 @@ static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16
     for (jb = 0; jb < npan; jb++) {
         pfvm__qi cols = OHW - jb * PFVM__QG_NR < PFVM__QG_NR ? OHW - jb * PFVM__QG_NR : PFVM__QG_NR;
         for (mb = 0; mb < g->MG; mb += PFVM__QG_MR) {
-            pfvm__qg_kernel(kind, wp + mb * 2 * g->K2, panels + jb * g->K2 * 2 * PFVM__QG_NR, g->K2, acc, (int)cols);
+            pfvm__qg_kernel(kind, wp + mb * 2 * g->K2, panels + jb * g->K2 * 2 * PFVM__QG_NR, g->K2, acc, (int)cols,
+                            o->bias2 + 2 * (gg * g->Mp + mb));
             for (c = 0; c < PFVM__QG_MR && mb + c < g->MG; c++) {
                 pfvm__qi m = gg * g->MG + mb + c, at = (n * g->M + m) * OHW + jb * PFVM__QG_NR;
                 if (kind == 1)
@@ -28402,7 +28421,7 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
         return *rc = k->st ? k->st->code : PFVM_ERR_NOMEM, 1;
     /* int32 first: every part stays aligned */
     acc = (int32_t *)(void *)scratch;
-    buf = (int16_t *)(void *)(acc + (pfvm__qc_is_dw(&g) ? g.OH * g.OW : 0));
+    buf = (int16_t *)(void *)(acc + (pfvm__qc_is_dw(&g) ? g.OH * g.OW : g.group * g.Mp * 2));
     if (s) {
         mult = s->mult, shift = s->shift, wp = s->wp;
     } else {
@@ -28420,6 +28439,13 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
     o.lo = k->out[0]->dtype == PFVM_UINT8 ? 0 : -128;
     o.hi = k->out[0]->dtype == PFVM_UINT8 ? 255 : 127;
     o.Y = k->out[0];
+    o.bias2 = acc;
+    if (!pfvm__qc_is_dw(&g))
+        for (gg = 0; gg < g.group; gg++)
+            for (n = 0; n < g.Mp; n++) {
+                pfvm__qi m = gg * g.MG + n;
+                acc[2 * (gg * g.Mp + n)] = acc[2 * (gg * g.Mp + n) + 1] = o.bias && n < g.MG ? o.bias[m] : 0;
+            }
     for (n = 0; n < g.N; n++) {
         if (pfvm__qc_is_dw(&g)) {
             pfvm__qc_depthwise(&g, X, pfvm__q_at(xz, 0), wp, &o, buf, acc, n);
@@ -28587,6 +28613,17 @@ static int32_t pfvm__qp_sum(const pfvm_tensor *X, pfvm__qi plane, pfvm__qi W, pf
 {
     int32_t sum = 0;
     pfvm__qi h, w;
+#ifdef PFVM__QG_DSP
+    if (X->dtype == PFVM_UINT8 && w0 == 0 && w1 == W) { /* whole rows: one run, four bytes per USADA8 */
+        const uint8_t *x = (const uint8_t *)X->data + plane + h0 * W, *end = x + (h1 - h0) * W;
+        uint32_t u = 0;
+        for (; end - x >= 4; x += 4)
+            u = __usada8(PFVM__QG_UWORD32(x), 0, u);
+        for (; x < end; x++)
+            u += *x;
+        return (int32_t)u - xz * (int32_t)((h1 - h0) * W);
+    }
+#endif
     for (h = h0; h < h1; h++) {
         if (X->dtype == PFVM_UINT8) {
             const uint8_t *x = (const uint8_t *)X->data + plane + h * W;
