@@ -1297,6 +1297,84 @@ __attribute__((naked, noinline)) static void pfvm__qc_dw3_rows(const int16_t *P 
         "add sp, sp, #12\n\t"
         "pop {r4-r11, pc}\n\t");
 }
+
+/* Two output rows at a time (dims[2]: how many pairs of rows, >= 1): the
+ * four input rows' words are each loaded once for both, 27 instructions
+ * per two outputs. Registers: the weights, four row pointers, two sums,
+ * a load and the output; the second output row's pointer, the row's end
+ * and the steps on the stack. */
+__attribute__((naked, noinline)) static void pfvm__qc_dw3_rows2(const int16_t *P __attribute__((unused)),
+                                                                const uint32_t *wq __attribute__((unused)),
+                                                                const int32_t *dims __attribute__((unused)),
+                                                                int32_t *a __attribute__((unused)))
+{
+    __asm__ volatile(
+        "push {r4-r11, lr}\n\t"
+        "ldm r1, {r4-r9}\n\t"
+        "ldm r2, {r10, r11, r12}\n\t" /* row bytes, output row bytes (2 OW), row pairs */
+        "sub sp, sp, #24\n\t"
+        "str r12, [sp, #16]\n\t"      /* [sp, #16]: row pairs left */
+        "str r11, [sp, #12]\n\t"      /* [sp, #12]: 2 OW */
+        "add r12, r0, r11\n\t"
+        "str r12, [sp]\n\t"           /* [sp]: where this row's p0 ends */
+        "lsl r12, r10, #1\n\t"
+        "sub r12, r12, r11\n\t"
+        "str r12, [sp, #8]\n\t"       /* [sp, #8]: from a row's end to the next pair's start */
+        "lsl r11, r11, #1\n\t"
+        "str r11, [sp, #20]\n\t"      /* [sp, #20]: 4 OW, an output row */
+        "add r12, r3, r11\n\t"
+        "str r12, [sp, #4]\n\t"       /* [sp, #4]: the second output row */
+        "add r1, r0, r10\n\t"
+        "add r2, r1, r10\n\t"
+        "add r10, r2, r10\n"
+        "1:\n\t"
+        "ldr lr, [r0], #2\n\t"
+        "smuad r11, lr, r4\n\t"
+        "ldr lr, [r0, #2]\n\t"
+        "smlad r11, lr, r5, r11\n\t"
+        "ldr lr, [r1], #2\n\t"
+        "smlad r11, lr, r6, r11\n\t"
+        "smuad r12, lr, r4\n\t"
+        "ldr lr, [r1, #2]\n\t"
+        "smlad r11, lr, r7, r11\n\t"
+        "smlad r12, lr, r5, r12\n\t"
+        "ldr lr, [r2], #2\n\t"
+        "smlad r11, lr, r8, r11\n\t"
+        "smlad r12, lr, r6, r12\n\t"
+        "ldr lr, [r2, #2]\n\t"
+        "smlad r11, lr, r9, r11\n\t"
+        "smlad r12, lr, r7, r12\n\t"
+        "ldr lr, [r10], #2\n\t"
+        "smlad r12, lr, r8, r12\n\t"
+        "ldr lr, [r10, #2]\n\t"
+        "smlad r12, lr, r9, r12\n\t"
+        "str r11, [r3], #4\n\t"
+        "ldr lr, [sp, #4]\n\t"
+        "str r12, [lr], #4\n\t"
+        "str lr, [sp, #4]\n\t"
+        "ldr lr, [sp]\n\t"
+        "cmp r0, lr\n\t"
+        "bne 1b\n\t"
+        "ldr lr, [sp, #8]\n\t"
+        "add r0, r0, lr\n\t"
+        "add r1, r1, lr\n\t"
+        "add r2, r2, lr\n\t"
+        "add r10, r10, lr\n\t"
+        "ldr lr, [sp, #20]\n\t"
+        "add r3, r3, lr\n\t"
+        "ldr r11, [sp, #4]\n\t"
+        "add r11, r11, lr\n\t"
+        "str r11, [sp, #4]\n\t"
+        "ldr r11, [sp, #12]\n\t"
+        "add r11, r0, r11\n\t"
+        "str r11, [sp]\n\t"
+        "ldr r11, [sp, #16]\n\t"
+        "subs r11, r11, #1\n\t"
+        "str r11, [sp, #16]\n\t"
+        "bne 1b\n\t"
+        "add sp, sp, #24\n\t"
+        "pop {r4-r11, pc}\n\t");
+}
 #else
 static void pfvm__qc_dw3_rows(const int16_t *P, const uint32_t *wq, const int32_t *dims, int32_t *a)
 {
@@ -1335,6 +1413,19 @@ static int pfvm__qc_dw3_plane(const pfvm__qc_geom *g, const int16_t *P, const in
     }
     dims[0] = (int32_t)(PWs * 2);
     dims[1] = (int32_t)(g->OW * 2);
+#ifdef PFVM__QG_DSP
+    if (g->OH >= 2) {
+        dims[2] = (int32_t)(g->OH / 2);
+        pfvm__qc_dw3_rows2(P, wq, dims, acc);
+        if (!(g->OH & 1))
+            return 1;
+        P += (g->OH - 1) * PWs;
+        acc += (g->OH - 1) * g->OW;
+        dims[2] = dims[0];
+        pfvm__qc_dw3_rows(P, wq, dims, acc);
+        return 1;
+    }
+#endif
     dims[2] = (int32_t)(g->OH * PWs * 2);
     pfvm__qc_dw3_rows(P, wq, dims, acc);
     return 1;
