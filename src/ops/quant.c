@@ -740,6 +740,12 @@ static int pfvm__qc_is_dw(const pfvm__qc_geom *g)
     return g->CG == 1 && g->MG == 1;
 }
 
+/* A 1x1 convolution whose columns are the input's rows. */
+static int pfvm__qc_is_pointwise(const pfvm__qc_geom *g)
+{
+    return g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 && g->OH * g->OW == g->H * g->W;
+}
+
 /* Rows and (phase) columns of the padded plane. */
 static void pfvm__qc_dw_dims(const pfvm__qc_geom *g, pfvm__qi *PH, pfvm__qi *PWs)
 {
@@ -758,6 +764,11 @@ static size_t pfvm__qc_work_bytes(const pfvm__qc_geom *g)
     b = pfvm__qc_is_dw(g) ? (size_t)OHW * sizeof(int32_t) + (size_t)(g->sw * PH * PWs) * sizeof(int16_t)
                           : (size_t)(g->group * g->Mp * 2) * sizeof(int32_t) +
                                 (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t);
+#ifdef PFVM__QG_DSP
+    if (!pfvm__qc_is_dw(g) && !pfvm__qc_is_pointwise(g)) /* pfvm__qc_pack_planes's planes */
+        b += (size_t)(g->CG * ((g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1) *
+                      ((g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1)) * sizeof(int16_t);
+#endif
     return (b + 64 + 15) / 16 * 16; /* what follows stays aligned */
 }
 
@@ -889,14 +900,100 @@ static void pfvm__qc_pack_pointwise(const pfvm__qc_geom *g, const pfvm_tensor *X
 
 /* Column panels of one image and group: x minus its zero point, 0 in the
  * padding. */
+#ifdef PFVM__QG_DSP
+/* a word at any int16 */
+typedef uint32_t pfvm__qg_hword __attribute__((may_alias, aligned(2)));
+/* n bytes minus the zero point (both halves of zz) into int16: four per
+ * step (UXTB16 spreads bytes 0, 2 and 1, 3 into halves, SSUB16, PKHBT and
+ * PKHTB put them back in order). */
+static void pfvm__qc_u8_row(const uint8_t *x, pfvm__qi n, uint32_t zz, int16_t *d)
+{
+    for (; n >= 4; n -= 4, x += 4, d += 4) {
+        uint32_t u = PFVM__QG_UWORD32(x), u02, u13, lo, hi;
+        __asm__("uxtb16 %0, %2\n\t"
+                "uxtb16 %1, %2, ror #8\n\t"
+                "ssub16 %0, %0, %3\n\t"
+                "ssub16 %1, %1, %3\n\t"
+                : "=&r"(u02), "=&r"(u13)
+                : "r"(u), "r"(zz));
+        __asm__("pkhbt %0, %2, %3, lsl #16\n\t"
+                "pkhtb %1, %3, %2, asr #16\n\t"
+                : "=&r"(lo), "=&r"(hi)
+                : "r"(u02), "r"(u13));
+        ((pfvm__qg_hword *)(void *)d)[0] = lo;
+        ((pfvm__qg_hword *)(void *)d)[1] = hi;
+    }
+    for (; n > 0; n--)
+        *d++ = (int16_t)(*x++ - (int32_t)(zz & 0xffffu));
+}
+#endif
+
+#ifdef PFVM__QG_DSP
+/* pfvm__qc_pack for a window on Cortex-M: each input channel of the group
+ * minus its zero point into a padded int16 plane (zero padding), then
+ * every kernel position's columns straight from the planes, without
+ * bounds checks or calls (the runs of a row are short: 8 columns in the
+ * digits CNN). planes: CG planes of PH x PW (pfvm__qc_work_bytes). */
+static void pfvm__qc_pack_planes(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi base, int32_t xz,
+                                 int16_t *panels, int16_t *planes)
+{
+    pfvm__qi PH = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1, PW = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
+    pfvm__qi c, kk, oh, ow, i, y, step = g->K2 * 2 * PFVM__QG_NR, KHW = g->KH * g->KW;
+    pfvm__qi y1 = PH - g->pt < g->H ? PH - g->pt : g->H, w1 = PW - g->pl < g->W ? PW - g->pl : g->W;
+    uint32_t zz = (uint32_t)(uint16_t)xz * 0x10001u;
+    memset(planes, 0, (size_t)(g->CG * PH * PW) * sizeof(int16_t));
+    for (c = 0; c < g->CG && y1 > 0 && w1 > 0; c++) {
+        int16_t *d = planes + (c * PH + g->pt) * PW + g->pl;
+        for (y = 0; y < y1; y++, d += PW) {
+            pfvm__qi at = base + (c * g->H + y) * g->W;
+            if (X->dtype == PFVM_UINT8)
+                pfvm__qc_u8_row((const uint8_t *)X->data + at, w1, zz, d);
+            else
+                for (i = 0; i < w1; i++)
+                    d[i] = (int16_t)(((const int8_t *)X->data)[at + i] - xz);
+        }
+    }
+    for (kk = 0; kk < g->K; kk++) {
+        pfvm__qi kh = kk / g->KW % g->KH, kw = kk % g->KW, jj = 0;
+        const int16_t *s0 = planes + (kk / KHW * PH + kh * g->dh) * PW + kw * g->dw;
+        int16_t *d = panels + (kk >> 1) * 2 * PFVM__QG_NR + (kk & 1);
+        for (oh = 0; oh < g->OH; oh++, s0 += g->sh * PW) {
+            const int16_t *s = s0;
+            for (ow = 0; ow < g->OW;) { /* the row's columns, a panel's share at a time */
+                pfvm__qi take = g->OW - ow < PFVM__QG_NR - jj ? g->OW - ow : PFVM__QG_NR - jj;
+                int16_t *dd = d + 2 * jj, *end = dd + 2 * take;
+                if (g->sw == 1)
+                    for (; dd != end; dd += 2)
+                        *dd = *s++;
+                else
+                    for (; dd != end; dd += 2, s += g->sw)
+                        *dd = *s;
+                ow += take;
+                jj += take;
+                if (jj == PFVM__QG_NR) {
+                    jj = 0;
+                    d += step;
+                }
+            }
+        }
+    }
+}
+#endif
+
 static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi base, int32_t xz, int16_t *panels)
 {
     pfvm__qi OHW = g->OH * g->OW, kk, oh, ow, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
     memset(panels, 0, (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t));
-    if (g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 && OHW == g->H * g->W) {
+    if (pfvm__qc_is_pointwise(g)) {
         pfvm__qc_pack_pointwise(g, X, base, xz, panels);
         return;
     }
+#ifdef PFVM__QG_DSP
+    if (pfvm_q_gemm_kind() == 1) {
+        pfvm__qc_pack_planes(g, X, base, xz, panels, panels + npan * g->K2 * 2 * PFVM__QG_NR);
+        return;
+    }
+#endif
     /* per kernel position and output row, the valid columns are one run:
      * walk it with a running panel position instead of dividing */
     for (kk = 0; kk < g->K; kk++) {
@@ -1130,33 +1227,6 @@ static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16
  * kernel position reads a contiguous row for any horizontal stride: the
  * sums vectorize (int16 x int16 -> int32, exact) in the dispatched clones. */
 
-#ifdef PFVM__QG_DSP
-/* a word at any int16 */
-typedef uint32_t pfvm__qg_hword __attribute__((may_alias, aligned(2)));
-/* n bytes minus the zero point (both halves of zz) into int16: four per
- * step (UXTB16 spreads bytes 0, 2 and 1, 3 into halves, SSUB16, PKHBT and
- * PKHTB put them back in order). */
-static void pfvm__qc_u8_row(const uint8_t *x, pfvm__qi n, uint32_t zz, int16_t *d)
-{
-    for (; n >= 4; n -= 4, x += 4, d += 4) {
-        uint32_t u = PFVM__QG_UWORD32(x), u02, u13, lo, hi;
-        __asm__("uxtb16 %0, %2\n\t"
-                "uxtb16 %1, %2, ror #8\n\t"
-                "ssub16 %0, %0, %3\n\t"
-                "ssub16 %1, %1, %3\n\t"
-                : "=&r"(u02), "=&r"(u13)
-                : "r"(u), "r"(zz));
-        __asm__("pkhbt %0, %2, %3, lsl #16\n\t"
-                "pkhtb %1, %3, %2, asr #16\n\t"
-                : "=&r"(lo), "=&r"(hi)
-                : "r"(u02), "r"(u13));
-        ((pfvm__qg_hword *)(void *)d)[0] = lo;
-        ((pfvm__qg_hword *)(void *)d)[1] = hi;
-    }
-    for (; n > 0; n--)
-        *d++ = (int16_t)(*x++ - (int32_t)(zz & 0xffffu));
-}
-#endif
 
 /* Channel plane (offset `plane` in X) into P, minus xz. The padding is
  * not written: the same positions for every channel, zeroed once by the
