@@ -52,10 +52,11 @@ CNN does not (the table says by how much).
   bytes per step), the loops around the kernels and the calls.
 - digits_q8: its 2x2 MaxPool on uint8 runs nn.c's generic pooling (`pfvm__nn_pool`,
   `pfvm__nn_dw_range`, the 64-bit divisions in `__udivmoddi4`): about 112000
-  instructions, 17% of the inference, for 512 outputs; the 3x3 convolutions' im2col
-  copies runs of 8 columns per call (`pfvm__qc_pack_run`); its Gemm (512 -> 64, a 1x1
-  QLinearConv after the qlinear pass) has one column, so half of each 4x2 tile is
-  wasted. Without the MaxPool's cost it would be about 1.6 per MAC.
+  instructions, 18% of the inference, for 512 outputs; without them it would be about
+  1.48 per MAC. The rest: the 3x3 convolutions' im2col (from padded int16 planes,
+  inlined in `pfvm__q_k_qlinear_conv`, about 5 instructions per copied value), and its
+  Gemm (512 -> 64, a 1x1 QLinearConv after the qlinear pass) has one column, so half
+  of each 4x2 tile is wasted.
 MD
     for m in digits_q8 dscnn_q8; do
         echo
