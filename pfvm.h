@@ -38685,18 +38685,20 @@ static pfvm_code pfvm__ql_finish(pfvm__ql_ctx *c, pfvm_node *made, const pfvm_no
     return PFVM_OK;
 }
 
-static pfvm_node *pfvm__ql_add_in(pfvm__ql_ctx *c, const char *op, const char *domain, const pfvm_node *src,
-                                  pfvm_value **ins, int n_in)
+/* A node named after src and op (and tag: nodes of one pattern with the
+ * same op need distinct names). */
+static pfvm_node *pfvm__ql_add_in(pfvm__ql_ctx *c, const char *op, const char *domain, const char *tag,
+                                  const pfvm_node *src, pfvm_value **ins, int n_in)
 {
     char name[512];
     pfvm_value *out = pfvm_graph_new_value(c->g, src->outputs[0]->name, c->st);
-    pfvm__snprintf(name, sizeof name, "%s_%s", src->name && src->name[0] ? src->name : src->outputs[0]->name, op);
+    pfvm__snprintf(name, sizeof name, "%s_%s%s", src->name && src->name[0] ? src->name : src->outputs[0]->name, op, tag);
     return out ? pfvm_graph_add_node(c->g, op, domain, name, ins, n_in, &out, 1, c->st) : NULL;
 }
 
 static pfvm_node *pfvm__ql_add(pfvm__ql_ctx *c, const char *op, const pfvm_node *src, pfvm_value **ins, int n_in)
 {
-    return pfvm__ql_add_in(c, op, "", src, ins, n_in);
+    return pfvm__ql_add_in(c, op, "", "", src, ins, n_in);
 }
 
 /* Conv or MatMul on DQ operands, ending in Q. */
@@ -38820,7 +38822,7 @@ static pfvm_code pfvm__ql_gemm(pfvm__ql_ctx *c, pfvm_node *n)
     if (!(conv = pfvm__ql_add(c, "QLinearConv", n, ins, n_in)) || !(v2[1] = pfvm__ql_shape(c, to2, 2)))
         return c->st ? c->st->code : PFVM_ERR_NOMEM;
     v2[0] = conv->outputs[0];
-    r2 = pfvm__ql_add(c, "Reshape", n, v2, 2);
+    r2 = pfvm__ql_add_in(c, "Reshape", "", "_2d", n, v2, 2);
     return pfvm__ql_finish(c, r2, NULL, &y, dead, n_dead);
 }
 
@@ -38853,7 +38855,7 @@ static pfvm_code pfvm__ql_avgpool(pfvm__ql_ctx *c, pfvm_node *n, int global)
         return c->st ? c->st->code : PFVM_ERR_NOMEM;
     dead[0] = r;
     dead[1] = n;
-    made = pfvm__ql_add_in(c, global ? "QLinearGlobalAveragePool" : "QLinearAveragePool", "com.microsoft", n, ins, 5);
+    made = pfvm__ql_add_in(c, global ? "QLinearGlobalAveragePool" : "QLinearAveragePool", "com.microsoft", "", n, ins, 5);
     return pfvm__ql_finish(c, made, global ? NULL : n, &y, dead, 2);
 }
 
