@@ -37,18 +37,26 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }
     done
     echo
     cat <<'MD'
-Target (issue 20): <= 1.5 instructions per int8 MAC on the M4: not reached (the table says by how much).
+Target (issue 20): <= 1.5 instructions per int8 MAC on the M4: DS-CNN meets it, the digits
+CNN does not (the table says by how much).
 
-- The GEMM tile (`pfvm__qg_tile`, 2x2 SMLAD, inline assembly) is 16 instructions per 16
-  MACs in its loop; with its call and the odd reduction pair it is about 1.05 per MAC of
-  the dense and pointwise convolutions. The rest is around it: requantization (one
-  output per K MACs, about 17 instructions each: SMULL, the half-to-even remainder, USAT)
-  weighs most in DS-CNN, whose depthwise layers have 9 MACs per output; the depthwise
-  3x3 row is about 2.7 per MAC; `pfvm__q_k_qlinear_conv` holds the inlined plane fill,
-  panel clearing and the loops around the kernels.
-- Not int8 at all: digits' two Gemms stay float (the qlinear pass lowers Conv and
-  MatMul, not Gemm: `pfvm__la_gemv_dots`), and DS-CNN's AveragePool runs in float
-  on the dequantized tensor (`pfvm__nn_pool`).
+- The GEMM tile (`pfvm__qg_tile`, 4x2 SMLAD, a naked assembly function) is 11 instructions
+  per 16 MACs in its loop (four reduction pairs per iteration, three more for the bound);
+  with its call (the sums start from the biases: one LDM) about 0.78 per MAC of the dense
+  and pointwise convolutions. Requantization (`pfvm__qc_store_hi`): SMMLA, ASR, USAT,
+  STRB, two outputs per step, about 8 instructions per output (one output per K MACs:
+  it weighs most after DS-CNN's depthwise layers, 9 MACs per output). The depthwise
+  3x3 kernel (`pfvm__qc_dw3_rows2`) runs two output rows per pass: 13.5 instructions
+  per output in its loop, about 15 with the rows' ends (DS-CNN's rows are 5 wide).
+  `pfvm__q_k_qlinear_conv` holds the inlined plane fill (UXTB16/SSUB16/PKHBT, four
+  bytes per step), the loops around the kernels and the calls.
+- digits_q8: its 2x2 MaxPool on uint8 runs nn.c's generic pooling (`pfvm__nn_pool`,
+  `pfvm__nn_dw_range`, the 64-bit divisions in `__udivmoddi4`): about 112000
+  instructions, 18% of the inference, for 512 outputs; without them it would be about
+  1.48 per MAC. The rest: the 3x3 convolutions' im2col (from padded int16 planes,
+  inlined in `pfvm__q_k_qlinear_conv`, about 5 instructions per copied value), and its
+  Gemm (512 -> 64, a 1x1 QLinearConv after the qlinear pass) has one column, so half
+  of each 4x2 tile is wasted.
 MD
     for m in digits_q8 dscnn_q8; do
         echo

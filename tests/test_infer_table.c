@@ -280,6 +280,10 @@ static int run_row(const row *r, int index)
         domain = DOMAIN_TRAINING;
         pfvm_model_set_opset(m, domain, 1, &st);
     }
+    if (!strcmp(r->op, "QLinearAveragePool") || !strcmp(r->op, "QLinearGlobalAveragePool")) {
+        domain = "com.microsoft";
+        pfvm_model_set_opset(m, domain, 1, &st);
+    }
     pfvm_model_set_opset(m, "", r->opset, &st);
     while (*p) {
         char vname[16];

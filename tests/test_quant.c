@@ -26,16 +26,16 @@ static uint32_t rnd(void)
     return (uint32_t)(rng_state >> 11);
 }
 
-/* round(p / 2^s) half to even by long division, without shifts of
- * negative numbers: the reference for pfvm_q_scale. */
-static int64_t ref_shift_even(int64_t p, int s)
+/* round(p / 2^s) half up (toward +infinity) by long division, without
+ * shifts of negative numbers: the reference for pfvm_q_scale. */
+static int64_t ref_shift_up(int64_t p, int s)
 {
     int64_t d = (int64_t)1 << s, q = p / d, r = p % d; /* C99: truncates toward zero */
     if (r < 0) {
         q -= 1;
         r += d;
     }
-    if (2 * r > d || (2 * r == d && (q & 1)))
+    if (2 * r >= d)
         q++;
     return q;
 }
@@ -75,16 +75,18 @@ static void test_scale_exact(void)
             acc = (int64_t)(2 * (int64_t)(rnd() % 1000) - 999) * ((int64_t)1 << (s - 31));
             ties++;
         }
-        if (pfvm_q_scale(acc, m, s) != ref_shift_even(acc * m, s))
+        if (pfvm_q_scale(acc, m, s) != ref_shift_up(acc * m, s))
             bad++;
     }
     CHECK_MSG(bad == 0, "%d of 200000 differ from the exact reference (%d ties)", bad, ties);
     CHECK(pfvm_q_scale(3, 1 << 30, 32) == 1);   /* 0.75 -> 1 */
-    CHECK(pfvm_q_scale(2, 1 << 30, 32) == 0);   /* 0.5 -> 0 (even) */
+    CHECK(pfvm_q_scale(2, 1 << 30, 32) == 1);   /* 0.5 -> 1 (half up) */
     CHECK(pfvm_q_scale(6, 1 << 30, 32) == 2);   /* 1.5 -> 2 */
     CHECK(pfvm_q_scale(-2, 1 << 30, 32) == 0);  /* -0.5 -> 0 */
-    CHECK(pfvm_q_scale(-6, 1 << 30, 32) == -2); /* -1.5 -> -2 */
+    CHECK(pfvm_q_scale(-6, 1 << 30, 32) == -1); /* -1.5 -> -1 */
     CHECK(pfvm_q_scale(-10, 1 << 30, 32) == -2); /* -2.5 -> -2 */
+    CHECK(pfvm_q_scale(-5, 1 << 30, 32) == -1); /* -1.25 -> -1 */
+    CHECK(pfvm_q_scale(-7, 1 << 30, 32) == -2); /* -1.75 -> -2 */
 }
 
 /* Against the double formula the ONNX reference uses: equal except where
@@ -147,9 +149,10 @@ static void test_requantize(void)
     CHECK(pfvm_q_requantize(2147483647, m, s, 0, -128, 127) == 127); /* no overflow at the extremes */
     CHECK(pfvm_q_requantize(-2147483647 - 1, m, s, 0, -128, 127) == -128);
     pfvm_q_multiplier(0.25, &m, &s); /* exact: ties are ties */
-    CHECK(pfvm_q_requantize(2, m, s, -3, -128, 127) == -3 + 0); /* 0.5 -> 0 (even), then the zero point */
+    CHECK(pfvm_q_requantize(2, m, s, -3, -128, 127) == -3 + 1); /* 0.5 -> 1 (half up), then the zero point */
     CHECK(pfvm_q_requantize(6, m, s, -3, -128, 127) == -3 + 2); /* 1.5 -> 2 */
     CHECK(pfvm_q_requantize(-10, m, s, 7, -128, 127) == 7 - 2); /* -2.5 -> -2 */
+    CHECK(pfvm_q_requantize(-6, m, s, 7, -128, 127) == 7 - 1);  /* -1.5 -> -1 */
 }
 
 /* ---- QLinearConv: fast path against a double reference ------------------------------------- */
@@ -453,6 +456,212 @@ static void test_quantize_model(void)
     pfvm_model_free(m);
 }
 
+/* ---- QLinearAveragePool / QLinearGlobalAveragePool against a double reference ---------------- */
+
+typedef struct pool_case {
+    int64_t N, C, H, W, KH, KW, sh, sw, pt, pl, pb, pr;
+    int global, include_pad, s8;
+} pool_case;
+
+static void check_pool(const pool_case *pc)
+{
+    pfvm_status st;
+    pfvm_model *m = pfvm_model_new(&st);
+    pfvm_graph *g = pfvm_graph_new(m, NULL, "g", &st);
+    pfvm_value *iv[5], *y;
+    pfvm_node *n;
+    pfvm_exec *e;
+    pfvm_tensor *x;
+    int64_t xd[4] = {pc->N, pc->C, pc->H, pc->W}, v[4], i, c, oh, ow, h, w, OH, OW, worst = 0, unequal = 0, checked = 0;
+    float xs = 0.05f, ys = pc->s8 ? 0.03f : 0.04f;
+    int xz = pc->s8 ? -5 : 120, yz = pc->s8 ? 3 : 100, lo = pc->s8 ? -128 : 0, hi = pc->s8 ? 127 : 255;
+    pfvm_dtype dt = pc->s8 ? PFVM_INT8 : PFVM_UINT8;
+    pfvm_tensor *consts[5];
+    pfvm_model_set_opset(m, "", 13, &st);
+    pfvm_model_set_opset(m, "com.microsoft", 1, &st);
+    x = new_tensor(dt, 4, xd);
+    for (i = 0; i < pfvm_tensor_numel(x); i++)
+        ((uint8_t *)x->data)[i] = (uint8_t)rnd();
+    consts[1] = scalar_f(xs);
+    consts[2] = scalar_u8(dt, xz);
+    consts[3] = scalar_f(ys);
+    consts[4] = scalar_u8(dt, yz);
+    for (i = 0; i < 5; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "x%d", (int)i);
+        iv[i] = pfvm_graph_value(g, name, &st);
+        if (i == 0) {
+            iv[i]->type.kind = PFVM_KIND_TENSOR;
+            iv[i]->type.dtype = dt;
+            pfvm_shape_from_dims(m->syms, &iv[i]->type.shape, 4, xd, &st);
+            iv[i]->has_type_info = 1;
+            pfvm_graph_add_input(g, iv[i], &st);
+        } else
+            pfvm_graph_add_init(g, iv[i], pfvm_model_tensor(m, consts[i]->dtype, 0, NULL, consts[i]->data, &st), &st);
+    }
+    y = pfvm_graph_value(g, "y", &st);
+    n = pfvm_graph_add_node(g, pc->global ? "QLinearGlobalAveragePool" : "QLinearAveragePool", "com.microsoft", "pool", iv,
+                            5, &y, 1, &st);
+    CHECK_MSG(n != NULL, "add node: %s", st.msg);
+    pfvm_graph_add_output(g, y, &st);
+    if (n && !pc->global) {
+        v[0] = pc->KH, v[1] = pc->KW;
+        pfvm_node_set_attr_ints(n, "kernel_shape", v, 2, &st);
+        v[0] = pc->sh, v[1] = pc->sw;
+        pfvm_node_set_attr_ints(n, "strides", v, 2, &st);
+        v[0] = pc->pt, v[1] = pc->pl, v[2] = pc->pb, v[3] = pc->pr;
+        pfvm_node_set_attr_ints(n, "pads", v, 4, &st);
+        pfvm_node_set_attr_int(n, "count_include_pad", pc->include_pad, &st);
+    }
+    OH = pc->global ? 1 : (pc->H + pc->pt + pc->pb - pc->KH) / pc->sh + 1;
+    OW = pc->global ? 1 : (pc->W + pc->pl + pc->pr - pc->KW) / pc->sw + 1;
+    e = n && pfvm_infer_shapes(g, 0, &st) == PFVM_OK ? pfvm_exec_new(m, g, &st) : NULL;
+    CHECK_MSG(e && !pfvm_exec_bind_one(e, x, &st) && !pfvm_exec_run(e, &st), "pool: %s", st.msg);
+    if (e && pfvm_exec_output(e, 0)) {
+        const pfvm_tensor *out = pfvm_exec_output(e, 0);
+        CHECK(out->dtype == dt && out->dims[2] == OH && out->dims[3] == OW);
+        for (i = 0; i < pc->N * pc->C && out->dims[2] == OH && out->dims[3] == OW; i++)
+            for (oh = 0; oh < OH; oh++)
+                for (ow = 0; ow < OW; ow++) {
+                    int64_t kh = pc->global ? pc->H : pc->KH, kw = pc->global ? pc->W : pc->KW, count = 0, got, want;
+                    int64_t h0 = pc->global ? 0 : oh * pc->sh - pc->pt, w0 = pc->global ? 0 : ow * pc->sw - pc->pl;
+                    double sum = 0, val, r;
+                    for (h = h0; h < h0 + kh; h++)
+                        for (w = w0; w < w0 + kw; w++) {
+                            if (h < 0 || h >= pc->H || w < 0 || w >= pc->W) {
+                                count += pc->include_pad;
+                                continue;
+                            }
+                            c = (i * pc->H + h) * pc->W + w;
+                            sum += get_q(x, c) - xz;
+                            count++;
+                        }
+                    val = sum * xs / ((double)count * ys);
+                    r = floor(val + 0.5) + yz;
+                    want = (int64_t)(r < lo ? lo : r > hi ? hi : r);
+                    got = get_q(out, (i * OH + oh) * OW + ow);
+                    worst = llabs(got - want) > worst ? llabs(got - want) : worst;
+                    unequal += got != want && fabs(val - floor(val) - 0.5) > 1e-6;
+                    checked++;
+                }
+        CHECK_MSG(checked == pc->N * pc->C * OH * OW && worst <= 1 && unequal == 0,
+                  "pool %lldx%lld g%d: worst %lld, %lld off away from halves", (long long)pc->KH, (long long)pc->KW,
+                  pc->global, (long long)worst, (long long)unequal);
+    }
+    pfvm_exec_free(e);
+    pfvm_tensor_free(x);
+    for (i = 1; i < 5; i++)
+        pfvm_tensor_free(consts[i]);
+    pfvm_model_free(m);
+}
+
+static void test_qlinear_avgpool(void)
+{
+    static const pool_case cases[] = {
+        /* N  C  H   W  KH KW sh sw pt pl pb pr global pad s8 */
+        {1, 4, 25, 5, 25, 5, 25, 5, 0, 0, 0, 0, 0, 0, 0}, /* DS-CNN's pool: the whole plane */
+        {2, 3, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0},    /* global, 2 images */
+        {1, 3, 8, 9, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 1},    /* 2x2 stride 2, int8 */
+        {1, 2, 6, 7, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0},    /* padded: edge windows count fewer */
+        {1, 2, 6, 7, 3, 3, 2, 1, 1, 1, 1, 1, 0, 1, 1},    /* padded, padding counted */
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_pool(&cases[i]);
+}
+
+/* Conv -> Relu -> AveragePool -> Flatten -> Gemm -> Relu -> Gemm, quantized:
+ * the qlinear pass makes QLinearConv, QLinearAveragePool and a 1x1
+ * QLinearConv between Reshapes of the first Gemm; the last Gemm (a float
+ * output) stays; the result stays near the float model's. */
+static void test_quantize_gemm_pool(void)
+{
+    pfvm_status st;
+    pfvm_model *m = pfvm_model_new(&st);
+    pfvm_graph *g = pfvm_graph_new(m, NULL, "g", &st);
+    static const char *const names[] = {"x", "w1", "b1", "c1", "r1", "p1", "f1", "w2", "b2", "g2", "r2", "w3", "y"};
+    pfvm_value *v[13], *ins[3];
+    int64_t xd[4] = {1, 2, 6, 6}, w1d[4] = {4, 2, 3, 3}, b1d = 4, w2d[2] = {5, 36}, b2d = 5, w3d[2] = {3, 5};
+    int64_t pads[4] = {1, 1, 1, 1}, ks[2] = {2, 2}, k, ny;
+    pfvm_tensor *t, *calib[4];
+    pfvm_quant_options opt;
+    pfvm_exec *e;
+    float ref[3];
+    int i, n_qconv = 0, n_pool = 0, n_gemm = 0;
+    pfvm_node *n;
+    pfvm_model_set_opset(m, "", 13, &st);
+    for (i = 0; i < 13; i++)
+        v[i] = pfvm_graph_value(g, names[i], &st);
+    v[0]->type.kind = PFVM_KIND_TENSOR;
+    v[0]->type.dtype = PFVM_FLOAT;
+    pfvm_shape_from_dims(m->syms, &v[0]->type.shape, 4, xd, &st);
+    v[0]->has_type_info = 1;
+    pfvm_graph_add_input(g, v[0], &st);
+#define INIT(idx, rank, dims, scale)                                                        \
+    t = pfvm_model_tensor(m, PFVM_FLOAT, rank, dims, NULL, &st);                            \
+    for (k = 0; k < pfvm_tensor_numel(t); k++)                                              \
+        ((float *)t->data)[k] = (float)((int)(rnd() % 200) - 100) / (scale);                \
+    pfvm_graph_add_init(g, v[idx], t, &st)
+    INIT(1, 4, w1d, 150.0f);
+    INIT(2, 1, &b1d, 500.0f);
+    INIT(7, 2, w2d, 300.0f);
+    INIT(8, 1, &b2d, 500.0f);
+    INIT(11, 2, w3d, 100.0f);
+#undef INIT
+    ins[0] = v[0], ins[1] = v[1], ins[2] = v[2];
+    pfvm_node_set_attr_ints(pfvm_graph_add_node(g, "Conv", "", "conv", ins, 3, &v[3], 1, &st), "pads", pads, 4, &st);
+    pfvm_graph_add_node(g, "Relu", "", "relu1", &v[3], 1, &v[4], 1, &st);
+    n = pfvm_graph_add_node(g, "AveragePool", "", "pool", &v[4], 1, &v[5], 1, &st);
+    pfvm_node_set_attr_ints(n, "kernel_shape", ks, 2, &st);
+    pfvm_node_set_attr_ints(n, "strides", ks, 2, &st);
+    pfvm_graph_add_node(g, "Flatten", "", "flat", &v[5], 1, &v[6], 1, &st);
+    ins[0] = v[6], ins[1] = v[7], ins[2] = v[8];
+    pfvm_node_set_attr_int(pfvm_graph_add_node(g, "Gemm", "", "gemm2", ins, 3, &v[9], 1, &st), "transB", 1, &st);
+    pfvm_graph_add_node(g, "Relu", "", "relu2", &v[9], 1, &v[10], 1, &st);
+    ins[0] = v[10], ins[1] = v[11];
+    pfvm_node_set_attr_int(pfvm_graph_add_node(g, "Gemm", "", "gemm3", ins, 2, &v[12], 1, &st), "transB", 1, &st);
+    pfvm_graph_add_output(g, v[12], &st);
+    CHECK_MSG(pfvm_infer_shapes(g, 0, &st) == PFVM_OK, "%s", st.msg);
+    for (i = 0; i < 4; i++) {
+        calib[i] = pfvm_tensor_new(PFVM_FLOAT, 4, xd, &st);
+        for (k = 0; k < 72; k++)
+            ((float *)calib[i]->data)[k] = (float)((int)(rnd() % 2001) - 1000) / 1000.0f;
+    }
+    e = pfvm_exec_new(m, g, &st);
+    CHECK(e && !pfvm_exec_bind_one(e, calib[2], &st) && !pfvm_exec_run(e, &st));
+    ny = e && pfvm_exec_output(e, 0) ? pfvm_tensor_numel(pfvm_exec_output(e, 0)) : 0;
+    CHECK_MSG(ny == 3, "%lld outputs", (long long)ny);
+    for (k = 0; k < ny && k < 3; k++)
+        ref[k] = ((const float *)pfvm_exec_output(e, 0)->data)[k];
+    pfvm_exec_free(e);
+    memset(&opt, 0, sizeof opt);
+    opt.per_channel = 1;
+    CHECK_MSG(pfvm_quantize(m, pfvm_tensors_const(calib), 4, &opt, NULL, &st) == PFVM_OK, "%s", st.msg);
+    CHECK_MSG(pfvm_optimize(m, "qlinear,fold,dce", NULL, &st) == PFVM_OK, "%s", st.msg);
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++) {
+        n_qconv += !strcmp(g->nodes[i]->op_type, "QLinearConv");
+        n_pool += !strcmp(g->nodes[i]->op_type, "QLinearAveragePool");
+        n_gemm += !strcmp(g->nodes[i]->op_type, "Gemm");
+    }
+    CHECK_MSG(n_qconv == 2 && n_pool == 1 && n_gemm == 1, "%d QLinearConv, %d QLinearAveragePool, %d Gemm", n_qconv,
+              n_pool, n_gemm);
+    e = pfvm_exec_new(m, g, &st);
+    CHECK_MSG(e && !pfvm_exec_bind_one(e, calib[2], &st) && !pfvm_exec_run(e, &st), "%s", st.msg);
+    if (e && pfvm_exec_output(e, 0) && ny == 3) {
+        const float *got = (const float *)pfvm_exec_output(e, 0)->data;
+        double worst = 0, span = 0;
+        for (k = 0; k < 3; k++) {
+            worst = fabs(got[k] - ref[k]) > worst ? fabs(got[k] - ref[k]) : worst;
+            span = fabs(ref[k]) > span ? fabs(ref[k]) : span;
+        }
+        CHECK_MSG(worst < 0.1 * span, "int8 model off by %g (outputs up to %g)", worst, span);
+    }
+    pfvm_exec_free(e);
+    for (i = 0; i < 4; i++)
+        pfvm_tensor_free(calib[i]);
+    pfvm_model_free(m);
+}
+
 static void test_quantize_errors(void)
 {
     pfvm_status st;
@@ -479,7 +688,9 @@ int main(void)
     test_requantize();
     test_scale_hi();
     test_qlinear_conv();
+    test_qlinear_avgpool();
     test_quantize_model();
+    test_quantize_gemm_pool();
     test_quantize_errors();
     return CHECK_END();
 }

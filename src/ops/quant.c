@@ -405,9 +405,12 @@ PFVM_INTERNAL void pfvm_q_multiplier(double real, int32_t *mult, int *shift)
 }
 
 /* Right shifts of negative numbers are arithmetic here (as with every
- * compiler pfvm builds with: gcc, clang, MSVC, arm-none-eabi-gcc); adding
- * half - 1 and the quotient's lowest bit first rounds half to even. */
-#define PFVM__Q_SHR_EVEN(p, s) (((p) + (((int64_t)1 << ((s) - 1)) - 1) + (((p) >> (s)) & 1)) >> (s))
+ * compiler pfvm builds with: gcc, clang, MSVC, arm-none-eabi-gcc). Adding
+ * half first rounds half up (toward +infinity), exactly: the one rounding
+ * of the fast paths, which Cortex-M does in two instructions (SMMLA, ASR)
+ * where half to even took eight. Ties need a multiplier with many low zero
+ * bits (a power-of-two scale ratio); otherwise it is round to nearest. */
+#define PFVM__Q_SHR_UP(p, s) (((p) + ((int64_t)1 << ((s) - 1))) >> (s))
 
 PFVM_INTERNAL int64_t pfvm_q_scale(int64_t acc, int32_t mult, int shift)
 {
@@ -416,7 +419,7 @@ PFVM_INTERNAL int64_t pfvm_q_scale(int64_t acc, int32_t mult, int shift)
         return shift < -31 ? (p < 0 ? INT64_MIN / 4 : INT64_MAX / 4) : p * ((int64_t)1 << -shift);
     if (shift > 62)
         return 0;
-    return PFVM__Q_SHR_EVEN(p, shift);
+    return PFVM__Q_SHR_UP(p, shift);
 }
 
 PFVM_INTERNAL int32_t pfvm_q_requantize(int32_t acc, int32_t mult, int shift, int32_t zp, int32_t lo, int32_t hi)
@@ -429,16 +432,20 @@ PFVM_INTERNAL int32_t pfvm_q_requantize(int32_t acc, int32_t mult, int shift, in
  *
  * Operands are stored minus their zero points as int16 (|v| <= 255), and
  * reduction positions go in pairs: a product of two pairs is one AVX2
- * vpmaddwd lane (16 multiply-adds per instruction), which cannot overflow
- * (2 * 255 * 255 < 2^31). Weights: wp[c][kp] = (w[c][2kp], w[c][2kp+1]);
- * columns: panels of PFVM__QG_NR columns, panel[kp][j] = (x[2kp][j],
- * x[2kp+1][j]). The kernel computes PFVM__QG_MR x PFVM__QG_NR sums. */
+ * vpmaddwd lane (16 multiply-adds per instruction) or one SMLAD, which
+ * cannot overflow (2 * 255 * 255 < 2^31). Weights, in blocks of
+ * PFVM__QG_MR rows: wp[b][kp][r] = (w[4b+r][2kp], w[4b+r][2kp+1]) (one
+ * load reads a pair of every row of the block); columns: panels of
+ * PFVM__QG_NR columns, panel[kp][j] = (x[2kp][j], x[2kp+1][j]). The
+ * kernel computes PFVM__QG_MR x PFVM__QG_NR sums. */
 /* Index math of the fast path: pointer-sized, so 32-bit on Cortex-M (no
  * 64-bit multiplies and library divisions in the packing loops). */
 typedef ptrdiff_t pfvm__qi;
 
 #define PFVM__QG_MR 4
 #define PFVM__QG_NR 16
+/* the int16 of row r's pair kp in a weight block */
+#define PFVM__QG_W(kp, r) (((kp) * PFVM__QG_MR + (r)) * 2)
 
 static int pfvm__qg_portable;
 
@@ -460,8 +467,8 @@ static int pfvm__qg_have_avx2(void)
     return ok;
 }
 
-__attribute__((target("avx2"))) static void pfvm__qg_kernel_avx2(const int16_t *w, int64_t ldw, const int16_t *panel,
-                                                                  int64_t K2, int32_t *acc)
+__attribute__((target("avx2"))) static void pfvm__qg_kernel_avx2(const int16_t *w, const int16_t *panel, int64_t K2,
+                                                                  int32_t *acc)
 {
     __m256i a[PFVM__QG_MR][2];
     int64_t kp;
@@ -474,7 +481,7 @@ __attribute__((target("avx2"))) static void pfvm__qg_kernel_avx2(const int16_t *
         for (c = 0; c < PFVM__QG_MR; c++) {
             int32_t pair;
             __m256i wv;
-            memcpy(&pair, w + c * ldw + 2 * kp, sizeof pair);
+            memcpy(&pair, w + PFVM__QG_W(kp, c), sizeof pair);
             wv = _mm256_set1_epi32(pair);
             a[c][0] = _mm256_add_epi32(a[c][0], _mm256_madd_epi16(x0, wv));
             a[c][1] = _mm256_add_epi32(a[c][1], _mm256_madd_epi16(x1, wv));
@@ -487,16 +494,17 @@ __attribute__((target("avx2"))) static void pfvm__qg_kernel_avx2(const int16_t *
 }
 #endif
 
-/* ---- the 2x2 SMLAD tile (Cortex-M4/M7 DSP extension) -----------------------------------------
+/* ---- the 4x2 SMLAD tile (Cortex-M4/M7 DSP extension) -----------------------------------------
  *
  * SMLAD adds the two products of two int16 pairs (one 32-bit word each) to
  * a 32-bit sum: one word of a weight row and one of a panel column are one
- * reduction pair. The kernel walks the 4x16 block as 2x2 tiles: per
- * reduction pair two weight words, two panel words (adjacent: one LDRD)
- * and four SMLADs; two pairs per iteration. Four sums, two weights, two
- * columns, three pointers and a count: 11 registers, no spills on the M4.
- * Other targets build the same tile with a C SMLAD (the unit tests check it
- * against the portable kernel). */
+ * reduction pair. The tile is a weight block's 4 rows by 2 columns; per
+ * reduction pair one LDRD of the two columns and two of the four rows'
+ * words, and 8 SMLADs: 11 instructions for 16 multiply-adds, four pairs
+ * per loop iteration. Eight sums, four operands and two pointers are the
+ * 14 registers r0-r12 and lr, so the loop's bounds live on the stack. The
+ * sums go out as [row][column] (8 words). Other targets build the same
+ * tile in C (the unit tests check it against the portable kernel). */
 static int pfvm__qg_dsp_forced;
 
 PFVM_INTERNAL void pfvm_q_force_dsp(int on)
@@ -504,21 +512,71 @@ PFVM_INTERNAL void pfvm_q_force_dsp(int on)
     pfvm__qg_dsp_forced = on;
 }
 
-#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__)
+#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__) && defined(__thumb2__)
 #include <arm_acle.h>
 #define PFVM__QG_DSP 1
-/* words of int16 data: the packed buffers are 4-byte aligned */
-typedef uint32_t pfvm__qg_word __attribute__((may_alias, aligned(4)));
-#define PFVM__QG_WORD(p, i) (((const pfvm__qg_word *)(const void *)(p))[i])
 /* a word at any int16: LDR takes unaligned addresses on the M4 and M7 */
 typedef uint32_t pfvm__qg_uword __attribute__((may_alias, aligned(2)));
 #define PFVM__QG_UWORD(p) (*(const pfvm__qg_uword *)(const void *)(p))
+/* a word at any byte */
+typedef uint32_t pfvm__qg_bword __attribute__((may_alias, aligned(1)));
+#define PFVM__QG_UWORD32(p) (*(const pfvm__qg_bword *)(const void *)(p))
 #define PFVM__QG_SMLAD(a, b, acc) __smlad((int16x2_t)(a), (int16x2_t)(b), (acc))
+#define PFVM__QG_SMUAD(a, b) __smuad((int16x2_t)(a), (int16x2_t)(b))
+/* one reduction pair: x (r1) advances a panel row (64 bytes), w (r0) a
+ * block's pair (16 bytes) */
+#define PFVM__QG_ASM_PAIR                 \
+    "ldrd r2, r3, [r1], #64\n\t"          \
+    "ldrd r12, lr, [r0], #8\n\t"          \
+    "smlad r4, r12, r2, r4\n\t"           \
+    "smlad r5, r12, r3, r5\n\t"           \
+    "smlad r6, lr, r2, r6\n\t"            \
+    "smlad r7, lr, r3, r7\n\t"            \
+    "ldrd r12, lr, [r0], #8\n\t"          \
+    "smlad r8, r12, r2, r8\n\t"           \
+    "smlad r9, r12, r3, r9\n\t"           \
+    "smlad r10, lr, r2, r10\n\t"          \
+    "smlad r11, lr, r3, r11\n\t"
+typedef char pfvm__qg_nr_bytes_ok[PFVM__QG_NR == 16 && PFVM__QG_MR == 4 ? 1 : -1];
+/* (w: r0, x: r1, pairs: r2, out: r3, init: [sp]) */
+__attribute__((naked, noinline)) static void pfvm__qg_tile(const int16_t *w __attribute__((unused)),
+                                                           const int16_t *x __attribute__((unused)),
+                                                           pfvm__qi pairs __attribute__((unused)),
+                                                           int32_t *out __attribute__((unused)),
+                                                           const int32_t *init __attribute__((unused)))
+{
+    __asm__ volatile(
+        "push {r4-r11, lr}\n\t"
+        "ldr r12, [sp, #36]\n\t"
+        "ldm r12, {r4-r11}\n\t"      /* the sums start at init (the biases) */
+        "and r12, r2, #3\n\t"          /* pairs % 4: one at a time first */
+        "add r12, r1, r12, lsl #6\n\t" /* where x is after them */
+        "add r2, r1, r2, lsl #6\n\t"   /* where x ends */
+        "push {r2, r3, r12}\n\t"       /* [sp]: the end, [sp, #4]: out, [sp, #8]: the single pairs' end */
+        "b 2f\n"
+        "1:\n\t" PFVM__QG_ASM_PAIR
+        "2:\n\t"
+        "ldr r3, [sp, #8]\n\t"
+        "cmp r1, r3\n\t"
+        "bne 1b\n\t"
+        "ldr r3, [sp]\n\t"
+        "cmp r1, r3\n\t"
+        "beq 4f\n"
+        "3:\n\t" PFVM__QG_ASM_PAIR PFVM__QG_ASM_PAIR PFVM__QG_ASM_PAIR PFVM__QG_ASM_PAIR
+        "ldr r3, [sp]\n\t"
+        "cmp r1, r3\n\t"
+        "bne 3b\n"
+        "4:\n\t"
+        "ldr r3, [sp, #4]\n\t"
+        "stm r3, {r4-r11}\n\t"
+        "add sp, sp, #12\n\t"
+        "pop {r4-r11, pc}\n\t");
+}
 #else
-static uint32_t pfvm__qg_word_at(const int16_t *p, pfvm__qi i)
+static uint32_t pfvm__qg_word_at(const int16_t *p)
 {
     uint32_t v;
-    memcpy(&v, p + 2 * i, sizeof v);
+    memcpy(&v, p, sizeof v);
     return v;
 }
 
@@ -530,76 +588,33 @@ static int32_t pfvm__qg_smlad(uint32_t a, uint32_t b, int32_t acc)
     int32_t hi = (int32_t)(int16_t)(uint16_t)(a >> 16) * (int16_t)(uint16_t)(b >> 16);
     return (int32_t)((uint32_t)acc + (uint32_t)lo + (uint32_t)hi);
 }
-#define PFVM__QG_WORD(p, i) pfvm__qg_word_at((p), (i))
-#define PFVM__QG_UWORD(p) pfvm__qg_word_at((p), 0)
+#define PFVM__QG_UWORD(p) pfvm__qg_word_at(p)
 #define PFVM__QG_SMLAD(a, b, acc) pfvm__qg_smlad((a), (b), (acc))
-#endif
+#define PFVM__QG_SMUAD(a, b) pfvm__qg_smlad((a), (b), 0)
 
-#define PFVM__QG_TILE_STEP(wa, wb, xa, xb)        \
-    do {                                          \
-        a[0] = PFVM__QG_SMLAD((wa), (xa), a[0]);  \
-        a[1] = PFVM__QG_SMLAD((wa), (xb), a[1]);  \
-        a[2] = PFVM__QG_SMLAD((wb), (xa), a[2]);  \
-        a[3] = PFVM__QG_SMLAD((wb), (xb), a[3]);  \
-    } while (0)
-
-#ifdef PFVM__QG_DSP
-#define PFVM__QG_STR2(x) #x
-#define PFVM__QG_STR(x) PFVM__QG_STR2(x)
-/* Two reduction pairs: 2 x (LDR, LDR, LDRD, 4 SMLAD) and the loop's SUBS,
- * BNE: 16 instructions for 16 multiply-adds. In assembly because gcc -Os
- * inlines the C form into the convolution and spills its sums. */
-#define PFVM__QG_ASM_PAIR                                       \
-    "ldr %[wa], [%[w0]], #4\n\t"                               \
-    "ldr %[wb], [%[w1]], #4\n\t"                               \
-    "ldrd %[xa], %[xb], [%[x]], #" PFVM__QG_STR(PFVM__QG_NR_BYTES) "\n\t" \
-    "smlad %[a0], %[wa], %[xa], %[a0]\n\t"                     \
-    "smlad %[a1], %[wa], %[xb], %[a1]\n\t"                     \
-    "smlad %[a2], %[wb], %[xa], %[a2]\n\t"                     \
-    "smlad %[a3], %[wb], %[xb], %[a3]\n\t"
-#define PFVM__QG_NR_BYTES 64 /* a panel row: PFVM__QG_NR words */
-typedef char pfvm__qg_nr_bytes_ok[PFVM__QG_NR_BYTES == 4 * PFVM__QG_NR ? 1 : -1];
-__attribute__((noinline)) static void pfvm__qg_tile(const int16_t *w0, const int16_t *w1, const int16_t *x, pfvm__qi n,
-                                                    int32_t *a)
-{
-    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    uint32_t wa, wb, xa, xb;
-    pfvm__qi pairs = n >> 1;
-    if (pairs > 0)
-        __asm__ volatile("1:\n\t" PFVM__QG_ASM_PAIR PFVM__QG_ASM_PAIR "subs %[n], %[n], #1\n\t"
-                         "bne 1b\n\t"
-                         : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [w0] "+r"(w0), [w1] "+r"(w1),
-                           [x] "+r"(x), [n] "+r"(pairs), [wa] "=&r"(wa), [wb] "=&r"(wb), [xa] "=&r"(xa), [xb] "=&r"(xb)
-                         :
-                         : "cc", "memory");
-    a[0] = a0, a[1] = a1, a[2] = a2, a[3] = a3;
-    if (n & 1)
-        PFVM__QG_TILE_STEP(PFVM__QG_WORD(w0, 0), PFVM__QG_WORD(w1, 0), PFVM__QG_WORD(x, 0), PFVM__QG_WORD(x, 1));
-}
-#else
 /* The same tile in C: what the unit tests check on the host. */
-static void pfvm__qg_tile(const int16_t *w0, const int16_t *w1, const int16_t *x, pfvm__qi n, int32_t *a)
+static void pfvm__qg_tile(const int16_t *w, const int16_t *x, pfvm__qi pairs, int32_t *out, const int32_t *init)
 {
     pfvm__qi kp;
-    a[0] = a[1] = a[2] = a[3] = 0;
-    for (kp = 0; kp < n; kp++, x += 2 * PFVM__QG_NR)
-        PFVM__QG_TILE_STEP(PFVM__QG_WORD(w0, kp), PFVM__QG_WORD(w1, kp), PFVM__QG_WORD(x, 0), PFVM__QG_WORD(x, 1));
+    int r;
+    for (r = 0; r < 8; r++)
+        out[r] = init[r];
+    for (kp = 0; kp < pairs; kp++, x += 2 * PFVM__QG_NR, w += 2 * PFVM__QG_MR)
+        for (r = 0; r < PFVM__QG_MR; r++) {
+            out[2 * r] = PFVM__QG_SMLAD(PFVM__QG_UWORD(w + 2 * r), PFVM__QG_UWORD(x), out[2 * r]);
+            out[2 * r + 1] = PFVM__QG_SMLAD(PFVM__QG_UWORD(w + 2 * r), PFVM__QG_UWORD(x + 2), out[2 * r + 1]);
+        }
 }
 #endif
 
-static void pfvm__qg_kernel_dsp(const int16_t *w, int64_t ldw, const int16_t *panel, int64_t K2, int32_t *acc)
+/* The block's sums as tiles: acc[jt][r][c], the 4x2 tile of columns 2jt
+ * and 2jt + 1, starting from init ([r][c]: the rows' biases). */
+static void pfvm__qg_kernel_dsp(const int16_t *w, const int16_t *panel, int64_t K2, int32_t *acc, int cols,
+                                const int32_t *init)
 {
-    pfvm__qi ld = (pfvm__qi)ldw;
-    int r, j;
-    int32_t a[4];
-    for (r = 0; r < PFVM__QG_MR; r += 2)
-        for (j = 0; j < PFVM__QG_NR; j += 2) {
-            pfvm__qg_tile(w + r * ld, w + (r + 1) * ld, panel + 2 * j, (pfvm__qi)K2, a);
-            acc[r * PFVM__QG_NR + j] = a[0];
-            acc[r * PFVM__QG_NR + j + 1] = a[1];
-            acc[(r + 1) * PFVM__QG_NR + j] = a[2];
-            acc[(r + 1) * PFVM__QG_NR + j + 1] = a[3];
-        }
+    int jt;
+    for (jt = 0; 2 * jt < cols; jt++)
+        pfvm__qg_tile(w, panel + 4 * jt, (pfvm__qi)K2, acc + 8 * jt, init);
 }
 
 PFVM_INTERNAL int pfvm_q_gemm_kind(void)
@@ -619,8 +634,7 @@ PFVM_INTERNAL int pfvm_q_gemm_kind(void)
 #endif
 }
 
-PFVM_DISPATCH static void pfvm__qg_kernel_c(const int16_t *w, int64_t ldw, const int16_t *panel, int64_t K2,
-                                            int32_t *acc)
+PFVM_DISPATCH static void pfvm__qg_kernel_c(const int16_t *w, const int16_t *panel, int64_t K2, int32_t *acc)
 {
     int64_t kp;
     int c, j;
@@ -629,26 +643,31 @@ PFVM_DISPATCH static void pfvm__qg_kernel_c(const int16_t *w, int64_t ldw, const
     for (kp = 0; kp < K2; kp++) {
         const int16_t *p = panel + kp * 2 * PFVM__QG_NR;
         for (c = 0; c < PFVM__QG_MR; c++) {
-            int32_t w0 = w[c * ldw + 2 * kp], w1 = w[c * ldw + 2 * kp + 1];
+            int32_t w0 = w[PFVM__QG_W(kp, c)], w1 = w[PFVM__QG_W(kp, c) + 1];
             for (j = 0; j < PFVM__QG_NR; j++)
                 acc[c * PFVM__QG_NR + j] += p[2 * j] * w0 + p[2 * j + 1] * w1;
         }
     }
 }
 
-static void pfvm__qg_kernel(int kind, const int16_t *w, int64_t ldw, const int16_t *panel, int64_t K2, int32_t *acc)
+/* The sums of a weight block and a panel: [row][column], or with the
+ * SMLAD tile (kind 1) [column pair][row][2] (pfvm__qg_kernel_dsp) from
+ * init (the block's biases, [row][2]), of the first cols columns at least. */
+static void pfvm__qg_kernel(int kind, const int16_t *w, const int16_t *panel, int64_t K2, int32_t *acc, int cols,
+                            const int32_t *init)
 {
 #ifdef PFVM__QG_AVX2
     if (kind == 2) {
-        pfvm__qg_kernel_avx2(w, ldw, panel, K2, acc);
+        pfvm__qg_kernel_avx2(w, panel, K2, acc);
         return;
     }
 #endif
     if (kind == 1) {
-        pfvm__qg_kernel_dsp(w, ldw, panel, K2, acc);
+        pfvm__qg_kernel_dsp(w, panel, K2, acc, cols, init);
         return;
     }
-    pfvm__qg_kernel_c(w, ldw, panel, K2, acc);
+    (void)cols, (void)init;
+    pfvm__qg_kernel_c(w, panel, K2, acc);
 }
 
 /* ---- QLinearConv, fast path: 2-D, explicit pads, per-tensor x and y ------------------------- */
@@ -721,6 +740,12 @@ static int pfvm__qc_is_dw(const pfvm__qc_geom *g)
     return g->CG == 1 && g->MG == 1;
 }
 
+/* A 1x1 convolution whose columns are the input's rows. */
+static int pfvm__qc_is_pointwise(const pfvm__qc_geom *g)
+{
+    return g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 && g->OH * g->OW == g->H * g->W;
+}
+
 /* Rows and (phase) columns of the padded plane. */
 static void pfvm__qc_dw_dims(const pfvm__qc_geom *g, pfvm__qi *PH, pfvm__qi *PWs)
 {
@@ -737,7 +762,13 @@ static size_t pfvm__qc_work_bytes(const pfvm__qc_geom *g)
     size_t b;
     pfvm__qc_dw_dims(g, &PH, &PWs);
     b = pfvm__qc_is_dw(g) ? (size_t)OHW * sizeof(int32_t) + (size_t)(g->sw * PH * PWs) * sizeof(int16_t)
-                          : (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t);
+                          : (size_t)(g->group * g->Mp * 2) * sizeof(int32_t) +
+                                (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t);
+#ifdef PFVM__QG_DSP
+    if (!pfvm__qc_is_dw(g) && !pfvm__qc_is_pointwise(g)) /* pfvm__qc_pack_planes's planes */
+        b += (size_t)(g->CG * ((g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1) *
+                      ((g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1)) * sizeof(int16_t);
+#endif
     return (b + 64 + 15) / 16 * 16; /* what follows stays aligned */
 }
 
@@ -751,22 +782,27 @@ static int32_t pfvm__q_at(const pfvm_tensor *t, pfvm__qi i)
     return t->dtype == PFVM_UINT8 ? ((const uint8_t *)t->data)[i] : ((const int8_t *)t->data)[i];
 }
 
-/* Weights minus their zero points as int16 pairs, per group [Mp][2*K2]. */
+/* Weights minus their zero points as int16 pairs, per group [Mp][2*K2]:
+ * in blocks of PFVM__QG_MR rows (PFVM__QG_W) for the GEMM, row after row
+ * for the depthwise kernels. */
 static void pfvm__qc_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const pfvm__qc_geom *g, int16_t *wp)
 {
     pfvm__qi nwz = pfvm_tensor_numel(wz), gg, c, kk;
+    int dw = pfvm__qc_is_dw(g);
     memset(wp, 0, (size_t)(g->group * g->Mp * 2 * g->K2) * sizeof(int16_t));
     for (gg = 0; gg < g->group; gg++)
         for (c = 0; c < g->MG; c++) {
             pfvm__qi m = gg * g->MG + c;
             int32_t z = nwz == 1 ? pfvm__q_at(wz, 0) : pfvm__q_at(wz, m);
-            int16_t *row = wp + (gg * g->Mp + c) * 2 * g->K2;
-            if (W->dtype == PFVM_INT8)
-                for (kk = 0; kk < g->K; kk++)
-                    row[kk] = (int16_t)(((const int8_t *)W->data)[m * g->K + kk] - z);
-            else
-                for (kk = 0; kk < g->K; kk++)
-                    row[kk] = (int16_t)(((const uint8_t *)W->data)[m * g->K + kk] - z);
+            int16_t *blk = wp + (gg * g->Mp + c / PFVM__QG_MR * PFVM__QG_MR) * 2 * g->K2;
+            for (kk = 0; kk < g->K; kk++) {
+                int32_t v = W->dtype == PFVM_INT8 ? ((const int8_t *)W->data)[m * g->K + kk]
+                                                  : ((const uint8_t *)W->data)[m * g->K + kk];
+                if (dw)
+                    wp[(gg * g->Mp + c) * 2 * g->K2 + kk] = (int16_t)(v - z);
+                else
+                    blk[PFVM__QG_W(kk / 2, c % PFVM__QG_MR) + (kk & 1)] = (int16_t)(v - z);
+            }
         }
 }
 
@@ -799,10 +835,37 @@ PFVM__Q_NOINLINE static void pfvm__qc_pack_run(const pfvm_tensor *X, pfvm__qi at
 PFVM__Q_NOINLINE static void pfvm__qc_pack_pairs(const pfvm_tensor *X, pfvm__qi a0, pfvm__qi a1, pfvm__qi n,
                                                  int32_t xz, int16_t *d)
 {
-    pfvm__qi j;
+    pfvm__qi j = 0;
     if (X->dtype == PFVM_UINT8) {
         const uint8_t *x0 = (const uint8_t *)X->data + a0, *x1 = (const uint8_t *)X->data + a1;
-        for (j = 0; j < n; j++) {
+#ifdef PFVM__QG_DSP
+        /* four columns of both rows per step: UXTB16 spreads bytes 0, 2
+         * (1, 3) of a word into halves, SSUB16 takes the zero point off
+         * both, PKHBT/PKHTB pair the rows: 18 instructions for 8 values */
+        uint32_t zz = (uint32_t)(uint16_t)xz * 0x10001u, *o = (uint32_t *)(void *)d;
+        for (; j + 4 <= n; j += 4, o += 4) {
+            uint32_t u = PFVM__QG_UWORD32(x0 + j), v = PFVM__QG_UWORD32(x1 + j), u02, u13, v02, v13;
+            __asm__("uxtb16 %0, %4\n\t"
+                    "uxtb16 %1, %4, ror #8\n\t"
+                    "uxtb16 %2, %5\n\t"
+                    "uxtb16 %3, %5, ror #8\n\t"
+                    "ssub16 %0, %0, %6\n\t"
+                    "ssub16 %1, %1, %6\n\t"
+                    "ssub16 %2, %2, %6\n\t"
+                    "ssub16 %3, %3, %6\n\t"
+                    : "=&r"(u02), "=&r"(u13), "=&r"(v02), "=&r"(v13)
+                    : "r"(u), "r"(v), "r"(zz));
+            __asm__("pkhbt %0, %2, %3, lsl #16\n\t"
+                    "pkhtb %1, %3, %2, asr #16\n\t"
+                    : "=&r"(o[0]), "=&r"(o[2])
+                    : "r"(u02), "r"(v02));
+            __asm__("pkhbt %0, %2, %3, lsl #16\n\t"
+                    "pkhtb %1, %3, %2, asr #16\n\t"
+                    : "=&r"(o[1]), "=&r"(o[3])
+                    : "r"(u13), "r"(v13));
+        }
+#endif
+        for (; j < n; j++) {
             d[2 * j] = (int16_t)(x0[j] - xz);
             d[2 * j + 1] = (int16_t)(x1[j] - xz);
         }
@@ -837,14 +900,100 @@ static void pfvm__qc_pack_pointwise(const pfvm__qc_geom *g, const pfvm_tensor *X
 
 /* Column panels of one image and group: x minus its zero point, 0 in the
  * padding. */
+#ifdef PFVM__QG_DSP
+/* a word at any int16 */
+typedef uint32_t pfvm__qg_hword __attribute__((may_alias, aligned(2)));
+/* n bytes minus the zero point (both halves of zz) into int16: four per
+ * step (UXTB16 spreads bytes 0, 2 and 1, 3 into halves, SSUB16, PKHBT and
+ * PKHTB put them back in order). */
+static void pfvm__qc_u8_row(const uint8_t *x, pfvm__qi n, uint32_t zz, int16_t *d)
+{
+    for (; n >= 4; n -= 4, x += 4, d += 4) {
+        uint32_t u = PFVM__QG_UWORD32(x), u02, u13, lo, hi;
+        __asm__("uxtb16 %0, %2\n\t"
+                "uxtb16 %1, %2, ror #8\n\t"
+                "ssub16 %0, %0, %3\n\t"
+                "ssub16 %1, %1, %3\n\t"
+                : "=&r"(u02), "=&r"(u13)
+                : "r"(u), "r"(zz));
+        __asm__("pkhbt %0, %2, %3, lsl #16\n\t"
+                "pkhtb %1, %3, %2, asr #16\n\t"
+                : "=&r"(lo), "=&r"(hi)
+                : "r"(u02), "r"(u13));
+        ((pfvm__qg_hword *)(void *)d)[0] = lo;
+        ((pfvm__qg_hword *)(void *)d)[1] = hi;
+    }
+    for (; n > 0; n--)
+        *d++ = (int16_t)(*x++ - (int32_t)(zz & 0xffffu));
+}
+#endif
+
+#ifdef PFVM__QG_DSP
+/* pfvm__qc_pack for a window on Cortex-M: each input channel of the group
+ * minus its zero point into a padded int16 plane (zero padding), then
+ * every kernel position's columns straight from the planes, without
+ * bounds checks or calls (the runs of a row are short: 8 columns in the
+ * digits CNN). planes: CG planes of PH x PW (pfvm__qc_work_bytes). */
+static void pfvm__qc_pack_planes(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi base, int32_t xz,
+                                 int16_t *panels, int16_t *planes)
+{
+    pfvm__qi PH = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1, PW = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
+    pfvm__qi c, kk, oh, ow, i, y, step = g->K2 * 2 * PFVM__QG_NR, KHW = g->KH * g->KW;
+    pfvm__qi y1 = PH - g->pt < g->H ? PH - g->pt : g->H, w1 = PW - g->pl < g->W ? PW - g->pl : g->W;
+    uint32_t zz = (uint32_t)(uint16_t)xz * 0x10001u;
+    memset(planes, 0, (size_t)(g->CG * PH * PW) * sizeof(int16_t));
+    for (c = 0; c < g->CG && y1 > 0 && w1 > 0; c++) {
+        int16_t *d = planes + (c * PH + g->pt) * PW + g->pl;
+        for (y = 0; y < y1; y++, d += PW) {
+            pfvm__qi at = base + (c * g->H + y) * g->W;
+            if (X->dtype == PFVM_UINT8)
+                pfvm__qc_u8_row((const uint8_t *)X->data + at, w1, zz, d);
+            else
+                for (i = 0; i < w1; i++)
+                    d[i] = (int16_t)(((const int8_t *)X->data)[at + i] - xz);
+        }
+    }
+    for (kk = 0; kk < g->K; kk++) {
+        pfvm__qi kh = kk / g->KW % g->KH, kw = kk % g->KW, jj = 0;
+        const int16_t *s0 = planes + (kk / KHW * PH + kh * g->dh) * PW + kw * g->dw;
+        int16_t *d = panels + (kk >> 1) * 2 * PFVM__QG_NR + (kk & 1);
+        for (oh = 0; oh < g->OH; oh++, s0 += g->sh * PW) {
+            const int16_t *s = s0;
+            for (ow = 0; ow < g->OW;) { /* the row's columns, a panel's share at a time */
+                pfvm__qi take = g->OW - ow < PFVM__QG_NR - jj ? g->OW - ow : PFVM__QG_NR - jj;
+                int16_t *dd = d + 2 * jj, *end = dd + 2 * take;
+                if (g->sw == 1)
+                    for (; dd != end; dd += 2)
+                        *dd = *s++;
+                else
+                    for (; dd != end; dd += 2, s += g->sw)
+                        *dd = *s;
+                ow += take;
+                jj += take;
+                if (jj == PFVM__QG_NR) {
+                    jj = 0;
+                    d += step;
+                }
+            }
+        }
+    }
+}
+#endif
+
 static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi base, int32_t xz, int16_t *panels)
 {
     pfvm__qi OHW = g->OH * g->OW, kk, oh, ow, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
     memset(panels, 0, (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t));
-    if (g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 && OHW == g->H * g->W) {
+    if (pfvm__qc_is_pointwise(g)) {
         pfvm__qc_pack_pointwise(g, X, base, xz, panels);
         return;
     }
+#ifdef PFVM__QG_DSP
+    if (pfvm_q_gemm_kind() == 1) {
+        pfvm__qc_pack_planes(g, X, base, xz, panels, panels + npan * g->K2 * 2 * PFVM__QG_NR);
+        return;
+    }
+#endif
     /* per kernel position and output row, the valid columns are one run:
      * walk it with a running panel position instead of dividing */
     for (kk = 0; kk < g->K; kk++) {
@@ -870,6 +1019,7 @@ static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi
 
 typedef struct pfvm__qc_out {
     const int32_t *mult, *bias;
+    const int32_t *bias2; /* per group [Mp][2]: each bias twice, the SMLAD tiles' starting sums */
     const int *shift;
     int32_t zp, lo, hi;
     pfvm_tensor *Y;
@@ -878,24 +1028,22 @@ typedef struct pfvm__qc_out {
 #ifdef PFVM__QG_AVX2
 /* pfvm_q_requantize on 8 lanes, for shifts in [31, 61] (the multiplier is
  * below 1, so results fit 32 bits): the products move up by 2^62 so that
- * logical shifts floor them, with the same half-to-even rounding. Returns
- * how many elements it stored (a multiple of 8). */
+ * logical shifts floor them, with the same half-up rounding. Returns how
+ * many elements it stored (a multiple of 8). */
 __attribute__((target("avx2"))) static int64_t pfvm__qc_store_avx2(const int32_t *acc, int64_t n, int32_t b, int32_t mult,
                                                                     int sh, int32_t zp, int32_t lo, int32_t hi, void *out,
                                                                     int u8)
 {
-    const __m256i vb = _mm256_set1_epi32(b), vm = _mm256_set1_epi32(mult), one = _mm256_set1_epi64x(1);
-    const __m256i off = _mm256_set1_epi64x((int64_t)1 << 62), half1 = _mm256_set1_epi64x(((int64_t)1 << (sh - 1)) - 1);
+    const __m256i vb = _mm256_set1_epi32(b), vm = _mm256_set1_epi32(mult);
+    const __m256i off = _mm256_set1_epi64x(((int64_t)1 << 62) + ((int64_t)1 << (sh - 1)));
     const __m256i offs = _mm256_set1_epi64x((int64_t)1 << (62 - sh)), vzp = _mm256_set1_epi32(zp);
     const __m256i vlo = _mm256_set1_epi32(lo), vhi = _mm256_set1_epi32(hi);
     const __m128i cnt = _mm_cvtsi32_si128(sh);
     int64_t j;
     for (j = 0; j + 8 <= n; j += 8) {
         __m256i a = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(acc + j)), vb);
-        __m256i te = _mm256_add_epi64(_mm256_mul_epi32(a, vm), off);
-        __m256i to = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), vm), off);
-        __m256i qe = _mm256_srl_epi64(_mm256_add_epi64(_mm256_add_epi64(te, half1), _mm256_and_si256(_mm256_srl_epi64(te, cnt), one)), cnt);
-        __m256i qo = _mm256_srl_epi64(_mm256_add_epi64(_mm256_add_epi64(to, half1), _mm256_and_si256(_mm256_srl_epi64(to, cnt), one)), cnt);
+        __m256i qe = _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epi32(a, vm), off), cnt);
+        __m256i qo = _mm256_srl_epi64(_mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), vm), off), cnt);
         __m256i r = _mm256_blend_epi32(_mm256_sub_epi64(qe, offs), _mm256_slli_epi64(_mm256_sub_epi64(qo, offs), 32), 0xAA);
         __m256i r16, r8;
         int32_t w0, w1;
@@ -911,25 +1059,26 @@ __attribute__((target("avx2"))) static int64_t pfvm__qc_store_avx2(const int32_t
 }
 #endif
 
-/* From the product's high word (hi) and whether its low word is zero:
- * hi's bits below s and the low word are the remainder. On Cortex-M this
- * is SMULL and a few 32-bit instructions instead of 64-bit shifts. */
-/* From the product's high word (hi) and whether its low word is zero:
- * hi's bits below s and the low word are the remainder. On Cortex-M this
- * is SMULL and a few 32-bit instructions instead of 64-bit shifts. A
- * macro: the requantization loops must not call per element. */
-#define PFVM__Q_SCALE_HI(acc, mult, s, half1, out)                                 \
-    do {                                                                         \
-        int64_t p_ = (int64_t)(acc) * (mult);                                    \
-        int32_t hi_ = (int32_t)(p_ >> 32);                                       \
-        (out) = (hi_ + (half1) + (((hi_ >> (s)) & 1) | ((uint32_t)p_ != 0))) >> (s); \
-    } while (0)
+/* pfvm_q_scale(acc, mult, 32 + s) from the product's high word: adding
+ * 2^(s-1) to that word adds the half of 2^(32+s) to the product, and the
+ * low word cannot carry into the result. On the DSP extension one SMMLA
+ * (the product's high word plus a word) and an ASR. A macro: the
+ * requantization loops must not call per element. */
+#ifdef PFVM__QG_DSP
+static inline int32_t pfvm__q_smmla(int32_t a, int32_t b, int32_t c)
+{
+    int32_t r;
+    __asm__("smmla %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+}
+#define PFVM__Q_SCALE_HI(acc, mult, s, rnd) (pfvm__q_smmla((acc), (mult), (rnd)) >> (s))
+#else
+#define PFVM__Q_SCALE_HI(acc, mult, s, rnd) ((int32_t)(((int64_t)(acc) * (mult) + ((int64_t)(rnd) << 32)) >> 32) >> (s))
+#endif
 
 PFVM_INTERNAL int32_t pfvm_q_scale_hi(int32_t acc, int32_t mult, int s)
 {
-    int32_t v;
-    PFVM__Q_SCALE_HI(acc, mult, s, (1 << (s - 1)) - 1, v);
-    return v;
+    return PFVM__Q_SCALE_HI(acc, mult, s, 1 << (s - 1));
 }
 
 #ifdef PFVM__QG_DSP
@@ -941,25 +1090,49 @@ PFVM_INTERNAL int32_t pfvm_q_scale_hi(int32_t acc, int32_t mult, int s)
 #endif
 
 /* Requantizes n sums into 8-bit outputs (the type's whole range), for
- * shifts in [33, 62] (s = shift - 32). */
-PFVM__Q_NOINLINE static void pfvm__qc_store_hi(const int32_t *acc, pfvm__qi n, int32_t b, int32_t mult, int s,
-                                               int32_t zp, void *out, int u8)
+ * shifts in [33, 62] (s = shift - 32). The sums come in pairs: acc[0],
+ * acc[1], then acc[step], acc[step + 1]... (step 2: contiguous; 8: a row
+ * of the SMLAD tiles' sums). When it fits, the zero point rides in the
+ * rounding term (adding zp * 2^s before the shift adds zp after it). */
+#define PFVM__QC_STORE_PAIRS(T, SAT, ZP)                                                  \
+    do {                                                                                  \
+        T *y = (T *)out, *end = y + (n & ~(pfvm__qi)1);                                   \
+        for (; y != end; y += 2, acc += step) {                                           \
+            int32_t v0 = PFVM__Q_SCALE_HI(acc[0] + b, mult, s, rnd) ZP;                   \
+            int32_t v1 = PFVM__Q_SCALE_HI(acc[1] + b, mult, s, rnd) ZP;                   \
+            y[0] = (T)SAT(v0);                                                            \
+            y[1] = (T)SAT(v1);                                                            \
+        }                                                                                 \
+        if (n & 1) {                                                                      \
+            int32_t v0 = PFVM__Q_SCALE_HI(acc[0] + b, mult, s, rnd) ZP;                   \
+            y[0] = (T)SAT(v0);                                                            \
+        }                                                                                 \
+    } while (0)
+/* b == 0 (the SMLAD tiles' sums have their biases): one ADD less */
+#define PFVM__QC_STORE_PAIRS_B(T, SAT, ZP)              \
+    do {                                                \
+        if (b) {                                        \
+            PFVM__QC_STORE_PAIRS(T, SAT, ZP);           \
+        } else {                                        \
+            const int32_t b = 0;                        \
+            PFVM__QC_STORE_PAIRS(T, SAT, ZP);           \
+        }                                               \
+    } while (0)
+
+PFVM__Q_NOINLINE static void pfvm__qc_store_hi(const int32_t *acc, pfvm__qi step, pfvm__qi n, int32_t b, int32_t mult,
+                                               int s, int32_t zp, void *out, int u8)
 {
-    int32_t half1 = (1 << (s - 1)) - 1, v;
-    pfvm__qi j;
-    if (u8) {
-        uint8_t *y = (uint8_t *)out;
-        for (j = 0; j < n; j++) {
-            PFVM__Q_SCALE_HI(acc[j] + b, mult, s, half1, v);
-            y[j] = (uint8_t)PFVM__Q_SAT_U8(v + zp);
-        }
-    } else {
-        int8_t *y = (int8_t *)out;
-        for (j = 0; j < n; j++) {
-            PFVM__Q_SCALE_HI(acc[j] + b, mult, s, half1, v);
-            y[j] = (int8_t)PFVM__Q_SAT_S8(v + zp);
-        }
-    }
+    int32_t rnd = 1 << (s - 1);
+    if (s <= 21) { /* |rnd + zp * 2^s| + |acc * mult / 2^32| < 2^31 */
+        rnd += (int32_t)((uint32_t)zp << s);
+        if (u8)
+            PFVM__QC_STORE_PAIRS_B(uint8_t, PFVM__Q_SAT_U8, );
+        else
+            PFVM__QC_STORE_PAIRS_B(int8_t, PFVM__Q_SAT_S8, );
+    } else if (u8)
+        PFVM__QC_STORE_PAIRS(uint8_t, PFVM__Q_SAT_U8, +zp);
+    else
+        PFVM__QC_STORE_PAIRS(int8_t, PFVM__Q_SAT_S8, +zp);
 }
 
 static void pfvm__qc_store(const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at, const int32_t *acc, pfvm__qi n)
@@ -977,7 +1150,7 @@ static void pfvm__qc_store(const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at, const
     }
 #endif
     if (sh >= 33 && sh <= 62) {
-        pfvm__qc_store_hi(acc, n, b, mult, sh - 32, zp, (char *)o->Y->data + at, o->Y->dtype == PFVM_UINT8);
+        pfvm__qc_store_hi(acc, 2, n, b, mult, sh - 32, zp, (char *)o->Y->data + at, o->Y->dtype == PFVM_UINT8);
         return;
     }
     if (sh < 1 || sh > 62) {
@@ -993,16 +1166,36 @@ static void pfvm__qc_store(const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at, const
     if (o->Y->dtype == PFVM_UINT8) {
         uint8_t *y = (uint8_t *)o->Y->data + at;
         for (j = 0; j < n; j++) {
-            int64_t p = (int64_t)(acc[j] + b) * mult, v = PFVM__Q_SHR_EVEN(p, sh) + zp;
+            int64_t p = (int64_t)(acc[j] + b) * mult, v = PFVM__Q_SHR_UP(p, sh) + zp;
             y[j] = (uint8_t)(v < lo ? lo : v > hi ? hi : v);
         }
     } else {
         int8_t *y = (int8_t *)o->Y->data + at;
         for (j = 0; j < n; j++) {
-            int64_t p = (int64_t)(acc[j] + b) * mult, v = PFVM__Q_SHR_EVEN(p, sh) + zp;
+            int64_t p = (int64_t)(acc[j] + b) * mult, v = PFVM__Q_SHR_UP(p, sh) + zp;
             y[j] = (int8_t)(v < lo ? lo : v > hi ? hi : v);
         }
     }
+}
+
+/* Requantizes row r of a block's sums in the SMLAD tile's layout
+ * ([column pair][row][2], biases added), n columns, into y. */
+static void pfvm__qc_store_tiles(const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at, const int32_t *acc, int r, pfvm__qi n)
+{
+    int32_t row[PFVM__QG_NR];
+    int sh = o->shift[m];
+    pfvm__qi j;
+    pfvm__qc_out nb;
+    if (sh >= 33 && sh <= 62) {
+        pfvm__qc_store_hi(acc + 2 * r, 8, n, 0, o->mult[m], sh - 32, o->zp, (char *)o->Y->data + at,
+                          o->Y->dtype == PFVM_UINT8);
+        return;
+    }
+    for (j = 0; j < n; j++)
+        row[j] = acc[(j >> 1) * 8 + 2 * r + (j & 1)];
+    nb = *o;
+    nb.bias = NULL;
+    pfvm__qc_store(&nb, m, at, row, n);
 }
 
 static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16_t *panels, const pfvm__qc_out *o,
@@ -1014,10 +1207,14 @@ static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16
     for (jb = 0; jb < npan; jb++) {
         pfvm__qi cols = OHW - jb * PFVM__QG_NR < PFVM__QG_NR ? OHW - jb * PFVM__QG_NR : PFVM__QG_NR;
         for (mb = 0; mb < g->MG; mb += PFVM__QG_MR) {
-            pfvm__qg_kernel(kind, wp + mb * 2 * g->K2, 2 * g->K2, panels + jb * g->K2 * 2 * PFVM__QG_NR, g->K2, acc);
+            pfvm__qg_kernel(kind, wp + mb * 2 * g->K2, panels + jb * g->K2 * 2 * PFVM__QG_NR, g->K2, acc, (int)cols,
+                            o->bias2 + 2 * (gg * g->Mp + mb));
             for (c = 0; c < PFVM__QG_MR && mb + c < g->MG; c++) {
-                pfvm__qi m = gg * g->MG + mb + c;
-                pfvm__qc_store(o, m, (n * g->M + m) * OHW + jb * PFVM__QG_NR, acc + c * PFVM__QG_NR, cols);
+                pfvm__qi m = gg * g->MG + mb + c, at = (n * g->M + m) * OHW + jb * PFVM__QG_NR;
+                if (kind == 1)
+                    pfvm__qc_store_tiles(o, m, at, acc, c, cols);
+                else
+                    pfvm__qc_store(o, m, at, acc + c * PFVM__QG_NR, cols);
             }
         }
     }
@@ -1030,12 +1227,27 @@ static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16
  * kernel position reads a contiguous row for any horizontal stride: the
  * sums vectorize (int16 x int16 -> int32, exact) in the dispatched clones. */
 
-/* Channel plane (offset `plane` in X) into P, minus xz, 0 in the padding. */
+
+/* Channel plane (offset `plane` in X) into P, minus xz. The padding is
+ * not written: the same positions for every channel, zeroed once by the
+ * caller. */
 static void pfvm__qc_dw_fill(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi plane, int32_t xz, int16_t *P)
 {
     pfvm__qi PH, PWs, ih, iw, s = g->sw;
     pfvm__qc_dw_dims(g, &PH, &PWs);
-    memset(P, 0, (size_t)(s * PH * PWs) * sizeof(int16_t));
+#ifdef PFVM__QG_DSP
+    if (s == 1 && X->dtype == PFVM_UINT8) {
+        /* input rows y in [y0, y1) at plane rows y + pt, columns [0, w1) at pl.. */
+        pfvm__qi y0 = g->pt < 0 ? -g->pt : 0, y1 = PH - g->pt < g->H ? PH - g->pt : g->H;
+        pfvm__qi w1 = PWs - g->pl < g->W ? PWs - g->pl : g->W, y;
+        const uint8_t *x = (const uint8_t *)X->data + plane + y0 * g->W;
+        int16_t *d = P + (y0 + g->pt) * PWs + g->pl;
+        uint32_t zz = (uint32_t)(uint16_t)xz * 0x10001u;
+        for (y = y0; y < y1 && w1 > 0; y++, x += g->W, d += PWs)
+            pfvm__qc_u8_row(x, w1, zz, d);
+        return;
+    }
+#endif
     for (ih = 0; ih < PH; ih++) {
         pfvm__qi y = ih - g->pt, lo = g->pl, hi = g->pl + g->W < s * PWs ? g->pl + g->W : s * PWs;
         int16_t *row = P + ih * PWs;
@@ -1104,32 +1316,163 @@ __attribute__((target("avx2"))) static void pfvm__qc_dw_row_avx2(const int16_t *
  * on odd columns) and tap 2 a word whose second half meets a zero weight:
  * 6 SMLADs for 9 multiply-adds, the sum in a register. Reads one int16
  * past a row's last column (times 0; the work buffer has 64 bytes of
- * slack after the plane). wq: the 6 weight words. */
-PFVM__Q_NOINLINE static void pfvm__qc_dw3_row(const int16_t *r0, const int16_t *r1, const int16_t *r2,
-                                              const uint32_t *wq, pfvm__qi OW, int32_t *a)
+ * slack after the plane). wq: the 6 weight words; dims: the bytes of a
+ * plane row, of an output row's columns (OW int16) and of OH plane rows.
+ * Writes the OH x OW sums to a. */
+#ifdef PFVM__QG_DSP
+/* In assembly: 15 instructions per output (6 LDR, 6 SMLAD, STR and the
+ * loop) with the weights, three row pointers, the sum, two loads and the
+ * row's end in the 14 registers; the row step and the plane's end on the
+ * stack. (P: r0, wq: r1, dims: r2, a: r3) */
+__attribute__((naked, noinline)) static void pfvm__qc_dw3_rows(const int16_t *P __attribute__((unused)),
+                                                               const uint32_t *wq __attribute__((unused)),
+                                                               const int32_t *dims __attribute__((unused)),
+                                                               int32_t *a __attribute__((unused)))
 {
-    uint32_t w0 = wq[0], w1 = wq[1], w2 = wq[2], w3 = wq[3], w4 = wq[4], w5 = wq[5];
-    pfvm__qi ow;
-    for (ow = 0; ow < OW; ow++) {
-        int32_t v = PFVM__QG_SMLAD(PFVM__QG_UWORD(r0 + ow), w0, 0);
-        v = PFVM__QG_SMLAD(PFVM__QG_UWORD(r0 + ow + 2), w1, v);
-        v = PFVM__QG_SMLAD(PFVM__QG_UWORD(r1 + ow), w2, v);
-        v = PFVM__QG_SMLAD(PFVM__QG_UWORD(r1 + ow + 2), w3, v);
-        v = PFVM__QG_SMLAD(PFVM__QG_UWORD(r2 + ow), w4, v);
-        a[ow] = PFVM__QG_SMLAD(PFVM__QG_UWORD(r2 + ow + 2), w5, v);
-    }
+    __asm__ volatile(
+        "push {r4-r11, lr}\n\t"
+        "ldm r1, {r4-r9}\n\t"
+        "ldm r2, {r10, r11, r12}\n\t" /* row bytes, output row bytes, plane bytes */
+        "sub lr, r10, r11\n\t"        /* from a row's end to the next row */
+        "add r12, r0, r12\n\t"        /* where row 0 ends up */
+        "push {r10, r12, lr}\n\t"     /* [sp]: row bytes, [sp, #4]: plane end, [sp, #8]: row step */
+        "add r12, r0, r11\n\t"        /* this row's end */
+        "add r1, r0, r10\n\t"
+        "add r2, r1, r10\n"
+        "1:\n\t"
+        "ldr r11, [r0, #4]\n\t"
+        "ldr r10, [r0], #2\n\t"
+        "smuad r10, r10, r4\n\t"
+        "smlad r10, r11, r5, r10\n\t"
+        "ldr r11, [r1, #4]\n\t"
+        "ldr lr, [r1], #2\n\t"
+        "smlad r10, lr, r6, r10\n\t"
+        "smlad r10, r11, r7, r10\n\t"
+        "ldr r11, [r2, #4]\n\t"
+        "ldr lr, [r2], #2\n\t"
+        "smlad r10, lr, r8, r10\n\t"
+        "smlad r10, r11, r9, r10\n\t"
+        "str r10, [r3], #4\n\t"
+        "cmp r0, r12\n\t"
+        "bne 1b\n\t"
+        "ldr r10, [sp, #8]\n\t"
+        "add r0, r0, r10\n\t"
+        "add r1, r1, r10\n\t"
+        "add r2, r2, r10\n\t"
+        "ldr r10, [sp]\n\t"
+        "add r12, r12, r10\n\t"
+        "ldr r10, [sp, #4]\n\t"
+        "cmp r0, r10\n\t"
+        "bne 1b\n\t"
+        "add sp, sp, #12\n\t"
+        "pop {r4-r11, pc}\n\t");
 }
+
+/* Two output rows at a time (dims[2]: how many pairs of rows, >= 1): the
+ * four input rows' words are each loaded once for both, 27 instructions
+ * per two outputs. Registers: the weights, four row pointers, two sums,
+ * a load and the output; the second output row's pointer, the row's end
+ * and the steps on the stack. */
+__attribute__((naked, noinline)) static void pfvm__qc_dw3_rows2(const int16_t *P __attribute__((unused)),
+                                                                const uint32_t *wq __attribute__((unused)),
+                                                                const int32_t *dims __attribute__((unused)),
+                                                                int32_t *a __attribute__((unused)))
+{
+    __asm__ volatile(
+        "push {r4-r11, lr}\n\t"
+        "ldm r1, {r4-r9}\n\t"
+        "ldm r2, {r10, r11, r12}\n\t" /* row bytes, output row bytes (2 OW), row pairs */
+        "sub sp, sp, #24\n\t"
+        "str r12, [sp, #16]\n\t"      /* [sp, #16]: row pairs left */
+        "str r11, [sp, #12]\n\t"      /* [sp, #12]: 2 OW */
+        "add r12, r0, r11\n\t"
+        "str r12, [sp]\n\t"           /* [sp]: where this row's p0 ends */
+        "lsl r12, r10, #1\n\t"
+        "sub r12, r12, r11\n\t"
+        "str r12, [sp, #8]\n\t"       /* [sp, #8]: from a row's end to the next pair's start */
+        "lsl r11, r11, #1\n\t"
+        "str r11, [sp, #20]\n\t"      /* [sp, #20]: 4 OW, an output row */
+        "add r12, r3, r11\n\t"
+        "str r12, [sp, #4]\n\t"       /* [sp, #4]: the second output row */
+        "add r1, r0, r10\n\t"
+        "add r2, r1, r10\n\t"
+        "add r10, r2, r10\n"
+        "1:\n\t"
+        "ldr lr, [r0], #2\n\t"
+        "smuad r11, lr, r4\n\t"
+        "ldr lr, [r0, #2]\n\t"
+        "smlad r11, lr, r5, r11\n\t"
+        "ldr lr, [r1], #2\n\t"
+        "smlad r11, lr, r6, r11\n\t"
+        "smuad r12, lr, r4\n\t"
+        "ldr lr, [r1, #2]\n\t"
+        "smlad r11, lr, r7, r11\n\t"
+        "smlad r12, lr, r5, r12\n\t"
+        "ldr lr, [r2], #2\n\t"
+        "smlad r11, lr, r8, r11\n\t"
+        "smlad r12, lr, r6, r12\n\t"
+        "ldr lr, [r2, #2]\n\t"
+        "smlad r11, lr, r9, r11\n\t"
+        "smlad r12, lr, r7, r12\n\t"
+        "ldr lr, [r10], #2\n\t"
+        "smlad r12, lr, r8, r12\n\t"
+        "ldr lr, [r10, #2]\n\t"
+        "smlad r12, lr, r9, r12\n\t"
+        "str r11, [r3], #4\n\t"
+        "ldr lr, [sp, #4]\n\t"
+        "str r12, [lr], #4\n\t"
+        "str lr, [sp, #4]\n\t"
+        "ldr lr, [sp]\n\t"
+        "cmp r0, lr\n\t"
+        "bne 1b\n\t"
+        "ldr lr, [sp, #8]\n\t"
+        "add r0, r0, lr\n\t"
+        "add r1, r1, lr\n\t"
+        "add r2, r2, lr\n\t"
+        "add r10, r10, lr\n\t"
+        "ldr lr, [sp, #20]\n\t"
+        "add r3, r3, lr\n\t"
+        "ldr r11, [sp, #4]\n\t"
+        "add r11, r11, lr\n\t"
+        "str r11, [sp, #4]\n\t"
+        "ldr r11, [sp, #12]\n\t"
+        "add r11, r0, r11\n\t"
+        "str r11, [sp]\n\t"
+        "ldr r11, [sp, #16]\n\t"
+        "subs r11, r11, #1\n\t"
+        "str r11, [sp, #16]\n\t"
+        "bne 1b\n\t"
+        "add sp, sp, #24\n\t"
+        "pop {r4-r11, pc}\n\t");
+}
+#else
+static void pfvm__qc_dw3_rows(const int16_t *P, const uint32_t *wq, const int32_t *dims, int32_t *a)
+{
+    pfvm__qi PWs = dims[0] / 2, OW = dims[1] / 2, OH = dims[2] / dims[0], oh, ow;
+    for (oh = 0; oh < OH; oh++, P += PWs)
+        for (ow = 0; ow < OW; ow++) {
+            const int16_t *r0 = P + ow, *r1 = r0 + PWs, *r2 = r1 + PWs;
+            int32_t v = PFVM__QG_SMUAD(PFVM__QG_UWORD(r0), wq[0]);
+            v = PFVM__QG_SMLAD(PFVM__QG_UWORD(r0 + 2), wq[1], v);
+            v = PFVM__QG_SMLAD(PFVM__QG_UWORD(r1), wq[2], v);
+            v = PFVM__QG_SMLAD(PFVM__QG_UWORD(r1 + 2), wq[3], v);
+            v = PFVM__QG_SMLAD(PFVM__QG_UWORD(r2), wq[4], v);
+            *a++ = PFVM__QG_SMLAD(PFVM__QG_UWORD(r2 + 2), wq[5], v);
+        }
+}
+#endif
 
 static uint32_t pfvm__qc_pair(int16_t lo, int16_t hi)
 {
     return (uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16;
 }
 
-/* pfvm__qc_dw_plane for 3x3 kernels at strides and dilations 1 with the SMLAD row. */
+/* pfvm__qc_dw_plane for 3x3 kernels at strides and dilations 1 with the SMLAD rows. */
 static int pfvm__qc_dw3_plane(const pfvm__qc_geom *g, const int16_t *P, const int16_t *w, int32_t *acc)
 {
-    pfvm__qi PH, PWs, oh;
+    pfvm__qi PH, PWs;
     uint32_t wq[6];
+    int32_t dims[3];
     int r;
     if (g->KH != 3 || g->KW != 3 || g->sh != 1 || g->sw != 1 || g->dh != 1 || g->dw != 1)
         return 0;
@@ -1138,8 +1481,23 @@ static int pfvm__qc_dw3_plane(const pfvm__qc_geom *g, const int16_t *P, const in
         wq[2 * r] = pfvm__qc_pair(w[3 * r], w[3 * r + 1]);
         wq[2 * r + 1] = pfvm__qc_pair(w[3 * r + 2], 0);
     }
-    for (oh = 0; oh < g->OH; oh++)
-        pfvm__qc_dw3_row(P + oh * PWs, P + (oh + 1) * PWs, P + (oh + 2) * PWs, wq, g->OW, acc + oh * g->OW);
+    dims[0] = (int32_t)(PWs * 2);
+    dims[1] = (int32_t)(g->OW * 2);
+#ifdef PFVM__QG_DSP
+    if (g->OH >= 2) {
+        dims[2] = (int32_t)(g->OH / 2);
+        pfvm__qc_dw3_rows2(P, wq, dims, acc);
+        if (!(g->OH & 1))
+            return 1;
+        P += (g->OH - 1) * PWs;
+        acc += (g->OH - 1) * g->OW;
+        dims[2] = dims[0];
+        pfvm__qc_dw3_rows(P, wq, dims, acc);
+        return 1;
+    }
+#endif
+    dims[2] = (int32_t)(g->OH * PWs * 2);
+    pfvm__qc_dw3_rows(P, wq, dims, acc);
     return 1;
 }
 
@@ -1190,7 +1548,9 @@ static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const in
 static void pfvm__qc_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int32_t xz, const int16_t *wp,
                                const pfvm__qc_out *o, int16_t *P, int32_t *acc, pfvm__qi n)
 {
-    pfvm__qi c, OHW = g->OH * g->OW;
+    pfvm__qi c, OHW = g->OH * g->OW, PH, PWs;
+    pfvm__qc_dw_dims(g, &PH, &PWs);
+    memset(P, 0, (size_t)(g->sw * PH * PWs) * sizeof(int16_t));
     for (c = 0; c < g->C; c++) {
         pfvm__qc_dw_fill(g, X, (n * g->C + c) * g->H * g->W, xz, P);
         pfvm__qc_dw_plane(g, P, wp + c * g->Mp * 2 * g->K2, acc);
@@ -1338,7 +1698,7 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
         return *rc = k->st ? k->st->code : PFVM_ERR_NOMEM, 1;
     /* int32 first: every part stays aligned */
     acc = (int32_t *)(void *)scratch;
-    buf = (int16_t *)(void *)(acc + (pfvm__qc_is_dw(&g) ? g.OH * g.OW : 0));
+    buf = (int16_t *)(void *)(acc + (pfvm__qc_is_dw(&g) ? g.OH * g.OW : g.group * g.Mp * 2));
     if (s) {
         mult = s->mult, shift = s->shift, wp = s->wp;
     } else {
@@ -1356,6 +1716,13 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
     o.lo = k->out[0]->dtype == PFVM_UINT8 ? 0 : -128;
     o.hi = k->out[0]->dtype == PFVM_UINT8 ? 255 : 127;
     o.Y = k->out[0];
+    o.bias2 = acc;
+    if (!pfvm__qc_is_dw(&g))
+        for (gg = 0; gg < g.group; gg++)
+            for (n = 0; n < g.Mp; n++) {
+                pfvm__qi m = gg * g.MG + n;
+                acc[2 * (gg * g.Mp + n)] = acc[2 * (gg * g.Mp + n) + 1] = o.bias && n < g.MG ? o.bias[m] : 0;
+            }
     for (n = 0; n < g.N; n++) {
         if (pfvm__qc_is_dw(&g)) {
             pfvm__qc_depthwise(&g, X, pfvm__q_at(xz, 0), wp, &o, buf, acc, n);
@@ -1450,6 +1817,156 @@ static pfvm_code pfvm__q_infer_qlinear_conv(pfvm_ictx *c)
     return pfvm__q_infer_conv(c, 0, 3, c->in[7]->type.dtype);
 }
 
+/* ---- QLinearAveragePool, QLinearGlobalAveragePool (com.microsoft) ------------------------ *
+ *
+ * onnxruntime's quantized average pooling (NCHW): the sum of x - x_zero_point
+ * over each window, requantized with the fixed-point multiplier of
+ * x_scale / (y_scale * count) (pfvm_q_requantize): exact integers, the same
+ * on every target, within a rounding of the float reference's
+ * DequantizeLinear -> AveragePool -> QuantizeLinear. y has x's type. */
+
+/* Shape inference through a view of AveragePool (or GlobalAveragePool)
+ * on x without its integer dtype. */
+static pfvm_code pfvm__q_infer_avgpool(pfvm_ictx *c)
+{
+    int global = !strcmp(c->node->op_type, "QLinearGlobalAveragePool");
+    const pfvm_op_def *pool = pfvm_op_find("", global ? "GlobalAveragePool" : "AveragePool", 11);
+    pfvm_ictx c2 = *c;
+    const pfvm_ival *ins[1];
+    pfvm_ival xv;
+    pfvm_code rc;
+    pfvm_dtype dt = c->in[0]->type.dtype;
+    if (pfvm_node_attr_int(c->node, "channels_last", 0))
+        return pfvm__fail(c->st, PFVM_ERR_UNSUPPORTED, "channels_last is not supported");
+    xv = *c->in[0];
+    xv.type.dtype = PFVM_UNDEFINED;
+    ins[0] = &xv;
+    c2.in = ins;
+    c2.n_in = 1;
+    if (!pool)
+        return pfvm_infer_unknown(c, 0, dt, c->in[0]->type.shape.rank);
+    rc = pool->infer(&c2);
+    if (!rc)
+        c->out[0]->type.dtype = dt;
+    return rc;
+}
+
+typedef struct pfvm__qp_geom {
+    pfvm__qi N, C, H, W, OH, OW, KH, KW, sh, sw, pt, pl;
+    int include_pad;
+} pfvm__qp_geom;
+
+static pfvm_code pfvm__qp_geometry(pfvm_kctx *k, pfvm__qp_geom *g)
+{
+    const pfvm_tensor *X = k->in[0];
+    int64_t ks[2], s[2], p[4];
+    const char *ap = pfvm_node_attr_string(k->node, "auto_pad", "NOTSET");
+    if (X->rank != 4)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "x must be 4-D (NCHW), not rank %d", X->rank);
+    g->N = X->dims[0], g->C = X->dims[1], g->H = X->dims[2], g->W = X->dims[3];
+    if (!strcmp(k->node->op_type, "QLinearGlobalAveragePool")) {
+        ks[0] = g->H, ks[1] = g->W, s[0] = s[1] = 1, p[0] = p[1] = p[2] = p[3] = 0;
+    } else if ((strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) || pfvm_node_attr_int(k->node, "ceil_mode", 0) ||
+               !pfvm__qc_attr2(k->node, "kernel_shape", 0, ks, 2) || !pfvm__qc_attr2(k->node, "strides", 1, s, 2) ||
+               !pfvm__qc_attr2(k->node, "pads", 0, p, 4)) {
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
+                             "only 2-D windows with explicit pads and ceil_mode 0 are supported");
+    }
+    if (ks[0] < 1 || ks[1] < 1 || s[0] < 1 || s[1] < 1 || p[0] < 0 || p[1] < 0 || p[2] < 0 || p[3] < 0 ||
+        p[0] >= ks[0] || p[1] >= ks[1] || p[2] >= ks[0] || p[3] >= ks[1] || g->H + p[0] + p[2] < ks[0] ||
+        g->W + p[1] + p[3] < ks[1])
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "window %lldx%lld, strides or pads do not fit the input",
+                             (long long)ks[0], (long long)ks[1]);
+    g->KH = ks[0], g->KW = ks[1], g->sh = s[0], g->sw = s[1], g->pt = p[0], g->pl = p[1];
+    g->OH = (g->H + p[0] + p[2] - ks[0]) / s[0] + 1;
+    g->OW = (g->W + p[1] + p[3] - ks[1]) / s[1] + 1;
+    g->include_pad = pfvm_node_attr_int(k->node, "count_include_pad", 0) != 0;
+    return PFVM_OK;
+}
+
+/* The sum of x - xz over rows [h0, h1) and columns [w0, w1) of a plane. */
+static int32_t pfvm__qp_sum(const pfvm_tensor *X, pfvm__qi plane, pfvm__qi W, pfvm__qi h0, pfvm__qi h1, pfvm__qi w0,
+                            pfvm__qi w1, int32_t xz)
+{
+    int32_t sum = 0;
+    pfvm__qi h, w;
+#ifdef PFVM__QG_DSP
+    if (X->dtype == PFVM_UINT8 && w0 == 0 && w1 == W) { /* whole rows: one run, four bytes per USADA8 */
+        const uint8_t *x = (const uint8_t *)X->data + plane + h0 * W, *end = x + (h1 - h0) * W;
+        uint32_t u = 0;
+        for (; end - x >= 4; x += 4)
+            u = __usada8(PFVM__QG_UWORD32(x), 0, u);
+        for (; x < end; x++)
+            u += *x;
+        return (int32_t)u - xz * (int32_t)((h1 - h0) * W);
+    }
+#endif
+    for (h = h0; h < h1; h++) {
+        if (X->dtype == PFVM_UINT8) {
+            const uint8_t *x = (const uint8_t *)X->data + plane + h * W;
+            for (w = w0; w < w1; w++)
+                sum += x[w];
+        } else {
+            const int8_t *x = (const int8_t *)X->data + plane + h * W;
+            for (w = w0; w < w1; w++)
+                sum += x[w];
+        }
+    }
+    return sum - xz * (int32_t)((h1 - h0) * (w1 - w0));
+}
+
+static pfvm_code pfvm__q_k_avgpool(pfvm_kctx *k)
+{
+    const pfvm_tensor *X = k->in[0], *xs = k->in[1], *xzt = k->n_in > 2 ? k->in[2] : NULL, *ys = k->in[3];
+    const pfvm_tensor *yzt = k->n_in > 4 ? k->in[4] : NULL;
+    pfvm__qp_geom g;
+    pfvm__qi n, c, oh, ow, last_count = -1;
+    int64_t dims[4];
+    int32_t xz, yz, lo, hi, mult = 0;
+    int shift = 0;
+    double real;
+    if (!pfvm__q_is8(X) || (xzt && xzt->data && xzt->dtype != X->dtype) || (yzt && yzt->data && yzt->dtype != X->dtype))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "x and the zero points must be uint8 or int8, of one type");
+    if (pfvm_tensor_numel(xs) != 1 || pfvm_tensor_numel(ys) != 1 || (xzt && xzt->data && pfvm_tensor_numel(xzt) != 1) ||
+        (yzt && yzt->data && pfvm_tensor_numel(yzt) != 1))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "scales and zero points must be per tensor");
+    memset(&g, 0, sizeof g);
+    real = pfvm_tensor_get_f64(xs, 0) / pfvm_tensor_get_f64(ys, 0);
+    if (!(real > 0) || !isfinite(real))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "x_scale / y_scale is %g: not a positive finite number", real);
+    if (pfvm__qp_geometry(k, &g))
+        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    dims[0] = g.N, dims[1] = g.C, dims[2] = g.OH, dims[3] = g.OW;
+    if (pfvm_kctx_output(k, 0, X->dtype, 4, dims))
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    xz = xzt && xzt->data ? pfvm__q_at(xzt, 0) : 0;
+    yz = yzt && yzt->data ? pfvm__q_at(yzt, 0) : 0;
+    lo = X->dtype == PFVM_UINT8 ? 0 : -128;
+    hi = X->dtype == PFVM_UINT8 ? 255 : 127;
+    for (n = 0; n < g.N; n++)
+        for (c = 0; c < g.C; c++) {
+            pfvm__qi plane = (n * g.C + c) * g.H * g.W, out = (n * g.C + c) * g.OH * g.OW;
+            for (oh = 0; oh < g.OH; oh++)
+                for (ow = 0; ow < g.OW; ow++) {
+                    pfvm__qi h0 = oh * g.sh - g.pt, w0 = ow * g.sw - g.pl, h1 = h0 + g.KH, w1 = w0 + g.KW, count;
+                    int32_t v;
+                    h0 = h0 < 0 ? 0 : h0, w0 = w0 < 0 ? 0 : w0;
+                    h1 = h1 > g.H ? g.H : h1, w1 = w1 > g.W ? g.W : w1;
+                    count = g.include_pad ? g.KH * g.KW : (h1 - h0) * (w1 - w0);
+                    if (count != last_count) { /* one multiplier per window size */
+                        pfvm_q_multiplier(real / (double)count, &mult, &shift);
+                        last_count = count;
+                    }
+                    v = pfvm_q_requantize(pfvm__qp_sum(X, plane, g.W, h0, h1, w0, w1, xz), mult, shift, yz, lo, hi);
+                    if (X->dtype == PFVM_UINT8)
+                        ((uint8_t *)k->out[0]->data)[out + oh * g.OW + ow] = (uint8_t)v;
+                    else
+                        ((int8_t *)k->out[0]->data)[out + oh * g.OW + ow] = (int8_t)v;
+                }
+        }
+    return PFVM_OK;
+}
+
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
     {"QuantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_quantize, pfvm__q_k_quantize, NULL, PFVM_FUSE_ELEMENTWISE, "float,int32 -> uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
     {"DequantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_dequantize, pfvm__q_k_dequantize, NULL, PFVM_FUSE_ELEMENTWISE, "uint8,int8,int32 -> float", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
@@ -1458,5 +1975,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
     {"QLinearMatMul", "", 10, 0, 8, 8, 1, 1, pfvm__q_infer_qlinear_matmul, pfvm__q_k_qlinear_matmul, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
     {"ConvInteger", "", 10, 0, 2, 4, 1, 1, pfvm__q_infer_conv_integer, pfvm__q_k_conv_integer, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> int32", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
     {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, pfvm__q_workspace_qlinear_conv, PFVM__QC_PREPARE},
+    {"QLinearAveragePool", "com.microsoft", 1, 0, 4, 5, 1, 1, pfvm__q_infer_avgpool, pfvm__q_k_avgpool, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"QLinearGlobalAveragePool", "com.microsoft", 1, 0, 4, 5, 1, 1, pfvm__q_infer_avgpool, pfvm__q_k_avgpool, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };

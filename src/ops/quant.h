@@ -12,7 +12,8 @@ extern "C" {
 /* real = mult * 2^-shift with mult in [2^30, 2^31) (0 for real <= 0): the
  * requantization multiplier x_scale * w_scale / y_scale in fixed point. */
 PFVM_INTERNAL void pfvm_q_multiplier(double real, int32_t *mult, int *shift);
-/* acc * mult * 2^-shift rounded half to even, exactly (64-bit product). */
+/* acc * mult * 2^-shift rounded half up (toward +infinity), exactly
+ * (64-bit product): the requantization of the fast paths. */
 PFVM_INTERNAL int64_t pfvm_q_scale(int64_t acc, int32_t mult, int shift);
 /* pfvm_q_scale(acc, mult, 32 + s) for s in [1, 30], in 32-bit arithmetic
  * but for one 32x32->64 multiply (the requantization of the fast paths). */

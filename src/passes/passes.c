@@ -7,7 +7,7 @@
 
 /* Pipeline order. Each pass's file adds its line here. */
 static const pfvm_pass pfvm__passes[] = {
-    {"qlinear", "QDQ patterns (DequantizeLinear -> Conv/MatMul -> QuantizeLinear, ...) become QLinearConv/QLinearMatMul",
+    {"qlinear", "QDQ patterns (DequantizeLinear -> Conv/MatMul/Gemm/AveragePool -> QuantizeLinear, ...) become QLinear operators",
      pfvm__pass_qlinear, 1},
     {"fold", "constant folding: constant nodes and known shape arithmetic become initializers", pfvm__pass_fold, 1},
     {"simplify", "the operators' own rewrites (Identity, no-op Reshape/Transpose/Cast/Pad/Slice, x*1, ...)",

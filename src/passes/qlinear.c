@@ -4,6 +4,9 @@
  *
  *   DQ(x) , DQ(w) [, DQ(b) or b] -> Conv   [-> Relu | Clip] -> Q  =>  QLinearConv
  *   DQ(x) , DQ(w)                -> MatMul [-> Relu | Clip] -> Q  =>  QLinearMatMul
+ *   DQ(x) , DQ(w) [, DQ(b) or b] -> Gemm (transB) [-> Relu | Clip] -> Q
+ *       =>  Reshape [N,K,1,1] -> QLinearConv (1x1) -> Reshape [N,M]
+ *   DQ(x) -> AveragePool | GlobalAveragePool -> Q  =>  com.microsoft QLinear(Global)AveragePool
  *   DQ(x) -> MaxPool | Flatten | Reshape -> Q (same scale, zero point)  =>  that op on x
  *
  * MatMul's weights must be per tensor (QLinearMatMul's kernel reads one
@@ -260,12 +263,20 @@ static pfvm_code pfvm__ql_finish(pfvm__ql_ctx *c, pfvm_node *made, const pfvm_no
     return PFVM_OK;
 }
 
-static pfvm_node *pfvm__ql_add(pfvm__ql_ctx *c, const char *op, const pfvm_node *src, pfvm_value **ins, int n_in)
+/* A node named after src and op (and tag: nodes of one pattern with the
+ * same op need distinct names). */
+static pfvm_node *pfvm__ql_add_in(pfvm__ql_ctx *c, const char *op, const char *domain, const char *tag,
+                                  const pfvm_node *src, pfvm_value **ins, int n_in)
 {
     char name[512];
     pfvm_value *out = pfvm_graph_new_value(c->g, src->outputs[0]->name, c->st);
-    pfvm__snprintf(name, sizeof name, "%s_%s", src->name && src->name[0] ? src->name : src->outputs[0]->name, op);
-    return out ? pfvm_graph_add_node(c->g, op, "", name, ins, n_in, &out, 1, c->st) : NULL;
+    pfvm__snprintf(name, sizeof name, "%s_%s%s", src->name && src->name[0] ? src->name : src->outputs[0]->name, op, tag);
+    return out ? pfvm_graph_add_node(c->g, op, domain, name, ins, n_in, &out, 1, c->st) : NULL;
+}
+
+static pfvm_node *pfvm__ql_add(pfvm__ql_ctx *c, const char *op, const pfvm_node *src, pfvm_value **ins, int n_in)
+{
+    return pfvm__ql_add_in(c, op, "", "", src, ins, n_in);
 }
 
 /* Conv or MatMul on DQ operands, ending in Q. */
@@ -327,6 +338,105 @@ static pfvm_code pfvm__ql_passthrough(pfvm__ql_ctx *c, pfvm_node *n)
     return pfvm__ql_finish(c, made, n, &y, dead, 2);
 }
 
+/* An int64 vector constant. */
+static pfvm_value *pfvm__ql_shape(pfvm__ql_ctx *c, const int64_t *v, int64_t n)
+{
+    void *d;
+    pfvm_value *s = pfvm__ql_const(c, "shape", PFVM_INT64, 1, &n, &d);
+    if (s)
+        memcpy(d, v, (size_t)n * sizeof(int64_t));
+    return s;
+}
+
+/* Gemm(DQ(x) [N,K], DQ(w) [M,K] (transB), bias) -> Q is a 1x1 QLinearConv
+ * on x viewed as [N,K,1,1], its output viewed back as [N,M]: the
+ * convolution's integer kernels, per-channel weights included. */
+static pfvm_code pfvm__ql_gemm(pfvm__ql_ctx *c, pfvm_node *n)
+{
+    static const int64_t to4[4] = {0, -1, 1, 1}, to2[2] = {0, -1};
+    pfvm__ql_q x, y;
+    pfvm__ql_w w;
+    pfvm_node *dead[4], *r4, *conv, *r2;
+    pfvm_value *ins[9], *v2[2], *w4;
+    const pfvm_tensor *wt;
+    int64_t dims[4];
+    void *d;
+    int n_dead = 0, n_in = 8, ok = 1;
+    if (n->n_inputs < 2 || n->n_outputs != 1 || !n->inputs[0] || !n->inputs[1] ||
+        pfvm_node_attr_float(n, "alpha", 1.0f) != 1.0f || pfvm_node_attr_float(n, "beta", 1.0f) != 1.0f ||
+        pfvm_node_attr_int(n, "transA", 0) || !pfvm_node_attr_int(n, "transB", 0) ||
+        n->inputs[0]->type.shape.rank != 2 || !pfvm__ql_match_q(n->inputs[0]->producer, "DequantizeLinear", &x) ||
+        !pfvm__ql_match_weight(n->inputs[1], 0, &w) || w.data->init->rank != 2 ||
+        (n->n_inputs > 2 && n->inputs[2] && n->inputs[2]->type.shape.rank != 1) ||
+        !pfvm__ql_match_tail(&c->u, n, &y, dead, &n_dead))
+        return PFVM_OK;
+    dead[n_dead++] = n;
+    wt = w.data->init;
+    ins[0] = NULL;
+    ins[1] = x.scale;
+    ins[2] = x.zp;
+    ins[4] = w.scale;
+    ins[5] = w.zp;
+    ins[6] = y.scale;
+    ins[7] = y.zp;
+    if (n->n_inputs > 2 && n->inputs[2]) {
+        ins[8] = pfvm__ql_bias(c, n->inputs[2], x.s, &w, wt->dims[0], &ok);
+        n_in = 9;
+    }
+    if (!ok)
+        return c->st && c->st->code ? c->st->code : PFVM_OK;
+    dims[0] = wt->dims[0], dims[1] = wt->dims[1], dims[2] = dims[3] = 1;
+    if (!(w4 = pfvm__ql_const(c, "weight_1x1", wt->dtype, 4, dims, &d)))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    memcpy(d, wt->data, (size_t)(dims[0] * dims[1]));
+    ins[3] = w4;
+    if ((!ins[2] && !(ins[2] = pfvm__ql_zero_u8(c))) || (!ins[5] && !(ins[5] = pfvm__ql_zero_zp(c, &w))) ||
+        (!ins[7] && !(ins[7] = pfvm__ql_zero_u8(c))) || !(v2[1] = pfvm__ql_shape(c, to4, 4)))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    v2[0] = x.data;
+    if (!(r4 = pfvm__ql_add(c, "Reshape", n, v2, 2)))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    ins[0] = r4->outputs[0];
+    if (!(conv = pfvm__ql_add(c, "QLinearConv", n, ins, n_in)) || !(v2[1] = pfvm__ql_shape(c, to2, 2)))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    v2[0] = conv->outputs[0];
+    r2 = pfvm__ql_add_in(c, "Reshape", "", "_2d", n, v2, 2);
+    return pfvm__ql_finish(c, r2, NULL, &y, dead, n_dead);
+}
+
+/* DQ(x) -> AveragePool | GlobalAveragePool -> Q (x's type) becomes
+ * onnxruntime's QLinearAveragePool | QLinearGlobalAveragePool
+ * (com.microsoft): 2-D windows, explicit pads, ceil_mode 0. */
+static pfvm_code pfvm__ql_avgpool(pfvm__ql_ctx *c, pfvm_node *n, int global)
+{
+    pfvm__ql_q x, y;
+    pfvm_node *r, *dead[2], *made;
+    pfvm_value *ins[5];
+    const char *ap = pfvm_node_attr_string(n, "auto_pad", "NOTSET");
+    const int64_t *ks;
+    if (n->n_outputs != 1 || n->n_inputs < 1 || !n->inputs[0] || n->inputs[0]->type.shape.rank != 4 ||
+        !pfvm__ql_match_q(n->inputs[0]->producer, "DequantizeLinear", &x) ||
+        !(r = pfvm__ql_only_reader(&c->u, n->outputs[0])) || !pfvm__ql_match_q(r, "QuantizeLinear", &y) ||
+        x.dtype != y.dtype)
+        return PFVM_OK;
+    if (!global && ((strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) || pfvm_node_attr_int(n, "ceil_mode", 0) ||
+                    pfvm_node_attr_ints(n, "kernel_shape", &ks) != 2))
+        return PFVM_OK;
+    if (pfvm_model_opset(c->m, "com.microsoft") < 1 && pfvm_model_set_opset(c->m, "com.microsoft", 1, c->st))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    ins[0] = x.data;
+    ins[1] = x.scale;
+    ins[2] = x.zp;
+    ins[3] = y.scale;
+    ins[4] = y.zp;
+    if ((!ins[2] && !(ins[2] = pfvm__ql_zero_u8(c))) || (!ins[4] && !(ins[4] = pfvm__ql_zero_u8(c))))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    dead[0] = r;
+    dead[1] = n;
+    made = pfvm__ql_add_in(c, global ? "QLinearGlobalAveragePool" : "QLinearAveragePool", "com.microsoft", "", n, ins, 5);
+    return pfvm__ql_finish(c, made, global ? NULL : n, &y, dead, 2);
+}
+
 PFVM_INTERNAL pfvm_code pfvm__pass_qlinear(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st)
 {
     pfvm__ql_ctx c;
@@ -347,6 +457,10 @@ PFVM_INTERNAL pfvm_code pfvm__pass_qlinear(pfvm_model *m, pfvm_graph *g, pfvm_pa
             rc = pfvm__ql_product(&c, nd, 1);
         else if (pfvm__ql_is(nd, "MatMul"))
             rc = pfvm__ql_product(&c, nd, 0);
+        else if (pfvm__ql_is(nd, "Gemm"))
+            rc = pfvm__ql_gemm(&c, nd);
+        else if (pfvm__ql_is(nd, "AveragePool") || pfvm__ql_is(nd, "GlobalAveragePool"))
+            rc = pfvm__ql_avgpool(&c, nd, pfvm__ql_is(nd, "GlobalAveragePool"));
         else if (pfvm__ql_is(nd, "MaxPool") || pfvm__ql_is(nd, "Flatten") || pfvm__ql_is(nd, "Reshape"))
             rc = pfvm__ql_passthrough(&c, nd);
     }
