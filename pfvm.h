@@ -19920,11 +19920,12 @@ static int64_t pfvm__img_roi_grid(int64_t ratio, double extent, int64_t bins)
     return g >= 1 && g <= PFVM__IMG_ROI_MAX_GRID ? (int64_t)g : g < 1 ? 0 : -1;
 }
 
-/* Corners one region's bins read (4 per sample), saturating: what the
- * run's operation budget is charged before sampling. */
+/* What one region's sampling costs the run's operation budget, charged
+ * before sampling (saturating): a sample reads four corners and weighs
+ * them, some 30 operations, counted as 32. */
 static uint64_t pfvm__img_roi_work(int64_t bins, int64_t gh, int64_t gw)
 {
-    uint64_t w = pfvm__sat_mul(4, (uint64_t)(bins > 0 ? bins : 0));
+    uint64_t w = pfvm__sat_mul(32, (uint64_t)(bins > 0 ? bins : 0));
     w = pfvm__sat_mul(w, gh > 0 ? (uint64_t)gh : 1);
     return pfvm__sat_mul(w, gw > 0 ? (uint64_t)gw : 1);
 }

@@ -92,7 +92,7 @@ static void run_once(pfvm_exec *e, const pfvm_tensor *const *ins, int n)
          * the model's meaning, not a bug: bounded (a second or so here) */
         pfvm_limits l = pfvm_exec_limits(e);
         l.max_loop_iterations = 4096;
-        l.max_run_operations = (uint64_t)1 << 27;
+        l.max_run_operations = (uint64_t)1 << 26;
         pfvm_exec_set_limits(e, &l);
     }
     if (pfvm_exec_bind(e, ins, n, &st) != PFVM_OK)
