@@ -50,13 +50,13 @@ CNN does not (the table says by how much).
   per output in its loop, about 15 with the rows' ends (DS-CNN's rows are 5 wide).
   `pfvm__q_k_qlinear_conv` holds the inlined plane fill (UXTB16/SSUB16/PKHBT, four
   bytes per step), the loops around the kernels and the calls.
-- digits_q8: its 2x2 MaxPool on uint8 runs nn.c's generic pooling (`pfvm__nn_pool`,
-  `pfvm__nn_dw_range`, the 64-bit divisions in `__udivmoddi4`): about 112000
-  instructions, 18% of the inference, for 512 outputs; without them it would be about
-  1.48 per MAC. The rest: the 3x3 convolutions' im2col (from padded int16 planes,
-  inlined in `pfvm__q_k_qlinear_conv`, about 5 instructions per copied value), and its
-  Gemm (512 -> 64, a 1x1 QLinearConv after the qlinear pass) has one column, so half
-  of each 4x2 tile is wasted.
+- digits_q8: its 2x2 MaxPool on uint8 runs nn.c's 8-bit plane kernel (inlined in
+  `pfvm__nn_pool`, with `pfvm__nn_krange32` per output row): about 25000 instructions
+  for 512 outputs, 5% of the inference (the generic loop with its 64-bit divisions
+  took about 112000). The rest: the 3x3 convolutions' im2col (from padded int16
+  planes, inlined in `pfvm__q_k_qlinear_conv`, about 5 instructions per copied value),
+  and its Gemm (512 -> 64, a 1x1 QLinearConv after the qlinear pass) has one column,
+  so half of each 4x2 tile is wasted.
 MD
     for m in digits_q8 dscnn_q8; do
         echo

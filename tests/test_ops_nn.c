@@ -616,6 +616,94 @@ static void test_maxpool_paths(void)
     }
 }
 
+/* MaxPool's Indices output sends 8-bit inputs through the general loop
+ * (doubles, 64-bit indices); without it they take the 8-bit plane kernel.
+ * in[1] == 0: a 1-D window (k[0], s[0], d[0], pb[0], pe[0]). */
+static void set_pool_nd(tcase *t, const void *p)
+{
+    const poolcfg *c = (const poolcfg *)p;
+    int64_t pads[2];
+    if (c->in[1]) {
+        set_pool(t, p);
+        return;
+    }
+    pads[0] = c->pb[0];
+    pads[1] = c->pe[0];
+    pfvm_node_set_attr_ints(t->n, "kernel_shape", c->k, 1, &t->st);
+    pfvm_node_set_attr_ints(t->n, "strides", c->s, 1, &t->st);
+    pfvm_node_set_attr_ints(t->n, "dilations", c->d, 1, &t->st);
+    pfvm_node_set_attr_ints(t->n, "pads", pads, 2, &t->st);
+    pfvm_node_set_attr_int(t->n, "ceil_mode", c->ceil, &t->st);
+}
+
+static void maxpool8_case(const poolcfg *c, pfvm_dtype dt)
+{
+    int64_t xd[4], i, n;
+    pfvm_tensor *in[1];
+    tcase a, b;
+    pfvm_code ra, rb;
+    char what[96];
+    xd[0] = c->n;
+    xd[1] = c->c;
+    xd[2] = c->in[0];
+    xd[3] = c->in[1];
+    in[0] = tensor(dt, c->in[1] ? 4 : 3, xd[0], xd[1], xd[2], xd[3], 1);
+    n = pfvm_tensor_numel(in[0]);
+    for (i = 0; i < n; i++) {
+        rng_state = rng_state * 1103515245u + 12345u;
+        ((unsigned char *)in[0]->data)[i] = (unsigned char)(rng_state >> 16);
+    }
+    snprintf(what, sizeof what, "%s MaxPool %lldx%lld k %lldx%lld s %lld d %lld pads %lld,%lld", pfvm_dtype_name(dt),
+             (long long)c->in[0], (long long)c->in[1], (long long)c->k[0], (long long)c->k[1], (long long)c->s[0],
+             (long long)c->d[0], (long long)c->pb[0], (long long)c->pe[1]);
+    tc_begin(&a, "MaxPool", 12, in, 1, 1);
+    tc_begin(&b, "MaxPool", 12, in, 1, 2);
+    set_pool_nd(&a, c);
+    set_pool_nd(&b, c);
+    ra = tc_run(&a);
+    rb = tc_run(&b);
+    CHECK_MSG(ra == PFVM_OK && rb == PFVM_OK, "%s: %s / %s", what, a.st.msg, b.st.msg);
+    if (ra == PFVM_OK && rb == PFVM_OK) {
+        const pfvm_tensor *ya = tc_out(&a, 0), *yb = tc_out(&b, 0);
+        CHECK_MSG(ya->dtype == dt && pfvm_tensor_numel(ya) == pfvm_tensor_numel(yb) &&
+                      memcmp(ya->data, yb->data, (size_t)pfvm_tensor_numel(ya)) == 0,
+                  "%s: the 8-bit kernel differs from the general loop", what);
+    }
+    tc_end(&a);
+    tc_end(&b);
+    pfvm_tensor_free(in[0]);
+}
+
+/* 8-bit MaxPool (quantized models): the plane kernel against the general
+ * loop on random bytes, both signs: 2x2 and 3x3 windows (unrolled), others,
+ * strides, dilation, pads, ceil mode's overhang, windows wholly in the
+ * padding (the type's lowest value), 1-D. */
+static void test_maxpool8_paths(void)
+{
+    static const poolcfg cfgs[] = {
+        /* n  c   in         k       s       d       pb      pe   ceil */
+        {1, 32, {8, 8}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, 0},
+        {2, 3, {9, 11}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, 1},
+        {1, 2, {7, 10}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 0},
+        {1, 3, {15, 17}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, 0},
+        {1, 2, {13, 13}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, 1},
+        {1, 2, {12, 9}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {2, 2}, 0},
+        {1, 2, {20, 50}, {2, 3}, {1, 1}, {1, 1}, {0, 1}, {1, 0}, 0},
+        {1, 2, {20, 70}, {3, 2}, {3, 3}, {2, 2}, {2, 1}, {1, 2}, 1},
+        {1, 1, {5, 9}, {5, 5}, {1, 1}, {1, 1}, {4, 4}, {4, 4}, 0},
+        {1, 2, {11, 12}, {2, 2}, {2, 3}, {2, 2}, {1, 0}, {1, 2}, 0},
+        {1, 1, {1, 1}, {2, 2}, {1, 1}, {2, 2}, {1, 1}, {1, 1}, 0}, /* the only window is padding */
+        {1, 2, {1, 6}, {2, 2}, {1, 2}, {2, 1}, {1, 0}, {1, 1}, 0}, /* every row's window is */
+        {2, 3, {25, 0}, {3, 0}, {2, 0}, {1, 0}, {1, 0}, {1, 0}, 0}, /* 1-D */
+        {1, 2, {9, 0}, {2, 0}, {3, 0}, {2, 0}, {2, 0}, {2, 0}, 1},
+    };
+    size_t i;
+    for (i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        maxpool8_case(&cfgs[i], PFVM_UINT8);
+        maxpool8_case(&cfgs[i], PFVM_INT8);
+    }
+}
+
 static void set_gemm(tcase *t, const void *p)
 {
     const int *tr = (const int *)p;
@@ -984,6 +1072,7 @@ int main(void)
     test_conv_paths();
     test_depthwise_order();
     test_maxpool_paths();
+    test_maxpool8_paths();
     test_matmul_paths();
     test_softmax_paths();
     test_lp_ops();

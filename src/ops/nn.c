@@ -786,16 +786,22 @@ static void pfvm__nn_dw_range(int32_t n, int32_t s, int32_t off, int32_t lo, int
     *b = z > n ? n : z < *a ? *a : (int32_t)z;
 }
 
+/* The output columns [*ia, *ib) whose whole window lies inside the row. */
+static void pfvm__nn_inner_cols(const pfvm__nn_2d *d, int32_t *ia, int32_t *ib)
+{
+    int32_t a1, b1;
+    pfvm__nn_dw_range(d->OW, d->SW, -d->PL, 0, d->W, ia, ib);
+    pfvm__nn_dw_range(d->OW, d->SW, (d->KW - 1) * d->DW - d->PL, 0, d->W, &a1, &b1);
+    *ia = *ia > a1 ? *ia : a1;
+    *ib = *ib < b1 ? *ib : b1;
+    *ib = *ib < *ia ? *ia : *ib;
+}
+
 /* One plane: y (OH x OW) = bias + the depthwise window sums of x (H x W). */
 static void pfvm__nn_dw_plane(const pfvm__nn_2d *d, int32_t OH, const float *x, const float *w, float b, float *y)
 {
-    int32_t oh, ow, ia, ib, a1, b1;
-    /* output columns whose whole window lies inside the row */
-    pfvm__nn_dw_range(d->OW, d->SW, -d->PL, 0, d->W, &ia, &ib);
-    pfvm__nn_dw_range(d->OW, d->SW, (d->KW - 1) * d->DW - d->PL, 0, d->W, &a1, &b1);
-    ia = ia > a1 ? ia : a1;
-    ib = ib < b1 ? ib : b1;
-    ib = ib < ia ? ia : ib;
+    int32_t oh, ow, ia, ib;
+    pfvm__nn_inner_cols(d, &ia, &ib);
     for (oh = 0; oh < OH; oh++) {
         int32_t ih0 = oh * d->SH - d->PT, kha, khb;
         float *yr = y + oh * d->OW;
@@ -1420,12 +1426,8 @@ static float pfvm__nn_max_one(const pfvm__nn_2d *d, const float *x, int32_t kha,
 
 static void pfvm__nn_max_plane(const pfvm__nn_2d *d, const float *x, float *y)
 {
-    int32_t oh, ow, ia, ib, a1, b1;
-    pfvm__nn_dw_range(d->OW, d->SW, -d->PL, 0, d->W, &ia, &ib);
-    pfvm__nn_dw_range(d->OW, d->SW, (d->KW - 1) * d->DW - d->PL, 0, d->W, &a1, &b1);
-    ia = ia > a1 ? ia : a1;
-    ib = ib < b1 ? ib : b1;
-    ib = ib < ia ? ia : ib;
+    int32_t oh, ow, ia, ib;
+    pfvm__nn_inner_cols(d, &ia, &ib);
     for (oh = 0; oh < d->OH; oh++) {
         int32_t ih0 = oh * d->SH - d->PT, kha, khb, done = ia;
         float *yr = y + oh * d->OW;
@@ -1450,41 +1452,125 @@ static void pfvm__nn_max_plane(const pfvm__nn_2d *d, const float *x, float *y)
     }
 }
 
-/* 2-D max pooling of one 8-bit plane (the integer form of quantized
- * models): each output is its window's largest value inside the input,
- * in 32-bit index math; a window wholly in the padding stores -inf as the
- * general loop does (saturated). */
-#define PFVM__NN_MAX8_BODY(T)                                                                       \
+/* 2-D max pooling of 8-bit planes (the integer form of quantized models):
+ * each output is its window's largest value inside the input, in 32-bit
+ * index math. The output columns whose windows lie wholly inside the row
+ * run through pfvm__nn_max8_row_* (2x2 and 3x3 windows unrolled), the
+ * others find their kernel columns with pfvm__nn_krange32: no 64-bit
+ * division per output (a libgcc call each on 32-bit cores, most of a
+ * quantized CNN's pooling time). A window wholly in the padding stores
+ * -inf saturated (the type's lowest value), as the general loop does. */
+
+/* The kernel positions [*a, *b) of a window of k taps d apart starting at
+ * off that land in [0, n). 32-bit division: pfvm__nn_2d_win bounds
+ * n + pads + k * d by INT32_MAX, so the rounding-up sums fit. */
+static void pfvm__nn_krange32(int32_t k, int32_t d, int32_t off, int32_t n, int32_t *a, int32_t *b)
+{
+    int32_t x = off < 0 ? (d - 1 - off) / d : 0;
+    int32_t z = n - off > 0 ? (n - off + d - 1) / d : 0;
+    *a = x > k ? k : x;
+    *b = z > k ? k : z < *a ? *a : z;
+}
+
+/* best = the largest value of the window at p: nkh rows rs apart, kw
+ * columns dw apart (at least one value) */
+#define PFVM__NN_MAX8_WIN(p, nkh, rs, kw, dw, best)                                                 \
     {                                                                                               \
-        const T *x = (const T *)X->data + xoff;                                                     \
-        T *y = (T *)Y->data + yoff;                                                                 \
-        for (oh = 0; oh < d->OH; oh++) {                                                            \
-            int32_t ih0 = oh * d->SH - d->PT, kha, khb;                                             \
-            pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);                              \
-            for (ow = 0; ow < d->OW; ow++) {                                                        \
-                int32_t iw0 = ow * d->SW - d->PL, kwa, kwb, r, t, best;                             \
-                pfvm__nn_dw_range(d->KW, d->DW, iw0, 0, d->W, &kwa, &kwb);                          \
-                if (kha >= khb || kwa >= kwb) {                                                     \
-                    y[oh * d->OW + ow] = (T)((T)-1 < 0 ? INT8_MIN : 0); /* -inf saturated */       \
-                    continue;                                                                       \
-                }                                                                                   \
-                best = x[(ih0 + kha * d->DH) * d->W + iw0 + kwa * d->DW];                           \
-                for (r = kha; r < khb; r++) {                                                       \
-                    const T *xr = x + (ih0 + r * d->DH) * d->W + iw0;                               \
-                    for (t = kwa; t < kwb; t++)                                                     \
-                        best = xr[t * d->DW] > best ? xr[t * d->DW] : best;                         \
-                }                                                                                   \
-                y[oh * d->OW + ow] = (T)best;                                                       \
+        int32_t r_, t_;                                                                             \
+        best = (p)[0];                                                                              \
+        for (r_ = 0; r_ < (nkh); r_++)                                                              \
+            for (t_ = 0; t_ < (kw); t_++) {                                                         \
+                int32_t v_ = (p)[r_ * (rs) + t_ * (dw)];                                            \
+                best = v_ > best ? v_ : best;                                                       \
+            }                                                                                       \
+    }
+#define PFVM__NN_MAX2(a, b) ((a) > (b) ? (a) : (b))
+/* n outputs of a row whose windows (nkh rows rs apart, kw columns dw
+ * apart) lie inside the input, sw apart, the first at p */
+#define PFVM__NN_MAX8_ROW(T)                                                                        \
+    {                                                                                               \
+        int32_t o, best;                                                                            \
+        if (nkh == 2 && kw == 2 && dw == 1) {                                                       \
+            const T *q = p + rs;                                                                    \
+            for (o = 0; o < n; o++, p += sw, q += sw) {                                             \
+                int32_t a = PFVM__NN_MAX2(p[0], p[1]), b = PFVM__NN_MAX2(q[0], q[1]);               \
+                y[o] = (T)PFVM__NN_MAX2(a, b);                                                      \
+            }                                                                                       \
+        } else if (nkh == 3 && kw == 3 && dw == 1) {                                                \
+            const T *q = p + rs, *u = q + rs;                                                       \
+            for (o = 0; o < n; o++, p += sw, q += sw, u += sw) {                                    \
+                int32_t a = PFVM__NN_MAX2(p[0], p[1]), b = PFVM__NN_MAX2(q[0], q[1]);               \
+                int32_t c = PFVM__NN_MAX2(u[0], u[1]);                                              \
+                a = PFVM__NN_MAX2(a, p[2]), b = PFVM__NN_MAX2(b, q[2]), c = PFVM__NN_MAX2(c, u[2]); \
+                a = PFVM__NN_MAX2(a, b);                                                            \
+                y[o] = (T)PFVM__NN_MAX2(a, c);                                                      \
+            }                                                                                       \
+        } else {                                                                                    \
+            for (o = 0; o < n; o++, p += sw) {                                                      \
+                PFVM__NN_MAX8_WIN(p, nkh, rs, kw, dw, best)                                         \
+                y[o] = (T)best;                                                                     \
             }                                                                                       \
         }                                                                                           \
     }
-static void pfvm__nn_max_plane_8(const pfvm__nn_2d *d, const pfvm_tensor *X, int64_t xoff, pfvm_tensor *Y, int64_t yoff)
+static void pfvm__nn_max8_row_u8(uint8_t *y, const uint8_t *p, int32_t nkh, int32_t rs, int32_t kw, int32_t dw,
+                                 int32_t sw, int32_t n)
+PFVM__NN_MAX8_ROW(uint8_t)
+
+static void pfvm__nn_max8_row_s8(int8_t *y, const int8_t *p, int32_t nkh, int32_t rs, int32_t kw, int32_t dw,
+                                 int32_t sw, int32_t n)
+PFVM__NN_MAX8_ROW(int8_t)
+
+/* One plane: [ia, ib) are the output columns whose windows lie inside the
+ * row (the same for every plane: found once per node). */
+#define PFVM__NN_MAX8_PLANE(T, ROW, LOWEST)                                                         \
+    {                                                                                               \
+        int32_t oh, ow, j;                                                                          \
+        for (oh = 0; oh < d->OH; oh++) {                                                            \
+            int32_t ih0 = oh * d->SH - d->PT, kha, khb, nkh, rs, best;                              \
+            int32_t lo[2], hi[2];                                                                   \
+            T *yr = y + oh * d->OW;                                                                 \
+            const T *xr;                                                                            \
+            pfvm__nn_krange32(d->KH, d->DH, ih0, d->H, &kha, &khb);                                 \
+            if (kha == khb) {                                                                       \
+                for (ow = 0; ow < d->OW; ow++)                                                      \
+                    yr[ow] = (T)(LOWEST);                                                           \
+                continue;                                                                           \
+            }                                                                                       \
+            nkh = khb - kha;                                                                        \
+            rs = nkh > 1 ? d->DH * d->W : 0; /* rows inside: DH < H */                              \
+            xr = x + (ih0 + kha * d->DH) * d->W;                                                    \
+            if (ib > ia)                                                                            \
+                ROW(yr + ia, xr + (ia * d->SW - d->PL), nkh, rs, d->KW, d->DW, d->SW, ib - ia);     \
+            lo[0] = 0, hi[0] = ia, lo[1] = ib, hi[1] = d->OW;                                       \
+            for (j = 0; j < 2; j++)                                                                 \
+                for (ow = lo[j]; ow < hi[j]; ow++) {                                                \
+                    int32_t iw0 = ow * d->SW - d->PL, kwa, kwb;                                     \
+                    pfvm__nn_krange32(d->KW, d->DW, iw0, d->W, &kwa, &kwb);                         \
+                    if (kwa == kwb) {                                                               \
+                        yr[ow] = (T)(LOWEST);                                                       \
+                        continue;                                                                   \
+                    }                                                                               \
+                    PFVM__NN_MAX8_WIN(xr + (iw0 + kwa * d->DW), nkh, rs, kwb - kwa, d->DW, best)    \
+                    yr[ow] = (T)best;                                                               \
+                }                                                                                   \
+        }                                                                                           \
+    }
+static void pfvm__nn_max8_plane_u8(const pfvm__nn_2d *d, int32_t ia, int32_t ib, const uint8_t *x, uint8_t *y)
+PFVM__NN_MAX8_PLANE(uint8_t, pfvm__nn_max8_row_u8, 0)
+
+static void pfvm__nn_max8_plane_s8(const pfvm__nn_2d *d, int32_t ia, int32_t ib, const int8_t *x, int8_t *y)
+PFVM__NN_MAX8_PLANE(int8_t, pfvm__nn_max8_row_s8, INT8_MIN)
+
+static void pfvm__nn_max_planes_8(const pfvm__nn_2d *d, const pfvm_tensor *X, pfvm_tensor *Y, int64_t NC)
 {
-    int32_t oh, ow;
-    if (X->dtype == PFVM_UINT8)
-        PFVM__NN_MAX8_BODY(uint8_t)
-    else
-        PFVM__NN_MAX8_BODY(int8_t)
+    int64_t c, in_plane = (int64_t)d->H * d->W, out_plane = (int64_t)d->OH * d->OW;
+    int32_t ia, ib;
+    pfvm__nn_inner_cols(d, &ia, &ib);
+    for (c = 0; c < NC; c++)
+        if (X->dtype == PFVM_UINT8)
+            pfvm__nn_max8_plane_u8(d, ia, ib, (const uint8_t *)X->data + c * in_plane, (uint8_t *)Y->data + c * out_plane);
+        else
+            pfvm__nn_max8_plane_s8(d, ia, ib, (const int8_t *)X->data + c * in_plane, (int8_t *)Y->data + c * out_plane);
 }
 
 static void pfvm__nn_pool_f32(const pfvm_tensor *X, pfvm_tensor *Y, pfvm_tensor *I, int kind, int64_t NC,
@@ -1581,8 +1667,7 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
     }
     if (kind == PFVM__NN_MAX && !I && (X->dtype == PFVM_UINT8 || X->dtype == PFVM_INT8) && Y->dtype == X->dtype &&
         pfvm__nn_2d_win(&w, in_sp, out_sp, &d2)) {
-        for (c = 0; c < NC; c++)
-            pfvm__nn_max_plane_8(&d2, X, c * in_sp[0] * in_sp[1], Y, c * out_sp[0] * out_sp[1]);
+        pfvm__nn_max_planes_8(&d2, X, Y, NC);
         return PFVM_OK;
     }
     if (kind != PFVM__NN_LP && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
