@@ -23888,8 +23888,11 @@ static pfvm_code pfvm__nn_check_pads(const pfvm__nn_win *w, const int64_t *in, p
     if (w->auto_pad != PFVM__NN_NOTSET)
         return PFVM_OK;
     for (i = 0; i < w->n; i++) {
-        int64_t ext = pfvm__nn_extent(w, i), lim = in[i] < INT64_MAX - ext ? in[i] + ext : INT64_MAX;
-        if (in[i] >= 0 && w->k[i] > 0 && (w->pb[i] > lim || w->pe[i] > lim))
+        int64_t ext = pfvm__nn_extent(w, i), lim;
+        if (in[i] < 0 || w->k[i] <= 0 || ext < 1) /* not known, or refused by the window's own checks */
+            continue;
+        lim = in[i] < INT64_MAX - ext ? in[i] + ext : INT64_MAX;
+        if (w->pb[i] > lim || w->pe[i] > lim)
             return pfvm__fail(st, PFVM_ERR_INVALID,
                               "spatial dim %d: pads %lld, %lld exceed the input size %lld plus the window extent %lld", i,
                               (long long)w->pb[i], (long long)w->pe[i], (long long)in[i], (long long)pfvm__nn_extent(w, i));
@@ -32016,6 +32019,10 @@ static pfvm_code pfvm__sg_k_mel(pfvm_kctx *k)
     int64_t *bin;
     if (nb < 1 || dft < 1 || rate < 1)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "num_mel_bins, dft_length and sample_rate must be positive");
+    /* the output holds spec x nb elements: bounded long before 2^40 */
+    if (nb > ((int64_t)1 << 40) || dft > ((int64_t)1 << 40))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "num_mel_bins %lld or dft_length %lld is too large",
+                             (long long)nb, (long long)dft);
     if (!y->data) {
         int64_t dims[2];
         dims[0] = spec;

@@ -175,8 +175,11 @@ static pfvm_code pfvm__nn_check_pads(const pfvm__nn_win *w, const int64_t *in, p
     if (w->auto_pad != PFVM__NN_NOTSET)
         return PFVM_OK;
     for (i = 0; i < w->n; i++) {
-        int64_t ext = pfvm__nn_extent(w, i), lim = in[i] < INT64_MAX - ext ? in[i] + ext : INT64_MAX;
-        if (in[i] >= 0 && w->k[i] > 0 && (w->pb[i] > lim || w->pe[i] > lim))
+        int64_t ext = pfvm__nn_extent(w, i), lim;
+        if (in[i] < 0 || w->k[i] <= 0 || ext < 1) /* not known, or refused by the window's own checks */
+            continue;
+        lim = in[i] < INT64_MAX - ext ? in[i] + ext : INT64_MAX;
+        if (w->pb[i] > lim || w->pe[i] > lim)
             return pfvm__fail(st, PFVM_ERR_INVALID,
                               "spatial dim %d: pads %lld, %lld exceed the input size %lld plus the window extent %lld", i,
                               (long long)w->pb[i], (long long)w->pe[i], (long long)in[i], (long long)pfvm__nn_extent(w, i));

@@ -253,6 +253,10 @@ static pfvm_code pfvm__sg_k_mel(pfvm_kctx *k)
     int64_t *bin;
     if (nb < 1 || dft < 1 || rate < 1)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "num_mel_bins, dft_length and sample_rate must be positive");
+    /* the output holds spec x nb elements: bounded long before 2^40 */
+    if (nb > ((int64_t)1 << 40) || dft > ((int64_t)1 << 40))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_RANGE, "num_mel_bins %lld or dft_length %lld is too large",
+                             (long long)nb, (long long)dft);
     if (!y->data) {
         int64_t dims[2];
         dims[0] = spec;
