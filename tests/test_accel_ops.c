@@ -93,7 +93,7 @@ static pfvm_model *build(const op_case *c, pfvm_status *st)
     pfvm_value_set_tensor_type(ins[n], PFVM_FLOAT, c->rank, sx, st);
     pfvm_graph_add_input(g, ins[n++], st);
     for (w = 0; w < c->nw; w++) {
-        char name[8];
+        char name[16];
         int64_t k, numel = 1;
         pfvm_tensor *t;
         snprintf(name, sizeof name, "w%d", w);

@@ -96,7 +96,7 @@ static pfvm_code run(const one_node *c, double *out, int cap, int *n_out, pfvm_s
     pfvm_exec *e = NULL;
     pfvm_node *n;
     pfvm_code rc = PFVM_ERR_INVALID;
-    char name[8];
+    char name[16];
     int j;
     if (!y)
         goto done;
@@ -104,7 +104,7 @@ static pfvm_code run(const one_node *c, double *out, int cap, int *n_out, pfvm_s
     for (j = 0; j < c->n_in; j++) {
         int64_t numel = 1;
         int d;
-        sprintf(name, "x%d", j);
+        snprintf(name, sizeof name, "x%d", j);
         in[j] = pfvm_graph_value(g, name, st);
         pfvm_graph_add_input(g, in[j], st);
         for (d = 0; d < c->rank[j]; d++)
