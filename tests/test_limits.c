@@ -125,28 +125,42 @@ static void test_model_limits(void)
     pfvm_model_free(m);
 }
 
-/* pfvm_limits.max_loop_iterations: the node suite's Loop (trip count 5)
- * runs under a limit of 5 and fails, naming the node, under 4. */
-static void test_loop_iterations(void)
+/* The node suite's test_loop11 model and its three inputs (NULL, with a
+ * failed check, when they do not load). */
+static pfvm_model *load_loop11(pfvm_tensor **in)
 {
     static const char *dir = "/usr/share/libonnx-testdata/data/node/test_loop11/";
     char path[256];
     pfvm_status st;
-    pfvm_tensor *in[3];
     pfvm_model *m;
-    pfvm_exec *e;
-    pfvm_limits l;
     int i, ok = 1;
     snprintf(path, sizeof path, "%smodel.onnx", dir);
     m = pfvm_onnx_load_file(path, 0, &st);
-    CHECK(m != NULL);
     for (i = 0; i < 3; i++) {
         snprintf(path, sizeof path, "%stest_data_set_0/input_%d.pb", dir, i);
         in[i] = pfvm_onnx_read_value_file(path, PFVM_KIND_TENSOR, &st);
         ok = ok && in[i];
     }
-    CHECK(ok);
-    if (!m || !ok)
+    CHECK(m != NULL && ok);
+    if (m && ok)
+        return m;
+    for (i = 0; i < 3; i++)
+        pfvm_tensor_free(in[i]);
+    pfvm_model_free(m);
+    return NULL;
+}
+
+/* pfvm_limits.max_loop_iterations: the node suite's Loop (trip count 5)
+ * runs under a limit of 5 and fails, naming the node, under 4. */
+static void test_loop_iterations(void)
+{
+    pfvm_status st;
+    pfvm_tensor *in[3];
+    pfvm_model *m;
+    pfvm_exec *e;
+    pfvm_limits l;
+    int i;
+    if (!(m = load_loop11(in)))
         return;
     CHECK(pfvm_tensor_get_i64(in[0], 0) == 5);
     e = pfvm_exec_new(m, NULL, &st);
@@ -172,25 +186,14 @@ static void test_loop_iterations(void)
  * an error naming the node and the limit. */
 static void test_run_operations(void)
 {
-    static const char *dir = "/usr/share/libonnx-testdata/data/node/test_loop11/";
-    char path[256];
     pfvm_status st;
     pfvm_tensor *in[3];
     pfvm_model *m;
     pfvm_exec *e;
     pfvm_limits l;
     uint64_t ops;
-    int i, ok = 1;
-    snprintf(path, sizeof path, "%smodel.onnx", dir);
-    m = pfvm_onnx_load_file(path, 0, &st);
-    CHECK(m != NULL);
-    for (i = 0; i < 3; i++) {
-        snprintf(path, sizeof path, "%stest_data_set_0/input_%d.pb", dir, i);
-        in[i] = pfvm_onnx_read_value_file(path, PFVM_KIND_TENSOR, &st);
-        ok = ok && in[i];
-    }
-    CHECK(ok);
-    if (!m || !ok)
+    int i;
+    if (!(m = load_loop11(in)))
         return;
     e = pfvm_exec_new(m, NULL, &st);
     CHECK(pfvm_exec_limits(e).max_run_operations == UINT64_MAX);
