@@ -28635,7 +28635,7 @@ static inline int32_t pfvm__q_smmla(int32_t a, int32_t b, int32_t c)
 }
 #define PFVM__Q_SCALE_HI(acc, mult, s, rnd) (pfvm__q_smmla((acc), (mult), (rnd)) >> (s))
 #else
-#define PFVM__Q_SCALE_HI(acc, mult, s, rnd) ((int32_t)(((int64_t)(acc) * (mult) + ((int64_t)(rnd) << 32)) >> 32) >> (s))
+#define PFVM__Q_SCALE_HI(acc, mult, s, rnd) ((int32_t)(((int64_t)(acc) * (mult) + (int64_t)(rnd) * ((int64_t)1 << 32)) >> 32) >> (s))
 #endif
 
 PFVM_INTERNAL int32_t pfvm_q_scale_hi(int32_t acc, int32_t mult, int s)
