@@ -467,31 +467,49 @@ static int pfvm__qg_have_avx2(void)
     return ok;
 }
 
+/* The block's four rows are written out: in a loop over rows gcc keeps
+ * the eight sums in memory, and the kernel then waits on stores. */
+#define PFVM__QG_AVX2_ROW(c, kp, a0, a1)                                                         \
+    {                                                                                           \
+        int32_t pair;                                                                           \
+        __m256i wv;                                                                             \
+        memcpy(&pair, w + PFVM__QG_W(kp, c), sizeof pair);                                      \
+        wv = _mm256_set1_epi32(pair);                                                           \
+        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x0, wv));                                   \
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x1, wv));                                   \
+    }
+#define PFVM__QG_AVX2_STEP(kp)                                                                   \
+    {                                                                                           \
+        const __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(panel + (kp) * 2 * PFVM__QG_NR)); \
+        const __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(panel + (kp) * 2 * PFVM__QG_NR + 16)); \
+        PFVM__QG_AVX2_ROW(0, kp, a00, a01)                                                      \
+        PFVM__QG_AVX2_ROW(1, kp, a10, a11)                                                      \
+        PFVM__QG_AVX2_ROW(2, kp, a20, a21)                                                      \
+        PFVM__QG_AVX2_ROW(3, kp, a30, a31)                                                      \
+    }
+
 __attribute__((target("avx2"))) static void pfvm__qg_kernel_avx2(const int16_t *w, const int16_t *panel, int64_t K2,
                                                                   int32_t *acc)
 {
-    __m256i a[PFVM__QG_MR][2];
+    __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
     int64_t kp;
-    int c;
-    for (c = 0; c < PFVM__QG_MR; c++)
-        a[c][0] = a[c][1] = _mm256_setzero_si256();
-    for (kp = 0; kp < K2; kp++) {
-        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(panel + kp * 2 * PFVM__QG_NR));
-        __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(panel + kp * 2 * PFVM__QG_NR + 16));
-        for (c = 0; c < PFVM__QG_MR; c++) {
-            int32_t pair;
-            __m256i wv;
-            memcpy(&pair, w + PFVM__QG_W(kp, c), sizeof pair);
-            wv = _mm256_set1_epi32(pair);
-            a[c][0] = _mm256_add_epi32(a[c][0], _mm256_madd_epi16(x0, wv));
-            a[c][1] = _mm256_add_epi32(a[c][1], _mm256_madd_epi16(x1, wv));
-        }
+    for (kp = 0; kp + 2 <= K2; kp += 2) {
+        PFVM__QG_AVX2_STEP(kp)
+        PFVM__QG_AVX2_STEP(kp + 1)
     }
-    for (c = 0; c < PFVM__QG_MR; c++) {
-        _mm256_storeu_si256((__m256i *)(void *)(acc + c * PFVM__QG_NR), a[c][0]);
-        _mm256_storeu_si256((__m256i *)(void *)(acc + c * PFVM__QG_NR + 8), a[c][1]);
-    }
+    if (kp < K2)
+        PFVM__QG_AVX2_STEP(kp)
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR), a00);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR + 8), a01);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 1 * PFVM__QG_NR), a10);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 1 * PFVM__QG_NR + 8), a11);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 2 * PFVM__QG_NR), a20);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 2 * PFVM__QG_NR + 8), a21);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 3 * PFVM__QG_NR), a30);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 3 * PFVM__QG_NR + 8), a31);
 }
+#undef PFVM__QG_AVX2_STEP
+#undef PFVM__QG_AVX2_ROW
 #endif
 
 /* ---- the 4x2 SMLAD tile (Cortex-M4/M7 DSP extension) -----------------------------------------
