@@ -772,6 +772,13 @@ static void pfvm__qc_dw_dims(const pfvm__qc_geom *g, pfvm__qi *PH, pfvm__qi *PWs
     *PWs = (PW + g->sw - 1) / g->sw;
 }
 
+/* Rows and columns of the padded planes pfvm__qc_pack reads windows from. */
+static void pfvm__qc_plane_dims(const pfvm__qc_geom *g, pfvm__qi *PH, pfvm__qi *PW)
+{
+    *PH = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1;
+    *PW = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
+}
+
 /* Bytes of the buffers a run works in, besides the packed weights: the
  * padded plane and its sums (depthwise), or one group's column panels. */
 static size_t pfvm__qc_work_bytes(const pfvm__qc_geom *g)
@@ -782,11 +789,11 @@ static size_t pfvm__qc_work_bytes(const pfvm__qc_geom *g)
     b = pfvm__qc_is_dw(g) ? (size_t)OHW * sizeof(int32_t) + (size_t)(g->sw * PH * PWs) * sizeof(int16_t)
                           : (size_t)(g->group * g->Mp * 2) * sizeof(int32_t) +
                                 (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t);
-#ifdef PFVM__QG_DSP
-    if (!pfvm__qc_is_dw(g) && !pfvm__qc_is_pointwise(g)) /* pfvm__qc_pack_planes's planes */
-        b += (size_t)(g->CG * ((g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1) *
-                      ((g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1)) * sizeof(int16_t);
-#endif
+    if (!pfvm__qc_is_dw(g) && !pfvm__qc_is_pointwise(g)) { /* the padded planes */
+        pfvm__qi PPH, PPW;
+        pfvm__qc_plane_dims(g, &PPH, &PPW);
+        b += (size_t)(g->CG * PPH * PPW) * sizeof(int16_t);
+    }
     return (b + 64 + 15) / 16 * 16; /* what follows stays aligned */
 }
 
@@ -998,6 +1005,79 @@ static void pfvm__qc_pack_planes(const pfvm__qc_geom *g, const pfvm_tensor *X, p
 }
 #endif
 
+/* n bytes minus xz into int16 (vectorized in the dispatched clones). */
+PFVM_DISPATCH static void pfvm__qc_widen_u8(const uint8_t *x, pfvm__qi n, int32_t xz, int16_t *d)
+{
+    pfvm__qi i;
+    for (i = 0; i < n; i++)
+        d[i] = (int16_t)(x[i] - xz);
+}
+
+/* Two rows of n columns, every s-th, into one panel row's int16 pairs
+ * (s1 NULL: the first halves only). */
+PFVM_DISPATCH static void pfvm__qc_pair_run(const int16_t *s0, const int16_t *s1, pfvm__qi s, pfvm__qi n, int16_t *d)
+{
+    pfvm__qi i;
+    if (!s1)
+        for (i = 0; i < n; i++)
+            d[2 * i] = s0[i * s];
+    else if (s == 1)
+        for (i = 0; i < n; i++) {
+            d[2 * i] = s0[i];
+            d[2 * i + 1] = s1[i];
+        }
+    else
+        for (i = 0; i < n; i++) {
+            d[2 * i] = s0[i * s];
+            d[2 * i + 1] = s1[i * s];
+        }
+}
+
+/* pfvm__qc_pack for a window (x86 and portable C): each input channel of
+ * the group minus its zero point into a padded int16 plane, then every
+ * reduction pair's columns from two planes' rows at once, without bounds
+ * checks (the padding is in the planes). An odd last position leaves
+ * the second halves at zero (the panels start zeroed). planes: CG planes
+ * of PH x PW (pfvm__qc_work_bytes). */
+static void pfvm__qc_pack_windows(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi base, int32_t xz,
+                                  int16_t *panels, int16_t *planes)
+{
+    pfvm__qi PH, PW, c, kp, oh, ow, y, i, step = g->K2 * 2 * PFVM__QG_NR, KHW = g->KH * g->KW;
+    pfvm__qi y1, w1;
+    pfvm__qc_plane_dims(g, &PH, &PW);
+    y1 = PH - g->pt < g->H ? PH - g->pt : g->H, w1 = PW - g->pl < g->W ? PW - g->pl : g->W;
+    memset(planes, 0, (size_t)(g->CG * PH * PW) * sizeof(int16_t));
+    for (c = 0; c < g->CG && y1 > 0 && w1 > 0; c++) {
+        int16_t *d = planes + (c * PH + g->pt) * PW + g->pl;
+        for (y = 0; y < y1; y++, d += PW) {
+            pfvm__qi at = base + (c * g->H + y) * g->W;
+            if (X->dtype == PFVM_UINT8)
+                pfvm__qc_widen_u8((const uint8_t *)X->data + at, w1, xz, d);
+            else
+                for (i = 0; i < w1; i++)
+                    d[i] = (int16_t)(((const int8_t *)X->data)[at + i] - xz);
+        }
+    }
+    for (kp = 0; kp < g->K2; kp++) {
+        pfvm__qi k0 = 2 * kp, k1 = k0 + 1, jj = 0;
+        const int16_t *a = planes + (k0 / KHW * PH + k0 / g->KW % g->KH * g->dh) * PW + k0 % g->KW * g->dw;
+        const int16_t *b = k1 < g->K ? planes + (k1 / KHW * PH + k1 / g->KW % g->KH * g->dh) * PW + k1 % g->KW * g->dw
+                                     : NULL;
+        int16_t *d = panels + kp * 2 * PFVM__QG_NR;
+        for (oh = 0; oh < g->OH; oh++, a += g->sh * PW, b = b ? b + g->sh * PW : NULL)
+            for (ow = 0; ow < g->OW;) { /* the row's columns, a panel's share at a time */
+                pfvm__qi take = g->OW - ow < PFVM__QG_NR - jj ? g->OW - ow : PFVM__QG_NR - jj;
+                pfvm__qc_pair_run(a + ow * g->sw, b ? b + ow * g->sw : NULL, g->sw, take, d + 2 * jj);
+                ow += take;
+                jj += take;
+                if (jj == PFVM__QG_NR) {
+                    jj = 0;
+                    d += step;
+                }
+            }
+    }
+}
+
 static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi base, int32_t xz, int16_t *panels)
 {
     pfvm__qi OHW = g->OH * g->OW, kk, oh, ow, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
@@ -1012,6 +1092,10 @@ static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi
         return;
     }
 #endif
+    if (pfvm_q_gemm_kind() != 1) {
+        pfvm__qc_pack_windows(g, X, base, xz, panels, panels + npan * g->K2 * 2 * PFVM__QG_NR);
+        return;
+    }
     /* per kernel position and output row, the valid columns are one run:
      * walk it with a running panel position instead of dividing */
     for (kk = 0; kk < g->K; kk++) {
@@ -1273,12 +1357,18 @@ static void pfvm__qc_dw_fill(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm_
             continue;
         if (X->dtype == PFVM_UINT8) {
             const uint8_t *x = (const uint8_t *)X->data + plane + y * g->W - g->pl;
-            if (s == 1)
-                for (iw = lo; iw < hi; iw++)
-                    row[iw] = (int16_t)(x[iw] - xz);
-            else
-                for (iw = lo; iw < hi; iw++)
-                    row[(iw % s) * PH * PWs + iw / s] = (int16_t)(x[iw] - xz);
+            pfvm__qi ph;
+            if (s == 1) {
+                if (hi > lo)
+                    pfvm__qc_widen_u8(x + lo, hi - lo, xz, row + lo);
+                continue;
+            }
+            for (ph = 0; ph < s; ph++) { /* phase plane ph: columns ph, ph + s, ... (no division per column) */
+                pfvm__qi first = lo + ((ph - lo) % s + s) % s;
+                int16_t *d = row + ph * PH * PWs + first / s;
+                for (iw = first; iw < hi; iw += s)
+                    *d++ = (int16_t)(x[iw] - xz);
+            }
         } else {
             const int8_t *x = (const int8_t *)X->data + plane + y * g->W - g->pl;
             for (iw = lo; iw < hi; iw++)
@@ -1300,23 +1390,32 @@ PFVM_DISPATCH static void pfvm__qc_dw_row_c(const int16_t *const *rows, const in
             a[ow] += w[t] * rows[t][ow];
 }
 
+#define PFVM__QC_DW_TAPS 64
+
 #ifdef PFVM__QG_AVX2
-/* The same, 16 columns at a time in registers (int16 widened to int32). */
+/* The same, 16 columns at a time in registers: two taps' rows interleaved
+ * (columns 0-3 and 8-11, 4-7 and 12-15 of the two 128-bit halves) meet
+ * the two taps' weights as one int16 pair in VPMADDWD (an odd last tap
+ * pairs with a zero weight). */
 __attribute__((target("avx2"))) static void pfvm__qc_dw_row_avx2(const int16_t *const *rows, const int32_t *w, int taps,
                                                                   int64_t OW, int32_t *a)
 {
+    int32_t wq[(PFVM__QC_DW_TAPS + 1) / 2];
     int64_t ow;
     int t;
+    for (t = 0; t < taps; t += 2)
+        wq[t / 2] = (int32_t)((uint32_t)(uint16_t)w[t] | (uint32_t)(uint16_t)(t + 1 < taps ? w[t + 1] : 0) << 16);
     for (ow = 0; ow + 16 <= OW; ow += 16) {
-        __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
-        for (t = 0; t < taps; t++) {
-            __m256i wv = _mm256_set1_epi32(w[t]);
-            __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(rows[t] + ow));
-            s0 = _mm256_add_epi32(s0, _mm256_mullo_epi32(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(x)), wv));
-            s1 = _mm256_add_epi32(s1, _mm256_mullo_epi32(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(x, 1)), wv));
+        __m256i lo = _mm256_setzero_si256(), hi = lo;
+        for (t = 0; t < taps; t += 2) {
+            const __m256i wv = _mm256_set1_epi32(wq[t / 2]);
+            const __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(rows[t] + ow));
+            const __m256i y = t + 1 < taps ? _mm256_loadu_si256((const __m256i *)(const void *)(rows[t + 1] + ow)) : x;
+            lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x, y), wv));
+            hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x, y), wv));
         }
-        _mm256_storeu_si256((__m256i *)(void *)(a + ow), s0);
-        _mm256_storeu_si256((__m256i *)(void *)(a + ow + 8), s1);
+        _mm256_storeu_si256((__m256i *)(void *)(a + ow), _mm256_permute2x128_si256(lo, hi, 0x20));
+        _mm256_storeu_si256((__m256i *)(void *)(a + ow + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
     }
     for (; ow < OW; ow++) {
         int32_t v = 0;
@@ -1327,7 +1426,6 @@ __attribute__((target("avx2"))) static void pfvm__qc_dw_row_avx2(const int16_t *
 }
 #endif
 
-#define PFVM__QC_DW_TAPS 64
 
 /* Depthwise 3x3 at stride and dilation 1 on the SMLAD terms (kind 1): per
  * kernel row, taps 0 and 1 are one word of two adjacent int16 (unaligned
