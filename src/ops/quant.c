@@ -1400,12 +1400,12 @@ PFVM_DISPATCH static void pfvm__qc_dw_row_c(const int16_t *const *rows, const in
 __attribute__((target("avx2"))) static void pfvm__qc_dw_row_avx2(const int16_t *const *rows, const int32_t *w, int taps,
                                                                   int64_t OW, int32_t *a)
 {
-    int32_t wq[(PFVM__QC_DW_TAPS + 1) / 2];
+    int32_t wq[(PFVM__QC_DW_TAPS + 1) / 2], last[16];
     int64_t ow;
     int t;
     for (t = 0; t < taps; t += 2)
         wq[t / 2] = (int32_t)((uint32_t)(uint16_t)w[t] | (uint32_t)(uint16_t)(t + 1 < taps ? w[t + 1] : 0) << 16);
-    for (ow = 0; ow + 16 <= OW; ow += 16) {
+    for (ow = 0; ow < OW; ow += 16) {
         __m256i lo = _mm256_setzero_si256(), hi = lo;
         for (t = 0; t < taps; t += 2) {
             const __m256i wv = _mm256_set1_epi32(wq[t / 2]);
@@ -1414,14 +1414,47 @@ __attribute__((target("avx2"))) static void pfvm__qc_dw_row_avx2(const int16_t *
             lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x, y), wv));
             hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x, y), wv));
         }
+        if (ow + 16 > OW) { /* the last columns: all 16 lanes read, the row's share kept */
+            _mm256_storeu_si256((__m256i *)(void *)last, _mm256_permute2x128_si256(lo, hi, 0x20));
+            _mm256_storeu_si256((__m256i *)(void *)(last + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+            memcpy(a + ow, last, (size_t)(OW - ow) * sizeof(int32_t));
+            break;
+        }
         _mm256_storeu_si256((__m256i *)(void *)(a + ow), _mm256_permute2x128_si256(lo, hi, 0x20));
         _mm256_storeu_si256((__m256i *)(void *)(a + ow + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
     }
-    for (; ow < OW; ow++) {
-        int32_t v = 0;
-        for (t = 0; t < taps; t++)
-            v += w[t] * rows[t][ow];
-        a[ow] = v;
+}
+
+/* pfvm__qc_dw_plane's sums on AVX2 (at most PFVM__QC_DW_TAPS positions).
+ * A row's last block reads up to 15 int16 past its columns (the work
+ * buffer's slack after the plane); at stride 1, rows narrower than 64
+ * columns go several at a time as one run over the plane's rows (the
+ * columns between them computed and dropped), so that 7 or 14 columns
+ * still fill the vectors. */
+static void pfvm__qc_dw_plane_avx2(const pfvm__qc_geom *g, const int16_t *P, const int16_t *w, int32_t *acc)
+{
+    enum { RUN = 1024 };
+    const int16_t *rows[PFVM__QC_DW_TAPS];
+    int32_t wt[PFVM__QC_DW_TAPS], run[RUN];
+    pfvm__qi PH, PWs, kh, kw, oh, OW = g->OW, t, rs, r, i;
+    pfvm__qc_dw_dims(g, &PH, &PWs);
+    rs = g->sh * PWs; /* plane positions between output rows */
+    r = g->sh == 1 && OW < 64 && OW + 16 <= RUN ? (RUN - OW) / rs + 1 : 1;
+    for (oh = 0; oh < g->OH; oh += r) {
+        pfvm__qi rows_now = g->OH - oh < r ? g->OH - oh : r;
+        for (t = 0, kh = 0; kh < g->KH; kh++)
+            for (kw = 0; kw < g->KW; kw++, t++) {
+                pfvm__qi col = kw * g->dw;
+                rows[t] = P + (col % g->sw) * PH * PWs + (oh * g->sh + kh * g->dh) * PWs + col / g->sw;
+                wt[t] = w[t];
+            }
+        if (rows_now == 1) {
+            pfvm__qc_dw_row_avx2(rows, wt, (int)t, OW, acc + oh * OW);
+            continue;
+        }
+        pfvm__qc_dw_row_avx2(rows, wt, (int)t, (rows_now - 1) * rs + OW, run);
+        for (i = 0; i < rows_now; i++)
+            memcpy(acc + (oh + i) * OW, run + i * rs, (size_t)OW * sizeof(int32_t));
     }
 }
 #endif
@@ -1628,6 +1661,12 @@ static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const in
     int kind = pfvm_q_gemm_kind();
     if (kind == 1 && pfvm__qc_dw3_plane(g, P, w, acc))
         return;
+#ifdef PFVM__QG_AVX2
+    if (kind == 2 && taps <= PFVM__QC_DW_TAPS) {
+        pfvm__qc_dw_plane_avx2(g, P, w, acc);
+        return;
+    }
+#endif
     pfvm__qc_dw_dims(g, &PH, &PWs);
     for (oh = 0; oh < g->OH; oh++) {
         int32_t *a = acc + oh * OW;
@@ -1650,13 +1689,6 @@ static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const in
             }
         if (taps > PFVM__QC_DW_TAPS)
             continue;
-#ifdef PFVM__QG_AVX2
-        if (kind == 2) {
-            pfvm__qc_dw_row_avx2(rows, wt, (int)taps, OW, a);
-            continue;
-        }
-#endif
-        (void)kind;
         pfvm__qc_dw_row_c(rows, wt, (int)taps, OW, a);
     }
 }
