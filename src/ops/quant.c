@@ -110,30 +110,57 @@ static int pfvm__q_simple(const pfvm_kctx *k, const pfvm_tensor *q8, int64_t len
            !pfvm_node_attr_int(k->node, "block_size", 0);
 }
 
+/* One run of QuantizeLinear: float32 division and half-to-even rounding,
+ * as the reference (vectorized in the dispatched clones: the same IEEE
+ * operations). */
+#define PFVM__Q_QUANTIZE_RUN(T, LO, HI)                      \
+    {                                                        \
+        int64_t c;                                           \
+        for (c = 0; c < n; c++) {                            \
+            float v = rintf(x[c] / sc) + zp;                 \
+            v = v < (LO) ? (LO) : v > (HI) ? (HI) : v;       \
+            y[c] = (T)(v == v ? v : 0);                      \
+        }                                                    \
+    }
+PFVM_DISPATCH static void pfvm__q_quantize_u8(const float *x, int64_t n, float sc, float zp, uint8_t *y)
+PFVM__Q_QUANTIZE_RUN(uint8_t, 0.0f, 255.0f)
+PFVM_DISPATCH static void pfvm__q_quantize_s8(const float *x, int64_t n, float sc, float zp, int8_t *y)
+PFVM__Q_QUANTIZE_RUN(int8_t, -128.0f, 127.0f)
+#undef PFVM__Q_QUANTIZE_RUN
+
+/* One run of DequantizeLinear: x - zp is exact in float, so the one
+ * rounding of the product is the double product's (no soft-double on
+ * Cortex-M4F). */
+PFVM_DISPATCH static void pfvm__q_dequantize_u8(const uint8_t *x, int64_t n, int32_t zp, float sc, float *y)
+{
+    int64_t c;
+    for (c = 0; c < n; c++)
+        y[c] = (float)(x[c] - zp) * sc;
+}
+
+PFVM_DISPATCH static void pfvm__q_dequantize_s8(const int8_t *x, int64_t n, int32_t zp, float sc, float *y)
+{
+    int64_t c;
+    for (c = 0; c < n; c++)
+        y[c] = (float)(x[c] - zp) * sc;
+}
+
 static pfvm_code pfvm__q_quantize_f32(pfvm_kctx *k, int64_t inner, int64_t len, int64_t np)
 {
     const float *x = (const float *)k->in[0]->data, *s = (const float *)k->in[1]->data;
     const pfvm_tensor *z = k->n_in > 2 ? k->in[2] : NULL;
     pfvm_tensor *y = k->out[0];
     int u8 = y->dtype == PFVM_UINT8;
-    float lo = u8 ? 0.0f : -128.0f, hi = u8 ? 255.0f : 127.0f;
-    int64_t n = pfvm_tensor_numel(k->in[0]), i = 0, c;
+    int64_t n = pfvm_tensor_numel(k->in[0]), i = 0;
     while (i < n) {
         int64_t ch = np == 1 ? 0 : (i / inner) % len, end = np == 1 ? n : i + inner;
         float sc = s[ch], zp = z ? (float)(u8 ? ((const uint8_t *)z->data)[ch] : ((const int8_t *)z->data)[ch]) : 0.0f;
         if (sc == 0)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scale is 0");
-        for (c = i; c < end; c++) {
-            /* float32 division and half-to-even rounding, as the reference */
-            float v = rintf(x[c] / sc) + zp;
-            v = v < lo ? lo : v > hi ? hi : v;
-            if (v != v)
-                v = 0;
-            if (u8)
-                ((uint8_t *)y->data)[c] = (uint8_t)v;
-            else
-                ((int8_t *)y->data)[c] = (int8_t)v;
-        }
+        if (u8)
+            pfvm__q_quantize_u8(x + i, end - i, sc, zp, (uint8_t *)y->data + i);
+        else
+            pfvm__q_quantize_s8(x + i, end - i, sc, zp, (int8_t *)y->data + i);
         i = end;
     }
     return PFVM_OK;
@@ -145,19 +172,15 @@ static void pfvm__q_dequantize_8(pfvm_kctx *k, int64_t inner, int64_t len, int64
     const float *s = (const float *)k->in[1]->data;
     float *y = (float *)k->out[0]->data;
     int u8 = x->dtype == PFVM_UINT8;
-    int64_t n = pfvm_tensor_numel(x), i = 0, c;
+    int64_t n = pfvm_tensor_numel(x), i = 0;
     while (i < n) {
         int64_t ch = np == 1 ? 0 : (i / inner) % len, end = np == 1 ? n : i + inner;
-        /* in float: x - zp is exact, so the one rounding of the product is
-         * the double product's (no soft-double on Cortex-M4F) */
         float sc = s[ch];
         int32_t zp = z ? (u8 ? ((const uint8_t *)z->data)[ch] : ((const int8_t *)z->data)[ch]) : 0;
         if (u8)
-            for (c = i; c < end; c++)
-                y[c] = (float)(((const uint8_t *)x->data)[c] - zp) * sc;
+            pfvm__q_dequantize_u8((const uint8_t *)x->data + i, end - i, zp, sc, y + i);
         else
-            for (c = i; c < end; c++)
-                y[c] = (float)(((const int8_t *)x->data)[c] - zp) * sc;
+            pfvm__q_dequantize_s8((const int8_t *)x->data + i, end - i, zp, sc, y + i);
         i = end;
     }
 }
