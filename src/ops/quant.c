@@ -511,17 +511,72 @@ static int pfvm__qg_have_avx2(void)
         PFVM__QG_AVX2_ROW(3, kp, a30, a31)                                                      \
     }
 
+/* Requantization of a block's sums inside the AVX2 kernel (instead of
+ * storing them for pfvm__qc_store): each row's bias starts its sums, and
+ * with shift = 32 + s, s in [1, 30], the result is the product's high
+ * word plus 2^(s-1), shifted right by s (pfvm_q_scale_hi: exact), plus
+ * the zero point; the packing instructions saturate to the output type
+ * (the clamp is the type's whole range). */
+typedef struct pfvm__qg_epi {
+    int32_t bias[PFVM__QG_MR], mult[PFVM__QG_MR], rnd[PFVM__QG_MR], s[PFVM__QG_MR];
+    void *y[PFVM__QG_MR]; /* the rows' first output (NULL: a padding row) */
+    int32_t zp;
+    int cols, u8;
+} pfvm__qg_epi;
+
+__attribute__((target("avx2"))) static __m256i pfvm__qg_requant8(__m256i a, __m256i vm, __m256i rnd, __m128i cnt, __m256i zp)
+{
+    __m256i pe = _mm256_mul_epi32(a, vm), po = _mm256_mul_epi32(_mm256_srli_epi64(a, 32), vm);
+    __m256i hi = _mm256_blend_epi32(_mm256_srli_epi64(pe, 32), po, 0xAA);
+    return _mm256_add_epi32(_mm256_sra_epi32(_mm256_add_epi32(hi, rnd), cnt), zp);
+}
+
+__attribute__((target("avx2"))) static void pfvm__qg_store_row(const pfvm__qg_epi *e, int c, __m256i a0, __m256i a1)
+{
+    const __m256i vm = _mm256_set1_epi32(e->mult[c]), rnd = _mm256_set1_epi32(e->rnd[c]), zp = _mm256_set1_epi32(e->zp);
+    const __m128i cnt = _mm_cvtsi32_si128(e->s[c]);
+    __m256i v0 = pfvm__qg_requant8(a0, vm, rnd, cnt, zp), v1 = pfvm__qg_requant8(a1, vm, rnd, cnt, zp);
+    __m256i p16 = _mm256_packs_epi32(v0, v1); /* 0-3 8-11 4-7 12-15 */
+    __m256i p8 = e->u8 ? _mm256_packus_epi16(p16, p16) : _mm256_packs_epi16(p16, p16);
+    __m128i r = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0)));
+    if (e->cols == PFVM__QG_NR)
+        _mm_storeu_si128((__m128i *)e->y[c], r);
+    else {
+        char t[16];
+        _mm_storeu_si128((__m128i *)(void *)t, r);
+        memcpy(e->y[c], t, (size_t)e->cols);
+    }
+}
+
+/* The sums of a weight block and a panel into acc ([row][column]), or,
+ * with e, requantized into the rows' outputs. */
 __attribute__((target("avx2"))) static void pfvm__qg_kernel_avx2(const int16_t *w, const int16_t *panel, int64_t K2,
-                                                                  int32_t *acc)
+                                                                  int32_t *acc, const pfvm__qg_epi *e)
 {
     __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
     int64_t kp;
+    if (e) {
+        a00 = a01 = _mm256_set1_epi32(e->bias[0]);
+        a10 = a11 = _mm256_set1_epi32(e->bias[1]);
+        a20 = a21 = _mm256_set1_epi32(e->bias[2]);
+        a30 = a31 = _mm256_set1_epi32(e->bias[3]);
+    }
     for (kp = 0; kp + 2 <= K2; kp += 2) {
         PFVM__QG_AVX2_STEP(kp)
         PFVM__QG_AVX2_STEP(kp + 1)
     }
     if (kp < K2)
         PFVM__QG_AVX2_STEP(kp)
+    if (e) {
+        pfvm__qg_store_row(e, 0, a00, a01);
+        if (e->y[1])
+            pfvm__qg_store_row(e, 1, a10, a11);
+        if (e->y[2])
+            pfvm__qg_store_row(e, 2, a20, a21);
+        if (e->y[3])
+            pfvm__qg_store_row(e, 3, a30, a31);
+        return;
+    }
     _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR), a00);
     _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR + 8), a01);
     _mm256_storeu_si256((__m256i *)(void *)(acc + 1 * PFVM__QG_NR), a10);
@@ -699,7 +754,7 @@ static void pfvm__qg_kernel(int kind, const int16_t *w, const int16_t *panel, in
 {
 #ifdef PFVM__QG_AVX2
     if (kind == 2) {
-        pfvm__qg_kernel_avx2(w, panel, K2, acc);
+        pfvm__qg_kernel_avx2(w, panel, K2, acc, NULL);
         return;
     }
 #endif
@@ -1323,6 +1378,38 @@ static void pfvm__qc_store_tiles(const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at,
     pfvm__qc_store(&nb, m, at, row, n);
 }
 
+#ifdef PFVM__QG_AVX2
+/* The AVX2 kernel's requantization of block mb of panel jb, when every
+ * row's shift is one it takes (33 to 62). */
+static int pfvm__qc_epi(const pfvm__qc_geom *g, const pfvm__qc_out *o, pfvm__qi n, pfvm__qi gg, pfvm__qi mb, pfvm__qi jb,
+                        int cols, pfvm__qg_epi *e)
+{
+    pfvm__qi OHW = g->OH * g->OW;
+    int c;
+    e->zp = o->zp;
+    e->cols = cols;
+    e->u8 = o->Y->dtype == PFVM_UINT8;
+    for (c = 0; c < PFVM__QG_MR; c++) {
+        pfvm__qi m = gg * g->MG + mb + c;
+        int sh;
+        e->y[c] = NULL;
+        e->bias[c] = e->mult[c] = e->rnd[c] = 0;
+        e->s[c] = 1;
+        if (mb + c >= g->MG)
+            continue;
+        sh = o->shift[m];
+        if (sh < 33 || sh > 62)
+            return 0;
+        e->bias[c] = o->bias ? o->bias[m] : 0;
+        e->mult[c] = o->mult[m];
+        e->s[c] = sh - 32;
+        e->rnd[c] = (int32_t)1 << (sh - 33);
+        e->y[c] = (char *)o->Y->data + (n * g->M + m) * OHW + jb * PFVM__QG_NR;
+    }
+    return 1;
+}
+#endif
+
 static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16_t *panels, const pfvm__qc_out *o,
                           pfvm__qi n, pfvm__qi gg)
 {
@@ -1332,6 +1419,13 @@ static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16
     for (jb = 0; jb < npan; jb++) {
         pfvm__qi cols = OHW - jb * PFVM__QG_NR < PFVM__QG_NR ? OHW - jb * PFVM__QG_NR : PFVM__QG_NR;
         for (mb = 0; mb < g->MG; mb += PFVM__QG_MR) {
+#ifdef PFVM__QG_AVX2
+            pfvm__qg_epi e;
+            if (kind == 2 && pfvm__qc_epi(g, o, n, gg, mb, jb, (int)cols, &e)) {
+                pfvm__qg_kernel_avx2(wp + mb * 2 * g->K2, panels + jb * g->K2 * 2 * PFVM__QG_NR, g->K2, NULL, &e);
+                continue;
+            }
+#endif
             pfvm__qg_kernel(kind, wp + mb * 2 * g->K2, panels + jb * g->K2 * 2 * PFVM__QG_NR, g->K2, acc, (int)cols,
                             o->bias2 + 2 * (gg * g->Mp + mb));
             for (c = 0; c < PFVM__QG_MR && mb + c < g->MG; c++) {
