@@ -27672,30 +27672,57 @@ static int pfvm__q_simple(const pfvm_kctx *k, const pfvm_tensor *q8, int64_t len
            !pfvm_node_attr_int(k->node, "block_size", 0);
 }
 
+/* One run of QuantizeLinear: float32 division and half-to-even rounding,
+ * as the reference (vectorized in the dispatched clones: the same IEEE
+ * operations). */
+#define PFVM__Q_QUANTIZE_RUN(T, LO, HI)                      \
+    {                                                        \
+        int64_t c;                                           \
+        for (c = 0; c < n; c++) {                            \
+            float v = rintf(x[c] / sc) + zp;                 \
+            v = v < (LO) ? (LO) : v > (HI) ? (HI) : v;       \
+            y[c] = (T)(v == v ? v : 0);                      \
+        }                                                    \
+    }
+PFVM_DISPATCH static void pfvm__q_quantize_u8(const float *x, int64_t n, float sc, float zp, uint8_t *y)
+PFVM__Q_QUANTIZE_RUN(uint8_t, 0.0f, 255.0f)
+PFVM_DISPATCH static void pfvm__q_quantize_s8(const float *x, int64_t n, float sc, float zp, int8_t *y)
+PFVM__Q_QUANTIZE_RUN(int8_t, -128.0f, 127.0f)
+#undef PFVM__Q_QUANTIZE_RUN
+
+/* One run of DequantizeLinear: x - zp is exact in float, so the one
+ * rounding of the product is the double product's (no soft-double on
+ * Cortex-M4F). */
+PFVM_DISPATCH static void pfvm__q_dequantize_u8(const uint8_t *x, int64_t n, int32_t zp, float sc, float *y)
+{
+    int64_t c;
+    for (c = 0; c < n; c++)
+        y[c] = (float)(x[c] - zp) * sc;
+}
+
+PFVM_DISPATCH static void pfvm__q_dequantize_s8(const int8_t *x, int64_t n, int32_t zp, float sc, float *y)
+{
+    int64_t c;
+    for (c = 0; c < n; c++)
+        y[c] = (float)(x[c] - zp) * sc;
+}
+
 static pfvm_code pfvm__q_quantize_f32(pfvm_kctx *k, int64_t inner, int64_t len, int64_t np)
 {
     const float *x = (const float *)k->in[0]->data, *s = (const float *)k->in[1]->data;
     const pfvm_tensor *z = k->n_in > 2 ? k->in[2] : NULL;
     pfvm_tensor *y = k->out[0];
     int u8 = y->dtype == PFVM_UINT8;
-    float lo = u8 ? 0.0f : -128.0f, hi = u8 ? 255.0f : 127.0f;
-    int64_t n = pfvm_tensor_numel(k->in[0]), i = 0, c;
+    int64_t n = pfvm_tensor_numel(k->in[0]), i = 0;
     while (i < n) {
         int64_t ch = np == 1 ? 0 : (i / inner) % len, end = np == 1 ? n : i + inner;
         float sc = s[ch], zp = z ? (float)(u8 ? ((const uint8_t *)z->data)[ch] : ((const int8_t *)z->data)[ch]) : 0.0f;
         if (sc == 0)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scale is 0");
-        for (c = i; c < end; c++) {
-            /* float32 division and half-to-even rounding, as the reference */
-            float v = rintf(x[c] / sc) + zp;
-            v = v < lo ? lo : v > hi ? hi : v;
-            if (v != v)
-                v = 0;
-            if (u8)
-                ((uint8_t *)y->data)[c] = (uint8_t)v;
-            else
-                ((int8_t *)y->data)[c] = (int8_t)v;
-        }
+        if (u8)
+            pfvm__q_quantize_u8(x + i, end - i, sc, zp, (uint8_t *)y->data + i);
+        else
+            pfvm__q_quantize_s8(x + i, end - i, sc, zp, (int8_t *)y->data + i);
         i = end;
     }
     return PFVM_OK;
@@ -27707,19 +27734,15 @@ static void pfvm__q_dequantize_8(pfvm_kctx *k, int64_t inner, int64_t len, int64
     const float *s = (const float *)k->in[1]->data;
     float *y = (float *)k->out[0]->data;
     int u8 = x->dtype == PFVM_UINT8;
-    int64_t n = pfvm_tensor_numel(x), i = 0, c;
+    int64_t n = pfvm_tensor_numel(x), i = 0;
     while (i < n) {
         int64_t ch = np == 1 ? 0 : (i / inner) % len, end = np == 1 ? n : i + inner;
-        /* in float: x - zp is exact, so the one rounding of the product is
-         * the double product's (no soft-double on Cortex-M4F) */
         float sc = s[ch];
         int32_t zp = z ? (u8 ? ((const uint8_t *)z->data)[ch] : ((const int8_t *)z->data)[ch]) : 0;
         if (u8)
-            for (c = i; c < end; c++)
-                y[c] = (float)(((const uint8_t *)x->data)[c] - zp) * sc;
+            pfvm__q_dequantize_u8((const uint8_t *)x->data + i, end - i, zp, sc, y + i);
         else
-            for (c = i; c < end; c++)
-                y[c] = (float)(((const int8_t *)x->data)[c] - zp) * sc;
+            pfvm__q_dequantize_s8((const int8_t *)x->data + i, end - i, zp, sc, y + i);
         i = end;
     }
 }
@@ -28029,31 +28052,104 @@ static int pfvm__qg_have_avx2(void)
     return ok;
 }
 
-__attribute__((target("avx2"))) static void pfvm__qg_kernel_avx2(const int16_t *w, const int16_t *panel, int64_t K2,
-                                                                  int32_t *acc)
-{
-    __m256i a[PFVM__QG_MR][2];
-    int64_t kp;
-    int c;
-    for (c = 0; c < PFVM__QG_MR; c++)
-        a[c][0] = a[c][1] = _mm256_setzero_si256();
-    for (kp = 0; kp < K2; kp++) {
-        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(panel + kp * 2 * PFVM__QG_NR));
-        __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(panel + kp * 2 * PFVM__QG_NR + 16));
-        for (c = 0; c < PFVM__QG_MR; c++) {
-            int32_t pair;
-            __m256i wv;
-            memcpy(&pair, w + PFVM__QG_W(kp, c), sizeof pair);
-            wv = _mm256_set1_epi32(pair);
-            a[c][0] = _mm256_add_epi32(a[c][0], _mm256_madd_epi16(x0, wv));
-            a[c][1] = _mm256_add_epi32(a[c][1], _mm256_madd_epi16(x1, wv));
-        }
+/* The block's four rows are written out: in a loop over rows gcc keeps
+ * the eight sums in memory, and the kernel then waits on stores. */
+#define PFVM__QG_AVX2_ROW(c, kp, a0, a1)                                                         \
+    {                                                                                           \
+        int32_t pair;                                                                           \
+        __m256i wv;                                                                             \
+        memcpy(&pair, w + PFVM__QG_W(kp, c), sizeof pair);                                      \
+        wv = _mm256_set1_epi32(pair);                                                           \
+        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x0, wv));                                   \
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x1, wv));                                   \
     }
-    for (c = 0; c < PFVM__QG_MR; c++) {
-        _mm256_storeu_si256((__m256i *)(void *)(acc + c * PFVM__QG_NR), a[c][0]);
-        _mm256_storeu_si256((__m256i *)(void *)(acc + c * PFVM__QG_NR + 8), a[c][1]);
+#define PFVM__QG_AVX2_STEP(kp)                                                                   \
+    {                                                                                           \
+        const __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(panel + (kp) * 2 * PFVM__QG_NR)); \
+        const __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(panel + (kp) * 2 * PFVM__QG_NR + 16)); \
+        PFVM__QG_AVX2_ROW(0, kp, a00, a01)                                                      \
+        PFVM__QG_AVX2_ROW(1, kp, a10, a11)                                                      \
+        PFVM__QG_AVX2_ROW(2, kp, a20, a21)                                                      \
+        PFVM__QG_AVX2_ROW(3, kp, a30, a31)                                                      \
+    }
+
+/* Requantization of a block's sums inside the AVX2 kernel (instead of
+ * storing them for pfvm__qc_store): each row's bias starts its sums, and
+ * with shift = 32 + s, s in [1, 30], the result is the product's high
+ * word plus 2^(s-1), shifted right by s (pfvm_q_scale_hi: exact), plus
+ * the zero point; the packing instructions saturate to the output type
+ * (the clamp is the type's whole range). */
+typedef struct pfvm__qg_epi {
+    int32_t bias[PFVM__QG_MR], mult[PFVM__QG_MR], rnd[PFVM__QG_MR], s[PFVM__QG_MR];
+    void *y[PFVM__QG_MR]; /* the rows' first output (NULL: a padding row) */
+    int32_t zp;
+    int cols, u8;
+} pfvm__qg_epi;
+
+__attribute__((target("avx2"))) static __m256i pfvm__qg_requant8(__m256i a, __m256i vm, __m256i rnd, __m128i cnt, __m256i zp)
+{
+    __m256i pe = _mm256_mul_epi32(a, vm), po = _mm256_mul_epi32(_mm256_srli_epi64(a, 32), vm);
+    __m256i hi = _mm256_blend_epi32(_mm256_srli_epi64(pe, 32), po, 0xAA);
+    return _mm256_add_epi32(_mm256_sra_epi32(_mm256_add_epi32(hi, rnd), cnt), zp);
+}
+
+__attribute__((target("avx2"))) static void pfvm__qg_store_row(const pfvm__qg_epi *e, int c, __m256i a0, __m256i a1)
+{
+    const __m256i vm = _mm256_set1_epi32(e->mult[c]), rnd = _mm256_set1_epi32(e->rnd[c]), zp = _mm256_set1_epi32(e->zp);
+    const __m128i cnt = _mm_cvtsi32_si128(e->s[c]);
+    __m256i v0 = pfvm__qg_requant8(a0, vm, rnd, cnt, zp), v1 = pfvm__qg_requant8(a1, vm, rnd, cnt, zp);
+    __m256i p16 = _mm256_packs_epi32(v0, v1); /* 0-3 8-11 4-7 12-15 */
+    __m256i p8 = e->u8 ? _mm256_packus_epi16(p16, p16) : _mm256_packs_epi16(p16, p16);
+    __m128i r = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0)));
+    if (e->cols == PFVM__QG_NR)
+        _mm_storeu_si128((__m128i *)e->y[c], r);
+    else {
+        char t[16];
+        _mm_storeu_si128((__m128i *)(void *)t, r);
+        memcpy(e->y[c], t, (size_t)e->cols);
     }
 }
+
+/* The sums of a weight block and a panel into acc ([row][column]), or,
+ * with e, requantized into the rows' outputs. */
+__attribute__((target("avx2"))) static void pfvm__qg_kernel_avx2(const int16_t *w, const int16_t *panel, int64_t K2,
+                                                                  int32_t *acc, const pfvm__qg_epi *e)
+{
+    __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+    int64_t kp;
+    if (e) {
+        a00 = a01 = _mm256_set1_epi32(e->bias[0]);
+        a10 = a11 = _mm256_set1_epi32(e->bias[1]);
+        a20 = a21 = _mm256_set1_epi32(e->bias[2]);
+        a30 = a31 = _mm256_set1_epi32(e->bias[3]);
+    }
+    for (kp = 0; kp + 2 <= K2; kp += 2) {
+        PFVM__QG_AVX2_STEP(kp)
+        PFVM__QG_AVX2_STEP(kp + 1)
+    }
+    if (kp < K2)
+        PFVM__QG_AVX2_STEP(kp)
+    if (e) {
+        pfvm__qg_store_row(e, 0, a00, a01);
+        if (e->y[1])
+            pfvm__qg_store_row(e, 1, a10, a11);
+        if (e->y[2])
+            pfvm__qg_store_row(e, 2, a20, a21);
+        if (e->y[3])
+            pfvm__qg_store_row(e, 3, a30, a31);
+        return;
+    }
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR), a00);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR + 8), a01);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 1 * PFVM__QG_NR), a10);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 1 * PFVM__QG_NR + 8), a11);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 2 * PFVM__QG_NR), a20);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 2 * PFVM__QG_NR + 8), a21);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 3 * PFVM__QG_NR), a30);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 3 * PFVM__QG_NR + 8), a31);
+}
+#undef PFVM__QG_AVX2_STEP
+#undef PFVM__QG_AVX2_ROW
 #endif
 
 /* ---- the 4x2 SMLAD tile (Cortex-M4/M7 DSP extension) -----------------------------------------
@@ -28220,7 +28316,7 @@ static void pfvm__qg_kernel(int kind, const int16_t *w, const int16_t *panel, in
 {
 #ifdef PFVM__QG_AVX2
     if (kind == 2) {
-        pfvm__qg_kernel_avx2(w, panel, K2, acc);
+        pfvm__qg_kernel_avx2(w, panel, K2, acc, NULL);
         return;
     }
 #endif
@@ -28316,6 +28412,18 @@ static void pfvm__qc_dw_dims(const pfvm__qc_geom *g, pfvm__qi *PH, pfvm__qi *PWs
     *PWs = (PW + g->sw - 1) / g->sw;
 }
 
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
+#define PFVM__Q_SSE2 1
+#endif
+
+/* Rows and columns of the padded planes pfvm__qc_pack reads windows from. */
+static void pfvm__qc_plane_dims(const pfvm__qc_geom *g, pfvm__qi *PH, pfvm__qi *PW)
+{
+    *PH = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1;
+    *PW = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
+}
+
 /* Bytes of the buffers a run works in, besides the packed weights: the
  * padded plane and its sums (depthwise), or one group's column panels. */
 static size_t pfvm__qc_work_bytes(const pfvm__qc_geom *g)
@@ -28326,11 +28434,11 @@ static size_t pfvm__qc_work_bytes(const pfvm__qc_geom *g)
     b = pfvm__qc_is_dw(g) ? (size_t)OHW * sizeof(int32_t) + (size_t)(g->sw * PH * PWs) * sizeof(int16_t)
                           : (size_t)(g->group * g->Mp * 2) * sizeof(int32_t) +
                                 (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t);
-#ifdef PFVM__QG_DSP
-    if (!pfvm__qc_is_dw(g) && !pfvm__qc_is_pointwise(g)) /* pfvm__qc_pack_planes's planes */
-        b += (size_t)(g->CG * ((g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1) *
-                      ((g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1)) * sizeof(int16_t);
-#endif
+    if (!pfvm__qc_is_dw(g) && !pfvm__qc_is_pointwise(g)) { /* the padded planes */
+        pfvm__qi PPH, PPW;
+        pfvm__qc_plane_dims(g, &PPH, &PPW);
+        b += (size_t)(g->CG * PPH * PPW) * sizeof(int16_t);
+    }
     return (b + 64 + 15) / 16 * 16; /* what follows stays aligned */
 }
 
@@ -28542,6 +28650,95 @@ static void pfvm__qc_pack_planes(const pfvm__qc_geom *g, const pfvm_tensor *X, p
 }
 #endif
 
+/* n bytes minus xz into int16 (vectorized in the dispatched clones). */
+PFVM_DISPATCH static void pfvm__qc_widen_u8(const uint8_t *x, pfvm__qi n, int32_t xz, int16_t *d)
+{
+    pfvm__qi i;
+    for (i = 0; i < n; i++)
+        d[i] = (int16_t)(x[i] - xz);
+}
+
+/* Two rows of n columns, every s-th, into one panel row's int16 pairs
+ * (s1 NULL: the first halves only). Runs are short (at most a panel's 16
+ * columns): inline, and 8 columns per SSE2 interleave where there is SSE2. */
+static void pfvm__qc_pair_run(const int16_t *s0, const int16_t *s1, pfvm__qi s, pfvm__qi n, int16_t *d)
+{
+    pfvm__qi i = 0;
+#ifdef PFVM__Q_SSE2
+    if (s1 && s == 1) {
+        for (; i + 8 <= n; i += 8) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s0 + i));
+            __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(s1 + i));
+            _mm_storeu_si128((__m128i *)(void *)(d + 2 * i), _mm_unpacklo_epi16(x, y));
+            _mm_storeu_si128((__m128i *)(void *)(d + 2 * i + 8), _mm_unpackhi_epi16(x, y));
+        }
+        for (; i < n; i++) {
+            d[2 * i] = s0[i];
+            d[2 * i + 1] = s1[i];
+        }
+        return;
+    }
+#endif
+    if (!s1)
+        for (i = 0; i < n; i++)
+            d[2 * i] = s0[i * s];
+    else if (s == 1)
+        for (; i < n; i++) {
+            d[2 * i] = s0[i];
+            d[2 * i + 1] = s1[i];
+        }
+    else
+        for (i = 0; i < n; i++) {
+            d[2 * i] = s0[i * s];
+            d[2 * i + 1] = s1[i * s];
+        }
+}
+
+/* pfvm__qc_pack for a window (x86 and portable C): each input channel of
+ * the group minus its zero point into a padded int16 plane, then every
+ * reduction pair's columns from two planes' rows at once, without bounds
+ * checks (the padding is in the planes). An odd last position leaves
+ * the second halves at zero (the panels start zeroed). planes: CG planes
+ * of PH x PW (pfvm__qc_work_bytes). */
+static void pfvm__qc_pack_windows(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi base, int32_t xz,
+                                  int16_t *panels, int16_t *planes)
+{
+    pfvm__qi PH, PW, c, kp, oh, ow, y, i, step = g->K2 * 2 * PFVM__QG_NR, KHW = g->KH * g->KW;
+    pfvm__qi y1, w1;
+    pfvm__qc_plane_dims(g, &PH, &PW);
+    y1 = PH - g->pt < g->H ? PH - g->pt : g->H, w1 = PW - g->pl < g->W ? PW - g->pl : g->W;
+    memset(planes, 0, (size_t)(g->CG * PH * PW) * sizeof(int16_t));
+    for (c = 0; c < g->CG && y1 > 0 && w1 > 0; c++) {
+        int16_t *d = planes + (c * PH + g->pt) * PW + g->pl;
+        for (y = 0; y < y1; y++, d += PW) {
+            pfvm__qi at = base + (c * g->H + y) * g->W;
+            if (X->dtype == PFVM_UINT8)
+                pfvm__qc_widen_u8((const uint8_t *)X->data + at, w1, xz, d);
+            else
+                for (i = 0; i < w1; i++)
+                    d[i] = (int16_t)(((const int8_t *)X->data)[at + i] - xz);
+        }
+    }
+    for (kp = 0; kp < g->K2; kp++) {
+        pfvm__qi k0 = 2 * kp, k1 = k0 + 1, jj = 0;
+        const int16_t *a = planes + (k0 / KHW * PH + k0 / g->KW % g->KH * g->dh) * PW + k0 % g->KW * g->dw;
+        const int16_t *b = k1 < g->K ? planes + (k1 / KHW * PH + k1 / g->KW % g->KH * g->dh) * PW + k1 % g->KW * g->dw
+                                     : NULL;
+        int16_t *d = panels + kp * 2 * PFVM__QG_NR;
+        for (oh = 0; oh < g->OH; oh++, a += g->sh * PW, b = b ? b + g->sh * PW : NULL)
+            for (ow = 0; ow < g->OW;) { /* the row's columns, a panel's share at a time */
+                pfvm__qi take = g->OW - ow < PFVM__QG_NR - jj ? g->OW - ow : PFVM__QG_NR - jj;
+                pfvm__qc_pair_run(a + ow * g->sw, b ? b + ow * g->sw : NULL, g->sw, take, d + 2 * jj);
+                ow += take;
+                jj += take;
+                if (jj == PFVM__QG_NR) {
+                    jj = 0;
+                    d += step;
+                }
+            }
+    }
+}
+
 static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi base, int32_t xz, int16_t *panels)
 {
     pfvm__qi OHW = g->OH * g->OW, kk, oh, ow, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
@@ -28556,6 +28753,10 @@ static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi
         return;
     }
 #endif
+    if (pfvm_q_gemm_kind() != 1) {
+        pfvm__qc_pack_windows(g, X, base, xz, panels, panels + npan * g->K2 * 2 * PFVM__QG_NR);
+        return;
+    }
     /* per kernel position and output row, the valid columns are one run:
      * walk it with a running panel position instead of dividing */
     for (kk = 0; kk < g->K; kk++) {
@@ -28760,6 +28961,38 @@ static void pfvm__qc_store_tiles(const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at,
     pfvm__qc_store(&nb, m, at, row, n);
 }
 
+#ifdef PFVM__QG_AVX2
+/* The AVX2 kernel's requantization of block mb of panel jb, when every
+ * row's shift is one it takes (33 to 62). */
+static int pfvm__qc_epi(const pfvm__qc_geom *g, const pfvm__qc_out *o, pfvm__qi n, pfvm__qi gg, pfvm__qi mb, pfvm__qi jb,
+                        int cols, pfvm__qg_epi *e)
+{
+    pfvm__qi OHW = g->OH * g->OW;
+    int c;
+    e->zp = o->zp;
+    e->cols = cols;
+    e->u8 = o->Y->dtype == PFVM_UINT8;
+    for (c = 0; c < PFVM__QG_MR; c++) {
+        pfvm__qi m = gg * g->MG + mb + c;
+        int sh;
+        e->y[c] = NULL;
+        e->bias[c] = e->mult[c] = e->rnd[c] = 0;
+        e->s[c] = 1;
+        if (mb + c >= g->MG)
+            continue;
+        sh = o->shift[m];
+        if (sh < 33 || sh > 62)
+            return 0;
+        e->bias[c] = o->bias ? o->bias[m] : 0;
+        e->mult[c] = o->mult[m];
+        e->s[c] = sh - 32;
+        e->rnd[c] = (int32_t)1 << (sh - 33);
+        e->y[c] = (char *)o->Y->data + (n * g->M + m) * OHW + jb * PFVM__QG_NR;
+    }
+    return 1;
+}
+#endif
+
 static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16_t *panels, const pfvm__qc_out *o,
                           pfvm__qi n, pfvm__qi gg)
 {
@@ -28769,6 +29002,13 @@ static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16
     for (jb = 0; jb < npan; jb++) {
         pfvm__qi cols = OHW - jb * PFVM__QG_NR < PFVM__QG_NR ? OHW - jb * PFVM__QG_NR : PFVM__QG_NR;
         for (mb = 0; mb < g->MG; mb += PFVM__QG_MR) {
+#ifdef PFVM__QG_AVX2
+            pfvm__qg_epi e;
+            if (kind == 2 && pfvm__qc_epi(g, o, n, gg, mb, jb, (int)cols, &e)) {
+                pfvm__qg_kernel_avx2(wp + mb * 2 * g->K2, panels + jb * g->K2 * 2 * PFVM__QG_NR, g->K2, NULL, &e);
+                continue;
+            }
+#endif
             pfvm__qg_kernel(kind, wp + mb * 2 * g->K2, panels + jb * g->K2 * 2 * PFVM__QG_NR, g->K2, acc, (int)cols,
                             o->bias2 + 2 * (gg * g->Mp + mb));
             for (c = 0; c < PFVM__QG_MR && mb + c < g->MG; c++) {
@@ -28817,12 +29057,18 @@ static void pfvm__qc_dw_fill(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm_
             continue;
         if (X->dtype == PFVM_UINT8) {
             const uint8_t *x = (const uint8_t *)X->data + plane + y * g->W - g->pl;
-            if (s == 1)
-                for (iw = lo; iw < hi; iw++)
-                    row[iw] = (int16_t)(x[iw] - xz);
-            else
-                for (iw = lo; iw < hi; iw++)
-                    row[(iw % s) * PH * PWs + iw / s] = (int16_t)(x[iw] - xz);
+            pfvm__qi ph;
+            if (s == 1) {
+                if (hi > lo)
+                    pfvm__qc_widen_u8(x + lo, hi - lo, xz, row + lo);
+                continue;
+            }
+            for (ph = 0; ph < s; ph++) { /* phase plane ph: columns ph, ph + s, ... (no division per column) */
+                pfvm__qi first = lo + ((ph - lo) % s + s) % s;
+                int16_t *d = row + ph * PH * PWs + first / s;
+                for (iw = first; iw < hi; iw += s)
+                    *d++ = (int16_t)(x[iw] - xz);
+            }
         } else {
             const int8_t *x = (const int8_t *)X->data + plane + y * g->W - g->pl;
             for (iw = lo; iw < hi; iw++)
@@ -28844,34 +29090,75 @@ PFVM_DISPATCH static void pfvm__qc_dw_row_c(const int16_t *const *rows, const in
             a[ow] += w[t] * rows[t][ow];
 }
 
+#define PFVM__QC_DW_TAPS 64
+
 #ifdef PFVM__QG_AVX2
-/* The same, 16 columns at a time in registers (int16 widened to int32). */
+/* The same, 16 columns at a time in registers: two taps' rows interleaved
+ * (columns 0-3 and 8-11, 4-7 and 12-15 of the two 128-bit halves) meet
+ * the two taps' weights as one int16 pair in VPMADDWD (an odd last tap
+ * pairs with a zero weight). */
 __attribute__((target("avx2"))) static void pfvm__qc_dw_row_avx2(const int16_t *const *rows, const int32_t *w, int taps,
                                                                   int64_t OW, int32_t *a)
 {
+    int32_t wq[(PFVM__QC_DW_TAPS + 1) / 2], last[16];
     int64_t ow;
     int t;
-    for (ow = 0; ow + 16 <= OW; ow += 16) {
-        __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
-        for (t = 0; t < taps; t++) {
-            __m256i wv = _mm256_set1_epi32(w[t]);
-            __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(rows[t] + ow));
-            s0 = _mm256_add_epi32(s0, _mm256_mullo_epi32(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(x)), wv));
-            s1 = _mm256_add_epi32(s1, _mm256_mullo_epi32(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(x, 1)), wv));
+    for (t = 0; t < taps; t += 2)
+        wq[t / 2] = (int32_t)((uint32_t)(uint16_t)w[t] | (uint32_t)(uint16_t)(t + 1 < taps ? w[t + 1] : 0) << 16);
+    for (ow = 0; ow < OW; ow += 16) {
+        __m256i lo = _mm256_setzero_si256(), hi = lo;
+        for (t = 0; t < taps; t += 2) {
+            const __m256i wv = _mm256_set1_epi32(wq[t / 2]);
+            const __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(rows[t] + ow));
+            const __m256i y = t + 1 < taps ? _mm256_loadu_si256((const __m256i *)(const void *)(rows[t + 1] + ow)) : x;
+            lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x, y), wv));
+            hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x, y), wv));
         }
-        _mm256_storeu_si256((__m256i *)(void *)(a + ow), s0);
-        _mm256_storeu_si256((__m256i *)(void *)(a + ow + 8), s1);
+        if (ow + 16 > OW) { /* the last columns: all 16 lanes read, the row's share kept */
+            _mm256_storeu_si256((__m256i *)(void *)last, _mm256_permute2x128_si256(lo, hi, 0x20));
+            _mm256_storeu_si256((__m256i *)(void *)(last + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+            memcpy(a + ow, last, (size_t)(OW - ow) * sizeof(int32_t));
+            break;
+        }
+        _mm256_storeu_si256((__m256i *)(void *)(a + ow), _mm256_permute2x128_si256(lo, hi, 0x20));
+        _mm256_storeu_si256((__m256i *)(void *)(a + ow + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
     }
-    for (; ow < OW; ow++) {
-        int32_t v = 0;
-        for (t = 0; t < taps; t++)
-            v += w[t] * rows[t][ow];
-        a[ow] = v;
+}
+
+/* pfvm__qc_dw_plane's sums on AVX2 (at most PFVM__QC_DW_TAPS positions).
+ * A row's last block reads up to 15 int16 past its columns (the work
+ * buffer's slack after the plane); at stride 1, rows narrower than 64
+ * columns go several at a time as one run over the plane's rows (the
+ * columns between them computed and dropped), so that 7 or 14 columns
+ * still fill the vectors. */
+static void pfvm__qc_dw_plane_avx2(const pfvm__qc_geom *g, const int16_t *P, const int16_t *w, int32_t *acc)
+{
+    enum { RUN = 1024 };
+    const int16_t *rows[PFVM__QC_DW_TAPS];
+    int32_t wt[PFVM__QC_DW_TAPS], run[RUN];
+    pfvm__qi PH, PWs, kh, kw, oh, OW = g->OW, t, rs, r, i;
+    pfvm__qc_dw_dims(g, &PH, &PWs);
+    rs = g->sh * PWs; /* plane positions between output rows */
+    r = g->sh == 1 && OW < 64 && OW + 16 <= RUN ? (RUN - OW) / rs + 1 : 1;
+    for (oh = 0; oh < g->OH; oh += r) {
+        pfvm__qi rows_now = g->OH - oh < r ? g->OH - oh : r;
+        for (t = 0, kh = 0; kh < g->KH; kh++)
+            for (kw = 0; kw < g->KW; kw++, t++) {
+                pfvm__qi col = kw * g->dw;
+                rows[t] = P + (col % g->sw) * PH * PWs + (oh * g->sh + kh * g->dh) * PWs + col / g->sw;
+                wt[t] = w[t];
+            }
+        if (rows_now == 1) {
+            pfvm__qc_dw_row_avx2(rows, wt, (int)t, OW, acc + oh * OW);
+            continue;
+        }
+        pfvm__qc_dw_row_avx2(rows, wt, (int)t, (rows_now - 1) * rs + OW, run);
+        for (i = 0; i < rows_now; i++)
+            memcpy(acc + (oh + i) * OW, run + i * rs, (size_t)OW * sizeof(int32_t));
     }
 }
 #endif
 
-#define PFVM__QC_DW_TAPS 64
 
 /* Depthwise 3x3 at stride and dilation 1 on the SMLAD terms (kind 1): per
  * kernel row, taps 0 and 1 are one word of two adjacent int16 (unaligned
@@ -29074,6 +29361,12 @@ static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const in
     int kind = pfvm_q_gemm_kind();
     if (kind == 1 && pfvm__qc_dw3_plane(g, P, w, acc))
         return;
+#ifdef PFVM__QG_AVX2
+    if (kind == 2 && taps <= PFVM__QC_DW_TAPS) {
+        pfvm__qc_dw_plane_avx2(g, P, w, acc);
+        return;
+    }
+#endif
     pfvm__qc_dw_dims(g, &PH, &PWs);
     for (oh = 0; oh < g->OH; oh++) {
         int32_t *a = acc + oh * OW;
@@ -29096,13 +29389,6 @@ static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const in
             }
         if (taps > PFVM__QC_DW_TAPS)
             continue;
-#ifdef PFVM__QG_AVX2
-        if (kind == 2) {
-            pfvm__qc_dw_row_avx2(rows, wt, (int)taps, OW, a);
-            continue;
-        }
-#endif
-        (void)kind;
         pfvm__qc_dw_row_c(rows, wt, (int)taps, OW, a);
     }
 }

@@ -872,10 +872,10 @@ static size_t pfvm__qc_work_bytes(const pfvm__qc_geom *g)
     b = pfvm__qc_is_dw(g) ? (size_t)OHW * sizeof(int32_t) + (size_t)(g->sw * PH * PWs) * sizeof(int16_t)
                           : (size_t)(g->group * g->Mp * 2) * sizeof(int32_t) +
                                 (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t);
-    if (!pfvm__qc_is_dw(g) && !pfvm__qc_is_pointwise(g)) { /* the padded planes */
+    if (!pfvm__qc_is_dw(g) && !pfvm__qc_is_pointwise(g)) { /* the padded planes (phase planes: PW rounded up to sw) */
         pfvm__qi PPH, PPW;
         pfvm__qc_plane_dims(g, &PPH, &PPW);
-        b += (size_t)(g->CG * PPH * PPW) * sizeof(int16_t);
+        b += (size_t)(g->CG * PPH * ((PPW + g->sw - 1) / g->sw) * g->sw) * sizeof(int16_t);
     }
     return (b + 64 + 15) / 16 * 16; /* what follows stays aligned */
 }
@@ -1096,77 +1096,81 @@ PFVM_DISPATCH static void pfvm__qc_widen_u8(const uint8_t *x, pfvm__qi n, int32_
         d[i] = (int16_t)(x[i] - xz);
 }
 
-/* Two rows of n columns, every s-th, into one panel row's int16 pairs
- * (s1 NULL: the first halves only). Runs are short (at most a panel's 16
- * columns): inline, and 8 columns per SSE2 interleave where there is SSE2. */
-static void pfvm__qc_pair_run(const int16_t *s0, const int16_t *s1, pfvm__qi s, pfvm__qi n, int16_t *d)
+/* Two rows of n columns into one panel row's int16 pairs (s1 NULL: the
+ * first halves only). Runs are short (at most a panel's 16 columns):
+ * inline, and 8 columns per SSE2 interleave where there is SSE2. */
+static void pfvm__qc_pair_run(const int16_t *s0, const int16_t *s1, pfvm__qi n, int16_t *d)
 {
     pfvm__qi i = 0;
-#ifdef PFVM__Q_SSE2
-    if (s1 && s == 1) {
-        for (; i + 8 <= n; i += 8) {
-            __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s0 + i));
-            __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(s1 + i));
-            _mm_storeu_si128((__m128i *)(void *)(d + 2 * i), _mm_unpacklo_epi16(x, y));
-            _mm_storeu_si128((__m128i *)(void *)(d + 2 * i + 8), _mm_unpackhi_epi16(x, y));
-        }
-        for (; i < n; i++) {
+    if (!s1) {
+        for (; i < n; i++)
             d[2 * i] = s0[i];
-            d[2 * i + 1] = s1[i];
-        }
         return;
     }
+#ifdef PFVM__Q_SSE2
+    for (; i + 8 <= n; i += 8) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s0 + i));
+        __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(s1 + i));
+        _mm_storeu_si128((__m128i *)(void *)(d + 2 * i), _mm_unpacklo_epi16(x, y));
+        _mm_storeu_si128((__m128i *)(void *)(d + 2 * i + 8), _mm_unpackhi_epi16(x, y));
+    }
 #endif
-    if (!s1)
-        for (i = 0; i < n; i++)
-            d[2 * i] = s0[i * s];
-    else if (s == 1)
-        for (; i < n; i++) {
-            d[2 * i] = s0[i];
-            d[2 * i + 1] = s1[i];
-        }
-    else
-        for (i = 0; i < n; i++) {
-            d[2 * i] = s0[i * s];
-            d[2 * i + 1] = s1[i * s];
-        }
+    for (; i < n; i++) {
+        d[2 * i] = s0[i];
+        d[2 * i + 1] = s1[i];
+    }
 }
 
 /* pfvm__qc_pack for a window (x86 and portable C): each input channel of
  * the group minus its zero point into a padded int16 plane, then every
  * reduction pair's columns from two planes' rows at once, without bounds
- * checks (the padding is in the planes). An odd last position leaves
- * the second halves at zero (the panels start zeroed). planes: CG planes
- * of PH x PW (pfvm__qc_work_bytes). */
+ * checks (the padding is in the planes). With a horizontal stride s each
+ * plane is s phase planes (column c in phase c % s at c / s, as the
+ * depthwise kernel's), so that every run is contiguous. An odd last
+ * position leaves the second halves at zero (the panels start zeroed).
+ * planes: CG x s phase planes of PH x PWs (pfvm__qc_work_bytes). */
 static void pfvm__qc_pack_windows(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi base, int32_t xz,
                                   int16_t *panels, int16_t *planes)
 {
-    pfvm__qi PH, PW, c, kp, oh, ow, y, i, step = g->K2 * 2 * PFVM__QG_NR, KHW = g->KH * g->KW;
-    pfvm__qi y1, w1;
+    pfvm__qi PH, PW, PWs, c, kp, oh, ow, y, i, ph, step = g->K2 * 2 * PFVM__QG_NR, KHW = g->KH * g->KW, sw = g->sw;
+    pfvm__qi y1, w1, kk[2];
     pfvm__qc_plane_dims(g, &PH, &PW);
+    PWs = (PW + sw - 1) / sw;
     y1 = PH - g->pt < g->H ? PH - g->pt : g->H, w1 = PW - g->pl < g->W ? PW - g->pl : g->W;
-    memset(planes, 0, (size_t)(g->CG * PH * PW) * sizeof(int16_t));
-    for (c = 0; c < g->CG && y1 > 0 && w1 > 0; c++) {
-        int16_t *d = planes + (c * PH + g->pt) * PW + g->pl;
-        for (y = 0; y < y1; y++, d += PW) {
+    memset(planes, 0, (size_t)(g->CG * sw * PH * PWs) * sizeof(int16_t));
+    for (c = 0; c < g->CG && y1 > 0 && w1 > 0; c++)
+        for (y = 0; y < y1; y++) {
             pfvm__qi at = base + (c * g->H + y) * g->W;
-            if (X->dtype == PFVM_UINT8)
-                pfvm__qc_widen_u8((const uint8_t *)X->data + at, w1, xz, d);
-            else
-                for (i = 0; i < w1; i++)
-                    d[i] = (int16_t)(((const int8_t *)X->data)[at + i] - xz);
+            int16_t *d = planes + (c * sw * PH + g->pt + y) * PWs;
+            if (sw == 1 && X->dtype == PFVM_UINT8) {
+                pfvm__qc_widen_u8((const uint8_t *)X->data + at, w1, xz, d + g->pl);
+                continue;
+            }
+            for (ph = 0; ph < sw; ph++) { /* input columns i with (pl + i) % sw == ph */
+                pfvm__qi i0 = ((ph - g->pl) % sw + sw) % sw;
+                int16_t *o = d + ph * PH * PWs + (g->pl + i0) / sw;
+                if (X->dtype == PFVM_UINT8)
+                    for (i = i0; i < w1; i += sw)
+                        *o++ = (int16_t)(((const uint8_t *)X->data)[at + i] - xz);
+                else
+                    for (i = i0; i < w1; i += sw)
+                        *o++ = (int16_t)(((const int8_t *)X->data)[at + i] - xz);
+            }
         }
-    }
     for (kp = 0; kp < g->K2; kp++) {
-        pfvm__qi k0 = 2 * kp, k1 = k0 + 1, jj = 0;
-        const int16_t *a = planes + (k0 / KHW * PH + k0 / g->KW % g->KH * g->dh) * PW + k0 % g->KW * g->dw;
-        const int16_t *b = k1 < g->K ? planes + (k1 / KHW * PH + k1 / g->KW % g->KH * g->dh) * PW + k1 % g->KW * g->dw
-                                     : NULL;
+        const int16_t *r[2];
+        pfvm__qi jj = 0, t;
         int16_t *d = panels + kp * 2 * PFVM__QG_NR;
-        for (oh = 0; oh < g->OH; oh++, a += g->sh * PW, b = b ? b + g->sh * PW : NULL)
+        kk[0] = 2 * kp, kk[1] = 2 * kp + 1;
+        for (t = 0; t < 2; t++) {
+            pfvm__qi col = kk[t] % g->KW * g->dw;
+            r[t] = kk[t] < g->K ? planes + ((kk[t] / KHW * sw + col % sw) * PH + kk[t] / g->KW % g->KH * g->dh) * PWs + col / sw
+                                : NULL;
+        }
+        for (oh = 0; oh < g->OH; oh++, r[0] += g->sh * PWs, r[1] = r[1] ? r[1] + g->sh * PWs : NULL)
             for (ow = 0; ow < g->OW;) { /* the row's columns, a panel's share at a time */
                 pfvm__qi take = g->OW - ow < PFVM__QG_NR - jj ? g->OW - ow : PFVM__QG_NR - jj;
-                pfvm__qc_pair_run(a + ow * g->sw, b ? b + ow * g->sw : NULL, g->sw, take, d + 2 * jj);
+                pfvm__qc_pair_run(r[0] + ow, r[1] ? r[1] + ow : NULL, take, d + 2 * jj);
                 ow += take;
                 jj += take;
                 if (jj == PFVM__QG_NR) {
