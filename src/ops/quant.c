@@ -465,6 +465,11 @@ PFVM_INTERNAL int32_t pfvm_q_requantize(int32_t acc, int32_t mult, int shift, in
  * 64-bit multiplies and library divisions in the packing loops). */
 typedef ptrdiff_t pfvm__qi;
 
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
+#define PFVM__Q_SSE2 1
+#endif
+
 #define PFVM__QG_MR 4
 #define PFVM__QG_NR 16
 /* the int16 of row r's pair kp in a weight block */
@@ -850,11 +855,6 @@ static void pfvm__qc_dw_dims(const pfvm__qc_geom *g, pfvm__qi *PH, pfvm__qi *PWs
     *PWs = (PW + g->sw - 1) / g->sw;
 }
 
-#if defined(__SSE2__) || defined(_M_X64)
-#include <emmintrin.h>
-#define PFVM__Q_SSE2 1
-#endif
-
 /* Rows and columns of the padded planes pfvm__qc_pack reads windows from. */
 static void pfvm__qc_plane_dims(const pfvm__qc_geom *g, pfvm__qi *PH, pfvm__qi *PW)
 {
@@ -971,6 +971,17 @@ PFVM__Q_NOINLINE static void pfvm__qc_pack_pairs(const pfvm_tensor *X, pfvm__qi 
                     "pkhtb %1, %3, %2, asr #16\n\t"
                     : "=&r"(o[1]), "=&r"(o[3])
                     : "r"(u13), "r"(v13));
+        }
+#endif
+#ifdef PFVM__Q_SSE2
+        {
+            const __m128i zero = _mm_setzero_si128(), z = _mm_set1_epi16((short)xz);
+            for (; j + 8 <= n; j += 8) {
+                __m128i a = _mm_sub_epi16(_mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)(x0 + j)), zero), z);
+                __m128i b = _mm_sub_epi16(_mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)(x1 + j)), zero), z);
+                _mm_storeu_si128((__m128i *)(void *)(d + 2 * j), _mm_unpacklo_epi16(a, b));
+                _mm_storeu_si128((__m128i *)(void *)(d + 2 * j + 8), _mm_unpackhi_epi16(a, b));
+            }
         }
 #endif
         for (; j < n; j++) {
@@ -1096,6 +1107,27 @@ PFVM_DISPATCH static void pfvm__qc_widen_u8(const uint8_t *x, pfvm__qi n, int32_
         d[i] = (int16_t)(x[i] - xz);
 }
 
+/* n bytes minus xz split into the even (e) and odd (o) positions' int16
+ * (a row into its two phase planes at stride 2). */
+static void pfvm__qc_split2_u8(const uint8_t *x, pfvm__qi n, int32_t xz, int16_t *e, int16_t *o)
+{
+    pfvm__qi i = 0;
+#ifdef PFVM__Q_SSE2
+    const __m128i lo8 = _mm_set1_epi16(0xff), z = _mm_set1_epi16((short)xz);
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(x + i));
+        _mm_storeu_si128((__m128i *)(void *)(e + i / 2), _mm_sub_epi16(_mm_and_si128(v, lo8), z));
+        _mm_storeu_si128((__m128i *)(void *)(o + i / 2), _mm_sub_epi16(_mm_srli_epi16(v, 8), z));
+    }
+#endif
+    for (; i + 2 <= n; i += 2) {
+        e[i / 2] = (int16_t)(x[i] - xz);
+        o[i / 2] = (int16_t)(x[i + 1] - xz);
+    }
+    if (i < n)
+        e[i / 2] = (int16_t)(x[i] - xz);
+}
+
 /* Two rows of n columns into one panel row's int16 pairs (s1 NULL: the
  * first halves only). Runs are short (at most a panel's 16 columns):
  * inline, and 8 columns per SSE2 interleave where there is SSE2. */
@@ -1144,6 +1176,11 @@ static void pfvm__qc_pack_windows(const pfvm__qc_geom *g, const pfvm_tensor *X, 
             int16_t *d = planes + (c * sw * PH + g->pt + y) * PWs;
             if (sw == 1 && X->dtype == PFVM_UINT8) {
                 pfvm__qc_widen_u8((const uint8_t *)X->data + at, w1, xz, d + g->pl);
+                continue;
+            }
+            if (sw == 2 && X->dtype == PFVM_UINT8) {
+                pfvm__qc_split2_u8((const uint8_t *)X->data + at, w1, xz, d + g->pl % 2 * PH * PWs + g->pl / 2,
+                                   d + (g->pl + 1) % 2 * PH * PWs + (g->pl + 1) / 2);
                 continue;
             }
             for (ph = 0; ph < sw; ph++) { /* input columns i with (pl + i) % sw == ph */
@@ -1505,6 +1542,12 @@ static void pfvm__qc_dw_fill(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm_
                     pfvm__qc_widen_u8(x + lo, hi - lo, xz, row + lo);
                 continue;
             }
+            if (s == 2) {
+                if (hi > lo)
+                    pfvm__qc_split2_u8(x + lo, hi - lo, xz, row + lo % 2 * PH * PWs + lo / 2,
+                                       row + (lo + 1) % 2 * PH * PWs + (lo + 1) / 2);
+                continue;
+            }
             for (ph = 0; ph < s; ph++) { /* phase plane ph: columns ph, ph + s, ... (no division per column) */
                 pfvm__qi first = lo + ((ph - lo) % s + s) % s;
                 int16_t *d = row + ph * PH * PWs + first / s;
@@ -1578,18 +1621,20 @@ static void pfvm__qc_dw_plane_avx2(const pfvm__qc_geom *g, const int16_t *P, con
     enum { RUN = 1024 };
     const int16_t *rows[PFVM__QC_DW_TAPS];
     int32_t wt[PFVM__QC_DW_TAPS], run[RUN];
-    pfvm__qi PH, PWs, kh, kw, oh, OW = g->OW, t, rs, r, i;
+    pfvm__qi PH, PWs, kh, kw, oh, OW = g->OW, t, rs, r, i, off[PFVM__QC_DW_TAPS];
     pfvm__qc_dw_dims(g, &PH, &PWs);
     rs = g->sh * PWs; /* plane positions between output rows */
     r = g->sh == 1 && OW < 64 && OW + 16 <= RUN ? (RUN - OW) / rs + 1 : 1;
+    for (t = 0, kh = 0; kh < g->KH; kh++)
+        for (kw = 0; kw < g->KW; kw++, t++) {
+            pfvm__qi col = kw * g->dw;
+            off[t] = (col % g->sw) * PH * PWs + kh * g->dh * PWs + col / g->sw;
+            wt[t] = w[t];
+        }
     for (oh = 0; oh < g->OH; oh += r) {
         pfvm__qi rows_now = g->OH - oh < r ? g->OH - oh : r;
-        for (t = 0, kh = 0; kh < g->KH; kh++)
-            for (kw = 0; kw < g->KW; kw++, t++) {
-                pfvm__qi col = kw * g->dw;
-                rows[t] = P + (col % g->sw) * PH * PWs + (oh * g->sh + kh * g->dh) * PWs + col / g->sw;
-                wt[t] = w[t];
-            }
+        for (i = 0; i < t; i++)
+            rows[i] = P + oh * rs + off[i];
         if (rows_now == 1) {
             pfvm__qc_dw_row_avx2(rows, wt, (int)t, OW, acc + oh * OW);
             continue;
