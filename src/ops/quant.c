@@ -1377,12 +1377,42 @@ PFVM__Q_NOINLINE static void pfvm__qc_store_hi(const int32_t *acc, pfvm__qi step
         PFVM__QC_STORE_PAIRS(int8_t, PFVM__Q_SAT_S8, +zp);
 }
 
+#ifdef PFVM__QG_AVX2
+/* pfvm__qc_store_avx2 for shifts 32 + s, s in [1, 30], and the output
+ * type's whole range: pfvm__qg_requant8 and saturating packs, 16 sums per
+ * step. Returns how many it stored (a multiple of 16). */
+__attribute__((target("avx2"))) static int64_t pfvm__qc_store_avx2_hi(const int32_t *acc, int64_t n, int32_t b, int32_t mult,
+                                                                       int s, int32_t zp, void *out, int u8)
+{
+    const __m256i vb = _mm256_set1_epi32(b), vm = _mm256_set1_epi32(mult), rnd = _mm256_set1_epi32((int32_t)1 << (s - 1));
+    const __m256i vzp = _mm256_set1_epi32(zp), order = _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0);
+    const __m128i cnt = _mm_cvtsi32_si128(s);
+    int64_t j;
+    for (j = 0; j + 16 <= n; j += 16) {
+        __m256i a0 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(acc + j)), vb);
+        __m256i a1 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(acc + j + 8)), vb);
+        __m256i p16 = _mm256_packs_epi32(pfvm__qg_requant8(a0, vm, rnd, cnt, vzp), pfvm__qg_requant8(a1, vm, rnd, cnt, vzp));
+        __m256i p8 = u8 ? _mm256_packus_epi16(p16, p16) : _mm256_packs_epi16(p16, p16);
+        _mm_storeu_si128((__m128i *)(void *)((char *)out + j),
+                         _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(p8, order)));
+    }
+    return j;
+}
+#endif
+
 static void pfvm__qc_store(const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at, const int32_t *acc, pfvm__qi n)
 {
     pfvm__qi j;
     int32_t b = o->bias ? o->bias[m] : 0, lo = o->lo, hi = o->hi, zp = o->zp, mult = o->mult[m];
     int sh = o->shift[m];
 #ifdef PFVM__QG_AVX2
+    if (sh >= 33 && sh <= 62 && pfvm_q_gemm_kind() == 2) { /* lo, hi: the type's range (pfvm__qc_fast) */
+        int64_t done = pfvm__qc_store_avx2_hi(acc, n, b, mult, sh - 32, zp, (char *)o->Y->data + at,
+                                              o->Y->dtype == PFVM_UINT8);
+        acc += done;
+        at += done;
+        n -= done;
+    }
     if (sh >= 31 && sh <= 61 && pfvm_q_gemm_kind() == 2) {
         int64_t done = pfvm__qc_store_avx2(acc, n, b, mult, sh, zp, lo, hi,
                                            (char *)o->Y->data + at, o->Y->dtype == PFVM_UINT8);
