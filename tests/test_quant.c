@@ -358,6 +358,11 @@ static void test_qlinear_conv(void)
         {1, 3, 16, 16, 8, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1}, /* mobilenet's stem at the extremes */
         {1, 64, 6, 6, 8, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 1}, /* pointwise at the extremes */
         {1, 8, 9, 9, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1},  /* depthwise at the extremes */
+        {1, 3, 20, 37, 8, 7, 7, 1, 2, 2, 3, 3, 3, 3, 1, 1, 1, 0, 1, 0}, /* 7x7/2 stem: phase planes, odd left pad */
+        {1, 5, 11, 40, 6, 3, 3, 1, 2, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0}, /* stride 2, even left pad */
+        {1, 3, 7, 23, 5, 3, 3, 1, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0},  /* stride 3 */
+        {1, 3, 40, 40, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0}, /* depthwise: narrow rows in two runs */
+        {1, 2, 5, 80, 2, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0},  /* depthwise: wide rows and a tail */
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
