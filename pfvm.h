@@ -28027,6 +28027,11 @@ PFVM_INTERNAL int32_t pfvm_q_requantize(int32_t acc, int32_t mult, int shift, in
  * 64-bit multiplies and library divisions in the packing loops). */
 typedef ptrdiff_t pfvm__qi;
 
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
+#define PFVM__Q_SSE2 1
+#endif
+
 #define PFVM__QG_MR 4
 #define PFVM__QG_NR 16
 /* the int16 of row r's pair kp in a weight block */
@@ -28412,11 +28417,6 @@ static void pfvm__qc_dw_dims(const pfvm__qc_geom *g, pfvm__qi *PH, pfvm__qi *PWs
     *PWs = (PW + g->sw - 1) / g->sw;
 }
 
-#if defined(__SSE2__) || defined(_M_X64)
-#include <emmintrin.h>
-#define PFVM__Q_SSE2 1
-#endif
-
 /* Rows and columns of the padded planes pfvm__qc_pack reads windows from. */
 static void pfvm__qc_plane_dims(const pfvm__qc_geom *g, pfvm__qi *PH, pfvm__qi *PW)
 {
@@ -28434,10 +28434,10 @@ static size_t pfvm__qc_work_bytes(const pfvm__qc_geom *g)
     b = pfvm__qc_is_dw(g) ? (size_t)OHW * sizeof(int32_t) + (size_t)(g->sw * PH * PWs) * sizeof(int16_t)
                           : (size_t)(g->group * g->Mp * 2) * sizeof(int32_t) +
                                 (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t);
-    if (!pfvm__qc_is_dw(g) && !pfvm__qc_is_pointwise(g)) { /* the padded planes */
+    if (!pfvm__qc_is_dw(g) && !pfvm__qc_is_pointwise(g)) { /* the padded planes (phase planes: PW rounded up to sw) */
         pfvm__qi PPH, PPW;
         pfvm__qc_plane_dims(g, &PPH, &PPW);
-        b += (size_t)(g->CG * PPH * PPW) * sizeof(int16_t);
+        b += (size_t)(g->CG * PPH * ((PPW + g->sw - 1) / g->sw) * g->sw) * sizeof(int16_t);
     }
     return (b + 64 + 15) / 16 * 16; /* what follows stays aligned */
 }
@@ -28533,6 +28533,17 @@ PFVM__Q_NOINLINE static void pfvm__qc_pack_pairs(const pfvm_tensor *X, pfvm__qi 
                     "pkhtb %1, %3, %2, asr #16\n\t"
                     : "=&r"(o[1]), "=&r"(o[3])
                     : "r"(u13), "r"(v13));
+        }
+#endif
+#ifdef PFVM__Q_SSE2
+        {
+            const __m128i zero = _mm_setzero_si128(), z = _mm_set1_epi16((short)xz);
+            for (; j + 8 <= n; j += 8) {
+                __m128i a = _mm_sub_epi16(_mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)(x0 + j)), zero), z);
+                __m128i b = _mm_sub_epi16(_mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)(x1 + j)), zero), z);
+                _mm_storeu_si128((__m128i *)(void *)(d + 2 * j), _mm_unpacklo_epi16(a, b));
+                _mm_storeu_si128((__m128i *)(void *)(d + 2 * j + 8), _mm_unpackhi_epi16(a, b));
+            }
         }
 #endif
         for (; j < n; j++) {
@@ -28658,77 +28669,107 @@ PFVM_DISPATCH static void pfvm__qc_widen_u8(const uint8_t *x, pfvm__qi n, int32_
         d[i] = (int16_t)(x[i] - xz);
 }
 
-/* Two rows of n columns, every s-th, into one panel row's int16 pairs
- * (s1 NULL: the first halves only). Runs are short (at most a panel's 16
- * columns): inline, and 8 columns per SSE2 interleave where there is SSE2. */
-static void pfvm__qc_pair_run(const int16_t *s0, const int16_t *s1, pfvm__qi s, pfvm__qi n, int16_t *d)
+/* n bytes minus xz split into the even (e) and odd (o) positions' int16
+ * (a row into its two phase planes at stride 2). */
+static void pfvm__qc_split2_u8(const uint8_t *x, pfvm__qi n, int32_t xz, int16_t *e, int16_t *o)
 {
     pfvm__qi i = 0;
 #ifdef PFVM__Q_SSE2
-    if (s1 && s == 1) {
-        for (; i + 8 <= n; i += 8) {
-            __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s0 + i));
-            __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(s1 + i));
-            _mm_storeu_si128((__m128i *)(void *)(d + 2 * i), _mm_unpacklo_epi16(x, y));
-            _mm_storeu_si128((__m128i *)(void *)(d + 2 * i + 8), _mm_unpackhi_epi16(x, y));
-        }
-        for (; i < n; i++) {
-            d[2 * i] = s0[i];
-            d[2 * i + 1] = s1[i];
-        }
-        return;
+    const __m128i lo8 = _mm_set1_epi16(0xff), z = _mm_set1_epi16((short)xz);
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(x + i));
+        _mm_storeu_si128((__m128i *)(void *)(e + i / 2), _mm_sub_epi16(_mm_and_si128(v, lo8), z));
+        _mm_storeu_si128((__m128i *)(void *)(o + i / 2), _mm_sub_epi16(_mm_srli_epi16(v, 8), z));
     }
 #endif
-    if (!s1)
-        for (i = 0; i < n; i++)
-            d[2 * i] = s0[i * s];
-    else if (s == 1)
-        for (; i < n; i++) {
+    for (; i + 2 <= n; i += 2) {
+        e[i / 2] = (int16_t)(x[i] - xz);
+        o[i / 2] = (int16_t)(x[i + 1] - xz);
+    }
+    if (i < n)
+        e[i / 2] = (int16_t)(x[i] - xz);
+}
+
+/* Two rows of n columns into one panel row's int16 pairs (s1 NULL: the
+ * first halves only). Runs are short (at most a panel's 16 columns):
+ * inline, and 8 columns per SSE2 interleave where there is SSE2. */
+static void pfvm__qc_pair_run(const int16_t *s0, const int16_t *s1, pfvm__qi n, int16_t *d)
+{
+    pfvm__qi i = 0;
+    if (!s1) {
+        for (; i < n; i++)
             d[2 * i] = s0[i];
-            d[2 * i + 1] = s1[i];
-        }
-    else
-        for (i = 0; i < n; i++) {
-            d[2 * i] = s0[i * s];
-            d[2 * i + 1] = s1[i * s];
-        }
+        return;
+    }
+#ifdef PFVM__Q_SSE2
+    for (; i + 8 <= n; i += 8) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s0 + i));
+        __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(s1 + i));
+        _mm_storeu_si128((__m128i *)(void *)(d + 2 * i), _mm_unpacklo_epi16(x, y));
+        _mm_storeu_si128((__m128i *)(void *)(d + 2 * i + 8), _mm_unpackhi_epi16(x, y));
+    }
+#endif
+    for (; i < n; i++) {
+        d[2 * i] = s0[i];
+        d[2 * i + 1] = s1[i];
+    }
 }
 
 /* pfvm__qc_pack for a window (x86 and portable C): each input channel of
  * the group minus its zero point into a padded int16 plane, then every
  * reduction pair's columns from two planes' rows at once, without bounds
- * checks (the padding is in the planes). An odd last position leaves
- * the second halves at zero (the panels start zeroed). planes: CG planes
- * of PH x PW (pfvm__qc_work_bytes). */
+ * checks (the padding is in the planes). With a horizontal stride s each
+ * plane is s phase planes (column c in phase c % s at c / s, as the
+ * depthwise kernel's), so that every run is contiguous. An odd last
+ * position leaves the second halves at zero (the panels start zeroed).
+ * planes: CG x s phase planes of PH x PWs (pfvm__qc_work_bytes). */
 static void pfvm__qc_pack_windows(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi base, int32_t xz,
                                   int16_t *panels, int16_t *planes)
 {
-    pfvm__qi PH, PW, c, kp, oh, ow, y, i, step = g->K2 * 2 * PFVM__QG_NR, KHW = g->KH * g->KW;
-    pfvm__qi y1, w1;
+    pfvm__qi PH, PW, PWs, c, kp, oh, ow, y, i, ph, step = g->K2 * 2 * PFVM__QG_NR, KHW = g->KH * g->KW, sw = g->sw;
+    pfvm__qi y1, w1, kk[2];
     pfvm__qc_plane_dims(g, &PH, &PW);
+    PWs = (PW + sw - 1) / sw;
     y1 = PH - g->pt < g->H ? PH - g->pt : g->H, w1 = PW - g->pl < g->W ? PW - g->pl : g->W;
-    memset(planes, 0, (size_t)(g->CG * PH * PW) * sizeof(int16_t));
-    for (c = 0; c < g->CG && y1 > 0 && w1 > 0; c++) {
-        int16_t *d = planes + (c * PH + g->pt) * PW + g->pl;
-        for (y = 0; y < y1; y++, d += PW) {
+    memset(planes, 0, (size_t)(g->CG * sw * PH * PWs) * sizeof(int16_t));
+    for (c = 0; c < g->CG && y1 > 0 && w1 > 0; c++)
+        for (y = 0; y < y1; y++) {
             pfvm__qi at = base + (c * g->H + y) * g->W;
-            if (X->dtype == PFVM_UINT8)
-                pfvm__qc_widen_u8((const uint8_t *)X->data + at, w1, xz, d);
-            else
-                for (i = 0; i < w1; i++)
-                    d[i] = (int16_t)(((const int8_t *)X->data)[at + i] - xz);
+            int16_t *d = planes + (c * sw * PH + g->pt + y) * PWs;
+            if (sw == 1 && X->dtype == PFVM_UINT8) {
+                pfvm__qc_widen_u8((const uint8_t *)X->data + at, w1, xz, d + g->pl);
+                continue;
+            }
+            if (sw == 2 && X->dtype == PFVM_UINT8) {
+                pfvm__qc_split2_u8((const uint8_t *)X->data + at, w1, xz, d + g->pl % 2 * PH * PWs + g->pl / 2,
+                                   d + (g->pl + 1) % 2 * PH * PWs + (g->pl + 1) / 2);
+                continue;
+            }
+            for (ph = 0; ph < sw; ph++) { /* input columns i with (pl + i) % sw == ph */
+                pfvm__qi i0 = ((ph - g->pl) % sw + sw) % sw;
+                int16_t *o = d + ph * PH * PWs + (g->pl + i0) / sw;
+                if (X->dtype == PFVM_UINT8)
+                    for (i = i0; i < w1; i += sw)
+                        *o++ = (int16_t)(((const uint8_t *)X->data)[at + i] - xz);
+                else
+                    for (i = i0; i < w1; i += sw)
+                        *o++ = (int16_t)(((const int8_t *)X->data)[at + i] - xz);
+            }
         }
-    }
     for (kp = 0; kp < g->K2; kp++) {
-        pfvm__qi k0 = 2 * kp, k1 = k0 + 1, jj = 0;
-        const int16_t *a = planes + (k0 / KHW * PH + k0 / g->KW % g->KH * g->dh) * PW + k0 % g->KW * g->dw;
-        const int16_t *b = k1 < g->K ? planes + (k1 / KHW * PH + k1 / g->KW % g->KH * g->dh) * PW + k1 % g->KW * g->dw
-                                     : NULL;
+        const int16_t *r[2];
+        pfvm__qi jj = 0, t;
         int16_t *d = panels + kp * 2 * PFVM__QG_NR;
-        for (oh = 0; oh < g->OH; oh++, a += g->sh * PW, b = b ? b + g->sh * PW : NULL)
+        kk[0] = 2 * kp, kk[1] = 2 * kp + 1;
+        for (t = 0; t < 2; t++) {
+            pfvm__qi col = kk[t] % g->KW * g->dw;
+            r[t] = kk[t] < g->K ? planes + ((kk[t] / KHW * sw + col % sw) * PH + kk[t] / g->KW % g->KH * g->dh) * PWs + col / sw
+                                : NULL;
+        }
+        for (oh = 0; oh < g->OH; oh++, r[0] += g->sh * PWs, r[1] = r[1] ? r[1] + g->sh * PWs : NULL)
             for (ow = 0; ow < g->OW;) { /* the row's columns, a panel's share at a time */
                 pfvm__qi take = g->OW - ow < PFVM__QG_NR - jj ? g->OW - ow : PFVM__QG_NR - jj;
-                pfvm__qc_pair_run(a + ow * g->sw, b ? b + ow * g->sw : NULL, g->sw, take, d + 2 * jj);
+                pfvm__qc_pair_run(r[0] + ow, r[1] ? r[1] + ow : NULL, take, d + 2 * jj);
                 ow += take;
                 jj += take;
                 if (jj == PFVM__QG_NR) {
@@ -28898,12 +28939,42 @@ PFVM__Q_NOINLINE static void pfvm__qc_store_hi(const int32_t *acc, pfvm__qi step
         PFVM__QC_STORE_PAIRS(int8_t, PFVM__Q_SAT_S8, +zp);
 }
 
+#ifdef PFVM__QG_AVX2
+/* pfvm__qc_store_avx2 for shifts 32 + s, s in [1, 30], and the output
+ * type's whole range: pfvm__qg_requant8 and saturating packs, 16 sums per
+ * step. Returns how many it stored (a multiple of 16). */
+__attribute__((target("avx2"))) static int64_t pfvm__qc_store_avx2_hi(const int32_t *acc, int64_t n, int32_t b, int32_t mult,
+                                                                       int s, int32_t zp, void *out, int u8)
+{
+    const __m256i vb = _mm256_set1_epi32(b), vm = _mm256_set1_epi32(mult), rnd = _mm256_set1_epi32((int32_t)1 << (s - 1));
+    const __m256i vzp = _mm256_set1_epi32(zp), order = _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0);
+    const __m128i cnt = _mm_cvtsi32_si128(s);
+    int64_t j;
+    for (j = 0; j + 16 <= n; j += 16) {
+        __m256i a0 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(acc + j)), vb);
+        __m256i a1 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(acc + j + 8)), vb);
+        __m256i p16 = _mm256_packs_epi32(pfvm__qg_requant8(a0, vm, rnd, cnt, vzp), pfvm__qg_requant8(a1, vm, rnd, cnt, vzp));
+        __m256i p8 = u8 ? _mm256_packus_epi16(p16, p16) : _mm256_packs_epi16(p16, p16);
+        _mm_storeu_si128((__m128i *)(void *)((char *)out + j),
+                         _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(p8, order)));
+    }
+    return j;
+}
+#endif
+
 static void pfvm__qc_store(const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at, const int32_t *acc, pfvm__qi n)
 {
     pfvm__qi j;
     int32_t b = o->bias ? o->bias[m] : 0, lo = o->lo, hi = o->hi, zp = o->zp, mult = o->mult[m];
     int sh = o->shift[m];
 #ifdef PFVM__QG_AVX2
+    if (sh >= 33 && sh <= 62 && pfvm_q_gemm_kind() == 2) { /* lo, hi: the type's range (pfvm__qc_fast) */
+        int64_t done = pfvm__qc_store_avx2_hi(acc, n, b, mult, sh - 32, zp, (char *)o->Y->data + at,
+                                              o->Y->dtype == PFVM_UINT8);
+        acc += done;
+        at += done;
+        n -= done;
+    }
     if (sh >= 31 && sh <= 61 && pfvm_q_gemm_kind() == 2) {
         int64_t done = pfvm__qc_store_avx2(acc, n, b, mult, sh, zp, lo, hi,
                                            (char *)o->Y->data + at, o->Y->dtype == PFVM_UINT8);
@@ -29063,6 +29134,12 @@ static void pfvm__qc_dw_fill(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm_
                     pfvm__qc_widen_u8(x + lo, hi - lo, xz, row + lo);
                 continue;
             }
+            if (s == 2) {
+                if (hi > lo)
+                    pfvm__qc_split2_u8(x + lo, hi - lo, xz, row + lo % 2 * PH * PWs + lo / 2,
+                                       row + (lo + 1) % 2 * PH * PWs + (lo + 1) / 2);
+                continue;
+            }
             for (ph = 0; ph < s; ph++) { /* phase plane ph: columns ph, ph + s, ... (no division per column) */
                 pfvm__qi first = lo + ((ph - lo) % s + s) % s;
                 int16_t *d = row + ph * PH * PWs + first / s;
@@ -29136,18 +29213,20 @@ static void pfvm__qc_dw_plane_avx2(const pfvm__qc_geom *g, const int16_t *P, con
     enum { RUN = 1024 };
     const int16_t *rows[PFVM__QC_DW_TAPS];
     int32_t wt[PFVM__QC_DW_TAPS], run[RUN];
-    pfvm__qi PH, PWs, kh, kw, oh, OW = g->OW, t, rs, r, i;
+    pfvm__qi PH, PWs, kh, kw, oh, OW = g->OW, t, rs, r, i, off[PFVM__QC_DW_TAPS];
     pfvm__qc_dw_dims(g, &PH, &PWs);
     rs = g->sh * PWs; /* plane positions between output rows */
     r = g->sh == 1 && OW < 64 && OW + 16 <= RUN ? (RUN - OW) / rs + 1 : 1;
+    for (t = 0, kh = 0; kh < g->KH; kh++)
+        for (kw = 0; kw < g->KW; kw++, t++) {
+            pfvm__qi col = kw * g->dw;
+            off[t] = (col % g->sw) * PH * PWs + kh * g->dh * PWs + col / g->sw;
+            wt[t] = w[t];
+        }
     for (oh = 0; oh < g->OH; oh += r) {
         pfvm__qi rows_now = g->OH - oh < r ? g->OH - oh : r;
-        for (t = 0, kh = 0; kh < g->KH; kh++)
-            for (kw = 0; kw < g->KW; kw++, t++) {
-                pfvm__qi col = kw * g->dw;
-                rows[t] = P + (col % g->sw) * PH * PWs + (oh * g->sh + kh * g->dh) * PWs + col / g->sw;
-                wt[t] = w[t];
-            }
+        for (i = 0; i < t; i++)
+            rows[i] = P + oh * rs + off[i];
         if (rows_now == 1) {
             pfvm__qc_dw_row_avx2(rows, wt, (int)t, OW, acc + oh * OW);
             continue;
