@@ -1185,6 +1185,26 @@ static const pfvm_node *accel_em_post(accel_em_emitter *e, const pfvm_node *n)
     }
 }
 
+/* Runs streamed lowering f; when it does not lower this case
+ * (PFVM_ERR_UNSUPPORTED) whatever it emitted is dropped, so that the
+ * caller can try the next plan. */
+static pfvm_code accel_em_stream_try(accel_em_emitter *e, pfvm_accel_ctx *c, pfvm_accel_fn f)
+{
+    size_t mark = (size_t)stbds_arrlen(e->text);
+    pfvm_code rc;
+    c->pe_used = 0;
+    c->post_done = 0;
+    rc = f(c);
+    if (rc == PFVM_ERR_UNSUPPORTED) {
+        stbds_arrsetlen(e->text, mark);
+        c->post_done = 0;
+        return rc;
+    }
+    if (c->pe_used > e->peak)
+        e->peak = c->pe_used;
+    return rc;
+}
+
 static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_stats *stats)
 {
     pfvm_accel_ctx c;
@@ -1279,14 +1299,15 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
     c.post = e->post_node ? accel_em_post_emit : NULL;
     if (e->naive && c.n_out && c.out[0].rank >= 1 && c.out[0].dims[0] < c.pes)
         c.pes = c.out[0].dims[0] > 1 ? c.out[0].dims[0] : 1;
-    if ((f = pfvm_acl_streamed(n->op)) != NULL) {
-        rc = f(&c);
-        if (c.pe_used > e->peak)
-            e->peak = c.pe_used;
-    }
-    else if (accel_em_ew_ok(n, &c))
+    rc = PFVM_ERR_UNSUPPORTED;
+    if ((f = pfvm_acl_streamed(n->op)) != NULL)
+        rc = accel_em_stream_try(e, &c, f);
+    if (rc == PFVM_ERR_UNSUPPORTED && accel_em_ew_ok(n, &c))
         rc = accel_em_stream_ew(e, n, &c);
-    else {
+    else if (rc == PFVM_ERR_UNSUPPORTED)
+        rc = accel_em_stream_try(e, &c, pfvm_acl_stream_rows);
+    if (rc == PFVM_ERR_UNSUPPORTED) {
+        c.post_done = 0;
         rc = accel_em_stream_whole(e, n, &c);
         if (rc == PFVM_OK && stats)
             stats->fallbacks++;

@@ -565,17 +565,19 @@ static int pfvm__acl_ints(const pfvm_node *n, int i, const char *name, const int
 
 /* ---- Slice with constant starts, ends, axes and steps ---- */
 
-PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c)
+/* Slice as a strided view: y[o] = x[*base + sum o_a * xs[a]] (elements);
+ * split: x's first axis is split over the PEs (it must stay whole). */
+static pfvm_code pfvm__acl_slice_map(pfvm_accel_ctx *c, int split, int64_t *base, int64_t *xs)
 {
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     const int64_t *starts, *ends, *axes, *steps;
     int ns = pfvm__acl_ints(c->node, 1, "starts", &starts), ne = pfvm__acl_ints(c->node, 2, "ends", &ends);
     int na = pfvm__acl_ints(c->node, 3, "axes", &axes), nst = pfvm__acl_ints(c->node, 4, "steps", &steps);
-    int64_t st[PFVM_MAX_RANK], stp[PFVM_MAX_RANK], xs[PFVM_MAX_RANK], yd[PFVM_MAX_RANK], base = 0;
+    int64_t st[PFVM_MAX_RANK], stp[PFVM_MAX_RANK];
     int r = x->rank, i;
     (void)ends;
     if (ns < 0 || ne != ns || (na >= 0 && na != ns && na != 0) || (nst > 0 && nst != ns) || nst < 0 || na < 0 ||
-        r < 1)
+        r < 1 || y->rank != r)
         return pfvm__acl_unsupported(c, "Slice with constant starts, ends, axes and steps");
     for (i = 0; i < r; i++) {
         st[i] = 0;
@@ -593,7 +595,7 @@ PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c)
             s0 = s0 < 0 ? 0 : s0 > d ? d : s0;
         else
             s0 = s0 < 0 ? 0 : s0 > d - 1 ? d - 1 : s0;
-        if (a == 0 && !x->replicated && (s0 != 0 || step != 1 || y->dims[0] != x->dims[0]))
+        if (a == 0 && split && (s0 != 0 || step != 1 || y->dims[0] != x->dims[0]))
             return pfvm__acl_unsupported(c, "Slice of the first axis (split over the PEs) only when whole");
         st[a] = s0;
         stp[a] = step;
@@ -601,18 +603,32 @@ PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c)
     xs[r - 1] = 1;
     for (i = r - 2; i >= 0; i--)
         xs[i] = xs[i + 1] * x->dims[i + 1];
-    for (i = 0; i < r; i++) {
-        yd[i] = y->dims[i];
-        base += st[i] * xs[i];
+    for (*base = 0, i = 0; i < r; i++) {
+        *base += st[i] * xs[i];
         xs[i] *= stp[i];
     }
+    for (i = 0; i < r && y->dims[i] > 0; i++)
+        ;
+    for (ns = 0; i == r && ns < r; ns++)
+        if (stp[ns] < 0) /* an empty result needs no steps */
+            return pfvm__acl_unsupported(c, "Slice with positive steps");
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c)
+{
+    const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
+    int64_t xs[PFVM_MAX_RANK], yd[PFVM_MAX_RANK], base = 0;
+    int r = x->rank, i;
+    pfvm_code rc;
+    if ((rc = pfvm__acl_slice_map(c, !x->replicated, &base, xs)) != PFVM_OK)
+        return rc;
+    for (i = 0; i < r; i++)
+        yd[i] = y->dims[i];
     if (!x->replicated)
         yd[0] = pfvm__acl_lead(y);
     if (y->elems == 0)
         return PFVM_OK;
-    for (i = 0; i < r; i++)
-        if (stp[i] < 0)
-            return pfvm__acl_unsupported(c, "Slice with positive steps");
     return pfvm__acl_strided(c, y->off, x->off, r, yd, xs, base);
 }
 
@@ -1847,6 +1863,153 @@ done:
     return rc;
 }
 
+/* ---- Transpose and Slice streamed: a strided copy through the PEs ----
+ *
+ * y[o] = x[base + sum o_a * xs[a]] (elements) with y row-major: the output
+ * is cut into boxes over its last three axes (after merging the axes that
+ * stay contiguous), one box per PE, each brought in by one strided `load`
+ * and written back by one `store`; no compute. */
+
+typedef struct pfvm__acl_affine {
+    int rank;
+    int64_t yd[5], xs[5], ys[5], base;
+} pfvm__acl_affine;
+
+/* Merges output axes that are contiguous in both x and y, and appends a
+ * unit axis with stride 1 when the last axis is strided in x (the load's
+ * innermost run must be contiguous); 0 when more than 5 axes remain. */
+static int pfvm__acl_affine_init(pfvm__acl_affine *m, int rank, const int64_t *yd, const int64_t *xs, int64_t base)
+{
+    int64_t d[PFVM_MAX_RANK + 1], s[PFVM_MAX_RANK + 1];
+    int n = 0, i;
+    for (i = 0; i < rank; i++) {
+        if (yd[i] == 1)
+            continue;
+        if (n > 0 && s[n - 1] == xs[i] * yd[i]) {
+            d[n - 1] *= yd[i];
+            s[n - 1] = xs[i];
+        } else {
+            d[n] = yd[i], s[n] = xs[i];
+            n++;
+        }
+    }
+    if (n == 0 || s[n - 1] != 1) {
+        d[n] = 1, s[n] = 1;
+        n++;
+    }
+    while (n < 3) { /* the load's (n, r, c) axes */
+        memmove(d + 1, d, (size_t)n * sizeof *d);
+        memmove(s + 1, s, (size_t)n * sizeof *s);
+        d[0] = 1, s[0] = 0;
+        n++;
+    }
+    if (n > 5)
+        return 0;
+    m->rank = n;
+    m->base = base;
+    for (i = 0; i < n; i++)
+        m->yd[i] = d[i], m->xs[i] = s[i];
+    m->ys[n - 1] = 1;
+    for (i = n - 2; i >= 0; i--)
+        m->ys[i] = m->ys[i + 1] * m->yd[i + 1];
+    return 1;
+}
+
+static pfvm_code pfvm__acl_affine_stream(pfvm_accel_ctx *c, const pfvm__acl_affine *m)
+{
+    int64_t step[5], total = 1, cap, wave, i;
+    int r = m->rank, a;
+    pfvm__acl_tile *tiles = NULL;
+    pfvm__acl_q q[4];
+    pfvm_code rc = PFVM_OK;
+    for (a = 0; a < r; a++) {
+        total *= m->yd[a];
+        step[a] = a < r - 3 ? 1 : m->yd[a];
+    }
+    if (total == 0)
+        return PFVM_OK;
+    cap = (total + c->pes - 1) / c->pes;
+    if (cap < 64)
+        cap = 64;
+    if (cap > c->pe_mem / 4)
+        cap = c->pe_mem / 4;
+    if (cap < 1)
+        return pfvm__acl_stream_nomem(c, 4);
+    for (a = r - 3; a < r; a++) /* halve n, then r, then c until the box fits */
+        while (step[r - 3] * step[r - 2] * step[r - 1] > cap && step[a] > 1)
+            step[a] = (step[a] + 1) / 2;
+    c->pe_used = pfvm__acl_al(step[r - 3] * step[r - 2] * step[r - 1] * 4);
+    pfvm__acl_qinit(q);
+    if ((rc = pfvm__acl_tiling(c, r, m->yd, step, &tiles)) != PFVM_OK)
+        goto done;
+    for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
+        int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
+        for (i = 0; i < n; i++) {
+            const pfvm__acl_tile *t = &tiles[wave + i];
+            int64_t src = m->base, dst = 0, en = t->e[r - 3], er = t->e[r - 2], ec = t->e[r - 1];
+            for (a = 0; a < r; a++) {
+                src += t->o[a] * m->xs[a];
+                dst += t->o[a] * m->ys[a];
+            }
+            if ((rc = pfvm__acl_load(c, &q[0], pfvm__acl_pe(c, n, i), 0, c->in[0].dram + src * 4, en, er, ec, er * ec, ec,
+                                     m->xs[r - 3], m->xs[r - 2])) != PFVM_OK)
+                goto done;
+        }
+        if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK)
+            goto done;
+        for (i = 0; i < n; i++) {
+            const pfvm__acl_tile *t = &tiles[wave + i];
+            int64_t dst = 0, en = t->e[r - 3], er = t->e[r - 2], ec = t->e[r - 1];
+            for (a = 0; a < r; a++)
+                dst += t->o[a] * m->ys[a];
+            if ((rc = pfvm__acl_store(c, pfvm__acl_pe(c, n, i), c->out[0].dram + dst * 4, 0, en, er, ec, m->ys[r - 3],
+                                      m->ys[r - 2], er * ec, ec)) != PFVM_OK)
+                goto done;
+        }
+        if ((rc = c->emit(c, "barrier")) != PFVM_OK)
+            goto done;
+    }
+done:
+    pfvm__acl_qfree(q);
+    stbds_arrfree(tiles);
+    return rc;
+}
+
+static pfvm_code pfvm__acl_transpose_stream(pfvm_accel_ctx *c)
+{
+    const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
+    const int64_t *perm;
+    int np = pfvm_node_attr_ints(c->node, "perm", &perm), r = x->rank, i;
+    int64_t xs[PFVM_MAX_RANK], s[PFVM_MAX_RANK];
+    pfvm__acl_affine m;
+    if (r < 1 || y->rank != r)
+        return pfvm__acl_unsupported(c, "streamed Transpose of rank 1 or more");
+    xs[r - 1] = 1;
+    for (i = r - 2; i >= 0; i--)
+        xs[i] = xs[i + 1] * x->dims[i + 1];
+    for (i = 0; i < r; i++) {
+        int64_t p = np == r ? perm[i] : r - 1 - i;
+        if (p < 0 || p >= r)
+            return pfvm__acl_unsupported(c, "Transpose with a valid perm");
+        s[i] = xs[p];
+    }
+    if (!pfvm__acl_affine_init(&m, r, y->dims, s, 0))
+        return pfvm__acl_unsupported(c, "streamed Transpose of at most 5 non-contiguous axes");
+    return pfvm__acl_affine_stream(c, &m);
+}
+
+static pfvm_code pfvm__acl_slice_stream(pfvm_accel_ctx *c)
+{
+    int64_t xs[PFVM_MAX_RANK], base;
+    pfvm__acl_affine m;
+    pfvm_code rc;
+    if ((rc = pfvm__acl_slice_map(c, 0, &base, xs)) != PFVM_OK)
+        return rc;
+    if (!pfvm__acl_affine_init(&m, c->out[0].rank, c->out[0].dims, xs, base))
+        return pfvm__acl_unsupported(c, "streamed Slice of at most 5 non-contiguous axes");
+    return pfvm__acl_affine_stream(c, &m);
+}
+
 /* ---- any row-wise operator streamed by its resident lowering ----
  *
  * An element-wise, broadcast or reduction operator whose inputs are either
@@ -2083,5 +2246,9 @@ pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op)
         return pfvm__acl_gemm_stream;
     if (op->accel == pfvm_acl_matmul)
         return pfvm__acl_matmul_stream;
+    if (op->accel == pfvm_acl_transpose)
+        return pfvm__acl_transpose_stream;
+    if (op->accel == pfvm_acl_slice)
+        return pfvm__acl_slice_stream;
     return NULL;
 }
