@@ -11558,6 +11558,28 @@ static pfvm_code pfvm__acl_rows_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
     return s->outer->post ? s->outer->post(s->outer, s->r.out[0].off, t->e[0] * s->yrow) : PFVM_OK;
 }
 
+/* An element-wise node whose split inputs all have the output's shape and
+ * whose small ones are scalars has no rows: its flat elements are cut into
+ * rows of the largest divisor of their count up to a PE's share (at least
+ * the SIMD width), so that tiles are spread over every PE. */
+static void pfvm__acl_rows_flat(const pfvm_accel_ctx *c, pfvm__acl_rows *s, int64_t *rows)
+{
+    int64_t total = *rows * s->yrow, cap = (total + c->pes - 1) / c->pes, d;
+    int i;
+    for (i = 0; i < c->n_in; i++)
+        if ((s->rowsz[i] > 0 && s->rowsz[i] != s->yrow) || (s->rowsz[i] < 0 && s->r.in[i].elems != 1))
+            return;
+    if (cap < c->simd)
+        cap = c->simd;
+    for (d = cap < total ? cap : total; d > 1 && total % d; d--)
+        ;
+    for (i = 0; i < c->n_in; i++)
+        if (s->rowsz[i] > 0)
+            s->rowsz[i] = d;
+    s->yrow = d;
+    *rows = total / d;
+}
+
 /* The row sizes of c's arguments; 0 when the node is not row-wise. */
 static int pfvm__acl_rows_shape(pfvm_accel_ctx *c, pfvm__acl_rows *s, int64_t *rows)
 {
@@ -11591,6 +11613,8 @@ static int pfvm__acl_rows_shape(pfvm_accel_ctx *c, pfvm__acl_rows *s, int64_t *r
             return 0;
         }
     }
+    if (split > 0 && *rows > 0 && s->yrow > 0 && f != PFVM_FUSE_REDUCTION)
+        pfvm__acl_rows_flat(c, s, rows);
     return split > 0 && *rows > 0 && s->yrow > 0;
 }
 

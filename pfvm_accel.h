@@ -1302,10 +1302,10 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
     rc = PFVM_ERR_UNSUPPORTED;
     if ((f = pfvm_acl_streamed(n->op)) != NULL)
         rc = accel_em_stream_try(e, &c, f);
+    if (rc == PFVM_ERR_UNSUPPORTED)
+        rc = accel_em_stream_try(e, &c, pfvm_acl_stream_rows);
     if (rc == PFVM_ERR_UNSUPPORTED && accel_em_ew_ok(n, &c))
         rc = accel_em_stream_ew(e, n, &c);
-    else if (rc == PFVM_ERR_UNSUPPORTED)
-        rc = accel_em_stream_try(e, &c, pfvm_acl_stream_rows);
     if (rc == PFVM_ERR_UNSUPPORTED) {
         c.post_done = 0;
         rc = accel_em_stream_whole(e, n, &c);
