@@ -1022,6 +1022,45 @@ static pfvm_code accel_em_stream(accel_em_emitter *e, pfvm_accel_stats *stats)
     return PFVM_OK;
 }
 
+/* e holds a resident plan with fallbacks (its stats in *resident): the
+ * streamed plan replaces it when it has none (else e's text is restored). */
+static pfvm_code accel_em_prefer_stream(accel_em_emitter *e, const pfvm_accel_stats *resident,
+                                        pfvm_accel_stats *stats)
+{
+    char *keep = NULL;
+    size_t n = (size_t)stbds_arrlen(e->text), np = ((size_t)stbds_arrlen(e->g->values) + 1) * sizeof *e->places;
+    accel_em_place *places = (accel_em_place *)pfvm__malloc(np);
+    int64_t peak = e->peak;
+    pfvm_accel_stats streamed;
+    pfvm_code rc;
+    if (!places || !pfvm__arraddn(keep, n)) {
+        pfvm__free(places);
+        return pfvm__fail(e->st, PFVM_ERR_NOMEM, "accel: out of memory for the program text");
+    }
+    memcpy(keep, e->text, n);
+    memcpy(places, e->places, np);
+    rc = accel_em_stream(e, &streamed);
+    if (rc == PFVM_OK && !streamed.fallbacks) {
+        if (stats)
+            *stats = streamed;
+    } else if (rc == PFVM_OK || rc == PFVM_ERR_UNSUPPORTED || rc == PFVM_ERR_NOMEM) {
+        stbds_arrsetlen(e->text, 0);
+        if (!pfvm__arraddn(e->text, n))
+            rc = pfvm__fail(e->st, PFVM_ERR_NOMEM, "accel: out of memory for the program text");
+        else {
+            memcpy(e->text, keep, n);
+            memcpy(e->places, places, np);
+            e->peak = peak;
+            rc = PFVM_OK;
+            if (stats)
+                *stats = *resident;
+        }
+    }
+    stbds_arrfree(keep);
+    pfvm__free(places);
+    return rc;
+}
+
 static pfvm_code accel_em_emit(pfvm_model *m, const pfvm_accel_target *t, int naive, char **program,
                                pfvm_accel_stats *stats, pfvm_status *st)
 {
@@ -1030,7 +1069,9 @@ static pfvm_code accel_em_emit(pfvm_model *m, const pfvm_accel_target *t, int na
     accel_em_hole whole;
     pfvm_code rc = PFVM_OK;
     int i, j, nv, streamed = 0;
+    pfvm_accel_stats resident;
     *program = NULL;
+    memset(&resident, 0, sizeof resident);
     if (stats)
         memset(stats, 0, sizeof *stats);
     if (!m || !m->graph)
@@ -1082,7 +1123,7 @@ static pfvm_code accel_em_emit(pfvm_model *m, const pfvm_accel_target *t, int na
     if (!streamed && (rc = accel_em_line(&e, "barrier")) != PFVM_OK)
         goto done;
     for (i = 0; i < pfvm_graph_num_nodes(g) && !streamed && rc == PFVM_OK; i++)
-        rc = accel_em_node(&e, pfvm_graph_node(g, i), i, stats);
+        rc = accel_em_node(&e, pfvm_graph_node(g, i), i, &resident);
     if (rc == PFVM_ERR_NOMEM || streamed) {
         /* some tensor does not fit in the PEs: the scheduler's plan */
         if ((rc = accel_em_stream(&e, stats)) != PFVM_OK)
@@ -1091,6 +1132,8 @@ static pfvm_code accel_em_emit(pfvm_model *m, const pfvm_accel_target *t, int na
     }
     if (rc != PFVM_OK)
         goto done;
+    if (stats)
+        *stats = resident;
     for (i = 0; i < pfvm_graph_num_outputs(g); i++) {
         pfvm_value *v = pfvm_graph_output(g, i);
         char shape[128];
@@ -1105,6 +1148,10 @@ static pfvm_code accel_em_emit(pfvm_model *m, const pfvm_accel_target *t, int na
                              e.places[v->id].layout)) != PFVM_OK)
             goto done;
     }
+    /* a resident plan that gathers some node whole onto PE 0 loses to the
+     * streamed plan when that one runs every node over the PEs */
+    if (resident.fallbacks > 0 && (rc = accel_em_prefer_stream(&e, &resident, stats)) != PFVM_OK)
+        goto done;
 finish:
     if (!pfvm__arrpush(e.text, '\0')) {
         rc = pfvm__fail(st, PFVM_ERR_NOMEM, "accel: out of memory for the program text");
