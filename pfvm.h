@@ -11038,17 +11038,20 @@ static int64_t pfvm__acl_gemm_bytes(const pfvm__acl_gemm_plan *p, int64_t mt, in
     return pfvm__acl_al(mt * p->K * 4) + pfvm__acl_al(nt * p->K * 4) + 2 * pfvm__acl_al(mt * nt * 4);
 }
 
-/* Cycles of a wave of m Gemm tiles (row-major over M x N: neighbours
- * share A's rows) by the simulator's cost model; nbn: tiles per row. */
+/* Cycles of a wave of m Gemm tiles by the simulator's cost model: tiles
+ * row-major over M x N (neighbours share A's rows; nb: tiles per row), or
+ * column-major (n_major: neighbours share B's columns; nb: tiles per
+ * column). */
 static double pfvm__acl_gemm_wave(const pfvm_accel_ctx *c, const pfvm__acl_gemm_plan *p, int64_t m, int64_t mt,
-                                  int64_t nt, int64_t nbn)
+                                  int64_t nt, int64_t nb, int n_major)
 {
     double t = ceil((double)mt * (double)nt * (double)p->K / c->macs);
     int k;
     for (k = 0; k < c->nlinks; k++) {
         int64_t mk = pfvm__acl_first(c, m, k);
-        double rows = c->link_bcast[k] ? (double)((mk + nbn - 1) / nbn) : (double)mk;
-        double cols = c->link_bcast[k] ? (double)(mk < nbn ? mk : nbn) : (double)mk;
+        double outer = c->link_bcast[k] ? (double)((mk + nb - 1) / nb) : (double)mk;
+        double inner = c->link_bcast[k] ? (double)(mk < nb ? mk : nb) : (double)mk;
+        double rows = n_major ? inner : outer, cols = n_major ? outer : inner;
         double down = (rows * (double)mt + cols * (double)nt) * (double)p->K * 4 / c->link_down[k];
         double up = (double)mk * (double)(mt * nt) * 4 / c->link_up[k];
         if (down > t)
@@ -11061,20 +11064,22 @@ static double pfvm__acl_gemm_wave(const pfvm_accel_ctx *c, const pfvm__acl_gemm_
 
 /* The Gemm tile (each extent halved 0, 1, 2... times) that the cost model
  * finds fastest among those that fit a PE; 0 when none fits. */
-static int pfvm__acl_gemm_search(const pfvm_accel_ctx *c, const pfvm__acl_gemm_plan *p, int64_t *step)
+static int pfvm__acl_gemm_search(const pfvm_accel_ctx *c, const pfvm__acl_gemm_plan *p, int64_t *step, int *n_major)
 {
     int64_t mt, nt, M = p->M, N = p->N;
     double best = -1;
+    int o;
     for (mt = M;; mt = (mt + 1) / 2) {
         for (nt = N;; nt = (nt + 1) / 2) {
-            if (pfvm__acl_gemm_bytes(p, mt, nt) <= c->pe_mem) {
-                int64_t nbn = (N + nt - 1) / nt, tiles = p->batch * ((M + mt - 1) / mt) * nbn;
-                double cost = (double)(tiles / c->pes) * pfvm__acl_gemm_wave(c, p, c->pes, mt, nt, nbn);
+            for (o = 0; o < 2 && pfvm__acl_gemm_bytes(p, mt, nt) <= c->pe_mem; o++) {
+                int64_t nbn = (N + nt - 1) / nt, nbm = (M + mt - 1) / mt, tiles = p->batch * nbm * nbn;
+                double cost = (double)(tiles / c->pes) * pfvm__acl_gemm_wave(c, p, c->pes, mt, nt, o ? nbm : nbn, o);
                 if (tiles % c->pes)
-                    cost += pfvm__acl_gemm_wave(c, p, tiles % c->pes, mt, nt, nbn);
+                    cost += pfvm__acl_gemm_wave(c, p, tiles % c->pes, mt, nt, o ? nbm : nbn, o);
                 if (best < 0 || cost < best) {
                     best = cost;
                     step[1] = mt, step[2] = nt;
+                    *n_major = o;
                 }
             }
             if (nt == 1)
@@ -11093,12 +11098,13 @@ static int pfvm__acl_gemm_search(const pfvm_accel_ctx *c, const pfvm__acl_gemm_p
 static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, const pfvm_accel_arg *a,
                                     const pfvm_accel_arg *b, const pfvm_accel_arg *bias, const pfvm_accel_arg *y)
 {
-    int64_t M = p->M, N = p->N, dims[3], step[3], wave, i;
+    int64_t M = p->M, N = p->N, dims[3], step[3], wave, i, sw[3];
     pfvm__acl_tile *tiles = NULL;
     pfvm__acl_q q[4];
     pfvm_code rc;
+    int n_major = 0;
     dims[0] = p->batch, dims[1] = M, dims[2] = N;
-    if (!pfvm__acl_gemm_search(c, p, step))
+    if (!pfvm__acl_gemm_search(c, p, step, &n_major))
         return pfvm__acl_stream_nomem(c, pfvm__acl_gemm_bytes(p, 1, 1));
     p->ab = 0;
     p->bb = pfvm__acl_al(step[1] * p->K * 4);
@@ -11107,8 +11113,17 @@ static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, c
     c->pe_used = p->cb + pfvm__acl_al(step[1] * step[2] * 4);
     pfvm__acl_qinit(q);
     c->post_done = c->post != NULL;
-    if ((rc = pfvm__acl_tiling(c, 3, dims, step, &tiles)) != PFVM_OK)
+    /* column-major: tile over (batch, N, M), then swap the tiles' axes back */
+    sw[0] = dims[0], sw[1] = n_major ? N : M, sw[2] = n_major ? M : N;
+    if (n_major)
+        step[0] = step[1], step[1] = step[2], step[2] = step[0], step[0] = 1;
+    if ((rc = pfvm__acl_tiling(c, 3, sw, step, &tiles)) != PFVM_OK)
         goto done;
+    for (i = 0; n_major && i < (int64_t)stbds_arrlen(tiles); i++) {
+        int64_t o1 = tiles[i].o[1], e1 = tiles[i].e[1];
+        tiles[i].o[1] = tiles[i].o[2], tiles[i].e[1] = tiles[i].e[2];
+        tiles[i].o[2] = o1, tiles[i].e[2] = e1;
+    }
     for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
         int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
         for (i = 0; i < n; i++) {
