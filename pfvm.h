@@ -11390,11 +11390,9 @@ static pfvm_code pfvm__acl_affine_stream(pfvm_accel_ctx *c, const pfvm__acl_affi
         int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
         for (i = 0; i < n; i++) {
             const pfvm__acl_tile *t = &tiles[wave + i];
-            int64_t src = m->base, dst = 0, en = t->e[r - 3], er = t->e[r - 2], ec = t->e[r - 1];
-            for (a = 0; a < r; a++) {
+            int64_t src = m->base, en = t->e[r - 3], er = t->e[r - 2], ec = t->e[r - 1];
+            for (a = 0; a < r; a++)
                 src += t->o[a] * m->xs[a];
-                dst += t->o[a] * m->ys[a];
-            }
             if ((rc = pfvm__acl_load(c, &q[0], pfvm__acl_pe(c, n, i), 0, c->in[0].dram + src * 4, en, er, ec, er * ec, ec,
                                      m->xs[r - 3], m->xs[r - 2])) != PFVM_OK)
                 goto done;
