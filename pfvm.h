@@ -2573,6 +2573,12 @@ typedef pfvm_code (*pfvm_infer_keep_all_fn)(pfvm_graph *g, pfvm_infer_keep_fn ke
  * tensors do not fit in the PEs' memories (src/ops/accel_lower.c), or NULL
  * when it has none. */
 PFVM_INTERNAL pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op);
+/* The streamed plan's lowering of a row-wise node (element-wise, broadcast
+ * or reduction operator over the last axis: its inputs of the output's
+ * leading dims or small vectors along the last axis) by its own resident
+ * hook on tiles of rows (src/ops/accel_lower.c); PFVM_ERR_UNSUPPORTED,
+ * having emitted nothing, when the node is not such. */
+PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c);
 /* Keeps `state` for this node until the executor is freed, which calls
  * free_fn(state); later runs find it in k->state (compiled programs,
  * caches). Replaces and frees a previous state. Without an executor the
@@ -9988,17 +9994,19 @@ static int pfvm__acl_ints(const pfvm_node *n, int i, const char *name, const int
 
 /* ---- Slice with constant starts, ends, axes and steps ---- */
 
-PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c)
+/* Slice as a strided view: y[o] = x[*base + sum o_a * xs[a]] (elements);
+ * split: x's first axis is split over the PEs (it must stay whole). */
+static pfvm_code pfvm__acl_slice_map(pfvm_accel_ctx *c, int split, int64_t *base, int64_t *xs)
 {
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     const int64_t *starts, *ends, *axes, *steps;
     int ns = pfvm__acl_ints(c->node, 1, "starts", &starts), ne = pfvm__acl_ints(c->node, 2, "ends", &ends);
     int na = pfvm__acl_ints(c->node, 3, "axes", &axes), nst = pfvm__acl_ints(c->node, 4, "steps", &steps);
-    int64_t st[PFVM_MAX_RANK], stp[PFVM_MAX_RANK], xs[PFVM_MAX_RANK], yd[PFVM_MAX_RANK], base = 0;
+    int64_t st[PFVM_MAX_RANK], stp[PFVM_MAX_RANK];
     int r = x->rank, i;
     (void)ends;
     if (ns < 0 || ne != ns || (na >= 0 && na != ns && na != 0) || (nst > 0 && nst != ns) || nst < 0 || na < 0 ||
-        r < 1)
+        r < 1 || y->rank != r)
         return pfvm__acl_unsupported(c, "Slice with constant starts, ends, axes and steps");
     for (i = 0; i < r; i++) {
         st[i] = 0;
@@ -10016,7 +10024,7 @@ PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c)
             s0 = s0 < 0 ? 0 : s0 > d ? d : s0;
         else
             s0 = s0 < 0 ? 0 : s0 > d - 1 ? d - 1 : s0;
-        if (a == 0 && !x->replicated && (s0 != 0 || step != 1 || y->dims[0] != x->dims[0]))
+        if (a == 0 && split && (s0 != 0 || step != 1 || y->dims[0] != x->dims[0]))
             return pfvm__acl_unsupported(c, "Slice of the first axis (split over the PEs) only when whole");
         st[a] = s0;
         stp[a] = step;
@@ -10024,18 +10032,32 @@ PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c)
     xs[r - 1] = 1;
     for (i = r - 2; i >= 0; i--)
         xs[i] = xs[i + 1] * x->dims[i + 1];
-    for (i = 0; i < r; i++) {
-        yd[i] = y->dims[i];
-        base += st[i] * xs[i];
+    for (*base = 0, i = 0; i < r; i++) {
+        *base += st[i] * xs[i];
         xs[i] *= stp[i];
     }
+    for (i = 0; i < r && y->dims[i] > 0; i++)
+        ;
+    for (ns = 0; i == r && ns < r; ns++)
+        if (stp[ns] < 0) /* an empty result needs no steps */
+            return pfvm__acl_unsupported(c, "Slice with positive steps");
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c)
+{
+    const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
+    int64_t xs[PFVM_MAX_RANK], yd[PFVM_MAX_RANK], base = 0;
+    int r = x->rank, i;
+    pfvm_code rc;
+    if ((rc = pfvm__acl_slice_map(c, !x->replicated, &base, xs)) != PFVM_OK)
+        return rc;
+    for (i = 0; i < r; i++)
+        yd[i] = y->dims[i];
     if (!x->replicated)
         yd[0] = pfvm__acl_lead(y);
     if (y->elems == 0)
         return PFVM_OK;
-    for (i = 0; i < r; i++)
-        if (stp[i] < 0)
-            return pfvm__acl_unsupported(c, "Slice with positive steps");
     return pfvm__acl_strided(c, y->off, x->off, r, yd, xs, base);
 }
 
@@ -10985,12 +11007,14 @@ typedef struct pfvm__acl_gemm_plan {
     int64_t K, ab, bb, cb, out;
     int tb, bias; /* bias: 0 none, 1 a row of N, 2 M x N */
     double alpha, beta;
+    int64_t batch, M, N;   /* Y is batch x M x N */
+    int64_t abs, bbs;      /* elements from one batch of A (B) to the next; 0: shared by all batches */
 } pfvm__acl_gemm_plan;
 
 static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
 {
     const pfvm__acl_gemm_plan *p = (const pfvm__acl_gemm_plan *)user;
-    long long O = p->out, mt = t->e[0], nt = t->e[1];
+    long long O = p->out, mt = t->e[1], nt = t->e[2];
     pfvm_code rc;
     if ((rc = c->emit(c, "gemm %lld %lld %lld %lld %lld %lld %d", O, (long long)p->ab, (long long)p->bb, mt, nt,
                       (long long)p->K, p->tb)) != PFVM_OK ||
@@ -11014,17 +11038,20 @@ static int64_t pfvm__acl_gemm_bytes(const pfvm__acl_gemm_plan *p, int64_t mt, in
     return pfvm__acl_al(mt * p->K * 4) + pfvm__acl_al(nt * p->K * 4) + 2 * pfvm__acl_al(mt * nt * 4);
 }
 
-/* Cycles of a wave of m Gemm tiles (row-major over M x N: neighbours
- * share A's rows) by the simulator's cost model; nbn: tiles per row. */
+/* Cycles of a wave of m Gemm tiles by the simulator's cost model: tiles
+ * row-major over M x N (neighbours share A's rows; nb: tiles per row), or
+ * column-major (n_major: neighbours share B's columns; nb: tiles per
+ * column). */
 static double pfvm__acl_gemm_wave(const pfvm_accel_ctx *c, const pfvm__acl_gemm_plan *p, int64_t m, int64_t mt,
-                                  int64_t nt, int64_t nbn)
+                                  int64_t nt, int64_t nb, int n_major)
 {
     double t = ceil((double)mt * (double)nt * (double)p->K / c->macs);
     int k;
     for (k = 0; k < c->nlinks; k++) {
         int64_t mk = pfvm__acl_first(c, m, k);
-        double rows = c->link_bcast[k] ? (double)((mk + nbn - 1) / nbn) : (double)mk;
-        double cols = c->link_bcast[k] ? (double)(mk < nbn ? mk : nbn) : (double)mk;
+        double outer = c->link_bcast[k] ? (double)((mk + nb - 1) / nb) : (double)mk;
+        double inner = c->link_bcast[k] ? (double)(mk < nb ? mk : nb) : (double)mk;
+        double rows = n_major ? inner : outer, cols = n_major ? outer : inner;
         double down = (rows * (double)mt + cols * (double)nt) * (double)p->K * 4 / c->link_down[k];
         double up = (double)mk * (double)(mt * nt) * 4 / c->link_up[k];
         if (down > t)
@@ -11037,21 +11064,22 @@ static double pfvm__acl_gemm_wave(const pfvm_accel_ctx *c, const pfvm__acl_gemm_
 
 /* The Gemm tile (each extent halved 0, 1, 2... times) that the cost model
  * finds fastest among those that fit a PE; 0 when none fits. */
-static int pfvm__acl_gemm_search(const pfvm_accel_ctx *c, const pfvm__acl_gemm_plan *p, int64_t M, int64_t N,
-                                 int64_t *step)
+static int pfvm__acl_gemm_search(const pfvm_accel_ctx *c, const pfvm__acl_gemm_plan *p, int64_t *step, int *n_major)
 {
-    int64_t mt, nt;
+    int64_t mt, nt, M = p->M, N = p->N;
     double best = -1;
+    int o;
     for (mt = M;; mt = (mt + 1) / 2) {
         for (nt = N;; nt = (nt + 1) / 2) {
-            if (pfvm__acl_gemm_bytes(p, mt, nt) <= c->pe_mem) {
-                int64_t nbn = (N + nt - 1) / nt, tiles = ((M + mt - 1) / mt) * nbn;
-                double cost = (double)(tiles / c->pes) * pfvm__acl_gemm_wave(c, p, c->pes, mt, nt, nbn);
+            for (o = 0; o < 2 && pfvm__acl_gemm_bytes(p, mt, nt) <= c->pe_mem; o++) {
+                int64_t nbn = (N + nt - 1) / nt, nbm = (M + mt - 1) / mt, tiles = p->batch * nbm * nbn;
+                double cost = (double)(tiles / c->pes) * pfvm__acl_gemm_wave(c, p, c->pes, mt, nt, o ? nbm : nbn, o);
                 if (tiles % c->pes)
-                    cost += pfvm__acl_gemm_wave(c, p, tiles % c->pes, mt, nt, nbn);
+                    cost += pfvm__acl_gemm_wave(c, p, tiles % c->pes, mt, nt, o ? nbm : nbn, o);
                 if (best < 0 || cost < best) {
                     best = cost;
-                    step[0] = mt, step[1] = nt;
+                    step[1] = mt, step[2] = nt;
+                    *n_major = o;
                 }
             }
             if (nt == 1)
@@ -11060,70 +11088,65 @@ static int pfvm__acl_gemm_search(const pfvm_accel_ctx *c, const pfvm__acl_gemm_p
         if (mt == 1)
             break;
     }
+    step[0] = 1;
     return best >= 0;
 }
 
-/* Gemm (no transA): tiles over (rows of A, columns of the result), K whole. */
-static pfvm_code pfvm__acl_gemm_stream(pfvm_accel_ctx *c)
+/* Tiles over (batch, rows of A, columns of the result), K whole, each
+ * tile's rows of A and columns of B loaded into its PE; shared by Gemm
+ * and MatMul. */
+static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, const pfvm_accel_arg *a,
+                                    const pfvm_accel_arg *b, const pfvm_accel_arg *bias, const pfvm_accel_arg *y)
 {
-    const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
-    const pfvm_accel_arg *bias = c->n_in > 2 && c->in[2].rank >= 0 ? &c->in[2] : NULL;
-    int64_t M, N, dims[2], step[2], wave, i, be = 0;
-    pfvm__acl_gemm_plan p;
+    int64_t M = p->M, N = p->N, dims[3], step[3], wave, i, sw[3];
     pfvm__acl_tile *tiles = NULL;
     pfvm__acl_q q[4];
     pfvm_code rc;
-    memset(&p, 0, sizeof p);
-    p.tb = (int)pfvm_node_attr_int(c->node, "transB", 0);
-    p.alpha = pfvm_node_attr_float(c->node, "alpha", 1);
-    p.beta = pfvm_node_attr_float(c->node, "beta", 1);
-    if (a->rank != 2 || b->rank != 2 || y->rank != 2 || pfvm_node_attr_int(c->node, "transA", 0))
-        return pfvm__acl_unsupported(c, "streamed Gemm without transA");
-    M = y->dims[0], N = y->dims[1], p.K = a->dims[1];
-    if (bias) {
-        int64_t i2;
-        for (be = 1, i2 = 0; i2 < bias->rank; i2++)
-            be *= bias->dims[i2];
-        if (be == N && (bias->rank == 1 || (bias->rank == 2 && bias->dims[0] == 1)))
-            p.bias = 1;
-        else if (bias->rank == 2 && bias->dims[0] == M && bias->dims[1] == N)
-            p.bias = 2;
-        else
-            return pfvm__acl_unsupported(c, "streamed Gemm with a bias of N or M x N elements");
-    }
-    dims[0] = M, dims[1] = N;
-    if (!pfvm__acl_gemm_search(c, &p, M, N, step))
-        return pfvm__acl_stream_nomem(c, pfvm__acl_gemm_bytes(&p, 1, 1));
-    p.ab = 0;
-    p.bb = pfvm__acl_al(step[0] * p.K * 4);
-    p.out = p.bb + pfvm__acl_al(step[1] * p.K * 4);
-    p.cb = p.out + pfvm__acl_al(step[0] * step[1] * 4);
-    c->pe_used = p.cb + pfvm__acl_al(step[0] * step[1] * 4);
+    int n_major = 0;
+    dims[0] = p->batch, dims[1] = M, dims[2] = N;
+    if (!pfvm__acl_gemm_search(c, p, step, &n_major))
+        return pfvm__acl_stream_nomem(c, pfvm__acl_gemm_bytes(p, 1, 1));
+    p->ab = 0;
+    p->bb = pfvm__acl_al(step[1] * p->K * 4);
+    p->out = p->bb + pfvm__acl_al(step[2] * p->K * 4);
+    p->cb = p->out + pfvm__acl_al(step[1] * step[2] * 4);
+    c->pe_used = p->cb + pfvm__acl_al(step[1] * step[2] * 4);
     pfvm__acl_qinit(q);
     c->post_done = c->post != NULL;
-    if ((rc = pfvm__acl_tiling(c, 2, dims, step, &tiles)) != PFVM_OK)
+    /* column-major: tile over (batch, N, M), then swap the tiles' axes back */
+    sw[0] = dims[0], sw[1] = n_major ? N : M, sw[2] = n_major ? M : N;
+    if (n_major)
+        step[0] = step[1], step[1] = step[2], step[2] = step[0], step[0] = 1;
+    if ((rc = pfvm__acl_tiling(c, 3, sw, step, &tiles)) != PFVM_OK)
         goto done;
+    for (i = 0; n_major && i < (int64_t)stbds_arrlen(tiles); i++) {
+        int64_t o1 = tiles[i].o[1], e1 = tiles[i].e[1];
+        tiles[i].o[1] = tiles[i].o[2], tiles[i].e[1] = tiles[i].e[2];
+        tiles[i].o[2] = o1, tiles[i].e[2] = e1;
+    }
     for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
         int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
         for (i = 0; i < n; i++) {
             const pfvm__acl_tile *t = &tiles[wave + i];
-            int64_t m0 = t->o[0], n0 = t->o[1], mt = t->e[0], nt = t->e[1];
-            if ((rc = pfvm__acl_load(c, &q[0], pfvm__acl_pe(c, n, i), p.ab, a->dram + m0 * p.K * 4, 1, 1, mt * p.K, 0, 0, 0, 0)) != PFVM_OK ||
-                (rc = p.tb ? pfvm__acl_load(c, &q[1], pfvm__acl_pe(c, n, i), p.bb, b->dram + n0 * p.K * 4, 1, 1, nt * p.K, 0, 0, 0, 0)
-                           : pfvm__acl_load(c, &q[1], pfvm__acl_pe(c, n, i), p.bb, b->dram + n0 * 4, 1, p.K, nt, 0, nt, 0, N)) != PFVM_OK ||
-                (p.bias == 1 &&
-                 (rc = pfvm__acl_load(c, &q[2], pfvm__acl_pe(c, n, i), p.cb, bias->dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK) ||
-                (p.bias == 2 && (rc = pfvm__acl_load(c, &q[2], pfvm__acl_pe(c, n, i), p.cb, bias->dram + (m0 * N + n0) * 4, 1, mt, nt, 0,
-                                                     nt, 0, N)) != PFVM_OK))
+            int64_t pe = pfvm__acl_pe(c, n, i), bi = t->o[0], m0 = t->o[1], n0 = t->o[2], mt = t->e[1], nt = t->e[2];
+            int64_t ad = a->dram + (bi * p->abs + m0 * p->K) * 4, bd = b->dram + bi * p->bbs * 4;
+            if ((rc = pfvm__acl_load(c, &q[0], pe, p->ab, ad, 1, 1, mt * p->K, 0, 0, 0, 0)) != PFVM_OK ||
+                (rc = p->tb ? pfvm__acl_load(c, &q[1], pe, p->bb, bd + n0 * p->K * 4, 1, 1, nt * p->K, 0, 0, 0, 0)
+                            : pfvm__acl_load(c, &q[1], pe, p->bb, bd + n0 * 4, 1, p->K, nt, 0, nt, 0, N)) != PFVM_OK ||
+                (p->bias == 1 &&
+                 (rc = pfvm__acl_load(c, &q[2], pe, p->cb, bias->dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK) ||
+                (p->bias == 2 && (rc = pfvm__acl_load(c, &q[2], pe, p->cb, bias->dram + (m0 * N + n0) * 4, 1, mt, nt,
+                                                      0, nt, 0, N)) != PFVM_OK))
                 goto done;
         }
         if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK || (rc = pfvm__acl_flush(c, &q[1])) != PFVM_OK ||
-            (rc = pfvm__acl_flush(c, &q[2])) != PFVM_OK || (rc = pfvm__acl_classes(c, tiles + wave, n, pfvm__acl_gemm_body, &p)) != PFVM_OK)
+            (rc = pfvm__acl_flush(c, &q[2])) != PFVM_OK ||
+            (rc = pfvm__acl_classes(c, tiles + wave, n, pfvm__acl_gemm_body, p)) != PFVM_OK)
             goto done;
         for (i = 0; i < n; i++) {
             const pfvm__acl_tile *t = &tiles[wave + i];
-            if ((rc = pfvm__acl_store(c, pfvm__acl_pe(c, n, i), y->dram + (t->o[0] * N + t->o[1]) * 4, p.out, 1, t->e[0], t->e[1], 0, N, 0,
-                                      t->e[1])) != PFVM_OK)
+            if ((rc = pfvm__acl_store(c, pfvm__acl_pe(c, n, i), y->dram + ((t->o[0] * M + t->o[1]) * N + t->o[2]) * 4,
+                                      p->out, 1, t->e[1], t->e[2], 0, N, 0, t->e[2])) != PFVM_OK)
                 goto done;
         }
         if ((rc = c->emit(c, "barrier")) != PFVM_OK)
@@ -11133,6 +11156,86 @@ done:
     pfvm__acl_qfree(q);
     stbds_arrfree(tiles);
     return rc;
+}
+
+/* Gemm (no transA). */
+static pfvm_code pfvm__acl_gemm_stream(pfvm_accel_ctx *c)
+{
+    const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
+    const pfvm_accel_arg *bias = c->n_in > 2 && c->in[2].rank >= 0 ? &c->in[2] : NULL;
+    pfvm__acl_gemm_plan p;
+    memset(&p, 0, sizeof p);
+    p.tb = (int)pfvm_node_attr_int(c->node, "transB", 0);
+    p.alpha = pfvm_node_attr_float(c->node, "alpha", 1);
+    p.beta = pfvm_node_attr_float(c->node, "beta", 1);
+    if (a->rank != 2 || b->rank != 2 || y->rank != 2 || pfvm_node_attr_int(c->node, "transA", 0))
+        return pfvm__acl_unsupported(c, "streamed Gemm without transA");
+    p.batch = 1, p.M = y->dims[0], p.N = y->dims[1], p.K = a->dims[1];
+    if (bias) {
+        int64_t be = 1, i2;
+        for (i2 = 0; i2 < bias->rank; i2++)
+            be *= bias->dims[i2];
+        if (be == p.N && (bias->rank == 1 || (bias->rank == 2 && bias->dims[0] == 1)))
+            p.bias = 1;
+        else if (bias->rank == 2 && bias->dims[0] == p.M && bias->dims[1] == p.N)
+            p.bias = 2;
+        else
+            return pfvm__acl_unsupported(c, "streamed Gemm with a bias of N or M x N elements");
+    }
+    return pfvm__acl_gemm_run(c, &p, a, b, bias, y);
+}
+
+/* Elements of x's batch (its dims before the last two) from one batch to
+ * the next in a MatMul whose result has y_batch batches of m x n: x's
+ * matrix size when x has all of y's batch dims, 0 when it has none (one
+ * matrix shared by every batch), -1 otherwise (a broadcast inside the
+ * batch, not streamed). */
+static int64_t pfvm__acl_mm_bstride(const pfvm_accel_arg *x, const pfvm_accel_arg *y)
+{
+    int i;
+    if (x->rank <= 2)
+        return 0;
+    if (x->rank != y->rank)
+        return -1;
+    for (i = 0; i + 2 < y->rank; i++)
+        if (x->dims[i] != y->dims[i])
+            return -1;
+    return x->dims[x->rank - 2] * x->dims[x->rank - 1];
+}
+
+/* MatMul: B 2-D (a weight or an activation): A's rows flattened, one Gemm;
+ * batched (B with leading dims): tiles over (batch, rows, columns), each
+ * operand with all of the result's batch dims or none. */
+static pfvm_code pfvm__acl_matmul_stream(pfvm_accel_ctx *c)
+{
+    const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
+    pfvm__acl_gemm_plan p;
+    int64_t i;
+    memset(&p, 0, sizeof p);
+    p.alpha = p.beta = 1;
+    if (a->rank < 1 || b->rank < 2 || y->rank < 1)
+        return pfvm__acl_unsupported(c, "streamed MatMul with B of rank 2 or more");
+    p.K = a->dims[a->rank - 1];
+    p.N = b->dims[b->rank - 1];
+    if (b->dims[b->rank - 2] != p.K || p.K < 1 || p.N < 1)
+        return pfvm__acl_unsupported(c, "streamed MatMul whose inner dims agree");
+    for (p.batch = 1, i = 0; i + 2 < y->rank; i++)
+        p.batch *= y->dims[i];
+    if (b->rank == 2) { /* every row of A times one B */
+        int64_t rows = 1;
+        for (i = 0; i + 1 < a->rank; i++)
+            rows *= a->dims[i];
+        p.batch = 1, p.M = rows;
+    } else {
+        p.M = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
+        p.abs = pfvm__acl_mm_bstride(a, y);
+        p.bbs = pfvm__acl_mm_bstride(b, y);
+        if (p.abs < 0 || p.bbs < 0)
+            return pfvm__acl_unsupported(c, "streamed MatMul whose operands have all of the batch dims or none");
+    }
+    if (p.batch < 1 || p.M < 1)
+        return PFVM_OK; /* an empty result */
+    return pfvm__acl_gemm_run(c, &p, a, b, NULL, y);
 }
 
 /* Concat: each input's rows (the axes before `axis`) copied through the
@@ -11204,6 +11307,394 @@ done:
     return rc;
 }
 
+/* ---- Transpose and Slice streamed: a strided copy through the PEs ----
+ *
+ * y[o] = x[base + sum o_a * xs[a]] (elements) with y row-major: the output
+ * is cut into boxes over its last three axes (after merging the axes that
+ * stay contiguous), one box per PE, each brought in by one strided `load`
+ * and written back by one `store`; no compute. */
+
+typedef struct pfvm__acl_affine {
+    int rank;
+    int64_t yd[5], xs[5], ys[5], base;
+} pfvm__acl_affine;
+
+/* Merges output axes that are contiguous in both x and y, and appends a
+ * unit axis with stride 1 when the last axis is strided in x (the load's
+ * innermost run must be contiguous); 0 when more than 5 axes remain. */
+static int pfvm__acl_affine_init(pfvm__acl_affine *m, int rank, const int64_t *yd, const int64_t *xs, int64_t base)
+{
+    int64_t d[PFVM_MAX_RANK + 1], s[PFVM_MAX_RANK + 1];
+    int n = 0, i;
+    for (i = 0; i < rank; i++) {
+        if (yd[i] == 1)
+            continue;
+        if (n > 0 && s[n - 1] == xs[i] * yd[i]) {
+            d[n - 1] *= yd[i];
+            s[n - 1] = xs[i];
+        } else {
+            d[n] = yd[i], s[n] = xs[i];
+            n++;
+        }
+    }
+    if (n == 0 || s[n - 1] != 1) {
+        d[n] = 1, s[n] = 1;
+        n++;
+    }
+    while (n < 3) { /* the load's (n, r, c) axes */
+        memmove(d + 1, d, (size_t)n * sizeof *d);
+        memmove(s + 1, s, (size_t)n * sizeof *s);
+        d[0] = 1, s[0] = 0;
+        n++;
+    }
+    if (n > 5)
+        return 0;
+    m->rank = n;
+    m->base = base;
+    for (i = 0; i < n; i++)
+        m->yd[i] = d[i], m->xs[i] = s[i];
+    m->ys[n - 1] = 1;
+    for (i = n - 2; i >= 0; i--)
+        m->ys[i] = m->ys[i + 1] * m->yd[i + 1];
+    return 1;
+}
+
+static pfvm_code pfvm__acl_affine_stream(pfvm_accel_ctx *c, const pfvm__acl_affine *m)
+{
+    int64_t step[5], total = 1, cap, wave, i;
+    int r = m->rank, a;
+    pfvm__acl_tile *tiles = NULL;
+    pfvm__acl_q q[4];
+    pfvm_code rc = PFVM_OK;
+    for (a = 0; a < r; a++) {
+        total *= m->yd[a];
+        step[a] = a < r - 3 ? 1 : m->yd[a];
+    }
+    if (total == 0)
+        return PFVM_OK;
+    cap = (total + c->pes - 1) / c->pes;
+    if (cap < 64)
+        cap = 64;
+    if (cap > c->pe_mem / 4)
+        cap = c->pe_mem / 4;
+    if (cap < 1)
+        return pfvm__acl_stream_nomem(c, 4);
+    for (a = r - 3; a < r; a++) /* halve n, then r, then c until the box fits */
+        while (step[r - 3] * step[r - 2] * step[r - 1] > cap && step[a] > 1)
+            step[a] = (step[a] + 1) / 2;
+    c->pe_used = pfvm__acl_al(step[r - 3] * step[r - 2] * step[r - 1] * 4);
+    pfvm__acl_qinit(q);
+    if ((rc = pfvm__acl_tiling(c, r, m->yd, step, &tiles)) != PFVM_OK)
+        goto done;
+    for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
+        int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
+        for (i = 0; i < n; i++) {
+            const pfvm__acl_tile *t = &tiles[wave + i];
+            int64_t src = m->base, en = t->e[r - 3], er = t->e[r - 2], ec = t->e[r - 1];
+            for (a = 0; a < r; a++)
+                src += t->o[a] * m->xs[a];
+            if ((rc = pfvm__acl_load(c, &q[0], pfvm__acl_pe(c, n, i), 0, c->in[0].dram + src * 4, en, er, ec, er * ec, ec,
+                                     m->xs[r - 3], m->xs[r - 2])) != PFVM_OK)
+                goto done;
+        }
+        if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK)
+            goto done;
+        for (i = 0; i < n; i++) {
+            const pfvm__acl_tile *t = &tiles[wave + i];
+            int64_t dst = 0, en = t->e[r - 3], er = t->e[r - 2], ec = t->e[r - 1];
+            for (a = 0; a < r; a++)
+                dst += t->o[a] * m->ys[a];
+            if ((rc = pfvm__acl_store(c, pfvm__acl_pe(c, n, i), c->out[0].dram + dst * 4, 0, en, er, ec, m->ys[r - 3],
+                                      m->ys[r - 2], er * ec, ec)) != PFVM_OK)
+                goto done;
+        }
+        if ((rc = c->emit(c, "barrier")) != PFVM_OK)
+            goto done;
+    }
+done:
+    pfvm__acl_qfree(q);
+    stbds_arrfree(tiles);
+    return rc;
+}
+
+static pfvm_code pfvm__acl_transpose_stream(pfvm_accel_ctx *c)
+{
+    const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
+    const int64_t *perm;
+    int np = pfvm_node_attr_ints(c->node, "perm", &perm), r = x->rank, i;
+    int64_t xs[PFVM_MAX_RANK], s[PFVM_MAX_RANK];
+    pfvm__acl_affine m;
+    if (r < 1 || y->rank != r)
+        return pfvm__acl_unsupported(c, "streamed Transpose of rank 1 or more");
+    xs[r - 1] = 1;
+    for (i = r - 2; i >= 0; i--)
+        xs[i] = xs[i + 1] * x->dims[i + 1];
+    for (i = 0; i < r; i++) {
+        int64_t p = np == r ? perm[i] : r - 1 - i;
+        if (p < 0 || p >= r)
+            return pfvm__acl_unsupported(c, "Transpose with a valid perm");
+        s[i] = xs[p];
+    }
+    if (!pfvm__acl_affine_init(&m, r, y->dims, s, 0))
+        return pfvm__acl_unsupported(c, "streamed Transpose of at most 5 non-contiguous axes");
+    return pfvm__acl_affine_stream(c, &m);
+}
+
+static pfvm_code pfvm__acl_slice_stream(pfvm_accel_ctx *c)
+{
+    int64_t xs[PFVM_MAX_RANK], base;
+    pfvm__acl_affine m;
+    pfvm_code rc;
+    if ((rc = pfvm__acl_slice_map(c, 0, &base, xs)) != PFVM_OK)
+        return rc;
+    if (!pfvm__acl_affine_init(&m, c->out[0].rank, c->out[0].dims, xs, base))
+        return pfvm__acl_unsupported(c, "streamed Slice of at most 5 non-contiguous axes");
+    return pfvm__acl_affine_stream(c, &m);
+}
+
+/* ---- any row-wise operator streamed by its resident lowering ----
+ *
+ * An element-wise, broadcast or reduction operator whose inputs are either
+ * "split" (the output's rank and leading dims: every dim but the last) or
+ * small vectors along the last axis (or scalars) runs on tiles of rows:
+ * the leading dims flattened into one axis of R rows, a tile being rt
+ * consecutive rows on one PE, the small inputs whole on every PE. Each
+ * tile is exactly what the resident plan gives a PE of a tensor of dims
+ * (R, 1, ..., 1, last): its first axis split, the rest whole. So the
+ * operator's own resident hook lowers the tile, unchanged; it must (and
+ * the existing ones do) refuse an axis attribute other than the last. */
+
+typedef struct pfvm__acl_rows {
+    pfvm_accel_ctx r;       /* first: the hook's ctx, cast back in the scratch callback */
+    int64_t top, limit;     /* the scratch bump allocator in the tile's PE */
+    int dry;                /* 1: only trying the tile size (no lines) */
+    int64_t rowsz[PFVM_ACCEL_MAX_ARGS + 1]; /* split inputs: elements per row; -1 small (whole); 0 absent */
+    int64_t yrow, base_top;
+    pfvm_accel_ctx *outer;
+} pfvm__acl_rows;
+
+static int64_t pfvm__acl_rows_scratch(pfvm_accel_ctx *c, int64_t bytes)
+{
+    pfvm__acl_rows *s = (pfvm__acl_rows *)c;
+    int64_t off = s->top;
+    if (bytes < 0 || s->top + pfvm__acl_al(bytes) > s->limit)
+        return -1;
+    s->top += pfvm__acl_al(bytes > 0 ? bytes : 1);
+    return off;
+}
+
+static pfvm_code pfvm__acl_rows_discard(pfvm_accel_ctx *c, const char *fmt, ...)
+{
+    (void)c;
+    (void)fmt;
+    return PFVM_OK;
+}
+
+/* The hook's arguments for a tile of rt rows (offsets as laid out by
+ * pfvm__acl_rows_layout). */
+static void pfvm__acl_rows_args(pfvm__acl_rows *s, int64_t rt)
+{
+    const pfvm_accel_ctx *c = s->outer;
+    int i, k;
+    for (i = 0; i <= c->n_in; i++) {
+        pfvm_accel_arg *a = i < c->n_in ? &s->r.in[i] : &s->r.out[0];
+        const pfvm_accel_arg *o = i < c->n_in ? &c->in[i] : &c->out[0];
+        int64_t row = i < c->n_in ? s->rowsz[i] : s->yrow;
+        if (o->rank < 0 || row <= 0)
+            continue;
+        a->rank = o->rank;
+        a->dims[0] = 1;
+        for (k = 0; k + 1 < o->rank; k++)
+            a->dims[0] *= o->dims[k];
+        for (k = 1; k + 1 < o->rank; k++)
+            a->dims[k] = 1;
+        if (o->rank >= 2)
+            a->dims[o->rank - 1] = row;
+        a->elems = rt * row;
+        a->replicated = 0;
+    }
+}
+
+/* Offsets of a tile of rt rows: small inputs, split inputs, the output,
+ * then the hook's scratch; the bytes before the scratch. */
+static int64_t pfvm__acl_rows_layout(pfvm__acl_rows *s, int64_t rt)
+{
+    const pfvm_accel_ctx *c = s->outer;
+    int64_t top = 0;
+    int i;
+    for (i = 0; i < c->n_in; i++)
+        if (s->rowsz[i] < 0) {
+            s->r.in[i].off = top;
+            top += pfvm__acl_al(s->r.in[i].elems * 4);
+        }
+    for (i = 0; i < c->n_in; i++)
+        if (s->rowsz[i] > 0) {
+            s->r.in[i].off = top;
+            top += pfvm__acl_al(rt * s->rowsz[i] * 4);
+        }
+    s->r.out[0].off = top;
+    top += pfvm__acl_al(rt * s->yrow * 4);
+    return top;
+}
+
+/* Whether the hook lowers a tile of rt rows within the PE's memory. */
+static int pfvm__acl_rows_try(pfvm__acl_rows *s, int64_t rt)
+{
+    pfvm_status quiet, *keep = s->r.st;
+    pfvm_code rc;
+    pfvm__acl_rows_args(s, rt);
+    s->base_top = s->top = pfvm__acl_rows_layout(s, rt);
+    if (s->top > s->limit)
+        return 0;
+    s->dry = 1;
+    s->r.emit = pfvm__acl_rows_discard;
+    s->r.st = &quiet;
+    rc = s->outer->node->op->accel(&s->r);
+    s->r.st = keep;
+    s->r.emit = s->outer->emit;
+    s->dry = 0;
+    if (s->top > s->outer->pe_used)
+        s->outer->pe_used = s->top;
+    return rc == PFVM_OK;
+}
+
+static pfvm_code pfvm__acl_rows_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
+{
+    pfvm__acl_rows *s = (pfvm__acl_rows *)user;
+    pfvm_code rc;
+    (void)c;
+    pfvm__acl_rows_args(s, t->e[0]);
+    pfvm__acl_rows_layout(s, t->e[0]);
+    s->top = s->base_top;
+    if ((rc = s->outer->node->op->accel(&s->r)) != PFVM_OK)
+        return rc;
+    return s->outer->post ? s->outer->post(s->outer, s->r.out[0].off, t->e[0] * s->yrow) : PFVM_OK;
+}
+
+/* An element-wise node whose split inputs all have the output's shape and
+ * whose small ones are scalars has no rows: its flat elements are cut into
+ * rows of the largest divisor of their count up to a PE's share (at least
+ * the SIMD width), so that tiles are spread over every PE. */
+static void pfvm__acl_rows_flat(const pfvm_accel_ctx *c, pfvm__acl_rows *s, int64_t *rows)
+{
+    int64_t total = *rows * s->yrow, cap = (total + c->pes - 1) / c->pes, d;
+    int i;
+    for (i = 0; i < c->n_in; i++)
+        if ((s->rowsz[i] > 0 && s->rowsz[i] != s->yrow) || (s->rowsz[i] < 0 && s->r.in[i].elems != 1))
+            return;
+    if (cap < c->simd)
+        cap = c->simd;
+    for (d = cap < total ? cap : total; d > 1 && total % d; d--)
+        ;
+    for (i = 0; i < c->n_in; i++)
+        if (s->rowsz[i] > 0)
+            s->rowsz[i] = d;
+    s->yrow = d;
+    *rows = total / d;
+}
+
+/* The row sizes of c's arguments; 0 when the node is not row-wise. */
+static int pfvm__acl_rows_shape(pfvm_accel_ctx *c, pfvm__acl_rows *s, int64_t *rows)
+{
+    const pfvm_accel_arg *y = &c->out[0];
+    int i, k, split = 0;
+    pfvm_fusion_kind f = c->node->op->fusion;
+    if ((f != PFVM_FUSE_ELEMENTWISE && f != PFVM_FUSE_BROADCAST && f != PFVM_FUSE_REDUCTION) || c->n_out < 1 ||
+        y->rank < 1)
+        return 0;
+    for (i = 1; i < c->n_out; i++)
+        if (c->out[i].rank >= 0)
+            return 0;
+    s->yrow = y->dims[y->rank - 1];
+    for (*rows = 1, k = 0; k + 1 < y->rank; k++)
+        *rows *= y->dims[k];
+    for (i = 0; i < c->n_in; i++) {
+        const pfvm_accel_arg *x = &c->in[i];
+        int64_t n = 1;
+        if (x->rank < 0)
+            continue;
+        for (k = 0; k < x->rank; k++)
+            n *= x->dims[k];
+        if (x->rank == y->rank && !memcmp(x->dims, y->dims, (size_t)(y->rank - 1) * sizeof *y->dims)) {
+            s->rowsz[i] = x->dims[x->rank - 1];
+            split++;
+        } else if ((x->rank == 0 || n == x->dims[x->rank - 1]) && n * 4 <= c->pe_mem / 4) {
+            s->rowsz[i] = -1;
+            s->r.in[i].elems = n;
+            s->r.in[i].replicated = 1;
+        } else {
+            return 0;
+        }
+    }
+    if (split > 0 && *rows > 0 && s->yrow > 0 && f != PFVM_FUSE_REDUCTION)
+        pfvm__acl_rows_flat(c, s, rows);
+    return split > 0 && *rows > 0 && s->yrow > 0;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c)
+{
+    pfvm__acl_rows s;
+    int64_t R, rt, wave, i;
+    int j;
+    pfvm__acl_tile *tiles = NULL;
+    pfvm__acl_q q[4];
+    pfvm_code rc = PFVM_OK;
+    memset(&s, 0, sizeof s);
+    s.r = *c;
+    s.r.stream = 0;
+    s.r.post = NULL;
+    s.r.scratch = pfvm__acl_rows_scratch;
+    s.outer = c;
+    s.limit = c->pe_mem;
+    if (!pfvm__acl_rows_shape(c, &s, &R))
+        return pfvm__acl_unsupported(c, "rows streamed: split inputs of the output's leading dims, others small");
+    for (rt = (R + c->pes - 1) / c->pes; rt >= 1 && !pfvm__acl_rows_try(&s, rt); rt = rt > 1 ? rt / 2 : 0)
+        ;
+    if (rt < 1)
+        return pfvm__acl_unsupported(c, "rows streamed: one row with its temporaries in a PE");
+    {
+        int64_t dims[1], step[1];
+        dims[0] = R, step[0] = rt;
+        if ((rc = pfvm__acl_tiling(c, 1, dims, step, &tiles)) != PFVM_OK)
+            return rc;
+    }
+    pfvm__acl_rows_args(&s, rt);
+    pfvm__acl_rows_layout(&s, rt);
+    pfvm__acl_qinit(q);
+    c->post_done = c->post != NULL;
+    for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
+        int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
+        for (i = 0; i < n; i++) {
+            const pfvm__acl_tile *t = &tiles[wave + i];
+            int64_t pe = pfvm__acl_pe(c, n, i);
+            for (j = 0; j < c->n_in && rc == PFVM_OK; j++) {
+                if (s.rowsz[j] < 0)
+                    rc = pfvm__acl_load(c, &q[0], pe, s.r.in[j].off, c->in[j].dram, 1, 1, s.r.in[j].elems, 0, 0, 0, 0);
+                else if (s.rowsz[j] > 0)
+                    rc = pfvm__acl_load(c, &q[1], pe, s.r.in[j].off, c->in[j].dram + t->o[0] * s.rowsz[j] * 4, 1, 1,
+                                        t->e[0] * s.rowsz[j], 0, 0, 0, 0);
+            }
+            if (rc != PFVM_OK)
+                goto done;
+        }
+        if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK || (rc = pfvm__acl_flush(c, &q[1])) != PFVM_OK ||
+            (rc = pfvm__acl_classes(c, tiles + wave, n, pfvm__acl_rows_body, &s)) != PFVM_OK)
+            goto done;
+        for (i = 0; i < n; i++) {
+            const pfvm__acl_tile *t = &tiles[wave + i];
+            if ((rc = pfvm__acl_store(c, pfvm__acl_pe(c, n, i), c->out[0].dram + t->o[0] * s.yrow * 4,
+                                      s.r.out[0].off, 1, 1, t->e[0] * s.yrow, 0, 0, 0, 0)) != PFVM_OK)
+                goto done;
+        }
+        if ((rc = c->emit(c, "barrier")) != PFVM_OK)
+            goto done;
+    }
+done:
+    pfvm__acl_qfree(q);
+    stbds_arrfree(tiles);
+    return rc;
+}
+
 pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op)
 {
     if (!op || !op->accel)
@@ -11219,6 +11710,12 @@ pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op)
     /* Gemm's resident lowering lives in linalg.c; its streamed one here */
     if (!strcmp(op->name, "Gemm") && !op->domain[0])
         return pfvm__acl_gemm_stream;
+    if (op->accel == pfvm_acl_matmul)
+        return pfvm__acl_matmul_stream;
+    if (op->accel == pfvm_acl_transpose)
+        return pfvm__acl_transpose_stream;
+    if (op->accel == pfvm_acl_slice)
+        return pfvm__acl_slice_stream;
     return NULL;
 }
 /* ---- src/ops/control.c ---- */

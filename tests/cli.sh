@@ -456,8 +456,9 @@ expect_error_matching "accel --dim without a value" "--dim wants NAME=VALUE" \
 # bound, the graph reaches Shape, which has no accel lowering
 expect_error_matching "accel op without lowering" "node /Shape (Shape): no accel lowering" \
     "$INTERP" accel "$EW/model.onnx" --target targets/mncore2.txt --dim batch=4 --dim N=8
-expect_error_matching "accel tile does not fit" "(LayerNormalization): no streamed lowering, and its tensors do not fit whole in one pe (1024 bytes)" \
-    "$INTERP" accel "$MLP/model.onnx" --target targets/tiny.txt
+printf 'target small\nlevel host fanout 1 mem 1M\nlevel pe fanout 4 mem 64 down 4 up 4 broadcast\npe simd 4 mac float 4\n' >"$tmp/small_pe.txt"
+expect_error_matching "accel tile does not fit" "node /net/net.0/Gemm (Gemm): the smallest tile needs 192 bytes, more than the 64 bytes of a PE" \
+    "$INTERP" accel "$MLP/model.onnx" --target "$tmp/small_pe.txt"
 expect_error_matching "accel --baseline other" "--baseline knows 'naive', not 'smart'" \
     "$INTERP" accel "$MLP/model.onnx" --target targets/mncore2.txt --baseline smart
 # the naive baseline (first axis over the PEs: 1 here) simulates to the same output

@@ -241,6 +241,46 @@ static const op_case cases[] = {
     {"ReduceMean", 13, W4(2, 3, 4, 5), 0, {0}, {{0}}, 0, {0}, "axes=0,1,2,3"},
 };
 
+/* Cases too large for tiny's resident plan: streamed there, each node by
+ * its streamed lowering (no fallback to PE 0): batched MatMul, MatMul by a
+ * 2-D B, the rows stream (Softmax, LogSoftmax, LayerNormalization, a
+ * reduction, broadcasts along the last axis and per row, flat element-wise
+ * nodes), Transpose and Slice as strided copies. */
+static const op_case streamed[] = {
+    {"MatMul", 13, W4(2, 3, 8, 8), 1, {4}, {{2, 3, 8, 5}}, 0, {0}, NULL},
+    {"MatMul", 13, W4(2, 3, 8, 8), 1, {2}, {{8, 5}}, 0, {0}, NULL},
+    {"Softmax", 13, W4(2, 3, 8, 8), 0, {0}, {{0}}, 0, {0}, NULL},
+    {"LogSoftmax", 13, W4(2, 3, 8, 8), 0, {0}, {{0}}, 0, {0}, "axis=3"},
+    {"LayerNormalization", 17, W4(2, 3, 8, 8), 2, {1, 1}, {{8}, {8}}, 0, {0}, "epsilon=0.001"},
+    {"ReduceMean", 13, W4(4, 6, 8, 8), 0, {0}, {{0}}, 0, {0}, "axes=-1,"},
+    {"Add", 13, W4(2, 3, 8, 8), 1, {1}, {{8}}, 0, {0}, NULL},
+    {"Sub", 13, W4(2, 3, 8, 8), 1, {4}, {{2, 3, 8, 1}}, 0, {0}, NULL},
+    {"Mul", 13, W4(2, 3, 8, 8), 1, {4}, {{2, 3, 8, 8}}, 0, {0}, NULL},
+    {"Pow", 13, W4(2, 3, 8, 8), 1, {0}, {{0}}, 0, {0}, NULL},
+    {"Transpose", 13, W4(2, 3, 8, 8), 0, {0}, {{0}}, 0, {0}, "perm=1,0,2,3"},
+    {"Transpose", 13, W4(2, 3, 8, 8), 0, {0}, {{0}}, 0, {0}, "perm=0,2,3,1"},
+    {"Transpose", 13, W4(2, 3, 8, 8), 0, {0}, {{0}}, 0, {0}, "perm=3,1,2,0"},
+    {"Slice", 9, W4(2, 3, 8, 8), 0, {0}, {{0}}, 0, {0}, "starts=1,2;ends=3,7;axes=1,3"},
+    {"Slice", 9, W4(2, 3, 8, 8), 0, {0}, {{0}}, 0, {0}, "starts=1,0;ends=2,5;axes=0,-1"},
+};
+
+/* The case is emitted by the streamed plan with no node whole on PE 0. */
+static void check_streamed(const op_case *c, const char *tfile)
+{
+    pfvm_status st;
+    pfvm_accel_target t;
+    pfvm_accel_stats stats;
+    pfvm_model *m = build(c, &st);
+    char *prog = NULL;
+    memset(&stats, 0, sizeof stats);
+    CHECK_MSG(pfvm_accel_target_load(tfile, &t, &st) == PFVM_OK, "%s", st.msg);
+    CHECK_MSG(pfvm_accel_emit(m, &t, &prog, &stats, &st) == PFVM_OK && stats.streamed && !stats.fallbacks,
+              "%s [%s] on %s: streamed %d, fallbacks %d (%s)", c->op, c->attrs ? c->attrs : "", t.name,
+              stats.streamed, stats.fallbacks, prog ? "" : st.msg);
+    pfvm_accel_free(prog);
+    pfvm_model_free(m);
+}
+
 /* Cases each lowering refuses, with the words of its error (when the
  * input is split, after the fallback to PE 0 refused it too). */
 static const op_case refused[] = {
@@ -261,6 +301,10 @@ int main(void)
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         check_case(&cases[i], "targets/tiny.txt", NULL, 1);
         check_case(&cases[i], "targets/mncore2.txt", NULL, 0);
+    }
+    for (i = 0; i < sizeof streamed / sizeof streamed[0]; i++) {
+        check_case(&streamed[i], "targets/tiny.txt", NULL, 0);
+        check_streamed(&streamed[i], "targets/tiny.txt");
     }
     for (i = 0; i < sizeof refused / sizeof refused[0]; i++)
         check_case(&refused[i], "targets/mncore2.txt", refused_words[i], 0);

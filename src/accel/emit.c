@@ -834,6 +834,26 @@ static const pfvm_node *accel_em_post(accel_em_emitter *e, const pfvm_node *n)
     }
 }
 
+/* Runs streamed lowering f; when it does not lower this case
+ * (PFVM_ERR_UNSUPPORTED) whatever it emitted is dropped, so that the
+ * caller can try the next plan. */
+static pfvm_code accel_em_stream_try(accel_em_emitter *e, pfvm_accel_ctx *c, pfvm_accel_fn f)
+{
+    size_t mark = (size_t)stbds_arrlen(e->text);
+    pfvm_code rc;
+    c->pe_used = 0;
+    c->post_done = 0;
+    rc = f(c);
+    if (rc == PFVM_ERR_UNSUPPORTED) {
+        stbds_arrsetlen(e->text, mark);
+        c->post_done = 0;
+        return rc;
+    }
+    if (c->pe_used > e->peak)
+        e->peak = c->pe_used;
+    return rc;
+}
+
 static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_stats *stats)
 {
     pfvm_accel_ctx c;
@@ -928,14 +948,15 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
     c.post = e->post_node ? accel_em_post_emit : NULL;
     if (e->naive && c.n_out && c.out[0].rank >= 1 && c.out[0].dims[0] < c.pes)
         c.pes = c.out[0].dims[0] > 1 ? c.out[0].dims[0] : 1;
-    if ((f = pfvm_acl_streamed(n->op)) != NULL) {
-        rc = f(&c);
-        if (c.pe_used > e->peak)
-            e->peak = c.pe_used;
-    }
-    else if (accel_em_ew_ok(n, &c))
+    rc = PFVM_ERR_UNSUPPORTED;
+    if ((f = pfvm_acl_streamed(n->op)) != NULL)
+        rc = accel_em_stream_try(e, &c, f);
+    if (rc == PFVM_ERR_UNSUPPORTED)
+        rc = accel_em_stream_try(e, &c, pfvm_acl_stream_rows);
+    if (rc == PFVM_ERR_UNSUPPORTED && accel_em_ew_ok(n, &c))
         rc = accel_em_stream_ew(e, n, &c);
-    else {
+    if (rc == PFVM_ERR_UNSUPPORTED) {
+        c.post_done = 0;
         rc = accel_em_stream_whole(e, n, &c);
         if (rc == PFVM_OK && stats)
             stats->fallbacks++;
@@ -1001,6 +1022,45 @@ static pfvm_code accel_em_stream(accel_em_emitter *e, pfvm_accel_stats *stats)
     return PFVM_OK;
 }
 
+/* e holds a resident plan with fallbacks (its stats in *resident): the
+ * streamed plan replaces it when it has none (else e's text is restored). */
+static pfvm_code accel_em_prefer_stream(accel_em_emitter *e, const pfvm_accel_stats *resident,
+                                        pfvm_accel_stats *stats)
+{
+    char *keep = NULL;
+    size_t n = (size_t)stbds_arrlen(e->text), np = ((size_t)stbds_arrlen(e->g->values) + 1) * sizeof *e->places;
+    accel_em_place *places = (accel_em_place *)pfvm__malloc(np);
+    int64_t peak = e->peak;
+    pfvm_accel_stats streamed;
+    pfvm_code rc;
+    if (!places || !pfvm__arraddn(keep, n)) {
+        pfvm__free(places);
+        return pfvm__fail(e->st, PFVM_ERR_NOMEM, "accel: out of memory for the program text");
+    }
+    memcpy(keep, e->text, n);
+    memcpy(places, e->places, np);
+    rc = accel_em_stream(e, &streamed);
+    if (rc == PFVM_OK && !streamed.fallbacks) {
+        if (stats)
+            *stats = streamed;
+    } else if (rc == PFVM_OK || rc == PFVM_ERR_UNSUPPORTED || rc == PFVM_ERR_NOMEM) {
+        stbds_arrsetlen(e->text, 0);
+        if (!pfvm__arraddn(e->text, n))
+            rc = pfvm__fail(e->st, PFVM_ERR_NOMEM, "accel: out of memory for the program text");
+        else {
+            memcpy(e->text, keep, n);
+            memcpy(e->places, places, np);
+            e->peak = peak;
+            rc = PFVM_OK;
+            if (stats)
+                *stats = *resident;
+        }
+    }
+    stbds_arrfree(keep);
+    pfvm__free(places);
+    return rc;
+}
+
 static pfvm_code accel_em_emit(pfvm_model *m, const pfvm_accel_target *t, int naive, char **program,
                                pfvm_accel_stats *stats, pfvm_status *st)
 {
@@ -1009,7 +1069,9 @@ static pfvm_code accel_em_emit(pfvm_model *m, const pfvm_accel_target *t, int na
     accel_em_hole whole;
     pfvm_code rc = PFVM_OK;
     int i, j, nv, streamed = 0;
+    pfvm_accel_stats resident;
     *program = NULL;
+    memset(&resident, 0, sizeof resident);
     if (stats)
         memset(stats, 0, sizeof *stats);
     if (!m || !m->graph)
@@ -1061,7 +1123,7 @@ static pfvm_code accel_em_emit(pfvm_model *m, const pfvm_accel_target *t, int na
     if (!streamed && (rc = accel_em_line(&e, "barrier")) != PFVM_OK)
         goto done;
     for (i = 0; i < pfvm_graph_num_nodes(g) && !streamed && rc == PFVM_OK; i++)
-        rc = accel_em_node(&e, pfvm_graph_node(g, i), i, stats);
+        rc = accel_em_node(&e, pfvm_graph_node(g, i), i, &resident);
     if (rc == PFVM_ERR_NOMEM || streamed) {
         /* some tensor does not fit in the PEs: the scheduler's plan */
         if ((rc = accel_em_stream(&e, stats)) != PFVM_OK)
@@ -1070,6 +1132,8 @@ static pfvm_code accel_em_emit(pfvm_model *m, const pfvm_accel_target *t, int na
     }
     if (rc != PFVM_OK)
         goto done;
+    if (stats)
+        *stats = resident;
     for (i = 0; i < pfvm_graph_num_outputs(g); i++) {
         pfvm_value *v = pfvm_graph_output(g, i);
         char shape[128];
@@ -1084,6 +1148,10 @@ static pfvm_code accel_em_emit(pfvm_model *m, const pfvm_accel_target *t, int na
                              e.places[v->id].layout)) != PFVM_OK)
             goto done;
     }
+    /* a resident plan that gathers some node whole onto PE 0 loses to the
+     * streamed plan when that one runs every node over the PEs */
+    if (resident.fallbacks > 0 && (rc = accel_em_prefer_stream(&e, &resident, stats)) != PFVM_OK)
+        goto done;
 finish:
     if (!pfvm__arrpush(e.text, '\0')) {
         rc = pfvm__fail(st, PFVM_ERR_NOMEM, "accel: out of memory for the program text");

@@ -317,6 +317,12 @@ struct pfvm_op_def {
  * tensors do not fit in the PEs' memories (src/ops/accel_lower.c), or NULL
  * when it has none. */
 PFVM_INTERNAL pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op);
+/* The streamed plan's lowering of a row-wise node (element-wise, broadcast
+ * or reduction operator over the last axis: its inputs of the output's
+ * leading dims or small vectors along the last axis) by its own resident
+ * hook on tiles of rows (src/ops/accel_lower.c); PFVM_ERR_UNSUPPORTED,
+ * having emitted nothing, when the node is not such. */
+PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c);
 
 /* Finds the definition for (domain, name) at an opset version; NULL when
  * pfvm has none. */
