@@ -800,15 +800,96 @@ static void pfvm__nn_inner_cols(const pfvm__nn_2d *d, int32_t *ia, int32_t *ib)
     *ib = *ib < *ia ? *ia : *ib;
 }
 
+#ifdef PFVM_DISPATCH_CLONES
+/* Lanes l < 8 whose input column iw0 + l * s lies in [0, W), as a mask. */
+__attribute__((target("avx2"))) static __m256i pfvm__nn_dw_lanes(int32_t iw0, int32_t s, int32_t W)
+{
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i iw = _mm256_add_epi32(_mm256_set1_epi32(iw0), _mm256_mullo_epi32(lane, _mm256_set1_epi32(s)));
+    __m256i ge0 = _mm256_cmpgt_epi32(iw, _mm256_set1_epi32(-1)), ltw = _mm256_cmpgt_epi32(_mm256_set1_epi32(W), iw);
+    return _mm256_and_si256(ge0, ltw);
+}
+
+/* Input columns iw0 + 2l (l < 8) of a row: the even lanes of two loads
+ * (as in pfvm__nn_dw_s2_avx2); where some are outside [0, W) the loads are
+ * masked (nothing outside the row is read) and *m gets the valid lanes. */
+__attribute__((target("avx2"))) static __m256 pfvm__nn_dw_ld2(const float *row, int32_t iw0, int32_t W, int edge,
+                                                              __m256i *m)
+{
+    __m256 lo, hi, ev;
+    if (!edge) {
+        lo = _mm256_loadu_ps(row + iw0);
+        hi = _mm256_loadu_ps(row + iw0 + 7);
+    } else {
+        lo = _mm256_maskload_ps(row + iw0, pfvm__nn_dw_lanes(iw0, 1, W));
+        hi = _mm256_maskload_ps(row + iw0 + 7, pfvm__nn_dw_lanes(iw0 + 7, 1, W));
+        *m = pfvm__nn_dw_lanes(iw0, 2, W);
+    }
+    ev = _mm256_shuffle_ps(lo, hi, 0xD8);
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8));
+}
+
+/* One output row of a depthwise plane, every column (the border ones
+ * too) in vectors of 8 (stride 1 or 2, OW >= 1): a kernel position whose
+ * input columns leave the row loads masked and adds only on the lanes
+ * inside it, so each output takes the same additions in the same order as
+ * pfvm__nn_dw_edge and the interior loops above (the same bits). The last
+ * block ends at OW (recomputing some columns); rows under 8 columns store
+ * through a mask. */
+__attribute__((target("avx2"))) static void pfvm__nn_dw_row_avx2(const pfvm__nn_2d *d, const float *x, const float *w,
+                                                                 int32_t kha, int32_t khb, int32_t ih0, float b,
+                                                                 float *yr)
+{
+    int32_t o = 0, r, t, S = d->SW, span = 7 * S + 1;
+    for (;;) {
+        int32_t oo = d->OW < 8 ? 0 : o;
+        __m256 acc = _mm256_set1_ps(b);
+        for (r = kha; r < khb; r++) {
+            const float *row = x + (ih0 + r * d->DH) * d->W;
+            for (t = 0; t < d->KW; t++) {
+                int32_t iw0 = oo * S - d->PL + t * d->DW;
+                int edge = iw0 < 0 || iw0 + span > d->W;
+                __m256 wv = _mm256_set1_ps(w[r * d->KW + t]), v, sum;
+                __m256i m = _mm256_setzero_si256();
+                if (S == 1)
+                    v = edge ? _mm256_maskload_ps(row + iw0, m = pfvm__nn_dw_lanes(iw0, 1, d->W))
+                             : _mm256_loadu_ps(row + iw0);
+                else
+                    v = pfvm__nn_dw_ld2(row, iw0, d->W, edge, &m);
+                sum = _mm256_add_ps(acc, _mm256_mul_ps(wv, v));
+                acc = edge ? _mm256_blendv_ps(acc, sum, _mm256_castsi256_ps(m)) : sum;
+            }
+        }
+        if (d->OW < 8) {
+            _mm256_maskstore_ps(yr, pfvm__nn_dw_lanes(0, 1, d->OW), acc);
+            return;
+        }
+        _mm256_storeu_ps(yr + oo, acc);
+        if (oo + 8 == d->OW)
+            return;
+        o = oo + 16 <= d->OW ? oo + 8 : d->OW - 8;
+    }
+}
+#endif
+
 /* One plane: y (OH x OW) = bias + the depthwise window sums of x (H x W). */
 static void pfvm__nn_dw_plane(const pfvm__nn_2d *d, int32_t OH, const float *x, const float *w, float b, float *y)
 {
     int32_t oh, ow, ia, ib;
+#ifdef PFVM_DISPATCH_CLONES
+    int vec = (d->SW == 1 || d->SW == 2) && d->OW >= 1 && pfvm__nn_have_avx2();
+#endif
     pfvm__nn_inner_cols(d, &ia, &ib);
     for (oh = 0; oh < OH; oh++) {
         int32_t ih0 = oh * d->SH - d->PT, kha, khb;
         float *yr = y + oh * d->OW;
         pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
+#ifdef PFVM_DISPATCH_CLONES
+        if (vec) {
+            pfvm__nn_dw_row_avx2(d, x, w, kha, khb, ih0, b, yr);
+            continue;
+        }
+#endif
         for (ow = 0; ow < ia; ow++)
             yr[ow] = pfvm__nn_dw_edge(d, x, w, kha, khb, ih0, ow, b);
         if (ib > ia) {
