@@ -607,6 +607,92 @@ static void pfvm__nn_pack_conv2d(void *user, int64_t p0, int64_t kc, int64_t j0,
     }
 }
 
+#if defined(PFVM_DISPATCH_CLONES) && PFVM_LA_NB == 16
+static int pfvm__nn_have_avx2(void);
+
+/* pfvm__nn_pack_conv2d at stride 1 with AVX2: each panel row is built in
+ * two vectors, every segment of it one pair of loads masked to the
+ * segment's columns inside the input row (nothing outside it is read;
+ * masked lanes load +0.0f, the padding's value), so segments that cross
+ * output rows or touch the padding take no per-element loop. */
+__attribute__((target("avx2"))) static void pfvm__nn_pack_conv2d_avx2(void *user, int64_t p0, int64_t kc, int64_t j0,
+                                                                       int64_t nr, float *dst)
+{
+    const pfvm__nn_cpack *cp = (const pfvm__nn_cpack *)user;
+    const pfvm__nn_2d *d = cp->d;
+    const __m256i lane0 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), lane1 = _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15);
+    int32_t seg_oh[PFVM_LA_NB], seg_iw[PFVM_LA_NB], seg_at[PFVM_LA_NB], seg_len[PFVM_LA_NB];
+    int32_t nseg = 0, j, p, oh, ow, c, kh, kw, q, kk = d->KH * d->KW, plane = d->H * d->W;
+    if (nr > 0) {
+        oh = (int32_t)(j0 / d->OW);
+        ow = (int32_t)(j0 % d->OW);
+        for (j = 0; j < (int32_t)nr; nseg++) {
+            int32_t len = d->OW - ow < (int32_t)nr - j ? d->OW - ow : (int32_t)nr - j;
+            seg_oh[nseg] = oh * d->SH - d->PT;
+            seg_iw[nseg] = ow - d->PL;
+            seg_at[nseg] = j;
+            seg_len[nseg] = len;
+            j += len;
+            ow = 0;
+            oh++;
+        }
+    }
+    q = (int32_t)p0;
+    c = q / kk;
+    kh = q % kk / d->KW;
+    kw = q % d->KW;
+    for (p = 0; p < (int32_t)kc; p++) {
+        const float *xc = cp->x + (int64_t)c * plane;
+        __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+        int32_t s;
+        for (s = 0; s < nseg; s++) {
+            int32_t ih = seg_oh[s] + kh * d->DH, iw = seg_iw[s] + kw * d->DW, at = seg_at[s];
+            /* lane j reads input column iw + j - at: lanes [a, b) are in the segment and the row */
+            int32_t a = at > at - iw ? at : at - iw, b = at + seg_len[s] < at - iw + d->W ? at + seg_len[s] : at - iw + d->W;
+            const float *base;
+            __m256i m0, m1, va, vb;
+            if (ih < 0 || ih >= d->H || a >= b)
+                continue;
+            base = xc + ih * d->W + iw - at;
+            if (a == 0 && b == 16) {
+                lo = _mm256_loadu_ps(base);
+                hi = _mm256_loadu_ps(base + 8);
+                continue;
+            }
+            va = _mm256_set1_epi32(a - 1);
+            vb = _mm256_set1_epi32(b);
+            m0 = _mm256_and_si256(_mm256_cmpgt_epi32(lane0, va), _mm256_cmpgt_epi32(vb, lane0));
+            m1 = _mm256_and_si256(_mm256_cmpgt_epi32(lane1, va), _mm256_cmpgt_epi32(vb, lane1));
+            if (a < 8)
+                lo = _mm256_or_ps(lo, _mm256_maskload_ps(base, m0));
+            if (b > 8)
+                hi = _mm256_or_ps(hi, _mm256_maskload_ps(base + 8, m1));
+        }
+        _mm256_storeu_ps(dst + p * PFVM_LA_NB, lo);
+        _mm256_storeu_ps(dst + p * PFVM_LA_NB + 8, hi);
+        if (++kw == d->KW) {
+            kw = 0;
+            if (++kh == d->KH) {
+                kh = 0;
+                c++;
+            }
+        }
+    }
+}
+#endif
+
+/* The 2-D im2col packing for this geometry and CPU. */
+static pfvm_la_pack_fn pfvm__nn_pack2d_fn(const pfvm__nn_2d *d)
+{
+#if defined(PFVM_DISPATCH_CLONES) && PFVM_LA_NB == 16
+    if (d->SW == 1 && pfvm__nn_have_avx2())
+        return pfvm__nn_pack_conv2d_avx2;
+#else
+    (void)d;
+#endif
+    return pfvm__nn_pack_conv2d;
+}
+
 /* A 1x1 convolution with unit strides and no padding is a plain product. */
 static int pfvm__nn_pointwise(const pfvm__nn_geom *g)
 {
@@ -1234,10 +1320,10 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
                 cp.d = &dw;
                 if (pk && ws)
                     pfvm_la_sgemm_packed_mt(k, g->MG, g->out_plane, g->CG * g->kk, 1.0f, pk->a + gr * pk->per_group,
-                                            is2d ? pfvm__nn_pack_conv2d : pfvm__nn_pack_conv, &cp, yg, g->out_plane, ws);
+                                            is2d ? pfvm__nn_pack2d_fn(&dw) : pfvm__nn_pack_conv, &cp, yg, g->out_plane, ws);
                 else
                     pfvm_la_sgemm_mt(k, g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk,
-                                     g->CG * g->kk, 1, is2d ? pfvm__nn_pack_conv2d : pfvm__nn_pack_conv, &cp, yg,
+                                     g->CG * g->kk, 1, is2d ? pfvm__nn_pack2d_fn(&dw) : pfvm__nn_pack_conv, &cp, yg,
                                      g->out_plane, ws);
             }
         }
