@@ -15449,11 +15449,13 @@ static int pfvm__ew_clip_bound_known(const pfvm_fuse_ctx *f, int i)
 {
     const pfvm_tensor *t = pfvm_fuse_const(f, i);
     int64_t e, n;
-    if (!t || !t->data || !pfvm_dtype_is_float(t->dtype))
+    if (!t || !t->data || t->dtype != PFVM_FLOAT)
         return 0;
     n = pfvm_tensor_numel(t);
+    if (n < 0 || (uint64_t)n > t->nbytes / sizeof(float))
+        return 0;
     for (e = 0; e < n; e++) {
-        double v = pfvm_tensor_get_f64(t, e);
+        float v = ((const float *)t->data)[e]; /* float: no soft double on Cortex-M */
         if (v != v)
             return 0;
     }
