@@ -420,6 +420,13 @@ static void build_misc(tb *b, const void *arg)
         tb_out(b, tb_op(b, "Not", c, NULL, NULL));
         break;
     }
+    case 5: /* Clip with a NaN lower bound (not a max micro-op: NaN stays out), Relu6-style bounds */
+        lo = tb_scalar(b, NAN);
+        hi = tb_scalar(b, 0.25f);
+        t = tb_op(b, "Clip", tb_op(b, "Sin", x, NULL, NULL), lo, hi);
+        t = tb_op(b, "Clip", tb_op(b, "Mul", t, tb_scalar(b, 9.0f), NULL), tb_scalar(b, 0.0f), tb_scalar(b, 6.0f));
+        tb_out(b, t);
+        break;
     case 4: { /* Mod (fmod) and the outputs of a group read outside it */
         pfvm_node *n;
         in[0] = tb_op(b, "Exp", x, NULL, NULL);
@@ -442,7 +449,7 @@ static void test_misc(void)
         g = check_fused(variadic[i], build_variadic, variadic[i], NULL, 0, -1.0f, 1.0f);
         CHECK_MSG(g == 1, "%s: %d groups", variadic[i], g);
     }
-    for (i = 0; i < 5; i++) {
+    for (i = 0; i < 6; i++) {
         char what[32];
         snprintf(what, sizeof what, "misc %d", i);
         g = check_fused(what, build_misc, &i, NULL, 0, -1.0f, 1.0f);

@@ -1984,6 +1984,26 @@ PFVM_DISPATCH static void pfvm__ew_z_clip_hi(float *PFVM_RESTRICT y, const float
         y[e] = a[e] > hi[e] ? hi[e] : a[e];
 }
 
+/* Is input i of the fused node known, and no entry NaN? Then a < b ? b : a
+ * (Clip's lower bound b) is the micro-op max(a, b), and a > b ? b : a
+ * min(a, b): they differ only when b is NaN. */
+static int pfvm__ew_clip_bound_known(const pfvm_fuse_ctx *f, int i)
+{
+    const pfvm_tensor *t = pfvm_fuse_const(f, i);
+    int64_t e, n;
+    if (!t || !t->data || t->dtype != PFVM_FLOAT)
+        return 0;
+    n = pfvm_tensor_numel(t);
+    if (n < 0 || (uint64_t)n > t->nbytes / sizeof(float))
+        return 0;
+    for (e = 0; e < n; e++) {
+        float v = ((const float *)t->data)[e]; /* float: no soft double on Cortex-M */
+        if (v != v)
+            return 0;
+    }
+    return 1;
+}
+
 static pfvm_code pfvm__ew_k_clip_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
 {
     static const pfvm__ew_op op = PFVM__EW_OP_FI(clip, PFVM_FLOAT);
@@ -2007,14 +2027,17 @@ static pfvm_code pfvm__ew_k_clip_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
     if (has_lo) {
         int d = has_hi ? pfvm_fuse_tmp(f) : PFVM_FUSE_OUT(0);
         src[1] = PFVM_FUSE_IN(1);
-        if ((rc = pfvm_fuse_emit(f, pfvm__ew_z_clip_lo, NULL, 0, d, 2, src)) != PFVM_OK)
+        if ((rc = pfvm_fuse_emit(f, pfvm__ew_z_clip_lo, NULL, 0, d, 2, src)) != PFVM_OK ||
+            (pfvm__ew_clip_bound_known(f, 1) && (rc = pfvm_fuse_uop(f, PFVM_FUSE_U_MAX)) != PFVM_OK))
             return rc;
         src[0] = d;
     }
     if (!has_hi)
         return PFVM_OK;
     src[1] = PFVM_FUSE_IN(2);
-    return pfvm_fuse_emit(f, pfvm__ew_z_clip_hi, NULL, 0, PFVM_FUSE_OUT(0), 2, src);
+    if ((rc = pfvm_fuse_emit(f, pfvm__ew_z_clip_hi, NULL, 0, PFVM_FUSE_OUT(0), 2, src)) != PFVM_OK)
+        return rc;
+    return pfvm__ew_clip_bound_known(f, 2) ? pfvm_fuse_uop(f, PFVM_FUSE_U_MIN) : PFVM_OK;
 }
 
 /* ---- Cast ---------------------------------------------------------------------------- */

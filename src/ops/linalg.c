@@ -267,6 +267,21 @@ PFVM__LA_BODY(PFVM__LA_ROWS4, 12)
 #endif
 #endif
 
+#ifdef PFVM__LA_X86
+/* AVX2 and FMA (checked once; pfvm__la_pick asks first, before any thread
+ * does). */
+static int pfvm__la_have_avx2(void)
+{
+    static int have = -1;
+    if (have < 0) {
+        __builtin_cpu_init();
+        have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    }
+    return have;
+}
+
+#endif
+
 /* The micro-kernel for this CPU (checked once). */
 static const pfvm__la_kern *pfvm__la_pick(void)
 {
@@ -277,16 +292,12 @@ static const pfvm__la_kern *pfvm__la_pick(void)
 #endif
 #ifdef PFVM__LA_X86
     static const pfvm__la_kern avx2 = {6, 16, pfvm__la_kern_avx2, pfvm__la_kern_avx2_4};
-    static int have_avx2 = -1;
+    int have_avx2 = pfvm__la_have_avx2();
 #ifdef PFVM_AVX512_KERNELS
     static const pfvm__la_kern avx512 = {12, 32, pfvm__la_kern_avx512, pfvm__la_kern_avx512_4};
     if (pfvm__have_avx512())
         return &avx512;
 #endif
-    if (have_avx2 < 0) {
-        __builtin_cpu_init();
-        have_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    }
     if (have_avx2)
         return &avx2;
 #endif
@@ -500,6 +511,51 @@ PFVM__LA_NOINLINE static void pfvm__la_gemv_dots(int64_t n, int64_t k, float alp
     }
 }
 
+#ifdef PFVM__LA_X86
+/* pfvm__la_gemv_dots on 8 columns at a time with AVX2: an 8x8 block of B
+ * (8 columns, 8 steps of K) is transposed in registers, so that each
+ * column's sum takes its products in the same order, each rounded
+ * apart, as in the scalar loops (the same bits); the last columns go to
+ * them. */
+__attribute__((target("avx2"))) static void pfvm__la_gemv_dots_avx2(int64_t n, int64_t k, float alpha, const float *a,
+                                                                   ptrdiff_t sa, const float *b, ptrdiff_t sn, float *c)
+{
+    ptrdiff_t j = 0, p, i, nn = (ptrdiff_t)n, kk = (ptrdiff_t)k;
+    for (; j + 8 <= nn; j += 8) {
+        const float *bj = b + j * sn;
+        __m256 s = _mm256_setzero_ps(), q[8];
+        for (p = 0; p + 8 <= kk; p += 8) {
+            __m256 t0, t1, t2, t3, t4, t5, t6, t7, u0, u1, u2, u3, u4, u5, u6, u7;
+            for (i = 0; i < 8; i++)
+                q[i] = _mm256_loadu_ps(bj + i * sn + p);
+            t0 = _mm256_unpacklo_ps(q[0], q[1]), t1 = _mm256_unpackhi_ps(q[0], q[1]);
+            t2 = _mm256_unpacklo_ps(q[2], q[3]), t3 = _mm256_unpackhi_ps(q[2], q[3]);
+            t4 = _mm256_unpacklo_ps(q[4], q[5]), t5 = _mm256_unpackhi_ps(q[4], q[5]);
+            t6 = _mm256_unpacklo_ps(q[6], q[7]), t7 = _mm256_unpackhi_ps(q[6], q[7]);
+            u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+            u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+            u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+            u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+            /* q[i]: step p + i of the 8 columns */
+            q[0] = _mm256_permute2f128_ps(u0, u4, 0x20), q[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+            q[2] = _mm256_permute2f128_ps(u2, u6, 0x20), q[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+            q[4] = _mm256_permute2f128_ps(u0, u4, 0x31), q[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+            q[6] = _mm256_permute2f128_ps(u2, u6, 0x31), q[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+            for (i = 0; i < 8; i++)
+                s = _mm256_add_ps(s, _mm256_mul_ps(_mm256_set1_ps(a[(p + i) * sa]), q[i]));
+        }
+        for (; p < kk; p++) {
+            __m256 v = _mm256_setr_ps(bj[p], bj[sn + p], bj[2 * sn + p], bj[3 * sn + p], bj[4 * sn + p], bj[5 * sn + p],
+                                      bj[6 * sn + p], bj[7 * sn + p]);
+            s = _mm256_add_ps(s, _mm256_mul_ps(_mm256_set1_ps(a[p * sa]), v));
+        }
+        _mm256_storeu_ps(c + j, _mm256_add_ps(_mm256_loadu_ps(c + j), _mm256_mul_ps(_mm256_set1_ps(alpha), s)));
+    }
+    if (j < nn)
+        pfvm__la_gemv_dots(n - j, k, alpha, a, sa, b + j * sn, sn, c + j);
+}
+#endif
+
 /* Few rows of A times a plain strided B (a matrix-vector product, batch 1
  * MatMul/Gemm): packing B would cost as much as the product, so B is read
  * once, in place: rows of B (s_n == 1) are added to C's row, or C's
@@ -515,6 +571,10 @@ static int pfvm__la_gemv(int64_t m, int64_t n, int64_t k, float alpha, const flo
     for (i = 0; i < m; i++) {
         if (b->s_n == 1)
             pfvm__la_gemv_rows(n, k, alpha, a + i * as_m, (ptrdiff_t)as_k, b->data, (ptrdiff_t)b->s_k, c + i * ldc);
+#ifdef PFVM__LA_X86
+        else if (pfvm__la_have_avx2())
+            pfvm__la_gemv_dots_avx2(n, k, alpha, a + i * as_m, (ptrdiff_t)as_k, b->data, (ptrdiff_t)b->s_n, c + i * ldc);
+#endif
         else
             pfvm__la_gemv_dots(n, k, alpha, a + i * as_m, (ptrdiff_t)as_k, b->data, (ptrdiff_t)b->s_n, c + i * ldc);
     }

@@ -607,6 +607,92 @@ static void pfvm__nn_pack_conv2d(void *user, int64_t p0, int64_t kc, int64_t j0,
     }
 }
 
+#if defined(PFVM_DISPATCH_CLONES) && PFVM_LA_NB == 16
+static int pfvm__nn_have_avx2(void);
+
+/* pfvm__nn_pack_conv2d at stride 1 with AVX2: each panel row is built in
+ * two vectors, every segment of it one pair of loads masked to the
+ * segment's columns inside the input row (nothing outside it is read;
+ * masked lanes load +0.0f, the padding's value), so segments that cross
+ * output rows or touch the padding take no per-element loop. */
+__attribute__((target("avx2"))) static void pfvm__nn_pack_conv2d_avx2(void *user, int64_t p0, int64_t kc, int64_t j0,
+                                                                       int64_t nr, float *dst)
+{
+    const pfvm__nn_cpack *cp = (const pfvm__nn_cpack *)user;
+    const pfvm__nn_2d *d = cp->d;
+    const __m256i lane0 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), lane1 = _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15);
+    int32_t seg_oh[PFVM_LA_NB], seg_iw[PFVM_LA_NB], seg_at[PFVM_LA_NB], seg_len[PFVM_LA_NB];
+    int32_t nseg = 0, j, p, oh, ow, c, kh, kw, q, kk = d->KH * d->KW, plane = d->H * d->W;
+    if (nr > 0) {
+        oh = (int32_t)(j0 / d->OW);
+        ow = (int32_t)(j0 % d->OW);
+        for (j = 0; j < (int32_t)nr; nseg++) {
+            int32_t len = d->OW - ow < (int32_t)nr - j ? d->OW - ow : (int32_t)nr - j;
+            seg_oh[nseg] = oh * d->SH - d->PT;
+            seg_iw[nseg] = ow - d->PL;
+            seg_at[nseg] = j;
+            seg_len[nseg] = len;
+            j += len;
+            ow = 0;
+            oh++;
+        }
+    }
+    q = (int32_t)p0;
+    c = q / kk;
+    kh = q % kk / d->KW;
+    kw = q % d->KW;
+    for (p = 0; p < (int32_t)kc; p++) {
+        const float *xc = cp->x + (int64_t)c * plane;
+        __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+        int32_t s;
+        for (s = 0; s < nseg; s++) {
+            int32_t ih = seg_oh[s] + kh * d->DH, iw = seg_iw[s] + kw * d->DW, at = seg_at[s];
+            /* lane j reads input column iw + j - at: lanes [a, b) are in the segment and the row */
+            int32_t a = at > at - iw ? at : at - iw, b = at + seg_len[s] < at - iw + d->W ? at + seg_len[s] : at - iw + d->W;
+            const float *base;
+            __m256i m0, m1, va, vb;
+            if (ih < 0 || ih >= d->H || a >= b)
+                continue;
+            base = xc + ih * d->W + iw - at;
+            if (a == 0 && b == 16) {
+                lo = _mm256_loadu_ps(base);
+                hi = _mm256_loadu_ps(base + 8);
+                continue;
+            }
+            va = _mm256_set1_epi32(a - 1);
+            vb = _mm256_set1_epi32(b);
+            m0 = _mm256_and_si256(_mm256_cmpgt_epi32(lane0, va), _mm256_cmpgt_epi32(vb, lane0));
+            m1 = _mm256_and_si256(_mm256_cmpgt_epi32(lane1, va), _mm256_cmpgt_epi32(vb, lane1));
+            if (a < 8)
+                lo = _mm256_or_ps(lo, _mm256_maskload_ps(base, m0));
+            if (b > 8)
+                hi = _mm256_or_ps(hi, _mm256_maskload_ps(base + 8, m1));
+        }
+        _mm256_storeu_ps(dst + p * PFVM_LA_NB, lo);
+        _mm256_storeu_ps(dst + p * PFVM_LA_NB + 8, hi);
+        if (++kw == d->KW) {
+            kw = 0;
+            if (++kh == d->KH) {
+                kh = 0;
+                c++;
+            }
+        }
+    }
+}
+#endif
+
+/* The 2-D im2col packing for this geometry and CPU. */
+static pfvm_la_pack_fn pfvm__nn_pack2d_fn(const pfvm__nn_2d *d)
+{
+#if defined(PFVM_DISPATCH_CLONES) && PFVM_LA_NB == 16
+    if (d->SW == 1 && pfvm__nn_have_avx2())
+        return pfvm__nn_pack_conv2d_avx2;
+#else
+    (void)d;
+#endif
+    return pfvm__nn_pack_conv2d;
+}
+
 /* A 1x1 convolution with unit strides and no padding is a plain product. */
 static int pfvm__nn_pointwise(const pfvm__nn_geom *g)
 {
@@ -800,11 +886,226 @@ static void pfvm__nn_inner_cols(const pfvm__nn_2d *d, int32_t *ia, int32_t *ib)
     *ib = *ib < *ia ? *ia : *ib;
 }
 
+#ifdef PFVM_DISPATCH_CLONES
+/* Lanes l < 8 whose input column iw0 + l * s lies in [0, W), as a mask. */
+__attribute__((target("avx2"))) static __m256i pfvm__nn_dw_lanes(int32_t iw0, int32_t s, int32_t W)
+{
+    __m256i iw = _mm256_add_epi32(_mm256_set1_epi32(iw0), _mm256_setr_epi32(0, s, 2 * s, 3 * s, 4 * s, 5 * s, 6 * s, 7 * s));
+    __m256i ge0 = _mm256_cmpgt_epi32(iw, _mm256_set1_epi32(-1)), ltw = _mm256_cmpgt_epi32(_mm256_set1_epi32(W), iw);
+    return _mm256_and_si256(ge0, ltw);
+}
+
+/* The interior of a stride-1 row (n >= 8 columns, pfvm__nn_dw_s1's
+ * arguments) in blocks of 32 columns: four independent sums in flight
+ * hide the adds' latency; then blocks of 8, the last ending at n. Each
+ * output adds its kernel positions in the same order, rounded apart. */
+__attribute__((target("avx2"))) static void pfvm__nn_dw_s1_avx2(float *y, const float *x, const float *w, int32_t nkh,
+                                                                int32_t rs, int32_t kw, int32_t dw, float b, int32_t n)
+{
+    int32_t o = 0, r, t;
+    for (; o + 32 <= n; o += 32) {
+        __m256 a0 = _mm256_set1_ps(b), a1 = a0, a2 = a0, a3 = a0;
+        for (r = 0; r < nkh; r++)
+            for (t = 0; t < kw; t++) {
+                const float *p = x + r * rs + t * dw + o;
+                __m256 wv = _mm256_set1_ps(w[r * kw + t]);
+                a0 = _mm256_add_ps(a0, _mm256_mul_ps(wv, _mm256_loadu_ps(p)));
+                a1 = _mm256_add_ps(a1, _mm256_mul_ps(wv, _mm256_loadu_ps(p + 8)));
+                a2 = _mm256_add_ps(a2, _mm256_mul_ps(wv, _mm256_loadu_ps(p + 16)));
+                a3 = _mm256_add_ps(a3, _mm256_mul_ps(wv, _mm256_loadu_ps(p + 24)));
+            }
+        _mm256_storeu_ps(y + o, a0);
+        _mm256_storeu_ps(y + o + 8, a1);
+        _mm256_storeu_ps(y + o + 16, a2);
+        _mm256_storeu_ps(y + o + 24, a3);
+    }
+    while (o < n) {
+        int32_t oo = o + 8 <= n ? o : n - 8;
+        __m256 acc = _mm256_set1_ps(b);
+        for (r = 0; r < nkh; r++)
+            for (t = 0; t < kw; t++)
+                acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(w[r * kw + t]),
+                                                       _mm256_loadu_ps(x + r * rs + t * dw + oo)));
+        _mm256_storeu_ps(y + oo, acc);
+        o = oo + 8;
+    }
+}
+
+/* Vector rows take kernels up to this wide, and up to this many border
+ * blocks of 8 columns per row (their masks are made once per plane). */
+#define PFVM__NN_DW_KWV 8
+#define PFVM__NN_DW_NBV 4
+
+/* The masks of a border block at output column o, per kernel column t:
+ * [3t] and [3t + 1] the input lanes to load (stride 2: two loads, 7
+ * columns apart), [3t + 2] the output lanes whose input column t is
+ * inside the row. */
+__attribute__((target("avx2"))) static void pfvm__nn_dw_masks(const pfvm__nn_2d *d, int32_t o, __m256i *mk)
+{
+    int32_t t;
+    for (t = 0; t < d->KW; t++) {
+        int32_t iw0 = o * d->SW - d->PL + t * d->DW;
+        mk[3 * t] = pfvm__nn_dw_lanes(iw0, 1, d->W);
+        mk[3 * t + 1] = pfvm__nn_dw_lanes(iw0 + 7, 1, d->W);
+        mk[3 * t + 2] = pfvm__nn_dw_lanes(iw0, d->SW, d->W);
+    }
+}
+
+/* Output columns [o, o + 8) of a depthwise row (stride 1 or 2) at the
+ * border, in one vector: every kernel position loads masked (nothing
+ * outside the row is read) and adds only on the lanes whose input is
+ * inside the row, so each output takes the same additions in the same
+ * order as pfvm__nn_dw_edge (the same bits). With n < 8 columns, only
+ * those are stored. */
+__attribute__((target("avx2"))) static void pfvm__nn_dw_blk_avx2(const pfvm__nn_2d *d, const float *x, const float *w,
+                                                                 int32_t kha, int32_t khb, int32_t ih0, float b,
+                                                                 float *yr, int32_t o, int32_t n, const __m256i *mk)
+{
+    int32_t r, t, iw = o * d->SW - d->PL;
+    __m256 acc = _mm256_set1_ps(b);
+    for (r = kha; r < khb; r++) {
+        const float *row = x + (ih0 + r * d->DH) * d->W + iw;
+        for (t = 0; t < d->KW; t++) {
+            const float *p = row + t * d->DW;
+            __m256 v;
+            if (d->SW == 1) {
+                v = _mm256_maskload_ps(p, mk[3 * t]);
+            } else {
+                __m256 lo = _mm256_maskload_ps(p, mk[3 * t]), hi = _mm256_maskload_ps(p + 7, mk[3 * t + 1]);
+                v = _mm256_shuffle_ps(lo, hi, 0xD8);
+                v = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xD8));
+            }
+            v = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(w[r * d->KW + t]), v));
+            acc = _mm256_blendv_ps(acc, v, _mm256_castsi256_ps(mk[3 * t + 2]));
+        }
+    }
+    if (n < 8)
+        _mm256_maskstore_ps(yr + o, pfvm__nn_dw_lanes(0, 1, n), acc);
+    else
+        _mm256_storeu_ps(yr + o, acc);
+}
+
+/* pfvm__nn_dw_blk_avx2 on four output rows at once, rows whose windows
+ * lie inside the plane (every kernel row), ih0 the first's top input row,
+ * the others SH rows apart: four independent sums hide the latency of
+ * each one's chain of additions. */
+__attribute__((target("avx2"))) static void pfvm__nn_dw_blk4_avx2(const pfvm__nn_2d *d, const float *x, const float *w,
+                                                                  int32_t ih0, float b, float *yr, int32_t o, int32_t n,
+                                                                  const __m256i *mk)
+{
+    int32_t r, t, iw = o * d->SW - d->PL, rs = d->SH * d->W;
+    __m256 a0 = _mm256_set1_ps(b), a1 = a0, a2 = a0, a3 = a0;
+    for (r = 0; r < d->KH; r++) {
+        const float *row = x + (ih0 + r * d->DH) * d->W + iw;
+        for (t = 0; t < d->KW; t++) {
+            const float *p = row + t * d->DW;
+            __m256 wv = _mm256_set1_ps(w[r * d->KW + t]), m = _mm256_castsi256_ps(mk[3 * t + 2]), v0, v1, v2, v3;
+            if (d->SW == 1) {
+                v0 = _mm256_maskload_ps(p, mk[3 * t]);
+                v1 = _mm256_maskload_ps(p + rs, mk[3 * t]);
+                v2 = _mm256_maskload_ps(p + 2 * rs, mk[3 * t]);
+                v3 = _mm256_maskload_ps(p + 3 * rs, mk[3 * t]);
+            } else {
+#define PFVM__NN_DW_EVEN(q)                                                                                         \
+    _mm256_castpd_ps(_mm256_permute4x64_pd(                                                                       \
+        _mm256_castps_pd(_mm256_shuffle_ps(_mm256_maskload_ps((q), mk[3 * t]),                                     \
+                                           _mm256_maskload_ps((q) + 7, mk[3 * t + 1]), 0xD8)),                     \
+        0xD8))
+                v0 = PFVM__NN_DW_EVEN(p);
+                v1 = PFVM__NN_DW_EVEN(p + rs);
+                v2 = PFVM__NN_DW_EVEN(p + 2 * rs);
+                v3 = PFVM__NN_DW_EVEN(p + 3 * rs);
+#undef PFVM__NN_DW_EVEN
+            }
+            a0 = _mm256_blendv_ps(a0, _mm256_add_ps(a0, _mm256_mul_ps(wv, v0)), m);
+            a1 = _mm256_blendv_ps(a1, _mm256_add_ps(a1, _mm256_mul_ps(wv, v1)), m);
+            a2 = _mm256_blendv_ps(a2, _mm256_add_ps(a2, _mm256_mul_ps(wv, v2)), m);
+            a3 = _mm256_blendv_ps(a3, _mm256_add_ps(a3, _mm256_mul_ps(wv, v3)), m);
+        }
+    }
+    if (n < 8) {
+        __m256i keep = pfvm__nn_dw_lanes(0, 1, n);
+        _mm256_maskstore_ps(yr + o, keep, a0);
+        _mm256_maskstore_ps(yr + d->OW + o, keep, a1);
+        _mm256_maskstore_ps(yr + 2 * d->OW + o, keep, a2);
+        _mm256_maskstore_ps(yr + 3 * d->OW + o, keep, a3);
+    } else {
+        _mm256_storeu_ps(yr + o, a0);
+        _mm256_storeu_ps(yr + d->OW + o, a1);
+        _mm256_storeu_ps(yr + 2 * d->OW + o, a2);
+        _mm256_storeu_ps(yr + 3 * d->OW + o, a3);
+    }
+}
+
+/* Is output row oh's window inside the plane (all kernel rows)? */
+static int pfvm__nn_dw_full_row(const pfvm__nn_2d *d, int32_t oh)
+{
+    int32_t ih0 = oh * d->SH - d->PT;
+    return ih0 >= 0 && ih0 + (d->KH - 1) * d->DH < d->H;
+}
+
+/* A plane's rows in vectors (stride 1 or 2): the border columns [0, ia)
+ * and [ib, OW) in masked blocks of 8 (the last ending at OW; columns
+ * computed twice come out the same), the interior [ia, ib) by the
+ * unmasked loops when it holds 16 columns (else by masked blocks too).
+ * Returns 0, computing nothing, past PFVM__NN_DW_KWV or PFVM__NN_DW_NBV. */
+__attribute__((target("avx2"))) static int pfvm__nn_dw_plane_avx2(const pfvm__nn_2d *d, int32_t OH, const float *x,
+                                                                  const float *w, float b, float *y, int32_t ia, int32_t ib)
+{
+    __m256i mk[PFVM__NN_DW_NBV][3 * PFVM__NN_DW_KWV];
+    int32_t at[PFVM__NN_DW_NBV], nb = 0, o, oh, last = d->OW - 8, inner = ib - ia >= 16;
+    if (d->KW > PFVM__NN_DW_KWV || (d->SW != 1 && d->SW != 2) || d->OW < 1)
+        return 0;
+    if (d->OW < 8)
+        at[nb++] = 0;
+    else
+        for (o = 0; o < d->OW; o += 8) {
+            int32_t s = o < last ? o : last;
+            if (inner && s >= ia && s + 8 <= ib)
+                continue; /* the unmasked loops' */
+            if (nb == PFVM__NN_DW_NBV)
+                return 0;
+            at[nb++] = s;
+        }
+    for (o = 0; o < nb; o++) {
+        pfvm__nn_dw_masks(d, at[o], mk[o]);
+        for (oh = 0; oh < OH;) {
+            int32_t ih0 = oh * d->SH - d->PT, kha, khb;
+            if (oh + 4 <= OH && pfvm__nn_dw_full_row(d, oh) && pfvm__nn_dw_full_row(d, oh + 3)) {
+                pfvm__nn_dw_blk4_avx2(d, x, w, ih0, b, y + oh * d->OW, at[o], d->OW < 8 ? d->OW : 8, mk[o]);
+                oh += 4;
+                continue;
+            }
+            pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
+            pfvm__nn_dw_blk_avx2(d, x, w, kha, khb, ih0, b, y + oh * d->OW, at[o], d->OW < 8 ? d->OW : 8, mk[o]);
+            oh++;
+        }
+    }
+    for (oh = 0; inner && oh < OH; oh++) {
+        int32_t ih0 = oh * d->SH - d->PT, kha, khb;
+        float *yr = y + oh * d->OW;
+        pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
+        {
+            const float *xr = x + (ih0 + kha * d->DH) * d->W + ia * d->SW - d->PL;
+            if (d->SW == 1)
+                pfvm__nn_dw_s1_avx2(yr + ia, xr, w + kha * d->KW, khb - kha, d->DH * d->W, d->KW, d->DW, b, ib - ia);
+            else
+                pfvm__nn_dw_s2_avx2(yr + ia, xr, w + kha * d->KW, khb - kha, d->DH * d->W, d->KW, d->DW, b, ib - ia);
+        }
+    }
+    return 1;
+}
+#endif
+
 /* One plane: y (OH x OW) = bias + the depthwise window sums of x (H x W). */
 static void pfvm__nn_dw_plane(const pfvm__nn_2d *d, int32_t OH, const float *x, const float *w, float b, float *y)
 {
     int32_t oh, ow, ia, ib;
     pfvm__nn_inner_cols(d, &ia, &ib);
+#ifdef PFVM_DISPATCH_CLONES
+    if (pfvm__nn_have_avx2() && pfvm__nn_dw_plane_avx2(d, OH, x, w, b, y, ia, ib))
+        return;
+#endif
     for (oh = 0; oh < OH; oh++) {
         int32_t ih0 = oh * d->SH - d->PT, kha, khb;
         float *yr = y + oh * d->OW;
@@ -1019,10 +1320,10 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
                 cp.d = &dw;
                 if (pk && ws)
                     pfvm_la_sgemm_packed_mt(k, g->MG, g->out_plane, g->CG * g->kk, 1.0f, pk->a + gr * pk->per_group,
-                                            is2d ? pfvm__nn_pack_conv2d : pfvm__nn_pack_conv, &cp, yg, g->out_plane, ws);
+                                            is2d ? pfvm__nn_pack2d_fn(&dw) : pfvm__nn_pack_conv, &cp, yg, g->out_plane, ws);
                 else
                     pfvm_la_sgemm_mt(k, g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk,
-                                     g->CG * g->kk, 1, is2d ? pfvm__nn_pack_conv2d : pfvm__nn_pack_conv, &cp, yg,
+                                     g->CG * g->kk, 1, is2d ? pfvm__nn_pack2d_fn(&dw) : pfvm__nn_pack_conv, &cp, yg,
                                      g->out_plane, ws);
             }
         }
