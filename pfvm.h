@@ -28609,6 +28609,35 @@ static void pfvm__qc_u8_row(const uint8_t *x, pfvm__qi n, uint32_t zz, int16_t *
 #endif
 
 #ifdef PFVM__QG_DSP
+/* Kernel position kk's first value in pfvm__qc_pack_planes's planes. */
+static const int16_t *pfvm__qc_tap(const pfvm__qc_geom *g, const int16_t *planes, pfvm__qi PH, pfvm__qi PW, pfvm__qi kk)
+{
+    pfvm__qi kh = kk / g->KW % g->KH, kw = kk % g->KW;
+    return planes + (kk / (g->KH * g->KW) * PH + kh * g->dh) * PW + kw * g->dw;
+}
+
+/* n columns of two kernel positions (a's values in the low halves, b's in
+ * the high) as the panel's pair words: two columns of each from one LDR,
+ * paired by PKHBT/PKHTB, four columns per step (about 1.75 instructions
+ * per value, against 5 one by one; out of line: inlined, gcc -Os spills
+ * its pointers). */
+#define PFVM__QC_PAIR2(u, v, o)                                 \
+    __asm__("pkhbt %0, %2, %3, lsl #16\n\t"                     \
+            "pkhtb %1, %3, %2, asr #16\n\t"                     \
+            : "=&r"((o)[0]), "=&r"((o)[1])                      \
+            : "r"(u), "r"(v))
+PFVM__Q_NOINLINE static void pfvm__qc_pair_run(const int16_t *a, const int16_t *b, pfvm__qi n, uint32_t *o)
+{
+    const int16_t *end = a + (n & ~(pfvm__qi)3);
+    for (; a != end; a += 4, b += 4, o += 4) {
+        uint32_t u0 = PFVM__QG_UWORD(a), v0 = PFVM__QG_UWORD(b), u1 = PFVM__QG_UWORD(a + 2), v1 = PFVM__QG_UWORD(b + 2);
+        PFVM__QC_PAIR2(u0, v0, o);
+        PFVM__QC_PAIR2(u1, v1, o + 2);
+    }
+    for (n &= 3; n > 0; n--)
+        *o++ = (uint32_t)(uint16_t)*a++ | (uint32_t)(uint16_t)*b++ << 16;
+}
+
 /* pfvm__qc_pack for a window on Cortex-M: each input channel of the group
  * minus its zero point into a padded int16 plane (zero padding), then
  * every kernel position's columns straight from the planes, without
@@ -28618,7 +28647,7 @@ static void pfvm__qc_pack_planes(const pfvm__qc_geom *g, const pfvm_tensor *X, p
                                  int16_t *panels, int16_t *planes)
 {
     pfvm__qi PH = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1, PW = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
-    pfvm__qi c, kk, oh, ow, i, y, step = g->K2 * 2 * PFVM__QG_NR, KHW = g->KH * g->KW;
+    pfvm__qi c, kk, oh, ow, i, y, step = g->K2 * 2 * PFVM__QG_NR;
     pfvm__qi y1 = PH - g->pt < g->H ? PH - g->pt : g->H, w1 = PW - g->pl < g->W ? PW - g->pl : g->W;
     uint32_t zz = (uint32_t)(uint16_t)xz * 0x10001u;
     memset(planes, 0, (size_t)(g->CG * PH * PW) * sizeof(int16_t));
@@ -28633,21 +28662,27 @@ static void pfvm__qc_pack_planes(const pfvm__qc_geom *g, const pfvm_tensor *X, p
                     d[i] = (int16_t)(((const int8_t *)X->data)[at + i] - xz);
         }
     }
-    for (kk = 0; kk < g->K; kk++) {
-        pfvm__qi kh = kk / g->KW % g->KH, kw = kk % g->KW, jj = 0;
-        const int16_t *s0 = planes + (kk / KHW * PH + kh * g->dh) * PW + kw * g->dw;
-        int16_t *d = panels + (kk >> 1) * 2 * PFVM__QG_NR + (kk & 1);
-        for (oh = 0; oh < g->OH; oh++, s0 += g->sh * PW) {
-            const int16_t *s = s0;
+    /* two kernel positions per pass: they fill the low and high halves of
+     * the same pair words (an odd last one only the low halves) */
+    for (kk = 0; kk < g->K; kk += 2) {
+        int two = kk + 1 < g->K;
+        pfvm__qi jj = 0;
+        const int16_t *a0 = pfvm__qc_tap(g, planes, PH, PW, kk), *b0 = pfvm__qc_tap(g, planes, PH, PW, two ? kk + 1 : kk);
+        int16_t *d = panels + (kk >> 1) * 2 * PFVM__QG_NR;
+        for (oh = 0; oh < g->OH; oh++, a0 += g->sh * PW, b0 += g->sh * PW) {
+            const int16_t *a = a0, *b = b0;
             for (ow = 0; ow < g->OW;) { /* the row's columns, a panel's share at a time */
                 pfvm__qi take = g->OW - ow < PFVM__QG_NR - jj ? g->OW - ow : PFVM__QG_NR - jj;
                 int16_t *dd = d + 2 * jj, *end = dd + 2 * take;
-                if (g->sw == 1)
-                    for (; dd != end; dd += 2)
-                        *dd = *s++;
-                else
-                    for (; dd != end; dd += 2, s += g->sw)
-                        *dd = *s;
+                if (two && g->sw == 1) {
+                    pfvm__qc_pair_run(a, b, take, (uint32_t *)(void *)dd);
+                    a += take, b += take;
+                } else
+                    for (; dd != end; dd += 2, a += g->sw, b += g->sw) {
+                        dd[0] = *a;
+                        if (two)
+                            dd[1] = *b;
+                    }
                 ow += take;
                 jj += take;
                 if (jj == PFVM__QG_NR) {
