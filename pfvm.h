@@ -28638,6 +28638,25 @@ PFVM__Q_NOINLINE static void pfvm__qc_pair_run(const int16_t *a, const int16_t *
         *o++ = (uint32_t)(uint16_t)*a++ | (uint32_t)(uint16_t)*b++ << 16;
 }
 
+/* Kernel positions a and b (a pair's halves, stride 1) of every output
+ * row rs apart into the panels' pair words (d: the first panel's, the
+ * next step words on), a panel's share of a row per pfvm__qc_pair_run. */
+PFVM__Q_NOINLINE static void pfvm__qc_pair_rows(const pfvm__qc_geom *g, const int16_t *a, const int16_t *b, pfvm__qi rs,
+                                                uint32_t *d, pfvm__qi step)
+{
+    pfvm__qi oh, ow, n, jj = 0;
+    for (oh = 0; oh < g->OH; oh++, a += rs, b += rs)
+        for (ow = 0; ow < g->OW; ow += n) {
+            n = g->OW - ow < PFVM__QG_NR - jj ? g->OW - ow : PFVM__QG_NR - jj;
+            pfvm__qc_pair_run(a + ow, b + ow, n, d + jj);
+            jj += n;
+            if (jj == PFVM__QG_NR) {
+                jj = 0;
+                d += step;
+            }
+        }
+}
+
 /* pfvm__qc_pack for a window on Cortex-M: each input channel of the group
  * minus its zero point into a padded int16 plane (zero padding), then
  * every kernel position's columns straight from the planes, without
@@ -28647,7 +28666,7 @@ static void pfvm__qc_pack_planes(const pfvm__qc_geom *g, const pfvm_tensor *X, p
                                  int16_t *panels, int16_t *planes)
 {
     pfvm__qi PH = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1, PW = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
-    pfvm__qi c, kk, oh, ow, i, y, step = g->K2 * 2 * PFVM__QG_NR;
+    pfvm__qi c, kk, oh, ow, i, y, step = g->K2 * 2 * PFVM__QG_NR, KHW = g->KH * g->KW;
     pfvm__qi y1 = PH - g->pt < g->H ? PH - g->pt : g->H, w1 = PW - g->pl < g->W ? PW - g->pl : g->W;
     uint32_t zz = (uint32_t)(uint16_t)xz * 0x10001u;
     memset(planes, 0, (size_t)(g->CG * PH * PW) * sizeof(int16_t));
@@ -28662,27 +28681,26 @@ static void pfvm__qc_pack_planes(const pfvm__qc_geom *g, const pfvm_tensor *X, p
                     d[i] = (int16_t)(((const int8_t *)X->data)[at + i] - xz);
         }
     }
-    /* two kernel positions per pass: they fill the low and high halves of
-     * the same pair words (an odd last one only the low halves) */
-    for (kk = 0; kk < g->K; kk += 2) {
-        int two = kk + 1 < g->K;
-        pfvm__qi jj = 0;
-        const int16_t *a0 = pfvm__qc_tap(g, planes, PH, PW, kk), *b0 = pfvm__qc_tap(g, planes, PH, PW, two ? kk + 1 : kk);
-        int16_t *d = panels + (kk >> 1) * 2 * PFVM__QG_NR;
-        for (oh = 0; oh < g->OH; oh++, a0 += g->sh * PW, b0 += g->sh * PW) {
-            const int16_t *a = a0, *b = b0;
+    for (kk = 0; kk < g->K; kk++) {
+        pfvm__qi kh = kk / g->KW % g->KH, kw = kk % g->KW, jj = 0;
+        const int16_t *s0 = planes + (kk / KHW * PH + kh * g->dh) * PW + kw * g->dw;
+        int16_t *d = panels + (kk >> 1) * 2 * PFVM__QG_NR + (kk & 1);
+        if (g->sw == 1 && !(kk & 1) && kk + 1 < g->K) { /* both halves of the pair words at once */
+            pfvm__qc_pair_rows(g, s0, pfvm__qc_tap(g, planes, PH, PW, kk + 1), g->sh * PW, (uint32_t *)(void *)d, step / 2);
+            kk++;
+            continue;
+        }
+        for (oh = 0; oh < g->OH; oh++, s0 += g->sh * PW) {
+            const int16_t *s = s0;
             for (ow = 0; ow < g->OW;) { /* the row's columns, a panel's share at a time */
                 pfvm__qi take = g->OW - ow < PFVM__QG_NR - jj ? g->OW - ow : PFVM__QG_NR - jj;
                 int16_t *dd = d + 2 * jj, *end = dd + 2 * take;
-                if (two && g->sw == 1) {
-                    pfvm__qc_pair_run(a, b, take, (uint32_t *)(void *)dd);
-                    a += take, b += take;
-                } else
-                    for (; dd != end; dd += 2, a += g->sw, b += g->sw) {
-                        dd[0] = *a;
-                        if (two)
-                            dd[1] = *b;
-                    }
+                if (g->sw == 1)
+                    for (; dd != end; dd += 2)
+                        *dd = *s++;
+                else
+                    for (; dd != end; dd += 2, s += g->sw)
+                        *dd = *s;
                 ow += take;
                 jj += take;
                 if (jj == PFVM__QG_NR) {
