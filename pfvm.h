@@ -28985,8 +28985,18 @@ static void pfvm__qc_gemv(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi
     for (mb = 0; mb < g->MG; mb += PFVM__QG_MR) {
         pfvm__qg_gemv_tile(wp + mb * 2 * g->K2, v, g->K2, acc, o->bias2 + 2 * (gg * g->Mp + mb));
         for (c = 0; c < PFVM__QG_MR && mb + c < g->MG; c++) {
-            pfvm__qi m = gg * g->MG + mb + c;
-            pfvm__qc_store_tiles(o, m, n * g->M + m, acc, c, 1);
+            /* as pfvm__qc_store_tiles does (not called: a second caller
+             * keeps gcc -Os from inlining it into pfvm__qc_gemm) */
+            pfvm__qi m = gg * g->MG + mb + c, at = n * g->M + m;
+            int sh = o->shift[m];
+            if (sh >= 33 && sh <= 62) {
+                pfvm__qc_store_hi(acc + 2 * c, 8, 1, 0, o->mult[m], sh - 32, o->zp, (char *)o->Y->data + at,
+                                  o->Y->dtype == PFVM_UINT8);
+            } else {
+                pfvm__qc_out nb = *o;
+                nb.bias = NULL;
+                pfvm__qc_store(&nb, m, at, acc + 2 * c, 1);
+            }
         }
     }
 }
