@@ -55,16 +55,19 @@ Target (issue 20): <= 1.5 instructions per int8 MAC on the M4: both int8 models 
   per output in its loop, about 15 with the rows' ends (DS-CNN's rows are 5 wide).
   `pfvm__q_k_qlinear_conv` holds the inlined plane fill (UXTB16/SSUB16/PKHBT, four
   bytes per step), the loops around the kernels and the calls.
-- digits_q8: its 2x2 MaxPool on uint8 runs one loop over each plane (unpadded 2x2
-  windows at stride 2, inlined in `pfvm__nn_pool`: two outputs per USUB8/SEL, then the
-  same on the word and itself shifted by a byte): POOL_INSNS instructions for 512 outputs
-  (about 25000 through the row kernel). The 3x3 convolutions' im2col fills both halves
-  of the panels' pair words per pass at stride 1 (`pfvm__qc_pair_rows` per pair of
-  kernel positions, `pfvm__qc_pair_run` per row: an LDR of each position's two columns,
-  PKHBT/PKHTB, four columns per step): IM2COL_INSNS instructions for conv2's 9216 and
-  conv1's 576 values with the calls (the rows are 8 columns), about 5 per value before
-  (`pfvm__q_k_qlinear_conv`'s inlined copy). Beside the tiles, what remains is mostly
-  requantization and those calls.
+- digits_q8 (520440 instructions before these three): its 2x2 MaxPool on uint8 runs one
+  loop over each plane (unpadded 2x2 windows at stride 2, inlined in `pfvm__nn_pool`: two
+  outputs per USUB8/SEL, then the same on the word and itself shifted by a byte): about
+  8000 instructions for 512 outputs with the node's setup (25300 through the row kernel
+  and `pfvm__nn_krange32`). The 3x3 convolutions' im2col fills both halves of the
+  panels' pair words per pass at stride 1 (`pfvm__qc_pair_rows` per pair of kernel
+  positions, `pfvm__qc_pair_run` per row: an LDR of each position's two columns,
+  PKHBT/PKHTB, four columns per step): 48500 instructions for the 9728 values of both
+  convolutions, 5 per value with the calls (the rows are 8 columns), against about 9.5
+  for the one-position copy inlined in `pfvm__q_k_qlinear_conv` (123653 before, 26209
+  now). The 512 -> 64 Gemm: 24784 in the one-column tile against about 48000 in the
+  4x2 tile, and no panels to pack (`pfvm__qc_pack_pairs`, 11264) or zero (memset,
+  17717 before, 10519 now).
 MD
     for m in digits_q8 dscnn_q8; do
         echo
