@@ -365,7 +365,7 @@ static void test_qlinear_conv(void)
 }
 
 /* One column (a Gemm lowered to a 1x1 QLinearConv): the SMLAD path's
- * matrix-vector tile (pfvm__qg_gemv_tile) against the portable kernel.
+ * 4x1 matrix-vector tile against the portable kernel.
  * Run last: its random draws would change the later tests' data. */
 static void test_qlinear_gemv(void)
 {
