@@ -37,26 +37,37 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }
     done
     echo
     cat <<'MD'
-Target (issue 20): <= 1.5 instructions per int8 MAC on the M4: DS-CNN meets it, the digits
-CNN does not (the table says by how much).
+Target (issue 20): <= 1.5 instructions per int8 MAC on the M4: both int8 models meet it
+(the table).
 
 - The GEMM tile (`pfvm__qg_tile`, 4x2 SMLAD, a naked assembly function) is 11 instructions
   per 16 MACs in its loop (four reduction pairs per iteration, three more for the bound);
   with its call (the sums start from the biases: one LDM) about 0.78 per MAC of the dense
-  and pointwise convolutions. Requantization (`pfvm__qc_store_hi`): SMMLA, ASR, USAT,
+  and pointwise convolutions. A product of one column (a Gemm after the qlinear pass:
+  digits' 512 -> 64; both models' last Gemm stays float) runs `pfvm__qg_gemv_tile` instead:
+  4 rows x 1 column from one int16 vector (the input minus its zero point, no panels to
+  zero and fill), per reduction pair one LDM of the four rows' words and four SMLADs, x
+  two pairs per LDRD: 24 instructions per 32 MACs in its loop (the 4x2 tile spent its 11
+  per 16 on 8 useful ones). Requantization (`pfvm__qc_store_hi`): SMMLA, ASR, USAT,
   STRB, two outputs per step, about 8 instructions per output (one output per K MACs:
   it weighs most after DS-CNN's depthwise layers, 9 MACs per output). The depthwise
   3x3 kernel (`pfvm__qc_dw3_rows2`) runs two output rows per pass: 13.5 instructions
   per output in its loop, about 15 with the rows' ends (DS-CNN's rows are 5 wide).
   `pfvm__q_k_qlinear_conv` holds the inlined plane fill (UXTB16/SSUB16/PKHBT, four
   bytes per step), the loops around the kernels and the calls.
-- digits_q8: its 2x2 MaxPool on uint8 runs nn.c's 8-bit plane kernel (inlined in
-  `pfvm__nn_pool`, with `pfvm__nn_krange32` per output row): about 25000 instructions
-  for 512 outputs, 5% of the inference (the generic loop with its 64-bit divisions
-  took about 112000). The rest: the 3x3 convolutions' im2col (from padded int16
-  planes, inlined in `pfvm__q_k_qlinear_conv`, about 5 instructions per copied value),
-  and its Gemm (512 -> 64, a 1x1 QLinearConv after the qlinear pass) has one column,
-  so half of each 4x2 tile is wasted.
+- digits_q8 (520440 instructions before these three): its 2x2 MaxPool on uint8 runs one
+  loop over each plane (unpadded 2x2 windows at stride 2, inlined in `pfvm__nn_pool`: two
+  outputs per USUB8/SEL, then the same on the word and itself shifted by a byte): about
+  8000 instructions for 512 outputs with the node's setup (25300 through the row kernel
+  and `pfvm__nn_krange32`). The 3x3 convolutions' im2col fills both halves of the
+  panels' pair words per pass at stride 1 (`pfvm__qc_pair_rows` per pair of kernel
+  positions, `pfvm__qc_pair_run` per row: an LDR of each position's two columns,
+  PKHBT/PKHTB, four columns per step): 48500 instructions for the 9728 values of both
+  convolutions, 5 per value with the calls (the rows are 8 columns), against about 9.5
+  for the one-position copy inlined in `pfvm__q_k_qlinear_conv` (123653 before, 26209
+  now). The 512 -> 64 Gemm: 24784 in the one-column tile against about 48000 in the
+  4x2 tile, and no panels to pack (`pfvm__qc_pack_pairs`, 11264) or zero (memset,
+  17717 before, 10519 now).
 MD
     for m in digits_q8 dscnn_q8; do
         echo

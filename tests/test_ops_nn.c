@@ -699,7 +699,8 @@ static void maxpool8_case(const poolcfg *c, pfvm_dtype dt)
 /* 8-bit MaxPool (quantized models): the plane kernel against the general
  * loop on random bytes, both signs: 2x2 and 3x3 windows (unrolled), others,
  * strides, dilation, pads, ceil mode's overhang, windows wholly in the
- * padding (the type's lowest value), 1-D. */
+ * padding (the type's lowest value), 1-D; 2x2 at stride 2 unpadded (the
+ * whole-plane kernel), odd widths and heights. */
 static void test_maxpool8_paths(void)
 {
     static const poolcfg cfgs[] = {
@@ -718,6 +719,11 @@ static void test_maxpool8_paths(void)
         {1, 2, {1, 6}, {2, 2}, {1, 2}, {2, 1}, {1, 0}, {1, 1}, 0}, /* every row's window is */
         {2, 3, {25, 0}, {3, 0}, {2, 0}, {1, 0}, {1, 0}, {1, 0}, 0}, /* 1-D */
         {1, 2, {9, 0}, {2, 0}, {3, 0}, {2, 0}, {2, 0}, {2, 0}, 1},
+        /* 2x2 at stride 2 inside the plane (the whole-plane kernel) */
+        {1, 8, {16, 16}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, 0}, /* digits' */
+        {2, 3, {10, 14}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, 0}, /* odd output width */
+        {1, 3, {9, 11}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, 0},  /* a row and a column left over */
+        {1, 2, {5, 2}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, 0},   /* one output column */
     };
     size_t i;
     for (i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {

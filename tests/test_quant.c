@@ -369,6 +369,24 @@ static void test_qlinear_conv(void)
         check_conv(&cases[i]);
 }
 
+/* One column (a Gemm lowered to a 1x1 QLinearConv): the SMLAD path's
+ * 4x1 matrix-vector tile against the portable kernel.
+ * Run last: its random draws would change the later tests' data. */
+static void test_qlinear_gemv(void)
+{
+    static const conv_case cases[] = {
+        /* N  C  H  W  M KH KW g sh sw pt pl pb pr dh dw pc y8 bias extreme */
+        {1, 512, 1, 1, 64, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 0}, /* digits' 512 -> 64 */
+        {2, 37, 1, 1, 10, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 1, 1, 0},  /* odd K, rows % 4, 2 images */
+        {1, 14, 1, 1, 7, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0},   /* pairs % 4 == 3, no bias */
+        {1, 12, 1, 1, 6, 1, 1, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 0},   /* grouped */
+        {1, 300, 1, 1, 9, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1}, /* at the extremes */
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_conv(&cases[i]);
+}
+
 /* ---- pfvm_quantize and the qlinear pass ------------------------------------------------------- */
 
 static void test_quantize_model(void)
@@ -697,5 +715,6 @@ int main(void)
     test_quantize_model();
     test_quantize_gemm_pool();
     test_quantize_errors();
+    test_qlinear_gemv();
     return CHECK_END();
 }

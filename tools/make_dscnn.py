@@ -1,13 +1,13 @@
 #!/usr/bin/python3
 """Makes the firmware benchmark's models that tools/make_fixtures.py does not:
-tests/models/dscnn and tests/models/mlp_mnist.
+tests/models/dscnn, tests/models/mlp_mnist and tests/models/q8_odd.
 
 dscnn: a keyword-spotting-class DS-CNN (the shape of
 ARM's ML-zoo "DS-CNN small" for Google Speech Commands: 49 frames x 10 MFCC
 features in, 12 classes out), for the firmware tests (tests/mcu/run.sh) and
 bench/mcu.sh.
 
-    /usr/bin/python3 tools/make_dscnn.py
+    /usr/bin/python3 tools/make_dscnn.py [NAME...]
 
 Conv 10x4 stride 2 (64 channels), BatchNorm, ReLU; four depthwise-separable
 blocks (depthwise 3x3 + BatchNorm + ReLU, pointwise 1x1 + BatchNorm +
@@ -17,6 +17,9 @@ eval mode, so the export folds BatchNorm into the convolutions. Opset 13.
 mlp_mnist: the classic 784-128-10 MLP (Linear, ReLU, Linear; 101,770
 parameters, about 400 KB of float weights), input [1,784]: the "400 KB
 MLP" of the firmware RAM figures. Same seed, opset 13.
+q8_odd: a small CNN of odd shapes (Conv 3x3 3->5 on 7x11, ReLU, MaxPool 2,
+Linear 75->9, ReLU, Linear 9->7) whose int8 form (tests/mcu/q8.sh) takes
+the Cortex-M kernels' remainder paths. Same seed, opset 13.
 
 Each folder gets model.onnx and test_data_set_0/{input_0,output_0}.pb (the output is
 torch's), the ONNX backend-test layout that `interp test tests/models`
@@ -67,6 +70,16 @@ def mlp_mnist():
     return nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
 
 
+def q8_odd():
+    # odd shapes for the int8 firmware kernels (quantized by tests/mcu/q8.sh):
+    # a 3x3 convolution of 27 reduction values over rows 11 wide (panel
+    # shares of 11, 5, 6...), a 2x2 max pool leaving a row and a column
+    # over, a one-column product of 75 values (38 reduction pairs: 2 before
+    # the loop of 4, the last pair half padding)
+    return nn.Sequential(nn.Conv2d(3, 5, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(75, 9),
+                         nn.ReLU(), nn.Linear(9, 7))
+
+
 def make(name, ctor, shape):
     OUT = os.path.join(MODELS, name)
     torch.manual_seed(0)
@@ -88,5 +101,9 @@ def make(name, ctor, shape):
 
 
 if __name__ == "__main__":
-    make("dscnn", DSCNN, (1, 1, 49, 10))
-    make("mlp_mnist", mlp_mnist, (1, 784))
+    import sys
+    want = sys.argv[1:]
+    for name, ctor, shape in (("dscnn", DSCNN, (1, 1, 49, 10)), ("mlp_mnist", mlp_mnist, (1, 784)),
+                              ("q8_odd", q8_odd, (1, 3, 7, 11))):
+        if not want or name in want:
+            make(name, ctor, shape)

@@ -771,6 +771,65 @@ static void pfvm__qg_kernel(int kind, const int16_t *w, const int16_t *panel, in
     pfvm__qg_kernel_c(w, panel, K2, acc);
 }
 
+/* One column (a Gemm lowered to a 1x1 QLinearConv: the matrix-vector
+ * product): the 4x2 tile would waste its second column, so a 4x1 tile
+ * reads the reduction pairs from one contiguous int16 vector x. The sums
+ * go out in the tile's layout (out[2r], row r; the odd words are scratch).
+ * On the DSP extension: per reduction pair one LDM of the block's four
+ * row words and four SMLADs, x two pairs per LDRD, four pairs per loop
+ * iteration: 24 instructions for 32 multiply-adds. */
+#ifdef PFVM__QG_DSP
+#define PFVM__QG_ASM_GEMV_PAIR(X)            \
+    "ldm r0!, {r9, r11, r12, lr}\n\t"        \
+    "smlad r4, r9, " X ", r4\n\t"            \
+    "smlad r6, r11, " X ", r6\n\t"           \
+    "smlad r8, r12, " X ", r8\n\t"           \
+    "smlad r10, lr, " X ", r10\n\t"
+/* (w: r0, x: r1, pairs: r2, out: r3, init: [sp]) */
+__attribute__((naked, noinline)) static void pfvm__qg_gemv_tile(const int16_t *w __attribute__((unused)),
+                                                                const int16_t *x __attribute__((unused)),
+                                                                pfvm__qi pairs __attribute__((unused)),
+                                                                int32_t *out __attribute__((unused)),
+                                                                const int32_t *init __attribute__((unused)))
+{
+    __asm__ volatile(
+        "push {r4-r11, lr}\n\t"
+        "ldr r12, [sp, #36]\n\t"
+        "ldm r12, {r4-r11}\n\t"        /* r4, r6, r8, r10: the rows' biases */
+        "and r5, r2, #3\n\t"           /* pairs % 4: one at a time first */
+        "add r5, r1, r5, lsl #2\n\t"   /* where x is after them */
+        "add r7, r1, r2, lsl #2\n\t"   /* where x ends */
+        "b 2f\n"
+        "1:\n\t"
+        "ldr r2, [r1], #4\n\t" PFVM__QG_ASM_GEMV_PAIR("r2")
+        "2:\n\t"
+        "cmp r1, r5\n\t"
+        "bne 1b\n\t"
+        "cmp r1, r7\n\t"
+        "beq 4f\n"
+        "3:\n\t"
+        "ldrd r2, r5, [r1], #8\n\t" PFVM__QG_ASM_GEMV_PAIR("r2") PFVM__QG_ASM_GEMV_PAIR("r5")
+        "ldrd r2, r5, [r1], #8\n\t" PFVM__QG_ASM_GEMV_PAIR("r2") PFVM__QG_ASM_GEMV_PAIR("r5")
+        "cmp r1, r7\n\t"
+        "bne 3b\n"
+        "4:\n\t"
+        "stm r3, {r4-r11}\n\t"
+        "pop {r4-r11, pc}\n\t");
+}
+#else
+/* The same in C: what the unit tests check on the host. */
+static void pfvm__qg_gemv_tile(const int16_t *w, const int16_t *x, pfvm__qi pairs, int32_t *out, const int32_t *init)
+{
+    pfvm__qi kp;
+    int r;
+    for (r = 0; r < 8; r++)
+        out[r] = init[r];
+    for (kp = 0; kp < pairs; kp++, x += 2, w += 2 * PFVM__QG_MR)
+        for (r = 0; r < PFVM__QG_MR; r++)
+            out[2 * r] = PFVM__QG_SMLAD(PFVM__QG_UWORD(w + 2 * r), PFVM__QG_UWORD(x), out[2 * r]);
+}
+#endif
+
 /* ---- QLinearConv, fast path: 2-D, explicit pads, per-tensor x and y ------------------------- */
 
 typedef struct pfvm__qc_geom {
@@ -1048,6 +1107,54 @@ static void pfvm__qc_u8_row(const uint8_t *x, pfvm__qi n, uint32_t zz, int16_t *
 #endif
 
 #ifdef PFVM__QG_DSP
+/* Kernel position kk's first value in pfvm__qc_pack_planes's planes. */
+static const int16_t *pfvm__qc_tap(const pfvm__qc_geom *g, const int16_t *planes, pfvm__qi PH, pfvm__qi PW, pfvm__qi kk)
+{
+    pfvm__qi kh = kk / g->KW % g->KH, kw = kk % g->KW;
+    return planes + (kk / (g->KH * g->KW) * PH + kh * g->dh) * PW + kw * g->dw;
+}
+
+/* n columns of two kernel positions (a's values in the low halves, b's in
+ * the high) as the panel's pair words: two columns of each from one LDR,
+ * paired by PKHBT/PKHTB, four columns per step (about 1.75 instructions
+ * per value, against 5 one by one; out of line: inlined, gcc -Os spills
+ * its pointers). */
+#define PFVM__QC_PAIR2(u, v, o)                                 \
+    __asm__("pkhbt %0, %2, %3, lsl #16\n\t"                     \
+            "pkhtb %1, %3, %2, asr #16\n\t"                     \
+            : "=&r"((o)[0]), "=&r"((o)[1])                      \
+            : "r"(u), "r"(v))
+PFVM__Q_NOINLINE static void pfvm__qc_pair_run(const int16_t *a, const int16_t *b, pfvm__qi n, uint32_t *o)
+{
+    const int16_t *end = a + (n & ~(pfvm__qi)3);
+    for (; a != end; a += 4, b += 4, o += 4) {
+        uint32_t u0 = PFVM__QG_UWORD(a), v0 = PFVM__QG_UWORD(b), u1 = PFVM__QG_UWORD(a + 2), v1 = PFVM__QG_UWORD(b + 2);
+        PFVM__QC_PAIR2(u0, v0, o);
+        PFVM__QC_PAIR2(u1, v1, o + 2);
+    }
+    for (n &= 3; n > 0; n--)
+        *o++ = (uint32_t)(uint16_t)*a++ | (uint32_t)(uint16_t)*b++ << 16;
+}
+
+/* Kernel positions a and b (a pair's halves, stride 1) of every output
+ * row rs apart into the panels' pair words (d: the first panel's, the
+ * next step words on), a panel's share of a row per pfvm__qc_pair_run. */
+PFVM__Q_NOINLINE static void pfvm__qc_pair_rows(const pfvm__qc_geom *g, const int16_t *a, const int16_t *b, pfvm__qi rs,
+                                                uint32_t *d, pfvm__qi step)
+{
+    pfvm__qi oh, ow, n, jj = 0;
+    for (oh = 0; oh < g->OH; oh++, a += rs, b += rs)
+        for (ow = 0; ow < g->OW; ow += n) {
+            n = g->OW - ow < PFVM__QG_NR - jj ? g->OW - ow : PFVM__QG_NR - jj;
+            pfvm__qc_pair_run(a + ow, b + ow, n, d + jj);
+            jj += n;
+            if (jj == PFVM__QG_NR) {
+                jj = 0;
+                d += step;
+            }
+        }
+}
+
 /* pfvm__qc_pack for a window on Cortex-M: each input channel of the group
  * minus its zero point into a padded int16 plane (zero padding), then
  * every kernel position's columns straight from the planes, without
@@ -1076,6 +1183,11 @@ static void pfvm__qc_pack_planes(const pfvm__qc_geom *g, const pfvm_tensor *X, p
         pfvm__qi kh = kk / g->KW % g->KH, kw = kk % g->KW, jj = 0;
         const int16_t *s0 = planes + (kk / KHW * PH + kh * g->dh) * PW + kw * g->dw;
         int16_t *d = panels + (kk >> 1) * 2 * PFVM__QG_NR + (kk & 1);
+        if (g->sw == 1 && !(kk & 1) && kk + 1 < g->K) { /* both halves of the pair words at once */
+            pfvm__qc_pair_rows(g, s0, pfvm__qc_tap(g, planes, PH, PW, kk + 1), g->sh * PW, (uint32_t *)(void *)d, step / 2);
+            kk++;
+            continue;
+        }
         for (oh = 0; oh < g->OH; oh++, s0 += g->sh * PW) {
             const int16_t *s = s0;
             for (ow = 0; ow < g->OW;) { /* the row's columns, a panel's share at a time */
@@ -1526,6 +1638,54 @@ static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16
                     pfvm__qc_store_tiles(o, m, at, acc, c, cols);
                 else
                     pfvm__qc_store(o, m, at, acc + c * PFVM__QG_NR, cols);
+            }
+        }
+    }
+}
+
+/* A 1x1 convolution of one column (a Gemm after the qlinear pass) on the
+ * SMLAD path: the column minus its zero point as one int16 vector (no
+ * panels to zero and fill: most of the time of digits' 512 -> 64 Gemm
+ * went there), then pfvm__qg_gemv_tile per block of rows. */
+static int pfvm__qc_is_gemv(const pfvm__qc_geom *g)
+{
+    return pfvm_q_gemm_kind() == 1 && pfvm__qc_is_pointwise(g) && g->H * g->W == 1;
+}
+
+/* v: 2 * K2 int16 (the panels' room is more) */
+static void pfvm__qc_gemv(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi base, int32_t xz, const int16_t *wp,
+                          int16_t *v, const pfvm__qc_out *o, pfvm__qi n, pfvm__qi gg)
+{
+    int32_t acc[2 * PFVM__QG_MR];
+    pfvm__qi kk, mb;
+    int c;
+#ifdef PFVM__QG_DSP
+    if (X->dtype == PFVM_UINT8) {
+        pfvm__qc_u8_row((const uint8_t *)X->data + base, g->K, (uint32_t)(uint16_t)xz * 0x10001u, v);
+        kk = g->K;
+    } else
+        kk = 0;
+#else
+    kk = 0;
+#endif
+    for (; kk < g->K; kk++)
+        v[kk] = (int16_t)(pfvm__q_at(X, base + kk) - xz);
+    if (g->K & 1)
+        v[g->K] = 0; /* the last pair's other half (its weight is 0 too) */
+    for (mb = 0; mb < g->MG; mb += PFVM__QG_MR) {
+        pfvm__qg_gemv_tile(wp + mb * 2 * g->K2, v, g->K2, acc, o->bias2 + 2 * (gg * g->Mp + mb));
+        for (c = 0; c < PFVM__QG_MR && mb + c < g->MG; c++) {
+            /* as pfvm__qc_store_tiles does (not called: a second caller
+             * keeps gcc -Os from inlining it into pfvm__qc_gemm) */
+            pfvm__qi m = gg * g->MG + mb + c, at = n * g->M + m;
+            int sh = o->shift[m];
+            if (sh >= 33 && sh <= 62) {
+                pfvm__qc_store_hi(acc + 2 * c, 8, 1, 0, o->mult[m], sh - 32, o->zp, (char *)o->Y->data + at,
+                                  o->Y->dtype == PFVM_UINT8);
+            } else {
+                pfvm__qc_out nb = *o;
+                nb.bias = NULL;
+                pfvm__qc_store(&nb, m, at, acc + 2 * c, 1);
             }
         }
     }
@@ -2094,6 +2254,10 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
             continue;
         }
         for (gg = 0; gg < g.group; gg++) {
+            if (pfvm__qc_is_gemv(&g)) {
+                pfvm__qc_gemv(&g, X, n * g.C + gg * g.CG, pfvm__q_at(xz, 0), wp + gg * g.Mp * 2 * g.K2, buf, &o, n, gg);
+                continue;
+            }
             pfvm__qc_pack(&g, X, (n * g.C + gg * g.CG) * g.H * g.W, pfvm__q_at(xz, 0), buf);
             pfvm__qc_gemm(&g, wp + gg * g.Mp * 2 * g.K2, buf, &o, n, gg);
         }

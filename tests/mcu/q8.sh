@@ -1,10 +1,11 @@
 #!/bin/sh
-# The int8 firmware cases of tests/mcu/run.sh (digits_q8, dscnn_q8): each
+# The int8 firmware cases of tests/mcu/run.sh (digits_q8, dscnn_q8, odd_q8: the
+# kernels' remainder paths on odd shapes, tests/models/q8_odd): each
 # float model quantized by build/interp (QDQ: per-channel int8 weights,
 # uint8 activations) and lowered to its integer form by `interp opt`
 # (QLinearConv, ...), written to DIR/NAME.onnx; remade when the float model
 # or build/interp is newer. No Python: the calibration sets are committed
-# (digits: models/digits_calib; dscnn: its test input).
+# (digits: models/digits_calib; the others: their test input).
 #
 #   sh tests/mcu/q8.sh DIR
 set -u
@@ -27,4 +28,5 @@ q8() { # NAME MODEL CALIB
 }
 mkdir -p "$B"
 q8 digits_q8 models/digits.onnx models/digits_calib &&
-    q8 dscnn_q8 tests/models/dscnn/model.onnx tests/models/dscnn/test_data_set_0
+    q8 dscnn_q8 tests/models/dscnn/model.onnx tests/models/dscnn/test_data_set_0 &&
+    q8 odd_q8 tests/models/q8_odd/model.onnx tests/models/q8_odd/test_data_set_0

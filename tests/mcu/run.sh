@@ -44,7 +44,8 @@ cnn_small tests/models/cnn_small/model.onnx tests/models/cnn_small/test_data_set
 dscnn tests/models/dscnn/model.onnx tests/models/dscnn/test_data_set_0/input_0.pb
 mlp_mnist tests/models/mlp_mnist/model.onnx tests/models/mlp_mnist/test_data_set_0/input_0.pb
 digits_q8 $B/digits_q8.onnx models/digits_samples/digit_0.pb
-dscnn_q8 $B/dscnn_q8.onnx tests/models/dscnn/test_data_set_0/input_0.pb"
+dscnn_q8 $B/dscnn_q8.onnx tests/models/dscnn/test_data_set_0/input_0.pb
+odd_q8 $B/odd_q8.onnx tests/models/q8_odd/test_data_set_0/input_0.pb"
 BOARDS="an386 an500"
 
 for tool in $CROSS qemu-system-arm; do
