@@ -29626,7 +29626,7 @@ static const int16_t *pfvm__qc_tap(const pfvm__qc_geom *g, const int16_t *planes
             "pkhtb %1, %3, %2, asr #16\n\t"                     \
             : "=&r"((o)[0]), "=&r"((o)[1])                      \
             : "r"(u), "r"(v))
-PFVM__Q_NOINLINE static void pfvm__qc_pair_run(const int16_t *a, const int16_t *b, pfvm__qi n, uint32_t *o)
+PFVM__Q_NOINLINE static void pfvm__qc_pair_run_dsp(const int16_t *a, const int16_t *b, pfvm__qi n, uint32_t *o)
 {
     const int16_t *end = a + (n & ~(pfvm__qi)3);
     for (; a != end; a += 4, b += 4, o += 4) {
@@ -29640,7 +29640,7 @@ PFVM__Q_NOINLINE static void pfvm__qc_pair_run(const int16_t *a, const int16_t *
 
 /* Kernel positions a and b (a pair's halves, stride 1) of every output
  * row rs apart into the panels' pair words (d: the first panel's, the
- * next step words on), a panel's share of a row per pfvm__qc_pair_run. */
+ * next step words on), a panel's share of a row per pfvm__qc_pair_run_dsp. */
 PFVM__Q_NOINLINE static void pfvm__qc_pair_rows(const pfvm__qc_geom *g, const int16_t *a, const int16_t *b, pfvm__qi rs,
                                                 uint32_t *d, pfvm__qi step)
 {
@@ -29648,7 +29648,7 @@ PFVM__Q_NOINLINE static void pfvm__qc_pair_rows(const pfvm__qc_geom *g, const in
     for (oh = 0; oh < g->OH; oh++, a += rs, b += rs)
         for (ow = 0; ow < g->OW; ow += n) {
             n = g->OW - ow < PFVM__QG_NR - jj ? g->OW - ow : PFVM__QG_NR - jj;
-            pfvm__qc_pair_run(a + ow, b + ow, n, d + jj);
+            pfvm__qc_pair_run_dsp(a + ow, b + ow, n, d + jj);
             jj += n;
             if (jj == PFVM__QG_NR) {
                 jj = 0;

@@ -61,7 +61,7 @@ Target (issue 20): <= 1.5 instructions per int8 MAC on the M4: both int8 models 
   8000 instructions for 512 outputs with the node's setup (25300 through the row kernel
   and `pfvm__nn_krange32`). The 3x3 convolutions' im2col fills both halves of the
   panels' pair words per pass at stride 1 (`pfvm__qc_pair_rows` per pair of kernel
-  positions, `pfvm__qc_pair_run` per row: an LDR of each position's two columns,
+  positions, `pfvm__qc_pair_run_dsp` per row: an LDR of each position's two columns,
   PKHBT/PKHTB, four columns per step): 48500 instructions for the 9728 values of both
   convolutions, 5 per value with the calls (the rows are 8 columns), against about 9.5
   for the one-position copy inlined in `pfvm__q_k_qlinear_conv` (123653 before, 26209
