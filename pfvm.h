@@ -172,6 +172,19 @@
  *                         links no soft-double routine: digits planned on a
  *                         Cortex-M4F, 109 soft-double call sites -> 0 and
  *                         pfvm's flash -7 KB (tests/mcu checks the 0)
+ *   PFVM_CONV_NO_DEPTHWISE  Conv leaves out its depthwise kernel (planes with
+ *                         one input and one output channel per group): such
+ *                         planes then run as one-row matrix products,
+ *                         correct but slower, and not the depthwise kernel's
+ *                         bits. `interp ops --config` writes it when no Conv
+ *                         of the models has such planes (or their weights'
+ *                         shape is unknown). digits planned on a Cortex-M4F:
+ *                         pfvm's flash -4.0 KB (bench/mcu.md)
+ *   PFVM_NO_THREADS       kernels never split their work: the matrix engine's
+ *                         and the depthwise kernel's split logic is left out
+ *                         and pfvm_exec_set_parallel's hook is never called.
+ *                         digits planned on a Cortex-M4F: pfvm's flash
+ *                         -1.4 KB (the same bits: parts never change them)
  *   PFVM_ARENA_CHUNK      bytes of each block the model's and the
  *                         executor's arenas take (default 16384; larger
  *                         requests get their own): smaller for small models
@@ -3352,6 +3365,14 @@ PFVM_INTERNAL int pfvm_la_pack_a_all(int64_t m, int64_t k, const float *a, int64
 PFVM_INTERNAL int pfvm_la_packed_mr(void);
 PFVM_INTERNAL void pfvm_la_sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, const float *apacked,
                                         pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws);
+/* The threads a kernel may split its work over: always 1 in a
+ * PFVM_NO_THREADS build, so that the compiler drops the split logic. */
+#ifdef PFVM_NO_THREADS
+#define PFVM__KTHREADS(k) ((void)(k), 1)
+#else
+#define PFVM__KTHREADS(k) pfvm_kctx_threads(k)
+#endif
+
 /* pfvm_la_sgemm_ws and pfvm_la_sgemm_packed split over the kernel
  * context's threads (pfvm_kctx_parallel; k NULL: one thread), each part a
  * rectangle of C with all of K and a workspace of its own: ws is
@@ -22099,7 +22120,7 @@ PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64
     *failed = 0;
     if (!k->exec || !floats)
         return NULL;
-    if (!pfvm__mul_size(floats * sizeof(float), (size_t)pfvm_kctx_threads(k), &all))
+    if (!pfvm__mul_size(floats * sizeof(float), (size_t)PFVM__KTHREADS(k), &all))
         all = (size_t)-1;
     {
         float *ws = (float *)pfvm_kctx_scratch(k, all);
@@ -22240,7 +22261,7 @@ static void pfvm__la_run(pfvm_kctx *k, pfvm__la_par *p)
     p->mpad = pfvm__la_round(p->m, p->kn->mr);
     p->reads_b = !p->apre && pfvm__la_reads_b(p->kn, p->m, p->pack, p->user);
     p->ws_floats = pfvm_la_sgemm_ws_floats(p->m, p->n, p->k);
-    parts = pfvm__la_split(p, k ? pfvm_kctx_threads(k) : 1);
+    parts = pfvm__la_split(p, k ? PFVM__KTHREADS(k) : 1);
     if (parts > 1)
         pfvm_kctx_parallel(k, parts, pfvm__la_part, p);
     else if (p->apre)
@@ -24330,6 +24351,7 @@ static int pfvm__nn_pointwise(const pfvm__nn_geom *g)
     return 1;
 }
 
+#ifndef PFVM_CONV_NO_DEPTHWISE
 /* Depthwise planes (one input channel per output channel): packing would
  * cost as much as the products, so each kernel position adds a shifted
  * input row to whole output rows. */
@@ -24361,6 +24383,7 @@ static void pfvm__nn_conv_depthwise(const pfvm__nn_geom *g, const float *x, cons
                     }
             }
 }
+#endif
 
 /* ---- depthwise 2-D convolution -------------------------------------------------------- */
 
@@ -24375,7 +24398,7 @@ static void pfvm__nn_conv_depthwise(const pfvm__nn_geom *g, const float *x, cons
 #pragma STDC FP_CONTRACT OFF
 #endif
 
-
+#ifndef PFVM_CONV_NO_DEPTHWISE
 /* Interior output columns [0, n): every kernel column inside the row. x
  * points to the first valid kernel row's input at output column 0, w to
  * that row's weights; nkh rows of rs floats apart. Blocks of B columns
@@ -24426,7 +24449,7 @@ static void pfvm__nn_dw_sn(float *PFVM_RESTRICT y, const float *PFVM_RESTRICT x,
                            int32_t rs, int32_t kw, int32_t dw, float b, int32_t n, int32_t sw)
 PFVM__NN_DW_BODY(sw)
 
-#ifdef PFVM_DISPATCH_CLONES
+#if defined(PFVM_DISPATCH_CLONES) && !defined(PFVM_CONV_NO_DEPTHWISE)
 /* Stride 2 with AVX2 (compilers leave the strided loads scalar): the even
  * columns of 15 floats from two loads and two shuffles, nothing read past
  * the last column the window needs; multiplies and adds rounded apart, as
@@ -24455,7 +24478,10 @@ __attribute__((target("avx2"))) static void pfvm__nn_dw_s2_avx2(float *y, const 
         o = o + 16 <= n ? o + 8 : n - 8;
     }
 }
+#endif
+#endif
 
+#ifdef PFVM_DISPATCH_CLONES
 static int pfvm__nn_have_avx2(void)
 {
     static int have = -1;
@@ -24467,6 +24493,7 @@ static int pfvm__nn_have_avx2(void)
 }
 #endif
 
+#ifndef PFVM_CONV_NO_DEPTHWISE
 #ifdef PFVM_DISPATCH_CLONES
 #define PFVM__NN_DW_S2 (pfvm__nn_have_avx2() ? pfvm__nn_dw_s2_avx2 : pfvm__nn_dw_s2)
 #else
@@ -24490,6 +24517,7 @@ static float pfvm__nn_dw_edge(const pfvm__nn_2d *d, const float *x, const float 
     }
     return s;
 }
+#endif
 
 /* First index i in [0, n) with i*s + off >= lo, and one past the last with
  * i*s + off < hi (32-bit pfvm__nn_valid). */
@@ -24513,6 +24541,7 @@ static void pfvm__nn_inner_cols(const pfvm__nn_2d *d, int32_t *ia, int32_t *ib)
     *ib = *ib < *ia ? *ia : *ib;
 }
 
+#ifndef PFVM_CONV_NO_DEPTHWISE
 /* One plane: y (OH x OW) = bias + the depthwise window sums of x (H x W). */
 static void pfvm__nn_dw_plane(const pfvm__nn_2d *d, int32_t OH, const float *x, const float *w, float b, float *y)
 {
@@ -24539,6 +24568,7 @@ static void pfvm__nn_dw_plane(const pfvm__nn_2d *d, int32_t OH, const float *x, 
             yr[ow] = pfvm__nn_dw_edge(d, x, w, kha, khb, ih0, ow, b);
     }
 }
+#endif
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT DEFAULT
@@ -24623,6 +24653,7 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
         y[i] = v;
 }
 
+#ifndef PFVM_CONV_NO_DEPTHWISE
 /* Depthwise planes split over threads: the N x group planes in `chunks`
  * runs, which the tasks take from a shared counter (where gcc and clang
  * have lock-free atomics; elsewhere task i takes runs i, i + parts, ...). */
@@ -24678,7 +24709,7 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
     p.wt = wt;
     p.bias = bias;
     p.y = y;
-    p.parts = work < 65536.0f ? 1 : pfvm_kctx_threads(k);
+    p.parts = work < 65536.0f ? 1 : PFVM__KTHREADS(k);
     if (p.parts > planes)
         p.parts = (int)planes;
     if (p.parts <= 1) {
@@ -24692,6 +24723,7 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
 #endif
     pfvm_kctx_parallel(k, p.parts, pfvm__nn_dw_part, &p);
 }
+#endif
 
 static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias,
                                    float *y, const pfvm__nn_packed *pk)
@@ -24701,10 +24733,12 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
     pfvm__nn_2d dw;
     float *ws;
     is2d = pfvm__nn_2d_fits(g, &dw);
+#ifndef PFVM_CONV_NO_DEPTHWISE /* else such planes are 1-row products */
     if (g->MG == 1 && g->CG == 1) {
         pfvm__nn_conv_dw(k, g, is2d ? &dw : NULL, x, wt, bias, y);
         return PFVM_OK;
     }
+#endif
     ws = pfvm_la_workspace(k, g->MG, g->out_plane, g->CG * g->kk, &failed);
     if (failed)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
@@ -27215,7 +27249,11 @@ static size_t pfvm__nn_conv_ws(const pfvm_node *n, const pfvm_dims *in, int n_in
     }
     if (!known_out)
         plane = pfvm__nn_conv_out_plane(n, &in[0], &in[1]);
-    if (mg < 1 || (mg == 1 && in[1].d[1] == 1) || kk < 1 || plane < 1)
+#ifndef PFVM_CONV_NO_DEPTHWISE
+    if (mg == 1 && in[1].d[1] == 1) /* the depthwise kernel's planes */
+        return 0;
+#endif
+    if (mg < 1 || kk < 1 || plane < 1)
         return 0;
     return pfvm_la_sgemm_ws_floats(mg, plane, in[1].d[1] * kk) * sizeof(float);
 }
@@ -41675,8 +41713,13 @@ static const pfvm_exec *pfvm__exec_root(const pfvm_exec *e)
 
 static int pfvm__exec_threads(const pfvm_exec *e)
 {
+#ifdef PFVM_NO_THREADS
+    (void)e;
+    return 1;
+#else
     const pfvm_exec *r = pfvm__exec_root(e);
     return r->par.parallel_for && r->par.threads > 1 ? r->par.threads : 1;
+#endif
 }
 
 /* Reserves, when binding, the largest workspace a node's kernel will ask
