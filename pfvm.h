@@ -185,6 +185,16 @@
  *                         and pfvm_exec_set_parallel's hook is never called.
  *                         digits planned on a Cortex-M4F: pfvm's flash
  *                         -1.4 KB (the same bits: parts never change them)
+ *   PFVM_TERSE_MESSAGES   messages without their format strings: a status
+ *                         says the problem as its code's name and the line
+ *                         of the header that found it ("shape error
+ *                         (pfvm.h:12345)"; look the line up in the same
+ *                         header), and still names the node and operator
+ *                         where a node fails ("node 'conv1' (Conv): ...",
+ *                         from the kernels and the executor), but no longer
+ *                         values, sizes or names inside the problem. The
+ *                         codes are unchanged. digits planned on a
+ *                         Cortex-M4F: pfvm's flash -11.4 KB (its strings)
  *   PFVM_ARENA_CHUNK      bytes of each block the model's and the
  *                         executor's arenas take (default 16384; larger
  *                         requests get their own): smaller for small models
@@ -2487,6 +2497,16 @@ PFVM_INTERNAL int pfvm__snprintf(char *buf, size_t n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+#ifdef PFVM_TERSE_MESSAGES
+/* pfvm__fail in a PFVM_TERSE_MESSAGES build: "<code name> (file:line)". */
+PFVM_INTERNAL pfvm_code pfvm__fail_at(pfvm_status *st, pfvm_code code, const char *file, int line);
+/* The message's format and arguments stay only inside an unevaluated
+ * sizeof: no format string is linked, and variables that only a message
+ * read still count as used. pfvm__terse_args is never defined. */
+int pfvm__terse_args(const char *fmt, ...);
+#define PFVM__TERSE_LINE(...) (__LINE__ + 0 * (int)sizeof(pfvm__terse_args(__VA_ARGS__)))
+#define pfvm__fail(st, code, ...) pfvm__fail_at((st), (code), __FILE__, PFVM__TERSE_LINE(__VA_ARGS__))
+#endif
 /* Checked arithmetic: return 0 on overflow, 1 on success. */
 PFVM_INTERNAL int pfvm__mul_size(size_t a, size_t b, size_t *out);
 PFVM_INTERNAL int pfvm__add_size(size_t a, size_t b, size_t *out);
@@ -2577,10 +2597,15 @@ typedef pfvm_code (*pfvm_infer_keep_all_fn)(pfvm_graph *g, pfvm_infer_keep_fn ke
  * tables' gradient builders (X_grad) and fusion hooks (X_fuse) as NULL
  * around each table. What is left out leaves static functions unused. */
 #if (defined(PFVM_OPS_SELECTED) || defined(PFVM_NO_AUTODIFF) || defined(PFVM_NO_FUSION) || defined(PFVM_NO_SHAPE_INFERENCE) || \
-     defined(PFVM_FLOAT32_ONLY)) && \
+     defined(PFVM_FLOAT32_ONLY) || defined(PFVM_TERSE_MESSAGES)) && \
     defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wunused-const-variable"
+#endif
+/* PFVM_TERSE_MESSAGES: functions that only messages called are named in
+ * unevaluated sizeofs only */
+#if defined(PFVM_TERSE_MESSAGES) && defined(__clang__)
+#pragma clang diagnostic ignored "-Wunneeded-internal-declaration"
 #endif
 /* The streamed lowering (pfvm_accel_ctx.stream) of an operator whose
  * tensors do not fit in the PEs' memories (src/ops/accel_lower.c), or NULL
@@ -2601,6 +2626,12 @@ PFVM_INTERNAL pfvm_code pfvm__op_fail(pfvm_status *st, const pfvm_node *n, pfvm_
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+#ifdef PFVM_TERSE_MESSAGES
+/* pfvm__op_fail in a PFVM_TERSE_MESSAGES build: "node 'n' (Op): <code
+ * name> (file:line)". */
+PFVM_INTERNAL pfvm_code pfvm__op_fail_at(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *file, int line);
+#define pfvm__op_fail(st, n, code, ...) pfvm__op_fail_at((st), (n), (code), __FILE__, PFVM__TERSE_LINE(__VA_ARGS__))
+#endif
 /* Inference helpers. */
 PFVM_INTERNAL void *pfvm_ictx_alloc(pfvm_ictx *c, size_t size);
 /* Sets out->sym to n symbolic scalars (copied into the ictx arena). */
@@ -3967,7 +3998,8 @@ static void pfvm__status_vset(pfvm_status *st, pfvm_code code, const char *fmt, 
     pfvm__vsnprintf(st->msg, sizeof st->msg, fmt, ap);
 }
 
-PFVM_INTERNAL pfvm_code pfvm__fail(pfvm_status *st, pfvm_code code, const char *fmt, ...)
+/* (the name in parentheses: not PFVM_TERSE_MESSAGES's macro) */
+PFVM_INTERNAL pfvm_code(pfvm__fail)(pfvm_status *st, pfvm_code code, const char *fmt, ...)
 {
     if (st) {
         va_list ap;
@@ -3977,6 +4009,13 @@ PFVM_INTERNAL pfvm_code pfvm__fail(pfvm_status *st, pfvm_code code, const char *
     }
     return code;
 }
+
+#ifdef PFVM_TERSE_MESSAGES
+PFVM_INTERNAL pfvm_code pfvm__fail_at(pfvm_status *st, pfvm_code code, const char *file, int line)
+{
+    return (pfvm__fail)(st, code, "%s (%s:%d)", pfvm_code_name(code), file, line);
+}
+#endif
 
 PFVM_INTERNAL void pfvm__ok(pfvm_status *st)
 {
@@ -44195,7 +44234,8 @@ pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
 
 /* ---- helpers for operator implementations --------------------------------- */
 
-PFVM_INTERNAL pfvm_code pfvm__op_fail(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *fmt, ...)
+/* (the name in parentheses: not PFVM_TERSE_MESSAGES's macro) */
+PFVM_INTERNAL pfvm_code(pfvm__op_fail)(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *fmt, ...)
 {
     char msg[PFVM_STATUS_MSG], lb[96];
     va_list ap;
@@ -44204,6 +44244,15 @@ PFVM_INTERNAL pfvm_code pfvm__op_fail(pfvm_status *st, const pfvm_node *n, pfvm_
     va_end(ap);
     return pfvm__fail(st, code, "node '%s' (%s): %s", pfvm__node_label(n, lb, sizeof lb), n->op_type, msg);
 }
+
+#ifdef PFVM_TERSE_MESSAGES
+PFVM_INTERNAL pfvm_code pfvm__op_fail_at(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *file, int line)
+{
+    char lb[96];
+    return (pfvm__fail)(st, code, "node '%s' (%s): %s (%s:%d)", pfvm__node_label(n, lb, sizeof lb), n->op_type,
+                        pfvm_code_name(code), file, line);
+}
+#endif
 
 PFVM_INTERNAL void *pfvm_ictx_alloc(pfvm_ictx *c, size_t size)
 {

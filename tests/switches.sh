@@ -9,7 +9,8 @@
 # loaded: its outputs must be the plain build's, bit for bit (also with
 # the 4x4 matrix tile of 32-bit Arm, PFVM_LA_TILE4, whose rounding
 # tests/test_gemm.c checks too; and with PFVM_FLOAT32_ONLY, whose refusals
-# tests/test_float32_only.c checks; and with PFVM_NO_THREADS); and a
+# tests/test_float32_only.c checks; and with PFVM_NO_THREADS, and
+# PFVM_TERSE_MESSAGES, whose message format is checked too); and a
 # depthwise model (dscnn) without Conv's depthwise kernel, near the plain
 # build's outputs. Needs
 # build/interp (make). One line per build, then "N passed, M failed".
@@ -55,7 +56,8 @@ for cc in $compilers; do
         "tile4:fused:-DPFVM_NO_DISPATCH -DPFVM_LA_TILE4 -DPFVM_EXACT_FMA" \
         "planned:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -include $B/ops.h" \
         "float32:fused:-DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY" \
-        "planned_f32:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -include $B/ops.h"; do
+        "planned_f32:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -include $B/ops.h" \
+        "planned_terse:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -include $B/ops.h"; do
         name=${v%%:*} rest=${v#*:}
         model=${rest%%:*} flags=${rest#*:}
         exe="$name-$(basename "$cc")"
@@ -77,6 +79,16 @@ exe="planned-$(basename "$CC")"
 if [ -x "$B/$exe" ] && ! "$B/$exe" "$B/fused.onnx" $INPUT >"$B/$exe.unplanned" 2>&1 &&
     grep -q "no stored plan" "$B/$exe.unplanned"; then
     echo "ok   $exe refuses a model without a stored plan"
+    pass=$((pass + 1))
+else
+    echo "FAIL $exe with a model without a stored plan: $(head -n 2 "$B/$exe.unplanned" 2>/dev/null | tr '\n' ' ')"
+    fail=$((fail + 1))
+fi
+# terse messages: the code's name and where in the header, no format strings
+exe="planned_terse-$(basename "$CC")"
+if [ -x "$B/$exe" ] && ! "$B/$exe" "$B/fused.onnx" $INPUT >"$B/$exe.unplanned" 2>&1 &&
+    grep -qE '^FAIL: [a-z/ ]+ \(([^ ]*/)?pfvm(_onnx)?\.h:[0-9]+\)$' "$B/$exe.unplanned"; then
+    echo "ok   $exe refuses a model without a stored plan: $(cat "$B/$exe.unplanned")"
     pass=$((pass + 1))
 else
     echo "FAIL $exe with a model without a stored plan: $(head -n 2 "$B/$exe.unplanned" 2>/dev/null | tr '\n' ' ')"
