@@ -2092,9 +2092,47 @@ static int cmd_dot(int argc, char **argv)
 
 /* ---- ops: the operator table, from the registry -------------------------------- */
 
+/* What the selection header keeps beside the operators' names: kernel
+ * variants that a model may need (1: keep). */
+typedef struct ops_variants {
+    int conv_depthwise; /* a Conv with one input and one output channel per group */
+} ops_variants;
+
+/* The value that v stands for: through the parameters of the function
+ * bodies being walked (caller: the calling node, up to depth levels). */
+static const pfvm_value *ops_actual(const pfvm_value *v, const pfvm_node *const *caller, int depth)
+{
+    int i;
+    while (v && depth > 0 && caller[depth - 1]) {
+        const pfvm_node *c = caller[depth - 1];
+        const pfvm_graph *body = v->graph;
+        for (i = 0; i < pfvm_graph_num_inputs(body) && pfvm_graph_input(body, i) != v; i++) {
+        }
+        if (i == pfvm_graph_num_inputs(body))
+            return v;
+        v = i < c->n_inputs ? c->inputs[i] : NULL;
+        depth--;
+    }
+    return v;
+}
+
+/* Whether a Conv may take the depthwise kernel: its weights' shape
+ * unknown, or one output and one input channel per group. */
+static int ops_conv_depthwise(const pfvm_node *nd, const pfvm_node *const *caller, int depth)
+{
+    const pfvm_value *w = nd->n_inputs > 1 ? ops_actual(nd->inputs[1], caller, depth) : NULL;
+    int64_t group = pfvm_node_attr_int(nd, "group", 1);
+    if (!w || !w->init || w->init->rank < 2 || group < 1)
+        return 1;
+    return w->init->dims[0] / group == 1 && w->init->dims[1] == 1;
+}
+
 /* Operator names a graph uses (its nodes, subgraphs and the bodies of the
- * model-local functions it calls: fused groups), appended to names[] once. */
-static void collect_ops(const pfvm_model *m, const pfvm_graph *g, const char **names, int *n, int cap, int depth)
+ * model-local functions it calls: fused groups), appended to names[] once,
+ * and the kernel variants they need. caller[d]: the node whose function
+ * body is walked at depth d + 1 (NULL for a subgraph). */
+static void collect_ops(const pfvm_model *m, const pfvm_graph *g, const char **names, int *n, int cap,
+                        ops_variants *var, const pfvm_node **caller, int depth)
 {
     int i, j, k;
     if (depth > 16)
@@ -2106,14 +2144,18 @@ static void collect_ops(const pfvm_model *m, const pfvm_graph *g, const char **n
         }
         if (k == *n && *n < cap && !f)
             names[(*n)++] = nd->op_type;
+        if (!f && !*nd->domain && !strcmp(nd->op_type, "Conv") && ops_conv_depthwise(nd, caller, depth))
+            var->conv_depthwise = 1;
+        caller[depth] = nd;
         if (f && f->body)
-            collect_ops(m, f->body, names, n, cap, depth + 1);
+            collect_ops(m, f->body, names, n, cap, var, caller, depth + 1);
+        caller[depth] = NULL;
         for (j = 0; j < nd->n_attrs; j++) {
             const pfvm_attr *a = &nd->attrs[j];
             if (a->type == PFVM_ATTR_GRAPH && a->g)
-                collect_ops(m, a->g, names, n, cap, depth + 1);
+                collect_ops(m, a->g, names, n, cap, var, caller, depth + 1);
             for (k = 0; a->type == PFVM_ATTR_GRAPHS && k < a->n; k++)
-                collect_ops(m, a->graphs[k], names, n, cap, depth + 1);
+                collect_ops(m, a->graphs[k], names, n, cap, var, caller, depth + 1);
         }
     }
 }
@@ -2128,7 +2170,9 @@ static int cmp_str(const void *a, const void *b)
 static int cmd_ops_config(int argc, char **argv)
 {
     const char *names[512], *out = NULL;
+    const pfvm_node *caller[17] = {NULL};
     pfvm_model *models[64];
+    ops_variants var = {0};
     int i, n = 0, nm = 0, rc = 0;
     FILE *f = stdout;
     for (i = 0; i < argc; i++) {
@@ -2140,7 +2184,7 @@ static int cmd_ops_config(int argc, char **argv)
                 rc = fail("ops: %s", st.msg);
                 goto done;
             }
-            collect_ops(models[nm], models[nm]->graph, names, &n, 512, 0);
+            collect_ops(models[nm], models[nm]->graph, names, &n, 512, &var, caller, 0);
             nm++;
         }
     }
@@ -2172,6 +2216,10 @@ static int cmd_ops_config(int argc, char **argv)
         if (ok)
             fprintf(f, "#define PFVM_OP_%s 1\n", names[i]);
     }
+    if (!var.conv_depthwise)
+        for (i = 0; i < n; i++)
+            if (!strcmp(names[i], "Conv"))
+                fprintf(f, "#define PFVM_CONV_NO_DEPTHWISE 1 /* no Conv here has one channel per group */\n");
     if (out && fclose(f))
         rc = fail("ops: cannot write '%s'", out);
 done:

@@ -172,6 +172,29 @@
  *                         links no soft-double routine: digits planned on a
  *                         Cortex-M4F, 109 soft-double call sites -> 0 and
  *                         pfvm's flash -7 KB (tests/mcu checks the 0)
+ *   PFVM_CONV_NO_DEPTHWISE  Conv leaves out its depthwise kernel (planes with
+ *                         one input and one output channel per group): such
+ *                         planes then run as one-row matrix products,
+ *                         correct but slower, and not the depthwise kernel's
+ *                         bits. `interp ops --config` writes it when no Conv
+ *                         of the models has such planes (or their weights'
+ *                         shape is unknown). digits planned on a Cortex-M4F:
+ *                         pfvm's flash -4.0 KB (bench/mcu.md)
+ *   PFVM_NO_THREADS       kernels never split their work: the matrix engine's
+ *                         and the depthwise kernel's split logic is left out
+ *                         and pfvm_exec_set_parallel's hook is never called.
+ *                         digits planned on a Cortex-M4F: pfvm's flash
+ *                         -1.4 KB (the same bits: parts never change them)
+ *   PFVM_TERSE_MESSAGES   messages without their format strings: a status
+ *                         says the problem as its code's name and the line
+ *                         of the header that found it ("shape error
+ *                         (pfvm.h:12345)"; look the line up in the same
+ *                         header), and still names the node and operator
+ *                         where a node fails ("node 'conv1' (Conv): ...",
+ *                         from the kernels and the executor), but no longer
+ *                         values, sizes or names inside the problem. The
+ *                         codes are unchanged. digits planned on a
+ *                         Cortex-M4F: pfvm's flash -11.4 KB (its strings)
  *   PFVM_ARENA_CHUNK      bytes of each block the model's and the
  *                         executor's arenas take (default 16384; larger
  *                         requests get their own): smaller for small models
@@ -2474,6 +2497,16 @@ PFVM_INTERNAL int pfvm__snprintf(char *buf, size_t n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+#ifdef PFVM_TERSE_MESSAGES
+/* pfvm__fail in a PFVM_TERSE_MESSAGES build: "<code name> (file:line)". */
+PFVM_INTERNAL pfvm_code pfvm__fail_at(pfvm_status *st, pfvm_code code, const char *file, int line);
+/* The message's format and arguments stay only inside an unevaluated
+ * sizeof: no format string is linked, and variables that only a message
+ * read still count as used. pfvm__terse_args is never defined. */
+int pfvm__terse_args(const char *fmt, ...);
+#define PFVM__TERSE_LINE(...) (__LINE__ + 0 * (int)sizeof(pfvm__terse_args(__VA_ARGS__)))
+#define pfvm__fail(st, code, ...) pfvm__fail_at((st), (code), __FILE__, PFVM__TERSE_LINE(__VA_ARGS__))
+#endif
 /* Checked arithmetic: return 0 on overflow, 1 on success. */
 PFVM_INTERNAL int pfvm__mul_size(size_t a, size_t b, size_t *out);
 PFVM_INTERNAL int pfvm__add_size(size_t a, size_t b, size_t *out);
@@ -2564,10 +2597,15 @@ typedef pfvm_code (*pfvm_infer_keep_all_fn)(pfvm_graph *g, pfvm_infer_keep_fn ke
  * tables' gradient builders (X_grad) and fusion hooks (X_fuse) as NULL
  * around each table. What is left out leaves static functions unused. */
 #if (defined(PFVM_OPS_SELECTED) || defined(PFVM_NO_AUTODIFF) || defined(PFVM_NO_FUSION) || defined(PFVM_NO_SHAPE_INFERENCE) || \
-     defined(PFVM_FLOAT32_ONLY)) && \
+     defined(PFVM_FLOAT32_ONLY) || defined(PFVM_TERSE_MESSAGES)) && \
     defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wunused-const-variable"
+#endif
+/* PFVM_TERSE_MESSAGES: functions that only messages called are named in
+ * unevaluated sizeofs only */
+#if defined(PFVM_TERSE_MESSAGES) && defined(__clang__)
+#pragma clang diagnostic ignored "-Wunneeded-internal-declaration"
 #endif
 /* The streamed lowering (pfvm_accel_ctx.stream) of an operator whose
  * tensors do not fit in the PEs' memories (src/ops/accel_lower.c), or NULL
@@ -2594,6 +2632,12 @@ PFVM_INTERNAL pfvm_code pfvm__op_fail(pfvm_status *st, const pfvm_node *n, pfvm_
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+#ifdef PFVM_TERSE_MESSAGES
+/* pfvm__op_fail in a PFVM_TERSE_MESSAGES build: "node 'n' (Op): <code
+ * name> (file:line)". */
+PFVM_INTERNAL pfvm_code pfvm__op_fail_at(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *file, int line);
+#define pfvm__op_fail(st, n, code, ...) pfvm__op_fail_at((st), (n), (code), __FILE__, PFVM__TERSE_LINE(__VA_ARGS__))
+#endif
 /* Inference helpers. */
 PFVM_INTERNAL void *pfvm_ictx_alloc(pfvm_ictx *c, size_t size);
 /* Sets out->sym to n symbolic scalars (copied into the ictx arena). */
@@ -3358,6 +3402,14 @@ PFVM_INTERNAL int pfvm_la_pack_a_all(int64_t m, int64_t k, const float *a, int64
 PFVM_INTERNAL int pfvm_la_packed_mr(void);
 PFVM_INTERNAL void pfvm_la_sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, const float *apacked,
                                         pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws);
+/* The threads a kernel may split its work over: always 1 in a
+ * PFVM_NO_THREADS build, so that the compiler drops the split logic. */
+#ifdef PFVM_NO_THREADS
+#define PFVM__KTHREADS(k) ((void)(k), 1)
+#else
+#define PFVM__KTHREADS(k) pfvm_kctx_threads(k)
+#endif
+
 /* pfvm_la_sgemm_ws and pfvm_la_sgemm_packed split over the kernel
  * context's threads (pfvm_kctx_parallel; k NULL: one thread), each part a
  * rectangle of C with all of K and a workspace of its own: ws is
@@ -3952,7 +4004,8 @@ static void pfvm__status_vset(pfvm_status *st, pfvm_code code, const char *fmt, 
     pfvm__vsnprintf(st->msg, sizeof st->msg, fmt, ap);
 }
 
-PFVM_INTERNAL pfvm_code pfvm__fail(pfvm_status *st, pfvm_code code, const char *fmt, ...)
+/* (the name in parentheses: not PFVM_TERSE_MESSAGES's macro) */
+PFVM_INTERNAL pfvm_code(pfvm__fail)(pfvm_status *st, pfvm_code code, const char *fmt, ...)
 {
     if (st) {
         va_list ap;
@@ -3962,6 +4015,13 @@ PFVM_INTERNAL pfvm_code pfvm__fail(pfvm_status *st, pfvm_code code, const char *
     }
     return code;
 }
+
+#ifdef PFVM_TERSE_MESSAGES
+PFVM_INTERNAL pfvm_code pfvm__fail_at(pfvm_status *st, pfvm_code code, const char *file, int line)
+{
+    return (pfvm__fail)(st, code, "%s (%s:%d)", pfvm_code_name(code), file, line);
+}
+#endif
 
 PFVM_INTERNAL void pfvm__ok(pfvm_status *st)
 {
@@ -22679,7 +22739,7 @@ PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64
     *failed = 0;
     if (!k->exec || !floats)
         return NULL;
-    if (!pfvm__mul_size(floats * sizeof(float), (size_t)pfvm_kctx_threads(k), &all))
+    if (!pfvm__mul_size(floats * sizeof(float), (size_t)PFVM__KTHREADS(k), &all))
         all = (size_t)-1;
     {
         float *ws = (float *)pfvm_kctx_scratch(k, all);
@@ -22820,7 +22880,7 @@ static void pfvm__la_run(pfvm_kctx *k, pfvm__la_par *p)
     p->mpad = pfvm__la_round(p->m, p->kn->mr);
     p->reads_b = !p->apre && pfvm__la_reads_b(p->kn, p->m, p->pack, p->user);
     p->ws_floats = pfvm_la_sgemm_ws_floats(p->m, p->n, p->k);
-    parts = pfvm__la_split(p, k ? pfvm_kctx_threads(k) : 1);
+    parts = pfvm__la_split(p, k ? PFVM__KTHREADS(k) : 1);
     if (parts > 1)
         pfvm_kctx_parallel(k, parts, pfvm__la_part, p);
     else if (p->apre)
@@ -24996,6 +25056,7 @@ static int pfvm__nn_pointwise(const pfvm__nn_geom *g)
     return 1;
 }
 
+#ifndef PFVM_CONV_NO_DEPTHWISE
 /* Depthwise planes (one input channel per output channel): packing would
  * cost as much as the products, so each kernel position adds a shifted
  * input row to whole output rows. */
@@ -25027,6 +25088,7 @@ static void pfvm__nn_conv_depthwise(const pfvm__nn_geom *g, const float *x, cons
                     }
             }
 }
+#endif
 
 /* ---- depthwise 2-D convolution -------------------------------------------------------- */
 
@@ -25041,7 +25103,7 @@ static void pfvm__nn_conv_depthwise(const pfvm__nn_geom *g, const float *x, cons
 #pragma STDC FP_CONTRACT OFF
 #endif
 
-
+#ifndef PFVM_CONV_NO_DEPTHWISE
 /* Interior output columns [0, n): every kernel column inside the row. x
  * points to the first valid kernel row's input at output column 0, w to
  * that row's weights; nkh rows of rs floats apart. Blocks of B columns
@@ -25092,7 +25154,7 @@ static void pfvm__nn_dw_sn(float *PFVM_RESTRICT y, const float *PFVM_RESTRICT x,
                            int32_t rs, int32_t kw, int32_t dw, float b, int32_t n, int32_t sw)
 PFVM__NN_DW_BODY(sw)
 
-#ifdef PFVM_DISPATCH_CLONES
+#if defined(PFVM_DISPATCH_CLONES) && !defined(PFVM_CONV_NO_DEPTHWISE)
 /* Stride 2 with AVX2 (compilers leave the strided loads scalar): the even
  * columns of 15 floats from two loads and two shuffles, nothing read past
  * the last column the window needs; multiplies and adds rounded apart, as
@@ -25121,7 +25183,10 @@ __attribute__((target("avx2"))) static void pfvm__nn_dw_s2_avx2(float *y, const 
         o = o + 16 <= n ? o + 8 : n - 8;
     }
 }
+#endif
+#endif
 
+#ifdef PFVM_DISPATCH_CLONES
 static int pfvm__nn_have_avx2(void)
 {
     static int have = -1;
@@ -25133,6 +25198,7 @@ static int pfvm__nn_have_avx2(void)
 }
 #endif
 
+#ifndef PFVM_CONV_NO_DEPTHWISE
 #ifdef PFVM_DISPATCH_CLONES
 #define PFVM__NN_DW_S2 (pfvm__nn_have_avx2() ? pfvm__nn_dw_s2_avx2 : pfvm__nn_dw_s2)
 #else
@@ -25156,6 +25222,7 @@ static float pfvm__nn_dw_edge(const pfvm__nn_2d *d, const float *x, const float 
     }
     return s;
 }
+#endif
 
 /* First index i in [0, n) with i*s + off >= lo, and one past the last with
  * i*s + off < hi (32-bit pfvm__nn_valid). */
@@ -25179,6 +25246,7 @@ static void pfvm__nn_inner_cols(const pfvm__nn_2d *d, int32_t *ia, int32_t *ib)
     *ib = *ib < *ia ? *ia : *ib;
 }
 
+#ifndef PFVM_CONV_NO_DEPTHWISE
 #ifdef PFVM_DISPATCH_CLONES
 /* Lanes l < 8 whose input column iw0 + l * s lies in [0, W), as a mask. */
 __attribute__((target("avx2"))) static __m256i pfvm__nn_dw_lanes(int32_t iw0, int32_t s, int32_t W)
@@ -25420,6 +25488,7 @@ static void pfvm__nn_dw_plane(const pfvm__nn_2d *d, int32_t OH, const float *x, 
             yr[ow] = pfvm__nn_dw_edge(d, x, w, kha, khb, ih0, ow, b);
     }
 }
+#endif
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT DEFAULT
@@ -25504,6 +25573,7 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
         y[i] = v;
 }
 
+#ifndef PFVM_CONV_NO_DEPTHWISE
 /* Depthwise planes split over threads: the N x group planes in `chunks`
  * runs, which the tasks take from a shared counter (where gcc and clang
  * have lock-free atomics; elsewhere task i takes runs i, i + parts, ...). */
@@ -25559,7 +25629,7 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
     p.wt = wt;
     p.bias = bias;
     p.y = y;
-    p.parts = work < 65536.0f ? 1 : pfvm_kctx_threads(k);
+    p.parts = work < 65536.0f ? 1 : PFVM__KTHREADS(k);
     if (p.parts > planes)
         p.parts = (int)planes;
     if (p.parts <= 1) {
@@ -25573,6 +25643,7 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
 #endif
     pfvm_kctx_parallel(k, p.parts, pfvm__nn_dw_part, &p);
 }
+#endif
 
 static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias,
                                    float *y, const pfvm__nn_packed *pk)
@@ -25582,10 +25653,12 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
     pfvm__nn_2d dw;
     float *ws;
     is2d = pfvm__nn_2d_fits(g, &dw);
+#ifndef PFVM_CONV_NO_DEPTHWISE /* else such planes are 1-row products */
     if (g->MG == 1 && g->CG == 1) {
         pfvm__nn_conv_dw(k, g, is2d ? &dw : NULL, x, wt, bias, y);
         return PFVM_OK;
     }
+#endif
     ws = pfvm_la_workspace(k, g->MG, g->out_plane, g->CG * g->kk, &failed);
     if (failed)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
@@ -28155,7 +28228,11 @@ static size_t pfvm__nn_conv_ws(const pfvm_node *n, const pfvm_dims *in, int n_in
     }
     if (!known_out)
         plane = pfvm__nn_conv_out_plane(n, &in[0], &in[1]);
-    if (mg < 1 || (mg == 1 && in[1].d[1] == 1) || kk < 1 || plane < 1)
+#ifndef PFVM_CONV_NO_DEPTHWISE
+    if (mg == 1 && in[1].d[1] == 1) /* the depthwise kernel's planes */
+        return 0;
+#endif
+    if (mg < 1 || kk < 1 || plane < 1)
         return 0;
     return pfvm_la_sgemm_ws_floats(mg, plane, in[1].d[1] * kk) * sizeof(float);
 }
@@ -43144,8 +43221,13 @@ static const pfvm_exec *pfvm__exec_root(const pfvm_exec *e)
 
 static int pfvm__exec_threads(const pfvm_exec *e)
 {
+#ifdef PFVM_NO_THREADS
+    (void)e;
+    return 1;
+#else
     const pfvm_exec *r = pfvm__exec_root(e);
     return r->par.parallel_for && r->par.threads > 1 ? r->par.threads : 1;
+#endif
 }
 
 /* Reserves, when binding, the largest workspace a node's kernel will ask
@@ -45621,7 +45703,8 @@ pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
 
 /* ---- helpers for operator implementations --------------------------------- */
 
-PFVM_INTERNAL pfvm_code pfvm__op_fail(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *fmt, ...)
+/* (the name in parentheses: not PFVM_TERSE_MESSAGES's macro) */
+PFVM_INTERNAL pfvm_code(pfvm__op_fail)(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *fmt, ...)
 {
     char msg[PFVM_STATUS_MSG], lb[96];
     va_list ap;
@@ -45630,6 +45713,15 @@ PFVM_INTERNAL pfvm_code pfvm__op_fail(pfvm_status *st, const pfvm_node *n, pfvm_
     va_end(ap);
     return pfvm__fail(st, code, "node '%s' (%s): %s", pfvm__node_label(n, lb, sizeof lb), n->op_type, msg);
 }
+
+#ifdef PFVM_TERSE_MESSAGES
+PFVM_INTERNAL pfvm_code pfvm__op_fail_at(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *file, int line)
+{
+    char lb[96];
+    return (pfvm__fail)(st, code, "node '%s' (%s): %s (%s:%d)", pfvm__node_label(n, lb, sizeof lb), n->op_type,
+                        pfvm_code_name(code), file, line);
+}
+#endif
 
 PFVM_INTERNAL void *pfvm_ictx_alloc(pfvm_ictx *c, size_t size)
 {

@@ -22,7 +22,7 @@ F="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
 printf '#define PFVM_OPS_SELECTED 1\n' >"$B/no_ops.h"
 nice arm-none-eabi-gcc -std=c99 -Os -ffunction-sections -fdata-sections -I. -isystem build/nanopb-src -idirafter "$B/sysinc" $F \
     -include "$B/no_ops.h" -DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_ARENA_CHUNK=1024 -DPFVM_FLOAT32_ONLY \
-    -DPFVM_ONNX_TENSORS_ONLY \
+    -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES \
     -c tests/mcu/pfvm_impl.c -o "$B/an386/pfvm_impl_none.o"
 arm-none-eabi-gcc $F --specs=nano.specs --specs=nosys.specs -nostartfiles -T tests/mcu/mps2.ld -Wl,--gc-sections \
     -Wl,-Map="$B/an386/no_kernels.map" -Wl,--no-warn-rwx-segments "$B/an386/startup.o" "$B/an386/main_sel.o" \
@@ -161,9 +161,54 @@ value_info with every shape, metadata `pfvm.plan` with the arena size,
 each tensor's offset and the fused bodies' element types), run by a pfvm
 built with the selection of both, `PFVM_NO_AUTODIFF`,
 `PFVM_NO_SHAPE_INFERENCE` (no inference hooks, no bind-time folding, no
-planner; nor the simplify, flops and accel hooks) and `PFVM_ARENA_CHUNK=1024`;
+planner; nor the simplify, flops and accel hooks), `PFVM_ARENA_CHUNK=1024`,
+`PFVM_FLOAT32_ONLY`, `PFVM_ONNX_TENSORS_ONLY`, `PFVM_NO_THREADS` and
+`PFVM_TERSE_MESSAGES` (the selection header adds `PFVM_CONV_NO_DEPTHWISE`);
 every other row links the whole library and runs the default passes on
 the device.
+
+Issue 19, sixth round (before: a3422e3, the fifth round's switches, whose
+code had grown since the fifth round's table: 87.6 KB for digits_planned,
+56.0 KB with no operator; each step measured alone, in this order, on
+the digits_planned image, map figure):
+
+| | before | now | target |
+| --- | ---: | ---: | ---: |
+| pfvm flash, digits_planned | 87.6 KB | 70.8 KB | <= 32 KB |
+| pfvm flash, reader + executor with no kernels | 56.0 KB | 46.7 KB | <= 16 KB |
+| strings in pfvm's part of digits_planned (map: `.rodata.*.str1.1`) | 11.0 KB | 1.9 KB (attribute and operator names, the code names, prefixes) | - |
+
+- `PFVM_CONV_NO_DEPTHWISE` (src/ops/nn.c, #if guards around the depthwise
+  kernel; `interp ops --config` writes it when no Conv of the models has
+  one input and one output channel per group, looking through fused
+  groups to the caller's weights, or an unknown weight shape): 87.6 ->
+  83.6 KB. With it, such planes run as one-row matrix products (correct,
+  other bits: tests/switches.sh runs dscnn that way against the plain
+  build within 1e-3).
+- `PFVM_NO_THREADS`: the kernels' thread count is the constant 1, so the
+  matrix engine's and the depthwise kernel's split, balance and part code
+  and the executor's parallel-for go: 83.6 -> 82.2 KB (same bits).
+- `PFVM_TERSE_MESSAGES`: `pfvm__fail` and `pfvm__op_fail` become macros
+  that keep the code and `__FILE__`/`__LINE__` and leave the format
+  string and its arguments in an unevaluated `sizeof`: 11 KB of the image
+  were strings (the per-function `.rodata.*.str1.1` sections the map
+  lists for pfvm), 1.9 KB are left, and the calls lose their arguments'
+  code (2.5 KB): 82.2 -> 70.8 KB. A message now reads "node 'conv1'
+  (Conv): shape error (pfvm.h:12345)" where a node fails (the kernels'
+  own, and the executor's prefix) and "unsupported (pfvm.h:12345)"
+  elsewhere: the code and the line that found it, not the values.
+  tests/switches.sh runs digits planned with it (bit-exact) and checks
+  that format on a refused model.
+- Instructions per inference are unchanged (digits_planned about 953,500
+  before and after each step, within a few ticks of 40).
+- Not done (by size, what is left in digits_planned, see the tables
+  below): the fused-loop engine (10 KB: fused programs compiled on the
+  host and stored with the plan would drop its compiler, 3.1 KB, and the
+  fusion hooks), the ONNX reader (11.3 KB: nanopb field tables and parts
+  a planned file does not use), the pooling kernel (4.5 KB, with its int8
+  planes: a data-type selection would drop them), the IR's graph building
+  (toposort 1 KB, verify, symbols). 32 KB needs most of them; the
+  no-kernel image at 46.7 KB is still three times the 16 KB target.
 
 Issue 19, fifth round (before: the fourth round's figures below, at
 6422a5f; the planned builds now add `PFVM_FLOAT32_ONLY` and
@@ -366,7 +411,7 @@ MD
     set -- $(flash_by_origin "$B/an386/no_kernels.map")
     echo "## Reader + executor with no kernels"
     echo
-    echo "The planned build (\`PFVM_NO_AUTODIFF PFVM_NO_SHAPE_INFERENCE PFVM_FLOAT32_ONLY PFVM_ONNX_TENSORS_ONLY\`) with an empty"
+    echo "The planned build (\`PFVM_NO_AUTODIFF PFVM_NO_SHAPE_INFERENCE PFVM_FLOAT32_ONLY PFVM_ONNX_TENSORS_ONLY PFVM_NO_THREADS PFVM_TERSE_MESSAGES\`) with an empty"
     echo "operator selection, linked into digits_planned's program and model"
     echo "(\`build/mcu/an386/no_kernels.elf\`; it is not run): pfvm $(kb $1) KB (target 16 KB), nanopb $(kb $2) KB,"
     echo "libc, libm, libgcc $(kb $3) KB. By source:"

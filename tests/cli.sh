@@ -402,6 +402,12 @@ fi
 if "$INTERP" ops --config models/digits.onnx -o "$tmp/ops.h" >"$tmp/out" 2>&1 &&
     grep -q '^#define PFVM_OPS_SELECTED 1$' "$tmp/ops.h" && grep -q '^#define PFVM_OP_Conv 1$' "$tmp/ops.h" &&
     [ "$(grep -c '^#define PFVM_OP_' "$tmp/ops.h")" = 5 ]; then ok; else bad "ops --config: $(cat "$tmp/out" "$tmp/ops.h" | head -n 8)"; fi
+# Conv's depthwise kernel: left out for digits (no Conv with one channel per group), kept for dscnn
+if grep -q '^#define PFVM_CONV_NO_DEPTHWISE 1' "$tmp/ops.h" &&
+    "$INTERP" ops --config tests/models/dscnn/model.onnx -o "$tmp/ops_dw.h" >"$tmp/out" 2>&1 &&
+    grep -q '^#define PFVM_OP_Conv 1$' "$tmp/ops_dw.h" && ! grep -q 'PFVM_CONV_NO_DEPTHWISE' "$tmp/ops_dw.h"; then
+    ok
+else bad "ops --config: PFVM_CONV_NO_DEPTHWISE: $(cat "$tmp/out" "$tmp/ops_dw.h" | head -n 8)"; fi
 expect_clean_error "ops --config without a model" "$INTERP" ops --config
 expect_clean_error "ops --config missing model" "$INTERP" ops --config "$tmp/nope.onnx"
 # ---- interp accel (pfvm_accel.h) ----

@@ -9,7 +9,10 @@
 # loaded: its outputs must be the plain build's, bit for bit (also with
 # the 4x4 matrix tile of 32-bit Arm, PFVM_LA_TILE4, whose rounding
 # tests/test_gemm.c checks too; and with PFVM_FLOAT32_ONLY, whose refusals
-# tests/test_float32_only.c checks). Needs
+# tests/test_float32_only.c checks; and with PFVM_NO_THREADS, and
+# PFVM_TERSE_MESSAGES, whose message format is checked too); and a
+# depthwise model (dscnn) without Conv's depthwise kernel, near the plain
+# build's outputs. Needs
 # build/interp (make). One line per build, then "N passed, M failed".
 #
 #   sh tests/switches.sh [BUILD_DIR]
@@ -53,7 +56,8 @@ for cc in $compilers; do
         "tile4:fused:-DPFVM_NO_DISPATCH -DPFVM_LA_TILE4 -DPFVM_EXACT_FMA" \
         "planned:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -include $B/ops.h" \
         "float32:fused:-DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY" \
-        "planned_f32:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -include $B/ops.h"; do
+        "planned_f32:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -include $B/ops.h" \
+        "planned_terse:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -include $B/ops.h"; do
         name=${v%%:*} rest=${v#*:}
         model=${rest%%:*} flags=${rest#*:}
         exe="$name-$(basename "$cc")"
@@ -75,6 +79,16 @@ exe="planned-$(basename "$CC")"
 if [ -x "$B/$exe" ] && ! "$B/$exe" "$B/fused.onnx" $INPUT >"$B/$exe.unplanned" 2>&1 &&
     grep -q "no stored plan" "$B/$exe.unplanned"; then
     echo "ok   $exe refuses a model without a stored plan"
+    pass=$((pass + 1))
+else
+    echo "FAIL $exe with a model without a stored plan: $(head -n 2 "$B/$exe.unplanned" 2>/dev/null | tr '\n' ' ')"
+    fail=$((fail + 1))
+fi
+# terse messages: the code's name and where in the header, no format strings
+exe="planned_terse-$(basename "$CC")"
+if [ -x "$B/$exe" ] && ! "$B/$exe" "$B/fused.onnx" $INPUT >"$B/$exe.unplanned" 2>&1 &&
+    grep -qE '^FAIL: [a-z/ ]+ \(([^ ]*/)?pfvm(_onnx)?\.h:[0-9]+\)$' "$B/$exe.unplanned"; then
+    echo "ok   $exe refuses a model without a stored plan: $(cat "$B/$exe.unplanned")"
     pass=$((pass + 1))
 else
     echo "FAIL $exe with a model without a stored plan: $(head -n 2 "$B/$exe.unplanned" 2>/dev/null | tr '\n' ' ')"
@@ -105,6 +119,34 @@ elif ! "$B/float32_only" >"$B/float32_only.out" 2>&1; then
     fail=$((fail + 1))
 else
     echo "ok   float32_only: tests/test_float32_only.c with PFVM_FLOAT32_ONLY: $(tail -n 1 "$B/float32_only.out")"
+    pass=$((pass + 1))
+fi
+# Conv without its depthwise kernel (PFVM_CONV_NO_DEPTHWISE, which ops.h
+# sets for digits, checked above): a depthwise model's planes run as
+# matrix products, other roundings, so within a tolerance of the plain build
+DW=tests/models/dscnn
+float_near() { # two files of float bits (hex, one a line): equal within 1e-4 + 1e-3 relative
+    [ "$(wc -l <"$1")" = "$(wc -l <"$2")" ] && [ -s "$1" ] || return 1
+    paste "$1" "$2" | while read -r a b; do echo $((0x$a)) $((0x$b)); done | awk '
+        function f(u,    s, e, m) {
+            s = u >= 2147483648; if (s) u -= 2147483648
+            e = int(u / 8388608); m = u % 8388608
+            return (s ? -1 : 1) * (e ? (1 + m / 8388608) * 2 ^ (e - 127) : m / 8388608 * 2 ^ -126)
+        }
+        { x = f($1); y = f($2); d = x - y; if (d < 0) d = -d; if (d > 1e-4 + 1e-3 * (x < 0 ? -x : x)) bad++ }
+        END { exit bad > 0 }'
+}
+if ! build nodw "$CC" -DPFVM_CONV_NO_DEPTHWISE -DPFVM_NO_THREADS; then
+    echo "FAIL nodw: compile:"
+    head -n 5 "$B/nodw.log"
+    fail=$((fail + 1))
+elif ! "$B/ref" $DW/model.onnx $DW/test_data_set_0/input_0.pb >"$B/ref_dscnn.out" ||
+    ! "$B/nodw" $DW/model.onnx $DW/test_data_set_0/input_0.pb >"$B/nodw.out" 2>&1 ||
+    ! float_near "$B/ref_dscnn.out" "$B/nodw.out"; then
+    echo "FAIL nodw (PFVM_CONV_NO_DEPTHWISE, $DW): outputs not near the plain build's: $(head -n 2 "$B/nodw.out" | tr '\n' ' ')"
+    fail=$((fail + 1))
+else
+    echo "ok   nodw (PFVM_CONV_NO_DEPTHWISE PFVM_NO_THREADS, $DW): $(wc -l <"$B/ref_dscnn.out") outputs near the plain build's ($(cmp -s "$B/ref_dscnn.out" "$B/nodw.out" && echo same bits || echo other bits))"
     pass=$((pass + 1))
 fi
 # the matrix engine's rounding rule with the Cortex-M tile (tests/test_gemm.c)

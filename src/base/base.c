@@ -421,7 +421,8 @@ static void pfvm__status_vset(pfvm_status *st, pfvm_code code, const char *fmt, 
     pfvm__vsnprintf(st->msg, sizeof st->msg, fmt, ap);
 }
 
-PFVM_INTERNAL pfvm_code pfvm__fail(pfvm_status *st, pfvm_code code, const char *fmt, ...)
+/* (the name in parentheses: not PFVM_TERSE_MESSAGES's macro) */
+PFVM_INTERNAL pfvm_code(pfvm__fail)(pfvm_status *st, pfvm_code code, const char *fmt, ...)
 {
     if (st) {
         va_list ap;
@@ -431,6 +432,13 @@ PFVM_INTERNAL pfvm_code pfvm__fail(pfvm_status *st, pfvm_code code, const char *
     }
     return code;
 }
+
+#ifdef PFVM_TERSE_MESSAGES
+PFVM_INTERNAL pfvm_code pfvm__fail_at(pfvm_status *st, pfvm_code code, const char *file, int line)
+{
+    return (pfvm__fail)(st, code, "%s (%s:%d)", pfvm_code_name(code), file, line);
+}
+#endif
 
 PFVM_INTERNAL void pfvm__ok(pfvm_status *st)
 {

@@ -383,6 +383,18 @@ PFVM_INTERNAL int pfvm__snprintf(char *buf, size_t n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* pfvm:internal-begin */
+#ifdef PFVM_TERSE_MESSAGES
+/* pfvm__fail in a PFVM_TERSE_MESSAGES build: "<code name> (file:line)". */
+PFVM_INTERNAL pfvm_code pfvm__fail_at(pfvm_status *st, pfvm_code code, const char *file, int line);
+/* The message's format and arguments stay only inside an unevaluated
+ * sizeof: no format string is linked, and variables that only a message
+ * read still count as used. pfvm__terse_args is never defined. */
+int pfvm__terse_args(const char *fmt, ...);
+#define PFVM__TERSE_LINE(...) (__LINE__ + 0 * (int)sizeof(pfvm__terse_args(__VA_ARGS__)))
+#define pfvm__fail(st, code, ...) pfvm__fail_at((st), (code), __FILE__, PFVM__TERSE_LINE(__VA_ARGS__))
+#endif
+/* pfvm:internal-end */
 
 /* Checked arithmetic: return 0 on overflow, 1 on success. */
 PFVM_INTERNAL int pfvm__mul_size(size_t a, size_t b, size_t *out);

@@ -494,8 +494,13 @@ static const pfvm_exec *pfvm__exec_root(const pfvm_exec *e)
 
 static int pfvm__exec_threads(const pfvm_exec *e)
 {
+#ifdef PFVM_NO_THREADS
+    (void)e;
+    return 1;
+#else
     const pfvm_exec *r = pfvm__exec_root(e);
     return r->par.parallel_for && r->par.threads > 1 ? r->par.threads : 1;
+#endif
 }
 
 /* Reserves, when binding, the largest workspace a node's kernel will ask

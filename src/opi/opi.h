@@ -210,10 +210,15 @@ typedef double (*pfvm_flops_fn)(const pfvm_node *node, const pfvm_dims *in, int 
  * tables' gradient builders (X_grad) and fusion hooks (X_fuse) as NULL
  * around each table. What is left out leaves static functions unused. */
 #if (defined(PFVM_OPS_SELECTED) || defined(PFVM_NO_AUTODIFF) || defined(PFVM_NO_FUSION) || defined(PFVM_NO_SHAPE_INFERENCE) || \
-     defined(PFVM_FLOAT32_ONLY)) && \
+     defined(PFVM_FLOAT32_ONLY) || defined(PFVM_TERSE_MESSAGES)) && \
     defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wunused-const-variable"
+#endif
+/* PFVM_TERSE_MESSAGES: functions that only messages called are named in
+ * unevaluated sizeofs only */
+#if defined(PFVM_TERSE_MESSAGES) && defined(__clang__)
+#pragma clang diagnostic ignored "-Wunneeded-internal-declaration"
 #endif
 /* pfvm:internal-end */
 /* Lowering of one node for pfvm_accel.h (src/accel): the accel layer has
@@ -423,6 +428,14 @@ PFVM_INTERNAL pfvm_code pfvm__op_fail(pfvm_status *st, const pfvm_node *n, pfvm_
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+/* pfvm:internal-begin */
+#ifdef PFVM_TERSE_MESSAGES
+/* pfvm__op_fail in a PFVM_TERSE_MESSAGES build: "node 'n' (Op): <code
+ * name> (file:line)". */
+PFVM_INTERNAL pfvm_code pfvm__op_fail_at(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *file, int line);
+#define pfvm__op_fail(st, n, code, ...) pfvm__op_fail_at((st), (n), (code), __FILE__, PFVM__TERSE_LINE(__VA_ARGS__))
+#endif
+/* pfvm:internal-end */
 
 /* Inference helpers. */
 PFVM_INTERNAL void *pfvm_ictx_alloc(pfvm_ictx *c, size_t size);

@@ -810,7 +810,7 @@ PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64
     *failed = 0;
     if (!k->exec || !floats)
         return NULL;
-    if (!pfvm__mul_size(floats * sizeof(float), (size_t)pfvm_kctx_threads(k), &all))
+    if (!pfvm__mul_size(floats * sizeof(float), (size_t)PFVM__KTHREADS(k), &all))
         all = (size_t)-1;
     {
         float *ws = (float *)pfvm_kctx_scratch(k, all);
@@ -951,7 +951,7 @@ static void pfvm__la_run(pfvm_kctx *k, pfvm__la_par *p)
     p->mpad = pfvm__la_round(p->m, p->kn->mr);
     p->reads_b = !p->apre && pfvm__la_reads_b(p->kn, p->m, p->pack, p->user);
     p->ws_floats = pfvm_la_sgemm_ws_floats(p->m, p->n, p->k);
-    parts = pfvm__la_split(p, k ? pfvm_kctx_threads(k) : 1);
+    parts = pfvm__la_split(p, k ? PFVM__KTHREADS(k) : 1);
     if (parts > 1)
         pfvm_kctx_parallel(k, parts, pfvm__la_part, p);
     else if (p->apre)

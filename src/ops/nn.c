@@ -703,6 +703,7 @@ static int pfvm__nn_pointwise(const pfvm__nn_geom *g)
     return 1;
 }
 
+#ifndef PFVM_CONV_NO_DEPTHWISE
 /* Depthwise planes (one input channel per output channel): packing would
  * cost as much as the products, so each kernel position adds a shifted
  * input row to whole output rows. */
@@ -734,6 +735,7 @@ static void pfvm__nn_conv_depthwise(const pfvm__nn_geom *g, const float *x, cons
                     }
             }
 }
+#endif
 
 /* ---- depthwise 2-D convolution -------------------------------------------------------- */
 
@@ -748,7 +750,7 @@ static void pfvm__nn_conv_depthwise(const pfvm__nn_geom *g, const float *x, cons
 #pragma STDC FP_CONTRACT OFF
 #endif
 
-
+#ifndef PFVM_CONV_NO_DEPTHWISE
 /* Interior output columns [0, n): every kernel column inside the row. x
  * points to the first valid kernel row's input at output column 0, w to
  * that row's weights; nkh rows of rs floats apart. Blocks of B columns
@@ -799,7 +801,7 @@ static void pfvm__nn_dw_sn(float *PFVM_RESTRICT y, const float *PFVM_RESTRICT x,
                            int32_t rs, int32_t kw, int32_t dw, float b, int32_t n, int32_t sw)
 PFVM__NN_DW_BODY(sw)
 
-#ifdef PFVM_DISPATCH_CLONES
+#if defined(PFVM_DISPATCH_CLONES) && !defined(PFVM_CONV_NO_DEPTHWISE)
 /* Stride 2 with AVX2 (compilers leave the strided loads scalar): the even
  * columns of 15 floats from two loads and two shuffles, nothing read past
  * the last column the window needs; multiplies and adds rounded apart, as
@@ -828,7 +830,10 @@ __attribute__((target("avx2"))) static void pfvm__nn_dw_s2_avx2(float *y, const 
         o = o + 16 <= n ? o + 8 : n - 8;
     }
 }
+#endif
+#endif
 
+#ifdef PFVM_DISPATCH_CLONES
 static int pfvm__nn_have_avx2(void)
 {
     static int have = -1;
@@ -840,6 +845,7 @@ static int pfvm__nn_have_avx2(void)
 }
 #endif
 
+#ifndef PFVM_CONV_NO_DEPTHWISE
 #ifdef PFVM_DISPATCH_CLONES
 #define PFVM__NN_DW_S2 (pfvm__nn_have_avx2() ? pfvm__nn_dw_s2_avx2 : pfvm__nn_dw_s2)
 #else
@@ -863,6 +869,7 @@ static float pfvm__nn_dw_edge(const pfvm__nn_2d *d, const float *x, const float 
     }
     return s;
 }
+#endif
 
 /* First index i in [0, n) with i*s + off >= lo, and one past the last with
  * i*s + off < hi (32-bit pfvm__nn_valid). */
@@ -886,6 +893,7 @@ static void pfvm__nn_inner_cols(const pfvm__nn_2d *d, int32_t *ia, int32_t *ib)
     *ib = *ib < *ia ? *ia : *ib;
 }
 
+#ifndef PFVM_CONV_NO_DEPTHWISE
 #ifdef PFVM_DISPATCH_CLONES
 /* Lanes l < 8 whose input column iw0 + l * s lies in [0, W), as a mask. */
 __attribute__((target("avx2"))) static __m256i pfvm__nn_dw_lanes(int32_t iw0, int32_t s, int32_t W)
@@ -1127,6 +1135,7 @@ static void pfvm__nn_dw_plane(const pfvm__nn_2d *d, int32_t OH, const float *x, 
             yr[ow] = pfvm__nn_dw_edge(d, x, w, kha, khb, ih0, ow, b);
     }
 }
+#endif
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT DEFAULT
@@ -1211,6 +1220,7 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
         y[i] = v;
 }
 
+#ifndef PFVM_CONV_NO_DEPTHWISE
 /* Depthwise planes split over threads: the N x group planes in `chunks`
  * runs, which the tasks take from a shared counter (where gcc and clang
  * have lock-free atomics; elsewhere task i takes runs i, i + parts, ...). */
@@ -1266,7 +1276,7 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
     p.wt = wt;
     p.bias = bias;
     p.y = y;
-    p.parts = work < 65536.0f ? 1 : pfvm_kctx_threads(k);
+    p.parts = work < 65536.0f ? 1 : PFVM__KTHREADS(k);
     if (p.parts > planes)
         p.parts = (int)planes;
     if (p.parts <= 1) {
@@ -1280,6 +1290,7 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
 #endif
     pfvm_kctx_parallel(k, p.parts, pfvm__nn_dw_part, &p);
 }
+#endif
 
 static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias,
                                    float *y, const pfvm__nn_packed *pk)
@@ -1289,10 +1300,12 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
     pfvm__nn_2d dw;
     float *ws;
     is2d = pfvm__nn_2d_fits(g, &dw);
+#ifndef PFVM_CONV_NO_DEPTHWISE /* else such planes are 1-row products */
     if (g->MG == 1 && g->CG == 1) {
         pfvm__nn_conv_dw(k, g, is2d ? &dw : NULL, x, wt, bias, y);
         return PFVM_OK;
     }
+#endif
     ws = pfvm_la_workspace(k, g->MG, g->out_plane, g->CG * g->kk, &failed);
     if (failed)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
@@ -3862,7 +3875,11 @@ static size_t pfvm__nn_conv_ws(const pfvm_node *n, const pfvm_dims *in, int n_in
     }
     if (!known_out)
         plane = pfvm__nn_conv_out_plane(n, &in[0], &in[1]);
-    if (mg < 1 || (mg == 1 && in[1].d[1] == 1) || kk < 1 || plane < 1)
+#ifndef PFVM_CONV_NO_DEPTHWISE
+    if (mg == 1 && in[1].d[1] == 1) /* the depthwise kernel's planes */
+        return 0;
+#endif
+    if (mg < 1 || kk < 1 || plane < 1)
         return 0;
     return pfvm_la_sgemm_ws_floats(mg, plane, in[1].d[1] * kk) * sizeof(float);
 }

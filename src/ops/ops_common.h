@@ -127,6 +127,14 @@ PFVM_INTERNAL int pfvm_la_pack_a_all(int64_t m, int64_t k, const float *a, int64
 PFVM_INTERNAL int pfvm_la_packed_mr(void);
 PFVM_INTERNAL void pfvm_la_sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, const float *apacked,
                                         pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws);
+/* The threads a kernel may split its work over: always 1 in a
+ * PFVM_NO_THREADS build, so that the compiler drops the split logic. */
+#ifdef PFVM_NO_THREADS
+#define PFVM__KTHREADS(k) ((void)(k), 1)
+#else
+#define PFVM__KTHREADS(k) pfvm_kctx_threads(k)
+#endif
+
 /* pfvm_la_sgemm_ws and pfvm_la_sgemm_packed split over the kernel
  * context's threads (pfvm_kctx_parallel; k NULL: one thread), each part a
  * rectangle of C with all of K and a workspace of its own: ws is

@@ -237,7 +237,8 @@ pfvm_code pfvm_graph_resolve_ops(pfvm_graph *g, int strict, pfvm_status *st)
 
 /* ---- helpers for operator implementations --------------------------------- */
 
-PFVM_INTERNAL pfvm_code pfvm__op_fail(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *fmt, ...)
+/* (the name in parentheses: not PFVM_TERSE_MESSAGES's macro) */
+PFVM_INTERNAL pfvm_code(pfvm__op_fail)(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *fmt, ...)
 {
     char msg[PFVM_STATUS_MSG], lb[96];
     va_list ap;
@@ -246,6 +247,15 @@ PFVM_INTERNAL pfvm_code pfvm__op_fail(pfvm_status *st, const pfvm_node *n, pfvm_
     va_end(ap);
     return pfvm__fail(st, code, "node '%s' (%s): %s", pfvm__node_label(n, lb, sizeof lb), n->op_type, msg);
 }
+
+#ifdef PFVM_TERSE_MESSAGES
+PFVM_INTERNAL pfvm_code pfvm__op_fail_at(pfvm_status *st, const pfvm_node *n, pfvm_code code, const char *file, int line)
+{
+    char lb[96];
+    return (pfvm__fail)(st, code, "node '%s' (%s): %s (%s:%d)", pfvm__node_label(n, lb, sizeof lb), n->op_type,
+                        pfvm_code_name(code), file, line);
+}
+#endif
 
 PFVM_INTERNAL void *pfvm_ictx_alloc(pfvm_ictx *c, size_t size)
 {

@@ -34,7 +34,9 @@ HOST_PFVM_FLAGS=${MCU_HOST_FLAGS:-}
 # no inference and no planner on the device), the operators those of
 # digits_planned and mlp_mnist_planned together, arena blocks of 1 KB,
 # float32 only (PFVM_FLOAT32_ONLY: the image must link no soft-double call),
-# a reader of dense tensors only (PFVM_ONNX_TENSORS_ONLY)]
+# a reader of dense tensors only (PFVM_ONNX_TENSORS_ONLY), one thread (PFVM_NO_THREADS), terse
+# messages (PFVM_TERSE_MESSAGES); the
+# selection header leaves Conv's depthwise kernel out (PFVM_CONV_NO_DEPTHWISE)]
 MODELS="digits models/digits.onnx models/digits_samples/digit_0.pb
 digits_sel $B/digits_sel.onnx models/digits_samples/digit_0.pb sel
 digits_planned $B/digits_planned.onnx models/digits_samples/digit_0.pb planned
@@ -141,7 +143,7 @@ if [ -z "$want" ] || echo " $want " | grep -qE " (digits|mlp_mnist)_planned "; t
         echo "mcu: the planned models need build/interp (make), left out"
     fi
 fi
-PLANNED_FLAGS="-include $B/planned_ops.h -DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_ARENA_CHUNK=1024 -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY"
+PLANNED_FLAGS="-include $B/planned_ops.h -DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_ARENA_CHUNK=1024 -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES"
 
 # the libraries, once per board and for the host (in parallel: two jobs)
 pids=""
