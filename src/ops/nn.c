@@ -545,6 +545,30 @@ static void pfvm__nn_pack_conv(void *user, int64_t p0, int64_t kc, int64_t j0, i
     }
 }
 
+/* Cuts the panel's nr columns from j0 into runs along one output row:
+ * each run's first input row and column (before the kernel offset), its
+ * column in the panel and its length; returns how many. */
+static int32_t pfvm__nn_pack_segs(const pfvm__nn_2d *d, int64_t j0, int64_t nr, int32_t *seg_oh, int32_t *seg_iw,
+                                  int32_t *seg_at, int32_t *seg_len)
+{
+    int32_t nseg = 0, j, oh, ow;
+    if (nr <= 0)
+        return 0;
+    oh = (int32_t)(j0 / d->OW);
+    ow = (int32_t)(j0 % d->OW);
+    for (j = 0; j < (int32_t)nr; nseg++) {
+        int32_t len = d->OW - ow < (int32_t)nr - j ? d->OW - ow : (int32_t)nr - j;
+        seg_oh[nseg] = oh * d->SH - d->PT;
+        seg_iw[nseg] = ow * d->SW - d->PL;
+        seg_at[nseg] = j;
+        seg_len[nseg] = len;
+        j += len;
+        ow = 0;
+        oh++;
+    }
+    return nseg;
+}
+
 /* pfvm__nn_pack_conv for 2-D (and 1-D) windows: the panel's columns are
  * cut once into runs along one output row, so each row of the panel is a
  * few strided copies (plain copies at stride 1) with the padding's
@@ -554,21 +578,8 @@ static void pfvm__nn_pack_conv2d(void *user, int64_t p0, int64_t kc, int64_t j0,
     const pfvm__nn_cpack *cp = (const pfvm__nn_cpack *)user;
     const pfvm__nn_2d *d = cp->d;
     int32_t seg_oh[PFVM_LA_NB], seg_iw[PFVM_LA_NB], seg_at[PFVM_LA_NB], seg_len[PFVM_LA_NB];
-    int32_t nseg = 0, j, p, oh, ow, c, kh, kw, q, kk = d->KH * d->KW, plane = d->H * d->W;
-    if (nr > 0) {
-        oh = (int32_t)(j0 / d->OW);
-        ow = (int32_t)(j0 % d->OW);
-        for (j = 0; j < (int32_t)nr; nseg++) {
-            int32_t len = d->OW - ow < (int32_t)nr - j ? d->OW - ow : (int32_t)nr - j;
-            seg_oh[nseg] = oh * d->SH - d->PT;
-            seg_iw[nseg] = ow * d->SW - d->PL;
-            seg_at[nseg] = j;
-            seg_len[nseg] = len;
-            j += len;
-            ow = 0;
-            oh++;
-        }
-    }
+    int32_t nseg, j, p, c, kh, kw, q, kk = d->KH * d->KW, plane = d->H * d->W;
+    nseg = pfvm__nn_pack_segs(d, j0, nr, seg_oh, seg_iw, seg_at, seg_len);
     q = (int32_t)p0;
     c = q / kk;
     kh = q % kk / d->KW;
@@ -622,21 +633,8 @@ __attribute__((target("avx2"))) static void pfvm__nn_pack_conv2d_avx2(void *user
     const pfvm__nn_2d *d = cp->d;
     const __m256i lane0 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), lane1 = _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15);
     int32_t seg_oh[PFVM_LA_NB], seg_iw[PFVM_LA_NB], seg_at[PFVM_LA_NB], seg_len[PFVM_LA_NB];
-    int32_t nseg = 0, j, p, oh, ow, c, kh, kw, q, kk = d->KH * d->KW, plane = d->H * d->W;
-    if (nr > 0) {
-        oh = (int32_t)(j0 / d->OW);
-        ow = (int32_t)(j0 % d->OW);
-        for (j = 0; j < (int32_t)nr; nseg++) {
-            int32_t len = d->OW - ow < (int32_t)nr - j ? d->OW - ow : (int32_t)nr - j;
-            seg_oh[nseg] = oh * d->SH - d->PT;
-            seg_iw[nseg] = ow - d->PL;
-            seg_at[nseg] = j;
-            seg_len[nseg] = len;
-            j += len;
-            ow = 0;
-            oh++;
-        }
-    }
+    int32_t nseg, p, c, kh, kw, q, kk = d->KH * d->KW, plane = d->H * d->W;
+    nseg = pfvm__nn_pack_segs(d, j0, nr, seg_oh, seg_iw, seg_at, seg_len);
     q = (int32_t)p0;
     c = q / kk;
     kh = q % kk / d->KW;
