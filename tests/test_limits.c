@@ -66,6 +66,36 @@ static void test_huge_output(void)
     pfvm_model_free(m);
 }
 
+/* Outputs sized only while running (here a Pad of strings, 28.5 M of them
+ * from an empty input) are held to the executor's limits too: the run
+ * fails before the 228 MB of pointers, let alone the strings, exist. */
+static void test_run_time_output(void)
+{
+    static const int64_t dims[4] = {0, 3, 9, 8};
+    pfvm_status st;
+    pfvm_allocator hook = {counting_realloc, NULL};
+    pfvm_model *m = pfvm_onnx_load_file("tests/hostile/pad_strings_28m.onnx", 0, &st);
+    pfvm_tensor *x = pfvm_tensor_new(PFVM_STRING, 4, dims, &st);
+    pfvm_exec *e = m ? pfvm_exec_new(m, NULL, &st) : NULL;
+    pfvm_limits l = pfvm_limits_max(16 << 20);
+    CHECK(m && x && e);
+    if (!m || !x || !e)
+        goto done;
+    pfvm_exec_set_limits(e, &l);
+    pfvm_set_allocator(&hook);
+    largest = 0;
+    CHECK(bind_run(e, x, &st) == PFVM_ERR_NOMEM);
+    CHECK_MSG(strstr(st.msg, "Pad") && strstr(st.msg, "needs 228480912 bytes") &&
+                  strstr(st.msg, "over the limit of 16777216 bytes per tensor"),
+              "%s", st.msg);
+    CHECK_MSG(largest < 1 << 20, "largest allocation %zu", largest);
+    pfvm_set_allocator(NULL);
+done:
+    pfvm_exec_free(e);
+    pfvm_tensor_free(x);
+    pfvm_model_free(m);
+}
+
 /* A real model: limits at its plan's sizes pass, one byte less fails. */
 static void test_model_limits(void)
 {
@@ -221,6 +251,7 @@ int main(void)
 {
     test_run_operations();
     test_huge_output();
+    test_run_time_output();
     test_model_limits();
     test_loop_iterations();
     return CHECK_END();

@@ -1608,7 +1608,10 @@ static pfvm_code pfvm__prepare_dynamic(pfvm_exec *e, pfvm_node *n, pfvm_status *
     pfvm_code rc = PFVM_OK;
     for (j = 0; j < n->n_outputs; j++)
         if (n->outputs[j] && e->vkind[n->outputs[j]->id] == PFVM__V_DYNAMIC) {
-            pfvm_tensor_release(&e->vals[n->outputs[j]->id]);
+            pfvm_tensor *t = &e->vals[n->outputs[j]->id];
+            if (t->owns_data && t->data)
+                e->dynamic_bytes -= t->nbytes < e->dynamic_bytes ? t->nbytes : e->dynamic_bytes;
+            pfvm_tensor_release(t);
             any = 1;
         }
     if (!any)
@@ -1652,6 +1655,9 @@ static pfvm_code pfvm__prepare_dynamic(pfvm_exec *e, pfvm_node *n, pfvm_status *
             k.n_out = n->n_outputs;
             k.out = e->kout;
             k.st = st;
+            /* through the executor, so its limits and dynamic-bytes count apply */
+            k.exec = e;
+            k.services = pfvm__exec_services();
             rc = pfvm_kctx_output(&k, j, t->dtype, tmp_out[j].type.shape.rank, dims);
         }
     }

@@ -8,11 +8,11 @@
  * give: every dim symbol is bound to 1, 2 or 3, an input holds at most
  * 64 Ki elements, and the executor plans into a caller arena of 64 MiB
  * (pfvm_exec_set_arena), so a plan that needs more fails with
- * PFVM_ERR_NOMEM and the input is skipped. The arena's bytes past the
- * planned size are poisoned for AddressSanitizer during the run, so an
- * access past the plan is still reported. TODO: when the per-model memory
- * limit API of issue 17 (robustness half) lands, set the limit through it
- * instead, which also bounds dynamic outputs and plan-time folding. */
+ * PFVM_ERR_NOMEM and the input is skipped; the executor's limits
+ * (pfvm_exec_set_limits) bound one tensor to the arena's size and all of
+ * them, folded and run-time ones included, to four times it. The arena's
+ * bytes past the planned size are poisoned for AddressSanitizer during the
+ * run, so an access past the plan is still reported. */
 #define FUZZ_MODEL_MUTATOR
 #include "fuzz_common.h"
 
@@ -93,6 +93,10 @@ static void run_once(pfvm_exec *e, const pfvm_tensor *const *ins, int n)
         pfvm_limits l = pfvm_exec_limits(e);
         l.max_loop_iterations = 4096;
         l.max_run_operations = (uint64_t)1 << 26;
+        /* tensors sized at run time (dynamic outputs, strings) stay within
+         * what the arena cap allows planned ones */
+        l.max_tensor_bytes = FUZZ_ARENA_BYTES;
+        l.max_total_bytes = 4 * FUZZ_ARENA_BYTES;
         pfvm_exec_set_limits(e, &l);
     }
     if (pfvm_exec_bind(e, ins, n, &st) != PFVM_OK)
