@@ -57,6 +57,7 @@ static const shape shapes[] = {
 int main(int argc, char **argv)
 {
     double target = argc > 1 ? atof(argv[1]) : 0.5; /* seconds per side and shape */
+    const char *only = argc > 2 ? argv[2] : NULL;     /* only the products whose name holds this */
     size_t s;
     printf("| product | M | N | K | pfvm GFLOP/s | OpenBLAS GFLOP/s | pfvm / OpenBLAS | max rel. diff |\n");
     printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
@@ -69,6 +70,10 @@ int main(int argc, char **argv)
         double flops = 2.0 * (double)m * (double)n * (double)k, best[2] = {1e30, 1e30}, spent = 0, diff = 0;
         pfvm_la_strided bm;
         int reps, r, side;
+        if (only && !strstr(sh->name, only)) {
+            free(a), free(b), free(c0), free(c1), free(ws);
+            continue;
+        }
         if (!a || !b || !c0 || !c1 || !ws)
             return 1;
         for (i = 0; i < m * k; i++)

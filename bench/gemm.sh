@@ -8,6 +8,8 @@
 #
 #   sh bench/gemm.sh            about 0.5 s per side and size
 #   SECONDS_PER=2 sh bench/gemm.sh
+# One product while tuning (arguments: seconds, a product-name filter):
+#   cc -O2 bench/gemm.c build/libpfvm.a -lopenblas -lm -o /tmp/gemm && /tmp/gemm 0.3 layer1
 #
 # Needs libopenblas-dev (apt-get install libopenblas-dev).
 set -eu
@@ -18,7 +20,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cc -O2 bench/peak.c -o "$tmp/peak"
 cc -O2 bench/gemm.c build/libpfvm.a -lopenblas -lm -o "$tmp/gemm"
+cc -O2 bench/ukernel.c -o "$tmp/ukernel"
 peak=$("$tmp/peak")
+ukernel=$("$tmp/ukernel")
 table=$(OPENBLAS_NUM_THREADS=1 "$tmp/gemm" "$T")
 gf=$(echo "$peak" | sed -E 's/.*peak ([0-9.]+) GFLOP.*/\1/')
 {
@@ -26,6 +30,7 @@ gf=$(echo "$peak" | sed -E 's/.*peak ([0-9.]+) GFLOP.*/\1/')
     echo
     echo "Made by \`sh bench/gemm.sh\` (SECONDS_PER=$T) on $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')."
     echo "Peak (bench/peak.c, best of 60 short rounds): $peak."
+    echo "Register-tile ceiling (bench/ukernel.c, data in L1): $ukernel."
     echo "pfvm and OpenBLAS (OPENBLAS_NUM_THREADS=1, cblas_sgemm) alternate; each column is the fastest run."
     echo "% of peak is pfvm's GFLOP/s over the measured peak. The machine is shared (its load moves"
     echo "absolute numbers by up to 2x; the alternating ratio holds better)."

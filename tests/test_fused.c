@@ -803,6 +803,22 @@ static void build_epilogue(tb *b, const void *arg)
             tb_out(b, mask);
         break;
     }
+    case 7:   /* Conv + Clip: the loop reads Conv's result where it lies (in the output) */
+    case 8: { /* Conv read again after an output is written: copied block by block first */
+        x = tb_in(b, "x", PFVM_FLOAT, "2,8,24,24");
+        w = tb_in(b, "w", PFVM_FLOAT, "8,8,1,1");
+        in[0] = x;
+        in[1] = w;
+        tb_node(b, "Conv", in, 2, &t);
+        in[0] = t;
+        in[1] = tb_scalar(b, -0.5f);
+        in[2] = tb_scalar(b, 0.75f);
+        tb_node(b, "Clip", in, 3, &x);
+        tb_out(b, x);
+        if (which == 8)
+            tb_out(b, tb_op(b, "Mul", tb_op(b, "Tanh", x, NULL, NULL), t, NULL));
+        break;
+    }
     case 3: /* MatMul read twice inside and once outside: stays apart */
         x = tb_in(b, "x", PFVM_FLOAT, "5,6");
         w = tb_in(b, "w", PFVM_FLOAT, "6,7");
@@ -815,9 +831,9 @@ static void build_epilogue(tb *b, const void *arg)
 
 static void test_epilogue(void)
 {
-    int i, expect_nodes[7] = {1, 1, 1, 2, 1, 1, 1};
+    int i, expect_nodes[9] = {1, 1, 1, 2, 1, 1, 1, 1, 1};
     int64_t bind[2] = {33, 33};
-    for (i = 0; i < 7; i++) {
+    for (i = 0; i < 9; i++) {
         char what[32];
         int g;
         tb b;

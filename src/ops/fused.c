@@ -68,6 +68,7 @@ typedef struct pfvm__fz_prog {
     void *regs_mem;
     float **ptr;          /* per register: its storage for the block being run */
     unsigned char *out_direct; /* per output: its register may live in the output */
+    int head_in_place;    /* a full block may read the head's result where it lies (pfvm__fz_head_in_place) */
     /* run-time scratch, sized at compile time so that runs allocate nothing */
     int64_t *st;          /* n_in * PFVM_MAX_RANK strides */
     int64_t *off;         /* n_in offsets */
@@ -426,6 +427,35 @@ PFVM_INTERNAL int pfvm__fz_value_dtypes(const pfvm_graph *body, const pfvm_dtype
     return pfvm__fz_dtypes(body, in_dtype, vdt, syms);
 }
 
+/* 1 when a full block may read the head's result in place (it lies in an
+ * output's storage) instead of copying it first: every instruction that
+ * reads it runs before the first one that writes a register living in an
+ * output (out_direct), so no position is overwritten before it is read.
+ * Input registers, the head's included, are never written (regalloc never
+ * frees them), and no reduction may fold it. */
+static int pfvm__fz_head_in_place(const pfvm__fz_prog *p)
+{
+    int n = (int)stbds_arrlen(p->ins), i, j, hr, last = -1, first = INT_MAX;
+    if (!p->head || p->n_ld <= p->n_in || (hr = p->in_reg[p->n_in]) < 0)
+        return 0;
+    for (j = 0; j < (int)stbds_arrlen(p->sinks); j++)
+        if (p->sinks[j].src == hr)
+            return 0;
+    for (j = 0; j < p->n_out; j++)
+        if (p->out_reg[j] == hr)
+            return 0;
+    for (i = 0; i < n; i++) {
+        const pfvm__fz_ins *in = &p->ins[i];
+        for (j = 0; j < in->n_src; j++)
+            if (in->s[j] == hr)
+                last = i;
+        for (j = 0; j < p->n_out; j++)
+            if (p->out_direct[j] && in->d == p->out_reg[j] && i < first)
+                first = i;
+    }
+    return last < first;
+}
+
 /* Maps slots to registers: inputs keep theirs for the whole program (a
  * fixed input is loaded once per run), outputs and the values reductions
  * fold to the end, everything else from its instruction to its last
@@ -524,6 +554,7 @@ static pfvm_code pfvm__fz_regalloc(pfvm__fz_prog *p, const int *out_slot, pfvm_s
             ok &= p->sinks[k2].src != r;
         p->out_direct[j] = (unsigned char)ok;
     }
+    p->head_in_place = pfvm__fz_head_in_place(p);
     return PFVM_OK;
 }
 
@@ -1114,8 +1145,9 @@ static void pfvm__fz_direct_block(pfvm__fz_prog *p, pfvm_kctx *k, int r, int64_t
             continue;
         sj = p->st[(size_t)j * PFVM_MAX_RANK + r - 1];
         reg = p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK;
-        /* (the head's result shares an output's storage: copied first) */
-        if (sj == 1 && p->inp[j]->dtype == PFVM_FLOAT && j < p->n_in) {
+        /* (the head's result shares an output's storage: copied first,
+         * unless pfvm__fz_head_in_place) */
+        if (sj == 1 && p->inp[j]->dtype == PFVM_FLOAT && (j < p->n_in || p->head_in_place)) {
             p->ptr[p->in_reg[j]] = (float *)p->inp[j]->data + p->off[j] + c;
             if (ahead)
                 pfvm__fz_prefetch_next(p->ptr[p->in_reg[j]], 0);
