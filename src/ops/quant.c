@@ -566,11 +566,9 @@ __attribute__((target("avx2"))) static void pfvm__qg_kernel_avx2(const int16_t *
         a20 = a21 = _mm256_set1_epi32(e->bias[2]);
         a30 = a31 = _mm256_set1_epi32(e->bias[3]);
     }
-    for (kp = 0; kp + 2 <= K2; kp += 2) {
-        PFVM__QG_AVX2_STEP(kp)
-        PFVM__QG_AVX2_STEP(kp + 1)
-    }
-    if (kp < K2)
+    /* one pair per iteration: unrolled twice, gcc's schedule needed more
+     * than the 16 registers and spilled sums to the stack */
+    for (kp = 0; kp < K2; kp++)
         PFVM__QG_AVX2_STEP(kp)
     if (e) {
         pfvm__qg_store_row(e, 0, a00, a01);
