@@ -1396,7 +1396,17 @@ static void pfvm__qc_pack_windows(const pfvm__qc_geom *g, const pfvm_tensor *X, 
 static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi base, int32_t xz, int16_t *panels)
 {
     pfvm__qi OHW = g->OH * g->OW, kk, oh, ow, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
-    memset(panels, 0, (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t));
+    pfvm__qi step = g->K2 * 2 * PFVM__QG_NR, jb;
+    if (pfvm__qc_is_pointwise(g) || pfvm_q_gemm_kind() != 1) {
+        /* these packers write both halves of every pair of every column
+         * below OHW (an odd K's last pair: the first halves): zeroing the
+         * rest only saves a pass over megabytes of panels */
+        if (OHW % PFVM__QG_NR)
+            memset(panels + (npan - 1) * step, 0, (size_t)step * sizeof(int16_t));
+        for (jb = 0; g->K % 2 && jb < npan; jb++)
+            memset(panels + jb * step + (g->K2 - 1) * 2 * PFVM__QG_NR, 0, 2 * PFVM__QG_NR * sizeof(int16_t));
+    } else
+        memset(panels, 0, (size_t)(npan * step) * sizeof(int16_t));
     if (pfvm__qc_is_pointwise(g)) {
         pfvm__qc_pack_pointwise(g, X, base, xz, panels);
         return;
@@ -1417,7 +1427,7 @@ static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi
         pfvm__qi c = kk / (g->KH * g->KW), kh = kk / g->KW % g->KH, kw = kk % g->KW;
         pfvm__qi t = g->pl - kw * g->dw, u = g->W - 1 + g->pl - kw * g->dw;
         pfvm__qi ow_lo = t <= 0 ? 0 : (t + g->sw - 1) / g->sw, ow_hi = u < 0 ? 0 : u / g->sw + 1;
-        pfvm__qi plane = base + c * g->H * g->W, step = g->K2 * 2 * PFVM__QG_NR;
+        pfvm__qi plane = base + c * g->H * g->W;
         int16_t *col0 = panels + (kk / 2) * 2 * PFVM__QG_NR + (kk & 1);
         ow_hi = ow_hi < g->OW ? ow_hi : g->OW;
         for (oh = 0; oh < g->OH && ow_lo < ow_hi; oh++) {
