@@ -702,6 +702,112 @@ static void test_quantize_errors(void)
     pfvm_model_free(m);
 }
 
+/* One node (op, no attributes but axis) on graph inputs ins: the output. */
+static pfvm_tensor *run_node(const char *op, pfvm_tensor *const *ins, int n_in, pfvm_dtype out_dt)
+{
+    pfvm_status st;
+    pfvm_model *m = pfvm_model_new(&st);
+    pfvm_graph *g = pfvm_graph_new(m, NULL, "g", &st);
+    pfvm_value *iv[3], *y;
+    pfvm_exec *e;
+    pfvm_tensor *out = NULL;
+    int i;
+    pfvm_model_set_opset(m, "", 13, &st);
+    for (i = 0; i < n_in; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "x%d", i);
+        iv[i] = pfvm_graph_value(g, name, &st);
+        iv[i]->type.kind = PFVM_KIND_TENSOR;
+        iv[i]->type.dtype = ins[i]->dtype;
+        pfvm_shape_from_dims(m->syms, &iv[i]->type.shape, ins[i]->rank, ins[i]->dims, &st);
+        iv[i]->has_type_info = 1;
+        pfvm_graph_add_input(g, iv[i], &st);
+    }
+    y = pfvm_graph_value(g, "y", &st);
+    pfvm_node_set_attr_int(pfvm_graph_add_node(g, op, "", "n", iv, n_in, &y, 1, &st), "axis", 1, &st);
+    pfvm_graph_add_output(g, y, &st);
+    if (pfvm_infer_shapes(g, 0, &st) == PFVM_OK && (e = pfvm_exec_new(m, g, &st)) != NULL) {
+        if (pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, n_in, &st) == PFVM_OK && pfvm_exec_run(e, &st) == PFVM_OK)
+            out = pfvm_tensor_clone(pfvm_exec_output(e, 0), &st);
+        else
+            fprintf(stderr, "run: %s\n", st.msg);
+        pfvm_exec_free(e);
+    } else
+        fprintf(stderr, "setup: %s\n", st.msg);
+    pfvm_model_free(m);
+    CHECK(out && out->dtype == out_dt);
+    return out;
+}
+
+/* QuantizeLinear and DequantizeLinear: the vectorized runs (AVX2 where
+ * the CPU has it) equal the portable C and a scalar reference, on odd
+ * lengths, per-channel scales and zero points, halves, NaN and
+ * infinities. */
+static void test_quantize_vectors(void)
+{
+    int64_t xd[3] = {2, 3, 37}, cd = 3, i, n = 2 * 3 * 37;
+    int t;
+    for (t = 0; t < 2; t++) {
+        pfvm_dtype qt = t ? PFVM_INT8 : PFVM_UINT8;
+        pfvm_tensor *ins[3], *q, *qp, *dq, *dqp;
+        int bad = 0;
+        ins[0] = new_tensor(PFVM_FLOAT, 3, xd);
+        ins[1] = new_tensor(PFVM_FLOAT, 1, &cd);
+        ins[2] = new_tensor(qt, 1, &cd);
+        for (i = 0; i < cd; i++) {
+            ((float *)ins[1]->data)[i] = 0.01f * (float)(1 + rnd() % 50);
+            if (t)
+                ((int8_t *)ins[2]->data)[i] = (int8_t)((int)(rnd() % 41) - 20);
+            else
+                ((uint8_t *)ins[2]->data)[i] = (uint8_t)(rnd() % 256);
+        }
+        for (i = 0; i < n; i++) {
+            float sc = ((float *)ins[1]->data)[i / 37 % 3], *x = (float *)ins[0]->data + i;
+            switch (rnd() % 6) {
+            case 0: *x = ((float)((int)(rnd() % 301) - 150) + 0.5f) * sc; break; /* halves */
+            case 1: *x = (float)((int)(rnd() % 2001) - 1000) * 0.37f; break;      /* saturates */
+            default: *x = (float)((int)(rnd() % 20001) - 10000) * 1e-3f; break;
+            }
+        }
+        ((float *)ins[0]->data)[5] = NAN;
+        ((float *)ins[0]->data)[40] = INFINITY;
+        ((float *)ins[0]->data)[41] = -INFINITY;
+        q = run_node("QuantizeLinear", ins, 3, qt);
+        pfvm_q_force_portable(1);
+        qp = run_node("QuantizeLinear", ins, 3, qt);
+        pfvm_q_force_portable(0);
+        if (!q || !qp)
+            return;
+        CHECK_MSG(!memcmp(q->data, qp->data, (size_t)n), "QuantizeLinear: fast and portable differ (%s)",
+                  t ? "int8" : "uint8");
+        for (i = 0; i < n; i++) {
+            float v = ((float *)ins[0]->data)[i], sc = ((float *)ins[1]->data)[i / 37 % 3];
+            float r = rintf(v / sc) + (float)get_q(ins[2], i / 37 % 3), lo = t ? -128.0f : 0.0f, hi = t ? 127.0f : 255.0f;
+            r = r != r ? 0.0f : r < lo ? lo : r > hi ? hi : r;
+            bad += get_q(q, i) != (int)r;
+        }
+        CHECK_MSG(bad == 0, "QuantizeLinear: %d values differ from the reference", bad);
+        pfvm_tensor_free(ins[0]);
+        ins[0] = q;
+        dq = run_node("DequantizeLinear", ins, 3, PFVM_FLOAT);
+        pfvm_q_force_portable(1);
+        dqp = run_node("DequantizeLinear", ins, 3, PFVM_FLOAT);
+        pfvm_q_force_portable(0);
+        if (dq && dqp) {
+            CHECK(!memcmp(dq->data, dqp->data, (size_t)n * sizeof(float)));
+            for (i = 0, bad = 0; i < n; i++)
+                bad += ((float *)dq->data)[i] !=
+                       (float)(get_q(q, i) - get_q(ins[2], i / 37 % 3)) * ((float *)ins[1]->data)[i / 37 % 3];
+            CHECK_MSG(bad == 0, "DequantizeLinear: %d values differ from the reference", bad);
+        }
+        pfvm_tensor_free(dq);
+        pfvm_tensor_free(dqp);
+        pfvm_tensor_free(qp);
+        for (i = 0; i < 3; i++)
+            pfvm_tensor_free(ins[i]);
+    }
+}
+
 int main(void)
 {
     printf("int8 GEMM kernel: %s\n", pfvm_q_gemm_kind() == 2 ? "AVX2" : "portable C");
@@ -716,5 +822,6 @@ int main(void)
     test_quantize_gemm_pool();
     test_quantize_errors();
     test_qlinear_gemv();
+    test_quantize_vectors();
     return CHECK_END();
 }

@@ -10,6 +10,23 @@
 
 #include <math.h>
 
+/* x86 with run-time dispatch: the AVX2 paths of the int8 kernels, taken
+ * when the CPU has AVX2 and pfvm_q_gemm_kind() says 2 (the tests force
+ * the portable C to compare). */
+#if defined(PFVM_DISPATCH_CLONES)
+#include <immintrin.h>
+#define PFVM__QG_AVX2 1
+static int pfvm__qg_have_avx2(void)
+{
+    static int ok = -1;
+    if (ok < 0) {
+        __builtin_cpu_init();
+        ok = __builtin_cpu_supports("avx2") != 0;
+    }
+    return ok;
+}
+#endif
+
 static double pfvm__q_round(double v)
 {
     double r = floor(v + 0.5);
@@ -145,6 +162,48 @@ PFVM_DISPATCH static void pfvm__q_dequantize_s8(const int8_t *x, int64_t n, int3
         y[c] = (float)(x[c] - zp) * sc;
 }
 
+#ifdef PFVM__QG_AVX2
+/* QuantizeLinear's run 8 at a time: the same IEEE division and
+ * round-to-nearest-even (VROUNDPS is rintf in the default mode), NaN to
+ * 0 before the clamp (MAXPS would turn it into the low bound), then
+ * exact conversion and packing of values already in range. Returns how
+ * many it wrote (a multiple of 8). */
+__attribute__((target("avx2"))) static int64_t pfvm__q_quantize_avx2(const float *x, int64_t n, float sc, float zp,
+                                                                      void *y, int u8)
+{
+    const __m256 vs = _mm256_set1_ps(sc), vz = _mm256_set1_ps(zp);
+    const __m256 lo = _mm256_set1_ps(u8 ? 0.0f : -128.0f), hi = _mm256_set1_ps(u8 ? 255.0f : 127.0f);
+    int64_t c;
+    for (c = 0; c + 8 <= n; c += 8) {
+        __m256 v = _mm256_div_ps(_mm256_loadu_ps(x + c), vs);
+        __m128i q, p;
+        v = _mm256_add_ps(_mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vz);
+        v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));
+        v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+        q = _mm_packs_epi32(_mm256_castsi256_si128(_mm256_cvtps_epi32(v)), _mm256_extracti128_si256(_mm256_cvtps_epi32(v), 1));
+        p = u8 ? _mm_packus_epi16(q, q) : _mm_packs_epi16(q, q);
+        _mm_storel_epi64((__m128i *)(void *)((char *)y + c), p);
+    }
+    return c;
+}
+
+/* DequantizeLinear's run 8 at a time: (float)(x - zp) * sc, the same
+ * exact conversion and one rounding of the product. */
+__attribute__((target("avx2"))) static int64_t pfvm__q_dequantize_avx2(const void *x, int64_t n, int32_t zp, float sc,
+                                                                        float *y, int u8)
+{
+    const __m256 vs = _mm256_set1_ps(sc);
+    const __m256i vz = _mm256_set1_epi32(zp);
+    int64_t c;
+    for (c = 0; c + 8 <= n; c += 8) {
+        __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)((const char *)x + c));
+        __m256i v = u8 ? _mm256_cvtepu8_epi32(b) : _mm256_cvtepi8_epi32(b);
+        _mm256_storeu_ps(y + c, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(v, vz)), vs));
+    }
+    return c;
+}
+#endif
+
 static pfvm_code pfvm__q_quantize_f32(pfvm_kctx *k, int64_t inner, int64_t len, int64_t np)
 {
     const float *x = (const float *)k->in[0]->data, *s = (const float *)k->in[1]->data;
@@ -157,6 +216,10 @@ static pfvm_code pfvm__q_quantize_f32(pfvm_kctx *k, int64_t inner, int64_t len, 
         float sc = s[ch], zp = z ? (float)(u8 ? ((const uint8_t *)z->data)[ch] : ((const int8_t *)z->data)[ch]) : 0.0f;
         if (sc == 0)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "scale is 0");
+#ifdef PFVM__QG_AVX2
+        if (pfvm_q_gemm_kind() == 2)
+            i += pfvm__q_quantize_avx2(x + i, end - i, sc, zp, (char *)y->data + i, u8);
+#endif
         if (u8)
             pfvm__q_quantize_u8(x + i, end - i, sc, zp, (uint8_t *)y->data + i);
         else
@@ -177,6 +240,10 @@ static void pfvm__q_dequantize_8(pfvm_kctx *k, int64_t inner, int64_t len, int64
         int64_t ch = np == 1 ? 0 : (i / inner) % len, end = np == 1 ? n : i + inner;
         float sc = s[ch];
         int32_t zp = z ? (u8 ? ((const uint8_t *)z->data)[ch] : ((const int8_t *)z->data)[ch]) : 0;
+#ifdef PFVM__QG_AVX2
+        if (pfvm_q_gemm_kind() == 2)
+            i += pfvm__q_dequantize_avx2((const char *)x->data + i, end - i, zp, sc, y + i, u8);
+#endif
         if (u8)
             pfvm__q_dequantize_u8((const uint8_t *)x->data + i, end - i, zp, sc, y + i);
         else
@@ -483,17 +550,6 @@ PFVM_INTERNAL void pfvm_q_force_portable(int on)
 }
 
 #if defined(PFVM_DISPATCH_CLONES)
-#include <immintrin.h>
-#define PFVM__QG_AVX2 1
-static int pfvm__qg_have_avx2(void)
-{
-    static int ok = -1;
-    if (ok < 0) {
-        __builtin_cpu_init();
-        ok = __builtin_cpu_supports("avx2") != 0;
-    }
-    return ok;
-}
 
 /* The block's four rows are written out: in a loop over rows gcc keeps
  * the eight sums in memory, and the kernel then waits on stores. */
@@ -566,11 +622,9 @@ __attribute__((target("avx2"))) static void pfvm__qg_kernel_avx2(const int16_t *
         a20 = a21 = _mm256_set1_epi32(e->bias[2]);
         a30 = a31 = _mm256_set1_epi32(e->bias[3]);
     }
-    for (kp = 0; kp + 2 <= K2; kp += 2) {
-        PFVM__QG_AVX2_STEP(kp)
-        PFVM__QG_AVX2_STEP(kp + 1)
-    }
-    if (kp < K2)
+    /* one pair per iteration: unrolled twice, gcc's schedule needed more
+     * than the 16 registers and spilled sums to the stack */
+    for (kp = 0; kp < K2; kp++)
         PFVM__QG_AVX2_STEP(kp)
     if (e) {
         pfvm__qg_store_row(e, 0, a00, a01);
@@ -1214,8 +1268,17 @@ static void pfvm__qc_pack_planes(const pfvm__qc_geom *g, const pfvm_tensor *X, p
 /* n bytes minus xz into int16 (vectorized in the dispatched clones). */
 PFVM_DISPATCH static void pfvm__qc_widen_u8(const uint8_t *x, pfvm__qi n, int32_t xz, int16_t *d)
 {
-    pfvm__qi i;
-    for (i = 0; i < n; i++)
+    pfvm__qi i = 0;
+#ifdef PFVM__Q_SSE2
+    /* explicit: gcc -O2 left the clones' loop scalar */
+    const __m128i zero = _mm_setzero_si128(), z = _mm_set1_epi16((short)xz);
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(x + i));
+        _mm_storeu_si128((__m128i *)(void *)(d + i), _mm_sub_epi16(_mm_unpacklo_epi8(v, zero), z));
+        _mm_storeu_si128((__m128i *)(void *)(d + i + 8), _mm_sub_epi16(_mm_unpackhi_epi8(v, zero), z));
+    }
+#endif
+    for (; i < n; i++)
         d[i] = (int16_t)(x[i] - xz);
 }
 
@@ -1333,7 +1396,17 @@ static void pfvm__qc_pack_windows(const pfvm__qc_geom *g, const pfvm_tensor *X, 
 static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi base, int32_t xz, int16_t *panels)
 {
     pfvm__qi OHW = g->OH * g->OW, kk, oh, ow, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
-    memset(panels, 0, (size_t)(npan * g->K2 * 2 * PFVM__QG_NR) * sizeof(int16_t));
+    pfvm__qi step = g->K2 * 2 * PFVM__QG_NR, jb;
+    if (pfvm__qc_is_pointwise(g) || pfvm_q_gemm_kind() != 1) {
+        /* these packers write both halves of every pair of every column
+         * below OHW (an odd K's last pair: the first halves): zeroing the
+         * rest only saves a pass over megabytes of panels */
+        if (OHW % PFVM__QG_NR)
+            memset(panels + (npan - 1) * step, 0, (size_t)step * sizeof(int16_t));
+        for (jb = 0; g->K % 2 && jb < npan; jb++)
+            memset(panels + jb * step + (g->K2 - 1) * 2 * PFVM__QG_NR, 0, 2 * PFVM__QG_NR * sizeof(int16_t));
+    } else
+        memset(panels, 0, (size_t)(npan * step) * sizeof(int16_t));
     if (pfvm__qc_is_pointwise(g)) {
         pfvm__qc_pack_pointwise(g, X, base, xz, panels);
         return;
@@ -1354,7 +1427,7 @@ static void pfvm__qc_pack(const pfvm__qc_geom *g, const pfvm_tensor *X, pfvm__qi
         pfvm__qi c = kk / (g->KH * g->KW), kh = kk / g->KW % g->KH, kw = kk % g->KW;
         pfvm__qi t = g->pl - kw * g->dw, u = g->W - 1 + g->pl - kw * g->dw;
         pfvm__qi ow_lo = t <= 0 ? 0 : (t + g->sw - 1) / g->sw, ow_hi = u < 0 ? 0 : u / g->sw + 1;
-        pfvm__qi plane = base + c * g->H * g->W, step = g->K2 * 2 * PFVM__QG_NR;
+        pfvm__qi plane = base + c * g->H * g->W;
         int16_t *col0 = panels + (kk / 2) * 2 * PFVM__QG_NR + (kk & 1);
         ow_hi = ow_hi < g->OW ? ow_hi : g->OW;
         for (oh = 0; oh < g->OH && ow_lo < ow_hi; oh++) {
