@@ -180,6 +180,14 @@
  *                         of the models has such planes (or their weights'
  *                         shape is unknown). digits planned on a Cortex-M4F:
  *                         pfvm's flash -4.0 KB (bench/mcu.md)
+ *   PFVM_POOL_NO_INT8     MaxPool leaves out its 8-bit planes (int8 and uint8
+ *                         inputs, quantized models): such inputs then run
+ *                         the generic loop (same values; in a
+ *                         PFVM_FLOAT32_ONLY build they fail with an error
+ *                         naming the node). `interp ops --config` writes it
+ *                         when no MaxPool of the models reads 8-bit
+ *                         integers (or a value of unknown type). digits
+ *                         planned on a Cortex-M4F: pfvm's flash -1.9 KB
  *   PFVM_NO_THREADS       kernels never split their work: the matrix engine's
  *                         and the depthwise kernel's split logic is left out
  *                         and pfvm_exec_set_parallel's hook is never called.
@@ -6564,6 +6572,37 @@ PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out)
     return 1;
 }
 
+#ifdef PFVM_NO_SHAPE_INFERENCE
+/* Without inference the models come planned, written by pfvm in order:
+ * the order is checked, not made (a graph whose node reads a value of
+ * itself or of a later node fails), which leaves the sort's code out. */
+static pfvm_code pfvm__scoped_graph_toposort(pfvm_graph *g, pfvm_status *st)
+{
+    int n = (int)stbds_arrlen(g->nodes), i, j;
+    pfvm_value **deps = NULL;
+    pfvm_code rc = PFVM_OK;
+    for (i = 0; i < n; i++)
+        g->nodes[i]->id = i;
+    for (i = 0; i < n && !rc; i++) {
+        if (!pfvm__node_deps(g->nodes[i], &deps)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            break;
+        }
+        for (j = 0; j < (int)stbds_arrlen(deps) && !rc; j++) {
+            const pfvm_node *p = deps[j]->producer;
+            if (deps[j]->graph == g && p && p->graph == g && p->id >= i && p->id < n && g->nodes[p->id] == p) {
+                char lb[96];
+                rc = pfvm__fail(st, PFVM_ERR_INVALID,
+                                "graph '%s': node '%s' (%s) reads a value made by itself or a later node "
+                                "(a PFVM_NO_SHAPE_INFERENCE build takes the nodes in order only)",
+                                g->name, pfvm__node_label(g->nodes[i], lb, sizeof lb), g->nodes[i]->op_type);
+            }
+        }
+    }
+    stbds_arrfree(deps);
+    return rc;
+}
+#else
 /* Min-heap of node positions (the ready set of the toposort). */
 static void pfvm__topo_push(int *heap, int *n, int x)
 {
@@ -6676,6 +6715,7 @@ out:
     pfvm__free(order);
     return rc;
 }
+#endif
 
 pfvm_code pfvm_graph_toposort(pfvm_graph *g, pfvm_status *st)
 {
@@ -26120,6 +26160,7 @@ static void pfvm__nn_max_plane(const pfvm__nn_2d *d, const float *x, float *y)
     }
 }
 
+#ifndef PFVM_POOL_NO_INT8 /* else 8-bit MaxPool runs the generic loop */
 /* 2-D max pooling of 8-bit planes (the integer form of quantized models):
  * each output is its window's largest value inside the input, in 32-bit
  * index math. The output columns whose windows lie wholly inside the row
@@ -26299,6 +26340,7 @@ static void pfvm__nn_max_planes_8(const pfvm__nn_2d *d, const pfvm_tensor *X, pf
         else
             pfvm__nn_max8_plane_s8(d, ia, ib, (const int8_t *)X->data + c * in_plane, (int8_t *)Y->data + c * out_plane);
 }
+#endif
 
 static void pfvm__nn_pool_f32(const pfvm_tensor *X, pfvm_tensor *Y, pfvm_tensor *I, int kind, int64_t NC,
                               const int64_t *in_sp, const int64_t *out_sp, const pfvm__nn_win *w, int count_pad,
@@ -26392,11 +26434,13 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
                                (float *)Y->data + c * out_sp[0] * out_sp[1]);
         return PFVM_OK;
     }
+#ifndef PFVM_POOL_NO_INT8
     if (kind == PFVM__NN_MAX && !I && (X->dtype == PFVM_UINT8 || X->dtype == PFVM_INT8) && Y->dtype == X->dtype &&
         pfvm__nn_2d_win(&w, in_sp, out_sp, &d2)) {
         pfvm__nn_max_planes_8(&d2, X, Y, NC);
         return PFVM_OK;
     }
+#endif
     if (kind != PFVM__NN_LP && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
         pfvm__nn_pool_f32(X, Y, I, kind, NC, in_sp, out_sp, &w, count_pad, storage);
         return PFVM_OK;

@@ -36,7 +36,8 @@ HOST_PFVM_FLAGS=${MCU_HOST_FLAGS:-}
 # float32 only (PFVM_FLOAT32_ONLY: the image must link no soft-double call),
 # a reader of dense tensors only (PFVM_ONNX_TENSORS_ONLY), one thread (PFVM_NO_THREADS), terse
 # messages (PFVM_TERSE_MESSAGES); the
-# selection header leaves Conv's depthwise kernel out (PFVM_CONV_NO_DEPTHWISE)]
+# selection header leaves Conv's depthwise kernel out (PFVM_CONV_NO_DEPTHWISE)
+# and MaxPool's 8-bit planes (PFVM_POOL_NO_INT8)]
 MODELS="digits models/digits.onnx models/digits_samples/digit_0.pb
 digits_sel $B/digits_sel.onnx models/digits_samples/digit_0.pb sel
 digits_planned $B/digits_planned.onnx models/digits_samples/digit_0.pb planned
