@@ -34,6 +34,7 @@ I=${1:-build}/interp
 $I opt $MODEL -o "$B/fused.onnx" >/dev/null 2>&1 &&
     $I opt $MODEL -o "$B/plain.onnx" --passes fold,simplify,cse,bnfold,dce >/dev/null 2>&1 &&
     $I opt $MODEL -o "$B/planned.onnx" --planned >/dev/null 2>&1 &&
+    $I opt $MODEL -o "$B/planned_nf.onnx" --planned --passes fold,simplify,cse,bnfold,dce >/dev/null 2>&1 &&
     $I ops --config "$B/fused.onnx" -o "$B/ops.h" || {
     echo "FAIL switches: interp opt / ops --config"
     echo "0 passed, 1 failed"
@@ -58,7 +59,8 @@ for cc in $compilers; do
         "planned:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -include $B/ops.h" \
         "float32:fused:-DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY" \
         "planned_f32:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -include $B/ops.h" \
-        "planned_terse:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_POOL_NO_INT8 -include $B/ops.h"; do
+        "planned_terse:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_POOL_NO_INT8 -include $B/ops.h" \
+        "planned_nofusion:planned_nf:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_POOL_NO_INT8 -DPFVM_NO_FUSION -include $B/ops.h"; do
         name=${v%%:*} rest=${v#*:}
         model=${rest%%:*} flags=${rest#*:}
         exe="$name-$(basename "$cc")"
