@@ -147,6 +147,10 @@
  *                         model runs its body node by node (allocating while
  *                         it runs): prepare models for such builds with
  *                         `interp opt --passes fold,simplify,cse,bnfold,dce`
+ *                         (so is the fused-loop engine, its compiler and
+ *                         block interpreter: digits planned on a
+ *                         Cortex-M4F, prepared that way, pfvm's flash
+ *                         -11.1 KB, the same bits)
  *   PFVM_NO_SHAPE_INFERENCE  the operators' inference hooks, bind-time
  *                         folding and the planner are left out: the model
  *                         must hold a stored plan (`interp opt --planned`,
@@ -156,7 +160,10 @@
  *                         only; a model without one fails to bind ("no
  *                         stored plan"), outputs the plan leaves out are
  *                         sized by their kernels; subgraphs (If, Loop,
- *                         Scan) need inference and fail to bind. The hooks
+ *                         Scan) need inference and fail to bind.
+ *                         pfvm_graph_toposort only checks that the nodes
+ *                         are in order (files pfvm writes are), and a graph
+ *                         that is not fails to load. The hooks
  *                         only passes and pfvm_accel.h call (simplify,
  *                         flops, accel lowering) go too: the passes need
  *                         inference
