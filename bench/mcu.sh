@@ -179,10 +179,10 @@ flags; the table's "now" is this run's):
 
 | | before | now | target |
 | --- | ---: | ---: | ---: |
-| pfvm flash, digits_planned | 71.2 KB | @NOW_PLANNED@ KB | <= 32 KB |
-| pfvm flash, reader + executor with no kernels | 46.7 KB | @NOW_NONE@ KB | <= 16 KB |
-| instructions per inference, digits_planned (M4) | 955,360 | @NOW_INSNS@ | - |
-| heap peak, digits_planned / mlp_mnist_planned | 75.9 / 24.3 KB (sixth round's table) | @NOW_HEAP@ KB | - |
+| pfvm flash, digits_planned | 71.2 KB | 57.4 KB | <= 32 KB |
+| pfvm flash, reader + executor with no kernels | 46.7 KB | 35.7 KB | <= 16 KB |
+| instructions per inference, digits_planned (M4) | 955,360 | 946,120 | - |
+| heap peak, digits_planned / mlp_mnist_planned | 75.9 / 24.3 KB (sixth round's table) | 46.8 / 13.1 KB | - |
 
 - `PFVM_POOL_NO_INT8` (src/ops/nn.c, #if guards around MaxPool's 8-bit
   planes; `interp ops --config` writes it when no MaxPool of the models
@@ -461,7 +461,7 @@ MD
     set -- $(flash_by_origin "$B/an386/no_kernels.map")
     echo "## Reader + executor with no kernels"
     echo
-    echo "The planned build (\`PFVM_NO_AUTODIFF PFVM_NO_SHAPE_INFERENCE PFVM_FLOAT32_ONLY PFVM_ONNX_TENSORS_ONLY PFVM_NO_THREADS PFVM_TERSE_MESSAGES\`) with an empty"
+    echo "The planned build (\`PFVM_NO_AUTODIFF PFVM_NO_SHAPE_INFERENCE PFVM_FLOAT32_ONLY PFVM_ONNX_TENSORS_ONLY PFVM_NO_THREADS PFVM_TERSE_MESSAGES PFVM_NO_FUSION\`) with an empty"
     echo "operator selection, linked into digits_planned's program and model"
     echo "(\`build/mcu/an386/no_kernels.elf\`; it is not run): pfvm $(kb $1) KB (target 16 KB), nanopb $(kb $2) KB,"
     echo "libc, libm, libgcc $(kb $3) KB. By source:"
