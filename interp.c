@@ -2096,6 +2096,7 @@ static int cmd_dot(int argc, char **argv)
  * variants that a model may need (1: keep). */
 typedef struct ops_variants {
     int conv_depthwise; /* a Conv with one input and one output channel per group */
+    int pool_int8;      /* a MaxPool whose input is 8-bit (or of unknown type) */
 } ops_variants;
 
 /* The value that v stands for: through the parameters of the function
@@ -2127,6 +2128,16 @@ static int ops_conv_depthwise(const pfvm_node *nd, const pfvm_node *const *calle
     return w->init->dims[0] / group == 1 && w->init->dims[1] == 1;
 }
 
+/* Whether a MaxPool may take the 8-bit planes: its input int8, uint8 or
+ * of a type the model does not give. */
+static int ops_pool_int8(const pfvm_node *nd, const pfvm_node *const *caller, int depth)
+{
+    const pfvm_value *x = nd->n_inputs > 0 ? ops_actual(nd->inputs[0], caller, depth) : NULL;
+    if (!x || x->type.kind != PFVM_KIND_TENSOR)
+        return 1;
+    return x->type.dtype == PFVM_INT8 || x->type.dtype == PFVM_UINT8 || x->type.dtype == PFVM_UNDEFINED;
+}
+
 /* Operator names a graph uses (its nodes, subgraphs and the bodies of the
  * model-local functions it calls: fused groups), appended to names[] once,
  * and the kernel variants they need. caller[d]: the node whose function
@@ -2146,6 +2157,8 @@ static void collect_ops(const pfvm_model *m, const pfvm_graph *g, const char **n
             names[(*n)++] = nd->op_type;
         if (!f && !*nd->domain && !strcmp(nd->op_type, "Conv") && ops_conv_depthwise(nd, caller, depth))
             var->conv_depthwise = 1;
+        if (!f && !*nd->domain && !strcmp(nd->op_type, "MaxPool") && ops_pool_int8(nd, caller, depth))
+            var->pool_int8 = 1;
         caller[depth] = nd;
         if (f && f->body)
             collect_ops(m, f->body, names, n, cap, var, caller, depth + 1);
@@ -2220,6 +2233,10 @@ static int cmd_ops_config(int argc, char **argv)
         for (i = 0; i < n; i++)
             if (!strcmp(names[i], "Conv"))
                 fprintf(f, "#define PFVM_CONV_NO_DEPTHWISE 1 /* no Conv here has one channel per group */\n");
+    if (!var.pool_int8)
+        for (i = 0; i < n; i++)
+            if (!strcmp(names[i], "MaxPool"))
+                fprintf(f, "#define PFVM_POOL_NO_INT8 1 /* no MaxPool here reads 8-bit integers */\n");
     if (out && fclose(f))
         rc = fail("ops: cannot write '%s'", out);
 done:

@@ -147,6 +147,10 @@
  *                         model runs its body node by node (allocating while
  *                         it runs): prepare models for such builds with
  *                         `interp opt --passes fold,simplify,cse,bnfold,dce`
+ *                         (so is the fused-loop engine, its compiler and
+ *                         block interpreter: digits planned on a
+ *                         Cortex-M4F, prepared that way, pfvm's flash
+ *                         -11.1 KB, the same bits)
  *   PFVM_NO_SHAPE_INFERENCE  the operators' inference hooks, bind-time
  *                         folding and the planner are left out: the model
  *                         must hold a stored plan (`interp opt --planned`,
@@ -156,7 +160,10 @@
  *                         only; a model without one fails to bind ("no
  *                         stored plan"), outputs the plan leaves out are
  *                         sized by their kernels; subgraphs (If, Loop,
- *                         Scan) need inference and fail to bind. The hooks
+ *                         Scan) need inference and fail to bind.
+ *                         pfvm_graph_toposort only checks that the nodes
+ *                         are in order (files pfvm writes are), and a graph
+ *                         that is not fails to load. The hooks
  *                         only passes and pfvm_accel.h call (simplify,
  *                         flops, accel lowering) go too: the passes need
  *                         inference
@@ -180,6 +187,14 @@
  *                         of the models has such planes (or their weights'
  *                         shape is unknown). digits planned on a Cortex-M4F:
  *                         pfvm's flash -4.0 KB (bench/mcu.md)
+ *   PFVM_POOL_NO_INT8     MaxPool leaves out its 8-bit planes (int8 and uint8
+ *                         inputs, quantized models): such inputs then run
+ *                         the generic loop (same values; in a
+ *                         PFVM_FLOAT32_ONLY build they fail with an error
+ *                         naming the node). `interp ops --config` writes it
+ *                         when no MaxPool of the models reads 8-bit
+ *                         integers (or a value of unknown type). digits
+ *                         planned on a Cortex-M4F: pfvm's flash -1.9 KB
  *   PFVM_NO_THREADS       kernels never split their work: the matrix engine's
  *                         and the depthwise kernel's split logic is left out
  *                         and pfvm_exec_set_parallel's hook is never called.
@@ -6564,6 +6579,37 @@ PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out)
     return 1;
 }
 
+#ifdef PFVM_NO_SHAPE_INFERENCE
+/* Without inference the models come planned, written by pfvm in order:
+ * the order is checked, not made (a graph whose node reads a value of
+ * itself or of a later node fails), which leaves the sort's code out. */
+static pfvm_code pfvm__scoped_graph_toposort(pfvm_graph *g, pfvm_status *st)
+{
+    int n = (int)stbds_arrlen(g->nodes), i, j;
+    pfvm_value **deps = NULL;
+    pfvm_code rc = PFVM_OK;
+    for (i = 0; i < n; i++)
+        g->nodes[i]->id = i;
+    for (i = 0; i < n && !rc; i++) {
+        if (!pfvm__node_deps(g->nodes[i], &deps)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            break;
+        }
+        for (j = 0; j < (int)stbds_arrlen(deps) && !rc; j++) {
+            const pfvm_node *p = deps[j]->producer;
+            if (deps[j]->graph == g && p && p->graph == g && p->id >= i && p->id < n && g->nodes[p->id] == p) {
+                char lb[96];
+                rc = pfvm__fail(st, PFVM_ERR_INVALID,
+                                "graph '%s': node '%s' (%s) reads a value made by itself or a later node "
+                                "(a PFVM_NO_SHAPE_INFERENCE build takes the nodes in order only)",
+                                g->name, pfvm__node_label(g->nodes[i], lb, sizeof lb), g->nodes[i]->op_type);
+            }
+        }
+    }
+    stbds_arrfree(deps);
+    return rc;
+}
+#else
 /* Min-heap of node positions (the ready set of the toposort). */
 static void pfvm__topo_push(int *heap, int *n, int x)
 {
@@ -6676,6 +6722,7 @@ out:
     pfvm__free(order);
     return rc;
 }
+#endif
 
 pfvm_code pfvm_graph_toposort(pfvm_graph *g, pfvm_status *st)
 {
@@ -17939,6 +17986,15 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
 #define PFVM__FZ_MAX_NODE_OUT 8 /* outputs of one fused node */
 #define PFVM__FZ_MAX_TMP 64     /* temporaries of one fused node */
 #define PFVM__FZ_MAX_DEPTH 16   /* nested function calls */
+/* PFVM_NO_FUSION: no hook to compile with, so every call runs its body
+ * node by node and the compiler and block interpreter are never linked
+ * (a group of only a head and a tail, which needs no hook, runs node by
+ * node too) */
+#ifdef PFVM_NO_FUSION
+#define PFVM__FZ_NO_ENGINE 1
+#else
+#define PFVM__FZ_NO_ENGINE 0
+#endif
 
 /* ---- programs --------------------------------------------------------------------- */
 
@@ -19656,7 +19712,7 @@ PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtyp
     pfvm__fz_prog *p = NULL;
     pfvm_code rc;
     int j;
-    if (!f || !f->body || k->n_in > 64)
+    if (!f || !f->body || k->n_in > 64 || PFVM__FZ_NO_ENGINE)
         return PFVM_OK; /* the kernel says why, when it runs */
     rc = pfvm__fz_compile(f, in_dtype, consts, k->n_in, k->node->graph->model->syms, &p, k->st);
     if (!rc)
@@ -19696,6 +19752,8 @@ static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
     if (!f || !f->body)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "no function '%s' in domain '%s'", k->node->op_type,
                              k->node->domain);
+    if (PFVM__FZ_NO_ENGINE)
+        return pfvm__fz_run_body(k, f);
     /* compiled for other input types: compile again */
     for (j = 0; s && s->prog && j < s->prog->n_in && j < k->n_in; j++)
         if (k->in[j] && k->in[j]->dtype != s->prog->in_dtype[j])
@@ -26152,6 +26210,7 @@ static void pfvm__nn_max_plane(const pfvm__nn_2d *d, const float *x, float *y)
     }
 }
 
+#ifndef PFVM_POOL_NO_INT8 /* else 8-bit MaxPool runs the generic loop */
 /* 2-D max pooling of 8-bit planes (the integer form of quantized models):
  * each output is its window's largest value inside the input, in 32-bit
  * index math. The output columns whose windows lie wholly inside the row
@@ -26331,6 +26390,7 @@ static void pfvm__nn_max_planes_8(const pfvm__nn_2d *d, const pfvm_tensor *X, pf
         else
             pfvm__nn_max8_plane_s8(d, ia, ib, (const int8_t *)X->data + c * in_plane, (int8_t *)Y->data + c * out_plane);
 }
+#endif
 
 static void pfvm__nn_pool_f32(const pfvm_tensor *X, pfvm_tensor *Y, pfvm_tensor *I, int kind, int64_t NC,
                               const int64_t *in_sp, const int64_t *out_sp, const pfvm__nn_win *w, int count_pad,
@@ -26424,11 +26484,13 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
                                (float *)Y->data + c * out_sp[0] * out_sp[1]);
         return PFVM_OK;
     }
+#ifndef PFVM_POOL_NO_INT8
     if (kind == PFVM__NN_MAX && !I && (X->dtype == PFVM_UINT8 || X->dtype == PFVM_INT8) && Y->dtype == X->dtype &&
         pfvm__nn_2d_win(&w, in_sp, out_sp, &d2)) {
         pfvm__nn_max_planes_8(&d2, X, Y, NC);
         return PFVM_OK;
     }
+#endif
     if (kind != PFVM__NN_LP && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
         pfvm__nn_pool_f32(X, Y, I, kind, NC, in_sp, out_sp, &w, count_pad, storage);
         return PFVM_OK;

@@ -22,7 +22,7 @@ F="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
 printf '#define PFVM_OPS_SELECTED 1\n' >"$B/no_ops.h"
 nice arm-none-eabi-gcc -std=c99 -Os -ffunction-sections -fdata-sections -I. -isystem build/nanopb-src -idirafter "$B/sysinc" $F \
     -include "$B/no_ops.h" -DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_ARENA_CHUNK=1024 -DPFVM_FLOAT32_ONLY \
-    -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES \
+    -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_NO_FUSION \
     -c tests/mcu/pfvm_impl.c -o "$B/an386/pfvm_impl_none.o"
 arm-none-eabi-gcc $F --specs=nano.specs --specs=nosys.specs -nostartfiles -T tests/mcu/mps2.ld -Wl,--gc-sections \
     -Wl,-Map="$B/an386/no_kernels.map" -Wl,--no-warn-rwx-segments "$B/an386/startup.o" "$B/an386/main_sel.o" \
@@ -156,16 +156,66 @@ weights aligned), run by a pfvm built with the selection header `interp
 ops --config` writes for it (Conv, Flatten, Gemm, MaxPool, Relu) and
 `PFVM_NO_AUTODIFF`, and without `pfvm_optimize` on the device (main.c
 with `MCU_PREPARED`); `digits_planned` and `mlp_mnist_planned` are the
-models prepared with `interp opt --planned` (the plan stored in the file:
-value_info with every shape, metadata `pfvm.plan` with the arena size,
-each tensor's offset and the fused bodies' element types), run by a pfvm
+models prepared with `interp opt --planned --passes
+fold,simplify,cse,bnfold,dce` (not fused; the plan stored in the file:
+value_info with every shape, metadata `pfvm.plan` with the arena size and
+each tensor's offset), run by a pfvm
 built with the selection of both, `PFVM_NO_AUTODIFF`,
 `PFVM_NO_SHAPE_INFERENCE` (no inference hooks, no bind-time folding, no
-planner; nor the simplify, flops and accel hooks), `PFVM_ARENA_CHUNK=1024`,
-`PFVM_FLOAT32_ONLY`, `PFVM_ONNX_TENSORS_ONLY`, `PFVM_NO_THREADS` and
-`PFVM_TERSE_MESSAGES` (the selection header adds `PFVM_CONV_NO_DEPTHWISE`);
+planner; nor the simplify, flops and accel hooks; the stored node order
+checked, not sorted), `PFVM_ARENA_CHUNK=1024`,
+`PFVM_FLOAT32_ONLY`, `PFVM_ONNX_TENSORS_ONLY`, `PFVM_NO_THREADS`,
+`PFVM_TERSE_MESSAGES` and `PFVM_NO_FUSION` (no fusion hooks, no fused-loop
+engine; the selection header adds `PFVM_CONV_NO_DEPTHWISE` and
+`PFVM_POOL_NO_INT8`);
 every other row links the whole library and runs the default passes on
 the device.
+
+Issue 19, seventh round (before: 6b2baf0, the sixth round's switches, whose
+code had grown since the sixth round's table: 71.2 KB for digits_planned;
+each step measured alone, in this order, on the digits_planned image, map
+figure, one-off builds of tests/mcu/pfvm_impl.c with tests/mcu/run.sh's
+flags; the table's "now" is this run's):
+
+| | before | now | target |
+| --- | ---: | ---: | ---: |
+| pfvm flash, digits_planned | 71.2 KB | 57.4 KB | <= 32 KB |
+| pfvm flash, reader + executor with no kernels | 46.7 KB | 35.7 KB | <= 16 KB |
+| instructions per inference, digits_planned (M4) | 955,360 | 946,120 | - |
+| heap peak, digits_planned / mlp_mnist_planned | 75.9 / 24.3 KB (sixth round's table) | 46.8 / 13.1 KB | - |
+
+- `PFVM_POOL_NO_INT8` (src/ops/nn.c, #if guards around MaxPool's 8-bit
+  planes; `interp ops --config` writes it when no MaxPool of the models
+  reads int8 or uint8, or a value whose type the file does not give):
+  71.2 -> 69.3 KB. An 8-bit MaxPool then runs the generic loop (same
+  values; tests/switches.sh runs digits quantized, uint8 MaxPool, that way
+  against the plain build, bit-exact; in a PFVM_FLOAT32_ONLY build it
+  fails naming the node).
+- Under `PFVM_NO_SHAPE_INFERENCE`, `pfvm_graph_toposort` only checks that
+  every node reads values of earlier nodes (files pfvm writes are in
+  order; one that is not fails to load, tests/test_stored_plan.c checks
+  both builds): 69.3 -> 68.5 KB.
+- `PFVM_NO_FUSION` now leaves the fused-loop engine out (its compiler and
+  block interpreter: the fused-call kernel runs every body node by node,
+  src/ops/fused.c), and the planned models are prepared without the fuse
+  pass: 68.5 -> 57.4 KB, and the reader + executor with no kernels
+  46.7 -> 35.7 KB. The run is not slower on the M4: Conv and Relu apart
+  take about 1% fewer instructions than the fused group (which loads the
+  Conv result block by block into its registers), setup is about 30%
+  shorter (no compiling at bind), the heap peak 30 KB lower (no program
+  registers and scratch), and the run's stack about 2 KB higher (the
+  unfused Conv's blocks; see the table). Same bits as before (the host
+  build and `interp run` agree).
+- Not done: fused programs compiled on the host and stored with the plan
+  (the candidate (a) of the sixth round): with the unfused route above not
+  slower for these models, the engine is not worth its 11 KB on a planned
+  image; storing programs would need a table of the fuse kernels' entry
+  points (they are function pointers the hooks emit), validated on load.
+  The reader (10.4 KB: nanopb field tables, attribute and tensor decoding),
+  the executor (8 KB), the IR (5.8 KB), symbolic shapes (3 KB) and the
+  message formatter (1.6 KB) are what is left with no kernel; 16 KB needs
+  a reader that fills the executor's tables directly.
+
 
 Issue 19, sixth round (before: a3422e3, the fifth round's switches, whose
 code had grown since the fifth round's table: 87.6 KB for digits_planned,
@@ -411,7 +461,7 @@ MD
     set -- $(flash_by_origin "$B/an386/no_kernels.map")
     echo "## Reader + executor with no kernels"
     echo
-    echo "The planned build (\`PFVM_NO_AUTODIFF PFVM_NO_SHAPE_INFERENCE PFVM_FLOAT32_ONLY PFVM_ONNX_TENSORS_ONLY PFVM_NO_THREADS PFVM_TERSE_MESSAGES\`) with an empty"
+    echo "The planned build (\`PFVM_NO_AUTODIFF PFVM_NO_SHAPE_INFERENCE PFVM_FLOAT32_ONLY PFVM_ONNX_TENSORS_ONLY PFVM_NO_THREADS PFVM_TERSE_MESSAGES PFVM_NO_FUSION\`) with an empty"
     echo "operator selection, linked into digits_planned's program and model"
     echo "(\`build/mcu/an386/no_kernels.elf\`; it is not run): pfvm $(kb $1) KB (target 16 KB), nanopb $(kb $2) KB,"
     echo "libc, libm, libgcc $(kb $3) KB. By source:"

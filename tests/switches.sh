@@ -10,7 +10,8 @@
 # the 4x4 matrix tile of 32-bit Arm, PFVM_LA_TILE4, whose rounding
 # tests/test_gemm.c checks too; and with PFVM_FLOAT32_ONLY, whose refusals
 # tests/test_float32_only.c checks; and with PFVM_NO_THREADS, and
-# PFVM_TERSE_MESSAGES, whose message format is checked too); and a
+# PFVM_TERSE_MESSAGES, whose message format is checked too, and
+# PFVM_POOL_NO_INT8, also on digits quantized: uint8 MaxPool); and a
 # depthwise model (dscnn) without Conv's depthwise kernel, near the plain
 # build's outputs. Needs
 # build/interp (make). One line per build, then "N passed, M failed".
@@ -33,6 +34,7 @@ I=${1:-build}/interp
 $I opt $MODEL -o "$B/fused.onnx" >/dev/null 2>&1 &&
     $I opt $MODEL -o "$B/plain.onnx" --passes fold,simplify,cse,bnfold,dce >/dev/null 2>&1 &&
     $I opt $MODEL -o "$B/planned.onnx" --planned >/dev/null 2>&1 &&
+    $I opt $MODEL -o "$B/planned_nf.onnx" --planned --passes fold,simplify,cse,bnfold,dce >/dev/null 2>&1 &&
     $I ops --config "$B/fused.onnx" -o "$B/ops.h" || {
     echo "FAIL switches: interp opt / ops --config"
     echo "0 passed, 1 failed"
@@ -57,7 +59,8 @@ for cc in $compilers; do
         "planned:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -include $B/ops.h" \
         "float32:fused:-DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY" \
         "planned_f32:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -include $B/ops.h" \
-        "planned_terse:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -include $B/ops.h"; do
+        "planned_terse:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_POOL_NO_INT8 -include $B/ops.h" \
+        "planned_nofusion:planned_nf:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_POOL_NO_INT8 -DPFVM_NO_FUSION -include $B/ops.h"; do
         name=${v%%:*} rest=${v#*:}
         model=${rest%%:*} flags=${rest#*:}
         exe="$name-$(basename "$cc")"
@@ -119,6 +122,23 @@ elif ! "$B/float32_only" >"$B/float32_only.out" 2>&1; then
     fail=$((fail + 1))
 else
     echo "ok   float32_only: tests/test_float32_only.c with PFVM_FLOAT32_ONLY: $(tail -n 1 "$B/float32_only.out")"
+    pass=$((pass + 1))
+fi
+# MaxPool without its 8-bit planes (PFVM_POOL_NO_INT8): digits quantized
+# (uint8 MaxPool) runs the generic loop, with the plain build's bits
+if ! { $I quantize $MODEL --calib models/digits_calib --per-channel -o "$B/q8.qdq.onnx" >/dev/null 2>&1 &&
+    $I opt "$B/q8.qdq.onnx" -o "$B/q8.onnx" >/dev/null 2>&1 && "$B/ref" "$B/q8.onnx" $INPUT >"$B/ref_q8.out"; }; then
+    echo "FAIL pool_noint8: quantizing digits or running the plain build on it"
+    fail=$((fail + 1))
+elif ! build pool_noint8 "$CC" -DPFVM_POOL_NO_INT8; then
+    echo "FAIL pool_noint8: compile:"
+    head -n 5 "$B/pool_noint8.log"
+    fail=$((fail + 1))
+elif ! "$B/pool_noint8" "$B/q8.onnx" $INPUT >"$B/pool_noint8.out" 2>&1 || ! cmp -s "$B/ref_q8.out" "$B/pool_noint8.out"; then
+    echo "FAIL pool_noint8 (PFVM_POOL_NO_INT8, digits int8): outputs differ from the plain build's: $(head -n 2 "$B/pool_noint8.out" | tr '\n' ' ')"
+    fail=$((fail + 1))
+else
+    echo "ok   pool_noint8 (PFVM_POOL_NO_INT8, digits int8, uint8 MaxPool): $(wc -l <"$B/ref_q8.out") outputs bit-exact"
     pass=$((pass + 1))
 fi
 # Conv without its depthwise kernel (PFVM_CONV_NO_DEPTHWISE, which ops.h

@@ -244,6 +244,25 @@ int main(void)
            (unsigned long)bad, (unsigned long)good);
     CHECK(bad > 0);
 
+    /* nodes out of order: sorted by a full build; refused without inference,
+     * where pfvm_graph_toposort only checks the order (planned files are in order) */
+    m = pfvm_model_new(&st);
+    if (m) {
+        pfvm_graph *g = pfvm_graph_new(m, NULL, "g", &st);
+        pfvm_value *x = g ? pfvm_graph_value(g, "x", &st) : NULL, *y = g ? pfvm_graph_value(g, "y", &st) : NULL;
+        pfvm_value *z = g ? pfvm_graph_value(g, "z", &st) : NULL;
+        pfvm_code rc;
+        CHECK(x && y && z && !pfvm_graph_add_input(g, x, &st) && pfvm_graph_add_node(g, "Relu", "", "b", &y, 1, &z, 1, &st) &&
+              pfvm_graph_add_node(g, "Relu", "", "a", &x, 1, &y, 1, &st) && !pfvm_graph_add_output(g, z, &st));
+        rc = g ? pfvm_graph_toposort(g, &st) : PFVM_ERR_INVALID;
+#ifdef STORED_PLAN_AMALGAMATED
+        CHECK_MSG(rc == PFVM_ERR_INVALID && strstr(st.msg, "later node"), "%s", st.msg);
+#else
+        CHECK_MSG(rc == PFVM_OK && !strcmp(pfvm_graph_node(g, 0)->name, "a"), "%s", st.msg);
+#endif
+        pfvm_model_free(m);
+    }
+
 #ifdef STORED_PLAN_AMALGAMATED
     free(bytes);
 #else

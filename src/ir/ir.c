@@ -913,6 +913,37 @@ PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out)
     return 1;
 }
 
+#ifdef PFVM_NO_SHAPE_INFERENCE
+/* Without inference the models come planned, written by pfvm in order:
+ * the order is checked, not made (a graph whose node reads a value of
+ * itself or of a later node fails), which leaves the sort's code out. */
+static pfvm_code pfvm__scoped_graph_toposort(pfvm_graph *g, pfvm_status *st)
+{
+    int n = (int)stbds_arrlen(g->nodes), i, j;
+    pfvm_value **deps = NULL;
+    pfvm_code rc = PFVM_OK;
+    for (i = 0; i < n; i++)
+        g->nodes[i]->id = i;
+    for (i = 0; i < n && !rc; i++) {
+        if (!pfvm__node_deps(g->nodes[i], &deps)) {
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+            break;
+        }
+        for (j = 0; j < (int)stbds_arrlen(deps) && !rc; j++) {
+            const pfvm_node *p = deps[j]->producer;
+            if (deps[j]->graph == g && p && p->graph == g && p->id >= i && p->id < n && g->nodes[p->id] == p) {
+                char lb[96];
+                rc = pfvm__fail(st, PFVM_ERR_INVALID,
+                                "graph '%s': node '%s' (%s) reads a value made by itself or a later node "
+                                "(a PFVM_NO_SHAPE_INFERENCE build takes the nodes in order only)",
+                                g->name, pfvm__node_label(g->nodes[i], lb, sizeof lb), g->nodes[i]->op_type);
+            }
+        }
+    }
+    stbds_arrfree(deps);
+    return rc;
+}
+#else
 /* Min-heap of node positions (the ready set of the toposort). */
 static void pfvm__topo_push(int *heap, int *n, int x)
 {
@@ -1025,6 +1056,7 @@ out:
     pfvm__free(order);
     return rc;
 }
+#endif
 
 pfvm_code pfvm_graph_toposort(pfvm_graph *g, pfvm_status *st)
 {

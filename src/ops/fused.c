@@ -11,6 +11,15 @@
 #define PFVM__FZ_MAX_NODE_OUT 8 /* outputs of one fused node */
 #define PFVM__FZ_MAX_TMP 64     /* temporaries of one fused node */
 #define PFVM__FZ_MAX_DEPTH 16   /* nested function calls */
+/* PFVM_NO_FUSION: no hook to compile with, so every call runs its body
+ * node by node and the compiler and block interpreter are never linked
+ * (a group of only a head and a tail, which needs no hook, runs node by
+ * node too) */
+#ifdef PFVM_NO_FUSION
+#define PFVM__FZ_NO_ENGINE 1
+#else
+#define PFVM__FZ_NO_ENGINE 0
+#endif
 
 /* ---- programs --------------------------------------------------------------------- */
 
@@ -1728,7 +1737,7 @@ PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtyp
     pfvm__fz_prog *p = NULL;
     pfvm_code rc;
     int j;
-    if (!f || !f->body || k->n_in > 64)
+    if (!f || !f->body || k->n_in > 64 || PFVM__FZ_NO_ENGINE)
         return PFVM_OK; /* the kernel says why, when it runs */
     rc = pfvm__fz_compile(f, in_dtype, consts, k->n_in, k->node->graph->model->syms, &p, k->st);
     if (!rc)
@@ -1768,6 +1777,8 @@ static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
     if (!f || !f->body)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "no function '%s' in domain '%s'", k->node->op_type,
                              k->node->domain);
+    if (PFVM__FZ_NO_ENGINE)
+        return pfvm__fz_run_body(k, f);
     /* compiled for other input types: compile again */
     for (j = 0; s && s->prog && j < s->prog->n_in && j < k->n_in; j++)
         if (k->in[j] && k->in[j]->dtype != s->prog->in_dtype[j])

@@ -1767,6 +1767,7 @@ static void pfvm__nn_max_plane(const pfvm__nn_2d *d, const float *x, float *y)
     }
 }
 
+#ifndef PFVM_POOL_NO_INT8 /* else 8-bit MaxPool runs the generic loop */
 /* 2-D max pooling of 8-bit planes (the integer form of quantized models):
  * each output is its window's largest value inside the input, in 32-bit
  * index math. The output columns whose windows lie wholly inside the row
@@ -1946,6 +1947,7 @@ static void pfvm__nn_max_planes_8(const pfvm__nn_2d *d, const pfvm_tensor *X, pf
         else
             pfvm__nn_max8_plane_s8(d, ia, ib, (const int8_t *)X->data + c * in_plane, (int8_t *)Y->data + c * out_plane);
 }
+#endif
 
 static void pfvm__nn_pool_f32(const pfvm_tensor *X, pfvm_tensor *Y, pfvm_tensor *I, int kind, int64_t NC,
                               const int64_t *in_sp, const int64_t *out_sp, const pfvm__nn_win *w, int count_pad,
@@ -2039,11 +2041,13 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
                                (float *)Y->data + c * out_sp[0] * out_sp[1]);
         return PFVM_OK;
     }
+#ifndef PFVM_POOL_NO_INT8
     if (kind == PFVM__NN_MAX && !I && (X->dtype == PFVM_UINT8 || X->dtype == PFVM_INT8) && Y->dtype == X->dtype &&
         pfvm__nn_2d_win(&w, in_sp, out_sp, &d2)) {
         pfvm__nn_max_planes_8(&d2, X, Y, NC);
         return PFVM_OK;
     }
+#endif
     if (kind != PFVM__NN_LP && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
         pfvm__nn_pool_f32(X, Y, I, kind, NC, in_sp, out_sp, &w, count_pad, storage);
         return PFVM_OK;

@@ -30,13 +30,15 @@ HOST_PFVM_FLAGS=${MCU_HOST_FLAGS:-}
 # the model uses (PFVM_OPS_SELECTED), the model prepared by `interp opt`
 # (both made by build/interp into $B) and run without pfvm_optimize
 # (main.c with MCU_PREPARED); planned = the same with PFVM_NO_SHAPE_INFERENCE
-# too, the model prepared by `interp opt --planned` (its plan stored in it:
+# and PFVM_NO_FUSION too, the model prepared by `interp opt --planned --passes
+# fold,simplify,cse,bnfold,dce` (not fused; its plan stored in it:
 # no inference and no planner on the device), the operators those of
 # digits_planned and mlp_mnist_planned together, arena blocks of 1 KB,
 # float32 only (PFVM_FLOAT32_ONLY: the image must link no soft-double call),
 # a reader of dense tensors only (PFVM_ONNX_TENSORS_ONLY), one thread (PFVM_NO_THREADS), terse
 # messages (PFVM_TERSE_MESSAGES); the
-# selection header leaves Conv's depthwise kernel out (PFVM_CONV_NO_DEPTHWISE)]
+# selection header leaves Conv's depthwise kernel out (PFVM_CONV_NO_DEPTHWISE)
+# and MaxPool's 8-bit planes (PFVM_POOL_NO_INT8)]
 MODELS="digits models/digits.onnx models/digits_samples/digit_0.pb
 digits_sel $B/digits_sel.onnx models/digits_samples/digit_0.pb sel
 digits_planned $B/digits_planned.onnx models/digits_samples/digit_0.pb planned
@@ -128,13 +130,16 @@ SEL_FLAGS="-include $B/digits_ops.h -DPFVM_NO_AUTODIFF"
 case " $want " in "  " | *_q8\ *) sh tests/mcu/q8.sh "$B" || build_fail=1 ;; esac
 
 # the planned variant: models with their plan stored, their selection header
+# (prepared without the fuse pass: the build leaves the fused-loop engine
+# out, PFVM_NO_FUSION)
+PLANNED_PASSES=fold,simplify,cse,bnfold,dce
 planned=0
 if [ -z "$want" ] || echo " $want " | grep -qE " (digits|mlp_mnist)_planned "; then
     if [ -x build/interp ]; then
         if stale "$B/planned_ops.h" models/digits.onnx tests/models/mlp_mnist/model.onnx build/interp; then
             rm -f "$B"/*/pfvm_impl_planned.o
-            build/interp opt models/digits.onnx -o "$B/digits_planned.onnx" --planned >"$B/planned.log" 2>&1 &&
-                build/interp opt tests/models/mlp_mnist/model.onnx -o "$B/mlp_mnist_planned.onnx" --planned >>"$B/planned.log" 2>&1 &&
+            build/interp opt models/digits.onnx -o "$B/digits_planned.onnx" --planned --passes "$PLANNED_PASSES" >"$B/planned.log" 2>&1 &&
+                build/interp opt tests/models/mlp_mnist/model.onnx -o "$B/mlp_mnist_planned.onnx" --planned --passes "$PLANNED_PASSES" >>"$B/planned.log" 2>&1 &&
                 build/interp ops --config "$B/digits_planned.onnx" "$B/mlp_mnist_planned.onnx" -o "$B/planned_ops.h" ||
                 { build_fail=1; cat "$B/planned.log"; }
         fi
@@ -143,7 +148,7 @@ if [ -z "$want" ] || echo " $want " | grep -qE " (digits|mlp_mnist)_planned "; t
         echo "mcu: the planned models need build/interp (make), left out"
     fi
 fi
-PLANNED_FLAGS="-include $B/planned_ops.h -DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_ARENA_CHUNK=1024 -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES"
+PLANNED_FLAGS="-include $B/planned_ops.h -DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_ARENA_CHUNK=1024 -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_NO_FUSION"
 
 # the libraries, once per board and for the host (in parallel: two jobs)
 pids=""
