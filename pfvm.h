@@ -1255,6 +1255,18 @@ struct pfvm_accel_ctx {
     int64_t link_pes[8];
     double link_down[8], link_up[8];
     double macs;
+    /* streamed: when not NULL, emits the node's single consumer that takes
+     * a second activation of the output's shape (a residual Add), through
+     * its own resident hook, on n elements at PE byte offset off, the
+     * other operand's matching elements at res_off, in place (before
+     * post, which is then that consumer's consumer); the other operand is
+     * row-major at root byte res_dram. A hook that loads the other
+     * operand's box beside each output tile and calls res on it sets
+     * res_done; one that does not leaves it 0 and the emitter lowers the
+     * node again without res. */
+    pfvm_code (*res)(pfvm_accel_ctx *c, int64_t off, int64_t res_off, int64_t n);
+    int res_done;
+    int64_t res_dram;
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
@@ -10490,12 +10502,12 @@ static int64_t pfvm__acl_count(int rank, const int64_t *dims, const int64_t *ste
  * Tiles go in waves of c->pes, tile i of a wave of n on pfvm__acl_pe(c, n,
  * i). Per wave and per chunk (a lowering that accumulates over slices of a
  * reduction axis, Conv's input channels, runs the wave once per slice):
- * `load` queues each tile's transfers (q[3] and q[4] for fills, flushed
- * first; q[0..2] for loads), `body` runs once per tile shape
+ * `load` queues each tile's transfers (q[3..5] for fills, flushed first;
+ * q[0..2] for loads), `body` runs once per tile shape
  * (pfvm__acl_classes), `store` writes each tile's output box back after
  * the last chunk, and a barrier ends the pass. */
 
-#define PFVM__ACL_NQ 5
+#define PFVM__ACL_NQ 6
 
 typedef struct pfvm__acl_waves {
     pfvm_code (*load)(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_tile *t, int64_t pe, void *user);
@@ -10509,7 +10521,7 @@ typedef struct pfvm__acl_waves {
 static pfvm_code pfvm__acl_wave_pass(pfvm_accel_ctx *c, const pfvm__acl_waves *w, pfvm__acl_q *q,
                                      const pfvm__acl_tile *tw, int64_t n, int64_t j)
 {
-    static const int order[PFVM__ACL_NQ] = {3, 4, 0, 1, 2};
+    static const int order[PFVM__ACL_NQ] = {3, 4, 5, 0, 1, 2};
     int64_t i;
     int64_t nch = w->nchunks > 1 ? w->nchunks : 1;
     int k;
@@ -10601,6 +10613,8 @@ typedef struct pfvm__acl_conv_plan {
     int64_t xb, wb, col, out, bb;
     int64_t ic0, icn; /* the chunk of input channels of this step */
     int direct, first, last, bias;
+    int res;    /* pfvm_accel_ctx.res: the other operand's box at rb, like out's */
+    int64_t rb;
     /* rows: stride 1, kernel wider than 1: the box is [rows][channels][cols]
      * and each output row is one gemm per tap over the box's full width
      * (no im2col; the columns past the tile's are computed and dropped) */
@@ -10618,12 +10632,12 @@ static int64_t pfvm__acl_conv_bytes(const pfvm__acl_conv_plan *p, int64_t oct, i
 {
     int64_t bh = (th - 1) * p->w.s[0] + (p->w.k[0] - 1) * p->w.d[0] + 1;
     int64_t bw = (tw - 1) * p->w.s[1] + (p->w.k[1] - 1) * p->w.d[1] + 1;
+    int64_t out = pfvm__acl_al(oct * th * (p->rows ? bw : tw) * 4);
     if (p->rows)
         return pfvm__acl_al((icc * bh * bw + pfvm__acl_conv_slack(p)) * 4) + pfvm__acl_al(oct * icc * p->kk * 4) +
-               pfvm__acl_al(oct * th * bw * 4) + pfvm__acl_al(oct * 4);
+               out * (p->res ? 2 : 1) + pfvm__acl_al(oct * 4);
     return pfvm__acl_al(icc * bh * bw * 4) + pfvm__acl_al(oct * icc * p->kk * 4) +
-           (p->direct ? 0 : pfvm__acl_al(icc * p->kk * th * tw * 4)) + pfvm__acl_al(oct * th * tw * 4) +
-           pfvm__acl_al(oct * 4);
+           (p->direct ? 0 : pfvm__acl_al(icc * p->kk * th * tw * 4)) + out * (p->res ? 2 : 1) + pfvm__acl_al(oct * 4);
 }
 
 /* Distinct input boxes and weight slices among the first m tiles of a
@@ -10756,6 +10770,8 @@ static pfvm_code pfvm__acl_conv_rows_body(pfvm_accel_ctx *c, const pfvm__acl_con
                           (long long)bw)) != PFVM_OK)
             return rc;
     }
+    if (p->last && p->res && (rc = c->res(c, p->out, p->rb, oct * th * bw)) != PFVM_OK)
+        return rc;
     if (p->last && c->post)
         return c->post(c, p->out, oct * th * bw);
     return PFVM_OK;
@@ -10791,6 +10807,8 @@ static pfvm_code pfvm__acl_conv_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
     if (p->last && p->bias &&
         (rc = c->emit(c, "row add %lld %lld %lld %lld %lld", (long long)p->out, (long long)p->out, (long long)p->bb,
                       (long long)oct, (long long)(th * tw))) != PFVM_OK)
+        return rc;
+    if (p->last && p->res && (rc = c->res(c, p->out, p->rb, oct * th * tw)) != PFVM_OK)
         return rc;
     if (p->last && c->post)
         return c->post(c, p->out, oct * th * tw);
@@ -10835,6 +10853,25 @@ static void pfvm__acl_conv_chunk(void *user, int64_t j, int64_t nchunks)
     p->last = j == nchunks - 1;
 }
 
+/* The residual operand's box of tile t (pfvm_accel_ctx.res) at rb, laid
+ * out like the output tile (the rows plan's dropped columns filled, q[5],
+ * so that the consumer reads only written bytes). */
+static pfvm_code pfvm__acl_conv_load_res(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_conv_plan *p,
+                                         const pfvm__acl_tile *t, int64_t pe)
+{
+    int64_t oc = t->o[1] * p->OCg + t->o[2], bw = pfvm__acl_conv_bw(p, t->e[4]);
+    int64_t src = c->res_dram + (((t->o[0] * p->OC + oc) * p->w.out[0] + t->o[3]) * p->w.out[1] + t->o[4]) * 4;
+    pfvm_code rc;
+    if (p->rows && bw > t->e[4]) {
+        int64_t f[2];
+        f[0] = p->rb, f[1] = t->e[2] * t->e[3] * bw;
+        if ((rc = pfvm__acl_queue(c, &q[5], pe, f, 2, "0")) != PFVM_OK)
+            return rc;
+    }
+    return pfvm__acl_load(c, &q[2], pe, p->rb, src, t->e[2], t->e[3], t->e[4], p->rows ? bw : t->e[3] * t->e[4],
+                          p->rows ? t->e[2] * bw : t->e[4], p->w.out[0] * p->w.out[1], p->w.out[1]);
+}
+
 /* A tile's fills (q[3]: padding, q[4]: the rows plan's slack read past
  * the box by its last tap), its input box (q[0]), weights (q[1]) and
  * bias (q[2], first chunk). */
@@ -10861,9 +10898,9 @@ static pfvm_code pfvm__acl_conv_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pf
                                   p->rows)) != PFVM_OK ||
         (rc = pfvm__acl_conv_load_w(c, &q[1], p, pe, t->e[2], wt->dram + (oc * p->Cg + p->ic0) * p->kk * 4)) != PFVM_OK)
         return rc;
-    if (p->first && b)
-        return pfvm__acl_load(c, &q[2], pe, p->bb, b->dram + oc * 4, 1, 1, t->e[2], 0, 0, 0, 0);
-    return PFVM_OK;
+    if (p->first && b && (rc = pfvm__acl_load(c, &q[2], pe, p->bb, b->dram + oc * 4, 1, 1, t->e[2], 0, 0, 0, 0)) != PFVM_OK)
+        return rc;
+    return p->last && p->res ? pfvm__acl_conv_load_res(c, q, p, t, pe) : PFVM_OK;
 }
 
 static pfvm_code pfvm__acl_conv_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t, int64_t pe, void *user)
@@ -10899,6 +10936,7 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
     p.OCg = p.OC / group;
     p.kk = p.w.k[0] * p.w.k[1];
     p.bias = b != NULL;
+    p.res = c->res != NULL;
     p.direct = p.kk == 1 && p.w.s[0] == 1 && p.w.s[1] == 1 && !p.w.pad0[0] && !p.w.pad0[1] && !p.w.pad1[0] &&
                !p.w.pad1[1];
     p.rows = !p.direct && p.w.s[0] == 1 && p.w.s[1] == 1;
@@ -10936,9 +10974,12 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
         p.col = top, top += p.direct || p.rows ? 0 : pfvm__acl_al(p.icc * p.kk * p.th * p.tw * 4);
         p.out = top, top += pfvm__acl_al(p.oct * p.th * (p.rows ? bw : p.tw) * 4);
         p.bb = top;
-        c->pe_used = top + pfvm__acl_al(p.oct * 4);
+        top += pfvm__acl_al(p.oct * 4);
+        p.rb = top;
+        c->pe_used = top + (p.res ? pfvm__acl_al(p.oct * p.th * (p.rows ? bw : p.tw) * 4) : 0);
     }
     c->post_done = c->post != NULL;
+    c->res_done = p.res;
     memset(&wv, 0, sizeof wv);
     wv.load = pfvm__acl_conv_load, wv.body = pfvm__acl_conv_body, wv.store = pfvm__acl_conv_store;
     wv.chunk = pfvm__acl_conv_chunk, wv.nchunks = (p.Cg + p.icc - 1) / p.icc, wv.user = &p;
@@ -11773,6 +11814,7 @@ PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c)
     s.r = *c;
     s.r.stream = 0;
     s.r.post = NULL;
+    s.r.res = NULL;
     s.r.scratch = pfvm__acl_rows_scratch;
     s.outer = c;
     s.limit = c->pe_mem;
