@@ -1661,6 +1661,8 @@ typedef struct pfvm__acl_gemm_plan {
     int64_t batch, M, N;   /* Y is batch x M x N */
     int64_t abs, bbs;      /* elements from one batch of A (B) to the next; 0: shared by all batches */
     const pfvm_accel_arg *a, *b, *bv, *y; /* bv: the bias */
+    int res;    /* pfvm_accel_ctx.res: the other operand's tile at rb */
+    int64_t rb;
 } pfvm__acl_gemm_plan;
 
 static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
@@ -1681,13 +1683,15 @@ static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
         if (rc != PFVM_OK)
             return rc;
     }
+    if (p->res && (rc = c->res(c, O, p->rb, mt * nt)) != PFVM_OK)
+        return rc;
     return c->post ? c->post(c, O, mt * nt) : PFVM_OK;
 }
 
 /* PE bytes of a Gemm tile of mt x nt. */
 static int64_t pfvm__acl_gemm_bytes(const pfvm__acl_gemm_plan *p, int64_t mt, int64_t nt)
 {
-    return pfvm__acl_al(mt * p->K * 4) + pfvm__acl_al(nt * p->K * 4) + 2 * pfvm__acl_al(mt * nt * 4);
+    return pfvm__acl_al(mt * p->K * 4) + pfvm__acl_al(nt * p->K * 4) + (p->res ? 3 : 2) * pfvm__acl_al(mt * nt * 4);
 }
 
 /* Cycles of a wave of m Gemm tiles by the simulator's cost model: tiles
@@ -1757,10 +1761,13 @@ static pfvm_code pfvm__acl_gemm_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pf
         (rc = p->tb ? pfvm__acl_load(c, &q[1], pe, p->bb, bd + n0 * p->K * 4, 1, 1, nt * p->K, 0, 0, 0, 0)
                     : pfvm__acl_load(c, &q[1], pe, p->bb, bd + n0 * 4, 1, p->K, nt, 0, nt, 0, N)) != PFVM_OK)
         return rc;
-    if (p->bias == 1)
-        return pfvm__acl_load(c, &q[2], pe, p->cb, p->bv->dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0);
-    if (p->bias == 2)
-        return pfvm__acl_load(c, &q[2], pe, p->cb, p->bv->dram + (m0 * N + n0) * 4, 1, mt, nt, 0, nt, 0, N);
+    if (p->bias == 1 && (rc = pfvm__acl_load(c, &q[2], pe, p->cb, p->bv->dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK)
+        return rc;
+    if (p->bias == 2 &&
+        (rc = pfvm__acl_load(c, &q[2], pe, p->cb, p->bv->dram + (m0 * N + n0) * 4, 1, mt, nt, 0, nt, 0, N)) != PFVM_OK)
+        return rc;
+    if (p->res)
+        return pfvm__acl_load(c, &q[2], pe, p->rb, c->res_dram + ((bi * p->M + m0) * N + n0) * 4, 1, mt, nt, 0, nt, 0, N);
     return PFVM_OK;
 }
 
@@ -1779,14 +1786,17 @@ static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, c
     pfvm_code rc;
     int n_major = 0;
     dims[0] = p->batch, dims[1] = M, dims[2] = N;
+    p->res = c->res != NULL;
     if (!pfvm__acl_gemm_search(c, p, step, &n_major))
         return pfvm__acl_stream_nomem(c, pfvm__acl_gemm_bytes(p, 1, 1));
     p->ab = 0;
     p->bb = pfvm__acl_al(step[1] * p->K * 4);
     p->out = p->bb + pfvm__acl_al(step[2] * p->K * 4);
     p->cb = p->out + pfvm__acl_al(step[1] * step[2] * 4);
-    c->pe_used = p->cb + pfvm__acl_al(step[1] * step[2] * 4);
+    p->rb = p->cb + pfvm__acl_al(step[1] * step[2] * 4);
+    c->pe_used = p->rb + (p->res ? pfvm__acl_al(step[1] * step[2] * 4) : 0);
     c->post_done = c->post != NULL;
+    c->res_done = p->res;
     /* column-major: tile over (batch, N, M), then swap the tiles' axes back */
     sw[0] = dims[0], sw[1] = n_major ? N : M, sw[2] = n_major ? M : N;
     if (n_major)
