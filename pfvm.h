@@ -1270,6 +1270,18 @@ struct pfvm_accel_ctx {
     int64_t link_pes[8];
     double link_down[8], link_up[8];
     double macs;
+    /* streamed: when not NULL, emits the node's single consumer that takes
+     * a second activation of the output's shape (a residual Add), through
+     * its own resident hook, on n elements at PE byte offset off, the
+     * other operand's matching elements at res_off, in place (before
+     * post, which is then that consumer's consumer); the other operand is
+     * row-major at root byte res_dram. A hook that loads the other
+     * operand's box beside each output tile and calls res on it sets
+     * res_done; one that does not leaves it 0 and the emitter lowers the
+     * node again without res. */
+    pfvm_code (*res)(pfvm_accel_ctx *c, int64_t off, int64_t res_off, int64_t n);
+    int res_done;
+    int64_t res_dram;
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
@@ -10532,6 +10544,68 @@ static int64_t pfvm__acl_count(int rank, const int64_t *dims, const int64_t *ste
     return n;
 }
 
+/* ---- the wave driver: every streamed lowering's loop over its tiles ----
+ *
+ * Tiles go in waves of c->pes, tile i of a wave of n on pfvm__acl_pe(c, n,
+ * i). Per wave and per chunk (a lowering that accumulates over slices of a
+ * reduction axis, Conv's input channels, runs the wave once per slice):
+ * `load` queues each tile's transfers (q[3..5] for fills, flushed first;
+ * q[0..2] for loads), `body` runs once per tile shape
+ * (pfvm__acl_classes), `store` writes each tile's output box back after
+ * the last chunk, and a barrier ends the pass. */
+
+#define PFVM__ACL_NQ 6
+
+typedef struct pfvm__acl_waves {
+    pfvm_code (*load)(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_tile *t, int64_t pe, void *user);
+    pfvm__acl_body_fn body; /* or NULL: a copy, nothing computed */
+    pfvm_code (*store)(pfvm_accel_ctx *c, const pfvm__acl_tile *t, int64_t pe, void *user);
+    void (*chunk)(void *user, int64_t j, int64_t nchunks); /* or NULL: called before chunk j */
+    int64_t nchunks;
+    void *user;
+} pfvm__acl_waves;
+
+static pfvm_code pfvm__acl_wave_pass(pfvm_accel_ctx *c, const pfvm__acl_waves *w, pfvm__acl_q *q,
+                                     const pfvm__acl_tile *tw, int64_t n, int64_t j)
+{
+    static const int order[PFVM__ACL_NQ] = {3, 4, 5, 0, 1, 2};
+    int64_t i;
+    int64_t nch = w->nchunks > 1 ? w->nchunks : 1;
+    int k;
+    pfvm_code rc;
+    if (w->chunk)
+        w->chunk(w->user, j, nch);
+    for (i = 0; i < n; i++)
+        if ((rc = w->load(c, q, &tw[i], pfvm__acl_pe(c, n, i), w->user)) != PFVM_OK)
+            return rc;
+    for (k = 0; k < PFVM__ACL_NQ; k++)
+        if ((rc = pfvm__acl_flush(c, &q[order[k]])) != PFVM_OK)
+            return rc;
+    if (w->body && (rc = pfvm__acl_classes(c, tw, n, w->body, w->user)) != PFVM_OK)
+        return rc;
+    for (i = 0; j == nch - 1 && i < n; i++)
+        if ((rc = w->store(c, &tw[i], pfvm__acl_pe(c, n, i), w->user)) != PFVM_OK)
+            return rc;
+    return c->emit(c, "barrier");
+}
+
+static pfvm_code pfvm__acl_run_waves(pfvm_accel_ctx *c, const pfvm__acl_tile *tiles, const pfvm__acl_waves *w)
+{
+    pfvm__acl_q q[PFVM__ACL_NQ];
+    int64_t count = (int64_t)stbds_arrlen(tiles), wave, j;
+    int k;
+    pfvm_code rc = PFVM_OK;
+    memset(q, 0, sizeof q);
+    for (wave = 0; wave < count && rc == PFVM_OK; wave += c->pes) {
+        int64_t n = count - wave < c->pes ? count - wave : c->pes;
+        for (j = 0; j < (w->nchunks > 1 ? w->nchunks : 1) && rc == PFVM_OK; j++)
+            rc = pfvm__acl_wave_pass(c, w, q, tiles + wave, n, j);
+    }
+    for (k = 0; k < PFVM__ACL_NQ; k++)
+        stbds_arrfree(q[k].loads);
+    return rc;
+}
+
 /* ---- windows (Conv, MaxPool) streamed: a box of input rows and columns per tile ---- */
 
 /* The input box of output rows [o, o + e) along axis ax: its first input
@@ -10586,6 +10660,8 @@ typedef struct pfvm__acl_conv_plan {
     int64_t xb, wb, col, out, bb;
     int64_t ic0, icn; /* the chunk of input channels of this step */
     int direct, first, last, bias;
+    int res;    /* pfvm_accel_ctx.res: the other operand's box at rb, like out's */
+    int64_t rb;
     /* rows: stride 1, kernel wider than 1: the box is [rows][channels][cols]
      * and each output row is one gemm per tap over the box's full width
      * (no im2col; the columns past the tile's are computed and dropped) */
@@ -10603,12 +10679,12 @@ static int64_t pfvm__acl_conv_bytes(const pfvm__acl_conv_plan *p, int64_t oct, i
 {
     int64_t bh = (th - 1) * p->w.s[0] + (p->w.k[0] - 1) * p->w.d[0] + 1;
     int64_t bw = (tw - 1) * p->w.s[1] + (p->w.k[1] - 1) * p->w.d[1] + 1;
+    int64_t out = pfvm__acl_al(oct * th * (p->rows ? bw : tw) * 4);
     if (p->rows)
         return pfvm__acl_al((icc * bh * bw + pfvm__acl_conv_slack(p)) * 4) + pfvm__acl_al(oct * icc * p->kk * 4) +
-               pfvm__acl_al(oct * th * bw * 4) + pfvm__acl_al(oct * 4);
+               out * (p->res ? 2 : 1) + pfvm__acl_al(oct * 4);
     return pfvm__acl_al(icc * bh * bw * 4) + pfvm__acl_al(oct * icc * p->kk * 4) +
-           (p->direct ? 0 : pfvm__acl_al(icc * p->kk * th * tw * 4)) + pfvm__acl_al(oct * th * tw * 4) +
-           pfvm__acl_al(oct * 4);
+           (p->direct ? 0 : pfvm__acl_al(icc * p->kk * th * tw * 4)) + out * (p->res ? 2 : 1) + pfvm__acl_al(oct * 4);
 }
 
 /* Distinct input boxes and weight slices among the first m tiles of a
@@ -10741,6 +10817,8 @@ static pfvm_code pfvm__acl_conv_rows_body(pfvm_accel_ctx *c, const pfvm__acl_con
                           (long long)bw)) != PFVM_OK)
             return rc;
     }
+    if (p->last && p->res && (rc = c->res(c, p->out, p->rb, oct * th * bw)) != PFVM_OK)
+        return rc;
     if (p->last && c->post)
         return c->post(c, p->out, oct * th * bw);
     return PFVM_OK;
@@ -10777,6 +10855,8 @@ static pfvm_code pfvm__acl_conv_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
         (rc = c->emit(c, "row add %lld %lld %lld %lld %lld", (long long)p->out, (long long)p->out, (long long)p->bb,
                       (long long)oct, (long long)(th * tw))) != PFVM_OK)
         return rc;
+    if (p->last && p->res && (rc = c->res(c, p->out, p->rb, oct * th * tw)) != PFVM_OK)
+        return rc;
     if (p->last && c->post)
         return c->post(c, p->out, oct * th * tw);
     return PFVM_OK;
@@ -10808,15 +10888,87 @@ static pfvm_code pfvm__acl_conv_load_w(pfvm_accel_ctx *c, pfvm__acl_q *q, const 
 /* Conv: tiles over (batch, group, output channels, output rows, output
  * columns); each tile's input channels come in chunks accumulated by
  * gemma, so that neither the box nor the weights need to fit whole. */
+/* Before input-channel chunk j: the chunk's channels; the box's padding
+ * is filled on the first chunk only, except in the rows plan (whose box
+ * moves its padding with the chunk's channels). */
+static void pfvm__acl_conv_chunk(void *user, int64_t j, int64_t nchunks)
+{
+    pfvm__acl_conv_plan *p = (pfvm__acl_conv_plan *)user;
+    p->ic0 = j * p->icc;
+    p->icn = p->Cg - p->ic0 < p->icc ? p->Cg - p->ic0 : p->icc;
+    p->first = j == 0;
+    p->last = j == nchunks - 1;
+}
+
+/* The residual operand's box of tile t (pfvm_accel_ctx.res) at rb, laid
+ * out like the output tile (the rows plan's dropped columns filled, q[5],
+ * so that the consumer reads only written bytes). */
+static pfvm_code pfvm__acl_conv_load_res(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_conv_plan *p,
+                                         const pfvm__acl_tile *t, int64_t pe)
+{
+    int64_t oc = t->o[1] * p->OCg + t->o[2], bw = pfvm__acl_conv_bw(p, t->e[4]);
+    int64_t src = c->res_dram + (((t->o[0] * p->OC + oc) * p->w.out[0] + t->o[3]) * p->w.out[1] + t->o[4]) * 4;
+    pfvm_code rc;
+    if (p->rows && bw > t->e[4]) {
+        int64_t f[2];
+        f[0] = p->rb, f[1] = t->e[2] * t->e[3] * bw;
+        if ((rc = pfvm__acl_queue(c, &q[5], pe, f, 2, "0")) != PFVM_OK)
+            return rc;
+    }
+    return pfvm__acl_load(c, &q[2], pe, p->rb, src, t->e[2], t->e[3], t->e[4], p->rows ? bw : t->e[3] * t->e[4],
+                          p->rows ? t->e[2] * bw : t->e[4], p->w.out[0] * p->w.out[1], p->w.out[1]);
+}
+
+/* A tile's fills (q[3]: padding, q[4]: the rows plan's slack read past
+ * the box by its last tap), its input box (q[0]), weights (q[1]) and
+ * bias (q[2], first chunk). */
+static pfvm_code pfvm__acl_conv_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_tile *t, int64_t pe, void *user)
+{
+    const pfvm__acl_conv_plan *p = (const pfvm__acl_conv_plan *)user;
+    const pfvm_accel_arg *x = &c->in[0], *wt = &c->in[1];
+    const pfvm_accel_arg *b = c->n_in > 2 && c->in[2].rank >= 0 ? &c->in[2] : NULL;
+    int64_t g = t->o[1], oc = g * p->OCg + t->o[2];
+    int64_t src = x->dram + ((t->o[0] * p->C + g * p->Cg + p->ic0) * p->w.in[0] * p->w.in[1]) * 4;
+    pfvm_code rc;
+    if (p->first || p->rows) {
+        int64_t f[2], bh, bw, h0, w0;
+        if ((rc = pfvm__acl_load_box2(c, &q[3], &p->w, pe, p->xb, 0, p->icn, t->o[3], t->e[3], t->o[4], t->e[4], "0",
+                                      1, p->rows)) != PFVM_OK)
+            return rc;
+        pfvm__acl_box(&p->w, 0, 0, t->e[3], &h0, &bh);
+        pfvm__acl_box(&p->w, 1, 0, t->e[4], &w0, &bw);
+        f[0] = p->xb + p->icn * bh * bw * 4, f[1] = pfvm__acl_conv_slack(p);
+        if (f[1] && (rc = pfvm__acl_queue(c, &q[4], pe, f, 2, "0")) != PFVM_OK)
+            return rc;
+    }
+    if ((rc = pfvm__acl_load_box2(c, &q[0], &p->w, pe, p->xb, src, p->icn, t->o[3], t->e[3], t->o[4], t->e[4], "0", 0,
+                                  p->rows)) != PFVM_OK ||
+        (rc = pfvm__acl_conv_load_w(c, &q[1], p, pe, t->e[2], wt->dram + (oc * p->Cg + p->ic0) * p->kk * 4)) != PFVM_OK)
+        return rc;
+    if (p->first && b && (rc = pfvm__acl_load(c, &q[2], pe, p->bb, b->dram + oc * 4, 1, 1, t->e[2], 0, 0, 0, 0)) != PFVM_OK)
+        return rc;
+    return p->last && p->res ? pfvm__acl_conv_load_res(c, q, p, t, pe) : PFVM_OK;
+}
+
+static pfvm_code pfvm__acl_conv_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t, int64_t pe, void *user)
+{
+    const pfvm__acl_conv_plan *p = (const pfvm__acl_conv_plan *)user;
+    int64_t oc = t->o[1] * p->OCg + t->o[2];
+    int64_t dst = c->out[0].dram + (((t->o[0] * p->OC + oc) * p->w.out[0] + t->o[3]) * p->w.out[1] + t->o[4]) * 4;
+    return pfvm__acl_store(c, pe, dst, p->out, t->e[2], t->e[3], t->e[4], p->w.out[0] * p->w.out[1], p->w.out[1],
+                           p->rows ? pfvm__acl_conv_bw(p, t->e[4]) : t->e[3] * t->e[4],
+                           p->rows ? t->e[2] * pfvm__acl_conv_bw(p, t->e[4]) : t->e[4]);
+}
+
 static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *x = &c->in[0], *wt = &c->in[1], *y = &c->out[0];
     const pfvm_accel_arg *b = c->n_in > 2 && c->in[2].rank >= 0 ? &c->in[2] : NULL;
-    int64_t group = pfvm_node_attr_int(c->node, "group", 1), dims[5], step[5], wave, i, j, nchunks;
+    int64_t group = pfvm_node_attr_int(c->node, "group", 1), dims[5], step[5];
     int x_major = 0;
     pfvm__acl_conv_plan p;
     pfvm__acl_tile *tiles = NULL;
-    pfvm__acl_q q[5];
+    pfvm__acl_waves wv;
     pfvm_code rc;
     memset(&p, 0, sizeof p);
     if (x->rank != 4 || wt->rank != 4)
@@ -10831,6 +10983,7 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
     p.OCg = p.OC / group;
     p.kk = p.w.k[0] * p.w.k[1];
     p.bias = b != NULL;
+    p.res = c->res != NULL;
     p.direct = p.kk == 1 && p.w.s[0] == 1 && p.w.s[1] == 1 && !p.w.pad0[0] && !p.w.pad0[1] && !p.w.pad1[0] &&
                !p.w.pad1[1];
     p.rows = !p.direct && p.w.s[0] == 1 && p.w.s[1] == 1;
@@ -10839,8 +10992,6 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
     if (!pfvm__acl_conv_search(c, &p, dims, &x_major))
         return pfvm__acl_stream_nomem(c, pfvm__acl_conv_bytes(&p, 1, 1, 1, 1));
     step[0] = 1, step[1] = 1, step[2] = p.oct, step[3] = p.th, step[4] = p.tw;
-    pfvm__acl_qinit(q);
-    memset(&q[4], 0, sizeof q[4]);
     {
         /* x_major: output channels innermost, so that the PEs sharing an
          * input box are consecutive; else the spatial tiles innermost */
@@ -10870,67 +11021,17 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
         p.col = top, top += p.direct || p.rows ? 0 : pfvm__acl_al(p.icc * p.kk * p.th * p.tw * 4);
         p.out = top, top += pfvm__acl_al(p.oct * p.th * (p.rows ? bw : p.tw) * 4);
         p.bb = top;
-        c->pe_used = top + pfvm__acl_al(p.oct * 4);
+        top += pfvm__acl_al(p.oct * 4);
+        p.rb = top;
+        c->pe_used = top + (p.res ? pfvm__acl_al(p.oct * p.th * (p.rows ? bw : p.tw) * 4) : 0);
     }
-    nchunks = (p.Cg + p.icc - 1) / p.icc;
     c->post_done = c->post != NULL;
-    for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
-        int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
-        pfvm__acl_tile *tw = tiles + wave;
-        for (j = 0; j < nchunks; j++) {
-            p.ic0 = j * p.icc;
-            p.icn = p.Cg - p.ic0 < p.icc ? p.Cg - p.ic0 : p.icc;
-            p.first = j == 0;
-            p.last = j == nchunks - 1;
-            /* the rows plan's box moves its padding with the step's channels,
-             * and its last tap reads a few elements past it */
-            for (i = 0; (p.first || p.rows) && i < n; i++) {
-                int64_t pe = pfvm__acl_pe(c, n, i), f[2], bh, bw, h0, w0;
-                if ((rc = pfvm__acl_load_box2(c, &q[3], &p.w, pe, p.xb, 0, p.icn, tw[i].o[3], tw[i].e[3], tw[i].o[4],
-                                              tw[i].e[4], "0", 1, p.rows)) != PFVM_OK)
-                    goto done;
-                pfvm__acl_box(&p.w, 0, 0, tw[i].e[3], &h0, &bh);
-                pfvm__acl_box(&p.w, 1, 0, tw[i].e[4], &w0, &bw);
-                f[0] = p.xb + p.icn * bh * bw * 4, f[1] = pfvm__acl_conv_slack(&p);
-                if (f[1] && (rc = pfvm__acl_queue(c, &q[4], pe, f, 2, "0")) != PFVM_OK)
-                    goto done;
-            }
-            if ((rc = pfvm__acl_flush(c, &q[3])) != PFVM_OK || (rc = pfvm__acl_flush(c, &q[4])) != PFVM_OK)
-                goto done;
-            for (i = 0; i < n; i++) {
-                const pfvm__acl_tile *t = &tw[i];
-                int64_t g = t->o[1], oc = g * p.OCg + t->o[2];
-                int64_t src = x->dram + ((t->o[0] * p.C + g * p.Cg + p.ic0) * p.w.in[0] * p.w.in[1]) * 4;
-                if ((rc = pfvm__acl_load_box2(c, &q[0], &p.w, pfvm__acl_pe(c, n, i), p.xb, src, p.icn, t->o[3],
-                                              t->e[3], t->o[4], t->e[4], "0", 0, p.rows)) != PFVM_OK ||
-                    (rc = pfvm__acl_conv_load_w(c, &q[1], &p, pfvm__acl_pe(c, n, i), t->e[2],
-                                                wt->dram + (oc * p.Cg + p.ic0) * p.kk * 4)) != PFVM_OK ||
-                    (p.first && b && (rc = pfvm__acl_load(c, &q[2], pfvm__acl_pe(c, n, i), p.bb, b->dram + oc * 4, 1, 1, t->e[2], 0, 0, 0, 0)) != PFVM_OK))
-                    goto done;
-            }
-            if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK || (rc = pfvm__acl_flush(c, &q[1])) != PFVM_OK ||
-                (rc = pfvm__acl_flush(c, &q[2])) != PFVM_OK ||
-                (rc = pfvm__acl_classes(c, tw, n, pfvm__acl_conv_body, &p)) != PFVM_OK)
-                goto done;
-            if (p.last)
-                for (i = 0; i < n; i++) {
-                    const pfvm__acl_tile *t = &tw[i];
-                    int64_t oc = t->o[1] * p.OCg + t->o[2];
-                    if ((rc = pfvm__acl_store(c, pfvm__acl_pe(c, n, i),
-                                              y->dram + (((t->o[0] * p.OC + oc) * p.w.out[0] + t->o[3]) * p.w.out[1] +
-                                                         t->o[4]) * 4,
-                                              p.out, t->e[2], t->e[3], t->e[4], p.w.out[0] * p.w.out[1], p.w.out[1],
-                                              p.rows ? pfvm__acl_conv_bw(&p, t->e[4]) : t->e[3] * t->e[4],
-                                              p.rows ? t->e[2] * pfvm__acl_conv_bw(&p, t->e[4]) : t->e[4])) !=
-                        PFVM_OK)
-                        goto done;
-                }
-            if ((rc = c->emit(c, "barrier")) != PFVM_OK)
-                goto done;
-        }
-    }
+    c->res_done = p.res;
+    memset(&wv, 0, sizeof wv);
+    wv.load = pfvm__acl_conv_load, wv.body = pfvm__acl_conv_body, wv.store = pfvm__acl_conv_store;
+    wv.chunk = pfvm__acl_conv_chunk, wv.nchunks = (p.Cg + p.icc - 1) / p.icc, wv.user = &p;
+    rc = pfvm__acl_run_waves(c, tiles, &wv);
 done:
-    pfvm__acl_qfree(q);
     stbds_arrfree(tiles);
     return rc;
 }
@@ -10965,13 +11066,38 @@ static pfvm_code pfvm__acl_pool_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
 
 /* MaxPool: tiles over (batch, channels, output rows, output columns); the
  * taps of each output gathered side by side and reduced by `red max`. */
+/* A tile's box: its padding filled with -inf (q[3]), its input rows loaded (q[0]). */
+static pfvm_code pfvm__acl_maxpool_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_tile *t, int64_t pe,
+                                        void *user)
+{
+    const pfvm__acl_pool_plan *p = (const pfvm__acl_pool_plan *)user;
+    const pfvm_accel_arg *x = &c->in[0];
+    int64_t src = x->dram + ((t->o[0] * x->dims[1] + t->o[1]) * p->w.in[0] * p->w.in[1]) * 4;
+    pfvm_code rc;
+    if ((rc = pfvm__acl_load_box(c, &q[3], &p->w, pe, p->xb, 0, t->e[1], t->o[2], t->e[2], t->o[3], t->e[3], "-inf",
+                                 1)) != PFVM_OK)
+        return rc;
+    return pfvm__acl_load_box(c, &q[0], &p->w, pe, p->xb, src, t->e[1], t->o[2], t->e[2], t->o[3], t->e[3], "-inf", 0);
+}
+
+static pfvm_code pfvm__acl_maxpool_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t, int64_t pe, void *user)
+{
+    const pfvm__acl_pool_plan *p = (const pfvm__acl_pool_plan *)user;
+    const pfvm_accel_arg *y = &c->out[0];
+    return pfvm__acl_store(c, pe,
+                           y->dram + (((t->o[0] * y->dims[1] + t->o[1]) * p->w.out[0] + t->o[2]) * p->w.out[1] + t->o[3]) *
+                                         4,
+                           p->out, t->e[1], t->e[2], t->e[3], p->w.out[0] * p->w.out[1], p->w.out[1], t->e[2] * t->e[3],
+                           t->e[3]);
+}
+
 static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
-    int64_t dims[4], step[4], wave, i, taps, ct, th, tw;
+    int64_t dims[4], step[4], taps, ct, th, tw;
     pfvm__acl_pool_plan p;
     pfvm__acl_tile *tiles = NULL;
-    pfvm__acl_q q[4];
+    pfvm__acl_waves w;
     pfvm_code rc;
     if (strcmp(c->node->op_type, "MaxPool") || (c->n_out > 1 && c->out[1].rank >= 0))
         return pfvm__acl_unsupported(c, "streamed pooling: MaxPool without Indices only");
@@ -11006,42 +11132,10 @@ static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c)
         p.out = p.col + pfvm__acl_al(th * tw * taps * 4);
         c->pe_used = p.out + pfvm__acl_al(ct * th * tw * 4);
     }
-    pfvm__acl_qinit(q);
-    if ((rc = pfvm__acl_tiling(c, 4, dims, step, &tiles)) != PFVM_OK)
-        goto done;
-    for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
-        int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
-        pfvm__acl_tile *tw_ = tiles + wave;
-        for (i = 0; i < n; i++)
-            if ((rc = pfvm__acl_load_box(c, &q[3], &p.w, pfvm__acl_pe(c, n, i), p.xb, 0, tw_[i].e[1], tw_[i].o[2], tw_[i].e[2],
-                                         tw_[i].o[3], tw_[i].e[3], "-inf", 1)) != PFVM_OK)
-                goto done;
-        if ((rc = pfvm__acl_flush(c, &q[3])) != PFVM_OK)
-            goto done;
-        for (i = 0; i < n; i++) {
-            const pfvm__acl_tile *t = &tw_[i];
-            int64_t src = x->dram + ((t->o[0] * x->dims[1] + t->o[1]) * p.w.in[0] * p.w.in[1]) * 4;
-            if ((rc = pfvm__acl_load_box(c, &q[0], &p.w, pfvm__acl_pe(c, n, i), p.xb, src, t->e[1], t->o[2], t->e[2], t->o[3], t->e[3],
-                                         "-inf", 0)) != PFVM_OK)
-                goto done;
-        }
-        if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK ||
-            (rc = pfvm__acl_classes(c, tw_, n, pfvm__acl_pool_body, &p)) != PFVM_OK)
-            goto done;
-        for (i = 0; i < n; i++) {
-            const pfvm__acl_tile *t = &tw_[i];
-            if ((rc = pfvm__acl_store(c, pfvm__acl_pe(c, n, i),
-                                      y->dram + (((t->o[0] * y->dims[1] + t->o[1]) * p.w.out[0] + t->o[2]) * p.w.out[1] +
-                                                 t->o[3]) * 4,
-                                      p.out, t->e[1], t->e[2], t->e[3], p.w.out[0] * p.w.out[1], p.w.out[1],
-                                      t->e[2] * t->e[3], t->e[3])) != PFVM_OK)
-                goto done;
-        }
-        if ((rc = c->emit(c, "barrier")) != PFVM_OK)
-            goto done;
-    }
-done:
-    pfvm__acl_qfree(q);
+    memset(&w, 0, sizeof w);
+    w.load = pfvm__acl_maxpool_load, w.body = pfvm__acl_pool_body, w.store = pfvm__acl_maxpool_store, w.user = &p;
+    if ((rc = pfvm__acl_tiling(c, 4, dims, step, &tiles)) == PFVM_OK)
+        rc = pfvm__acl_run_waves(c, tiles, &w);
     stbds_arrfree(tiles);
     return rc;
 }
@@ -11062,14 +11156,28 @@ static pfvm_code pfvm__acl_gpool_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t
                    (long long)t->e[0]);
 }
 
+static pfvm_code pfvm__acl_gpool_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_tile *t, int64_t pe,
+                                      void *user)
+{
+    const pfvm__acl_rows_plan *p = (const pfvm__acl_rows_plan *)user;
+    return pfvm__acl_load(c, &q[0], pe, p->xb, c->in[0].dram + t->o[0] * p->cols * 4, 1, 1, t->e[0] * p->cols, 0, 0,
+                          0, 0);
+}
+
+static pfvm_code pfvm__acl_gpool_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t, int64_t pe, void *user)
+{
+    const pfvm__acl_rows_plan *p = (const pfvm__acl_rows_plan *)user;
+    return pfvm__acl_store(c, pe, c->out[0].dram + t->o[0] * 4, p->out, 1, 1, t->e[0], 0, 0, 0, 0);
+}
+
 /* GlobalAverage/MaxPool: tiles of whole planes (rows of the spatial size). */
 static pfvm_code pfvm__acl_gpool_stream(pfvm_accel_ctx *c)
 {
-    const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
-    int64_t rows = 1, cols = 1, rt, wave, i;
+    const pfvm_accel_arg *x = &c->in[0];
+    int64_t rows = 1, cols = 1, rt;
     pfvm__acl_rows_plan p;
     pfvm__acl_tile *tiles = NULL;
-    pfvm__acl_q q[4];
+    pfvm__acl_waves w;
     pfvm_code rc;
     int a;
     if (x->rank < 3)
@@ -11086,26 +11194,10 @@ static pfvm_code pfvm__acl_gpool_stream(pfvm_accel_ctx *c)
     p.xb = 0;
     p.out = pfvm__acl_al(rt * cols * 4);
     c->pe_used = p.out + pfvm__acl_al(rt * 4);
-    pfvm__acl_qinit(q);
-    if ((rc = pfvm__acl_tiling(c, 1, &rows, &rt, &tiles)) != PFVM_OK)
-        goto done;
-    for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
-        int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
-        for (i = 0; i < n; i++)
-            if ((rc = pfvm__acl_load(c, &q[0], pfvm__acl_pe(c, n, i), p.xb, x->dram + tiles[wave + i].o[0] * cols * 4, 1, 1,
-                                     tiles[wave + i].e[0] * cols, 0, 0, 0, 0)) != PFVM_OK)
-                goto done;
-        if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK || (rc = pfvm__acl_classes(c, tiles + wave, n, pfvm__acl_gpool_body, &p)) != PFVM_OK)
-            goto done;
-        for (i = 0; i < n; i++)
-            if ((rc = pfvm__acl_store(c, pfvm__acl_pe(c, n, i), y->dram + tiles[wave + i].o[0] * 4, p.out, 1, 1, tiles[wave + i].e[0], 0,
-                                      0, 0, 0)) != PFVM_OK)
-                goto done;
-        if ((rc = c->emit(c, "barrier")) != PFVM_OK)
-            goto done;
-    }
-done:
-    pfvm__acl_qfree(q);
+    memset(&w, 0, sizeof w);
+    w.load = pfvm__acl_gpool_load, w.body = pfvm__acl_gpool_body, w.store = pfvm__acl_gpool_store, w.user = &p;
+    if ((rc = pfvm__acl_tiling(c, 1, &rows, &rt, &tiles)) == PFVM_OK)
+        rc = pfvm__acl_run_waves(c, tiles, &w);
     stbds_arrfree(tiles);
     return rc;
 }
@@ -11116,6 +11208,9 @@ typedef struct pfvm__acl_gemm_plan {
     double alpha, beta;
     int64_t batch, M, N;   /* Y is batch x M x N */
     int64_t abs, bbs;      /* elements from one batch of A (B) to the next; 0: shared by all batches */
+    const pfvm_accel_arg *a, *b, *bv, *y; /* bv: the bias */
+    int res;    /* pfvm_accel_ctx.res: the other operand's tile at rb */
+    int64_t rb;
 } pfvm__acl_gemm_plan;
 
 static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
@@ -11136,13 +11231,15 @@ static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
         if (rc != PFVM_OK)
             return rc;
     }
+    if (p->res && (rc = c->res(c, O, p->rb, mt * nt)) != PFVM_OK)
+        return rc;
     return c->post ? c->post(c, O, mt * nt) : PFVM_OK;
 }
 
 /* PE bytes of a Gemm tile of mt x nt. */
 static int64_t pfvm__acl_gemm_bytes(const pfvm__acl_gemm_plan *p, int64_t mt, int64_t nt)
 {
-    return pfvm__acl_al(mt * p->K * 4) + pfvm__acl_al(nt * p->K * 4) + 2 * pfvm__acl_al(mt * nt * 4);
+    return pfvm__acl_al(mt * p->K * 4) + pfvm__acl_al(nt * p->K * 4) + (p->res ? 3 : 2) * pfvm__acl_al(mt * nt * 4);
 }
 
 /* Cycles of a wave of m Gemm tiles by the simulator's cost model: tiles
@@ -11202,24 +11299,52 @@ static int pfvm__acl_gemm_search(const pfvm_accel_ctx *c, const pfvm__acl_gemm_p
 /* Tiles over (batch, rows of A, columns of the result), K whole, each
  * tile's rows of A and columns of B loaded into its PE; shared by Gemm
  * and MatMul. */
+static pfvm_code pfvm__acl_gemm_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_tile *t, int64_t pe, void *user)
+{
+    const pfvm__acl_gemm_plan *p = (const pfvm__acl_gemm_plan *)user;
+    int64_t bi = t->o[0], m0 = t->o[1], n0 = t->o[2], mt = t->e[1], nt = t->e[2], N = p->N;
+    int64_t ad = p->a->dram + (bi * p->abs + m0 * p->K) * 4, bd = p->b->dram + bi * p->bbs * 4;
+    pfvm_code rc;
+    if ((rc = pfvm__acl_load(c, &q[0], pe, p->ab, ad, 1, 1, mt * p->K, 0, 0, 0, 0)) != PFVM_OK ||
+        (rc = p->tb ? pfvm__acl_load(c, &q[1], pe, p->bb, bd + n0 * p->K * 4, 1, 1, nt * p->K, 0, 0, 0, 0)
+                    : pfvm__acl_load(c, &q[1], pe, p->bb, bd + n0 * 4, 1, p->K, nt, 0, nt, 0, N)) != PFVM_OK)
+        return rc;
+    if (p->bias == 1 && (rc = pfvm__acl_load(c, &q[2], pe, p->cb, p->bv->dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK)
+        return rc;
+    if (p->bias == 2 &&
+        (rc = pfvm__acl_load(c, &q[2], pe, p->cb, p->bv->dram + (m0 * N + n0) * 4, 1, mt, nt, 0, nt, 0, N)) != PFVM_OK)
+        return rc;
+    if (p->res)
+        return pfvm__acl_load(c, &q[2], pe, p->rb, c->res_dram + ((bi * p->M + m0) * N + n0) * 4, 1, mt, nt, 0, nt, 0, N);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__acl_gemm_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t, int64_t pe, void *user)
+{
+    const pfvm__acl_gemm_plan *p = (const pfvm__acl_gemm_plan *)user;
+    return pfvm__acl_store(c, pe, p->y->dram + ((t->o[0] * p->M + t->o[1]) * p->N + t->o[2]) * 4, p->out, 1, t->e[1],
+                           t->e[2], 0, p->N, 0, t->e[2]);
+}
+
 static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, const pfvm_accel_arg *a,
                                     const pfvm_accel_arg *b, const pfvm_accel_arg *bias, const pfvm_accel_arg *y)
 {
-    int64_t M = p->M, N = p->N, dims[3], step[3], wave, i, sw[3];
+    int64_t M = p->M, N = p->N, dims[3], step[3], i, sw[3];
     pfvm__acl_tile *tiles = NULL;
-    pfvm__acl_q q[4];
     pfvm_code rc;
     int n_major = 0;
     dims[0] = p->batch, dims[1] = M, dims[2] = N;
+    p->res = c->res != NULL;
     if (!pfvm__acl_gemm_search(c, p, step, &n_major))
         return pfvm__acl_stream_nomem(c, pfvm__acl_gemm_bytes(p, 1, 1));
     p->ab = 0;
     p->bb = pfvm__acl_al(step[1] * p->K * 4);
     p->out = p->bb + pfvm__acl_al(step[2] * p->K * 4);
     p->cb = p->out + pfvm__acl_al(step[1] * step[2] * 4);
-    c->pe_used = p->cb + pfvm__acl_al(step[1] * step[2] * 4);
-    pfvm__acl_qinit(q);
+    p->rb = p->cb + pfvm__acl_al(step[1] * step[2] * 4);
+    c->pe_used = p->rb + (p->res ? pfvm__acl_al(step[1] * step[2] * 4) : 0);
     c->post_done = c->post != NULL;
+    c->res_done = p->res;
     /* column-major: tile over (batch, N, M), then swap the tiles' axes back */
     sw[0] = dims[0], sw[1] = n_major ? N : M, sw[2] = n_major ? M : N;
     if (n_major)
@@ -11231,36 +11356,14 @@ static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, c
         tiles[i].o[1] = tiles[i].o[2], tiles[i].e[1] = tiles[i].e[2];
         tiles[i].o[2] = o1, tiles[i].e[2] = e1;
     }
-    for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
-        int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
-        for (i = 0; i < n; i++) {
-            const pfvm__acl_tile *t = &tiles[wave + i];
-            int64_t pe = pfvm__acl_pe(c, n, i), bi = t->o[0], m0 = t->o[1], n0 = t->o[2], mt = t->e[1], nt = t->e[2];
-            int64_t ad = a->dram + (bi * p->abs + m0 * p->K) * 4, bd = b->dram + bi * p->bbs * 4;
-            if ((rc = pfvm__acl_load(c, &q[0], pe, p->ab, ad, 1, 1, mt * p->K, 0, 0, 0, 0)) != PFVM_OK ||
-                (rc = p->tb ? pfvm__acl_load(c, &q[1], pe, p->bb, bd + n0 * p->K * 4, 1, 1, nt * p->K, 0, 0, 0, 0)
-                            : pfvm__acl_load(c, &q[1], pe, p->bb, bd + n0 * 4, 1, p->K, nt, 0, nt, 0, N)) != PFVM_OK ||
-                (p->bias == 1 &&
-                 (rc = pfvm__acl_load(c, &q[2], pe, p->cb, bias->dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK) ||
-                (p->bias == 2 && (rc = pfvm__acl_load(c, &q[2], pe, p->cb, bias->dram + (m0 * N + n0) * 4, 1, mt, nt,
-                                                      0, nt, 0, N)) != PFVM_OK))
-                goto done;
-        }
-        if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK || (rc = pfvm__acl_flush(c, &q[1])) != PFVM_OK ||
-            (rc = pfvm__acl_flush(c, &q[2])) != PFVM_OK ||
-            (rc = pfvm__acl_classes(c, tiles + wave, n, pfvm__acl_gemm_body, p)) != PFVM_OK)
-            goto done;
-        for (i = 0; i < n; i++) {
-            const pfvm__acl_tile *t = &tiles[wave + i];
-            if ((rc = pfvm__acl_store(c, pfvm__acl_pe(c, n, i), y->dram + ((t->o[0] * M + t->o[1]) * N + t->o[2]) * 4,
-                                      p->out, 1, t->e[1], t->e[2], 0, N, 0, t->e[2])) != PFVM_OK)
-                goto done;
-        }
-        if ((rc = c->emit(c, "barrier")) != PFVM_OK)
-            goto done;
+    {
+        pfvm__acl_waves w;
+        memset(&w, 0, sizeof w);
+        p->a = a, p->b = b, p->bv = bias, p->y = y;
+        w.load = pfvm__acl_gemm_load, w.body = pfvm__acl_gemm_body, w.store = pfvm__acl_gemm_store, w.user = p;
+        rc = pfvm__acl_run_waves(c, tiles, &w);
     }
 done:
-    pfvm__acl_qfree(q);
     stbds_arrfree(tiles);
     return rc;
 }
@@ -11466,12 +11569,34 @@ static int pfvm__acl_affine_init(pfvm__acl_affine *m, int rank, const int64_t *y
     return 1;
 }
 
+static pfvm_code pfvm__acl_affine_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_tile *t, int64_t pe,
+                                       void *user)
+{
+    const pfvm__acl_affine *m = (const pfvm__acl_affine *)user;
+    int r = m->rank, a;
+    int64_t src = m->base, en = t->e[r - 3], er = t->e[r - 2], ec = t->e[r - 1];
+    for (a = 0; a < r; a++)
+        src += t->o[a] * m->xs[a];
+    return pfvm__acl_load(c, &q[0], pe, 0, c->in[0].dram + src * 4, en, er, ec, er * ec, ec, m->xs[r - 3],
+                          m->xs[r - 2]);
+}
+
+static pfvm_code pfvm__acl_affine_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t, int64_t pe, void *user)
+{
+    const pfvm__acl_affine *m = (const pfvm__acl_affine *)user;
+    int r = m->rank, a;
+    int64_t dst = 0, en = t->e[r - 3], er = t->e[r - 2], ec = t->e[r - 1];
+    for (a = 0; a < r; a++)
+        dst += t->o[a] * m->ys[a];
+    return pfvm__acl_store(c, pe, c->out[0].dram + dst * 4, 0, en, er, ec, m->ys[r - 3], m->ys[r - 2], er * ec, ec);
+}
+
 static pfvm_code pfvm__acl_affine_stream(pfvm_accel_ctx *c, const pfvm__acl_affine *m)
 {
-    int64_t step[5], total = 1, cap, wave, i;
+    int64_t step[5], total = 1, cap;
     int r = m->rank, a;
     pfvm__acl_tile *tiles = NULL;
-    pfvm__acl_q q[4];
+    pfvm__acl_waves w;
     pfvm_code rc = PFVM_OK;
     for (a = 0; a < r; a++) {
         total *= m->yd[a];
@@ -11490,36 +11615,10 @@ static pfvm_code pfvm__acl_affine_stream(pfvm_accel_ctx *c, const pfvm__acl_affi
         while (step[r - 3] * step[r - 2] * step[r - 1] > cap && step[a] > 1)
             step[a] = (step[a] + 1) / 2;
     c->pe_used = pfvm__acl_al(step[r - 3] * step[r - 2] * step[r - 1] * 4);
-    pfvm__acl_qinit(q);
-    if ((rc = pfvm__acl_tiling(c, r, m->yd, step, &tiles)) != PFVM_OK)
-        goto done;
-    for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
-        int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
-        for (i = 0; i < n; i++) {
-            const pfvm__acl_tile *t = &tiles[wave + i];
-            int64_t src = m->base, en = t->e[r - 3], er = t->e[r - 2], ec = t->e[r - 1];
-            for (a = 0; a < r; a++)
-                src += t->o[a] * m->xs[a];
-            if ((rc = pfvm__acl_load(c, &q[0], pfvm__acl_pe(c, n, i), 0, c->in[0].dram + src * 4, en, er, ec, er * ec, ec,
-                                     m->xs[r - 3], m->xs[r - 2])) != PFVM_OK)
-                goto done;
-        }
-        if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK)
-            goto done;
-        for (i = 0; i < n; i++) {
-            const pfvm__acl_tile *t = &tiles[wave + i];
-            int64_t dst = 0, en = t->e[r - 3], er = t->e[r - 2], ec = t->e[r - 1];
-            for (a = 0; a < r; a++)
-                dst += t->o[a] * m->ys[a];
-            if ((rc = pfvm__acl_store(c, pfvm__acl_pe(c, n, i), c->out[0].dram + dst * 4, 0, en, er, ec, m->ys[r - 3],
-                                      m->ys[r - 2], er * ec, ec)) != PFVM_OK)
-                goto done;
-        }
-        if ((rc = c->emit(c, "barrier")) != PFVM_OK)
-            goto done;
-    }
-done:
-    pfvm__acl_qfree(q);
+    memset(&w, 0, sizeof w);
+    w.load = pfvm__acl_affine_load, w.store = pfvm__acl_affine_store, w.user = (void *)m;
+    if ((rc = pfvm__acl_tiling(c, r, m->yd, step, &tiles)) == PFVM_OK)
+        rc = pfvm__acl_run_waves(c, tiles, &w);
     stbds_arrfree(tiles);
     return rc;
 }
@@ -11738,18 +11837,41 @@ static int pfvm__acl_rows_shape(pfvm_accel_ctx *c, pfvm__acl_rows *s, int64_t *r
     return split > 0 && *rows > 0 && s->yrow > 0;
 }
 
+/* A tile's split inputs (q[1]) and the small ones whole (q[0]). */
+static pfvm_code pfvm__acl_rows_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_tile *t, int64_t pe, void *user)
+{
+    const pfvm__acl_rows *s = (const pfvm__acl_rows *)user;
+    pfvm_code rc = PFVM_OK;
+    int j;
+    for (j = 0; j < c->n_in && rc == PFVM_OK; j++) {
+        if (s->rowsz[j] < 0)
+            rc = pfvm__acl_load(c, &q[0], pe, s->r.in[j].off, c->in[j].dram, 1, 1, s->r.in[j].elems, 0, 0, 0, 0);
+        else if (s->rowsz[j] > 0)
+            rc = pfvm__acl_load(c, &q[1], pe, s->r.in[j].off, c->in[j].dram + t->o[0] * s->rowsz[j] * 4, 1, 1,
+                                t->e[0] * s->rowsz[j], 0, 0, 0, 0);
+    }
+    return rc;
+}
+
+static pfvm_code pfvm__acl_rows_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t, int64_t pe, void *user)
+{
+    const pfvm__acl_rows *s = (const pfvm__acl_rows *)user;
+    return pfvm__acl_store(c, pe, c->out[0].dram + t->o[0] * s->yrow * 4, s->r.out[0].off, 1, 1, t->e[0] * s->yrow, 0,
+                           0, 0, 0);
+}
+
 PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c)
 {
     pfvm__acl_rows s;
-    int64_t R, rt, wave, i;
-    int j;
+    int64_t R, rt;
     pfvm__acl_tile *tiles = NULL;
-    pfvm__acl_q q[4];
+    pfvm__acl_waves w;
     pfvm_code rc = PFVM_OK;
     memset(&s, 0, sizeof s);
     s.r = *c;
     s.r.stream = 0;
     s.r.post = NULL;
+    s.r.res = NULL;
     s.r.scratch = pfvm__acl_rows_scratch;
     s.outer = c;
     s.limit = c->pe_mem;
@@ -11767,37 +11889,10 @@ PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c)
     }
     pfvm__acl_rows_args(&s, rt);
     pfvm__acl_rows_layout(&s, rt);
-    pfvm__acl_qinit(q);
     c->post_done = c->post != NULL;
-    for (wave = 0; wave < (int64_t)stbds_arrlen(tiles); wave += c->pes) {
-        int64_t n = (int64_t)stbds_arrlen(tiles) - wave < c->pes ? (int64_t)stbds_arrlen(tiles) - wave : c->pes;
-        for (i = 0; i < n; i++) {
-            const pfvm__acl_tile *t = &tiles[wave + i];
-            int64_t pe = pfvm__acl_pe(c, n, i);
-            for (j = 0; j < c->n_in && rc == PFVM_OK; j++) {
-                if (s.rowsz[j] < 0)
-                    rc = pfvm__acl_load(c, &q[0], pe, s.r.in[j].off, c->in[j].dram, 1, 1, s.r.in[j].elems, 0, 0, 0, 0);
-                else if (s.rowsz[j] > 0)
-                    rc = pfvm__acl_load(c, &q[1], pe, s.r.in[j].off, c->in[j].dram + t->o[0] * s.rowsz[j] * 4, 1, 1,
-                                        t->e[0] * s.rowsz[j], 0, 0, 0, 0);
-            }
-            if (rc != PFVM_OK)
-                goto done;
-        }
-        if ((rc = pfvm__acl_flush(c, &q[0])) != PFVM_OK || (rc = pfvm__acl_flush(c, &q[1])) != PFVM_OK ||
-            (rc = pfvm__acl_classes(c, tiles + wave, n, pfvm__acl_rows_body, &s)) != PFVM_OK)
-            goto done;
-        for (i = 0; i < n; i++) {
-            const pfvm__acl_tile *t = &tiles[wave + i];
-            if ((rc = pfvm__acl_store(c, pfvm__acl_pe(c, n, i), c->out[0].dram + t->o[0] * s.yrow * 4,
-                                      s.r.out[0].off, 1, 1, t->e[0] * s.yrow, 0, 0, 0, 0)) != PFVM_OK)
-                goto done;
-        }
-        if ((rc = c->emit(c, "barrier")) != PFVM_OK)
-            goto done;
-    }
-done:
-    pfvm__acl_qfree(q);
+    memset(&w, 0, sizeof w);
+    w.load = pfvm__acl_rows_load, w.body = pfvm__acl_rows_body, w.store = pfvm__acl_rows_store, w.user = &s;
+    rc = pfvm__acl_run_waves(c, tiles, &w);
     stbds_arrfree(tiles);
     return rc;
 }

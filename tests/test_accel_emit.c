@@ -215,6 +215,33 @@ static void check_small_pe(void)
     pfvm_model_free(m);
 }
 
+/* accel_residual on tiny (streamed): a Conv, MatMul or Gemm whose single
+ * consumer takes a second activation of its shape applies that consumer,
+ * and a Relu after it, to its output tiles, so those nodes are views (no
+ * trip of their tensors through the root memory); check_model compares
+ * the simulated output with the interpreter's. */
+static void check_residual(void)
+{
+    static const char *const views[] = {"# view add_a (Add)", "# view relu_a (Relu)", "# view add_b (Add)",
+                                        "# view sub_c (Sub)", "# view add_m (Add)", "# view relu_m (Relu)",
+                                        "# view sub_g (Sub)"};
+    pfvm_status st;
+    pfvm_accel_target t;
+    pfvm_model *m = pfvm_onnx_load_file("tests/models/accel_residual/model.onnx", 0, &st);
+    char *prog = NULL;
+    size_t i;
+    CHECK_MSG(m && pfvm_accel_target_load("targets/tiny.txt", &t, &st) == PFVM_OK, "%s", st.msg);
+    if (m)
+        CHECK_MSG(pfvm_accel_emit(m, &t, &prog, NULL, &st) == PFVM_OK, "%s", st.msg);
+    for (i = 0; prog && i < sizeof views / sizeof *views; i++)
+        CHECK_MSG(strstr(prog, views[i]) != NULL, "no '%s' line", views[i]);
+    /* the strided depthwise Conv's output has two readers: nothing fused */
+    CHECK(prog && strstr(prog, "# node conv_dw (Conv)"));
+    pfvm_accel_free(prog);
+    pfvm_model_free(m);
+    check_model("tests/models/accel_residual", "targets/tiny.txt", 1, 1e-6);
+}
+
 int main(void)
 {
     check_model("tests/models/mlp", "targets/mncore2.txt", 0, 1e-6);
@@ -242,6 +269,7 @@ int main(void)
         check_model("tests/models/mobilenet_v2", "targets/mncore2.txt", 1, 1e-5);
     }
     check_small_pe();
+    check_residual();
     check_built_graph();
     check_errors();
     return CHECK_END();

@@ -14,7 +14,9 @@ typedef struct accel_em_place {
     int placed, replicated, whole; /* whole: the whole tensor on PE 0 only (the fallback) */
     int64_t off, bytes, elems;
     int last_use; /* index of the last node reading it; graph outputs: past the end */
-    int activated; /* streamed: its producer applied its single consumer's activation (the consumer is a view) */
+    /* streamed: its producer applied its single consumer (the consumer is
+     * a view): 1; 2 when also that consumer's own consumer */
+    int activated;
     char layout[256];
 } accel_em_place;
 
@@ -36,6 +38,8 @@ typedef struct accel_em_emitter {
     int64_t dram_top;    /* streamed plan: the root memory in use (a bump allocator) */
     int naive;           /* the baseline: each node on as many PEs as its output's first axis, no fusion */
     const pfvm_node *post_node; /* streamed: the consumer the current node applies (pfvm_accel_ctx.post) */
+    const pfvm_node *res_node;  /* streamed: the two-activation consumer it applies (pfvm_accel_ctx.res) */
+    int res_vi;                 /* the current node's output is res_node's input res_vi */
 } accel_em_emitter;
 
 static pfvm_code accel_em_put(accel_em_emitter *e, const char *fmt, va_list ap)
@@ -792,19 +796,12 @@ static pfvm_code accel_em_post_emit(pfvm_accel_ctx *c, int64_t off, int64_t n)
     return accel_em_run_post(e, e->post_node, off, n, 0);
 }
 
-/* The consumer n's producer may apply to its output tiles: the single
- * consumer of n's only output (not a graph output), an element-wise
- * operator whose other inputs are constants and whose resident hook
- * lowers it in place without scratch memory; NULL if none. */
-static const pfvm_node *accel_em_post(accel_em_emitter *e, const pfvm_node *n)
+/* The only node reading value v (once), or NULL (none, several, or v a
+ * graph output). */
+static const pfvm_node *accel_em_consumer(const pfvm_graph *g, const pfvm_value *v)
 {
-    const pfvm_graph *g = e->g;
-    const pfvm_value *v;
     const pfvm_node *r = NULL;
-    pfvm_status quiet;
     int i, j;
-    if (n->n_outputs != 1 || !(v = n->outputs[0]) || v->type.dtype != PFVM_FLOAT)
-        return NULL;
     for (i = 0; i < pfvm_graph_num_outputs(g); i++)
         if (pfvm_graph_output(g, i) == v)
             return NULL;
@@ -817,6 +814,99 @@ static const pfvm_node *accel_em_post(accel_em_emitter *e, const pfvm_node *n)
                 r = u;
             }
     }
+    return r;
+}
+
+/* Runs the two-input element-wise node r's resident hook in place on n
+ * elements at PE byte offset off (its input vi), the other input's at
+ * roff (emitting, or only trying when dry). */
+static pfvm_code accel_em_run_res(accel_em_emitter *e, const pfvm_node *r, int vi, int64_t off, int64_t roff,
+                                  int64_t n, int dry)
+{
+    pfvm_accel_ctx rc;
+    int i;
+    memset(&rc, 0, sizeof rc);
+    rc.node = r;
+    rc.n_in = 2;
+    rc.n_out = 1;
+    for (i = 0; i < 2; i++) {
+        rc.in[i].rank = 1;
+        rc.in[i].dims[0] = n;
+        rc.in[i].off = i == vi ? off : roff;
+        rc.in[i].elems = n;
+        rc.in[i].replicated = 1;
+    }
+    rc.out[0] = rc.in[vi];
+    rc.simd = e->t->simd;
+    rc.user = e;
+    rc.emit = dry ? accel_em_discard : accel_em_ctx_emit;
+    rc.scratch = accel_em_no_scratch;
+    rc.st = e->st;
+    return r->op->accel(&rc);
+}
+
+static pfvm_code accel_em_res_emit(pfvm_accel_ctx *c, int64_t off, int64_t roff, int64_t n)
+{
+    accel_em_emitter *e = (accel_em_emitter *)c->user;
+    return accel_em_run_res(e, e->res_node, e->res_vi, off, roff, n, 0);
+}
+
+/* The consumer n's producer may apply to its output tiles beside a second
+ * activation (pfvm_accel_ctx.res: a residual Add): the single consumer of
+ * n's only output, an element-wise operator of two inputs of the output's
+ * shape whose other input is already in the root memory and whose
+ * resident hook lowers it in place without scratch memory; NULL if none.
+ * Sets e->res_vi and c->res_dram. */
+static const pfvm_node *accel_em_residual(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_ctx *c)
+{
+    const pfvm_value *v, *o;
+    const pfvm_node *r;
+    pfvm_status quiet, *keep = e->st;
+    int64_t vd[PFVM_MAX_RANK], od[PFVM_MAX_RANK], yd[PFVM_MAX_RANK];
+    int vr, orank, yr, vi;
+    pfvm_code rc;
+    if (n->n_outputs != 1 || !(v = n->outputs[0]) || v->type.dtype != PFVM_FLOAT ||
+        !(r = accel_em_consumer(e->g, v)) || !r->op || !r->op->accel ||
+        (r->op->fusion != PFVM_FUSE_ELEMENTWISE && r->op->fusion != PFVM_FUSE_BROADCAST) || r->n_inputs != 2 ||
+        r->n_outputs != 1 || !r->outputs[0] || !r->inputs[0] || !r->inputs[1])
+        return NULL;
+    vi = r->inputs[0] == v ? 0 : 1;
+    o = r->inputs[1 - vi];
+    if (o == v || o->init || o->type.dtype != PFVM_FLOAT || !e->places[o->id].placed ||
+        r->outputs[0]->type.dtype != PFVM_FLOAT)
+        return NULL;
+    e->st = &quiet;
+    rc = accel_em_dims(e, v, &vr, vd);
+    if (rc == PFVM_OK)
+        rc = accel_em_dims(e, o, &orank, od);
+    if (rc == PFVM_OK)
+        rc = accel_em_dims(e, r->outputs[0], &yr, yd);
+    if (rc == PFVM_OK && (vr != orank || vr != yr || memcmp(vd, od, (size_t)vr * sizeof *vd) ||
+                          memcmp(vd, yd, (size_t)vr * sizeof *vd)))
+        rc = PFVM_ERR_UNSUPPORTED;
+    if (rc == PFVM_OK)
+        rc = accel_em_run_res(e, r, vi, 0, 16, 4, 1);
+    e->st = keep;
+    if (rc != PFVM_OK)
+        return NULL;
+    e->res_vi = vi;
+    c->res_dram = e->places[o->id].off;
+    return r;
+}
+
+/* The consumer n's producer may apply to its output tiles: the single
+ * consumer of n's only output (not a graph output), an element-wise
+ * operator whose other inputs are constants and whose resident hook
+ * lowers it in place without scratch memory; NULL if none. */
+static const pfvm_node *accel_em_post(accel_em_emitter *e, const pfvm_node *n)
+{
+    const pfvm_value *v;
+    const pfvm_node *r;
+    pfvm_status quiet;
+    int j;
+    if (n->n_outputs != 1 || !(v = n->outputs[0]) || v->type.dtype != PFVM_FLOAT)
+        return NULL;
+    r = accel_em_consumer(e->g, v);
     if (!r || !r->op || !r->op->accel ||
         (r->op->fusion != PFVM_FUSE_ELEMENTWISE && r->op->fusion != PFVM_FUSE_BROADCAST) || r->n_outputs != 1 ||
         r->inputs[0] != v || r->n_inputs > PFVM_ACCEL_MAX_ARGS)
@@ -914,16 +1004,16 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
         if ((rc = accel_em_dims(e, v, &c.out[i].rank, c.out[i].dims)) != PFVM_OK)
             return rc;
     }
-    /* an activation its input's producer applied: a view of its input */
-    if (n->n_inputs >= 1 && n->n_outputs == 1 && n->inputs[0] && n->outputs[0] &&
-        e->places[n->inputs[0]->id].activated) {
-        accel_em_place *p = &e->places[n->outputs[0]->id];
-        *p = e->places[n->inputs[0]->id];
-        p->last_use = 0;
-        p->activated = 0;
-        return accel_em_line(e, "# view %s (%s) -> %s (applied by its input's producer)", n->name, n->op_type,
-                             p->layout);
-    }
+    /* a consumer its input's producer applied: a view of that input */
+    for (i = 0; n->n_outputs == 1 && n->outputs[0] && i < n->n_inputs; i++)
+        if (n->inputs[i] && e->places[n->inputs[i]->id].activated) {
+            accel_em_place *p = &e->places[n->outputs[0]->id];
+            *p = e->places[n->inputs[i]->id];
+            p->last_use = 0;
+            p->activated = p->activated == 2;
+            return accel_em_line(e, "# view %s (%s) -> %s (applied by its input's producer)", n->name, n->op_type,
+                                 p->layout);
+        }
     /* a reshape keeps the bytes: its output is a view of its input */
     if (n->op->fusion == PFVM_FUSE_INJECTIVE && (n->op->flags & PFVM_OP_IN_PLACE) && c.n_out == 1 &&
         c.in[0].rank >= 0 && c.out[0].rank >= 0 &&
@@ -944,12 +1034,33 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
                             c.n_out && c.out[0].rank >= 0 ? e->places[n->outputs[0]->id].layout : "-")) != PFVM_OK)
         return rc;
     strcpy(e->on, "");
-    e->post_node = e->naive ? NULL : accel_em_post(e, n);
-    c.post = e->post_node ? accel_em_post_emit : NULL;
     if (e->naive && c.n_out && c.out[0].rank >= 1 && c.out[0].dims[0] < c.pes)
         c.pes = c.out[0].dims[0] > 1 ? c.out[0].dims[0] : 1;
     rc = PFVM_ERR_UNSUPPORTED;
-    if ((f = pfvm_acl_streamed(n->op)) != NULL)
+    f = pfvm_acl_streamed(n->op);
+    e->res_node = f && !e->naive ? accel_em_residual(e, n, &c) : NULL;
+    if (e->res_node) {
+        /* the lowering applies the residual consumer (and that one's
+         * consumer); if it does not, it runs again without */
+        size_t mark = (size_t)stbds_arrlen(e->text);
+        e->post_node = accel_em_post(e, e->res_node);
+        c.post = e->post_node ? accel_em_post_emit : NULL;
+        c.res = accel_em_res_emit;
+        c.res_done = 0;
+        rc = accel_em_stream_try(e, &c, f);
+        if (rc == PFVM_OK && c.res_done) {
+            e->places[n->outputs[0]->id].activated = c.post && c.post_done ? 2 : 1;
+            goto lowered;
+        }
+        stbds_arrsetlen(e->text, mark);
+        c.res = NULL;
+        c.res_done = 0;
+        e->res_node = NULL;
+        rc = PFVM_ERR_UNSUPPORTED;
+    }
+    e->post_node = e->naive ? NULL : accel_em_post(e, n);
+    c.post = e->post_node ? accel_em_post_emit : NULL;
+    if (f)
         rc = accel_em_stream_try(e, &c, f);
     if (rc == PFVM_ERR_UNSUPPORTED)
         rc = accel_em_stream_try(e, &c, pfvm_acl_stream_rows);
@@ -963,6 +1074,7 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
     }
     if (rc == PFVM_OK && c.post && c.post_done)
         e->places[n->outputs[0]->id].activated = 1;
+lowered:
     if (rc == PFVM_OK && stats) {
         double fl = pfvm_node_flops(n, NULL);
         stats->nodes++;

@@ -274,6 +274,18 @@ struct pfvm_accel_ctx {
     int64_t link_pes[8];
     double link_down[8], link_up[8];
     double macs;
+    /* streamed: when not NULL, emits the node's single consumer that takes
+     * a second activation of the output's shape (a residual Add), through
+     * its own resident hook, on n elements at PE byte offset off, the
+     * other operand's matching elements at res_off, in place (before
+     * post, which is then that consumer's consumer); the other operand is
+     * row-major at root byte res_dram. A hook that loads the other
+     * operand's box beside each output tile and calls res on it sets
+     * res_done; one that does not leaves it 0 and the emitter lowers the
+     * node again without res. */
+    pfvm_code (*res)(pfvm_accel_ctx *c, int64_t off, int64_t res_off, int64_t n);
+    int res_done;
+    int64_t res_dram;
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
