@@ -405,7 +405,7 @@ static void test_quantize_model(void)
     pfvm_exec *e;
     const pfvm_tensor *before;
     float *ref = NULL;
-    int i, j, n_qconv = 0, n_conv = 0;
+    int i, j, n_qconv = 0, n_conv = 0, n_wdq = 0;
     int64_t k, ny;
     pfvm_model_set_opset(m, "", 13, &st);
     x->type.kind = PFVM_KIND_TENSOR;
@@ -453,6 +453,11 @@ static void test_quantize_model(void)
     CHECK(rep.nodes == 3 && rep.weights == 2 && rep.biases == 1);
     /* c1 feeds only the Relu: quantized after it, not before; y is the graph output: float */
     CHECK(rep.activations == 2);
+    /* weights and biases leave out the zero point (0 by default): 5 bytes a channel of file */
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++)
+        if (!strcmp(g->nodes[i]->op_type, "DequantizeLinear") && g->nodes[i]->inputs[0]->init)
+            n_wdq += g->nodes[i]->n_inputs == 2;
+    CHECK_MSG(n_wdq == 3, "%d of 3 weight/bias DequantizeLinear without zero point", n_wdq);
     CHECK(pfvm_optimize(m, "qlinear,fold,dce", NULL, &st) == PFVM_OK);
     for (i = 0; i < pfvm_graph_num_nodes(g); i++) {
         n_qconv += !strcmp(g->nodes[i]->op_type, "QLinearConv");
