@@ -479,12 +479,25 @@ static pfvm_code pfvm__q_node_weights(pfvm__quantizer *q, pfvm_node *n)
     return PFVM_OK;
 }
 
+/* Operators that only move or pick values: their output keeps their input's
+ * scale and zero point (a percentile range of a MaxPool's output is not its
+ * input's), so that the integer form runs them on the quantized tensor. */
+static int pfvm__q_moves_values(const pfvm_node *n)
+{
+    return !strcmp(n->op_type, "MaxPool") || !strcmp(n->op_type, "Flatten") || !strcmp(n->op_type, "Reshape");
+}
+
 static pfvm_code pfvm__q_rewrite(pfvm__quantizer *q)
 {
     int i, n_nodes = q->n_nodes;
     for (i = 0; i < q->n_values; i++)
         if (q->mark[i])
             pfvm__q_act_params(&q->stats[i], q->opt->symmetric, &q->params[i]);
+    for (i = 0; i < n_nodes; i++) { /* in topological order: chains pass the input's parameters on */
+        const pfvm_node *n = q->g->nodes[i];
+        if (q->quant[i] && pfvm__q_moves_values(n) && q->mark[n->inputs[0]->id] && q->mark[n->outputs[0]->id])
+            q->params[n->outputs[0]->id] = q->params[n->inputs[0]->id];
+    }
     for (i = 0; i < n_nodes; i++)
         if (q->quant[i] && pfvm__q_node_weights(q, q->g->nodes[i]))
             return q->st ? q->st->code : PFVM_ERR_NOMEM;
