@@ -405,7 +405,7 @@ static void test_quantize_model(void)
     pfvm_exec *e;
     const pfvm_tensor *before;
     float *ref = NULL;
-    int i, j, n_qconv = 0, n_conv = 0;
+    int i, j, n_qconv = 0, n_conv = 0, n_wdq = 0;
     int64_t k, ny;
     pfvm_model_set_opset(m, "", 13, &st);
     x->type.kind = PFVM_KIND_TENSOR;
@@ -453,6 +453,11 @@ static void test_quantize_model(void)
     CHECK(rep.nodes == 3 && rep.weights == 2 && rep.biases == 1);
     /* c1 feeds only the Relu: quantized after it, not before; y is the graph output: float */
     CHECK(rep.activations == 2);
+    /* weights and biases leave out the zero point (0 by default): 5 bytes a channel of file */
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++)
+        if (!strcmp(g->nodes[i]->op_type, "DequantizeLinear") && g->nodes[i]->inputs[0]->init)
+            n_wdq += g->nodes[i]->n_inputs == 2;
+    CHECK_MSG(n_wdq == 3, "%d of 3 weight/bias DequantizeLinear without zero point", n_wdq);
     CHECK(pfvm_optimize(m, "qlinear,fold,dce", NULL, &st) == PFVM_OK);
     for (i = 0; i < pfvm_graph_num_nodes(g); i++) {
         n_qconv += !strcmp(g->nodes[i]->op_type, "QLinearConv");
@@ -685,6 +690,67 @@ static void test_quantize_gemm_pool(void)
     pfvm_model_free(m);
 }
 
+/* MaxPool and Flatten only move values: under a percentile range (here the
+ * median, which differs between a MaxPool's input and output) their outputs
+ * still get their input's scale and zero point, so the integer form can
+ * run them on the quantized tensor. */
+static void test_quantize_shared_params(void)
+{
+    pfvm_status st;
+    pfvm_model *m = pfvm_model_new(&st);
+    pfvm_graph *g = pfvm_graph_new(m, NULL, "g", &st);
+    const char *names[6] = {"x", "r", "p", "f", "w", "y"};
+    pfvm_value *v[6], *ins[2];
+    int64_t xd[4] = {1, 1, 4, 4}, wd[2] = {2, 4}, ks[2] = {2, 2}, k;
+    pfvm_tensor *t, *calib[2];
+    pfvm_quant_options opt;
+    pfvm_node *n;
+    float scales[3] = {0, 0, 0};
+    int i, j;
+    pfvm_model_set_opset(m, "", 13, &st);
+    for (i = 0; i < 6; i++)
+        v[i] = pfvm_graph_value(g, names[i], &st);
+    v[0]->type.kind = PFVM_KIND_TENSOR;
+    v[0]->type.dtype = PFVM_FLOAT;
+    pfvm_shape_from_dims(m->syms, &v[0]->type.shape, 4, xd, &st);
+    v[0]->has_type_info = 1;
+    pfvm_graph_add_input(g, v[0], &st);
+    t = pfvm_model_tensor(m, PFVM_FLOAT, 2, wd, NULL, &st);
+    for (k = 0; k < 8; k++)
+        ((float *)t->data)[k] = 0.25f * (float)(k - 3);
+    pfvm_graph_add_init(g, v[4], t, &st);
+    pfvm_graph_add_node(g, "Relu", "", "relu", &v[0], 1, &v[1], 1, &st);
+    n = pfvm_graph_add_node(g, "MaxPool", "", "pool", &v[1], 1, &v[2], 1, &st);
+    pfvm_node_set_attr_ints(n, "kernel_shape", ks, 2, &st);
+    pfvm_node_set_attr_ints(n, "strides", ks, 2, &st);
+    pfvm_graph_add_node(g, "Flatten", "", "flat", &v[2], 1, &v[3], 1, &st);
+    ins[0] = v[3], ins[1] = v[4];
+    pfvm_node_set_attr_int(pfvm_graph_add_node(g, "Gemm", "", "gemm", ins, 2, &v[5], 1, &st), "transB", 1, &st);
+    pfvm_graph_add_output(g, v[5], &st);
+    CHECK_MSG(pfvm_infer_shapes(g, 0, &st) == PFVM_OK, "%s", st.msg);
+    for (i = 0; i < 2; i++) {
+        calib[i] = pfvm_tensor_new(PFVM_FLOAT, 4, xd, &st);
+        for (k = 0; k < 16; k++) /* 0 .. 1.5 on the first set, up to 3 on the second */
+            ((float *)calib[i]->data)[k] = (float)k * 0.1f * (float)(i + 1);
+    }
+    memset(&opt, 0, sizeof opt);
+    opt.per_channel = 1;
+    opt.method = PFVM_QUANT_PERCENTILE;
+    opt.percentile = 50;
+    CHECK_MSG(pfvm_quantize(m, pfvm_tensors_const(calib), 2, &opt, NULL, &st) == PFVM_OK, "%s", st.msg);
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++) {
+        n = g->nodes[i];
+        for (j = 1; j < 4; j++)
+            if (!strcmp(n->op_type, "QuantizeLinear") && n->inputs[0] == v[j] && n->inputs[1]->init)
+                scales[j - 1] = ((const float *)n->inputs[1]->init->data)[0];
+    }
+    CHECK_MSG(scales[0] > 0 && scales[1] == scales[0] && scales[2] == scales[0], "Relu %g, MaxPool %g, Flatten %g",
+              scales[0], scales[1], scales[2]);
+    for (i = 0; i < 2; i++)
+        pfvm_tensor_free(calib[i]);
+    pfvm_model_free(m);
+}
+
 static void test_quantize_errors(void)
 {
     pfvm_status st;
@@ -820,6 +886,7 @@ int main(void)
     test_qlinear_avgpool();
     test_quantize_model();
     test_quantize_gemm_pool();
+    test_quantize_shared_params();
     test_quantize_errors();
     test_qlinear_gemv();
     test_quantize_vectors();

@@ -365,7 +365,10 @@ static pfvm_code pfvm__q_insert_qdq(pfvm__quantizer *q, pfvm_value *v, int n_nod
     return PFVM_OK;
 }
 
-/* Per-channel (or per-tensor) symmetric int8 scales of weight w along axis. */
+/* Per-channel (or per-tensor) symmetric int8 scales of weight w along axis.
+ * Weights and biases leave out DequantizeLinear's zero point (optional,
+ * 0 by default): per channel it would cost 1 byte (weights) and 4 bytes
+ * (biases) per output channel of file for nothing. */
 static pfvm_code pfvm__q_weight(pfvm__quantizer *q, pfvm_node *n, int slot, int axis, float **scales_out, int *n_scales)
 {
     pfvm_value *wv = n->inputs[slot], *ins[3], *wdq;
@@ -373,7 +376,7 @@ static pfvm_code pfvm__q_weight(pfvm__quantizer *q, pfvm_node *n, int slot, int 
     int64_t total = pfvm_tensor_numel(w), len, inner = 1, i, c;
     int d, per = q->opt->per_channel;
     float *scales;
-    int8_t *wq, *zp;
+    int8_t *wq;
     void *data;
     pfvm_node *dq;
     char base[400];
@@ -385,14 +388,11 @@ static pfvm_code pfvm__q_weight(pfvm__quantizer *q, pfvm_node *n, int slot, int 
     if (!(ins[1] = pfvm__q_const(q, base, "_scale", PFVM_FLOAT, per ? 1 : 0, &len, &data)))
         return q->st ? q->st->code : PFVM_ERR_NOMEM;
     scales = (float *)data;
-    if (!(ins[2] = pfvm__q_const(q, base, "_zero_point", PFVM_INT8, per ? 1 : 0, &len, &data)))
-        return q->st ? q->st->code : PFVM_ERR_NOMEM;
-    zp = (int8_t *)data;
     if (!(ins[0] = pfvm__q_const(q, base, "_quantized", PFVM_INT8, w->rank, w->dims, &data)))
         return q->st ? q->st->code : PFVM_ERR_NOMEM;
     wq = (int8_t *)data;
     for (c = 0; c < len; c++)
-        scales[c] = 0, zp[c] = 0;
+        scales[c] = 0;
     for (i = 0; i < total; i++) {
         double a = fabs(pfvm_tensor_get_f64(w, i));
         c = (i / inner) % len;
@@ -407,7 +407,7 @@ static pfvm_code pfvm__q_weight(pfvm__quantizer *q, pfvm_node *n, int slot, int 
     }
     pfvm__snprintf(base, sizeof base, "%s_DequantizeLinear", wv->name);
     if (!(wdq = pfvm_graph_new_value(q->g, base, q->st)) ||
-        !(dq = pfvm__q_add(q, "DequantizeLinear", ins, 3, wdq)))
+        !(dq = pfvm__q_add(q, "DequantizeLinear", ins, 2, wdq)))
         return q->st ? q->st->code : PFVM_ERR_NOMEM;
     if (per && pfvm_node_set_attr_int(dq, "axis", axis, q->st))
         return q->st->code;
@@ -425,7 +425,7 @@ static pfvm_code pfvm__q_bias(pfvm__quantizer *q, pfvm_node *n, int slot, float 
     const pfvm_tensor *b = bv->init;
     int64_t len = pfvm_tensor_numel(b), i;
     float *scales;
-    int32_t *bq, *zp;
+    int32_t *bq;
     void *data;
     pfvm_node *dq;
     if (b->rank != 1 || (nws != 1 && nws != len))
@@ -433,9 +433,6 @@ static pfvm_code pfvm__q_bias(pfvm__quantizer *q, pfvm_node *n, int slot, float 
     if (!(ins[1] = pfvm__q_const(q, bv->name, "_scale", PFVM_FLOAT, 1, &len, &data)))
         return q->st ? q->st->code : PFVM_ERR_NOMEM;
     scales = (float *)data;
-    if (!(ins[2] = pfvm__q_const(q, bv->name, "_zero_point", PFVM_INT32, 1, &len, &data)))
-        return q->st ? q->st->code : PFVM_ERR_NOMEM;
-    zp = (int32_t *)data;
     if (!(ins[0] = pfvm__q_const(q, bv->name, "_quantized", PFVM_INT32, 1, &len, &data)))
         return q->st ? q->st->code : PFVM_ERR_NOMEM;
     bq = (int32_t *)data;
@@ -444,12 +441,11 @@ static pfvm_code pfvm__q_bias(pfvm__quantizer *q, pfvm_node *n, int slot, float 
         scales[i] = xs * ws[nws == 1 ? 0 : i];
         v = pfvm__q_round_even(pfvm_tensor_get_f64(b, i) / scales[i]);
         bq[i] = (int32_t)(v < -2147483647.0 ? -2147483647.0 : v > 2147483647.0 ? 2147483647.0 : v);
-        zp[i] = 0;
     }
     char name[512];
     pfvm__snprintf(name, sizeof name, "%s_DequantizeLinear", bv->name);
     if (!(bdq = pfvm_graph_new_value(q->g, name, q->st)) ||
-        !(dq = pfvm__q_add(q, "DequantizeLinear", ins, 3, bdq)) ||
+        !(dq = pfvm__q_add(q, "DequantizeLinear", ins, 2, bdq)) ||
         pfvm_node_set_attr_int(dq, "axis", 0, q->st))
         return q->st ? q->st->code : PFVM_ERR_NOMEM;
     n->inputs[slot] = bdq;
@@ -483,12 +479,25 @@ static pfvm_code pfvm__q_node_weights(pfvm__quantizer *q, pfvm_node *n)
     return PFVM_OK;
 }
 
+/* Operators that only move or pick values: their output keeps their input's
+ * scale and zero point (a percentile range of a MaxPool's output is not its
+ * input's), so that the integer form runs them on the quantized tensor. */
+static int pfvm__q_moves_values(const pfvm_node *n)
+{
+    return !strcmp(n->op_type, "MaxPool") || !strcmp(n->op_type, "Flatten") || !strcmp(n->op_type, "Reshape");
+}
+
 static pfvm_code pfvm__q_rewrite(pfvm__quantizer *q)
 {
     int i, n_nodes = q->n_nodes;
     for (i = 0; i < q->n_values; i++)
         if (q->mark[i])
             pfvm__q_act_params(&q->stats[i], q->opt->symmetric, &q->params[i]);
+    for (i = 0; i < n_nodes; i++) { /* in topological order: chains pass the input's parameters on */
+        const pfvm_node *n = q->g->nodes[i];
+        if (q->quant[i] && pfvm__q_moves_values(n) && q->mark[n->inputs[0]->id] && q->mark[n->outputs[0]->id])
+            q->params[n->outputs[0]->id] = q->params[n->inputs[0]->id];
+    }
     for (i = 0; i < n_nodes; i++)
         if (q->quant[i] && pfvm__q_node_weights(q, q->g->nodes[i]))
             return q->st ? q->st->code : PFVM_ERR_NOMEM;

@@ -9,8 +9,9 @@
  * by a quantizable node passes through QuantizeLinear -> DequantizeLinear
  * (uint8 asymmetric, or int8 with zero point 0 when symmetric), and the
  * float weights of Conv, MatMul and Gemm become int8 initializers (per
- * tensor or per output channel, zero point 0) read through
- * DequantizeLinear, their biases int32 at scale x_scale * w_scale. The
+ * tensor or per output channel, zero point 0, left out) read through
+ * DequantizeLinear, their biases int32 at scale x_scale * w_scale (zero
+ * point left out too). The
  * model stays float at its edges (graph outputs are not quantized). */
 #ifndef PFVM_QUANTIZE_H
 #define PFVM_QUANTIZE_H
