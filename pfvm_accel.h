@@ -1112,6 +1112,18 @@ static int64_t accel_em_no_scratch(pfvm_accel_ctx *c, int64_t bytes)
     return -1;
 }
 
+/* Calls node r's resident hook on the in-place context rc, which emits
+ * into e's program (or, when dry, only tries). */
+static pfvm_code accel_em_call_resident(accel_em_emitter *e, const pfvm_node *r, pfvm_accel_ctx *rc, int dry)
+{
+    rc->simd = e->t->simd;
+    rc->user = e;
+    rc->emit = dry ? accel_em_discard : accel_em_ctx_emit;
+    rc->scratch = accel_em_no_scratch;
+    rc->st = e->st;
+    return r->op->accel(rc);
+}
+
 /* Runs element-wise node r's resident hook in place on n elements at PE
  * byte offset off (emitting, or only trying when dry). */
 static pfvm_code accel_em_run_post(accel_em_emitter *e, const pfvm_node *r, int64_t off, int64_t n, int dry)
@@ -1133,12 +1145,7 @@ static pfvm_code accel_em_run_post(accel_em_emitter *e, const pfvm_node *r, int6
     rc.in[0].elems = n;
     rc.in[0].replicated = 1;
     rc.out[0] = rc.in[0];
-    rc.simd = e->t->simd;
-    rc.user = e;
-    rc.emit = dry ? accel_em_discard : accel_em_ctx_emit;
-    rc.scratch = accel_em_no_scratch;
-    rc.st = e->st;
-    return r->op->accel(&rc);
+    return accel_em_call_resident(e, r, &rc, dry);
 }
 
 static pfvm_code accel_em_post_emit(pfvm_accel_ctx *c, int64_t off, int64_t n)
@@ -1188,12 +1195,7 @@ static pfvm_code accel_em_run_res(accel_em_emitter *e, const pfvm_node *r, int v
         rc.in[i].replicated = 1;
     }
     rc.out[0] = rc.in[vi];
-    rc.simd = e->t->simd;
-    rc.user = e;
-    rc.emit = dry ? accel_em_discard : accel_em_ctx_emit;
-    rc.scratch = accel_em_no_scratch;
-    rc.st = e->st;
-    return r->op->accel(&rc);
+    return accel_em_call_resident(e, r, &rc, dry);
 }
 
 static pfvm_code accel_em_res_emit(pfvm_accel_ctx *c, int64_t off, int64_t roff, int64_t n)
