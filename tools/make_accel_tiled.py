@@ -10,8 +10,8 @@ import os
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper, TensorProto
-import subprocess
-import tempfile
+
+from interp_fixture import save_with_interp_output
 
 rng = np.random.default_rng(21)
 out = os.path.join(os.path.dirname(__file__), "..", "tests", "models", "accel_tiled")
@@ -43,17 +43,5 @@ graph = helper.make_graph(nodes, "accel_tiled", [helper.make_tensor_value_info("
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="make_accel_tiled.py")
 model.ir_version = 8
-onnx.checker.check_model(model)
-os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
-onnx.save(model, os.path.join(out, "model.onnx"))
 x = rng.standard_normal((1, 3, 12, 12)).astype(np.float32)
-with open(os.path.join(out, "test_data_set_0", "input_0.pb"), "wb") as f:
-    f.write(numpy_helper.from_array(x, "x").SerializeToString())
-with tempfile.TemporaryDirectory() as tmp:
-    root = os.path.join(os.path.dirname(__file__), "..")
-    subprocess.run([os.path.join(root, "build", "interp"), "run", os.path.join(out, "model.onnx"), "-i",
-                    os.path.join(out, "test_data_set_0", "input_0.pb"), "-o", tmp, "--quiet"], check=True)
-    with open(os.path.join(tmp, "output_0.pb"), "rb") as f:
-        y = f.read()
-with open(os.path.join(out, "test_data_set_0", "output_0.pb"), "wb") as f:
-    f.write(y)
+save_with_interp_output(model, out, x)
