@@ -169,6 +169,17 @@ typedef struct conv_case {
  * made at bind). */
 static int consts_as_inputs;
 
+/* Declares v a graph input of type dt and the given shape. */
+static void add_typed_input(pfvm_model *m, pfvm_graph *g, pfvm_value *v, pfvm_dtype dt, int rank, const int64_t *dims)
+{
+    pfvm_status st;
+    v->type.kind = PFVM_KIND_TENSOR;
+    v->type.dtype = dt;
+    pfvm_shape_from_dims(m->syms, &v->type.shape, rank, dims, &st);
+    v->has_type_info = 1;
+    pfvm_graph_add_input(g, v, &st);
+}
+
 static pfvm_tensor *new_tensor(pfvm_dtype dt, int rank, const int64_t *dims)
 {
     pfvm_status st;
@@ -210,11 +221,7 @@ static pfvm_tensor *run_qconv(const conv_case *cc, pfvm_tensor *const *ins, int 
         snprintf(name, sizeof name, "x%d", i);
         iv[i] = pfvm_graph_value(g, name, &st);
         if (i == 0 || consts_as_inputs) {
-            iv[i]->type.kind = PFVM_KIND_TENSOR;
-            iv[i]->type.dtype = ins[i]->dtype;
-            pfvm_shape_from_dims(m->syms, &iv[i]->type.shape, ins[i]->rank, ins[i]->dims, &st);
-            iv[i]->has_type_info = 1;
-            pfvm_graph_add_input(g, iv[i], &st);
+            add_typed_input(m, g, iv[i], ins[i]->dtype, ins[i]->rank, ins[i]->dims);
         } else
             pfvm_graph_add_init(g, iv[i], pfvm_model_tensor(m, ins[i]->dtype, ins[i]->rank, ins[i]->dims, ins[i]->data, &st),
                                 &st); /* a view: ins outlives the model */
@@ -408,11 +415,7 @@ static void test_quantize_model(void)
     int i, j, n_qconv = 0, n_conv = 0, n_wdq = 0;
     int64_t k, ny;
     pfvm_model_set_opset(m, "", 13, &st);
-    x->type.kind = PFVM_KIND_TENSOR;
-    x->type.dtype = PFVM_FLOAT;
-    pfvm_shape_from_dims(m->syms, &x->type.shape, 4, xd, &st);
-    x->has_type_info = 1;
-    pfvm_graph_add_input(g, x, &st);
+    add_typed_input(m, g, x, PFVM_FLOAT, 4, xd);
     t = pfvm_model_tensor(m, PFVM_FLOAT, 4, w1d, NULL, &st);
     for (k = 0; k < pfvm_tensor_numel(t); k++)
         ((float *)t->data)[k] = (float)((int)(rnd() % 200) - 100) / 150.0f;
@@ -519,11 +522,7 @@ static void check_pool(const pool_case *pc)
         snprintf(name, sizeof name, "x%d", (int)i);
         iv[i] = pfvm_graph_value(g, name, &st);
         if (i == 0) {
-            iv[i]->type.kind = PFVM_KIND_TENSOR;
-            iv[i]->type.dtype = dt;
-            pfvm_shape_from_dims(m->syms, &iv[i]->type.shape, 4, xd, &st);
-            iv[i]->has_type_info = 1;
-            pfvm_graph_add_input(g, iv[i], &st);
+            add_typed_input(m, g, iv[i], dt, 4, xd);
         } else
             pfvm_graph_add_init(g, iv[i], pfvm_model_tensor(m, consts[i]->dtype, 0, NULL, consts[i]->data, &st), &st);
     }
@@ -620,11 +619,7 @@ static void test_quantize_gemm_pool(void)
     pfvm_model_set_opset(m, "", 13, &st);
     for (i = 0; i < 13; i++)
         v[i] = pfvm_graph_value(g, names[i], &st);
-    v[0]->type.kind = PFVM_KIND_TENSOR;
-    v[0]->type.dtype = PFVM_FLOAT;
-    pfvm_shape_from_dims(m->syms, &v[0]->type.shape, 4, xd, &st);
-    v[0]->has_type_info = 1;
-    pfvm_graph_add_input(g, v[0], &st);
+    add_typed_input(m, g, v[0], PFVM_FLOAT, 4, xd);
 #define INIT(idx, rank, dims, scale)                                                        \
     t = pfvm_model_tensor(m, PFVM_FLOAT, rank, dims, NULL, &st);                            \
     for (k = 0; k < pfvm_tensor_numel(t); k++)                                              \
@@ -710,11 +705,7 @@ static void test_quantize_shared_params(void)
     pfvm_model_set_opset(m, "", 13, &st);
     for (i = 0; i < 6; i++)
         v[i] = pfvm_graph_value(g, names[i], &st);
-    v[0]->type.kind = PFVM_KIND_TENSOR;
-    v[0]->type.dtype = PFVM_FLOAT;
-    pfvm_shape_from_dims(m->syms, &v[0]->type.shape, 4, xd, &st);
-    v[0]->has_type_info = 1;
-    pfvm_graph_add_input(g, v[0], &st);
+    add_typed_input(m, g, v[0], PFVM_FLOAT, 4, xd);
     t = pfvm_model_tensor(m, PFVM_FLOAT, 2, wd, NULL, &st);
     for (k = 0; k < 8; k++)
         ((float *)t->data)[k] = 0.25f * (float)(k - 3);
@@ -783,11 +774,7 @@ static pfvm_tensor *run_node(const char *op, pfvm_tensor *const *ins, int n_in, 
         char name[16];
         snprintf(name, sizeof name, "x%d", i);
         iv[i] = pfvm_graph_value(g, name, &st);
-        iv[i]->type.kind = PFVM_KIND_TENSOR;
-        iv[i]->type.dtype = ins[i]->dtype;
-        pfvm_shape_from_dims(m->syms, &iv[i]->type.shape, ins[i]->rank, ins[i]->dims, &st);
-        iv[i]->has_type_info = 1;
-        pfvm_graph_add_input(g, iv[i], &st);
+        add_typed_input(m, g, iv[i], ins[i]->dtype, ins[i]->rank, ins[i]->dims);
     }
     y = pfvm_graph_value(g, "y", &st);
     pfvm_node_set_attr_int(pfvm_graph_add_node(g, op, "", "n", iv, n_in, &y, 1, &st), "axis", 1, &st);
