@@ -2092,12 +2092,14 @@ static int cmd_dot(int argc, char **argv)
 
 /* ---- ops: the operator table, from the registry -------------------------------- */
 
-/* What the selection header keeps beside the operators' names: kernel
- * variants that a model may need (1: keep). */
-typedef struct ops_variants {
-    int conv_depthwise; /* a Conv with one input and one output channel per group */
-    int pool_int8;      /* a MaxPool whose input is 8-bit (or of unknown type) */
-} ops_variants;
+/* What the selection header keeps beside the operators' names: the
+ * definitions the models use (each with its kernel variants,
+ * pfvm_op_def.variants) and the variant macros some node needs. */
+typedef struct ops_used {
+    const pfvm_op_def *defs[512];
+    const char *needed[256];
+    int n_defs, n_needed;
+} ops_used;
 
 /* The value that v stands for: through the parameters of the function
  * bodies being walked (caller: the calling node, up to depth levels). */
@@ -2117,33 +2119,41 @@ static const pfvm_value *ops_actual(const pfvm_value *v, const pfvm_node *const 
     return v;
 }
 
-/* Whether a Conv may take the depthwise kernel: its weights' shape
- * unknown, or one output and one input channel per group. */
-static int ops_conv_depthwise(const pfvm_node *nd, const pfvm_node *const *caller, int depth)
+static int ops_has(const char *const *list, int n, const char *s)
 {
-    const pfvm_value *w = nd->n_inputs > 1 ? ops_actual(nd->inputs[1], caller, depth) : NULL;
-    int64_t group = pfvm_node_attr_int(nd, "group", 1);
-    if (!w || !w->init || w->init->rank < 2 || group < 1)
-        return 1;
-    return w->init->dims[0] / group == 1 && w->init->dims[1] == 1;
+    int i;
+    for (i = 0; i < n && strcmp(list[i], s); i++) {
+    }
+    return i < n;
 }
 
-/* Whether a MaxPool may take the 8-bit planes: its input int8, uint8 or
- * of a type the model does not give. */
-static int ops_pool_int8(const pfvm_node *nd, const pfvm_node *const *caller, int depth)
+/* Records node nd's definition and the variants of it that nd needs. */
+static void ops_note_node(const pfvm_model *m, const pfvm_node *nd, ops_used *u, const pfvm_node *const *caller,
+                          int depth)
 {
-    const pfvm_value *x = nd->n_inputs > 0 ? ops_actual(nd->inputs[0], caller, depth) : NULL;
-    if (!x || x->type.kind != PFVM_KIND_TENSOR)
-        return 1;
-    return x->type.dtype == PFVM_INT8 || x->type.dtype == PFVM_UINT8 || x->type.dtype == PFVM_UNDEFINED;
+    const pfvm_value *in[64];
+    const pfvm_op_def *d = nd->op ? nd->op : pfvm_op_find(nd->domain, nd->op_type, pfvm_model_opset(m, nd->domain));
+    const pfvm_op_variant *v;
+    int i;
+    if (!d)
+        return;
+    for (i = 0; i < u->n_defs && u->defs[i] != d; i++) {
+    }
+    if (i == u->n_defs && u->n_defs < 512)
+        u->defs[u->n_defs++] = d;
+    for (i = 0; i < nd->n_inputs && i < 64; i++)
+        in[i] = ops_actual(nd->inputs[i], caller, depth);
+    for (v = d->variants; v && v->macro; v++)
+        if (!ops_has(u->needed, u->n_needed, v->macro) && u->n_needed < 256 && (nd->n_inputs > 64 || v->needed(nd, in)))
+            u->needed[u->n_needed++] = v->macro;
 }
 
 /* Operator names a graph uses (its nodes, subgraphs and the bodies of the
  * model-local functions it calls: fused groups), appended to names[] once,
- * and the kernel variants they need. caller[d]: the node whose function
+ * and their definitions and the kernel variants they need. caller[d]: the node whose function
  * body is walked at depth d + 1 (NULL for a subgraph). */
 static void collect_ops(const pfvm_model *m, const pfvm_graph *g, const char **names, int *n, int cap,
-                        ops_variants *var, const pfvm_node **caller, int depth)
+                        ops_used *u, const pfvm_node **caller, int depth)
 {
     int i, j, k;
     if (depth > 16)
@@ -2155,20 +2165,18 @@ static void collect_ops(const pfvm_model *m, const pfvm_graph *g, const char **n
         }
         if (k == *n && *n < cap && !f)
             names[(*n)++] = nd->op_type;
-        if (!f && !*nd->domain && !strcmp(nd->op_type, "Conv") && ops_conv_depthwise(nd, caller, depth))
-            var->conv_depthwise = 1;
-        if (!f && !*nd->domain && !strcmp(nd->op_type, "MaxPool") && ops_pool_int8(nd, caller, depth))
-            var->pool_int8 = 1;
+        if (!f)
+            ops_note_node(m, nd, u, caller, depth);
         caller[depth] = nd;
         if (f && f->body)
-            collect_ops(m, f->body, names, n, cap, var, caller, depth + 1);
+            collect_ops(m, f->body, names, n, cap, u, caller, depth + 1);
         caller[depth] = NULL;
         for (j = 0; j < nd->n_attrs; j++) {
             const pfvm_attr *a = &nd->attrs[j];
             if (a->type == PFVM_ATTR_GRAPH && a->g)
-                collect_ops(m, a->g, names, n, cap, var, caller, depth + 1);
+                collect_ops(m, a->g, names, n, cap, u, caller, depth + 1);
             for (k = 0; a->type == PFVM_ATTR_GRAPHS && k < a->n; k++)
-                collect_ops(m, a->graphs[k], names, n, cap, var, caller, depth + 1);
+                collect_ops(m, a->graphs[k], names, n, cap, u, caller, depth + 1);
         }
     }
 }
@@ -2185,8 +2193,9 @@ static int cmd_ops_config(int argc, char **argv)
     const char *names[512], *out = NULL;
     const pfvm_node *caller[17] = {NULL};
     pfvm_model *models[64];
-    ops_variants var = {0};
-    int i, n = 0, nm = 0, rc = 0;
+    static ops_used used;
+    const char *written[256];
+    int i, n = 0, nm = 0, nw = 0, rc = 0;
     FILE *f = stdout;
     for (i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-o") && i + 1 < argc) {
@@ -2197,7 +2206,7 @@ static int cmd_ops_config(int argc, char **argv)
                 rc = fail("ops: %s", st.msg);
                 goto done;
             }
-            collect_ops(models[nm], models[nm]->graph, names, &n, 512, &var, caller, 0);
+            collect_ops(models[nm], models[nm]->graph, names, &n, 512, &used, caller, 0);
             nm++;
         }
     }
@@ -2229,14 +2238,14 @@ static int cmd_ops_config(int argc, char **argv)
         if (ok)
             fprintf(f, "#define PFVM_OP_%s 1\n", names[i]);
     }
-    if (!var.conv_depthwise)
-        for (i = 0; i < n; i++)
-            if (!strcmp(names[i], "Conv"))
-                fprintf(f, "#define PFVM_CONV_NO_DEPTHWISE 1 /* no Conv here has one channel per group */\n");
-    if (!var.pool_int8)
-        for (i = 0; i < n; i++)
-            if (!strcmp(names[i], "MaxPool"))
-                fprintf(f, "#define PFVM_POOL_NO_INT8 1 /* no MaxPool here reads 8-bit integers */\n");
+    for (i = 0; i < used.n_defs; i++) {
+        const pfvm_op_variant *v;
+        for (v = used.defs[i]->variants; v && v->macro; v++)
+            if (!ops_has(used.needed, used.n_needed, v->macro) && !ops_has(written, nw, v->macro) && nw < 256) {
+                written[nw++] = v->macro;
+                fprintf(f, "#define %s 1 /* %s */\n", v->macro, v->why);
+            }
+    }
     if (out && fclose(f))
         rc = fail("ops: cannot write '%s'", out);
 done:

@@ -33,7 +33,7 @@ static pfvm_code scale_kernel(pfvm_kctx *k)
 static const pfvm_attr_spec scale_attrs[] = {{"alpha", PFVM_ATTR_FLOAT, 0}, {NULL, PFVM_ATTR_UNDEFINED, 0}};
 static const pfvm_op_def scale_op = {
     "Scale", "my.ops", 1, 0, 1, 1, 1, 1, scale_infer, scale_kernel, NULL, PFVM_FUSE_OPAQUE,
-    "float", scale_attrs, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    "float", scale_attrs, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 int main(void)
 {

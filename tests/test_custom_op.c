@@ -31,10 +31,10 @@ static pfvm_code scale_kernel(pfvm_kctx *k)
 /* element-wise, but without a fuse hook: must stay out of fused groups */
 static const pfvm_op_def scale_op = {
     "Scale", "my.ops", 1, 0, 1, 1, 1, 1, scale_infer, scale_kernel, NULL, PFVM_FUSE_ELEMENTWISE,
-    "float", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    "float", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 static const pfvm_op_def scale_pure_op = {
     "ScalePure", "my.ops", 1, 0, 1, 1, 1, 1, scale_infer, scale_kernel, NULL, PFVM_FUSE_ELEMENTWISE,
-    "float", NULL, PFVM_OP_PURE, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    "float", NULL, PFVM_OP_PURE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 static int count_op(const pfvm_graph *g, const char *op_type)
 {

@@ -308,6 +308,18 @@ typedef size_t (*pfvm_workspace_fn)(const pfvm_node *node, const pfvm_dims *in, 
 typedef pfvm_code (*pfvm_prepare_fn)(const pfvm_kctx *k, const pfvm_tensor *const *consts, void **state,
                                      void (**free_fn)(void *));
 
+/* A kernel variant that a firmware build may leave out: `interp ops
+ * --config` writes `#define <macro> 1` (with `why` as its comment) when
+ * the models use the operator but no node of theirs needs the variant.
+ * `needed` sees the node and its inputs as the values they stand for
+ * (through the parameters of function bodies); it answers 1 when the
+ * variant may run, also when a type or shape it looks at is not known. */
+typedef struct pfvm_op_variant {
+    const char *macro;
+    const char *why;
+    int (*needed)(const pfvm_node *node, const pfvm_value *const *inputs);
+} pfvm_op_variant;
+
 struct pfvm_op_def {
     const char *name;
     const char *domain;      /* "" = default ONNX domain */
@@ -328,6 +340,7 @@ struct pfvm_op_def {
     pfvm_accel_fn accel;       /* or NULL: no accel lowering (pfvm_accel.h's fallback) */
     pfvm_workspace_fn workspace; /* or NULL: the kernel asks for no pfvm_kctx_scratch */
     pfvm_prepare_fn prepare;     /* or NULL: nothing to do at bind */
+    const pfvm_op_variant *variants; /* NULL-macro terminated, or NULL: none */
 };
 
 /* The streamed lowering (pfvm_accel_ctx.stream) of an operator whose

@@ -1606,21 +1606,21 @@ done:
 }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_control[] = {
-    {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, pfvm__cf_g_if, NULL, NULL, NULL, NULL, NULL},
-    {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, pfvm__cf_g_loop, NULL, NULL, NULL, NULL, NULL},
-    {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_construct, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_insert, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"SplitToSequence", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_split_to_seq, pfvm__cf_k_split_to_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"ConcatFromSequence", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_concat_seq, pfvm__cf_k_concat_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"SequenceMap", "", 17, 0, 1, -1, 1, -1, pfvm__cf_infer_seq_map, pfvm__cf_k_seq_map, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"Optional", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_optional, pfvm__cf_k_optional, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"OptionalHasElement", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_has, pfvm__cf_k_has, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
+    {"If", "", 1, 0, 1, 1, 1, -1, pfvm__cf_infer_if, pfvm__cf_k_if, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, pfvm__cf_g_if, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"Loop", "", 1, 0, 0, -1, 1, -1, pfvm__cf_infer_loop, pfvm__cf_k_loop, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, pfvm__cf_g_loop, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"Scan", "", 8, 8, 0, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan8, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"Scan", "", 9, 0, 1, -1, 1, -1, pfvm__cf_infer_scan, pfvm__cf_k_scan, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"SequenceEmpty", "", 11, 0, 0, 0, 1, 1, pfvm__cf_infer_seq_empty, pfvm__cf_k_seq_empty, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"SequenceConstruct", "", 11, 0, 1, -1, 1, 1, pfvm__cf_infer_seq_construct, pfvm__cf_k_seq_construct, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"SequenceInsert", "", 11, 0, 2, 3, 1, 1, pfvm__cf_infer_seq_insert, pfvm__cf_k_seq_insert, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"SequenceErase", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_seq_same, pfvm__cf_k_seq_erase, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"SequenceAt", "", 11, 0, 2, 2, 1, 1, pfvm__cf_infer_seq_at, pfvm__cf_k_seq_at, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"SequenceLength", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_seq_len, pfvm__cf_k_seq_len, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"SplitToSequence", "", 11, 0, 1, 2, 1, 1, pfvm__cf_infer_split_to_seq, pfvm__cf_k_split_to_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"ConcatFromSequence", "", 11, 0, 1, 1, 1, 1, pfvm__cf_infer_concat_seq, pfvm__cf_k_concat_seq, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"SequenceMap", "", 17, 0, 1, -1, 1, -1, pfvm__cf_infer_seq_map, pfvm__cf_k_seq_map, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"Optional", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_optional, pfvm__cf_k_optional, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"OptionalHasElement", "", 15, 0, 0, 1, 1, 1, pfvm__cf_infer_has, pfvm__cf_k_has, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"OptionalGetElement", "", 15, 0, 1, 1, 1, 1, pfvm__cf_infer_get, pfvm__cf_k_get, NULL, PFVM_FUSE_OPAQUE, "any", NULL, PFVM_OP_SEQUENCES, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };

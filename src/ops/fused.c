@@ -1818,7 +1818,7 @@ static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
 
 PFVM_INTERNAL const pfvm_op_def pfvm__op_function_call = {
     "(model-local function)", "", 1, 0, 0, -1, 0, -1, PFVM__INFER_HOOK(pfvm__fz_infer), pfvm__fz_kernel, NULL, PFVM_FUSE_OPAQUE,
-    "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    "float,double,float16,bfloat16,bool", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 PFVM_INTERNAL int pfvm__fz_is_call(const pfvm_node *n)
 {
