@@ -401,9 +401,51 @@ static void test_coverage(void)
     printf("%d operator definitions covered, %d with error rows\n", n_ops, n_err);
 }
 
+/* Conv's depthwise variant on a Conv whose weights have `co` output and
+ * `ci` input channels per group: whether `needed` says it may run. */
+static int conv_needs_depthwise(const pfvm_op_variant *v, int64_t co, int64_t ci, int64_t group)
+{
+    pfvm_status st;
+    pfvm_model *m = pfvm_model_new(&st);
+    pfvm_graph *g = m ? pfvm_graph_new(m, NULL, "g", &st) : NULL;
+    int64_t dims[4] = {co, ci, 3, 3};
+    pfvm_value *in[2] = {NULL, NULL}, *y = NULL;
+    pfvm_tensor *w = NULL;
+    pfvm_node *n = NULL;
+    int r = -1;
+    if (g && (in[0] = pfvm_graph_value(g, "x", &st)) && (in[1] = pfvm_graph_value(g, "w", &st)) &&
+        (y = pfvm_graph_value(g, "y", &st)) && (w = pfvm_model_tensor(m, PFVM_FLOAT, 4, dims, NULL, &st)) &&
+        !pfvm_graph_add_init(g, in[1], w, &st) && (n = pfvm_graph_add_node(g, "Conv", "", "c", in, 2, &y, 1, &st)) &&
+        !pfvm_node_set_attr_int(n, "group", group, &st))
+        r = v->needed(n, (const pfvm_value *const *)in);
+    pfvm_model_free(m);
+    return r;
+}
+
+/* Every kernel variant is complete (a PFVM_ macro, a reason, a predicate),
+ * and Conv's depthwise one answers by the weights' shape. */
+static void test_variants(void)
+{
+    const pfvm_op_def *d, *conv = pfvm_op_find("", "Conv", 17);
+    const pfvm_op_variant *v;
+    int i, n = 0;
+    for (i = 0; (d = pfvm_op_at(i)); i++)
+        for (v = d->variants; v && v->macro; v++, n++)
+            CHECK_MSG(!strncmp(v->macro, "PFVM_", 5) && v->why && *v->why && v->needed, "%s: variant %s incomplete",
+                      d->name, v->macro);
+    CHECK(n >= 2);
+    CHECK(conv && conv->variants && !strcmp(conv->variants[0].macro, "PFVM_CONV_NO_DEPTHWISE"));
+    if (!conv || !conv->variants)
+        return;
+    CHECK(conv_needs_depthwise(&conv->variants[0], 8, 1, 8) == 1); /* one channel per group */
+    CHECK(conv_needs_depthwise(&conv->variants[0], 8, 3, 1) == 0); /* a plain Conv */
+    CHECK(conv_needs_depthwise(&conv->variants[0], 8, 2, 4) == 0); /* grouped, not depthwise */
+}
+
 int main(void)
 {
     test_rows();
     test_coverage();
+    test_variants();
     return CHECK_END();
 }
