@@ -16,134 +16,7 @@
 
 #include "check.h"
 
-#define MAX_IO 6
-
-/* One input of a test node: a graph input bound at run time, an
- * initializer (is_const), or omitted (rank < 0). */
-typedef struct tin {
-    pfvm_dtype dt;
-    int rank;
-    int64_t dims[4];
-    const void *data;
-    int is_const;
-} tin;
-
-typedef struct tcase {
-    pfvm_status st;
-    pfvm_model *m;
-    pfvm_graph *g;
-    pfvm_node *n;
-    pfvm_exec *e;
-    pfvm_tensor *bound[MAX_IO];
-    int n_bound;
-} tcase;
-
-static pfvm_node *tc_node(tcase *t, const char *op, int opset, const tin *ins, int n_in, int n_out)
-{
-    pfvm_value *iv[MAX_IO], *ov[MAX_IO];
-    char name[16];
-    int i;
-    memset(t, 0, sizeof *t);
-    t->m = pfvm_model_new(&t->st);
-    t->g = pfvm_graph_new(t->m, NULL, "g", &t->st);
-    pfvm_model_set_opset(t->m, "", opset, &t->st);
-    for (i = 0; i < n_in; i++) {
-        const tin *s = &ins[i];
-        iv[i] = NULL;
-        if (s->rank < 0)
-            continue;
-        snprintf(name, sizeof name, "x%d", i);
-        iv[i] = pfvm_graph_value(t->g, name, &t->st);
-        if (s->is_const) {
-            pfvm_tensor *c = pfvm_model_tensor(t->m, s->dt, s->rank, s->dims, (void *)(uintptr_t)s->data, &t->st);
-            pfvm_graph_add_init(t->g, iv[i], c, &t->st);
-        } else {
-            pfvm_graph_add_input(t->g, iv[i], &t->st);
-            t->bound[t->n_bound++] = pfvm_tensor_view(s->dt, s->rank, s->dims, (void *)(uintptr_t)s->data, &t->st);
-        }
-    }
-    for (i = 0; i < n_out; i++) {
-        snprintf(name, sizeof name, "y%d", i);
-        ov[i] = pfvm_graph_value(t->g, name, &t->st);
-    }
-    t->n = pfvm_graph_add_node(t->g, op, "", "node", iv, n_in, ov, n_out, &t->st);
-    for (i = 0; i < n_out; i++)
-        pfvm_graph_add_output(t->g, ov[i], &t->st);
-    return t->n;
-}
-
-/* Plans and runs; returns the status code. */
-static pfvm_code tc_run(tcase *t)
-{
-    t->e = pfvm_exec_new(t->m, NULL, &t->st);
-    if (!t->e)
-        return t->st.code;
-    if (pfvm_exec_bind(t->e, pfvm_tensors_const(t->bound), t->n_bound, &t->st))
-        return t->st.code;
-    return pfvm_exec_run(t->e, &t->st);
-}
-
-static const pfvm_tensor *tc_out(tcase *t, int i)
-{
-    return pfvm_exec_output(t->e, i);
-}
-
-static void tc_end(tcase *t)
-{
-    int i;
-    for (i = 0; i < t->n_bound; i++)
-        pfvm_tensor_free(t->bound[i]);
-    pfvm_exec_free(t->e);
-    pfvm_model_free(t->m);
-}
-
-static int shape_is(const pfvm_tensor *y, int rank, const int64_t *dims)
-{
-    int i;
-    if (!y || y->rank != rank) {
-        fprintf(stderr, "  rank %d, expected %d\n", y ? y->rank : -1, rank);
-        return 0;
-    }
-    for (i = 0; i < rank; i++)
-        if (y->dims[i] != dims[i]) {
-            fprintf(stderr, "  dim %d is %lld, expected %lld\n", i, (long long)y->dims[i], (long long)dims[i]);
-            return 0;
-        }
-    return 1;
-}
-
-static int values_are(const pfvm_tensor *y, const double *want, int n)
-{
-    int i;
-    if (!y || pfvm_tensor_numel(y) != n) {
-        fprintf(stderr, "  %lld elements, expected %d\n", y ? (long long)pfvm_tensor_numel(y) : -1LL, n);
-        return 0;
-    }
-    for (i = 0; i < n; i++) {
-        double v = pfvm_tensor_get_f64(y, i);
-        if (!(v == want[i] || fabs(v - want[i]) <= 1e-6 * (1 + fabs(want[i])))) {
-            fprintf(stderr, "  element %d is %.9g, expected %.9g\n", i, v, want[i]);
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static int ints_are(const pfvm_tensor *y, const int64_t *want, int n)
-{
-    int i;
-    if (!y || pfvm_tensor_numel(y) != n) {
-        fprintf(stderr, "  %lld elements, expected %d\n", y ? (long long)pfvm_tensor_numel(y) : -1LL, n);
-        return 0;
-    }
-    for (i = 0; i < n; i++)
-        if (pfvm_tensor_get_i64(y, i) != want[i]) {
-            fprintf(stderr, "  element %d is %lld, expected %lld\n", i, (long long)pfvm_tensor_get_i64(y, i),
-                    (long long)want[i]);
-            return 0;
-        }
-    return 1;
-}
+#include "op_case.h"
 
 static int strings_are(const pfvm_tensor *y, const char *const *want, int n)
 {
@@ -318,7 +191,7 @@ static void test_transpose(void)
         tin in[1] = {{PFVM_FLOAT, 2, {2, 3}, f6, 0}};
         tc_node(&t, "Transpose", 13, in, 1, 1);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(shape_is(tc_out(&t, 0), 2, d) && values_are(tc_out(&t, 0), w, 6));
+        CHECK(shape_is(tc_out(&t, 0), 2, d) && values_are(tc_out(&t, 0), w, 6, 1e-6));
         tc_end(&t);
     }
     /* [2,3,4] perm (1,2,0): y[j][k][i] = x[i][j][k] */
@@ -378,7 +251,7 @@ static void test_concat_split(void)
         tc_node(&t, "Concat", 13, in, 2, 1);
         pfvm_node_set_attr_int(t.n, "axis", -1, &t.st);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(shape_is(tc_out(&t, 0), 2, d) && values_are(tc_out(&t, 0), w, 8));
+        CHECK(shape_is(tc_out(&t, 0), 2, d) && values_are(tc_out(&t, 0), w, 8, 1e-6));
         tc_end(&t);
     }
     {
@@ -406,8 +279,8 @@ static void test_concat_split(void)
         tc_node(&t, "Split", 13, in, 2, 2);
         pfvm_node_set_attr_int(t.n, "axis", 1, &t.st);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(shape_is(tc_out(&t, 0), 2, d0) && values_are(tc_out(&t, 0), w0, 2));
-        CHECK(shape_is(tc_out(&t, 1), 2, d1) && values_are(tc_out(&t, 1), w1, 4));
+        CHECK(shape_is(tc_out(&t, 0), 2, d0) && values_are(tc_out(&t, 0), w0, 2, 1e-6));
+        CHECK(shape_is(tc_out(&t, 1), 2, d1) && values_are(tc_out(&t, 1), w1, 4, 1e-6));
         tc_end(&t);
     }
     {
@@ -415,7 +288,7 @@ static void test_concat_split(void)
         tin in[1] = {{PFVM_FLOAT, 1, {6}, f6, 0}};
         tc_node(&t, "Split", 11, in, 1, 3);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(values_are(tc_out(&t, 2), w2, 2));
+        CHECK(values_are(tc_out(&t, 2), w2, 2, 1e-6));
         tc_end(&t);
     }
     {
@@ -455,7 +328,7 @@ static void test_slice(void)
                      {PFVM_INT64, 1, {1}, ax, 0}, {PFVM_INT64, 1, {1}, sp, 0}};
         tc_node(&t, "Slice", 13, in, 5, 1);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(shape_is(tc_out(&t, 0), 2, d) && values_are(tc_out(&t, 0), w, 6));
+        CHECK(shape_is(tc_out(&t, 0), 2, d) && values_are(tc_out(&t, 0), w, 6, 1e-6));
         tc_end(&t);
     }
     /* step 2 on axis -1 of [2,3,4], out-of-range end */
@@ -466,7 +339,7 @@ static void test_slice(void)
                      {PFVM_INT64, 1, {1}, ax, 1}, {PFVM_INT64, 1, {1}, sp, 1}};
         tc_node(&t, "Slice", 13, in, 5, 1);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(shape_is(tc_out(&t, 0), 3, d) && values_are(tc_out(&t, 0), w, 12));
+        CHECK(shape_is(tc_out(&t, 0), 3, d) && values_are(tc_out(&t, 0), w, 12, 1e-6));
         tc_end(&t);
     }
     /* a start past the end gives an empty axis */
@@ -526,7 +399,7 @@ static void test_gather(void)
         tc_node(&t, "Gather", 13, in, 2, 1);
         pfvm_node_set_attr_int(t.n, "axis", 1, &t.st);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(shape_is(tc_out(&t, 0), 2, d) && values_are(tc_out(&t, 0), w, 4));
+        CHECK(shape_is(tc_out(&t, 0), 2, d) && values_are(tc_out(&t, 0), w, 4, 1e-6));
         tc_end(&t);
     }
     /* scalar index drops the axis */
@@ -537,7 +410,7 @@ static void test_gather(void)
         tin in[2] = {{PFVM_FLOAT, 2, {2, 3}, f6, 0}, {PFVM_INT32, 0, {0}, ix, 0}};
         tc_node(&t, "Gather", 13, in, 2, 1);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(shape_is(tc_out(&t, 0), 1, d) && values_are(tc_out(&t, 0), w, 3));
+        CHECK(shape_is(tc_out(&t, 0), 1, d) && values_are(tc_out(&t, 0), w, 3, 1e-6));
         tc_end(&t);
     }
     {
@@ -569,7 +442,7 @@ static void test_expand_tile(void)
         tin in[2] = {{PFVM_FLOAT, 2, {3, 1}, x, 0}, {PFVM_INT64, 1, {3}, sh, 0}};
         tc_node(&t, "Expand", 13, in, 2, 1);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(shape_is(tc_out(&t, 0), 3, d) && values_are(tc_out(&t, 0), w, 6));
+        CHECK(shape_is(tc_out(&t, 0), 3, d) && values_are(tc_out(&t, 0), w, 6, 1e-6));
         tc_end(&t);
     }
     {
@@ -579,7 +452,7 @@ static void test_expand_tile(void)
         tin in[2] = {{PFVM_FLOAT, 1, {3}, x, 0}, {PFVM_INT64, 1, {2}, sh, 1}};
         tc_node(&t, "Expand", 13, in, 2, 1);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(shape_is(tc_out(&t, 0), 2, d) && values_are(tc_out(&t, 0), w, 6));
+        CHECK(shape_is(tc_out(&t, 0), 2, d) && values_are(tc_out(&t, 0), w, 6, 1e-6));
         tc_end(&t);
     }
     {
@@ -596,7 +469,7 @@ static void test_expand_tile(void)
         tin in[2] = {{PFVM_FLOAT, 2, {2, 3}, f6, 0}, {PFVM_INT64, 1, {2}, rep, 0}};
         tc_node(&t, "Tile", 13, in, 2, 1);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(shape_is(tc_out(&t, 0), 2, d) && values_are(tc_out(&t, 0), w, 24));
+        CHECK(shape_is(tc_out(&t, 0), 2, d) && values_are(tc_out(&t, 0), w, 24, 1e-6));
         tc_end(&t);
     }
     {
@@ -620,7 +493,7 @@ static void test_pad(void)
         tin in[3] = {{PFVM_FLOAT, 1, {3}, x, 0}, {PFVM_INT64, 1, {2}, p, 0}, {PFVM_FLOAT, 0, {0}, v, 0}};
         tc_node(&t, "Pad", 13, in, 3, 1);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(values_are(tc_out(&t, 0), w, 6));
+        CHECK(values_are(tc_out(&t, 0), w, 6, 1e-6));
         tc_end(&t);
     }
     {
@@ -630,7 +503,7 @@ static void test_pad(void)
         tc_node(&t, "Pad", 13, in, 2, 1);
         pfvm_node_set_attr_string(t.n, "mode", "reflect", &t.st);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(values_are(tc_out(&t, 0), w, 10));
+        CHECK(values_are(tc_out(&t, 0), w, 10, 1e-6));
         tc_end(&t);
     }
     {
@@ -640,7 +513,7 @@ static void test_pad(void)
         tc_node(&t, "Pad", 13, in, 2, 1);
         pfvm_node_set_attr_string(t.n, "mode", "edge", &t.st);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(values_are(tc_out(&t, 0), w, 4));
+        CHECK(values_are(tc_out(&t, 0), w, 4, 1e-6));
         tc_end(&t);
     }
     {
@@ -650,7 +523,7 @@ static void test_pad(void)
         tc_node(&t, "Pad", 19, in, 2, 1);
         pfvm_node_set_attr_string(t.n, "mode", "wrap", &t.st);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(values_are(tc_out(&t, 0), w, 7));
+        CHECK(values_are(tc_out(&t, 0), w, 7, 1e-6));
         tc_end(&t);
     }
     /* 2-D, opset 2 attributes with a double value */
@@ -663,7 +536,7 @@ static void test_pad(void)
         pfvm_node_set_attr_ints(t.n, "pads", p, 4, &t.st);
         pfvm_node_set_attr_float(t.n, "value", -1, &t.st);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(shape_is(tc_out(&t, 0), 2, d) && values_are(tc_out(&t, 0), w, 9));
+        CHECK(shape_is(tc_out(&t, 0), 2, d) && values_are(tc_out(&t, 0), w, 9, 1e-6));
         tc_end(&t);
     }
     /* opset 18 axes; strings pad with "" */
@@ -723,7 +596,7 @@ static void test_range_trilu(void)
         tin in[3] = {{PFVM_FLOAT, 0, {0}, a, 0}, {PFVM_FLOAT, 0, {0}, b, 0}, {PFVM_FLOAT, 0, {0}, d, 0}};
         tc_node(&t, "Range", 11, in, 3, 1);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(values_are(tc_out(&t, 0), w, 4));
+        CHECK(values_are(tc_out(&t, 0), w, 4, 1e-6));
         tc_end(&t);
     }
     {
@@ -741,7 +614,7 @@ static void test_range_trilu(void)
         tc_node(&t, "Trilu", 14, in, 2, 1);
         pfvm_node_set_attr_int(t.n, "upper", 0, &t.st);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(values_are(tc_out(&t, 0), w, 6));
+        CHECK(values_are(tc_out(&t, 0), w, 6, 1e-6));
         tc_end(&t);
     }
     {
@@ -758,7 +631,7 @@ static void test_range_trilu(void)
         tin in[2] = {{PFVM_FLOAT, 2, {2, 3}, f6, 0}, {PFVM_INT64, 0, {0}, k, 0}};
         tc_node(&t, "Trilu", 14, in, 2, 1);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(values_are(tc_out(&t, 0), w, 6));
+        CHECK(values_are(tc_out(&t, 0), w, 6, 1e-6));
         tc_end(&t);
     }
 }
@@ -836,7 +709,7 @@ static void test_identity_dropout(void)
         tin in[1] = {{PFVM_FLOAT, 2, {2, 3}, f6, 0}};
         tc_node(&t, "Identity", 16, in, 1, 1);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(values_are(tc_out(&t, 0), (const double[]){1, 2, 3, 4, 5, 6}, 6));
+        CHECK(values_are(tc_out(&t, 0), (const double[]){1, 2, 3, 4, 5, 6}, 6, 1e-6));
         tc_end(&t);
     }
     /* inference mode: the data and an all-true mask */
@@ -847,7 +720,7 @@ static void test_identity_dropout(void)
         tin in[3] = {{PFVM_FLOAT, 2, {2, 3}, f6, 0}, {PFVM_FLOAT, 0, {0}, r, 0}, {PFVM_BOOL, 0, {0}, tr, 0}};
         tc_node(&t, "Dropout", 13, in, 3, 2);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(values_are(tc_out(&t, 0), (const double[]){1, 2, 3, 4, 5, 6}, 6));
+        CHECK(values_are(tc_out(&t, 0), (const double[]){1, 2, 3, 4, 5, 6}, 6, 1e-6));
         CHECK(tc_out(&t, 1)->dtype == PFVM_BOOL && ints_are(tc_out(&t, 1), w, 6));
         tc_end(&t);
     }
@@ -858,7 +731,7 @@ static void test_identity_dropout(void)
         tin in[3] = {{PFVM_FLOAT, 2, {2, 3}, f6, 0}, {PFVM_FLOAT, 0, {0}, r, 0}, {PFVM_BOOL, 0, {0}, tr, 0}};
         tc_node(&t, "Dropout", 13, in, 3, 1);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(values_are(tc_out(&t, 0), (const double[]){1, 2, 3, 4, 5, 6}, 6));
+        CHECK(values_are(tc_out(&t, 0), (const double[]){1, 2, 3, 4, 5, 6}, 6, 1e-6));
         tc_end(&t);
     }
     {
@@ -883,7 +756,7 @@ static void test_gather_scatter_elements(void)
         tc_node(&t, "GatherElements", 13, in, 2, 1);
         pfvm_node_set_attr_int(t.n, "axis", 1, &t.st);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(values_are(tc_out(&t, 0), w, 4));
+        CHECK(values_are(tc_out(&t, 0), w, 4, 1e-6));
         tc_end(&t);
     }
     {
@@ -927,7 +800,7 @@ static void test_nd(void)
         tc_node(&t, "GatherND", 13, in, 2, 1);
         pfvm_node_set_attr_int(t.n, "batch_dims", 1, &t.st);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(shape_is(tc_out(&t, 0), 1, d) && values_are(tc_out(&t, 0), w, 2));
+        CHECK(shape_is(tc_out(&t, 0), 1, d) && values_are(tc_out(&t, 0), w, 2, 1e-6));
         tc_end(&t);
     }
     {
@@ -948,7 +821,7 @@ static void test_nd(void)
         tc_node(&t, "ScatterND", 16, in, 3, 1);
         pfvm_node_set_attr_string(t.n, "reduction", "mul", &t.st);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(values_are(tc_out(&t, 0), w, 6));
+        CHECK(values_are(tc_out(&t, 0), w, 6, 1e-6));
         tc_end(&t);
     }
     {
@@ -980,7 +853,7 @@ static void test_onehot_eyelike(void)
         tc_node(&t, "OneHot", 11, in, 3, 1);
         pfvm_node_set_attr_int(t.n, "axis", 0, &t.st);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(shape_is(tc_out(&t, 0), 2, d) && values_are(tc_out(&t, 0), w, 6));
+        CHECK(shape_is(tc_out(&t, 0), 2, d) && values_are(tc_out(&t, 0), w, 6, 1e-6));
         tc_end(&t);
     }
     {
@@ -999,7 +872,7 @@ static void test_onehot_eyelike(void)
         pfvm_node_set_attr_int(t.n, "dtype", PFVM_BFLOAT16, &t.st);
         pfvm_node_set_attr_int(t.n, "k", 1, &t.st);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(tc_out(&t, 0)->dtype == PFVM_BFLOAT16 && values_are(tc_out(&t, 0), w, 6));
+        CHECK(tc_out(&t, 0)->dtype == PFVM_BFLOAT16 && values_are(tc_out(&t, 0), w, 6, 1e-6));
         tc_end(&t);
     }
     {
@@ -1021,7 +894,7 @@ static void test_compress_nonzero(void)
         tc_node(&t, "Compress", 11, in, 2, 1);
         pfvm_node_set_attr_int(t.n, "axis", 1, &t.st);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(shape_is(tc_out(&t, 0), 2, d) && values_are(tc_out(&t, 0), w, 2));
+        CHECK(shape_is(tc_out(&t, 0), 2, d) && values_are(tc_out(&t, 0), w, 2, 1e-6));
         tc_end(&t);
     }
     /* no axis: the flattened data; a constant condition is counted at plan time */
@@ -1031,7 +904,7 @@ static void test_compress_nonzero(void)
         tin in[2] = {{PFVM_FLOAT, 2, {2, 3}, f6, 0}, {PFVM_BOOL, 1, {4}, c, 1}};
         tc_node(&t, "Compress", 11, in, 2, 1);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(values_are(tc_out(&t, 0), w, 2));
+        CHECK(values_are(tc_out(&t, 0), w, 2, 1e-6));
         tc_end(&t);
     }
     {
@@ -1075,7 +948,7 @@ static void test_space_depth_revseq(void)
         pfvm_node_set_attr_int(t.n, "blocksize", 2, &t.st);
         pfvm_node_set_attr_string(t.n, "mode", "CRD", &t.st);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(shape_is(tc_out(&t, 0), 4, d) && values_are(tc_out(&t, 0), w, 4));
+        CHECK(shape_is(tc_out(&t, 0), 4, d) && values_are(tc_out(&t, 0), w, 4, 1e-6));
         tc_end(&t);
     }
     /* DCR with 2 output channels: channel = (i*b + j)*C + c */
@@ -1086,7 +959,7 @@ static void test_space_depth_revseq(void)
         tc_node(&t, "DepthToSpace", 13, in, 1, 1);
         pfvm_node_set_attr_int(t.n, "blocksize", 2, &t.st);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(values_are(tc_out(&t, 0), w, 8));
+        CHECK(values_are(tc_out(&t, 0), w, 8, 1e-6));
         tc_end(&t);
     }
     /* SpaceToDepth of [1,1,2,2] -> [1,4,1,1] */
@@ -1098,7 +971,7 @@ static void test_space_depth_revseq(void)
         tc_node(&t, "SpaceToDepth", 13, in, 1, 1);
         pfvm_node_set_attr_int(t.n, "blocksize", 2, &t.st);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(shape_is(tc_out(&t, 0), 4, d) && values_are(tc_out(&t, 0), w, 4));
+        CHECK(shape_is(tc_out(&t, 0), 4, d) && values_are(tc_out(&t, 0), w, 4, 1e-6));
         tc_end(&t);
     }
     {
@@ -1115,7 +988,7 @@ static void test_space_depth_revseq(void)
         tin in[2] = {{PFVM_FLOAT, 2, {3, 2}, f6, 0}, {PFVM_INT64, 1, {2}, lens, 0}};
         tc_node(&t, "ReverseSequence", 10, in, 2, 1);
         CHECK_MSG(tc_run(&t) == PFVM_OK, "%s", t.st.msg);
-        CHECK(values_are(tc_out(&t, 0), w, 6));
+        CHECK(values_are(tc_out(&t, 0), w, 6, 1e-6));
         tc_end(&t);
     }
     {
