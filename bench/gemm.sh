@@ -30,7 +30,7 @@ gf=$(echo "$peak" | sed -E 's/.*peak ([0-9.]+) GFLOP.*/\1/')
     echo
     echo "Made by \`sh bench/gemm.sh\` (SECONDS_PER=$T) on $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')."
     echo "Peak (bench/peak.c, best of 60 short rounds): $peak."
-    echo "Register-tile ceiling (bench/ukernel.c, data in L1): $ukernel."
+    echo "Register tiles alone (bench/ukernel.c, data in L1, GFLOP/s): $ukernel."
     echo "pfvm and OpenBLAS (OPENBLAS_NUM_THREADS=1, cblas_sgemm) alternate; each column is the fastest run."
     echo "% of peak is pfvm's GFLOP/s over the measured peak. The machine is shared (its load moves"
     echo "absolute numbers by up to 2x; the alternating ratio holds better)."

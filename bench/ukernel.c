@@ -1,21 +1,27 @@
-/* bench/ukernel: the ceiling of an AVX2+FMA register tile with its data in
- * L1, against the FMA peak (bench/peak.c). The tile is pfvm's (6 rows of A
- * broadcast, 2 vectors of packed B per step of K, 12 accumulators); the
- * second loop is the same tile with A's broadcasts hoisted out of the loop
- * (wrong products: it only shows what the FMA units do when each step
- * needs just the two loads of B). On the AMD EPYC of bench/gemm.md the
- * first stops near two thirds of the peak, and so did every other tile
- * tried (4x24, 3x32, A broadcast from a 128-bit load, B as FMA memory
- * operands, A pre-broadcast in memory): the broadcasts, not the tile, set
- * the ceiling there. Prints one line for bench/gemm.sh (built with gcc
- * there: clang moves the hoisted broadcasts back through memory). */
+/* bench/ukernel: AVX2+FMA register tiles with their data in L1, in
+ * GFLOP/s, to hold against the FMA peak (bench/peak.c): what a micro-kernel
+ * can reach before packing, blocking and C's updates cost anything.
+ *   6x16   pfvm's tile: 6 rows of A broadcast from memory, 2 vectors of B
+ *   4x24   4 broadcasts, 3 vectors of B (12 accumulators)
+ *   3x32   3 broadcasts, 4 vectors of B
+ *   16x6T  C transposed: 2 vectors of A along M, B pre-broadcast at packing
+ *          (6 full loads per step, no broadcasts)
+ *   6x16p  6x16 with A's 6 values from one load, spread by vpermps
+ *   4x24r  4 rows of A from one 128-bit broadcast, 3 in-lane rotations
+ *          (vpermilps), 3 vectors of B: C comes out rotated
+ * On the AMD EPYC of bench/gemm.md (Zen 4, AVX-512 hidden) the broadcast
+ * tiles all run at the FMA peak (two FMAs a cycle); the shuffle ones lose
+ * a third. An earlier version of this program and of peak.c let gcc merge
+ * equal accumulator chains and so reported a peak 1.5x too high (see
+ * bench/gemm.md). Prints one line for bench/gemm.sh. */
 #define _POSIX_C_SOURCE 199309L
 #include <immintrin.h>
 #include <stdio.h>
 #include <time.h>
 
 #define KC 128
-static float A[6 * KC], B[16 * KC], C[6 * 16];
+static float A[16 * KC] __attribute__((aligned(64))), B[48 * KC] __attribute__((aligned(64)));
+static float C[8] __attribute__((aligned(32)));
 
 static double now_s(void)
 {
@@ -24,42 +30,103 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-#define DECL                                                                                                  \
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00, \
-           c40 = c00, c41 = c00, c50 = c00, c51 = c00
-#define ROW(r, a)                            \
-    c##r##0 = _mm256_fmadd_ps(a, b0, c##r##0); \
-    c##r##1 = _mm256_fmadd_ps(a, b1, c##r##1);
-#define STORE                                                                                                  \
-    _mm256_storeu_ps(C, _mm256_add_ps(_mm256_add_ps(c00, c10), _mm256_add_ps(c20, c30)));                     \
-    _mm256_storeu_ps(C + 8, _mm256_add_ps(_mm256_add_ps(c01, c11), _mm256_add_ps(c21, c31)));                 \
-    _mm256_storeu_ps(C + 16, _mm256_add_ps(_mm256_add_ps(c40, c41), _mm256_add_ps(c50, c51)))
+#define KERNEL __attribute__((target("avx2,fma"), noinline)) static void
+#define Z _mm256_setzero_ps()
+#define F _mm256_fmadd_ps
+#define L _mm256_load_ps
+#define BC _mm256_broadcast_ss
+#define DECL __m256 c0 = Z, c1 = Z, c2 = Z, c3 = Z, c4 = Z, c5 = Z, c6 = Z, c7 = Z, c8 = Z, c9 = Z, c10 = Z, c11 = Z
+/* all twelve accumulators reach the sink (none is dead code) */
+#define SINK                                                                                           \
+    {                                                                                                  \
+        __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c0, c1), _mm256_add_ps(c2, c3)),         \
+                                 _mm256_add_ps(_mm256_add_ps(c4, c5), _mm256_add_ps(c6, c7)));        \
+        s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(c8, c9), _mm256_add_ps(c10, c11)));          \
+        _mm256_store_ps(C, _mm256_add_ps(s, L(C)));                                                   \
+    }
+#define P2(x, u, v) u = F(x, b0, u); v = F(x, b1, v);
+#define P3(x, u, v, w) u = F(x, b0, u); v = F(x, b1, v); w = F(x, b2, w);
+#define P4(x, u, v, w, y) u = F(x, b0, u); v = F(x, b1, v); w = F(x, b2, w); y = F(x, b3, y);
 
-__attribute__((target("avx2,fma"), noinline)) static void tile(void)
+KERNEL t6x16(void)
 {
-    const float *ap = A, *bp = B;
+    const float *a = A, *b = B;
     int p;
     DECL;
-    for (p = 0; p < KC; p++, ap += 6, bp += 16) {
-        __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
-        ROW(0, _mm256_broadcast_ss(ap)) ROW(1, _mm256_broadcast_ss(ap + 1)) ROW(2, _mm256_broadcast_ss(ap + 2))
-        ROW(3, _mm256_broadcast_ss(ap + 3)) ROW(4, _mm256_broadcast_ss(ap + 4)) ROW(5, _mm256_broadcast_ss(ap + 5))
+    for (p = 0; p < KC; p++, a += 6, b += 16) {
+        __m256 b0 = L(b), b1 = L(b + 8);
+        P2(BC(a), c0, c1) P2(BC(a + 1), c2, c3) P2(BC(a + 2), c4, c5)
+        P2(BC(a + 3), c6, c7) P2(BC(a + 4), c8, c9) P2(BC(a + 5), c10, c11)
     }
-    STORE;
+    SINK
 }
 
-__attribute__((target("avx2,fma"), noinline)) static void tile_hoisted(void)
+KERNEL t4x24(void)
 {
-    const float *bp = B;
-    __m256 a0 = _mm256_broadcast_ss(A), a1 = _mm256_broadcast_ss(A + 1), a2 = _mm256_broadcast_ss(A + 2);
+    const float *a = A, *b = B;
     int p;
     DECL;
-    for (p = 0; p < KC; p++, bp += 16) {
-        __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
-        __asm__ volatile("" : "+x"(a0), "+x"(a1), "+x"(a2)); /* kept in registers (no reloads) */
-        ROW(0, a0) ROW(1, a1) ROW(2, a2) ROW(3, a0) ROW(4, a1) ROW(5, a2)
+    for (p = 0; p < KC; p++, a += 4, b += 24) {
+        __m256 b0 = L(b), b1 = L(b + 8), b2 = L(b + 16);
+        P3(BC(a), c0, c1, c2) P3(BC(a + 1), c3, c4, c5) P3(BC(a + 2), c6, c7, c8) P3(BC(a + 3), c9, c10, c11)
     }
-    STORE;
+    SINK
+}
+
+KERNEL t3x32(void)
+{
+    const float *a = A, *b = B;
+    int p;
+    DECL;
+    for (p = 0; p < KC; p++, a += 3, b += 32) {
+        __m256 b0 = L(b), b1 = L(b + 8), b2 = L(b + 16), b3 = L(b + 24);
+        P4(BC(a), c0, c1, c2, c3) P4(BC(a + 1), c4, c5, c6, c7) P4(BC(a + 2), c8, c9, c10, c11)
+    }
+    SINK
+}
+
+KERNEL t16x6t(void)
+{
+    const float *a = A, *b = B;
+    int p;
+    DECL;
+    for (p = 0; p < KC; p++, a += 16, b += 48) {
+        __m256 b0 = L(a), b1 = L(a + 8); /* A's two vectors along M play B's part */
+        P2(L(b), c0, c1) P2(L(b + 8), c2, c3) P2(L(b + 16), c4, c5)
+        P2(L(b + 24), c6, c7) P2(L(b + 32), c8, c9) P2(L(b + 40), c10, c11)
+    }
+    SINK
+}
+
+KERNEL t6x16p(void)
+{
+    const float *a = A, *b = B;
+    const __m256i i0 = _mm256_set1_epi32(0), i1 = _mm256_set1_epi32(1), i2 = _mm256_set1_epi32(2);
+    const __m256i i3 = _mm256_set1_epi32(3), i4 = _mm256_set1_epi32(4), i5 = _mm256_set1_epi32(5);
+    int p;
+    DECL;
+    for (p = 0; p < KC; p++, a += 8, b += 16) {
+        __m256 b0 = L(b), b1 = L(b + 8), av = L(a);
+        P2(_mm256_permutevar8x32_ps(av, i0), c0, c1) P2(_mm256_permutevar8x32_ps(av, i1), c2, c3)
+        P2(_mm256_permutevar8x32_ps(av, i2), c4, c5) P2(_mm256_permutevar8x32_ps(av, i3), c6, c7)
+        P2(_mm256_permutevar8x32_ps(av, i4), c8, c9) P2(_mm256_permutevar8x32_ps(av, i5), c10, c11)
+    }
+    SINK
+}
+
+KERNEL t4x24r(void)
+{
+    const float *a = A, *b = B;
+    int p;
+    DECL;
+    for (p = 0; p < KC; p++, a += 4, b += 24) {
+        __m256 b0 = L(b), b1 = L(b + 8), b2 = L(b + 16), x = _mm256_broadcast_ps((const __m128 *)a);
+        P3(x, c0, c1, c2) x = _mm256_permute_ps(x, 0x39);
+        P3(x, c3, c4, c5) x = _mm256_permute_ps(x, 0x39);
+        P3(x, c6, c7, c8) x = _mm256_permute_ps(x, 0x39);
+        P3(x, c9, c10, c11)
+    }
+    SINK
 }
 
 static double best_gflops(void (*fn)(void))
@@ -74,7 +141,7 @@ static double best_gflops(void (*fn)(void))
         if (t < best)
             best = t;
     }
-    return 10000.0 * 2 * 6 * 16 * KC / best / 1e9;
+    return 10000.0 * 2 * 12 * 8 * KC / best / 1e9; /* every tile: 12 FMAs of 8 lanes per step */
 }
 
 int main(void)
@@ -85,11 +152,13 @@ int main(void)
         printf("no AVX2+FMA\n");
         return 0;
     }
-    for (i = 0; i < 6 * KC; i++)
-        A[i] = (float)(i % 7) * 0.01f;
     for (i = 0; i < 16 * KC; i++)
+        A[i] = (float)(i % 7) * 0.01f;
+    for (i = 0; i < 48 * KC; i++)
         B[i] = (float)(i % 5) * 0.01f;
-    printf("6x16 tile in L1 %.1f GFLOP/s, without A's broadcasts %.1f GFLOP/s (C %g)\n", best_gflops(tile),
-           best_gflops(tile_hoisted), (double)C[0]);
+    printf("6x16 %.1f, 4x24 %.1f, 3x32 %.1f, 16x6T (B pre-broadcast) %.1f, 6x16p (vpermps) %.1f, "
+           "4x24r (rotations) %.1f GFLOP/s (C %g)\n",
+           best_gflops(t6x16), best_gflops(t4x24), best_gflops(t3x32), best_gflops(t16x6t), best_gflops(t6x16p),
+           best_gflops(t4x24r), (double)C[0]);
     return 0;
 }

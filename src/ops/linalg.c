@@ -71,6 +71,7 @@ typedef struct pfvm__la_kern {
     int mr, nr;
     pfvm__la_kern_fn fn;
     pfvm__la_kern_fn fn4; /* the first 4 rows of a strip only (for the last strip of A) */
+    pfvm__la_kern_fn half; /* all rows, the first nr/2 columns only (NULL: none) */
 } pfvm__la_kern;
 
 #define PFVM__LA_PMR 4  /* portable kernel: rows */
@@ -214,6 +215,28 @@ static void pfvm__la_kern_t4a(ptrdiff_t kc, const float *a, ptrdiff_t as_m, cons
         }                                                 \
         ROWS(PFVM__LA_STORE)                              \
     }
+/* The half-width tile (one vector per row) for the last columns of C
+ * when they fill half a tile or less: the whole tile would do twice the
+ * work there. */
+#define PFVM__LA_DECL_H(r) V c##r##0 = ZERO();
+#define PFVM__LA_STEP_H(r) c##r##0 = FMA(SET1(ap[r]), b0, c##r##0);
+#define PFVM__LA_STORE_H(r)                               \
+    {                                                     \
+        float *cr = c + r * ldc;                          \
+        STORE(cr, FMA(al, c##r##0, LOAD(cr)));            \
+    }
+#define PFVM__LA_BODY_H(ROWS, MR)                         \
+    {                                                     \
+        const V al = SET1(alpha);                         \
+        int64_t p;                                        \
+        (void)b1;                                         \
+        ROWS(PFVM__LA_DECL_H)                             \
+        for (p = 0; p < kc; p++, ap += MR, bp += ldb) {   \
+            const V b0 = LOAD(bp);                        \
+            ROWS(PFVM__LA_STEP_H)                         \
+        }                                                 \
+        ROWS(PFVM__LA_STORE_H)                            \
+    }
 #define PFVM__LA_ROWS4(X) X(0) X(1) X(2) X(3)
 #define PFVM__LA_ROWS6(X) PFVM__LA_ROWS4(X) X(4) X(5)
 #define PFVM__LA_ROWS12(X) PFVM__LA_ROWS6(X) X(6) X(7) X(8) X(9) X(10) X(11)
@@ -233,6 +256,10 @@ __attribute__((target("avx2,fma"))) static void pfvm__la_kern_avx2_4(int64_t kc,
                                                                       int64_t ldb, int64_t b1, float *c, int64_t ldc,
                                                                     float alpha)
 PFVM__LA_BODY(PFVM__LA_ROWS4, 6)
+__attribute__((target("avx2,fma"))) static void pfvm__la_kern_avx2_h(int64_t kc, const float *ap, const float *bp,
+                                                                      int64_t ldb, int64_t b1, float *c, int64_t ldc,
+                                                                      float alpha)
+PFVM__LA_BODY_H(PFVM__LA_ROWS6, 6)
 #undef V
 #undef W
 #undef ZERO
@@ -286,15 +313,15 @@ static int pfvm__la_have_avx2(void)
 static const pfvm__la_kern *pfvm__la_pick(void)
 {
 #ifdef PFVM__LA_T4
-    static const pfvm__la_kern portable = {4, 4, pfvm__la_kern_t4, pfvm__la_kern_t4};
+    static const pfvm__la_kern portable = {4, 4, pfvm__la_kern_t4, pfvm__la_kern_t4, NULL};
 #else
-    static const pfvm__la_kern portable = {PFVM__LA_PMR, PFVM__LA_PNR, pfvm__la_kern_c, pfvm__la_kern_c};
+    static const pfvm__la_kern portable = {PFVM__LA_PMR, PFVM__LA_PNR, pfvm__la_kern_c, pfvm__la_kern_c, NULL};
 #endif
 #ifdef PFVM__LA_X86
-    static const pfvm__la_kern avx2 = {6, 16, pfvm__la_kern_avx2, pfvm__la_kern_avx2_4};
+    static const pfvm__la_kern avx2 = {6, 16, pfvm__la_kern_avx2, pfvm__la_kern_avx2_4, pfvm__la_kern_avx2_h};
     int have_avx2 = pfvm__la_have_avx2();
 #ifdef PFVM_AVX512_KERNELS
-    static const pfvm__la_kern avx512 = {12, 32, pfvm__la_kern_avx512, pfvm__la_kern_avx512_4};
+    static const pfvm__la_kern avx512 = {12, 32, pfvm__la_kern_avx512, pfvm__la_kern_avx512_4, NULL};
     if (pfvm__have_avx512())
         return &avx512;
 #endif
@@ -303,6 +330,51 @@ static const pfvm__la_kern *pfvm__la_pick(void)
 #endif
     return &portable;
 }
+
+#ifdef PFVM__LA_X86
+/* One whole strip of 6 rows of A contiguous along K (as_k 1), 8 steps of K
+ * at a time: 6 row loads and an 8x8 transpose (2 rows zero) instead of 48
+ * scalar gathers (those took about a tenth of a 512 product's time).
+ * Returns the steps done (the rest: the scalar loop). */
+__attribute__((target("avx2,fma"))) static int64_t pfvm__la_pack_a6_avx2(const float *as, int64_t as_m, int64_t kc,
+                                                                          float *d)
+{
+    const __m256 z = _mm256_setzero_ps();
+    int64_t p;
+    for (p = 0; p + 8 <= kc; p += 8, d += 48) {
+        const float *r0 = as + p;
+        __m256 t0, t1, t2, t3, t4, t5, s0, s1, s2, s3, s4, s5, s6, s7, o[8];
+        int q;
+        t0 = _mm256_unpacklo_ps(_mm256_loadu_ps(r0), _mm256_loadu_ps(r0 + as_m));
+        t1 = _mm256_unpackhi_ps(_mm256_loadu_ps(r0), _mm256_loadu_ps(r0 + as_m));
+        t2 = _mm256_unpacklo_ps(_mm256_loadu_ps(r0 + 2 * as_m), _mm256_loadu_ps(r0 + 3 * as_m));
+        t3 = _mm256_unpackhi_ps(_mm256_loadu_ps(r0 + 2 * as_m), _mm256_loadu_ps(r0 + 3 * as_m));
+        t4 = _mm256_unpacklo_ps(_mm256_loadu_ps(r0 + 4 * as_m), _mm256_loadu_ps(r0 + 5 * as_m));
+        t5 = _mm256_unpackhi_ps(_mm256_loadu_ps(r0 + 4 * as_m), _mm256_loadu_ps(r0 + 5 * as_m));
+        s0 = _mm256_shuffle_ps(t0, t2, 0x44);
+        s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+        s2 = _mm256_shuffle_ps(t1, t3, 0x44);
+        s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+        s4 = _mm256_shuffle_ps(t4, z, 0x44);
+        s5 = _mm256_shuffle_ps(t4, z, 0xEE);
+        s6 = _mm256_shuffle_ps(t5, z, 0x44);
+        s7 = _mm256_shuffle_ps(t5, z, 0xEE);
+        o[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+        o[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+        o[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+        o[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+        o[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+        o[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+        o[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+        o[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+        for (q = 0; q < 8; q++) { /* rows 0-3, then 4-5: exactly 6 floats (no store past the strip) */
+            _mm_storeu_ps(d + 6 * q, _mm256_castps256_ps128(o[q]));
+            _mm_storel_pi((__m64 *)(void *)(d + 6 * q + 4), _mm256_extractf128_ps(o[q], 1));
+        }
+    }
+    return p;
+}
+#endif
 
 /* Packs rows i0..i0+mc and columns p0..p0+kc of A into strips of mr rows:
  * dst[s*kc*mr + p*mr + r] (rows past mc are zero). */
@@ -313,7 +385,14 @@ static void pfvm__la_pack_a(const float *a, int64_t as_m, int64_t as_k, int64_t 
         int64_t rows = mc - s < mr ? mc - s : mr;
         const float *as = a + s * as_m;
         float *d = dst + s * kc;
-        for (p = 0; p < kc; p++, d += mr) {
+        p = 0;
+#ifdef PFVM__LA_X86
+        if (mr == 6 && rows == 6 && as_k == 1 && pfvm__la_have_avx2()) {
+            p = pfvm__la_pack_a6_avx2(as, as_m, kc, d);
+            d += p * mr;
+        }
+#endif
+        for (; p < kc; p++, d += mr) {
             for (r = 0; r < rows; r++)
                 d[r] = as[r * as_m + p * as_k];
             for (; r < mr; r++)
@@ -341,13 +420,21 @@ static void pfvm__la_chunks(pfvm__la_kern_fn fn, int mr_stride, int64_t kc, cons
  * all columns, groups of 4 rows go straight to C (fn4); for the rest, the
  * kernel runs on the whole strip (a strip shifted by 4 rows would read
  * past its end) into a tile on the stack that holds C's entries, so that
- * they round as in a whole tile. */
+ * they round as in a whole tile. Half a tile's columns or fewer take the
+ * half-width kernel where there is one (the same operations per entry). */
 static void pfvm__la_edge(const pfvm__la_kern *kn, int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1,
                           float *c, int64_t ldc, float alpha, int64_t mr, int64_t nr)
 {
     float tile[PFVM__LA_MR_MAX * PFVM__LA_NR_MAX];
     int64_t r = 0, i, j;
-    if (nr == kn->nr && kn->mr > 4)
+    pfvm__la_kern_fn fn = kn->fn;
+    if (kn->half && nr <= kn->nr / 2) {
+        fn = kn->half;
+        if (nr == kn->nr / 2 && mr == kn->mr) {
+            pfvm__la_chunks(fn, kn->mr, kc, ap, bp, ldb, b1, c, ldc, alpha);
+            return;
+        }
+    } else if (nr == kn->nr && kn->mr > 4)
         for (; mr - r >= 4; r += 4)
             pfvm__la_chunks(kn->fn4, kn->mr, kc, ap + r, bp, ldb, b1, c + r * ldc, ldc, alpha);
     if (r == mr)
@@ -356,7 +443,7 @@ static void pfvm__la_edge(const pfvm__la_kern *kn, int64_t kc, const float *ap, 
     for (i = r; i < mr; i++)
         for (j = 0; j < nr; j++)
             tile[i * PFVM__LA_NR_MAX + j] = c[i * ldc + j];
-    pfvm__la_chunks(kn->fn, kn->mr, kc, ap, bp, ldb, b1, tile, PFVM__LA_NR_MAX, alpha);
+    pfvm__la_chunks(fn, kn->mr, kc, ap, bp, ldb, b1, tile, PFVM__LA_NR_MAX, alpha);
     for (i = r; i < mr; i++)
         for (j = 0; j < nr; j++)
             c[i * ldc + j] = tile[i * PFVM__LA_NR_MAX + j];
