@@ -1327,6 +1327,11 @@ struct pfvm_op_def {
 };
 
 
+/* Layout classes of the accel layout planner (src/accel/plan.c): a tensor
+ * with one axis block-split over the PEs (the first; the second, rank >= 3;
+ * the last, rank >= 2), whole on every PE, or whole on PE 0 (the
+ * fallback). */
+
 /* Finds the definition for (domain, name) at an opset version; NULL when
  * pfvm has none. */
 PFVM_API const pfvm_op_def *pfvm_op_find(const char *domain, const char *name, int64_t opset);
@@ -2645,6 +2650,19 @@ PFVM_INTERNAL pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op);
  * hook on tiles of rows (src/ops/accel_lower.c); PFVM_ERR_UNSUPPORTED,
  * having emitted nothing, when the node is not such. */
 PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c);
+#define PFVM_ACL_L_FIRST 0
+#define PFVM_ACL_L_SECOND 1
+#define PFVM_ACL_L_LAST 2
+#define PFVM_ACL_L_REPL 3
+#define PFVM_ACL_L_PE0 4
+#define PFVM_ACL_NL 5
+/* Whether node n's accel lowering can produce its outputs in layout class
+ * `kind` (in/out: the inputs' and outputs' ranks and dims; rank -1 for an
+ * absent one); if so, sets in_kind[i], the class each input must be in,
+ * and *mac: 1 when the node's flops run on the MAC unit (a gemm), 0 when
+ * on the SIMD lanes (src/ops/accel_lower.c). */
+PFVM_INTERNAL int pfvm_acl_layout_rule(const pfvm_node *n, const pfvm_accel_arg *in, const pfvm_accel_arg *out,
+                                       int kind, int *in_kind, int *mac);
 /* Keeps `state` for this node until the executor is freed, which calls
  * free_fn(state); later runs find it in k->state (compiled programs,
  * caches). Replaces and frees a previous state. Without an executor the
@@ -11920,6 +11938,153 @@ pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op)
     if (op->accel == pfvm_acl_slice)
         return pfvm__acl_slice_stream;
     return NULL;
+}
+
+/* ---- layout classes each lowering accepts (the layout planner's rules) ---- */
+
+/* The axis a split class names in a tensor of rank r, or -1. */
+static int pfvm__acl_kind_axis(int kind, int r)
+{
+    if (kind == PFVM_ACL_L_FIRST && r >= 1)
+        return 0;
+    if (kind == PFVM_ACL_L_SECOND && r >= 3)
+        return 1;
+    if (kind == PFVM_ACL_L_LAST && r >= 2)
+        return r - 1;
+    return -1;
+}
+
+/* The split class of axis a of a rank-r tensor, or -1 when none names it. */
+static int pfvm__acl_axis_kind(int a, int r)
+{
+    if (a == 0 && r >= 1)
+        return PFVM_ACL_L_FIRST;
+    if (a == r - 1 && r >= 2)
+        return PFVM_ACL_L_LAST;
+    if (a == 1 && r >= 3)
+        return PFVM_ACL_L_SECOND;
+    return -1;
+}
+
+/* Input x aligned to the output's trailing axes (numpy broadcasting): split
+ * along the output's axis a when it has that axis in full, else whole on
+ * every PE. -1: x has the axis in full but no class names it. */
+static int pfvm__acl_bcast_kind(const pfvm_accel_arg *x, const pfvm_accel_arg *y, int a)
+{
+    int xa = a - (y->rank - x->rank);
+    if (xa < 0 || x->dims[xa] != y->dims[a] || y->dims[a] == 1)
+        return PFVM_ACL_L_REPL;
+    return pfvm__acl_axis_kind(xa, x->rank);
+}
+
+/* MatMul and Gemm: an output split along a batch or row axis takes A split
+ * the same way (B split too on a batch axis it has, else whole); along
+ * the columns, B split along its columns and A whole. */
+static int pfvm__acl_mm_rule(const pfvm_node *n, const pfvm_accel_arg *in, const pfvm_accel_arg *y, int a,
+                             int *in_kind)
+{
+    const pfvm_accel_arg *A = &in[0], *B = &in[1];
+    int gemm = n->n_inputs == 3 || !strcmp(n->op_type, "Gemm"), ta = 0, tb = 0, i;
+    if (A->rank < 1 || B->rank < 1)
+        return 0;
+    if (gemm) {
+        ta = (int)pfvm_node_attr_int(n, "transA", 0);
+        tb = (int)pfvm_node_attr_int(n, "transB", 0);
+    }
+    for (i = 2; i < n->n_inputs; i++)
+        in_kind[i] = PFVM_ACL_L_REPL;
+    if (a == y->rank - 1) {
+        in_kind[0] = PFVM_ACL_L_REPL;
+        in_kind[1] = pfvm__acl_axis_kind(tb ? B->rank - 2 : B->rank - 1, B->rank);
+    } else {
+        int xa = a - (y->rank - A->rank), ba = a - (y->rank - B->rank);
+        if (xa < 0)
+            return 0;
+        in_kind[0] = pfvm__acl_axis_kind(ta && a == y->rank - 2 ? A->rank - 1 : xa, A->rank);
+        in_kind[1] = a < y->rank - 2 && ba >= 0 && B->dims[ba] == y->dims[a] ? pfvm__acl_axis_kind(ba, B->rank)
+                                                                            : PFVM_ACL_L_REPL;
+    }
+    return in_kind[0] >= 0 && in_kind[1] >= 0;
+}
+
+int pfvm_acl_layout_rule(const pfvm_node *n, const pfvm_accel_arg *in, const pfvm_accel_arg *out, int kind,
+                         int *in_kind, int *mac)
+{
+    const pfvm_op_def *op = n->op;
+    const pfvm_accel_arg *y = &out[0];
+    int i, a = pfvm__acl_kind_axis(kind, y->rank);
+    *mac = op && (op->accel == pfvm_acl_matmul || op->accel == pfvm_acl_conv ||
+                  (!strcmp(op->name, "Gemm") && !op->domain[0]));
+    for (i = 0; i < n->n_inputs; i++)
+        in_kind[i] = kind == PFVM_ACL_L_PE0 ? PFVM_ACL_L_PE0 : PFVM_ACL_L_REPL;
+    if (kind == PFVM_ACL_L_PE0)
+        return 1; /* the declared fallback: every operator, lowered or not */
+    if (!op || !op->accel || n->n_inputs > PFVM_ACCEL_MAX_ARGS)
+        return 0;
+    if (kind == PFVM_ACL_L_REPL)
+        return 1;
+    if (a < 0 || y->rank < 0)
+        return 0;
+    for (i = 1; i < n->n_outputs; i++)
+        if (out[i].rank >= 0 && pfvm__acl_kind_axis(kind, out[i].rank) != a)
+            return 0;
+    if (*mac && op->accel != pfvm_acl_conv)
+        return n->n_inputs >= 2 && pfvm__acl_mm_rule(n, in, y, a, in_kind);
+    if (op->accel == pfvm_acl_conv) {
+        /* images split by batch, or output channels with whole images */
+        if (a > 1)
+            return 0;
+        in_kind[0] = a == 0 ? PFVM_ACL_L_FIRST : PFVM_ACL_L_REPL;
+        for (i = 1; i < n->n_inputs; i++)
+            in_kind[i] = a == 0 ? PFVM_ACL_L_REPL : PFVM_ACL_L_FIRST;
+        return 1;
+    }
+    if (op->accel == pfvm_acl_transpose) {
+        const int64_t *perm;
+        int np = pfvm_node_attr_ints(n, "perm", &perm);
+        int xa = np == y->rank ? (int)perm[a] : y->rank - 1 - a;
+        in_kind[0] = pfvm__acl_axis_kind(xa, in[0].rank);
+        return in_kind[0] >= 0;
+    }
+    if (op->accel == pfvm_acl_view || (op->fusion == PFVM_FUSE_INJECTIVE && (op->flags & PFVM_OP_IN_PLACE))) {
+        /* a reshape keeps the split when it keeps the leading axis */
+        for (i = 1; i < n->n_inputs; i++)
+            in_kind[i] = PFVM_ACL_L_REPL;
+        in_kind[0] = kind;
+        return a == 0 && in[0].rank >= 1 && in[0].dims[0] == y->dims[0] &&
+               pfvm__acl_kind_axis(kind, in[0].rank) == 0;
+    }
+    if (op->accel == pfvm_acl_concat) {
+        int64_t axis = pfvm_node_attr_int(n, "axis", 0);
+        if (axis < 0)
+            axis += y->rank;
+        for (i = 0; i < n->n_inputs; i++)
+            if (in[i].rank >= 0)
+                in_kind[i] = kind;
+        return axis != a;
+    }
+    if (op->fusion == PFVM_FUSE_REDUCTION || op->accel == pfvm_acl_slice) {
+        /* reductions, softmax and normalizations over trailing axes keep
+         * the leading ones whole on their PE; a slice keeps the unsliced */
+        if (in[0].rank != y->rank || a == y->rank - 1 || in[0].dims[a] != y->dims[a])
+            return 0;
+        in_kind[0] = kind;
+        return 1;
+    }
+    if (op->fusion == PFVM_FUSE_ELEMENTWISE || op->fusion == PFVM_FUSE_BROADCAST || op->accel == pfvm_acl_clip ||
+        op->accel == pfvm_acl_batchnorm || op->accel == pfvm_acl_pool || op->accel == pfvm_acl_global_pool) {
+        int window = op->accel == pfvm_acl_pool || op->accel == pfvm_acl_global_pool;
+        if (window && a > 1)
+            return 0; /* windows and whole planes over the spatial axes */
+        for (i = 0; i < n->n_inputs; i++)
+            if (in[i].rank >= 0 && (in_kind[i] = pfvm__acl_bcast_kind(&in[i], y, a)) < 0)
+                return 0;
+        if (op->accel == pfvm_acl_batchnorm)
+            for (i = 1; i < n->n_inputs; i++)
+                in_kind[i] = a == 1 ? PFVM_ACL_L_FIRST : PFVM_ACL_L_REPL;
+        return 1;
+    }
+    return 0;
 }
 /* ---- src/ops/control.c ---- */
 /* ops/control: control flow (If, Loop, Scan), sequences (SequenceEmpty,
