@@ -1282,6 +1282,18 @@ struct pfvm_accel_ctx {
     pfvm_code (*res)(pfvm_accel_ctx *c, int64_t off, int64_t res_off, int64_t n);
     int res_done;
     int64_t res_dram;
+    /* streamed: when not NULL, emits the node's single consumer that
+     * takes a constant vector along the output's last axis (a bias Add),
+     * through its own resident hook, on a tile of rows x cols at PE byte
+     * offset off, the vector's elements for the tile's columns at vec_off
+     * (before res and post, which then belong to that consumer's
+     * consumers); the whole vector is row-major at root byte vec_dram. A
+     * hook that loads the slice beside each output tile and calls vec sets
+     * vec_done; one that does not leaves it 0 and the emitter lowers the
+     * node again without vec. */
+    pfvm_code (*vec)(pfvm_accel_ctx *c, int64_t off, int64_t vec_off, int64_t rows, int64_t cols);
+    int vec_done;
+    int64_t vec_dram;
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
@@ -11230,6 +11242,7 @@ typedef struct pfvm__acl_gemm_plan {
     const pfvm_accel_arg *a, *b, *bv, *y; /* bv: the bias */
     int res;    /* pfvm_accel_ctx.res: the other operand's tile at rb */
     int64_t rb;
+    int vec;    /* pfvm_accel_ctx.vec (no bias of its own): the vector's slice at cb */
 } pfvm__acl_gemm_plan;
 
 static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
@@ -11250,6 +11263,8 @@ static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
         if (rc != PFVM_OK)
             return rc;
     }
+    if (p->vec && (rc = c->vec(c, O, p->cb, mt, nt)) != PFVM_OK)
+        return rc;
     if (p->res && (rc = c->res(c, O, p->rb, mt * nt)) != PFVM_OK)
         return rc;
     return c->post ? c->post(c, O, mt * nt) : PFVM_OK;
@@ -11330,6 +11345,8 @@ static pfvm_code pfvm__acl_gemm_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pf
         return rc;
     if (p->bias == 1 && (rc = pfvm__acl_load(c, &q[2], pe, p->cb, p->bv->dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK)
         return rc;
+    if (p->vec && (rc = pfvm__acl_load(c, &q[2], pe, p->cb, c->vec_dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK)
+        return rc;
     if (p->bias == 2 &&
         (rc = pfvm__acl_load(c, &q[2], pe, p->cb, p->bv->dram + (m0 * N + n0) * 4, 1, mt, nt, 0, nt, 0, N)) != PFVM_OK)
         return rc;
@@ -11354,6 +11371,7 @@ static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, c
     int n_major = 0;
     dims[0] = p->batch, dims[1] = M, dims[2] = N;
     p->res = c->res != NULL;
+    p->vec = c->vec != NULL && !p->bias;
     if (!pfvm__acl_gemm_search(c, p, step, &n_major))
         return pfvm__acl_stream_nomem(c, pfvm__acl_gemm_bytes(p, 1, 1));
     p->ab = 0;
@@ -11364,6 +11382,7 @@ static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, c
     c->pe_used = p->rb + (p->res ? pfvm__acl_al(step[1] * step[2] * 4) : 0);
     c->post_done = c->post != NULL;
     c->res_done = p->res;
+    c->vec_done = p->vec;
     /* column-major: tile over (batch, N, M), then swap the tiles' axes back */
     sw[0] = dims[0], sw[1] = n_major ? N : M, sw[2] = n_major ? M : N;
     if (n_major)

@@ -286,6 +286,18 @@ struct pfvm_accel_ctx {
     pfvm_code (*res)(pfvm_accel_ctx *c, int64_t off, int64_t res_off, int64_t n);
     int res_done;
     int64_t res_dram;
+    /* streamed: when not NULL, emits the node's single consumer that
+     * takes a constant vector along the output's last axis (a bias Add),
+     * through its own resident hook, on a tile of rows x cols at PE byte
+     * offset off, the vector's elements for the tile's columns at vec_off
+     * (before res and post, which then belong to that consumer's
+     * consumers); the whole vector is row-major at root byte vec_dram. A
+     * hook that loads the slice beside each output tile and calls vec sets
+     * vec_done; one that does not leaves it 0 and the emitter lowers the
+     * node again without vec. */
+    pfvm_code (*vec)(pfvm_accel_ctx *c, int64_t off, int64_t vec_off, int64_t rows, int64_t cols);
+    int vec_done;
+    int64_t vec_dram;
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 

@@ -1663,6 +1663,7 @@ typedef struct pfvm__acl_gemm_plan {
     const pfvm_accel_arg *a, *b, *bv, *y; /* bv: the bias */
     int res;    /* pfvm_accel_ctx.res: the other operand's tile at rb */
     int64_t rb;
+    int vec;    /* pfvm_accel_ctx.vec (no bias of its own): the vector's slice at cb */
 } pfvm__acl_gemm_plan;
 
 static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
@@ -1683,6 +1684,8 @@ static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
         if (rc != PFVM_OK)
             return rc;
     }
+    if (p->vec && (rc = c->vec(c, O, p->cb, mt, nt)) != PFVM_OK)
+        return rc;
     if (p->res && (rc = c->res(c, O, p->rb, mt * nt)) != PFVM_OK)
         return rc;
     return c->post ? c->post(c, O, mt * nt) : PFVM_OK;
@@ -1763,6 +1766,8 @@ static pfvm_code pfvm__acl_gemm_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pf
         return rc;
     if (p->bias == 1 && (rc = pfvm__acl_load(c, &q[2], pe, p->cb, p->bv->dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK)
         return rc;
+    if (p->vec && (rc = pfvm__acl_load(c, &q[2], pe, p->cb, c->vec_dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK)
+        return rc;
     if (p->bias == 2 &&
         (rc = pfvm__acl_load(c, &q[2], pe, p->cb, p->bv->dram + (m0 * N + n0) * 4, 1, mt, nt, 0, nt, 0, N)) != PFVM_OK)
         return rc;
@@ -1787,6 +1792,7 @@ static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, c
     int n_major = 0;
     dims[0] = p->batch, dims[1] = M, dims[2] = N;
     p->res = c->res != NULL;
+    p->vec = c->vec != NULL && !p->bias;
     if (!pfvm__acl_gemm_search(c, p, step, &n_major))
         return pfvm__acl_stream_nomem(c, pfvm__acl_gemm_bytes(p, 1, 1));
     p->ab = 0;
@@ -1797,6 +1803,7 @@ static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, c
     c->pe_used = p->rb + (p->res ? pfvm__acl_al(step[1] * step[2] * 4) : 0);
     c->post_done = c->post != NULL;
     c->res_done = p->res;
+    c->vec_done = p->vec;
     /* column-major: tile over (batch, N, M), then swap the tiles' axes back */
     sw[0] = dims[0], sw[1] = n_major ? N : M, sw[2] = n_major ? M : N;
     if (n_major)
