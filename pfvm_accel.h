@@ -11,9 +11,10 @@
  * of the repository; pfvm_accel_target_load), tensor layouts over a
  * target's PEs (a text notation, index math both ways), an emitter that
  * lowers a graph through the operators' accel hooks with one fixed plan
- * (pfvm_accel_emit), and a simulator of the emitted programs (a
- * line-oriented text format) on per-PE memories that counts cycles
- * (pfvm_accel_sim_*). README.md, "accel", documents the three formats.
+ * (pfvm_accel_emit), a layout planner over the graph (exact and
+ * heuristic, by its cost model; pfvm_accel_plan_layouts), and a simulator
+ * of the emitted programs (a line-oriented text format) on per-PE
+ * memories that counts cycles (pfvm_accel_sim_*). README.md, "accel", documents the three formats.
  *
  *     pfvm_status st;
  *     pfvm_accel_target t;
