@@ -245,12 +245,14 @@ static void check_residual(void)
 /* accel_bias on tiny (streamed): a MatMul whose single consumer takes a
  * constant vector along the last axis (bias Add, Mul by a scale, Sub,
  * either operand order) applies it in its tiles, then that consumer's
- * residual Add or Relu (not a second vector: Sub is a node); Gemm's own
+ * residual Add or Relu (not a second vector: Sub is a node); so does a
+ * Softmax through the rows stream (Mul by gamma; Add of beta a node); Gemm's own
  * bias leaves no room for a second vector (its bias Add is a node). */
 static void check_bias(void)
 {
     static const char *const views[] = {"# view bias1 (Add)", "# view relu1 (Relu)", "# view bias2 (Add)",
-                                        "# view res2 (Add)",   "# view bias3 (Add)",  "# view scale4 (Mul)"};
+                                        "# view res2 (Add)",   "# view bias3 (Add)",  "# view scale4 (Mul)",
+                                        "# view gamma (Mul)"};
     pfvm_status st;
     pfvm_accel_target t;
     pfvm_model *m = pfvm_onnx_load_file("tests/models/accel_bias/model.onnx", 0, &st);
@@ -263,6 +265,7 @@ static void check_bias(void)
         CHECK_MSG(strstr(prog, views[i]) != NULL, "no '%s' line", views[i]);
     /* a vector consumer of a vector consumer is a node of its own */
     CHECK(prog && strstr(prog, "# node sub5 (Sub)"));
+    CHECK(prog && strstr(prog, "# node beta (Add)"));
     CHECK(prog && strstr(prog, "# node bias_g (Add)"));
     pfvm_accel_free(prog);
     pfvm_model_free(m);

@@ -7,8 +7,9 @@ consumer in the gemm tiles (pfvm_accel_ctx.vec), then the consumer's
 own consumer: a batched 3-D MatMul + bias Add + Relu (the feed-forward's
 first layer), a MatMul + bias Add + residual Add (its second), the bias
 as the first operand of the Add, a Mul by a (1, N) scale, a Sub of a
-vector, and a Gemm with a bias of its own followed by a bias Add (not
-fused: Gemm's tiles hold one vector). The expected output is pfvm's
+vector, a Softmax (the rows stream) + Mul by a vector, and a Gemm with a
+bias of its own followed by a bias Add (not fused: Gemm's tiles hold one
+vector). The expected output is pfvm's
 interpreter's (build/interp run). Run with /usr/bin/python3 (onnx, numpy)
 after `make build/interp`."""
 import os
@@ -27,6 +28,7 @@ def w(name, *shape):
 
 inits = [w("w1", 12, 20), w("b1", 20), w("w2", 20, 12), w("b2", 12), w("w3", 12, 12), w("b3", 12),
          w("s4", 1, 12), w("w4", 12, 12), w("v5", 12), w("wg", 12, 12), w("bg", 12), w("bh", 12),
+         w("gam", 12), w("bet", 12),
          numpy_helper.from_array(np.array([-1, 12], np.int64), "shape")]
 nodes = [
     helper.make_node("MatMul", ["x", "w1"], ["m1"], name="mm1"),
@@ -40,7 +42,10 @@ nodes = [
     helper.make_node("MatMul", ["a3", "w4"], ["m4"], name="mm4"),
     helper.make_node("Mul", ["m4", "s4"], ["a4"], name="scale4"),
     helper.make_node("Sub", ["a4", "v5"], ["a5"], name="sub5"),
-    helper.make_node("Reshape", ["a5", "shape"], ["q"], name="reshape"),
+    helper.make_node("Softmax", ["a5"], ["sm"], name="softmax", axis=-1),
+    helper.make_node("Mul", ["sm", "gam"], ["gm"], name="gamma"),
+    helper.make_node("Add", ["gm", "bet"], ["gb"], name="beta"),
+    helper.make_node("Reshape", ["gb", "shape"], ["q"], name="reshape"),
     helper.make_node("Gemm", ["q", "wg", "bg"], ["g"], name="gemm"),
     helper.make_node("Add", ["g", "bh"], ["y"], name="bias_g"),
 ]

@@ -1128,19 +1128,24 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
         c.pes = c.out[0].dims[0] > 1 ? c.out[0].dims[0] : 1;
     rc = PFVM_ERR_UNSUPPORTED;
     f = pfvm_acl_streamed(n->op);
-    e->vec_node = f && !e->naive ? accel_em_vector(e, n, &c) : NULL;
+    e->vec_node = !e->naive ? accel_em_vector(e, n, &c) : NULL;
     if (e->vec_node) {
-        /* the lowering applies the vector consumer, then that one's
-         * residual or element-wise consumer (and the residual's); if it
-         * does not, it runs again without */
+        /* the lowering (its own, else the rows stream) applies the vector
+         * consumer, then that one's residual (own lowerings only) or
+         * element-wise consumer (and the residual's); if it does not, it
+         * runs again without */
         size_t mark = (size_t)stbds_arrlen(e->text);
-        e->res_node = accel_em_residual(e, e->vec_node, &c);
+        e->res_node = f ? accel_em_residual(e, e->vec_node, &c) : NULL;
         e->post_node = accel_em_post(e, e->res_node ? e->res_node : e->vec_node);
         c.vec = accel_em_vec_emit;
         c.res = e->res_node ? accel_em_res_emit : NULL;
         c.post = e->post_node ? accel_em_post_emit : NULL;
         c.vec_done = c.res_done = 0;
-        rc = accel_em_stream_try(e, &c, f);
+        rc = f ? accel_em_stream_try(e, &c, f) : PFVM_ERR_UNSUPPORTED;
+        if (rc == PFVM_ERR_UNSUPPORTED && !c.res) {
+            c.vec_done = 0;
+            rc = accel_em_stream_try(e, &c, pfvm_acl_stream_rows);
+        }
         if (rc == PFVM_OK && c.vec_done && (!c.res || c.res_done)) {
             e->places[n->outputs[0]->id].activated = 1 + (c.res != NULL) + (c.post && c.post_done);
             goto lowered;

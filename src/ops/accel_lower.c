@@ -2136,6 +2136,7 @@ typedef struct pfvm__acl_rows {
     int64_t rowsz[PFVM_ACCEL_MAX_ARGS + 1]; /* split inputs: elements per row; -1 small (whole); 0 absent */
     int64_t yrow, base_top;
     pfvm_accel_ctx *outer;
+    int64_t vec, vec_off; /* pfvm_accel_ctx.vec: the vector's elements (the output's last dim), or 0 */
 } pfvm__acl_rows;
 
 static int64_t pfvm__acl_rows_scratch(pfvm_accel_ctx *c, int64_t bytes)
@@ -2199,6 +2200,8 @@ static int64_t pfvm__acl_rows_layout(pfvm__acl_rows *s, int64_t rt)
         }
     s->r.out[0].off = top;
     top += pfvm__acl_al(rt * s->yrow * 4);
+    s->vec_off = top;
+    top += s->vec ? pfvm__acl_al(s->vec * 4) : 0;
     return top;
 }
 
@@ -2232,6 +2235,9 @@ static pfvm_code pfvm__acl_rows_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
     pfvm__acl_rows_layout(s, t->e[0]);
     s->top = s->base_top;
     if ((rc = s->outer->node->op->accel(&s->r)) != PFVM_OK)
+        return rc;
+    if (s->vec && (rc = s->outer->vec(s->outer, s->r.out[0].off, s->vec_off, t->e[0] * s->yrow / s->vec, s->vec)) !=
+                      PFVM_OK)
         return rc;
     return s->outer->post ? s->outer->post(s->outer, s->r.out[0].off, t->e[0] * s->yrow) : PFVM_OK;
 }
@@ -2309,6 +2315,8 @@ static pfvm_code pfvm__acl_rows_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pf
             rc = pfvm__acl_load(c, &q[1], pe, s->r.in[j].off, c->in[j].dram + t->o[0] * s->rowsz[j] * 4, 1, 1,
                                 t->e[0] * s->rowsz[j], 0, 0, 0, 0);
     }
+    if (rc == PFVM_OK && s->vec)
+        rc = pfvm__acl_load(c, &q[0], pe, s->vec_off, c->vec_dram, 1, 1, s->vec, 0, 0, 0, 0);
     return rc;
 }
 
@@ -2331,11 +2339,16 @@ PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c)
     s.r.stream = 0;
     s.r.post = NULL;
     s.r.res = NULL;
+    s.r.vec = NULL;
     s.r.scratch = pfvm__acl_rows_scratch;
     s.outer = c;
     s.limit = c->pe_mem;
     if (!pfvm__acl_rows_shape(c, &s, &R))
         return pfvm__acl_unsupported(c, "rows streamed: split inputs of the output's leading dims, others small");
+    /* a vector consumer applies along the last axis: rows of whole last axes */
+    if (c->vec && c->out[0].rank >= 1 && c->out[0].dims[c->out[0].rank - 1] > 0 &&
+        s.yrow % c->out[0].dims[c->out[0].rank - 1] == 0)
+        s.vec = c->out[0].dims[c->out[0].rank - 1];
     for (rt = (R + c->pes - 1) / c->pes; rt >= 1 && !pfvm__acl_rows_try(&s, rt); rt = rt > 1 ? rt / 2 : 0)
         ;
     if (rt < 1)
@@ -2349,6 +2362,7 @@ PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c)
     pfvm__acl_rows_args(&s, rt);
     pfvm__acl_rows_layout(&s, rt);
     c->post_done = c->post != NULL;
+    c->vec_done = s.vec > 0;
     memset(&w, 0, sizeof w);
     w.load = pfvm__acl_rows_load, w.body = pfvm__acl_rows_body, w.store = pfvm__acl_rows_store, w.user = &s;
     rc = pfvm__acl_run_waves(c, tiles, &w);
