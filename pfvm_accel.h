@@ -2446,6 +2446,13 @@ static double accel_pl_convert(const accel_pl *p, int a, int b, const pfvm_accel
     return worst;
 }
 
+/* The class option o needs its input s in (a node with more inputs than
+ * the rules see runs on PE 0 only). */
+static int accel_pl_need(const accel_pl_opt *o, int s)
+{
+    return s < PFVM_ACCEL_MAX_ARGS ? o->in_kind[s] : PFVM_ACL_L_PE0;
+}
+
 /* Cycles of node i's inputs and outputs in option o, its producers'
  * classes given by kinds (node index -> class). */
 static double accel_pl_edges(const accel_pl *p, int i, const accel_pl_opt *o, const int *kinds)
@@ -2459,7 +2466,7 @@ static double accel_pl_edges(const accel_pl *p, int i, const accel_pl_opt *o, co
         if (!v || p->va[v->id].rank < 0)
             continue;
         from = p->prod[v->id] < 0 ? ACCEL_PL_ROOT : kinds[p->prod[v->id]];
-        c += accel_pl_convert(p, from, o->in_kind[s], &p->va[v->id], p->bytes[v->id]);
+        c += accel_pl_convert(p, from, accel_pl_need(o, s), &p->va[v->id], p->bytes[v->id]);
     }
     for (s = 0; s < n->n_outputs; s++) {
         const pfvm_value *v = n->outputs[s];
@@ -2492,7 +2499,7 @@ static double accel_pl_eval(const accel_pl *p, const int *kinds, double *compute
         cv += accel_pl_edges(p, i, o, kinds);
         for (s = 0; s < n->n_inputs; s++)
             if (n->inputs[s] && p->prod[n->inputs[s]->id] >= 0 && p->va[n->inputs[s]->id].rank >= 0 &&
-                kinds[p->prod[n->inputs[s]->id]] != o->in_kind[s])
+                kinds[p->prod[n->inputs[s]->id]] != accel_pl_need(o, s))
                 nc++;
     }
     if (compute)

@@ -167,6 +167,35 @@ static void check_gap(const char *name, const char *tfile)
     pfvm_accel_plan_free(&plan);
 }
 
+/* A node with more inputs than the lowerings take (Concat of 10) runs on
+ * PE 0, its inputs gathered there. */
+static void check_many_inputs(void)
+{
+    pfvm_status st;
+    pfvm_accel_target t;
+    pfvm_accel_layout_plan plan;
+    pfvm_model *m = pfvm_model_new(&st);
+    pfvm_graph *g = pfvm_graph_new(m, NULL, "g", &st);
+    pfvm_value *x = pfvm_graph_value(g, "x", &st), *r = pfvm_graph_value(g, "r", &st), *y = pfvm_graph_value(g, "y", &st);
+    pfvm_value *in[10];
+    const pfvm_sym *sx[2];
+    int i;
+    pfvm_model_set_opset(m, "", 17, &st);
+    sx[0] = pfvm_sym_const(m->syms, 4), sx[1] = pfvm_sym_const(m->syms, 8);
+    pfvm_value_set_tensor_type(x, PFVM_FLOAT, 2, sx, &st);
+    pfvm_graph_add_input(g, x, &st);
+    pfvm_graph_add_node(g, "Relu", "", "relu", &x, 1, &r, 1, &st);
+    for (i = 0; i < 10; i++)
+        in[i] = r;
+    pfvm_node_set_attr_int(pfvm_graph_add_node(g, "Concat", "", "cat", in, 10, &y, 1, &st), "axis", 0, &st);
+    pfvm_graph_add_output(g, y, &st);
+    CHECK(pfvm_accel_target_load("targets/tiny.txt", &t, &st) == PFVM_OK);
+    CHECK_MSG(pfvm_accel_plan_layouts(m, &t, PFVM_ACCEL_PLAN_AUTO, &plan, &st) == PFVM_OK, "%s", st.msg);
+    CHECK(plan.nnodes == 2 && plan.kind && plan.kind[1] == PFVM_ACCEL_KIND_PE0 && plan.exact_done);
+    pfvm_accel_plan_free(&plan);
+    pfvm_model_free(m);
+}
+
 static void test_errors(void)
 {
     pfvm_accel_target t;
@@ -200,6 +229,7 @@ int main(void)
     check_gap("resnet18", "targets/mncore2.txt");
     check_gap("mobilenet_v2", "targets/mncore2.txt");
     check_gap("transformer_encoder", "targets/tiny.txt");
+    check_many_inputs();
     test_errors();
     return CHECK_END();
 }
