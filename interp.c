@@ -68,7 +68,8 @@ static const char *usage_text =
     "             lower the model for an accelerator target (README.md, \"accel\") and report its cost;\n"
     "             --baseline naive: each node on as many PEs as its output's first axis, through DRAM;\n"
     "             --onnx writes the optimized model with every value's layout in its metadata_props;\n"
-    "             --simulate runs the program and writes output_K.pb into DIR (default out)\n"
+    "             --simulate runs the program and writes output_K.pb into DIR (default out);\n"
+    "             the report ends with the layout planner's plan (exact search and heuristic, its cost model)\n"
     "run, test and bench optimize the model with the default passes first; --no-opt runs it as loaded.\n"
     "run, test, plan and bench take --max-memory BYTES (k, M, G: powers of 1024): no tensor, arena or\n"
     "             total of the executor's tensors may exceed it (pfvm_limits); a model that needs more fails\n"
@@ -2379,6 +2380,34 @@ static const pfvm_tensor *accel_weight(void *user, const char *name)
     return v ? v->init : NULL;
 }
 
+/* The layout planner's result on m (pfvm_accel_plan_layouts: exact search
+ * and heuristic), one line; the program above does not follow it yet. */
+static void accel_report_layout_plan(pfvm_model *m, const pfvm_accel_target *t)
+{
+    pfvm_accel_layout_plan plan;
+    pfvm_status st;
+    int i, count[5] = {0, 0, 0, 0, 0};
+    if (pfvm_accel_plan_layouts(m, t, PFVM_ACCEL_PLAN_AUTO, &plan, &st)) {
+        printf("layout plan: error: %s\n", st.msg);
+        return;
+    }
+    for (i = 0; i < plan.nnodes; i++)
+        if (plan.kind[i] >= 0 && plan.kind[i] < 5)
+            count[plan.kind[i]]++;
+    if (plan.exact_done)
+        printf("layout plan (cost model): exact search (%lld states at most) %.0f cycles, heuristic %.0f (gap %.2f%%)",
+               (long long)plan.states, plan.exact_cost, plan.heuristic_cost,
+               100 * (plan.heuristic_cost / plan.exact_cost - 1));
+    else
+        printf("layout plan (cost model): heuristic %.0f cycles (the exact search gave up)", plan.heuristic_cost);
+    printf(", %d conversions; nodes by class:", plan.conversions);
+    for (i = 0; i < 5; i++)
+        if (count[i])
+            printf(" %s %d", pfvm_accel_kind_name(i), count[i]);
+    printf("\n");
+    pfvm_accel_plan_free(&plan);
+}
+
 static int cmd_accel(int argc, char **argv)
 {
     const char *model = NULL, *target = NULL, *prog_out = NULL, *outdir = "out", *onnx_out = NULL;
@@ -2493,6 +2522,8 @@ static int cmd_accel(int argc, char **argv)
         printf("traffic lower bound %.0f cycles (%.0f bytes in, %.0f out over the %s links)\n",
                ceil(fmax(down / (t.levels[1].down * n1), up / (t.levels[1].up * n1))), down, up, t.levels[1].name);
     }
+    if (!naive)
+        accel_report_layout_plan(m, &t);
     if (!simulate) {
         printf("per node (the output's layout):\n");
         accel_report_nodes(prog, NULL);

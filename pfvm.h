@@ -1282,6 +1282,18 @@ struct pfvm_accel_ctx {
     pfvm_code (*res)(pfvm_accel_ctx *c, int64_t off, int64_t res_off, int64_t n);
     int res_done;
     int64_t res_dram;
+    /* streamed: when not NULL, emits the node's single consumer that
+     * takes a constant vector along the output's last axis (a bias Add),
+     * through its own resident hook, on a tile of rows x cols at PE byte
+     * offset off, the vector's elements for the tile's columns at vec_off
+     * (before res and post, which then belong to that consumer's
+     * consumers); the whole vector is row-major at root byte vec_dram. A
+     * hook that loads the slice beside each output tile and calls vec sets
+     * vec_done; one that does not leaves it 0 and the emitter lowers the
+     * node again without vec. */
+    pfvm_code (*vec)(pfvm_accel_ctx *c, int64_t off, int64_t vec_off, int64_t rows, int64_t cols);
+    int vec_done;
+    int64_t vec_dram;
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
@@ -1339,6 +1351,11 @@ struct pfvm_op_def {
     const pfvm_op_variant *variants; /* NULL-macro terminated, or NULL: none */
 };
 
+
+/* Layout classes of the accel layout planner (src/accel/plan.c): a tensor
+ * with one axis block-split over the PEs (the first; the second, rank >= 3;
+ * the last, rank >= 2), whole on every PE, or whole on PE 0 (the
+ * fallback). */
 
 /* Finds the definition for (domain, name) at an opset version; NULL when
  * pfvm has none. */
@@ -2658,6 +2675,19 @@ PFVM_INTERNAL pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op);
  * hook on tiles of rows (src/ops/accel_lower.c); PFVM_ERR_UNSUPPORTED,
  * having emitted nothing, when the node is not such. */
 PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c);
+#define PFVM_ACL_L_FIRST 0
+#define PFVM_ACL_L_SECOND 1
+#define PFVM_ACL_L_LAST 2
+#define PFVM_ACL_L_REPL 3
+#define PFVM_ACL_L_PE0 4
+#define PFVM_ACL_NL 5
+/* Whether node n's accel lowering can produce its outputs in layout class
+ * `kind` (in/out: the inputs' and outputs' ranks and dims; rank -1 for an
+ * absent one); if so, sets in_kind[i], the class each input must be in,
+ * and *mac: 1 when the node's flops run on the MAC unit (a gemm), 0 when
+ * on the SIMD lanes (src/ops/accel_lower.c). */
+PFVM_INTERNAL int pfvm_acl_layout_rule(const pfvm_node *n, const pfvm_accel_arg *in, const pfvm_accel_arg *out,
+                                       int kind, int *in_kind, int *mac);
 /* Keeps `state` for this node until the executor is freed, which calls
  * free_fn(state); later runs find it in k->state (compiled programs,
  * caches). Replaces and frees a previous state. Without an executor the
@@ -11225,6 +11255,7 @@ typedef struct pfvm__acl_gemm_plan {
     const pfvm_accel_arg *a, *b, *bv, *y; /* bv: the bias */
     int res;    /* pfvm_accel_ctx.res: the other operand's tile at rb */
     int64_t rb;
+    int vec;    /* pfvm_accel_ctx.vec (no bias of its own): the vector's slice at cb */
 } pfvm__acl_gemm_plan;
 
 static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
@@ -11245,6 +11276,8 @@ static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
         if (rc != PFVM_OK)
             return rc;
     }
+    if (p->vec && (rc = c->vec(c, O, p->cb, mt, nt)) != PFVM_OK)
+        return rc;
     if (p->res && (rc = c->res(c, O, p->rb, mt * nt)) != PFVM_OK)
         return rc;
     return c->post ? c->post(c, O, mt * nt) : PFVM_OK;
@@ -11325,6 +11358,8 @@ static pfvm_code pfvm__acl_gemm_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pf
         return rc;
     if (p->bias == 1 && (rc = pfvm__acl_load(c, &q[2], pe, p->cb, p->bv->dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK)
         return rc;
+    if (p->vec && (rc = pfvm__acl_load(c, &q[2], pe, p->cb, c->vec_dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK)
+        return rc;
     if (p->bias == 2 &&
         (rc = pfvm__acl_load(c, &q[2], pe, p->cb, p->bv->dram + (m0 * N + n0) * 4, 1, mt, nt, 0, nt, 0, N)) != PFVM_OK)
         return rc;
@@ -11349,6 +11384,7 @@ static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, c
     int n_major = 0;
     dims[0] = p->batch, dims[1] = M, dims[2] = N;
     p->res = c->res != NULL;
+    p->vec = c->vec != NULL && !p->bias;
     if (!pfvm__acl_gemm_search(c, p, step, &n_major))
         return pfvm__acl_stream_nomem(c, pfvm__acl_gemm_bytes(p, 1, 1));
     p->ab = 0;
@@ -11359,6 +11395,7 @@ static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, c
     c->pe_used = p->rb + (p->res ? pfvm__acl_al(step[1] * step[2] * 4) : 0);
     c->post_done = c->post != NULL;
     c->res_done = p->res;
+    c->vec_done = p->vec;
     /* column-major: tile over (batch, N, M), then swap the tiles' axes back */
     sw[0] = dims[0], sw[1] = n_major ? N : M, sw[2] = n_major ? M : N;
     if (n_major)
@@ -11691,6 +11728,7 @@ typedef struct pfvm__acl_rows {
     int64_t rowsz[PFVM_ACCEL_MAX_ARGS + 1]; /* split inputs: elements per row; -1 small (whole); 0 absent */
     int64_t yrow, base_top;
     pfvm_accel_ctx *outer;
+    int64_t vec, vec_off; /* pfvm_accel_ctx.vec: the vector's elements (the output's last dim), or 0 */
 } pfvm__acl_rows;
 
 static int64_t pfvm__acl_rows_scratch(pfvm_accel_ctx *c, int64_t bytes)
@@ -11754,6 +11792,8 @@ static int64_t pfvm__acl_rows_layout(pfvm__acl_rows *s, int64_t rt)
         }
     s->r.out[0].off = top;
     top += pfvm__acl_al(rt * s->yrow * 4);
+    s->vec_off = top;
+    top += s->vec ? pfvm__acl_al(s->vec * 4) : 0;
     return top;
 }
 
@@ -11787,6 +11827,9 @@ static pfvm_code pfvm__acl_rows_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
     pfvm__acl_rows_layout(s, t->e[0]);
     s->top = s->base_top;
     if ((rc = s->outer->node->op->accel(&s->r)) != PFVM_OK)
+        return rc;
+    if (s->vec && (rc = s->outer->vec(s->outer, s->r.out[0].off, s->vec_off, t->e[0] * s->yrow / s->vec, s->vec)) !=
+                      PFVM_OK)
         return rc;
     return s->outer->post ? s->outer->post(s->outer, s->r.out[0].off, t->e[0] * s->yrow) : PFVM_OK;
 }
@@ -11864,6 +11907,8 @@ static pfvm_code pfvm__acl_rows_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pf
             rc = pfvm__acl_load(c, &q[1], pe, s->r.in[j].off, c->in[j].dram + t->o[0] * s->rowsz[j] * 4, 1, 1,
                                 t->e[0] * s->rowsz[j], 0, 0, 0, 0);
     }
+    if (rc == PFVM_OK && s->vec)
+        rc = pfvm__acl_load(c, &q[0], pe, s->vec_off, c->vec_dram, 1, 1, s->vec, 0, 0, 0, 0);
     return rc;
 }
 
@@ -11886,11 +11931,16 @@ PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c)
     s.r.stream = 0;
     s.r.post = NULL;
     s.r.res = NULL;
+    s.r.vec = NULL;
     s.r.scratch = pfvm__acl_rows_scratch;
     s.outer = c;
     s.limit = c->pe_mem;
     if (!pfvm__acl_rows_shape(c, &s, &R))
         return pfvm__acl_unsupported(c, "rows streamed: split inputs of the output's leading dims, others small");
+    /* a vector consumer applies along the last axis: rows of whole last axes */
+    if (c->vec && c->out[0].rank >= 1 && c->out[0].dims[c->out[0].rank - 1] > 0 &&
+        s.yrow % c->out[0].dims[c->out[0].rank - 1] == 0)
+        s.vec = c->out[0].dims[c->out[0].rank - 1];
     for (rt = (R + c->pes - 1) / c->pes; rt >= 1 && !pfvm__acl_rows_try(&s, rt); rt = rt > 1 ? rt / 2 : 0)
         ;
     if (rt < 1)
@@ -11904,6 +11954,7 @@ PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c)
     pfvm__acl_rows_args(&s, rt);
     pfvm__acl_rows_layout(&s, rt);
     c->post_done = c->post != NULL;
+    c->vec_done = s.vec > 0;
     memset(&w, 0, sizeof w);
     w.load = pfvm__acl_rows_load, w.body = pfvm__acl_rows_body, w.store = pfvm__acl_rows_store, w.user = &s;
     rc = pfvm__acl_run_waves(c, tiles, &w);
@@ -11933,6 +11984,153 @@ pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op)
     if (op->accel == pfvm_acl_slice)
         return pfvm__acl_slice_stream;
     return NULL;
+}
+
+/* ---- layout classes each lowering accepts (the layout planner's rules) ---- */
+
+/* The axis a split class names in a tensor of rank r, or -1. */
+static int pfvm__acl_kind_axis(int kind, int r)
+{
+    if (kind == PFVM_ACL_L_FIRST && r >= 1)
+        return 0;
+    if (kind == PFVM_ACL_L_SECOND && r >= 3)
+        return 1;
+    if (kind == PFVM_ACL_L_LAST && r >= 2)
+        return r - 1;
+    return -1;
+}
+
+/* The split class of axis a of a rank-r tensor, or -1 when none names it. */
+static int pfvm__acl_axis_kind(int a, int r)
+{
+    if (a == 0 && r >= 1)
+        return PFVM_ACL_L_FIRST;
+    if (a == r - 1 && r >= 2)
+        return PFVM_ACL_L_LAST;
+    if (a == 1 && r >= 3)
+        return PFVM_ACL_L_SECOND;
+    return -1;
+}
+
+/* Input x aligned to the output's trailing axes (numpy broadcasting): split
+ * along the output's axis a when it has that axis in full, else whole on
+ * every PE. -1: x has the axis in full but no class names it. */
+static int pfvm__acl_bcast_kind(const pfvm_accel_arg *x, const pfvm_accel_arg *y, int a)
+{
+    int xa = a - (y->rank - x->rank);
+    if (xa < 0 || x->dims[xa] != y->dims[a] || y->dims[a] == 1)
+        return PFVM_ACL_L_REPL;
+    return pfvm__acl_axis_kind(xa, x->rank);
+}
+
+/* MatMul and Gemm: an output split along a batch or row axis takes A split
+ * the same way (B split too on a batch axis it has, else whole); along
+ * the columns, B split along its columns and A whole. */
+static int pfvm__acl_mm_rule(const pfvm_node *n, const pfvm_accel_arg *in, const pfvm_accel_arg *y, int a,
+                             int *in_kind)
+{
+    const pfvm_accel_arg *A = &in[0], *B = &in[1];
+    int gemm = n->n_inputs == 3 || !strcmp(n->op_type, "Gemm"), ta = 0, tb = 0, i;
+    if (A->rank < 1 || B->rank < 1)
+        return 0;
+    if (gemm) {
+        ta = (int)pfvm_node_attr_int(n, "transA", 0);
+        tb = (int)pfvm_node_attr_int(n, "transB", 0);
+    }
+    for (i = 2; i < n->n_inputs; i++)
+        in_kind[i] = PFVM_ACL_L_REPL;
+    if (a == y->rank - 1) {
+        in_kind[0] = PFVM_ACL_L_REPL;
+        in_kind[1] = pfvm__acl_axis_kind(tb ? B->rank - 2 : B->rank - 1, B->rank);
+    } else {
+        int xa = a - (y->rank - A->rank), ba = a - (y->rank - B->rank);
+        if (xa < 0)
+            return 0;
+        in_kind[0] = pfvm__acl_axis_kind(ta && a == y->rank - 2 ? A->rank - 1 : xa, A->rank);
+        in_kind[1] = a < y->rank - 2 && ba >= 0 && B->dims[ba] == y->dims[a] ? pfvm__acl_axis_kind(ba, B->rank)
+                                                                            : PFVM_ACL_L_REPL;
+    }
+    return in_kind[0] >= 0 && in_kind[1] >= 0;
+}
+
+int pfvm_acl_layout_rule(const pfvm_node *n, const pfvm_accel_arg *in, const pfvm_accel_arg *out, int kind,
+                         int *in_kind, int *mac)
+{
+    const pfvm_op_def *op = n->op;
+    const pfvm_accel_arg *y = &out[0];
+    int i, a = pfvm__acl_kind_axis(kind, y->rank);
+    *mac = op && (op->accel == pfvm_acl_matmul || op->accel == pfvm_acl_conv ||
+                  (!strcmp(op->name, "Gemm") && !op->domain[0]));
+    for (i = 0; i < n->n_inputs; i++)
+        in_kind[i] = kind == PFVM_ACL_L_PE0 ? PFVM_ACL_L_PE0 : PFVM_ACL_L_REPL;
+    if (kind == PFVM_ACL_L_PE0)
+        return 1; /* the declared fallback: every operator, lowered or not */
+    if (!op || !op->accel || n->n_inputs > PFVM_ACCEL_MAX_ARGS)
+        return 0;
+    if (kind == PFVM_ACL_L_REPL)
+        return 1;
+    if (a < 0 || y->rank < 0)
+        return 0;
+    for (i = 1; i < n->n_outputs; i++)
+        if (out[i].rank >= 0 && pfvm__acl_kind_axis(kind, out[i].rank) != a)
+            return 0;
+    if (*mac && op->accel != pfvm_acl_conv)
+        return n->n_inputs >= 2 && pfvm__acl_mm_rule(n, in, y, a, in_kind);
+    if (op->accel == pfvm_acl_conv) {
+        /* images split by batch, or output channels with whole images */
+        if (a > 1)
+            return 0;
+        in_kind[0] = a == 0 ? PFVM_ACL_L_FIRST : PFVM_ACL_L_REPL;
+        for (i = 1; i < n->n_inputs; i++)
+            in_kind[i] = a == 0 ? PFVM_ACL_L_REPL : PFVM_ACL_L_FIRST;
+        return 1;
+    }
+    if (op->accel == pfvm_acl_transpose) {
+        const int64_t *perm;
+        int np = pfvm_node_attr_ints(n, "perm", &perm);
+        int xa = np == y->rank ? (int)perm[a] : y->rank - 1 - a;
+        in_kind[0] = pfvm__acl_axis_kind(xa, in[0].rank);
+        return in_kind[0] >= 0;
+    }
+    if (op->accel == pfvm_acl_view || (op->fusion == PFVM_FUSE_INJECTIVE && (op->flags & PFVM_OP_IN_PLACE))) {
+        /* a reshape keeps the split when it keeps the leading axis */
+        for (i = 1; i < n->n_inputs; i++)
+            in_kind[i] = PFVM_ACL_L_REPL;
+        in_kind[0] = kind;
+        return a == 0 && in[0].rank >= 1 && in[0].dims[0] == y->dims[0] &&
+               pfvm__acl_kind_axis(kind, in[0].rank) == 0;
+    }
+    if (op->accel == pfvm_acl_concat) {
+        int64_t axis = pfvm_node_attr_int(n, "axis", 0);
+        if (axis < 0)
+            axis += y->rank;
+        for (i = 0; i < n->n_inputs; i++)
+            if (in[i].rank >= 0)
+                in_kind[i] = kind;
+        return axis != a;
+    }
+    if (op->fusion == PFVM_FUSE_REDUCTION || op->accel == pfvm_acl_slice) {
+        /* reductions, softmax and normalizations over trailing axes keep
+         * the leading ones whole on their PE; a slice keeps the unsliced */
+        if (in[0].rank != y->rank || a == y->rank - 1 || in[0].dims[a] != y->dims[a])
+            return 0;
+        in_kind[0] = kind;
+        return 1;
+    }
+    if (op->fusion == PFVM_FUSE_ELEMENTWISE || op->fusion == PFVM_FUSE_BROADCAST || op->accel == pfvm_acl_clip ||
+        op->accel == pfvm_acl_batchnorm || op->accel == pfvm_acl_pool || op->accel == pfvm_acl_global_pool) {
+        int window = op->accel == pfvm_acl_pool || op->accel == pfvm_acl_global_pool;
+        if (window && a > 1)
+            return 0; /* windows and whole planes over the spatial axes */
+        for (i = 0; i < n->n_inputs; i++)
+            if (in[i].rank >= 0 && (in_kind[i] = pfvm__acl_bcast_kind(&in[i], y, a)) < 0)
+                return 0;
+        if (op->accel == pfvm_acl_batchnorm)
+            for (i = 1; i < n->n_inputs; i++)
+                in_kind[i] = a == 1 ? PFVM_ACL_L_FIRST : PFVM_ACL_L_REPL;
+        return 1;
+    }
+    return 0;
 }
 /* ---- src/ops/control.c ---- */
 /* ops/control: control flow (If, Loop, Scan), sequences (SequenceEmpty,

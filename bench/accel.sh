@@ -5,7 +5,7 @@
 # cycles (--baseline naive: each node on as many PEs as its output's first
 # axis, through DRAM) and the planning time (interp accel without
 # --simulate, wall clock, one core). Prints a markdown table; bench/accel.md
-# keeps a measured one.
+# keeps a measured one. A second table: the layout planner's exact and heuristic plans.
 #
 #   sh bench/accel.sh [TARGET]      default targets/mncore2.txt
 #
@@ -57,8 +57,16 @@ for m in mlp cnn_small squeezenet1_1 resnet18 mobilenet_v2 transformer_encoder g
         ratio=$(awk -v c="${cyc:-0}" -v b="${bound:-0}" -v t="${tbound:-0}" 'BEGIN { if (t > b) b = t; if (b > 0) printf "%.2f", c / b; else print "-" }')
         nratio=$(awk -v c="${cyc:-0}" -v n="${ncyc:-0}" 'BEGIN { if (c > 0 && n > 0) printf "%.0f", n / c; else print "-" }')
         plan=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+        # the layout planner's line (its own cost model), for the table below
+        sed -n 's/^layout plan (cost model): \(.*\)$/| '"$name"' | '"$batch"' | \1 |/p' "$tmp/plan" >>"$tmp/layout"
         echo "| $name | $batch | $kind | $nodes | ${fb:-0} | $bound | $tbound | ${cyc:-error: $(cut -c1-80 "$tmp/err")} | ${xfer:-} | $ratio | ${ncyc:--} | $nratio | $plan | $lines | $diff |"
     else
         echo "| $name | $batch | no: $(sed 's/^interp: error: //' "$tmp/err" | cut -c1-110 | sed 's/|/\\|/g') | | | | | | | | | | | | |"
     fi
 done
+echo
+echo "layout planner (pfvm_accel_plan_layouts, README.md \"Layout planner\"; its cost model's cycles, not the simulator's):"
+echo
+echo "| model | batch | exact search and heuristic |"
+echo "| --- | --- | --- |"
+cat "$tmp/layout" 2>/dev/null || true

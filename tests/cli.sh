@@ -424,6 +424,7 @@ if "$INTERP" accel "$MLP/model.onnx" --target targets/mncore2.txt -o "$tmp/mlp.a
     [ -f "$tmp/accel/output_0.pb" ] && head -n 1 "$tmp/mlp.accel" | grep -q '^program mncore2$' &&
     grep -q '^simulated [0-9]* cycles' "$tmp/out" && grep -q '^compute lower bound' "$tmp/out" &&
     grep -q '^traffic lower bound' "$tmp/out" &&
+    grep -q '^layout plan (cost model): exact search ([0-9]* states at most) [0-9]* cycles, heuristic [0-9]* (gap [0-9.]*%)' "$tmp/out" &&
     grep -q '^  /net/net.0/Gemm (Gemm) -> pe:4\*local:1, local:32  \[PEs 4, [0-9]* cycles\]$' "$tmp/out"; then
     ok
 else

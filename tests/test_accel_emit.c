@@ -242,6 +242,36 @@ static void check_residual(void)
     check_model("tests/models/accel_residual", "targets/tiny.txt", 1, 1e-6);
 }
 
+/* accel_bias on tiny (streamed): a MatMul whose single consumer takes a
+ * constant vector along the last axis (bias Add, Mul by a scale, Sub,
+ * either operand order) applies it in its tiles, then that consumer's
+ * residual Add or Relu (not a second vector: Sub is a node); so does a
+ * Softmax through the rows stream (Mul by gamma; Add of beta a node); Gemm's own
+ * bias leaves no room for a second vector (its bias Add is a node). */
+static void check_bias(void)
+{
+    static const char *const views[] = {"# view bias1 (Add)", "# view relu1 (Relu)", "# view bias2 (Add)",
+                                        "# view res2 (Add)",   "# view bias3 (Add)",  "# view scale4 (Mul)",
+                                        "# view gamma (Mul)"};
+    pfvm_status st;
+    pfvm_accel_target t;
+    pfvm_model *m = pfvm_onnx_load_file("tests/models/accel_bias/model.onnx", 0, &st);
+    char *prog = NULL;
+    size_t i;
+    CHECK_MSG(m && pfvm_accel_target_load("targets/tiny.txt", &t, &st) == PFVM_OK, "%s", st.msg);
+    if (m)
+        CHECK_MSG(pfvm_accel_emit(m, &t, &prog, NULL, &st) == PFVM_OK, "%s", st.msg);
+    for (i = 0; prog && i < sizeof views / sizeof *views; i++)
+        CHECK_MSG(strstr(prog, views[i]) != NULL, "no '%s' line", views[i]);
+    /* a vector consumer of a vector consumer is a node of its own */
+    CHECK(prog && strstr(prog, "# node sub5 (Sub)"));
+    CHECK(prog && strstr(prog, "# node beta (Add)"));
+    CHECK(prog && strstr(prog, "# node bias_g (Add)"));
+    pfvm_accel_free(prog);
+    pfvm_model_free(m);
+    check_model("tests/models/accel_bias", "targets/tiny.txt", 1, 1e-6);
+}
+
 int main(void)
 {
     check_model("tests/models/mlp", "targets/mncore2.txt", 0, 1e-6);
@@ -270,6 +300,7 @@ int main(void)
     }
     check_small_pe();
     check_residual();
+    check_bias();
     check_built_graph();
     check_errors();
     return CHECK_END();

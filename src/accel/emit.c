@@ -14,8 +14,8 @@ typedef struct accel_em_place {
     int placed, replicated, whole; /* whole: the whole tensor on PE 0 only (the fallback) */
     int64_t off, bytes, elems;
     int last_use; /* index of the last node reading it; graph outputs: past the end */
-    /* streamed: its producer applied its single consumer (the consumer is
-     * a view): 1; 2 when also that consumer's own consumer */
+    /* streamed: how many consumers down the chain its producer applied
+     * (each a view): its single consumer 1, also that one's consumer 2... */
     int activated;
     char layout[256];
 } accel_em_place;
@@ -40,6 +40,8 @@ typedef struct accel_em_emitter {
     const pfvm_node *post_node; /* streamed: the consumer the current node applies (pfvm_accel_ctx.post) */
     const pfvm_node *res_node;  /* streamed: the two-activation consumer it applies (pfvm_accel_ctx.res) */
     int res_vi;                 /* the current node's output is res_node's input res_vi */
+    const pfvm_node *vec_node;  /* streamed: the constant-vector consumer it applies (pfvm_accel_ctx.vec) */
+    int vec_vi;                 /* the current node's output is vec_node's input vec_vi */
 } accel_em_emitter;
 
 static pfvm_code accel_em_put(accel_em_emitter *e, const char *fmt, va_list ap)
@@ -896,6 +898,92 @@ static const pfvm_node *accel_em_residual(accel_em_emitter *e, const pfvm_node *
     return r;
 }
 
+/* Runs the two-input node r's resident hook in place on a tile of rows x
+ * cols at PE byte offset off (its input vi), the constant vector's cols
+ * elements at voff (emitting, or only trying when dry). */
+static pfvm_code accel_em_run_vec(accel_em_emitter *e, const pfvm_node *r, int vi, int64_t off, int64_t voff,
+                                  int64_t rows, int64_t cols, int dry)
+{
+    pfvm_accel_ctx rc;
+    memset(&rc, 0, sizeof rc);
+    rc.node = r;
+    rc.n_in = 2;
+    rc.n_out = 1;
+    rc.in[vi].rank = 2;
+    rc.in[vi].dims[0] = rows;
+    rc.in[vi].dims[1] = cols;
+    rc.in[vi].off = off;
+    rc.in[vi].elems = rows * cols;
+    rc.in[vi].replicated = 1;
+    rc.in[1 - vi].rank = 1;
+    rc.in[1 - vi].dims[0] = cols;
+    rc.in[1 - vi].off = voff;
+    rc.in[1 - vi].elems = cols;
+    rc.in[1 - vi].replicated = 1;
+    rc.out[0] = rc.in[vi];
+    return accel_em_call_resident(e, r, &rc, dry);
+}
+
+static pfvm_code accel_em_vec_emit(pfvm_accel_ctx *c, int64_t off, int64_t voff, int64_t rows, int64_t cols)
+{
+    accel_em_emitter *e = (accel_em_emitter *)c->user;
+    return accel_em_run_vec(e, e->vec_node, e->vec_vi, off, voff, rows, cols, 0);
+}
+
+/* The consumer n's producer may apply to its output tiles with a constant
+ * vector along the last axis (pfvm_accel_ctx.vec: a bias Add): the single
+ * consumer of n's only output, an element-wise operator of two inputs
+ * whose other input is a float initializer of the last dim's elements
+ * (its other dims 1), whose output has n's output's shape and whose
+ * resident hook lowers it in place without scratch memory; NULL if none.
+ * Puts the vector in the root memory; sets e->vec_vi and c->vec_dram. */
+static const pfvm_node *accel_em_vector(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_ctx *c)
+{
+    const pfvm_value *v, *o;
+    const pfvm_node *r;
+    pfvm_status quiet, *keep = e->st;
+    int64_t vd[PFVM_MAX_RANK], yd[PFVM_MAX_RANK], last;
+    int vr, yr, vi, i;
+    pfvm_code rc;
+    if (n->n_outputs != 1 || !(v = n->outputs[0]) || v->type.dtype != PFVM_FLOAT ||
+        !(r = accel_em_consumer(e->g, v)) || !r->op || !r->op->accel ||
+        (r->op->fusion != PFVM_FUSE_ELEMENTWISE && r->op->fusion != PFVM_FUSE_BROADCAST) || r->n_inputs != 2 ||
+        r->n_outputs != 1 || !r->outputs[0] || !r->inputs[0] || !r->inputs[1])
+        return NULL;
+    vi = r->inputs[0] == v ? 0 : 1;
+    o = r->inputs[1 - vi];
+    if (o == v || !o->init || o->init->dtype != PFVM_FLOAT || r->outputs[0]->type.dtype != PFVM_FLOAT)
+        return NULL;
+    e->st = &quiet;
+    rc = accel_em_dims(e, v, &vr, vd);
+    if (rc == PFVM_OK)
+        rc = accel_em_dims(e, r->outputs[0], &yr, yd);
+    e->st = keep;
+    if (rc != PFVM_OK || vr < 1 || vr != yr || memcmp(vd, yd, (size_t)vr * sizeof *vd))
+        return NULL;
+    last = vd[vr - 1];
+    if (o->init->rank > vr || pfvm_tensor_numel(o->init) != last || last < 1)
+        return NULL;
+    for (i = 0; i + 1 < o->init->rank; i++)
+        if (o->init->dims[i] != 1)
+            return NULL;
+    e->st = &quiet;
+    rc = accel_em_run_vec(e, r, vi, 0, 64, 2, 4, 1);
+    e->st = keep;
+    if (rc != PFVM_OK)
+        return NULL;
+    if (!e->places[o->id].placed) {
+        if (strpbrk(o->name, " \t#") || !o->name[0])
+            return NULL;
+        if (accel_em_dram(e, o) != PFVM_OK ||
+            accel_em_line(e, "dweight %s %lld", o->name, (long long)e->places[o->id].off) != PFVM_OK)
+            return NULL;
+    }
+    e->vec_vi = vi;
+    c->vec_dram = e->places[o->id].off;
+    return r;
+}
+
 /* The consumer n's producer may apply to its output tiles: the single
  * consumer of n's only output (not a graph output), an element-wise
  * operator whose other inputs are constants and whose resident hook
@@ -1012,7 +1100,7 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
             accel_em_place *p = &e->places[n->outputs[0]->id];
             *p = e->places[n->inputs[i]->id];
             p->last_use = 0;
-            p->activated = p->activated == 2;
+            p->activated = p->activated - 1;
             return accel_em_line(e, "# view %s (%s) -> %s (applied by its input's producer)", n->name, n->op_type,
                                  p->layout);
         }
@@ -1040,6 +1128,36 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
         c.pes = c.out[0].dims[0] > 1 ? c.out[0].dims[0] : 1;
     rc = PFVM_ERR_UNSUPPORTED;
     f = pfvm_acl_streamed(n->op);
+    e->vec_node = !e->naive ? accel_em_vector(e, n, &c) : NULL;
+    if (e->vec_node) {
+        /* the lowering (its own, else the rows stream) applies the vector
+         * consumer, then that one's residual (own lowerings only) or
+         * element-wise consumer (and the residual's); if it does not, it
+         * runs again without */
+        size_t mark = (size_t)stbds_arrlen(e->text);
+        e->res_node = f ? accel_em_residual(e, e->vec_node, &c) : NULL;
+        e->post_node = accel_em_post(e, e->res_node ? e->res_node : e->vec_node);
+        c.vec = accel_em_vec_emit;
+        c.res = e->res_node ? accel_em_res_emit : NULL;
+        c.post = e->post_node ? accel_em_post_emit : NULL;
+        c.vec_done = c.res_done = 0;
+        rc = f ? accel_em_stream_try(e, &c, f) : PFVM_ERR_UNSUPPORTED;
+        if (rc == PFVM_ERR_UNSUPPORTED && !c.res) {
+            c.vec_done = 0;
+            rc = accel_em_stream_try(e, &c, pfvm_acl_stream_rows);
+        }
+        if (rc == PFVM_OK && c.vec_done && (!c.res || c.res_done)) {
+            e->places[n->outputs[0]->id].activated = 1 + (c.res != NULL) + (c.post && c.post_done);
+            goto lowered;
+        }
+        stbds_arrsetlen(e->text, mark);
+        c.vec = NULL;
+        c.res = NULL;
+        c.post = NULL;
+        c.vec_done = c.res_done = 0;
+        e->vec_node = e->res_node = e->post_node = NULL;
+        rc = PFVM_ERR_UNSUPPORTED;
+    }
     e->res_node = f && !e->naive ? accel_em_residual(e, n, &c) : NULL;
     if (e->res_node) {
         /* the lowering applies the residual consumer (and that one's

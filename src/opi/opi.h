@@ -286,6 +286,18 @@ struct pfvm_accel_ctx {
     pfvm_code (*res)(pfvm_accel_ctx *c, int64_t off, int64_t res_off, int64_t n);
     int res_done;
     int64_t res_dram;
+    /* streamed: when not NULL, emits the node's single consumer that
+     * takes a constant vector along the output's last axis (a bias Add),
+     * through its own resident hook, on a tile of rows x cols at PE byte
+     * offset off, the vector's elements for the tile's columns at vec_off
+     * (before res and post, which then belong to that consumer's
+     * consumers); the whole vector is row-major at root byte vec_dram. A
+     * hook that loads the slice beside each output tile and calls vec sets
+     * vec_done; one that does not leaves it 0 and the emitter lowers the
+     * node again without vec. */
+    pfvm_code (*vec)(pfvm_accel_ctx *c, int64_t off, int64_t vec_off, int64_t rows, int64_t cols);
+    int vec_done;
+    int64_t vec_dram;
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
@@ -353,6 +365,26 @@ PFVM_INTERNAL pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op);
  * hook on tiles of rows (src/ops/accel_lower.c); PFVM_ERR_UNSUPPORTED,
  * having emitted nothing, when the node is not such. */
 PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c);
+
+/* Layout classes of the accel layout planner (src/accel/plan.c): a tensor
+ * with one axis block-split over the PEs (the first; the second, rank >= 3;
+ * the last, rank >= 2), whole on every PE, or whole on PE 0 (the
+ * fallback). */
+/* pfvm:internal-begin */
+#define PFVM_ACL_L_FIRST 0
+#define PFVM_ACL_L_SECOND 1
+#define PFVM_ACL_L_LAST 2
+#define PFVM_ACL_L_REPL 3
+#define PFVM_ACL_L_PE0 4
+#define PFVM_ACL_NL 5
+/* pfvm:internal-end */
+/* Whether node n's accel lowering can produce its outputs in layout class
+ * `kind` (in/out: the inputs' and outputs' ranks and dims; rank -1 for an
+ * absent one); if so, sets in_kind[i], the class each input must be in,
+ * and *mac: 1 when the node's flops run on the MAC unit (a gemm), 0 when
+ * on the SIMD lanes (src/ops/accel_lower.c). */
+PFVM_INTERNAL int pfvm_acl_layout_rule(const pfvm_node *n, const pfvm_accel_arg *in, const pfvm_accel_arg *out,
+                                       int kind, int *in_kind, int *mac);
 
 /* Finds the definition for (domain, name) at an opset version; NULL when
  * pfvm has none. */
