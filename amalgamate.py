@@ -323,6 +323,10 @@ def main():
             with open(path, "w") as f:
                 f.write(text)
             print("wrote", header)
+        else:
+            # same text: newer all the same, or make would run this again
+            # on every call once a source is newer than the header
+            os.utime(path)
     if stale:
         print("stale: %s (run python3 amalgamate.py)" % ", ".join(stale))
         return 1
