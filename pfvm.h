@@ -10999,6 +10999,7 @@ typedef struct pfvm__acl_ir_plan {
     int64_t xb, we, be, ex, wd, bd, acc, wp, bp, out, rb, zb; /* PE byte offsets */
     int64_t e0, en;                                           /* the chunk of expanded channels */
     int first, last, res;
+    int noexp;   /* no expansion: the chain starts at the depthwise Conv (mobilenet_v2's first block) */
     double cost; /* the cost model's cycles for the chosen tile */
     const pfvm_accel_arg *b_e, *b_d, *b_p;
     pfvm_accel_ctx *dw, *pj;
@@ -11059,7 +11060,8 @@ static int64_t pfvm__acl_ir_bytes(pfvm__acl_ir_plan *p, int64_t oct, int64_t th,
 {
     int64_t bh = pfvm__acl_ir_bh(p, th), bw = pfvm__acl_ir_bw(p, tw), top = 0, o[12], i;
     int64_t sz[12];
-    sz[0] = p->Cin * bh * bw, sz[1] = ec * p->Cin, sz[2] = ec, sz[3] = ec * bh * bw + p->slack, sz[4] = ec * p->kk;
+    sz[0] = p->noexp ? 0 : p->Cin * bh * bw, sz[1] = p->noexp ? 0 : ec * p->Cin, sz[2] = p->noexp ? 0 : ec;
+    sz[3] = ec * bh * bw + p->slack, sz[4] = ec * p->kk;
     sz[5] = ec, sz[6] = ec * pfvm__acl_ir_n(p, th, tw), sz[7] = oct * ec, sz[8] = oct, sz[9] = oct * th * tw;
     sz[10] = p->res ? oct * th * tw : 0, sz[11] = pfvm__acl_ir_zlen(p, th, tw);
     for (i = 0; i < 12; i++) {
@@ -11082,9 +11084,11 @@ static double pfvm__acl_ir_wave(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan
 {
     int64_t bh = pfvm__acl_ir_bh(p, th), bw = pfvm__acl_ir_bw(p, tw), simd = c->simd > 0 ? c->simd : 1;
     int64_t nch = (p->E + ec - 1) / ec, j;
-    double box = (double)(p->Cin * bh * bw * 4), out = (double)(oct * th * tw * 4);
-    double wts = (double)(ec * (p->Cin + p->kk + 2) + oct * ec) * 4, compute, total = 0;
-    compute = ceil((double)(ec * bh * bw) * (double)p->Cin / c->macs) + 2.0 * (double)(ec * bh * bw) / (double)simd +
+    double box = (double)((p->noexp ? ec : p->Cin) * bh * bw * 4), out = (double)(oct * th * tw * 4);
+    double wts = (double)(ec * ((p->noexp ? 0 : p->Cin + 1) + p->kk + 1) + oct * ec) * 4, compute, total = 0;
+    compute = (p->noexp ? 0
+                        : ceil((double)(ec * bh * bw) * (double)p->Cin / c->macs) +
+                              2.0 * (double)(ec * bh * bw) / (double)simd) +
               (double)(ec * p->kk) * ceil((double)pfvm__acl_ir_n(p, th, tw) / c->macs) +
               (double)(ec * th) * (double)((tw + simd - 1) / simd) + 2.0 * (double)(ec * th * tw) / (double)simd +
               ceil((double)(oct * th * tw) * (double)ec / c->macs);
@@ -11095,7 +11099,8 @@ static double pfvm__acl_ir_wave(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan
             int64_t mk = pfvm__acl_first(c, m, k);
             double boxes = c->link_bcast[k] ? (double)((mk + noc - 1) / noc) : (double)mk;
             double slices = c->link_bcast[k] ? (double)(mk < noc ? mk : noc) : (double)mk;
-            double bytes = slices * wts + (j == 0 ? boxes * box : 0) + (j == nch - 1 && p->res ? mk * out : 0);
+            double bytes = slices * wts + (j == 0 || p->noexp ? boxes * box : 0) +
+                           (j == nch - 1 && p->res ? mk * out : 0);
             if (bytes / c->link_down[k] > down)
                 down = bytes / c->link_down[k];
             if (j == nch - 1 && mk * out / c->link_up[k] > up)
@@ -11202,8 +11207,12 @@ static pfvm_code pfvm__acl_ir_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, v
     int64_t oct = t->e[2], th = t->e[3], tw = t->e[4], bh = pfvm__acl_ir_bh(p, th), bw = pfvm__acl_ir_bw(p, tw);
     int64_t n = pfvm__acl_ir_n(p, th, tw), hw = bh * bw, ch, kh, kw;
     pfvm_code rc;
-    if ((rc = c->emit(c, "gemm %lld %lld %lld %lld %lld %lld 0", (long long)p->ex, (long long)p->we, (long long)p->xb,
-                      (long long)p->en, (long long)hw, (long long)p->Cin)) != PFVM_OK ||
+    if (p->noexp) {
+        if (p->slack && (rc = c->emit(c, "fill %lld 0 %lld", (long long)(p->ex + p->en * hw * 4),
+                                      (long long)p->slack)) != PFVM_OK)
+            return rc;
+    } else if ((rc = c->emit(c, "gemm %lld %lld %lld %lld %lld %lld 0", (long long)p->ex, (long long)p->we,
+                             (long long)p->xb, (long long)p->en, (long long)hw, (long long)p->Cin)) != PFVM_OK ||
         (p->b_e && (rc = c->emit(c, "row add %lld %lld %lld %lld %lld", (long long)p->ex, (long long)p->ex,
                                  (long long)p->be, (long long)p->en, (long long)hw)) != PFVM_OK) ||
         (c->post && (rc = c->post(c, p->ex, p->en * hw)) != PFVM_OK) ||
@@ -11252,13 +11261,20 @@ static pfvm_code pfvm__acl_ir_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm
     int64_t n0 = t->o[0], oc0 = t->o[2], oct = t->e[2], OH = p->w.out[0], OW = p->w.out[1];
     int64_t src = c->in[0].dram + n0 * p->Cin * p->w.in[0] * p->w.in[1] * 4;
     pfvm_code rc;
-    if (p->first && ((rc = pfvm__acl_load_box(c, &q[3], &p->w, pe, p->xb, 0, p->Cin, t->o[3], t->e[3], t->o[4],
+    if (p->noexp) {
+        src = c->in[0].dram + (n0 * p->E + p->e0) * p->w.in[0] * p->w.in[1] * 4;
+        if ((rc = pfvm__acl_load_box(c, &q[3], &p->w, pe, p->ex, 0, p->en, t->o[3], t->e[3], t->o[4], t->e[4], "0",
+                                     1)) != PFVM_OK ||
+            (rc = pfvm__acl_load_box(c, &q[0], &p->w, pe, p->ex, src, p->en, t->o[3], t->e[3], t->o[4], t->e[4], "0",
+                                     0)) != PFVM_OK)
+            return rc;
+    } else if (p->first && ((rc = pfvm__acl_load_box(c, &q[3], &p->w, pe, p->xb, 0, p->Cin, t->o[3], t->e[3], t->o[4],
                                               t->e[4], "0", 1)) != PFVM_OK ||
                      (rc = pfvm__acl_load_box(c, &q[0], &p->w, pe, p->xb, src, p->Cin, t->o[3], t->e[3], t->o[4],
                                               t->e[4], "0", 0)) != PFVM_OK))
         return rc;
-    if ((rc = pfvm__acl_load(c, &q[1], pe, p->we, c->in[1].dram + p->e0 * p->Cin * 4, 1, 1, p->en * p->Cin, 0, 0, 0,
-                             0)) != PFVM_OK ||
+    if ((!p->noexp && (rc = pfvm__acl_load(c, &q[1], pe, p->we, c->in[1].dram + p->e0 * p->Cin * 4, 1, 1,
+                                           p->en * p->Cin, 0, 0, 0, 0)) != PFVM_OK) ||
         (rc = pfvm__acl_load(c, &q[1], pe, p->wd, p->dw->in[1].dram + p->e0 * p->kk * 4, 1, 1, p->en * p->kk, 0, 0, 0,
                              0)) != PFVM_OK ||
         (rc = pfvm__acl_load(c, &q[1], pe, p->wp, p->pj->in[1].dram + (oc0 * p->E + p->e0) * 4, 1, oct, p->en, 0,
@@ -11295,13 +11311,15 @@ static pfvm_code pfvm__acl_ir_stream(pfvm_accel_ctx *c)
     int64_t dims[5], step[5], i;
     pfvm_code rc;
     memset(&p, 0, sizeof p);
-    if (c->n_chain != 2)
+    if (c->n_chain != 1 && c->n_chain != 2)
         return PFVM_ERR_UNSUPPORTED;
-    p.dw = &c->chain[0], p.pj = &c->chain[1];
+    p.noexp = c->n_chain == 1;
+    p.dw = p.noexp ? c : &c->chain[0], p.pj = &c->chain[c->n_chain - 1];
     if (c->in[0].rank != 4 || c->in[1].rank != 4 || c->out[0].rank != 4)
         return PFVM_ERR_UNSUPPORTED;
     p.N = c->in[0].dims[0], p.Cin = c->in[0].dims[1], p.E = c->out[0].dims[1];
-    if (!pfvm__acl_ir_conv(c, 1, p.E) || !pfvm__acl_ir_pointwise(c, &hw) || !pfvm__acl_ir_conv(p.dw, p.E, p.E) ||
+    if ((!p.noexp && (!pfvm__acl_ir_conv(c, 1, p.E) || !pfvm__acl_ir_pointwise(c, &hw))) ||
+        !pfvm__acl_ir_conv(p.dw, p.E, p.E) ||
         p.pj->in[0].rank != 4 || !pfvm__acl_ir_conv(p.pj, 1, p.pj->out[0].dims[1]) ||
         !pfvm__acl_ir_pointwise(p.pj, &hw) ||
         pfvm__acl_window(p.dw, &p.dw->in[0], &p.dw->out[0], p.dw->in[1].dims + 2, &p.w) != PFVM_OK)
@@ -11310,7 +11328,7 @@ static pfvm_code pfvm__acl_ir_stream(pfvm_accel_ctx *c)
     p.kk = p.w.k[0] * p.w.k[1];
     p.slack = (p.w.k[1] - 1) * p.w.d[1];
     p.res = c->res != NULL;
-    p.b_e = pfvm__acl_bias_arg(c), p.b_d = pfvm__acl_bias_arg(p.dw), p.b_p = pfvm__acl_bias_arg(p.pj);
+    p.b_e = p.noexp ? NULL : pfvm__acl_bias_arg(c), p.b_d = pfvm__acl_bias_arg(p.dw), p.b_p = pfvm__acl_bias_arg(p.pj);
     if (!pfvm__acl_ir_search(c, &p) || pfvm__acl_ir_bh(&p, p.th) >= 0x10000 || pfvm__acl_ir_bw(&p, p.tw) >= 0x10000)
         return PFVM_ERR_UNSUPPORTED;
     {
@@ -11320,7 +11338,7 @@ static pfvm_code pfvm__acl_ir_stream(pfvm_accel_ctx *c)
         const pfvm_accel_ctx *d[3];
         double alone = 0, part;
         d[0] = c, d[1] = p.dw, d[2] = p.pj;
-        for (i = 0; i < 3; i++) {
+        for (i = p.noexp; i < 3; i++) {
             if ((part = pfvm__acl_conv_cost(c, d[i])) < 0)
                 return PFVM_ERR_UNSUPPORTED;
             alone += part;
@@ -11340,7 +11358,7 @@ static pfvm_code pfvm__acl_ir_stream(pfvm_accel_ctx *c)
         tiles[i].o[2] = t.o[4], tiles[i].e[2] = t.e[4];
         tiles[i].o[3] = t.o[2], tiles[i].e[3] = t.e[2];
         tiles[i].o[4] = t.o[3], tiles[i].e[4] = t.e[3];
-        tiles[i].cls = pfvm__acl_ir_cls(&p, &tiles[i]);
+        tiles[i].cls = p.noexp ? 0 : pfvm__acl_ir_cls(&p, &tiles[i]);
     }
     memset(&wv, 0, sizeof wv);
     wv.load = pfvm__acl_ir_load, wv.body = pfvm__acl_ir_body, wv.store = pfvm__acl_ir_store;

@@ -1063,24 +1063,23 @@ static void accel_em_chain_mark(accel_em_emitter *e, const pfvm_node *n, const p
     }
 }
 
-/* Streamed node n with the nodes after it run in its tiles by its
- * lowering f (pfvm_accel_ctx.chain), their intermediate values never in
- * the root memory; PFVM_ERR_UNSUPPORTED (and nothing emitted or placed)
- * when there is no such chain or f does not run it. */
-static pfvm_code accel_em_chain(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_ctx *c, pfvm_accel_fn f,
-                                pfvm_accel_stats *stats)
+/* Streamed node n with the k nodes after it (e->chain, their inputs
+ * vals; post: n's activation) run in its tiles by its lowering f
+ * (pfvm_accel_ctx.chain), their intermediate values never in the root
+ * memory; PFVM_ERR_UNSUPPORTED (and nothing emitted or placed) when f
+ * does not run them. */
+static pfvm_code accel_em_chain_k(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_ctx *c, pfvm_accel_fn f,
+                                  pfvm_accel_stats *stats, int k, const pfvm_value *const *vals, const pfvm_node *post)
 {
     size_t mark = (size_t)stbds_arrlen(e->text);
     int64_t top = e->dram_top;
-    const pfvm_value *vals[2], *last;
-    const pfvm_node *post = accel_em_post(e, n), *res;
+    const pfvm_value *last;
+    const pfvm_node *res;
     pfvm_status quiet, *keep = e->st;
-    int k, i, ok = 0;
+    int i, ok = 0;
     int64_t placed_ids[2 * PFVM_ACCEL_MAX_ARGS + 1];
     int nplaced = 0;
     pfvm_code rc = PFVM_OK;
-    if (n->n_outputs != 1 || !n->outputs[0] || (k = accel_em_chain_collect(e, n, &post, vals)) < 2)
-        return PFVM_ERR_UNSUPPORTED;
     e->st = &quiet;
     for (i = 0; i < k && rc == PFVM_OK; i++) {
         pfvm_accel_ctx *ch = &e->chain[i];
@@ -1140,6 +1139,23 @@ static pfvm_code accel_em_chain(accel_em_emitter *e, const pfvm_node *n, pfvm_ac
                 stats->flops += fl;
         }
     return PFVM_OK;
+}
+
+/* The chain of n (accel_em_chain_collect) run by n's lowering f, its two
+ * nodes or else the first one alone; PFVM_ERR_UNSUPPORTED when f runs
+ * neither. */
+static pfvm_code accel_em_chain(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_ctx *c, pfvm_accel_fn f,
+                                pfvm_accel_stats *stats)
+{
+    const pfvm_value *vals[2];
+    const pfvm_node *post = accel_em_post(e, n);
+    int k;
+    pfvm_code rc = PFVM_ERR_UNSUPPORTED;
+    if (n->n_outputs != 1 || !n->outputs[0])
+        return rc;
+    for (k = accel_em_chain_collect(e, n, &post, vals); k >= 1 && rc == PFVM_ERR_UNSUPPORTED; k--)
+        rc = accel_em_chain_k(e, n, c, f, stats, k, vals, post);
+    return rc;
 }
 
 static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_stats *stats)
