@@ -1294,6 +1294,18 @@ struct pfvm_accel_ctx {
     pfvm_code (*vec)(pfvm_accel_ctx *c, int64_t off, int64_t vec_off, int64_t rows, int64_t cols);
     int vec_done;
     int64_t vec_dram;
+    /* streamed: the nodes after this one that its lowering may run in the
+     * same tiles, so that their inputs never go to the root memory (a
+     * chain: chain[k] is the single consumer of chain[k - 1]'s output, or
+     * of this node's for k = 0, past the activation each one's post
+     * applies; in[0] is that input, never stored; the other inputs are in
+     * the root memory; chain[k].post applies chain[k]'s activation; only
+     * the last one's output is stored, at its out[0].dram, after res when
+     * res is set: res then applies to that output). A hook that runs all of
+     * them sets chain_done; one that does not leaves it 0 and the emitter
+     * lowers the node again without the chain. */
+    int n_chain, chain_done;
+    struct pfvm_accel_ctx *chain;
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
@@ -10298,6 +10310,7 @@ PFVM_INTERNAL pfvm_code pfvm_acl_reduce(pfvm_accel_ctx *c)
 
 typedef struct pfvm__acl_tile {
     int64_t o[5], e[5]; /* origin and extent of the tile in its node's iteration space */
+    int64_t cls;        /* tiles of equal extents whose compute differs (an inverted residual chain's padding) */
 } pfvm__acl_tile;
 
 typedef pfvm_code (*pfvm__acl_body_fn)(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user);
@@ -10310,7 +10323,7 @@ static int64_t pfvm__acl_al(int64_t bytes)
 
 static int pfvm__acl_same(const pfvm__acl_tile *a, const pfvm__acl_tile *b)
 {
-    return !memcmp(a->e, b->e, sizeof a->e);
+    return !memcmp(a->e, b->e, sizeof a->e) && a->cls == b->cls;
 }
 
 /* Whether pfvm__acl_pe deals tiles over the instances under link k: the
@@ -10710,6 +10723,7 @@ typedef struct pfvm__acl_conv_plan {
      * and each output row is one gemm per tap over the box's full width
      * (no im2col; the columns past the tile's are computed and dropped) */
     int rows;
+    double cost; /* the cost model's cycles for the chosen tile */
 } pfvm__acl_conv_plan;
 
 /* Elements read past a rows-plan box (the last tap's shift). */
@@ -10834,6 +10848,7 @@ static int pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p
             break;
     }
     p->rows = best_rows;
+    p->cost = best;
     return best >= 0;
 }
 
@@ -11004,15 +11019,411 @@ static pfvm_code pfvm__acl_conv_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t
                            p->rows ? t->e[2] * pfvm__acl_conv_bw(p, t->e[4]) : t->e[4]);
 }
 
-static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
+/* ---- inverted residual chain: 1x1 expand -> depthwise -> 1x1 project, per output tile ----
+ *
+ * A 1x1 Conv whose output (past its activation) feeds a depthwise Conv
+ * whose output feeds a 1x1 Conv (pfvm_accel_ctx.chain: mobilenet_v2's
+ * blocks) runs the three in one tiling of the projection's output, so
+ * that the expanded tensor and the depthwise output never go to the root
+ * memory. Per tile the PE loads the input box with the depthwise halo
+ * once; per chunk of expanded channels it expands the box (gemm, bias,
+ * activation), zeroes the box's positions in the depthwise padding (this
+ * tile's class), runs the depthwise taps as 1x1 gemms over the box's full
+ * width (the rows plan's trick: the columns past the tile are computed and
+ * dropped), compacts the kept outputs, applies the depthwise's bias and
+ * activation and accumulates the projection with gemma; the last chunk
+ * adds the projection's bias, activation and residual and stores. */
+
+static double pfvm__acl_conv_cost(const pfvm_accel_ctx *c, const pfvm_accel_ctx *d);
+
+typedef struct pfvm__acl_ir_plan {
+    pfvm__acl_win w; /* the depthwise window, over x's spatial dims */
+    int64_t N, Cin, E, OC, kk, th, tw, ec, oct, zlen, slack;
+    int64_t xb, we, be, ex, wd, bd, acc, wp, bp, out, rb, zb; /* PE byte offsets */
+    int64_t e0, en;                                           /* the chunk of expanded channels */
+    int first, last, res;
+    int noexp;   /* no expansion: the chain starts at the depthwise Conv (mobilenet_v2's first block) */
+    double cost; /* the cost model's cycles for the chosen tile */
+    const pfvm_accel_arg *b_e, *b_d, *b_p;
+    pfvm_accel_ctx *dw, *pj;
+} pfvm__acl_ir_plan;
+
+static const pfvm_accel_arg *pfvm__acl_bias_arg(const pfvm_accel_ctx *c)
+{
+    return c->n_in > 2 && c->in[2].rank == 1 ? &c->in[2] : NULL;
+}
+
+/* Whether ctx d is a Conv of `group` groups whose weight is [oc][ic][k][k'] over its input of ic * group channels. */
+static int pfvm__acl_ir_conv(const pfvm_accel_ctx *d, int64_t group, int64_t oc)
+{
+    const pfvm_accel_arg *x = &d->in[0], *w = &d->in[1], *b = d->n_in > 2 && d->in[2].rank >= 0 ? &d->in[2] : NULL;
+    return !strcmp(d->node->op_type, "Conv") && !d->node->op->domain[0] && d->n_in >= 2 && x->rank == 4 &&
+           w->rank == 4 && d->out[0].rank == 4 && pfvm_node_attr_int(d->node, "group", 1) == group &&
+           w->dims[0] == oc && w->dims[1] * group == x->dims[1] && d->out[0].dims[1] == oc &&
+           (!b || (b->rank == 1 && b->dims[0] == oc));
+}
+
+/* Whether Conv ctx d is a 1x1 Conv without stride, dilation or pads. */
+static int pfvm__acl_ir_pointwise(pfvm_accel_ctx *d, pfvm__acl_win *w)
+{
+    return pfvm__acl_window(d, &d->in[0], &d->out[0], d->in[1].dims + 2, w) == PFVM_OK && w->k[0] == 1 &&
+           w->k[1] == 1 && w->s[0] == 1 && w->s[1] == 1 && !w->pad0[0] && !w->pad0[1] && !w->pad1[0] && !w->pad1[1];
+}
+
+static int64_t pfvm__acl_ir_bh(const pfvm__acl_ir_plan *p, int64_t th)
+{
+    return (th - 1) * p->w.s[0] + (p->w.k[0] - 1) * p->w.d[0] + 1;
+}
+
+static int64_t pfvm__acl_ir_bw(const pfvm__acl_ir_plan *p, int64_t tw)
+{
+    return (tw - 1) * p->w.s[1] + (p->w.k[1] - 1) * p->w.d[1] + 1;
+}
+
+/* Elements of the depthwise accumulator per channel: the computed rows at the box's full width. */
+static int64_t pfvm__acl_ir_n(const pfvm__acl_ir_plan *p, int64_t th, int64_t tw)
+{
+    return ((th - 1) * p->w.s[0] + 1) * pfvm__acl_ir_bw(p, tw);
+}
+
+/* Zeros the padding rows/columns of the expanded box need (the widest band). */
+static int64_t pfvm__acl_ir_zlen(const pfvm__acl_ir_plan *p, int64_t th, int64_t tw)
+{
+    int64_t bh = pfvm__acl_ir_bh(p, th), bw = pfvm__acl_ir_bw(p, tw);
+    int64_t rows = p->w.pad0[0] > p->w.pad1[0] ? p->w.pad0[0] : p->w.pad1[0];
+    int64_t cols = p->w.pad0[1] > p->w.pad1[1] ? p->w.pad0[1] : p->w.pad1[1], z;
+    z = (rows < bh ? rows : bh) * bw;
+    if (cols > z)
+        z = cols;
+    return z > 0 ? z : 1;
+}
+
+/* PE bytes of a tile (and, when lay, its offsets into p). */
+static int64_t pfvm__acl_ir_bytes(pfvm__acl_ir_plan *p, int64_t oct, int64_t th, int64_t tw, int64_t ec, int lay)
+{
+    int64_t bh = pfvm__acl_ir_bh(p, th), bw = pfvm__acl_ir_bw(p, tw), top = 0, o[12], i;
+    int64_t sz[12];
+    sz[0] = p->noexp ? 0 : p->Cin * bh * bw, sz[1] = p->noexp ? 0 : ec * p->Cin, sz[2] = p->noexp ? 0 : ec;
+    sz[3] = ec * bh * bw + p->slack, sz[4] = ec * p->kk;
+    sz[5] = ec, sz[6] = ec * pfvm__acl_ir_n(p, th, tw), sz[7] = oct * ec, sz[8] = oct, sz[9] = oct * th * tw;
+    sz[10] = p->res ? oct * th * tw : 0, sz[11] = pfvm__acl_ir_zlen(p, th, tw);
+    for (i = 0; i < 12; i++) {
+        o[i] = top;
+        top += pfvm__acl_al(sz[i] * 4);
+    }
+    if (lay) {
+        p->xb = o[0], p->we = o[1], p->be = o[2], p->ex = o[3], p->wd = o[4], p->bd = o[5], p->acc = o[6];
+        p->wp = o[7], p->bp = o[8], p->out = o[9], p->rb = o[10], p->zb = o[11];
+    }
+    return top;
+}
+
+/* Cycles of one wave of m tiles by the simulator's cost model: one phase
+ * per chunk of expanded channels (the first also loads the boxes, the
+ * last loads the residual and stores), the chunk's weights shared by all
+ * tiles, the box by the tiles of one spatial position (noc of them). */
+static double pfvm__acl_ir_wave(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan *p, int64_t m, int64_t oct,
+                                int64_t th, int64_t tw, int64_t ec, int64_t noc)
+{
+    int64_t bh = pfvm__acl_ir_bh(p, th), bw = pfvm__acl_ir_bw(p, tw), simd = c->simd > 0 ? c->simd : 1;
+    int64_t nch = (p->E + ec - 1) / ec, j;
+    double box = (double)((p->noexp ? ec : p->Cin) * bh * bw * 4), out = (double)(oct * th * tw * 4);
+    double wts = (double)(ec * ((p->noexp ? 0 : p->Cin + 1) + p->kk + 1) + oct * ec) * 4, compute, total = 0;
+    compute = (p->noexp ? 0
+                        : ceil((double)(ec * bh * bw) * (double)p->Cin / c->macs) +
+                              2.0 * (double)(ec * bh * bw) / (double)simd) +
+              (double)(ec * p->kk) * ceil((double)pfvm__acl_ir_n(p, th, tw) / c->macs) +
+              (double)(ec * th) * (double)((tw + simd - 1) / simd) + 2.0 * (double)(ec * th * tw) / (double)simd +
+              ceil((double)(oct * th * tw) * (double)ec / c->macs);
+    for (j = 0; j < nch; j++) {
+        double down = 0, up = 0, phase;
+        int k;
+        for (k = 0; k < c->nlinks; k++) {
+            int64_t mk = pfvm__acl_first(c, m, k);
+            double boxes = c->link_bcast[k] ? (double)((mk + noc - 1) / noc) : (double)mk;
+            double slices = c->link_bcast[k] ? (double)(mk < noc ? mk : noc) : (double)mk;
+            double bytes = slices * wts + (j == 0 || p->noexp ? boxes * box : 0) +
+                           (j == nch - 1 && p->res ? mk * out : 0);
+            if (bytes / c->link_down[k] > down)
+                down = bytes / c->link_down[k];
+            if (j == nch - 1 && mk * out / c->link_up[k] > up)
+                up = mk * out / c->link_up[k];
+        }
+        phase = down > compute ? down : compute;
+        total += (phase > up ? phase : up) + 1;
+    }
+    return total;
+}
+
+/* The cheapest tile (output channels, rows, columns, expanded channels
+ * per chunk: each its extent halved 0, 1, 2... times) that fits a PE; 0
+ * when none does. */
+static int pfvm__acl_ir_search(const pfvm_accel_ctx *c, pfvm__acl_ir_plan *p)
+{
+    int64_t oct, th, tw, ec, OH = p->w.out[0], OW = p->w.out[1];
+    double best = -1;
+    for (oct = p->OC;; oct = (oct + 1) / 2) {
+        for (th = OH;; th = (th + 1) / 2) {
+            for (tw = OW;; tw = (tw + 1) / 2) {
+                for (ec = p->E;; ec = (ec + 1) / 2) {
+                    if (pfvm__acl_ir_bytes(p, oct, th, tw, ec, 0) <= c->pe_mem) {
+                        int64_t noc = (p->OC + oct - 1) / oct;
+                        int64_t tiles = p->N * noc * ((OH + th - 1) / th) * ((OW + tw - 1) / tw);
+                        double cost = (double)(tiles / c->pes) * pfvm__acl_ir_wave(c, p, c->pes, oct, th, tw, ec, noc);
+                        if (tiles % c->pes)
+                            cost += pfvm__acl_ir_wave(c, p, tiles % c->pes, oct, th, tw, ec, noc);
+                        if (best < 0 || cost < best) {
+                            best = cost;
+                            p->oct = oct, p->th = th, p->tw = tw, p->ec = ec;
+                        }
+                        break; /* smaller chunks only cost more */
+                    }
+                    if (ec == 1)
+                        break;
+                }
+                if (tw == 1)
+                    break;
+            }
+            if (th == 1)
+                break;
+        }
+        if (oct == 1)
+            break;
+    }
+    p->cost = best;
+    return best >= 0;
+}
+
+/* The padding class of a tile: how many rows (top, bottom) and columns
+ * (left, right) of its expanded box lie in the depthwise's padding, 16
+ * bits each. */
+static int64_t pfvm__acl_ir_cls(const pfvm__acl_ir_plan *p, const pfvm__acl_tile *t)
+{
+    int64_t v[4], r = 0;
+    int ax, i;
+    for (ax = 0; ax < 2; ax++) {
+        int64_t first, size;
+        pfvm__acl_box(&p->w, ax, t->o[3 + ax], t->e[3 + ax], &first, &size);
+        v[2 * ax] = first < 0 ? (-first < size ? -first : size) : 0;
+        v[2 * ax + 1] = first + size > p->w.in[ax] ? (first + size - p->w.in[ax] < size ? first + size - p->w.in[ax]
+                                                                                         : size)
+                                                   : 0;
+    }
+    for (i = 0; i < 4; i++)
+        r |= v[i] << (16 * i);
+    return r;
+}
+
+static void pfvm__acl_ir_chunk(void *user, int64_t j, int64_t nchunks)
+{
+    pfvm__acl_ir_plan *p = (pfvm__acl_ir_plan *)user;
+    p->e0 = j * p->ec;
+    p->en = p->E - p->e0 < p->ec ? p->E - p->e0 : p->ec;
+    p->first = j == 0;
+    p->last = j == nchunks - 1;
+}
+
+/* The expanded box's positions in the depthwise padding set to 0 (the
+ * expansion of a zero input is its bias, through its activation). */
+static pfvm_code pfvm__acl_ir_zero(pfvm_accel_ctx *c, const pfvm__acl_ir_plan *p, int64_t cls, int64_t bh, int64_t bw)
+{
+    int64_t pt = cls & 0xffff, pb = (cls >> 16) & 0xffff, pl = (cls >> 32) & 0xffff, pr = (cls >> 48) & 0xffff;
+    long long ex = (long long)p->ex, zb = (long long)p->zb, en = (long long)p->en, hw = (long long)(bh * bw);
+    pfvm_code rc;
+    if (!cls)
+        return PFVM_OK;
+    if ((rc = c->emit(c, "fill %lld 0 %lld", zb, (long long)p->zlen)) != PFVM_OK ||
+        (pt && (rc = c->emit(c, "mov %lld %lld %lld %lld %lld 1 0 1", ex, zb, en, (long long)(pt * bw), hw)) != PFVM_OK) ||
+        (pb && (rc = c->emit(c, "mov %lld %lld %lld %lld %lld 1 0 1", ex + (long long)((bh - pb) * bw * 4), zb, en,
+                             (long long)(pb * bw), hw)) != PFVM_OK) ||
+        (pl && (rc = c->emit(c, "mov %lld %lld %lld %lld %lld 1 0 1", ex, zb, en * (long long)bh, (long long)pl,
+                             (long long)bw)) != PFVM_OK) ||
+        (pr && (rc = c->emit(c, "mov %lld %lld %lld %lld %lld 1 0 1", ex + (long long)((bw - pr) * 4), zb,
+                             en * (long long)bh, (long long)pr, (long long)bw)) != PFVM_OK))
+        return rc;
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__acl_ir_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
+{
+    const pfvm__acl_ir_plan *p = (const pfvm__acl_ir_plan *)user;
+    int64_t oct = t->e[2], th = t->e[3], tw = t->e[4], bh = pfvm__acl_ir_bh(p, th), bw = pfvm__acl_ir_bw(p, tw);
+    int64_t n = pfvm__acl_ir_n(p, th, tw), hw = bh * bw, ch, kh, kw;
+    pfvm_code rc;
+    if (p->noexp) {
+        if (p->slack && (rc = c->emit(c, "fill %lld 0 %lld", (long long)(p->ex + p->en * hw * 4),
+                                      (long long)p->slack)) != PFVM_OK)
+            return rc;
+    } else if ((rc = c->emit(c, "gemm %lld %lld %lld %lld %lld %lld 0", (long long)p->ex, (long long)p->we,
+                             (long long)p->xb, (long long)p->en, (long long)hw, (long long)p->Cin)) != PFVM_OK ||
+        (p->b_e && (rc = c->emit(c, "row add %lld %lld %lld %lld %lld", (long long)p->ex, (long long)p->ex,
+                                 (long long)p->be, (long long)p->en, (long long)hw)) != PFVM_OK) ||
+        (c->post && (rc = c->post(c, p->ex, p->en * hw)) != PFVM_OK) ||
+        (rc = pfvm__acl_ir_zero(c, p, t->cls, bh, bw)) != PFVM_OK ||
+        (p->slack && (rc = c->emit(c, "fill %lld 0 %lld", (long long)(p->ex + p->en * hw * 4), (long long)p->slack)) !=
+                         PFVM_OK))
+        return rc;
+    for (ch = 0; ch < p->en; ch++)
+        for (kh = 0; kh < p->w.k[0]; kh++)
+            for (kw = 0; kw < p->w.k[1]; kw++) {
+                int64_t tap = kh * p->w.k[1] + kw;
+                if ((rc = c->emit(c, "%s %lld %lld %lld 1 %lld 1 0", tap ? "gemma" : "gemm",
+                                  (long long)(p->acc + ch * n * 4), (long long)(p->wd + (ch * p->kk + tap) * 4),
+                                  (long long)(p->ex + (ch * hw + kh * p->w.d[0] * bw + kw * p->w.d[1]) * 4),
+                                  (long long)n)) != PFVM_OK)
+                    return rc;
+            }
+    /* the kept outputs, compacted into the expanded box's place */
+    for (ch = 0; ch < p->en; ch++)
+        if ((rc = c->emit(c, "mov %lld %lld %lld %lld %lld 1 %lld %lld", (long long)(p->ex + ch * th * tw * 4),
+                          (long long)(p->acc + ch * n * 4), (long long)th, (long long)tw, (long long)tw,
+                          (long long)(p->w.s[0] * bw), (long long)p->w.s[1])) != PFVM_OK)
+            return rc;
+    if ((p->b_d && (rc = c->emit(c, "row add %lld %lld %lld %lld %lld", (long long)p->ex, (long long)p->ex,
+                                 (long long)p->bd, (long long)p->en, (long long)(th * tw))) != PFVM_OK) ||
+        (p->dw->post && (rc = p->dw->post(p->dw, p->ex, p->en * th * tw)) != PFVM_OK) ||
+        (rc = c->emit(c, "%s %lld %lld %lld %lld %lld %lld 0", p->first ? "gemm" : "gemma", (long long)p->out,
+                      (long long)p->wp, (long long)p->ex, (long long)oct, (long long)(th * tw), (long long)p->en)) !=
+            PFVM_OK)
+        return rc;
+    if (!p->last)
+        return PFVM_OK;
+    if ((p->b_p && (rc = c->emit(c, "row add %lld %lld %lld %lld %lld", (long long)p->out, (long long)p->out,
+                                 (long long)p->bp, (long long)oct, (long long)(th * tw))) != PFVM_OK) ||
+        (p->pj->post && (rc = p->pj->post(p->pj, p->out, oct * th * tw)) != PFVM_OK))
+        return rc;
+    return p->res ? c->res(c, p->out, p->rb, oct * th * tw) : PFVM_OK;
+}
+
+/* A tile's loads: the input box with its halo (first chunk; q[3] fills
+ * its padding), the chunk's weights and biases (shared by every tile),
+ * the projection's bias (first chunk) and the residual box (last). */
+static pfvm_code pfvm__acl_ir_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_tile *t, int64_t pe, void *user)
+{
+    const pfvm__acl_ir_plan *p = (const pfvm__acl_ir_plan *)user;
+    int64_t n0 = t->o[0], oc0 = t->o[2], oct = t->e[2], OH = p->w.out[0], OW = p->w.out[1];
+    int64_t src = c->in[0].dram + n0 * p->Cin * p->w.in[0] * p->w.in[1] * 4;
+    pfvm_code rc;
+    if (p->noexp) {
+        src = c->in[0].dram + (n0 * p->E + p->e0) * p->w.in[0] * p->w.in[1] * 4;
+        if ((rc = pfvm__acl_load_box(c, &q[3], &p->w, pe, p->ex, 0, p->en, t->o[3], t->e[3], t->o[4], t->e[4], "0",
+                                     1)) != PFVM_OK ||
+            (rc = pfvm__acl_load_box(c, &q[0], &p->w, pe, p->ex, src, p->en, t->o[3], t->e[3], t->o[4], t->e[4], "0",
+                                     0)) != PFVM_OK)
+            return rc;
+    } else if (p->first && ((rc = pfvm__acl_load_box(c, &q[3], &p->w, pe, p->xb, 0, p->Cin, t->o[3], t->e[3], t->o[4],
+                                              t->e[4], "0", 1)) != PFVM_OK ||
+                     (rc = pfvm__acl_load_box(c, &q[0], &p->w, pe, p->xb, src, p->Cin, t->o[3], t->e[3], t->o[4],
+                                              t->e[4], "0", 0)) != PFVM_OK))
+        return rc;
+    if ((!p->noexp && (rc = pfvm__acl_load(c, &q[1], pe, p->we, c->in[1].dram + p->e0 * p->Cin * 4, 1, 1,
+                                           p->en * p->Cin, 0, 0, 0, 0)) != PFVM_OK) ||
+        (rc = pfvm__acl_load(c, &q[1], pe, p->wd, p->dw->in[1].dram + p->e0 * p->kk * 4, 1, 1, p->en * p->kk, 0, 0, 0,
+                             0)) != PFVM_OK ||
+        (rc = pfvm__acl_load(c, &q[1], pe, p->wp, p->pj->in[1].dram + (oc0 * p->E + p->e0) * 4, 1, oct, p->en, 0,
+                             p->en, 0, p->E)) != PFVM_OK ||
+        (p->b_e && (rc = pfvm__acl_load(c, &q[2], pe, p->be, p->b_e->dram + p->e0 * 4, 1, 1, p->en, 0, 0, 0, 0)) !=
+                       PFVM_OK) ||
+        (p->b_d && (rc = pfvm__acl_load(c, &q[2], pe, p->bd, p->b_d->dram + p->e0 * 4, 1, 1, p->en, 0, 0, 0, 0)) !=
+                       PFVM_OK) ||
+        (p->first && p->b_p &&
+         (rc = pfvm__acl_load(c, &q[2], pe, p->bp, p->b_p->dram + oc0 * 4, 1, 1, oct, 0, 0, 0, 0)) != PFVM_OK))
+        return rc;
+    if (p->last && p->res)
+        return pfvm__acl_load(c, &q[2], pe, p->rb, c->res_dram + ((n0 * p->OC + oc0) * OH * OW + t->o[3] * OW + t->o[4]) * 4,
+                              oct, t->e[3], t->e[4], t->e[3] * t->e[4], t->e[4], OH * OW, OW);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__acl_ir_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t, int64_t pe, void *user)
+{
+    const pfvm__acl_ir_plan *p = (const pfvm__acl_ir_plan *)user;
+    int64_t OH = p->w.out[0], OW = p->w.out[1];
+    int64_t dst = p->pj->out[0].dram + ((t->o[0] * p->OC + t->o[2]) * OH * OW + t->o[3] * OW + t->o[4]) * 4;
+    return pfvm__acl_store(c, pe, dst, p->out, t->e[2], t->e[3], t->e[4], OH * OW, OW, t->e[3] * t->e[4], t->e[4]);
+}
+
+/* The chain c->chain[0..1] run in c's tiles; PFVM_ERR_UNSUPPORTED (and
+ * nothing emitted) when it is not expand -> depthwise -> project. */
+static pfvm_code pfvm__acl_ir_stream(pfvm_accel_ctx *c)
+{
+    pfvm__acl_ir_plan p;
+    pfvm__acl_win hw;
+    pfvm__acl_tile *tiles = NULL;
+    pfvm__acl_waves wv;
+    int64_t dims[5], step[5], i;
+    pfvm_code rc;
+    memset(&p, 0, sizeof p);
+    if (c->n_chain != 1 && c->n_chain != 2)
+        return PFVM_ERR_UNSUPPORTED;
+    p.noexp = c->n_chain == 1;
+    p.dw = p.noexp ? c : &c->chain[0], p.pj = &c->chain[c->n_chain - 1];
+    if (c->in[0].rank != 4 || c->in[1].rank != 4 || c->out[0].rank != 4)
+        return PFVM_ERR_UNSUPPORTED;
+    p.N = c->in[0].dims[0], p.Cin = c->in[0].dims[1], p.E = c->out[0].dims[1];
+    if ((!p.noexp && (!pfvm__acl_ir_conv(c, 1, p.E) || !pfvm__acl_ir_pointwise(c, &hw))) ||
+        !pfvm__acl_ir_conv(p.dw, p.E, p.E) ||
+        p.pj->in[0].rank != 4 || !pfvm__acl_ir_conv(p.pj, 1, p.pj->out[0].dims[1]) ||
+        !pfvm__acl_ir_pointwise(p.pj, &hw) ||
+        pfvm__acl_window(p.dw, &p.dw->in[0], &p.dw->out[0], p.dw->in[1].dims + 2, &p.w) != PFVM_OK)
+        return PFVM_ERR_UNSUPPORTED;
+    p.OC = p.pj->out[0].dims[1];
+    p.kk = p.w.k[0] * p.w.k[1];
+    p.slack = (p.w.k[1] - 1) * p.w.d[1];
+    p.res = c->res != NULL;
+    p.b_e = p.noexp ? NULL : pfvm__acl_bias_arg(c), p.b_d = pfvm__acl_bias_arg(p.dw), p.b_p = pfvm__acl_bias_arg(p.pj);
+    if (!pfvm__acl_ir_search(c, &p) || pfvm__acl_ir_bh(&p, p.th) >= 0x10000 || pfvm__acl_ir_bw(&p, p.tw) >= 0x10000)
+        return PFVM_ERR_UNSUPPORTED;
+    {
+        /* the chain recomputes the expansion of the halo and has fewer
+         * tiles to spread: taken only when the cost model finds it
+         * cheaper than the three Convs alone */
+        const pfvm_accel_ctx *d[3];
+        double alone = 0, part;
+        d[0] = c, d[1] = p.dw, d[2] = p.pj;
+        for (i = p.noexp; i < 3; i++) {
+            if ((part = pfvm__acl_conv_cost(c, d[i])) < 0)
+                return PFVM_ERR_UNSUPPORTED;
+            alone += part;
+        }
+        if (p.cost >= alone)
+            return PFVM_ERR_UNSUPPORTED;
+    }
+    c->pe_used = pfvm__acl_ir_bytes(&p, p.oct, p.th, p.tw, p.ec, 1);
+    p.zlen = pfvm__acl_ir_zlen(&p, p.th, p.tw);
+    /* output channels innermost: the PEs sharing an input box are neighbours */
+    dims[0] = p.N, dims[1] = 1, dims[2] = p.w.out[0], dims[3] = p.w.out[1], dims[4] = p.OC;
+    step[0] = 1, step[1] = 1, step[2] = p.th, step[3] = p.tw, step[4] = p.oct;
+    if ((rc = pfvm__acl_tiling(c, 5, dims, step, &tiles)) != PFVM_OK)
+        goto done;
+    for (i = 0; i < (int64_t)stbds_arrlen(tiles); i++) {
+        pfvm__acl_tile t = tiles[i];
+        tiles[i].o[2] = t.o[4], tiles[i].e[2] = t.e[4];
+        tiles[i].o[3] = t.o[2], tiles[i].e[3] = t.e[2];
+        tiles[i].o[4] = t.o[3], tiles[i].e[4] = t.e[3];
+        tiles[i].cls = p.noexp ? 0 : pfvm__acl_ir_cls(&p, &tiles[i]);
+    }
+    memset(&wv, 0, sizeof wv);
+    wv.load = pfvm__acl_ir_load, wv.body = pfvm__acl_ir_body, wv.store = pfvm__acl_ir_store;
+    wv.chunk = pfvm__acl_ir_chunk, wv.nchunks = (p.E + p.ec - 1) / p.ec, wv.user = &p;
+    if ((rc = pfvm__acl_run_waves(c, tiles, &wv)) == PFVM_OK) {
+        c->post_done = c->post != NULL;
+        c->res_done = p.res;
+        c->chain_done = 1;
+    }
+done:
+    stbds_arrfree(tiles);
+    return rc;
+}
+
+/* Conv's streamed plan for c: the geometry and the tile the cost model
+ * chooses (over dims: batch, group, output channels, rows, columns). */
+static pfvm_code pfvm__acl_conv_plan_init(pfvm_accel_ctx *c, pfvm__acl_conv_plan *pp, int64_t *dims, int *x_major)
 {
     const pfvm_accel_arg *x = &c->in[0], *wt = &c->in[1], *y = &c->out[0];
     const pfvm_accel_arg *b = c->n_in > 2 && c->in[2].rank >= 0 ? &c->in[2] : NULL;
-    int64_t group = pfvm_node_attr_int(c->node, "group", 1), dims[5], step[5];
-    int x_major = 0;
+    int64_t group = pfvm_node_attr_int(c->node, "group", 1);
     pfvm__acl_conv_plan p;
-    pfvm__acl_tile *tiles = NULL;
-    pfvm__acl_waves wv;
     pfvm_code rc;
     memset(&p, 0, sizeof p);
     if (x->rank != 4 || wt->rank != 4)
@@ -11033,8 +11444,44 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
     p.rows = !p.direct && p.w.s[0] == 1 && p.w.s[1] == 1;
     p.oct = p.OCg, p.th = p.w.out[0], p.tw = p.w.out[1], p.icc = p.Cg;
     dims[0] = y->dims[0], dims[1] = group, dims[2] = p.OCg, dims[3] = p.w.out[0], dims[4] = p.w.out[1];
-    if (!pfvm__acl_conv_search(c, &p, dims, &x_major))
-        return pfvm__acl_stream_nomem(c, pfvm__acl_conv_bytes(&p, 1, 1, 1, 1));
+    *x_major = 0;
+    if (!pfvm__acl_conv_search(c, &p, dims, x_major))
+        rc = pfvm__acl_stream_nomem(c, pfvm__acl_conv_bytes(&p, 1, 1, 1, 1));
+    *pp = p;
+    return rc;
+}
+
+/* The cost model's cycles for Conv ctx d run alone (its own streamed
+ * plan, on c's machine), or -1 when it has none. */
+static double pfvm__acl_conv_cost(const pfvm_accel_ctx *c, const pfvm_accel_ctx *d)
+{
+    pfvm_accel_ctx t = *c;
+    pfvm__acl_conv_plan p;
+    pfvm_status quiet;
+    int64_t dims[5];
+    int x_major;
+    t.node = d->node;
+    memcpy(t.in, d->in, sizeof t.in);
+    memcpy(t.out, d->out, sizeof t.out);
+    t.n_in = d->n_in;
+    t.n_out = d->n_out;
+    t.res = NULL;
+    t.st = &quiet;
+    return pfvm__acl_conv_plan_init(&t, &p, dims, &x_major) == PFVM_OK ? p.cost : -1;
+}
+
+static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
+{
+    int64_t dims[5], step[5];
+    int x_major = 0;
+    pfvm__acl_conv_plan p;
+    pfvm__acl_tile *tiles = NULL;
+    pfvm__acl_waves wv;
+    pfvm_code rc;
+    if (c->n_chain)
+        return pfvm__acl_ir_stream(c);
+    if ((rc = pfvm__acl_conv_plan_init(c, &p, dims, &x_major)) != PFVM_OK)
+        return rc;
     step[0] = 1, step[1] = 1, step[2] = p.oct, step[3] = p.th, step[4] = p.tw;
     {
         /* x_major: output channels innermost, so that the PEs sharing an

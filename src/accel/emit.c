@@ -17,6 +17,7 @@ typedef struct accel_em_place {
     /* streamed: how many consumers down the chain its producer applied
      * (each a view): its single consumer 1, also that one's consumer 2... */
     int activated;
+    int chained; /* streamed: computed in the tiles of a chain's first node (pfvm_accel_ctx.chain): a view */
     char layout[256];
 } accel_em_place;
 
@@ -42,6 +43,8 @@ typedef struct accel_em_emitter {
     int res_vi;                 /* the current node's output is res_node's input res_vi */
     const pfvm_node *vec_node;  /* streamed: the constant-vector consumer it applies (pfvm_accel_ctx.vec) */
     int vec_vi;                 /* the current node's output is vec_node's input vec_vi */
+    pfvm_accel_ctx chain[2];    /* streamed: the nodes the current node may run in its tiles (pfvm_accel_ctx.chain) */
+    const pfvm_node *chain_post[2]; /* their activations */
 } accel_em_emitter;
 
 static pfvm_code accel_em_put(accel_em_emitter *e, const char *fmt, va_list ap)
@@ -1034,6 +1037,215 @@ static pfvm_code accel_em_stream_try(accel_em_emitter *e, pfvm_accel_ctx *c, pfv
     return rc;
 }
 
+/* Fills c's args for streamed node n: its inputs' and outputs' dims, the
+ * inputs' root offsets (weights placed there, by `dweight` lines, on
+ * their first use); pending (a chain's input, not in the root memory)
+ * gets its dims only, at offset -1. */
+static pfvm_code accel_em_stream_args(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_ctx *c,
+                                      const pfvm_value *pending)
+{
+    int i;
+    pfvm_code rc;
+    for (i = 0; i < n->n_inputs; i++) {
+        const pfvm_value *v = n->inputs[i];
+        accel_em_place *p;
+        char shape[128];
+        c->in[i].rank = -1;
+        if (!v || (v->init && v->type.dtype != PFVM_FLOAT))
+            continue;
+        if (v == pending) {
+            c->in[i].dram = c->in[i].off = -1;
+            if ((rc = accel_em_dims(e, v, &c->in[i].rank, c->in[i].dims)) != PFVM_OK)
+                return rc;
+            continue;
+        }
+        p = &e->places[v->id];
+        if (!p->placed && v->init) {
+            if (strpbrk(v->name, " \t#") || !v->name[0])
+                return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED, "initializer '%s': a name with spaces or '#'",
+                                  v->name);
+            accel_em_shape_text(v, shape, sizeof shape);
+            if ((rc = accel_em_dram(e, v)) != PFVM_OK ||
+                (rc = accel_em_line(e, "dweight %s %lld", v->name, (long long)p->off)) != PFVM_OK)
+                return rc;
+        }
+        if (!p->placed)
+            return pfvm__fail(e->st, PFVM_ERR_INVALID, "node %s (%s): input %s is not computed before it", n->name,
+                              n->op_type, v->name);
+        if ((rc = accel_em_dims(e, v, &c->in[i].rank, c->in[i].dims)) != PFVM_OK)
+            return rc;
+        c->in[i].dram = p->off;
+        c->in[i].off = -1;
+    }
+    for (i = 0; i < n->n_outputs; i++) {
+        const pfvm_value *v = n->outputs[i];
+        c->out[i].rank = -1;
+        if (!v)
+            continue;
+        if ((rc = accel_em_dims(e, v, &c->out[i].rank, c->out[i].dims)) != PFVM_OK)
+            return rc;
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code accel_em_chain_post_emit(pfvm_accel_ctx *c, int64_t off, int64_t n)
+{
+    accel_em_emitter *e = (accel_em_emitter *)c->user;
+    return accel_em_run_post(e, e->chain_post[c == &e->chain[0] ? 0 : 1], off, n, 0);
+}
+
+/* The value a node's tiles leave when they apply its activation p (or
+ * none): p's output, else the node's. */
+static const pfvm_value *accel_em_after(const pfvm_node *n, const pfvm_node *p)
+{
+    return p ? p->outputs[0] : n->outputs[0];
+}
+
+/* Collects into e->chain the nodes n's lowering may run in its tiles
+ * (pfvm_accel_ctx.chain): up to 2 single consumers in a row, each past
+ * the activation its producer applies, each with an accel hook and one
+ * output. Returns how many. */
+static int accel_em_chain_collect(accel_em_emitter *e, const pfvm_node *n, const pfvm_node **post,
+                                  const pfvm_value **vals)
+{
+    const pfvm_node *cur = n, *pc = *post;
+    int k;
+    for (k = 0; k < 2; k++) {
+        const pfvm_value *v = accel_em_after(cur, pc);
+        const pfvm_node *r = accel_em_consumer(e->g, v);
+        if (!r || !r->op || !r->op->accel || r->n_outputs != 1 || !r->outputs[0] || r->inputs[0] != v ||
+            r->outputs[0]->type.dtype != PFVM_FLOAT || r->n_inputs > PFVM_ACCEL_MAX_ARGS)
+            break;
+        vals[k] = v;
+        e->chain[k].node = r;
+        e->chain_post[k] = accel_em_post(e, r);
+        cur = r;
+        pc = e->chain_post[k];
+    }
+    return k;
+}
+
+/* Marks every value the chain of n computed in its tiles (n's output, the
+ * chain nodes', their activations' and the residual consumer's) as a view
+ * of the stored one, *last. */
+static void accel_em_chain_mark(accel_em_emitter *e, const pfvm_node *n, const pfvm_node *post, int k,
+                                const pfvm_node *res, const accel_em_place *last)
+{
+    const pfvm_value *vs[7];
+    int nv = 0, i;
+    vs[nv++] = n->outputs[0];
+    if (post)
+        vs[nv++] = post->outputs[0];
+    for (i = 0; i < k; i++) {
+        vs[nv++] = e->chain[i].node->outputs[0];
+        if (e->chain_post[i])
+            vs[nv++] = e->chain_post[i]->outputs[0];
+    }
+    if (res)
+        vs[nv++] = res->outputs[0];
+    for (i = 0; i < nv; i++) {
+        accel_em_place *p = &e->places[vs[i]->id];
+        *p = *last;
+        p->chained = 1;
+        p->activated = 0;
+    }
+}
+
+/* Streamed node n with the k nodes after it (e->chain, their inputs
+ * vals; post: n's activation) run in its tiles by its lowering f
+ * (pfvm_accel_ctx.chain), their intermediate values never in the root
+ * memory; PFVM_ERR_UNSUPPORTED (and nothing emitted or placed) when f
+ * does not run them. */
+static pfvm_code accel_em_chain_k(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_ctx *c, pfvm_accel_fn f,
+                                  pfvm_accel_stats *stats, int k, const pfvm_value *const *vals, const pfvm_node *post)
+{
+    size_t mark = (size_t)stbds_arrlen(e->text);
+    int64_t top = e->dram_top;
+    const pfvm_value *last;
+    const pfvm_node *res;
+    pfvm_status quiet, *keep = e->st;
+    int i, ok = 0;
+    int64_t placed_ids[2 * PFVM_ACCEL_MAX_ARGS + 1];
+    int nplaced = 0;
+    pfvm_code rc = PFVM_OK;
+    e->st = &quiet;
+    for (i = 0; i < k && rc == PFVM_OK; i++) {
+        pfvm_accel_ctx *ch = &e->chain[i];
+        const pfvm_node *r = ch->node;
+        int j;
+        memset(ch, 0, sizeof *ch);
+        ch->node = r;
+        ch->n_in = r->n_inputs;
+        ch->n_out = 1;
+        ch->user = e;
+        ch->st = &quiet;
+        ch->post = e->chain_post[i] ? accel_em_chain_post_emit : NULL;
+        for (j = 0; j < r->n_inputs; j++)
+            if (r->inputs[j] && r->inputs[j]->init && !e->places[r->inputs[j]->id].placed)
+                placed_ids[nplaced++] = r->inputs[j]->id;
+        rc = accel_em_stream_args(e, r, ch, vals[i]);
+    }
+    res = rc == PFVM_OK ? accel_em_residual(e, e->chain[k - 1].node, c) : NULL;
+    if (res && accel_em_post(e, res))
+        res = NULL; /* the chain applies no activation after the residual consumer */
+    last = res ? res->outputs[0] : accel_em_after(e->chain[k - 1].node, e->chain_post[k - 1]);
+    if (rc == PFVM_OK && (rc = accel_em_dram(e, last)) == PFVM_OK) {
+        e->chain[k - 1].out[0].dram = e->places[last->id].off;
+        rc = accel_em_line(e, "# node %s (%s) -> %s", n->name, n->op_type, e->places[last->id].layout);
+    }
+    if (rc == PFVM_OK) {
+        strcpy(e->on, "");
+        e->post_node = post;
+        e->res_node = res;
+        c->post = post ? accel_em_post_emit : NULL;
+        c->res = res ? accel_em_res_emit : NULL;
+        c->res_done = 0;
+        c->chain = e->chain;
+        c->n_chain = k;
+        c->chain_done = 0;
+        rc = accel_em_stream_try(e, c, f);
+        ok = rc == PFVM_OK && c->chain_done && (!res || c->res_done) && (!post || c->post_done);
+    }
+    e->st = keep;
+    c->chain = NULL;
+    c->n_chain = 0;
+    c->res = NULL;
+    e->res_node = NULL;
+    if (!ok) {
+        stbds_arrsetlen(e->text, mark);
+        e->dram_top = top;
+        e->places[last->id].placed = 0;
+        for (i = 0; i < nplaced; i++)
+            e->places[placed_ids[i]].placed = 0;
+        return PFVM_ERR_UNSUPPORTED; /* the node's own lowering reports what is wrong, if anything */
+    }
+    accel_em_chain_mark(e, n, post, k, res, &e->places[last->id]);
+    if (stats)
+        for (i = 0; i < k; i++) {
+            double fl = pfvm_node_flops(e->chain[i].node, NULL);
+            if (fl > 0)
+                stats->flops += fl;
+        }
+    return PFVM_OK;
+}
+
+/* The chain of n (accel_em_chain_collect) run by n's lowering f, its two
+ * nodes or else the first one alone; PFVM_ERR_UNSUPPORTED when f runs
+ * neither. */
+static pfvm_code accel_em_chain(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_ctx *c, pfvm_accel_fn f,
+                                pfvm_accel_stats *stats)
+{
+    const pfvm_value *vals[2];
+    const pfvm_node *post = accel_em_post(e, n);
+    int k;
+    pfvm_code rc = PFVM_ERR_UNSUPPORTED;
+    if (n->n_outputs != 1 || !n->outputs[0])
+        return rc;
+    for (k = accel_em_chain_collect(e, n, &post, vals); k >= 1 && rc == PFVM_ERR_UNSUPPORTED; k--)
+        rc = accel_em_chain_k(e, n, c, f, stats, k, vals, post);
+    return rc;
+}
+
 static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_stats *stats)
 {
     pfvm_accel_ctx c;
@@ -1061,39 +1273,11 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
     c.pe_mem = e->t->levels[e->t->nlevels - 1].mem_bytes / 16 * 16;
     accel_em_links(e->t, &c);
     accel_em_pe_reset(e);
-    for (i = 0; i < n->n_inputs; i++) {
-        const pfvm_value *v = n->inputs[i];
-        accel_em_place *p;
-        char shape[128];
-        c.in[i].rank = -1;
-        if (!v || (v->init && v->type.dtype != PFVM_FLOAT))
-            continue;
-        p = &e->places[v->id];
-        if (!p->placed && v->init) {
-            if (strpbrk(v->name, " \t#") || !v->name[0])
-                return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED, "initializer '%s': a name with spaces or '#'",
-                                  v->name);
-            accel_em_shape_text(v, shape, sizeof shape);
-            if ((rc = accel_em_dram(e, v)) != PFVM_OK ||
-                (rc = accel_em_line(e, "dweight %s %lld", v->name, (long long)p->off)) != PFVM_OK)
-                return rc;
-        }
-        if (!p->placed)
-            return pfvm__fail(e->st, PFVM_ERR_INVALID, "node %s (%s): input %s is not computed before it", n->name,
-                              n->op_type, v->name);
-        if ((rc = accel_em_dims(e, v, &c.in[i].rank, c.in[i].dims)) != PFVM_OK)
-            return rc;
-        c.in[i].dram = p->off;
-        c.in[i].off = -1;
-    }
-    for (i = 0; i < n->n_outputs; i++) {
-        const pfvm_value *v = n->outputs[i];
-        c.out[i].rank = -1;
-        if (!v)
-            continue;
-        if ((rc = accel_em_dims(e, v, &c.out[i].rank, c.out[i].dims)) != PFVM_OK)
-            return rc;
-    }
+    if (n->n_outputs == 1 && n->outputs[0] && e->places[n->outputs[0]->id].chained)
+        return accel_em_line(e, "# view %s (%s) -> %s (run in the tiles of a chain)", n->name, n->op_type,
+                             e->places[n->outputs[0]->id].layout);
+    if ((rc = accel_em_stream_args(e, n, &c, NULL)) != PFVM_OK)
+        return rc;
     /* a consumer its input's producer applied: a view of that input */
     for (i = 0; n->n_outputs == 1 && n->outputs[0] && i < n->n_inputs; i++)
         if (n->inputs[i] && e->places[n->inputs[i]->id].activated) {
@@ -1113,6 +1297,9 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
         p->last_use = 0;
         return accel_em_line(e, "# view %s (%s) -> %s", n->name, n->op_type, p->layout);
     }
+    f = pfvm_acl_streamed(n->op);
+    if (f && !e->naive && (rc = accel_em_chain(e, n, &c, f, stats)) == PFVM_OK)
+        goto lowered;
     for (i = 0; i < n->n_outputs; i++)
         if (c.out[i].rank >= 0) {
             if ((rc = accel_em_dram(e, n->outputs[i])) != PFVM_OK)
@@ -1127,7 +1314,6 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
     if (e->naive && c.n_out && c.out[0].rank >= 1 && c.out[0].dims[0] < c.pes)
         c.pes = c.out[0].dims[0] > 1 ? c.out[0].dims[0] : 1;
     rc = PFVM_ERR_UNSUPPORTED;
-    f = pfvm_acl_streamed(n->op);
     e->vec_node = !e->naive ? accel_em_vector(e, n, &c) : NULL;
     if (e->vec_node) {
         /* the lowering (its own, else the rows stream) applies the vector

@@ -298,6 +298,18 @@ struct pfvm_accel_ctx {
     pfvm_code (*vec)(pfvm_accel_ctx *c, int64_t off, int64_t vec_off, int64_t rows, int64_t cols);
     int vec_done;
     int64_t vec_dram;
+    /* streamed: the nodes after this one that its lowering may run in the
+     * same tiles, so that their inputs never go to the root memory (a
+     * chain: chain[k] is the single consumer of chain[k - 1]'s output, or
+     * of this node's for k = 0, past the activation each one's post
+     * applies; in[0] is that input, never stored; the other inputs are in
+     * the root memory; chain[k].post applies chain[k]'s activation; only
+     * the last one's output is stored, at its out[0].dram, after res when
+     * res is set: res then applies to that output). A hook that runs all of
+     * them sets chain_done; one that does not leaves it 0 and the emitter
+     * lowers the node again without the chain. */
+    int n_chain, chain_done;
+    struct pfvm_accel_ctx *chain;
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
