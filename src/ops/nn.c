@@ -1101,6 +1101,153 @@ __attribute__((target("avx2"))) static int pfvm__nn_dw_plane_avx2(const pfvm__nn
     }
     return 1;
 }
+/* Four planes at once (their input, weights, bias and output), so that
+ * blocks narrower than the interior's blocks of 32 columns (the borders,
+ * the interior's last columns, whole rows of small planes, every stride-2
+ * row) keep four independent sums in flight instead of one. */
+typedef struct pfvm__nn_dw4 {
+    const float *x[4], *w[4];
+    float b[4];
+    float *y[4];
+} pfvm__nn_dw4;
+
+/* Output columns [o, o + 8) of row oh of the four planes (kernel rows
+ * [kha, khb), top input row ih0): with masks mk (pfvm__nn_dw_masks),
+ * loads and additions only where the input lies in the row, as
+ * pfvm__nn_dw_blk_avx2; without (NULL), the whole window inside the row,
+ * as the interior loops. n < 8: only n columns are stored. S: the column
+ * stride, 1 or 2 (a constant in each caller). */
+__attribute__((target("avx2"), always_inline)) static inline void
+pfvm__nn_dw_vec4_body(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t kha, int32_t khb, int32_t ih0, int32_t oh,
+                      int32_t o, int32_t n, const __m256i *mk, int32_t S, int masked)
+{
+    int32_t r, t, kw = d->KW, dw = d->DW, yo = oh * d->OW + o;
+    const float *x0 = q->x[0], *x1 = q->x[1], *x2 = q->x[2], *x3 = q->x[3];
+    const float *w0 = q->w[0] + kha * kw, *w1 = q->w[1] + kha * kw, *w2 = q->w[2] + kha * kw, *w3 = q->w[3] + kha * kw;
+    ptrdiff_t off = (ptrdiff_t)(ih0 + kha * d->DH) * d->W + o * S - d->PL, rs = (ptrdiff_t)d->DH * d->W;
+    __m256 a0 = _mm256_set1_ps(q->b[0]), a1 = _mm256_set1_ps(q->b[1]), a2 = _mm256_set1_ps(q->b[2]),
+           a3 = _mm256_set1_ps(q->b[3]);
+    for (r = kha; r < khb; r++, off += rs, w0 += kw, w1 += kw, w2 += kw, w3 += kw) {
+        ptrdiff_t p = off;
+        for (t = 0; t < kw; t++, p += dw) {
+            __m256 v0, v1, v2, v3;
+            if (S == 1 && masked) {
+                __m256i m = mk[3 * t];
+                v0 = _mm256_maskload_ps(x0 + p, m);
+                v1 = _mm256_maskload_ps(x1 + p, m);
+                v2 = _mm256_maskload_ps(x2 + p, m);
+                v3 = _mm256_maskload_ps(x3 + p, m);
+            } else if (S == 1) {
+                v0 = _mm256_loadu_ps(x0 + p);
+                v1 = _mm256_loadu_ps(x1 + p);
+                v2 = _mm256_loadu_ps(x2 + p);
+                v3 = _mm256_loadu_ps(x3 + p);
+            } else {
+                /* the even columns of 15 floats, as pfvm__nn_dw_s2_avx2 */
+#define PFVM__NN_DW_EV(lo, hi)                                                                                      \
+    _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps((lo), (hi), 0xD8)), 0xD8))
+#define PFVM__NN_DW_LD(xi)                                                                                          \
+    (masked ? PFVM__NN_DW_EV(_mm256_maskload_ps((xi) + p, mk[3 * t]), _mm256_maskload_ps((xi) + p + 7, mk[3 * t + 1])) \
+            : PFVM__NN_DW_EV(_mm256_loadu_ps((xi) + p), _mm256_loadu_ps((xi) + p + 7)))
+                v0 = PFVM__NN_DW_LD(x0);
+                v1 = PFVM__NN_DW_LD(x1);
+                v2 = PFVM__NN_DW_LD(x2);
+                v3 = PFVM__NN_DW_LD(x3);
+#undef PFVM__NN_DW_LD
+#undef PFVM__NN_DW_EV
+            }
+            v0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_set1_ps(w0[t]), v0));
+            v1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_set1_ps(w1[t]), v1));
+            v2 = _mm256_add_ps(a2, _mm256_mul_ps(_mm256_set1_ps(w2[t]), v2));
+            v3 = _mm256_add_ps(a3, _mm256_mul_ps(_mm256_set1_ps(w3[t]), v3));
+            if (masked) {
+                __m256 m = _mm256_castsi256_ps(mk[3 * t + 2]);
+                a0 = _mm256_blendv_ps(a0, v0, m);
+                a1 = _mm256_blendv_ps(a1, v1, m);
+                a2 = _mm256_blendv_ps(a2, v2, m);
+                a3 = _mm256_blendv_ps(a3, v3, m);
+            } else {
+                a0 = v0;
+                a1 = v1;
+                a2 = v2;
+                a3 = v3;
+            }
+        }
+    }
+    if (n < 8) {
+        __m256i keep = pfvm__nn_dw_lanes(0, 1, n);
+        _mm256_maskstore_ps(q->y[0] + yo, keep, a0);
+        _mm256_maskstore_ps(q->y[1] + yo, keep, a1);
+        _mm256_maskstore_ps(q->y[2] + yo, keep, a2);
+        _mm256_maskstore_ps(q->y[3] + yo, keep, a3);
+    } else {
+        _mm256_storeu_ps(q->y[0] + yo, a0);
+        _mm256_storeu_ps(q->y[1] + yo, a1);
+        _mm256_storeu_ps(q->y[2] + yo, a2);
+        _mm256_storeu_ps(q->y[3] + yo, a3);
+    }
+}
+
+/* The four variants: stride 1 or 2, masked (mk) or the interior's. */
+#define PFVM__NN_DW_VEC4(name, S, masked)                                                                           \
+    __attribute__((target("avx2"))) static void name(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t kha,     \
+                                                     int32_t khb, int32_t ih0, int32_t oh, int32_t o, int32_t n,   \
+                                                     const __m256i *mk)                                            \
+    {                                                                                                               \
+        pfvm__nn_dw_vec4_body(d, q, kha, khb, ih0, oh, o, n, mk, S, masked);                                        \
+    }
+PFVM__NN_DW_VEC4(pfvm__nn_dw_vec4_s1m, 1, 1)
+PFVM__NN_DW_VEC4(pfvm__nn_dw_vec4_s1u, 1, 0)
+PFVM__NN_DW_VEC4(pfvm__nn_dw_vec4_s2m, 2, 1)
+PFVM__NN_DW_VEC4(pfvm__nn_dw_vec4_s2u, 2, 0)
+#undef PFVM__NN_DW_VEC4
+
+/* Four planes (pfvm__nn_dw4) row by row, the blocks as
+ * pfvm__nn_dw_plane_avx2 places them; the interior of a stride-1 row in
+ * each plane's blocks of 32 columns first, when it holds one. Returns 0,
+ * computing nothing, where pfvm__nn_dw_plane_avx2 would. */
+__attribute__((target("avx2"))) static int pfvm__nn_dw_planes4_avx2(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t ia,
+                                                                    int32_t ib)
+{
+    __m256i mk[PFVM__NN_DW_NBV][3 * PFVM__NN_DW_KWV];
+    int32_t at[PFVM__NN_DW_NBV], nb = 0, o, oh, i, last = d->OW - 8, inner = ib - ia >= 16;
+    int32_t n = d->OW < 8 ? d->OW : 8, wide = d->SW == 1 && ib - ia >= 32 ? ia + (ib - ia) / 32 * 32 : ia;
+    void (*vm)(const pfvm__nn_2d *, const pfvm__nn_dw4 *, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t,
+               const __m256i *) = d->SW == 1 ? pfvm__nn_dw_vec4_s1m : pfvm__nn_dw_vec4_s2m;
+    void (*vu)(const pfvm__nn_2d *, const pfvm__nn_dw4 *, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t,
+               const __m256i *) = d->SW == 1 ? pfvm__nn_dw_vec4_s1u : pfvm__nn_dw_vec4_s2u;
+    if (d->KW > PFVM__NN_DW_KWV || (d->SW != 1 && d->SW != 2) || d->OW < 1)
+        return 0;
+    if (d->OW < 8)
+        at[nb++] = 0;
+    else
+        for (o = 0; o < d->OW; o += 8) {
+            int32_t s = o < last ? o : last;
+            if (inner && s >= ia && s + 8 <= ib)
+                continue; /* the unmasked loops' */
+            if (nb == PFVM__NN_DW_NBV)
+                return 0;
+            at[nb++] = s;
+        }
+    for (o = 0; o < nb; o++)
+        pfvm__nn_dw_masks(d, at[o], mk[o]);
+    for (oh = 0; oh < d->OH; oh++) {
+        int32_t ih0 = oh * d->SH - d->PT, kha, khb;
+        pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
+        for (o = 0; o < nb; o++)
+            vm(d, q, kha, khb, ih0, oh, at[o], n, mk[o]);
+        if (!inner)
+            continue;
+        for (i = 0; i < 4 && wide > ia; i++) {
+            const float *xr = q->x[i] + (ih0 + kha * d->DH) * d->W + ia - d->PL;
+            pfvm__nn_dw_s1_avx2(q->y[i] + oh * d->OW + ia, xr, q->w[i] + kha * d->KW, khb - kha, d->DH * d->W, d->KW,
+                                d->DW, q->b[i], wide - ia);
+        }
+        for (o = wide; o < ib; o += 8)
+            vu(d, q, kha, khb, ih0, oh, o + 8 <= ib ? o : ib - 8, 8, NULL);
+    }
+    return 1;
+}
 #endif
 
 /* One plane: y (OH x OW) = bias + the depthwise window sums of x (H x W). */
@@ -1230,9 +1377,41 @@ typedef struct pfvm__nn_dwpar {
     int parts, chunks, next;
 } pfvm__nn_dwpar;
 
+#ifdef PFVM_DISPATCH_CLONES
+/* Planes [q, q1) four at a time with AVX2 (the last four repeat the last
+ * plane: the same values stored twice); 0 where the four-plane loops do
+ * not take this window. */
+static int pfvm__nn_dw_planes4(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
+{
+    const pfvm__nn_geom *g = p->g;
+    pfvm__nn_dw4 f;
+    int32_t ia, ib;
+    int i;
+    if (!p->d || !pfvm__nn_have_avx2() || p->d->KW > PFVM__NN_DW_KWV || (p->d->SW != 1 && p->d->SW != 2))
+        return 0;
+    pfvm__nn_inner_cols(p->d, &ia, &ib);
+    for (; q < q1; q += 4) {
+        for (i = 0; i < 4; i++) {
+            int64_t qi = q + i < q1 ? q + i : q1 - 1, gr = qi % g->group;
+            f.x[i] = p->x + qi * g->in_plane;
+            f.y[i] = p->y + qi * g->out_plane;
+            f.w[i] = p->wt + gr * g->kk;
+            f.b[i] = p->bias ? p->bias[gr] : 0.0f;
+        }
+        if (!pfvm__nn_dw_planes4_avx2(p->d, &f, ia, ib))
+            return 0; /* the first call already: nothing computed */
+    }
+    return 1;
+}
+#endif
+
 static void pfvm__nn_dw_planes(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
 {
     const pfvm__nn_geom *g = p->g;
+#ifdef PFVM_DISPATCH_CLONES
+    if (q < q1 && pfvm__nn_dw_planes4(p, q, q1))
+        return;
+#endif
     for (; q < q1; q++) {
         int64_t gr = q % g->group;
         const float *xg = p->x + q * g->in_plane; /* one input and one output channel per plane */
