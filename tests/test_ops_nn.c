@@ -582,6 +582,19 @@ static void test_depthwise_order(void)
         {2, 1, 3, 3, 3, {9, 33, 0}, {3, 3, 0}, {2, 2, 0}, {2, 3, 0}, {1, 3, 0}, {2, 1, 0}, NULL, 1},
         {2, 1, 3, 3, 3, {10, 17, 0}, {3, 3, 0}, {2, 2, 0}, {1, 1, 0}, {0, 0, 0}, {1, 1, 0}, NULL, 1},
         {2, 1, 2, 2, 2, {5, 23, 0}, {1, 7, 0}, {1, 2, 0}, {1, 1, 0}, {0, 3, 0}, {0, 3, 0}, NULL, 1},
+        /* four planes per pass: channel counts past a multiple of four (the last pass repeats
+         * planes), batches whose planes straddle two passes, stride-1 rows with interiors of 32
+         * columns and a remainder (blocks of 8 over four planes), stride-2 rows of mobilenet's
+         * widths, windows whose middle columns lie inside the row (unmasked loads in a border
+         * block), border blocks narrower than 8 */
+        {2, 3, 7, 7, 7, {9, 56, 0}, {3, 3, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, NULL, 1},
+        {2, 2, 5, 5, 5, {11, 14, 0}, {3, 3, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, NULL, 1},
+        {2, 1, 9, 9, 9, {7, 7, 0}, {3, 3, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, NULL, 0},
+        {2, 1, 6, 6, 6, {15, 28, 0}, {3, 3, 0}, {2, 2, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, NULL, 1},
+        {2, 1, 5, 5, 5, {13, 57, 0}, {3, 3, 0}, {2, 2, 0}, {1, 1, 0}, {0, 0, 0}, {1, 1, 0}, NULL, 1},
+        {2, 2, 3, 3, 3, {12, 41, 0}, {5, 5, 0}, {1, 1, 0}, {1, 1, 0}, {2, 2, 0}, {2, 2, 0}, NULL, 1},
+        {2, 1, 5, 5, 5, {10, 75, 0}, {5, 5, 0}, {2, 2, 0}, {1, 1, 0}, {2, 2, 0}, {2, 2, 0}, NULL, 1},
+        {2, 1, 6, 6, 6, {8, 20, 0}, {3, 3, 0}, {1, 1, 0}, {1, 2, 0}, {1, 2, 0}, {1, 2, 0}, NULL, 1},
     };
     size_t i;
     for (i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++)

@@ -946,15 +946,22 @@ __attribute__((target("avx2"))) static void pfvm__nn_dw_s1_avx2(float *y, const 
  * [3t] and [3t + 1] the input lanes to load (stride 2: two loads, 7
  * columns apart), [3t + 2] the output lanes whose input column t is
  * inside the row. */
-__attribute__((target("avx2"))) static void pfvm__nn_dw_masks(const pfvm__nn_2d *d, int32_t o, __m256i *mk)
+__attribute__((target("avx2"))) static unsigned pfvm__nn_dw_masks(const pfvm__nn_2d *d, int32_t o, int32_t n, __m256i *mk)
 {
     int32_t t;
+    unsigned full = 0;
     for (t = 0; t < d->KW; t++) {
         int32_t iw0 = o * d->SW - d->PL + t * d->DW;
         mk[3 * t] = pfvm__nn_dw_lanes(iw0, 1, d->W);
         mk[3 * t + 1] = pfvm__nn_dw_lanes(iw0 + 7, 1, d->W);
         mk[3 * t + 2] = pfvm__nn_dw_lanes(iw0, d->SW, d->W);
+        /* bit t: kernel column t's input lies in the row on every lane (n of 8 stored: every
+         * lane is still loaded, so only when the loads stay inside the row too) */
+        if (n == 8 && _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_and_si256(
+                          _mm256_and_si256(mk[3 * t], d->SW == 1 ? mk[3 * t] : mk[3 * t + 1]), mk[3 * t + 2]))) == 0xFF)
+            full |= 1u << t;
     }
+    return full;
 }
 
 /* Output columns [o, o + 8) of a depthwise row (stride 1 or 2) at the
@@ -1074,7 +1081,7 @@ __attribute__((target("avx2"))) static int pfvm__nn_dw_plane_avx2(const pfvm__nn
             at[nb++] = s;
         }
     for (o = 0; o < nb; o++) {
-        pfvm__nn_dw_masks(d, at[o], mk[o]);
+        (void)pfvm__nn_dw_masks(d, at[o], 8, mk[o]);
         for (oh = 0; oh < OH;) {
             int32_t ih0 = oh * d->SH - d->PT, kha, khb;
             if (oh + 4 <= OH && pfvm__nn_dw_full_row(d, oh) && pfvm__nn_dw_full_row(d, oh + 3)) {
@@ -1101,6 +1108,13 @@ __attribute__((target("avx2"))) static int pfvm__nn_dw_plane_avx2(const pfvm__nn
     }
     return 1;
 }
+/* The even columns of the 15 floats at p, as pfvm__nn_dw_s2_avx2 loads them. */
+__attribute__((target("avx2"), always_inline)) static inline __m256 pfvm__nn_dw_even(const float *p)
+{
+    __m256 ev = _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 7), 0xD8);
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8));
+}
+
 /* Four planes at once (their input, weights, bias and output), so that
  * blocks narrower than the interior's blocks of 32 columns (the borders,
  * the interior's last columns, whole rows of small planes, every stride-2
@@ -1119,7 +1133,7 @@ typedef struct pfvm__nn_dw4 {
  * stride, 1 or 2 (a constant in each caller). */
 __attribute__((target("avx2"), always_inline)) static inline void
 pfvm__nn_dw_vec4_body(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t kha, int32_t khb, int32_t ih0, int32_t oh,
-                      int32_t o, int32_t n, const __m256i *mk, int32_t S, int masked)
+                      int32_t o, int32_t n, const __m256i *mk, unsigned full, int32_t S, int masked)
 {
     int32_t r, t, kw = d->KW, dw = d->DW, yo = oh * d->OW + o;
     const float *x0 = q->x[0], *x1 = q->x[1], *x2 = q->x[2], *x3 = q->x[3];
@@ -1131,6 +1145,25 @@ pfvm__nn_dw_vec4_body(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t kha, 
         ptrdiff_t p = off;
         for (t = 0; t < kw; t++, p += dw) {
             __m256 v0, v1, v2, v3;
+            if (masked && full >> t & 1) {
+                /* the whole window column inside the row: the interior's loads, every lane adds */
+                if (S == 1) {
+                    v0 = _mm256_loadu_ps(x0 + p);
+                    v1 = _mm256_loadu_ps(x1 + p);
+                    v2 = _mm256_loadu_ps(x2 + p);
+                    v3 = _mm256_loadu_ps(x3 + p);
+                } else {
+                    v0 = pfvm__nn_dw_even(x0 + p);
+                    v1 = pfvm__nn_dw_even(x1 + p);
+                    v2 = pfvm__nn_dw_even(x2 + p);
+                    v3 = pfvm__nn_dw_even(x3 + p);
+                }
+                a0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_set1_ps(w0[t]), v0));
+                a1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_set1_ps(w1[t]), v1));
+                a2 = _mm256_add_ps(a2, _mm256_mul_ps(_mm256_set1_ps(w2[t]), v2));
+                a3 = _mm256_add_ps(a3, _mm256_mul_ps(_mm256_set1_ps(w3[t]), v3));
+                continue;
+            }
             if (S == 1 && masked) {
                 __m256i m = mk[3 * t];
                 v0 = _mm256_maskload_ps(x0 + p, m);
@@ -1192,9 +1225,9 @@ pfvm__nn_dw_vec4_body(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t kha, 
 #define PFVM__NN_DW_VEC4(name, S, masked)                                                                           \
     __attribute__((target("avx2"))) static void name(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t kha,     \
                                                      int32_t khb, int32_t ih0, int32_t oh, int32_t o, int32_t n,   \
-                                                     const __m256i *mk)                                            \
+                                                     const __m256i *mk, unsigned full)                             \
     {                                                                                                               \
-        pfvm__nn_dw_vec4_body(d, q, kha, khb, ih0, oh, o, n, mk, S, masked);                                        \
+        pfvm__nn_dw_vec4_body(d, q, kha, khb, ih0, oh, o, n, mk, full, S, masked);                                  \
     }
 PFVM__NN_DW_VEC4(pfvm__nn_dw_vec4_s1m, 1, 1)
 PFVM__NN_DW_VEC4(pfvm__nn_dw_vec4_s1u, 1, 0)
@@ -1213,9 +1246,10 @@ __attribute__((target("avx2"))) static int pfvm__nn_dw_planes4_avx2(const pfvm__
     int32_t at[PFVM__NN_DW_NBV], nb = 0, o, oh, i, last = d->OW - 8, inner = ib - ia >= 16;
     int32_t n = d->OW < 8 ? d->OW : 8, wide = d->SW == 1 && ib - ia >= 32 ? ia + (ib - ia) / 32 * 32 : ia;
     void (*vm)(const pfvm__nn_2d *, const pfvm__nn_dw4 *, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t,
-               const __m256i *) = d->SW == 1 ? pfvm__nn_dw_vec4_s1m : pfvm__nn_dw_vec4_s2m;
+               const __m256i *, unsigned) = d->SW == 1 ? pfvm__nn_dw_vec4_s1m : pfvm__nn_dw_vec4_s2m;
     void (*vu)(const pfvm__nn_2d *, const pfvm__nn_dw4 *, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t,
-               const __m256i *) = d->SW == 1 ? pfvm__nn_dw_vec4_s1u : pfvm__nn_dw_vec4_s2u;
+               const __m256i *, unsigned) = d->SW == 1 ? pfvm__nn_dw_vec4_s1u : pfvm__nn_dw_vec4_s2u;
+    unsigned full[PFVM__NN_DW_NBV];
     if (d->KW > PFVM__NN_DW_KWV || (d->SW != 1 && d->SW != 2) || d->OW < 1)
         return 0;
     if (d->OW < 8)
@@ -1230,12 +1264,12 @@ __attribute__((target("avx2"))) static int pfvm__nn_dw_planes4_avx2(const pfvm__
             at[nb++] = s;
         }
     for (o = 0; o < nb; o++)
-        pfvm__nn_dw_masks(d, at[o], mk[o]);
+        full[o] = pfvm__nn_dw_masks(d, at[o], n, mk[o]);
     for (oh = 0; oh < d->OH; oh++) {
         int32_t ih0 = oh * d->SH - d->PT, kha, khb;
         pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
         for (o = 0; o < nb; o++)
-            vm(d, q, kha, khb, ih0, oh, at[o], n, mk[o]);
+            vm(d, q, kha, khb, ih0, oh, at[o], n, mk[o], full[o]);
         if (!inner)
             continue;
         for (i = 0; i < 4 && wide > ia; i++) {
@@ -1244,7 +1278,7 @@ __attribute__((target("avx2"))) static int pfvm__nn_dw_planes4_avx2(const pfvm__
                                 d->DW, q->b[i], wide - ia);
         }
         for (o = wide; o < ib; o += 8)
-            vu(d, q, kha, khb, ih0, oh, o + 8 <= ib ? o : ib - 8, 8, NULL);
+            vu(d, q, kha, khb, ih0, oh, o + 8 <= ib ? o : ib - 8, 8, NULL, 0);
     }
     return 1;
 }
