@@ -828,6 +828,26 @@ static void test_softmax_paths(void)
             }
 }
 
+/* GlobalAveragePool's float planes (32 running sums from 64 elements on)
+ * against the double path: planes under, at and past 64, past a multiple
+ * of 32, and of mobilenet's 112 x 112. */
+static void test_gap_paths(void)
+{
+    static const int64_t hw[][2] = {{1, 1}, {7, 9}, {8, 8}, {5, 13}, {3, 32}, {9, 11}, {112, 112}};
+    size_t i;
+    for (i = 0; i < sizeof hw / sizeof hw[0]; i++) {
+        int64_t dims[4];
+        pfvm_tensor *x;
+        dims[0] = 2;
+        dims[1] = 3;
+        dims[2] = hw[i][0];
+        dims[3] = hw[i][1];
+        x = random_floats(4, dims);
+        check_float_vs_double("GlobalAveragePool", "GlobalAveragePool", 13, &x, 1, set_nothing, NULL);
+        pfvm_tensor_free(x);
+    }
+}
+
 /* ---- known values ----------------------------------------------------------------------------- */
 
 static void test_lp_ops(void)
@@ -1112,6 +1132,7 @@ int main(void)
     test_infer_pool();
     test_conv_paths();
     test_depthwise_order();
+    test_gap_paths();
     test_maxpool_paths();
     test_maxpool8_paths();
     test_matmul_paths();

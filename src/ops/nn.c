@@ -2346,6 +2346,32 @@ static pfvm_code pfvm__nn_infer_global(pfvm_ictx *c)
     return PFVM_OK;
 }
 
+/* 0 + the sum of x[0..n): planes of 64 and more in 32 running sums (x[i]
+ * into sum i mod 32, each in order) added pairwise at the end, then the
+ * last n mod 32 in order; one chain of dependent additions below. Plain C
+ * of fixed-length blocks (compilers vectorize them): the same bits on
+ * every target, in a fraction of the one chain's time on large planes. */
+PFVM_DISPATCH static float pfvm__nn_sum_f32(const float *x, int64_t n)
+{
+    float s[32], t = 0;
+    int64_t i = 0;
+    int j, w;
+    if (n >= 64) {
+        for (j = 0; j < 32; j++)
+            s[j] = 0.0f + x[j];
+        for (i = 32; i + 32 <= n; i += 32)
+            for (j = 0; j < 32; j++)
+                s[j] += x[i + j];
+        for (w = 16; w >= 1; w /= 2)
+            for (j = 0; j < w; j++)
+                s[j] += s[j + w];
+        t = s[0];
+    }
+    for (; i < n; i++)
+        t += x[i];
+    return t;
+}
+
 static pfvm_code pfvm__nn_global(pfvm_kctx *k, int kind)
 {
     const pfvm_tensor *X = k->in[0];
@@ -2366,8 +2392,12 @@ static pfvm_code pfvm__nn_global(pfvm_kctx *k, int kind)
         for (c = 0; c < NC; c++) {
             const float *x = (const float *)X->data + c * plane;
             float acc = kind == PFVM__NN_MAX ? -INFINITY : 0;
-            for (i = 0; i < plane; i++)
-                acc = kind == PFVM__NN_MAX ? (x[i] > acc ? x[i] : acc) : acc + x[i];
+            if (kind == PFVM__NN_AVG) {
+                acc = pfvm__nn_sum_f32(x, plane);
+            } else {
+                for (i = 0; i < plane; i++)
+                    acc = x[i] > acc ? x[i] : acc;
+            }
             ((float *)k->out[0]->data)[c] = kind == PFVM__NN_AVG ? (plane ? acc / (float)plane : 0.0f) : acc;
         }
         return PFVM_OK;
