@@ -1243,7 +1243,10 @@ __attribute__((target("avx2"))) static int pfvm__nn_dw_planes4_avx2(const pfvm__
                                                                     int32_t ib)
 {
     __m256i mk[PFVM__NN_DW_NBV][3 * PFVM__NN_DW_KWV];
-    int32_t at[PFVM__NN_DW_NBV], nb = 0, o, oh, i, last = d->OW - 8, inner = ib - ia >= 16;
+    /* rows of up to NBV blocks all in masked blocks (kernel columns inside the row load
+     * unmasked there): fewer columns computed twice than around an interior */
+    int32_t at[PFVM__NN_DW_NBV], nb = 0, o, oh, i, last = d->OW - 8,
+                                 inner = ib - ia >= 16 && d->OW > 8 * PFVM__NN_DW_NBV;
     int32_t n = d->OW < 8 ? d->OW : 8, wide = d->SW == 1 && ib - ia >= 32 ? ia + (ib - ia) / 32 * 32 : ia;
     void (*vm)(const pfvm__nn_2d *, const pfvm__nn_dw4 *, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t,
                const __m256i *, unsigned) = d->SW == 1 ? pfvm__nn_dw_vec4_s1m : pfvm__nn_dw_vec4_s2m;
