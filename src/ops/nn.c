@@ -905,8 +905,16 @@ __attribute__((target("avx2"))) static __m256i pfvm__nn_dw_lanes(int32_t iw0, in
  * arguments) in blocks of 32 columns: four independent sums in flight
  * hide the adds' latency; then blocks of 8, the last ending at n. Each
  * output adds its kernel positions in the same order, rounded apart. */
+/* The results clamped as Clip does, when cl (pfvm__kctx_services.clamp):
+ * max(lo, x) and min(hi, x) keep a NaN x, as Clip's comparisons do. */
+__attribute__((target("avx2"), always_inline)) static inline __m256 pfvm__nn_dw_clamp(__m256 a, const float *cl)
+{
+    return cl ? _mm256_min_ps(_mm256_set1_ps(cl[1]), _mm256_max_ps(_mm256_set1_ps(cl[0]), a)) : a;
+}
+
 __attribute__((target("avx2"))) static void pfvm__nn_dw_s1_avx2(float *y, const float *x, const float *w, int32_t nkh,
-                                                                int32_t rs, int32_t kw, int32_t dw, float b, int32_t n)
+                                                                int32_t rs, int32_t kw, int32_t dw, float b, int32_t n,
+                                                                const float *cl)
 {
     int32_t o = 0, r, t;
     for (; o + 32 <= n; o += 32) {
@@ -920,10 +928,10 @@ __attribute__((target("avx2"))) static void pfvm__nn_dw_s1_avx2(float *y, const 
                 a2 = _mm256_add_ps(a2, _mm256_mul_ps(wv, _mm256_loadu_ps(p + 16)));
                 a3 = _mm256_add_ps(a3, _mm256_mul_ps(wv, _mm256_loadu_ps(p + 24)));
             }
-        _mm256_storeu_ps(y + o, a0);
-        _mm256_storeu_ps(y + o + 8, a1);
-        _mm256_storeu_ps(y + o + 16, a2);
-        _mm256_storeu_ps(y + o + 24, a3);
+        _mm256_storeu_ps(y + o, pfvm__nn_dw_clamp(a0, cl));
+        _mm256_storeu_ps(y + o + 8, pfvm__nn_dw_clamp(a1, cl));
+        _mm256_storeu_ps(y + o + 16, pfvm__nn_dw_clamp(a2, cl));
+        _mm256_storeu_ps(y + o + 24, pfvm__nn_dw_clamp(a3, cl));
     }
     while (o < n) {
         int32_t oo = o + 8 <= n ? o : n - 8;
@@ -932,7 +940,7 @@ __attribute__((target("avx2"))) static void pfvm__nn_dw_s1_avx2(float *y, const 
             for (t = 0; t < kw; t++)
                 acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(w[r * kw + t]),
                                                        _mm256_loadu_ps(x + r * rs + t * dw + oo)));
-        _mm256_storeu_ps(y + oo, acc);
+        _mm256_storeu_ps(y + oo, pfvm__nn_dw_clamp(acc, cl));
         o = oo + 8;
     }
 }
@@ -1101,7 +1109,8 @@ __attribute__((target("avx2"))) static int pfvm__nn_dw_plane_avx2(const pfvm__nn
         {
             const float *xr = x + (ih0 + kha * d->DH) * d->W + ia * d->SW - d->PL;
             if (d->SW == 1)
-                pfvm__nn_dw_s1_avx2(yr + ia, xr, w + kha * d->KW, khb - kha, d->DH * d->W, d->KW, d->DW, b, ib - ia);
+                pfvm__nn_dw_s1_avx2(yr + ia, xr, w + kha * d->KW, khb - kha, d->DH * d->W, d->KW, d->DW, b, ib - ia,
+                                    NULL);
             else
                 pfvm__nn_dw_s2_avx2(yr + ia, xr, w + kha * d->KW, khb - kha, d->DH * d->W, d->KW, d->DW, b, ib - ia);
         }
@@ -1123,6 +1132,7 @@ typedef struct pfvm__nn_dw4 {
     const float *x[4], *w[4];
     float b[4];
     float *y[4];
+    const float *cl; /* NULL, or the clamp of the results (pfvm__kctx_services.clamp) */
 } pfvm__nn_dw4;
 
 /* Output columns [o, o + 8) of row oh of the four planes (kernel rows
@@ -1207,6 +1217,10 @@ pfvm__nn_dw_vec4_body(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t kha, 
             }
         }
     }
+    a0 = pfvm__nn_dw_clamp(a0, q->cl);
+    a1 = pfvm__nn_dw_clamp(a1, q->cl);
+    a2 = pfvm__nn_dw_clamp(a2, q->cl);
+    a3 = pfvm__nn_dw_clamp(a3, q->cl);
     if (n < 8) {
         __m256i keep = pfvm__nn_dw_lanes(0, 1, n);
         _mm256_maskstore_ps(q->y[0] + yo, keep, a0);
@@ -1278,7 +1292,7 @@ __attribute__((target("avx2"))) static int pfvm__nn_dw_planes4_avx2(const pfvm__
         for (i = 0; i < 4 && wide > ia; i++) {
             const float *xr = q->x[i] + (ih0 + kha * d->DH) * d->W + ia - d->PL;
             pfvm__nn_dw_s1_avx2(q->y[i] + oh * d->OW + ia, xr, q->w[i] + kha * d->KW, khb - kha, d->DH * d->W, d->KW,
-                                d->DW, q->b[i], wide - ia);
+                                d->DW, q->b[i], wide - ia, q->cl);
         }
         for (o = wide; o < ib; o += 8)
             vu(d, q, kha, khb, ih0, oh, o + 8 <= ib ? o : ib - 8, 8, NULL, 0);
@@ -1402,6 +1416,23 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
         y[i] = v;
 }
 
+#ifdef PFVM_DISPATCH_CLONES
+/* y[0..n) clamped to [cl[0], cl[1]] as Clip does (pfvm__kctx_services.clamp,
+ * which only the x86 builds' fused-loop engine sets). */
+PFVM_DISPATCH static void pfvm__nn_clamp(float *y, int64_t n, const float *cl)
+{
+    const float lo = cl[0], hi = cl[1];
+    int64_t i;
+    for (i = 0; i < n; i++) {
+        float v = y[i] < lo ? lo : y[i];
+        y[i] = v > hi ? hi : v;
+    }
+}
+#define PFVM__NN_CLAMP_OF(k) ((k)->services ? (k)->services->clamp : NULL)
+#else
+#define PFVM__NN_CLAMP_OF(k) ((void)(k), (const float *)NULL)
+#endif
+
 #ifndef PFVM_CONV_NO_DEPTHWISE
 /* Depthwise planes split over threads: the N x group planes in `chunks`
  * runs, which the tasks take from a shared counter (where gcc and clang
@@ -1411,6 +1442,7 @@ typedef struct pfvm__nn_dwpar {
     const pfvm__nn_2d *d; /* NULL: the general depthwise loops */
     const float *x, *wt, *bias;
     float *y;
+    const float *cl; /* NULL, or the clamp of the results (pfvm__kctx_services.clamp) */
     int parts, chunks, next;
 } pfvm__nn_dwpar;
 
@@ -1435,6 +1467,7 @@ static int pfvm__nn_dw_planes4(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
             f.w[i] = p->wt + gr * g->kk;
             f.b[i] = p->bias ? p->bias[gr] : 0.0f;
         }
+        f.cl = p->cl;
         if (!pfvm__nn_dw_planes4_avx2(p->d, &f, ia, ib))
             return 0; /* the first call already: nothing computed */
     }
@@ -1460,6 +1493,10 @@ static void pfvm__nn_dw_planes(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
             pfvm__nn_fill(yg, g->out_plane, b);
             pfvm__nn_conv_depthwise(g, xg, p->wt + gr * g->kk, yg);
         }
+#ifdef PFVM_DISPATCH_CLONES
+        if (p->cl)
+            pfvm__nn_clamp(yg, g->out_plane, p->cl);
+#endif
     }
 }
 
@@ -1479,7 +1516,7 @@ static void pfvm__nn_dw_part(void *ctx, int i)
 }
 
 static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x, const float *wt,
-                             const float *bias, float *y)
+                             const float *bias, float *y, const float *cl)
 {
     pfvm__nn_dwpar p;
     int64_t planes = g->N * g->group;
@@ -1490,6 +1527,7 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
     p.wt = wt;
     p.bias = bias;
     p.y = y;
+    p.cl = cl;
     p.parts = work < 65536.0f ? 1 : PFVM__KTHREADS(k);
     if (p.parts > planes)
         p.parts = (int)planes;
@@ -1506,8 +1544,9 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
 }
 #endif
 
+/* cl: NULL, or the clamp of the results (pfvm__kctx_services.clamp). */
 static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias,
-                                   float *y, const pfvm__nn_packed *pk)
+                                   float *y, const pfvm__nn_packed *pk, const float *cl)
 {
     int64_t n, gr, m;
     int failed = 0, is2d;
@@ -1516,7 +1555,7 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
     is2d = pfvm__nn_2d_fits(g, &dw);
 #ifndef PFVM_CONV_NO_DEPTHWISE /* else such planes are 1-row products */
     if (g->MG == 1 && g->CG == 1) {
-        pfvm__nn_conv_dw(k, g, is2d ? &dw : NULL, x, wt, bias, y);
+        pfvm__nn_conv_dw(k, g, is2d ? &dw : NULL, x, wt, bias, y, cl);
         return PFVM_OK;
     }
 #endif
@@ -1553,7 +1592,12 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
                                      g->CG * g->kk, 1, is2d ? pfvm__nn_pack2d_fn(&dw) : pfvm__nn_pack_conv, &cp, yg,
                                      g->out_plane, ws);
             }
+#ifdef PFVM_DISPATCH_CLONES
+            if (cl) /* while this group's outputs may still be in cache */
+                pfvm__nn_clamp(yg, g->MG * g->out_plane, cl);
+#endif
         }
+    (void)cl;
     return PFVM_OK;
 }
 
@@ -1586,13 +1630,25 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
         return k->st ? k->st->code : PFVM_ERR_RUNTIME;
     if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && (!B || pfvm__nn_is_f32(B)))
         return pfvm__nn_conv_f32(k, &g, (const float *)X->data, (const float *)W->data, B ? (const float *)B->data : NULL,
-                                 (float *)k->out[0]->data, pfvm__nn_packed_of(k, W, g.group));
+                                 (float *)k->out[0]->data, pfvm__nn_packed_of(k, W, g.group), PFVM__NN_CLAMP_OF(k));
     if (!PFVM__F64)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
                              "%s inputs need the double-precision path (not in a PFVM_FLOAT32_ONLY build)",
                              pfvm_dtype_name(X->dtype));
     sc.y = k->out[0];
     sc.b = B;
+#ifdef PFVM_DISPATCH_CLONES
+    if (PFVM__NN_CLAMP_OF(k)) {
+        /* the fused head's clamp (a float output) after the reference loops */
+        pfvm_code rc = pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
+        if (rc == PFVM_OK && k->out[0]->dtype == PFVM_FLOAT && k->out[0]->data)
+            pfvm__nn_clamp((float *)k->out[0]->data, pfvm_tensor_numel(k->out[0]), PFVM__NN_CLAMP_OF(k));
+        else if (rc == PFVM_OK)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "a clamped result of type %s",
+                                 pfvm_dtype_name(k->out[0]->dtype));
+        return rc;
+    }
+#endif
     return pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
 }
 
@@ -4218,7 +4274,7 @@ static pfvm_code pfvm__nn_accel_softmax(pfvm_accel_ctx *c)
 }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
-    {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, pfvm_acl_conv, pfvm__nn_conv_ws, pfvm__nn_prep_conv},
+    {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS | PFVM__OP_STORE_CLAMP, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, pfvm_acl_conv, pfvm__nn_conv_ws, pfvm__nn_prep_conv},
     {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops, NULL, NULL, NULL},
     {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL, pfvm_acl_pool, NULL, NULL},
     {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL, pfvm_acl_pool, NULL, NULL},
