@@ -26023,8 +26023,14 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
 PFVM_DISPATCH static void pfvm__nn_clamp(float *y, int64_t n, const float *cl)
 {
     const float lo = cl[0], hi = cl[1];
-    int64_t i;
-    for (i = 0; i < n; i++) {
+    int64_t i = 0;
+    int j;
+    for (; i + 16 <= n; i += 16) /* blocks of fixed length, which compilers vectorize */
+        for (j = 0; j < 16; j++) {
+            float v = y[i + j] < lo ? lo : y[i + j];
+            y[i + j] = v > hi ? hi : v;
+        }
+    for (; i < n; i++) {
         float v = y[i] < lo ? lo : y[i];
         y[i] = v > hi ? hi : v;
     }
