@@ -2806,7 +2806,15 @@ typedef struct pfvm__kctx_services {
     void (*parallel)(pfvm_kctx *k, int n, pfvm_task_fn fn, void *ctx);
     /* pfvm_kctx_spend */
     pfvm_code (*spend)(pfvm_kctx *k, uint64_t operations);
+    /* NULL, or [lo, hi]: the kernel stores its result clamped as Clip
+     * does (x < lo ? lo : x, then x > hi ? hi : x); the fused-loop engine
+     * sets it, in a copy of the executor's services, for a head whose
+     * operator has PFVM__OP_STORE_CLAMP and whose group is only that clamp */
+    const float *clamp;
 } pfvm__kctx_services;
+/* pfvm_op_def.flags, pfvm's own operators only: the float kernel honors
+ * pfvm__kctx_services.clamp (Conv) */
+#define PFVM__OP_STORE_CLAMP 0x40000000u
 /* Runs subgraph g of the running node with the given inputs (g's formal
  * inputs, in order); outer-scope values resolve to the caller's. Outputs
  * are deep copies the caller owns (free with pfvm_tensor_free). Without an
@@ -18734,6 +18742,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
  * call of a model-local function resolves to. See fused.h. */
 
 #include <limits.h>
+#include <math.h>
 #include <string.h>
 
 #define PFVM__FZ_TMP0 8192     /* operand of temporary k: PFVM__FZ_TMP0 + k */
@@ -19954,12 +19963,58 @@ static int pfvm__fz_head_reads(const pfvm__fz_prog *p, int j)
     return 0;
 }
 
-/* Runs the head's own kernel into head_buf (an output's storage). */
-static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k)
+/* Is everything after the head a clamp of its result into the one output
+ * it writes (Conv + Clip with bounds of one value each): a MAX micro-op,
+ * a MIN micro-op or MAX then MIN, each on the result before it and a
+ * one-value input that is not NaN? Then lohi gets the bounds (-inf, inf
+ * for a missing one) and the head can clamp as it stores. x86 builds only
+ * (the depthwise kernel's AVX2 stores are what gains). */
+static int pfvm__fz_head_clamp(const pfvm__fz_prog *p, const pfvm_kctx *k, float *lohi)
+{
+#ifdef PFVM_DISPATCH_CLONES
+    int i, j, src, n = (int)stbds_arrlen(p->ins);
+    if (!p->head || !p->head->op || !(p->head->op->flags & PFVM__OP_STORE_CLAMP) || p->tail ||
+        stbds_arrlen(p->sinks) || p->n_out != 1 || n < 1 || n > 2 || !k->services || p->n_ld <= p->n_in ||
+        !k->out[0] || k->out[0]->data != p->head_buf.data || k->out[0]->dtype != PFVM_FLOAT)
+        return 0;
+    lohi[0] = -INFINITY;
+    lohi[1] = INFINITY;
+    src = p->in_reg[p->n_in];
+    for (i = 0; i < n; i++) {
+        const pfvm__fz_ins *in = &p->ins[i];
+        const pfvm_tensor *b = NULL;
+        float v;
+        if ((in->uop != PFVM_FUSE_U_MAX && in->uop != PFVM_FUSE_U_MIN) || in->n_src != 2 || in->s[0] != src ||
+            (i == 1 && (p->ins[0].uop != PFVM_FUSE_U_MAX || in->uop != PFVM_FUSE_U_MIN)))
+            return 0;
+        for (j = 0; j < p->n_in; j++)
+            if (p->in_reg[j] == in->s[1])
+                b = k->in[j];
+        if (!b || b->dtype != PFVM_FLOAT || pfvm_tensor_numel(b) != 1 || !b->data || b->nbytes < sizeof(float))
+            return 0;
+        memcpy(&v, b->data, sizeof v);
+        if (v != v)
+            return 0;
+        lohi[in->uop == PFVM_FUSE_U_MIN] = v;
+        src = in->d;
+    }
+    return src == p->out_reg[0];
+#else
+    (void)p;
+    (void)k;
+    (void)lohi;
+    return 0;
+#endif
+}
+
+/* Runs the head's own kernel into head_buf (an output's storage); clamp:
+ * NULL, or the bounds it clamps to as it stores (pfvm__fz_head_clamp). */
+static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k, const float *clamp)
 {
     const pfvm_tensor *in[16];
     pfvm_tensor *out[1];
     pfvm_kctx kk;
+    pfvm__kctx_services sv;
     int i;
     if (p->head->n_inputs > 16)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "fused head with %d inputs", p->head->n_inputs);
@@ -19975,6 +20030,11 @@ static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k)
     kk.st = k->st;
     kk.exec = k->exec;
     kk.services = k->services;
+    if (clamp && k->services) {
+        sv = *k->services;
+        sv.clamp = clamp;
+        kk.services = &sv;
+    }
     kk.max_total_bytes = k->max_total_bytes;
     kk.state = p->head_state;
     return p->head->op->kernel(&kk);
@@ -20134,9 +20194,11 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
         if (!pfvm__mul_i64(total, S[d], &total))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output too large");
     if (p->head) {
-        pfvm_code rc = pfvm__fz_run_head(p, k);
-        if (rc)
-            return rc;
+        float lohi[2];
+        int clamp = pfvm__fz_head_clamp(p, k, lohi);
+        pfvm_code rc = pfvm__fz_run_head(p, k, clamp ? lohi : NULL);
+        if (rc || clamp)
+            return rc; /* clamped: nothing left to run */
     }
     /* accumulators (the executor's workspace), set to their initial value */
     for (j = 0; j < ns; j++) {
@@ -26189,8 +26251,16 @@ __attribute__((target("avx2"))) static __m256i pfvm__nn_dw_lanes(int32_t iw0, in
  * arguments) in blocks of 32 columns: four independent sums in flight
  * hide the adds' latency; then blocks of 8, the last ending at n. Each
  * output adds its kernel positions in the same order, rounded apart. */
+/* The results clamped as Clip does, when cl (pfvm__kctx_services.clamp):
+ * max(lo, x) and min(hi, x) keep a NaN x, as Clip's comparisons do. */
+__attribute__((target("avx2"), always_inline)) static inline __m256 pfvm__nn_dw_clamp(__m256 a, const float *cl)
+{
+    return cl ? _mm256_min_ps(_mm256_set1_ps(cl[1]), _mm256_max_ps(_mm256_set1_ps(cl[0]), a)) : a;
+}
+
 __attribute__((target("avx2"))) static void pfvm__nn_dw_s1_avx2(float *y, const float *x, const float *w, int32_t nkh,
-                                                                int32_t rs, int32_t kw, int32_t dw, float b, int32_t n)
+                                                                int32_t rs, int32_t kw, int32_t dw, float b, int32_t n,
+                                                                const float *cl)
 {
     int32_t o = 0, r, t;
     for (; o + 32 <= n; o += 32) {
@@ -26204,10 +26274,10 @@ __attribute__((target("avx2"))) static void pfvm__nn_dw_s1_avx2(float *y, const 
                 a2 = _mm256_add_ps(a2, _mm256_mul_ps(wv, _mm256_loadu_ps(p + 16)));
                 a3 = _mm256_add_ps(a3, _mm256_mul_ps(wv, _mm256_loadu_ps(p + 24)));
             }
-        _mm256_storeu_ps(y + o, a0);
-        _mm256_storeu_ps(y + o + 8, a1);
-        _mm256_storeu_ps(y + o + 16, a2);
-        _mm256_storeu_ps(y + o + 24, a3);
+        _mm256_storeu_ps(y + o, pfvm__nn_dw_clamp(a0, cl));
+        _mm256_storeu_ps(y + o + 8, pfvm__nn_dw_clamp(a1, cl));
+        _mm256_storeu_ps(y + o + 16, pfvm__nn_dw_clamp(a2, cl));
+        _mm256_storeu_ps(y + o + 24, pfvm__nn_dw_clamp(a3, cl));
     }
     while (o < n) {
         int32_t oo = o + 8 <= n ? o : n - 8;
@@ -26216,7 +26286,7 @@ __attribute__((target("avx2"))) static void pfvm__nn_dw_s1_avx2(float *y, const 
             for (t = 0; t < kw; t++)
                 acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(w[r * kw + t]),
                                                        _mm256_loadu_ps(x + r * rs + t * dw + oo)));
-        _mm256_storeu_ps(y + oo, acc);
+        _mm256_storeu_ps(y + oo, pfvm__nn_dw_clamp(acc, cl));
         o = oo + 8;
     }
 }
@@ -26230,15 +26300,22 @@ __attribute__((target("avx2"))) static void pfvm__nn_dw_s1_avx2(float *y, const 
  * [3t] and [3t + 1] the input lanes to load (stride 2: two loads, 7
  * columns apart), [3t + 2] the output lanes whose input column t is
  * inside the row. */
-__attribute__((target("avx2"))) static void pfvm__nn_dw_masks(const pfvm__nn_2d *d, int32_t o, __m256i *mk)
+__attribute__((target("avx2"))) static unsigned pfvm__nn_dw_masks(const pfvm__nn_2d *d, int32_t o, int32_t n, __m256i *mk)
 {
     int32_t t;
+    unsigned full = 0;
     for (t = 0; t < d->KW; t++) {
         int32_t iw0 = o * d->SW - d->PL + t * d->DW;
         mk[3 * t] = pfvm__nn_dw_lanes(iw0, 1, d->W);
         mk[3 * t + 1] = pfvm__nn_dw_lanes(iw0 + 7, 1, d->W);
         mk[3 * t + 2] = pfvm__nn_dw_lanes(iw0, d->SW, d->W);
+        /* bit t: kernel column t's input lies in the row on every lane (n of 8 stored: every
+         * lane is still loaded, so only when the loads stay inside the row too) */
+        if (n == 8 && _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_and_si256(
+                          _mm256_and_si256(mk[3 * t], d->SW == 1 ? mk[3 * t] : mk[3 * t + 1]), mk[3 * t + 2]))) == 0xFF)
+            full |= 1u << t;
     }
+    return full;
 }
 
 /* Output columns [o, o + 8) of a depthwise row (stride 1 or 2) at the
@@ -26358,7 +26435,7 @@ __attribute__((target("avx2"))) static int pfvm__nn_dw_plane_avx2(const pfvm__nn
             at[nb++] = s;
         }
     for (o = 0; o < nb; o++) {
-        pfvm__nn_dw_masks(d, at[o], mk[o]);
+        (void)pfvm__nn_dw_masks(d, at[o], 8, mk[o]);
         for (oh = 0; oh < OH;) {
             int32_t ih0 = oh * d->SH - d->PT, kha, khb;
             if (oh + 4 <= OH && pfvm__nn_dw_full_row(d, oh) && pfvm__nn_dw_full_row(d, oh + 3)) {
@@ -26378,10 +26455,193 @@ __attribute__((target("avx2"))) static int pfvm__nn_dw_plane_avx2(const pfvm__nn
         {
             const float *xr = x + (ih0 + kha * d->DH) * d->W + ia * d->SW - d->PL;
             if (d->SW == 1)
-                pfvm__nn_dw_s1_avx2(yr + ia, xr, w + kha * d->KW, khb - kha, d->DH * d->W, d->KW, d->DW, b, ib - ia);
+                pfvm__nn_dw_s1_avx2(yr + ia, xr, w + kha * d->KW, khb - kha, d->DH * d->W, d->KW, d->DW, b, ib - ia,
+                                    NULL);
             else
                 pfvm__nn_dw_s2_avx2(yr + ia, xr, w + kha * d->KW, khb - kha, d->DH * d->W, d->KW, d->DW, b, ib - ia);
         }
+    }
+    return 1;
+}
+/* The even columns of the 15 floats at p, as pfvm__nn_dw_s2_avx2 loads them. */
+__attribute__((target("avx2"), always_inline)) static inline __m256 pfvm__nn_dw_even(const float *p)
+{
+    __m256 ev = _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 7), 0xD8);
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8));
+}
+
+/* Four planes at once (their input, weights, bias and output), so that
+ * blocks narrower than the interior's blocks of 32 columns (the borders,
+ * the interior's last columns, whole rows of small planes, every stride-2
+ * row) keep four independent sums in flight instead of one. */
+typedef struct pfvm__nn_dw4 {
+    const float *x[4], *w[4];
+    float b[4];
+    float *y[4];
+    const float *cl; /* NULL, or the clamp of the results (pfvm__kctx_services.clamp) */
+} pfvm__nn_dw4;
+
+/* Output columns [o, o + 8) of row oh of the four planes (kernel rows
+ * [kha, khb), top input row ih0): with masks mk (pfvm__nn_dw_masks),
+ * loads and additions only where the input lies in the row, as
+ * pfvm__nn_dw_blk_avx2; without (NULL), the whole window inside the row,
+ * as the interior loops. n < 8: only n columns are stored. S: the column
+ * stride, 1 or 2 (a constant in each caller). */
+__attribute__((target("avx2"), always_inline)) static inline void
+pfvm__nn_dw_vec4_body(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t kha, int32_t khb, int32_t ih0, int32_t oh,
+                      int32_t o, int32_t n, const __m256i *mk, unsigned full, int32_t S, int masked)
+{
+    int32_t r, t, kw = d->KW, dw = d->DW, yo = oh * d->OW + o;
+    const float *x0 = q->x[0], *x1 = q->x[1], *x2 = q->x[2], *x3 = q->x[3];
+    const float *w0 = q->w[0] + kha * kw, *w1 = q->w[1] + kha * kw, *w2 = q->w[2] + kha * kw, *w3 = q->w[3] + kha * kw;
+    ptrdiff_t off = (ptrdiff_t)(ih0 + kha * d->DH) * d->W + o * S - d->PL, rs = (ptrdiff_t)d->DH * d->W;
+    __m256 a0 = _mm256_set1_ps(q->b[0]), a1 = _mm256_set1_ps(q->b[1]), a2 = _mm256_set1_ps(q->b[2]),
+           a3 = _mm256_set1_ps(q->b[3]);
+    for (r = kha; r < khb; r++, off += rs, w0 += kw, w1 += kw, w2 += kw, w3 += kw) {
+        ptrdiff_t p = off;
+        for (t = 0; t < kw; t++, p += dw) {
+            __m256 v0, v1, v2, v3;
+            if (masked && full >> t & 1) {
+                /* the whole window column inside the row: the interior's loads, every lane adds */
+                if (S == 1) {
+                    v0 = _mm256_loadu_ps(x0 + p);
+                    v1 = _mm256_loadu_ps(x1 + p);
+                    v2 = _mm256_loadu_ps(x2 + p);
+                    v3 = _mm256_loadu_ps(x3 + p);
+                } else {
+                    v0 = pfvm__nn_dw_even(x0 + p);
+                    v1 = pfvm__nn_dw_even(x1 + p);
+                    v2 = pfvm__nn_dw_even(x2 + p);
+                    v3 = pfvm__nn_dw_even(x3 + p);
+                }
+                a0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_set1_ps(w0[t]), v0));
+                a1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_set1_ps(w1[t]), v1));
+                a2 = _mm256_add_ps(a2, _mm256_mul_ps(_mm256_set1_ps(w2[t]), v2));
+                a3 = _mm256_add_ps(a3, _mm256_mul_ps(_mm256_set1_ps(w3[t]), v3));
+                continue;
+            }
+            if (S == 1 && masked) {
+                __m256i m = mk[3 * t];
+                v0 = _mm256_maskload_ps(x0 + p, m);
+                v1 = _mm256_maskload_ps(x1 + p, m);
+                v2 = _mm256_maskload_ps(x2 + p, m);
+                v3 = _mm256_maskload_ps(x3 + p, m);
+            } else if (S == 1) {
+                v0 = _mm256_loadu_ps(x0 + p);
+                v1 = _mm256_loadu_ps(x1 + p);
+                v2 = _mm256_loadu_ps(x2 + p);
+                v3 = _mm256_loadu_ps(x3 + p);
+            } else {
+                /* the even columns of 15 floats, as pfvm__nn_dw_s2_avx2 */
+#define PFVM__NN_DW_EV(lo, hi)                                                                                      \
+    _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps((lo), (hi), 0xD8)), 0xD8))
+#define PFVM__NN_DW_LD(xi)                                                                                          \
+    (masked ? PFVM__NN_DW_EV(_mm256_maskload_ps((xi) + p, mk[3 * t]), _mm256_maskload_ps((xi) + p + 7, mk[3 * t + 1])) \
+            : PFVM__NN_DW_EV(_mm256_loadu_ps((xi) + p), _mm256_loadu_ps((xi) + p + 7)))
+                v0 = PFVM__NN_DW_LD(x0);
+                v1 = PFVM__NN_DW_LD(x1);
+                v2 = PFVM__NN_DW_LD(x2);
+                v3 = PFVM__NN_DW_LD(x3);
+#undef PFVM__NN_DW_LD
+#undef PFVM__NN_DW_EV
+            }
+            v0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_set1_ps(w0[t]), v0));
+            v1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_set1_ps(w1[t]), v1));
+            v2 = _mm256_add_ps(a2, _mm256_mul_ps(_mm256_set1_ps(w2[t]), v2));
+            v3 = _mm256_add_ps(a3, _mm256_mul_ps(_mm256_set1_ps(w3[t]), v3));
+            if (masked) {
+                __m256 m = _mm256_castsi256_ps(mk[3 * t + 2]);
+                a0 = _mm256_blendv_ps(a0, v0, m);
+                a1 = _mm256_blendv_ps(a1, v1, m);
+                a2 = _mm256_blendv_ps(a2, v2, m);
+                a3 = _mm256_blendv_ps(a3, v3, m);
+            } else {
+                a0 = v0;
+                a1 = v1;
+                a2 = v2;
+                a3 = v3;
+            }
+        }
+    }
+    a0 = pfvm__nn_dw_clamp(a0, q->cl);
+    a1 = pfvm__nn_dw_clamp(a1, q->cl);
+    a2 = pfvm__nn_dw_clamp(a2, q->cl);
+    a3 = pfvm__nn_dw_clamp(a3, q->cl);
+    if (n < 8) {
+        __m256i keep = pfvm__nn_dw_lanes(0, 1, n);
+        _mm256_maskstore_ps(q->y[0] + yo, keep, a0);
+        _mm256_maskstore_ps(q->y[1] + yo, keep, a1);
+        _mm256_maskstore_ps(q->y[2] + yo, keep, a2);
+        _mm256_maskstore_ps(q->y[3] + yo, keep, a3);
+    } else {
+        _mm256_storeu_ps(q->y[0] + yo, a0);
+        _mm256_storeu_ps(q->y[1] + yo, a1);
+        _mm256_storeu_ps(q->y[2] + yo, a2);
+        _mm256_storeu_ps(q->y[3] + yo, a3);
+    }
+}
+
+/* The four variants: stride 1 or 2, masked (mk) or the interior's. */
+#define PFVM__NN_DW_VEC4(name, S, masked)                                                                           \
+    __attribute__((target("avx2"))) static void name(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t kha,     \
+                                                     int32_t khb, int32_t ih0, int32_t oh, int32_t o, int32_t n,   \
+                                                     const __m256i *mk, unsigned full)                             \
+    {                                                                                                               \
+        pfvm__nn_dw_vec4_body(d, q, kha, khb, ih0, oh, o, n, mk, full, S, masked);                                  \
+    }
+PFVM__NN_DW_VEC4(pfvm__nn_dw_vec4_s1m, 1, 1)
+PFVM__NN_DW_VEC4(pfvm__nn_dw_vec4_s1u, 1, 0)
+PFVM__NN_DW_VEC4(pfvm__nn_dw_vec4_s2m, 2, 1)
+PFVM__NN_DW_VEC4(pfvm__nn_dw_vec4_s2u, 2, 0)
+#undef PFVM__NN_DW_VEC4
+
+/* Four planes (pfvm__nn_dw4) row by row, the blocks as
+ * pfvm__nn_dw_plane_avx2 places them; the interior of a stride-1 row in
+ * each plane's blocks of 32 columns first, when it holds one. Returns 0,
+ * computing nothing, where pfvm__nn_dw_plane_avx2 would. */
+__attribute__((target("avx2"))) static int pfvm__nn_dw_planes4_avx2(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t ia,
+                                                                    int32_t ib)
+{
+    __m256i mk[PFVM__NN_DW_NBV][3 * PFVM__NN_DW_KWV];
+    /* rows of up to NBV blocks all in masked blocks (kernel columns inside the row load
+     * unmasked there): fewer columns computed twice than around an interior */
+    int32_t at[PFVM__NN_DW_NBV], nb = 0, o, oh, i, last = d->OW - 8,
+                                 inner = ib - ia >= 16 && d->OW > 8 * PFVM__NN_DW_NBV;
+    int32_t n = d->OW < 8 ? d->OW : 8, wide = d->SW == 1 && ib - ia >= 32 ? ia + (ib - ia) / 32 * 32 : ia;
+    void (*vm)(const pfvm__nn_2d *, const pfvm__nn_dw4 *, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t,
+               const __m256i *, unsigned) = d->SW == 1 ? pfvm__nn_dw_vec4_s1m : pfvm__nn_dw_vec4_s2m;
+    void (*vu)(const pfvm__nn_2d *, const pfvm__nn_dw4 *, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t,
+               const __m256i *, unsigned) = d->SW == 1 ? pfvm__nn_dw_vec4_s1u : pfvm__nn_dw_vec4_s2u;
+    unsigned full[PFVM__NN_DW_NBV];
+    if (d->KW > PFVM__NN_DW_KWV || (d->SW != 1 && d->SW != 2) || d->OW < 1)
+        return 0;
+    if (d->OW < 8)
+        at[nb++] = 0;
+    else
+        for (o = 0; o < d->OW; o += 8) {
+            int32_t s = o < last ? o : last;
+            if (inner && s >= ia && s + 8 <= ib)
+                continue; /* the unmasked loops' */
+            if (nb == PFVM__NN_DW_NBV)
+                return 0;
+            at[nb++] = s;
+        }
+    for (o = 0; o < nb; o++)
+        full[o] = pfvm__nn_dw_masks(d, at[o], n, mk[o]);
+    for (oh = 0; oh < d->OH; oh++) {
+        int32_t ih0 = oh * d->SH - d->PT, kha, khb;
+        pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
+        for (o = 0; o < nb; o++)
+            vm(d, q, kha, khb, ih0, oh, at[o], n, mk[o], full[o]);
+        if (!inner)
+            continue;
+        for (i = 0; i < 4 && wide > ia; i++) {
+            const float *xr = q->x[i] + (ih0 + kha * d->DH) * d->W + ia - d->PL;
+            pfvm__nn_dw_s1_avx2(q->y[i] + oh * d->OW + ia, xr, q->w[i] + kha * d->KW, khb - kha, d->DH * d->W, d->KW,
+                                d->DW, q->b[i], wide - ia, q->cl);
+        }
+        for (o = wide; o < ib; o += 8)
+            vu(d, q, kha, khb, ih0, oh, o + 8 <= ib ? o : ib - 8, 8, NULL, 0);
     }
     return 1;
 }
@@ -26502,6 +26762,29 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
         y[i] = v;
 }
 
+#ifdef PFVM_DISPATCH_CLONES
+/* y[0..n) clamped to [cl[0], cl[1]] as Clip does (pfvm__kctx_services.clamp,
+ * which only the x86 builds' fused-loop engine sets). */
+PFVM_DISPATCH static void pfvm__nn_clamp(float *y, int64_t n, const float *cl)
+{
+    const float lo = cl[0], hi = cl[1];
+    int64_t i = 0;
+    int j;
+    for (; i + 16 <= n; i += 16) /* blocks of fixed length, which compilers vectorize */
+        for (j = 0; j < 16; j++) {
+            float v = y[i + j] < lo ? lo : y[i + j];
+            y[i + j] = v > hi ? hi : v;
+        }
+    for (; i < n; i++) {
+        float v = y[i] < lo ? lo : y[i];
+        y[i] = v > hi ? hi : v;
+    }
+}
+#define PFVM__NN_CLAMP_OF(k) ((k)->services ? (k)->services->clamp : NULL)
+#else
+#define PFVM__NN_CLAMP_OF(k) ((void)(k), (const float *)NULL)
+#endif
+
 #ifndef PFVM_CONV_NO_DEPTHWISE
 /* Depthwise planes split over threads: the N x group planes in `chunks`
  * runs, which the tasks take from a shared counter (where gcc and clang
@@ -26511,12 +26794,46 @@ typedef struct pfvm__nn_dwpar {
     const pfvm__nn_2d *d; /* NULL: the general depthwise loops */
     const float *x, *wt, *bias;
     float *y;
+    const float *cl; /* NULL, or the clamp of the results (pfvm__kctx_services.clamp) */
     int parts, chunks, next;
 } pfvm__nn_dwpar;
+
+#ifdef PFVM_DISPATCH_CLONES
+/* Planes [q, q1) four at a time with AVX2 (the last four repeat the last
+ * plane: the same values stored twice); 0 where the four-plane loops do
+ * not take this window. */
+static int pfvm__nn_dw_planes4(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
+{
+    const pfvm__nn_geom *g = p->g;
+    pfvm__nn_dw4 f;
+    int32_t ia, ib;
+    int i;
+    if (!p->d || !pfvm__nn_have_avx2() || p->d->KW > PFVM__NN_DW_KWV || (p->d->SW != 1 && p->d->SW != 2))
+        return 0;
+    pfvm__nn_inner_cols(p->d, &ia, &ib);
+    for (; q < q1; q += 4) {
+        for (i = 0; i < 4; i++) {
+            int64_t qi = q + i < q1 ? q + i : q1 - 1, gr = qi % g->group;
+            f.x[i] = p->x + qi * g->in_plane;
+            f.y[i] = p->y + qi * g->out_plane;
+            f.w[i] = p->wt + gr * g->kk;
+            f.b[i] = p->bias ? p->bias[gr] : 0.0f;
+        }
+        f.cl = p->cl;
+        if (!pfvm__nn_dw_planes4_avx2(p->d, &f, ia, ib))
+            return 0; /* the first call already: nothing computed */
+    }
+    return 1;
+}
+#endif
 
 static void pfvm__nn_dw_planes(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
 {
     const pfvm__nn_geom *g = p->g;
+#ifdef PFVM_DISPATCH_CLONES
+    if (q < q1 && pfvm__nn_dw_planes4(p, q, q1))
+        return;
+#endif
     for (; q < q1; q++) {
         int64_t gr = q % g->group;
         const float *xg = p->x + q * g->in_plane; /* one input and one output channel per plane */
@@ -26528,6 +26845,10 @@ static void pfvm__nn_dw_planes(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
             pfvm__nn_fill(yg, g->out_plane, b);
             pfvm__nn_conv_depthwise(g, xg, p->wt + gr * g->kk, yg);
         }
+#ifdef PFVM_DISPATCH_CLONES
+        if (p->cl)
+            pfvm__nn_clamp(yg, g->out_plane, p->cl);
+#endif
     }
 }
 
@@ -26547,7 +26868,7 @@ static void pfvm__nn_dw_part(void *ctx, int i)
 }
 
 static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x, const float *wt,
-                             const float *bias, float *y)
+                             const float *bias, float *y, const float *cl)
 {
     pfvm__nn_dwpar p;
     int64_t planes = g->N * g->group;
@@ -26558,6 +26879,7 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
     p.wt = wt;
     p.bias = bias;
     p.y = y;
+    p.cl = cl;
     p.parts = work < 65536.0f ? 1 : PFVM__KTHREADS(k);
     if (p.parts > planes)
         p.parts = (int)planes;
@@ -26574,8 +26896,9 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
 }
 #endif
 
+/* cl: NULL, or the clamp of the results (pfvm__kctx_services.clamp). */
 static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias,
-                                   float *y, const pfvm__nn_packed *pk)
+                                   float *y, const pfvm__nn_packed *pk, const float *cl)
 {
     int64_t n, gr, m;
     int failed = 0, is2d;
@@ -26584,7 +26907,7 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
     is2d = pfvm__nn_2d_fits(g, &dw);
 #ifndef PFVM_CONV_NO_DEPTHWISE /* else such planes are 1-row products */
     if (g->MG == 1 && g->CG == 1) {
-        pfvm__nn_conv_dw(k, g, is2d ? &dw : NULL, x, wt, bias, y);
+        pfvm__nn_conv_dw(k, g, is2d ? &dw : NULL, x, wt, bias, y, cl);
         return PFVM_OK;
     }
 #endif
@@ -26621,7 +26944,12 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
                                      g->CG * g->kk, 1, is2d ? pfvm__nn_pack2d_fn(&dw) : pfvm__nn_pack_conv, &cp, yg,
                                      g->out_plane, ws);
             }
+#ifdef PFVM_DISPATCH_CLONES
+            if (cl) /* while this group's outputs may still be in cache */
+                pfvm__nn_clamp(yg, g->MG * g->out_plane, cl);
+#endif
         }
+    (void)cl;
     return PFVM_OK;
 }
 
@@ -26654,13 +26982,25 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
         return k->st ? k->st->code : PFVM_ERR_RUNTIME;
     if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && (!B || pfvm__nn_is_f32(B)))
         return pfvm__nn_conv_f32(k, &g, (const float *)X->data, (const float *)W->data, B ? (const float *)B->data : NULL,
-                                 (float *)k->out[0]->data, pfvm__nn_packed_of(k, W, g.group));
+                                 (float *)k->out[0]->data, pfvm__nn_packed_of(k, W, g.group), PFVM__NN_CLAMP_OF(k));
     if (!PFVM__F64)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
                              "%s inputs need the double-precision path (not in a PFVM_FLOAT32_ONLY build)",
                              pfvm_dtype_name(X->dtype));
     sc.y = k->out[0];
     sc.b = B;
+#ifdef PFVM_DISPATCH_CLONES
+    if (PFVM__NN_CLAMP_OF(k)) {
+        /* the fused head's clamp (a float output) after the reference loops */
+        pfvm_code rc = pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
+        if (rc == PFVM_OK && k->out[0]->dtype == PFVM_FLOAT && k->out[0]->data)
+            pfvm__nn_clamp((float *)k->out[0]->data, pfvm_tensor_numel(k->out[0]), PFVM__NN_CLAMP_OF(k));
+        else if (rc == PFVM_OK)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "a clamped result of type %s",
+                                 pfvm_dtype_name(k->out[0]->dtype));
+        return rc;
+    }
+#endif
     return pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
 }
 
@@ -27417,6 +27757,32 @@ static pfvm_code pfvm__nn_infer_global(pfvm_ictx *c)
     return PFVM_OK;
 }
 
+/* 0 + the sum of x[0..n): planes of 64 and more in 32 running sums (x[i]
+ * into sum i mod 32, each in order) added pairwise at the end, then the
+ * last n mod 32 in order; one chain of dependent additions below. Plain C
+ * of fixed-length blocks (compilers vectorize them): the same bits on
+ * every target, in a fraction of the one chain's time on large planes. */
+PFVM_DISPATCH static float pfvm__nn_sum_f32(const float *x, int64_t n)
+{
+    float s[32], t = 0;
+    int64_t i = 0;
+    int j, w;
+    if (n >= 64) {
+        for (j = 0; j < 32; j++)
+            s[j] = 0.0f + x[j];
+        for (i = 32; i + 32 <= n; i += 32)
+            for (j = 0; j < 32; j++)
+                s[j] += x[i + j];
+        for (w = 16; w >= 1; w /= 2)
+            for (j = 0; j < w; j++)
+                s[j] += s[j + w];
+        t = s[0];
+    }
+    for (; i < n; i++)
+        t += x[i];
+    return t;
+}
+
 static pfvm_code pfvm__nn_global(pfvm_kctx *k, int kind)
 {
     const pfvm_tensor *X = k->in[0];
@@ -27437,8 +27803,12 @@ static pfvm_code pfvm__nn_global(pfvm_kctx *k, int kind)
         for (c = 0; c < NC; c++) {
             const float *x = (const float *)X->data + c * plane;
             float acc = kind == PFVM__NN_MAX ? -INFINITY : 0;
-            for (i = 0; i < plane; i++)
-                acc = kind == PFVM__NN_MAX ? (x[i] > acc ? x[i] : acc) : acc + x[i];
+            if (kind == PFVM__NN_AVG) {
+                acc = pfvm__nn_sum_f32(x, plane);
+            } else {
+                for (i = 0; i < plane; i++)
+                    acc = x[i] > acc ? x[i] : acc;
+            }
             ((float *)k->out[0]->data)[c] = kind == PFVM__NN_AVG ? (plane ? acc / (float)plane : 0.0f) : acc;
         }
         return PFVM_OK;
@@ -29410,7 +29780,7 @@ static const pfvm_op_variant pfvm__nn_maxpool_infer_variants[] = {
 #define pfvm__nn_simp_conv_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
-    PFVM__OP_SEL(Conv, {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, pfvm_acl_conv, pfvm__nn_conv_ws, pfvm__nn_prep_conv, pfvm__nn_conv_infer_variants})
+    PFVM__OP_SEL(Conv, {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS | PFVM__OP_STORE_CLAMP, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, pfvm_acl_conv, pfvm__nn_conv_ws, pfvm__nn_prep_conv, pfvm__nn_conv_infer_variants})
     PFVM__OP_SEL(ConvTranspose, {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(MaxPool, {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL, pfvm_acl_pool, NULL, NULL, pfvm__nn_maxpool_infer_variants})
     PFVM__OP_SEL(AveragePool, {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL, pfvm_acl_pool, NULL, NULL, NULL})
@@ -45922,7 +46292,7 @@ static const pfvm__kctx_services *pfvm__exec_services(void)
     static const pfvm__kctx_services s = {pfvm__exec_kctx_output, pfvm__exec_kctx_scratch, pfvm__exec_kctx_set_state,
                                           pfvm__exec_kctx_random, pfvm__exec_kctx_seed,    pfvm__exec_kctx_subgraph,
                                           PFVM__INFER_SERVICE,    PFVM__GRADIENT_SERVICE, pfvm__exec_kctx_threads,
-                                          pfvm__exec_kctx_parallel, pfvm__exec_kctx_spend};
+                                          pfvm__exec_kctx_parallel, pfvm__exec_kctx_spend, NULL};
     return &s;
 }
 

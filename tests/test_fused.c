@@ -819,6 +819,26 @@ static void build_epilogue(tb *b, const void *arg)
             tb_out(b, tb_op(b, "Mul", tb_op(b, "Tanh", x, NULL, NULL), t, NULL));
         break;
     }
+    case 9:    /* depthwise Conv + Clip (Relu6 bounds): clamped as the kernel stores, 4 planes per pass */
+    case 10: { /* the same, stride 2, a lower bound only */
+        static const int64_t pads[4] = {1, 1, 1, 1}, strides[2] = {2, 2};
+        pfvm_node *conv;
+        x = tb_in(b, "x", PFVM_FLOAT, "2,7,19,37");
+        w = tb_in(b, "w", PFVM_FLOAT, "7,1,3,3");
+        in[0] = x;
+        in[1] = w;
+        conv = tb_node(b, "Conv", in, 2, &t);
+        pfvm_node_set_attr_int(conv, "group", 7, &b->st);
+        pfvm_node_set_attr_ints(conv, "pads", pads, 4, &b->st);
+        if (which == 10)
+            pfvm_node_set_attr_ints(conv, "strides", strides, 2, &b->st);
+        in[0] = t;
+        in[1] = tb_scalar(b, which == 9 ? 0.0f : -0.25f);
+        in[2] = which == 9 ? tb_scalar(b, 0.5f) : NULL;
+        tb_node(b, "Clip", in, which == 9 ? 3 : 2, &x);
+        tb_out(b, x);
+        break;
+    }
     case 3: /* MatMul read twice inside and once outside: stays apart */
         x = tb_in(b, "x", PFVM_FLOAT, "5,6");
         w = tb_in(b, "w", PFVM_FLOAT, "6,7");
@@ -831,9 +851,9 @@ static void build_epilogue(tb *b, const void *arg)
 
 static void test_epilogue(void)
 {
-    int i, expect_nodes[9] = {1, 1, 1, 2, 1, 1, 1, 1, 1};
+    int i, expect_nodes[11] = {1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1};
     int64_t bind[2] = {33, 33};
-    for (i = 0; i < 9; i++) {
+    for (i = 0; i < 11; i++) {
         char what[32];
         int g;
         tb b;

@@ -582,6 +582,19 @@ static void test_depthwise_order(void)
         {2, 1, 3, 3, 3, {9, 33, 0}, {3, 3, 0}, {2, 2, 0}, {2, 3, 0}, {1, 3, 0}, {2, 1, 0}, NULL, 1},
         {2, 1, 3, 3, 3, {10, 17, 0}, {3, 3, 0}, {2, 2, 0}, {1, 1, 0}, {0, 0, 0}, {1, 1, 0}, NULL, 1},
         {2, 1, 2, 2, 2, {5, 23, 0}, {1, 7, 0}, {1, 2, 0}, {1, 1, 0}, {0, 3, 0}, {0, 3, 0}, NULL, 1},
+        /* four planes per pass: channel counts past a multiple of four (the last pass repeats
+         * planes), batches whose planes straddle two passes, stride-1 rows with interiors of 32
+         * columns and a remainder (blocks of 8 over four planes), stride-2 rows of mobilenet's
+         * widths, windows whose middle columns lie inside the row (unmasked loads in a border
+         * block), border blocks narrower than 8 */
+        {2, 3, 7, 7, 7, {9, 56, 0}, {3, 3, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, NULL, 1},
+        {2, 2, 5, 5, 5, {11, 14, 0}, {3, 3, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, NULL, 1},
+        {2, 1, 9, 9, 9, {7, 7, 0}, {3, 3, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, NULL, 0},
+        {2, 1, 6, 6, 6, {15, 28, 0}, {3, 3, 0}, {2, 2, 0}, {1, 1, 0}, {1, 1, 0}, {1, 1, 0}, NULL, 1},
+        {2, 1, 5, 5, 5, {13, 57, 0}, {3, 3, 0}, {2, 2, 0}, {1, 1, 0}, {0, 0, 0}, {1, 1, 0}, NULL, 1},
+        {2, 2, 3, 3, 3, {12, 41, 0}, {5, 5, 0}, {1, 1, 0}, {1, 1, 0}, {2, 2, 0}, {2, 2, 0}, NULL, 1},
+        {2, 1, 5, 5, 5, {10, 75, 0}, {5, 5, 0}, {2, 2, 0}, {1, 1, 0}, {2, 2, 0}, {2, 2, 0}, NULL, 1},
+        {2, 1, 6, 6, 6, {8, 20, 0}, {3, 3, 0}, {1, 1, 0}, {1, 2, 0}, {1, 2, 0}, {1, 2, 0}, NULL, 1},
     };
     size_t i;
     for (i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++)
@@ -813,6 +826,26 @@ static void test_softmax_paths(void)
                 check_float_vs_double(ops[o], ops[o], opset, &x, 1, set_axis, &axes[a]);
                 pfvm_tensor_free(x);
             }
+}
+
+/* GlobalAveragePool's float planes (32 running sums from 64 elements on)
+ * against the double path: planes under, at and past 64, past a multiple
+ * of 32, and of mobilenet's 112 x 112. */
+static void test_gap_paths(void)
+{
+    static const int64_t hw[][2] = {{1, 1}, {7, 9}, {8, 8}, {5, 13}, {3, 32}, {9, 11}, {112, 112}};
+    size_t i;
+    for (i = 0; i < sizeof hw / sizeof hw[0]; i++) {
+        int64_t dims[4];
+        pfvm_tensor *x;
+        dims[0] = 2;
+        dims[1] = 3;
+        dims[2] = hw[i][0];
+        dims[3] = hw[i][1];
+        x = random_floats(4, dims);
+        check_float_vs_double("GlobalAveragePool", "GlobalAveragePool", 13, &x, 1, set_nothing, NULL);
+        pfvm_tensor_free(x);
+    }
 }
 
 /* ---- known values ----------------------------------------------------------------------------- */
@@ -1099,6 +1132,7 @@ int main(void)
     test_infer_pool();
     test_conv_paths();
     test_depthwise_order();
+    test_gap_paths();
     test_maxpool_paths();
     test_maxpool8_paths();
     test_matmul_paths();

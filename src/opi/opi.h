@@ -617,7 +617,15 @@ typedef struct pfvm__kctx_services {
     void (*parallel)(pfvm_kctx *k, int n, pfvm_task_fn fn, void *ctx);
     /* pfvm_kctx_spend */
     pfvm_code (*spend)(pfvm_kctx *k, uint64_t operations);
+    /* NULL, or [lo, hi]: the kernel stores its result clamped as Clip
+     * does (x < lo ? lo : x, then x > hi ? hi : x); the fused-loop engine
+     * sets it, in a copy of the executor's services, for a head whose
+     * operator has PFVM__OP_STORE_CLAMP and whose group is only that clamp */
+    const float *clamp;
 } pfvm__kctx_services;
+/* pfvm_op_def.flags, pfvm's own operators only: the float kernel honors
+ * pfvm__kctx_services.clamp (Conv) */
+#define PFVM__OP_STORE_CLAMP 0x40000000u
 /* pfvm:internal-end */
 
 /* Runs subgraph g of the running node with the given inputs (g's formal

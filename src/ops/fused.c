@@ -5,6 +5,7 @@
 #include "ops_common.h"
 
 #include <limits.h>
+#include <math.h>
 #include <string.h>
 
 #define PFVM__FZ_TMP0 8192     /* operand of temporary k: PFVM__FZ_TMP0 + k */
@@ -1225,12 +1226,58 @@ static int pfvm__fz_head_reads(const pfvm__fz_prog *p, int j)
     return 0;
 }
 
-/* Runs the head's own kernel into head_buf (an output's storage). */
-static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k)
+/* Is everything after the head a clamp of its result into the one output
+ * it writes (Conv + Clip with bounds of one value each): a MAX micro-op,
+ * a MIN micro-op or MAX then MIN, each on the result before it and a
+ * one-value input that is not NaN? Then lohi gets the bounds (-inf, inf
+ * for a missing one) and the head can clamp as it stores. x86 builds only
+ * (the depthwise kernel's AVX2 stores are what gains). */
+static int pfvm__fz_head_clamp(const pfvm__fz_prog *p, const pfvm_kctx *k, float *lohi)
+{
+#ifdef PFVM_DISPATCH_CLONES
+    int i, j, src, n = (int)stbds_arrlen(p->ins);
+    if (!p->head || !p->head->op || !(p->head->op->flags & PFVM__OP_STORE_CLAMP) || p->tail ||
+        stbds_arrlen(p->sinks) || p->n_out != 1 || n < 1 || n > 2 || !k->services || p->n_ld <= p->n_in ||
+        !k->out[0] || k->out[0]->data != p->head_buf.data || k->out[0]->dtype != PFVM_FLOAT)
+        return 0;
+    lohi[0] = -INFINITY;
+    lohi[1] = INFINITY;
+    src = p->in_reg[p->n_in];
+    for (i = 0; i < n; i++) {
+        const pfvm__fz_ins *in = &p->ins[i];
+        const pfvm_tensor *b = NULL;
+        float v;
+        if ((in->uop != PFVM_FUSE_U_MAX && in->uop != PFVM_FUSE_U_MIN) || in->n_src != 2 || in->s[0] != src ||
+            (i == 1 && (p->ins[0].uop != PFVM_FUSE_U_MAX || in->uop != PFVM_FUSE_U_MIN)))
+            return 0;
+        for (j = 0; j < p->n_in; j++)
+            if (p->in_reg[j] == in->s[1])
+                b = k->in[j];
+        if (!b || b->dtype != PFVM_FLOAT || pfvm_tensor_numel(b) != 1 || !b->data || b->nbytes < sizeof(float))
+            return 0;
+        memcpy(&v, b->data, sizeof v);
+        if (v != v)
+            return 0;
+        lohi[in->uop == PFVM_FUSE_U_MIN] = v;
+        src = in->d;
+    }
+    return src == p->out_reg[0];
+#else
+    (void)p;
+    (void)k;
+    (void)lohi;
+    return 0;
+#endif
+}
+
+/* Runs the head's own kernel into head_buf (an output's storage); clamp:
+ * NULL, or the bounds it clamps to as it stores (pfvm__fz_head_clamp). */
+static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k, const float *clamp)
 {
     const pfvm_tensor *in[16];
     pfvm_tensor *out[1];
     pfvm_kctx kk;
+    pfvm__kctx_services sv;
     int i;
     if (p->head->n_inputs > 16)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "fused head with %d inputs", p->head->n_inputs);
@@ -1246,6 +1293,11 @@ static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k)
     kk.st = k->st;
     kk.exec = k->exec;
     kk.services = k->services;
+    if (clamp && k->services) {
+        sv = *k->services;
+        sv.clamp = clamp;
+        kk.services = &sv;
+    }
     kk.max_total_bytes = k->max_total_bytes;
     kk.state = p->head_state;
     return p->head->op->kernel(&kk);
@@ -1405,9 +1457,11 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
         if (!pfvm__mul_i64(total, S[d], &total))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output too large");
     if (p->head) {
-        pfvm_code rc = pfvm__fz_run_head(p, k);
-        if (rc)
-            return rc;
+        float lohi[2];
+        int clamp = pfvm__fz_head_clamp(p, k, lohi);
+        pfvm_code rc = pfvm__fz_run_head(p, k, clamp ? lohi : NULL);
+        if (rc || clamp)
+            return rc; /* clamped: nothing left to run */
     }
     /* accumulators (the executor's workspace), set to their initial value */
     for (j = 0; j < ns; j++) {
