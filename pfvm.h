@@ -30622,11 +30622,17 @@ PFVM_DISPATCH static void pfvm__qc_dw_row_c(const int16_t *const *rows, const in
  * the two taps' weights as one int16 pair in VPMADDWD (an odd last tap
  * pairs with a zero weight). */
 __attribute__((target("avx2"))) static void pfvm__qc_dw_row_avx2(const int16_t *const *rows, const int32_t *w, int taps,
-                                                                  int64_t OW, int32_t *a)
+                                                                  int64_t OW, int32_t *a, const pfvm__qg_epi *e)
 {
     int32_t wq[(PFVM__QC_DW_TAPS + 1) / 2], last[16];
     int64_t ow;
     int t;
+    pfvm__qg_epi r;
+    __m256i vb = _mm256_setzero_si256();
+    if (e) { /* requantized into e->y[0] (row 0 of the epilogue), 16 columns at a time */
+        r = *e;
+        vb = _mm256_set1_epi32(e->bias[0]);
+    }
     for (t = 0; t < taps; t += 2)
         wq[t / 2] = (int32_t)((uint32_t)(uint16_t)w[t] | (uint32_t)(uint16_t)(t + 1 < taps ? w[t + 1] : 0) << 16);
     for (ow = 0; ow < OW; ow += 16) {
@@ -30637,6 +30643,13 @@ __attribute__((target("avx2"))) static void pfvm__qc_dw_row_avx2(const int16_t *
             const __m256i y = t + 1 < taps ? _mm256_loadu_si256((const __m256i *)(const void *)(rows[t + 1] + ow)) : x;
             lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x, y), wv));
             hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x, y), wv));
+        }
+        if (e) {
+            r.y[0] = (char *)e->y[0] + ow;
+            r.cols = OW - ow < 16 ? (int)(OW - ow) : 16;
+            pfvm__qg_store_row(&r, 0, _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), vb),
+                               _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x31), vb));
+            continue;
         }
         if (ow + 16 > OW) { /* the last columns: all 16 lanes read, the row's share kept */
             _mm256_storeu_si256((__m256i *)(void *)last, _mm256_permute2x128_si256(lo, hi, 0x20));
@@ -30655,12 +30668,23 @@ __attribute__((target("avx2"))) static void pfvm__qc_dw_row_avx2(const int16_t *
  * columns go several at a time as one run over the plane's rows (the
  * columns between them computed and dropped), so that 7 or 14 columns
  * still fill the vectors. */
-static void pfvm__qc_dw_plane_avx2(const pfvm__qc_geom *g, const int16_t *P, const int16_t *w, int32_t *acc)
+static void pfvm__qc_dw_plane_avx2(const pfvm__qc_geom *g, const int16_t *P, const int16_t *w, int32_t *acc,
+                                   const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at)
 {
     enum { RUN = 1024 };
     const int16_t *rows[PFVM__QC_DW_TAPS];
     int32_t wt[PFVM__QC_DW_TAPS], run[RUN];
     pfvm__qi PH, PWs, kh, kw, oh, OW = g->OW, t, rs, r, i, off[PFVM__QC_DW_TAPS];
+    pfvm__qg_epi e;
+    if (o) {
+        memset(&e, 0, sizeof e);
+        e.bias[0] = o->bias ? o->bias[m] : 0;
+        e.mult[0] = o->mult[m];
+        e.s[0] = o->shift[m] - 32;
+        e.rnd[0] = (int32_t)1 << (o->shift[m] - 33);
+        e.zp = o->zp;
+        e.u8 = o->Y->dtype == PFVM_UINT8;
+    }
     pfvm__qc_dw_dims(g, &PH, &PWs);
     rs = g->sh * PWs; /* plane positions between output rows */
     r = g->sh == 1 && OW < 64 && OW + 16 <= RUN ? (RUN - OW) / rs + 1 : 1;
@@ -30675,12 +30699,17 @@ static void pfvm__qc_dw_plane_avx2(const pfvm__qc_geom *g, const int16_t *P, con
         for (i = 0; i < t; i++)
             rows[i] = P + oh * rs + off[i];
         if (rows_now == 1) {
-            pfvm__qc_dw_row_avx2(rows, wt, (int)t, OW, acc + oh * OW);
+            e.y[0] = o ? (char *)o->Y->data + at + oh * OW : NULL;
+            pfvm__qc_dw_row_avx2(rows, wt, (int)t, OW, acc + oh * OW, o ? &e : NULL);
             continue;
         }
-        pfvm__qc_dw_row_avx2(rows, wt, (int)t, (rows_now - 1) * rs + OW, run);
-        for (i = 0; i < rows_now; i++)
-            memcpy(acc + (oh + i) * OW, run + i * rs, (size_t)OW * sizeof(int32_t));
+        pfvm__qc_dw_row_avx2(rows, wt, (int)t, (rows_now - 1) * rs + OW, run, NULL);
+        for (i = 0; i < rows_now; i++) {
+            if (o)
+                pfvm__qc_store(o, m, at + (oh + i) * OW, run + i * rs, OW);
+            else
+                memcpy(acc + (oh + i) * OW, run + i * rs, (size_t)OW * sizeof(int32_t));
+        }
     }
 }
 #endif
@@ -30879,18 +30908,23 @@ static int pfvm__qc_dw3_plane(const pfvm__qc_geom *g, const int16_t *P, const in
 /* acc (the channel's OH x OW sums) = each kernel position's weight times
  * its shifted rows of P, summed; kernels of more than PFVM__QC_DW_TAPS
  * positions add one position at a time. */
-static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const int16_t *w, int32_t *acc)
+static int pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const int16_t *w, int32_t *acc,
+                             const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at)
 {
     const int16_t *rows[PFVM__QC_DW_TAPS];
     int32_t wt[PFVM__QC_DW_TAPS];
     pfvm__qi PH, PWs, kh, kw, oh, OW = g->OW, taps = g->KH * g->KW, t;
     int kind = pfvm_q_gemm_kind();
+    (void)o, (void)m, (void)at; /* used by the AVX2 path */
     if (kind == 1 && pfvm__qc_dw3_plane(g, P, w, acc))
-        return;
+        return 0;
 #ifdef PFVM__QG_AVX2
     if (kind == 2 && taps <= PFVM__QC_DW_TAPS) {
-        pfvm__qc_dw_plane_avx2(g, P, w, acc);
-        return;
+        /* shifts of 33 to 62 (pfvm__qc_store's AVX2 range, the same
+         * bytes): requantized as the rows are summed, no second pass */
+        int fused = o->shift[m] >= 33 && o->shift[m] <= 62;
+        pfvm__qc_dw_plane_avx2(g, P, w, acc, fused ? o : NULL, m, at);
+        return fused;
     }
 #endif
     pfvm__qc_dw_dims(g, &PH, &PWs);
@@ -30917,6 +30951,7 @@ static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const in
             continue;
         pfvm__qc_dw_row_c(rows, wt, (int)taps, OW, a);
     }
+    return 0;
 }
 
 static void pfvm__qc_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int32_t xz, const int16_t *wp,
@@ -30927,8 +30962,8 @@ static void pfvm__qc_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int
     memset(P, 0, (size_t)(g->sw * PH * PWs) * sizeof(int16_t));
     for (c = 0; c < g->C; c++) {
         pfvm__qc_dw_fill(g, X, (n * g->C + c) * g->H * g->W, xz, P);
-        pfvm__qc_dw_plane(g, P, wp + c * g->Mp * 2 * g->K2, acc);
-        pfvm__qc_store(o, c, (n * g->M + c) * OHW, acc, OHW);
+        if (!pfvm__qc_dw_plane(g, P, wp + c * g->Mp * 2 * g->K2, acc, o, c, (n * g->M + c) * OHW))
+            pfvm__qc_store(o, c, (n * g->M + c) * OHW, acc, OHW);
     }
 }
 
