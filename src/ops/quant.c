@@ -1886,14 +1886,16 @@ __attribute__((target("avx2"))) static void pfvm__qc_dw_row_avx2(const int16_t *
     }
 }
 
-/* pfvm__qc_dw_plane's sums on AVX2 (at most PFVM__QC_DW_TAPS positions).
+/* pfvm__qc_dw_plane's sums on AVX2 (at most PFVM__QC_DW_TAPS positions);
+ * with o (a shift of 33 to 62), rows taken one at a time are requantized
+ * into the output as they are summed (returns 1: stored).
  * A row's last block reads up to 15 int16 past its columns (the work
  * buffer's slack after the plane); at stride 1, rows narrower than 64
  * columns go several at a time as one run over the plane's rows (the
  * columns between them computed and dropped), so that 7 or 14 columns
  * still fill the vectors. */
-static void pfvm__qc_dw_plane_avx2(const pfvm__qc_geom *g, const int16_t *P, const int16_t *w, int32_t *acc,
-                                   const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at)
+static int pfvm__qc_dw_plane_avx2(const pfvm__qc_geom *g, const int16_t *P, const int16_t *w, int32_t *acc,
+                                  const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at)
 {
     enum { RUN = 1024 };
     const int16_t *rows[PFVM__QC_DW_TAPS];
@@ -1912,6 +1914,8 @@ static void pfvm__qc_dw_plane_avx2(const pfvm__qc_geom *g, const int16_t *P, con
     pfvm__qc_dw_dims(g, &PH, &PWs);
     rs = g->sh * PWs; /* plane positions between output rows */
     r = g->sh == 1 && OW < 64 && OW + 16 <= RUN ? (RUN - OW) / rs + 1 : 1;
+    if (r > 1) /* runs of narrow rows: the plane's sums, requantized by the caller in one pass */
+        o = NULL;
     for (t = 0, kh = 0; kh < g->KH; kh++)
         for (kw = 0; kw < g->KW; kw++, t++) {
             pfvm__qi col = kw * g->dw;
@@ -1928,13 +1932,10 @@ static void pfvm__qc_dw_plane_avx2(const pfvm__qc_geom *g, const int16_t *P, con
             continue;
         }
         pfvm__qc_dw_row_avx2(rows, wt, (int)t, (rows_now - 1) * rs + OW, run, NULL);
-        for (i = 0; i < rows_now; i++) {
-            if (o)
-                pfvm__qc_store(o, m, at + (oh + i) * OW, run + i * rs, OW);
-            else
-                memcpy(acc + (oh + i) * OW, run + i * rs, (size_t)OW * sizeof(int32_t));
-        }
+        for (i = 0; i < rows_now; i++)
+            memcpy(acc + (oh + i) * OW, run + i * rs, (size_t)OW * sizeof(int32_t));
     }
+    return o != NULL;
 }
 #endif
 
@@ -2146,9 +2147,7 @@ static int pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const int
     if (kind == 2 && taps <= PFVM__QC_DW_TAPS) {
         /* shifts of 33 to 62 (pfvm__qc_store's AVX2 range, the same
          * bytes): requantized as the rows are summed, no second pass */
-        int fused = o->shift[m] >= 33 && o->shift[m] <= 62;
-        pfvm__qc_dw_plane_avx2(g, P, w, acc, fused ? o : NULL, m, at);
-        return fused;
+        return pfvm__qc_dw_plane_avx2(g, P, w, acc, o->shift[m] >= 33 && o->shift[m] <= 62 ? o : NULL, m, at);
     }
 #endif
     pfvm__qc_dw_dims(g, &PH, &PWs);
