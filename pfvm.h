@@ -31667,7 +31667,7 @@ static pfvm_code pfvm__q_k_qgemm(pfvm_kctx *k)
         int32_t bz = p.bz ? pfvm__q_at(p.bz, nb == 1 ? 0 : n) : 0, c = p.C ? ((const int32_t *)p.C->data)[n] : 0;
         const uint8_t *b = (const uint8_t *)p.B->data + n * p.K;
         for (i = 0; i < M; i++)
-            y[i * N + n] = (float)(pfvm__qm_dot(&p, (const uint8_t *)p.A->data + i * p.K, b, bz) + c) * sc;
+            y[i * N + n] = (float)((int64_t)pfvm__qm_dot(&p, (const uint8_t *)p.A->data + i * p.K, b, bz) + c) * sc;
     }
     return PFVM_OK;
 }
@@ -41761,7 +41761,8 @@ static pfvm_code pfvm__ql_add_op(pfvm__ql_ctx *c, pfvm_node *n)
     if (n->n_inputs != 2 || n->n_outputs != 1 || n->opset < 7 || !n->inputs[0] || !n->inputs[1] ||
         !pfvm__ql_match_q(n->inputs[0]->producer, "DequantizeLinear", &a) ||
         !pfvm__ql_match_q(n->inputs[1]->producer, "DequantizeLinear", &b) ||
-        !pfvm__ql_match_tail(&c->u, n, &y, dead, &n_dead) || a.dtype != y.dtype || b.dtype != y.dtype)
+        !pfvm__ql_match_tail(&c->u, n, &y, dead, &n_dead) || a.dtype != y.dtype || b.dtype != y.dtype ||
+        !(a.s / y.s < 2097152.0 && b.s / y.s < 2097152.0)) /* QLinearAdd's multipliers: ratios below 2^21 */
         return PFVM_OK;
     if (pfvm__ql_use_ms(c))
         return c->st ? c->st->code : PFVM_ERR_NOMEM;

@@ -2891,7 +2891,7 @@ static pfvm_code pfvm__q_k_qgemm(pfvm_kctx *k)
         int32_t bz = p.bz ? pfvm__q_at(p.bz, nb == 1 ? 0 : n) : 0, c = p.C ? ((const int32_t *)p.C->data)[n] : 0;
         const uint8_t *b = (const uint8_t *)p.B->data + n * p.K;
         for (i = 0; i < M; i++)
-            y[i * N + n] = (float)(pfvm__qm_dot(&p, (const uint8_t *)p.A->data + i * p.K, b, bz) + c) * sc;
+            y[i * N + n] = (float)((int64_t)pfvm__qm_dot(&p, (const uint8_t *)p.A->data + i * p.K, b, bz) + c) * sc;
     }
     return PFVM_OK;
 }

@@ -492,7 +492,8 @@ static pfvm_code pfvm__ql_add_op(pfvm__ql_ctx *c, pfvm_node *n)
     if (n->n_inputs != 2 || n->n_outputs != 1 || n->opset < 7 || !n->inputs[0] || !n->inputs[1] ||
         !pfvm__ql_match_q(n->inputs[0]->producer, "DequantizeLinear", &a) ||
         !pfvm__ql_match_q(n->inputs[1]->producer, "DequantizeLinear", &b) ||
-        !pfvm__ql_match_tail(&c->u, n, &y, dead, &n_dead) || a.dtype != y.dtype || b.dtype != y.dtype)
+        !pfvm__ql_match_tail(&c->u, n, &y, dead, &n_dead) || a.dtype != y.dtype || b.dtype != y.dtype ||
+        !(a.s / y.s < 2097152.0 && b.s / y.s < 2097152.0)) /* QLinearAdd's multipliers: ratios below 2^21 */
         return PFVM_OK;
     if (pfvm__ql_use_ms(c))
         return c->st ? c->st->code : PFVM_ERR_NOMEM;
