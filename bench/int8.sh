@@ -26,6 +26,7 @@
 set -e
 cd "$(dirname "$0")/.."
 N=${N:-100}
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 ITERS=${ITERS:-10}
 N_ORT=${N_ORT:-100}
 [ "$N_ORT" -le "$N" ] || N_ORT=$N
@@ -69,7 +70,7 @@ model_row() {
     name=$1 f=$2 q=$3 dir=$4 shape=$5 accf=$6 accq=$7
     fs=$(stat -c %s "$f")
     qs=$(stat -c %s "$q")
-    # the arena of what runs: each model after the default passes (int8: QLinearConv)
+    # the arena of what runs: each model after the default passes (int8: QLinearConv, QLinearAdd, QGemm)
     build/interp opt "$f" -o "$T/${name}_float_opt.onnx" --quiet
     build/interp opt "$q" -o "$T/${name}_qlinear.onnx" --quiet
     fa=$(arena "$T/${name}_float_opt.onnx")
@@ -185,9 +186,10 @@ done
     echo "# int8 quantization"
     echo
     echo "Made by \`N=$N ITERS=$ITERS sh bench/int8.sh\` on $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'),"
-    echo "one thread; int8 GEMM kernel: $(./build/tests/test_quant 2>/dev/null | sed -n 's/^int8 GEMM kernel: //p')."
+    echo "one thread; int8 GEMM kernel: $(./build/tests/test_quant 2>/dev/null | sed -n 's/^int8 GEMM kernel: //p');"
+    echo "load average at the start $LOAD0, at the end $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores: latencies are ratios of runs alternated within one call)."
     echo "Models quantized by \`interp quantize MODEL --calib DIR --per-channel\` (QDQ: uint8 activations,"
-    echo "int8 per-channel weights, int32 biases); pfvm runs them after its qlinear pass (QLinearConv)."
+    echo "int8 per-channel weights, int32 biases); pfvm runs them after its qlinear pass (QLinearConv; residual Adds as QLinearAdd, the float-output classifier Gemm as QGemm)."
     echo "digits: its 360 held-out test images. mobilenet_v2, resnet18 (torchvision architectures with"
     echo "untrained weights): $N views of natural photos (random crops of 8-100% of the area, flips, +-20%"
     echo "brightness/contrast/saturation of sklearn's china.jpg and flower.jpg, ImageNet-normalized; seed 2),"

@@ -370,7 +370,7 @@ if "$INTERP" bench -n 2 --profile "$MODEL/model.onnx" >"$tmp/out" 2>&1 && grep -
     grep -q 'FusedElementwise\[Conv+Relu\]$' "$tmp/out" && grep -q 'ms total in kernels$' "$tmp/out" &&
     ! "$INTERP" bench -n 1 --profile --compare "$MODEL/model.onnx" >/dev/null 2>&1; then ok; else bad "bench --profile: $(cat "$tmp/out")"; fi
 # interp quantize: the digits CNN from its committed calibration sets; the
-# int8 model (run as QLinearConv after the qlinear pass) keeps the float
+# int8 model (run as QLinearConv, its float logits as QGemm, after the qlinear pass) keeps the float
 # model's predictions on the six samples, and runs in onnxruntime when
 # bench/.ort has it (a dev-time tool: skipped silently otherwise).
 if "$INTERP" quantize models/digits.onnx --calib models/digits_calib --per-channel -o "$tmp/dq.onnx" 2>"$tmp/err" &&
@@ -382,7 +382,7 @@ for k in 0 1 2 3 4 5; do
     [ -n "$a" ] && [ "$a" = "$b" ] && same=$((same + 1))
 done
 if [ $same -eq 6 ]; then ok; else bad "quantized digits: $same of 6 predictions as float"; fi
-if "$INTERP" opt "$tmp/dq.onnx" -o "$tmp/dqi.onnx" 2>"$tmp/err" && grep -Eq '^qlinear +[0-9]+ +[0-9]+ +0 +5 ' "$tmp/err"; then ok; else bad "qlinear on digits: $(head -n 3 "$tmp/err")"; fi
+if "$INTERP" opt "$tmp/dq.onnx" -o "$tmp/dqi.onnx" 2>"$tmp/err" && grep -Eq '^qlinear +[0-9]+ +[0-9]+ +0 +6 ' "$tmp/err"; then ok; else bad "qlinear on digits: $(head -n 3 "$tmp/err")"; fi
 expect_clean_error "quantize without --calib" "$INTERP" quantize models/digits.onnx -o "$tmp/x.onnx"
 expect_clean_error "quantize bad method" "$INTERP" quantize models/digits.onnx --calib models/digits_calib --method kl -o "$tmp/x.onnx"
 expect_clean_error "quantize empty calib dir" "$INTERP" quantize models/digits.onnx --calib "$tmp/qf/nope" -o "$tmp/x.onnx"

@@ -600,7 +600,7 @@ static void test_qlinear_avgpool(void)
 /* Conv -> Relu -> AveragePool -> Flatten -> Gemm -> Relu -> Gemm, quantized:
  * the qlinear pass makes QLinearConv, QLinearAveragePool and a 1x1
  * QLinearConv between Reshapes of the first Gemm; the last Gemm (a float
- * output) stays; the result stays near the float model's. */
+ * output) becomes QGemm; the result stays near the float model's. */
 static void test_quantize_gemm_pool(void)
 {
     pfvm_status st;
@@ -614,7 +614,7 @@ static void test_quantize_gemm_pool(void)
     pfvm_quant_options opt;
     pfvm_exec *e;
     float ref[3];
-    int i, n_qconv = 0, n_pool = 0, n_gemm = 0;
+    int i, n_qconv = 0, n_pool = 0, n_gemm = 0, n_qgemm = 0;
     pfvm_node *n;
     pfvm_model_set_opset(m, "", 13, &st);
     for (i = 0; i < 13; i++)
@@ -665,9 +665,10 @@ static void test_quantize_gemm_pool(void)
         n_qconv += !strcmp(g->nodes[i]->op_type, "QLinearConv");
         n_pool += !strcmp(g->nodes[i]->op_type, "QLinearAveragePool");
         n_gemm += !strcmp(g->nodes[i]->op_type, "Gemm");
+        n_qgemm += !strcmp(g->nodes[i]->op_type, "QGemm");
     }
-    CHECK_MSG(n_qconv == 2 && n_pool == 1 && n_gemm == 1, "%d QLinearConv, %d QLinearAveragePool, %d Gemm", n_qconv,
-              n_pool, n_gemm);
+    CHECK_MSG(n_qconv == 2 && n_pool == 1 && n_gemm == 0 && n_qgemm == 1,
+              "%d QLinearConv, %d QLinearAveragePool, %d Gemm, %d QGemm", n_qconv, n_pool, n_gemm, n_qgemm);
     e = pfvm_exec_new(m, g, &st);
     CHECK_MSG(e && !pfvm_exec_bind_one(e, calib[2], &st) && !pfvm_exec_run(e, &st), "%s", st.msg);
     if (e && pfvm_exec_output(e, 0) && ny == 3) {
@@ -759,17 +760,20 @@ static void test_quantize_errors(void)
     pfvm_model_free(m);
 }
 
-/* One node (op, no attributes but axis) on graph inputs ins: the output. */
-static pfvm_tensor *run_node(const char *op, pfvm_tensor *const *ins, int n_in, pfvm_dtype out_dt)
+/* One node (op of domain, no attributes but axis) on graph inputs ins
+ * (at most 8): the output. */
+static pfvm_tensor *run_node_in(const char *domain, const char *op, pfvm_tensor *const *ins, int n_in, pfvm_dtype out_dt)
 {
     pfvm_status st;
     pfvm_model *m = pfvm_model_new(&st);
     pfvm_graph *g = pfvm_graph_new(m, NULL, "g", &st);
-    pfvm_value *iv[3], *y;
+    pfvm_value *iv[8], *y;
     pfvm_exec *e;
     pfvm_tensor *out = NULL;
     int i;
     pfvm_model_set_opset(m, "", 13, &st);
+    if (domain[0])
+        pfvm_model_set_opset(m, domain, 1, &st);
     for (i = 0; i < n_in; i++) {
         char name[16];
         snprintf(name, sizeof name, "x%d", i);
@@ -777,7 +781,7 @@ static pfvm_tensor *run_node(const char *op, pfvm_tensor *const *ins, int n_in, 
         add_typed_input(m, g, iv[i], ins[i]->dtype, ins[i]->rank, ins[i]->dims);
     }
     y = pfvm_graph_value(g, "y", &st);
-    pfvm_node_set_attr_int(pfvm_graph_add_node(g, op, "", "n", iv, n_in, &y, 1, &st), "axis", 1, &st);
+    pfvm_node_set_attr_int(pfvm_graph_add_node(g, op, domain, "n", iv, n_in, &y, 1, &st), "axis", 1, &st);
     pfvm_graph_add_output(g, y, &st);
     if (pfvm_infer_shapes(g, 0, &st) == PFVM_OK && (e = pfvm_exec_new(m, g, &st)) != NULL) {
         if (pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, n_in, &st) == PFVM_OK && pfvm_exec_run(e, &st) == PFVM_OK)
@@ -790,6 +794,11 @@ static pfvm_tensor *run_node(const char *op, pfvm_tensor *const *ins, int n_in, 
     pfvm_model_free(m);
     CHECK(out && out->dtype == out_dt);
     return out;
+}
+
+static pfvm_tensor *run_node(const char *op, pfvm_tensor *const *ins, int n_in, pfvm_dtype out_dt)
+{
+    return run_node_in("", op, ins, n_in, out_dt);
 }
 
 /* QuantizeLinear and DequantizeLinear: the vectorized runs (AVX2 where
@@ -861,6 +870,295 @@ static void test_quantize_vectors(void)
     }
 }
 
+/* ---- QLinearAdd: the fixed point against exact and double references -------------------------- */
+
+/* A scale 10^u, u uniform in [-3, 0]. */
+static double rnd_scale(void)
+{
+    return pow(10.0, -3.0 * (double)(rnd() % 10000) / 10000.0);
+}
+
+/* pfvm_q_add_params and pfvm_q_add on random scales, zero points and
+ * operands (saturation included): equal to the documented integer formula
+ * (rounding half up by long division) and within 1 of the float
+ * reference Q(DQ(a) + DQ(b)). */
+static void test_qadd_scalar(void)
+{
+    int i, bad_params = 0, bad_exact = 0, bad_double = 0, saturated = 0;
+    int32_t ma, mb;
+    int shift;
+    for (i = 0; i < 50000; i++) {
+        double sa = rnd_scale(), sb = rnd_scale(), sc = rnd_scale(), ra = sa / sc, rb = sb / sc, r;
+        int s8 = (int)(rnd() % 2), lo = s8 ? -128 : 0, hi = s8 ? 127 : 255;
+        int32_t da = (int32_t)(rnd() % 511) - 255, db = (int32_t)(rnd() % 511) - 255, zc = lo + (int32_t)(rnd() % 256);
+        int32_t got, want;
+        int64_t big;
+        if (!pfvm_q_add_params(ra, rb, &ma, &mb, &shift)) {
+            bad_params++;
+            continue;
+        }
+        big = ma > mb ? ma : mb;
+        if ((shift < 31 && (big < (1 << 20) || big > (1 << 21))) || fabs(ldexp(ra, shift) - ma) > 0.5 ||
+            fabs(ldexp(rb, shift) - mb) > 0.5)
+            bad_params++;
+        got = pfvm_q_add(da, db, ma, mb, shift, zc, lo, hi);
+        want = (int32_t)(zc + ref_shift_up((int64_t)da * ma + (int64_t)db * mb, shift));
+        want = want < lo ? lo : want > hi ? hi : want;
+        bad_exact += got != want;
+        r = rint((sa * da + sb * db) / sc) + zc;
+        r = r < lo ? lo : r > hi ? hi : r;
+        bad_double += fabs(got - r) > 1;
+        saturated += r == lo || r == hi;
+    }
+    CHECK_MSG(bad_params == 0 && bad_exact == 0 && bad_double == 0,
+              "QLinearAdd fixed point: %d bad parameters, %d off the integer formula, %d more than 1 off the float one",
+              bad_params, bad_exact, bad_double);
+    CHECK_MSG(saturated > 1000, "only %d saturated cases", saturated);
+    /* tiny ratios: the shift stops at 31; huge ones are refused */
+    CHECK(pfvm_q_add_params(1e-7, 2e-7, &ma, &mb, &shift) && shift == 31 && mb == (int32_t)floor(ldexp(2e-7, 31) + 0.5));
+    CHECK(!pfvm_q_add_params(4194304.0, 1.0, &ma, &mb, &shift) && ma == 0);
+    CHECK(!pfvm_q_add_params(0.0, 1.0, &ma, &mb, &shift));
+    CHECK(pfvm_q_add_params(1048576.0, 1.0, &ma, &mb, &shift) && shift == 0 && ma == 1048576 && mb == 1);
+    CHECK(pfvm_q_add(255, 255, 1 << 21, 1 << 21, 0, 0, -128, 127) == 127);
+}
+
+static void fill_q(pfvm_tensor *t)
+{
+    int64_t i;
+    for (i = 0; i < pfvm_tensor_numel(t); i++)
+        ((uint8_t *)t->data)[i] = (uint8_t)rnd();
+}
+
+/* The QLinearAdd kernel (AVX2 where the CPU has it, and the portable C) on
+ * odd lengths and broadcasts: equal to pfvm_q_add element by element. */
+static void test_qadd_kernel(void)
+{
+    static const struct {
+        int ra, rb;
+        int64_t ad[4], bd[4];
+        int s8;
+    } cases[] = {
+        {3, 3, {2, 3, 37}, {2, 3, 37}, 0},   /* odd length: vector blocks and a tail */
+        {4, 4, {1, 5, 7, 9}, {1, 5, 7, 9}, 1},
+        {3, 2, {2, 3, 37}, {3, 1}, 0},       /* B broadcast along rows */
+        {2, 0, {4, 33}, {0}, 1},             /* B a scalar */
+        {1, 1, {1}, {53}, 0},                /* A broadcast */
+    };
+    size_t c;
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        pfvm_dtype dt = cases[c].s8 ? PFVM_INT8 : PFVM_UINT8;
+        int lo = cases[c].s8 ? -128 : 0, hi = cases[c].s8 ? 127 : 255, rep, j;
+        for (rep = 0; rep < 3; rep++) {
+            pfvm_tensor *ins[8], *fast, *port;
+            int32_t ma, mb, za, zb, zc;
+            int shift, bad = 0, i;
+            double sc = rep == 2 ? 0.001 : rnd_scale(); /* rep 2 saturates */
+            ins[0] = new_tensor(dt, cases[c].ra, cases[c].ad);
+            ins[3] = new_tensor(dt, cases[c].rb, cases[c].bd);
+            fill_q(ins[0]);
+            fill_q(ins[3]);
+            ins[1] = scalar_f((float)rnd_scale());
+            ins[4] = scalar_f((float)rnd_scale());
+            ins[6] = scalar_f((float)sc);
+            ins[2] = scalar_u8(dt, lo + (int)(rnd() % 256));
+            ins[5] = scalar_u8(dt, lo + (int)(rnd() % 256));
+            ins[7] = scalar_u8(dt, lo + (int)(rnd() % 256));
+            fast = run_node_in("com.microsoft", "QLinearAdd", ins, 8, dt);
+            pfvm_q_force_portable(1);
+            port = run_node_in("com.microsoft", "QLinearAdd", ins, 8, dt);
+            pfvm_q_force_portable(0);
+            za = get_q(ins[2], 0), zb = get_q(ins[5], 0), zc = get_q(ins[7], 0);
+            CHECK(pfvm_q_add_params((double)*(float *)ins[1]->data / *(float *)ins[6]->data,
+                                    (double)*(float *)ins[4]->data / *(float *)ins[6]->data, &ma, &mb, &shift));
+            if (fast && port) {
+                int64_t n = pfvm_tensor_numel(fast), na = pfvm_tensor_numel(ins[0]), nb = pfvm_tensor_numel(ins[3]);
+                /* the cases broadcast one operand over the other's leading rows or as a whole */
+                for (i = 0; i < n; i++) {
+                    int64_t ia = na == n ? i : nb == n && na > 1 ? i % na : 0, ib = nb == n ? i : i / (n / nb) % nb;
+                    int32_t want;
+                    if (cases[c].rb == 2) /* [2,3,37] + [3,1] */
+                        ib = i / 37 % 3;
+                    want = pfvm_q_add(get_q(ins[0], ia) - za, get_q(ins[3], ib) - zb, ma, mb, shift, zc, lo, hi);
+                    bad += get_q(fast, i) != want || get_q(port, i) != want;
+                }
+                CHECK_MSG(bad == 0, "QLinearAdd case %d.%d: %d of %lld elements off", (int)c, rep, bad, (long long)n);
+            }
+            pfvm_tensor_free(fast);
+            pfvm_tensor_free(port);
+            for (j = 0; j < 8; j++)
+                pfvm_tensor_free(ins[j]);
+        }
+    }
+}
+
+/* DQ(a) + DQ(b) -> Relu -> Q: the qlinear pass makes one QLinearAdd when
+ * the output's zero point clamps like the Relu (and leaves the float Add
+ * when it does not); the results stay within 1 of the QDQ graph's. */
+static void check_qadd_pass(int yz, int want_qadd)
+{
+    pfvm_status st;
+    pfvm_model *m = pfvm_model_new(&st);
+    pfvm_graph *g = pfvm_graph_new(m, NULL, "g", &st);
+    static const char *const names[] = {"a", "b", "sa", "za", "sb", "zb", "sy", "zy", "da", "db", "s", "r", "y"};
+    pfvm_value *v[13], *ins[3];
+    int64_t xd[4] = {1, 3, 5, 7};
+    pfvm_tensor *in[2], *t;
+    pfvm_exec *e;
+    uint8_t before[105];
+    int i, n_qadd = 0, n_add = 0, worst = 0;
+    const float sc[3] = {0.02f, 0.035f, 0.03f};
+    const int zp[3] = {128, 100, 0};
+    for (i = 0; i < 13; i++)
+        v[i] = pfvm_graph_value(g, names[i], &st);
+    pfvm_model_set_opset(m, "", 13, &st);
+    add_typed_input(m, g, v[0], PFVM_UINT8, 4, xd);
+    add_typed_input(m, g, v[1], PFVM_UINT8, 4, xd);
+    for (i = 0; i < 3; i++) {
+        t = pfvm_model_tensor(m, PFVM_FLOAT, 0, NULL, NULL, &st);
+        *(float *)t->data = sc[i];
+        pfvm_graph_add_init(g, v[2 + 2 * i], t, &st);
+        t = pfvm_model_tensor(m, PFVM_UINT8, 0, NULL, NULL, &st);
+        *(uint8_t *)t->data = (uint8_t)(i == 2 ? yz : zp[i]);
+        pfvm_graph_add_init(g, v[3 + 2 * i], t, &st);
+    }
+    for (i = 0; i < 2; i++) {
+        ins[0] = v[i], ins[1] = v[2 + 2 * i], ins[2] = v[3 + 2 * i];
+        pfvm_graph_add_node(g, "DequantizeLinear", "", i ? "dqb" : "dqa", ins, 3, &v[8 + i], 1, &st);
+    }
+    pfvm_graph_add_node(g, "Add", "", "add", &v[8], 2, &v[10], 1, &st);
+    pfvm_graph_add_node(g, "Relu", "", "relu", &v[10], 1, &v[11], 1, &st);
+    ins[0] = v[11], ins[1] = v[6], ins[2] = v[7];
+    pfvm_graph_add_node(g, "QuantizeLinear", "", "q", ins, 3, &v[12], 1, &st);
+    pfvm_graph_add_output(g, v[12], &st);
+    CHECK(pfvm_infer_shapes(g, 0, &st) == PFVM_OK);
+    for (i = 0; i < 2; i++) {
+        in[i] = new_tensor(PFVM_UINT8, 4, xd);
+        fill_q(in[i]);
+    }
+    e = pfvm_exec_new(m, g, &st);
+    CHECK(e && !pfvm_exec_bind(e, pfvm_tensors_const(in), 2, &st) && !pfvm_exec_run(e, &st));
+    if (e)
+        memcpy(before, pfvm_exec_output(e, 0)->data, sizeof before);
+    pfvm_exec_free(e);
+    CHECK_MSG(pfvm_optimize(m, "qlinear,fold,dce", NULL, &st) == PFVM_OK, "%s", st.msg);
+    for (i = 0; i < pfvm_graph_num_nodes(g); i++) {
+        n_qadd += !strcmp(g->nodes[i]->op_type, "QLinearAdd");
+        n_add += !strcmp(g->nodes[i]->op_type, "Add");
+    }
+    CHECK_MSG(n_qadd == want_qadd && n_add == !want_qadd, "zero point %d: %d QLinearAdd, %d Add", yz, n_qadd, n_add);
+    e = pfvm_exec_new(m, g, &st);
+    CHECK_MSG(e && !pfvm_exec_bind(e, pfvm_tensors_const(in), 2, &st) && !pfvm_exec_run(e, &st), "%s", st.msg);
+    for (i = 0; e && i < 105; i++) {
+        int d = abs((int)((uint8_t *)pfvm_exec_output(e, 0)->data)[i] - (int)before[i]);
+        worst = d > worst ? d : worst;
+    }
+    CHECK_MSG(e && worst <= 1, "QLinearAdd off the QDQ graph by %d", worst);
+    pfvm_exec_free(e);
+    pfvm_tensor_free(in[0]);
+    pfvm_tensor_free(in[1]);
+    pfvm_model_free(m);
+}
+
+static void test_qadd_pass(void)
+{
+    check_qadd_pass(0, 1);
+    check_qadd_pass(10, 0);
+}
+
+/* One QGemm (transB = 1) on graph inputs ins: the output. */
+static pfvm_tensor *run_qgemm(pfvm_tensor *const *ins, int n_in)
+{
+    pfvm_status st;
+    pfvm_model *m = pfvm_model_new(&st);
+    pfvm_graph *g = pfvm_graph_new(m, NULL, "g", &st);
+    pfvm_value *iv[7], *y;
+    pfvm_exec *e;
+    pfvm_tensor *out = NULL;
+    int i;
+    pfvm_model_set_opset(m, "", 13, &st);
+    pfvm_model_set_opset(m, "com.microsoft", 1, &st);
+    for (i = 0; i < n_in; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "x%d", i);
+        iv[i] = pfvm_graph_value(g, name, &st);
+        add_typed_input(m, g, iv[i], ins[i]->dtype, ins[i]->rank, ins[i]->dims);
+    }
+    y = pfvm_graph_value(g, "y", &st);
+    pfvm_node_set_attr_int(pfvm_graph_add_node(g, "QGemm", "com.microsoft", "n", iv, n_in, &y, 1, &st), "transB", 1, &st);
+    pfvm_graph_add_output(g, y, &st);
+    if (pfvm_infer_shapes(g, 0, &st) == PFVM_OK && (e = pfvm_exec_new(m, g, &st)) != NULL) {
+        if (pfvm_exec_bind(e, (const pfvm_tensor *const *)ins, n_in, &st) == PFVM_OK && pfvm_exec_run(e, &st) == PFVM_OK)
+            out = pfvm_tensor_clone(pfvm_exec_output(e, 0), &st);
+        else
+            fprintf(stderr, "run: %s\n", st.msg);
+        pfvm_exec_free(e);
+    } else
+        fprintf(stderr, "setup: %s\n", st.msg);
+    pfvm_model_free(m);
+    return out;
+}
+
+/* QGemm (float output, transB): AVX2 where the CPU has it and the portable
+ * C equal the exact int32 sums times a_scale * b_scale[n] in float, on odd
+ * K, per-tensor and per-column scales, zero points of both types. */
+static void test_qgemm(void)
+{
+    static const struct {
+        int64_t M, K, N;
+        int a_s8, b_u8, per_col, bias;
+    } cases[] = {
+        {1, 1285, 10, 0, 0, 1, 1}, /* mobilenet_v2's classifier, narrower */
+        {3, 37, 5, 1, 0, 0, 1},
+        {2, 16, 4, 0, 1, 1, 0},
+        {1, 7, 3, 1, 1, 0, 0},
+    };
+    size_t c;
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int64_t ad[2] = {cases[c].M, cases[c].K}, bd[2] = {cases[c].N, cases[c].K}, N = cases[c].N, M = cases[c].M;
+        int64_t ns = cases[c].per_col ? N : 1, i, n, k;
+        pfvm_dtype at = cases[c].a_s8 ? PFVM_INT8 : PFVM_UINT8, bt = cases[c].b_u8 ? PFVM_UINT8 : PFVM_INT8;
+        pfvm_tensor *ins[7], *fast, *port;
+        int n_in = cases[c].bias ? 7 : 6, bad = 0, j;
+        ins[0] = new_tensor(at, 2, ad);
+        ins[3] = new_tensor(bt, 2, bd);
+        fill_q(ins[0]);
+        fill_q(ins[3]);
+        ins[1] = scalar_f((float)rnd_scale());
+        ins[2] = scalar_u8(at, (int)(rnd() % 256) - (cases[c].a_s8 ? 128 : 0));
+        ins[4] = new_tensor(PFVM_FLOAT, 1, &ns);
+        ins[5] = new_tensor(bt, 1, &ns);
+        for (i = 0; i < ns; i++)
+            ((float *)ins[4]->data)[i] = (float)rnd_scale();
+        fill_q(ins[5]);
+        ins[6] = new_tensor(PFVM_INT32, 1, &N);
+        for (i = 0; i < N; i++)
+            ((int32_t *)ins[6]->data)[i] = (int32_t)(rnd() % 200001) - 100000;
+        fast = run_qgemm(ins, n_in);
+        pfvm_q_force_portable(1);
+        port = run_qgemm(ins, n_in);
+        pfvm_q_force_portable(0);
+        if (fast && port) {
+            for (i = 0; i < M; i++)
+                for (n = 0; n < N; n++) {
+                    int64_t s = n % ns;
+                    int32_t acc = cases[c].bias ? ((int32_t *)ins[6]->data)[n] : 0;
+                    float want;
+                    for (k = 0; k < cases[c].K; k++)
+                        acc += (get_q(ins[0], i * cases[c].K + k) - get_q(ins[2], 0)) *
+                               (get_q(ins[3], n * cases[c].K + k) - get_q(ins[5], s));
+                    want = (float)acc * (*(float *)ins[1]->data * ((float *)ins[4]->data)[s]);
+                    bad += ((float *)fast->data)[i * N + n] != want || ((float *)port->data)[i * N + n] != want;
+                }
+            CHECK_MSG(bad == 0, "QGemm case %d: %d outputs off", (int)c, bad);
+        } else
+            CHECK_MSG(0, "QGemm case %d did not run", (int)c);
+        pfvm_tensor_free(fast);
+        pfvm_tensor_free(port);
+        for (j = 0; j < 7; j++)
+            pfvm_tensor_free(ins[j]);
+    }
+}
+
 int main(void)
 {
     printf("int8 GEMM kernel: %s\n", pfvm_q_gemm_kind() == 2 ? "AVX2" : "portable C");
@@ -877,5 +1175,9 @@ int main(void)
     test_quantize_errors();
     test_qlinear_gemv();
     test_quantize_vectors();
+    test_qadd_scalar();
+    test_qadd_kernel();
+    test_qadd_pass();
+    test_qgemm();
     return CHECK_END();
 }

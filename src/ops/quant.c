@@ -1846,11 +1846,17 @@ PFVM_DISPATCH static void pfvm__qc_dw_row_c(const int16_t *const *rows, const in
  * the two taps' weights as one int16 pair in VPMADDWD (an odd last tap
  * pairs with a zero weight). */
 __attribute__((target("avx2"))) static void pfvm__qc_dw_row_avx2(const int16_t *const *rows, const int32_t *w, int taps,
-                                                                  int64_t OW, int32_t *a)
+                                                                  int64_t OW, int32_t *a, const pfvm__qg_epi *e)
 {
     int32_t wq[(PFVM__QC_DW_TAPS + 1) / 2], last[16];
     int64_t ow;
     int t;
+    pfvm__qg_epi r;
+    __m256i vb = _mm256_setzero_si256();
+    if (e) { /* requantized into e->y[0] (row 0 of the epilogue), 16 columns at a time */
+        r = *e;
+        vb = _mm256_set1_epi32(e->bias[0]);
+    }
     for (t = 0; t < taps; t += 2)
         wq[t / 2] = (int32_t)((uint32_t)(uint16_t)w[t] | (uint32_t)(uint16_t)(t + 1 < taps ? w[t + 1] : 0) << 16);
     for (ow = 0; ow < OW; ow += 16) {
@@ -1861,6 +1867,13 @@ __attribute__((target("avx2"))) static void pfvm__qc_dw_row_avx2(const int16_t *
             const __m256i y = t + 1 < taps ? _mm256_loadu_si256((const __m256i *)(const void *)(rows[t + 1] + ow)) : x;
             lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x, y), wv));
             hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x, y), wv));
+        }
+        if (e) {
+            r.y[0] = (char *)e->y[0] + ow;
+            r.cols = OW - ow < 16 ? (int)(OW - ow) : 16;
+            pfvm__qg_store_row(&r, 0, _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), vb),
+                               _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x31), vb));
+            continue;
         }
         if (ow + 16 > OW) { /* the last columns: all 16 lanes read, the row's share kept */
             _mm256_storeu_si256((__m256i *)(void *)last, _mm256_permute2x128_si256(lo, hi, 0x20));
@@ -1873,21 +1886,36 @@ __attribute__((target("avx2"))) static void pfvm__qc_dw_row_avx2(const int16_t *
     }
 }
 
-/* pfvm__qc_dw_plane's sums on AVX2 (at most PFVM__QC_DW_TAPS positions).
+/* pfvm__qc_dw_plane's sums on AVX2 (at most PFVM__QC_DW_TAPS positions);
+ * with o (a shift of 33 to 62), rows taken one at a time are requantized
+ * into the output as they are summed (returns 1: stored).
  * A row's last block reads up to 15 int16 past its columns (the work
  * buffer's slack after the plane); at stride 1, rows narrower than 64
  * columns go several at a time as one run over the plane's rows (the
  * columns between them computed and dropped), so that 7 or 14 columns
  * still fill the vectors. */
-static void pfvm__qc_dw_plane_avx2(const pfvm__qc_geom *g, const int16_t *P, const int16_t *w, int32_t *acc)
+static int pfvm__qc_dw_plane_avx2(const pfvm__qc_geom *g, const int16_t *P, const int16_t *w, int32_t *acc,
+                                  const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at)
 {
     enum { RUN = 1024 };
     const int16_t *rows[PFVM__QC_DW_TAPS];
     int32_t wt[PFVM__QC_DW_TAPS], run[RUN];
     pfvm__qi PH, PWs, kh, kw, oh, OW = g->OW, t, rs, r, i, off[PFVM__QC_DW_TAPS];
+    pfvm__qg_epi e;
+    if (o) {
+        memset(&e, 0, sizeof e);
+        e.bias[0] = o->bias ? o->bias[m] : 0;
+        e.mult[0] = o->mult[m];
+        e.s[0] = o->shift[m] - 32;
+        e.rnd[0] = (int32_t)1 << (o->shift[m] - 33);
+        e.zp = o->zp;
+        e.u8 = o->Y->dtype == PFVM_UINT8;
+    }
     pfvm__qc_dw_dims(g, &PH, &PWs);
     rs = g->sh * PWs; /* plane positions between output rows */
     r = g->sh == 1 && OW < 64 && OW + 16 <= RUN ? (RUN - OW) / rs + 1 : 1;
+    if (r > 1) /* runs of narrow rows: the plane's sums, requantized by the caller in one pass */
+        o = NULL;
     for (t = 0, kh = 0; kh < g->KH; kh++)
         for (kw = 0; kw < g->KW; kw++, t++) {
             pfvm__qi col = kw * g->dw;
@@ -1899,13 +1927,15 @@ static void pfvm__qc_dw_plane_avx2(const pfvm__qc_geom *g, const int16_t *P, con
         for (i = 0; i < t; i++)
             rows[i] = P + oh * rs + off[i];
         if (rows_now == 1) {
-            pfvm__qc_dw_row_avx2(rows, wt, (int)t, OW, acc + oh * OW);
+            e.y[0] = o ? (char *)o->Y->data + at + oh * OW : NULL;
+            pfvm__qc_dw_row_avx2(rows, wt, (int)t, OW, acc + oh * OW, o ? &e : NULL);
             continue;
         }
-        pfvm__qc_dw_row_avx2(rows, wt, (int)t, (rows_now - 1) * rs + OW, run);
+        pfvm__qc_dw_row_avx2(rows, wt, (int)t, (rows_now - 1) * rs + OW, run, NULL);
         for (i = 0; i < rows_now; i++)
             memcpy(acc + (oh + i) * OW, run + i * rs, (size_t)OW * sizeof(int32_t));
     }
+    return o != NULL;
 }
 #endif
 
@@ -2103,18 +2133,21 @@ static int pfvm__qc_dw3_plane(const pfvm__qc_geom *g, const int16_t *P, const in
 /* acc (the channel's OH x OW sums) = each kernel position's weight times
  * its shifted rows of P, summed; kernels of more than PFVM__QC_DW_TAPS
  * positions add one position at a time. */
-static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const int16_t *w, int32_t *acc)
+static int pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const int16_t *w, int32_t *acc,
+                             const pfvm__qc_out *o, pfvm__qi m, pfvm__qi at)
 {
     const int16_t *rows[PFVM__QC_DW_TAPS];
     int32_t wt[PFVM__QC_DW_TAPS];
     pfvm__qi PH, PWs, kh, kw, oh, OW = g->OW, taps = g->KH * g->KW, t;
     int kind = pfvm_q_gemm_kind();
+    (void)o, (void)m, (void)at; /* used by the AVX2 path */
     if (kind == 1 && pfvm__qc_dw3_plane(g, P, w, acc))
-        return;
+        return 0;
 #ifdef PFVM__QG_AVX2
     if (kind == 2 && taps <= PFVM__QC_DW_TAPS) {
-        pfvm__qc_dw_plane_avx2(g, P, w, acc);
-        return;
+        /* shifts of 33 to 62 (pfvm__qc_store's AVX2 range, the same
+         * bytes): requantized as the rows are summed, no second pass */
+        return pfvm__qc_dw_plane_avx2(g, P, w, acc, o->shift[m] >= 33 && o->shift[m] <= 62 ? o : NULL, m, at);
     }
 #endif
     pfvm__qc_dw_dims(g, &PH, &PWs);
@@ -2141,6 +2174,7 @@ static void pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const in
             continue;
         pfvm__qc_dw_row_c(rows, wt, (int)taps, OW, a);
     }
+    return 0;
 }
 
 static void pfvm__qc_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int32_t xz, const int16_t *wp,
@@ -2151,8 +2185,8 @@ static void pfvm__qc_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int
     memset(P, 0, (size_t)(g->sw * PH * PWs) * sizeof(int16_t));
     for (c = 0; c < g->C; c++) {
         pfvm__qc_dw_fill(g, X, (n * g->C + c) * g->H * g->W, xz, P);
-        pfvm__qc_dw_plane(g, P, wp + c * g->Mp * 2 * g->K2, acc);
-        pfvm__qc_store(o, c, (n * g->M + c) * OHW, acc, OHW);
+        if (!pfvm__qc_dw_plane(g, P, wp + c * g->Mp * 2 * g->K2, acc, o, c, (n * g->M + c) * OHW))
+            pfvm__qc_store(o, c, (n * g->M + c) * OHW, acc, OHW);
     }
 }
 
@@ -2569,6 +2603,299 @@ static pfvm_code pfvm__q_k_avgpool(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+/* ---- QLinearAdd (com.microsoft) -------------------------------------------------------------- *
+ *
+ * onnxruntime's quantized Add: c = zc + (sa (a - za) + sb (b - zb)) / sc,
+ * saturated to c's type, with numpy broadcasting. The two ratios become
+ * 22-bit multipliers over one shift (pfvm_q_add_params) so the sum stays in
+ * int32 and rounds once, half up (pfvm_q_add): within 1 of the float
+ * reference's DequantizeLinear -> Add -> QuantizeLinear, and the same
+ * integers on every target. */
+
+PFVM_INTERNAL int pfvm_q_add_params(double ra, double rb, int32_t *ma, int32_t *mb, int *shift)
+{
+    double big = ra > rb ? ra : rb;
+    int e;
+    *ma = *mb = 0;
+    *shift = 0;
+    if (!(ra > 0) || !(rb > 0) || !isfinite(big))
+        return 0;
+    (void)frexp(big, &e); /* big = f * 2^e, f in [0.5, 1): big * 2^(21 - e) in [2^20, 2^21) */
+    if (21 - e < 0)
+        return 0;
+    *shift = 21 - e > 31 ? 31 : 21 - e;
+    *ma = (int32_t)floor(ldexp(ra, *shift) + 0.5);
+    *mb = (int32_t)floor(ldexp(rb, *shift) + 0.5);
+    return 1;
+}
+
+PFVM_INTERNAL int32_t pfvm_q_add(int32_t da, int32_t db, int32_t ma, int32_t mb, int shift, int32_t zc, int32_t lo,
+                                 int32_t hi)
+{
+    int32_t acc = da * ma + db * mb; /* |d| <= 255, m <= 2^21: |acc| < 2^31 */
+    int32_t v = zc + (shift ? (acc + ((int32_t)1 << (shift - 1))) >> shift : acc);
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+typedef struct pfvm__qa_par {
+    const void *a, *b;
+    void *c;
+    int32_t za, zb, zc, ma, mb, lo, hi;
+    int shift, u8, avx2;
+} pfvm__qa_par;
+
+#ifdef PFVM__QG_AVX2
+/* 8 elements of one operand minus its zero point, times its multiplier. */
+__attribute__((target("avx2"))) static __m256i pfvm__qa_term(__m128i v, int u8, __m256i z, __m256i m)
+{
+    __m256i x = u8 ? _mm256_cvtepu8_epi32(v) : _mm256_cvtepi8_epi32(v);
+    return _mm256_mullo_epi32(_mm256_sub_epi32(x, z), m);
+}
+
+/* The contiguous run's first n - n % 16 elements, as pfvm_q_add (the packs
+ * saturate to c's type). Returns how many it did. */
+__attribute__((target("avx2"))) static int64_t pfvm__qa_run_avx2(const pfvm__qa_par *p, const void *a, const void *b,
+                                                                void *c, int64_t n)
+{
+    const __m256i za = _mm256_set1_epi32(p->za), zb = _mm256_set1_epi32(p->zb), zc = _mm256_set1_epi32(p->zc);
+    const __m256i ma = _mm256_set1_epi32(p->ma), mb = _mm256_set1_epi32(p->mb);
+    const __m256i rnd = _mm256_set1_epi32(p->shift ? (int32_t)1 << (p->shift - 1) : 0);
+    const __m128i cnt = _mm_cvtsi32_si128(p->shift);
+    int64_t i;
+    for (i = 0; i + 16 <= n; i += 16) {
+        __m128i va = _mm_loadu_si128((const __m128i *)(const void *)((const uint8_t *)a + i));
+        __m128i vb = _mm_loadu_si128((const __m128i *)(const void *)((const uint8_t *)b + i));
+        __m256i s0 = _mm256_add_epi32(pfvm__qa_term(va, p->u8, za, ma), pfvm__qa_term(vb, p->u8, zb, mb));
+        __m256i s1 = _mm256_add_epi32(pfvm__qa_term(_mm_srli_si128(va, 8), p->u8, za, ma),
+                                      pfvm__qa_term(_mm_srli_si128(vb, 8), p->u8, zb, mb));
+        __m256i w;
+        __m128i lo, hi;
+        s0 = _mm256_add_epi32(_mm256_sra_epi32(_mm256_add_epi32(s0, rnd), cnt), zc);
+        s1 = _mm256_add_epi32(_mm256_sra_epi32(_mm256_add_epi32(s1, rnd), cnt), zc);
+        w = _mm256_permute4x64_epi64(_mm256_packs_epi32(s0, s1), 0xD8); /* 16 int16 in order */
+        lo = _mm256_castsi256_si128(w);
+        hi = _mm256_extracti128_si256(w, 1);
+        _mm_storeu_si128((__m128i *)(void *)((uint8_t *)c + i), p->u8 ? _mm_packus_epi16(lo, hi) : _mm_packs_epi16(lo, hi));
+    }
+    return i;
+}
+#endif
+
+static void pfvm__qa_fn(void *user, int64_t pos, int64_t len, const int64_t *off, const int64_t *stride)
+{
+    const pfvm__qa_par *p = (const pfvm__qa_par *)user;
+    int64_t i = 0;
+#ifdef PFVM__QG_AVX2
+    if (p->avx2 && stride[0] == 1 && stride[1] == 1)
+        i = pfvm__qa_run_avx2(p, (const uint8_t *)p->a + off[0], (const uint8_t *)p->b + off[1], (uint8_t *)p->c + pos, len);
+#endif
+    if (p->u8) {
+        const uint8_t *a = (const uint8_t *)p->a + off[0], *b = (const uint8_t *)p->b + off[1];
+        uint8_t *c = (uint8_t *)p->c + pos;
+        for (; i < len; i++)
+            c[i] = (uint8_t)pfvm_q_add(a[i * stride[0]] - p->za, b[i * stride[1]] - p->zb, p->ma, p->mb, p->shift, p->zc,
+                                       p->lo, p->hi);
+    } else {
+        const int8_t *a = (const int8_t *)p->a + off[0], *b = (const int8_t *)p->b + off[1];
+        int8_t *c = (int8_t *)p->c + pos;
+        for (; i < len; i++)
+            c[i] = (int8_t)pfvm_q_add(a[i * stride[0]] - p->za, b[i * stride[1]] - p->zb, p->ma, p->mb, p->shift, p->zc,
+                                      p->lo, p->hi);
+    }
+}
+
+static pfvm_code pfvm__q_infer_qlinear_add(pfvm_ictx *c)
+{
+    const pfvm_shape *shapes[2];
+    pfvm_shape out;
+    pfvm_dtype dt;
+    if (!c->in[0] || !c->in[3])
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "A or B is missing");
+    dt = c->in[0]->type.dtype;
+    if (dt != PFVM_UNDEFINED && c->in[3]->type.dtype != PFVM_UNDEFINED && c->in[3]->type.dtype != dt)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "A and B must have one type");
+    shapes[0] = &c->in[0]->type.shape;
+    shapes[1] = &c->in[3]->type.shape;
+    if (pfvm_infer_broadcast(c, shapes, 2, &out))
+        return c->st ? c->st->code : PFVM_ERR_SHAPE;
+    if (c->out[0])
+        pfvm_ival_set_tensor(c->out[0], dt, &out);
+    return PFVM_OK;
+}
+
+/* The per-tensor zero point input j (0 when absent); -1000 when it is
+ * not one element of type dt. */
+static int32_t pfvm__qa_zp(const pfvm_kctx *k, int j, pfvm_dtype dt)
+{
+    const pfvm_tensor *t = k->n_in > j ? k->in[j] : NULL;
+    if (!t || !t->data)
+        return 0;
+    return t->dtype == dt && pfvm_tensor_numel(t) == 1 ? pfvm__q_at(t, 0) : -1000;
+}
+
+static pfvm_code pfvm__q_k_qlinear_add(pfvm_kctx *k)
+{
+    const pfvm_tensor *A = k->in[0], *B = k->in[3], *ins[2];
+    pfvm__qa_par p;
+    double sa, sb, sc;
+    int64_t dims[PFVM_MAX_RANK];
+    int rank;
+    if (!A || !B || !k->in[1] || !k->in[4] || !k->in[6])
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "A, B and the scales are required");
+    if (!pfvm__q_is8(A) || B->dtype != A->dtype)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "A and B must be uint8 or int8, of one type");
+    if (pfvm_tensor_numel(k->in[1]) != 1 || pfvm_tensor_numel(k->in[4]) != 1 || pfvm_tensor_numel(k->in[6]) != 1)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "scales must be per tensor");
+    memset(&p, 0, sizeof p);
+    p.u8 = A->dtype == PFVM_UINT8;
+    p.za = pfvm__qa_zp(k, 2, A->dtype);
+    p.zb = pfvm__qa_zp(k, 5, A->dtype);
+    p.zc = pfvm__qa_zp(k, 7, A->dtype);
+    if (p.za == -1000 || p.zb == -1000 || p.zc == -1000)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "zero points must be one element of A's type");
+    sa = pfvm_tensor_get_f64(k->in[1], 0), sb = pfvm_tensor_get_f64(k->in[4], 0), sc = pfvm_tensor_get_f64(k->in[6], 0);
+    if (!(sc > 0) || !pfvm_q_add_params(sa / sc, sb / sc, &p.ma, &p.mb, &p.shift))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
+                             "scales %g, %g over %g: the ratios must be positive and below 2^21", sa, sb, sc);
+    ins[0] = A;
+    ins[1] = B;
+    if (pfvm_ew_broadcast_dims(k, ins, 2, &rank, dims) || pfvm_kctx_output(k, 0, A->dtype, rank, dims))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    p.lo = p.u8 ? 0 : -128;
+    p.hi = p.u8 ? 255 : 127;
+    p.a = A->data, p.b = B->data, p.c = k->out[0]->data;
+#ifdef PFVM__QG_AVX2
+    p.avx2 = pfvm_q_gemm_kind() == 2;
+#endif
+    return pfvm_ew_apply(k, ins, 2, k->out[0], pfvm__qa_fn, &p);
+}
+
+/* ---- QGemm (com.microsoft), float output ------------------------------------------------------ *
+ *
+ * onnxruntime's quantized Gemm without y_scale: Y[i][n] = (sum_k (A[i][k] -
+ * az) (B[n][k] - bz[n]) + C[n]) * a_scale * b_scale[n] in float, B given
+ * as [N, K] (transB = 1): the classifier of a QDQ model whose logits stay
+ * float, on 8-bit weights instead of a dequantized copy made on each run.
+ * The sums are exact int32 (K at most 33025), the product one float
+ * multiply: the same on every target. */
+
+#define PFVM__QM_MAX_K 33025 /* K * 255 * 255 < 2^31 */
+
+#ifdef PFVM__QG_AVX2
+/* 16 8-bit values minus their zero point as int16. */
+__attribute__((target("avx2"))) static __m256i pfvm__qm_load16(const void *p, int u8, __m256i z)
+{
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    return _mm256_sub_epi16(u8 ? _mm256_cvtepu8_epi16(v) : _mm256_cvtepi8_epi16(v), z);
+}
+
+/* pfvm__qm_dot's first K - K % 16 positions (vpmaddwd: exact, the pairs'
+ * sums below 2^31); returns how many, the sum in *acc. */
+__attribute__((target("avx2"))) static int64_t pfvm__qm_dot_avx2(const void *a, int au, int32_t az, const void *b, int bu,
+                                                                int32_t bz, int64_t K, int32_t *acc)
+{
+    const __m256i za = _mm256_set1_epi16((int16_t)az), zb = _mm256_set1_epi16((int16_t)bz);
+    __m256i s = _mm256_setzero_si256();
+    __m128i h;
+    int64_t k;
+    for (k = 0; k + 16 <= K; k += 16)
+        s = _mm256_add_epi32(s, _mm256_madd_epi16(pfvm__qm_load16((const uint8_t *)a + k, au, za),
+                                                  pfvm__qm_load16((const uint8_t *)b + k, bu, zb)));
+    h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
+    *acc = _mm_cvtsi128_si32(h);
+    return k;
+}
+#endif
+
+typedef struct pfvm__qm_par {
+    const pfvm_tensor *A, *B, *bs, *bz, *C;
+    int32_t az;
+    float as;
+    int64_t K;
+} pfvm__qm_par;
+
+/* sum_k (a[k] - az) (b[k] - bz) over one row of A and one of B. */
+static int32_t pfvm__qm_dot(const pfvm__qm_par *p, const void *a, const void *b, int32_t bz)
+{
+    int32_t acc = 0;
+    int64_t k = 0;
+    int au = p->A->dtype == PFVM_UINT8, bu = p->B->dtype == PFVM_UINT8;
+#ifdef PFVM__QG_AVX2
+    if (pfvm_q_gemm_kind() == 2)
+        k = pfvm__qm_dot_avx2(a, au, p->az, b, bu, bz, p->K, &acc);
+#endif
+    for (; k < p->K; k++)
+        acc += ((au ? ((const uint8_t *)a)[k] : ((const int8_t *)a)[k]) - p->az) *
+               ((bu ? ((const uint8_t *)b)[k] : ((const int8_t *)b)[k]) - bz);
+    return acc;
+}
+
+static pfvm_code pfvm__q_infer_qgemm(pfvm_ictx *c)
+{
+    const pfvm_shape *a = c->in[0] ? &c->in[0]->type.shape : NULL, *b = c->n_in > 3 && c->in[3] ? &c->in[3]->type.shape : NULL;
+    pfvm_shape out;
+    int ta = (int)pfvm_node_attr_int(c->node, "transA", 0), tb = (int)pfvm_node_attr_int(c->node, "transB", 0);
+    pfvm_dtype dt = c->n_in > 7 && c->in[7] ? (c->n_in > 8 && c->in[8] ? c->in[8]->type.dtype : PFVM_UINT8) : PFVM_FLOAT;
+    if (!a || !b)
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "A or B is missing");
+    if (a->rank < 0 || b->rank < 0)
+        return pfvm_infer_unknown(c, 0, dt, 2);
+    if (a->rank != 2 || b->rank != 2)
+        return pfvm__fail(c->st, PFVM_ERR_SHAPE, "A and B must be 2-D, not rank %d and %d", a->rank, b->rank);
+    out.rank = 2;
+    out.dims[0] = a->dims[ta ? 1 : 0];
+    out.dims[1] = b->dims[tb ? 0 : 1];
+    if (c->out[0])
+        pfvm_ival_set_tensor(c->out[0], dt, &out);
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__q_k_qgemm(pfvm_kctx *k)
+{
+    pfvm__qm_par p;
+    const pfvm_tensor *az = k->n_in > 2 ? k->in[2] : NULL;
+    int64_t M, N, i, n, nb, dims[2];
+    float *y;
+    memset(&p, 0, sizeof p);
+    p.A = k->in[0], p.B = k->n_in > 3 ? k->in[3] : NULL, p.bs = k->n_in > 4 ? k->in[4] : NULL;
+    p.bz = k->n_in > 5 && k->in[5] && k->in[5]->data ? k->in[5] : NULL;
+    p.C = k->n_in > 6 && k->in[6] && k->in[6]->data ? k->in[6] : NULL;
+    if (!p.A || !p.B || !k->in[1] || !p.bs)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "A, B and their scales are required");
+    if (k->n_in > 7 && k->in[7])
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "only the float output (no y_scale) is supported");
+    if (pfvm_node_attr_int(k->node, "transA", 0) || !pfvm_node_attr_int(k->node, "transB", 0) ||
+        pfvm_node_attr_float(k->node, "alpha", 1.0f) != 1.0f)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "only transA 0, transB 1 and alpha 1 are supported");
+    if (!pfvm__q_is8(p.A) || !pfvm__q_is8(p.B) || p.A->rank != 2 || p.B->rank != 2 || p.A->dims[1] != p.B->dims[1])
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "A [M,K] and B [N,K] must be 8-bit with one K");
+    M = p.A->dims[0], N = p.B->dims[0], p.K = p.A->dims[1];
+    nb = pfvm_tensor_numel(p.bs);
+    if (p.K > PFVM__QM_MAX_K || pfvm_tensor_numel(k->in[1]) != 1 || (nb != 1 && nb != N) ||
+        (p.bz && pfvm_tensor_numel(p.bz) != nb) || (p.bz && p.bz->dtype != p.B->dtype) ||
+        (az && az->data && (pfvm_tensor_numel(az) != 1 || az->dtype != p.A->dtype)) ||
+        (p.C && (p.C->dtype != PFVM_INT32 || pfvm_tensor_numel(p.C) != N)))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
+                             "K %lld above %d, or scales, zero points or C of the wrong size or type", (long long)p.K,
+                             PFVM__QM_MAX_K);
+    p.az = az && az->data ? pfvm__q_at(az, 0) : 0;
+    p.as = (float)pfvm_tensor_get_f64(k->in[1], 0);
+    dims[0] = M, dims[1] = N;
+    if (pfvm_kctx_output(k, 0, PFVM_FLOAT, 2, dims))
+        return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    y = (float *)k->out[0]->data;
+    for (n = 0; n < N; n++) {
+        float sc = p.as * (float)pfvm_tensor_get_f64(p.bs, nb == 1 ? 0 : n);
+        int32_t bz = p.bz ? pfvm__q_at(p.bz, nb == 1 ? 0 : n) : 0, c = p.C ? ((const int32_t *)p.C->data)[n] : 0;
+        const uint8_t *b = (const uint8_t *)p.B->data + n * p.K;
+        for (i = 0; i < M; i++)
+            y[i * N + n] = (float)((int64_t)pfvm__qm_dot(&p, (const uint8_t *)p.A->data + i * p.K, b, bz) + c) * sc;
+    }
+    return PFVM_OK;
+}
+
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
     {"QuantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_quantize, pfvm__q_k_quantize, NULL, PFVM_FUSE_ELEMENTWISE, "float,int32 -> uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
     {"DequantizeLinear", "", 10, 0, 2, 3, 1, 1, pfvm__q_infer_dequantize, pfvm__q_k_dequantize, NULL, PFVM_FUSE_ELEMENTWISE, "uint8,int8,int32 -> float", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
@@ -2579,5 +2906,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_quant[] = {
     {"QLinearConv", "", 10, 0, 8, 9, 1, 1, pfvm__q_infer_qlinear_conv, pfvm__q_k_qlinear_conv, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, pfvm__q_workspace_qlinear_conv, PFVM__QC_PREPARE, NULL},
     {"QLinearAveragePool", "com.microsoft", 1, 0, 4, 5, 1, 1, pfvm__q_infer_avgpool, pfvm__q_k_avgpool, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
     {"QLinearGlobalAveragePool", "com.microsoft", 1, 0, 4, 5, 1, 1, pfvm__q_infer_avgpool, pfvm__q_k_avgpool, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"QLinearAdd", "com.microsoft", 1, 0, 7, 8, 1, 1, pfvm__q_infer_qlinear_add, pfvm__q_k_qlinear_add, NULL, PFVM_FUSE_OPAQUE, "uint8,int8", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"QGemm", "com.microsoft", 1, 0, 6, 9, 1, 1, pfvm__q_infer_qgemm, pfvm__q_k_qgemm, NULL, PFVM_FUSE_OPAQUE, "uint8,int8 -> float", NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };

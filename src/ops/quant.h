@@ -20,6 +20,15 @@ PFVM_INTERNAL int64_t pfvm_q_scale(int64_t acc, int32_t mult, int shift);
 PFVM_INTERNAL int32_t pfvm_q_scale_hi(int32_t acc, int32_t mult, int s);
 /* zp + pfvm_q_scale(acc), saturated to [lo, hi]. */
 PFVM_INTERNAL int32_t pfvm_q_requantize(int32_t acc, int32_t mult, int shift, int32_t zp, int32_t lo, int32_t hi);
+/* QLinearAdd's fixed point: ra = a_scale / c_scale and rb = b_scale /
+ * c_scale become ma * 2^-shift and mb * 2^-shift, rounded to nearest, with
+ * the larger of ma, mb in [2^20, 2^21] (shift at most 31). Returns 0 (and
+ * zeros) unless both ratios are positive and below 2^21. */
+PFVM_INTERNAL int pfvm_q_add_params(double ra, double rb, int32_t *ma, int32_t *mb, int *shift);
+/* zc + (da * ma + db * mb) * 2^-shift rounded half up, saturated to
+ * [lo, hi] (da, db: the operands minus their zero points, |d| <= 255). */
+PFVM_INTERNAL int32_t pfvm_q_add(int32_t da, int32_t db, int32_t ma, int32_t mb, int shift, int32_t zc, int32_t lo,
+                                 int32_t hi);
 /* Which int8 GEMM kernel runs: 2 AVX2, 1 the SMLAD tile (Cortex-M DSP
  * extension; elsewhere its C emulation), 0 portable C.
  * pfvm_q_force_portable(1) makes every later call use the portable one,

@@ -6,8 +6,10 @@
  *   DQ(x) , DQ(w)                -> MatMul [-> Relu | Clip] -> Q  =>  QLinearMatMul
  *   DQ(x) , DQ(w) [, DQ(b) or b] -> Gemm (transB) [-> Relu | Clip] -> Q
  *       =>  Reshape [N,K,1,1] -> QLinearConv (1x1) -> Reshape [N,M]
+ *   DQ(x) , DQ(w) [, DQ(b) or b] -> Gemm (transB), no Q after it  =>  com.microsoft QGemm (float y)
  *   DQ(x) -> AveragePool | GlobalAveragePool -> Q  =>  com.microsoft QLinear(Global)AveragePool
  *   DQ(x) -> MaxPool | Flatten | Reshape -> Q (same scale, zero point)  =>  that op on x
+ *   DQ(a) , DQ(b) -> Add [-> Relu | Clip] -> Q  =>  com.microsoft QLinearAdd
  *
  * MatMul's weights must be per tensor (QLinearMatMul's kernel reads one
  * b_scale). The activation is absorbed only when the output's saturation already
@@ -348,6 +350,47 @@ static pfvm_value *pfvm__ql_shape(pfvm__ql_ctx *c, const int64_t *v, int64_t n)
     return s;
 }
 
+/* The com.microsoft domain, declared once, for onnxruntime's QLinear ops. */
+static pfvm_code pfvm__ql_use_ms(pfvm__ql_ctx *c)
+{
+    if (pfvm_model_opset(c->m, "com.microsoft") < 1 && pfvm_model_set_opset(c->m, "com.microsoft", 1, c->st))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    return PFVM_OK;
+}
+
+/* Gemm(DQ(x), DQ(w) (transB), bias) with a float output (no Q after it:
+ * logits) is com.microsoft QGemm without y_scale: integer sums on the
+ * 8-bit weights, scaled to float once. */
+static pfvm_code pfvm__ql_qgemm(pfvm__ql_ctx *c, pfvm_node *n, const pfvm__ql_q *x, const pfvm__ql_w *w)
+{
+    pfvm__ql_q out;
+    pfvm_node *made;
+    pfvm_value *ins[7];
+    int n_in = 6, ok = 1;
+    if (w->data->init->dims[1] > 33025) /* QGemm's int32 sums: K * 255 * 255 < 2^31 */
+        return PFVM_OK;
+    ins[0] = x->data;
+    ins[1] = x->scale;
+    ins[2] = x->zp;
+    ins[3] = w->data;
+    ins[4] = w->scale;
+    ins[5] = w->zp;
+    if (n->n_inputs > 2 && n->inputs[2]) {
+        ins[6] = pfvm__ql_bias(c, n->inputs[2], x->s, w, w->data->init->dims[0], &ok);
+        n_in = 7;
+    }
+    if (!ok)
+        return c->st && c->st->code ? c->st->code : PFVM_OK;
+    if (pfvm__ql_use_ms(c) || (!ins[2] && !(ins[2] = pfvm__ql_zero_u8(c))) || (!ins[5] && !(ins[5] = pfvm__ql_zero_zp(c, w))))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    memset(&out, 0, sizeof out);
+    out.node = n;
+    made = pfvm__ql_add_in(c, "QGemm", "com.microsoft", "", n, ins, n_in);
+    if (made && pfvm_node_set_attr_int(made, "transB", 1, c->st))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    return pfvm__ql_finish(c, made, NULL, &out, &n, 1);
+}
+
 /* Gemm(DQ(x) [N,K], DQ(w) [M,K] (transB), bias) -> Q is a 1x1 QLinearConv
  * on x viewed as [N,K,1,1], its output viewed back as [N,M]: the
  * convolution's integer kernels, per-channel weights included. */
@@ -367,9 +410,10 @@ static pfvm_code pfvm__ql_gemm(pfvm__ql_ctx *c, pfvm_node *n)
         pfvm_node_attr_int(n, "transA", 0) || !pfvm_node_attr_int(n, "transB", 0) ||
         n->inputs[0]->type.shape.rank != 2 || !pfvm__ql_match_q(n->inputs[0]->producer, "DequantizeLinear", &x) ||
         !pfvm__ql_match_weight(n->inputs[1], 0, &w) || w.data->init->rank != 2 ||
-        (n->n_inputs > 2 && n->inputs[2] && n->inputs[2]->type.shape.rank != 1) ||
-        !pfvm__ql_match_tail(&c->u, n, &y, dead, &n_dead))
+        (n->n_inputs > 2 && n->inputs[2] && n->inputs[2]->type.shape.rank != 1))
         return PFVM_OK;
+    if (!pfvm__ql_match_tail(&c->u, n, &y, dead, &n_dead))
+        return pfvm__ql_qgemm(c, n, &x, &w);
     dead[n_dead++] = n;
     wt = w.data->init;
     ins[0] = NULL;
@@ -422,7 +466,7 @@ static pfvm_code pfvm__ql_avgpool(pfvm__ql_ctx *c, pfvm_node *n, int global)
     if (!global && ((strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) || pfvm_node_attr_int(n, "ceil_mode", 0) ||
                     pfvm_node_attr_ints(n, "kernel_shape", &ks) != 2))
         return PFVM_OK;
-    if (pfvm_model_opset(c->m, "com.microsoft") < 1 && pfvm_model_set_opset(c->m, "com.microsoft", 1, c->st))
+    if (pfvm__ql_use_ms(c))
         return c->st ? c->st->code : PFVM_ERR_NOMEM;
     ins[0] = x.data;
     ins[1] = x.scale;
@@ -435,6 +479,38 @@ static pfvm_code pfvm__ql_avgpool(pfvm__ql_ctx *c, pfvm_node *n, int global)
     dead[1] = n;
     made = pfvm__ql_add_in(c, global ? "QLinearGlobalAveragePool" : "QLinearAveragePool", "com.microsoft", "", n, ins, 5);
     return pfvm__ql_finish(c, made, global ? NULL : n, &y, dead, 2);
+}
+
+/* DQ(a) + DQ(b) [-> Relu | Clip] -> Q, all of one 8-bit type, becomes
+ * QLinearAdd: residual joins then keep only 8-bit tensors live. */
+static pfvm_code pfvm__ql_add_op(pfvm__ql_ctx *c, pfvm_node *n)
+{
+    pfvm__ql_q a, b, y;
+    pfvm_node *dead[4], *made;
+    pfvm_value *ins[8];
+    int n_dead = 0;
+    if (n->n_inputs != 2 || n->n_outputs != 1 || n->opset < 7 || !n->inputs[0] || !n->inputs[1] ||
+        !pfvm__ql_match_q(n->inputs[0]->producer, "DequantizeLinear", &a) ||
+        !pfvm__ql_match_q(n->inputs[1]->producer, "DequantizeLinear", &b) ||
+        !pfvm__ql_match_tail(&c->u, n, &y, dead, &n_dead) || a.dtype != y.dtype || b.dtype != y.dtype ||
+        !(a.s / y.s < 2097152.0 && b.s / y.s < 2097152.0)) /* QLinearAdd's multipliers: ratios below 2^21 */
+        return PFVM_OK;
+    if (pfvm__ql_use_ms(c))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    dead[n_dead++] = n;
+    ins[0] = a.data;
+    ins[1] = a.scale;
+    ins[2] = a.zp;
+    ins[3] = b.data;
+    ins[4] = b.scale;
+    ins[5] = b.zp;
+    ins[6] = y.scale;
+    ins[7] = y.zp;
+    if ((!ins[2] && !(ins[2] = pfvm__ql_zero_u8(c))) || (!ins[5] && !(ins[5] = pfvm__ql_zero_u8(c))) ||
+        (!ins[7] && !(ins[7] = pfvm__ql_zero_u8(c))))
+        return c->st ? c->st->code : PFVM_ERR_NOMEM;
+    made = pfvm__ql_add_in(c, "QLinearAdd", "com.microsoft", "", n, ins, 8);
+    return pfvm__ql_finish(c, made, NULL, &y, dead, n_dead);
 }
 
 PFVM_INTERNAL pfvm_code pfvm__pass_qlinear(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st)
@@ -461,6 +537,8 @@ PFVM_INTERNAL pfvm_code pfvm__pass_qlinear(pfvm_model *m, pfvm_graph *g, pfvm_pa
             rc = pfvm__ql_gemm(&c, nd);
         else if (pfvm__ql_is(nd, "AveragePool") || pfvm__ql_is(nd, "GlobalAveragePool"))
             rc = pfvm__ql_avgpool(&c, nd, pfvm__ql_is(nd, "GlobalAveragePool"));
+        else if (pfvm__ql_is(nd, "Add"))
+            rc = pfvm__ql_add_op(&c, nd);
         else if (pfvm__ql_is(nd, "MaxPool") || pfvm__ql_is(nd, "Flatten") || pfvm__ql_is(nd, "Reshape"))
             rc = pfvm__ql_passthrough(&c, nd);
     }
