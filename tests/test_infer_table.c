@@ -280,7 +280,7 @@ static int run_row(const row *r, int index)
         domain = DOMAIN_TRAINING;
         pfvm_model_set_opset(m, domain, 1, &st);
     }
-    if (!strcmp(r->op, "QLinearAveragePool") || !strcmp(r->op, "QLinearGlobalAveragePool")) {
+    if (!pfvm_op_find("", r->op, r->opset) && pfvm_op_find("com.microsoft", r->op, 1)) {
         domain = "com.microsoft";
         pfvm_model_set_opset(m, domain, 1, &st);
     }
