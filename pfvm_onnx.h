@@ -2432,6 +2432,15 @@ done:
 
 static pfvm_code pfvm__onnx_type(pfvm__onnx_rd *r, pfvm__onnx_slice sp, const char *vname, pfvm_type *out);
 
+/* PFVM_PLANNED_ONLY: every dim is a number (the stored plan's shapes), so
+ * the reader makes no symbol and the symbol table's naming code is not
+ * linked. */
+#ifdef PFVM_PLANNED_ONLY
+#define PFVM__ONNX_PLANNED_ONLY 1
+#else
+#define PFVM__ONNX_PLANNED_ONLY 0
+#endif
+
 /* The symbol for an unnamed dim: fresh, named after its value ("x_d0").
  * The name buffer stays well under pfvm_sym_fresh's, so that its numbered
  * variants ("x_d0_2") always differ. */
@@ -2483,6 +2492,11 @@ static const pfvm_sym *pfvm__onnx_dim(pfvm__onnx_rd *r, pfvm__onnx_slice sp, con
     }
     if (has_value) {
         d = pfvm_sym_const(r->m->syms, value);
+    } else if (PFVM__ONNX_PLANNED_ONLY) {
+        /* a planned model stores every size: no symbols to name or make */
+        pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "value '%s': dim %d has no value (pfvm is built with PFVM_PLANNED_ONLY)",
+                   vname, index);
+        return NULL;
     } else if (param.n && param.n < PFVM__ONNX_MAX_DIM_PARAM && !memchr(param.p, 0, param.n)) {
         /* kept verbatim, so that saving writes the same name back (pfvm's
          * own expressions are saved as their printed form, which then reads
