@@ -174,7 +174,12 @@
  *   PFVM_PLANNED_ONLY     only models with a stored plan run (implies
  *                         PFVM_NO_SHAPE_INFERENCE): the reader makes no
  *                         symbols (a dim without a number fails to load,
- *                         PFVM_ERR_UNSUPPORTED), and the run's
+ *                         PFVM_ERR_UNSUPPORTED), no subgraph attributes
+ *                         (refused: they need inference), no model-local
+ *                         functions with PFVM_NO_FUSION (a call to one
+ *                         fails to load), tensors from raw_data only, as
+ *                         pfvm writes them (typed fields are refused;
+ *                         strings apart), and the run's
  *                         shape checks (pfvm_exec_check_shapes does
  *                         nothing: the stored shapes are checked at bind)
  *                         are left out. digits planned on a Cortex-M4F:
@@ -14289,8 +14294,16 @@ static pfvm_code pfvm__ew_full_strides(pfvm_kctx *k, int j, const pfvm_tensor *t
     return PFVM_OK;
 }
 
-static pfvm_code pfvm__ew_iter_init(pfvm_kctx *k, pfvm__ew_iter *it, const pfvm_tensor *const *in, int n,
-                                    const pfvm_tensor *out)
+/* Kept out of pfvm_ew_apply: inlined, its full strides (512 bytes) would
+ * stay on the stack under every element-wise loop. */
+#if defined(__GNUC__)
+#define PFVM__EW_NOINLINE __attribute__((noinline))
+#else
+#define PFVM__EW_NOINLINE
+#endif
+
+PFVM__EW_NOINLINE static pfvm_code pfvm__ew_iter_init(pfvm_kctx *k, pfvm__ew_iter *it, const pfvm_tensor *const *in,
+                                                      int n, const pfvm_tensor *out)
 {
     int64_t full[PFVM__EW_MAX_IN][PFVM_MAX_RANK];
     int j, d, r = 0;
