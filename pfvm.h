@@ -177,9 +177,7 @@
  *                         PFVM_ERR_UNSUPPORTED), no subgraph attributes
  *                         (refused: they need inference), no model-local
  *                         functions with PFVM_NO_FUSION (a call to one
- *                         fails to load), tensors from raw_data only, as
- *                         pfvm writes them (typed fields are refused;
- *                         strings apart), and the run's
+ *                         fails to load), and the run's
  *                         shape checks (pfvm_exec_check_shapes does
  *                         nothing: the stored shapes are checked at bind)
  *                         are left out. digits planned on a Cortex-M4F:

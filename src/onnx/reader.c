@@ -541,15 +541,6 @@ static pfvm_code pfvm__onnx_tp_check(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, s
     return PFVM_OK;
 }
 
-/* PFVM_PLANNED_ONLY: tensors hold raw_data, as pfvm writes them (strings
- * apart), so the typed fields' decoding is not linked; one without it
- * fails to load. */
-#ifdef PFVM_PLANNED_ONLY
-#define PFVM__ONNX_RAW_ONLY 1
-#else
-#define PFVM__ONNX_RAW_ONLY 0
-#endif
-
 /* The data must really be in the message before anything of the size the
  * dims claim is allocated. */
 static pfvm_code pfvm__onnx_tp_data_check(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, size_t numel, size_t bytes)
@@ -568,10 +559,6 @@ static pfvm_code pfvm__onnx_tp_data_check(pfvm__onnx_rd *r, const pfvm__onnx_tp 
                               PFVM__ONNX_NAME_ARG(t), t->raw.n, numel, pfvm_dtype_name(dt), need);
         return PFVM_OK;
     }
-    if (PFVM__ONNX_RAW_ONLY && numel && dt != PFVM_STRING)
-        return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED,
-                          "tensor '%.*s': no raw_data (pfvm is built with PFVM_PLANNED_ONLY: files pfvm writes hold it)",
-                          PFVM__ONNX_NAME_ARG(t));
     need = pfvm__onnx_typed_need(dt, numel);
     have = pfvm__onnx_typed_have(t, dt);
     if (have != need)
@@ -622,7 +609,7 @@ static pfvm_code pfvm__onnx_tp_fill(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, si
             memcpy(out->data, t->raw.p, out->nbytes);
         if (!pfvm__onnx_little_endian())
             pfvm__onnx_swap_bytes(out->data, out->nbytes, pfvm__onnx_scalar_width(dt));
-    } else if (!PFVM__ONNX_RAW_ONLY) {
+    } else {
         pfvm__onnx_fill_typed(t, dt, numel, out->data);
     }
     return PFVM_OK;
