@@ -182,7 +182,7 @@
  *                         nothing: the stored shapes are checked at bind)
  *                         are left out. digits planned on a Cortex-M4F
  *                         (with the switches above and below): pfvm's
- *                         flash 59.3 -> 53.2 KB, the reader and executor
+ *                         flash 57.4 -> 51.4 KB, the reader and executor
  *                         with no kernels 35.7 -> 29.7 KB, together with
  *                         the terse formatter's and the subgraph
  *                         executor's removal (bench/mcu.md, eighth round)

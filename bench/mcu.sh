@@ -52,7 +52,7 @@ flash_by_origin() {
         if (out !~ /^\.(text|rodata|data|ARM\.extab|ARM\.exidx|preinit_array|init_array|fini_array)$/) return
         if (file ~ /pfvm_impl(_sel|_planned|_none)?\.o$/) k = "pfvm"
         else if (file ~ /pb_(common|decode|encode)\.o$/) k = "nanopb"
-        else if (file ~ /(main|startup)\.o$/) k = "harness"
+        else if (file ~ /(main|main_sel|startup)\.o$/) k = "harness"
         else if (file ~ /model\.o$/) k = "model"
         else k = "libc"
         sum[k] += hex(size)
@@ -182,17 +182,19 @@ MD
     now_insns=$(($(stat "$d" run_ticks) * 40))
     now_stack="$(kb $(stat "$d" stack_run)) KB (mlp_mnist_planned $(kb $(stat "$B/an386/mlp_mnist_planned.out" stack_run)) KB, cnn_small $(kb $(stat "$B/an386/cnn_small.out" stack_run)) KB)"
     cat <<MD
-Issue 19, eighth round (before: 3df6737, the seventh round's switches,
-whose code had grown since the seventh round's table: 59.3 KB for
-digits_planned, 35.7 KB with no kernels; each step measured alone, in
-this order, on one-off builds of tests/mcu/pfvm_impl.c with
-tests/mcu/run.sh's flags, map figure; the table's "now" is this run's):
+Issue 19, eighth round (before: 3df6737, the seventh round's switches:
+57.4 KB for digits_planned, 35.7 KB with no kernels, rebuilt from that
+commit's headers with this run's selection header; each step measured
+alone, in this order, on one-off builds of tests/mcu/pfvm_impl.c with
+tests/mcu/run.sh's flags, map figure, as differences: those builds
+missed the selection's \`PFVM_POOL_NO_INT8\`, 1.9 KB more each; the
+table's "now" is this run's):
 
 | | before | now | target |
 | --- | ---: | ---: | ---: |
-| pfvm flash, digits_planned | 59.3 KB | $(kb $now_planned) KB | <= 32 KB |
+| pfvm flash, digits_planned | 57.4 KB | $(kb $now_planned) KB | <= 32 KB |
 | pfvm flash, reader + executor with no kernels | 35.7 KB | $(kb $now_none) KB | <= 16 KB |
-| libc, libm, libgcc, digits_planned | 6.7 KB | $(kb $now_libc) KB | - |
+| libc, libm, libgcc, digits_planned (the harness's main_sel.o no longer counted in it: it was, 1.8 KB) | 6.7 KB | $(kb $now_libc) KB | - |
 | stack in a run, digits_planned | 5.5 KB (seventh round's table) | $now_stack | small |
 | instructions per inference, digits_planned (M4) | 946,120 (seventh round's table) | $now_insns | - |
 
@@ -206,18 +208,19 @@ MD
   stored shapes are checked at bind), with the symbolic evaluation, shape
   and symbol printing they pulled in; `PFVM_TERSE_MESSAGES` no longer
   sends any conversion to the C library (pfvm formats integers, `%s` and
-  `%c` itself; the last `snprintf` in sym.c is pfvm's): 59.3 -> 55.8 KB,
-  no kernels 35.7 -> 32.3 KB, libc 6.7 -> 4.3 KB (newlib's printf core).
+  `%c` itself; the last `snprintf` in sym.c is pfvm's): -3.5 KB, no
+  kernels 35.7 -> 32.3 KB, libc -2.4 KB (newlib's printf core; malloc
+  and memcpy remain).
 - Without inference the kernels' subgraph service is NULL (a subgraph's
   executor binds through the planner, which is not linked: such models
   already failed to bind); under `PFVM_NO_FUSION` on 32-bit targets
   `PFVM_FUSE_BLOCK` is 64 (only the element-wise loops use it, three
   blocks on the stack: `pfvm__ew_blocks`' frame 3,168 -> 848 bytes,
-  `-fstack-usage`): 55.8 -> 54.9 KB, no kernels 32.3 -> 31.4 KB.
+  `-fstack-usage`): -0.9 KB, no kernels 32.3 -> 31.4 KB.
 - `PFVM_PLANNED_ONLY` also refuses subgraph attributes when reading,
   skips model-local functions with `PFVM_NO_FUSION` (a call to one then
   fails to load: no such operator), and `pfvm__node_deps` collects no
-  captures: 54.9 -> 53.2 KB, no kernels 31.4 -> 29.7 KB.
+  captures: -1.7 KB, no kernels 31.4 -> 29.7 KB.
 - Stack: `-fstack-usage` on the planned build shows the run's deep frames:
   `pfvm_ew_apply` 1,320 bytes (its broadcast strides, 8 inputs x 8 dims,
   and the inlined `pfvm__ew_iter_init`'s 512 more: now kept out of line),
