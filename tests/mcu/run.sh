@@ -29,7 +29,7 @@ HOST_PFVM_FLAGS=${MCU_HOST_FLAGS:-}
 # name  model  input  [variant: sel = pfvm compiled with PFVM_NO_AUTODIFF and only the operators
 # the model uses (PFVM_OPS_SELECTED), the model prepared by `interp opt`
 # (both made by build/interp into $B) and run without pfvm_optimize
-# (main.c with MCU_PREPARED); planned = the same with PFVM_NO_SHAPE_INFERENCE
+# (main.c with MCU_PREPARED); planned = the same with PFVM_NO_SHAPE_INFERENCE, PFVM_PLANNED_ONLY
 # and PFVM_NO_FUSION too, the model prepared by `interp opt --planned --passes
 # fold,simplify,cse,bnfold,dce` (not fused; its plan stored in it:
 # no inference and no planner on the device), the operators those of
