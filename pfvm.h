@@ -115,7 +115,9 @@
  *                         by default) on other targets without CPU dispatch,
  *                         for tests
  *   PFVM_FUSE_BLOCK       floats per register of the fused-loop engine (1024
- *                         on 64-bit hosts, 256 elsewhere; a multiple of 16
+ *                         on 64-bit hosts, 256 elsewhere, 64 there with
+ *                         PFVM_NO_FUSION, where only the element-wise loops
+ *                         use it, three blocks on the stack; a multiple of 16
  *                         keeps the AVX-512 kernels)
  *   PFVM_RESTRICT         the `restrict` spelling of the kernels (restrict;
  *                         __restrict in C++)
@@ -160,13 +162,30 @@
  *                         only; a model without one fails to bind ("no
  *                         stored plan"), outputs the plan leaves out are
  *                         sized by their kernels; subgraphs (If, Loop,
- *                         Scan) need inference and fail to bind.
+ *                         Scan, and fused groups run node by node) need
+ *                         inference and fail ("needs an executor (with
+ *                         shape inference)"): their executor is not linked.
  *                         pfvm_graph_toposort only checks that the nodes
  *                         are in order (files pfvm writes are), and a graph
  *                         that is not fails to load. The hooks
  *                         only passes and pfvm_accel.h call (simplify,
  *                         flops, accel lowering) go too: the passes need
  *                         inference
+ *   PFVM_PLANNED_ONLY     only models with a stored plan run (implies
+ *                         PFVM_NO_SHAPE_INFERENCE): the reader makes no
+ *                         symbols (a dim without a number fails to load,
+ *                         PFVM_ERR_UNSUPPORTED), no subgraph attributes
+ *                         (refused: they need inference), no model-local
+ *                         functions with PFVM_NO_FUSION (a call to one
+ *                         fails to load), and the run's
+ *                         shape checks (pfvm_exec_check_shapes does
+ *                         nothing: the stored shapes are checked at bind)
+ *                         are left out. digits planned on a Cortex-M4F
+ *                         (with the switches above and below): pfvm's
+ *                         flash 57.4 -> 51.4 KB, the reader and executor
+ *                         with no kernels 35.7 -> 29.7 KB, together with
+ *                         the terse formatter's and the subgraph
+ *                         executor's removal (bench/mcu.md, eighth round)
  *   PFVM_FLOAT32_ONLY     the kernels keep their float32 and integer paths
  *                         only: the paths for double, float16 and bfloat16
  *                         tensors and everything that computes in double
@@ -208,7 +227,10 @@
  *                         where a node fails ("node 'conv1' (Conv): ...",
  *                         from the kernels and the executor), but no longer
  *                         values, sizes or names inside the problem. The
- *                         codes are unchanged. digits planned on a
+ *                         codes are unchanged. pfvm then formats integers,
+ *                         %s and %c itself and writes other conversions
+ *                         as they are (also in pfvm_status_set): no C
+ *                         library printf is linked. digits planned on a
  *                         Cortex-M4F: pfvm's flash -11.4 KB (its strings)
  *   PFVM_ARENA_CHUNK      bytes of each block the model's and the
  *                         executor's arenas take (default 16384; larger
@@ -2373,6 +2395,12 @@ PFVM_API pfvm_code pfvm_quantize(pfvm_model *m, const pfvm_tensor *const *inputs
 #define PFVM_ARENA_CHUNK 16384
 #endif
 
+/* PFVM_PLANNED_ONLY: only models with a stored plan are run, so nothing
+ * that infers or plans is needed (see src/doc/pfvm.h.txt). */
+#if defined(PFVM_PLANNED_ONLY) && !defined(PFVM_NO_SHAPE_INFERENCE)
+#define PFVM_NO_SHAPE_INFERENCE 1
+#endif
+
 /* PFVM__F64: the kernels' paths for floating-point types other than float32
  * and whatever they compute in double; PFVM_FLOAT32_ONLY leaves them out,
  * so that a float32 model on a single-precision FPU links no soft-double
@@ -3255,6 +3283,9 @@ PFVM_INTERNAL pfvm_code pfvm__for_graphs(pfvm_graph *g, pfvm_code (*f)(void *use
 #ifndef PFVM_FUSE_BLOCK
 #if defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__) || defined(_M_ARM64)
 #define PFVM_FUSE_BLOCK 1024
+#elif defined(PFVM_NO_FUSION)
+/* no engine: only the element-wise loops' blocks (three on the stack) */
+#define PFVM_FUSE_BLOCK 64
 #else
 #define PFVM_FUSE_BLOCK 256
 #endif
@@ -3951,7 +3982,14 @@ static void pfvm__fmt_int(char *buf, size_t n, size_t *at, const char *flags, in
 
 /* vsnprintf whose 64-bit and size conversions (ll, z, j, t) are formatted
  * by pfvm itself, so messages read the same with newlib-nano as with glibc;
- * every other conversion goes to the C library one at a time. */
+ * every other conversion goes to the C library one at a time (none under
+ * PFVM_TERSE_MESSAGES: pfvm formats every integer, %s and %c, and writes
+ * the others as they are, so no printf is linked). */
+#ifdef PFVM_TERSE_MESSAGES
+#define PFVM__FMT_LIBC 0
+#else
+#define PFVM__FMT_LIBC 1
+#endif
 PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list ap)
 {
     size_t at = 0;
@@ -4004,21 +4042,59 @@ PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list 
             p++;
         }
         conv = *p ? *p++ : 0;
-        if (strchr("diuxXo", conv) && conv && len >= 4 && len <= 6) {
+        if (strchr("diuxXo", conv) && conv && ((len >= 4 && len <= 6) || !PFVM__FMT_LIBC)) {
             uint64_t mag;
             int neg = 0;
             if (conv == 'd' || conv == 'i') {
                 int64_t v = len == 4 ? (int64_t)va_arg(ap, long long) : len == 5 ? (int64_t)va_arg(ap, ptrdiff_t)
-                                                                                  : (int64_t)va_arg(ap, ptrdiff_t);
+                            : len == 6 ? (int64_t)va_arg(ap, ptrdiff_t) : len == 3 ? (int64_t)va_arg(ap, long)
+                                                                         : (int64_t)va_arg(ap, int);
                 neg = v < 0;
                 mag = neg ? 0u - (uint64_t)v : (uint64_t)v;
             } else {
                 mag = len == 4 ? (uint64_t)va_arg(ap, unsigned long long)
-                      : len == 5 ? (uint64_t)va_arg(ap, size_t) : (uint64_t)va_arg(ap, ptrdiff_t);
+                      : len == 5 ? (uint64_t)va_arg(ap, size_t) : len == 6 ? (uint64_t)va_arg(ap, ptrdiff_t)
+                      : len == 3 ? (uint64_t)va_arg(ap, unsigned long) : (uint64_t)va_arg(ap, unsigned);
             }
             pfvm__fmt_int(buf, n, &at, flags, width, prec, conv, mag, neg);
             continue;
         }
+        if (conv == 's') { /* any length, without the piece buffer */
+            const char *str = va_arg(ap, const char *);
+            size_t sl = 0, pad;
+            if (!str)
+                str = "(null)";
+            while ((prec < 0 || sl < (size_t)prec) && str[sl]) /* precision first: %.*s may not end in NUL */
+                sl++;
+            pad = width > 0 && (size_t)width > sl ? (size_t)width - sl : 0;
+            for (; !strchr(flags, '-') && pad; pad--)
+                pfvm__fmt_put(buf, n, &at, " ", 1);
+            pfvm__fmt_put(buf, n, &at, str, sl);
+            for (; pad; pad--)
+                pfvm__fmt_put(buf, n, &at, " ", 1);
+            continue;
+        }
+#if !PFVM__FMT_LIBC
+        /* PFVM_TERSE_MESSAGES: no C library printf is linked; a character
+         * is written, any other conversion as written (its argument passed
+         * over, so that the next ones stay in place) */
+        if (conv == 'c') {
+            char c = (char)va_arg(ap, int);
+            pfvm__fmt_put(buf, n, &at, &c, 1);
+            continue;
+        }
+        if (conv == 'p')
+            (void)va_arg(ap, void *);
+        else if (conv && strchr("fFeEgGaA", conv) && len == 7)
+            (void)va_arg(ap, long double);
+        else if (conv && strchr("fFeEgGaA", conv))
+            (void)va_arg(ap, double);
+        pfvm__fmt_put(buf, n, &at, conv == '%' ? "%" : start, conv == '%' ? 1 : (size_t)(p - start));
+        (void)spec;
+        (void)piece;
+        (void)r;
+        continue;
+#else
         /* one conversion through the C library, width and precision written out */
         if (conv == 0 || (size_t)(p - start) + 24 > sizeof spec) {
             pfvm__fmt_put(buf, n, &at, start, (size_t)(p - start));
@@ -4057,21 +4133,6 @@ PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list 
             r = len == 7 ? snprintf(piece, sizeof piece, spec, va_arg(ap, long double))
                          : snprintf(piece, sizeof piece, spec, va_arg(ap, double));
             break;
-        case 's': { /* any length, without the piece buffer */
-            const char *str = va_arg(ap, const char *);
-            size_t sl = 0, pad;
-            if (!str)
-                str = "(null)";
-            while ((prec < 0 || sl < (size_t)prec) && str[sl]) /* precision first: %.*s may not end in NUL */
-                sl++;
-            pad = width > 0 && (size_t)width > sl ? (size_t)width - sl : 0;
-            for (; !strchr(flags, '-') && pad; pad--)
-                pfvm__fmt_put(buf, n, &at, " ", 1);
-            pfvm__fmt_put(buf, n, &at, str, sl);
-            for (; pad; pad--)
-                pfvm__fmt_put(buf, n, &at, " ", 1);
-            continue;
-        }
         case 'p': r = snprintf(piece, sizeof piece, spec, va_arg(ap, void *)); break;
         case '%': r = snprintf(piece, sizeof piece, "%%"); break;
         default: /* unknown: printed as written, its argument (if any) left alone */
@@ -4080,6 +4141,7 @@ PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list 
         }
         if (r > 0)
             pfvm__fmt_put(buf, n, &at, piece, (size_t)r < sizeof piece ? (size_t)r : sizeof piece - 1);
+#endif
     }
     if (n)
         buf[at < n ? at : n - 1] = 0;
@@ -4834,7 +4896,7 @@ const pfvm_sym *pfvm_sym_fresh(pfvm_symtab *t, const char *base)
     for (i = 2;; i++) {
         /* the base is cut so that the suffix always fits (else every
          * candidate would be the same name and this would never end) */
-        snprintf(buf, sizeof buf, "%.200s_%d", base, i);
+        pfvm__snprintf(buf, sizeof buf, "%.200s_%d", base, i);
         if (!pfvm__map_get(&t->names, buf, NULL))
             return pfvm_sym_var(t, buf, 0);
     }
@@ -6646,6 +6708,14 @@ static int pfvm__collect_captures(const pfvm_graph *sub, const pfvm_graph *scope
     return 1;
 }
 
+/* PFVM_PLANNED_ONLY: the reader refuses subgraphs (they need inference),
+ * so no node captures values */
+#ifdef PFVM_PLANNED_ONLY
+#define PFVM__IR_SUBGRAPHS 0
+#else
+#define PFVM__IR_SUBGRAPHS 1
+#endif
+
 PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out)
 {
     int j, k;
@@ -6653,7 +6723,7 @@ PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out)
     for (j = 0; j < n->n_inputs; j++)
         if (n->inputs[j] && !pfvm__arrpush(*out, n->inputs[j]))
             return 0;
-    for (j = 0; j < n->n_attrs; j++) {
+    for (j = 0; PFVM__IR_SUBGRAPHS && j < n->n_attrs; j++) {
         const pfvm_attr *a = &n->attrs[j];
         if (a->g && !pfvm__collect_captures(a->g, n->graph, out))
             return 0;
@@ -8915,9 +8985,10 @@ void pfvm_kctx_parallel(pfvm_kctx *k, int n, pfvm_task_fn fn, void *ctx)
 pfvm_code pfvm_kctx_subgraph(pfvm_kctx *k, const pfvm_graph *g, const pfvm_tensor *const *in, int n_in,
                              pfvm_tensor **out, int n_out, pfvm_status *st)
 {
-    if (k->services)
+    if (k->services && k->services->subgraph)
         return k->services->subgraph(k, g, in, n_in, out, n_out, st);
-    return pfvm__op_fail(st, k->node, PFVM_ERR_UNSUPPORTED, "subgraph '%s' needs an executor", g ? g->name : "");
+    return pfvm__op_fail(st, k->node, PFVM_ERR_UNSUPPORTED, "subgraph '%s' needs an executor (with shape inference)",
+                         g ? g->name : "");
 }
 
 pfvm_code pfvm_kctx_infer_shapes(pfvm_kctx *k, pfvm_graph *g, int strict, pfvm_status *st)
@@ -14899,8 +14970,16 @@ static pfvm_code pfvm__ew_full_strides(pfvm_kctx *k, int j, const pfvm_tensor *t
     return PFVM_OK;
 }
 
-static pfvm_code pfvm__ew_iter_init(pfvm_kctx *k, pfvm__ew_iter *it, const pfvm_tensor *const *in, int n,
-                                    const pfvm_tensor *out)
+/* Kept out of pfvm_ew_apply: inlined, its full strides (512 bytes) would
+ * stay on the stack under every element-wise loop. */
+#if defined(__GNUC__)
+#define PFVM__EW_NOINLINE __attribute__((noinline))
+#else
+#define PFVM__EW_NOINLINE
+#endif
+
+PFVM__EW_NOINLINE static pfvm_code pfvm__ew_iter_init(pfvm_kctx *k, pfvm__ew_iter *it, const pfvm_tensor *const *in,
+                                                      int n, const pfvm_tensor *out)
 {
     int64_t full[PFVM__EW_MAX_IN][PFVM_MAX_RANK];
     int j, d, r = 0;
@@ -46314,6 +46393,15 @@ static pfvm_code pfvm__feed_back(pfvm_exec *e, pfvm_status *st)
 
 /* ---- shape checks (pfvm_exec_check_shapes) ------------------------------------ */
 
+/* PFVM_PLANNED_ONLY: the shapes are the stored plan's, checked at bind, so
+ * the run-time checks (and the symbolic evaluation and shape printing they
+ * pull in) are left out; the compiler drops them behind this constant. */
+#ifdef PFVM_PLANNED_ONLY
+#define PFVM__CHECK_SHAPES 0
+#else
+#define PFVM__CHECK_SHAPES 1
+#endif
+
 void pfvm_exec_check_shapes(pfvm_exec *e, int on)
 {
     int i;
@@ -46408,12 +46496,12 @@ static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
         e->random_used = 0;
         e->operations = 0;
     }
-    if (e->check_shapes && pfvm__check_begin(e, st))
+    if (PFVM__CHECK_SHAPES && e->check_shapes && pfvm__check_begin(e, st))
         return st ? st->code : PFVM_ERR_SHAPE;
     for (i = 0; i < e->nn; i++) {
         pfvm_node *n = e->g->nodes[i];
         if (e->skip[i]) {
-            if (e->check_shapes && pfvm__check_node(e, n, st))
+            if (PFVM__CHECK_SHAPES && e->check_shapes && pfvm__check_node(e, n, st))
                 return st ? st->code : PFVM_ERR_SHAPE;
             continue;
         }
@@ -46435,7 +46523,7 @@ static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
                 return pfvm__fail(st, PFVM_ERR_RUNTIME, "node '%s' (%s): output %d was not produced",
                                   pfvm__node_label(n, lb, sizeof lb), n->op_type, j);
         }
-        if (e->check_shapes && pfvm__check_node(e, n, st))
+        if (PFVM__CHECK_SHAPES && e->check_shapes && pfvm__check_node(e, n, st))
             return st ? st->code : PFVM_ERR_SHAPE;
     }
     return pfvm__feed_back(e, st);
@@ -46611,6 +46699,7 @@ PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph 
     return PFVM_OK;
 }
 
+#ifndef PFVM_NO_SHAPE_INFERENCE
 static pfvm_code pfvm__exec_kctx_subgraph(pfvm_kctx *k, const pfvm_graph *g, const pfvm_tensor *const *in, int n_in,
                                           pfvm_tensor **out, int n_out, pfvm_status *st)
 {
@@ -46618,6 +46707,7 @@ static pfvm_code pfvm__exec_kctx_subgraph(pfvm_kctx *k, const pfvm_graph *g, con
         return pfvm__op_fail(st, k->node, PFVM_ERR_UNSUPPORTED, "subgraph '%s' needs an executor", g ? g->name : "");
     return pfvm__exec_subgraph(k->exec, g, in, n_in, out, n_out, st);
 }
+#endif
 
 #ifndef PFVM_NO_AUTODIFF
 static pfvm_code pfvm__exec_kctx_gradient(pfvm_kctx *k, pfvm_model *m, pfvm_value *y, pfvm_value *seed,
@@ -46710,8 +46800,11 @@ int pfvm_exec_threads(const pfvm_exec *e)
 /* what is not linked in a device build is NULL here: kernels that ask for it fail */
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define PFVM__INFER_SERVICE NULL
+/* a subgraph's executor binds through the planner, which is not linked */
+#define PFVM__SUBGRAPH_SERVICE NULL
 #else
 #define PFVM__INFER_SERVICE pfvm_infer_shapes
+#define PFVM__SUBGRAPH_SERVICE pfvm__exec_kctx_subgraph
 #endif
 #ifdef PFVM_NO_AUTODIFF
 #define PFVM__GRADIENT_SERVICE NULL
@@ -46726,7 +46819,7 @@ static pfvm_code pfvm__exec_kctx_spend(pfvm_kctx *k, uint64_t operations)
 static const pfvm__kctx_services *pfvm__exec_services(void)
 {
     static const pfvm__kctx_services s = {pfvm__exec_kctx_output, pfvm__exec_kctx_scratch, pfvm__exec_kctx_set_state,
-                                          pfvm__exec_kctx_random, pfvm__exec_kctx_seed,    pfvm__exec_kctx_subgraph,
+                                          pfvm__exec_kctx_random, pfvm__exec_kctx_seed,    PFVM__SUBGRAPH_SERVICE,
                                           PFVM__INFER_SERVICE,    PFVM__GRADIENT_SERVICE, pfvm__exec_kctx_threads,
                                           pfvm__exec_kctx_parallel, pfvm__exec_kctx_spend, NULL};
     return &s;

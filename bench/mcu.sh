@@ -21,7 +21,7 @@ run_summary=$(tail -n 1 "$B/run.log")
 F="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
 printf '#define PFVM_OPS_SELECTED 1\n' >"$B/no_ops.h"
 nice arm-none-eabi-gcc -std=c99 -Os -ffunction-sections -fdata-sections -I. -isystem build/nanopb-src -idirafter "$B/sysinc" $F \
-    -include "$B/no_ops.h" -DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_ARENA_CHUNK=1024 -DPFVM_FLOAT32_ONLY \
+    -include "$B/no_ops.h" -DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_PLANNED_ONLY -DPFVM_ARENA_CHUNK=1024 -DPFVM_FLOAT32_ONLY \
     -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_NO_FUSION \
     -c tests/mcu/pfvm_impl.c -o "$B/an386/pfvm_impl_none.o"
 arm-none-eabi-gcc $F --specs=nano.specs --specs=nosys.specs -nostartfiles -T tests/mcu/mps2.ld -Wl,--gc-sections \
@@ -52,7 +52,7 @@ flash_by_origin() {
         if (out !~ /^\.(text|rodata|data|ARM\.extab|ARM\.exidx|preinit_array|init_array|fini_array)$/) return
         if (file ~ /pfvm_impl(_sel|_planned|_none)?\.o$/) k = "pfvm"
         else if (file ~ /pb_(common|decode|encode)\.o$/) k = "nanopb"
-        else if (file ~ /(main|startup)\.o$/) k = "harness"
+        else if (file ~ /(main|main_sel|startup)\.o$/) k = "harness"
         else if (file ~ /model\.o$/) k = "model"
         else k = "libc"
         sum[k] += hex(size)
@@ -163,13 +163,88 @@ each tensor's offset), run by a pfvm
 built with the selection of both, `PFVM_NO_AUTODIFF`,
 `PFVM_NO_SHAPE_INFERENCE` (no inference hooks, no bind-time folding, no
 planner; nor the simplify, flops and accel hooks; the stored node order
-checked, not sorted), `PFVM_ARENA_CHUNK=1024`,
+checked, not sorted), `PFVM_PLANNED_ONLY` (no symbols, subgraphs,
+model-local functions or run-time shape checks), `PFVM_ARENA_CHUNK=1024`,
 `PFVM_FLOAT32_ONLY`, `PFVM_ONNX_TENSORS_ONLY`, `PFVM_NO_THREADS`,
 `PFVM_TERSE_MESSAGES` and `PFVM_NO_FUSION` (no fusion hooks, no fused-loop
 engine; the selection header adds `PFVM_CONV_NO_DEPTHWISE` and
 `PFVM_POOL_NO_INT8`);
 every other row links the whole library and runs the default passes on
 the device.
+
+MD
+    # the eighth round's "now": this run's images
+    set -- $(flash_by_origin "$B/an386/digits_planned.map")
+    now_planned=$1 now_libc=$3
+    set -- $(flash_by_origin "$B/an386/no_kernels.map")
+    now_none=$1
+    d="$B/an386/digits_planned.out"
+    now_insns=$(($(stat "$d" run_ticks) * 40))
+    now_stack="$(kb $(stat "$d" stack_run)) KB (mlp_mnist_planned $(kb $(stat "$B/an386/mlp_mnist_planned.out" stack_run)) KB, cnn_small $(kb $(stat "$B/an386/cnn_small.out" stack_run)) KB)"
+    cat <<MD
+Issue 19, eighth round (before: 3df6737, the seventh round's switches:
+57.4 KB for digits_planned, 35.7 KB with no kernels, rebuilt from that
+commit's headers with this run's selection header; each step measured
+alone, in this order, on one-off builds of tests/mcu/pfvm_impl.c with
+tests/mcu/run.sh's flags, map figure, as differences: those builds
+missed the selection's \`PFVM_POOL_NO_INT8\`, 1.9 KB more each; the
+table's "now" is this run's):
+
+| | before | now | target |
+| --- | ---: | ---: | ---: |
+| pfvm flash, digits_planned | 57.4 KB | $(kb $now_planned) KB | <= 32 KB |
+| pfvm flash, reader + executor with no kernels | 35.7 KB | $(kb $now_none) KB | <= 16 KB |
+| libc, libm, libgcc, digits_planned (the harness's main_sel.o no longer counted in it: it was, 1.8 KB) | 6.7 KB | $(kb $now_libc) KB | - |
+| stack in a run, digits_planned | 5.5 KB (seventh round's table) | $now_stack | small |
+| instructions per inference, digits_planned (M4) | 946,120 (seventh round's table) | $now_insns | - |
+
+MD
+    cat <<'MD'
+- `PFVM_PLANNED_ONLY` (new, implies `PFVM_NO_SHAPE_INFERENCE`; src/doc/pfvm.h.txt):
+  the reader makes no symbols (a dim without a number fails to load:
+  tests/test_stored_plan.c, built with it by tests/switches.sh, edits one
+  stored dim into an empty dim_param and expects the refusal), and the
+  run's shape checks go (`pfvm_exec_check_shapes` does nothing; the
+  stored shapes are checked at bind), with the symbolic evaluation, shape
+  and symbol printing they pulled in; `PFVM_TERSE_MESSAGES` no longer
+  sends any conversion to the C library (pfvm formats integers, `%s` and
+  `%c` itself; the last `snprintf` in sym.c is pfvm's): -3.5 KB, no
+  kernels 35.7 -> 32.3 KB, libc -2.4 KB (newlib's printf core; malloc
+  and memcpy remain).
+- Without inference the kernels' subgraph service is NULL (a subgraph's
+  executor binds through the planner, which is not linked: such models
+  already failed to bind); under `PFVM_NO_FUSION` on 32-bit targets
+  `PFVM_FUSE_BLOCK` is 64 (only the element-wise loops use it, three
+  blocks on the stack: `pfvm__ew_blocks`' frame 3,168 -> 848 bytes,
+  `-fstack-usage`): -0.9 KB, no kernels 32.3 -> 31.4 KB.
+- `PFVM_PLANNED_ONLY` also refuses subgraph attributes when reading,
+  skips model-local functions with `PFVM_NO_FUSION` (a call to one then
+  fails to load: no such operator), and `pfvm__node_deps` collects no
+  captures: -1.7 KB, no kernels 31.4 -> 29.7 KB.
+- Stack: `-fstack-usage` on the planned build shows the run's deep frames:
+  `pfvm_ew_apply` 1,320 bytes (its broadcast strides, 8 inputs x 8 dims,
+  and the inlined `pfvm__ew_iter_init`'s 512 more: now kept out of line),
+  `pfvm__ew_blocks` (above), `pfvm__nn_pool` 816, `pfvm__nn_k_conv` 664,
+  the matrix engine's chain (`pfvm__la_sgemm_in` 392, `pfvm__la_edge`
+  384, `pfvm__la_run`/`pfvm__la_blocked` 256 each). The 5.5 KB of the
+  seventh round came from Relu running alone (before, inside the fused
+  group): `pfvm__ew_blocks`' 3 KB of blocks. cnn_small's 15.9 KB is the
+  matrix engine's stack copy of its blocks (`pfvm__la_sgemm_stack`,
+  12,368 bytes) for its grouped convolutions with one or two output
+  channels per group, for which the workspace hooks reserve nothing: not
+  changed (src/ops/nn.c and linalg.c are being edited for the x86
+  kernels).
+- Tried and dropped: reading tensors from raw_data only under
+  `PFVM_PLANNED_ONLY` (typed fields refused) saved under 0.1 KB.
+- Not done: a reader that fills the executor's tables directly (no IR
+  graph, name maps or interning): what is left with no kernels is the
+  reader (`pfvm__onnx_tensor`, `pfvm__onnx_load`, `pfvm__onnx_attr`,
+  `pfvm__onnx_graph`, `pfvm__onnx_node`: about 8 KB), the executor's bind
+  and stored plan (`pfvm_exec_bind`, `pfvm__plan_stored`: 3.1 KB), the
+  formatter (`pfvm__vsnprintf`, 1.3 KB), the symbol interning of constant
+  dims (`pfvm__intern`, 0.8 KB) and the IR's graph building. 16 KB needs
+  that reader; 32 KB for digits needs it too (the five kernels are about
+  25 KB).
 
 Issue 19, seventh round (before: 6b2baf0, the sixth round's switches, whose
 code had grown since the sixth round's table: 71.2 KB for digits_planned;

@@ -11,7 +11,8 @@
 # tests/test_gemm.c checks too; and with PFVM_FLOAT32_ONLY, whose refusals
 # tests/test_float32_only.c checks; and with PFVM_NO_THREADS, and
 # PFVM_TERSE_MESSAGES, whose message format is checked too, and
-# PFVM_POOL_NO_INT8, also on digits quantized: uint8 MaxPool); and a
+# PFVM_POOL_NO_INT8, also on digits quantized: uint8 MaxPool; and
+# PFVM_PLANNED_ONLY); and a
 # depthwise model (dscnn) without Conv's depthwise kernel, near the plain
 # build's outputs. Needs
 # build/interp (make). One line per build, then "N passed, M failed".
@@ -60,7 +61,8 @@ for cc in $compilers; do
         "float32:fused:-DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY" \
         "planned_f32:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -include $B/ops.h" \
         "planned_terse:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_POOL_NO_INT8 -include $B/ops.h" \
-        "planned_nofusion:planned_nf:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_POOL_NO_INT8 -DPFVM_NO_FUSION -include $B/ops.h"; do
+        "planned_nofusion:planned_nf:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_POOL_NO_INT8 -DPFVM_NO_FUSION -include $B/ops.h" \
+        "planned_only:planned_nf:-DPFVM_NO_AUTODIFF -DPFVM_PLANNED_ONLY -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_POOL_NO_INT8 -DPFVM_NO_FUSION -include $B/ops.h"; do
         name=${v%%:*} rest=${v#*:}
         model=${rest%%:*} flags=${rest#*:}
         exe="$name-$(basename "$cc")"
@@ -109,6 +111,20 @@ elif ! "$B/stored_plan_device" "$B/planned.onnx" >"$B/stored_plan_device.out" 2>
     fail=$((fail + 1))
 else
     echo "ok   stored_plan_device: tests/test_stored_plan.c without inference: $(tail -n 1 "$B/stored_plan_device.out")"
+    pass=$((pass + 1))
+fi
+# the same with PFVM_PLANNED_ONLY (no symbols: a dim without a number is refused on load)
+if ! nice $CC -std=c99 -Wall -Wextra -pedantic -Werror -O1 -g -I. -Itests -DSTORED_PLAN_AMALGAMATED -DPFVM_NO_AUTODIFF \
+    -DPFVM_PLANNED_ONLY -include "$B/ops.h" tests/test_stored_plan.c -o "$B/stored_plan_planned_only" \
+    -lprotobuf-nanopb -lm 2>"$B/stored_plan_planned_only.log"; then
+    echo "FAIL stored_plan_planned_only: compile:"
+    head -n 5 "$B/stored_plan_planned_only.log"
+    fail=$((fail + 1))
+elif ! "$B/stored_plan_planned_only" "$B/planned.onnx" >"$B/stored_plan_planned_only.out" 2>&1; then
+    echo "FAIL stored_plan_planned_only: $(tail -n 3 "$B/stored_plan_planned_only.out" | tr '\n' ' ')"
+    fail=$((fail + 1))
+else
+    echo "ok   stored_plan_planned_only: tests/test_stored_plan.c with PFVM_PLANNED_ONLY: $(tail -n 1 "$B/stored_plan_planned_only.out")"
     pass=$((pass + 1))
 fi
 # float32-only kernels: float32 results, clean refusals of double tensors (tests/test_float32_only.c)

@@ -14,7 +14,8 @@
  * Built from the amalgamated header with STORED_PLAN_AMALGAMATED (and
  * PFVM_NO_SHAPE_INFERENCE: the device's code path, no optimizer), it takes
  * a model `interp opt --planned` wrote and checks the same byte
- * replacements against the model's own outputs (tests/switches.sh):
+ * replacements against the model's own outputs (tests/switches.sh); with
+ * PFVM_PLANNED_ONLY also that a dim without a number is refused on load:
  *
  *   build/tests/test_stored_plan_device PLANNED.onnx
  */
@@ -215,6 +216,27 @@ int main(void)
     check_bad(b, size, "a\t256\t64\tlogits\n", "a\t000\t9\t\tlogits\n", "malformed record 'a'");
     check_bad(b, size, "d\tpfvm\tFusedElementwise_1\timage\t1", "d\tpfvm\tFusedElementwise_9\timage\t1", "has no value");
     check_bad(b, size, "d\tpfvm\tFusedElementwise_1\timage\t1", "d\tpfvm\tFusedElementwise_1\timage\tx", "no element type");
+
+#ifdef PFVM_PLANNED_ONLY
+    /* a dim without a number (the last "dim_value: 1" stored, made
+     * "dim_param: ''": a value_info's), which only a symbol could stand
+     * for: refused when loaded */
+    {
+        unsigned char *c = (unsigned char *)malloc(size), *last = NULL, *q;
+        memcpy(c, bytes, size);
+        for (q = c; (q = find(q, size - (size_t)(q - c), "\x0a\x02\x08\x01")) != NULL; q++)
+            last = q;
+        CHECK(last != NULL);
+        if (last) {
+            last[2] = 0x12;
+            last[3] = 0x00;
+            m = pfvm_onnx_load_memory(c, size, 0, &st);
+            CHECK_MSG(!m && st.code == PFVM_ERR_UNSUPPORTED && strstr(st.msg, "PFVM_PLANNED_ONLY"), "%s", m ? "loaded" : st.msg);
+            pfvm_model_free(m);
+        }
+        free(c);
+    }
+#endif
 
     /* every byte of the plan replaced: a clean error or a run, never a crash */
     p = find(b, size, "pfvm-plan\t1\n");

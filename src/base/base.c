@@ -268,7 +268,14 @@ static void pfvm__fmt_int(char *buf, size_t n, size_t *at, const char *flags, in
 
 /* vsnprintf whose 64-bit and size conversions (ll, z, j, t) are formatted
  * by pfvm itself, so messages read the same with newlib-nano as with glibc;
- * every other conversion goes to the C library one at a time. */
+ * every other conversion goes to the C library one at a time (none under
+ * PFVM_TERSE_MESSAGES: pfvm formats every integer, %s and %c, and writes
+ * the others as they are, so no printf is linked). */
+#ifdef PFVM_TERSE_MESSAGES
+#define PFVM__FMT_LIBC 0
+#else
+#define PFVM__FMT_LIBC 1
+#endif
 PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list ap)
 {
     size_t at = 0;
@@ -321,21 +328,59 @@ PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list 
             p++;
         }
         conv = *p ? *p++ : 0;
-        if (strchr("diuxXo", conv) && conv && len >= 4 && len <= 6) {
+        if (strchr("diuxXo", conv) && conv && ((len >= 4 && len <= 6) || !PFVM__FMT_LIBC)) {
             uint64_t mag;
             int neg = 0;
             if (conv == 'd' || conv == 'i') {
                 int64_t v = len == 4 ? (int64_t)va_arg(ap, long long) : len == 5 ? (int64_t)va_arg(ap, ptrdiff_t)
-                                                                                  : (int64_t)va_arg(ap, ptrdiff_t);
+                            : len == 6 ? (int64_t)va_arg(ap, ptrdiff_t) : len == 3 ? (int64_t)va_arg(ap, long)
+                                                                         : (int64_t)va_arg(ap, int);
                 neg = v < 0;
                 mag = neg ? 0u - (uint64_t)v : (uint64_t)v;
             } else {
                 mag = len == 4 ? (uint64_t)va_arg(ap, unsigned long long)
-                      : len == 5 ? (uint64_t)va_arg(ap, size_t) : (uint64_t)va_arg(ap, ptrdiff_t);
+                      : len == 5 ? (uint64_t)va_arg(ap, size_t) : len == 6 ? (uint64_t)va_arg(ap, ptrdiff_t)
+                      : len == 3 ? (uint64_t)va_arg(ap, unsigned long) : (uint64_t)va_arg(ap, unsigned);
             }
             pfvm__fmt_int(buf, n, &at, flags, width, prec, conv, mag, neg);
             continue;
         }
+        if (conv == 's') { /* any length, without the piece buffer */
+            const char *str = va_arg(ap, const char *);
+            size_t sl = 0, pad;
+            if (!str)
+                str = "(null)";
+            while ((prec < 0 || sl < (size_t)prec) && str[sl]) /* precision first: %.*s may not end in NUL */
+                sl++;
+            pad = width > 0 && (size_t)width > sl ? (size_t)width - sl : 0;
+            for (; !strchr(flags, '-') && pad; pad--)
+                pfvm__fmt_put(buf, n, &at, " ", 1);
+            pfvm__fmt_put(buf, n, &at, str, sl);
+            for (; pad; pad--)
+                pfvm__fmt_put(buf, n, &at, " ", 1);
+            continue;
+        }
+#if !PFVM__FMT_LIBC
+        /* PFVM_TERSE_MESSAGES: no C library printf is linked; a character
+         * is written, any other conversion as written (its argument passed
+         * over, so that the next ones stay in place) */
+        if (conv == 'c') {
+            char c = (char)va_arg(ap, int);
+            pfvm__fmt_put(buf, n, &at, &c, 1);
+            continue;
+        }
+        if (conv == 'p')
+            (void)va_arg(ap, void *);
+        else if (conv && strchr("fFeEgGaA", conv) && len == 7)
+            (void)va_arg(ap, long double);
+        else if (conv && strchr("fFeEgGaA", conv))
+            (void)va_arg(ap, double);
+        pfvm__fmt_put(buf, n, &at, conv == '%' ? "%" : start, conv == '%' ? 1 : (size_t)(p - start));
+        (void)spec;
+        (void)piece;
+        (void)r;
+        continue;
+#else
         /* one conversion through the C library, width and precision written out */
         if (conv == 0 || (size_t)(p - start) + 24 > sizeof spec) {
             pfvm__fmt_put(buf, n, &at, start, (size_t)(p - start));
@@ -374,21 +419,6 @@ PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list 
             r = len == 7 ? snprintf(piece, sizeof piece, spec, va_arg(ap, long double))
                          : snprintf(piece, sizeof piece, spec, va_arg(ap, double));
             break;
-        case 's': { /* any length, without the piece buffer */
-            const char *str = va_arg(ap, const char *);
-            size_t sl = 0, pad;
-            if (!str)
-                str = "(null)";
-            while ((prec < 0 || sl < (size_t)prec) && str[sl]) /* precision first: %.*s may not end in NUL */
-                sl++;
-            pad = width > 0 && (size_t)width > sl ? (size_t)width - sl : 0;
-            for (; !strchr(flags, '-') && pad; pad--)
-                pfvm__fmt_put(buf, n, &at, " ", 1);
-            pfvm__fmt_put(buf, n, &at, str, sl);
-            for (; pad; pad--)
-                pfvm__fmt_put(buf, n, &at, " ", 1);
-            continue;
-        }
         case 'p': r = snprintf(piece, sizeof piece, spec, va_arg(ap, void *)); break;
         case '%': r = snprintf(piece, sizeof piece, "%%"); break;
         default: /* unknown: printed as written, its argument (if any) left alone */
@@ -397,6 +427,7 @@ PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list 
         }
         if (r > 0)
             pfvm__fmt_put(buf, n, &at, piece, (size_t)r < sizeof piece ? (size_t)r : sizeof piece - 1);
+#endif
     }
     if (n)
         buf[at < n ? at : n - 1] = 0;

@@ -36,6 +36,12 @@
 #define PFVM_ARENA_CHUNK 16384
 #endif
 
+/* PFVM_PLANNED_ONLY: only models with a stored plan are run, so nothing
+ * that infers or plans is needed (see src/doc/pfvm.h.txt). */
+#if defined(PFVM_PLANNED_ONLY) && !defined(PFVM_NO_SHAPE_INFERENCE)
+#define PFVM_NO_SHAPE_INFERENCE 1
+#endif
+
 /* PFVM__F64: the kernels' paths for floating-point types other than float32
  * and whatever they compute in double; PFVM_FLOAT32_ONLY leaves them out,
  * so that a float32 model on a single-precision FPU links no soft-double

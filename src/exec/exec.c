@@ -1732,6 +1732,15 @@ static pfvm_code pfvm__feed_back(pfvm_exec *e, pfvm_status *st)
 
 /* ---- shape checks (pfvm_exec_check_shapes) ------------------------------------ */
 
+/* PFVM_PLANNED_ONLY: the shapes are the stored plan's, checked at bind, so
+ * the run-time checks (and the symbolic evaluation and shape printing they
+ * pull in) are left out; the compiler drops them behind this constant. */
+#ifdef PFVM_PLANNED_ONLY
+#define PFVM__CHECK_SHAPES 0
+#else
+#define PFVM__CHECK_SHAPES 1
+#endif
+
 void pfvm_exec_check_shapes(pfvm_exec *e, int on)
 {
     int i;
@@ -1826,12 +1835,12 @@ static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
         e->random_used = 0;
         e->operations = 0;
     }
-    if (e->check_shapes && pfvm__check_begin(e, st))
+    if (PFVM__CHECK_SHAPES && e->check_shapes && pfvm__check_begin(e, st))
         return st ? st->code : PFVM_ERR_SHAPE;
     for (i = 0; i < e->nn; i++) {
         pfvm_node *n = e->g->nodes[i];
         if (e->skip[i]) {
-            if (e->check_shapes && pfvm__check_node(e, n, st))
+            if (PFVM__CHECK_SHAPES && e->check_shapes && pfvm__check_node(e, n, st))
                 return st ? st->code : PFVM_ERR_SHAPE;
             continue;
         }
@@ -1853,7 +1862,7 @@ static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
                 return pfvm__fail(st, PFVM_ERR_RUNTIME, "node '%s' (%s): output %d was not produced",
                                   pfvm__node_label(n, lb, sizeof lb), n->op_type, j);
         }
-        if (e->check_shapes && pfvm__check_node(e, n, st))
+        if (PFVM__CHECK_SHAPES && e->check_shapes && pfvm__check_node(e, n, st))
             return st ? st->code : PFVM_ERR_SHAPE;
     }
     return pfvm__feed_back(e, st);
@@ -2029,6 +2038,7 @@ PFVM_INTERNAL pfvm_code pfvm__exec_subgraph(pfvm_exec *parent, const pfvm_graph 
     return PFVM_OK;
 }
 
+#ifndef PFVM_NO_SHAPE_INFERENCE
 static pfvm_code pfvm__exec_kctx_subgraph(pfvm_kctx *k, const pfvm_graph *g, const pfvm_tensor *const *in, int n_in,
                                           pfvm_tensor **out, int n_out, pfvm_status *st)
 {
@@ -2036,6 +2046,7 @@ static pfvm_code pfvm__exec_kctx_subgraph(pfvm_kctx *k, const pfvm_graph *g, con
         return pfvm__op_fail(st, k->node, PFVM_ERR_UNSUPPORTED, "subgraph '%s' needs an executor", g ? g->name : "");
     return pfvm__exec_subgraph(k->exec, g, in, n_in, out, n_out, st);
 }
+#endif
 
 #ifndef PFVM_NO_AUTODIFF
 static pfvm_code pfvm__exec_kctx_gradient(pfvm_kctx *k, pfvm_model *m, pfvm_value *y, pfvm_value *seed,
@@ -2128,8 +2139,11 @@ int pfvm_exec_threads(const pfvm_exec *e)
 /* what is not linked in a device build is NULL here: kernels that ask for it fail */
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define PFVM__INFER_SERVICE NULL
+/* a subgraph's executor binds through the planner, which is not linked */
+#define PFVM__SUBGRAPH_SERVICE NULL
 #else
 #define PFVM__INFER_SERVICE pfvm_infer_shapes
+#define PFVM__SUBGRAPH_SERVICE pfvm__exec_kctx_subgraph
 #endif
 #ifdef PFVM_NO_AUTODIFF
 #define PFVM__GRADIENT_SERVICE NULL
@@ -2144,7 +2158,7 @@ static pfvm_code pfvm__exec_kctx_spend(pfvm_kctx *k, uint64_t operations)
 static const pfvm__kctx_services *pfvm__exec_services(void)
 {
     static const pfvm__kctx_services s = {pfvm__exec_kctx_output, pfvm__exec_kctx_scratch, pfvm__exec_kctx_set_state,
-                                          pfvm__exec_kctx_random, pfvm__exec_kctx_seed,    pfvm__exec_kctx_subgraph,
+                                          pfvm__exec_kctx_random, pfvm__exec_kctx_seed,    PFVM__SUBGRAPH_SERVICE,
                                           PFVM__INFER_SERVICE,    PFVM__GRADIENT_SERVICE, pfvm__exec_kctx_threads,
                                           pfvm__exec_kctx_parallel, pfvm__exec_kctx_spend, NULL};
     return &s;

@@ -895,6 +895,14 @@ static int pfvm__collect_captures(const pfvm_graph *sub, const pfvm_graph *scope
     return 1;
 }
 
+/* PFVM_PLANNED_ONLY: the reader refuses subgraphs (they need inference),
+ * so no node captures values */
+#ifdef PFVM_PLANNED_ONLY
+#define PFVM__IR_SUBGRAPHS 0
+#else
+#define PFVM__IR_SUBGRAPHS 1
+#endif
+
 PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out)
 {
     int j, k;
@@ -902,7 +910,7 @@ PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out)
     for (j = 0; j < n->n_inputs; j++)
         if (n->inputs[j] && !pfvm__arrpush(*out, n->inputs[j]))
             return 0;
-    for (j = 0; j < n->n_attrs; j++) {
+    for (j = 0; PFVM__IR_SUBGRAPHS && j < n->n_attrs; j++) {
         const pfvm_attr *a = &n->attrs[j];
         if (a->g && !pfvm__collect_captures(a->g, n->graph, out))
             return 0;

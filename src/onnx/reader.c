@@ -757,6 +757,15 @@ done:
 
 static pfvm_code pfvm__onnx_type(pfvm__onnx_rd *r, pfvm__onnx_slice sp, const char *vname, pfvm_type *out);
 
+/* PFVM_PLANNED_ONLY: every dim is a number (the stored plan's shapes), so
+ * the reader makes no symbol and the symbol table's naming code is not
+ * linked. */
+#ifdef PFVM_PLANNED_ONLY
+#define PFVM__ONNX_PLANNED_ONLY 1
+#else
+#define PFVM__ONNX_PLANNED_ONLY 0
+#endif
+
 /* The symbol for an unnamed dim: fresh, named after its value ("x_d0").
  * The name buffer stays well under pfvm_sym_fresh's, so that its numbered
  * variants ("x_d0_2") always differ. */
@@ -808,6 +817,11 @@ static const pfvm_sym *pfvm__onnx_dim(pfvm__onnx_rd *r, pfvm__onnx_slice sp, con
     }
     if (has_value) {
         d = pfvm_sym_const(r->m->syms, value);
+    } else if (PFVM__ONNX_PLANNED_ONLY) {
+        /* a planned model stores every size: no symbols to name or make */
+        pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "value '%s': dim %d has no value (pfvm is built with PFVM_PLANNED_ONLY)",
+                   vname, index);
+        return NULL;
     } else if (param.n && param.n < PFVM__ONNX_MAX_DIM_PARAM && !memchr(param.p, 0, param.n)) {
         /* kept verbatim, so that saving writes the same name back (pfvm's
          * own expressions are saved as their printed form, which then reads
@@ -1245,6 +1259,14 @@ static int64_t pfvm__onnx_attr_infer_type(const pfvm__onnx_attr_parts *p)
 
 /* Model storage for n list elements of `size` bytes (n+1, so that empty
  * lists still get a pointer). */
+/* PFVM_PLANNED_ONLY: a subgraph would need inference to run */
+static pfvm_code pfvm__onnx_no_subgraph(pfvm__onnx_rd *r, const char *where, const pfvm_attr *a)
+{
+    return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED,
+                      "%s: attribute '%s': subgraphs need shape inference (pfvm is built with PFVM_PLANNED_ONLY)", where,
+                      a->name);
+}
+
 static void *pfvm__onnx_list(pfvm__onnx_rd *r, size_t n, size_t size, const char *where, const char *name)
 {
     void *p;
@@ -1306,6 +1328,8 @@ static pfvm_code pfvm__onnx_attr_lists(pfvm__onnx_rd *r, const pfvm__onnx_attr_p
                 return pfvm__onnx_err(r);
         return PFVM_OK;
     case PFVM_ATTR_GRAPHS:
+        if (PFVM__ONNX_PLANNED_ONLY)
+            return pfvm__onnx_no_subgraph(r, where, a);
         a->graphs = (pfvm_graph **)(void *)slots;
         for (i = 0; i < n; i++)
             if (pfvm__onnx_graph(r, p->graphs[i], scope, owner, &a->graphs[i]))
@@ -1340,6 +1364,8 @@ static pfvm_code pfvm__onnx_attr_value(pfvm__onnx_rd *r, const pfvm__onnx_attr_p
             break;
         return (a->t = pfvm__onnx_sparse(r, p->sparse, NULL)) != NULL ? PFVM_OK : pfvm__onnx_err(r);
     case PFVM_ATTR_GRAPH:
+        if (PFVM__ONNX_PLANNED_ONLY)
+            return pfvm__onnx_no_subgraph(r, where, a);
         if (!p->g.p)
             break;
         return pfvm__onnx_graph(r, p->g, scope, owner, &a->g);
@@ -1811,6 +1837,15 @@ static pfvm_code pfvm__onnx_function(pfvm__onnx_rd *r, pfvm__onnx_slice sp)
     return rc;
 }
 
+/* PFVM_PLANNED_ONLY with PFVM_NO_FUSION: model-local functions (fused
+ * groups) could only run node by node through a subgraph executor, which
+ * such a build does not link, so the reader skips them. */
+#if defined(PFVM_PLANNED_ONLY) && defined(PFVM_NO_FUSION)
+#define PFVM__ONNX_NO_FUNCTIONS 1
+#else
+#define PFVM__ONNX_NO_FUNCTIONS 0
+#endif
+
 /* ModelProto's own fields; the graph and functions come back as slices,
  * parsed once the opset imports are known. */
 static pfvm_code pfvm__onnx_model_field(pfvm__onnx_rd *r, pb_istream_t *s, uint32_t tag, pb_wire_type_t wt,
@@ -1827,7 +1862,10 @@ static pfvm_code pfvm__onnx_model_field(pfvm__onnx_rd *r, pb_istream_t *s, uint3
     case pfvm__pb_ModelProto_domain_tag: str = &m->domain; break;
     case pfvm__pb_ModelProto_doc_string_tag: str = &m->doc; break;
     case pfvm__pb_ModelProto_graph_tag: *has_graph = 1; return pfvm__onnx_span(s, wt, graph) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.graph");
-    case pfvm__pb_ModelProto_functions_tag: return pfvm__onnx_span_push(r, s, wt, functions) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.functions");
+    case pfvm__pb_ModelProto_functions_tag:
+        if (PFVM__ONNX_NO_FUNCTIONS) /* a call to one then fails to load: no such operator */
+            return pb_skip_field(s, wt) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.functions");
+        return pfvm__onnx_span_push(r, s, wt, functions) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.functions");
     case pfvm__pb_ModelProto_opset_import_tag: {
         pfvm_opset_import imp;
         if (!pfvm__onnx_span(s, wt, &x))
@@ -1872,7 +1910,7 @@ static pfvm_code pfvm__onnx_model(pfvm__onnx_rd *r, pfvm__onnx_slice sp)
         rc = pfvm__fail(r->st, PFVM_ERR_INVALID, "the model has no graph");
     if (!rc)
         rc = pfvm__onnx_graph(r, graph, NULL, NULL, &g);
-    for (i = 0; !rc && i < (int)stbds_arrlen(functions); i++)
+    for (i = 0; !PFVM__ONNX_NO_FUNCTIONS && !rc && i < (int)stbds_arrlen(functions); i++)
         rc = pfvm__onnx_function(r, functions[i]);
     stbds_arrfree(functions);
     return rc;

@@ -282,9 +282,10 @@ void pfvm_kctx_parallel(pfvm_kctx *k, int n, pfvm_task_fn fn, void *ctx)
 pfvm_code pfvm_kctx_subgraph(pfvm_kctx *k, const pfvm_graph *g, const pfvm_tensor *const *in, int n_in,
                              pfvm_tensor **out, int n_out, pfvm_status *st)
 {
-    if (k->services)
+    if (k->services && k->services->subgraph)
         return k->services->subgraph(k, g, in, n_in, out, n_out, st);
-    return pfvm__op_fail(st, k->node, PFVM_ERR_UNSUPPORTED, "subgraph '%s' needs an executor", g ? g->name : "");
+    return pfvm__op_fail(st, k->node, PFVM_ERR_UNSUPPORTED, "subgraph '%s' needs an executor (with shape inference)",
+                         g ? g->name : "");
 }
 
 pfvm_code pfvm_kctx_infer_shapes(pfvm_kctx *k, pfvm_graph *g, int strict, pfvm_status *st)

@@ -66,8 +66,16 @@ static pfvm_code pfvm__ew_full_strides(pfvm_kctx *k, int j, const pfvm_tensor *t
     return PFVM_OK;
 }
 
-static pfvm_code pfvm__ew_iter_init(pfvm_kctx *k, pfvm__ew_iter *it, const pfvm_tensor *const *in, int n,
-                                    const pfvm_tensor *out)
+/* Kept out of pfvm_ew_apply: inlined, its full strides (512 bytes) would
+ * stay on the stack under every element-wise loop. */
+#if defined(__GNUC__)
+#define PFVM__EW_NOINLINE __attribute__((noinline))
+#else
+#define PFVM__EW_NOINLINE
+#endif
+
+PFVM__EW_NOINLINE static pfvm_code pfvm__ew_iter_init(pfvm_kctx *k, pfvm__ew_iter *it, const pfvm_tensor *const *in,
+                                                      int n, const pfvm_tensor *out)
 {
     int64_t full[PFVM__EW_MAX_IN][PFVM_MAX_RANK];
     int j, d, r = 0;

@@ -43,6 +43,9 @@ extern "C" {
 #ifndef PFVM_FUSE_BLOCK
 #if defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__) || defined(_M_ARM64)
 #define PFVM_FUSE_BLOCK 1024
+#elif defined(PFVM_NO_FUSION)
+/* no engine: only the element-wise loops' blocks (three on the stack) */
+#define PFVM_FUSE_BLOCK 64
 #else
 #define PFVM_FUSE_BLOCK 256
 #endif

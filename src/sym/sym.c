@@ -241,7 +241,7 @@ const pfvm_sym *pfvm_sym_fresh(pfvm_symtab *t, const char *base)
     for (i = 2;; i++) {
         /* the base is cut so that the suffix always fits (else every
          * candidate would be the same name and this would never end) */
-        snprintf(buf, sizeof buf, "%.200s_%d", base, i);
+        pfvm__snprintf(buf, sizeof buf, "%.200s_%d", base, i);
         if (!pfvm__map_get(&t->names, buf, NULL))
             return pfvm_sym_var(t, buf, 0);
     }

@@ -29,7 +29,7 @@ HOST_PFVM_FLAGS=${MCU_HOST_FLAGS:-}
 # name  model  input  [variant: sel = pfvm compiled with PFVM_NO_AUTODIFF and only the operators
 # the model uses (PFVM_OPS_SELECTED), the model prepared by `interp opt`
 # (both made by build/interp into $B) and run without pfvm_optimize
-# (main.c with MCU_PREPARED); planned = the same with PFVM_NO_SHAPE_INFERENCE
+# (main.c with MCU_PREPARED); planned = the same with PFVM_NO_SHAPE_INFERENCE, PFVM_PLANNED_ONLY
 # and PFVM_NO_FUSION too, the model prepared by `interp opt --planned --passes
 # fold,simplify,cse,bnfold,dce` (not fused; its plan stored in it:
 # no inference and no planner on the device), the operators those of
@@ -148,7 +148,7 @@ if [ -z "$want" ] || echo " $want " | grep -qE " (digits|mlp_mnist)_planned "; t
         echo "mcu: the planned models need build/interp (make), left out"
     fi
 fi
-PLANNED_FLAGS="-include $B/planned_ops.h -DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_ARENA_CHUNK=1024 -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_NO_FUSION"
+PLANNED_FLAGS="-include $B/planned_ops.h -DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_PLANNED_ONLY -DPFVM_ARENA_CHUNK=1024 -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_NO_FUSION"
 
 # the libraries, once per board and for the host (in parallel: two jobs)
 pids=""
