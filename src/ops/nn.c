@@ -972,151 +972,6 @@ __attribute__((target("avx2"))) static unsigned pfvm__nn_dw_masks(const pfvm__nn
     return full;
 }
 
-/* Output columns [o, o + 8) of a depthwise row (stride 1 or 2) at the
- * border, in one vector: every kernel position loads masked (nothing
- * outside the row is read) and adds only on the lanes whose input is
- * inside the row, so each output takes the same additions in the same
- * order as pfvm__nn_dw_edge (the same bits). With n < 8 columns, only
- * those are stored. */
-__attribute__((target("avx2"))) static void pfvm__nn_dw_blk_avx2(const pfvm__nn_2d *d, const float *x, const float *w,
-                                                                 int32_t kha, int32_t khb, int32_t ih0, float b,
-                                                                 float *yr, int32_t o, int32_t n, const __m256i *mk)
-{
-    int32_t r, t, iw = o * d->SW - d->PL;
-    __m256 acc = _mm256_set1_ps(b);
-    for (r = kha; r < khb; r++) {
-        const float *row = x + (ih0 + r * d->DH) * d->W + iw;
-        for (t = 0; t < d->KW; t++) {
-            const float *p = row + t * d->DW;
-            __m256 v;
-            if (d->SW == 1) {
-                v = _mm256_maskload_ps(p, mk[3 * t]);
-            } else {
-                __m256 lo = _mm256_maskload_ps(p, mk[3 * t]), hi = _mm256_maskload_ps(p + 7, mk[3 * t + 1]);
-                v = _mm256_shuffle_ps(lo, hi, 0xD8);
-                v = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xD8));
-            }
-            v = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(w[r * d->KW + t]), v));
-            acc = _mm256_blendv_ps(acc, v, _mm256_castsi256_ps(mk[3 * t + 2]));
-        }
-    }
-    if (n < 8)
-        _mm256_maskstore_ps(yr + o, pfvm__nn_dw_lanes(0, 1, n), acc);
-    else
-        _mm256_storeu_ps(yr + o, acc);
-}
-
-/* pfvm__nn_dw_blk_avx2 on four output rows at once, rows whose windows
- * lie inside the plane (every kernel row), ih0 the first's top input row,
- * the others SH rows apart: four independent sums hide the latency of
- * each one's chain of additions. */
-__attribute__((target("avx2"))) static void pfvm__nn_dw_blk4_avx2(const pfvm__nn_2d *d, const float *x, const float *w,
-                                                                  int32_t ih0, float b, float *yr, int32_t o, int32_t n,
-                                                                  const __m256i *mk)
-{
-    int32_t r, t, iw = o * d->SW - d->PL, rs = d->SH * d->W;
-    __m256 a0 = _mm256_set1_ps(b), a1 = a0, a2 = a0, a3 = a0;
-    for (r = 0; r < d->KH; r++) {
-        const float *row = x + (ih0 + r * d->DH) * d->W + iw;
-        for (t = 0; t < d->KW; t++) {
-            const float *p = row + t * d->DW;
-            __m256 wv = _mm256_set1_ps(w[r * d->KW + t]), m = _mm256_castsi256_ps(mk[3 * t + 2]), v0, v1, v2, v3;
-            if (d->SW == 1) {
-                v0 = _mm256_maskload_ps(p, mk[3 * t]);
-                v1 = _mm256_maskload_ps(p + rs, mk[3 * t]);
-                v2 = _mm256_maskload_ps(p + 2 * rs, mk[3 * t]);
-                v3 = _mm256_maskload_ps(p + 3 * rs, mk[3 * t]);
-            } else {
-#define PFVM__NN_DW_EVEN(q)                                                                                         \
-    _mm256_castpd_ps(_mm256_permute4x64_pd(                                                                       \
-        _mm256_castps_pd(_mm256_shuffle_ps(_mm256_maskload_ps((q), mk[3 * t]),                                     \
-                                           _mm256_maskload_ps((q) + 7, mk[3 * t + 1]), 0xD8)),                     \
-        0xD8))
-                v0 = PFVM__NN_DW_EVEN(p);
-                v1 = PFVM__NN_DW_EVEN(p + rs);
-                v2 = PFVM__NN_DW_EVEN(p + 2 * rs);
-                v3 = PFVM__NN_DW_EVEN(p + 3 * rs);
-#undef PFVM__NN_DW_EVEN
-            }
-            a0 = _mm256_blendv_ps(a0, _mm256_add_ps(a0, _mm256_mul_ps(wv, v0)), m);
-            a1 = _mm256_blendv_ps(a1, _mm256_add_ps(a1, _mm256_mul_ps(wv, v1)), m);
-            a2 = _mm256_blendv_ps(a2, _mm256_add_ps(a2, _mm256_mul_ps(wv, v2)), m);
-            a3 = _mm256_blendv_ps(a3, _mm256_add_ps(a3, _mm256_mul_ps(wv, v3)), m);
-        }
-    }
-    if (n < 8) {
-        __m256i keep = pfvm__nn_dw_lanes(0, 1, n);
-        _mm256_maskstore_ps(yr + o, keep, a0);
-        _mm256_maskstore_ps(yr + d->OW + o, keep, a1);
-        _mm256_maskstore_ps(yr + 2 * d->OW + o, keep, a2);
-        _mm256_maskstore_ps(yr + 3 * d->OW + o, keep, a3);
-    } else {
-        _mm256_storeu_ps(yr + o, a0);
-        _mm256_storeu_ps(yr + d->OW + o, a1);
-        _mm256_storeu_ps(yr + 2 * d->OW + o, a2);
-        _mm256_storeu_ps(yr + 3 * d->OW + o, a3);
-    }
-}
-
-/* Is output row oh's window inside the plane (all kernel rows)? */
-static int pfvm__nn_dw_full_row(const pfvm__nn_2d *d, int32_t oh)
-{
-    int32_t ih0 = oh * d->SH - d->PT;
-    return ih0 >= 0 && ih0 + (d->KH - 1) * d->DH < d->H;
-}
-
-/* A plane's rows in vectors (stride 1 or 2): the border columns [0, ia)
- * and [ib, OW) in masked blocks of 8 (the last ending at OW; columns
- * computed twice come out the same), the interior [ia, ib) by the
- * unmasked loops when it holds 16 columns (else by masked blocks too).
- * Returns 0, computing nothing, past PFVM__NN_DW_KWV or PFVM__NN_DW_NBV. */
-__attribute__((target("avx2"))) static int pfvm__nn_dw_plane_avx2(const pfvm__nn_2d *d, int32_t OH, const float *x,
-                                                                  const float *w, float b, float *y, int32_t ia, int32_t ib)
-{
-    __m256i mk[PFVM__NN_DW_NBV][3 * PFVM__NN_DW_KWV];
-    int32_t at[PFVM__NN_DW_NBV], nb = 0, o, oh, last = d->OW - 8, inner = ib - ia >= 16;
-    if (d->KW > PFVM__NN_DW_KWV || (d->SW != 1 && d->SW != 2) || d->OW < 1)
-        return 0;
-    if (d->OW < 8)
-        at[nb++] = 0;
-    else
-        for (o = 0; o < d->OW; o += 8) {
-            int32_t s = o < last ? o : last;
-            if (inner && s >= ia && s + 8 <= ib)
-                continue; /* the unmasked loops' */
-            if (nb == PFVM__NN_DW_NBV)
-                return 0;
-            at[nb++] = s;
-        }
-    for (o = 0; o < nb; o++) {
-        (void)pfvm__nn_dw_masks(d, at[o], 8, mk[o]);
-        for (oh = 0; oh < OH;) {
-            int32_t ih0 = oh * d->SH - d->PT, kha, khb;
-            if (oh + 4 <= OH && pfvm__nn_dw_full_row(d, oh) && pfvm__nn_dw_full_row(d, oh + 3)) {
-                pfvm__nn_dw_blk4_avx2(d, x, w, ih0, b, y + oh * d->OW, at[o], d->OW < 8 ? d->OW : 8, mk[o]);
-                oh += 4;
-                continue;
-            }
-            pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
-            pfvm__nn_dw_blk_avx2(d, x, w, kha, khb, ih0, b, y + oh * d->OW, at[o], d->OW < 8 ? d->OW : 8, mk[o]);
-            oh++;
-        }
-    }
-    for (oh = 0; inner && oh < OH; oh++) {
-        int32_t ih0 = oh * d->SH - d->PT, kha, khb;
-        float *yr = y + oh * d->OW;
-        pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
-        {
-            const float *xr = x + (ih0 + kha * d->DH) * d->W + ia * d->SW - d->PL;
-            if (d->SW == 1)
-                pfvm__nn_dw_s1_avx2(yr + ia, xr, w + kha * d->KW, khb - kha, d->DH * d->W, d->KW, d->DW, b, ib - ia,
-                                    NULL);
-            else
-                pfvm__nn_dw_s2_avx2(yr + ia, xr, w + kha * d->KW, khb - kha, d->DH * d->W, d->KW, d->DW, b, ib - ia);
-        }
-    }
-    return 1;
-}
 /* The even columns of the 15 floats at p, as pfvm__nn_dw_s2_avx2 loads them. */
 __attribute__((target("avx2"), always_inline)) static inline __m256 pfvm__nn_dw_even(const float *p)
 {
@@ -1137,8 +992,9 @@ typedef struct pfvm__nn_dw4 {
 
 /* Output columns [o, o + 8) of row oh of the four planes (kernel rows
  * [kha, khb), top input row ih0): with masks mk (pfvm__nn_dw_masks),
- * loads and additions only where the input lies in the row, as
- * pfvm__nn_dw_blk_avx2; without (NULL), the whole window inside the row,
+ * loads and additions only where the input lies in the row, each output
+ * taking the same additions in the same order as pfvm__nn_dw_edge (the
+ * same bits); without (NULL), the whole window inside the row,
  * as the interior loops. n < 8: only n columns are stored. S: the column
  * stride, 1 or 2 (a constant in each caller). */
 __attribute__((target("avx2"), always_inline)) static inline void
@@ -1249,10 +1105,13 @@ PFVM__NN_DW_VEC4(pfvm__nn_dw_vec4_s2m, 2, 1)
 PFVM__NN_DW_VEC4(pfvm__nn_dw_vec4_s2u, 2, 0)
 #undef PFVM__NN_DW_VEC4
 
-/* Four planes (pfvm__nn_dw4) row by row, the blocks as
- * pfvm__nn_dw_plane_avx2 places them; the interior of a stride-1 row in
- * each plane's blocks of 32 columns first, when it holds one. Returns 0,
- * computing nothing, where pfvm__nn_dw_plane_avx2 would. */
+/* Four planes (pfvm__nn_dw4) row by row: the border columns in masked
+ * blocks of 8 (the last ending at OW; columns computed twice come out the
+ * same), and the interior of a stride-1 row in each plane's blocks of 32
+ * columns first, when it holds one. Returns 0, computing nothing, past
+ * PFVM__NN_DW_KWV kernel columns, PFVM__NN_DW_NBV blocks or strides other
+ * than 1 and 2 (the portable loops then run). The one-plane loops use it
+ * for every plane: the last four repeat the last plane. */
 __attribute__((target("avx2"))) static int pfvm__nn_dw_planes4_avx2(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t ia,
                                                                     int32_t ib)
 {
@@ -1306,10 +1165,6 @@ static void pfvm__nn_dw_plane(const pfvm__nn_2d *d, int32_t OH, const float *x, 
 {
     int32_t oh, ow, ia, ib;
     pfvm__nn_inner_cols(d, &ia, &ib);
-#ifdef PFVM_DISPATCH_CLONES
-    if (pfvm__nn_have_avx2() && pfvm__nn_dw_plane_avx2(d, OH, x, w, b, y, ia, ib))
-        return;
-#endif
     for (oh = 0; oh < OH; oh++) {
         int32_t ih0 = oh * d->SH - d->PT, kha, khb;
         float *yr = y + oh * d->OW;
