@@ -44,11 +44,12 @@ Target (issue 20): <= 1.5 instructions per int8 MAC on the M4: both int8 models 
   per 16 MACs in its loop (four reduction pairs per iteration, three more for the bound);
   with its call (the sums start from the biases: one LDM) about 0.78 per MAC of the dense
   and pointwise convolutions. A product of one column (a Gemm after the qlinear pass:
-  digits' 512 -> 64; both models' last Gemm stays float) runs `pfvm__qg_gemv_tile` instead:
+  digits' 512 -> 64) runs `pfvm__qg_gemv_tile` instead:
   4 rows x 1 column from one int16 vector (the input minus its zero point, no panels to
   zero and fill), per reduction pair one LDM of the four rows' words and four SMLADs, x
   two pairs per LDRD: 24 instructions per 32 MACs in its loop (the 4x2 tile spent its 11
-  per 16 on 8 useful ones). Requantization (`pfvm__qc_store_hi`): SMMLA, ASR, USAT,
+  per 16 on 8 useful ones). A last Gemm whose logits stay float is QGemm (exact int32
+  sums, portable C on the M4: 4% of digits_q8's instructions). Requantization (`pfvm__qc_store_hi`): SMMLA, ASR, USAT,
   STRB, two outputs per step, about 8 instructions per output (one output per K MACs:
   it weighs most after DS-CNN's depthwise layers, 9 MACs per output). The depthwise
   3x3 kernel (`pfvm__qc_dw3_rows2`) runs two output rows per pass: 13.5 instructions
