@@ -46182,6 +46182,29 @@ static pfvm_code pfvm__prepare_dynamic(pfvm_exec *e, pfvm_node *n, pfvm_status *
 #endif
 }
 
+/* A kernel that left a sequence (or an optional) in a slot the plan keeps
+ * for a tensor, because the model declares that output a tensor: only
+ * dynamic slots are released later, so the sequence is freed here and
+ * the run fails, naming the node. */
+static pfvm_code pfvm__check_out_kinds(pfvm_exec *e, const pfvm_node *n, pfvm_status *st)
+{
+    int j;
+    char lb[96];
+    for (j = 0; j < n->n_outputs; j++) {
+        pfvm_tensor *t = e->kout[j];
+        const char *kind;
+        if (!t || !n->outputs[j] || t->kind == PFVM_KIND_TENSOR || !e->vkind ||
+            e->vkind[n->outputs[j]->id] == PFVM__V_DYNAMIC)
+            continue;
+        kind = t->kind == PFVM_KIND_SEQUENCE ? "sequence" : "optional";
+        pfvm_tensor_release(t);
+        t->kind = PFVM_KIND_TENSOR;
+        return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): output '%s' is a %s, but the model declares it a tensor",
+                          pfvm__node_label(n, lb, sizeof lb), n->op_type, n->outputs[j]->name, kind);
+    }
+    return PFVM_OK;
+}
+
 static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
 {
     pfvm_kctx k;
@@ -46214,6 +46237,8 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
             pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
         return st ? st->code : rc;
     }
+    if ((rc = pfvm__check_out_kinds(e, n, st)) != PFVM_OK)
+        return rc;
     return PFVM_OK;
 }
 
