@@ -215,6 +215,29 @@ static void check_small_pe(void)
     pfvm_model_free(m);
 }
 
+/* Emits the model in dir (model.onnx) for the target file; checks that it
+ * succeeds and that every line of views[] (n of them) is in the program.
+ * Returns the program (pfvm_accel_free it), NULL when emitting failed. */
+static char *emit_with_views(const char *dir, const char *target, const char *const *views, size_t n,
+                             pfvm_accel_stats *stats)
+{
+    char path[256];
+    pfvm_status st;
+    pfvm_accel_target t;
+    pfvm_model *m;
+    char *prog = NULL;
+    size_t i;
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    m = pfvm_onnx_load_file(path, 0, &st);
+    CHECK_MSG(m && pfvm_accel_target_load(target, &t, &st) == PFVM_OK, "%s", st.msg);
+    if (m)
+        CHECK_MSG(pfvm_accel_emit(m, &t, &prog, stats, &st) == PFVM_OK, "%s", st.msg);
+    for (i = 0; prog && i < n; i++)
+        CHECK_MSG(strstr(prog, views[i]) != NULL, "%s: no '%s' line", dir, views[i]);
+    pfvm_model_free(m);
+    return prog;
+}
+
 /* accel_residual on tiny (streamed): a Conv, MatMul or Gemm whose single
  * consumer takes a second activation of its shape applies that consumer,
  * and a Relu after it, to its output tiles, so those nodes are views (no
@@ -225,20 +248,11 @@ static void check_residual(void)
     static const char *const views[] = {"# view add_a (Add)", "# view relu_a (Relu)", "# view add_b (Add)",
                                         "# view sub_c (Sub)", "# view add_m (Add)", "# view relu_m (Relu)",
                                         "# view sub_g (Sub)"};
-    pfvm_status st;
-    pfvm_accel_target t;
-    pfvm_model *m = pfvm_onnx_load_file("tests/models/accel_residual/model.onnx", 0, &st);
-    char *prog = NULL;
-    size_t i;
-    CHECK_MSG(m && pfvm_accel_target_load("targets/tiny.txt", &t, &st) == PFVM_OK, "%s", st.msg);
-    if (m)
-        CHECK_MSG(pfvm_accel_emit(m, &t, &prog, NULL, &st) == PFVM_OK, "%s", st.msg);
-    for (i = 0; prog && i < sizeof views / sizeof *views; i++)
-        CHECK_MSG(strstr(prog, views[i]) != NULL, "no '%s' line", views[i]);
+    char *prog = emit_with_views("tests/models/accel_residual", "targets/tiny.txt", views,
+                                 sizeof views / sizeof *views, NULL);
     /* the strided depthwise Conv's output has two readers: nothing fused */
     CHECK(prog && strstr(prog, "# node conv_dw (Conv)"));
     pfvm_accel_free(prog);
-    pfvm_model_free(m);
     check_model("tests/models/accel_residual", "targets/tiny.txt", 1, 1e-6);
 }
 
@@ -253,22 +267,13 @@ static void check_bias(void)
     static const char *const views[] = {"# view bias1 (Add)", "# view relu1 (Relu)", "# view bias2 (Add)",
                                         "# view res2 (Add)",   "# view bias3 (Add)",  "# view scale4 (Mul)",
                                         "# view gamma (Mul)"};
-    pfvm_status st;
-    pfvm_accel_target t;
-    pfvm_model *m = pfvm_onnx_load_file("tests/models/accel_bias/model.onnx", 0, &st);
-    char *prog = NULL;
-    size_t i;
-    CHECK_MSG(m && pfvm_accel_target_load("targets/tiny.txt", &t, &st) == PFVM_OK, "%s", st.msg);
-    if (m)
-        CHECK_MSG(pfvm_accel_emit(m, &t, &prog, NULL, &st) == PFVM_OK, "%s", st.msg);
-    for (i = 0; prog && i < sizeof views / sizeof *views; i++)
-        CHECK_MSG(strstr(prog, views[i]) != NULL, "no '%s' line", views[i]);
+    char *prog = emit_with_views("tests/models/accel_bias", "targets/tiny.txt", views, sizeof views / sizeof *views,
+                                 NULL);
     /* a vector consumer of a vector consumer is a node of its own */
     CHECK(prog && strstr(prog, "# node sub5 (Sub)"));
     CHECK(prog && strstr(prog, "# node beta (Add)"));
     CHECK(prog && strstr(prog, "# node bias_g (Add)"));
     pfvm_accel_free(prog);
-    pfvm_model_free(m);
     check_model("tests/models/accel_bias", "targets/tiny.txt", 1, 1e-6);
 }
 
@@ -285,21 +290,12 @@ static void check_chain(void)
                                         "# view dw1 (Conv)",      "# view clip_d1 (Clip)",
                                         "# view project1 (Conv)", "# view add1 (Add)",    "# view clip_e2 (Clip)",
                                         "# view dw2 (Conv)",      "# view clip_d2 (Clip)", "# view project2 (Conv)"};
-    pfvm_status st;
-    pfvm_accel_target t;
     pfvm_accel_stats stats;
-    pfvm_model *m = pfvm_onnx_load_file("tests/models/accel_chain/model.onnx", 0, &st);
-    char *prog = NULL;
-    size_t i;
-    CHECK_MSG(m && pfvm_accel_target_load("tests/models/accel_chain/target.txt", &t, &st) == PFVM_OK, "%s", st.msg);
-    if (m)
-        CHECK_MSG(pfvm_accel_emit(m, &t, &prog, &stats, &st) == PFVM_OK, "%s", st.msg);
-    for (i = 0; prog && i < sizeof views / sizeof *views; i++)
-        CHECK_MSG(strstr(prog, views[i]) != NULL, "no '%s' line", views[i]);
+    char *prog = emit_with_views("tests/models/accel_chain", "tests/models/accel_chain/target.txt", views,
+                                 sizeof views / sizeof *views, &stats);
     /* the chained Convs' flops still count (the compute bound stays honest) */
     CHECK(prog && stats.nodes == 3 && stats.flops > 3 * 2.0 * 16 * 16 * 8 * 32);
     pfvm_accel_free(prog);
-    pfvm_model_free(m);
     check_model("tests/models/accel_chain", "tests/models/accel_chain/target.txt", 1, 1e-6);
 }
 
