@@ -12595,7 +12595,7 @@ int pfvm_acl_layout_rule(const pfvm_node *n, const pfvm_accel_arg *in, const pfv
     const pfvm_accel_arg *y = &out[0];
     int i, a = pfvm__acl_kind_axis(kind, y->rank);
     *mac = op && (op->accel == pfvm_acl_matmul || op->accel == pfvm_acl_conv ||
-                  (!strcmp(op->name, "Gemm") && !op->domain[0]));
+                  pfvm_acl_streamed(op) == pfvm__acl_gemm_stream);
     for (i = 0; i < n->n_inputs; i++)
         in_kind[i] = kind == PFVM_ACL_L_PE0 ? PFVM_ACL_L_PE0 : PFVM_ACL_L_REPL;
     if (kind == PFVM_ACL_L_PE0)

@@ -1281,6 +1281,22 @@ static pfvm_code accel_em_res_emit(pfvm_accel_ctx *c, int64_t off, int64_t roff,
     return accel_em_run_res(e, e->res_node, e->res_vi, off, roff, n, 0);
 }
 
+/* Node n's float output's single consumer when that is a lowered
+ * element-wise or broadcasting op of two inputs and one output; *vi: which
+ * of its inputs n's output is. NULL otherwise. */
+static const pfvm_node *accel_em_binary_consumer(accel_em_emitter *e, const pfvm_node *n, int *vi)
+{
+    const pfvm_value *v;
+    const pfvm_node *r;
+    if (n->n_outputs != 1 || !(v = n->outputs[0]) || v->type.dtype != PFVM_FLOAT ||
+        !(r = accel_em_consumer(e->g, v)) || !r->op || !r->op->accel ||
+        (r->op->fusion != PFVM_FUSE_ELEMENTWISE && r->op->fusion != PFVM_FUSE_BROADCAST) || r->n_inputs != 2 ||
+        r->n_outputs != 1 || !r->outputs[0] || !r->inputs[0] || !r->inputs[1])
+        return NULL;
+    *vi = r->inputs[0] == v ? 0 : 1;
+    return r;
+}
+
 /* The consumer n's producer may apply to its output tiles beside a second
  * activation (pfvm_accel_ctx.res: a residual Add): the single consumer of
  * n's only output, an element-wise operator of two inputs of the output's
@@ -1295,12 +1311,9 @@ static const pfvm_node *accel_em_residual(accel_em_emitter *e, const pfvm_node *
     int64_t vd[PFVM_MAX_RANK], od[PFVM_MAX_RANK], yd[PFVM_MAX_RANK];
     int vr, orank, yr, vi;
     pfvm_code rc;
-    if (n->n_outputs != 1 || !(v = n->outputs[0]) || v->type.dtype != PFVM_FLOAT ||
-        !(r = accel_em_consumer(e->g, v)) || !r->op || !r->op->accel ||
-        (r->op->fusion != PFVM_FUSE_ELEMENTWISE && r->op->fusion != PFVM_FUSE_BROADCAST) || r->n_inputs != 2 ||
-        r->n_outputs != 1 || !r->outputs[0] || !r->inputs[0] || !r->inputs[1])
+    if (!(r = accel_em_binary_consumer(e, n, &vi)))
         return NULL;
-    vi = r->inputs[0] == v ? 0 : 1;
+    v = n->outputs[0];
     o = r->inputs[1 - vi];
     if (o == v || o->init || o->type.dtype != PFVM_FLOAT || !e->places[o->id].placed ||
         r->outputs[0]->type.dtype != PFVM_FLOAT)
@@ -1371,12 +1384,9 @@ static const pfvm_node *accel_em_vector(accel_em_emitter *e, const pfvm_node *n,
     int64_t vd[PFVM_MAX_RANK], yd[PFVM_MAX_RANK], last;
     int vr, yr, vi, i;
     pfvm_code rc;
-    if (n->n_outputs != 1 || !(v = n->outputs[0]) || v->type.dtype != PFVM_FLOAT ||
-        !(r = accel_em_consumer(e->g, v)) || !r->op || !r->op->accel ||
-        (r->op->fusion != PFVM_FUSE_ELEMENTWISE && r->op->fusion != PFVM_FUSE_BROADCAST) || r->n_inputs != 2 ||
-        r->n_outputs != 1 || !r->outputs[0] || !r->inputs[0] || !r->inputs[1])
+    if (!(r = accel_em_binary_consumer(e, n, &vi)))
         return NULL;
-    vi = r->inputs[0] == v ? 0 : 1;
+    v = n->outputs[0];
     o = r->inputs[1 - vi];
     if (o == v || !o->init || o->init->dtype != PFVM_FLOAT || r->outputs[0]->type.dtype != PFVM_FLOAT)
         return NULL;
