@@ -2401,6 +2401,16 @@ PFVM_API pfvm_code pfvm_quantize(pfvm_model *m, const pfvm_tensor *const *inputs
 #define PFVM_NO_SHAPE_INFERENCE 1
 #endif
 
+/* PFVM__NO_FUNCTIONS: PFVM_PLANNED_ONLY with PFVM_NO_FUSION reads no
+ * model-local functions (fused groups could only run node by node through a
+ * subgraph executor, which such a build does not link), so nothing calls
+ * one: the call operator, its kernel and the stored plan's `d` records go. */
+#if defined(PFVM_PLANNED_ONLY) && defined(PFVM_NO_FUSION)
+#define PFVM__NO_FUNCTIONS 1
+#else
+#define PFVM__NO_FUNCTIONS 0
+#endif
+
 /* PFVM__F64: the kernels' paths for floating-point types other than float32
  * and whatever they compute in double; PFVM_FLOAT32_ONLY leaves them out,
  * so that a float32 model on a single-precision FPU links no soft-double
@@ -4674,6 +4684,7 @@ struct pfvm_symtab {
     size_t n_slots, n_nodes;
     pfvm__map names;       /* name -> variable (keys: the symbols' names) */
     pfvm_sym **vars;       /* stb_ds array: id -> symbol */
+    pfvm_sym *consts;      /* PFVM_PLANNED_ONLY: the constants, chained by next */
     pfvm_allocator alloc;  /* the current allocator when the table was made */
 };
 
@@ -4839,10 +4850,37 @@ static const pfvm_sym *pfvm__intern(pfvm_symtab *t, pfvm_sym_kind kind, int64_t 
     return s;
 }
 
+#ifdef PFVM_PLANNED_ONLY
+/* PFVM_PLANNED_ONLY: the reader makes no symbols and nothing infers, so
+ * the dims are all constants, and a planned model has few distinct ones:
+ * one list, searched in order, in place of the hash table (whose code is
+ * then not linked; the same node for the same value, as interned). */
+const pfvm_sym *pfvm_sym_const(pfvm_symtab *t, int64_t v)
+{
+    pfvm_sym *s;
+    for (s = t->consts; s; s = s->next)
+        if (s->value == v)
+            return s;
+    s = (pfvm_sym *)pfvm__sym_arena_alloc(t, sizeof *s);
+    if (!s)
+        return NULL;
+    memset(s, 0, sizeof *s);
+    s->kind = PFVM_SYM_CONST;
+    s->value = v;
+    s->full_hash = ((uint64_t)v + 0x632BE59BD9B4E019ull) * 0x9E3779B97F4A7C15ull;
+    s->hash = (unsigned)(s->full_hash >> 32);
+    s->nonneg = v >= 0;
+    s->pos = v >= 1;
+    s->next = t->consts;
+    t->consts = s;
+    return s;
+}
+#else
 const pfvm_sym *pfvm_sym_const(pfvm_symtab *t, int64_t v)
 {
     return pfvm__intern(t, PFVM_SYM_CONST, v, NULL, NULL);
 }
+#endif
 
 static const pfvm_sym *pfvm__scoped_sym_var(pfvm_symtab *t, const char *name, int64_t min)
 {
@@ -20701,6 +20739,8 @@ PFVM_INTERNAL const pfvm_op_def pfvm__op_function_call = {
 
 PFVM_INTERNAL int pfvm__fz_is_call(const pfvm_node *n)
 {
+    if (PFVM__NO_FUNCTIONS) /* nothing resolves to the call operator */
+        return 0;
     return n->op == &pfvm__op_function_call;
 }
 /* ---- src/ops/image.c ---- */
@@ -44877,6 +44917,7 @@ static const pfvm_ival *pfvm__ival_of(pfvm_exec *e, const pfvm_value *v)
 
 /* ---- binding ---------------------------------------------------------------- */
 
+#ifndef PFVM_NO_SHAPE_INFERENCE /* the signature: inference may fold small integer inputs */
 static int pfvm__small_int(const pfvm_tensor *t)
 {
     return t->kind == PFVM_KIND_TENSOR && (pfvm_dtype_is_int(t->dtype) || t->dtype == PFVM_BOOL) &&
@@ -44919,6 +44960,24 @@ static int pfvm__signature(const pfvm_exec *e, const pfvm_tensor *const *in, int
     }
     return ok;
 }
+#endif
+
+#ifdef PFVM_NO_SHAPE_INFERENCE
+/* Without inference the plan reads no input's contents (nothing folds at
+ * bind), only its type and dims: it stays while every input is a tensor
+ * of the element type and dims of the one bound before (kept in vals). */
+static int pfvm__same_binding(const pfvm_exec *e, const pfvm_tensor *const *in, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        const pfvm_tensor *a = &e->vals[e->ins[i]->id], *b = in[i];
+        if (a->kind != PFVM_KIND_TENSOR || b->kind != PFVM_KIND_TENSOR || a->dtype != b->dtype || a->rank != b->rank ||
+            (b->rank > 0 && memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)b->rank)))
+            return 0;
+    }
+    return 1;
+}
+#endif
 
 static pfvm_code pfvm__check_input(const pfvm_value *v, const pfvm_tensor *t, pfvm_status *st)
 {
@@ -45147,6 +45206,14 @@ static pfvm_code pfvm__scoped_exec_bind(pfvm_exec *e, const pfvm_tensor *const *
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     for (i = 0; i < n; i++)
         e->bound[i] = inputs[i];
+#ifdef PFVM_NO_SHAPE_INFERENCE
+    if (e->planned && pfvm__same_binding(e, inputs, n)) {
+        for (i = 0; i < n; i++)
+            e->vals[e->ins[i]->id] = *inputs[i];
+        return PFVM_OK;
+    }
+    (void)sig;
+#else
     if (!pfvm__signature(e, inputs, n, &sig) || !sig) {
         stbds_arrfree(sig);
         e->planned = 0;
@@ -45162,6 +45229,7 @@ static pfvm_code pfvm__scoped_exec_bind(pfvm_exec *e, const pfvm_tensor *const *
     }
     stbds_arrfree(e->sig);
     e->sig = sig;
+#endif
     e->planned = 0;
     if (!e->parent)
         e->operations = 0;
@@ -45817,7 +45885,7 @@ static pfvm_code pfvm__plan_stored(pfvm_exec *e, const char *text, pfvm_status *
         } else if (n == 4 && !strcmp(f[0], "a") && have_arena && pfvm__plan_size(f[1], &a) && pfvm__plan_size(f[2], &b)) {
             if ((rc = pfvm__plan_stored_value(e, line, f[3], a, b, st)) != PFVM_OK)
                 return rc;
-        } else if (n == 5 && !strcmp(f[0], "d")) {
+        } else if (n == 5 && !strcmp(f[0], "d") && !PFVM__NO_FUNCTIONS) {
             if ((rc = pfvm__plan_stored_dtype(e, line, f, st)) != PFVM_OK)
                 return rc;
         } else {
@@ -47430,7 +47498,7 @@ static pfvm_code pfvm__resolve_graph(pfvm_graph *g, int strict, pfvm_status *st)
         n->opset = (int)pfvm__node_opset(g->model, n->domain);
         n->op = pfvm_op_find(n->domain, n->op_type, n->opset);
         /* a call of a model-local function (fused groups are such calls) */
-        if (!n->op && pfvm_model_function(g->model, n->domain, n->op_type))
+        if (!n->op && !PFVM__NO_FUNCTIONS && pfvm_model_function(g->model, n->domain, n->op_type))
             n->op = &pfvm__op_function_call;
         if (!n->op && strict)
             return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s%s%s): operator not supported at opset %d",

@@ -1922,6 +1922,13 @@ static int pfvm__onnx_decimal(pfvm__onnx_slice sp, int64_t *out)
     return 1;
 }
 
+/* PFVM_NO_STDIO: external data is never read, so its entries are not parsed */
+#ifdef PFVM_NO_STDIO
+#define PFVM__ONNX_NO_EXTERNAL 1
+#else
+#define PFVM__ONNX_NO_EXTERNAL 0
+#endif
+
 /* One external_data entry: location, offset or length (others, such as
  * checksum, are ignored). */
 static pfvm_code pfvm__onnx_ext_entry(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm__onnx_tp *t)
@@ -1988,6 +1995,10 @@ static pfvm_code pfvm__onnx_parse_tp(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm
         case pfvm__pb_TensorProto_double_data_tag: ok = pfvm__onnx_fixed(r, &s, wt, 8, &t->f64); break;
         case pfvm__pb_TensorProto_uint64_data_tag: ok = pfvm__onnx_ints(r, &s, wt, &t->u64); break;
         case pfvm__pb_TensorProto_external_data_tag:
+            if (PFVM__ONNX_NO_EXTERNAL) { /* its data cannot be read anyway (pfvm__onnx_external) */
+                ok = pb_skip_field(&s, wt);
+                break;
+            }
             ok = pfvm__onnx_span(&s, wt, &x);
             if (ok && pfvm__onnx_ext_entry(r, x, t))
                 return pfvm__onnx_err(r);
@@ -3512,14 +3523,9 @@ static pfvm_code pfvm__onnx_function(pfvm__onnx_rd *r, pfvm__onnx_slice sp)
     return rc;
 }
 
-/* PFVM_PLANNED_ONLY with PFVM_NO_FUSION: model-local functions (fused
- * groups) could only run node by node through a subgraph executor, which
- * such a build does not link, so the reader skips them. */
-#if defined(PFVM_PLANNED_ONLY) && defined(PFVM_NO_FUSION)
-#define PFVM__ONNX_NO_FUNCTIONS 1
-#else
-#define PFVM__ONNX_NO_FUNCTIONS 0
-#endif
+/* PFVM_PLANNED_ONLY with PFVM_NO_FUSION: the reader skips model-local
+ * functions (PFVM__NO_FUNCTIONS, base.h). */
+#define PFVM__ONNX_NO_FUNCTIONS PFVM__NO_FUNCTIONS
 
 /* ModelProto's own fields; the graph and functions come back as slices,
  * parsed once the opset imports are known. */

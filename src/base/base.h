@@ -42,6 +42,16 @@
 #define PFVM_NO_SHAPE_INFERENCE 1
 #endif
 
+/* PFVM__NO_FUNCTIONS: PFVM_PLANNED_ONLY with PFVM_NO_FUSION reads no
+ * model-local functions (fused groups could only run node by node through a
+ * subgraph executor, which such a build does not link), so nothing calls
+ * one: the call operator, its kernel and the stored plan's `d` records go. */
+#if defined(PFVM_PLANNED_ONLY) && defined(PFVM_NO_FUSION)
+#define PFVM__NO_FUNCTIONS 1
+#else
+#define PFVM__NO_FUNCTIONS 0
+#endif
+
 /* PFVM__F64: the kernels' paths for floating-point types other than float32
  * and whatever they compute in double; PFVM_FLOAT32_ONLY leaves them out,
  * so that a float32 model on a single-precision FPU links no soft-double

@@ -361,6 +361,7 @@ static const pfvm_ival *pfvm__ival_of(pfvm_exec *e, const pfvm_value *v)
 
 /* ---- binding ---------------------------------------------------------------- */
 
+#ifndef PFVM_NO_SHAPE_INFERENCE /* the signature: inference may fold small integer inputs */
 static int pfvm__small_int(const pfvm_tensor *t)
 {
     return t->kind == PFVM_KIND_TENSOR && (pfvm_dtype_is_int(t->dtype) || t->dtype == PFVM_BOOL) &&
@@ -403,6 +404,24 @@ static int pfvm__signature(const pfvm_exec *e, const pfvm_tensor *const *in, int
     }
     return ok;
 }
+#endif
+
+#ifdef PFVM_NO_SHAPE_INFERENCE
+/* Without inference the plan reads no input's contents (nothing folds at
+ * bind), only its type and dims: it stays while every input is a tensor
+ * of the element type and dims of the one bound before (kept in vals). */
+static int pfvm__same_binding(const pfvm_exec *e, const pfvm_tensor *const *in, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        const pfvm_tensor *a = &e->vals[e->ins[i]->id], *b = in[i];
+        if (a->kind != PFVM_KIND_TENSOR || b->kind != PFVM_KIND_TENSOR || a->dtype != b->dtype || a->rank != b->rank ||
+            (b->rank > 0 && memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)b->rank)))
+            return 0;
+    }
+    return 1;
+}
+#endif
 
 static pfvm_code pfvm__check_input(const pfvm_value *v, const pfvm_tensor *t, pfvm_status *st)
 {
@@ -631,6 +650,14 @@ static pfvm_code pfvm__scoped_exec_bind(pfvm_exec *e, const pfvm_tensor *const *
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     for (i = 0; i < n; i++)
         e->bound[i] = inputs[i];
+#ifdef PFVM_NO_SHAPE_INFERENCE
+    if (e->planned && pfvm__same_binding(e, inputs, n)) {
+        for (i = 0; i < n; i++)
+            e->vals[e->ins[i]->id] = *inputs[i];
+        return PFVM_OK;
+    }
+    (void)sig;
+#else
     if (!pfvm__signature(e, inputs, n, &sig) || !sig) {
         stbds_arrfree(sig);
         e->planned = 0;
@@ -646,6 +673,7 @@ static pfvm_code pfvm__scoped_exec_bind(pfvm_exec *e, const pfvm_tensor *const *
     }
     stbds_arrfree(e->sig);
     e->sig = sig;
+#endif
     e->planned = 0;
     if (!e->parent)
         e->operations = 0;
@@ -1301,7 +1329,7 @@ static pfvm_code pfvm__plan_stored(pfvm_exec *e, const char *text, pfvm_status *
         } else if (n == 4 && !strcmp(f[0], "a") && have_arena && pfvm__plan_size(f[1], &a) && pfvm__plan_size(f[2], &b)) {
             if ((rc = pfvm__plan_stored_value(e, line, f[3], a, b, st)) != PFVM_OK)
                 return rc;
-        } else if (n == 5 && !strcmp(f[0], "d")) {
+        } else if (n == 5 && !strcmp(f[0], "d") && !PFVM__NO_FUNCTIONS) {
             if ((rc = pfvm__plan_stored_dtype(e, line, f, st)) != PFVM_OK)
                 return rc;
         } else {

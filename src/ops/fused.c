@@ -1876,5 +1876,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__op_function_call = {
 
 PFVM_INTERNAL int pfvm__fz_is_call(const pfvm_node *n)
 {
+    if (PFVM__NO_FUNCTIONS) /* nothing resolves to the call operator */
+        return 0;
     return n->op == &pfvm__op_function_call;
 }

@@ -121,7 +121,7 @@ static pfvm_code pfvm__resolve_graph(pfvm_graph *g, int strict, pfvm_status *st)
         n->opset = (int)pfvm__node_opset(g->model, n->domain);
         n->op = pfvm_op_find(n->domain, n->op_type, n->opset);
         /* a call of a model-local function (fused groups are such calls) */
-        if (!n->op && pfvm_model_function(g->model, n->domain, n->op_type))
+        if (!n->op && !PFVM__NO_FUNCTIONS && pfvm_model_function(g->model, n->domain, n->op_type))
             n->op = &pfvm__op_function_call;
         if (!n->op && strict)
             return pfvm__fail(st, PFVM_ERR_UNSUPPORTED, "node '%s' (%s%s%s): operator not supported at opset %d",

@@ -19,6 +19,7 @@ struct pfvm_symtab {
     size_t n_slots, n_nodes;
     pfvm__map names;       /* name -> variable (keys: the symbols' names) */
     pfvm_sym **vars;       /* stb_ds array: id -> symbol */
+    pfvm_sym *consts;      /* PFVM_PLANNED_ONLY: the constants, chained by next */
     pfvm_allocator alloc;  /* the current allocator when the table was made */
 };
 
@@ -184,10 +185,37 @@ static const pfvm_sym *pfvm__intern(pfvm_symtab *t, pfvm_sym_kind kind, int64_t 
     return s;
 }
 
+#ifdef PFVM_PLANNED_ONLY
+/* PFVM_PLANNED_ONLY: the reader makes no symbols and nothing infers, so
+ * the dims are all constants, and a planned model has few distinct ones:
+ * one list, searched in order, in place of the hash table (whose code is
+ * then not linked; the same node for the same value, as interned). */
+const pfvm_sym *pfvm_sym_const(pfvm_symtab *t, int64_t v)
+{
+    pfvm_sym *s;
+    for (s = t->consts; s; s = s->next)
+        if (s->value == v)
+            return s;
+    s = (pfvm_sym *)pfvm__sym_arena_alloc(t, sizeof *s);
+    if (!s)
+        return NULL;
+    memset(s, 0, sizeof *s);
+    s->kind = PFVM_SYM_CONST;
+    s->value = v;
+    s->full_hash = ((uint64_t)v + 0x632BE59BD9B4E019ull) * 0x9E3779B97F4A7C15ull;
+    s->hash = (unsigned)(s->full_hash >> 32);
+    s->nonneg = v >= 0;
+    s->pos = v >= 1;
+    s->next = t->consts;
+    t->consts = s;
+    return s;
+}
+#else
 const pfvm_sym *pfvm_sym_const(pfvm_symtab *t, int64_t v)
 {
     return pfvm__intern(t, PFVM_SYM_CONST, v, NULL, NULL);
 }
+#endif
 
 static const pfvm_sym *pfvm__scoped_sym_var(pfvm_symtab *t, const char *name, int64_t min)
 {
