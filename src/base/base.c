@@ -227,6 +227,92 @@ static void pfvm__fmt_put(char *buf, size_t n, size_t *at, const char *s, size_t
             buf[*at] = s[i];
 }
 
+#ifdef PFVM_TERSE_MESSAGES
+/* PFVM_TERSE_MESSAGES: what is left to format (names, the node prefix,
+ * the code and line, pfvm_status_set's messages) takes a small formatter,
+ * and no printf of the C library is linked: integers (d i u x X o, any
+ * length), %s (with its precision), %c and %%; flags, width and an
+ * integer's precision are read and ignored, any other conversion is
+ * written as it is (its argument passed over, so that the next ones stay
+ * in place). */
+PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list ap)
+{
+    size_t at = 0;
+    const char *p = fmt;
+    while (*p) {
+        const char *start = p;
+        int prec = -1, len = 0; /* length: 1 h/hh, 3 l, 4 ll/j, 5 z, 6 t, 7 L */
+        char conv;
+        if (*p != '%') {
+            pfvm__fmt_put(buf, n, &at, p++, 1);
+            continue;
+        }
+        for (p++; *p && strchr("-+ #0123456789", *p); p++)
+            ;
+        if (*p == '*') {
+            (void)va_arg(ap, int);
+            p++;
+        }
+        if (*p == '.') {
+            p++;
+            if (*p == '*') {
+                prec = va_arg(ap, int);
+                p++;
+            } else {
+                for (prec = 0; *p >= '0' && *p <= '9'; p++)
+                    prec = prec * 10 + (*p - '0');
+            }
+        }
+        for (; *p && strchr("hljztL", *p); p++)
+            len = *p == 'l' ? (len == 3 ? 4 : 3) : *p == 'j' ? 4 : *p == 'z' ? 5 : *p == 't' ? 6 : *p == 'L' ? 7 : 1;
+        conv = *p ? *p++ : 0;
+        if (conv && strchr("diuxXo", conv)) {
+            char digits[24];
+            unsigned base = conv == 'x' || conv == 'X' ? 16u : conv == 'o' ? 8u : 10u;
+            size_t nd = 0;
+            uint64_t mag;
+            if (conv == 'd' || conv == 'i') {
+                int64_t v = len == 4 ? (int64_t)va_arg(ap, long long) : len == 5 || len == 6 ? (int64_t)va_arg(ap, ptrdiff_t)
+                            : len == 3 ? (int64_t)va_arg(ap, long) : (int64_t)va_arg(ap, int);
+                if (v < 0)
+                    pfvm__fmt_put(buf, n, &at, "-", 1);
+                mag = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
+            } else {
+                mag = len == 4 ? (uint64_t)va_arg(ap, unsigned long long) : len == 5 ? (uint64_t)va_arg(ap, size_t)
+                      : len == 6 ? (uint64_t)va_arg(ap, ptrdiff_t) : len == 3 ? (uint64_t)va_arg(ap, unsigned long)
+                                                                 : (uint64_t)va_arg(ap, unsigned);
+            }
+            do {
+                digits[sizeof digits - 1 - nd++] = (conv == 'X' ? "0123456789ABCDEF" : "0123456789abcdef")[mag % base];
+                mag /= base;
+            } while (mag);
+            pfvm__fmt_put(buf, n, &at, digits + sizeof digits - nd, nd);
+        } else if (conv == 's') {
+            const char *str = va_arg(ap, const char *);
+            size_t sl = 0;
+            if (!str)
+                str = "(null)";
+            while ((prec < 0 || sl < (size_t)prec) && str[sl]) /* precision first: %.*s may not end in NUL */
+                sl++;
+            pfvm__fmt_put(buf, n, &at, str, sl);
+        } else if (conv == 'c') {
+            char c = (char)va_arg(ap, int);
+            pfvm__fmt_put(buf, n, &at, &c, 1);
+        } else {
+            if (conv == 'p')
+                (void)va_arg(ap, void *);
+            else if (conv && strchr("fFeEgGaA", conv) && len == 7)
+                (void)va_arg(ap, long double);
+            else if (conv && strchr("fFeEgGaA", conv))
+                (void)va_arg(ap, double);
+            pfvm__fmt_put(buf, n, &at, conv == '%' ? "%" : start, conv == '%' ? 1 : (size_t)(p - start));
+        }
+    }
+    if (n)
+        buf[at < n ? at : n - 1] = 0;
+    return at > (size_t)INT_MAX ? INT_MAX : (int)at;
+}
+#else
 /* One 64-bit integer conversion (d i u x X o) with its flags, width and
  * precision, formatted here: newlib-nano prints %lld and %zu literally. */
 static void pfvm__fmt_int(char *buf, size_t n, size_t *at, const char *flags, int width, int prec, char conv,
@@ -268,14 +354,7 @@ static void pfvm__fmt_int(char *buf, size_t n, size_t *at, const char *flags, in
 
 /* vsnprintf whose 64-bit and size conversions (ll, z, j, t) are formatted
  * by pfvm itself, so messages read the same with newlib-nano as with glibc;
- * every other conversion goes to the C library one at a time (none under
- * PFVM_TERSE_MESSAGES: pfvm formats every integer, %s and %c, and writes
- * the others as they are, so no printf is linked). */
-#ifdef PFVM_TERSE_MESSAGES
-#define PFVM__FMT_LIBC 0
-#else
-#define PFVM__FMT_LIBC 1
-#endif
+ * every other conversion goes to the C library one at a time. */
 PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list ap)
 {
     size_t at = 0;
@@ -328,7 +407,7 @@ PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list 
             p++;
         }
         conv = *p ? *p++ : 0;
-        if (strchr("diuxXo", conv) && conv && ((len >= 4 && len <= 6) || !PFVM__FMT_LIBC)) {
+        if (strchr("diuxXo", conv) && conv && len >= 4 && len <= 6) {
             uint64_t mag;
             int neg = 0;
             if (conv == 'd' || conv == 'i') {
@@ -360,27 +439,6 @@ PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list 
                 pfvm__fmt_put(buf, n, &at, " ", 1);
             continue;
         }
-#if !PFVM__FMT_LIBC
-        /* PFVM_TERSE_MESSAGES: no C library printf is linked; a character
-         * is written, any other conversion as written (its argument passed
-         * over, so that the next ones stay in place) */
-        if (conv == 'c') {
-            char c = (char)va_arg(ap, int);
-            pfvm__fmt_put(buf, n, &at, &c, 1);
-            continue;
-        }
-        if (conv == 'p')
-            (void)va_arg(ap, void *);
-        else if (conv && strchr("fFeEgGaA", conv) && len == 7)
-            (void)va_arg(ap, long double);
-        else if (conv && strchr("fFeEgGaA", conv))
-            (void)va_arg(ap, double);
-        pfvm__fmt_put(buf, n, &at, conv == '%' ? "%" : start, conv == '%' ? 1 : (size_t)(p - start));
-        (void)spec;
-        (void)piece;
-        (void)r;
-        continue;
-#else
         /* one conversion through the C library, width and precision written out */
         if (conv == 0 || (size_t)(p - start) + 24 > sizeof spec) {
             pfvm__fmt_put(buf, n, &at, start, (size_t)(p - start));
@@ -427,12 +485,12 @@ PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list 
         }
         if (r > 0)
             pfvm__fmt_put(buf, n, &at, piece, (size_t)r < sizeof piece ? (size_t)r : sizeof piece - 1);
-#endif
     }
     if (n)
         buf[at < n ? at : n - 1] = 0;
     return at > (size_t)INT_MAX ? INT_MAX : (int)at;
 }
+#endif /* PFVM_TERSE_MESSAGES */
 
 PFVM_INTERNAL int pfvm__snprintf(char *buf, size_t n, const char *fmt, ...)
 {
