@@ -6459,9 +6459,25 @@ pfvm_graph *pfvm_graph_new(pfvm_model *m, pfvm_graph *parent, const char *name, 
     PFVM__SCOPED(pfvm_graph *, pfvm__model_allocator(m), pfvm__scoped_graph_new(m, parent, name, st));
 }
 
+/* PFVM_PLANNED_ONLY: firmware models are small, so a name is searched
+ * along the values in order and the name map is neither filled nor read
+ * (its hashing code is not linked). */
+#ifdef PFVM_PLANNED_ONLY
+#define PFVM__NAME_MAP 0
+#else
+#define PFVM__NAME_MAP 1
+#endif
+
 pfvm_value *pfvm_graph_find_local(const pfvm_graph *g, const char *name)
 {
     void *v = NULL;
+    if (!PFVM__NAME_MAP) {
+        int i;
+        for (i = 0; i < (int)stbds_arrlen(g->values); i++)
+            if (!strcmp(g->values[i]->name, name))
+                return g->values[i];
+        return NULL;
+    }
     return pfvm__map_get(&g->by_name, name, &v) ? (pfvm_value *)v : NULL;
 }
 
@@ -6489,7 +6505,8 @@ static pfvm_value *pfvm__scoped_graph_value(pfvm_graph *g, const char *name, pfv
     v->type.shape.rank = -1;
     v->doc = "";
     v->id = (int)stbds_arrlen(g->values);
-    if (!pfvm__arrreserve(g->values, stbds_arrlen(g->values) + 1) || !pfvm__map_put(&g->by_name, v->name, v)) {
+    if (!pfvm__arrreserve(g->values, stbds_arrlen(g->values) + 1) ||
+        (PFVM__NAME_MAP && !pfvm__map_put(&g->by_name, v->name, v))) {
         pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
         return NULL;
     }
