@@ -5,17 +5,26 @@
 
 #include <string.h>
 
+/* The descriptions are arrays of their own, not literals in the table: in
+ * firmware that never lists the passes the linker then drops them with it
+ * (file-scope literals share one merged string section, kept whole). */
+static const char pfvm__pass_doc_qlinear[] = "QDQ patterns (DequantizeLinear -> Conv/MatMul/Gemm/AveragePool -> QuantizeLinear, ...) become QLinear operators";
+static const char pfvm__pass_doc_fold[] = "constant folding: constant nodes and known shape arithmetic become initializers";
+static const char pfvm__pass_doc_simplify[] = "the operators' own rewrites (Identity, no-op Reshape/Transpose/Cast/Pad/Slice, x*1, ...)";
+static const char pfvm__pass_doc_cse[] = "common-subexpression elimination (equal nodes, equal small initializers)";
+static const char pfvm__pass_doc_bnfold[] = "BatchNormalization folded into the Conv/Gemm/MatMul before it";
+static const char pfvm__pass_doc_dce[] = "dead-code elimination: unused nodes, then unused initializers";
+static const char pfvm__pass_doc_fuse[] = "fuse element-wise and broadcast nodes into fused loops (FusedElementwise_N calls)";
+
 /* Pipeline order. Each pass's file adds its line here. */
 static const pfvm_pass pfvm__passes[] = {
-    {"qlinear", "QDQ patterns (DequantizeLinear -> Conv/MatMul/Gemm/AveragePool -> QuantizeLinear, ...) become QLinear operators",
-     pfvm__pass_qlinear, 1},
-    {"fold", "constant folding: constant nodes and known shape arithmetic become initializers", pfvm__pass_fold, 1},
-    {"simplify", "the operators' own rewrites (Identity, no-op Reshape/Transpose/Cast/Pad/Slice, x*1, ...)",
-     pfvm__pass_simplify, 1},
-    {"cse", "common-subexpression elimination (equal nodes, equal small initializers)", pfvm__pass_cse, 1},
-    {"bnfold", "BatchNormalization folded into the Conv/Gemm/MatMul before it", pfvm__pass_bnfold, 1},
-    {"dce", "dead-code elimination: unused nodes, then unused initializers", pfvm__pass_dce, 1},
-    {"fuse", "fuse element-wise and broadcast nodes into fused loops (FusedElementwise_N calls)", pfvm__pass_fuse, 1},
+    {"qlinear", pfvm__pass_doc_qlinear, pfvm__pass_qlinear, 1},
+    {"fold", pfvm__pass_doc_fold, pfvm__pass_fold, 1},
+    {"simplify", pfvm__pass_doc_simplify, pfvm__pass_simplify, 1},
+    {"cse", pfvm__pass_doc_cse, pfvm__pass_cse, 1},
+    {"bnfold", pfvm__pass_doc_bnfold, pfvm__pass_bnfold, 1},
+    {"dce", pfvm__pass_doc_dce, pfvm__pass_dce, 1},
+    {"fuse", pfvm__pass_doc_fuse, pfvm__pass_fuse, 1},
     {NULL, NULL, NULL, 0}
 };
 
