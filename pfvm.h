@@ -2614,6 +2614,9 @@ PFVM_INTERNAL pfvm_code pfvm__fail_at(pfvm_status *st, pfvm_code code, const cha
 int pfvm__terse_args(const char *fmt, ...);
 #define PFVM__TERSE_LINE(...) (__LINE__ + 0 * (int)sizeof(pfvm__terse_args(__VA_ARGS__)))
 #define pfvm__fail(st, code, ...) pfvm__fail_at((st), (code), __FILE__, PFVM__TERSE_LINE(__VA_ARGS__))
+#define PFVM__MSG_DETAIL 0 /* work done only for a message's arguments can go */
+#else
+#define PFVM__MSG_DETAIL 1
 #endif
 /* Checked arithmetic: return 0 on overflow, 1 on success. */
 PFVM_INTERNAL int pfvm__mul_size(size_t a, size_t b, size_t *out);
@@ -42256,17 +42259,26 @@ done:
 
 #include <string.h>
 
+/* The descriptions are arrays of their own, not literals in the table: in
+ * firmware that never lists the passes the linker then drops them with it
+ * (file-scope literals share one merged string section, kept whole). */
+static const char pfvm__pass_doc_qlinear[] = "QDQ patterns (DequantizeLinear -> Conv/MatMul/Gemm/AveragePool -> QuantizeLinear, ...) become QLinear operators";
+static const char pfvm__pass_doc_fold[] = "constant folding: constant nodes and known shape arithmetic become initializers";
+static const char pfvm__pass_doc_simplify[] = "the operators' own rewrites (Identity, no-op Reshape/Transpose/Cast/Pad/Slice, x*1, ...)";
+static const char pfvm__pass_doc_cse[] = "common-subexpression elimination (equal nodes, equal small initializers)";
+static const char pfvm__pass_doc_bnfold[] = "BatchNormalization folded into the Conv/Gemm/MatMul before it";
+static const char pfvm__pass_doc_dce[] = "dead-code elimination: unused nodes, then unused initializers";
+static const char pfvm__pass_doc_fuse[] = "fuse element-wise and broadcast nodes into fused loops (FusedElementwise_N calls)";
+
 /* Pipeline order. Each pass's file adds its line here. */
 static const pfvm_pass pfvm__passes[] = {
-    {"qlinear", "QDQ patterns (DequantizeLinear -> Conv/MatMul/Gemm/AveragePool -> QuantizeLinear, ...) become QLinear operators",
-     pfvm__pass_qlinear, 1},
-    {"fold", "constant folding: constant nodes and known shape arithmetic become initializers", pfvm__pass_fold, 1},
-    {"simplify", "the operators' own rewrites (Identity, no-op Reshape/Transpose/Cast/Pad/Slice, x*1, ...)",
-     pfvm__pass_simplify, 1},
-    {"cse", "common-subexpression elimination (equal nodes, equal small initializers)", pfvm__pass_cse, 1},
-    {"bnfold", "BatchNormalization folded into the Conv/Gemm/MatMul before it", pfvm__pass_bnfold, 1},
-    {"dce", "dead-code elimination: unused nodes, then unused initializers", pfvm__pass_dce, 1},
-    {"fuse", "fuse element-wise and broadcast nodes into fused loops (FusedElementwise_N calls)", pfvm__pass_fuse, 1},
+    {"qlinear", pfvm__pass_doc_qlinear, pfvm__pass_qlinear, 1},
+    {"fold", pfvm__pass_doc_fold, pfvm__pass_fold, 1},
+    {"simplify", pfvm__pass_doc_simplify, pfvm__pass_simplify, 1},
+    {"cse", pfvm__pass_doc_cse, pfvm__pass_cse, 1},
+    {"bnfold", pfvm__pass_doc_bnfold, pfvm__pass_bnfold, 1},
+    {"dce", pfvm__pass_doc_dce, pfvm__pass_dce, 1},
+    {"fuse", pfvm__pass_doc_fuse, pfvm__pass_fuse, 1},
     {NULL, NULL, NULL, 0}
 };
 
@@ -46403,8 +46415,10 @@ static pfvm_code pfvm__feed_back(pfvm_exec *e, pfvm_status *st)
         pfvm_tensor *s = f->state->init;
         char a[64], b[64];
         if (!pfvm__same_layout(t, s)) {
-            pfvm_tensor_describe(t, a, sizeof a);
-            pfvm_tensor_describe(s, b, sizeof b);
+            if (PFVM__MSG_DETAIL) { /* a terse message does not show them */
+                pfvm_tensor_describe(t, a, sizeof a);
+                pfvm_tensor_describe(s, b, sizeof b);
+            }
             return pfvm__fail(st, PFVM_ERR_SHAPE, "training state '%s' is %s, its next value '%s' is %s",
                               f->state->name, b, f->next->name, a);
         }

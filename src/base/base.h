@@ -409,6 +409,9 @@ PFVM_INTERNAL pfvm_code pfvm__fail_at(pfvm_status *st, pfvm_code code, const cha
 int pfvm__terse_args(const char *fmt, ...);
 #define PFVM__TERSE_LINE(...) (__LINE__ + 0 * (int)sizeof(pfvm__terse_args(__VA_ARGS__)))
 #define pfvm__fail(st, code, ...) pfvm__fail_at((st), (code), __FILE__, PFVM__TERSE_LINE(__VA_ARGS__))
+#define PFVM__MSG_DETAIL 0 /* work done only for a message's arguments can go */
+#else
+#define PFVM__MSG_DETAIL 1
 #endif
 /* pfvm:internal-end */
 

@@ -1772,8 +1772,10 @@ static pfvm_code pfvm__feed_back(pfvm_exec *e, pfvm_status *st)
         pfvm_tensor *s = f->state->init;
         char a[64], b[64];
         if (!pfvm__same_layout(t, s)) {
-            pfvm_tensor_describe(t, a, sizeof a);
-            pfvm_tensor_describe(s, b, sizeof b);
+            if (PFVM__MSG_DETAIL) { /* a terse message does not show them */
+                pfvm_tensor_describe(t, a, sizeof a);
+                pfvm_tensor_describe(s, b, sizeof b);
+            }
             return pfvm__fail(st, PFVM_ERR_SHAPE, "training state '%s' is %s, its next value '%s' is %s",
                               f->state->name, b, f->next->name, a);
         }
