@@ -74,7 +74,9 @@
  *   PFVM_STATUS_MSG       bytes of pfvm_status's message (384)
  *   PFVM_DATA_ALIGN       alignment of tensor data and of the executor's
  *                         arena, a power of two from 16 to 128 (64)
- *   PFVM_NO_STDIO         drop every FILE* path (dumps, file loading)
+ *   PFVM_NO_STDIO         drop every FILE* path (dumps, file loading;
+ *                         the reader skips external_data entries: such
+ *                         tensors fail to load)
  *   PFVM_FOLD_LIMIT       largest tensor (elements) folded at plan time (4096)
  *   PFVM_FOLD_MAX_ELEMS   largest tensor (elements) the fold pass computes (1M)
  *   PFVM_MAX_TENSOR_BYTES, PFVM_MAX_ARENA_BYTES, PFVM_MAX_TOTAL_BYTES
@@ -180,12 +182,22 @@
  *                         fails to load), and the run's
  *                         shape checks (pfvm_exec_check_shapes does
  *                         nothing: the stored shapes are checked at bind)
- *                         are left out. digits planned on a Cortex-M4F
- *                         (with the switches above and below): pfvm's
- *                         flash 57.4 -> 51.4 KB, the reader and executor
- *                         with no kernels 35.7 -> 29.7 KB, together with
- *                         the terse formatter's and the subgraph
- *                         executor's removal (bench/mcu.md, eighth round)
+ *                         are left out. With PFVM_NO_FUSION nothing calls
+ *                         a model-local function (the call operator and
+ *                         the stored plan's `d` records go: such a record
+ *                         is refused). Dims are constants kept on one
+ *                         list (no hash-consing table), and a value's
+ *                         name is searched along the graph's values (no
+ *                         name map: loading takes time quadratic in the
+ *                         number of values, fine for firmware models).
+ *                         digits planned on a Cortex-M4F (with the
+ *                         switches above and below): pfvm's flash 57.4 ->
+ *                         51.4 KB, the reader and executor with no
+ *                         kernels 35.7 -> 29.7 KB, together with the terse
+ *                         formatter's and the subgraph executor's removal
+ *                         (bench/mcu.md, eighth round); the ninth round's
+ *                         cuts (above, and PFVM_TERSE_MESSAGES's small
+ *                         formatter) 29.8 -> 24.8 KB with no kernels
  *   PFVM_FLOAT32_ONLY     the kernels keep their float32 and integer paths
  *                         only: the paths for double, float16 and bfloat16
  *                         tensors and everything that computes in double
@@ -227,11 +239,14 @@
  *                         where a node fails ("node 'conv1' (Conv): ...",
  *                         from the kernels and the executor), but no longer
  *                         values, sizes or names inside the problem. The
- *                         codes are unchanged. pfvm then formats integers,
- *                         %s and %c itself and writes other conversions
- *                         as they are (also in pfvm_status_set): no C
- *                         library printf is linked. digits planned on a
- *                         Cortex-M4F: pfvm's flash -11.4 KB (its strings)
+ *                         codes are unchanged. pfvm then formats with a
+ *                         small formatter of its own (also in
+ *                         pfvm_status_set): integers of any length, %s
+ *                         (with its precision), %c and %%; flags and width
+ *                         are ignored, other conversions written as they
+ *                         are: no C library printf is linked. digits
+ *                         planned on a Cortex-M4F: pfvm's flash -11.4 KB
+ *                         (its strings; the small formatter 0.6 KB more)
  *   PFVM_ARENA_CHUNK      bytes of each block the model's and the
  *                         executor's arenas take (default 16384; larger
  *                         requests get their own): smaller for small models

@@ -173,30 +173,85 @@ every other row links the whole library and runs the default passes on
 the device.
 
 MD
-    # the eighth round's "now": this run's images
+    # the ninth round's "now": this run's images
     set -- $(flash_by_origin "$B/an386/digits_planned.map")
     now_planned=$1 now_libc=$3
     set -- $(flash_by_origin "$B/an386/no_kernels.map")
     now_none=$1
     d="$B/an386/digits_planned.out"
     now_insns=$(($(stat "$d" run_ticks) * 40))
-    now_stack="$(kb $(stat "$d" stack_run)) KB (mlp_mnist_planned $(kb $(stat "$B/an386/mlp_mnist_planned.out" stack_run)) KB, cnn_small $(kb $(stat "$B/an386/cnn_small.out" stack_run)) KB)"
+    now_setup=$(($(stat "$d" setup_ticks) * 40))
     cat <<MD
+Issue 19, ninth round: flash (before: 848b7b0, the eighth round's
+switches: 51.4 KB for digits_planned and 29.7 KB with no kernels in the
+eighth round's table, 29.8 KB with no kernels rebuilt at 848b7b0; each
+step measured in this order on one-off builds of tests/mcu/pfvm_impl.c
+with bench/mcu.sh's no-kernel flags, map figure; the table's "now" is
+this run's):
+
+| | before | now | target |
+| --- | ---: | ---: | ---: |
+| pfvm flash, digits_planned | 51.4 KB | $(kb $now_planned) KB | <= 32 KB |
+| pfvm flash, reader + executor with no kernels | 29.7 KB | $(kb $now_none) KB | <= 16 KB |
+| libc, libm, libgcc, digits_planned | 4.3 KB | $(kb $now_libc) KB | - |
+| setup instructions (load + bind), digits_planned (M4) | 274,680 | $now_setup | - |
+| instructions per inference, digits_planned (M4) | 944,280 | $now_insns | - |
+
+MD
+    cat <<'MD'
+- Without fusion a `PFVM_PLANNED_ONLY` build reads no model-local
+  function, so nothing can call one (`PFVM__NO_FUNCTIONS`, base.h): the
+  call operator, its kernel (the body run node by node) and the stored
+  plan's `d` records (a fused body's element types) are left out; a `d`
+  record is refused as unknown. Without inference the plan reads no
+  input's contents, so the executor keeps it while every input has the
+  element type and dims of the one bound before (compared with the bound
+  tensors, no signature array). Under `PFVM_PLANNED_ONLY` every dim is a
+  constant: `pfvm_sym_const` keeps them on one list (same node for the
+  same value), and the hash-consing table is not linked. Under
+  `PFVM_NO_STDIO` (external data cannot be read) `external_data` entries
+  are skipped, not parsed: together 29.8 -> 26.7 KB with no kernels.
+- `PFVM_TERSE_MESSAGES` has a small formatter of its own (integers of
+  any length, `%s` with its precision, `%c`, `%%`; flags and width are
+  read and ignored): 26.7 -> 26.1 KB.
+- `PFVM_PLANNED_ONLY`: a name is searched along the graph's values (a
+  firmware model is small), the name map is neither filled nor read and
+  its hashing is not linked: 26.1 -> 25.7 KB.
+- The pass table's descriptions are arrays of their own: file-scope
+  string literals share one merged section that `--gc-sections` keeps
+  whole when any of them is used (the dtype names are), so the unused
+  table's 0.5 KB of text stayed in every image: 25.7 -> 25.1 KB.
+- `PFVM_TERSE_MESSAGES`: the training-state check at the end of a run no
+  longer describes the two tensors for a message that does not show them
+  (`pfvm_tensor_describe` and the dtype names' lookup): 25.1 -> 24.8 KB.
+- Not done: the lean load path (a reader that fills the executor's tables
+  straight from the planned file, without the IR graph, verifier and
+  operator resolution). What is left with no kernels, by source
+  (`-fno-inline` build): the reader 9.2 KB (TensorProto, attributes,
+  nodes, value_info, model), the executor 6.3 KB (its setup, the stored
+  plan's parser, bind, run, workspace), the IR 4.4 KB (graph building,
+  verifier, tensors), base 2.2 KB (arena, arrays, formatter, allocator
+  scopes), the operator registry 0.6 KB. 16 KB needs that load path; 32 KB
+  for digits also needs smaller kernels (about 25 KB: Conv with packing,
+  pooling, the matrix engine).
+
+MD
+    cat <<'MD'
 Issue 19, eighth round (before: 3df6737, the seventh round's switches:
 57.4 KB for digits_planned, 35.7 KB with no kernels, rebuilt from that
 commit's headers with this run's selection header; each step measured
 alone, in this order, on one-off builds of tests/mcu/pfvm_impl.c with
 tests/mcu/run.sh's flags, map figure, as differences: those builds
-missed the selection's \`PFVM_POOL_NO_INT8\`, 1.9 KB more each; the
-table's "now" is this run's):
+missed the selection's `PFVM_POOL_NO_INT8`, 1.9 KB more each; the
+table's "now" is that round's run, 0a3862f):
 
 | | before | now | target |
 | --- | ---: | ---: | ---: |
-| pfvm flash, digits_planned | 57.4 KB | $(kb $now_planned) KB | <= 32 KB |
-| pfvm flash, reader + executor with no kernels | 35.7 KB | $(kb $now_none) KB | <= 16 KB |
-| libc, libm, libgcc, digits_planned (the harness's main_sel.o no longer counted in it: it was, 1.8 KB) | 6.7 KB | $(kb $now_libc) KB | - |
-| stack in a run, digits_planned | 5.5 KB (seventh round's table) | $now_stack | small |
-| instructions per inference, digits_planned (M4) | 946,120 (seventh round's table) | $now_insns | - |
+| pfvm flash, digits_planned | 57.4 KB | 51.4 KB | <= 32 KB |
+| pfvm flash, reader + executor with no kernels | 35.7 KB | 29.7 KB | <= 16 KB |
+| libc, libm, libgcc, digits_planned (the harness's main_sel.o no longer counted in it: it was, 1.8 KB) | 6.7 KB | 4.3 KB | - |
+| stack in a run, digits_planned | 5.5 KB (seventh round's table) | 2.8 KB (mlp_mnist_planned 2.8 KB, cnn_small 15.9 KB) | small |
+| instructions per inference, digits_planned (M4) | 946,120 (seventh round's table) | 944280 | - |
 
 MD
     cat <<'MD'
