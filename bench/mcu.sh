@@ -185,7 +185,7 @@ MD
     cat <<MD
 Issue 19, ninth round: flash (before: 848b7b0, the eighth round's
 switches: 51.4 KB for digits_planned and 29.7 KB with no kernels in the
-eighth round's table, 29.8 KB with no kernels rebuilt at 848b7b0; each
+eighth round's table, 51.7 and 29.8 KB rebuilt at 848b7b0; each
 step measured in this order on one-off builds of tests/mcu/pfvm_impl.c
 with bench/mcu.sh's no-kernel flags, map figure; the table's "now" is
 this run's):
@@ -228,7 +228,7 @@ MD
   (`pfvm_tensor_describe` and the dtype names' lookup): 25.1 -> 24.8 KB.
 - Setup and heap: the name map and the symbol table's slots are no longer
   allocated, and the linear searches cost less than the hashing on these
-  models (digits_planned: 31 values); a run is unchanged (bit-exact, the
+  models (digits_planned: 18 values, 9 nodes); a run is unchanged (bit-exact, the
   same instructions within the noise of code placement).
 - Not done: the lean load path (a reader that fills the executor's tables
   straight from the planned file, without the IR graph, verifier and
