@@ -10,6 +10,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 B=${MCU_BUILD:-build/mcu}
+mkdir -p "$B"
 OUT=bench/mcu.md
 MODELS="digits mlp cnn_small dscnn mlp_mnist digits_sel digits_planned mlp_mnist_planned"
 sh tests/mcu/run.sh $MODELS >"$B/run.log" 2>&1 || { cat "$B/run.log"; exit 1; }
