@@ -2709,6 +2709,14 @@ typedef pfvm_code (*pfvm_infer_keep_all_fn)(pfvm_graph *g, pfvm_infer_keep_fn ke
  * tensors do not fit in the PEs' memories (src/ops/accel_lower.c), or NULL
  * when it has none. */
 PFVM_INTERNAL pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op);
+/* Whether input i of node n (the shapes of its inputs in[0..n_in) and of
+ * its output out) may be written by its producer straight into n's output
+ * in the root memory: the input is then the output's elements [*off,
+ * *off + its size), row-major (Concat with every axis before its axis of
+ * size 1), and n, once all its inputs are there, is a view (streamed
+ * plan; src/ops/accel_lower.c). 0: the input has a buffer of its own. */
+PFVM_INTERNAL int pfvm_acl_input_part(const pfvm_node *n, const pfvm_accel_arg *in, int n_in,
+                                      const pfvm_accel_arg *out, int i, int64_t *off);
 /* The streamed plan's lowering of a row-wise node (element-wise, broadcast
  * or reduction operator over the last axis: its inputs of the output's
  * leading dims or small vectors along the last axis) by its own resident
@@ -12692,6 +12700,42 @@ pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op)
     if (op->accel == pfvm_acl_slice)
         return pfvm__acl_slice_stream;
     return NULL;
+}
+
+/* Concat: input i is elements [off, off + its size) of the output, row
+ * major, when every axis before the concatenated one has size 1. */
+static int pfvm__acl_concat_part(const pfvm_node *n, const pfvm_accel_arg *in, int n_in, const pfvm_accel_arg *out,
+                                 int i, int64_t *off)
+{
+    int64_t axis = pfvm_node_attr_int(n, "axis", 0), inner = 1, at = 0;
+    int a, j;
+    if (i >= n_in)
+        return 0;
+    if (axis < 0)
+        axis += out->rank;
+    if (axis < 0 || axis >= out->rank)
+        return 0;
+    for (a = 0; a < out->rank; a++)
+        if (a < axis ? out->dims[a] != 1 : a > axis ? (inner *= out->dims[a], 0) : 0)
+            return 0;
+    for (j = 0; j <= i; j++) {
+        if (in[j].rank != out->rank)
+            return 0;
+        if (j < i)
+            at += in[j].dims[axis];
+    }
+    *off = at * inner;
+    return 1;
+}
+
+int pfvm_acl_input_part(const pfvm_node *n, const pfvm_accel_arg *in, int n_in, const pfvm_accel_arg *out, int i,
+                        int64_t *off)
+{
+    if (!n->op || n->n_outputs != 1 || i < 0 || i >= n_in)
+        return 0;
+    if (n->op->accel == pfvm_acl_concat)
+        return pfvm__acl_concat_part(n, in, n_in, out, i, off);
+    return 0;
 }
 
 /* ---- layout classes each lowering accepts (the layout planner's rules) ---- */

@@ -3002,6 +3002,42 @@ pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op)
     return NULL;
 }
 
+/* Concat: input i is elements [off, off + its size) of the output, row
+ * major, when every axis before the concatenated one has size 1. */
+static int pfvm__acl_concat_part(const pfvm_node *n, const pfvm_accel_arg *in, int n_in, const pfvm_accel_arg *out,
+                                 int i, int64_t *off)
+{
+    int64_t axis = pfvm_node_attr_int(n, "axis", 0), inner = 1, at = 0;
+    int a, j;
+    if (i >= n_in)
+        return 0;
+    if (axis < 0)
+        axis += out->rank;
+    if (axis < 0 || axis >= out->rank)
+        return 0;
+    for (a = 0; a < out->rank; a++)
+        if (a < axis ? out->dims[a] != 1 : a > axis ? (inner *= out->dims[a], 0) : 0)
+            return 0;
+    for (j = 0; j <= i; j++) {
+        if (in[j].rank != out->rank)
+            return 0;
+        if (j < i)
+            at += in[j].dims[axis];
+    }
+    *off = at * inner;
+    return 1;
+}
+
+int pfvm_acl_input_part(const pfvm_node *n, const pfvm_accel_arg *in, int n_in, const pfvm_accel_arg *out, int i,
+                        int64_t *off)
+{
+    if (!n->op || n->n_outputs != 1 || i < 0 || i >= n_in)
+        return 0;
+    if (n->op->accel == pfvm_acl_concat)
+        return pfvm__acl_concat_part(n, in, n_in, out, i, off);
+    return 0;
+}
+
 /* ---- layout classes each lowering accepts (the layout planner's rules) ---- */
 
 /* The axis a split class names in a tensor of rank r, or -1. */
