@@ -11044,10 +11044,16 @@ static int pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p
                         int64_t nb = (dims[2] + oct - 1) / oct;
                         int64_t nhw = ((dims[3] + th - 1) / th) * ((dims[4] + tw - 1) / tw);
                         int64_t tiles = dims[0] * dims[1] * nb * nhw, full = tiles / c->pes, rest = tiles % c->pes;
-                        for (order = 0; order < 2; order++) {
-                            double cost = (double)full * pfvm__acl_conv_wave(c, p, c->pes, oct, th, tw, icc, order, nb, nhw);
+                        for (order = 0; order < 3; order++) {
+                            /* order 2: the output channels outside the
+                             * batch, which then counts as spatial tiles */
+                            int64_t sp = order == 2 ? nhw * dims[0] : nhw;
+                            double cost;
+                            if (order == 2 && dims[0] == 1)
+                                continue; /* order 0 */
+                            cost = (double)full * pfvm__acl_conv_wave(c, p, c->pes, oct, th, tw, icc, order == 1, nb, sp);
                             if (rest)
-                                cost += pfvm__acl_conv_wave(c, p, rest, oct, th, tw, icc, order, nb, nhw);
+                                cost += pfvm__acl_conv_wave(c, p, rest, oct, th, tw, icc, order == 1, nb, sp);
                             /* the rows plan's estimate is the rougher (its
                              * dropped columns, a load per tap): it must win
                              * clearly */
@@ -11711,18 +11717,30 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
         return rc;
     step[0] = 1, step[1] = 1, step[2] = p.oct, step[3] = p.th, step[4] = p.tw;
     {
-        /* x_major: output channels innermost, so that the PEs sharing an
+        /* x_major 1: output channels innermost, so that the PEs sharing an
          * input box are consecutive; else the spatial tiles innermost */
         int64_t d2[5], s2[5], nt;
         memcpy(d2, dims, sizeof d2);
         memcpy(s2, step, sizeof s2);
-        if (x_major) {
+        if (x_major == 1) {
             d2[2] = dims[3], d2[3] = dims[4], d2[4] = dims[2];
             s2[2] = step[3], s2[3] = step[4], s2[4] = step[2];
+        } else if (x_major == 2) {
+            /* 2: (group, output channels, batch, rows, columns), so that a
+             * wave's instances under the slow links split the weights
+             * (resnet18's 7x7 Convs at batch 8), not the images */
+            d2[0] = dims[1], d2[1] = dims[2], d2[2] = dims[0];
+            s2[0] = step[1], s2[1] = step[2], s2[2] = step[0];
         }
         if ((rc = pfvm__acl_tiling(c, 5, d2, s2, &tiles)) != PFVM_OK)
             goto done;
-        for (nt = 0; x_major && nt < (int64_t)stbds_arrlen(tiles); nt++) {
+        for (nt = 0; x_major == 2 && nt < (int64_t)stbds_arrlen(tiles); nt++) {
+            pfvm__acl_tile t = tiles[nt];
+            tiles[nt].o[0] = t.o[2], tiles[nt].e[0] = t.e[2];
+            tiles[nt].o[1] = t.o[0], tiles[nt].e[1] = t.e[0];
+            tiles[nt].o[2] = t.o[1], tiles[nt].e[2] = t.e[1];
+        }
+        for (nt = 0; x_major == 1 && nt < (int64_t)stbds_arrlen(tiles); nt++) {
             pfvm__acl_tile t = tiles[nt];
             tiles[nt].o[2] = t.o[4], tiles[nt].e[2] = t.e[4];
             tiles[nt].o[3] = t.o[2], tiles[nt].e[3] = t.e[2];
