@@ -1679,6 +1679,91 @@ static pfvm_code accel_em_chain(accel_em_emitter *e, const pfvm_node *n, pfvm_ac
     return rc;
 }
 
+/* Shapes of node r's inputs and output as accel args (for
+ * pfvm_acl_input_part); 0 when one is not a static float tensor. */
+static int accel_em_part_args(accel_em_emitter *e, const pfvm_node *r, pfvm_accel_arg *in, pfvm_accel_arg *out)
+{
+    pfvm_status quiet, *keep = e->st;
+    int j, ok = r->n_inputs <= PFVM_ACCEL_MAX_ARGS && r->n_outputs == 1 && r->outputs[0];
+    memset(in, 0, PFVM_ACCEL_MAX_ARGS * sizeof *in);
+    memset(out, 0, sizeof *out);
+    e->st = &quiet;
+    for (j = 0; ok && j < r->n_inputs; j++)
+        ok = r->inputs[j] && accel_em_dims(e, r->inputs[j], &in[j].rank, in[j].dims) == PFVM_OK;
+    ok = ok && accel_em_dims(e, r->outputs[0], &out->rank, out->dims) == PFVM_OK;
+    e->st = keep;
+    return ok;
+}
+
+/* Where in the root memory the streamed plan writes v, the output of a
+ * node being lowered: by default a buffer of its own; but when v's only
+ * consumer (past element-wise consumers of v alone, which are applied by
+ * v's producer or else run in place: each tile loads its elements, then
+ * stores them where it read them) takes it as a part of its output
+ * (pfvm_acl_input_part: squeezenet's Concat of its expand Convs), in that
+ * part of the consumer's output, placed now if it is not yet, so that the
+ * consumer becomes a view (accel_em_part_view). */
+static pfvm_code accel_em_dram_out(accel_em_emitter *e, const pfvm_value *v)
+{
+    const pfvm_value *u = v;
+    int depth, j;
+    for (depth = 0; !e->naive && v->producer && depth < 4; depth++) {
+        const pfvm_node *r = accel_em_consumer(e->g, u);
+        pfvm_accel_arg in[PFVM_ACCEL_MAX_ARGS], out;
+        int64_t off;
+        if (!r || !r->op || r->n_outputs != 1 || !r->outputs[0] || !accel_em_part_args(e, r, in, &out))
+            break;
+        for (j = 0; j < r->n_inputs && r->inputs[j] != u; j++)
+            ;
+        if (pfvm_acl_input_part(r, in, r->n_inputs, &out, j, &off)) {
+            accel_em_place *o = &e->places[r->outputs[0]->id], *p = &e->places[v->id];
+            pfvm_code rc;
+            if (!o->placed && (rc = accel_em_dram_out(e, r->outputs[0])) != PFVM_OK)
+                return rc;
+            if (o->whole || o->replicated || accel_em_numel(in[j].rank, in[j].dims) + off > o->elems)
+                break;
+            p->elems = accel_em_numel(in[j].rank, in[j].dims);
+            p->bytes = p->elems * 4;
+            p->off = o->off + off * 4;
+            p->placed = 1;
+            pfvm__snprintf(p->layout, sizeof p->layout, "%s:%lld", e->t->levels[0].name, (long long)p->off);
+            return PFVM_OK;
+        }
+        /* an element-wise consumer of u alone (constant scalars aside) keeps the bytes where they are */
+        if (j != 0 || !r->op->accel || r->op->fusion != PFVM_FUSE_ELEMENTWISE)
+            break;
+        for (j = 1; j < r->n_inputs; j++)
+            if (r->inputs[j] && (!r->inputs[j]->init || pfvm_tensor_numel(r->inputs[j]->init) != 1))
+                break;
+        if (j < r->n_inputs || accel_em_numel(in[0].rank, in[0].dims) != accel_em_numel(out.rank, out.dims))
+            break;
+        u = r->outputs[0];
+    }
+    return accel_em_dram(e, v);
+}
+
+/* Whether node n's inputs are all where its output's parts are
+ * (accel_em_dram_out), so that n writes nothing: a view. */
+static int accel_em_part_view(accel_em_emitter *e, const pfvm_node *n)
+{
+    pfvm_accel_arg in[PFVM_ACCEL_MAX_ARGS], out;
+    const accel_em_place *o;
+    int j, k;
+    if (e->naive || !accel_em_part_args(e, n, in, &out) || !(o = &e->places[n->outputs[0]->id])->placed)
+        return 0;
+    for (j = 0; j < n->n_inputs; j++) {
+        int64_t off;
+        const accel_em_place *p = &e->places[n->inputs[j]->id];
+        for (k = 0; k < j; k++)
+            if (n->inputs[k] == n->inputs[j])
+                return 0;
+        if (!pfvm_acl_input_part(n, in, n->n_inputs, &out, j, &off) || !p->placed || p->whole || p->replicated ||
+            p->off != o->off + off * 4)
+            return 0;
+    }
+    return 1;
+}
+
 static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_stats *stats)
 {
     pfvm_accel_ctx c;
@@ -1730,12 +1815,15 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
         p->last_use = 0;
         return accel_em_line(e, "# view %s (%s) -> %s", n->name, n->op_type, p->layout);
     }
+    if (accel_em_part_view(e, n))
+        return accel_em_line(e, "# view %s (%s) -> %s (its inputs were written into their parts)", n->name,
+                             n->op_type, e->places[n->outputs[0]->id].layout);
     f = pfvm_acl_streamed(n->op);
     if (f && !e->naive && (rc = accel_em_chain(e, n, &c, f, stats)) == PFVM_OK)
         goto lowered;
     for (i = 0; i < n->n_outputs; i++)
         if (c.out[i].rank >= 0) {
-            if ((rc = accel_em_dram(e, n->outputs[i])) != PFVM_OK)
+            if ((rc = (n->n_outputs == 1 ? accel_em_dram_out : accel_em_dram)(e, n->outputs[i])) != PFVM_OK)
                 return rc;
             c.out[i].dram = e->places[n->outputs[i]->id].off;
             c.out[i].off = -1;

@@ -371,6 +371,14 @@ struct pfvm_op_def {
  * tensors do not fit in the PEs' memories (src/ops/accel_lower.c), or NULL
  * when it has none. */
 PFVM_INTERNAL pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op);
+/* Whether input i of node n (the shapes of its inputs in[0..n_in) and of
+ * its output out) may be written by its producer straight into n's output
+ * in the root memory: the input is then the output's elements [*off,
+ * *off + its size), row-major (Concat with every axis before its axis of
+ * size 1), and n, once all its inputs are there, is a view (streamed
+ * plan; src/ops/accel_lower.c). 0: the input has a buffer of its own. */
+PFVM_INTERNAL int pfvm_acl_input_part(const pfvm_node *n, const pfvm_accel_arg *in, int n_in,
+                                      const pfvm_accel_arg *out, int i, int64_t *off);
 /* The streamed plan's lowering of a row-wise node (element-wise, broadcast
  * or reduction operator over the last axis: its inputs of the output's
  * leading dims or small vectors along the last axis) by its own resident

@@ -827,6 +827,7 @@ typedef struct pfvm__acl_q {
     int64_t first, last, v[9];
     const char *value;            /* fill */
     pfvm__acl_ld *loads;          /* stb_ds: the queued loads */
+    pfvm__acl_ld *pads;           /* stb_ds: the queued box paddings (pfvm__acl_pad_emit), of `value` */
 } pfvm__acl_q;
 
 static void pfvm__acl_qinit(pfvm__acl_q *q)
@@ -840,7 +841,8 @@ static void pfvm__acl_qfree(pfvm__acl_q *q)
     int i;
     for (i = 0; i < 4; i++) {
         stbds_arrfree(q[i].loads);
-        q[i].loads = NULL;
+        stbds_arrfree(q[i].pads);
+        q[i].loads = q[i].pads = NULL;
     }
 }
 
@@ -891,9 +893,97 @@ static pfvm_code pfvm__acl_flush_loads(pfvm_accel_ctx *c, pfvm__acl_q *q)
     return rc;
 }
 
+/* Writes `value` into the padding of a box of ch planes of bh x bw
+ * elements at PE byte xb (v: xb, ch, bh, bw, then the rows above and
+ * below and the columns left and right of the valid part, then 1 when the
+ * layout is [bh][ch][bw], 0 for [ch][bh][bw]), not the whole box: the top
+ * and bottom rows by `fill` (one plane's, copied to the others by one
+ * `mov`), the left and right columns of every row by one `mov` each from
+ * a run already holding the value (R rows at one element per lane: a
+ * fraction of filling the box). */
+static pfvm_code pfvm__acl_pad_emit(pfvm_accel_ctx *c, const int64_t *v, const char *value)
+{
+    int64_t xb = v[0], ch = v[1], bh = v[2], bw = v[3], pt = v[4], pb = v[5], pl = v[6], pr = v[7];
+    int outer = (int)v[8], k;
+    int64_t z = -1, zlen = 0; /* a run of zlen elements at PE byte z holding value */
+    pfvm_code rc;
+    for (k = 0; k < 2; k++) {
+        int64_t rows = k ? pb : pt, at = k ? bh - pb : 0, d;
+        if (!rows)
+            continue;
+        /* [bh][ch][bw]: the rows are contiguous over all planes */
+        d = xb + at * (outer ? ch : 1) * bw * 4;
+        if ((rc = c->emit(c, "fill %lld %s %lld", (long long)d, value, (long long)(rows * bw * (outer ? ch : 1)))) !=
+            PFVM_OK)
+            return rc;
+        if (!outer && ch > 1 &&
+            (rc = c->emit(c, "mov %lld %lld %lld %lld %lld 1 0 1", (long long)(d + bh * bw * 4), (long long)d,
+                          (long long)(ch - 1), (long long)(rows * bw), (long long)(bh * bw))) != PFVM_OK)
+            return rc;
+        z = d, zlen = rows * bw;
+    }
+    for (k = 0; k < 2; k++) {
+        int64_t cols = k ? pr : pl, d = xb + (k ? bw - pr : 0) * 4;
+        if (!cols)
+            continue;
+        if (zlen < cols) {
+            if ((rc = c->emit(c, "fill %lld %s %lld", (long long)d, value, (long long)cols)) != PFVM_OK)
+                return rc;
+            z = d, zlen = cols;
+        }
+        /* every row of every plane: row i at xb + i * bw in both layouts */
+        if ((rc = c->emit(c, "mov %lld %lld %lld %lld %lld 1 0 1", (long long)d, (long long)z, (long long)(ch * bh),
+                          (long long)cols, (long long)bw)) != PFVM_OK)
+            return rc;
+    }
+    return PFVM_OK;
+}
+
+/* PE cycles of pfvm__acl_pad_emit for v (the cost model's). */
+static double pfvm__acl_pad_cycles(const pfvm_accel_ctx *c, const int64_t *v)
+{
+    double simd = c->simd > 0 ? c->simd : 1, rows = (double)(v[1] * v[2]);
+    double top = (double)((v[4] + v[5]) * v[3] * v[1]);
+    return ceil(top / simd) + rows * (ceil((double)v[6] / simd) + ceil((double)v[7] / simd));
+}
+
+/* Emits the queued paddings: per distinct padding, `on` lines naming its
+ * PEs' runs (20 at most per line), each followed by its instructions. */
+static pfvm_code pfvm__acl_flush_pads(pfvm_accel_ctx *c, pfvm__acl_q *q)
+{
+    pfvm__acl_ld *l = q->pads;
+    int64_t n = (int64_t)stbds_arrlen(l), i = 0;
+    pfvm_code rc = PFVM_OK;
+    if (n > 1)
+        qsort(l, (size_t)n, sizeof *l, pfvm__acl_ld_cmp);
+    while (i < n && rc == PFVM_OK) {
+        char line[512];
+        size_t len = (size_t)pfvm__snprintf(line, sizeof line, "on");
+        int ranges = 0;
+        int64_t j = i;
+        while (j < n && ranges < 20 && !memcmp(l[j].v, l[i].v, sizeof l[i].v)) {
+            int64_t first = l[j].pe;
+            while (j + 1 < n && !memcmp(l[j + 1].v, l[i].v, sizeof l[i].v) && l[j + 1].pe <= l[j].pe + 1)
+                j++;
+            len += (size_t)pfvm__snprintf(line + len, sizeof line - len, " %lld %lld", (long long)first,
+                                          (long long)l[j].pe);
+            ranges++;
+            j++;
+        }
+        if ((rc = c->emit(c, "%s", line)) == PFVM_OK)
+            rc = pfvm__acl_pad_emit(c, l[i].v, q->value);
+        i = j;
+    }
+    stbds_arrfree(q->pads);
+    q->pads = NULL;
+    return rc;
+}
+
 static pfvm_code pfvm__acl_flush(pfvm_accel_ctx *c, pfvm__acl_q *q)
 {
     pfvm_code rc;
+    if (q->pads && (rc = pfvm__acl_flush_pads(c, q)) != PFVM_OK)
+        return rc;
     if (q->loads)
         return pfvm__acl_flush_loads(c, q);
     if (!q->pending)
@@ -932,6 +1022,26 @@ static pfvm_code pfvm__acl_queue(pfvm_accel_ctx *c, pfvm__acl_q *q, int64_t pe, 
     q->first = q->last = pe;
     memset(q->v, 0, sizeof q->v);
     memcpy(q->v, v, (size_t)nv * sizeof *v);
+    return PFVM_OK;
+}
+
+/* Queues the padding of a box (v as pfvm__acl_pad_emit's) with `value`
+ * for PE pe; a queue holds the paddings of one value. */
+static pfvm_code pfvm__acl_queue_pad(pfvm_accel_ctx *c, pfvm__acl_q *q, int64_t pe, const int64_t *v,
+                                     const char *value)
+{
+    pfvm__acl_ld l;
+    pfvm_code rc;
+    if (q->pending && (rc = pfvm__acl_flush(c, q)) != PFVM_OK)
+        return rc;
+    if (q->pads && strcmp(q->value, value) && (rc = pfvm__acl_flush_pads(c, q)) != PFVM_OK)
+        return rc;
+    memcpy(l.v, v, sizeof l.v);
+    l.pe = pe;
+    q->value = value;
+    if (!pfvm__arrpush(q->pads, l))
+        return pfvm__fail(c->st, PFVM_ERR_NOMEM, "node %s (%s): out of memory for fills", c->node->name,
+                          c->node->op_type);
     return PFVM_OK;
 }
 
@@ -1054,8 +1164,10 @@ static pfvm_code pfvm__acl_run_waves(pfvm_accel_ctx *c, const pfvm__acl_tile *ti
         for (j = 0; j < (w->nchunks > 1 ? w->nchunks : 1) && rc == PFVM_OK; j++)
             rc = pfvm__acl_wave_pass(c, w, q, tiles + wave, n, j);
     }
-    for (k = 0; k < PFVM__ACL_NQ; k++)
+    for (k = 0; k < PFVM__ACL_NQ; k++) {
         stbds_arrfree(q[k].loads);
+        stbds_arrfree(q[k].pads);
+    }
     return rc;
 }
 
@@ -1085,11 +1197,16 @@ static pfvm_code pfvm__acl_load_box2(pfvm_accel_ctx *c, pfvm__acl_q *q, const pf
     u0 = w0 < 0 ? 0 : w0;
     u1 = w0 + bw > w->in[1] ? w->in[1] : w0 + bw;
     if (fill) {
-        int64_t f[2];
-        f[0] = xb, f[1] = ch * bh * bw;
+        int64_t f[9];
         if (v0 == h0 && v1 == h0 + bh && u0 == w0 && u1 == w0 + bw)
             return PFVM_OK;
-        return pfvm__acl_queue(c, q, pe, f, 2, pad);
+        if (v1 <= v0 || u1 <= u0) { /* all padding */
+            f[0] = xb, f[1] = ch * bh * bw;
+            return pfvm__acl_queue(c, q, pe, f, 2, pad);
+        }
+        f[0] = xb, f[1] = ch, f[2] = bh, f[3] = bw, f[4] = v0 - h0, f[5] = h0 + bh - v1, f[6] = u0 - w0;
+        f[7] = w0 + bw - u1, f[8] = rows_outer;
+        return pfvm__acl_queue_pad(c, q, pe, f, pad);
     }
     if (v1 <= v0 || u1 <= u0)
         return PFVM_OK;
@@ -1167,8 +1284,19 @@ static double pfvm__acl_conv_wave(const pfvm_accel_ctx *c, const pfvm__acl_conv_
     int64_t bw = (tw - 1) * p->w.s[1] + (p->w.k[1] - 1) * p->w.d[1] + 1;
     int64_t nchunks = (p->Cg + icc - 1) / icc, simd = c->simd > 0 ? c->simd : 1;
     double box = (double)(icc * bh * bw * 4), slice = (double)(oct * icc * p->kk * 4), out = (double)(oct * th * tw * 4);
-    double down = 0, up = 0, compute, phase, last;
+    double down = 0, up = 0, compute, phase, last, first, pad;
     int k;
+    {
+        /* the padding of the top left tile's box, written on the first step */
+        int64_t v[9], a;
+        v[1] = icc, v[2] = bh, v[3] = bw, v[8] = 0;
+        for (a = 0; a < 2; a++) {
+            int64_t lo = -p->w.pad0[a], sz = a ? bw : bh, hi = lo + sz > p->w.in[a] ? p->w.in[a] : lo + sz;
+            v[4 + 2 * a] = lo < 0 ? -lo : 0;
+            v[5 + 2 * a] = lo + sz - hi;
+        }
+        pad = v[4] + v[5] + v[6] + v[7] ? pfvm__acl_pad_cycles(c, v) : 0;
+    }
     if (p->rows)
         compute = (double)(th * p->kk) * ceil((double)oct * (double)bw * (double)icc / c->macs);
     else
@@ -1190,8 +1318,11 @@ static double pfvm__acl_conv_wave(const pfvm_accel_ctx *c, const pfvm__acl_conv_
             up = ub / c->link_up[k];
     }
     phase = down > compute ? down : compute;
+    first = down > compute + pad ? down : compute + pad;
+    if (nchunks == 1)
+        return (first > up ? first : up) + 1;
     last = phase > up ? phase : up;
-    return (double)(nchunks - 1) * (phase + 1) + last + 1;
+    return first + 1 + (double)(nchunks - 2) * (phase + 1) + last + 1;
 }
 
 /* Chooses the Conv tile (output channels, rows, columns, input channels
@@ -1213,10 +1344,16 @@ static int pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p
                         int64_t nb = (dims[2] + oct - 1) / oct;
                         int64_t nhw = ((dims[3] + th - 1) / th) * ((dims[4] + tw - 1) / tw);
                         int64_t tiles = dims[0] * dims[1] * nb * nhw, full = tiles / c->pes, rest = tiles % c->pes;
-                        for (order = 0; order < 2; order++) {
-                            double cost = (double)full * pfvm__acl_conv_wave(c, p, c->pes, oct, th, tw, icc, order, nb, nhw);
+                        for (order = 0; order < 3; order++) {
+                            /* order 2: the output channels outside the
+                             * batch, which then counts as spatial tiles */
+                            int64_t sp = order == 2 ? nhw * dims[0] : nhw;
+                            double cost;
+                            if (order == 2 && dims[0] == 1)
+                                continue; /* order 0 */
+                            cost = (double)full * pfvm__acl_conv_wave(c, p, c->pes, oct, th, tw, icc, order == 1, nb, sp);
                             if (rest)
-                                cost += pfvm__acl_conv_wave(c, p, rest, oct, th, tw, icc, order, nb, nhw);
+                                cost += pfvm__acl_conv_wave(c, p, rest, oct, th, tw, icc, order == 1, nb, sp);
                             /* the rows plan's estimate is the rougher (its
                              * dropped columns, a load per tap): it must win
                              * clearly */
@@ -1385,7 +1522,7 @@ static pfvm_code pfvm__acl_conv_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pf
     int64_t g = t->o[1], oc = g * p->OCg + t->o[2];
     int64_t src = x->dram + ((t->o[0] * p->C + g * p->Cg + p->ic0) * p->w.in[0] * p->w.in[1]) * 4;
     pfvm_code rc;
-    if (p->first || p->rows) {
+    if (p->first || (p->rows && p->icn != p->icc)) { /* equal chunks keep the padding where it was */
         int64_t f[2], bh, bw, h0, w0;
         if ((rc = pfvm__acl_load_box2(c, &q[3], &p->w, pe, p->xb, 0, p->icn, t->o[3], t->e[3], t->o[4], t->e[4], "0",
                                       1, p->rows)) != PFVM_OK)
@@ -1880,18 +2017,30 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
         return rc;
     step[0] = 1, step[1] = 1, step[2] = p.oct, step[3] = p.th, step[4] = p.tw;
     {
-        /* x_major: output channels innermost, so that the PEs sharing an
+        /* x_major 1: output channels innermost, so that the PEs sharing an
          * input box are consecutive; else the spatial tiles innermost */
         int64_t d2[5], s2[5], nt;
         memcpy(d2, dims, sizeof d2);
         memcpy(s2, step, sizeof s2);
-        if (x_major) {
+        if (x_major == 1) {
             d2[2] = dims[3], d2[3] = dims[4], d2[4] = dims[2];
             s2[2] = step[3], s2[3] = step[4], s2[4] = step[2];
+        } else if (x_major == 2) {
+            /* 2: (group, output channels, batch, rows, columns), so that a
+             * wave's instances under the slow links split the weights
+             * (resnet18's 7x7 Convs at batch 8), not the images */
+            d2[0] = dims[1], d2[1] = dims[2], d2[2] = dims[0];
+            s2[0] = step[1], s2[1] = step[2], s2[2] = step[0];
         }
         if ((rc = pfvm__acl_tiling(c, 5, d2, s2, &tiles)) != PFVM_OK)
             goto done;
-        for (nt = 0; x_major && nt < (int64_t)stbds_arrlen(tiles); nt++) {
+        for (nt = 0; x_major == 2 && nt < (int64_t)stbds_arrlen(tiles); nt++) {
+            pfvm__acl_tile t = tiles[nt];
+            tiles[nt].o[0] = t.o[2], tiles[nt].e[0] = t.e[2];
+            tiles[nt].o[1] = t.o[0], tiles[nt].e[1] = t.e[0];
+            tiles[nt].o[2] = t.o[1], tiles[nt].e[2] = t.e[1];
+        }
+        for (nt = 0; x_major == 1 && nt < (int64_t)stbds_arrlen(tiles); nt++) {
             pfvm__acl_tile t = tiles[nt];
             tiles[nt].o[2] = t.o[4], tiles[nt].e[2] = t.e[4];
             tiles[nt].o[3] = t.o[2], tiles[nt].e[3] = t.e[2];
@@ -1978,10 +2127,29 @@ static pfvm_code pfvm__acl_maxpool_store(pfvm_accel_ctx *c, const pfvm__acl_tile
                            t->e[3]);
 }
 
+/* Cycles of one MaxPool wave of m tiles of ct channels x th x tw outputs
+ * (box bh x bw) by the simulator's cost model: one phase, the busiest
+ * link (no box is shared by two tiles) against the PE's gathers (one
+ * element per cycle) and `red max`. */
+static double pfvm__acl_pool_wave(const pfvm_accel_ctx *c, const pfvm__acl_pool_plan *p, int64_t m, int64_t ct,
+                                  int64_t th, int64_t tw, int64_t bh, int64_t bw)
+{
+    double taps = (double)(p->w.k[0] * p->w.k[1]), simd = c->simd > 0 ? c->simd : 1;
+    double cost = (double)(ct * th * tw) * taps + (double)ct * ceil((double)(th * tw) * taps / simd);
+    int k;
+    for (k = 0; k < c->nlinks; k++) {
+        double mk = (double)pfvm__acl_first(c, m, k);
+        double down = mk * (double)(ct * bh * bw * 4) / c->link_down[k], up = mk * (double)(ct * th * tw * 4) / c->link_up[k];
+        cost = cost > down ? cost : down;
+        cost = cost > up ? cost : up;
+    }
+    return cost + 1;
+}
+
 static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
-    int64_t dims[4], step[4], taps, ct, th, tw;
+    int64_t dims[4], step[4], taps, ct = 1, th = 1, tw = 1;
     pfvm__acl_pool_plan p;
     pfvm__acl_tile *tiles = NULL;
     pfvm__acl_waves w;
@@ -1991,24 +2159,47 @@ static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c)
     if ((rc = pfvm__acl_window(c, x, y, NULL, &p.w)) != PFVM_OK)
         return rc;
     taps = p.w.k[0] * p.w.k[1];
-    ct = x->dims[1], th = p.w.out[0], tw = p.w.out[1];
-    for (;;) {
-        int64_t bh, bw, h0, w0, bytes;
-        pfvm__acl_box(&p.w, 0, 0, th, &h0, &bh);
-        pfvm__acl_box(&p.w, 1, 0, tw, &w0, &bw);
-        bytes = pfvm__acl_al(ct * bh * bw * 4) + pfvm__acl_al(th * tw * taps * 4) + pfvm__acl_al(ct * th * tw * 4);
-        dims[0] = y->dims[0], dims[1] = x->dims[1], dims[2] = p.w.out[0], dims[3] = p.w.out[1];
-        step[0] = 1, step[1] = ct, step[2] = th, step[3] = tw;
-        if (bytes <= c->pe_mem && (pfvm__acl_count(4, dims, step) >= c->pes || (ct == 1 && th == 1 && tw == 1)))
-            break;
-        if (ct > 1 && (ct >= th || th == 1))
-            ct = (ct + 1) / 2;
-        else if (th > 1)
-            th = (th + 1) / 2;
-        else if (tw > 1)
-            tw = (tw + 1) / 2;
-        else
-            return pfvm__acl_stream_nomem(c, bytes);
+    dims[0] = y->dims[0], dims[1] = x->dims[1], dims[2] = p.w.out[0], dims[3] = p.w.out[1];
+    step[0] = 1;
+    {
+        /* the tile (each extent halved 0, 1, 2... times) the cost model
+         * finds fastest: the pool computes little, so its boxes' halo (an
+         * input row read by two tiles) matters more than using every PE */
+        int64_t c2, h2, w2, least = -1;
+        double best = -1;
+        for (c2 = dims[1];; c2 = (c2 + 1) / 2) {
+            for (h2 = dims[2];; h2 = (h2 + 1) / 2) {
+                for (w2 = dims[3];; w2 = (w2 + 1) / 2) {
+                    int64_t bh, bw, h0, w0, bytes, n, full;
+                    pfvm__acl_box(&p.w, 0, 0, h2, &h0, &bh);
+                    pfvm__acl_box(&p.w, 1, 0, w2, &w0, &bw);
+                    bytes = pfvm__acl_al(c2 * bh * bw * 4) + pfvm__acl_al(h2 * w2 * taps * 4) +
+                            pfvm__acl_al(c2 * h2 * w2 * 4);
+                    if (least < 0 || bytes < least)
+                        least = bytes;
+                    if (bytes <= c->pe_mem) {
+                        double cost;
+                        step[1] = c2, step[2] = h2, step[3] = w2;
+                        n = pfvm__acl_count(4, dims, step);
+                        full = n / c->pes;
+                        cost = (double)full * pfvm__acl_pool_wave(c, &p, c->pes, c2, h2, w2, bh, bw);
+                        if (n % c->pes)
+                            cost += pfvm__acl_pool_wave(c, &p, n % c->pes, c2, h2, w2, bh, bw);
+                        if (best < 0 || cost < best)
+                            best = cost, ct = c2, th = h2, tw = w2;
+                    }
+                    if (w2 == 1)
+                        break;
+                }
+                if (h2 == 1)
+                    break;
+            }
+            if (c2 == 1)
+                break;
+        }
+        if (best < 0)
+            return pfvm__acl_stream_nomem(c, least);
+        step[1] = ct, step[2] = th, step[3] = tw;
     }
     {
         int64_t bh, bw, h0, w0;
@@ -2827,6 +3018,42 @@ pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op)
     if (op->accel == pfvm_acl_slice)
         return pfvm__acl_slice_stream;
     return NULL;
+}
+
+/* Concat: input i is elements [off, off + its size) of the output, row
+ * major, when every axis before the concatenated one has size 1. */
+static int pfvm__acl_concat_part(const pfvm_node *n, const pfvm_accel_arg *in, int n_in, const pfvm_accel_arg *out,
+                                 int i, int64_t *off)
+{
+    int64_t axis = pfvm_node_attr_int(n, "axis", 0), inner = 1, at = 0;
+    int a, j;
+    if (i >= n_in)
+        return 0;
+    if (axis < 0)
+        axis += out->rank;
+    if (axis < 0 || axis >= out->rank)
+        return 0;
+    for (a = 0; a < out->rank; a++)
+        if (a < axis ? out->dims[a] != 1 : a > axis ? (inner *= out->dims[a], 0) : 0)
+            return 0;
+    for (j = 0; j <= i; j++) {
+        if (in[j].rank != out->rank)
+            return 0;
+        if (j < i)
+            at += in[j].dims[axis];
+    }
+    *off = at * inner;
+    return 1;
+}
+
+int pfvm_acl_input_part(const pfvm_node *n, const pfvm_accel_arg *in, int n_in, const pfvm_accel_arg *out, int i,
+                        int64_t *off)
+{
+    if (!n->op || n->n_outputs != 1 || i < 0 || i >= n_in)
+        return 0;
+    if (n->op->accel == pfvm_acl_concat)
+        return pfvm__acl_concat_part(n, in, n_in, out, i, off);
+    return 0;
 }
 
 /* ---- layout classes each lowering accepts (the layout planner's rules) ---- */
