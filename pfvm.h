@@ -3099,6 +3099,8 @@ PFVM_INTERNAL pfvm_value *pfvm__grad_collect(pfvm_grad_ctx *g, const pfvm_value 
 /* What a pass asks of the hooks (pfvm_rw_mode). */
 #define PFVM_RW_SIMPLIFY 1u /* local rewrites: x*1 -> x, Reshape to the same shape -> its input, ... */
 #define PFVM_RW_AFFINE 2u   /* fold per-channel scale/shift nodes (BatchNormalization) into their producer */
+#define PFVM_RW_COMPOSE 4u  /* decomposed operators become one node again (an exported LayerNorm's nine
+                               nodes -> LayerNormalization): the compose pass, not in the default pipeline */
 
 /* A request to absorb y = out * scale + shift (per channel along `axis`
  * of the node's output 0) into the node that makes out (pfvm_rw_absorb). */
@@ -3194,6 +3196,20 @@ PFVM_INTERNAL int pfvm_rw_is_all(const pfvm_rewrite *rw, const pfvm_value *v, do
 PFVM_INTERNAL int pfvm_rw_readers(pfvm_rewrite *rw, const pfvm_value *v);
 /* The node that makes v, or NULL (inputs, initializers). */
 PFVM_INTERNAL pfvm_node *pfvm_rw_producer(const pfvm_rewrite *rw, const pfvm_value *v);
+/* The readers of v (a value of the graph being rewritten): returns their
+ * number, graph outputs and subgraph captures included, and stores up to
+ * cap of the reading nodes in out (NULL for a graph output or a reader
+ * inside a subgraph: not a node of this graph to match). */
+PFVM_INTERNAL int pfvm_rw_reader_nodes(pfvm_rewrite *rw, const pfvm_value *v, pfvm_node **out, int cap);
+/* 1 when v's only reader is a node of this graph: stores it in *node. */
+PFVM_INTERNAL int pfvm_rw_only_reader(pfvm_rewrite *rw, const pfvm_value *v, pfvm_node **node);
+/* Makes the model import the default ONNX domain at `opset` at least, so
+ * that pfvm_rw_add_node can add an operator that version introduced: 1
+ * when it does (already or now), 0 when it declines because some node of
+ * the model would resolve to another registry definition at `opset` than
+ * at its own (the registry splits an operator's definitions where its
+ * meaning changes: since/until). Nodes keep their own opset. */
+PFVM_INTERNAL int pfvm_rw_require_opset(pfvm_rewrite *rw, int64_t opset);
 /* 1 when a node's output i is absent or has no reader. */
 PFVM_INTERNAL int pfvm_rw_output_unused(pfvm_rewrite *rw, const pfvm_node *node, int i);
 
@@ -3611,6 +3627,10 @@ PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c);
 /* ReduceSum, ReduceMean, ReduceMax, ReduceMin over trailing axes (the
  * other reductions' tables name it too and get a clear refusal). */
 PFVM_INTERNAL pfvm_code pfvm_acl_reduce(pfvm_accel_ctx *c);
+/* LayerNormalization's compose rule (src/ops/nn.c), run by ReduceMean's
+ * simplify hook in PFVM_RW_COMPOSE mode: an exported LayerNorm's nine
+ * nodes starting at `mean` become one LayerNormalization. */
+PFVM_INTERNAL pfvm_code pfvm_nn_compose_ln(pfvm_rewrite *rw, pfvm_node *mean);
 
 #endif /* PFVM_OPS_COMMON_H */
 /* ---- src/ops/quant.h ---- */
@@ -3686,6 +3706,9 @@ PFVM_INTERNAL pfvm_code pfvm__pass_fold(pfvm_model *m, pfvm_graph *g, pfvm_pass_
 PFVM_INTERNAL pfvm_code pfvm__pass_simplify(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_cse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_bnfold(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+/* The operators' compose rules (PFVM_RW_COMPOSE): a decomposed operator's
+ * nodes become the operator again (src/passes/simplify.c). */
+PFVM_INTERNAL pfvm_code pfvm__pass_compose(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_dce(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 /* ---- src/passes/recompute.h ---- */
@@ -9420,6 +9443,56 @@ pfvm_node *pfvm_rw_producer(const pfvm_rewrite *rw, const pfvm_value *v)
 {
     (void)rw;
     return v ? v->producer : NULL;
+}
+
+int pfvm_rw_reader_nodes(pfvm_rewrite *rw, const pfvm_value *v, pfvm_node **out, int cap)
+{
+    const pfvm_use *u;
+    int n, i;
+    if (!v || v->graph != rw->g || pfvm_rw_readers(rw, v) >= 1 << 30)
+        return -1;
+    u = pfvm_uses_of(&rw->uses, v, &n);
+    for (i = 0; i < n && i < cap; i++)
+        out[i] = u[i].node && u[i].graph == rw->g ? u[i].node : NULL;
+    return n;
+}
+
+int pfvm_rw_only_reader(pfvm_rewrite *rw, const pfvm_value *v, pfvm_node **node)
+{
+    *node = NULL;
+    return pfvm_rw_reader_nodes(rw, v, node, 1) == 1 && *node;
+}
+
+/* pfvm_rw_require_opset's check over one graph: user points at the
+ * wanted opset; the code is PFVM_ERR_UNSUPPORTED at the first node whose
+ * definition would change. */
+static pfvm_code pfvm__rw_same_def_at(void *user, pfvm_graph *g)
+{
+    int64_t opset = *(const int64_t *)user;
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+        const pfvm_node *n = g->nodes[i];
+        if ((!n->domain || !n->domain[0] || !strcmp(n->domain, "ai.onnx")) &&
+            pfvm_op_find("", n->op_type, n->opset) != pfvm_op_find("", n->op_type, opset))
+            return PFVM_ERR_UNSUPPORTED;
+    }
+    return PFVM_OK;
+}
+
+int pfvm_rw_require_opset(pfvm_rewrite *rw, int64_t opset)
+{
+    pfvm_model *m = rw->m;
+    int i;
+    if (pfvm_rw_opset(rw, "") >= opset)
+        return 1;
+    if (pfvm__for_graphs(m->graph, pfvm__rw_same_def_at, &opset))
+        return 0;
+    for (i = 0; i < (int)stbds_arrlen(m->opsets); i++)
+        if (!m->opsets[i].domain[0] || !strcmp(m->opsets[i].domain, "ai.onnx")) {
+            m->opsets[i].version = opset;
+            return 1;
+        }
+    return 0; /* no default-domain import to raise */
 }
 
 int pfvm_rw_output_unused(pfvm_rewrite *rw, const pfvm_node *node, int i)
@@ -29489,6 +29562,122 @@ static double pfvm__nn_convt_flops(const pfvm_node *n, const pfvm_dims *in, int 
     return pfvm__nn_conv_cost(in, n_in, n_in ? pfvm_dims_numel(&in[0]) : -1, n_out ? pfvm_dims_numel(&out[0]) : -1);
 }
 
+/* ---- composing an exported LayerNorm (the compose pass) ---------------------- */
+
+/* 1 when n is `op` reading `in` as input `at` (of two inputs), with the
+ * other input in *other. */
+static int pfvm__nn_ln_is(const pfvm_node *n, const char *op, const pfvm_value *in, int at, pfvm_value **other)
+{
+    if (!n || strcmp(n->op_type, op) || n->n_inputs != 2 || n->n_outputs < 1 || n->inputs[at] != in)
+        return 0;
+    if (other)
+        *other = n->inputs[1 - at];
+    return 1;
+}
+
+/* 1 when n is ReduceMean of `in` over its last axis alone, dims kept. */
+static int pfvm__nn_ln_mean_last(pfvm_rewrite *rw, const pfvm_node *n, const pfvm_value *in, int rank)
+{
+    const int64_t *axes = NULL;
+    int64_t ax[2];
+    int count;
+    if (!n || strcmp(n->op_type, "ReduceMean") || n->n_inputs < 1 || n->inputs[0] != in || n->n_outputs != 1 ||
+        pfvm_node_attr_int(n, "keepdims", 1) != 1)
+        return 0;
+    if (n->n_inputs > 1 && n->inputs[1]) /* opset 18: axes as an input */
+        count = pfvm_rw_ints(rw, n->inputs[1], ax, 2), axes = ax;
+    else
+        count = pfvm_node_attr_ints(n, "axes", &axes);
+    return count == 1 && (axes[0] == rank - 1 || axes[0] == -1);
+}
+
+/* A float constant of n elements (1: a scalar of any rank) in *t. */
+static int pfvm__nn_ln_const(pfvm_rewrite *rw, const pfvm_value *v, int64_t n, int vector, const pfvm_tensor **t)
+{
+    *t = v ? pfvm_rw_value(rw, v) : NULL;
+    return *t && pfvm_dtype_is_float((*t)->dtype) && pfvm_tensor_numel(*t) == n && (!vector || (*t)->rank == 1);
+}
+
+/* The compose rule of LayerNormalization (PFVM_RW_COMPOSE, run from
+ * ReduceMean's simplify hook: the pattern's first node). PyTorch exports
+ * LayerNorm below opset 17 as nine nodes: m = ReduceMean(x), d = Sub(x,
+ * m), v = ReduceMean(Pow(d, 2)), y = Div(d, Sqrt(Add(v, eps))) [, Mul(y,
+ * gamma) [, Add(., beta)]], every intermediate read once (d twice: Pow
+ * and Div), the means over the last axis alone. They become one
+ * LayerNormalization(x, gamma or ones, beta) over axis -1 with that
+ * epsilon: one row pass instead of nine tensors (accel streams it as one
+ * rows-stream node). The model's default-domain import is raised to 17
+ * when that changes no other node's definition (pfvm_rw_require_opset). */
+PFVM_INTERNAL pfvm_code pfvm_nn_compose_ln(pfvm_rewrite *rw, pfvm_node *mean)
+{
+    pfvm_value *x = mean->n_inputs > 0 ? mean->inputs[0] : NULL, *eps_v = NULL, *two = NULL, *in[3];
+    pfvm_node *sub, *pw = NULL, *div = NULL, *var, *add, *sq, *last, *mul, *badd, *rd[2];
+    const pfvm_shape *xs = x ? pfvm_rw_shape(rw, x) : NULL;
+    const pfvm_type *xt = x ? pfvm_rw_type(rw, x) : NULL;
+    const pfvm_tensor *eps_t, *g_t = NULL, *b_t = NULL;
+    pfvm_tensor *ones;
+    pfvm_node *ln;
+    int64_t c, i;
+    int r;
+    if (pfvm_rw_mode(rw) != PFVM_RW_COMPOSE || !xs || !xt || xs->rank < 1 || !pfvm_dtype_is_float(xt->dtype) ||
+        !pfvm_sym_is_const(xs->dims[xs->rank - 1], &c) || c < 1 || !pfvm__nn_ln_mean_last(rw, mean, x, xs->rank))
+        return PFVM_OK;
+    if (!pfvm_rw_only_reader(rw, mean->outputs[0], &sub) || !pfvm__nn_ln_is(sub, "Sub", mean->outputs[0], 1, NULL) ||
+        sub->inputs[0] != x || pfvm_rw_reader_nodes(rw, sub->outputs[0], rd, 2) != 2 || !rd[0] || !rd[1])
+        return PFVM_OK;
+    for (r = 0; r < 2; r++) {
+        if (pfvm__nn_ln_is(rd[r], "Pow", sub->outputs[0], 0, &two))
+            pw = rd[r];
+        else if (pfvm__nn_ln_is(rd[r], "Div", sub->outputs[0], 0, NULL))
+            div = rd[r];
+    }
+    if (!pw || !div || !pfvm_rw_is_all(rw, two, 2.0) || !pfvm_rw_only_reader(rw, pw->outputs[0], &var) ||
+        !pfvm__nn_ln_mean_last(rw, var, pw->outputs[0], xs->rank) ||
+        !pfvm_rw_only_reader(rw, var->outputs[0], &add) ||
+        !(pfvm__nn_ln_is(add, "Add", var->outputs[0], 0, &eps_v) || pfvm__nn_ln_is(add, "Add", var->outputs[0], 1, &eps_v)) ||
+        !pfvm__nn_ln_const(rw, eps_v, 1, 0, &eps_t) || !pfvm_rw_only_reader(rw, add->outputs[0], &sq) ||
+        strcmp(sq->op_type, "Sqrt") || pfvm_rw_readers(rw, sq->outputs[0]) != 1 || div->inputs[1] != sq->outputs[0] ||
+        !pfvm_rw_same_type(rw, div->outputs[0], x))
+        return PFVM_OK;
+    last = div;
+    in[1] = in[2] = NULL;
+    /* the affine tail: Mul by gamma, then Add of beta (either operand order) */
+    if (pfvm_rw_only_reader(rw, div->outputs[0], &mul) &&
+        ((pfvm__nn_ln_is(mul, "Mul", div->outputs[0], 0, &in[1]) || pfvm__nn_ln_is(mul, "Mul", div->outputs[0], 1, &in[1])) &&
+         pfvm__nn_ln_const(rw, in[1], c, 1, &g_t) && pfvm_rw_same_type(rw, mul->outputs[0], x))) {
+        last = mul;
+        if (pfvm_rw_only_reader(rw, mul->outputs[0], &badd) &&
+            (pfvm__nn_ln_is(badd, "Add", mul->outputs[0], 0, &in[2]) || pfvm__nn_ln_is(badd, "Add", mul->outputs[0], 1, &in[2])) &&
+            pfvm__nn_ln_const(rw, in[2], c, 1, &b_t) && pfvm_rw_same_type(rw, badd->outputs[0], x) &&
+            b_t->dtype == xt->dtype)
+            last = badd;
+        else
+            in[2] = NULL;
+    } else
+        in[1] = NULL;
+    if ((g_t && g_t->dtype != xt->dtype) || !pfvm_rw_require_opset(rw, 17))
+        return PFVM_OK;
+    if (!in[1]) { /* LayerNormalization's Scale is not optional: ones */
+        if (!(in[1] = pfvm_rw_const_new(rw, xt->dtype, 1, &c, "ln_scale", &ones)))
+            return pfvm_rw_code(rw);
+        for (i = 0; i < c; i++)
+            pfvm_red_store(ones, i, 1.0);
+    }
+    in[0] = x;
+    if (!(ln = pfvm_rw_add_node(rw, "LayerNormalization", in, in[2] ? 3 : 2, 1, last)) ||
+        pfvm_node_set_attr_int(ln, "axis", -1, rw->st) ||
+        pfvm_node_set_attr_float(ln, "epsilon", (float)pfvm_tensor_get_f64(eps_t, 0), rw->st) ||
+        pfvm_rw_infer_node(rw, ln))
+        return pfvm_rw_code(rw);
+    return pfvm_rw_forward(rw, last, 0, ln->outputs[0]);
+}
+
+/* At most this many rows on a PE: LayerNormalization's sum of squares is
+ * one `gemm` (1 x 1 x cols, B transposed: the centred row with itself)
+ * per row, ceil(cols / MACs) cycles each, instead of a `bin mul` and a
+ * `red sum` over the tile (2 ceil(rows cols / simd)) and its temporary. */
+#define PFVM__NN_LN_GEMM_ROWS 4
+
 /* accel lowering (see pfvm_accel_fn) of LayerNormalization over the last
  * axis, each row whole on its PE: mean, centred square, variance, scale. */
 static pfvm_code pfvm__nn_accel_ln(pfvm_accel_ctx *c)
@@ -29510,7 +29699,7 @@ static pfvm_code pfvm__nn_accel_ln(pfvm_accel_ctx *c)
                           n->name);
     mean = c->scratch(c, rows * 4);
     var = c->scratch(c, rows * 4);
-    tmp = c->scratch(c, x->elems * 4);
+    tmp = rows <= PFVM__NN_LN_GEMM_ROWS ? 0 : c->scratch(c, x->elems * 4);
     if (mean < 0 || var < 0 || tmp < 0)
         return pfvm__fail(c->st, PFVM_ERR_NOMEM, "node %s (LayerNormalization): no PE memory for temporaries", n->name);
     {
@@ -29520,15 +29709,23 @@ static pfvm_code pfvm__nn_accel_ln(pfvm_accel_ctx *c)
                                "imm add %lld %lld %.9g %lld", "un sqrt %lld %lld %lld", "un recip %lld %lld %lld",
                                "row mul %lld %lld %lld %lld %lld", "col mul %lld %lld %lld %lld %lld",
                                "col add %lld %lld %lld %lld %lld"};
-        long long Y = y->off, X = x->off, M = mean, V = var, T = tmp, R = rows, C = cols, E = x->elems;
+        long long Y = y->off, X = x->off, M = mean, V = var, T = tmp, R = rows, C = cols, E = x->elems, r;
         double inv = 1.0 / (double)cols;
         for (i = 0; i < 12 && rc == PFVM_OK; i++) {
             switch (i) {
             case 0: rc = c->emit(c, steps[i], M, X, R, C); break;
             case 1: rc = c->emit(c, steps[i], M, M, inv, R); break;
             case 2: rc = c->emit(c, steps[i], Y, X, M, R, C); break;
-            case 3: rc = c->emit(c, steps[i], T, Y, Y, E); break;
-            case 4: rc = c->emit(c, steps[i], V, T, R, C); break;
+            case 3:
+                if (rows > PFVM__NN_LN_GEMM_ROWS)
+                    rc = c->emit(c, steps[i], T, Y, Y, E);
+                break;
+            case 4:
+                if (rows > PFVM__NN_LN_GEMM_ROWS)
+                    rc = c->emit(c, steps[i], V, T, R, C);
+                for (r = 0; r < rows && rows <= PFVM__NN_LN_GEMM_ROWS && rc == PFVM_OK; r++)
+                    rc = c->emit(c, "gemm %lld %lld %lld 1 1 %lld 1", V + 4 * r, Y + 4 * r * C, Y + 4 * r * C, C);
+                break;
             case 5: rc = c->emit(c, steps[i], V, V, inv, R); break;
             case 6: rc = c->emit(c, steps[i], V, V, (double)eps, R); break;
             case 7: case 8: rc = c->emit(c, steps[i], V, V, R); break;
@@ -34493,7 +34690,9 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 
 #define PFVM__RED_T "float,double,float16,bfloat16,int8,uint8,int16,uint16,int32,uint32,int64,uint64"
 /* Every reduction takes the builder named after its kernel, `<kern>_grad`,
- * and the fuse hook `<kern>_fuse`. */
+ * and the fuse hook `<kern>_fuse`. ReduceMean's simplify hook is
+ * LayerNormalization's compose rule (the first node of an exported
+ * LayerNorm; it acts in the compose pass only). */
 #define PFVM__RED_OP(name, kern) \
     {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm_acl_reduce, NULL, NULL, NULL}
 
@@ -34509,6 +34708,7 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__red_check_loss_grad NULL
 #define pfvm__red_infer_arg_grad NULL
 #define pfvm__red_infer_cumsum_grad NULL
+#define pfvm__red_infer_grad NULL
 #define pfvm__red_infer_loss_grad NULL
 #define pfvm__red_infer_topk_grad NULL
 #define pfvm__red_k_argmax_grad NULL
@@ -34519,6 +34719,7 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__red_k_logsum_grad NULL
 #define pfvm__red_k_logsumexp_grad NULL
 #define pfvm__red_k_max_grad NULL
+#define pfvm__red_k_mean_fuse_grad NULL
 #define pfvm__red_k_mean_grad NULL
 #define pfvm__red_k_min_grad NULL
 #define pfvm__red_k_nll_grad NULL
@@ -34532,6 +34733,7 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__red_check_loss_fuse NULL
 #define pfvm__red_infer_arg_fuse NULL
 #define pfvm__red_infer_cumsum_fuse NULL
+#define pfvm__red_infer_fuse NULL
 #define pfvm__red_infer_loss_fuse NULL
 #define pfvm__red_infer_topk_fuse NULL
 #define pfvm__red_k_argmax_fuse NULL
@@ -34544,6 +34746,7 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__red_k_logsumexp_fuse NULL
 #define pfvm__red_k_max_fuse NULL
 #define pfvm__red_k_mean_fuse NULL
+#define pfvm__red_k_mean_grad_fuse NULL
 #define pfvm__red_k_min_fuse NULL
 #define pfvm__red_k_nll_fuse NULL
 #define pfvm__red_k_nll_grad_fuse NULL
@@ -34557,7 +34760,8 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__OP_SEL(ReduceSum, PFVM__RED_OP("ReduceSum", pfvm__red_k_sum))
-    PFVM__OP_SEL(ReduceMean, PFVM__RED_OP("ReduceMean", pfvm__red_k_mean))
+    PFVM__OP_SEL(ReduceMean, {"ReduceMean", "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, pfvm__red_k_mean, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0,
+     pfvm_nn_compose_ln, pfvm__red_k_mean_grad, pfvm__red_k_mean_fuse, NULL, pfvm_acl_reduce, NULL, NULL, NULL})
     PFVM__OP_SEL(ReduceMax, PFVM__RED_OP("ReduceMax", pfvm__red_k_max))
     PFVM__OP_SEL(ReduceMin, PFVM__RED_OP("ReduceMin", pfvm__red_k_min))
     PFVM__OP_SEL(ReduceProd, PFVM__RED_OP("ReduceProd", pfvm__red_k_prod))
@@ -34588,6 +34792,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
 #undef pfvm__red_check_loss_grad
 #undef pfvm__red_infer_arg_grad
 #undef pfvm__red_infer_cumsum_grad
+#undef pfvm__red_infer_grad
 #undef pfvm__red_infer_loss_grad
 #undef pfvm__red_infer_topk_grad
 #undef pfvm__red_k_argmax_grad
@@ -34598,6 +34803,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
 #undef pfvm__red_k_logsum_grad
 #undef pfvm__red_k_logsumexp_grad
 #undef pfvm__red_k_max_grad
+#undef pfvm__red_k_mean_fuse_grad
 #undef pfvm__red_k_mean_grad
 #undef pfvm__red_k_min_grad
 #undef pfvm__red_k_nll_grad
@@ -34611,6 +34817,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
 #undef pfvm__red_check_loss_fuse
 #undef pfvm__red_infer_arg_fuse
 #undef pfvm__red_infer_cumsum_fuse
+#undef pfvm__red_infer_fuse
 #undef pfvm__red_infer_loss_fuse
 #undef pfvm__red_infer_topk_fuse
 #undef pfvm__red_k_argmax_fuse
@@ -34623,6 +34830,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
 #undef pfvm__red_k_logsumexp_fuse
 #undef pfvm__red_k_max_fuse
 #undef pfvm__red_k_mean_fuse
+#undef pfvm__red_k_mean_grad_fuse
 #undef pfvm__red_k_min_fuse
 #undef pfvm__red_k_nll_fuse
 #undef pfvm__red_k_nll_grad_fuse
@@ -42150,6 +42358,8 @@ static const pfvm_pass pfvm__passes[] = {
      pfvm__pass_simplify, 1},
     {"cse", "common-subexpression elimination (equal nodes, equal small initializers)", pfvm__pass_cse, 1},
     {"bnfold", "BatchNormalization folded into the Conv/Gemm/MatMul before it", pfvm__pass_bnfold, 1},
+    {"compose", "decomposed operators become one node again (an exported LayerNorm -> LayerNormalization; not default)",
+     pfvm__pass_compose, 0},
     {"dce", "dead-code elimination: unused nodes, then unused initializers", pfvm__pass_dce, 1},
     {"fuse", "fuse element-wise and broadcast nodes into fused loops (FusedElementwise_N calls)", pfvm__pass_fuse, 1},
     {NULL, NULL, NULL, 0}
@@ -44456,7 +44666,7 @@ done:
     return rc;
 }
 /* ---- src/passes/simplify.c ---- */
-/* The simplify and bnfold passes: they run the operators' own simplify
+/* The simplify, bnfold and compose passes: they run the operators' own simplify
  * hooks (pfvm_op_def.simplify) over every graph, re-inferring between
  * rounds, until no hook changes anything. What each operator can drop or
  * merge lives with the operator (src/ops); these drivers only ask. */
@@ -44516,6 +44726,12 @@ PFVM_INTERNAL pfvm_code pfvm__pass_bnfold(pfvm_model *m, pfvm_graph *g, pfvm_pas
 {
     (void)g;
     return pfvm__run_hooks(m, PFVM_RW_AFFINE, stats, st);
+}
+
+PFVM_INTERNAL pfvm_code pfvm__pass_compose(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st)
+{
+    (void)g;
+    return pfvm__run_hooks(m, PFVM_RW_COMPOSE, stats, st);
 }
 /* ---- src/exec/exec.c ---- */
 

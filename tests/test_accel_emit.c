@@ -299,6 +299,22 @@ static void check_chain(void)
     check_model("tests/models/accel_chain", "tests/models/accel_chain/target.txt", 1, 1e-6);
 }
 
+/* The TransformerEncoder's exported LayerNorms (nine nodes each, opset
+ * 14) are composed into LayerNormalization nodes (the compose pass) that
+ * the rows stream lowers as one node each; check_model compares outputs. */
+static void check_composed_ln(void)
+{
+    static const char *const nodes[] = {
+        "# node /layers.0/norm1/Add_1/LayerNormalization (LayerNormalization)",
+        "# node /layers.0/norm2/Add_1/LayerNormalization (LayerNormalization)",
+        "# node /layers.1/norm1/Add_1/LayerNormalization (LayerNormalization)",
+        "# node /layers.1/norm2/Add_1/LayerNormalization (LayerNormalization)"};
+    char *prog = emit_with_views("tests/models/transformer_encoder", "targets/mncore2.txt", nodes,
+                                 sizeof nodes / sizeof *nodes, NULL);
+    CHECK(prog && !strstr(prog, "(ReduceMean)") && !strstr(prog, "(Pow)") && !strstr(prog, "(Sqrt)"));
+    pfvm_accel_free(prog);
+}
+
 int main(void)
 {
     check_model("tests/models/mlp", "targets/mncore2.txt", 0, 1e-6);
@@ -328,6 +344,7 @@ int main(void)
     check_small_pe();
     check_residual();
     check_bias();
+    check_composed_ln();
     check_chain();
     check_built_graph();
     check_errors();

@@ -14,6 +14,8 @@ static const pfvm_pass pfvm__passes[] = {
      pfvm__pass_simplify, 1},
     {"cse", "common-subexpression elimination (equal nodes, equal small initializers)", pfvm__pass_cse, 1},
     {"bnfold", "BatchNormalization folded into the Conv/Gemm/MatMul before it", pfvm__pass_bnfold, 1},
+    {"compose", "decomposed operators become one node again (an exported LayerNorm -> LayerNormalization; not default)",
+     pfvm__pass_compose, 0},
     {"dce", "dead-code elimination: unused nodes, then unused initializers", pfvm__pass_dce, 1},
     {"fuse", "fuse element-wise and broadcast nodes into fused loops (FusedElementwise_N calls)", pfvm__pass_fuse, 1},
     {NULL, NULL, NULL, 0}
