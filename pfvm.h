@@ -3135,6 +3135,8 @@ PFVM_INTERNAL pfvm_value *pfvm__grad_collect(pfvm_grad_ctx *g, const pfvm_value 
 /* What a pass asks of the hooks (pfvm_rw_mode). */
 #define PFVM_RW_SIMPLIFY 1u /* local rewrites: x*1 -> x, Reshape to the same shape -> its input, ... */
 #define PFVM_RW_AFFINE 2u   /* fold per-channel scale/shift nodes (BatchNormalization) into their producer */
+#define PFVM_RW_COMPOSE 4u  /* decomposed operators become one node again (an exported LayerNorm's nine
+                               nodes -> LayerNormalization): the compose pass, not in the default pipeline */
 
 /* A request to absorb y = out * scale + shift (per channel along `axis`
  * of the node's output 0) into the node that makes out (pfvm_rw_absorb). */
@@ -3230,6 +3232,20 @@ PFVM_INTERNAL int pfvm_rw_is_all(const pfvm_rewrite *rw, const pfvm_value *v, do
 PFVM_INTERNAL int pfvm_rw_readers(pfvm_rewrite *rw, const pfvm_value *v);
 /* The node that makes v, or NULL (inputs, initializers). */
 PFVM_INTERNAL pfvm_node *pfvm_rw_producer(const pfvm_rewrite *rw, const pfvm_value *v);
+/* The readers of v (a value of the graph being rewritten): returns their
+ * number, graph outputs and subgraph captures included, and stores up to
+ * cap of the reading nodes in out (NULL for a graph output or a reader
+ * inside a subgraph: not a node of this graph to match). */
+PFVM_INTERNAL int pfvm_rw_reader_nodes(pfvm_rewrite *rw, const pfvm_value *v, pfvm_node **out, int cap);
+/* 1 when v's only reader is a node of this graph: stores it in *node. */
+PFVM_INTERNAL int pfvm_rw_only_reader(pfvm_rewrite *rw, const pfvm_value *v, pfvm_node **node);
+/* Makes the model import the default ONNX domain at `opset` at least, so
+ * that pfvm_rw_add_node can add an operator that version introduced: 1
+ * when it does (already or now), 0 when it declines because some node of
+ * the model would resolve to another registry definition at `opset` than
+ * at its own (the registry splits an operator's definitions where its
+ * meaning changes: since/until). Nodes keep their own opset. */
+PFVM_INTERNAL int pfvm_rw_require_opset(pfvm_rewrite *rw, int64_t opset);
 /* 1 when a node's output i is absent or has no reader. */
 PFVM_INTERNAL int pfvm_rw_output_unused(pfvm_rewrite *rw, const pfvm_node *node, int i);
 
@@ -3647,6 +3663,10 @@ PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c);
 /* ReduceSum, ReduceMean, ReduceMax, ReduceMin over trailing axes (the
  * other reductions' tables name it too and get a clear refusal). */
 PFVM_INTERNAL pfvm_code pfvm_acl_reduce(pfvm_accel_ctx *c);
+/* LayerNormalization's compose rule (src/ops/nn.c), run by ReduceMean's
+ * simplify hook in PFVM_RW_COMPOSE mode: an exported LayerNorm's nine
+ * nodes starting at `mean` become one LayerNormalization. */
+PFVM_INTERNAL pfvm_code pfvm_nn_compose_ln(pfvm_rewrite *rw, pfvm_node *mean);
 
 #endif /* PFVM_OPS_COMMON_H */
 /* ---- src/ops/quant.h ---- */
@@ -3722,6 +3742,9 @@ PFVM_INTERNAL pfvm_code pfvm__pass_fold(pfvm_model *m, pfvm_graph *g, pfvm_pass_
 PFVM_INTERNAL pfvm_code pfvm__pass_simplify(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_cse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_bnfold(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
+/* The operators' compose rules (PFVM_RW_COMPOSE): a decomposed operator's
+ * nodes become the operator again (src/passes/simplify.c). */
+PFVM_INTERNAL pfvm_code pfvm__pass_compose(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_dce(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 PFVM_INTERNAL pfvm_code pfvm__pass_fuse(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st);
 /* ---- src/passes/recompute.h ---- */
@@ -9561,6 +9584,56 @@ pfvm_node *pfvm_rw_producer(const pfvm_rewrite *rw, const pfvm_value *v)
     return v ? v->producer : NULL;
 }
 
+int pfvm_rw_reader_nodes(pfvm_rewrite *rw, const pfvm_value *v, pfvm_node **out, int cap)
+{
+    const pfvm_use *u;
+    int n, i;
+    if (!v || v->graph != rw->g || pfvm_rw_readers(rw, v) >= 1 << 30)
+        return -1;
+    u = pfvm_uses_of(&rw->uses, v, &n);
+    for (i = 0; i < n && i < cap; i++)
+        out[i] = u[i].node && u[i].graph == rw->g ? u[i].node : NULL;
+    return n;
+}
+
+int pfvm_rw_only_reader(pfvm_rewrite *rw, const pfvm_value *v, pfvm_node **node)
+{
+    *node = NULL;
+    return pfvm_rw_reader_nodes(rw, v, node, 1) == 1 && *node;
+}
+
+/* pfvm_rw_require_opset's check over one graph: user points at the
+ * wanted opset; the code is PFVM_ERR_UNSUPPORTED at the first node whose
+ * definition would change. */
+static pfvm_code pfvm__rw_same_def_at(void *user, pfvm_graph *g)
+{
+    int64_t opset = *(const int64_t *)user;
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+        const pfvm_node *n = g->nodes[i];
+        if ((!n->domain || !n->domain[0] || !strcmp(n->domain, "ai.onnx")) &&
+            pfvm_op_find("", n->op_type, n->opset) != pfvm_op_find("", n->op_type, opset))
+            return PFVM_ERR_UNSUPPORTED;
+    }
+    return PFVM_OK;
+}
+
+int pfvm_rw_require_opset(pfvm_rewrite *rw, int64_t opset)
+{
+    pfvm_model *m = rw->m;
+    int i;
+    if (pfvm_rw_opset(rw, "") >= opset)
+        return 1;
+    if (pfvm__for_graphs(m->graph, pfvm__rw_same_def_at, &opset))
+        return 0;
+    for (i = 0; i < (int)stbds_arrlen(m->opsets); i++)
+        if (!m->opsets[i].domain[0] || !strcmp(m->opsets[i].domain, "ai.onnx")) {
+            m->opsets[i].version = opset;
+            return 1;
+        }
+    return 0; /* no default-domain import to raise */
+}
+
 int pfvm_rw_output_unused(pfvm_rewrite *rw, const pfvm_node *node, int i)
 {
     return i >= node->n_outputs || !node->outputs[i] || pfvm_rw_readers(rw, node->outputs[i]) == 0;
@@ -12438,11 +12511,16 @@ done:
  * y[o] = x[base + sum o_a * xs[a]] (elements) with y row-major: the output
  * is cut into boxes over its last three axes (after merging the axes that
  * stay contiguous), one box per PE, each brought in by one strided `load`
- * and written back by one `store`; no compute. */
+ * and written back by one `store`; no compute but the copy's consumers
+ * applied to the box before the store (ctx.res: the residual's box loaded
+ * beside it; ctx.post), so that they are views: the TransformerEncoder's
+ * Transpose + residual Add after the attention, Transpose + Div by
+ * sqrt(head dim) of the queries. */
 
 typedef struct pfvm__acl_affine {
     int rank;
     int64_t yd[5], xs[5], ys[5], base;
+    int64_t roff; /* PE byte offset of the residual's box (ctx.res), past the largest tile */
 } pfvm__acl_affine;
 
 /* Merges output axes that are contiguous in both x and y, and appends a
@@ -12491,10 +12569,33 @@ static pfvm_code pfvm__acl_affine_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const 
     const pfvm__acl_affine *m = (const pfvm__acl_affine *)user;
     int r = m->rank, a;
     int64_t src = m->base, en = t->e[r - 3], er = t->e[r - 2], ec = t->e[r - 1];
-    for (a = 0; a < r; a++)
+    int64_t dst = 0;
+    pfvm_code rc;
+    for (a = 0; a < r; a++) {
         src += t->o[a] * m->xs[a];
-    return pfvm__acl_load(c, &q[0], pe, 0, c->in[0].dram + src * 4, en, er, ec, er * ec, ec, m->xs[r - 3],
-                          m->xs[r - 2]);
+        dst += t->o[a] * m->ys[a];
+    }
+    if ((rc = pfvm__acl_load(c, &q[0], pe, 0, c->in[0].dram + src * 4, en, er, ec, er * ec, ec, m->xs[r - 3],
+                             m->xs[r - 2])) != PFVM_OK || !c->res)
+        return rc;
+    /* the residual's box: the output tile's elements, from the other operand */
+    return pfvm__acl_load(c, &q[1], pe, m->roff, c->res_dram + dst * 4, en, er, ec, er * ec, ec, m->ys[r - 3],
+                          m->ys[r - 2]);
+}
+
+/* The copy's consumers, applied to the tile in the PE before it is stored:
+ * the residual (ctx.res), then the element-wise one (ctx.post). */
+static pfvm_code pfvm__acl_affine_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
+{
+    const pfvm__acl_affine *m = (const pfvm__acl_affine *)user;
+    int r = m->rank;
+    int64_t n = t->e[r - 3] * t->e[r - 2] * t->e[r - 1];
+    pfvm_code rc = PFVM_OK;
+    if (c->res)
+        rc = c->res(c, 0, m->roff, n);
+    if (rc == PFVM_OK && c->post)
+        rc = c->post(c, 0, n);
+    return rc;
 }
 
 static pfvm_code pfvm__acl_affine_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t, int64_t pe, void *user)
@@ -12507,7 +12608,7 @@ static pfvm_code pfvm__acl_affine_store(pfvm_accel_ctx *c, const pfvm__acl_tile 
     return pfvm__acl_store(c, pe, c->out[0].dram + dst * 4, 0, en, er, ec, m->ys[r - 3], m->ys[r - 2], er * ec, ec);
 }
 
-static pfvm_code pfvm__acl_affine_stream(pfvm_accel_ctx *c, const pfvm__acl_affine *m)
+static pfvm_code pfvm__acl_affine_stream(pfvm_accel_ctx *c, pfvm__acl_affine *m)
 {
     int64_t step[5], total = 1, cap;
     int r = m->rank, a;
@@ -12523,19 +12624,23 @@ static pfvm_code pfvm__acl_affine_stream(pfvm_accel_ctx *c, const pfvm__acl_affi
     cap = (total + c->pes - 1) / c->pes;
     if (cap < 64)
         cap = 64;
-    if (cap > c->pe_mem / 4)
-        cap = c->pe_mem / 4;
+    if (cap > c->pe_mem / 4 / (c->res ? 2 : 1)) /* with a residual, its box beside the tile */
+        cap = c->pe_mem / 4 / (c->res ? 2 : 1);
     if (cap < 1)
-        return pfvm__acl_stream_nomem(c, 4);
+        return pfvm__acl_stream_nomem(c, c->res ? 8 : 4);
     for (a = r - 3; a < r; a++) /* halve n, then r, then c until the box fits */
         while (step[r - 3] * step[r - 2] * step[r - 1] > cap && step[a] > 1)
             step[a] = (step[a] + 1) / 2;
-    c->pe_used = pfvm__acl_al(step[r - 3] * step[r - 2] * step[r - 1] * 4);
+    m->roff = pfvm__acl_al(step[r - 3] * step[r - 2] * step[r - 1] * 4);
+    c->pe_used = m->roff * (c->res ? 2 : 1);
     memset(&w, 0, sizeof w);
     w.load = pfvm__acl_affine_load, w.store = pfvm__acl_affine_store, w.user = (void *)m;
+    w.body = c->res || c->post ? pfvm__acl_affine_body : NULL;
     if ((rc = pfvm__acl_tiling(c, r, m->yd, step, &tiles)) == PFVM_OK)
         rc = pfvm__acl_run_waves(c, tiles, &w);
     stbds_arrfree(tiles);
+    c->res_done = c->res != NULL;
+    c->post_done = c->post != NULL;
     return rc;
 }
 
@@ -18572,11 +18677,29 @@ static int64_t pfvm__ew_accel_tail(const pfvm_accel_arg *a, const pfvm_accel_arg
 }
 
 /* Same layout: bin; b a scalar or a's trailing dims on every PE: col. */
+/* The constant scalar of input i when the emitter left it unplaced (rank
+ * -1: an in-place consumer's context, pfvm_accel_ctx.post), in *v. */
+static int pfvm__ew_accel_scalar(const pfvm_accel_ctx *c, int i, double *v)
+{
+    const pfvm_value *in = c->node->n_inputs > i ? c->node->inputs[i] : NULL;
+    if (c->in[i].rank >= 0 || !in || !in->init || pfvm_tensor_numel(in->init) != 1)
+        return 0;
+    *v = pfvm_tensor_get_f64(in->init, 0);
+    return 1;
+}
+
 static pfvm_code pfvm__ew_accel_binary(pfvm_accel_ctx *c)
 {
     const char *op = pfvm__ew_accel_name(c->node->op_type);
     const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
     int64_t cols;
+    double k;
+    /* x op constant scalar (constant op x for add and mul): one imm line */
+    if (op && strcmp(op, "pow") && a->elems == y->elems && a->rank >= 0 && pfvm__ew_accel_scalar(c, 1, &k))
+        return c->emit(c, "imm %s %lld %lld %.9g %lld", op, (long long)y->off, (long long)a->off, k, (long long)y->elems);
+    if (op && (!strcmp(op, "add") || !strcmp(op, "mul")) && b->elems == y->elems && b->rank >= 0 &&
+        pfvm__ew_accel_scalar(c, 0, &k))
+        return c->emit(c, "imm %s %lld %lld %.9g %lld", op, (long long)y->off, (long long)b->off, k, (long long)y->elems);
     if (op && a->replicated == b->replicated && a->elems == y->elems && b->elems == y->elems)
         return c->emit(c, "bin %s %lld %lld %lld %lld", op, (long long)y->off, (long long)a->off, (long long)b->off,
                        (long long)y->elems);
@@ -29857,6 +29980,122 @@ static double pfvm__nn_convt_flops(const pfvm_node *n, const pfvm_dims *in, int 
     return pfvm__nn_conv_cost(in, n_in, n_in ? pfvm_dims_numel(&in[0]) : -1, n_out ? pfvm_dims_numel(&out[0]) : -1);
 }
 
+/* ---- composing an exported LayerNorm (the compose pass) ---------------------- */
+
+/* 1 when n is `op` reading `in` as input `at` (of two inputs), with the
+ * other input in *other. */
+static int pfvm__nn_ln_is(const pfvm_node *n, const char *op, const pfvm_value *in, int at, pfvm_value **other)
+{
+    if (!n || strcmp(n->op_type, op) || n->n_inputs != 2 || n->n_outputs < 1 || n->inputs[at] != in)
+        return 0;
+    if (other)
+        *other = n->inputs[1 - at];
+    return 1;
+}
+
+/* 1 when n is ReduceMean of `in` over its last axis alone, dims kept. */
+static int pfvm__nn_ln_mean_last(pfvm_rewrite *rw, const pfvm_node *n, const pfvm_value *in, int rank)
+{
+    const int64_t *axes = NULL;
+    int64_t ax[2];
+    int count;
+    if (!n || strcmp(n->op_type, "ReduceMean") || n->n_inputs < 1 || n->inputs[0] != in || n->n_outputs != 1 ||
+        pfvm_node_attr_int(n, "keepdims", 1) != 1)
+        return 0;
+    if (n->n_inputs > 1 && n->inputs[1]) /* opset 18: axes as an input */
+        count = pfvm_rw_ints(rw, n->inputs[1], ax, 2), axes = ax;
+    else
+        count = pfvm_node_attr_ints(n, "axes", &axes);
+    return count == 1 && (axes[0] == rank - 1 || axes[0] == -1);
+}
+
+/* A float constant of n elements (1: a scalar of any rank) in *t. */
+static int pfvm__nn_ln_const(pfvm_rewrite *rw, const pfvm_value *v, int64_t n, int vector, const pfvm_tensor **t)
+{
+    *t = v ? pfvm_rw_value(rw, v) : NULL;
+    return *t && pfvm_dtype_is_float((*t)->dtype) && pfvm_tensor_numel(*t) == n && (!vector || (*t)->rank == 1);
+}
+
+/* The compose rule of LayerNormalization (PFVM_RW_COMPOSE, run from
+ * ReduceMean's simplify hook: the pattern's first node). PyTorch exports
+ * LayerNorm below opset 17 as nine nodes: m = ReduceMean(x), d = Sub(x,
+ * m), v = ReduceMean(Pow(d, 2)), y = Div(d, Sqrt(Add(v, eps))) [, Mul(y,
+ * gamma) [, Add(., beta)]], every intermediate read once (d twice: Pow
+ * and Div), the means over the last axis alone. They become one
+ * LayerNormalization(x, gamma or ones, beta) over axis -1 with that
+ * epsilon: one row pass instead of nine tensors (accel streams it as one
+ * rows-stream node). The model's default-domain import is raised to 17
+ * when that changes no other node's definition (pfvm_rw_require_opset). */
+PFVM_INTERNAL pfvm_code pfvm_nn_compose_ln(pfvm_rewrite *rw, pfvm_node *mean)
+{
+    pfvm_value *x = mean->n_inputs > 0 ? mean->inputs[0] : NULL, *eps_v = NULL, *two = NULL, *in[3];
+    pfvm_node *sub, *pw = NULL, *div = NULL, *var, *add, *sq, *last, *mul, *badd, *rd[2];
+    const pfvm_shape *xs = x ? pfvm_rw_shape(rw, x) : NULL;
+    const pfvm_type *xt = x ? pfvm_rw_type(rw, x) : NULL;
+    const pfvm_tensor *eps_t, *g_t = NULL, *b_t = NULL;
+    pfvm_tensor *ones;
+    pfvm_node *ln;
+    int64_t c, i;
+    int r;
+    if (pfvm_rw_mode(rw) != PFVM_RW_COMPOSE || !xs || !xt || xs->rank < 1 || !pfvm_dtype_is_float(xt->dtype) ||
+        !pfvm_sym_is_const(xs->dims[xs->rank - 1], &c) || c < 1 || !pfvm__nn_ln_mean_last(rw, mean, x, xs->rank))
+        return PFVM_OK;
+    if (!pfvm_rw_only_reader(rw, mean->outputs[0], &sub) || !pfvm__nn_ln_is(sub, "Sub", mean->outputs[0], 1, NULL) ||
+        sub->inputs[0] != x || pfvm_rw_reader_nodes(rw, sub->outputs[0], rd, 2) != 2 || !rd[0] || !rd[1])
+        return PFVM_OK;
+    for (r = 0; r < 2; r++) {
+        if (pfvm__nn_ln_is(rd[r], "Pow", sub->outputs[0], 0, &two))
+            pw = rd[r];
+        else if (pfvm__nn_ln_is(rd[r], "Div", sub->outputs[0], 0, NULL))
+            div = rd[r];
+    }
+    if (!pw || !div || !pfvm_rw_is_all(rw, two, 2.0) || !pfvm_rw_only_reader(rw, pw->outputs[0], &var) ||
+        !pfvm__nn_ln_mean_last(rw, var, pw->outputs[0], xs->rank) ||
+        !pfvm_rw_only_reader(rw, var->outputs[0], &add) ||
+        !(pfvm__nn_ln_is(add, "Add", var->outputs[0], 0, &eps_v) || pfvm__nn_ln_is(add, "Add", var->outputs[0], 1, &eps_v)) ||
+        !pfvm__nn_ln_const(rw, eps_v, 1, 0, &eps_t) || !pfvm_rw_only_reader(rw, add->outputs[0], &sq) ||
+        strcmp(sq->op_type, "Sqrt") || pfvm_rw_readers(rw, sq->outputs[0]) != 1 || div->inputs[1] != sq->outputs[0] ||
+        !pfvm_rw_same_type(rw, div->outputs[0], x))
+        return PFVM_OK;
+    last = div;
+    in[1] = in[2] = NULL;
+    /* the affine tail: Mul by gamma, then Add of beta (either operand order) */
+    if (pfvm_rw_only_reader(rw, div->outputs[0], &mul) &&
+        ((pfvm__nn_ln_is(mul, "Mul", div->outputs[0], 0, &in[1]) || pfvm__nn_ln_is(mul, "Mul", div->outputs[0], 1, &in[1])) &&
+         pfvm__nn_ln_const(rw, in[1], c, 1, &g_t) && pfvm_rw_same_type(rw, mul->outputs[0], x))) {
+        last = mul;
+        if (pfvm_rw_only_reader(rw, mul->outputs[0], &badd) &&
+            (pfvm__nn_ln_is(badd, "Add", mul->outputs[0], 0, &in[2]) || pfvm__nn_ln_is(badd, "Add", mul->outputs[0], 1, &in[2])) &&
+            pfvm__nn_ln_const(rw, in[2], c, 1, &b_t) && pfvm_rw_same_type(rw, badd->outputs[0], x) &&
+            b_t->dtype == xt->dtype)
+            last = badd;
+        else
+            in[2] = NULL;
+    } else
+        in[1] = NULL;
+    if ((g_t && g_t->dtype != xt->dtype) || !pfvm_rw_require_opset(rw, 17))
+        return PFVM_OK;
+    if (!in[1]) { /* LayerNormalization's Scale is not optional: ones */
+        if (!(in[1] = pfvm_rw_const_new(rw, xt->dtype, 1, &c, "ln_scale", &ones)))
+            return pfvm_rw_code(rw);
+        for (i = 0; i < c; i++)
+            pfvm_red_store(ones, i, 1.0);
+    }
+    in[0] = x;
+    if (!(ln = pfvm_rw_add_node(rw, "LayerNormalization", in, in[2] ? 3 : 2, 1, last)) ||
+        pfvm_node_set_attr_int(ln, "axis", -1, rw->st) ||
+        pfvm_node_set_attr_float(ln, "epsilon", (float)pfvm_tensor_get_f64(eps_t, 0), rw->st) ||
+        pfvm_rw_infer_node(rw, ln))
+        return pfvm_rw_code(rw);
+    return pfvm_rw_forward(rw, last, 0, ln->outputs[0]);
+}
+
+/* At most this many rows on a PE: LayerNormalization's sum of squares is
+ * one `gemm` (1 x 1 x cols, B transposed: the centred row with itself)
+ * per row, ceil(cols / MACs) cycles each, instead of a `bin mul` and a
+ * `red sum` over the tile (2 ceil(rows cols / simd)) and its temporary. */
+#define PFVM__NN_LN_GEMM_ROWS 4
+
 /* accel lowering (see pfvm_accel_fn) of LayerNormalization over the last
  * axis, each row whole on its PE: mean, centred square, variance, scale. */
 static pfvm_code pfvm__nn_accel_ln(pfvm_accel_ctx *c)
@@ -29878,7 +30117,7 @@ static pfvm_code pfvm__nn_accel_ln(pfvm_accel_ctx *c)
                           n->name);
     mean = c->scratch(c, rows * 4);
     var = c->scratch(c, rows * 4);
-    tmp = c->scratch(c, x->elems * 4);
+    tmp = rows <= PFVM__NN_LN_GEMM_ROWS ? 0 : c->scratch(c, x->elems * 4);
     if (mean < 0 || var < 0 || tmp < 0)
         return pfvm__fail(c->st, PFVM_ERR_NOMEM, "node %s (LayerNormalization): no PE memory for temporaries", n->name);
     {
@@ -29888,15 +30127,23 @@ static pfvm_code pfvm__nn_accel_ln(pfvm_accel_ctx *c)
                                "imm add %lld %lld %.9g %lld", "un sqrt %lld %lld %lld", "un recip %lld %lld %lld",
                                "row mul %lld %lld %lld %lld %lld", "col mul %lld %lld %lld %lld %lld",
                                "col add %lld %lld %lld %lld %lld"};
-        long long Y = y->off, X = x->off, M = mean, V = var, T = tmp, R = rows, C = cols, E = x->elems;
+        long long Y = y->off, X = x->off, M = mean, V = var, T = tmp, R = rows, C = cols, E = x->elems, r;
         double inv = 1.0 / (double)cols;
         for (i = 0; i < 12 && rc == PFVM_OK; i++) {
             switch (i) {
             case 0: rc = c->emit(c, steps[i], M, X, R, C); break;
             case 1: rc = c->emit(c, steps[i], M, M, inv, R); break;
             case 2: rc = c->emit(c, steps[i], Y, X, M, R, C); break;
-            case 3: rc = c->emit(c, steps[i], T, Y, Y, E); break;
-            case 4: rc = c->emit(c, steps[i], V, T, R, C); break;
+            case 3:
+                if (rows > PFVM__NN_LN_GEMM_ROWS)
+                    rc = c->emit(c, steps[i], T, Y, Y, E);
+                break;
+            case 4:
+                if (rows > PFVM__NN_LN_GEMM_ROWS)
+                    rc = c->emit(c, steps[i], V, T, R, C);
+                for (r = 0; r < rows && rows <= PFVM__NN_LN_GEMM_ROWS && rc == PFVM_OK; r++)
+                    rc = c->emit(c, "gemm %lld %lld %lld 1 1 %lld 1", V + 4 * r, Y + 4 * r * C, Y + 4 * r * C, C);
+                break;
             case 5: rc = c->emit(c, steps[i], V, V, inv, R); break;
             case 6: rc = c->emit(c, steps[i], V, V, (double)eps, R); break;
             case 7: case 8: rc = c->emit(c, steps[i], V, V, R); break;
@@ -34861,7 +35108,9 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 
 #define PFVM__RED_T "float,double,float16,bfloat16,int8,uint8,int16,uint16,int32,uint32,int64,uint64"
 /* Every reduction takes the builder named after its kernel, `<kern>_grad`,
- * and the fuse hook `<kern>_fuse`. */
+ * and the fuse hook `<kern>_fuse`. ReduceMean's simplify hook is
+ * LayerNormalization's compose rule (the first node of an exported
+ * LayerNorm; it acts in the compose pass only). */
 #define PFVM__RED_OP(name, kern) \
     {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm_acl_reduce, NULL, NULL, NULL}
 
@@ -34877,6 +35126,7 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__red_check_loss_grad NULL
 #define pfvm__red_infer_arg_grad NULL
 #define pfvm__red_infer_cumsum_grad NULL
+#define pfvm__red_infer_grad NULL
 #define pfvm__red_infer_loss_grad NULL
 #define pfvm__red_infer_topk_grad NULL
 #define pfvm__red_k_argmax_grad NULL
@@ -34887,6 +35137,7 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__red_k_logsum_grad NULL
 #define pfvm__red_k_logsumexp_grad NULL
 #define pfvm__red_k_max_grad NULL
+#define pfvm__red_k_mean_fuse_grad NULL
 #define pfvm__red_k_mean_grad NULL
 #define pfvm__red_k_min_grad NULL
 #define pfvm__red_k_nll_grad NULL
@@ -34900,6 +35151,7 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__red_check_loss_fuse NULL
 #define pfvm__red_infer_arg_fuse NULL
 #define pfvm__red_infer_cumsum_fuse NULL
+#define pfvm__red_infer_fuse NULL
 #define pfvm__red_infer_loss_fuse NULL
 #define pfvm__red_infer_topk_fuse NULL
 #define pfvm__red_k_argmax_fuse NULL
@@ -34912,6 +35164,7 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define pfvm__red_k_logsumexp_fuse NULL
 #define pfvm__red_k_max_fuse NULL
 #define pfvm__red_k_mean_fuse NULL
+#define pfvm__red_k_mean_grad_fuse NULL
 #define pfvm__red_k_min_fuse NULL
 #define pfvm__red_k_nll_fuse NULL
 #define pfvm__red_k_nll_grad_fuse NULL
@@ -34925,7 +35178,8 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__OP_SEL(ReduceSum, PFVM__RED_OP("ReduceSum", pfvm__red_k_sum))
-    PFVM__OP_SEL(ReduceMean, PFVM__RED_OP("ReduceMean", pfvm__red_k_mean))
+    PFVM__OP_SEL(ReduceMean, {"ReduceMean", "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, pfvm__red_k_mean, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0,
+     pfvm_nn_compose_ln, pfvm__red_k_mean_grad, pfvm__red_k_mean_fuse, NULL, pfvm_acl_reduce, NULL, NULL, NULL})
     PFVM__OP_SEL(ReduceMax, PFVM__RED_OP("ReduceMax", pfvm__red_k_max))
     PFVM__OP_SEL(ReduceMin, PFVM__RED_OP("ReduceMin", pfvm__red_k_min))
     PFVM__OP_SEL(ReduceProd, PFVM__RED_OP("ReduceProd", pfvm__red_k_prod))
@@ -34956,6 +35210,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
 #undef pfvm__red_check_loss_grad
 #undef pfvm__red_infer_arg_grad
 #undef pfvm__red_infer_cumsum_grad
+#undef pfvm__red_infer_grad
 #undef pfvm__red_infer_loss_grad
 #undef pfvm__red_infer_topk_grad
 #undef pfvm__red_k_argmax_grad
@@ -34966,6 +35221,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
 #undef pfvm__red_k_logsum_grad
 #undef pfvm__red_k_logsumexp_grad
 #undef pfvm__red_k_max_grad
+#undef pfvm__red_k_mean_fuse_grad
 #undef pfvm__red_k_mean_grad
 #undef pfvm__red_k_min_grad
 #undef pfvm__red_k_nll_grad
@@ -34979,6 +35235,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
 #undef pfvm__red_check_loss_fuse
 #undef pfvm__red_infer_arg_fuse
 #undef pfvm__red_infer_cumsum_fuse
+#undef pfvm__red_infer_fuse
 #undef pfvm__red_infer_loss_fuse
 #undef pfvm__red_infer_topk_fuse
 #undef pfvm__red_k_argmax_fuse
@@ -34991,6 +35248,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
 #undef pfvm__red_k_logsumexp_fuse
 #undef pfvm__red_k_max_fuse
 #undef pfvm__red_k_mean_fuse
+#undef pfvm__red_k_mean_grad_fuse
 #undef pfvm__red_k_min_fuse
 #undef pfvm__red_k_nll_fuse
 #undef pfvm__red_k_nll_grad_fuse
@@ -42517,6 +42775,7 @@ static const char pfvm__pass_doc_fold[] = "constant folding: constant nodes and 
 static const char pfvm__pass_doc_simplify[] = "the operators' own rewrites (Identity, no-op Reshape/Transpose/Cast/Pad/Slice, x*1, ...)";
 static const char pfvm__pass_doc_cse[] = "common-subexpression elimination (equal nodes, equal small initializers)";
 static const char pfvm__pass_doc_bnfold[] = "BatchNormalization folded into the Conv/Gemm/MatMul before it";
+static const char pfvm__pass_doc_compose[] = "decomposed operators become one node again (an exported LayerNorm -> LayerNormalization; not default)";
 static const char pfvm__pass_doc_dce[] = "dead-code elimination: unused nodes, then unused initializers";
 static const char pfvm__pass_doc_fuse[] = "fuse element-wise and broadcast nodes into fused loops (FusedElementwise_N calls)";
 
@@ -42527,6 +42786,7 @@ static const pfvm_pass pfvm__passes[] = {
     {"simplify", pfvm__pass_doc_simplify, pfvm__pass_simplify, 1},
     {"cse", pfvm__pass_doc_cse, pfvm__pass_cse, 1},
     {"bnfold", pfvm__pass_doc_bnfold, pfvm__pass_bnfold, 1},
+    {"compose", pfvm__pass_doc_compose, pfvm__pass_compose, 0},
     {"dce", pfvm__pass_doc_dce, pfvm__pass_dce, 1},
     {"fuse", pfvm__pass_doc_fuse, pfvm__pass_fuse, 1},
     {NULL, NULL, NULL, 0}
@@ -44833,7 +45093,7 @@ done:
     return rc;
 }
 /* ---- src/passes/simplify.c ---- */
-/* The simplify and bnfold passes: they run the operators' own simplify
+/* The simplify, bnfold and compose passes: they run the operators' own simplify
  * hooks (pfvm_op_def.simplify) over every graph, re-inferring between
  * rounds, until no hook changes anything. What each operator can drop or
  * merge lives with the operator (src/ops); these drivers only ask. */
@@ -44893,6 +45153,12 @@ PFVM_INTERNAL pfvm_code pfvm__pass_bnfold(pfvm_model *m, pfvm_graph *g, pfvm_pas
 {
     (void)g;
     return pfvm__run_hooks(m, PFVM_RW_AFFINE, stats, st);
+}
+
+PFVM_INTERNAL pfvm_code pfvm__pass_compose(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st)
+{
+    (void)g;
+    return pfvm__run_hooks(m, PFVM_RW_COMPOSE, stats, st);
 }
 /* ---- src/exec/exec.c ---- */
 

@@ -267,7 +267,7 @@ for m in loop_greedy loop_concat loop_nested expand_where; do
     if "$INTERP" run "$d/model.onnx" "$@" -o "$tmp/ro" --quiet >"$tmp/out" 2>&1 &&
         "$INTERP" run --no-opt "$d/model.onnx" "$@" -o "$tmp/rn" --quiet >>"$tmp/out" 2>&1 &&
         diff -r "$tmp/ro" "$tmp/rn" >/dev/null; then ok; else bad "run $m optimized vs --no-opt: $(tail -n 2 "$tmp/out")"; fi
-    for p in fold simplify cse bnfold dce fuse; do
+    for p in fold simplify cse bnfold compose dce fuse; do
         rm -rf "$tmp/pcase"
         mkdir -p "$tmp/pcase"
         cp -r "$d/test_data_set_0" "$tmp/pcase/"

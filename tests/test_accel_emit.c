@@ -315,6 +315,27 @@ static void check_parts(void)
                                     sizeof views / sizeof *views, NULL));
 }
 
+/* The TransformerEncoder's exported LayerNorms (nine nodes each, opset
+ * 14) are composed into LayerNormalization nodes (the compose pass) that
+ * the rows stream lowers as one node each; the strided copies apply their
+ * consumers: the queries' Transpose the Div by a constant scalar (an imm
+ * line), the attention's last Transpose the residual Add. check_model
+ * compares the outputs. */
+static void check_composed_ln(void)
+{
+    static const char *const nodes[] = {
+        "# node /layers.0/norm1/Add_1/LayerNormalization (LayerNormalization)",
+        "# node /layers.0/norm2/Add_1/LayerNormalization (LayerNormalization)",
+        "# node /layers.1/norm1/Add_1/LayerNormalization (LayerNormalization)",
+        "# node /layers.1/norm2/Add_1/LayerNormalization (LayerNormalization)",
+        "# view /layers.0/self_attn/Div_1 (Div)", "# view /layers.1/self_attn/Div_1 (Div)",
+        "# view /layers.0/Add (Add)", "# view /layers.1/Add (Add)", "imm div "};
+    char *prog = emit_with_views("tests/models/transformer_encoder", "targets/mncore2.txt", nodes,
+                                 sizeof nodes / sizeof *nodes, NULL);
+    CHECK(prog && !strstr(prog, "(ReduceMean)") && !strstr(prog, "(Pow)") && !strstr(prog, "(Sqrt)"));
+    pfvm_accel_free(prog);
+}
+
 int main(void)
 {
     check_model("tests/models/mlp", "targets/mncore2.txt", 0, 1e-6);
@@ -345,6 +366,7 @@ int main(void)
     check_small_pe();
     check_residual();
     check_bias();
+    check_composed_ln();
     check_chain();
     check_built_graph();
     check_errors();

@@ -212,6 +212,9 @@ static const op_case cases[] = {
     {"GlobalMaxPool", 13, W4(2, 3, 5, 4), 0, {0}, {{0}}, 0, {0}, NULL},
     /* normalization, element-wise, softmax */
     {"BatchNormalization", 13, W4(2, 3, 4, 4), 4, {1, 1, 1, 1}, {{3}, {3}, {3}, {3}}, 0, {0}, "epsilon=0.001"},
+    /* LayerNormalization: 2 rows on a PE (its sum of squares one gemm per row), then 6 (bin mul + red sum) */
+    {"LayerNormalization", 17, W4(4, 1, 2, 8), 2, {1, 1}, {{8}, {8}}, 0, {0}, "epsilon=0.001"},
+    {"LayerNormalization", 17, W4(2, 3, 2, 8), 1, {1}, {{8}}, 0, {0}, NULL},
     {"Clip", 13, W4(2, 3, 4, 4), 2, {0, 0}, {{0}, {0}}, 0, {0}, NULL},
     {"Clip", 6, W4(2, 3, 4, 4), 0, {0}, {{0}}, 0, {0}, "min=-0.25;max=0.5"},
     {"LogSoftmax", 13, W4(2, 3, 4, 5), 0, {0}, {{0}}, 0, {0}, NULL},

@@ -751,6 +751,79 @@ static void test_bnfold(void)
     fx_free(&o);
 }
 
+/* ---- compose: an exported LayerNorm becomes LayerNormalization ---------------------- */
+
+/* PyTorch's LayerNorm below opset 17: ReduceMean, Sub, Pow, ReduceMean,
+ * Add eps, Sqrt, Div [, Mul gamma [, Add beta]] over the last axis (axis:
+ * the means' axis; extra: d gets a third reader). */
+static pfvm_value *ln_pattern(fx *f, const char *tag, pfvm_value *x, int64_t axis, int affine, int extra)
+{
+    char nm[64];
+    int64_t c = 8;
+    pfvm_value *m, *d, *v, *y;
+    pfvm_node *n;
+#define LN_NAME(s) (snprintf(nm, sizeof nm, "%s_%s", tag, s), nm)
+    n = nd(f, "ReduceMean", LN_NAME("mean"), 1, x);
+    pfvm_node_set_attr_ints(n, "axes", &axis, 1, &f->st);
+    m = n->outputs[0];
+    d = op(f, "Sub", LN_NAME("d"), 2, x, m, NULL);
+    v = op(f, "Pow", LN_NAME("sq"), 2, d, cfs(f, LN_NAME("two"), 2.0f), NULL);
+    n = nd(f, "ReduceMean", LN_NAME("var"), 1, v);
+    pfvm_node_set_attr_ints(n, "axes", &axis, 1, &f->st);
+    v = op(f, "Add", LN_NAME("veps"), 2, n->outputs[0], cfs(f, LN_NAME("eps"), 1e-5f), NULL);
+    v = op(f, "Sqrt", LN_NAME("std"), 1, v, NULL, NULL);
+    y = op(f, "Div", LN_NAME("norm"), 2, d, v, NULL);
+    if (affine)
+        y = op(f, "Mul", LN_NAME("scaled"), 2, cf(f, LN_NAME("gamma"), 1, &c, NULL), y, NULL);
+    if (affine > 1)
+        y = op(f, "Add", LN_NAME("shifted"), 2, y, cf(f, LN_NAME("beta"), 1, &c, NULL), NULL);
+    if (extra)
+        out_(f, op(f, "Relu", LN_NAME("dr"), 1, d, NULL, NULL));
+#undef LN_NAME
+    return y;
+}
+
+static void build_ln(fx *f)
+{
+    pfvm_value *x = in_(f, "x", PFVM_FLOAT, "n,5,8");
+    out_(f, op(f, "Relu", "o1", 1, ln_pattern(f, "full", x, -1, 2, 0), NULL, NULL));
+    out_(f, ln_pattern(f, "plain", x, 2, 0, 0));   /* no gamma: Scale of ones */
+    out_(f, ln_pattern(f, "scaled", x, 2, 1, 0));  /* gamma, no beta */
+    out_(f, ln_pattern(f, "axis1", x, 1, 2, 0));   /* the means over axis 1: kept */
+    out_(f, ln_pattern(f, "shared", x, -1, 2, 1)); /* d read by a third node: kept */
+}
+
+/* At opset 12 Unsqueeze (axes attribute) has another definition than at 17: no raise. */
+static void build_ln_unsqueeze(fx *f)
+{
+    int64_t ax = 0;
+    pfvm_value *x = in_(f, "x", PFVM_FLOAT, "n,5,8");
+    pfvm_node *u = nd(f, "Unsqueeze", "u", 1, x);
+    pfvm_node_set_attr_ints(u, "axes", &ax, 1, &f->st);
+    out_(f, u->outputs[0]);
+    out_(f, ln_pattern(f, "full", x, -1, 2, 0));
+}
+
+static void test_compose_ln(void)
+{
+    fx o;
+    pfvm_node *ln;
+    run_case(build_ln, 14, "fold,compose,dce", "n=3", &o);
+    /* three composed; the two kept patterns keep their 2 ReduceMeans each */
+    CHECK(count(o.g, "LayerNormalization") == 3 && count(o.g, "ReduceMean") == 4 && count(o.g, "Sqrt") == 2 &&
+          count(o.g, "Pow") == 2 && count(o.g, "Mul") == 2 && pfvm_model_opset(o.m, "") == 17);
+    ln = find(o.g, "LayerNormalization");
+    CHECK(ln && pfvm_node_attr_int(ln, "axis", 0) == -1 && fabs(pfvm_node_attr_float(ln, "epsilon", 0) - 1e-5) < 1e-9);
+    fx_free(&o);
+    /* not in the default pipeline */
+    run_case(build_ln, 14, NULL, "n=2", &o);
+    CHECK(count(o.g, "LayerNormalization") == 0 && pfvm_model_opset(o.m, "") == 14);
+    fx_free(&o);
+    run_case(build_ln_unsqueeze, 12, "compose,dce", "n=2", &o);
+    CHECK(count(o.g, "LayerNormalization") == 0 && count(o.g, "ReduceMean") == 2 && pfvm_model_opset(o.m, "") == 12);
+    fx_free(&o);
+}
+
 /* ---- graph outputs and the pass manager -------------------------------------------- */
 
 /* An Identity from a graph input to a graph output must stay (nothing to
@@ -851,6 +924,7 @@ int main(void)
     test_cse();
     test_dce();
     test_bnfold();
+    test_compose_ln();
     test_io_identity();
     test_pass_manager();
     test_models();

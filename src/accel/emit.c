@@ -1592,7 +1592,7 @@ static pfvm_code accel_em_emit(pfvm_model *m, const pfvm_accel_target *t, int na
         memset(stats, 0, sizeof *stats);
     if (!m || !m->graph)
         return pfvm__fail(st, PFVM_ERR_INVALID, "accel: no model");
-    if ((rc = pfvm_optimize(m, "fold,dce", NULL, st)) != PFVM_OK || (rc = pfvm_graph_toposort(m->graph, st)) != PFVM_OK ||
+    if ((rc = pfvm_optimize(m, "fold,compose,dce", NULL, st)) != PFVM_OK || (rc = pfvm_graph_toposort(m->graph, st)) != PFVM_OK ||
         (rc = pfvm_infer_shapes(m->graph, 0, st)) != PFVM_OK)
         return rc;
     g = m->graph;

@@ -361,6 +361,56 @@ pfvm_node *pfvm_rw_producer(const pfvm_rewrite *rw, const pfvm_value *v)
     return v ? v->producer : NULL;
 }
 
+int pfvm_rw_reader_nodes(pfvm_rewrite *rw, const pfvm_value *v, pfvm_node **out, int cap)
+{
+    const pfvm_use *u;
+    int n, i;
+    if (!v || v->graph != rw->g || pfvm_rw_readers(rw, v) >= 1 << 30)
+        return -1;
+    u = pfvm_uses_of(&rw->uses, v, &n);
+    for (i = 0; i < n && i < cap; i++)
+        out[i] = u[i].node && u[i].graph == rw->g ? u[i].node : NULL;
+    return n;
+}
+
+int pfvm_rw_only_reader(pfvm_rewrite *rw, const pfvm_value *v, pfvm_node **node)
+{
+    *node = NULL;
+    return pfvm_rw_reader_nodes(rw, v, node, 1) == 1 && *node;
+}
+
+/* pfvm_rw_require_opset's check over one graph: user points at the
+ * wanted opset; the code is PFVM_ERR_UNSUPPORTED at the first node whose
+ * definition would change. */
+static pfvm_code pfvm__rw_same_def_at(void *user, pfvm_graph *g)
+{
+    int64_t opset = *(const int64_t *)user;
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++) {
+        const pfvm_node *n = g->nodes[i];
+        if ((!n->domain || !n->domain[0] || !strcmp(n->domain, "ai.onnx")) &&
+            pfvm_op_find("", n->op_type, n->opset) != pfvm_op_find("", n->op_type, opset))
+            return PFVM_ERR_UNSUPPORTED;
+    }
+    return PFVM_OK;
+}
+
+int pfvm_rw_require_opset(pfvm_rewrite *rw, int64_t opset)
+{
+    pfvm_model *m = rw->m;
+    int i;
+    if (pfvm_rw_opset(rw, "") >= opset)
+        return 1;
+    if (pfvm__for_graphs(m->graph, pfvm__rw_same_def_at, &opset))
+        return 0;
+    for (i = 0; i < (int)stbds_arrlen(m->opsets); i++)
+        if (!m->opsets[i].domain[0] || !strcmp(m->opsets[i].domain, "ai.onnx")) {
+            m->opsets[i].version = opset;
+            return 1;
+        }
+    return 0; /* no default-domain import to raise */
+}
+
 int pfvm_rw_output_unused(pfvm_rewrite *rw, const pfvm_node *node, int i)
 {
     return i >= node->n_outputs || !node->outputs[i] || pfvm_rw_readers(rw, node->outputs[i]) == 0;

@@ -29,6 +29,8 @@ extern "C" {
 /* What a pass asks of the hooks (pfvm_rw_mode). */
 #define PFVM_RW_SIMPLIFY 1u /* local rewrites: x*1 -> x, Reshape to the same shape -> its input, ... */
 #define PFVM_RW_AFFINE 2u   /* fold per-channel scale/shift nodes (BatchNormalization) into their producer */
+#define PFVM_RW_COMPOSE 4u  /* decomposed operators become one node again (an exported LayerNorm's nine
+                               nodes -> LayerNormalization): the compose pass, not in the default pipeline */
 
 /* A request to absorb y = out * scale + shift (per channel along `axis`
  * of the node's output 0) into the node that makes out (pfvm_rw_absorb). */
@@ -124,6 +126,20 @@ PFVM_INTERNAL int pfvm_rw_is_all(const pfvm_rewrite *rw, const pfvm_value *v, do
 PFVM_INTERNAL int pfvm_rw_readers(pfvm_rewrite *rw, const pfvm_value *v);
 /* The node that makes v, or NULL (inputs, initializers). */
 PFVM_INTERNAL pfvm_node *pfvm_rw_producer(const pfvm_rewrite *rw, const pfvm_value *v);
+/* The readers of v (a value of the graph being rewritten): returns their
+ * number, graph outputs and subgraph captures included, and stores up to
+ * cap of the reading nodes in out (NULL for a graph output or a reader
+ * inside a subgraph: not a node of this graph to match). */
+PFVM_INTERNAL int pfvm_rw_reader_nodes(pfvm_rewrite *rw, const pfvm_value *v, pfvm_node **out, int cap);
+/* 1 when v's only reader is a node of this graph: stores it in *node. */
+PFVM_INTERNAL int pfvm_rw_only_reader(pfvm_rewrite *rw, const pfvm_value *v, pfvm_node **node);
+/* Makes the model import the default ONNX domain at `opset` at least, so
+ * that pfvm_rw_add_node can add an operator that version introduced: 1
+ * when it does (already or now), 0 when it declines because some node of
+ * the model would resolve to another registry definition at `opset` than
+ * at its own (the registry splits an operator's definitions where its
+ * meaning changes: since/until). Nodes keep their own opset. */
+PFVM_INTERNAL int pfvm_rw_require_opset(pfvm_rewrite *rw, int64_t opset);
 /* 1 when a node's output i is absent or has no reader. */
 PFVM_INTERNAL int pfvm_rw_output_unused(pfvm_rewrite *rw, const pfvm_node *node, int i);
 

@@ -2607,11 +2607,16 @@ done:
  * y[o] = x[base + sum o_a * xs[a]] (elements) with y row-major: the output
  * is cut into boxes over its last three axes (after merging the axes that
  * stay contiguous), one box per PE, each brought in by one strided `load`
- * and written back by one `store`; no compute. */
+ * and written back by one `store`; no compute but the copy's consumers
+ * applied to the box before the store (ctx.res: the residual's box loaded
+ * beside it; ctx.post), so that they are views: the TransformerEncoder's
+ * Transpose + residual Add after the attention, Transpose + Div by
+ * sqrt(head dim) of the queries. */
 
 typedef struct pfvm__acl_affine {
     int rank;
     int64_t yd[5], xs[5], ys[5], base;
+    int64_t roff; /* PE byte offset of the residual's box (ctx.res), past the largest tile */
 } pfvm__acl_affine;
 
 /* Merges output axes that are contiguous in both x and y, and appends a
@@ -2660,10 +2665,33 @@ static pfvm_code pfvm__acl_affine_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const 
     const pfvm__acl_affine *m = (const pfvm__acl_affine *)user;
     int r = m->rank, a;
     int64_t src = m->base, en = t->e[r - 3], er = t->e[r - 2], ec = t->e[r - 1];
-    for (a = 0; a < r; a++)
+    int64_t dst = 0;
+    pfvm_code rc;
+    for (a = 0; a < r; a++) {
         src += t->o[a] * m->xs[a];
-    return pfvm__acl_load(c, &q[0], pe, 0, c->in[0].dram + src * 4, en, er, ec, er * ec, ec, m->xs[r - 3],
-                          m->xs[r - 2]);
+        dst += t->o[a] * m->ys[a];
+    }
+    if ((rc = pfvm__acl_load(c, &q[0], pe, 0, c->in[0].dram + src * 4, en, er, ec, er * ec, ec, m->xs[r - 3],
+                             m->xs[r - 2])) != PFVM_OK || !c->res)
+        return rc;
+    /* the residual's box: the output tile's elements, from the other operand */
+    return pfvm__acl_load(c, &q[1], pe, m->roff, c->res_dram + dst * 4, en, er, ec, er * ec, ec, m->ys[r - 3],
+                          m->ys[r - 2]);
+}
+
+/* The copy's consumers, applied to the tile in the PE before it is stored:
+ * the residual (ctx.res), then the element-wise one (ctx.post). */
+static pfvm_code pfvm__acl_affine_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
+{
+    const pfvm__acl_affine *m = (const pfvm__acl_affine *)user;
+    int r = m->rank;
+    int64_t n = t->e[r - 3] * t->e[r - 2] * t->e[r - 1];
+    pfvm_code rc = PFVM_OK;
+    if (c->res)
+        rc = c->res(c, 0, m->roff, n);
+    if (rc == PFVM_OK && c->post)
+        rc = c->post(c, 0, n);
+    return rc;
 }
 
 static pfvm_code pfvm__acl_affine_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t, int64_t pe, void *user)
@@ -2676,7 +2704,7 @@ static pfvm_code pfvm__acl_affine_store(pfvm_accel_ctx *c, const pfvm__acl_tile 
     return pfvm__acl_store(c, pe, c->out[0].dram + dst * 4, 0, en, er, ec, m->ys[r - 3], m->ys[r - 2], er * ec, ec);
 }
 
-static pfvm_code pfvm__acl_affine_stream(pfvm_accel_ctx *c, const pfvm__acl_affine *m)
+static pfvm_code pfvm__acl_affine_stream(pfvm_accel_ctx *c, pfvm__acl_affine *m)
 {
     int64_t step[5], total = 1, cap;
     int r = m->rank, a;
@@ -2692,19 +2720,23 @@ static pfvm_code pfvm__acl_affine_stream(pfvm_accel_ctx *c, const pfvm__acl_affi
     cap = (total + c->pes - 1) / c->pes;
     if (cap < 64)
         cap = 64;
-    if (cap > c->pe_mem / 4)
-        cap = c->pe_mem / 4;
+    if (cap > c->pe_mem / 4 / (c->res ? 2 : 1)) /* with a residual, its box beside the tile */
+        cap = c->pe_mem / 4 / (c->res ? 2 : 1);
     if (cap < 1)
-        return pfvm__acl_stream_nomem(c, 4);
+        return pfvm__acl_stream_nomem(c, c->res ? 8 : 4);
     for (a = r - 3; a < r; a++) /* halve n, then r, then c until the box fits */
         while (step[r - 3] * step[r - 2] * step[r - 1] > cap && step[a] > 1)
             step[a] = (step[a] + 1) / 2;
-    c->pe_used = pfvm__acl_al(step[r - 3] * step[r - 2] * step[r - 1] * 4);
+    m->roff = pfvm__acl_al(step[r - 3] * step[r - 2] * step[r - 1] * 4);
+    c->pe_used = m->roff * (c->res ? 2 : 1);
     memset(&w, 0, sizeof w);
     w.load = pfvm__acl_affine_load, w.store = pfvm__acl_affine_store, w.user = (void *)m;
+    w.body = c->res || c->post ? pfvm__acl_affine_body : NULL;
     if ((rc = pfvm__acl_tiling(c, r, m->yd, step, &tiles)) == PFVM_OK)
         rc = pfvm__acl_run_waves(c, tiles, &w);
     stbds_arrfree(tiles);
+    c->res_done = c->res != NULL;
+    c->post_done = c->post != NULL;
     return rc;
 }
 

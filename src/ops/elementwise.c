@@ -3302,11 +3302,29 @@ static int64_t pfvm__ew_accel_tail(const pfvm_accel_arg *a, const pfvm_accel_arg
 }
 
 /* Same layout: bin; b a scalar or a's trailing dims on every PE: col. */
+/* The constant scalar of input i when the emitter left it unplaced (rank
+ * -1: an in-place consumer's context, pfvm_accel_ctx.post), in *v. */
+static int pfvm__ew_accel_scalar(const pfvm_accel_ctx *c, int i, double *v)
+{
+    const pfvm_value *in = c->node->n_inputs > i ? c->node->inputs[i] : NULL;
+    if (c->in[i].rank >= 0 || !in || !in->init || pfvm_tensor_numel(in->init) != 1)
+        return 0;
+    *v = pfvm_tensor_get_f64(in->init, 0);
+    return 1;
+}
+
 static pfvm_code pfvm__ew_accel_binary(pfvm_accel_ctx *c)
 {
     const char *op = pfvm__ew_accel_name(c->node->op_type);
     const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
     int64_t cols;
+    double k;
+    /* x op constant scalar (constant op x for add and mul): one imm line */
+    if (op && strcmp(op, "pow") && a->elems == y->elems && a->rank >= 0 && pfvm__ew_accel_scalar(c, 1, &k))
+        return c->emit(c, "imm %s %lld %lld %.9g %lld", op, (long long)y->off, (long long)a->off, k, (long long)y->elems);
+    if (op && (!strcmp(op, "add") || !strcmp(op, "mul")) && b->elems == y->elems && b->rank >= 0 &&
+        pfvm__ew_accel_scalar(c, 0, &k))
+        return c->emit(c, "imm %s %lld %lld %.9g %lld", op, (long long)y->off, (long long)b->off, k, (long long)y->elems);
     if (op && a->replicated == b->replicated && a->elems == y->elems && b->elems == y->elems)
         return c->emit(c, "bin %s %lld %lld %lld %lld", op, (long long)y->off, (long long)a->off, (long long)b->off,
                        (long long)y->elems);

@@ -4055,6 +4055,122 @@ static double pfvm__nn_convt_flops(const pfvm_node *n, const pfvm_dims *in, int 
     return pfvm__nn_conv_cost(in, n_in, n_in ? pfvm_dims_numel(&in[0]) : -1, n_out ? pfvm_dims_numel(&out[0]) : -1);
 }
 
+/* ---- composing an exported LayerNorm (the compose pass) ---------------------- */
+
+/* 1 when n is `op` reading `in` as input `at` (of two inputs), with the
+ * other input in *other. */
+static int pfvm__nn_ln_is(const pfvm_node *n, const char *op, const pfvm_value *in, int at, pfvm_value **other)
+{
+    if (!n || strcmp(n->op_type, op) || n->n_inputs != 2 || n->n_outputs < 1 || n->inputs[at] != in)
+        return 0;
+    if (other)
+        *other = n->inputs[1 - at];
+    return 1;
+}
+
+/* 1 when n is ReduceMean of `in` over its last axis alone, dims kept. */
+static int pfvm__nn_ln_mean_last(pfvm_rewrite *rw, const pfvm_node *n, const pfvm_value *in, int rank)
+{
+    const int64_t *axes = NULL;
+    int64_t ax[2];
+    int count;
+    if (!n || strcmp(n->op_type, "ReduceMean") || n->n_inputs < 1 || n->inputs[0] != in || n->n_outputs != 1 ||
+        pfvm_node_attr_int(n, "keepdims", 1) != 1)
+        return 0;
+    if (n->n_inputs > 1 && n->inputs[1]) /* opset 18: axes as an input */
+        count = pfvm_rw_ints(rw, n->inputs[1], ax, 2), axes = ax;
+    else
+        count = pfvm_node_attr_ints(n, "axes", &axes);
+    return count == 1 && (axes[0] == rank - 1 || axes[0] == -1);
+}
+
+/* A float constant of n elements (1: a scalar of any rank) in *t. */
+static int pfvm__nn_ln_const(pfvm_rewrite *rw, const pfvm_value *v, int64_t n, int vector, const pfvm_tensor **t)
+{
+    *t = v ? pfvm_rw_value(rw, v) : NULL;
+    return *t && pfvm_dtype_is_float((*t)->dtype) && pfvm_tensor_numel(*t) == n && (!vector || (*t)->rank == 1);
+}
+
+/* The compose rule of LayerNormalization (PFVM_RW_COMPOSE, run from
+ * ReduceMean's simplify hook: the pattern's first node). PyTorch exports
+ * LayerNorm below opset 17 as nine nodes: m = ReduceMean(x), d = Sub(x,
+ * m), v = ReduceMean(Pow(d, 2)), y = Div(d, Sqrt(Add(v, eps))) [, Mul(y,
+ * gamma) [, Add(., beta)]], every intermediate read once (d twice: Pow
+ * and Div), the means over the last axis alone. They become one
+ * LayerNormalization(x, gamma or ones, beta) over axis -1 with that
+ * epsilon: one row pass instead of nine tensors (accel streams it as one
+ * rows-stream node). The model's default-domain import is raised to 17
+ * when that changes no other node's definition (pfvm_rw_require_opset). */
+PFVM_INTERNAL pfvm_code pfvm_nn_compose_ln(pfvm_rewrite *rw, pfvm_node *mean)
+{
+    pfvm_value *x = mean->n_inputs > 0 ? mean->inputs[0] : NULL, *eps_v = NULL, *two = NULL, *in[3];
+    pfvm_node *sub, *pw = NULL, *div = NULL, *var, *add, *sq, *last, *mul, *badd, *rd[2];
+    const pfvm_shape *xs = x ? pfvm_rw_shape(rw, x) : NULL;
+    const pfvm_type *xt = x ? pfvm_rw_type(rw, x) : NULL;
+    const pfvm_tensor *eps_t, *g_t = NULL, *b_t = NULL;
+    pfvm_tensor *ones;
+    pfvm_node *ln;
+    int64_t c, i;
+    int r;
+    if (pfvm_rw_mode(rw) != PFVM_RW_COMPOSE || !xs || !xt || xs->rank < 1 || !pfvm_dtype_is_float(xt->dtype) ||
+        !pfvm_sym_is_const(xs->dims[xs->rank - 1], &c) || c < 1 || !pfvm__nn_ln_mean_last(rw, mean, x, xs->rank))
+        return PFVM_OK;
+    if (!pfvm_rw_only_reader(rw, mean->outputs[0], &sub) || !pfvm__nn_ln_is(sub, "Sub", mean->outputs[0], 1, NULL) ||
+        sub->inputs[0] != x || pfvm_rw_reader_nodes(rw, sub->outputs[0], rd, 2) != 2 || !rd[0] || !rd[1])
+        return PFVM_OK;
+    for (r = 0; r < 2; r++) {
+        if (pfvm__nn_ln_is(rd[r], "Pow", sub->outputs[0], 0, &two))
+            pw = rd[r];
+        else if (pfvm__nn_ln_is(rd[r], "Div", sub->outputs[0], 0, NULL))
+            div = rd[r];
+    }
+    if (!pw || !div || !pfvm_rw_is_all(rw, two, 2.0) || !pfvm_rw_only_reader(rw, pw->outputs[0], &var) ||
+        !pfvm__nn_ln_mean_last(rw, var, pw->outputs[0], xs->rank) ||
+        !pfvm_rw_only_reader(rw, var->outputs[0], &add) ||
+        !(pfvm__nn_ln_is(add, "Add", var->outputs[0], 0, &eps_v) || pfvm__nn_ln_is(add, "Add", var->outputs[0], 1, &eps_v)) ||
+        !pfvm__nn_ln_const(rw, eps_v, 1, 0, &eps_t) || !pfvm_rw_only_reader(rw, add->outputs[0], &sq) ||
+        strcmp(sq->op_type, "Sqrt") || pfvm_rw_readers(rw, sq->outputs[0]) != 1 || div->inputs[1] != sq->outputs[0] ||
+        !pfvm_rw_same_type(rw, div->outputs[0], x))
+        return PFVM_OK;
+    last = div;
+    in[1] = in[2] = NULL;
+    /* the affine tail: Mul by gamma, then Add of beta (either operand order) */
+    if (pfvm_rw_only_reader(rw, div->outputs[0], &mul) &&
+        ((pfvm__nn_ln_is(mul, "Mul", div->outputs[0], 0, &in[1]) || pfvm__nn_ln_is(mul, "Mul", div->outputs[0], 1, &in[1])) &&
+         pfvm__nn_ln_const(rw, in[1], c, 1, &g_t) && pfvm_rw_same_type(rw, mul->outputs[0], x))) {
+        last = mul;
+        if (pfvm_rw_only_reader(rw, mul->outputs[0], &badd) &&
+            (pfvm__nn_ln_is(badd, "Add", mul->outputs[0], 0, &in[2]) || pfvm__nn_ln_is(badd, "Add", mul->outputs[0], 1, &in[2])) &&
+            pfvm__nn_ln_const(rw, in[2], c, 1, &b_t) && pfvm_rw_same_type(rw, badd->outputs[0], x) &&
+            b_t->dtype == xt->dtype)
+            last = badd;
+        else
+            in[2] = NULL;
+    } else
+        in[1] = NULL;
+    if ((g_t && g_t->dtype != xt->dtype) || !pfvm_rw_require_opset(rw, 17))
+        return PFVM_OK;
+    if (!in[1]) { /* LayerNormalization's Scale is not optional: ones */
+        if (!(in[1] = pfvm_rw_const_new(rw, xt->dtype, 1, &c, "ln_scale", &ones)))
+            return pfvm_rw_code(rw);
+        for (i = 0; i < c; i++)
+            pfvm_red_store(ones, i, 1.0);
+    }
+    in[0] = x;
+    if (!(ln = pfvm_rw_add_node(rw, "LayerNormalization", in, in[2] ? 3 : 2, 1, last)) ||
+        pfvm_node_set_attr_int(ln, "axis", -1, rw->st) ||
+        pfvm_node_set_attr_float(ln, "epsilon", (float)pfvm_tensor_get_f64(eps_t, 0), rw->st) ||
+        pfvm_rw_infer_node(rw, ln))
+        return pfvm_rw_code(rw);
+    return pfvm_rw_forward(rw, last, 0, ln->outputs[0]);
+}
+
+/* At most this many rows on a PE: LayerNormalization's sum of squares is
+ * one `gemm` (1 x 1 x cols, B transposed: the centred row with itself)
+ * per row, ceil(cols / MACs) cycles each, instead of a `bin mul` and a
+ * `red sum` over the tile (2 ceil(rows cols / simd)) and its temporary. */
+#define PFVM__NN_LN_GEMM_ROWS 4
+
 /* accel lowering (see pfvm_accel_fn) of LayerNormalization over the last
  * axis, each row whole on its PE: mean, centred square, variance, scale. */
 static pfvm_code pfvm__nn_accel_ln(pfvm_accel_ctx *c)
@@ -4076,7 +4192,7 @@ static pfvm_code pfvm__nn_accel_ln(pfvm_accel_ctx *c)
                           n->name);
     mean = c->scratch(c, rows * 4);
     var = c->scratch(c, rows * 4);
-    tmp = c->scratch(c, x->elems * 4);
+    tmp = rows <= PFVM__NN_LN_GEMM_ROWS ? 0 : c->scratch(c, x->elems * 4);
     if (mean < 0 || var < 0 || tmp < 0)
         return pfvm__fail(c->st, PFVM_ERR_NOMEM, "node %s (LayerNormalization): no PE memory for temporaries", n->name);
     {
@@ -4086,15 +4202,23 @@ static pfvm_code pfvm__nn_accel_ln(pfvm_accel_ctx *c)
                                "imm add %lld %lld %.9g %lld", "un sqrt %lld %lld %lld", "un recip %lld %lld %lld",
                                "row mul %lld %lld %lld %lld %lld", "col mul %lld %lld %lld %lld %lld",
                                "col add %lld %lld %lld %lld %lld"};
-        long long Y = y->off, X = x->off, M = mean, V = var, T = tmp, R = rows, C = cols, E = x->elems;
+        long long Y = y->off, X = x->off, M = mean, V = var, T = tmp, R = rows, C = cols, E = x->elems, r;
         double inv = 1.0 / (double)cols;
         for (i = 0; i < 12 && rc == PFVM_OK; i++) {
             switch (i) {
             case 0: rc = c->emit(c, steps[i], M, X, R, C); break;
             case 1: rc = c->emit(c, steps[i], M, M, inv, R); break;
             case 2: rc = c->emit(c, steps[i], Y, X, M, R, C); break;
-            case 3: rc = c->emit(c, steps[i], T, Y, Y, E); break;
-            case 4: rc = c->emit(c, steps[i], V, T, R, C); break;
+            case 3:
+                if (rows > PFVM__NN_LN_GEMM_ROWS)
+                    rc = c->emit(c, steps[i], T, Y, Y, E);
+                break;
+            case 4:
+                if (rows > PFVM__NN_LN_GEMM_ROWS)
+                    rc = c->emit(c, steps[i], V, T, R, C);
+                for (r = 0; r < rows && rows <= PFVM__NN_LN_GEMM_ROWS && rc == PFVM_OK; r++)
+                    rc = c->emit(c, "gemm %lld %lld %lld 1 1 %lld 1", V + 4 * r, Y + 4 * r * C, Y + 4 * r * C, C);
+                break;
             case 5: rc = c->emit(c, steps[i], V, V, inv, R); break;
             case 6: rc = c->emit(c, steps[i], V, V, (double)eps, R); break;
             case 7: case 8: rc = c->emit(c, steps[i], V, V, R); break;

@@ -214,6 +214,10 @@ PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c);
 /* ReduceSum, ReduceMean, ReduceMax, ReduceMin over trailing axes (the
  * other reductions' tables name it too and get a clear refusal). */
 PFVM_INTERNAL pfvm_code pfvm_acl_reduce(pfvm_accel_ctx *c);
+/* LayerNormalization's compose rule (src/ops/nn.c), run by ReduceMean's
+ * simplify hook in PFVM_RW_COMPOSE mode: an exported LayerNorm's nine
+ * nodes starting at `mean` become one LayerNormalization. */
+PFVM_INTERNAL pfvm_code pfvm_nn_compose_ln(pfvm_rewrite *rw, pfvm_node *mean);
 
 #ifdef __cplusplus
 }

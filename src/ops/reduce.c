@@ -1393,13 +1393,16 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 
 #define PFVM__RED_T "float,double,float16,bfloat16,int8,uint8,int16,uint16,int32,uint32,int64,uint64"
 /* Every reduction takes the builder named after its kernel, `<kern>_grad`,
- * and the fuse hook `<kern>_fuse`. */
+ * and the fuse hook `<kern>_fuse`. ReduceMean's simplify hook is
+ * LayerNormalization's compose rule (the first node of an exported
+ * LayerNorm; it acts in the compose pass only). */
 #define PFVM__RED_OP(name, kern) \
     {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm_acl_reduce, NULL, NULL, NULL}
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_reduce[] = {
     PFVM__RED_OP("ReduceSum", pfvm__red_k_sum),
-    PFVM__RED_OP("ReduceMean", pfvm__red_k_mean),
+    {"ReduceMean", "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, pfvm__red_k_mean, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0,
+     pfvm_nn_compose_ln, pfvm__red_k_mean_grad, pfvm__red_k_mean_fuse, NULL, pfvm_acl_reduce, NULL, NULL, NULL},
     PFVM__RED_OP("ReduceMax", pfvm__red_k_max),
     PFVM__RED_OP("ReduceMin", pfvm__red_k_min),
     PFVM__RED_OP("ReduceProd", pfvm__red_k_prod),

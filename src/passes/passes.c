@@ -13,6 +13,7 @@ static const char pfvm__pass_doc_fold[] = "constant folding: constant nodes and 
 static const char pfvm__pass_doc_simplify[] = "the operators' own rewrites (Identity, no-op Reshape/Transpose/Cast/Pad/Slice, x*1, ...)";
 static const char pfvm__pass_doc_cse[] = "common-subexpression elimination (equal nodes, equal small initializers)";
 static const char pfvm__pass_doc_bnfold[] = "BatchNormalization folded into the Conv/Gemm/MatMul before it";
+static const char pfvm__pass_doc_compose[] = "decomposed operators become one node again (an exported LayerNorm -> LayerNormalization; not default)";
 static const char pfvm__pass_doc_dce[] = "dead-code elimination: unused nodes, then unused initializers";
 static const char pfvm__pass_doc_fuse[] = "fuse element-wise and broadcast nodes into fused loops (FusedElementwise_N calls)";
 
@@ -23,6 +24,7 @@ static const pfvm_pass pfvm__passes[] = {
     {"simplify", pfvm__pass_doc_simplify, pfvm__pass_simplify, 1},
     {"cse", pfvm__pass_doc_cse, pfvm__pass_cse, 1},
     {"bnfold", pfvm__pass_doc_bnfold, pfvm__pass_bnfold, 1},
+    {"compose", pfvm__pass_doc_compose, pfvm__pass_compose, 0},
     {"dce", pfvm__pass_doc_dce, pfvm__pass_dce, 1},
     {"fuse", pfvm__pass_doc_fuse, pfvm__pass_fuse, 1},
     {NULL, NULL, NULL, 0}

@@ -1,4 +1,4 @@
-/* The simplify and bnfold passes: they run the operators' own simplify
+/* The simplify, bnfold and compose passes: they run the operators' own simplify
  * hooks (pfvm_op_def.simplify) over every graph, re-inferring between
  * rounds, until no hook changes anything. What each operator can drop or
  * merge lives with the operator (src/ops); these drivers only ask. */
@@ -60,4 +60,10 @@ PFVM_INTERNAL pfvm_code pfvm__pass_bnfold(pfvm_model *m, pfvm_graph *g, pfvm_pas
 {
     (void)g;
     return pfvm__run_hooks(m, PFVM_RW_AFFINE, stats, st);
+}
+
+PFVM_INTERNAL pfvm_code pfvm__pass_compose(pfvm_model *m, pfvm_graph *g, pfvm_pass_stats *stats, pfvm_status *st)
+{
+    (void)g;
+    return pfvm__run_hooks(m, PFVM_RW_COMPOSE, stats, st);
 }
