@@ -683,8 +683,8 @@ __attribute__((target("avx2"))) static void pfvm__nn_pack_conv2d_avx2(void *user
  * wholly inside its input row takes the even columns of two 15-float
  * windows (four loads, two shuffles, two permutes: nothing read past the
  * last column the window needs); a segment that meets the padding or the
- * row's end gathers the lanes inside the row (indices from the row's first
- * column, the others masked: not read, +0.0f, the padding's value). */
+ * row's end copies the lanes inside the row one by one into a zeroed row
+ * (a masked gather was slower on Zen 4). */
 __attribute__((target("avx2"))) static __m256 pfvm__nn_even8_avx2(const float *p)
 {
     __m256 ev = _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 7), 0xD8); /* x0 x2 x8 x10 | x4 x6 x12 x14 */
@@ -696,7 +696,6 @@ __attribute__((target("avx2"))) static void pfvm__nn_pack_conv2d_s2_avx2(void *u
 {
     const pfvm__nn_cpack *cp = (const pfvm__nn_cpack *)user;
     const pfvm__nn_2d *d = cp->d;
-    const __m256i lane0 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), lane1 = _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15);
     int32_t seg_oh[PFVM_LA_NB], seg_iw[PFVM_LA_NB], seg_at[PFVM_LA_NB], seg_len[PFVM_LA_NB];
     int32_t nseg, p, c, kh, kw, q, kk = d->KH * d->KW, plane = d->H * d->W;
     nseg = pfvm__nn_pack_segs(d, j0, nr, seg_oh, seg_iw, seg_at, seg_len);
@@ -706,38 +705,32 @@ __attribute__((target("avx2"))) static void pfvm__nn_pack_conv2d_s2_avx2(void *u
     kw = q % d->KW;
     for (p = 0; p < (int32_t)kc; p++) {
         const float *xc = cp->x + (int64_t)c * plane;
-        __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
-        int32_t s;
-        for (s = 0; s < nseg; s++) {
-            int32_t ih = seg_oh[s] + kh * d->DH, iw = seg_iw[s] + kw * d->DW, at = seg_at[s], len = seg_len[s];
-            /* lane j reads input column iw + 2 (j - at): lanes [a, b) are in the segment and the row */
-            int32_t a = iw >= 0 ? at : at + (1 - iw) / 2, b = iw < d->W ? at + (d->W - iw + 1) / 2 : at;
-            const float *xr;
-            __m256i m0, m1, va, vb, i0, i1;
-            a = a > at + len ? at + len : a;
-            b = b > at + len ? at + len : b;
-            if (ih < 0 || ih >= d->H || a >= b)
-                continue;
-            xr = xc + ih * d->W;
-            if (a == 0 && b == 16) {
-                lo = pfvm__nn_even8_avx2(xr + iw);
-                hi = pfvm__nn_even8_avx2(xr + iw + 16);
-                continue;
+        float *row = dst + p * PFVM_LA_NB;
+        int32_t s, j, whole = 0;
+        if (nseg == 1 && seg_len[0] == 16) {
+            int32_t ih = seg_oh[0] + kh * d->DH, iw = seg_iw[0] + kw * d->DW;
+            whole = ih >= 0 && ih < d->H && iw >= 0 && iw + 30 < d->W;
+            if (whole) {
+                _mm256_storeu_ps(row, pfvm__nn_even8_avx2(xc + ih * d->W + iw));
+                _mm256_storeu_ps(row + 8, pfvm__nn_even8_avx2(xc + ih * d->W + iw + 16));
             }
-            va = _mm256_set1_epi32(a - 1);
-            vb = _mm256_set1_epi32(b);
-            m0 = _mm256_and_si256(_mm256_cmpgt_epi32(lane0, va), _mm256_cmpgt_epi32(vb, lane0));
-            m1 = _mm256_and_si256(_mm256_cmpgt_epi32(lane1, va), _mm256_cmpgt_epi32(vb, lane1));
-            /* column iw + 2 (lane - at), relative to the row's first */
-            i0 = _mm256_add_epi32(_mm256_set1_epi32(iw - 2 * at), _mm256_add_epi32(lane0, lane0));
-            i1 = _mm256_add_epi32(_mm256_set1_epi32(iw - 2 * at), _mm256_add_epi32(lane1, lane1));
-            if (a < 8)
-                lo = _mm256_or_ps(lo, _mm256_mask_i32gather_ps(_mm256_setzero_ps(), xr, i0, _mm256_castsi256_ps(m0), 4));
-            if (b > 8)
-                hi = _mm256_or_ps(hi, _mm256_mask_i32gather_ps(_mm256_setzero_ps(), xr, i1, _mm256_castsi256_ps(m1), 4));
         }
-        _mm256_storeu_ps(dst + p * PFVM_LA_NB, lo);
-        _mm256_storeu_ps(dst + p * PFVM_LA_NB + 8, hi);
+        if (!whole) {
+            _mm256_storeu_ps(row, _mm256_setzero_ps());
+            _mm256_storeu_ps(row + 8, _mm256_setzero_ps());
+            for (s = 0; s < nseg; s++) {
+                int32_t ih = seg_oh[s] + kh * d->DH, iw = seg_iw[s] + kw * d->DW, at = seg_at[s], len = seg_len[s];
+                /* lane j reads input column iw + 2 (j - at): lanes [a, b) are in the segment and the row */
+                int32_t a = iw >= 0 ? at : at + (1 - iw) / 2, b = iw < d->W ? at + (d->W - iw + 1) / 2 : at;
+                const float *xr = xc + ih * d->W;
+                a = a > at + len ? at + len : a;
+                b = b > at + len ? at + len : b;
+                if (ih < 0 || ih >= d->H)
+                    continue;
+                for (j = a; j < b; j++)
+                    row[j] = xr[iw + 2 * (j - at)];
+            }
+        }
         if (++kw == d->KW) {
             kw = 0;
             if (++kh == d->KH) {
