@@ -971,10 +971,15 @@ __attribute__((target("avx2"))) static __m256i pfvm__nn_dw_lanes(int32_t iw0, in
  * hide the adds' latency; then blocks of 8, the last ending at n. Each
  * output adds its kernel positions in the same order, rounded apart. */
 /* The results clamped as Clip does, when cl (pfvm__kctx_services.clamp):
- * max(lo, x) and min(hi, x) keep a NaN x, as Clip's comparisons do. */
+ * max(lo, x) and min(hi, x) keep a NaN x, as Clip's comparisons do; in
+ * Relu's form (cl[2]) max(x, lo) gives lo for a NaN x and for -0 (maxps
+ * returns its second operand then). */
 __attribute__((target("avx2"), always_inline)) static inline __m256 pfvm__nn_dw_clamp(__m256 a, const float *cl)
 {
-    return cl ? _mm256_min_ps(_mm256_set1_ps(cl[1]), _mm256_max_ps(_mm256_set1_ps(cl[0]), a)) : a;
+    if (!cl)
+        return a;
+    a = cl[2] != 0.0f ? _mm256_max_ps(a, _mm256_set1_ps(cl[0])) : _mm256_max_ps(_mm256_set1_ps(cl[0]), a);
+    return _mm256_min_ps(_mm256_set1_ps(cl[1]), a);
 }
 
 __attribute__((target("avx2"))) static void pfvm__nn_dw_s1_avx2(float *y, const float *x, const float *w, int32_t nkh,
@@ -1337,13 +1342,25 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
 }
 
 #ifdef PFVM_DISPATCH_CLONES
-/* y[0..n) clamped to [cl[0], cl[1]] as Clip does (pfvm__kctx_services.clamp,
+/* y[0..n) clamped to [cl[0], cl[1]] as Clip or Relu does (cl[2]: pfvm__kctx_services.clamp,
  * which only the x86 builds' fused-loop engine sets). */
 PFVM_DISPATCH static void pfvm__nn_clamp(float *y, int64_t n, const float *cl)
 {
     const float lo = cl[0], hi = cl[1];
     int64_t i = 0;
     int j;
+    if (cl[2] != 0.0f) { /* Relu's form */
+        for (; i + 16 <= n; i += 16)
+            for (j = 0; j < 16; j++) {
+                float v = y[i + j] > lo ? y[i + j] : lo;
+                y[i + j] = v > hi ? hi : v;
+            }
+        for (; i < n; i++) {
+            float v = y[i] > lo ? y[i] : lo;
+            y[i] = v > hi ? hi : v;
+        }
+        return;
+    }
     for (; i + 16 <= n; i += 16) /* blocks of fixed length, which compilers vectorize */
         for (j = 0; j < 16; j++) {
             float v = y[i + j] < lo ? lo : y[i + j];
