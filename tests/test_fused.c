@@ -839,6 +839,21 @@ static void build_epilogue(tb *b, const void *arg)
         tb_out(b, x);
         break;
     }
+    case 11:   /* Conv (1x1, 16 filters: packed at bind) + Relu: Relu's form as the kernel stores */
+    case 12: { /* depthwise Conv of Sqrt (NaN windows: Relu makes them +0) + Relu, 4 planes per pass */
+        pfvm_node *conv;
+        x = tb_in(b, "x", PFVM_FLOAT, which == 11 ? "2,8,24,24" : "2,7,19,37");
+        w = tb_in(b, "w", PFVM_FLOAT, which == 11 ? "16,8,1,1" : "7,1,3,3");
+        in[0] = which == 11 ? x : tb_op(b, "Sqrt", x, NULL, NULL);
+        in[1] = w;
+        conv = tb_node(b, "Conv", in, 2, &t);
+        if (which == 12) {
+            pfvm_node_set_attr_int(conv, "group", 7, &b->st);
+            pfvm_node_set_attr_ints(conv, "pads", (const int64_t[]){1, 1, 1, 1}, 4, &b->st);
+        }
+        tb_out(b, tb_op(b, "Relu", t, NULL, NULL));
+        break;
+    }
     case 3: /* MatMul read twice inside and once outside: stays apart */
         x = tb_in(b, "x", PFVM_FLOAT, "5,6");
         w = tb_in(b, "w", PFVM_FLOAT, "6,7");
@@ -851,9 +866,9 @@ static void build_epilogue(tb *b, const void *arg)
 
 static void test_epilogue(void)
 {
-    int i, expect_nodes[11] = {1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1};
+    int i, expect_nodes[13] = {1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 2};
     int64_t bind[2] = {33, 33};
-    for (i = 0; i < 11; i++) {
+    for (i = 0; i < 13; i++) {
         char what[32];
         int g;
         tb b;

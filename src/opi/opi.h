@@ -625,10 +625,12 @@ typedef struct pfvm__kctx_services {
     void (*parallel)(pfvm_kctx *k, int n, pfvm_task_fn fn, void *ctx);
     /* pfvm_kctx_spend */
     pfvm_code (*spend)(pfvm_kctx *k, uint64_t operations);
-    /* NULL, or [lo, hi]: the kernel stores its result clamped as Clip
-     * does (x < lo ? lo : x, then x > hi ? hi : x); the fused-loop engine
-     * sets it, in a copy of the executor's services, for a head whose
-     * operator has PFVM__OP_STORE_CLAMP and whose group is only that clamp */
+    /* NULL, or [lo, hi, form]: the kernel stores its result clamped as
+     * Clip does (x < lo ? lo : x, then x > hi ? hi : x) when form is 0,
+     * as Relu does (x > lo ? x : lo: NaN and -0 become lo, then the same
+     * x > hi ? hi : x) when it is 1; the fused-loop engine sets it, in a
+     * copy of the executor's services, for a head whose operator has
+     * PFVM__OP_STORE_CLAMP and whose group is only that clamp or Relu */
     const float *clamp;
 } pfvm__kctx_services;
 /* pfvm_op_def.flags, pfvm's own operators only: the float kernel honors

@@ -1229,8 +1229,9 @@ static int pfvm__fz_head_reads(const pfvm__fz_prog *p, int j)
 /* Is everything after the head a clamp of its result into the one output
  * it writes (Conv + Clip with bounds of one value each): a MAX micro-op,
  * a MIN micro-op or MAX then MIN, each on the result before it and a
- * one-value input that is not NaN? Then lohi gets the bounds (-inf, inf
- * for a missing one) and the head can clamp as it stores. x86 builds only
+ * one-value input that is not NaN, or one RELU micro-op? Then lohi gets
+ * the bounds (-inf, inf for a missing one) and the form (lohi[2], as
+ * pfvm__kctx_services.clamp) and the head can clamp as it stores. x86 builds only
  * (the depthwise kernel's AVX2 stores are what gains). */
 static int pfvm__fz_head_clamp(const pfvm__fz_prog *p, const pfvm_kctx *k, float *lohi)
 {
@@ -1242,7 +1243,13 @@ static int pfvm__fz_head_clamp(const pfvm__fz_prog *p, const pfvm_kctx *k, float
         return 0;
     lohi[0] = -INFINITY;
     lohi[1] = INFINITY;
+    lohi[2] = 0.0f;
     src = p->in_reg[p->n_in];
+    if (n == 1 && p->ins[0].uop == PFVM_FUSE_U_RELU && p->ins[0].n_src == 1 && p->ins[0].s[0] == src) {
+        lohi[0] = 0.0f; /* Relu (Conv + Relu): Relu's form, NaN and -0 become +0 */
+        lohi[2] = 1.0f;
+        return p->ins[0].d == p->out_reg[0];
+    }
     for (i = 0; i < n; i++) {
         const pfvm__fz_ins *in = &p->ins[i];
         const pfvm_tensor *b = NULL;
@@ -1457,7 +1464,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
         if (!pfvm__mul_i64(total, S[d], &total))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output too large");
     if (p->head) {
-        float lohi[2];
+        float lohi[3];
         int clamp = pfvm__fz_head_clamp(p, k, lohi);
         pfvm_code rc = pfvm__fz_run_head(p, k, clamp ? lohi : NULL);
         if (rc || clamp)

@@ -677,6 +677,69 @@ __attribute__((target("avx2"))) static void pfvm__nn_pack_conv2d_avx2(void *user
         }
     }
 }
+
+/* pfvm__nn_pack_conv2d at stride 2 with AVX2 (the strided copies were
+ * scalar: a 3x3 stride-2 stem's packing cost half its product). A segment
+ * wholly inside its input row takes the even columns of two 15-float
+ * windows (four loads, two shuffles, two permutes: nothing read past the
+ * last column the window needs); a segment that meets the padding or the
+ * row's end copies the lanes inside the row one by one into a zeroed row
+ * (a masked gather was slower on Zen 4). */
+__attribute__((target("avx2"))) static __m256 pfvm__nn_even8_avx2(const float *p)
+{
+    __m256 ev = _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 7), 0xD8); /* x0 x2 x8 x10 | x4 x6 x12 x14 */
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8));
+}
+
+__attribute__((target("avx2"))) static void pfvm__nn_pack_conv2d_s2_avx2(void *user, int64_t p0, int64_t kc, int64_t j0,
+                                                                          int64_t nr, float *dst)
+{
+    const pfvm__nn_cpack *cp = (const pfvm__nn_cpack *)user;
+    const pfvm__nn_2d *d = cp->d;
+    int32_t seg_oh[PFVM_LA_NB], seg_iw[PFVM_LA_NB], seg_at[PFVM_LA_NB], seg_len[PFVM_LA_NB];
+    int32_t nseg, p, c, kh, kw, q, kk = d->KH * d->KW, plane = d->H * d->W;
+    nseg = pfvm__nn_pack_segs(d, j0, nr, seg_oh, seg_iw, seg_at, seg_len);
+    q = (int32_t)p0;
+    c = q / kk;
+    kh = q % kk / d->KW;
+    kw = q % d->KW;
+    for (p = 0; p < (int32_t)kc; p++) {
+        const float *xc = cp->x + (int64_t)c * plane;
+        float *row = dst + p * PFVM_LA_NB;
+        int32_t s, j, whole = 0;
+        if (nseg == 1 && seg_len[0] == 16) {
+            int32_t ih = seg_oh[0] + kh * d->DH, iw = seg_iw[0] + kw * d->DW;
+            whole = ih >= 0 && ih < d->H && iw >= 0 && iw + 30 < d->W;
+            if (whole) {
+                _mm256_storeu_ps(row, pfvm__nn_even8_avx2(xc + ih * d->W + iw));
+                _mm256_storeu_ps(row + 8, pfvm__nn_even8_avx2(xc + ih * d->W + iw + 16));
+            }
+        }
+        if (!whole) {
+            _mm256_storeu_ps(row, _mm256_setzero_ps());
+            _mm256_storeu_ps(row + 8, _mm256_setzero_ps());
+            for (s = 0; s < nseg; s++) {
+                int32_t ih = seg_oh[s] + kh * d->DH, iw = seg_iw[s] + kw * d->DW, at = seg_at[s], len = seg_len[s];
+                /* lane j reads input column iw + 2 (j - at): lanes [a, b) are in the segment and the row */
+                int32_t a = iw >= 0 ? at : at + (1 - iw) / 2, b = iw < d->W ? at + (d->W - iw + 1) / 2 : at;
+                const float *xr = xc + ih * d->W;
+                a = a > at + len ? at + len : a;
+                b = b > at + len ? at + len : b;
+                if (ih < 0 || ih >= d->H)
+                    continue;
+                for (j = a; j < b; j++)
+                    row[j] = xr[iw + 2 * (j - at)];
+            }
+        }
+        if (++kw == d->KW) {
+            kw = 0;
+            if (++kh == d->KH) {
+                kh = 0;
+                c++;
+            }
+        }
+    }
+}
 #endif
 
 /* The 2-D im2col packing for this geometry and CPU. */
@@ -685,6 +748,8 @@ static pfvm_la_pack_fn pfvm__nn_pack2d_fn(const pfvm__nn_2d *d)
 #if defined(PFVM_DISPATCH_CLONES) && PFVM_LA_NB == 16
     if (d->SW == 1 && pfvm__nn_have_avx2())
         return pfvm__nn_pack_conv2d_avx2;
+    if (d->SW == 2 && pfvm__nn_have_avx2())
+        return pfvm__nn_pack_conv2d_s2_avx2;
 #else
     (void)d;
 #endif
@@ -906,10 +971,15 @@ __attribute__((target("avx2"))) static __m256i pfvm__nn_dw_lanes(int32_t iw0, in
  * hide the adds' latency; then blocks of 8, the last ending at n. Each
  * output adds its kernel positions in the same order, rounded apart. */
 /* The results clamped as Clip does, when cl (pfvm__kctx_services.clamp):
- * max(lo, x) and min(hi, x) keep a NaN x, as Clip's comparisons do. */
+ * max(lo, x) and min(hi, x) keep a NaN x, as Clip's comparisons do; in
+ * Relu's form (cl[2]) max(x, lo) gives lo for a NaN x and for -0 (maxps
+ * returns its second operand then). */
 __attribute__((target("avx2"), always_inline)) static inline __m256 pfvm__nn_dw_clamp(__m256 a, const float *cl)
 {
-    return cl ? _mm256_min_ps(_mm256_set1_ps(cl[1]), _mm256_max_ps(_mm256_set1_ps(cl[0]), a)) : a;
+    if (!cl)
+        return a;
+    a = cl[2] != 0.0f ? _mm256_max_ps(a, _mm256_set1_ps(cl[0])) : _mm256_max_ps(_mm256_set1_ps(cl[0]), a);
+    return _mm256_min_ps(_mm256_set1_ps(cl[1]), a);
 }
 
 __attribute__((target("avx2"))) static void pfvm__nn_dw_s1_avx2(float *y, const float *x, const float *w, int32_t nkh,
@@ -1272,13 +1342,25 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
 }
 
 #ifdef PFVM_DISPATCH_CLONES
-/* y[0..n) clamped to [cl[0], cl[1]] as Clip does (pfvm__kctx_services.clamp,
+/* y[0..n) clamped to [cl[0], cl[1]] as Clip or Relu does (cl[2]: pfvm__kctx_services.clamp,
  * which only the x86 builds' fused-loop engine sets). */
 PFVM_DISPATCH static void pfvm__nn_clamp(float *y, int64_t n, const float *cl)
 {
     const float lo = cl[0], hi = cl[1];
     int64_t i = 0;
     int j;
+    if (cl[2] != 0.0f) { /* Relu's form */
+        for (; i + 16 <= n; i += 16)
+            for (j = 0; j < 16; j++) {
+                float v = y[i + j] > lo ? y[i + j] : lo;
+                y[i + j] = v > hi ? hi : v;
+            }
+        for (; i < n; i++) {
+            float v = y[i] > lo ? y[i] : lo;
+            y[i] = v > hi ? hi : v;
+        }
+        return;
+    }
     for (; i + 16 <= n; i += 16) /* blocks of fixed length, which compilers vectorize */
         for (j = 0; j < 16; j++) {
             float v = y[i + j] < lo ? lo : y[i + j];
