@@ -30891,8 +30891,9 @@ static size_t pfvm__qc_work_bytes(const pfvm__qc_geom *g)
         pfvm__qc_plane_dims(g, &PPH, &PPW);
         b += (size_t)(g->CG * PPH * ((PPW + g->sw - 1) / g->sw) * g->sw) * sizeof(int16_t);
     }
-    if (!pfvm__qc_is_dw(g)) { /* the VNNI path's u8 panels and four im2col rows (pfvm__qv_pack) */
-        size_t v = (size_t)(g->group * g->Mp * 2) * sizeof(int32_t) + (size_t)(npan * ((g->K + 3) / 4 + 4) * 4 * PFVM__QG_NR);
+    if (!pfvm__qc_is_dw(g)) { /* the VNNI path's u8 panels, four im2col rows (pfvm__qv_pack), its rows' parameters */
+        size_t v = (size_t)(g->group * g->Mp * 2 + 3 * g->Mp) * sizeof(int32_t) +
+                   (size_t)(npan * ((g->K + 3) / 4 + 1) * 4 * PFVM__QG_NR);
         b = b > v ? b : v;
     }
     return (b + 64 + 15) / 16 * 16; /* what follows stays aligned */
@@ -31747,9 +31748,46 @@ static void pfvm__qv_pack(const pfvm__qc_geom *g, const uint8_t *x, uint8_t xz, 
     }
 }
 
+/* The requantization of the VNNI kernel: per row of the block its
+ * multiplier, shift and first output (NULL: a padding row), the output's
+ * zero point and type; made once per group (pfvm__qv_gemm). */
+typedef struct pfvm__qv_epi {
+    const int32_t *mult, *shift; /* the block's rows' (shift 33 to 62) */
+    uint8_t *y[PFVM__QG_MR];
+    int32_t zp;
+    int cols, u8;
+} pfvm__qv_epi;
+
+/* pfvm__qg_requant8 of two rows' 16 sums each, packed with saturation
+ * and stored (row r1 only when y1). */
+__attribute__((target("avx2"), always_inline)) static inline void pfvm__qv_store2(const pfvm__qv_epi *e, int r0, __m256i a0,
+                                                                                  __m256i a1, __m256i b0, __m256i b1)
+{
+    const __m256i zp = _mm256_set1_epi32(e->zp);
+    const __m256i m0 = _mm256_set1_epi32(e->mult[r0]), m1 = _mm256_set1_epi32(e->mult[r0 + 1]);
+    const __m256i rd0 = _mm256_set1_epi32((int32_t)1 << (e->shift[r0] - 33));
+    const __m256i rd1 = _mm256_set1_epi32((int32_t)1 << (e->shift[r0 + 1] - 33));
+    const __m128i c0 = _mm_cvtsi32_si128(e->shift[r0] - 32), c1 = _mm_cvtsi32_si128(e->shift[r0 + 1] - 32);
+    __m256i p0 = _mm256_packs_epi32(pfvm__qg_requant8(a0, m0, rd0, c0, zp), pfvm__qg_requant8(a1, m0, rd0, c0, zp));
+    __m256i p1 = _mm256_packs_epi32(pfvm__qg_requant8(b0, m1, rd1, c1, zp), pfvm__qg_requant8(b1, m1, rd1, c1, zp));
+    __m256i p8 = e->u8 ? _mm256_packus_epi16(p0, p1) : _mm256_packs_epi16(p0, p1);
+    p8 = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    if (e->cols == PFVM__QG_NR) {
+        _mm_storeu_si128((__m128i *)(void *)e->y[r0], _mm256_castsi256_si128(p8));
+        if (e->y[r0 + 1])
+            _mm_storeu_si128((__m128i *)(void *)e->y[r0 + 1], _mm256_extracti128_si256(p8, 1));
+    } else {
+        uint8_t t[32];
+        _mm256_storeu_si256((__m256i *)(void *)t, p8);
+        memcpy(e->y[r0], t, (size_t)e->cols);
+        if (e->y[r0 + 1])
+            memcpy(e->y[r0 + 1], t + 16, (size_t)e->cols);
+    }
+}
+
 /* The sums of a weight block and a panel (from init, the rows' starting
  * sums) into acc ([row][column]), or, with e, requantized into the rows'
- * outputs (e's biases are then the starting sums). */
+ * outputs. */
 #define PFVM__QV_ROW(r, a0, a1)                                                                         \
     {                                                                                                   \
         int32_t q;                                                                                      \
@@ -31761,7 +31799,7 @@ static void pfvm__qv_pack(const pfvm__qc_geom *g, const uint8_t *x, uint8_t xz, 
     }
 __attribute__((target("avx2,avx512vl,avx512vnni"))) static void pfvm__qv_kernel(const int8_t *w, const uint8_t *panel,
                                                                                  pfvm__qi K4, const int32_t *init,
-                                                                                 int32_t *acc, const pfvm__qg_epi *e)
+                                                                                 int32_t *acc, const pfvm__qv_epi *e)
 {
     __m256i a00 = _mm256_set1_epi32(init[0]), a01 = a00, a10 = _mm256_set1_epi32(init[1]), a11 = a10;
     __m256i a20 = _mm256_set1_epi32(init[2]), a21 = a20, a30 = _mm256_set1_epi32(init[3]), a31 = a30;
@@ -31775,13 +31813,9 @@ __attribute__((target("avx2,avx512vl,avx512vnni"))) static void pfvm__qv_kernel(
         PFVM__QV_ROW(3, a30, a31)
     }
     if (e) {
-        pfvm__qg_store_row(e, 0, a00, a01);
-        if (e->y[1])
-            pfvm__qg_store_row(e, 1, a10, a11);
+        pfvm__qv_store2(e, 0, a00, a01, a10, a11);
         if (e->y[2])
-            pfvm__qg_store_row(e, 2, a20, a21);
-        if (e->y[3])
-            pfvm__qg_store_row(e, 3, a30, a31);
+            pfvm__qv_store2(e, 2, a20, a21, a30, a31);
         return;
     }
     _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR), a00);
@@ -31795,31 +31829,42 @@ __attribute__((target("avx2,avx512vl,avx512vnni"))) static void pfvm__qv_kernel(
 }
 #undef PFVM__QV_ROW
 
-/* pfvm__qc_gemm on the VNNI kernel: wv, wsum of this group. */
+/* pfvm__qc_gemm on the VNNI kernel: wv, wsum of this group; rp: room
+ * for 3 * Mp int32 (the rows' starting sums, multipliers and shifts). */
 static void pfvm__qv_gemm(const pfvm__qc_geom *g, const int8_t *wv, const int32_t *wsum, int32_t xz,
-                          const uint8_t *panels, const pfvm__qc_out *o, pfvm__qi n, pfvm__qi gg)
+                          const uint8_t *panels, const pfvm__qc_out *o, pfvm__qi n, pfvm__qi gg, int32_t *rp)
 {
-    pfvm__qi OHW = g->OH * g->OW, jb, mb, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR, K4 = (g->K + 3) / 4;
-    int32_t acc[PFVM__QG_MR * PFVM__QG_NR], init[PFVM__QG_MR];
+    pfvm__qi OHW = g->OH * g->OW, jb, mb, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR, K4 = (g->K + 3) / 4, c;
+    int32_t acc[PFVM__QG_MR * PFVM__QG_NR], *init = rp, *mult = rp + g->Mp, *shift = rp + 2 * g->Mp;
+    uint8_t *y0 = (uint8_t *)o->Y->data + (n * g->M + gg * g->MG) * OHW;
     pfvm__qc_out nb = *o;
-    int c;
+    pfvm__qv_epi e;
+    int fused = 1;
     nb.bias = NULL;
+    for (c = 0; c < g->Mp; c++) { /* padding rows: zero sums, any valid shift */
+        pfvm__qi m = gg * g->MG + c;
+        uint32_t b = o->bias && c < g->MG ? (uint32_t)o->bias[m] : 0;
+        init[c] = (int32_t)(b - (uint32_t)xz * (uint32_t)wsum[c]);
+        mult[c] = c < g->MG ? o->mult[m] : 0;
+        shift[c] = c < g->MG ? o->shift[m] : 33;
+        fused &= shift[c] >= 33 && shift[c] <= 62; /* the lanes' range (pfvm__qg_requant8) */
+    }
+    e.zp = o->zp;
+    e.u8 = o->Y->dtype == PFVM_UINT8;
     for (jb = 0; jb < npan; jb++) {
         pfvm__qi cols = OHW - jb * PFVM__QG_NR < PFVM__QG_NR ? OHW - jb * PFVM__QG_NR : PFVM__QG_NR;
         const uint8_t *panel = panels + jb * K4 * 4 * PFVM__QG_NR;
+        e.cols = (int)cols;
         for (mb = 0; mb < g->MG; mb += PFVM__QG_MR) {
             const int8_t *w = wv + mb * 4 * K4;
-            pfvm__qg_epi e;
-            for (c = 0; c < PFVM__QG_MR; c++) {
-                pfvm__qi m = gg * g->MG + mb + c;
-                uint32_t b = o->bias && mb + c < g->MG ? (uint32_t)o->bias[m] : 0;
-                init[c] = (int32_t)(b - (uint32_t)xz * (uint32_t)wsum[mb + c]);
-            }
-            if (pfvm__qc_epi(g, o, n, gg, mb, jb, (int)cols, &e)) {
-                pfvm__qv_kernel(w, panel, K4, init, NULL, &e);
+            if (fused) {
+                e.mult = mult + mb, e.shift = shift + mb;
+                for (c = 0; c < PFVM__QG_MR; c++)
+                    e.y[c] = mb + c < g->MG ? y0 + (mb + c) * OHW + jb * PFVM__QG_NR : NULL;
+                pfvm__qv_kernel(w, panel, K4, init + mb, NULL, &e);
                 continue;
             }
-            pfvm__qv_kernel(w, panel, K4, init, acc, NULL);
+            pfvm__qv_kernel(w, panel, K4, init + mb, acc, NULL);
             for (c = 0; c < PFVM__QG_MR && mb + c < g->MG; c++) {
                 pfvm__qi m = gg * g->MG + mb + c;
                 pfvm__qc_store(&nb, m, (n * g->M + m) * OHW + jb * PFVM__QG_NR, acc + c * PFVM__QG_NR, cols);
@@ -32520,10 +32565,12 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
         for (gg = 0; gg < g.group; gg++) {
 #ifdef PFVM__QV
             if (vnni) {
+                uint8_t *panels = (uint8_t *)buf, *rows = panels + npan * K4 * 4 * PFVM__QG_NR;
                 pfvm__qv_pack(&g, (const uint8_t *)X->data + (n * g.C + gg * g.CG) * g.H * g.W, (uint8_t)pfvm__q_at(xz, 0),
-                              (uint8_t *)buf, (uint8_t *)buf + npan * K4 * 4 * PFVM__QG_NR);
-                pfvm__qv_gemm(&g, wv + gg * g.Mp * 4 * K4, wsum + gg * g.Mp, pfvm__q_at(xz, 0),
-                              (const uint8_t *)buf, &o, n, gg);
+                              panels, rows);
+                /* the rows' parameters after the four im2col rows (npan * 64 bytes) */
+                pfvm__qv_gemm(&g, wv + gg * g.Mp * 4 * K4, wsum + gg * g.Mp, pfvm__q_at(xz, 0), panels, &o, n, gg,
+                              (int32_t *)(void *)(rows + npan * 4 * PFVM__QG_NR));
                 continue;
             }
 #endif
