@@ -31686,11 +31686,20 @@ static void pfvm__qv_row(const pfvm__qc_geom *g, const uint8_t *x, pfvm__qi kk, 
         memset(d, xz, (size_t)ow_lo);
         memset(d + ow_hi, xz, (size_t)(g->OW - ow_hi));
         s = plane + ih * g->W + ow_lo * g->sw - t;
-        if (g->sw == 1)
+        i = ow_lo;
+        if (g->sw == 1) {
             memcpy(d + ow_lo, s, (size_t)(ow_hi - ow_lo));
-        else
-            for (i = ow_lo; i < ow_hi; i++, s += g->sw)
-                d[i] = *s;
+            continue;
+        }
+        if (g->sw == 2) /* the even bytes of 32, while a later element is read (s + 32 is in the input) */
+            for (; i + 16 < ow_hi; i += 16, s += 32) {
+                const __m128i lo8 = _mm_set1_epi16(0xff);
+                __m128i a = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)s), lo8);
+                __m128i b = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(s + 16)), lo8);
+                _mm_storeu_si128((__m128i *)(void *)(d + i), _mm_packus_epi16(a, b));
+            }
+        for (; i < ow_hi; i++, s += g->sw)
+            d[i] = *s;
     }
 }
 

@@ -390,6 +390,7 @@ static void test_qlinear_conv(void)
         {1, 33, 5, 5, 5, 5, 5, 1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 0, 0, 1, 1},    /* odd K at the extremes */
         {1, 7, 17, 19, 12, 3, 3, 1, 3, 2, 0, 2, 1, 0, 1, 1, 0, 1, 1, 0, 1},  /* strides 3 and 2 */
         {1, 40, 4, 4, 16, 3, 3, 1, 1, 1, 5, 5, 5, 5, 1, 1, 1, 0, 1, 0, 1},   /* pads wider than the input */
+        {1, 3, 17, 70, 8, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},   /* stride 2, wide rows (vector copy) */
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
