@@ -1017,11 +1017,13 @@ static size_t pfvm__qc_work_bytes(const pfvm__qc_geom *g)
         pfvm__qc_plane_dims(g, &PPH, &PPW);
         b += (size_t)(g->CG * PPH * ((PPW + g->sw - 1) / g->sw) * g->sw) * sizeof(int16_t);
     }
+#ifdef PFVM__QG_AVX2
     if (!pfvm__qc_is_dw(g)) { /* the VNNI path's u8 panels, four im2col rows (pfvm__qv_pack), its rows' parameters */
         size_t v = (size_t)(g->group * g->Mp * 2 + 3 * g->Mp) * sizeof(int32_t) +
                    (size_t)(npan * ((g->K + 3) / 4 + 1) * 4 * PFVM__QG_NR);
         b = b > v ? b : v;
     }
+#endif
     return (b + 64 + 15) / 16 * 16; /* what follows stays aligned */
 }
 
