@@ -2650,7 +2650,7 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
     vnni = X->dtype == PFVM_UINT8 && !pfvm__qc_is_dw(&g) && pfvm_q_vnni();
     if (vnni && s && s->wv)
         wv = s->wv, wsum = s->wsum;
-    else if (vnni && pfvm__qv_usable(&g, k->in[3], k->in[5])) {
+    else if (vnni && !s && pfvm__qv_usable(&g, k->in[3], k->in[5])) { /* (with s, bind decided) */
         nwv = (size_t)(g.group * g.Mp * 4 * K4);
         need += (size_t)(g.group * g.Mp) * sizeof(int32_t) + nwv;
     } else
