@@ -1182,7 +1182,9 @@ static void test_qgemm(void)
 
 int main(void)
 {
-    printf("int8 GEMM kernel: %s\n", pfvm_q_gemm_kind() == 2 ? "AVX2" : "portable C");
+    printf("int8 GEMM kernel: %s\n", pfvm_q_vnni()              ? "AVX-512 VNNI (AVX2 kept for the rest)"
+                                      : pfvm_q_gemm_kind() == 2 ? "AVX2"
+                                                                : "portable C");
     test_multiplier();
     test_scale_exact();
     test_scale_double();
