@@ -162,6 +162,8 @@ typedef struct conv_case {
     int per_channel, y_int8, bias;
     int extreme; /* x at 255 and zero point 0, w at -128 with zero point 127: the largest products,
                     where a kernel adding u8 x s8 pairs in int16 (vpmaddubsw) saturates */
+    int wz0;     /* weight zero points 0 (symmetric, as pfvm_quantize makes them): the VNNI path's
+                    weights; with extreme, w at -128 and -127 */
 } conv_case;
 
 /* 1: the weights, scales and zero points are graph inputs instead of
@@ -262,7 +264,7 @@ static void check_conv(const conv_case *cc)
     int64_t OH = (cc->H + cc->pt + cc->pb - cc->dh * (cc->KH - 1) - 1) / cc->sh + 1;
     int64_t OW = (cc->W + cc->pl + cc->pr - cc->dw * (cc->KW - 1) - 1) / cc->sw + 1;
     int64_t i, nws = cc->per_channel ? cc->M : 1, n, m, oh, ow, c, kh, kw, worst = 0, unequal = 0;
-    pfvm_tensor *ins[9], *fast, *portable, *per_run, *dsp;
+    pfvm_tensor *ins[9], *fast, *portable, *per_run, *dsp, *avx2;
     int xz = cc->extreme ? 0 : 1 + (int)(rnd() % 250), yz = cc->y_int8 ? (int)(rnd() % 20) - 10 : 100 + (int)(rnd() % 40);
     float xs = 0.02f, ys = cc->y_int8 ? 0.35f : 0.2f;
     ins[0] = new_tensor(PFVM_UINT8, 4, xd);
@@ -277,7 +279,7 @@ static void check_conv(const conv_case *cc)
     ins[5] = new_tensor(PFVM_INT8, cc->per_channel ? 1 : 0, &md);
     for (i = 0; i < nws; i++) {
         ((float *)ins[4]->data)[i] = cc->extreme ? 1e-6f * (float)(1 + rnd() % 20) : 0.001f * (float)(1 + rnd() % 20);
-        ((int8_t *)ins[5]->data)[i] = (int8_t)(cc->extreme ? 127 : (int)(rnd() % 7) - 3);
+        ((int8_t *)ins[5]->data)[i] = (int8_t)(cc->wz0 ? 0 : cc->extreme ? 127 : (int)(rnd() % 7) - 3);
     }
     ins[6] = scalar_f(ys);
     ins[7] = scalar_u8(cc->y_int8 ? PFVM_INT8 : PFVM_UINT8, yz);
@@ -291,12 +293,18 @@ static void check_conv(const conv_case *cc)
     pfvm_q_force_dsp(1);
     dsp = run_qconv(cc, ins, cc->bias ? 9 : 8);
     pfvm_q_force_dsp(0);
+    pfvm_q_force_no_vnni(1);
+    avx2 = run_qconv(cc, ins, cc->bias ? 9 : 8);
+    pfvm_q_force_no_vnni(0);
     consts_as_inputs = 1;
     per_run = run_qconv(cc, ins, cc->bias ? 9 : 8);
     consts_as_inputs = 0;
-    CHECK(fast && portable && per_run && dsp);
-    if (!fast || !portable || !per_run || !dsp)
+    CHECK(fast && portable && per_run && dsp && avx2);
+    if (!fast || !portable || !per_run || !dsp || !avx2)
         return;
+    CHECK_MSG(!memcmp(avx2->data, portable->data, (size_t)pfvm_tensor_numel(avx2)),
+              "the AVX2 kernel (VNNI off) and the portable kernel differ (C%lld M%lld)", (long long)cc->C,
+              (long long)cc->M);
     CHECK_MSG(!memcmp(dsp->data, portable->data, (size_t)pfvm_tensor_numel(dsp)),
               "the SMLAD tile and the portable kernel differ (C%lld M%lld)", (long long)cc->C, (long long)cc->M);
     CHECK(fast->dims[2] == OH && fast->dims[3] == OW);
@@ -343,33 +351,46 @@ static void check_conv(const conv_case *cc)
     pfvm_tensor_free(portable);
     pfvm_tensor_free(per_run);
     pfvm_tensor_free(dsp);
+    pfvm_tensor_free(avx2);
 }
 
 static void test_qlinear_conv(void)
 {
     static const conv_case cases[] = {
         /* N  C  H   W   M  KH KW g  sh sw pt pl pb pr dh dw pc y8 bias */
-        {1, 3, 9, 11, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},   /* dense 3x3, padded, per channel */
-        {2, 5, 7, 7, 6, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 1, 0}, /* pointwise, per tensor, 2 images */
-        {1, 16, 10, 9, 21, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0}, /* pointwise, int8 output, no bias */
-        {1, 4, 12, 12, 7, 3, 3, 1, 2, 2, 1, 1, 0, 0, 1, 1, 1, 0, 1, 0},  /* strided, asymmetric pads */
-        {1, 8, 9, 9, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},    /* depthwise */
-        {1, 8, 11, 11, 8, 3, 3, 8, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},  /* depthwise strided */
-        {1, 6, 8, 8, 4, 3, 3, 2, 1, 1, 2, 2, 2, 2, 2, 2, 1, 0, 1, 0},    /* grouped, dilated */
-        {1, 33, 5, 5, 5, 5, 5, 1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 0, 1, 0},   /* odd reduction length */
-        {1, 6, 13, 10, 6, 3, 3, 6, 2, 2, 2, 1, 0, 2, 2, 2, 1, 0, 1, 0}, /* depthwise dilated, strided, uneven pads */
-        {2, 4, 7, 9, 4, 5, 3, 4, 3, 3, 1, 2, 1, 0, 1, 1, 0, 1, 1, 0},  /* depthwise 5x3, stride 3, 2 images */
-        {1, 4, 20, 37, 4, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0}, /* depthwise, rows of 16 and a tail */
-        {1, 4, 9, 70, 4, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},  /* depthwise strided, rows of 16 */
-        {1, 2, 12, 20, 2, 9, 9, 2, 1, 1, 4, 4, 4, 4, 1, 1, 1, 0, 1, 0}, /* depthwise 9x9: over 64 positions */
-        {1, 3, 16, 16, 8, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1}, /* mobilenet's stem at the extremes */
-        {1, 64, 6, 6, 8, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 1}, /* pointwise at the extremes */
-        {1, 8, 9, 9, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1},  /* depthwise at the extremes */
-        {1, 3, 20, 37, 8, 7, 7, 1, 2, 2, 3, 3, 3, 3, 1, 1, 1, 0, 1, 0}, /* 7x7/2 stem: phase planes, odd left pad */
-        {1, 5, 11, 40, 6, 3, 3, 1, 2, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0}, /* stride 2, even left pad */
-        {1, 3, 7, 23, 5, 3, 3, 1, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0},  /* stride 3 */
-        {1, 3, 40, 40, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0}, /* depthwise: narrow rows in two runs */
-        {1, 2, 5, 80, 2, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0},  /* depthwise: wide rows and a tail */
+        {1, 3, 9, 11, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0},   /* dense 3x3, padded, per channel */
+        {2, 5, 7, 7, 6, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 1, 0, 0}, /* pointwise, per tensor, 2 images */
+        {1, 16, 10, 9, 21, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0}, /* pointwise, int8 output, no bias */
+        {1, 4, 12, 12, 7, 3, 3, 1, 2, 2, 1, 1, 0, 0, 1, 1, 1, 0, 1, 0, 0},  /* strided, asymmetric pads */
+        {1, 8, 9, 9, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0},    /* depthwise */
+        {1, 8, 11, 11, 8, 3, 3, 8, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0},  /* depthwise strided */
+        {1, 6, 8, 8, 4, 3, 3, 2, 1, 1, 2, 2, 2, 2, 2, 2, 1, 0, 1, 0, 0},    /* grouped, dilated */
+        {1, 33, 5, 5, 5, 5, 5, 1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 0, 1, 0, 0},   /* odd reduction length */
+        {1, 6, 13, 10, 6, 3, 3, 6, 2, 2, 2, 1, 0, 2, 2, 2, 1, 0, 1, 0, 0}, /* depthwise dilated, strided, uneven pads */
+        {2, 4, 7, 9, 4, 5, 3, 4, 3, 3, 1, 2, 1, 0, 1, 1, 0, 1, 1, 0, 0},  /* depthwise 5x3, stride 3, 2 images */
+        {1, 4, 20, 37, 4, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0}, /* depthwise, rows of 16 and a tail */
+        {1, 4, 9, 70, 4, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0},  /* depthwise strided, rows of 16 */
+        {1, 2, 12, 20, 2, 9, 9, 2, 1, 1, 4, 4, 4, 4, 1, 1, 1, 0, 1, 0, 0}, /* depthwise 9x9: over 64 positions */
+        {1, 3, 16, 16, 8, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0}, /* mobilenet's stem at the extremes */
+        {1, 64, 6, 6, 8, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 1, 0}, /* pointwise at the extremes */
+        {1, 8, 9, 9, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0},  /* depthwise at the extremes */
+        {1, 3, 20, 37, 8, 7, 7, 1, 2, 2, 3, 3, 3, 3, 1, 1, 1, 0, 1, 0, 0}, /* 7x7/2 stem: phase planes, odd left pad */
+        {1, 5, 11, 40, 6, 3, 3, 1, 2, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0}, /* stride 2, even left pad */
+        {1, 3, 7, 23, 5, 3, 3, 1, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 0},  /* stride 3 */
+        {1, 3, 40, 40, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0}, /* depthwise: narrow rows in two runs */
+        {1, 2, 5, 80, 2, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0, 0},  /* depthwise: wide rows and a tail */
+        /* weight zero points 0: the VNNI path where the CPU has it (u8 panels, s8 weights) */
+        {1, 3, 9, 11, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},    /* dense 3x3, padded */
+        {2, 13, 7, 7, 6, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 1, 0, 1},    /* pointwise, K % 4, 2 images, odd columns */
+        {1, 16, 10, 9, 21, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 1},  /* pointwise, int8 output, rows % 4 */
+        {1, 64, 6, 6, 8, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 1, 1},    /* pointwise at the extremes */
+        {1, 5, 12, 13, 7, 3, 3, 1, 2, 2, 1, 0, 0, 1, 1, 1, 1, 0, 1, 0, 1},   /* strided, asymmetric pads */
+        {1, 6, 8, 8, 10, 3, 3, 2, 1, 1, 2, 2, 2, 2, 2, 2, 1, 1, 1, 0, 1},    /* grouped, dilated */
+        {1, 3, 20, 37, 9, 7, 7, 1, 2, 2, 3, 3, 3, 3, 1, 1, 1, 0, 1, 0, 1},   /* 7x7/2 stem */
+        {1, 33, 5, 5, 5, 5, 5, 1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 0, 0, 1, 1},    /* odd K at the extremes */
+        {1, 7, 17, 19, 12, 3, 3, 1, 3, 2, 0, 2, 1, 0, 1, 1, 0, 1, 1, 0, 1},  /* strides 3 and 2 */
+        {1, 40, 4, 4, 16, 3, 3, 1, 1, 1, 5, 5, 5, 5, 1, 1, 1, 0, 1, 0, 1},   /* pads wider than the input */
+        {1, 3, 17, 70, 8, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},   /* stride 2, wide rows (vector copy) */
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -383,11 +404,11 @@ static void test_qlinear_gemv(void)
 {
     static const conv_case cases[] = {
         /* N  C  H  W  M KH KW g sh sw pt pl pb pr dh dw pc y8 bias extreme */
-        {1, 512, 1, 1, 64, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 0}, /* digits' 512 -> 64 */
-        {2, 37, 1, 1, 10, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 1, 1, 0},  /* odd K, rows % 4, 2 images */
-        {1, 14, 1, 1, 7, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0},   /* pairs % 4 == 3, no bias */
-        {1, 12, 1, 1, 6, 1, 1, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 0},   /* grouped */
-        {1, 300, 1, 1, 9, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1}, /* at the extremes */
+        {1, 512, 1, 1, 64, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 0, 0}, /* digits' 512 -> 64 */
+        {2, 37, 1, 1, 10, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 1, 1, 0, 0},  /* odd K, rows % 4, 2 images */
+        {1, 14, 1, 1, 7, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0},   /* pairs % 4 == 3, no bias */
+        {1, 12, 1, 1, 6, 1, 1, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 0, 0},   /* grouped */
+        {1, 300, 1, 1, 9, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0}, /* at the extremes */
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -1161,7 +1182,9 @@ static void test_qgemm(void)
 
 int main(void)
 {
-    printf("int8 GEMM kernel: %s\n", pfvm_q_gemm_kind() == 2 ? "AVX2" : "portable C");
+    printf("int8 GEMM kernel: %s\n", pfvm_q_vnni()              ? "AVX-512 VNNI (AVX2 kept for the rest)"
+                                      : pfvm_q_gemm_kind() == 2 ? "AVX2"
+                                                                : "portable C");
     test_multiplier();
     test_scale_exact();
     test_scale_double();

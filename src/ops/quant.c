@@ -25,6 +25,19 @@ static int pfvm__qg_have_avx2(void)
     }
     return ok;
 }
+
+/* AVX-512 VNNI (with VL: its 256-bit form): vpdpbusd adds four u8 x s8
+ * products to an int32 lane exactly (no int16 step that could saturate),
+ * 32 multiply-adds per instruction where vpmaddwd does 16. */
+static int pfvm__qv_have(void)
+{
+    static int ok = -1;
+    if (ok < 0) {
+        __builtin_cpu_init();
+        ok = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+    }
+    return ok;
+}
 #endif
 
 static double pfvm__q_round(double v)
@@ -542,11 +555,16 @@ typedef ptrdiff_t pfvm__qi;
 /* the int16 of row r's pair kp in a weight block */
 #define PFVM__QG_W(kp, r) (((kp) * PFVM__QG_MR + (r)) * 2)
 
-static int pfvm__qg_portable;
+static int pfvm__qg_portable, pfvm__qv_off;
 
 PFVM_INTERNAL void pfvm_q_force_portable(int on)
 {
     pfvm__qg_portable = on;
+}
+
+PFVM_INTERNAL void pfvm_q_force_no_vnni(int on)
+{
+    pfvm__qv_off = on;
 }
 
 #if defined(PFVM_DISPATCH_CLONES)
@@ -789,6 +807,15 @@ PFVM_INTERNAL int pfvm_q_gemm_kind(void)
 #endif
 }
 
+PFVM_INTERNAL int pfvm_q_vnni(void)
+{
+#ifdef PFVM__QG_AVX2
+    return !pfvm__qv_off && pfvm_q_gemm_kind() == 2 && pfvm__qv_have();
+#else
+    return 0;
+#endif
+}
+
 PFVM_DISPATCH static void pfvm__qg_kernel_c(const int16_t *w, const int16_t *panel, int64_t K2, int32_t *acc)
 {
     int64_t kp;
@@ -990,6 +1017,13 @@ static size_t pfvm__qc_work_bytes(const pfvm__qc_geom *g)
         pfvm__qc_plane_dims(g, &PPH, &PPW);
         b += (size_t)(g->CG * PPH * ((PPW + g->sw - 1) / g->sw) * g->sw) * sizeof(int16_t);
     }
+#ifdef PFVM__QG_AVX2
+    if (!pfvm__qc_is_dw(g)) { /* the VNNI path's u8 panels, four im2col rows (pfvm__qv_pack), its rows' parameters */
+        size_t v = (size_t)(g->group * g->Mp * 2 + 3 * g->Mp) * sizeof(int32_t) +
+                   (size_t)(npan * ((g->K + 3) / 4 + 1) * 4 * PFVM__QG_NR);
+        b = b > v ? b : v;
+    }
+#endif
     return (b + 64 + 15) / 16 * 16; /* what follows stays aligned */
 }
 
@@ -1716,6 +1750,267 @@ static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16
     }
 }
 
+/* ---- the VNNI GEMM: u8 panels, s8 weights, vpdpbusd ------------------------------------------ *
+ *
+ * Four reduction positions per int32 lane: weight blocks of PFVM__QG_MR
+ * rows, wv[b][kq][r][4] = w[4b+r][4kq..4kq+3] minus the zero points (the
+ * path needs them in [-128, 127]); panels of PFVM__QG_NR columns,
+ * panel[kq][j][4] = x[4kq..4kq+3][j], the raw uint8 activations (padding:
+ * their zero point). The zero point comes off through the weights' row
+ * sums: sum (x - xz) w = sum x w - xz sum w, folded into each row's
+ * starting sum (int32 wraparound, as the other kernels' sums). Positions
+ * past K have zero weights. */
+#ifdef PFVM__QG_AVX2
+#define PFVM__QV 1
+static int pfvm__qv_usable(const pfvm__qc_geom *g, const pfvm_tensor *W, const pfvm_tensor *wz)
+{
+    pfvm__qi i, n = g->M * g->K, nwz = pfvm_tensor_numel(wz);
+    if (!pfvm_q_vnni() || pfvm__qc_is_dw(g) || g->K < 8 || nwz < 1)
+        return 0;
+    for (i = 0; i < n; i++) {
+        int32_t v = pfvm__q_at(W, i) - pfvm__q_at(wz, nwz == 1 ? 0 : i / g->K);
+        if (v < -128 || v > 127)
+            return 0;
+    }
+    return 1;
+}
+
+static void pfvm__qv_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const pfvm__qc_geom *g, int8_t *wv,
+                             int32_t *wsum)
+{
+    pfvm__qi nwz = pfvm_tensor_numel(wz), K4 = (g->K + 3) / 4, gg, c, kk;
+    memset(wv, 0, (size_t)(g->group * g->Mp * 4 * K4));
+    for (gg = 0; gg < g->group; gg++)
+        for (c = 0; c < g->Mp; c++) {
+            pfvm__qi m = gg * g->MG + c;
+            int8_t *blk = wv + (gg * g->Mp + c / PFVM__QG_MR * PFVM__QG_MR) * 4 * K4 + c % PFVM__QG_MR * 4;
+            int32_t z = c < g->MG ? pfvm__q_at(wz, nwz == 1 ? 0 : m) : 0, sum = 0;
+            for (kk = 0; c < g->MG && kk < g->K; kk++) {
+                int32_t v = pfvm__q_at(W, m * g->K + kk) - z;
+                blk[kk / 4 * 4 * PFVM__QG_MR + kk % 4] = (int8_t)v;
+                sum += v;
+            }
+            wsum[gg * g->Mp + c] = sum;
+        }
+}
+
+/* One im2col row (reduction position kk) of one image and group: OH*OW
+ * bytes, the zero point in the padding. */
+static void pfvm__qv_row(const pfvm__qc_geom *g, const uint8_t *x, pfvm__qi kk, uint8_t xz, uint8_t *d)
+{
+    pfvm__qi c = kk / (g->KH * g->KW), kh = kk / g->KW % g->KH, kw = kk % g->KW, oh, i;
+    pfvm__qi t = g->pl - kw * g->dw, u = g->W - 1 + g->pl - kw * g->dw;
+    pfvm__qi ow_lo = t <= 0 ? 0 : (t + g->sw - 1) / g->sw, ow_hi = u < 0 ? 0 : u / g->sw + 1;
+    const uint8_t *plane = x + c * g->H * g->W;
+    ow_hi = ow_hi < g->OW ? ow_hi : g->OW;
+    ow_lo = ow_lo < ow_hi ? ow_lo : ow_hi;
+    for (oh = 0; oh < g->OH; oh++, d += g->OW) {
+        pfvm__qi ih = oh * g->sh - g->pt + kh * g->dh;
+        const uint8_t *s;
+        if (ih < 0 || ih >= g->H || ow_lo == ow_hi) {
+            memset(d, xz, (size_t)g->OW);
+            continue;
+        }
+        memset(d, xz, (size_t)ow_lo);
+        memset(d + ow_hi, xz, (size_t)(g->OW - ow_hi));
+        s = plane + ih * g->W + ow_lo * g->sw - t;
+        i = ow_lo;
+        if (g->sw == 1) {
+            memcpy(d + ow_lo, s, (size_t)(ow_hi - ow_lo));
+            continue;
+        }
+        if (g->sw == 2) /* the even bytes of 32, while a later element is read (s + 32 is in the input) */
+            for (; i + 16 < ow_hi; i += 16, s += 32) {
+                const __m128i lo8 = _mm_set1_epi16(0xff);
+                __m128i a = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)s), lo8);
+                __m128i b = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(s + 16)), lo8);
+                _mm_storeu_si128((__m128i *)(void *)(d + i), _mm_packus_epi16(a, b));
+            }
+        for (; i < ow_hi; i++, s += g->sw)
+            d[i] = *s;
+    }
+}
+
+/* Four rows of n bytes as one panel row per PFVM__QG_NR columns
+ * (panel[j][4]), step bytes between panels; past n, zeros. */
+static void pfvm__qv_interleave(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3, pfvm__qi n,
+                                uint8_t *d, pfvm__qi step)
+{
+    pfvm__qi j = 0, i;
+    for (; j + 16 <= n; j += 16, d += step) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(r0 + j));
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(r1 + j));
+        __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(r2 + j));
+        __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(r3 + j));
+        __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
+        __m128i ce0 = _mm_unpacklo_epi8(c, e), ce1 = _mm_unpackhi_epi8(c, e);
+        _mm_storeu_si128((__m128i *)(void *)d, _mm_unpacklo_epi16(ab0, ce0));
+        _mm_storeu_si128((__m128i *)(void *)(d + 16), _mm_unpackhi_epi16(ab0, ce0));
+        _mm_storeu_si128((__m128i *)(void *)(d + 32), _mm_unpacklo_epi16(ab1, ce1));
+        _mm_storeu_si128((__m128i *)(void *)(d + 48), _mm_unpackhi_epi16(ab1, ce1));
+    }
+    if (j < n) {
+        memset(d, 0, 4 * PFVM__QG_NR);
+        for (i = 0; j + i < n; i++) {
+            d[4 * i] = r0[j + i];
+            d[4 * i + 1] = r1[j + i];
+            d[4 * i + 2] = r2[j + i];
+            d[4 * i + 3] = r3[j + i];
+        }
+    }
+}
+
+/* The u8 panels of one image and group (x: its first channel). rows: room
+ * for four im2col rows (4 * OH*OW bytes); a 1x1 convolution reads its
+ * input's rows where they are. */
+static void pfvm__qv_pack(const pfvm__qc_geom *g, const uint8_t *x, uint8_t xz, uint8_t *panels, uint8_t *rows)
+{
+    pfvm__qi OHW = g->OH * g->OW, K4 = (g->K + 3) / 4, kq, t;
+    int pw = pfvm__qc_is_pointwise(g);
+    memset(rows, 0, (size_t)(4 * OHW)); /* positions past K: any value (zero weights) */
+    for (kq = 0; kq < K4; kq++) {
+        const uint8_t *r[4];
+        for (t = 0; t < 4; t++) {
+            pfvm__qi kk = 4 * kq + t;
+            if (kk >= g->K)
+                r[t] = rows + t * OHW;
+            else if (pw)
+                r[t] = x + kk * OHW;
+            else {
+                pfvm__qv_row(g, x, kk, xz, rows + t * OHW);
+                r[t] = rows + t * OHW;
+            }
+        }
+        pfvm__qv_interleave(r[0], r[1], r[2], r[3], OHW, panels + kq * 4 * PFVM__QG_NR, K4 * 4 * PFVM__QG_NR);
+    }
+}
+
+/* The requantization of the VNNI kernel: per row of the block its
+ * multiplier, shift and first output (NULL: a padding row), the output's
+ * zero point and type; made once per group (pfvm__qv_gemm). */
+typedef struct pfvm__qv_epi {
+    const int32_t *mult, *shift; /* the block's rows' (shift 33 to 62) */
+    uint8_t *y[PFVM__QG_MR];
+    int32_t zp;
+    int cols, u8;
+} pfvm__qv_epi;
+
+/* pfvm__qg_requant8 of two rows' 16 sums each, packed with saturation
+ * and stored (row r1 only when y1). */
+__attribute__((target("avx2"), always_inline)) static inline void pfvm__qv_store2(const pfvm__qv_epi *e, int r0, __m256i a0,
+                                                                                  __m256i a1, __m256i b0, __m256i b1)
+{
+    const __m256i zp = _mm256_set1_epi32(e->zp);
+    const __m256i m0 = _mm256_set1_epi32(e->mult[r0]), m1 = _mm256_set1_epi32(e->mult[r0 + 1]);
+    const __m256i rd0 = _mm256_set1_epi32((int32_t)1 << (e->shift[r0] - 33));
+    const __m256i rd1 = _mm256_set1_epi32((int32_t)1 << (e->shift[r0 + 1] - 33));
+    const __m128i c0 = _mm_cvtsi32_si128(e->shift[r0] - 32), c1 = _mm_cvtsi32_si128(e->shift[r0 + 1] - 32);
+    __m256i p0 = _mm256_packs_epi32(pfvm__qg_requant8(a0, m0, rd0, c0, zp), pfvm__qg_requant8(a1, m0, rd0, c0, zp));
+    __m256i p1 = _mm256_packs_epi32(pfvm__qg_requant8(b0, m1, rd1, c1, zp), pfvm__qg_requant8(b1, m1, rd1, c1, zp));
+    __m256i p8 = e->u8 ? _mm256_packus_epi16(p0, p1) : _mm256_packs_epi16(p0, p1);
+    p8 = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    if (e->cols == PFVM__QG_NR) {
+        _mm_storeu_si128((__m128i *)(void *)e->y[r0], _mm256_castsi256_si128(p8));
+        if (e->y[r0 + 1])
+            _mm_storeu_si128((__m128i *)(void *)e->y[r0 + 1], _mm256_extracti128_si256(p8, 1));
+    } else {
+        uint8_t t[32];
+        _mm256_storeu_si256((__m256i *)(void *)t, p8);
+        memcpy(e->y[r0], t, (size_t)e->cols);
+        if (e->y[r0 + 1])
+            memcpy(e->y[r0 + 1], t + 16, (size_t)e->cols);
+    }
+}
+
+/* The sums of a weight block and a panel (from init, the rows' starting
+ * sums) into acc ([row][column]), or, with e, requantized into the rows'
+ * outputs. */
+#define PFVM__QV_ROW(r, a0, a1)                                                                         \
+    {                                                                                                   \
+        int32_t q;                                                                                      \
+        __m256i wq;                                                                                     \
+        memcpy(&q, w + kq * 4 * PFVM__QG_MR + 4 * (r), sizeof q);                                       \
+        wq = _mm256_set1_epi32(q);                                                                      \
+        a0 = _mm256_dpbusd_epi32(a0, x0, wq);                                                           \
+        a1 = _mm256_dpbusd_epi32(a1, x1, wq);                                                           \
+    }
+__attribute__((target("avx2,avx512vl,avx512vnni"))) static void pfvm__qv_kernel(const int8_t *w, const uint8_t *panel,
+                                                                                 pfvm__qi K4, const int32_t *init,
+                                                                                 int32_t *acc, const pfvm__qv_epi *e)
+{
+    __m256i a00 = _mm256_set1_epi32(init[0]), a01 = a00, a10 = _mm256_set1_epi32(init[1]), a11 = a10;
+    __m256i a20 = _mm256_set1_epi32(init[2]), a21 = a20, a30 = _mm256_set1_epi32(init[3]), a31 = a30;
+    pfvm__qi kq;
+    for (kq = 0; kq < K4; kq++) {
+        const __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(panel + kq * 4 * PFVM__QG_NR));
+        const __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(panel + kq * 4 * PFVM__QG_NR + 32));
+        PFVM__QV_ROW(0, a00, a01)
+        PFVM__QV_ROW(1, a10, a11)
+        PFVM__QV_ROW(2, a20, a21)
+        PFVM__QV_ROW(3, a30, a31)
+    }
+    if (e) {
+        pfvm__qv_store2(e, 0, a00, a01, a10, a11);
+        if (e->y[2])
+            pfvm__qv_store2(e, 2, a20, a21, a30, a31);
+        return;
+    }
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR), a00);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR + 8), a01);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 1 * PFVM__QG_NR), a10);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 1 * PFVM__QG_NR + 8), a11);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 2 * PFVM__QG_NR), a20);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 2 * PFVM__QG_NR + 8), a21);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 3 * PFVM__QG_NR), a30);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 3 * PFVM__QG_NR + 8), a31);
+}
+#undef PFVM__QV_ROW
+
+/* pfvm__qc_gemm on the VNNI kernel: wv, wsum of this group; rp: room
+ * for 3 * Mp int32 (the rows' starting sums, multipliers and shifts). */
+static void pfvm__qv_gemm(const pfvm__qc_geom *g, const int8_t *wv, const int32_t *wsum, int32_t xz,
+                          const uint8_t *panels, const pfvm__qc_out *o, pfvm__qi n, pfvm__qi gg, int32_t *rp)
+{
+    pfvm__qi OHW = g->OH * g->OW, jb, mb, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR, K4 = (g->K + 3) / 4, c;
+    int32_t acc[PFVM__QG_MR * PFVM__QG_NR], *init = rp, *mult = rp + g->Mp, *shift = rp + 2 * g->Mp;
+    uint8_t *y0 = (uint8_t *)o->Y->data + (n * g->M + gg * g->MG) * OHW;
+    pfvm__qc_out nb = *o;
+    pfvm__qv_epi e;
+    int fused = 1;
+    nb.bias = NULL;
+    for (c = 0; c < g->Mp; c++) { /* padding rows: zero sums, any valid shift */
+        pfvm__qi m = gg * g->MG + c;
+        uint32_t b = o->bias && c < g->MG ? (uint32_t)o->bias[m] : 0;
+        init[c] = (int32_t)(b - (uint32_t)xz * (uint32_t)wsum[c]);
+        mult[c] = c < g->MG ? o->mult[m] : 0;
+        shift[c] = c < g->MG ? o->shift[m] : 33;
+        fused &= shift[c] >= 33 && shift[c] <= 62; /* the lanes' range (pfvm__qg_requant8) */
+    }
+    e.zp = o->zp;
+    e.u8 = o->Y->dtype == PFVM_UINT8;
+    for (jb = 0; jb < npan; jb++) {
+        pfvm__qi cols = OHW - jb * PFVM__QG_NR < PFVM__QG_NR ? OHW - jb * PFVM__QG_NR : PFVM__QG_NR;
+        const uint8_t *panel = panels + jb * K4 * 4 * PFVM__QG_NR;
+        e.cols = (int)cols;
+        for (mb = 0; mb < g->MG; mb += PFVM__QG_MR) {
+            const int8_t *w = wv + mb * 4 * K4;
+            if (fused) {
+                e.mult = mult + mb, e.shift = shift + mb;
+                for (c = 0; c < PFVM__QG_MR; c++)
+                    e.y[c] = mb + c < g->MG ? y0 + (mb + c) * OHW + jb * PFVM__QG_NR : NULL;
+                pfvm__qv_kernel(w, panel, K4, init + mb, NULL, &e);
+                continue;
+            }
+            pfvm__qv_kernel(w, panel, K4, init + mb, acc, NULL);
+            for (c = 0; c < PFVM__QG_MR && mb + c < g->MG; c++) {
+                pfvm__qi m = gg * g->MG + mb + c;
+                pfvm__qc_store(&nb, m, (n * g->M + m) * OHW + jb * PFVM__QG_NR, acc + c * PFVM__QG_NR, cols);
+            }
+        }
+    }
+}
+#endif
+
 /* A 1x1 convolution of one column (a Gemm after the qlinear pass) on the
  * SMLAD path: the column minus its zero point as one int16 vector (no
  * panels to zero and fill: most of the time of digits' 512 -> 64 Gemm
@@ -2232,6 +2527,8 @@ typedef struct pfvm__qc_state {
     int32_t *mult; /* [M] */
     int *shift;    /* [M] */
     int16_t *wp;   /* [group][Mp][2*K2] */
+    int32_t *wsum; /* [group][Mp]: the rows' sums of weights minus zero points (VNNI) */
+    int8_t *wv;    /* [group][Mp][4*K4] in blocks (pfvm__qv_weights), or NULL: no VNNI path */
 } pfvm__qc_state;
 
 static void pfvm__qc_state_free(void *p)
@@ -2269,7 +2566,7 @@ static pfvm_code pfvm__qc_prepare(const pfvm_kctx *k, const pfvm_tensor *const *
     pfvm__qc_geom g;
     pfvm__qc_state *s;
     int64_t xd[4];
-    size_t nwp, bytes;
+    size_t nwp, nwv, bytes;
     char *p;
     if (k->n_in < 8 || !consts[1] || !consts[3] || !consts[4] || !consts[5] || !consts[6] || !k->in[1]->data ||
         !W->data || !k->in[4]->data || !k->in[5]->data || !k->in[6]->data || !pfvm__qc_consts_ok(k))
@@ -2282,6 +2579,12 @@ static pfvm_code pfvm__qc_prepare(const pfvm_kctx *k, const pfvm_tensor *const *
         return PFVM_OK;
     nwp = (size_t)(g.group * g.Mp * 2 * g.K2);
     bytes = sizeof *s + (size_t)g.M * (sizeof(int32_t) + sizeof(int)) + nwp * sizeof(int16_t);
+#ifdef PFVM__QV
+    nwv = pfvm__qv_usable(&g, W, k->in[5]) ? (size_t)(g.group * g.Mp * 4 * ((g.K + 3) / 4)) : 0;
+#else
+    nwv = 0;
+#endif
+    bytes += nwv ? (size_t)(g.group * g.Mp) * sizeof(int32_t) + nwv : 0;
     if (!(p = (char *)pfvm__malloc(bytes)))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory packing %lu bytes of weights",
                              (unsigned long)bytes);
@@ -2289,6 +2592,8 @@ static pfvm_code pfvm__qc_prepare(const pfvm_kctx *k, const pfvm_tensor *const *
     s->mult = (int32_t *)(void *)(p + sizeof *s);
     s->shift = (int *)(void *)(s->mult + g.M);
     s->wp = (int16_t *)(void *)(s->shift + g.M);
+    s->wsum = nwv ? (int32_t *)(void *)(s->wp + nwp) : NULL; /* wp's size is a multiple of 8 int16 */
+    s->wv = nwv ? (int8_t *)(void *)(s->wsum + g.group * g.Mp) : NULL;
     s->w = W->data;
     s->ws = k->in[4]->data;
     s->wz = k->in[5]->data;
@@ -2296,6 +2601,10 @@ static pfvm_code pfvm__qc_prepare(const pfvm_kctx *k, const pfvm_tensor *const *
     s->ys = *(const float *)k->in[6]->data;
     s->M = g.M, s->K2 = g.K2, s->Mp = g.Mp, s->group = g.group;
     pfvm__qc_weights(W, k->in[5], &g, s->wp);
+#ifdef PFVM__QV
+    if (nwv)
+        pfvm__qv_weights(W, k->in[5], &g, s->wv, s->wsum);
+#endif
     pfvm__qc_multipliers(k, g.M, s->mult, s->shift);
     *state = s;
     *free_fn = pfvm__qc_state_free;
@@ -2318,6 +2627,13 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
     int16_t *buf;
     size_t need, nwp;
     char *scratch;
+#ifdef PFVM__QV
+    int vnni;
+    pfvm__qi npan, K4;
+    size_t nwv = 0;
+    const int8_t *wv = NULL;
+    const int32_t *wsum = NULL;
+#endif
     *rc = PFVM_OK;
     if (!pfvm__q_is8(X) || !pfvm__q_is8(k->out[0]) || !pfvm__qc_consts_ok(k) || !pfvm__qc_geometry(k, &g))
         return 0;
@@ -2326,6 +2642,20 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
     need = pfvm__qc_work_bytes(&g);
     if (!s) /* weights packed for this run only */
         need += (size_t)g.M * (sizeof(int32_t) + sizeof(int)) + nwp * sizeof(int16_t);
+#ifdef PFVM__QV
+    /* the VNNI path: uint8 activations, weights packed for it at bind or,
+     * when they fit int8, for this run */
+    K4 = (g.K + 3) / 4;
+    npan = (g.OH * g.OW + PFVM__QG_NR - 1) / PFVM__QG_NR;
+    vnni = X->dtype == PFVM_UINT8 && !pfvm__qc_is_dw(&g) && pfvm_q_vnni();
+    if (vnni && s && s->wv)
+        wv = s->wv, wsum = s->wsum;
+    else if (vnni && !s && pfvm__qv_usable(&g, k->in[3], k->in[5])) { /* (with s, bind decided) */
+        nwv = (size_t)(g.group * g.Mp * 4 * K4);
+        need += (size_t)(g.group * g.Mp) * sizeof(int32_t) + nwv;
+    } else
+        vnni = 0;
+#endif
     if (!(scratch = (char *)pfvm_kctx_scratch(k, need)))
         return *rc = k->st ? k->st->code : PFVM_ERR_NOMEM, 1;
     /* int32 first: every part stays aligned */
@@ -2341,6 +2671,15 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
         pfvm__qc_multipliers(k, g.M, m2, s2);
         mult = m2, shift = s2, wp = w2;
     }
+#ifdef PFVM__QV
+    if (nwv) {
+        int32_t *ws2 = (int32_t *)(void *)(scratch + pfvm__qc_work_bytes(&g) +
+                                            (s ? 0 : (size_t)g.M * (sizeof(int32_t) + sizeof(int)) + nwp * sizeof(int16_t)));
+        int8_t *wv2 = (int8_t *)(void *)(ws2 + g.group * g.Mp);
+        pfvm__qv_weights(k->in[3], k->in[5], &g, wv2, ws2);
+        wv = wv2, wsum = ws2;
+    }
+#endif
     o.mult = mult;
     o.shift = shift;
     o.bias = B ? (const int32_t *)B->data : NULL;
@@ -2361,6 +2700,17 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
             continue;
         }
         for (gg = 0; gg < g.group; gg++) {
+#ifdef PFVM__QV
+            if (vnni) {
+                uint8_t *panels = (uint8_t *)buf, *rows = panels + npan * K4 * 4 * PFVM__QG_NR;
+                pfvm__qv_pack(&g, (const uint8_t *)X->data + (n * g.C + gg * g.CG) * g.H * g.W, (uint8_t)pfvm__q_at(xz, 0),
+                              panels, rows);
+                /* the rows' parameters after the four im2col rows (npan * 64 bytes) */
+                pfvm__qv_gemm(&g, wv + gg * g.Mp * 4 * K4, wsum + gg * g.Mp, pfvm__q_at(xz, 0), panels, &o, n, gg,
+                              (int32_t *)(void *)(rows + npan * 4 * PFVM__QG_NR));
+                continue;
+            }
+#endif
             if (pfvm__qc_is_gemv(&g)) {
                 pfvm__qc_gemv(&g, X, n * g.C + gg * g.CG, pfvm__q_at(xz, 0), wp + gg * g.Mp * 2 * g.K2, buf, &o, n, gg);
                 continue;

@@ -36,6 +36,12 @@ PFVM_INTERNAL int32_t pfvm_q_add(int32_t da, int32_t db, int32_t ma, int32_t mb,
 PFVM_INTERNAL int pfvm_q_gemm_kind(void);
 PFVM_INTERNAL void pfvm_q_force_portable(int on);
 PFVM_INTERNAL void pfvm_q_force_dsp(int on);
+/* 1 when the convolutions' GEMM runs on AVX-512 VNNI (vpdpbusd: u8
+ * activations by s8 weights, exact int32 sums): x86 with the extension,
+ * kind 2, and not turned off by pfvm_q_force_no_vnni(1) (the tests compare
+ * it with the AVX2 kernel). */
+PFVM_INTERNAL int pfvm_q_vnni(void);
+PFVM_INTERNAL void pfvm_q_force_no_vnni(int on);
 
 #ifdef __cplusplus
 }
