@@ -206,6 +206,16 @@
  *                         of the models has such planes (or their weights'
  *                         shape is unknown). digits planned on a Cortex-M4F:
  *                         pfvm's flash -4.0 KB (bench/mcu.md)
+ *   PFVM_CONV_NO_DIRECT   Conv leaves out the direct loops of 32-bit Arm
+ *                         (convolutions with at most 4 output channels per
+ *                         group, and depthwise planes, read in place; the
+ *                         same bits as the matrix engine and the depthwise
+ *                         kernel, which then run them). `interp ops
+ *                         --config` writes it when no Conv of the models
+ *                         has 4 or fewer output channels per group (or
+ *                         their weights' shape is unknown)
+ *   PFVM_CONV_DIRECT      those loops on other targets without CPU dispatch,
+ *                         for tests
  *   PFVM_POOL_NO_INT8     MaxPool leaves out its 8-bit planes (int8 and uint8
  *                         inputs, quantized models): such inputs then run
  *                         the generic loop (same values; in a
@@ -26669,24 +26679,20 @@ static int pfvm__nn_dw_plane_arm(const pfvm__nn_2d *d, const float *x, const flo
     for (i = 0; i < d->KH * d->KW; i++)
         if (w[i] - w[i] != 0.0f) /* infinite or NaN */
             return 0;
-    /* padded column j is input column j - PL */
+    /* padded column j is input column j - PL: the whole buffer zeroed, then
+     * each row's inner part copied (one call each, not three) */
     lo = d->PL < wp ? d->PL : wp;
     hi = d->W + d->PL < wp ? d->W + d->PL : wp;
-    for (ih = 0; ih < d->H; ih++) {
-        float *row = buf + ih * wp;
-        const float *xr = x + ih * d->W;
-        for (i = 0; i < lo; i++)
-            row[i] = 0.0f;
-        for (; i < hi; i++)
-            row[i] = xr[i - d->PL];
-        for (; i < wp; i++)
-            row[i] = 0.0f;
-    }
+    memset(buf, 0, sizeof(float) * (size_t)(wp * d->H));
+    if (hi > lo)
+        for (ih = 0; ih < d->H; ih++)
+            memcpy(buf + ih * wp + lo, x + ih * d->W + (lo - d->PL), sizeof(float) * (size_t)(hi - lo));
     for (oh = 0; oh < d->OH; oh++) {
-        int32_t ih0 = oh * d->SH - d->PT, kha, khb, nkh, rs = d->DH * wp;
+        int32_t ih0 = oh * d->SH - d->PT, kha = 0, khb = d->KH, nkh, rs = d->DH * wp;
         const float *xr, *wr = w;
         float *yr = y + oh * d->OW;
-        pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
+        if (ih0 < 0 || ih0 + (d->KH - 1) * d->DH >= d->H) /* else the whole window */
+            pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
         nkh = khb - kha;
         xr = nkh > 0 ? buf + (ih0 + kha * d->DH) * wp : buf;
         wr += kha * d->KW;
@@ -26854,21 +26860,28 @@ static int pfvm__nn_direct_exact(const pfvm__nn_geom *g, const float *wt, const 
     return 1;
 }
 
-/* One output (a column at the border, or a row too narrow for a block):
- * channel weights w, rows [kha, khb) of the window, input row ih0. */
-static float pfvm__nn_direct_one(const pfvm__nn_2d *d, int32_t cg, const float *x, const float *w, int32_t kha,
-                                 int32_t khb, int32_t ih0, int32_t ow)
+/* One output column (at the border, or of a row too narrow for a block)
+ * of ch (1 or 2) channels, weights w and w + K: rows [kha, khb) of the
+ * window, input row ih0; s[c] = the sums. */
+static void pfvm__nn_direct_one(const pfvm__nn_2d *d, int32_t cg, const float *x, const float *w, int32_t K, int ch,
+                                int32_t kha, int32_t khb, int32_t ih0, int32_t ow, float *s)
 {
-    int32_t iw0 = ow * d->SW - d->PL, kwa, kwb, c, r, t, plane = d->H * d->W;
-    float s = 0.0f;
-    pfvm__nn_dw_range(d->KW, d->DW, iw0, 0, d->W, &kwa, &kwb);
+    int32_t iw0 = ow * d->SW - d->PL, kwa = 0, kwb = d->KW, c, r, t, plane = d->H * d->W;
+    float s0 = 0.0f, s1 = 0.0f;
+    if (iw0 < 0 || iw0 + (d->KW - 1) * d->DW >= d->W)
+        pfvm__nn_dw_range(d->KW, d->DW, iw0, 0, d->W, &kwa, &kwb);
     for (c = 0; c < cg; c++)
         for (r = kha; r < khb; r++) {
             const float *row = x + c * plane + (ih0 + r * d->DH) * d->W + iw0, *wr = w + (c * d->KH + r) * d->KW;
-            for (t = kwa; t < kwb; t++)
-                s = PFVM__NN_FMA(wr[t], row[t * d->DW], s);
+            for (t = kwa; t < kwb; t++) {
+                float v = row[t * d->DW];
+                s0 = PFVM__NN_FMA(wr[t], v, s0);
+                if (ch > 1)
+                    s1 = PFVM__NN_FMA(wr[K + t], v, s1);
+            }
         }
-    return s;
+    s[0] = s0;
+    s[1] = s1;
 }
 
 /* The window's positions in rows [kha, khb) for channels w[0..ch) (K
@@ -26910,9 +26923,10 @@ static void pfvm__nn_direct_block(const pfvm__nn_2d *d, int32_t cg, const float 
     if (ib - ia < cols) /* too narrow for a block: every column alone */
         ia = ib = d->OW;
     for (oh = 0; oh < d->OH; oh++) {
-        int32_t ih0 = oh * d->SH - d->PT, kha, khb;
-        float *yr = y + oh * d->OW;
-        pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
+        int32_t ih0 = oh * d->SH - d->PT, kha = 0, khb = d->KH;
+        float *yr = y + oh * d->OW, sum[2];
+        if (ih0 < 0 || ih0 + (d->KH - 1) * d->DH >= d->H) /* else the whole window */
+            pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
         for (ow = 0; ow < d->OW; ow++) {
             if (ow == ia) { /* the interior: blocks, the last one ending at ib (recomputing some columns) */
                 int32_t row0 = khb > kha ? (ih0 + kha * d->DH) * d->W - d->PL : 0;
@@ -26928,8 +26942,9 @@ static void pfvm__nn_direct_block(const pfvm__nn_2d *d, int32_t cg, const float 
                 ow = ib - 1;
                 continue;
             }
+            pfvm__nn_direct_one(d, cg, x, w, K, ch, kha, khb, ih0, ow, sum);
             for (c = 0; c < ch; c++)
-                yr[c * oplane + ow] = b[c] + pfvm__nn_direct_one(d, cg, x, w + c * K, kha, khb, ih0, ow);
+                yr[c * oplane + ow] = b[c] + sum[c];
         }
     }
 }
@@ -29971,6 +29986,18 @@ static int pfvm__nn_conv_needs_depthwise(const pfvm_node *n, const pfvm_value *c
     return w->init->dims[0] / group == 1 && w->init->dims[1] == 1;
 }
 
+/* The direct loops of 32-bit Arm may run (pfvm__nn_conv_direct, and the
+ * depthwise planes' blocks there): the weights' shape unknown, or at most
+ * 4 output channels per group. */
+static int pfvm__nn_conv_needs_direct(const pfvm_node *n, const pfvm_value *const *in)
+{
+    const pfvm_value *w = n->n_inputs > 1 ? in[1] : NULL;
+    int64_t group = pfvm_node_attr_int(n, "group", 1);
+    if (!w || !w->init || w->init->rank < 2 || group < 1)
+        return 1;
+    return w->init->dims[0] / group <= 4;
+}
+
 /* The 8-bit planes may run: the input int8, uint8 or of a type not given. */
 static int pfvm__nn_pool_needs_int8(const pfvm_node *n, const pfvm_value *const *in)
 {
@@ -29984,6 +30011,7 @@ static int pfvm__nn_pool_needs_int8(const pfvm_node *n, const pfvm_value *const 
  * never writes a selection header) leave the tables out. */
 static const pfvm_op_variant pfvm__nn_conv_infer_variants[] = {
     {"PFVM_CONV_NO_DEPTHWISE", "no Conv here has one channel per group", pfvm__nn_conv_needs_depthwise},
+    {"PFVM_CONV_NO_DIRECT", "no Conv here has 4 or fewer output channels per group", pfvm__nn_conv_needs_direct},
     {NULL, NULL, NULL}};
 static const pfvm_op_variant pfvm__nn_maxpool_infer_variants[] = {
     {"PFVM_POOL_NO_INT8", "no MaxPool here reads 8-bit integers", pfvm__nn_pool_needs_int8},
