@@ -1176,14 +1176,14 @@ __attribute__((target("avx2"))) static int pfvm__nn_dw_planes4_avx2(const pfvm__
 
 #if defined(PFVM__NN_DIRECT) && !defined(PFVM_CONV_NO_DEPTHWISE)
 /* Depthwise planes on 32-bit Arm: the plane's rows copied with zeros in
- * the column padding (PFVM__NN_DWP_MAX floats on the stack), so that every
+ * the column padding (PFVM__NN_DWP_MAX floats on the stack, 1 KB), so that every
  * output column takes the same loop, four columns at a time in scalar
  * registers (the blocks above keep sixteen in memory at -Os). Adding
  * weight x 0 where the loops above skip a position gives their bits when
  * the weights are finite and the bias is not -0 (a sum that starts
  * elsewhere never becomes -0, and s + 0 = s): checked per plane. */
 #ifndef PFVM__NN_DWP_MAX
-#define PFVM__NN_DWP_MAX 512
+#define PFVM__NN_DWP_MAX 256 /* a 49x10 keyword-spotting model's planes take 175 */
 #endif
 #define PFVM__NN_DWA4(name, S)                                                                                     \
     static void name(const float *x, const float *w, int32_t nkh, int32_t rs, int32_t kw, int32_t dw, float b,     \
@@ -1450,7 +1450,11 @@ static int32_t pfvm__nn_direct_table(const pfvm__nn_2d *d, int32_t cg, const flo
 }
 
 /* Output channels [m0, m0 + ch) of one image and group: x its first input
- * channel, y the first of these channels' planes. */
+ * channel, y the first of these channels' planes. Not inlined: its table
+ * (1.5 KB) stays off the stack of convolutions that do not come here. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
 static void pfvm__nn_direct_block(const pfvm__nn_2d *d, int32_t cg, const float *x, const float *w, const float *bias,
                                   int ch, float *y)
 {
