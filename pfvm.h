@@ -27194,7 +27194,7 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
                                    float *y, const pfvm__nn_packed *pk, const float *cl)
 {
     int64_t n, gr, m;
-    int failed = 0, is2d;
+    int failed = 0, is2d, direct = 0;
     pfvm__nn_2d dw;
     float *ws;
     is2d = pfvm__nn_2d_fits(g, &dw);
@@ -27205,10 +27205,13 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
     }
 #endif
 #ifdef PFVM__NN_DIRECT
-    if (is2d && pfvm__nn_conv_direct(g, &dw, x, wt, bias, y))
+    direct = pfvm__nn_direct_window(&g->w, g->MG, g->CG, g->kk);
+    if (direct && is2d && pfvm__nn_conv_direct(g, &dw, x, wt, bias, y))
         return PFVM_OK;
 #endif
-    ws = pfvm_la_workspace(k, g->MG, g->out_plane, g->CG * g->kk, &failed);
+    /* a window the direct loops take has no workspace reserved (the hook):
+     * when they decline it, the engine's blocks go on the stack */
+    ws = direct ? NULL : pfvm_la_workspace(k, g->MG, g->out_plane, g->CG * g->kk, &failed);
     if (failed)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
     for (n = 0; n < g->N; n++)
