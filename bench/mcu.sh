@@ -244,6 +244,101 @@ MD
 
 MD
     cat <<'MD'
+Issue 19, ninth round: kernels (before: 848b7b0, measured on this machine
+with `sh tests/mcu/run.sh mlp cnn_small dscnn` before the change; digits and
+mlp_mnist from the top table of 0a3862f, the same code for them; now:
+`sh tests/mcu/run.sh digits mlp cnn_small dscnn mlp_mnist` at this round's
+last commit, M4 (`mps2-an386`), QEMU `-icount`, so instruction counts, not
+timings: the load (10-15 on 2 cores) does not change them; stack = the
+run's painted high-water mark, `stat stack_run` in `build/mcu/an386/MODEL.out`;
+every output bit-exact with the host build and `interp run`, 10 passed):
+
+| | before | now | target |
+| --- | ---: | ---: | ---: |
+| instructions per MAC, digits | 2.8 (955,360 / inference) | 2.8 (947,120) | <= 3 |
+| instructions per MAC, mlp_mnist | 3.0 (300,640) | 3.0 (300,760) | <= 3 |
+| instructions per MAC, dscnn | 4.7 (12,594,600) | 3.3 (8,792,240) | <= 3 |
+| instructions per MAC, cnn_small | 10.1 (2,078,760) | 5.2 (1,071,840) | <= 3 |
+| instructions per MAC, mlp (3,200 MACs) | 27.7 (88,520) | 17.8 (56,920) | <= 3 |
+| stack in a run, cnn_small | 15.9 KB | 4.4 KB | small |
+| stack in a run, digits / dscnn / mlp | 3.8 / 3.6 / 3.8 KB | 3.8 / 4.1 / 3.8 KB (dscnn: the depthwise planes' 1 KB buffer) | small |
+
+Where the instructions went (`python3 bench/qemu_profile.py ELF LOG` on a
+`qemu-system-arm ... -d in_asm,exec,nochain` trace of one run) and what
+changed (src/ops/nn.c unless named; every change in code that runs only on
+32-bit Arm, or in portable loops that compute the same values in the same
+order; the x86 kernels are untouched):
+
+- Grouped convolutions with few channels per group (cnn_small's second
+  Conv: 8 channels in groups of 2): the matrix engine packed an im2col
+  block for products of 2 rows (`pfvm__nn_pack_conv2d` 35% of the run,
+  `pfvm__la_pack_a` 7%, `memset` 9%), on a 12 KB stack frame
+  (`pfvm__la_sgemm_stack`, no workspace for products of 1 or 2 rows). On
+  32-bit Arm a Conv with at most 4 output channels per group, a window of
+  at most `PFVM_LA_KC` weights per channel and column stride 1 or 2 now
+  runs direct loops (`pfvm__nn_conv_direct`): per output row a table of
+  the window's positions (input offset, the weights of two channels) and
+  a register block of 2 channels x 8 columns (16 accumulators, 8 inputs,
+  2 weights: 32 instructions for 16 MACs in the inner loop, checked with
+  `arm-none-eabi-objdump`), the border columns one at a time. It rounds
+  as the engine does (fused multiply-add chains from zero in the engine's
+  order, added to the bias once); positions in the padding are skipped
+  where the engine adds weight x 0, the same bits when every weight is
+  finite and no bias is -0 (checked per Conv; otherwise the engine runs).
+  No workspace is reserved for such Convs (the workspace hook). Convs with
+  more channels per group stay on the engine (its packing is shared by
+  8+ rows: tried on digits, the direct loops took 9% more instructions).
+- Depthwise planes (dscnn: 25x5 planes, 3x3 windows, pad 1): the
+  depthwise kernel's interior was 3 columns, taken one at a time, and the
+  border columns went through `pfvm__nn_dw_edge` (a bounds test per
+  position): 46% of the run, about 20 instructions per MAC. On 32-bit Arm
+  a plane is now copied into a zero-padded buffer (1 KB on the stack at
+  most, else the old loops) and every column takes one loop, 4 columns
+  in registers (3.25 instructions per MAC inside); adding weight x 0 at a
+  padded position gives the skipping loops' bits when the weights are
+  finite and the bias is not -0 (checked per plane).
+- 64-bit divisions: `pfvm__nn_dw_range` (the window's valid rows per
+  output row, 7,424 `__aeabi_ldivmod` calls in a dscnn run) divides in
+  32 bits when its operands are below 2^29; LayerNormalization indexed
+  scale and bias with `i % ns` in int64 per element (256 calls in an mlp
+  run: now running indices); 2-D float AveragePool (dscnn's 25x5 window,
+  65 instructions per input) has 32-bit loops (`pfvm__nn_avg_planes`, the
+  same sums in the same order); the strided packing of a transposed B
+  (src/ops/linalg.c, `pfvm_la_pack_strided`) no longer multiplies in 64
+  bits per element.
+- erf (mlp's GELU: 26% of its run, 179 instructions per element): the
+  float polynomial computed both branches and selected (lanes in step on
+  x86); on 32-bit Arm the tail is computed only where taken
+  (src/ops/elementwise.c): 22,886 -> 5,790 instructions.
+- `PFVM_CONV_NO_DIRECT` (new variant, src/doc/pfvm.h.txt): `interp ops
+  --config` writes it when no Conv of the models has 4 or fewer output
+  channels per group (digits, so digits_planned's flash does not grow);
+  it leaves the direct loops and the depthwise blocks out (those Convs
+  then run the engine and the depthwise kernel: the same bits).
+  `PFVM_CONV_DIRECT` runs them on a host: tests/switches.sh's tile4 build
+  has it and now also runs cnn_small and dscnn against the plain build,
+  bit for bit.
+- Every firmware test passes on the last commit (`sh tests/mcu/run.sh`,
+  all 11 models, both boards, bit-exact); digits_planned takes 935,880
+  instructions (944,280 in the top table) and its pfvm flash grows from
+  51.4 to 52.0 KB (map figure: the 2-D average loop sits in
+  `pfvm__nn_pool`, which MaxPool shares, and `pfvm__nn_dw_range`'s 32-bit
+  path; the direct loops are left out by `PFVM_CONV_NO_DIRECT`). The top
+  table was not regenerated in this round (`sh bench/mcu.sh`).
+- Not reached: cnn_small (5.2) is now its first Conv (3 input channels,
+  8 outputs: im2col + the 4x4 tile, about 4 instructions per MAC with the
+  packing), Relu and MaxPool on 16x16 planes, and the direct loops'
+  border columns; dscnn (3.3) is its 1x1 Convs (the 4x4 tile, 2.1 per
+  MAC: 46% of the run), Relu (6%, 8 instructions per element) and the
+  depthwise copy; mlp (17.8) is per-node work on 3,200 MACs: the
+  transposed-weight packing of batch-4 Gemms, erf, LayerNorm and the
+  fused group's block loads (`pfvm__fz_load`). Next: a 4x4 tile that
+  reads a transposed B in place (no packing for batch <= 4), Relu folded
+  into the Conv's store on Arm (the clamp service exists only in x86
+  builds), and a direct first Conv for 1-3 input channels.
+
+MD
+    cat <<'MD'
 Issue 19, eighth round (before: 3df6737, the seventh round's switches:
 57.4 KB for digits_planned, 35.7 KB with no kernels, rebuilt from that
 commit's headers with this run's selection header; each step measured

@@ -408,6 +408,13 @@ if grep -q '^#define PFVM_CONV_NO_DEPTHWISE 1' "$tmp/ops.h" &&
     grep -q '^#define PFVM_OP_Conv 1$' "$tmp/ops_dw.h" && ! grep -q 'PFVM_CONV_NO_DEPTHWISE' "$tmp/ops_dw.h"; then
     ok
 else bad "ops --config: PFVM_CONV_NO_DEPTHWISE: $(cat "$tmp/out" "$tmp/ops_dw.h" | head -n 8)"; fi
+# Conv's direct loops of 32-bit Arm: left out for digits (8 and 16 output
+# channels per group), kept for cnn_small (a group of 2)
+if grep -q '^#define PFVM_CONV_NO_DIRECT 1' "$tmp/ops.h" &&
+    "$INTERP" ops --config tests/models/cnn_small/model.onnx -o "$tmp/ops_dc.h" >"$tmp/out" 2>&1 &&
+    grep -q '^#define PFVM_OP_Conv 1$' "$tmp/ops_dc.h" && ! grep -q 'PFVM_CONV_NO_DIRECT' "$tmp/ops_dc.h"; then
+    ok
+else bad "ops --config: PFVM_CONV_NO_DIRECT: $(cat "$tmp/out" "$tmp/ops_dc.h" | head -n 8)"; fi
 # MaxPool's 8-bit planes: left out for digits planned (its value_info says
 # float), kept for digits as exported (MaxPool's input type not in the file)
 if "$INTERP" opt models/digits.onnx -o "$tmp/dp.onnx" --planned --quiet >"$tmp/out" 2>&1 &&

@@ -7,7 +7,8 @@
 # clang when installed), and runs models/digits.onnx prepared on the host
 # by `interp opt` (without the fuse pass for PFVM_NO_FUSION builds) as
 # loaded: its outputs must be the plain build's, bit for bit (also with
-# the 4x4 matrix tile of 32-bit Arm, PFVM_LA_TILE4, whose rounding
+# the 4x4 matrix tile of 32-bit Arm, PFVM_LA_TILE4, and its direct
+# convolution loops, PFVM_CONV_DIRECT, whose rounding
 # tests/test_gemm.c checks too; and with PFVM_FLOAT32_ONLY, whose refusals
 # tests/test_float32_only.c checks; and with PFVM_NO_THREADS, and
 # PFVM_TERSE_MESSAGES, whose message format is checked too, and
@@ -56,7 +57,7 @@ for cc in $compilers; do
     for v in "noautodiff:fused:-DPFVM_NO_AUTODIFF" "nofusion:plain:-DPFVM_NO_FUSION" \
         "both:plain:-DPFVM_NO_AUTODIFF -DPFVM_NO_FUSION" "selected:plain:-DPFVM_NO_AUTODIFF -DPFVM_NO_FUSION -include $B/ops.h" \
         "selected_fused:fused:-DPFVM_NO_AUTODIFF -include $B/ops.h" \
-        "tile4:fused:-DPFVM_NO_DISPATCH -DPFVM_LA_TILE4 -DPFVM_EXACT_FMA" \
+        "tile4:fused:-DPFVM_NO_DISPATCH -DPFVM_LA_TILE4 -DPFVM_CONV_DIRECT -DPFVM_EXACT_FMA" \
         "planned:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -include $B/ops.h" \
         "float32:fused:-DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY" \
         "planned_f32:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -include $B/ops.h" \
@@ -185,6 +186,21 @@ else
     echo "ok   nodw (PFVM_CONV_NO_DEPTHWISE PFVM_NO_THREADS, $DW): $(wc -l <"$B/ref_dscnn.out") outputs near the plain build's ($(cmp -s "$B/ref_dscnn.out" "$B/nodw.out" && echo same bits || echo other bits))"
     pass=$((pass + 1))
 fi
+# the direct convolution loops of 32-bit Arm (PFVM_CONV_DIRECT, in the tile4
+# build above: grouped, strided and depthwise convolutions read in place)
+# round as the matrix engine and the depthwise kernel do: bit for bit
+for m in cnn_small dscnn; do
+    t=tests/models/$m
+    if ! "$B/ref" $t/model.onnx $t/test_data_set_0/input_0.pb >"$B/ref_$m.out" ||
+        ! "$B/tile4-$(basename "$CC")" $t/model.onnx $t/test_data_set_0/input_0.pb >"$B/direct_$m.out" 2>&1 ||
+        ! cmp -s "$B/ref_$m.out" "$B/direct_$m.out"; then
+        echo "FAIL direct (PFVM_CONV_DIRECT, $t): outputs differ from the plain build's: $(head -n 2 "$B/direct_$m.out" | tr '\n' ' ')"
+        fail=$((fail + 1))
+    else
+        echo "ok   direct (PFVM_CONV_DIRECT, $t): $(wc -l <"$B/ref_$m.out") outputs bit-exact"
+        pass=$((pass + 1))
+    fi
+done
 # the matrix engine's rounding rule with the Cortex-M tile (tests/test_gemm.c)
 if ! nice $CC -std=c99 -Wall -Wextra -pedantic -Werror -O2 -I. -Itests -DGEMM_AMALGAMATED -DPFVM_NO_DISPATCH \
     -DPFVM_LA_TILE4 -DPFVM_EXACT_FMA tests/test_gemm.c -o "$B/gemm_tile4" -lprotobuf-nanopb -lm 2>"$B/gemm_tile4.log"; then

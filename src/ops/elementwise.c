@@ -817,6 +817,12 @@ static PFVM__EW_INLINE float pfvm__ew_erff(float x)
                      PFVM__EW_FMA(-2.67667342e-2f, r, 1.12818025e-1f));
     p = PFVM__EW_FMA(p, r2, PFVM__EW_FMA(-3.76124859e-1f, r, 1.28379151e-1f));
     p = PFVM__EW_FMA(p, x, x);
+#if defined(__arm__) && !defined(__aarch64__)
+    /* scalar code (no lanes to keep in step): the tail only where it is
+     * taken, the same result as the select below */
+    if (!(ax > 0.921875f))
+        return p;
+#endif
     q = pfvm__ew_sel(ax <= 3.925f, ax, 3.925f); /* NaN: 3.925 */
     q2 = q * q;
     e = PFVM__EW_FMA(1.72948930e-5f, q2, PFVM__EW_FMA(-3.83208680e-4f, q, 3.88393435e-3f));

@@ -1085,9 +1085,12 @@ PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int6
         if (b->s_n == 1)
             for (j = 0; j < nr; j++)
                 row[j] = src[j];
-        else
-            for (j = 0; j < nr; j++)
-                row[j] = src[j * b->s_n];
+        else { /* pointer-sized index math: no 64-bit multiply per element on a 32-bit core */
+            ptrdiff_t q, n = (ptrdiff_t)nr, sn = (ptrdiff_t)b->s_n;
+            for (q = 0; q < n; q++)
+                row[q] = src[q * sn];
+            j = nr;
+        }
         for (; j < PFVM_LA_NB; j++)
             row[j] = 0.0f;
     }

@@ -19,6 +19,12 @@
 
 #define PFVM__NN_SP 3 /* spatial dims handled */
 
+/* The direct convolution loops of 32-bit Arm (see pfvm__nn_conv_direct). */
+#if !defined(PFVM_DISPATCH_CLONES) && !defined(PFVM_CONV_NO_DIRECT) &&                                    \
+    (defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__)))
+#define PFVM__NN_DIRECT 1
+#endif
+
 /* ---- element access ------------------------------------------------------------- */
 
 static double pfvm__nn_ld(const pfvm_tensor *t, int64_t i)
@@ -938,9 +944,17 @@ static float pfvm__nn_dw_edge(const pfvm__nn_2d *d, const float *x, const float 
  * i*s + off < hi (32-bit pfvm__nn_valid). */
 static void pfvm__nn_dw_range(int32_t n, int32_t s, int32_t off, int32_t lo, int32_t hi, int32_t *a, int32_t *b)
 {
+    int64_t x, z;
+    if (s < (1 << 29) && off > -(1 << 29) && off < (1 << 29) && lo > -(1 << 29) && lo < (1 << 29) && hi > -(1 << 29) &&
+        hi < (1 << 29)) { /* no overflow: 32-bit divisions (one instruction on a Cortex-M4, a library call in 64 bits) */
+        int32_t x32 = lo - off > 0 ? (lo - off + s - 1) / s : 0, z32 = hi - off > 0 ? (hi - off + s - 1) / s : 0;
+        *a = x32 > n ? n : x32;
+        *b = z32 > n ? n : z32 < *a ? *a : z32;
+        return;
+    }
     /* 64-bit: a stride near INT32_MAX overflows the rounding-up sum */
-    int64_t x = (int64_t)lo - off > 0 ? ((int64_t)lo - off + s - 1) / s : 0;
-    int64_t z = (int64_t)hi - off > 0 ? ((int64_t)hi - off + s - 1) / s : 0;
+    x = (int64_t)lo - off > 0 ? ((int64_t)lo - off + s - 1) / s : 0;
+    z = (int64_t)hi - off > 0 ? ((int64_t)hi - off + s - 1) / s : 0;
     *a = x > n ? n : (int32_t)x;
     *b = z > n ? n : z < *a ? *a : (int32_t)z;
 }
@@ -1230,6 +1244,84 @@ __attribute__((target("avx2"))) static int pfvm__nn_dw_planes4_avx2(const pfvm__
 }
 #endif
 
+#if defined(PFVM__NN_DIRECT) && !defined(PFVM_CONV_NO_DEPTHWISE)
+/* Depthwise planes on 32-bit Arm: the plane's rows copied with zeros in
+ * the column padding (PFVM__NN_DWP_MAX floats on the stack, 1 KB), so that every
+ * output column takes the same loop, four columns at a time in scalar
+ * registers (the blocks above keep sixteen in memory at -Os). Adding
+ * weight x 0 where the loops above skip a position gives their bits when
+ * the weights are finite and the bias is not -0 (a sum that starts
+ * elsewhere never becomes -0, and s + 0 = s): checked per plane. */
+#ifndef PFVM__NN_DWP_MAX
+#define PFVM__NN_DWP_MAX 256 /* a 49x10 keyword-spotting model's planes take 175 */
+#endif
+#define PFVM__NN_DWA4(name, S)                                                                                     \
+    static void name(const float *x, const float *w, int32_t nkh, int32_t rs, int32_t kw, int32_t dw, float b,     \
+                     float *y)                                                                                     \
+    {                                                                                                              \
+        float a0 = b, a1 = b, a2 = b, a3 = b;                                                                      \
+        int32_t r, t;                                                                                              \
+        for (r = 0; r < nkh; r++, x += rs, w += kw)                                                                \
+            for (t = 0; t < kw; t++) {                                                                             \
+                const float wv = w[t], *p = x + t * dw;                                                            \
+                a0 += wv * p[0];                                                                                   \
+                a1 += wv * p[S];                                                                                   \
+                a2 += wv * p[2 * (S)];                                                                             \
+                a3 += wv * p[3 * (S)];                                                                             \
+            }                                                                                                      \
+        y[0] = a0;                                                                                                 \
+        y[1] = a1;                                                                                                 \
+        y[2] = a2;                                                                                                 \
+        y[3] = a3;                                                                                                 \
+    }
+PFVM__NN_DWA4(pfvm__nn_dwa4_s1, 1)
+PFVM__NN_DWA4(pfvm__nn_dwa4_s2, 2)
+
+static float pfvm__nn_dwa1(const float *x, const float *w, int32_t nkh, int32_t rs, int32_t kw, int32_t dw, float b)
+{
+    int32_t r, t;
+    for (r = 0; r < nkh; r++, x += rs, w += kw)
+        for (t = 0; t < kw; t++)
+            b += w[t] * x[t * dw];
+    return b;
+}
+
+/* 0 where it does not take the plane (the loops above then do). */
+static int pfvm__nn_dw_plane_arm(const pfvm__nn_2d *d, const float *x, const float *w, float b, float *y)
+{
+    float buf[PFVM__NN_DWP_MAX];
+    int32_t wp = (d->OW - 1) * d->SW + (d->KW - 1) * d->DW + 1, i, ih, oh, ow, lo, hi;
+    if ((d->SW != 1 && d->SW != 2) || (int64_t)wp * d->H > PFVM__NN_DWP_MAX || (b == 0.0f && 1.0f / b < 0.0f))
+        return 0;
+    for (i = 0; i < d->KH * d->KW; i++)
+        if (w[i] - w[i] != 0.0f) /* infinite or NaN */
+            return 0;
+    /* padded column j is input column j - PL: the whole buffer zeroed, then
+     * each row's inner part copied (one call each, not three) */
+    lo = d->PL < wp ? d->PL : wp;
+    hi = d->W + d->PL < wp ? d->W + d->PL : wp;
+    memset(buf, 0, sizeof(float) * (size_t)(wp * d->H));
+    if (hi > lo)
+        for (ih = 0; ih < d->H; ih++)
+            memcpy(buf + ih * wp + lo, x + ih * d->W + (lo - d->PL), sizeof(float) * (size_t)(hi - lo));
+    for (oh = 0; oh < d->OH; oh++) {
+        int32_t ih0 = oh * d->SH - d->PT, kha = 0, khb = d->KH, nkh, rs = d->DH * wp;
+        const float *xr, *wr = w;
+        float *yr = y + oh * d->OW;
+        if (ih0 < 0 || ih0 + (d->KH - 1) * d->DH >= d->H) /* else the whole window */
+            pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
+        nkh = khb - kha;
+        xr = nkh > 0 ? buf + (ih0 + kha * d->DH) * wp : buf;
+        wr += kha * d->KW;
+        for (ow = 0; ow + 4 <= d->OW; ow += 4)
+            (d->SW == 1 ? pfvm__nn_dwa4_s1 : pfvm__nn_dwa4_s2)(xr + ow * d->SW, wr, nkh, rs, d->KW, d->DW, b, yr + ow);
+        for (; ow < d->OW; ow++)
+            yr[ow] = pfvm__nn_dwa1(xr + ow * d->SW, wr, nkh, rs, d->KW, d->DW, b);
+    }
+    return 1;
+}
+#endif
+
 /* One plane: y (OH x OW) = bias + the depthwise window sums of x (H x W). */
 static void pfvm__nn_dw_plane(const pfvm__nn_2d *d, int32_t OH, const float *x, const float *w, float b, float *y)
 {
@@ -1260,6 +1352,242 @@ static void pfvm__nn_dw_plane(const pfvm__nn_2d *d, int32_t OH, const float *x, 
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT DEFAULT
+#endif
+
+/* ---- direct convolution on 32-bit Arm ------------------------------------------------- */
+
+/* On 32-bit Arm (PFVM_CONV_DIRECT forces it elsewhere, for tests) a 2-D
+ * convolution with at most 4 output channels per group (grouped
+ * convolutions with few channels per group: the engine would pack the
+ * input for products of 1 or 2 rows, and take its 12 KB of blocks on the
+ * stack), whose window holds at most PFVM_LA_KC weights per output
+ * channel and whose column stride is 1 or 2, reads its input in place:
+ * no im2col, no workspace, two output channels x 8 columns in registers. It rounds as the matrix engine does (each output is its
+ * window's products summed by fused multiply-adds from zero, in the
+ * engine's order: input channel, kernel row, kernel column, then added to
+ * the bias once), so a Cortex-M gives the host's bits. Positions in the
+ * padding are skipped where the engine adds weight x 0: the same bits
+ * when every weight is finite and no bias is -0 (checked; otherwise the
+ * engine runs). */
+
+#ifdef PFVM__NN_DIRECT
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA) || defined(PFVM_EXACT_FMA)
+#if defined(__GNUC__)
+#define PFVM__NN_FMA(a, b, c) __builtin_fmaf(a, b, c)
+#else
+#define PFVM__NN_FMA(a, b, c) fmaf(a, b, c)
+#endif
+#else
+#define PFVM__NN_FMA(a, b, c) ((a) * (b) + (c)) /* as the portable matrix kernel rounds */
+#endif
+
+/* One kernel position of an output row's window: the input's offset from
+ * the window's first valid row (at the block's first column) and the
+ * weights of one or two output channels there. */
+typedef struct pfvm__nn_dent {
+    int32_t off;
+    float w[2];
+} pfvm__nn_dent;
+
+/* The register blocks: CH output channels x COLS consecutive output
+ * columns (S input columns apart) in scalar accumulators (-Os keeps an
+ * array of them in memory), the window's positions e[0..n) in order;
+ * y[c * ys + j] = b[c] + sum. */
+#define PFVM__NN_DK_X8(S)                                                                                          \
+    float x0 = xp[0], x1 = xp[S], x2 = xp[2 * (S)], x3 = xp[3 * (S)];                                              \
+    float x4 = xp[4 * (S)], x5 = xp[5 * (S)], x6 = xp[6 * (S)], x7 = xp[7 * (S)];
+#define PFVM__NN_DK_F4(c, w)                                                                                       \
+    a##c##0 = PFVM__NN_FMA(w, x0, a##c##0);                                                                        \
+    a##c##1 = PFVM__NN_FMA(w, x1, a##c##1);                                                                        \
+    a##c##2 = PFVM__NN_FMA(w, x2, a##c##2);                                                                        \
+    a##c##3 = PFVM__NN_FMA(w, x3, a##c##3);
+#define PFVM__NN_DK_F8(c, w)                                                                                       \
+    PFVM__NN_DK_F4(c, w)                                                                                           \
+    a##c##4 = PFVM__NN_FMA(w, x4, a##c##4);                                                                        \
+    a##c##5 = PFVM__NN_FMA(w, x5, a##c##5);                                                                        \
+    a##c##6 = PFVM__NN_FMA(w, x6, a##c##6);                                                                        \
+    a##c##7 = PFVM__NN_FMA(w, x7, a##c##7);
+#define PFVM__NN_DK_D4(c) float a##c##0 = 0, a##c##1 = 0, a##c##2 = 0, a##c##3 = 0;
+#define PFVM__NN_DK_D8(c) PFVM__NN_DK_D4(c) float a##c##4 = 0, a##c##5 = 0, a##c##6 = 0, a##c##7 = 0;
+#define PFVM__NN_DK_S4(c)                                                                                          \
+    y[c * ys + 0] = b[c] + a##c##0;                                                                                \
+    y[c * ys + 1] = b[c] + a##c##1;                                                                                \
+    y[c * ys + 2] = b[c] + a##c##2;                                                                                \
+    y[c * ys + 3] = b[c] + a##c##3;
+#define PFVM__NN_DK_S8(c)                                                                                          \
+    PFVM__NN_DK_S4(c)                                                                                              \
+    y[c * ys + 4] = b[c] + a##c##4;                                                                                \
+    y[c * ys + 5] = b[c] + a##c##5;                                                                                \
+    y[c * ys + 6] = b[c] + a##c##6;                                                                                \
+    y[c * ys + 7] = b[c] + a##c##7;
+
+typedef void (*pfvm__nn_dk_fn)(const pfvm__nn_dent *e, const pfvm__nn_dent *end, const float *x, float *y, int32_t ys,
+                               const float *b);
+
+#define PFVM__NN_DK28(name, S)                                                                                     \
+    static void name(const pfvm__nn_dent *e, const pfvm__nn_dent *end, const float *x, float *y, int32_t ys,        \
+                     const float *b)                                                                               \
+    {                                                                                                              \
+        PFVM__NN_DK_D8(0) PFVM__NN_DK_D8(1)                                                                        \
+        for (; e < end; e++) {                                                                                     \
+            const float *xp = x + e->off;                                                                          \
+            PFVM__NN_DK_X8(S)                                                                                      \
+            PFVM__NN_DK_F8(0, e->w[0]) PFVM__NN_DK_F8(1, e->w[1])                                                  \
+        }                                                                                                          \
+        PFVM__NN_DK_S8(0) PFVM__NN_DK_S8(1)                                                                        \
+    }
+#define PFVM__NN_DK18(name, S)                                                                                     \
+    static void name(const pfvm__nn_dent *e, const pfvm__nn_dent *end, const float *x, float *y, int32_t ys,        \
+                     const float *b)                                                                               \
+    {                                                                                                              \
+        PFVM__NN_DK_D8(0)                                                                                          \
+        (void)ys;                                                                                                  \
+        for (; e < end; e++) {                                                                                     \
+            const float *xp = x + e->off;                                                                          \
+            PFVM__NN_DK_X8(S)                                                                                      \
+            PFVM__NN_DK_F8(0, e->w[0])                                                                             \
+        }                                                                                                          \
+        PFVM__NN_DK_S8(0)                                                                                          \
+    }
+PFVM__NN_DK28(pfvm__nn_dk28_s1, 1)
+PFVM__NN_DK28(pfvm__nn_dk28_s2, 2)
+PFVM__NN_DK18(pfvm__nn_dk18_s1, 1)
+PFVM__NN_DK18(pfvm__nn_dk18_s2, 2)
+
+/* Whether the direct loops take a window: at most 4 output channels per
+ * group (more share the engine's packed input well), at most PFVM_LA_KC
+ * weights per output channel (one chain of the engine's), column stride 1
+ * or 2, not a 1x1 product (the engine's plain product). */
+static int pfvm__nn_direct_window(const pfvm__nn_win *w, int64_t mg, int64_t cg, int64_t kk)
+{
+    return mg <= 4 && cg * kk <= PFVM_LA_KC && (w->s[1] == 1 || w->s[1] == 2) && w->k[2] == 1 &&
+           !(kk == 1 && w->s[0] == 1 && w->s[1] == 1 && !w->pb[0] && !w->pb[1] && !w->pe[0] && !w->pe[1]);
+}
+
+/* Skipping the padding gives the engine's bits (see above). */
+static int pfvm__nn_direct_exact(const pfvm__nn_geom *g, const float *wt, const float *bias)
+{
+    int64_t i, n = g->M * g->CG * g->kk;
+    for (i = 0; i < n; i++)
+        if (wt[i] - wt[i] != 0.0f) /* infinite or NaN */
+            return 0;
+    for (i = 0; bias && i < g->M; i++)
+        if (bias[i] == 0.0f && 1.0f / bias[i] < 0.0f)
+            return 0;
+    return 1;
+}
+
+/* One output column (at the border, or of a row too narrow for a block)
+ * of ch (1 or 2) channels, weights w and w + K: rows [kha, khb) of the
+ * window, input row ih0; s[c] = the sums. */
+static void pfvm__nn_direct_one(const pfvm__nn_2d *d, int32_t cg, const float *x, const float *w, int32_t K, int ch,
+                                int32_t kha, int32_t khb, int32_t ih0, int32_t ow, float *s)
+{
+    int32_t iw0 = ow * d->SW - d->PL, kwa = 0, kwb = d->KW, c, r, t, plane = d->H * d->W;
+    float s0 = 0.0f, s1 = 0.0f;
+    if (iw0 < 0 || iw0 + (d->KW - 1) * d->DW >= d->W)
+        pfvm__nn_dw_range(d->KW, d->DW, iw0, 0, d->W, &kwa, &kwb);
+    for (c = 0; c < cg; c++)
+        for (r = kha; r < khb; r++) {
+            const float *row = x + c * plane + (ih0 + r * d->DH) * d->W + iw0, *wr = w + (c * d->KH + r) * d->KW;
+            for (t = kwa; t < kwb; t++) {
+                float v = row[t * d->DW];
+                s0 = PFVM__NN_FMA(wr[t], v, s0);
+                if (ch > 1)
+                    s1 = PFVM__NN_FMA(wr[K + t], v, s1);
+            }
+        }
+    s[0] = s0;
+    s[1] = s1;
+}
+
+/* The window's positions in rows [kha, khb) for channels w[0..ch) (K
+ * weights apart); returns their count. */
+static int32_t pfvm__nn_direct_table(const pfvm__nn_2d *d, int32_t cg, const float *w, int32_t K, int ch, int32_t kha,
+                                     int32_t khb, pfvm__nn_dent *e)
+{
+    int32_t c, r, t, n = 0, plane = d->H * d->W;
+    int i;
+    for (c = 0; c < cg; c++)
+        for (r = kha; r < khb; r++)
+            for (t = 0; t < d->KW; t++, n++) {
+                int32_t p = (c * d->KH + r) * d->KW + t;
+                e[n].off = c * plane + (r - kha) * d->DH * d->W + t * d->DW;
+                for (i = 0; i < 2; i++)
+                    e[n].w[i] = i < ch ? w[i * K + p] : 0.0f;
+            }
+    return n;
+}
+
+/* Output channels [m0, m0 + ch) of one image and group: x its first input
+ * channel, y the first of these channels' planes. Not inlined: its table
+ * (1.5 KB) stays off the stack of convolutions that do not come here. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void pfvm__nn_direct_block(const pfvm__nn_2d *d, int32_t cg, const float *x, const float *w, const float *bias,
+                                  int ch, float *y)
+{
+    pfvm__nn_dent tab[PFVM_LA_KC];
+    int32_t K = cg * d->KH * d->KW, oplane = d->OH * d->OW, ia, ib, oh, ow, n = 0, kha0 = -1, khb0 = -1, cols;
+    pfvm__nn_dk_fn fn;
+    float b[2];
+    int c;
+    for (c = 0; c < 2; c++)
+        b[c] = c < ch && bias ? bias[c] : 0.0f;
+    if (ch == 2)
+        fn = d->SW == 1 ? pfvm__nn_dk28_s1 : pfvm__nn_dk28_s2;
+    else
+        fn = d->SW == 1 ? pfvm__nn_dk18_s1 : pfvm__nn_dk18_s2;
+    cols = 8;
+    pfvm__nn_inner_cols(d, &ia, &ib);
+    if (ib - ia < cols) /* too narrow for a block: every column alone */
+        ia = ib = d->OW;
+    for (oh = 0; oh < d->OH; oh++) {
+        int32_t ih0 = oh * d->SH - d->PT, kha = 0, khb = d->KH;
+        float *yr = y + oh * d->OW, sum[2];
+        if (ih0 < 0 || ih0 + (d->KH - 1) * d->DH >= d->H) /* else the whole window */
+            pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
+        for (ow = 0; ow < d->OW; ow++) {
+            if (ow == ia) { /* the interior: blocks, the last one ending at ib (recomputing some columns) */
+                int32_t row0 = khb > kha ? (ih0 + kha * d->DH) * d->W - d->PL : 0;
+                if (kha != kha0 || khb != khb0) {
+                    n = pfvm__nn_direct_table(d, cg, w, K, ch, kha, khb, tab);
+                    kha0 = kha;
+                    khb0 = khb;
+                }
+                for (; ow < ib; ow += cols) {
+                    int32_t o = ow + cols <= ib ? ow : ib - cols;
+                    fn(tab, tab + n, x + (row0 + o * d->SW), yr + o, oplane, b);
+                }
+                ow = ib - 1;
+                continue;
+            }
+            pfvm__nn_direct_one(d, cg, x, w, K, ch, kha, khb, ih0, ow, sum);
+            for (c = 0; c < ch; c++)
+                yr[c * oplane + ow] = b[c] + sum[c];
+        }
+    }
+}
+
+/* The whole convolution, when the direct loops take it (0: the engine). */
+static int pfvm__nn_conv_direct(const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x, const float *wt,
+                                const float *bias, float *y)
+{
+    int64_t n, gr, m;
+    if (!pfvm__nn_direct_window(&g->w, g->MG, g->CG, g->kk) || !pfvm__nn_direct_exact(g, wt, bias))
+        return 0;
+    for (n = 0; n < g->N; n++)
+        for (gr = 0; gr < g->group; gr++)
+            for (m = 0; m < g->MG;) {
+                int ch = g->MG - m >= 2 ? 2 : 1;
+                int64_t mm = gr * g->MG + m;
+                pfvm__nn_direct_block(d, (int32_t)g->CG, x + (n * g->C + gr * g->CG) * g->in_plane, wt + mm * g->CG * g->kk,
+                                      bias ? bias + mm : NULL, ch, y + (n * g->M + mm) * g->out_plane);
+                m += ch;
+            }
+    return 1;
+}
 #endif
 
 /* Conv's weights packed at bind (PFVM_PREPACK): one packed A per group,
@@ -1431,7 +1759,10 @@ static void pfvm__nn_dw_planes(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
         float *yg = p->y + q * g->out_plane;
         float b = p->bias ? p->bias[gr] : 0.0f;
         if (p->d) {
-            pfvm__nn_dw_plane(p->d, p->d->OH, xg, p->wt + gr * g->kk, b, yg);
+#ifdef PFVM__NN_DIRECT
+            if (!pfvm__nn_dw_plane_arm(p->d, xg, p->wt + gr * g->kk, b, yg))
+#endif
+                pfvm__nn_dw_plane(p->d, p->d->OH, xg, p->wt + gr * g->kk, b, yg);
         } else {
             pfvm__nn_fill(yg, g->out_plane, b);
             pfvm__nn_conv_depthwise(g, xg, p->wt + gr * g->kk, yg);
@@ -1492,7 +1823,7 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
                                    float *y, const pfvm__nn_packed *pk, const float *cl)
 {
     int64_t n, gr, m;
-    int failed = 0, is2d;
+    int failed = 0, is2d, direct = 0;
     pfvm__nn_2d dw;
     float *ws;
     is2d = pfvm__nn_2d_fits(g, &dw);
@@ -1502,7 +1833,14 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
         return PFVM_OK;
     }
 #endif
-    ws = pfvm_la_workspace(k, g->MG, g->out_plane, g->CG * g->kk, &failed);
+#ifdef PFVM__NN_DIRECT
+    direct = pfvm__nn_direct_window(&g->w, g->MG, g->CG, g->kk);
+    if (direct && is2d && pfvm__nn_conv_direct(g, &dw, x, wt, bias, y))
+        return PFVM_OK;
+#endif
+    /* a window the direct loops take has no workspace reserved (the hook):
+     * when they decline it, the engine's blocks go on the stack */
+    ws = direct ? NULL : pfvm_la_workspace(k, g->MG, g->out_plane, g->CG * g->kk, &failed);
     if (failed)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
     for (n = 0; n < g->N; n++)
@@ -2220,6 +2558,41 @@ static void pfvm__nn_pool_f32(const pfvm_tensor *X, pfvm_tensor *Y, pfvm_tensor 
                 }
 }
 
+/* 2-D float average pooling in 32-bit index math (the loops above run
+ * theirs in 64 bits for every element, through library divisions on a
+ * 32-bit core): the same sums, in the same order, and the same counts. */
+static void pfvm__nn_avg_planes(const pfvm__nn_2d *d, const pfvm__nn_win *w, int count_pad, const float *x, float *y,
+                                int64_t NC)
+{
+    int64_t c;
+    int32_t oh, ow, r, t;
+    for (c = 0; c < NC; c++, x += d->H * d->W)
+        for (oh = 0; oh < d->OH; oh++) {
+            int32_t ih0 = oh * d->SH - d->PT, ka, kb, pa, pz;
+            pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &ka, &kb);
+            pa = ka;
+            pz = kb;
+            if (count_pad) /* the padded input, not the window's overhang in ceil mode */
+                pfvm__nn_dw_range(d->KH, d->DH, ih0, -d->PT, d->H + (int32_t)w->pe[0], &pa, &pz);
+            for (ow = 0; ow < d->OW; ow++, y++) {
+                int32_t iw0 = ow * d->SW - d->PL, ta, tb, qa, qz, cnt;
+                float sum = 0;
+                pfvm__nn_dw_range(d->KW, d->DW, iw0, 0, d->W, &ta, &tb);
+                qa = ta;
+                qz = tb;
+                if (count_pad)
+                    pfvm__nn_dw_range(d->KW, d->DW, iw0, -d->PL, d->W + (int32_t)w->pe[1], &qa, &qz);
+                for (r = ka; r < kb; r++) {
+                    const float *row = x + (ih0 + r * d->DH) * d->W;
+                    for (t = ta; t < tb; t++)
+                        sum += row[iw0 + t * d->DW];
+                }
+                cnt = (pz - pa) * (qz - qa);
+                *y = cnt ? sum / (float)cnt : 0.0f;
+            }
+        }
+}
+
 /* Max, average and Lp pooling: for each output position, the kernel
  * positions that land in the input are found per dim first, so the inner
  * loops test nothing. */
@@ -2263,6 +2636,11 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return PFVM_OK;
     }
 #endif
+    if (kind == PFVM__NN_AVG && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
+        pfvm__nn_2d_win(&w, in_sp, out_sp, &d2) && w.pe[0] < INT32_MAX - in_sp[0] && w.pe[1] < INT32_MAX - in_sp[1]) {
+        pfvm__nn_avg_planes(&d2, &w, count_pad, (const float *)X->data, (float *)Y->data, NC);
+        return PFVM_OK;
+    }
     if (kind != PFVM__NN_LP && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
         pfvm__nn_pool_f32(X, Y, I, kind, NC, in_sp, out_sp, &w, count_pad, storage);
         return PFVM_OK;
@@ -2951,9 +3329,13 @@ static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
             const float *xp = (const float *)X->data + base, *sp = (const float *)S->data;
             const float *bp = B ? (const float *)B->data : NULL;
             float *yp = (float *)k->out[0]->data + base, fm, fi;
+            int64_t is = 0, ib = 0; /* i % ns and i % nb, without a 64-bit division per element */
             pfvm__nn_moments_f32(xp, inner, pfvm_node_attr_float(k->node, "epsilon", 1e-5f), &fm, &fi);
-            for (i = 0; i < inner; i++)
-                yp[i] = (xp[i] - fm) * fi * sp[i % ns] + (bp ? bp[i % nb] : 0.0f);
+            for (i = 0; i < inner; i++) {
+                yp[i] = (xp[i] - fm) * fi * sp[is] + (bp ? bp[ib] : 0.0f);
+                is = is + 1 == ns ? 0 : is + 1;
+                ib = ib + 1 == nb ? 0 : ib + 1;
+            }
             if (k->n_out > 1 && k->out[1] && k->out[1]->dtype == PFVM_FLOAT)
                 ((float *)k->out[1]->data)[o] = fm;
             if (k->n_out > 2 && k->out[2] && k->out[2]->dtype == PFVM_FLOAT)
@@ -4128,6 +4510,17 @@ static size_t pfvm__nn_conv_ws(const pfvm_node *n, const pfvm_dims *in, int n_in
 #endif
     if (mg < 1 || kk < 1 || plane < 1)
         return 0;
+#ifdef PFVM__NN_DIRECT
+    {
+        int64_t kd[PFVM__NN_SP] = {0};
+        pfvm__nn_win win;
+        int nsp = in[1].rank - 2;
+        for (i = 0; i < nsp && i < PFVM__NN_SP; i++)
+            kd[i] = in[1].d[i + 2];
+        if (nsp <= 2 && !pfvm__nn_window(n, nsp, kd, &win, NULL) && pfvm__nn_direct_window(&win, mg, in[1].d[1], kk))
+            return 0; /* the direct loops (their blocks on the stack, 2.5 KB) */
+    }
+#endif
     return pfvm_la_sgemm_ws_floats(mg, plane, in[1].d[1] * kk) * sizeof(float);
 }
 
@@ -4353,6 +4746,18 @@ static int pfvm__nn_conv_needs_depthwise(const pfvm_node *n, const pfvm_value *c
     return w->init->dims[0] / group == 1 && w->init->dims[1] == 1;
 }
 
+/* The direct loops of 32-bit Arm may run (pfvm__nn_conv_direct, and the
+ * depthwise planes' blocks there): the weights' shape unknown, or at most
+ * 4 output channels per group. */
+static int pfvm__nn_conv_needs_direct(const pfvm_node *n, const pfvm_value *const *in)
+{
+    const pfvm_value *w = n->n_inputs > 1 ? in[1] : NULL;
+    int64_t group = pfvm_node_attr_int(n, "group", 1);
+    if (!w || !w->init || w->init->rank < 2 || group < 1)
+        return 1;
+    return w->init->dims[0] / group <= 4;
+}
+
 /* The 8-bit planes may run: the input int8, uint8 or of a type not given. */
 static int pfvm__nn_pool_needs_int8(const pfvm_node *n, const pfvm_value *const *in)
 {
@@ -4366,6 +4771,7 @@ static int pfvm__nn_pool_needs_int8(const pfvm_node *n, const pfvm_value *const 
  * never writes a selection header) leave the tables out. */
 static const pfvm_op_variant pfvm__nn_conv_infer_variants[] = {
     {"PFVM_CONV_NO_DEPTHWISE", "no Conv here has one channel per group", pfvm__nn_conv_needs_depthwise},
+    {"PFVM_CONV_NO_DIRECT", "no Conv here has 4 or fewer output channels per group", pfvm__nn_conv_needs_direct},
     {NULL, NULL, NULL}};
 static const pfvm_op_variant pfvm__nn_maxpool_infer_variants[] = {
     {"PFVM_POOL_NO_INT8", "no MaxPool here reads 8-bit integers", pfvm__nn_pool_needs_int8},
