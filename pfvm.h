@@ -26534,6 +26534,27 @@ static int32_t pfvm__nn_pack_segs(const pfvm__nn_2d *d, int64_t j0, int64_t nr, 
     return nseg;
 }
 
+/* The panel row p0's kernel tap (input channel c, window row kh and
+ * column kw), then the next row's without a division. */
+static void pfvm__nn_tap_first(const pfvm__nn_2d *d, int64_t p0, int32_t *c, int32_t *kh, int32_t *kw)
+{
+    int32_t q = (int32_t)p0, kk = d->KH * d->KW;
+    *c = q / kk;
+    *kh = q % kk / d->KW;
+    *kw = q % d->KW;
+}
+
+static void pfvm__nn_tap_next(const pfvm__nn_2d *d, int32_t *c, int32_t *kh, int32_t *kw)
+{
+    if (++*kw == d->KW) {
+        *kw = 0;
+        if (++*kh == d->KH) {
+            *kh = 0;
+            ++*c;
+        }
+    }
+}
+
 /* pfvm__nn_pack_conv for 2-D (and 1-D) windows: the panel's columns are
  * cut once into runs along one output row, so each row of the panel is a
  * few strided copies (plain copies at stride 1) with the padding's
@@ -26543,12 +26564,9 @@ static void pfvm__nn_pack_conv2d(void *user, int64_t p0, int64_t kc, int64_t j0,
     const pfvm__nn_cpack *cp = (const pfvm__nn_cpack *)user;
     const pfvm__nn_2d *d = cp->d;
     int32_t seg_oh[PFVM_LA_NB], seg_iw[PFVM_LA_NB], seg_at[PFVM_LA_NB], seg_len[PFVM_LA_NB];
-    int32_t nseg, j, p, c, kh, kw, q, kk = d->KH * d->KW, plane = d->H * d->W;
+    int32_t nseg, j, p, c, kh, kw, plane = d->H * d->W;
     nseg = pfvm__nn_pack_segs(d, j0, nr, seg_oh, seg_iw, seg_at, seg_len);
-    q = (int32_t)p0;
-    c = q / kk;
-    kh = q % kk / d->KW;
-    kw = q % d->KW;
+    pfvm__nn_tap_first(d, p0, &c, &kh, &kw);
     for (p = 0; p < (int32_t)kc; p++) {
         float *row = dst + p * PFVM_LA_NB;
         const float *xc = cp->x + (int64_t)c * plane;
@@ -26573,13 +26591,7 @@ static void pfvm__nn_pack_conv2d(void *user, int64_t p0, int64_t kc, int64_t j0,
         }
         for (j = (int32_t)nr; j < PFVM_LA_NB; j++)
             row[j] = 0.0f;
-        if (++kw == d->KW) {
-            kw = 0;
-            if (++kh == d->KH) {
-                kh = 0;
-                c++;
-            }
-        }
+        pfvm__nn_tap_next(d, &c, &kh, &kw);
     }
 }
 
@@ -26598,12 +26610,9 @@ __attribute__((target("avx2"))) static void pfvm__nn_pack_conv2d_avx2(void *user
     const pfvm__nn_2d *d = cp->d;
     const __m256i lane0 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), lane1 = _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15);
     int32_t seg_oh[PFVM_LA_NB], seg_iw[PFVM_LA_NB], seg_at[PFVM_LA_NB], seg_len[PFVM_LA_NB];
-    int32_t nseg, p, c, kh, kw, q, kk = d->KH * d->KW, plane = d->H * d->W;
+    int32_t nseg, p, c, kh, kw, plane = d->H * d->W;
     nseg = pfvm__nn_pack_segs(d, j0, nr, seg_oh, seg_iw, seg_at, seg_len);
-    q = (int32_t)p0;
-    c = q / kk;
-    kh = q % kk / d->KW;
-    kw = q % d->KW;
+    pfvm__nn_tap_first(d, p0, &c, &kh, &kw);
     for (p = 0; p < (int32_t)kc; p++) {
         const float *xc = cp->x + (int64_t)c * plane;
         __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
@@ -26633,13 +26642,7 @@ __attribute__((target("avx2"))) static void pfvm__nn_pack_conv2d_avx2(void *user
         }
         _mm256_storeu_ps(dst + p * PFVM_LA_NB, lo);
         _mm256_storeu_ps(dst + p * PFVM_LA_NB + 8, hi);
-        if (++kw == d->KW) {
-            kw = 0;
-            if (++kh == d->KH) {
-                kh = 0;
-                c++;
-            }
-        }
+        pfvm__nn_tap_next(d, &c, &kh, &kw);
     }
 }
 
@@ -26662,12 +26665,9 @@ __attribute__((target("avx2"))) static void pfvm__nn_pack_conv2d_s2_avx2(void *u
     const pfvm__nn_cpack *cp = (const pfvm__nn_cpack *)user;
     const pfvm__nn_2d *d = cp->d;
     int32_t seg_oh[PFVM_LA_NB], seg_iw[PFVM_LA_NB], seg_at[PFVM_LA_NB], seg_len[PFVM_LA_NB];
-    int32_t nseg, p, c, kh, kw, q, kk = d->KH * d->KW, plane = d->H * d->W;
+    int32_t nseg, p, c, kh, kw, plane = d->H * d->W;
     nseg = pfvm__nn_pack_segs(d, j0, nr, seg_oh, seg_iw, seg_at, seg_len);
-    q = (int32_t)p0;
-    c = q / kk;
-    kh = q % kk / d->KW;
-    kw = q % d->KW;
+    pfvm__nn_tap_first(d, p0, &c, &kh, &kw);
     for (p = 0; p < (int32_t)kc; p++) {
         const float *xc = cp->x + (int64_t)c * plane;
         float *row = dst + p * PFVM_LA_NB;
@@ -26696,13 +26696,7 @@ __attribute__((target("avx2"))) static void pfvm__nn_pack_conv2d_s2_avx2(void *u
                     row[j] = xr[iw + 2 * (j - at)];
             }
         }
-        if (++kw == d->KW) {
-            kw = 0;
-            if (++kh == d->KH) {
-                kh = 0;
-                c++;
-            }
-        }
+        pfvm__nn_tap_next(d, &c, &kh, &kw);
     }
 }
 #endif
@@ -31632,6 +31626,22 @@ __attribute__((target("avx2"))) static void pfvm__qg_store_row(const pfvm__qg_ep
     }
 }
 
+/* A 4x16 tile's int32 sums into acc ([row][column], rows PFVM__QG_NR
+ * apart), for a caller that requantizes them itself. */
+__attribute__((target("avx2"))) static void pfvm__qg_store_acc(int32_t *acc, __m256i a00, __m256i a01, __m256i a10,
+                                                                __m256i a11, __m256i a20, __m256i a21, __m256i a30,
+                                                                __m256i a31)
+{
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR), a00);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR + 8), a01);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 1 * PFVM__QG_NR), a10);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 1 * PFVM__QG_NR + 8), a11);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 2 * PFVM__QG_NR), a20);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 2 * PFVM__QG_NR + 8), a21);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 3 * PFVM__QG_NR), a30);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 3 * PFVM__QG_NR + 8), a31);
+}
+
 /* The sums of a weight block and a panel into acc ([row][column]), or,
  * with e, requantized into the rows' outputs. */
 __attribute__((target("avx2"))) static void pfvm__qg_kernel_avx2(const int16_t *w, const int16_t *panel, int64_t K2,
@@ -31659,14 +31669,7 @@ __attribute__((target("avx2"))) static void pfvm__qg_kernel_avx2(const int16_t *
             pfvm__qg_store_row(e, 3, a30, a31);
         return;
     }
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR), a00);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR + 8), a01);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 1 * PFVM__QG_NR), a10);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 1 * PFVM__QG_NR + 8), a11);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 2 * PFVM__QG_NR), a20);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 2 * PFVM__QG_NR + 8), a21);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 3 * PFVM__QG_NR), a30);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 3 * PFVM__QG_NR + 8), a31);
+    pfvm__qg_store_acc(acc, a00, a01, a10, a11, a20, a21, a30, a31);
 }
 #undef PFVM__QG_AVX2_STEP
 #undef PFVM__QG_AVX2_ROW
@@ -32960,14 +32963,7 @@ __attribute__((target("avx2,avx512vl,avx512vnni"))) static void pfvm__qv_kernel(
             pfvm__qv_store2(e, 2, a20, a21, a30, a31);
         return;
     }
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR), a00);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR + 8), a01);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 1 * PFVM__QG_NR), a10);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 1 * PFVM__QG_NR + 8), a11);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 2 * PFVM__QG_NR), a20);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 2 * PFVM__QG_NR + 8), a21);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 3 * PFVM__QG_NR), a30);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 3 * PFVM__QG_NR + 8), a31);
+    pfvm__qg_store_acc(acc, a00, a01, a10, a11, a20, a21, a30, a31);
 }
 #undef PFVM__QV_ROW
 

@@ -575,6 +575,27 @@ static int32_t pfvm__nn_pack_segs(const pfvm__nn_2d *d, int64_t j0, int64_t nr, 
     return nseg;
 }
 
+/* The panel row p0's kernel tap (input channel c, window row kh and
+ * column kw), then the next row's without a division. */
+static void pfvm__nn_tap_first(const pfvm__nn_2d *d, int64_t p0, int32_t *c, int32_t *kh, int32_t *kw)
+{
+    int32_t q = (int32_t)p0, kk = d->KH * d->KW;
+    *c = q / kk;
+    *kh = q % kk / d->KW;
+    *kw = q % d->KW;
+}
+
+static void pfvm__nn_tap_next(const pfvm__nn_2d *d, int32_t *c, int32_t *kh, int32_t *kw)
+{
+    if (++*kw == d->KW) {
+        *kw = 0;
+        if (++*kh == d->KH) {
+            *kh = 0;
+            ++*c;
+        }
+    }
+}
+
 /* pfvm__nn_pack_conv for 2-D (and 1-D) windows: the panel's columns are
  * cut once into runs along one output row, so each row of the panel is a
  * few strided copies (plain copies at stride 1) with the padding's
@@ -584,12 +605,9 @@ static void pfvm__nn_pack_conv2d(void *user, int64_t p0, int64_t kc, int64_t j0,
     const pfvm__nn_cpack *cp = (const pfvm__nn_cpack *)user;
     const pfvm__nn_2d *d = cp->d;
     int32_t seg_oh[PFVM_LA_NB], seg_iw[PFVM_LA_NB], seg_at[PFVM_LA_NB], seg_len[PFVM_LA_NB];
-    int32_t nseg, j, p, c, kh, kw, q, kk = d->KH * d->KW, plane = d->H * d->W;
+    int32_t nseg, j, p, c, kh, kw, plane = d->H * d->W;
     nseg = pfvm__nn_pack_segs(d, j0, nr, seg_oh, seg_iw, seg_at, seg_len);
-    q = (int32_t)p0;
-    c = q / kk;
-    kh = q % kk / d->KW;
-    kw = q % d->KW;
+    pfvm__nn_tap_first(d, p0, &c, &kh, &kw);
     for (p = 0; p < (int32_t)kc; p++) {
         float *row = dst + p * PFVM_LA_NB;
         const float *xc = cp->x + (int64_t)c * plane;
@@ -614,13 +632,7 @@ static void pfvm__nn_pack_conv2d(void *user, int64_t p0, int64_t kc, int64_t j0,
         }
         for (j = (int32_t)nr; j < PFVM_LA_NB; j++)
             row[j] = 0.0f;
-        if (++kw == d->KW) {
-            kw = 0;
-            if (++kh == d->KH) {
-                kh = 0;
-                c++;
-            }
-        }
+        pfvm__nn_tap_next(d, &c, &kh, &kw);
     }
 }
 
@@ -639,12 +651,9 @@ __attribute__((target("avx2"))) static void pfvm__nn_pack_conv2d_avx2(void *user
     const pfvm__nn_2d *d = cp->d;
     const __m256i lane0 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), lane1 = _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15);
     int32_t seg_oh[PFVM_LA_NB], seg_iw[PFVM_LA_NB], seg_at[PFVM_LA_NB], seg_len[PFVM_LA_NB];
-    int32_t nseg, p, c, kh, kw, q, kk = d->KH * d->KW, plane = d->H * d->W;
+    int32_t nseg, p, c, kh, kw, plane = d->H * d->W;
     nseg = pfvm__nn_pack_segs(d, j0, nr, seg_oh, seg_iw, seg_at, seg_len);
-    q = (int32_t)p0;
-    c = q / kk;
-    kh = q % kk / d->KW;
-    kw = q % d->KW;
+    pfvm__nn_tap_first(d, p0, &c, &kh, &kw);
     for (p = 0; p < (int32_t)kc; p++) {
         const float *xc = cp->x + (int64_t)c * plane;
         __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
@@ -674,13 +683,7 @@ __attribute__((target("avx2"))) static void pfvm__nn_pack_conv2d_avx2(void *user
         }
         _mm256_storeu_ps(dst + p * PFVM_LA_NB, lo);
         _mm256_storeu_ps(dst + p * PFVM_LA_NB + 8, hi);
-        if (++kw == d->KW) {
-            kw = 0;
-            if (++kh == d->KH) {
-                kh = 0;
-                c++;
-            }
-        }
+        pfvm__nn_tap_next(d, &c, &kh, &kw);
     }
 }
 
@@ -703,12 +706,9 @@ __attribute__((target("avx2"))) static void pfvm__nn_pack_conv2d_s2_avx2(void *u
     const pfvm__nn_cpack *cp = (const pfvm__nn_cpack *)user;
     const pfvm__nn_2d *d = cp->d;
     int32_t seg_oh[PFVM_LA_NB], seg_iw[PFVM_LA_NB], seg_at[PFVM_LA_NB], seg_len[PFVM_LA_NB];
-    int32_t nseg, p, c, kh, kw, q, kk = d->KH * d->KW, plane = d->H * d->W;
+    int32_t nseg, p, c, kh, kw, plane = d->H * d->W;
     nseg = pfvm__nn_pack_segs(d, j0, nr, seg_oh, seg_iw, seg_at, seg_len);
-    q = (int32_t)p0;
-    c = q / kk;
-    kh = q % kk / d->KW;
-    kw = q % d->KW;
+    pfvm__nn_tap_first(d, p0, &c, &kh, &kw);
     for (p = 0; p < (int32_t)kc; p++) {
         const float *xc = cp->x + (int64_t)c * plane;
         float *row = dst + p * PFVM_LA_NB;
@@ -737,13 +737,7 @@ __attribute__((target("avx2"))) static void pfvm__nn_pack_conv2d_s2_avx2(void *u
                     row[j] = xr[iw + 2 * (j - at)];
             }
         }
-        if (++kw == d->KW) {
-            kw = 0;
-            if (++kh == d->KH) {
-                kh = 0;
-                c++;
-            }
-        }
+        pfvm__nn_tap_next(d, &c, &kh, &kw);
     }
 }
 #endif

@@ -627,6 +627,22 @@ __attribute__((target("avx2"))) static void pfvm__qg_store_row(const pfvm__qg_ep
     }
 }
 
+/* A 4x16 tile's int32 sums into acc ([row][column], rows PFVM__QG_NR
+ * apart), for a caller that requantizes them itself. */
+__attribute__((target("avx2"))) static void pfvm__qg_store_acc(int32_t *acc, __m256i a00, __m256i a01, __m256i a10,
+                                                                __m256i a11, __m256i a20, __m256i a21, __m256i a30,
+                                                                __m256i a31)
+{
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR), a00);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR + 8), a01);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 1 * PFVM__QG_NR), a10);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 1 * PFVM__QG_NR + 8), a11);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 2 * PFVM__QG_NR), a20);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 2 * PFVM__QG_NR + 8), a21);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 3 * PFVM__QG_NR), a30);
+    _mm256_storeu_si256((__m256i *)(void *)(acc + 3 * PFVM__QG_NR + 8), a31);
+}
+
 /* The sums of a weight block and a panel into acc ([row][column]), or,
  * with e, requantized into the rows' outputs. */
 __attribute__((target("avx2"))) static void pfvm__qg_kernel_avx2(const int16_t *w, const int16_t *panel, int64_t K2,
@@ -654,14 +670,7 @@ __attribute__((target("avx2"))) static void pfvm__qg_kernel_avx2(const int16_t *
             pfvm__qg_store_row(e, 3, a30, a31);
         return;
     }
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR), a00);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR + 8), a01);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 1 * PFVM__QG_NR), a10);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 1 * PFVM__QG_NR + 8), a11);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 2 * PFVM__QG_NR), a20);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 2 * PFVM__QG_NR + 8), a21);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 3 * PFVM__QG_NR), a30);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 3 * PFVM__QG_NR + 8), a31);
+    pfvm__qg_store_acc(acc, a00, a01, a10, a11, a20, a21, a30, a31);
 }
 #undef PFVM__QG_AVX2_STEP
 #undef PFVM__QG_AVX2_ROW
@@ -1955,14 +1964,7 @@ __attribute__((target("avx2,avx512vl,avx512vnni"))) static void pfvm__qv_kernel(
             pfvm__qv_store2(e, 2, a20, a21, a30, a31);
         return;
     }
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR), a00);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 0 * PFVM__QG_NR + 8), a01);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 1 * PFVM__QG_NR), a10);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 1 * PFVM__QG_NR + 8), a11);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 2 * PFVM__QG_NR), a20);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 2 * PFVM__QG_NR + 8), a21);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 3 * PFVM__QG_NR), a30);
-    _mm256_storeu_si256((__m256i *)(void *)(acc + 3 * PFVM__QG_NR + 8), a31);
+    pfvm__qg_store_acc(acc, a00, a01, a10, a11, a20, a21, a30, a31);
 }
 #undef PFVM__QV_ROW
 
