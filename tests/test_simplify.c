@@ -760,23 +760,33 @@ static pfvm_value *ln_pattern(fx *f, const char *tag, pfvm_value *x, int64_t axi
 {
     char nm[64];
     int64_t c = 8;
-    pfvm_value *m, *d, *v, *y;
+    pfvm_value *m, *d, *v, *y, *k;
     pfvm_node *n;
+    /* each constant is made before the node that reads it: LN_NAME's one
+     * buffer cannot serve two names in one call's arguments (their order
+     * of evaluation is unspecified: aarch64's gcc named the Pow node after
+     * its exponent) */
 #define LN_NAME(s) (snprintf(nm, sizeof nm, "%s_%s", tag, s), nm)
     n = nd(f, "ReduceMean", LN_NAME("mean"), 1, x);
     pfvm_node_set_attr_ints(n, "axes", &axis, 1, &f->st);
     m = n->outputs[0];
     d = op(f, "Sub", LN_NAME("d"), 2, x, m, NULL);
-    v = op(f, "Pow", LN_NAME("sq"), 2, d, cfs(f, LN_NAME("two"), 2.0f), NULL);
+    k = cfs(f, LN_NAME("two"), 2.0f);
+    v = op(f, "Pow", LN_NAME("sq"), 2, d, k, NULL);
     n = nd(f, "ReduceMean", LN_NAME("var"), 1, v);
     pfvm_node_set_attr_ints(n, "axes", &axis, 1, &f->st);
-    v = op(f, "Add", LN_NAME("veps"), 2, n->outputs[0], cfs(f, LN_NAME("eps"), 1e-5f), NULL);
+    k = cfs(f, LN_NAME("eps"), 1e-5f);
+    v = op(f, "Add", LN_NAME("veps"), 2, n->outputs[0], k, NULL);
     v = op(f, "Sqrt", LN_NAME("std"), 1, v, NULL, NULL);
     y = op(f, "Div", LN_NAME("norm"), 2, d, v, NULL);
-    if (affine)
-        y = op(f, "Mul", LN_NAME("scaled"), 2, cf(f, LN_NAME("gamma"), 1, &c, NULL), y, NULL);
-    if (affine > 1)
-        y = op(f, "Add", LN_NAME("shifted"), 2, y, cf(f, LN_NAME("beta"), 1, &c, NULL), NULL);
+    if (affine) {
+        k = cf(f, LN_NAME("gamma"), 1, &c, NULL);
+        y = op(f, "Mul", LN_NAME("scaled"), 2, k, y, NULL);
+    }
+    if (affine > 1) {
+        k = cf(f, LN_NAME("beta"), 1, &c, NULL);
+        y = op(f, "Add", LN_NAME("shifted"), 2, y, k, NULL);
+    }
     if (extra)
         out_(f, op(f, "Relu", LN_NAME("dr"), 1, d, NULL, NULL));
 #undef LN_NAME
