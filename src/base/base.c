@@ -227,6 +227,15 @@ static void pfvm__fmt_put(char *buf, size_t n, size_t *at, const char *s, size_t
             buf[*at] = s[i];
 }
 
+/* The decimal number at *p (a width or a precision), *p moved past it. */
+static int pfvm__fmt_number(const char **p)
+{
+    int v = 0;
+    for (; **p >= '0' && **p <= '9'; (*p)++)
+        v = v * 10 + (**p - '0');
+    return v;
+}
+
 #ifdef PFVM_TERSE_MESSAGES
 /* PFVM_TERSE_MESSAGES: what is left to format (names, the node prefix,
  * the code and line, pfvm_status_set's messages) takes a small formatter,
@@ -258,10 +267,8 @@ PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list 
             if (*p == '*') {
                 prec = va_arg(ap, int);
                 p++;
-            } else {
-                for (prec = 0; *p >= '0' && *p <= '9'; p++)
-                    prec = prec * 10 + (*p - '0');
-            }
+            } else
+                prec = pfvm__fmt_number(&p);
         }
         for (; *p && strchr("hljztL", *p); p++)
             len = *p == 'l' ? (len == 3 ? 4 : 3) : *p == 'j' ? 4 : *p == 'z' ? 5 : *p == 't' ? 6 : *p == 'L' ? 7 : 1;
@@ -381,19 +388,15 @@ PFVM_INTERNAL int pfvm__vsnprintf(char *buf, size_t n, const char *fmt, va_list 
         if (*p == '*') {
             width = va_arg(ap, int);
             p++;
-        } else if (*p >= '0' && *p <= '9') {
-            for (width = 0; *p >= '0' && *p <= '9'; p++)
-                width = width * 10 + (*p - '0');
-        }
+        } else if (*p >= '0' && *p <= '9')
+            width = pfvm__fmt_number(&p);
         if (*p == '.') {
             p++;
             if (*p == '*') {
                 prec = va_arg(ap, int);
                 p++;
-            } else {
-                for (prec = 0; *p >= '0' && *p <= '9'; p++)
-                    prec = prec * 10 + (*p - '0');
-            }
+            } else
+                prec = pfvm__fmt_number(&p);
         }
         /* length: 1 h, 2 hh, 3 l, 4 ll/j, 5 z, 6 t, 7 L */
         if (p[0] == 'h') {
