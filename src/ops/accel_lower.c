@@ -1237,6 +1237,11 @@ typedef struct pfvm__acl_conv_plan {
      * (no im2col; the columns past the tile's are computed and dropped) */
     int rows;
     double cost; /* the cost model's cycles for the chosen tile */
+    /* a MaxPool run in the tiles (pfvm__acl_cp_stream), for the cost
+     * model: elements each tile stores (0: its output tile) and the PE
+     * cycles the pool adds to the last step */
+    int64_t stored;
+    double extra;
 } pfvm__acl_conv_plan;
 
 /* Elements read past a rows-plan box (the last tap's shift). */
@@ -1283,7 +1288,8 @@ static double pfvm__acl_conv_wave(const pfvm_accel_ctx *c, const pfvm__acl_conv_
     int64_t bh = (th - 1) * p->w.s[0] + (p->w.k[0] - 1) * p->w.d[0] + 1;
     int64_t bw = (tw - 1) * p->w.s[1] + (p->w.k[1] - 1) * p->w.d[1] + 1;
     int64_t nchunks = (p->Cg + icc - 1) / icc, simd = c->simd > 0 ? c->simd : 1;
-    double box = (double)(icc * bh * bw * 4), slice = (double)(oct * icc * p->kk * 4), out = (double)(oct * th * tw * 4);
+    double box = (double)(icc * bh * bw * 4), slice = (double)(oct * icc * p->kk * 4);
+    double out = (double)((p->stored ? p->stored : oct * th * tw) * 4);
     double down = 0, up = 0, compute, phase, last, first, pad;
     int k;
     {
@@ -1319,9 +1325,12 @@ static double pfvm__acl_conv_wave(const pfvm_accel_ctx *c, const pfvm__acl_conv_
     }
     phase = down > compute ? down : compute;
     first = down > compute + pad ? down : compute + pad;
-    if (nchunks == 1)
+    if (nchunks == 1) {
+        first = first > compute + pad + p->extra ? first : compute + pad + p->extra;
         return (first > up ? first : up) + 1;
-    last = phase > up ? phase : up;
+    }
+    last = phase > compute + p->extra ? phase : compute + p->extra;
+    last = last > up ? last : up;
     return first + 1 + (double)(nchunks - 2) * (phase + 1) + last + 1;
 }
 
@@ -2003,6 +2012,44 @@ static double pfvm__acl_conv_cost(const pfvm_accel_ctx *c, const pfvm_accel_ctx 
     return pfvm__acl_conv_plan_init(&t, &p, dims, &x_major) == PFVM_OK ? p.cost : -1;
 }
 
+/* Conv's tiles over (batch, group, output channels, rows, columns) of
+ * steps `step`, in the tile order x_major (pfvm__acl_conv_search): 1,
+ * output channels innermost, so that the PEs sharing an input box are
+ * consecutive; 2, (group, output channels, batch, rows, columns), so that
+ * a wave's instances under the slow links split the weights (resnet18's
+ * 7x7 Convs at batch 8), not the images; 0, the spatial tiles innermost. */
+static pfvm_code pfvm__acl_conv_tiles(pfvm_accel_ctx *c, const int64_t *dims, const int64_t *step, int x_major,
+                                      pfvm__acl_tile **tiles)
+{
+    int64_t d2[5], s2[5], nt;
+    pfvm_code rc;
+    memcpy(d2, dims, sizeof d2);
+    memcpy(s2, step, sizeof s2);
+    if (x_major == 1) {
+        d2[2] = dims[3], d2[3] = dims[4], d2[4] = dims[2];
+        s2[2] = step[3], s2[3] = step[4], s2[4] = step[2];
+    } else if (x_major == 2) {
+        d2[0] = dims[1], d2[1] = dims[2], d2[2] = dims[0];
+        s2[0] = step[1], s2[1] = step[2], s2[2] = step[0];
+    }
+    if ((rc = pfvm__acl_tiling(c, 5, d2, s2, tiles)) != PFVM_OK)
+        return rc;
+    for (nt = 0; x_major == 2 && nt < (int64_t)stbds_arrlen(*tiles); nt++) {
+        pfvm__acl_tile t = (*tiles)[nt];
+        (*tiles)[nt].o[0] = t.o[2], (*tiles)[nt].e[0] = t.e[2];
+        (*tiles)[nt].o[1] = t.o[0], (*tiles)[nt].e[1] = t.e[0];
+        (*tiles)[nt].o[2] = t.o[1], (*tiles)[nt].e[2] = t.e[1];
+    }
+    for (nt = 0; x_major == 1 && nt < (int64_t)stbds_arrlen(*tiles); nt++) {
+        pfvm__acl_tile t = (*tiles)[nt];
+        (*tiles)[nt].o[2] = t.o[4], (*tiles)[nt].e[2] = t.e[4];
+        (*tiles)[nt].o[3] = t.o[2], (*tiles)[nt].e[3] = t.e[2];
+        (*tiles)[nt].o[4] = t.o[3], (*tiles)[nt].e[4] = t.e[3];
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__acl_cp_stream(pfvm_accel_ctx *c);
 static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
 {
     int64_t dims[5], step[5];
@@ -2011,42 +2058,15 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
     pfvm__acl_tile *tiles = NULL;
     pfvm__acl_waves wv;
     pfvm_code rc;
+    if (c->n_chain == 1 && !strcmp(c->chain[0].node->op_type, "MaxPool"))
+        return pfvm__acl_cp_stream(c);
     if (c->n_chain)
         return pfvm__acl_ir_stream(c);
     if ((rc = pfvm__acl_conv_plan_init(c, &p, dims, &x_major)) != PFVM_OK)
         return rc;
     step[0] = 1, step[1] = 1, step[2] = p.oct, step[3] = p.th, step[4] = p.tw;
-    {
-        /* x_major 1: output channels innermost, so that the PEs sharing an
-         * input box are consecutive; else the spatial tiles innermost */
-        int64_t d2[5], s2[5], nt;
-        memcpy(d2, dims, sizeof d2);
-        memcpy(s2, step, sizeof s2);
-        if (x_major == 1) {
-            d2[2] = dims[3], d2[3] = dims[4], d2[4] = dims[2];
-            s2[2] = step[3], s2[3] = step[4], s2[4] = step[2];
-        } else if (x_major == 2) {
-            /* 2: (group, output channels, batch, rows, columns), so that a
-             * wave's instances under the slow links split the weights
-             * (resnet18's 7x7 Convs at batch 8), not the images */
-            d2[0] = dims[1], d2[1] = dims[2], d2[2] = dims[0];
-            s2[0] = step[1], s2[1] = step[2], s2[2] = step[0];
-        }
-        if ((rc = pfvm__acl_tiling(c, 5, d2, s2, &tiles)) != PFVM_OK)
-            goto done;
-        for (nt = 0; x_major == 2 && nt < (int64_t)stbds_arrlen(tiles); nt++) {
-            pfvm__acl_tile t = tiles[nt];
-            tiles[nt].o[0] = t.o[2], tiles[nt].e[0] = t.e[2];
-            tiles[nt].o[1] = t.o[0], tiles[nt].e[1] = t.e[0];
-            tiles[nt].o[2] = t.o[1], tiles[nt].e[2] = t.e[1];
-        }
-        for (nt = 0; x_major == 1 && nt < (int64_t)stbds_arrlen(tiles); nt++) {
-            pfvm__acl_tile t = tiles[nt];
-            tiles[nt].o[2] = t.o[4], tiles[nt].e[2] = t.e[4];
-            tiles[nt].o[3] = t.o[2], tiles[nt].e[3] = t.e[2];
-            tiles[nt].o[4] = t.o[3], tiles[nt].e[4] = t.e[3];
-        }
-    }
+    if ((rc = pfvm__acl_conv_tiles(c, dims, step, x_major, &tiles)) != PFVM_OK)
+        goto done;
     {
         int64_t bh, bw, h0, w0, top;
         pfvm__acl_box(&p.w, 0, 0, p.th, &h0, &bh);
@@ -2146,6 +2166,52 @@ static double pfvm__acl_pool_wave(const pfvm_accel_ctx *c, const pfvm__acl_pool_
     return cost + 1;
 }
 
+/* The MaxPool tile (channels *ct, rows *th, columns *tw: each extent of
+ * dims, (batch, channels, rows, columns), halved 0, 1, 2... times) the
+ * cost model finds fastest, and its cycles; -1 when none fits (*least:
+ * the smallest tile's bytes). The pool computes little, so its boxes'
+ * halo (an input row read by two tiles) matters more than using every PE. */
+static double pfvm__acl_pool_search(const pfvm_accel_ctx *c, const pfvm__acl_pool_plan *pp, const int64_t *dims,
+                                    int64_t *ct, int64_t *th, int64_t *tw, int64_t *least)
+{
+    pfvm__acl_pool_plan p = *pp;
+    int64_t c2, h2, w2, taps = p.w.k[0] * p.w.k[1], step[4];
+    double best = -1;
+    *least = -1;
+    step[0] = 1;
+    for (c2 = dims[1];; c2 = (c2 + 1) / 2) {
+        for (h2 = dims[2];; h2 = (h2 + 1) / 2) {
+            for (w2 = dims[3];; w2 = (w2 + 1) / 2) {
+                int64_t bh, bw, h0, w0, bytes, n, full;
+                pfvm__acl_box(&p.w, 0, 0, h2, &h0, &bh);
+                pfvm__acl_box(&p.w, 1, 0, w2, &w0, &bw);
+                bytes = pfvm__acl_al(c2 * bh * bw * 4) + pfvm__acl_al(h2 * w2 * taps * 4) +
+                        pfvm__acl_al(c2 * h2 * w2 * 4);
+                if (*least < 0 || bytes < *least)
+                    *least = bytes;
+                if (bytes <= c->pe_mem) {
+                    double cost;
+                    step[1] = c2, step[2] = h2, step[3] = w2;
+                    n = pfvm__acl_count(4, dims, step);
+                    full = n / c->pes;
+                    cost = (double)full * pfvm__acl_pool_wave(c, &p, c->pes, c2, h2, w2, bh, bw);
+                    if (n % c->pes)
+                        cost += pfvm__acl_pool_wave(c, &p, n % c->pes, c2, h2, w2, bh, bw);
+                    if (best < 0 || cost < best)
+                        best = cost, *ct = c2, *th = h2, *tw = w2;
+                }
+                if (w2 == 1)
+                    break;
+            }
+            if (h2 == 1)
+                break;
+        }
+        if (c2 == 1)
+            break;
+    }
+    return best;
+}
+
 static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
@@ -2162,42 +2228,8 @@ static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c)
     dims[0] = y->dims[0], dims[1] = x->dims[1], dims[2] = p.w.out[0], dims[3] = p.w.out[1];
     step[0] = 1;
     {
-        /* the tile (each extent halved 0, 1, 2... times) the cost model
-         * finds fastest: the pool computes little, so its boxes' halo (an
-         * input row read by two tiles) matters more than using every PE */
-        int64_t c2, h2, w2, least = -1;
-        double best = -1;
-        for (c2 = dims[1];; c2 = (c2 + 1) / 2) {
-            for (h2 = dims[2];; h2 = (h2 + 1) / 2) {
-                for (w2 = dims[3];; w2 = (w2 + 1) / 2) {
-                    int64_t bh, bw, h0, w0, bytes, n, full;
-                    pfvm__acl_box(&p.w, 0, 0, h2, &h0, &bh);
-                    pfvm__acl_box(&p.w, 1, 0, w2, &w0, &bw);
-                    bytes = pfvm__acl_al(c2 * bh * bw * 4) + pfvm__acl_al(h2 * w2 * taps * 4) +
-                            pfvm__acl_al(c2 * h2 * w2 * 4);
-                    if (least < 0 || bytes < least)
-                        least = bytes;
-                    if (bytes <= c->pe_mem) {
-                        double cost;
-                        step[1] = c2, step[2] = h2, step[3] = w2;
-                        n = pfvm__acl_count(4, dims, step);
-                        full = n / c->pes;
-                        cost = (double)full * pfvm__acl_pool_wave(c, &p, c->pes, c2, h2, w2, bh, bw);
-                        if (n % c->pes)
-                            cost += pfvm__acl_pool_wave(c, &p, n % c->pes, c2, h2, w2, bh, bw);
-                        if (best < 0 || cost < best)
-                            best = cost, ct = c2, th = h2, tw = w2;
-                    }
-                    if (w2 == 1)
-                        break;
-                }
-                if (h2 == 1)
-                    break;
-            }
-            if (c2 == 1)
-                break;
-        }
-        if (best < 0)
+        int64_t least;
+        if (pfvm__acl_pool_search(c, &p, dims, &ct, &th, &tw, &least) < 0)
             return pfvm__acl_stream_nomem(c, least);
         step[1] = ct, step[2] = th, step[3] = tw;
     }
@@ -2214,6 +2246,233 @@ static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c)
     w.load = pfvm__acl_maxpool_load, w.body = pfvm__acl_pool_body, w.store = pfvm__acl_maxpool_store, w.user = &p;
     if ((rc = pfvm__acl_tiling(c, 4, dims, step, &tiles)) == PFVM_OK)
         rc = pfvm__acl_run_waves(c, tiles, &w);
+    stbds_arrfree(tiles);
+    return rc;
+}
+
+/* ---- Conv + MaxPool: the pool run in the Conv's tiles ----
+ *
+ * A Conv (one group) whose output (past its activation) is the single
+ * input of a MaxPool (pfvm_accel_ctx.chain of one node: resnet18's and
+ * squeezenet's stems) may tile the pool's output instead: each tile
+ * computes the Conv's outputs of its pool box (im2col; the box's rows and
+ * columns shared with the neighbouring tiles are computed by both),
+ * applies the Conv's activation, writes -inf where the box lies in the
+ * pool's padding, pools and stores only the pool's output, so the Conv's
+ * output never goes to the root memory and back. Taken when the cost
+ * model finds it cheaper than the two nodes alone. */
+
+typedef struct pfvm__acl_cp_plan {
+    pfvm__acl_conv_plan cv; /* the Conv on tiles of pool boxes (cv.th x cv.tw) */
+    pfvm__acl_pool_plan pl; /* the pool, its box the Conv's output tile */
+    pfvm_accel_ctx *pool;   /* the MaxPool's ctx (c->chain[0]) */
+    int64_t th, tw;         /* pool outputs per tile */
+} pfvm__acl_cp_plan;
+
+/* The Conv tile computing the pool box of pool tile t (output rows and
+ * columns in the Conv's output, the first ones negative in the padding). */
+static pfvm__acl_tile pfvm__acl_cp_conv_tile(const pfvm__acl_cp_plan *p, const pfvm__acl_tile *t)
+{
+    pfvm__acl_tile ct = *t;
+    pfvm__acl_box(&p->pl.w, 0, t->o[3], t->e[3], &ct.o[3], &ct.e[3]);
+    pfvm__acl_box(&p->pl.w, 1, t->o[4], t->e[4], &ct.o[4], &ct.e[4]);
+    ct.cls = 0;
+    return ct;
+}
+
+/* v (pfvm__acl_pad_emit's) for the pool box of tile t at out: the rows
+ * above and below and the columns left and right of the Conv's output. */
+static void pfvm__acl_cp_pads(const pfvm__acl_cp_plan *p, const pfvm__acl_tile *t, int64_t *v)
+{
+    pfvm__acl_tile ct = pfvm__acl_cp_conv_tile(p, t);
+    int a;
+    v[0] = p->cv.out, v[1] = t->e[2], v[2] = ct.e[3], v[3] = ct.e[4], v[8] = 0;
+    for (a = 0; a < 2; a++) {
+        int64_t lo = ct.o[3 + a], hi = lo + ct.e[3 + a], n = p->pl.w.in[a];
+        v[4 + 2 * a] = lo < 0 ? -lo : 0;
+        v[5 + 2 * a] = hi > n ? hi - n : 0;
+    }
+}
+
+static pfvm_code pfvm__acl_cp_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_tile *t, int64_t pe, void *user)
+{
+    pfvm__acl_cp_plan *p = (pfvm__acl_cp_plan *)user;
+    pfvm__acl_tile ct = pfvm__acl_cp_conv_tile(p, t);
+    return pfvm__acl_conv_load(c, q, &ct, pe, &p->cv);
+}
+
+/* The Conv on the box (with its bias and activation); after the last
+ * step, -inf in the box's padding, the pool and the pool's activation. */
+static pfvm_code pfvm__acl_cp_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
+{
+    pfvm__acl_cp_plan *p = (pfvm__acl_cp_plan *)user;
+    pfvm__acl_tile ct = pfvm__acl_cp_conv_tile(p, t), pt;
+    int64_t v[9];
+    pfvm_code rc;
+    if ((rc = pfvm__acl_conv_body(c, &ct, &p->cv)) != PFVM_OK || !p->cv.last)
+        return rc;
+    pfvm__acl_cp_pads(p, t, v);
+    if (v[4] + v[5] + v[6] + v[7] && (rc = pfvm__acl_pad_emit(c, v, "-inf")) != PFVM_OK)
+        return rc;
+    memset(&pt, 0, sizeof pt);
+    pt.e[1] = t->e[2], pt.e[2] = t->e[3], pt.e[3] = t->e[4];
+    if ((rc = pfvm__acl_pool_body(c, &pt, &p->pl)) != PFVM_OK)
+        return rc;
+    return p->pool->post ? p->pool->post(p->pool, p->pl.out, t->e[2] * t->e[3] * t->e[4]) : PFVM_OK;
+}
+
+static pfvm_code pfvm__acl_cp_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t, int64_t pe, void *user)
+{
+    const pfvm__acl_cp_plan *p = (const pfvm__acl_cp_plan *)user;
+    int64_t oc = t->o[1] * p->cv.OCg + t->o[2], oh = p->pl.w.out[0], ow = p->pl.w.out[1];
+    return pfvm__acl_store(c, pe, p->pool->out[0].dram + (((t->o[0] * p->cv.OC + oc) * oh + t->o[3]) * ow + t->o[4]) * 4,
+                           p->pl.out, t->e[2], t->e[3], t->e[4], oh * ow, ow, t->e[3] * t->e[4], t->e[4]);
+}
+
+static void pfvm__acl_cp_chunk(void *user, int64_t j, int64_t nchunks)
+{
+    pfvm__acl_conv_chunk(&((pfvm__acl_cp_plan *)user)->cv, j, nchunks);
+}
+
+/* PE bytes of a tile of oct channels x th x tw pool outputs, icc input
+ * channels per step. */
+static int64_t pfvm__acl_cp_bytes(const pfvm__acl_cp_plan *p, int64_t oct, int64_t th, int64_t tw, int64_t icc)
+{
+    int64_t bh, bw, h0, w0, taps = p->pl.w.k[0] * p->pl.w.k[1];
+    pfvm__acl_box(&p->pl.w, 0, 0, th, &h0, &bh);
+    pfvm__acl_box(&p->pl.w, 1, 0, tw, &w0, &bw);
+    return pfvm__acl_conv_bytes(&p->cv, oct, bh, bw, icc) + pfvm__acl_al(th * tw * taps * 4) +
+           pfvm__acl_al(oct * th * tw * 4);
+}
+
+/* The fused tile (output channels, pool rows and columns, input channels
+ * per step; each halved 0, 1, 2... times) and tile order the cost model
+ * finds fastest: the Conv's waves (pfvm__acl_conv_wave) over the pool
+ * boxes, storing the pool's outputs, the pool's gathers and `red max`
+ * added to the last step. dims: (batch, 1, output channels, pool rows,
+ * pool columns). Its cycles, or -1 when no tile fits. */
+static double pfvm__acl_cp_search(const pfvm_accel_ctx *c, pfvm__acl_cp_plan *p, const int64_t *dims, int *x_major)
+{
+    int64_t oct, th, tw, icc, taps = p->pl.w.k[0] * p->pl.w.k[1];
+    double best = -1, simd = c->simd > 0 ? c->simd : 1;
+    for (oct = p->cv.OCg;; oct = (oct + 1) / 2) {
+        for (th = dims[3];; th = (th + 1) / 2) {
+            for (tw = dims[4];; tw = (tw + 1) / 2) {
+                for (icc = p->cv.Cg;; icc = (icc + 1) / 2) {
+                    if (pfvm__acl_cp_bytes(p, oct, th, tw, icc) <= c->pe_mem) {
+                        int64_t bh, bw, h0, w0, nb = (dims[2] + oct - 1) / oct;
+                        int64_t nhw = ((dims[3] + th - 1) / th) * ((dims[4] + tw - 1) / tw);
+                        int64_t tiles = dims[0] * nb * nhw, full = tiles / c->pes, rest = tiles % c->pes;
+                        int order;
+                        pfvm__acl_box(&p->pl.w, 0, 0, th, &h0, &bh);
+                        pfvm__acl_box(&p->pl.w, 1, 0, tw, &w0, &bw);
+                        p->cv.stored = oct * th * tw;
+                        p->cv.extra = (double)(oct * th * tw * taps) + (double)oct * ceil((double)(th * tw * taps) / simd);
+                        for (order = 0; order < 3; order++) {
+                            int64_t sp = order == 2 ? nhw * dims[0] : nhw;
+                            double cost;
+                            if (order == 2 && dims[0] == 1)
+                                continue;
+                            cost = (double)full * pfvm__acl_conv_wave(c, &p->cv, c->pes, oct, bh, bw, icc, order == 1, nb, sp);
+                            if (rest)
+                                cost += pfvm__acl_conv_wave(c, &p->cv, rest, oct, bh, bw, icc, order == 1, nb, sp);
+                            if (best < 0 || cost < best) {
+                                best = cost;
+                                p->cv.oct = oct, p->cv.th = bh, p->cv.tw = bw, p->cv.icc = icc;
+                                p->th = th, p->tw = tw;
+                                *x_major = order;
+                            }
+                        }
+                        break; /* fewer input channels per step only cost more */
+                    }
+                    if (icc == 1)
+                        break;
+                }
+                if (tw == 1)
+                    break;
+            }
+            if (th == 1)
+                break;
+        }
+        if (oct == 1)
+            break;
+    }
+    return best;
+}
+
+static pfvm_code pfvm__acl_cp_stream(pfvm_accel_ctx *c)
+{
+    pfvm__acl_cp_plan p;
+    pfvm_accel_ctx *pc = &c->chain[0], pt;
+    pfvm_status quiet;
+    int64_t dims[5], step[5], pdims[4], ct, th, tw, least, taps, i, top;
+    double alone, pool, fused;
+    int x_major = 0;
+    pfvm__acl_tile *tiles = NULL;
+    pfvm__acl_waves wv;
+    pfvm_code rc;
+    memset(&p, 0, sizeof p);
+    if (c->n_chain != 1 || strcmp(pc->node->op_type, "MaxPool") || c->res || pc->out[0].rank != 4 ||
+        pfvm_node_attr_int(c->node, "group", 1) != 1)
+        return PFVM_ERR_UNSUPPORTED;
+    if ((rc = pfvm__acl_conv_plan_init(c, &p.cv, dims, &x_major)) != PFVM_OK)
+        return rc;
+    /* the pool alone, as its own lowering would tile it */
+    pt = *c;
+    pt.node = pc->node;
+    memcpy(pt.in, pc->in, sizeof pt.in);
+    memcpy(pt.out, pc->out, sizeof pt.out);
+    pt.n_in = pc->n_in, pt.n_out = pc->n_out;
+    pt.st = &quiet;
+    if (pfvm__acl_window(&pt, &pc->in[0], &pc->out[0], NULL, &p.pl.w) != PFVM_OK)
+        return PFVM_ERR_UNSUPPORTED;
+    pdims[0] = pc->out[0].dims[0], pdims[1] = pc->out[0].dims[1], pdims[2] = p.pl.w.out[0], pdims[3] = p.pl.w.out[1];
+    pool = pfvm__acl_pool_search(&pt, &p.pl, pdims, &ct, &th, &tw, &least);
+    alone = pool >= 0 ? p.cv.cost + pool : -1;
+    p.cv.rows = 0; /* the box is [channels][rows][columns] */
+    p.pool = pc;
+    dims[3] = p.pl.w.out[0], dims[4] = p.pl.w.out[1];
+    fused = pfvm__acl_cp_search(c, &p, dims, &x_major);
+    if (fused < 0 || (alone >= 0 && fused >= alone))
+        return PFVM_ERR_UNSUPPORTED;
+    taps = p.pl.w.k[0] * p.pl.w.k[1];
+    {
+        int64_t ibh, ibw, h0, w0; /* the Conv's input box */
+        pfvm__acl_box(&p.cv.w, 0, 0, p.cv.th, &h0, &ibh);
+        pfvm__acl_box(&p.cv.w, 1, 0, p.cv.tw, &w0, &ibw);
+        top = pfvm__acl_al(p.cv.icc * ibh * ibw * 4);
+    }
+    p.cv.xb = 0;
+    p.cv.wb = top, top += pfvm__acl_al(p.cv.oct * p.cv.icc * p.cv.kk * 4);
+    p.cv.col = top, top += p.cv.direct ? 0 : pfvm__acl_al(p.cv.icc * p.cv.kk * p.cv.th * p.cv.tw * 4);
+    p.cv.out = top, top += pfvm__acl_al(p.cv.oct * p.cv.th * p.cv.tw * 4);
+    p.cv.bb = top, top += pfvm__acl_al(p.cv.oct * 4);
+    p.pl.xb = p.cv.out;
+    p.pl.col = top, top += pfvm__acl_al(p.th * p.tw * taps * 4);
+    p.pl.out = top, top += pfvm__acl_al(p.cv.oct * p.th * p.tw * 4);
+    c->pe_used = top;
+    step[0] = 1, step[1] = 1, step[2] = p.cv.oct, step[3] = p.th, step[4] = p.tw;
+    if ((rc = pfvm__acl_conv_tiles(c, dims, step, x_major, &tiles)) != PFVM_OK)
+        goto done;
+    /* tiles whose boxes reach into the pool's padding by different amounts
+     * run different instructions: their own classes */
+    for (i = 0; i < (int64_t)stbds_arrlen(tiles); i++) {
+        int64_t v[9];
+        pfvm__acl_cp_pads(&p, &tiles[i], v);
+        if (v[4] > 255 || v[5] > 255 || v[6] > 255 || v[7] > 255 || v[4] + v[5] >= v[2] || v[6] + v[7] >= v[3]) {
+            rc = PFVM_ERR_UNSUPPORTED; /* a box all padding: not a pool a Conv feeds */
+            goto done;
+        }
+        tiles[i].cls = v[4] | v[5] << 8 | v[6] << 16 | v[7] << 24;
+    }
+    c->post_done = c->post != NULL;
+    c->res_done = 0;
+    c->chain_done = 1;
+    memset(&wv, 0, sizeof wv);
+    wv.load = pfvm__acl_cp_load, wv.body = pfvm__acl_cp_body, wv.store = pfvm__acl_cp_store;
+    wv.chunk = pfvm__acl_cp_chunk, wv.nchunks = (p.cv.Cg + p.cv.icc - 1) / p.cv.icc, wv.user = &p;
+    rc = pfvm__acl_run_waves(c, tiles, &wv);
+done:
     stbds_arrfree(tiles);
     return rc;
 }
