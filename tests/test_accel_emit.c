@@ -299,6 +299,25 @@ static void check_chain(void)
     check_model("tests/models/accel_chain", "tests/models/accel_chain/target.txt", 1, 1e-6);
 }
 
+/* accel_convpool (tools/make_accel_convpool.py) on its own target: each
+ * MaxPool (padded, ceil_mode, after a 1x1 Conv without activation whose
+ * input channels come in steps) runs in the tiles of the Conv before it,
+ * so the Conv's output never goes to the root memory; check_model
+ * compares the simulated output with the interpreter's (the -inf written
+ * where a pool box lies in the pool's padding). */
+static void check_convpool(void)
+{
+    static const char *const views[] = {"# view relu1 (Relu)", "# view pool1 (MaxPool)", "# view relu2 (Relu)",
+                                        "# view pool2 (MaxPool)", "# view pool3 (MaxPool)"};
+    pfvm_accel_stats stats;
+    char *prog = emit_with_views("tests/models/accel_convpool", "tests/models/accel_convpool/target.txt", views,
+                                 sizeof views / sizeof *views, &stats);
+    /* three nodes lowered; the pools' padding and the steps' accumulation */
+    CHECK(prog && stats.nodes == 3 && strstr(prog, "fill ") && strstr(prog, " -inf ") && strstr(prog, "gemma "));
+    pfvm_accel_free(prog);
+    check_model("tests/models/accel_convpool", "tests/models/accel_convpool/target.txt", 1, 1e-5);
+}
+
 /* squeezenet1_1 on mncore2 (streamed): each fire module's expand Convs
  * (and their Relus, applied in their tiles) write straight into their
  * parts of the Concat's output (pfvm_acl_input_part), so every Concat is
@@ -368,6 +387,7 @@ int main(void)
     check_bias();
     check_composed_ln();
     check_chain();
+    check_convpool();
     check_built_graph();
     check_errors();
     return CHECK_END();
