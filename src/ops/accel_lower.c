@@ -1242,7 +1242,30 @@ typedef struct pfvm__acl_conv_plan {
      * cycles the pool adds to the last step */
     int64_t stored;
     double extra;
+    /* strided im2col: the box's columns first split by their index modulo
+     * the stride (pfvm__acl_conv_deint), at ph */
+    int64_t simd, ph;
 } pfvm__acl_conv_plan;
+
+/* Whether the im2col of a tile of th x tw outputs first splits the box's
+ * columns by their index modulo the column stride (one `mov` per phase,
+ * [channels][rows][phase][ceil(bw / stride)]), so that each tap's gather
+ * reads contiguous columns (ceil(tw / simd) cycles per row instead of tw):
+ * when the split costs less than it saves. */
+static int pfvm__acl_conv_deint(const pfvm__acl_conv_plan *p, int64_t th, int64_t tw)
+{
+    int64_t bh = (th - 1) * p->w.s[0] + (p->w.k[0] - 1) * p->w.d[0] + 1;
+    int64_t bw = (tw - 1) * p->w.s[1] + (p->w.k[1] - 1) * p->w.d[1] + 1, simd = p->simd > 0 ? p->simd : 1;
+    return !p->direct && !p->rows && p->w.s[1] > 1 && p->kk * th * (tw - (tw + simd - 1) / simd) > bh * bw;
+}
+
+/* PE bytes of the split box (pfvm__acl_conv_deint) of icc channels. */
+static int64_t pfvm__acl_conv_ph_bytes(const pfvm__acl_conv_plan *p, int64_t th, int64_t tw, int64_t icc)
+{
+    int64_t bh = (th - 1) * p->w.s[0] + (p->w.k[0] - 1) * p->w.d[0] + 1;
+    int64_t bw = (tw - 1) * p->w.s[1] + (p->w.k[1] - 1) * p->w.d[1] + 1, s = p->w.s[1];
+    return pfvm__acl_conv_deint(p, th, tw) ? pfvm__acl_al(icc * bh * s * ((bw + s - 1) / s) * 4) : 0;
+}
 
 /* Elements read past a rows-plan box (the last tap's shift). */
 static int64_t pfvm__acl_conv_slack(const pfvm__acl_conv_plan *p)
@@ -1260,7 +1283,8 @@ static int64_t pfvm__acl_conv_bytes(const pfvm__acl_conv_plan *p, int64_t oct, i
         return pfvm__acl_al((icc * bh * bw + pfvm__acl_conv_slack(p)) * 4) + pfvm__acl_al(oct * icc * p->kk * 4) +
                out * (p->res ? 2 : 1) + pfvm__acl_al(oct * 4);
     return pfvm__acl_al(icc * bh * bw * 4) + pfvm__acl_al(oct * icc * p->kk * 4) +
-           (p->direct ? 0 : pfvm__acl_al(icc * p->kk * th * tw * 4)) + out * (p->res ? 2 : 1) + pfvm__acl_al(oct * 4);
+           (p->direct ? 0 : pfvm__acl_al(icc * p->kk * th * tw * 4)) + pfvm__acl_conv_ph_bytes(p, th, tw, icc) +
+           out * (p->res ? 2 : 1) + pfvm__acl_al(oct * 4);
 }
 
 /* Distinct input boxes and weight slices among the first m tiles of a
@@ -1307,7 +1331,9 @@ static double pfvm__acl_conv_wave(const pfvm_accel_ctx *c, const pfvm__acl_conv_
         compute = (double)(th * p->kk) * ceil((double)oct * (double)bw * (double)icc / c->macs);
     else
         compute = ceil((double)oct * (double)(th * tw) * (double)(icc * p->kk) / c->macs);
-    if (!p->direct && !p->rows)
+    if (pfvm__acl_conv_deint(p, th, tw))
+        compute += (double)(icc * p->kk * th) * (double)((tw + simd - 1) / simd) + (double)(icc * bh * bw);
+    else if (!p->direct && !p->rows)
         compute += (double)(icc * p->kk * th) * (double)(p->w.s[1] == 1 ? (tw + simd - 1) / simd : tw);
     for (k = 0; k < c->nlinks; k++) {
         int64_t mk = pfvm__acl_first(c, m, k);
@@ -1425,6 +1451,11 @@ static pfvm_code pfvm__acl_conv_rows_body(pfvm_accel_ctx *c, const pfvm__acl_con
     return PFVM_OK;
 }
 
+static pfvm_code pfvm__acl_conv_deint_body(pfvm_accel_ctx *c, const pfvm__acl_conv_plan *p, int64_t oct, int64_t th,
+                                           int64_t tw, int64_t bh, int64_t bw);
+static pfvm_code pfvm__acl_conv_gemm(pfvm_accel_ctx *c, const pfvm__acl_conv_plan *p, int64_t b, int64_t oct,
+                                     int64_t n);
+
 static pfvm_code pfvm__acl_conv_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
 {
     const pfvm__acl_conv_plan *p = (const pfvm__acl_conv_plan *)user;
@@ -1436,6 +1467,8 @@ static pfvm_code pfvm__acl_conv_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
         return pfvm__acl_conv_rows_body(c, p, oct, th, bh, bw);
     if (p->direct)
         b = p->xb;
+    else if (pfvm__acl_conv_deint(p, th, tw) && pfvm__acl_conv_deint(p, p->th, p->tw)) /* its buffer is the full tile's */
+        return pfvm__acl_conv_deint_body(c, p, oct, th, tw, bh, bw);
     else
         for (ci = 0; ci < p->icn; ci++)
             for (kh = 0; kh < p->w.k[0]; kh++)
@@ -1448,18 +1481,53 @@ static pfvm_code pfvm__acl_conv_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
                                       (long long)p->w.s[1])) != PFVM_OK)
                         return rc;
                 }
+    return pfvm__acl_conv_gemm(c, p, b, oct, th * tw);
+}
+
+/* The im2col of a strided tile through the split box (pfvm__acl_conv_deint):
+ * one `mov` per phase of columns for all the step's channels, then each
+ * tap's gather reads contiguous columns of one phase. */
+static pfvm_code pfvm__acl_conv_deint_body(pfvm_accel_ctx *c, const pfvm__acl_conv_plan *p, int64_t oct, int64_t th,
+                                           int64_t tw, int64_t bh, int64_t bw)
+{
+    int64_t s = p->w.s[1], hw = (bw + s - 1) / s, ph, ci, kh, kw;
+    pfvm_code rc;
+    for (ph = 0; ph < s && ph < bw; ph++)
+        if ((rc = c->emit(c, "mov %lld %lld %lld %lld %lld 1 %lld %lld", (long long)(p->ph + ph * hw * 4),
+                          (long long)(p->xb + ph * 4), (long long)(p->icn * bh), (long long)((bw - ph + s - 1) / s),
+                          (long long)(s * hw), (long long)bw, (long long)s)) != PFVM_OK)
+            return rc;
+    for (ci = 0; ci < p->icn; ci++)
+        for (kh = 0; kh < p->w.k[0]; kh++)
+            for (kw = 0; kw < p->w.k[1]; kw++) {
+                int64_t row = (ci * p->w.k[0] + kh) * p->w.k[1] + kw, col = kw * p->w.d[1];
+                if ((rc = c->emit(c, "mov %lld %lld %lld %lld %lld 1 %lld 1", (long long)(p->col + row * th * tw * 4),
+                                  (long long)(p->ph + (((ci * bh + kh * p->w.d[0]) * s + col % s) * hw + col / s) * 4),
+                                  (long long)th, (long long)tw, (long long)tw, (long long)(p->w.s[0] * s * hw))) !=
+                    PFVM_OK)
+                    return rc;
+            }
+    return pfvm__acl_conv_gemm(c, p, p->col, oct, th * tw);
+}
+
+/* The tile's gemm (B at b: its im2col or the box itself), then on the
+ * last step its bias, residual and activation. */
+static pfvm_code pfvm__acl_conv_gemm(pfvm_accel_ctx *c, const pfvm__acl_conv_plan *p, int64_t b, int64_t oct,
+                                     int64_t n)
+{
+    pfvm_code rc;
     if ((rc = c->emit(c, "%s %lld %lld %lld %lld %lld %lld 0", p->first ? "gemm" : "gemma", (long long)p->out,
-                      (long long)p->wb, (long long)b, (long long)oct, (long long)(th * tw),
-                      (long long)(p->icn * p->kk))) != PFVM_OK)
+                      (long long)p->wb, (long long)b, (long long)oct, (long long)n, (long long)(p->icn * p->kk))) !=
+        PFVM_OK)
         return rc;
     if (p->last && p->bias &&
         (rc = c->emit(c, "row add %lld %lld %lld %lld %lld", (long long)p->out, (long long)p->out, (long long)p->bb,
-                      (long long)oct, (long long)(th * tw))) != PFVM_OK)
+                      (long long)oct, (long long)n)) != PFVM_OK)
         return rc;
-    if (p->last && p->res && (rc = c->res(c, p->out, p->rb, oct * th * tw)) != PFVM_OK)
+    if (p->last && p->res && (rc = c->res(c, p->out, p->rb, oct * n)) != PFVM_OK)
         return rc;
     if (p->last && c->post)
-        return c->post(c, p->out, oct * th * tw);
+        return c->post(c, p->out, oct * n);
     return PFVM_OK;
 }
 
@@ -1979,6 +2047,7 @@ static pfvm_code pfvm__acl_conv_plan_init(pfvm_accel_ctx *c, pfvm__acl_conv_plan
     p.Cg = p.C / group;
     p.OCg = p.OC / group;
     p.kk = p.w.k[0] * p.w.k[1];
+    p.simd = c->simd > 0 ? c->simd : 1;
     p.bias = b != NULL;
     p.res = c->res != NULL;
     p.direct = p.kk == 1 && p.w.s[0] == 1 && p.w.s[1] == 1 && !p.w.pad0[0] && !p.w.pad0[1] && !p.w.pad1[0] &&
@@ -2075,6 +2144,7 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
         top = pfvm__acl_al((p.icc * bh * bw + pfvm__acl_conv_slack(&p)) * 4);
         p.wb = top, top += pfvm__acl_al(p.oct * p.icc * p.kk * 4);
         p.col = top, top += p.direct || p.rows ? 0 : pfvm__acl_al(p.icc * p.kk * p.th * p.tw * 4);
+        p.ph = top, top += pfvm__acl_conv_ph_bytes(&p, p.th, p.tw, p.icc);
         p.out = top, top += pfvm__acl_al(p.oct * p.th * (p.rows ? bw : p.tw) * 4);
         p.bb = top;
         top += pfvm__acl_al(p.oct * 4);
@@ -2445,6 +2515,7 @@ static pfvm_code pfvm__acl_cp_stream(pfvm_accel_ctx *c)
     p.cv.xb = 0;
     p.cv.wb = top, top += pfvm__acl_al(p.cv.oct * p.cv.icc * p.cv.kk * 4);
     p.cv.col = top, top += p.cv.direct ? 0 : pfvm__acl_al(p.cv.icc * p.cv.kk * p.cv.th * p.cv.tw * 4);
+    p.cv.ph = top, top += pfvm__acl_conv_ph_bytes(&p.cv, p.cv.th, p.cv.tw, p.cv.icc);
     p.cv.out = top, top += pfvm__acl_al(p.cv.oct * p.cv.th * p.cv.tw * 4);
     p.cv.bb = top, top += pfvm__acl_al(p.cv.oct * 4);
     p.pl.xb = p.cv.out;
