@@ -85,4 +85,8 @@ echo "| model | quantize options (all --per-channel) | top-1 = float ($N) | outp
 echo "| --- | --- | --- | --- | --- |"
 cat "$T/rows.md"
 echo
+# the QDQ files of every row are valid ONNX (auto-exclude's too: its dropped pairs leave no dangling node)
+$PY -c "import onnx, sys; [onnx.checker.check_model(onnx.load(p), full_check=True) for p in sys.argv[1:]]" "$T"/*_*.onnx &&
+    echo "onnx.checker (full_check) accepts the QDQ file of every row."
+echo
 echo "($(($(date +%s) - S0)) s for N=$N, load average $(cut -d' ' -f1-3 /proc/loadavg).)"
