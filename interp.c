@@ -13,7 +13,7 @@
  *   interp accel MODEL --target FILE [--dim NAME=VALUE]... [-o PROGRAM] [--onnx OUT.onnx]
  *               [--simulate [-i INPUT.pb]... [--out DIR]] [--baseline naive]
  *   interp quantize MODEL --calib DIR... -o OUT.onnx [--per-channel] [--symmetric] [--exclude NODES]
- *               [--method minmax|percentile] [--percentile P]
+ *               [--method minmax|percentile|mse] [--percentile P] [--auto-exclude N] [--report]
  *   run, test, plan and bench: [--max-memory BYTES] (pfvm_limits_max) [--max-operations N] [--threads N]
  *
  * Errors: one line on stderr, exit status 1. */
@@ -58,7 +58,7 @@ static const char *usage_text =
     "             [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...\n"
     "  interp dot MODEL [--opt] [-o FILE]   Graphviz: fused groups as clusters, shapes on edges\n"
     "  interp quantize MODEL --calib DIR... -o OUT.onnx [--per-channel] [--symmetric] [--exclude NODES]\n"
-    "             [--method minmax|percentile] [--percentile P]   QDQ int8 model from calibration inputs (each DIR\n"
+    "             [--method minmax|percentile|mse] [--percentile P] [--auto-exclude N] [--report]   QDQ int8 model from calibration inputs (each DIR\n"
     "             holds input_K.pb files, or folders that do)\n"
     "  interp ops                      the operator table (markdown)\n"
     "  interp ops --config MODEL... [-o FILE]   a header selecting only the operators the models use\n"
@@ -1639,6 +1639,13 @@ static int calib_read_dir(calib_sets *c, const char *dir, pfvm_exec *e, pfvm_sta
     return rc;
 }
 
+/* pfvm_quantize's sensitivity report, to stderr */
+static void quant_log(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "quantize: %s\n", line);
+}
+
 static int cmd_quantize(int argc, char **argv)
 {
     const char *model = NULL, *out = NULL, **dirs = (const char **)calloc((size_t)argc + 1, sizeof *dirs);
@@ -1664,6 +1671,10 @@ static int cmd_quantize(int argc, char **argv)
             opt.symmetric = 1, in_calib = 0;
         else if (!strcmp(argv[i], "--exclude") && i + 1 < argc)
             opt.exclude = argv[++i], in_calib = 0;
+        else if (!strcmp(argv[i], "--auto-exclude") && i + 1 < argc)
+            opt.auto_exclude = atoi(argv[++i]), in_calib = 0;
+        else if (!strcmp(argv[i], "--report"))
+            opt.log = quant_log, in_calib = 0;
         else if (!strcmp(argv[i], "--percentile") && i + 1 < argc)
             opt.percentile = atof(argv[++i]), in_calib = 0;
         else if (!strcmp(argv[i], "--method") && i + 1 < argc) {
@@ -1673,9 +1684,11 @@ static int cmd_quantize(int argc, char **argv)
                 opt.method = PFVM_QUANT_MINMAX;
             else if (!strcmp(mth, "percentile"))
                 opt.method = PFVM_QUANT_PERCENTILE;
+            else if (!strcmp(mth, "mse"))
+                opt.method = PFVM_QUANT_MSE;
             else {
                 free(dirs);
-                return fail("quantize: unknown --method '%s' (minmax or percentile)", mth);
+                return fail("quantize: unknown --method '%s' (minmax, percentile or mse)", mth);
             }
         } else if (argv[i][0] == '-' || (model && !in_calib)) {
             free(dirs);
@@ -1688,7 +1701,8 @@ static int cmd_quantize(int argc, char **argv)
     if (!model || !out || !n_dirs) {
         free(dirs);
         return fail("%s", "quantize: usage: interp quantize MODEL --calib DIR... -o OUT.onnx [--per-channel] "
-                          "[--symmetric] [--exclude NODES] [--method minmax|percentile] [--percentile P]");
+                          "[--symmetric] [--exclude NODES] [--method minmax|percentile|mse] [--percentile P] "
+                          "[--auto-exclude N] [--report]");
     }
     /* the passes without fusion: quantizable nodes stay plain ONNX ones */
     if (!(m = pfvm_onnx_load_file(model, 0, &st)) || pfvm_optimize(m, "fold,simplify,cse,bnfold,dce", NULL, &st) ||
@@ -1703,8 +1717,11 @@ static int cmd_quantize(int argc, char **argv)
     if (pfvm_quantize(m, pfvm_tensors_const(c.t), c.n, &opt, &rep, &st) ||
         pfvm_optimize(m, "dce", NULL, &st) || pfvm_onnx_save_file(m, out, &st))
         goto done_status;
-    fprintf(stderr, "quantize: %d calibration sets; %d nodes quantized, %d activations, %d weights, %d biases\n", c.n,
+    fprintf(stderr, "quantize: %d calibration sets; %d nodes quantized, %d activations, %d weights, %d biases", c.n,
             rep.nodes, rep.activations, rep.weights, rep.biases);
+    if (opt.auto_exclude > 0 || opt.log)
+        fprintf(stderr, "; %d activations left float; outputs %.1f dB SQNR", rep.excluded, rep.out_sqnr_db);
+    fprintf(stderr, "\n");
     rc = 0;
     goto done;
 done_status:

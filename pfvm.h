@@ -2361,8 +2361,13 @@ PFVM_API pfvm_code pfvm_exec_store_plan(pfvm_exec *e, pfvm_status *st);
 /* How ranges become scales. */
 typedef enum pfvm_quant_method {
     PFVM_QUANT_MINMAX = 0,    /* the calibrated minimum and maximum */
-    PFVM_QUANT_PERCENTILE = 1 /* cut the tails: keep `percentile` percent of the calibrated values */
+    PFVM_QUANT_PERCENTILE = 1, /* cut the tails: keep `percentile` percent of the calibrated values */
+    PFVM_QUANT_MSE = 2         /* per activation, the range whose 8-bit grid has the least mean squared
+                                  error (clipping plus rounding) over the calibrated histogram */
 } pfvm_quant_method;
+
+/* One line of pfvm_quantize's sensitivity report (no newline). */
+typedef void (*pfvm_quant_log_fn)(void *ctx, const char *line);
 
 /* Options of pfvm_quantize; all-zero is the default: per-tensor weights,
  * uint8 asymmetric activations, min/max ranges, nothing excluded. */
@@ -2372,6 +2377,10 @@ typedef struct pfvm_quant_options {
     pfvm_quant_method method;
     double percentile;        /* PFVM_QUANT_PERCENTILE: share kept, in percent (0: 99.99) */
     const char *exclude;      /* comma-separated node names left in float, or NULL */
+    int auto_exclude;         /* mixed precision: leave float the N activations whose quantization alone
+                                 costs the outputs most (see pfvm_quantize) */
+    pfvm_quant_log_fn log;    /* if set, receives the sensitivity report (one call per line) */
+    void *log_ctx;
 } pfvm_quant_options;
 
 /* What pfvm_quantize did. */
@@ -2380,6 +2389,9 @@ typedef struct pfvm_quant_report {
     int activations;  /* activations given a QuantizeLinear/DequantizeLinear pair */
     int weights;      /* float weights stored as int8 */
     int biases;       /* biases stored as int32 */
+    int excluded;     /* activations left float by auto_exclude */
+    double out_sqnr_db; /* signal-to-quantization-noise ratio of the outputs on the analysed sets
+                           (only when auto_exclude or log is set; after the exclusions) */
 } pfvm_quant_report;
 
 /* Quantizes m's main graph in place from n_sets calibration input sets:
@@ -2389,7 +2401,17 @@ typedef struct pfvm_quant_report {
  * optimized without fusion first (fold, bnfold: quantizable nodes must be
  * plain ONNX ones). Afterwards run the dce pass to drop the float weights
  * now unused. The result saves as standard ONNX (opset >= 10; 13 with
- * per_channel). `report` may be NULL. */
+ * per_channel). `report` may be NULL.
+ *
+ * With opt->log or opt->auto_exclude set, a sensitivity analysis follows
+ * on the first sets (at most 8): the float model and the QDQ model run
+ * side by side, and for every quantized activation the report gives its
+ * signal-to-quantization-noise ratio (accumulated: the QDQ model's
+ * dequantized value against the float model's) and, with auto_exclude,
+ * the outputs' error when that activation alone is quantized. The
+ * auto_exclude activations with the largest such error lose their
+ * QuantizeLinear/DequantizeLinear pair (their readers see float; weights
+ * stay int8), and the outputs' SQNR is measured again. */
 PFVM_API pfvm_code pfvm_quantize(pfvm_model *m, const pfvm_tensor *const *inputs, int n_sets,
                                  const pfvm_quant_options *opt, pfvm_quant_report *report, pfvm_status *st);
 
@@ -48611,6 +48633,7 @@ pfvm_code pfvm_exec_set_input(pfvm_exec *e, int i, const pfvm_tensor *input, pfv
  * QDQ form every runtime reads, not a property of pfvm's kernels. */
 
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 /* One quantizable operator: its weight input (-1: none), where a weight's
@@ -48663,6 +48686,16 @@ typedef struct pfvm__qparams {
     int set;
 } pfvm__qparams;
 
+/* One operand the rewrite redirected: node->inputs[slot] reads qv (a
+ * DequantizeLinear's output) in place of fv. The sensitivity analysis
+ * switches them back and forth; group is the activation's value id, -1 for
+ * weights and biases. */
+typedef struct pfvm__qsub {
+    pfvm_node *node;
+    int slot, group;
+    pfvm_value *fv, *qv;
+} pfvm__qsub;
+
 typedef struct pfvm__quantizer {
     pfvm_model *m;
     pfvm_graph *g;
@@ -48672,6 +48705,8 @@ typedef struct pfvm__quantizer {
     pfvm__qparams *params;  /* by value id */
     unsigned char *quant;   /* by node id: quantized node */
     unsigned char *mark;    /* by value id: activation to quantize */
+    unsigned char *left_float; /* by value id: activation auto_exclude left float */
+    pfvm__qsub *subs;       /* stb array: every redirected operand */
     int n_values, n_nodes;
     pfvm_status *st;
 } pfvm__quantizer;
@@ -48792,15 +48827,70 @@ static pfvm_code pfvm__q_run_sets(pfvm__quantizer *q, const pfvm_tensor *const *
     return rc;
 }
 
+/* Expected squared error of an 8-bit grid on [a, b] (uniform rounding
+ * noise step^2 / 12 inside, the distance to the nearest end outside) over
+ * the histogram's bin centres. */
+static double pfvm__q_grid_error(const pfvm__qstat *s, double a, double b, double steps)
+{
+    double w = (s->hi - s->lo) / PFVM__Q_BINS, step = (b - a) / steps, noise = step * step / 12, e = 0;
+    int k;
+    for (k = 0; k < PFVM__Q_BINS; k++) {
+        double x = s->lo + (k + 0.5) * w, d = x > b ? x - b : x < a ? a - x : 0;
+        if (s->hist[k])
+            e += (double)s->hist[k] * (d > 0 ? d * d : noise);
+    }
+    return e;
+}
+
+/* The end of [lo, hi] (side 1: hi, 0: lo), shrunk by the factor (1 to
+ * 0.05, geometric steps of 2%) whose grid errs least, the other end fixed. */
+static double pfvm__q_mse_end(const pfvm__qstat *s, double lo, double hi, int side, double steps)
+{
+    double best = -1, t, bt = 1;
+    for (t = 1; t > 0.05; t *= 0.98) {
+        double e = side ? pfvm__q_grid_error(s, lo, hi * t, steps) : pfvm__q_grid_error(s, lo * t, hi, steps);
+        if (best < 0 || e < best)
+            best = e, bt = t;
+    }
+    return (side ? hi : lo) * bt;
+}
+
+/* MSE-optimal range from the observed one (with 0): each end shrunk in
+ * turn (top, bottom, top again) to the grid that errs least; a symmetric
+ * grid shrinks the larger magnitude, used on both sides. */
+static void pfvm__q_mse_range(pfvm__qstat *s, int symmetric)
+{
+    double lo = s->lo < 0 ? s->lo : 0, hi = s->hi > 0 ? s->hi : 0, best = -1, t, bt = 1;
+    double m = -lo > hi ? -lo : hi;
+    if (symmetric) {
+        for (t = 1; t > 0.05; t *= 0.98) {
+            double e = pfvm__q_grid_error(s, -m * t, m * t, 254);
+            if (best < 0 || e < best)
+                best = e, bt = t;
+        }
+        s->lo = -m * bt;
+        s->hi = m * bt;
+        return;
+    }
+    if (hi > 0)
+        hi = pfvm__q_mse_end(s, lo, hi, 1, 255);
+    if (lo < 0)
+        lo = pfvm__q_mse_end(s, lo, hi, 0, 255);
+    if (hi > 0 && lo < 0)
+        hi = pfvm__q_mse_end(s, lo, hi, 1, 255);
+    s->lo = lo;
+    s->hi = hi;
+}
+
 static pfvm_code pfvm__q_calibrate(pfvm__quantizer *q, const pfvm_tensor *const *inputs, int n_sets)
 {
     double keep = q->opt->percentile > 0 ? q->opt->percentile / 100.0 : 0.9999;
     int i;
     if (pfvm__q_run_sets(q, inputs, n_sets, 0))
         return q->st ? q->st->code : PFVM_ERR_INVALID;
-    if (q->opt->method != PFVM_QUANT_PERCENTILE)
+    if (q->opt->method != PFVM_QUANT_PERCENTILE && q->opt->method != PFVM_QUANT_MSE)
         return PFVM_OK;
-    if (keep <= 0 || keep > 1)
+    if (q->opt->method == PFVM_QUANT_PERCENTILE && (keep <= 0 || keep > 1))
         return pfvm__fail(q->st, PFVM_ERR_INVALID, "quantize: percentile %g is not in (0, 100]", q->opt->percentile);
     for (i = 0; i < q->n_values; i++)
         if (q->mark[i] && q->stats[i].seen &&
@@ -48815,6 +48905,10 @@ static pfvm_code pfvm__q_calibrate(pfvm__quantizer *q, const pfvm_tensor *const 
         double lo, hi;
         if (!s->hist || !s->count)
             continue;
+        if (q->opt->method == PFVM_QUANT_MSE) {
+            pfvm__q_mse_range(s, q->opt->symmetric);
+            continue;
+        }
         /* a range that starts at 0 (after Relu) keeps it: only the top is cut */
         lo = s->lo >= 0 ? s->lo : pfvm__q_quantile(s, (1 - keep) / 2);
         hi = pfvm__q_quantile(s, s->lo >= 0 ? keep : 1 - (1 - keep) / 2);
@@ -48916,6 +49010,19 @@ static pfvm_value *pfvm__q_const(pfvm__quantizer *q, const char *base, const cha
     return v;
 }
 
+static pfvm_code pfvm__q_record(pfvm__quantizer *q, pfvm_node *n, int slot, pfvm_value *fv, pfvm_value *qv, int group)
+{
+    pfvm__qsub sub;
+    sub.node = n;
+    sub.slot = slot;
+    sub.group = group;
+    sub.fv = fv;
+    sub.qv = qv;
+    if (!pfvm__arrpush(q->subs, sub))
+        return pfvm__fail(q->st, PFVM_ERR_NOMEM, "out of memory");
+    return PFVM_OK;
+}
+
 /* scale and zero point initializers for one activation */
 static pfvm_code pfvm__q_param_consts(pfvm__quantizer *q, const pfvm_value *v, pfvm_value **scale, pfvm_value **zp)
 {
@@ -48960,8 +49067,11 @@ static pfvm_code pfvm__q_insert_qdq(pfvm__quantizer *q, pfvm_value *v, int n_nod
     /* the original nodes only (the ones just added read v on purpose) */
     for (i = 0; i < n_nodes; i++)
         for (j = 0; j < q->g->nodes[i]->n_inputs; j++)
-            if (q->g->nodes[i]->inputs[j] == v)
+            if (q->g->nodes[i]->inputs[j] == v) {
                 q->g->nodes[i]->inputs[j] = vdq;
+                if (pfvm__q_record(q, q->g->nodes[i], j, v, vdq, v->id))
+                    return PFVM_ERR_NOMEM;
+            }
     (void)qn;
     q->rep.activations++;
     return PFVM_OK;
@@ -49014,6 +49124,8 @@ static pfvm_code pfvm__q_weight(pfvm__quantizer *q, pfvm_node *n, int slot, int 
     if (per && pfvm_node_set_attr_int(dq, "axis", axis, q->st))
         return q->st->code;
     n->inputs[slot] = wdq;
+    if (pfvm__q_record(q, n, slot, wv, wdq, -1))
+        return PFVM_ERR_NOMEM;
     *scales_out = scales;
     *n_scales = (int)len;
     q->rep.weights++;
@@ -49051,6 +49163,8 @@ static pfvm_code pfvm__q_bias(pfvm__quantizer *q, pfvm_node *n, int slot, float 
         pfvm_node_set_attr_int(dq, "axis", 0, q->st))
         return q->st ? q->st->code : PFVM_ERR_NOMEM;
     n->inputs[slot] = bdq;
+    if (pfvm__q_record(q, n, slot, bv, bdq, -1))
+        return PFVM_ERR_NOMEM;
     q->rep.biases++;
     return PFVM_OK;
 }
@@ -49109,6 +49223,242 @@ static pfvm_code pfvm__q_rewrite(pfvm__quantizer *q)
     return pfvm_graph_toposort(q->g, q->st);
 }
 
+/* ---- sensitivity analysis and automatic mixed precision --------------------------------------- */
+
+#define PFVM__Q_SENSE_SETS 8 /* sets the analysis runs (the first ones) */
+#define PFVM__Q_SQNR_SETS 2  /* of which the per-activation SQNR keeps float copies of */
+
+/* Which operands read their quantized form: mode -1 all (but the
+ * activations left float), -2 none, g >= 0 only activation g's. */
+static void pfvm__q_switch(pfvm__quantizer *q, int mode)
+{
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(q->subs); i++) {
+        const pfvm__qsub *u = &q->subs[i];
+        int quant = mode == -1 ? (u->group < 0 || !q->left_float[u->group]) : mode >= 0 && u->group == mode;
+        u->node->inputs[u->slot] = quant ? u->qv : u->fv;
+    }
+}
+
+/* State of one analysis: float references and accumulated errors. */
+typedef struct pfvm__qsense {
+    pfvm_value **acts;   /* the quantized activations (float values), n */
+    float **ref;         /* [set * (n + n_out) + j]: float copies (activations of the first sets, outputs) */
+    double *sig, *err;   /* per activation: sum of squares of the reference and of the difference */
+    double out_sig, out_err;
+    int n, n_out, k;
+} pfvm__qsense;
+
+static double pfvm__q_db(double sig, double err)
+{
+    return err > 0 ? 10 * log10(sig / err) : 999;
+}
+
+static pfvm_code pfvm__q_keep(pfvm__quantizer *q, float **slot, const pfvm_tensor *t)
+{
+    int64_t n = t ? pfvm_tensor_numel(t) : 0, i;
+    if (!t || t->dtype != PFVM_FLOAT || !t->data)
+        return PFVM_OK;
+    if (!(*slot = (float *)PFVM_REALLOC(NULL, (size_t)(n + 1) * sizeof(float))))
+        return pfvm__fail(q->st, PFVM_ERR_NOMEM, "out of memory");
+    for (i = 0; i < n; i++)
+        (*slot)[i] = ((const float *)t->data)[i];
+    return PFVM_OK;
+}
+
+static void pfvm__q_compare(const float *ref, const pfvm_tensor *t, double *sig, double *err)
+{
+    int64_t n = t ? pfvm_tensor_numel(t) : 0, i;
+    if (!ref || !t || t->dtype != PFVM_FLOAT || !t->data)
+        return;
+    for (i = 0; i < n; i++) {
+        double r = ref[i], d = ((const float *)t->data)[i] - r;
+        *sig += r * r;
+        *err += d * d;
+    }
+}
+
+/* Runs the first k sets on the graph as switched, with the values of
+ * `extra` (NULL or n_extra) as added outputs: keep != 0 stores float copies
+ * into a->ref, otherwise the outputs are compared with them (into a->sig
+ * and a->err for activations, a->out_sig and a->out_err for outputs). A
+ * graph input among extra is read from the set itself. */
+static pfvm_code pfvm__q_sense_run(pfvm__quantizer *q, pfvm__qsense *a, const pfvm_tensor *const *inputs, pfvm_value **extra,
+                                   int keep)
+{
+    pfvm_graph *g = q->g;
+    int n_out0 = (int)stbds_arrlen(g->outputs), i, s, n_in, w = a->n + a->n_out;
+    pfvm_exec *e = NULL;
+    pfvm_code rc = PFVM_OK;
+    int *where = (int *)PFVM_REALLOC(NULL, (size_t)(a->n + 1) * sizeof(int)); /* output index, or -1 - input index */
+    if (!where)
+        return pfvm__fail(q->st, PFVM_ERR_NOMEM, "out of memory");
+    for (i = 0; extra && i < a->n && !rc; i++) {
+        where[i] = -1000000;
+        if (extra[i]->producer && !extra[i]->is_output) {
+            where[i] = (int)stbds_arrlen(g->outputs);
+            rc = pfvm_graph_add_output(g, extra[i], q->st);
+        }
+    }
+    if (!rc && !(e = pfvm_exec_new(q->m, g, q->st)))
+        rc = q->st ? q->st->code : PFVM_ERR_INVALID;
+    n_in = e ? pfvm_exec_num_inputs(e) : 0;
+    for (i = 0; extra && e && i < a->n; i++) {
+        int j;
+        for (j = 0; j < n_in && where[i] == -1000000; j++)
+            if (pfvm_exec_input(e, j) == extra[i] || pfvm_exec_input(e, j) == a->acts[i])
+                where[i] = -1 - j;
+    }
+    for (s = 0; s < a->k && !rc; s++) {
+        const pfvm_tensor *const *set = inputs + (size_t)s * (size_t)n_in;
+        float **ref = a->ref + (size_t)s * (size_t)w;
+        if ((rc = pfvm_exec_bind(e, set, n_in, q->st)) != PFVM_OK || (rc = pfvm_exec_run(e, q->st)) != PFVM_OK) {
+            pfvm_status_prefix(q->st, "quantize: sensitivity set %d", s);
+            break;
+        }
+        for (i = 0; extra && s < PFVM__Q_SQNR_SETS && i < a->n && !rc; i++) {
+            const pfvm_tensor *t = where[i] >= 0 ? pfvm_exec_output(e, where[i])
+                                   : where[i] > -1000000 ? set[-1 - where[i]] : NULL;
+            if (keep)
+                rc = pfvm__q_keep(q, &ref[i], t);
+            else
+                pfvm__q_compare(ref[i], t, &a->sig[i], &a->err[i]);
+        }
+        for (i = 0; i < a->n_out && !rc; i++) {
+            if (keep)
+                rc = pfvm__q_keep(q, &ref[a->n + i], pfvm_exec_output(e, i));
+            else
+                pfvm__q_compare(ref[a->n + i], pfvm_exec_output(e, i), &a->out_sig, &a->out_err);
+        }
+    }
+    pfvm_exec_free(e);
+    PFVM_FREE(where);
+    for (i = n_out0; i < (int)stbds_arrlen(g->outputs); i++)
+        g->outputs[i]->is_output = 0;
+    stbds_arrsetlen(g->outputs, n_out0);
+    for (i = 0; i < n_out0; i++)
+        g->outputs[i]->is_output = 1;
+    return rc;
+}
+
+static void pfvm__q_log(pfvm__quantizer *q, const char *fmt, ...)
+{
+    char line[768];
+    va_list ap;
+    if (!q->opt->log)
+        return;
+    va_start(ap, fmt);
+    pfvm__vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    q->opt->log(q->opt->log_ctx, line);
+}
+
+/* The outputs' SQNR with the operands switched as they are. */
+static pfvm_code pfvm__q_out_db(pfvm__quantizer *q, pfvm__qsense *a, const pfvm_tensor *const *inputs, double *db)
+{
+    pfvm_code rc;
+    a->out_sig = a->out_err = 0;
+    rc = pfvm__q_sense_run(q, a, inputs, NULL, 0);
+    *db = pfvm__q_db(a->out_sig, a->out_err);
+    return rc;
+}
+
+static pfvm_code pfvm__q_analyse(pfvm__quantizer *q, pfvm__qsense *a, const pfvm_tensor *const *inputs, int n_sets)
+{
+    pfvm_value **dq;
+    double *alone = NULL, db;
+    int i, j, x;
+    pfvm_code rc;
+    for (i = 0; i < (int)stbds_arrlen(q->subs); i++)
+        if (q->subs[i].group >= 0 && (!a->n || a->acts[a->n - 1] != q->subs[i].fv)) {
+            for (j = 0; j < a->n && a->acts[j] != q->subs[i].fv; j++)
+                ;
+            if (j == a->n)
+                a->acts[a->n++] = q->subs[i].fv;
+        }
+    a->n_out = (int)stbds_arrlen(q->g->outputs);
+    a->k = n_sets < PFVM__Q_SENSE_SETS ? n_sets : PFVM__Q_SENSE_SETS;
+    if (!(a->ref = (float **)PFVM_REALLOC(NULL, (size_t)a->k * (size_t)(a->n + a->n_out) * sizeof(float *) + 1)) ||
+        !(a->sig = (double *)PFVM_REALLOC(NULL, (size_t)(a->n + 1) * sizeof(double))) ||
+        !(a->err = (double *)PFVM_REALLOC(NULL, (size_t)(a->n + 1) * sizeof(double))) ||
+        !(alone = (double *)PFVM_REALLOC(NULL, (size_t)(a->n + 1) * sizeof(double))))
+        return pfvm__fail(q->st, PFVM_ERR_NOMEM, "out of memory");
+    memset(a->ref, 0, (size_t)a->k * (size_t)(a->n + a->n_out) * sizeof(float *));
+    for (i = 0; i < a->n; i++)
+        a->sig[i] = a->err[i] = 0, alone[i] = 999;
+    /* the float model's activations and outputs */
+    pfvm__q_switch(q, -2);
+    if ((rc = pfvm__q_sense_run(q, a, inputs, a->acts, 1)) != PFVM_OK)
+        goto done;
+    /* the QDQ model's dequantized activations against them */
+    if (!(dq = (pfvm_value **)PFVM_REALLOC(NULL, (size_t)(a->n + 1) * sizeof *dq))) {
+        rc = pfvm__fail(q->st, PFVM_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (i = 0; i < a->n; i++)
+        for (j = 0; j < (int)stbds_arrlen(q->subs); j++)
+            if (q->subs[j].fv == a->acts[i])
+                dq[i] = q->subs[j].qv;
+    pfvm__q_switch(q, -1);
+    rc = pfvm__q_sense_run(q, a, inputs, dq, 0);
+    PFVM_FREE(dq);
+    if (rc)
+        goto done;
+    q->rep.out_sqnr_db = pfvm__q_db(a->out_sig, a->out_err);
+    /* each activation quantized alone (weights float) */
+    for (i = 0; i < a->n && q->opt->auto_exclude > 0 && !rc; i++) {
+        pfvm__q_switch(q, a->acts[i]->id);
+        rc = pfvm__q_out_db(q, a, inputs, &alone[i]);
+    }
+    if (rc)
+        goto done;
+    pfvm__q_log(q, "sensitivity on %d sets (SQNR in dB: activation = the QDQ model's dequantized value against "
+                "the float model's, on %d sets; alone = the outputs with only this activation quantized)",
+                a->k, a->k < PFVM__Q_SQNR_SETS ? a->k : PFVM__Q_SQNR_SETS);
+    for (i = 0; i < a->n; i++) {
+        const pfvm_node *p = a->acts[i]->producer;
+        char al[32];
+        if (q->opt->auto_exclude > 0)
+            pfvm__snprintf(al, sizeof al, "%.1f", alone[i]);
+        else
+            pfvm__snprintf(al, sizeof al, "-");
+        pfvm__q_log(q, "  %-40s %-18s activation %6.1f  alone %6s", a->acts[i]->name, p ? p->op_type : "(input)",
+                    pfvm__q_db(a->sig[i], a->err[i]), al);
+    }
+    pfvm__q_log(q, "outputs, everything quantized: %.1f dB", q->rep.out_sqnr_db);
+    /* the most sensitive activations stay float */
+    for (x = 0; x < q->opt->auto_exclude && x < a->n; x++) {
+        int worst = -1;
+        for (i = 0; i < a->n; i++)
+            if (!q->left_float[a->acts[i]->id] && (worst < 0 || alone[i] < alone[worst]))
+                worst = i;
+        q->left_float[a->acts[worst]->id] = 1;
+        q->rep.excluded++;
+        q->rep.activations--;
+        pfvm__q_log(q, "auto-exclude: %s left float (alone %.1f dB)", a->acts[worst]->name, alone[worst]);
+    }
+    pfvm__q_switch(q, -1);
+    if (q->rep.excluded) {
+        rc = pfvm__q_out_db(q, a, inputs, &db);
+        q->rep.out_sqnr_db = db;
+        pfvm__q_log(q, "outputs, %d activations left float: %.1f dB", q->rep.excluded, db);
+    }
+done:
+    PFVM_FREE(alone);
+    return rc;
+}
+
+static void pfvm__q_sense_free(pfvm__qsense *a)
+{
+    int i;
+    for (i = 0; a->ref && i < a->k * (a->n + a->n_out); i++)
+        PFVM_FREE(a->ref[i]);
+    PFVM_FREE(a->ref);
+    PFVM_FREE(a->sig);
+    PFVM_FREE(a->err);
+    PFVM_FREE(a->acts);
+}
+
 static pfvm_code pfvm__q_check(pfvm_model *m, const pfvm_quant_options *opt, pfvm_status *st)
 {
     int64_t opset = pfvm_model_opset(m, "");
@@ -49149,13 +49499,15 @@ static pfvm_code pfvm__scoped_quantize(pfvm_model *m, const pfvm_tensor *const *
     q.params = (pfvm__qparams *)PFVM_REALLOC(NULL, (size_t)(q.n_values + 1) * sizeof *q.params);
     q.mark = (unsigned char *)PFVM_REALLOC(NULL, (size_t)q.n_values + 1);
     q.quant = (unsigned char *)PFVM_REALLOC(NULL, (size_t)q.n_nodes + 1);
-    if (!q.stats || !q.params || !q.mark || !q.quant)
+    q.left_float = (unsigned char *)PFVM_REALLOC(NULL, (size_t)q.n_values + 1);
+    if (!q.stats || !q.params || !q.mark || !q.quant || !q.left_float)
         rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     if (!rc) {
         memset(q.stats, 0, (size_t)(q.n_values + 1) * sizeof *q.stats);
         memset(q.params, 0, (size_t)(q.n_values + 1) * sizeof *q.params);
         memset(q.mark, 0, (size_t)q.n_values + 1);
         memset(q.quant, 0, (size_t)q.n_nodes + 1);
+        memset(q.left_float, 0, (size_t)q.n_values + 1);
         rc = pfvm__q_select(&q);
     }
     if (!rc)
@@ -49164,6 +49516,16 @@ static pfvm_code pfvm__scoped_quantize(pfvm_model *m, const pfvm_tensor *const *
         rc = pfvm__q_rewrite(&q);
     if (!rc)
         rc = pfvm_infer_shapes(q.g, 0, st);
+    if (!rc && (opt->log || opt->auto_exclude > 0)) {
+        pfvm__qsense a;
+        memset(&a, 0, sizeof a);
+        if (!(a.acts = (pfvm_value **)PFVM_REALLOC(NULL, (size_t)(q.n_values + 1) * sizeof *a.acts)))
+            rc = pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+        if (!rc)
+            rc = pfvm__q_analyse(&q, &a, inputs, n_sets);
+        pfvm__q_switch(&q, -1);
+        pfvm__q_sense_free(&a);
+    }
     if (q.stats)
         for (i = 0; i < q.n_values; i++)
             PFVM_FREE(q.stats[i].hist);
@@ -49171,6 +49533,8 @@ static pfvm_code pfvm__scoped_quantize(pfvm_model *m, const pfvm_tensor *const *
     PFVM_FREE(q.params);
     PFVM_FREE(q.mark);
     PFVM_FREE(q.quant);
+    PFVM_FREE(q.left_float);
+    stbds_arrfree(q.subs);
     if (!rc && report)
         *report = q.rep;
     return rc;

@@ -182,6 +182,9 @@ for n in digits dscnn mobilenet_v2 resnet18; do
         "$q" "$T/${n}_qlinear.onnx" && checks="$checks $n"
 done
 
+# ---- round 9: top-1 agreement by quantizer setting, per-layer SQNR (bench/int8_agree.sh)
+N=$N sh bench/int8_agree.sh > "$T/agree9.md"
+
 {
     echo "# int8 quantization"
     echo
@@ -242,5 +245,11 @@ done
     echo "Quantize log:"
     echo
     sed 's/^/    /' "$T/q.log"
+    echo
+    echo "## Round 9: agreement (branch int8a9)"
+    echo
+    echo "Made by \`N=$N sh bench/int8_agree.sh\` (called from here); see its header for the rows."
+    echo
+    cat "$T/agree9.md"
 } > bench/int8.md
 cat bench/int8.md

@@ -383,6 +383,18 @@ for k in 0 1 2 3 4 5; do
 done
 if [ $same -eq 6 ]; then ok; else bad "quantized digits: $same of 6 predictions as float"; fi
 if "$INTERP" opt "$tmp/dq.onnx" -o "$tmp/dqi.onnx" 2>"$tmp/err" && grep -Eq '^qlinear +[0-9]+ +[0-9]+ +0 +6 ' "$tmp/err"; then ok; else bad "qlinear on digits: $(head -n 3 "$tmp/err")"; fi
+# --method mse, the sensitivity report and one activation left float: still the float model's predictions
+if "$INTERP" quantize models/digits.onnx --calib models/digits_calib --per-channel --method mse --auto-exclude 1 --report \
+    -o "$tmp/dqa.onnx" 2>"$tmp/err" && grep -q '^quantize: auto-exclude: .* left float' "$tmp/err" &&
+    grep -q '1 activations left float; outputs [0-9.]* dB SQNR$' "$tmp/err" &&
+    [ "$(grep -c '^quantize:   .* activation ' "$tmp/err")" -eq 6 ]; then ok; else bad "quantize --auto-exclude: $(tail -n 3 "$tmp/err")"; fi
+same=0
+for k in 0 1 2 3 4 5; do
+    a=$("$INTERP" run models/digits.onnx -i models/digits_samples/digit_$k.pb -o "$tmp/qf" --quiet && od -An -f "$tmp/qf/output_0.pb" | tr -s ' ' '\n' | tail -n 10 | awk 'NF { v[n++] = $1 } END { b = 0; for (i = 1; i < n; i++) if (v[i] + 0 > v[b] + 0) b = i; print b }')
+    b=$("$INTERP" run "$tmp/dqa.onnx" -i models/digits_samples/digit_$k.pb -o "$tmp/qq" --quiet && od -An -f "$tmp/qq/output_0.pb" | tr -s ' ' '\n' | tail -n 10 | awk 'NF { v[n++] = $1 } END { b = 0; for (i = 1; i < n; i++) if (v[i] + 0 > v[b] + 0) b = i; print b }')
+    [ -n "$a" ] && [ "$a" = "$b" ] && same=$((same + 1))
+done
+if [ $same -eq 6 ]; then ok; else bad "quantized digits, --auto-exclude 1: $same of 6 predictions as float"; fi
 expect_clean_error "quantize without --calib" "$INTERP" quantize models/digits.onnx -o "$tmp/x.onnx"
 expect_clean_error "quantize bad method" "$INTERP" quantize models/digits.onnx --calib models/digits_calib --method kl -o "$tmp/x.onnx"
 expect_clean_error "quantize empty calib dir" "$INTERP" quantize models/digits.onnx --calib "$tmp/qf/nope" -o "$tmp/x.onnx"
