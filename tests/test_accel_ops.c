@@ -248,13 +248,17 @@ static const op_case cases[] = {
  * its streamed lowering (no fallback to PE 0): batched MatMul, MatMul by a
  * 2-D B, the rows stream (Softmax, LogSoftmax, LayerNormalization, a
  * reduction, broadcasts along the last axis and per row, flat element-wise
- * nodes), Transpose and Slice as strided copies. */
+ * nodes), LayerNormalization with its rows split over PEs, Transpose and
+ * Slice as strided copies. */
 static const op_case streamed[] = {
     {"MatMul", 13, W4(2, 3, 8, 8), 1, {4}, {{2, 3, 8, 5}}, 0, {0}, NULL},
     {"MatMul", 13, W4(2, 3, 8, 8), 1, {2}, {{8, 5}}, 0, {0}, NULL},
     {"Softmax", 13, W4(2, 3, 8, 8), 0, {0}, {{0}}, 0, {0}, NULL},
     {"LogSoftmax", 13, W4(2, 3, 8, 8), 0, {0}, {{0}}, 0, {0}, "axis=3"},
     {"LayerNormalization", 17, W4(2, 3, 8, 8), 2, {1, 1}, {{8}, {8}}, 0, {0}, "epsilon=0.001"},
+    /* rows too long for one PE: each row split over PEs (pfvm__acl_ln_stream), with and without bias */
+    {"LayerNormalization", 17, W4(1, 2, 1, 256), 2, {1, 1}, {{256}, {256}}, 0, {0}, "epsilon=0.001"},
+    {"LayerNormalization", 17, W4(1, 1, 3, 128), 1, {1}, {{128}}, 0, {0}, NULL},
     {"ReduceMean", 13, W4(4, 6, 8, 8), 0, {0}, {{0}}, 0, {0}, "axes=-1,"},
     {"Add", 13, W4(2, 3, 8, 8), 1, {1}, {{8}}, 0, {0}, NULL},
     {"Sub", 13, W4(2, 3, 8, 8), 1, {4}, {{2, 3, 8, 1}}, 0, {0}, NULL},

@@ -3047,9 +3047,13 @@ static pfvm_code pfvm__acl_affine_stream(pfvm_accel_ctx *c, pfvm__acl_affine *m)
     }
     if (total == 0)
         return PFVM_OK;
+    /* boxes as small as one SIMD vector: a small copy's time is its
+     * busiest PE link (16 bytes per cycle on mncore2), so spreading it
+     * over more PEs shortens it (64-element boxes: 16 cycles per Slice of
+     * the TransformerEncoder at batch 1, 4 elements: 5) */
     cap = (total + c->pes - 1) / c->pes;
-    if (cap < 64)
-        cap = 64;
+    if (cap < c->simd)
+        cap = c->simd;
     if (cap > c->pe_mem / 4 / (c->res ? 2 : 1)) /* with a residual, its box beside the tile */
         cap = c->pe_mem / 4 / (c->res ? 2 : 1);
     if (cap < 1)
@@ -3103,6 +3107,159 @@ static pfvm_code pfvm__acl_slice_stream(pfvm_accel_ctx *c)
     if (!pfvm__acl_affine_init(&m, c->out[0].rank, c->out[0].dims, xs, base))
         return pfvm__acl_unsupported(c, "streamed Slice of at most 5 non-contiguous axes");
     return pfvm__acl_affine_stream(c, &m);
+}
+
+/* Elements of a (static) arg. */
+static int64_t pfvm__acl_elems(const pfvm_accel_arg *a)
+{
+    int64_t n = 1;
+    int i;
+    for (i = 0; i < a->rank; i++)
+        n *= a->dims[i];
+    return n;
+}
+
+/* ---- LayerNormalization streamed with its rows split over PEs ----
+ *
+ * The rows stream gives each PE whole rows: with few rows (the
+ * TransformerEncoder: 10 rows of 32 at batch 1, 40 at batch 8) a PE spends
+ * about seven passes over its row while most PEs idle. Here each row is
+ * cut into k chunks of cs columns, one per PE, and the PEs exchange
+ * per-chunk partial sums through the root memory, in three phases: (1)
+ * each chunk's sum; (2) the row's mean from its k sums, the centred chunk
+ * (kept in the PE) and its sum of squares; (3) the variance from those,
+ * the scale by 1 / sqrt(var + eps), gamma and beta, and the store. The
+ * partial sums live in the output's own bytes (rows x k floats each, 2k <=
+ * cols) until phase 3's stores overwrite them, after every load of the
+ * phase. Taken only when its estimate beats the rows stream's. */
+
+typedef struct pfvm__acl_lnsplit {
+    int64_t rows, cols, cs, k;      /* rows of cols, chunks of cs, k per row */
+    int64_t x, q, s, g, b;          /* PE byte offsets: chunk, partials, scalar, gamma, beta */
+    double eps;
+    int bias, phase;
+} pfvm__acl_lnsplit;
+
+static pfvm_code pfvm__acl_lnsplit_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
+{
+    const pfvm__acl_lnsplit *p = (const pfvm__acl_lnsplit *)user;
+    long long X = p->x, Q = p->q, S = p->s, K = p->k, CS = p->cs;
+    double inv = 1.0 / (double)p->cols;
+    pfvm_code rc;
+    (void)t;
+    if (p->phase == 0)
+        return c->emit(c, "red sum %lld %lld 1 %lld", S, X, CS);
+    if ((rc = c->emit(c, "red sum %lld %lld 1 %lld", S, Q, K)) != PFVM_OK ||
+        (rc = c->emit(c, "imm mul %lld %lld %.9g 1", S, S, inv)) != PFVM_OK)
+        return rc;
+    if (p->phase == 1)
+        return (rc = c->emit(c, "row sub %lld %lld %lld 1 %lld", X, X, S, CS)) != PFVM_OK
+                   ? rc
+                   : c->emit(c, "gemm %lld %lld %lld 1 1 %lld 1", S, X, X, CS);
+    if ((rc = c->emit(c, "imm add %lld %lld %.9g 1", S, S, p->eps)) != PFVM_OK ||
+        (rc = c->emit(c, "un sqrt %lld %lld 1", S, S)) != PFVM_OK ||
+        (rc = c->emit(c, "un recip %lld %lld 1", S, S)) != PFVM_OK ||
+        (rc = c->emit(c, "row mul %lld %lld %lld 1 %lld", X, X, S, CS)) != PFVM_OK ||
+        (rc = c->emit(c, "col mul %lld %lld %lld 1 %lld", X, X, (long long)p->g, CS)) != PFVM_OK)
+        return rc;
+    return p->bias ? c->emit(c, "col add %lld %lld %lld 1 %lld", X, X, (long long)p->b, CS) : PFVM_OK;
+}
+
+/* One phase of the split LayerNormalization over the n = rows * k tiles. */
+static pfvm_code pfvm__acl_lnsplit_phase(pfvm_accel_ctx *c, pfvm__acl_lnsplit *p, const pfvm__acl_tile *tiles,
+                                         int64_t n)
+{
+    pfvm__acl_q q[3];
+    int64_t i, part = c->out[0].dram + (p->phase == 2 ? p->rows * p->k * 4 : 0);
+    pfvm_code rc = PFVM_OK;
+    int k;
+    memset(q, 0, sizeof q);
+    for (i = 0; i < n && rc == PFVM_OK; i++) {
+        int64_t pe = pfvm__acl_pe(c, n, i), r = tiles[i].o[0], c0 = tiles[i].o[1];
+        if (p->phase == 0)
+            rc = pfvm__acl_load(c, &q[0], pe, p->x, c->in[0].dram + (r * p->cols + c0) * 4, 1, 1, p->cs, 0, 0, 0, 0);
+        else
+            rc = pfvm__acl_load(c, &q[0], pe, p->q, part + r * p->k * 4, 1, 1, p->k, 0, 0, 0, 0);
+        if (rc == PFVM_OK && p->phase == 2)
+            rc = pfvm__acl_load(c, &q[1], pe, p->g, c->in[1].dram + c0 * 4, 1, 1, p->cs, 0, 0, 0, 0);
+        if (rc == PFVM_OK && p->phase == 2 && p->bias)
+            rc = pfvm__acl_load(c, &q[2], pe, p->b, c->in[2].dram + c0 * 4, 1, 1, p->cs, 0, 0, 0, 0);
+    }
+    for (k = 0; k < 3; k++)
+        if (rc == PFVM_OK)
+            rc = pfvm__acl_flush(c, &q[k]);
+    for (k = 0; k < 3; k++)
+        stbds_arrfree(q[k].loads);
+    if (rc == PFVM_OK)
+        rc = pfvm__acl_classes(c, tiles, n, pfvm__acl_lnsplit_body, p);
+    for (i = 0; i < n && rc == PFVM_OK; i++) {
+        int64_t pe = pfvm__acl_pe(c, n, i), r = tiles[i].o[0], j = tiles[i].o[1] / p->cs;
+        if (p->phase == 2)
+            rc = pfvm__acl_store(c, pe, c->out[0].dram + (r * p->cols + tiles[i].o[1]) * 4, p->x, 1, 1, p->cs, 0, 0,
+                                 0, 0);
+        else /* phase 0's sums at [0, rows k), phase 1's sums of squares after them */
+            rc = pfvm__acl_store(c, pe, c->out[0].dram + ((p->phase ? p->rows * p->k : 0) + r * p->k + j) * 4, p->s,
+                                 1, 1, 1, 0, 0, 0, 0);
+    }
+    return rc == PFVM_OK ? c->emit(c, "barrier") : rc;
+}
+
+static pfvm_code pfvm__acl_ln_stream(pfvm_accel_ctx *c)
+{
+    const pfvm_node *n = c->node;
+    const pfvm_accel_arg *x = &c->in[0];
+    int64_t axis = pfvm_node_attr_int(n, "axis", -1), cols, rows, cs, best = -1, i;
+    double best_cost = 0;
+    pfvm__acl_lnsplit p;
+    pfvm__acl_tile *tiles = NULL;
+    pfvm_code rc = PFVM_OK;
+    if (x->rank < 1 || (axis != -1 && axis != x->rank - 1) || c->n_out > 1 || c->n_in < 2 || c->in[1].rank < 0 ||
+        c->vec || c->res || c->n_chain)
+        return pfvm__acl_unsupported(c, "split LayerNormalization of the last axis, Y only");
+    cols = x->dims[x->rank - 1];
+    rows = cols > 0 ? pfvm__acl_elems(x) / cols : 0;
+    if (rows < 1 || pfvm__acl_elems(&c->in[1]) != cols ||
+        (c->n_in > 2 && c->in[2].rank >= 0 && pfvm__acl_elems(&c->in[2]) != cols))
+        return pfvm__acl_unsupported(c, "split LayerNormalization with one row of scale and bias");
+    /* chunks of cs columns (dividing cols, at least 2 per row, one wave),
+     * the cheapest by PE passes; the rows stream's cost: 7 passes per row */
+    for (cs = 1; cs <= cols / 2; cs++) {
+        int64_t k = cols / cs;
+        double cost;
+        if (cols % cs || rows * k > c->pes || 2 * k > cols)
+            continue;
+        cost = 3 * (2 * ((k + c->simd - 1) / c->simd) + 6 * ((cs + c->simd - 1) / c->simd)) + 6;
+        if (best < 0 || cost < best_cost)
+            best = cs, best_cost = cost;
+    }
+    if (best < 0 || best_cost >= 7.0 * ((rows + c->pes - 1) / c->pes) * ((cols + c->simd - 1) / c->simd))
+        return pfvm__acl_unsupported(c, "split LayerNormalization (the rows stream is cheaper)");
+    memset(&p, 0, sizeof p);
+    p.rows = rows, p.cols = cols, p.cs = best, p.k = cols / best;
+    p.eps = (double)pfvm_node_attr_float(n, "epsilon", 1e-5f);
+    p.bias = c->n_in > 2 && c->in[2].rank >= 0;
+    p.x = 0;
+    p.q = pfvm__acl_al(p.cs * 4);
+    p.s = p.q + pfvm__acl_al(p.k * 4);
+    p.g = p.s + 16;
+    p.b = p.g + pfvm__acl_al(p.cs * 4);
+    c->pe_used = p.b + pfvm__acl_al(p.cs * 4);
+    if (c->pe_used > c->pe_mem)
+        return pfvm__acl_stream_nomem(c, c->pe_used);
+    for (i = 0; i < rows * p.k; i++) {
+        pfvm__acl_tile t;
+        memset(&t, 0, sizeof t);
+        t.o[0] = i / p.k, t.o[1] = i % p.k * p.cs;
+        t.e[0] = 1, t.e[1] = p.cs;
+        if (!pfvm__arrpush(tiles, t)) {
+            stbds_arrfree(tiles);
+            return pfvm__fail(c->st, PFVM_ERR_NOMEM, "node %s (%s): out of memory for tiles", n->name, n->op_type);
+        }
+    }
+    for (p.phase = 0; p.phase < 3 && rc == PFVM_OK; p.phase++)
+        rc = pfvm__acl_lnsplit_phase(c, &p, tiles, rows * p.k);
+    stbds_arrfree(tiles);
+    return rc;
 }
 
 /* ---- any row-wise operator streamed by its resident lowering ----
@@ -3379,6 +3536,9 @@ pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op)
         return pfvm__acl_transpose_stream;
     if (op->accel == pfvm_acl_slice)
         return pfvm__acl_slice_stream;
+    /* LayerNormalization's resident lowering lives in nn.c; its split one here */
+    if (!strcmp(op->name, "LayerNormalization") && !op->domain[0])
+        return pfvm__acl_ln_stream;
     return NULL;
 }
 
