@@ -1219,16 +1219,18 @@ static int pfvm__onnx_attr_field(pfvm__onnx_rd *r, pb_istream_t *s, uint32_t tag
     case pfvm__pb_AttributeProto_i_tag: p->has_i = 1; return pfvm__onnx_i64(s, wt, &p->i);
     case pfvm__pb_AttributeProto_s_tag: p->has_s = 1; return pfvm__onnx_span(s, wt, &p->s);
     case pfvm__pb_AttributeProto_t_tag: return pfvm__onnx_span(s, wt, &p->t);
-    case pfvm__pb_AttributeProto_g_tag: return pfvm__onnx_span(s, wt, &p->g);
-    case pfvm__pb_AttributeProto_tp_tag: return pfvm__onnx_span(s, wt, &p->tp);
-    case pfvm__pb_AttributeProto_sparse_tensor_tag: return pfvm__onnx_span(s, wt, &p->sparse);
     case pfvm__pb_AttributeProto_floats_tag: return pfvm__onnx_fixed(r, s, wt, 4, &p->floats);
     case pfvm__pb_AttributeProto_ints_tag: return pfvm__onnx_ints(r, s, wt, &p->ints);
     case pfvm__pb_AttributeProto_strings_tag: return pfvm__onnx_span_push(r, s, wt, &p->strs);
+#ifndef PFVM_PLANNED_ONLY /* else these kinds are refused by type (pfvm__onnx_attr_kind_ok) */
+    case pfvm__pb_AttributeProto_g_tag: return pfvm__onnx_span(s, wt, &p->g);
+    case pfvm__pb_AttributeProto_tp_tag: return pfvm__onnx_span(s, wt, &p->tp);
+    case pfvm__pb_AttributeProto_sparse_tensor_tag: return pfvm__onnx_span(s, wt, &p->sparse);
     case pfvm__pb_AttributeProto_tensors_tag: return pfvm__onnx_span_push(r, s, wt, &p->tens);
     case pfvm__pb_AttributeProto_graphs_tag: return pfvm__onnx_span_push(r, s, wt, &p->graphs);
     case pfvm__pb_AttributeProto_type_protos_tag: return pfvm__onnx_span_push(r, s, wt, &p->tps);
     case pfvm__pb_AttributeProto_sparse_tensors_tag: return pfvm__onnx_span_push(r, s, wt, &p->sparses);
+#endif
     default: return pb_skip_field(s, wt);
     }
 }
@@ -1250,6 +1252,21 @@ static pfvm_code pfvm__onnx_attr_read(pfvm__onnx_rd *r, pfvm__onnx_slice sp, con
     return PFVM_OK;
 }
 
+#ifdef PFVM_PLANNED_ONLY
+/* PFVM_PLANNED_ONLY: the attribute kinds a planned model's operators read
+ * (numbers, strings, their lists and tensors); the others (graphs, type
+ * protos, sparse tensors, tensor lists) and a missing type (IR version 1,
+ * which no planned file is) are refused by type, and their fields never
+ * parsed. */
+#define PFVM__ONNX_ATTR_KINDS                                                                        \
+    ((1u << PFVM_ATTR_FLOAT) | (1u << PFVM_ATTR_INT) | (1u << PFVM_ATTR_STRING) | (1u << PFVM_ATTR_TENSOR) | \
+     (1u << PFVM_ATTR_FLOATS) | (1u << PFVM_ATTR_INTS) | (1u << PFVM_ATTR_STRINGS))
+#define PFVM__ONNX_ATTR_KINDS_MSG " (or one that pfvm built with PFVM_PLANNED_ONLY does not read)"
+#else
+#define PFVM__ONNX_ATTR_KINDS 0x7ffeu /* 1 (FLOAT) to 14 (TYPE_PROTOS) */
+#define PFVM__ONNX_ATTR_KINDS_MSG ""
+#endif
+
 /* Models of IR version 1 leave `type` out: it follows from the field set. */
 static int64_t pfvm__onnx_attr_infer_type(const pfvm__onnx_attr_parts *p)
 {
@@ -1270,14 +1287,6 @@ static int64_t pfvm__onnx_attr_infer_type(const pfvm__onnx_attr_parts *p)
 
 /* Model storage for n list elements of `size` bytes (n+1, so that empty
  * lists still get a pointer). */
-/* PFVM_PLANNED_ONLY: a subgraph would need inference to run */
-static pfvm_code pfvm__onnx_no_subgraph(pfvm__onnx_rd *r, const char *where, const pfvm_attr *a)
-{
-    return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED,
-                      "%s: attribute '%s': subgraphs need shape inference (pfvm is built with PFVM_PLANNED_ONLY)", where,
-                      a->name);
-}
-
 static void *pfvm__onnx_list(pfvm__onnx_rd *r, size_t n, size_t size, const char *where, const char *name)
 {
     void *p;
@@ -1298,13 +1307,16 @@ static pfvm_code pfvm__onnx_attr_lists(pfvm__onnx_rd *r, const pfvm__onnx_attr_p
 {
     size_t n = 0, i, es = 0;
     void **slots = NULL;
+    (void)scope, (void)owner; /* PFVM_PLANNED_ONLY: no subgraphs */
     switch (a->type) {
     case PFVM_ATTR_FLOATS: n = stbds_arrlen(p->floats) / 4; es = sizeof(float); break;
     case PFVM_ATTR_INTS: n = stbds_arrlen(p->ints); es = sizeof(int64_t); break;
     case PFVM_ATTR_STRINGS: n = stbds_arrlen(p->strs); es = sizeof(char *); break;
+#ifndef PFVM_PLANNED_ONLY /* refused by type there */
     case PFVM_ATTR_TENSORS: n = stbds_arrlen(p->tens); es = sizeof(pfvm_tensor *); break;
     case PFVM_ATTR_GRAPHS: n = stbds_arrlen(p->graphs); es = sizeof(pfvm_graph *); break;
     case PFVM_ATTR_TYPE_PROTOS: n = stbds_arrlen(p->tps); es = sizeof(pfvm_type *); break;
+#endif
     default: return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "%s: attribute '%s': sparse tensor lists are not supported",
                                where, a->name);
     }
@@ -1322,7 +1334,7 @@ static pfvm_code pfvm__onnx_attr_lists(pfvm__onnx_rd *r, const pfvm__onnx_attr_p
         if (n)
             memcpy(a->ints, p->ints, n * sizeof(int64_t));
         return PFVM_OK;
-    case PFVM_ATTR_STRINGS:
+    default: /* PFVM_ATTR_STRINGS */
         a->strings = (const char **)(void *)slots;
         if (!(a->strings_len = (size_t *)pfvm__onnx_list(r, n, sizeof(size_t), where, a->name)))
             return pfvm__onnx_err(r);
@@ -1332,6 +1344,7 @@ static pfvm_code pfvm__onnx_attr_lists(pfvm__onnx_rd *r, const pfvm__onnx_attr_p
                 return pfvm__onnx_err(r);
         }
         return PFVM_OK;
+#ifndef PFVM_PLANNED_ONLY
     case PFVM_ATTR_TENSORS:
         a->tensors = (pfvm_tensor **)(void *)slots;
         for (i = 0; i < n; i++)
@@ -1339,19 +1352,18 @@ static pfvm_code pfvm__onnx_attr_lists(pfvm__onnx_rd *r, const pfvm__onnx_attr_p
                 return pfvm__onnx_err(r);
         return PFVM_OK;
     case PFVM_ATTR_GRAPHS:
-        if (PFVM__ONNX_PLANNED_ONLY)
-            return pfvm__onnx_no_subgraph(r, where, a);
         a->graphs = (pfvm_graph **)(void *)slots;
         for (i = 0; i < n; i++)
             if (pfvm__onnx_graph(r, p->graphs[i], scope, owner, &a->graphs[i]))
                 return pfvm__onnx_err(r);
         return PFVM_OK;
-    default: /* PFVM_ATTR_TYPE_PROTOS */
+    case PFVM_ATTR_TYPE_PROTOS:
         a->tps = (pfvm_type **)(void *)slots;
         for (i = 0; i < n; i++)
             if (!(a->tps[i] = pfvm_model_type(r->m, r->st)) || pfvm__onnx_type(r, p->tps[i], a->name, a->tps[i]))
                 return pfvm__onnx_err(r);
         return PFVM_OK;
+#endif
     }
 }
 
@@ -1370,13 +1382,12 @@ static pfvm_code pfvm__onnx_attr_value(pfvm__onnx_rd *r, const pfvm__onnx_attr_p
         if (!p->t.p)
             break;
         return (a->t = pfvm__onnx_tensor(r, p->t)) != NULL ? PFVM_OK : pfvm__onnx_err(r);
+#ifndef PFVM_PLANNED_ONLY /* refused by type there */
     case PFVM_ATTR_SPARSE_TENSOR:
         if (!p->sparse.p)
             break;
         return (a->t = pfvm__onnx_sparse(r, p->sparse, NULL)) != NULL ? PFVM_OK : pfvm__onnx_err(r);
     case PFVM_ATTR_GRAPH:
-        if (PFVM__ONNX_PLANNED_ONLY)
-            return pfvm__onnx_no_subgraph(r, where, a);
         if (!p->g.p)
             break;
         return pfvm__onnx_graph(r, p->g, scope, owner, &a->g);
@@ -1384,6 +1395,7 @@ static pfvm_code pfvm__onnx_attr_value(pfvm__onnx_rd *r, const pfvm__onnx_attr_p
         if (!(a->tp = pfvm_model_type(r->m, r->st)))
             return pfvm__onnx_err(r);
         return p->tp.p ? pfvm__onnx_type(r, p->tp, a->name, a->tp) : PFVM_OK;
+#endif
     default:
         return pfvm__onnx_attr_lists(r, p, scope, owner, where, a);
     }
@@ -1404,11 +1416,11 @@ static pfvm_code pfvm__onnx_attr(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm_gra
     if (!rc && (!(a->name = pfvm__onnx_str(r, p.name)) || (p.doc.n && !(a->doc = pfvm__onnx_str(r, p.doc))) ||
                 (p.ref.n && !(a->ref_attr_name = pfvm__onnx_str(r, p.ref)))))
         rc = pfvm__onnx_err(r);
-    if (!rc && !p.type)
+    if (!rc && !p.type && !PFVM__ONNX_PLANNED_ONLY)
         p.type = pfvm__onnx_attr_infer_type(&p);
-    if (!rc && (p.type < PFVM_ATTR_FLOAT || p.type > PFVM_ATTR_TYPE_PROTOS))
-        rc = pfvm__fail(r->st, PFVM_ERR_INVALID, "%s: attribute '%s' has unknown type %lld", where, a->name,
-                        (long long)p.type);
+    if (!rc && (p.type < 0 || p.type > PFVM_ATTR_TYPE_PROTOS || !(PFVM__ONNX_ATTR_KINDS >> p.type & 1u)))
+        rc = pfvm__fail(r->st, PFVM_ERR_INVALID, "%s: attribute '%s' has unknown type %lld" PFVM__ONNX_ATTR_KINDS_MSG,
+                        where, a->name, (long long)p.type);
     if (!rc) {
         a->type = (pfvm_attr_type)p.type;
         /* a reference to a function attribute has no value of its own */
