@@ -6917,7 +6917,30 @@ PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out)
     return 1;
 }
 
-#ifdef PFVM_NO_SHAPE_INFERENCE
+#if defined(PFVM_PLANNED_ONLY) && defined(PFVM_NO_SHAPE_INFERENCE)
+/* PFVM_PLANNED_ONLY (no subgraphs: a node reads its inputs only): the
+ * order check below without the dependency list (no allocation). */
+static pfvm_code pfvm__scoped_graph_toposort(pfvm_graph *g, pfvm_status *st)
+{
+    int n = (int)stbds_arrlen(g->nodes), i, j;
+    for (i = 0; i < n; i++)
+        g->nodes[i]->id = i;
+    for (i = 0; i < n; i++) {
+        const pfvm_node *nd = g->nodes[i];
+        for (j = 0; j < nd->n_inputs; j++) {
+            const pfvm_node *p = nd->inputs[j] ? nd->inputs[j]->producer : NULL;
+            if (p && p->graph == g && p->id >= i && p->id < n && g->nodes[p->id] == p) {
+                char lb[96];
+                return pfvm__fail(st, PFVM_ERR_INVALID,
+                                  "graph '%s': node '%s' (%s) reads a value made by itself or a later node "
+                                  "(a PFVM_NO_SHAPE_INFERENCE build takes the nodes in order only)",
+                                  g->name, pfvm__node_label(nd, lb, sizeof lb), nd->op_type);
+            }
+        }
+    }
+    return PFVM_OK;
+}
+#elif defined(PFVM_NO_SHAPE_INFERENCE)
 /* Without inference the models come planned, written by pfvm in order:
  * the order is checked, not made (a graph whose node reads a value of
  * itself or of a later node fails), which leaves the sort's code out. */
