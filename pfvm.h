@@ -1034,6 +1034,13 @@ PFVM_API int pfvm_type_print(const pfvm_type *t, char *buf, size_t n);
 PFVM_API void pfvm_graph_dump(const pfvm_graph *g, FILE *f);
 #endif
 
+/* 1 where pfvm_graph_toposort also verifies the graph (PFVM_PLANNED_ONLY
+ * with PFVM_NO_SHAPE_INFERENCE: the stored order is checked, not made) */
+#if defined(PFVM_PLANNED_ONLY) && defined(PFVM_NO_SHAPE_INFERENCE)
+#define PFVM__TOPOSORT_VERIFIES 1
+#else
+#define PFVM__TOPOSORT_VERIFIES 0
+#endif
 
 
 /* ---- lists, counts and setters for programs (no stb_ds in user code) ---- */
@@ -6917,28 +6924,18 @@ PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out)
     return 1;
 }
 
-#if defined(PFVM_PLANNED_ONLY) && defined(PFVM_NO_SHAPE_INFERENCE)
-/* PFVM_PLANNED_ONLY (no subgraphs: a node reads its inputs only): the
- * order check below without the dependency list (no allocation). */
+#if PFVM__TOPOSORT_VERIFIES
+/* PFVM_PLANNED_ONLY without inference (no subgraphs: a node reads its
+ * inputs only): the order is checked by the verifier, which runs here
+ * (pfvm_exec_new then does not run it again), without the dependency
+ * list: a node reading a value of itself or of a later node fails. */
+static pfvm_code pfvm__verify_scope(const pfvm_graph *g, pfvm_status *st);
 static pfvm_code pfvm__scoped_graph_toposort(pfvm_graph *g, pfvm_status *st)
 {
-    int n = (int)stbds_arrlen(g->nodes), i, j;
-    for (i = 0; i < n; i++)
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
         g->nodes[i]->id = i;
-    for (i = 0; i < n; i++) {
-        const pfvm_node *nd = g->nodes[i];
-        for (j = 0; j < nd->n_inputs; j++) {
-            const pfvm_node *p = nd->inputs[j] ? nd->inputs[j]->producer : NULL;
-            if (p && p->graph == g && p->id >= i && p->id < n && g->nodes[p->id] == p) {
-                char lb[96];
-                return pfvm__fail(st, PFVM_ERR_INVALID,
-                                  "graph '%s': node '%s' (%s) reads a value made by itself or a later node "
-                                  "(a PFVM_NO_SHAPE_INFERENCE build takes the nodes in order only)",
-                                  g->name, pfvm__node_label(nd, lb, sizeof lb), nd->op_type);
-            }
-        }
-    }
-    return PFVM_OK;
+    return pfvm__verify_scope(g, st);
 }
 #elif defined(PFVM_NO_SHAPE_INFERENCE)
 /* Without inference the models come planned, written by pfvm in order:
@@ -7475,7 +7472,7 @@ static pfvm_code pfvm__verify_scope(const pfvm_graph *g, pfvm_status *st)
                 return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): input '%s' is never defined",
                                   pfvm__node_label(n, lb, sizeof lb), n->op_type, v->name);
         }
-        for (j = 0; j < n->n_attrs; j++) {
+        for (j = 0; PFVM__IR_SUBGRAPHS && j < n->n_attrs; j++) {
             const pfvm_attr *a = &n->attrs[j];
             if (a->g && pfvm__verify_scope(a->g, st))
                 return st ? st->code : PFVM_ERR_INVALID;
@@ -46173,7 +46170,8 @@ static pfvm_exec *pfvm__scoped_exec_new(pfvm_model *m, pfvm_graph *g, pfvm_statu
         pfvm__fail(st, PFVM_ERR_INVALID, "model has no graph");
         return NULL;
     }
-    if (pfvm_graph_toposort(g, st) || pfvm_graph_verify(g, st) || pfvm_graph_resolve_ops(g, 1, st))
+    if (pfvm_graph_toposort(g, st) || (!PFVM__TOPOSORT_VERIFIES && pfvm_graph_verify(g, st)) ||
+        pfvm_graph_resolve_ops(g, 1, st))
         return NULL;
     e = (pfvm_exec *)pfvm__calloc(1, sizeof *e);
     if (!e) {
