@@ -204,7 +204,7 @@ typedef struct pfvm__onnx_tp {
     int64_t *dims;            /* stb_ds */
     int64_t dtype;
     pfvm__onnx_slice name, raw;
-    int has_raw, external, has_segment;
+    int has_raw, external, has_segment, has_typed; /* has_typed: PFVM_PLANNED_ONLY, a typed field skipped */
     unsigned char *f32;       /* stb_ds bytes: float_data */
     unsigned char *f64;       /* double_data */
     int64_t *i32;             /* int32_data (as int64) */
@@ -304,6 +304,14 @@ static pfvm_code pfvm__onnx_parse_tp(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm
         case pfvm__pb_TensorProto_dims_tag: ok = pfvm__onnx_ints(r, &s, wt, &t->dims); break;
         case pfvm__pb_TensorProto_data_type_tag: ok = pfvm__onnx_i64(&s, wt, &t->dtype); break;
         case pfvm__pb_TensorProto_segment_tag: t->has_segment = 1; ok = pb_skip_field(&s, wt); break;
+#ifdef PFVM_PLANNED_ONLY /* planned files hold raw_data: typed fields are refused (pfvm__onnx_tp_data_check) */
+        case pfvm__pb_TensorProto_float_data_tag: case pfvm__pb_TensorProto_int32_data_tag:
+        case pfvm__pb_TensorProto_string_data_tag: case pfvm__pb_TensorProto_int64_data_tag:
+        case pfvm__pb_TensorProto_double_data_tag: case pfvm__pb_TensorProto_uint64_data_tag:
+            t->has_typed = 1;
+            ok = pb_skip_field(&s, wt);
+            break;
+#else
         case pfvm__pb_TensorProto_float_data_tag: ok = pfvm__onnx_fixed(r, &s, wt, 4, &t->f32); break;
         case pfvm__pb_TensorProto_int32_data_tag: ok = pfvm__onnx_ints(r, &s, wt, &t->i32); break;
         case pfvm__pb_TensorProto_string_data_tag:
@@ -312,13 +320,14 @@ static pfvm_code pfvm__onnx_parse_tp(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm
                 ok = 0, r->oom = 1;
             break;
         case pfvm__pb_TensorProto_int64_data_tag: ok = pfvm__onnx_ints(r, &s, wt, &t->i64); break;
+        case pfvm__pb_TensorProto_double_data_tag: ok = pfvm__onnx_fixed(r, &s, wt, 8, &t->f64); break;
+        case pfvm__pb_TensorProto_uint64_data_tag: ok = pfvm__onnx_ints(r, &s, wt, &t->u64); break;
+#endif
         case pfvm__pb_TensorProto_name_tag: ok = pfvm__onnx_span(&s, wt, &t->name); break;
         case pfvm__pb_TensorProto_raw_data_tag:
             ok = pfvm__onnx_span(&s, wt, &t->raw);
             t->has_raw = 1;
             break;
-        case pfvm__pb_TensorProto_double_data_tag: ok = pfvm__onnx_fixed(r, &s, wt, 8, &t->f64); break;
-        case pfvm__pb_TensorProto_uint64_data_tag: ok = pfvm__onnx_ints(r, &s, wt, &t->u64); break;
         case pfvm__pb_TensorProto_external_data_tag:
             if (PFVM__ONNX_NO_EXTERNAL) { /* its data cannot be read anyway (pfvm__onnx_external) */
                 ok = pb_skip_field(&s, wt);
@@ -444,6 +453,7 @@ static pfvm_code pfvm__onnx_external(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, s
 /* How many values the typed field that holds dt has, and how many it must
  * have for numel elements (complex: two floats each; 4-bit types: two
  * elements per int32_data value, like raw_data's two per byte). */
+#ifndef PFVM_PLANNED_ONLY /* the typed fields are not read there */
 static size_t pfvm__onnx_typed_have(const pfvm__onnx_tp *t, pfvm_dtype dt)
 {
     switch (dt) {
@@ -464,6 +474,7 @@ static size_t pfvm__onnx_typed_need(pfvm_dtype dt, size_t numel)
         return numel / 2 + numel % 2;
     return numel;
 }
+#endif
 
 /* 4-bit elements, two per byte (the first in the low nibble), unpacked to
  * one per byte; INT4 is sign-extended. */
@@ -478,6 +489,7 @@ static void pfvm__onnx_unpack_4bit(unsigned char *dst, size_t numel, const unsig
     }
 }
 
+#ifndef PFVM_PLANNED_ONLY
 /* Copies the typed-field values of t into data (counts checked before). */
 static void pfvm__onnx_fill_typed(const pfvm__onnx_tp *t, pfvm_dtype dt, size_t numel, void *data)
 {
@@ -518,6 +530,7 @@ static void pfvm__onnx_fill_typed(const pfvm__onnx_tp *t, pfvm_dtype dt, size_t 
         return;
     }
 }
+#endif
 
 /* Checks dtype, segment, rank and dims; gives the element count and the
  * byte size pfvm stores. */
@@ -557,7 +570,7 @@ static pfvm_code pfvm__onnx_tp_check(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, s
 static pfvm_code pfvm__onnx_tp_data_check(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, size_t numel, size_t bytes)
 {
     pfvm_dtype dt = (pfvm_dtype)t->dtype;
-    size_t need, have;
+    size_t need;
     if (t->external)
         return PFVM_OK; /* checked against the file */
     if (t->has_raw) {
@@ -570,12 +583,20 @@ static pfvm_code pfvm__onnx_tp_data_check(pfvm__onnx_rd *r, const pfvm__onnx_tp 
                               PFVM__ONNX_NAME_ARG(t), t->raw.n, numel, pfvm_dtype_name(dt), need);
         return PFVM_OK;
     }
+#ifdef PFVM_PLANNED_ONLY
+    if (t->has_typed || numel)
+        return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED,
+                          "tensor '%.*s' has no raw_data (pfvm built with PFVM_PLANNED_ONLY reads no typed data fields)",
+                          PFVM__ONNX_NAME_ARG(t));
+    return PFVM_OK;
+#else
+    size_t have = pfvm__onnx_typed_have(t, dt);
     need = pfvm__onnx_typed_need(dt, numel);
-    have = pfvm__onnx_typed_have(t, dt);
     if (have != need)
         return pfvm__fail(r->st, PFVM_ERR_INVALID, "tensor '%.*s': %zu stored values for %zu elements of %s (%zu needed)",
                           PFVM__ONNX_NAME_ARG(t), have, numel, pfvm_dtype_name(dt), need);
     return PFVM_OK;
+#endif
 }
 
 /* Where the data of a model tensor can stay: external data read into a
@@ -604,6 +625,9 @@ static pfvm_code pfvm__onnx_tp_view(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, si
 static pfvm_code pfvm__onnx_tp_fill(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, size_t numel, pfvm_tensor *out)
 {
     pfvm_dtype dt = (pfvm_dtype)t->dtype;
+#ifdef PFVM_PLANNED_ONLY /* raw_data only (pfvm__onnx_tp_data_check) */
+    (void)r;
+#else
     size_t i;
     if (dt == PFVM_STRING) {
         for (i = 0; i < numel; i++) {
@@ -613,16 +637,22 @@ static pfvm_code pfvm__onnx_tp_fill(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, si
                 return pfvm__fail(r->st, PFVM_ERR_NOMEM, "out of memory");
             ((char **)out->data)[i] = s;
         }
-    } else if (t->has_raw && pfvm__onnx_is_4bit(dt)) {
+        return PFVM_OK;
+    }
+#endif
+    if (t->has_raw && pfvm__onnx_is_4bit(dt)) {
         pfvm__onnx_unpack_4bit((unsigned char *)out->data, numel, t->raw.p, NULL, dt == PFVM_INT4);
     } else if (t->has_raw) {
         if (out->nbytes)
             memcpy(out->data, t->raw.p, out->nbytes);
         if (!pfvm__onnx_little_endian())
             pfvm__onnx_swap_bytes(out->data, out->nbytes, pfvm__onnx_scalar_width(dt));
-    } else {
+    }
+#ifndef PFVM_PLANNED_ONLY
+    else {
         pfvm__onnx_fill_typed(t, dt, numel, out->data);
     }
+#endif
     return PFVM_OK;
 }
 
