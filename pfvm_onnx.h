@@ -3579,11 +3579,13 @@ static pfvm_code pfvm__onnx_model_field(pfvm__onnx_rd *r, pb_istream_t *s, uint3
     const char **str = NULL;
     switch (tag) {
     case pfvm__pb_ModelProto_ir_version_tag: return pfvm__onnx_i64(s, wt, &m->ir_version) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.ir_version");
+#ifndef PFVM_PLANNED_ONLY /* there the model's descriptive fields are skipped (left empty) */
     case pfvm__pb_ModelProto_model_version_tag: return pfvm__onnx_i64(s, wt, &m->model_version) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.model_version");
     case pfvm__pb_ModelProto_producer_name_tag: str = &m->producer_name; break;
     case pfvm__pb_ModelProto_producer_version_tag: str = &m->producer_version; break;
     case pfvm__pb_ModelProto_domain_tag: str = &m->domain; break;
     case pfvm__pb_ModelProto_doc_string_tag: str = &m->doc; break;
+#endif
     case pfvm__pb_ModelProto_graph_tag: *has_graph = 1; return pfvm__onnx_span(s, wt, graph) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.graph");
     case pfvm__pb_ModelProto_functions_tag:
         if (PFVM__ONNX_NO_FUNCTIONS) /* a call to one then fails to load: no such operator */
