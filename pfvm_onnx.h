@@ -1879,7 +1879,7 @@ typedef struct pfvm__onnx_tp {
     int64_t *dims;            /* stb_ds */
     int64_t dtype;
     pfvm__onnx_slice name, raw;
-    int has_raw, external, has_segment;
+    int has_raw, external, has_segment, has_typed; /* has_typed: PFVM_PLANNED_ONLY, a typed field skipped */
     unsigned char *f32;       /* stb_ds bytes: float_data */
     unsigned char *f64;       /* double_data */
     int64_t *i32;             /* int32_data (as int64) */
@@ -1979,6 +1979,14 @@ static pfvm_code pfvm__onnx_parse_tp(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm
         case pfvm__pb_TensorProto_dims_tag: ok = pfvm__onnx_ints(r, &s, wt, &t->dims); break;
         case pfvm__pb_TensorProto_data_type_tag: ok = pfvm__onnx_i64(&s, wt, &t->dtype); break;
         case pfvm__pb_TensorProto_segment_tag: t->has_segment = 1; ok = pb_skip_field(&s, wt); break;
+#ifdef PFVM_PLANNED_ONLY /* planned files hold raw_data: typed fields are refused (pfvm__onnx_tp_data_check) */
+        case pfvm__pb_TensorProto_float_data_tag: case pfvm__pb_TensorProto_int32_data_tag:
+        case pfvm__pb_TensorProto_string_data_tag: case pfvm__pb_TensorProto_int64_data_tag:
+        case pfvm__pb_TensorProto_double_data_tag: case pfvm__pb_TensorProto_uint64_data_tag:
+            t->has_typed = 1;
+            ok = pb_skip_field(&s, wt);
+            break;
+#else
         case pfvm__pb_TensorProto_float_data_tag: ok = pfvm__onnx_fixed(r, &s, wt, 4, &t->f32); break;
         case pfvm__pb_TensorProto_int32_data_tag: ok = pfvm__onnx_ints(r, &s, wt, &t->i32); break;
         case pfvm__pb_TensorProto_string_data_tag:
@@ -1987,13 +1995,14 @@ static pfvm_code pfvm__onnx_parse_tp(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm
                 ok = 0, r->oom = 1;
             break;
         case pfvm__pb_TensorProto_int64_data_tag: ok = pfvm__onnx_ints(r, &s, wt, &t->i64); break;
+        case pfvm__pb_TensorProto_double_data_tag: ok = pfvm__onnx_fixed(r, &s, wt, 8, &t->f64); break;
+        case pfvm__pb_TensorProto_uint64_data_tag: ok = pfvm__onnx_ints(r, &s, wt, &t->u64); break;
+#endif
         case pfvm__pb_TensorProto_name_tag: ok = pfvm__onnx_span(&s, wt, &t->name); break;
         case pfvm__pb_TensorProto_raw_data_tag:
             ok = pfvm__onnx_span(&s, wt, &t->raw);
             t->has_raw = 1;
             break;
-        case pfvm__pb_TensorProto_double_data_tag: ok = pfvm__onnx_fixed(r, &s, wt, 8, &t->f64); break;
-        case pfvm__pb_TensorProto_uint64_data_tag: ok = pfvm__onnx_ints(r, &s, wt, &t->u64); break;
         case pfvm__pb_TensorProto_external_data_tag:
             if (PFVM__ONNX_NO_EXTERNAL) { /* its data cannot be read anyway (pfvm__onnx_external) */
                 ok = pb_skip_field(&s, wt);
@@ -2119,6 +2128,7 @@ static pfvm_code pfvm__onnx_external(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, s
 /* How many values the typed field that holds dt has, and how many it must
  * have for numel elements (complex: two floats each; 4-bit types: two
  * elements per int32_data value, like raw_data's two per byte). */
+#ifndef PFVM_PLANNED_ONLY /* the typed fields are not read there */
 static size_t pfvm__onnx_typed_have(const pfvm__onnx_tp *t, pfvm_dtype dt)
 {
     switch (dt) {
@@ -2139,6 +2149,7 @@ static size_t pfvm__onnx_typed_need(pfvm_dtype dt, size_t numel)
         return numel / 2 + numel % 2;
     return numel;
 }
+#endif
 
 /* 4-bit elements, two per byte (the first in the low nibble), unpacked to
  * one per byte; INT4 is sign-extended. */
@@ -2153,6 +2164,7 @@ static void pfvm__onnx_unpack_4bit(unsigned char *dst, size_t numel, const unsig
     }
 }
 
+#ifndef PFVM_PLANNED_ONLY
 /* Copies the typed-field values of t into data (counts checked before). */
 static void pfvm__onnx_fill_typed(const pfvm__onnx_tp *t, pfvm_dtype dt, size_t numel, void *data)
 {
@@ -2193,6 +2205,7 @@ static void pfvm__onnx_fill_typed(const pfvm__onnx_tp *t, pfvm_dtype dt, size_t 
         return;
     }
 }
+#endif
 
 /* Checks dtype, segment, rank and dims; gives the element count and the
  * byte size pfvm stores. */
@@ -2232,7 +2245,7 @@ static pfvm_code pfvm__onnx_tp_check(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, s
 static pfvm_code pfvm__onnx_tp_data_check(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, size_t numel, size_t bytes)
 {
     pfvm_dtype dt = (pfvm_dtype)t->dtype;
-    size_t need, have;
+    size_t need;
     if (t->external)
         return PFVM_OK; /* checked against the file */
     if (t->has_raw) {
@@ -2245,12 +2258,20 @@ static pfvm_code pfvm__onnx_tp_data_check(pfvm__onnx_rd *r, const pfvm__onnx_tp 
                               PFVM__ONNX_NAME_ARG(t), t->raw.n, numel, pfvm_dtype_name(dt), need);
         return PFVM_OK;
     }
+#ifdef PFVM_PLANNED_ONLY
+    if (t->has_typed || numel)
+        return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED,
+                          "tensor '%.*s' has no raw_data (pfvm built with PFVM_PLANNED_ONLY reads no typed data fields)",
+                          PFVM__ONNX_NAME_ARG(t));
+    return PFVM_OK;
+#else
+    size_t have = pfvm__onnx_typed_have(t, dt);
     need = pfvm__onnx_typed_need(dt, numel);
-    have = pfvm__onnx_typed_have(t, dt);
     if (have != need)
         return pfvm__fail(r->st, PFVM_ERR_INVALID, "tensor '%.*s': %zu stored values for %zu elements of %s (%zu needed)",
                           PFVM__ONNX_NAME_ARG(t), have, numel, pfvm_dtype_name(dt), need);
     return PFVM_OK;
+#endif
 }
 
 /* Where the data of a model tensor can stay: external data read into a
@@ -2279,6 +2300,9 @@ static pfvm_code pfvm__onnx_tp_view(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, si
 static pfvm_code pfvm__onnx_tp_fill(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, size_t numel, pfvm_tensor *out)
 {
     pfvm_dtype dt = (pfvm_dtype)t->dtype;
+#ifdef PFVM_PLANNED_ONLY /* raw_data only (pfvm__onnx_tp_data_check) */
+    (void)r;
+#else
     size_t i;
     if (dt == PFVM_STRING) {
         for (i = 0; i < numel; i++) {
@@ -2288,16 +2312,22 @@ static pfvm_code pfvm__onnx_tp_fill(pfvm__onnx_rd *r, const pfvm__onnx_tp *t, si
                 return pfvm__fail(r->st, PFVM_ERR_NOMEM, "out of memory");
             ((char **)out->data)[i] = s;
         }
-    } else if (t->has_raw && pfvm__onnx_is_4bit(dt)) {
+        return PFVM_OK;
+    }
+#endif
+    if (t->has_raw && pfvm__onnx_is_4bit(dt)) {
         pfvm__onnx_unpack_4bit((unsigned char *)out->data, numel, t->raw.p, NULL, dt == PFVM_INT4);
     } else if (t->has_raw) {
         if (out->nbytes)
             memcpy(out->data, t->raw.p, out->nbytes);
         if (!pfvm__onnx_little_endian())
             pfvm__onnx_swap_bytes(out->data, out->nbytes, pfvm__onnx_scalar_width(dt));
-    } else {
+    }
+#ifndef PFVM_PLANNED_ONLY
+    else {
         pfvm__onnx_fill_typed(t, dt, numel, out->data);
     }
+#endif
     return PFVM_OK;
 }
 
@@ -2894,16 +2924,18 @@ static int pfvm__onnx_attr_field(pfvm__onnx_rd *r, pb_istream_t *s, uint32_t tag
     case pfvm__pb_AttributeProto_i_tag: p->has_i = 1; return pfvm__onnx_i64(s, wt, &p->i);
     case pfvm__pb_AttributeProto_s_tag: p->has_s = 1; return pfvm__onnx_span(s, wt, &p->s);
     case pfvm__pb_AttributeProto_t_tag: return pfvm__onnx_span(s, wt, &p->t);
-    case pfvm__pb_AttributeProto_g_tag: return pfvm__onnx_span(s, wt, &p->g);
-    case pfvm__pb_AttributeProto_tp_tag: return pfvm__onnx_span(s, wt, &p->tp);
-    case pfvm__pb_AttributeProto_sparse_tensor_tag: return pfvm__onnx_span(s, wt, &p->sparse);
     case pfvm__pb_AttributeProto_floats_tag: return pfvm__onnx_fixed(r, s, wt, 4, &p->floats);
     case pfvm__pb_AttributeProto_ints_tag: return pfvm__onnx_ints(r, s, wt, &p->ints);
     case pfvm__pb_AttributeProto_strings_tag: return pfvm__onnx_span_push(r, s, wt, &p->strs);
+#ifndef PFVM_PLANNED_ONLY /* else these kinds are refused by type (pfvm__onnx_attr_kind_ok) */
+    case pfvm__pb_AttributeProto_g_tag: return pfvm__onnx_span(s, wt, &p->g);
+    case pfvm__pb_AttributeProto_tp_tag: return pfvm__onnx_span(s, wt, &p->tp);
+    case pfvm__pb_AttributeProto_sparse_tensor_tag: return pfvm__onnx_span(s, wt, &p->sparse);
     case pfvm__pb_AttributeProto_tensors_tag: return pfvm__onnx_span_push(r, s, wt, &p->tens);
     case pfvm__pb_AttributeProto_graphs_tag: return pfvm__onnx_span_push(r, s, wt, &p->graphs);
     case pfvm__pb_AttributeProto_type_protos_tag: return pfvm__onnx_span_push(r, s, wt, &p->tps);
     case pfvm__pb_AttributeProto_sparse_tensors_tag: return pfvm__onnx_span_push(r, s, wt, &p->sparses);
+#endif
     default: return pb_skip_field(s, wt);
     }
 }
@@ -2925,6 +2957,21 @@ static pfvm_code pfvm__onnx_attr_read(pfvm__onnx_rd *r, pfvm__onnx_slice sp, con
     return PFVM_OK;
 }
 
+#ifdef PFVM_PLANNED_ONLY
+/* PFVM_PLANNED_ONLY: the attribute kinds a planned model's operators read
+ * (numbers, strings, their lists and tensors); the others (graphs, type
+ * protos, sparse tensors, tensor lists) and a missing type (IR version 1,
+ * which no planned file is) are refused by type, and their fields never
+ * parsed. */
+#define PFVM__ONNX_ATTR_KINDS                                                                        \
+    ((1u << PFVM_ATTR_FLOAT) | (1u << PFVM_ATTR_INT) | (1u << PFVM_ATTR_STRING) | (1u << PFVM_ATTR_TENSOR) | \
+     (1u << PFVM_ATTR_FLOATS) | (1u << PFVM_ATTR_INTS) | (1u << PFVM_ATTR_STRINGS))
+#define PFVM__ONNX_ATTR_KINDS_MSG " (or one that pfvm built with PFVM_PLANNED_ONLY does not read)"
+#else
+#define PFVM__ONNX_ATTR_KINDS 0x7ffeu /* 1 (FLOAT) to 14 (TYPE_PROTOS) */
+#define PFVM__ONNX_ATTR_KINDS_MSG ""
+#endif
+
 /* Models of IR version 1 leave `type` out: it follows from the field set. */
 static int64_t pfvm__onnx_attr_infer_type(const pfvm__onnx_attr_parts *p)
 {
@@ -2945,14 +2992,6 @@ static int64_t pfvm__onnx_attr_infer_type(const pfvm__onnx_attr_parts *p)
 
 /* Model storage for n list elements of `size` bytes (n+1, so that empty
  * lists still get a pointer). */
-/* PFVM_PLANNED_ONLY: a subgraph would need inference to run */
-static pfvm_code pfvm__onnx_no_subgraph(pfvm__onnx_rd *r, const char *where, const pfvm_attr *a)
-{
-    return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED,
-                      "%s: attribute '%s': subgraphs need shape inference (pfvm is built with PFVM_PLANNED_ONLY)", where,
-                      a->name);
-}
-
 static void *pfvm__onnx_list(pfvm__onnx_rd *r, size_t n, size_t size, const char *where, const char *name)
 {
     void *p;
@@ -2973,13 +3012,16 @@ static pfvm_code pfvm__onnx_attr_lists(pfvm__onnx_rd *r, const pfvm__onnx_attr_p
 {
     size_t n = 0, i, es = 0;
     void **slots = NULL;
+    (void)scope, (void)owner; /* PFVM_PLANNED_ONLY: no subgraphs */
     switch (a->type) {
     case PFVM_ATTR_FLOATS: n = stbds_arrlen(p->floats) / 4; es = sizeof(float); break;
     case PFVM_ATTR_INTS: n = stbds_arrlen(p->ints); es = sizeof(int64_t); break;
     case PFVM_ATTR_STRINGS: n = stbds_arrlen(p->strs); es = sizeof(char *); break;
+#ifndef PFVM_PLANNED_ONLY /* refused by type there */
     case PFVM_ATTR_TENSORS: n = stbds_arrlen(p->tens); es = sizeof(pfvm_tensor *); break;
     case PFVM_ATTR_GRAPHS: n = stbds_arrlen(p->graphs); es = sizeof(pfvm_graph *); break;
     case PFVM_ATTR_TYPE_PROTOS: n = stbds_arrlen(p->tps); es = sizeof(pfvm_type *); break;
+#endif
     default: return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "%s: attribute '%s': sparse tensor lists are not supported",
                                where, a->name);
     }
@@ -2997,7 +3039,7 @@ static pfvm_code pfvm__onnx_attr_lists(pfvm__onnx_rd *r, const pfvm__onnx_attr_p
         if (n)
             memcpy(a->ints, p->ints, n * sizeof(int64_t));
         return PFVM_OK;
-    case PFVM_ATTR_STRINGS:
+    default: /* PFVM_ATTR_STRINGS */
         a->strings = (const char **)(void *)slots;
         if (!(a->strings_len = (size_t *)pfvm__onnx_list(r, n, sizeof(size_t), where, a->name)))
             return pfvm__onnx_err(r);
@@ -3007,6 +3049,7 @@ static pfvm_code pfvm__onnx_attr_lists(pfvm__onnx_rd *r, const pfvm__onnx_attr_p
                 return pfvm__onnx_err(r);
         }
         return PFVM_OK;
+#ifndef PFVM_PLANNED_ONLY
     case PFVM_ATTR_TENSORS:
         a->tensors = (pfvm_tensor **)(void *)slots;
         for (i = 0; i < n; i++)
@@ -3014,19 +3057,18 @@ static pfvm_code pfvm__onnx_attr_lists(pfvm__onnx_rd *r, const pfvm__onnx_attr_p
                 return pfvm__onnx_err(r);
         return PFVM_OK;
     case PFVM_ATTR_GRAPHS:
-        if (PFVM__ONNX_PLANNED_ONLY)
-            return pfvm__onnx_no_subgraph(r, where, a);
         a->graphs = (pfvm_graph **)(void *)slots;
         for (i = 0; i < n; i++)
             if (pfvm__onnx_graph(r, p->graphs[i], scope, owner, &a->graphs[i]))
                 return pfvm__onnx_err(r);
         return PFVM_OK;
-    default: /* PFVM_ATTR_TYPE_PROTOS */
+    case PFVM_ATTR_TYPE_PROTOS:
         a->tps = (pfvm_type **)(void *)slots;
         for (i = 0; i < n; i++)
             if (!(a->tps[i] = pfvm_model_type(r->m, r->st)) || pfvm__onnx_type(r, p->tps[i], a->name, a->tps[i]))
                 return pfvm__onnx_err(r);
         return PFVM_OK;
+#endif
     }
 }
 
@@ -3045,13 +3087,12 @@ static pfvm_code pfvm__onnx_attr_value(pfvm__onnx_rd *r, const pfvm__onnx_attr_p
         if (!p->t.p)
             break;
         return (a->t = pfvm__onnx_tensor(r, p->t)) != NULL ? PFVM_OK : pfvm__onnx_err(r);
+#ifndef PFVM_PLANNED_ONLY /* refused by type there */
     case PFVM_ATTR_SPARSE_TENSOR:
         if (!p->sparse.p)
             break;
         return (a->t = pfvm__onnx_sparse(r, p->sparse, NULL)) != NULL ? PFVM_OK : pfvm__onnx_err(r);
     case PFVM_ATTR_GRAPH:
-        if (PFVM__ONNX_PLANNED_ONLY)
-            return pfvm__onnx_no_subgraph(r, where, a);
         if (!p->g.p)
             break;
         return pfvm__onnx_graph(r, p->g, scope, owner, &a->g);
@@ -3059,6 +3100,7 @@ static pfvm_code pfvm__onnx_attr_value(pfvm__onnx_rd *r, const pfvm__onnx_attr_p
         if (!(a->tp = pfvm_model_type(r->m, r->st)))
             return pfvm__onnx_err(r);
         return p->tp.p ? pfvm__onnx_type(r, p->tp, a->name, a->tp) : PFVM_OK;
+#endif
     default:
         return pfvm__onnx_attr_lists(r, p, scope, owner, where, a);
     }
@@ -3079,11 +3121,11 @@ static pfvm_code pfvm__onnx_attr(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm_gra
     if (!rc && (!(a->name = pfvm__onnx_str(r, p.name)) || (p.doc.n && !(a->doc = pfvm__onnx_str(r, p.doc))) ||
                 (p.ref.n && !(a->ref_attr_name = pfvm__onnx_str(r, p.ref)))))
         rc = pfvm__onnx_err(r);
-    if (!rc && !p.type)
+    if (!rc && !p.type && !PFVM__ONNX_PLANNED_ONLY)
         p.type = pfvm__onnx_attr_infer_type(&p);
-    if (!rc && (p.type < PFVM_ATTR_FLOAT || p.type > PFVM_ATTR_TYPE_PROTOS))
-        rc = pfvm__fail(r->st, PFVM_ERR_INVALID, "%s: attribute '%s' has unknown type %lld", where, a->name,
-                        (long long)p.type);
+    if (!rc && (p.type < 0 || p.type > PFVM_ATTR_TYPE_PROTOS || !(PFVM__ONNX_ATTR_KINDS >> p.type & 1u)))
+        rc = pfvm__fail(r->st, PFVM_ERR_INVALID, "%s: attribute '%s' has unknown type %lld" PFVM__ONNX_ATTR_KINDS_MSG,
+                        where, a->name, (long long)p.type);
     if (!rc) {
         a->type = (pfvm_attr_type)p.type;
         /* a reference to a function attribute has no value of its own */
@@ -3537,11 +3579,13 @@ static pfvm_code pfvm__onnx_model_field(pfvm__onnx_rd *r, pb_istream_t *s, uint3
     const char **str = NULL;
     switch (tag) {
     case pfvm__pb_ModelProto_ir_version_tag: return pfvm__onnx_i64(s, wt, &m->ir_version) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.ir_version");
+#ifndef PFVM_PLANNED_ONLY /* there the model's descriptive fields are skipped (left empty) */
     case pfvm__pb_ModelProto_model_version_tag: return pfvm__onnx_i64(s, wt, &m->model_version) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.model_version");
     case pfvm__pb_ModelProto_producer_name_tag: str = &m->producer_name; break;
     case pfvm__pb_ModelProto_producer_version_tag: str = &m->producer_version; break;
     case pfvm__pb_ModelProto_domain_tag: str = &m->domain; break;
     case pfvm__pb_ModelProto_doc_string_tag: str = &m->doc; break;
+#endif
     case pfvm__pb_ModelProto_graph_tag: *has_graph = 1; return pfvm__onnx_span(s, wt, graph) ? PFVM_OK : pfvm__onnx_bad(r, "ModelProto.graph");
     case pfvm__pb_ModelProto_functions_tag:
         if (PFVM__ONNX_NO_FUNCTIONS) /* a call to one then fails to load: no such operator */

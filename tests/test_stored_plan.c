@@ -15,7 +15,8 @@
  * PFVM_NO_SHAPE_INFERENCE: the device's code path, no optimizer), it takes
  * a model `interp opt --planned` wrote and checks the same byte
  * replacements against the model's own outputs (tests/switches.sh); with
- * PFVM_PLANNED_ONLY also that a dim without a number is refused on load:
+ * PFVM_PLANNED_ONLY also that a dim without a number and a tensor without
+ * raw_data are refused on load:
  *
  *   build/tests/test_stored_plan_device PLANNED.onnx
  */
@@ -236,6 +237,19 @@ int main(void)
         }
         free(c);
     }
+    /* a tensor's values in a typed field (float_data) are refused, naming
+     * the switch; the same value in raw_data is read */
+    {
+        static const unsigned char typed[] = {0x08, 0x01, 0x10, 0x01, 0x22, 0x04, 0x00, 0x00, 0x80, 0x3f};
+        static const unsigned char raw[] = {0x08, 0x01, 0x10, 0x01, 0x4a, 0x04, 0x00, 0x00, 0x80, 0x3f};
+        pfvm_tensor *t = pfvm_onnx_read_value(typed, sizeof typed, PFVM_KIND_TENSOR, &st);
+        CHECK_MSG(!t && st.code == PFVM_ERR_UNSUPPORTED && strstr(st.msg, "PFVM_PLANNED_ONLY"), "%s", t ? "read" : st.msg);
+        pfvm_tensor_free(t);
+        t = pfvm_onnx_read_value(raw, sizeof raw, PFVM_KIND_TENSOR, &st);
+        CHECK_MSG(t && t->dtype == PFVM_FLOAT && pfvm_tensor_numel(t) == 1 && ((const float *)t->data)[0] == 1.0f, "%s",
+                  t ? "wrong value" : st.msg);
+        pfvm_tensor_free(t);
+    }
 #endif
 
     /* every byte of the plan replaced: a clean error or a run, never a crash */
@@ -278,7 +292,9 @@ int main(void)
               pfvm_graph_add_node(g, "Relu", "", "a", &x, 1, &y, 1, &st) && !pfvm_graph_add_output(g, z, &st));
         rc = g ? pfvm_graph_toposort(g, &st) : PFVM_ERR_INVALID;
 #ifdef STORED_PLAN_AMALGAMATED
-        CHECK_MSG(rc == PFVM_ERR_INVALID && strstr(st.msg, "later node"), "%s", st.msg);
+        /* PFVM_PLANNED_ONLY: the verifier's message */
+        CHECK_MSG(rc == PFVM_ERR_INVALID && (strstr(st.msg, "later node") || strstr(st.msg, "before it is defined")),
+                  "%s", st.msg);
 #else
         CHECK_MSG(rc == PFVM_OK && !strcmp(pfvm_graph_node(g, 0)->name, "a"), "%s", st.msg);
 #endif

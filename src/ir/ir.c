@@ -938,7 +938,20 @@ PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out)
     return 1;
 }
 
-#ifdef PFVM_NO_SHAPE_INFERENCE
+#if PFVM__TOPOSORT_VERIFIES
+/* PFVM_PLANNED_ONLY without inference (no subgraphs: a node reads its
+ * inputs only): the order is checked by the verifier, which runs here
+ * (pfvm_exec_new then does not run it again), without the dependency
+ * list: a node reading a value of itself or of a later node fails. */
+static pfvm_code pfvm__verify_scope(const pfvm_graph *g, pfvm_status *st);
+static pfvm_code pfvm__scoped_graph_toposort(pfvm_graph *g, pfvm_status *st)
+{
+    int i;
+    for (i = 0; i < (int)stbds_arrlen(g->nodes); i++)
+        g->nodes[i]->id = i;
+    return pfvm__verify_scope(g, st);
+}
+#elif defined(PFVM_NO_SHAPE_INFERENCE)
 /* Without inference the models come planned, written by pfvm in order:
  * the order is checked, not made (a graph whose node reads a value of
  * itself or of a later node fails), which leaves the sort's code out. */
@@ -1473,7 +1486,7 @@ static pfvm_code pfvm__verify_scope(const pfvm_graph *g, pfvm_status *st)
                 return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): input '%s' is never defined",
                                   pfvm__node_label(n, lb, sizeof lb), n->op_type, v->name);
         }
-        for (j = 0; j < n->n_attrs; j++) {
+        for (j = 0; PFVM__IR_SUBGRAPHS && j < n->n_attrs; j++) {
             const pfvm_attr *a = &n->attrs[j];
             if (a->g && pfvm__verify_scope(a->g, st))
                 return st ? st->code : PFVM_ERR_INVALID;

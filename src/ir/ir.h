@@ -422,6 +422,13 @@ PFVM_API void pfvm_graph_dump(const pfvm_graph *g, FILE *f);
 PFVM_INTERNAL const pfvm_allocator *pfvm__model_allocator(const pfvm_model *m);
 PFVM_INTERNAL const pfvm_allocator *pfvm__graph_allocator(const pfvm_graph *g);
 PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
+/* 1 where pfvm_graph_toposort also verifies the graph (PFVM_PLANNED_ONLY
+ * with PFVM_NO_SHAPE_INFERENCE: the stored order is checked, not made) */
+#if defined(PFVM_PLANNED_ONLY) && defined(PFVM_NO_SHAPE_INFERENCE)
+#define PFVM__TOPOSORT_VERIFIES 1
+#else
+#define PFVM__TOPOSORT_VERIFIES 0
+#endif
 
 /* Name of a node for messages: its name, or "op_type#index". */
 PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t size);
