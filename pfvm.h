@@ -3716,8 +3716,8 @@ PFVM_INTERNAL void pfvm_q_force_dsp(int on);
 PFVM_INTERNAL int pfvm_q_vnni(void);
 PFVM_INTERNAL void pfvm_q_force_no_vnni(int on);
 /* pfvm_q_force_vnni_narrow(1): the VNNI path keeps to its 4x16 ymm tile
- * and SSE im2col rows (no 8x32 zmm tiles, no AVX-512 BW masked rows; the
- * tests compare the two). */
+ * and SSE im2col rows and interleave (no 8x32 zmm tiles, no AVX-512 BW
+ * masked rows or 64-column interleave; the tests compare the two). */
 PFVM_INTERNAL void pfvm_q_force_vnni_narrow(int on);
 /* ---- src/shape/infer.h ---- */
 /* pfvm_infer_shapes (not strict) that also hands each graph's knowledge to
@@ -32896,12 +32896,43 @@ static void pfvm__qv_row(const pfvm__qc_geom *g, const uint8_t *x, pfvm__qi kk, 
     }
 }
 
+/* pfvm__qv_interleave's first columns, 64 at a time in zmm registers:
+ * the bytes of the four rows interleaved within each 128-bit lane (lane
+ * L: columns 16L.. in four 16-byte quarters q0..q3), then a 4x4 transpose
+ * of the lanes puts each 16-column group's quarters together. Returns the
+ * columns done (a multiple of 64). */
+__attribute__((target("avx2,avx512f,avx512bw"))) static pfvm__qi
+pfvm__qv_interleave64(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3, pfvm__qi n, uint8_t *d,
+                      pfvm__qi step)
+{
+    pfvm__qi j = 0;
+    for (; j + 64 <= n; j += 64, d += 4 * step) {
+        __m512i a = _mm512_loadu_si512((const void *)(r0 + j)), b = _mm512_loadu_si512((const void *)(r1 + j));
+        __m512i c = _mm512_loadu_si512((const void *)(r2 + j)), e = _mm512_loadu_si512((const void *)(r3 + j));
+        __m512i ab0 = _mm512_unpacklo_epi8(a, b), ab1 = _mm512_unpackhi_epi8(a, b);
+        __m512i ce0 = _mm512_unpacklo_epi8(c, e), ce1 = _mm512_unpackhi_epi8(c, e);
+        __m512i q0 = _mm512_unpacklo_epi16(ab0, ce0), q1 = _mm512_unpackhi_epi16(ab0, ce0);
+        __m512i q2 = _mm512_unpacklo_epi16(ab1, ce1), q3 = _mm512_unpackhi_epi16(ab1, ce1);
+        __m512i t0 = _mm512_shuffle_i32x4(q0, q1, 0x44), t1 = _mm512_shuffle_i32x4(q2, q3, 0x44); /* lanes 0, 1 */
+        __m512i t2 = _mm512_shuffle_i32x4(q0, q1, 0xEE), t3 = _mm512_shuffle_i32x4(q2, q3, 0xEE); /* lanes 2, 3 */
+        _mm512_storeu_si512((void *)d, _mm512_shuffle_i32x4(t0, t1, 0x88));
+        _mm512_storeu_si512((void *)(d + step), _mm512_shuffle_i32x4(t0, t1, 0xDD));
+        _mm512_storeu_si512((void *)(d + 2 * step), _mm512_shuffle_i32x4(t2, t3, 0x88));
+        _mm512_storeu_si512((void *)(d + 3 * step), _mm512_shuffle_i32x4(t2, t3, 0xDD));
+    }
+    return j;
+}
+
 /* Four rows of n bytes as one panel row per PFVM__QG_NR columns
  * (panel[j][4]), step bytes between panels; past n, zeros. */
 static void pfvm__qv_interleave(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3, pfvm__qi n,
                                 uint8_t *d, pfvm__qi step)
 {
     pfvm__qi j = 0, i;
+    if (n >= 64 && pfvm__qv_have512() && !pfvm__qv_narrow) {
+        j = pfvm__qv_interleave64(r0, r1, r2, r3, n, d, step);
+        d += j / PFVM__QG_NR * step;
+    }
     for (; j + 16 <= n; j += 16, d += step) {
         __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(r0 + j));
         __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(r1 + j));
