@@ -246,6 +246,66 @@ N=$N sh bench/int8_agree.sh > "$T/agree9.md"
     echo
     sed 's/^/    /' "$T/q.log"
     echo
+    # the rounds' notes (measured by hand; kept here so that a rerun keeps them)
+    cat <<'PFVM_INT8_NOTES'
+Round 8 (x86 int8 speed, branch int8x8): the machine this run had reports AVX-512 VNNI
+(`avx512_vnni`, `avx512vl` in /proc/cpuinfo; an AMD EPYC again), which the previous run's
+did not (its onnxruntime added u8 x s8 pairs in saturating int16 there, hence top-1 = ORT
+40% then and 96% now: ORT's kernels are exact with VNNI too). QLinearConv's GEMM gained a
+`vpdpbusd` kernel behind run-time dispatch (`pfvm_q_vnni()`): uint8 im2col panels (4
+reduction positions per int32 lane) against int8 weights packed once at bind with their row
+sums (the input zero point rides in each row's starting sum), 4x16 tiles requantized in
+registers two rows per store, per-row parameters made once per layer. Exact: the unit tests
+compare it byte for byte with the AVX2 kernel and the portable C on random shapes (odd K,
+rows % 4, strides 2 and 3, dilation, groups, pads wider than the input, per-channel scales,
+random zero points, x 255 against w -128). Depthwise layers, QLinearAdd and the AVX2 path
+are unchanged. Before/after in one session, alternating main (848b7b0) and this branch on the
+same QDQ files, at load average ~16 on 2 cores: CPU time per inference (task-clock of
+`interp bench -n 22` minus `-n 2`, over 20) resnet18 44.5 -> 18.8 and 38.8 -> 17.1 ms
+(2.37x, 2.27x), mobilenet_v2 10.2 -> 6.8 and 12.9 -> 9.7 ms (1.50x, 1.33x); wall-clock
+medians of 10 (same alternation): resnet18 1.87x, 1.94x, mobilenet_v2 0.65x and 1.78x (noise).
+Targets, from the table above (one thread, noisy): int8 at least 1.5x pfvm's float: met
+(mobilenet_v2 2.09x, resnet18 2.45x). No slower than onnxruntime on the same QDQ model: not
+met (pfvm int8 / ORT int8: mobilenet_v2 22.4 / 14.6 ms = 1.54x slower, resnet18 45.5 / 23.7 ms
+= 1.92x slower); what remains of mobilenet_v2 is mostly its depthwise layers (int16 planes
+and `vpmaddwd`, ~15-20% of its profile) and the panels' packing; resnet18's is the 4x16
+tile itself (32-register AVX-512 allows 8x16, and K blocking for the 3x3 layers' panels).
+
+Round 9: x86 int8 speed (branch int8x9). Profile of the round-8 kernels on this machine
+(`perf record`, resnet18 int8): the 4x16 `vpdpbusd` tile about half, the VNNI im2col about a
+quarter, 9 points of it libc memset/memcpy calls (three per output row of every reduction
+position). Changes, all behind run-time dispatch (AVX-512 F and BW with VNNI; the portable C,
+AVX2, SMLAD and 4x16 VNNI paths unchanged, and `test_quant` compares the new path byte for byte
+with each of them on odd shapes: odd K, 63 and 66 columns, rows 8 + 4 + 1, groups, strides,
+per-channel scales, random zero points, extremes):
+8x32 tiles in zmm registers (two 4-row weight blocks by two 16-column panels, 16 sums, the
+weights' layout of round 8, requantized in the tile by the 4x16 tile's store on each half);
+im2col rows at stride 1 as one masked load and store per 64 columns (no library calls); the
+panels' interleave 64 columns per step (a 4x4 transpose of 128-bit lanes). Depthwise layers,
+QLinearAdd and per-node work are unchanged.
+Before/after in one session (Zen 4 EPYC, load average ~20 on 2 cores, so CPU time, not
+wall-clock: `BASE=main-d74e805/interp ROUNDS=3 sh bench/int8_cpu.sh`, ms of CPU per inference,
+task-clock of `bench -n 52` minus `-n 2` over 50, onnxruntime 1 thread on the same QDQ file,
+the three alternating per round):
+
+| model | ORT int8 | pfvm int8 before (main) | pfvm int8 after | after / before | after / ORT |
+| --- | --- | --- | --- | --- | --- |
+| resnet18 (8x32 tile and masked rows) | 12.8 13.3 12.1 | 22.0 21.2 18.8 | 15.5 15.0 14.4 | 1.41x faster | 1.17x slower |
+| resnet18 (with the zmm interleave) | 10.6 11.7 11.0 | 20.1 19.2 18.3 | 15.4 14.9 14.6 | 1.29x faster | 1.35x slower |
+| mobilenet_v2 (8x32 tile and masked rows) | 4.7 6.1 4.8 | 9.5 7.3 8.3 | 7.9 7.7 6.8 | 1.08x faster | 1.60x slower |
+| mobilenet_v2 (with the zmm interleave) | 4.5 5.0 5.1 | 6.9 6.1 5.9 | 6.9 6.3 6.4 | 0.95x (same) | 1.28x slower |
+
+(Ratios of the medians of each row's three rounds; the second rows ran beside a build.)
+Targets: int8 at least 1.5x pfvm's float: met (round 8's table). No slower than onnxruntime:
+not met. resnet18 closed from about 1.7x to 1.2-1.35x slower in CPU time; its `vpdpbusd`
+tile now runs near this core's peak (about 64 multiply-adds a cycle: 1.8 G of them in ~9 ms),
+what is left is packing (~20%: onnxruntime's NHWC convolution reads its input without an
+im2col copy). mobilenet_v2 did not move: about 40% of its time is the depthwise layers
+(int16 planes and `vpmaddwd`, per-channel fills and a second requantizing pass on narrow
+rows), the next thing to rewrite (channels-last blocks of 16 or 64 channels with `vpdpbusd`
+or `vpdpwssd`), then the requantizing store of the small-K pointwise layers.
+PFVM_INT8_NOTES
+    echo
     echo "## Round 9: agreement (branch int8a9)"
     echo
     echo "Made by \`N=$N sh bench/int8_agree.sh\` (called from here); see its header for the rows."

@@ -264,7 +264,7 @@ static void check_conv(const conv_case *cc)
     int64_t OH = (cc->H + cc->pt + cc->pb - cc->dh * (cc->KH - 1) - 1) / cc->sh + 1;
     int64_t OW = (cc->W + cc->pl + cc->pr - cc->dw * (cc->KW - 1) - 1) / cc->sw + 1;
     int64_t i, nws = cc->per_channel ? cc->M : 1, n, m, oh, ow, c, kh, kw, worst = 0, unequal = 0;
-    pfvm_tensor *ins[9], *fast, *portable, *per_run, *dsp, *avx2;
+    pfvm_tensor *ins[9], *fast, *portable, *per_run, *dsp, *avx2, *narrow;
     int xz = cc->extreme ? 0 : 1 + (int)(rnd() % 250), yz = cc->y_int8 ? (int)(rnd() % 20) - 10 : 100 + (int)(rnd() % 40);
     float xs = 0.02f, ys = cc->y_int8 ? 0.35f : 0.2f;
     ins[0] = new_tensor(PFVM_UINT8, 4, xd);
@@ -296,12 +296,18 @@ static void check_conv(const conv_case *cc)
     pfvm_q_force_no_vnni(1);
     avx2 = run_qconv(cc, ins, cc->bias ? 9 : 8);
     pfvm_q_force_no_vnni(0);
+    pfvm_q_force_vnni_narrow(1);
+    narrow = run_qconv(cc, ins, cc->bias ? 9 : 8);
+    pfvm_q_force_vnni_narrow(0);
     consts_as_inputs = 1;
     per_run = run_qconv(cc, ins, cc->bias ? 9 : 8);
     consts_as_inputs = 0;
-    CHECK(fast && portable && per_run && dsp && avx2);
-    if (!fast || !portable || !per_run || !dsp || !avx2)
+    CHECK(fast && portable && per_run && dsp && avx2 && narrow);
+    if (!fast || !portable || !per_run || !dsp || !avx2 || !narrow)
         return;
+    CHECK_MSG(!memcmp(narrow->data, portable->data, (size_t)pfvm_tensor_numel(narrow)),
+              "the 4x16 VNNI tile alone and the portable kernel differ (C%lld M%lld)", (long long)cc->C,
+              (long long)cc->M);
     CHECK_MSG(!memcmp(avx2->data, portable->data, (size_t)pfvm_tensor_numel(avx2)),
               "the AVX2 kernel (VNNI off) and the portable kernel differ (C%lld M%lld)", (long long)cc->C,
               (long long)cc->M);
@@ -352,6 +358,7 @@ static void check_conv(const conv_case *cc)
     pfvm_tensor_free(per_run);
     pfvm_tensor_free(dsp);
     pfvm_tensor_free(avx2);
+    pfvm_tensor_free(narrow);
 }
 
 static void test_qlinear_conv(void)
@@ -409,6 +416,26 @@ static void test_qlinear_gemv(void)
         {1, 14, 1, 1, 7, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0},   /* pairs % 4 == 3, no bias */
         {1, 12, 1, 1, 6, 1, 1, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 0, 0},   /* grouped */
         {1, 300, 1, 1, 9, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0}, /* at the extremes */
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_conv(&cases[i]);
+}
+
+/* The VNNI path's 8x32 tiles (AVX-512, pairs of 16-column panels by
+ * pairs of 4-row weight blocks) with the rows and a panel left over as
+ * 4x16 tiles, against the portable kernel (check_conv compares every
+ * path). Run last: its random draws would change the later tests' data. */
+static void test_qlinear_conv_wide(void)
+{
+    static const conv_case cases[] = {
+        /* N  C  H  W  M KH KW g sh sw pt pl pb pr dh dw pc y8 bias extreme wz0 */
+        {1, 64, 16, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1}, /* K 576, 16 panels, 2 row pairs */
+        {1, 9, 9, 7, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1},   /* 63 columns: an odd panel; rows 8 + 4 + 1 */
+        {2, 30, 6, 11, 12, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1},  /* pointwise K % 4 = 2, 66 columns, 2 images */
+        {1, 12, 11, 13, 20, 3, 3, 2, 2, 1, 1, 0, 1, 2, 1, 1, 1, 0, 1, 0, 1}, /* grouped 10 rows each, strides 2 and 1 */
+        {1, 40, 8, 8, 5, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 0, 1},    /* 5 rows: the second block one row */
+        {1, 33, 9, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1},   /* at the extremes (tiles not fused) */
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -1372,5 +1399,6 @@ int main(void)
     test_qadd_kernel();
     test_qadd_pass();
     test_qgemm();
+    test_qlinear_conv_wide();
     return CHECK_END();
 }

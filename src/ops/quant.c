@@ -38,6 +38,18 @@ static int pfvm__qv_have(void)
     }
     return ok;
 }
+
+/* The 8x32 VNNI tile's zmm registers and the im2col rows' byte masks
+ * (AVX-512 F and BW with the above). */
+static int pfvm__qv_have512(void)
+{
+    static int ok = -1;
+    if (ok < 0) {
+        __builtin_cpu_init();
+        ok = pfvm__qv_have() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    }
+    return ok;
+}
 #endif
 
 static double pfvm__q_round(double v)
@@ -555,7 +567,7 @@ typedef ptrdiff_t pfvm__qi;
 /* the int16 of row r's pair kp in a weight block */
 #define PFVM__QG_W(kp, r) (((kp) * PFVM__QG_MR + (r)) * 2)
 
-static int pfvm__qg_portable, pfvm__qv_off;
+static int pfvm__qg_portable, pfvm__qv_off, pfvm__qv_narrow;
 
 PFVM_INTERNAL void pfvm_q_force_portable(int on)
 {
@@ -565,6 +577,11 @@ PFVM_INTERNAL void pfvm_q_force_portable(int on)
 PFVM_INTERNAL void pfvm_q_force_no_vnni(int on)
 {
     pfvm__qv_off = on;
+}
+
+PFVM_INTERNAL void pfvm_q_force_vnni_narrow(int on)
+{
+    pfvm__qv_narrow = on;
 }
 
 #if defined(PFVM_DISPATCH_CLONES)
@@ -1803,6 +1820,35 @@ static void pfvm__qv_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const 
         }
 }
 
+/* pfvm__qv_row at horizontal stride 1 with AVX-512 BW: each output row
+ * 64 columns at a time as one masked load (the input's columns, the zero
+ * point elsewhere: masked-off lanes read nothing) and one masked store,
+ * where memset, memcpy and memset cost three library calls per row.
+ * ih0: the input row of output row 0; t: the input column of output
+ * column 0 negated; [ow_lo, ow_hi): the columns inside the input. */
+__attribute__((target("avx2,avx512f,avx512bw"))) static void pfvm__qv_row_s1(const pfvm__qc_geom *g, const uint8_t *plane,
+                                                                              pfvm__qi ih0, pfvm__qi t, pfvm__qi ow_lo,
+                                                                              pfvm__qi ow_hi, uint8_t xz, uint8_t *d)
+{
+    const __m512i z = _mm512_set1_epi8((char)xz);
+    pfvm__qi oh, o;
+    for (oh = 0; oh < g->OH; oh++, d += g->OW) {
+        pfvm__qi ih = ih0 + oh * g->sh;
+        int inside = ih >= 0 && ih < g->H;
+        for (o = 0; o < g->OW; o += 64) {
+            pfvm__qi n = g->OW - o < 64 ? g->OW - o : 64, lo = ow_lo - o > 0 ? ow_lo - o : 0;
+            pfvm__qi hi = ow_hi - o < n ? ow_hi - o : n;
+            __mmask64 st = n == 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1, ld = 0;
+            const uint8_t *s = d; /* any readable address when nothing is loaded */
+            if (inside && hi > lo) {
+                ld = (hi == 64 ? ~(__mmask64)0 : ((__mmask64)1 << hi) - 1) & ~(((__mmask64)1 << lo) - 1);
+                s = plane + ih * g->W + (o - t);
+            }
+            _mm512_mask_storeu_epi8(d + o, st, _mm512_mask_loadu_epi8(z, ld, s));
+        }
+    }
+}
+
 /* One im2col row (reduction position kk) of one image and group: OH*OW
  * bytes, the zero point in the padding. */
 static void pfvm__qv_row(const pfvm__qc_geom *g, const uint8_t *x, pfvm__qi kk, uint8_t xz, uint8_t *d)
@@ -1813,6 +1859,10 @@ static void pfvm__qv_row(const pfvm__qc_geom *g, const uint8_t *x, pfvm__qi kk, 
     const uint8_t *plane = x + c * g->H * g->W;
     ow_hi = ow_hi < g->OW ? ow_hi : g->OW;
     ow_lo = ow_lo < ow_hi ? ow_lo : ow_hi;
+    if (g->sw == 1 && pfvm__qv_have512() && !pfvm__qv_narrow) {
+        pfvm__qv_row_s1(g, plane, kh * g->dh - g->pt, t, ow_lo, ow_hi, xz, d);
+        return;
+    }
     for (oh = 0; oh < g->OH; oh++, d += g->OW) {
         pfvm__qi ih = oh * g->sh - g->pt + kh * g->dh;
         const uint8_t *s;
@@ -1840,12 +1890,43 @@ static void pfvm__qv_row(const pfvm__qc_geom *g, const uint8_t *x, pfvm__qi kk, 
     }
 }
 
+/* pfvm__qv_interleave's first columns, 64 at a time in zmm registers:
+ * the bytes of the four rows interleaved within each 128-bit lane (lane
+ * L: columns 16L.. in four 16-byte quarters q0..q3), then a 4x4 transpose
+ * of the lanes puts each 16-column group's quarters together. Returns the
+ * columns done (a multiple of 64). */
+__attribute__((target("avx2,avx512f,avx512bw"))) static pfvm__qi
+pfvm__qv_interleave64(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3, pfvm__qi n, uint8_t *d,
+                      pfvm__qi step)
+{
+    pfvm__qi j = 0;
+    for (; j + 64 <= n; j += 64, d += 4 * step) {
+        __m512i a = _mm512_loadu_si512((const void *)(r0 + j)), b = _mm512_loadu_si512((const void *)(r1 + j));
+        __m512i c = _mm512_loadu_si512((const void *)(r2 + j)), e = _mm512_loadu_si512((const void *)(r3 + j));
+        __m512i ab0 = _mm512_unpacklo_epi8(a, b), ab1 = _mm512_unpackhi_epi8(a, b);
+        __m512i ce0 = _mm512_unpacklo_epi8(c, e), ce1 = _mm512_unpackhi_epi8(c, e);
+        __m512i q0 = _mm512_unpacklo_epi16(ab0, ce0), q1 = _mm512_unpackhi_epi16(ab0, ce0);
+        __m512i q2 = _mm512_unpacklo_epi16(ab1, ce1), q3 = _mm512_unpackhi_epi16(ab1, ce1);
+        __m512i t0 = _mm512_shuffle_i32x4(q0, q1, 0x44), t1 = _mm512_shuffle_i32x4(q2, q3, 0x44); /* lanes 0, 1 */
+        __m512i t2 = _mm512_shuffle_i32x4(q0, q1, 0xEE), t3 = _mm512_shuffle_i32x4(q2, q3, 0xEE); /* lanes 2, 3 */
+        _mm512_storeu_si512((void *)d, _mm512_shuffle_i32x4(t0, t1, 0x88));
+        _mm512_storeu_si512((void *)(d + step), _mm512_shuffle_i32x4(t0, t1, 0xDD));
+        _mm512_storeu_si512((void *)(d + 2 * step), _mm512_shuffle_i32x4(t2, t3, 0x88));
+        _mm512_storeu_si512((void *)(d + 3 * step), _mm512_shuffle_i32x4(t2, t3, 0xDD));
+    }
+    return j;
+}
+
 /* Four rows of n bytes as one panel row per PFVM__QG_NR columns
  * (panel[j][4]), step bytes between panels; past n, zeros. */
 static void pfvm__qv_interleave(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3, pfvm__qi n,
                                 uint8_t *d, pfvm__qi step)
 {
     pfvm__qi j = 0, i;
+    if (n >= 64 && pfvm__qv_have512() && !pfvm__qv_narrow) {
+        j = pfvm__qv_interleave64(r0, r1, r2, r3, n, d, step);
+        d += j / PFVM__QG_NR * step;
+    }
     for (; j + 16 <= n; j += 16, d += step) {
         __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(r0 + j));
         __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(r1 + j));
@@ -1968,47 +2049,165 @@ __attribute__((target("avx2,avx512vl,avx512vnni"))) static void pfvm__qv_kernel(
 }
 #undef PFVM__QV_ROW
 
-/* pfvm__qc_gemm on the VNNI kernel: wv, wsum of this group; rp: room
- * for 3 * Mp int32 (the rows' starting sums, multipliers and shifts). */
+/* The 8x32 tile: two weight blocks (rows 0-3 at w0, 4-7 at w1) against
+ * two panels (columns 0-15 at p0, 16-31 at p1), 16 zmm sums (of the 32
+ * registers AVX-512 has): per four reduction positions 2 panel loads and
+ * 8 weight broadcasts feed 16 vpdpbusd, where the 4x16 tile's 6 feed 8
+ * (ymm). Always requantized (e[b][p]: block b, panel p), through
+ * pfvm__qv_store2 on the zmm halves: the 4x16 tile's bytes. */
+#define PFVM__QV_R8(wb, r, a0, a1)                                                                      \
+    {                                                                                                   \
+        int32_t q;                                                                                      \
+        __m512i wq;                                                                                     \
+        memcpy(&q, (wb) + kq * 4 * PFVM__QG_MR + 4 * (r), sizeof q);                                    \
+        wq = _mm512_set1_epi32(q);                                                                      \
+        a0 = _mm512_dpbusd_epi32(a0, x0, wq);                                                           \
+        a1 = _mm512_dpbusd_epi32(a1, x1, wq);                                                           \
+    }
+#define PFVM__QV_LO(a) _mm512_castsi512_si256(a)
+#define PFVM__QV_HI(a) _mm512_extracti64x4_epi64(a, 1)
+#define PFVM__QV_ST(e, r0, a, b) pfvm__qv_store2(e, r0, PFVM__QV_LO(a), PFVM__QV_HI(a), PFVM__QV_LO(b), PFVM__QV_HI(b))
+__attribute__((target("avx2,avx512f,avx512vl,avx512vnni"))) static void
+pfvm__qv_kernel8(const int8_t *w0, const int8_t *w1, const uint8_t *p0, const uint8_t *p1, pfvm__qi K4,
+                 const int32_t *init, const pfvm__qv_epi *e00, const pfvm__qv_epi *e01, const pfvm__qv_epi *e10,
+                 const pfvm__qv_epi *e11)
+{
+    __m512i a00 = _mm512_set1_epi32(init[0]), a01 = a00, a10 = _mm512_set1_epi32(init[1]), a11 = a10;
+    __m512i a20 = _mm512_set1_epi32(init[2]), a21 = a20, a30 = _mm512_set1_epi32(init[3]), a31 = a30;
+    __m512i a40 = _mm512_set1_epi32(init[4]), a41 = a40, a50 = _mm512_set1_epi32(init[5]), a51 = a50;
+    __m512i a60 = _mm512_set1_epi32(init[6]), a61 = a60, a70 = _mm512_set1_epi32(init[7]), a71 = a70;
+    pfvm__qi kq;
+    for (kq = 0; kq < K4; kq++) {
+        const __m512i x0 = _mm512_loadu_si512((const void *)(p0 + kq * 4 * PFVM__QG_NR));
+        const __m512i x1 = _mm512_loadu_si512((const void *)(p1 + kq * 4 * PFVM__QG_NR));
+        PFVM__QV_R8(w0, 0, a00, a01)
+        PFVM__QV_R8(w0, 1, a10, a11)
+        PFVM__QV_R8(w0, 2, a20, a21)
+        PFVM__QV_R8(w0, 3, a30, a31)
+        PFVM__QV_R8(w1, 0, a40, a41)
+        PFVM__QV_R8(w1, 1, a50, a51)
+        PFVM__QV_R8(w1, 2, a60, a61)
+        PFVM__QV_R8(w1, 3, a70, a71)
+    }
+    PFVM__QV_ST(e00, 0, a00, a10);
+    PFVM__QV_ST(e01, 0, a01, a11);
+    if (e00->y[2]) {
+        PFVM__QV_ST(e00, 2, a20, a30);
+        PFVM__QV_ST(e01, 2, a21, a31);
+    }
+    PFVM__QV_ST(e10, 0, a40, a50);
+    PFVM__QV_ST(e11, 0, a41, a51);
+    if (e10->y[2]) {
+        PFVM__QV_ST(e10, 2, a60, a70);
+        PFVM__QV_ST(e11, 2, a61, a71);
+    }
+}
+#undef PFVM__QV_ST
+#undef PFVM__QV_HI
+#undef PFVM__QV_LO
+#undef PFVM__QV_R8
+
+/* What the VNNI tiles of one image and group share (pfvm__qv_gemm). */
+typedef struct pfvm__qv_run {
+    const pfvm__qc_geom *g;
+    const int8_t *wv;
+    const uint8_t *panels;
+    const int32_t *init, *mult, *shift;
+    uint8_t *y0; /* the group's first output */
+    const pfvm__qc_out *nb; /* o without bias (the unfused store) */
+    pfvm__qi OHW, K4, npan, n, gg;
+    int32_t zp;
+    int fused, u8;
+} pfvm__qv_run;
+
+/* The requantization of rows mb.. (a block) at panel jb. */
+static void pfvm__qv_epi_at(const pfvm__qv_run *q, pfvm__qi mb, pfvm__qi jb, pfvm__qv_epi *e)
+{
+    pfvm__qi c, left = q->OHW - jb * PFVM__QG_NR;
+    e->zp = q->zp;
+    e->u8 = q->u8;
+    e->cols = (int)(left < PFVM__QG_NR ? left : PFVM__QG_NR);
+    e->mult = q->mult + mb, e->shift = q->shift + mb;
+    for (c = 0; c < PFVM__QG_MR; c++)
+        e->y[c] = mb + c < q->g->MG ? q->y0 + (mb + c) * q->OHW + jb * PFVM__QG_NR : NULL;
+}
+
+/* The 4x16 tile of rows mb.. and panel jb. */
+static void pfvm__qv_tile4(const pfvm__qv_run *q, pfvm__qi mb, pfvm__qi jb)
+{
+    const pfvm__qc_geom *g = q->g;
+    const int8_t *w = q->wv + mb * 4 * q->K4;
+    const uint8_t *panel = q->panels + jb * q->K4 * 4 * PFVM__QG_NR;
+    int32_t acc[PFVM__QG_MR * PFVM__QG_NR];
+    pfvm__qv_epi e;
+    pfvm__qi c;
+    pfvm__qv_epi_at(q, mb, jb, &e);
+    if (q->fused) {
+        pfvm__qv_kernel(w, panel, q->K4, q->init + mb, NULL, &e);
+        return;
+    }
+    pfvm__qv_kernel(w, panel, q->K4, q->init + mb, acc, NULL);
+    for (c = 0; c < PFVM__QG_MR && mb + c < g->MG; c++) {
+        pfvm__qi m = q->gg * g->MG + mb + c;
+        pfvm__qc_store(q->nb, m, (q->n * g->M + m) * q->OHW + jb * PFVM__QG_NR, acc + c * PFVM__QG_NR, e.cols);
+    }
+}
+
+/* The 8x32 tile of rows mb.. (two blocks, the second with a row) and
+ * panels jb, jb + 1 (the first full). */
+static void pfvm__qv_tile8(const pfvm__qv_run *q, pfvm__qi mb, pfvm__qi jb)
+{
+    const int8_t *w = q->wv + mb * 4 * q->K4;
+    const uint8_t *panel = q->panels + jb * q->K4 * 4 * PFVM__QG_NR;
+    pfvm__qv_epi e00, e01, e10, e11;
+    pfvm__qv_epi_at(q, mb, jb, &e00);
+    pfvm__qv_epi_at(q, mb, jb + 1, &e01);
+    pfvm__qv_epi_at(q, mb + PFVM__QG_MR, jb, &e10);
+    pfvm__qv_epi_at(q, mb + PFVM__QG_MR, jb + 1, &e11);
+    pfvm__qv_kernel8(w, w + PFVM__QG_MR * 4 * q->K4, panel, panel + q->K4 * 4 * PFVM__QG_NR, q->K4, q->init + mb,
+                     &e00, &e01, &e10, &e11);
+}
+
+/* pfvm__qc_gemm on the VNNI kernels: wv, wsum of this group; rp: room
+ * for 3 * Mp int32 (the rows' starting sums, multipliers and shifts).
+ * With AVX-512 (pfvm__qv_have512) and requantization in the tile, pairs
+ * of panels go through 8x32 tiles, the rows left over and a last odd
+ * panel through 4x16 ones. */
 static void pfvm__qv_gemm(const pfvm__qc_geom *g, const int8_t *wv, const int32_t *wsum, int32_t xz,
                           const uint8_t *panels, const pfvm__qc_out *o, pfvm__qi n, pfvm__qi gg, int32_t *rp)
 {
-    pfvm__qi OHW = g->OH * g->OW, jb, mb, npan = (OHW + PFVM__QG_NR - 1) / PFVM__QG_NR, K4 = (g->K + 3) / 4, c;
-    int32_t acc[PFVM__QG_MR * PFVM__QG_NR], *init = rp, *mult = rp + g->Mp, *shift = rp + 2 * g->Mp;
-    uint8_t *y0 = (uint8_t *)o->Y->data + (n * g->M + gg * g->MG) * OHW;
+    pfvm__qi jb, mb, r, c;
+    int32_t *init = rp, *mult = rp + g->Mp, *shift = rp + 2 * g->Mp;
     pfvm__qc_out nb = *o;
-    pfvm__qv_epi e;
-    int fused = 1;
+    pfvm__qv_run q;
+    int wide;
     nb.bias = NULL;
+    q.fused = 1;
     for (c = 0; c < g->Mp; c++) { /* padding rows: zero sums, any valid shift */
         pfvm__qi m = gg * g->MG + c;
         uint32_t b = o->bias && c < g->MG ? (uint32_t)o->bias[m] : 0;
         init[c] = (int32_t)(b - (uint32_t)xz * (uint32_t)wsum[c]);
         mult[c] = c < g->MG ? o->mult[m] : 0;
         shift[c] = c < g->MG ? o->shift[m] : 33;
-        fused &= shift[c] >= 33 && shift[c] <= 62; /* the lanes' range (pfvm__qg_requant8) */
+        q.fused &= shift[c] >= 33 && shift[c] <= 62; /* the lanes' range (pfvm__qg_requant8) */
     }
-    e.zp = o->zp;
-    e.u8 = o->Y->dtype == PFVM_UINT8;
-    for (jb = 0; jb < npan; jb++) {
-        pfvm__qi cols = OHW - jb * PFVM__QG_NR < PFVM__QG_NR ? OHW - jb * PFVM__QG_NR : PFVM__QG_NR;
-        const uint8_t *panel = panels + jb * K4 * 4 * PFVM__QG_NR;
-        e.cols = (int)cols;
-        for (mb = 0; mb < g->MG; mb += PFVM__QG_MR) {
-            const int8_t *w = wv + mb * 4 * K4;
-            if (fused) {
-                e.mult = mult + mb, e.shift = shift + mb;
-                for (c = 0; c < PFVM__QG_MR; c++)
-                    e.y[c] = mb + c < g->MG ? y0 + (mb + c) * OHW + jb * PFVM__QG_NR : NULL;
-                pfvm__qv_kernel(w, panel, K4, init + mb, NULL, &e);
-                continue;
-            }
-            pfvm__qv_kernel(w, panel, K4, init + mb, acc, NULL);
-            for (c = 0; c < PFVM__QG_MR && mb + c < g->MG; c++) {
-                pfvm__qi m = gg * g->MG + mb + c;
-                pfvm__qc_store(&nb, m, (n * g->M + m) * OHW + jb * PFVM__QG_NR, acc + c * PFVM__QG_NR, cols);
-            }
+    q.g = g, q.wv = wv, q.panels = panels, q.init = init, q.mult = mult, q.shift = shift, q.nb = &nb;
+    q.OHW = g->OH * g->OW, q.K4 = (g->K + 3) / 4, q.npan = (q.OHW + PFVM__QG_NR - 1) / PFVM__QG_NR;
+    q.n = n, q.gg = gg, q.zp = o->zp, q.u8 = o->Y->dtype == PFVM_UINT8;
+    q.y0 = (uint8_t *)o->Y->data + (n * g->M + gg * g->MG) * q.OHW;
+    wide = q.fused && pfvm__qv_have512() && !pfvm__qv_narrow;
+    for (jb = 0; jb < q.npan; jb++) {
+        mb = 0;
+        if (wide && jb + 1 < q.npan) {
+            for (; mb + PFVM__QG_MR < g->MG; mb += 2 * PFVM__QG_MR)
+                pfvm__qv_tile8(&q, mb, jb);
+            for (r = mb; r < g->MG; r += PFVM__QG_MR)
+                pfvm__qv_tile4(&q, r, jb + 1);
         }
+        for (; mb < g->MG; mb += PFVM__QG_MR)
+            pfvm__qv_tile4(&q, mb, jb);
+        if (wide && jb + 1 < q.npan)
+            jb++;
     }
 }
 #endif

@@ -42,6 +42,10 @@ PFVM_INTERNAL void pfvm_q_force_dsp(int on);
  * it with the AVX2 kernel). */
 PFVM_INTERNAL int pfvm_q_vnni(void);
 PFVM_INTERNAL void pfvm_q_force_no_vnni(int on);
+/* pfvm_q_force_vnni_narrow(1): the VNNI path keeps to its 4x16 ymm tile
+ * and SSE im2col rows and interleave (no 8x32 zmm tiles, no AVX-512 BW
+ * masked rows or 64-column interleave; the tests compare the two). */
+PFVM_INTERNAL void pfvm_q_force_vnni_narrow(int on);
 
 #ifdef __cplusplus
 }
