@@ -757,26 +757,37 @@ static int pfvm__la_gemv(int64_t m, int64_t n, int64_t k, float alpha, const flo
  * kernels read B where it is (whole kernel widths) and only the last
  * columns go through packed panels (stage: PFVM__LA_NR_MAX x PFVM_LA_KC
  * floats). A is packed strip by strip. */
+/* The bias of a strip of rows i.. in the first chunk of K (pc 0), for
+ * pfvm__la_direct's epilogue (NULL: C's entries are added to). */
+static const float *pfvm__la_strip_bias(const pfvm_la_epi *e, int64_t pc, int64_t i)
+{
+    if (!e || pc > 0)
+        return NULL;
+    return e->bias ? e->bias + i : pfvm__la_zero_bias;
+}
+
 static int pfvm__la_direct(const pfvm__la_kern *kn, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                            int64_t as_m, int64_t as_k, const pfvm_la_strided *b, float *c, int64_t ldc, float *apack,
-                           float *stage)
+                           float *stage, const pfvm_la_epi *e)
 {
     int64_t pc, i, j, kc;
     if (m > 2 * kn->mr || b->s_n != 1)
         return 0;
     for (pc = 0; pc < k; pc += kc) {
         int64_t full = n / kn->nr * kn->nr;
+        const float *cl;
         kc = k - pc < PFVM_LA_KC ? k - pc : PFVM_LA_KC;
+        cl = e && pc + kc >= k ? e->cl : NULL; /* the epilogue's clamp with the last chunk of K */
         pfvm__la_pack_a(a + pc * as_k, as_m, as_k, m, kc, kn->mr, apack);
         for (j = 0; j < full; j += kn->nr)
             for (i = 0; i < m; i += kn->mr) {
                 const float *bp = b->data + pc * b->s_k + j;
                 if (m - i >= kn->mr)
                     pfvm__la_chunks(kn->fn, kn->mr, kc, apack + i * kc, bp, b->s_k, kn->nr / 2, c + i * ldc + j, ldc,
-                                    alpha, NULL, NULL);
+                                    alpha, pfvm__la_strip_bias(e, pc, i), cl);
                 else
                     pfvm__la_edge(kn, kc, apack + i * kc, bp, b->s_k, kn->nr / 2, c + i * ldc + j, ldc, alpha, m - i,
-                                  kn->nr, NULL, NULL);
+                                  kn->nr, pfvm__la_strip_bias(e, pc, i), cl);
             }
         if (j < n) {
             int64_t h;
@@ -785,7 +796,7 @@ static int pfvm__la_direct(const pfvm__la_kern *kn, int64_t m, int64_t n, int64_
                                      stage + h * kc);
             for (i = 0; i < m; i += kn->mr)
                 pfvm__la_edge(kn, kc, apack + i * kc, stage, PFVM_LA_NB, pfvm__la_b1(kn, kc), c + i * ldc + j, ldc,
-                              alpha, m - i < kn->mr ? m - i : kn->mr, n - j, NULL, NULL);
+                              alpha, m - i < kn->mr ? m - i : kn->mr, n - j, pfvm__la_strip_bias(e, pc, i), cl);
         }
     }
     return 1;
@@ -889,6 +900,13 @@ static pfvm__la_rect pfvm__la_whole(int64_t m, int64_t n)
     return r;
 }
 
+/* 1 when pfvm__la_gemv takes the product (one or two rows of A). */
+static int pfvm__la_gemv_fits(int64_t m, pfvm_la_pack_fn pack, const void *user)
+{
+    const pfvm_la_strided *b = (const pfvm_la_strided *)user;
+    return pack == pfvm_la_pack_strided && m <= 2 && (b->s_n == 1 || b->s_k == 1);
+}
+
 /* 1 when B (strided) is read in place rather than packed. */
 static int pfvm__la_reads_b(const pfvm__la_kern *kn, int64_t m, pfvm_la_pack_fn pack, const void *user)
 {
@@ -928,7 +946,7 @@ static void pfvm__la_sgemm_in(int64_t m, int64_t n, int64_t k, float alpha, cons
 {
     const pfvm__la_kern *kn = pfvm__la_pick();
     pfvm__la_blocks bl = pfvm__la_blocking(kn, m, n, k, ws != NULL);
-    int plain = pfvm__la_reads_b(kn, m, pack, user);
+    int plain = pfvm__la_gemv_fits(m, pack, user);
     if (m <= 0 || n <= 0 || k <= 0)
         return;
 #ifdef PFVM__LA_T4
@@ -938,8 +956,8 @@ static void pfvm__la_sgemm_in(int64_t m, int64_t n, int64_t k, float alpha, cons
         pfvm__la_epi_fill(e, m, 0, n, c, ldc);
     if (pack == pfvm_la_pack_strided &&
         (pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc) ||
-         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, apack, bpack))) {
-        if (e)
+         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, apack, bpack, e))) {
+        if (e && plain)
             pfvm__la_epi_clamp(e, m, 0, n, c, ldc);
         return;
     }
@@ -1120,13 +1138,14 @@ static void pfvm__la_rect_run(pfvm__la_par *p, int chunk, float *ws)
         pfvm_la_strided b = *(const pfvm_la_strided *)p->user;
         float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
         int64_t n = r.j1 - r.j0;
+        int plain = p->e && pfvm__la_gemv_fits(p->m, p->pack, p->user);
         b.data += r.j0 * b.s_n;
-        if (p->e)
+        if (plain)
             pfvm__la_epi_fill(p->e, p->m, r.j0, r.j1, p->c, p->ldc);
         if (!pfvm__la_gemv(p->m, n, p->k, p->alpha, p->a, p->as_m, p->as_k, &b, p->c + r.j0, p->ldc))
             pfvm__la_direct(p->kn, p->m, n, p->k, p->alpha, p->a, p->as_m, p->as_k, &b, p->c + r.j0, p->ldc, stack_a,
-                            stack_b);
-        if (p->e)
+                            stack_b, p->e);
+        if (plain)
             pfvm__la_epi_clamp(p->e, p->m, r.j0, r.j1, p->c, p->ldc);
         return;
     }
