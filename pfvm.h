@@ -3650,6 +3650,21 @@ PFVM_INTERNAL void pfvm_la_sgemm_packed_mt(pfvm_kctx *k, int64_t m, int64_t n, i
                                            const float *apacked, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc,
                                            float *ws);
 
+/* The epilogue of a product: C = clamp(alpha * A * B + bias[i]) where
+ * C's entries are not read (bias NULL: zero; cl NULL: no clamp, else
+ * [cl[0], cl[1]] in Clip's form, or Relu's where cl[2] != 0, as
+ * pfvm__kctx_services.clamp). The x86 kernels apply it as they store
+ * their tiles (no pass of its own over C); the bits are those of C filled
+ * with the bias, the product added, then clamped. */
+typedef struct pfvm_la_epi {
+    const float *bias, *cl;
+} pfvm_la_epi;
+/* pfvm_la_sgemm_mt (apacked NULL) or pfvm_la_sgemm_packed_mt (A packed by
+ * pfvm_la_pack_a_all; a, as_m, as_k unused) with the epilogue e. */
+PFVM_INTERNAL void pfvm_la_sgemm_epi_mt(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, float alpha, const float *a,
+                                        int64_t as_m, int64_t as_k, const float *apacked, pfvm_la_pack_fn pack, void *user,
+                                        float *c, int64_t ldc, float *ws, const pfvm_la_epi *e);
+
 /* ---- tensor.c: element copies, the strided walk, index checks ---- */
 
 /* A walk over a source tensor in row-major order of the box `dims`: step
@@ -24047,6 +24062,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_indexing[] = {
 #define PFVM__LA_MR_MAX 4
 #define PFVM__LA_NR_MAX PFVM_LA_NB
 #endif
+#define PFVM__LA_MR_MAX_ALL 12 /* the tallest kernel of any build (a zero bias per row) */
 #ifndef PFVM__LA_KCW
 #define PFVM__LA_KCW 256    /* rows of a packed block with a workspace */
 #endif
@@ -24060,9 +24076,27 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_indexing[] = {
 /* A micro-kernel: c[r*ldc + j] += alpha * sum_p ap[p*mr + r] * B[p][j] for
  * r < mr, j < nr (its full tile), B[p][j] = bp[p*ldb + j] for j < nr/2 and
  * bp[p*ldb + b1 + j - nr/2] beyond: b1 is nr/2 for contiguous rows, the
- * start of the next panel when a kernel is wider than one packed panel. */
+ * start of the next panel when a kernel is wider than one packed panel.
+ * Its store is the epilogue of the product (pfvm_la_epi) as it leaves the
+ * registers: with bias, C's entries are not read but replaced,
+ * c = fma(alpha, s, bias[r]) (the bits of C filled with the bias first);
+ * with cl, each result is clamped as Clip or Relu does (pfvm__la_clamp1). */
 typedef void (*pfvm__la_kern_fn)(int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1, float *c,
-                                 int64_t ldc, float alpha);
+                                 int64_t ldc, float alpha, const float *bias, const float *cl);
+
+/* v clamped to [cl[0], cl[1]]: cl[2] != 0 is Relu's form (x > lo ? x : lo:
+ * NaN and -0 become lo), else Clip's (x < lo ? lo : x keeps them). */
+static float pfvm__la_clamp1(float v, const float *cl)
+{
+    if (cl[2] != 0.0f)
+        v = v > cl[0] ? v : cl[0];
+    else
+        v = v < cl[0] ? cl[0] : v;
+    return v > cl[1] ? cl[1] : v;
+}
+
+/* The bias of rows that have none: the epilogue's zero start. */
+static const float pfvm__la_zero_bias[PFVM__LA_MR_MAX_ALL];
 
 typedef struct pfvm__la_kern {
     int mr, nr;
@@ -24094,7 +24128,7 @@ typedef struct pfvm__la_kern {
 /* The portable micro-kernel: fixed trip counts, which compilers keep in
  * (vector) registers. */
 static void pfvm__la_kern_c(int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1, float *c,
-                            int64_t ldc, float alpha)
+                            int64_t ldc, float alpha, const float *bias, const float *cl)
 {
     float acc[PFVM__LA_PMR][PFVM__LA_PNR];
     int64_t p, r, j;
@@ -24107,8 +24141,10 @@ static void pfvm__la_kern_c(int64_t kc, const float *ap, const float *bp, int64_
                 acc[r][j] = PFVM__LA_FMA(av[r], bv[j], acc[r][j]);
     }
     for (r = 0; r < PFVM__LA_PMR; r++)
-        for (j = 0; j < PFVM__LA_PNR; j++)
-            c[r * ldc + j] = PFVM__LA_FMA(alpha, acc[r][j], c[r * ldc + j]);
+        for (j = 0; j < PFVM__LA_PNR; j++) {
+            float v = PFVM__LA_FMA(alpha, acc[r][j], bias ? bias[r] : c[r * ldc + j]);
+            c[r * ldc + j] = cl ? pfvm__la_clamp1(v, cl) : v;
+        }
 }
 #endif
 
@@ -24138,12 +24174,17 @@ static void pfvm__la_kern_c(int64_t kc, const float *ap, const float *bp, int64_
 
 /* A packed strip of A (the kernel interface above). */
 static void pfvm__la_kern_t4(int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1_, float *c,
-                             int64_t ldc, float alpha)
+                             int64_t ldc, float alpha, const float *bias, const float *cl)
 {
     PFVM__LA_T4_DECL
     const float *end = ap + 4 * (ptrdiff_t)kc;
-    ptrdiff_t lb = (ptrdiff_t)ldb, lc = (ptrdiff_t)ldc;
+    float *c0 = c;
+    ptrdiff_t lb = (ptrdiff_t)ldb, lc = (ptrdiff_t)ldc, r, j;
     (void)b1_; /* 4 columns: one panel */
+    if (bias) /* the epilogue the simple way: C's tile holds the bias first */
+        for (r = 0; r < 4; r++)
+            for (j = 0; j < 4; j++)
+                c0[r * lc + j] = bias[r];
     if (kc > 0)
         do { /* the test at the bottom only: -Os would branch twice per step */
             float a0 = ap[0], a1 = ap[1], a2 = ap[2], a3 = ap[3];
@@ -24152,6 +24193,10 @@ static void pfvm__la_kern_t4(int64_t kc, const float *ap, const float *bp, int64
             bp += lb;
         } while (ap < end);
     PFVM__LA_T4_STORE
+    if (cl)
+        for (r = 0; r < 4; r++)
+            for (j = 0; j < 4; j++)
+                c0[r * lc + j] = pfvm__la_clamp1(c0[r * lc + j], cl);
 }
 
 /* Four rows of A read where they are (as_m apart, contiguous along K). */
@@ -24186,12 +24231,30 @@ static void pfvm__la_kern_t4a(ptrdiff_t kc, const float *a, ptrdiff_t as_m, cons
         c##r##0 = FMA(a, b0, c##r##0);     \
         c##r##1 = FMA(a, b1v, c##r##1);    \
     }
-#define PFVM__LA_STORE(r)                                                              \
-    {                                                                                  \
-        float *cr = c + r * ldc;                                                       \
-        STORE(cr, FMA(al, c##r##0, LOAD(cr)));                                         \
-        STORE(cr + W, FMA(al, c##r##1, LOAD(cr + W)));                                 \
+#define PFVM__LA_CLAMP(v) MIN(hi, relu ? MAX(v, lo) : MAX(lo, v)) /* pfvm__la_clamp1's two forms */
+#define PFVM__LA_STORE(r)                                     \
+    {                                                         \
+        float *cr = c + r * ldc;                              \
+        V o0, o1;                                             \
+        if (bias) {                                           \
+            const V bv = SET1(bias[r]);                       \
+            o0 = FMA(al, c##r##0, bv);                        \
+            o1 = FMA(al, c##r##1, bv);                        \
+        } else {                                              \
+            o0 = FMA(al, c##r##0, LOAD(cr));                  \
+            o1 = FMA(al, c##r##1, LOAD(cr + W));              \
+        }                                                     \
+        if (cl) {                                             \
+            o0 = PFVM__LA_CLAMP(o0);                          \
+            o1 = PFVM__LA_CLAMP(o1);                          \
+        }                                                     \
+        STORE(cr, o0);                                        \
+        STORE(cr + W, o1);                                    \
     }
+/* The epilogue's clamp bounds (read once per tile). */
+#define PFVM__LA_EPI_DECL                                            \
+    const V lo = SET1(cl ? cl[0] : 0.0f), hi = SET1(cl ? cl[1] : 0.0f); \
+    const int relu = cl && cl[2] != 0.0f;
 /* C's rows are fetched while the products run: at the end of a long
  * row of C (a convolution's output plane) they come from far away. */
 #define PFVM__LA_PREFETCH(r)                                             \
@@ -24203,6 +24266,7 @@ static void pfvm__la_kern_t4a(ptrdiff_t kc, const float *a, ptrdiff_t as_m, cons
     {                                                     \
         const V al = SET1(alpha);                         \
         int64_t p;                                        \
+        PFVM__LA_EPI_DECL                                 \
         ROWS(PFVM__LA_PREFETCH)                           \
         ROWS(PFVM__LA_DECL)                               \
         for (p = 0; p < kc; p++, ap += MR, bp += ldb) {   \
@@ -24217,15 +24281,19 @@ static void pfvm__la_kern_t4a(ptrdiff_t kc, const float *a, ptrdiff_t as_m, cons
  * work there. */
 #define PFVM__LA_DECL_H(r) V c##r##0 = ZERO();
 #define PFVM__LA_STEP_H(r) c##r##0 = FMA(SET1(ap[r]), b0, c##r##0);
-#define PFVM__LA_STORE_H(r)                               \
-    {                                                     \
-        float *cr = c + r * ldc;                          \
-        STORE(cr, FMA(al, c##r##0, LOAD(cr)));            \
+#define PFVM__LA_STORE_H(r)                                              \
+    {                                                                    \
+        float *cr = c + r * ldc;                                         \
+        V o0 = FMA(al, c##r##0, bias ? SET1(bias[r]) : LOAD(cr));        \
+        if (cl)                                                          \
+            o0 = PFVM__LA_CLAMP(o0);                                     \
+        STORE(cr, o0);                                                   \
     }
 #define PFVM__LA_BODY_H(ROWS, MR)                         \
     {                                                     \
         const V al = SET1(alpha);                         \
         int64_t p;                                        \
+        PFVM__LA_EPI_DECL                                 \
         (void)b1;                                         \
         ROWS(PFVM__LA_DECL_H)                             \
         for (p = 0; p < kc; p++, ap += MR, bp += ldb) {   \
@@ -24245,17 +24313,19 @@ static void pfvm__la_kern_t4a(ptrdiff_t kc, const float *a, ptrdiff_t as_m, cons
 #define FMA _mm256_fmadd_ps
 #define LOAD _mm256_loadu_ps
 #define STORE _mm256_storeu_ps
+#define MIN _mm256_min_ps
+#define MAX _mm256_max_ps
 __attribute__((target("avx2,fma"))) static void pfvm__la_kern_avx2(int64_t kc, const float *ap, const float *bp,
                                                                     int64_t ldb, int64_t b1, float *c, int64_t ldc,
-                                                                    float alpha)
+                                                                    float alpha, const float *bias, const float *cl)
 PFVM__LA_BODY(PFVM__LA_ROWS6, 6)
 __attribute__((target("avx2,fma"))) static void pfvm__la_kern_avx2_4(int64_t kc, const float *ap, const float *bp,
                                                                       int64_t ldb, int64_t b1, float *c, int64_t ldc,
-                                                                    float alpha)
+                                                                    float alpha, const float *bias, const float *cl)
 PFVM__LA_BODY(PFVM__LA_ROWS4, 6)
 __attribute__((target("avx2,fma"))) static void pfvm__la_kern_avx2_h(int64_t kc, const float *ap, const float *bp,
                                                                       int64_t ldb, int64_t b1, float *c, int64_t ldc,
-                                                                      float alpha)
+                                                                      float alpha, const float *bias, const float *cl)
 PFVM__LA_BODY_H(PFVM__LA_ROWS6, 6)
 #undef V
 #undef W
@@ -24264,6 +24334,8 @@ PFVM__LA_BODY_H(PFVM__LA_ROWS6, 6)
 #undef FMA
 #undef LOAD
 #undef STORE
+#undef MIN
+#undef MAX
 
 #ifdef PFVM_AVX512_KERNELS
 #define V __m512
@@ -24273,13 +24345,15 @@ PFVM__LA_BODY_H(PFVM__LA_ROWS6, 6)
 #define FMA _mm512_fmadd_ps
 #define LOAD _mm512_loadu_ps
 #define STORE _mm512_storeu_ps
+#define MIN _mm512_min_ps
+#define MAX _mm512_max_ps
 __attribute__((target("avx512f"))) static void pfvm__la_kern_avx512(int64_t kc, const float *ap, const float *bp,
                                                                      int64_t ldb, int64_t b1, float *c, int64_t ldc,
-                                                                    float alpha)
+                                                                    float alpha, const float *bias, const float *cl)
 PFVM__LA_BODY(PFVM__LA_ROWS12, 12)
 __attribute__((target("avx512f"))) static void pfvm__la_kern_avx512_4(int64_t kc, const float *ap, const float *bp,
                                                                        int64_t ldb, int64_t b1, float *c, int64_t ldc,
-                                                                    float alpha)
+                                                                    float alpha, const float *bias, const float *cl)
 PFVM__LA_BODY(PFVM__LA_ROWS4, 12)
 #undef V
 #undef W
@@ -24288,6 +24362,8 @@ PFVM__LA_BODY(PFVM__LA_ROWS4, 12)
 #undef FMA
 #undef LOAD
 #undef STORE
+#undef MIN
+#undef MAX
 #endif
 #endif
 
@@ -24402,14 +24478,16 @@ static void pfvm__la_pack_a(const float *a, int64_t as_m, int64_t as_k, int64_t 
  * x86 host give the same bits: each entry of C takes
  * c = fma(alpha, s, c) once per PFVM_LA_KC rows of K (in order), s being
  * that chunk's products summed by fma from zero, in order. fn runs over kc
- * rows of a packed strip (rows mr_stride apart) in such chunks. */
+ * rows of a packed strip (rows mr_stride apart) in such chunks; bias (the
+ * tile's rows: C starts from it) goes to the first chunk, cl to the last. */
 static void pfvm__la_chunks(pfvm__la_kern_fn fn, int mr_stride, int64_t kc, const float *ap, const float *bp,
-                            int64_t ldb, int64_t b1, float *c, int64_t ldc, float alpha)
+                            int64_t ldb, int64_t b1, float *c, int64_t ldc, float alpha, const float *bias,
+                            const float *cl)
 {
     int64_t p, q;
     for (p = 0; p < kc; p += q) {
         q = kc - p < PFVM_LA_KC ? kc - p : PFVM_LA_KC;
-        fn(q, ap + p * mr_stride, bp + p * ldb, ldb, b1, c, ldc, alpha);
+        fn(q, ap + p * mr_stride, bp + p * ldb, ldb, b1, c, ldc, alpha, p == 0 ? bias : NULL, p + q >= kc ? cl : NULL);
     }
 }
 
@@ -24418,29 +24496,38 @@ static void pfvm__la_chunks(pfvm__la_kern_fn fn, int mr_stride, int64_t kc, cons
  * kernel runs on the whole strip (a strip shifted by 4 rows would read
  * past its end) into a tile on the stack that holds C's entries, so that
  * they round as in a whole tile. Half a tile's columns or fewer take the
- * half-width kernel where there is one (the same operations per entry). */
+ * half-width kernel where there is one (the same operations per entry).
+ * bias and cl: the tile's epilogue (pfvm__la_chunks), bias[0..mr). */
 static void pfvm__la_edge(const pfvm__la_kern *kn, int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1,
-                          float *c, int64_t ldc, float alpha, int64_t mr, int64_t nr)
+                          float *c, int64_t ldc, float alpha, int64_t mr, int64_t nr, const float *bias,
+                          const float *cl)
 {
-    float tile[PFVM__LA_MR_MAX * PFVM__LA_NR_MAX];
+    float tile[PFVM__LA_MR_MAX * PFVM__LA_NR_MAX], tbias[PFVM__LA_MR_MAX];
     int64_t r = 0, i, j;
     pfvm__la_kern_fn fn = kn->fn;
     if (kn->half && nr <= kn->nr / 2) {
         fn = kn->half;
         if (nr == kn->nr / 2 && mr == kn->mr) {
-            pfvm__la_chunks(fn, kn->mr, kc, ap, bp, ldb, b1, c, ldc, alpha);
+            pfvm__la_chunks(fn, kn->mr, kc, ap, bp, ldb, b1, c, ldc, alpha, bias, cl);
             return;
         }
     } else if (nr == kn->nr && kn->mr > 4)
         for (; mr - r >= 4; r += 4)
-            pfvm__la_chunks(kn->fn4, kn->mr, kc, ap + r, bp, ldb, b1, c + r * ldc, ldc, alpha);
+            pfvm__la_chunks(kn->fn4, kn->mr, kc, ap + r, bp, ldb, b1, c + r * ldc, ldc, alpha, bias ? bias + r : NULL,
+                            cl);
     if (r == mr)
         return;
     memset(tile, 0, sizeof tile);
     for (i = r; i < mr; i++)
         for (j = 0; j < nr; j++)
             tile[i * PFVM__LA_NR_MAX + j] = c[i * ldc + j];
-    pfvm__la_chunks(fn, kn->mr, kc, ap, bp, ldb, b1, tile, PFVM__LA_NR_MAX, alpha);
+    if (bias) { /* the kernel reads a whole strip's bias: none past row mr */
+        memset(tbias, 0, sizeof tbias);
+        for (i = 0; i < mr; i++)
+            tbias[i] = bias[i];
+        bias = tbias;
+    }
+    pfvm__la_chunks(fn, kn->mr, kc, ap, bp, ldb, b1, tile, PFVM__LA_NR_MAX, alpha, bias, cl);
     for (i = r; i < mr; i++)
         for (j = 0; j < nr; j++)
             c[i * ldc + j] = tile[i * PFVM__LA_NR_MAX + j];
@@ -24452,23 +24539,35 @@ static int64_t pfvm__la_b1(const pfvm__la_kern *kn, int64_t kc)
     return kn->nr > PFVM_LA_NB ? kc * PFVM_LA_NB : kn->nr / 2;
 }
 
+/* The epilogue of one block of the product (pfvm__la_blocked): init for
+ * the first block of K (C starts from bias[0..mc), or zero where bias is
+ * NULL), cl for the last (NULL: none). */
+typedef struct pfvm__la_bepi {
+    int init;
+    const float *bias, *cl;
+} pfvm__la_bepi;
+
 /* C (mc x nc) += alpha * A-block (packed strips) * B-block (packed panels
  * of kc x PFVM_LA_NB, one after the other, zero past nc up to a whole
- * kernel width). */
+ * kernel width); ep: NULL, or the block's epilogue. */
 static void pfvm__la_block(const pfvm__la_kern *kn, int64_t mc, int64_t nc, int64_t kc, const float *apack,
-                           const float *bpack, float *c, int64_t ldc, float alpha)
+                           const float *bpack, float *c, int64_t ldc, float alpha, const pfvm__la_bepi *ep)
 {
     int64_t j, i, b1 = pfvm__la_b1(kn, kc);
+    const float *cl = ep ? ep->cl : NULL;
     for (j = 0; j < nc; j += kn->nr) {
         int64_t nr = nc - j < kn->nr ? nc - j : kn->nr;
         /* panel j / NB, column j % NB in it (a kernel narrower than a panel) */
         const float *bp = bpack + j / PFVM_LA_NB * PFVM_LA_NB * kc + j % PFVM_LA_NB;
         for (i = 0; i < mc; i += kn->mr) {
             int64_t mr = mc - i < kn->mr ? mc - i : kn->mr;
+            const float *bias = !ep || !ep->init ? NULL : ep->bias ? ep->bias + i : pfvm__la_zero_bias;
             if (mr == kn->mr && nr == kn->nr)
-                pfvm__la_chunks(kn->fn, kn->mr, kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha);
+                pfvm__la_chunks(kn->fn, kn->mr, kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha,
+                                bias, cl);
             else
-                pfvm__la_edge(kn, kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha, mr, nr);
+                pfvm__la_edge(kn, kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha, mr, nr, bias,
+                              cl);
         }
     }
 }
@@ -24670,26 +24769,37 @@ static int pfvm__la_gemv(int64_t m, int64_t n, int64_t k, float alpha, const flo
  * kernels read B where it is (whole kernel widths) and only the last
  * columns go through packed panels (stage: PFVM__LA_NR_MAX x PFVM_LA_KC
  * floats). A is packed strip by strip. */
+/* The bias of a strip of rows i.. in the first chunk of K (pc 0), for
+ * pfvm__la_direct's epilogue (NULL: C's entries are added to). */
+static const float *pfvm__la_strip_bias(const pfvm_la_epi *e, int64_t pc, int64_t i)
+{
+    if (!e || pc > 0)
+        return NULL;
+    return e->bias ? e->bias + i : pfvm__la_zero_bias;
+}
+
 static int pfvm__la_direct(const pfvm__la_kern *kn, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                            int64_t as_m, int64_t as_k, const pfvm_la_strided *b, float *c, int64_t ldc, float *apack,
-                           float *stage)
+                           float *stage, const pfvm_la_epi *e)
 {
     int64_t pc, i, j, kc;
     if (m > 2 * kn->mr || b->s_n != 1)
         return 0;
     for (pc = 0; pc < k; pc += kc) {
         int64_t full = n / kn->nr * kn->nr;
+        const float *cl;
         kc = k - pc < PFVM_LA_KC ? k - pc : PFVM_LA_KC;
+        cl = e && pc + kc >= k ? e->cl : NULL; /* the epilogue's clamp with the last chunk of K */
         pfvm__la_pack_a(a + pc * as_k, as_m, as_k, m, kc, kn->mr, apack);
         for (j = 0; j < full; j += kn->nr)
             for (i = 0; i < m; i += kn->mr) {
                 const float *bp = b->data + pc * b->s_k + j;
                 if (m - i >= kn->mr)
                     pfvm__la_chunks(kn->fn, kn->mr, kc, apack + i * kc, bp, b->s_k, kn->nr / 2, c + i * ldc + j, ldc,
-                                    alpha);
+                                    alpha, pfvm__la_strip_bias(e, pc, i), cl);
                 else
                     pfvm__la_edge(kn, kc, apack + i * kc, bp, b->s_k, kn->nr / 2, c + i * ldc + j, ldc, alpha, m - i,
-                                  kn->nr);
+                                  kn->nr, pfvm__la_strip_bias(e, pc, i), cl);
             }
         if (j < n) {
             int64_t h;
@@ -24698,7 +24808,7 @@ static int pfvm__la_direct(const pfvm__la_kern *kn, int64_t m, int64_t n, int64_
                                      stage + h * kc);
             for (i = 0; i < m; i += kn->mr)
                 pfvm__la_edge(kn, kc, apack + i * kc, stage, PFVM_LA_NB, pfvm__la_b1(kn, kc), c + i * ldc + j, ldc,
-                              alpha, m - i < kn->mr ? m - i : kn->mr, n - j);
+                              alpha, m - i < kn->mr ? m - i : kn->mr, n - j, pfvm__la_strip_bias(e, pc, i), cl);
         }
     }
     return 1;
@@ -24743,7 +24853,7 @@ static void pfvm__la_t4_inplace(int64_t m, int64_t n, int64_t k, float alpha, co
                 pfvm__la_pack_a(a + m4 * sm + pc, as_m, 1, m - m4, kc, 4, apack);
                 for (j = 0; j < nc; j += 4)
                     pfvm__la_edge(kn, kc, apack, bpack + j, PFVM_LA_NB, 2, c + m4 * lc + jc + j, ldc, alpha, m - m4,
-                                  nc - j < 4 ? nc - j : 4);
+                                  nc - j < 4 ? nc - j : 4, NULL, NULL);
             }
         }
     }
@@ -24754,16 +24864,19 @@ static void pfvm__la_t4_inplace(int64_t m, int64_t n, int64_t k, float alpha, co
 /* The blocked product over rows i0..i1 and columns j0..j1 of C (i0 a
  * multiple of the kernel's height: a part of the whole product, whose
  * blocking bl it keeps); A comes packed in apre (pfvm_la_pack_a_all's
- * layout, mpad rows a slab) or is packed here block by block. */
+ * layout, mpad rows a slab) or is packed here block by block. e: NULL, or
+ * the product's epilogue, which the kernels apply as they store. */
 typedef struct pfvm__la_rect {
     int64_t i0, i1, j0, j1;
 } pfvm__la_rect;
 
 static void pfvm__la_blocked(const pfvm__la_kern *kn, pfvm__la_blocks bl, pfvm__la_rect r, int64_t k, float alpha,
                              const float *a, int64_t as_m, int64_t as_k, const float *apre, int64_t mpad,
-                             pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *bpack, float *apack)
+                             pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *bpack, float *apack,
+                             const pfvm_la_epi *e)
 {
     int64_t jc, pc, ic, j;
+    pfvm__la_bepi ep;
     for (jc = r.j0; jc < r.j1; jc += bl.nc) {
         int64_t nc = r.j1 - jc < bl.nc ? r.j1 - jc : bl.nc, nc_pad = pfvm__la_round(nc, kn->nr);
         for (pc = 0; pc < k; pc += bl.kc) {
@@ -24773,11 +24886,17 @@ static void pfvm__la_blocked(const pfvm__la_kern *kn, pfvm__la_blocks bl, pfvm__
                 pack(user, pc, kc, jc + j, nc - j <= 0 ? 0 : nc - j < PFVM_LA_NB ? nc - j : PFVM_LA_NB, bpack + j * kc);
             for (ic = r.i0; ic < r.i1; ic += bl.mc) {
                 int64_t mc = r.i1 - ic < bl.mc ? r.i1 - ic : bl.mc;
+                if (e) {
+                    ep.init = pc == 0;
+                    ep.bias = e->bias ? e->bias + ic : NULL;
+                    ep.cl = pc + kc >= k ? e->cl : NULL;
+                }
                 if (apre)
-                    pfvm__la_block(kn, mc, nc, kc, apre + mpad * pc + ic * kc, bpack, c + ic * ldc + jc, ldc, alpha);
+                    pfvm__la_block(kn, mc, nc, kc, apre + mpad * pc + ic * kc, bpack, c + ic * ldc + jc, ldc, alpha,
+                                   e ? &ep : NULL);
                 else {
                     pfvm__la_pack_a(a + ic * as_m + pc * as_k, as_m, as_k, mc, kc, kn->mr, apack);
-                    pfvm__la_block(kn, mc, nc, kc, apack, bpack, c + ic * ldc + jc, ldc, alpha);
+                    pfvm__la_block(kn, mc, nc, kc, apack, bpack, c + ic * ldc + jc, ldc, alpha, e ? &ep : NULL);
                 }
             }
         }
@@ -24793,29 +24912,77 @@ static pfvm__la_rect pfvm__la_whole(int64_t m, int64_t n)
     return r;
 }
 
+/* 1 when pfvm__la_gemv takes the product (one or two rows of A). */
+static int pfvm__la_gemv_fits(int64_t m, pfvm_la_pack_fn pack, const void *user)
+{
+    const pfvm_la_strided *b = (const pfvm_la_strided *)user;
+    return pack == pfvm_la_pack_strided && m <= 2 && (b->s_n == 1 || b->s_k == 1);
+}
+
+/* 1 when B (strided) is read in place rather than packed. */
+static int pfvm__la_reads_b(const pfvm__la_kern *kn, int64_t m, pfvm_la_pack_fn pack, const void *user)
+{
+    const pfvm_la_strided *b = (const pfvm_la_strided *)user;
+    if (pack != pfvm_la_pack_strided)
+        return 0;
+    return (m <= 2 && (b->s_n == 1 || b->s_k == 1)) || (m <= 2 * kn->mr && b->s_n == 1);
+}
+
+/* The epilogue the plain way, for the paths whose kernels do not store
+ * through it (B read in place, the 4x4 tile's in-place A): C's rows
+ * (columns j0..j1) filled with the bias before the product (pfvm__la_epi_fill),
+ * clamped after it (pfvm__la_epi_clamp). The same bits as in the store. */
+static void pfvm__la_epi_fill(const pfvm_la_epi *e, int64_t m, int64_t j0, int64_t j1, float *c, int64_t ldc)
+{
+    int64_t i, j;
+    for (i = 0; i < m; i++)
+        for (j = j0; j < j1; j++)
+            c[i * ldc + j] = e->bias ? e->bias[i] : 0.0f;
+}
+
+static void pfvm__la_epi_clamp(const pfvm_la_epi *e, int64_t m, int64_t j0, int64_t j1, float *c, int64_t ldc)
+{
+    int64_t i, j;
+    if (e->cl)
+        for (i = 0; i < m; i++)
+            for (j = j0; j < j1; j++)
+                c[i * ldc + j] = pfvm__la_clamp1(c[i * ldc + j], e->cl);
+}
+
 /* The engine with its small blocks in bpack (PFVM__LA_NR_MAX x kc floats)
  * and apack (2 x PFVM__LA_MR_MAX x kc), kc = min(k, PFVM_LA_KC), and, with
- * a workspace ws, its large blocks there. */
+ * a workspace ws, its large blocks there; e: NULL or the epilogue. */
 static void pfvm__la_sgemm_in(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
                               pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws, float *bpack,
-                              float *apack)
+                              float *apack, const pfvm_la_epi *e)
 {
     const pfvm__la_kern *kn = pfvm__la_pick();
     pfvm__la_blocks bl = pfvm__la_blocking(kn, m, n, k, ws != NULL);
+    int plain = pfvm__la_gemv_fits(m, pack, user);
     if (m <= 0 || n <= 0 || k <= 0)
         return;
+#ifdef PFVM__LA_T4
+    plain = plain || (!ws && as_k == 1);
+#endif
+    if (e && plain)
+        pfvm__la_epi_fill(e, m, 0, n, c, ldc);
     if (pack == pfvm_la_pack_strided &&
         (pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc) ||
-         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, apack, bpack)))
+         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, apack, bpack, e))) {
+        if (e && plain)
+            pfvm__la_epi_clamp(e, m, 0, n, c, ldc);
         return;
+    }
 #ifdef PFVM__LA_T4
     if (!ws && as_k == 1) {
         pfvm__la_t4_inplace(m, n, k, alpha, a, as_m, pack, user, c, ldc, bpack, apack);
+        if (e)
+            pfvm__la_epi_clamp(e, m, 0, n, c, ldc);
         return;
     }
 #endif
     pfvm__la_blocked(kn, bl, pfvm__la_whole(m, n), k, alpha, a, as_m, as_k, NULL, 0, pack, user, c, ldc,
-                     ws ? ws : bpack, ws ? ws + bl.kc * bl.nc : apack);
+                     ws ? ws : bpack, ws ? ws + bl.kc * bl.nc : apack, e);
 }
 
 /* The small blocks on the stack (about 12 KB at PFVM_LA_KC 128 on 32-bit
@@ -24823,27 +24990,35 @@ static void pfvm__la_sgemm_in(int64_t m, int64_t n, int64_t k, float alpha, cons
  * only a product that needs them and was given no workspace takes it. */
 PFVM__LA_NOINLINE static void pfvm__la_sgemm_stack(int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                                                    int64_t as_m, int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c,
-                                                   int64_t ldc, float *ws)
+                                                   int64_t ldc, float *ws, const pfvm_la_epi *e)
 {
     float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
-    pfvm__la_sgemm_in(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, ws, stack_b, stack_a);
+    pfvm__la_sgemm_in(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, ws, stack_b, stack_a, e);
 }
 
-PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
-                                    int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
+/* pfvm_la_sgemm_ws with an epilogue (e: NULL for none). */
+static void pfvm__la_sgemm_ws_e(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
+                                pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws, const pfvm_la_epi *e)
 {
 #ifdef PFVM_LA_NO_WORKSPACE
     /* the workspace reserved at bind holds the small blocks (pfvm_la_sgemm_ws_floats) */
     if (ws) {
         int64_t kc = k < PFVM_LA_KC ? k : PFVM_LA_KC;
-        pfvm__la_sgemm_in(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, NULL, ws, ws + kc * PFVM__LA_NR_MAX);
+        pfvm__la_sgemm_in(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, NULL, ws, ws + kc * PFVM__LA_NR_MAX, e);
         return;
     }
     if (m <= 0 || n <= 0 || k <= 0 ||
-        (pack == pfvm_la_pack_strided && pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc)))
+        (!e && pack == pfvm_la_pack_strided &&
+         pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc)))
         return; /* matrix-vector products need no blocks */
 #endif
-    pfvm__la_sgemm_stack(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, ws);
+    pfvm__la_sgemm_stack(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, ws, e);
+}
+
+PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
+                                    int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
+{
+    pfvm__la_sgemm_ws_e(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, ws, NULL);
 }
 
 /* Packed A: for each block of rows of the depth (the blocking with a
@@ -24872,14 +25047,22 @@ PFVM_INTERNAL int pfvm_la_pack_a_all(int64_t m, int64_t k, const float *a, int64
     return kn->mr;
 }
 
-PFVM_INTERNAL void pfvm_la_sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, const float *apacked,
-                                        pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
+/* pfvm_la_sgemm_packed with an epilogue (e: NULL for none). */
+static void pfvm__la_sgemm_packed_e(int64_t m, int64_t n, int64_t k, float alpha, const float *apacked,
+                                    pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws,
+                                    const pfvm_la_epi *e)
 {
     const pfvm__la_kern *kn = pfvm__la_pick();
     if (m <= 0 || n <= 0 || k <= 0)
         return;
     pfvm__la_blocked(kn, pfvm__la_blocking(kn, m, n, k, 1), pfvm__la_whole(m, n), k, alpha, NULL, 0, 0, apacked,
-                     pfvm__la_round(m, kn->mr), pack, user, c, ldc, ws, NULL);
+                     pfvm__la_round(m, kn->mr), pack, user, c, ldc, ws, NULL, e);
+}
+
+PFVM_INTERNAL void pfvm_la_sgemm_packed(int64_t m, int64_t n, int64_t k, float alpha, const float *apacked,
+                                        pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws)
+{
+    pfvm__la_sgemm_packed_e(m, n, k, alpha, apacked, pack, user, c, ldc, ws, NULL);
 }
 
 PFVM_INTERNAL void pfvm_la_sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
@@ -24933,6 +25116,7 @@ typedef struct pfvm__la_par {
     int chunks;           /* rectangles the tasks take in turn */
     int next;             /* the next rectangle to take (where the compiler has atomics) */
     int reads_b;          /* B read in place (pfvm__la_gemv or pfvm__la_direct) */
+    const pfvm_la_epi *e; /* NULL, or the product's epilogue */
 } pfvm__la_par;
 
 /* The tasks take rectangles from a shared counter where gcc and clang's
@@ -24947,15 +25131,6 @@ typedef struct pfvm__la_par {
 #define PFVM__LA_CLAIM(p, i, c) ((c) = (i))
 #define PFVM__LA_NEXT(p, c) ((c) += (p)->parts)
 #endif
-
-/* 1 when B (strided) is read in place rather than packed. */
-static int pfvm__la_reads_b(const pfvm__la_kern *kn, int64_t m, pfvm_la_pack_fn pack, const void *user)
-{
-    const pfvm_la_strided *b = (const pfvm_la_strided *)user;
-    if (pack != pfvm_la_pack_strided)
-        return 0;
-    return (m <= 2 && (b->s_n == 1 || b->s_k == 1)) || (m <= 2 * kn->mr && b->s_n == 1);
-}
 
 static void pfvm__la_rect_run(pfvm__la_par *p, int chunk, float *ws)
 {
@@ -24975,14 +25150,19 @@ static void pfvm__la_rect_run(pfvm__la_par *p, int chunk, float *ws)
         pfvm_la_strided b = *(const pfvm_la_strided *)p->user;
         float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
         int64_t n = r.j1 - r.j0;
+        int plain = p->e && pfvm__la_gemv_fits(p->m, p->pack, p->user);
         b.data += r.j0 * b.s_n;
+        if (plain)
+            pfvm__la_epi_fill(p->e, p->m, r.j0, r.j1, p->c, p->ldc);
         if (!pfvm__la_gemv(p->m, n, p->k, p->alpha, p->a, p->as_m, p->as_k, &b, p->c + r.j0, p->ldc))
             pfvm__la_direct(p->kn, p->m, n, p->k, p->alpha, p->a, p->as_m, p->as_k, &b, p->c + r.j0, p->ldc, stack_a,
-                            stack_b);
+                            stack_b, p->e);
+        if (plain)
+            pfvm__la_epi_clamp(p->e, p->m, r.j0, r.j1, p->c, p->ldc);
         return;
     }
     pfvm__la_blocked(p->kn, p->bl, r, p->k, p->alpha, p->a, p->as_m, p->as_k, p->apre, p->mpad, p->pack, p->user, p->c,
-                     p->ldc, ws, ws + p->bl.kc * p->bl.nc);
+                     p->ldc, ws, ws + p->bl.kc * p->bl.nc, p->e);
 }
 
 /* Task i: rectangles until none is left, in workspace i. */
@@ -25039,9 +25219,10 @@ static void pfvm__la_run(pfvm_kctx *k, pfvm__la_par *p)
     if (parts > 1)
         pfvm_kctx_parallel(k, parts, pfvm__la_part, p);
     else if (p->apre)
-        pfvm_la_sgemm_packed(p->m, p->n, p->k, p->alpha, p->apre, p->pack, p->user, p->c, p->ldc, p->ws);
+        pfvm__la_sgemm_packed_e(p->m, p->n, p->k, p->alpha, p->apre, p->pack, p->user, p->c, p->ldc, p->ws, p->e);
     else
-        pfvm_la_sgemm_ws(p->m, p->n, p->k, p->alpha, p->a, p->as_m, p->as_k, p->pack, p->user, p->c, p->ldc, p->ws);
+        pfvm__la_sgemm_ws_e(p->m, p->n, p->k, p->alpha, p->a, p->as_m, p->as_k, p->pack, p->user, p->c, p->ldc, p->ws,
+                            p->e);
 }
 
 PFVM_INTERNAL void pfvm_la_sgemm_mt(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, float alpha, const float *a,
@@ -25065,6 +25246,23 @@ PFVM_INTERNAL void pfvm_la_sgemm_packed_mt(pfvm_kctx *k, int64_t m, int64_t n, i
     p.m = m, p.n = n, p.k = kk, p.alpha = alpha;
     p.apre = apacked;
     p.pack = pack, p.user = user, p.c = c, p.ldc = ldc, p.ws = ws;
+    pfvm__la_run(k, &p);
+}
+
+PFVM_INTERNAL void pfvm_la_sgemm_epi_mt(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, float alpha, const float *a,
+                                        int64_t as_m, int64_t as_k, const float *apacked, pfvm_la_pack_fn pack, void *user,
+                                        float *c, int64_t ldc, float *ws, const pfvm_la_epi *e)
+{
+    pfvm__la_par p;
+    memset(&p, 0, sizeof p);
+    p.m = m, p.n = n, p.k = kk, p.alpha = alpha;
+    p.a = a, p.as_m = as_m, p.as_k = as_k, p.apre = apacked;
+    p.pack = pack, p.user = user, p.c = c, p.ldc = ldc, p.ws = ws, p.e = e;
+    if (e && m > 0 && n > 0 && kk <= 0) { /* no product: C is the epilogue of zero */
+        pfvm__la_epi_fill(e, m, 0, n, c, ldc);
+        pfvm__la_epi_clamp(e, m, 0, n, c, ldc);
+        return;
+    }
     pfvm__la_run(k, &p);
 }
 
@@ -28327,7 +28525,7 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
 static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias,
                                    float *y, const pfvm__nn_packed *pk, const float *cl)
 {
-    int64_t n, gr, m;
+    int64_t n, gr;
     int failed = 0, is2d, direct = 0;
     pfvm__nn_2d dw;
     float *ws;
@@ -28352,36 +28550,26 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
         for (gr = 0; gr < g->group; gr++) {
             const float *xg = x + (n * g->C + gr * g->CG) * g->in_plane;
             float *yg = y + (n * g->M + gr * g->MG) * g->out_plane;
-            for (m = 0; m < g->MG; m++)
-                pfvm__nn_fill(yg + m * g->out_plane, g->out_plane, bias ? bias[gr * g->MG + m] : 0.0f);
+            const float *ap = pk && ws ? pk->a + gr * pk->per_group : NULL;
+            pfvm_la_epi e; /* the bias and the clamp, applied by the engine as it stores */
+            e.bias = bias ? bias + gr * g->MG : NULL;
+            e.cl = cl;
             if (pfvm__nn_pointwise(g)) {
                 pfvm_la_strided b;
                 b.data = xg;
                 b.s_k = g->in_plane;
                 b.s_n = 1;
-                if (pk && ws)
-                    pfvm_la_sgemm_packed_mt(k, g->MG, g->out_plane, g->CG, 1.0f, pk->a + gr * pk->per_group,
-                                            pfvm_la_pack_strided, &b, yg, g->out_plane, ws);
-                else
-                    pfvm_la_sgemm_mt(k, g->MG, g->out_plane, g->CG, 1.0f, wt + gr * g->MG * g->CG, g->CG, 1,
-                                     pfvm_la_pack_strided, &b, yg, g->out_plane, ws);
+                pfvm_la_sgemm_epi_mt(k, g->MG, g->out_plane, g->CG, 1.0f, wt + gr * g->MG * g->CG, g->CG, 1, ap,
+                                     pfvm_la_pack_strided, &b, yg, g->out_plane, ws, &e);
             } else {
                 pfvm__nn_cpack cp;
                 cp.x = xg;
                 cp.g = g;
                 cp.d = &dw;
-                if (pk && ws)
-                    pfvm_la_sgemm_packed_mt(k, g->MG, g->out_plane, g->CG * g->kk, 1.0f, pk->a + gr * pk->per_group,
-                                            is2d ? pfvm__nn_pack2d_fn(&dw) : pfvm__nn_pack_conv, &cp, yg, g->out_plane, ws);
-                else
-                    pfvm_la_sgemm_mt(k, g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk,
-                                     g->CG * g->kk, 1, is2d ? pfvm__nn_pack2d_fn(&dw) : pfvm__nn_pack_conv, &cp, yg,
-                                     g->out_plane, ws);
+                pfvm_la_sgemm_epi_mt(k, g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk,
+                                     g->CG * g->kk, 1, ap, is2d ? pfvm__nn_pack2d_fn(&dw) : pfvm__nn_pack_conv, &cp, yg,
+                                     g->out_plane, ws, &e);
             }
-#ifdef PFVM_DISPATCH_CLONES
-            if (cl) /* while this group's outputs may still be in cache */
-                pfvm__nn_clamp(yg, g->MG * g->out_plane, cl);
-#endif
         }
     (void)cl;
     return PFVM_OK;

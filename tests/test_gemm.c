@@ -88,23 +88,37 @@ static void reference(int64_t m, int64_t n, int64_t k, float alpha, const float 
         }
 }
 
+/* The epilogue's clamp, as Relu (form != 0) or Clip does it. */
+static float clamp_ref(float v, const float *cl)
+{
+    if (cl[2] != 0.0f)
+        v = v > cl[0] ? v : cl[0];
+    else
+        v = v < cl[0] ? cl[0] : v;
+    return v > cl[1] ? cl[1] : v;
+}
+
 /* One product through the engine and the reference; variant: 0 a strided
  * B the engine sees as such, 1 the same through another pack function, 2
  * a B with no unit stride (never the matrix-vector path); with and
- * without a workspace. */
-static void one(int64_t m, int64_t n, int64_t k, float alpha, int ta, int variant, int ws)
+ * without a workspace. epi: 0 C += A*B (pfvm_la_sgemm_ws); 1 C = Relu(A*B
+ * + bias), a NaN bias among them; 2 C = Clip(A*B, -1, 2) (no bias), with
+ * A packed at bind where there is a workspace (pfvm_la_sgemm_epi_mt): the
+ * bits of C filled with the bias, the product added, then clamped. */
+static void one(int64_t m, int64_t n, int64_t k, float alpha, int ta, int variant, int ws, int epi)
 {
     int64_t ldc = n + 3, i, bsize = (k + 1) * (2 * n + 1) + 2 * n + 1;
     float *a = (float *)malloc((size_t)(m * k) * sizeof(float));
     float *bd = (float *)malloc((size_t)bsize * sizeof(float));
     float *c = (float *)malloc((size_t)(m * ldc) * sizeof(float));
     float *r = (float *)malloc((size_t)(m * ldc) * sizeof(float));
-    float *w = NULL;
+    float *w = NULL, *bias = (float *)malloc((size_t)m * sizeof(float)), *apk = NULL;
+    static const float relu[3] = {0.0f, 1e30f, 1.0f}, clip[3] = {-1.0f, 2.0f, 0.0f};
     size_t wf = pfvm_la_sgemm_ws_floats(m, n, k);
     int64_t as_m = ta ? 1 : k, as_k = ta ? m : 1, gemv;
     pfvm_la_strided pb;
     strided_b sb;
-    if (!a || !bd || !c || !r) {
+    if (!a || !bd || !c || !r || !bias) {
         CHECK(!"out of memory");
         goto done;
     }
@@ -118,6 +132,11 @@ static void one(int64_t m, int64_t n, int64_t k, float alpha, int ta, int varian
         bd[i] = rnd();
     for (i = 0; i < m * ldc; i++)
         r[i] = c[i] = rnd();
+    for (i = 0; i < m; i++)
+        bias[i] = i == 3 ? NAN : rnd();
+    if (epi) /* the reference starts from the bias (the engine does not read C) */
+        for (i = 0; i < m * ldc; i++)
+            r[i] = i % ldc < n ? (epi == 1 ? bias[i / ldc] : 0.0f) : r[i];
     pb.data = bd;
     if (variant == 2) {
         pb.s_k = 2 * n + 1;
@@ -133,17 +152,33 @@ static void one(int64_t m, int64_t n, int64_t k, float alpha, int ta, int varian
     sb.s_k = pb.s_k;
     sb.s_n = pb.s_n;
     gemv = variant == 0 && m <= 2 ? (pb.s_n == 1 ? 1 : 2) : 0;
-    pfvm_la_sgemm_ws(m, n, k, alpha, a, as_m, as_k, variant == 1 ? pack_other : pfvm_la_pack_strided, &pb, c, ldc, w);
-    reference(m, n, k, alpha, a, as_m, as_k, &sb, r, ldc, gemv);
+    if (epi) {
+        pfvm_la_epi e;
+        e.bias = epi == 1 ? bias : NULL;
+        e.cl = epi == 1 ? relu : clip;
+        if (epi == 2 && w && (apk = (float *)malloc(pfvm_la_packed_floats(m, k) * sizeof(float))) != NULL)
+            pfvm_la_pack_a_all(m, k, a, as_m, as_k, apk);
+        pfvm_la_sgemm_epi_mt(NULL, m, n, k, alpha, a, as_m, as_k, apk, variant == 1 ? pack_other : pfvm_la_pack_strided,
+                             &pb, c, ldc, w, &e);
+        reference(m, n, k, alpha, a, as_m, as_k, &sb, r, ldc, gemv);
+        for (i = 0; i < m * ldc; i++)
+            if (i % ldc < n)
+                r[i] = clamp_ref(r[i], e.cl);
+    } else {
+        pfvm_la_sgemm_ws(m, n, k, alpha, a, as_m, as_k, variant == 1 ? pack_other : pfvm_la_pack_strided, &pb, c, ldc, w);
+        reference(m, n, k, alpha, a, as_m, as_k, &sb, r, ldc, gemv);
+    }
     CHECK_MSG(memcmp(c, r, (size_t)(m * ldc) * sizeof(float)) == 0,
-              "m %lld n %lld k %lld alpha %g transA %d variant %d workspace %d: not the rule's bits", (long long)m,
-              (long long)n, (long long)k, alpha, ta, variant, ws && wf);
+              "m %lld n %lld k %lld alpha %g transA %d variant %d workspace %d epilogue %d packed A %d: not the rule's bits",
+              (long long)m, (long long)n, (long long)k, alpha, ta, variant, ws && wf, epi, apk != NULL);
 done:
     free(a);
     free(bd);
     free(c);
     free(r);
     free(w);
+    free(bias);
+    free(apk);
 }
 
 int main(void)
@@ -152,14 +187,15 @@ int main(void)
     static const int64_t ns[] = {1, 3, 4, 8, 15, 16, 17, 24, 33, 70};
     static const int64_t ks[] = {1, 2, 7, PFVM_LA_KC, PFVM_LA_KC + 1, 300};
     size_t im, in, ik;
-    int variant, ws, ta;
+    int variant, ws, ta, epi;
     for (im = 0; im < sizeof ms / sizeof ms[0]; im++)
         for (in = 0; in < sizeof ns / sizeof ns[0]; in++)
             for (ik = 0; ik < sizeof ks / sizeof ks[0]; ik++)
                 for (variant = 0; variant < 3; variant++)
-                    for (ws = 0; ws < 2; ws++) {
-                        ta = (int)((im + in + ik) % 2);
-                        one(ms[im], ns[in], ks[ik], (ik + (size_t)variant) % 2 ? 0.75f : 1.0f, ta, variant, ws);
-                    }
+                    for (ws = 0; ws < 2; ws++)
+                        for (epi = 0; epi < 3; epi++) {
+                            ta = (int)((im + in + ik + (size_t)epi) % 2);
+                            one(ms[im], ns[in], ks[ik], (ik + (size_t)variant) % 2 ? 0.75f : 1.0f, ta, variant, ws, epi);
+                        }
     return CHECK_END();
 }

@@ -1816,7 +1816,7 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
 static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias,
                                    float *y, const pfvm__nn_packed *pk, const float *cl)
 {
-    int64_t n, gr, m;
+    int64_t n, gr;
     int failed = 0, is2d, direct = 0;
     pfvm__nn_2d dw;
     float *ws;
@@ -1841,36 +1841,26 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
         for (gr = 0; gr < g->group; gr++) {
             const float *xg = x + (n * g->C + gr * g->CG) * g->in_plane;
             float *yg = y + (n * g->M + gr * g->MG) * g->out_plane;
-            for (m = 0; m < g->MG; m++)
-                pfvm__nn_fill(yg + m * g->out_plane, g->out_plane, bias ? bias[gr * g->MG + m] : 0.0f);
+            const float *ap = pk && ws ? pk->a + gr * pk->per_group : NULL;
+            pfvm_la_epi e; /* the bias and the clamp, applied by the engine as it stores */
+            e.bias = bias ? bias + gr * g->MG : NULL;
+            e.cl = cl;
             if (pfvm__nn_pointwise(g)) {
                 pfvm_la_strided b;
                 b.data = xg;
                 b.s_k = g->in_plane;
                 b.s_n = 1;
-                if (pk && ws)
-                    pfvm_la_sgemm_packed_mt(k, g->MG, g->out_plane, g->CG, 1.0f, pk->a + gr * pk->per_group,
-                                            pfvm_la_pack_strided, &b, yg, g->out_plane, ws);
-                else
-                    pfvm_la_sgemm_mt(k, g->MG, g->out_plane, g->CG, 1.0f, wt + gr * g->MG * g->CG, g->CG, 1,
-                                     pfvm_la_pack_strided, &b, yg, g->out_plane, ws);
+                pfvm_la_sgemm_epi_mt(k, g->MG, g->out_plane, g->CG, 1.0f, wt + gr * g->MG * g->CG, g->CG, 1, ap,
+                                     pfvm_la_pack_strided, &b, yg, g->out_plane, ws, &e);
             } else {
                 pfvm__nn_cpack cp;
                 cp.x = xg;
                 cp.g = g;
                 cp.d = &dw;
-                if (pk && ws)
-                    pfvm_la_sgemm_packed_mt(k, g->MG, g->out_plane, g->CG * g->kk, 1.0f, pk->a + gr * pk->per_group,
-                                            is2d ? pfvm__nn_pack2d_fn(&dw) : pfvm__nn_pack_conv, &cp, yg, g->out_plane, ws);
-                else
-                    pfvm_la_sgemm_mt(k, g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk,
-                                     g->CG * g->kk, 1, is2d ? pfvm__nn_pack2d_fn(&dw) : pfvm__nn_pack_conv, &cp, yg,
-                                     g->out_plane, ws);
+                pfvm_la_sgemm_epi_mt(k, g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk,
+                                     g->CG * g->kk, 1, ap, is2d ? pfvm__nn_pack2d_fn(&dw) : pfvm__nn_pack_conv, &cp, yg,
+                                     g->out_plane, ws, &e);
             }
-#ifdef PFVM_DISPATCH_CLONES
-            if (cl) /* while this group's outputs may still be in cache */
-                pfvm__nn_clamp(yg, g->MG * g->out_plane, cl);
-#endif
         }
     (void)cl;
     return PFVM_OK;

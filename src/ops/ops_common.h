@@ -147,6 +147,21 @@ PFVM_INTERNAL void pfvm_la_sgemm_packed_mt(pfvm_kctx *k, int64_t m, int64_t n, i
                                            const float *apacked, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc,
                                            float *ws);
 
+/* The epilogue of a product: C = clamp(alpha * A * B + bias[i]) where
+ * C's entries are not read (bias NULL: zero; cl NULL: no clamp, else
+ * [cl[0], cl[1]] in Clip's form, or Relu's where cl[2] != 0, as
+ * pfvm__kctx_services.clamp). The x86 kernels apply it as they store
+ * their tiles (no pass of its own over C); the bits are those of C filled
+ * with the bias, the product added, then clamped. */
+typedef struct pfvm_la_epi {
+    const float *bias, *cl;
+} pfvm_la_epi;
+/* pfvm_la_sgemm_mt (apacked NULL) or pfvm_la_sgemm_packed_mt (A packed by
+ * pfvm_la_pack_a_all; a, as_m, as_k unused) with the epilogue e. */
+PFVM_INTERNAL void pfvm_la_sgemm_epi_mt(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, float alpha, const float *a,
+                                        int64_t as_m, int64_t as_k, const float *apacked, pfvm_la_pack_fn pack, void *user,
+                                        float *c, int64_t ldc, float *ws, const pfvm_la_epi *e);
+
 /* ---- tensor.c: element copies, the strided walk, index checks ---- */
 
 /* A walk over a source tensor in row-major order of the box `dims`: step
