@@ -233,12 +233,14 @@
  *                         pfvm's flash -4.0 KB (bench/mcu.md)
  *   PFVM_CONV_NO_DIRECT   Conv leaves out the direct loops of 32-bit Arm
  *                         (convolutions with at most 4 output channels per
- *                         group, and depthwise planes, read in place; the
+ *                         group, or 8 over at most 3 input channels, and
+ *                         depthwise planes, read in place; the
  *                         same bits as the matrix engine and the depthwise
  *                         kernel, which then run them). `interp ops
  *                         --config` writes it when no Conv of the models
- *                         has 4 or fewer output channels per group (or
- *                         their weights' shape is unknown)
+ *                         has 4 or fewer output channels per group (8
+ *                         over 3 or fewer input channels), or their
+ *                         weights' shape is unknown
  *   PFVM_CONV_DIRECT      those loops on other targets without CPU dispatch,
  *                         for tests
  *   PFVM_POOL_NO_INT8     MaxPool leaves out its 8-bit planes (int8 and uint8
@@ -2933,6 +2935,13 @@ typedef struct pfvm__kctx_services {
 /* pfvm_op_def.flags, pfvm's own operators only: the float kernel honors
  * pfvm__kctx_services.clamp (Conv) */
 #define PFVM__OP_STORE_CLAMP 0x40000000u
+/* Builds whose Conv honors the clamp: x86's (the depthwise kernel's AVX2
+ * stores gain) and 32-bit Arm's (the clamp pass after each group costs
+ * less than the fused-loop engine's Relu pass; PFVM_CONV_DIRECT forces
+ * the Arm choice on a host, for tests). */
+#if defined(PFVM_DISPATCH_CLONES) || defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__))
+#define PFVM__STORE_CLAMP 1
+#endif
 /* Runs subgraph g of the running node with the given inputs (g's formal
  * inputs, in order); outer-scope values resolve to the caller's. Outputs
  * are deep copies the caller owns (free with pfvm_tensor_free). Without an
@@ -21136,11 +21145,11 @@ static int pfvm__fz_head_reads(const pfvm__fz_prog *p, int j)
  * a MIN micro-op or MAX then MIN, each on the result before it and a
  * one-value input that is not NaN, or one RELU micro-op? Then lohi gets
  * the bounds (-inf, inf for a missing one) and the form (lohi[2], as
- * pfvm__kctx_services.clamp) and the head can clamp as it stores. x86 builds only
- * (the depthwise kernel's AVX2 stores are what gains). */
+ * pfvm__kctx_services.clamp) and the head can clamp as it stores. Builds
+ * with PFVM__STORE_CLAMP only (src/opi/opi.h). */
 static int pfvm__fz_head_clamp(const pfvm__fz_prog *p, const pfvm_kctx *k, float *lohi)
 {
-#ifdef PFVM_DISPATCH_CLONES
+#ifdef PFVM__STORE_CLAMP
     int i, j, src, n = (int)stbds_arrlen(p->ins);
     if (!p->head || !p->head->op || !(p->head->op->flags & PFVM__OP_STORE_CLAMP) || p->tail ||
         stbds_arrlen(p->sinks) || p->n_out != 1 || n < 1 || n > 2 || !k->services || p->n_ld <= p->n_in ||
@@ -24213,6 +24222,25 @@ static void pfvm__la_kern_t4a(ptrdiff_t kc, const float *a, ptrdiff_t as_m, cons
         } while (p0 < end);
     PFVM__LA_T4_STORE
 }
+
+/* Four rows of A (as_m apart) times four columns of B (sn apart), both
+ * contiguous along K: a transposed B (Gemm's transB, MatMul of a
+ * transposed view) read where it is, no panel packed. The same fused
+ * multiply-adds in the same order as pfvm__la_kern_t4a on a packed panel. */
+static void pfvm__la_kern_t4d(ptrdiff_t kc, const float *a, ptrdiff_t as_m, const float *b, ptrdiff_t sn, float *c,
+                              ptrdiff_t lc, float alpha)
+{
+    PFVM__LA_T4_DECL
+    const float *p0 = a, *p1 = p0 + as_m, *p2 = p1 + as_m, *p3 = p2 + as_m, *end = a + kc;
+    const float *q0 = b, *q1 = q0 + sn, *q2 = q1 + sn, *q3 = q2 + sn;
+    if (kc > 0)
+        do {
+            float a0 = *p0++, a1 = *p1++, a2 = *p2++, a3 = *p3++;
+            float b0 = *q0++, b1 = *q1++, b2 = *q2++, b3 = *q3++;
+            PFVM__LA_T4_ROW(0) PFVM__LA_T4_ROW(1) PFVM__LA_T4_ROW(2) PFVM__LA_T4_ROW(3)
+        } while (p0 < end);
+    PFVM__LA_T4_STORE
+}
 #undef PFVM__LA_T4_DECL
 #undef PFVM__LA_T4_ROW
 #undef PFVM__LA_T4_STEP
@@ -24858,6 +24886,41 @@ static void pfvm__la_t4_inplace(int64_t m, int64_t n, int64_t k, float alpha, co
         }
     }
 }
+
+/* pfvm__la_t4_inplace for a strided B whose rows (s_n == 1: Conv 1x1's
+ * input planes, a plain MatMul) or columns (s_k == 1: a transposed B) are
+ * contiguous: the whole 4x4 tiles read B in place (no panel packed, no
+ * copy); the last columns and rows (fewer than 4) go to
+ * pfvm__la_t4_inplace. Every entry of C takes the same PFVM_LA_KC blocks
+ * of K in the same order as there, so the same bits. 0: not taken. */
+static int pfvm__la_t4_strided(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
+                               const pfvm_la_strided *b, float *c, int64_t ldc, float *bpack, float *apack)
+{
+    ptrdiff_t pc, i, j, kc, m4 = (ptrdiff_t)(m / 4 * 4), n4 = (ptrdiff_t)(n / 4 * 4), sm = (ptrdiff_t)as_m;
+    ptrdiff_t lc = (ptrdiff_t)ldc, sk = (ptrdiff_t)b->s_k, sn = (ptrdiff_t)b->s_n;
+    if ((sn != 1 && sk != 1) || !m4 || !n4)
+        return 0;
+    for (pc = 0; pc < k; pc += kc) {
+        kc = k - pc < PFVM_LA_KC ? (ptrdiff_t)(k - pc) : PFVM_LA_KC;
+        for (j = 0; j < n4; j += 4)
+            for (i = 0; i < m4; i += 4) {
+                const float *bj = b->data + pc * sk + j * sn;
+                if (sn == 1)
+                    pfvm__la_kern_t4a(kc, a + i * sm + pc, sm, bj, sk, c + i * lc + j, lc, alpha);
+                else
+                    pfvm__la_kern_t4d(kc, a + i * sm + pc, sm, bj, sn, c + i * lc + j, lc, alpha);
+            }
+    }
+    if (n4 < n) {
+        pfvm_la_strided rest = *b;
+        rest.data += n4 * sn;
+        pfvm__la_t4_inplace(m4, n - n4, k, alpha, a, as_m, pfvm_la_pack_strided, &rest, c + n4, ldc, bpack, apack);
+    }
+    if (m4 < m)
+        pfvm__la_t4_inplace(m - m4, n, k, alpha, a + m4 * sm, as_m, pfvm_la_pack_strided, (void *)b, c + m4 * lc, ldc,
+                            bpack, apack);
+    return 1;
+}
 #endif
 
 
@@ -24975,7 +25038,9 @@ static void pfvm__la_sgemm_in(int64_t m, int64_t n, int64_t k, float alpha, cons
     }
 #ifdef PFVM__LA_T4
     if (!ws && as_k == 1) {
-        pfvm__la_t4_inplace(m, n, k, alpha, a, as_m, pack, user, c, ldc, bpack, apack);
+        if (pack != pfvm_la_pack_strided ||
+            !pfvm__la_t4_strided(m, n, k, alpha, a, as_m, (const pfvm_la_strided *)user, c, ldc, bpack, apack))
+            pfvm__la_t4_inplace(m, n, k, alpha, a, as_m, pack, user, c, ldc, bpack, apack);
         if (e)
             pfvm__la_epi_clamp(e, m, 0, n, c, ldc);
         return;
@@ -25572,6 +25637,18 @@ static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, float b
         if (cd != 1 && cd != yd)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "C dimension %lld does not broadcast to %lld",
                                  (long long)cd, (long long)yd);
+    }
+    if (Cb->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT && Y->rank == 2 && Cb->rank <= 2 &&
+        pfvm_tensor_numel(Cb) == Y->dims[1] && (Cb->rank < 2 || Cb->dims[0] == 1)) {
+        /* a bias row (the usual Gemm): row by row, without the broadcast
+         * iterator's per-span calls (the same products) */
+        const float *c = (const float *)Cb->data;
+        float *y = (float *)Y->data;
+        ptrdiff_t i, j, m = (ptrdiff_t)Y->dims[0], n = (ptrdiff_t)Y->dims[1];
+        for (i = 0; i < m; i++, y += n)
+            for (j = 0; j < n; j++)
+                y[j] = beta * c[j];
+        return PFVM_OK;
     }
     b.c = Cb;
     b.y = Y;
@@ -26732,6 +26809,29 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_misc[] = {
 #if !defined(PFVM_DISPATCH_CLONES) && !defined(PFVM_CONV_NO_DIRECT) &&                                    \
     (defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__)))
 #define PFVM__NN_DIRECT 1
+#endif
+
+#ifdef PFVM__NN_DIRECT
+/* dst[0..wp) = input row src's column q - pl, 0 outside [0, w): one loop
+ * with a test, 4 values a step inside, where gcc -Os turns plain copy and
+ * zero loops of a few values into calls of newlib-nano's memcpy and
+ * memset (the direct band's rows: cnn_small 822,240 instructions where
+ * those calls took 826,440; the depthwise planes keep one memset and a
+ * memcpy per row, which cost less than this loop on 5-column rows). */
+static void pfvm__nn_pad_row(float *dst, const float *src, int32_t wp, int32_t pl, int32_t w)
+{
+    int32_t q, iw;
+    for (q = 0; q < wp; q++) {
+        iw = q - pl;
+        if (iw >= 0 && iw + 4 <= w && q + 4 <= wp) {
+            float v0 = src[iw], v1 = src[iw + 1], v2 = src[iw + 2], v3 = src[iw + 3];
+            dst[q] = v0, dst[q + 1] = v1, dst[q + 2] = v2, dst[q + 3] = v3;
+            q += 3;
+        } else {
+            dst[q] = iw >= 0 && iw < w ? src[iw] : 0.0f;
+        }
+    }
+}
 #endif
 
 /* ---- element access ------------------------------------------------------------- */
@@ -28158,12 +28258,14 @@ PFVM__NN_DK18(pfvm__nn_dk18_s1, 1)
 PFVM__NN_DK18(pfvm__nn_dk18_s2, 2)
 
 /* Whether the direct loops take a window: at most 4 output channels per
- * group (more share the engine's packed input well), at most PFVM_LA_KC
+ * group (more share the engine's packed input well; up to 8 over at most
+ * 3 input channels, a first convolution over an image's colours, whose
+ * im2col costs the engine more than its products), at most PFVM_LA_KC
  * weights per output channel (one chain of the engine's), column stride 1
  * or 2, not a 1x1 product (the engine's plain product). */
 static int pfvm__nn_direct_window(const pfvm__nn_win *w, int64_t mg, int64_t cg, int64_t kk)
 {
-    return mg <= 4 && cg * kk <= PFVM_LA_KC && (w->s[1] == 1 || w->s[1] == 2) && w->k[2] == 1 &&
+    return (mg <= 4 || (mg <= 8 && cg <= 3)) && cg * kk <= PFVM_LA_KC && (w->s[1] == 1 || w->s[1] == 2) && w->k[2] == 1 &&
            !(kk == 1 && w->s[0] == 1 && w->s[1] == 1 && !w->pb[0] && !w->pb[1] && !w->pe[0] && !w->pe[1]);
 }
 
@@ -28207,15 +28309,15 @@ static void pfvm__nn_direct_one(const pfvm__nn_2d *d, int32_t cg, const float *x
 /* The window's positions in rows [kha, khb) for channels w[0..ch) (K
  * weights apart); returns their count. */
 static int32_t pfvm__nn_direct_table(const pfvm__nn_2d *d, int32_t cg, const float *w, int32_t K, int ch, int32_t kha,
-                                     int32_t khb, pfvm__nn_dent *e)
+                                     int32_t khb, int32_t cs, int32_t rs, pfvm__nn_dent *e)
 {
-    int32_t c, r, t, n = 0, plane = d->H * d->W;
+    int32_t c, r, t, n = 0;
     int i;
-    for (c = 0; c < cg; c++)
+    for (c = 0; c < cg; c++) /* input channels cs apart, the window's rows rs apart */
         for (r = kha; r < khb; r++)
             for (t = 0; t < d->KW; t++, n++) {
                 int32_t p = (c * d->KH + r) * d->KW + t;
-                e[n].off = c * plane + (r - kha) * d->DH * d->W + t * d->DW;
+                e[n].off = c * cs + (r - kha) * rs + t * d->DW;
                 for (i = 0; i < 2; i++)
                     e[n].w[i] = i < ch ? w[i * K + p] : 0.0f;
             }
@@ -28255,7 +28357,7 @@ static void pfvm__nn_direct_block(const pfvm__nn_2d *d, int32_t cg, const float 
             if (ow == ia) { /* the interior: blocks, the last one ending at ib (recomputing some columns) */
                 int32_t row0 = khb > kha ? (ih0 + kha * d->DH) * d->W - d->PL : 0;
                 if (kha != kha0 || khb != khb0) {
-                    n = pfvm__nn_direct_table(d, cg, w, K, ch, kha, khb, tab);
+                    n = pfvm__nn_direct_table(d, cg, w, K, ch, kha, khb, d->H * d->W, d->DH * d->W, tab);
                     kha0 = kha;
                     khb0 = khb;
                 }
@@ -28273,6 +28375,68 @@ static void pfvm__nn_direct_block(const pfvm__nn_2d *d, int32_t cg, const float 
     }
 }
 
+/* The input rows of one output row, zero-padded (floats on the stack) */
+#ifndef PFVM__NN_BAND
+#define PFVM__NN_BAND 256
+#endif
+
+/* All mg output channels of one image and group, row by row: the cg x
+ * (window rows) input rows an output row reads are copied into a band
+ * with the left and right padding as zeros, so every column runs in the
+ * 8-column blocks (no column at the border one at a time: 16
+ * instructions per multiply-add there) and the copy serves every channel
+ * pair. Adding weight x 0 in the padding columns is what the engine does
+ * (the same bits; rows in the padding are skipped as in
+ * pfvm__nn_direct_block). The pairs' tables (rebuilt when the window's
+ * valid rows change) must fit PFVM_LA_KC entries, the band
+ * PFVM__NN_BAND floats, and a row 8 columns: else 0. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int pfvm__nn_direct_band(const pfvm__nn_2d *d, int32_t cg, int32_t mg, const float *x, const float *w,
+                                const float *bias, float *y)
+{
+    float band[PFVM__NN_BAND], b[8];
+    pfvm__nn_dent tab[PFVM_LA_KC];
+    int32_t K = cg * d->KH * d->KW, np = (mg + 1) / 2, wp = (d->OW - 1) * d->SW + (d->KW - 1) * d->DW + 1;
+    int32_t oplane = d->OH * d->OW, plane = d->H * d->W, kha0 = -1, khb0 = -1, n = 0, oh, o, c, r, p;
+    if (d->OW < 8 || mg > 8 || np * K > PFVM_LA_KC || wp > PFVM__NN_BAND / (cg * d->KH))
+        return 0;
+    for (c = 0; c < mg; c++)
+        b[c] = bias ? bias[c] : 0.0f;
+    for (oh = 0; oh < d->OH; oh++) {
+        int32_t ih0 = oh * d->SH - d->PT, kha = 0, khb = d->KH, nr;
+        if (ih0 < 0 || ih0 + (d->KH - 1) * d->DH >= d->H) /* else the whole window */
+            pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
+        nr = khb - kha;
+        if (kha != kha0 || khb != khb0) {
+            for (p = 0; p < np; p++)
+                n = pfvm__nn_direct_table(d, cg, w + 2 * p * K, K, mg - 2 * p >= 2 ? 2 : 1, kha, khb, nr * wp, wp,
+                                          tab + p * cg * nr * d->KW);
+            kha0 = kha;
+            khb0 = khb;
+        }
+        n = cg * nr * d->KW;
+        for (c = 0; c < cg; c++)
+            for (r = 0; r < nr; r++) {
+                const float *src = x + c * plane + (ih0 + (kha + r) * d->DH) * d->W;
+                pfvm__nn_pad_row(band + (c * nr + r) * wp, src, wp, d->PL, d->W);
+            }
+        for (p = 0; p < np; p++) {
+            pfvm__nn_dk_fn fn = mg - 2 * p >= 2 ? (d->SW == 1 ? pfvm__nn_dk28_s1 : pfvm__nn_dk28_s2)
+                                                : (d->SW == 1 ? pfvm__nn_dk18_s1 : pfvm__nn_dk18_s2);
+            float *yr = y + 2 * p * oplane + oh * d->OW;
+            for (o = 0;; o += 8) { /* the last block ends at OW (recomputing some columns) */
+                int32_t oo = o + 8 <= d->OW ? o : d->OW - 8;
+                fn(tab + p * n, tab + (p + 1) * n, band + oo * d->SW, yr + oo, oplane, b + 2 * p);
+                if (oo + 8 >= d->OW)
+                    break;
+            }
+        }
+    }
+    return 1;
+}
+
 /* The whole convolution, when the direct loops take it (0: the engine). */
 static int pfvm__nn_conv_direct(const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x, const float *wt,
                                 const float *bias, float *y)
@@ -28281,7 +28445,11 @@ static int pfvm__nn_conv_direct(const pfvm__nn_geom *g, const pfvm__nn_2d *d, co
     if (!pfvm__nn_direct_window(&g->w, g->MG, g->CG, g->kk) || !pfvm__nn_direct_exact(g, wt, bias))
         return 0;
     for (n = 0; n < g->N; n++)
-        for (gr = 0; gr < g->group; gr++)
+        for (gr = 0; gr < g->group; gr++) {
+            int64_t m0 = gr * g->MG;
+            if (pfvm__nn_direct_band(d, (int32_t)g->CG, (int32_t)g->MG, x + (n * g->C + gr * g->CG) * g->in_plane,
+                                     wt + m0 * g->CG * g->kk, bias ? bias + m0 : NULL, y + (n * g->M + m0) * g->out_plane))
+                continue;
             for (m = 0; m < g->MG;) {
                 int ch = g->MG - m >= 2 ? 2 : 1;
                 int64_t mm = gr * g->MG + m;
@@ -28289,6 +28457,7 @@ static int pfvm__nn_conv_direct(const pfvm__nn_geom *g, const pfvm__nn_2d *d, co
                                       bias ? bias + mm : NULL, ch, y + (n * g->M + mm) * g->out_plane);
                 m += ch;
             }
+        }
     return 1;
 }
 #endif
@@ -28372,14 +28541,32 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
         y[i] = v;
 }
 
-#ifdef PFVM_DISPATCH_CLONES
+#ifdef PFVM__STORE_CLAMP
 /* y[0..n) clamped to [cl[0], cl[1]] as Clip or Relu does (cl[2]: pfvm__kctx_services.clamp,
- * which only the x86 builds' fused-loop engine sets). */
+ * which the fused-loop engine sets in PFVM__STORE_CLAMP builds: x86, 32-bit Arm). */
 PFVM_DISPATCH static void pfvm__nn_clamp(float *y, int64_t n, const float *cl)
 {
     const float lo = cl[0], hi = cl[1];
     int64_t i = 0;
     int j;
+#ifndef PFVM_DISPATCH_CLONES
+    if (cl[2] != 0.0f && hi == INFINITY) {
+        /* Relu (no upper bound: v > hi is never true), four at a time in
+         * 32-bit steps: about 6 instructions per value on a Cortex-M4,
+         * where the fused-loop engine's Relu took 8 and its block calls */
+        ptrdiff_t q = 0, nq = (ptrdiff_t)n;
+        for (; q + 4 <= nq; q += 4) {
+            float a = y[q], b = y[q + 1], c = y[q + 2], d = y[q + 3];
+            y[q] = a > lo ? a : lo;
+            y[q + 1] = b > lo ? b : lo;
+            y[q + 2] = c > lo ? c : lo;
+            y[q + 3] = d > lo ? d : lo;
+        }
+        for (; q < nq; q++)
+            y[q] = y[q] > lo ? y[q] : lo;
+        return;
+    }
+#endif
     if (cl[2] != 0.0f) { /* Relu's form */
         for (; i + 16 <= n; i += 16)
             for (j = 0; j < 16; j++) {
@@ -28470,7 +28657,7 @@ static void pfvm__nn_dw_planes(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
             pfvm__nn_fill(yg, g->out_plane, b);
             pfvm__nn_conv_depthwise(g, xg, p->wt + gr * g->kk, yg);
         }
-#ifdef PFVM_DISPATCH_CLONES
+#ifdef PFVM__STORE_CLAMP
         if (p->cl)
             pfvm__nn_clamp(yg, g->out_plane, p->cl);
 #endif
@@ -28538,8 +28725,11 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
 #endif
 #ifdef PFVM__NN_DIRECT
     direct = pfvm__nn_direct_window(&g->w, g->MG, g->CG, g->kk);
-    if (direct && is2d && pfvm__nn_conv_direct(g, &dw, x, wt, bias, y))
+    if (direct && is2d && pfvm__nn_conv_direct(g, &dw, x, wt, bias, y)) {
+        if (cl)
+            pfvm__nn_clamp(y, g->N * g->M * g->out_plane, cl);
         return PFVM_OK;
+    }
 #endif
     /* a window the direct loops take has no workspace reserved (the hook):
      * when they decline it, the engine's blocks go on the stack */
@@ -28611,7 +28801,7 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
                              pfvm_dtype_name(X->dtype));
     sc.y = k->out[0];
     sc.b = B;
-#ifdef PFVM_DISPATCH_CLONES
+#ifdef PFVM__STORE_CLAMP
     if (PFVM__NN_CLAMP_OF(k)) {
         /* the fused head's clamp (a float output) after the reference loops */
         pfvm_code rc = pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
@@ -28985,9 +29175,37 @@ static float pfvm__nn_max_one(const pfvm__nn_2d *d, const float *x, int32_t kha,
     return best;
 }
 
+#if !defined(PFVM_DISPATCH_CLONES) && (defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__)))
+/* 2x2 windows, stride 2, no padding, none past the input (a CNN's usual
+ * pooling) on 32-bit Arm: the four values compared in the general loop's
+ * order, about 17 instructions per output where the one-column blocks
+ * took 80. 0: not such a window. */
+static int pfvm__nn_max_2x2(const pfvm__nn_2d *d, const float *x, float *y)
+{
+    int32_t oh, ow, W = d->W;
+    if (d->KH != 2 || d->KW != 2 || d->SH != 2 || d->SW != 2 || d->DH != 1 || d->DW != 1 || d->PT || d->PL ||
+        2 * d->OH > d->H || 2 * d->OW > W)
+        return 0;
+    for (oh = 0; oh < d->OH; oh++) {
+        const float *p = x + 2 * oh * W;
+        for (ow = 0; ow < d->OW; ow++, p += 2) {
+            float best = p[0];
+            best = p[1] > best ? p[1] : best;
+            best = p[W] > best ? p[W] : best;
+            *y++ = p[W + 1] > best ? p[W + 1] : best;
+        }
+    }
+    return 1;
+}
+#endif
+
 static void pfvm__nn_max_plane(const pfvm__nn_2d *d, const float *x, float *y)
 {
     int32_t oh, ow, ia, ib;
+#if !defined(PFVM_DISPATCH_CLONES) && (defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__)))
+    if (pfvm__nn_max_2x2(d, x, y))
+        return;
+#endif
     pfvm__nn_inner_cols(d, &ia, &ib);
     for (oh = 0; oh < d->OH; oh++) {
         int32_t ih0 = oh * d->SH - d->PT, kha, khb, done = ia;
@@ -29757,11 +29975,11 @@ static void pfvm__nn_affine(const pfvm_tensor *x, pfvm_tensor *y, int64_t off, i
 static void pfvm__nn_moments_f32(const float *x, int64_t len, float eps, float *mean, float *inv)
 {
     float s = 0, s2 = 0, m, n = (float)(len ? len : 1);
-    int64_t i;
-    for (i = 0; i < len; i++)
+    ptrdiff_t i, nl = (ptrdiff_t)len; /* pointer-sized: no 64-bit compares on a 32-bit core */
+    for (i = 0; i < nl; i++)
         s += x[i];
     m = s / n;
-    for (i = 0; i < len; i++)
+    for (i = 0; i < nl; i++)
         s2 += (x[i] - m) * (x[i] - m);
     *mean = m;
     *inv = 1.0f / sqrtf(s2 / n + eps);
@@ -30022,12 +30240,14 @@ static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
             const float *xp = (const float *)X->data + base, *sp = (const float *)S->data;
             const float *bp = B ? (const float *)B->data : NULL;
             float *yp = (float *)k->out[0]->data + base, fm, fi;
-            int64_t is = 0, ib = 0; /* i % ns and i % nb, without a 64-bit division per element */
-            pfvm__nn_moments_f32(xp, inner, pfvm_node_attr_float(k->node, "epsilon", 1e-5f), &fm, &fi);
-            for (i = 0; i < inner; i++) {
-                yp[i] = (xp[i] - fm) * fi * sp[is] + (bp ? bp[ib] : 0.0f);
-                is = is + 1 == ns ? 0 : is + 1;
-                ib = ib + 1 == nb ? 0 : ib + 1;
+            /* i % ns and i % nb, without a 64-bit division per element;
+             * pointer-sized: no 64-bit arithmetic on a 32-bit core */
+            ptrdiff_t q, nq = (ptrdiff_t)inner, is = 0, ib = 0, ns_ = (ptrdiff_t)ns, nb_ = (ptrdiff_t)nb;
+            pfvm__nn_moments_f32(xp, inner, (float)eps, &fm, &fi); /* eps: the float attribute's value */
+            for (q = 0; q < nq; q++) {
+                yp[q] = (xp[q] - fm) * fi * sp[is] + (bp ? bp[ib] : 0.0f);
+                is = is + 1 == ns_ ? 0 : is + 1;
+                ib = ib + 1 == nb_ ? 0 : ib + 1;
             }
             if (k->n_out > 1 && k->out[1] && k->out[1]->dtype == PFVM_FLOAT)
                 ((float *)k->out[1]->data)[o] = fm;
@@ -31441,14 +31661,15 @@ static int pfvm__nn_conv_needs_depthwise(const pfvm_node *n, const pfvm_value *c
 
 /* The direct loops of 32-bit Arm may run (pfvm__nn_conv_direct, and the
  * depthwise planes' blocks there): the weights' shape unknown, or at most
- * 4 output channels per group. */
+ * 4 output channels per group (8 over at most 3 input channels:
+ * pfvm__nn_direct_window). */
 static int pfvm__nn_conv_needs_direct(const pfvm_node *n, const pfvm_value *const *in)
 {
     const pfvm_value *w = n->n_inputs > 1 ? in[1] : NULL;
     int64_t group = pfvm_node_attr_int(n, "group", 1);
     if (!w || !w->init || w->init->rank < 2 || group < 1)
         return 1;
-    return w->init->dims[0] / group <= 4;
+    return w->init->dims[0] / group <= 4 || (w->init->dims[0] / group <= 8 && w->init->dims[1] <= 3);
 }
 
 /* The 8-bit planes may run: the input int8, uint8 or of a type not given. */
@@ -31464,7 +31685,7 @@ static int pfvm__nn_pool_needs_int8(const pfvm_node *n, const pfvm_value *const 
  * never writes a selection header) leave the tables out. */
 static const pfvm_op_variant pfvm__nn_conv_infer_variants[] = {
     {"PFVM_CONV_NO_DEPTHWISE", "no Conv here has one channel per group", pfvm__nn_conv_needs_depthwise},
-    {"PFVM_CONV_NO_DIRECT", "no Conv here has 4 or fewer output channels per group", pfvm__nn_conv_needs_direct},
+    {"PFVM_CONV_NO_DIRECT", "no Conv here has 4 or fewer output channels per group (8 over 3 or fewer input channels)", pfvm__nn_conv_needs_direct},
     {NULL, NULL, NULL}};
 static const pfvm_op_variant pfvm__nn_maxpool_infer_variants[] = {
     {"PFVM_POOL_NO_INT8", "no MaxPool here reads 8-bit integers", pfvm__nn_pool_needs_int8},

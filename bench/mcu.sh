@@ -287,6 +287,101 @@ MD
   pooling, the matrix engine).
 
 MD
+    # the tenth round's "now": this run's M4 counts
+    k10() { # MODEL: "X.X (N)" instructions per MAC and per inference
+        i=$(($(stat "$B/an386/$1.out" run_ticks) * 40))
+        awk -v i="$i" -v m="$(stat "$B/host/$1.out" macs)" 'BEGIN {
+            s = sprintf("%d", i); t = ""
+            while (length(s) > 3) { t = "," substr(s, length(s) - 2) t; s = substr(s, 1, length(s) - 3) }
+            printf "%.1f (%s)", m ? i / m : 0, s t }'
+    }
+    s10() { kb "$(stat "$B/an386/$1.out" stack_run)"; }
+    cat <<MD
+Issue 19, tenth round: kernels (before: the top table of 92afc0d, the
+ninth round's code, as on main at d74e805; now: this run, M4
+(\`mps2-an386\`), QEMU \`-icount\`, so instruction counts, not timings: the
+load (about 20 on 2 cores during this round) does not change them;
+stack = the run's painted high-water mark, \`stat stack_run\` in
+\`build/mcu/an386/MODEL.out\`; every output bit-exact with the host build):
+
+| | before | now | target |
+| --- | ---: | ---: | ---: |
+| instructions per MAC, digits | 2.8 (947,080 / inference) | $(k10 digits) | <= 3 |
+| instructions per MAC, mlp_mnist | 3.0 (300,760) | $(k10 mlp_mnist) | <= 3 |
+| instructions per MAC, dscnn | 3.3 (8,792,280) | $(k10 dscnn) | <= 3 |
+| instructions per MAC, cnn_small | 5.2 (1,071,800) | $(k10 cnn_small) | <= 3 |
+| instructions per MAC, mlp (3,200 MACs) | 17.8 (56,920) | $(k10 mlp) | <= 3 |
+| instructions per inference, digits_planned | 935,880 | $(($(stat "$B/an386/digits_planned.out" run_ticks) * 40)) | - |
+| stack in a run, digits / mlp / cnn_small / dscnn / mlp_mnist | 3.8 / 3.8 / 4.4 / 4.1 / 3.8 KB | $(s10 digits) / $(s10 mlp) / $(s10 cnn_small) / $(s10 dscnn) / $(s10 mlp_mnist) KB | small |
+
+MD
+    cat <<'MD'
+Where the instructions went (`python3 bench/qemu_profile.py ELF LOG`, as
+in the ninth round) and what changed; every change is in code that runs
+only on 32-bit Arm (`PFVM__LA_T4`, `PFVM__NN_DIRECT`, `PFVM__STORE_CLAMP`
+in src/opi/opi.h) or in portable loops that compute the same values in
+the same order; the x86 kernels are untouched:
+
+- A strided B read in place by the 4x4 tile (src/ops/linalg.c,
+  `pfvm__la_t4_strided`): Conv 1x1's input planes (rows of B contiguous:
+  `pfvm__la_kern_t4a` reads them with the row stride) and Gemm's
+  transposed B (columns contiguous: a new `pfvm__la_kern_t4d` reads four
+  columns along K) no longer go through `pfvm_la_pack_strided` panels
+  (mlp: 8,465 instructions of 56,920; dscnn: 200,000 plus the panels'
+  memcpy, most of its 351,000 in memcpy). The last columns and rows (fewer than 4) still go through the
+  panels; every entry takes the same `PFVM_LA_KC` blocks of K, fused
+  multiply-adds in the same order: the same bits (tests/test_gemm.c with
+  the tile, tests/switches.sh's gemm_tile4).
+- Conv + Relu or Clip: the fused-loop engine hands the clamp to Conv
+  (`pfvm__kctx_services.clamp`, until now x86 only) on 32-bit Arm too:
+  Conv clamps each group's outputs after its product, the direct loops
+  and the depthwise planes theirs, and the fused Relu pass (8
+  instructions per value in `pfvm__ew_z_relu`, plus the engine's block
+  calls: 591,000 instructions of a dscnn run) is gone; Relu with no upper
+  bound takes one compare per value, four values a step (7 instructions
+  per value). Same values: Relu's form gives +0 for NaN and -0, as the
+  engine's Relu and x86's clamp do.
+- The direct band's rows (below) are filled by one loop with a test,
+  four values a step inside (`pfvm__nn_pad_row`): gcc -Os turns plain
+  copy and zero loops into calls of newlib-nano's memcpy and memset,
+  which cost more on rows of a few values. (Tried on the depthwise
+  planes too: dscnn took 8,543,680 instructions, more than with their
+  memset and memcpy per row: left as they were.)
+- Direct convolution over a padded row band (`pfvm__nn_direct_band`):
+  per output row, the input rows its window reads are copied with the
+  left and right padding as zeros (at most `PFVM__NN_BAND` = 256 floats
+  on the stack) and every output column runs in the 8-column register
+  blocks; the border columns, one at a time before, took 16 instructions
+  per multiply-add (cnn_small's grouped Conv: 146,000 instructions for
+  9,216 multiply-adds). Adding weight x 0 in the padding is what the
+  matrix engine does: the same bits (tests/switches.sh runs cnn_small
+  and dscnn with `PFVM_CONV_DIRECT` against the plain build). The direct
+  loops now also take Convs of up to 8 output channels over at most 3
+  input channels (cnn_small's first Conv: its im2col packing cost the
+  engine 2 instructions per multiply-add); `interp ops --config` keeps
+  them for such Convs (digits' first Conv has 16 outputs: digits_planned
+  still gets `PFVM_CONV_NO_DIRECT`).
+- 2x2 stride-2 float MaxPool (no padding) compares its four values in the
+  general loop's order (about 17 instructions per output; the one-column
+  blocks took 80); Gemm's bias row is written row by row without the
+  broadcast iterator; LayerNormalization's float loops index in 32 bits
+  and read epsilon once.
+- Costs: digits_planned's pfvm flash grows 46.9 -> 49.0 KB (more than
+  the 1 KB asked of this round): mostly the strided-B tile, which its
+  Gemms use (transposed B; inlined into `pfvm__la_sgemm_in`, now 1.6 KB),
+  and the 2x2 MaxPool loop, for 935,880 -> 891,320 instructions per
+  inference; the clamp's code also stays in `PFVM_NO_FUSION` builds, where
+  nothing sets it (to leave out next). cnn_small's run stack grows 4.4 ->
+  5.4 KB (the band, 1 KB).
+- Left: mlp (3,200 multiply-adds) is per-node work: the fused GELU group
+  (`pfvm__fz_load`, the erf polynomial, `pfvm__fz_run`) and
+  LayerNormalization take most of its run. The conv kernels' inner loop
+  (`pfvm__nn_dk28_s1`, 32 instructions per 16 multiply-adds, 8 of them
+  input loads that a `vldm` would take in one) and the clamp pass (a clamp
+  in the 4x4 tile's and the depthwise blocks' stores would remove it) are
+  the next steps for cnn_small and dscnn.
+
+MD
     cat <<'MD'
 Issue 19, ninth round: kernels (before: 848b7b0, measured on this machine
 with `sh tests/mcu/run.sh mlp cnn_small dscnn` before the change; digits and

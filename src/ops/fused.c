@@ -1231,11 +1231,11 @@ static int pfvm__fz_head_reads(const pfvm__fz_prog *p, int j)
  * a MIN micro-op or MAX then MIN, each on the result before it and a
  * one-value input that is not NaN, or one RELU micro-op? Then lohi gets
  * the bounds (-inf, inf for a missing one) and the form (lohi[2], as
- * pfvm__kctx_services.clamp) and the head can clamp as it stores. x86 builds only
- * (the depthwise kernel's AVX2 stores are what gains). */
+ * pfvm__kctx_services.clamp) and the head can clamp as it stores. Builds
+ * with PFVM__STORE_CLAMP only (src/opi/opi.h). */
 static int pfvm__fz_head_clamp(const pfvm__fz_prog *p, const pfvm_kctx *k, float *lohi)
 {
-#ifdef PFVM_DISPATCH_CLONES
+#ifdef PFVM__STORE_CLAMP
     int i, j, src, n = (int)stbds_arrlen(p->ins);
     if (!p->head || !p->head->op || !(p->head->op->flags & PFVM__OP_STORE_CLAMP) || p->tail ||
         stbds_arrlen(p->sinks) || p->n_out != 1 || n < 1 || n > 2 || !k->services || p->n_ld <= p->n_in ||

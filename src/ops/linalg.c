@@ -201,6 +201,25 @@ static void pfvm__la_kern_t4a(ptrdiff_t kc, const float *a, ptrdiff_t as_m, cons
         } while (p0 < end);
     PFVM__LA_T4_STORE
 }
+
+/* Four rows of A (as_m apart) times four columns of B (sn apart), both
+ * contiguous along K: a transposed B (Gemm's transB, MatMul of a
+ * transposed view) read where it is, no panel packed. The same fused
+ * multiply-adds in the same order as pfvm__la_kern_t4a on a packed panel. */
+static void pfvm__la_kern_t4d(ptrdiff_t kc, const float *a, ptrdiff_t as_m, const float *b, ptrdiff_t sn, float *c,
+                              ptrdiff_t lc, float alpha)
+{
+    PFVM__LA_T4_DECL
+    const float *p0 = a, *p1 = p0 + as_m, *p2 = p1 + as_m, *p3 = p2 + as_m, *end = a + kc;
+    const float *q0 = b, *q1 = q0 + sn, *q2 = q1 + sn, *q3 = q2 + sn;
+    if (kc > 0)
+        do {
+            float a0 = *p0++, a1 = *p1++, a2 = *p2++, a3 = *p3++;
+            float b0 = *q0++, b1 = *q1++, b2 = *q2++, b3 = *q3++;
+            PFVM__LA_T4_ROW(0) PFVM__LA_T4_ROW(1) PFVM__LA_T4_ROW(2) PFVM__LA_T4_ROW(3)
+        } while (p0 < end);
+    PFVM__LA_T4_STORE
+}
 #undef PFVM__LA_T4_DECL
 #undef PFVM__LA_T4_ROW
 #undef PFVM__LA_T4_STEP
@@ -846,6 +865,41 @@ static void pfvm__la_t4_inplace(int64_t m, int64_t n, int64_t k, float alpha, co
         }
     }
 }
+
+/* pfvm__la_t4_inplace for a strided B whose rows (s_n == 1: Conv 1x1's
+ * input planes, a plain MatMul) or columns (s_k == 1: a transposed B) are
+ * contiguous: the whole 4x4 tiles read B in place (no panel packed, no
+ * copy); the last columns and rows (fewer than 4) go to
+ * pfvm__la_t4_inplace. Every entry of C takes the same PFVM_LA_KC blocks
+ * of K in the same order as there, so the same bits. 0: not taken. */
+static int pfvm__la_t4_strided(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
+                               const pfvm_la_strided *b, float *c, int64_t ldc, float *bpack, float *apack)
+{
+    ptrdiff_t pc, i, j, kc, m4 = (ptrdiff_t)(m / 4 * 4), n4 = (ptrdiff_t)(n / 4 * 4), sm = (ptrdiff_t)as_m;
+    ptrdiff_t lc = (ptrdiff_t)ldc, sk = (ptrdiff_t)b->s_k, sn = (ptrdiff_t)b->s_n;
+    if ((sn != 1 && sk != 1) || !m4 || !n4)
+        return 0;
+    for (pc = 0; pc < k; pc += kc) {
+        kc = k - pc < PFVM_LA_KC ? (ptrdiff_t)(k - pc) : PFVM_LA_KC;
+        for (j = 0; j < n4; j += 4)
+            for (i = 0; i < m4; i += 4) {
+                const float *bj = b->data + pc * sk + j * sn;
+                if (sn == 1)
+                    pfvm__la_kern_t4a(kc, a + i * sm + pc, sm, bj, sk, c + i * lc + j, lc, alpha);
+                else
+                    pfvm__la_kern_t4d(kc, a + i * sm + pc, sm, bj, sn, c + i * lc + j, lc, alpha);
+            }
+    }
+    if (n4 < n) {
+        pfvm_la_strided rest = *b;
+        rest.data += n4 * sn;
+        pfvm__la_t4_inplace(m4, n - n4, k, alpha, a, as_m, pfvm_la_pack_strided, &rest, c + n4, ldc, bpack, apack);
+    }
+    if (m4 < m)
+        pfvm__la_t4_inplace(m - m4, n, k, alpha, a + m4 * sm, as_m, pfvm_la_pack_strided, (void *)b, c + m4 * lc, ldc,
+                            bpack, apack);
+    return 1;
+}
 #endif
 
 
@@ -963,7 +1017,9 @@ static void pfvm__la_sgemm_in(int64_t m, int64_t n, int64_t k, float alpha, cons
     }
 #ifdef PFVM__LA_T4
     if (!ws && as_k == 1) {
-        pfvm__la_t4_inplace(m, n, k, alpha, a, as_m, pack, user, c, ldc, bpack, apack);
+        if (pack != pfvm_la_pack_strided ||
+            !pfvm__la_t4_strided(m, n, k, alpha, a, as_m, (const pfvm_la_strided *)user, c, ldc, bpack, apack))
+            pfvm__la_t4_inplace(m, n, k, alpha, a, as_m, pack, user, c, ldc, bpack, apack);
         if (e)
             pfvm__la_epi_clamp(e, m, 0, n, c, ldc);
         return;
@@ -1560,6 +1616,18 @@ static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, float b
         if (cd != 1 && cd != yd)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "C dimension %lld does not broadcast to %lld",
                                  (long long)cd, (long long)yd);
+    }
+    if (Cb->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT && Y->rank == 2 && Cb->rank <= 2 &&
+        pfvm_tensor_numel(Cb) == Y->dims[1] && (Cb->rank < 2 || Cb->dims[0] == 1)) {
+        /* a bias row (the usual Gemm): row by row, without the broadcast
+         * iterator's per-span calls (the same products) */
+        const float *c = (const float *)Cb->data;
+        float *y = (float *)Y->data;
+        ptrdiff_t i, j, m = (ptrdiff_t)Y->dims[0], n = (ptrdiff_t)Y->dims[1];
+        for (i = 0; i < m; i++, y += n)
+            for (j = 0; j < n; j++)
+                y[j] = beta * c[j];
+        return PFVM_OK;
     }
     b.c = Cb;
     b.y = Y;
