@@ -256,7 +256,7 @@ static const op_case streamed[] = {
     {"Softmax", 13, W4(2, 3, 8, 8), 0, {0}, {{0}}, 0, {0}, NULL},
     {"LogSoftmax", 13, W4(2, 3, 8, 8), 0, {0}, {{0}}, 0, {0}, "axis=3"},
     {"LayerNormalization", 17, W4(2, 3, 8, 8), 2, {1, 1}, {{8}, {8}}, 0, {0}, "epsilon=0.001"},
-    /* rows too long for one PE: each row split over PEs (pfvm__acl_ln_stream), with and without bias */
+    /* rows too long for one PE: each row split over PEs (the split LayerNorm lowering), with and without bias */
     {"LayerNormalization", 17, W4(1, 2, 1, 256), 2, {1, 1}, {{256}, {256}}, 0, {0}, "epsilon=0.001"},
     {"LayerNormalization", 17, W4(1, 1, 3, 128), 1, {1}, {{128}}, 0, {0}, NULL},
     {"ReduceMean", 13, W4(4, 6, 8, 8), 0, {0}, {{0}}, 0, {0}, "axes=-1,"},

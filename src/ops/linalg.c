@@ -84,7 +84,7 @@ static float pfvm__la_clamp1(float v, const float *cl)
 }
 
 /* The bias of rows that have none: the epilogue's zero start. */
-static const float pfvm__la_zero_bias[PFVM__LA_MR_MAX_ALL];
+static const float pfvm__la_zero_bias[PFVM__LA_MR_MAX_ALL] = {0.0f};
 
 typedef struct pfvm__la_kern {
     int mr, nr;
