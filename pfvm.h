@@ -28565,6 +28565,7 @@ static pfvm_code pfvm__nn_prep_conv(const pfvm_kctx *k, const pfvm_tensor *const
     return PFVM_OK;
 }
 
+#ifndef PFVM_CONV_NO_DEPTHWISE /* its only user: the depthwise planes' bias */
 /* y[0..n) = v, in blocks of fixed length (which compilers vectorize). */
 PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
 {
@@ -28575,6 +28576,7 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
     for (; i < n; i++)
         y[i] = v;
 }
+#endif
 
 #ifdef PFVM__STORE_CLAMP
 /* y[0..n) clamped to [cl[0], cl[1]] as Clip or Relu does (cl[2]: pfvm__kctx_services.clamp,
