@@ -3627,6 +3627,11 @@ PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k);
  * set when it cannot be allocated (k->st says why). */
 PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, int *failed);
 
+/* Relu's form with no upper bound on y[0..n): y = y > lo ? y : lo (NaN
+ * and -0 become lo), four at a time in native-width steps, which 32-bit
+ * Arm needs (about 6 instructions per value on a Cortex-M4). */
+PFVM_INTERNAL void pfvm_la_relu_floor(float *y, ptrdiff_t n, float lo);
+
 /* A constant A packed once (Conv's weights at bind): pfvm_la_pack_a_all
  * writes all of A (m x k, strides as_m, as_k) in the order
  * pfvm_la_sgemm_packed reads it, pfvm_la_packed_floats(m, k) floats, and
@@ -25015,20 +25020,18 @@ static void pfvm__la_epi_fill(const pfvm_la_epi *e, int64_t m, int64_t j0, int64
     }
 }
 
-/* Relu's form with no upper bound (v > hi never holds) four at a time:
- * about 6 instructions per value on a Cortex-M4, half of clamp1's. */
-static void pfvm__la_relu_row(float *row, ptrdiff_t n, float lo)
+PFVM_INTERNAL void pfvm_la_relu_floor(float *y, ptrdiff_t n, float lo)
 {
     ptrdiff_t j;
     for (j = 0; j + 4 <= n; j += 4) {
-        float a = row[j], b = row[j + 1], c = row[j + 2], d = row[j + 3];
-        row[j] = a > lo ? a : lo;
-        row[j + 1] = b > lo ? b : lo;
-        row[j + 2] = c > lo ? c : lo;
-        row[j + 3] = d > lo ? d : lo;
+        float a = y[j], b = y[j + 1], c = y[j + 2], d = y[j + 3];
+        y[j] = a > lo ? a : lo;
+        y[j + 1] = b > lo ? b : lo;
+        y[j + 2] = c > lo ? c : lo;
+        y[j + 3] = d > lo ? d : lo;
     }
     for (; j < n; j++)
-        row[j] = row[j] > lo ? row[j] : lo;
+        y[j] = y[j] > lo ? y[j] : lo;
 }
 
 static void pfvm__la_epi_clamp(const pfvm_la_epi *e, int64_t m, int64_t j0, int64_t j1, float *c, int64_t ldc)
@@ -25040,7 +25043,7 @@ static void pfvm__la_epi_clamp(const pfvm_la_epi *e, int64_t m, int64_t j0, int6
     for (i = 0; i < m; i++) {
         float *row = c + i * ldc + j0;
         if (e->cl[2] != 0.0f && e->cl[1] == INFINITY)
-            pfvm__la_relu_row(row, n, e->cl[0]);
+            pfvm_la_relu_floor(row, n, e->cl[0]);
         else
             for (j = 0; j < n; j++)
                 row[j] = pfvm__la_clamp1(row[j], e->cl);
@@ -28588,19 +28591,9 @@ PFVM_DISPATCH static void pfvm__nn_clamp(float *y, int64_t n, const float *cl)
     int j;
 #ifndef PFVM_DISPATCH_CLONES
     if (cl[2] != 0.0f && hi == INFINITY) {
-        /* Relu (no upper bound: v > hi is never true), four at a time in
-         * 32-bit steps: about 6 instructions per value on a Cortex-M4,
-         * where the fused-loop engine's Relu took 8 and its block calls */
-        ptrdiff_t q = 0, nq = (ptrdiff_t)n;
-        for (; q + 4 <= nq; q += 4) {
-            float a = y[q], b = y[q + 1], c = y[q + 2], d = y[q + 3];
-            y[q] = a > lo ? a : lo;
-            y[q + 1] = b > lo ? b : lo;
-            y[q + 2] = c > lo ? c : lo;
-            y[q + 3] = d > lo ? d : lo;
-        }
-        for (; q < nq; q++)
-            y[q] = y[q] > lo ? y[q] : lo;
+        /* Relu (no upper bound: v > hi is never true): cheaper on a
+         * Cortex-M4 than the fused-loop engine's Relu and its block calls */
+        pfvm_la_relu_floor(y, (ptrdiff_t)n, lo);
         return;
     }
 #endif

@@ -994,20 +994,18 @@ static void pfvm__la_epi_fill(const pfvm_la_epi *e, int64_t m, int64_t j0, int64
     }
 }
 
-/* Relu's form with no upper bound (v > hi never holds) four at a time:
- * about 6 instructions per value on a Cortex-M4, half of clamp1's. */
-static void pfvm__la_relu_row(float *row, ptrdiff_t n, float lo)
+PFVM_INTERNAL void pfvm_la_relu_floor(float *y, ptrdiff_t n, float lo)
 {
     ptrdiff_t j;
     for (j = 0; j + 4 <= n; j += 4) {
-        float a = row[j], b = row[j + 1], c = row[j + 2], d = row[j + 3];
-        row[j] = a > lo ? a : lo;
-        row[j + 1] = b > lo ? b : lo;
-        row[j + 2] = c > lo ? c : lo;
-        row[j + 3] = d > lo ? d : lo;
+        float a = y[j], b = y[j + 1], c = y[j + 2], d = y[j + 3];
+        y[j] = a > lo ? a : lo;
+        y[j + 1] = b > lo ? b : lo;
+        y[j + 2] = c > lo ? c : lo;
+        y[j + 3] = d > lo ? d : lo;
     }
     for (; j < n; j++)
-        row[j] = row[j] > lo ? row[j] : lo;
+        y[j] = y[j] > lo ? y[j] : lo;
 }
 
 static void pfvm__la_epi_clamp(const pfvm_la_epi *e, int64_t m, int64_t j0, int64_t j1, float *c, int64_t ldc)
@@ -1019,7 +1017,7 @@ static void pfvm__la_epi_clamp(const pfvm_la_epi *e, int64_t m, int64_t j0, int6
     for (i = 0; i < m; i++) {
         float *row = c + i * ldc + j0;
         if (e->cl[2] != 0.0f && e->cl[1] == INFINITY)
-            pfvm__la_relu_row(row, n, e->cl[0]);
+            pfvm_la_relu_floor(row, n, e->cl[0]);
         else
             for (j = 0; j < n; j++)
                 row[j] = pfvm__la_clamp1(row[j], e->cl);

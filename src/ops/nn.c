@@ -1767,19 +1767,9 @@ PFVM_DISPATCH static void pfvm__nn_clamp(float *y, int64_t n, const float *cl)
     int j;
 #ifndef PFVM_DISPATCH_CLONES
     if (cl[2] != 0.0f && hi == INFINITY) {
-        /* Relu (no upper bound: v > hi is never true), four at a time in
-         * 32-bit steps: about 6 instructions per value on a Cortex-M4,
-         * where the fused-loop engine's Relu took 8 and its block calls */
-        ptrdiff_t q = 0, nq = (ptrdiff_t)n;
-        for (; q + 4 <= nq; q += 4) {
-            float a = y[q], b = y[q + 1], c = y[q + 2], d = y[q + 3];
-            y[q] = a > lo ? a : lo;
-            y[q + 1] = b > lo ? b : lo;
-            y[q + 2] = c > lo ? c : lo;
-            y[q + 3] = d > lo ? d : lo;
-        }
-        for (; q < nq; q++)
-            y[q] = y[q] > lo ? y[q] : lo;
+        /* Relu (no upper bound: v > hi is never true): cheaper on a
+         * Cortex-M4 than the fused-loop engine's Relu and its block calls */
+        pfvm_la_relu_floor(y, (ptrdiff_t)n, lo);
         return;
     }
 #endif

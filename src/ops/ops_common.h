@@ -115,6 +115,11 @@ PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k);
  * set when it cannot be allocated (k->st says why). */
 PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64_t kk, int *failed);
 
+/* Relu's form with no upper bound on y[0..n): y = y > lo ? y : lo (NaN
+ * and -0 become lo), four at a time in native-width steps, which 32-bit
+ * Arm needs (about 6 instructions per value on a Cortex-M4). */
+PFVM_INTERNAL void pfvm_la_relu_floor(float *y, ptrdiff_t n, float lo);
+
 /* A constant A packed once (Conv's weights at bind): pfvm_la_pack_a_all
  * writes all of A (m x k, strides as_m, as_k) in the order
  * pfvm_la_sgemm_packed reads it, pfvm_la_packed_floats(m, k) floats, and
