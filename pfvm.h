@@ -49627,6 +49627,18 @@ static double pfvm__q_quantile(const pfvm__qstat *s, double share)
     return s->hi;
 }
 
+/* Back to the graph's first n_out0 outputs after a run that read
+ * activations as extra outputs (a value listed twice keeps its mark). */
+static void pfvm__q_drop_extra_outputs(pfvm_graph *g, int n_out0)
+{
+    int i;
+    for (i = n_out0; i < (int)stbds_arrlen(g->outputs); i++)
+        g->outputs[i]->is_output = 0;
+    stbds_arrsetlen(g->outputs, n_out0);
+    for (i = 0; i < n_out0; i++)
+        g->outputs[i]->is_output = 1;
+}
+
 /* Runs every input set once with every float activation as an extra graph
  * output, feeding each to pfvm__q_observe. */
 static pfvm_code pfvm__q_run_sets(pfvm__quantizer *q, const pfvm_tensor *const *inputs, int n_sets, int histogram)
@@ -49655,11 +49667,7 @@ static pfvm_code pfvm__q_run_sets(pfvm__quantizer *q, const pfvm_tensor *const *
             pfvm__q_observe(&q->stats[pfvm_exec_output_value(e, i)->id], pfvm_exec_output(e, i), histogram);
     }
     pfvm_exec_free(e);
-    for (i = n_out0; i < (int)stbds_arrlen(g->outputs); i++)
-        g->outputs[i]->is_output = 0;
-    stbds_arrsetlen(g->outputs, n_out0);
-    for (i = 0; i < n_out0; i++)
-        g->outputs[i]->is_output = 1;
+    pfvm__q_drop_extra_outputs(g, n_out0);
     return rc;
 }
 
@@ -50169,11 +50177,7 @@ static pfvm_code pfvm__q_sense_run(pfvm__quantizer *q, pfvm__qsense *a, const pf
     }
     pfvm_exec_free(e);
     PFVM_FREE(where);
-    for (i = n_out0; i < (int)stbds_arrlen(g->outputs); i++)
-        g->outputs[i]->is_output = 0;
-    stbds_arrsetlen(g->outputs, n_out0);
-    for (i = 0; i < n_out0; i++)
-        g->outputs[i]->is_output = 1;
+    pfvm__q_drop_extra_outputs(g, n_out0);
     return rc;
 }
 
