@@ -1259,6 +1259,128 @@ __attribute__((target("avx2"))) static int pfvm__nn_dw_planes4_avx2(const pfvm__
     }
     return 1;
 }
+
+#ifdef PFVM_AVX512_KERNELS
+/* AVX-512: the four planes of pfvm__nn_dw4 in blocks of 16 output columns,
+ * every block through one loop: masked loads (zeros where the input column
+ * is in the padding) and masked additions (a lane adds only where its
+ * input column lies in the row), so each output takes the additions of
+ * pfvm__nn_dw_edge in the same order, multiplied and added apart: the
+ * bits of the AVX2 and portable loops. A row's blocks start at 0, 16, ...,
+ * the last ending at OW (columns computed twice come out the same); rows
+ * narrower than 16 store OW lanes. */
+#define PFVM__NN_DW16_NB 16 /* blocks of 16 columns per row, at most (wider rows: the AVX2 loops) */
+
+/* Lanes [lo, hi) of 16, as a mask. */
+static __mmask16 pfvm__nn_dw_m16(int64_t lo, int64_t hi)
+{
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > 16 ? 16 : hi;
+    return hi <= lo ? (__mmask16)0 : (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+
+/* The masks of the block at output column o, per kernel column t: [3t]
+ * and [3t + 1] the input lanes to load at its first input column and 16
+ * columns on (stride 2 reads 32), [3t + 2] the output lanes whose input
+ * column lies in the row. */
+static void pfvm__nn_dw16_masks(const pfvm__nn_2d *d, int32_t o, __mmask16 *mk)
+{
+    int32_t t;
+    for (t = 0; t < d->KW; t++) {
+        int64_t iw0 = (int64_t)o * d->SW - d->PL + (int64_t)t * d->DW;
+        mk[3 * t] = pfvm__nn_dw_m16(-iw0, d->W - iw0);
+        mk[3 * t + 1] = pfvm__nn_dw_m16(-iw0 - 16, d->W - iw0 - 16);
+        mk[3 * t + 2] = d->SW == 1 ? mk[3 * t] : pfvm__nn_dw_m16(pfvm__nn_cdiv(-iw0, 2), pfvm__nn_cdiv(d->W - iw0, 2));
+    }
+}
+
+/* pfvm__nn_dw_clamp's operand orders, 16 lanes. */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 pfvm__nn_dw16_clamp(__m512 a, const float *cl)
+{
+    if (!cl)
+        return a;
+    a = cl[2] != 0.0f ? _mm512_max_ps(a, _mm512_set1_ps(cl[0])) : _mm512_max_ps(_mm512_set1_ps(cl[0]), a);
+    return _mm512_min_ps(_mm512_set1_ps(cl[1]), a);
+}
+
+/* 16 input columns at p, every S-th (S 1 or 2), zeros outside mk's lanes. */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 pfvm__nn_dw16_ld(const float *p, const __mmask16 *mk,
+                                                                                        int32_t S, __m512i ev)
+{
+    if (S == 1)
+        return _mm512_maskz_loadu_ps(mk[0], p);
+    return _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(mk[0], p), ev, _mm512_maskz_loadu_ps(mk[1], p + 16));
+}
+
+/* Output columns [o, o + 16) of row oh of the four planes (kernel rows
+ * [kha, khb), top input row ih0; lanes `store` stored), masks mk
+ * (pfvm__nn_dw16_masks). S: the column stride, a constant in each caller. */
+__attribute__((target("avx512f"), always_inline)) static inline void
+pfvm__nn_dw16_body(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t kha, int32_t khb, int32_t ih0, int32_t oh,
+                   int32_t o, __mmask16 store, const __mmask16 *mk, int32_t S)
+{
+    int32_t r, t, kw = d->KW, dw = d->DW;
+    ptrdiff_t yo = (ptrdiff_t)oh * d->OW + o;
+    const float *x0 = q->x[0], *x1 = q->x[1], *x2 = q->x[2], *x3 = q->x[3];
+    const float *w0 = q->w[0] + kha * kw, *w1 = q->w[1] + kha * kw, *w2 = q->w[2] + kha * kw, *w3 = q->w[3] + kha * kw;
+    ptrdiff_t off = (ptrdiff_t)(ih0 + kha * d->DH) * d->W + (ptrdiff_t)o * S - d->PL, rs = (ptrdiff_t)d->DH * d->W;
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    __m512 a0 = _mm512_set1_ps(q->b[0]), a1 = _mm512_set1_ps(q->b[1]), a2 = _mm512_set1_ps(q->b[2]),
+           a3 = _mm512_set1_ps(q->b[3]);
+    for (r = kha; r < khb; r++, off += rs, w0 += kw, w1 += kw, w2 += kw, w3 += kw) {
+        ptrdiff_t p = off;
+        for (t = 0; t < kw; t++, p += dw) {
+            const __mmask16 *m = mk + 3 * t, in = m[2];
+            a0 = _mm512_mask_add_ps(a0, in, a0, _mm512_mul_ps(_mm512_set1_ps(w0[t]), pfvm__nn_dw16_ld(x0 + p, m, S, ev)));
+            a1 = _mm512_mask_add_ps(a1, in, a1, _mm512_mul_ps(_mm512_set1_ps(w1[t]), pfvm__nn_dw16_ld(x1 + p, m, S, ev)));
+            a2 = _mm512_mask_add_ps(a2, in, a2, _mm512_mul_ps(_mm512_set1_ps(w2[t]), pfvm__nn_dw16_ld(x2 + p, m, S, ev)));
+            a3 = _mm512_mask_add_ps(a3, in, a3, _mm512_mul_ps(_mm512_set1_ps(w3[t]), pfvm__nn_dw16_ld(x3 + p, m, S, ev)));
+        }
+    }
+    _mm512_mask_storeu_ps(q->y[0] + yo, store, pfvm__nn_dw16_clamp(a0, q->cl));
+    _mm512_mask_storeu_ps(q->y[1] + yo, store, pfvm__nn_dw16_clamp(a1, q->cl));
+    _mm512_mask_storeu_ps(q->y[2] + yo, store, pfvm__nn_dw16_clamp(a2, q->cl));
+    _mm512_mask_storeu_ps(q->y[3] + yo, store, pfvm__nn_dw16_clamp(a3, q->cl));
+}
+
+#define PFVM__NN_DW16(name, S)                                                                                      \
+    __attribute__((target("avx512f"))) static void name(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t kha,   \
+                                                        int32_t khb, int32_t ih0, int32_t oh, int32_t o,            \
+                                                        __mmask16 store, const __mmask16 *mk)                       \
+    {                                                                                                               \
+        pfvm__nn_dw16_body(d, q, kha, khb, ih0, oh, o, store, mk, S);                                               \
+    }
+PFVM__NN_DW16(pfvm__nn_dw16_s1, 1)
+PFVM__NN_DW16(pfvm__nn_dw16_s2, 2)
+#undef PFVM__NN_DW16
+
+/* Four planes row by row in blocks of 16 columns. Returns 0, computing
+ * nothing, past PFVM__NN_DW_KWV kernel columns, PFVM__NN_DW16_NB blocks
+ * or strides other than 1 and 2. */
+static int pfvm__nn_dw_planes4_avx512(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q)
+{
+    __mmask16 mk[PFVM__NN_DW16_NB][3 * PFVM__NN_DW_KWV], store = 0xFFFF;
+    int32_t at[PFVM__NN_DW16_NB], nb = 0, o, oh;
+    void (*fn)(const pfvm__nn_2d *, const pfvm__nn_dw4 *, int32_t, int32_t, int32_t, int32_t, int32_t, __mmask16,
+               const __mmask16 *) = d->SW == 1 ? pfvm__nn_dw16_s1 : pfvm__nn_dw16_s2;
+    if (d->KW > PFVM__NN_DW_KWV || (d->SW != 1 && d->SW != 2) || d->OW < 1 ||
+        (d->OW + 15) / 16 > PFVM__NN_DW16_NB)
+        return 0;
+    if (d->OW < 16)
+        store = pfvm__nn_dw_m16(0, d->OW);
+    for (o = 0; o < d->OW; o += 16, nb++) {
+        at[nb] = d->OW >= 16 && o + 16 > d->OW ? d->OW - 16 : o;
+        pfvm__nn_dw16_masks(d, at[nb], mk[nb]);
+    }
+    for (oh = 0; oh < d->OH; oh++) {
+        int32_t ih0 = oh * d->SH - d->PT, kha, khb;
+        pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
+        for (o = 0; o < nb; o++)
+            fn(d, q, kha, khb, ih0, oh, at[o], store, mk[o]);
+    }
+    return 1;
+}
+#endif
 #endif
 
 #if defined(PFVM__NN_DIRECT) && !defined(PFVM_CONV_NO_DEPTHWISE)
@@ -1814,7 +1936,7 @@ typedef struct pfvm__nn_dwpar {
 } pfvm__nn_dwpar;
 
 #ifdef PFVM_DISPATCH_CLONES
-/* Planes [q, q1) four at a time with AVX2 (the last four repeat the last
+/* Planes [q, q1) four at a time with AVX-512 or AVX2 (the last four repeat the last
  * plane: the same values stored twice); 0 where the four-plane loops do
  * not take this window. */
 static int pfvm__nn_dw_planes4(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
@@ -1835,6 +1957,10 @@ static int pfvm__nn_dw_planes4(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
             f.b[i] = p->bias ? p->bias[gr] : 0.0f;
         }
         f.cl = p->cl;
+#ifdef PFVM_AVX512_KERNELS
+        if (pfvm__have_avx512() && pfvm__nn_dw_planes4_avx512(p->d, &f))
+            continue;
+#endif
         if (!pfvm__nn_dw_planes4_avx2(p->d, &f, ia, ib))
             return 0; /* the first call already: nothing computed */
     }
@@ -1909,6 +2035,7 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
     p.next = 0;
 #ifdef PFVM_DISPATCH_CLONES
     (void)pfvm__nn_have_avx2(); /* its cached answer, set before the threads read it */
+    (void)pfvm__have_avx512();
 #endif
     pfvm_kctx_parallel(k, p.parts, pfvm__nn_dw_part, &p);
 }
