@@ -1360,24 +1360,47 @@ static double pfvm__acl_conv_wave(const pfvm_accel_ctx *c, const pfvm__acl_conv_
     return first + 1 + (double)(nchunks - 2) * (phase + 1) + last + 1;
 }
 
-/* Chooses the Conv tile (output channels, rows, columns, input channels
- * per step) and its order that the cost model finds fastest among those
- * that fit a PE (each extent its size halved 0, 1, 2... times); 0 when
- * none fits. */
-static int pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p, const int64_t *dims, int *x_major)
+/* The tile a Conv search candidate stands for: given the extents the
+ * search halves (output channels, rows and columns of the tiled output,
+ * input channels per step), the Conv tile's rows and columns (*th, *tw:
+ * the same extents for a Conv alone, the pool box for a Conv + MaxPool)
+ * and its PE bytes; it may set the plan's cost-model fields (stored,
+ * extra) for the candidate. */
+typedef int64_t (*pfvm__acl_conv_fit_fn)(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p, int64_t oct, int64_t oh,
+                                         int64_t ow, int64_t icc, int64_t *th, int64_t *tw, void *user);
+
+/* A Conv alone: the tile is the output tile. */
+static int64_t pfvm__acl_conv_fit(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p, int64_t oct, int64_t oh, int64_t ow,
+                                  int64_t icc, int64_t *th, int64_t *tw, void *user)
 {
-    int64_t oct, th, tw, icc;
+    (void)c, (void)user;
+    *th = oh, *tw = ow;
+    return pfvm__acl_conv_bytes(p, oct, oh, ow, icc);
+}
+
+/* Chooses the tile (output channels, rows, columns, input channels per
+ * step over dims: batch, group, output channels, rows, columns) and its
+ * order that the cost model (pfvm__acl_conv_wave on the Conv tile fit
+ * gives) finds fastest among those that fit a PE (each extent its size
+ * halved 0, 1, 2... times): one search for a Conv alone and for a Conv
+ * running a MaxPool in its tiles. Sets p's oct, th, tw (the Conv tile's),
+ * icc, rows and cost, and out[0..1] (when not NULL) to the tiled output's
+ * rows and columns; returns the cycles, or -1 when no tile fits. */
+static double pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p, const int64_t *dims, int *x_major,
+                                    pfvm__acl_conv_fit_fn fit, void *user, int64_t *out)
+{
+    int64_t oct, oh, ow, icc, th, tw;
     double best = -1;
     int order, rows, can_rows = p->rows, best_rows = 0;
     for (rows = 0; rows <= can_rows; rows++)
     for (oct = p->OCg;; oct = (oct + 1) / 2) {
         p->rows = rows;
-        for (th = p->w.out[0];; th = (th + 1) / 2) {
-            for (tw = p->w.out[1];; tw = (tw + 1) / 2) {
+        for (oh = dims[3];; oh = (oh + 1) / 2) {
+            for (ow = dims[4];; ow = (ow + 1) / 2) {
                 for (icc = p->Cg;; icc = (icc + 1) / 2) {
-                    if (pfvm__acl_conv_bytes(p, oct, th, tw, icc) <= c->pe_mem) {
+                    if (fit(c, p, oct, oh, ow, icc, &th, &tw, user) <= c->pe_mem) {
                         int64_t nb = (dims[2] + oct - 1) / oct;
-                        int64_t nhw = ((dims[3] + th - 1) / th) * ((dims[4] + tw - 1) / tw);
+                        int64_t nhw = ((dims[3] + oh - 1) / oh) * ((dims[4] + ow - 1) / ow);
                         int64_t tiles = dims[0] * dims[1] * nb * nhw, full = tiles / c->pes, rest = tiles % c->pes;
                         for (order = 0; order < 3; order++) {
                             /* order 2: the output channels outside the
@@ -1397,6 +1420,8 @@ static int pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p
                             if (best < 0 || cost < best) {
                                 best = cost;
                                 p->oct = oct, p->th = th, p->tw = tw, p->icc = icc;
+                                if (out)
+                                    out[0] = oh, out[1] = ow;
                                 *x_major = order;
                                 best_rows = rows;
                             }
@@ -1406,10 +1431,10 @@ static int pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p
                     if (icc == 1)
                         break;
                 }
-                if (tw == 1)
+                if (ow == 1)
                     break;
             }
-            if (th == 1)
+            if (oh == 1)
                 break;
         }
         if (oct == 1)
@@ -1417,7 +1442,7 @@ static int pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p
     }
     p->rows = best_rows;
     p->cost = best;
-    return best >= 0;
+    return best;
 }
 
 /* The rows plan's compute: out [th][oct][bw] = sum over taps of the tap's
@@ -2056,7 +2081,7 @@ static pfvm_code pfvm__acl_conv_plan_init(pfvm_accel_ctx *c, pfvm__acl_conv_plan
     p.oct = p.OCg, p.th = p.w.out[0], p.tw = p.w.out[1], p.icc = p.Cg;
     dims[0] = y->dims[0], dims[1] = group, dims[2] = p.OCg, dims[3] = p.w.out[0], dims[4] = p.w.out[1];
     *x_major = 0;
-    if (!pfvm__acl_conv_search(c, &p, dims, x_major))
+    if (pfvm__acl_conv_search(c, &p, dims, x_major, pfvm__acl_conv_fit, NULL, NULL) < 0)
         rc = pfvm__acl_stream_nomem(c, pfvm__acl_conv_bytes(&p, 1, 1, 1, 1));
     *pp = p;
     return rc;
@@ -2415,59 +2440,21 @@ static int64_t pfvm__acl_cp_bytes(const pfvm__acl_cp_plan *p, int64_t oct, int64
            pfvm__acl_al(oct * th * tw * 4);
 }
 
-/* The fused tile (output channels, pool rows and columns, input channels
- * per step; each halved 0, 1, 2... times) and tile order the cost model
- * finds fastest: the Conv's waves (pfvm__acl_conv_wave) over the pool
- * boxes, storing the pool's outputs, the pool's gathers and `red max`
- * added to the last step. dims: (batch, 1, output channels, pool rows,
- * pool columns). Its cycles, or -1 when no tile fits. */
-static double pfvm__acl_cp_search(const pfvm_accel_ctx *c, pfvm__acl_cp_plan *p, const int64_t *dims, int *x_major)
+/* The Conv + MaxPool candidate (pfvm__acl_conv_fit_fn): oct channels x
+ * oh x ow pool outputs, icc input channels per step; the Conv computes
+ * the pool box (*th x *tw) and stores the pool's outputs, the pool's
+ * gathers and `red max` added to its last step. */
+static int64_t pfvm__acl_cp_fit(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *cv, int64_t oct, int64_t oh,
+                                int64_t ow, int64_t icc, int64_t *th, int64_t *tw, void *user)
 {
-    int64_t oct, th, tw, icc, taps = p->pl.w.k[0] * p->pl.w.k[1];
-    double best = -1, simd = c->simd > 0 ? c->simd : 1;
-    for (oct = p->cv.OCg;; oct = (oct + 1) / 2) {
-        for (th = dims[3];; th = (th + 1) / 2) {
-            for (tw = dims[4];; tw = (tw + 1) / 2) {
-                for (icc = p->cv.Cg;; icc = (icc + 1) / 2) {
-                    if (pfvm__acl_cp_bytes(p, oct, th, tw, icc) <= c->pe_mem) {
-                        int64_t bh, bw, h0, w0, nb = (dims[2] + oct - 1) / oct;
-                        int64_t nhw = ((dims[3] + th - 1) / th) * ((dims[4] + tw - 1) / tw);
-                        int64_t tiles = dims[0] * nb * nhw, full = tiles / c->pes, rest = tiles % c->pes;
-                        int order;
-                        pfvm__acl_box(&p->pl.w, 0, 0, th, &h0, &bh);
-                        pfvm__acl_box(&p->pl.w, 1, 0, tw, &w0, &bw);
-                        p->cv.stored = oct * th * tw;
-                        p->cv.extra = (double)(oct * th * tw * taps) + (double)oct * ceil((double)(th * tw * taps) / simd);
-                        for (order = 0; order < 3; order++) {
-                            int64_t sp = order == 2 ? nhw * dims[0] : nhw;
-                            double cost;
-                            if (order == 2 && dims[0] == 1)
-                                continue;
-                            cost = (double)full * pfvm__acl_conv_wave(c, &p->cv, c->pes, oct, bh, bw, icc, order == 1, nb, sp);
-                            if (rest)
-                                cost += pfvm__acl_conv_wave(c, &p->cv, rest, oct, bh, bw, icc, order == 1, nb, sp);
-                            if (best < 0 || cost < best) {
-                                best = cost;
-                                p->cv.oct = oct, p->cv.th = bh, p->cv.tw = bw, p->cv.icc = icc;
-                                p->th = th, p->tw = tw;
-                                *x_major = order;
-                            }
-                        }
-                        break; /* fewer input channels per step only cost more */
-                    }
-                    if (icc == 1)
-                        break;
-                }
-                if (tw == 1)
-                    break;
-            }
-            if (th == 1)
-                break;
-        }
-        if (oct == 1)
-            break;
-    }
-    return best;
+    const pfvm__acl_cp_plan *p = (const pfvm__acl_cp_plan *)user;
+    int64_t h0, w0, taps = p->pl.w.k[0] * p->pl.w.k[1];
+    double simd = c->simd > 0 ? c->simd : 1;
+    pfvm__acl_box(&p->pl.w, 0, 0, oh, &h0, th);
+    pfvm__acl_box(&p->pl.w, 1, 0, ow, &w0, tw);
+    cv->stored = oct * oh * ow;
+    cv->extra = (double)(oct * oh * ow * taps) + (double)oct * ceil((double)(oh * ow * taps) / simd);
+    return pfvm__acl_cp_bytes(p, oct, oh, ow, icc);
 }
 
 static pfvm_code pfvm__acl_cp_stream(pfvm_accel_ctx *c)
@@ -2502,7 +2489,11 @@ static pfvm_code pfvm__acl_cp_stream(pfvm_accel_ctx *c)
     p.cv.rows = 0; /* the box is [channels][rows][columns] */
     p.pool = pc;
     dims[3] = p.pl.w.out[0], dims[4] = p.pl.w.out[1];
-    fused = pfvm__acl_cp_search(c, &p, dims, &x_major);
+    {
+        int64_t pool_tile[2] = {0, 0};
+        fused = pfvm__acl_conv_search(c, &p.cv, dims, &x_major, pfvm__acl_cp_fit, &p, pool_tile);
+        p.th = pool_tile[0], p.tw = pool_tile[1];
+    }
     if (fused < 0 || (alone >= 0 && fused >= alone))
         return PFVM_ERR_UNSUPPORTED;
     taps = p.pl.w.k[0] * p.pl.w.k[1];
