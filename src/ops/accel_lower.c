@@ -1124,6 +1124,9 @@ typedef struct pfvm__acl_waves {
     pfvm__acl_body_fn body; /* or NULL: a copy, nothing computed */
     pfvm_code (*store)(pfvm_accel_ctx *c, const pfvm__acl_tile *t, int64_t pe, void *user);
     void (*chunk)(void *user, int64_t j, int64_t nchunks); /* or NULL: called before chunk j */
+    /* or NULL: after the last chunk's bodies, before the stores (the wave's
+     * n tiles; an inverted residual chain's reduction of its parts) */
+    pfvm_code (*finish)(pfvm_accel_ctx *c, const pfvm__acl_tile *tw, int64_t n, void *user);
     int64_t nchunks;
     void *user;
 } pfvm__acl_waves;
@@ -1145,6 +1148,8 @@ static pfvm_code pfvm__acl_wave_pass(pfvm_accel_ctx *c, const pfvm__acl_waves *w
         if ((rc = pfvm__acl_flush(c, &q[order[k]])) != PFVM_OK)
             return rc;
     if (w->body && (rc = pfvm__acl_classes(c, tw, n, w->body, w->user)) != PFVM_OK)
+        return rc;
+    if (j == nch - 1 && w->finish && (rc = w->finish(c, tw, n, w->user)) != PFVM_OK)
         return rc;
     for (i = 0; j == nch - 1 && i < n; i++)
         if ((rc = w->store(c, &tw[i], pfvm__acl_pe(c, n, i), w->user)) != PFVM_OK)
@@ -1674,8 +1679,14 @@ static double pfvm__acl_conv_cost(const pfvm_accel_ctx *c, const pfvm_accel_ctx 
 typedef struct pfvm__acl_ir_plan {
     pfvm__acl_win w; /* the depthwise window, over x's spatial dims */
     int64_t N, Cin, E, OC, kk, th, tw, ec, oct, zlen, slack;
-    int64_t xb, we, be, ex, wd, bd, acc, wp, bp, out, rb, zb; /* PE byte offsets */
-    int64_t e0, en;                                           /* the chunk of expanded channels */
+    int64_t xb, we, be, ex, wd, bd, acc, wp, bp, out, rb, zb, rx; /* PE byte offsets */
+    int64_t e0, en; /* the chunk of expanded channels, from the start of the tile's part */
+    /* parts: the expanded channels split over that many neighbouring PEs
+     * (ep each, tile axis 1): each part's PE accumulates its share of the
+     * projection, the others copy theirs to the part 0 PE (at rx), which
+     * adds them, applies the projection's bias, activation and residual
+     * and stores */
+    int64_t parts, ep;
     int first, last, res;
     int noexp;   /* no expansion: the chain starts at the depthwise Conv (mobilenet_v2's first block) */
     double cost; /* the cost model's cycles for the chosen tile */
@@ -1736,19 +1747,19 @@ static int64_t pfvm__acl_ir_zlen(const pfvm__acl_ir_plan *p, int64_t th, int64_t
 /* PE bytes of a tile (and, when lay, its offsets into p). */
 static int64_t pfvm__acl_ir_bytes(pfvm__acl_ir_plan *p, int64_t oct, int64_t th, int64_t tw, int64_t ec, int lay)
 {
-    int64_t bh = pfvm__acl_ir_bh(p, th), bw = pfvm__acl_ir_bw(p, tw), top = 0, o[12], i;
-    int64_t sz[12];
+    int64_t bh = pfvm__acl_ir_bh(p, th), bw = pfvm__acl_ir_bw(p, tw), top = 0, o[13], i;
+    int64_t sz[13];
     sz[0] = p->noexp ? 0 : p->Cin * bh * bw, sz[1] = p->noexp ? 0 : ec * p->Cin, sz[2] = p->noexp ? 0 : ec;
     sz[3] = ec * bh * bw + p->slack, sz[4] = ec * p->kk;
     sz[5] = ec, sz[6] = ec * pfvm__acl_ir_n(p, th, tw), sz[7] = oct * ec, sz[8] = oct, sz[9] = oct * th * tw;
-    sz[10] = p->res ? oct * th * tw : 0, sz[11] = pfvm__acl_ir_zlen(p, th, tw);
-    for (i = 0; i < 12; i++) {
+    sz[10] = p->res ? oct * th * tw : 0, sz[11] = pfvm__acl_ir_zlen(p, th, tw), sz[12] = (p->parts - 1) * oct * th * tw;
+    for (i = 0; i < 13; i++) {
         o[i] = top;
         top += pfvm__acl_al(sz[i] * 4);
     }
     if (lay) {
         p->xb = o[0], p->we = o[1], p->be = o[2], p->ex = o[3], p->wd = o[4], p->bd = o[5], p->acc = o[6];
-        p->wp = o[7], p->bp = o[8], p->out = o[9], p->rb = o[10], p->zb = o[11];
+        p->wp = o[7], p->bp = o[8], p->out = o[9], p->rb = o[10], p->zb = o[11], p->rx = o[12];
     }
     return top;
 }
@@ -1761,7 +1772,7 @@ static double pfvm__acl_ir_wave(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan
                                 int64_t th, int64_t tw, int64_t ec, int64_t noc)
 {
     int64_t bh = pfvm__acl_ir_bh(p, th), bw = pfvm__acl_ir_bw(p, tw), simd = c->simd > 0 ? c->simd : 1;
-    int64_t nch = (p->E + ec - 1) / ec, j;
+    int64_t nch = (p->ep + ec - 1) / ec, j, sh = noc * p->parts;
     double box = (double)((p->noexp ? ec : p->Cin) * bh * bw * 4), out = (double)(oct * th * tw * 4);
     double wts = (double)(ec * ((p->noexp ? 0 : p->Cin + 1) + p->kk + 1) + oct * ec) * 4, compute, total = 0;
     compute = (p->noexp ? 0
@@ -1775,8 +1786,13 @@ static double pfvm__acl_ir_wave(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan
         int k;
         for (k = 0; k < c->nlinks; k++) {
             int64_t mk = pfvm__acl_first(c, m, k);
-            double boxes = c->link_bcast[k] ? (double)((mk + noc - 1) / noc) : (double)mk;
-            double slices = c->link_bcast[k] ? (double)(mk < noc ? mk : noc) : (double)mk;
+            /* a box is shared by the sh tiles of one position (each part
+             * its own channels of it without expansion), a weight slice by
+             * the tiles of one output block and part */
+            double boxes = c->link_bcast[k] ? (double)((mk + sh - 1) / sh) : (double)mk;
+            double slices = c->link_bcast[k] ? (double)(mk < sh ? mk : sh) : (double)mk;
+            if (p->noexp && c->link_bcast[k])
+                boxes *= (double)(mk < p->parts ? mk : p->parts);
             double bytes = slices * wts + (j == 0 || p->noexp ? boxes * box : 0) +
                            (j == nch - 1 && p->res ? mk * out : 0);
             if (bytes / c->link_down[k] > down)
@@ -1785,7 +1801,22 @@ static double pfvm__acl_ir_wave(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan
                 up = mk * out / c->link_up[k];
         }
         phase = down > compute ? down : compute;
-        total += (phase > up ? phase : up) + 1;
+        total += (p->parts > 1 || phase > up ? phase : up) + 1;
+    }
+    if (p->parts > 1) {
+        /* the reduction's phase: the parts' copies through the PE links
+         * (neighbours under one MAB), the adds and the stores */
+        double bytes = out * (double)(p->parts - 1), red, stores = 0;
+        int k;
+        red = bytes / c->link_down[c->nlinks - 1] +
+              (double)(p->parts + 2) * (double)((oct * th * tw + simd - 1) / simd);
+        for (k = 0; k < c->nlinks; k++) {
+            int64_t mk = pfvm__acl_first(c, m, k);
+            double u = (double)((mk + p->parts - 1) / p->parts) * out / c->link_up[k];
+            if (u > stores)
+                stores = u;
+        }
+        total += (red > stores ? red : stores) + 1;
     }
     return total;
 }
@@ -1795,21 +1826,26 @@ static double pfvm__acl_ir_wave(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan
  * when none does. */
 static int pfvm__acl_ir_search(const pfvm_accel_ctx *c, pfvm__acl_ir_plan *p)
 {
-    int64_t oct, th, tw, ec, OH = p->w.out[0], OW = p->w.out[1];
+    int64_t oct, th, tw, ec, OH = p->w.out[0], OW = p->w.out[1], parts, best_parts = 1;
     double best = -1;
+    /* parts of the expanded channels: 1, 2, 4 (dividing them, at most the
+     * PEs under the lowest link, so that the copies stay under it) */
+    for (parts = 1; parts <= 4 && parts <= (c->nlinks >= 2 ? c->link_pes[c->nlinks - 2] : 1) && p->E % parts == 0; parts *= 2) {
+    p->parts = parts, p->ep = p->E / parts;
     for (oct = p->OC;; oct = (oct + 1) / 2) {
         for (th = OH;; th = (th + 1) / 2) {
             for (tw = OW;; tw = (tw + 1) / 2) {
-                for (ec = p->E;; ec = (ec + 1) / 2) {
+                for (ec = p->ep;; ec = (ec + 1) / 2) {
                     if (pfvm__acl_ir_bytes(p, oct, th, tw, ec, 0) <= c->pe_mem) {
                         int64_t noc = (p->OC + oct - 1) / oct;
-                        int64_t tiles = p->N * noc * ((OH + th - 1) / th) * ((OW + tw - 1) / tw);
+                        int64_t tiles = p->N * noc * ((OH + th - 1) / th) * ((OW + tw - 1) / tw) * parts;
                         double cost = (double)(tiles / c->pes) * pfvm__acl_ir_wave(c, p, c->pes, oct, th, tw, ec, noc);
                         if (tiles % c->pes)
                             cost += pfvm__acl_ir_wave(c, p, tiles % c->pes, oct, th, tw, ec, noc);
                         if (best < 0 || cost < best) {
                             best = cost;
                             p->oct = oct, p->th = th, p->tw = tw, p->ec = ec;
+                            best_parts = parts;
                         }
                         break; /* smaller chunks only cost more */
                     }
@@ -1825,6 +1861,8 @@ static int pfvm__acl_ir_search(const pfvm_accel_ctx *c, pfvm__acl_ir_plan *p)
         if (oct == 1)
             break;
     }
+    }
+    p->parts = best_parts, p->ep = p->E / best_parts;
     p->cost = best;
     return best >= 0;
 }
@@ -1853,7 +1891,7 @@ static void pfvm__acl_ir_chunk(void *user, int64_t j, int64_t nchunks)
 {
     pfvm__acl_ir_plan *p = (pfvm__acl_ir_plan *)user;
     p->e0 = j * p->ec;
-    p->en = p->E - p->e0 < p->ec ? p->E - p->e0 : p->ec;
+    p->en = p->ep - p->e0 < p->ec ? p->ep - p->e0 : p->ec;
     p->first = j == 0;
     p->last = j == nchunks - 1;
 }
@@ -1879,6 +1917,8 @@ static pfvm_code pfvm__acl_ir_zero(pfvm_accel_ctx *c, const pfvm__acl_ir_plan *p
     return PFVM_OK;
 }
 
+static pfvm_code pfvm__acl_ir_epilogue(pfvm_accel_ctx *c, const pfvm__acl_ir_plan *p, int64_t oct, int64_t th,
+                                       int64_t tw);
 static pfvm_code pfvm__acl_ir_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
 {
     const pfvm__acl_ir_plan *p = (const pfvm__acl_ir_plan *)user;
@@ -1921,8 +1961,16 @@ static pfvm_code pfvm__acl_ir_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, v
                       (long long)p->wp, (long long)p->ex, (long long)oct, (long long)(th * tw), (long long)p->en)) !=
             PFVM_OK)
         return rc;
-    if (!p->last)
-        return PFVM_OK;
+    if (!p->last || p->parts > 1)
+        return PFVM_OK; /* the parts' sum finishes in pfvm__acl_ir_finish */
+    return pfvm__acl_ir_epilogue(c, p, oct, th, tw);
+}
+
+/* The projection's bias, activation and residual on the tile's output. */
+static pfvm_code pfvm__acl_ir_epilogue(pfvm_accel_ctx *c, const pfvm__acl_ir_plan *p, int64_t oct, int64_t th,
+                                       int64_t tw)
+{
+    pfvm_code rc;
     if ((p->b_p && (rc = c->emit(c, "row add %lld %lld %lld %lld %lld", (long long)p->out, (long long)p->out,
                                  (long long)p->bp, (long long)oct, (long long)(th * tw))) != PFVM_OK) ||
         (p->pj->post && (rc = p->pj->post(p->pj, p->out, oct * th * tw)) != PFVM_OK))
@@ -1937,10 +1985,11 @@ static pfvm_code pfvm__acl_ir_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm
 {
     const pfvm__acl_ir_plan *p = (const pfvm__acl_ir_plan *)user;
     int64_t n0 = t->o[0], oc0 = t->o[2], oct = t->e[2], OH = p->w.out[0], OW = p->w.out[1];
-    int64_t src = c->in[0].dram + n0 * p->Cin * p->w.in[0] * p->w.in[1] * 4;
+    int64_t src = c->in[0].dram + n0 * p->Cin * p->w.in[0] * p->w.in[1] * 4, e0 = t->o[1] * p->ep + p->e0;
+    int lead = t->o[1] == 0;
     pfvm_code rc;
     if (p->noexp) {
-        src = c->in[0].dram + (n0 * p->E + p->e0) * p->w.in[0] * p->w.in[1] * 4;
+        src = c->in[0].dram + (n0 * p->E + e0) * p->w.in[0] * p->w.in[1] * 4;
         if ((rc = pfvm__acl_load_box(c, &q[3], &p->w, pe, p->ex, 0, p->en, t->o[3], t->e[3], t->o[4], t->e[4], "0",
                                      1)) != PFVM_OK ||
             (rc = pfvm__acl_load_box(c, &q[0], &p->w, pe, p->ex, src, p->en, t->o[3], t->e[3], t->o[4], t->e[4], "0",
@@ -1951,20 +2000,20 @@ static pfvm_code pfvm__acl_ir_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm
                      (rc = pfvm__acl_load_box(c, &q[0], &p->w, pe, p->xb, src, p->Cin, t->o[3], t->e[3], t->o[4],
                                               t->e[4], "0", 0)) != PFVM_OK))
         return rc;
-    if ((!p->noexp && (rc = pfvm__acl_load(c, &q[1], pe, p->we, c->in[1].dram + p->e0 * p->Cin * 4, 1, 1,
+    if ((!p->noexp && (rc = pfvm__acl_load(c, &q[1], pe, p->we, c->in[1].dram + e0 * p->Cin * 4, 1, 1,
                                            p->en * p->Cin, 0, 0, 0, 0)) != PFVM_OK) ||
-        (rc = pfvm__acl_load(c, &q[1], pe, p->wd, p->dw->in[1].dram + p->e0 * p->kk * 4, 1, 1, p->en * p->kk, 0, 0, 0,
+        (rc = pfvm__acl_load(c, &q[1], pe, p->wd, p->dw->in[1].dram + e0 * p->kk * 4, 1, 1, p->en * p->kk, 0, 0, 0,
                              0)) != PFVM_OK ||
-        (rc = pfvm__acl_load(c, &q[1], pe, p->wp, p->pj->in[1].dram + (oc0 * p->E + p->e0) * 4, 1, oct, p->en, 0,
+        (rc = pfvm__acl_load(c, &q[1], pe, p->wp, p->pj->in[1].dram + (oc0 * p->E + e0) * 4, 1, oct, p->en, 0,
                              p->en, 0, p->E)) != PFVM_OK ||
-        (p->b_e && (rc = pfvm__acl_load(c, &q[2], pe, p->be, p->b_e->dram + p->e0 * 4, 1, 1, p->en, 0, 0, 0, 0)) !=
+        (p->b_e && (rc = pfvm__acl_load(c, &q[2], pe, p->be, p->b_e->dram + e0 * 4, 1, 1, p->en, 0, 0, 0, 0)) !=
                        PFVM_OK) ||
-        (p->b_d && (rc = pfvm__acl_load(c, &q[2], pe, p->bd, p->b_d->dram + p->e0 * 4, 1, 1, p->en, 0, 0, 0, 0)) !=
+        (p->b_d && (rc = pfvm__acl_load(c, &q[2], pe, p->bd, p->b_d->dram + e0 * 4, 1, 1, p->en, 0, 0, 0, 0)) !=
                        PFVM_OK) ||
-        (p->first && p->b_p &&
+        (p->first && p->b_p && lead &&
          (rc = pfvm__acl_load(c, &q[2], pe, p->bp, p->b_p->dram + oc0 * 4, 1, 1, oct, 0, 0, 0, 0)) != PFVM_OK))
         return rc;
-    if (p->last && p->res)
+    if (p->last && p->res && lead)
         return pfvm__acl_load(c, &q[2], pe, p->rb, c->res_dram + ((n0 * p->OC + oc0) * OH * OW + t->o[3] * OW + t->o[4]) * 4,
                               oct, t->e[3], t->e[4], t->e[3] * t->e[4], t->e[4], OH * OW, OW);
     return PFVM_OK;
@@ -1975,7 +2024,59 @@ static pfvm_code pfvm__acl_ir_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t, 
     const pfvm__acl_ir_plan *p = (const pfvm__acl_ir_plan *)user;
     int64_t OH = p->w.out[0], OW = p->w.out[1];
     int64_t dst = p->pj->out[0].dram + ((t->o[0] * p->OC + t->o[2]) * OH * OW + t->o[3] * OW + t->o[4]) * 4;
+    if (t->o[1])
+        return PFVM_OK; /* a part past the first: its sum went to the part 0 PE */
     return pfvm__acl_store(c, pe, dst, p->out, t->e[2], t->e[3], t->e[4], OH * OW, OW, t->e[3] * t->e[4], t->e[4]);
+}
+
+/* The part 0 PE's last steps: the other parts' sums added, then the
+ * projection's epilogue (the other parts' tiles, marked by e[1] == 0, do
+ * nothing). */
+static pfvm_code pfvm__acl_ir_lead_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
+{
+    const pfvm__acl_ir_plan *p = (const pfvm__acl_ir_plan *)user;
+    int64_t n = t->e[2] * t->e[3] * t->e[4], s;
+    pfvm_code rc;
+    if (!t->e[1])
+        return PFVM_OK;
+    for (s = 1; s < p->parts; s++)
+        if ((rc = c->emit(c, "bin add %lld %lld %lld %lld", (long long)p->out, (long long)p->out,
+                          (long long)(p->rx + (s - 1) * n * 4), (long long)n)) != PFVM_OK)
+            return rc;
+    return pfvm__acl_ir_epilogue(c, p, t->e[2], t->e[3], t->e[4]);
+}
+
+/* With parts: a phase in which each part past the first copies its sum
+ * to its part 0 PE (the tile parts before it in the wave), which adds
+ * them up and finishes the tile (its store follows). */
+static pfvm_code pfvm__acl_ir_finish(pfvm_accel_ctx *c, const pfvm__acl_tile *tw, int64_t n, void *user)
+{
+    const pfvm__acl_ir_plan *p = (const pfvm__acl_ir_plan *)user;
+    pfvm__acl_tile *mark = NULL;
+    int64_t i;
+    pfvm_code rc;
+    if (p->parts < 2)
+        return PFVM_OK;
+    if ((rc = c->emit(c, "barrier")) != PFVM_OK)
+        return rc;
+    for (i = 0; i < n; i++) {
+        int64_t s = tw[i].o[1], bytes = tw[i].e[2] * tw[i].e[3] * tw[i].e[4] * 4;
+        if (s && (rc = c->emit(c, "copy %lld %lld %lld %lld %lld", (long long)pfvm__acl_pe(c, n, i),
+                               (long long)p->out, (long long)pfvm__acl_pe(c, n, i - s),
+                               (long long)(p->rx + (s - 1) * bytes), (long long)bytes)) != PFVM_OK)
+            return rc;
+    }
+    if (!stbds_arrsetcap(mark, (size_t)n))
+        return pfvm__acl_nomem(c);
+    for (i = 0; i < n; i++) {
+        stbds_arrput(mark, tw[i]);
+        mark[i].cls = 0; /* the sum and epilogue do not depend on the padding */
+        if (tw[i].o[1])
+            mark[i].e[1] = 0;
+    }
+    rc = pfvm__acl_classes(c, mark, n, pfvm__acl_ir_lead_body, user);
+    stbds_arrfree(mark);
+    return rc;
 }
 
 /* The chain c->chain[0..1] run in c's tiles; PFVM_ERR_UNSUPPORTED (and
@@ -2026,21 +2127,24 @@ static pfvm_code pfvm__acl_ir_stream(pfvm_accel_ctx *c)
     }
     c->pe_used = pfvm__acl_ir_bytes(&p, p.oct, p.th, p.tw, p.ec, 1);
     p.zlen = pfvm__acl_ir_zlen(&p, p.th, p.tw);
-    /* output channels innermost: the PEs sharing an input box are neighbours */
-    dims[0] = p.N, dims[1] = 1, dims[2] = p.w.out[0], dims[3] = p.w.out[1], dims[4] = p.OC;
-    step[0] = 1, step[1] = 1, step[2] = p.th, step[3] = p.tw, step[4] = p.oct;
+    /* output channels, then parts innermost: the PEs sharing an input box
+     * are neighbours, the parts of a tile under one MAB */
+    dims[0] = p.N, dims[1] = p.w.out[0], dims[2] = p.w.out[1], dims[3] = p.OC, dims[4] = p.parts;
+    step[0] = 1, step[1] = p.th, step[2] = p.tw, step[3] = p.oct, step[4] = 1;
     if ((rc = pfvm__acl_tiling(c, 5, dims, step, &tiles)) != PFVM_OK)
         goto done;
     for (i = 0; i < (int64_t)stbds_arrlen(tiles); i++) {
         pfvm__acl_tile t = tiles[i];
-        tiles[i].o[2] = t.o[4], tiles[i].e[2] = t.e[4];
-        tiles[i].o[3] = t.o[2], tiles[i].e[3] = t.e[2];
-        tiles[i].o[4] = t.o[3], tiles[i].e[4] = t.e[3];
+        tiles[i].o[1] = t.o[4], tiles[i].e[1] = t.e[4];
+        tiles[i].o[2] = t.o[3], tiles[i].e[2] = t.e[3];
+        tiles[i].o[3] = t.o[1], tiles[i].e[3] = t.e[1];
+        tiles[i].o[4] = t.o[2], tiles[i].e[4] = t.e[2];
         tiles[i].cls = p.noexp ? 0 : pfvm__acl_ir_cls(&p, &tiles[i]);
     }
     memset(&wv, 0, sizeof wv);
     wv.load = pfvm__acl_ir_load, wv.body = pfvm__acl_ir_body, wv.store = pfvm__acl_ir_store;
-    wv.chunk = pfvm__acl_ir_chunk, wv.nchunks = (p.E + p.ec - 1) / p.ec, wv.user = &p;
+    wv.chunk = pfvm__acl_ir_chunk, wv.nchunks = (p.ep + p.ec - 1) / p.ec, wv.user = &p;
+    wv.finish = pfvm__acl_ir_finish;
     if ((rc = pfvm__acl_run_waves(c, tiles, &wv)) == PFVM_OK) {
         c->post_done = c->post != NULL;
         c->res_done = p.res;
