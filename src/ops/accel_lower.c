@@ -1804,12 +1804,22 @@ static double pfvm__acl_ir_wave(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan
         total += (p->parts > 1 || phase > up ? phase : up) + 1;
     }
     if (p->parts > 1) {
-        /* the reduction's phase: the parts' copies through the PE links
-         * (neighbours under one MAB), the adds and the stores */
-        double bytes = out * (double)(p->parts - 1), red, stores = 0;
+        /* the reduction's phase: the parts' copies (a link whose instance
+         * holds fewer PEs than the parts carries the others' sums into the
+         * first part's instance, its own out of the others'), the adds and
+         * the stores */
+        double red = 0, stores = 0;
         int k;
-        red = bytes / c->link_down[c->nlinks - 1] +
-              (double)(p->parts + 2) * (double)((oct * th * tw + simd - 1) / simd);
+        for (k = 0; k < c->nlinks; k++)
+            if (c->link_pes[k] < p->parts) {
+                double in = (double)(p->parts - c->link_pes[k]) * out / c->link_down[k];
+                double from = (double)c->link_pes[k] * out / c->link_up[k];
+                if (in > red)
+                    red = in;
+                if (from > red)
+                    red = from;
+            }
+        red += (double)(p->parts + 2) * (double)((oct * th * tw + simd - 1) / simd);
         for (k = 0; k < c->nlinks; k++) {
             int64_t mk = pfvm__acl_first(c, m, k);
             double u = (double)((mk + p->parts - 1) / p->parts) * out / c->link_up[k];
@@ -1828,9 +1838,9 @@ static int pfvm__acl_ir_search(const pfvm_accel_ctx *c, pfvm__acl_ir_plan *p)
 {
     int64_t oct, th, tw, ec, OH = p->w.out[0], OW = p->w.out[1], parts, best_parts = 1;
     double best = -1;
-    /* parts of the expanded channels: 1, 2, 4 (dividing them, at most the
-     * PEs under the lowest link, so that the copies stay under it) */
-    for (parts = 1; parts <= 4 && parts <= (c->nlinks >= 2 ? c->link_pes[c->nlinks - 2] : 1) && p->E % parts == 0; parts *= 2) {
+    /* parts of the expanded channels: 1, 2, 4 ... 16 (dividing them and
+     * the PEs, so that a wave holds every part of its tiles) */
+    for (parts = 1; parts <= 16 && c->pes % parts == 0 && p->E % parts == 0; parts *= 2) {
     p->parts = parts, p->ep = p->E / parts;
     for (oct = p->OC;; oct = (oct + 1) / 2) {
         for (th = OH;; th = (th + 1) / 2) {
