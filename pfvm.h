@@ -12089,7 +12089,7 @@ static pfvm_code pfvm__acl_ir_finish(pfvm_accel_ctx *c, const pfvm__acl_tile *tw
                                (long long)(p->rx + (s - 1) * bytes), (long long)bytes)) != PFVM_OK)
             return rc;
     }
-    if (!stbds_arrsetcap(mark, (size_t)n))
+    if (!pfvm__arrreserve(mark, (size_t)n)) /* the puts below then never grow it */
         return pfvm__acl_nomem(c);
     for (i = 0; i < n; i++) {
         stbds_arrput(mark, tw[i]);
