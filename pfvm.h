@@ -11137,6 +11137,9 @@ typedef struct pfvm__acl_waves {
     pfvm__acl_body_fn body; /* or NULL: a copy, nothing computed */
     pfvm_code (*store)(pfvm_accel_ctx *c, const pfvm__acl_tile *t, int64_t pe, void *user);
     void (*chunk)(void *user, int64_t j, int64_t nchunks); /* or NULL: called before chunk j */
+    /* or NULL: after the last chunk's bodies, before the stores (the wave's
+     * n tiles; an inverted residual chain's reduction of its parts) */
+    pfvm_code (*finish)(pfvm_accel_ctx *c, const pfvm__acl_tile *tw, int64_t n, void *user);
     int64_t nchunks;
     void *user;
 } pfvm__acl_waves;
@@ -11158,6 +11161,8 @@ static pfvm_code pfvm__acl_wave_pass(pfvm_accel_ctx *c, const pfvm__acl_waves *w
         if ((rc = pfvm__acl_flush(c, &q[order[k]])) != PFVM_OK)
             return rc;
     if (w->body && (rc = pfvm__acl_classes(c, tw, n, w->body, w->user)) != PFVM_OK)
+        return rc;
+    if (j == nch - 1 && w->finish && (rc = w->finish(c, tw, n, w->user)) != PFVM_OK)
         return rc;
     for (i = 0; j == nch - 1 && i < n; i++)
         if ((rc = w->store(c, &tw[i], pfvm__acl_pe(c, n, i), w->user)) != PFVM_OK)
@@ -11373,24 +11378,47 @@ static double pfvm__acl_conv_wave(const pfvm_accel_ctx *c, const pfvm__acl_conv_
     return first + 1 + (double)(nchunks - 2) * (phase + 1) + last + 1;
 }
 
-/* Chooses the Conv tile (output channels, rows, columns, input channels
- * per step) and its order that the cost model finds fastest among those
- * that fit a PE (each extent its size halved 0, 1, 2... times); 0 when
- * none fits. */
-static int pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p, const int64_t *dims, int *x_major)
+/* The tile a Conv search candidate stands for: given the extents the
+ * search halves (output channels, rows and columns of the tiled output,
+ * input channels per step), the Conv tile's rows and columns (*th, *tw:
+ * the same extents for a Conv alone, the pool box for a Conv + MaxPool)
+ * and its PE bytes; it may set the plan's cost-model fields (stored,
+ * extra) for the candidate. */
+typedef int64_t (*pfvm__acl_conv_fit_fn)(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p, int64_t oct, int64_t oh,
+                                         int64_t ow, int64_t icc, int64_t *th, int64_t *tw, void *user);
+
+/* A Conv alone: the tile is the output tile. */
+static int64_t pfvm__acl_conv_fit(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p, int64_t oct, int64_t oh, int64_t ow,
+                                  int64_t icc, int64_t *th, int64_t *tw, void *user)
 {
-    int64_t oct, th, tw, icc;
+    (void)c, (void)user;
+    *th = oh, *tw = ow;
+    return pfvm__acl_conv_bytes(p, oct, oh, ow, icc);
+}
+
+/* Chooses the tile (output channels, rows, columns, input channels per
+ * step over dims: batch, group, output channels, rows, columns) and its
+ * order that the cost model (pfvm__acl_conv_wave on the Conv tile fit
+ * gives) finds fastest among those that fit a PE (each extent its size
+ * halved 0, 1, 2... times): one search for a Conv alone and for a Conv
+ * running a MaxPool in its tiles. Sets p's oct, th, tw (the Conv tile's),
+ * icc, rows and cost, and out[0..1] (when not NULL) to the tiled output's
+ * rows and columns; returns the cycles, or -1 when no tile fits. */
+static double pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p, const int64_t *dims, int *x_major,
+                                    pfvm__acl_conv_fit_fn fit, void *user, int64_t *out)
+{
+    int64_t oct, oh, ow, icc, th, tw;
     double best = -1;
     int order, rows, can_rows = p->rows, best_rows = 0;
     for (rows = 0; rows <= can_rows; rows++)
     for (oct = p->OCg;; oct = (oct + 1) / 2) {
         p->rows = rows;
-        for (th = p->w.out[0];; th = (th + 1) / 2) {
-            for (tw = p->w.out[1];; tw = (tw + 1) / 2) {
+        for (oh = dims[3];; oh = (oh + 1) / 2) {
+            for (ow = dims[4];; ow = (ow + 1) / 2) {
                 for (icc = p->Cg;; icc = (icc + 1) / 2) {
-                    if (pfvm__acl_conv_bytes(p, oct, th, tw, icc) <= c->pe_mem) {
+                    if (fit(c, p, oct, oh, ow, icc, &th, &tw, user) <= c->pe_mem) {
                         int64_t nb = (dims[2] + oct - 1) / oct;
-                        int64_t nhw = ((dims[3] + th - 1) / th) * ((dims[4] + tw - 1) / tw);
+                        int64_t nhw = ((dims[3] + oh - 1) / oh) * ((dims[4] + ow - 1) / ow);
                         int64_t tiles = dims[0] * dims[1] * nb * nhw, full = tiles / c->pes, rest = tiles % c->pes;
                         for (order = 0; order < 3; order++) {
                             /* order 2: the output channels outside the
@@ -11410,6 +11438,8 @@ static int pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p
                             if (best < 0 || cost < best) {
                                 best = cost;
                                 p->oct = oct, p->th = th, p->tw = tw, p->icc = icc;
+                                if (out)
+                                    out[0] = oh, out[1] = ow;
                                 *x_major = order;
                                 best_rows = rows;
                             }
@@ -11419,10 +11449,10 @@ static int pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p
                     if (icc == 1)
                         break;
                 }
-                if (tw == 1)
+                if (ow == 1)
                     break;
             }
-            if (th == 1)
+            if (oh == 1)
                 break;
         }
         if (oct == 1)
@@ -11430,7 +11460,7 @@ static int pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p
     }
     p->rows = best_rows;
     p->cost = best;
-    return best >= 0;
+    return best;
 }
 
 /* The rows plan's compute: out [th][oct][bw] = sum over taps of the tap's
@@ -11662,8 +11692,14 @@ static double pfvm__acl_conv_cost(const pfvm_accel_ctx *c, const pfvm_accel_ctx 
 typedef struct pfvm__acl_ir_plan {
     pfvm__acl_win w; /* the depthwise window, over x's spatial dims */
     int64_t N, Cin, E, OC, kk, th, tw, ec, oct, zlen, slack;
-    int64_t xb, we, be, ex, wd, bd, acc, wp, bp, out, rb, zb; /* PE byte offsets */
-    int64_t e0, en;                                           /* the chunk of expanded channels */
+    int64_t xb, we, be, ex, wd, bd, acc, wp, bp, out, rb, zb, rx; /* PE byte offsets */
+    int64_t e0, en; /* the chunk of expanded channels, from the start of the tile's part */
+    /* parts: the expanded channels split over that many neighbouring PEs
+     * (ep each, tile axis 1): each part's PE accumulates its share of the
+     * projection, the others copy theirs to the part 0 PE (at rx), which
+     * adds them, applies the projection's bias, activation and residual
+     * and stores */
+    int64_t parts, ep;
     int first, last, res;
     int noexp;   /* no expansion: the chain starts at the depthwise Conv (mobilenet_v2's first block) */
     double cost; /* the cost model's cycles for the chosen tile */
@@ -11724,19 +11760,19 @@ static int64_t pfvm__acl_ir_zlen(const pfvm__acl_ir_plan *p, int64_t th, int64_t
 /* PE bytes of a tile (and, when lay, its offsets into p). */
 static int64_t pfvm__acl_ir_bytes(pfvm__acl_ir_plan *p, int64_t oct, int64_t th, int64_t tw, int64_t ec, int lay)
 {
-    int64_t bh = pfvm__acl_ir_bh(p, th), bw = pfvm__acl_ir_bw(p, tw), top = 0, o[12], i;
-    int64_t sz[12];
+    int64_t bh = pfvm__acl_ir_bh(p, th), bw = pfvm__acl_ir_bw(p, tw), top = 0, o[13], i;
+    int64_t sz[13];
     sz[0] = p->noexp ? 0 : p->Cin * bh * bw, sz[1] = p->noexp ? 0 : ec * p->Cin, sz[2] = p->noexp ? 0 : ec;
     sz[3] = ec * bh * bw + p->slack, sz[4] = ec * p->kk;
     sz[5] = ec, sz[6] = ec * pfvm__acl_ir_n(p, th, tw), sz[7] = oct * ec, sz[8] = oct, sz[9] = oct * th * tw;
-    sz[10] = p->res ? oct * th * tw : 0, sz[11] = pfvm__acl_ir_zlen(p, th, tw);
-    for (i = 0; i < 12; i++) {
+    sz[10] = p->res ? oct * th * tw : 0, sz[11] = pfvm__acl_ir_zlen(p, th, tw), sz[12] = (p->parts - 1) * oct * th * tw;
+    for (i = 0; i < 13; i++) {
         o[i] = top;
         top += pfvm__acl_al(sz[i] * 4);
     }
     if (lay) {
         p->xb = o[0], p->we = o[1], p->be = o[2], p->ex = o[3], p->wd = o[4], p->bd = o[5], p->acc = o[6];
-        p->wp = o[7], p->bp = o[8], p->out = o[9], p->rb = o[10], p->zb = o[11];
+        p->wp = o[7], p->bp = o[8], p->out = o[9], p->rb = o[10], p->zb = o[11], p->rx = o[12];
     }
     return top;
 }
@@ -11749,7 +11785,7 @@ static double pfvm__acl_ir_wave(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan
                                 int64_t th, int64_t tw, int64_t ec, int64_t noc)
 {
     int64_t bh = pfvm__acl_ir_bh(p, th), bw = pfvm__acl_ir_bw(p, tw), simd = c->simd > 0 ? c->simd : 1;
-    int64_t nch = (p->E + ec - 1) / ec, j;
+    int64_t nch = (p->ep + ec - 1) / ec, j, sh = noc * p->parts;
     double box = (double)((p->noexp ? ec : p->Cin) * bh * bw * 4), out = (double)(oct * th * tw * 4);
     double wts = (double)(ec * ((p->noexp ? 0 : p->Cin + 1) + p->kk + 1) + oct * ec) * 4, compute, total = 0;
     compute = (p->noexp ? 0
@@ -11763,8 +11799,13 @@ static double pfvm__acl_ir_wave(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan
         int k;
         for (k = 0; k < c->nlinks; k++) {
             int64_t mk = pfvm__acl_first(c, m, k);
-            double boxes = c->link_bcast[k] ? (double)((mk + noc - 1) / noc) : (double)mk;
-            double slices = c->link_bcast[k] ? (double)(mk < noc ? mk : noc) : (double)mk;
+            /* a box is shared by the sh tiles of one position (each part
+             * its own channels of it without expansion), a weight slice by
+             * the tiles of one output block and part */
+            double boxes = c->link_bcast[k] ? (double)((mk + sh - 1) / sh) : (double)mk;
+            double slices = c->link_bcast[k] ? (double)(mk < sh ? mk : sh) : (double)mk;
+            if (p->noexp && c->link_bcast[k])
+                boxes *= (double)(mk < p->parts ? mk : p->parts);
             double bytes = slices * wts + (j == 0 || p->noexp ? boxes * box : 0) +
                            (j == nch - 1 && p->res ? mk * out : 0);
             if (bytes / c->link_down[k] > down)
@@ -11773,7 +11814,32 @@ static double pfvm__acl_ir_wave(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan
                 up = mk * out / c->link_up[k];
         }
         phase = down > compute ? down : compute;
-        total += (phase > up ? phase : up) + 1;
+        total += (p->parts > 1 || phase > up ? phase : up) + 1;
+    }
+    if (p->parts > 1) {
+        /* the reduction's phase: the parts' copies (a link whose instance
+         * holds fewer PEs than the parts carries the others' sums into the
+         * first part's instance, its own out of the others'), the adds and
+         * the stores */
+        double red = 0, stores = 0;
+        int k;
+        for (k = 0; k < c->nlinks; k++)
+            if (c->link_pes[k] < p->parts) {
+                double in = (double)(p->parts - c->link_pes[k]) * out / c->link_down[k];
+                double from = (double)c->link_pes[k] * out / c->link_up[k];
+                if (in > red)
+                    red = in;
+                if (from > red)
+                    red = from;
+            }
+        red += (double)(p->parts + 2) * (double)((oct * th * tw + simd - 1) / simd);
+        for (k = 0; k < c->nlinks; k++) {
+            int64_t mk = pfvm__acl_first(c, m, k);
+            double u = (double)((mk + p->parts - 1) / p->parts) * out / c->link_up[k];
+            if (u > stores)
+                stores = u;
+        }
+        total += (red > stores ? red : stores) + 1;
     }
     return total;
 }
@@ -11783,21 +11849,26 @@ static double pfvm__acl_ir_wave(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan
  * when none does. */
 static int pfvm__acl_ir_search(const pfvm_accel_ctx *c, pfvm__acl_ir_plan *p)
 {
-    int64_t oct, th, tw, ec, OH = p->w.out[0], OW = p->w.out[1];
+    int64_t oct, th, tw, ec, OH = p->w.out[0], OW = p->w.out[1], parts, best_parts = 1;
     double best = -1;
+    /* parts of the expanded channels: 1, 2, 4 ... 16 (dividing them and
+     * the PEs, so that a wave holds every part of its tiles) */
+    for (parts = 1; parts <= 16 && c->pes % parts == 0 && p->E % parts == 0; parts *= 2) {
+    p->parts = parts, p->ep = p->E / parts;
     for (oct = p->OC;; oct = (oct + 1) / 2) {
         for (th = OH;; th = (th + 1) / 2) {
             for (tw = OW;; tw = (tw + 1) / 2) {
-                for (ec = p->E;; ec = (ec + 1) / 2) {
+                for (ec = p->ep;; ec = (ec + 1) / 2) {
                     if (pfvm__acl_ir_bytes(p, oct, th, tw, ec, 0) <= c->pe_mem) {
                         int64_t noc = (p->OC + oct - 1) / oct;
-                        int64_t tiles = p->N * noc * ((OH + th - 1) / th) * ((OW + tw - 1) / tw);
+                        int64_t tiles = p->N * noc * ((OH + th - 1) / th) * ((OW + tw - 1) / tw) * parts;
                         double cost = (double)(tiles / c->pes) * pfvm__acl_ir_wave(c, p, c->pes, oct, th, tw, ec, noc);
                         if (tiles % c->pes)
                             cost += pfvm__acl_ir_wave(c, p, tiles % c->pes, oct, th, tw, ec, noc);
                         if (best < 0 || cost < best) {
                             best = cost;
                             p->oct = oct, p->th = th, p->tw = tw, p->ec = ec;
+                            best_parts = parts;
                         }
                         break; /* smaller chunks only cost more */
                     }
@@ -11813,6 +11884,8 @@ static int pfvm__acl_ir_search(const pfvm_accel_ctx *c, pfvm__acl_ir_plan *p)
         if (oct == 1)
             break;
     }
+    }
+    p->parts = best_parts, p->ep = p->E / best_parts;
     p->cost = best;
     return best >= 0;
 }
@@ -11841,7 +11914,7 @@ static void pfvm__acl_ir_chunk(void *user, int64_t j, int64_t nchunks)
 {
     pfvm__acl_ir_plan *p = (pfvm__acl_ir_plan *)user;
     p->e0 = j * p->ec;
-    p->en = p->E - p->e0 < p->ec ? p->E - p->e0 : p->ec;
+    p->en = p->ep - p->e0 < p->ec ? p->ep - p->e0 : p->ec;
     p->first = j == 0;
     p->last = j == nchunks - 1;
 }
@@ -11867,6 +11940,8 @@ static pfvm_code pfvm__acl_ir_zero(pfvm_accel_ctx *c, const pfvm__acl_ir_plan *p
     return PFVM_OK;
 }
 
+static pfvm_code pfvm__acl_ir_epilogue(pfvm_accel_ctx *c, const pfvm__acl_ir_plan *p, int64_t oct, int64_t th,
+                                       int64_t tw);
 static pfvm_code pfvm__acl_ir_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
 {
     const pfvm__acl_ir_plan *p = (const pfvm__acl_ir_plan *)user;
@@ -11909,8 +11984,16 @@ static pfvm_code pfvm__acl_ir_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, v
                       (long long)p->wp, (long long)p->ex, (long long)oct, (long long)(th * tw), (long long)p->en)) !=
             PFVM_OK)
         return rc;
-    if (!p->last)
-        return PFVM_OK;
+    if (!p->last || p->parts > 1)
+        return PFVM_OK; /* the parts' sum finishes in pfvm__acl_ir_finish */
+    return pfvm__acl_ir_epilogue(c, p, oct, th, tw);
+}
+
+/* The projection's bias, activation and residual on the tile's output. */
+static pfvm_code pfvm__acl_ir_epilogue(pfvm_accel_ctx *c, const pfvm__acl_ir_plan *p, int64_t oct, int64_t th,
+                                       int64_t tw)
+{
+    pfvm_code rc;
     if ((p->b_p && (rc = c->emit(c, "row add %lld %lld %lld %lld %lld", (long long)p->out, (long long)p->out,
                                  (long long)p->bp, (long long)oct, (long long)(th * tw))) != PFVM_OK) ||
         (p->pj->post && (rc = p->pj->post(p->pj, p->out, oct * th * tw)) != PFVM_OK))
@@ -11925,10 +12008,11 @@ static pfvm_code pfvm__acl_ir_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm
 {
     const pfvm__acl_ir_plan *p = (const pfvm__acl_ir_plan *)user;
     int64_t n0 = t->o[0], oc0 = t->o[2], oct = t->e[2], OH = p->w.out[0], OW = p->w.out[1];
-    int64_t src = c->in[0].dram + n0 * p->Cin * p->w.in[0] * p->w.in[1] * 4;
+    int64_t src = c->in[0].dram + n0 * p->Cin * p->w.in[0] * p->w.in[1] * 4, e0 = t->o[1] * p->ep + p->e0;
+    int lead = t->o[1] == 0;
     pfvm_code rc;
     if (p->noexp) {
-        src = c->in[0].dram + (n0 * p->E + p->e0) * p->w.in[0] * p->w.in[1] * 4;
+        src = c->in[0].dram + (n0 * p->E + e0) * p->w.in[0] * p->w.in[1] * 4;
         if ((rc = pfvm__acl_load_box(c, &q[3], &p->w, pe, p->ex, 0, p->en, t->o[3], t->e[3], t->o[4], t->e[4], "0",
                                      1)) != PFVM_OK ||
             (rc = pfvm__acl_load_box(c, &q[0], &p->w, pe, p->ex, src, p->en, t->o[3], t->e[3], t->o[4], t->e[4], "0",
@@ -11939,20 +12023,20 @@ static pfvm_code pfvm__acl_ir_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm
                      (rc = pfvm__acl_load_box(c, &q[0], &p->w, pe, p->xb, src, p->Cin, t->o[3], t->e[3], t->o[4],
                                               t->e[4], "0", 0)) != PFVM_OK))
         return rc;
-    if ((!p->noexp && (rc = pfvm__acl_load(c, &q[1], pe, p->we, c->in[1].dram + p->e0 * p->Cin * 4, 1, 1,
+    if ((!p->noexp && (rc = pfvm__acl_load(c, &q[1], pe, p->we, c->in[1].dram + e0 * p->Cin * 4, 1, 1,
                                            p->en * p->Cin, 0, 0, 0, 0)) != PFVM_OK) ||
-        (rc = pfvm__acl_load(c, &q[1], pe, p->wd, p->dw->in[1].dram + p->e0 * p->kk * 4, 1, 1, p->en * p->kk, 0, 0, 0,
+        (rc = pfvm__acl_load(c, &q[1], pe, p->wd, p->dw->in[1].dram + e0 * p->kk * 4, 1, 1, p->en * p->kk, 0, 0, 0,
                              0)) != PFVM_OK ||
-        (rc = pfvm__acl_load(c, &q[1], pe, p->wp, p->pj->in[1].dram + (oc0 * p->E + p->e0) * 4, 1, oct, p->en, 0,
+        (rc = pfvm__acl_load(c, &q[1], pe, p->wp, p->pj->in[1].dram + (oc0 * p->E + e0) * 4, 1, oct, p->en, 0,
                              p->en, 0, p->E)) != PFVM_OK ||
-        (p->b_e && (rc = pfvm__acl_load(c, &q[2], pe, p->be, p->b_e->dram + p->e0 * 4, 1, 1, p->en, 0, 0, 0, 0)) !=
+        (p->b_e && (rc = pfvm__acl_load(c, &q[2], pe, p->be, p->b_e->dram + e0 * 4, 1, 1, p->en, 0, 0, 0, 0)) !=
                        PFVM_OK) ||
-        (p->b_d && (rc = pfvm__acl_load(c, &q[2], pe, p->bd, p->b_d->dram + p->e0 * 4, 1, 1, p->en, 0, 0, 0, 0)) !=
+        (p->b_d && (rc = pfvm__acl_load(c, &q[2], pe, p->bd, p->b_d->dram + e0 * 4, 1, 1, p->en, 0, 0, 0, 0)) !=
                        PFVM_OK) ||
-        (p->first && p->b_p &&
+        (p->first && p->b_p && lead &&
          (rc = pfvm__acl_load(c, &q[2], pe, p->bp, p->b_p->dram + oc0 * 4, 1, 1, oct, 0, 0, 0, 0)) != PFVM_OK))
         return rc;
-    if (p->last && p->res)
+    if (p->last && p->res && lead)
         return pfvm__acl_load(c, &q[2], pe, p->rb, c->res_dram + ((n0 * p->OC + oc0) * OH * OW + t->o[3] * OW + t->o[4]) * 4,
                               oct, t->e[3], t->e[4], t->e[3] * t->e[4], t->e[4], OH * OW, OW);
     return PFVM_OK;
@@ -11963,7 +12047,59 @@ static pfvm_code pfvm__acl_ir_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t, 
     const pfvm__acl_ir_plan *p = (const pfvm__acl_ir_plan *)user;
     int64_t OH = p->w.out[0], OW = p->w.out[1];
     int64_t dst = p->pj->out[0].dram + ((t->o[0] * p->OC + t->o[2]) * OH * OW + t->o[3] * OW + t->o[4]) * 4;
+    if (t->o[1])
+        return PFVM_OK; /* a part past the first: its sum went to the part 0 PE */
     return pfvm__acl_store(c, pe, dst, p->out, t->e[2], t->e[3], t->e[4], OH * OW, OW, t->e[3] * t->e[4], t->e[4]);
+}
+
+/* The part 0 PE's last steps: the other parts' sums added, then the
+ * projection's epilogue (the other parts' tiles, marked by e[1] == 0, do
+ * nothing). */
+static pfvm_code pfvm__acl_ir_lead_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
+{
+    const pfvm__acl_ir_plan *p = (const pfvm__acl_ir_plan *)user;
+    int64_t n = t->e[2] * t->e[3] * t->e[4], s;
+    pfvm_code rc;
+    if (!t->e[1])
+        return PFVM_OK;
+    for (s = 1; s < p->parts; s++)
+        if ((rc = c->emit(c, "bin add %lld %lld %lld %lld", (long long)p->out, (long long)p->out,
+                          (long long)(p->rx + (s - 1) * n * 4), (long long)n)) != PFVM_OK)
+            return rc;
+    return pfvm__acl_ir_epilogue(c, p, t->e[2], t->e[3], t->e[4]);
+}
+
+/* With parts: a phase in which each part past the first copies its sum
+ * to its part 0 PE (the tile parts before it in the wave), which adds
+ * them up and finishes the tile (its store follows). */
+static pfvm_code pfvm__acl_ir_finish(pfvm_accel_ctx *c, const pfvm__acl_tile *tw, int64_t n, void *user)
+{
+    const pfvm__acl_ir_plan *p = (const pfvm__acl_ir_plan *)user;
+    pfvm__acl_tile *mark = NULL;
+    int64_t i;
+    pfvm_code rc;
+    if (p->parts < 2)
+        return PFVM_OK;
+    if ((rc = c->emit(c, "barrier")) != PFVM_OK)
+        return rc;
+    for (i = 0; i < n; i++) {
+        int64_t s = tw[i].o[1], bytes = tw[i].e[2] * tw[i].e[3] * tw[i].e[4] * 4;
+        if (s && (rc = c->emit(c, "copy %lld %lld %lld %lld %lld", (long long)pfvm__acl_pe(c, n, i),
+                               (long long)p->out, (long long)pfvm__acl_pe(c, n, i - s),
+                               (long long)(p->rx + (s - 1) * bytes), (long long)bytes)) != PFVM_OK)
+            return rc;
+    }
+    if (!pfvm__arrreserve(mark, (size_t)n)) /* the puts below then never grow it */
+        return pfvm__acl_nomem(c);
+    for (i = 0; i < n; i++) {
+        stbds_arrput(mark, tw[i]);
+        mark[i].cls = 0; /* the sum and epilogue do not depend on the padding */
+        if (tw[i].o[1])
+            mark[i].e[1] = 0;
+    }
+    rc = pfvm__acl_classes(c, mark, n, pfvm__acl_ir_lead_body, user);
+    stbds_arrfree(mark);
+    return rc;
 }
 
 /* The chain c->chain[0..1] run in c's tiles; PFVM_ERR_UNSUPPORTED (and
@@ -12014,21 +12150,24 @@ static pfvm_code pfvm__acl_ir_stream(pfvm_accel_ctx *c)
     }
     c->pe_used = pfvm__acl_ir_bytes(&p, p.oct, p.th, p.tw, p.ec, 1);
     p.zlen = pfvm__acl_ir_zlen(&p, p.th, p.tw);
-    /* output channels innermost: the PEs sharing an input box are neighbours */
-    dims[0] = p.N, dims[1] = 1, dims[2] = p.w.out[0], dims[3] = p.w.out[1], dims[4] = p.OC;
-    step[0] = 1, step[1] = 1, step[2] = p.th, step[3] = p.tw, step[4] = p.oct;
+    /* output channels, then parts innermost: the PEs sharing an input box
+     * are neighbours, the parts of a tile under one MAB */
+    dims[0] = p.N, dims[1] = p.w.out[0], dims[2] = p.w.out[1], dims[3] = p.OC, dims[4] = p.parts;
+    step[0] = 1, step[1] = p.th, step[2] = p.tw, step[3] = p.oct, step[4] = 1;
     if ((rc = pfvm__acl_tiling(c, 5, dims, step, &tiles)) != PFVM_OK)
         goto done;
     for (i = 0; i < (int64_t)stbds_arrlen(tiles); i++) {
         pfvm__acl_tile t = tiles[i];
-        tiles[i].o[2] = t.o[4], tiles[i].e[2] = t.e[4];
-        tiles[i].o[3] = t.o[2], tiles[i].e[3] = t.e[2];
-        tiles[i].o[4] = t.o[3], tiles[i].e[4] = t.e[3];
+        tiles[i].o[1] = t.o[4], tiles[i].e[1] = t.e[4];
+        tiles[i].o[2] = t.o[3], tiles[i].e[2] = t.e[3];
+        tiles[i].o[3] = t.o[1], tiles[i].e[3] = t.e[1];
+        tiles[i].o[4] = t.o[2], tiles[i].e[4] = t.e[2];
         tiles[i].cls = p.noexp ? 0 : pfvm__acl_ir_cls(&p, &tiles[i]);
     }
     memset(&wv, 0, sizeof wv);
     wv.load = pfvm__acl_ir_load, wv.body = pfvm__acl_ir_body, wv.store = pfvm__acl_ir_store;
-    wv.chunk = pfvm__acl_ir_chunk, wv.nchunks = (p.E + p.ec - 1) / p.ec, wv.user = &p;
+    wv.chunk = pfvm__acl_ir_chunk, wv.nchunks = (p.ep + p.ec - 1) / p.ec, wv.user = &p;
+    wv.finish = pfvm__acl_ir_finish;
     if ((rc = pfvm__acl_run_waves(c, tiles, &wv)) == PFVM_OK) {
         c->post_done = c->post != NULL;
         c->res_done = p.res;
@@ -12069,7 +12208,7 @@ static pfvm_code pfvm__acl_conv_plan_init(pfvm_accel_ctx *c, pfvm__acl_conv_plan
     p.oct = p.OCg, p.th = p.w.out[0], p.tw = p.w.out[1], p.icc = p.Cg;
     dims[0] = y->dims[0], dims[1] = group, dims[2] = p.OCg, dims[3] = p.w.out[0], dims[4] = p.w.out[1];
     *x_major = 0;
-    if (!pfvm__acl_conv_search(c, &p, dims, x_major))
+    if (pfvm__acl_conv_search(c, &p, dims, x_major, pfvm__acl_conv_fit, NULL, NULL) < 0)
         rc = pfvm__acl_stream_nomem(c, pfvm__acl_conv_bytes(&p, 1, 1, 1, 1));
     *pp = p;
     return rc;
@@ -12428,59 +12567,21 @@ static int64_t pfvm__acl_cp_bytes(const pfvm__acl_cp_plan *p, int64_t oct, int64
            pfvm__acl_al(oct * th * tw * 4);
 }
 
-/* The fused tile (output channels, pool rows and columns, input channels
- * per step; each halved 0, 1, 2... times) and tile order the cost model
- * finds fastest: the Conv's waves (pfvm__acl_conv_wave) over the pool
- * boxes, storing the pool's outputs, the pool's gathers and `red max`
- * added to the last step. dims: (batch, 1, output channels, pool rows,
- * pool columns). Its cycles, or -1 when no tile fits. */
-static double pfvm__acl_cp_search(const pfvm_accel_ctx *c, pfvm__acl_cp_plan *p, const int64_t *dims, int *x_major)
+/* The Conv + MaxPool candidate (pfvm__acl_conv_fit_fn): oct channels x
+ * oh x ow pool outputs, icc input channels per step; the Conv computes
+ * the pool box (*th x *tw) and stores the pool's outputs, the pool's
+ * gathers and `red max` added to its last step. */
+static int64_t pfvm__acl_cp_fit(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *cv, int64_t oct, int64_t oh,
+                                int64_t ow, int64_t icc, int64_t *th, int64_t *tw, void *user)
 {
-    int64_t oct, th, tw, icc, taps = p->pl.w.k[0] * p->pl.w.k[1];
-    double best = -1, simd = c->simd > 0 ? c->simd : 1;
-    for (oct = p->cv.OCg;; oct = (oct + 1) / 2) {
-        for (th = dims[3];; th = (th + 1) / 2) {
-            for (tw = dims[4];; tw = (tw + 1) / 2) {
-                for (icc = p->cv.Cg;; icc = (icc + 1) / 2) {
-                    if (pfvm__acl_cp_bytes(p, oct, th, tw, icc) <= c->pe_mem) {
-                        int64_t bh, bw, h0, w0, nb = (dims[2] + oct - 1) / oct;
-                        int64_t nhw = ((dims[3] + th - 1) / th) * ((dims[4] + tw - 1) / tw);
-                        int64_t tiles = dims[0] * nb * nhw, full = tiles / c->pes, rest = tiles % c->pes;
-                        int order;
-                        pfvm__acl_box(&p->pl.w, 0, 0, th, &h0, &bh);
-                        pfvm__acl_box(&p->pl.w, 1, 0, tw, &w0, &bw);
-                        p->cv.stored = oct * th * tw;
-                        p->cv.extra = (double)(oct * th * tw * taps) + (double)oct * ceil((double)(th * tw * taps) / simd);
-                        for (order = 0; order < 3; order++) {
-                            int64_t sp = order == 2 ? nhw * dims[0] : nhw;
-                            double cost;
-                            if (order == 2 && dims[0] == 1)
-                                continue;
-                            cost = (double)full * pfvm__acl_conv_wave(c, &p->cv, c->pes, oct, bh, bw, icc, order == 1, nb, sp);
-                            if (rest)
-                                cost += pfvm__acl_conv_wave(c, &p->cv, rest, oct, bh, bw, icc, order == 1, nb, sp);
-                            if (best < 0 || cost < best) {
-                                best = cost;
-                                p->cv.oct = oct, p->cv.th = bh, p->cv.tw = bw, p->cv.icc = icc;
-                                p->th = th, p->tw = tw;
-                                *x_major = order;
-                            }
-                        }
-                        break; /* fewer input channels per step only cost more */
-                    }
-                    if (icc == 1)
-                        break;
-                }
-                if (tw == 1)
-                    break;
-            }
-            if (th == 1)
-                break;
-        }
-        if (oct == 1)
-            break;
-    }
-    return best;
+    const pfvm__acl_cp_plan *p = (const pfvm__acl_cp_plan *)user;
+    int64_t h0, w0, taps = p->pl.w.k[0] * p->pl.w.k[1];
+    double simd = c->simd > 0 ? c->simd : 1;
+    pfvm__acl_box(&p->pl.w, 0, 0, oh, &h0, th);
+    pfvm__acl_box(&p->pl.w, 1, 0, ow, &w0, tw);
+    cv->stored = oct * oh * ow;
+    cv->extra = (double)(oct * oh * ow * taps) + (double)oct * ceil((double)(oh * ow * taps) / simd);
+    return pfvm__acl_cp_bytes(p, oct, oh, ow, icc);
 }
 
 static pfvm_code pfvm__acl_cp_stream(pfvm_accel_ctx *c)
@@ -12515,7 +12616,11 @@ static pfvm_code pfvm__acl_cp_stream(pfvm_accel_ctx *c)
     p.cv.rows = 0; /* the box is [channels][rows][columns] */
     p.pool = pc;
     dims[3] = p.pl.w.out[0], dims[4] = p.pl.w.out[1];
-    fused = pfvm__acl_cp_search(c, &p, dims, &x_major);
+    {
+        int64_t pool_tile[2] = {0, 0};
+        fused = pfvm__acl_conv_search(c, &p.cv, dims, &x_major, pfvm__acl_cp_fit, &p, pool_tile);
+        p.th = pool_tile[0], p.tw = pool_tile[1];
+    }
     if (fused < 0 || (alone >= 0 && fused >= alone))
         return PFVM_ERR_UNSUPPORTED;
     taps = p.pl.w.k[0] * p.pl.w.k[1];

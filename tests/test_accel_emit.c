@@ -299,6 +299,24 @@ static void check_chain(void)
     check_model("tests/models/accel_chain", "tests/models/accel_chain/target.txt", 1, 1e-6);
 }
 
+/* accel_chain on target_parts.txt (256 PEs, more than the blocks'
+ * tiles): the chains split their expanded channels over the 4 PEs of a
+ * group, each PE accumulating its part of the projection; the parts past
+ * the first copy their sums to the first, which adds them and finishes
+ * the tile (bias, activation, residual); check_model compares the
+ * simulated output with the interpreter's. */
+static void check_chain_parts(void)
+{
+    static const char *const views[] = {"# view project0 (Conv)", "# view project1 (Conv)", "# view add1 (Add)",
+                                        "# view project2 (Conv)"};
+    pfvm_accel_stats stats;
+    char *prog = emit_with_views("tests/models/accel_chain", "tests/models/accel_chain/target_parts.txt", views,
+                                 sizeof views / sizeof *views, &stats);
+    CHECK(prog && stats.nodes == 3 && strstr(prog, "\ncopy ") && strstr(prog, "\nbin add "));
+    pfvm_accel_free(prog);
+    check_model("tests/models/accel_chain", "tests/models/accel_chain/target_parts.txt", 1, 1e-6);
+}
+
 /* accel_convpool (tools/make_accel_convpool.py) on its own target: each
  * MaxPool (padded, ceil_mode, after a 1x1 Conv without activation whose
  * input channels come in steps) runs in the tiles of the Conv before it,
@@ -387,6 +405,7 @@ int main(void)
     check_bias();
     check_composed_ln();
     check_chain();
+    check_chain_parts();
     check_convpool();
     check_built_graph();
     check_errors();

@@ -63,3 +63,12 @@ with open(os.path.join(out, "target.txt"), "w") as f:
             "level cluster fanout 4  mem 0   down 2  up 2  broadcast reduce\n"
             "level pe      fanout 16 mem 64K down 64 up 64 broadcast\n"
             "pe simd 4 mac float 8\n")
+with open(os.path.join(out, "target_parts.txt"), "w") as f:
+    f.write("# written by tools/make_accel_chain.py: 256 PEs, root links of 8 bytes per cycle: the blocks'\n"
+            "# tiles are fewer than the PEs, so the chains split their expanded channels over the 4 PEs of a group\n"
+            "target chain_parts_test\n"
+            "level host    fanout 1  mem 16M\n"
+            "level cluster fanout 4  mem 0   down 8  up 8  broadcast reduce\n"
+            "level group   fanout 16 mem 0   down 64 up 64 broadcast reduce\n"
+            "level pe      fanout 4  mem 64K down 16 up 16 broadcast\n"
+            "pe simd 4 mac float 8\n")
