@@ -6,9 +6,9 @@
 # markdown section on stdout (bench/int8.sh appends it to bench/int8.md):
 #   N=500 sh bench/int8_trained.sh
 # The trained weights are cached in bench/.int8_fixtures (git-ignored); a
-# missing one is trained first (one thread: mobilenet_v2 20 epochs about
-# 15 minutes on a loaded 2-core host, resnet18 10 epochs about as long).
-# RETRAIN=1 trains again. Measured per model and quantizer setting (all
+# missing one is trained first (one thread: mobilenet_v2 8 epochs took 580 s
+# at load average ~20 on 2 cores; ARCHS="mobilenet_v2 resnet18" adds resnet18,
+# 4 epochs). RETRAIN=1 trains again. Measured per model and quantizer setting (all
 # --per-channel): float and int8 test accuracy on the 360 held-out digits
 # (tools/make_digits.py's split, rendered without augmentation), top-1
 # agreement of int8 with float on N augmented views of the held-out digits
@@ -23,11 +23,13 @@ FIX=bench/.int8_fixtures
 T=${TMPDIR:-/tmp}/pfvm_int8_trained
 rm -rf "$T"
 mkdir -p "$T" "$FIX"
-make -s build/interp >/dev/null
+# INTERP: an interp binary built from this tree (default build/interp, made here)
+INTERP=${INTERP:-build/interp}
+[ "$INTERP" != build/interp ] || make -s build/interp >/dev/null
 # EVAL: a bench/int8_eval.c binary already built from this tree (skips a slow compile)
 if [ -n "$EVAL" ]; then cp "$EVAL" "$T/eval"; else ${CC:-cc} -std=c99 -O2 -I. bench/int8_eval.c -o "$T/eval" -lprotobuf-nanopb -lm; fi
 S0=$(date +%s)
-ARCHS=${ARCHS:-mobilenet_v2 resnet18}
+ARCHS=${ARCHS:-mobilenet_v2}  # ARCHS="mobilenet_v2 resnet18": resnet18 trained the same way too
 for a in $ARCHS; do
     epochs=8
     [ "$a" = resnet18 ] && epochs=4
@@ -59,7 +61,7 @@ row() {
         top1 "$T/$a.ft.txt" > "$T/$a.ft.top"
         top1 "$T/$a.f.txt" > "$T/$a.f.top"
     fi
-    build/interp quantize "$f" --calib "$T/calib" --per-channel --report "$@" -o "$T/$tag.onnx" 2> "$T/$tag.log"
+    "$INTERP" quantize "$f" --calib "$T/calib" --per-channel --report "$@" -o "$T/$tag.onnx" 2> "$T/$tag.log"
     "$T/eval" "$T/$tag.onnx" $TEST > "$T/$tag.qt.txt"
     "$T/eval" "$T/$tag.onnx" $VIEWS > "$T/$tag.q.txt"
     top1 "$T/$tag.qt.txt" > "$T/$tag.qt.top"
@@ -69,10 +71,22 @@ row() {
     echo "| $a | \`$opts\` | $(agree "$T/$a.ft.top" "$T/test.labels")% | $(agree "$T/$tag.qt.top" "$T/test.labels")% | $(agree "$T/$a.f.top" "$T/$tag.q.top")% | $(agree "$T/$a.f.top" "$T/views.labels")% | $sqnr | $(margin "$T/$a.f.txt") |" >> "$T/rows.md"
 }
 : > "$T/rows.md"
+: > "$T/ceiling.md"
+: > "$T/right.md"
 for a in $ARCHS; do
     row "$a"
     row "$a" --method percentile --percentile 99.9
     row "$a" --method mse
+    row "$a" --auto-exclude 2
+    row "$a" --auto-exclude 4
+    # the ceiling: the float model on the views rounded to the default int8 model's input grid
+    $PY bench/int8_inputs.py --round "$T/${a}_.onnx" "$T/views" "$T/$a.viewsq"
+    "$T/eval" "$FIX/$a.onnx" $(ls -d "$T/$a.viewsq"/[0-9]*/ | sort) > "$T/$a.fq.txt"
+    top1 "$T/$a.fq.txt" > "$T/$a.fq.top"
+    echo "| $a | $(agree "$T/$a.f.top" "$T/$a.fq.top")% |" >> "$T/ceiling.md"
+    # agreement on the views that the float model classifies right, default settings
+    paste -d' ' "$T/$a.f.top" "$T/${a}_.q.top" "$T/views.labels" |
+        awk -v a="$a" '$1 == $3 { n++; if ($1 == $2) s++ } END { printf "| %s | %d | %.1f%% |\n", a, n, 100 * s / n }' >> "$T/right.md"
 done
 layers() {
     grep -E '^quantize:   ' "$1" | awk -v label="$2" '{ n++; s[n] = $5 } END {
@@ -81,6 +95,18 @@ layers() {
 echo "| model | quantize options | float test (360) | int8 test (360) | top-1 = float ($N views) | float on the views | outputs SQNR dB | float median top-2 margin |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 cat "$T/rows.md"
+echo
+echo "Ceiling: the float model on the $N views rounded to the int8 model's input grid (QuantizeLinear ->"
+echo "DequantizeLinear of the input alone), top-1 = float; and top-1 = float (default settings) on the"
+echo "views that the float model classifies right:"
+echo
+echo "| model | input rounded: top-1 = float |"
+echo "| --- | --- |"
+cat "$T/ceiling.md"
+echo
+echo "| model | views float classifies right | int8 top-1 = float on them |"
+echo "| --- | --- | --- |"
+cat "$T/right.md"
 echo
 echo "Accumulated SQNR (dB) of the QDQ model's dequantized activations against the float model's,"
 echo "in graph order (\`interp quantize --report\`, 8 calibration sets, default --per-channel options):"
