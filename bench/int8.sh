@@ -334,7 +334,8 @@ one thread. Training commands (bench/int8_trained.sh runs them when bench/.int8_
 git-ignored, lacks the weights; the opset-13 exports are cached beside them), at load average
 ~20 on the 2 shared cores:
 `/usr/bin/python3 bench/int8_train.py train bench/.int8_fixtures mobilenet_v2 20 cpu`: 750 s,
-float test accuracy 97.8%; `... resnet18 4 cpu`: 213 s, 99.7%.
+float test accuracy 97.8%; `... resnet18 4 cpu`: 213 s, 99.7% (trained again: bit-identical
+weights, same host and torch).
 Their input is 1x3x32x32, not the 224x224 of the rows above: mobilenet_v2 trains here at about
 0.02 s per 32x32 image on one thread, and 224x224 has 49x the multiply-adds, so training at 224
 would take hours on this host; the layers are the same (the last stages run at 1x1), and a
