@@ -184,6 +184,8 @@ done
 
 # ---- round 9: top-1 agreement by quantizer setting, per-layer SQNR (bench/int8_agree.sh)
 N=$N sh bench/int8_agree.sh > "$T/agree9.md"
+# ---- round 10: trained mobilenet_v2 (and resnet18) on the digits (bench/int8_trained.sh; cached weights)
+N=$N EVAL="$T/eval" sh bench/int8_trained.sh > "$T/trained10.md"
 
 {
     echo "# int8 quantization"
@@ -311,5 +313,58 @@ PFVM_INT8_NOTES
     echo "Made by \`N=$N sh bench/int8_agree.sh\` (called from here); see its header for the rows."
     echo
     cat "$T/agree9.md"
+    echo
+    echo "## Round 10: agreement on a trained mobilenet_v2 (branch int8a10)"
+    echo
+    echo "Made by \`N=$N sh bench/int8_trained.sh\` (called from here); see its header for the rows."
+    echo
+    cat "$T/trained10.md"
+    echo
+    # round 10's notes (measured by hand on its run; kept here so that a rerun keeps them)
+    cat <<'PFVM_INT8_TRAINED_NOTES'
+What the rows measure. The rounds above measure untrained networks (torchvision's
+`weights=None`): their rows stay as they were, and the issue's 97% is not claimed for them
+(round 9: their logits are nearly flat, so 8-bit noise decides top-1). This section's fixtures
+are TRAINED: torchvision's mobilenet_v2 and resnet18, layers unchanged, classifier sized to 10
+classes, trained from scratch by bench/int8_train.py on sklearn's 8x8 digits (tools/make_digits.py's
+split: 1437 training, 360 held-out images) drawn at 1x3x32x32 (grey in three channels,
+ImageNet-normalized) with random rotation +-15 degrees, scale 0.85-1.15, shift +-10% and ink
+brightness 0.8-1.2; AdamW, one-cycle learning rate, batch 64, seeded, deterministic algorithms,
+one thread. Training commands (bench/int8_trained.sh runs them when bench/.int8_fixtures,
+git-ignored, lacks the weights; the opset-13 exports are cached beside them), at load average
+~20 on the 2 shared cores:
+`/usr/bin/python3 bench/int8_train.py train bench/.int8_fixtures mobilenet_v2 20 cpu`: 750 s,
+float test accuracy 97.8%; `... resnet18 4 cpu`: 213 s, 99.7% (trained again: bit-identical
+weights, same host and torch).
+Their input is 1x3x32x32, not the 224x224 of the rows above: mobilenet_v2 trains here at about
+0.02 s per 32x32 image on one thread, and 224x224 has 49x the multiply-adds, so training at 224
+would take hours on this host; the layers are the same (the last stages run at 1x1), and a
+network trained at 32 reads digits drawn at 224 at a scale it never saw, so each is exported
+at the size it learnt. (The device machine could not take this repository: its tracked files,
+69.7 MB, exceed the 64 MiB a call carries.) "float test", "int8 test": accuracy on the 360
+held-out digits as drawn (no augmentation); "top-1 = float": int8 against float on 500 augmented
+views of the held-out digits (seed 2; harder than the test set: float gets 94.8% of them right),
+calibrated on 32 augmented views of training digits (seed 1); every row `--per-channel`.
+
+Results. With the quantizer's defaults (`--per-channel`, min/max ranges) the trained mobilenet_v2
+keeps its test accuracy (97.8% int8 = 97.8% float) and its top-1 agrees with float on 98.6% of
+the 500 views: the issue's 97% is met (7 views differ; on the 474 views that float classifies
+right, 99.8%; rounding the input alone to its 8-bit grid changes none). `--method mse` 99.0% (best found, outputs 31.7 dB);
+percentile 99.9 (round 9's setting for photos) 97.6% at 25.5 dB: the trained network's activation
+tails carry signal; `--auto-exclude 2/4` 98.6% (more SQNR, no more agreement). resnet18 trained
+the same way: 100% with the defaults, int8 test 99.4% against float 99.7%. The per-layer SQNR
+shows why the trained network behaves where the untrained one did not: the noise levels off
+through the inverted-residual blocks (the table above) and the logits end at 31.6 dB, not 15,
+with a median top-2 margin of 5.3 against 0.04. No quantizer change was needed this round.
+
+Shorter training, the same measurement (the first fixture of this round: mobilenet_v2 8 epochs,
+580 s, float test 95.0%, float right on 86.4% of the views, margin 3.05, outputs 24.4 dB with the
+defaults): int8 test 94.7%; top-1 = float 96.8% with the defaults (16 views differ, every one a
+float near tie: top-2 margins 0.01-0.44; 98.6% on the 432 views float classifies right; the
+input's rounding alone 99.0%), 96.6% `--method mse`, 93.0% percentile 99.9, 98.2% `--auto-exclude
+2` (the input and the first block's projection output float). The less trained network's
+smaller margins cost about 2 points of agreement: agreement measures the fixture's decisiveness
+as much as the quantizer.
+PFVM_INT8_TRAINED_NOTES
 } > bench/int8.md
 cat bench/int8.md
