@@ -28563,12 +28563,13 @@ static void pfvm__nn_dwv8(const pfvm__nn_dent *e, const pfvm__nn_dent *end, floa
 
 /* 0 where it does not take the plane; lo: Relu's floor, applied as the
  * outputs are copied out. */
-static int pfvm__nn_dw_plane_row(const pfvm__nn_2d *d, const float *x, const float *w, float b, float *y,
-                                 const float *lo)
+PFVM__NN_LOOPS static int pfvm__nn_dw_plane_row(const pfvm__nn_2d *d, const float *x, const float *w, float b,
+                                                float *y, const float *lo)
 {
     float buf[PFVM__NN_DWP_MAX];
     pfvm__nn_dent tab[PFVM__NN_DWT_MAX];
     int32_t wp = d->OW + (d->KW - 1) * d->DW, hp = d->OH + (d->KH - 1) * d->DH, nv = d->OH * wp, n = 0, r, t, j;
+    int32_t size = hp * wp + 8 + (d->KW - 1) * d->DW, nc = d->PL < wp ? (d->W < wp - d->PL ? d->W : wp - d->PL) : 0;
     if (d->SW != 1 || d->SH != 1 || d->KH * d->KW > PFVM__NN_DWT_MAX || (b == 0.0f && 1.0f / b < 0.0f) ||
         (int64_t)hp * wp + 8 + (d->KW - 1) * d->DW > PFVM__NN_DWP_MAX)
         return 0;
@@ -28579,11 +28580,19 @@ static int pfvm__nn_dw_plane_row(const pfvm__nn_2d *d, const float *x, const flo
             tab[n].off = r * d->DH * wp + t * d->DW;
             tab[n].w[0] = tab[n].w[1] = w[n];
         }
-    for (r = 0; r < hp; r++) {
-        int32_t ih = r - d->PT;
-        pfvm__nn_pad_row(buf + r * wp, ih >= 0 && ih < d->H ? x + ih * d->W : NULL, wp, d->PL, d->W);
+    /* the buffer zeroed (past hp rows too: the last block's extra outputs
+     * read there), then the plane's rows copied in: one loop each, no
+     * call per row */
+    for (j = 0; j + 4 <= size; j += 4)
+        buf[j] = 0.0f, buf[j + 1] = 0.0f, buf[j + 2] = 0.0f, buf[j + 3] = 0.0f;
+    for (; j < size; j++)
+        buf[j] = 0.0f;
+    for (r = d->PT; r < hp && r - d->PT < d->H; r++) {
+        const float *src = x + (r - d->PT) * d->W;
+        float *dst = buf + r * wp + d->PL;
+        for (t = 0; t < nc; t++)
+            dst[t] = src[t];
     }
-    pfvm__nn_pad_row(buf + hp * wp, NULL, 8 + (d->KW - 1) * d->DW, 0, 0); /* read by the last block's extra outputs */
     for (j = 0; j < nv; j += 8)
         pfvm__nn_dwv8(tab, tab + n, buf + j, b);
     for (r = 0; r < d->OH; r++, y += d->OW) {
