@@ -26,25 +26,33 @@
 #endif
 
 #ifdef PFVM__NN_DIRECT
-/* dst[0..wp) = input row src's column q - pl, 0 outside [0, w): one loop
- * with a test, 4 values a step inside, where gcc -Os turns plain copy and
- * zero loops of a few values into calls of newlib-nano's memcpy and
- * memset (the direct band's rows: cnn_small 822,240 instructions where
- * those calls took 826,440; the depthwise planes keep one memset and a
- * memcpy per row, which cost less than this loop on 5-column rows). */
-static void pfvm__nn_pad_row(float *dst, const float *src, int32_t wp, int32_t pl, int32_t w)
+/* gcc -Os turns plain copy and zero loops into calls of newlib-nano's
+ * memcpy and memset, which copy byte by byte: the band's loops below ask
+ * for loops (GCC only; other compilers keep them as written). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define PFVM__NN_LOOPS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define PFVM__NN_LOOPS
+#endif
+
+/* dst[0..wp) = input row src's column q - pl, 0 outside [0, w) (src NULL:
+ * a row in the padding, all zeros): the zeros, then the row 4 values a
+ * step (a test per 4 values took 7 instructions per value on the M4). */
+PFVM__NN_LOOPS static void pfvm__nn_pad_row(float *dst, const float *src, int32_t wp, int32_t pl, int32_t w)
 {
-    int32_t q, iw;
-    for (q = 0; q < wp; q++) {
-        iw = q - pl;
-        if (iw >= 0 && iw + 4 <= w && q + 4 <= wp) {
-            float v0 = src[iw], v1 = src[iw + 1], v2 = src[iw + 2], v3 = src[iw + 3];
-            dst[q] = v0, dst[q + 1] = v1, dst[q + 2] = v2, dst[q + 3] = v3;
-            q += 3;
-        } else {
-            dst[q] = iw >= 0 && iw < w ? src[iw] : 0.0f;
-        }
+    int32_t lo = pl < wp ? pl : wp, hi = w + pl < wp ? w + pl : wp, q;
+    if (!src || hi < lo)
+        lo = hi = wp;
+    for (q = 0; q < lo; q++)
+        dst[q] = 0.0f;
+    for (; q + 4 <= hi; q += 4) {
+        float v0 = src[q - pl], v1 = src[q - pl + 1], v2 = src[q - pl + 2], v3 = src[q - pl + 3];
+        dst[q] = v0, dst[q + 1] = v1, dst[q + 2] = v2, dst[q + 3] = v3;
     }
+    for (; q < hi; q++)
+        dst[q] = src[q - pl];
+    for (; q < wp; q++)
+        dst[q] = 0.0f;
 }
 #endif
 
@@ -1548,24 +1556,119 @@ typedef struct pfvm__nn_dent {
     a##c##7 = PFVM__NN_FMA(w, x7, a##c##7);
 #define PFVM__NN_DK_D4(c) float a##c##0 = 0, a##c##1 = 0, a##c##2 = 0, a##c##3 = 0;
 #define PFVM__NN_DK_D8(c) PFVM__NN_DK_D4(c) float a##c##4 = 0, a##c##5 = 0, a##c##6 = 0, a##c##7 = 0;
-#define PFVM__NN_DK_S4(c)                                                                                          \
-    y[c * ys + 0] = b[c] + a##c##0;                                                                                \
-    y[c * ys + 1] = b[c] + a##c##1;                                                                                \
-    y[c * ys + 2] = b[c] + a##c##2;                                                                                \
-    y[c * ys + 3] = b[c] + a##c##3;
+/* The sums: a = b[c] + a, then Relu's floor where lo (cl[0] of a Relu
+ * with no upper bound: x > lo ? x : lo, what the clamp pass did after). */
+#define PFVM__NN_DK_V4(c)                                                                                          \
+    a##c##0 = b[c] + a##c##0;                                                                                      \
+    a##c##1 = b[c] + a##c##1;                                                                                      \
+    a##c##2 = b[c] + a##c##2;                                                                                      \
+    a##c##3 = b[c] + a##c##3;
+#define PFVM__NN_DK_V8(c)                                                                                          \
+    PFVM__NN_DK_V4(c)                                                                                              \
+    a##c##4 = b[c] + a##c##4;                                                                                      \
+    a##c##5 = b[c] + a##c##5;                                                                                      \
+    a##c##6 = b[c] + a##c##6;                                                                                      \
+    a##c##7 = b[c] + a##c##7;
+#define PFVM__NN_DK_R1(v) v = v > f ? v : f;
+#define PFVM__NN_DK_R8(c)                                                                                          \
+    PFVM__NN_DK_R1(a##c##0) PFVM__NN_DK_R1(a##c##1) PFVM__NN_DK_R1(a##c##2) PFVM__NN_DK_R1(a##c##3)                \
+    PFVM__NN_DK_R1(a##c##4) PFVM__NN_DK_R1(a##c##5) PFVM__NN_DK_R1(a##c##6) PFVM__NN_DK_R1(a##c##7)
 #define PFVM__NN_DK_S8(c)                                                                                          \
-    PFVM__NN_DK_S4(c)                                                                                              \
-    y[c * ys + 4] = b[c] + a##c##4;                                                                                \
-    y[c * ys + 5] = b[c] + a##c##5;                                                                                \
-    y[c * ys + 6] = b[c] + a##c##6;                                                                                \
-    y[c * ys + 7] = b[c] + a##c##7;
+    y[c * ys + 0] = a##c##0;                                                                                       \
+    y[c * ys + 1] = a##c##1;                                                                                       \
+    y[c * ys + 2] = a##c##2;                                                                                       \
+    y[c * ys + 3] = a##c##3;                                                                                       \
+    y[c * ys + 4] = a##c##4;                                                                                       \
+    y[c * ys + 5] = a##c##5;                                                                                       \
+    y[c * ys + 6] = a##c##6;                                                                                       \
+    y[c * ys + 7] = a##c##7;
 
 typedef void (*pfvm__nn_dk_fn)(const pfvm__nn_dent *e, const pfvm__nn_dent *end, const float *x, float *y, int32_t ys,
-                               const float *b);
+                               const float *b, const float *lo);
+
+/* The loops over the window's positions: C, or on a Cortex-M4/M7 with
+ * single-precision FMA (Thumb-2, VFPv4 or later) for column stride 1, the
+ * same fused multiply-adds in the same order in assembly, 8 inputs in one
+ * vldm and the entry's off and weights in two loads: 22 instructions per
+ * 16 multiply-adds where gcc -Os makes 33 of the C loop. */
+#if defined(__GNUC__) && defined(__thumb2__) && defined(__ARM_FP) && (__ARM_FP & 4) && defined(__ARM_FEATURE_FMA) && \
+    !defined(__ARM_ARCH_ISA_A64) && !defined(PFVM_NO_ASM)
+#define PFVM__NN_DK_ASM 1
+#define PFVM__NN_DK_M8(op, c, w)                                                                                   \
+    op " %[a" #c "0], " w ", s16\n\t" op " %[a" #c "1], " w ", s17\n\t" op " %[a" #c "2], " w ", s18\n\t"          \
+    op " %[a" #c "3], " w ", s19\n\t" op " %[a" #c "4], " w ", s20\n\t" op " %[a" #c "5], " w ", s21\n\t"          \
+    op " %[a" #c "6], " w ", s22\n\t" op " %[a" #c "7], " w ", s23\n\t"
+#define PFVM__NN_DK_A8(c, w) PFVM__NN_DK_M8("vfma.f32", c, w)
+/* the accumulators are the asm's outputs only, set from %[z] inside (an
+ * in-out operand counts twice against gcc's 30) */
+#define PFVM__NN_DK_O8(c)                                                                                          \
+    [a##c##0] "=&t"(a##c##0), [a##c##1] "=&t"(a##c##1), [a##c##2] "=&t"(a##c##2), [a##c##3] "=&t"(a##c##3),       \
+        [a##c##4] "=&t"(a##c##4), [a##c##5] "=&t"(a##c##5), [a##c##6] "=&t"(a##c##6), [a##c##7] "=&t"(a##c##7)
+#define PFVM__NN_DK_Z8(c, op)                                                                                      \
+    op " %[a" #c "0], %[z]\n\t" op " %[a" #c "1], %[z]\n\t" op " %[a" #c "2], %[z]\n\t" op " %[a" #c "3], %[z]\n\t" \
+    op " %[a" #c "4], %[z]\n\t" op " %[a" #c "5], %[z]\n\t" op " %[a" #c "6], %[z]\n\t" op " %[a" #c "7], %[z]\n\t"
+#define PFVM__NN_DK_CLOB                                                                                           \
+    "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "cc", "memory"
+static void pfvm__nn_dk28_s1(const pfvm__nn_dent *e, const pfvm__nn_dent *end, const float *x, float *y, int32_t ys,
+                             const float *b, const float *lo)
+{
+    float a00, a01, a02, a03, a04, a05, a06, a07, a10, a11, a12, a13, a14, a15, a16, a17;
+    const float *p;
+    int32_t off;
+    __asm__ volatile(PFVM__NN_DK_Z8(0, "vmov") PFVM__NN_DK_Z8(1, "vmov")
+                     "cmp %[e], %[end]\n\t"
+                     "bhs 2f\n"
+                     "1:\n\t"
+                     "ldr %[off], [%[e]], #4\n\t"
+                     "vldmia %[e]!, {s24-s25}\n\t"
+                     "add %[p], %[x], %[off], lsl #2\n\t"
+                     "vldmia %[p], {s16-s23}\n\t" PFVM__NN_DK_A8(0, "s24") PFVM__NN_DK_A8(1, "s25")
+                     "cmp %[e], %[end]\n\t"
+                     "blo 1b\n"
+                     "2:\n\t"
+                     : [e] "+r"(e), [off] "=&r"(off), [p] "=&r"(p), PFVM__NN_DK_O8(0), PFVM__NN_DK_O8(1)
+                     : [x] "r"(x), [end] "r"(end), [z] "r"(0)
+                     : PFVM__NN_DK_CLOB);
+    PFVM__NN_DK_V8(0) PFVM__NN_DK_V8(1)
+    if (lo) {
+        const float f = *lo;
+        PFVM__NN_DK_R8(0) PFVM__NN_DK_R8(1)
+    }
+    PFVM__NN_DK_S8(0) PFVM__NN_DK_S8(1)
+}
+static void pfvm__nn_dk18_s1(const pfvm__nn_dent *e, const pfvm__nn_dent *end, const float *x, float *y, int32_t ys,
+                             const float *b, const float *lo)
+{
+    float a00, a01, a02, a03, a04, a05, a06, a07;
+    const float *p;
+    int32_t off;
+    (void)ys;
+    __asm__ volatile(PFVM__NN_DK_Z8(0, "vmov")
+                     "cmp %[e], %[end]\n\t"
+                     "bhs 2f\n"
+                     "1:\n\t"
+                     "ldr %[off], [%[e]], #12\n\t"
+                     "vldr s24, [%[e], #-8]\n\t"
+                     "add %[p], %[x], %[off], lsl #2\n\t"
+                     "vldmia %[p], {s16-s23}\n\t" PFVM__NN_DK_A8(0, "s24")
+                     "cmp %[e], %[end]\n\t"
+                     "blo 1b\n"
+                     "2:\n\t"
+                     : [e] "+r"(e), [off] "=&r"(off), [p] "=&r"(p), PFVM__NN_DK_O8(0)
+                     : [x] "r"(x), [end] "r"(end), [z] "r"(0)
+                     : PFVM__NN_DK_CLOB);
+    PFVM__NN_DK_V8(0)
+    if (lo) {
+        const float f = *lo;
+        PFVM__NN_DK_R8(0)
+    }
+    PFVM__NN_DK_S8(0)
+}
+#endif
 
 #define PFVM__NN_DK28(name, S)                                                                                     \
     static void name(const pfvm__nn_dent *e, const pfvm__nn_dent *end, const float *x, float *y, int32_t ys,        \
-                     const float *b)                                                                               \
+                     const float *b, const float *lo)                                                              \
     {                                                                                                              \
         PFVM__NN_DK_D8(0) PFVM__NN_DK_D8(1)                                                                        \
         for (; e < end; e++) {                                                                                     \
@@ -1573,11 +1676,16 @@ typedef void (*pfvm__nn_dk_fn)(const pfvm__nn_dent *e, const pfvm__nn_dent *end,
             PFVM__NN_DK_X8(S)                                                                                      \
             PFVM__NN_DK_F8(0, e->w[0]) PFVM__NN_DK_F8(1, e->w[1])                                                  \
         }                                                                                                          \
+        PFVM__NN_DK_V8(0) PFVM__NN_DK_V8(1)                                                                        \
+        if (lo) {                                                                                                  \
+            const float f = *lo;                                                                                   \
+            PFVM__NN_DK_R8(0) PFVM__NN_DK_R8(1)                                                                    \
+        }                                                                                                          \
         PFVM__NN_DK_S8(0) PFVM__NN_DK_S8(1)                                                                        \
     }
 #define PFVM__NN_DK18(name, S)                                                                                     \
     static void name(const pfvm__nn_dent *e, const pfvm__nn_dent *end, const float *x, float *y, int32_t ys,        \
-                     const float *b)                                                                               \
+                     const float *b, const float *lo)                                                              \
     {                                                                                                              \
         PFVM__NN_DK_D8(0)                                                                                          \
         (void)ys;                                                                                                  \
@@ -1586,12 +1694,121 @@ typedef void (*pfvm__nn_dk_fn)(const pfvm__nn_dent *e, const pfvm__nn_dent *end,
             PFVM__NN_DK_X8(S)                                                                                      \
             PFVM__NN_DK_F8(0, e->w[0])                                                                             \
         }                                                                                                          \
+        PFVM__NN_DK_V8(0)                                                                                          \
+        if (lo) {                                                                                                  \
+            const float f = *lo;                                                                                   \
+            PFVM__NN_DK_R8(0)                                                                                      \
+        }                                                                                                          \
         PFVM__NN_DK_S8(0)                                                                                          \
     }
+#ifndef PFVM__NN_DK_ASM
 PFVM__NN_DK28(pfvm__nn_dk28_s1, 1)
-PFVM__NN_DK28(pfvm__nn_dk28_s2, 2)
 PFVM__NN_DK18(pfvm__nn_dk18_s1, 1)
+#endif
+PFVM__NN_DK28(pfvm__nn_dk28_s2, 2)
 PFVM__NN_DK18(pfvm__nn_dk18_s2, 2)
+
+#ifndef PFVM_CONV_NO_DEPTHWISE
+/* Depthwise planes of column and row stride 1 on 32-bit Arm, as one
+ * long row: the plane is copied into a buffer padded with zeros on every
+ * side (wp columns a row), and the outputs are computed at every position
+ * j = oh * wp + ow of that buffer, 8 consecutive ones at a time, each
+ * window position one entry (offset, weight) of a table; the wp - OW
+ * positions past a row's end are computed and dropped. Each block writes
+ * its 8 outputs over the buffer's first 8 values, which no later block
+ * reads (their windows start after them). Products are rounded, then
+ * added from the bias in the window's order (vmla: the loops above's
+ * a += w * x); adding weight x 0 in the padding gives their bits when the
+ * weights are finite and the bias is not -0 (checked). About 1.7
+ * instructions per multiply-add on dscnn's 25x5 planes where 4 columns at
+ * a time and the fifth alone took 9. */
+#ifndef PFVM__NN_DWT_MAX
+#define PFVM__NN_DWT_MAX 32 /* window positions */
+#endif
+static void pfvm__nn_dwv8(const pfvm__nn_dent *e, const pfvm__nn_dent *end, float *x, float b)
+{
+#ifdef PFVM__NN_DK_ASM
+    float a00, a01, a02, a03, a04, a05, a06, a07;
+    const float *p;
+    int32_t off;
+    __asm__ volatile(PFVM__NN_DK_Z8(0, "vmov.f32")
+                     "cmp %[e], %[end]\n\t"
+                     "bhs 2f\n"
+                     "1:\n\t"
+                     "ldr %[off], [%[e]], #12\n\t"
+                     "vldr s24, [%[e], #-8]\n\t"
+                     "add %[p], %[x], %[off], lsl #2\n\t"
+                     "vldmia %[p], {s16-s23}\n\t" PFVM__NN_DK_M8("vmla.f32", 0, "s24")
+                     "cmp %[e], %[end]\n\t"
+                     "blo 1b\n"
+                     "2:\n\t"
+                     : [e] "+r"(e), [off] "=&r"(off), [p] "=&r"(p), PFVM__NN_DK_O8(0)
+                     : [x] "r"(x), [end] "r"(end), [z] "t"(b)
+                     : PFVM__NN_DK_CLOB);
+#else
+    float a00 = b, a01 = b, a02 = b, a03 = b, a04 = b, a05 = b, a06 = b, a07 = b;
+    for (; e < end; e++) {
+        const float wv = e->w[0], *q = x + e->off;
+        a00 += wv * q[0];
+        a01 += wv * q[1];
+        a02 += wv * q[2];
+        a03 += wv * q[3];
+        a04 += wv * q[4];
+        a05 += wv * q[5];
+        a06 += wv * q[6];
+        a07 += wv * q[7];
+    }
+#endif
+    x[0] = a00, x[1] = a01, x[2] = a02, x[3] = a03, x[4] = a04, x[5] = a05, x[6] = a06, x[7] = a07;
+}
+
+/* 0 where it does not take the plane; lo: Relu's floor, applied as the
+ * outputs are copied out. */
+PFVM__NN_LOOPS static int pfvm__nn_dw_plane_row(const pfvm__nn_2d *d, const float *x, const float *w, float b,
+                                                float *y, const float *lo)
+{
+    float buf[PFVM__NN_DWP_MAX];
+    pfvm__nn_dent tab[PFVM__NN_DWT_MAX];
+    int32_t wp = d->OW + (d->KW - 1) * d->DW, hp = d->OH + (d->KH - 1) * d->DH, nv = d->OH * wp, n = 0, r, t, j;
+    int32_t size = hp * wp + 8 + (d->KW - 1) * d->DW, nc = d->PL < wp ? (d->W < wp - d->PL ? d->W : wp - d->PL) : 0;
+    if (d->SW != 1 || d->SH != 1 || d->KH * d->KW > PFVM__NN_DWT_MAX || (b == 0.0f && 1.0f / b < 0.0f) ||
+        (int64_t)hp * wp + 8 + (d->KW - 1) * d->DW > PFVM__NN_DWP_MAX)
+        return 0;
+    for (r = 0; r < d->KH; r++)
+        for (t = 0; t < d->KW; t++, n++) {
+            if (w[n] - w[n] != 0.0f) /* infinite or NaN */
+                return 0;
+            tab[n].off = r * d->DH * wp + t * d->DW;
+            tab[n].w[0] = tab[n].w[1] = w[n];
+        }
+    /* the buffer zeroed (past hp rows too: the last block's extra outputs
+     * read there), then the plane's rows copied in: one loop each, no
+     * call per row */
+    for (j = 0; j + 4 <= size; j += 4)
+        buf[j] = 0.0f, buf[j + 1] = 0.0f, buf[j + 2] = 0.0f, buf[j + 3] = 0.0f;
+    for (; j < size; j++)
+        buf[j] = 0.0f;
+    for (r = d->PT; r < hp && r - d->PT < d->H; r++) {
+        const float *src = x + (r - d->PT) * d->W;
+        float *dst = buf + r * wp + d->PL;
+        for (t = 0; t < nc; t++)
+            dst[t] = src[t];
+    }
+    for (j = 0; j < nv; j += 8)
+        pfvm__nn_dwv8(tab, tab + n, buf + j, b);
+    for (r = 0; r < d->OH; r++, y += d->OW) {
+        const float *v = buf + r * wp;
+        if (lo) {
+            const float f = *lo;
+            for (t = 0; t < d->OW; t++)
+                y[t] = v[t] > f ? v[t] : f;
+        } else
+            for (t = 0; t < d->OW; t++)
+                y[t] = v[t];
+    }
+    return 1;
+}
+#endif
 
 /* Whether the direct loops take a window: at most 4 output channels per
  * group (more share the engine's packed input well; up to 8 over at most
@@ -1667,7 +1884,7 @@ static int32_t pfvm__nn_direct_table(const pfvm__nn_2d *d, int32_t cg, const flo
 __attribute__((noinline))
 #endif
 static void pfvm__nn_direct_block(const pfvm__nn_2d *d, int32_t cg, const float *x, const float *w, const float *bias,
-                                  int ch, float *y)
+                                  int ch, float *y, const float *lo)
 {
     pfvm__nn_dent tab[PFVM_LA_KC];
     int32_t K = cg * d->KH * d->KW, oplane = d->OH * d->OW, ia, ib, oh, ow, n = 0, kha0 = -1, khb0 = -1, cols;
@@ -1699,83 +1916,83 @@ static void pfvm__nn_direct_block(const pfvm__nn_2d *d, int32_t cg, const float 
                 }
                 for (; ow < ib; ow += cols) {
                     int32_t o = ow + cols <= ib ? ow : ib - cols;
-                    fn(tab, tab + n, x + (row0 + o * d->SW), yr + o, oplane, b);
+                    fn(tab, tab + n, x + (row0 + o * d->SW), yr + o, oplane, b, lo);
                 }
                 ow = ib - 1;
                 continue;
             }
             pfvm__nn_direct_one(d, cg, x, w, K, ch, kha, khb, ih0, ow, sum);
-            for (c = 0; c < ch; c++)
-                yr[c * oplane + ow] = b[c] + sum[c];
+            for (c = 0; c < ch; c++) {
+                float v = b[c] + sum[c];
+                yr[c * oplane + ow] = lo && !(v > *lo) ? *lo : v;
+            }
         }
     }
 }
 
-/* The input rows of one output row, zero-padded (floats on the stack) */
+/* The band of padded input rows (floats on the stack) */
 #ifndef PFVM__NN_BAND
 #define PFVM__NN_BAND 256
 #endif
 
-/* All mg output channels of one image and group, row by row: the cg x
- * (window rows) input rows an output row reads are copied into a band
- * with the left and right padding as zeros, so every column runs in the
- * 8-column blocks (no column at the border one at a time: 16
- * instructions per multiply-add there) and the copy serves every channel
- * pair. Adding weight x 0 in the padding columns is what the engine does
- * (the same bits; rows in the padding are skipped as in
- * pfvm__nn_direct_block). The pairs' tables (rebuilt when the window's
- * valid rows change) must fit PFVM_LA_KC entries, the band
- * PFVM__NN_BAND floats, and a row 8 columns: else 0. */
+/* All mg output channels of one image and group, some output rows at a
+ * time: the input rows those read (cg channels) are copied into a band
+ * with the padding as zeros, left, right, above and below, so every
+ * output column and row runs in the 8-column blocks with the whole
+ * window (one table per channel pair for the whole convolution) and a
+ * copy serves every channel pair and the band's output rows (an input
+ * row is copied about once, not once per window row). Adding weight x 0
+ * in the padding is what the engine does: its bits. The pairs' tables
+ * must fit PFVM_LA_KC entries, the window's rows the band, and a row 8
+ * columns: else 0. lo: Relu's floor, applied as the blocks store. */
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
 static int pfvm__nn_direct_band(const pfvm__nn_2d *d, int32_t cg, int32_t mg, const float *x, const float *w,
-                                const float *bias, float *y)
+                                const float *bias, float *y, const float *lo)
 {
     float band[PFVM__NN_BAND], b[8];
     pfvm__nn_dent tab[PFVM_LA_KC];
     int32_t K = cg * d->KH * d->KW, np = (mg + 1) / 2, wp = (d->OW - 1) * d->SW + (d->KW - 1) * d->DW + 1;
-    int32_t oplane = d->OH * d->OW, plane = d->H * d->W, kha0 = -1, khb0 = -1, n = 0, oh, o, c, r, p;
-    if (d->OW < 8 || mg > 8 || np * K > PFVM_LA_KC || wp > PFVM__NN_BAND / (cg * d->KH))
+    int32_t wh = (d->KH - 1) * d->DH + 1, oplane = d->OH * d->OW, plane = d->H * d->W, nrow, step, oh0, oh, o, c, r, p;
+    if (d->OW < 8 || mg > 8 || np * K > PFVM_LA_KC || wp > PFVM__NN_BAND / (cg * wh))
         return 0;
+    nrow = PFVM__NN_BAND / (cg * wp); /* the band's rows per input channel */
+    step = (nrow - wh) / d->SH + 1;   /* output rows per filling */
     for (c = 0; c < mg; c++)
         b[c] = bias ? bias[c] : 0.0f;
-    for (oh = 0; oh < d->OH; oh++) {
-        int32_t ih0 = oh * d->SH - d->PT, kha = 0, khb = d->KH, nr;
-        if (ih0 < 0 || ih0 + (d->KH - 1) * d->DH >= d->H) /* else the whole window */
-            pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
-        nr = khb - kha;
-        if (kha != kha0 || khb != khb0) {
-            for (p = 0; p < np; p++)
-                n = pfvm__nn_direct_table(d, cg, w + 2 * p * K, K, mg - 2 * p >= 2 ? 2 : 1, kha, khb, nr * wp, wp,
-                                          tab + p * cg * nr * d->KW);
-            kha0 = kha;
-            khb0 = khb;
-        }
-        n = cg * nr * d->KW;
+    for (p = 0; p < np; p++)
+        pfvm__nn_direct_table(d, cg, w + 2 * p * K, K, mg - 2 * p >= 2 ? 2 : 1, 0, d->KH, nrow * wp, d->DH * wp,
+                              tab + p * K);
+    for (oh0 = 0; oh0 < d->OH; oh0 += step) {
+        int32_t noh = d->OH - oh0 < step ? d->OH - oh0 : step, ih0 = oh0 * d->SH - d->PT;
+        int32_t nin = (noh - 1) * d->SH + wh;
         for (c = 0; c < cg; c++)
-            for (r = 0; r < nr; r++) {
-                const float *src = x + c * plane + (ih0 + (kha + r) * d->DH) * d->W;
-                pfvm__nn_pad_row(band + (c * nr + r) * wp, src, wp, d->PL, d->W);
+            for (r = 0; r < nin; r++) {
+                int32_t ih = ih0 + r;
+                pfvm__nn_pad_row(band + (c * nrow + r) * wp, ih >= 0 && ih < d->H ? x + c * plane + ih * d->W : NULL,
+                                 wp, d->PL, d->W);
             }
-        for (p = 0; p < np; p++) {
-            pfvm__nn_dk_fn fn = mg - 2 * p >= 2 ? (d->SW == 1 ? pfvm__nn_dk28_s1 : pfvm__nn_dk28_s2)
-                                                : (d->SW == 1 ? pfvm__nn_dk18_s1 : pfvm__nn_dk18_s2);
-            float *yr = y + 2 * p * oplane + oh * d->OW;
-            for (o = 0;; o += 8) { /* the last block ends at OW (recomputing some columns) */
-                int32_t oo = o + 8 <= d->OW ? o : d->OW - 8;
-                fn(tab + p * n, tab + (p + 1) * n, band + oo * d->SW, yr + oo, oplane, b + 2 * p);
-                if (oo + 8 >= d->OW)
-                    break;
+        for (oh = 0; oh < noh; oh++)
+            for (p = 0; p < np; p++) {
+                pfvm__nn_dk_fn fn = mg - 2 * p >= 2 ? (d->SW == 1 ? pfvm__nn_dk28_s1 : pfvm__nn_dk28_s2)
+                                                    : (d->SW == 1 ? pfvm__nn_dk18_s1 : pfvm__nn_dk18_s2);
+                const float *xr = band + oh * d->SH * wp;
+                float *yr = y + 2 * p * oplane + (oh0 + oh) * d->OW;
+                for (o = 0;; o += 8) { /* the last block ends at OW (recomputing some columns) */
+                    int32_t oo = o + 8 <= d->OW ? o : d->OW - 8;
+                    fn(tab + p * K, tab + (p + 1) * K, xr + oo * d->SW, yr + oo, oplane, b + 2 * p, lo);
+                    if (oo + 8 >= d->OW)
+                        break;
+                }
             }
-        }
     }
     return 1;
 }
 
 /* The whole convolution, when the direct loops take it (0: the engine). */
 static int pfvm__nn_conv_direct(const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x, const float *wt,
-                                const float *bias, float *y)
+                                const float *bias, float *y, const float *lo)
 {
     int64_t n, gr, m;
     if (!pfvm__nn_direct_window(&g->w, g->MG, g->CG, g->kk) || !pfvm__nn_direct_exact(g, wt, bias))
@@ -1784,13 +2001,14 @@ static int pfvm__nn_conv_direct(const pfvm__nn_geom *g, const pfvm__nn_2d *d, co
         for (gr = 0; gr < g->group; gr++) {
             int64_t m0 = gr * g->MG;
             if (pfvm__nn_direct_band(d, (int32_t)g->CG, (int32_t)g->MG, x + (n * g->C + gr * g->CG) * g->in_plane,
-                                     wt + m0 * g->CG * g->kk, bias ? bias + m0 : NULL, y + (n * g->M + m0) * g->out_plane))
+                                     wt + m0 * g->CG * g->kk, bias ? bias + m0 : NULL, y + (n * g->M + m0) * g->out_plane,
+                                     lo))
                 continue;
             for (m = 0; m < g->MG;) {
                 int ch = g->MG - m >= 2 ? 2 : 1;
                 int64_t mm = gr * g->MG + m;
                 pfvm__nn_direct_block(d, (int32_t)g->CG, x + (n * g->C + gr * g->CG) * g->in_plane, wt + mm * g->CG * g->kk,
-                                      bias ? bias + mm : NULL, ch, y + (n * g->M + mm) * g->out_plane);
+                                      bias ? bias + mm : NULL, ch, y + (n * g->M + mm) * g->out_plane, lo);
                 m += ch;
             }
         }
@@ -1980,19 +2198,27 @@ static void pfvm__nn_dw_planes(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
         const float *xg = p->x + q * g->in_plane; /* one input and one output channel per plane */
         float *yg = p->y + q * g->out_plane;
         float b = p->bias ? p->bias[gr] : 0.0f;
+        const float *lo = NULL; /* Relu's floor when the plane's loop applied it */
         if (p->d) {
 #ifdef PFVM__NN_DIRECT
-            if (!pfvm__nn_dw_plane_arm(p->d, xg, p->wt + gr * g->kk, b, yg))
+            lo = p->cl && p->cl[2] != 0.0f && p->cl[1] == INFINITY ? p->cl : NULL;
+            if (!pfvm__nn_dw_plane_row(p->d, xg, p->wt + gr * g->kk, b, yg, lo)) {
+                lo = NULL;
+                if (!pfvm__nn_dw_plane_arm(p->d, xg, p->wt + gr * g->kk, b, yg))
+                    pfvm__nn_dw_plane(p->d, p->d->OH, xg, p->wt + gr * g->kk, b, yg);
+            }
+#else
+            pfvm__nn_dw_plane(p->d, p->d->OH, xg, p->wt + gr * g->kk, b, yg);
 #endif
-                pfvm__nn_dw_plane(p->d, p->d->OH, xg, p->wt + gr * g->kk, b, yg);
         } else {
             pfvm__nn_fill(yg, g->out_plane, b);
             pfvm__nn_conv_depthwise(g, xg, p->wt + gr * g->kk, yg);
         }
 #ifdef PFVM__STORE_CLAMP
-        if (p->cl)
+        if (p->cl && !lo)
             pfvm__nn_clamp(yg, g->out_plane, p->cl);
 #endif
+        (void)lo;
     }
 }
 
@@ -2058,10 +2284,14 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
 #endif
 #ifdef PFVM__NN_DIRECT
     direct = pfvm__nn_direct_window(&g->w, g->MG, g->CG, g->kk);
-    if (direct && is2d && pfvm__nn_conv_direct(g, &dw, x, wt, bias, y)) {
-        if (cl)
-            pfvm__nn_clamp(y, g->N * g->M * g->out_plane, cl);
-        return PFVM_OK;
+    if (direct && is2d) {
+        /* Relu (no upper bound) as the blocks store; any other clamp after */
+        const float *lo = cl && cl[2] != 0.0f && cl[1] == INFINITY ? cl : NULL;
+        if (pfvm__nn_conv_direct(g, &dw, x, wt, bias, y, lo)) {
+            if (cl && !lo)
+                pfvm__nn_clamp(y, g->N * g->M * g->out_plane, cl);
+            return PFVM_OK;
+        }
     }
 #endif
     /* a window the direct loops take has no workspace reserved (the hook):
