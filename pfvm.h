@@ -34663,6 +34663,184 @@ static int pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const int
     return 0;
 }
 
+#ifdef PFVM__QV
+/* ---- depthwise on AVX-512 VBMI and VNNI: u8 plane, vpermb windows, vpdpbusd ----------------- *
+ *
+ * One channel's padded plane as raw uint8 (the padding: the input's zero
+ * point), 16 output columns per zmm: per kernel row one 64-byte load of
+ * the plane row, and per four taps of it (a tap group) one vpermb that
+ * gathers each lane's four window bytes (lane i: bytes s*i + t*dw) and one
+ * vpdpbusd against the group's int8 weights (minus their zero point; a
+ * missing fourth tap has weight 0). A 3x3 kernel is 3 loads, 3 vpermb and
+ * 3 vpdpbusd per 16 outputs, where the AVX2 path takes 10 loads, 10
+ * unpacks, 10 vpmaddwd and 10 adds. The input's zero point comes off
+ * through the weights' sum (sum (x - xz) w = sum x w - xz sum w, as the
+ * VNNI GEMM does), folded with the bias into the starting sum; the sums
+ * are exact, so the bytes equal the portable kernel's. Needs the window
+ * of 16 lanes in one load: 15 s + (KW - 1) dw <= 63. */
+#define PFVM__QD_GROUPS 4 /* tap groups per kernel row (KW <= 16) */
+#define PFVM__QD_TAPS 64  /* kernel rows times tap groups */
+
+static int pfvm__qd_have(void)
+{
+    static int ok = -1;
+    if (ok < 0) {
+        __builtin_cpu_init();
+        ok = pfvm__qv_have512() && __builtin_cpu_supports("avx512vbmi");
+    }
+    return ok;
+}
+
+/* The run-time switch: the VNNI paths on (pfvm_q_force_no_vnni and the
+ * narrow switch turn this one off too) and the CPU has VBMI. */
+static int pfvm__qd_on(void)
+{
+    return pfvm_q_vnni() && !pfvm__qv_narrow && pfvm__qd_have();
+}
+
+static pfvm__qi pfvm__qd_groups(const pfvm__qc_geom *g)
+{
+    return (g->KW + 3) / 4;
+}
+
+/* The geometry and weights the path takes (at bind: the weights' part of g). */
+static int pfvm__qd_usable(const pfvm__qc_geom *g, const pfvm_tensor *W, const pfvm_tensor *wz)
+{
+    pfvm__qi i, n = g->M * g->K, nwz = pfvm_tensor_numel(wz);
+    if (!pfvm__qd_on() || !pfvm__qc_is_dw(g) || nwz < 1 || g->KW > 4 * PFVM__QD_GROUPS ||
+        g->KH * pfvm__qd_groups(g) > PFVM__QD_TAPS || 15 * g->sw + (g->KW - 1) * g->dw > 63)
+        return 0;
+    for (i = 0; i < n; i++) {
+        int32_t v = pfvm__q_at(W, i) - pfvm__q_at(wz, nwz == 1 ? 0 : i / g->K);
+        if (v < -128 || v > 127)
+            return 0;
+    }
+    return 1;
+}
+
+/* Bytes of the weights (wd) for pfvm__qd_weights. */
+static size_t pfvm__qd_bytes(const pfvm__qc_geom *g)
+{
+    return (size_t)(g->M * g->KH * pfvm__qd_groups(g) * 4);
+}
+
+/* wd[c][kh][q][4]: channel c's taps 4q.. of kernel row kh minus the zero
+ * point (zeros past KW); wsum[c]: their sum. */
+static void pfvm__qd_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const pfvm__qc_geom *g, int8_t *wd,
+                             int32_t *wsum)
+{
+    pfvm__qi nwz = pfvm_tensor_numel(wz), G = pfvm__qd_groups(g), c, kh, kw;
+    memset(wd, 0, pfvm__qd_bytes(g));
+    for (c = 0; c < g->M; c++) {
+        int32_t z = pfvm__q_at(wz, nwz == 1 ? 0 : c), sum = 0;
+        for (kh = 0; kh < g->KH; kh++)
+            for (kw = 0; kw < g->KW; kw++) {
+                int32_t v = pfvm__q_at(W, (c * g->KH + kh) * g->KW + kw) - z;
+                wd[((c * g->KH + kh) * G + kw / 4) * 4 + kw % 4] = (int8_t)v;
+                sum += v;
+            }
+        wsum[c] = sum;
+    }
+}
+
+/* Channel plane's sums, 16 columns at a time: P the padded u8 plane (PW
+ * columns; up to 63 bytes past its end are read, the work buffer's
+ * slack), w the channel's weight words. With e->y, requantized (shift 33
+ * to 62) into the output row by row; else the sums go to acc. */
+typedef struct pfvm__qd_epi {
+    uint8_t *y; /* the channel's first output, or NULL: sums into acc */
+    int32_t mult, s, zp, lo, hi;
+} pfvm__qd_epi;
+
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) static void
+pfvm__qd_plane(const pfvm__qc_geom *g, const uint8_t *P, pfvm__qi PW, const int32_t *w, int32_t init,
+               const pfvm__qd_epi *e, int32_t *acc)
+{
+    __m512i idx[PFVM__QD_GROUPS];
+    const __m512i vinit = _mm512_set1_epi32(init), vm = _mm512_set1_epi32(e->mult);
+    const __m512i rnd = _mm512_set1_epi32(e->y ? (int32_t)1 << (e->s - 1) : 0), zp = _mm512_set1_epi32(e->zp);
+    const __m512i lo = _mm512_set1_epi32(e->lo), hi = _mm512_set1_epi32(e->hi);
+    const __m128i cnt = _mm_cvtsi32_si128(e->s);
+    pfvm__qi G = pfvm__qd_groups(g), q, kh, oh, ow, t, OW = g->OW, rs = g->sh * PW, ks = g->dh * PW;
+    for (q = 0; q < G; q++) { /* lane i, byte j: the window byte s*i + (4q + j)*dw (a missing tap: any) */
+        uint8_t b[64];
+        for (t = 0; t < 64; t++) {
+            pfvm__qi tap = 4 * q + t % 4;
+            b[t] = (uint8_t)(t / 4 * g->sw + (tap < g->KW ? tap : 4 * q) * g->dw);
+        }
+        idx[q] = _mm512_loadu_si512((const void *)b);
+    }
+    for (oh = 0; oh < g->OH; oh++, P += rs) {
+        for (ow = 0; ow < OW; ow += 16) {
+            const uint8_t *p = P + ow * g->sw;
+            __mmask16 keep = OW - ow >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (OW - ow)) - 1);
+            __m512i a = vinit;
+            if (G == 1 && g->KH == 3) { /* 3x3 and the like: written out */
+                const __m512i r0 = _mm512_loadu_si512((const void *)p), r1 = _mm512_loadu_si512((const void *)(p + ks));
+                const __m512i r2 = _mm512_loadu_si512((const void *)(p + 2 * ks));
+                a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx[0], r0), _mm512_set1_epi32(w[0]));
+                a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx[0], r1), _mm512_set1_epi32(w[1]));
+                a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx[0], r2), _mm512_set1_epi32(w[2]));
+            } else
+                for (kh = 0; kh < g->KH; kh++) {
+                    const __m512i r = _mm512_loadu_si512((const void *)(p + kh * ks));
+                    for (q = 0; q < G; q++)
+                        a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx[q], r), _mm512_set1_epi32(w[kh * G + q]));
+                }
+            if (!e->y) {
+                _mm512_mask_storeu_epi32(acc + oh * OW + ow, keep, a);
+                continue;
+            }
+            { /* pfvm__qg_requant8 on 16 lanes, clamped to the type */
+                __m512i pe = _mm512_mul_epi32(a, vm), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), vm);
+                __m512i v = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
+                v = _mm512_add_epi32(_mm512_sra_epi32(_mm512_add_epi32(v, rnd), cnt), zp);
+                v = _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
+                _mm_mask_storeu_epi8(e->y + oh * OW + ow, keep, _mm512_cvtepi32_epi8(v));
+            }
+        }
+    }
+}
+
+/* The u8 padded plane of channel plane (its first element) of X; the
+ * padding, written once per node by the caller, is left alone. */
+static void pfvm__qd_fill(const pfvm__qc_geom *g, const uint8_t *x, uint8_t *P, pfvm__qi PH, pfvm__qi PW)
+{
+    pfvm__qi y0 = g->pt < 0 ? -g->pt : 0, y1 = PH - g->pt < g->H ? PH - g->pt : g->H;
+    pfvm__qi w1 = PW - g->pl < g->W ? PW - g->pl : g->W, y;
+    if (w1 <= 0)
+        return;
+    for (y = y0; y < y1; y++)
+        memcpy(P + (y + g->pt) * PW + g->pl, x + y * g->W, (size_t)w1);
+}
+
+/* pfvm__qc_depthwise on this path: wd, wsum from pfvm__qd_weights; P: the
+ * work buffer's plane room (at least PH * PW + 64 bytes). */
+static void pfvm__qd_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int32_t xz, const int8_t *wd,
+                               const int32_t *wsum, const pfvm__qc_out *o, uint8_t *P, int32_t *acc, pfvm__qi n)
+{
+    pfvm__qi c, OHW = g->OH * g->OW, PH, PW, G = pfvm__qd_groups(g);
+    pfvm__qc_plane_dims(g, &PH, &PW);
+    memset(P, (uint8_t)xz, (size_t)(PH * PW));
+    for (c = 0; c < g->C; c++) {
+        int32_t w[PFVM__QD_TAPS];
+        uint32_t b = o->bias ? (uint32_t)o->bias[c] : 0;
+        int sh = o->shift[c];
+        pfvm__qd_epi e;
+        memcpy(w, wd + c * g->KH * G * 4, (size_t)(g->KH * G * 4)); /* the words' bytes in order */
+        pfvm__qd_fill(g, (const uint8_t *)X->data + (n * g->C + c) * g->H * g->W, P, PH, PW);
+        e.y = sh >= 33 && sh <= 62 ? (uint8_t *)o->Y->data + (n * g->M + c) * OHW : NULL;
+        e.mult = o->mult[c], e.s = sh - 32, e.zp = o->zp, e.lo = o->lo, e.hi = o->hi;
+        pfvm__qd_plane(g, P, PW, w, (int32_t)(b - (uint32_t)xz * (uint32_t)wsum[c]), &e, acc);
+        if (!e.y) { /* the sums have the bias: stored without it */
+            pfvm__qc_out nb = *o;
+            nb.bias = NULL;
+            pfvm__qc_store(&nb, c, (n * g->M + c) * OHW, acc, OHW);
+        }
+    }
+}
+#endif
+
 static void pfvm__qc_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int32_t xz, const int16_t *wp,
                                const pfvm__qc_out *o, int16_t *P, int32_t *acc, pfvm__qi n)
 {
@@ -34719,7 +34897,8 @@ typedef struct pfvm__qc_state {
     int *shift;    /* [M] */
     int16_t *wp;   /* [group][Mp][2*K2] */
     int32_t *wsum; /* [group][Mp]: the rows' sums of weights minus zero points (VNNI) */
-    int8_t *wv;    /* [group][Mp][4*K4] in blocks (pfvm__qv_weights), or NULL: no VNNI path */
+    int8_t *wv;    /* [group][Mp][4*K4] in blocks (pfvm__qv_weights), or NULL: no VNNI path;
+                    * depthwise: pfvm__qd_weights' words and sums (wsum[c]) */
 } pfvm__qc_state;
 
 static void pfvm__qc_state_free(void *p)
@@ -34772,6 +34951,8 @@ static pfvm_code pfvm__qc_prepare(const pfvm_kctx *k, const pfvm_tensor *const *
     bytes = sizeof *s + (size_t)g.M * (sizeof(int32_t) + sizeof(int)) + nwp * sizeof(int16_t);
 #ifdef PFVM__QV
     nwv = pfvm__qv_usable(&g, W, k->in[5]) ? (size_t)(g.group * g.Mp * 4 * ((g.K + 3) / 4)) : 0;
+    if (pfvm__qd_usable(&g, W, k->in[5])) /* (wsum's group * Mp words hold the M channels' sums) */
+        nwv = pfvm__qd_bytes(&g);
 #else
     nwv = 0;
 #endif
@@ -34793,7 +34974,9 @@ static pfvm_code pfvm__qc_prepare(const pfvm_kctx *k, const pfvm_tensor *const *
     s->M = g.M, s->K2 = g.K2, s->Mp = g.Mp, s->group = g.group;
     pfvm__qc_weights(W, k->in[5], &g, s->wp);
 #ifdef PFVM__QV
-    if (nwv)
+    if (nwv && pfvm__qc_is_dw(&g))
+        pfvm__qd_weights(W, k->in[5], &g, s->wv, s->wsum);
+    else if (nwv)
         pfvm__qv_weights(W, k->in[5], &g, s->wv, s->wsum);
 #endif
     pfvm__qc_multipliers(k, g.M, s->mult, s->shift);
@@ -34887,6 +35070,13 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
             }
     for (n = 0; n < g.N; n++) {
         if (pfvm__qc_is_dw(&g)) {
+#ifdef PFVM__QV
+            /* AVX-512 VBMI: the weights packed at bind for it (and the CPU's switch still on) */
+            if (X->dtype == PFVM_UINT8 && s && s->wv && pfvm__qd_on()) {
+                pfvm__qd_depthwise(&g, X, pfvm__q_at(xz, 0), s->wv, s->wsum, &o, (uint8_t *)buf, acc, n);
+                continue;
+            }
+#endif
             pfvm__qc_depthwise(&g, X, pfvm__q_at(xz, 0), wp, &o, buf, acc, n);
             continue;
         }
