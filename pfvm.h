@@ -34743,62 +34743,111 @@ static void pfvm__qd_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const 
     }
 }
 
-/* Channel plane's sums, 16 columns at a time: P the padded u8 plane (PW
- * columns; up to 63 bytes past its end are read, the work buffer's
- * slack), w the channel's weight words. With e->y, requantized (shift 33
- * to 62) into the output row by row; else the sums go to acc. */
-typedef struct pfvm__qd_epi {
-    uint8_t *y; /* the channel's first output, or NULL: sums into acc */
-    int32_t mult, s, zp, lo, hi;
-} pfvm__qd_epi;
+/* What the channels of one node share: the geometry in locals (the
+ * kernel's byte stores would make the compiler reload g's fields), the
+ * vpermb indices and, per channel, the requantization. */
+typedef struct pfvm__qd_run {
+    pfvm__qi OH, OW, KH, G, sw, rs, ks; /* rs, ks: plane bytes between output rows, kernel rows */
+    int V;                              /* vectors of 16 columns per step (1 to 4) */
+    uint8_t idx[PFVM__QD_GROUPS][64];   /* tap group q, lane i, byte j: s*i + (4q + j)*dw (a missing tap: any) */
+    uint8_t *y;                         /* the channel's first output, or NULL: its sums into acc */
+    int32_t mult, s, zp, u8;
+} pfvm__qd_run;
 
-__attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) static void
-pfvm__qd_plane(const pfvm__qc_geom *g, const uint8_t *P, pfvm__qi PW, const int32_t *w, int32_t init,
-               const pfvm__qd_epi *e, int32_t *acc)
+#define PFVM__QD_TARGET __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
+
+/* The window sums of 16 columns from p (the plane at their first window). */
+PFVM__QD_TARGET __attribute__((always_inline)) static inline __m512i
+pfvm__qd_sum(const pfvm__qd_run *r, const uint8_t *p, const __m512i *idx, const int32_t *w, __m512i a)
 {
-    __m512i idx[PFVM__QD_GROUPS];
-    const __m512i vinit = _mm512_set1_epi32(init), vm = _mm512_set1_epi32(e->mult);
-    const __m512i rnd = _mm512_set1_epi32(e->y ? (int32_t)1 << (e->s - 1) : 0), zp = _mm512_set1_epi32(e->zp);
-    const __m512i lo = _mm512_set1_epi32(e->lo), hi = _mm512_set1_epi32(e->hi);
-    const __m128i cnt = _mm_cvtsi32_si128(e->s);
-    pfvm__qi G = pfvm__qd_groups(g), q, kh, oh, ow, t, OW = g->OW, rs = g->sh * PW, ks = g->dh * PW;
-    for (q = 0; q < G; q++) { /* lane i, byte j: the window byte s*i + (4q + j)*dw (a missing tap: any) */
-        uint8_t b[64];
-        for (t = 0; t < 64; t++) {
-            pfvm__qi tap = 4 * q + t % 4;
-            b[t] = (uint8_t)(t / 4 * g->sw + (tap < g->KW ? tap : 4 * q) * g->dw);
-        }
-        idx[q] = _mm512_loadu_si512((const void *)b);
+    pfvm__qi kh, q;
+    if (r->G == 1 && r->KH == 3) { /* 3x3 and the like: written out */
+        const __m512i r0 = _mm512_loadu_si512((const void *)p), r1 = _mm512_loadu_si512((const void *)(p + r->ks));
+        const __m512i r2 = _mm512_loadu_si512((const void *)(p + 2 * r->ks));
+        a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx[0], r0), _mm512_set1_epi32(w[0]));
+        a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx[0], r1), _mm512_set1_epi32(w[1]));
+        return _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx[0], r2), _mm512_set1_epi32(w[2]));
     }
-    for (oh = 0; oh < g->OH; oh++, P += rs) {
-        for (ow = 0; ow < OW; ow += 16) {
-            const uint8_t *p = P + ow * g->sw;
-            __mmask16 keep = OW - ow >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (OW - ow)) - 1);
-            __m512i a = vinit;
-            if (G == 1 && g->KH == 3) { /* 3x3 and the like: written out */
-                const __m512i r0 = _mm512_loadu_si512((const void *)p), r1 = _mm512_loadu_si512((const void *)(p + ks));
-                const __m512i r2 = _mm512_loadu_si512((const void *)(p + 2 * ks));
-                a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx[0], r0), _mm512_set1_epi32(w[0]));
-                a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx[0], r1), _mm512_set1_epi32(w[1]));
-                a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx[0], r2), _mm512_set1_epi32(w[2]));
-            } else
-                for (kh = 0; kh < g->KH; kh++) {
-                    const __m512i r = _mm512_loadu_si512((const void *)(p + kh * ks));
-                    for (q = 0; q < G; q++)
-                        a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx[q], r), _mm512_set1_epi32(w[kh * G + q]));
-                }
-            if (!e->y) {
-                _mm512_mask_storeu_epi32(acc + oh * OW + ow, keep, a);
+    for (kh = 0; kh < r->KH; kh++) {
+        const __m512i x = _mm512_loadu_si512((const void *)(p + kh * r->ks));
+        for (q = 0; q < r->G; q++)
+            a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx[q], x), _mm512_set1_epi32(w[kh * r->G + q]));
+    }
+    return a;
+}
+
+/* pfvm__qg_requant8 on 16 lanes (shift 32 + s, s in [1, 30]). */
+PFVM__QD_TARGET __attribute__((always_inline)) static inline __m512i pfvm__qd_requant(__m512i a, __m512i vm, __m512i rnd,
+                                                                                      __m128i cnt, __m512i zp)
+{
+    __m512i pe = _mm512_mul_epi32(a, vm), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), vm);
+    __m512i v = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
+    return _mm512_add_epi32(_mm512_sra_epi32(_mm512_add_epi32(v, rnd), cnt), zp);
+}
+
+/* One channel's sums, V vectors of 16 columns per step (a constant in
+ * each copy: the vectors stay in registers): P the padded u8 plane (up
+ * to 63 bytes past its end are read: the work buffer's slack; a vector
+ * past the row's end reads nothing), w the channel's weight words. With
+ * r->y, requantized into the output, the vectors packed with saturation
+ * (the clamp: the type's whole range) into one masked store of up to 64
+ * bytes; else the sums go to acc. */
+PFVM__QD_TARGET __attribute__((always_inline)) static inline void
+pfvm__qd_rows(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t init, int32_t *acc, const int V)
+{
+    __m512i idx[PFVM__QD_GROUPS], v[4];
+    const __m512i vinit = _mm512_set1_epi32(init), vm = _mm512_set1_epi32(r->mult);
+    const __m512i rnd = _mm512_set1_epi32(r->y ? (int32_t)1 << (r->s - 1) : 0), zp = _mm512_set1_epi32(r->zp);
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m128i cnt = _mm_cvtsi32_si128(r->s);
+    const pfvm__qi OH = r->OH, OW = r->OW, sw = r->sw, rs = r->rs, step = 16 * V;
+    const int u8 = r->u8;
+    uint8_t *y = r->y;
+    pfvm__qi q, oh, ow;
+    int j;
+    for (q = 0; q < r->G; q++)
+        idx[q] = _mm512_loadu_si512((const void *)r->idx[q]);
+    for (oh = 0; oh < OH; oh++, P += rs) {
+        for (ow = 0; ow < OW; ow += step) {
+            pfvm__qi n = OW - ow < step ? OW - ow : step;
+            for (j = 0; j < V; j++)
+                v[j] = 16 * j < n ? pfvm__qd_sum(r, P + (ow + 16 * j) * sw, idx, w, vinit) : vinit;
+            if (!y) {
+                for (j = 0; j < V && 16 * j < n; j++)
+                    _mm512_mask_storeu_epi32(acc + oh * OW + ow + 16 * j,
+                                             n - 16 * j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - 16 * j)) - 1),
+                                             v[j]);
                 continue;
             }
-            { /* pfvm__qg_requant8 on 16 lanes, clamped to the type */
-                __m512i pe = _mm512_mul_epi32(a, vm), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), vm);
-                __m512i v = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
-                v = _mm512_add_epi32(_mm512_sra_epi32(_mm512_add_epi32(v, rnd), cnt), zp);
-                v = _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
-                _mm_mask_storeu_epi8(e->y + oh * OW + ow, keep, _mm512_cvtepi32_epi8(v));
+            {
+                __m512i a0 = pfvm__qd_requant(v[0], vm, rnd, cnt, zp);
+                __m512i a1 = V > 1 ? pfvm__qd_requant(v[1], vm, rnd, cnt, zp) : a0;
+                __m512i a2 = V > 2 ? pfvm__qd_requant(v[2], vm, rnd, cnt, zp) : a0;
+                __m512i a3 = V > 3 ? pfvm__qd_requant(v[3], vm, rnd, cnt, zp) : a0;
+                __m512i p01 = _mm512_packs_epi32(a0, a1), p23 = _mm512_packs_epi32(a2, a3); /* per 128-bit lane */
+                __m512i p8 = u8 ? _mm512_packus_epi16(p01, p23) : _mm512_packs_epi16(p01, p23);
+                __mmask64 keep = n == 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1;
+                _mm512_mask_storeu_epi8(y + oh * OW + ow, keep, _mm512_permutexvar_epi32(order, p8));
             }
         }
+    }
+}
+
+PFVM__QD_TARGET static void pfvm__qd_plane(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t init,
+                                           int32_t *acc)
+{
+    switch (r->V) {
+    case 1:
+        pfvm__qd_rows(r, P, w, init, acc, 1);
+        break;
+    case 2:
+        pfvm__qd_rows(r, P, w, init, acc, 2);
+        break;
+    case 3:
+        pfvm__qd_rows(r, P, w, init, acc, 3);
+        break;
+    default:
+        pfvm__qd_rows(r, P, w, init, acc, 4);
     }
 }
 
@@ -34819,20 +34868,28 @@ static void pfvm__qd_fill(const pfvm__qc_geom *g, const uint8_t *x, uint8_t *P, 
 static void pfvm__qd_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int32_t xz, const int8_t *wd,
                                const int32_t *wsum, const pfvm__qc_out *o, uint8_t *P, int32_t *acc, pfvm__qi n)
 {
-    pfvm__qi c, OHW = g->OH * g->OW, PH, PW, G = pfvm__qd_groups(g);
+    pfvm__qi c, OHW = g->OH * g->OW, PH, PW, G = pfvm__qd_groups(g), q, t;
+    pfvm__qd_run r;
     pfvm__qc_plane_dims(g, &PH, &PW);
+    r.OH = g->OH, r.OW = g->OW, r.KH = g->KH, r.G = G, r.sw = g->sw, r.rs = g->sh * PW, r.ks = g->dh * PW;
+    r.V = g->OW > 48 ? 4 : (int)((g->OW + 15) / 16);
+    r.zp = o->zp, r.u8 = o->Y->dtype == PFVM_UINT8;
+    for (q = 0; q < G; q++)
+        for (t = 0; t < 64; t++) {
+            pfvm__qi tap = 4 * q + t % 4;
+            r.idx[q][t] = (uint8_t)(t / 4 * g->sw + (tap < g->KW ? tap : 4 * q) * g->dw);
+        }
     memset(P, (uint8_t)xz, (size_t)(PH * PW));
     for (c = 0; c < g->C; c++) {
         int32_t w[PFVM__QD_TAPS];
         uint32_t b = o->bias ? (uint32_t)o->bias[c] : 0;
         int sh = o->shift[c];
-        pfvm__qd_epi e;
         memcpy(w, wd + c * g->KH * G * 4, (size_t)(g->KH * G * 4)); /* the words' bytes in order */
         pfvm__qd_fill(g, (const uint8_t *)X->data + (n * g->C + c) * g->H * g->W, P, PH, PW);
-        e.y = sh >= 33 && sh <= 62 ? (uint8_t *)o->Y->data + (n * g->M + c) * OHW : NULL;
-        e.mult = o->mult[c], e.s = sh - 32, e.zp = o->zp, e.lo = o->lo, e.hi = o->hi;
-        pfvm__qd_plane(g, P, PW, w, (int32_t)(b - (uint32_t)xz * (uint32_t)wsum[c]), &e, acc);
-        if (!e.y) { /* the sums have the bias: stored without it */
+        r.y = sh >= 33 && sh <= 62 ? (uint8_t *)o->Y->data + (n * g->M + c) * OHW : NULL;
+        r.mult = o->mult[c], r.s = sh - 32;
+        pfvm__qd_plane(&r, P, w, (int32_t)(b - (uint32_t)xz * (uint32_t)wsum[c]), acc);
+        if (!r.y) { /* the sums have the bias: stored without it */
             pfvm__qc_out nb = *o;
             nb.bias = NULL;
             pfvm__qc_store(&nb, c, (n * g->M + c) * OHW, acc, OHW);
