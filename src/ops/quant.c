@@ -3088,11 +3088,14 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
      * when they fit int8, for this run */
     K4 = (g.K + 3) / 4;
     npan = (g.OH * g.OW + PFVM__QG_NR - 1) / PFVM__QG_NR;
-    vnni = X->dtype == PFVM_UINT8 && !pfvm__qc_is_dw(&g) && pfvm_q_vnni();
+    /* (depthwise: the AVX-512 VBMI kernel, pfvm__qd_weights' layout) */
+    vnni = X->dtype == PFVM_UINT8 && (pfvm__qc_is_dw(&g) ? pfvm__qd_on() : pfvm_q_vnni());
     if (vnni && s && s->wv)
         wv = s->wv, wsum = s->wsum;
-    else if (vnni && !s && pfvm__qv_usable(&g, k->in[3], k->in[5])) { /* (with s, bind decided) */
-        nwv = (size_t)(g.group * g.Mp * 4 * K4);
+    else if (vnni && !s &&
+             (pfvm__qc_is_dw(&g) ? pfvm__qd_usable(&g, k->in[3], k->in[5]) : pfvm__qv_usable(&g, k->in[3], k->in[5]))) {
+        /* (with s, bind decided) */
+        nwv = pfvm__qc_is_dw(&g) ? pfvm__qd_bytes(&g) : (size_t)(g.group * g.Mp * 4 * K4);
         need += (size_t)(g.group * g.Mp) * sizeof(int32_t) + nwv;
     } else
         vnni = 0;
@@ -3117,7 +3120,10 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
         int32_t *ws2 = (int32_t *)(void *)(scratch + pfvm__qc_work_bytes(&g) +
                                             (s ? 0 : (size_t)g.M * (sizeof(int32_t) + sizeof(int)) + nwp * sizeof(int16_t)));
         int8_t *wv2 = (int8_t *)(void *)(ws2 + g.group * g.Mp);
-        pfvm__qv_weights(k->in[3], k->in[5], &g, wv2, ws2);
+        if (pfvm__qc_is_dw(&g))
+            pfvm__qd_weights(k->in[3], k->in[5], &g, wv2, ws2);
+        else
+            pfvm__qv_weights(k->in[3], k->in[5], &g, wv2, ws2);
         wv = wv2, wsum = ws2;
     }
 #endif
@@ -3138,9 +3144,8 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
     for (n = 0; n < g.N; n++) {
         if (pfvm__qc_is_dw(&g)) {
 #ifdef PFVM__QV
-            /* AVX-512 VBMI: the weights packed at bind for it (and the CPU's switch still on) */
-            if (X->dtype == PFVM_UINT8 && s && s->wv && pfvm__qd_on()) {
-                pfvm__qd_depthwise(&g, X, pfvm__q_at(xz, 0), s->wv, s->wsum, &o, (uint8_t *)buf, acc, n);
+            if (vnni) { /* AVX-512 VBMI */
+                pfvm__qd_depthwise(&g, X, pfvm__q_at(xz, 0), wv, wsum, &o, (uint8_t *)buf, acc, n);
                 continue;
             }
 #endif
