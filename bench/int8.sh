@@ -336,7 +336,10 @@ QDQ file, the three alternating per round):
 | resnet18 | 11.2 11.0 12.5 | 15.6 15.9 16.9 | 14.9 15.9 16.5 | 1.00x (same code) | 1.42x slower |
 | mobilenet_v2 | 4.8 5.1 6.1 | 7.9 7.8 8.3 | 5.4 5.0 5.7 | 1.46x faster | 1.06x slower |
 
-(Ratios of the medians of each row's three rounds.) Targets: int8 at least 1.5x pfvm's float:
+(Ratios of the medians of each row's three rounds.) A second run (`ROUNDS=2`, load ~17, on the
+final commit): resnet18 ORT 11.0 11.5, before 14.1 15.0, after 14.4 14.5 ms; mobilenet_v2 ORT
+4.3 4.8, before 7.8 7.5, after 4.6 4.6 ms (1.66x faster, 1.01x of ORT). The int8 mobilenet_v2's
+output is byte for byte the one of main. Targets: int8 at least 1.5x pfvm's float:
 met (round 8's table; int8 only got faster). No slower than onnxruntime on the same QDQ model:
 mobilenet_v2 now within noise of it (1.06x in the medians; single rounds 0.93x to 1.13x), not
 clearly met; resnet18 not met (1.3-1.45x slower: its im2col packing, untouched this round).
