@@ -35222,6 +35222,241 @@ static int pfvm__qc_dw_plane(const pfvm__qc_geom *g, const int16_t *P, const int
     return 0;
 }
 
+#ifdef PFVM__QV
+/* ---- depthwise on AVX-512 VBMI and VNNI: u8 plane, vpermb windows, vpdpbusd ----------------- *
+ *
+ * One channel's padded plane as raw uint8 (the padding: the input's zero
+ * point), 16 output columns per zmm: per kernel row one 64-byte load of
+ * the plane row, and per four taps of it (a tap group) one vpermb that
+ * gathers each lane's four window bytes (lane i: bytes s*i + t*dw) and one
+ * vpdpbusd against the group's int8 weights (minus their zero point; a
+ * missing fourth tap has weight 0). A 3x3 kernel is 3 loads, 3 vpermb and
+ * 3 vpdpbusd per 16 outputs, where the AVX2 path takes 10 loads, 10
+ * unpacks, 10 vpmaddwd and 10 adds. The input's zero point comes off
+ * through the weights' sum (sum (x - xz) w = sum x w - xz sum w, as the
+ * VNNI GEMM does), folded with the bias into the starting sum; the sums
+ * are exact, so the bytes equal the portable kernel's. Needs the window
+ * of 16 lanes in one load: 15 s + (KW - 1) dw <= 63. */
+#define PFVM__QD_GROUPS 4 /* tap groups per kernel row (KW <= 16) */
+#define PFVM__QD_TAPS 64  /* kernel rows times tap groups */
+
+static int pfvm__qd_have(void)
+{
+    static int ok = -1;
+    if (ok < 0) {
+        __builtin_cpu_init();
+        ok = pfvm__qv_have512() && __builtin_cpu_supports("avx512vbmi");
+    }
+    return ok;
+}
+
+/* The run-time switch: the VNNI paths on (pfvm_q_force_no_vnni and the
+ * narrow switch turn this one off too) and the CPU has VBMI. */
+static int pfvm__qd_on(void)
+{
+    return pfvm_q_vnni() && !pfvm__qv_narrow && pfvm__qd_have();
+}
+
+static pfvm__qi pfvm__qd_groups(const pfvm__qc_geom *g)
+{
+    return (g->KW + 3) / 4;
+}
+
+/* The geometry and weights the path takes (at bind: the weights' part of g). */
+static int pfvm__qd_usable(const pfvm__qc_geom *g, const pfvm_tensor *W, const pfvm_tensor *wz)
+{
+    pfvm__qi i, n = g->M * g->K, nwz = pfvm_tensor_numel(wz);
+    if (!pfvm__qd_on() || !pfvm__qc_is_dw(g) || nwz < 1 || g->KW > 4 * PFVM__QD_GROUPS ||
+        g->KH * pfvm__qd_groups(g) > PFVM__QD_TAPS || 15 * g->sw + (g->KW - 1) * g->dw > 63)
+        return 0;
+    for (i = 0; i < n; i++) {
+        int32_t v = pfvm__q_at(W, i) - pfvm__q_at(wz, nwz == 1 ? 0 : i / g->K);
+        if (v < -128 || v > 127)
+            return 0;
+    }
+    return 1;
+}
+
+/* Bytes of the weights (wd) for pfvm__qd_weights. */
+static size_t pfvm__qd_bytes(const pfvm__qc_geom *g)
+{
+    return (size_t)(g->M * g->KH * pfvm__qd_groups(g) * 4);
+}
+
+/* wd[c][kh][q][4]: channel c's taps 4q.. of kernel row kh minus the zero
+ * point (zeros past KW); wsum[c]: their sum. */
+static void pfvm__qd_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const pfvm__qc_geom *g, int8_t *wd,
+                             int32_t *wsum)
+{
+    pfvm__qi nwz = pfvm_tensor_numel(wz), G = pfvm__qd_groups(g), c, kh, kw;
+    memset(wd, 0, pfvm__qd_bytes(g));
+    for (c = 0; c < g->M; c++) {
+        int32_t z = pfvm__q_at(wz, nwz == 1 ? 0 : c), sum = 0;
+        for (kh = 0; kh < g->KH; kh++)
+            for (kw = 0; kw < g->KW; kw++) {
+                int32_t v = pfvm__q_at(W, (c * g->KH + kh) * g->KW + kw) - z;
+                wd[((c * g->KH + kh) * G + kw / 4) * 4 + kw % 4] = (int8_t)v;
+                sum += v;
+            }
+        wsum[c] = sum;
+    }
+}
+
+/* What the channels of one node share: the geometry in locals (the
+ * kernel's byte stores would make the compiler reload g's fields), the
+ * vpermb indices and, per channel, the requantization. */
+typedef struct pfvm__qd_run {
+    pfvm__qi OH, OW, KH, G, sw, rs, ks; /* rs, ks: plane bytes between output rows, kernel rows */
+    int V;                              /* vectors of 16 columns per step (1 to 4) */
+    uint8_t idx[PFVM__QD_GROUPS][64];   /* tap group q, lane i, byte j: s*i + (4q + j)*dw (a missing tap: any) */
+    uint8_t *y;                         /* the channel's first output, or NULL: its sums into acc */
+    int32_t mult, s, zp, u8;
+} pfvm__qd_run;
+
+#define PFVM__QD_TARGET __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
+
+/* The window sums of 16 columns from p (the plane at their first window). */
+PFVM__QD_TARGET __attribute__((always_inline)) static inline __m512i
+pfvm__qd_sum(const pfvm__qd_run *r, const uint8_t *p, const __m512i *idx, const int32_t *w, __m512i a)
+{
+    pfvm__qi kh, q;
+    if (r->G == 1 && r->KH == 3) { /* 3x3 and the like: written out */
+        const __m512i r0 = _mm512_loadu_si512((const void *)p), r1 = _mm512_loadu_si512((const void *)(p + r->ks));
+        const __m512i r2 = _mm512_loadu_si512((const void *)(p + 2 * r->ks));
+        a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx[0], r0), _mm512_set1_epi32(w[0]));
+        a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx[0], r1), _mm512_set1_epi32(w[1]));
+        return _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx[0], r2), _mm512_set1_epi32(w[2]));
+    }
+    for (kh = 0; kh < r->KH; kh++) {
+        const __m512i x = _mm512_loadu_si512((const void *)(p + kh * r->ks));
+        for (q = 0; q < r->G; q++)
+            a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx[q], x), _mm512_set1_epi32(w[kh * r->G + q]));
+    }
+    return a;
+}
+
+/* pfvm__qg_requant8 on 16 lanes (shift 32 + s, s in [1, 30]). */
+PFVM__QD_TARGET __attribute__((always_inline)) static inline __m512i pfvm__qd_requant(__m512i a, __m512i vm, __m512i rnd,
+                                                                                      __m128i cnt, __m512i zp)
+{
+    __m512i pe = _mm512_mul_epi32(a, vm), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), vm);
+    __m512i v = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
+    return _mm512_add_epi32(_mm512_sra_epi32(_mm512_add_epi32(v, rnd), cnt), zp);
+}
+
+/* One channel's sums, V vectors of 16 columns per step (a constant in
+ * each copy: the vectors stay in registers): P the padded u8 plane (up
+ * to 63 bytes past its end are read: the work buffer's slack; a vector
+ * past the row's end reads nothing), w the channel's weight words. With
+ * r->y, requantized into the output, the vectors packed with saturation
+ * (the clamp: the type's whole range) into one masked store of up to 64
+ * bytes; else the sums go to acc. */
+PFVM__QD_TARGET __attribute__((always_inline)) static inline void
+pfvm__qd_rows(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t init, int32_t *acc, const int V)
+{
+    __m512i idx[PFVM__QD_GROUPS], v[4];
+    const __m512i vinit = _mm512_set1_epi32(init), vm = _mm512_set1_epi32(r->mult);
+    const __m512i rnd = _mm512_set1_epi32(r->y ? (int32_t)1 << (r->s - 1) : 0), zp = _mm512_set1_epi32(r->zp);
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m128i cnt = _mm_cvtsi32_si128(r->s);
+    const pfvm__qi OH = r->OH, OW = r->OW, sw = r->sw, rs = r->rs, step = 16 * V;
+    const int u8 = r->u8;
+    uint8_t *y = r->y;
+    pfvm__qi q, oh, ow;
+    int j;
+    for (q = 0; q < r->G; q++)
+        idx[q] = _mm512_loadu_si512((const void *)r->idx[q]);
+    for (oh = 0; oh < OH; oh++, P += rs) {
+        for (ow = 0; ow < OW; ow += step) {
+            pfvm__qi n = OW - ow < step ? OW - ow : step;
+            for (j = 0; j < V; j++)
+                v[j] = 16 * j < n ? pfvm__qd_sum(r, P + (ow + 16 * j) * sw, idx, w, vinit) : vinit;
+            if (!y) {
+                for (j = 0; j < V && 16 * j < n; j++)
+                    _mm512_mask_storeu_epi32(acc + oh * OW + ow + 16 * j,
+                                             n - 16 * j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - 16 * j)) - 1),
+                                             v[j]);
+                continue;
+            }
+            {
+                __m512i a0 = pfvm__qd_requant(v[0], vm, rnd, cnt, zp);
+                __m512i a1 = V > 1 ? pfvm__qd_requant(v[1], vm, rnd, cnt, zp) : a0;
+                __m512i a2 = V > 2 ? pfvm__qd_requant(v[2], vm, rnd, cnt, zp) : a0;
+                __m512i a3 = V > 3 ? pfvm__qd_requant(v[3], vm, rnd, cnt, zp) : a0;
+                __m512i p01 = _mm512_packs_epi32(a0, a1), p23 = _mm512_packs_epi32(a2, a3); /* per 128-bit lane */
+                __m512i p8 = u8 ? _mm512_packus_epi16(p01, p23) : _mm512_packs_epi16(p01, p23);
+                __mmask64 keep = n == 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1;
+                _mm512_mask_storeu_epi8(y + oh * OW + ow, keep, _mm512_permutexvar_epi32(order, p8));
+            }
+        }
+    }
+}
+
+PFVM__QD_TARGET static void pfvm__qd_plane(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t init,
+                                           int32_t *acc)
+{
+    switch (r->V) {
+    case 1:
+        pfvm__qd_rows(r, P, w, init, acc, 1);
+        break;
+    case 2:
+        pfvm__qd_rows(r, P, w, init, acc, 2);
+        break;
+    case 3:
+        pfvm__qd_rows(r, P, w, init, acc, 3);
+        break;
+    default:
+        pfvm__qd_rows(r, P, w, init, acc, 4);
+    }
+}
+
+/* The u8 padded plane of channel plane (its first element) of X; the
+ * padding, written once per node by the caller, is left alone. */
+static void pfvm__qd_fill(const pfvm__qc_geom *g, const uint8_t *x, uint8_t *P, pfvm__qi PH, pfvm__qi PW)
+{
+    pfvm__qi y0 = g->pt < 0 ? -g->pt : 0, y1 = PH - g->pt < g->H ? PH - g->pt : g->H;
+    pfvm__qi w1 = PW - g->pl < g->W ? PW - g->pl : g->W, y;
+    if (w1 <= 0)
+        return;
+    for (y = y0; y < y1; y++)
+        memcpy(P + (y + g->pt) * PW + g->pl, x + y * g->W, (size_t)w1);
+}
+
+/* pfvm__qc_depthwise on this path: wd, wsum from pfvm__qd_weights; P: the
+ * work buffer's plane room (at least PH * PW + 64 bytes). */
+static void pfvm__qd_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int32_t xz, const int8_t *wd,
+                               const int32_t *wsum, const pfvm__qc_out *o, uint8_t *P, int32_t *acc, pfvm__qi n)
+{
+    pfvm__qi c, OHW = g->OH * g->OW, PH, PW, G = pfvm__qd_groups(g), q, t;
+    pfvm__qd_run r;
+    pfvm__qc_plane_dims(g, &PH, &PW);
+    r.OH = g->OH, r.OW = g->OW, r.KH = g->KH, r.G = G, r.sw = g->sw, r.rs = g->sh * PW, r.ks = g->dh * PW;
+    r.V = g->OW > 48 ? 4 : (int)((g->OW + 15) / 16);
+    r.zp = o->zp, r.u8 = o->Y->dtype == PFVM_UINT8;
+    for (q = 0; q < G; q++)
+        for (t = 0; t < 64; t++) {
+            pfvm__qi tap = 4 * q + t % 4;
+            r.idx[q][t] = (uint8_t)(t / 4 * g->sw + (tap < g->KW ? tap : 4 * q) * g->dw);
+        }
+    memset(P, (uint8_t)xz, (size_t)(PH * PW));
+    for (c = 0; c < g->C; c++) {
+        int32_t w[PFVM__QD_TAPS];
+        uint32_t b = o->bias ? (uint32_t)o->bias[c] : 0;
+        int sh = o->shift[c];
+        memcpy(w, wd + c * g->KH * G * 4, (size_t)(g->KH * G * 4)); /* the words' bytes in order */
+        pfvm__qd_fill(g, (const uint8_t *)X->data + (n * g->C + c) * g->H * g->W, P, PH, PW);
+        r.y = sh >= 33 && sh <= 62 ? (uint8_t *)o->Y->data + (n * g->M + c) * OHW : NULL;
+        r.mult = o->mult[c], r.s = sh - 32;
+        pfvm__qd_plane(&r, P, w, (int32_t)(b - (uint32_t)xz * (uint32_t)wsum[c]), acc);
+        if (!r.y) { /* the sums have the bias: stored without it */
+            pfvm__qc_out nb = *o;
+            nb.bias = NULL;
+            pfvm__qc_store(&nb, c, (n * g->M + c) * OHW, acc, OHW);
+        }
+    }
+}
+#endif
+
 static void pfvm__qc_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int32_t xz, const int16_t *wp,
                                const pfvm__qc_out *o, int16_t *P, int32_t *acc, pfvm__qi n)
 {
@@ -35278,7 +35513,8 @@ typedef struct pfvm__qc_state {
     int *shift;    /* [M] */
     int16_t *wp;   /* [group][Mp][2*K2] */
     int32_t *wsum; /* [group][Mp]: the rows' sums of weights minus zero points (VNNI) */
-    int8_t *wv;    /* [group][Mp][4*K4] in blocks (pfvm__qv_weights), or NULL: no VNNI path */
+    int8_t *wv;    /* [group][Mp][4*K4] in blocks (pfvm__qv_weights), or NULL: no VNNI path;
+                    * depthwise: pfvm__qd_weights' words and sums (wsum[c]) */
 } pfvm__qc_state;
 
 static void pfvm__qc_state_free(void *p)
@@ -35331,6 +35567,8 @@ static pfvm_code pfvm__qc_prepare(const pfvm_kctx *k, const pfvm_tensor *const *
     bytes = sizeof *s + (size_t)g.M * (sizeof(int32_t) + sizeof(int)) + nwp * sizeof(int16_t);
 #ifdef PFVM__QV
     nwv = pfvm__qv_usable(&g, W, k->in[5]) ? (size_t)(g.group * g.Mp * 4 * ((g.K + 3) / 4)) : 0;
+    if (pfvm__qd_usable(&g, W, k->in[5])) /* (wsum's group * Mp words hold the M channels' sums) */
+        nwv = pfvm__qd_bytes(&g);
 #else
     nwv = 0;
 #endif
@@ -35352,7 +35590,9 @@ static pfvm_code pfvm__qc_prepare(const pfvm_kctx *k, const pfvm_tensor *const *
     s->M = g.M, s->K2 = g.K2, s->Mp = g.Mp, s->group = g.group;
     pfvm__qc_weights(W, k->in[5], &g, s->wp);
 #ifdef PFVM__QV
-    if (nwv)
+    if (nwv && pfvm__qc_is_dw(&g))
+        pfvm__qd_weights(W, k->in[5], &g, s->wv, s->wsum);
+    else if (nwv)
         pfvm__qv_weights(W, k->in[5], &g, s->wv, s->wsum);
 #endif
     pfvm__qc_multipliers(k, g.M, s->mult, s->shift);
@@ -35397,11 +35637,14 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
      * when they fit int8, for this run */
     K4 = (g.K + 3) / 4;
     npan = (g.OH * g.OW + PFVM__QG_NR - 1) / PFVM__QG_NR;
-    vnni = X->dtype == PFVM_UINT8 && !pfvm__qc_is_dw(&g) && pfvm_q_vnni();
+    /* (depthwise: the AVX-512 VBMI kernel, pfvm__qd_weights' layout) */
+    vnni = X->dtype == PFVM_UINT8 && (pfvm__qc_is_dw(&g) ? pfvm__qd_on() : pfvm_q_vnni());
     if (vnni && s && s->wv)
         wv = s->wv, wsum = s->wsum;
-    else if (vnni && !s && pfvm__qv_usable(&g, k->in[3], k->in[5])) { /* (with s, bind decided) */
-        nwv = (size_t)(g.group * g.Mp * 4 * K4);
+    else if (vnni && !s &&
+             (pfvm__qc_is_dw(&g) ? pfvm__qd_usable(&g, k->in[3], k->in[5]) : pfvm__qv_usable(&g, k->in[3], k->in[5]))) {
+        /* (with s, bind decided) */
+        nwv = pfvm__qc_is_dw(&g) ? pfvm__qd_bytes(&g) : (size_t)(g.group * g.Mp * 4 * K4);
         need += (size_t)(g.group * g.Mp) * sizeof(int32_t) + nwv;
     } else
         vnni = 0;
@@ -35426,7 +35669,10 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
         int32_t *ws2 = (int32_t *)(void *)(scratch + pfvm__qc_work_bytes(&g) +
                                             (s ? 0 : (size_t)g.M * (sizeof(int32_t) + sizeof(int)) + nwp * sizeof(int16_t)));
         int8_t *wv2 = (int8_t *)(void *)(ws2 + g.group * g.Mp);
-        pfvm__qv_weights(k->in[3], k->in[5], &g, wv2, ws2);
+        if (pfvm__qc_is_dw(&g))
+            pfvm__qd_weights(k->in[3], k->in[5], &g, wv2, ws2);
+        else
+            pfvm__qv_weights(k->in[3], k->in[5], &g, wv2, ws2);
         wv = wv2, wsum = ws2;
     }
 #endif
@@ -35446,6 +35692,12 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
             }
     for (n = 0; n < g.N; n++) {
         if (pfvm__qc_is_dw(&g)) {
+#ifdef PFVM__QV
+            if (vnni) { /* AVX-512 VBMI */
+                pfvm__qd_depthwise(&g, X, pfvm__q_at(xz, 0), wv, wsum, &o, (uint8_t *)buf, acc, n);
+                continue;
+            }
+#endif
             pfvm__qc_depthwise(&g, X, pfvm__q_at(xz, 0), wp, &o, buf, acc, n);
             continue;
         }

@@ -398,6 +398,18 @@ static void test_qlinear_conv(void)
         {1, 7, 17, 19, 12, 3, 3, 1, 3, 2, 0, 2, 1, 0, 1, 1, 0, 1, 1, 0, 1},  /* strides 3 and 2 */
         {1, 40, 4, 4, 16, 3, 3, 1, 1, 1, 5, 5, 5, 5, 1, 1, 1, 0, 1, 0, 1},   /* pads wider than the input */
         {1, 3, 17, 70, 8, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},   /* stride 2, wide rows (vector copy) */
+        /* depthwise with weight zero points 0: the AVX-512 VBMI path where the CPU has it (u8 plane, vpermb) */
+        {1, 8, 9, 9, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},     /* depthwise 3x3 */
+        {1, 8, 11, 11, 8, 3, 3, 8, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1},   /* strided, int8 output */
+        {1, 4, 20, 37, 4, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},   /* 37 columns: 3 vectors, a tail */
+        {1, 3, 9, 130, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1},   /* two steps of 64 and a tail, no bias */
+        {1, 3, 10, 113, 3, 3, 3, 3, 2, 2, 0, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1},  /* stride 2, 56 columns, uneven pads */
+        {1, 6, 13, 10, 6, 3, 3, 6, 2, 2, 2, 1, 0, 2, 2, 2, 1, 0, 1, 0, 1},   /* dilated, strided, uneven pads */
+        {2, 4, 7, 9, 4, 5, 3, 4, 3, 3, 1, 2, 1, 0, 1, 1, 0, 1, 1, 0, 1},     /* 5x3, stride 3, 2 images */
+        {1, 2, 12, 20, 2, 9, 9, 2, 1, 1, 4, 4, 4, 4, 1, 1, 1, 0, 1, 0, 1},   /* 9x9: three tap groups a row */
+        {1, 8, 9, 9, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1},     /* at the extremes (sums stored) */
+        {1, 5, 7, 7, 5, 3, 3, 5, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 1},     /* 7x7, per tensor */
+        {1, 2, 11, 40, 2, 3, 3, 2, 5, 5, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},   /* stride 5: past one load (AVX2) */
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
