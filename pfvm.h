@@ -12819,22 +12819,67 @@ static int64_t pfvm__acl_gemm_offsets(pfvm__acl_gemm_plan *p, int64_t mt, int64_
     return p->rb + (p->res ? pfvm__acl_al(mt * nt * 4) : 0);
 }
 
-/* The tiles of mt x nt over (batch, M, N), row-major, or column-major
- * (n_major: tiled over (batch, N, M), the axes swapped back). */
-static pfvm_code pfvm__acl_gemm_tiles(pfvm_accel_ctx *c, const pfvm__acl_gemm_plan *p, int64_t mt, int64_t nt,
-                                      int n_major, pfvm__acl_tile **tiles)
+/* Instances under the first link (groups on mncore2). */
+static int64_t pfvm__acl_groups(const pfvm_accel_ctx *c)
 {
-    int64_t sw[3], step[3], i;
+    return c->nlinks > 0 && c->link_pes[0] > 0 ? c->pes / c->link_pes[0] : 1;
+}
+
+/* Orders tiles by their key (then their place). */
+typedef struct pfvm__acl_tkey {
+    int64_t key, at;
+} pfvm__acl_tkey;
+
+static int pfvm__acl_tkey_cmp(const void *pa, const void *pb)
+{
+    const pfvm__acl_tkey *a = (const pfvm__acl_tkey *)pa, *b = (const pfvm__acl_tkey *)pb;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return a->at < b->at ? -1 : a->at > b->at;
+}
+
+/* The tiles of mt x nt over (batch, M, N), row-major, or column-major
+ * (n_major: tiled over (batch, N, M), the axes swapped back); with gr > 1
+ * (batch 1), reordered into gr x gc blocks of the M x N grid of tiles,
+ * block by block (each block's tiles in the order above), so that the
+ * wave driver deals each group a block: a group then reads 1/gr of A and
+ * 1/gc of B instead of all of A or all of B. */
+static pfvm_code pfvm__acl_gemm_tiles(pfvm_accel_ctx *c, const pfvm__acl_gemm_plan *p, int64_t mt, int64_t nt,
+                                      int n_major, int64_t gr, int64_t gc, pfvm__acl_tile **tiles)
+{
+    int64_t sw[3], step[3], i, n, nbm = (p->M + mt - 1) / mt, nbn = (p->N + nt - 1) / nt;
+    pfvm__acl_tkey *keys;
+    pfvm__acl_tile *copy;
     pfvm_code rc;
     sw[0] = p->batch, sw[1] = n_major ? p->N : p->M, sw[2] = n_major ? p->M : p->N;
     step[0] = 1, step[1] = n_major ? nt : mt, step[2] = n_major ? mt : nt;
     if ((rc = pfvm__acl_tiling(c, 3, sw, step, tiles)) != PFVM_OK)
         return rc;
-    for (i = 0; n_major && i < (int64_t)stbds_arrlen(*tiles); i++) {
+    n = (int64_t)stbds_arrlen(*tiles);
+    for (i = 0; n_major && i < n; i++) {
         int64_t o1 = (*tiles)[i].o[1], e1 = (*tiles)[i].e[1];
         (*tiles)[i].o[1] = (*tiles)[i].o[2], (*tiles)[i].e[1] = (*tiles)[i].e[2];
         (*tiles)[i].o[2] = o1, (*tiles)[i].e[2] = e1;
     }
+    if (gr * gc <= 1 || p->batch != 1 || n < 2)
+        return PFVM_OK;
+    keys = (pfvm__acl_tkey *)pfvm__malloc((size_t)n * sizeof *keys);
+    copy = (pfvm__acl_tile *)pfvm__malloc((size_t)n * sizeof *copy);
+    if (!keys || !copy) {
+        pfvm__free(keys);
+        pfvm__free(copy);
+        return pfvm__acl_nomem(c);
+    }
+    for (i = 0; i < n; i++) {
+        int64_t bi = (*tiles)[i].o[1] / mt * gr / nbm, bj = (*tiles)[i].o[2] / nt * gc / nbn;
+        keys[i].key = bi * gc + bj, keys[i].at = i;
+        copy[i] = (*tiles)[i];
+    }
+    qsort(keys, (size_t)n, sizeof *keys, pfvm__acl_tkey_cmp);
+    for (i = 0; i < n; i++)
+        (*tiles)[i] = copy[keys[i].at];
+    pfvm__free(keys);
+    pfvm__free(copy);
     return PFVM_OK;
 }
 
@@ -12885,14 +12930,14 @@ static pfvm_code pfvm__acl_gemm_wave_exact(pfvm_accel_ctx *c, pfvm__acl_gemm_pla
 /* Cycles of the whole Gemm in tiles of mt x nt (the first full wave
  * counted for every full wave), dealt by deal_all. */
 static pfvm_code pfvm__acl_gemm_exact(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, pfvm__acl_gemm_eval *ev,
-                                      int64_t mt, int64_t nt, int n_major, int deal_all, double *cycles)
+                                      int64_t mt, int64_t nt, int n_major, int deal_all, int64_t gr, double *cycles)
 {
     pfvm__acl_tile *tiles = NULL;
     int64_t count, full;
     double w = 0;
     pfvm_code rc;
     pfvm__acl_gemm_offsets(p, mt, nt);
-    if ((rc = pfvm__acl_gemm_tiles(c, p, mt, nt, n_major, &tiles)) != PFVM_OK) {
+    if ((rc = pfvm__acl_gemm_tiles(c, p, mt, nt, n_major, gr, pfvm__acl_groups(c) / gr, &tiles)) != PFVM_OK) {
         stbds_arrfree(tiles);
         return rc;
     }
@@ -12909,19 +12954,20 @@ static pfvm_code pfvm__acl_gemm_exact(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p,
     return rc;
 }
 
-/* Whether a partial wave dealt over every level's instances (deal_all)
+/* Whether a partial wave dealt over every level's instances (deal_all),
+ * its tiles in gr x (groups / gr) blocks (*gr, pfvm__acl_gemm_tiles),
  * beats the searched tile (step, n_major, dealt the default way) by the
  * exact cost of their load lines: then the fastest such tile replaces it.
  * A full wave is dealt the same either way. */
 static pfvm_code pfvm__acl_gemm_deal(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, int64_t *step, int *n_major,
-                                     int *deal_all)
+                                     int *deal_all, int64_t *gr)
 {
     pfvm__acl_gemm_eval ev;
-    int64_t mt, nt, k;
+    int64_t mt, nt, k, g, groups = pfvm__acl_groups(c);
     double best = 0, cost = 0;
     int o, ok = c->nlinks > 0 && c->nlinks <= 8;
     pfvm_code rc = PFVM_OK;
-    *deal_all = 0;
+    *deal_all = 0, *gr = 1;
     if (p->batch * p->M * p->N >= c->pes * 4 || !ok)
         return PFVM_OK; /* mostly full waves: nothing to gain */
     memset(&ev, 0, sizeof ev);
@@ -12936,15 +12982,17 @@ static pfvm_code pfvm__acl_gemm_deal(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, 
     if (!ok)
         rc = pfvm__acl_nomem(c);
     if (rc == PFVM_OK)
-        rc = pfvm__acl_gemm_exact(c, p, &ev, step[1], step[2], *n_major, 0, &best);
+        rc = pfvm__acl_gemm_exact(c, p, &ev, step[1], step[2], *n_major, 0, 1, &best);
     for (mt = p->M; rc == PFVM_OK; mt = (mt + 1) / 2) {
         for (nt = p->N; rc == PFVM_OK; nt = (nt + 1) / 2) {
             for (o = 0; o < 2 && rc == PFVM_OK && pfvm__acl_gemm_bytes(p, mt, nt) <= c->pe_mem; o++)
-                if ((rc = pfvm__acl_gemm_exact(c, p, &ev, mt, nt, o, 1, &cost)) == PFVM_OK && cost < best) {
-                    best = cost;
-                    step[1] = mt, step[2] = nt;
-                    *n_major = o, *deal_all = 1;
-                }
+                for (g = 1; g <= groups && rc == PFVM_OK; g *= 2)
+                    if (groups % g == 0 &&
+                        (rc = pfvm__acl_gemm_exact(c, p, &ev, mt, nt, o, 1, g, &cost)) == PFVM_OK && cost < best) {
+                        best = cost;
+                        step[1] = mt, step[2] = nt;
+                        *n_major = o, *deal_all = 1, *gr = g;
+                    }
             if (nt == 1)
                 break;
         }
@@ -12966,19 +13014,21 @@ static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, c
     int64_t step[3] = {1, 1, 1};
     pfvm__acl_tile *tiles = NULL;
     pfvm_code rc;
+    int64_t gr = 1;
     int n_major = 0, deal_all = 0;
     p->res = c->res != NULL;
     p->vec = c->vec != NULL && !p->bias;
     p->a = a, p->b = b, p->bv = bias, p->y = y;
     if (!pfvm__acl_gemm_search(c, p, step, &n_major))
         return pfvm__acl_stream_nomem(c, pfvm__acl_gemm_bytes(p, 1, 1));
-    if ((rc = pfvm__acl_gemm_deal(c, p, step, &n_major, &deal_all)) != PFVM_OK)
+    if ((rc = pfvm__acl_gemm_deal(c, p, step, &n_major, &deal_all, &gr)) != PFVM_OK)
         return rc;
     c->pe_used = pfvm__acl_gemm_offsets(p, step[1], step[2]);
     c->post_done = c->post != NULL;
     c->res_done = p->res;
     c->vec_done = p->vec;
-    if ((rc = pfvm__acl_gemm_tiles(c, p, step[1], step[2], n_major, &tiles)) == PFVM_OK) {
+    if ((rc = pfvm__acl_gemm_tiles(c, p, step[1], step[2], n_major, gr, pfvm__acl_groups(c) / gr, &tiles)) ==
+        PFVM_OK) {
         pfvm__acl_waves w;
         memset(&w, 0, sizeof w);
         w.load = pfvm__acl_gemm_load, w.body = pfvm__acl_gemm_body, w.store = pfvm__acl_gemm_store, w.user = p;
