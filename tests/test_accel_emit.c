@@ -22,6 +22,7 @@ static const pfvm_tensor *find_weight(void *user, const char *name)
 }
 
 static double abs_tol = 1e-6; /* check_model's tolerance: rtol 1e-4 and this */
+static double last_cycles;     /* check_model's simulated cycles (0 when it did not simulate) */
 
 static int close_enough(const pfvm_tensor *a, const pfvm_tensor *b, double *worst)
 {
@@ -72,6 +73,7 @@ static void check_model(const char *dir, const char *tfile, int streamed, double
                       stats.peak_bytes <= t.levels[t.nlevels - 1].mem_bytes,
                   "%s on %s: no tiles", dir, t.name);
     abs_tol = tol;
+    last_cycles = 0;
     s = pfvm_accel_sim_new(&t, &st);
     ins[0] = x;
     CHECK_MSG(s && pfvm_accel_sim_run(s, prog, ins, 1, find_weight, m, &st) == PFVM_OK, "%s on %s: %s", dir, t.name,
@@ -79,6 +81,7 @@ static void check_model(const char *dir, const char *tfile, int streamed, double
     if (s && pfvm_accel_sim_output(s, 0)) {
         CHECK_MSG(close_enough(pfvm_accel_sim_output(s, 0), pfvm_exec_output(e, 0), &worst),
                   "%s on %s: differs from the interpreter by %g", dir, t.name, worst);
+        last_cycles = pfvm_accel_sim_cycles(s);
         printf("%s on %s: %d nodes%s, %.0f cycles (%.0f waiting on links), peak %lld bytes per PE, max |diff| %g\n",
                dir, t.name, stats.nodes, stats.streamed ? " streamed" : "", pfvm_accel_sim_cycles(s),
                pfvm_accel_sim_transfer_cycles(s), (long long)stats.peak_bytes, worst);
@@ -373,6 +376,43 @@ static void check_composed_ln(void)
     pfvm_accel_free(prog);
 }
 
+/* Small waves dealt over every level's links (deal_all): the
+ * TransformerEncoder's strided copies and split LayerNorms always, its
+ * Gemm/MatMul waves where the exact cost of their load lines says so,
+ * with their tiles in blocks of the tile grid, one block per group. The
+ * copies' tiles reach PEs under other L1Bs than the first of each L2B
+ * (PE 64: the second L1B of group 0), the out_proj Gemm's blocks give its
+ * four groups different rows of A, and the whole program simulates in at
+ * most 434 cycles (592 with tiles dealt over the groups only). */
+static void check_deal(void)
+{
+    char *prog = emit_with_views("tests/models/transformer_encoder", "targets/mncore2.txt", NULL, 0, NULL);
+    const char *tr = prog ? strstr(prog, "# node /layers.0/self_attn/Transpose_1 ") : NULL;
+    const char *gemm = prog ? strstr(prog, "# node /layers.0/self_attn/Gemm ") : NULL;
+    const char *end = tr ? strstr(tr, "barrier") : NULL, *ld = tr ? strstr(tr, "\nload 64 64 ") : NULL;
+    long long first = -1, last = -1, root = -1;
+    CHECK_MSG(tr && end && ld && ld < end, "Transpose_1's tiles not dealt under the second L1B");
+    end = gemm ? strstr(gemm, "barrier") : NULL;
+    /* the node's first load line is A's first row (the loads are sorted
+     * by PE offset, then root byte): to the groups of its block only
+     * (groups 0 and 1: PEs below 2048), in one line */
+    ld = gemm ? strstr(gemm, "\nloads ") : NULL;
+    CHECK_MSG(gemm && end && ld && ld < end && sscanf(ld, "\nloads %lld %lld %*d 0 %lld", &first, &last, &root) == 3 &&
+                  first == 0 && last < 2048,
+              "out_proj Gemm: A's first row not dealt to two groups");
+    if (ld && root >= 0) {
+        char row[64];
+        const char *again;
+        snprintf(row, sizeof row, " 0 %lld 1 1 ", root);
+        again = strchr(ld + 1, '\n'); /* past this line */
+        again = again ? strstr(again, row) : NULL;
+        CHECK_MSG(!again || again > end, "out_proj Gemm: A's first row in two lines");
+    }
+    pfvm_accel_free(prog);
+    check_model("tests/models/transformer_encoder", "targets/mncore2.txt", 1, 1e-6);
+    CHECK_MSG(last_cycles > 0 && last_cycles <= 434, "TransformerEncoder: %.0f cycles, want at most 434", last_cycles);
+}
+
 int main(void)
 {
     check_model("tests/models/mlp", "targets/mncore2.txt", 0, 1e-6);
@@ -404,6 +444,7 @@ int main(void)
     check_residual();
     check_bias();
     check_composed_ln();
+    check_deal();
     check_chain();
     check_chain_parts();
     check_convpool();

@@ -298,6 +298,12 @@ struct pfvm_accel_ctx {
     pfvm_code (*vec)(pfvm_accel_ctx *c, int64_t off, int64_t vec_off, int64_t rows, int64_t cols);
     int vec_done;
     int64_t vec_dram;
+    /* streamed: set by a hook around its waves: 0, a wave smaller than
+     * the machine is dealt over the instances under the slowest links
+     * only (the default); 1, over the instances of every level (a small
+     * wave of tiles that each read little, Gemm's, spread over all L1B
+     * links instead of crowding a few) */
+    int deal_all;
     /* streamed: the nodes after this one that its lowering may run in the
      * same tiles, so that their inputs never go to the root memory (a
      * chain: chain[k] is the single consumer of chain[k - 1]'s output, or
