@@ -2935,13 +2935,8 @@ typedef struct pfvm__kctx_services {
 /* pfvm_op_def.flags, pfvm's own operators only: the float kernel honors
  * pfvm__kctx_services.clamp (Conv) */
 #define PFVM__OP_STORE_CLAMP 0x40000000u
-/* Builds whose Conv honors the clamp: x86's (the depthwise kernel's AVX2
- * stores gain) and 32-bit Arm's (the clamp pass after each group costs
- * less than the fused-loop engine's Relu pass; PFVM_CONV_DIRECT forces
- * the Arm choice on a host, for tests). */
-#if defined(PFVM_DISPATCH_CLONES) || defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__))
-#define PFVM__STORE_CLAMP 1
-#endif
+/* PFVM__STORE_CLAMP (the builds whose Conv honors the clamp) is defined in
+ * src/ops/fused.h, after PFVM_DISPATCH_CLONES that it reads. */
 /* Runs subgraph g of the running node with the given inputs (g's formal
  * inputs, in order); outer-scope values resolve to the caller's. Outputs
  * are deep copies the caller owns (free with pfvm_tensor_free). Without an
@@ -3448,6 +3443,18 @@ PFVM_INTERNAL pfvm_code pfvm__for_graphs(pfvm_graph *g, pfvm_code (*f)(void *use
 #endif
 #ifndef PFVM_DISPATCH
 #define PFVM_DISPATCH
+#endif
+
+/* Builds whose Conv honors pfvm__kctx_services.clamp: x86's (the
+ * depthwise kernel's AVX2 stores gain, and the clamp is stored by the
+ * threads that compute the result instead of a one-thread fused-loop pass
+ * after it) and 32-bit Arm's (the clamp pass after each group costs less
+ * than the fused-loop engine's Relu pass; PFVM_CONV_DIRECT forces the Arm
+ * choice on a host, for tests). Here, not in opi.h: it reads
+ * PFVM_DISPATCH_CLONES, defined just above (in opi.h it was read before it
+ * was defined, which left x86 without the store clamp). */
+#if defined(PFVM_DISPATCH_CLONES) || defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__))
+#define PFVM__STORE_CLAMP 1
 #endif
 
 /* Where the dispatch is, kernels may also come hand-written for AVX-512
