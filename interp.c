@@ -5,7 +5,7 @@
  *   interp test [--known FILE] [--verbose] [--no-opt] DIR...
  *   interp shapes MODEL [--dim NAME=VALUE]...
  *   interp plan MODEL [--dim NAME=VALUE]...
- *   interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt | --compare | --profile]
+ *   interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt | --compare | --profile | --profile-threads]
  *   interp opt MODEL -o OUT.onnx [--passes LIST] [--planned]
  *   interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]
  *               [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...
@@ -47,10 +47,14 @@ static const char *usage_text =
     "  interp shapes MODEL [--dim NAME=VALUE]...   SHAPE: [d0,d1,...], ? (unknown rank), or per case of an\n"
     "             undecided If on dims: COND ? SHAPE : SHAPE, COND being EXPR==EXPR or EXPR!=EXPR\n"
     "  interp plan MODEL [--dim NAME=VALUE]...\n"
-    "  interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt | --compare | --profile]   --compare: passes off and on,\n"
+    "  interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt | --compare | --profile | --profile-threads]\n"
+    "             --compare: passes off and on,\n"
     "             alternating runs, with the median of the pairs' off/on ratios. Every input is fed as\n"
     "             varying data (never folded); integer inputs get valid Gather indices. --profile: then N\n"
     "             more runs timing each node, printed as ms per run by op kind (fused groups by their body)\n"
+    "             --profile-threads (with --threads N): then N more runs accounting thread CPU time by op kind:\n"
+    "             serial (outside parallel regions), work and critical path of the regions, the serial\n"
+    "             fraction, the imbalance and the speed-up over one thread they predict for idle cores\n"
     "  interp opt MODEL -o OUT.onnx [--passes LIST] [--planned]   LIST: comma-separated pass names, or none;\n"
     "             --planned: plan for the declared input shapes and store the plan in the file (value_info and\n"
     "             metadata pfvm.plan) for pfvm built with PFVM_NO_SHAPE_INFERENCE\n"
