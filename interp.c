@@ -5,7 +5,7 @@
  *   interp test [--known FILE] [--verbose] [--no-opt] DIR...
  *   interp shapes MODEL [--dim NAME=VALUE]...
  *   interp plan MODEL [--dim NAME=VALUE]...
- *   interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt | --compare | --profile]
+ *   interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt | --compare | --profile | --profile-threads]
  *   interp opt MODEL -o OUT.onnx [--passes LIST] [--planned]
  *   interp grad MODEL -o OUT.onnx [--loss NAME] [--wrt NAMES] [--optimizer sgd|adam --lr X]
  *               [--recompute chen|dp [--budget BYTES|P%] [--stride S]] [--dim NAME=VALUE]...
@@ -47,10 +47,14 @@ static const char *usage_text =
     "  interp shapes MODEL [--dim NAME=VALUE]...   SHAPE: [d0,d1,...], ? (unknown rank), or per case of an\n"
     "             undecided If on dims: COND ? SHAPE : SHAPE, COND being EXPR==EXPR or EXPR!=EXPR\n"
     "  interp plan MODEL [--dim NAME=VALUE]...\n"
-    "  interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt | --compare | --profile]   --compare: passes off and on,\n"
+    "  interp bench MODEL [-n N] [--dim NAME=VALUE]... [--no-opt | --compare | --profile | --profile-threads]\n"
+    "             --compare: passes off and on,\n"
     "             alternating runs, with the median of the pairs' off/on ratios. Every input is fed as\n"
     "             varying data (never folded); integer inputs get valid Gather indices. --profile: then N\n"
     "             more runs timing each node, printed as ms per run by op kind (fused groups by their body)\n"
+    "             --profile-threads (with --threads N): then N more runs accounting thread CPU time by op kind:\n"
+    "             serial (outside parallel regions), work and critical path of the regions, the serial\n"
+    "             fraction, the imbalance and the speed-up over one thread they predict for idle cores\n"
     "  interp opt MODEL -o OUT.onnx [--passes LIST] [--planned]   LIST: comma-separated pass names, or none;\n"
     "             --planned: plan for the declared input shapes and store the plan in the file (value_info and\n"
     "             metadata pfvm.plan) for pfvm built with PFVM_NO_SHAPE_INFERENCE\n"
@@ -119,61 +123,133 @@ static size_t parse_bytes(const char *s)
 /* ---- --threads N: a small persistent pthreads pool ---------------------------
  *
  * pfvm starts no threads; it calls the parallel-for it is given
- * (pfvm_parallel). This one keeps N-1 workers waiting on a condition
- * variable. The caller and the workers take a job's tasks one by one
- * from a counter, so on a loaded machine the caller runs the tasks of
- * workers that have not woken up yet, and waits only for tasks that have
- * started. */
+ * (pfvm_parallel). This one keeps N-1 workers that, after a job, spin a
+ * while (POOL_SPINS polls) on the job counter before they sleep on a
+ * condition variable: a network posts a job per node every few
+ * microseconds, and a wake-up through the kernel costs about as much as a
+ * small node. The caller and the workers claim a job's tasks one by one
+ * from a counter tagged with the job, so on a loaded machine the caller
+ * runs the tasks of workers that have not woken up yet, and waits only for
+ * tasks that have started; a late worker never runs a task of a newer job.
+ *
+ * --profile-threads accounts where the threads' time goes (thread CPU
+ * time: what the machine's load does not change) so that a loaded
+ * machine still tells what a quiet one would do with two cores. */
 static int n_threads = 1;
 
 #ifdef INTERP_HAVE_THREADS
+#if defined(__GNUC__) || defined(__clang__)
+#define POOL_LOAD(p) __atomic_load_n(p, __ATOMIC_ACQUIRE)
+#define POOL_STORE(p, v) __atomic_store_n(p, v, __ATOMIC_RELEASE)
+#define POOL_CAS(p, old, v) __atomic_compare_exchange_n(p, old, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
+#define POOL_DEC(p) __atomic_sub_fetch(p, 1, __ATOMIC_ACQ_REL)
+#if defined(__x86_64__) || defined(__i386__)
+#define POOL_PAUSE() __builtin_ia32_pause()
+#else
+#define POOL_PAUSE() ((void)0)
+#endif
+#define POOL_SPINS 20000 /* polls before a worker sleeps: about 100 us (a pause is ~40 cycles) */
+#define POOL_MAX 256
+#include <sched.h>
+
+/* Thread CPU time and wall time in ms. */
+static double thread_cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static double wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* --profile-threads: what the pool adds up while it is on. */
+typedef struct tprof {
+    int on;
+    double task_cpu[POOL_MAX]; /* the current region's task CPU per thread (0: the caller) */
+    double first_start;        /* the current region: wall time a worker first started a task (0: none) */
+    /* since the last tprof_take */
+    double region_caller; /* the caller's CPU inside regions (tasks, spinning, waiting) */
+    double work;          /* task CPU, all threads */
+    double critical;      /* the busiest thread's task CPU, per region, summed */
+    double wake;          /* post to a worker's first task, wall, summed over regions a worker joined */
+    int regions, woken;
+} tprof;
+
+static tprof the_tprof;
+
 typedef struct pool {
     pthread_mutex_t mu;
-    pthread_cond_t go, done;
+    pthread_cond_t go;
     pthread_t *th;
-    int n, started;       /* threads (the caller included); workers started */
-    unsigned long job;    /* incremented for each job */
-    int next, n_tasks;    /* the current job's next task, and its tasks */
-    int running;          /* tasks taken and not finished */
+    int *ids;
+    int n, started;         /* threads (the caller included); workers started */
+    unsigned long job;      /* incremented for each job (atomic) */
+    unsigned long long claim; /* the job's low 32 bits << 32 | its next task (atomic) */
+    int n_tasks;
+    int pending;            /* tasks not finished (atomic) */
+    int sleepers;           /* workers waiting on go (under mu) */
+    double posted;          /* wall ms the job was posted (--profile-threads) */
     pfvm_task_fn fn;
     void *ctx;
     int quit;
-    pid_t owner;          /* the process that started the workers (interp test forks) */
+    pid_t owner;            /* the process that started the workers (interp test forks) */
 } pool;
 
 static pool the_pool;
 
-/* Runs the current job's tasks until none is left; called and returns
- * with p->mu held. */
-static void pool_take_tasks(pool *p)
+/* Claims and runs tasks of job `job` until none is left. */
+static void pool_take_tasks(pool *p, unsigned long job, int id)
 {
-    while (p->next < p->n_tasks) {
-        int i = p->next++;
-        pfvm_task_fn fn = p->fn;
-        void *ctx = p->ctx;
-        p->running++;
-        pthread_mutex_unlock(&p->mu);
-        fn(ctx, i);
-        pthread_mutex_lock(&p->mu);
-        if (--p->running == 0 && p->next >= p->n_tasks)
-            pthread_cond_broadcast(&p->done);
+    unsigned long long tag = (unsigned long long)(job & 0xffffffffUL) << 32;
+    for (;;) {
+        unsigned long long c = POOL_LOAD(&p->claim);
+        double t0 = 0;
+        int i;
+        if ((c & 0xffffffff00000000ULL) != tag || (int)(c & 0xffffffffULL) >= p->n_tasks)
+            return;
+        if (!POOL_CAS(&p->claim, &c, c + 1))
+            continue;
+        i = (int)(c & 0xffffffffULL); /* claimed: the job cannot end (nor fn change) before this task does */
+        if (the_tprof.on) {
+            if (id && !the_tprof.first_start)
+                the_tprof.first_start = wall_ms();
+            t0 = thread_cpu_ms();
+        }
+        p->fn(p->ctx, i);
+        if (the_tprof.on)
+            the_tprof.task_cpu[id] += thread_cpu_ms() - t0;
+        POOL_DEC(&p->pending);
     }
 }
 
 static void *pool_main(void *arg)
 {
-    pool *p = (pool *)arg;
+    int id = *(int *)arg;
+    pool *p = &the_pool;
     unsigned long seen = 0; /* workers start before the first job (which may be posted before they run) */
-    pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (p->job == seen && !p->quit)
-            pthread_cond_wait(&p->go, &p->mu);
-        if (p->quit)
+        unsigned long job;
+        int spins = 0;
+        while ((job = POOL_LOAD(&p->job)) == seen && !POOL_LOAD(&p->quit) && spins++ < POOL_SPINS)
+            POOL_PAUSE();
+        if (job == seen && !POOL_LOAD(&p->quit)) {
+            pthread_mutex_lock(&p->mu);
+            p->sleepers++;
+            while ((job = POOL_LOAD(&p->job)) == seen && !p->quit)
+                pthread_cond_wait(&p->go, &p->mu);
+            p->sleepers--;
+            pthread_mutex_unlock(&p->mu);
+        }
+        if (POOL_LOAD(&p->quit))
             break;
-        seen = p->job;
-        pool_take_tasks(p);
+        seen = job;
+        pool_take_tasks(p, job, id);
     }
-    pthread_mutex_unlock(&p->mu);
     return NULL;
 }
 
@@ -186,36 +262,78 @@ static int pool_start(pool *p)
         return 1;
     memset(p, 0, sizeof *p);
     p->owner = getpid();
-    if (pthread_mutex_init(&p->mu, NULL) || pthread_cond_init(&p->go, NULL) || pthread_cond_init(&p->done, NULL) ||
-        !(p->th = (pthread_t *)calloc((size_t)n_threads, sizeof *p->th)))
+    if (n_threads > POOL_MAX)
+        n_threads = POOL_MAX;
+    if (pthread_mutex_init(&p->mu, NULL) || pthread_cond_init(&p->go, NULL) ||
+        !(p->th = (pthread_t *)calloc((size_t)n_threads, sizeof *p->th)) ||
+        !(p->ids = (int *)calloc((size_t)n_threads, sizeof *p->ids)))
         return 0;
-    for (i = 1; i < n_threads && !pthread_create(&p->th[i], NULL, pool_main, p); i++) {
+    for (i = 1; i < n_threads; i++) {
+        p->ids[i] = i;
+        if (pthread_create(&p->th[i], NULL, pool_main, &p->ids[i]))
+            break;
     }
     p->n = i; /* the threads that did start, and this one */
     p->started = 1;
     return 1;
 }
 
+/* Adds the region just finished to the_tprof. */
+static void tprof_region(const pool *p, double caller_cpu0, double posted)
+{
+    tprof *t = &the_tprof;
+    double most = 0;
+    int i;
+    for (i = 0; i < p->n; i++) {
+        t->work += t->task_cpu[i];
+        most = t->task_cpu[i] > most ? t->task_cpu[i] : most;
+        t->task_cpu[i] = 0;
+    }
+    t->critical += most;
+    t->region_caller += thread_cpu_ms() - caller_cpu0;
+    t->regions++;
+    if (t->first_start) {
+        t->wake += t->first_start - posted;
+        t->woken++;
+    }
+    t->first_start = 0;
+}
+
 static void pool_parallel_for(void *user, int n, pfvm_task_fn fn, void *ctx)
 {
     pool *p = (pool *)user;
-    int i;
+    unsigned long job;
+    double cpu0 = 0, posted = 0;
+    int i, spins = 0;
     if (!pool_start(p) || p->n < 2) {
         for (i = 0; i < n; i++)
             fn(ctx, i);
         return;
     }
-    pthread_mutex_lock(&p->mu);
+    if (the_tprof.on) {
+        cpu0 = thread_cpu_ms();
+        posted = wall_ms();
+    }
+    /* no worker reads these before the job's tag is published below */
+    job = p->job + 1;
     p->fn = fn;
     p->ctx = ctx;
     p->n_tasks = n;
-    p->next = 0;
-    p->job++;
-    pthread_cond_broadcast(&p->go);
-    pool_take_tasks(p);
-    while (p->running)
-        pthread_cond_wait(&p->done, &p->mu);
+    POOL_STORE(&p->pending, n);
+    POOL_STORE(&p->claim, (unsigned long long)(job & 0xffffffffUL) << 32);
+    POOL_STORE(&p->job, job);
+    pthread_mutex_lock(&p->mu);
+    if (p->sleepers)
+        pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
+    pool_take_tasks(p, job, 0);
+    while (POOL_LOAD(&p->pending)) /* tasks a worker started: spin, then give the core away */
+        if (spins++ < POOL_SPINS)
+            POOL_PAUSE();
+        else
+            sched_yield();
+    if (the_tprof.on)
+        tprof_region(p, cpu0, posted);
 }
 
 static void pool_stop(pool *p)
@@ -224,14 +342,18 @@ static void pool_stop(pool *p)
     if (!p->started || p->owner != getpid())
         return;
     pthread_mutex_lock(&p->mu);
-    p->quit = 1;
+    POOL_STORE(&p->quit, 1);
     pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
     for (i = 1; i < p->n; i++)
         pthread_join(p->th[i], NULL);
     free(p->th);
+    free(p->ids);
     p->started = 0;
 }
+#else
+#undef INTERP_HAVE_THREADS /* no atomics known to this compiler: one thread */
+#endif
 #endif
 
 /* pfvm_exec_new with the limits of --max-memory and the threads of
@@ -1430,11 +1552,134 @@ static pfvm_code bench_profile(pfvm_exec *e, const pfvm_model *m, int iters, pfv
     return PFVM_OK;
 }
 
+#ifdef INTERP_HAVE_THREADS
+/* --profile-threads: thread CPU per run by op kind, from the node hook and
+ * the pool's counters. serial: the calling thread outside parallel regions;
+ * work: tasks' CPU on every thread; critical: the busiest thread's task CPU
+ * per region, summed. */
+typedef struct {
+    char kind[96];
+    int nodes, regions, unsplit; /* per run; unsplit: nodes that opened no region */
+    double serial, work, critical;
+} tprof_row;
+
+typedef struct {
+    const pfvm_model *m;
+    tprof_row rows[256];
+    int n_rows, runs;
+    double cpu0, region_caller0, work0, critical0, in_nodes;
+    int regions0;
+} tprof_state;
+
+static void tprof_hook(void *user, const pfvm_node *n, int done)
+{
+    tprof_state *s = (tprof_state *)user;
+    const tprof *t = &the_tprof;
+    char kind[96];
+    double cpu;
+    int i;
+    if (!done) {
+        s->region_caller0 = t->region_caller;
+        s->work0 = t->work;
+        s->critical0 = t->critical;
+        s->regions0 = t->regions;
+        s->cpu0 = thread_cpu_ms();
+        return;
+    }
+    cpu = thread_cpu_ms() - s->cpu0;
+    s->in_nodes += cpu;
+    prof_kind(s->m, n, kind, sizeof kind);
+    for (i = 0; i < s->n_rows && strcmp(s->rows[i].kind, kind); i++)
+        ;
+    if (i == s->n_rows) {
+        if (s->n_rows == (int)(sizeof s->rows / sizeof s->rows[0]))
+            i = s->n_rows - 1; /* the last row collects the rest */
+        else {
+            s->n_rows++;
+            memset(&s->rows[i], 0, sizeof s->rows[i]);
+            snprintf(s->rows[i].kind, sizeof s->rows[i].kind, "%s", kind);
+        }
+    }
+    if (!s->runs) {
+        s->rows[i].nodes++;
+        s->rows[i].regions += t->regions - s->regions0;
+        s->rows[i].unsplit += t->regions == s->regions0;
+    }
+    s->rows[i].serial += cpu - (t->region_caller - s->region_caller0);
+    s->rows[i].work += t->work - s->work0;
+    s->rows[i].critical += t->critical - s->critical0;
+}
+
+static int cmp_tprof_row(const void *a, const void *b)
+{
+    const tprof_row *x = (const tprof_row *)a, *y = (const tprof_row *)b;
+    double u = x->serial + x->critical, v = y->serial + y->critical;
+    return u > v ? -1 : u < v;
+}
+
+/* Runs e iters more times with the pool's accounting on and prints where
+ * the threads' time goes, and the speed-up over one thread that it
+ * predicts for a machine with `threads` idle cores. */
+static pfvm_code bench_profile_threads(pfvm_exec *e, const pfvm_model *m, int iters, pfvm_status *st)
+{
+    tprof_state *s = (tprof_state *)calloc(1, sizeof *s);
+    tprof *t = &the_tprof;
+    double run_cpu = 0, serial = 0, work, critical, between, sr, one, two;
+    int i, threads = pfvm_exec_threads(e);
+    if (!s)
+        return PFVM_ERR_NOMEM;
+    s->m = m;
+    memset(t, 0, sizeof *t);
+    t->on = 1;
+    pfvm_exec_set_node_hook(e, tprof_hook, s);
+    for (i = 0; i < iters; i++, s->runs++) {
+        double c0 = thread_cpu_ms();
+        if (pfvm_exec_run(e, st))
+            break;
+        run_cpu += thread_cpu_ms() - c0;
+    }
+    pfvm_exec_set_node_hook(e, NULL, NULL);
+    t->on = 0;
+    if (i < iters) {
+        free(s);
+        return st->code;
+    }
+    qsort(s->rows, (size_t)s->n_rows, sizeof s->rows[0], cmp_tprof_row);
+    printf("thread accounting over %d runs, %d threads: thread CPU ms per run by op kind\n", iters, threads);
+    printf("%9s %9s %9s %7s %5s %7s  %s\n", "serial", "work", "critical", "regions", "nodes", "unsplit", "kind");
+    for (i = 0; i < s->n_rows; i++) {
+        const tprof_row *r = &s->rows[i];
+        serial += r->serial;
+        printf("%9.3f %9.3f %9.3f %7d %5d %7d  %s\n", r->serial / iters, r->work / iters, r->critical / iters,
+               r->regions, r->nodes, r->unsplit, r->kind);
+    }
+    between = run_cpu - s->in_nodes; /* the executor between kernels, and the hook itself */
+    printf("%9.3f %9s %9s %7s %5s %7s  (between nodes: executor and hook)\n", between / iters, "", "", "", "", "");
+    serial = (serial + between) / iters;
+    work = t->work / iters;
+    critical = t->critical / iters;
+    sr = serial + work > 0 ? serial / (serial + work) : 1;
+    one = serial + work;
+    two = serial + critical;
+    printf("serial %.3f ms, parallel work %.3f ms in %d regions per run (mean %.1f us), critical %.3f ms\n", serial,
+           work, t->regions / iters, t->regions ? 1e3 * t->work / t->regions : 0.0, critical);
+    printf("serial fraction %.3f, imbalance (critical x threads / work) %.3f\n", sr,
+           work > 0 ? critical * threads / work : 1.0);
+    printf("predicted speed-up over one thread on idle cores: %.2f (Amdahl with this serial fraction, perfect "
+           "balance: %.2f)\n",
+           two > 0 ? one / two : 1.0, 1 / (sr + (1 - sr) / threads));
+    printf("wake-up: post to a worker's first task %.1f us mean, worker joined %d of %d regions\n",
+           t->woken ? 1e3 * t->wake / t->woken : 0.0, t->woken, t->regions);
+    free(s);
+    return PFVM_OK;
+}
+#endif
+
 static int cmd_bench(int argc, char **argv)
 {
     const char *model;
     dim_arg dims[64];
-    int n_dims, i, j, iters = 10, rc = 1, no_opt = 0, compare = 0, profile = 0;
+    int n_dims, i, j, iters = 10, rc = 1, no_opt = 0, compare = 0, profile = 0, profile_threads = 0;
     pfvm_status st;
     pfvm_model *m = NULL;
     pfvm_exec *e = NULL;
@@ -1445,14 +1690,20 @@ static int cmd_bench(int argc, char **argv)
             compare = 1;
         else if (!strcmp(argv[i], "--profile"))
             profile = 1;
+        else if (!strcmp(argv[i], "--profile-threads"))
+            profile_threads = 1;
         else
             argv[j++] = argv[i];
     if (!parse_model_and_dims(j, argv, &model, dims, &n_dims, &iters, &no_opt))
         return 1;
     if (compare && no_opt)
         return fail("%s", "bench: --compare runs both ways; leave out --no-opt");
-    if (compare && profile)
-        return fail("%s", "bench: --profile times one way; leave out --compare");
+    if (compare && (profile || profile_threads))
+        return fail("%s", "bench: --profile and --profile-threads time one way; leave out --compare");
+#ifndef INTERP_HAVE_THREADS
+    if (profile_threads)
+        return fail("%s", "--profile-threads: this build of interp has no threads");
+#endif
     if (compare)
         return bench_compare(model, dims, n_dims, iters);
     if (setup_bound(model, no_opt, 1, dims, n_dims, &m, &e, &ins, &st) || pfvm_exec_run(e, &st)) {
@@ -1479,6 +1730,12 @@ static int cmd_bench(int argc, char **argv)
             fail_status(&st);
             goto done;
         }
+#ifdef INTERP_HAVE_THREADS
+        if (profile_threads && bench_profile_threads(e, m, iters, &st)) {
+            fail_status(&st);
+            goto done;
+        }
+#endif
     }
     rc = 0;
 done:

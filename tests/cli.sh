@@ -131,6 +131,14 @@ if cmp -s "$tmp/threads1/output_0.pb" "$tmp/threads2/output_0.pb" && cmp -s "$tm
 else
     bad "--threads 2 and 3 differ from 1 thread on mobilenet_v2"
 fi
+# --profile-threads: thread CPU accounting that adds up (serial fraction, regions of split work)
+if "$INTERP" bench tests/models/mobilenet_v2/model.onnx -n 2 --threads 2 --profile-threads >"$tmp/out" 2>&1 &&
+    grep -q "^serial fraction 0\.[0-9]*, imbalance" "$tmp/out" && grep -q "Conv+Clip" "$tmp/out" &&
+    grep -q "in [1-9][0-9]* regions per run" "$tmp/out"; then
+    ok
+else
+    bad "--profile-threads: $(head -c 600 "$tmp/out")"
+fi
 expect_clean_error "--threads 0" "$INTERP" run "$MODEL/model.onnx" --threads 0
 expect_clean_error "--threads x" "$INTERP" run "$MODEL/model.onnx" --threads x
 # Scan with num_scan_inputs = 2^31: one error naming the count (no int overflow)

@@ -642,13 +642,8 @@ typedef struct pfvm__kctx_services {
 /* pfvm_op_def.flags, pfvm's own operators only: the float kernel honors
  * pfvm__kctx_services.clamp (Conv) */
 #define PFVM__OP_STORE_CLAMP 0x40000000u
-/* Builds whose Conv honors the clamp: x86's (the depthwise kernel's AVX2
- * stores gain) and 32-bit Arm's (the clamp pass after each group costs
- * less than the fused-loop engine's Relu pass; PFVM_CONV_DIRECT forces
- * the Arm choice on a host, for tests). */
-#if defined(PFVM_DISPATCH_CLONES) || defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__))
-#define PFVM__STORE_CLAMP 1
-#endif
+/* PFVM__STORE_CLAMP (the builds whose Conv honors the clamp) is defined in
+ * src/ops/fused.h, after PFVM_DISPATCH_CLONES that it reads. */
 /* pfvm:internal-end */
 
 /* Runs subgraph g of the running node with the given inputs (g's formal

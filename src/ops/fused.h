@@ -95,6 +95,18 @@ extern "C" {
 #define PFVM_DISPATCH
 #endif
 
+/* Builds whose Conv honors pfvm__kctx_services.clamp: x86's (the
+ * depthwise kernel's AVX2 stores gain, and the clamp is stored by the
+ * threads that compute the result instead of a one-thread fused-loop pass
+ * after it) and 32-bit Arm's (the clamp pass after each group costs less
+ * than the fused-loop engine's Relu pass; PFVM_CONV_DIRECT forces the Arm
+ * choice on a host, for tests). Here, not in opi.h: it reads
+ * PFVM_DISPATCH_CLONES, defined just above (in opi.h it was read before it
+ * was defined, which left x86 without the store clamp). */
+#if defined(PFVM_DISPATCH_CLONES) || defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__))
+#define PFVM__STORE_CLAMP 1
+#endif
+
 /* Where the dispatch is, kernels may also come hand-written for AVX-512
  * (target("avx512f") functions picked at run time with
  * pfvm__have_avx512): the fused loop's chain kernel, and float32 sigmoid.

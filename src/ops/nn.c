@@ -3067,6 +3067,60 @@ static void pfvm__nn_avg_planes(const pfvm__nn_2d *d, const pfvm__nn_win *w, int
         }
 }
 
+/* 2-D float max pooling of NC planes, split over k's threads by planes
+ * where the windows' work pays for a region (each plane is computed alone:
+ * the same bits with any number of threads). */
+typedef struct pfvm__nn_maxpar {
+    const pfvm__nn_2d *d;
+    const float *x;
+    float *y;
+    int64_t NC;
+    int parts;
+} pfvm__nn_maxpar;
+
+static void pfvm__nn_max_range(const pfvm__nn_maxpar *p, int64_t c0, int64_t c1)
+{
+    int64_t c, in_plane = (int64_t)p->d->H * p->d->W, out_plane = (int64_t)p->d->OH * p->d->OW;
+    for (c = c0; c < c1; c++)
+        pfvm__nn_max_plane(p->d, p->x + c * in_plane, p->y + c * out_plane);
+}
+
+#if !defined(PFVM_NO_THREADS)
+static void pfvm__nn_max_part(void *ctx, int i)
+{
+    const pfvm__nn_maxpar *p = (const pfvm__nn_maxpar *)ctx;
+    pfvm__nn_max_range(p, p->NC * i / p->parts, p->NC * (i + 1) / p->parts);
+}
+#endif
+
+static void pfvm__nn_max_planes(pfvm_kctx *k, const pfvm__nn_2d *d, const float *x, float *y, int64_t NC)
+{
+    pfvm__nn_maxpar p;
+    p.d = d;
+    p.x = x;
+    p.y = y;
+    p.NC = NC;
+#if !defined(PFVM_NO_THREADS)
+    {
+        /* float: no soft double on Cortex-M */
+        float work = (float)NC * (float)d->OH * (float)d->OW * (float)d->KH * (float)d->KW;
+        p.parts = work < 65536.0f ? 1 : PFVM__KTHREADS(k);
+        if (p.parts > NC)
+            p.parts = (int)NC;
+        if (p.parts > 1) {
+#ifdef PFVM_DISPATCH_CLONES
+            (void)pfvm__nn_have_avx2(); /* its cached answer, set before the threads read it */
+#endif
+            pfvm_kctx_parallel(k, p.parts, pfvm__nn_max_part, &p);
+            return;
+        }
+    }
+#else
+    (void)k;
+#endif
+    pfvm__nn_max_range(&p, 0, NC);
+}
+
 /* Max, average and Lp pooling: for each output position, the kernel
  * positions that land in the input are found per dim first, so the inner
  * loops test nothing. */
@@ -3098,9 +3152,7 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
     NC = X->dims[0] * X->dims[1];
     if (kind == PFVM__NN_MAX && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
         pfvm__nn_2d_win(&w, in_sp, out_sp, &d2)) {
-        for (c = 0; c < NC; c++)
-            pfvm__nn_max_plane(&d2, (const float *)X->data + c * in_sp[0] * in_sp[1],
-                               (float *)Y->data + c * out_sp[0] * out_sp[1]);
+        pfvm__nn_max_planes(k, &d2, (const float *)X->data, (float *)Y->data, NC);
         return PFVM_OK;
     }
 #ifndef PFVM_POOL_NO_INT8
