@@ -639,8 +639,10 @@ typedef struct pfvm__kctx_services {
 /* Builds whose Conv honors the clamp: x86's (the depthwise kernel's AVX2
  * stores gain) and 32-bit Arm's (the clamp pass after each group costs
  * less than the fused-loop engine's Relu pass; PFVM_CONV_DIRECT forces
- * the Arm choice on a host, for tests). */
-#if defined(PFVM_DISPATCH_CLONES) || defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__))
+ * the Arm choice on a host, for tests). Only the fused-loop engine sets
+ * the clamp: a PFVM_NO_FUSION build has none to honor. */
+#if (defined(PFVM_DISPATCH_CLONES) || defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__))) && \
+    !defined(PFVM_NO_FUSION)
 #define PFVM__STORE_CLAMP 1
 #endif
 /* pfvm:internal-end */

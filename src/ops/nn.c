@@ -1932,8 +1932,10 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
 #ifdef PFVM__NN_DIRECT
     direct = pfvm__nn_direct_window(&g->w, g->MG, g->CG, g->kk);
     if (direct && is2d && pfvm__nn_conv_direct(g, &dw, x, wt, bias, y)) {
+#ifdef PFVM__STORE_CLAMP
         if (cl)
             pfvm__nn_clamp(y, g->N * g->M * g->out_plane, cl);
+#endif
         return PFVM_OK;
     }
 #endif
