@@ -15346,6 +15346,26 @@ done:
     return rc;
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_ConcatFromSequence + 0 == 1 || \
+    PFVM_OP_If + 0 == 1 || \
+    PFVM_OP_Loop + 0 == 1 || \
+    PFVM_OP_Optional + 0 == 1 || \
+    PFVM_OP_OptionalGetElement + 0 == 1 || \
+    PFVM_OP_OptionalHasElement + 0 == 1 || \
+    PFVM_OP_Scan + 0 == 1 || \
+    PFVM_OP_SequenceAt + 0 == 1 || \
+    PFVM_OP_SequenceConstruct + 0 == 1 || \
+    PFVM_OP_SequenceEmpty + 0 == 1 || \
+    PFVM_OP_SequenceErase + 0 == 1 || \
+    PFVM_OP_SequenceInsert + 0 == 1 || \
+    PFVM_OP_SequenceLength + 0 == 1 || \
+    PFVM_OP_SequenceMap + 0 == 1 || \
+    PFVM_OP_SplitToSequence + 0 == 1
+#define PFVM__FAMILY_control(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_control(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__cf_infer_concat_seq NULL
 #define pfvm__cf_infer_get NULL
@@ -15944,6 +15964,12 @@ static pfvm_code pfvm__es_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return PFVM_OK;
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_Einsum + 0 == 1
+#define PFVM__FAMILY_einsum(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_einsum(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__es_infer NULL
 #endif
@@ -19338,6 +19364,79 @@ static pfvm_code pfvm__ew_accel_binary(pfvm_accel_ctx *c)
     {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_unary, NULL, NULL, NULL}
 #define PFVM__EW_BA(name, since, kern, infer, types, check, attrs) \
     {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_binary, NULL, NULL, NULL}
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_Abs + 0 == 1 || \
+    PFVM_OP_Acos + 0 == 1 || \
+    PFVM_OP_Acosh + 0 == 1 || \
+    PFVM_OP_Add + 0 == 1 || \
+    PFVM_OP_And + 0 == 1 || \
+    PFVM_OP_Asin + 0 == 1 || \
+    PFVM_OP_Asinh + 0 == 1 || \
+    PFVM_OP_Atan + 0 == 1 || \
+    PFVM_OP_Atanh + 0 == 1 || \
+    PFVM_OP_BitShift + 0 == 1 || \
+    PFVM_OP_BitwiseAnd + 0 == 1 || \
+    PFVM_OP_BitwiseNot + 0 == 1 || \
+    PFVM_OP_BitwiseOr + 0 == 1 || \
+    PFVM_OP_BitwiseXor + 0 == 1 || \
+    PFVM_OP_Cast + 0 == 1 || \
+    PFVM_OP_CastLike + 0 == 1 || \
+    PFVM_OP_Ceil + 0 == 1 || \
+    PFVM_OP_Celu + 0 == 1 || \
+    PFVM_OP_Clip + 0 == 1 || \
+    PFVM_OP_Cos + 0 == 1 || \
+    PFVM_OP_Cosh + 0 == 1 || \
+    PFVM_OP_Div + 0 == 1 || \
+    PFVM_OP_Elu + 0 == 1 || \
+    PFVM_OP_Equal + 0 == 1 || \
+    PFVM_OP_Erf + 0 == 1 || \
+    PFVM_OP_Exp + 0 == 1 || \
+    PFVM_OP_Floor + 0 == 1 || \
+    PFVM_OP_Gelu + 0 == 1 || \
+    PFVM_OP_Greater + 0 == 1 || \
+    PFVM_OP_GreaterOrEqual + 0 == 1 || \
+    PFVM_OP_HardSigmoid + 0 == 1 || \
+    PFVM_OP_HardSwish + 0 == 1 || \
+    PFVM_OP_IsInf + 0 == 1 || \
+    PFVM_OP_IsNaN + 0 == 1 || \
+    PFVM_OP_LeakyRelu + 0 == 1 || \
+    PFVM_OP_Less + 0 == 1 || \
+    PFVM_OP_LessOrEqual + 0 == 1 || \
+    PFVM_OP_Log + 0 == 1 || \
+    PFVM_OP_Max + 0 == 1 || \
+    PFVM_OP_Mean + 0 == 1 || \
+    PFVM_OP_Min + 0 == 1 || \
+    PFVM_OP_Mish + 0 == 1 || \
+    PFVM_OP_Mod + 0 == 1 || \
+    PFVM_OP_Mul + 0 == 1 || \
+    PFVM_OP_Neg + 0 == 1 || \
+    PFVM_OP_Not + 0 == 1 || \
+    PFVM_OP_Or + 0 == 1 || \
+    PFVM_OP_PRelu + 0 == 1 || \
+    PFVM_OP_Pow + 0 == 1 || \
+    PFVM_OP_Reciprocal + 0 == 1 || \
+    PFVM_OP_Relu + 0 == 1 || \
+    PFVM_OP_Round + 0 == 1 || \
+    PFVM_OP_Selu + 0 == 1 || \
+    PFVM_OP_Shrink + 0 == 1 || \
+    PFVM_OP_Sigmoid + 0 == 1 || \
+    PFVM_OP_Sign + 0 == 1 || \
+    PFVM_OP_Sin + 0 == 1 || \
+    PFVM_OP_Sinh + 0 == 1 || \
+    PFVM_OP_Softplus + 0 == 1 || \
+    PFVM_OP_Softsign + 0 == 1 || \
+    PFVM_OP_Sqrt + 0 == 1 || \
+    PFVM_OP_Sub + 0 == 1 || \
+    PFVM_OP_Sum + 0 == 1 || \
+    PFVM_OP_Tan + 0 == 1 || \
+    PFVM_OP_Tanh + 0 == 1 || \
+    PFVM_OP_ThresholdedRelu + 0 == 1 || \
+    PFVM_OP_Where + 0 == 1 || \
+    PFVM_OP_Xor + 0 == 1
+#define PFVM__FAMILY_elementwise(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_elementwise(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__ew_accel_binary NULL
 #define pfvm__ew_accel_unary NULL
@@ -22885,6 +22984,16 @@ static pfvm_code pfvm__img_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, x, gy);
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_GridSample + 0 == 1 || \
+    PFVM_OP_NonMaxSuppression + 0 == 1 || \
+    PFVM_OP_Resize + 0 == 1 || \
+    PFVM_OP_RoiAlign + 0 == 1 || \
+    PFVM_OP_Upsample + 0 == 1
+#define PFVM__FAMILY_image(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_image(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__img_infer NULL
 #define pfvm__img_infer_gs NULL
@@ -23851,6 +23960,23 @@ static pfvm_code pfvm__ix_g_d2s(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, x, pfvm_grad_reshape_like(g, gy, x));
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_Compress + 0 == 1 || \
+    PFVM_OP_DepthToSpace + 0 == 1 || \
+    PFVM_OP_EyeLike + 0 == 1 || \
+    PFVM_OP_GatherElements + 0 == 1 || \
+    PFVM_OP_GatherND + 0 == 1 || \
+    PFVM_OP_NonZero + 0 == 1 || \
+    PFVM_OP_OneHot + 0 == 1 || \
+    PFVM_OP_ReverseSequence + 0 == 1 || \
+    PFVM_OP_Scatter + 0 == 1 || \
+    PFVM_OP_ScatterElements + 0 == 1 || \
+    PFVM_OP_ScatterND + 0 == 1 || \
+    PFVM_OP_SpaceToDepth + 0 == 1
+#define PFVM__FAMILY_indexing(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_indexing(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__ix_infer_compress NULL
 #define pfvm__ix_infer_d2s NULL
@@ -26058,6 +26184,13 @@ static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
     return PFVM_OK;
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_Gemm + 0 == 1 || \
+    PFVM_OP_MatMul + 0 == 1
+#define PFVM__FAMILY_linalg(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_linalg(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__la_accel NULL
 #define pfvm__la_gemm_flops NULL
@@ -26743,6 +26876,19 @@ static pfvm_code pfvm__ms_k_unique(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_BlackmanWindow + 0 == 1 || \
+    PFVM_OP_Det + 0 == 1 || \
+    PFVM_OP_HammingWindow + 0 == 1 || \
+    PFVM_OP_HannWindow + 0 == 1 || \
+    PFVM_OP_MeanVarianceNormalization + 0 == 1 || \
+    PFVM_OP_StringNormalizer + 0 == 1 || \
+    PFVM_OP_TfIdfVectorizer + 0 == 1 || \
+    PFVM_OP_Unique + 0 == 1
+#define PFVM__FAMILY_misc(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_misc(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__ms_infer_det NULL
 #define pfvm__ms_infer_mvn NULL
@@ -31735,6 +31881,29 @@ static const pfvm_op_variant pfvm__nn_maxpool_infer_variants[] = {
     {"PFVM_POOL_NO_INT8", "no MaxPool here reads 8-bit integers", pfvm__nn_pool_needs_int8},
     {NULL, NULL, NULL}};
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_AveragePool + 0 == 1 || \
+    PFVM_OP_BatchNormalization + 0 == 1 || \
+    PFVM_OP_Conv + 0 == 1 || \
+    PFVM_OP_ConvTranspose + 0 == 1 || \
+    PFVM_OP_GlobalAveragePool + 0 == 1 || \
+    PFVM_OP_GlobalLpPool + 0 == 1 || \
+    PFVM_OP_GlobalMaxPool + 0 == 1 || \
+    PFVM_OP_Hardmax + 0 == 1 || \
+    PFVM_OP_InstanceNormalization + 0 == 1 || \
+    PFVM_OP_LRN + 0 == 1 || \
+    PFVM_OP_LayerNormalization + 0 == 1 || \
+    PFVM_OP_LogSoftmax + 0 == 1 || \
+    PFVM_OP_LpNormalization + 0 == 1 || \
+    PFVM_OP_LpPool + 0 == 1 || \
+    PFVM_OP_MaxPool + 0 == 1 || \
+    PFVM_OP_MaxRoiPool + 0 == 1 || \
+    PFVM_OP_MaxUnpool + 0 == 1 || \
+    PFVM_OP_Softmax + 0 == 1
+#define PFVM__FAMILY_nn(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_nn(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__nn_accel_ln NULL
 #define pfvm__nn_accel_softmax NULL
@@ -35451,6 +35620,22 @@ static pfvm_code pfvm__q_k_qgemm(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_ConvInteger + 0 == 1 || \
+    PFVM_OP_DequantizeLinear + 0 == 1 || \
+    PFVM_OP_DynamicQuantizeLinear + 0 == 1 || \
+    PFVM_OP_MatMulInteger + 0 == 1 || \
+    PFVM_OP_QGemm + 0 == 1 || \
+    PFVM_OP_QLinearAdd + 0 == 1 || \
+    PFVM_OP_QLinearAveragePool + 0 == 1 || \
+    PFVM_OP_QLinearConv + 0 == 1 || \
+    PFVM_OP_QLinearGlobalAveragePool + 0 == 1 || \
+    PFVM_OP_QLinearMatMul + 0 == 1 || \
+    PFVM_OP_QuantizeLinear + 0 == 1
+#define PFVM__FAMILY_quant(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_quant(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__q_infer_avgpool NULL
 #define pfvm__q_infer_conv_integer NULL
@@ -35724,6 +35909,17 @@ static pfvm_code pfvm__rnd_k_multinomial(pfvm_kctx *k)
 
 #define PFVM__RND PFVM_OP_NONDETERMINISTIC
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_Bernoulli + 0 == 1 || \
+    PFVM_OP_Multinomial + 0 == 1 || \
+    PFVM_OP_RandomNormal + 0 == 1 || \
+    PFVM_OP_RandomNormalLike + 0 == 1 || \
+    PFVM_OP_RandomUniform + 0 == 1 || \
+    PFVM_OP_RandomUniformLike + 0 == 1
+#define PFVM__FAMILY_random(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_random(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__rnd_infer_bernoulli NULL
 #define pfvm__rnd_infer_like NULL
@@ -37186,6 +37382,27 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define PFVM__RED_OP(name, kern) \
     {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm_acl_reduce, NULL, NULL, NULL}
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_ArgMax + 0 == 1 || \
+    PFVM_OP_ArgMin + 0 == 1 || \
+    PFVM_OP_CumSum + 0 == 1 || \
+    PFVM_OP_NegativeLogLikelihoodLoss + 0 == 1 || \
+    PFVM_OP_ReduceL1 + 0 == 1 || \
+    PFVM_OP_ReduceL2 + 0 == 1 || \
+    PFVM_OP_ReduceLogSum + 0 == 1 || \
+    PFVM_OP_ReduceLogSumExp + 0 == 1 || \
+    PFVM_OP_ReduceMax + 0 == 1 || \
+    PFVM_OP_ReduceMean + 0 == 1 || \
+    PFVM_OP_ReduceMin + 0 == 1 || \
+    PFVM_OP_ReduceProd + 0 == 1 || \
+    PFVM_OP_ReduceSum + 0 == 1 || \
+    PFVM_OP_ReduceSumSquare + 0 == 1 || \
+    PFVM_OP_SoftmaxCrossEntropyLoss + 0 == 1 || \
+    PFVM_OP_TopK + 0 == 1
+#define PFVM__FAMILY_reduce(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_reduce(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__red_infer NULL
 #define pfvm__red_infer_arg NULL
@@ -37671,6 +37888,14 @@ static pfvm_code pfvm__rnn_k_rnn(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__R
 static pfvm_code pfvm__rnn_k_gru(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__RNN_GRU); }
 static pfvm_code pfvm__rnn_k_lstm(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__RNN_LSTM); }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_GRU + 0 == 1 || \
+    PFVM_OP_LSTM + 0 == 1 || \
+    PFVM_OP_RNN + 0 == 1
+#define PFVM__FAMILY_rnn(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_rnn(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__rnn_infer_gru NULL
 #define pfvm__rnn_infer_lstm NULL
@@ -38018,6 +38243,14 @@ static pfvm_code pfvm__sg_k_mel(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_DFT + 0 == 1 || \
+    PFVM_OP_MelWeightMatrix + 0 == 1 || \
+    PFVM_OP_STFT + 0 == 1
+#define PFVM__FAMILY_signal(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_signal(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__sg_infer_dft NULL
 #define pfvm__sg_infer_mel NULL
@@ -41004,6 +41237,31 @@ static pfvm_code pfvm__tn_k_trilu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, n->inputs[0], nd->outputs[0]);
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_Concat + 0 == 1 || \
+    PFVM_OP_Constant + 0 == 1 || \
+    PFVM_OP_ConstantOfShape + 0 == 1 || \
+    PFVM_OP_Dropout + 0 == 1 || \
+    PFVM_OP_Expand + 0 == 1 || \
+    PFVM_OP_Flatten + 0 == 1 || \
+    PFVM_OP_Gather + 0 == 1 || \
+    PFVM_OP_Identity + 0 == 1 || \
+    PFVM_OP_Pad + 0 == 1 || \
+    PFVM_OP_Range + 0 == 1 || \
+    PFVM_OP_Reshape + 0 == 1 || \
+    PFVM_OP_Shape + 0 == 1 || \
+    PFVM_OP_Size + 0 == 1 || \
+    PFVM_OP_Slice + 0 == 1 || \
+    PFVM_OP_Split + 0 == 1 || \
+    PFVM_OP_Squeeze + 0 == 1 || \
+    PFVM_OP_Tile + 0 == 1 || \
+    PFVM_OP_Transpose + 0 == 1 || \
+    PFVM_OP_Trilu + 0 == 1 || \
+    PFVM_OP_Unsqueeze + 0 == 1
+#define PFVM__FAMILY_tensor(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_tensor(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__tn_infer_concat NULL
 #define pfvm__tn_infer_constant NULL
@@ -41775,6 +42033,15 @@ done:
     return rc;
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_Adagrad + 0 == 1 || \
+    PFVM_OP_Adam + 0 == 1 || \
+    PFVM_OP_Gradient + 0 == 1 || \
+    PFVM_OP_Momentum + 0 == 1
+#define PFVM__FAMILY_training(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_training(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__tr_infer_adagrad NULL
 #define pfvm__tr_infer_adam NULL
@@ -50429,7 +50696,13 @@ PFVM__FAMILIES(PFVM__DECLARE)
 #undef PFVM__DECLARE
 #endif
 
+/* (In the amalgamation a family the operator selection empties is left
+ * out: PFVM__FAMILY_<f>, written by amalgamate.py before each table.) */
+#ifdef PFVM__AMALGAMATION
+#define PFVM__LIST(f) PFVM__FAMILY_##f(pfvm__ops_##f, )
+#else
 #define PFVM__LIST(f) pfvm__ops_##f,
+#endif
 static const pfvm_op_def *const pfvm__families[] = {PFVM__FAMILIES(PFVM__LIST) NULL};
 #undef PFVM__LIST
 
