@@ -143,7 +143,9 @@
  *                         header); a model using another operator fails to
  *                         load with "operator not supported". digits on a
  *                         Cortex-M4F, with PFVM_NO_AUTODIFF: pfvm's flash
- *                         363 KB -> 116 KB (bench/mcu.md)
+ *                         363 KB -> 116 KB (bench/mcu.md); an operator
+ *                         family with no operator kept is not listed at
+ *                         all (its table's end entry, 92 B on 32-bit Arm)
  *   PFVM_NO_AUTODIFF      the operators' gradient builders are left out
  *                         (pfvm_autodiff then finds none)
  *   PFVM_NO_FUSION        the operators' fusion hooks are left out: the fuse
@@ -154,7 +156,9 @@
  *                         (so is the fused-loop engine, its compiler and
  *                         block interpreter: digits planned on a
  *                         Cortex-M4F, prepared that way, pfvm's flash
- *                         -11.1 KB, the same bits)
+ *                         -11.1 KB, the same bits; and the clamp that
+ *                         engine has Conv apply as it stores, 0.5 KB on
+ *                         32-bit Arm)
  *   PFVM_NO_SHAPE_INFERENCE  the operators' inference hooks, bind-time
  *                         folding and the planner are left out: the model
  *                         must hold a stored plan (`interp opt --planned`,
