@@ -3675,7 +3675,8 @@ PFVM_INTERNAL void pfvm_la_sgemm_packed_mt(pfvm_kctx *k, int64_t m, int64_t n, i
  * [cl[0], cl[1]] in Clip's form, or Relu's where cl[2] != 0, as
  * pfvm__kctx_services.clamp). The x86 kernels apply it as they store
  * their tiles (no pass of its own over C); the bits are those of C filled
- * with the bias, the product added, then clamped. */
+ * with the bias, the product added, then clamped. A PFVM_NO_FUSION build
+ * has no clamp passes (nothing sets cl there): cl is ignored. */
 typedef struct pfvm_la_epi {
     const float *bias, *cl;
 } pfvm_la_epi;
@@ -24242,9 +24243,9 @@ static float pfvm__la_clamp1(float v, const float *cl)
 }
 
 /* The epilogue's clamp: only the fused-loop engine's Conv sets one
- * (PFVM__STORE_CLAMP builds, src/opi/opi.h); elsewhere the clamp passes
- * are left out. */
-#ifdef PFVM__STORE_CLAMP
+ * (PFVM__STORE_CLAMP, src/opi/opi.h), so a PFVM_NO_FUSION build leaves the
+ * clamp passes out (tests/test_gemm.c sets one directly, in other builds). */
+#ifndef PFVM_NO_FUSION
 #define PFVM__LA_CL(e) ((e)->cl)
 #else
 #define PFVM__LA_CL(e) ((void)(e), (const float *)NULL)

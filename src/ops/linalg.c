@@ -84,9 +84,9 @@ static float pfvm__la_clamp1(float v, const float *cl)
 }
 
 /* The epilogue's clamp: only the fused-loop engine's Conv sets one
- * (PFVM__STORE_CLAMP builds, src/opi/opi.h); elsewhere the clamp passes
- * are left out. */
-#ifdef PFVM__STORE_CLAMP
+ * (PFVM__STORE_CLAMP, src/opi/opi.h), so a PFVM_NO_FUSION build leaves the
+ * clamp passes out (tests/test_gemm.c sets one directly, in other builds). */
+#ifndef PFVM_NO_FUSION
 #define PFVM__LA_CL(e) ((e)->cl)
 #else
 #define PFVM__LA_CL(e) ((void)(e), (const float *)NULL)
