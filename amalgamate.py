@@ -88,7 +88,7 @@ def read_lines(path):
     return lines
 
 
-TABLE = re.compile(r'^PFVM_INTERNAL const pfvm_op_def pfvm__ops_\w+\[\] = \{\n', re.M)
+TABLE = re.compile(r'^PFVM_INTERNAL const pfvm_op_def pfvm__ops_(\w+)\[\] = \{\n', re.M)
 NAME = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
@@ -159,6 +159,17 @@ def hook_switches(text, body):
     return "".join(before), "".join(after)
 
 
+def family_switch(family, names):
+    """PFVM__FAMILY_<family>(...): its arguments where the family keeps an
+    operator (every build without PFVM_OPS_SELECTED), nothing where the
+    selection keeps none, so that the registry (src/ops/registry.c) does
+    not list the table and --gc-sections drops it with its end entry."""
+    cond = " || \\\n    ".join(["!defined(PFVM_OPS_SELECTED)"] +
+                               ["PFVM_OP_%s + 0 == 1" % n for n in sorted(set(names))])
+    return ("#if %s\n#define PFVM__FAMILY_%s(...) __VA_ARGS__\n#else\n#define PFVM__FAMILY_%s(...)\n#endif\n"
+            % (cond, family, family))
+
+
 def select_ops(text, path):
     """Wraps every entry of an operator table in PFVM__OP_SEL(Name, ...)
     (src/ops/registry.h), so that a build with PFVM_OPS_SELECTED keeps only
@@ -171,7 +182,7 @@ def select_ops(text, path):
         if re.search(r'^\s*#', body, re.M):
             raise SystemExit("%s: preprocessor line inside an operator table" % path)
         hooks = hook_switches(text, body)
-        pieces = []
+        pieces, names = [], []
         for piece in split_entries(body):
             code = re.sub(r'/\*.*?\*/', '', piece, flags=re.S)
             name = NAME.search(code)
@@ -180,7 +191,9 @@ def select_ops(text, path):
                 continue
             lead = piece[:len(piece) - len(piece.lstrip())]
             pieces.append("%sPFVM__OP_SEL(%s, %s)" % (lead, name.group(1), piece.strip()[:-1]))
+            names.append(name.group(1))
         out.append(text[pos:m.start()])
+        out.append(family_switch(m.group(1), names))
         out.append(hooks[0])
         out.append(text[m.start():m.end()])
         out.append("".join(pieces))

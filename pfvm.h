@@ -143,7 +143,9 @@
  *                         header); a model using another operator fails to
  *                         load with "operator not supported". digits on a
  *                         Cortex-M4F, with PFVM_NO_AUTODIFF: pfvm's flash
- *                         363 KB -> 116 KB (bench/mcu.md)
+ *                         363 KB -> 116 KB (bench/mcu.md); an operator
+ *                         family with no operator kept is not listed at
+ *                         all (its table's end entry, 92 B on 32-bit Arm)
  *   PFVM_NO_AUTODIFF      the operators' gradient builders are left out
  *                         (pfvm_autodiff then finds none)
  *   PFVM_NO_FUSION        the operators' fusion hooks are left out: the fuse
@@ -154,7 +156,9 @@
  *                         (so is the fused-loop engine, its compiler and
  *                         block interpreter: digits planned on a
  *                         Cortex-M4F, prepared that way, pfvm's flash
- *                         -11.1 KB, the same bits)
+ *                         -11.1 KB, the same bits; and the clamp that
+ *                         engine has Conv apply as it stores, 0.5 KB on
+ *                         32-bit Arm)
  *   PFVM_NO_SHAPE_INFERENCE  the operators' inference hooks, bind-time
  *                         folding and the planner are left out: the model
  *                         must hold a stored plan (`interp opt --planned`,
@@ -3460,10 +3464,12 @@ PFVM_INTERNAL pfvm_code pfvm__for_graphs(pfvm_graph *g, pfvm_code (*f)(void *use
  * threads that compute the result instead of a one-thread fused-loop pass
  * after it) and 32-bit Arm's (the clamp pass after each group costs less
  * than the fused-loop engine's Relu pass; PFVM_CONV_DIRECT forces the Arm
- * choice on a host, for tests). Here, not in opi.h: it reads
+ * choice on a host, for tests). Only the fused-loop engine sets the clamp:
+ * a PFVM_NO_FUSION build has none to honor. Here, not in opi.h: it reads
  * PFVM_DISPATCH_CLONES, defined just above (in opi.h it was read before it
  * was defined, which left x86 without the store clamp). */
-#if defined(PFVM_DISPATCH_CLONES) || defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__))
+#if (defined(PFVM_DISPATCH_CLONES) || defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__))) && \
+    !defined(PFVM_NO_FUSION)
 #define PFVM__STORE_CLAMP 1
 #endif
 
@@ -3686,7 +3692,8 @@ PFVM_INTERNAL void pfvm_la_sgemm_packed_mt(pfvm_kctx *k, int64_t m, int64_t n, i
  * [cl[0], cl[1]] in Clip's form, or Relu's where cl[2] != 0, as
  * pfvm__kctx_services.clamp). The x86 kernels apply it as they store
  * their tiles (no pass of its own over C); the bits are those of C filled
- * with the bias, the product added, then clamped. */
+ * with the bias, the product added, then clamped. A PFVM_NO_FUSION build
+ * has no clamp passes (nothing sets cl there): cl is ignored. */
 typedef struct pfvm_la_epi {
     const float *bias, *cl;
 } pfvm_la_epi;
@@ -15710,6 +15717,26 @@ done:
     return rc;
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_ConcatFromSequence + 0 == 1 || \
+    PFVM_OP_If + 0 == 1 || \
+    PFVM_OP_Loop + 0 == 1 || \
+    PFVM_OP_Optional + 0 == 1 || \
+    PFVM_OP_OptionalGetElement + 0 == 1 || \
+    PFVM_OP_OptionalHasElement + 0 == 1 || \
+    PFVM_OP_Scan + 0 == 1 || \
+    PFVM_OP_SequenceAt + 0 == 1 || \
+    PFVM_OP_SequenceConstruct + 0 == 1 || \
+    PFVM_OP_SequenceEmpty + 0 == 1 || \
+    PFVM_OP_SequenceErase + 0 == 1 || \
+    PFVM_OP_SequenceInsert + 0 == 1 || \
+    PFVM_OP_SequenceLength + 0 == 1 || \
+    PFVM_OP_SequenceMap + 0 == 1 || \
+    PFVM_OP_SplitToSequence + 0 == 1
+#define PFVM__FAMILY_control(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_control(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__cf_infer_concat_seq NULL
 #define pfvm__cf_infer_get NULL
@@ -16308,6 +16335,12 @@ static pfvm_code pfvm__es_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return PFVM_OK;
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_Einsum + 0 == 1
+#define PFVM__FAMILY_einsum(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_einsum(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__es_infer NULL
 #endif
@@ -19702,6 +19735,79 @@ static pfvm_code pfvm__ew_accel_binary(pfvm_accel_ctx *c)
     {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_unary, NULL, NULL, NULL}
 #define PFVM__EW_BA(name, since, kern, infer, types, check, attrs) \
     {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_binary, NULL, NULL, NULL}
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_Abs + 0 == 1 || \
+    PFVM_OP_Acos + 0 == 1 || \
+    PFVM_OP_Acosh + 0 == 1 || \
+    PFVM_OP_Add + 0 == 1 || \
+    PFVM_OP_And + 0 == 1 || \
+    PFVM_OP_Asin + 0 == 1 || \
+    PFVM_OP_Asinh + 0 == 1 || \
+    PFVM_OP_Atan + 0 == 1 || \
+    PFVM_OP_Atanh + 0 == 1 || \
+    PFVM_OP_BitShift + 0 == 1 || \
+    PFVM_OP_BitwiseAnd + 0 == 1 || \
+    PFVM_OP_BitwiseNot + 0 == 1 || \
+    PFVM_OP_BitwiseOr + 0 == 1 || \
+    PFVM_OP_BitwiseXor + 0 == 1 || \
+    PFVM_OP_Cast + 0 == 1 || \
+    PFVM_OP_CastLike + 0 == 1 || \
+    PFVM_OP_Ceil + 0 == 1 || \
+    PFVM_OP_Celu + 0 == 1 || \
+    PFVM_OP_Clip + 0 == 1 || \
+    PFVM_OP_Cos + 0 == 1 || \
+    PFVM_OP_Cosh + 0 == 1 || \
+    PFVM_OP_Div + 0 == 1 || \
+    PFVM_OP_Elu + 0 == 1 || \
+    PFVM_OP_Equal + 0 == 1 || \
+    PFVM_OP_Erf + 0 == 1 || \
+    PFVM_OP_Exp + 0 == 1 || \
+    PFVM_OP_Floor + 0 == 1 || \
+    PFVM_OP_Gelu + 0 == 1 || \
+    PFVM_OP_Greater + 0 == 1 || \
+    PFVM_OP_GreaterOrEqual + 0 == 1 || \
+    PFVM_OP_HardSigmoid + 0 == 1 || \
+    PFVM_OP_HardSwish + 0 == 1 || \
+    PFVM_OP_IsInf + 0 == 1 || \
+    PFVM_OP_IsNaN + 0 == 1 || \
+    PFVM_OP_LeakyRelu + 0 == 1 || \
+    PFVM_OP_Less + 0 == 1 || \
+    PFVM_OP_LessOrEqual + 0 == 1 || \
+    PFVM_OP_Log + 0 == 1 || \
+    PFVM_OP_Max + 0 == 1 || \
+    PFVM_OP_Mean + 0 == 1 || \
+    PFVM_OP_Min + 0 == 1 || \
+    PFVM_OP_Mish + 0 == 1 || \
+    PFVM_OP_Mod + 0 == 1 || \
+    PFVM_OP_Mul + 0 == 1 || \
+    PFVM_OP_Neg + 0 == 1 || \
+    PFVM_OP_Not + 0 == 1 || \
+    PFVM_OP_Or + 0 == 1 || \
+    PFVM_OP_PRelu + 0 == 1 || \
+    PFVM_OP_Pow + 0 == 1 || \
+    PFVM_OP_Reciprocal + 0 == 1 || \
+    PFVM_OP_Relu + 0 == 1 || \
+    PFVM_OP_Round + 0 == 1 || \
+    PFVM_OP_Selu + 0 == 1 || \
+    PFVM_OP_Shrink + 0 == 1 || \
+    PFVM_OP_Sigmoid + 0 == 1 || \
+    PFVM_OP_Sign + 0 == 1 || \
+    PFVM_OP_Sin + 0 == 1 || \
+    PFVM_OP_Sinh + 0 == 1 || \
+    PFVM_OP_Softplus + 0 == 1 || \
+    PFVM_OP_Softsign + 0 == 1 || \
+    PFVM_OP_Sqrt + 0 == 1 || \
+    PFVM_OP_Sub + 0 == 1 || \
+    PFVM_OP_Sum + 0 == 1 || \
+    PFVM_OP_Tan + 0 == 1 || \
+    PFVM_OP_Tanh + 0 == 1 || \
+    PFVM_OP_ThresholdedRelu + 0 == 1 || \
+    PFVM_OP_Where + 0 == 1 || \
+    PFVM_OP_Xor + 0 == 1
+#define PFVM__FAMILY_elementwise(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_elementwise(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__ew_accel_binary NULL
 #define pfvm__ew_accel_unary NULL
@@ -21517,7 +21623,7 @@ static int pfvm__fz_head_reads(const pfvm__fz_prog *p, int j)
  * one-value input that is not NaN, or one RELU micro-op? Then lohi gets
  * the bounds (-inf, inf for a missing one) and the form (lohi[2], as
  * pfvm__kctx_services.clamp) and the head can clamp as it stores. Builds
- * with PFVM__STORE_CLAMP only (src/opi/opi.h). */
+ * with PFVM__STORE_CLAMP only (src/ops/fused.h). */
 static int pfvm__fz_head_clamp(const pfvm__fz_prog *p, const pfvm_kctx *k, float *lohi)
 {
 #ifdef PFVM__STORE_CLAMP
@@ -23249,6 +23355,16 @@ static pfvm_code pfvm__img_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, x, gy);
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_GridSample + 0 == 1 || \
+    PFVM_OP_NonMaxSuppression + 0 == 1 || \
+    PFVM_OP_Resize + 0 == 1 || \
+    PFVM_OP_RoiAlign + 0 == 1 || \
+    PFVM_OP_Upsample + 0 == 1
+#define PFVM__FAMILY_image(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_image(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__img_infer NULL
 #define pfvm__img_infer_gs NULL
@@ -24215,6 +24331,23 @@ static pfvm_code pfvm__ix_g_d2s(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, x, pfvm_grad_reshape_like(g, gy, x));
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_Compress + 0 == 1 || \
+    PFVM_OP_DepthToSpace + 0 == 1 || \
+    PFVM_OP_EyeLike + 0 == 1 || \
+    PFVM_OP_GatherElements + 0 == 1 || \
+    PFVM_OP_GatherND + 0 == 1 || \
+    PFVM_OP_NonZero + 0 == 1 || \
+    PFVM_OP_OneHot + 0 == 1 || \
+    PFVM_OP_ReverseSequence + 0 == 1 || \
+    PFVM_OP_Scatter + 0 == 1 || \
+    PFVM_OP_ScatterElements + 0 == 1 || \
+    PFVM_OP_ScatterND + 0 == 1 || \
+    PFVM_OP_SpaceToDepth + 0 == 1
+#define PFVM__FAMILY_indexing(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_indexing(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__ix_infer_compress NULL
 #define pfvm__ix_infer_d2s NULL
@@ -24474,6 +24607,15 @@ static float pfvm__la_clamp1(float v, const float *cl)
         v = v < cl[0] ? cl[0] : v;
     return v > cl[1] ? cl[1] : v;
 }
+
+/* The epilogue's clamp: only the fused-loop engine's Conv sets one
+ * (PFVM__STORE_CLAMP, src/ops/fused.h), so a PFVM_NO_FUSION build leaves the
+ * clamp passes out (tests/test_gemm.c sets one directly, in other builds). */
+#ifndef PFVM_NO_FUSION
+#define PFVM__LA_CL(e) ((e)->cl)
+#else
+#define PFVM__LA_CL(e) ((void)(e), (const float *)NULL)
+#endif
 
 /* The bias of rows that have none: the epilogue's zero start. */
 static const float pfvm__la_zero_bias[PFVM__LA_MR_MAX_ALL] = {0.0f};
@@ -25265,7 +25407,7 @@ static int pfvm__la_direct(const pfvm__la_kern *kn, int64_t m, int64_t n, int64_
         int64_t full = n / kn->nr * kn->nr;
         const float *cl;
         kc = k - pc < PFVM_LA_KC ? k - pc : PFVM_LA_KC;
-        cl = e && pc + kc >= k ? e->cl : NULL; /* the epilogue's clamp with the last chunk of K */
+        cl = e && pc + kc >= k ? PFVM__LA_CL(e) : NULL; /* the epilogue's clamp with the last chunk of K */
         pfvm__la_pack_a(a + pc * as_k, as_m, as_k, m, kc, kn->mr, apack);
         for (j = 0; j < full; j += kn->nr)
             for (i = 0; i < m; i += kn->mr) {
@@ -25415,7 +25557,7 @@ static void pfvm__la_blocked(const pfvm__la_kern *kn, pfvm__la_blocks bl, pfvm__
                 if (e) {
                     ep.init = pc == 0;
                     ep.bias = e->bias ? e->bias + ic : NULL;
-                    ep.cl = pc + kc >= k ? e->cl : NULL;
+                    ep.cl = pc + kc >= k ? PFVM__LA_CL(e) : NULL;
                 }
                 if (apre)
                     pfvm__la_block(kn, mc, nc, kc, apre + mpad * pc + ic * kc, bpack, c + ic * ldc + jc, ldc, alpha,
@@ -25496,15 +25638,16 @@ static void pfvm__la_epi_clamp(const pfvm_la_epi *e, int64_t m, int64_t j0, int6
 {
     ptrdiff_t n = (ptrdiff_t)(j1 - j0), j;
     int64_t i;
-    if (!e->cl)
+    const float *cl = PFVM__LA_CL(e);
+    if (!cl)
         return;
     for (i = 0; i < m; i++) {
         float *row = c + i * ldc + j0;
-        if (e->cl[2] != 0.0f && e->cl[1] == INFINITY)
-            pfvm_la_relu_floor(row, n, e->cl[0]);
+        if (cl[2] != 0.0f && cl[1] == INFINITY)
+            pfvm_la_relu_floor(row, n, cl[0]);
         else
             for (j = 0; j < n; j++)
-                row[j] = pfvm__la_clamp1(row[j], e->cl);
+                row[j] = pfvm__la_clamp1(row[j], cl);
     }
 }
 
@@ -26505,6 +26648,13 @@ static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
     return PFVM_OK;
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_Gemm + 0 == 1 || \
+    PFVM_OP_MatMul + 0 == 1
+#define PFVM__FAMILY_linalg(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_linalg(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__la_accel NULL
 #define pfvm__la_gemm_flops NULL
@@ -27190,6 +27340,19 @@ static pfvm_code pfvm__ms_k_unique(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_BlackmanWindow + 0 == 1 || \
+    PFVM_OP_Det + 0 == 1 || \
+    PFVM_OP_HammingWindow + 0 == 1 || \
+    PFVM_OP_HannWindow + 0 == 1 || \
+    PFVM_OP_MeanVarianceNormalization + 0 == 1 || \
+    PFVM_OP_StringNormalizer + 0 == 1 || \
+    PFVM_OP_TfIdfVectorizer + 0 == 1 || \
+    PFVM_OP_Unique + 0 == 1
+#define PFVM__FAMILY_misc(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_misc(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__ms_infer_det NULL
 #define pfvm__ms_infer_mvn NULL
@@ -29571,8 +29734,10 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
         /* Relu (no upper bound) as the blocks store; any other clamp after */
         const float *lo = cl && cl[2] != 0.0f && cl[1] == INFINITY ? cl : NULL;
         if (pfvm__nn_conv_direct(g, &dw, x, wt, bias, y, lo)) {
+#ifdef PFVM__STORE_CLAMP
             if (cl && !lo)
                 pfvm__nn_clamp(y, g->N * g->M * g->out_plane, cl);
+#endif
             return PFVM_OK;
         }
     }
@@ -32589,6 +32754,29 @@ static const pfvm_op_variant pfvm__nn_maxpool_infer_variants[] = {
     {"PFVM_POOL_NO_INT8", "no MaxPool here reads 8-bit integers", pfvm__nn_pool_needs_int8},
     {NULL, NULL, NULL}};
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_AveragePool + 0 == 1 || \
+    PFVM_OP_BatchNormalization + 0 == 1 || \
+    PFVM_OP_Conv + 0 == 1 || \
+    PFVM_OP_ConvTranspose + 0 == 1 || \
+    PFVM_OP_GlobalAveragePool + 0 == 1 || \
+    PFVM_OP_GlobalLpPool + 0 == 1 || \
+    PFVM_OP_GlobalMaxPool + 0 == 1 || \
+    PFVM_OP_Hardmax + 0 == 1 || \
+    PFVM_OP_InstanceNormalization + 0 == 1 || \
+    PFVM_OP_LRN + 0 == 1 || \
+    PFVM_OP_LayerNormalization + 0 == 1 || \
+    PFVM_OP_LogSoftmax + 0 == 1 || \
+    PFVM_OP_LpNormalization + 0 == 1 || \
+    PFVM_OP_LpPool + 0 == 1 || \
+    PFVM_OP_MaxPool + 0 == 1 || \
+    PFVM_OP_MaxRoiPool + 0 == 1 || \
+    PFVM_OP_MaxUnpool + 0 == 1 || \
+    PFVM_OP_Softmax + 0 == 1
+#define PFVM__FAMILY_nn(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_nn(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__nn_accel_ln NULL
 #define pfvm__nn_accel_softmax NULL
@@ -36557,6 +36745,22 @@ static pfvm_code pfvm__q_k_qgemm(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_ConvInteger + 0 == 1 || \
+    PFVM_OP_DequantizeLinear + 0 == 1 || \
+    PFVM_OP_DynamicQuantizeLinear + 0 == 1 || \
+    PFVM_OP_MatMulInteger + 0 == 1 || \
+    PFVM_OP_QGemm + 0 == 1 || \
+    PFVM_OP_QLinearAdd + 0 == 1 || \
+    PFVM_OP_QLinearAveragePool + 0 == 1 || \
+    PFVM_OP_QLinearConv + 0 == 1 || \
+    PFVM_OP_QLinearGlobalAveragePool + 0 == 1 || \
+    PFVM_OP_QLinearMatMul + 0 == 1 || \
+    PFVM_OP_QuantizeLinear + 0 == 1
+#define PFVM__FAMILY_quant(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_quant(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__q_infer_avgpool NULL
 #define pfvm__q_infer_conv_integer NULL
@@ -36830,6 +37034,17 @@ static pfvm_code pfvm__rnd_k_multinomial(pfvm_kctx *k)
 
 #define PFVM__RND PFVM_OP_NONDETERMINISTIC
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_Bernoulli + 0 == 1 || \
+    PFVM_OP_Multinomial + 0 == 1 || \
+    PFVM_OP_RandomNormal + 0 == 1 || \
+    PFVM_OP_RandomNormalLike + 0 == 1 || \
+    PFVM_OP_RandomUniform + 0 == 1 || \
+    PFVM_OP_RandomUniformLike + 0 == 1
+#define PFVM__FAMILY_random(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_random(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__rnd_infer_bernoulli NULL
 #define pfvm__rnd_infer_like NULL
@@ -38292,6 +38507,27 @@ static pfvm_code pfvm__red_k_sce_grad(pfvm_grad_ctx *g, const pfvm_node *n)
 #define PFVM__RED_OP(name, kern) \
     {name, "", 1, 0, 1, 2, 1, 1, pfvm__red_infer, kern, NULL, PFVM_FUSE_REDUCTION, PFVM__RED_T, NULL, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm_acl_reduce, NULL, NULL, NULL}
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_ArgMax + 0 == 1 || \
+    PFVM_OP_ArgMin + 0 == 1 || \
+    PFVM_OP_CumSum + 0 == 1 || \
+    PFVM_OP_NegativeLogLikelihoodLoss + 0 == 1 || \
+    PFVM_OP_ReduceL1 + 0 == 1 || \
+    PFVM_OP_ReduceL2 + 0 == 1 || \
+    PFVM_OP_ReduceLogSum + 0 == 1 || \
+    PFVM_OP_ReduceLogSumExp + 0 == 1 || \
+    PFVM_OP_ReduceMax + 0 == 1 || \
+    PFVM_OP_ReduceMean + 0 == 1 || \
+    PFVM_OP_ReduceMin + 0 == 1 || \
+    PFVM_OP_ReduceProd + 0 == 1 || \
+    PFVM_OP_ReduceSum + 0 == 1 || \
+    PFVM_OP_ReduceSumSquare + 0 == 1 || \
+    PFVM_OP_SoftmaxCrossEntropyLoss + 0 == 1 || \
+    PFVM_OP_TopK + 0 == 1
+#define PFVM__FAMILY_reduce(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_reduce(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__red_infer NULL
 #define pfvm__red_infer_arg NULL
@@ -38777,6 +39013,14 @@ static pfvm_code pfvm__rnn_k_rnn(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__R
 static pfvm_code pfvm__rnn_k_gru(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__RNN_GRU); }
 static pfvm_code pfvm__rnn_k_lstm(pfvm_kctx *k) { return pfvm__rnn_run(k, PFVM__RNN_LSTM); }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_GRU + 0 == 1 || \
+    PFVM_OP_LSTM + 0 == 1 || \
+    PFVM_OP_RNN + 0 == 1
+#define PFVM__FAMILY_rnn(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_rnn(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__rnn_infer_gru NULL
 #define pfvm__rnn_infer_lstm NULL
@@ -39124,6 +39368,14 @@ static pfvm_code pfvm__sg_k_mel(pfvm_kctx *k)
     return PFVM_OK;
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_DFT + 0 == 1 || \
+    PFVM_OP_MelWeightMatrix + 0 == 1 || \
+    PFVM_OP_STFT + 0 == 1
+#define PFVM__FAMILY_signal(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_signal(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__sg_infer_dft NULL
 #define pfvm__sg_infer_mel NULL
@@ -42110,6 +42362,31 @@ static pfvm_code pfvm__tn_k_trilu_grad(pfvm_grad_ctx *g, const pfvm_node *n)
     return pfvm_grad_add(g, n->inputs[0], nd->outputs[0]);
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_Concat + 0 == 1 || \
+    PFVM_OP_Constant + 0 == 1 || \
+    PFVM_OP_ConstantOfShape + 0 == 1 || \
+    PFVM_OP_Dropout + 0 == 1 || \
+    PFVM_OP_Expand + 0 == 1 || \
+    PFVM_OP_Flatten + 0 == 1 || \
+    PFVM_OP_Gather + 0 == 1 || \
+    PFVM_OP_Identity + 0 == 1 || \
+    PFVM_OP_Pad + 0 == 1 || \
+    PFVM_OP_Range + 0 == 1 || \
+    PFVM_OP_Reshape + 0 == 1 || \
+    PFVM_OP_Shape + 0 == 1 || \
+    PFVM_OP_Size + 0 == 1 || \
+    PFVM_OP_Slice + 0 == 1 || \
+    PFVM_OP_Split + 0 == 1 || \
+    PFVM_OP_Squeeze + 0 == 1 || \
+    PFVM_OP_Tile + 0 == 1 || \
+    PFVM_OP_Transpose + 0 == 1 || \
+    PFVM_OP_Trilu + 0 == 1 || \
+    PFVM_OP_Unsqueeze + 0 == 1
+#define PFVM__FAMILY_tensor(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_tensor(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__tn_infer_concat NULL
 #define pfvm__tn_infer_constant NULL
@@ -42881,6 +43158,15 @@ done:
     return rc;
 }
 
+#if !defined(PFVM_OPS_SELECTED) || \
+    PFVM_OP_Adagrad + 0 == 1 || \
+    PFVM_OP_Adam + 0 == 1 || \
+    PFVM_OP_Gradient + 0 == 1 || \
+    PFVM_OP_Momentum + 0 == 1
+#define PFVM__FAMILY_training(...) __VA_ARGS__
+#else
+#define PFVM__FAMILY_training(...)
+#endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__tr_infer_adagrad NULL
 #define pfvm__tr_infer_adam NULL
@@ -51535,7 +51821,13 @@ PFVM__FAMILIES(PFVM__DECLARE)
 #undef PFVM__DECLARE
 #endif
 
+/* (In the amalgamation a family the operator selection empties is left
+ * out: PFVM__FAMILY_<f>, written by amalgamate.py before each table.) */
+#ifdef PFVM__AMALGAMATION
+#define PFVM__LIST(f) PFVM__FAMILY_##f(pfvm__ops_##f, )
+#else
 #define PFVM__LIST(f) pfvm__ops_##f,
+#endif
 static const pfvm_op_def *const pfvm__families[] = {PFVM__FAMILIES(PFVM__LIST) NULL};
 #undef PFVM__LIST
 

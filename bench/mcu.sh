@@ -245,7 +245,7 @@ for `PFVM_CONV_DIRECT` tests; the x86 kernels are untouched:
   whole run. Not tried in this round.
 
 MD
-    # the tenth round's "now": this run's images
+    # the eleventh round's "now": this run's images
     set -- $(flash_by_origin "$B/an386/digits_planned.map")
     now_planned=$1 now_libc=$3
     set -- $(flash_by_origin "$B/an386/no_kernels.map")
@@ -255,19 +255,66 @@ MD
     now_setup=$(($(stat "$d" setup_ticks) * 40))
     now_heap="$(kb $(stat "$d" heap_sbrk)) / $(kb $(stat "$B/an386/mlp_mnist_planned.out" heap_sbrk)) KB"
     cat <<MD
-Issue 19, tenth round: flash (before: d74e805, the ninth round's
-images; each step measured in this order on one-off builds of
-tests/mcu/pfvm_impl.c with bench/mcu.sh's flags, map figure, digits_planned's
-selection and none; the table's "now" is this run's):
+Issue 19, eleventh round: flash (before: 648b6a7, the tenth round's
+images: 49131 B for digits_planned and 23559 B with no kernels; each
+step measured in this order on one-off builds of tests/mcu/pfvm_impl.c
+with bench/mcu.sh's flags, map figure, digits_planned's selection and
+none; the table's "now" is this run's):
 
 | | before | now | target |
 | --- | ---: | ---: | ---: |
-| pfvm flash, digits_planned | 46.9 KB | $(kb $now_planned) KB | <= 32 KB |
-| pfvm flash, reader + executor with no kernels | 24.8 KB | $(kb $now_none) KB | <= 16 KB |
+| pfvm flash, digits_planned | 48.0 KB | $(kb $now_planned) KB | <= 32 KB |
+| pfvm flash, reader + executor with no kernels | 23.0 KB | $(kb $now_none) KB | <= 16 KB |
 | libc, libm, libgcc, digits_planned | 4.3 KB | $(kb $now_libc) KB | - |
-| setup instructions (load + bind), digits_planned (M4) | 267,760 | $now_setup | - |
+| setup instructions (load + bind), digits_planned (M4) | 264,600 | $now_setup | - |
 | heap peak, digits_planned / mlp_mnist_planned | 45.1 / 11.8 KB | $now_heap | - |
-| instructions per inference, digits_planned (M4) | 935,880 | $now_insns | - |
+| instructions per inference, digits_planned (M4) | 887,400 | $now_insns | - |
+
+MD
+    cat <<'MD'
+Bytes with no kernels / digits_planned:
+
+- The store clamp (`PFVM__STORE_CLAMP`, src/opi/opi.h) is compiled only
+  without `PFVM_NO_FUSION`: only the fused-loop engine sets the clamp a
+  Conv applies as it stores, so a planned build never had one to honor.
+  Conv's clamp passes and the matrix engine's epilogue clamp pass
+  (`pfvm__la_epi_clamp`) are left out; the micro-kernels keep their
+  clamp argument (always NULL there): 23559 -> 23559 / 49131 -> 48615 B.
+- An operator family that the selection empties is not listed by the
+  registry: amalgamate.py writes `PFVM__FAMILY_<family>` before each
+  table (its arguments where `PFVM_OP_<Name>` keeps one of the family's
+  operators or nothing is selected, nothing else), so the table and its
+  end entry (92 B each, 15 families with no kernels, 11 for digits) go:
+  23559 -> 22043 / 48615 -> 47559 B.
+- Not done: the lean load path (the planned file read straight into the
+  executor's tables, without the IR graph, name search, verifier and
+  operator resolution). Where it would cut, from a `-fno-inline` build
+  with no kernels: graph building (`pfvm_graph_add_node`, `_add_init`,
+  `_value`, `_add_input`/`_output`, `pfvm__graph_free`, about 1.4 KB),
+  the verifier and toposort check (about 0.3 KB), operator resolution
+  (`pfvm__resolve_graph`, `pfvm_op_find`, about 0.6 KB), the exec's
+  copy of the graph into its tables (`pfvm__exec_init`,
+  `pfvm__plan_stored_values`, `pfvm__prepare_nodes`, about 1.2 KB, which
+  the lean path would fill once); about 3.5 KB of the 6 KB still
+  between the no-kernel image and 16 KB. The kernels' dynamic output
+  path (`pfvm__kctx_alloc_output`, 0.4-0.8 KB) stays while a stored
+  plan may leave values unplaced (sized by their kernels).
+
+MD
+    cat <<'MD'
+Issue 19, tenth round: flash (before: d74e805, the ninth round's
+images; each step measured in this order on one-off builds of
+tests/mcu/pfvm_impl.c with bench/mcu.sh's flags, map figure, digits_planned's
+selection and none; "now": the images of 648b6a7):
+
+| | before | now | target |
+| --- | ---: | ---: | ---: |
+| pfvm flash, digits_planned | 46.9 KB | 48.0 KB | <= 32 KB |
+| pfvm flash, reader + executor with no kernels | 24.8 KB | 23.0 KB | <= 16 KB |
+| libc, libm, libgcc, digits_planned | 4.3 KB | 4.3 KB | - |
+| setup instructions (load + bind), digits_planned (M4) | 267,760 | 264600 | - |
+| heap peak, digits_planned / mlp_mnist_planned | 45.1 / 11.8 KB | 45.1 / 11.8 KB | - |
+| instructions per inference, digits_planned (M4) | 935,880 | 887400 | - |
 
 MD
     cat <<'MD'

@@ -1232,7 +1232,7 @@ static int pfvm__fz_head_reads(const pfvm__fz_prog *p, int j)
  * one-value input that is not NaN, or one RELU micro-op? Then lohi gets
  * the bounds (-inf, inf for a missing one) and the form (lohi[2], as
  * pfvm__kctx_services.clamp) and the head can clamp as it stores. Builds
- * with PFVM__STORE_CLAMP only (src/opi/opi.h). */
+ * with PFVM__STORE_CLAMP only (src/ops/fused.h). */
 static int pfvm__fz_head_clamp(const pfvm__fz_prog *p, const pfvm_kctx *k, float *lohi)
 {
 #ifdef PFVM__STORE_CLAMP

@@ -100,10 +100,12 @@ extern "C" {
  * threads that compute the result instead of a one-thread fused-loop pass
  * after it) and 32-bit Arm's (the clamp pass after each group costs less
  * than the fused-loop engine's Relu pass; PFVM_CONV_DIRECT forces the Arm
- * choice on a host, for tests). Here, not in opi.h: it reads
+ * choice on a host, for tests). Only the fused-loop engine sets the clamp:
+ * a PFVM_NO_FUSION build has none to honor. Here, not in opi.h: it reads
  * PFVM_DISPATCH_CLONES, defined just above (in opi.h it was read before it
  * was defined, which left x86 without the store clamp). */
-#if defined(PFVM_DISPATCH_CLONES) || defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__))
+#if (defined(PFVM_DISPATCH_CLONES) || defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__))) && \
+    !defined(PFVM_NO_FUSION)
 #define PFVM__STORE_CLAMP 1
 #endif
 

@@ -83,6 +83,15 @@ static float pfvm__la_clamp1(float v, const float *cl)
     return v > cl[1] ? cl[1] : v;
 }
 
+/* The epilogue's clamp: only the fused-loop engine's Conv sets one
+ * (PFVM__STORE_CLAMP, src/ops/fused.h), so a PFVM_NO_FUSION build leaves the
+ * clamp passes out (tests/test_gemm.c sets one directly, in other builds). */
+#ifndef PFVM_NO_FUSION
+#define PFVM__LA_CL(e) ((e)->cl)
+#else
+#define PFVM__LA_CL(e) ((void)(e), (const float *)NULL)
+#endif
+
 /* The bias of rows that have none: the epilogue's zero start. */
 static const float pfvm__la_zero_bias[PFVM__LA_MR_MAX_ALL] = {0.0f};
 
@@ -873,7 +882,7 @@ static int pfvm__la_direct(const pfvm__la_kern *kn, int64_t m, int64_t n, int64_
         int64_t full = n / kn->nr * kn->nr;
         const float *cl;
         kc = k - pc < PFVM_LA_KC ? k - pc : PFVM_LA_KC;
-        cl = e && pc + kc >= k ? e->cl : NULL; /* the epilogue's clamp with the last chunk of K */
+        cl = e && pc + kc >= k ? PFVM__LA_CL(e) : NULL; /* the epilogue's clamp with the last chunk of K */
         pfvm__la_pack_a(a + pc * as_k, as_m, as_k, m, kc, kn->mr, apack);
         for (j = 0; j < full; j += kn->nr)
             for (i = 0; i < m; i += kn->mr) {
@@ -1023,7 +1032,7 @@ static void pfvm__la_blocked(const pfvm__la_kern *kn, pfvm__la_blocks bl, pfvm__
                 if (e) {
                     ep.init = pc == 0;
                     ep.bias = e->bias ? e->bias + ic : NULL;
-                    ep.cl = pc + kc >= k ? e->cl : NULL;
+                    ep.cl = pc + kc >= k ? PFVM__LA_CL(e) : NULL;
                 }
                 if (apre)
                     pfvm__la_block(kn, mc, nc, kc, apre + mpad * pc + ic * kc, bpack, c + ic * ldc + jc, ldc, alpha,
@@ -1104,15 +1113,16 @@ static void pfvm__la_epi_clamp(const pfvm_la_epi *e, int64_t m, int64_t j0, int6
 {
     ptrdiff_t n = (ptrdiff_t)(j1 - j0), j;
     int64_t i;
-    if (!e->cl)
+    const float *cl = PFVM__LA_CL(e);
+    if (!cl)
         return;
     for (i = 0; i < m; i++) {
         float *row = c + i * ldc + j0;
-        if (e->cl[2] != 0.0f && e->cl[1] == INFINITY)
-            pfvm_la_relu_floor(row, n, e->cl[0]);
+        if (cl[2] != 0.0f && cl[1] == INFINITY)
+            pfvm_la_relu_floor(row, n, cl[0]);
         else
             for (j = 0; j < n; j++)
-                row[j] = pfvm__la_clamp1(row[j], e->cl);
+                row[j] = pfvm__la_clamp1(row[j], cl);
     }
 }
 

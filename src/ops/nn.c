@@ -2288,8 +2288,10 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
         /* Relu (no upper bound) as the blocks store; any other clamp after */
         const float *lo = cl && cl[2] != 0.0f && cl[1] == INFINITY ? cl : NULL;
         if (pfvm__nn_conv_direct(g, &dw, x, wt, bias, y, lo)) {
+#ifdef PFVM__STORE_CLAMP
             if (cl && !lo)
                 pfvm__nn_clamp(y, g->N * g->M * g->out_plane, cl);
+#endif
             return PFVM_OK;
         }
     }

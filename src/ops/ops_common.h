@@ -157,7 +157,8 @@ PFVM_INTERNAL void pfvm_la_sgemm_packed_mt(pfvm_kctx *k, int64_t m, int64_t n, i
  * [cl[0], cl[1]] in Clip's form, or Relu's where cl[2] != 0, as
  * pfvm__kctx_services.clamp). The x86 kernels apply it as they store
  * their tiles (no pass of its own over C); the bits are those of C filled
- * with the bias, the product added, then clamped. */
+ * with the bias, the product added, then clamped. A PFVM_NO_FUSION build
+ * has no clamp passes (nothing sets cl there): cl is ignored. */
 typedef struct pfvm_la_epi {
     const float *bias, *cl;
 } pfvm_la_epi;

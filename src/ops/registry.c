@@ -28,7 +28,13 @@ PFVM__FAMILIES(PFVM__DECLARE)
 #undef PFVM__DECLARE
 #endif
 
+/* (In the amalgamation a family the operator selection empties is left
+ * out: PFVM__FAMILY_<f>, written by amalgamate.py before each table.) */
+#ifdef PFVM__AMALGAMATION
+#define PFVM__LIST(f) PFVM__FAMILY_##f(pfvm__ops_##f, )
+#else
 #define PFVM__LIST(f) pfvm__ops_##f,
+#endif
 static const pfvm_op_def *const pfvm__families[] = {PFVM__FAMILIES(PFVM__LIST) NULL};
 #undef PFVM__LIST
 
