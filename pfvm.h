@@ -34834,10 +34834,12 @@ static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16
  * past K have zero weights. */
 #ifdef PFVM__QG_AVX2
 #define PFVM__QV 1
-static int pfvm__qv_usable(const pfvm__qc_geom *g, const pfvm_tensor *W, const pfvm_tensor *wz)
+/* The VNNI kernels multiply signed bytes: every weight minus its row's
+ * zero point (nwz: one per tensor or one per row of K) must fit int8. */
+static int pfvm__qv_weights_fit(const pfvm__qc_geom *g, const pfvm_tensor *W, const pfvm_tensor *wz)
 {
     pfvm__qi i, n = g->M * g->K, nwz = pfvm_tensor_numel(wz);
-    if (!pfvm_q_vnni() || pfvm__qc_is_dw(g) || g->K < 8 || nwz < 1)
+    if (nwz < 1)
         return 0;
     for (i = 0; i < n; i++) {
         int32_t v = pfvm__q_at(W, i) - pfvm__q_at(wz, nwz == 1 ? 0 : i / g->K);
@@ -34845,6 +34847,11 @@ static int pfvm__qv_usable(const pfvm__qc_geom *g, const pfvm_tensor *W, const p
             return 0;
     }
     return 1;
+}
+
+static int pfvm__qv_usable(const pfvm__qc_geom *g, const pfvm_tensor *W, const pfvm_tensor *wz)
+{
+    return pfvm_q_vnni() && !pfvm__qc_is_dw(g) && g->K >= 8 && pfvm__qv_weights_fit(g, W, wz);
 }
 
 static void pfvm__qv_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const pfvm__qc_geom *g, int8_t *wv,
@@ -35762,16 +35769,9 @@ static pfvm__qi pfvm__qd_groups(const pfvm__qc_geom *g)
 /* The geometry and weights the path takes (at bind: the weights' part of g). */
 static int pfvm__qd_usable(const pfvm__qc_geom *g, const pfvm_tensor *W, const pfvm_tensor *wz)
 {
-    pfvm__qi i, n = g->M * g->K, nwz = pfvm_tensor_numel(wz);
-    if (!pfvm__qd_on() || !pfvm__qc_is_dw(g) || nwz < 1 || g->KW > 4 * PFVM__QD_GROUPS ||
-        g->KH * pfvm__qd_groups(g) > PFVM__QD_TAPS || 15 * g->sw + (g->KW - 1) * g->dw > 63)
-        return 0;
-    for (i = 0; i < n; i++) {
-        int32_t v = pfvm__q_at(W, i) - pfvm__q_at(wz, nwz == 1 ? 0 : i / g->K);
-        if (v < -128 || v > 127)
-            return 0;
-    }
-    return 1;
+    return pfvm__qd_on() && pfvm__qc_is_dw(g) && g->KW <= 4 * PFVM__QD_GROUPS &&
+           g->KH * pfvm__qd_groups(g) <= PFVM__QD_TAPS && 15 * g->sw + (g->KW - 1) * g->dw <= 63 &&
+           pfvm__qv_weights_fit(g, W, wz);
 }
 
 /* Bytes of the weights (wd) for pfvm__qd_weights. */
