@@ -29055,6 +29055,19 @@ typedef void (*pfvm__nn_dk_fn)(const pfvm__nn_dent *e, const pfvm__nn_dent *end,
     op " %[a" #c "4], %[z]\n\t" op " %[a" #c "5], %[z]\n\t" op " %[a" #c "6], %[z]\n\t" op " %[a" #c "7], %[z]\n\t"
 #define PFVM__NN_DK_CLOB                                                                                           \
     "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "cc", "memory"
+/* one accumulator row over the table: entries of 12 bytes (off, two
+ * weights: the first is used), 8 inputs from x + off per entry; ACC8 is
+ * the row's 8 multiply-adds with s24 */
+#define PFVM__NN_DK_LOOP1(ACC8)                                                                                    \
+    "cmp %[e], %[end]\n\t"                                                                                       \
+    "bhs 2f\n"                                                                                                   \
+    "1:\n\t"                                                                                                    \
+    "ldr %[off], [%[e]], #12\n\t"                                                                               \
+    "vldr s24, [%[e], #-8]\n\t"                                                                                 \
+    "add %[p], %[x], %[off], lsl #2\n\t"                                                                        \
+    "vldmia %[p], {s16-s23}\n\t" ACC8 "cmp %[e], %[end]\n\t"                                                  \
+    "blo 1b\n"                                                                                                   \
+    "2:\n\t"
 static void pfvm__nn_dk28_s1(const pfvm__nn_dent *e, const pfvm__nn_dent *end, const float *x, float *y, int32_t ys,
                              const float *b, const float *lo)
 {
@@ -29089,17 +29102,7 @@ static void pfvm__nn_dk18_s1(const pfvm__nn_dent *e, const pfvm__nn_dent *end, c
     const float *p;
     int32_t off;
     (void)ys;
-    __asm__ volatile(PFVM__NN_DK_Z8(0, "vmov")
-                     "cmp %[e], %[end]\n\t"
-                     "bhs 2f\n"
-                     "1:\n\t"
-                     "ldr %[off], [%[e]], #12\n\t"
-                     "vldr s24, [%[e], #-8]\n\t"
-                     "add %[p], %[x], %[off], lsl #2\n\t"
-                     "vldmia %[p], {s16-s23}\n\t" PFVM__NN_DK_A8(0, "s24")
-                     "cmp %[e], %[end]\n\t"
-                     "blo 1b\n"
-                     "2:\n\t"
+    __asm__ volatile(PFVM__NN_DK_Z8(0, "vmov") PFVM__NN_DK_LOOP1(PFVM__NN_DK_A8(0, "s24"))
                      : [e] "+r"(e), [off] "=&r"(off), [p] "=&r"(p), PFVM__NN_DK_O8(0)
                      : [x] "r"(x), [end] "r"(end), [z] "r"(0)
                      : PFVM__NN_DK_CLOB);
@@ -29177,17 +29180,7 @@ static void pfvm__nn_dwv8(const pfvm__nn_dent *e, const pfvm__nn_dent *end, floa
     float a00, a01, a02, a03, a04, a05, a06, a07;
     const float *p;
     int32_t off;
-    __asm__ volatile(PFVM__NN_DK_Z8(0, "vmov.f32")
-                     "cmp %[e], %[end]\n\t"
-                     "bhs 2f\n"
-                     "1:\n\t"
-                     "ldr %[off], [%[e]], #12\n\t"
-                     "vldr s24, [%[e], #-8]\n\t"
-                     "add %[p], %[x], %[off], lsl #2\n\t"
-                     "vldmia %[p], {s16-s23}\n\t" PFVM__NN_DK_M8("vmla.f32", 0, "s24")
-                     "cmp %[e], %[end]\n\t"
-                     "blo 1b\n"
-                     "2:\n\t"
+    __asm__ volatile(PFVM__NN_DK_Z8(0, "vmov.f32") PFVM__NN_DK_LOOP1(PFVM__NN_DK_M8("vmla.f32", 0, "s24"))
                      : [e] "+r"(e), [off] "=&r"(off), [p] "=&r"(p), PFVM__NN_DK_O8(0)
                      : [x] "r"(x), [end] "r"(end), [z] "t"(b)
                      : PFVM__NN_DK_CLOB);
