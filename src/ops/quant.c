@@ -1797,10 +1797,13 @@ static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16
  * past K have zero weights. */
 #ifdef PFVM__QG_AVX2
 #define PFVM__QV 1
-/* The shapes the direct path takes: stride 1, a window wider than 1x1. */
+/* The shapes the direct path takes: a window wider than 1x1; at a
+ * stride over 1 (a stem's few channels), only where padding the channels
+ * to a multiple of 4 adds at most 1/8 to the sums. */
 static int pfvm__qv_direct_shape(const pfvm__qc_geom *g)
 {
-    return g->sh == 1 && g->sw == 1 && g->KH * g->KW > 1 && !pfvm__qc_is_dw(g);
+    return g->KH * g->KW > 1 && !pfvm__qc_is_dw(g) &&
+           ((g->sh == 1 && g->sw == 1) || (g->CG + 3) / 4 * 4 * 8 <= 9 * g->CG);
 }
 
 static int pfvm__qv_direct(const pfvm__qc_geom *g)
@@ -2271,20 +2274,24 @@ static void pfvm__qv_gemm(const pfvm__qc_geom *g, const int8_t *wv, const int32_
  * kw*dw: the 8x32 tile loads its panels straight from xi. Positions with
  * ow >= OW are computed and dropped: the tile stores a flat output of
  * Wp-wide rows, copied to Y's OW-wide rows. The integers summed are those
- * of the im2col path (wrapping int32 sums in any order): same bytes. */
+ * of the im2col path (wrapping int32 sums in any order): same bytes.
+ * At strides sh, sw the planes split into sh*sw phase planes of
+ * Hs x Ws = ceil(Hp/sh) x ceil(Wp/sw) (pfvm__qv_direct_fill): a tap
+ * reads phase plane (kh*dh % sh, kw*dw % sw) at (kh*dh/sh, kw*dw/sw), and
+ * the flat positions count over Ws. */
 
 /* The direct path's buffers: xi (its planes, then 32 positions of slack
  * the last tiles read past them), the flat output (Mp rows), 64-byte
  * aligned. */
-static void pfvm__qv_direct_dims(const pfvm__qc_geom *g, pfvm__qi *Hp, pfvm__qi *Wp, pfvm__qi *npair, size_t *xib,
+static void pfvm__qv_direct_dims(const pfvm__qc_geom *g, pfvm__qi *Hs, pfvm__qi *Ws, pfvm__qi *npair, size_t *xib,
                                  size_t *yb)
 {
-    pfvm__qi nq;
-    *Hp = g->OH + (g->KH - 1) * g->dh;
-    *Wp = g->OW + (g->KW - 1) * g->dw;
-    nq = (g->OH - 1) * *Wp + g->OW;
+    pfvm__qi nq, Hp = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1, Wp = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
+    *Hs = (Hp + g->sh - 1) / g->sh;
+    *Ws = (Wp + g->sw - 1) / g->sw;
+    nq = (g->OH - 1) * *Ws + g->OW;
     *npair = (nq + 2 * PFVM__QG_NR - 1) / (2 * PFVM__QG_NR);
-    *xib = ((size_t)(4 * ((g->CG + 3) / 4) * *Hp * *Wp) + 4 * 2 * PFVM__QG_NR + 63) / 64 * 64;
+    *xib = ((size_t)(4 * ((g->CG + 3) / 4) * g->sh * g->sw * *Hs * *Ws) + 4 * 2 * PFVM__QG_NR + 63) / 64 * 64;
     *yb = ((size_t)(g->Mp * *npair * 2 * PFVM__QG_NR) + 63) / 64 * 64;
 }
 
@@ -2324,25 +2331,47 @@ pfvm__qv_direct_row(const uint8_t *const *r, pfvm__qi W, pfvm__qi pl, pfvm__qi p
     }
 }
 
-/* xi of one image and group (x: its first channel) and its slack. */
+/* One row of a phase plane (columns b, b + sw, ... of the padded row)
+ * at a stride sw > 1, a position at a time. */
+static void pfvm__qv_direct_phase_row(const uint8_t *const *r, const pfvm__qc_geom *g, pfvm__qi b, pfvm__qi Ws, uint8_t xz,
+                                      uint8_t *d)
+{
+    pfvm__qi s, t;
+    for (s = 0; s < Ws; s++, d += 4) {
+        pfvm__qi iw = s * g->sw + b - g->pl;
+        for (t = 0; t < 4; t++)
+            d[t] = iw < 0 || iw >= g->W ? xz : r[t] ? r[t][iw] : 0;
+    }
+}
+
+/* xi of one image and group (x: its first channel) and its slack: at
+ * strides sh, sw the padded planes split in sh * sw phase planes
+ * (rows a, a + sh, ..., columns b, b + sw, ...), [c/4][a][b][Hs][Ws][4]. */
 static void pfvm__qv_direct_fill(const pfvm__qc_geom *g, const uint8_t *x, uint8_t xz, uint8_t *xi)
 {
-    pfvm__qi Hp, Wp, np, c4, ph, t;
+    pfvm__qi Hs, Ws, np, c4, a, b, ph, t, Hp = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1;
     size_t xib, yb;
-    pfvm__qv_direct_dims(g, &Hp, &Wp, &np, &xib, &yb);
+    pfvm__qv_direct_dims(g, &Hs, &Ws, &np, &xib, &yb);
     for (c4 = 0; c4 < (g->CG + 3) / 4; c4++)
-        for (ph = 0; ph < Hp; ph++, xi += 4 * Wp) {
-            pfvm__qi ih = ph - g->pt;
-            const uint8_t *r[4];
-            if (ih < 0 || ih >= g->H) {
-                memset(xi, xz, (size_t)(4 * Wp));
-                continue;
+        for (a = 0; a < g->sh; a++)
+            for (ph = 0; ph < Hs; ph++) {
+                pfvm__qi ih = ph * g->sh + a - g->pt;
+                int inside = ih >= 0 && ih < g->H && ph * g->sh + a < Hp;
+                const uint8_t *r[4];
+                for (t = 0; t < 4; t++)
+                    r[t] = inside && 4 * c4 + t < g->CG ? x + ((4 * c4 + t) * g->H + ih) * g->W : NULL;
+                for (b = 0; b < g->sw; b++) {
+                    uint8_t *d = xi + 4 * ((((c4 * g->sh + a) * g->sw + b) * Hs + ph) * Ws);
+                    pfvm__qi lo = g->pl < Ws ? g->pl : Ws, n = Ws - lo < g->W ? Ws - lo : g->W;
+                    if (!inside)
+                        memset(d, xz, (size_t)(4 * Ws));
+                    else if (g->sw == 1)
+                        pfvm__qv_direct_row(r, n, lo, Ws - lo - n, xz, d);
+                    else
+                        pfvm__qv_direct_phase_row(r, g, b, Ws, xz, d);
+                }
             }
-            for (t = 0; t < 4; t++)
-                r[t] = 4 * c4 + t < g->CG ? x + ((4 * c4 + t) * g->H + ih) * g->W : NULL;
-            pfvm__qv_direct_row(r, g->W, g->pl, Wp - g->pl - g->W, xz, xi);
-        }
-    memset(xi, xz, 4 * 2 * PFVM__QG_NR);
+    memset(xi + 4 * ((g->CG + 3) / 4) * g->sh * g->sw * Hs * Ws, xz, 4 * 2 * PFVM__QG_NR);
 }
 
 /* The 8x32 tile of the direct path: pfvm__qv_kernel8 with the panels at
@@ -2439,12 +2468,12 @@ static void pfvm__qv_direct_tile(const pfvm__qv_run *q, const uint8_t *xi, const
 static void pfvm__qv_direct_conv(const pfvm__qc_geom *g, const int8_t *wv, const int32_t *wsum, int32_t xz,
                                 const uint8_t *x, const pfvm__qc_out *o, pfvm__qi n, pfvm__qi gg, uint8_t *buf)
 {
-    pfvm__qi Hp, Wp, npair, c, jp, mb, oh, c4, kh, kw, ys;
+    pfvm__qi Hs, Ws, npair, c, jp, mb, oh, c4, kh, kw, ys;
     size_t xib, yb;
     uint8_t *xi = buf, *yf, *y;
     int32_t *init, *mult, *shift, *off;
     pfvm__qv_run q;
-    pfvm__qv_direct_dims(g, &Hp, &Wp, &npair, &xib, &yb);
+    pfvm__qv_direct_dims(g, &Hs, &Ws, &npair, &xib, &yb);
     yf = buf + xib;
     init = (int32_t *)(void *)(yf + yb), mult = init + g->Mp, shift = mult + g->Mp;
     for (c = 0; c < g->Mp; c++) {
@@ -2462,7 +2491,8 @@ static void pfvm__qv_direct_conv(const pfvm__qc_geom *g, const int8_t *wv, const
     for (c4 = 0; c4 < (g->CG + 3) / 4; c4++)
         for (kh = 0; kh < g->KH; kh++)
             for (kw = 0; kw < g->KW; kw++)
-                *off++ = (int32_t)(4 * ((c4 * Hp + kh * g->dh) * Wp + kw * g->dw));
+                *off++ = (int32_t)(4 * ((((c4 * g->sh + kh * g->dh % g->sh) * g->sw + kw * g->dw % g->sw) * Hs +
+                                         kh * g->dh / g->sh) * Ws + kw * g->dw / g->sw));
     off -= q.K4;
     pfvm__qv_direct_fill(g, x, (uint8_t)xz, xi);
     ys = npair * 2 * PFVM__QG_NR;
@@ -2479,7 +2509,7 @@ static void pfvm__qv_direct_conv(const pfvm__qc_geom *g, const int8_t *wv, const
     y = (uint8_t *)o->Y->data + (n * g->M + gg * g->MG) * g->OH * g->OW;
     for (c = 0; c < g->MG; c++)
         for (oh = 0; oh < g->OH; oh++, y += g->OW)
-            memcpy(y, yf + c * ys + oh * Wp, (size_t)g->OW);
+            memcpy(y, yf + c * ys + oh * Ws, (size_t)g->OW);
 }
 #endif
 
