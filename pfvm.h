@@ -36337,10 +36337,12 @@ typedef struct pfvm__qc_state {
     int direct;    /* wv in the direct path's order (pfvm__qv_direct_conv) */
 } pfvm__qc_state;
 
+#ifndef PFVM_QLINEAR_PACK_PER_RUN
 static void pfvm__qc_state_free(void *p)
 {
     pfvm__free(p);
 }
+#endif
 
 static void pfvm__qc_multipliers(const pfvm_kctx *k, int64_t M, int32_t *mult, int *shift)
 {
