@@ -12,7 +12,8 @@
 # tests/test_gemm.c checks too; and with PFVM_FLOAT32_ONLY, whose refusals
 # tests/test_float32_only.c checks; and with PFVM_NO_THREADS, and
 # PFVM_TERSE_MESSAGES, whose message format is checked too, and
-# PFVM_POOL_NO_INT8, also on digits quantized: uint8 MaxPool; and
+# PFVM_POOL_NO_INT8, also on digits quantized: uint8 MaxPool, and
+# PFVM_QLINEAR_PACK_PER_RUN on the same; and
 # PFVM_PLANNED_ONLY); and a
 # depthwise model (dscnn) without Conv's depthwise kernel, near the plain
 # build's outputs. Needs
@@ -158,6 +159,25 @@ else
     echo "ok   pool_noint8 (PFVM_POOL_NO_INT8, digits int8, uint8 MaxPool): $(wc -l <"$B/ref_q8.out") outputs bit-exact"
     pass=$((pass + 1))
 fi
+# QLinearConv packing its weights per run (PFVM_QLINEAR_PACK_PER_RUN, no
+# packed copy kept from bind): same bits as the plain build, with gcc and clang
+for cc in $compilers; do
+    n=qpack_$cc
+    if [ ! -s "$B/ref_q8.out" ]; then
+        echo "FAIL $n: no reference output (see pool_noint8)"
+        fail=$((fail + 1))
+    elif ! build $n "$cc" -DPFVM_QLINEAR_PACK_PER_RUN; then
+        echo "FAIL $n: compile:"
+        head -n 5 "$B/$n.log"
+        fail=$((fail + 1))
+    elif ! "$B/$n" "$B/q8.onnx" $INPUT >"$B/$n.out" 2>&1 || ! cmp -s "$B/ref_q8.out" "$B/$n.out"; then
+        echo "FAIL $n (PFVM_QLINEAR_PACK_PER_RUN, digits int8): outputs differ from the plain build's: $(head -n 2 "$B/$n.out" | tr '\n' ' ')"
+        fail=$((fail + 1))
+    else
+        echo "ok   $n (PFVM_QLINEAR_PACK_PER_RUN, digits int8): $(wc -l <"$B/ref_q8.out") outputs bit-exact"
+        pass=$((pass + 1))
+    fi
+done
 # Conv without its depthwise kernel (PFVM_CONV_NO_DEPTHWISE, which ops.h
 # sets for digits, checked above): a depthwise model's planes run as
 # matrix products, other roundings, so within a tolerance of the plain build
