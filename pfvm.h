@@ -16488,6 +16488,14 @@ PFVM__EW_NOINLINE static pfvm_code pfvm__ew_iter_init(pfvm_kctx *k, pfvm__ew_ite
     return PFVM_OK;
 }
 
+/* Spans are cut inside rows only where threads split a walk: a build
+ * without threads compiles the plain walk over whole rows. */
+#ifdef PFVM_NO_THREADS
+#define PFVM__EW_CUT 0
+#else
+#define PFVM__EW_CUT 1
+#endif
+
 /* Calls fn over the output positions [e0, e1) of the walk `it` over n
  * inputs: one span per row of the merged dims, the first and last cut at
  * e0 and e1. */
@@ -16497,8 +16505,8 @@ static void pfvm__ew_walk(const pfvm__ew_iter *it, int n, pfvm_ew_fn fn, void *u
         pos;
     int j, d;
     inner = it->rank ? it->dims[it->rank - 1] : 1;
-    row = e0 / inner;
-    c0 = e0 - row * inner;
+    row = PFVM__EW_CUT ? e0 / inner : 0;
+    c0 = PFVM__EW_CUT ? e0 - row * inner : 0;
     for (j = 0; j < n; j++) {
         off[j] = 0;
         inner_st[j] = it->rank ? it->st[j][it->rank - 1] : 0;
@@ -16511,10 +16519,10 @@ static void pfvm__ew_walk(const pfvm__ew_iter *it, int n, pfvm_ew_fn fn, void *u
             off[j] += idx[d] * it->st[j][d];
     }
     for (pos = e0 - c0; pos < e1; pos += inner) {
-        int64_t end = e1 - pos < inner ? e1 - pos : inner;
-        for (j = 0; j < n; j++)
+        int64_t end = PFVM__EW_CUT && e1 - pos < inner ? e1 - pos : inner;
+        for (j = 0; PFVM__EW_CUT && j < n; j++)
             at[j] = off[j] + c0 * inner_st[j];
-        fn(user, pos + c0, end - c0, at, inner_st);
+        fn(user, pos + c0, end - c0, PFVM__EW_CUT ? at : off, inner_st);
         c0 = 0;
         for (d = it->rank - 2; d >= 0; d--) {
             for (j = 0; j < n; j++)
@@ -21676,6 +21684,14 @@ static int pfvm__fz_sink_shape(pfvm__fz_sink *k, const int64_t *S, int rank, int
     return 1;
 }
 
+/* Walks are cut inside rows only where threads split them: a build
+ * without threads compiles the plain walk over whole rows. */
+#ifdef PFVM_NO_THREADS
+#define PFVM__FZ_CUT 0
+#else
+#define PFVM__FZ_CUT 1
+#endif
+
 /* Walks the flattened output positions [e0, e1) of the walk's shape
  * (r merged dims D, the last `inner` long): loads the inputs block by
  * block, runs the program and stores (or folds into the reductions).
@@ -21684,7 +21700,8 @@ static int pfvm__fz_sink_shape(pfvm__fz_sink *k, const int64_t *S, int rank, int
 static void pfvm__fz_walk(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *D, int64_t (*sst)[PFVM_MAX_RANK],
                           int64_t inner, int64_t total, int64_t e0, int64_t e1)
 {
-    int64_t idx[PFVM_MAX_RANK], row = inner ? e0 / inner : 0, c0 = e0 - row * inner, fill = 0, bpos = e0, pos, c, m;
+    int64_t idx[PFVM_MAX_RANK], row = PFVM__FZ_CUT && inner ? e0 / inner : 0, c0 = PFVM__FZ_CUT ? e0 - row * inner : 0;
+    int64_t fill = 0, bpos = e0, pos, c, m;
     int ns = (int)stbds_arrlen(p->sinks), j, d;
     memset(idx, 0, sizeof idx);
     for (d = r - 2; d >= 0 && row; d--) { /* the row e0 is in, as indices over D[0..r-2] */
@@ -21697,8 +21714,8 @@ static void pfvm__fz_walk(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *
             p->sinks[j].off += idx[d] * sst[j][d];
     }
     for (pos = e0 - c0; pos < e1; pos += inner) {
-        int64_t end = e1 - pos < inner ? e1 - pos : inner;
-        for (c = pos + c0 == e0 ? c0 : 0; c < end; c += m) {
+        int64_t end = PFVM__FZ_CUT && e1 - pos < inner ? e1 - pos : inner;
+        for (c = PFVM__FZ_CUT && pos + c0 == e0 ? c0 : 0; c < end; c += m) {
             if (fill == 0 && end - c >= PFVM_FUSE_BLOCK) {
                 m = PFVM_FUSE_BLOCK;
                 pfvm__fz_direct_block(p, k, r, c, bpos,
@@ -21813,7 +21830,7 @@ static int pfvm__fz_walk_split(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int6
     pfvm__fz_par a;
     int parts = PFVM__KTHREADS(k), i;
     int64_t blocks;
-    if (parts <= 1 || stbds_arrlen(p->sinks) || (double)total * (p->n_steps + 1) < PFVM__FZ_PAR_MIN)
+    if (parts <= 1 || stbds_arrlen(p->sinks) || (float)total * (float)(p->n_steps + 1) < (float)PFVM__FZ_PAR_MIN)
         return 0;
     if (parts > PFVM__FZ_MAX_PARTS)
         parts = PFVM__FZ_MAX_PARTS;
@@ -30913,9 +30930,10 @@ PFVM_DISPATCH static float pfvm__nn_sum_f32(const float *x, int64_t n)
     return t;
 }
 
+#ifndef PFVM_NO_THREADS
 /* Global average and max pooling of float32 planes, split by channels
  * (part i of `parts`: each channel is summed whole by one thread, so the
- * bits do not depend on the split). */
+ * bits do not depend on the split; pfvm__nn_global's loop, per part). */
 typedef struct pfvm__nn_gpool {
     const float *x;
     float *y;
@@ -30943,6 +30961,7 @@ static void pfvm__nn_gpool_part(void *ctx, int part)
         g->y[c] = g->kind == PFVM__NN_AVG ? (g->plane ? acc / (float)g->plane : 0.0f) : acc;
     }
 }
+#endif
 
 static pfvm_code pfvm__nn_global(pfvm_kctx *k, int kind)
 {
@@ -30961,17 +30980,27 @@ static pfvm_code pfvm__nn_global(pfvm_kctx *k, int kind)
     NC = X->dims[0] * X->dims[1];
     plane = pfvm__nn_plane(X);
     if (kind != PFVM__NN_LP && X->dtype == PFVM_FLOAT && k->out[0]->dtype == PFVM_FLOAT) {
-        pfvm__nn_gpool g;
-        g.x = (const float *)X->data, g.y = (float *)k->out[0]->data;
-        g.nc = NC, g.plane = plane, g.kind = kind, g.parts = 1;
 #ifndef PFVM_NO_THREADS
-        if ((float)NC * (float)plane >= (float)PFVM__NN_GPOOL_PAR_MIN && NC > 1) {
+        if ((float)NC * (float)plane >= (float)PFVM__NN_GPOOL_PAR_MIN && NC > 1 && PFVM__KTHREADS(k) > 1) {
+            pfvm__nn_gpool g;
+            g.x = (const float *)X->data, g.y = (float *)k->out[0]->data;
+            g.nc = NC, g.plane = plane, g.kind = kind;
             g.parts = PFVM__KTHREADS(k) < NC ? PFVM__KTHREADS(k) : (int)NC;
             pfvm_kctx_parallel(k, g.parts, pfvm__nn_gpool_part, &g);
             return PFVM_OK;
         }
 #endif
-        pfvm__nn_gpool_part(&g, 0);
+        for (c = 0; c < NC; c++) {
+            const float *x = (const float *)X->data + c * plane;
+            float acc = kind == PFVM__NN_MAX ? -INFINITY : 0;
+            if (kind == PFVM__NN_AVG) {
+                acc = pfvm__nn_sum_f32(x, plane);
+            } else {
+                for (i = 0; i < plane; i++)
+                    acc = x[i] > acc ? x[i] : acc;
+            }
+            ((float *)k->out[0]->data)[c] = kind == PFVM__NN_AVG ? (plane ? acc / (float)plane : 0.0f) : acc;
+        }
         return PFVM_OK;
     }
     for (c = 0; c < NC; c++) {

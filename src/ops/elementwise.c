@@ -114,6 +114,14 @@ PFVM__EW_NOINLINE static pfvm_code pfvm__ew_iter_init(pfvm_kctx *k, pfvm__ew_ite
     return PFVM_OK;
 }
 
+/* Spans are cut inside rows only where threads split a walk: a build
+ * without threads compiles the plain walk over whole rows. */
+#ifdef PFVM_NO_THREADS
+#define PFVM__EW_CUT 0
+#else
+#define PFVM__EW_CUT 1
+#endif
+
 /* Calls fn over the output positions [e0, e1) of the walk `it` over n
  * inputs: one span per row of the merged dims, the first and last cut at
  * e0 and e1. */
@@ -123,8 +131,8 @@ static void pfvm__ew_walk(const pfvm__ew_iter *it, int n, pfvm_ew_fn fn, void *u
         pos;
     int j, d;
     inner = it->rank ? it->dims[it->rank - 1] : 1;
-    row = e0 / inner;
-    c0 = e0 - row * inner;
+    row = PFVM__EW_CUT ? e0 / inner : 0;
+    c0 = PFVM__EW_CUT ? e0 - row * inner : 0;
     for (j = 0; j < n; j++) {
         off[j] = 0;
         inner_st[j] = it->rank ? it->st[j][it->rank - 1] : 0;
@@ -137,10 +145,10 @@ static void pfvm__ew_walk(const pfvm__ew_iter *it, int n, pfvm_ew_fn fn, void *u
             off[j] += idx[d] * it->st[j][d];
     }
     for (pos = e0 - c0; pos < e1; pos += inner) {
-        int64_t end = e1 - pos < inner ? e1 - pos : inner;
-        for (j = 0; j < n; j++)
+        int64_t end = PFVM__EW_CUT && e1 - pos < inner ? e1 - pos : inner;
+        for (j = 0; PFVM__EW_CUT && j < n; j++)
             at[j] = off[j] + c0 * inner_st[j];
-        fn(user, pos + c0, end - c0, at, inner_st);
+        fn(user, pos + c0, end - c0, PFVM__EW_CUT ? at : off, inner_st);
         c0 = 0;
         for (d = it->rank - 2; d >= 0; d--) {
             for (j = 0; j < n; j++)

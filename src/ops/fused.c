@@ -1212,6 +1212,14 @@ static int pfvm__fz_sink_shape(pfvm__fz_sink *k, const int64_t *S, int rank, int
     return 1;
 }
 
+/* Walks are cut inside rows only where threads split them: a build
+ * without threads compiles the plain walk over whole rows. */
+#ifdef PFVM_NO_THREADS
+#define PFVM__FZ_CUT 0
+#else
+#define PFVM__FZ_CUT 1
+#endif
+
 /* Walks the flattened output positions [e0, e1) of the walk's shape
  * (r merged dims D, the last `inner` long): loads the inputs block by
  * block, runs the program and stores (or folds into the reductions).
@@ -1220,7 +1228,8 @@ static int pfvm__fz_sink_shape(pfvm__fz_sink *k, const int64_t *S, int rank, int
 static void pfvm__fz_walk(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *D, int64_t (*sst)[PFVM_MAX_RANK],
                           int64_t inner, int64_t total, int64_t e0, int64_t e1)
 {
-    int64_t idx[PFVM_MAX_RANK], row = inner ? e0 / inner : 0, c0 = e0 - row * inner, fill = 0, bpos = e0, pos, c, m;
+    int64_t idx[PFVM_MAX_RANK], row = PFVM__FZ_CUT && inner ? e0 / inner : 0, c0 = PFVM__FZ_CUT ? e0 - row * inner : 0;
+    int64_t fill = 0, bpos = e0, pos, c, m;
     int ns = (int)stbds_arrlen(p->sinks), j, d;
     memset(idx, 0, sizeof idx);
     for (d = r - 2; d >= 0 && row; d--) { /* the row e0 is in, as indices over D[0..r-2] */
@@ -1233,8 +1242,8 @@ static void pfvm__fz_walk(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *
             p->sinks[j].off += idx[d] * sst[j][d];
     }
     for (pos = e0 - c0; pos < e1; pos += inner) {
-        int64_t end = e1 - pos < inner ? e1 - pos : inner;
-        for (c = pos + c0 == e0 ? c0 : 0; c < end; c += m) {
+        int64_t end = PFVM__FZ_CUT && e1 - pos < inner ? e1 - pos : inner;
+        for (c = PFVM__FZ_CUT && pos + c0 == e0 ? c0 : 0; c < end; c += m) {
             if (fill == 0 && end - c >= PFVM_FUSE_BLOCK) {
                 m = PFVM_FUSE_BLOCK;
                 pfvm__fz_direct_block(p, k, r, c, bpos,
@@ -1349,7 +1358,7 @@ static int pfvm__fz_walk_split(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int6
     pfvm__fz_par a;
     int parts = PFVM__KTHREADS(k), i;
     int64_t blocks;
-    if (parts <= 1 || stbds_arrlen(p->sinks) || (double)total * (p->n_steps + 1) < PFVM__FZ_PAR_MIN)
+    if (parts <= 1 || stbds_arrlen(p->sinks) || (float)total * (float)(p->n_steps + 1) < (float)PFVM__FZ_PAR_MIN)
         return 0;
     if (parts > PFVM__FZ_MAX_PARTS)
         parts = PFVM__FZ_MAX_PARTS;

@@ -3273,9 +3273,10 @@ PFVM_DISPATCH static float pfvm__nn_sum_f32(const float *x, int64_t n)
     return t;
 }
 
+#ifndef PFVM_NO_THREADS
 /* Global average and max pooling of float32 planes, split by channels
  * (part i of `parts`: each channel is summed whole by one thread, so the
- * bits do not depend on the split). */
+ * bits do not depend on the split; pfvm__nn_global's loop, per part). */
 typedef struct pfvm__nn_gpool {
     const float *x;
     float *y;
@@ -3303,6 +3304,7 @@ static void pfvm__nn_gpool_part(void *ctx, int part)
         g->y[c] = g->kind == PFVM__NN_AVG ? (g->plane ? acc / (float)g->plane : 0.0f) : acc;
     }
 }
+#endif
 
 static pfvm_code pfvm__nn_global(pfvm_kctx *k, int kind)
 {
@@ -3321,17 +3323,27 @@ static pfvm_code pfvm__nn_global(pfvm_kctx *k, int kind)
     NC = X->dims[0] * X->dims[1];
     plane = pfvm__nn_plane(X);
     if (kind != PFVM__NN_LP && X->dtype == PFVM_FLOAT && k->out[0]->dtype == PFVM_FLOAT) {
-        pfvm__nn_gpool g;
-        g.x = (const float *)X->data, g.y = (float *)k->out[0]->data;
-        g.nc = NC, g.plane = plane, g.kind = kind, g.parts = 1;
 #ifndef PFVM_NO_THREADS
-        if ((float)NC * (float)plane >= (float)PFVM__NN_GPOOL_PAR_MIN && NC > 1) {
+        if ((float)NC * (float)plane >= (float)PFVM__NN_GPOOL_PAR_MIN && NC > 1 && PFVM__KTHREADS(k) > 1) {
+            pfvm__nn_gpool g;
+            g.x = (const float *)X->data, g.y = (float *)k->out[0]->data;
+            g.nc = NC, g.plane = plane, g.kind = kind;
             g.parts = PFVM__KTHREADS(k) < NC ? PFVM__KTHREADS(k) : (int)NC;
             pfvm_kctx_parallel(k, g.parts, pfvm__nn_gpool_part, &g);
             return PFVM_OK;
         }
 #endif
-        pfvm__nn_gpool_part(&g, 0);
+        for (c = 0; c < NC; c++) {
+            const float *x = (const float *)X->data + c * plane;
+            float acc = kind == PFVM__NN_MAX ? -INFINITY : 0;
+            if (kind == PFVM__NN_AVG) {
+                acc = pfvm__nn_sum_f32(x, plane);
+            } else {
+                for (i = 0; i < plane; i++)
+                    acc = x[i] > acc ? x[i] : acc;
+            }
+            ((float *)k->out[0]->data)[c] = kind == PFVM__NN_AVG ? (plane ? acc / (float)plane : 0.0f) : acc;
+        }
         return PFVM_OK;
     }
     for (c = 0; c < NC; c++) {
